@@ -1,0 +1,2 @@
+// The CLI's programmatic surface lands with the `hourglass` command issue.
+export {}

@@ -1,0 +1,276 @@
+import { deadlineCancelChannel, deadlineCreateChannel, deadlineExpireChannel } from './channels.js'
+import { type Clock, MAX_TIMER_MS, systemClock } from './clock.js'
+import { DeadlineExceededError } from './DeadlineExceededError.js'
+import { type PlanEntry, type PlanOptions, SlicePlan } from './SlicePlan.js'
+
+export interface DeadlineOptions {
+  /** The deadline this one lives under: it never outlives it (`min(parent, own)`). */
+  parent?: Deadline | undefined
+  /** Any other signal to follow: its abort cancels this deadline with the same reason. */
+  signal?: AbortSignal | undefined
+  /** Time source; defaults to the parent's clock, else the system clock. */
+  clock?: Clock | undefined
+  /** A name for this deadline (slices use the slice name); reported in errors. */
+  name?: string | undefined
+  /**
+   * Observe only (dark mode): expiry is reported (`onExpire`, the
+   * `hourglass:deadline:expire` event) but the signal is not aborted and
+   * `throwIfExpired()` does not throw for it. Inherited from the parent.
+   */
+  observe?: boolean | undefined
+  /** Called once when the deadline expires (not when it is cancelled). */
+  onExpire?: ((deadline: Deadline) => void) | undefined
+}
+
+type State = 'live' | 'expired' | 'cancelled'
+
+/**
+ * An absolute point in (monotonic) time by which work must be done, plus the
+ * means to stop that work: Go's `context.WithDeadline`, for Node.
+ *
+ * - A child never outlives its parent, and is aborted when the parent is.
+ * - Resources (one timer, one entry in the parent's child set, one listener on
+ *   an external signal) are released as soon as the deadline expires, is
+ *   cancelled, or is disposed. `dispose()` releases without aborting.
+ * - Parents hold children in a `Set`, not as `abort` listeners on their signal:
+ *   a long-lived parent with a million short-lived children keeps no listener
+ *   and no closure per child (the leak `AbortSignal.any` has on Node 20).
+ * - The `AbortController` is created only when someone reads `signal`.
+ */
+export class Deadline {
+  /** The time this deadline allowed when it was created, in ms (Infinity for `never()`). */
+  readonly budgetMs: number
+  /** Clock time at creation, in ms. */
+  readonly startedAt: number
+  /** Clock time at expiry, in ms (Infinity for `never()`). */
+  readonly expiresAt: number
+  readonly clock: Clock
+  readonly name: string | undefined
+  readonly observe: boolean
+  readonly parent: Deadline | undefined
+
+  #state: State = 'live'
+  #reason: unknown
+  #controller: AbortController | undefined
+  #timer: unknown
+  #children: Set<Deadline> | undefined
+  #onExpire: ((deadline: Deadline) => void) | undefined
+  #external: AbortSignal | undefined
+  #externalListener: (() => void) | undefined
+
+  private constructor(budgetMs: number, options: DeadlineOptions) {
+    const parent = options.parent
+    this.clock = options.clock ?? parent?.clock ?? systemClock
+    this.parent = parent
+    this.name = options.name
+    this.observe = options.observe ?? parent?.observe ?? false
+    this.#onExpire = options.onExpire
+    const now = this.clock.now()
+    this.startedAt = now
+    this.expiresAt = Math.min(now + budgetMs, parent ? parent.expiresAt : Number.POSITIVE_INFINITY)
+    this.budgetMs = Math.max(0, this.expiresAt - now)
+
+    if (deadlineCreateChannel.hasSubscribers) {
+      deadlineCreateChannel.publish({
+        deadline: this,
+        budgetMs: this.budgetMs,
+        remainingMs: this.budgetMs,
+      })
+    }
+
+    if (parent) {
+      if (parent.#state !== 'live') {
+        this.#adopt(parent)
+        return
+      }
+      parent.#children ??= new Set()
+      parent.#children.add(this)
+    }
+    const external = options.signal
+    if (external) {
+      if (external.aborted) {
+        this.cancel(external.reason)
+        return
+      }
+      this.#external = external
+      this.#externalListener = () => this.cancel(external.reason)
+      external.addEventListener('abort', this.#externalListener, { once: true })
+    }
+    if (this.expiresAt <= now) this.#expire()
+    else if (Number.isFinite(this.expiresAt)) this.#arm()
+  }
+
+  /**
+   * A deadline `ms` from now (under `parent`, if given). Negative budgets mean
+   * "already expired"; `Infinity` means "no deadline of its own".
+   */
+  static after(ms: number, options: DeadlineOptions = {}): Deadline {
+    if (typeof ms !== 'number' || Number.isNaN(ms)) {
+      throw new TypeError(`Deadline.after expects a number of milliseconds, got ${String(ms)}`)
+    }
+    return new Deadline(Math.max(0, ms), options)
+  }
+
+  /** A deadline that never expires on its own; it can still be cancelled. */
+  static never(options: Omit<DeadlineOptions, 'parent' | 'onExpire'> = {}): Deadline {
+    return new Deadline(Number.POSITIVE_INFINITY, options)
+  }
+
+  /** Milliseconds left, never negative; Infinity for a deadline that never expires. */
+  remaining(): number {
+    if (this.#state === 'expired') return 0
+    return Math.max(0, this.expiresAt - this.clock.now())
+  }
+
+  /** Milliseconds since the deadline was created. */
+  elapsed(): number {
+    return this.clock.now() - this.startedAt
+  }
+
+  /** True once the time is up (whether or not the signal was aborted: see `observe`). */
+  get expired(): boolean {
+    return this.#state === 'expired' || this.clock.now() >= this.expiresAt
+  }
+
+  /** True once the deadline expired or was cancelled. */
+  get done(): boolean {
+    return this.#state !== 'live'
+  }
+
+  /** Why it ended: a `DeadlineExceededError`, the cancel reason, or undefined while live. */
+  get reason(): unknown {
+    return this.#reason
+  }
+
+  /**
+   * Aborted with a `DeadlineExceededError` at expiry (unless observing), or
+   * with the reason given to `cancel()`. Pass it to anything that takes a
+   * signal: fetch, undici, child processes, streams.
+   */
+  get signal(): AbortSignal {
+    if (!this.#controller) {
+      this.#controller = new AbortController()
+      if (this.#aborts()) this.#controller.abort(this.#reason)
+    }
+    return this.#controller.signal
+  }
+
+  /** Throws the reason if the deadline has ended (expiry is not thrown when observing). */
+  throwIfExpired(): void {
+    if (this.#state === 'live' && !this.observe && this.clock.now() >= this.expiresAt)
+      this.#expire()
+    if (this.#aborts()) throw this.#reason
+  }
+
+  /**
+   * A deadline under this one, `ms` from now or sooner if this one ends first.
+   * Without `ms`, it shares this deadline's expiry but can be cancelled on its
+   * own.
+   */
+  child(ms = Number.POSITIVE_INFINITY, options: Omit<DeadlineOptions, 'parent'> = {}): Deadline {
+    return Deadline.after(ms, { ...options, parent: this })
+  }
+
+  /**
+   * Split what is left into named slices: shares of the remaining time
+   * (re-normalised over the slices not yet started) and/or fixed `{ ms }`.
+   */
+  plan(entries: Record<string, PlanEntry>, options?: PlanOptions): SlicePlan {
+    return new SlicePlan(this, entries, options)
+  }
+
+  /** Abort now with `reason`; children are cancelled with the same reason. */
+  cancel(reason: unknown = new DOMException('This operation was aborted', 'AbortError')): void {
+    if (this.#state !== 'live') return
+    this.#state = 'cancelled'
+    this.#reason = reason
+    this.#release()
+    this.#controller?.abort(reason)
+    if (deadlineCancelChannel.hasSubscribers) {
+      deadlineCancelChannel.publish({ deadline: this, reason })
+    }
+    this.#forEachChild((child) => child.cancel(reason))
+  }
+
+  /**
+   * Release this deadline's timer and its links to its parent and external
+   * signal. It does not abort the signal (use `cancel()` for that); a disposed
+   * deadline no longer expires on its own.
+   */
+  dispose(): void {
+    this.#release()
+  }
+
+  [Symbol.dispose](): void {
+    this.#release()
+  }
+
+  /** Time the deadline out now (used by the timer, by parents, and when created already expired). */
+  #expire(): void {
+    if (this.#state !== 'live') return
+    this.#state = 'expired'
+    // Timers may fire a fraction of a millisecond before the monotonic clock
+    // reaches expiresAt (libuv counts whole ms); the budget has been used up.
+    const elapsedMs = Math.max(this.clock.now() - this.startedAt, this.budgetMs)
+    this.#release()
+    if (!this.observe) {
+      this.#reason = new DeadlineExceededError({
+        budgetMs: this.budgetMs,
+        elapsedMs,
+        slice: this.name,
+      })
+      this.#controller?.abort(this.#reason)
+    }
+    if (deadlineExpireChannel.hasSubscribers) {
+      deadlineExpireChannel.publish({
+        deadline: this,
+        budgetMs: this.budgetMs,
+        elapsedMs,
+        observe: this.observe,
+      })
+    }
+    const onExpire = this.#onExpire
+    this.#onExpire = undefined
+    onExpire?.(this)
+    this.#forEachChild((child) => child.#expire())
+  }
+
+  /** Created under a parent that has already ended. */
+  #adopt(parent: Deadline): void {
+    if (parent.#state === 'expired') this.#expire()
+    else this.cancel(parent.#reason)
+  }
+
+  #aborts(): boolean {
+    return this.#state === 'cancelled' || (this.#state === 'expired' && !this.observe)
+  }
+
+  #arm(): void {
+    const delay = this.expiresAt - this.clock.now()
+    // Node's timers overflow past 2^31-1 ms; far deadlines re-arm in steps.
+    this.#timer = this.clock.setTimeout(
+      delay > MAX_TIMER_MS ? () => this.#arm() : () => this.#expire(),
+      Math.min(delay, MAX_TIMER_MS),
+    )
+  }
+
+  #release(): void {
+    if (this.#timer !== undefined) {
+      this.clock.clearTimeout(this.#timer)
+      this.#timer = undefined
+    }
+    if (this.parent) this.parent.#children?.delete(this)
+    if (this.#external && this.#externalListener) {
+      this.#external.removeEventListener('abort', this.#externalListener)
+      this.#external = undefined
+      this.#externalListener = undefined
+    }
+  }
+
+  #forEachChild(fn: (child: Deadline) => void): void {
+    const children = this.#children
+    if (!children) return
+    this.#children = undefined
+    for (const child of children) fn(child)
+  }
+}

@@ -1,0 +1,217 @@
+import { isClientClosed } from './ClientClosedError.js'
+import { type SliceOutcome, sliceEndChannel, sliceStartChannel } from './channels.js'
+import { runWithDeadline } from './context.js'
+import type { Deadline } from './Deadline.js'
+import { DeadlineExceededError, isDeadlineExceeded } from './DeadlineExceededError.js'
+
+/** A share of the time left (any positive number; shares are relative) or a fixed `{ ms }`. */
+export type PlanEntry = number | { ms: number }
+
+export interface PlanOptions {
+  /**
+   * Kept back from every slice for writing the response, in ms. Default 10.
+   * 0 gives the slices everything.
+   */
+  reserveMs?: number | undefined
+}
+
+export interface SliceReport {
+  name: string
+  /** What the slice was given when it started, in ms (0 if it never started). */
+  allottedMs: number
+  /** How long it actually ran, in ms (0 if it never started). */
+  usedMs: number
+  outcome: SliceOutcome
+}
+
+interface SliceState {
+  name: string
+  entry: PlanEntry
+  started: boolean
+  deadline?: Deadline
+  allottedMs: number
+  usedMs: number
+  outcome: SliceOutcome
+}
+
+/**
+ * A deadline split into named steps. Each slice is a child deadline allotted
+ * when it starts, from what is left *then*:
+ *
+ *   share slice:  (remaining − reserve − fixed slices not yet started)
+ *                 × share / (sum of shares of share slices not yet started)
+ *   fixed slice:  min(ms, remaining − reserve)
+ *
+ * so time a fast step leaves over flows to the later ones, and a slow step
+ * cannot take the time of the steps after it. We compute this ourselves: no
+ * library has slice semantics, and the arithmetic is the point.
+ */
+export class SlicePlan {
+  readonly deadline: Deadline
+  readonly reserveMs: number
+  readonly #slices: SliceState[]
+
+  constructor(deadline: Deadline, entries: Record<string, PlanEntry>, options: PlanOptions = {}) {
+    this.deadline = deadline
+    const reserveMs = options.reserveMs ?? 10
+    if (!Number.isFinite(reserveMs) || reserveMs < 0) {
+      throw new RangeError(`reserveMs must be a finite number ≥ 0, got ${String(reserveMs)}`)
+    }
+    this.reserveMs = reserveMs
+    this.#slices = Object.entries(entries).map(([name, entry]) => {
+      const valid =
+        typeof entry === 'number'
+          ? Number.isFinite(entry) && entry > 0
+          : typeof entry === 'object' &&
+            entry !== null &&
+            Number.isFinite(entry.ms) &&
+            entry.ms >= 0
+      if (!valid) {
+        throw new RangeError(
+          `slice "${name}" must be a positive share or { ms: ≥ 0 }, got ${JSON.stringify(entry)}`,
+        )
+      }
+      return { name, entry, started: false, allottedMs: 0, usedMs: 0, outcome: 'not-started' }
+    })
+  }
+
+  /** What `slice(name)` would allot if it started now, in ms. */
+  allotment(name: string): number {
+    const state = this.#get(name)
+    const available = Math.max(0, this.deadline.remaining() - this.reserveMs)
+    if (typeof state.entry !== 'number') return Math.min(state.entry.ms, available)
+    let fixedAhead = 0
+    let shares = 0
+    for (const s of this.#slices) {
+      if (s.started) continue
+      if (typeof s.entry === 'number') shares += s.entry
+      else fixedAhead += s.entry.ms
+    }
+    if (!Number.isFinite(available)) return Number.POSITIVE_INFINITY
+    return (Math.max(0, available - fixedAhead) * state.entry) / shares
+  }
+
+  /**
+   * Start slice `name`: a child deadline allotted its part of what is left.
+   * Dispose it (or use `run`) when the step ends. A slice starts once.
+   */
+  slice(name: string): Deadline {
+    const state = this.#get(name)
+    if (state.started) throw new Error(`slice "${name}" has already started`)
+    const allottedMs = this.allotment(name)
+    state.started = true
+    state.outcome = 'running'
+    state.allottedMs = allottedMs
+    const deadline = this.deadline.child(allottedMs, { name })
+    state.deadline = deadline
+    if (sliceStartChannel.hasSubscribers) {
+      sliceStartChannel.publish({ deadline, slice: name, allottedMs })
+    }
+    return deadline
+  }
+
+  /**
+   * Run one step inside its slice. The step gets the slice's signal and
+   * deadline, and `currentDeadline()` inside it is the slice. When the slice
+   * runs out, `run` rejects at once with a `DeadlineExceededError` naming the
+   * slice — even if the step ignores its signal.
+   */
+  async run<T>(
+    name: string,
+    step: (signal: AbortSignal, slice: Deadline) => T | Promise<T>,
+  ): Promise<T> {
+    const slice = this.slice(name)
+    const state = this.#get(name)
+    const signal = slice.signal
+    let onAbort: (() => void) | undefined
+    try {
+      const work = Promise.resolve().then(() => runWithDeadline(slice, () => step(signal, slice)))
+      const stopped = new Promise<never>((_, reject) => {
+        onAbort = () => reject(signal.reason)
+        if (signal.aborted) onAbort()
+        else signal.addEventListener('abort', onAbort, { once: true })
+      })
+      // The step may settle after we gave up on it; nobody awaits it then.
+      work.catch(() => {})
+      stopped.catch(() => {})
+      const value = await Promise.race([work, stopped])
+      this.#end(state, slice, 'ok')
+      return value
+    } catch (error) {
+      const named = this.#name(error, slice)
+      this.#end(state, slice, outcomeOf(named), named)
+      throw named
+    } finally {
+      if (onAbort) signal.removeEventListener('abort', onAbort)
+      slice.dispose()
+    }
+  }
+
+  /** One row per slice, in plan order. Slices still running report the time used so far. */
+  report(): SliceReport[] {
+    return this.#slices.map((s) => ({
+      name: s.name,
+      allottedMs: round(s.allottedMs),
+      usedMs: round(s.deadline && s.outcome === 'running' ? s.deadline.elapsed() : s.usedMs),
+      outcome: s.outcome,
+    }))
+  }
+
+  /** Mark a slice started with `slice()` as finished (what `run` does for you). */
+  end(name: string, outcome: Exclude<SliceOutcome, 'not-started' | 'running'> = 'ok'): void {
+    const state = this.#get(name)
+    if (!state.deadline) throw new Error(`slice "${name}" has not started`)
+    this.#end(state, state.deadline, outcome)
+    state.deadline.dispose()
+  }
+
+  #end(state: SliceState, slice: Deadline, outcome: SliceOutcome, error?: unknown): void {
+    if (state.outcome !== 'running') return
+    state.usedMs = slice.elapsed()
+    state.outcome = outcome
+    if (sliceEndChannel.hasSubscribers) {
+      sliceEndChannel.publish({
+        deadline: slice,
+        slice: state.name,
+        allottedMs: state.allottedMs,
+        usedMs: state.usedMs,
+        outcome,
+        error,
+      })
+    }
+  }
+
+  /** A deadline error raised while this slice ran is reported as this slice's. */
+  #name(error: unknown, slice: Deadline): unknown {
+    if (isDeadlineExceeded(error) && error.slice === undefined) {
+      return new DeadlineExceededError({
+        budgetMs: slice.budgetMs,
+        elapsedMs: slice.elapsed(),
+        slice: slice.name,
+        cause: error,
+      })
+    }
+    return error
+  }
+
+  #get(name: string): SliceState {
+    const state = this.#slices.find((s) => s.name === name)
+    if (!state) {
+      throw new Error(
+        `no slice named "${name}" in this plan (${this.#slices.map((s) => s.name).join(', ')})`,
+      )
+    }
+    return state
+  }
+}
+
+function outcomeOf(error: unknown): SliceOutcome {
+  if (isDeadlineExceeded(error)) return 'exceeded'
+  if (error instanceof Error && error.name === 'AbortError') return 'cancelled'
+  if (isClientClosed(error)) return 'cancelled'
+  return 'failed'
+}
+
+function round(ms: number): number {
+  return Number.isFinite(ms) ? Math.round(ms * 10) / 10 : ms
+}

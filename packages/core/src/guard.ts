@@ -1,0 +1,97 @@
+import pTimeout from 'p-timeout'
+import { MAX_TIMER_MS } from './clock.js'
+import { currentDeadline } from './context.js'
+import type { Deadline } from './Deadline.js'
+import { DeadlineExceededError, isDeadlineExceeded } from './DeadlineExceededError.js'
+
+/** Work that may be cancellable: a promise with an optional `cancel()` (PCancelable and friends). */
+export type GuardedWork<T> = PromiseLike<T> & { cancel?: () => void }
+
+export interface GuardOptions {
+  /** The deadline to bound the work by. Default: `currentDeadline()`; without either, the work runs unbounded. */
+  deadline?: Deadline | undefined
+  /** The slice name reported in the error. Default: the deadline's name. */
+  slice?: string | undefined
+}
+
+/**
+ * Bound work that cannot take an `AbortSignal` (a driver without signal
+ * support, `dns.lookup`, a parse in a worker) by the time left. When the
+ * deadline runs out — or is cancelled — the returned promise rejects at once
+ * (`DeadlineExceededError` naming the slice, or the cancel reason), the work's
+ * `cancel()` is called if it has one, and no timer or listener is left behind.
+ *
+ * The work itself may keep running: guard stops *waiting* for it. A function
+ * is called inside the guard so a synchronous throw becomes a rejection.
+ */
+export function guard<T>(
+  work: GuardedWork<T> | (() => GuardedWork<T> | T),
+  options: GuardOptions = {},
+): Promise<T> {
+  const deadline = options.deadline ?? currentDeadline()
+  let promise: GuardedWork<T>
+  try {
+    promise = typeof work === 'function' ? toWork(work()) : work
+  } catch (error) {
+    return Promise.reject(error)
+  }
+  if (!deadline) return Promise.resolve(promise)
+  const slice = options.slice ?? deadline.name
+  const exceeded = (cause?: unknown) =>
+    new DeadlineExceededError({
+      budgetMs: deadline.budgetMs,
+      elapsedMs: deadline.elapsed(),
+      slice,
+      cause,
+    })
+  const cancel = () => promise.cancel?.()
+
+  if (deadline.done && !deadline.observe) {
+    cancel()
+    Promise.resolve(promise).catch(() => {})
+    return Promise.reject(deadline.reason)
+  }
+  const remaining = deadline.remaining()
+  if (remaining <= 0 && !deadline.observe) {
+    cancel()
+    Promise.resolve(promise).catch(() => {})
+    return Promise.reject(exceeded())
+  }
+  const signal = deadline.signal
+  const onAbort = () => cancel()
+  signal.addEventListener('abort', onAbort, { once: true })
+  // Far deadlines (and observe-only ones) need no timer of ours: the deadline's
+  // own signal ends the wait if it is ever aborted.
+  const milliseconds =
+    deadline.observe || remaining > MAX_TIMER_MS ? Number.POSITIVE_INFINITY : remaining
+  const clock = deadline.clock
+  // p-timeout calls timers with `this` undefined; the clock's methods need theirs.
+  const customTimers = {
+    setTimeout: (callback: () => void, ms: number) => clock.setTimeout(callback, ms),
+    clearTimeout: (handle: unknown) => clock.clearTimeout(handle),
+  } as unknown as { setTimeout: typeof setTimeout; clearTimeout: typeof clearTimeout }
+  const bounded = pTimeout(Promise.resolve(promise), {
+    milliseconds,
+    signal,
+    customTimers,
+    // Built when the time is up, so elapsedMs is the real figure.
+    fallback: (): never => {
+      cancel()
+      throw exceeded()
+    },
+  }) as Promise<T>
+  return bounded
+    .catch((error: unknown) => {
+      // The deadline's own timer may win the race: report it under this slice's name.
+      throw isDeadlineExceeded(error) && error.slice !== slice ? exceeded(error) : error
+    })
+    .finally(() => signal.removeEventListener('abort', onAbort))
+}
+
+function toWork<T>(value: GuardedWork<T> | T): GuardedWork<T> {
+  return value !== null &&
+    typeof value === 'object' &&
+    typeof (value as PromiseLike<T>).then === 'function'
+    ? (value as GuardedWork<T>)
+    : Promise.resolve(value)
+}

@@ -1,0 +1,39 @@
+export { ClientClosedError, isClientClosed } from './ClientClosedError.js'
+export {
+  type ChannelName,
+  channelNames,
+  type DeadlineCancelMessage,
+  type DeadlineCreateMessage,
+  type DeadlineExpireMessage,
+  type SliceEndMessage,
+  type SliceOutcome,
+  type SliceStartMessage,
+} from './channels.js'
+export { type Clock, MAX_TIMER_MS, systemClock } from './clock.js'
+export { currentDeadline, remainingMs, runWithDeadline } from './context.js'
+export { Deadline, type DeadlineOptions } from './Deadline.js'
+export {
+  type DeadlineExceededDetails,
+  DeadlineExceededError,
+  isDeadlineExceeded,
+} from './DeadlineExceededError.js'
+export { type GuardedWork, type GuardOptions, guard } from './guard.js'
+export { HourglassError, hasErrorCode, isHourglassError } from './HourglassError.js'
+export {
+  DEADLINE_EXPIRED_HEADER,
+  DEADLINE_HEADER,
+  DEADLINE_SOURCES,
+  type DeadlineSource,
+  ENVOY_TIMEOUT_HEADER,
+  GRPC_TIMEOUT_HEADER,
+} from './headerNames.js'
+export { ManualClock } from './ManualClock.js'
+export {
+  type HeaderSource,
+  type InvalidDeadlineHeader,
+  type ReadDeadlineOptions,
+  type ReadDeadlineResult,
+  readDeadline,
+} from './readDeadline.js'
+export { type PlanEntry, type PlanOptions, SlicePlan, type SliceReport } from './SlicePlan.js'
+export { type HeaderTarget, writeDeadline } from './writeDeadline.js'

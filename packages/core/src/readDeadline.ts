@@ -1,0 +1,151 @@
+import { MAX_TIMER_MS } from './clock.js'
+import { DEADLINE_SOURCES, type DeadlineSource, GRPC_TIMEOUT_HEADER } from './headerNames.js'
+
+/**
+ * Anything headers come in: Node's `IncomingHttpHeaders`, a WHATWG `Headers`,
+ * or a plain record. Names are matched case-insensitively.
+ */
+export type HeaderSource =
+  | { get(name: string): string | null }
+  | Readonly<Record<string, string | readonly string[] | number | undefined>>
+
+export interface ReadDeadlineOptions {
+  /** Values above this are cut to it (untrusted callers cannot buy more time). Default 2^31−1. */
+  maxMs?: number | undefined
+  /** Values below this are raised to it. Default 0: a caller with 0 ms left gets 0. */
+  minMs?: number | undefined
+  /** Which headers to trust. Default: all three. `[]` ignores every inbound deadline. */
+  sources?: readonly DeadlineSource[] | undefined
+}
+
+export interface InvalidDeadlineHeader {
+  header: DeadlineSource
+  /** The raw value, cut to 64 characters. */
+  value: string
+  reason: string
+}
+
+export interface ReadDeadlineResult {
+  /** The budget in whole ms, or undefined when no valid value arrived (never 0 in that case). */
+  ms: number | undefined
+  /** The header the budget came from. */
+  source: DeadlineSource | undefined
+  /** True when the value was cut to `maxMs` (or raised to `minMs`). */
+  clamped: boolean
+  /** Every header that was present but rejected, and why. */
+  invalid: InvalidDeadlineHeader[]
+}
+
+const MS_PATTERN = /^[0-9]{1,10}$/
+const GRPC_PATTERN = /^([0-9]{1,8})([HMSmun])$/
+const GRPC_UNIT_MS: Record<string, number> = {
+  H: 3_600_000,
+  M: 60_000,
+  S: 1000,
+  m: 1,
+  u: 1e-3,
+  n: 1e-6,
+}
+
+/**
+ * Read the caller's deadline from request headers. The smallest valid value
+ * among the trusted sources wins. Never throws: malformed values (negative,
+ * fractional, empty, too long, non-numeric, repeated or comma-joined, past
+ * 2^31−1 ms) are listed in `invalid` with the reason.
+ */
+export function readDeadline(
+  headers: HeaderSource,
+  options: ReadDeadlineOptions = {},
+): ReadDeadlineResult {
+  const maxMs = clampOption(options.maxMs, MAX_TIMER_MS)
+  const minMs = Math.min(clampOption(options.minMs, 0), maxMs)
+  const sources = options.sources ?? DEADLINE_SOURCES
+  const invalid: InvalidDeadlineHeader[] = []
+  let best: number | undefined
+  let source: DeadlineSource | undefined
+  for (const header of DEADLINE_SOURCES) {
+    if (!sources.includes(header)) continue
+    const raw = getHeader(headers, header)
+    if (raw === undefined) continue
+    const parsed = header === GRPC_TIMEOUT_HEADER ? parseGrpcTimeout(raw) : parseMs(raw)
+    if (typeof parsed === 'string') {
+      invalid.push({ header, value: preview(raw), reason: parsed })
+      continue
+    }
+    if (best === undefined || parsed < best) {
+      best = parsed
+      source = header
+    }
+  }
+  if (best === undefined) return { ms: undefined, source: undefined, clamped: false, invalid }
+  const ms = Math.min(Math.max(best, minMs), maxMs)
+  return { ms, source, clamped: ms !== best, invalid }
+}
+
+/** Parse `x-deadline-remaining-ms`-style values: whole non-negative ms. Returns the reason on failure. */
+function parseMs(raw: string | readonly string[]): number | string {
+  if (typeof raw !== 'string') return 'repeated header'
+  const value = raw.trim()
+  if (value === '') return 'empty'
+  if (value.includes(',')) return 'repeated header (comma-joined values)'
+  if (value.startsWith('-')) return 'negative'
+  if (!MS_PATTERN.test(value)) {
+    return /^[0-9]+\.[0-9]*$/.test(value)
+      ? 'not a whole number'
+      : /^[0-9]+$/.test(value)
+        ? 'too long'
+        : 'not a number'
+  }
+  const ms = Number(value)
+  return ms > MAX_TIMER_MS ? 'beyond 2^31-1 ms' : ms
+}
+
+/** Parse gRPC's `TimeoutValue TimeoutUnit` (1–8 digits, unit H M S m u n, case-sensitive). */
+function parseGrpcTimeout(raw: string | readonly string[]): number | string {
+  if (typeof raw !== 'string') return 'repeated header'
+  const value = raw.trim()
+  if (value === '') return 'empty'
+  if (value.includes(',')) return 'repeated header (comma-joined values)'
+  const match = GRPC_PATTERN.exec(value)
+  if (!match) {
+    return /^[0-9]{9,}[HMSmun]$/.test(value)
+      ? 'more than 8 digits'
+      : 'not a grpc-timeout (1-8 digits and H, M, S, m, u or n)'
+  }
+  // Sub-millisecond remainders round down: never grant more than was given.
+  const ms = Math.floor(Number(match[1]) * (GRPC_UNIT_MS[match[2] as string] as number))
+  return ms > MAX_TIMER_MS ? 'beyond 2^31-1 ms' : ms
+}
+
+function getHeader(headers: HeaderSource, name: string): string | readonly string[] | undefined {
+  if (typeof (headers as { get?: unknown }).get === 'function') {
+    const value = (headers as { get(name: string): string | null }).get(name)
+    return value ?? undefined
+  }
+  const record = headers as Readonly<Record<string, unknown>>
+  let value = Object.hasOwn(record, name) ? record[name] : undefined
+  if (value === undefined) {
+    for (const key of Object.keys(record)) {
+      if (key.toLowerCase() === name) {
+        value = record[key]
+        break
+      }
+    }
+  }
+  if (value === undefined || value === null) return undefined
+  if (typeof value === 'number') return String(value)
+  if (typeof value === 'string') return value
+  if (Array.isArray(value))
+    return value.length === 1 && typeof value[0] === 'string' ? value[0] : value.map(String)
+  return String(value)
+}
+
+function clampOption(value: number | undefined, fallback: number): number {
+  if (value === undefined || Number.isNaN(value)) return fallback
+  return Math.min(Math.max(0, Math.floor(value)), MAX_TIMER_MS)
+}
+
+function preview(raw: string | readonly string[]): string {
+  const text = typeof raw === 'string' ? raw : raw.join(', ')
+  return text.length > 64 ? `${text.slice(0, 64)}…` : text
+}

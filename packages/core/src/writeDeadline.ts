@@ -1,0 +1,36 @@
+import type { Deadline } from './Deadline.js'
+import { DEADLINE_HEADER } from './headerNames.js'
+
+/** Where `writeDeadline` can put the header. */
+export type HeaderTarget =
+  | { set(name: string, value: string): unknown }
+  | { setHeader(name: string, value: string): unknown }
+  | Record<string, string | string[] | undefined>
+
+/**
+ * Set `x-deadline-remaining-ms` to the whole milliseconds left — computed now,
+ * so call it just before the request is sent. Relative, not absolute: clock
+ * skew between hosts cannot eat the budget. Returns the value written, or
+ * undefined when nothing was written: no deadline of its own (`never()`), or
+ * an observe-only deadline that has passed (dark mode must not make the next
+ * hop answer 504).
+ */
+export function writeDeadline(
+  headers: HeaderTarget,
+  deadline: Deadline | undefined,
+): number | undefined {
+  if (!deadline) return undefined
+  const remaining = deadline.remaining()
+  if (!Number.isFinite(remaining)) return undefined
+  if (deadline.observe && remaining === 0) return undefined
+  const ms = Math.floor(remaining)
+  const value = String(ms)
+  if (typeof (headers as { set?: unknown }).set === 'function') {
+    ;(headers as { set(n: string, v: string): unknown }).set(DEADLINE_HEADER, value)
+  } else if (typeof (headers as { setHeader?: unknown }).setHeader === 'function') {
+    ;(headers as { setHeader(n: string, v: string): unknown }).setHeader(DEADLINE_HEADER, value)
+  } else {
+    ;(headers as Record<string, string>)[DEADLINE_HEADER] = value
+  }
+  return ms
+}

@@ -1,0 +1,162 @@
+import diagnostics from 'node:diagnostics_channel'
+import { channelNames, currentDeadline, Deadline, ManualClock } from '@hourglass/core'
+import fc from 'fast-check'
+import { describe, expect, it } from 'vitest'
+
+const shares = { dns: 0.05, preprocess: 0.15, model: 0.7, write: 0.1 }
+
+describe('deadline.plan', () => {
+  it('allots each slice its share of what is left, minus the reserve', () => {
+    const c = new ManualClock()
+    const plan = Deadline.after(1010, { clock: c }).plan(shares, { reserveMs: 10 })
+    expect(plan.allotment('dns')).toBeCloseTo(50, 9)
+    expect(plan.slice('dns').budgetMs).toBeCloseTo(50, 9)
+  })
+
+  it('lets time a fast slice leaves over flow to the later ones', () => {
+    const c = new ManualClock()
+    const plan = Deadline.after(1010, { clock: c }).plan(shares, { reserveMs: 10 })
+    plan.slice('dns')
+    c.advance(10) // dns used 10 of its 50
+    plan.end('dns')
+    // 990 left after reserve is split over preprocess:model:write = 0.15:0.7:0.1
+    expect(plan.slice('preprocess').budgetMs).toBeCloseTo((990 * 0.15) / 0.95, 6)
+  })
+
+  it('keeps fixed slices apart from the shares and never grants more than remains', () => {
+    const c = new ManualClock()
+    const plan = Deadline.after(1000, { clock: c }).plan(
+      { dns: { ms: 200 }, model: 1, write: { ms: 100 } },
+      { reserveMs: 0 },
+    )
+    expect(plan.allotment('model')).toBe(700)
+    expect(plan.slice('dns').budgetMs).toBe(200)
+    c.advance(950)
+    expect(plan.slice('write').budgetMs).toBe(50)
+  })
+
+  it('rejects bad entries and unknown or repeated slices with clear messages', () => {
+    const d = Deadline.after(100, { clock: new ManualClock() })
+    expect(() => d.plan({ a: -1 })).toThrow(/slice "a" must be a positive share/)
+    expect(() => d.plan({ a: { ms: Number.NaN } })).toThrow(RangeError)
+    expect(() => d.plan({ a: 1 }, { reserveMs: -1 })).toThrow(/reserveMs/)
+    const plan = d.plan({ a: 1 })
+    expect(() => plan.slice('b')).toThrow(/no slice named "b"/)
+    plan.slice('a')
+    expect(() => plan.slice('a')).toThrow(/already started/)
+  })
+
+  it('run rejects when its slice runs out, naming the slice, even if the step ignores its signal', async () => {
+    const c = new ManualClock()
+    const plan = Deadline.after(110, { clock: c }).plan(
+      { preprocess: 1, model: 1 },
+      { reserveMs: 10 },
+    )
+    const running = plan.run('preprocess', () => new Promise(() => {}))
+    await Promise.resolve()
+    c.advance(50)
+    await expect(running).rejects.toMatchObject({
+      code: 'DEADLINE_EXCEEDED',
+      slice: 'preprocess',
+      budgetMs: 50,
+    })
+    expect(plan.report()[0]).toMatchObject({
+      name: 'preprocess',
+      allottedMs: 50,
+      usedMs: 50,
+      outcome: 'exceeded',
+    })
+  })
+
+  it('run names the slice when the whole deadline runs out during it', async () => {
+    const c = new ManualClock()
+    const parent = Deadline.after(100, { clock: c })
+    const plan = parent.plan({ model: { ms: 100 } }, { reserveMs: 0 })
+    const running = plan.run(
+      'model',
+      (signal) =>
+        new Promise((_, reject) => signal.addEventListener('abort', () => reject(signal.reason))),
+    )
+    c.advance(100)
+    await expect(running).rejects.toMatchObject({ code: 'DEADLINE_EXCEEDED', slice: 'model' })
+  })
+
+  it('run makes the slice the current deadline and reports every slice in plan order', async () => {
+    const c = new ManualClock()
+    const plan = Deadline.after(1010, { clock: c }).plan(shares, { reserveMs: 10 })
+    const inside = await plan.run('dns', () => {
+      c.advance(5)
+      return currentDeadline()?.name
+    })
+    expect(inside).toBe('dns')
+    await expect(
+      plan.run('preprocess', () => Promise.reject(new Error('bad input'))),
+    ).rejects.toThrow('bad input')
+    expect(plan.report()).toEqual([
+      { name: 'dns', allottedMs: 50, usedMs: 5, outcome: 'ok' },
+      { name: 'preprocess', allottedMs: expect.any(Number), usedMs: 0, outcome: 'failed' },
+      { name: 'model', allottedMs: 0, usedMs: 0, outcome: 'not-started' },
+      { name: 'write', allottedMs: 0, usedMs: 0, outcome: 'not-started' },
+    ])
+    expect(c.pendingTimers).toBe(1) // only the parent's
+  })
+
+  it('publishes slice start and end events', async () => {
+    const events: Array<[string, unknown]> = []
+    const onStart = (m: unknown) => events.push(['start', m])
+    const onEnd = (m: unknown) => events.push(['end', m])
+    diagnostics.subscribe(channelNames.sliceStart, onStart)
+    diagnostics.subscribe(channelNames.sliceEnd, onEnd)
+    try {
+      const c = new ManualClock()
+      const plan = Deadline.after(100, { clock: c }).plan({ a: 1 }, { reserveMs: 0 })
+      await plan.run('a', () => c.advance(7))
+      expect(events).toMatchObject([
+        ['start', { slice: 'a', allottedMs: 100 }],
+        ['end', { slice: 'a', allottedMs: 100, usedMs: 7, outcome: 'ok' }],
+      ])
+    } finally {
+      diagnostics.unsubscribe(channelNames.sliceStart, onStart)
+      diagnostics.unsubscribe(channelNames.sliceEnd, onEnd)
+    }
+  })
+
+  it('property: slices never exceed the parent, shares re-normalise, and the sum stays within budget', () => {
+    fc.assert(
+      fc.property(
+        fc.integer({ min: 0, max: 100_000 }),
+        fc.integer({ min: 0, max: 500 }),
+        fc.array(
+          fc.tuple(
+            fc.double({ min: 0.001, max: 100, noNaN: true }),
+            fc.double({ min: 0, max: 1, noNaN: true }),
+          ),
+          { minLength: 1, maxLength: 8 },
+        ),
+        (budget, reserveMs, steps) => {
+          const c = new ManualClock()
+          const parent = Deadline.after(budget, { clock: c })
+          const entries = Object.fromEntries(steps.map(([share], i) => [`s${i}`, share]))
+          const plan = parent.plan(entries, { reserveMs })
+          let sum = 0
+          const totalShares = steps.reduce((a, [s]) => a + s, 0)
+          let sharesLeft = totalShares
+          for (const [i, [share, usedFraction]] of steps.entries()) {
+            const before = Math.max(0, parent.remaining() - reserveMs)
+            const slice = plan.slice(`s${i}`)
+            // re-normalised over the slices not yet started
+            expect(slice.budgetMs).toBeCloseTo((before * share) / sharesLeft, 3)
+            expect(slice.expiresAt).toBeLessThanOrEqual(parent.expiresAt)
+            sharesLeft -= share
+            const used = slice.budgetMs * usedFraction
+            c.advance(used)
+            sum += used
+            plan.end(`s${i}`)
+          }
+          expect(sum).toBeLessThanOrEqual(Math.max(0, budget - reserveMs) + 1e-6)
+        },
+      ),
+      { numRuns: 500 },
+    )
+  })
+})

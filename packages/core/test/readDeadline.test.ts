@@ -1,0 +1,169 @@
+import { Deadline, ManualClock, readDeadline, writeDeadline } from '@hourglass/core'
+import fc from 'fast-check'
+import { describe, expect, it } from 'vitest'
+
+describe('readDeadline', () => {
+  it('reads each source, and the smallest valid value wins', () => {
+    expect(readDeadline({ 'x-deadline-remaining-ms': '1500' })).toEqual({
+      ms: 1500,
+      source: 'x-deadline-remaining-ms',
+      clamped: false,
+      invalid: [],
+    })
+    expect(readDeadline({ 'grpc-timeout': '2S' }).ms).toBe(2000)
+    expect(readDeadline({ 'x-envoy-expected-rq-timeout-ms': '750' }).ms).toBe(750)
+    const all = readDeadline({
+      'x-deadline-remaining-ms': '1500',
+      'grpc-timeout': '900m',
+      'x-envoy-expected-rq-timeout-ms': '1200',
+    })
+    expect(all).toMatchObject({ ms: 900, source: 'grpc-timeout' })
+  })
+
+  it('decodes every grpc-timeout unit, rounding sub-millisecond values down', () => {
+    const ms = (v: string) => readDeadline({ 'grpc-timeout': v }).ms
+    expect(ms('1H')).toBe(3_600_000)
+    expect(ms('2M')).toBe(120_000)
+    expect(ms('3S')).toBe(3000)
+    expect(ms('45m')).toBe(45)
+    expect(ms('2500u')).toBe(2)
+    expect(ms('99999999n')).toBe(99)
+    expect(ms('12345678m')).toBe(12_345_678)
+  })
+
+  it('accepts WHATWG Headers and any letter case', () => {
+    expect(readDeadline(new Headers({ 'X-Deadline-Remaining-Ms': '42' })).ms).toBe(42)
+    expect(readDeadline({ 'X-Deadline-Remaining-Ms': '43' }).ms).toBe(43)
+  })
+
+  it.each([
+    ['x-deadline-remaining-ms', '-5', 'negative'],
+    ['x-deadline-remaining-ms', '1.5', 'not a whole number'],
+    ['x-deadline-remaining-ms', '', 'empty'],
+    ['x-deadline-remaining-ms', 'abc', 'not a number'],
+    ['x-deadline-remaining-ms', '0x10', 'not a number'],
+    ['x-deadline-remaining-ms', '1e3', 'not a number'],
+    ['x-deadline-remaining-ms', '100, 200', 'repeated header (comma-joined values)'],
+    ['x-deadline-remaining-ms', '99999999999', 'too long'],
+    ['x-deadline-remaining-ms', '2147483648', 'beyond 2^31-1 ms'],
+    ['grpc-timeout', '123456789m', 'more than 8 digits'],
+    ['grpc-timeout', '10s', 'not a grpc-timeout (1-8 digits and H, M, S, m, u or n)'],
+    ['grpc-timeout', '10', 'not a grpc-timeout (1-8 digits and H, M, S, m, u or n)'],
+    ['grpc-timeout', '-1S', 'not a grpc-timeout (1-8 digits and H, M, S, m, u or n)'],
+    ['grpc-timeout', '99999999H', 'beyond 2^31-1 ms'],
+    ['x-envoy-expected-rq-timeout-ms', 'NaN', 'not a number'],
+  ])('reports %s: %j as invalid (%s) and never throws', (header, value, reason) => {
+    const result = readDeadline({ [header]: value })
+    expect(result.ms).toBeUndefined()
+    expect(result.source).toBeUndefined()
+    expect(result.invalid).toEqual([{ header, value, reason }])
+  })
+
+  it('reports repeated headers (arrays) as invalid and still uses the valid ones', () => {
+    const result = readDeadline({ 'x-deadline-remaining-ms': ['100', '200'], 'grpc-timeout': '1S' })
+    expect(result.ms).toBe(1000)
+    expect(result.invalid).toEqual([
+      { header: 'x-deadline-remaining-ms', value: '100, 200', reason: 'repeated header' },
+    ])
+  })
+
+  it('clamps to maxMs and minMs, and reports the clamp', () => {
+    expect(readDeadline({ 'x-deadline-remaining-ms': '60000' }, { maxMs: 10_000 })).toMatchObject({
+      ms: 10_000,
+      clamped: true,
+    })
+    expect(readDeadline({ 'x-deadline-remaining-ms': '3' }, { minMs: 20 })).toMatchObject({
+      ms: 20,
+      clamped: true,
+    })
+    expect(readDeadline({ 'x-deadline-remaining-ms': '0' })).toMatchObject({
+      ms: 0,
+      clamped: false,
+    })
+  })
+
+  it('reads only the trusted sources', () => {
+    const headers = { 'x-deadline-remaining-ms': '100', 'grpc-timeout': '50m' }
+    expect(readDeadline(headers, { sources: [] }).ms).toBeUndefined()
+    expect(readDeadline(headers, { sources: ['x-deadline-remaining-ms'] }).ms).toBe(100)
+  })
+
+  it('property: never throws on any string, and ms is a whole number in range or undefined', () => {
+    const headerName = fc.constantFrom(
+      'x-deadline-remaining-ms',
+      'grpc-timeout',
+      'x-envoy-expected-rq-timeout-ms',
+    )
+    fc.assert(
+      fc.property(
+        fc.dictionary(
+          headerName,
+          fc.oneof(
+            fc.string(),
+            fc.string({ unit: 'grapheme' }),
+            fc.stringMatching(/^-?[0-9]{0,12}[HMSmun.,]?[0-9]*$/),
+          ),
+        ),
+        (headers) => {
+          const result = readDeadline(headers, { maxMs: 30_000 })
+          if (result.ms !== undefined) {
+            expect(Number.isInteger(result.ms)).toBe(true)
+            expect(result.ms).toBeGreaterThanOrEqual(0)
+            expect(result.ms).toBeLessThanOrEqual(30_000)
+          } else {
+            expect(result.source).toBeUndefined()
+          }
+          expect(result.invalid.length + (result.ms === undefined ? 0 : 1)).toBeLessThanOrEqual(
+            Object.keys(headers).length,
+          )
+        },
+      ),
+      { numRuns: 5000 },
+    )
+  })
+
+  it('property: writeDeadline then readDeadline round-trips the whole milliseconds left', () => {
+    fc.assert(
+      fc.property(
+        fc.integer({ min: 0, max: 2 ** 31 - 1 }),
+        fc.double({ min: 0, max: 1, noNaN: true }),
+        (budget, spentFraction) => {
+          const c = new ManualClock()
+          const d = Deadline.after(budget, { clock: c })
+          c.advance(budget * spentFraction)
+          const headers: Record<string, string> = {}
+          const written = writeDeadline(headers, d)
+          expect(written).toBe(Math.floor(d.remaining()))
+          expect(readDeadline(headers).ms).toBe(written)
+          d.dispose()
+        },
+      ),
+      { numRuns: 2000 },
+    )
+  })
+})
+
+describe('writeDeadline', () => {
+  it('writes to Headers, to a Node response and to a record, and skips never()', () => {
+    const c = new ManualClock()
+    const d = Deadline.after(1234.9, { clock: c })
+    const h = new Headers()
+    writeDeadline(h, d)
+    expect(h.get('x-deadline-remaining-ms')).toBe('1234')
+    const set: string[] = []
+    writeDeadline({ setHeader: (n: string, v: string) => set.push(`${n}=${v}`) }, d)
+    expect(set).toEqual(['x-deadline-remaining-ms=1234'])
+    const record: Record<string, string> = {}
+    expect(writeDeadline(record, Deadline.never())).toBeUndefined()
+    expect(record).toEqual({})
+  })
+
+  it('writes 0 for an expired deadline, but nothing for an expired observe-only one', () => {
+    const c = new ManualClock()
+    const enforced = Deadline.after(10, { clock: c })
+    const observed = Deadline.after(10, { clock: c, observe: true })
+    c.advance(20)
+    expect(writeDeadline({}, enforced)).toBe(0)
+    expect(writeDeadline({}, observed)).toBeUndefined()
+  })
+})

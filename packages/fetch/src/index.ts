@@ -1,0 +1,2 @@
+// Placeholder so the workspace builds; this package lands with its issue.
+export {}
