@@ -1,5 +1,7 @@
 import diagnostics from 'node:diagnostics_channel'
 import type { Deadline } from './Deadline.js'
+import type { DeadlineSource } from './headerNames.js'
+import type { InvalidDeadlineHeader } from './readDeadline.js'
 
 /**
  * Every diagnostics channel Hourglass publishes on, in one place, so tracing
@@ -87,6 +89,150 @@ export interface SliceEndMessage {
  * (aborted, e.g. the client left), `running`, `not-started`.
  */
 export type SliceOutcome = 'ok' | 'exceeded' | 'failed' | 'cancelled' | 'running' | 'not-started'
+
+/** @hourglass/express → `hourglass:ingress:start`. `req` is the framework's request object. */
+export interface IngressStartMessage {
+  deadline: Deadline
+  req: unknown
+  budgetMs: number
+  /** The header the budget came from, or `default`. */
+  source: DeadlineSource | 'default'
+  /** True when the inbound value was cut to `maxMs`. */
+  clamped: boolean
+  mode: 'enforce' | 'observe'
+}
+
+/** @hourglass/express → `hourglass:ingress:invalid-header`. */
+export interface IngressInvalidHeaderMessage {
+  req: unknown
+  invalid: InvalidDeadlineHeader[]
+}
+
+/** @hourglass/express → `hourglass:ingress:expire`. */
+export interface IngressExpireMessage {
+  deadline: Deadline
+  req: unknown
+  budgetMs: number
+  elapsedMs: number
+  /** The slice running when time ran out, if known. */
+  slice?: string | undefined
+  /** `arrival`: the budget was 0 when the request came in; `handler`: it ran out while handling. */
+  stage: 'arrival' | 'handler'
+  /** `504` answered; `ended` a started (streaming) response was ended; `observed` dark mode did nothing. */
+  action: '504' | 'ended' | 'observed'
+}
+
+/** @hourglass/express → `hourglass:ingress:client-closed`. */
+export interface IngressClientClosedMessage {
+  deadline: Deadline
+  req: unknown
+  elapsedMs: number
+}
+
+/** @hourglass/express → `hourglass:ingress:late-write`. */
+export interface IngressLateWriteMessage {
+  req: unknown
+  /** The response method the handler called too late (`write`, `end`, `setHeader`, …). */
+  method: string
+}
+
+/** @hourglass/express → `hourglass:ingress:end`: the request's resources are released. */
+export interface IngressEndMessage {
+  deadline: Deadline
+  req: unknown
+  statusCode: number
+  elapsedMs: number
+  /** `ok` finished in time; `expired` answered/ended by the deadline; `client-closed` caller left. */
+  outcome: 'ok' | 'expired' | 'client-closed'
+}
+
+/** @hourglass/fetch → `hourglass:egress:attempt`. URLs carry origin and path only (no query: it may hold secrets). */
+export interface EgressAttemptMessage {
+  deadline: Deadline | undefined
+  method: string
+  url: string
+  /** 1 for the first attempt. */
+  attempt: number
+  /** What was left when the attempt started (Infinity without a deadline). */
+  remainingMs: number
+  /** The `x-deadline-remaining-ms` value written, if any. */
+  headerMs: number | undefined
+}
+
+/** @hourglass/fetch → `hourglass:egress:attempt-end`. */
+export interface EgressAttemptEndMessage {
+  deadline: Deadline | undefined
+  method: string
+  url: string
+  attempt: number
+  elapsedMs: number
+  statusCode?: number | undefined
+  /** The failure's stable code (`CONNECT_TIMEOUT`, `DEADLINE_EXCEEDED`, …) when the attempt failed. */
+  errorCode?: string | undefined
+  /** Which phase failed: `dns`, `connect`, `headers`, `body`. */
+  phase?: string | undefined
+  bytesReceived: number
+}
+
+/** @hourglass/fetch → `hourglass:egress:retry`. */
+export interface EgressRetryMessage {
+  deadline: Deadline | undefined
+  method: string
+  url: string
+  /** The attempt that is about to start (2 for the first retry). */
+  attempt: number
+  /** The failure code that justified the retry. */
+  reason: string
+  delayMs: number
+}
+
+/** @hourglass/fetch → `hourglass:egress:retry-skipped`. */
+export interface EgressRetrySkippedMessage {
+  deadline: Deadline | undefined
+  method: string
+  url: string
+  attempt: number
+  reason: string
+  /** Why no retry: e.g. `no-budget`, `after-first-byte`, `not-idempotent`, `upstream-deadline`, `not-retryable`, `already-retried`. */
+  why: string
+}
+
+/** @hourglass/llm → `hourglass:llm:attempt`: one model attempt and what was decided after it. */
+export interface LlmAttemptMessage {
+  deadline: Deadline | undefined
+  attempt: number
+  model: string
+  provider: string
+  status?: number | undefined
+  /** Class name of the error, when the attempt failed. */
+  errorClass?: string | undefined
+  /** The normalised failure kind (`rate_limited`, `overloaded`, …). */
+  errorKind?: string | undefined
+  latencyMs: number
+  decision: 'success' | 'retry' | 'fallback' | 'fail'
+  delayMs?: number | undefined
+  promptVersion?: string | undefined
+  costUsd: number
+  inputTokens?: number | undefined
+  outputTokens?: number | undefined
+}
+
+/** @hourglass/llm → `hourglass:llm:cooldown`. `keyId` is a short non-reversible id, never the key. */
+export interface LlmCooldownMessage {
+  provider: string
+  keyId: string
+  state: 'start' | 'extend' | 'end'
+  untilMs: number
+  reason: string
+}
+
+/** @hourglass/llm → `hourglass:llm:admission`. */
+export interface LlmAdmissionMessage {
+  provider: string
+  keyId: string
+  action: 'wait' | 'switch-key' | 'fallback' | 'fail' | 'probe'
+  waitMs: number
+}
 
 export const deadlineCreateChannel = diagnostics.channel(channelNames.deadlineCreate)
 export const deadlineExpireChannel = diagnostics.channel(channelNames.deadlineExpire)

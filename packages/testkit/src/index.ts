@@ -1,2 +1,2 @@
-// Placeholder so the workspace builds; this package lands with its issue.
-export {}
+export * from './faults/index.js'
+export * from './providers/index.js'

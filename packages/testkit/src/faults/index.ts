@@ -1,0 +1,2 @@
+// Fault-injecting upstreams land here (issue 4).
+export {}

@@ -1,0 +1,2 @@
+// Fake LLM providers land here (issue 6/7).
+export {}
