@@ -1,0 +1,136 @@
+/**
+ * The normalised model-call vocabulary every dialect adapter translates to and
+ * from. Neutral on purpose: neither OpenAI's nor Anthropic's shape, so no
+ * provider's quirks leak into policy code.
+ */
+
+export interface TextBlock {
+  type: 'text'
+  text: string
+}
+
+/** A reasoning block. `signature` is provider-issued and only valid for that provider/model. */
+export interface ThinkingBlock {
+  type: 'thinking'
+  thinking: string
+  signature?: string | undefined
+}
+
+export interface ToolCallBlock {
+  type: 'tool_call'
+  id: string
+  name: string
+  /** Parsed JSON arguments (an object), as the model sent them. */
+  arguments: unknown
+}
+
+export interface ToolResultBlock {
+  type: 'tool_result'
+  toolCallId: string
+  content: string
+  isError?: boolean | undefined
+}
+
+export type ContentBlock = TextBlock | ThinkingBlock | ToolCallBlock | ToolResultBlock
+
+export interface ChatMessage {
+  role: 'system' | 'user' | 'assistant' | 'tool'
+  /** A plain string is shorthand for one text block. */
+  content: string | ContentBlock[]
+}
+
+export interface ToolDefinition {
+  name: string
+  description?: string | undefined
+  /** JSON Schema of the arguments. */
+  parameters: Record<string, unknown>
+}
+
+export interface ChatRequest {
+  messages: ChatMessage[]
+  /** Output cap in tokens. Required: it bounds both latency and cost. */
+  maxTokens: number
+  temperature?: number | undefined
+  topP?: number | undefined
+  stop?: string[] | undefined
+  tools?: ToolDefinition[] | undefined
+  stream?: boolean | undefined
+  /** Free-form metadata passed to adapters (never sent upstream unless an adapter maps it). */
+  metadata?: Record<string, string> | undefined
+}
+
+export type FinishReason = 'stop' | 'length' | 'tool_calls' | 'content_filter' | 'error' | 'unknown'
+
+export interface Usage {
+  inputTokens: number
+  outputTokens: number
+}
+
+export interface ChatResponse {
+  /** The provider's response id. */
+  id: string
+  /** The model that actually answered (may differ from the one asked for after a fallback). */
+  model: string
+  /** The provider adapter's name (`openai`, `anthropic`, …). */
+  provider: string
+  content: ContentBlock[]
+  /** All text blocks joined: the convenience most callers want. */
+  text: string
+  finishReason: FinishReason
+  usage: Usage
+  /** The provider's request id header (`x-request-id`, `request-id`, …), for support tickets. */
+  providerRequestId?: string | undefined
+}
+
+/** One piece of a streamed answer, normalised. */
+export type StreamEvent =
+  | { type: 'text'; text: string }
+  | { type: 'thinking'; thinking: string }
+  | { type: 'signature'; signature: string }
+  | { type: 'tool_call'; id: string; name: string; argumentsDelta: string }
+  | {
+      type: 'finish'
+      finishReason: FinishReason
+      usage?: Usage | undefined
+      id?: string | undefined
+    }
+
+/**
+ * Every failure, from any provider, maps to one of these. The first five are
+ * transient (worth a retry or a fallback); the rest are permanent for this
+ * request (a retry sends the same bill for the same refusal).
+ */
+export type ErrorKind =
+  | 'rate_limited'
+  | 'overloaded'
+  | 'server_error'
+  | 'timeout'
+  | 'network'
+  | 'bad_request'
+  | 'auth'
+  | 'content_policy'
+  | 'context_too_long'
+  | 'quota_exhausted'
+  | 'not_found'
+
+export const RETRYABLE_KINDS: ReadonlySet<ErrorKind> = new Set<ErrorKind>([
+  'rate_limited',
+  'overloaded',
+  'server_error',
+  'timeout',
+  'network',
+])
+
+/** What a dialect's error normaliser returns for one failed response. */
+export interface NormalizedError {
+  kind: ErrorKind
+  retryable: boolean
+  /** HTTP status as received (200 for errors hidden in a 200 body or an SSE error frame). */
+  status: number
+  /** The provider's own code (`insufficient_quota`, `Throttling.RateQuota`, `336501`, …). */
+  providerCode?: string | undefined
+  /** The provider's message, cut to 500 characters. Never contains request headers or keys. */
+  message: string
+  /** How long the provider asked us to wait, from headers or body, in ms. */
+  retryAfterMs?: number | undefined
+}
