@@ -1,0 +1,147 @@
+import {
+  type Clock,
+  currentDeadline,
+  DEADLINE_HEADER,
+  Deadline,
+  type DeadlineSource,
+  readDeadline,
+  systemClock,
+  writeDeadline,
+} from '@hourglass/core'
+import {
+  type Context,
+  createContextKey,
+  type TextMapGetter,
+  type TextMapPropagator,
+  type TextMapSetter,
+} from '@opentelemetry/api'
+
+/**
+ * A budget that arrived in a request's headers, as `DeadlinePropagator.extract`
+ * stores it in the OpenTelemetry `Context`. A plain record, not a `Deadline`:
+ * extracting must not start a timer per request that nobody would dispose.
+ */
+export interface PropagatedDeadline {
+  /** The budget that arrived, in ms (after clamping to `maxMs`). */
+  readonly budgetMs: number
+  /** `clock.now()` when it arrived, in ms. */
+  readonly receivedAt: number
+  readonly source: DeadlineSource
+  readonly clamped: boolean
+  readonly clock: Clock
+}
+
+/**
+ * The `Context` key under which the propagator keeps the deadline: a
+ * `PropagatedDeadline` after `extract`, or a `Deadline` you put there yourself
+ * (`context.active().setValue(DEADLINE_CONTEXT_KEY, deadline)`).
+ */
+export const DEADLINE_CONTEXT_KEY: symbol = createContextKey('@hourglass/otel deadline')
+
+export interface DeadlinePropagatorOptions {
+  /** Inbound budgets above this are cut to it, in ms. Default 2^31−1 (no practical cap). */
+  maxMs?: number | undefined
+  /** Inbound headers to trust. Default: all three Hourglass reads. `[]` extracts nothing. */
+  sources?: readonly DeadlineSource[] | undefined
+  /** Time source for the age of an extracted budget. Default: the system clock. */
+  clock?: Clock | undefined
+}
+
+/**
+ * An OpenTelemetry `TextMapPropagator` for `x-deadline-remaining-ms`, so a
+ * service that only uses OpenTelemetry auto-instrumentation still passes the
+ * budget on.
+ *
+ * - `inject` writes the whole ms left on the tighter of: the deadline in the
+ *   OpenTelemetry `Context` (`DEADLINE_CONTEXT_KEY`) and Hourglass's current
+ *   deadline (`currentDeadline()`). It writes nothing without a deadline, and
+ *   leaves a carrier alone that already has the header (someone, e.g.
+ *   `@hourglass/fetch`, wrote a fresher value).
+ * - `extract` reads the inbound headers with `readDeadline` (smallest valid
+ *   value wins, clamped to `maxMs`) and stores a `PropagatedDeadline`.
+ */
+export class DeadlinePropagator implements TextMapPropagator {
+  readonly #maxMs: number | undefined
+  readonly #sources: readonly DeadlineSource[] | undefined
+  readonly #clock: Clock
+
+  constructor(options: DeadlinePropagatorOptions = {}) {
+    this.#maxMs = options.maxMs
+    this.#sources = options.sources
+    this.#clock = options.clock ?? systemClock
+  }
+
+  inject(context: Context, carrier: unknown, setter: TextMapSetter): void {
+    if (hasHeader(carrier)) return
+    const ms = remainingIn(context)
+    if (ms !== undefined) setter.set(carrier, DEADLINE_HEADER, String(ms))
+  }
+
+  extract(context: Context, carrier: unknown, getter: TextMapGetter): Context {
+    const headers = {
+      get(name: string): string | null {
+        const value = getter.get(carrier, name)
+        if (value === undefined) return null
+        // Several values are a repeated header: readDeadline rejects the joined form.
+        return typeof value === 'string' ? value : value.join(',')
+      },
+    }
+    const { ms, source, clamped } = readDeadline(headers, {
+      maxMs: this.#maxMs,
+      sources: this.#sources,
+    })
+    if (ms === undefined || source === undefined) return context
+    const propagated: PropagatedDeadline = {
+      budgetMs: ms,
+      receivedAt: this.#clock.now(),
+      source,
+      clamped,
+      clock: this.#clock,
+    }
+    return context.setValue(DEADLINE_CONTEXT_KEY, propagated)
+  }
+
+  fields(): string[] {
+    return [DEADLINE_HEADER]
+  }
+}
+
+/**
+ * The whole ms left on the tighter of the context's deadline and the current
+ * Hourglass deadline, or undefined when neither has a finite one (or an
+ * observe-only deadline has passed: dark mode must not make the next hop 504).
+ */
+export function remainingIn(context: Context): number | undefined {
+  const candidates: number[] = []
+  const stored = context.getValue(DEADLINE_CONTEXT_KEY)
+  if (stored instanceof Deadline) {
+    const ms = writeDeadline({}, stored)
+    if (ms !== undefined) candidates.push(ms)
+  } else if (isPropagated(stored)) {
+    const age = stored.clock.now() - stored.receivedAt
+    candidates.push(Math.max(0, Math.floor(stored.budgetMs - age)))
+  }
+  const current = writeDeadline({}, currentDeadline())
+  if (current !== undefined) candidates.push(current)
+  return candidates.length === 0 ? undefined : Math.min(...candidates)
+}
+
+function isPropagated(value: unknown): value is PropagatedDeadline {
+  return (
+    typeof value === 'object' &&
+    value !== null &&
+    typeof (value as PropagatedDeadline).budgetMs === 'number' &&
+    typeof (value as PropagatedDeadline).receivedAt === 'number'
+  )
+}
+
+function hasHeader(carrier: unknown): boolean {
+  if (typeof carrier !== 'object' || carrier === null) return false
+  if (typeof (carrier as { has?: unknown }).has === 'function') {
+    return (carrier as { has(name: string): boolean }).has(DEADLINE_HEADER)
+  }
+  for (const key of Object.keys(carrier)) {
+    if (key.toLowerCase() === DEADLINE_HEADER) return true
+  }
+  return false
+}

@@ -1,0 +1,67 @@
+import diagnostics from 'node:diagnostics_channel'
+import { diag, type MeterProvider, metrics, type TracerProvider, trace } from '@opentelemetry/api'
+import type { ObservedChannel } from './handlers.js'
+import { metricHandlers } from './metricHandlers.js'
+import { traceHandlers } from './traceHandlers.js'
+
+const SCOPE_NAME = '@hourglass/otel'
+const SCOPE_VERSION = '0.1.0'
+
+export interface InstrumentDeadlinesOptions {
+  /**
+   * Where spans go. Default: the global tracer provider, looked up lazily, so
+   * an SDK registered after this call is still used.
+   */
+  tracerProvider?: TracerProvider | undefined
+  /**
+   * Where metrics go. Default: the global meter provider *at the time of this
+   * call* — OpenTelemetry's metrics API has no lazy proxy, so register the SDK
+   * first or pass the provider.
+   */
+  meterProvider?: MeterProvider | undefined
+}
+
+/** Unsubscribes every listener `instrumentDeadlines` added. Calling it twice is harmless. */
+export type StopInstrumentation = () => void
+
+/**
+ * Subscribe to every Hourglass diagnostics channel and turn the events into
+ * spans, span events and metrics (names in `attributes.ts`). Until this is
+ * called, no channel has a subscriber, so the packages publish nothing and
+ * pay nothing; `stop()` returns them to that state.
+ */
+export function instrumentDeadlines(options: InstrumentDeadlinesOptions = {}): StopInstrumentation {
+  const tracer = (options.tracerProvider ?? trace).getTracer(SCOPE_NAME, SCOPE_VERSION)
+  const meter = (options.meterProvider ?? metrics.getMeterProvider()).getMeter(
+    SCOPE_NAME,
+    SCOPE_VERSION,
+  )
+  const subscriptions: Array<[ObservedChannel, (message: unknown) => void]> = []
+  for (const handlers of [traceHandlers(tracer), metricHandlers(meter)]) {
+    for (const name of Object.keys(handlers) as ObservedChannel[]) {
+      const handler = handlers[name] as ((message: unknown) => void) | undefined
+      if (!handler) continue
+      const listener = safely(name, handler)
+      diagnostics.subscribe(name, listener)
+      subscriptions.push([name, listener])
+    }
+  }
+  return () => {
+    for (const [name, listener] of subscriptions.splice(0)) diagnostics.unsubscribe(name, listener)
+  }
+}
+
+/**
+ * A throwing subscriber would surface as an uncaught exception in the
+ * request's process (diagnostics_channel rethrows on the next tick):
+ * telemetry must never take a request down, so failures go to OTel's diag log.
+ */
+function safely(name: string, handler: (message: unknown) => void): (message: unknown) => void {
+  return (message) => {
+    try {
+      handler(message)
+    } catch (error) {
+      diag.error(`@hourglass/otel: handler for ${name} failed`, error)
+    }
+  }
+}

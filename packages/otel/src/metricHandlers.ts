@@ -1,0 +1,126 @@
+import type { Meter } from '@opentelemetry/api'
+import {
+  ATTR_DEADLINE_ATTEMPT,
+  ATTR_DEADLINE_CALL_KIND,
+  ATTR_DEADLINE_MODE,
+  ATTR_DEADLINE_RETRY_OUTCOME,
+  ATTR_DEADLINE_RETRY_REASON,
+  ATTR_DEADLINE_RETRY_WHY,
+  ATTR_DEADLINE_SLICE,
+  ATTR_DEADLINE_SOURCE,
+  ATTR_DEADLINE_STAGE,
+  ATTR_HTTP_REQUEST_METHOD,
+  type DeadlineStage,
+  METRIC_CLIENT_CLOSED,
+  METRIC_EGRESS_REMAINING,
+  METRIC_EXCEEDED,
+  METRIC_INGRESS_REMAINING,
+  METRIC_RETRIES,
+  METRIC_SUCCEEDED,
+} from './attributes.js'
+import { defined, type Handlers } from './handlers.js'
+
+/**
+ * Budgets span milliseconds to minutes: the default histogram buckets
+ * (0…10 000) would put every LLM call in the last one.
+ */
+const BUDGET_BUCKETS_MS = [
+  0, 5, 10, 25, 50, 100, 250, 500, 1000, 2500, 5000, 10_000, 30_000, 60_000, 120_000, 300_000,
+]
+
+/**
+ * Metrics for the Hourglass channels. Attributes are low-cardinality on
+ * purpose: no URLs, no request ids — slice names, stages, reasons and attempt
+ * numbers only.
+ */
+export function metricHandlers(meter: Meter): Handlers {
+  const ingressRemaining = meter.createHistogram(METRIC_INGRESS_REMAINING, {
+    description: 'Time left on a request deadline when it started',
+    unit: 'ms',
+    advice: { explicitBucketBoundaries: BUDGET_BUCKETS_MS },
+  })
+  const egressRemaining = meter.createHistogram(METRIC_EGRESS_REMAINING, {
+    description: 'Time left on the deadline when an outbound attempt was sent',
+    unit: 'ms',
+    advice: { explicitBucketBoundaries: BUDGET_BUCKETS_MS },
+  })
+  const exceeded = meter.createCounter(METRIC_EXCEEDED, {
+    description: 'Times a deadline ran out, by stage (arrival, handler, slice, upstream)',
+    unit: '{deadline}',
+  })
+  const clientClosed = meter.createCounter(METRIC_CLIENT_CLOSED, {
+    description: 'Callers that went away before their response finished',
+    unit: '{request}',
+  })
+  const retries = meter.createCounter(METRIC_RETRIES, {
+    description: 'Retry decisions, by outcome (retried or skipped) and reason',
+    unit: '{decision}',
+  })
+  const succeeded = meter.createCounter(METRIC_SUCCEEDED, {
+    description:
+      'Outbound calls that succeeded, by the attempt that succeeded (a rising share of attempt 2 foretells a rate limit)',
+    unit: '{call}',
+  })
+  const countExceeded = (stage: DeadlineStage, slice?: string) =>
+    exceeded.add(1, defined({ [ATTR_DEADLINE_STAGE]: stage, [ATTR_DEADLINE_SLICE]: slice }))
+
+  return {
+    'hourglass:ingress:start'(m) {
+      const remaining = m.deadline.remaining()
+      if (!Number.isFinite(remaining)) return
+      ingressRemaining.record(remaining, {
+        [ATTR_DEADLINE_SOURCE]: m.source,
+        [ATTR_DEADLINE_MODE]: m.mode,
+      })
+    },
+    'hourglass:ingress:expire'(m) {
+      countExceeded(m.stage, m.slice)
+    },
+    'hourglass:ingress:client-closed'() {
+      clientClosed.add(1)
+    },
+    'hourglass:slice:end'(m) {
+      if (m.outcome === 'exceeded') countExceeded('slice', m.slice)
+    },
+    'hourglass:egress:attempt'(m) {
+      if (!Number.isFinite(m.remainingMs)) return
+      egressRemaining.record(m.remainingMs, {
+        [ATTR_HTTP_REQUEST_METHOD]: m.method,
+        [ATTR_DEADLINE_ATTEMPT]: m.attempt,
+      })
+    },
+    'hourglass:egress:attempt-end'(m) {
+      if (m.errorCode === undefined && (m.statusCode === undefined || m.statusCode < 400)) {
+        succeeded.add(1, { [ATTR_DEADLINE_ATTEMPT]: m.attempt, [ATTR_DEADLINE_CALL_KIND]: 'http' })
+      }
+    },
+    'hourglass:egress:retry'(m) {
+      retries.add(1, {
+        [ATTR_DEADLINE_RETRY_OUTCOME]: 'retried',
+        [ATTR_DEADLINE_RETRY_REASON]: m.reason,
+        [ATTR_DEADLINE_CALL_KIND]: 'http',
+      })
+    },
+    'hourglass:egress:retry-skipped'(m) {
+      retries.add(1, {
+        [ATTR_DEADLINE_RETRY_OUTCOME]: 'skipped',
+        [ATTR_DEADLINE_RETRY_REASON]: m.reason,
+        [ATTR_DEADLINE_RETRY_WHY]: m.why,
+        [ATTR_DEADLINE_CALL_KIND]: 'http',
+      })
+      // The upstream said its own deadline ran out (504 + x-deadline-expired).
+      if (m.why === 'upstream-deadline') countExceeded('upstream')
+    },
+    'hourglass:llm:attempt'(m) {
+      if (m.decision === 'success') {
+        succeeded.add(1, { [ATTR_DEADLINE_ATTEMPT]: m.attempt, [ATTR_DEADLINE_CALL_KIND]: 'llm' })
+      } else if (m.decision === 'retry') {
+        retries.add(1, {
+          [ATTR_DEADLINE_RETRY_OUTCOME]: 'retried',
+          [ATTR_DEADLINE_RETRY_REASON]: m.errorKind ?? m.errorClass ?? String(m.status),
+          [ATTR_DEADLINE_CALL_KIND]: 'llm',
+        })
+      }
+    },
+  }
+}

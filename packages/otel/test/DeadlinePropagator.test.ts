@@ -1,0 +1,155 @@
+import http from 'node:http'
+import type { AddressInfo } from 'node:net'
+import { Deadline, ManualClock, runWithDeadline } from '@hourglass/core'
+import { DEADLINE_CONTEXT_KEY, DeadlinePropagator, type PropagatedDeadline } from '@hourglass/otel'
+import { context, propagation, ROOT_CONTEXT, trace } from '@opentelemetry/api'
+import { CompositePropagator, W3CTraceContextPropagator } from '@opentelemetry/core'
+import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { setupOtel } from './helpers/otel.js'
+
+let otel: ReturnType<typeof setupOtel>
+let clock: ManualClock
+
+beforeEach(() => {
+  otel = setupOtel()
+  clock = new ManualClock()
+  propagation.setGlobalPropagator(
+    new CompositePropagator({
+      propagators: [new W3CTraceContextPropagator(), new DeadlinePropagator({ clock })],
+    }),
+  )
+})
+afterEach(() => otel.shutdown())
+
+function injected(ctx = context.active()): Record<string, string> {
+  const headers: Record<string, string> = {}
+  propagation.inject(ctx, headers)
+  return headers
+}
+
+describe('DeadlinePropagator', () => {
+  it('injects the whole ms left on the current Hourglass deadline, next to traceparent', () => {
+    const deadline = Deadline.after(1000, { clock })
+    const span = otel.tracer.startSpan('client')
+    const headers = context.with(trace.setSpan(context.active(), span), () =>
+      runWithDeadline(deadline, () => {
+        clock.advance(250.6)
+        return injected()
+      }),
+    )
+    span.end()
+    expect(headers['x-deadline-remaining-ms']).toBe('749')
+    expect(headers.traceparent).toContain(span.spanContext().traceId)
+  })
+
+  it('extracts the inbound budget into the Context and injects what is left of it later', () => {
+    const inbound = {
+      traceparent: '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01',
+      'x-deadline-remaining-ms': '800',
+    }
+    const ctx = propagation.extract(ROOT_CONTEXT, inbound)
+    const stored = ctx.getValue(DEADLINE_CONTEXT_KEY) as PropagatedDeadline
+    expect(stored).toMatchObject({ budgetMs: 800, source: 'x-deadline-remaining-ms' })
+    expect(trace.getSpanContext(ctx)?.traceId).toBe('0af7651916cd43dd8448eb211c80319c')
+
+    clock.advance(120)
+    expect(injected(ctx)['x-deadline-remaining-ms']).toBe('680')
+    clock.advance(5000)
+    expect(injected(ctx)['x-deadline-remaining-ms']).toBe('0')
+  })
+
+  it('reads the smallest valid source, clamps to maxMs, and ignores malformed or repeated values', () => {
+    const p = new DeadlinePropagator({ clock, maxMs: 500 })
+    const getter = {
+      get: (c: Record<string, string | string[]>, k: string) => c[k],
+      keys: (c: Record<string, string | string[]>) => Object.keys(c),
+    }
+    const budget = (carrier: Record<string, string | string[]>) =>
+      (p.extract(ROOT_CONTEXT, carrier, getter).getValue(DEADLINE_CONTEXT_KEY) as
+        | PropagatedDeadline
+        | undefined) ?? null
+
+    expect(budget({ 'x-deadline-remaining-ms': '400', 'grpc-timeout': '300m' })).toMatchObject({
+      budgetMs: 300,
+      source: 'grpc-timeout',
+      clamped: false,
+    })
+    expect(budget({ 'x-deadline-remaining-ms': '9000' })).toMatchObject({
+      budgetMs: 500,
+      clamped: true,
+    })
+    expect(budget({ 'x-deadline-remaining-ms': '-5' })).toBeNull()
+    expect(budget({ 'x-deadline-remaining-ms': ['100', '200'] })).toBeNull()
+    expect(budget({})).toBeNull()
+    const none = new DeadlinePropagator({ sources: [] })
+    expect(
+      none
+        .extract(ROOT_CONTEXT, { 'x-deadline-remaining-ms': '100' }, getter)
+        .getValue(DEADLINE_CONTEXT_KEY),
+    ).toBeUndefined()
+  })
+
+  it('injects the tighter of the Context deadline and the current deadline', () => {
+    const ctx = ROOT_CONTEXT.setValue(DEADLINE_CONTEXT_KEY, Deadline.after(300, { clock }))
+    const wide = Deadline.after(900, { clock })
+    const tight = Deadline.after(100, { clock })
+    expect(runWithDeadline(wide, () => injected(ctx))['x-deadline-remaining-ms']).toBe('300')
+    expect(runWithDeadline(tight, () => injected(ctx))['x-deadline-remaining-ms']).toBe('100')
+  })
+
+  it('writes nothing without a deadline, for a never() deadline, or for a passed observe-only one', () => {
+    expect(injected()).not.toHaveProperty('x-deadline-remaining-ms')
+    expect(runWithDeadline(Deadline.never({ clock }), () => injected())).not.toHaveProperty(
+      'x-deadline-remaining-ms',
+    )
+    const dark = Deadline.after(50, { clock, observe: true })
+    clock.advance(60)
+    expect(runWithDeadline(dark, () => injected())).not.toHaveProperty('x-deadline-remaining-ms')
+  })
+
+  it('leaves a carrier alone that already carries the header (a fresher writer got there first)', () => {
+    const headers: Record<string, string> = { 'X-Deadline-Remaining-Ms': '42' }
+    runWithDeadline(Deadline.after(1000, { clock }), () =>
+      propagation.inject(context.active(), headers),
+    )
+    expect(headers).toEqual({ 'X-Deadline-Remaining-Ms': '42' })
+  })
+
+  it('declares its header in fields(), and the composite lists it next to traceparent', () => {
+    expect(new DeadlinePropagator().fields()).toEqual(['x-deadline-remaining-ms'])
+    expect(propagation.fields()).toEqual(
+      expect.arrayContaining(['traceparent', 'x-deadline-remaining-ms']),
+    )
+  })
+
+  it('carries trace and budget across a real HTTP hop through the propagation API alone', async () => {
+    // The receiving side does what instrumentation-http does: extract from req.headers.
+    const seen: Array<{ traceId: string | undefined; remaining: string | undefined }> = []
+    const server = http.createServer((req, res) => {
+      const ctx = propagation.extract(ROOT_CONTEXT, req.headers)
+      clock.advance(30)
+      seen.push({
+        traceId: trace.getSpanContext(ctx)?.traceId,
+        remaining: injected(ctx)['x-deadline-remaining-ms'],
+      })
+      res.end()
+    })
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+    try {
+      const { port } = server.address() as AddressInfo
+      const span = otel.tracer.startSpan('caller')
+      const headers = context.with(trace.setSpan(ROOT_CONTEXT, span), () =>
+        runWithDeadline(Deadline.after(500, { clock }), () => {
+          clock.advance(100)
+          return injected()
+        }),
+      )
+      span.end()
+      const res = await fetch(`http://127.0.0.1:${port}/`, { headers })
+      await res.arrayBuffer()
+      expect(seen).toEqual([{ traceId: span.spanContext().traceId, remaining: '370' }])
+    } finally {
+      await new Promise((resolve) => server.close(resolve))
+    }
+  })
+})

@@ -1,0 +1,108 @@
+import { context, propagation, trace } from '@opentelemetry/api'
+import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks'
+import {
+  type Histogram,
+  MeterProvider,
+  MetricReader,
+  type ResourceMetrics,
+} from '@opentelemetry/sdk-metrics'
+import {
+  BasicTracerProvider,
+  InMemorySpanExporter,
+  type ReadableSpan,
+  SimpleSpanProcessor,
+} from '@opentelemetry/sdk-trace-base'
+
+/** A pull-only reader: tests call `collect()` when they want the numbers. */
+class TestMetricReader extends MetricReader {
+  protected override async onShutdown(): Promise<void> {}
+  protected override async onForceFlush(): Promise<void> {}
+}
+
+export type Attrs = Record<string, string | number | boolean>
+
+/**
+ * The real SDK, wired in memory: spans land in an InMemorySpanExporter through
+ * a SimpleSpanProcessor, metrics are pulled from a MetricReader, and context
+ * flows through AsyncLocalStorage as in a Node service.
+ */
+export function setupOtel() {
+  context.disable()
+  context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable())
+  const exporter = new InMemorySpanExporter()
+  const tracerProvider = new BasicTracerProvider({
+    spanProcessors: [new SimpleSpanProcessor(exporter)],
+  })
+  const reader = new TestMetricReader()
+  const meterProvider = new MeterProvider({ readers: [reader] })
+  const tracer = tracerProvider.getTracer('test')
+
+  async function collect(): Promise<ResourceMetrics> {
+    const { resourceMetrics } = await reader.collect()
+    return resourceMetrics
+  }
+
+  /** Every data point of metric `name` (attributes and value). */
+  async function points(name: string): Promise<Array<{ attributes: Attrs; value: unknown }>> {
+    const rm = await collect()
+    const out: Array<{ attributes: Attrs; value: unknown }> = []
+    for (const scope of rm.scopeMetrics) {
+      for (const metric of scope.metrics) {
+        if (metric.descriptor.name !== name) continue
+        for (const p of metric.dataPoints) {
+          out.push({ attributes: p.attributes as Attrs, value: p.value })
+        }
+      }
+    }
+    return out
+  }
+
+  /** Sum of a counter over the points whose attributes include `where`. */
+  async function counter(name: string, where: Attrs = {}): Promise<number> {
+    let sum = 0
+    for (const p of await points(name)) {
+      if (matches(p.attributes, where)) sum += p.value as number
+    }
+    return sum
+  }
+
+  /** Count, min and max of a histogram over the points whose attributes include `where`. */
+  async function histogram(name: string, where: Attrs = {}) {
+    let count = 0
+    let min = Number.POSITIVE_INFINITY
+    let max = Number.NEGATIVE_INFINITY
+    for (const p of await points(name)) {
+      if (!matches(p.attributes, where)) continue
+      const h = p.value as Histogram
+      count += h.count
+      min = Math.min(min, h.min ?? min)
+      max = Math.max(max, h.max ?? max)
+    }
+    return { count, min, max }
+  }
+
+  async function shutdown(): Promise<void> {
+    await tracerProvider.shutdown()
+    await meterProvider.shutdown()
+    context.disable()
+    propagation.disable()
+    trace.disable()
+  }
+
+  return { exporter, tracerProvider, meterProvider, tracer, counter, histogram, points, shutdown }
+}
+
+function matches(attributes: Attrs, where: Attrs): boolean {
+  return Object.entries(where).every(([k, v]) => attributes[k] === v)
+}
+
+/** Finished spans named `name` (exactly one expected). */
+export function spanNamed(spans: ReadableSpan[], name: string): ReadableSpan {
+  const found = spans.filter((s) => s.name === name)
+  if (found.length !== 1) {
+    throw new Error(
+      `expected one span named "${name}", got ${found.length} among: ${spans.map((s) => s.name).join(', ')}`,
+    )
+  }
+  return found[0] as ReadableSpan
+}
