@@ -1,2 +1,2 @@
-// Starts a throwaway redis-server on loopback for tests (issue 7/11).
-export {}
+export { redisAvailable } from './redisAvailable.js'
+export { type RedisServer, type StartRedisOptions, startRedis } from './startRedis.js'

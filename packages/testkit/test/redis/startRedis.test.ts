@@ -1,0 +1,80 @@
+import { once } from 'node:events'
+import { connect } from 'node:net'
+import { afterEach, describe, expect, it } from 'vitest'
+import { type RedisServer, redisAvailable, startRedis } from '../../src/redis/index.js'
+
+const available = redisAvailable()
+if (!available) {
+  console.warn(
+    '\n!!! redis-server is not on PATH: the startRedis tests are SKIPPED. Install redis-server (CI does) to run them. !!!\n',
+  )
+}
+
+/** Send one inline command over a raw socket: the reply line, or the socket error code. */
+async function send(port: number, command: string): Promise<string> {
+  const socket = connect(port, '127.0.0.1')
+  socket.setEncoding('utf8')
+  try {
+    await once(socket, 'connect')
+    socket.write(`${command}\r\n`)
+    const [data] = (await once(socket, 'data')) as [string]
+    return data.trim()
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code ?? String(error)
+  } finally {
+    socket.destroy()
+  }
+}
+
+describe.skipIf(!available)('startRedis', () => {
+  let redis: RedisServer | undefined
+  afterEach(async () => {
+    await redis?.stop()
+    redis = undefined
+  })
+
+  it('answers PING on 127.0.0.1 as soon as the promise resolves', async () => {
+    redis = await startRedis()
+    expect(redis.url).toBe(`redis://127.0.0.1:${redis.port}`)
+    expect(await send(redis.port, 'PING')).toBe('+PONG')
+  })
+
+  it('persists nothing: save and appendonly are off', async () => {
+    redis = await startRedis()
+    expect(await send(redis.port, 'CONFIG GET appendonly')).toContain('no')
+    const save = await send(redis.port, 'CONFIG GET save')
+    expect(save).toMatch(/^\*2\r\n\$4\r\nsave\r\n\$0$/)
+  })
+
+  it('kill() takes the server down; restart() brings it back empty on the same port', async () => {
+    redis = await startRedis()
+    const port = redis.port
+    expect(await send(port, 'SET k v')).toBe('+OK')
+    await redis.kill()
+    expect(await send(port, 'PING')).toBe('ECONNREFUSED')
+    await redis.restart()
+    expect(redis.port).toBe(port)
+    expect(await send(port, 'PING')).toBe('+PONG')
+    expect(await send(port, 'EXISTS k')).toBe(':0')
+  })
+
+  it('two servers get two ports; stop() is idempotent and frees the port', async () => {
+    redis = await startRedis()
+    const other = await startRedis()
+    expect(other.port).not.toBe(redis.port)
+    await other.stop()
+    await other.stop()
+    expect(await send(other.port, 'PING')).toBe('ECONNREFUSED')
+  })
+})
+
+describe('redisAvailable', () => {
+  it('is false for a binary that does not exist', () => {
+    expect(redisAvailable('no-such-redis-server-binary')).toBe(false)
+    expect(redisAvailable('/nonexistent/redis-server')).toBe(false)
+  })
+
+  it('finds an executable on PATH', () => {
+    expect(redisAvailable('node')).toBe(true)
+  })
+})
