@@ -1,0 +1,53 @@
+import { HourglassError, hasErrorCode } from '@hourglass/core'
+
+/** Why one model of the fallback list gave up. */
+export interface ModelFailure {
+  model: string
+  provider: string
+  /** Attempts sent to this model. */
+  attempts: number
+  /** The last error this model returned (or the reason no attempt was sent). */
+  cause: unknown
+  /** Why the policy stopped on this model (`"attempts exhausted (3 of 3)"`, …). */
+  reason: string
+}
+
+export interface ModelUnavailableDetails {
+  /** Attempts sent, across every model. */
+  attempts: number
+  /** One entry per model tried, in the order tried. */
+  causes: ModelFailure[]
+  /** The last error seen, from any model. */
+  lastCause: unknown
+  /** Why the call stopped as a whole. */
+  reason: string
+}
+
+/**
+ * Every model in the list failed or was given up on. The caller chooses what
+ * next: a cached answer, another route, or an error page.
+ */
+export class ModelUnavailableError extends HourglassError {
+  static readonly code = 'MODEL_UNAVAILABLE'
+  readonly attempts: number
+  readonly causes: ModelFailure[]
+  readonly lastCause: unknown
+  readonly reason: string
+
+  constructor(details: ModelUnavailableDetails) {
+    const tried = details.causes.map((c) => `${c.provider}/${c.model}: ${c.reason}`).join('; ')
+    super(
+      ModelUnavailableError.code,
+      `model unavailable after ${details.attempts} attempt(s): ${details.reason}${tried === '' ? '' : ` [${tried}]`}`,
+      details.lastCause === undefined ? undefined : { cause: details.lastCause },
+    )
+    this.attempts = details.attempts
+    this.causes = details.causes
+    this.lastCause = details.lastCause
+    this.reason = details.reason
+  }
+}
+
+export function isModelUnavailable(error: unknown): error is ModelUnavailableError {
+  return hasErrorCode(error, ModelUnavailableError.code)
+}

@@ -1,0 +1,59 @@
+export interface RetryBudgetOptions {
+  /** Size of the bucket. Default 10 (gRPC's `maxTokens` is 1–1000). Must be > 0. */
+  maxTokens?: number | undefined
+  /** Tokens refunded by each success. Default 0.1: retries may add at most ~10 % to steady traffic. */
+  tokenRatio?: number | undefined
+}
+
+/**
+ * gRPC retry throttling (gRFC A6) for one provider: a bucket that starts full
+ * at `maxTokens`. Every failed attempt that would be worth retrying costs 1
+ * token, every success refunds `tokenRatio`, and retries are allowed only
+ * while more than half the bucket is left (`tokens > maxTokens / 2`).
+ *
+ * Why: per-call retry limits do not bound a fleet. When a provider starts
+ * answering 429 to everyone, each of N callers retrying 3 times triples the
+ * load that caused the 429. With a shared bucket, a storm drains it within
+ * `maxTokens / 2` failures and from then on only first attempts go out until
+ * successes refill it, so retries add at most about `tokenRatio` of the
+ * success traffic.
+ */
+export class RetryBudget {
+  readonly maxTokens: number
+  readonly tokenRatio: number
+  #tokens: number
+
+  constructor(options: RetryBudgetOptions = {}) {
+    const maxTokens = options.maxTokens ?? 10
+    const tokenRatio = options.tokenRatio ?? 0.1
+    if (!(maxTokens > 0) || !Number.isFinite(maxTokens)) {
+      throw new TypeError(`RetryBudget: maxTokens must be a finite number > 0, got ${maxTokens}`)
+    }
+    if (!(tokenRatio >= 0) || !Number.isFinite(tokenRatio)) {
+      throw new TypeError(`RetryBudget: tokenRatio must be a finite number >= 0, got ${tokenRatio}`)
+    }
+    this.maxTokens = maxTokens
+    this.tokenRatio = tokenRatio
+    this.#tokens = maxTokens
+  }
+
+  /** Tokens left, between 0 and `maxTokens`. */
+  get tokens(): number {
+    return this.#tokens
+  }
+
+  /** True while a retry may be sent: more than half the bucket is left. */
+  canRetry(): boolean {
+    return this.#tokens > this.maxTokens / 2
+  }
+
+  /** A retryable failure (rate limit, overload, 5xx, timeout, network) came back. */
+  recordFailure(): void {
+    this.#tokens = Math.max(0, this.#tokens - 1)
+  }
+
+  /** An attempt succeeded. */
+  recordSuccess(): void {
+    this.#tokens = Math.min(this.maxTokens, this.#tokens + this.tokenRatio)
+  }
+}

@@ -1,0 +1,33 @@
+import { RetryBudget, type RetryBudgetOptions } from './RetryBudget.js'
+
+/**
+ * One `RetryBudget` per provider, created on first use with shared options.
+ * Budgets are per provider so one provider's 429 storm cannot stop retries
+ * to the others. Keep one registry per process (or per gateway) so every
+ * call to a provider drains and refills the same bucket.
+ */
+export class RetryBudgetRegistry {
+  readonly #options: RetryBudgetOptions
+  readonly #budgets = new Map<string, RetryBudget>()
+
+  constructor(options: RetryBudgetOptions = {}) {
+    // Validate once, up front, rather than on the first call to a provider.
+    new RetryBudget(options)
+    this.#options = { ...options }
+  }
+
+  /** The budget for `provider` (any stable name: `openai`, `anthropic`, a base URL…). */
+  get(provider: string): RetryBudget {
+    let budget = this.#budgets.get(provider)
+    if (budget === undefined) {
+      budget = new RetryBudget(this.#options)
+      this.#budgets.set(provider, budget)
+    }
+    return budget
+  }
+
+  /** Providers seen so far. */
+  providers(): string[] {
+    return [...this.#budgets.keys()]
+  }
+}

@@ -1,0 +1,42 @@
+import { HourglassError, hasErrorCode } from '@hourglass/core'
+import type { ContentBlock } from '../types.js'
+
+export interface StreamInterruptedDetails {
+  model: string
+  provider: string
+  /** The text received before the stream broke (all text deltas joined). */
+  partialText: string
+  /** Every block received before the stream broke, text, thinking and tool calls. */
+  partialContent: ContentBlock[]
+  cause?: unknown
+}
+
+/**
+ * A streamed answer broke after its first token. It is never restarted
+ * silently: the tokens already produced were billed, and a resend would
+ * produce (and bill) a different answer. The caller gets what arrived and
+ * decides — show it, continue it, or start over knowingly.
+ */
+export class StreamInterruptedError extends HourglassError {
+  static readonly code = 'STREAM_INTERRUPTED'
+  readonly model: string
+  readonly provider: string
+  readonly partialText: string
+  readonly partialContent: ContentBlock[]
+
+  constructor(details: StreamInterruptedDetails) {
+    super(
+      StreamInterruptedError.code,
+      `stream from ${details.provider}/${details.model} broke after the first token (${details.partialText.length} characters received); not restarted`,
+      details.cause === undefined ? undefined : { cause: details.cause },
+    )
+    this.model = details.model
+    this.provider = details.provider
+    this.partialText = details.partialText
+    this.partialContent = details.partialContent
+  }
+}
+
+export function isStreamInterrupted(error: unknown): error is StreamInterruptedError {
+  return hasErrorCode(error, StreamInterruptedError.code)
+}

@@ -1,0 +1,135 @@
+import type { ErrorKind, NormalizedError } from '../types.js'
+import type { RetryBudget } from './RetryBudget.js'
+import { type DelaySource, type RetryDelayOptions, retryDelay } from './retryDelay.js'
+
+/** Foreground work retries overloads; background work fails at once and adds no load. */
+export type Priority = 'foreground' | 'background'
+
+export interface RetryDecisionInput extends RetryDelayOptions {
+  /** The failure, as a dialect normaliser returned it. `retryable` already reflects `x-should-retry`. */
+  error: NormalizedError
+  /** Attempts sent to this model so far, the failed one included (from 1). */
+  attempt: number
+  /** Attempts per model. Default 3; clamped to 1–10. */
+  maxAttempts?: number | undefined
+  /** Overload errors from this model so far, this one included. Default: 1 if this one is an overload. */
+  overloads?: number | undefined
+  /** Retries after an overload (foreground only). Default 3; 0 = fall back on the first overload. */
+  max529Retries?: number | undefined
+  /** Default `'foreground'`. */
+  priority?: Priority | undefined
+  /** Time left before the deadline, in ms. Default `Infinity` (no deadline). */
+  remainingMs?: number | undefined
+  /** The least time an attempt needs to be worth sending, in ms. Default 0. */
+  minAttemptMs?: number | undefined
+  /** Whether another model is left in the fallback list. Default false. */
+  hasFallback?: boolean | undefined
+  /** The provider's retry budget; when given, no retry is sent while it is drained. */
+  retryBudget?: RetryBudget | undefined
+}
+
+export type RetryDecision =
+  | { action: 'retry'; delayMs: number; delaySource: DelaySource; reason: string }
+  | { action: 'fallback'; reason: string; waitMs?: number | undefined }
+  | { action: 'fail'; reason: string; waitMs?: number | undefined }
+
+/** Upper bound on `maxAttempts`: beyond it a "retry" is a load generator. */
+export const MAX_ATTEMPTS_CAP = 10
+
+/**
+ * Errors caused by the request itself: another attempt or another model gets
+ * the same refusal for the same bill.
+ */
+const REQUEST_BOUND: ReadonlySet<ErrorKind> = new Set<ErrorKind>([
+  'bad_request',
+  'content_policy',
+  'context_too_long',
+])
+
+/**
+ * What to do after a failed attempt: retry this model after a wait, fall back
+ * to the next model now, or fail now — always with a reason a log line can
+ * carry. Pure: the same input gives the same answer (inject `random`).
+ *
+ * Rules, first match wins:
+ * 1. no time left for another attempt → fail;
+ * 2. bad request, content policy, context too long → fail (never retried,
+ *    never sent to another model);
+ * 3. not retryable (auth, quota exhausted, not found, or the server said
+ *    `x-should-retry: false`) → fall back, else fail;
+ * 4. overload with `priority: 'background'` → fail at once;
+ * 5. more overloads than `max529Retries` → fall back, else fail;
+ * 6. `maxAttempts` reached → fall back, else fail;
+ * 7. retry budget drained → fall back, else fail;
+ * 8. the wait (see `retryDelay`) plus `minAttemptMs` does not fit in
+ *    `remainingMs` → not slept: fall back, else fail, naming the wait;
+ * 9. otherwise retry after the wait.
+ */
+export function decideRetry(input: RetryDecisionInput): RetryDecision {
+  const { error } = input
+  const remainingMs = input.remainingMs ?? Number.POSITIVE_INFINITY
+  const minAttemptMs = Math.max(0, input.minAttemptMs ?? 0)
+  const maxAttempts = clampAttempts(input.maxAttempts)
+  const max529Retries = Math.max(0, input.max529Retries ?? 3)
+  const overloads = input.overloads ?? (error.kind === 'overloaded' ? 1 : 0)
+  const what = `${error.kind} (HTTP ${error.status}${error.providerCode === undefined ? '' : `, ${error.providerCode}`})`
+  const giveUp = (reason: string, waitMs?: number): RetryDecision => {
+    const base =
+      input.hasFallback === true
+        ? { action: 'fallback' as const, reason }
+        : { action: 'fail' as const, reason }
+    return waitMs === undefined ? base : { ...base, waitMs }
+  }
+
+  if (remainingMs <= minAttemptMs) {
+    return {
+      action: 'fail',
+      reason: `${what}; ${fmt(remainingMs)} ms left, too little for another attempt`,
+    }
+  }
+  if (REQUEST_BOUND.has(error.kind)) {
+    return { action: 'fail', reason: `${what} is permanent for this request: never retried` }
+  }
+  if (!error.retryable) {
+    return giveUp(`${what} is not retryable`)
+  }
+  if (error.kind === 'overloaded' && input.priority === 'background') {
+    return { action: 'fail', reason: `${what}: background work fails at once on overload` }
+  }
+  if (error.kind === 'overloaded' && overloads > max529Retries) {
+    return giveUp(`${what}: ${overloads} overload(s), more than max529Retries (${max529Retries})`)
+  }
+  if (input.attempt >= maxAttempts) {
+    return giveUp(`${what}: attempts exhausted (${input.attempt} of ${maxAttempts})`)
+  }
+  if (input.retryBudget !== undefined && !input.retryBudget.canRetry()) {
+    const tokens = input.retryBudget.tokens.toFixed(1)
+    return giveUp(
+      `${what}: provider retry budget drained (${tokens} of ${input.retryBudget.maxTokens} tokens)`,
+    )
+  }
+  const { delayMs, source } = retryDelay({ ...input, attempt: input.attempt, error })
+  if (delayMs + minAttemptMs > remainingMs) {
+    const label = source === 'server' ? 'server-requested wait' : `${source} wait`
+    return giveUp(
+      `${what}: ${label} of ${delayMs} ms does not fit in the ${fmt(remainingMs)} ms left; not slept`,
+      delayMs,
+    )
+  }
+  return {
+    action: 'retry',
+    delayMs,
+    delaySource: source,
+    reason: `${what}: retry ${input.attempt + 1} of ${maxAttempts} after ${delayMs} ms (${source})`,
+  }
+}
+
+/** `maxAttempts` as used: a whole number in 1–10, default 3. */
+export function clampAttempts(maxAttempts: number | undefined): number {
+  if (maxAttempts === undefined || Number.isNaN(maxAttempts)) return 3
+  return Math.min(MAX_ATTEMPTS_CAP, Math.max(1, Math.floor(maxAttempts)))
+}
+
+function fmt(ms: number): string {
+  return Number.isFinite(ms) ? String(Math.max(0, Math.floor(ms))) : 'unlimited'
+}

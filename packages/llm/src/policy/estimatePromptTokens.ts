@@ -1,0 +1,50 @@
+import type { ChatMessage, ChatRequest, ContentBlock } from '../types.js'
+
+/**
+ * A deliberately pessimistic prompt-size estimate, in tokens, made without a
+ * tokenizer (tokenizers differ per provider and are megabytes of data):
+ *
+ * - ASCII text: `ceil(chars / 4)` — the usual English rule of thumb;
+ * - every non-ASCII code point counts as one whole token, because CJK text
+ *   runs close to one token per character and chars/4 would undercount it
+ *   four-fold — an undercount would let the budget be overspent;
+ * - plus 4 tokens per message for role and framing;
+ * - tool calls and tool definitions are counted as their JSON text.
+ *
+ * Good for a budget check before sending; never for billing (that uses the
+ * usage the provider reports).
+ */
+export function estimatePromptTokens(request: Pick<ChatRequest, 'messages' | 'tools'>): number {
+  let ascii = 0
+  let other = 0
+  const count = (text: string) => {
+    for (const ch of text) {
+      if (ch.charCodeAt(0) < 0x80) ascii++
+      else other++
+    }
+  }
+  for (const message of request.messages) count(messageText(message))
+  if (request.tools !== undefined) count(JSON.stringify(request.tools))
+  return Math.ceil(ascii / 4) + other + MESSAGE_OVERHEAD_TOKENS * request.messages.length
+}
+
+/** Tokens a per-message framing costs in the estimate above. */
+export const MESSAGE_OVERHEAD_TOKENS = 4
+
+function messageText(message: ChatMessage): string {
+  if (typeof message.content === 'string') return message.content
+  return message.content.map(blockText).join('')
+}
+
+function blockText(block: ContentBlock): string {
+  switch (block.type) {
+    case 'text':
+      return block.text
+    case 'thinking':
+      return block.thinking
+    case 'tool_call':
+      return block.name + JSON.stringify(block.arguments ?? null)
+    case 'tool_result':
+      return block.content
+  }
+}

@@ -1,0 +1,99 @@
+import type { NormalizedError } from '../types.js'
+
+/** A source of uniform random numbers in [0, 1). Inject one to make waits reproducible. */
+export type RandomSource = () => number
+
+export interface RetryDelayOptions {
+  /** Backoff for attempt 1, in ms; doubles per attempt. Default 1000. */
+  baseDelayMs?: number | undefined
+  /** Cap on the backoff before jitter, in ms. Default 20000. */
+  maxDelayMs?: number | undefined
+  /** Jitter added to the backoff, as a share of it: 0.3 = up to +30 %. Default 0.3; 0 = none. */
+  jitterRatio?: number | undefined
+  /** Shortest wait after an overload with no server hint, in ms. Default 5000. */
+  overloadFloorMs?: number | undefined
+  /** Random extra on top of the overload floor, up to this many ms. Default 5000. */
+  overloadJitterMs?: number | undefined
+  /**
+   * Extra added to a server's own wait hint, as a share of it: 0.1 = up to
+   * +10 %. Default 0.1; 0 = honour the hint to the millisecond. Callers that
+   * all got the same `Retry-After` would otherwise come back in one burst;
+   * waiting a little longer than asked is always allowed.
+   */
+  hintJitterRatio?: number | undefined
+  /** Uniform random in [0, 1). Default `Math.random`. */
+  random?: RandomSource | undefined
+}
+
+export interface RetryDelayInput extends RetryDelayOptions {
+  /** The attempt that just failed, counting from 1. */
+  attempt: number
+  /** Its normalised error. `retryAfterMs` already holds any server hint (headers or body). */
+  error: Pick<NormalizedError, 'kind' | 'retryAfterMs'>
+}
+
+/** Where a wait came from, for logs and for the reason given when it does not fit. */
+export type DelaySource = 'server' | 'overload' | 'backoff'
+
+export interface RetryDelay {
+  delayMs: number
+  source: DelaySource
+}
+
+export const RETRY_DELAY_DEFAULTS = {
+  baseDelayMs: 1000,
+  maxDelayMs: 20_000,
+  jitterRatio: 0.3,
+  overloadFloorMs: 5000,
+  overloadJitterMs: 5000,
+  hintJitterRatio: 0.1,
+} as const
+
+/**
+ * How long to wait before retrying, in ms:
+ *
+ * 1. the server's hint (`retry-after-ms`, `Retry-After`, rate-limit reset
+ *    headers, Gemini `retryDelay` — dialects fold them into `retryAfterMs`),
+ *    plus up to `hintJitterRatio` of it;
+ * 2. else, on overload (529/503 overloaded): `overloadFloorMs + random ×
+ *    overloadJitterMs` — a crowded cluster needs longer than a backoff step;
+ * 3. else `min(baseDelayMs × 2^(attempt−1), maxDelayMs)` plus
+ *    `random × jitterRatio` of it, so clients sharing an account spread out.
+ */
+export function retryDelay(input: RetryDelayInput): RetryDelay {
+  const random = input.random ?? Math.random
+  const hint = input.error.retryAfterMs
+  if (hint !== undefined && Number.isFinite(hint) && hint >= 0) {
+    const ratio = input.hintJitterRatio ?? RETRY_DELAY_DEFAULTS.hintJitterRatio
+    return { delayMs: Math.ceil(hint * (1 + ratio * unit(random))), source: 'server' }
+  }
+  if (input.error.kind === 'overloaded') {
+    const floor = input.overloadFloorMs ?? RETRY_DELAY_DEFAULTS.overloadFloorMs
+    const spread = input.overloadJitterMs ?? RETRY_DELAY_DEFAULTS.overloadJitterMs
+    return { delayMs: Math.round(floor + unit(random) * spread), source: 'overload' }
+  }
+  return { delayMs: Math.round(backoffMs(input) * (1 + jitter(input, random))), source: 'backoff' }
+}
+
+/** The backoff before jitter for `attempt` (from 1), in ms. */
+export function backoffMs(input: {
+  attempt: number
+  baseDelayMs?: number | undefined
+  maxDelayMs?: number | undefined
+}): number {
+  const base = input.baseDelayMs ?? RETRY_DELAY_DEFAULTS.baseDelayMs
+  const max = input.maxDelayMs ?? RETRY_DELAY_DEFAULTS.maxDelayMs
+  const exponent = Math.max(0, Math.floor(input.attempt) - 1)
+  // 2^exponent overflows to Infinity for large attempts; min() keeps it at the cap.
+  return Math.min(base * 2 ** exponent, max)
+}
+
+function jitter(input: RetryDelayOptions, random: RandomSource): number {
+  return (input.jitterRatio ?? RETRY_DELAY_DEFAULTS.jitterRatio) * unit(random)
+}
+
+/** Clamps a random source's output into [0, 1) so a bad source cannot produce negative waits. */
+function unit(random: RandomSource): number {
+  const value = random()
+  return Number.isFinite(value) ? Math.min(Math.max(value, 0), 1) : 0
+}

@@ -1,0 +1,63 @@
+import { MemorySideEffectStore } from './MemorySideEffectStore.js'
+import type { SideEffectStore } from './SideEffectStore.js'
+
+export interface SideEffectOptions {
+  /** Where completed runs are remembered. Default: one in-memory store shared by the process. */
+  store?: SideEffectStore | undefined
+  /** How long a completed run is remembered, in ms. Default 86 400 000 (24 h); `Infinity` = as long as the store keeps it; 0 = not remembered once done (only concurrent callers share the run). */
+  ttlMs?: number | undefined
+}
+
+/** 24 h, as payment APIs keep idempotency keys. */
+export const DEFAULT_SIDE_EFFECT_TTL_MS = 86_400_000
+
+const defaultStore = new MemorySideEffectStore()
+const inFlight = new WeakMap<SideEffectStore, Map<string, Promise<unknown>>>()
+
+/**
+ * Runs `fn` at most once per operation `key` (derive it with
+ * `idempotencyKey`, from the operation — never from the attempt number):
+ *
+ * - a later call with the same key gets the remembered result without
+ *   running `fn` again — a retried agent turn does not send the email twice;
+ * - concurrent calls with the same key share the one run in progress;
+ * - a run that throws is **not** remembered: the error goes to every caller
+ *   sharing that run and the next call runs `fn` again. That assumes a
+ *   throwing tool did not act. A tool that can fail after acting (the mail
+ *   API timed out after sending) must pass the key on downstream as an
+ *   `Idempotency-Key` — `fn` receives it for that reason.
+ */
+export function sideEffect<T>(
+  key: string,
+  fn: (key: string) => T | Promise<T>,
+  options: SideEffectOptions = {},
+): Promise<T> {
+  if (typeof key !== 'string' || key === '') {
+    throw new TypeError('sideEffect: key must be a non-empty string (see idempotencyKey)')
+  }
+  const store = options.store ?? defaultStore
+  const ttlMs = options.ttlMs ?? DEFAULT_SIDE_EFFECT_TTL_MS
+  let running = inFlight.get(store)
+  if (running === undefined) {
+    running = new Map()
+    inFlight.set(store, running)
+  }
+  const shared = running.get(key)
+  if (shared !== undefined) return shared as Promise<T>
+
+  const run = (async () => {
+    const done = await store.get(key)
+    if (done !== undefined) return done.value as T
+    const value = await fn(key)
+    await store.set(key, { value, completedAtMs: Date.now() }, ttlMs)
+    return value
+  })()
+  // Registered before the first await above resolves, so a caller arriving in
+  // the same tick already finds the run.
+  running.set(key, run)
+  const forget = () => {
+    running.delete(key)
+  }
+  run.then(forget, forget)
+  return run
+}
