@@ -1,0 +1,459 @@
+import diagnostics from 'node:diagnostics_channel'
+import {
+  channelNames,
+  Deadline,
+  type EgressAttemptEndMessage,
+  type EgressAttemptMessage,
+  type IngressStartMessage,
+  type LlmAttemptMessage,
+  ManualClock,
+} from '@hourglass/core'
+import { instrumentDeadlines, type StopInstrumentation } from '@hourglass/otel'
+import { context, ROOT_CONTEXT, type Span, SpanStatusCode, trace } from '@opentelemetry/api'
+import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { setupOtel, spanNamed } from './helpers/otel.js'
+
+let otel: ReturnType<typeof setupOtel>
+let stop: StopInstrumentation
+let clock: ManualClock
+
+beforeEach(() => {
+  otel = setupOtel()
+  clock = new ManualClock()
+  stop = instrumentDeadlines({
+    tracerProvider: otel.tracerProvider,
+    meterProvider: otel.meterProvider,
+  })
+})
+afterEach(async () => {
+  stop()
+  await otel.shutdown()
+})
+
+const publish = (name: string, message: object) => diagnostics.channel(name).publish(message)
+
+/** Run `fn` with a fresh span active, as instrumentation-http does for a request. */
+function inSpan<T>(name: string, fn: (span: Span) => T): T {
+  const span = otel.tracer.startSpan(name)
+  return context.with(trace.setSpan(context.active(), span), () => fn(span))
+}
+
+function ingressStart(deadline: Deadline, budgetMs: number): IngressStartMessage {
+  return {
+    deadline,
+    req: {},
+    budgetMs,
+    source: 'x-deadline-remaining-ms',
+    clamped: false,
+    mode: 'enforce',
+  }
+}
+
+describe('instrumentDeadlines: ingress', () => {
+  it('describes the request deadline on the span active when it starts (the server span)', async () => {
+    const deadline = Deadline.after(800, { clock })
+    clock.advance(3)
+    inSpan('GET /quote', (span) => {
+      publish(channelNames.ingressStart, ingressStart(deadline, 800))
+      span.end()
+    })
+    const server = spanNamed(otel.exporter.getFinishedSpans(), 'GET /quote')
+    expect(server.attributes).toMatchObject({
+      'deadline.budget_ms': 800,
+      'deadline.remaining_ms': 797,
+      'deadline.source': 'x-deadline-remaining-ms',
+      'deadline.clamped': false,
+      'deadline.mode': 'enforce',
+    })
+    expect(await otel.histogram('deadline.ingress.remaining')).toEqual({
+      count: 1,
+      min: 797,
+      max: 797,
+    })
+  })
+
+  it('puts a later expiry on the request span even when it fires outside its context', async () => {
+    const deadline = Deadline.after(100, { clock })
+    const server = inSpan('GET /slow', (span) => {
+      publish(channelNames.ingressStart, ingressStart(deadline, 100))
+      return span
+    })
+    // Timers and socket callbacks: the active context is not the request's.
+    context.with(ROOT_CONTEXT, () => {
+      publish(channelNames.ingressExpire, {
+        deadline,
+        req: {},
+        budgetMs: 100,
+        elapsedMs: 100,
+        slice: 'model',
+        stage: 'handler',
+        action: '504',
+      })
+      publish(channelNames.ingressEnd, {
+        deadline,
+        req: {},
+        statusCode: 504,
+        elapsedMs: 101,
+        outcome: 'expired',
+      })
+    })
+    server.end()
+    const span = spanNamed(otel.exporter.getFinishedSpans(), 'GET /slow')
+    expect(span.events.map((e) => [e.name, e.attributes])).toEqual([
+      [
+        'deadline.exceeded',
+        {
+          'deadline.stage': 'handler',
+          'deadline.slice': 'model',
+          'deadline.budget_ms': 100,
+          'deadline.elapsed_ms': 100,
+          'deadline.action': '504',
+        },
+      ],
+    ])
+    expect(span.attributes).toMatchObject({
+      'error.type': 'DEADLINE_EXCEEDED',
+      'deadline.outcome': 'expired',
+      'deadline.elapsed_ms': 101,
+    })
+    expect(await otel.counter('deadline.exceeded', { 'deadline.stage': 'handler' })).toBe(1)
+  })
+
+  it('arrival with no time left counts at the arrival stage; dark mode is not an error', async () => {
+    const deadline = Deadline.after(0, { clock, observe: true })
+    inSpan('GET /late', (span) => {
+      publish(channelNames.ingressStart, { ...ingressStart(deadline, 0), mode: 'observe' })
+      publish(channelNames.ingressExpire, {
+        deadline,
+        req: {},
+        budgetMs: 0,
+        elapsedMs: 0,
+        stage: 'arrival',
+        action: 'observed',
+      })
+      span.end()
+    })
+    const span = spanNamed(otel.exporter.getFinishedSpans(), 'GET /late')
+    expect(span.events[0]?.attributes).toMatchObject({ 'deadline.stage': 'arrival' })
+    expect(span.attributes).not.toHaveProperty('error.type')
+    expect(await otel.counter('deadline.exceeded', { 'deadline.stage': 'arrival' })).toBe(1)
+  })
+
+  it('records a caller that left as an event on its request span and in a counter', async () => {
+    const deadline = Deadline.after(1000, { clock })
+    inSpan('POST /chat', (span) => {
+      publish(channelNames.ingressStart, ingressStart(deadline, 1000))
+      context.with(ROOT_CONTEXT, () =>
+        publish(channelNames.ingressClientClosed, { deadline, req: {}, elapsedMs: 250 }),
+      )
+      span.end()
+    })
+    const span = spanNamed(otel.exporter.getFinishedSpans(), 'POST /chat')
+    expect(span.events.map((e) => [e.name, e.attributes])).toEqual([
+      ['deadline.client_closed', { 'deadline.elapsed_ms': 250 }],
+    ])
+    expect(await otel.counter('deadline.client_closed')).toBe(1)
+  })
+})
+
+describe('instrumentDeadlines: slices', () => {
+  it('makes each slice a child span with its allotted and used ms, as the plan reports them', async () => {
+    const deadline = Deadline.after(1010, { clock })
+    const plan = deadline.plan({ preprocess: 1, model: 3 }, { reserveMs: 10 })
+    await inSpan('POST /answer', async (server) => {
+      const step = plan.run('preprocess', () => new Promise((r) => setImmediate(r)))
+      clock.advance(40)
+      await step
+      server.end()
+    })
+    const [row] = plan.report()
+    const spans = otel.exporter.getFinishedSpans()
+    const slice = spanNamed(spans, 'deadline.slice preprocess')
+    const server = spanNamed(spans, 'POST /answer')
+    expect(row).toEqual({ name: 'preprocess', allottedMs: 250, usedMs: 40, outcome: 'ok' })
+    expect(slice.parentSpanContext?.spanId).toBe(server.spanContext().spanId)
+    expect(slice.attributes).toEqual({
+      'deadline.slice': 'preprocess',
+      'deadline.slice.allotted_ms': 250,
+      'deadline.slice.used_ms': 40,
+      'deadline.slice.outcome': 'ok',
+    })
+    expect(slice.status.code).toBe(SpanStatusCode.UNSET)
+  })
+
+  it('marks a slice that ran out as an error with a deadline.exceeded event, and counts it', async () => {
+    const plan = Deadline.after(110, { clock }).plan({ model: 1 }, { reserveMs: 10 })
+    const running = plan.run('model', () => new Promise(() => {}))
+    clock.advance(100)
+    await expect(running).rejects.toMatchObject({ code: 'DEADLINE_EXCEEDED', slice: 'model' })
+    const slice = spanNamed(otel.exporter.getFinishedSpans(), 'deadline.slice model')
+    expect(slice.status).toEqual({ code: SpanStatusCode.ERROR, message: 'slice "model" ran out' })
+    expect(slice.attributes).toMatchObject({
+      'error.type': 'DEADLINE_EXCEEDED',
+      'deadline.slice.allotted_ms': 100,
+      'deadline.slice.used_ms': 100,
+      'deadline.slice.outcome': 'exceeded',
+    })
+    expect(slice.events.map((e) => [e.name, e.attributes])).toEqual([
+      [
+        'deadline.exceeded',
+        {
+          'deadline.stage': 'slice',
+          'deadline.slice': 'model',
+          'deadline.slice.allotted_ms': 100,
+          'deadline.slice.used_ms': 100,
+        },
+      ],
+    ])
+    expect(
+      await otel.counter('deadline.exceeded', {
+        'deadline.stage': 'slice',
+        'deadline.slice': 'model',
+      }),
+    ).toBe(1)
+  })
+
+  it('gives a slice that failed for another reason its error code as error.type', async () => {
+    const plan = Deadline.after(100, { clock }).plan({ parse: 1 })
+    const failure = Object.assign(new Error('bad json'), { code: 'BAD_JSON' })
+    await expect(plan.run('parse', () => Promise.reject(failure))).rejects.toBe(failure)
+    const slice = spanNamed(otel.exporter.getFinishedSpans(), 'deadline.slice parse')
+    expect(slice.status.code).toBe(SpanStatusCode.ERROR)
+    expect(slice.attributes['error.type']).toBe('BAD_JSON')
+    expect(await otel.counter('deadline.exceeded')).toBe(0)
+  })
+})
+
+function attempt(deadline: Deadline, n: number): EgressAttemptMessage {
+  return {
+    deadline,
+    method: 'GET',
+    url: 'http://127.0.0.1:9/price',
+    attempt: n,
+    remainingMs: deadline.remaining(),
+    headerMs: Math.floor(deadline.remaining()),
+  }
+}
+
+function attemptEnd(
+  deadline: Deadline,
+  n: number,
+  rest: Partial<EgressAttemptEndMessage>,
+): EgressAttemptEndMessage {
+  return {
+    deadline,
+    method: 'GET',
+    url: 'http://127.0.0.1:9/price',
+    attempt: n,
+    elapsedMs: 12,
+    bytesReceived: 0,
+    ...rest,
+  }
+}
+
+describe('instrumentDeadlines: egress', () => {
+  it('gives each attempt a span with the budget sent, resend count and failure, and a retry event between', async () => {
+    const deadline = Deadline.after(600, { clock })
+    inSpan('GET /checkout', (server) => {
+      publish(channelNames.egressAttempt, attempt(deadline, 1))
+      clock.advance(30)
+      publish(
+        channelNames.egressAttemptEnd,
+        attemptEnd(deadline, 1, { errorCode: 'CONNECT_TIMEOUT', phase: 'connect' }),
+      )
+      publish(channelNames.egressRetry, {
+        deadline,
+        method: 'GET',
+        url: 'http://127.0.0.1:9/price',
+        attempt: 2,
+        reason: 'CONNECT_TIMEOUT',
+        delayMs: 20,
+      })
+      clock.advance(20)
+      publish(channelNames.egressAttempt, attempt(deadline, 2))
+      publish(
+        channelNames.egressAttemptEnd,
+        attemptEnd(deadline, 2, { statusCode: 200, bytesReceived: 17 }),
+      )
+      server.end()
+    })
+    const spans = otel.exporter.getFinishedSpans()
+    const server = spanNamed(spans, 'GET /checkout')
+    const attempts = spans.filter((s) => s.name === 'deadline.egress GET')
+    expect(attempts.map((s) => s.parentSpanContext?.spanId)).toEqual([
+      server.spanContext().spanId,
+      server.spanContext().spanId,
+    ])
+    expect(attempts[0]?.attributes).toMatchObject({
+      'deadline.attempt': 1,
+      'deadline.remaining_ms': 600,
+      'deadline.header_ms': 600,
+      'error.type': 'CONNECT_TIMEOUT',
+      'deadline.phase': 'connect',
+    })
+    expect(attempts[0]?.attributes).not.toHaveProperty('http.request.resend_count')
+    expect(attempts[0]?.status.code).toBe(SpanStatusCode.ERROR)
+    expect(attempts[1]?.attributes).toMatchObject({
+      'deadline.attempt': 2,
+      'http.request.resend_count': 1,
+      'deadline.remaining_ms': 550,
+      'http.response.status_code': 200,
+    })
+    expect(attempts[1]?.attributes).not.toHaveProperty('error.type')
+    expect(server.events.map((e) => [e.name, e.attributes])).toEqual([
+      [
+        'deadline.retry',
+        {
+          'deadline.attempt': 2,
+          'deadline.retry.reason': 'CONNECT_TIMEOUT',
+          'deadline.retry.delay_ms': 20,
+        },
+      ],
+    ])
+    expect(await otel.histogram('deadline.egress.remaining')).toEqual({
+      count: 2,
+      min: 550,
+      max: 600,
+    })
+    expect(await otel.counter('deadline.retries', { 'deadline.retry.outcome': 'retried' })).toBe(1)
+    expect(await otel.counter('deadline.calls.succeeded', { 'deadline.attempt': 2 })).toBe(1)
+    expect(await otel.counter('deadline.calls.succeeded', { 'deadline.attempt': 1 })).toBe(0)
+  })
+
+  it('records a skipped retry and why; an upstream deadline counts at the upstream stage', async () => {
+    const deadline = Deadline.after(600, { clock })
+    inSpan('GET /checkout', (server) => {
+      publish(channelNames.egressAttempt, attempt(deadline, 1))
+      publish(channelNames.egressAttemptEnd, attemptEnd(deadline, 1, { statusCode: 504 }))
+      publish(channelNames.egressRetrySkipped, {
+        deadline,
+        method: 'GET',
+        url: 'http://127.0.0.1:9/price',
+        attempt: 1,
+        reason: 'HTTP_504',
+        why: 'upstream-deadline',
+      })
+      server.end()
+    })
+    const spans = otel.exporter.getFinishedSpans()
+    expect(spanNamed(spans, 'deadline.egress GET').attributes['error.type']).toBe('504')
+    expect(spanNamed(spans, 'GET /checkout').events.map((e) => [e.name, e.attributes])).toEqual([
+      [
+        'deadline.retry_skipped',
+        {
+          'deadline.attempt': 1,
+          'deadline.retry.reason': 'HTTP_504',
+          'deadline.retry.why': 'upstream-deadline',
+        },
+      ],
+    ])
+    expect(
+      await otel.counter('deadline.retries', {
+        'deadline.retry.outcome': 'skipped',
+        'deadline.retry.why': 'upstream-deadline',
+      }),
+    ).toBe(1)
+    expect(await otel.counter('deadline.exceeded', { 'deadline.stage': 'upstream' })).toBe(1)
+    expect(await otel.counter('deadline.calls.succeeded')).toBe(0)
+  })
+
+  it('counts model calls by the attempt that succeeded, from hourglass:llm:attempt', async () => {
+    const llm = (n: number, decision: LlmAttemptMessage['decision']): LlmAttemptMessage => ({
+      deadline: undefined,
+      attempt: n,
+      model: 'small',
+      provider: 'fake',
+      latencyMs: 5,
+      decision,
+      costUsd: 0,
+      ...(decision === 'retry' ? { status: 429, errorKind: 'rate_limited', delayMs: 100 } : {}),
+    })
+    inSpan('POST /chat', (server) => {
+      publish(channelNames.llmAttempt, llm(1, 'retry'))
+      publish(channelNames.llmAttempt, llm(2, 'success'))
+      publish(channelNames.llmAttempt, llm(1, 'success'))
+      server.end()
+    })
+    const server = spanNamed(otel.exporter.getFinishedSpans(), 'POST /chat')
+    expect(server.events.map((e) => [e.name, e.attributes])).toEqual([
+      [
+        'deadline.retry',
+        {
+          'deadline.attempt': 2,
+          'deadline.retry.reason': 'rate_limited',
+          'deadline.retry.delay_ms': 100,
+        },
+      ],
+    ])
+    const kind = { 'deadline.call.kind': 'llm' }
+    expect(await otel.counter('deadline.calls.succeeded', { ...kind, 'deadline.attempt': 1 })).toBe(
+      1,
+    )
+    expect(await otel.counter('deadline.calls.succeeded', { ...kind, 'deadline.attempt': 2 })).toBe(
+      1,
+    )
+    expect(await otel.counter('deadline.retries', kind)).toBe(1)
+  })
+})
+
+describe('instrumentDeadlines: cost and safety', () => {
+  const allChannels = Object.values(channelNames)
+
+  it('leaves every Hourglass channel without subscribers until called, and again after stop()', () => {
+    stop()
+    expect(allChannels.filter((name) => diagnostics.hasSubscribers(name))).toEqual([])
+    const again = instrumentDeadlines({ tracerProvider: otel.tracerProvider })
+    expect(allChannels.filter((name) => diagnostics.hasSubscribers(name))).toEqual([
+      channelNames.sliceStart,
+      channelNames.sliceEnd,
+      channelNames.ingressStart,
+      channelNames.ingressInvalidHeader,
+      channelNames.ingressExpire,
+      channelNames.ingressClientClosed,
+      channelNames.ingressLateWrite,
+      channelNames.ingressEnd,
+      channelNames.egressAttempt,
+      channelNames.egressAttemptEnd,
+      channelNames.egressRetry,
+      channelNames.egressRetrySkipped,
+      channelNames.llmAttempt,
+    ])
+    again()
+    again()
+    expect(allChannels.filter((name) => diagnostics.hasSubscribers(name))).toEqual([])
+  })
+
+  it('stops producing spans once stopped', async () => {
+    stop()
+    const plan = Deadline.after(100, { clock }).plan({ a: 1 })
+    await plan.run('a', () => 'done')
+    expect(otel.exporter.getFinishedSpans()).toEqual([])
+  })
+
+  it('never lets a failing tracer break the work it observes', async () => {
+    stop()
+    const throwing = {
+      getTracer: () => ({
+        startSpan: () => {
+          throw new Error('exporter on fire')
+        },
+        startActiveSpan: () => {
+          throw new Error('exporter on fire')
+        },
+      }),
+    }
+    const stopBroken = instrumentDeadlines({ tracerProvider: throwing })
+    const uncaught: unknown[] = []
+    const onUncaught = (e: unknown) => uncaught.push(e)
+    process.on('uncaughtException', onUncaught)
+    try {
+      const plan = Deadline.after(100, { clock }).plan({ a: 1 })
+      await expect(plan.run('a', () => 'still works')).resolves.toBe('still works')
+      await new Promise((r) => setImmediate(r))
+      expect(uncaught).toEqual([])
+    } finally {
+      process.off('uncaughtException', onUncaught)
+      stopBroken()
+    }
+  })
+})
