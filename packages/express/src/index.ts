@@ -1,2 +1,3 @@
-// Placeholder so the workspace builds; this package lands with its issue.
-export {}
+export { deadline } from './deadline.js'
+export { deadlineErrors } from './deadlineErrors.js'
+export type { DeadlineMiddlewareOptions } from './options.js'

@@ -1,0 +1,208 @@
+import type { IncomingMessage, ServerResponse } from 'node:http'
+import {
+  ClientClosedError,
+  Deadline,
+  DeadlineExceededError,
+  type DeadlineSource,
+  type IngressEndMessage,
+  type IngressExpireMessage,
+  type IngressLateWriteMessage,
+  runWithDeadline,
+  type SlicePlan,
+} from '@hourglass/core'
+import { callHook } from './callHook.js'
+import {
+  ingressClientClosedChannel,
+  ingressEndChannel,
+  ingressExpireChannel,
+  ingressLateWriteChannel,
+  ingressStartChannel,
+} from './channels.js'
+import type { ResolvedOptions } from './options.js'
+import { shieldSocket } from './shieldSocket.js'
+import { swallowLateWrites } from './swallowLateWrites.js'
+import { writeExpired } from './writeExpired.js'
+
+const requests = new WeakMap<object, IngressRequest>()
+
+/**
+ * One request's life under its deadline: arrival, the chain running inside
+ * it, the 504 (or the observation) when it runs out, the client leaving, and
+ * the release of every timer and listener when the response is over.
+ *
+ * `deadline` is the handler's: it ends `reserveMs` before the caller's, which
+ * is the moment the 504 must be written. It is one core `Deadline` with one
+ * timer, so its signal aborts exactly when the 504 goes out and the
+ * `x-deadline-remaining-ms` it propagates downstream already leaves us the
+ * time to answer.
+ */
+export class IngressRequest {
+  /** The `IngressRequest` of a request that went through `deadline()`, if any. */
+  static of(req: object): IngressRequest | undefined {
+    return requests.get(req)
+  }
+
+  readonly req: IncomingMessage
+  readonly res: ServerResponse
+  readonly deadline: Deadline
+  readonly plan: SlicePlan | undefined
+  /** The request's budget (inbound or default, clamped), in ms; the handler gets `reserveMs` less. */
+  readonly budgetMs: number
+  readonly #options: ResolvedOptions
+  #arriving = true
+  #expiredOnArrival = false
+  #answered = false
+  #outcome: IngressEndMessage['outcome'] = 'ok'
+  #finished = false
+
+  constructor(
+    req: IncomingMessage,
+    res: ServerResponse,
+    options: ResolvedOptions,
+    budgetMs: number,
+  ) {
+    this.req = req
+    this.res = res
+    this.budgetMs = budgetMs
+    this.#options = options
+    this.deadline = Deadline.after(budgetMs - options.reserveMs, {
+      clock: options.clock,
+      observe: options.observe,
+      onExpire: () => {
+        // An empty budget expires inside Deadline.after, before anything is
+        // wired up: `start` answers for it.
+        if (this.#arriving) this.#expiredOnArrival = true
+        else this.#expire('handler')
+      },
+    })
+    this.#arriving = false
+    this.plan = options.plan
+      ? this.deadline.plan(options.plan, { reserveMs: options.reserveMs })
+      : undefined
+    requests.set(req, this)
+  }
+
+  /** True once the deadline answered (504 written, or a started response ended). */
+  get answered(): boolean {
+    return this.#answered
+  }
+
+  /** True in dark mode: expiry is reported, never enforced. */
+  get observe(): boolean {
+    return this.#options.observe
+  }
+
+  /** Announce the request, then run the rest of the chain inside its deadline. */
+  start(source: DeadlineSource | 'default', clamped: boolean, next: () => void): void {
+    if (ingressStartChannel.hasSubscribers) {
+      ingressStartChannel.publish({
+        deadline: this.deadline,
+        req: this.req,
+        budgetMs: this.budgetMs,
+        source,
+        clamped,
+        mode: this.#options.observe ? 'observe' : 'enforce',
+      })
+    }
+    this.res.once('finish', this.#onFinish)
+    this.res.once('close', this.#onClose)
+    if (this.#expiredOnArrival) {
+      this.#expire('arrival')
+      if (this.#answered) return
+    }
+    runWithDeadline(this.deadline, next)
+  }
+
+  /**
+   * Answer for the request because its time ran out: the middleware's own
+   * timer, or `deadlineErrors()` given a `DeadlineExceededError` (a slice ran
+   * out first). Reports it; in observe mode reports only.
+   */
+  expire(stage: IngressExpireMessage['stage'], slice?: string): void {
+    this.#expire(stage, slice)
+  }
+
+  #expire(stage: IngressExpireMessage['stage'], slice = this.#runningSlice()): void {
+    // Already answered (by us), or the handler's own response is flushing.
+    if (this.#answered || this.res.writableEnded) return
+    const elapsedMs = this.deadline.elapsed()
+    let action: IngressExpireMessage['action'] = 'observed'
+    if (!this.#options.observe) {
+      this.#answered = true
+      this.#outcome = 'expired'
+      // The timer's expiry already carries its reason; a slice that ran out
+      // first (via deadlineErrors) leaves the request's deadline live.
+      const reason = this.deadline.done
+        ? this.deadline.reason
+        : new DeadlineExceededError({ budgetMs: this.budgetMs, elapsedMs, slice })
+      action = writeExpired(this.res, this.req.method, {
+        budgetMs: this.budgetMs,
+        elapsedMs,
+        slice,
+      })
+      // Whatever the handler still does must not reach the wire or the socket.
+      swallowLateWrites(this.res, reason, this.#reportLateWrite)
+      shieldSocket(this.req)
+      this.deadline.cancel(reason)
+    }
+    const event: IngressExpireMessage = {
+      deadline: this.deadline,
+      req: this.req,
+      budgetMs: this.budgetMs,
+      elapsedMs,
+      slice,
+      stage,
+      action,
+    }
+    if (ingressExpireChannel.hasSubscribers) ingressExpireChannel.publish(event)
+    callHook(this.#options.onExpire, event)
+  }
+
+  #runningSlice(): string | undefined {
+    return this.plan?.report().find((row) => row.outcome === 'running')?.name
+  }
+
+  readonly #reportLateWrite = (method: string): void => {
+    const event: IngressLateWriteMessage = { req: this.req, method }
+    if (ingressLateWriteChannel.hasSubscribers) ingressLateWriteChannel.publish(event)
+    callHook(this.#options.onLateWrite, event)
+  }
+
+  readonly #onFinish = (): void => {
+    this.#finish()
+  }
+
+  readonly #onClose = (): void => {
+    if (!this.res.writableEnded && !this.#answered) {
+      // The caller left before the response was complete: stop everything
+      // done on its behalf; no 504, nobody is there to read it.
+      this.#outcome = 'client-closed'
+      this.deadline.cancel(new ClientClosedError())
+      if (ingressClientClosedChannel.hasSubscribers) {
+        ingressClientClosedChannel.publish({
+          deadline: this.deadline,
+          req: this.req,
+          elapsedMs: this.deadline.elapsed(),
+        })
+      }
+    }
+    this.#finish()
+  }
+
+  #finish(): void {
+    if (this.#finished) return
+    this.#finished = true
+    this.res.removeListener('finish', this.#onFinish)
+    this.res.removeListener('close', this.#onClose)
+    this.deadline.dispose()
+    if (ingressEndChannel.hasSubscribers) {
+      ingressEndChannel.publish({
+        deadline: this.deadline,
+        req: this.req,
+        statusCode: this.res.statusCode,
+        elapsedMs: this.deadline.elapsed(),
+        outcome: this.#outcome,
+      })
+    }
+  }
+}

@@ -1,0 +1,69 @@
+import type { ServerResponse } from 'node:http'
+import {
+  type Deadline,
+  type IngressInvalidHeaderMessage,
+  type InvalidDeadlineHeader,
+  readDeadline,
+  type SlicePlan,
+} from '@hourglass/core'
+import type { RequestHandler } from 'express'
+import { callHook } from './callHook.js'
+import { ingressInvalidHeaderChannel } from './channels.js'
+import { IngressRequest } from './IngressRequest.js'
+import { type DeadlineMiddlewareOptions, resolveOptions } from './options.js'
+
+declare global {
+  // Express (4 and 5) types its request through this global namespace.
+  namespace Express {
+    interface Request {
+      /**
+       * This request's deadline, set by `deadline()` from @hourglass/express.
+       * It ends `reserveMs` before the caller's, when the 504 is written.
+       */
+      deadline: Deadline
+      /** This request's slice plan, when `deadline({ plan })` was given. */
+      plan?: SlicePlan | undefined
+    }
+  }
+}
+
+/**
+ * Express middleware: give every request one absolute deadline and answer 504
+ * when it runs out. The budget is the smallest valid trusted inbound header
+ * (or `defaultMs`), clamped to `maxMs`; the rest of the chain runs inside it
+ * (`req.deadline`, `currentDeadline()`); its signal aborts at the 504 and when
+ * the client leaves; every timer and listener is released when the response
+ * is over.
+ */
+export function deadline(options: DeadlineMiddlewareOptions = {}): RequestHandler {
+  const resolved = resolveOptions(options)
+  return function hourglassDeadline(req, res, next): void {
+    const read = readDeadline(req.headers, { maxMs: resolved.maxMs, sources: resolved.trust })
+    if (read.invalid.length > 0) {
+      const event: IngressInvalidHeaderMessage = { req, invalid: read.invalid }
+      if (ingressInvalidHeaderChannel.hasSubscribers) ingressInvalidHeaderChannel.publish(event)
+      callHook(resolved.onInvalidHeader, event)
+      if (resolved.strict) {
+        writeInvalid(res, read.invalid)
+        return
+      }
+    }
+    const ingress = new IngressRequest(req, res, resolved, read.ms ?? resolved.defaultMs)
+    req.deadline = ingress.deadline
+    if (ingress.plan) req.plan = ingress.plan
+    ingress.start(read.source ?? 'default', read.clamped, () => next())
+  }
+}
+
+/** `strict: true`: a malformed deadline is the caller's bug; say which header and why, nothing more. */
+function writeInvalid(res: ServerResponse, invalid: readonly InvalidDeadlineHeader[]): void {
+  const body = JSON.stringify({
+    error: 'invalid_deadline_header',
+    invalid: invalid.map(({ header, reason }) => ({ header, reason })),
+  })
+  res.statusCode = 400
+  res.setHeader('content-type', 'application/json; charset=utf-8')
+  res.setHeader('content-length', Buffer.byteLength(body))
+  res.setHeader('cache-control', 'no-store')
+  res.end(body)
+}

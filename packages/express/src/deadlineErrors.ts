@@ -1,0 +1,45 @@
+import { isClientClosed, isDeadlineExceeded } from '@hourglass/core'
+import type { ErrorRequestHandler } from 'express'
+import { IngressRequest } from './IngressRequest.js'
+import { writeExpired } from './writeExpired.js'
+
+/**
+ * Express error handler (4 arguments; put it after your routes): maps the
+ * deadline's errors to responses and passes every other error on.
+ *
+ * - `DeadlineExceededError` (a slice ran out, or the request did): 504 with
+ *   the same JSON body and `x-deadline-expired: 1` as the middleware; a
+ *   response already streaming is ended.
+ * - `ClientClosedError`: nothing — nobody is left to answer.
+ * - An abort or deadline error that arrives after the deadline already
+ *   answered for the request: swallowed; it is the handler noticing.
+ *
+ * Bodies never carry an error's message or stack.
+ */
+export function deadlineErrors(): ErrorRequestHandler {
+  return function hourglassDeadlineErrors(error, req, res, next): void {
+    const ingress = IngressRequest.of(req)
+    const deadlineError = isDeadlineExceeded(error)
+    if (isClientClosed(error)) return
+    if (ingress?.answered) {
+      if (deadlineError || isAbort(error)) return
+      next(error)
+      return
+    }
+    if (!deadlineError) {
+      next(error)
+      return
+    }
+    if (ingress && !ingress.observe) {
+      ingress.expire('handler', error.slice)
+      return
+    }
+    // deadline() is not in the chain, or only observes (the error is real
+    // nonetheless: something downstream ran out): answer from what it knows.
+    writeExpired(res, req.method, error)
+  }
+}
+
+function isAbort(error: unknown): boolean {
+  return error instanceof Error && error.name === 'AbortError'
+}

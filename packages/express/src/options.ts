@@ -1,0 +1,112 @@
+import {
+  type Clock,
+  DEADLINE_SOURCES,
+  Deadline,
+  type DeadlineSource,
+  type IngressExpireMessage,
+  type IngressInvalidHeaderMessage,
+  type IngressLateWriteMessage,
+  MAX_TIMER_MS,
+  type PlanEntry,
+  systemClock,
+} from '@hourglass/core'
+
+export interface DeadlineMiddlewareOptions {
+  /** Budget for a request that carries no valid deadline header, in ms. Default 2000. Must be > 0. */
+  defaultMs?: number | undefined
+  /**
+   * The most any request may have, in ms: an inbound value above it is cut to
+   * it (a caller can shorten its request, never lengthen it). Default 30000.
+   * Must be > 0.
+   */
+  maxMs?: number | undefined
+  /**
+   * Kept back for writing the 504, in ms. Default 10; 0 = none. The handler's
+   * deadline (`req.deadline`) ends this much before the caller's, and the plan
+   * keeps it back again so a handler whose slices run to their limit can still
+   * answer before the 504.
+   */
+  reserveMs?: number | undefined
+  /**
+   * Which inbound headers to believe. Default: all three
+   * (`x-deadline-remaining-ms`, `grpc-timeout`, `x-envoy-expected-rq-timeout-ms`).
+   * `[]` ignores every inbound deadline (an internet-facing edge that sets its own).
+   */
+  trust?: readonly DeadlineSource[] | undefined
+  /** Answer 400 with a JSON reason when a trusted deadline header is malformed. Default false: use the default budget and report it. */
+  strict?: boolean | undefined
+  /**
+   * `enforce` (default): answer 504 and abort at the deadline. `observe` (dark
+   * mode): compute and propagate everything, report each request that would
+   * have been cut (`onExpire`, the event), but never answer 504 or abort.
+   */
+  mode?: 'enforce' | 'observe' | undefined
+  /** Split every request's deadline into named slices (`req.plan`); see core's `Deadline.plan`. */
+  plan?: Record<string, PlanEntry> | undefined
+  /** Time source; inject a `ManualClock` (or a counting wrapper) in tests. Default: the system clock. */
+  clock?: Clock | undefined
+  /** A request ran out of time (answered 504, stream ended, or observed in dark mode). */
+  onExpire?: ((event: IngressExpireMessage) => void) | undefined
+  /** A trusted inbound deadline header was malformed. */
+  onInvalidHeader?: ((event: IngressInvalidHeaderMessage) => void) | undefined
+  /** The handler touched the response after the deadline answered for it; the call was swallowed. */
+  onLateWrite?: ((event: IngressLateWriteMessage) => void) | undefined
+}
+
+export interface ResolvedOptions {
+  defaultMs: number
+  maxMs: number
+  reserveMs: number
+  trust: readonly DeadlineSource[]
+  strict: boolean
+  observe: boolean
+  plan: Record<string, PlanEntry> | undefined
+  clock: Clock
+  onExpire: DeadlineMiddlewareOptions['onExpire']
+  onInvalidHeader: DeadlineMiddlewareOptions['onInvalidHeader']
+  onLateWrite: DeadlineMiddlewareOptions['onLateWrite']
+}
+
+/** Validate once, when the middleware is created: a typo should fail at boot, not per request. */
+export function resolveOptions(options: DeadlineMiddlewareOptions): ResolvedOptions {
+  const maxMs = Math.min(positive('maxMs', options.maxMs ?? 30_000), MAX_TIMER_MS)
+  const defaultMs = Math.min(positive('defaultMs', options.defaultMs ?? 2000), maxMs)
+  const reserveMs = options.reserveMs ?? 10
+  if (typeof reserveMs !== 'number' || !Number.isFinite(reserveMs) || reserveMs < 0) {
+    throw new RangeError(`reserveMs must be a finite number ≥ 0, got ${String(reserveMs)}`)
+  }
+  const mode = options.mode ?? 'enforce'
+  if (mode !== 'enforce' && mode !== 'observe') {
+    throw new RangeError(`mode must be 'enforce' or 'observe', got ${String(mode)}`)
+  }
+  // Slice plans validate their entries when built; build one now so a bad plan fails at boot.
+  if (options.plan) Deadline.never({ clock: options.clock }).plan(options.plan)
+  const trust = options.trust ?? DEADLINE_SOURCES
+  for (const source of trust) {
+    if (!(DEADLINE_SOURCES as readonly string[]).includes(source)) {
+      throw new RangeError(
+        `trust lists an unknown header "${String(source)}" (known: ${DEADLINE_SOURCES.join(', ')})`,
+      )
+    }
+  }
+  return {
+    defaultMs,
+    maxMs,
+    reserveMs,
+    trust,
+    strict: options.strict ?? false,
+    observe: mode === 'observe',
+    plan: options.plan,
+    clock: options.clock ?? systemClock,
+    onExpire: options.onExpire,
+    onInvalidHeader: options.onInvalidHeader,
+    onLateWrite: options.onLateWrite,
+  }
+}
+
+function positive(name: string, value: number): number {
+  if (typeof value !== 'number' || !Number.isFinite(value) || value <= 0) {
+    throw new RangeError(`${name} must be a finite number of ms > 0, got ${String(value)}`)
+  }
+  return value
+}

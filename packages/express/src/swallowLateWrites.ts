@@ -1,0 +1,71 @@
+import type { ServerResponse } from 'node:http'
+
+// Node's own writers and Express's (4 and 5) helpers: anything that would
+// write, or throw "Cannot set headers after they are sent", once answered.
+// `get`/`getHeader` stay: reading is harmless.
+const WRITERS = [
+  'write',
+  'end',
+  'writeHead',
+  'setHeader',
+  'setHeaders',
+  'appendHeader',
+  'removeHeader',
+  'flushHeaders',
+  'addTrailers',
+  'writeContinue',
+  'writeEarlyHints',
+  'status',
+  'links',
+  'send',
+  'json',
+  'jsonp',
+  'sendStatus',
+  'sendFile',
+  'sendfile',
+  'download',
+  'type',
+  'contentType',
+  'format',
+  'attachment',
+  'append',
+  'header',
+  'set',
+  'clearCookie',
+  'cookie',
+  'location',
+  'redirect',
+  'vary',
+  'render',
+] as const
+
+/**
+ * After the deadline answered, turn every writer on this one response into a
+ * no-op that reports the call: the handler still running gets no "Cannot set
+ * headers after they are sent", no "write after end" error event, and its
+ * chained calls (`res.status(200).json(…)`) keep working on nothing.
+ *
+ * The wrappers are own properties of this response object and are never
+ * removed: late writes by definition come after the response finished, and
+ * they die with the response (nothing is registered anywhere else).
+ *
+ * A trailing callback (`write(chunk, cb)`, `sendFile(path, cb)`) is called on
+ * the next tick with `reason`, as Node does for a write after end, so code
+ * awaiting it moves on instead of hanging.
+ */
+export function swallowLateWrites(
+  res: ServerResponse,
+  reason: unknown,
+  report: (method: string) => void,
+): void {
+  const target = res as unknown as Record<string, unknown>
+  for (const method of WRITERS) {
+    if (typeof target[method] !== 'function') continue
+    target[method] = function swallowed(...args: unknown[]): unknown {
+      report(method)
+      const last = args.at(-1)
+      if (typeof last === 'function') process.nextTick(last as (error: unknown) => void, reason)
+      return method === 'write' ? true : res
+    }
+  }
+}

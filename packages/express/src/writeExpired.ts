@@ -1,0 +1,59 @@
+import type { ServerResponse } from 'node:http'
+import { DEADLINE_EXPIRED_HEADER } from '@hourglass/core'
+
+export interface ExpiredBody {
+  /** The request's budget, in ms. */
+  budgetMs: number
+  /** Time since the request arrived, in ms. */
+  elapsedMs: number
+  /** The slice that was running, if known. */
+  slice: string | undefined
+}
+
+// Headers a handler may have set for the body it meant to send; on our JSON
+// they would lie (a gzip label on plain JSON, a stale validator, a download).
+const STALE_HEADERS = [
+  'content-encoding',
+  'content-range',
+  'content-disposition',
+  'content-language',
+  'etag',
+  'last-modified',
+  'transfer-encoding',
+]
+
+/**
+ * Answer for a request whose time ran out. Before the response started: a 504
+ * with a small JSON body (no stack, no message) and `x-deadline-expired: 1`,
+ * written normally, so a keep-alive connection stays usable. After it started
+ * (a stream): end it — unless it declared a Content-Length, which a cut-short
+ * body would contradict and desynchronise the connection: that socket is
+ * destroyed, the one case where nothing cleaner is correct.
+ */
+export function writeExpired(
+  res: ServerResponse,
+  method: string | undefined,
+  details: ExpiredBody,
+): '504' | 'ended' {
+  if (res.headersSent) {
+    const fixedLength = res.getHeader('content-length') !== undefined && !res.chunkedEncoding
+    if (fixedLength && method !== 'HEAD') res.destroy()
+    else res.end()
+    return 'ended'
+  }
+  const body = JSON.stringify({
+    error: 'deadline_exceeded',
+    budgetMs: Math.round(details.budgetMs),
+    elapsedMs: Math.round(details.elapsedMs),
+    slice: details.slice ?? null,
+  })
+  for (const name of STALE_HEADERS) res.removeHeader(name)
+  res.statusCode = 504
+  res.statusMessage = 'Gateway Timeout'
+  res.setHeader('content-type', 'application/json; charset=utf-8')
+  res.setHeader('content-length', Buffer.byteLength(body))
+  res.setHeader('cache-control', 'no-store')
+  res.setHeader(DEADLINE_EXPIRED_HEADER, '1')
+  res.end(body)
+  return '504'
+}

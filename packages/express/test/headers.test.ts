@@ -1,0 +1,242 @@
+import {
+  channelNames,
+  currentDeadline,
+  type IngressInvalidHeaderMessage,
+  type IngressStartMessage,
+  ManualClock,
+} from '@hourglass/core'
+import { request } from 'undici'
+import { afterEach, describe, expect, it } from 'vitest'
+import { type DeadlineMiddlewareOptions, deadline } from '../src/index.js'
+import { client, listen, majors, type Running, record } from './support/servers.js'
+
+describe.each(majors)('inbound deadline headers ($name)', (major) => {
+  let server: Running | undefined
+  const agent = client()
+  afterEach(async () => {
+    await server?.close()
+    server = undefined
+  })
+
+  /** A server whose handler reports what it was given; time stands still (ManualClock). */
+  async function serve(options: DeadlineMiddlewareOptions = {}) {
+    const app = major.app()
+    const calls: string[] = []
+    app.use(deadline({ clock: new ManualClock(), ...options }))
+    app.get('/', (req, res) => {
+      calls.push(req.url)
+      res.json({
+        remainingMs: req.deadline.remaining(),
+        inContext: currentDeadline() === req.deadline,
+      })
+    })
+    server = await listen(app)
+    return { url: server.url, calls }
+  }
+
+  async function get(url: string, headers: Record<string, string> | string[] = {}) {
+    const starts = record<IngressStartMessage>(channelNames.ingressStart)
+    const invalids = record<IngressInvalidHeaderMessage>(channelNames.ingressInvalidHeader)
+    try {
+      const res = await request(url, { headers, dispatcher: agent })
+      const body = (await res.body.json()) as Record<string, unknown>
+      return {
+        status: res.statusCode,
+        body,
+        start: starts.messages[0],
+        invalid: invalids.messages[0],
+      }
+    } finally {
+      starts.stop()
+      invalids.stop()
+    }
+  }
+
+  it('without a header a request gets defaultMs, and the handler reserveMs less, as its current deadline', async () => {
+    const { url } = await serve({ defaultMs: 1500, reserveMs: 10 })
+    const got = await get(url)
+    expect(got.status).toBe(200)
+    expect(got.body).toEqual({ remainingMs: 1490, inContext: true })
+    expect(got.start).toMatchObject({
+      budgetMs: 1500,
+      source: 'default',
+      clamped: false,
+      mode: 'enforce',
+    })
+  })
+
+  it.each([
+    [{ 'x-deadline-remaining-ms': '800' }, 800, 'x-deadline-remaining-ms'],
+    [{ 'grpc-timeout': '2S' }, 2000, 'grpc-timeout'],
+    [{ 'grpc-timeout': '750m' }, 750, 'grpc-timeout'],
+    [{ 'grpc-timeout': '1500000u' }, 1500, 'grpc-timeout'],
+    [{ 'grpc-timeout': '99999999n' }, 99, 'grpc-timeout'],
+    [{ 'x-envoy-expected-rq-timeout-ms': '900' }, 900, 'x-envoy-expected-rq-timeout-ms'],
+    [
+      {
+        'x-deadline-remaining-ms': '800',
+        'grpc-timeout': '500m',
+        'x-envoy-expected-rq-timeout-ms': '900',
+      },
+      500,
+      'grpc-timeout',
+    ],
+    [
+      {
+        'x-deadline-remaining-ms': '300',
+        'grpc-timeout': '1S',
+        'x-envoy-expected-rq-timeout-ms': '900',
+      },
+      300,
+      'x-deadline-remaining-ms',
+    ],
+  ])(
+    'reads %j as a %i ms budget (smallest valid value wins)',
+    async (headers, budgetMs, source) => {
+      const { url } = await serve({ defaultMs: 5000, reserveMs: 10 })
+      const got = await get(url, headers)
+      expect(got.status).toBe(200)
+      expect(got.body.remainingMs).toBe(budgetMs - 10)
+      expect(got.start).toMatchObject({ budgetMs, source, clamped: false })
+      expect(got.invalid).toBeUndefined()
+    },
+  )
+
+  it('a caller can shorten its request but never lengthen it beyond maxMs', async () => {
+    const { url } = await serve({ defaultMs: 2000, maxMs: 10_000, reserveMs: 0 })
+    const longer = await get(url, { 'x-deadline-remaining-ms': '60000' })
+    expect(longer.body.remainingMs).toBe(10_000)
+    expect(longer.start).toMatchObject({ budgetMs: 10_000, clamped: true })
+    const hours = await get(url, { 'grpc-timeout': '2H' })
+    expect(hours.body.remainingMs).toBe(10_000)
+    const shorter = await get(url, { 'x-deadline-remaining-ms': '700' })
+    expect(shorter.body.remainingMs).toBe(700)
+  })
+
+  it('a defaultMs above maxMs is cut to maxMs', async () => {
+    const { url } = await serve({ defaultMs: 60_000, maxMs: 3000, reserveMs: 0 })
+    expect((await get(url)).body.remainingMs).toBe(3000)
+  })
+
+  it('trust: [] ignores every inbound deadline header', async () => {
+    const { url } = await serve({ defaultMs: 1000, reserveMs: 0, trust: [] })
+    const got = await get(url, {
+      'x-deadline-remaining-ms': '100',
+      'grpc-timeout': '100m',
+      'x-envoy-expected-rq-timeout-ms': '100',
+    })
+    expect(got.body.remainingMs).toBe(1000)
+    expect(got.start).toMatchObject({ source: 'default' })
+  })
+
+  it('trust lists the only headers believed', async () => {
+    const { url } = await serve({ defaultMs: 1000, reserveMs: 0, trust: ['grpc-timeout'] })
+    const got = await get(url, { 'x-deadline-remaining-ms': '100', 'grpc-timeout': '400m' })
+    expect(got.body.remainingMs).toBe(400)
+    // An untrusted header is not even parsed, so its malformation is nobody's business.
+    const ignored = await get(url, { 'x-deadline-remaining-ms': 'soon' })
+    expect(ignored.invalid).toBeUndefined()
+    expect(ignored.body.remainingMs).toBe(1000)
+  })
+
+  const malformed: Array<[string, Record<string, string> | string[], string, string]> = [
+    ['negative', { 'x-deadline-remaining-ms': '-5' }, 'x-deadline-remaining-ms', 'negative'],
+    [
+      'fractional',
+      { 'x-deadline-remaining-ms': '1.5' },
+      'x-deadline-remaining-ms',
+      'not a whole number',
+    ],
+    ['empty', { 'x-deadline-remaining-ms': '' }, 'x-deadline-remaining-ms', 'empty'],
+    [
+      'too long',
+      { 'x-deadline-remaining-ms': '12345678901' },
+      'x-deadline-remaining-ms',
+      'too long',
+    ],
+    [
+      'non-numeric',
+      { 'x-deadline-remaining-ms': 'soon' },
+      'x-deadline-remaining-ms',
+      'not a number',
+    ],
+    [
+      'exponent',
+      { 'x-envoy-expected-rq-timeout-ms': '1e3' },
+      'x-envoy-expected-rq-timeout-ms',
+      'not a number',
+    ],
+    [
+      'past 2^31-1',
+      { 'x-deadline-remaining-ms': '3000000000' },
+      'x-deadline-remaining-ms',
+      'beyond 2^31-1 ms',
+    ],
+    [
+      'comma-joined',
+      { 'x-deadline-remaining-ms': '100, 200' },
+      'x-deadline-remaining-ms',
+      'repeated header (comma-joined values)',
+    ],
+    [
+      'sent twice',
+      ['x-deadline-remaining-ms', '100', 'x-deadline-remaining-ms', '200'],
+      'x-deadline-remaining-ms',
+      'repeated header (comma-joined values)',
+    ],
+    [
+      'grpc lowercase unit',
+      { 'grpc-timeout': '5h' },
+      'grpc-timeout',
+      'not a grpc-timeout (1-8 digits and H, M, S, m, u or n)',
+    ],
+    [
+      'grpc no unit',
+      { 'grpc-timeout': '100' },
+      'grpc-timeout',
+      'not a grpc-timeout (1-8 digits and H, M, S, m, u or n)',
+    ],
+    ['grpc nine digits', { 'grpc-timeout': '123456789m' }, 'grpc-timeout', 'more than 8 digits'],
+    ['grpc past 2^31-1', { 'grpc-timeout': '99999999H' }, 'grpc-timeout', 'beyond 2^31-1 ms'],
+  ]
+
+  it.each(malformed)(
+    'a %s value falls back to defaultMs and is reported',
+    async (_, headers, header, reason) => {
+      const seen: IngressInvalidHeaderMessage[] = []
+      const { url, calls } = await serve({
+        defaultMs: 1200,
+        reserveMs: 0,
+        onInvalidHeader: (event) => seen.push(event),
+      })
+      const got = await get(url, headers)
+      expect(got.status).toBe(200)
+      expect(got.body.remainingMs).toBe(1200)
+      expect(got.start).toMatchObject({ budgetMs: 1200, source: 'default' })
+      expect(seen).toHaveLength(1)
+      expect(seen[0]?.invalid).toEqual([expect.objectContaining({ header, reason })])
+      expect(got.invalid?.invalid).toEqual(seen[0]?.invalid)
+      expect(got.invalid?.req).toBe(got.start?.req)
+      expect(calls).toHaveLength(1)
+    },
+  )
+
+  it('a malformed header next to a valid one: the valid one counts, the malformed one is reported', async () => {
+    const { url } = await serve({ defaultMs: 5000, reserveMs: 0 })
+    const got = await get(url, { 'x-deadline-remaining-ms': 'abc', 'grpc-timeout': '250m' })
+    expect(got.body.remainingMs).toBe(250)
+    expect(got.invalid?.invalid.map((i) => i.header)).toEqual(['x-deadline-remaining-ms'])
+  })
+
+  it.each(malformed)(
+    'strict: a %s value is answered 400 with a JSON reason; the handler never runs',
+    async (_, headers, header, reason) => {
+      const { url, calls } = await serve({ strict: true })
+      const got = await get(url, headers)
+      expect(got.status).toBe(400)
+      expect(got.body).toEqual({ error: 'invalid_deadline_header', invalid: [{ header, reason }] })
+      expect(got.start).toBeUndefined()
+      expect(calls).toHaveLength(0)
+    },
+  )
+})
