@@ -57,3 +57,9 @@ export {
   instrumentDeadlines,
   type StopInstrumentation,
 } from './instrumentDeadlines.js'
+export {
+  formatWaterfall,
+  printWaterfall,
+  type WaterfallOptions,
+  type WaterfallSpan,
+} from './printWaterfall.js'

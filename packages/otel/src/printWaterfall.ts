@@ -1,0 +1,139 @@
+import { type Attributes, type HrTime, type SpanContext, SpanStatusCode } from '@opentelemetry/api'
+
+/**
+ * The parts of a finished span the waterfall reads: the SDK's `ReadableSpan`
+ * fits, without this package depending on the SDK.
+ */
+export interface WaterfallSpan {
+  readonly name: string
+  spanContext(): SpanContext
+  readonly parentSpanContext?: SpanContext | undefined
+  readonly startTime: HrTime
+  readonly endTime: HrTime
+  readonly attributes: Attributes
+  readonly status: { code: SpanStatusCode }
+  readonly events: ReadonlyArray<{ name: string; time: HrTime; attributes?: Attributes }>
+}
+
+export interface WaterfallOptions {
+  /** Line width in characters. Default 80; below 60 is raised to 60. */
+  columns?: number | undefined
+}
+
+const LABEL_WIDTH = 30
+const DURATION_WIDTH = 9
+
+/**
+ * An ASCII waterfall of the spans of one request, for a terminal: one line
+ * per span in tree order (children indented under their parent, by start
+ * time), a bar on a shared time axis, the duration, and the deadline numbers
+ * (`left` = `deadline.remaining_ms`, `used/allotted` for slices). Failed spans
+ * are marked `!`; `deadline.*` events get a line of their own under their span.
+ *
+ *   GET /quote                 |##############################|  812.3ms left 1000
+ *     deadline.slice model     |  ######################      |  600.1ms 600/640
+ *     ! deadline.exceeded  +801.0ms  stage=slice slice=model
+ */
+export function formatWaterfall(
+  spans: readonly WaterfallSpan[],
+  options: WaterfallOptions = {},
+): string {
+  if (spans.length === 0) return '(no spans)\n'
+  const columns = Math.max(60, options.columns ?? 80)
+  const barWidth = columns - LABEL_WIDTH - DURATION_WIDTH - 4 - 10
+  const t0 = Math.min(...spans.map((s) => toMs(s.startTime)))
+  const t1 = Math.max(...spans.map((s) => toMs(s.endTime)))
+  const total = Math.max(t1 - t0, 1e-3)
+
+  const ids = new Set(spans.map((s) => s.spanContext().spanId))
+  const children = new Map<string | undefined, WaterfallSpan[]>()
+  for (const span of spans) {
+    const parent = span.parentSpanContext?.spanId
+    const key = parent !== undefined && ids.has(parent) ? parent : undefined
+    const list = children.get(key) ?? []
+    list.push(span)
+    children.set(key, list)
+  }
+  for (const list of children.values()) list.sort((a, b) => toMs(a.startTime) - toMs(b.startTime))
+
+  const traceIds = new Set(spans.map((s) => s.spanContext().traceId))
+  const lines = [
+    fit(
+      `trace ${[...traceIds].map((id) => id.slice(0, 8)).join(',')}  ${spans.length} spans  ${fmtMs(total)}`,
+      columns,
+    ),
+  ]
+  const visit = (span: WaterfallSpan, depth: number) => {
+    const start = toMs(span.startTime) - t0
+    const end = toMs(span.endTime) - t0
+    const from = Math.min(barWidth - 1, Math.floor((start / total) * barWidth))
+    const to = Math.max(from + 1, Math.ceil((end / total) * barWidth))
+    const bar = ' '.repeat(from) + '#'.repeat(to - from) + ' '.repeat(barWidth - to)
+    const failed = span.status.code === SpanStatusCode.ERROR ? '!' : ' '
+    const label = pad(`${'  '.repeat(depth)}${failed}${span.name}`, LABEL_WIDTH)
+    const duration = fmtMs(end - start).padStart(DURATION_WIDTH)
+    lines.push(fit(`${label} |${bar}| ${duration} ${note(span.attributes)}`.trimEnd(), columns))
+    for (const event of span.events) {
+      if (!event.name.startsWith('deadline.')) continue
+      const at = `+${fmtMs(toMs(event.time) - t0)}`
+      const detail = eventDetail(event.attributes ?? {})
+      lines.push(
+        fit(`${'  '.repeat(depth + 1)}! ${event.name}  ${at}  ${detail}`.trimEnd(), columns),
+      )
+    }
+    for (const child of children.get(span.spanContext().spanId) ?? []) visit(child, depth + 1)
+  }
+  for (const root of children.get(undefined) ?? []) visit(root, 0)
+  return `${lines.join('\n')}\n`
+}
+
+/** Write `formatWaterfall(spans)` to a stream (default: stdout). */
+export function printWaterfall(
+  spans: readonly WaterfallSpan[],
+  write: (text: string) => unknown = (text) => process.stdout.write(text),
+  options?: WaterfallOptions,
+): void {
+  write(formatWaterfall(spans, options))
+}
+
+function note(attributes: Attributes): string {
+  const allotted = attributes['deadline.slice.allotted_ms']
+  const used = attributes['deadline.slice.used_ms']
+  if (typeof allotted === 'number' && typeof used === 'number') {
+    return `${Math.round(used)}/${Math.round(allotted)}`
+  }
+  const left = attributes['deadline.remaining_ms']
+  if (typeof left === 'number') return `left ${Math.round(left)}`
+  return ''
+}
+
+const EVENT_KEYS = [
+  'deadline.stage',
+  'deadline.slice',
+  'deadline.attempt',
+  'deadline.retry.why',
+  'deadline.retry.reason',
+  'deadline.action',
+]
+
+function eventDetail(attributes: Attributes): string {
+  return EVENT_KEYS.filter((k) => attributes[k] !== undefined)
+    .map((k) => `${k.slice(k.lastIndexOf('.') + 1)}=${String(attributes[k])}`)
+    .join(' ')
+}
+
+function toMs(time: HrTime): number {
+  return time[0] * 1000 + time[1] / 1e6
+}
+
+function fmtMs(ms: number): string {
+  return `${ms.toFixed(1)}ms`
+}
+
+function pad(text: string, width: number): string {
+  return text.length > width ? `${text.slice(0, width - 1)}~` : text.padEnd(width)
+}
+
+function fit(line: string, columns: number): string {
+  return line.length > columns ? `${line.slice(0, columns - 1)}~` : line
+}

@@ -1,0 +1,86 @@
+import { formatWaterfall, printWaterfall } from '@hourglass/otel'
+import { context, SpanStatusCode, trace } from '@opentelemetry/api'
+import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { setupOtel } from './helpers/otel.js'
+
+let otel: ReturnType<typeof setupOtel>
+beforeEach(() => {
+  otel = setupOtel()
+})
+afterEach(() => otel.shutdown())
+
+const T0 = 1_700_000_000_000
+
+/** One request, 1 s long: a slice in the first 400 ms, an upstream call that ran out after it. */
+function recordTrace() {
+  const server = otel.tracer.startSpan('GET /quote', {
+    startTime: T0,
+    attributes: { 'deadline.remaining_ms': 1000 },
+  })
+  const inServer = trace.setSpan(context.active(), server)
+  const slice = otel.tracer.startSpan(
+    'deadline.slice preprocess',
+    {
+      startTime: T0,
+      attributes: { 'deadline.slice.allotted_ms': 250, 'deadline.slice.used_ms': 400 },
+    },
+    inServer,
+  )
+  slice.setStatus({ code: SpanStatusCode.ERROR })
+  slice.addEvent(
+    'deadline.exceeded',
+    { 'deadline.stage': 'slice', 'deadline.slice': 'preprocess' },
+    T0 + 250,
+  )
+  slice.addEvent('unrelated.event', {}, T0 + 300)
+  slice.end(T0 + 400)
+  const upstream = otel.tracer.startSpan(
+    'deadline.egress GET with a name far too long for the label column',
+    { startTime: T0 + 500, attributes: { 'deadline.remaining_ms': 499.6 } },
+    inServer,
+  )
+  upstream.end(T0 + 1000)
+  server.end(T0 + 1000)
+  return otel.exporter.getFinishedSpans()
+}
+
+describe('formatWaterfall', () => {
+  it('draws one line per span in tree order on a shared time axis, within 80 columns', () => {
+    const text = formatWaterfall(recordTrace())
+    const lines = text.trimEnd().split('\n')
+    for (const line of lines) expect(line.length).toBeLessThanOrEqual(80)
+    expect(lines[0]).toMatch(/^trace [0-9a-f]{8} {2}3 spans {2}1000\.0ms$/)
+    const rows = lines.slice(1)
+    expect(rows.map((l) => l.slice(0, 30).trimEnd())).toEqual([
+      ' GET /quote',
+      '  !deadline.slice preprocess',
+      '    ! deadline.exceeded  +250.',
+      '   deadline.egress GET with a~',
+    ])
+    const bars = [rows[0], rows[1], rows[3]].map((l) => /\|([ #]+)\|/.exec(l ?? '')?.[1] ?? '')
+    const width = bars[0]?.length ?? 0
+    expect(bars[0]).toBe('#'.repeat(width))
+    // The slice covers the first 40 %, the upstream call the second half.
+    expect(bars[1]?.indexOf('#')).toBe(0)
+    expect(bars[1]?.lastIndexOf('#')).toBe(Math.ceil(width * 0.4) - 1)
+    expect(bars[2]?.indexOf('#')).toBe(Math.floor(width * 0.5))
+    expect(bars[2]?.trimEnd().length).toBe(width)
+  })
+
+  it('shows the deadline numbers and the deadline events, and nothing else', () => {
+    const text = formatWaterfall(recordTrace())
+    expect(text).toContain('1000.0ms left 1000')
+    expect(text).toContain('400.0ms 400/250')
+    expect(text).toContain('500.0ms left 500')
+    expect(text).toContain('! deadline.exceeded  +250.0ms  stage=slice slice=preprocess')
+    expect(text).not.toContain('unrelated.event')
+  })
+
+  it('says so when there is nothing to draw, and prints through the writer it is given', () => {
+    expect(formatWaterfall([])).toBe('(no spans)\n')
+    const out: string[] = []
+    printWaterfall(recordTrace(), (t) => out.push(t), { columns: 120 })
+    expect(out).toHaveLength(1)
+    expect(Math.max(...(out[0] ?? '').split('\n').map((l) => l.length))).toBeGreaterThan(80)
+  })
+})
