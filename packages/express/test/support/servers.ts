@@ -1,3 +1,4 @@
+import './cjsIsPromise.js'
 import diagnostics from 'node:diagnostics_channel'
 import { once } from 'node:events'
 import type { AddressInfo, Socket } from 'node:net'

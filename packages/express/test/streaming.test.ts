@@ -1,0 +1,85 @@
+import {
+  channelNames,
+  type IngressExpireMessage,
+  type IngressLateWriteMessage,
+} from '@hourglass/core'
+import { request } from 'undici'
+import { afterEach, describe, expect, it } from 'vitest'
+import { deadline } from '../src/index.js'
+import { aborted, client, listen, majors, type Running, record } from './support/servers.js'
+
+describe.each(majors)('a response already streaming when time runs out ($name)', (major) => {
+  let server: Running | undefined
+  const agent = client({ connections: 1 })
+  afterEach(async () => {
+    await server?.close()
+    server = undefined
+  })
+
+  it('is ended cleanly at the deadline: the client reads a complete body, the connection stays usable', async () => {
+    const app = major.app()
+    const late: IngressLateWriteMessage[] = []
+    app.use(deadline({ onLateWrite: (event) => late.push(event) }))
+    const handlerDone = new Promise<void>((resolve) => {
+      app.get(
+        '/events',
+        major.route(async (req, res) => {
+          res.setHeader('content-type', 'text/event-stream')
+          res.write('data: one\n\n')
+          res.write('data: two\n\n')
+          await aborted(req.deadline.signal)
+          // A token arriving after the cut.
+          res.write('data: three\n\n')
+          res.end()
+          resolve()
+        }),
+      )
+    })
+    server = await listen(app)
+    const expired = record<IngressExpireMessage>(channelNames.ingressExpire)
+    const startedAt = performance.now()
+    const res = await request(`${server.url}/events`, {
+      headers: { 'x-deadline-remaining-ms': '150' },
+      dispatcher: agent,
+    })
+    expect(res.statusCode).toBe(200)
+    expect(res.headers['transfer-encoding']).toBe('chunked')
+    const text = await res.body.text()
+    const endedAfterMs = performance.now() - startedAt
+    await handlerDone
+    expired.stop()
+
+    expect(text).toBe('data: one\n\ndata: two\n\n')
+    expect(endedAfterMs).toBeGreaterThanOrEqual(135)
+    expect(endedAfterMs).toBeLessThan(1000)
+    expect(expired.messages).toEqual([
+      expect.objectContaining({ stage: 'handler', action: 'ended', budgetMs: 150 }),
+    ])
+    expect(late.map((e) => e.method)).toEqual(['write', 'end'])
+
+    const next = await request(`${server.url}/missing`, { dispatcher: agent })
+    await next.body.dump()
+    expect(next.statusCode).toBe(404)
+    expect(server.connections).toHaveLength(1)
+  })
+
+  it('a fixed-length response cut short has its socket destroyed rather than lie about its length', async () => {
+    const app = major.app()
+    app.use(deadline())
+    app.get(
+      '/file',
+      major.route(async (req, res) => {
+        res.setHeader('content-length', '1000')
+        res.write('x'.repeat(100))
+        await aborted(req.deadline.signal)
+      }),
+    )
+    server = await listen(app)
+    const res = await request(`${server.url}/file`, {
+      headers: { 'x-deadline-remaining-ms': '80' },
+      dispatcher: agent,
+    })
+    expect(res.statusCode).toBe(200)
+    await expect(res.body.text()).rejects.toThrow()
+  })
+})
