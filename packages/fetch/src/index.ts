@@ -1,2 +1,17 @@
-// Placeholder so the workspace builds; this package lands with its issue.
-export {}
+export type { AttemptTimings } from './Attempt.js'
+export { type ConnectorOptions, createConnector } from './createConnector.js'
+export {
+  type CreateFetchOptions,
+  createFetch,
+  type HourglassFetch,
+  type HourglassRequestInit,
+} from './createFetch.js'
+export { type DeadlineDispatchOptions, deadlineInterceptor } from './deadlineInterceptor.js'
+export { retryAfterMs } from './decideRetry.js'
+export { BodyTimeoutError, isBodyTimeout } from './errors/BodyTimeoutError.js'
+export { ConnectError, FAST_CONNECT_FAILURE_MS, isConnectError } from './errors/ConnectError.js'
+export { ConnectTimeoutError, isConnectTimeout } from './errors/ConnectTimeoutError.js'
+export { DnsTimeoutError, isDnsTimeout } from './errors/DnsTimeoutError.js'
+export { EgressError, type EgressErrorDetails, type EgressPhase } from './errors/EgressError.js'
+export { HeadersTimeoutError, isHeadersTimeout } from './errors/HeadersTimeoutError.js'
+export type { EgressOptions, EmptyReadRetry, LookupFunction, RetryOptions } from './options.js'

@@ -1,2 +1,9 @@
-// Fault-injecting upstreams land here (issue 4).
-export {}
+export { closedPort } from './closedPort.js'
+export type { Fault, FaultPlan, FaultRequest } from './Fault.js'
+export { type FaultServer, type FaultServerOptions, faultServer } from './faultServer.js'
+export { type RequestLog, type RequestRecord, recordOf, recordRequests } from './recordRequests.js'
+export {
+  type TcpFaultServer,
+  type TcpFaultServerOptions,
+  tcpFaultServer,
+} from './tcpFaultServer.js'

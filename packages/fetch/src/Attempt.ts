@@ -1,0 +1,273 @@
+import { type Clock, type Deadline, DeadlineExceededError, isHourglassError } from '@hourglass/core'
+import { BodyTimeoutError } from './errors/BodyTimeoutError.js'
+import { ConnectTimeoutError } from './errors/ConnectTimeoutError.js'
+import { DnsTimeoutError } from './errors/DnsTimeoutError.js'
+import type { EgressErrorDetails, EgressPhase } from './errors/EgressError.js'
+import { HeadersTimeoutError } from './errors/HeadersTimeoutError.js'
+import { publishAttempt, publishAttemptEnd } from './events.js'
+import type { PhaseLimits } from './options.js'
+
+/** Per-phase durations of one attempt, ms. A phase that did not happen (keep-alive, IP literal) is undefined. */
+export interface AttemptTimings {
+  dnsMs: number | undefined
+  connectMs: number | undefined
+  /** Request written → response headers. */
+  headersMs: number | undefined
+  /** Response headers → last body byte. */
+  bodyMs: number | undefined
+  totalMs: number | undefined
+}
+
+export interface AttemptInit {
+  deadline: Deadline | undefined
+  signal: AbortSignal | undefined
+  limits: PhaseLimits
+  clock: Clock
+  method: string
+  url: string
+  number: number
+  /** Publish no events (the connector's own bookkeeping for connections made outside any attempt). */
+  silent?: boolean
+}
+
+type State = EgressPhase | 'queued' | 'done'
+
+const TIMEOUTS: Record<EgressPhase, new (details: EgressErrorDetails) => Error> = {
+  dns: DnsTimeoutError,
+  connect: ConnectTimeoutError,
+  headers: HeadersTimeoutError,
+  body: BodyTimeoutError,
+}
+
+/** A phase timer this close to the deadline's expiry counts as the deadline (it wins ties). */
+const TIE_MS = 1
+
+/**
+ * One outbound attempt: which phase it is in, one timer for that phase's
+ * limit, and the links to the deadline and the caller's signal — all released
+ * by `finish()`. A phase whose own limit is longer than the time left gets no
+ * timer of its own: the deadline's abort ends it, so the reason is the
+ * deadline's (`DEADLINE_EXCEEDED`), never a phase timeout.
+ */
+export class Attempt {
+  readonly init: AttemptInit
+  readonly startedAt: number
+  state: State = 'queued'
+  bytesReceived = 0
+  statusCode: number | undefined
+  headerMs: number | undefined
+  /** Why the attempt was stopped by us (phase limit, deadline, caller); undefined otherwise. */
+  reason: unknown
+  error: unknown
+  readonly timings: AttemptTimings = {
+    dnsMs: undefined,
+    connectMs: undefined,
+    headersMs: undefined,
+    bodyMs: undefined,
+    totalMs: undefined,
+  }
+  /** Set by the connector that took this attempt's connection, so a socket is made for one attempt only. */
+  connectClaimed = false
+
+  #phaseStart = 0
+  #timer: unknown
+  #bodyPaused = false
+  #abortHandlers = new Set<(reason: unknown) => void>()
+  #onDeadline: (() => void) | undefined
+  #onSignal: (() => void) | undefined
+  #finishHooks: ((attempt: Attempt) => void)[] = []
+
+  constructor(init: AttemptInit) {
+    this.init = init
+    this.startedAt = init.clock.now()
+    const { deadline, signal } = init
+    if (deadline && !deadline.observe && Number.isFinite(deadline.expiresAt)) {
+      this.#onDeadline = () => this.abort(deadline.reason)
+      deadline.signal.addEventListener('abort', this.#onDeadline, { once: true })
+    }
+    if (signal) {
+      this.#onSignal = () => this.abort(signal.reason)
+      signal.addEventListener('abort', this.#onSignal, { once: true })
+    }
+  }
+
+  get done(): boolean {
+    return this.state === 'done'
+  }
+
+  elapsed(): number {
+    return this.init.clock.now() - this.startedAt
+  }
+
+  /** Called once the request is dispatched, with the header value written. */
+  dispatched(headerMs: number | undefined): void {
+    this.headerMs = headerMs
+    if (this.init.silent) return
+    publishAttempt(() => ({
+      deadline: this.init.deadline,
+      method: this.init.method,
+      url: this.init.url,
+      attempt: this.init.number,
+      remainingMs: this.init.deadline ? this.init.deadline.remaining() : Number.POSITIVE_INFINITY,
+      headerMs,
+    }))
+  }
+
+  /** Move to `phase`, closing the timing of the previous one, and arm the new phase's timer. */
+  enter(phase: EgressPhase): void {
+    if (this.state === 'done') return
+    this.#closeTiming()
+    this.state = phase
+    this.#phaseStart = this.init.clock.now()
+    this.#arm()
+  }
+
+  /** The connection is ready: close the connect timing and wait (no timer) for the request to be written. */
+  connected(): void {
+    if (this.state === 'done') return
+    this.#closeTiming()
+    this.#clear()
+    this.state = 'queued'
+  }
+
+  /** A body chunk arrived: count it and restart the idle timer. */
+  chunk(bytes: number): void {
+    this.bytesReceived += bytes
+    if (this.state === 'body' && !this.#bodyPaused) this.#arm()
+  }
+
+  /** The reader stopped pulling (backpressure): a slow reader is not a silent server. */
+  pauseBody(paused: boolean): void {
+    this.#bodyPaused = paused
+    if (this.state !== 'body') return
+    if (paused) this.#clear()
+    else this.#arm()
+  }
+
+  /** Register what stops the request; returns the unregister function. */
+  onAbort(handler: (reason: unknown) => void): () => void {
+    this.#abortHandlers.add(handler)
+    return () => this.#abortHandlers.delete(handler)
+  }
+
+  onFinish(hook: (attempt: Attempt) => void): void {
+    this.#finishHooks.push(hook)
+  }
+
+  /** Stop the attempt for `reason`; the first reason wins. */
+  abort(reason: unknown): void {
+    if (this.state === 'done' || this.reason !== undefined) return
+    this.reason = reason ?? new DOMException('This operation was aborted', 'AbortError')
+    const handlers = [...this.#abortHandlers]
+    this.finish(this.reason)
+    for (const handler of handlers) handler(this.reason)
+  }
+
+  /** The attempt is over (ok when `error` is undefined): release every timer and listener. */
+  finish(error?: unknown): void {
+    if (this.state === 'done') return
+    const failedPhase = this.state === 'queued' ? undefined : this.state
+    this.#closeTiming()
+    this.timings.totalMs = this.elapsed()
+    this.state = 'done'
+    this.error = error
+    this.#clear()
+    this.#abortHandlers.clear()
+    const { deadline, signal } = this.init
+    if (this.#onDeadline && deadline) deadline.signal.removeEventListener('abort', this.#onDeadline)
+    if (this.#onSignal && signal) signal.removeEventListener('abort', this.#onSignal)
+    this.#onDeadline = undefined
+    this.#onSignal = undefined
+    if (!this.init.silent) this.#publishEnd(error, failedPhase)
+    const hooks = this.#finishHooks
+    this.#finishHooks = []
+    for (const hook of hooks) hook(this)
+  }
+
+  #publishEnd(error: unknown, failedPhase: string | undefined): void {
+    publishAttemptEnd(() => ({
+      deadline: this.init.deadline,
+      method: this.init.method,
+      url: this.init.url,
+      attempt: this.init.number,
+      elapsedMs: this.timings.totalMs ?? 0,
+      statusCode: this.statusCode,
+      errorCode:
+        error === undefined ? undefined : isHourglassError(error) ? error.code : errorName(error),
+      phase: error === undefined ? undefined : phaseOf(error, failedPhase),
+      bytesReceived: this.bytesReceived,
+    }))
+  }
+
+  /** The deadline's error for this attempt (its reason once it has fired). */
+  deadlineError(cause?: unknown): unknown {
+    const deadline = this.init.deadline
+    if (!deadline) return cause
+    if (deadline.reason !== undefined) return deadline.reason
+    return new DeadlineExceededError({
+      budgetMs: deadline.budgetMs,
+      elapsedMs: deadline.elapsed(),
+      slice: deadline.name,
+      cause,
+    })
+  }
+
+  #arm(): void {
+    this.#clear()
+    const phase = this.state
+    if (phase === 'queued' || phase === 'done') return
+    const own = this.#limit(phase)
+    const deadline = this.init.deadline
+    const enforced = deadline && !deadline.observe
+    const remaining = enforced ? deadline.remaining() : Number.POSITIVE_INFINITY
+    if (own <= 0 || own >= remaining) return // the deadline (or nothing) bounds this phase
+    this.#timer = this.init.clock.setTimeout(() => {
+      this.#timer = undefined
+      const Timeout = TIMEOUTS[phase]
+      const error = new Timeout({
+        elapsedMs: this.elapsed(),
+        bytesReceived: this.bytesReceived,
+        limitMs: own,
+        cause: undefined,
+      })
+      const left = enforced ? deadline.remaining() : Number.POSITIVE_INFINITY
+      this.abort(left <= TIE_MS ? this.deadlineError(error) : error)
+    }, own)
+  }
+
+  #limit(phase: EgressPhase): number {
+    const limits = this.init.limits
+    if (phase === 'dns') return limits.dnsTimeoutMs
+    if (phase === 'connect') return limits.connectTimeoutMs
+    if (phase === 'headers') return limits.headersTimeoutMs
+    return limits.bodyTimeoutMs
+  }
+
+  #clear(): void {
+    if (this.#timer !== undefined) {
+      this.init.clock.clearTimeout(this.#timer)
+      this.#timer = undefined
+    }
+  }
+
+  #closeTiming(): void {
+    const phase = this.state
+    if (phase === 'queued' || phase === 'done') return
+    const ms = this.init.clock.now() - this.#phaseStart
+    if (phase === 'dns') this.timings.dnsMs = ms
+    else if (phase === 'connect') this.timings.connectMs = ms
+    else if (phase === 'headers') this.timings.headersMs = ms
+    else this.timings.bodyMs = ms
+  }
+}
+
+function phaseOf(error: unknown, fallback: string | undefined): string | undefined {
+  const phase = (error as { phase?: unknown } | null)?.phase
+  return typeof phase === 'string' ? phase : fallback
+}
+
+function errorName(error: unknown): string {
+  const code = (error as { code?: unknown } | null)?.code
+  if (typeof code === 'string') return code
+  return error instanceof Error ? error.name : 'UNKNOWN'
+}

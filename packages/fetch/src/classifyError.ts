@@ -1,0 +1,38 @@
+import { isHourglassError } from '@hourglass/core'
+import type { Attempt } from './Attempt.js'
+import { BodyTimeoutError } from './errors/BodyTimeoutError.js'
+import { ConnectError } from './errors/ConnectError.js'
+import { ConnectTimeoutError } from './errors/ConnectTimeoutError.js'
+import { HeadersTimeoutError } from './errors/HeadersTimeoutError.js'
+
+const CONNECT_CODES = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+])
+
+/**
+ * Map what undici reports to our typed failures. Errors we raised ourselves
+ * pass through; undici's own timeouts (from an Agent configured with its
+ * limits) and OS connect errors get their Hourglass class; anything else
+ * (a socket closed mid-response, a parser error) is returned as is.
+ */
+export function classifyError(error: unknown, attempt: Attempt): unknown {
+  if (isHourglassError(error)) return error
+  const code = (error as { code?: unknown } | null)?.code
+  const details = {
+    elapsedMs: attempt.elapsed(),
+    bytesReceived: attempt.bytesReceived,
+    cause: error,
+  }
+  if (code === 'UND_ERR_CONNECT_TIMEOUT') return new ConnectTimeoutError(details)
+  if (code === 'UND_ERR_HEADERS_TIMEOUT') return new HeadersTimeoutError(details)
+  if (code === 'UND_ERR_BODY_TIMEOUT') return new BodyTimeoutError(details)
+  if (typeof code === 'string' && CONNECT_CODES.has(code) && attempt.state === 'queued') {
+    return new ConnectError({ ...details, phaseMs: attempt.elapsed() })
+  }
+  return error
+}

@@ -1,0 +1,113 @@
+import { isIP, connect as netConnect, type Socket } from 'node:net'
+import { type ConnectionOptions, connect as tlsConnect } from 'node:tls'
+import { systemClock } from '@hourglass/core'
+import type { buildConnector } from 'undici'
+import { Attempt } from './Attempt.js'
+import { claimConnectAttempt } from './attemptStorage.js'
+import { coalescedLookup } from './coalescedLookup.js'
+import { ConnectError } from './errors/ConnectError.js'
+import { type EgressOptions, resolveOptions } from './options.js'
+
+export interface ConnectorOptions extends EgressOptions {
+  /** Extra TLS options for https origins (`ca`, `rejectUnauthorized`, client certs…). */
+  tls?: ConnectionOptions
+}
+
+/**
+ * An undici connector (`new Agent({ connect: createConnector() })`) that runs
+ * the DNS and connect phases as two bounded steps: a lookup limited by
+ * `min(dnsTimeoutMs, time left)` and abandoned when it runs out, then TCP (and
+ * TLS) limited by `min(connectTimeoutMs, time left)`. The limits and the
+ * deadline come from the attempt that asked for the connection; without one,
+ * the own limits apply alone.
+ */
+export function createConnector(options: ConnectorOptions = {}): buildConnector.connector {
+  const config = resolveOptions(options)
+  const lookup = config.lookup ?? coalescedLookup
+  return (opts, callback) => {
+    const claimed = claimConnectAttempt()
+    const attempt =
+      claimed ??
+      new Attempt({
+        deadline: undefined,
+        signal: undefined,
+        limits: config,
+        clock: config.clock ?? systemClock,
+        method: 'CONNECT',
+        url: `${opts.protocol}//${opts.host}`,
+        number: 0,
+        silent: true,
+      })
+    let socket: Socket | undefined
+    let settled = false
+    const settle = (error: Error | null, ready?: Socket) => {
+      if (settled) return
+      settled = true
+      unregister()
+      if (error) {
+        socket?.destroy()
+        if (!claimed) attempt.finish(error)
+        callback(error, null)
+        return
+      }
+      if (claimed) attempt.connected()
+      else attempt.finish()
+      callback(null, ready!)
+    }
+    // The phase limit, the deadline or the caller fired: stop waiting, drop the socket.
+    const unregister = attempt.onAbort((reason) => {
+      settle(reason instanceof Error ? reason : new Error(String(reason)))
+    })
+
+    const open = (address: string) => {
+      if (settled) return
+      attempt.enter('connect')
+      const started = attempt.init.clock.now()
+      const port = Number(opts.port) || (opts.protocol === 'https:' ? 443 : 80)
+      const https = opts.protocol === 'https:'
+      const servername = opts.servername || (isIP(opts.hostname) ? undefined : opts.hostname)
+      socket = https
+        ? tlsConnect({
+            ...options.tls,
+            host: address,
+            port,
+            ...(servername ? { servername } : {}),
+            ALPNProtocols: ['http/1.1'],
+          })
+        : netConnect({ host: address, port })
+      socket.setNoDelay(true)
+      socket.setKeepAlive(true, 60_000)
+      socket.once(https ? 'secureConnect' : 'connect', function (this: Socket) {
+        settle(null, this)
+      })
+      socket.on('error', (error) => {
+        if (settled) return
+        const elapsedMs = attempt.init.clock.now() - started
+        settle(new ConnectError({ elapsedMs: attempt.elapsed(), phaseMs: elapsedMs, cause: error }))
+      })
+    }
+
+    if (isIP(opts.hostname)) {
+      open(opts.hostname)
+      return
+    }
+    attempt.enter('dns')
+    const started = attempt.init.clock.now()
+    lookup(opts.hostname, {}, (error, address) => {
+      if (settled) return
+      const first = Array.isArray(address) ? address[0]?.address : address
+      if (error || !first) {
+        settle(
+          new ConnectError({
+            phase: 'dns',
+            elapsedMs: attempt.elapsed(),
+            phaseMs: attempt.init.clock.now() - started,
+            cause: error ?? new Error(`no address for ${opts.hostname}`),
+          }),
+        )
+        return
+      }
+      open(first)
+    })
+  }
+}

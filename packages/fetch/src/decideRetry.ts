@@ -1,0 +1,111 @@
+import {
+  DEADLINE_EXPIRED_HEADER,
+  type Deadline,
+  isClientClosed,
+  isDeadlineExceeded,
+} from '@hourglass/core'
+import { isConnectError } from './errors/ConnectError.js'
+import { isHeadersTimeout } from './errors/HeadersTimeoutError.js'
+import type { ResolvedRetry } from './options.js'
+
+/** What ended an attempt: an error, or a response status (with its headers). */
+export interface Outcome {
+  error?: unknown
+  status?: number
+  header?: (name: string) => string | null | undefined
+  bytesReceived: number
+  /** The failure came after the response headers (the first byte) arrived. */
+  afterHeaders?: boolean
+}
+
+export interface RetryState {
+  retry: ResolvedRetry | false
+  /** Safe to send twice: idempotent method or an Idempotency-Key header. */
+  repeatable: boolean
+  /** The request body can be sent again (not a one-shot stream). */
+  replayable: boolean
+  /** Rules already used once: each rule retries at most once per call. */
+  used: Set<string>
+  deadline: Deadline | undefined
+  minBudgetMs: number
+}
+
+export type RetryDecision =
+  | { retry: true; rule: string; reason: string; delayMs: number }
+  | { retry: false; reason: string; why: string }
+  | { retry: false; reason: undefined; why: undefined }
+
+/**
+ * The evidence-based retry rules (DESIGN.md, "Deadlines, not timeouts"), our
+ * own because no kept library decides on *evidence* (bytes received, how fast
+ * a connect failed, the upstream's deadline marker) rather than on counts:
+ * - a connect failure in < 50 ms → once;
+ * - a headers timeout with 0 bytes → once, if the request is safe to repeat
+ *   (`emptyRead`: `'idempotent'` | `true` | `false`);
+ * - anything after the first byte → never; a 504 with `x-deadline-expired: 1`
+ *   → never; a listed status → once, if safe to repeat, after `Retry-After`;
+ * - never when what would be left is under `minBudgetMs`.
+ */
+export function decideRetry(outcome: Outcome, state: RetryState): RetryDecision {
+  const { error, status } = outcome
+  if (error === undefined && status === undefined) {
+    return { retry: false, reason: undefined, why: undefined }
+  }
+  const reason = error !== undefined ? codeOf(error) : `HTTP_${status}`
+  const no = (why: string): RetryDecision => ({ retry: false, reason, why })
+
+  if (error === undefined && status === 504 && outcome.header?.(DEADLINE_EXPIRED_HEADER) === '1') {
+    return no('upstream-deadline')
+  }
+  if (isDeadlineExceeded(error)) return no('no-budget')
+  if (isClientClosed(error) || isAbort(error)) return no('aborted')
+  if (status !== undefined && status < 400)
+    return { retry: false, reason: undefined, why: undefined }
+  const policy = state.retry
+  if (policy === false) return no('retry-disabled')
+
+  let rule: string
+  let delayMs = 0
+  if (error !== undefined && (outcome.bytesReceived > 0 || outcome.afterHeaders)) {
+    return no('after-first-byte')
+  }
+  if (isConnectError(error)) {
+    if (!error.fast) return no('slow-connect-failure')
+    if (!policy.fastConnectFailure) return no('retry-disabled')
+    rule = 'fast-connect'
+  } else if (isHeadersTimeout(error)) {
+    if (policy.emptyRead === false) return no('retry-disabled')
+    if (policy.emptyRead === 'idempotent' && !state.repeatable) return no('not-idempotent')
+    rule = 'empty-read'
+  } else if (error === undefined && status !== undefined && policy.statuses.includes(status)) {
+    if (policy.emptyRead !== true && !state.repeatable) return no('not-idempotent')
+    rule = 'status'
+    delayMs = retryAfterMs(outcome.header?.('retry-after'), Date.now())
+  } else {
+    return no('not-retryable')
+  }
+  if (state.used.has(rule)) return no('already-retried')
+  if (!state.replayable) return no('body-not-replayable')
+  const left = state.deadline ? state.deadline.remaining() : Number.POSITIVE_INFINITY
+  if (left - delayMs < state.minBudgetMs || left <= 0) return no('no-budget')
+  return { retry: true, rule, reason, delayMs }
+}
+
+/** `Retry-After` as delay-seconds or an HTTP-date; 0 when absent or unreadable. */
+export function retryAfterMs(value: string | null | undefined, nowMs: number): number {
+  if (!value) return 0
+  const trimmed = value.trim()
+  if (/^\d+$/.test(trimmed)) return Number(trimmed) * 1000
+  const at = Date.parse(trimmed)
+  return Number.isNaN(at) ? 0 : Math.max(0, at - nowMs)
+}
+
+function codeOf(error: unknown): string {
+  const code = (error as { code?: unknown } | null)?.code
+  if (typeof code === 'string') return code
+  return error instanceof Error ? error.name : 'UNKNOWN'
+}
+
+function isAbort(error: unknown): boolean {
+  return error instanceof Error && error.name === 'AbortError'
+}

@@ -1,0 +1,34 @@
+import { hasErrorCode } from '@hourglass/core'
+import { EgressError, type EgressErrorDetails } from './EgressError.js'
+
+/** Below this, a connect failure is "fast": the peer answered (refused, reset), so one retry is cheap. */
+export const FAST_CONNECT_FAILURE_MS = 50
+
+/**
+ * The connection could not be made (refused, reset during TLS, unreachable,
+ * the name does not exist). `fast` is true when it failed within 50 ms, the
+ * one connect failure worth a retry (measured from the start of the
+ * lookup or connect that failed, not of the attempt).
+ */
+export class ConnectError extends EgressError {
+  static readonly code = 'CONNECT_FAILED'
+  readonly fast: boolean
+  /** The OS error code (`ECONNREFUSED`, `ENOTFOUND`, …) when there is one. */
+  readonly osCode: string | undefined
+
+  constructor(details: EgressErrorDetails & { phase?: 'dns' | 'connect'; phaseMs: number }) {
+    const osCode = (details.cause as { code?: unknown } | undefined)?.code
+    super(
+      ConnectError.code,
+      details.phase ?? 'connect',
+      `connect failed${typeof osCode === 'string' ? `: ${osCode}` : ''}`,
+      details,
+    )
+    this.fast = details.phaseMs < FAST_CONNECT_FAILURE_MS
+    this.osCode = typeof osCode === 'string' ? osCode : undefined
+  }
+}
+
+export function isConnectError(error: unknown): error is ConnectError {
+  return hasErrorCode(error, ConnectError.code)
+}

@@ -1,0 +1,199 @@
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http'
+import type { AddressInfo, Socket } from 'node:net'
+import type { Fault, FaultPlan } from './Fault.js'
+import { type RequestLog, type RequestRecord, recordOf, recordRequests } from './recordRequests.js'
+
+export interface FaultServer extends Pick<RequestLog, 'request' | 'clientGone'> {
+  /** `http://127.0.0.1:<port>` */
+  readonly url: string
+  readonly port: number
+  readonly server: Server
+  /** Every request so far, in arrival order. */
+  readonly records: readonly RequestRecord[]
+  /** TCP connections open right now (a leak check for keep-alive clients). */
+  readonly openConnections: number
+  /** TCP connections accepted since start. */
+  readonly totalConnections: number
+  /** Resolves once no TCP connection is open (at once if none is). */
+  idle(): Promise<void>
+  /** Replace the plan for the requests still to come. */
+  setPlan(plan: FaultPlan): void
+  /** Drop every connection and stop listening. */
+  close(): Promise<void>
+}
+
+export interface FaultServerOptions {
+  /** Interface to bind; default `127.0.0.1`. */
+  host?: string
+  /** Keep-alive idle timeout of the server, ms; default 5000. */
+  keepAliveTimeoutMs?: number
+}
+
+/**
+ * A real HTTP server on a loopback port (0 = any free one) that misbehaves on
+ * cue: each request gets the `Fault` the plan picks. Pending work (delays,
+ * drips) stops as soon as the client goes away, and the record says whether
+ * the server was still working at that moment.
+ */
+export async function faultServer(
+  plan: FaultPlan,
+  options: FaultServerOptions = {},
+): Promise<FaultServer> {
+  let current = plan
+  const server = createServer({ keepAliveTimeout: options.keepAliveTimeoutMs ?? 5000 })
+  const log = recordRequests(server)
+  const sockets = new Set<Socket>()
+  let total = 0
+  let idleWaiters: (() => void)[] = []
+  server.on('connection', (socket: Socket) => {
+    total++
+    sockets.add(socket)
+    socket.once('close', () => {
+      sockets.delete(socket)
+      if (sockets.size > 0) return
+      const waiters = idleWaiters
+      idleWaiters = []
+      for (const resolve of waiters) resolve()
+    })
+  })
+  server.on('request', (req: IncomingMessage, res: ServerResponse) => {
+    const record = recordOf(req)!
+    const fault =
+      typeof current === 'function'
+        ? current({ method: record.method, url: record.url, headers: record.headers }, record.index)
+        : current
+    // Drain the request body so the client can finish writing.
+    req.resume()
+    serve(fault, res, {
+      stop: () => log.markStopped(record.index),
+      serverAborted: () => log.markServerAborted(record.index),
+    })
+  })
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject)
+    server.listen(0, options.host ?? '127.0.0.1', () => {
+      server.off('error', reject)
+      resolve()
+    })
+  })
+  const port = (server.address() as AddressInfo).port
+  return {
+    url: `http://${options.host ?? '127.0.0.1'}:${port}`,
+    port,
+    server,
+    records: log.records,
+    request: log.request,
+    clientGone: log.clientGone,
+    get openConnections() {
+      return sockets.size
+    },
+    get totalConnections() {
+      return total
+    },
+    idle() {
+      if (sockets.size === 0) return Promise.resolve()
+      return new Promise<void>((resolve) => idleWaiters.push(resolve))
+    },
+    setPlan(next) {
+      current = next
+    },
+    close() {
+      log.detach()
+      return new Promise<void>((resolve) => {
+        server.close(() => resolve())
+        server.closeAllConnections()
+      })
+    },
+  }
+}
+
+interface Marks {
+  stop(): void
+  serverAborted(): void
+}
+
+function serve(fault: Fault, res: ServerResponse, marks: Marks): void {
+  const timers = new Set<NodeJS.Timeout>()
+  const later = (ms: number, fn: () => void) => {
+    const timer = setTimeout(() => {
+      timers.delete(timer)
+      fn()
+    }, ms)
+    timers.add(timer)
+  }
+  // The client left: stop every pending step (no zombie work in the fault server itself).
+  res.once('close', () => {
+    for (const timer of timers) clearTimeout(timer)
+    timers.clear()
+    marks.stop()
+  })
+
+  switch (fault.type) {
+    case 'respond':
+      later(fault.delayMs ?? 0, () => {
+        res.writeHead(fault.status ?? 200, { 'content-type': 'text/plain', ...fault.headers })
+        res.end(fault.body ?? 'ok')
+      })
+      return
+    case 'stream':
+      later(fault.delayMs ?? 0, () => {
+        res.writeHead(fault.status ?? 200, { 'content-type': 'application/octet-stream' })
+        res.flushHeaders()
+        let sent = 0
+        const chunk = 'x'.repeat(fault.chunkBytes ?? 16)
+        const drip = () => {
+          res.write(chunk)
+          sent++
+          if (sent >= fault.chunks) res.end()
+          else later(fault.intervalMs, drip)
+        }
+        later(fault.intervalMs, drip)
+      })
+      return
+    case 'headers-then-stall':
+      later(fault.delayMs ?? 0, () => {
+        res.writeHead(fault.status ?? 200, { 'content-type': 'text/plain', ...fault.headers })
+        res.flushHeaders()
+      })
+      return
+    case 'bytes-then-stall':
+      later(fault.delayMs ?? 0, () => {
+        res.writeHead(200, {
+          'content-type': 'application/octet-stream',
+          'content-length': String(fault.declaredBytes ?? fault.bytes * 10),
+        })
+        res.write('x'.repeat(fault.bytes))
+      })
+      return
+    case 'close':
+    case 'reset':
+      later(fault.delayMs ?? 0, () => {
+        marks.serverAborted()
+        marks.stop()
+        if (fault.type === 'reset') res.socket?.resetAndDestroy()
+        else res.socket?.destroy()
+      })
+      return
+    case 'retry-after': {
+      const value =
+        typeof fault.retryAfter === 'number'
+          ? String(fault.retryAfter)
+          : fault.retryAfter.toUTCString()
+      res.writeHead(fault.status, {
+        'content-type': 'application/json',
+        'retry-after': value,
+        ...fault.headers,
+      })
+      res.end(fault.body ?? JSON.stringify({ error: { type: statusText(fault.status) } }))
+      return
+    }
+    case 'hang':
+      return
+  }
+}
+
+function statusText(status: 429 | 503 | 529): string {
+  if (status === 429) return 'rate_limit_error'
+  if (status === 529) return 'overloaded_error'
+  return 'service_unavailable'
+}

@@ -1,0 +1,60 @@
+import type { AddressInfo } from 'node:net'
+import { createServer, type Server, type Socket } from 'node:net'
+
+export interface TcpFaultServerOptions {
+  /**
+   * `silent` accepts the connection and never sends a byte (a TLS handshake
+   * that never completes); `reset` accepts, then resets after `afterMs`.
+   */
+  mode: 'silent' | 'reset'
+  /** For `reset`: ms after accepting; default 0. */
+  afterMs?: number
+}
+
+export interface TcpFaultServer {
+  readonly port: number
+  /** `https://127.0.0.1:<port>`: the handshake is what misbehaves. */
+  readonly httpsUrl: string
+  readonly openConnections: number
+  /** Resolves once no connection is open (at once if none is). */
+  idle(): Promise<void>
+  close(): Promise<void>
+}
+
+/** A raw TCP listener on loopback that accepts and then says nothing (or resets). */
+export async function tcpFaultServer(options: TcpFaultServerOptions): Promise<TcpFaultServer> {
+  const sockets = new Set<Socket>()
+  let idleWaiters: (() => void)[] = []
+  const server: Server = createServer((socket) => {
+    sockets.add(socket)
+    socket.on('error', () => {})
+    socket.once('close', () => {
+      sockets.delete(socket)
+      if (sockets.size > 0) return
+      const waiters = idleWaiters
+      idleWaiters = []
+      for (const resolve of waiters) resolve()
+    })
+    if (options.mode === 'reset') {
+      const timer = setTimeout(() => socket.resetAndDestroy(), options.afterMs ?? 0)
+      socket.once('close', () => clearTimeout(timer))
+    }
+  })
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  const port = (server.address() as AddressInfo).port
+  return {
+    port,
+    httpsUrl: `https://127.0.0.1:${port}`,
+    get openConnections() {
+      return sockets.size
+    },
+    idle() {
+      if (sockets.size === 0) return Promise.resolve()
+      return new Promise<void>((resolve) => idleWaiters.push(resolve))
+    },
+    close() {
+      for (const socket of sockets) socket.destroy()
+      return new Promise<void>((resolve) => server.close(() => resolve()))
+    },
+  }
+}
