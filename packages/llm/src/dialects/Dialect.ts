@@ -1,0 +1,56 @@
+import type { SseMessage } from '../sse/SseFrame.js'
+import type { ChatRequest, ChatResponse, NormalizedError, StreamEvent } from '../types.js'
+import type { ErrorInput, StreamErrorInput } from './ErrorInput.js'
+import type { HeaderInput } from './errorHeaders.js'
+
+/** What to send: a path relative to the provider's base URL, a JSON body, extra headers. */
+export interface BuiltRequest {
+  /** Relative to the base URL (`/chat/completions`, `/v1/messages`, `/models/m:generateContent`). */
+  path: string
+  body: Record<string, unknown>
+  /** Non-secret headers the dialect needs (`anthropic-version`). Auth is `authHeaders`. */
+  headers?: Record<string, string> | undefined
+}
+
+export interface ResponseMeta {
+  /** Response headers, for the provider request id. */
+  headers?: HeaderInput | undefined
+}
+
+/** Turns one stream's SSE events into normalised events. One parser per stream: it keeps state. */
+export interface StreamParser {
+  /**
+   * Parses one SSE event. Throws `ProviderReplyError` for an error frame (an
+   * `event: error`, or an error object in a data frame) — so no caller can
+   * mistake it for an empty success.
+   */
+  parseStreamEvent(message: Pick<SseMessage, 'event' | 'data'>): StreamEvent[]
+  /** The stream ended: returns a `finish` still held back (waiting for usage), if any. */
+  end(): StreamEvent[]
+  /** True once the provider's end marker (`[DONE]`, `message_stop`, a finish reason) was seen. */
+  readonly done: boolean
+}
+
+export type DialectName =
+  | 'openai'
+  | 'deepseek'
+  | 'qwen'
+  | 'ernie'
+  | 'doubao'
+  | 'gemini'
+  | 'anthropic'
+
+export interface Dialect {
+  readonly name: DialectName
+  /** Which wire format requests and responses use. */
+  readonly wire: 'openai' | 'anthropic' | 'gemini'
+  buildRequest(request: ChatRequest, model: string): BuiltRequest
+  /** The headers that carry an API key, in this provider's spelling. */
+  authHeaders(apiKey: string): Record<string, string>
+  /** Parses a successful (non-streaming) body: a string or already-parsed JSON. */
+  parseResponse(body: unknown, meta?: ResponseMeta): ChatResponse
+  createStreamParser(): StreamParser
+  /** `undefined` means success. */
+  normalizeError(input: ErrorInput): NormalizedError | undefined
+  normalizeStreamError(frame: StreamErrorInput): NormalizedError | undefined
+}

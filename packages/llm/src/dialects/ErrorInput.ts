@@ -1,0 +1,18 @@
+import type { HeaderInput } from './errorHeaders.js'
+
+/** One provider response, as an error normaliser sees it. */
+export interface ErrorInput {
+  /** HTTP status as received. */
+  status: number
+  headers?: HeaderInput | undefined
+  /** The response body as text: possibly empty, possibly not JSON, possibly hostile. */
+  body: string
+  /** Wall-clock "now" for HTTP-date and RFC 3339 hints. Default `Date.now()`. */
+  nowMs?: number | undefined
+}
+
+/** One SSE event received after an HTTP 200, as a stream error normaliser sees it. */
+export interface StreamErrorInput {
+  event: string | undefined
+  data: string
+}

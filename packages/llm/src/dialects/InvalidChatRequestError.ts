@@ -1,0 +1,18 @@
+import { HourglassError, hasErrorCode } from '@hourglass/core'
+
+export const INVALID_CHAT_REQUEST = 'HOURGLASS_INVALID_CHAT_REQUEST'
+
+/** An inbound OpenAI-shaped request that cannot be translated. `field` names the culprit. */
+export class InvalidChatRequestError extends HourglassError {
+  /** A path such as `messages[2].role`. */
+  readonly field: string
+
+  constructor(field: string, problem: string) {
+    super(INVALID_CHAT_REQUEST, `${field}: ${problem}`)
+    this.field = field
+  }
+}
+
+export function isInvalidChatRequest(error: unknown): error is InvalidChatRequestError {
+  return hasErrorCode(error, INVALID_CHAT_REQUEST)
+}

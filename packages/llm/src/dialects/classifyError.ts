@@ -1,0 +1,159 @@
+import { type ErrorKind, type NormalizedError, RETRYABLE_KINDS } from '../types.js'
+import type { ErrorInput } from './ErrorInput.js'
+import { retryAfterFromHeaders, shouldRetryHeader } from './errorHeaders.js'
+import { parseJson } from './safeJson.js'
+
+/** What a dialect read from an error body. Every field is optional. */
+export interface BodyVerdict {
+  /** The provider's code, as it sent it. */
+  providerCode?: string | undefined
+  message?: string | undefined
+  /** The kind the provider's code means. Wins over the status. */
+  kind?: ErrorKind | undefined
+  /** A guess from the text (e.g. "overloaded"): used only without `x-should-retry`. */
+  heuristicKind?: ErrorKind | undefined
+  /** A wait found in the body (Gemini `RetryInfo`), used when headers give none. */
+  retryAfterMs?: number | undefined
+}
+
+/**
+ * Reads a parsed body (or `undefined` when it was not JSON) and says whether
+ * it describes an error. Returning undefined for a 2xx means success; for a
+ * non-2xx it means "nothing provider-specific", so the status decides.
+ */
+export type BodyReader = (json: unknown, text: string) => BodyVerdict | undefined
+
+const MAX_MESSAGE_CHARS = 500
+/** Text sniffing never looks past this much of a body: hostile bodies can be huge. */
+const MAX_SNIFF_CHARS = 4096
+
+/**
+ * The rules every dialect shares: parse safely, let the dialect read the
+ * body, then decide the kind (provider code > text heuristic when
+ * `x-should-retry` is absent > status) and retryability (`x-should-retry` >
+ * kind). Never throws: whatever goes wrong, the status still classifies.
+ */
+export function classifyError(input: ErrorInput, read: BodyReader): NormalizedError | undefined {
+  const status = Number.isInteger(input?.status) ? input.status : 0
+  const text = typeof input?.body === 'string' ? input.body : ''
+  let verdict: BodyVerdict | undefined
+  try {
+    verdict = read(parseJson(text), text)
+  } catch {
+    verdict = undefined
+  }
+  const ok = status >= 200 && status < 300
+  if (ok && verdict === undefined) return undefined
+  let shouldRetry: boolean | undefined
+  let headerWaitMs: number | undefined
+  const kindFromBody = verdict?.kind
+  try {
+    shouldRetry = shouldRetryHeader(input.headers)
+  } catch {
+    shouldRetry = undefined
+  }
+  const heuristic =
+    shouldRetry === undefined
+      ? (verdict?.heuristicKind ?? (kindFromBody ? undefined : sniffKind(text)))
+      : undefined
+  const kind = kindFromBody ?? heuristic ?? (ok ? 'server_error' : kindFromStatus(status))
+  try {
+    headerWaitMs = retryAfterFromHeaders(input.headers, {
+      nowMs: typeof input.nowMs === 'number' ? input.nowMs : Date.now(),
+      useResetHeaders: kind === 'rate_limited',
+    })
+  } catch {
+    headerWaitMs = undefined
+  }
+  const retryAfterMs = headerWaitMs ?? verdict?.retryAfterMs
+  const message = cleanMessage(verdict?.message ?? (text.trim() || `HTTP ${status}`))
+  return {
+    kind,
+    retryable: shouldRetry ?? RETRYABLE_KINDS.has(kind),
+    status,
+    ...(verdict?.providerCode === undefined
+      ? {}
+      : { providerCode: verdict.providerCode.slice(0, 200) }),
+    message,
+    ...(retryAfterMs === undefined ? {} : { retryAfterMs }),
+  }
+}
+
+/**
+ * The status alone. 408/409/429/≥500 are worth another try (409 is a lock
+ * or conflict the provider expects to clear); 529 and 503 are overload
+ * (Anthropic's 529, DeepSeek's and Gemini's 503); 504 is the provider's own
+ * timeout.
+ */
+export function kindFromStatus(status: number): ErrorKind {
+  switch (status) {
+    case 400:
+    case 422:
+      return 'bad_request'
+    case 401:
+    case 403:
+      return 'auth'
+    case 402:
+      return 'quota_exhausted'
+    case 404:
+      return 'not_found'
+    case 408:
+      return 'timeout'
+    case 409:
+      return 'server_error'
+    case 413:
+      return 'context_too_long'
+    case 429:
+      return 'rate_limited'
+    case 503:
+    case 529:
+      return 'overloaded'
+    case 504:
+      return 'timeout'
+  }
+  if (status >= 500) return 'server_error'
+  if (status >= 400) return 'bad_request'
+  return 'server_error'
+}
+
+/** Text heuristics for bodies without a recognised code. */
+function sniffKind(text: string): ErrorKind | undefined {
+  const t = text.slice(0, MAX_SNIFF_CHARS).toLowerCase()
+  if (t.includes('overloaded')) return 'overloaded'
+  return undefined
+}
+
+const SECRET_PATTERNS: ReadonlyArray<readonly [RegExp, string]> = [
+  [/\bsk-[A-Za-z0-9_*.-]{6,}/g, '[redacted]'],
+  [/\bAIza[0-9A-Za-z_-]{10,}/g, '[redacted]'],
+  [/\b(Bearer|Basic)\s+[A-Za-z0-9._~+/=-]+/gi, '$1 [redacted]'],
+  [/\b(api[_-]?key|access_token|key)=[^&\s"']+/gi, '$1=[redacted]'],
+]
+
+/**
+ * Provider messages can echo a key ("Incorrect API key provided: sk-…").
+ * Redact anything key-shaped, then cut to 500 characters.
+ */
+export function cleanMessage(text: string): string {
+  let out = text.length > 4 * MAX_MESSAGE_CHARS ? text.slice(0, 4 * MAX_MESSAGE_CHARS) : text
+  for (const [pattern, replacement] of SECRET_PATTERNS) out = out.replace(pattern, replacement)
+  return out.length > MAX_MESSAGE_CHARS ? `${out.slice(0, MAX_MESSAGE_CHARS - 1)}…` : out
+}
+
+/**
+ * The stream flavour: one SSE event after an HTTP 200. An `event: error`
+ * frame is an error whatever its data says; any other frame is one only if
+ * the dialect's reader finds an error in it. No headers exist mid-stream, so
+ * body heuristics always apply.
+ */
+export function classifyStreamError(
+  frame: { event: string | undefined; data: string },
+  read: BodyReader,
+): NormalizedError | undefined {
+  const data = typeof frame?.data === 'string' ? frame.data : ''
+  const isErrorEvent = frame?.event === 'error'
+  return classifyError({ status: 200, body: data }, (json, text) => {
+    const verdict = read(json, text)
+    return verdict ?? (isErrorEvent ? { message: text || 'error event' } : undefined)
+  })
+}

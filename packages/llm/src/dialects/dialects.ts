@@ -1,0 +1,78 @@
+import type { NormalizedError } from '../types.js'
+import { normalizeAnthropicError, normalizeAnthropicStreamError } from './anthropicErrors.js'
+import { buildAnthropicRequest } from './anthropicRequest.js'
+import { parseAnthropicResponse } from './anthropicResponse.js'
+import { createAnthropicStreamParser } from './anthropicStream.js'
+import type { Dialect, DialectName } from './Dialect.js'
+import { normalizeDoubaoError, normalizeDoubaoStreamError } from './doubaoErrors.js'
+import type { ErrorInput, StreamErrorInput } from './ErrorInput.js'
+import { normalizeErnieError, normalizeErnieStreamError } from './ernieErrors.js'
+import { normalizeGeminiError, normalizeGeminiStreamError } from './geminiErrors.js'
+import { buildGeminiRequest } from './geminiRequest.js'
+import { parseGeminiResponse } from './geminiResponse.js'
+import { createGeminiStreamParser } from './geminiStream.js'
+import {
+  normalizeDeepSeekError,
+  normalizeDeepSeekStreamError,
+  normalizeOpenAIError,
+  normalizeOpenAIStreamError,
+} from './openaiErrors.js'
+import { buildOpenAIRequest } from './openaiRequest.js'
+import { parseOpenAIResponse } from './openaiResponse.js'
+import { createOpenAIStreamParser } from './openaiStream.js'
+import { normalizeQwenError, normalizeQwenStreamError } from './qwenErrors.js'
+
+/**
+ * The OpenAI-compatible providers share OpenAI's translation; only their
+ * errors differ, which is where production incidents hide.
+ */
+function openAICompatible(
+  name: DialectName,
+  normalizeError: (input: ErrorInput) => NormalizedError | undefined,
+  normalizeStreamError: (frame: StreamErrorInput) => NormalizedError | undefined,
+): Dialect {
+  const maxTokensField = name === 'openai' ? 'max_completion_tokens' : 'max_tokens'
+  return {
+    name,
+    wire: 'openai',
+    buildRequest: (request, model) => buildOpenAIRequest(request, model, { maxTokensField }),
+    authHeaders: (apiKey) => ({ authorization: `Bearer ${apiKey}` }),
+    parseResponse: (body, meta) => parseOpenAIResponse(body, meta, name),
+    createStreamParser: () => createOpenAIStreamParser(normalizeStreamError),
+    normalizeError,
+    normalizeStreamError,
+  }
+}
+
+/** Every provider dialect by name. Frozen: a registry is configuration, not state. */
+export const dialects: Readonly<Record<DialectName, Dialect>> = Object.freeze({
+  openai: openAICompatible('openai', normalizeOpenAIError, normalizeOpenAIStreamError),
+  deepseek: openAICompatible('deepseek', normalizeDeepSeekError, normalizeDeepSeekStreamError),
+  qwen: openAICompatible('qwen', normalizeQwenError, normalizeQwenStreamError),
+  ernie: openAICompatible('ernie', normalizeErnieError, normalizeErnieStreamError),
+  doubao: openAICompatible('doubao', normalizeDoubaoError, normalizeDoubaoStreamError),
+  anthropic: {
+    name: 'anthropic',
+    wire: 'anthropic',
+    buildRequest: buildAnthropicRequest,
+    authHeaders: (apiKey) => ({ 'x-api-key': apiKey }),
+    parseResponse: parseAnthropicResponse,
+    createStreamParser: createAnthropicStreamParser,
+    normalizeError: normalizeAnthropicError,
+    normalizeStreamError: normalizeAnthropicStreamError,
+  },
+  gemini: {
+    name: 'gemini',
+    wire: 'gemini',
+    buildRequest: buildGeminiRequest,
+    authHeaders: (apiKey) => ({ 'x-goog-api-key': apiKey }),
+    parseResponse: parseGeminiResponse,
+    createStreamParser: createGeminiStreamParser,
+    normalizeError: normalizeGeminiError,
+    normalizeStreamError: normalizeGeminiStreamError,
+  },
+})
+
+export function isDialectName(name: string): name is DialectName {
+  return Object.hasOwn(dialects, name)
+}

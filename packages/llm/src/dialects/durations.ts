@@ -1,0 +1,51 @@
+/**
+ * Duration strings providers use for waits. All return milliseconds or
+ * undefined for anything malformed, negative or not finite: a bad hint means
+ * "no hint", never an exception.
+ */
+
+const GO_UNITS_MS: Record<string, number> = {
+  ns: 1e-6,
+  us: 1e-3,
+  µs: 1e-3,
+  ms: 1,
+  s: 1000,
+  m: 60_000,
+  h: 3_600_000,
+}
+const GO_DURATION = /^(?:\d+(?:\.\d+)?(?:ns|us|µs|ms|s|m|h))+$/
+const GO_PART = /(\d+(?:\.\d+)?)(ns|us|µs|ms|s|m|h)/g
+
+/** Go's `time.Duration` text, as OpenAI's `x-ratelimit-reset-*` headers use it: `1s`, `6m0s`, `20ms`. */
+export function parseGoDurationMs(text: string): number | undefined {
+  const s = text.trim()
+  if (s.length === 0 || s.length > 64 || !GO_DURATION.test(s)) return undefined
+  let total = 0
+  for (const match of s.matchAll(GO_PART)) total += Number(match[1]) * GO_UNITS_MS[match[2]!]!
+  return finiteMs(total)
+}
+
+/** Protobuf `Duration` JSON (`"34.4s"`, `"0.5s"`), as Gemini's `RetryInfo.retryDelay` uses it. */
+export function parseProtoDurationMs(text: string): number | undefined {
+  const match = /^\s*(\d+(?:\.\d+)?)s\s*$/.exec(text)
+  return match ? finiteMs(Number(match[1]) * 1000) : undefined
+}
+
+/** A plain number of seconds (`"2"`, `"1.5"`), as `Retry-After` carries it. */
+export function parseSecondsMs(text: string): number | undefined {
+  const s = text.trim()
+  return /^\d+(?:\.\d+)?$/.test(s) ? finiteMs(Number(s) * 1000) : undefined
+}
+
+/** A wall-clock time (HTTP-date or RFC 3339) as milliseconds from `nowMs`; past times are 0. */
+export function untilDateMs(text: string, nowMs: number): number | undefined {
+  const s = text.trim()
+  // Date.parse also accepts bare numbers ("12" → year 2012); require a date-looking string.
+  if (s.length < 8 || s.length > 64 || !/[a-zA-Z-]/.test(s)) return undefined
+  const at = Date.parse(s)
+  return Number.isFinite(at) ? Math.max(0, Math.ceil(at - nowMs)) : undefined
+}
+
+function finiteMs(ms: number): number | undefined {
+  return Number.isFinite(ms) && ms >= 0 ? Math.ceil(ms) : undefined
+}

@@ -1,0 +1,61 @@
+/**
+ * Reading untrusted provider JSON without trusting it. Only own properties
+ * are read (a body with `"__proto__"` or `"constructor"` keys cannot make an
+ * inherited value look like a field), nothing is ever merged or assigned, and
+ * nothing here throws.
+ */
+
+export type JsonRecord = Record<string, unknown>
+
+/** Bodies longer than this are not parsed as JSON; status and headers still classify them. */
+export const MAX_JSON_BODY_CHARS = 1024 * 1024
+
+export function parseJson(text: string, maxChars = MAX_JSON_BODY_CHARS): unknown {
+  if (typeof text !== 'string' || text.length === 0 || text.length > maxChars) return undefined
+  const first = text.trimStart()[0]
+  if (first !== '{' && first !== '[') return undefined
+  try {
+    return JSON.parse(text)
+  } catch {
+    // Invalid JSON and, on very deep nesting, RangeError: both mean "not a JSON body".
+    return undefined
+  }
+}
+
+export function asRecord(value: unknown): JsonRecord | undefined {
+  return typeof value === 'object' && value !== null && !Array.isArray(value)
+    ? (value as JsonRecord)
+    : undefined
+}
+
+export function asArray(value: unknown): unknown[] {
+  return Array.isArray(value) ? value : []
+}
+
+/** An own property of an object, or undefined. */
+export function get(value: unknown, key: string): unknown {
+  const record = asRecord(value)
+  return record !== undefined && Object.hasOwn(record, key) ? record[key] : undefined
+}
+
+export function getRecord(value: unknown, key: string): JsonRecord | undefined {
+  return asRecord(get(value, key))
+}
+
+export function getString(value: unknown, key: string): string | undefined {
+  const v = get(value, key)
+  return typeof v === 'string' ? v : undefined
+}
+
+export function getNumber(value: unknown, key: string): number | undefined {
+  const v = get(value, key)
+  return typeof v === 'number' && Number.isFinite(v) ? v : undefined
+}
+
+/** A code that providers send as a string or a number (`336501`, `"336501"`). */
+export function getCode(value: unknown, key: string): string | undefined {
+  const v = get(value, key)
+  if (typeof v === 'string' && v !== '') return v
+  if (typeof v === 'number' && Number.isFinite(v)) return String(v)
+  return undefined
+}

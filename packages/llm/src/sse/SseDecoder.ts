@@ -1,0 +1,97 @@
+import { createParser, type EventSourceParser } from 'eventsource-parser'
+import { SseBufferOverflowError } from './SseBufferOverflowError.js'
+import type { SseFrame } from './SseFrame.js'
+
+export interface SseDecoderOptions {
+  /**
+   * Most characters held while an event is incomplete (a partial line plus the
+   * event's data so far). Past it, `push` throws `SseBufferOverflowError` and
+   * the decoder stays failed. Default 8 MiB of characters; 0 means unlimited.
+   */
+  maxBufferChars?: number | undefined
+}
+
+const DEFAULT_MAX_BUFFER_CHARS = 8 * 1024 * 1024
+
+/**
+ * Bytes in, whole SSE events and comments out, in stream order.
+ *
+ * One streaming `TextDecoder` per stream, so a character split across two
+ * network chunks is joined rather than turned into two U+FFFD; parsing is
+ * eventsource-parser's. Invalid UTF-8 becomes U+FFFD (never an exception):
+ * the caller decides whether a garbled event matters. An event cut off by the
+ * end of the stream is dropped, as the SSE spec says.
+ */
+export class SseDecoder {
+  readonly #decoder = new TextDecoder('utf-8')
+  readonly #parser: EventSourceParser
+  readonly #maxBufferChars: number
+  #out: SseFrame[] = []
+  #failure: SseBufferOverflowError | undefined
+  #ended = false
+
+  constructor(options: SseDecoderOptions = {}) {
+    const max = options.maxBufferChars ?? DEFAULT_MAX_BUFFER_CHARS
+    this.#maxBufferChars = max
+    this.#parser = createParser({
+      onEvent: (message) => {
+        this.#out.push({ type: 'event', event: message.event, data: message.data, id: message.id })
+      },
+      onComment: (comment) => {
+        this.#out.push({ type: 'comment', comment })
+      },
+      onError: (error) => {
+        // Unknown fields and bad `retry:` values are ignored, as browsers do;
+        // only an overflow is fatal.
+        if (error.type === 'max-buffer-size-exceeded') {
+          this.#failure = new SseBufferOverflowError(max, 'chars', { cause: error })
+        }
+      },
+      ...(max > 0 ? { maxBufferSize: max } : {}),
+    })
+  }
+
+  /** Feeds one network chunk; returns the frames it completed. */
+  push(chunk: Uint8Array): SseFrame[] {
+    this.#assertUsable()
+    return this.#feed(this.#decoder.decode(chunk, { stream: true }))
+  }
+
+  /** Ends the stream: flushes the decoder and returns any last frames. Idempotent. */
+  end(): SseFrame[] {
+    if (this.#ended) return []
+    this.#assertUsable()
+    this.#ended = true
+    return this.#feed(this.#decoder.decode())
+  }
+
+  /** The cap in characters (0 = unlimited), for diagnostics. */
+  get maxBufferChars(): number {
+    return this.#maxBufferChars
+  }
+
+  #feed(text: string): SseFrame[] {
+    if (text !== '') this.#parser.feed(text)
+    const out = this.#out
+    this.#out = []
+    if (this.#failure) throw this.#failure
+    return out
+  }
+
+  #assertUsable(): void {
+    if (this.#failure) throw this.#failure
+  }
+}
+
+/**
+ * Decodes a whole byte stream (a fetch body, an undici body) into frames.
+ * Stops at the first overflow with `SseBufferOverflowError`.
+ */
+export async function* decodeSse(
+  body: AsyncIterable<Uint8Array>,
+  options: SseDecoderOptions = {},
+): AsyncGenerator<SseFrame, void, undefined> {
+  const decoder = new SseDecoder(options)
+  for await (const chunk of body) yield* decoder.push(chunk)
+  yield* decoder.end()
+}

@@ -1,0 +1,147 @@
+import { SseBufferOverflowError } from './SseBufferOverflowError.js'
+import { completeUtf8Length } from './utf8.js'
+
+export interface SseRecutterOptions {
+  /**
+   * Most bytes held for one unfinished event. Past it, `push` throws
+   * `SseBufferOverflowError` (forwarding half an event would break the
+   * whole-event promise). Default 4 MiB; 0 means unlimited.
+   */
+  maxEventBytes?: number | undefined
+}
+
+const DEFAULT_MAX_EVENT_BYTES = 4 * 1024 * 1024
+const CR = 0x0d
+const LF = 0x0a
+
+/**
+ * Re-cuts an SSE byte stream so that every chunk it emits ends at the end of
+ * a whole event (a blank line, with `\r\n`, `\r` or `\n` endings). Because
+ * `\r` and `\n` never occur inside a multi-byte UTF-8 sequence, an event
+ * boundary is always a character boundary too: a client that decodes each
+ * chunk on its own (many do) never sees U+FFFD from a split character.
+ *
+ * The bytes are forwarded unchanged, except a leading BOM, which is dropped so
+ * that a proxy can splice its own frames in front without corrupting the
+ * first field name. Written here rather than taken from eventsource-parser
+ * because that works on decoded text; a proxy has to forward the original
+ * bytes. Each byte is scanned once; chunks are joined only when emitted.
+ */
+export class SseRecutter {
+  readonly #maxEventBytes: number
+  #chunks: Uint8Array[] = []
+  #length = 0
+  /** Offset (in the held bytes) just past the last complete event. */
+  #boundary = 0
+  /** The last byte ended a line, so another terminator now is a blank line. */
+  #atLineStart = true
+  /** The last byte was a CR; whether it is CRLF depends on the next byte. */
+  #pendingCr = false
+  #bomChecked = false
+  #ended = false
+  /** Bytes dropped at `end()` because the stream stopped inside a character. */
+  droppedBytes = 0
+
+  constructor(options: SseRecutterOptions = {}) {
+    this.#maxEventBytes = options.maxEventBytes ?? DEFAULT_MAX_EVENT_BYTES
+  }
+
+  /** Adds one chunk; returns the whole events it completed, as one chunk, or undefined. */
+  push(chunk: Uint8Array): Uint8Array | undefined {
+    if (this.#ended) throw new TypeError('SseRecutter.push() after end()')
+    if (chunk.length === 0) return undefined
+    if (!this.#bomChecked) {
+      const head = this.#stripBom(chunk, false)
+      if (head === undefined) return undefined
+      chunk = head
+    }
+    this.#scan(chunk, this.#length)
+    this.#chunks.push(chunk)
+    this.#length += chunk.length
+    const out = this.#boundary > 0 ? this.#take(this.#boundary) : undefined
+    if (this.#maxEventBytes > 0 && this.#length > this.#maxEventBytes) {
+      throw new SseBufferOverflowError(this.#maxEventBytes, 'bytes')
+    }
+    return out
+  }
+
+  /**
+   * Ends the stream. Returns what is left (an unterminated last event, which
+   * a conforming client discards anyway), cut back to the last whole
+   * character so even a truncated upstream cannot produce U+FFFD. Idempotent.
+   */
+  end(): Uint8Array | undefined {
+    if (this.#ended) return undefined
+    this.#ended = true
+    if (!this.#bomChecked) {
+      const head = this.#stripBom(new Uint8Array(0), true) ?? new Uint8Array(0)
+      this.#chunks = [head]
+      this.#length = head.length
+    }
+    const rest = this.#take(this.#length)
+    const whole = completeUtf8Length(rest)
+    this.droppedBytes = rest.length - whole
+    return whole > 0 ? rest.subarray(0, whole) : undefined
+  }
+
+  /**
+   * Holds the first bytes until it is known whether they start with a BOM.
+   * Returns the bytes to scan, or undefined while undecided.
+   */
+  #stripBom(chunk: Uint8Array, final: boolean): Uint8Array | undefined {
+    const head = join(this.#chunks, this.#length, chunk)
+    this.#chunks = []
+    this.#length = 0
+    const isPrefix = head.length < 3 && head.every((b, i) => b === [0xef, 0xbb, 0xbf][i])
+    if (isPrefix && !final) {
+      this.#chunks = [head]
+      this.#length = head.length
+      return undefined
+    }
+    this.#bomChecked = true
+    const hasBom = head.length >= 3 && head[0] === 0xef && head[1] === 0xbb && head[2] === 0xbf
+    return hasBom ? head.subarray(3) : isPrefix ? new Uint8Array(0) : head
+  }
+
+  #scan(chunk: Uint8Array, offset: number): void {
+    for (let i = 0; i < chunk.length; i++) {
+      const byte = chunk[i]!
+      if (this.#pendingCr) {
+        this.#pendingCr = false
+        if (byte === LF) {
+          this.#terminator(offset + i + 1)
+          continue
+        }
+        this.#terminator(offset + i)
+      }
+      if (byte === CR) this.#pendingCr = true
+      else if (byte === LF) this.#terminator(offset + i + 1)
+      else this.#atLineStart = false
+    }
+  }
+
+  #terminator(end: number): void {
+    if (this.#atLineStart) this.#boundary = end
+    this.#atLineStart = true
+  }
+
+  #take(cut: number): Uint8Array {
+    const all = join(this.#chunks, this.#length, undefined)
+    this.#chunks = cut < all.length ? [all.subarray(cut)] : []
+    this.#length = all.length - cut
+    this.#boundary = 0
+    return all.subarray(0, cut)
+  }
+}
+
+function join(chunks: Uint8Array[], length: number, extra: Uint8Array | undefined): Uint8Array {
+  if (extra === undefined && chunks.length === 1) return chunks[0]!
+  const out = new Uint8Array(length + (extra?.length ?? 0))
+  let at = 0
+  for (const c of chunks) {
+    out.set(c, at)
+    at += c.length
+  }
+  if (extra) out.set(extra, at)
+  return out
+}
