@@ -1,0 +1,266 @@
+import {
+  type Clock,
+  currentDeadline,
+  type Deadline,
+  MAX_TIMER_MS,
+  systemClock,
+} from '@hourglass/core'
+import { RateLimitedError } from '../policy/RateLimitedError.js'
+import { type AdmissionPermit, createPermit } from './AdmissionPermit.js'
+import { CooldownBook } from './CooldownBook.js'
+import type { CooldownStore } from './CooldownStore.js'
+import { type CooldownInput, defaultCooldownMs } from './defaultCooldownMs.js'
+import { KeysRetiredError } from './KeysRetiredError.js'
+import { keyId } from './keyId.js'
+import { LatencyTracker } from './LatencyTracker.js'
+import { MemoryCooldownStore } from './MemoryCooldownStore.js'
+import { publishAdmission } from './publish.js'
+import type { AdmissionOutcome, ProbeToken, Slot } from './slot.js'
+import { waitForChange } from './waitForChange.js'
+
+export interface AdmissionOptions {
+  /** Where cooldowns live. Default: a `MemoryCooldownStore` on `clock` (this process only). */
+  store?: CooldownStore | undefined
+  /** Time source; must be the clock of the deadlines passed in. Default `systemClock`. */
+  clock?: Clock | undefined
+  /** Wall-clock ms for `retryAtMs` and event times. Default `Date.now`. */
+  wallClock?: (() => number) | undefined
+  /** The wait when a limit comes without a hint, in ms. Default `defaultCooldownMs`. */
+  cooldownMs?: ((input: CooldownInput) => number) | undefined
+  /** Waiters released by a successful probe follow within a random 0…staggerMs. Default 100; 0 = at once. */
+  staggerMs?: number | undefined
+  /** Longest a probe may hold the slot without reporting, in ms (it also ends with its deadline). Default 30 000. */
+  probeLeaseMs?: number | undefined
+  /** Time a call is assumed to need before any latency was measured, in ms. Default 1000. */
+  defaultNeededMs?: number | undefined
+  /** Latency samples kept per provider (default 50) and the percentile used (default 0.9). */
+  latencySamples?: number | undefined
+  latencyPercentile?: number | undefined
+  /** How long an auth failure retires a key, in ms. Default Infinity (until restart); 0 = never retire. */
+  retireMs?: number | undefined
+  /** Told once when the store fails (and once when it is back). Default `console`. */
+  logger?: { warn(message: string): void } | undefined
+  /** Random source in [0, 1) for jitter. Default `Math.random`. */
+  random?: (() => number) | undefined
+}
+
+export interface AdmissionRequest {
+  provider: string
+  /** The provider's API keys, in order of preference. Empty or absent: one provider-wide cooldown. */
+  keys?: readonly string[] | undefined
+  /** Bounds every wait. Default `currentDeadline()`; without either, waits are bounded by the cooldown only. */
+  deadline?: Deadline | undefined
+  /** Also ends a wait when aborted. */
+  signal?: AbortSignal | undefined
+  /** Time the call needs once admitted, in ms. Default: recent latency percentile, else `defaultNeededMs`. */
+  neededMs?: number | undefined
+  /** For the error message. */
+  model?: string | undefined
+  /** The caller will fall back to another model when refused (reported as `fallback`, not `fail`). */
+  hasFallback?: boolean | undefined
+}
+
+/**
+ * One cooldown per provider and key, shared by every call of the process (and
+ * of the fleet, with a shared store). A call aimed at a cooling provider+key
+ * never sends just to learn the limit still holds: it takes another free
+ * key, or waits when the cooldown ends in time for the call to finish before
+ * its deadline, or is refused at once with a `RateLimitedError` saying when
+ * to retry. When a cooldown ends exactly one call probes; the rest follow
+ * its success (staggered) or its failure (the cooldown grows, nobody sends).
+ */
+export class Admission {
+  readonly #clock: Clock
+  readonly #wall: () => number
+  readonly #staggerMs: number
+  readonly #probeLeaseMs: number
+  readonly #defaultNeededMs: number
+  readonly #random: () => number
+  readonly #latency: LatencyTracker
+  readonly #book: CooldownBook
+  readonly #ids = new Map<string, string>()
+
+  constructor(options: AdmissionOptions = {}) {
+    this.#clock = options.clock ?? systemClock
+    this.#wall = options.wallClock ?? Date.now
+    this.#random = options.random ?? Math.random
+    this.#staggerMs = Math.max(0, options.staggerMs ?? 100)
+    this.#probeLeaseMs = Math.max(0, options.probeLeaseMs ?? 30_000)
+    this.#defaultNeededMs = Math.max(0, options.defaultNeededMs ?? 1000)
+    this.#latency = new LatencyTracker({
+      samples: options.latencySamples,
+      percentile: options.latencyPercentile,
+    })
+    this.#book = new CooldownBook({
+      store: options.store ?? new MemoryCooldownStore({ clock: this.#clock }),
+      clock: this.#clock,
+      wall: this.#wall,
+      cooldownMs: options.cooldownMs ?? ((input) => defaultCooldownMs(input, this.#random)),
+      retireMs: Math.max(0, options.retireMs ?? Number.POSITIVE_INFINITY),
+      latency: this.#latency,
+      logger: options.logger ?? console,
+    })
+  }
+
+  /** The time a call to `provider` is expected to need, in ms (recent latency percentile). */
+  neededMs(provider: string): number {
+    return this.#latency.estimate(provider) ?? this.#defaultNeededMs
+  }
+
+  /**
+   * A permit to send now, after a wait that fits the deadline, or a rejection
+   * at once: `RateLimitedError` (with `retryAfterMs`/`retryAtMs`) when every
+   * key is cooling past the time left, `KeysRetiredError` when every key is
+   * retired, or the deadline's/signal's reason if it ends during a wait.
+   */
+  async acquire(request: AdmissionRequest): Promise<AdmissionPermit> {
+    const { provider } = request
+    const deadline = request.deadline ?? currentDeadline()
+    const clock = deadline?.clock ?? this.#clock
+    const keys: Array<string | undefined> =
+      request.keys && request.keys.length > 0 ? [...request.keys] : [undefined]
+    const slots = keys.map((key) => this.#book.slot(provider, this.#id(key)))
+    const signals: AbortSignal[] = []
+    if (deadline) signals.push(deadline.signal)
+    if (request.signal) signals.push(request.signal)
+    const neededMs = Math.max(0, request.neededMs ?? this.neededMs(provider))
+    const startedAt = this.#clock.now()
+    let released = reopenCount(slots)
+    let staggered = false
+
+    for (;;) {
+      for (const signal of signals) signal.throwIfAborted()
+      await this.#book.refresh(provider, slots)
+      for (const signal of signals) signal.throwIfAborted()
+      const now = this.#clock.now()
+      const choice = this.#choose(slots, now, neededMs)
+      if (choice.kind === 'grant') {
+        // Released by a probe's success: spread the followers out instead of stampeding.
+        if (!staggered && reopenCount(slots) !== released && this.#staggerMs > 0) {
+          staggered = true
+          const left = (deadline?.remaining() ?? Number.POSITIVE_INFINITY) - neededMs
+          const jitterMs = Math.min(this.#random() * this.#staggerMs, Math.max(0, left))
+          if (jitterMs >= 1) {
+            await waitForChange(clock, jitterMs, [], signals)
+            continue
+          }
+        }
+        const slot = slots[choice.index] as Slot
+        return this.#grant(slot, keys[choice.index], choice, deadline, now - startedAt)
+      }
+      if (choice.kind === 'retired') {
+        throw new KeysRetiredError({ provider, keyIds: slots.map((s) => s.keyId), reason: 'auth' })
+      }
+      const remaining = deadline?.remaining() ?? Number.POSITIVE_INFINITY
+      const waitMs = Math.max(0, choice.readyAt - now)
+      const latestStartMs = remaining - neededMs
+      const keyIdOfWait = (slots[choice.index] as Slot).keyId
+      if (waitMs > latestStartMs) {
+        publishAdmission({
+          provider,
+          keyId: keyIdOfWait,
+          action: request.hasFallback ? 'fallback' : 'fail',
+          waitMs,
+        })
+        throw new RateLimitedError({
+          provider,
+          model: request.model,
+          retryAfterMs: waitMs,
+          retryAtMs: this.#wall() + waitMs,
+          reason: `every key is cooling for ${Math.ceil(waitMs)} ms or more; ${Math.floor(remaining)} ms left, ${Math.ceil(neededMs)} ms needed`,
+        })
+      }
+      publishAdmission({ provider, keyId: keyIdOfWait, action: 'wait', waitMs })
+      released = reopenCount(slots)
+      const timerMs = Math.min(choice.wakeAt - now, latestStartMs, MAX_TIMER_MS)
+      await waitForChange(clock, timerMs, slots, signals)
+    }
+  }
+
+  /** Feed an outcome for `provider`+`key` from outside a permit (a request admission did not grant). */
+  report(provider: string, key: string | undefined, outcome: AdmissionOutcome): Promise<void> {
+    return this.#book.apply(
+      this.#book.slot(provider, this.#id(key)),
+      outcome,
+      undefined,
+      outcome.latencyMs,
+    )
+  }
+
+  #choose(slots: Slot[], now: number, neededMs: number): Choice {
+    let best: Choice | undefined
+    let live = 0
+    for (const [index, slot] of slots.entries()) {
+      if (slot.retiredUntilMs > now) continue
+      live++
+      let readyAt: number
+      let wakeAt: number
+      if (slot.untilMs > now) {
+        readyAt = slot.untilMs
+        wakeAt = slot.untilMs
+      } else if (slot.halfOpen && slot.probe && slot.probe.leaseUntil > now) {
+        // Expect the probe to take as long as calls do, then our stagger.
+        readyAt = Math.max(now, slot.probe.startedAt + neededMs) + this.#staggerMs
+        wakeAt = slot.probe.leaseUntil
+      } else {
+        return { kind: 'grant', index, probe: slot.halfOpen }
+      }
+      if (!best || (best.kind === 'wait' && readyAt < best.readyAt)) {
+        best = { kind: 'wait', index, readyAt, wakeAt }
+      }
+    }
+    return live === 0 || !best ? { kind: 'retired' } : best
+  }
+
+  #grant(
+    slot: Slot,
+    key: string | undefined,
+    choice: { index: number; probe: boolean },
+    deadline: Deadline | undefined,
+    waitedMs: number,
+  ): AdmissionPermit {
+    const now = this.#clock.now()
+    let token: ProbeToken | undefined
+    if (choice.probe) {
+      // The probe holds the slot until it reports, or until it could no longer be running.
+      const end = deadline ? now + deadline.remaining() : Number.POSITIVE_INFINITY
+      token = { startedAt: now, leaseUntil: Math.min(end, now + this.#probeLeaseMs) }
+      slot.probe = token
+      publishAdmission({
+        provider: slot.provider,
+        keyId: slot.keyId,
+        action: 'probe',
+        waitMs: waitedMs,
+      })
+    } else if (choice.index > 0) {
+      publishAdmission({
+        provider: slot.provider,
+        keyId: slot.keyId,
+        action: 'switch-key',
+        waitMs: waitedMs,
+      })
+    }
+    return createPermit(this.#book, this.#clock, slot, key, token, waitedMs)
+  }
+
+  #id(key: string | undefined): string {
+    if (key === undefined) return keyId(undefined)
+    let id = this.#ids.get(key)
+    if (id === undefined) {
+      id = keyId(key)
+      this.#ids.set(key, id)
+    }
+    return id
+  }
+}
+
+type Choice =
+  | { kind: 'grant'; index: number; probe: boolean }
+  | { kind: 'wait'; index: number; readyAt: number; wakeAt: number }
+  | { kind: 'retired' }
+
+function reopenCount(slots: readonly Slot[]): number {
+  let total = 0
+  for (const slot of slots) total += slot.reopened
+  return total
+}

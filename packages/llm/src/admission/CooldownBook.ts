@@ -1,0 +1,171 @@
+import type { Clock } from '@hourglass/core'
+import type { CooldownStore } from './CooldownStore.js'
+import type { CooldownInput } from './defaultCooldownMs.js'
+import type { LatencyTracker } from './LatencyTracker.js'
+import { publishCooldown } from './publish.js'
+import {
+  type AdmissionOutcome,
+  classify,
+  createSlot,
+  type ProbeToken,
+  type Slot,
+  wake,
+} from './slot.js'
+
+export interface CooldownBookOptions {
+  store: CooldownStore
+  clock: Clock
+  wall: () => number
+  cooldownMs: (input: CooldownInput) => number
+  retireMs: number
+  latency: LatencyTracker
+  logger: { warn(message: string): void }
+}
+
+/**
+ * This process's view of every provider+key: the local mirror of the store,
+ * kept so a decision right after a report needs no round trip, and so the
+ * process keeps working (on what it knows) while the store is down.
+ */
+export class CooldownBook {
+  readonly #o: CooldownBookOptions
+  readonly #slots = new Map<string, Slot>()
+  #storeFailing = false
+
+  constructor(options: CooldownBookOptions) {
+    this.#o = options
+  }
+
+  slot(provider: string, keyId: string): Slot {
+    const name = `${provider}\u0000${keyId}`
+    let slot = this.#slots.get(name)
+    if (!slot) {
+      slot = createSlot(provider, keyId)
+      this.#slots.set(name, slot)
+    }
+    return slot
+  }
+
+  /** Merge the store's cooldowns (another process may have learned a limit) into the local view. */
+  async refresh(provider: string, slots: readonly Slot[]): Promise<void> {
+    let remaining: number[]
+    try {
+      remaining = await this.#o.store.remaining(
+        provider,
+        slots.map((s) => s.keyId),
+      )
+      this.#storeUp()
+    } catch (error) {
+      this.#storeDown(error)
+      return
+    }
+    const now = this.#o.clock.now()
+    for (const [i, slot] of slots.entries()) {
+      const ms = remaining[i] ?? 0
+      if (ms <= 0) continue
+      const until = now + ms
+      const fresh = !slot.halfOpen && slot.untilMs <= now
+      // Sub-millisecond differences are the store's rounding, not news.
+      if (until > slot.untilMs + 1) slot.untilMs = until
+      slot.halfOpen = true
+      if (fresh) this.#cooldownEvent(slot, 'start', 'shared: learned from the store')
+    }
+  }
+
+  /** Apply what came of one request. `token` identifies the probe, when the request was it. */
+  async apply(
+    slot: Slot,
+    outcome: AdmissionOutcome,
+    token: ProbeToken | undefined,
+    latencyMs: number | undefined,
+  ): Promise<void> {
+    const now = this.#o.clock.now()
+    const wasProbe = token !== undefined && slot.probe === token
+    if (wasProbe) slot.probe = undefined
+    const verdict = classify(outcome)
+    if (verdict === 'success' || verdict === 'answered') {
+      if (verdict === 'success' && latencyMs !== undefined) {
+        this.#o.latency.record(slot.provider, latencyMs)
+      }
+      if (slot.halfOpen && slot.untilMs <= now) {
+        slot.halfOpen = false
+        slot.reopened++
+        this.#cooldownEvent(slot, 'end', wasProbe ? 'probe answered' : 'answered')
+      }
+      if (!slot.halfOpen) slot.strikes = 0
+      wake(slot)
+      return
+    }
+    if (outcome.ok) return
+    const { kind, status, retryAfterMs } = outcome.error
+    if (verdict === 'retire') {
+      if (this.#o.retireMs <= 0) return
+      slot.retiredUntilMs = now + this.#o.retireMs
+      this.#cooldownEvent(slot, 'start', `retired: ${kind}`, slot.retiredUntilMs)
+      wake(slot)
+      if (Number.isFinite(this.#o.retireMs)) {
+        await this.#extendStore(slot, this.#o.retireMs, `retired: ${kind}`)
+      }
+      return
+    }
+    if (verdict === 'unknown') {
+      // Says nothing about the limit: let the next waiter probe instead.
+      if (wasProbe) wake(slot)
+      return
+    }
+    slot.strikes++
+    const waitMs = Math.max(
+      0,
+      retryAfterMs ?? this.#o.cooldownMs({ kind, status, strikes: slot.strikes }),
+    )
+    const wasCooling = slot.halfOpen || slot.untilMs > now
+    slot.untilMs = Math.max(slot.untilMs, now + waitMs)
+    slot.halfOpen = true
+    const reason = `${kind} (${status})${retryAfterMs === undefined ? ', backoff' : ', server hint'}${wasProbe ? ', probe failed' : ''}`
+    this.#cooldownEvent(slot, wasCooling ? 'extend' : 'start', reason)
+    wake(slot)
+    await this.#extendStore(slot, waitMs, reason)
+  }
+
+  async #extendStore(slot: Slot, waitMs: number, reason: string): Promise<void> {
+    try {
+      await this.#o.store.extend(slot.provider, slot.keyId, waitMs, reason)
+      this.#storeUp()
+    } catch (error) {
+      this.#storeDown(error)
+    }
+  }
+
+  #cooldownEvent(
+    slot: Slot,
+    state: 'start' | 'extend' | 'end',
+    reason: string,
+    untilMs = slot.untilMs,
+  ): void {
+    const now = this.#o.clock.now()
+    const wallUntil = Number.isFinite(untilMs)
+      ? Math.round(this.#o.wall() + Math.max(0, untilMs - now))
+      : Number.POSITIVE_INFINITY
+    publishCooldown({
+      provider: slot.provider,
+      keyId: slot.keyId,
+      state,
+      untilMs: state === 'end' ? Math.round(this.#o.wall()) : wallUntil,
+      reason,
+    })
+  }
+
+  #storeDown(error: unknown): void {
+    if (this.#storeFailing) return
+    this.#storeFailing = true
+    this.#o.logger.warn(
+      `hourglass admission: cooldown store unavailable, deciding on this process's view only (${(error as Error | undefined)?.message ?? String(error)})`,
+    )
+  }
+
+  #storeUp(): void {
+    if (!this.#storeFailing) return
+    this.#storeFailing = false
+    this.#o.logger.warn('hourglass admission: cooldown store available again')
+  }
+}

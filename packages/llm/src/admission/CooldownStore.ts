@@ -1,0 +1,28 @@
+/**
+ * Where cooldowns live. Times cross the store as *relative* milliseconds
+ * ("cooling for 840 more ms"), never as timestamps: two hosts' clocks never
+ * have to agree, the store's own clock (Redis's, for `RedisCooldownStore`)
+ * is the only one that counts.
+ */
+export interface CooldownStore {
+  /** The cooldown left for each key id, in ms (0 = not cooling), in one round trip, in order. */
+  remaining(provider: string, keyIds: readonly string[]): Promise<number[]>
+  /**
+   * Make the cooldown of `provider`+`keyId` last at least `waitMs` from now.
+   * Atomic and never shortening: of two concurrent extensions the longer
+   * wins. Resolves to the cooldown left after the call and whether it grew.
+   */
+  extend(
+    provider: string,
+    keyId: string,
+    waitMs: number,
+    reason: string,
+  ): Promise<CooldownExtension>
+}
+
+export interface CooldownExtension {
+  /** The cooldown left after the call, in ms. */
+  remainingMs: number
+  /** False when an equal or longer cooldown was already in place. */
+  extended: boolean
+}

@@ -1,0 +1,96 @@
+import { createHash } from 'node:crypto'
+import type { CooldownExtension, CooldownStore } from './CooldownStore.js'
+
+/**
+ * The part of a Redis client this store uses, typed structurally so
+ * @hourglass/llm needs no Redis dependency: an `ioredis` client fits as is.
+ */
+export interface RedisScriptClient {
+  evalsha(sha1: string, numKeys: number, ...args: Array<string | number>): Promise<unknown>
+  eval(script: string, numKeys: number, ...args: Array<string | number>): Promise<unknown>
+}
+
+export interface RedisCooldownStoreOptions {
+  /** Prefix of every Redis key. Default `hourglass:cooldown:`. */
+  keyPrefix?: string | undefined
+}
+
+/**
+ * One script, two operations, both atomic on the server. `extend` never
+ * shortens a cooldown (two processes learning the same limit at once keep the
+ * longer wait); `read` returns every key's PTTL in one round trip. Expiry is
+ * Redis's own (`PX`): the server's clock is the only one that counts, and a
+ * finished cooldown leaves nothing behind.
+ */
+export const COOLDOWN_SCRIPT = `
+if ARGV[1] == 'extend' then
+  local want = tonumber(ARGV[2])
+  local ttl = redis.call('PTTL', KEYS[1])
+  if ttl < want then
+    redis.call('SET', KEYS[1], ARGV[3], 'PX', want)
+    return {want, 1}
+  end
+  return {ttl, 0}
+end
+local out = {}
+for i = 1, #KEYS do
+  local ttl = redis.call('PTTL', KEYS[i])
+  if ttl < 0 then ttl = 0 end
+  out[i] = ttl
+end
+return out
+`
+
+const SCRIPT_SHA1 = createHash('sha1').update(COOLDOWN_SCRIPT).digest('hex')
+
+/**
+ * Cooldowns shared by every process that points at the same Redis: a fleet
+ * learns a provider's limit once. Keys are `<prefix>{<provider>}:<keyId>`;
+ * the hash tag keeps one provider's keys in one Redis Cluster slot, so a read
+ * of all of them is one script call. Errors (Redis down) reject: `Admission`
+ * then falls back to what its own process knows.
+ */
+export class RedisCooldownStore implements CooldownStore {
+  readonly #client: RedisScriptClient
+  readonly #prefix: string
+
+  constructor(client: RedisScriptClient, options: RedisCooldownStoreOptions = {}) {
+    this.#client = client
+    this.#prefix = options.keyPrefix ?? 'hourglass:cooldown:'
+  }
+
+  async remaining(provider: string, keyIds: readonly string[]): Promise<number[]> {
+    if (keyIds.length === 0) return []
+    const keys = keyIds.map((id) => this.#key(provider, id))
+    const reply = await this.#run(keys, ['read'])
+    if (!Array.isArray(reply)) throw new TypeError('unexpected reply from the cooldown script')
+    return keyIds.map((_, i) => Math.max(0, Number(reply[i] ?? 0)))
+  }
+
+  async extend(
+    provider: string,
+    keyId: string,
+    waitMs: number,
+    reason: string,
+  ): Promise<CooldownExtension> {
+    // PX needs a whole, positive number of ms.
+    const wantMs = Math.max(1, Math.ceil(waitMs))
+    const reply = await this.#run([this.#key(provider, keyId)], ['extend', wantMs, reason])
+    if (!Array.isArray(reply)) throw new TypeError('unexpected reply from the cooldown script')
+    return { remainingMs: Number(reply[0]), extended: Number(reply[1]) === 1 }
+  }
+
+  #key(provider: string, keyId: string): string {
+    return `${this.#prefix}{${provider}}:${keyId}`
+  }
+
+  async #run(keys: string[], args: Array<string | number>): Promise<unknown> {
+    try {
+      return await this.#client.evalsha(SCRIPT_SHA1, keys.length, ...keys, ...args)
+    } catch (error) {
+      // First use on this server (or after a restart/SCRIPT FLUSH): send the body once.
+      if (!String((error as Error | undefined)?.message).includes('NOSCRIPT')) throw error
+      return await this.#client.eval(COOLDOWN_SCRIPT, keys.length, ...keys, ...args)
+    }
+  }
+}

@@ -1,0 +1,15 @@
+export { Admission, type AdmissionOptions, type AdmissionRequest } from './Admission.js'
+export type { AdmissionPermit } from './AdmissionPermit.js'
+export type { CooldownExtension, CooldownStore } from './CooldownStore.js'
+export { type CooldownInput, defaultCooldownMs } from './defaultCooldownMs.js'
+export { isKeysRetired, type KeysRetiredDetails, KeysRetiredError } from './KeysRetiredError.js'
+export { keyId, NO_KEY_ID } from './keyId.js'
+export { LatencyTracker, type LatencyTrackerOptions } from './LatencyTracker.js'
+export { MemoryCooldownStore, type MemoryCooldownStoreOptions } from './MemoryCooldownStore.js'
+export {
+  COOLDOWN_SCRIPT,
+  RedisCooldownStore,
+  type RedisCooldownStoreOptions,
+  type RedisScriptClient,
+} from './RedisCooldownStore.js'
+export type { AdmissionFailure, AdmissionOutcome } from './slot.js'

@@ -1,0 +1,15 @@
+import { createHash } from 'node:crypto'
+
+/** The id used when a provider is called without keys (one provider-wide cooldown). */
+export const NO_KEY_ID = '-'
+
+/**
+ * A short, non-reversible id for an API key, safe for events, errors, logs and
+ * Redis key names: the first 12 hex digits (48 bits) of its SHA-256. The same
+ * key gets the same id in every process, so a fleet sharing a store agrees on
+ * which key is cooling without any process seeing another's keys.
+ */
+export function keyId(key: string | undefined): string {
+  if (key === undefined || key === '') return NO_KEY_ID
+  return `k${createHash('sha256').update(key).digest('hex').slice(0, 12)}`
+}

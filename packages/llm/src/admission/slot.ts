@@ -1,0 +1,79 @@
+import type { NormalizedError } from '../types.js'
+
+/** What one provider+key looks like to this process. */
+export interface Slot {
+  readonly provider: string
+  readonly keyId: string
+  /** Not before this time (the Admission clock's ms). 0 = not cooling. */
+  untilMs: number
+  /** A cooldown was seen and no answer has come back since: the next call is a probe. */
+  halfOpen: boolean
+  /** Consecutive limit failures since the last answer (drives the backoff). */
+  strikes: number
+  /** The probe in flight, if any; its lease ends when its deadline would. */
+  probe: ProbeToken | undefined
+  /** Retired (auth failure) until this time; 0 = not retired. */
+  retiredUntilMs: number
+  /** Bumped each time an answer closes a half-open slot: waiters see they were released. */
+  reopened: number
+  /** Waiters to wake when anything here changes. */
+  wakers: Set<() => void>
+}
+
+export interface ProbeToken {
+  startedAt: number
+  leaseUntil: number
+}
+
+export function createSlot(provider: string, keyId: string): Slot {
+  return {
+    provider,
+    keyId,
+    untilMs: 0,
+    halfOpen: false,
+    strikes: 0,
+    probe: undefined,
+    retiredUntilMs: 0,
+    reopened: 0,
+    wakers: new Set(),
+  }
+}
+
+export function wake(slot: Slot): void {
+  for (const waker of [...slot.wakers]) waker()
+}
+
+/** A failure as admission needs it: a `NormalizedError` or any object with the same fields. */
+export type AdmissionFailure = Pick<NormalizedError, 'kind' | 'status'> & {
+  retryAfterMs?: number | undefined
+}
+
+/** What came of a request sent under a permit. */
+export type AdmissionOutcome =
+  | { ok: true; latencyMs?: number | undefined }
+  | { ok: false; error: AdmissionFailure; latencyMs?: number | undefined }
+
+/**
+ * - `success`: answered; the limit is not holding.
+ * - `answered`: the provider refused the request itself (400, policy…) — it is
+ *   answering, so it is not limiting us either.
+ * - `cooldown`: a rate limit or overload: nobody sends until the wait is over.
+ * - `retire`: the key is bad (auth) or out of quota for good.
+ * - `unknown`: a network error, timeout or 5xx: says nothing about the limit.
+ */
+export type Verdict = 'success' | 'answered' | 'cooldown' | 'retire' | 'unknown'
+
+const ANSWERED = new Set(['bad_request', 'content_policy', 'context_too_long', 'not_found'])
+const LIMIT_STATUSES = new Set([429, 503, 529])
+
+export function classify(outcome: AdmissionOutcome): Verdict {
+  if (outcome.ok) return 'success'
+  const { kind, status, retryAfterMs } = outcome.error
+  if (kind === 'auth') return 'retire'
+  if (kind === 'quota_exhausted') return retryAfterMs === undefined ? 'retire' : 'cooldown'
+  if (kind === 'rate_limited' || kind === 'overloaded' || LIMIT_STATUSES.has(status)) {
+    return 'cooldown'
+  }
+  if (ANSWERED.has(kind)) return 'answered'
+  return 'unknown'
+}

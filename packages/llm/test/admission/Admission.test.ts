@@ -1,0 +1,305 @@
+import diagnostics from 'node:diagnostics_channel'
+import {
+  channelNames,
+  Deadline,
+  isDeadlineExceeded,
+  type LlmAdmissionMessage,
+  type LlmCooldownMessage,
+  ManualClock,
+} from '@hourglass/core'
+import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { Admission, type AdmissionPermit, isKeysRetired, keyId } from '../../src/admission/index.js'
+import { isRateLimited, type RateLimitedError } from '../../src/policy/RateLimitedError.js'
+
+const KEY_A = 'sk-live-AAAAAAAAAAAAAAAAAAAAAAAA'
+const KEY_B = 'sk-live-BBBBBBBBBBBBBBBBBBBBBBBB'
+const limited = (retryAfterMs?: number) => ({
+  ok: false as const,
+  error: { kind: 'rate_limited' as const, status: 429, retryAfterMs },
+})
+
+/** Let settled promises run their callbacks (no time passes on the manual clock). */
+const flush = () => new Promise<void>((resolve) => setImmediate(resolve))
+
+let clock: ManualClock
+const events: Array<{ channel: string; message: unknown }> = []
+const onCooldown = (message: unknown) => events.push({ channel: 'cooldown', message })
+const onAdmission = (message: unknown) => events.push({ channel: 'admission', message })
+
+beforeEach(() => {
+  clock = new ManualClock(1_000)
+  events.length = 0
+  diagnostics.subscribe(channelNames.llmCooldown, onCooldown)
+  diagnostics.subscribe(channelNames.llmAdmission, onAdmission)
+})
+afterEach(() => {
+  diagnostics.unsubscribe(channelNames.llmCooldown, onCooldown)
+  diagnostics.unsubscribe(channelNames.llmAdmission, onAdmission)
+})
+
+function admission(options: ConstructorParameters<typeof Admission>[0] = {}) {
+  return new Admission({
+    clock,
+    wallClock: () => 1_700_000_000_000 + clock.now(),
+    staggerMs: 0,
+    defaultNeededMs: 0,
+    logger: { warn: () => {} },
+    ...options,
+  })
+}
+
+function admissionActions(): string[] {
+  return events
+    .filter((e) => e.channel === 'admission')
+    .map((e) => (e.message as LlmAdmissionMessage).action)
+}
+
+describe('Admission', () => {
+  it('refuses at once, with when to retry, a call whose deadline ends before the cooldown does', async () => {
+    const gate = admission()
+    await gate.report('acme', KEY_A, limited(1000))
+    const deadline = Deadline.after(500, { clock })
+    const error = (await gate
+      .acquire({ provider: 'acme', keys: [KEY_A], deadline, model: 'm1' })
+      .catch((e: unknown) => e)) as RateLimitedError
+    expect(isRateLimited(error)).toBe(true)
+    expect(error.provider).toBe('acme')
+    expect(error.retryAfterMs).toBe(1000)
+    expect(error.retryAtMs).toBe(1_700_000_000_000 + clock.now() + 1000)
+    expect(clock.now()).toBe(1_000) // no time passed: it did not wait to find out
+    expect(clock.pendingTimers).toBe(1) // only the deadline's own timer
+    expect(admissionActions()).toEqual(['fail'])
+    deadline.dispose()
+  })
+
+  it('waits only when the cooldown ends early enough for the call to finish (deadline minus needed time)', async () => {
+    const gate = admission()
+    await gate.report('acme', KEY_A, limited(300))
+    const tight = Deadline.after(400, { clock })
+    await expect(
+      gate.acquire({ provider: 'acme', keys: [KEY_A], deadline: tight, neededMs: 200 }),
+    ).rejects.toMatchObject({ code: 'RATE_LIMITED', retryAfterMs: 300 })
+
+    const roomy = Deadline.after(600, { clock })
+    let permit: AdmissionPermit | undefined
+    void gate
+      .acquire({ provider: 'acme', keys: [KEY_A], deadline: roomy, neededMs: 200 })
+      .then((p) => {
+        permit = p
+      })
+    await flush()
+    clock.advance(299)
+    await flush()
+    expect(permit).toBeUndefined()
+    clock.advance(1)
+    await flush()
+    expect(permit?.key).toBe(KEY_A)
+    expect(permit?.waitedMs).toBe(300)
+    expect(permit?.probe).toBe(true)
+    tight.dispose()
+    roomy.dispose()
+  })
+
+  it('prefers a free second key to waiting for the first', async () => {
+    const gate = admission()
+    await gate.report('acme', KEY_A, limited(300))
+    const deadline = Deadline.after(10_000, { clock })
+    const permit = await gate.acquire({ provider: 'acme', keys: [KEY_A, KEY_B], deadline })
+    expect(permit.key).toBe(KEY_B)
+    expect(permit.waitedMs).toBe(0)
+    expect(admissionActions()).toEqual(['switch-key'])
+    deadline.dispose()
+  })
+
+  it('lets exactly one call probe when a cooldown ends; the others follow its success, staggered', async () => {
+    const jitter = [0.9, 0.1, 0.5, 0.3]
+    const gate = admission({ staggerMs: 100, random: () => jitter.shift() ?? 0 })
+    await gate.report('acme', KEY_A, limited(1000))
+    const deadline = Deadline.after(10_000, { clock })
+    const granted: Array<{ at: number; permit: AdmissionPermit }> = []
+    for (let i = 0; i < 5; i++) {
+      void gate
+        .acquire({ provider: 'acme', keys: [KEY_A], deadline, neededMs: 50 })
+        .then((permit) => granted.push({ at: clock.now(), permit }))
+    }
+    await flush()
+    clock.advance(1000)
+    await flush()
+    expect(granted).toHaveLength(1)
+    expect(granted[0]?.permit.probe).toBe(true)
+    clock.advance(500) // the probe is slow: still nobody else goes
+    await flush()
+    expect(granted).toHaveLength(1)
+
+    await granted[0]?.permit.report({ ok: true, latencyMs: 40 })
+    await flush()
+    expect(granted).toHaveLength(1) // followers are staggered, not released in one burst
+    for (let step = 0; step < 10; step++) {
+      clock.advance(10)
+      await flush()
+    }
+    expect(granted).toHaveLength(5)
+    // The probe answered at 2500; the followers went 10, 30, 50 and 90 ms later (jitter × 100 ms).
+    expect(granted.slice(1).map((g) => g.at - 2500)).toEqual([10, 30, 50, 90])
+    expect(granted.slice(1).every((g) => !g.permit.probe)).toBe(true)
+    const cooldowns = events
+      .filter((e) => e.channel === 'cooldown')
+      .map((e) => (e.message as LlmCooldownMessage).state)
+    expect(cooldowns).toEqual(['start', 'end'])
+    deadline.dispose()
+  })
+
+  it('extends the cooldown when the probe fails, sends nothing else, and refuses callers it no longer fits', async () => {
+    const gate = admission()
+    await gate.report('acme', KEY_A, limited(1000))
+    const long = Deadline.after(10_000, { clock })
+    const short = Deadline.after(2_500, { clock })
+    const outcomes: string[] = []
+    const track = (name: string, p: Promise<AdmissionPermit>) =>
+      p.then(
+        (permit) => {
+          outcomes.push(`${name}:${permit.probe ? 'probe' : 'go'}`)
+          return permit
+        },
+        (error: unknown) => {
+          outcomes.push(`${name}:${(error as { code?: string }).code}`)
+        },
+      )
+    const probe = track('p', gate.acquire({ provider: 'acme', keys: [KEY_A], deadline: long }))
+    void track('long', gate.acquire({ provider: 'acme', keys: [KEY_A], deadline: long }))
+    void track('short', gate.acquire({ provider: 'acme', keys: [KEY_A], deadline: short }))
+    await flush()
+    clock.advance(1000)
+    await flush()
+    expect(outcomes).toEqual(['p:probe'])
+    const permit = (await probe) as AdmissionPermit
+    await permit.report(limited(2000))
+    await flush()
+    // 2000 ms more does not fit the short call's 1500 ms left: refused at once; the long one keeps waiting.
+    expect(outcomes).toEqual(['p:probe', 'short:RATE_LIMITED'])
+    clock.advance(1999)
+    await flush()
+    expect(outcomes).toHaveLength(2)
+    clock.advance(1)
+    await flush()
+    expect(outcomes).toEqual(['p:probe', 'short:RATE_LIMITED', 'long:probe'])
+    const states = events
+      .filter((e) => e.channel === 'cooldown')
+      .map((e) => (e.message as LlmCooldownMessage).state)
+    expect(states).toEqual(['start', 'extend'])
+    long.dispose()
+    short.dispose()
+  })
+
+  it('hands the probe to the next caller when the probe is not sent or says nothing about the limit', async () => {
+    const gate = admission()
+    await gate.report('acme', KEY_A, limited(100))
+    const deadline = Deadline.after(10_000, { clock })
+    clock.advance(100)
+    const first = await gate.acquire({ provider: 'acme', keys: [KEY_A], deadline })
+    expect(first.probe).toBe(true)
+    let second: AdmissionPermit | undefined
+    void gate.acquire({ provider: 'acme', keys: [KEY_A], deadline }).then((p) => {
+      second = p
+    })
+    await flush()
+    expect(second).toBeUndefined()
+    first.release()
+    await flush()
+    expect(second?.probe).toBe(true)
+    let third: AdmissionPermit | undefined
+    void gate.acquire({ provider: 'acme', keys: [KEY_A], deadline }).then((p) => {
+      third = p
+    })
+    await flush()
+    expect(third).toBeUndefined()
+    await second?.report({ ok: false, error: { kind: 'network', status: 0 } })
+    await flush()
+    expect(third?.probe).toBe(true)
+    deadline.dispose()
+  })
+
+  it('retires a key on an auth failure and fails with KEYS_RETIRED when no key is left', async () => {
+    const gate = admission()
+    await gate.report('acme', KEY_A, { ok: false, error: { kind: 'auth', status: 401 } })
+    const deadline = Deadline.after(10_000, { clock })
+    const permit = await gate.acquire({ provider: 'acme', keys: [KEY_A, KEY_B], deadline })
+    expect(permit.key).toBe(KEY_B)
+    await permit.report({ ok: false, error: { kind: 'auth', status: 403 } })
+    const error = await gate
+      .acquire({ provider: 'acme', keys: [KEY_A, KEY_B], deadline })
+      .catch((e: unknown) => e)
+    expect(isKeysRetired(error)).toBe(true)
+    expect(String((error as Error).message)).not.toContain('sk-live')
+    clock.advance(24 * 3_600_000)
+    await expect(
+      gate.acquire({ provider: 'acme', keys: [KEY_A], deadline: Deadline.after(10, { clock }) }),
+    ).rejects.toMatchObject({ code: 'KEYS_RETIRED' })
+    deadline.dispose()
+  })
+
+  it('uses the injected backoff, fed the strike count, when the provider gave no hint', async () => {
+    const seen: number[] = []
+    const gate = admission({
+      cooldownMs: ({ strikes }) => {
+        seen.push(strikes)
+        return 100 * strikes
+      },
+    })
+    await gate.report('acme', KEY_A, limited())
+    await expect(
+      gate.acquire({ provider: 'acme', keys: [KEY_A], deadline: Deadline.after(50, { clock }) }),
+    ).rejects.toMatchObject({ retryAfterMs: 100 })
+    clock.advance(100)
+    await gate.report('acme', KEY_A, limited())
+    await expect(
+      gate.acquire({ provider: 'acme', keys: [KEY_A], deadline: Deadline.after(50, { clock }) }),
+    ).rejects.toMatchObject({ retryAfterMs: 200 })
+    expect(seen).toEqual([1, 2])
+  })
+
+  it("ends a wait when the deadline's signal aborts, leaving no timer and no listener", async () => {
+    const gate = admission()
+    await gate.report('acme', KEY_A, limited(1000))
+    const deadline = Deadline.after(5_000, { clock })
+    const waiting = gate.acquire({ provider: 'acme', keys: [KEY_A], deadline })
+    await flush()
+    expect(clock.pendingTimers).toBe(2) // the deadline's and the wait's
+    deadline.cancel(new Error('client left'))
+    await expect(waiting).rejects.toThrow('client left')
+    expect(clock.pendingTimers).toBe(0)
+
+    const expiring = Deadline.after(1_500, { clock })
+    const late = gate.acquire({ provider: 'acme', keys: [KEY_A], deadline: expiring })
+    await flush()
+    clock.advance(1_500) // the cooldown ends but the 0 ms left cannot carry a call of 1000 ms
+    const error = await late.catch((e: unknown) => e)
+    expect(isRateLimited(error) || isDeadlineExceeded(error)).toBe(true)
+    expect(clock.pendingTimers).toBe(0)
+  })
+
+  it('estimates the time a call needs from recent successful latencies (90th percentile)', async () => {
+    const gate = admission({ defaultNeededMs: 777 })
+    expect(gate.neededMs('acme')).toBe(777)
+    for (let ms = 10; ms <= 100; ms += 10) {
+      await gate.report('acme', KEY_A, { ok: true, latencyMs: ms })
+    }
+    expect(gate.neededMs('acme')).toBe(90)
+    expect(gate.neededMs('other')).toBe(777)
+  })
+
+  it('keeps providers apart and names keys only by a short non-reversible id', async () => {
+    const gate = admission()
+    await gate.report('acme', KEY_A, limited(1000))
+    const deadline = Deadline.after(100, { clock })
+    const other = await gate.acquire({ provider: 'globex', keys: [KEY_A], deadline })
+    expect(other.waitedMs).toBe(0)
+    await expect(gate.acquire({ provider: 'acme', keys: [KEY_A], deadline })).rejects.toThrow()
+    const text = JSON.stringify(events)
+    expect(text).not.toContain(KEY_A)
+    expect(text).toContain(keyId(KEY_A))
+    expect(keyId(KEY_A)).toMatch(/^k[0-9a-f]{12}$/)
+    expect(keyId(KEY_A)).not.toBe(keyId(KEY_B))
+    deadline.dispose()
+  })
+})
