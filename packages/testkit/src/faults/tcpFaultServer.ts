@@ -28,6 +28,8 @@ export async function tcpFaultServer(options: TcpFaultServerOptions): Promise<Tc
   const server: Server = createServer((socket) => {
     sockets.add(socket)
     socket.on('error', () => {})
+    // Read and drop what arrives, so a client's FIN is seen and the socket closes.
+    socket.resume()
     socket.once('close', () => {
       sockets.delete(socket)
       if (sockets.size > 0) return

@@ -1,0 +1,307 @@
+import { ClientClosedError, Deadline, isDeadlineExceeded } from '@hourglass/core'
+import {
+  closedPort,
+  type FaultServer,
+  faultServer,
+  type TcpFaultServer,
+  tcpFaultServer,
+} from '@hourglass/testkit'
+import { afterEach, describe, expect, it } from 'vitest'
+import {
+  type AttemptTimings,
+  BodyTimeoutError,
+  ConnectError,
+  ConnectTimeoutError,
+  createFetch,
+  DnsTimeoutError,
+  HeadersTimeoutError,
+  type HourglassFetch,
+  isBodyTimeout,
+  isConnectError,
+  isConnectTimeout,
+  isDnsTimeout,
+  isHeadersTimeout,
+  type LookupFunction,
+} from '../src/index.js'
+import { CountingClock, type EgressEvents, recordEgress, rejection } from './helpers.js'
+
+let servers: { close(): Promise<void> }[] = []
+let fetches: HourglassFetch[] = []
+let events: EgressEvents | undefined
+
+async function serve(plan: Parameters<typeof faultServer>[0]): Promise<FaultServer> {
+  const server = await faultServer(plan)
+  servers.push(server)
+  return server
+}
+async function tcp(options: Parameters<typeof tcpFaultServer>[0]): Promise<TcpFaultServer> {
+  const server = await tcpFaultServer(options)
+  servers.push(server)
+  return server
+}
+function client(options: Parameters<typeof createFetch>[0] = {}, hooks = {}): HourglassFetch {
+  const fetch = createFetch(options, hooks)
+  fetches.push(fetch)
+  return fetch
+}
+
+afterEach(async () => {
+  events?.stop()
+  events = undefined
+  await Promise.all(fetches.map((f) => f.close()))
+  await Promise.all(servers.map((s) => s.close()))
+  fetches = []
+  servers = []
+})
+
+describe('propagation', () => {
+  it('sends what is left of the deadline in x-deadline-remaining-ms, computed at dispatch', async () => {
+    const server = await serve({ type: 'respond' })
+    const fetch = client()
+    const deadline = Deadline.after(2000)
+    const res = await fetch(server.url, { deadline })
+    await res.text()
+    const sent = Number(server.records[0]?.headers['x-deadline-remaining-ms'])
+    expect(sent).toBeLessThanOrEqual(2000)
+    expect(sent).toBeGreaterThan(1500)
+  })
+
+  it('replaces an inbound x-deadline-remaining-ms header the caller copied along', async () => {
+    const server = await serve({ type: 'respond' })
+    const res = await client()(server.url, {
+      deadline: Deadline.after(500),
+      headers: { 'x-deadline-remaining-ms': '99999' },
+    })
+    await res.text()
+    expect(Number(server.records[0]?.headers['x-deadline-remaining-ms'])).toBeLessThanOrEqual(500)
+  })
+
+  it('with under minBudgetMs left, fails at once without touching the network', async () => {
+    const server = await serve({ type: 'respond' })
+    const error = await rejection(
+      client({ minBudgetMs: 50 })(server.url, { deadline: Deadline.after(20) }),
+    )
+    expect(isDeadlineExceeded(error)).toBe(true)
+    expect(server.totalConnections).toBe(0)
+    expect(server.records).toHaveLength(0)
+  })
+
+  it('keep-alive connections skip DNS and connect', async () => {
+    const server = await serve({ type: 'respond' })
+    const timings: AttemptTimings[] = []
+    const lookup: LookupFunction = (_host, _options, callback) => callback(null, '127.0.0.1', 4)
+    const fetch = client(
+      { lookup },
+      { onAttempt: (a: { timings: AttemptTimings }) => timings.push({ ...a.timings }) },
+    )
+    for (let i = 0; i < 5; i++) await (await fetch(`http://svc.test:${server.port}/`)).text()
+    const fresh = timings.filter((t) => t.connectMs !== undefined)
+    const reused = timings.filter((t) => t.connectMs === undefined)
+    // undici may open a second socket while the first is being released; every other call reuses one.
+    expect(server.totalConnections).toBeLessThan(5)
+    expect(fresh).toHaveLength(server.totalConnections)
+    for (const t of fresh) expect(t.dnsMs).toBeTypeOf('number')
+    expect(reused.length).toBeGreaterThan(0)
+    for (const t of reused) {
+      expect(t.dnsMs).toBeUndefined()
+      expect(t.headersMs).toBeTypeOf('number')
+    }
+  })
+})
+
+describe('DNS phase', () => {
+  it('a lookup that never answers fails with DNS_TIMEOUT at dnsTimeoutMs, and leaves no timer or socket behind', async () => {
+    const clock = new CountingClock()
+    let asked = 0
+    const lookup: LookupFunction = () => {
+      asked++ // never calls back
+    }
+    events = recordEgress()
+    const fetch = client({ lookup, dnsTimeoutMs: 150, clock })
+    const started = performance.now()
+    const error = await rejection(fetch('http://never.test/', { deadline: Deadline.after(5000) }))
+    const took = performance.now() - started
+    expect(isDnsTimeout(error)).toBe(true)
+    expect(error).toBeInstanceOf(DnsTimeoutError)
+    expect(error).toMatchObject({
+      code: 'DNS_TIMEOUT',
+      phase: 'dns',
+      bytesReceived: 0,
+      limitMs: 150,
+    })
+    expect(took).toBeGreaterThanOrEqual(140)
+    expect(took).toBeLessThan(2000)
+    expect(asked).toBe(1) // a DNS timeout is not retried
+    expect(events.skipped).toMatchObject([{ reason: 'DNS_TIMEOUT', why: 'not-retryable' }])
+    expect(clock.pending).toBe(0)
+  })
+
+  it('when the DNS limit and the deadline fall together, the deadline is the reason', async () => {
+    const lookup: LookupFunction = () => {}
+    const error = await rejection(
+      client({ lookup, dnsTimeoutMs: 1000 })('http://never.test/', {
+        deadline: Deadline.after(120),
+      }),
+    )
+    expect(isDeadlineExceeded(error)).toBe(true)
+  })
+
+  it('a name that does not resolve is a CONNECT_FAILED in the dns phase', async () => {
+    const lookup: LookupFunction = (host, _o, callback) =>
+      callback(Object.assign(new Error(`getaddrinfo ENOTFOUND ${host}`), { code: 'ENOTFOUND' }), '')
+    const error = await rejection(client({ lookup, retry: false })('http://nowhere.test/'))
+    expect(isConnectError(error)).toBe(true)
+    expect(error).toMatchObject({ phase: 'dns', osCode: 'ENOTFOUND' })
+  })
+})
+
+describe('connect phase', () => {
+  it('a refused connection fails fast with CONNECT_FAILED (fast: true), the OS error as cause', async () => {
+    const port = await closedPort()
+    const error = await rejection(client({ retry: false })(`http://127.0.0.1:${port}/`))
+    expect(error).toBeInstanceOf(ConnectError)
+    expect(error).toMatchObject({
+      code: 'CONNECT_FAILED',
+      phase: 'connect',
+      fast: true,
+      osCode: 'ECONNREFUSED',
+    })
+    expect((error as Error).cause).toMatchObject({ code: 'ECONNREFUSED' })
+  })
+
+  it('a TLS handshake that never completes fails with CONNECT_TIMEOUT and the socket is closed', async () => {
+    const silent = await tcp({ mode: 'silent' })
+    const started = performance.now()
+    const error = await rejection(
+      client({ connectTimeoutMs: 150 })(silent.httpsUrl, { deadline: Deadline.after(5000) }),
+    )
+    expect(isConnectTimeout(error)).toBe(true)
+    expect(error).toBeInstanceOf(ConnectTimeoutError)
+    expect(error).toMatchObject({ phase: 'connect', limitMs: 150, bytesReceived: 0 })
+    expect(performance.now() - started).toBeLessThan(2000)
+    await silent.idle() // the abandoned socket really went away
+    expect(silent.openConnections).toBe(0)
+  })
+
+  it('when the connect limit and the deadline fall together, the deadline is the reason', async () => {
+    const silent = await tcp({ mode: 'silent' })
+    const error = await rejection(
+      client({ connectTimeoutMs: 2000 })(silent.httpsUrl, { deadline: Deadline.after(150) }),
+    )
+    expect(isDeadlineExceeded(error)).toBe(true)
+  })
+
+  it('a connection reset after 100 ms of handshake is a slow CONNECT_FAILED (fast: false)', async () => {
+    const resetting = await tcp({ mode: 'reset', afterMs: 100 })
+    const error = await rejection(client({ retry: false })(resetting.httpsUrl))
+    expect(error).toMatchObject({ code: 'CONNECT_FAILED', fast: false })
+  })
+})
+
+describe('headers phase', () => {
+  it('no first byte within headersTimeoutMs fails with HEADERS_TIMEOUT and 0 bytes', async () => {
+    const server = await serve({ type: 'hang' })
+    const error = await rejection(
+      client({ headersTimeoutMs: 150 })(server.url, {
+        method: 'POST',
+        body: 'x',
+        deadline: Deadline.after(5000),
+      }),
+    )
+    expect(error).toBeInstanceOf(HeadersTimeoutError)
+    expect(isHeadersTimeout(error)).toBe(true)
+    expect(error).toMatchObject({
+      code: 'HEADERS_TIMEOUT',
+      phase: 'headers',
+      bytesReceived: 0,
+      limitMs: 150,
+    })
+    const gone = await server.clientGone(0)
+    expect(gone.workingWhenClientLeft).toBe(true)
+  })
+
+  it('when the headers limit and the deadline fall together, the deadline is the reason', async () => {
+    const server = await serve({ type: 'hang' })
+    const error = await rejection(
+      client({ headersTimeoutMs: 200, retry: false })(server.url, {
+        deadline: Deadline.after(200),
+      }),
+    )
+    expect(isDeadlineExceeded(error)).toBe(true)
+  })
+
+  it('headersTimeoutMs: 0 leaves only the deadline to bound the wait', async () => {
+    const server = await serve({ type: 'respond', delayMs: 150, body: 'late' })
+    const res = await client({ headersTimeoutMs: 0 })(server.url, {
+      deadline: Deadline.after(3000),
+    })
+    expect(await res.text()).toBe('late')
+  })
+})
+
+describe('body phase', () => {
+  it('a body that goes quiet for bodyTimeoutMs fails with BODY_TIMEOUT carrying the bytes received', async () => {
+    const server = await serve({ type: 'bytes-then-stall', bytes: 100 })
+    const res = await client({ bodyTimeoutMs: 150 })(server.url, { deadline: Deadline.after(5000) })
+    expect(res.status).toBe(200)
+    const error = await rejection(res.arrayBuffer())
+    expect(error).toBeInstanceOf(BodyTimeoutError)
+    expect(isBodyTimeout(error)).toBe(true)
+    expect(error).toMatchObject({ code: 'BODY_TIMEOUT', phase: 'body', bytesReceived: 100 })
+  })
+
+  it('a deadline firing mid-body stops the stream with DEADLINE_EXCEEDED and the upstream sees the client leave', async () => {
+    // 20 chunks, one every 50 ms: never idle long enough for the body limit, but 1 s in all.
+    const server = await serve({ type: 'stream', chunks: 20, intervalMs: 50 })
+    const deadline = Deadline.after(300)
+    const res = await client({ bodyTimeoutMs: 1000 })(server.url, { deadline })
+    const reader = res.body!.getReader()
+    let bytes = 0
+    const error = await rejection(
+      (async () => {
+        for (;;) {
+          const { done, value } = await reader.read()
+          if (done) return
+          bytes += value.byteLength
+        }
+      })(),
+    )
+    expect(isDeadlineExceeded(error)).toBe(true)
+    expect(error).toBe(deadline.reason)
+    expect(bytes).toBeGreaterThan(0)
+    expect(bytes).toBeLessThan(20 * 16)
+    const gone = await server.clientGone(0)
+    expect(gone.workingWhenClientLeft).toBe(true)
+  })
+})
+
+describe('the caller ends it', () => {
+  it('an aborted init.signal rejects with its reason, at once, and is not retried', async () => {
+    const server = await serve({ type: 'hang' })
+    events = recordEgress()
+    const controller = new AbortController()
+    const pending = client()(server.url, {
+      signal: controller.signal,
+      deadline: Deadline.after(5000),
+    })
+    await server.request(0)
+    const reason = new ClientClosedError()
+    controller.abort(reason)
+    expect(await rejection(pending)).toBe(reason)
+    await server.clientGone(0)
+    expect(server.records).toHaveLength(1)
+    expect(events.retries).toHaveLength(0)
+  })
+
+  it('a deadline cancelled because the client closed rethrows that ClientClosedError', async () => {
+    const server = await serve({ type: 'hang' })
+    const deadline = Deadline.after(5000)
+    const pending = client()(server.url, { deadline })
+    await server.request(0)
+    const reason = new ClientClosedError()
+    deadline.cancel(reason)
+    expect(await rejection(pending)).toBe(reason)
+    const gone = await server.clientGone(0)
+    expect(gone.workingWhenClientLeft).toBe(true)
+  })
+})
