@@ -1,0 +1,164 @@
+import { Deadline } from '@hourglass/core'
+import { type RedisServer, redisAvailable, startRedis } from '@hourglass/testkit'
+import { Redis } from 'ioredis'
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
+import { Admission, RedisCooldownStore } from '../../src/admission/index.js'
+import { isRateLimited } from '../../src/policy/RateLimitedError.js'
+import { callModel } from './support/callModel.js'
+import { type LimitedProvider, startLimitedProvider } from './support/limitedProvider.js'
+
+const available = redisAvailable()
+if (!available) {
+  console.warn(
+    '\n!!! redis-server is not on PATH: the RedisCooldownStore tests are SKIPPED. Install redis-server (CI does) to run them. !!!\n',
+  )
+}
+
+const KEY = 'sk-shared-key-CCCCCCCCCCCCCCCCCCCC'
+
+describe.skipIf(!available)('RedisCooldownStore (real redis-server)', () => {
+  let redis: RedisServer
+  const clients: Redis[] = []
+  const servers: LimitedProvider[] = []
+
+  beforeAll(async () => {
+    redis = await startRedis()
+  })
+  afterAll(async () => {
+    await redis?.stop()
+  })
+  afterEach(async () => {
+    await Promise.all(servers.splice(0).map((s) => s.close()))
+    for (const client of clients.splice(0)) client.disconnect()
+  })
+
+  async function client(): Promise<Redis> {
+    // No offline queue: while Redis is down a command fails at once instead of waiting for it.
+    const c = new Redis(redis.url, {
+      lazyConnect: true,
+      enableOfflineQueue: false,
+      maxRetriesPerRequest: 0,
+      retryStrategy: () => 20,
+    })
+    c.on('error', () => {})
+    clients.push(c)
+    await c.connect()
+    return c
+  }
+
+  it('shares one cooldown between two Admission instances: the second learns the limit without sending', async () => {
+    const provider = await startLimitedProvider({ windowMs: 600, retryAfterS: 1 })
+    servers.push(provider)
+    const prefix = `t1:${Math.random()}:`
+    const one = new Admission({
+      store: new RedisCooldownStore(await client(), { keyPrefix: prefix }),
+      defaultNeededMs: 100,
+    })
+    const two = new Admission({
+      store: new RedisCooldownStore(await client(), { keyPrefix: prefix }),
+      defaultNeededMs: 100,
+      staggerMs: 0,
+    })
+
+    // Instance one hits the limit and learns `retry-after: 1`; its short call gives up at once.
+    const first = await callModel(one, {
+      provider: 'acme',
+      url: provider.url,
+      keys: [KEY],
+      deadline: Deadline.after(300),
+    }).catch((e: unknown) => e)
+    expect(isRateLimited(first)).toBe(true)
+    expect(provider.requests).toHaveLength(1)
+
+    // Instance two has never sent anything, yet refuses a call that cannot outlast the cooldown…
+    const t0 = performance.now()
+    const refused = await callModel(two, {
+      provider: 'acme',
+      url: provider.url,
+      keys: [KEY],
+      deadline: Deadline.after(400),
+    }).catch((e: unknown) => e)
+    expect(isRateLimited(refused)).toBe(true)
+    expect((refused as { retryAfterMs: number }).retryAfterMs).toBeGreaterThan(400)
+    expect(performance.now() - t0).toBeLessThan(100)
+    expect(provider.requests).toHaveLength(1)
+
+    // …and waits out the shared cooldown for a call that can, then answers with one request.
+    const answered = await callModel(two, {
+      provider: 'acme',
+      url: provider.url,
+      keys: [KEY],
+      deadline: Deadline.after(3000),
+    })
+    expect(answered.attempts).toBe(1)
+    expect(provider.requests.map((r) => r.status)).toEqual([429, 200])
+    expect(provider.requests[1]?.at ?? 0).toBeGreaterThanOrEqual(
+      (provider.requests[0]?.at ?? 0) + 900,
+    )
+  })
+
+  it('extends atomically and never shortens: of concurrent extensions the longest wins', async () => {
+    const store = new RedisCooldownStore(await client(), { keyPrefix: `t2:${Math.random()}:` })
+    expect(await store.remaining('acme', ['k1', 'k2'])).toEqual([0, 0])
+    expect(await store.extend('acme', 'k1', 1000, 'first')).toEqual({
+      remainingMs: 1000,
+      extended: true,
+    })
+    const shorter = await store.extend('acme', 'k1', 200, 'shorter')
+    expect(shorter.extended).toBe(false)
+    expect(shorter.remainingMs).toBeGreaterThan(900)
+    const results = await Promise.all(
+      [300, 5000, 1500, 4000].map((ms) => store.extend('acme', 'k2', ms, 'race')),
+    )
+    const [k1, k2] = await store.remaining('acme', ['k1', 'k2'])
+    expect(k2).toBeGreaterThan(4900)
+    expect(k2).toBeLessThanOrEqual(5000)
+    expect(k1).toBeGreaterThan(800)
+    expect(results.find((r) => r.remainingMs > 4900 && r.extended)).toBeDefined()
+    expect(await store.remaining('other', ['k2'])).toEqual([0])
+  })
+
+  it('reloads its script after Redis forgets it (restart or SCRIPT FLUSH)', async () => {
+    const c = await client()
+    const store = new RedisCooldownStore(c, { keyPrefix: `t3:${Math.random()}:` })
+    await store.extend('acme', 'k', 1000, 'x')
+    await c.script('FLUSH')
+    expect((await store.remaining('acme', ['k']))[0]).toBeGreaterThan(500)
+  })
+
+  it('keeps deciding on what the process knows while Redis is down, says so once, and says when it is back', async () => {
+    const c = await client()
+    const warnings: string[] = []
+    const admission = new Admission({
+      store: new RedisCooldownStore(c, { keyPrefix: `t4:${Math.random()}:` }),
+      logger: { warn: (m) => warnings.push(m) },
+      defaultNeededMs: 0,
+    })
+    await redis.kill()
+    await admission.report('acme', KEY, {
+      ok: false,
+      error: { kind: 'rate_limited', status: 429, retryAfterMs: 5000 },
+    })
+    for (let i = 0; i < 3; i++) {
+      await expect(
+        admission.acquire({ provider: 'acme', keys: [KEY], deadline: Deadline.after(100) }),
+      ).rejects.toMatchObject({ code: 'RATE_LIMITED' })
+    }
+    const free = await admission.acquire({
+      provider: 'acme',
+      keys: ['sk-other'],
+      deadline: Deadline.after(100),
+    })
+    expect(free.key).toBe('sk-other')
+    expect(warnings).toHaveLength(1)
+    expect(warnings[0]).toMatch(/cooldown store unavailable/)
+
+    const ready = new Promise((resolve) => c.once('ready', resolve))
+    await redis.restart()
+    await ready
+    await admission.acquire({ provider: 'acme', keys: ['sk-other'], deadline: Deadline.after(100) })
+    expect(warnings).toHaveLength(2)
+    expect(warnings[1]).toMatch(/available again/)
+    expect(warnings.join('\n')).not.toContain(KEY)
+  })
+})
