@@ -70,7 +70,7 @@ export function formatWaterfall(
     const to = Math.max(from + 1, Math.ceil((end / total) * barWidth))
     const bar = ' '.repeat(from) + '#'.repeat(to - from) + ' '.repeat(barWidth - to)
     const failed = span.status.code === SpanStatusCode.ERROR ? '!' : ' '
-    const label = pad(`${'  '.repeat(depth)}${failed}${span.name}`, LABEL_WIDTH)
+    const label = pad(`${'  '.repeat(depth)}${failed}${title(span)}`, LABEL_WIDTH)
     const duration = fmtMs(end - start).padStart(DURATION_WIDTH)
     lines.push(fit(`${label} |${bar}| ${duration} ${note(span.attributes)}`.trimEnd(), columns))
     for (const event of span.events) {
@@ -94,6 +94,12 @@ export function printWaterfall(
   options?: WaterfallOptions,
 ): void {
   write(formatWaterfall(spans, options))
+}
+
+/** HTTP spans named by method alone (no route known) read better with their path. */
+function title(span: WaterfallSpan): string {
+  const path = span.attributes['url.path']
+  return typeof path === 'string' && !span.name.includes(' ') ? `${span.name} ${path}` : span.name
 }
 
 function note(attributes: Attributes): string {

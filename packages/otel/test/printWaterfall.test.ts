@@ -76,6 +76,13 @@ describe('formatWaterfall', () => {
     expect(text).not.toContain('unrelated.event')
   })
 
+  it('names an HTTP span that carries only its method by its path too', () => {
+    otel.tracer.startSpan('GET', { attributes: { 'url.path': '/price' } }).end()
+    expect(formatWaterfall(otel.exporter.getFinishedSpans()).split('\n')[1]).toMatch(
+      /^ GET \/price +\|/,
+    )
+  })
+
   it('says so when there is nothing to draw, and prints through the writer it is given', () => {
     expect(formatWaterfall([])).toBe('(no spans)\n')
     const out: string[] = []

@@ -11,6 +11,7 @@ import {
   InMemorySpanExporter,
   type ReadableSpan,
   SimpleSpanProcessor,
+  type SpanProcessor,
 } from '@opentelemetry/sdk-trace-base'
 
 /** A pull-only reader: tests call `collect()` when they want the numbers. */
@@ -30,9 +31,33 @@ export function setupOtel() {
   context.disable()
   context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable())
   const exporter = new InMemorySpanExporter()
+  const waiters = new Set<() => void>()
+  // Told after the exporter has the span: lets a test wait for spans to end, no sleeping.
+  const notify: SpanProcessor = {
+    onStart() {},
+    onEnd() {
+      for (const check of waiters) check()
+    },
+    forceFlush: async () => {},
+    shutdown: async () => {},
+  }
   const tracerProvider = new BasicTracerProvider({
-    spanProcessors: [new SimpleSpanProcessor(exporter)],
+    spanProcessors: [new SimpleSpanProcessor(exporter), notify],
   })
+
+  /** Resolves with the finished spans once `done(spans)` holds. */
+  function spansWhere(done: (spans: ReadableSpan[]) => boolean): Promise<ReadableSpan[]> {
+    return new Promise((resolve) => {
+      const check = () => {
+        const spans = exporter.getFinishedSpans()
+        if (!done(spans)) return
+        waiters.delete(check)
+        resolve(spans)
+      }
+      waiters.add(check)
+      check()
+    })
+  }
   const reader = new TestMetricReader()
   const meterProvider = new MeterProvider({ readers: [reader] })
   const tracer = tracerProvider.getTracer('test')
@@ -89,7 +114,17 @@ export function setupOtel() {
     trace.disable()
   }
 
-  return { exporter, tracerProvider, meterProvider, tracer, counter, histogram, points, shutdown }
+  return {
+    exporter,
+    tracerProvider,
+    meterProvider,
+    tracer,
+    counter,
+    histogram,
+    points,
+    spansWhere,
+    shutdown,
+  }
 }
 
 function matches(attributes: Attrs, where: Attrs): boolean {

@@ -1,0 +1,321 @@
+import { once } from 'node:events'
+import type { Server } from 'node:http'
+import type { AddressInfo } from 'node:net'
+import { setTimeout as delay } from 'node:timers/promises'
+import type { SliceReport } from '@hourglass/core'
+import type { HourglassFetch } from '@hourglass/fetch'
+import { formatWaterfall, instrumentDeadlines, type StopInstrumentation } from '@hourglass/otel'
+import { propagation, SpanKind, SpanStatusCode, trace } from '@opentelemetry/api'
+import { W3CTraceContextPropagator } from '@opentelemetry/core'
+import { HttpInstrumentation } from '@opentelemetry/instrumentation-http'
+import { UndiciInstrumentation } from '@opentelemetry/instrumentation-undici'
+import type { ReadableSpan } from '@opentelemetry/sdk-trace-base'
+import type { NextFunction, Request, Response } from 'express'
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
+import { setupOtel } from './helpers/otel.js'
+
+/**
+ * The real chain: client → Express app "quote" (@hourglass/express) →
+ * @hourglass/fetch → Express app "price" (@hourglass/express), with the stock
+ * OpenTelemetry http and undici instrumentations making the server and client
+ * spans, and instrumentDeadlines adding the deadline's.
+ *
+ * Express 4 (`express4`): under this repo's vitest config Node runs with
+ * `--conditions import`, so Express 5's router `require('is-promise')` gets the
+ * ESM build and every Express 5 route throws "isPromise is not a function".
+ * @hourglass/express supports both majors; the spans are the same.
+ */
+
+const otel = setupOtel()
+let stop: StopInstrumentation
+let instrumentations: Array<{ disable(): void }> = []
+let servers: Server[] = []
+let hfetch: HourglassFetch
+let quoteUrl: string
+/** What each hop's plan reported when its handler finished, by path. */
+const reports = new Map<string, SliceReport[]>()
+
+type Handler = (req: Request, res: Response) => Promise<void>
+
+async function listen(app: (req: never, res: never) => void): Promise<string> {
+  const { createServer } = await import('node:http')
+  const server = createServer(app as never)
+  server.listen(0, '127.0.0.1')
+  await once(server, 'listening')
+  servers.push(server)
+  return `http://127.0.0.1:${(server.address() as AddressInfo).port}`
+}
+
+beforeAll(async () => {
+  trace.setGlobalTracerProvider(otel.tracerProvider)
+  propagation.setGlobalPropagator(new W3CTraceContextPropagator())
+  // Before express is loaded: instrumentation-http patches `http` as it is required.
+  const http = new HttpInstrumentation()
+  const undici = new UndiciInstrumentation()
+  for (const i of [http, undici]) i.setTracerProvider(otel.tracerProvider)
+  instrumentations = [http, undici]
+  stop = instrumentDeadlines({
+    tracerProvider: otel.tracerProvider,
+    meterProvider: otel.meterProvider,
+  })
+
+  const { default: express } = await import('express4')
+  const { deadline, deadlineErrors } = await import('@hourglass/express')
+  const { createFetch } = await import('@hourglass/fetch')
+  hfetch = createFetch()
+  const route =
+    (fn: Handler) =>
+    (req: Request, res: Response, next: NextFunction): void => {
+      fn(req, res).catch(next)
+    }
+
+  const price = express()
+  price.use(deadline({ plan: { lookup: 3, format: 1 }, reserveMs: 10 }))
+  price.get(
+    '/price',
+    route(async (req, res) => {
+      await req.plan?.run('lookup', () => delay(30))
+      const body = await req.plan?.run('format', () => ({ price: 42 }))
+      reports.set('/price', req.plan?.report() ?? [])
+      res.json(body)
+    }),
+  )
+  price.get(
+    '/stuck',
+    route(async (req) => {
+      // A lookup that ignores its signal: the slice runs out, deadlineErrors answers 504.
+      await req.plan?.run('lookup', () => new Promise(() => {}))
+    }),
+  )
+  price.use(deadlineErrors())
+  const priceUrl = await listen(price)
+
+  const quote = express()
+  quote.use(deadline({ plan: { prepare: 1, upstream: 4 }, reserveMs: 10 }))
+  quote.get(
+    '/quote/:path',
+    route(async (req, res) => {
+      await req.plan?.run('prepare', () => delay(20))
+      const upstream = await req.plan?.run('upstream', async () => {
+        const r = await hfetch(`${priceUrl}/${req.params.path}`)
+        return { status: r.status, body: await r.text() }
+      })
+      reports.set(`/quote/${req.params.path}`, req.plan?.report() ?? [])
+      res
+        .status(upstream?.status ?? 500)
+        .type('json')
+        .send(upstream?.body)
+    }),
+  )
+  quote.use(deadlineErrors())
+  quoteUrl = await listen(quote)
+})
+
+afterAll(async () => {
+  stop()
+  for (const i of instrumentations) i.disable()
+  await hfetch.close()
+  for (const s of servers) {
+    s.closeAllConnections()
+    s.close()
+  }
+  servers = []
+  await otel.shutdown()
+})
+
+beforeEach(() => {
+  otel.exporter.reset()
+  reports.clear()
+})
+
+function server(spans: ReadableSpan[], path: string): ReadableSpan {
+  const found = spans.find((s) => s.kind === SpanKind.SERVER && s.attributes['url.path'] === path)
+  if (!found) throw new Error(`no server span for ${path}`)
+  return found
+}
+
+function named(spans: ReadableSpan[], name: string, parent: ReadableSpan): ReadableSpan {
+  const found = spans.filter(
+    (s) => s.name === name && s.parentSpanContext?.spanId === parent.spanContext().spanId,
+  )
+  if (found.length !== 1) throw new Error(`expected one ${name} under ${parent.name}`)
+  return found[0] as ReadableSpan
+}
+
+/** Both servers' spans end on 'finish'; wait for them (and the hop's spans) rather than sleep. */
+function twoServerSpans(spans: ReadableSpan[]): boolean {
+  return (
+    spans.filter((s) => s.kind === SpanKind.SERVER && s.attributes['deadline.outcome']).length ===
+      2 && spans.some((s) => s.kind === SpanKind.CLIENT && s.parentSpanContext === undefined)
+  )
+}
+
+describe('two hops: client → Express → @hourglass/fetch → Express', () => {
+  it('puts the whole chain in one trace, with the budget shrinking hop by hop', async () => {
+    const res = await fetch(`${quoteUrl}/quote/price`, {
+      headers: { 'x-deadline-remaining-ms': '1500' },
+    })
+    expect(res.status).toBe(200)
+    expect(await res.json()).toEqual({ price: 42 })
+    const spans = await otel.spansWhere(twoServerSpans)
+
+    expect(new Set(spans.map((s) => s.spanContext().traceId)).size).toBe(1)
+    const hop1 = server(spans, '/quote/price')
+    const hop2 = server(spans, '/price')
+    const attempt = named(spans, 'deadline.egress GET', hop1)
+    const a = (s: ReadableSpan, k: string) => s.attributes[k] as number
+
+    expect(hop1.attributes).toMatchObject({
+      'deadline.budget_ms': 1500,
+      'deadline.source': 'x-deadline-remaining-ms',
+      'deadline.outcome': 'ok',
+    })
+    expect(hop2.attributes).toMatchObject({
+      'deadline.source': 'x-deadline-remaining-ms',
+      'deadline.outcome': 'ok',
+    })
+    // What hop 1 sent is exactly what hop 2 received.
+    expect(a(hop2, 'deadline.budget_ms')).toBe(a(attempt, 'deadline.header_ms'))
+    const shrinking = [
+      a(hop1, 'deadline.budget_ms'),
+      a(hop1, 'deadline.remaining_ms'),
+      a(attempt, 'deadline.remaining_ms'),
+      a(hop2, 'deadline.budget_ms'),
+      a(hop2, 'deadline.remaining_ms'),
+    ]
+    expect(shrinking).toEqual([...shrinking].sort((x, y) => y - x))
+    expect(new Set(shrinking).size).toBe(shrinking.length)
+    // The upstream call sends the upstream slice's time, not the request's.
+    expect(a(attempt, 'deadline.remaining_ms')).toBeLessThan(a(hop1, 'deadline.remaining_ms') - 20)
+
+    // instrumentation-undici's client span sits beside the attempt span; hop 2 is its child.
+    const client = spans.find(
+      (s) =>
+        s.kind === SpanKind.CLIENT && s.parentSpanContext?.spanId === hop1.spanContext().spanId,
+    )
+    expect(hop2.parentSpanContext?.spanId).toBe(client?.spanContext().spanId)
+    expect(attempt.attributes).toMatchObject({
+      'deadline.attempt': 1,
+      'http.response.status_code': 200,
+    })
+    expect(attempt.attributes).not.toHaveProperty('error.type')
+
+    const waterfall = formatWaterfall(spans)
+    if (process.env.HOURGLASS_PRINT_WATERFALL) console.log(waterfall)
+    for (const line of waterfall.split('\n')) expect(line.length).toBeLessThanOrEqual(80)
+    expect(waterfall).toMatch(/deadline\.slice lookup/)
+  })
+
+  it('draws each slice as a child span with the numbers its plan reported', async () => {
+    const res = await fetch(`${quoteUrl}/quote/price`, {
+      headers: { 'x-deadline-remaining-ms': '1500' },
+    })
+    await res.arrayBuffer()
+    const spans = await otel.spansWhere(twoServerSpans)
+    for (const [path, names] of [
+      ['/quote/price', ['prepare', 'upstream']],
+      ['/price', ['lookup', 'format']],
+    ] as const) {
+      const parent = server(spans, path)
+      const report = reports.get(path) ?? []
+      for (const name of names) {
+        const slice = named(spans, `deadline.slice ${name}`, parent)
+        const row = report.find((r) => r.name === name)
+        expect(row?.outcome).toBe('ok')
+        expect(slice.attributes).toEqual({
+          'deadline.slice': name,
+          'deadline.slice.allotted_ms': row?.allottedMs,
+          'deadline.slice.used_ms': row?.usedMs,
+          'deadline.slice.outcome': 'ok',
+        })
+      }
+    }
+    const lookup = reports.get('/price')?.find((r) => r.name === 'lookup')
+    // 3 of 4 shares of hop 2's budget, less its reserve twice (middleware and plan).
+    const hop2 = server(spans, '/price')
+    expect(lookup?.allottedMs).toBeGreaterThan(
+      0.7 * (hop2.attributes['deadline.budget_ms'] as number) - 40,
+    )
+    expect(lookup?.usedMs).toBeGreaterThanOrEqual(29)
+  })
+
+  it('answers 504 from the hop whose slice ran out, and says so on that hop, not the caller', async () => {
+    const before = {
+      slice: await otel.counter('deadline.exceeded', { 'deadline.stage': 'slice' }),
+      handler: await otel.counter('deadline.exceeded', { 'deadline.stage': 'handler' }),
+      upstream: await otel.counter('deadline.exceeded', { 'deadline.stage': 'upstream' }),
+    }
+    const res = await fetch(`${quoteUrl}/quote/stuck`, {
+      headers: { 'x-deadline-remaining-ms': '600' },
+    })
+    expect(res.status).toBe(504)
+    await res.arrayBuffer()
+    const spans = await otel.spansWhere(twoServerSpans)
+    const hop1 = server(spans, '/quote/stuck')
+    const hop2 = server(spans, '/stuck')
+
+    const exceeded = hop2.events.filter((e) => e.name === 'deadline.exceeded')
+    expect(exceeded.map((e) => e.attributes)).toEqual([
+      expect.objectContaining({
+        'deadline.stage': 'handler',
+        'deadline.slice': 'lookup',
+        'deadline.action': '504',
+      }),
+    ])
+    expect(hop2.attributes['http.response.status_code']).toBe(504)
+    expect(hop2.status.code).toBe(SpanStatusCode.ERROR)
+    expect(hop2.attributes['deadline.outcome']).toBe('expired')
+
+    const lookup = named(spans, 'deadline.slice lookup', hop2)
+    expect(lookup.status.code).toBe(SpanStatusCode.ERROR)
+    expect(lookup.events.map((e) => e.name)).toEqual(['deadline.exceeded'])
+    expect(lookup.attributes['deadline.slice.used_ms']).toBeGreaterThanOrEqual(
+      (lookup.attributes['deadline.slice.allotted_ms'] as number) - 1,
+    )
+
+    // The caller's own deadline did not run out: it learns why and does not retry.
+    expect(hop1.events.map((e) => e.name)).not.toContain('deadline.exceeded')
+    expect(hop1.events.filter((e) => e.name === 'deadline.retry_skipped')).toEqual([
+      expect.objectContaining({
+        attributes: {
+          'deadline.attempt': 1,
+          'deadline.retry.reason': 'HTTP_504',
+          'deadline.retry.why': 'upstream-deadline',
+        },
+      }),
+    ])
+    const attempt = named(spans, 'deadline.egress GET', hop1)
+    expect(attempt.attributes).toMatchObject({
+      'http.response.status_code': 504,
+      'error.type': '504',
+    })
+
+    expect(await otel.counter('deadline.exceeded', { 'deadline.stage': 'slice' })).toBe(
+      before.slice + 1,
+    )
+    expect(await otel.counter('deadline.exceeded', { 'deadline.stage': 'handler' })).toBe(
+      before.handler + 1,
+    )
+    expect(await otel.counter('deadline.exceeded', { 'deadline.stage': 'upstream' })).toBe(
+      before.upstream + 1,
+    )
+  })
+
+  it('records the remaining budget at ingress and egress, and the attempt that succeeded', async () => {
+    const ingress = await otel.histogram('deadline.ingress.remaining')
+    const egress = await otel.histogram('deadline.egress.remaining')
+    const ok = await otel.counter('deadline.calls.succeeded', { 'deadline.attempt': 1 })
+    const res = await fetch(`${quoteUrl}/quote/price`, {
+      headers: { 'x-deadline-remaining-ms': '1500' },
+    })
+    await res.arrayBuffer()
+    await otel.spansWhere(twoServerSpans)
+    const ingressAfter = await otel.histogram('deadline.ingress.remaining')
+    const egressAfter = await otel.histogram('deadline.egress.remaining')
+    expect(ingressAfter.count - ingress.count).toBe(2)
+    expect(ingressAfter.max).toBeLessThanOrEqual(1490)
+    expect(egressAfter.count - egress.count).toBe(1)
+    expect(egressAfter.max).toBeLessThan(1490)
+    expect(await otel.counter('deadline.calls.succeeded', { 'deadline.attempt': 1 })).toBe(ok + 1)
+  })
+})
