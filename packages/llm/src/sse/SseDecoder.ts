@@ -29,6 +29,7 @@ export class SseDecoder {
   #out: SseFrame[] = []
   #failure: SseBufferOverflowError | undefined
   #ended = false
+  #endsWithCr = false
 
   constructor(options: SseDecoderOptions = {}) {
     const max = options.maxBufferChars ?? DEFAULT_MAX_BUFFER_CHARS
@@ -62,7 +63,12 @@ export class SseDecoder {
     if (this.#ended) return []
     this.#assertUsable()
     this.#ended = true
-    return this.#feed(this.#decoder.decode())
+    const rest = this.#decoder.decode()
+    // eventsource-parser holds a final CR back in case an LF follows; at the
+    // end of the stream nothing follows, so the CR is a whole line ending.
+    // Adding the LF makes it CRLF: the same single line ending, now complete.
+    const endsWithCr = rest === '' ? this.#endsWithCr : rest.endsWith('\r')
+    return this.#feed(endsWithCr ? `${rest}\n` : rest)
   }
 
   /** The cap in characters (0 = unlimited), for diagnostics. */
@@ -71,7 +77,9 @@ export class SseDecoder {
   }
 
   #feed(text: string): SseFrame[] {
-    if (text !== '') this.#parser.feed(text)
+    if (text === '') return []
+    this.#endsWithCr = text.endsWith('\r')
+    this.#parser.feed(text)
     const out = this.#out
     this.#out = []
     if (this.#failure) throw this.#failure

@@ -79,7 +79,13 @@ export class SseRecutter {
       this.#length = head.length
     }
     const rest = this.#take(this.#length)
-    const whole = completeUtf8Length(rest)
+    // Repeat: cutting an unfinished character can expose an invalid lead byte
+    // before it (C2 C2), which a client would again hold and then replace.
+    let whole = rest.length
+    for (let next = completeUtf8Length(rest); next < whole; ) {
+      whole = next
+      next = completeUtf8Length(rest.subarray(0, whole))
+    }
     this.droppedBytes = rest.length - whole
     return whole > 0 ? rest.subarray(0, whole) : undefined
   }

@@ -1,0 +1,70 @@
+import { describe, expect, it } from 'vitest'
+import { isSseBufferOverflow } from '../../src/sse/SseBufferOverflowError.js'
+import { SseRecutter } from '../../src/sse/SseRecutter.js'
+
+const enc = new TextEncoder()
+const dec = (b: Uint8Array | undefined) => new TextDecoder('utf-8', { fatal: true }).decode(b)
+
+function recut(chunks: readonly Uint8Array[], recutter = new SseRecutter()): Uint8Array[] {
+  const out: Uint8Array[] = []
+  for (const c of chunks) {
+    const piece = recutter.push(c)
+    if (piece) out.push(piece)
+  }
+  const last = recutter.end()
+  if (last) out.push(last)
+  return out
+}
+
+describe('SseRecutter', () => {
+  it('holds a half character back until its event is complete', () => {
+    const bytes = enc.encode('data: 😀\n\n')
+    const r = new SseRecutter()
+    expect(r.push(bytes.subarray(0, 8))).toBeUndefined() // inside the emoji
+    expect(dec(r.push(bytes.subarray(8)))).toBe('data: 😀\n\n')
+  })
+
+  it('cuts after every complete event, never inside one', () => {
+    const out = recut([enc.encode('data: 一\n\ndata: 二\n'), enc.encode('\ndata: 三')])
+    expect(out.map(dec)).toEqual(['data: 一\n\n', 'data: 二\n\n', 'data: 三'])
+  })
+
+  it('recognises blank lines written with \\r\\n, \\r and \\n, and a CRLF split across chunks', () => {
+    const r = new SseRecutter()
+    // A CR at the end of a chunk may be half of CRLF: the cut waits for the next byte.
+    expect(r.push(enc.encode('data: a\r\n\r'))).toBeUndefined()
+    expect(dec(r.push(enc.encode('\n')))).toBe('data: a\r\n\r\n')
+    expect(r.push(enc.encode('data: b\r\r'))).toBeUndefined()
+    expect(dec(r.push(enc.encode('data: c\n\n')))).toBe('data: b\r\rdata: c\n\n')
+    expect(r.end()).toBeUndefined()
+  })
+
+  it('drops a BOM split over three chunks and forwards the rest unchanged', () => {
+    const out = recut([
+      new Uint8Array([0xef]),
+      new Uint8Array([0xbb]),
+      new Uint8Array([0xbf]),
+      enc.encode('data: x\n\n'),
+    ])
+    expect(out.map(dec)).toEqual(['data: x\n\n'])
+  })
+
+  it('at the end, flushes the unterminated rest cut back to whole characters', () => {
+    const r = new SseRecutter()
+    const bytes = enc.encode('data: 好')
+    expect(r.push(bytes.subarray(0, bytes.length - 1))).toBeUndefined()
+    expect(dec(r.end())).toBe('data: ')
+    expect(r.droppedBytes).toBe(2)
+  })
+
+  it('throws a typed overflow error when one event outgrows maxEventBytes', () => {
+    const r = new SseRecutter({ maxEventBytes: 32 })
+    let caught: unknown
+    try {
+      r.push(enc.encode(`data: ${'x'.repeat(40)}`))
+    } catch (error) {
+      caught = error
+    }
+    expect(isSseBufferOverflow(caught)).toBe(true)
+  })
+})
