@@ -1,0 +1,256 @@
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http'
+import type { AddressInfo } from 'node:net'
+import { type Clock, systemClock } from '@hourglass/core'
+import { defaultRateLimitReply } from './defaultRateLimitReply.js'
+import { apiKeyOf, routeRequest } from './routeRequest.js'
+import type { ProviderDialect, ProviderReply, RecordedRequest, ReplyScript } from './types.js'
+import { writeReply } from './writeReply.js'
+
+export interface FakeProviderOptions {
+  /** Whose quirks to speak where formats overlap, and the default `baseURL`. Default `'openai'`. */
+  dialect?: ProviderDialect | undefined
+  /** The reply when the queue is empty. Default: a short text answer. */
+  reply?: ReplyScript | undefined
+  /** Model ids listed by `GET …/models`. Default `['fake-model']`. */
+  models?: string[] | undefined
+  /** Drives delays, rate-limit windows and `receivedAtMs`. Default: the system clock. */
+  clock?: Clock | undefined
+}
+
+const BASE_PATHS: Record<ProviderDialect, string> = {
+  openai: '/v1',
+  anthropic: '',
+  gemini: '/v1beta',
+  deepseek: '',
+  qwen: '/compatible-mode/v1',
+  ernie: '/v2',
+  doubao: '/api/v3',
+}
+
+/**
+ * A fake LLM provider on a real loopback port, speaking the real wire
+ * formats (see docs/providers.md). Script it per request; read back what it
+ * received. Start with `startFakeProvider`; `close()` ends every connection.
+ */
+export class FakeProvider {
+  readonly dialect: ProviderDialect
+  /** `http://127.0.0.1:<port>`. */
+  readonly url: string
+  /** What an SDK's `baseURL` should be for this dialect (`${url}/v1` for OpenAI, `url` for Anthropic, …). */
+  readonly baseURL: string
+  readonly #server: Server
+  readonly #clock: Clock
+  readonly #models: string[]
+  readonly #queue: ReplyScript[] = []
+  readonly #windows: { untilMs: number; reply: ProviderReply }[] = []
+  readonly #records: RecordedRequest[] = []
+  readonly #inFlight = new Set<AbortController>()
+  readonly #waiters: { count: number; resolve: () => void }[] = []
+  #default: ReplyScript
+
+  private constructor(server: Server, options: FakeProviderOptions) {
+    this.#server = server
+    this.dialect = options.dialect ?? 'openai'
+    this.#clock = options.clock ?? systemClock
+    this.#models = options.models ?? ['fake-model']
+    this.#default = options.reply ?? { kind: 'text', text: 'Hello from the fake provider.' }
+    const { port } = server.address() as AddressInfo
+    this.url = `http://127.0.0.1:${port}`
+    this.baseURL = this.url + BASE_PATHS[this.dialect]
+  }
+
+  /** @internal use `startFakeProvider`. */
+  static async start(options: FakeProviderOptions = {}): Promise<FakeProvider> {
+    let fake: FakeProvider | undefined
+    const server = createServer((req, res) => {
+      if (fake === undefined) res.destroy()
+      else fake.#handle(req, res).catch(() => res.destroy())
+    })
+    server.keepAliveTimeout = 1000
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject)
+      server.listen(0, '127.0.0.1', () => resolve())
+    })
+    fake = new FakeProvider(server, options)
+    return fake
+  }
+
+  /** Replies for the next requests, in order; each is used once. */
+  enqueue(...replies: ReplyScript[]): this {
+    this.#queue.push(...replies)
+    return this
+  }
+
+  /** The reply (or function choosing one) when the queue is empty. */
+  setReply(script: ReplyScript): this {
+    this.#default = script
+    return this
+  }
+
+  /**
+   * For the next `forMs` ms, answer every request with `reply` (default: this
+   * dialect's rate-limit error with `retry-after` = the window in whole
+   * seconds, rounded up) without touching the queue.
+   */
+  rateLimit(options: { forMs: number; reply?: ProviderReply | undefined }): this {
+    this.#windows.push({
+      untilMs: this.#clock.now() + options.forMs,
+      reply: options.reply ?? defaultRateLimitReply(this.dialect, options.forMs),
+    })
+    return this
+  }
+
+  /** Every request received, in arrival order. */
+  get requests(): readonly RecordedRequest[] {
+    return this.#records
+  }
+
+  /** Requests that reached generation: succeeded, or wrote tokens before ending. What a real provider bills. */
+  get paidGenerations(): number {
+    return this.#records.filter((r) => r.paid).length
+  }
+
+  /** Scripted replies not yet used. */
+  get queuedReplies(): number {
+    return this.#queue.length
+  }
+
+  /** Resolves once `count` requests in all have arrived and been read (at once if they already have). */
+  waitForRequests(count: number): Promise<void> {
+    if (this.#records.length >= count) return Promise.resolve()
+    return new Promise((resolve) => this.#waiters.push({ count, resolve }))
+  }
+
+  /** Forget records, queue and rate-limit windows (the default reply stays). */
+  reset(): void {
+    this.#queue.length = 0
+    this.#windows.length = 0
+    this.#records.length = 0
+  }
+
+  /** Stops listening and ends every open connection, hung ones included. */
+  async close(): Promise<void> {
+    for (const controller of this.#inFlight) controller.abort()
+    const closed = new Promise<void>((resolve) => this.#server.close(() => resolve()))
+    this.#server.closeAllConnections()
+    await closed
+  }
+
+  async [Symbol.asyncDispose](): Promise<void> {
+    await this.close()
+  }
+
+  async #handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const controller = new AbortController()
+    this.#inFlight.add(controller)
+    const record = this.#recordStart(req)
+    const onClose = () => {
+      if (record.outcome === 'pending') record.outcome = 'client-closed'
+      controller.abort()
+    }
+    res.on('close', onClose)
+    try {
+      const rawBody = await readBody(req)
+      record.rawBody = rawBody
+      try {
+        record.body = rawBody === '' ? undefined : JSON.parse(rawBody)
+      } catch {
+        record.body = undefined
+      }
+      const route = routeRequest(record.method, record.path, record.query, record.body)
+      record.route = route.route
+      record.model = route.model
+      record.stream = route.stream
+      this.#publish(record)
+      if (route.route === 'models') {
+        const list = JSON.stringify({
+          object: 'list',
+          data: this.#models.map((id) => ({
+            id,
+            object: 'model',
+            created: 1_700_000_000,
+            owned_by: 'hourglass-fake',
+          })),
+        })
+        record.outcome = 'success'
+        res.writeHead(200, { 'content-type': 'application/json' }).end(list)
+        return
+      }
+      const window = this.#windows.find((w) => this.#clock.now() < w.untilMs)
+      let reply: ProviderReply
+      if (window !== undefined) {
+        record.reply = 'rate-limit'
+        reply = window.reply
+      } else {
+        const script = this.#queue.shift() ?? this.#default
+        reply = typeof script === 'function' ? await script(record) : script
+        record.reply = reply.kind
+      }
+      await writeReply(
+        {
+          res,
+          record,
+          wire: route.wire,
+          dialect: this.dialect,
+          clock: this.#clock,
+          signal: controller.signal,
+        },
+        reply,
+      )
+    } finally {
+      res.off('close', onClose)
+      this.#inFlight.delete(controller)
+    }
+  }
+
+  /** Records are published once the body is read and routed, so tests see them complete. */
+  #publish(record: RecordedRequest): void {
+    record.index = this.#records.length
+    this.#records.push(record)
+    for (const waiter of [...this.#waiters]) {
+      if (this.#records.length >= waiter.count) {
+        this.#waiters.splice(this.#waiters.indexOf(waiter), 1)
+        waiter.resolve()
+      }
+    }
+  }
+
+  #recordStart(req: IncomingMessage): RecordedRequest {
+    const url = new URL(req.url ?? '/', 'http://fake')
+    const query = Object.fromEntries(url.searchParams)
+    const headers: Record<string, string> = {}
+    for (const [name, value] of Object.entries(req.headers)) {
+      if (value !== undefined) headers[name] = Array.isArray(value) ? value.join(', ') : value
+    }
+    const record: RecordedRequest = {
+      index: -1,
+      receivedAtMs: this.#clock.now(),
+      method: req.method ?? 'GET',
+      path: url.pathname,
+      query,
+      headers,
+      body: undefined,
+      rawBody: '',
+      apiKey: apiKeyOf(headers, query),
+      route: 'unknown',
+      model: undefined,
+      stream: false,
+      reply: undefined,
+      outcome: 'pending',
+      tokensSent: 0,
+      paid: false,
+    }
+    return record
+  }
+}
+
+/** Starts a fake provider on 127.0.0.1, port 0. Close it after the test. */
+export function startFakeProvider(options: FakeProviderOptions = {}): Promise<FakeProvider> {
+  return FakeProvider.start(options)
+}
+
+async function readBody(req: IncomingMessage): Promise<string> {
+  const chunks: Buffer[] = []
+  for await (const chunk of req) chunks.push(chunk as Buffer)
+  return Buffer.concat(chunks).toString('utf8')
+}

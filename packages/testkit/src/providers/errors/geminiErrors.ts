@@ -1,0 +1,78 @@
+import type { ErrorReply } from '../types.js'
+
+/** Gemini API (google.rpc.Status) error bodies. */
+export const geminiErrors = {
+  /**
+   * 429 `RESOURCE_EXHAUSTED` with a `RetryInfo.retryDelay` (e.g. `"34.4s"`).
+   * `limit: 0` is the permanent variant: the model has no quota at all on
+   * this tier, and waiting will not help.
+   */
+  resourceExhausted(
+    options: { retryDelay?: string; limit?: number; model?: string } = {},
+  ): ErrorReply {
+    const limit = options.limit ?? 15
+    const model = options.model ?? 'gemini-2.0-flash'
+    const metric = 'generativelanguage.googleapis.com/generate_content_free_tier_requests'
+    return {
+      kind: 'error',
+      status: 429,
+      body: {
+        error: {
+          code: 429,
+          message: `You exceeded your current quota, please check your plan and billing details. For more information on this error, head to: https://ai.google.dev/gemini-api/docs/rate-limits.\n* Quota exceeded for metric: ${metric}, limit: ${limit}, model: ${model}\nPlease retry in ${options.retryDelay ?? '34s'}.`,
+          status: 'RESOURCE_EXHAUSTED',
+          details: [
+            {
+              '@type': 'type.googleapis.com/google.rpc.QuotaFailure',
+              violations: [
+                {
+                  quotaMetric: metric,
+                  quotaId: 'GenerateRequestsPerMinutePerProjectPerModel-FreeTier',
+                  quotaDimensions: { location: 'global', model },
+                  quotaValue: String(limit),
+                },
+              ],
+            },
+            {
+              '@type': 'type.googleapis.com/google.rpc.Help',
+              links: [
+                {
+                  description: 'Learn more about Gemini API quotas',
+                  url: 'https://ai.google.dev/gemini-api/docs/rate-limits',
+                },
+              ],
+            },
+            {
+              '@type': 'type.googleapis.com/google.rpc.RetryInfo',
+              retryDelay: options.retryDelay ?? '34s',
+            },
+          ],
+        },
+      },
+      headers: {},
+    }
+  },
+  /** 503 `UNAVAILABLE`: the model is overloaded. */
+  unavailable(): ErrorReply {
+    return {
+      kind: 'error',
+      status: 503,
+      body: {
+        error: {
+          code: 503,
+          message: 'The model is overloaded. Please try again later.',
+          status: 'UNAVAILABLE',
+        },
+      },
+      headers: {},
+    }
+  },
+  invalidArgument(message = 'Request contains an invalid argument.'): ErrorReply {
+    return {
+      kind: 'error',
+      status: 400,
+      body: { error: { code: 400, message, status: 'INVALID_ARGUMENT' } },
+      headers: {},
+    }
+  },
+}

@@ -1,0 +1,89 @@
+import type { ErrorReply } from '../types.js'
+
+const error = (status: number, body: object, headers: Record<string, string> = {}): ErrorReply => ({
+  kind: 'error',
+  status,
+  body: { error: { param: null, ...body } },
+  headers: { 'x-request-id': `req_fake${status}`, ...headers },
+})
+
+/** OpenAI's documented error bodies and headers. */
+export const openAIErrors = {
+  /** 429 `rate_limit_exceeded` with `retry-after` (s), optional `retry-after-ms`, and `x-ratelimit-*` reset headers. */
+  rateLimited(options: { retryAfterS?: number; retryAfterMs?: number } = {}): ErrorReply {
+    const headers: Record<string, string> = {
+      'x-ratelimit-limit-requests': '500',
+      'x-ratelimit-remaining-requests': '0',
+      'x-ratelimit-reset-requests': `${options.retryAfterS ?? 1}s`,
+    }
+    if (options.retryAfterS !== undefined) headers['retry-after'] = String(options.retryAfterS)
+    if (options.retryAfterMs !== undefined) headers['retry-after-ms'] = String(options.retryAfterMs)
+    return error(
+      429,
+      {
+        message:
+          'Rate limit reached for gpt-4o-mini in organization org-fake on requests per min (RPM): Limit 500, Used 500, Requested 1. Please try again in 120ms.',
+        type: 'requests',
+        code: 'rate_limit_exceeded',
+      },
+      headers,
+    )
+  },
+  /** 429 `insufficient_quota`: a permanent 429 — retrying cannot help. */
+  insufficientQuota(): ErrorReply {
+    return error(429, {
+      message:
+        'You exceeded your current quota, please check your plan and billing details. For more information on this error, read the docs: https://platform.openai.com/docs/guides/error-codes/api-errors.',
+      type: 'insufficient_quota',
+      code: 'insufficient_quota',
+    })
+  },
+  badRequest(message = "Invalid value for 'messages': expected an array."): ErrorReply {
+    return error(400, { message, type: 'invalid_request_error', code: null })
+  },
+  contentPolicy(): ErrorReply {
+    return error(400, {
+      message:
+        'Your request was rejected as a result of our safety system. Your prompt may contain text that is not allowed by our safety system.',
+      type: 'invalid_request_error',
+      code: 'content_policy_violation',
+    })
+  },
+  contextTooLong(): ErrorReply {
+    return error(400, {
+      message:
+        "This model's maximum context length is 128000 tokens. However, your messages resulted in 131072 tokens. Please reduce the length of the messages.",
+      type: 'invalid_request_error',
+      code: 'context_length_exceeded',
+    })
+  },
+  authentication(): ErrorReply {
+    return error(401, {
+      message:
+        'Incorrect API key provided. You can find your API key at https://platform.openai.com/account/api-keys.',
+      type: 'invalid_request_error',
+      code: 'invalid_api_key',
+    })
+  },
+  modelNotFound(model = 'gpt-5-nonexistent'): ErrorReply {
+    return error(404, {
+      message: `The model \`${model}\` does not exist or you do not have access to it.`,
+      type: 'invalid_request_error',
+      code: 'model_not_found',
+    })
+  },
+  /** 500 (or `status`), optionally with `x-should-retry`, which overrides the status for clients. */
+  serverError(options: { status?: number; shouldRetry?: boolean } = {}): ErrorReply {
+    const headers: Record<string, string> =
+      options.shouldRetry === undefined ? {} : { 'x-should-retry': String(options.shouldRetry) }
+    return error(
+      options.status ?? 500,
+      {
+        message: 'The server had an error while processing your request. Sorry about that!',
+        type: 'server_error',
+        code: null,
+      },
+      headers,
+    )
+  },
+}

@@ -1,0 +1,56 @@
+import type { ServerResponse } from 'node:http'
+import type { Clock } from '@hourglass/core'
+
+/** Waits `ms` on `clock`; resolves false (early) when `signal` aborts. Leaves no timer or listener behind. */
+export function pause(clock: Clock, ms: number, signal: AbortSignal): Promise<boolean> {
+  if (signal.aborted) return Promise.resolve(false)
+  if (!(ms > 0)) return Promise.resolve(true)
+  return new Promise((resolve) => {
+    const onAbort = () => {
+      clock.clearTimeout(timer)
+      resolve(false)
+    }
+    const timer = clock.setTimeout(() => {
+      signal.removeEventListener('abort', onAbort)
+      resolve(true)
+    }, ms)
+    signal.addEventListener('abort', onAbort, { once: true })
+  })
+}
+
+/**
+ * Writes `text`, whole or in `splitBytes`-sized pieces — cut on bytes, not
+ * characters, so a multi-byte character can straddle two TCP segments as it
+ * does on real networks. Resolves false when the response went away.
+ */
+export async function writePaced(
+  res: ServerResponse,
+  text: string | Buffer,
+  options: { splitBytes?: number | undefined; writeGapMs?: number | undefined },
+  clock: Clock,
+  signal: AbortSignal,
+): Promise<boolean> {
+  const bytes = typeof text === 'string' ? Buffer.from(text, 'utf8') : text
+  const size =
+    options.splitBytes !== undefined && options.splitBytes > 0 ? options.splitBytes : bytes.length
+  for (let at = 0; at < bytes.length; at += size) {
+    if (signal.aborted || res.destroyed) return false
+    if (at > 0) {
+      const gap = options.writeGapMs ?? 0
+      if (gap > 0) {
+        if (!(await pause(clock, gap, signal))) return false
+      } else {
+        await new Promise((resolve) => setImmediate(resolve))
+      }
+    }
+    if (!(await write(res, bytes.subarray(at, at + size)))) return false
+  }
+  return !signal.aborted
+}
+
+function write(res: ServerResponse, chunk: Buffer): Promise<boolean> {
+  if (res.destroyed) return Promise.resolve(false)
+  return new Promise((resolve) => {
+    res.write(chunk, (error) => resolve(error == null))
+  })
+}

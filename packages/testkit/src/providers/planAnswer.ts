@@ -1,0 +1,49 @@
+import { randomBytes } from 'node:crypto'
+import { splitTokens } from './splitTokens.js'
+import type { ProviderDialect, RecordedRequest, TextReply } from './types.js'
+import type { AnswerPlan, WireFormat } from './wire/WireFormat.js'
+
+/** Resolves a scripted text reply against the request it answers. */
+export function planAnswer(
+  reply: TextReply,
+  request: RecordedRequest,
+  wire: WireFormat,
+  dialect: ProviderDialect,
+): AnswerPlan {
+  const textTokens = reply.tokens ?? splitTokens(reply.text ?? '')
+  const thinkingTokens = splitTokens(reply.thinking ?? '')
+  const toolCalls = (reply.toolCalls ?? []).map((call) => {
+    const argumentsJson = JSON.stringify(call.arguments ?? {})
+    return {
+      id: call.id ?? `${wire.toolIdPrefix}${randomBytes(9).toString('base64url')}`,
+      name: call.name,
+      argumentsJson,
+      pieces: thirds(argumentsJson),
+    }
+  })
+  const generated =
+    textTokens.length + thinkingTokens.length + toolCalls.reduce((n, c) => n + c.pieces.length, 0)
+  const body = (request.body ?? {}) as { stream_options?: { include_usage?: unknown } }
+  return {
+    dialect,
+    model: reply.model ?? request.model ?? 'fake-model',
+    id: `${wire.idPrefix}${randomBytes(12).toString('hex')}`,
+    created: Math.floor(Date.now() / 1000),
+    thinkingTokens,
+    signature: reply.signature,
+    textTokens,
+    toolCalls,
+    finishReason: reply.finishReason ?? (toolCalls.length > 0 ? 'tool_calls' : 'stop'),
+    inputTokens: reply.usage?.inputTokens ?? Math.ceil(Buffer.byteLength(request.rawBody) / 4),
+    outputTokens: reply.usage?.outputTokens ?? generated,
+    includeUsage: body.stream_options?.include_usage === true,
+  }
+}
+
+/** Tool arguments stream in a few pieces, as real providers send them. */
+function thirds(json: string): string[] {
+  const size = Math.max(1, Math.ceil(json.length / 3))
+  const pieces: string[] = []
+  for (let i = 0; i < json.length; i += size) pieces.push(json.slice(i, i + size))
+  return pieces
+}

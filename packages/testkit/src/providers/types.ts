@@ -1,0 +1,150 @@
+/**
+ * The script vocabulary of the fake providers: what one request gets back.
+ * Plain data, so a test reads as a list of what the provider will do.
+ */
+
+/** Which provider's quirks the fake speaks where wire formats overlap. */
+export type ProviderDialect =
+  | 'openai'
+  | 'anthropic'
+  | 'gemini'
+  | 'deepseek'
+  | 'qwen'
+  | 'ernie'
+  | 'doubao'
+
+/** How a reply is paced on the wire. Every delay is in ms; unset = 0 (no delay). */
+export interface Pacing {
+  /** Before the status line. */
+  latencyMs?: number | undefined
+  /** After the headers, before the first token (streams; added to `latencyMs` for JSON replies). */
+  firstTokenDelayMs?: number | undefined
+  /** Between tokens (streams; for JSON replies the whole generation happens before the headers). */
+  tokenDelayMs?: number | undefined
+  /** While waiting for the first token, send an SSE `: keep-alive` comment every this many ms. */
+  keepAliveEveryMs?: number | undefined
+  /** Write the body in pieces of this many bytes — cutting multi-byte UTF-8 characters across writes. */
+  splitBytes?: number | undefined
+  /** Pause between those pieces, so they leave as separate TCP segments. Default: one event-loop turn. */
+  writeGapMs?: number | undefined
+}
+
+export interface ScriptedToolCall {
+  /** Default: a generated id in the provider's style (`call_…`, `toolu_…`). */
+  id?: string | undefined
+  name: string
+  /** The arguments object; sent as JSON (streamed in pieces). */
+  arguments: unknown
+}
+
+/** An error frame sent inside a 200 stream after some tokens (Anthropic `event: error`, DashScope `event:error`). */
+export interface ScriptedStreamError {
+  afterTokens: number
+  /** The provider's error payload, sent as the frame's JSON. */
+  body: unknown
+  /** The HTTP status the provider claims inside the frame (DashScope's `:HTTP_STATUS/429`). Default 500. */
+  status?: number | undefined
+}
+
+/** A generated answer: JSON or SSE, depending on what the request asked for. */
+export interface TextReply extends Pacing {
+  kind: 'text'
+  /** The answer text. Split into tokens on words, punctuation and single non-Latin characters. */
+  text?: string | undefined
+  /** Exact token pieces instead of `text` (joined, they are the text). */
+  tokens?: string[] | undefined
+  /** Reasoning text, sent as the dialect's thinking/reasoning block before the answer. */
+  thinking?: string | undefined
+  /** Signature of the thinking block (Anthropic `signature_delta`, Gemini `thoughtSignature`). */
+  signature?: string | undefined
+  toolCalls?: ScriptedToolCall[] | undefined
+  /** Default `stop`, or `tool_calls` when `toolCalls` are given. */
+  finishReason?: 'stop' | 'length' | 'tool_calls' | 'content_filter' | undefined
+  /** Reported usage. Defaults: input = ceil(request body bytes / 4), output = tokens sent. */
+  usage?: { inputTokens?: number | undefined; outputTokens?: number | undefined } | undefined
+  /** The model named in the answer. Default: the model the request asked for. */
+  model?: string | undefined
+  /** Extra response headers. */
+  headers?: Record<string, string> | undefined
+  /** Destroy the connection after this many tokens were written (0 = right after the headers). */
+  cutAfterTokens?: number | undefined
+  /** Send the dialect's error frame after some tokens, then end the stream (streams only). */
+  streamError?: ScriptedStreamError | undefined
+}
+
+/** A refusal: a status, a body, headers — exactly as given (200 for errors hidden in a 200 body). */
+export interface ErrorReply {
+  kind: 'error'
+  status: number
+  /** An object is sent as JSON; a string as it is. */
+  body: unknown
+  headers?: Record<string, string> | undefined
+  latencyMs?: number | undefined
+}
+
+/** Never answer (until the client gives up or the fake closes). */
+export interface HangReply {
+  kind: 'hang'
+  /** Send a 200 `text/event-stream` status line and headers, then nothing. Default false. */
+  afterHeaders?: boolean | undefined
+  /** With `afterHeaders`: send `: keep-alive` comments every this many ms, and never a token. */
+  keepAliveEveryMs?: number | undefined
+}
+
+export type ProviderReply = TextReply | ErrorReply | HangReply
+
+/** Where a request landed. */
+export type ProviderRoute =
+  | 'openai-chat'
+  | 'anthropic-messages'
+  | 'gemini'
+  | 'ernie'
+  | 'models'
+  | 'unknown'
+
+/** What became of a request: `pending` while it is being answered. */
+export type RequestOutcome =
+  | 'pending'
+  | 'success'
+  | 'error'
+  | 'stream-error'
+  | 'cut'
+  | 'hang'
+  | 'client-closed'
+
+/** One request as the fake saw it. */
+export interface RecordedRequest {
+  /** 0-based arrival order. */
+  index: number
+  /** Arrival time on the fake's clock, in ms. */
+  receivedAtMs: number
+  method: string
+  path: string
+  query: Record<string, string>
+  /** Lower-case names; repeated headers joined with `, `. */
+  headers: Record<string, string>
+  /** Parsed JSON body (`undefined` when absent or not JSON). */
+  body: unknown
+  rawBody: string
+  /**
+   * The API key the request carried (`Authorization: Bearer`, `x-api-key`,
+   * `x-goog-api-key`, `?key=`, `?access_token=`). Here for assertions such as
+   * "the second key was used"; the fake never logs it.
+   */
+  apiKey: string | undefined
+  route: ProviderRoute
+  model: string | undefined
+  stream: boolean
+  /** The kind of reply chosen (`text`, `error`, `hang`), or `rate-limit` for a rate-limit window. */
+  reply: ProviderReply['kind'] | 'rate-limit' | undefined
+  outcome: RequestOutcome
+  /** Token frames written (text, thinking and tool-argument pieces). */
+  tokensSent: number
+  /** True once the request reached generation: it succeeded, or tokens were written before it ended. */
+  paid: boolean
+}
+
+/** A reply, or a function choosing one per request. */
+export type ReplyScript =
+  | ProviderReply
+  | ((request: RecordedRequest) => ProviderReply | Promise<ProviderReply>)

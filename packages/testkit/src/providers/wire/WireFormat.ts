@@ -1,0 +1,39 @@
+import type { ProviderDialect, ScriptedStreamError } from '../types.js'
+
+/** One write of a stream. `token` frames carry generated text and are what pacing and cuts count. */
+export interface Frame {
+  text: string
+  token?: boolean
+}
+
+/** A scripted answer, resolved: everything a wire format needs to render it. */
+export interface AnswerPlan {
+  dialect: ProviderDialect
+  model: string
+  /** Response id in the provider's style. */
+  id: string
+  /** Epoch seconds. */
+  created: number
+  thinkingTokens: string[]
+  signature: string | undefined
+  textTokens: string[]
+  toolCalls: { id: string; name: string; argumentsJson: string; pieces: string[] }[]
+  finishReason: 'stop' | 'length' | 'tool_calls' | 'content_filter'
+  inputTokens: number
+  outputTokens: number
+  /** OpenAI: the request asked for `stream_options.include_usage`. */
+  includeUsage: boolean
+}
+
+/** How one provider API renders an answer, as JSON and as a stream. */
+export interface WireFormat {
+  /** Prefix of generated tool-call ids. */
+  toolIdPrefix: string
+  /** Prefix of generated response ids. */
+  idPrefix: string
+  streamContentType: string
+  json(plan: AnswerPlan): unknown
+  frames(plan: AnswerPlan): Frame[]
+  /** The frame for an error inside a 200 stream. */
+  errorFrame(error: ScriptedStreamError, plan: AnswerPlan): string
+}

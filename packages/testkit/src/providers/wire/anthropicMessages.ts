@@ -1,0 +1,130 @@
+import type { Frame, WireFormat } from './WireFormat.js'
+
+const STOP_REASONS = {
+  stop: 'end_turn',
+  length: 'max_tokens',
+  tool_calls: 'tool_use',
+  content_filter: 'refusal',
+} as const
+
+/**
+ * Anthropic Messages: `message_start`, a `ping`, then per content block
+ * `content_block_start` / `_delta` (`thinking_delta`, `signature_delta`,
+ * `text_delta`, `input_json_delta`) / `_stop`, then `message_delta` with the
+ * stop reason and output usage, and `message_stop`.
+ */
+export const anthropicMessages: WireFormat = {
+  toolIdPrefix: 'toolu_',
+  idPrefix: 'msg_',
+  streamContentType: 'text/event-stream; charset=utf-8',
+
+  json(plan) {
+    const content: unknown[] = []
+    if (plan.thinkingTokens.length > 0 || plan.signature !== undefined) {
+      content.push({
+        type: 'thinking',
+        thinking: plan.thinkingTokens.join(''),
+        signature: plan.signature ?? '',
+      })
+    }
+    if (plan.textTokens.length > 0) content.push({ type: 'text', text: plan.textTokens.join('') })
+    for (const call of plan.toolCalls) {
+      content.push({
+        type: 'tool_use',
+        id: call.id,
+        name: call.name,
+        input: JSON.parse(call.argumentsJson),
+      })
+    }
+    return {
+      id: plan.id,
+      type: 'message',
+      role: 'assistant',
+      model: plan.model,
+      content,
+      stop_reason: STOP_REASONS[plan.finishReason],
+      stop_sequence: null,
+      usage: {
+        input_tokens: plan.inputTokens,
+        cache_creation_input_tokens: 0,
+        cache_read_input_tokens: 0,
+        output_tokens: plan.outputTokens,
+      },
+    }
+  },
+
+  frames(plan) {
+    const frames: Frame[] = [
+      event('message_start', {
+        type: 'message_start',
+        message: {
+          id: plan.id,
+          type: 'message',
+          role: 'assistant',
+          model: plan.model,
+          content: [],
+          stop_reason: null,
+          stop_sequence: null,
+          usage: {
+            input_tokens: plan.inputTokens,
+            cache_creation_input_tokens: 0,
+            cache_read_input_tokens: 0,
+            output_tokens: 1,
+          },
+        },
+      }),
+      event('ping', { type: 'ping' }),
+    ]
+    let index = 0
+    const block = (start: unknown, deltas: Frame[]) => {
+      frames.push(
+        event('content_block_start', { type: 'content_block_start', index, content_block: start }),
+      )
+      frames.push(...deltas)
+      frames.push(event('content_block_stop', { type: 'content_block_stop', index }))
+      index++
+    }
+    const delta = (d: unknown, token: boolean): Frame => ({
+      ...event('content_block_delta', { type: 'content_block_delta', index, delta: d }),
+      token,
+    })
+    if (plan.thinkingTokens.length > 0 || plan.signature !== undefined) {
+      const deltas = plan.thinkingTokens.map((t) =>
+        delta({ type: 'thinking_delta', thinking: t }, true),
+      )
+      if (plan.signature !== undefined) {
+        deltas.push(delta({ type: 'signature_delta', signature: plan.signature }, false))
+      }
+      block({ type: 'thinking', thinking: '', signature: '' }, deltas)
+    }
+    if (plan.textTokens.length > 0) {
+      block(
+        { type: 'text', text: '' },
+        plan.textTokens.map((t) => delta({ type: 'text_delta', text: t }, true)),
+      )
+    }
+    for (const call of plan.toolCalls) {
+      block(
+        { type: 'tool_use', id: call.id, name: call.name, input: {} },
+        call.pieces.map((p) => delta({ type: 'input_json_delta', partial_json: p }, true)),
+      )
+    }
+    frames.push(
+      event('message_delta', {
+        type: 'message_delta',
+        delta: { stop_reason: STOP_REASONS[plan.finishReason], stop_sequence: null },
+        usage: { output_tokens: plan.outputTokens },
+      }),
+      event('message_stop', { type: 'message_stop' }),
+    )
+    return frames
+  },
+
+  errorFrame(error) {
+    return `event: error\ndata: ${JSON.stringify(error.body)}\n\n`
+  },
+}
+
+function event(name: string, data: unknown): Frame {
+  return { text: `event: ${name}\ndata: ${JSON.stringify(data)}\n\n` }
+}

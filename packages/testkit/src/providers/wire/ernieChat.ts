@@ -1,0 +1,66 @@
+import type { AnswerPlan, Frame, WireFormat } from './WireFormat.js'
+
+const FINISH = {
+  stop: 'normal',
+  length: 'length',
+  tool_calls: 'function_call',
+  content_filter: 'content_filter',
+} as const
+
+/**
+ * Baidu ERNIE's legacy wenxinworkshop chat API
+ * (`/rpc/2.0/ai_custom/v1/wenxinworkshop/chat/{model}`): the answer is in
+ * `result`, streamed as `data:` chunks with `sentence_id` and `is_end`.
+ * Its errors come back as HTTP 200 with `error_code` — see `ernieErrors`.
+ */
+export const ernieChat: WireFormat = {
+  toolIdPrefix: 'fc_',
+  idPrefix: 'as-',
+  streamContentType: 'text/event-stream;charset=utf-8',
+
+  json(plan) {
+    return {
+      ...base(plan),
+      result: plan.textTokens.join(''),
+      is_truncated: plan.finishReason === 'length',
+      need_clear_history: false,
+      finish_reason: FINISH[plan.finishReason],
+      usage: usage(plan),
+    }
+  },
+
+  frames(plan) {
+    const tokens = plan.textTokens.length > 0 ? plan.textTokens : ['']
+    return tokens.map(
+      (t, i): Frame => ({
+        text: `data: ${JSON.stringify({
+          ...base(plan),
+          sentence_id: i,
+          is_end: i === tokens.length - 1,
+          is_truncated: false,
+          result: t,
+          need_clear_history: false,
+          finish_reason: i === tokens.length - 1 ? FINISH[plan.finishReason] : 'normal',
+          usage: usage(plan),
+        })}\n\n`,
+        token: t !== '',
+      }),
+    )
+  },
+
+  errorFrame(error) {
+    return `data: ${JSON.stringify(error.body)}\n\n`
+  },
+}
+
+function base(plan: AnswerPlan) {
+  return { id: plan.id, object: 'chat.completion', created: plan.created }
+}
+
+function usage(plan: AnswerPlan) {
+  return {
+    prompt_tokens: plan.inputTokens,
+    completion_tokens: plan.outputTokens,
+    total_tokens: plan.inputTokens + plan.outputTokens,
+  }
+}

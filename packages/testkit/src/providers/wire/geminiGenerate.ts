@@ -1,0 +1,76 @@
+import type { AnswerPlan, Frame, WireFormat } from './WireFormat.js'
+
+const FINISH = {
+  stop: 'STOP',
+  length: 'MAX_TOKENS',
+  tool_calls: 'STOP',
+  content_filter: 'SAFETY',
+} as const
+
+/**
+ * Gemini `generateContent` and `streamGenerateContent?alt=sse`. Streamed
+ * chunks are whole `GenerateContentResponse` objects separated by `\r\n\r\n`
+ * (Gemini's framing, unlike the `\n\n` of the others); thoughts are parts with
+ * `thought: true`, and the signature rides on the first answer part as
+ * `thoughtSignature`.
+ */
+export const geminiGenerate: WireFormat = {
+  toolIdPrefix: 'fc_',
+  idPrefix: '',
+  streamContentType: 'text/event-stream',
+
+  json(plan) {
+    const parts: unknown[] = []
+    if (plan.thinkingTokens.length > 0)
+      parts.push({ text: plan.thinkingTokens.join(''), thought: true })
+    const answer: Record<string, unknown>[] = []
+    if (plan.textTokens.length > 0) answer.push({ text: plan.textTokens.join('') })
+    for (const call of plan.toolCalls) {
+      answer.push({ functionCall: { name: call.name, args: JSON.parse(call.argumentsJson) } })
+    }
+    if (plan.signature !== undefined && answer[0] !== undefined)
+      answer[0]['thoughtSignature'] = plan.signature
+    parts.push(...answer)
+    return response(plan, parts, true)
+  },
+
+  frames(plan) {
+    const frames: Frame[] = []
+    const chunk = (parts: unknown[], final: boolean): string =>
+      `data: ${JSON.stringify(response(plan, parts, final))}\r\n\r\n`
+    for (const t of plan.thinkingTokens)
+      frames.push({ text: chunk([{ text: t, thought: true }], false), token: true })
+    plan.textTokens.forEach((t, i) => {
+      const part: Record<string, unknown> = { text: t }
+      if (i === 0 && plan.signature !== undefined) part['thoughtSignature'] = plan.signature
+      frames.push({ text: chunk([part], false), token: true })
+    })
+    // Gemini sends a function call whole, in one chunk.
+    const calls = plan.toolCalls.map((c) => ({
+      functionCall: { name: c.name, args: JSON.parse(c.argumentsJson) },
+    }))
+    frames.push({ text: chunk(calls, true), token: calls.length > 0 })
+    return frames
+  },
+
+  errorFrame(error) {
+    return `data: ${JSON.stringify(error.body)}\r\n\r\n`
+  },
+}
+
+function response(plan: AnswerPlan, parts: unknown[], final: boolean) {
+  const candidate: Record<string, unknown> = { content: { parts, role: 'model' }, index: 0 }
+  if (final) candidate['finishReason'] = FINISH[plan.finishReason]
+  return {
+    candidates: [candidate],
+    usageMetadata: final
+      ? {
+          promptTokenCount: plan.inputTokens,
+          candidatesTokenCount: plan.outputTokens,
+          totalTokenCount: plan.inputTokens + plan.outputTokens,
+        }
+      : { promptTokenCount: plan.inputTokens, totalTokenCount: plan.inputTokens },
+    modelVersion: plan.model,
+    responseId: plan.id,
+  }
+}

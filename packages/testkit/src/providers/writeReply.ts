@@ -1,0 +1,191 @@
+import type { ServerResponse } from 'node:http'
+import type { Clock } from '@hourglass/core'
+import { pause, writePaced } from './pacing.js'
+import { planAnswer } from './planAnswer.js'
+import type {
+  ErrorReply,
+  HangReply,
+  ProviderDialect,
+  ProviderReply,
+  RecordedRequest,
+  TextReply,
+} from './types.js'
+import type { Frame, WireFormat } from './wire/WireFormat.js'
+
+export interface ReplyContext {
+  res: ServerResponse
+  record: RecordedRequest
+  wire: WireFormat | undefined
+  dialect: ProviderDialect
+  clock: Clock
+  /** Aborted when the client goes away or the fake closes. */
+  signal: AbortSignal
+}
+
+const KEEP_ALIVE = ': keep-alive\n\n'
+
+/** Sends one scripted reply, keeping `record.outcome`, `tokensSent` and `paid` up to date. */
+export async function writeReply(ctx: ReplyContext, reply: ProviderReply): Promise<void> {
+  switch (reply.kind) {
+    case 'error':
+      return writeError(ctx, reply)
+    case 'hang':
+      return writeHang(ctx, reply)
+    case 'text':
+      if (ctx.wire === undefined) {
+        return writeError(ctx, {
+          kind: 'error',
+          status: 404,
+          body: {
+            error: {
+              message: `the fake provider has no route ${ctx.record.method} ${ctx.record.path}`,
+              type: 'invalid_request_error',
+              code: 'not_found',
+            },
+          },
+        })
+      }
+      return ctx.record.stream ? writeStream(ctx, ctx.wire, reply) : writeJson(ctx, ctx.wire, reply)
+  }
+}
+
+async function writeError(ctx: ReplyContext, reply: ErrorReply): Promise<void> {
+  if (!(await pause(ctx.clock, reply.latencyMs ?? 0, ctx.signal))) return
+  const text = typeof reply.body === 'string' ? reply.body : JSON.stringify(reply.body)
+  ctx.res.writeHead(reply.status, {
+    'content-type':
+      typeof reply.body === 'string' ? 'text/plain; charset=utf-8' : 'application/json',
+    'content-length': Buffer.byteLength(text),
+    ...reply.headers,
+  })
+  ctx.record.outcome = 'error'
+  ctx.res.end(text)
+}
+
+async function writeHang(ctx: ReplyContext, reply: HangReply): Promise<void> {
+  ctx.record.outcome = 'hang'
+  if (reply.afterHeaders === true) {
+    ctx.res.writeHead(200, {
+      'content-type': 'text/event-stream; charset=utf-8',
+      'cache-control': 'no-cache',
+    })
+    ctx.res.flushHeaders()
+    const every = reply.keepAliveEveryMs ?? 0
+    while (every > 0 && (await pause(ctx.clock, every, ctx.signal))) {
+      if (!(await writePaced(ctx.res, KEEP_ALIVE, {}, ctx.clock, ctx.signal))) return
+    }
+  }
+  await new Promise<void>((resolve) => {
+    if (ctx.signal.aborted) resolve()
+    else ctx.signal.addEventListener('abort', () => resolve(), { once: true })
+  })
+}
+
+async function writeJson(ctx: ReplyContext, wire: WireFormat, reply: TextReply): Promise<void> {
+  const plan = planAnswer(reply, ctx.record, wire, ctx.dialect)
+  const tokens = wire.frames(plan).filter((f) => f.token === true).length
+  // A non-streamed answer arrives only after the whole generation.
+  const generationMs =
+    (reply.firstTokenDelayMs ?? 0) + (reply.tokenDelayMs ?? 0) * Math.max(0, tokens - 1)
+  if (!(await pause(ctx.clock, (reply.latencyMs ?? 0) + generationMs, ctx.signal))) return
+  const body = JSON.stringify(
+    ctx.record.route === 'gemini' && ctx.record.path.endsWith(':streamGenerateContent')
+      ? [wire.json(plan)]
+      : wire.json(plan),
+  )
+  ctx.res.writeHead(200, {
+    'content-type': 'application/json',
+    'content-length': Buffer.byteLength(body),
+    ...requestIdHeader(ctx, plan.id),
+    ...reply.headers,
+  })
+  if (reply.cutAfterTokens !== undefined) {
+    // Generated (and billed), then lost in transit: half the body, then a dead socket.
+    const half = Buffer.from(body).subarray(0, Math.floor(Buffer.byteLength(body) / 2))
+    await writePaced(ctx.res, half, {}, ctx.clock, ctx.signal)
+    ctx.record.tokensSent = Math.min(reply.cutAfterTokens, tokens)
+    ctx.record.paid = true
+    ctx.record.outcome = 'cut'
+    ctx.res.destroy()
+    return
+  }
+  if (!(await writePaced(ctx.res, body, reply, ctx.clock, ctx.signal))) return
+  ctx.record.tokensSent = tokens
+  ctx.record.paid = true
+  ctx.record.outcome = 'success'
+  ctx.res.end()
+}
+
+async function writeStream(ctx: ReplyContext, wire: WireFormat, reply: TextReply): Promise<void> {
+  const plan = planAnswer(reply, ctx.record, wire, ctx.dialect)
+  let frames = wire.frames(plan)
+  if (reply.streamError !== undefined) {
+    frames = [
+      ...upToTokens(frames, reply.streamError.afterTokens),
+      { text: wire.errorFrame(reply.streamError, plan) },
+    ]
+  }
+  if (!(await pause(ctx.clock, reply.latencyMs ?? 0, ctx.signal))) return
+  const { res, record } = ctx
+  res.writeHead(200, {
+    'content-type': wire.streamContentType,
+    'cache-control': 'no-cache',
+    connection: 'keep-alive',
+    ...requestIdHeader(ctx, plan.id),
+    ...reply.headers,
+  })
+  res.flushHeaders()
+  for (const frame of frames) {
+    if (frame.token === true) {
+      if (reply.cutAfterTokens !== undefined && record.tokensSent >= reply.cutAfterTokens) {
+        record.outcome = 'cut'
+        res.destroy()
+        return
+      }
+      const waited =
+        record.tokensSent === 0
+          ? await firstTokenWait(ctx, reply)
+          : await pause(ctx.clock, reply.tokenDelayMs ?? 0, ctx.signal)
+      if (!waited) return
+    }
+    if (!(await writePaced(res, frame.text, reply, ctx.clock, ctx.signal))) return
+    if (frame.token === true) {
+      record.tokensSent++
+      record.paid = true
+    }
+  }
+  record.outcome = reply.streamError === undefined ? 'success' : 'stream-error'
+  if (record.outcome === 'success') record.paid = true
+  res.end()
+}
+
+/** Waits out `firstTokenDelayMs`, sending `: keep-alive` comments meanwhile when asked to. */
+async function firstTokenWait(ctx: ReplyContext, reply: TextReply): Promise<boolean> {
+  let left = reply.firstTokenDelayMs ?? 0
+  const every = reply.keepAliveEveryMs ?? 0
+  while (every > 0 && left > every) {
+    if (!(await pause(ctx.clock, every, ctx.signal))) return false
+    if (!(await writePaced(ctx.res, KEEP_ALIVE, {}, ctx.clock, ctx.signal))) return false
+    left -= every
+  }
+  return pause(ctx.clock, left, ctx.signal)
+}
+
+function upToTokens(frames: Frame[], count: number): Frame[] {
+  const kept: Frame[] = []
+  let tokens = 0
+  for (const frame of frames) {
+    if (frame.token === true) {
+      if (tokens === count) break
+      tokens++
+    }
+    kept.push(frame)
+  }
+  return kept
+}
+
+function requestIdHeader(ctx: ReplyContext, id: string): Record<string, string> {
+  return ctx.record.route === 'anthropic-messages'
+    ? { 'request-id': `req_${id}` }
+    : { 'x-request-id': `req_${id}` }
+}
