@@ -1,0 +1,145 @@
+import { describe, expect, it } from 'vitest'
+import { dialects } from '../../src/dialects/dialects.js'
+import { errorOver } from './support/errorOver.js'
+
+const anthropic = dialects.anthropic
+const err = (type: string, message: string) =>
+  JSON.stringify({
+    type: 'error',
+    error: { type, message },
+    request_id: 'req_011CSHoEeqs5C35K2UUqR7Fy',
+  })
+
+describe('Anthropic errors', () => {
+  it('529 overloaded_error is retryable overload', async () => {
+    expect(
+      anthropic.normalizeError(await errorOver(529, err('overloaded_error', 'Overloaded'))),
+    ).toMatchObject({
+      kind: 'overloaded',
+      retryable: true,
+      status: 529,
+      providerCode: 'overloaded_error',
+    })
+  })
+
+  it('429 rate_limit_error waits for retry-after, and without it for the RFC 3339 reset of the exhausted limit', async () => {
+    expect(
+      anthropic.normalizeError(
+        await errorOver(
+          429,
+          err(
+            'rate_limit_error',
+            'Number of request tokens has exceeded your per-minute rate limit',
+          ),
+          { 'retry-after': '12' },
+        ),
+      ),
+    ).toMatchObject({
+      kind: 'rate_limited',
+      retryable: true,
+      retryAfterMs: 12_000,
+    })
+    const nowMs = Date.parse('2025-06-01T12:00:00Z')
+    const e = anthropic.normalizeError({
+      status: 429,
+      nowMs,
+      headers: {
+        'anthropic-ratelimit-requests-remaining': '0',
+        'anthropic-ratelimit-requests-reset': '2025-06-01T12:00:05Z',
+        'anthropic-ratelimit-tokens-remaining': '12000',
+        'anthropic-ratelimit-tokens-reset': '2025-06-01T12:00:40Z',
+      },
+      body: err('rate_limit_error', 'rate limited'),
+    })
+    expect(e?.retryAfterMs).toBe(5000)
+  })
+
+  it('400 "prompt is too long" is context_too_long; 413 request_too_large too; both permanent', () => {
+    expect(
+      anthropic.normalizeError({
+        status: 400,
+        body: err('invalid_request_error', 'prompt is too long: 215000 tokens > 200000 maximum'),
+      }),
+    ).toMatchObject({
+      kind: 'context_too_long',
+      retryable: false,
+    })
+    expect(
+      anthropic.normalizeError({
+        status: 413,
+        body: err('request_too_large', 'Request exceeds the maximum allowed number of bytes.'),
+      }),
+    ).toMatchObject({
+      kind: 'context_too_long',
+      retryable: false,
+    })
+    expect(
+      anthropic.normalizeError({
+        status: 400,
+        body: err('invalid_request_error', 'max_tokens: Field required'),
+      }),
+    ).toMatchObject({
+      kind: 'bad_request',
+      retryable: false,
+    })
+  })
+
+  it('overloaded_error is a body heuristic: without x-should-retry it makes a 500 overload, with x-should-retry: false the header wins', async () => {
+    expect(
+      anthropic.normalizeError({ status: 500, body: err('overloaded_error', 'Overloaded') }),
+    ).toMatchObject({ kind: 'overloaded', retryable: true })
+    const e = anthropic.normalizeError(
+      await errorOver(500, err('overloaded_error', 'Overloaded'), { 'x-should-retry': 'false' }),
+    )
+    expect(e).toMatchObject({ kind: 'server_error', retryable: false })
+  })
+
+  it('an `event: error` overloaded_error after the 200 is retryable overload', () => {
+    expect(
+      anthropic.normalizeStreamError({
+        event: 'error',
+        data: err('overloaded_error', 'Overloaded'),
+      }),
+    ).toMatchObject({
+      kind: 'overloaded',
+      retryable: true,
+      status: 200,
+    })
+    expect(
+      anthropic.normalizeStreamError({ event: 'ping', data: '{"type": "ping"}' }),
+    ).toBeUndefined()
+  })
+
+  it('an `event: error` frame whose data is not JSON is still an error', () => {
+    expect(
+      anthropic.normalizeStreamError({ event: 'error', data: 'upstream connect error' }),
+    ).toMatchObject({ kind: 'server_error', retryable: true })
+  })
+
+  it('auth, permission, not-found and billing errors are permanent', () => {
+    expect(
+      anthropic.normalizeError({
+        status: 401,
+        body: err('authentication_error', 'invalid x-api-key'),
+      }),
+    ).toMatchObject({ kind: 'auth', retryable: false })
+    expect(
+      anthropic.normalizeError({ status: 403, body: err('permission_error', 'no access') }),
+    ).toMatchObject({ kind: 'auth', retryable: false })
+    expect(
+      anthropic.normalizeError({ status: 404, body: err('not_found_error', 'model: claude-x') }),
+    ).toMatchObject({ kind: 'not_found' })
+    expect(
+      anthropic.normalizeError({
+        status: 400,
+        body: err(
+          'invalid_request_error',
+          'Your credit balance is too low to access the Anthropic API.',
+        ),
+      }),
+    ).toMatchObject({
+      kind: 'quota_exhausted',
+      retryable: false,
+    })
+  })
+})

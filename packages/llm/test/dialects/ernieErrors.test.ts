@@ -1,0 +1,93 @@
+import { describe, expect, it } from 'vitest'
+import { dialects } from '../../src/dialects/dialects.js'
+import { errorOver } from './support/errorOver.js'
+
+const ernie = dialects.ernie
+const v1 = (code: number, msg: string) =>
+  JSON.stringify({ error_code: code, error_msg: msg, id: 'as-x' })
+
+describe('Baidu ERNIE / Qianfan errors', () => {
+  it.each([
+    [336501, 'Rpm limit reached'],
+    [336502, 'Tpm limit reached'],
+    [18, 'Open api qps request limit reached'],
+  ])('HTTP 200 with error_code %i is a retryable rate limit', async (code, msg) => {
+    expect(ernie.normalizeError(await errorOver(200, v1(code, msg)))).toMatchObject({
+      kind: 'rate_limited',
+      retryable: true,
+      status: 200,
+      providerCode: String(code),
+      message: msg,
+    })
+  })
+
+  it('HTTP 200 with error_code 17 (daily limit) is permanent: quota_exhausted', () => {
+    expect(
+      ernie.normalizeError({ status: 200, body: v1(17, 'Open api daily request limit reached') }),
+    ).toMatchObject({
+      kind: 'quota_exhausted',
+      retryable: false,
+      providerCode: '17',
+    })
+  })
+
+  it('the `{"code":336501}` spelling is read too', () => {
+    expect(
+      ernie.normalizeError({
+        status: 200,
+        body: JSON.stringify({ code: 336501, message: 'Rpm limit reached' }),
+      }),
+    ).toMatchObject({
+      kind: 'rate_limited',
+      providerCode: '336501',
+    })
+  })
+
+  it('Qianfan v2 (OpenAI-shaped) rpm/tpm codes on a 429 are rate limits', () => {
+    const body = JSON.stringify({
+      error: {
+        code: 'tpm_rate_limit_exceeded',
+        message: 'Tpm limit exceeded',
+        type: 'rate_limit_exceeded',
+      },
+    })
+    expect(ernie.normalizeError({ status: 429, body })).toMatchObject({
+      kind: 'rate_limited',
+      retryable: true,
+      providerCode: 'tpm_rate_limit_exceeded',
+    })
+  })
+
+  it('expired tokens and over-long input are permanent', () => {
+    expect(
+      ernie.normalizeError({ status: 200, body: v1(111, 'Access token expired') }),
+    ).toMatchObject({ kind: 'auth', retryable: false })
+    expect(
+      ernie.normalizeError({ status: 200, body: v1(336103, 'the max input characters is 20000') }),
+    ).toMatchObject({
+      kind: 'context_too_long',
+      retryable: false,
+    })
+  })
+
+  it('a normal 200 answer is a success, and so is error_code 0', () => {
+    expect(
+      ernie.normalizeError({
+        status: 200,
+        body: JSON.stringify({ id: 'as-1', result: '你好', is_truncated: false }),
+      }),
+    ).toBeUndefined()
+    expect(
+      ernie.normalizeError({ status: 200, body: JSON.stringify({ error_code: 0, result: 'ok' }) }),
+    ).toBeUndefined()
+  })
+
+  it('a data frame with error_code mid-stream is a stream error', () => {
+    expect(
+      ernie.normalizeStreamError({ event: undefined, data: v1(336501, 'Rpm limit reached') }),
+    ).toMatchObject({
+      kind: 'rate_limited',
+      status: 200,
+    })
+  })
+})

@@ -1,0 +1,49 @@
+import { MAX_TIMER_MS } from '@hourglass/core'
+import { describe, expect, it } from 'vitest'
+import { retryAfterFromHeaders, shouldRetryHeader } from '../../src/dialects/errorHeaders.js'
+
+const nowMs = Date.parse('2025-06-01T12:00:00Z')
+const hint = (headers: Record<string, string>, useResetHeaders = true) =>
+  retryAfterFromHeaders(new Headers(headers), { nowMs, useResetHeaders })
+
+describe('shared retry hints', () => {
+  it('retry-after-ms is preferred to Retry-After', () => {
+    expect(hint({ 'retry-after-ms': '1500.5', 'retry-after': '9' })).toBe(1501)
+  })
+
+  it('Retry-After is read as seconds or as an HTTP-date', () => {
+    expect(hint({ 'retry-after': '2' })).toBe(2000)
+    expect(hint({ 'retry-after': 'Sun, 01 Jun 2025 12:00:30 GMT' })).toBe(30_000)
+    expect(hint({ 'retry-after': 'Sun, 01 Jun 2025 11:00:00 GMT' })).toBe(0)
+  })
+
+  it('Go-style reset durations are read ("1s", "6m0s", "1m30.5s", "20ms")', () => {
+    expect(hint({ 'x-ratelimit-reset-requests': '1s' })).toBe(1000)
+    expect(hint({ 'x-ratelimit-reset-requests': '6m0s' })).toBe(360_000)
+    expect(hint({ 'x-ratelimit-reset-requests': '1m30.5s' })).toBe(90_500)
+    expect(hint({ 'x-ratelimit-reset-requests': '20ms' })).toBe(20)
+  })
+
+  it('without remaining counts the shortest reset is used; reset headers are ignored when not asked for', () => {
+    expect(hint({ 'x-ratelimit-reset-requests': '2s', 'x-ratelimit-reset-tokens': '6m0s' })).toBe(
+      2000,
+    )
+    expect(hint({ 'x-ratelimit-reset-requests': '2s' }, false)).toBeUndefined()
+  })
+
+  it('garbage and absurd values mean no hint or the largest timer, never NaN or a throw', () => {
+    expect(hint({ 'retry-after': 'soon' })).toBeUndefined()
+    expect(hint({ 'retry-after': '-5' })).toBeUndefined()
+    expect(hint({ 'retry-after-ms': 'NaN' })).toBeUndefined()
+    expect(hint({ 'retry-after': '99999999999' })).toBe(MAX_TIMER_MS)
+    expect(hint({ 'x-ratelimit-reset-requests': '1x' })).toBeUndefined()
+  })
+
+  it('x-should-retry is read from Headers or a plain record, any case, and only true/false count', () => {
+    expect(shouldRetryHeader(new Headers({ 'x-should-retry': 'false' }))).toBe(false)
+    expect(shouldRetryHeader({ 'X-Should-Retry': 'TRUE' })).toBe(true)
+    expect(shouldRetryHeader({ 'x-should-retry': ['true'] })).toBe(true)
+    expect(shouldRetryHeader({ 'x-should-retry': 'maybe' })).toBeUndefined()
+    expect(shouldRetryHeader(undefined)).toBeUndefined()
+  })
+})

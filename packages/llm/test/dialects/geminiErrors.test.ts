@@ -1,0 +1,162 @@
+import { describe, expect, it } from 'vitest'
+import { dialects } from '../../src/dialects/dialects.js'
+import { errorOver } from './support/errorOver.js'
+
+const gemini = dialects.gemini
+
+function resourceExhausted(quotaValue: string, retryDelay: string | undefined, message: string) {
+  return JSON.stringify({
+    error: {
+      code: 429,
+      message,
+      status: 'RESOURCE_EXHAUSTED',
+      details: [
+        {
+          '@type': 'type.googleapis.com/google.rpc.QuotaFailure',
+          violations: [
+            {
+              quotaMetric: 'generativelanguage.googleapis.com/generate_content_free_tier_requests',
+              quotaId: 'GenerateRequestsPerMinutePerProjectPerModel-FreeTier',
+              quotaDimensions: { location: 'global', model: 'gemini-2.0-flash' },
+              quotaValue,
+            },
+          ],
+        },
+        {
+          '@type': 'type.googleapis.com/google.rpc.Help',
+          links: [
+            { description: 'Learn more', url: 'https://ai.google.dev/gemini-api/docs/rate-limits' },
+          ],
+        },
+        ...(retryDelay === undefined
+          ? []
+          : [{ '@type': 'type.googleapis.com/google.rpc.RetryInfo', retryDelay }]),
+      ],
+    },
+  })
+}
+
+describe('Gemini errors', () => {
+  it('RESOURCE_EXHAUSTED with RetryInfo waits retryDelay ("34.4s" → 34400 ms)', async () => {
+    const e = gemini.normalizeError(
+      await errorOver(
+        429,
+        resourceExhausted(
+          '15',
+          '34.4s',
+          'You exceeded your current quota, please check your plan and billing details.',
+        ),
+      ),
+    )
+    expect(e).toMatchObject({
+      kind: 'rate_limited',
+      retryable: true,
+      retryAfterMs: 34_400,
+      providerCode: 'RESOURCE_EXHAUSTED',
+    })
+  })
+
+  it('a quota violation with limit 0 is permanent: quota_exhausted, even with a RetryInfo', () => {
+    const e = gemini.normalizeError({
+      status: 429,
+      body: resourceExhausted(
+        '0',
+        '20s',
+        'You exceeded your current quota. Quota exceeded for metric: generativelanguage.googleapis.com/generate_content_free_tier_input_token_count, limit: 0, model: gemini-2.5-pro',
+      ),
+    })
+    expect(e).toMatchObject({ kind: 'quota_exhausted', retryable: false })
+  })
+
+  it('"limit: 0" in the message alone is enough to call the quota permanent', () => {
+    const body = JSON.stringify({
+      error: {
+        code: 429,
+        status: 'RESOURCE_EXHAUSTED',
+        message: 'Quota exceeded for metric: x, limit: 0, model: gemini-2.5-pro',
+      },
+    })
+    expect(gemini.normalizeError({ status: 429, body })).toMatchObject({
+      kind: 'quota_exhausted',
+      retryable: false,
+    })
+  })
+
+  it('a Retry-After header wins over the body’s RetryInfo', () => {
+    const e = gemini.normalizeError({
+      status: 429,
+      headers: { 'retry-after': '2' },
+      body: resourceExhausted('15', '34.4s', 'quota'),
+    })
+    expect(e?.retryAfterMs).toBe(2000)
+  })
+
+  it('503 UNAVAILABLE "model is overloaded" is overload; an invalid API key is auth', () => {
+    const overloaded = JSON.stringify({
+      error: {
+        code: 503,
+        message: 'The model is overloaded. Please try again later.',
+        status: 'UNAVAILABLE',
+      },
+    })
+    expect(gemini.normalizeError({ status: 503, body: overloaded })).toMatchObject({
+      kind: 'overloaded',
+      retryable: true,
+    })
+    const badKey = JSON.stringify({
+      error: {
+        code: 400,
+        message: 'API key not valid. Please pass a valid API key.',
+        status: 'INVALID_ARGUMENT',
+        details: [
+          {
+            '@type': 'type.googleapis.com/google.rpc.ErrorInfo',
+            reason: 'API_KEY_INVALID',
+            domain: 'googleapis.com',
+          },
+        ],
+      },
+    })
+    expect(gemini.normalizeError({ status: 400, body: badKey })).toMatchObject({
+      kind: 'auth',
+      retryable: false,
+    })
+  })
+
+  it('an over-long prompt is context_too_long', () => {
+    const body = JSON.stringify({
+      error: {
+        code: 400,
+        message:
+          'The input token count (1200000) exceeds the maximum number of tokens allowed (1048576).',
+        status: 'INVALID_ARGUMENT',
+      },
+    })
+    expect(gemini.normalizeError({ status: 400, body })).toMatchObject({
+      kind: 'context_too_long',
+      retryable: false,
+    })
+  })
+
+  it('a 200 whose prompt was blocked is a content-policy refusal, not an empty success', () => {
+    const body = JSON.stringify({
+      promptFeedback: { blockReason: 'SAFETY' },
+      usageMetadata: { promptTokenCount: 9 },
+    })
+    expect(gemini.normalizeError({ status: 200, body })).toMatchObject({
+      kind: 'content_policy',
+      retryable: false,
+      status: 200,
+    })
+  })
+
+  it('an error object in an SSE data frame after the 200 is a stream error', () => {
+    const data = JSON.stringify({
+      error: { code: 503, message: 'The model is overloaded.', status: 'UNAVAILABLE' },
+    })
+    expect(gemini.normalizeStreamError({ event: undefined, data })).toMatchObject({
+      kind: 'overloaded',
+      status: 200,
+    })
+  })
+})

@@ -1,0 +1,213 @@
+import { describe, expect, it } from 'vitest'
+import { dialects } from '../../src/dialects/dialects.js'
+import { errorOver } from './support/errorOver.js'
+
+const openai = dialects.openai
+const deepseek = dialects.deepseek
+
+const body = (code: string | null, type: string, message: string) =>
+  JSON.stringify({ error: { message, type, param: null, code } })
+
+describe('OpenAI errors', () => {
+  it('a 429 insufficient_quota is permanent (quota_exhausted), not a rate limit', async () => {
+    const e = openai.normalizeError(
+      await errorOver(
+        429,
+        body(
+          'insufficient_quota',
+          'insufficient_quota',
+          'You exceeded your current quota, please check your plan and billing details.',
+        ),
+      ),
+    )
+    expect(e).toMatchObject({
+      kind: 'quota_exhausted',
+      retryable: false,
+      status: 429,
+      providerCode: 'insufficient_quota',
+    })
+  })
+
+  it('a 429 rate_limit_exceeded is retryable and waits for the exhausted limit’s reset header', async () => {
+    const e = openai.normalizeError(
+      await errorOver(
+        429,
+        body(
+          'rate_limit_exceeded',
+          'tokens',
+          'Rate limit reached for gpt-4o on tokens per min (TPM): Limit 30000, Used 29000, Requested 2000.',
+        ),
+        {
+          'x-ratelimit-remaining-requests': '499',
+          'x-ratelimit-reset-requests': '120ms',
+          'x-ratelimit-remaining-tokens': '0',
+          'x-ratelimit-reset-tokens': '6m0s',
+        },
+      ),
+    )
+    expect(e).toMatchObject({
+      kind: 'rate_limited',
+      retryable: true,
+      retryAfterMs: 360_000,
+      providerCode: 'rate_limit_exceeded',
+    })
+  })
+
+  it('context_length_exceeded and content_policy_violation are permanent 400s of their own kind', () => {
+    const ctx = openai.normalizeError({
+      status: 400,
+      body: body(
+        'context_length_exceeded',
+        'invalid_request_error',
+        "This model's maximum context length is 128000 tokens. However, your messages resulted in 130000 tokens.",
+      ),
+    })
+    const policy = openai.normalizeError({
+      status: 400,
+      body: body(
+        'content_policy_violation',
+        'invalid_request_error',
+        'Your request was rejected as a result of our safety system.',
+      ),
+    })
+    expect(ctx).toMatchObject({ kind: 'context_too_long', retryable: false })
+    expect(policy).toMatchObject({ kind: 'content_policy', retryable: false })
+  })
+
+  it('x-should-retry: false stops a 500 from being retried; x-should-retry: true makes a 400 retryable', async () => {
+    const e500 = openai.normalizeError(
+      await errorOver(
+        500,
+        body(null, 'server_error', 'The server had an error while processing your request.'),
+        { 'x-should-retry': 'false' },
+      ),
+    )
+    expect(e500).toMatchObject({ kind: 'server_error', retryable: false })
+    const e400 = openai.normalizeError({
+      status: 400,
+      headers: { 'X-Should-Retry': 'true' },
+      body: '',
+    })
+    expect(e400).toMatchObject({ kind: 'bad_request', retryable: true })
+  })
+
+  it('an invalid key is auth, and the key echoed in the message never comes back', () => {
+    const e = openai.normalizeError({
+      status: 401,
+      body: body(
+        'invalid_api_key',
+        'invalid_request_error',
+        'Incorrect API key provided: sk-proj-abc123DEF456ghi789. You can find your API key at https://platform.openai.com/account/api-keys.',
+      ),
+    })
+    expect(e).toMatchObject({ kind: 'auth', retryable: false })
+    expect(e?.message).not.toContain('abc123DEF456ghi789')
+  })
+
+  it('a 200 chat completion is a success; a 200 carrying an error object is not', () => {
+    expect(
+      openai.normalizeError({ status: 200, body: JSON.stringify({ id: 'x', choices: [] }) }),
+    ).toBeUndefined()
+    expect(
+      openai.normalizeError({
+        status: 200,
+        body: body('rate_limit_exceeded', 'requests', 'Rate limit reached'),
+      }),
+    ).toMatchObject({ kind: 'rate_limited', retryable: true, status: 200 })
+  })
+
+  it('an error object in a data frame after the 200 is a stream error', () => {
+    expect(
+      openai.normalizeStreamError({
+        event: undefined,
+        data: body(null, 'server_error', 'The server had an error'),
+      }),
+    ).toMatchObject({ kind: 'server_error', retryable: true, status: 200 })
+    expect(
+      openai.normalizeStreamError({
+        event: undefined,
+        data: '{"choices":[{"delta":{"content":"hi"}}]}',
+      }),
+    ).toBeUndefined()
+  })
+
+  it('a body that is HTML or empty still classifies by status, with Retry-After in seconds', async () => {
+    const e = openai.normalizeError(
+      await errorOver(503, '<html>503 Service Unavailable</html>', { 'retry-after': '7' }),
+    )
+    expect(e).toMatchObject({ kind: 'overloaded', retryable: true, retryAfterMs: 7000 })
+    expect(openai.normalizeError({ status: 408, body: '' })).toMatchObject({
+      kind: 'timeout',
+      retryable: true,
+      message: 'HTTP 408',
+    })
+    expect(openai.normalizeError({ status: 409, body: '' })).toMatchObject({ retryable: true })
+    expect(openai.normalizeError({ status: 404, body: '' })).toMatchObject({
+      kind: 'not_found',
+      retryable: false,
+    })
+    expect(openai.normalizeError({ status: 422, body: '' })).toMatchObject({
+      kind: 'bad_request',
+      retryable: false,
+    })
+  })
+})
+
+describe('DeepSeek errors', () => {
+  it('402 Insufficient Balance is permanent', async () => {
+    const e = deepseek.normalizeError(
+      await errorOver(
+        402,
+        JSON.stringify({
+          error: {
+            message: 'Insufficient Balance',
+            type: 'unknown_error',
+            param: null,
+            code: 'invalid_request_error',
+          },
+        }),
+      ),
+    )
+    expect(e).toMatchObject({ kind: 'quota_exhausted', retryable: false, status: 402 })
+  })
+
+  it('429 is a retryable rate limit and 503 Server overloaded is retryable overload', () => {
+    expect(
+      deepseek.normalizeError({
+        status: 429,
+        body: JSON.stringify({
+          error: {
+            message: 'Rate Limit Reached',
+            type: 'rate_limit_error',
+            param: null,
+            code: null,
+          },
+        }),
+      }),
+    ).toMatchObject({ kind: 'rate_limited', retryable: true })
+    expect(
+      deepseek.normalizeError({
+        status: 503,
+        body: JSON.stringify({
+          error: { message: 'Server overloaded', type: 'server_error', param: null, code: null },
+        }),
+      }),
+    ).toMatchObject({ kind: 'overloaded', retryable: true })
+  })
+
+  it('422 invalid parameters is a permanent bad request', () => {
+    expect(
+      deepseek.normalizeError({
+        status: 422,
+        body: JSON.stringify({
+          error: {
+            message: 'Invalid Parameters',
+            type: 'invalid_request_error',
+            param: null,
+            code: 'invalid_request_error',
+          },
+        }),
+      }),
+    ).toMatchObject({ kind: 'bad_request', retryable: false })
+  })
+})

@@ -1,0 +1,119 @@
+import { describe, expect, it } from 'vitest'
+import { dialects } from '../../src/dialects/dialects.js'
+import { SseDecoder } from '../../src/sse/SseDecoder.js'
+import { errorOver } from './support/errorOver.js'
+
+const qwen = dialects.qwen
+const native = (code: string, message: string) =>
+  JSON.stringify({ request_id: '4b1d4f6e-5a2c-9b3e-8f7d-1c2b3a4d5e6f', code, message })
+const compat = (code: string, message: string) =>
+  JSON.stringify({
+    error: { message, type: code, param: null, code },
+    id: 'chatcmpl-1',
+    request_id: 'r-1',
+  })
+
+describe('Qwen / DashScope errors', () => {
+  it.each([
+    ['Throttling', 'Requests throttling triggered.'],
+    ['Throttling.RateQuota', 'Requests rate limit exceeded, please try again later.'],
+    ['Throttling.AllocationQuota', 'Allocated quota exceeded, please increase your quota limit.'],
+  ])('%s on a 429 is a retryable rate limit', async (code, message) => {
+    expect(qwen.normalizeError(await errorOver(429, native(code, message)))).toMatchObject({
+      kind: 'rate_limited',
+      retryable: true,
+      status: 429,
+      providerCode: code,
+    })
+    expect(qwen.normalizeError({ status: 429, body: compat(code, message) })).toMatchObject({
+      kind: 'rate_limited',
+      providerCode: code,
+    })
+  })
+
+  it('a Throttling code inside an HTTP 200 body is a rate limit, not a success', async () => {
+    const e = qwen.normalizeError(
+      await errorOver(
+        200,
+        native('Throttling.RateQuota', 'Requests rate limit exceeded, please try again later.'),
+      ),
+    )
+    expect(e).toMatchObject({
+      kind: 'rate_limited',
+      retryable: true,
+      status: 200,
+      providerCode: 'Throttling.RateQuota',
+    })
+  })
+
+  it('DataInspectionFailed is a permanent content-policy refusal', () => {
+    expect(
+      qwen.normalizeError({
+        status: 400,
+        body: native('DataInspectionFailed', 'Input data may contain inappropriate content.'),
+      }),
+    ).toMatchObject({
+      kind: 'content_policy',
+      retryable: false,
+    })
+    expect(
+      qwen.normalizeError({
+        status: 400,
+        body: compat('data_inspection_failed', 'Output data may contain inappropriate content.'),
+      }),
+    ).toMatchObject({
+      kind: 'content_policy',
+    })
+  })
+
+  it('an `event:error` frame after a 200 is a rate limit, read from the real native stream', () => {
+    const stream =
+      'id:1\nevent:result\n:HTTP_STATUS/200\ndata:{"output":{"text":"你好","finish_reason":"null"},"request_id":"r"}\n\n' +
+      'id:2\nevent:error\n:HTTP_STATUS/429\ndata:{"code":"Throttling.RateQuota","message":"Requests rate limit exceeded, please try again later.","request_id":"r"}\n\n'
+    const d = new SseDecoder()
+    const frames = [...d.push(new TextEncoder().encode(stream)), ...d.end()]
+    const errors = frames.flatMap((f) => (f.type === 'event' ? [qwen.normalizeStreamError(f)] : []))
+    expect(errors[0]).toBeUndefined()
+    expect(errors[1]).toMatchObject({
+      kind: 'rate_limited',
+      retryable: true,
+      status: 200,
+      providerCode: 'Throttling.RateQuota',
+    })
+    expect(
+      frames
+        .filter((f) => f.type === 'comment')
+        .map((f) => (f.type === 'comment' ? f.comment : '')),
+    ).toEqual(['HTTP_STATUS/200', 'HTTP_STATUS/429'])
+  })
+
+  it('an over-long prompt (InvalidParameter, "Range of input length") is context_too_long', () => {
+    expect(
+      qwen.normalizeError({
+        status: 400,
+        body: native('InvalidParameter', 'Range of input length should be [1, 129024]'),
+      }),
+    ).toMatchObject({ kind: 'context_too_long', retryable: false })
+  })
+
+  it('Arrearage and InvalidApiKey are permanent', () => {
+    expect(
+      qwen.normalizeError({
+        status: 400,
+        body: native(
+          'Arrearage',
+          'Access denied, please make sure your account is in good standing.',
+        ),
+      }),
+    ).toMatchObject({
+      kind: 'quota_exhausted',
+      retryable: false,
+    })
+    expect(
+      qwen.normalizeError({
+        status: 401,
+        body: native('InvalidApiKey', 'Invalid API-key provided.'),
+      }),
+    ).toMatchObject({ kind: 'auth', retryable: false })
+  })
+})
