@@ -15,3 +15,11 @@ export { DnsTimeoutError, isDnsTimeout } from './errors/DnsTimeoutError.js'
 export { EgressError, type EgressErrorDetails, type EgressPhase } from './errors/EgressError.js'
 export { HeadersTimeoutError, isHeadersTimeout } from './errors/HeadersTimeoutError.js'
 export type { EgressOptions, EmptyReadRetry, LookupFunction, RetryOptions } from './options.js'
+export {
+  type PhaseStats,
+  type ProbeOptions,
+  type ProbeResult,
+  type ProbeSample,
+  probe,
+} from './probe.js'
+export { type SuggestedTimeouts, type SuggestOptions, suggestTimeouts } from './suggestTimeouts.js'

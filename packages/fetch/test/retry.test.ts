@@ -1,0 +1,256 @@
+import { DEADLINE_EXPIRED_HEADER, Deadline, isDeadlineExceeded } from '@hourglass/core'
+import { type FaultServer, faultServer, tcpFaultServer } from '@hourglass/testkit'
+import { afterEach, describe, expect, it } from 'vitest'
+import {
+  createFetch,
+  type HourglassFetch,
+  isBodyTimeout,
+  isConnectError,
+  isHeadersTimeout,
+  type LookupFunction,
+  retryAfterMs,
+} from '../src/index.js'
+import { type EgressEvents, recordEgress, rejection } from './helpers.js'
+
+let closers: { close(): Promise<void> }[] = []
+let events: EgressEvents
+
+async function serve(plan: Parameters<typeof faultServer>[0]): Promise<FaultServer> {
+  const server = await faultServer(plan)
+  closers.push(server)
+  return server
+}
+function client(options: Parameters<typeof createFetch>[0] = {}): HourglassFetch {
+  const fetch = createFetch(options)
+  closers.push(fetch)
+  return fetch
+}
+/** The first request hangs, later ones answer at once. */
+const hangThenAnswer = (_req: unknown, index: number) =>
+  index === 0 ? ({ type: 'hang' } as const) : ({ type: 'respond', body: 'second' } as const)
+
+afterEach(async () => {
+  events.stop()
+  await Promise.all(closers.map((c) => c.close()))
+  closers = []
+})
+
+describe('fast connect failure', () => {
+  it('a connect failure in under 50 ms is retried once, and the retry can succeed', async () => {
+    events = recordEgress()
+    const server = await serve({ type: 'respond', body: 'hello' })
+    // 127.0.0.2 is loopback too, but nothing listens there on this port: refused at once.
+    const answers = ['127.0.0.2', '127.0.0.1']
+    const lookup: LookupFunction = (_h, _o, callback) => callback(null, answers.shift()!, 4)
+    const res = await client({ lookup })(`http://svc.test:${server.port}/`)
+    expect(await res.text()).toBe('hello')
+    expect(events.attempts.map((a) => a.attempt)).toEqual([1, 2])
+    expect(events.retries).toMatchObject([{ attempt: 2, reason: 'CONNECT_FAILED', delayMs: 0 }])
+    expect(events.ends[0]).toMatchObject({ errorCode: 'CONNECT_FAILED', phase: 'connect' })
+  })
+
+  it('is retried only once: a second fast failure is thrown', async () => {
+    events = recordEgress()
+    const lookup: LookupFunction = (_h, _o, callback) => callback(null, '127.0.0.2', 4)
+    const server = await serve({ type: 'respond' })
+    const error = await rejection(client({ lookup })(`http://svc.test:${server.port}/`))
+    expect(isConnectError(error)).toBe(true)
+    expect(events.attempts).toHaveLength(2)
+    expect(events.skipped).toMatchObject([{ attempt: 2, why: 'already-retried' }])
+  })
+
+  it('a slow connect failure (reset after 100 ms) is not retried', async () => {
+    events = recordEgress()
+    const resetting = await tcpFaultServer({ mode: 'reset', afterMs: 100 })
+    closers.push(resetting)
+    const error = await rejection(client()(resetting.httpsUrl))
+    expect(error).toMatchObject({ code: 'CONNECT_FAILED', fast: false })
+    expect(events.attempts).toHaveLength(1)
+    expect(events.skipped).toMatchObject([{ why: 'slow-connect-failure' }])
+  })
+})
+
+describe('headers timeout with 0 bytes', () => {
+  it('is retried once for an idempotent method, and the retry can succeed', async () => {
+    events = recordEgress()
+    const server = await serve(hangThenAnswer)
+    const res = await client({ headersTimeoutMs: 150 })(server.url, { method: 'PUT', body: 'v' })
+    expect(await res.text()).toBe('second')
+    expect(server.records).toHaveLength(2)
+    expect(events.retries).toMatchObject([{ reason: 'HEADERS_TIMEOUT', attempt: 2 }])
+    // The first attempt was abandoned: its server saw the client go.
+    expect((await server.clientGone(0)).workingWhenClientLeft).toBe(true)
+  })
+
+  it('is not retried for a POST without an Idempotency-Key', async () => {
+    events = recordEgress()
+    const server = await serve(hangThenAnswer)
+    const error = await rejection(
+      client({ headersTimeoutMs: 150 })(server.url, { method: 'POST', body: 'v' }),
+    )
+    expect(isHeadersTimeout(error)).toBe(true)
+    expect(server.records).toHaveLength(1)
+    expect(events.skipped).toMatchObject([{ reason: 'HEADERS_TIMEOUT', why: 'not-idempotent' }])
+  })
+
+  it('is retried for a POST carrying an Idempotency-Key', async () => {
+    const server = await serve(hangThenAnswer)
+    events = recordEgress()
+    const res = await client({ headersTimeoutMs: 150 })(server.url, {
+      method: 'POST',
+      body: 'v',
+      headers: { 'Idempotency-Key': 'op-42' },
+    })
+    expect(await res.text()).toBe('second')
+    expect(server.records[1]?.headers['idempotency-key']).toBe('op-42')
+  })
+
+  it('emptyRead: true widens the rule to any method', async () => {
+    events = recordEgress()
+    const server = await serve(hangThenAnswer)
+    const res = await client({ headersTimeoutMs: 150, retry: { emptyRead: true } })(server.url, {
+      method: 'POST',
+      body: 'v',
+    })
+    expect(await res.text()).toBe('second')
+  })
+
+  it('emptyRead: false (per call) forbids it even for GET', async () => {
+    events = recordEgress()
+    const server = await serve(hangThenAnswer)
+    const error = await rejection(
+      client({ headersTimeoutMs: 150 })(server.url, { retry: { emptyRead: false } }),
+    )
+    expect(isHeadersTimeout(error)).toBe(true)
+    expect(server.records).toHaveLength(1)
+    expect(events.skipped).toMatchObject([{ why: 'retry-disabled' }])
+  })
+
+  it('a one-shot streamed body is never sent twice', async () => {
+    events = recordEgress()
+    const server = await serve(hangThenAnswer)
+    const body = new ReadableStream({
+      start(c) {
+        c.enqueue(new TextEncoder().encode('once'))
+        c.close()
+      },
+    })
+    const error = await rejection(
+      client({ headersTimeoutMs: 150 })(server.url, { method: 'PUT', body, duplex: 'half' }),
+    )
+    expect(isHeadersTimeout(error)).toBe(true)
+    expect(events.skipped).toMatchObject([{ why: 'body-not-replayable' }])
+  })
+
+  it('each attempt recomputes x-deadline-remaining-ms just before it is sent', async () => {
+    events = recordEgress()
+    const server = await serve(hangThenAnswer)
+    await (
+      await client({ headersTimeoutMs: 200 })(server.url, { deadline: Deadline.after(3000) })
+    ).text()
+    const first = Number(server.records[0]?.headers['x-deadline-remaining-ms'])
+    const second = Number(server.records[1]?.headers['x-deadline-remaining-ms'])
+    expect(first).toBeLessThanOrEqual(3000)
+    expect(first - second).toBeGreaterThanOrEqual(190)
+    expect(events.attempts.map((a) => a.headerMs)).toEqual([first, second])
+  })
+
+  it('is never retried past the deadline: with under minBudgetMs left it stops', async () => {
+    events = recordEgress()
+    const server = await serve(hangThenAnswer)
+    const error = await rejection(
+      client({ headersTimeoutMs: 150, minBudgetMs: 100 })(server.url, {
+        deadline: Deadline.after(200),
+      }),
+    )
+    expect(isHeadersTimeout(error)).toBe(true)
+    expect(server.records).toHaveLength(1)
+    expect(events.skipped).toMatchObject([{ why: 'no-budget' }])
+  })
+})
+
+describe('after the first byte', () => {
+  it('a body timeout is never retried, even for GET', async () => {
+    events = recordEgress()
+    const server = await serve({ type: 'bytes-then-stall', bytes: 10 })
+    const res = await client({ bodyTimeoutMs: 150 })(server.url)
+    const error = await rejection(res.text())
+    expect(isBodyTimeout(error)).toBe(true)
+    expect(server.records).toHaveLength(1)
+    expect(events.retries).toHaveLength(0)
+    expect(events.skipped).toMatchObject([{ reason: 'BODY_TIMEOUT', why: 'after-first-byte' }])
+  })
+
+  it('headers then silence is after the first byte too: not retried', async () => {
+    events = recordEgress()
+    const server = await serve({ type: 'headers-then-stall' })
+    const res = await client({ bodyTimeoutMs: 150 })(server.url)
+    expect(isBodyTimeout(await rejection(res.text()))).toBe(true)
+    expect(server.records).toHaveLength(1)
+    expect(events.skipped).toMatchObject([{ why: 'after-first-byte' }])
+  })
+})
+
+describe('statuses', () => {
+  it('a 504 carrying x-deadline-expired: 1 is never retried, even when 504 is listed', async () => {
+    events = recordEgress()
+    const server = await serve({
+      type: 'respond',
+      status: 504,
+      headers: { [DEADLINE_EXPIRED_HEADER]: '1' },
+    })
+    const res = await client({ retry: { statuses: [504] } })(server.url)
+    expect(res.status).toBe(504)
+    expect(server.records).toHaveLength(1)
+    expect(events.skipped).toMatchObject([{ reason: 'HTTP_504', why: 'upstream-deadline' }])
+  })
+
+  it('a listed 504 without the marker is retried once (the control for the rule above)', async () => {
+    events = recordEgress()
+    const server = await serve((_r, i) =>
+      i === 0 ? { type: 'respond', status: 504 } : { type: 'respond', body: 'ok' },
+    )
+    const res = await client({ retry: { statuses: [504] } })(server.url)
+    expect(res.status).toBe(200)
+    expect(server.records).toHaveLength(2)
+  })
+
+  it('statuses are returned, not retried, by default', async () => {
+    events = recordEgress()
+    const server = await serve({ type: 'retry-after', status: 503, retryAfter: 0 })
+    const res = await client()(server.url)
+    expect(res.status).toBe(503)
+    expect(res.headers.get('retry-after')).toBe('0')
+    expect(server.records).toHaveLength(1)
+  })
+
+  it('a Retry-After longer than the budget left is not waited for', async () => {
+    events = recordEgress()
+    const server = await serve({ type: 'retry-after', status: 429, retryAfter: 5 })
+    const res = await client({ retry: { statuses: [429] } })(server.url, {
+      deadline: Deadline.after(1000),
+    })
+    expect(res.status).toBe(429)
+    expect(server.records).toHaveLength(1)
+    expect(events.skipped).toMatchObject([{ why: 'no-budget' }])
+  })
+
+  it('a spent budget stops at once: no retry, DEADLINE_EXCEEDED', async () => {
+    events = recordEgress()
+    const server = await serve({ type: 'hang' })
+    const error = await rejection(client()(server.url, { deadline: Deadline.after(150) }))
+    expect(isDeadlineExceeded(error)).toBe(true)
+    expect(events.skipped).toMatchObject([{ reason: 'DEADLINE_EXCEEDED', why: 'no-budget' }])
+  })
+})
+
+describe('retryAfterMs', () => {
+  it('reads delay-seconds and HTTP-dates', () => {
+    const now = Date.parse('2030-01-01T00:00:00Z')
+    expect(retryAfterMs('3', now)).toBe(3000)
+    expect(retryAfterMs(new Date(now + 2000).toUTCString(), now)).toBe(2000)
+    expect(retryAfterMs(new Date(now - 2000).toUTCString(), now)).toBe(0)
+    expect(retryAfterMs('soon', now)).toBe(0)
+    expect(retryAfterMs(undefined, now)).toBe(0)
+  })
+})
