@@ -1,0 +1,218 @@
+import { afterEach, describe, expect, it } from 'vitest'
+import {
+  anthropicErrors,
+  type FakeProvider,
+  reply,
+  startFakeProvider,
+} from '../../src/providers/index.js'
+import { readSse } from './sse.js'
+
+interface AnthropicEvent {
+  type: string
+  index?: number
+  content_block?: unknown
+  delta: {
+    type: string
+    text?: string
+    thinking?: string
+    signature?: string
+    partial_json?: string
+    stop_reason?: string
+  }
+}
+
+let fake: FakeProvider | undefined
+afterEach(async () => {
+  await fake?.close()
+  fake = undefined
+})
+
+const messages = (base: string, body: Record<string, unknown> = {}) =>
+  fetch(`${base}/v1/messages`, {
+    method: 'POST',
+    headers: {
+      'x-api-key': 'sk-ant-test',
+      'anthropic-version': '2023-06-01',
+      'content-type': 'application/json',
+    },
+    body: JSON.stringify({
+      model: 'claude-opus-4-6',
+      max_tokens: 1024,
+      messages: [{ role: 'user', content: 'hi' }],
+      ...body,
+    }),
+  })
+
+const thoughtful = reply.text('The answer is 4.', {
+  thinking: 'Two plus two is four.',
+  signature: 'EqQBCkYIBxgCKkBfake',
+  usage: { inputTokens: 12 },
+})
+
+describe('fake Anthropic Messages', () => {
+  it('answers JSON with thinking (text + signature), text, stop_reason, usage and a request-id header', async () => {
+    fake = await startFakeProvider({ dialect: 'anthropic', reply: thoughtful })
+    const res = await messages(fake.baseURL)
+    expect(res.status).toBe(200)
+    expect(res.headers.get('request-id')).toMatch(/^req_msg_/)
+    expect(await res.json()).toMatchObject({
+      type: 'message',
+      role: 'assistant',
+      model: 'claude-opus-4-6',
+      content: [
+        { type: 'thinking', thinking: 'Two plus two is four.', signature: 'EqQBCkYIBxgCKkBfake' },
+        { type: 'text', text: 'The answer is 4.' },
+      ],
+      stop_reason: 'end_turn',
+      stop_sequence: null,
+      usage: { input_tokens: 12, output_tokens: 11 },
+    })
+    expect(fake.requests[0]).toMatchObject({
+      route: 'anthropic-messages',
+      apiKey: 'sk-ant-test',
+      model: 'claude-opus-4-6',
+    })
+  })
+
+  it('streams the real event sequence, thinking_delta and signature_delta included', async () => {
+    fake = await startFakeProvider({ dialect: 'anthropic', reply: thoughtful })
+    const stream = await readSse(await messages(fake.baseURL, { stream: true }))
+    const names = stream.events.map((e) => e.event)
+    const collapsed = names.filter((n, i) => n !== names[i - 1])
+    expect(collapsed).toEqual([
+      'message_start',
+      'ping',
+      'content_block_start',
+      'content_block_delta',
+      'content_block_stop',
+      'content_block_start',
+      'content_block_delta',
+      'content_block_stop',
+      'message_delta',
+      'message_stop',
+    ])
+    const data = stream.events.map((e) => JSON.parse(e.data) as AnthropicEvent)
+    expect(data.every((d, i) => d.type === names[i])).toBe(true)
+    const deltas = data.filter((d) => d.type === 'content_block_delta').map((d) => d.delta)
+    expect(
+      deltas
+        .filter((d) => d.type === 'thinking_delta')
+        .map((d) => d.thinking)
+        .join(''),
+    ).toBe('Two plus two is four.')
+    expect(deltas.filter((d) => d.type === 'signature_delta')).toEqual([
+      { type: 'signature_delta', signature: 'EqQBCkYIBxgCKkBfake' },
+    ])
+    expect(
+      deltas
+        .filter((d) => d.type === 'text_delta')
+        .map((d) => d.text)
+        .join(''),
+    ).toBe('The answer is 4.')
+    expect(
+      data.find((d) => d.type === 'content_block_start' && d.index === 0)!.content_block,
+    ).toEqual({ type: 'thinking', thinking: '', signature: '' })
+    expect(data.find((d) => d.type === 'message_delta')).toMatchObject({
+      delta: { stop_reason: 'end_turn' },
+      usage: { output_tokens: 11 },
+    })
+    expect(data[0]).toMatchObject({ message: { usage: { input_tokens: 12 } } })
+  })
+
+  it('streams a tool_use block as input_json_delta pieces and stops with tool_use', async () => {
+    fake = await startFakeProvider({
+      dialect: 'anthropic',
+      reply: {
+        kind: 'text',
+        toolCalls: [{ id: 'toolu_1', name: 'get_weather', arguments: { city: '東京' } }],
+      },
+    })
+    const stream = await readSse(await messages(fake.baseURL, { stream: true }))
+    const data = stream.events.map((e) => JSON.parse(e.data) as AnthropicEvent)
+    expect(data.find((d) => d.type === 'content_block_start')!.content_block).toEqual({
+      type: 'tool_use',
+      id: 'toolu_1',
+      name: 'get_weather',
+      input: {},
+    })
+    const json = data
+      .filter((d) => d.delta?.type === 'input_json_delta')
+      .map((d) => d.delta.partial_json)
+      .join('')
+    expect(JSON.parse(json)).toEqual({ city: '東京' })
+    expect(data.find((d) => d.type === 'message_delta')!.delta.stop_reason).toBe('tool_use')
+  })
+
+  it('maps finish reasons: length → max_tokens', async () => {
+    fake = await startFakeProvider({
+      dialect: 'anthropic',
+      reply: reply.text('cut', { finishReason: 'length' }),
+    })
+    expect(await (await messages(fake.baseURL)).json()).toMatchObject({ stop_reason: 'max_tokens' })
+  })
+
+  it('answers 529 overloaded_error in Anthropic’s error shape', async () => {
+    fake = await startFakeProvider({ dialect: 'anthropic', reply: anthropicErrors.overloaded() })
+    const res = await messages(fake.baseURL)
+    expect(res.status).toBe(529)
+    expect(res.headers.get('x-should-retry')).toBeNull()
+    expect(await res.json()).toEqual({
+      type: 'error',
+      error: { type: 'overloaded_error', message: 'Overloaded' },
+      request_id: 'req_011CFakeHourglass',
+    })
+  })
+
+  it('a 429 carries retry-after and the anthropic-ratelimit reset header', async () => {
+    fake = await startFakeProvider({
+      dialect: 'anthropic',
+      reply: anthropicErrors.rateLimited({ retryAfterS: 3 }),
+    })
+    const res = await messages(fake.baseURL)
+    expect(res.status).toBe(429)
+    expect(res.headers.get('retry-after')).toBe('3')
+    expect(Date.parse(res.headers.get('anthropic-ratelimit-requests-reset')!)).toBeGreaterThan(
+      Date.now(),
+    )
+    expect(await res.json()).toMatchObject({ error: { type: 'rate_limit_error' } })
+  })
+
+  it('sends event: error after a 200 and some tokens, then ends the stream', async () => {
+    fake = await startFakeProvider({
+      dialect: 'anthropic',
+      reply: anthropicErrors.overloadedInStream({ afterTokens: 2, text: 'one two three four' }),
+    })
+    const res = await messages(fake.baseURL, { stream: true })
+    expect(res.status).toBe(200)
+    const stream = await readSse(res)
+    expect(stream.error).toBeUndefined()
+    const last = stream.events.at(-1)!
+    expect(last.event).toBe('error')
+    expect(JSON.parse(last.data)).toMatchObject({
+      type: 'error',
+      error: { type: 'overloaded_error' },
+    })
+    const text = stream.events
+      .filter((e) => e.event === 'content_block_delta')
+      .map((e) => (JSON.parse(e.data) as { delta: { text: string } }).delta.text)
+      .join('')
+    expect(text).toBe('one two')
+    expect(stream.events.some((e) => e.event === 'message_stop')).toBe(false)
+    expect(fake.requests[0]).toMatchObject({ outcome: 'stream-error', tokensSent: 2, paid: true })
+  })
+
+  it('an error frame before any token is not a paid generation', async () => {
+    fake = await startFakeProvider({
+      dialect: 'anthropic',
+      reply: anthropicErrors.overloadedInStream(),
+    })
+    const stream = await readSse(await messages(fake.baseURL, { stream: true }))
+    expect(stream.events.map((e) => e.event)).toEqual([
+      'message_start',
+      'ping',
+      'content_block_start',
+      'error',
+    ])
+    expect(fake.paidGenerations).toBe(0)
+  })
+})

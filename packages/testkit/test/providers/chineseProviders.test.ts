@@ -1,0 +1,176 @@
+import { afterEach, describe, expect, it } from 'vitest'
+import {
+  deepseekErrors,
+  doubaoErrors,
+  ernieErrors,
+  type FakeProvider,
+  qwenErrors,
+  reply,
+  startFakeProvider,
+} from '../../src/providers/index.js'
+import { dataOf, readSse } from './sse.js'
+
+let fake: FakeProvider | undefined
+afterEach(async () => {
+  await fake?.close()
+  fake = undefined
+})
+
+const chat = (base: string, body: Record<string, unknown> = {}) =>
+  fetch(`${base}/chat/completions`, {
+    method: 'POST',
+    headers: { authorization: 'Bearer sk-cn', 'content-type': 'application/json' },
+    body: JSON.stringify({ model: 'm', messages: [{ role: 'user', content: '你好' }], ...body }),
+  })
+
+describe('fake DeepSeek', () => {
+  it('streams reasoning_content, keep-alive comments, and usage on the finishing chunk', async () => {
+    fake = await startFakeProvider({
+      dialect: 'deepseek',
+      reply: reply.text('答案是四', {
+        thinking: '二加二',
+        firstTokenDelayMs: 120,
+        keepAliveEveryMs: 30,
+      }),
+    })
+    expect(fake.baseURL).toBe(fake.url)
+    const stream = await readSse(await chat(fake.baseURL, { stream: true }))
+    expect(stream.comments.filter((c) => c.trim() === 'keep-alive').length).toBeGreaterThanOrEqual(
+      2,
+    )
+    const chunks = dataOf<{
+      choices: { delta: Record<string, string>; finish_reason: string | null }[]
+      usage?: unknown
+    }>(stream)
+    expect(chunks.map((c) => c.choices[0]!.delta['reasoning_content'] ?? '').join('')).toBe(
+      '二加二',
+    )
+    expect(chunks.map((c) => c.choices[0]!.delta['content'] ?? '').join('')).toBe('答案是四')
+    expect(chunks.at(-1)).toMatchObject({
+      choices: [{ finish_reason: 'stop' }],
+      usage: { completion_tokens: 7 },
+    })
+  })
+
+  it('answers 402 Insufficient Balance and 503 overloaded', async () => {
+    fake = await startFakeProvider({ dialect: 'deepseek' })
+    fake.enqueue(deepseekErrors.insufficientBalance(), deepseekErrors.serverOverloaded())
+    const broke = await chat(fake.baseURL)
+    expect(broke.status).toBe(402)
+    expect(await broke.json()).toMatchObject({ error: { message: 'Insufficient Balance' } })
+    expect((await chat(fake.baseURL)).status).toBe(503)
+  })
+})
+
+describe('fake Qwen / DashScope', () => {
+  it('hides a throttling error inside an HTTP 200 body', async () => {
+    fake = await startFakeProvider({
+      dialect: 'qwen',
+      reply: qwenErrors.throttlingIn200('Throttling.AllocationQuota'),
+    })
+    expect(fake.baseURL).toBe(`${fake.url}/compatible-mode/v1`)
+    const res = await chat(fake.baseURL)
+    expect(res.status).toBe(200)
+    expect(await res.json()).toMatchObject({
+      code: 'Throttling.AllocationQuota',
+      message: 'Allocated quota exceeded, please increase your quota limit.',
+    })
+    expect(fake.paidGenerations).toBe(0)
+  })
+
+  it('sends event:error with :HTTP_STATUS/429 after a 200 stream began', async () => {
+    fake = await startFakeProvider({
+      dialect: 'qwen',
+      reply: qwenErrors.throttlingInStream({ afterTokens: 3 }),
+    })
+    const res = await chat(fake.baseURL, { stream: true })
+    expect(res.status).toBe(200)
+    const stream = await readSse(res)
+    expect(stream.raw).toContain(
+      '\nevent:error\n:HTTP_STATUS/429\ndata:{"code":"Throttling.RateQuota"',
+    )
+    const last = stream.events.at(-1)!
+    expect(last.event).toBe('error')
+    expect(JSON.parse(last.data)).toMatchObject({ code: 'Throttling.RateQuota' })
+    expect(stream.comments).toContain('HTTP_STATUS/429')
+    const content = dataOf<{ choices?: { delta: { content?: string } }[] }>({
+      ...stream,
+      events: stream.events.slice(0, -1),
+    })
+      .map((c) => c.choices?.[0]?.delta.content ?? '')
+      .join('')
+    expect(content).toBe('通义千')
+  })
+
+  it('DataInspectionFailed is a 400 with the native body', async () => {
+    fake = await startFakeProvider({ dialect: 'qwen', reply: qwenErrors.dataInspectionFailed() })
+    const res = await chat(fake.baseURL)
+    expect(res.status).toBe(400)
+    expect(await res.json()).toMatchObject({ code: 'DataInspectionFailed' })
+  })
+})
+
+describe('fake Baidu ERNIE', () => {
+  const legacy = (base: string, body: Record<string, unknown> = {}) =>
+    fetch(`${base}/rpc/2.0/ai_custom/v1/wenxinworkshop/chat/ernie-4.0-8k?access_token=tok-1`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ messages: [{ role: 'user', content: '你好' }], ...body }),
+    })
+
+  it('answers the legacy API with result and usage; the key is the access_token', async () => {
+    fake = await startFakeProvider({ dialect: 'ernie', reply: reply.text('你好！') })
+    expect(await (await legacy(fake.url)).json()).toMatchObject({
+      object: 'chat.completion',
+      result: '你好！',
+      is_truncated: false,
+      usage: { completion_tokens: 3 },
+    })
+    expect(fake.requests[0]).toMatchObject({
+      route: 'ernie',
+      model: 'ernie-4.0-8k',
+      apiKey: 'tok-1',
+    })
+  })
+
+  it('streams sentence_id / is_end chunks', async () => {
+    fake = await startFakeProvider({ dialect: 'ernie', reply: reply.text('一二三') })
+    const chunks = dataOf<{ sentence_id: number; is_end: boolean; result: string }>(
+      await readSse(await legacy(fake.url, { stream: true })),
+    )
+    expect(chunks.map((c) => [c.sentence_id, c.is_end, c.result])).toEqual([
+      [0, false, '一'],
+      [1, false, '二'],
+      [2, true, '三'],
+    ])
+  })
+
+  it('reports RPM limits as HTTP 200 with error_code 336501, and daily limits as 17', async () => {
+    fake = await startFakeProvider({ dialect: 'ernie' })
+    fake.enqueue(ernieErrors.rateLimited('rpm'), ernieErrors.rateLimited('daily'))
+    const rpm = await legacy(fake.url)
+    expect(rpm.status).toBe(200)
+    expect(await rpm.json()).toMatchObject({
+      error_code: 336501,
+      error_msg: 'Rate limit reached for RPM',
+    })
+    expect(await (await legacy(fake.url)).json()).toMatchObject({ error_code: 17 })
+  })
+})
+
+describe('fake Doubao / Ark', () => {
+  it('answers chat completions under /api/v3 and rate-limits with RateLimitExceeded.*', async () => {
+    fake = await startFakeProvider({ dialect: 'doubao' })
+    expect(fake.baseURL).toBe(`${fake.url}/api/v3`)
+    expect((await chat(fake.baseURL)).status).toBe(200)
+    fake.enqueue(doubaoErrors.rateLimited('EndpointTPMExceeded'), doubaoErrors.accountOverdue())
+    const limited = await chat(fake.baseURL)
+    expect(limited.status).toBe(429)
+    expect(await limited.json()).toMatchObject({
+      error: { code: 'RateLimitExceeded.EndpointTPMExceeded', type: 'TooManyRequests' },
+    })
+    const overdue = await chat(fake.baseURL)
+    expect(overdue.status).toBe(403)
+    expect(await overdue.json()).toMatchObject({ error: { code: 'AccountOverdueError' } })
+  })
+})

@@ -1,0 +1,128 @@
+import { afterEach, describe, expect, it } from 'vitest'
+import {
+  type FakeProvider,
+  geminiErrors,
+  reply,
+  startFakeProvider,
+} from '../../src/providers/index.js'
+import { readSse } from './sse.js'
+
+let fake: FakeProvider | undefined
+afterEach(async () => {
+  await fake?.close()
+  fake = undefined
+})
+
+const generate = (base: string, method: string, query = '') =>
+  fetch(`${base}/models/gemini-2.0-flash:${method}${query}`, {
+    method: 'POST',
+    headers: { 'x-goog-api-key': 'AIza-test', 'content-type': 'application/json' },
+    body: JSON.stringify({ contents: [{ role: 'user', parts: [{ text: 'hi' }] }] }),
+  })
+
+describe('fake Gemini', () => {
+  it('answers generateContent with candidates, finishReason and usageMetadata; model and key come from path and header', async () => {
+    fake = await startFakeProvider({
+      dialect: 'gemini',
+      reply: reply.text('Bonjour le monde', { usage: { inputTokens: 3 } }),
+    })
+    const res = await generate(fake.baseURL, 'generateContent')
+    expect(await res.json()).toMatchObject({
+      candidates: [
+        {
+          content: { parts: [{ text: 'Bonjour le monde' }], role: 'model' },
+          finishReason: 'STOP',
+          index: 0,
+        },
+      ],
+      usageMetadata: { promptTokenCount: 3, candidatesTokenCount: 3, totalTokenCount: 6 },
+      modelVersion: 'gemini-2.0-flash',
+    })
+    expect(fake.requests[0]).toMatchObject({
+      route: 'gemini',
+      model: 'gemini-2.0-flash',
+      apiKey: 'AIza-test',
+      stream: false,
+    })
+    expect(fake.baseURL).toBe(`${fake.url}/v1beta`)
+  })
+
+  it('streams with alt=sse as whole responses separated by CRLF CRLF; the last carries finishReason', async () => {
+    fake = await startFakeProvider({
+      dialect: 'gemini',
+      reply: reply.text('a b c', { thinking: 'hmm', signature: 'sig-g' }),
+    })
+    const stream = await readSse(await generate(fake.baseURL, 'streamGenerateContent', '?alt=sse'))
+    expect(stream.raw.endsWith('\r\n\r\n')).toBe(true)
+    expect(
+      stream.raw
+        .split('\r\n\r\n')
+        .filter(Boolean)
+        .every((f) => f.startsWith('data: {')),
+    ).toBe(true)
+    const chunks = stream.events.map(
+      (e) =>
+        JSON.parse(e.data) as {
+          candidates: { content: { parts: Record<string, unknown>[] }; finishReason?: string }[]
+        },
+    )
+    const parts = chunks.flatMap((c) => c.candidates[0]!.content.parts)
+    expect(
+      parts
+        .filter((p) => p['thought'] === true)
+        .map((p) => p['text'])
+        .join(''),
+    ).toBe('hmm')
+    expect(
+      parts
+        .filter((p) => p['thought'] !== true)
+        .map((p) => p['text'] ?? '')
+        .join(''),
+    ).toBe('a b c')
+    expect(parts.find((p) => p['thoughtSignature'] !== undefined)).toMatchObject({
+      text: 'a',
+      thoughtSignature: 'sig-g',
+    })
+    expect(chunks.at(-1)!.candidates[0]!.finishReason).toBe('STOP')
+    expect(chunks.slice(0, -1).every((c) => c.candidates[0]!.finishReason === undefined)).toBe(true)
+    expect(fake.requests[0]).toMatchObject({ stream: true, query: { alt: 'sse' } })
+  })
+
+  it('answers 429 RESOURCE_EXHAUSTED with a RetryInfo retryDelay', async () => {
+    fake = await startFakeProvider({
+      dialect: 'gemini',
+      reply: geminiErrors.resourceExhausted({ retryDelay: '34.4s' }),
+    })
+    const res = await generate(fake.baseURL, 'generateContent')
+    expect(res.status).toBe(429)
+    const body = (await res.json()) as {
+      error: { code: number; status: string; details: Record<string, unknown>[] }
+    }
+    expect(body.error).toMatchObject({ code: 429, status: 'RESOURCE_EXHAUSTED' })
+    expect(
+      body.error.details.find((d) => d['@type'] === 'type.googleapis.com/google.rpc.RetryInfo'),
+    ).toEqual({
+      '@type': 'type.googleapis.com/google.rpc.RetryInfo',
+      retryDelay: '34.4s',
+    })
+  })
+
+  it('can script the permanent variant: a quota with limit 0', async () => {
+    fake = await startFakeProvider({
+      dialect: 'gemini',
+      reply: geminiErrors.resourceExhausted({ limit: 0 }),
+    })
+    const body = (await (await generate(fake.baseURL, 'generateContent')).json()) as {
+      error: { message: string; details: { violations?: { quotaValue: string }[] }[] }
+    }
+    expect(body.error.message).toContain('limit: 0')
+    expect(body.error.details[0]!.violations![0]!.quotaValue).toBe('0')
+  })
+
+  it('a rate-limit window in the Gemini dialect answers RESOURCE_EXHAUSTED with the window as retryDelay', async () => {
+    fake = await startFakeProvider({ dialect: 'gemini' })
+    fake.rateLimit({ forMs: 60_000 })
+    const body = JSON.stringify(await (await generate(fake.baseURL, 'generateContent')).json())
+    expect(body).toContain('"retryDelay":"60s"')
+  })
+})
