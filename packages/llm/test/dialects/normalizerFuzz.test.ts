@@ -1,0 +1,266 @@
+import { MAX_TIMER_MS } from '@hourglass/core'
+import fc from 'fast-check'
+import { describe, expect, it } from 'vitest'
+import type { DialectName } from '../../src/dialects/Dialect.js'
+import { dialects } from '../../src/dialects/dialects.js'
+import { isProviderReplyError } from '../../src/dialects/ProviderReplyError.js'
+import type { NormalizedError } from '../../src/types.js'
+
+/**
+ * Hostile input for every normaliser and stream parser: 56,000 + 28,000 +
+ * 21,000 = 105,000 cases. Nothing may throw (stream parsers only their typed
+ * error), nothing may pollute a prototype, and every result is well formed.
+ */
+
+const names = Object.keys(dialects) as DialectName[]
+const KINDS = new Set([
+  'rate_limited',
+  'overloaded',
+  'server_error',
+  'timeout',
+  'network',
+  'bad_request',
+  'auth',
+  'content_policy',
+  'context_too_long',
+  'quota_exhausted',
+  'not_found',
+])
+
+const CODES = [
+  'insufficient_quota',
+  'rate_limit_exceeded',
+  'Throttling.RateQuota',
+  'DataInspectionFailed',
+  'RateLimitExceeded.EndpointRPMExceeded',
+  'ServerOverloaded',
+  'overloaded_error',
+  'RESOURCE_EXHAUSTED',
+  336501,
+  17,
+  18,
+  0,
+  -1,
+  1e308,
+  null,
+  true,
+  '__proto__',
+  'constructor',
+  'toString',
+]
+const code = fc.oneof(fc.constantFrom(...CODES), fc.string({ maxLength: 12 }), fc.integer())
+const anything = fc.jsonValue({ maxDepth: 3 })
+
+const errorObject = fc.record(
+  {
+    code,
+    type: fc.oneof(code, anything),
+    status: fc.oneof(fc.constantFrom('RESOURCE_EXHAUSTED', 'UNAVAILABLE', '__proto__'), anything),
+    message: fc.oneof(fc.string({ maxLength: 40 }), fc.constant('x'.repeat(3000)), anything),
+    details: fc.oneof(
+      anything,
+      fc.array(
+        fc.record({
+          '@type': fc.constantFrom(
+            'type.googleapis.com/google.rpc.RetryInfo',
+            'type.googleapis.com/google.rpc.QuotaFailure',
+            'type.googleapis.com/google.rpc.ErrorInfo',
+          ),
+          retryDelay: fc.oneof(fc.constantFrom('34.4s', '-1s', '1e999s', 'NaNs', ''), anything),
+          violations: fc.oneof(
+            anything,
+            fc.array(fc.record({ quotaValue: fc.oneof(fc.constantFrom('0', 0), anything) })),
+          ),
+          reason: fc.oneof(fc.constant('API_KEY_INVALID'), anything),
+        }),
+        { maxLength: 4 },
+      ),
+    ),
+  },
+  { requiredKeys: [] },
+)
+
+const bodyObject = fc.record(
+  {
+    error: fc.oneof(errorObject, anything),
+    error_code: code,
+    error_msg: anything,
+    code,
+    message: anything,
+    type: fc.constantFrom('error', 'message', '__proto__'),
+    promptFeedback: fc.oneof(
+      fc.record({ blockReason: fc.oneof(fc.constant('SAFETY'), anything) }),
+      anything,
+    ),
+    candidates: anything,
+    choices: anything,
+  },
+  { requiredKeys: [] },
+)
+
+const hostile = fc.constantFrom(
+  '{"__proto__":{"polluted":"yes","kind":"auth"},"error":{"__proto__":{"polluted":"yes"},"code":"insufficient_quota"}}',
+  '{"constructor":{"prototype":{"polluted":"yes"}},"error_code":336501}',
+  '{"error":{"code":"toString","type":"hasOwnProperty","message":{"toString":1}}}',
+  '[{"error":{"code":429,"status":"RESOURCE_EXHAUSTED"}}]',
+  'data: {"error"',
+  '\uFEFF{"error":{}}',
+  '<html><body>overloaded</body></html>',
+)
+
+const body = fc.oneof(
+  bodyObject.map((o) => JSON.stringify(o)),
+  bodyObject.chain((o) => {
+    const s = JSON.stringify(o)
+    return fc.nat({ max: s.length }).map((cut) => s.slice(0, cut)) // truncated JSON
+  }),
+  fc.json({ maxDepth: 4 }),
+  fc.string({ maxLength: 200 }),
+  fc.string({ unit: 'binary', maxLength: 100 }),
+  hostile,
+)
+
+const headerValue = fc.oneof(
+  fc.constantFrom(
+    'true',
+    'false',
+    '2',
+    '1.5',
+    '-3',
+    'NaN',
+    '6m0s',
+    '1s',
+    '1h1h1h',
+    '99999999999999',
+    'Sun, 01 Jun 2025 12:00:30 GMT',
+    '2025-06-01T12:00:05Z',
+    '',
+  ),
+  fc.string({ maxLength: 20 }),
+)
+const headers = fc.dictionary(
+  fc.constantFrom(
+    'x-should-retry',
+    'retry-after',
+    'retry-after-ms',
+    'x-ratelimit-reset-requests',
+    'x-ratelimit-reset-tokens',
+    'x-ratelimit-remaining-tokens',
+    'anthropic-ratelimit-requests-reset',
+    'anthropic-ratelimit-requests-remaining',
+    '__proto__',
+    'constructor',
+  ),
+  headerValue,
+  { maxKeys: 5 },
+)
+const status = fc.oneof(
+  fc.constantFrom(200, 400, 401, 402, 403, 404, 408, 409, 413, 422, 429, 500, 503, 529),
+  fc.integer({ min: -1, max: 1000 }),
+)
+
+function assertWellFormed(e: NormalizedError | undefined): void {
+  if (e === undefined) return
+  expect(KINDS.has(e.kind)).toBe(true)
+  expect(typeof e.retryable).toBe('boolean')
+  expect(typeof e.status).toBe('number')
+  expect(typeof e.message).toBe('string')
+  expect(e.message.length).toBeLessThanOrEqual(500)
+  if (e.providerCode !== undefined) expect(typeof e.providerCode).toBe('string')
+  if (e.retryAfterMs !== undefined) {
+    expect(Number.isInteger(e.retryAfterMs)).toBe(true)
+    expect(e.retryAfterMs).toBeGreaterThanOrEqual(0)
+    expect(e.retryAfterMs).toBeLessThanOrEqual(MAX_TIMER_MS)
+  }
+}
+
+function assertNoPollution(): void {
+  expect(Object.hasOwn(Object.prototype, 'polluted')).toBe(false)
+  expect(({} as Record<string, unknown>)['kind']).toBeUndefined()
+}
+
+describe('normaliser fuzz', () => {
+  it('normalizeError never throws, never pollutes, always answers well-formed', () => {
+    fc.assert(
+      fc.property(
+        fc.constantFrom(...names),
+        status,
+        headers,
+        body,
+        fc.boolean(),
+        (name, s, h, b, asHeaders) => {
+          let input: Headers | Record<string, string> = h
+          if (asHeaders) {
+            try {
+              input = new Headers(Object.entries(h).filter(([k]) => /^[a-z-]+$/.test(k)))
+            } catch {
+              input = h // values Headers refuses; the record form still exercises the reader
+            }
+          }
+          const e = dialects[name].normalizeError({ status: s, headers: input, body: b })
+          assertWellFormed(e)
+          if (s < 200 || s >= 300) expect(e).toBeDefined()
+        },
+      ),
+      { numRuns: 56_000 },
+    )
+    assertNoPollution()
+  })
+
+  it('normalizeStreamError never throws and treats every `event: error` frame as an error', () => {
+    fc.assert(
+      fc.property(
+        fc.constantFrom(...names),
+        fc.option(fc.constantFrom('error', 'message', 'ping'), { nil: undefined }),
+        body,
+        (name, event, data) => {
+          const e = dialects[name].normalizeStreamError({ event, data })
+          assertWellFormed(e)
+          if (event === 'error') expect(e).toBeDefined()
+        },
+      ),
+      { numRuns: 28_000 },
+    )
+    assertNoPollution()
+  })
+
+  it('stream parsers either translate a frame or throw their typed ProviderReplyError', () => {
+    fc.assert(
+      fc.property(
+        fc.constantFrom(...names),
+        fc.array(body, { minLength: 1, maxLength: 4 }),
+        (name, frames) => {
+          const parser = dialects[name].createStreamParser()
+          for (const data of frames) {
+            try {
+              const events = parser.parseStreamEvent({ event: undefined, data })
+              expect(Array.isArray(events)).toBe(true)
+            } catch (error) {
+              if (!isProviderReplyError(error)) throw error
+              assertWellFormed(error.error)
+            }
+          }
+          parser.end()
+        },
+      ),
+      { numRuns: 21_000 },
+    )
+    assertNoPollution()
+  })
+
+  it('a huge or deeply nested body is classified by status without throwing', () => {
+    const deep = `${'{"error":'.repeat(100_000)}1${'}'.repeat(100_000)}`
+    const deepArray = `${'['.repeat(200_000)}${']'.repeat(200_000)}`
+    const huge = JSON.stringify({
+      error: { code: 'insufficient_quota', message: 'x'.repeat(3_000_000) },
+    })
+    for (const name of names) {
+      for (const b of [deep, deepArray, huge]) {
+        const e = dialects[name].normalizeError({ status: 429, body: b })
+        assertWellFormed(e)
+        expect(e?.retryable).toBeTypeOf('boolean')
+      }
+    }
+    assertNoPollution()
+  })
+})
