@@ -1,0 +1,49 @@
+import OpenAI from 'openai'
+import { afterEach, describe, expect, it } from 'vitest'
+import {
+  type FakeProvider,
+  openAIErrors,
+  reply,
+  startFakeProvider,
+} from '../../src/providers/index.js'
+
+let fake: FakeProvider | undefined
+afterEach(async () => {
+  await fake?.close()
+  fake = undefined
+})
+
+describe('the official openai client against the fake', () => {
+  it('reads a non-streamed answer, a streamed answer with usage, and a typed 429', async () => {
+    fake = await startFakeProvider({ reply: reply.text('Bonjour 👋 世界', { splitBytes: 3 }) })
+    const client = new OpenAI({ baseURL: fake.baseURL, apiKey: 'sk-sdk', maxRetries: 0 })
+    const completion = await client.chat.completions.create({
+      model: 'gpt-4o-mini',
+      messages: [{ role: 'user', content: 'hi' }],
+    })
+    expect(completion.choices[0]!.message.content).toBe('Bonjour 👋 世界')
+
+    const stream = await client.chat.completions.create({
+      model: 'gpt-4o-mini',
+      messages: [{ role: 'user', content: 'hi' }],
+      stream: true,
+      stream_options: { include_usage: true },
+    })
+    let text = ''
+    let usage: unknown
+    for await (const chunk of stream) {
+      text += chunk.choices[0]?.delta.content ?? ''
+      usage ??= chunk.usage ?? undefined
+    }
+    expect(text).toBe('Bonjour 👋 世界')
+    expect(usage).toMatchObject({ completion_tokens: 4 })
+
+    fake.enqueue(openAIErrors.rateLimited({ retryAfterS: 1 }))
+    const error = await client.chat.completions
+      .create({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'hi' }] })
+      .catch((e: unknown) => e)
+    expect(error).toBeInstanceOf(OpenAI.RateLimitError)
+    expect((error as InstanceType<typeof OpenAI.RateLimitError>).code).toBe('rate_limit_exceeded')
+    expect(fake.requests.map((r) => r.apiKey)).toEqual(['sk-sdk', 'sk-sdk', 'sk-sdk'])
+  })
+})
