@@ -1,0 +1,224 @@
+import { currentDeadline, type Deadline, systemClock } from '@hourglass/core'
+import type { Redis } from 'ioredis'
+import {
+  type RateLimiterAbstract,
+  RateLimiterMemory,
+  RateLimiterRedis,
+} from 'rate-limiter-flexible'
+import { delay } from './delay.js'
+import { LocalFallbackLimiter } from './LocalFallbackLimiter.js'
+import { ProviderLimitedError } from './ProviderLimitedError.js'
+
+/** One provider's limits per window. Absent or 0 = unlimited. */
+export interface ProviderLimit {
+  /** Requests per window (per minute with the default window). */
+  rpm?: number | undefined
+  /** Tokens per window: each request consumes its estimated tokens. */
+  tpm?: number | undefined
+}
+
+export interface ProviderLimitsOptions {
+  /** Limits by provider name. A provider not listed is not limited. */
+  limits: Readonly<Record<string, ProviderLimit>>
+  /** The window the limits count over, in ms: whole seconds, at least 1000. Default 60 000. */
+  windowMs?: number | undefined
+  /** Share the counts through this Redis (every gateway instance on it enforces one limit). Default: memory. */
+  redis?: Redis | undefined
+  /** Prefix of every counter key. Default `hourglass:limits`. */
+  keyPrefix?: string | undefined
+  /** Gateway instances sharing the limit: while Redis is down each enforces `limit / instances` locally. Default 1. */
+  instances?: number | undefined
+  /** Told once when Redis fails and once when it is back. Default `console`. */
+  logger?: { warn(message: string): void } | undefined
+}
+
+export interface LimitOptions {
+  /** Bounds the wait. Default `currentDeadline()`; without either, waits are unbounded. */
+  deadline?: Deadline | undefined
+  /** Ends a wait when aborted. Default: the deadline's signal. */
+  signal?: AbortSignal | undefined
+  /** Time the request needs after admission, in ms: the wait must leave it. Default 0. */
+  neededMs?: number | undefined
+}
+
+export type LimitDecision =
+  | { admitted: true }
+  | {
+      admitted: false
+      limit: 'rpm' | 'tpm'
+      /** Until the window resets, in ms (Infinity: the request alone exceeds the TPM limit). */
+      retryAfterMs: number
+      /** Wall-clock epoch ms of the reset. */
+      retryAtMs: number
+      /** The reset comes early enough for the request to still finish before its deadline. */
+      fitsDeadline: boolean
+    }
+
+interface Pair {
+  rpm: RateLimiterAbstract | undefined
+  tpm: RateLimiterAbstract | undefined
+  tpmPoints: number
+}
+
+const ADMITTED: LimitDecision = Object.freeze({ admitted: true })
+
+/**
+ * Per-provider RPM and TPM limits, isolated (one provider's spent limit
+ * never refuses another's requests), counted in memory or in Redis through
+ * rate-limiter-flexible — fixed windows, incremented atomically by its Lua
+ * script, so a fleet of gateways admits at most the limit per window
+ * between them. When Redis fails, each instance falls back to a local
+ * limiter of `limit / instances` and says so once.
+ */
+export class ProviderLimits {
+  readonly #pairs = new Map<string, Pair>()
+  readonly #redis: Redis | undefined
+  readonly #logger: { warn(message: string): void }
+  #fallbackUses = 0
+  #degraded = false
+
+  constructor(options: ProviderLimitsOptions) {
+    const windowMs = options.windowMs ?? 60_000
+    if (!Number.isInteger(windowMs / 1000) || windowMs < 1000) {
+      throw new RangeError(`windowMs must be whole seconds of at least 1000 ms, got ${windowMs}`)
+    }
+    const instances = Math.max(1, Math.floor(options.instances ?? 1))
+    const prefix = options.keyPrefix ?? 'hourglass:limits'
+    this.#redis = options.redis
+    this.#logger = options.logger ?? console
+    const make = (dimension: 'rpm' | 'tpm', points: number | undefined) => {
+      if (points === undefined || points === 0) return undefined
+      if (!Number.isInteger(points) || points < 0) {
+        throw new RangeError(`${dimension} must be a whole number of at least 0, got ${points}`)
+      }
+      const base = { points, duration: windowMs / 1000, keyPrefix: `${prefix}:${dimension}` }
+      if (!options.redis) return new RateLimiterMemory(base)
+      const local = new LocalFallbackLimiter(
+        {
+          ...base,
+          points: Math.max(1, Math.floor(points / instances)),
+          keyPrefix: `${base.keyPrefix}:local`,
+        },
+        () => this.#onFallback(),
+      )
+      return new RateLimiterRedis({
+        ...base,
+        storeClient: options.redis,
+        // Fail over at once instead of queueing behind a reconnecting client.
+        rejectIfRedisNotReady: true,
+        insuranceLimiter: local,
+      })
+    }
+    for (const [provider, limit] of Object.entries(options.limits)) {
+      this.#pairs.set(provider, {
+        rpm: make('rpm', limit.rpm),
+        tpm: make('tpm', limit.tpm),
+        tpmPoints: limit.tpm ?? 0,
+      })
+    }
+  }
+
+  /** True while Redis is failing and the local limiters decide. */
+  get degraded(): boolean {
+    return this.#degraded
+  }
+
+  /**
+   * Take one request and `tokens` tokens from `provider`'s limits, or say
+   * how long until they reset (and whether that fits the deadline). Never
+   * waits. A refused request consumes nothing.
+   */
+  async tryAcquire(
+    provider: string,
+    tokens: number,
+    options: LimitOptions = {},
+  ): Promise<LimitDecision> {
+    const pair = this.#pairs.get(provider)
+    if (!pair) return ADMITTED
+    const remaining =
+      (options.deadline ?? currentDeadline())?.remaining() ?? Number.POSITIVE_INFINITY
+    const neededMs = options.neededMs ?? 0
+    const weight = Math.max(0, Math.ceil(tokens))
+    const refuse = (limit: 'rpm' | 'tpm', retryAfterMs: number): LimitDecision => ({
+      admitted: false,
+      limit,
+      retryAfterMs,
+      retryAtMs: Date.now() + retryAfterMs,
+      fitsDeadline: Number.isFinite(retryAfterMs) && retryAfterMs + neededMs <= remaining,
+    })
+    if (pair.tpm && weight > pair.tpmPoints) return refuse('tpm', Number.POSITIVE_INFINITY)
+    const usesBefore = this.#fallbackUses
+    try {
+      if (pair.rpm) {
+        const refused = await take(pair.rpm, provider, 1)
+        if (refused !== undefined) return refuse('rpm', refused)
+      }
+      if (pair.tpm && weight > 0) {
+        const refused = await take(pair.tpm, provider, weight)
+        if (refused !== undefined) {
+          // The request is not going: give back the request it was counted as.
+          if (pair.rpm) await pair.rpm.reward(provider, 1)
+          return refuse('tpm', refused)
+        }
+      }
+      return ADMITTED
+    } finally {
+      if (this.#degraded && this.#fallbackUses === usesBefore && this.#redis?.status === 'ready') {
+        this.#degraded = false
+        this.#logger.warn('hourglass gateway limits: Redis is back; limits are shared again')
+      }
+    }
+  }
+
+  /**
+   * Wait for `provider`'s limits when the reset fits the deadline (leaving
+   * `neededMs`), else throw `ProviderLimitedError` at once with the retry
+   * time: a request never queues past its deadline.
+   */
+  async acquire(provider: string, tokens: number, options: LimitOptions = {}): Promise<void> {
+    const deadline = options.deadline ?? currentDeadline()
+    const clock = deadline?.clock ?? systemClock
+    const signal = options.signal ?? deadline?.signal
+    for (;;) {
+      const decision = await this.tryAcquire(provider, tokens, { ...options, deadline })
+      if (decision.admitted) return
+      if (!decision.fitsDeadline) {
+        throw new ProviderLimitedError({
+          provider,
+          limit: decision.limit,
+          retryAfterMs: decision.retryAfterMs,
+          retryAtMs: decision.retryAtMs,
+          remainingMs: deadline?.remaining() ?? Number.POSITIVE_INFINITY,
+        })
+      }
+      await delay(clock, decision.retryAfterMs, signal)
+    }
+  }
+
+  #onFallback(): void {
+    this.#fallbackUses++
+    if (this.#degraded) return
+    this.#degraded = true
+    this.#logger.warn(
+      'hourglass gateway limits: Redis unavailable; limiting on this instance alone (limit / instances) until it is back',
+    )
+  }
+}
+
+/** Consume `points`; undefined when taken, else ms until reset (the refused points are given back). */
+async function take(
+  limiter: RateLimiterAbstract,
+  key: string,
+  points: number,
+): Promise<number | undefined> {
+  try {
+    await limiter.consume(key, points)
+    return undefined
+  } catch (error) {
+    const ms = (error as { msBeforeNext?: unknown } | undefined)?.msBeforeNext
+    if (typeof ms !== 'number') throw error
+    // A refused consume still counted; undo it so smaller requests can use what is left.
+    await limiter.reward(key, points)
+    return Math.max(0, ms)
+  }
+}

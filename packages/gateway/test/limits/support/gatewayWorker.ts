@@ -1,0 +1,64 @@
+// One "gateway instance" for the shared-limit tests: its own process, its own
+// ioredis client, an HTTP front that admits each request through
+// ProviderLimits and forwards the admitted ones to the counting upstream.
+// Spawned by the test with `node --conditions=@hourglass/source --import registerTs.mjs`.
+import { createServer } from 'node:http'
+import { Deadline } from '@hourglass/core'
+import { Redis } from 'ioredis'
+import { ProviderLimits } from '../../../src/limits/index.js'
+
+const send = (message: unknown) => process.send?.(message)
+
+const redis = new Redis(String(process.env.REDIS_URL), {
+  // Reconnect quickly in the test; the limiter fails over while disconnected.
+  retryStrategy: () => 50,
+  maxRetriesPerRequest: 0,
+})
+redis.on('error', () => {})
+redis.on('ready', () => send({ type: 'redis-ready' }))
+
+const limits = new ProviderLimits({
+  limits: { acme: { rpm: Number(process.env.RPM) }, other: { rpm: 1000 } },
+  redis,
+  keyPrefix: String(process.env.KEY_PREFIX),
+  instances: Number(process.env.INSTANCES ?? 1),
+  logger: { warn: (message) => send({ type: 'log', message }) },
+})
+
+const upstream = String(process.env.UPSTREAM_URL)
+
+const server = createServer(async (req, res) => {
+  const url = new URL(req.url ?? '/', 'http://x')
+  const provider = url.searchParams.get('provider') ?? 'acme'
+  using deadline = Deadline.after(2000)
+  try {
+    const decision = await limits.tryAcquire(provider, 1, { deadline })
+    if (!decision.admitted) {
+      res.writeHead(429, { 'retry-after': String(Math.ceil(decision.retryAfterMs / 1000)) })
+      res.end(JSON.stringify({ limited: decision.limit, degraded: limits.degraded }))
+      return
+    }
+    const answer = await fetch(`${upstream}?id=${url.searchParams.get('id')}`, {
+      signal: deadline.signal,
+    })
+    res.writeHead(200, { 'content-type': 'application/json' })
+    res.end(JSON.stringify({ upstream: answer.status, degraded: limits.degraded }))
+  } catch (error) {
+    res.writeHead(500)
+    res.end(String(error))
+  }
+})
+server.listen(0, '127.0.0.1', () => {
+  const address = server.address()
+  send({ type: 'listening', port: typeof address === 'object' && address ? address.port : 0 })
+})
+
+process.on('message', (message) => {
+  if (message === 'stop') {
+    server.closeAllConnections()
+    server.close()
+    redis.disconnect()
+    // The IPC channel alone would keep this process alive.
+    process.disconnect()
+  }
+})

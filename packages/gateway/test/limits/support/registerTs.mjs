@@ -1,0 +1,3 @@
+import { register } from 'node:module'
+
+register('./tsHooks.mjs', import.meta.url)
