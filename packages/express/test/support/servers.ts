@@ -66,14 +66,45 @@ export function client(options: Agent.Options = {}): Agent {
   return new Agent({ keepAliveTimeout: 30_000, ...options })
 }
 
+export interface Recording<T> {
+  messages: T[]
+  /** Resolves once `count` messages have been published. */
+  count(count: number): Promise<void>
+  stop(): void
+}
+
 /** Collect every message published on a diagnostics channel until `stop()`. */
-export function record<T>(name: string): { messages: T[]; stop(): void } {
+export function record<T>(name: string): Recording<T> {
   const messages: T[] = []
+  const waiting: Array<{ count: number; resolve: () => void }> = []
   const listener = (message: unknown) => {
     messages.push(message as T)
+    for (const w of waiting.filter((w) => messages.length >= w.count)) {
+      waiting.splice(waiting.indexOf(w), 1)
+      w.resolve()
+    }
   }
   diagnostics.subscribe(name, listener)
-  return { messages, stop: () => diagnostics.unsubscribe(name, listener) }
+  return {
+    messages,
+    count: (count) =>
+      messages.length >= count
+        ? Promise.resolve()
+        : new Promise((resolve) => waiting.push({ count, resolve })),
+    stop: () => diagnostics.unsubscribe(name, listener),
+  }
+}
+
+/** `Promise.withResolvers` for Node 20. */
+export function deferred<T = void>(): {
+  promise: Promise<T>
+  resolve: (value: T) => void
+} {
+  let resolve: (value: T) => void = () => {}
+  const promise = new Promise<T>((r) => {
+    resolve = r
+  })
+  return { promise, resolve }
 }
 
 /** Resolves once `signal` aborts. */

@@ -1,0 +1,150 @@
+import { ClientClosedError, DeadlineExceededError } from '@hourglass/core'
+import type { ErrorRequestHandler } from 'express'
+import { request } from 'undici'
+import { afterEach, describe, expect, it } from 'vitest'
+import { deadline, deadlineErrors } from '../src/index.js'
+import { aborted, client, listen, majors, type Running } from './support/servers.js'
+
+describe.each(majors)('deadlineErrors() ($name)', (major) => {
+  let server: Running | undefined
+  const agent = client({ connections: 1 })
+  afterEach(async () => {
+    await server?.close()
+    server = undefined
+  })
+
+  /** An app whose user error handler (after deadlineErrors) records what reaches it and answers 500. */
+  async function serve(mount: (app: ReturnType<typeof major.app>) => void, withDeadline = true) {
+    const app = major.app()
+    const passedOn: unknown[] = []
+    if (withDeadline) {
+      app.use(deadline({ reserveMs: 10, plan: { preprocess: 0.2, model: 0.7, write: 0.1 } }))
+    }
+    mount(app)
+    app.use(deadlineErrors())
+    const userHandler: ErrorRequestHandler = (error, _req, res, _next) => {
+      passedOn.push(error)
+      res.status(500).json({ error: 'internal' })
+    }
+    app.use(userHandler)
+    server = await listen(app)
+    return { url: server.url, passedOn }
+  }
+
+  async function get(url: string, headers: Record<string, string> = {}) {
+    const res = await request(url, { headers, dispatcher: agent })
+    const text = await res.body.text()
+    return { status: res.statusCode, headers: res.headers, text, body: JSON.parse(text) as unknown }
+  }
+
+  it('maps a slice running out to 504 with the slice named and x-deadline-expired: 1', async () => {
+    const { url, passedOn } = await serve((app) => {
+      app.get(
+        '/',
+        major.route(async (req, res) => {
+          await req.plan?.run('preprocess', async () => {})
+          // The model step ignores its signal; run() gives up at the slice's end anyway.
+          await req.plan?.run('model', () => new Promise(() => {}))
+          res.json({ never: true })
+        }),
+      )
+    })
+    const got = await get(url, { 'x-deadline-remaining-ms': '300' })
+    expect(got.status).toBe(504)
+    expect(got.headers['x-deadline-expired']).toBe('1')
+    expect(got.body).toEqual({
+      error: 'deadline_exceeded',
+      budgetMs: 300,
+      elapsedMs: expect.any(Number),
+      slice: 'model',
+    })
+    // It answered when the slice ran out, well before the request's own 504 (290 ms).
+    expect((got.body as { elapsedMs: number }).elapsedMs).toBeLessThan(285)
+    expect(passedOn).toEqual([])
+  })
+
+  it('answers nothing for ClientClosedError and passes nothing on', async () => {
+    const seen: string[] = []
+    const { url, passedOn } = await serve((app) => {
+      app.get('/', (_req, res, next) => {
+        seen.push('handler')
+        // Nobody to answer: the caller is gone (here the server ends the exchange itself).
+        res.on('close', () => seen.push('closed'))
+        next(new ClientClosedError())
+        setImmediate(() => res.socket?.destroy())
+      })
+    })
+    await expect(get(url)).rejects.toThrow()
+    expect(seen).toEqual(['handler', 'closed'])
+    expect(passedOn).toEqual([])
+  })
+
+  it('passes every other error on, untouched', async () => {
+    const secret = new Error('db password=hunter2 at 10.0.0.7')
+    const { url, passedOn } = await serve((app) => {
+      app.get('/', () => {
+        throw secret
+      })
+    })
+    const got = await get(url)
+    expect(got.status).toBe(500)
+    expect(passedOn).toEqual([secret])
+  })
+
+  it('swallows the abort a handler hits after the deadline answered; bodies carry no message or stack', async () => {
+    const { url, passedOn } = await serve((app) => {
+      app.get(
+        '/',
+        major.route(async (req) => {
+          await aborted(req.deadline.signal)
+          const abort = new Error('This operation was aborted at /srv/app/handler.js:42')
+          abort.name = 'AbortError'
+          throw abort
+        }),
+      )
+    })
+    const got = await get(url, { 'x-deadline-remaining-ms': '50' })
+    expect(got.status).toBe(504)
+    expect(Object.keys(got.body as object).sort()).toEqual([
+      'budgetMs',
+      'elapsedMs',
+      'error',
+      'slice',
+    ])
+    expect(got.text).not.toMatch(/aborted|handler\.js|at |Error/)
+    // Give the rejected handler its turn before looking: it must not have reached the user handler.
+    const next = await request(`${url}/missing`, { dispatcher: agent })
+    await next.body.dump()
+    expect(next.statusCode).toBe(404)
+    expect(passedOn).toEqual([])
+  })
+
+  it('without deadline() in the chain, answers a DeadlineExceededError from what the error knows', async () => {
+    const { url } = await serve((app) => {
+      app.get('/', () => {
+        throw new DeadlineExceededError({ budgetMs: 800, elapsedMs: 812.4, slice: 'model' })
+      })
+    }, false)
+    const got = await get(url)
+    expect(got.status).toBe(504)
+    expect(got.headers['x-deadline-expired']).toBe('1')
+    expect(got.body).toEqual({
+      error: 'deadline_exceeded',
+      budgetMs: 800,
+      elapsedMs: 812,
+      slice: 'model',
+    })
+  })
+
+  it('ends a stream already started instead of writing a 504 into it', async () => {
+    const { url } = await serve((app) => {
+      app.get('/', (_req, res, next) => {
+        res.write('partial ')
+        next(new DeadlineExceededError({ budgetMs: 100, elapsedMs: 100 }))
+      })
+    })
+    const res = await request(url, { dispatcher: agent })
+    expect(res.statusCode).toBe(200)
+    expect(await res.body.text()).toBe('partial ')
+  })
+})

@@ -1,0 +1,137 @@
+import diagnostics from 'node:diagnostics_channel'
+import type { ServerResponse } from 'node:http'
+import { setFlagsFromString } from 'node:v8'
+import { runInNewContext } from 'node:vm'
+import { type Clock, channelNames, type IngressEndMessage, systemClock } from '@hourglass/core'
+import { request } from 'undici'
+import { afterEach, describe, expect, it } from 'vitest'
+import { deadline } from '../src/index.js'
+import { client, listen, majors, type Running } from './support/servers.js'
+
+setFlagsFromString('--expose-gc')
+const gc = runInNewContext('gc') as () => void
+
+/** The system clock, counting the timers still pending. */
+function countingClock(): Clock & { pending: Set<unknown> } {
+  const pending = new Set<unknown>()
+  return {
+    pending,
+    now: () => systemClock.now(),
+    setTimeout(callback, ms) {
+      const handle: unknown = systemClock.setTimeout(() => {
+        pending.delete(handle)
+        callback()
+      }, ms)
+      pending.add(handle)
+      return handle
+    },
+    clearTimeout(handle) {
+      pending.delete(handle)
+      systemClock.clearTimeout(handle)
+    },
+  }
+}
+
+function listenerTotal(emitter: NodeJS.EventEmitter): number {
+  return emitter.eventNames().reduce((sum, name) => sum + emitter.listenerCount(name), 0)
+}
+
+function heapMB(): number {
+  gc()
+  gc()
+  return process.memoryUsage().heapUsed / 2 ** 20
+}
+
+describe.each(majors)('10,000 requests on one keep-alive connection ($name)', (major) => {
+  let server: Running | undefined
+  const agent = client({ connections: 1 })
+  afterEach(async () => {
+    await server?.close()
+    server = undefined
+  })
+
+  it('leave heap, socket listeners and pending timers flat; each response ends with the listeners it started with', async () => {
+    const clock = countingClock()
+    const app = major.app()
+    const baseline = new WeakMap<ServerResponse, number>()
+    app.use((_req, res, next) => {
+      baseline.set(res, listenerTotal(res))
+      next()
+    })
+    app.use(deadline({ clock, reserveMs: 10, plan: { work: 1 } }))
+    app.get(
+      '/',
+      major.route(async (req, res) => {
+        if (req.headers['x-deadline-remaining-ms']) {
+          // 2 ms for the handler: wait for the 504.
+          await new Promise((resolve) =>
+            req.deadline.signal.addEventListener('abort', resolve, { once: true }),
+          )
+          return
+        }
+        const n = await req.plan?.run('work', async () => 1)
+        res.json({ n })
+      }),
+    )
+    server = await listen(app)
+    // Checked the moment each request is released, then dropped: holding the
+    // messages would hold every request and spoil the heap figure.
+    const unbalanced: number[] = []
+    const outcomes = { ok: 0, expired: 0, 'client-closed': 0 }
+    let released = 0
+    let waiting: { count: number; resolve: () => void } | undefined
+    const onEnd = (message: unknown) => {
+      const { req, outcome } = message as IngressEndMessage
+      const res = (req as { res: ServerResponse }).res
+      if (listenerTotal(res) !== baseline.get(res)) unbalanced.push(listenerTotal(res))
+      outcomes[outcome]++
+      released++
+      if (waiting && released >= waiting.count) waiting.resolve()
+    }
+    diagnostics.subscribe(channelNames.ingressEnd, onEnd)
+    const allReleased = (count: number) =>
+      released >= count
+        ? Promise.resolve()
+        : new Promise<void>((resolve) => (waiting = { count, resolve }))
+
+    let sent = 0
+    const run = async (count: number) => {
+      for (let i = 0; i < count; i++, sent++) {
+        const expire = sent % 10 === 9
+        const res = await request(server!.url, {
+          headers: expire ? { 'x-deadline-remaining-ms': '12' } : {},
+          dispatcher: agent,
+        })
+        await res.body.dump()
+        if (res.statusCode !== (expire ? 504 : 200))
+          throw new Error(`request ${sent}: ${res.statusCode}`)
+      }
+      await allReleased(sent)
+    }
+
+    const startedAt = performance.now()
+    await run(1000)
+    const socket = server.connections[0]!
+    const socketListeners = listenerTotal(socket)
+    const heapBefore = heapMB()
+    const pendingBefore = clock.pending.size
+
+    await run(9000)
+    const heapAfter = heapMB()
+    const tookS = (performance.now() - startedAt) / 1000
+    diagnostics.unsubscribe(channelNames.ingressEnd, onEnd)
+
+    console.info(
+      `[${major.name}] 10,000 requests in ${tookS.toFixed(1)} s: heap ${heapBefore.toFixed(1)} → ${heapAfter.toFixed(1)} MB ` +
+        `(after 1,000 → after 10,000), socket listeners ${socketListeners} → ${listenerTotal(socket)}, ` +
+        `pending timers ${pendingBefore} → ${clock.pending.size}, outcomes ${JSON.stringify(outcomes)}`,
+    )
+    expect(server.connections).toHaveLength(1)
+    expect(outcomes).toEqual({ ok: 9000, expired: 1000, 'client-closed': 0 })
+    expect(unbalanced).toEqual([])
+    expect(listenerTotal(socket)).toBe(socketListeners)
+    expect(pendingBefore).toBe(0)
+    expect(clock.pending.size).toBe(0)
+    expect(heapAfter - heapBefore).toBeLessThan(8)
+  }, 60_000)
+})

@@ -1,0 +1,55 @@
+import { DEADLINE_HEADER, type IngressExpireMessage, writeDeadline } from '@hourglass/core'
+import { request } from 'undici'
+import { afterEach, describe, expect, it } from 'vitest'
+import { deadline } from '../src/index.js'
+import { client, deferred, listen, majors, type Running } from './support/servers.js'
+
+describe.each(majors)("mode: 'observe' ($name)", (major) => {
+  let server: Running | undefined
+  const agent = client()
+  afterEach(async () => {
+    await server?.close()
+    server = undefined
+  })
+
+  it('computes and propagates the deadline, reports the request that would have been cut, and lets it finish', async () => {
+    const app = major.app()
+    const expired: IngressExpireMessage[] = []
+    const reported = deferred()
+    app.use(
+      deadline({
+        mode: 'observe',
+        reserveMs: 10,
+        onExpire: (event) => {
+          expired.push(event)
+          reported.resolve()
+        },
+      }),
+    )
+    app.get(
+      '/',
+      major.route(async (req, res) => {
+        const outbound: Record<string, string> = {}
+        writeDeadline(outbound, req.deadline)
+        // Outlive the deadline: the report comes, the handler carries on.
+        await reported.promise
+        res.json({ propagated: outbound[DEADLINE_HEADER], aborted: req.deadline.signal.aborted })
+      }),
+    )
+    server = await listen(app)
+    const res = await request(server.url, {
+      headers: { 'x-deadline-remaining-ms': '80' },
+      dispatcher: agent,
+    })
+    expect(res.statusCode).toBe(200)
+    expect(res.headers['x-deadline-expired']).toBeUndefined()
+    const body = (await res.body.json()) as { propagated: string; aborted: boolean }
+    expect(body.aborted).toBe(false)
+    expect(Number(body.propagated)).toBeGreaterThan(40)
+    expect(Number(body.propagated)).toBeLessThanOrEqual(70)
+    expect(expired).toEqual([
+      expect.objectContaining({ stage: 'handler', action: 'observed', budgetMs: 80 }),
+    ])
+    expect(expired[0]?.elapsedMs).toBeGreaterThanOrEqual(69)
+  })
+})
