@@ -1,7 +1,7 @@
-import type { StreamParser } from '../../src/dialects/Dialect.js'
-import { decodeSse } from '../../src/sse/SseDecoder.js'
-import type { SseComment } from '../../src/sse/SseFrame.js'
-import type { StreamEvent } from '../../src/types.js'
+import type { StreamParser } from '../../../src/dialects/Dialect.js'
+import { decodeSse } from '../../../src/sse/SseDecoder.js'
+import type { SseComment } from '../../../src/sse/SseFrame.js'
+import type { StreamEvent } from '../../../src/types.js'
 
 /**
  * Reads a fetch response body through the SSE decoder and a dialect's stream

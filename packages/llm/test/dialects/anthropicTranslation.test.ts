@@ -1,0 +1,182 @@
+import { afterEach, describe, expect, it } from 'vitest'
+import { dialects } from '../../src/dialects/dialects.js'
+import { isProviderReplyError } from '../../src/dialects/ProviderReplyError.js'
+import { byteChunks, type ReplayServer, startReplayServer } from './support/replayServer.js'
+import { streamThrough, textOf } from './support/streamThrough.js'
+
+const anthropic = dialects.anthropic
+
+let server: ReplayServer | undefined
+afterEach(async () => {
+  await server?.close()
+  server = undefined
+})
+
+const sse = (event: string, data: object) => `event: ${event}\ndata: ${JSON.stringify(data)}\n\n`
+
+describe('Anthropic Messages translation', () => {
+  it('builds the request: system extracted, tool results in a user turn, signed thinking kept, unsigned dropped', () => {
+    const built = anthropic.buildRequest(
+      {
+        maxTokens: 1024,
+        stop: ['###'],
+        stream: true,
+        tools: [{ name: 'lookup', parameters: { type: 'object', properties: {} } }],
+        messages: [
+          { role: 'system', content: 'Rule one.' },
+          { role: 'system', content: 'Rule two.' },
+          { role: 'user', content: 'Find it' },
+          {
+            role: 'assistant',
+            content: [
+              { type: 'thinking', thinking: 'signed thought', signature: 'EqQBCgIYAh' },
+              { type: 'thinking', thinking: 'stripped after a fallback' },
+              { type: 'text', text: 'Looking.' },
+              { type: 'tool_call', id: 'toolu_01', name: 'lookup', arguments: { q: 'x' } },
+            ],
+          },
+          { role: 'tool', content: [{ type: 'tool_result', toolCallId: 'toolu_01', content: 'found', isError: false }] },
+          { role: 'user', content: 'thanks' },
+        ],
+      },
+      'claude-opus-4-6',
+    )
+    expect(built.path).toBe('/v1/messages')
+    expect(built.headers).toEqual({ 'anthropic-version': '2023-06-01' })
+    expect(built.body).toEqual({
+      model: 'claude-opus-4-6',
+      max_tokens: 1024,
+      system: 'Rule one.\n\nRule two.',
+      stop_sequences: ['###'],
+      stream: true,
+      tools: [{ name: 'lookup', input_schema: { type: 'object', properties: {} } }],
+      messages: [
+        { role: 'user', content: [{ type: 'text', text: 'Find it' }] },
+        {
+          role: 'assistant',
+          content: [
+            { type: 'thinking', thinking: 'signed thought', signature: 'EqQBCgIYAh' },
+            { type: 'text', text: 'Looking.' },
+            { type: 'tool_use', id: 'toolu_01', name: 'lookup', input: { q: 'x' } },
+          ],
+        },
+        {
+          role: 'user',
+          content: [
+            { type: 'tool_result', tool_use_id: 'toolu_01', content: 'found' },
+            { type: 'text', text: 'thanks' },
+          ],
+        },
+      ],
+    })
+  })
+
+  it('parses thinking with its signature, text, tool_use, usage with cache tokens, and the request-id header', async () => {
+    const message = {
+      id: 'msg_01',
+      type: 'message',
+      role: 'assistant',
+      model: 'claude-opus-4-6',
+      content: [
+        { type: 'thinking', thinking: 'Let me check.', signature: 'WaUjzkypQ2mUEVM36O2TxuC06KN8xyfbJwyem2dw3URve' },
+        { type: 'text', text: '我来查一下。' },
+        { type: 'tool_use', id: 'toolu_01A', name: 'lookup', input: { q: '天气' } },
+      ],
+      stop_reason: 'tool_use',
+      stop_sequence: null,
+      usage: { input_tokens: 100, cache_creation_input_tokens: 20, cache_read_input_tokens: 5, output_tokens: 42 },
+    }
+    server = await startReplayServer(() => ({
+      status: 200,
+      headers: { 'content-type': 'application/json', 'request-id': 'req_018EeWyXxfu5pfWkrYcMdjWG' },
+      chunks: [JSON.stringify(message)],
+    }))
+    const res = await fetch(server.url)
+    expect(anthropic.parseResponse(await res.text(), { headers: res.headers })).toEqual({
+      id: 'msg_01',
+      model: 'claude-opus-4-6',
+      provider: 'anthropic',
+      content: [
+        { type: 'thinking', thinking: 'Let me check.', signature: 'WaUjzkypQ2mUEVM36O2TxuC06KN8xyfbJwyem2dw3URve' },
+        { type: 'text', text: '我来查一下。' },
+        { type: 'tool_call', id: 'toolu_01A', name: 'lookup', arguments: { q: '天气' } },
+      ],
+      text: '我来查一下。',
+      finishReason: 'tool_calls',
+      usage: { inputTokens: 125, outputTokens: 42 },
+      providerRequestId: 'req_018EeWyXxfu5pfWkrYcMdjWG',
+    })
+  })
+
+  it.each([
+    ['end_turn', 'stop'],
+    ['stop_sequence', 'stop'],
+    ['max_tokens', 'length'],
+    ['tool_use', 'tool_calls'],
+    ['refusal', 'content_filter'],
+    ['something_new', 'unknown'],
+  ])('stop_reason %s maps to %s', (stopReason, finish) => {
+    const parsed = anthropic.parseResponse({ id: 'm', type: 'message', model: 'c', content: [], stop_reason: stopReason, usage: {} })
+    expect(parsed.finishReason).toBe(finish)
+  })
+
+  it('streams thinking, its signature, text split inside characters, tool input deltas and one finish', async () => {
+    const stream =
+      sse('message_start', { type: 'message_start', message: { id: 'msg_s', type: 'message', role: 'assistant', model: 'claude-opus-4-6', content: [], stop_reason: null, usage: { input_tokens: 25, output_tokens: 1 } } }) +
+      sse('content_block_start', { type: 'content_block_start', index: 0, content_block: { type: 'thinking', thinking: '' } }) +
+      sse('content_block_delta', { type: 'content_block_delta', index: 0, delta: { type: 'thinking_delta', thinking: '想一想' } }) +
+      sse('content_block_delta', { type: 'content_block_delta', index: 0, delta: { type: 'signature_delta', signature: 'EqQBCgIYAhIM1gbcDa9GJwZA2b3h' } }) +
+      sse('content_block_stop', { type: 'content_block_stop', index: 0 }) +
+      sse('ping', { type: 'ping' }) +
+      sse('content_block_start', { type: 'content_block_start', index: 1, content_block: { type: 'text', text: '' } }) +
+      sse('content_block_delta', { type: 'content_block_delta', index: 1, delta: { type: 'text_delta', text: '你好😀' } }) +
+      sse('content_block_stop', { type: 'content_block_stop', index: 1 }) +
+      sse('content_block_start', { type: 'content_block_start', index: 2, content_block: { type: 'tool_use', id: 'toolu_9', name: 'lookup', input: {} } }) +
+      sse('content_block_delta', { type: 'content_block_delta', index: 2, delta: { type: 'input_json_delta', partial_json: '{"q": "' } }) +
+      sse('content_block_delta', { type: 'content_block_delta', index: 2, delta: { type: 'input_json_delta', partial_json: '天气"}' } }) +
+      sse('content_block_stop', { type: 'content_block_stop', index: 2 }) +
+      sse('message_delta', { type: 'message_delta', delta: { stop_reason: 'tool_use', stop_sequence: null }, usage: { output_tokens: 89 } }) +
+      sse('message_stop', { type: 'message_stop' })
+    server = await startReplayServer(() => ({ status: 200, headers: { 'content-type': 'text/event-stream' }, chunks: byteChunks(stream, 2) }))
+    const parser = anthropic.createStreamParser()
+    const { events } = await streamThrough(await fetch(server.url), parser)
+    expect(events).toEqual([
+      { type: 'thinking', thinking: '想一想' },
+      { type: 'signature', signature: 'EqQBCgIYAhIM1gbcDa9GJwZA2b3h' },
+      { type: 'text', text: '你好😀' },
+      { type: 'tool_call', id: 'toolu_9', name: 'lookup', argumentsDelta: '' },
+      { type: 'tool_call', id: 'toolu_9', name: 'lookup', argumentsDelta: '{"q": "' },
+      { type: 'tool_call', id: 'toolu_9', name: 'lookup', argumentsDelta: '天气"}' },
+      { type: 'finish', finishReason: 'tool_calls', usage: { inputTokens: 25, outputTokens: 89 }, id: 'msg_s' },
+    ])
+    expect(parser.done).toBe(true)
+  })
+
+  it('an `event: error` overloaded_error after the 200 and some text throws retryable overload', async () => {
+    const stream =
+      sse('message_start', { type: 'message_start', message: { id: 'msg_e', type: 'message', content: [], usage: { input_tokens: 3 } } }) +
+      sse('content_block_delta', { type: 'content_block_delta', index: 0, delta: { type: 'text_delta', text: 'Hel' } }) +
+      sse('error', { type: 'error', error: { type: 'overloaded_error', message: 'Overloaded' } })
+    server = await startReplayServer(() => ({ status: 200, headers: { 'content-type': 'text/event-stream' }, chunks: [stream] }))
+    const parser = anthropic.createStreamParser()
+    const seen: string[] = []
+    let caught: unknown
+    try {
+      await streamThrough(await fetch(server.url), {
+        get done() {
+          return parser.done
+        },
+        end: () => parser.end(),
+        parseStreamEvent: (m) => {
+          const out = parser.parseStreamEvent(m)
+          seen.push(textOf(out))
+          return out
+        },
+      })
+    } catch (error) {
+      caught = error
+    }
+    expect(seen.join('')).toBe('Hel')
+    expect(isProviderReplyError(caught) && caught.error).toMatchObject({ kind: 'overloaded', retryable: true, status: 200, providerCode: 'overloaded_error' })
+  })
+})

@@ -1,0 +1,239 @@
+import { afterEach, describe, expect, it } from 'vitest'
+import { dialects } from '../../src/dialects/dialects.js'
+import { isInvalidChatRequest } from '../../src/dialects/InvalidChatRequestError.js'
+import { parseOpenAIRequest } from '../../src/dialects/openaiInbound.js'
+import { isProviderReplyError } from '../../src/dialects/ProviderReplyError.js'
+import type { ChatRequest } from '../../src/types.js'
+import { byteChunks, type ReplayServer, startReplayServer } from './support/replayServer.js'
+import { streamThrough, textOf } from './support/streamThrough.js'
+
+let server: ReplayServer | undefined
+afterEach(async () => {
+  await server?.close()
+  server = undefined
+})
+
+const agentTurn: ChatRequest = {
+  maxTokens: 512,
+  temperature: 0.2,
+  stop: ['END'],
+  tools: [{ name: 'get_weather', description: 'Weather for a city', parameters: { type: 'object', properties: { city: { type: 'string' } } } }],
+  messages: [
+    { role: 'system', content: 'You are terse.' },
+    { role: 'user', content: '北京天气？' },
+    {
+      role: 'assistant',
+      content: [
+        { type: 'thinking', thinking: 'need the tool', signature: 'sig-1' },
+        { type: 'tool_call', id: 'call_1', name: 'get_weather', arguments: { city: '北京' } },
+      ],
+    },
+    { role: 'tool', content: [{ type: 'tool_result', toolCallId: 'call_1', content: '晴, 25°C' }] },
+  ],
+}
+
+describe('OpenAI chat completions translation', () => {
+  it('builds the request: tool calls as JSON strings, tool results as tool messages, thinking not sent', () => {
+    const built = dialects.openai.buildRequest({ ...agentTurn, stream: true }, 'gpt-4o-mini')
+    expect(built.path).toBe('/chat/completions')
+    expect(built.body).toEqual({
+      model: 'gpt-4o-mini',
+      max_completion_tokens: 512,
+      temperature: 0.2,
+      stop: ['END'],
+      stream: true,
+      stream_options: { include_usage: true },
+      tools: [
+        {
+          type: 'function',
+          function: { name: 'get_weather', description: 'Weather for a city', parameters: { type: 'object', properties: { city: { type: 'string' } } } },
+        },
+      ],
+      messages: [
+        { role: 'system', content: 'You are terse.' },
+        { role: 'user', content: '北京天气？' },
+        {
+          role: 'assistant',
+          content: null,
+          tool_calls: [{ id: 'call_1', type: 'function', function: { name: 'get_weather', arguments: '{"city":"北京"}' } }],
+        },
+        { role: 'tool', tool_call_id: 'call_1', content: '晴, 25°C' },
+      ],
+    })
+  })
+
+  it('the compatible providers get max_tokens, which they document', () => {
+    for (const name of ['deepseek', 'qwen', 'ernie', 'doubao'] as const) {
+      const body = dialects[name].buildRequest(agentTurn, 'm').body
+      expect(body['max_tokens']).toBe(512)
+      expect(body['max_completion_tokens']).toBeUndefined()
+    }
+  })
+
+  it('parses a completion with tool calls, usage and the x-request-id from the real response', async () => {
+    const completion = {
+      id: 'chatcmpl-abc',
+      object: 'chat.completion',
+      created: 1_717_000_000,
+      model: 'gpt-4o-mini-2024-07-18',
+      choices: [
+        {
+          index: 0,
+          message: {
+            role: 'assistant',
+            content: null,
+            tool_calls: [{ id: 'call_9', type: 'function', function: { name: 'get_weather', arguments: '{"city":"上海"}' } }],
+          },
+          finish_reason: 'tool_calls',
+        },
+      ],
+      usage: { prompt_tokens: 82, completion_tokens: 17, total_tokens: 99 },
+    }
+    server = await startReplayServer(() => ({
+      status: 200,
+      headers: { 'content-type': 'application/json', 'x-request-id': 'req_123' },
+      chunks: [JSON.stringify(completion)],
+    }))
+    const res = await fetch(server.url)
+    const parsed = dialects.openai.parseResponse(await res.text(), { headers: res.headers })
+    expect(parsed).toEqual({
+      id: 'chatcmpl-abc',
+      model: 'gpt-4o-mini-2024-07-18',
+      provider: 'openai',
+      content: [{ type: 'tool_call', id: 'call_9', name: 'get_weather', arguments: { city: '上海' } }],
+      text: '',
+      finishReason: 'tool_calls',
+      usage: { inputTokens: 82, outputTokens: 17 },
+      providerRequestId: 'req_123',
+    })
+  })
+
+  it('DeepSeek reasoning_content becomes an unsigned thinking block', () => {
+    const parsed = dialects.deepseek.parseResponse({
+      id: 'x',
+      model: 'deepseek-reasoner',
+      choices: [{ index: 0, message: { role: 'assistant', reasoning_content: '先想想', content: '答案是 42' }, finish_reason: 'stop' }],
+      usage: { prompt_tokens: 5, completion_tokens: 9 },
+    })
+    expect(parsed.content).toEqual([
+      { type: 'thinking', thinking: '先想想' },
+      { type: 'text', text: '答案是 42' },
+    ])
+    expect(parsed).toMatchObject({ provider: 'deepseek', text: '答案是 42', finishReason: 'stop' })
+  })
+
+  it('a 200 body without choices is not an empty success: it throws ProviderReplyError', () => {
+    let caught: unknown
+    try {
+      dialects.openai.parseResponse('{"id":"x","object":"chat.completion"}')
+    } catch (error) {
+      caught = error
+    }
+    expect(isProviderReplyError(caught) && caught.error).toMatchObject({ kind: 'server_error', retryable: true, status: 200 })
+  })
+
+  it('streams text split inside multi-byte characters, tool-call deltas, one finish with the last chunk’s usage', async () => {
+    const chunk = (delta: object, finish: string | null = null) =>
+      `data: ${JSON.stringify({ id: 'chatcmpl-s', object: 'chat.completion.chunk', created: 1, model: 'gpt-4o-mini', choices: [{ index: 0, delta, finish_reason: finish }] })}\n\n`
+    const sse =
+      chunk({ role: 'assistant', content: '' }) +
+      chunk({ content: '你好，' }) +
+      chunk({ content: '世界😀' }) +
+      chunk({ tool_calls: [{ index: 0, id: 'call_1', type: 'function', function: { name: 'get_weather', arguments: '' } }] }) +
+      chunk({ tool_calls: [{ index: 0, function: { arguments: '{"city":' } }] }) +
+      chunk({ tool_calls: [{ index: 0, function: { arguments: '"北京"}' } }] }) +
+      chunk({}, 'tool_calls') +
+      `data: ${JSON.stringify({ id: 'chatcmpl-s', object: 'chat.completion.chunk', choices: [], usage: { prompt_tokens: 11, completion_tokens: 7, total_tokens: 18 } })}\n\n` +
+      'data: [DONE]\n\n'
+    server = await startReplayServer(() => ({ status: 200, headers: { 'content-type': 'text/event-stream' }, chunks: byteChunks(sse, 3) }))
+    const parser = dialects.openai.createStreamParser()
+    const { events } = await streamThrough(await fetch(server.url), parser)
+    expect(textOf(events)).toBe('你好，世界😀')
+    expect(events.filter((e) => e.type === 'tool_call')).toEqual([
+      { type: 'tool_call', id: 'call_1', name: 'get_weather', argumentsDelta: '' },
+      { type: 'tool_call', id: 'call_1', name: 'get_weather', argumentsDelta: '{"city":' },
+      { type: 'tool_call', id: 'call_1', name: 'get_weather', argumentsDelta: '"北京"}' },
+    ])
+    expect(events.filter((e) => e.type === 'finish')).toEqual([
+      { type: 'finish', finishReason: 'tool_calls', usage: { inputTokens: 11, outputTokens: 7 }, id: 'chatcmpl-s' },
+    ])
+    expect(parser.done).toBe(true)
+  })
+
+  it('DeepSeek `: keep-alive` comments come out as comments, never as stream events', async () => {
+    const sse =
+      ': keep-alive\n\n: keep-alive\n\n' +
+      'data: {"id":"d","choices":[{"index":0,"delta":{"content":"好"},"finish_reason":null}]}\n\n' +
+      ': keep-alive\n\n' +
+      'data: {"id":"d","choices":[{"index":0,"delta":{"content":""},"finish_reason":"stop"}],"usage":{"prompt_tokens":3,"completion_tokens":1}}\n\n' +
+      'data: [DONE]\n\n'
+    server = await startReplayServer(() => ({ status: 200, headers: { 'content-type': 'text/event-stream' }, chunks: byteChunks(sse, 5) }))
+    const { events, comments } = await streamThrough(await fetch(server.url), dialects.deepseek.createStreamParser())
+    expect(comments).toHaveLength(3)
+    expect(events).toEqual([
+      { type: 'text', text: '好' },
+      { type: 'finish', finishReason: 'stop', usage: { inputTokens: 3, outputTokens: 1 }, id: 'd' },
+    ])
+  })
+
+  it('an error data frame after a 200 and some text throws the normalised rate limit (Qwen compatible mode)', async () => {
+    const sse =
+      'data: {"id":"q","choices":[{"index":0,"delta":{"content":"部分"},"finish_reason":null}]}\n\n' +
+      'data: {"error":{"code":"Throttling.RateQuota","message":"Requests rate limit exceeded, please try again later.","type":"Throttling.RateQuota"}}\n\n'
+    server = await startReplayServer(() => ({ status: 200, headers: { 'content-type': 'text/event-stream' }, chunks: [sse] }))
+    let caught: unknown
+    try {
+      await streamThrough(await fetch(server.url), dialects.qwen.createStreamParser())
+    } catch (error) {
+      caught = error
+    }
+    expect(isProviderReplyError(caught) && caught.error).toMatchObject({ kind: 'rate_limited', retryable: true, status: 200, providerCode: 'Throttling.RateQuota' })
+  })
+})
+
+describe('parseOpenAIRequest (what a gateway receives)', () => {
+  it('reads an OpenAI client request into the normalised request', () => {
+    const { model, request } = parseOpenAIRequest({
+      model: 'fast',
+      stream: true,
+      max_tokens: 100,
+      messages: [
+        { role: 'developer', content: 'be brief' },
+        { role: 'user', content: [{ type: 'text', text: 'hi ' }, { type: 'text', text: 'there' }] },
+        { role: 'assistant', content: null, tool_calls: [{ id: 'c1', type: 'function', function: { name: 'f', arguments: '{"a":1}' } }] },
+        { role: 'tool', tool_call_id: 'c1', content: 'done' },
+      ],
+      tools: [{ type: 'function', function: { name: 'f', parameters: { type: 'object' } } }],
+      stop: 'END',
+    })
+    expect(model).toBe('fast')
+    expect(request).toEqual({
+      maxTokens: 100,
+      stream: true,
+      stop: ['END'],
+      tools: [{ name: 'f', parameters: { type: 'object' } }],
+      messages: [
+        { role: 'system', content: 'be brief' },
+        { role: 'user', content: 'hi there' },
+        { role: 'assistant', content: [{ type: 'tool_call', id: 'c1', name: 'f', arguments: { a: 1 } }] },
+        { role: 'tool', content: [{ type: 'tool_result', toolCallId: 'c1', content: 'done' }] },
+      ],
+    })
+  })
+
+  it('names the bad field in its typed error', () => {
+    const bad = (body: unknown) => {
+      try {
+        parseOpenAIRequest(body)
+      } catch (error) {
+        return isInvalidChatRequest(error) ? error.field : 'untyped'
+      }
+      return 'accepted'
+    }
+    expect(bad({ model: 'm', messages: [{ role: 'wizard', content: 'x' }] })).toBe('messages[0].role')
+    expect(bad({ model: 'm', messages: [] })).toBe('messages')
+    expect(bad({ messages: [{ role: 'user', content: 'x' }] })).toBe('model')
+    expect(bad({ model: 'm', max_tokens: -1, messages: [{ role: 'user', content: 'x' }] })).toBe('max_tokens')
+    expect(bad({ model: 'm', messages: [{ role: 'tool', content: 'x' }] })).toBe('messages[0].tool_call_id')
+  })
+})
