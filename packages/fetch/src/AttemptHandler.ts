@@ -59,10 +59,9 @@ export class AttemptHandler implements Handler {
       this.#inner.onRequestStart?.(this.#view, context)
   }
 
-  onRequestUpgrade(controller: Controller, status: number, headers: never, socket: never): void {
+  onRequestUpgrade(_controller: Controller, status: number, headers: never, socket: never): void {
     this.#attempt.finish()
     this.#inner.onRequestUpgrade?.(this.#view, status, headers, socket)
-    void controller
   }
 
   onResponseStart(

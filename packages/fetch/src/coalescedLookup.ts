@@ -23,12 +23,17 @@ export const coalescedLookup: LookupFunction = (hostname, options, callback) => 
   }
   const callbacks = [callback]
   inflight.set(key, callbacks)
-  dnsLookup(
-    hostname,
-    { family: options.family ?? 0, all: options.all ?? false },
-    (error, address, family) => {
-      inflight.delete(key)
-      for (const cb of callbacks) cb(error, address as never, family)
-    },
-  )
+  const settle: Callback = (error, address, family) => {
+    inflight.delete(key)
+    for (const cb of callbacks) cb(error, address, family)
+  }
+  const family = options.family ?? 0
+  try {
+    dnsLookup(hostname, { family, all: options.all ?? false }, (error, address, answered) =>
+      settle(error, address as never, answered),
+    )
+  } catch (error) {
+    // An invalid name throws synchronously: free the slot, or later lookups of it would wait forever.
+    settle(error as NodeJS.ErrnoException, '')
+  }
 }
