@@ -38,6 +38,11 @@ declare global {
 export function deadline(options: DeadlineMiddlewareOptions = {}): RequestHandler {
   const resolved = resolveOptions(options)
   return function hourglassDeadline(req, res, next): void {
+    // Mounted twice (app and router): the outer one already owns this request.
+    if (IngressRequest.of(req)) {
+      next()
+      return
+    }
     const read = readDeadline(req.headers, { maxMs: resolved.maxMs, sources: resolved.trust })
     if (read.invalid.length > 0) {
       const event: IngressInvalidHeaderMessage = { req, invalid: read.invalid }

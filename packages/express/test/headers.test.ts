@@ -113,6 +113,19 @@ describe.each(majors)('inbound deadline headers ($name)', (major) => {
     expect(shorter.body.remainingMs).toBe(700)
   })
 
+  it('mounted twice (app and router), the outer deadline() owns the request', async () => {
+    const app = major.app()
+    const clock = new ManualClock()
+    app.use(deadline({ clock, defaultMs: 1000, reserveMs: 0 }))
+    app.use(deadline({ clock, defaultMs: 50, reserveMs: 0 }))
+    app.get('/', (req, res) => {
+      res.json({ remainingMs: req.deadline.remaining() })
+    })
+    server = await listen(app)
+    const got = await get(server.url)
+    expect(got.body).toEqual({ remainingMs: 1000 })
+  })
+
   it('a defaultMs above maxMs is cut to maxMs', async () => {
     const { url } = await serve({ defaultMs: 60_000, maxMs: 3000, reserveMs: 0 })
     expect((await get(url)).body.remainingMs).toBe(3000)
