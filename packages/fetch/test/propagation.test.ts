@@ -1,4 +1,3 @@
-import './support/cjsIsPromise.js'
 import type { Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { Deadline, readDeadline, runWithDeadline } from '@hourglass/core'
