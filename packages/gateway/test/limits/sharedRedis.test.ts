@@ -54,7 +54,13 @@ describe.skipIf(!available)('two gateway processes sharing one real Redis', () =
   }
 
   /** Send `count` requests, alternating between the workers, 16 at a time. */
-  async function hammer(pair: Worker[], count: number, tag: string, provider = 'acme') {
+  async function hammer(
+    pair: Worker[],
+    count: number,
+    tag: string,
+    provider = 'acme',
+    onAnswer: (answered: number) => void = () => {},
+  ) {
     const sent: Sent[] = []
     let next = 0
     const lane = async () => {
@@ -65,6 +71,7 @@ describe.skipIf(!available)('two gateway processes sharing one real Redis', () =
         const res = await fetch(`http://127.0.0.1:${port}/?id=${id}&provider=${provider}`)
         const body = (await res.json().catch(() => ({}))) as { degraded?: boolean }
         sent.push({ id, status: res.status, degraded: body.degraded })
+        onAnswer(sent.length)
       }
     }
     await Promise.all(Array.from({ length: 16 }, lane))
@@ -102,13 +109,23 @@ describe.skipIf(!available)('two gateway processes sharing one real Redis', () =
       expect(await inspector.get(`${prefix}:rpm:acme`)).toBe('10')
       inspector.disconnect()
 
-      // Phase 2: Redis gone. Each instance enforces its share (40 / 2 = 20) locally.
-      await redis.kill()
-      const down = await hammer(pair, 60, 'down')
+      // Phase 2: Redis killed while requests are in flight. Each instance goes on with
+      // its share (40 / 2 = 20) on a local limiter.
+      let killed: Promise<void> | undefined
+      const down = await hammer(pair, 80, 'down', 'acme', (answered) => {
+        if (answered === 6) killed = redis.kill()
+      })
+      await killed
       expect(down.every((s) => s.status === 200 || s.status === 429)).toBe(true)
-      const downOk = down.filter((s) => s.status === 200)
-      expect(downOk).toHaveLength(40)
-      expect(downOk.every((s) => s.degraded === true)).toBe(true)
+      console.info(
+        `redis killed after 6 of 80 answers: ${down.filter((s) => s.status === 200).length} admitted, ` +
+          `${down.filter((s) => s.status === 429).length} refused, logs: ${pair.map((w) => w.logs.length).join('/')}`,
+      )
+      // At most the 30 left in Redis before the kill, plus 20 per instance locally.
+      expect(down.filter((s) => s.status === 200).length).toBeLessThanOrEqual(30 + 40)
+      // With Redis still down, both local shares are spent: the next requests are refused locally.
+      const stillDown = await hammer(pair, 10, 'still-down')
+      expect(stillDown.every((s) => s.status === 429 && s.degraded === true)).toBe(true)
       for (const w of pair) {
         expect(w.logs.filter((l) => /Redis unavailable/.test(l))).toHaveLength(1)
       }
@@ -127,8 +144,8 @@ describe.skipIf(!available)('two gateway processes sharing one real Redis', () =
       }
 
       // Every request got one answer; every admitted one reached upstream exactly once.
-      const all = [...before, ...down, ...after]
-      expect(all).toHaveLength(80)
+      const all = [...before, ...down, ...stillDown, ...after]
+      expect(all).toHaveLength(110)
       const admitted = all.filter((s) => s.status === 200).map((s) => s.id)
       expect([...received].sort()).toEqual([...admitted].sort())
       expect(new Set(received).size).toBe(received.length)
