@@ -35,7 +35,12 @@ describe('Anthropic Messages translation', () => {
               { type: 'tool_call', id: 'toolu_01', name: 'lookup', arguments: { q: 'x' } },
             ],
           },
-          { role: 'tool', content: [{ type: 'tool_result', toolCallId: 'toolu_01', content: 'found', isError: false }] },
+          {
+            role: 'tool',
+            content: [
+              { type: 'tool_result', toolCallId: 'toolu_01', content: 'found', isError: false },
+            ],
+          },
           { role: 'user', content: 'thanks' },
         ],
       },
@@ -78,13 +83,22 @@ describe('Anthropic Messages translation', () => {
       role: 'assistant',
       model: 'claude-opus-4-6',
       content: [
-        { type: 'thinking', thinking: 'Let me check.', signature: 'WaUjzkypQ2mUEVM36O2TxuC06KN8xyfbJwyem2dw3URve' },
+        {
+          type: 'thinking',
+          thinking: 'Let me check.',
+          signature: 'WaUjzkypQ2mUEVM36O2TxuC06KN8xyfbJwyem2dw3URve',
+        },
         { type: 'text', text: '我来查一下。' },
         { type: 'tool_use', id: 'toolu_01A', name: 'lookup', input: { q: '天气' } },
       ],
       stop_reason: 'tool_use',
       stop_sequence: null,
-      usage: { input_tokens: 100, cache_creation_input_tokens: 20, cache_read_input_tokens: 5, output_tokens: 42 },
+      usage: {
+        input_tokens: 100,
+        cache_creation_input_tokens: 20,
+        cache_read_input_tokens: 5,
+        output_tokens: 42,
+      },
     }
     server = await startReplayServer(() => ({
       status: 200,
@@ -97,7 +111,11 @@ describe('Anthropic Messages translation', () => {
       model: 'claude-opus-4-6',
       provider: 'anthropic',
       content: [
-        { type: 'thinking', thinking: 'Let me check.', signature: 'WaUjzkypQ2mUEVM36O2TxuC06KN8xyfbJwyem2dw3URve' },
+        {
+          type: 'thinking',
+          thinking: 'Let me check.',
+          signature: 'WaUjzkypQ2mUEVM36O2TxuC06KN8xyfbJwyem2dw3URve',
+        },
         { type: 'text', text: '我来查一下。' },
         { type: 'tool_call', id: 'toolu_01A', name: 'lookup', arguments: { q: '天气' } },
       ],
@@ -116,28 +134,86 @@ describe('Anthropic Messages translation', () => {
     ['refusal', 'content_filter'],
     ['something_new', 'unknown'],
   ])('stop_reason %s maps to %s', (stopReason, finish) => {
-    const parsed = anthropic.parseResponse({ id: 'm', type: 'message', model: 'c', content: [], stop_reason: stopReason, usage: {} })
+    const parsed = anthropic.parseResponse({
+      id: 'm',
+      type: 'message',
+      model: 'c',
+      content: [],
+      stop_reason: stopReason,
+      usage: {},
+    })
     expect(parsed.finishReason).toBe(finish)
   })
 
   it('streams thinking, its signature, text split inside characters, tool input deltas and one finish', async () => {
     const stream =
-      sse('message_start', { type: 'message_start', message: { id: 'msg_s', type: 'message', role: 'assistant', model: 'claude-opus-4-6', content: [], stop_reason: null, usage: { input_tokens: 25, output_tokens: 1 } } }) +
-      sse('content_block_start', { type: 'content_block_start', index: 0, content_block: { type: 'thinking', thinking: '' } }) +
-      sse('content_block_delta', { type: 'content_block_delta', index: 0, delta: { type: 'thinking_delta', thinking: '想一想' } }) +
-      sse('content_block_delta', { type: 'content_block_delta', index: 0, delta: { type: 'signature_delta', signature: 'EqQBCgIYAhIM1gbcDa9GJwZA2b3h' } }) +
+      sse('message_start', {
+        type: 'message_start',
+        message: {
+          id: 'msg_s',
+          type: 'message',
+          role: 'assistant',
+          model: 'claude-opus-4-6',
+          content: [],
+          stop_reason: null,
+          usage: { input_tokens: 25, output_tokens: 1 },
+        },
+      }) +
+      sse('content_block_start', {
+        type: 'content_block_start',
+        index: 0,
+        content_block: { type: 'thinking', thinking: '' },
+      }) +
+      sse('content_block_delta', {
+        type: 'content_block_delta',
+        index: 0,
+        delta: { type: 'thinking_delta', thinking: '想一想' },
+      }) +
+      sse('content_block_delta', {
+        type: 'content_block_delta',
+        index: 0,
+        delta: { type: 'signature_delta', signature: 'EqQBCgIYAhIM1gbcDa9GJwZA2b3h' },
+      }) +
       sse('content_block_stop', { type: 'content_block_stop', index: 0 }) +
       sse('ping', { type: 'ping' }) +
-      sse('content_block_start', { type: 'content_block_start', index: 1, content_block: { type: 'text', text: '' } }) +
-      sse('content_block_delta', { type: 'content_block_delta', index: 1, delta: { type: 'text_delta', text: '你好😀' } }) +
+      sse('content_block_start', {
+        type: 'content_block_start',
+        index: 1,
+        content_block: { type: 'text', text: '' },
+      }) +
+      sse('content_block_delta', {
+        type: 'content_block_delta',
+        index: 1,
+        delta: { type: 'text_delta', text: '你好😀' },
+      }) +
       sse('content_block_stop', { type: 'content_block_stop', index: 1 }) +
-      sse('content_block_start', { type: 'content_block_start', index: 2, content_block: { type: 'tool_use', id: 'toolu_9', name: 'lookup', input: {} } }) +
-      sse('content_block_delta', { type: 'content_block_delta', index: 2, delta: { type: 'input_json_delta', partial_json: '{"q": "' } }) +
-      sse('content_block_delta', { type: 'content_block_delta', index: 2, delta: { type: 'input_json_delta', partial_json: '天气"}' } }) +
+      sse('content_block_start', {
+        type: 'content_block_start',
+        index: 2,
+        content_block: { type: 'tool_use', id: 'toolu_9', name: 'lookup', input: {} },
+      }) +
+      sse('content_block_delta', {
+        type: 'content_block_delta',
+        index: 2,
+        delta: { type: 'input_json_delta', partial_json: '{"q": "' },
+      }) +
+      sse('content_block_delta', {
+        type: 'content_block_delta',
+        index: 2,
+        delta: { type: 'input_json_delta', partial_json: '天气"}' },
+      }) +
       sse('content_block_stop', { type: 'content_block_stop', index: 2 }) +
-      sse('message_delta', { type: 'message_delta', delta: { stop_reason: 'tool_use', stop_sequence: null }, usage: { output_tokens: 89 } }) +
+      sse('message_delta', {
+        type: 'message_delta',
+        delta: { stop_reason: 'tool_use', stop_sequence: null },
+        usage: { output_tokens: 89 },
+      }) +
       sse('message_stop', { type: 'message_stop' })
-    server = await startReplayServer(() => ({ status: 200, headers: { 'content-type': 'text/event-stream' }, chunks: byteChunks(stream, 2) }))
+    server = await startReplayServer(() => ({
+      status: 200,
+      headers: { 'content-type': 'text/event-stream' },
+      chunks: byteChunks(stream, 2),
+    }))
     const parser = anthropic.createStreamParser()
     const { events } = await streamThrough(await fetch(server.url), parser)
     expect(events).toEqual([
@@ -147,17 +223,33 @@ describe('Anthropic Messages translation', () => {
       { type: 'tool_call', id: 'toolu_9', name: 'lookup', argumentsDelta: '' },
       { type: 'tool_call', id: 'toolu_9', name: 'lookup', argumentsDelta: '{"q": "' },
       { type: 'tool_call', id: 'toolu_9', name: 'lookup', argumentsDelta: '天气"}' },
-      { type: 'finish', finishReason: 'tool_calls', usage: { inputTokens: 25, outputTokens: 89 }, id: 'msg_s' },
+      {
+        type: 'finish',
+        finishReason: 'tool_calls',
+        usage: { inputTokens: 25, outputTokens: 89 },
+        id: 'msg_s',
+      },
     ])
     expect(parser.done).toBe(true)
   })
 
   it('an `event: error` overloaded_error after the 200 and some text throws retryable overload', async () => {
     const stream =
-      sse('message_start', { type: 'message_start', message: { id: 'msg_e', type: 'message', content: [], usage: { input_tokens: 3 } } }) +
-      sse('content_block_delta', { type: 'content_block_delta', index: 0, delta: { type: 'text_delta', text: 'Hel' } }) +
+      sse('message_start', {
+        type: 'message_start',
+        message: { id: 'msg_e', type: 'message', content: [], usage: { input_tokens: 3 } },
+      }) +
+      sse('content_block_delta', {
+        type: 'content_block_delta',
+        index: 0,
+        delta: { type: 'text_delta', text: 'Hel' },
+      }) +
       sse('error', { type: 'error', error: { type: 'overloaded_error', message: 'Overloaded' } })
-    server = await startReplayServer(() => ({ status: 200, headers: { 'content-type': 'text/event-stream' }, chunks: [stream] }))
+    server = await startReplayServer(() => ({
+      status: 200,
+      headers: { 'content-type': 'text/event-stream' },
+      chunks: [stream],
+    }))
     const parser = anthropic.createStreamParser()
     const seen: string[] = []
     let caught: unknown
@@ -177,6 +269,11 @@ describe('Anthropic Messages translation', () => {
       caught = error
     }
     expect(seen.join('')).toBe('Hel')
-    expect(isProviderReplyError(caught) && caught.error).toMatchObject({ kind: 'overloaded', retryable: true, status: 200, providerCode: 'overloaded_error' })
+    expect(isProviderReplyError(caught) && caught.error).toMatchObject({
+      kind: 'overloaded',
+      retryable: true,
+      status: 200,
+      providerCode: 'overloaded_error',
+    })
   })
 })

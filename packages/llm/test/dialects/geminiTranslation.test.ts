@@ -20,7 +20,13 @@ describe('Gemini generateContent translation', () => {
         temperature: 0.5,
         topP: 0.9,
         stop: ['END'],
-        tools: [{ name: 'get_weather', description: 'Weather', parameters: { type: 'object', properties: { city: { type: 'string' } } } }],
+        tools: [
+          {
+            name: 'get_weather',
+            description: 'Weather',
+            parameters: { type: 'object', properties: { city: { type: 'string' } } },
+          },
+        ],
         messages: [
           { role: 'system', content: 'Answer in Chinese.' },
           { role: 'user', content: '天气？' },
@@ -39,17 +45,48 @@ describe('Gemini generateContent translation', () => {
     expect(built.path).toBe('/models/gemini-2.5-flash:generateContent')
     expect(built.body).toEqual({
       systemInstruction: { parts: [{ text: 'Answer in Chinese.' }] },
-      generationConfig: { maxOutputTokens: 256, temperature: 0.5, topP: 0.9, stopSequences: ['END'] },
-      tools: [{ functionDeclarations: [{ name: 'get_weather', description: 'Weather', parameters: { type: 'object', properties: { city: { type: 'string' } } } }] }],
+      generationConfig: {
+        maxOutputTokens: 256,
+        temperature: 0.5,
+        topP: 0.9,
+        stopSequences: ['END'],
+      },
+      tools: [
+        {
+          functionDeclarations: [
+            {
+              name: 'get_weather',
+              description: 'Weather',
+              parameters: { type: 'object', properties: { city: { type: 'string' } } },
+            },
+          ],
+        },
+      ],
       contents: [
         { role: 'user', parts: [{ text: '天气？' }] },
-        { role: 'model', parts: [{ functionCall: { id: 'call_0', name: 'get_weather', args: { city: '北京' } }, thoughtSignature: 'CiQBcsjafF' }] },
-        { role: 'user', parts: [{ functionResponse: { id: 'call_0', name: 'get_weather', response: { result: '晴' } } }] },
+        {
+          role: 'model',
+          parts: [
+            {
+              functionCall: { id: 'call_0', name: 'get_weather', args: { city: '北京' } },
+              thoughtSignature: 'CiQBcsjafF',
+            },
+          ],
+        },
+        {
+          role: 'user',
+          parts: [
+            { functionResponse: { id: 'call_0', name: 'get_weather', response: { result: '晴' } } },
+          ],
+        },
       ],
     })
-    expect(gemini.buildRequest({ maxTokens: 1, stream: true, messages: [{ role: 'user', content: 'x' }] }, 'gemini-2.5-flash').path).toBe(
-      '/models/gemini-2.5-flash:streamGenerateContent?alt=sse',
-    )
+    expect(
+      gemini.buildRequest(
+        { maxTokens: 1, stream: true, messages: [{ role: 'user', content: 'x' }] },
+        'gemini-2.5-flash',
+      ).path,
+    ).toBe('/models/gemini-2.5-flash:streamGenerateContent?alt=sse')
   })
 
   it('parses text, thought summaries, a signed function call (finish → tool_calls) and usage with thoughts as output', () => {
@@ -62,14 +99,22 @@ describe('Gemini generateContent translation', () => {
               parts: [
                 { text: 'Considering the weather tool', thought: true },
                 { text: '好的。' },
-                { functionCall: { name: 'get_weather', args: { city: '上海' } }, thoughtSignature: 'CiQBcsjafF' },
+                {
+                  functionCall: { name: 'get_weather', args: { city: '上海' } },
+                  thoughtSignature: 'CiQBcsjafF',
+                },
               ],
             },
             finishReason: 'STOP',
             index: 0,
           },
         ],
-        usageMetadata: { promptTokenCount: 40, candidatesTokenCount: 12, thoughtsTokenCount: 30, totalTokenCount: 82 },
+        usageMetadata: {
+          promptTokenCount: 40,
+          candidatesTokenCount: 12,
+          thoughtsTokenCount: 30,
+          totalTokenCount: 82,
+        },
         modelVersion: 'gemini-2.5-flash',
         responseId: 'resp-1',
       }),
@@ -97,7 +142,9 @@ describe('Gemini generateContent translation', () => {
     ['MALFORMED_FUNCTION_CALL', 'error'],
     ['OTHER', 'unknown'],
   ])('finishReason %s maps to %s', (reason, finish) => {
-    const parsed = gemini.parseResponse({ candidates: [{ content: { parts: [{ text: 'x' }] }, finishReason: reason }] })
+    const parsed = gemini.parseResponse({
+      candidates: [{ content: { parts: [{ text: 'x' }] }, finishReason: reason }],
+    })
     expect(parsed.finishReason).toBe(finish)
   })
 
@@ -108,39 +155,79 @@ describe('Gemini generateContent translation', () => {
     } catch (error) {
       caught = error
     }
-    expect(isProviderReplyError(caught) && caught.error).toMatchObject({ kind: 'content_policy', retryable: false })
+    expect(isProviderReplyError(caught) && caught.error).toMatchObject({
+      kind: 'content_policy',
+      retryable: false,
+    })
   })
 
   it('streams alt=sse chunks with \\r\\n\\r\\n separators, split inside characters, finishing on the chunk with finishReason', async () => {
     const chunk = (obj: object) => `data: ${JSON.stringify(obj)}\r\n\r\n`
     const stream =
-      chunk({ candidates: [{ content: { role: 'model', parts: [{ text: '春眠不觉晓，' }] }, index: 0 }], usageMetadata: { promptTokenCount: 8 }, modelVersion: 'gemini-2.5-flash', responseId: 'r-9' }) +
-      chunk({ candidates: [{ content: { role: 'model', parts: [{ text: '处处闻啼鸟🐦' }] }, index: 0 }], modelVersion: 'gemini-2.5-flash', responseId: 'r-9' }) +
       chunk({
-        candidates: [{ content: { role: 'model', parts: [{ text: '' }] }, finishReason: 'STOP', index: 0 }],
+        candidates: [{ content: { role: 'model', parts: [{ text: '春眠不觉晓，' }] }, index: 0 }],
+        usageMetadata: { promptTokenCount: 8 },
+        modelVersion: 'gemini-2.5-flash',
+        responseId: 'r-9',
+      }) +
+      chunk({
+        candidates: [{ content: { role: 'model', parts: [{ text: '处处闻啼鸟🐦' }] }, index: 0 }],
+        modelVersion: 'gemini-2.5-flash',
+        responseId: 'r-9',
+      }) +
+      chunk({
+        candidates: [
+          { content: { role: 'model', parts: [{ text: '' }] }, finishReason: 'STOP', index: 0 },
+        ],
         usageMetadata: { promptTokenCount: 8, candidatesTokenCount: 14, totalTokenCount: 22 },
         modelVersion: 'gemini-2.5-flash',
         responseId: 'r-9',
       })
-    server = await startReplayServer(() => ({ status: 200, headers: { 'content-type': 'text/event-stream' }, chunks: byteChunks(stream, 1) }))
+    server = await startReplayServer(() => ({
+      status: 200,
+      headers: { 'content-type': 'text/event-stream' },
+      chunks: byteChunks(stream, 1),
+    }))
     const parser = gemini.createStreamParser()
     const { events } = await streamThrough(await fetch(server.url), parser)
     expect(textOf(events)).toBe('春眠不觉晓，处处闻啼鸟🐦')
-    expect(events.at(-1)).toEqual({ type: 'finish', finishReason: 'stop', usage: { inputTokens: 8, outputTokens: 14 }, id: 'r-9' })
+    expect(events.at(-1)).toEqual({
+      type: 'finish',
+      finishReason: 'stop',
+      usage: { inputTokens: 8, outputTokens: 14 },
+      id: 'r-9',
+    })
     expect(events.filter((e) => e.type === 'finish')).toHaveLength(1)
     expect(parser.done).toBe(true)
   })
 
   it('a streamed function call arrives whole as one tool_call delta and finishes as tool_calls', async () => {
     const stream = `data: ${JSON.stringify({
-      candidates: [{ content: { role: 'model', parts: [{ functionCall: { name: 'get_weather', args: { city: '北京' } } }] }, finishReason: 'STOP' }],
+      candidates: [
+        {
+          content: {
+            role: 'model',
+            parts: [{ functionCall: { name: 'get_weather', args: { city: '北京' } } }],
+          },
+          finishReason: 'STOP',
+        },
+      ],
       usageMetadata: { promptTokenCount: 5, candidatesTokenCount: 3 },
     })}\r\n\r\n`
-    server = await startReplayServer(() => ({ status: 200, headers: { 'content-type': 'text/event-stream' }, chunks: [stream] }))
+    server = await startReplayServer(() => ({
+      status: 200,
+      headers: { 'content-type': 'text/event-stream' },
+      chunks: [stream],
+    }))
     const { events } = await streamThrough(await fetch(server.url), gemini.createStreamParser())
     expect(events).toEqual([
       { type: 'tool_call', id: 'call_0', name: 'get_weather', argumentsDelta: '{"city":"北京"}' },
-      { type: 'finish', finishReason: 'tool_calls', usage: { inputTokens: 5, outputTokens: 3 }, id: undefined },
+      {
+        type: 'finish',
+        finishReason: 'tool_calls',
+        usage: { inputTokens: 5, outputTokens: 3 },
+        id: undefined,
+      },
     ])
   })
 })

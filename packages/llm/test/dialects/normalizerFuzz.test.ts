@@ -159,19 +159,21 @@ const status = fc.oneof(
   fc.integer({ min: -1, max: 1000 }),
 )
 
-function assertWellFormed(e: NormalizedError | undefined): void {
-  if (e === undefined) return
-  expect(KINDS.has(e.kind)).toBe(true)
-  expect(typeof e.retryable).toBe('boolean')
-  expect(typeof e.status).toBe('number')
-  expect(typeof e.message).toBe('string')
-  expect(e.message.length).toBeLessThanOrEqual(500)
-  if (e.providerCode !== undefined) expect(typeof e.providerCode).toBe('string')
-  if (e.retryAfterMs !== undefined) {
-    expect(Number.isInteger(e.retryAfterMs)).toBe(true)
-    expect(e.retryAfterMs).toBeGreaterThanOrEqual(0)
-    expect(e.retryAfterMs).toBeLessThanOrEqual(MAX_TIMER_MS)
-  }
+/** Plain checks, not `expect`: this runs 105,000 times and must stay cheap. */
+function wellFormed(e: NormalizedError | undefined): boolean {
+  if (e === undefined) return true
+  const waitOk =
+    e.retryAfterMs === undefined ||
+    (Number.isInteger(e.retryAfterMs) && e.retryAfterMs >= 0 && e.retryAfterMs <= MAX_TIMER_MS)
+  return (
+    KINDS.has(e.kind) &&
+    typeof e.retryable === 'boolean' &&
+    typeof e.status === 'number' &&
+    typeof e.message === 'string' &&
+    e.message.length <= 500 &&
+    (e.providerCode === undefined || typeof e.providerCode === 'string') &&
+    waitOk
+  )
 }
 
 function assertNoPollution(): void {
@@ -198,14 +200,14 @@ describe('normaliser fuzz', () => {
             }
           }
           const e = dialects[name].normalizeError({ status: s, headers: input, body: b })
-          assertWellFormed(e)
-          if (s < 200 || s >= 300) expect(e).toBeDefined()
+          // A non-2xx status is never a success, whatever the body says.
+          return wellFormed(e) && (e !== undefined || (s >= 200 && s < 300))
         },
       ),
       { numRuns: 56_000 },
     )
     assertNoPollution()
-  })
+  }, 90_000)
 
   it('normalizeStreamError never throws and treats every `event: error` frame as an error', () => {
     fc.assert(
@@ -215,14 +217,13 @@ describe('normaliser fuzz', () => {
         body,
         (name, event, data) => {
           const e = dialects[name].normalizeStreamError({ event, data })
-          assertWellFormed(e)
-          if (event === 'error') expect(e).toBeDefined()
+          return wellFormed(e) && (event !== 'error' || e !== undefined)
         },
       ),
       { numRuns: 28_000 },
     )
     assertNoPollution()
-  })
+  }, 90_000)
 
   it('stream parsers either translate a frame or throw their typed ProviderReplyError', () => {
     fc.assert(
@@ -233,20 +234,19 @@ describe('normaliser fuzz', () => {
           const parser = dialects[name].createStreamParser()
           for (const data of frames) {
             try {
-              const events = parser.parseStreamEvent({ event: undefined, data })
-              expect(Array.isArray(events)).toBe(true)
+              if (!Array.isArray(parser.parseStreamEvent({ event: undefined, data }))) return false
             } catch (error) {
               if (!isProviderReplyError(error)) throw error
-              assertWellFormed(error.error)
+              if (!wellFormed(error.error)) return false
             }
           }
-          parser.end()
+          return Array.isArray(parser.end())
         },
       ),
       { numRuns: 21_000 },
     )
     assertNoPollution()
-  })
+  }, 90_000)
 
   it('a huge or deeply nested body is classified by status without throwing', () => {
     const deep = `${'{"error":'.repeat(100_000)}1${'}'.repeat(100_000)}`
@@ -257,8 +257,8 @@ describe('normaliser fuzz', () => {
     for (const name of names) {
       for (const b of [deep, deepArray, huge]) {
         const e = dialects[name].normalizeError({ status: 429, body: b })
-        assertWellFormed(e)
-        expect(e?.retryable).toBeTypeOf('boolean')
+        expect(e).toBeDefined()
+        expect(wellFormed(e)).toBe(true)
       }
     }
     assertNoPollution()

@@ -17,7 +17,13 @@ const agentTurn: ChatRequest = {
   maxTokens: 512,
   temperature: 0.2,
   stop: ['END'],
-  tools: [{ name: 'get_weather', description: 'Weather for a city', parameters: { type: 'object', properties: { city: { type: 'string' } } } }],
+  tools: [
+    {
+      name: 'get_weather',
+      description: 'Weather for a city',
+      parameters: { type: 'object', properties: { city: { type: 'string' } } },
+    },
+  ],
   messages: [
     { role: 'system', content: 'You are terse.' },
     { role: 'user', content: '北京天气？' },
@@ -46,7 +52,11 @@ describe('OpenAI chat completions translation', () => {
       tools: [
         {
           type: 'function',
-          function: { name: 'get_weather', description: 'Weather for a city', parameters: { type: 'object', properties: { city: { type: 'string' } } } },
+          function: {
+            name: 'get_weather',
+            description: 'Weather for a city',
+            parameters: { type: 'object', properties: { city: { type: 'string' } } },
+          },
         },
       ],
       messages: [
@@ -55,7 +65,13 @@ describe('OpenAI chat completions translation', () => {
         {
           role: 'assistant',
           content: null,
-          tool_calls: [{ id: 'call_1', type: 'function', function: { name: 'get_weather', arguments: '{"city":"北京"}' } }],
+          tool_calls: [
+            {
+              id: 'call_1',
+              type: 'function',
+              function: { name: 'get_weather', arguments: '{"city":"北京"}' },
+            },
+          ],
         },
         { role: 'tool', tool_call_id: 'call_1', content: '晴, 25°C' },
       ],
@@ -82,7 +98,13 @@ describe('OpenAI chat completions translation', () => {
           message: {
             role: 'assistant',
             content: null,
-            tool_calls: [{ id: 'call_9', type: 'function', function: { name: 'get_weather', arguments: '{"city":"上海"}' } }],
+            tool_calls: [
+              {
+                id: 'call_9',
+                type: 'function',
+                function: { name: 'get_weather', arguments: '{"city":"上海"}' },
+              },
+            ],
           },
           finish_reason: 'tool_calls',
         },
@@ -100,7 +122,9 @@ describe('OpenAI chat completions translation', () => {
       id: 'chatcmpl-abc',
       model: 'gpt-4o-mini-2024-07-18',
       provider: 'openai',
-      content: [{ type: 'tool_call', id: 'call_9', name: 'get_weather', arguments: { city: '上海' } }],
+      content: [
+        { type: 'tool_call', id: 'call_9', name: 'get_weather', arguments: { city: '上海' } },
+      ],
       text: '',
       finishReason: 'tool_calls',
       usage: { inputTokens: 82, outputTokens: 17 },
@@ -112,7 +136,13 @@ describe('OpenAI chat completions translation', () => {
     const parsed = dialects.deepseek.parseResponse({
       id: 'x',
       model: 'deepseek-reasoner',
-      choices: [{ index: 0, message: { role: 'assistant', reasoning_content: '先想想', content: '答案是 42' }, finish_reason: 'stop' }],
+      choices: [
+        {
+          index: 0,
+          message: { role: 'assistant', reasoning_content: '先想想', content: '答案是 42' },
+          finish_reason: 'stop',
+        },
+      ],
       usage: { prompt_tokens: 5, completion_tokens: 9 },
     })
     expect(parsed.content).toEqual([
@@ -129,7 +159,11 @@ describe('OpenAI chat completions translation', () => {
     } catch (error) {
       caught = error
     }
-    expect(isProviderReplyError(caught) && caught.error).toMatchObject({ kind: 'server_error', retryable: true, status: 200 })
+    expect(isProviderReplyError(caught) && caught.error).toMatchObject({
+      kind: 'server_error',
+      retryable: true,
+      status: 200,
+    })
   })
 
   it('streams text split inside multi-byte characters, tool-call deltas, one finish with the last chunk’s usage', async () => {
@@ -139,13 +173,26 @@ describe('OpenAI chat completions translation', () => {
       chunk({ role: 'assistant', content: '' }) +
       chunk({ content: '你好，' }) +
       chunk({ content: '世界😀' }) +
-      chunk({ tool_calls: [{ index: 0, id: 'call_1', type: 'function', function: { name: 'get_weather', arguments: '' } }] }) +
+      chunk({
+        tool_calls: [
+          {
+            index: 0,
+            id: 'call_1',
+            type: 'function',
+            function: { name: 'get_weather', arguments: '' },
+          },
+        ],
+      }) +
       chunk({ tool_calls: [{ index: 0, function: { arguments: '{"city":' } }] }) +
       chunk({ tool_calls: [{ index: 0, function: { arguments: '"北京"}' } }] }) +
       chunk({}, 'tool_calls') +
       `data: ${JSON.stringify({ id: 'chatcmpl-s', object: 'chat.completion.chunk', choices: [], usage: { prompt_tokens: 11, completion_tokens: 7, total_tokens: 18 } })}\n\n` +
       'data: [DONE]\n\n'
-    server = await startReplayServer(() => ({ status: 200, headers: { 'content-type': 'text/event-stream' }, chunks: byteChunks(sse, 3) }))
+    server = await startReplayServer(() => ({
+      status: 200,
+      headers: { 'content-type': 'text/event-stream' },
+      chunks: byteChunks(sse, 3),
+    }))
     const parser = dialects.openai.createStreamParser()
     const { events } = await streamThrough(await fetch(server.url), parser)
     expect(textOf(events)).toBe('你好，世界😀')
@@ -155,7 +202,12 @@ describe('OpenAI chat completions translation', () => {
       { type: 'tool_call', id: 'call_1', name: 'get_weather', argumentsDelta: '"北京"}' },
     ])
     expect(events.filter((e) => e.type === 'finish')).toEqual([
-      { type: 'finish', finishReason: 'tool_calls', usage: { inputTokens: 11, outputTokens: 7 }, id: 'chatcmpl-s' },
+      {
+        type: 'finish',
+        finishReason: 'tool_calls',
+        usage: { inputTokens: 11, outputTokens: 7 },
+        id: 'chatcmpl-s',
+      },
     ])
     expect(parser.done).toBe(true)
   })
@@ -167,8 +219,15 @@ describe('OpenAI chat completions translation', () => {
       ': keep-alive\n\n' +
       'data: {"id":"d","choices":[{"index":0,"delta":{"content":""},"finish_reason":"stop"}],"usage":{"prompt_tokens":3,"completion_tokens":1}}\n\n' +
       'data: [DONE]\n\n'
-    server = await startReplayServer(() => ({ status: 200, headers: { 'content-type': 'text/event-stream' }, chunks: byteChunks(sse, 5) }))
-    const { events, comments } = await streamThrough(await fetch(server.url), dialects.deepseek.createStreamParser())
+    server = await startReplayServer(() => ({
+      status: 200,
+      headers: { 'content-type': 'text/event-stream' },
+      chunks: byteChunks(sse, 5),
+    }))
+    const { events, comments } = await streamThrough(
+      await fetch(server.url),
+      dialects.deepseek.createStreamParser(),
+    )
     expect(comments).toHaveLength(3)
     expect(events).toEqual([
       { type: 'text', text: '好' },
@@ -180,14 +239,23 @@ describe('OpenAI chat completions translation', () => {
     const sse =
       'data: {"id":"q","choices":[{"index":0,"delta":{"content":"部分"},"finish_reason":null}]}\n\n' +
       'data: {"error":{"code":"Throttling.RateQuota","message":"Requests rate limit exceeded, please try again later.","type":"Throttling.RateQuota"}}\n\n'
-    server = await startReplayServer(() => ({ status: 200, headers: { 'content-type': 'text/event-stream' }, chunks: [sse] }))
+    server = await startReplayServer(() => ({
+      status: 200,
+      headers: { 'content-type': 'text/event-stream' },
+      chunks: [sse],
+    }))
     let caught: unknown
     try {
       await streamThrough(await fetch(server.url), dialects.qwen.createStreamParser())
     } catch (error) {
       caught = error
     }
-    expect(isProviderReplyError(caught) && caught.error).toMatchObject({ kind: 'rate_limited', retryable: true, status: 200, providerCode: 'Throttling.RateQuota' })
+    expect(isProviderReplyError(caught) && caught.error).toMatchObject({
+      kind: 'rate_limited',
+      retryable: true,
+      status: 200,
+      providerCode: 'Throttling.RateQuota',
+    })
   })
 })
 
@@ -199,8 +267,20 @@ describe('parseOpenAIRequest (what a gateway receives)', () => {
       max_tokens: 100,
       messages: [
         { role: 'developer', content: 'be brief' },
-        { role: 'user', content: [{ type: 'text', text: 'hi ' }, { type: 'text', text: 'there' }] },
-        { role: 'assistant', content: null, tool_calls: [{ id: 'c1', type: 'function', function: { name: 'f', arguments: '{"a":1}' } }] },
+        {
+          role: 'user',
+          content: [
+            { type: 'text', text: 'hi ' },
+            { type: 'text', text: 'there' },
+          ],
+        },
+        {
+          role: 'assistant',
+          content: null,
+          tool_calls: [
+            { id: 'c1', type: 'function', function: { name: 'f', arguments: '{"a":1}' } },
+          ],
+        },
         { role: 'tool', tool_call_id: 'c1', content: 'done' },
       ],
       tools: [{ type: 'function', function: { name: 'f', parameters: { type: 'object' } } }],
@@ -215,7 +295,10 @@ describe('parseOpenAIRequest (what a gateway receives)', () => {
       messages: [
         { role: 'system', content: 'be brief' },
         { role: 'user', content: 'hi there' },
-        { role: 'assistant', content: [{ type: 'tool_call', id: 'c1', name: 'f', arguments: { a: 1 } }] },
+        {
+          role: 'assistant',
+          content: [{ type: 'tool_call', id: 'c1', name: 'f', arguments: { a: 1 } }],
+        },
         { role: 'tool', content: [{ type: 'tool_result', toolCallId: 'c1', content: 'done' }] },
       ],
     })
@@ -230,10 +313,16 @@ describe('parseOpenAIRequest (what a gateway receives)', () => {
       }
       return 'accepted'
     }
-    expect(bad({ model: 'm', messages: [{ role: 'wizard', content: 'x' }] })).toBe('messages[0].role')
+    expect(bad({ model: 'm', messages: [{ role: 'wizard', content: 'x' }] })).toBe(
+      'messages[0].role',
+    )
     expect(bad({ model: 'm', messages: [] })).toBe('messages')
     expect(bad({ messages: [{ role: 'user', content: 'x' }] })).toBe('model')
-    expect(bad({ model: 'm', max_tokens: -1, messages: [{ role: 'user', content: 'x' }] })).toBe('max_tokens')
-    expect(bad({ model: 'm', messages: [{ role: 'tool', content: 'x' }] })).toBe('messages[0].tool_call_id')
+    expect(bad({ model: 'm', max_tokens: -1, messages: [{ role: 'user', content: 'x' }] })).toBe(
+      'max_tokens',
+    )
+    expect(bad({ model: 'm', messages: [{ role: 'tool', content: 'x' }] })).toBe(
+      'messages[0].tool_call_id',
+    )
   })
 })

@@ -2,7 +2,11 @@ import { afterEach, describe, expect, it } from 'vitest'
 import { isSseBufferOverflow } from '../../src/sse/SseBufferOverflowError.js'
 import { decodeSse, SseDecoder } from '../../src/sse/SseDecoder.js'
 import type { SseFrame } from '../../src/sse/SseFrame.js'
-import { byteChunks, type ReplayServer, startReplayServer } from '../dialects/support/replayServer.js'
+import {
+  byteChunks,
+  type ReplayServer,
+  startReplayServer,
+} from '../dialects/support/replayServer.js'
 
 const enc = new TextEncoder()
 

@@ -106,7 +106,7 @@ describe('SSE fuzz', () => {
       }),
       { numRuns: 45_000 },
     )
-  })
+  }, 90_000)
 
   it('the decoder yields the same frames, text byte-identical, however the bytes are cut', () => {
     fc.assert(
@@ -118,7 +118,7 @@ describe('SSE fuzz', () => {
       }),
       { numRuns: 45_000 },
     )
-  })
+  }, 90_000)
 
   it('invalid UTF-8 and odd bytes never throw anything but the typed overflow error', () => {
     const garbage = fc.array(
@@ -156,7 +156,7 @@ describe('SSE fuzz', () => {
       }),
       { numRuns: 10_000 },
     )
-  })
+  }, 90_000)
 
   it('a huge stream without a blank line stops with the typed overflow error, not an out-of-memory', () => {
     const huge = new Uint8Array(9 * 1024 * 1024).fill(0x61)

@@ -1,0 +1,151 @@
+import OpenAI from 'openai'
+import { afterEach, describe, expect, it } from 'vitest'
+import {
+  OPENAI_SSE_DONE,
+  OpenAIChunkEncoder,
+  openAISseData,
+  toOpenAIError,
+  toOpenAIResponse,
+} from '../../src/dialects/openaiEncode.js'
+import { SseRecutter } from '../../src/sse/SseRecutter.js'
+import type { ChatResponse, StreamEvent } from '../../src/types.js'
+import { byteChunks, type ReplayServer, startReplayServer } from './support/replayServer.js'
+
+let server: ReplayServer | undefined
+afterEach(async () => {
+  await server?.close()
+  server = undefined
+})
+
+const answer: ChatResponse = {
+  id: 'msg_01',
+  model: 'claude-opus-4-6',
+  provider: 'anthropic',
+  content: [
+    { type: 'thinking', thinking: '先查天气', signature: 'sig' },
+    { type: 'text', text: '我来查。' },
+    { type: 'tool_call', id: 'toolu_1', name: 'get_weather', arguments: { city: '北京' } },
+  ],
+  text: '我来查。',
+  finishReason: 'tool_calls',
+  usage: { inputTokens: 30, outputTokens: 12 },
+}
+
+const client = (baseURL: string) => new OpenAI({ baseURL, apiKey: 'sk-test', maxRetries: 0 })
+
+describe('normalised → OpenAI shapes, read by the official openai client', () => {
+  it('a whole response from another provider reads as a chat.completion', async () => {
+    server = await startReplayServer(() => ({
+      status: 200,
+      headers: { 'content-type': 'application/json' },
+      chunks: [
+        JSON.stringify(toOpenAIResponse(answer, { model: 'smart', createdS: 1_717_000_000 })),
+      ],
+    }))
+    const completion = await client(server.url).chat.completions.create({
+      model: 'smart',
+      messages: [{ role: 'user', content: 'hi' }],
+    })
+    const choice = completion.choices[0]!
+    expect(completion.model).toBe('smart')
+    expect(choice.message.content).toBe('我来查。')
+    expect(choice.finish_reason).toBe('tool_calls')
+    expect(choice.message.tool_calls).toEqual([
+      {
+        id: 'toolu_1',
+        type: 'function',
+        function: { name: 'get_weather', arguments: '{"city":"北京"}' },
+      },
+    ])
+    expect(completion.usage).toEqual({ prompt_tokens: 30, completion_tokens: 12, total_tokens: 42 })
+  })
+
+  it('a normalised stream, re-cut into 1-byte upstream chunks, streams to the client with text, tool calls and usage intact', async () => {
+    const events: StreamEvent[] = [
+      { type: 'thinking', thinking: '想' },
+      { type: 'signature', signature: 'sig' },
+      { type: 'text', text: '你好，' },
+      { type: 'text', text: '世界🌏' },
+      { type: 'tool_call', id: 'toolu_1', name: 'get_weather', argumentsDelta: '' },
+      { type: 'tool_call', id: 'toolu_1', name: 'get_weather', argumentsDelta: '{"city":"北京"}' },
+      {
+        type: 'finish',
+        finishReason: 'tool_calls',
+        usage: { inputTokens: 30, outputTokens: 12 },
+        id: 'msg_01',
+      },
+    ]
+    const encoder = new OpenAIChunkEncoder({
+      id: 'chatcmpl-gw',
+      model: 'smart',
+      includeUsage: true,
+      createdS: 1,
+    })
+    const sse =
+      events
+        .flatMap((e) => encoder.encode(e))
+        .map(openAISseData)
+        .join('') + OPENAI_SSE_DONE
+    // The gateway's path: arbitrary upstream cuts, re-cut on whole events before forwarding.
+    const recutter = new SseRecutter()
+    const forwarded = byteChunks(sse, 1).flatMap((c) => recutter.push(c) ?? [])
+    server = await startReplayServer(() => ({
+      status: 200,
+      headers: { 'content-type': 'text/event-stream' },
+      chunks: forwarded,
+    }))
+
+    const stream = await client(server.url).chat.completions.create({
+      model: 'smart',
+      stream: true,
+      stream_options: { include_usage: true },
+      messages: [{ role: 'user', content: 'hi' }],
+    })
+    let text = ''
+    let args = ''
+    let toolName: string | undefined
+    let finish: string | null | undefined
+    let usage: unknown
+    for await (const chunk of stream) {
+      const choice = chunk.choices[0]
+      text += choice?.delta.content ?? ''
+      for (const call of choice?.delta.tool_calls ?? []) {
+        toolName ??= call.function?.name
+        args += call.function?.arguments ?? ''
+      }
+      if (choice?.finish_reason) finish = choice.finish_reason
+      if (chunk.usage) usage = chunk.usage
+    }
+    expect(text).toBe('你好，世界🌏')
+    expect(toolName).toBe('get_weather')
+    expect(JSON.parse(args)).toEqual({ city: '北京' })
+    expect(finish).toBe('tool_calls')
+    expect(usage).toEqual({ prompt_tokens: 30, completion_tokens: 12, total_tokens: 42 })
+  })
+
+  it('a normalised rate limit reaches the client as OpenAI’s 429 error with its code', async () => {
+    const { status, body } = toOpenAIError({
+      kind: 'rate_limited',
+      retryable: true,
+      status: 200,
+      providerCode: '336501',
+      message: 'Rpm limit reached',
+    })
+    server = await startReplayServer(() => ({
+      status,
+      headers: { 'content-type': 'application/json' },
+      chunks: [JSON.stringify(body)],
+    }))
+    let caught: unknown
+    try {
+      await client(server.url).chat.completions.create({
+        model: 'smart',
+        messages: [{ role: 'user', content: 'hi' }],
+      })
+    } catch (error) {
+      caught = error
+    }
+    expect(caught).toBeInstanceOf(OpenAI.RateLimitError)
+    expect(caught).toMatchObject({ status: 429, code: 'rate_limit_exceeded' })
+  })
+})
