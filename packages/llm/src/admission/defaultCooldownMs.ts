@@ -1,3 +1,4 @@
+import { retryDelay } from '../policy/retryDelay.js'
 import type { ErrorKind } from '../types.js'
 
 /** What a cooldown without a server hint is computed from. */
@@ -10,16 +11,19 @@ export interface CooldownInput {
 
 /**
  * The wait used when the provider gave no hint (no `Retry-After`, no reset
- * header, no `retryDelay`): `min(1000·2^(strikes−1), 20000)` ms plus up to
- * 30 % jitter; overload (`overloaded`, 529, 503) waits longer, 5000 ms plus up
- * to 5000 ms, since a cluster under load recovers slower than a quota window.
+ * header, no `retryDelay`): the policy's own `retryDelay` with the strike
+ * count as the attempt — `min(1000·2^(strikes−1), 20000)` ms plus up to 30 %
+ * jitter, or for overload (`overloaded`, 529, 503) 5000 ms plus up to 5000 ms,
+ * since a cluster under load recovers slower than a quota window.
  */
 export function defaultCooldownMs(
   input: CooldownInput,
   random: () => number = Math.random,
 ): number {
   const overloaded = input.kind === 'overloaded' || input.status === 529 || input.status === 503
-  if (overloaded) return 5000 + random() * 5000
-  const base = Math.min(1000 * 2 ** (Math.max(1, input.strikes) - 1), 20_000)
-  return base + random() * base * 0.3
+  return retryDelay({
+    attempt: Math.max(1, input.strikes),
+    error: { kind: overloaded ? 'overloaded' : input.kind },
+    random,
+  }).delayMs
 }

@@ -8,7 +8,13 @@ import {
   ManualClock,
 } from '@hourglass/core'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
-import { Admission, type AdmissionPermit, isKeysRetired, keyId } from '../../src/admission/index.js'
+import {
+  Admission,
+  type AdmissionPermit,
+  defaultCooldownMs,
+  isKeysRetired,
+  keyId,
+} from '../../src/admission/index.js'
 import { isRateLimited, type RateLimitedError } from '../../src/policy/RateLimitedError.js'
 
 const KEY_A = 'sk-live-AAAAAAAAAAAAAAAAAAAAAAAA'
@@ -301,5 +307,18 @@ describe('Admission', () => {
     expect(keyId(KEY_A)).toMatch(/^k[0-9a-f]{12}$/)
     expect(keyId(KEY_A)).not.toBe(keyId(KEY_B))
     deadline.dispose()
+  })
+})
+
+describe('defaultCooldownMs', () => {
+  it('backs off by strikes with up to 30 % jitter, and waits 5–10 s on overload (503, 529)', () => {
+    const none = () => 0
+    const full = () => 0.999
+    expect(defaultCooldownMs({ kind: 'rate_limited', status: 429, strikes: 1 }, none)).toBe(1000)
+    expect(defaultCooldownMs({ kind: 'rate_limited', status: 429, strikes: 3 }, none)).toBe(4000)
+    expect(defaultCooldownMs({ kind: 'rate_limited', status: 429, strikes: 9 }, none)).toBe(20_000)
+    expect(defaultCooldownMs({ kind: 'rate_limited', status: 429, strikes: 1 }, full)).toBe(1300)
+    expect(defaultCooldownMs({ kind: 'server_error', status: 503, strikes: 1 }, none)).toBe(5000)
+    expect(defaultCooldownMs({ kind: 'overloaded', status: 529, strikes: 4 }, full)).toBe(9995)
   })
 })
