@@ -1,4 +1,3 @@
-import './cjsIsPromise.js'
 import diagnostics from 'node:diagnostics_channel'
 import { once } from 'node:events'
 import type { AddressInfo, Socket } from 'node:net'
