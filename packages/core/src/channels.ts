@@ -222,6 +222,11 @@ export interface LlmCooldownMessage {
   provider: string
   keyId: string
   state: 'start' | 'extend' | 'end'
+  /**
+   * When the cooldown ends, in wall-clock epoch ms (Infinity for a key retired
+   * until restart). Wall-clock, unlike deadlines, because the same cooldown is
+   * shared across hosts through Redis.
+   */
   untilMs: number
   reason: string
 }
