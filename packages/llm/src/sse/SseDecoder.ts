@@ -91,15 +91,18 @@ export class SseDecoder {
   }
 }
 
+/** A fetch/undici body (web `ReadableStream`, async-iterable on Node ≥ 20) or any async iterable of bytes. */
+export type SseByteSource = AsyncIterable<Uint8Array> | ReadableStream<Uint8Array>
+
 /**
- * Decodes a whole byte stream (a fetch body, an undici body) into frames.
- * Stops at the first overflow with `SseBufferOverflowError`.
+ * Decodes a whole byte stream into frames. Stops at the first overflow with
+ * `SseBufferOverflowError`. Breaking out of the loop cancels the body.
  */
 export async function* decodeSse(
-  body: AsyncIterable<Uint8Array>,
+  body: SseByteSource,
   options: SseDecoderOptions = {},
 ): AsyncGenerator<SseFrame, void, undefined> {
   const decoder = new SseDecoder(options)
-  for await (const chunk of body) yield* decoder.push(chunk)
+  for await (const chunk of body as AsyncIterable<Uint8Array>) yield* decoder.push(chunk)
   yield* decoder.end()
 }

@@ -30,8 +30,7 @@ describe('SseDecoder', () => {
     }))
     const res = await fetch(server.url)
     const frames: SseFrame[] = []
-    for await (const f of decodeSse(res.body as unknown as AsyncIterable<Uint8Array>))
-      frames.push(f)
+    for await (const f of decodeSse(res.body!)) frames.push(f)
     expect(frames).toEqual([
       { type: 'event', event: undefined, data: '{"t":"你好😀世界"}', id: undefined },
     ])

@@ -15,7 +15,7 @@ export async function streamThrough(
   const events: StreamEvent[] = []
   const comments: SseComment[] = []
   if (!response.body) throw new Error('no body')
-  for await (const frame of decodeSse(response.body as unknown as AsyncIterable<Uint8Array>)) {
+  for await (const frame of decodeSse(response.body)) {
     if (frame.type === 'comment') comments.push(frame)
     else events.push(...parser.parseStreamEvent(frame))
   }
