@@ -18,20 +18,17 @@ import { setupOtel } from './helpers/otel.js'
  * The real chain: client → Express app "quote" (@hourglass/express) →
  * @hourglass/fetch → Express app "price" (@hourglass/express), with the stock
  * OpenTelemetry http and undici instrumentations making the server and client
- * spans, and instrumentDeadlines adding the deadline's.
- *
- * Express 4 (`express4`): under this repo's vitest config Node runs with
- * `--conditions import`, so Express 5's router `require('is-promise')` gets the
- * ESM build and every Express 5 route throws "isPromise is not a function".
- * @hourglass/express supports both majors; the spans are the same.
+ * spans, and instrumentDeadlines adding the deadline's. Run on both Express
+ * majors @hourglass/express supports.
  */
 
 const otel = setupOtel()
 let stop: StopInstrumentation
 let instrumentations: Array<{ disable(): void }> = []
-let servers: Server[] = []
+const servers: Server[] = []
 let hfetch: HourglassFetch
 let quoteUrl: string
+let priceUrl: string
 /** What each hop's plan reported when its handler finished, by path. */
 const reports = new Map<string, SliceReport[]>()
 
@@ -59,10 +56,15 @@ beforeAll(async () => {
     meterProvider: otel.meterProvider,
   })
 
-  const { default: express } = await import('express4')
-  const { deadline, deadlineErrors } = await import('@hourglass/express')
   const { createFetch } = await import('@hourglass/fetch')
   hfetch = createFetch()
+})
+
+type ExpressFactory = () => import('express').Express
+
+/** The two apps, on the Express major under test. */
+async function startChain(express: ExpressFactory): Promise<void> {
+  const { deadline, deadlineErrors } = await import('@hourglass/express')
   const route =
     (fn: Handler) =>
     (req: Request, res: Response, next: NextFunction): void => {
@@ -88,7 +90,7 @@ beforeAll(async () => {
     }),
   )
   price.use(deadlineErrors())
-  const priceUrl = await listen(price)
+  priceUrl = await listen(price)
 
   const quote = express()
   quote.use(deadline({ plan: { prepare: 1, upstream: 4 }, reserveMs: 10 }))
@@ -109,17 +111,20 @@ beforeAll(async () => {
   )
   quote.use(deadlineErrors())
   quoteUrl = await listen(quote)
-})
+}
+
+async function stopChain(): Promise<void> {
+  for (const s of servers.splice(0)) {
+    s.closeAllConnections()
+    s.close()
+    await once(s, 'close')
+  }
+}
 
 afterAll(async () => {
   stop()
   for (const i of instrumentations) i.disable()
   await hfetch.close()
-  for (const s of servers) {
-    s.closeAllConnections()
-    s.close()
-  }
-  servers = []
   await otel.shutdown()
 })
 
@@ -150,7 +155,15 @@ function twoServerSpans(spans: ReadableSpan[]): boolean {
   )
 }
 
-describe('two hops: client → Express → @hourglass/fetch → Express', () => {
+const majors: Array<[string, () => Promise<ExpressFactory>]> = [
+  ['express 5', async () => (await import('express')).default],
+  ['express 4', async () => (await import('express4')).default as unknown as ExpressFactory],
+]
+
+describe.each(majors)('two hops: client → %s → @hourglass/fetch → Express', (_, load) => {
+  beforeAll(async () => startChain(await load()))
+  afterAll(stopChain)
+
   it('puts the whole chain in one trace, with the budget shrinking hop by hop', async () => {
     const res = await fetch(`${quoteUrl}/quote/price`, {
       headers: { 'x-deadline-remaining-ms': '1500' },
