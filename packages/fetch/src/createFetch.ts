@@ -85,6 +85,37 @@ export function createFetch(
       !request?.body &&
       !(body && typeof body === 'object' && ('getReader' in body || Symbol.asyncIterator in body))
     const base = { deadline, method, url }
+    const state = {
+      retry: policy,
+      repeatable,
+      replayable,
+      used,
+      deadline,
+      minBudgetMs: config.minBudgetMs,
+    }
+    /** Decide on the evidence and publish the decision: the wait before the next attempt, or undefined for none. */
+    const retryDelay = (outcome: Outcome, number: number): number | undefined => {
+      const decision = decideRetry(outcome, state)
+      if (!decision.retry) {
+        if (decision.reason !== undefined) {
+          publishRetrySkipped(() => ({
+            ...base,
+            attempt: number,
+            reason: decision.reason,
+            why: decision.why,
+          }))
+        }
+        return undefined
+      }
+      used.add(decision.rule)
+      publishRetry(() => ({
+        ...base,
+        attempt: number + 1,
+        reason: decision.reason,
+        delayMs: decision.delayMs,
+      }))
+      return decision.delayMs
+    }
 
     for (let number = 1; ; number++) {
       if (signal?.aborted) throw signal.reason
@@ -118,23 +149,8 @@ export function createFetch(
           header: (name) => response.headers.get(name),
           bytesReceived: 0,
         }
-        const decision = decideRetry(outcome, {
-          retry: policy,
-          repeatable,
-          replayable,
-          used,
-          deadline,
-          minBudgetMs: config.minBudgetMs,
-        })
-        if (decision.reason === undefined || !decision.retry) {
-          if (decision.reason !== undefined) {
-            publishRetrySkipped(() => ({
-              ...base,
-              attempt: number,
-              reason: decision.reason,
-              why: decision.why,
-            }))
-          }
+        const delayMs = retryDelay(outcome, number)
+        if (delayMs === undefined) {
           // A failure while the body is read is past the first byte: never retried, but said so.
           attempt?.onFinish((ended) => {
             if (ended.error === undefined) return
@@ -149,47 +165,14 @@ export function createFetch(
           return response
         }
         await response.body?.cancel()
-        used.add(decision.rule)
-        publishRetry(() => ({
-          ...base,
-          attempt: number + 1,
-          reason: decision.reason,
-          delayMs: decision.delayMs,
-        }))
-        if (decision.delayMs > 0) await sleep(decision.delayMs, deadline, signal)
+        if (delayMs > 0) await sleep(delayMs, deadline, signal)
       } catch (thrown) {
         const error = attempt?.reason ?? attempt?.error ?? unwrap(thrown)
         attempt?.finish(error)
         if (signal?.aborted) throw signal.reason
-        const decision = decideRetry(
-          { error, bytesReceived: attempt?.bytesReceived ?? 0 },
-          {
-            retry: policy,
-            repeatable,
-            replayable,
-            used,
-            deadline,
-            minBudgetMs: config.minBudgetMs,
-          },
-        )
-        if (decision.reason === undefined || !decision.retry) {
-          if (decision.reason !== undefined) {
-            publishRetrySkipped(() => ({
-              ...base,
-              attempt: number,
-              reason: decision.reason,
-              why: decision.why,
-            }))
-          }
-          throw error
-        }
-        used.add(decision.rule)
-        publishRetry(() => ({
-          ...base,
-          attempt: number + 1,
-          reason: decision.reason,
-          delayMs: decision.delayMs,
-        }))
+        const delayMs = retryDelay({ error, bytesReceived: attempt?.bytesReceived ?? 0 }, number)
+        if (delayMs === undefined) throw error
+        if (delayMs > 0) await sleep(delayMs, deadline, signal)
       }
     }
   }
