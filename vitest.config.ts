@@ -3,7 +3,7 @@ import { defineConfig } from 'vitest/config'
 // Tests resolve every @hourglass/* package to its TypeScript source through the
 // "@hourglass/source" export condition, so one copy of each module (and one
 // AsyncLocalStorage) is loaded and no build is needed to run a single test.
-const conditions = ['@hourglass/source', 'module', 'node', 'development|production']
+const conditions = ['@hourglass/source', 'node', 'development|production']
 
 export default defineConfig({
   resolve: { conditions },
