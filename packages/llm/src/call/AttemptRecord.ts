@@ -1,0 +1,31 @@
+import diagnostics from 'node:diagnostics_channel'
+import { channelNames, type LlmAttemptMessage } from '@hourglass/core'
+
+/**
+ * What `onAttempt` receives after every attempt: the `hourglass:llm:attempt`
+ * message plus the policy's reason for its decision, in words.
+ */
+export interface AttemptRecord extends LlmAttemptMessage {
+  /** Why the policy decided what it did (`"rate_limited (HTTP 429): retry 2 of 3 after 1210 ms (backoff)"`). */
+  reason?: string | undefined
+}
+
+const attemptChannel = diagnostics.channel(channelNames.llmAttempt)
+
+/** Hands the record to `onAttempt` and publishes it (without `reason`) when someone listens. */
+export function reportAttempt(
+  record: AttemptRecord,
+  onAttempt: ((record: AttemptRecord) => void) | undefined,
+): void {
+  if (attemptChannel.hasSubscribers) {
+    const { reason: _reason, ...message } = record
+    attemptChannel.publish(message satisfies LlmAttemptMessage)
+  }
+  if (onAttempt !== undefined) {
+    try {
+      onAttempt(record)
+    } catch {
+      // A logging hook must not change the outcome of a model call.
+    }
+  }
+}

@@ -1,0 +1,62 @@
+import type { Deadline } from '@hourglass/core'
+import type { Admission } from '../admission/Admission.js'
+import type { CostBudget } from '../policy/CostBudget.js'
+import type { Priority } from '../policy/decideRetry.js'
+import type { RetryBudgetRegistry } from '../policy/RetryBudgetRegistry.js'
+import type { RetryDelayOptions } from '../policy/retryDelay.js'
+import type { ChatMessage, ChatRequest } from '../types.js'
+import type { AttemptRecord } from './AttemptRecord.js'
+import type { ModelAdapter } from './ModelAdapter.js'
+
+/** Shrinks a history that no longer fits the context window. May be async (a summarising model call). */
+export type MessageReducer = (messages: ChatMessage[]) => ChatMessage[] | Promise<ChatMessage[]>
+
+export interface CallModelOptions {
+  /** The primary model first, then the fallbacks, in order. At least one. */
+  models: readonly ModelAdapter[]
+  request: ChatRequest
+  /** Attempts per model, the first included. Default 3; clamped to 1–10. */
+  maxAttempts?: number | undefined
+  /** Retries after an overload (529/503), foreground only. Default 3; 0 = fall back on the first overload. */
+  max529Retries?: number | undefined
+  /** `'background'` fails at once on overload instead of adding load. Default `'foreground'`. */
+  priority?: Priority | undefined
+  /** Checked before every attempt (nothing is sent when over), charged with the usage after. */
+  budget?: CostBudget | undefined
+  /** Carried into every attempt record, so a prompt change shows up in the logs. */
+  promptVersion?: string | undefined
+  /** Called after every attempt with its record (exceptions it throws are ignored). */
+  onAttempt?: ((record: AttemptRecord) => void) | undefined
+  /** Bounds the whole call, waits included. Default `currentDeadline()`; none = no time limit. */
+  deadline?: Deadline | undefined
+  /** Aborts the call; the attempt in flight is cancelled. */
+  signal?: AbortSignal | undefined
+  /** One retry budget per provider name; with it, a 429 storm cannot multiply itself. Default: none. */
+  retryBudgets?: RetryBudgetRegistry | undefined
+  /** Shared per provider+key cooldowns: acquired before every attempt, told every outcome. Default: none. */
+  admission?: Admission | undefined
+  /**
+   * Sent as `Idempotency-Key` on every attempt and fallback of this call.
+   * Derive it from the operation (`idempotencyKey({ conversationId, turn })`).
+   * Default: a random UUID per call.
+   */
+  idempotencyKey?: string | undefined
+  /** Backoff, jitter and overload-floor settings, and the random source (see `retryDelay`). */
+  retryDelay?: RetryDelayOptions | undefined
+  /** Least time an attempt needs, in ms: a wait that leaves less is not slept. Default 0. */
+  minAttemptMs?: number | undefined
+  /**
+   * Streams: longest wait from sending to the first token, in ms. SSE comments
+   * (`: keep-alive`) and bookkeeping events do not count. Past it the attempt
+   * is a `timeout` (retried or failed over). Default 0 = no limit of its own.
+   */
+  firstTokenTimeoutMs?: number | undefined
+  /** prompt_too_long, first step: drop or fold old context. Default: none. */
+  collapse?: MessageReducer | undefined
+  /** prompt_too_long, second step: compact the history (e.g. summarise). Default: none. */
+  compact?: MessageReducer | undefined
+  /** max_tokens stop: the cap is raised once, ×2 up to this many tokens. Default 2 × `request.maxTokens`; 0 = never raise. */
+  maxTokensCeiling?: number | undefined
+  /** Recovery steps after a max_tokens stop (raise the cap, then continue). Default 3; 0 = surface at once. */
+  maxRecoveries?: number | undefined
+}

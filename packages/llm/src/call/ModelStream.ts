@@ -1,0 +1,90 @@
+import type { ChatResponse, StreamEvent } from '../types.js'
+
+/**
+ * A streamed model call. Iterate it for events (once); `result` settles with
+ * the whole answer when the stream ends, or rejects with the same error the
+ * iterator throws. Retries and fallbacks happen before the first event is
+ * delivered: whatever you read came from one attempt of one model.
+ */
+export interface ModelStream extends AsyncIterable<StreamEvent> {
+  /** The whole answer (also when nobody iterates), or the call's error. */
+  readonly result: Promise<ChatResponse>
+  /** Stop the call: the attempt in flight is aborted and `result` rejects with `reason`. */
+  cancel(reason?: unknown): void
+}
+
+/** Where a call writes the events of its committed attempt. @internal */
+export interface StreamSink {
+  push(event: StreamEvent): void
+  /** Aborted when the consumer stops reading or cancels. */
+  readonly signal: AbortSignal
+}
+
+/** A single-consumer queue between the call (producer) and the caller's `for await`. @internal */
+export function createModelStream(run: (sink: StreamSink) => Promise<ChatResponse>): ModelStream {
+  const queue: StreamEvent[] = []
+  const controller = new AbortController()
+  let wake: (() => void) | undefined
+  let ended = false
+  let failure: { error: unknown } | undefined
+  let iterating = false
+  const notify = () => {
+    const w = wake
+    wake = undefined
+    w?.()
+  }
+  const sink: StreamSink = {
+    push(event) {
+      queue.push(event)
+      notify()
+    },
+    signal: controller.signal,
+  }
+  const result = run(sink).then(
+    (response) => {
+      ended = true
+      notify()
+      return response
+    },
+    (error: unknown) => {
+      ended = true
+      failure = { error }
+      notify()
+      throw error
+    },
+  )
+  // Callers that only iterate still see the error there; no unhandled rejection.
+  result.catch(() => {})
+  const cancel = (reason?: unknown) => {
+    if (!controller.signal.aborted) {
+      controller.abort(
+        reason ?? new DOMException('the stream consumer stopped reading', 'AbortError'),
+      )
+    }
+  }
+  return {
+    result,
+    cancel,
+    [Symbol.asyncIterator](): AsyncIterator<StreamEvent> {
+      if (iterating) throw new TypeError('a ModelStream can be iterated only once')
+      iterating = true
+      return {
+        async next(): Promise<IteratorResult<StreamEvent>> {
+          for (;;) {
+            const event = queue.shift()
+            if (event !== undefined) return { done: false, value: event }
+            if (failure !== undefined) throw failure.error
+            if (ended) return { done: true, value: undefined }
+            await new Promise<void>((resolve) => {
+              wake = resolve
+            })
+          }
+        },
+        async return(): Promise<IteratorResult<StreamEvent>> {
+          if (!ended) cancel()
+          return { done: true, value: undefined }
+        },
+      }
+    },
+  }
+}

@@ -1,0 +1,88 @@
+import { parseArguments, textOf } from '../dialects/blocks.js'
+import type { ChatResponse, ContentBlock, FinishReason, StreamEvent, Usage } from '../types.js'
+
+/** Builds the whole answer from stream events, so a streamed call ends with a `ChatResponse` too. */
+export class StreamCollector {
+  readonly #blocks: ContentBlock[] = []
+  readonly #toolArgs = new Map<
+    string,
+    { block: ContentBlock & { type: 'tool_call' }; raw: string }
+  >()
+  #finishReason: FinishReason = 'unknown'
+  #usage: Usage = { inputTokens: 0, outputTokens: 0 }
+  #id = ''
+  #sawToken = false
+
+  /** True once text, thinking or a tool call arrived: past this point a stream is never restarted. */
+  get sawToken(): boolean {
+    return this.#sawToken
+  }
+
+  add(event: StreamEvent): void {
+    const last = this.#blocks.at(-1)
+    switch (event.type) {
+      case 'text':
+        this.#sawToken = true
+        if (last?.type === 'text') last.text += event.text
+        else this.#blocks.push({ type: 'text', text: event.text })
+        return
+      case 'thinking':
+        this.#sawToken = true
+        if (last?.type === 'thinking' && last.signature === undefined)
+          last.thinking += event.thinking
+        else this.#blocks.push({ type: 'thinking', thinking: event.thinking })
+        return
+      case 'signature': {
+        const thinking = this.#blocks.findLast((b) => b.type === 'thinking')
+        if (thinking?.type === 'thinking')
+          thinking.signature = (thinking.signature ?? '') + event.signature
+        return
+      }
+      case 'tool_call': {
+        this.#sawToken = true
+        let entry = this.#toolArgs.get(event.id)
+        if (entry === undefined) {
+          const block = {
+            type: 'tool_call' as const,
+            id: event.id,
+            name: event.name,
+            arguments: {},
+          }
+          this.#blocks.push(block)
+          entry = { block, raw: '' }
+          this.#toolArgs.set(event.id, entry)
+        }
+        entry.raw += event.argumentsDelta
+        return
+      }
+      case 'finish':
+        this.#finishReason = event.finishReason
+        if (event.usage !== undefined) this.#usage = event.usage
+        if (event.id !== undefined) this.#id = event.id
+        return
+    }
+  }
+
+  /** Everything received so far (tool arguments parsed). */
+  content(): ContentBlock[] {
+    for (const { block, raw } of this.#toolArgs.values()) block.arguments = parseArguments(raw)
+    return this.#blocks.map((b) => ({ ...b }))
+  }
+
+  text(): string {
+    return textOf(this.#blocks)
+  }
+
+  response(provider: string, model: string): ChatResponse {
+    const content = this.content()
+    return {
+      id: this.#id,
+      model,
+      provider,
+      content,
+      text: textOf(content),
+      finishReason: this.#finishReason,
+      usage: this.#usage,
+    }
+  }
+}

@@ -1,0 +1,88 @@
+import { randomUUID } from 'node:crypto'
+import { currentDeadline, systemClock } from '@hourglass/core'
+import { idempotencyKey as deriveKey } from '../policy/idempotencyKey.js'
+import type { ChatRequest, ChatResponse } from '../types.js'
+import type { CallModelOptions, MessageReducer } from './CallModelOptions.js'
+import type { CallState } from './CallState.js'
+import { createModelStream, type ModelStream, type StreamSink } from './ModelStream.js'
+import type { ProviderError } from './ProviderError.js'
+import { isRequestRejected, RequestRejectedError } from './RequestRejectedError.js'
+import { recoverOutputLimit } from './recoverOutputLimit.js'
+import { runModels } from './runModels.js'
+
+/**
+ * One model call under the policy: every failure classified by the
+ * provider's dialect, retried only when transient and only when the wait
+ * fits the deadline, within the retry and cost budgets, down the fallback
+ * list — and, for prompts too long or answers cut at the cap, recovered in
+ * layers before anything surfaces.
+ *
+ * `request.stream: true` returns a `ModelStream` (iterate it; `result` is
+ * the whole answer); otherwise a promise of the answer.
+ */
+export function callModel(options: CallModelOptions & { request: { stream: true } }): ModelStream
+export function callModel(options: CallModelOptions): Promise<ChatResponse>
+export function callModel(options: CallModelOptions): Promise<ChatResponse> | ModelStream {
+  if (options.models.length === 0)
+    throw new TypeError('callModel: models must name at least one model')
+  const deadline = options.deadline ?? currentDeadline()
+  const state: CallState = {
+    options,
+    deadline,
+    clock: deadline?.clock ?? systemClock,
+    attempts: 0,
+    costUsd: 0,
+  }
+  const key = options.idempotencyKey ?? randomUUID()
+  if (options.request.stream === true) {
+    return createModelStream((sink) => complete(state, options.request, key, sink))
+  }
+  return (async () => {
+    const first = await complete(state, options.request, key, undefined)
+    return recoverOutputLimit(first, options.request, options, (request, step) =>
+      // A continuation is a new operation (a different request): its own key, derived from this one.
+      complete(state, request, deriveKey({ operation: key, step }), undefined),
+    )
+  })()
+}
+
+/**
+ * One full call of `request`, with the prompt_too_long layers: the caller's
+ * `collapse`, then its `compact`, then the refusal surfaces.
+ */
+async function complete(
+  state: CallState,
+  request: ChatRequest,
+  key: string,
+  sink: StreamSink | undefined,
+): Promise<ChatResponse> {
+  const reducers: Array<[string, MessageReducer]> = []
+  if (state.options.collapse) reducers.push(['collapse', state.options.collapse])
+  if (state.options.compact) reducers.push(['compact', state.options.compact])
+  const done: string[] = []
+  let current = request
+  for (;;) {
+    try {
+      return await runModels(
+        state,
+        current,
+        done.length === 0 ? key : deriveKey({ operation: key, step: done.join('/') }),
+        sink,
+      )
+    } catch (error) {
+      if (!isRequestRejected(error) || error.kind !== 'context_too_long') throw error
+      const next = reducers[done.length]
+      if (next === undefined) {
+        if (done.length === 0) throw error
+        throw new RequestRejectedError({
+          error: error.cause as ProviderError,
+          attempts: error.attempts,
+          recoveries: done,
+        })
+      }
+      const [name, reduce] = next
+      done.push(name)
+      current = { ...current, messages: await reduce([...current.messages]) }
+    }
+  }
+}

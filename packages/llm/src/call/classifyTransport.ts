@@ -1,0 +1,37 @@
+import type { Deadline } from '@hourglass/core'
+import { isDeadlineExceeded } from '@hourglass/core'
+import { isProviderReplyError } from '../dialects/ProviderReplyError.js'
+import type { ErrorKind } from '../types.js'
+import { ProviderError } from './ProviderError.js'
+
+/**
+ * Anything thrown while sending or reading, as a `ProviderError` — or the
+ * thrown value itself when the attempt was ended on purpose (the deadline,
+ * the caller's signal, a first-token timer): those are not the provider's
+ * failure and the caller knows the reason better.
+ */
+export function classifyThrown(
+  thrown: unknown,
+  context: { provider: string; model: string; signal: AbortSignal; deadline: Deadline | undefined },
+): { error: ProviderError } | { rethrow: unknown } {
+  if (context.signal.aborted) return { rethrow: context.signal.reason }
+  if (context.deadline?.done) return { rethrow: context.deadline.reason }
+  if (isDeadlineExceeded(thrown)) return { rethrow: thrown }
+  if (thrown instanceof ProviderError) return { error: thrown }
+  const { provider, model } = context
+  if (isProviderReplyError(thrown)) {
+    return { error: new ProviderError({ provider, model, error: thrown.error, cause: thrown }) }
+  }
+  const code = (thrown as { code?: unknown } | null)?.code
+  const kind: ErrorKind =
+    code === 'HEADERS_TIMEOUT' || code === 'BODY_TIMEOUT' ? 'timeout' : 'network'
+  const message = thrown instanceof Error ? thrown.message : String(thrown)
+  return {
+    error: new ProviderError({
+      provider,
+      model,
+      error: { kind, retryable: true, status: 0, message: message.slice(0, 500) },
+      cause: thrown,
+    }),
+  }
+}

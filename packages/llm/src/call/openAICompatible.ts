@@ -1,0 +1,46 @@
+import { dialects } from '../dialects/dialects.js'
+import type { ChatRequest } from '../types.js'
+import { type BodyHook, createAdapter } from './createAdapter.js'
+import type { AdapterOptions, ModelAdapter } from './ModelAdapter.js'
+
+export interface OpenAICompatibleOptions extends AdapterOptions {
+  /** Whose errors (and `max_tokens` spelling) to expect. Default `'openai'`. */
+  dialect?: 'openai' | 'deepseek' | 'qwen' | 'ernie' | 'doubao' | undefined
+  /**
+   * Send the text of earlier thinking blocks back as `reasoning_content` on
+   * assistant turns — what DeepSeek's and Kimi's thinking-with-tools modes
+   * ask for. Default `false`: chat completions has no thinking field, and
+   * older reasoners refuse it.
+   */
+  replayThinking?: boolean | undefined
+}
+
+/**
+ * A model behind an OpenAI-compatible `POST {baseURL}/chat/completions`:
+ * OpenAI, DeepSeek, Qwen (compatible mode), ERNIE (Qianfan v2), Doubao (Ark).
+ * `Authorization: Bearer <key>`.
+ */
+export function openAICompatible(options: OpenAICompatibleOptions): ModelAdapter {
+  const dialect = dialects[options.dialect ?? 'openai']
+  return createAdapter(dialect, options, options.replayThinking ? replayThinking : undefined)
+}
+
+/** The n-th assistant message sent is the n-th assistant turn of the history (one each). */
+const replayThinking: BodyHook = (body, request: ChatRequest) => {
+  const sent = body['messages']
+  if (!Array.isArray(sent)) return body
+  const thoughts = request.messages
+    .filter((m) => m.role === 'assistant')
+    .map((m) =>
+      typeof m.content === 'string'
+        ? ''
+        : m.content.flatMap((b) => (b.type === 'thinking' ? [b.thinking] : [])).join(''),
+    )
+  let n = 0
+  const messages = sent.map((message: Record<string, unknown>) => {
+    if (message['role'] !== 'assistant') return message
+    const thinking = thoughts[n++]
+    return thinking ? { ...message, reasoning_content: thinking } : message
+  })
+  return { ...body, messages }
+}

@@ -1,0 +1,81 @@
+import type { ChatRequest, ChatResponse, ContentBlock } from '../types.js'
+import { OutputTruncatedError } from './OutputTruncatedError.js'
+
+/** The user turn that asks a model cut off by its output cap to go on. */
+export const CONTINUE_PROMPT = '[Output token limit hit, continue]'
+
+export interface OutputLimitOptions {
+  /** Default 2 × `request.maxTokens`; 0 = never raise. */
+  maxTokensCeiling?: number | undefined
+  /** Default 3; 0 = surface at once. */
+  maxRecoveries?: number | undefined
+}
+
+/**
+ * A `max_tokens` stop, recovered in the order a production agent uses: raise
+ * the cap once (×2, up to the ceiling) and ask again; then append the cut
+ * answer and `CONTINUE_PROMPT` as a new turn and join the parts; after
+ * `maxRecoveries` steps, `OutputTruncatedError` with everything produced.
+ * `complete(request, step)` runs one full call (retries and fallbacks
+ * included); `step` names the recovery so the call can derive its own key.
+ */
+export async function recoverOutputLimit(
+  first: ChatResponse,
+  request: ChatRequest,
+  options: OutputLimitOptions,
+  complete: (request: ChatRequest, step: string) => Promise<ChatResponse>,
+): Promise<ChatResponse> {
+  const limit = Math.max(0, Math.floor(options.maxRecoveries ?? 3))
+  const ceiling = options.maxTokensCeiling ?? 2 * request.maxTokens
+  const steps: string[] = []
+  const parts: ChatResponse[] = []
+  let current = request
+  let response = first
+  let raised = false
+  while (response.finishReason === 'length') {
+    if (steps.length >= limit) {
+      throw new OutputTruncatedError({ response: join([...parts, response]), recoveries: steps })
+    }
+    if (!raised && ceiling > current.maxTokens) {
+      raised = true
+      current = { ...current, maxTokens: Math.min(current.maxTokens * 2, ceiling) }
+      steps.push('raise-cap')
+    } else {
+      parts.push(response)
+      current = {
+        ...current,
+        messages: [
+          ...current.messages,
+          { role: 'assistant', content: response.text },
+          { role: 'user', content: CONTINUE_PROMPT },
+        ],
+      }
+      steps.push('continue')
+    }
+    response = await complete(current, `${steps.length}:${steps.at(-1)}`)
+  }
+  return parts.length === 0 ? response : join([...parts, response])
+}
+
+/** Continuation parts as one answer: content and text joined, usage summed, the last part's ids. */
+function join(parts: ChatResponse[]): ChatResponse {
+  const last = parts.at(-1) as ChatResponse
+  const content: ContentBlock[] = []
+  for (const part of parts) {
+    for (const block of part.content) {
+      const prev = content.at(-1)
+      if (block.type === 'text' && prev?.type === 'text') {
+        content[content.length - 1] = { type: 'text', text: prev.text + block.text }
+      } else content.push(block)
+    }
+  }
+  return {
+    ...last,
+    content,
+    text: parts.map((p) => p.text).join(''),
+    usage: {
+      inputTokens: parts.reduce((sum, p) => sum + p.usage.inputTokens, 0),
+      outputTokens: parts.reduce((sum, p) => sum + p.usage.outputTokens, 0),
+    },
+  }
+}

@@ -1,0 +1,187 @@
+import type { AdmissionPermit } from '../admission/AdmissionPermit.js'
+import { isKeysRetired } from '../admission/KeysRetiredError.js'
+import { clampAttempts, decideRetry } from '../policy/decideRetry.js'
+import type { ModelFailure } from '../policy/ModelUnavailableError.js'
+import { isRateLimited } from '../policy/RateLimitedError.js'
+import type { ChatRequest, ChatResponse } from '../types.js'
+import { type AttemptRecord, reportAttempt } from './AttemptRecord.js'
+import type { CallState } from './CallState.js'
+import type { ModelAdapter, SendOptions, SendResult } from './ModelAdapter.js'
+import type { StreamSink } from './ModelStream.js'
+import type { ProviderError } from './ProviderError.js'
+import { sleep } from './sleep.js'
+import { streamAttempt } from './streamAttempt.js'
+
+export type ModelOutcome =
+  | { kind: 'success'; response: ChatResponse }
+  | { kind: 'fallback'; failure: ModelFailure }
+  | { kind: 'fail'; failure: ModelFailure; error: unknown }
+
+/**
+ * The attempts on one model: budget check, admission, send, classify,
+ * decide (`decideRetry`), wait or hand over. Returns when the model answered
+ * or was given up on; throws only what ends the whole call at once (the
+ * budget, the deadline, an abort, a stream broken after its first token).
+ */
+export async function runModel(
+  state: CallState,
+  adapter: ModelAdapter,
+  request: ChatRequest,
+  idempotencyKey: string,
+  hasFallback: boolean,
+  sink: StreamSink | undefined,
+): Promise<ModelOutcome> {
+  const { options, deadline, clock } = state
+  const retryBudget = options.retryBudgets?.get(adapter.name)
+  const maxAttempts = clampAttempts(options.maxAttempts)
+  let attempt = 0
+  let overloads = 0
+  const base = { model: adapter.model, provider: adapter.name }
+
+  for (;;) {
+    options.signal?.throwIfAborted()
+    deadline?.throwIfExpired()
+    const budget = options.budget
+    if (budget !== undefined) budget.assertCanSpend(budget.estimate(adapter.model, request))
+
+    let permit: AdmissionPermit | undefined
+    if (options.admission !== undefined) {
+      try {
+        permit = await options.admission.acquire({
+          provider: adapter.name,
+          keys: adapter.apiKeys,
+          deadline,
+          signal: options.signal,
+          model: adapter.model,
+          hasFallback,
+        })
+      } catch (refused) {
+        if (!isRateLimited(refused) && !isKeysRetired(refused)) throw refused
+        const failure = { ...base, attempts: attempt, cause: refused, reason: refused.message }
+        return hasFallback
+          ? { kind: 'fallback', failure }
+          : { kind: 'fail', failure, error: refused }
+      }
+    }
+
+    attempt++
+    state.attempts++
+    const started = clock.now()
+    const record = (fields: Partial<AttemptRecord> & Pick<AttemptRecord, 'decision'>) =>
+      reportAttempt(
+        {
+          deadline,
+          attempt: state.attempts,
+          ...base,
+          latencyMs: Math.round(clock.now() - started),
+          promptVersion: options.promptVersion,
+          costUsd: state.costUsd,
+          ...fields,
+        },
+        options.onAttempt,
+      )
+    const controller = new AbortController()
+    const unlink = link(controller, [options.signal, sink?.signal])
+    const send: SendOptions = {
+      apiKey: permit ? permit.key : adapter.nextKey(),
+      idempotencyKey,
+      deadline,
+      signal: controller.signal,
+    }
+    let result: SendResult
+    try {
+      result =
+        sink === undefined
+          ? await adapter.send(request, send)
+          : await streamAttempt({
+              adapter,
+              request,
+              send,
+              abort: (reason) => controller.abort(reason),
+              sink,
+              firstTokenTimeoutMs: Math.max(0, options.firstTokenTimeoutMs ?? 0),
+              clock: deadline?.clock,
+              onFirstToken: () => void permit?.report({ ok: true }),
+            })
+    } catch (thrown) {
+      permit?.release()
+      record({ decision: 'fail', errorClass: className(thrown), reason: 'the call was ended' })
+      throw thrown
+    } finally {
+      unlink()
+    }
+
+    const latencyMs = clock.now() - started
+    if (result.ok) {
+      const { response } = result
+      await permit?.report({ ok: true, latencyMs })
+      retryBudget?.recordSuccess()
+      if (budget !== undefined) state.costUsd += budget.record(adapter.model, response.usage)
+      record({
+        decision: 'success',
+        status: result.status,
+        inputTokens: response.usage.inputTokens,
+        outputTokens: response.usage.outputTokens,
+      })
+      return { kind: 'success', response }
+    }
+
+    const error: ProviderError = result.error
+    await permit?.report({ ok: false, error: error.normalized, latencyMs })
+    if (error.retryable) retryBudget?.recordFailure()
+    if (error.kind === 'overloaded') overloads++
+    const decision = decideRetry({
+      ...options.retryDelay,
+      error: error.normalized,
+      attempt,
+      maxAttempts,
+      overloads,
+      max529Retries: options.max529Retries,
+      priority: options.priority,
+      remainingMs: deadline?.remaining() ?? Number.POSITIVE_INFINITY,
+      minAttemptMs: options.minAttemptMs,
+      hasFallback,
+      retryBudget,
+    })
+    record({
+      decision: decision.action,
+      status: error.status,
+      errorClass: className(error.cause ?? error),
+      errorKind: error.kind,
+      delayMs: decision.action === 'retry' ? decision.delayMs : undefined,
+      reason: decision.reason,
+    })
+    if (decision.action === 'retry') {
+      // With admission, a rate limit or overload has just become a shared
+      // cooldown: `acquire` waits for it (or refuses), so sleeping here too
+      // would wait twice.
+      const cooled =
+        options.admission !== undefined &&
+        (error.kind === 'rate_limited' || error.kind === 'overloaded')
+      if (!cooled) await sleep(decision.delayMs, deadline, options.signal)
+      continue
+    }
+    const failure = { ...base, attempts: attempt, cause: error, reason: decision.reason }
+    return decision.action === 'fallback'
+      ? { kind: 'fallback', failure }
+      : { kind: 'fail', failure, error }
+  }
+}
+
+/** Aborts `controller` when any of `signals` does; returns the unlink. No `AbortSignal.any` (it leaks on Node 20). */
+function link(controller: AbortController, signals: Array<AbortSignal | undefined>): () => void {
+  const live = signals.filter((s): s is AbortSignal => s !== undefined)
+  const onAbort = (event: Event) => controller.abort((event.target as AbortSignal).reason)
+  for (const s of live) {
+    if (s.aborted) controller.abort(s.reason)
+    else s.addEventListener('abort', onAbort, { once: true })
+  }
+  return () => {
+    for (const s of live) s.removeEventListener('abort', onAbort)
+  }
+}
+
+function className(error: unknown): string {
+  if (error instanceof Error) return error.constructor.name
+  return typeof error
+}

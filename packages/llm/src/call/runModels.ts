@@ -1,0 +1,67 @@
+import { type ModelFailure, ModelUnavailableError } from '../policy/ModelUnavailableError.js'
+import { isRateLimited } from '../policy/RateLimitedError.js'
+import { stripThinkingSignatures } from '../policy/stripThinkingSignatures.js'
+import type { ChatRequest, ChatResponse, ErrorKind } from '../types.js'
+import type { CallState } from './CallState.js'
+import type { StreamSink } from './ModelStream.js'
+import { isProviderError } from './ProviderError.js'
+import { RequestRejectedError } from './RequestRejectedError.js'
+import { runModel } from './runModel.js'
+
+/** Refusals caused by the request itself: surfaced as `RequestRejectedError`. */
+const REQUEST_BOUND: ReadonlySet<ErrorKind> = new Set<ErrorKind>([
+  'bad_request',
+  'content_policy',
+  'context_too_long',
+])
+
+/**
+ * Down the models list: the primary gets the history as given; every
+ * fallback gets the same history with thinking signatures stripped (a
+ * signature is valid only for the model that issued it; the text is kept).
+ * A fallback is not a new turn: same request, same `Idempotency-Key`.
+ */
+export async function runModels(
+  state: CallState,
+  request: ChatRequest,
+  idempotencyKey: string,
+  sink: StreamSink | undefined,
+): Promise<ChatResponse> {
+  const models = state.options.models
+  const causes: ModelFailure[] = []
+  let stripped: ChatRequest | undefined
+  for (const [index, adapter] of models.entries()) {
+    if (index > 0) stripped ??= { ...request, messages: stripThinkingSignatures(request.messages) }
+    const outcome = await runModel(
+      state,
+      adapter,
+      stripped ?? request,
+      idempotencyKey,
+      index < models.length - 1,
+      sink,
+    )
+    if (outcome.kind === 'success') return outcome.response
+    causes.push(outcome.failure)
+    if (outcome.kind === 'fail') {
+      const { error } = outcome
+      if (isProviderError(error) && REQUEST_BOUND.has(error.kind)) {
+        throw new RequestRejectedError({ error, attempts: state.attempts })
+      }
+      // Admission refused every model without sending: say when to come back.
+      if (isRateLimited(error) && causes.every((c) => isRateLimited(c.cause))) throw error
+      throw new ModelUnavailableError({
+        attempts: state.attempts,
+        causes,
+        lastCause: outcome.failure.cause,
+        reason: outcome.failure.reason,
+      })
+    }
+  }
+  const last = causes.at(-1)
+  throw new ModelUnavailableError({
+    attempts: state.attempts,
+    causes,
+    lastCause: last?.cause,
+    reason: `every model in the list failed (${models.length})`,
+  })
+}

@@ -1,0 +1,102 @@
+import { type Clock, systemClock } from '@hourglass/core'
+import { StreamInterruptedError } from '../policy/StreamInterruptedError.js'
+import type { ChatRequest, StreamEvent } from '../types.js'
+import type { ModelAdapter, SendOptions, SendResult } from './ModelAdapter.js'
+import type { StreamSink } from './ModelStream.js'
+import { ProviderError } from './ProviderError.js'
+import { StreamCollector } from './StreamCollector.js'
+
+export interface StreamAttemptOptions {
+  adapter: ModelAdapter
+  request: ChatRequest
+  send: SendOptions
+  /** Aborts `send.signal`; used for the first-token timer. */
+  abort: (reason: unknown) => void
+  sink: StreamSink
+  firstTokenTimeoutMs: number
+  clock: Clock | undefined
+  /** Called once, when the first token arrives (the provider is answering). */
+  onFirstToken: () => void
+}
+
+/**
+ * One streaming attempt. Before the first token a failure is a normal
+ * `SendResult` failure (retry or fall back, nothing reached the caller);
+ * after it, any failure is a `StreamInterruptedError` with what arrived —
+ * never a silent restart. Events before the first token are held back and
+ * delivered with it, so an attempt that fails early leaves no trace.
+ */
+export async function streamAttempt(options: StreamAttemptOptions): Promise<SendResult> {
+  const { adapter, sink } = options
+  const collector = new StreamCollector()
+  const held: StreamEvent[] = []
+  let committed = false
+  const clock = options.clock ?? systemClock
+  const timeout = new FirstTokenTimeout(options.firstTokenTimeoutMs)
+  const timer =
+    options.firstTokenTimeoutMs > 0
+      ? clock.setTimeout(() => options.abort(timeout), options.firstTokenTimeoutMs)
+      : undefined
+  const stopTimer = () => {
+    if (timer !== undefined) clock.clearTimeout(timer)
+  }
+  try {
+    const opened = await adapter.open(options.request, options.send)
+    if (!opened.ok) return opened
+    for await (const event of opened.events) {
+      collector.add(event)
+      if (!collector.sawToken) {
+        held.push(event)
+        continue
+      }
+      if (!committed) {
+        committed = true
+        stopTimer()
+        options.onFirstToken()
+        for (const early of held.splice(0)) sink.push(early)
+      }
+      sink.push(event)
+    }
+    stopTimer()
+    for (const early of held.splice(0)) sink.push(early)
+    return { ok: true, status: 200, response: collector.response(adapter.name, adapter.model) }
+  } catch (thrown) {
+    if (thrown === timeout) {
+      return {
+        ok: false,
+        error: new ProviderError({
+          provider: adapter.name,
+          model: adapter.model,
+          error: {
+            kind: 'timeout',
+            retryable: true,
+            status: 200,
+            message: `no token within firstTokenTimeoutMs (${options.firstTokenTimeoutMs} ms); keep-alive comments do not count`,
+          },
+        }),
+      }
+    }
+    if (!collector.sawToken) {
+      if (thrown instanceof ProviderError) return { ok: false, error: thrown }
+      throw thrown
+    }
+    if (sink.signal.aborted && thrown === sink.signal.reason) throw thrown
+    throw new StreamInterruptedError({
+      model: adapter.model,
+      provider: adapter.name,
+      partialText: collector.text(),
+      partialContent: collector.content(),
+      cause: thrown,
+    })
+  } finally {
+    stopTimer()
+  }
+}
+
+/** The reason a first-token timer aborts with; recognised by identity. */
+class FirstTokenTimeout extends Error {
+  constructor(ms: number) {
+    super(`no token within ${ms} ms`)
+    this.name = 'FirstTokenTimeout'
+  }
+}
