@@ -1,2 +1,34 @@
-// Placeholder so the workspace builds; this package lands with its issue.
-export {}
+export {
+  type ConfigProblem,
+  GatewayConfigError,
+  isGatewayConfigError,
+} from './config/GatewayConfigError.js'
+export type {
+  GatewayConfig,
+  GatewayConfigInput,
+  ModelTarget,
+  ProviderConfig,
+} from './config/gatewayConfigSchema.js'
+export { loadGatewayConfig } from './config/loadGatewayConfig.js'
+export { type ParseGatewayConfigOptions, parseGatewayConfig } from './config/parseGatewayConfig.js'
+export { createGateway, type GatewayOptions, type GatewayRouter } from './createGateway.js'
+export { type ErrorReply, errorReply } from './http/errorReply.js'
+export { GatewayRequestError, isGatewayRequestError } from './http/GatewayRequestError.js'
+export {
+  isProviderLimited,
+  type LimitDecision,
+  type LimitOptions,
+  type ProviderLimit,
+  type ProviderLimitedDetails,
+  ProviderLimitedError,
+  ProviderLimits,
+  type ProviderLimitsOptions,
+} from './limits/index.js'
+export {
+  type GatewayLogger,
+  type LogLevel,
+  type LogRecord,
+  stderrJsonLogger,
+} from './log/GatewayLogger.js'
+export { type ResolvedModel, resolveModel } from './routing/resolveModel.js'
+export { type RunningGateway, type StartGatewayOptions, startGateway } from './startGateway.js'

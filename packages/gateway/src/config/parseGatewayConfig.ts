@@ -1,0 +1,51 @@
+import type { z } from 'zod'
+import { type ConfigProblem, GatewayConfigError } from './GatewayConfigError.js'
+import { type GatewayConfig, gatewayConfigSchema } from './gatewayConfigSchema.js'
+
+export interface ParseGatewayConfigOptions {
+  /** Where `{ "env": NAME }` keys are looked up. Default `process.env`. */
+  env?: Readonly<Record<string, string | undefined>> | undefined
+  /** Named in the error message. */
+  file?: string | undefined
+}
+
+/**
+ * Validates a gateway config (already-parsed JSON) and fills in defaults.
+ * Throws `GatewayConfigError` listing every problem by field path:
+ * `providers.qwen.apiKeys[1]: expected a non-empty string`.
+ */
+export function parseGatewayConfig(
+  input: unknown,
+  options: ParseGatewayConfigOptions = {},
+): GatewayConfig {
+  const result = gatewayConfigSchema(options.env ?? process.env).safeParse(input)
+  if (result.success) return result.data
+  throw new GatewayConfigError(result.error.issues.flatMap(toProblems), { file: options.file })
+}
+
+function toProblems(issue: z.core.$ZodIssue): ConfigProblem[] {
+  if (issue.code === 'unrecognized_keys') {
+    return issue.keys.map((key) => ({
+      field: fieldPath([...issue.path, key]),
+      message: 'unknown field (check the spelling)',
+    }))
+  }
+  // zod's messages can quote the input; never echo a value that may be a key.
+  const message = issue.message.replace(/received .*/, (m) => m.slice(0, 40))
+  return [{ field: fieldPath(issue.path), message }]
+}
+
+/** `['providers', 'qwen', 'apiKeys', 1]` → `providers.qwen.apiKeys[1]`. */
+export function fieldPath(path: readonly PropertyKey[]): string {
+  let out = ''
+  for (const part of path) {
+    if (typeof part === 'number') out += `[${part}]`
+    else {
+      const name = String(part)
+      out += /^[A-Za-z_$][\w$-]*$/.test(name)
+        ? `${out === '' ? '' : '.'}${name}`
+        : `[${JSON.stringify(name)}]`
+    }
+  }
+  return out === '' ? '(root)' : out
+}

@@ -1,0 +1,149 @@
+import { currentDeadline, Deadline } from '@hourglass/core'
+import type { Request, Response } from 'express'
+import { targetKey } from '../call/createAdapters.js'
+import type { GatewayContext } from '../GatewayContext.js'
+import {
+  type AttemptRecord,
+  type ChatRequest,
+  CostBudget,
+  callModel,
+  type ModelAdapter,
+  parseOpenAIRequest,
+  toOpenAIResponse,
+} from '../llm.js'
+import { resolveModel } from '../routing/resolveModel.js'
+import { GatewayRequestError } from './GatewayRequestError.js'
+import { sendError } from './sendError.js'
+import { streamCompletion } from './streamCompletion.js'
+
+/**
+ * `POST /v1/chat/completions`: an OpenAI request → the model's fallback list
+ * → `callModel` (retries, key rotation through admission, per-provider
+ * limits, fallback: one policy, not re-implemented here) → an OpenAI answer,
+ * streamed or whole. Every failure becomes an OpenAI-shaped error.
+ */
+export function chatCompletions(ctx: GatewayContext) {
+  return async (req: Request, res: Response): Promise<void> => {
+    const startedAt = ctx.clock.now()
+    const deadline = handlerDeadline(ctx, req)
+    const fields: Record<string, unknown> = { path: req.path }
+    let status = 200
+    try {
+      const { model: requested, request } = parseOpenAIRequest(req.body, {
+        defaultMaxTokens: ctx.config.policy.defaultMaxTokens,
+      })
+      fields['model'] = requested
+      fields['stream'] = request.stream === true
+      const resolved = resolveModel(ctx.config, requested, request)
+      if (resolved === undefined) {
+        throw new GatewayRequestError({
+          status: 404,
+          errorCode: 'model_not_found',
+          param: 'model',
+          message: `the model "${requested.slice(0, 100)}" does not exist on this gateway (GET /v1/models lists them)`,
+        })
+      }
+      if (resolved.route) fields['route'] = `${resolved.route.side}:${resolved.name}`
+      const models = resolved.targets.flatMap((t) => {
+        const adapter = ctx.adapters.get(targetKey(t))
+        return adapter === undefined ? [] : [adapter]
+      })
+      const options = callOptions(ctx, models, request, deadline, fields)
+      if (request.stream === true) {
+        const includeUsage = wantsUsage(req.body)
+        status = await streamCompletion(
+          ctx,
+          res,
+          { ...options, request: { ...request, stream: true } },
+          {
+            model: requested,
+            includeUsage,
+          },
+        )
+      } else {
+        const response = await callModel(options)
+        fields['provider'] = response.provider
+        fields['upstreamModel'] = response.model
+        res.setHeader('x-hourglass-provider', response.provider)
+        res.setHeader('cache-control', 'no-store')
+        res.status(200).json(toOpenAIResponse(response, { model: requested }))
+      }
+    } catch (error) {
+      const shaped = sendError(ctx, res, error)
+      status = shaped.status
+      fields['error'] = shaped.body.error.code
+    } finally {
+      deadline.dispose()
+      ctx.log(status >= 500 ? 'warn' : 'info', 'request', {
+        ...fields,
+        status,
+        latencyMs: Math.round(ctx.clock.now() - startedAt),
+      })
+    }
+  }
+}
+
+type CallOptions = Parameters<typeof callModel>[0]
+
+function callOptions(
+  ctx: GatewayContext,
+  models: ModelAdapter[],
+  request: ChatRequest,
+  deadline: Deadline,
+  fields: Record<string, unknown>,
+): CallOptions {
+  const { policy } = ctx.config
+  let attempts = 0
+  return {
+    models,
+    request,
+    deadline,
+    admission: ctx.admission,
+    retryBudgets: ctx.retryBudgets,
+    maxAttempts: policy.maxAttempts,
+    max529Retries: policy.max529Retries,
+    priority: policy.priority,
+    firstTokenTimeoutMs: ctx.firstTokenTimeoutMs,
+    ...(policy.maxCostUsdPerRequest === undefined
+      ? {}
+      : { budget: new CostBudget({ limitUsd: policy.maxCostUsdPerRequest, prices: ctx.prices }) }),
+    onAttempt: (record: AttemptRecord) => {
+      attempts = record.attempt
+      fields['attempts'] = attempts
+      ctx.log(record.decision === 'success' ? 'info' : 'warn', 'attempt', {
+        model: record.model,
+        provider: record.provider,
+        attempt: record.attempt,
+        status: record.status,
+        errorKind: record.errorKind,
+        errorClass: record.errorClass,
+        decision: record.decision,
+        delayMs: record.delayMs,
+        latencyMs: Math.round(record.latencyMs),
+        costUsd: record.costUsd,
+        reason: record.reason,
+      })
+    },
+  }
+}
+
+/**
+ * The call's own deadline ends `replyReserveMs` before the request's, so
+ * when time runs out this handler — not the ingress middleware's plain
+ * 504 — writes the OpenAI-shaped 504 (or the stream's error event). The
+ * middleware's answer stays the backstop.
+ */
+function handlerDeadline(ctx: GatewayContext, req: Request): Deadline {
+  const parent = (req as Request & { deadline?: Deadline }).deadline ?? currentDeadline()
+  if (parent === undefined) {
+    // Mounted without deadline(): the config's default budget, on our own.
+    return Deadline.after(ctx.config.deadline.defaultMs - ctx.replyReserveMs, { clock: ctx.clock })
+  }
+  return parent.child(Math.max(0, parent.remaining() - ctx.replyReserveMs))
+}
+
+/** OpenAI sends usage in a last chunk only when `stream_options.include_usage` asks. */
+function wantsUsage(body: unknown): boolean {
+  const options = (body as { stream_options?: unknown } | null)?.stream_options
+  return (options as { include_usage?: unknown } | null | undefined)?.include_usage === true
+}

@@ -1,0 +1,209 @@
+import { DEADLINE_EXPIRED_HEADER, isClientClosed, isDeadlineExceeded } from '@hourglass/core'
+import { isProviderLimited } from '../limits/index.js'
+import {
+  type ErrorKind,
+  isBudgetExceeded,
+  isInvalidChatRequest,
+  isKeysRetired,
+  isModelUnavailable,
+  isProviderError,
+  isRateLimited,
+  isRequestRejected,
+  isStreamInterrupted,
+  type ProviderError,
+  toOpenAIError,
+} from '../llm.js'
+import { isGatewayRequestError } from './GatewayRequestError.js'
+
+/** An error as the client sees it: OpenAI's error body, a status, and headers. */
+export interface ErrorReply {
+  status: number
+  headers: Record<string, string>
+  body: {
+    error: { message: string; type: string; param: string | null; code: string }
+  }
+}
+
+/** Kinds whose provider message tells the client what to fix in its request. */
+const CLIENT_FIXABLE: ReadonlySet<ErrorKind> = new Set([
+  'bad_request',
+  'content_policy',
+  'context_too_long',
+])
+
+const NO_RETRY = { 'x-should-retry': 'false' }
+
+/**
+ * Any failure → OpenAI's error shape with the status a client can act on:
+ * 400 bad request, 404 unknown model, 429 + `Retry-After` when every key or
+ * limit is spent, 504 + `x-deadline-expired: 1` when time ran out, 502/503
+ * when providers are down. Messages name providers and models (config
+ * names), never upstream hosts, keys or stack traces; a provider's own text
+ * is passed on only when it tells the client what to fix in its request.
+ * `x-should-retry` tells the official SDKs whether retrying can help.
+ */
+export function errorReply(error: unknown): ErrorReply {
+  if (isDeadlineExceeded(error) || isClientClosed(error)) return deadlineReply()
+  if (isGatewayRequestError(error)) {
+    return reply(error.status, error.message, error.type, error.errorCode, error.param, NO_RETRY)
+  }
+  if (isInvalidChatRequest(error)) {
+    return reply(
+      400,
+      error.message,
+      'invalid_request_error',
+      'invalid_request',
+      error.field,
+      NO_RETRY,
+    )
+  }
+  if (isRateLimited(error) || isProviderLimited(error)) {
+    return rateLimitReply(error.provider, error.retryAfterMs)
+  }
+  if (isKeysRetired(error)) {
+    return reply(
+      502,
+      `every key of ${error.provider} was rejected`,
+      'server_error',
+      'upstream_auth_failed',
+    )
+  }
+  if (isBudgetExceeded(error)) {
+    return reply(
+      402,
+      'the request would exceed its cost budget; nothing was sent',
+      'invalid_request_error',
+      'budget_exceeded',
+      null,
+      NO_RETRY,
+    )
+  }
+  if (isRequestRejected(error) || isProviderError(error)) {
+    const cause = isRequestRejected(error) ? error.cause : error
+    if (isProviderError(cause)) return providerReply(cause)
+  }
+  if (isStreamInterrupted(error)) {
+    const cause = isProviderError(error.cause) ? providerReply(error.cause) : undefined
+    return reply(
+      cause?.status ?? 502,
+      `the stream from ${error.provider} broke after the first token; not restarted`,
+      'server_error',
+      'stream_interrupted',
+      null,
+      NO_RETRY,
+    )
+  }
+  if (isModelUnavailable(error)) return unavailableReply(error.causes.map((c) => c.cause))
+  return reply(500, 'internal gateway error', 'server_error', 'internal_error')
+}
+
+export function deadlineReply(): ErrorReply {
+  return reply(
+    504,
+    'the request ran out of time (deadline exceeded)',
+    'server_error',
+    'deadline_exceeded',
+    null,
+    {
+      [DEADLINE_EXPIRED_HEADER]: '1',
+      ...NO_RETRY,
+    },
+  )
+}
+
+function providerReply(error: ProviderError): ErrorReply {
+  if (isProviderLimited(error.cause) && Number.isFinite(error.cause.retryAfterMs)) {
+    return rateLimitReply(error.provider, error.cause.retryAfterMs)
+  }
+  const shaped = toOpenAIError(error.normalized)
+  const code = error.providerCode === undefined ? '' : ` (${error.providerCode})`
+  const message = CLIENT_FIXABLE.has(error.kind)
+    ? `${error.provider}: ${error.normalized.message}`
+    : `${error.provider}/${error.model}: ${error.kind.replace('_', ' ')}${code}`
+  const headers: Record<string, string> = {}
+  if (error.kind === 'rate_limited' && error.retryAfterMs !== undefined) {
+    Object.assign(headers, retryHeaders(error.retryAfterMs))
+  }
+  if (!error.retryable) Object.assign(headers, NO_RETRY)
+  return reply(
+    shaped.status,
+    message,
+    shaped.body.error.type,
+    shaped.body.error.code,
+    null,
+    headers,
+  )
+}
+
+/**
+ * Every model of the fallback list failed. All of them limited → 429 with
+ * the soonest retry; all overloaded or limited → 503; otherwise 502, listing
+ * what each provider did (kind only: no upstream text).
+ */
+function unavailableReply(causes: unknown[]): ErrorReply {
+  if (causes.some((c) => isDeadlineExceeded(c))) return deadlineReply()
+  const waits: number[] = []
+  let limited = 0
+  let overloaded = 0
+  const parts: string[] = []
+  for (const cause of causes) {
+    if (isRateLimited(cause) || isProviderLimited(cause)) {
+      limited++
+      waits.push(cause.retryAfterMs)
+      parts.push(`${cause.provider}: rate limited`)
+    } else if (isProviderError(cause)) {
+      const limit = isProviderLimited(cause.cause) ? cause.cause.retryAfterMs : cause.retryAfterMs
+      if (cause.kind === 'rate_limited') {
+        limited++
+        if (limit !== undefined) waits.push(limit)
+      } else if (cause.kind === 'overloaded') overloaded++
+      parts.push(`${cause.provider}/${cause.model}: ${cause.kind.replace('_', ' ')}`)
+    } else if (isKeysRetired(cause)) {
+      parts.push(`${cause.provider}: every key rejected`)
+    } else {
+      parts.push('failed')
+    }
+  }
+  const summary = `no provider could answer (${parts.join('; ')})`
+  if (causes.length > 0 && limited === causes.length) {
+    const finite = waits.filter((w) => Number.isFinite(w))
+    return reply(429, summary, 'requests', 'rate_limit_exceeded', null, {
+      ...(finite.length > 0 ? retryHeaders(Math.min(...finite)) : {}),
+    })
+  }
+  if (causes.length > 0 && limited + overloaded === causes.length) {
+    return reply(503, summary, 'server_error', 'overloaded')
+  }
+  return reply(502, summary, 'server_error', 'upstream_error')
+}
+
+function rateLimitReply(provider: string, retryAfterMs: number): ErrorReply {
+  const finite = Number.isFinite(retryAfterMs)
+  return reply(
+    429,
+    finite
+      ? `${provider} is rate limited: retry after ${Math.ceil(retryAfterMs)} ms`
+      : `${provider}: the request alone exceeds the token limit`,
+    'requests',
+    'rate_limit_exceeded',
+    null,
+    finite ? retryHeaders(retryAfterMs) : NO_RETRY,
+  )
+}
+
+/** `Retry-After` in whole seconds (at least 1) and OpenAI's `retry-after-ms`. */
+function retryHeaders(retryAfterMs: number): Record<string, string> {
+  const ms = Math.max(0, Math.ceil(retryAfterMs))
+  return { 'retry-after': String(Math.max(1, Math.ceil(ms / 1000))), 'retry-after-ms': String(ms) }
+}
+
+function reply(
+  status: number,
+  message: string,
+  type: string,
+  code: string,
+  param: string | null = null,
+  headers: Record<string, string> = {},
+): ErrorReply {
+  return { status, headers, body: { error: { message, type, param, code } } }
+}

@@ -1,0 +1,94 @@
+import { randomUUID } from 'node:crypto'
+import { once } from 'node:events'
+import type { Response } from 'express'
+import type { GatewayContext } from '../GatewayContext.js'
+import {
+  callModel,
+  OPENAI_SSE_DONE,
+  OpenAIChunkEncoder,
+  openAISseData,
+  SseRecutter,
+  type StreamEvent,
+} from '../llm.js'
+import { errorReply } from './errorReply.js'
+import { sendError } from './sendError.js'
+
+export interface StreamReplyOptions {
+  /** The model name reported in every chunk (the one the client asked for). */
+  model: string
+  /** Send a last chunk with usage (`stream_options.include_usage`). */
+  includeUsage: boolean
+}
+
+/**
+ * Runs a streamed call and answers it as OpenAI's SSE.
+ *
+ * Nothing is written until the first event arrives: until then every retry
+ * and fallback is invisible and a failure is an ordinary HTTP error (429,
+ * 502, 504…). After it the status is 200 and cannot change, so a failure
+ * ends the stream with one `data: {"error":{…}}` event and no `[DONE]` —
+ * the official SDKs throw an `APIError` from the iterator on it. Every byte
+ * goes out through an `SseRecutter`: only whole events, hence whole UTF-8
+ * characters, are written. Returns the status the client saw.
+ */
+export async function streamCompletion(
+  ctx: GatewayContext,
+  res: Response,
+  options: Parameters<typeof callModel>[0] & { request: { stream: true } },
+  reply: StreamReplyOptions,
+): Promise<number> {
+  const stream = callModel(options)
+  const events = stream[Symbol.asyncIterator]()
+  let first: IteratorResult<StreamEvent>
+  try {
+    first = await events.next()
+  } catch (error) {
+    return sendError(ctx, res, error).status
+  }
+  const encoder = new OpenAIChunkEncoder({
+    id: `chatcmpl-${randomUUID()}`,
+    model: reply.model,
+    includeUsage: reply.includeUsage,
+  })
+  const recutter = new SseRecutter()
+  const write = async (text: string): Promise<void> => {
+    const out = recutter.push(Buffer.from(text, 'utf8'))
+    if (out === undefined || res.writableEnded || res.destroyed) return
+    if (!res.write(out)) await drained(res)
+  }
+  res.status(200)
+  res.setHeader('content-type', 'text/event-stream; charset=utf-8')
+  res.setHeader('cache-control', 'no-cache, no-store')
+  res.setHeader('x-accel-buffering', 'no')
+  res.flushHeaders()
+  try {
+    for (let next = first; !next.done; next = await events.next()) {
+      for (const chunk of encoder.encode(next.value)) await write(openAISseData(chunk))
+    }
+    await write(OPENAI_SSE_DONE)
+  } catch (error) {
+    const shaped = ctx.redact(errorReply(error))
+    ctx.log('warn', 'stream-interrupted', { model: reply.model, error: shaped.body.error.code })
+    await write(openAISseData(shaped.body))
+  } finally {
+    await events.return?.()
+    const rest = recutter.end()
+    if (!res.writableEnded && !res.destroyed) res.end(rest)
+  }
+  return 200
+}
+
+/** Backpressure: wait for the socket to drain, or for the response to go away. */
+async function drained(res: Response): Promise<void> {
+  const controller = new AbortController()
+  try {
+    await Promise.race([
+      once(res, 'drain', { signal: controller.signal }),
+      once(res, 'close', { signal: controller.signal }),
+    ])
+  } catch {
+    // The other event won, or the response closed: either way stop waiting.
+  } finally {
+    controller.abort()
+  }
+}
