@@ -1,0 +1,50 @@
+import { reply } from '@hourglass/testkit'
+import { describe, expect, it } from 'vitest'
+import { callModel } from '../../src/call/callModel.js'
+import { openAICompatible } from '../../src/call/openAICompatible.js'
+import { isBudgetExceeded } from '../../src/policy/BudgetExceededError.js'
+import { CostBudget } from '../../src/policy/CostBudget.js'
+import { useFakes, user } from './support/fakes.js'
+
+const fakes = useFakes()
+const prices = { 'gpt-4o-mini': { inputPerMTok: 0.15, outputPerMTok: 0.6 } }
+
+describe('the cost budget', () => {
+  it('stops an attempt before it is sent: the provider sees no request', async () => {
+    const fake = await fakes.start({ dialect: 'openai' })
+    const model = fakes.adapter(
+      openAICompatible({ baseURL: fake.baseURL, apiKey: 'sk', model: 'gpt-4o-mini' }),
+    )
+    // 100 000 output tokens at $0.60/M is $0.06: more than the $0.01 allowed.
+    const budget = new CostBudget({ limitUsd: 0.01, prices })
+    const error = await callModel({
+      models: [model],
+      request: { messages: [user('Write a novel.')], maxTokens: 100_000 },
+      budget,
+    }).catch((e: unknown) => e)
+    expect(isBudgetExceeded(error)).toBe(true)
+    expect(String((error as Error).message)).toMatch(/not sent/)
+    expect(fake.requests).toHaveLength(0)
+  })
+
+  it('records what each answer cost from its usage, and refuses the attempt that would cross the limit', async () => {
+    const fake = await fakes.start({
+      dialect: 'openai',
+      reply: reply.text('fine', { usage: { inputTokens: 1000, outputTokens: 1000 } }),
+    })
+    const model = fakes.adapter(
+      openAICompatible({ baseURL: fake.baseURL, apiKey: 'sk', model: 'gpt-4o-mini' }),
+    )
+    // Each answer costs 1000 × 0.15/M + 1000 × 0.6/M = $0.00075; the estimate for the next one fits twice.
+    const budget = new CostBudget({ limitUsd: 0.002, prices })
+    const request = { messages: [user('Hi')], maxTokens: 1000 }
+    const costs: number[] = []
+    await callModel({ models: [model], request, budget, onAttempt: (r) => costs.push(r.costUsd) })
+    await callModel({ models: [model], request, budget })
+    expect(budget.spentUsd).toBeCloseTo(0.0015, 10)
+    expect(costs).toEqual([0.00075])
+    const error = await callModel({ models: [model], request, budget }).catch((e: unknown) => e)
+    expect(isBudgetExceeded(error)).toBe(true)
+    expect(fake.requests).toHaveLength(2)
+  })
+})

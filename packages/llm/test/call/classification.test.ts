@@ -1,0 +1,261 @@
+import { Deadline } from '@hourglass/core'
+import { anthropicErrors, ernieErrors, openAIErrors, qwenErrors, reply } from '@hourglass/testkit'
+import { describe, expect, it } from 'vitest'
+import { anthropic } from '../../src/call/anthropic.js'
+import { callModel } from '../../src/call/callModel.js'
+import { openAICompatible } from '../../src/call/openAICompatible.js'
+import { isProviderError } from '../../src/call/ProviderError.js'
+import { isRequestRejected } from '../../src/call/RequestRejectedError.js'
+import { isModelUnavailable } from '../../src/policy/ModelUnavailableError.js'
+import { FAST_RETRIES, useFakes, user } from './support/fakes.js'
+
+const fakes = useFakes()
+const request = { messages: [user('Say hello.')], maxTokens: 64 }
+
+async function pair() {
+  const primaryFake = await fakes.start({ dialect: 'openai' })
+  const backupFake = await fakes.start({ dialect: 'openai' })
+  const primary = fakes.adapter(
+    openAICompatible({
+      baseURL: primaryFake.baseURL,
+      apiKey: 'sk-primary',
+      model: 'gpt-4o',
+      name: 'primary',
+    }),
+  )
+  const backup = fakes.adapter(
+    openAICompatible({
+      baseURL: backupFake.baseURL,
+      apiKey: 'sk-backup',
+      model: 'gpt-4o-mini',
+      name: 'backup',
+    }),
+  )
+  return { primaryFake, backupFake, primary, backup }
+}
+
+describe('classification: what is retried, what is not', () => {
+  it('a 400 is never retried and never sent to the fallback model', async () => {
+    const { primaryFake, backupFake, primary, backup } = await pair()
+    primaryFake.setReply(openAIErrors.badRequest())
+    const error = await callModel({
+      models: [primary, backup],
+      request,
+      retryDelay: FAST_RETRIES,
+    }).catch((e: unknown) => e)
+    expect(isRequestRejected(error)).toBe(true)
+    expect(error).toMatchObject({ kind: 'bad_request', status: 400, attempts: 1 })
+    expect(primaryFake.requests).toHaveLength(1)
+    expect(backupFake.requests).toHaveLength(0)
+  })
+
+  it('a content-policy refusal is never retried and never sent to the fallback model', async () => {
+    const { primaryFake, backupFake, primary, backup } = await pair()
+    primaryFake.setReply(openAIErrors.contentPolicy())
+    const error = await callModel({
+      models: [primary, backup],
+      request,
+      retryDelay: FAST_RETRIES,
+    }).catch((e: unknown) => e)
+    expect(error).toMatchObject({
+      kind: 'content_policy',
+      providerCode: 'content_policy_violation',
+    })
+    expect(primaryFake.requests).toHaveLength(1)
+    expect(backupFake.requests).toHaveLength(0)
+  })
+
+  it('`x-should-retry: false` on a 500 stops retrying that model', async () => {
+    const { primaryFake, primary } = await pair()
+    primaryFake.setReply(openAIErrors.serverError({ shouldRetry: false }))
+    const error = await callModel({
+      models: [primary],
+      request,
+      maxAttempts: 5,
+      retryDelay: FAST_RETRIES,
+    }).catch((e: unknown) => e)
+    expect(isModelUnavailable(error)).toBe(true)
+    expect(error).toMatchObject({ attempts: 1 })
+    expect(String((error as Error).message)).toMatch(/not retryable/)
+    expect(primaryFake.requests).toHaveLength(1)
+  })
+
+  it('a 500 without the header is retried up to maxAttempts, then falls back', async () => {
+    const { primaryFake, backupFake, primary, backup } = await pair()
+    primaryFake.setReply(openAIErrors.serverError())
+    backupFake.setReply(reply.text('From the backup.'))
+    const response = await callModel({
+      models: [primary, backup],
+      request,
+      maxAttempts: 3,
+      retryDelay: FAST_RETRIES,
+    })
+    expect(response.text).toBe('From the backup.')
+    expect(response.provider).toBe('backup')
+    expect(primaryFake.requests).toHaveLength(3)
+    expect(backupFake.requests).toHaveLength(1)
+  })
+
+  it('`Retry-After: 2` with 500 ms left fails at once, well before the deadline, saying why', async () => {
+    const { primaryFake, primary } = await pair()
+    primaryFake.setReply(openAIErrors.rateLimited({ retryAfterS: 2 }))
+    using deadline = Deadline.after(500)
+    const started = performance.now()
+    const error = await callModel({ models: [primary], request, deadline }).catch((e: unknown) => e)
+    const elapsedMs = performance.now() - started
+    expect(isModelUnavailable(error)).toBe(true)
+    expect((error as { reason: string }).reason).toMatch(
+      /server-requested wait of \d+ ms does not fit in the \d+ ms left; not slept/,
+    )
+    expect(elapsedMs).toBeLessThan(300)
+    expect(deadline.expired).toBe(false)
+    expect(primaryFake.requests).toHaveLength(1)
+  })
+
+  it('a 529 in background work fails at once: one request, no retry, no fallback', async () => {
+    const fake = await fakes.start({ dialect: 'anthropic', reply: anthropicErrors.overloaded() })
+    const backupFake = await fakes.start({ dialect: 'openai' })
+    const primary = fakes.adapter(
+      anthropic({ baseURL: fake.baseURL, apiKey: 'sk-ant', model: 'claude-opus-4-6' }),
+    )
+    const backup = fakes.adapter(
+      openAICompatible({ baseURL: backupFake.baseURL, apiKey: 'sk', model: 'gpt-4o-mini' }),
+    )
+    const started = performance.now()
+    const error = await callModel({
+      models: [primary, backup],
+      request,
+      priority: 'background',
+      retryDelay: FAST_RETRIES,
+    }).catch((e: unknown) => e)
+    expect(isModelUnavailable(error)).toBe(true)
+    expect((error as { reason: string }).reason).toMatch(
+      /background work fails at once on overload/,
+    )
+    expect(performance.now() - started).toBeLessThan(1000)
+    expect(fake.requests).toHaveLength(1)
+    expect(backupFake.requests).toHaveLength(0)
+  })
+
+  it('a 529 in foreground work is retried up to max529Retries, then falls back', async () => {
+    const fake = await fakes.start({ dialect: 'anthropic', reply: anthropicErrors.overloaded() })
+    const backupFake = await fakes.start({
+      dialect: 'openai',
+      reply: reply.text('small model answer'),
+    })
+    const primary = fakes.adapter(
+      anthropic({ baseURL: fake.baseURL, apiKey: 'sk-ant', model: 'claude-opus-4-6' }),
+    )
+    const backup = fakes.adapter(
+      openAICompatible({ baseURL: backupFake.baseURL, apiKey: 'sk', model: 'gpt-4o-mini' }),
+    )
+    const response = await callModel({
+      models: [primary, backup],
+      request,
+      maxAttempts: 10,
+      max529Retries: 2,
+      retryDelay: FAST_RETRIES,
+    })
+    expect(response.text).toBe('small model answer')
+    expect(fake.requests).toHaveLength(3) // the first try and two overload retries
+  })
+
+  it('a Qwen rate limit inside an HTTP 200 body is retried, never returned as an answer', async () => {
+    const fake = await fakes.start({ dialect: 'qwen' })
+    fake.enqueue(qwenErrors.throttlingIn200(), reply.text('真正的回答'))
+    const qwen = fakes.adapter(
+      openAICompatible({
+        baseURL: fake.baseURL,
+        apiKey: 'sk-qwen',
+        model: 'qwen-plus',
+        dialect: 'qwen',
+      }),
+    )
+    const records: Array<{
+      decision: string
+      errorKind?: string | undefined
+      status?: number | undefined
+    }> = []
+    const response = await callModel({
+      models: [qwen],
+      request,
+      retryDelay: FAST_RETRIES,
+      onAttempt: (r) => records.push(r),
+    })
+    expect(response.text).toBe('真正的回答')
+    expect(fake.requests).toHaveLength(2)
+    expect(records[0]).toMatchObject({ decision: 'retry', errorKind: 'rate_limited', status: 200 })
+  })
+
+  it('an ERNIE rate limit inside an HTTP 200 body falls over to the next model when attempts run out', async () => {
+    const fake = await fakes.start({ dialect: 'ernie', reply: ernieErrors.rateLimited('rpm') })
+    const backupFake = await fakes.start({
+      dialect: 'deepseek',
+      reply: reply.text('DeepSeek answers'),
+    })
+    const ernie = fakes.adapter(
+      openAICompatible({
+        baseURL: fake.baseURL,
+        apiKey: 'ak',
+        model: 'ernie-4.0',
+        dialect: 'ernie',
+      }),
+    )
+    const deepseek = fakes.adapter(
+      openAICompatible({
+        baseURL: backupFake.baseURL,
+        apiKey: 'sk',
+        model: 'deepseek-chat',
+        dialect: 'deepseek',
+      }),
+    )
+    const response = await callModel({
+      models: [ernie, deepseek],
+      request,
+      maxAttempts: 2,
+      retryDelay: FAST_RETRIES,
+    })
+    expect(response.text).toBe('DeepSeek answers')
+    expect(fake.requests).toHaveLength(2)
+    expect(backupFake.requests).toHaveLength(1)
+  })
+
+  it('an ERNIE 200-with-error body on the only model fails as ModelUnavailable, with the provider code', async () => {
+    const fake = await fakes.start({ dialect: 'ernie', reply: ernieErrors.rateLimited('daily') })
+    const ernie = fakes.adapter(
+      openAICompatible({
+        baseURL: fake.baseURL,
+        apiKey: 'ak',
+        model: 'ernie-4.0',
+        dialect: 'ernie',
+      }),
+    )
+    const error = await callModel({ models: [ernie], request, retryDelay: FAST_RETRIES }).catch(
+      (e: unknown) => e,
+    )
+    expect(isModelUnavailable(error)).toBe(true)
+    const cause = (error as { lastCause: unknown }).lastCause
+    expect(isProviderError(cause)).toBe(true)
+    expect(cause).toMatchObject({ kind: 'quota_exhausted', status: 200, providerCode: '17' })
+    expect(fake.requests).toHaveLength(1) // daily quota: permanent, not retried
+  })
+
+  it('every attempt carries the same Idempotency-Key, across retries and fallbacks', async () => {
+    const { primaryFake, backupFake, primary, backup } = await pair()
+    primaryFake.setReply(openAIErrors.serverError())
+    await callModel({
+      models: [primary, backup],
+      request,
+      maxAttempts: 2,
+      retryDelay: FAST_RETRIES,
+    })
+    const keys = [...primaryFake.requests, ...backupFake.requests].map(
+      (r) => r.headers['idempotency-key'],
+    )
+    expect(keys).toHaveLength(3)
+    expect(new Set(keys).size).toBe(1)
+    expect(keys[0]).toMatch(/\S{16,}/)
+    expect(primaryFake.requests[0]?.apiKey).toBe('sk-primary')
+    expect(backupFake.requests[0]?.apiKey).toBe('sk-backup')
+  })
+})

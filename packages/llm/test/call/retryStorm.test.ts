@@ -1,0 +1,104 @@
+import type { RecordedRequest } from '@hourglass/testkit'
+import { reply } from '@hourglass/testkit'
+import { describe, expect, it } from 'vitest'
+import { callModel } from '../../src/call/callModel.js'
+import { openAICompatible } from '../../src/call/openAICompatible.js'
+import { isModelUnavailable } from '../../src/policy/ModelUnavailableError.js'
+import { RetryBudgetRegistry } from '../../src/policy/RetryBudgetRegistry.js'
+import { useFakes, user } from './support/fakes.js'
+
+const fakes = useFakes()
+const CALLS = 100
+
+/** A 429 with no wait hint (so the client's own backoff and jitter decide) for the first attempt of every call. */
+function firstAttemptLimited() {
+  const seen = new Set<string>()
+  return (request: RecordedRequest) => {
+    const key = request.headers['idempotency-key'] ?? ''
+    if (seen.has(key)) return reply.text('ok')
+    seen.add(key)
+    return reply.error(429, {
+      error: { message: 'Rate limit reached', type: 'requests', code: 'rate_limit_exceeded' },
+    })
+  }
+}
+
+async function storm(options: { retryBudgets?: RetryBudgetRegistry }) {
+  const fake = await fakes.start({ dialect: 'openai', reply: firstAttemptLimited() })
+  const model = fakes.adapter(
+    openAICompatible({ baseURL: fake.baseURL, apiKey: 'sk', model: 'gpt-4o-mini' }),
+  )
+  const results = await Promise.allSettled(
+    Array.from({ length: CALLS }, (_, i) =>
+      callModel({
+        models: [model],
+        request: { messages: [user(`question ${i}`)], maxTokens: 16 },
+        maxAttempts: 3,
+        // 400 ms backoff + up to 30 % jitter: the spread we measure is the jitter's.
+        retryDelay: { baseDelayMs: 400 },
+        ...options,
+      }),
+    ),
+  )
+  return { fake, results }
+}
+
+describe('a 429 storm: 100 concurrent calls', () => {
+  it('spread their retries out (jitter measured at the provider, not assumed)', async () => {
+    const { fake, results } = await storm({})
+    expect(results.every((r) => r.status === 'fulfilled')).toBe(true)
+    // Pair each retry with its call's first attempt through the shared Idempotency-Key.
+    const firstAt = new Map<string, number>()
+    const gaps: number[] = []
+    for (const r of fake.requests) {
+      const key = r.headers['idempotency-key'] ?? ''
+      const first = firstAt.get(key)
+      if (first === undefined) firstAt.set(key, r.receivedAtMs)
+      else gaps.push(r.receivedAtMs - first)
+    }
+    expect(gaps).toHaveLength(CALLS)
+    const sorted = [...gaps].sort((a, b) => a - b)
+    const mean = gaps.reduce((s, g) => s + g, 0) / gaps.length
+    const sd = Math.sqrt(gaps.reduce((s, g) => s + (g - mean) ** 2, 0) / gaps.length)
+    // The busiest 10 ms window of retry arrivals.
+    const arrivals = fake.requests
+      .filter((r) => r.reply === 'text')
+      .map((r) => r.receivedAtMs)
+      .sort((a, b) => a - b)
+    let burst = 0
+    for (let i = 0, j = 0; i < arrivals.length; i++) {
+      while ((arrivals[i] as number) - (arrivals[j] as number) > 10) j++
+      burst = Math.max(burst, i - j + 1)
+    }
+    console.info(
+      `retry gaps after a 429: min ${sorted[0]?.toFixed(0)} ms, max ${sorted.at(-1)?.toFixed(0)} ms, ` +
+        `sd ${sd.toFixed(1)} ms; busiest 10 ms window holds ${burst} of ${CALLS} retries`,
+    )
+    expect(sorted[0]).toBeGreaterThanOrEqual(400) // nobody came back before the backoff
+    expect((sorted.at(-1) as number) - (sorted[0] as number)).toBeGreaterThan(50) // jitter up to 120 ms
+    expect(sd).toBeGreaterThan(10) // uniform over 120 ms has sd ≈ 35 ms; no jitter has ≈ 0
+    expect(burst).toBeLessThan(CALLS / 2)
+  })
+
+  it('with the retry budget on, send at most 1.3 upstream attempts per call', async () => {
+    const retryBudgets = new RetryBudgetRegistry()
+    const { fake, results } = await storm({ retryBudgets })
+    const perCall = fake.requests.length / CALLS
+    const answered = results.filter((r) => r.status === 'fulfilled').length
+    const refused = results.filter((r) => r.status === 'rejected')
+    console.info(
+      `retry budget: ${fake.requests.length} upstream attempts for ${CALLS} calls (${perCall.toFixed(2)} per call), ${answered} answered`,
+    )
+    expect(perCall).toBeLessThanOrEqual(1.3)
+    expect(answered).toBeGreaterThan(0) // retries still happen while the bucket is more than half full
+    for (const r of refused) {
+      expect(isModelUnavailable((r as PromiseRejectedResult).reason)).toBe(true)
+      expect(String((r as PromiseRejectedResult).reason.message)).toMatch(/retry budget drained/)
+    }
+  })
+
+  it('without the retry budget the same storm sends two attempts per call', async () => {
+    const { fake } = await storm({})
+    expect(fake.requests.length / CALLS).toBe(2)
+  })
+})

@@ -1,0 +1,36 @@
+import { type FakeProvider, type FakeProviderOptions, startFakeProvider } from '@hourglass/testkit'
+import { afterEach } from 'vitest'
+import type { ModelAdapter } from '../../../src/call/ModelAdapter.js'
+import type { RetryDelayOptions } from '../../../src/policy/retryDelay.js'
+
+/** Waits a test can afford: 10 ms backoff steps and overload floors, real jitter kept. */
+export const FAST_RETRIES: RetryDelayOptions = {
+  baseDelayMs: 10,
+  maxDelayMs: 100,
+  overloadFloorMs: 10,
+  overloadJitterMs: 10,
+}
+
+/**
+ * Starts fake providers and adapters that are closed after each test, so no
+ * socket or timer outlives the test that made it.
+ */
+export function useFakes() {
+  const open: Array<{ close(): Promise<void> }> = []
+  afterEach(async () => {
+    await Promise.all(open.splice(0).map((item) => item.close()))
+  })
+  return {
+    async start(options: FakeProviderOptions = {}): Promise<FakeProvider> {
+      const fake = await startFakeProvider(options)
+      open.push(fake)
+      return fake
+    },
+    adapter<T extends ModelAdapter>(adapter: T): T {
+      open.push(adapter)
+      return adapter
+    },
+  }
+}
+
+export const user = (text: string) => ({ role: 'user' as const, content: text })
