@@ -1,0 +1,64 @@
+import { fork } from 'node:child_process'
+import { fileURLToPath } from 'node:url'
+
+const childrenDir = new URL('../children/', import.meta.url)
+
+/**
+ * Starts `bench/children/<name>` as a separate Node process (so a server and
+ * its load generator do not share one event loop) and resolves with the
+ * first message it sends, `{ ready: … }`. The child exits when we disconnect
+ * or it loses its parent; `stop()` ends it and waits.
+ */
+export async function startChild(name, args = [], { execArgv = [], readyTimeoutMs = 20_000 } = {}) {
+  const child = fork(fileURLToPath(new URL(name, childrenDir)), args, {
+    execArgv,
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+  })
+  const ready = await new Promise((resolve, reject) => {
+    const timer = setTimeout(() => {
+      child.kill()
+      reject(new Error(`bench child ${name} was not ready within ${readyTimeoutMs} ms`))
+    }, readyTimeoutMs)
+    child.once('message', (message) => {
+      clearTimeout(timer)
+      resolve(message.ready)
+    })
+    child.once('exit', (code) => {
+      clearTimeout(timer)
+      reject(new Error(`bench child ${name} exited with ${code} before it was ready`))
+    })
+  })
+  let exited = false
+  child.once('exit', () => {
+    exited = true
+  })
+  return {
+    ready,
+    child,
+    /** Asks the child something and resolves with its reply (`{ id, reply }`). */
+    ask(request) {
+      return new Promise((resolve) => {
+        const id = Math.random().toString(36).slice(2)
+        const onMessage = (message) => {
+          if (message?.id !== id) return
+          child.off('message', onMessage)
+          resolve(message.reply)
+        }
+        child.on('message', onMessage)
+        child.send({ id, ...request })
+      })
+    },
+    async stop() {
+      if (exited) return
+      const gone = new Promise((resolve) => child.once('exit', resolve))
+      child.kill('SIGTERM')
+      await gone
+    },
+  }
+}
+
+/** In a child: announce readiness, and exit when the parent goes away. */
+export function announceReady(ready) {
+  process.on('disconnect', () => process.exit(0))
+  process.send({ ready })
+}

@@ -1,0 +1,150 @@
+import { Deadline } from '@hourglass/core'
+import { createConnector, createFetch, deadlineInterceptor } from '@hourglass/fetch'
+import { Agent, request, fetch as undiciFetch } from 'undici'
+import { startChild } from '../lib/child.js'
+import { fmt, ratioText, row, verdict } from '../lib/report.js'
+import { interleave, median, medianOf, percentile } from '../lib/stats.js'
+
+const VARIANTS = ['undici.request', 'global fetch', 'undici.fetch', 'createFetch', 'interceptor']
+
+/** Item 2: createFetch vs raw undici.request vs Node's global fetch on a keep-alive loopback server. */
+export async function run({ quick, log }) {
+  const rounds = quick ? 1 : 7
+  const perRound = quick ? 400 : 6000
+  const concurrency = 16
+  const upstream = await startChild('okServer.js')
+  const url = `http://127.0.0.1:${upstream.ready.port}/items/42`
+  // Each client gets its own pool of keep-alive connections of the same size.
+  const agents = [new Agent({ connections: concurrency }), new Agent({ connections: concurrency })]
+  const hourglass = createFetch({ dispatcher: new Agent({ connections: concurrency }) })
+  const intercepted = new Agent({ connections: concurrency, connect: createConnector() }).compose(
+    deadlineInterceptor(),
+  )
+  const calls = {
+    'undici.request': async () => {
+      const res = await request(url, { dispatcher: agents[0] })
+      await res.body.text()
+    },
+    'global fetch': async () => {
+      const res = await fetch(url)
+      await res.text()
+    },
+    'undici.fetch': async () => {
+      const res = await undiciFetch(url, { dispatcher: agents[1] })
+      await res.text()
+    },
+    // What a service does per outbound call: a deadline, the call, the body, dispose.
+    createFetch: async () => {
+      const deadline = Deadline.after(5000)
+      try {
+        const res = await hourglass(url, { deadline })
+        await res.text()
+      } finally {
+        deadline.dispose()
+      }
+    },
+    // The same, for code that stays on undici.request: our interceptor and connector.
+    interceptor: async () => {
+      const deadline = Deadline.after(5000)
+      try {
+        const res = await request(url, { dispatcher: intercepted, deadline })
+        await res.body.text()
+      } finally {
+        deadline.dispose()
+      }
+    },
+  }
+  const burst = async (variant, count) => {
+    const call = calls[variant]
+    const latencies = []
+    let next = 0
+    const worker = async () => {
+      while (next < count) {
+        next++
+        const t = performance.now()
+        await call()
+        latencies.push(performance.now() - t)
+      }
+    }
+    const t0 = performance.now()
+    await Promise.all(Array.from({ length: concurrency }, worker))
+    const seconds = (performance.now() - t0) / 1000
+    return { rps: count / seconds, p99: percentile(latencies, 0.99), p50: median(latencies) }
+  }
+  try {
+    for (const v of VARIANTS) await burst(v, quick ? 200 : 2000) // warm-up
+    const results = await interleave(VARIANTS, rounds, async (variant, round) => {
+      const r = await burst(variant, perRound)
+      log(`egress round ${round + 1} ${variant}: ${fmt(r.rps)} req/s, p99 ${fmt(r.p99, 2)} ms`)
+      return r
+    })
+    const rps = (v) => medianOf(results[v], (r) => r.rps)
+    const p99 = (v) => medianOf(results[v], (r) => r.p99)
+    const ours = rps('createFetch')
+    const raw = rps('undici.request')
+    const rows = [
+      row({
+        measure: 'throughput (req/s)',
+        peerName: 'raw `undici.request`',
+        peer: fmt(raw),
+        ours: fmt(ours),
+        ratio: ratioText(ours, raw),
+        target: '≥ 0.95×',
+        verdict: verdict(ours / raw >= 0.95),
+      }),
+    ]
+    const viaInterceptor = rps('interceptor')
+    rows.push(
+      row({
+        measure: 'throughput (req/s), `undici.request` + `deadlineInterceptor()`',
+        peerName: 'raw `undici.request`',
+        peer: fmt(raw),
+        ours: fmt(viaInterceptor),
+        ratio: ratioText(viaInterceptor, raw),
+        target: '≥ 0.95×',
+        verdict: verdict(viaInterceptor / raw >= 0.95),
+      }),
+    )
+    for (const peer of ['global fetch', 'undici.fetch']) {
+      rows.push(
+        row({
+          measure: 'throughput (req/s)',
+          peerName: `\`${peer}\``,
+          peer: fmt(rps(peer)),
+          ours: fmt(ours),
+          ratio: ratioText(ours, rps(peer)),
+        }),
+      )
+    }
+    for (const peer of ['undici.request', 'undici.fetch']) {
+      rows.push(
+        row({
+          measure: 'p99 latency (ms)',
+          peerName: `\`${peer}\``,
+          peer: fmt(p99(peer), 2),
+          ours: fmt(p99('createFetch'), 2),
+          ratio: ratioText(p99('createFetch'), p99(peer)),
+        }),
+      )
+    }
+    return {
+      id: '2',
+      title: 'Egress overhead',
+      setup:
+        `A keep-alive \`node:http\` server in its own process answers \`{"ok":true}\`; the bench process makes ` +
+        `${fmt(perRound)} GETs per run, ${concurrency} at a time, each client on its own pool of ${concurrency} ` +
+        `connections, ${rounds} interleaved rounds after a warm-up. Ours is a \`createFetch()\` call with a ` +
+        '`Deadline.after(5000)` created, passed and disposed per call (what a service does); peers read the body the same way. ' +
+        '`undici.fetch` (the same WHATWG fetch that `createFetch` is built on, npm undici 7) separates the cost of our ' +
+        'layer from the cost of the fetch API itself. The last variant keeps `undici.request` and adds our ' +
+        '`deadlineInterceptor()` and `createConnector()` (the same deadline per call).',
+      rows,
+      notes: [
+        `Per round (req/s): ${VARIANTS.map((v) => `${v} ${results[v].map((r) => fmt(r.rps)).join(' / ')}`).join('; ')}.`,
+      ],
+    }
+  } finally {
+    await Promise.all([...agents.map((a) => a.close()), hourglass.close(), intercepted.close()])
+    await upstream.stop()
+  }
+}
