@@ -1,2 +1,9 @@
-// The CLI's programmatic surface lands with the `hourglass` command issue.
-export {}
+export type { Command, Io } from './Command.js'
+export { demoCommand } from './commands/demo.js'
+export { gatewayCommand } from './commands/gateway.js'
+export { probeCommand } from './commands/probe.js'
+export type { DemoFigures } from './demo/DemoFigures.js'
+export { type RunDemoOptions, runDemo } from './demo/runDemo.js'
+export type { ChainFigures, WaterfallFigures } from './demo/summarize.js'
+export { commands, main } from './main.js'
+export { isUsageError, UsageError } from './UsageError.js'

@@ -1,0 +1,15 @@
+import { HourglassError, hasErrorCode } from '@hourglass/core'
+
+/**
+ * Bad command-line arguments: the CLI prints `message` as one line on stderr
+ * and exits 2.
+ */
+export class UsageError extends HourglassError {
+  constructor(message: string, options?: ErrorOptions) {
+    super('CLI_USAGE', message, options)
+  }
+}
+
+export function isUsageError(error: unknown): error is UsageError {
+  return hasErrorCode(error, 'CLI_USAGE')
+}

@@ -1,0 +1,100 @@
+import { subscribe, unsubscribe } from 'node:diagnostics_channel'
+import { parseArgs } from 'node:util'
+import { channelNames } from '@hourglass/core'
+import { probe, suggestTimeouts } from '@hourglass/fetch'
+import type { Command } from '../Command.js'
+import { intOption, parseCommandArgs } from '../parseCommandArgs.js'
+import { renderProbe } from '../probe/renderProbe.js'
+import { UsageError } from '../UsageError.js'
+
+export const probeCommand: Command = {
+  name: 'probe',
+  summary: 'measure an endpoint and suggest its timeouts and slice',
+  help: `Usage: hourglass probe <url> [--warmup 3] [--samples 10] [--budget 2000]
+
+Makes --warmup calls (not measured), then --samples sequential GETs, each on
+a fresh connection, and prints median / p90 / their ratio per phase (dns,
+connect, headers = time to first byte, body), a latency histogram, a warning
+when p90 ≥ 3 × median (a fixed timeout there is a lottery), and suggested
+@hourglass/fetch settings for the budget as JSON ready to paste.
+
+Options:
+  --warmup <n>   calls before measuring (default 3)
+  --samples <n>  calls measured (default 10)
+  --budget <ms>  the request budget the call must fit in (default 2000)
+  -h, --help     this help
+`,
+  async run(args, io) {
+    const { values, positionals } = parseCommandArgs('probe', () =>
+      parseArgs({
+        args,
+        strict: true,
+        allowPositionals: true,
+        options: {
+          warmup: { type: 'string' },
+          samples: { type: 'string' },
+          budget: { type: 'string' },
+          help: { type: 'boolean', short: 'h' },
+        },
+      }),
+    )
+    if (values.help) {
+      io.stdout(probeCommand.help)
+      return 0
+    }
+    if (positionals.length !== 1) {
+      throw new UsageError(
+        positionals.length === 0
+          ? 'hourglass probe: missing <url> (see hourglass probe --help)'
+          : `hourglass probe: one <url> expected, got ${positionals.length}`,
+      )
+    }
+    const url = parseUrl(positionals[0]!)
+    const warmup = intOption('probe', 'warmup', values.warmup, 3, 0, 1000)
+    const samples = intOption('probe', 'samples', values.samples, 10, 1, 10_000)
+    const budgetMs = intOption('probe', 'budget', values.budget, 2000, 1)
+
+    const total = warmup + samples
+    let calls = 0
+    // Progress comes from @hourglass/fetch's own attempt events: no hook needed in probe().
+    const onAttemptEnd = () => {
+      calls++
+      if (io.stderrIsTTY) {
+        const stage =
+          calls <= warmup
+            ? `warming up ${calls}/${warmup}`
+            : `sampling ${calls - warmup}/${samples}`
+        io.stderr(`\r${`probing ${url.host}: ${stage}`.padEnd(60)}`)
+      } else {
+        io.stderr(calls === total ? '.\n' : '.')
+      }
+    }
+    if (!io.stderrIsTTY) io.stderr(`probing ${url.href} (${warmup} warm-up, ${samples} measured) `)
+    subscribe(channelNames.egressAttemptEnd, onAttemptEnd)
+    let result: Awaited<ReturnType<typeof probe>>
+    try {
+      result = await probe(url, { warmup, samples })
+    } finally {
+      unsubscribe(channelNames.egressAttemptEnd, onAttemptEnd)
+      if (io.stderrIsTTY) io.stderr(`\r${' '.repeat(60)}\r`)
+      else if (calls < total) io.stderr('\n')
+    }
+    io.stdout(renderProbe(result, suggestTimeouts(result, budgetMs), budgetMs))
+    return 0
+  },
+}
+
+function parseUrl(text: string): URL {
+  let url: URL
+  try {
+    url = new URL(text)
+  } catch {
+    throw new UsageError(`hourglass probe: '${text}' is not a URL (try http://host:port/path)`)
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') {
+    throw new UsageError(
+      `hourglass probe: only http: and https: URLs can be probed, got '${url.protocol}'`,
+    )
+  }
+  return url
+}

@@ -1,0 +1,112 @@
+import type { DemoFigures } from './DemoFigures.js'
+import type { ChainFigures, WaterfallFigures } from './summarize.js'
+
+const LABEL = 44
+const COLUMN = 14
+
+/** The demo's report, at most 80 columns wide. */
+export function renderDemo(f: DemoFigures): string {
+  const { toolkit: t, naive: n } = f
+  const row = (label: string, a: string | number, b: string | number) =>
+    `${label.padEnd(LABEL)}${String(a).padStart(COLUMN)}${String(b).padStart(COLUMN)}`
+  const frac = (c: ChainFigures, k: keyof ChainFigures['onTimeByBudget']) => {
+    const r = c.onTimeByBudget[k]
+    return r ? `${r.onTime}/${r.requests}` : '—'
+  }
+  const vs = (c: ChainFigures) =>
+    c.timeout504VsDeadlineMs
+      ? `${signed(c.timeout504VsDeadlineMs.median)} / ${signed(c.timeout504VsDeadlineMs.max)}`
+      : '—'
+  const late = (c: ChainFigures) =>
+    c.latestAnswerVsDeadlineMs === null ? '—' : signed(c.latestAnswerVsDeadlineMs)
+  const zombieTotal = (c: ChainFigures) =>
+    `${c.zombie.stillRunningAtEnd > 0 ? '≥' : ''}${c.zombie.totalMs} / ${c.zombie.maxMs}`
+  const lines = [
+    `${t.requests} requests, sent to two copies of the same chain:`,
+    '  client → edge → api → model service → fake LLM provider, all on loopback',
+    '  toolkit: one deadline, propagated, sliced and enforced (@hourglass/*)',
+    '  naive:   30 s timeout per hop, any failure retried 3×, nothing propagated',
+    `  budgets ${f.budgetsMs.map(ms).join(', ')}; the client waits ${f.graceMs} ms past its deadline`,
+    '',
+    row('', 'toolkit', 'naive'),
+    row(
+      'answered on time (200 by the deadline)',
+      `${t.onTime}/${t.requests}`,
+      `${n.onTime}/${n.requests}`,
+    ),
+    ...Object.keys(t.onTimeByBudget).map((k) =>
+      row(`  with a ${ms(Number(k))} budget`, frac(t, k), frac(n, k)),
+    ),
+    row('answered late (200 after the deadline)', t.late, n.late),
+    row('504, the deadline named', t.timeouts504, n.timeouts504),
+    row('  arrived vs deadline, median / max (ms)', vs(t), vs(n)),
+    row('latest answer vs its deadline (ms)', late(t), late(n)),
+    row('other errors (502, 503, …)', t.otherErrors, n.otherErrors),
+    row('no answer: the client gave up', t.gaveUp, n.gaveUp),
+    'work still running upstream after the client',
+    row('had its answer or gave up: requests', t.zombie.requests, n.zombie.requests),
+    row('  total / longest (ms)', zombieTotal(t), zombieTotal(n)),
+    row('provider calls', t.providerCalls, n.providerCalls),
+    row('paid generations', t.paidGenerations, n.paidGenerations),
+    row(
+      'paid generations per delivered answer',
+      ratio(t.paidPerDelivered),
+      ratio(n.paidPerDelivered),
+    ),
+  ]
+  if (n.zombie.stillRunningAtEnd > 0 || t.zombie.stillRunningAtEnd > 0) {
+    lines.push(
+      `(≥: ${n.zombie.stillRunningAtEnd + t.zombie.stillRunningAtEnd} requests were still being worked on when the demo stopped)`,
+    )
+  }
+  if (f.waterfall) lines.push('', ...renderWaterfall(f.waterfall))
+  lines.push(
+    '',
+    'The toolkit chain answers every request by its deadline and stops working',
+    'for it then; the naive chain keeps every hop busy — and the provider',
+    'generating, billed — for clients that are already gone.',
+  )
+  return `${lines.join('\n')}\n`
+}
+
+const BAR = 30
+
+/** One request's slices: allotted (`.`) and used (`#`) on the request's budget. */
+export function renderWaterfall(w: WaterfallFigures): string[] {
+  const scale = BAR / w.budgetMs
+  let offset = 0
+  const lines = [
+    `One ${ms(w.budgetMs)} request (${w.caseId}, answered ${w.status ?? 'nothing'}), the api service's slices:`,
+    `  ${'slice'.padEnd(11)}${'allotted'.padStart(9)}${'used'.padStart(7)}  ${'outcome'.padEnd(12)}0${' '.repeat(BAR - 6)}${ms(w.budgetMs).padStart(6)}`,
+  ]
+  for (const s of w.slices) {
+    const start = Math.min(BAR, Math.round(offset * scale))
+    const used = Math.min(BAR - start, Math.round(s.usedMs * scale))
+    const spare = Math.min(
+      BAR - start - used,
+      Math.round(Math.max(0, s.allottedMs - s.usedMs) * scale),
+    )
+    const bar = `${' '.repeat(start)}${'#'.repeat(used)}${'.'.repeat(spare)}`.padEnd(BAR)
+    lines.push(
+      `  ${s.name.padEnd(11)}${String(s.allottedMs).padStart(6)} ms${String(s.usedMs).padStart(4)} ms  ${s.outcome.padEnd(12)}|${bar}|`,
+    )
+    offset += s.usedMs
+  }
+  lines.push(
+    '  # used, . allotted but not used; a slice is allotted its share when it',
+    '  starts, so what earlier slices leave over flows to later ones',
+  )
+  return lines
+}
+
+function ms(value: number): string {
+  return value >= 1000 && value % 1000 === 0 ? `${value / 1000} s` : `${value} ms`
+}
+
+function signed(value: number): string {
+  return value > 0 ? `+${value}` : String(value)
+}
+
+function ratio(value: number | null): string {
+  return value === null ? '—' : value.toFixed(2)
+}

@@ -1,0 +1,27 @@
+import { once } from 'node:events'
+import type { Io } from '../Command.js'
+import { startNaiveChain } from './naiveChain.js'
+import { startToolkitChain } from './toolkitChain.js'
+
+/** Keep both chains up until SIGINT/SIGTERM and print requests to try. */
+export async function serveDemo(seed: number, io: Io): Promise<void> {
+  const [toolkit, naive] = await Promise.all([startToolkitChain(seed), startNaiveChain(seed)])
+  const curl = (url: string, budgetMs: number) =>
+    `  curl -si ${url} -H 'content-type: application/json' \\\n` +
+    `       -H 'x-deadline-remaining-ms: ${budgetMs}' -d '{"question":"why?"}'\n`
+  io.stdout(
+    'Both chains are up (edge → api → model service → fake LLM provider).\n\n' +
+      `toolkit chain: ${toolkit.url}\n` +
+      `naive chain:   ${naive.url}\n\n` +
+      'A tight budget through the toolkit chain (a 504 on time, naming the slice):\n' +
+      curl(toolkit.url, 300) +
+      'A comfortable one:\n' +
+      curl(toolkit.url, 2000) +
+      'The naive chain ignores the budget (add --max-time 0.3 to give up like a user):\n' +
+      curl(naive.url, 300) +
+      '\nCtrl-C to stop.\n',
+  )
+  await Promise.race([once(process, 'SIGINT'), once(process, 'SIGTERM')])
+  io.stdout('\nstopping…\n')
+  await Promise.all([toolkit.close(), naive.close()])
+}

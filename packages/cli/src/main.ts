@@ -1,0 +1,52 @@
+import type { Command, Io } from './Command.js'
+import { demoCommand } from './commands/demo.js'
+import { gatewayCommand } from './commands/gateway.js'
+import { probeCommand } from './commands/probe.js'
+import { isUsageError } from './UsageError.js'
+
+export const commands: readonly Command[] = [demoCommand, probeCommand, gatewayCommand]
+
+export const mainHelp = `Usage: hourglass <command> [options]
+
+One absolute deadline per request, carried across every hop, sliced per step,
+and enforced.
+
+Commands:
+${commands.map((c) => `  ${c.name.padEnd(9)}${c.summary}`).join('\n')}
+
+Run 'hourglass <command> --help' for a command's options.
+`
+
+/**
+ * Run `hourglass …` with `argv` (without node and the script) and return the
+ * exit code: 0 done, 1 failed, 2 bad arguments (one line on stderr).
+ */
+export async function main(argv: string[], io: Io): Promise<number> {
+  const [name, ...rest] = argv
+  if (name === '--help' || name === '-h' || name === 'help') {
+    io.stdout(mainHelp)
+    return 0
+  }
+  if (name === undefined) {
+    io.stderr('hourglass: missing command: demo, probe or gateway (see hourglass --help)\n')
+    return 2
+  }
+  const command = commands.find((c) => c.name === name)
+  if (command === undefined) {
+    io.stderr(
+      `hourglass: unknown command '${name}': demo, probe or gateway (see hourglass --help)\n`,
+    )
+    return 2
+  }
+  try {
+    return await command.run(rest, io)
+  } catch (error) {
+    if (isUsageError(error)) {
+      io.stderr(`${error.message}\n`)
+      return 2
+    }
+    const message = error instanceof Error ? error.message : String(error)
+    io.stderr(`hourglass ${name}: ${message.split('\n')[0]}\n`)
+    return 1
+  }
+}
