@@ -1,0 +1,122 @@
+import { anthropicErrors, openAIErrors, reply } from '@hourglass/testkit'
+import { describe, expect, it } from 'vitest'
+import { anthropic } from '../../src/call/anthropic.js'
+import { callModel } from '../../src/call/callModel.js'
+import { isOutputTruncated } from '../../src/call/OutputTruncatedError.js'
+import { openAICompatible } from '../../src/call/openAICompatible.js'
+import { isRequestRejected } from '../../src/call/RequestRejectedError.js'
+import { CONTINUE_PROMPT } from '../../src/call/recoverOutputLimit.js'
+import type { ChatMessage } from '../../src/types.js'
+import { useFakes, user } from './support/fakes.js'
+
+const fakes = useFakes()
+
+const longHistory: ChatMessage[] = [
+  user('old question 1'),
+  { role: 'assistant', content: 'old answer 1' },
+  user('old question 2'),
+  { role: 'assistant', content: 'old answer 2' },
+  user('the question that matters'),
+]
+
+describe('prompt_too_long recovery', () => {
+  it('collapses old context first, then compacts, and the smaller history is what gets answered', async () => {
+    const fake = await fakes.start({ dialect: 'anthropic' })
+    fake.enqueue(
+      anthropicErrors.promptTooLong(),
+      anthropicErrors.promptTooLong(),
+      reply.text('answered'),
+    )
+    const model = fakes.adapter(
+      anthropic({ baseURL: fake.baseURL, apiKey: 'k', model: 'claude-opus-4-6' }),
+    )
+    const steps: string[] = []
+    const response = await callModel({
+      models: [model],
+      request: { messages: longHistory, maxTokens: 64 },
+      collapse: (messages) => {
+        steps.push('collapse')
+        return messages.slice(2)
+      },
+      compact: async (messages) => {
+        steps.push('compact')
+        return [user(`Summary: earlier talk. ${JSON.stringify(messages.at(-1)?.content)}`)]
+      },
+    })
+    expect(response.text).toBe('answered')
+    expect(steps).toEqual(['collapse', 'compact'])
+    const sizes = fake.requests.map((r) => (r.body as { messages: unknown[] }).messages.length)
+    expect(sizes).toEqual([5, 3, 1])
+    expect(fake.requests[2]?.rawBody).toContain('the question that matters')
+  })
+
+  it('surfaces the refusal after collapse and compaction both fail, naming them', async () => {
+    const fake = await fakes.start({ dialect: 'openai', reply: openAIErrors.contextTooLong() })
+    const model = fakes.adapter(
+      openAICompatible({ baseURL: fake.baseURL, apiKey: 'k', model: 'gpt-4o' }),
+    )
+    const error = await callModel({
+      models: [model],
+      request: { messages: longHistory, maxTokens: 64 },
+      collapse: (m) => m.slice(1),
+      compact: (m) => m.slice(-1),
+    }).catch((e: unknown) => e)
+    expect(isRequestRejected(error)).toBe(true)
+    expect(error).toMatchObject({ kind: 'context_too_long', recoveries: ['collapse', 'compact'] })
+    expect(fake.requests).toHaveLength(3)
+  })
+})
+
+describe('max_tokens recovery', () => {
+  it('raises the cap once, then asks the model to continue and joins the parts', async () => {
+    const fake = await fakes.start({ dialect: 'openai' })
+    fake.enqueue(
+      reply.text('The first try was cut', { finishReason: 'length' }),
+      reply.text('A longer try, also cut ', { finishReason: 'length' }),
+      reply.text('and here is the end.'),
+    )
+    const model = fakes.adapter(
+      openAICompatible({ baseURL: fake.baseURL, apiKey: 'k', model: 'gpt-4o' }),
+    )
+    const response = await callModel({
+      models: [model],
+      request: { messages: [user('Write a long answer.')], maxTokens: 50 },
+      maxTokensCeiling: 100,
+    })
+    expect(response.text).toBe('A longer try, also cut and here is the end.')
+    expect(response.finishReason).toBe('stop')
+    const bodies = fake.requests.map(
+      (r) =>
+        r.body as {
+          max_completion_tokens: number
+          messages: Array<{ role: string; content: string }>
+        },
+    )
+    expect(bodies.map((b) => b.max_completion_tokens)).toEqual([50, 100, 100])
+    expect(bodies[2]?.messages.slice(-2)).toEqual([
+      { role: 'assistant', content: 'A longer try, also cut ' },
+      { role: 'user', content: CONTINUE_PROMPT },
+    ])
+    // A continuation is a new operation: its own Idempotency-Key.
+    const keys = new Set(fake.requests.map((r) => r.headers['idempotency-key']))
+    expect(keys.size).toBe(3)
+  })
+
+  it('surfaces OutputTruncatedError with everything produced once the recovery limit (3) is spent', async () => {
+    const fake = await fakes.start({
+      dialect: 'openai',
+      reply: reply.text('cut ', { finishReason: 'length' }),
+    })
+    const model = fakes.adapter(
+      openAICompatible({ baseURL: fake.baseURL, apiKey: 'k', model: 'gpt-4o' }),
+    )
+    const error = await callModel({
+      models: [model],
+      request: { messages: [user('Go on forever.')], maxTokens: 10 },
+    }).catch((e: unknown) => e)
+    expect(isOutputTruncated(error)).toBe(true)
+    expect(error).toMatchObject({ recoveries: ['raise-cap', 'continue', 'continue'] })
+    expect((error as { response: { text: string } }).response.text).toBe('cut cut cut ')
+    expect(fake.requests).toHaveLength(4)
+  })
+})

@@ -1,0 +1,144 @@
+import { anthropicErrors, qwenErrors, reply } from '@hourglass/testkit'
+import { describe, expect, it } from 'vitest'
+import { anthropic } from '../../src/call/anthropic.js'
+import { callModel } from '../../src/call/callModel.js'
+import { openAICompatible } from '../../src/call/openAICompatible.js'
+import { isStreamInterrupted } from '../../src/policy/StreamInterruptedError.js'
+import type { StreamEvent } from '../../src/types.js'
+import { FAST_RETRIES, useFakes, user } from './support/fakes.js'
+
+const fakes = useFakes()
+const request = { messages: [user('Tell me a story.')], maxTokens: 256, stream: true as const }
+
+async function drain(
+  stream: AsyncIterable<StreamEvent>,
+): Promise<{ text: string; error?: unknown }> {
+  let text = ''
+  try {
+    for await (const event of stream) if (event.type === 'text') text += event.text
+    return { text }
+  } catch (error) {
+    return { text, error }
+  }
+}
+
+describe('streams', () => {
+  it('stream a whole answer and end with the same answer as `result`, usage included', async () => {
+    const fake = await fakes.start({
+      dialect: 'openai',
+      reply: reply.text('Once upon a time, 从前.'),
+    })
+    const model = fakes.adapter(
+      openAICompatible({ baseURL: fake.baseURL, apiKey: 'sk', model: 'gpt-4o' }),
+    )
+    const stream = callModel({ models: [model], request })
+    const { text } = await drain(stream)
+    const result = await stream.result
+    expect(text).toBe('Once upon a time, 从前.')
+    expect(result.text).toBe(text)
+    expect(result.finishReason).toBe('stop')
+    expect(result.usage.outputTokens).toBeGreaterThan(0)
+  })
+
+  it('a stream cut after the first token is not resent: one request, StreamInterruptedError with the partial text', async () => {
+    const fake = await fakes.start({
+      dialect: 'anthropic',
+      reply: reply.text('The quick brown fox jumps over the lazy dog', { cutAfterTokens: 3 }),
+    })
+    const model = fakes.adapter(
+      anthropic({ baseURL: fake.baseURL, apiKey: 'sk-ant', model: 'claude-opus-4-6' }),
+    )
+    const stream = callModel({ models: [model], request, maxAttempts: 5, retryDelay: FAST_RETRIES })
+    const { text, error } = await drain(stream)
+    expect(isStreamInterrupted(error)).toBe(true)
+    expect(error).toMatchObject({ partialText: 'The quick brown', provider: 'anthropic' })
+    expect(text).toBe('The quick brown') // the caller saw exactly what the error carries
+    await expect(stream.result).rejects.toBe(error)
+    expect(fake.requests).toHaveLength(1)
+  })
+
+  it('an overload error frame after the first token is an interruption, not a retry', async () => {
+    const fake = await fakes.start({
+      dialect: 'anthropic',
+      reply: anthropicErrors.overloadedInStream({ afterTokens: 2, text: 'Half an answer then' }),
+    })
+    const model = fakes.adapter(
+      anthropic({ baseURL: fake.baseURL, apiKey: 'sk-ant', model: 'claude-opus-4-6' }),
+    )
+    const stream = callModel({ models: [model], request, retryDelay: FAST_RETRIES })
+    const { error } = await drain(stream)
+    expect(isStreamInterrupted(error)).toBe(true)
+    expect((error as { partialText: string }).partialText).toBe('Half an')
+    expect((error as Error).cause).toMatchObject({ kind: 'overloaded', status: 200 })
+    expect(fake.requests).toHaveLength(1)
+  })
+
+  it('an error frame before the first token is retried; the caller sees only the good attempt', async () => {
+    const fake = await fakes.start({ dialect: 'qwen' })
+    fake.enqueue(qwenErrors.throttlingInStream({ afterTokens: 0 }), reply.text('第二次成功'))
+    const model = fakes.adapter(
+      openAICompatible({
+        baseURL: fake.baseURL,
+        apiKey: 'sk',
+        model: 'qwen-plus',
+        dialect: 'qwen',
+      }),
+    )
+    const stream = callModel({ models: [model], request, retryDelay: FAST_RETRIES })
+    const { text, error } = await drain(stream)
+    expect(error).toBeUndefined()
+    expect(text).toBe('第二次成功')
+    expect(fake.requests).toHaveLength(2)
+  })
+
+  it('`: keep-alive` comments do not count as progress: the first-token timeout still fires, then the fallback answers', async () => {
+    const slow = await fakes.start({
+      dialect: 'openai',
+      reply: reply.hang({ afterHeaders: true, keepAliveEveryMs: 20 }),
+    })
+    const backupFake = await fakes.start({
+      dialect: 'openai',
+      reply: reply.text('backup speaking'),
+    })
+    const primary = fakes.adapter(
+      openAICompatible({ baseURL: slow.baseURL, apiKey: 'sk', model: 'gpt-4o', name: 'slow' }),
+    )
+    const backup = fakes.adapter(
+      openAICompatible({
+        baseURL: backupFake.baseURL,
+        apiKey: 'sk',
+        model: 'gpt-4o-mini',
+        name: 'backup',
+      }),
+    )
+    const records: Array<{ decision: string; errorKind?: string | undefined }> = []
+    const stream = callModel({
+      models: [primary, backup],
+      request,
+      maxAttempts: 1,
+      firstTokenTimeoutMs: 300,
+      onAttempt: (r) => records.push(r),
+    })
+    const { text, error } = await drain(stream)
+    expect(error).toBeUndefined()
+    expect(text).toBe('backup speaking')
+    expect(records[0]).toMatchObject({ decision: 'fallback', errorKind: 'timeout' })
+    expect(slow.requests).toHaveLength(1)
+  })
+
+  it('a consumer that stops reading ends the attempt and leaves the provider connection closed', async () => {
+    const fake = await fakes.start({
+      dialect: 'openai',
+      reply: reply.text('one two three four five six seven eight', { tokenDelayMs: 30 }),
+    })
+    const model = fakes.adapter(
+      openAICompatible({ baseURL: fake.baseURL, apiKey: 'sk', model: 'gpt-4o' }),
+    )
+    const stream = callModel({ models: [model], request })
+    for await (const event of stream) {
+      if (event.type === 'text') break
+    }
+    await expect(stream.result).rejects.toMatchObject({ name: 'AbortError' })
+    await expect.poll(() => fake.requests[0]?.outcome).toBe('client-closed')
+  })
+})
