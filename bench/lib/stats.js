@@ -18,7 +18,7 @@ export function percentile(values, p) {
 }
 
 export function max(values) {
-  return values.length === 0 ? Number.NaN : values.reduce((a, b) => (b > a ? b : a), -Infinity)
+  return values.length === 0 ? Number.NaN : values.reduce((a, b) => Math.max(a, b), -Infinity)
 }
 
 /**

@@ -1,0 +1,95 @@
+// One middle hop in three shapes, each on its own 127.0.0.1 port, all calling
+// the same slow upstream (argv[2]) and forwarding `x-bench-id` so the bench
+// can match upstream work to the caller's request:
+// - hourglass: deadline() + createFetch (budget from x-deadline-remaining-ms)
+// - connect-timeout: connect-timeout set per request from the same header,
+//   outbound call with plain undici.request (connect-timeout offers no signal)
+// - per-hop: the budget header ignored; a fixed 1 s timeout on the outbound call
+
+import { deadline, deadlineErrors } from '@hourglass/express'
+import { createFetch } from '@hourglass/fetch'
+import timeout from 'connect-timeout'
+import express from 'express'
+import { Agent, request } from 'undici'
+import { announceReady } from '../lib/child.js'
+
+const upstream = `${process.argv[2]}/work`
+const PER_HOP_TIMEOUT_MS = 1000
+const idOf = (req) => ({ 'x-bench-id': String(req.headers['x-bench-id']) })
+
+function hourglassApp() {
+  const app = express()
+  const fetch = createFetch({ retry: false })
+  app.use(deadline({ maxMs: 10_000 }))
+  app.get('/', async (req, res, next) => {
+    try {
+      const up = await fetch(upstream, { headers: idOf(req) })
+      res.send(await up.text())
+    } catch (error) {
+      next(error)
+    }
+  })
+  app.use(deadlineErrors())
+  return app
+}
+
+function connectTimeoutApp() {
+  const app = express()
+  const dispatcher = new Agent({ connections: 512 })
+  app.use((req, res, next) => {
+    const ms = Number(req.headers['x-deadline-remaining-ms'] ?? 2000)
+    timeout(ms)(req, res, next)
+  })
+  app.get('/', async (req, res, next) => {
+    try {
+      const up = await request(upstream, { headers: idOf(req), dispatcher })
+      const text = await up.body.text()
+      if (!req.timedout) res.send(text)
+    } catch (error) {
+      if (!req.timedout) next(error)
+    }
+  })
+  app.use((error, _req, res, next) => {
+    if (error?.timeout && !res.headersSent) res.status(504).json({ error: 'timeout' })
+    else next(error)
+  })
+  return app
+}
+
+function perHopApp() {
+  const app = express()
+  const dispatcher = new Agent({
+    connections: 512,
+    headersTimeout: PER_HOP_TIMEOUT_MS,
+    bodyTimeout: PER_HOP_TIMEOUT_MS,
+  })
+  app.get('/', async (req, res) => {
+    try {
+      const up = await request(upstream, { headers: idOf(req), dispatcher })
+      res.send(await up.body.text())
+    } catch {
+      if (!res.headersSent) res.status(504).json({ error: 'upstream timeout' })
+    }
+  })
+  return app
+}
+
+const apps = {
+  hourglass: hourglassApp(),
+  'connect-timeout': connectTimeoutApp(),
+  'per-hop': perHopApp(),
+}
+const ports = {}
+await Promise.all(
+  Object.entries(apps).map(
+    ([name, app]) =>
+      new Promise((resolve) => {
+        const server = app.listen(0, '127.0.0.1', () => {
+          ports[name] = server.address().port
+          resolve()
+        })
+        server.keepAliveTimeout = 60_000
+      }),
+  ),
+)
+announceReady({ ports, perHopTimeoutMs: PER_HOP_TIMEOUT_MS })
