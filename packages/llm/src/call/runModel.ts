@@ -130,9 +130,17 @@ export async function runModel(
     await permit?.report({ ok: false, error: error.normalized, latencyMs })
     if (error.retryable) retryBudget?.recordFailure()
     if (error.kind === 'overloaded') overloads++
+    // With admission, a rate limit or overload has just become a shared
+    // cooldown for this provider+key: `acquire` decides whether to switch
+    // key, wait for it (if the wait fits) or refuse, so the per-call wait is
+    // left out here — sleeping too would wait twice, and a wait that does
+    // not fit on this key may not be needed on another.
+    const cooled =
+      options.admission !== undefined &&
+      (error.kind === 'rate_limited' || error.kind === 'overloaded')
     const decision = decideRetry({
       ...options.retryDelay,
-      error: error.normalized,
+      error: cooled ? { ...error.normalized, retryAfterMs: 0 } : error.normalized,
       attempt,
       maxAttempts,
       overloads,
@@ -152,12 +160,6 @@ export async function runModel(
       reason: decision.reason,
     })
     if (decision.action === 'retry') {
-      // With admission, a rate limit or overload has just become a shared
-      // cooldown: `acquire` waits for it (or refuses), so sleeping here too
-      // would wait twice.
-      const cooled =
-        options.admission !== undefined &&
-        (error.kind === 'rate_limited' || error.kind === 'overloaded')
       if (!cooled) await sleep(decision.delayMs, deadline, options.signal)
       continue
     }
