@@ -50,8 +50,11 @@ Options:
     try {
       config = JSON.parse(await readFile(values.config, 'utf8'))
     } catch (error) {
+      const code = (error as NodeJS.ErrnoException).code
       const why =
-        error instanceof SyntaxError ? `is not valid JSON (${error.message})` : 'cannot be read'
+        error instanceof SyntaxError
+          ? `is not valid JSON (${error.message})`
+          : `cannot be read${code ? ` (${code})` : ''}`
       throw new UsageError(`hourglass gateway: --config ${values.config} ${why}`, { cause: error })
     }
     // Imported when used: the gateway package (and what it pulls in) costs the
@@ -62,7 +65,7 @@ Options:
       io.stderr('hourglass gateway: this @hourglass/gateway build has no createGateway export\n')
       return 1
     }
-    let router: express.RequestHandler
+    let router: express.RequestHandler & { close?: () => Promise<void> }
     try {
       router = await createGateway(config)
     } catch (error) {
@@ -77,6 +80,7 @@ Options:
     io.stdout(`hourglass gateway listening on http://${host}:${server.port}/v1\n`)
     await Promise.race([once(process, 'SIGINT'), once(process, 'SIGTERM')])
     await server.close()
+    await router.close?.()
     return 0
   },
 }

@@ -1,7 +1,8 @@
 import { lookup } from 'node:dns/promises'
-import { DEADLINE_EXPIRED_HEADER } from '@hourglass/core'
+import { DEADLINE_EXPIRED_HEADER, isClientClosed, isDeadlineExceeded } from '@hourglass/core'
 import { deadline, deadlineErrors } from '@hourglass/express'
 import { createFetch, type HourglassFetch } from '@hourglass/fetch'
+import { callModel, openAICompatible } from '@hourglass/llm'
 import { startFakeProvider } from '@hourglass/testkit'
 import express, { type Request } from 'express'
 import { listen } from '../listen.js'
@@ -9,9 +10,6 @@ import { CASE_ID_HEADER, type Chain } from './Chain.js'
 import { LARGE_MODEL, providerScript, SMALL_MODEL } from './providerScript.js'
 import { preprocessMs, work, writeMs } from './simulatedWork.js'
 import { WorkLog } from './WorkLog.js'
-
-/** Statuses after which the model service tries the small model instead (overload is the moment to fall back). */
-const FALLBACK_STATUSES = new Set([429, 503, 529])
 
 const caseOf = (req: Request): string => String(req.headers[CASE_ID_HEADER] ?? 'anonymous')
 
@@ -31,43 +29,44 @@ export async function startToolkitChain(seed: number): Promise<Chain> {
     return f
   }
 
-  // Model service: one call to the large model (a 429 is retried once, after
-  // its Retry-After, only when that fits in the budget); on overload, the
-  // small model — all inside the caller's deadline.
-  const toProvider = newFetch({ retry: { statuses: [429] } })
+  // Model service: @hourglass/llm's policy inside the caller's deadline. A
+  // 429 is retried only if its Retry-After fits in what is left; an overload
+  // (529) falls back to the small model at once; every wait and attempt stops
+  // when the deadline does.
+  const toProvider = newFetch({ retry: false })
   const modelApp = express()
   modelApp.use(deadline({ defaultMs: 2000, maxMs: 10_000 }))
   modelApp.use(express.json())
   modelApp.post('/generate', (req, res, next) => {
     const caseId = caseOf(req)
-    const ask = (model: string) =>
-      toProvider(`${provider.baseURL}/chat/completions`, {
-        method: 'POST',
-        headers: {
-          'content-type': 'application/json',
-          'idempotency-key': `${caseId}-${model}`,
-          [CASE_ID_HEADER]: caseId,
-        },
-        body: JSON.stringify({ model, messages: [{ role: 'user', content: req.body.prompt }] }),
-        deadline: req.deadline,
+    const adapter = (model: string) =>
+      openAICompatible({
+        baseURL: provider.baseURL,
+        apiKey: 'sk-demo',
+        model,
+        name: 'fake',
+        headers: { [CASE_ID_HEADER]: caseId },
+        fetch: toProvider,
       })
     log
       .track('model', caseId, async () => {
-        let answer = await ask(LARGE_MODEL)
-        if (FALLBACK_STATUSES.has(answer.status)) {
-          await answer.body?.cancel()
-          answer = await ask(SMALL_MODEL)
+        try {
+          const answer = await callModel({
+            models: [adapter(LARGE_MODEL), adapter(SMALL_MODEL)],
+            request: {
+              messages: [{ role: 'user', content: String(req.body.prompt ?? '') }],
+              maxTokens: 256,
+            },
+            maxAttempts: 2,
+            max529Retries: 0,
+            idempotencyKey: caseId,
+            deadline: req.deadline,
+          })
+          res.json({ text: answer.text, model: answer.model })
+        } catch (error) {
+          if (isDeadlineExceeded(error) || isClientClosed(error)) throw error
+          res.status(503).json({ error: 'model_unavailable' })
         }
-        if (!answer.ok) {
-          await answer.body?.cancel()
-          res.status(503).json({ error: 'model_unavailable', providerStatus: answer.status })
-          return
-        }
-        const json = (await answer.json()) as {
-          model: string
-          choices: { message: { content: string } }[]
-        }
-        res.json({ text: json.choices[0]?.message.content ?? '', model: json.model })
       })
       .catch(next)
   })

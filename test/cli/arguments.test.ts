@@ -1,0 +1,57 @@
+import { describe, expect, it } from 'vitest'
+import { assertBuilt, cliBin, runNode } from './runNode.js'
+
+const BAD: [string[], RegExp][] = [
+  [[], /^hourglass: missing command/],
+  [['frobnicate'], /^hourglass: unknown command 'frobnicate'/],
+  [['probe'], /^hourglass probe: missing <url>/],
+  [['probe', 'not a url'], /^hourglass probe: 'not a url' is not a URL/],
+  [['probe', 'ftp://example.test/'], /^hourglass probe: only http: and https: URLs/],
+  [
+    ['probe', 'http://127.0.0.1:9/', 'http://127.0.0.1:10/'],
+    /^hourglass probe: one <url> expected/,
+  ],
+  [['probe', 'http://127.0.0.1:9/', '--samples', '0'], /--samples must be a whole number/],
+  [['probe', 'http://127.0.0.1:9/', '--warmup', 'three'], /--warmup must be a whole number/],
+  [
+    ['probe', 'http://127.0.0.1:9/', '--budget'],
+    /^hourglass probe: option '--budget <value>' argument missing/,
+  ],
+  [['probe', 'http://127.0.0.1:9/', '--verbose'], /^hourglass probe: unknown option '--verbose'/],
+  [['gateway'], /^hourglass gateway: --config <file\.json> is required/],
+  [['gateway', '--config', '/nonexistent/gateway.json'], /cannot be read \(ENOENT\)\n$/],
+  [
+    ['gateway', '--config', 'x.json', '--port', '70000'],
+    /--port must be a whole number from 0 to 65535/,
+  ],
+  [['demo', 'now'], /^hourglass demo: unexpected argument 'now'/],
+  [['demo', '--seed', 'x'], /--seed must be a whole number/],
+]
+
+describe('bad arguments', () => {
+  it.each(BAD)('hourglass %j → one clear line on stderr, exit 2', async (args, message) => {
+    assertBuilt(cliBin)
+    const run = await runNode([cliBin, ...args], { killAfterMs: 10_000 })
+    expect(run.code).toBe(2)
+    expect(run.stdout).toBe('')
+    expect(run.stderr.endsWith('\n')).toBe(true)
+    expect(run.stderr.trimEnd().split('\n')).toHaveLength(1)
+    expect(run.stderr).toMatch(message)
+  })
+})
+
+describe('--help', () => {
+  it.each([[[]], [['demo']], [['probe']], [['gateway']]])(
+    'hourglass %j --help prints usage and exits 0',
+    async (command) => {
+      assertBuilt(cliBin)
+      const run = await runNode([cliBin, ...command, '--help'], { killAfterMs: 10_000 })
+      expect(run.code, run.stderr).toBe(0)
+      expect(run.stderr).toBe('')
+      expect(run.stdout).toMatch(
+        new RegExp(`^Usage: hourglass ${command.length === 0 ? '<command>' : command[0]}`),
+      )
+      for (const line of run.stdout.split('\n')) expect(line.length).toBeLessThanOrEqual(80)
+    },
+  )
+})
