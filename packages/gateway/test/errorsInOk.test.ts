@@ -1,0 +1,152 @@
+import { ernieErrors, type FakeProvider, qwenErrors, reply } from '@hourglass/testkit'
+import { APIError } from 'openai'
+import { afterEach, describe, expect, it } from 'vitest'
+import { fakeProvider, fallback, type Harness, startHarness } from './support/harness.js'
+
+describe('an error hidden in an HTTP 200 is never an empty success', () => {
+  let fakes: FakeProvider[] = []
+  let harness: Harness | undefined
+  afterEach(async () => {
+    await harness?.close()
+    await Promise.all(fakes.map((f) => f.close()))
+    fakes = []
+    harness = undefined
+  })
+
+  /** qwen → ernie → openai, in that priority. */
+  async function threeProviders(policy: Record<string, unknown> = {}) {
+    const qwen = await fakeProvider('qwen', ['qwen-key-1', 'qwen-key-2'])
+    const ernie = await fakeProvider('ernie', ['ernie-key-1'])
+    const openai = await fakeProvider('openai', ['openai-key-1'])
+    fakes.push(qwen.fake, ernie.fake, openai.fake)
+    harness = await startHarness({
+      providers: { qwen: qwen.entry, ernie: ernie.entry, openai: openai.entry },
+      models: {
+        chat: fallback(['qwen', 'qwen-plus'], ['ernie', 'ernie-4.0'], ['openai', 'gpt-4o-mini']),
+      },
+      policy,
+    })
+    return { qwen: qwen.fake, ernie: ernie.fake, openai: openai.fake }
+  }
+
+  it('a Qwen throttling code in a 200 body and an ERNIE 336501 in a 200 body fail over to the next provider', async () => {
+    const { qwen, ernie, openai } = await threeProviders({ maxAttempts: 1 })
+    qwen.enqueue(qwenErrors.throttlingIn200('Throttling.RateQuota'))
+    ernie.enqueue(ernieErrors.rateLimited('rpm'))
+    openai.enqueue(reply.text('the real answer'))
+    const completion = await harness!.client.chat.completions.create({
+      model: 'chat',
+      messages: [{ role: 'user', content: 'hi' }],
+    })
+    expect(completion.choices[0]?.message.content).toBe('the real answer')
+    expect(qwen.requests.map((r) => r.outcome)).toEqual(['error'])
+    expect(ernie.requests.map((r) => r.outcome)).toEqual(['error'])
+    expect(openai.requests.map((r) => r.outcome)).toEqual(['success'])
+    expect(
+      harness!.logs.filter((l) => l.event === 'attempt').map((l) => [l['provider'], l['decision']]),
+    ).toEqual([
+      ['qwen', 'fallback'],
+      ['ernie', 'fallback'],
+      ['openai', 'success'],
+    ])
+  })
+
+  it('a 200-with-error body is retried on the same provider when attempts remain (with the next key)', async () => {
+    const { qwen, openai } = await threeProviders({ maxAttempts: 2 })
+    qwen.enqueue(
+      qwenErrors.throttlingIn200('Throttling.AllocationQuota'),
+      reply.text('qwen, second time'),
+    )
+    const completion = await harness!.client.chat.completions.create({
+      model: 'chat',
+      messages: [{ role: 'user', content: 'hi' }],
+    })
+    expect(completion.choices[0]?.message.content).toBe('qwen, second time')
+    expect(qwen.requests.map((r) => [r.outcome, r.apiKey])).toEqual([
+      ['error', 'qwen-key-1'],
+      ['success', 'qwen-key-2'],
+    ])
+    expect(openai.requests).toHaveLength(0)
+  })
+
+  it('a stream whose first frame is an error event falls back before anything reaches the client', async () => {
+    const { qwen, ernie, openai } = await threeProviders({ maxAttempts: 1 })
+    qwen.enqueue(qwenErrors.throttlingInStream({ afterTokens: 0 }))
+    ernie.enqueue(ernieErrors.rateLimited('tpm'))
+    openai.enqueue(reply.text('streamed from the third provider'))
+    const stream = await harness!.client.chat.completions.create({
+      model: 'chat',
+      messages: [{ role: 'user', content: 'hi' }],
+      stream: true,
+    })
+    let text = ''
+    for await (const chunk of stream) text += chunk.choices[0]?.delta.content ?? ''
+    expect(text).toBe('streamed from the third provider')
+    expect(qwen.requests.map((r) => r.outcome)).toEqual(['stream-error'])
+    expect(ernie.requests.map((r) => r.outcome)).toEqual(['error'])
+  })
+
+  it('when every provider hides a rate limit in a 200, the client gets a 429 error, not an empty answer', async () => {
+    const { qwen, ernie, openai } = await threeProviders({ maxAttempts: 1 })
+    qwen.setReply(qwenErrors.throttlingIn200())
+    ernie.setReply(ernieErrors.rateLimited('rpm'))
+    openai.setReply(
+      reply.error(200, {
+        error: { message: 'Rate limit reached', type: 'requests', code: 'rate_limit_exceeded' },
+      }),
+    )
+    for (const stream of [false, true]) {
+      const error = await harness!.client.chat.completions
+        .create({ model: 'chat', messages: [{ role: 'user', content: 'hi' }], stream })
+        .then(
+          async (result) => {
+            // A stream only fails when read; it must fail before yielding any text.
+            if (stream)
+              for await (const _ of result as AsyncIterable<unknown>) throw new Error('got a chunk')
+            return result
+          },
+          (e: unknown) => e,
+        )
+      expect(error, `stream: ${stream}`).toBeInstanceOf(APIError)
+      expect((error as APIError).status, `stream: ${stream}`).toBe(429)
+      expect((error as APIError).code).toBe('rate_limit_exceeded')
+    }
+  })
+
+  it('once every key is cooling past the deadline, the next request is refused at once with 429 and Retry-After, sending nothing', async () => {
+    const { qwen, ernie, openai } = await threeProviders({ maxAttempts: 1 })
+    qwen.setReply(qwenErrors.throttlingIn200())
+    ernie.setReply(ernieErrors.rateLimited('rpm'))
+    openai.setReply(
+      reply.error(
+        429,
+        { error: { message: 'slow down', type: 'requests', code: 'rate_limit_exceeded' } },
+        { 'retry-after': '30' },
+      ),
+    )
+    const within = (ms: number) => ({ headers: { 'x-deadline-remaining-ms': String(ms) } })
+    const ask = (content: string, ms: number) =>
+      harness!.client.chat.completions.create(
+        { model: 'chat', messages: [{ role: 'user', content }] },
+        within(ms),
+      )
+    // Two requests meet every key's limit (the second takes qwen's second key).
+    await expect(ask('a', 3000)).rejects.toMatchObject({ status: 429 })
+    await expect(ask('b', 3000)).rejects.toMatchObject({ status: 429 })
+    const sent = qwen.requests.length + ernie.requests.length + openai.requests.length
+    expect(qwen.requests.map((r) => r.apiKey)).toEqual(['qwen-key-1', 'qwen-key-2'])
+
+    const res = await fetch(`${harness!.url}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-deadline-remaining-ms': '500' },
+      body: JSON.stringify({ model: 'chat', messages: [{ role: 'user', content: 'c' }] }),
+    })
+    expect(res.status).toBe(429)
+    expect(Number(res.headers.get('retry-after'))).toBeGreaterThanOrEqual(1)
+    expect(Number(res.headers.get('retry-after-ms'))).toBeGreaterThan(0)
+    expect(await res.json()).toMatchObject({
+      error: { code: 'rate_limit_exceeded', type: 'requests' },
+    })
+    expect(qwen.requests.length + ernie.requests.length + openai.requests.length).toBe(sent)
+  })
+})
