@@ -1,0 +1,66 @@
+// The official `openai` client, unchanged, talking to @hourglass/gateway, which
+// fronts two fake providers (an OpenAI-style one that is rate-limiting, and an
+// Anthropic-style backup). Run: npm run build && node examples/gateway-openai/index.mjs
+import { createGateway } from '@hourglass/gateway'
+import { anthropicErrors, openAIErrors, reply, startFakeProvider } from '@hourglass/testkit'
+import express from 'express'
+import OpenAI from 'openai'
+
+const primary = await startFakeProvider({ dialect: 'openai' })
+const backup = await startFakeProvider({
+  dialect: 'anthropic',
+  reply: reply.text('Hello from the backup model — 你好 👋', { tokenDelayMs: 5 }),
+})
+// The primary is rate-limited for now (a plain 429 with Retry-After), then overloaded.
+primary.enqueue(openAIErrors.rateLimited({ retryAfterS: 30 }), anthropicErrors.overloaded())
+
+const gateway = createGateway(
+  {
+    providers: {
+      primary: { dialect: 'openai', baseURL: primary.baseURL, apiKeys: ['sk-primary-1'] },
+      backup: { dialect: 'anthropic', baseURL: backup.baseURL, apiKeys: ['sk-backup-1'] },
+    },
+    models: {
+      chat: {
+        fallback: [
+          { provider: 'primary', model: 'gpt-fake' },
+          { provider: 'backup', model: 'claude-fake' },
+        ],
+      },
+    },
+    deadline: { defaultMs: 5000 },
+  },
+  { logger: () => {} }, // default: JSON lines on stderr, keys scrubbed
+)
+const app = express()
+app.use(gateway)
+const server = await new Promise((resolve) => {
+  const s = app.listen(0, '127.0.0.1', () => resolve(s))
+})
+const baseURL = `http://127.0.0.1:${server.address().port}/v1`
+
+// Only the base URL changes.
+const client = new OpenAI({ baseURL, apiKey: 'not-checked-by-this-gateway', maxRetries: 0 })
+
+const completion = await client.chat.completions.create({
+  model: 'chat',
+  messages: [{ role: 'user', content: 'Say hello.' }],
+})
+console.log(`non-streaming: ${completion.choices[0].message.content} (model ${completion.model})`)
+
+const stream = await client.chat.completions.create({
+  model: 'chat',
+  messages: [{ role: 'user', content: 'Say hello, slowly.' }],
+  stream: true,
+})
+let text = ''
+for await (const chunk of stream) text += chunk.choices[0]?.delta?.content ?? ''
+console.log(`streaming:     ${text}`)
+console.log(
+  `primary saw ${primary.requests.length} requests (${primary.requests.map((r) => r.outcome).join(', ')}); backup answered ${backup.paidGenerations}`,
+)
+
+server.closeAllConnections()
+server.close()
+await gateway.close()
+await Promise.all([primary.close(), backup.close()])

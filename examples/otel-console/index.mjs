@@ -1,0 +1,79 @@
+// Deadlines in OpenTelemetry, printed to the console: a request with 300 ms
+// crosses two services; the second one's slow lookup runs out of time.
+// Run: npm run build && node examples/otel-console/index.mjs
+
+import { instrumentDeadlines, printWaterfall } from '@hourglass/otel'
+import { W3CTraceContextPropagator } from '@opentelemetry/core'
+import { HttpInstrumentation } from '@opentelemetry/instrumentation-http'
+import { UndiciInstrumentation } from '@opentelemetry/instrumentation-undici'
+import { InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base'
+import { NodeTracerProvider } from '@opentelemetry/sdk-trace-node'
+
+// 1. The SDK, before express is loaded: instrumentation-http patches `http` as it is required.
+const exporter = new InMemorySpanExporter() // or ConsoleSpanExporter / OTLP in a real service
+const provider = new NodeTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] })
+provider.register({ propagator: new W3CTraceContextPropagator() })
+// http: server spans; undici: client spans and the traceparent header, so both hops are one trace.
+for (const instrumentation of [new HttpInstrumentation(), new UndiciInstrumentation()]) {
+  instrumentation.setTracerProvider(provider)
+  instrumentation.enable()
+}
+const stop = instrumentDeadlines() // spans for slices and attempts, events, metrics
+
+const { setTimeout: sleep } = await import('node:timers/promises')
+const { default: express } = await import('express')
+const { deadline, deadlineErrors } = await import('@hourglass/express')
+const { createFetch } = await import('@hourglass/fetch')
+const fetch = createFetch()
+const servers = []
+const serve = (app) =>
+  new Promise((resolve) => {
+    const server = app.listen(0, '127.0.0.1', () =>
+      resolve(`http://127.0.0.1:${server.address().port}`),
+    )
+    servers.push(server)
+  })
+const handle = (fn) => (req, res, next) => fn(req, res).catch(next)
+
+const prices = express()
+prices.use(deadline({ plan: { lookup: 3, format: 1 } }))
+prices.get(
+  '/price',
+  handle(async (req, res) => {
+    await req.plan.run('lookup', (signal) => sleep(500, undefined, { signal })) // a cold cache
+    await req.plan.run('format', async () => res.json({ price: 42 }))
+  }),
+)
+prices.use(deadlineErrors())
+const pricesUrl = await serve(prices)
+
+const quotes = express()
+quotes.use(deadline({ plan: { prepare: 1, upstream: 4 } }))
+quotes.get(
+  '/quote',
+  handle(async (req, res) => {
+    await req.plan.run('prepare', () => sleep(20))
+    const r = await req.plan.run('upstream', (_signal, slice) =>
+      fetch(`${pricesUrl}/price`, { deadline: slice }),
+    )
+    res.status(r.status).json(await r.json())
+  }),
+)
+quotes.use(deadlineErrors())
+const quotesUrl = await serve(quotes)
+
+const res = await globalThis.fetch(`${quotesUrl}/quote`, {
+  headers: { 'x-deadline-remaining-ms': '300' },
+})
+console.log(`GET /quote with 300 ms → ${res.status} ${await res.text()}\n`)
+
+await provider.forceFlush()
+printWaterfall(exporter.getFinishedSpans())
+
+stop()
+await fetch.close()
+for (const server of servers) {
+  server.closeAllConnections()
+  server.close()
+}
+await provider.shutdown()

@@ -1,0 +1,116 @@
+// Three hops on loopback — edge → api → model service → a fake LLM provider —
+// wired with Hourglass. Run: npm run build && node examples/three-hop/index.mjs
+import { deadline, deadlineErrors } from '@hourglass/express'
+import { createFetch } from '@hourglass/fetch'
+import { callModel, openAICompatible } from '@hourglass/llm'
+import { reply, startFakeProvider } from '@hourglass/testkit'
+import express from 'express'
+
+// The provider: answers in ~150 ms, except for prompts mentioning "essay" (1.5 s).
+const provider = await startFakeProvider({
+  reply: (req) =>
+    reply.text('Rayleigh scattering.', {
+      latencyMs: JSON.stringify(req.body).includes('essay') ? 1500 : 150,
+    }),
+})
+const fetch = createFetch()
+const servers = []
+const serve = (app) =>
+  new Promise((resolve) => {
+    const server = app.listen(0, '127.0.0.1', () =>
+      resolve(`http://127.0.0.1:${server.address().port}`),
+    )
+    servers.push(server)
+  })
+const handle = (fn) => (req, res, next) => fn(req, res).catch(next)
+
+// Model service: the model-call policy, bounded by the caller's deadline.
+const model = express()
+model.use(deadline({ defaultMs: 2000 }))
+model.use(express.json())
+model.post(
+  '/generate',
+  handle(async (req, res) => {
+    const answer = await callModel({
+      models: [
+        openAICompatible({
+          baseURL: provider.baseURL,
+          apiKey: 'sk-demo',
+          model: 'fake-model',
+          fetch,
+        }),
+      ],
+      request: { messages: [{ role: 'user', content: req.body.prompt }], maxTokens: 200 },
+    }) // deadline: the request's, from AsyncLocalStorage
+    res.json({ text: answer.text })
+  }),
+)
+model.use(deadlineErrors())
+const modelUrl = await serve(model)
+
+// API service: the budget split into slices; the one that runs out is named in the 504.
+const api = express()
+api.use(deadline({ defaultMs: 2000, plan: { preprocess: 0.2, model: 0.7, write: 0.1 } }))
+api.use(express.json())
+api.post(
+  '/answer',
+  handle(async (req, res) => {
+    const prompt = await req.plan.run('preprocess', async () => String(req.body.question).trim())
+    const answer = await req.plan.run('model', async (_signal, slice) => {
+      const r = await fetch(`${modelUrl}/generate`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ prompt }),
+        deadline: slice, // sends x-deadline-remaining-ms: what the slice has left
+      })
+      return { status: r.status, body: await r.json() }
+    })
+    await req.plan.run('write', async () => res.status(answer.status).json(answer.body))
+  }),
+)
+api.use(deadlineErrors())
+const apiUrl = await serve(api)
+
+// Edge: trusts the caller's x-deadline-remaining-ms (up to 10 s).
+const edge = express()
+edge.use(deadline({ defaultMs: 2000, maxMs: 10_000 }))
+edge.use(express.json())
+edge.post(
+  '/ask',
+  handle(async (req, res) => {
+    const r = await fetch(`${apiUrl}/answer`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(req.body),
+    })
+    res.status(r.status).json(await r.json())
+  }),
+)
+edge.use(deadlineErrors())
+const edgeUrl = await serve(edge)
+
+for (const [question, budgetMs] of [
+  ['Why is the sky blue?', 1000],
+  ['Write an essay on why the sky is blue.', 1000],
+]) {
+  const started = performance.now()
+  const res = await globalThis.fetch(`${edgeUrl}/ask`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', 'x-deadline-remaining-ms': String(budgetMs) },
+    body: JSON.stringify({ question }),
+  })
+  const ms = Math.round(performance.now() - started)
+  console.log(`budget ${budgetMs} ms → ${res.status} after ${ms} ms: ${await res.text()}`)
+}
+await provider.waitForRequests(2)
+const last = provider.requests[1]
+console.log(
+  `provider: ${provider.requests.length} calls, ${provider.paidGenerations} paid; the slow one ended as "${last.outcome}"`,
+)
+
+await fetch.close()
+for (const server of servers) {
+  server.closeAllConnections()
+  server.close()
+}
+await provider.close()

@@ -1,0 +1,64 @@
+import { fileURLToPath } from 'node:url'
+import { describe, expect, it } from 'vitest'
+import { assertBuilt, cliBin, runNode } from './cli/runNode.js'
+
+// Every example runs with one command against the built packages; these
+// tests run them exactly so, and check what they print, so they cannot rot.
+const example = (name: string) =>
+  fileURLToPath(new URL(`../examples/${name}/index.mjs`, import.meta.url))
+
+describe('examples/', () => {
+  it('three-hop: a comfortable budget is answered; a slow model gets a 504 by the deadline and the provider call is stopped', async () => {
+    assertBuilt(cliBin)
+    const run = await runNode([example('three-hop')], { killAfterMs: 20_000 })
+    expect(run.code, run.stderr).toBe(0)
+    const [fast, slow, provider] = run.stdout.trimEnd().split('\n')
+    expect(fast).toMatch(/^budget 1000 ms → 200 after \d+ ms: \{"text":"Rayleigh scattering\."\}$/)
+    const slowMatch = slow!.match(
+      /^budget 1000 ms → 504 after (\d+) ms: \{"error":"deadline_exceeded"/,
+    )
+    expect(slowMatch, slow).not.toBeNull()
+    // The provider would take 1.5 s: the 504 comes by the 1 s deadline instead (slack for a loaded box).
+    expect(Number(slowMatch![1])).toBeLessThan(1000 + 150)
+    expect(provider).toBe('provider: 2 calls, 1 paid; the slow one ended as "client-closed"')
+  })
+
+  it('otel-console: prints the two-hop trace as a waterfall, slices and the deadline events included', async () => {
+    assertBuilt(cliBin)
+    const run = await runNode([example('otel-console')], { killAfterMs: 20_000 })
+    expect(run.code, run.stderr).toBe(0)
+    expect(run.stdout).toMatch(
+      /^GET \/quote with 300 ms → 504 \{"error":"deadline_exceeded".*"slice":"lookup"\}/,
+    )
+    const lines = run.stdout.split('\n')
+    // One trace across both services.
+    expect(lines.find((l) => l.startsWith('trace '))).toMatch(/^trace [0-9a-f]{8} {2}\d+ spans/)
+    for (const span of [
+      'deadline.slice prepare',
+      'deadline.slice upstream',
+      'deadline.slice lookup',
+      'deadline.egress GET',
+    ]) {
+      expect(
+        lines.some((l) => l.includes(span)),
+        span,
+      ).toBe(true)
+    }
+    expect(run.stdout).toMatch(/! deadline\.exceeded .*stage=slice slice=lookup/)
+    expect(run.stdout).toMatch(/! deadline\.exceeded .*stage=handler slice=lookup action=504/)
+    // printWaterfall fits an 80-column terminal.
+    for (const line of lines.slice(lines.findIndex((l) => l.startsWith('trace ')))) {
+      expect(line.length).toBeLessThanOrEqual(80)
+    }
+  })
+
+  it('gateway-openai: the official openai client, unchanged but for baseURL, gets answers through the gateway while the primary is limited', async () => {
+    assertBuilt(cliBin)
+    const run = await runNode([example('gateway-openai')], { killAfterMs: 20_000 })
+    expect(run.code, run.stderr).toBe(0)
+    const [plain, streamed, counts] = run.stdout.trimEnd().split('\n')
+    expect(plain).toBe('non-streaming: Hello from the backup model — 你好 👋 (model claude-fake)')
+    expect(streamed).toBe('streaming:     Hello from the backup model — 你好 👋')
+    expect(counts).toMatch(/^primary saw \d+ requests .*; backup answered 2$/)
+  })
+})
