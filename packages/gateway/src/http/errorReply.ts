@@ -174,6 +174,12 @@ function unavailableReply(causes: unknown[]): ErrorReply {
   if (causes.length > 0 && limited + overloaded === causes.length) {
     return reply(503, summary, 'server_error', 'overloaded')
   }
+  // One kind of failure everywhere (every key rejected, every provider down…): say which.
+  const first = causes[0]
+  if (isProviderError(first) && causes.every((c) => isProviderError(c) && c.kind === first.kind)) {
+    const shaped = toOpenAIError(first.normalized)
+    return reply(shaped.status, summary, shaped.body.error.type, shaped.body.error.code)
+  }
   return reply(502, summary, 'server_error', 'upstream_error')
 }
 
