@@ -111,7 +111,7 @@ export function createAdapter(
         })
         if (error !== undefined) return fail(error)
         const response = dialect.parseResponse(text, { headers: res.headers })
-        return { ok: true, status: res.status, response: own_(response) }
+        return { ok: true, status: res.status, response: attribute(response) }
       })
     },
     open(request, send): Promise<OpenResult> {
@@ -128,7 +128,7 @@ export function createAdapter(
             body: text,
           })
           if (error !== undefined) return fail(error)
-          const response = own_(dialect.parseResponse(text, { headers: res.headers }))
+          const response = attribute(dialect.parseResponse(text, { headers: res.headers }))
           return { ok: true, status: res.status, events: eventsOf(response) }
         }
         if (res.body === null) throw malformedReply('stream (no body)')
@@ -145,7 +145,7 @@ export function createAdapter(
   }
 
   /** The answer names the adapter as its provider, and the model asked for when it names none. */
-  function own_(response: ChatResponse): ChatResponse {
+  function attribute(response: ChatResponse): ChatResponse {
     return { ...response, provider: name, model: response.model || model }
   }
 
