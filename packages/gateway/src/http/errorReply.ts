@@ -83,6 +83,7 @@ export function errorReply(error: unknown): ErrorReply {
     if (isProviderError(cause)) return providerReply(cause)
   }
   if (isStreamInterrupted(error)) {
+    if (isDeadlineExceeded(error.cause) || isClientClosed(error.cause)) return deadlineReply()
     const cause = isProviderError(error.cause) ? providerReply(error.cause) : undefined
     return reply(
       cause?.status ?? 502,
