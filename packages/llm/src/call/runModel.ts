@@ -101,7 +101,8 @@ export async function runModel(
               sink,
               firstTokenTimeoutMs: Math.max(0, options.firstTokenTimeoutMs ?? 0),
               clock: deadline?.clock,
-              onFirstToken: () => void permit?.report({ ok: true }),
+              // The provider is answering: release waiters on a half-open probe now, not at the end.
+              onFirstToken: () => void permit?.report({ ok: true })?.catch(() => {}),
             })
     } catch (thrown) {
       permit?.release()
