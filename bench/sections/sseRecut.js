@@ -25,7 +25,7 @@ function makeInput(totalBytes) {
   }
   const events = []
   let size = 0
-  for (let i = 0; size < totalBytes; i++) {
+  while (size < totalBytes) {
     const content = Array.from({ length: 1 + rand(6) }, () => WORDS[rand(WORDS.length)]).join('')
     const event = `data: {"id":"chatcmpl-1","object":"chat.completion.chunk","choices":[{"index":0,"delta":{"content":${JSON.stringify(content)}}}]}\n\n`
     events.push(event)

@@ -1,0 +1,91 @@
+import { spawn } from 'node:child_process'
+import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { afterAll, describe, expect, it } from 'vitest'
+
+const root = fileURLToPath(new URL('..', import.meta.url))
+const PACKAGES = ['core', 'express', 'fetch', 'testkit', 'llm', 'gateway']
+// Every benchmark of issue 9, by the heading number the report gives it.
+const SECTIONS = [
+  '1. Ingress overhead',
+  '2. Egress overhead',
+  '3. Core cost',
+  '4. Deadline precision under load',
+  '5. Zombie work',
+  '6. Retry amplification under a 429 storm',
+  '7. Paid generations per delivered answer',
+  '8. SSE re-assembly',
+  '9. Gateway overhead',
+]
+// A guard against a hang, not a synchronisation: the smoke run takes about a minute.
+const KILL_AFTER_MS = 150_000
+
+interface Run {
+  code: number | null
+  signal: NodeJS.Signals | null
+  stderr: string
+  elapsedMs: number
+}
+
+function runBench(args: string[]): Promise<Run> {
+  const started = performance.now()
+  const child = spawn(process.execPath, ['bench/run.js', ...args], {
+    cwd: root,
+    stdio: ['ignore', 'ignore', 'pipe'],
+  })
+  let stderr = ''
+  child.stderr.setEncoding('utf8').on('data', (chunk: string) => {
+    stderr += chunk
+  })
+  const killer = setTimeout(() => child.kill('SIGKILL'), KILL_AFTER_MS)
+  return new Promise((resolve) => {
+    child.on('close', (code, signal) => {
+      clearTimeout(killer)
+      resolve({ code, signal, stderr, elapsedMs: performance.now() - started })
+    })
+  })
+}
+
+const dir = mkdtempSync(join(tmpdir(), 'hourglass-bench-'))
+afterAll(() => rmSync(dir, { recursive: true, force: true }))
+
+describe('npm run bench', () => {
+  it('is what npm run bench runs, after building', () => {
+    const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8'))
+    expect(pkg.scripts.bench).toMatch(/^npm run build\b.*&& node bench\/run\.js$/)
+  })
+
+  it('the --quick smoke run completes with exit 0, reports every benchmark with a figure, and leaves BENCHMARKS.md alone', {
+    timeout: KILL_AFTER_MS + 10_000,
+  }, async () => {
+    const missing = PACKAGES.filter(
+      (name) => !existsSync(join(root, 'packages', name, 'dist', 'index.js')),
+    )
+    expect(missing, `run \`npm run build\` first: no dist for ${missing.join(', ')}`).toEqual([])
+    const committed = join(root, 'BENCHMARKS.md')
+    const before = existsSync(committed) ? statSync(committed).mtimeMs : undefined
+    const out = join(dir, 'quick.md')
+
+    const run = await runBench(['--quick', '--out', out])
+
+    expect(run.signal, `killed after ${KILL_AFTER_MS / 1000} s`).toBeNull()
+    expect(run.code, run.stderr.slice(-4000)).toBe(0)
+    const report = readFileSync(out, 'utf8')
+    expect(report).toMatch(/Smoke run \(`--quick`\)/)
+    expect(report).toMatch(/Made by `npm run bench -- --quick`/)
+    expect(report).toMatch(/Machine: \d+ CPUs \(.+\).*Node v\d+/)
+    for (const section of SECTIONS) {
+      const start = report.indexOf(`## ${section}`)
+      expect(start, `section "${section}" is missing`).toBeGreaterThan(-1)
+      const end = report.indexOf('\n## ', start + 1)
+      const body = report.slice(start, end === -1 ? undefined : end)
+      // A table with at least one measured row: a number in the "ours" column.
+      const rows = body.split('\n').filter((l) => /^\| (?!measure|---)/.test(l))
+      expect(rows.length, `section "${section}" has no rows`).toBeGreaterThan(0)
+      for (const r of rows) expect(r.split('|')[4], r).toMatch(/\d/)
+    }
+    expect(existsSync(committed) ? statSync(committed).mtimeMs : undefined).toBe(before)
+  })
+})
