@@ -1,0 +1,187 @@
+import { anthropicErrors, type FakeProvider, reply } from '@hourglass/testkit'
+import express from 'express'
+import { afterEach, describe, expect, it } from 'vitest'
+import { createGateway } from '../src/index.js'
+import { fakeProvider, fallback, type Harness, startHarness } from './support/harness.js'
+
+describe('the gateway router', () => {
+  let fakes: FakeProvider[] = []
+  let harness: Harness | undefined
+  afterEach(async () => {
+    await harness?.close()
+    await Promise.all(fakes.map((f) => f.close()))
+    fakes = []
+    harness = undefined
+  })
+
+  async function smallAndLarge() {
+    const small = await fakeProvider('qwen', ['k-small'])
+    const large = await fakeProvider('anthropic', ['k-large'])
+    fakes.push(small.fake, large.fake)
+    small.fake.setReply(reply.text('small model here'))
+    large.fake.setReply(reply.text('large model here'))
+    harness = await startHarness({
+      providers: { qwen: small.entry, claude: large.entry },
+      models: {
+        small: fallback(['qwen', 'qwen-turbo']),
+        large: fallback(['claude', 'claude-sonnet']),
+        auto: { route: { small: 'small', large: 'large', maxSmallPromptTokens: 200 } },
+      },
+      aliases: { 'gpt-4o-mini': 'small', default: 'auto' },
+    })
+    return { small: small.fake, large: large.fake }
+  }
+
+  it('routes a short, tool-free request to the small model and a long one or one with tools to the large', async () => {
+    const { small, large } = await smallAndLarge()
+    const ask = async (content: string, tools = false) => {
+      const completion = await harness!.client.chat.completions.create({
+        model: 'default',
+        messages: [{ role: 'user', content }],
+        ...(tools
+          ? {
+              tools: [
+                {
+                  type: 'function' as const,
+                  function: { name: 'f', parameters: { type: 'object' } },
+                },
+              ],
+            }
+          : {}),
+      })
+      return completion.choices[0]?.message.content
+    }
+    expect(await ask('short question')).toBe('small model here')
+    expect(await ask('word '.repeat(2000))).toBe('large model here')
+    expect(await ask('short, with tools', true)).toBe('large model here')
+    expect(small.requests.map((r) => r.model)).toEqual(['qwen-turbo'])
+    expect(large.requests.map((r) => r.model)).toEqual(['claude-sonnet', 'claude-sonnet'])
+    expect(harness!.logs.filter((l) => l.event === 'request').map((l) => l['route'])).toEqual([
+      'small:small',
+      'large:large',
+      'large:large',
+    ])
+  })
+
+  it('GET /v1/models lists every model and alias, as the openai client reads it', async () => {
+    await smallAndLarge()
+    const ids: string[] = []
+    for await (const model of harness!.client.models.list()) ids.push(model.id)
+    expect(ids).toEqual(['small', 'large', 'auto', 'gpt-4o-mini', 'default'])
+  })
+
+  it('GET /healthz answers ok with where limits are counted', async () => {
+    await smallAndLarge()
+    const res = await fetch(`${harness!.url}/healthz`)
+    expect(res.status).toBe(200)
+    expect(await res.json()).toEqual({ status: 'ok', limits: 'memory' })
+  })
+
+  it('bad requests get 400/404 in OpenAI error shape naming the field, and reach no provider', async () => {
+    const { small, large } = await smallAndLarge()
+    const post = async (body: string) => {
+      const res = await fetch(`${harness!.url}/v1/chat/completions`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body,
+      })
+      return { status: res.status, body: await res.json() }
+    }
+    expect(await post('{"model": "small", "messages": [')).toEqual({
+      status: 400,
+      body: {
+        error: {
+          message: 'the body is not valid JSON',
+          type: 'invalid_request_error',
+          param: null,
+          code: 'invalid_json',
+        },
+      },
+    })
+    expect(
+      await post(JSON.stringify({ model: 'small', messages: [{ role: 'robot', content: 'x' }] })),
+    ).toMatchObject({
+      status: 400,
+      body: { error: { param: 'messages[0].role', type: 'invalid_request_error' } },
+    })
+    expect(await post(JSON.stringify({ model: 'small', messages: [] }))).toMatchObject({
+      status: 400,
+      body: { error: { param: 'messages' } },
+    })
+    expect(
+      await post(JSON.stringify({ model: 'gpt-5', messages: [{ role: 'user', content: 'x' }] })),
+    ).toMatchObject({
+      status: 404,
+      body: { error: { code: 'model_not_found', param: 'model' } },
+    })
+    expect(small.requests.length + large.requests.length).toBe(0)
+  })
+
+  it('all providers overloaded → 503 naming each provider, without upstream text', async () => {
+    const a = await fakeProvider('anthropic', ['k1'])
+    const b = await fakeProvider('anthropic', ['k2'])
+    fakes.push(a.fake, b.fake)
+    harness = await startHarness({
+      providers: { a: a.entry, b: b.entry },
+      models: { m: fallback(['a', 'claude-x'], ['b', 'claude-y']) },
+      policy: { maxAttempts: 1, max529Retries: 0 },
+    })
+    a.fake.setReply(anthropicErrors.overloaded())
+    b.fake.setReply(anthropicErrors.overloaded())
+    const overloaded = await harness.client.chat.completions
+      .create({ model: 'm', messages: [{ role: 'user', content: 'x' }] })
+      .catch((e: unknown) => e)
+    expect(overloaded).toMatchObject({ status: 503, code: 'overloaded' })
+    expect((overloaded as Error).message).toContain('a/claude-x: overloaded')
+    expect((overloaded as Error).message).not.toContain('Overloaded')
+  })
+
+  it('all providers unreachable → 502 naming providers, never hosts or socket errors', async () => {
+    const a = await fakeProvider('openai', ['k1'])
+    const b = await fakeProvider('gemini', ['k2'])
+    await a.fake.close()
+    await b.fake.close()
+    harness = await startHarness({
+      providers: { a: a.entry, b: b.entry },
+      models: { m: fallback(['a', 'gpt-x'], ['b', 'gemini-y']) },
+      policy: { maxAttempts: 1 },
+    })
+    const down = await harness.client.chat.completions
+      .create({ model: 'm', messages: [{ role: 'user', content: 'x' }] })
+      .catch((e: unknown) => e)
+    expect(down).toMatchObject({ status: 502, code: 'upstream_unreachable' })
+    expect((down as Error).message).toContain(
+      'no provider could answer (a/gpt-x: network; b/gemini-y: network)',
+    )
+    expect((down as Error).message).not.toMatch(/127\.0\.0\.1|ECONNREFUSED/)
+  })
+
+  it('mounts under an app that already runs deadline(), with the app owning the budget', async () => {
+    const { fake, entry } = await fakeProvider('openai', ['k'])
+    fakes.push(fake)
+    const gateway = createGateway(
+      { providers: { o: entry }, models: { m: fallback(['o', 'gpt']) } },
+      { mountDeadline: false, logger: () => {} },
+    )
+    const app = express()
+    app.use('/llm', gateway)
+    const server = app.listen(0, '127.0.0.1')
+    await new Promise((resolve) => server.once('listening', resolve))
+    try {
+      const { port } = server.address() as { port: number }
+      const res = await fetch(`http://127.0.0.1:${port}/llm/v1/chat/completions`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ model: 'm', messages: [{ role: 'user', content: 'x' }] }),
+      })
+      expect(res.status).toBe(200)
+      // Without deadline() the config's default budget applies (60 s, less the reply reserve).
+      const sent = Number(fake.requests[0]?.headers['x-deadline-remaining-ms'])
+      expect(sent).toBeGreaterThan(50_000)
+      expect(sent).toBeLessThanOrEqual(60_000)
+    } finally {
+      await new Promise((resolve) => server.close(resolve))
+      await gateway.close()
+    }
+  })
+})
