@@ -2,7 +2,7 @@
 // fronts two fake providers (an OpenAI-style one that is rate-limiting, and an
 // Anthropic-style backup). Run: npm run build && node examples/gateway-openai/index.mjs
 import { createGateway } from '@hourglass/gateway'
-import { anthropicErrors, openAIErrors, reply, startFakeProvider } from '@hourglass/testkit'
+import { openAIErrors, reply, startFakeProvider } from '@hourglass/testkit'
 import express from 'express'
 import OpenAI from 'openai'
 
@@ -11,8 +11,10 @@ const backup = await startFakeProvider({
   dialect: 'anthropic',
   reply: reply.text('Hello from the backup model — 你好 👋', { tokenDelayMs: 5 }),
 })
-// The primary is rate-limited for now (a plain 429 with Retry-After), then overloaded.
-primary.enqueue(openAIErrors.rateLimited({ retryAfterS: 30 }), anthropicErrors.overloaded())
+// The primary is rate-limited (a 429 with Retry-After: 30): the gateway falls
+// back to the backup, and the primary's key cools down for those 30 s, so the
+// next request goes straight to the backup.
+primary.enqueue(openAIErrors.rateLimited({ retryAfterS: 30 }))
 
 const gateway = createGateway(
   {
@@ -57,7 +59,7 @@ let text = ''
 for await (const chunk of stream) text += chunk.choices[0]?.delta?.content ?? ''
 console.log(`streaming:     ${text}`)
 console.log(
-  `primary saw ${primary.requests.length} requests (${primary.requests.map((r) => r.outcome).join(', ')}); backup answered ${backup.paidGenerations}`,
+  `primary: ${primary.requests.length} call(s), outcomes ${primary.requests.map((r) => r.outcome).join(', ')}; backup: ${backup.paidGenerations} answer(s)`,
 )
 
 server.closeAllConnections()
