@@ -1,3 +1,4 @@
+import { once } from 'node:events'
 import { type Clock, systemClock } from '@hourglass/core'
 import { deadline } from '@hourglass/express'
 import { createFetch, type HourglassFetch } from '@hourglass/fetch'
@@ -47,6 +48,12 @@ export interface GatewayOptions {
 export type GatewayRouter = Router & {
   /** The validated config in use. */
   readonly config: GatewayConfig
+  /**
+   * Resolves true once the Redis client the gateway made from `config.redis.url`
+   * is connected (false after `timeoutMs`, default 2000; true at once without
+   * one). Until then limits and cooldowns are counted locally.
+   */
+  ready(timeoutMs?: number): Promise<boolean>
   /** Closes upstream connections and a Redis client the gateway created itself. */
   close(): Promise<void>
 }
@@ -169,7 +176,20 @@ export function createGateway(config: unknown, options: GatewayOptions = {}): Ga
     await ownFetch?.close()
     if (ownRedis) ownRedis.disconnect()
   }
-  return Object.assign(router, { config: valid, close }) as GatewayRouter
+  const ready = async (timeoutMs = 2000): Promise<boolean> => {
+    if (ownRedis === undefined || ownRedis.status === 'ready') return true
+    const controller = new AbortController()
+    const timer = setTimeout(() => controller.abort(), timeoutMs)
+    try {
+      await once(ownRedis, 'ready', { signal: controller.signal })
+      return true
+    } catch {
+      return false
+    } finally {
+      clearTimeout(timer)
+    }
+  }
+  return Object.assign(router, { config: valid, close, ready }) as GatewayRouter
 }
 
 /** body-parser's errors (bad JSON, too large) → what the client should fix. */

@@ -23,6 +23,8 @@ export interface RunningGateway {
 export async function startGateway(options: StartGatewayOptions): Promise<RunningGateway> {
   const { config, port = 8080, host = '127.0.0.1', ...gatewayOptions } = options
   const gateway = createGateway(config, gatewayOptions)
+  // Serve with shared limits from the first request when Redis is reachable; locally otherwise.
+  await gateway.ready()
   const app = express()
   app.disable('x-powered-by')
   app.use(gateway)

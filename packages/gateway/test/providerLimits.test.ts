@@ -1,0 +1,136 @@
+import {
+  type FakeProvider,
+  type RedisServer,
+  redisAvailable,
+  reply,
+  startRedis,
+} from '@hourglass/testkit'
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
+import { fakeProvider, fallback, type Harness, startHarness } from './support/harness.js'
+
+const within = { headers: { 'x-deadline-remaining-ms': '5000' } }
+
+describe('per-provider RPM limits in the gateway', () => {
+  let fakes: FakeProvider[] = []
+  let harnesses: Harness[] = []
+  afterEach(async () => {
+    await Promise.all(harnesses.map((h) => h.close()))
+    await Promise.all(fakes.map((f) => f.close()))
+    fakes = []
+    harnesses = []
+  })
+
+  it('a provider at its RPM limit is skipped for the next one instead of queueing; the limit holds upstream', async () => {
+    const a = await fakeProvider('openai', ['ka'], { limits: { rpm: 2 } })
+    const b = await fakeProvider('deepseek', ['kb'])
+    fakes.push(a.fake, b.fake)
+    a.fake.setReply(reply.text('from a'))
+    b.fake.setReply(reply.text('from b'))
+    const h = await startHarness({
+      providers: { a: a.entry, b: b.entry },
+      models: { m: fallback(['a', 'gpt'], ['b', 'deepseek-chat']) },
+    })
+    harnesses.push(h)
+    const answers: string[] = []
+    for (let i = 0; i < 5; i++) {
+      const c = await h.client.chat.completions.create(
+        { model: 'm', messages: [{ role: 'user', content: `${i}` }] },
+        within,
+      )
+      answers.push(c.choices[0]?.message.content ?? '')
+    }
+    expect(answers).toEqual(['from a', 'from a', 'from b', 'from b', 'from b'])
+    expect(a.fake.requests).toHaveLength(2)
+    // B's limits are its own: A's spent limit did not spill onto it.
+    expect(b.fake.requests).toHaveLength(3)
+  })
+
+  it('with no provider left, a spent limit is a 429 with Retry-After for the window, sent nowhere', async () => {
+    const a = await fakeProvider('openai', ['ka'], { limits: { rpm: 1 } })
+    fakes.push(a.fake)
+    const h = await startHarness({
+      providers: { a: a.entry },
+      models: { m: fallback(['a', 'gpt']) },
+      limits: { windowMs: 30_000 },
+    })
+    harnesses.push(h)
+    await h.client.chat.completions.create(
+      { model: 'm', messages: [{ role: 'user', content: 'x' }] },
+      within,
+    )
+    const res = await fetch(`${h.url}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', ...within.headers },
+      body: JSON.stringify({ model: 'm', messages: [{ role: 'user', content: 'y' }] }),
+    })
+    expect(res.status).toBe(429)
+    const retryAfterS = Number(res.headers.get('retry-after'))
+    expect(retryAfterS).toBeGreaterThan(20)
+    expect(retryAfterS).toBeLessThanOrEqual(30)
+    expect(await res.json()).toMatchObject({ error: { code: 'rate_limit_exceeded' } })
+    expect(a.fake.requests).toHaveLength(1)
+  })
+})
+
+const available = redisAvailable()
+if (!available) {
+  console.warn(
+    '\n!!! redis-server is not on PATH: the gateway shared-limit test is SKIPPED. Install redis-server (CI does) to run it. !!!\n',
+  )
+}
+
+describe.skipIf(!available)('two gateways sharing one real Redis', () => {
+  let redis: RedisServer
+  let fake: FakeProvider | undefined
+  let harnesses: Harness[] = []
+  beforeAll(async () => {
+    redis = await startRedis()
+  })
+  afterAll(async () => {
+    await redis?.stop()
+  })
+  afterEach(async () => {
+    await Promise.all(harnesses.map((h) => h.close()))
+    await fake?.close()
+    harnesses = []
+  })
+
+  it('enforce one RPM limit between them: the provider never sees more than the limit', async () => {
+    const provider = await fakeProvider('qwen', ['kq'], { limits: { rpm: 4 } })
+    fake = provider.fake
+    fake.setReply(reply.text('ok'))
+    const config = {
+      providers: { q: provider.entry },
+      models: { m: fallback(['q', 'qwen-plus']) },
+      redis: { url: redis.url, keyPrefix: `gw-test-${Date.now()}` },
+      // instances: 1, so two unshared counters would admit 4 each — only a shared count admits 4 in all.
+    }
+    harnesses = [await startHarness(config), await startHarness(config)]
+    for (const h of harnesses) {
+      expect(await (await fetch(`${h.url}/healthz`)).json()).toEqual({
+        status: 'ok',
+        limits: 'shared',
+      })
+    }
+    const statuses = await Promise.all(
+      Array.from({ length: 12 }, (_, i) =>
+        harnesses[i % 2]!.client.chat.completions.create(
+          { model: 'm', messages: [{ role: 'user', content: `${i}` }] },
+          within,
+        ).then(
+          () => 200,
+          (e: { status?: number }) => e.status,
+        ),
+      ),
+    )
+    expect(fake.requests).toHaveLength(4)
+    expect(statuses.filter((s) => s === 200)).toHaveLength(4)
+    expect(statuses.filter((s) => s === 429)).toHaveLength(8)
+    // Served by the two instances together, and neither fell back to counting alone.
+    const served = harnesses.map(
+      (h) => h.logs.filter((l) => l.event === 'request' && l['status'] === 200).length,
+    )
+    expect(served[0]! + served[1]!).toBe(4)
+    for (const h of harnesses) expect(h.logs.filter((l) => l.event === 'limits')).toEqual([])
+  })
+})
