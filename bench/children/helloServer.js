@@ -1,5 +1,8 @@
 // Express hello-world in one of three shapes, on 127.0.0.1 port 0:
-// `bare`, `hourglass` (deadline() in front) or `connect-timeout`.
+// `bare`, `hourglass` (deadline() in front), `connect-timeout`, or `als`
+// (only an AsyncLocalStorage.run around the chain: the part of deadline()'s
+// cost that any context-carrying middleware pays on Node 20).
+import { AsyncLocalStorage } from 'node:async_hooks'
 import { deadline } from '@hourglass/express'
 import timeout from 'connect-timeout'
 import express from 'express'
@@ -10,7 +13,10 @@ const app = express()
 app.disable('x-powered-by')
 if (variant === 'hourglass') app.use(deadline({ defaultMs: 5000 }))
 else if (variant === 'connect-timeout') app.use(timeout('5s'))
-else if (variant !== 'bare') throw new Error(`unknown variant ${variant}`)
+else if (variant === 'als') {
+  const als = new AsyncLocalStorage()
+  app.use((_req, _res, next) => als.run({}, next))
+} else if (variant !== 'bare') throw new Error(`unknown variant ${variant}`)
 app.get('/', (_req, res) => {
   res.send('Hello World!')
 })

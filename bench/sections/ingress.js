@@ -3,7 +3,7 @@ import { startChild } from '../lib/child.js'
 import { fmt, ratioText, row, verdict } from '../lib/report.js'
 import { interleave, medianOf } from '../lib/stats.js'
 
-const VARIANTS = ['bare', 'hourglass', 'connect-timeout']
+const VARIANTS = ['bare', 'hourglass', 'connect-timeout', 'als']
 
 /** Item 1: `deadline()` against bare Express and connect-timeout, autocannon on loopback. */
 export async function run({ quick, log }) {
@@ -75,8 +75,19 @@ export async function run({ quick, log }) {
           ours: fmt(p99('hourglass')),
           ratio: ratioText(p99('hourglass'), p99('connect-timeout')),
         }),
+        row({
+          measure: 'throughput (req/s), bare + `AsyncLocalStorage.run` only',
+          peerName: 'bare Express',
+          peer: fmt(bare),
+          ours: fmt(rps('als')),
+          ratio: ratioText(rps('als'), bare),
+        }),
       ],
       notes: [
+        'The last row is not ours: it is bare Express with nothing but an `AsyncLocalStorage.run()` around the chain — ' +
+          'the floor for any middleware that carries a per-request context through `await` on Node 20 (where ' +
+          'AsyncLocalStorage is built on async_hooks and every promise created under a store pays for it). ' +
+          '`deadline()` needs that context for `currentDeadline()`.',
         `Per round (req/s): ${VARIANTS.map((v) => `${v} ${results[v].map((r) => fmt(r.rps)).join(' / ')}`).join('; ')}.`,
       ],
     }
