@@ -88,8 +88,10 @@ describe('an error hidden in an HTTP 200 is never an empty success', () => {
 
   it('when every provider hides a rate limit in a 200, the client gets a 429 error, not an empty answer', async () => {
     const { qwen, ernie, openai } = await threeProviders({ maxAttempts: 1 })
-    qwen.setReply(qwenErrors.throttlingIn200())
-    ernie.setReply(ernieErrors.rateLimited('rpm'))
+    // Each limit names a 30 s wait, so nothing cools down during the test.
+    const wait30s = { 'retry-after': '30' }
+    qwen.setReply({ ...qwenErrors.throttlingIn200(), headers: wait30s })
+    ernie.setReply({ ...ernieErrors.rateLimited('rpm'), headers: wait30s })
     openai.setReply(
       reply.error(200, {
         error: { message: 'Rate limit reached', type: 'requests', code: 'rate_limit_exceeded' },
@@ -115,8 +117,10 @@ describe('an error hidden in an HTTP 200 is never an empty success', () => {
 
   it('once every key is cooling past the deadline, the next request is refused at once with 429 and Retry-After, sending nothing', async () => {
     const { qwen, ernie, openai } = await threeProviders({ maxAttempts: 1 })
-    qwen.setReply(qwenErrors.throttlingIn200())
-    ernie.setReply(ernieErrors.rateLimited('rpm'))
+    // Each limit names a 30 s wait, so nothing cools down during the test.
+    const wait30s = { 'retry-after': '30' }
+    qwen.setReply({ ...qwenErrors.throttlingIn200(), headers: wait30s })
+    ernie.setReply({ ...ernieErrors.rateLimited('rpm'), headers: wait30s })
     openai.setReply(
       reply.error(
         429,
