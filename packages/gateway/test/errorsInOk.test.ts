@@ -87,17 +87,16 @@ describe('an error hidden in an HTTP 200 is never an empty success', () => {
   })
 
   it('when every provider hides a rate limit in a 200, the client gets a 429 error, not an empty answer', async () => {
-    const { qwen, ernie, openai } = await threeProviders({ maxAttempts: 1 })
-    // Each limit names a 30 s wait, so nothing cools down during the test.
-    const wait30s = { 'retry-after': '30' }
-    qwen.setReply({ ...qwenErrors.throttlingIn200(), headers: wait30s })
-    ernie.setReply({ ...ernieErrors.rateLimited('rpm'), headers: wait30s })
-    openai.setReply(
-      reply.error(200, {
-        error: { message: 'Rate limit reached', type: 'requests', code: 'rate_limit_exceeded' },
-      }),
-    )
     for (const stream of [false, true]) {
+      // A fresh gateway each time: the first call's cooldowns must not decide the second.
+      const { qwen, ernie, openai } = await threeProviders({ maxAttempts: 1 })
+      qwen.setReply(qwenErrors.throttlingIn200())
+      ernie.setReply(ernieErrors.rateLimited('rpm'))
+      openai.setReply(
+        reply.error(200, {
+          error: { message: 'Rate limit reached', type: 'requests', code: 'rate_limit_exceeded' },
+        }),
+      )
       const error = await harness!.client.chat.completions
         .create({ model: 'chat', messages: [{ role: 'user', content: 'hi' }], stream })
         .then(
@@ -112,6 +111,16 @@ describe('an error hidden in an HTTP 200 is never an empty success', () => {
       expect(error, `stream: ${stream}`).toBeInstanceOf(APIError)
       expect((error as APIError).status, `stream: ${stream}`).toBe(429)
       expect((error as APIError).code).toBe('rate_limit_exceeded')
+      // Each provider was asked once and answered its 200-with-error (JSON even when a stream was asked for).
+      expect([qwen, ernie, openai].map((f) => f.requests.map((r) => r.outcome))).toEqual([
+        ['error'],
+        ['error'],
+        ['error'],
+      ])
+      await harness!.close()
+      await Promise.all(fakes.map((f) => f.close()))
+      harness = undefined
+      fakes = []
     }
   })
 
