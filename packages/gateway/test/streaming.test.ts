@@ -145,4 +145,24 @@ describe('SSE through the gateway', () => {
     })
     expect(text).not.toContain('[DONE]')
   })
+
+  it('a client that stops reading mid-stream ends the upstream call too', async () => {
+    const fake = await one('openai')
+    fake.enqueue(
+      reply.text('one two three four five six seven eight nine ten', { tokenDelayMs: 100 }),
+    )
+    const controller = new AbortController()
+    const stream = await harness!.client.chat.completions.create(
+      { model: 'm', messages: [{ role: 'user', content: 'hi' }], stream: true },
+      { signal: controller.signal },
+    )
+    let chunks = 0
+    for await (const _ of stream) {
+      if (++chunks === 2) controller.abort()
+    }
+    await fake.waitForRequests(1)
+    // The gateway hangs up on the provider instead of reading a generation nobody wants.
+    await expect.poll(() => fake.requests[0]?.outcome, { timeout: 5000 }).toBe('client-closed')
+    expect(fake.requests[0]?.tokensSent).toBeLessThan(10)
+  })
 })
