@@ -179,7 +179,15 @@ function unavailableReply(causes: unknown[]): ErrorReply {
   const first = causes[0]
   if (isProviderError(first) && causes.every((c) => isProviderError(c) && c.kind === first.kind)) {
     const shaped = toOpenAIError(first.normalized)
-    return reply(shaped.status, summary, shaped.body.error.type, shaped.body.error.code)
+    const headers = causes.every((c) => isProviderError(c) && !c.retryable) ? NO_RETRY : {}
+    return reply(
+      shaped.status,
+      summary,
+      shaped.body.error.type,
+      shaped.body.error.code,
+      null,
+      headers,
+    )
   }
   return reply(502, summary, 'server_error', 'upstream_error')
 }
