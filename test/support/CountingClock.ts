@@ -1,0 +1,35 @@
+import { type Clock, systemClock } from '@hourglass/core'
+
+/**
+ * The system clock, counting the timers that are armed and not yet fired or
+ * cleared. Deadline and phase timers are unref'd, so
+ * `process.getActiveResourcesInfo()` cannot see them; this can.
+ */
+export class CountingClock implements Clock {
+  readonly #live = new Set<unknown>()
+  /** Timers armed since creation. */
+  armed = 0
+
+  get pending(): number {
+    return this.#live.size
+  }
+
+  now(): number {
+    return systemClock.now()
+  }
+
+  setTimeout(callback: () => void, ms: number): unknown {
+    this.armed++
+    const handle: unknown = systemClock.setTimeout(() => {
+      this.#live.delete(handle)
+      callback()
+    }, ms)
+    this.#live.add(handle)
+    return handle
+  }
+
+  clearTimeout(handle: unknown): void {
+    systemClock.clearTimeout(handle)
+    this.#live.delete(handle)
+  }
+}

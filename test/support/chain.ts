@@ -1,0 +1,269 @@
+import { isDeadlineExceeded } from '@hourglass/core'
+import { deadline, deadlineErrors } from '@hourglass/express'
+import { createFetch, type LookupFunction } from '@hourglass/fetch'
+import {
+  callModel,
+  type ModelAdapter,
+  openAICompatible,
+  idempotencyKey as operationKey,
+  sideEffect,
+} from '@hourglass/llm'
+import { closedPort, type FaultServer, faultServer, startFakeProvider } from '@hourglass/testkit'
+import express, { type NextFunction, type Request, type Response } from 'express'
+import type { CountingClock } from './CountingClock.js'
+import { type FaultKind, isModelFault, modelReply, upstreamFault } from './faultCatalogue.js'
+import { type Listening, listen } from './listen.js'
+import { isHeadersSent, type ProcessWatch } from './processWatch.js'
+import { seededRandom } from './seededRandom.js'
+import { until } from './until.js'
+
+/** Secrets the chain carries; the security suite proves none of them leaks. */
+export const SECRETS = {
+  edgeToken: 'Bearer hg-edge-token-7f3a9c1e5b',
+  providerKey: 'sk-hourglass-provider-key-4d2b8e6a0c',
+  ernieKey: 'sk-hourglass-ernie-key-9e1c7a3f5d',
+} as const
+
+/** A host whose name lookup never answers (served by the second hop's own lookup). */
+export const NEVER_RESOLVES = 'dns-never.hourglass.test'
+
+export interface ChainOptions {
+  clock: CountingClock
+  watch: ProcessWatch
+  /** `maxMs` of the edge; default 10 000. */
+  maxMs?: number
+}
+
+/**
+ * The three-hop chain the chaos, load, soak and security suites drive:
+ *
+ *     client → edge (Express + deadline) → @hourglass/fetch
+ *            → model service (Express + deadline) → @hourglass/fetch → fault server
+ *                                                 → callModel → fake provider (qwen, ernie)
+ *
+ * Every request names its fault (`x-fault`) and seed (`x-fault-seed`); the
+ * upstreams read them, so one seed replays the whole run.
+ */
+export interface Chain {
+  edge: Listening
+  service: Listening
+  upstream: FaultServer
+  /** Fake provider requests, in arrival order. */
+  providerRequests(): readonly { op: string; paid: boolean; outcome: string }[]
+  /** Side-effect runs per operation id. */
+  readonly effectRuns: Map<string, number>
+  /** Requests the model service received, per operation id. */
+  readonly serviceReceipts: Map<string, number>
+  /** When the model service's upstream work for an op ended (fetch or callModel settled), performance.now() ms. */
+  readonly upstreamSettledAt: Map<string, number>
+  /** Errors the apps turned into 502, by class name (expected transport failures). */
+  readonly badGateways: Map<string, number>
+  /** Lookups of NEVER_RESOLVES still waiting (each is abandoned by fetch, never answered). */
+  readonly stuckLookups: number
+  /** Close the hops' keep-alive pools and wait until every server has no connection left. */
+  closePools(): Promise<void>
+  close(): Promise<void>
+}
+
+export async function startChain(options: ChainOptions): Promise<Chain> {
+  const { clock, watch } = options
+  const upstream = await faultServer((req) =>
+    upstreamFault(
+      req.headers['x-fault'] as FaultKind,
+      seededRandom(Number(req.headers['x-fault-seed'])),
+    ),
+  )
+  const provider = await startFakeProvider({
+    dialect: 'qwen',
+    reply: (request) => {
+      const text = JSON.stringify(request.body ?? '')
+      const kind = /fault=([\w-]+)/.exec(text)?.[1] as FaultKind
+      return modelReply(kind, seededRandom(Number(/seed=(\d+)/.exec(text)?.[1] ?? 1)))
+    },
+  })
+  const refused = await closedPort()
+  const effectRuns = new Map<string, number>()
+  const serviceReceipts = new Map<string, number>()
+  const upstreamSettledAt = new Map<string, number>()
+  const badGateways = new Map<string, number>()
+  let stuckLookups = 0
+  const stuck: LookupFunction = (hostname, opts, callback) => {
+    if (hostname === NEVER_RESOLVES) {
+      stuckLookups++ // never answered: a resolver that went silent
+      return
+    }
+    callback(null, opts.all ? [{ address: '127.0.0.1', family: 4 }] : '127.0.0.1', 4)
+  }
+  const edgeFetch = createFetch({ clock })
+  const serviceFetch = createFetch({ clock, lookup: stuck, dnsTimeoutMs: 200 })
+  const adapters: Record<'qwen' | 'ernie', ModelAdapter> = {
+    qwen: openAICompatible({
+      dialect: 'qwen',
+      baseURL: `${provider.url}/compatible-mode/v1`,
+      apiKey: SECRETS.providerKey,
+      model: 'qwen-plus',
+      fetch: serviceFetch,
+    }),
+    ernie: openAICompatible({
+      dialect: 'ernie',
+      baseURL: `${provider.url}/v2`,
+      apiKey: SECRETS.ernieKey,
+      model: 'ernie-4.0',
+      fetch: serviceFetch,
+    }),
+  }
+
+  const lastResort =
+    (hop: string) => (error: unknown, _req: Request, res: Response, _next: NextFunction) => {
+      if (isHeadersSent(error)) watch.appErrors.push(error)
+      const name = (error as Error | undefined)?.constructor?.name ?? typeof error
+      badGateways.set(`${hop}:${name}`, (badGateways.get(`${hop}:${name}`) ?? 0) + 1)
+      if (res.headersSent) return
+      res.status(502).json({ error: 'bad_gateway' })
+    }
+
+  // Hop 2: the model service.
+  const service = express()
+  service.use(deadline({ clock, maxMs: 30_000 }))
+  service.use(express.json())
+  service.post('/work', async (req, res) => {
+    const op = String(req.headers['x-op-id'])
+    const kind = req.headers['x-fault'] as FaultKind
+    serviceReceipts.set(op, (serviceReceipts.get(op) ?? 0) + 1)
+    // The tool with a side effect; an agent that retries its turn calls it again.
+    const effect = () =>
+      sideEffect(operationKey({ op }), () => {
+        effectRuns.set(op, (effectRuns.get(op) ?? 0) + 1)
+        return op
+      })
+    await effect()
+    const target =
+      kind === 'refuse'
+        ? `http://127.0.0.1:${refused}/work`
+        : kind === 'dns-never'
+          ? `http://${NEVER_RESOLVES}:${upstream.port}/work`
+          : `${upstream.url}/work`
+    try {
+      const answer = await serviceFetch(target, {
+        method: 'POST',
+        headers: {
+          'content-type': 'application/json',
+          'x-op-id': op,
+          'x-fault': kind,
+          'x-fault-seed': String(req.headers['x-fault-seed']),
+        },
+        body: JSON.stringify({ op }),
+        deadline: req.deadline,
+      })
+      const body = await answer.text()
+      await effect() // the retried turn: must not run the tool again
+      if (answer.status === 200) res.json({ op, upstream: body })
+      else if (answer.status === 429) res.status(429).json({ error: 'rate_limited' })
+      else res.status(502).json({ error: 'upstream_failed', status: answer.status })
+    } finally {
+      upstreamSettledAt.set(op, performance.now())
+    }
+  })
+  service.post('/model', async (req, res) => {
+    const op = String(req.headers['x-op-id'])
+    const kind = req.headers['x-fault'] as FaultKind
+    const seed = String(req.headers['x-fault-seed'])
+    serviceReceipts.set(op, (serviceReceipts.get(op) ?? 0) + 1)
+    try {
+      const stream = callModel({
+        models: [kind === 'llm-200-error-ernie' ? adapters.ernie : adapters.qwen],
+        request: {
+          messages: [{ role: 'user', content: `chaos op=${op} fault=${kind} seed=${seed}` }],
+          maxTokens: 64,
+          stream: true,
+        },
+        deadline: req.deadline,
+        idempotencyKey: operationKey({ op }),
+        // Waits small enough to fit the budgets, so retries really happen.
+        retryDelay: { baseDelayMs: 10, overloadFloorMs: 20, overloadJitterMs: 10 },
+      })
+      let text = ''
+      for await (const event of stream) if (event.type === 'text') text += event.text
+      res.json({ op, text })
+    } finally {
+      upstreamSettledAt.set(op, performance.now())
+    }
+  })
+  service.use(deadlineErrors())
+  service.use((error: unknown, _req: Request, res: Response, next: NextFunction) => {
+    const kind = (error as { kind?: unknown } | null)?.kind
+    if (
+      !res.headersSent &&
+      (kind === 'rate_limited' || (error as Error).name === 'RateLimitedError')
+    ) {
+      res.status(429).json({ error: 'rate_limited' })
+      return
+    }
+    next(error)
+  }, lastResort('service'))
+  const serviceServer = await listen(service)
+
+  // Hop 1: the edge.
+  const edge = express()
+  edge.use(deadline({ clock, maxMs: options.maxMs ?? 10_000 }))
+  edge.post('/chain', async (req, res) => {
+    const kind = req.headers['x-fault'] as FaultKind
+    const answer = await edgeFetch(
+      `${serviceServer.url}${isModelFault(kind) ? '/model' : '/work'}`,
+      {
+        method: 'POST',
+        headers: {
+          authorization: SECRETS.edgeToken,
+          'content-type': 'application/json',
+          'x-op-id': String(req.headers['x-op-id']),
+          'x-fault': kind,
+          'x-fault-seed': String(req.headers['x-fault-seed']),
+        },
+        body: '{}',
+        deadline: req.deadline,
+      },
+    )
+    const body = await answer.text()
+    if (answer.headers.get('x-deadline-expired')) res.set('x-deadline-expired', '1')
+    res.status(answer.status).type('application/json').send(body)
+  })
+  edge.use(deadlineErrors())
+  edge.use((error: unknown, _req: Request, res: Response, next: NextFunction) => {
+    if (isDeadlineExceeded(error) && res.headersSent) return
+    next(error)
+  }, lastResort('edge'))
+  const edgeServer = await listen(edge)
+
+  return {
+    edge: edgeServer,
+    service: serviceServer,
+    upstream,
+    providerRequests: () =>
+      provider.requests.map((r) => ({
+        op: /op=(\S+)/.exec(JSON.stringify(r.body ?? ''))?.[1] ?? '?',
+        paid: r.paid,
+        outcome: r.outcome,
+      })),
+    effectRuns,
+    serviceReceipts,
+    upstreamSettledAt,
+    badGateways,
+    get stuckLookups() {
+      return stuckLookups
+    },
+    async closePools() {
+      await Promise.all([edgeFetch.close(), serviceFetch.close()])
+      const open = async () =>
+        (await edgeServer.connections()) +
+        (await serviceServer.connections()) +
+        upstream.openConnections
+      await until(async () => (await open()) === 0, 5000, 'every hop to close its connections')
+    },
+    async close() {
+      await edgeServer.close()
+      await serviceServer.close()
+      await Promise.all([edgeFetch.close(), serviceFetch.close()])
+      await Promise.all([upstream.close(), provider.close()])
+    },
+  }
+}

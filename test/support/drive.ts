@@ -1,0 +1,265 @@
+import diagnostics from 'node:diagnostics_channel'
+import {
+  channelNames,
+  type IngressClientClosedMessage,
+  type IngressEndMessage,
+  type IngressStartMessage,
+} from '@hourglass/core'
+import { Agent, request } from 'undici'
+import type { Chain } from './chain.js'
+import { type FaultKind, pickBudget, pickFault } from './faultCatalogue.js'
+import { loopbackPing } from './loopbackPing.js'
+import { seededRandom } from './seededRandom.js'
+import { until } from './until.js'
+
+/** One request as one hop (edge or model service) saw it, performance.now() ms. */
+export interface HopView {
+  startedAt: number
+  /** The caller's deadline as this hop received it: arrival + the budget it was sent. */
+  dueAt: number
+  /** When a plain timer armed for `dueAt` fired: the event loop's own lateness. */
+  controlFiredAt: number | undefined
+  /** When a byte sent over loopback as that timer fired arrived (see `loopbackPing`). */
+  duePingAt: number | undefined
+  /** When the hop saw its caller leave, if it did. */
+  clientClosedAt: number | undefined
+  /** When a byte sent over loopback at `clientClosedAt` arrived (see `loopbackPing`). */
+  closedControlAt: number | undefined
+  /** When the hop released the request (response over or abandoned). */
+  endedAt: number | undefined
+}
+
+/** One client request through the chain and what the client saw. */
+export interface Outcome {
+  op: string
+  kind: FaultKind
+  budgetMs: number
+  /** ms after sending when the client gave up and left, if it did. */
+  abortAfterMs: number | undefined
+  sentAt: number
+  /** When the whole response (body included) had arrived; undefined if the client left first. */
+  arrivedAt: number | undefined
+  /** When the client aborted, if it did. */
+  abortedAt: number | undefined
+  status: number | undefined
+  deadlineExpiredHeader: boolean
+  body: string
+  /** The caller's deadline as the edge measured it (arrival + budget), performance.now() ms. */
+  dueAt: number | undefined
+  /** When a plain timer armed at the edge for `dueAt` actually fired: the event loop's own lateness. */
+  controlFiredAt: number | undefined
+  edge: HopView | undefined
+  service: HopView | undefined
+  /** The client's own failure (not an HTTP status), when it did not abort. */
+  clientError: unknown
+}
+
+export interface DriveOptions {
+  requests: number
+  concurrency: number
+  seed: number
+  /** Share of requests whose client leaves before its deadline; default 0.1. */
+  disconnectShare?: number
+  /** Fault for every request instead of the seeded mix. */
+  fault?: FaultKind
+  /** Budget for every request instead of the seeded mix. */
+  budgetMs?: number
+  /** Numbering offset for op ids (a soak drives several rounds). */
+  firstOp?: number
+}
+
+/**
+ * Send `requests` requests to the chain's edge, at most `concurrency` at a
+ * time, each with a seeded fault, budget and (sometimes) an early disconnect.
+ */
+export async function drive(chain: Chain, options: DriveOptions): Promise<Outcome[]> {
+  const random = seededRandom(options.seed)
+  const agent = new Agent({ keepAliveTimeout: 10_000, connections: options.concurrency })
+  const byOp = new Map<string, Outcome>()
+  const edgePort = chain.edge.port
+  const controls: Promise<void>[] = []
+  const ping = await loopbackPing()
+  // Decided at arrival: a destroyed socket no longer knows its local port.
+  const hops = new WeakMap<object, [Outcome, 'edge' | 'service']>()
+  const hopOf = (req: unknown): [Outcome, 'edge' | 'service'] | undefined => {
+    const known = hops.get(req as object)
+    if (known) return known
+    const incoming = req as { headers: Record<string, string>; socket: { localPort?: number } }
+    const outcome = byOp.get(incoming.headers['x-op-id'] ?? '')
+    if (!outcome) return undefined
+    const found: [Outcome, 'edge' | 'service'] = [
+      outcome,
+      incoming.socket.localPort === edgePort ? 'edge' : 'service',
+    ]
+    hops.set(req as object, found)
+    return found
+  }
+  const armControl = (due: number, fired: (at: number) => void) =>
+    controls.push(
+      new Promise((resolve) => {
+        setTimeout(() => {
+          fired(performance.now())
+          resolve()
+        }, due - performance.now())
+      }),
+    )
+  const onStart = (message: unknown) => {
+    const { deadline, req, budgetMs } = message as IngressStartMessage
+    const found = hopOf(req)
+    if (!found) return
+    const [outcome, hop] = found
+    // The budget this hop was sent (budgetMs is after clamping; nothing here is clamped).
+    const view: HopView = {
+      startedAt: deadline.startedAt,
+      dueAt: deadline.startedAt + budgetMs,
+      controlFiredAt: undefined,
+      duePingAt: undefined,
+      clientClosedAt: undefined,
+      closedControlAt: undefined,
+      endedAt: undefined,
+    }
+    outcome[hop] = view
+    if (hop === 'edge') outcome.dueAt = view.dueAt
+    armControl(view.dueAt, (at) => {
+      view.controlFiredAt = at
+      if (hop === 'edge') outcome.controlFiredAt = at
+      controls.push(
+        new Promise((resolve) =>
+          ping.ping((arrived) => {
+            view.duePingAt = arrived
+            resolve()
+          }),
+        ),
+      )
+    })
+  }
+  const onClosed = (message: unknown) => {
+    const found = hopOf((message as IngressClientClosedMessage).req)
+    const view = found?.[0][found[1]]
+    if (!view) return
+    view.clientClosedAt = performance.now()
+    controls.push(
+      new Promise((resolve) =>
+        ping.ping((at) => {
+          view.closedControlAt = at
+          resolve()
+        }),
+      ),
+    )
+  }
+  const onEnd = (message: unknown) => {
+    const found = hopOf((message as IngressEndMessage).req)
+    const view = found?.[0][found[1]]
+    if (view) view.endedAt = performance.now()
+  }
+  diagnostics.subscribe(channelNames.ingressClientClosed, onClosed)
+  diagnostics.subscribe(channelNames.ingressEnd, onEnd)
+  diagnostics.subscribe(channelNames.ingressStart, onStart)
+
+  const plans = Array.from({ length: options.requests }, (_, i) => {
+    const kind = options.fault ?? pickFault(random)
+    const budgetMs = options.budgetMs ?? pickBudget(random)
+    const leaves = random() < (options.disconnectShare ?? 0.1) && budgetMs > 20
+    return {
+      op: String((options.firstOp ?? 0) + i),
+      kind,
+      budgetMs,
+      seed: 1 + Math.floor(random() * 2 ** 30),
+      abortAfterMs: leaves ? Math.round(5 + random() * budgetMs * 0.8) : undefined,
+    }
+  })
+
+  const one = async (plan: (typeof plans)[number]): Promise<Outcome> => {
+    const outcome: Outcome = {
+      op: plan.op,
+      kind: plan.kind,
+      budgetMs: plan.budgetMs,
+      abortAfterMs: plan.abortAfterMs,
+      sentAt: performance.now(),
+      arrivedAt: undefined,
+      abortedAt: undefined,
+      status: undefined,
+      deadlineExpiredHeader: false,
+      body: '',
+      dueAt: undefined,
+      controlFiredAt: undefined,
+      edge: undefined,
+      service: undefined,
+      clientError: undefined,
+    }
+    byOp.set(plan.op, outcome)
+    const controller = new AbortController()
+    const timer =
+      plan.abortAfterMs === undefined
+        ? undefined
+        : setTimeout(() => {
+            outcome.abortedAt = performance.now()
+            controller.abort()
+          }, plan.abortAfterMs)
+    try {
+      const res = await request(`${chain.edge.url}/chain`, {
+        method: 'POST',
+        dispatcher: agent,
+        signal: controller.signal,
+        headers: {
+          'x-deadline-remaining-ms': String(plan.budgetMs),
+          'x-op-id': plan.op,
+          'x-fault': plan.kind,
+          'x-fault-seed': String(plan.seed),
+        },
+      })
+      outcome.status = res.statusCode
+      outcome.deadlineExpiredHeader = res.headers['x-deadline-expired'] === '1'
+      outcome.body = await res.body.text()
+      outcome.arrivedAt = performance.now()
+    } catch (error) {
+      if (outcome.abortedAt === undefined) outcome.clientError = error
+    } finally {
+      clearTimeout(timer)
+    }
+    return outcome
+  }
+
+  const outcomes: Outcome[] = []
+  let next = 0
+  const worker = async () => {
+    while (next < plans.length) {
+      const plan = plans[next++]!
+      outcomes.push(await one(plan))
+    }
+  }
+  try {
+    await Promise.all(Array.from({ length: options.concurrency }, worker))
+    // Every hop has released every request, and every control timer has fired.
+    await until(
+      () => outcomes.every((o) => (!o.edge || o.edge.endedAt) && (!o.service || o.service.endedAt)),
+      10_000,
+      'every hop to release its requests',
+    ).catch((error) => {
+      const stuck = outcomes.filter(
+        (o) => (o.edge && !o.edge.endedAt) || (o.service && !o.service.endedAt),
+      )
+      console.error(
+        stuck
+          .slice(0, 10)
+          .map(
+            (o) =>
+              `${o.op} ${o.kind} ${o.budgetMs} ${o.status} edge ${JSON.stringify(o.edge)} service ${JSON.stringify(o.service)}`,
+          )
+          .join('\n'),
+        stuck.length,
+      )
+      throw error
+    })
+    for (let settled = 0; settled < controls.length; settled = controls.length) {
+      await Promise.all(controls.slice(settled))
+    }
+  } finally {
+    diagnostics.unsubscribe(channelNames.ingressStart, onStart)
+    diagnostics.unsubscribe(channelNames.ingressClientClosed, onClosed)
+    diagnostics.unsubscribe(channelNames.ingressEnd, onEnd)
+    await agent.close()
+    await ping.close()
+  }
+  return outcomes.sort((a, b) => Number(a.op) - Number(b.op))
+}
