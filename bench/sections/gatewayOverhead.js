@@ -49,7 +49,7 @@ export async function run({ quick, log }) {
         const gateway = median(figures[kind].gateway.map((r) => r[field]))
         rows.push(
           row({
-            measure: `${kind === 'json' ? 'non-streamed' : 'streamed'} completion, ${field} latency (ms); added: ${fmt(gateway - direct, 2)} ms`,
+            measure: `${kind === 'json' ? 'non-streamed' : 'streamed'} completion, ${field} latency (ms); the gateway adds ${fmt(gateway - direct, 2)} ms`,
             peerName: 'the provider called directly',
             peer: fmt(direct, 2),
             ours: fmt(gateway, 2),
