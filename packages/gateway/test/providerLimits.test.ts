@@ -133,4 +133,38 @@ describe.skipIf(!available)('two gateways sharing one real Redis', () => {
     expect(served[0]! + served[1]!).toBe(4)
     for (const h of harnesses) expect(h.logs.filter((l) => l.event === 'limits')).toEqual([])
   })
+
+  it('keep serving when Redis dies, on local limits and cooldowns, and say so once', async () => {
+    const provider = await fakeProvider('openai', ['ko'], { limits: { rpm: 100 } })
+    fake = provider.fake
+    fake.setReply(reply.text('still here'))
+    const h = await startHarness({
+      providers: { o: provider.entry },
+      models: { m: fallback(['o', 'gpt']) },
+      redis: { url: redis.url, keyPrefix: `gw-down-${Date.now()}` },
+    })
+    harnesses = [h]
+    const ask = () =>
+      h.client.chat.completions.create(
+        { model: 'm', messages: [{ role: 'user', content: 'x' }] },
+        within,
+      )
+    expect((await ask()).choices[0]?.message.content).toBe('still here')
+    expect(h.logs.filter((l) => l.level === 'warn')).toEqual([])
+    await redis.kill()
+    try {
+      for (let i = 0; i < 5; i++)
+        expect((await ask()).choices[0]?.message.content).toBe('still here')
+      expect(await (await fetch(`${h.url}/healthz`)).json()).toEqual({
+        status: 'ok',
+        limits: 'local',
+      })
+      // One warning from each part that shares state through Redis, not one per request.
+      const warnings = h.logs.filter((l) => l.event === 'limits' || l.event === 'admission')
+      expect(warnings.map((w) => w.event).sort()).toEqual(['admission', 'limits'])
+      expect(fake.requests).toHaveLength(6)
+    } finally {
+      await redis.restart()
+    }
+  })
 })

@@ -1,5 +1,7 @@
 import { anthropicErrors, type FakeProvider, reply } from '@hourglass/testkit'
 import express from 'express'
+import express4 from 'express4'
+import OpenAI from 'openai'
 import { afterEach, describe, expect, it } from 'vitest'
 import { createGateway } from '../src/index.js'
 import { fakeProvider, fallback, type Harness, startHarness } from './support/harness.js'
@@ -179,6 +181,48 @@ describe('the gateway router', () => {
       const sent = Number(fake.requests[0]?.headers['x-deadline-remaining-ms'])
       expect(sent).toBeGreaterThan(50_000)
       expect(sent).toBeLessThanOrEqual(60_000)
+    } finally {
+      await new Promise((resolve) => server.close(resolve))
+      await gateway.close()
+    }
+  })
+
+  it('mounts in an Express 4 app, streaming included', async () => {
+    const { fake, entry } = await fakeProvider('gemini', ['k'])
+    fakes.push(fake)
+    fake.setReply(reply.text('served under express 4'))
+    const gateway = createGateway(
+      { providers: { g: entry }, models: { m: fallback(['g', 'gemini-x']) } },
+      { logger: () => {} },
+    )
+    const app = express4()
+    app.use(gateway)
+    const server = app.listen(0, '127.0.0.1')
+    await new Promise((resolve) => server.once('listening', resolve))
+    try {
+      const { port } = server.address() as { port: number }
+      const client = new OpenAI({
+        baseURL: `http://127.0.0.1:${port}/v1`,
+        apiKey: 'x',
+        maxRetries: 0,
+      })
+      const whole = await client.chat.completions.create({
+        model: 'm',
+        messages: [{ role: 'user', content: 'x' }],
+      })
+      expect(whole.choices[0]?.message.content).toBe('served under express 4')
+      const stream = await client.chat.completions.create({
+        model: 'm',
+        messages: [{ role: 'user', content: 'x' }],
+        stream: true,
+      })
+      let text = ''
+      for await (const chunk of stream) text += chunk.choices[0]?.delta.content ?? ''
+      expect(text).toBe('served under express 4')
+      const bad = await client.chat.completions
+        .create({ model: 'nope', messages: [{ role: 'user', content: 'x' }] })
+        .catch((e: unknown) => e)
+      expect(bad).toMatchObject({ status: 404, code: 'model_not_found' })
     } finally {
       await new Promise((resolve) => server.close(resolve))
       await gateway.close()
