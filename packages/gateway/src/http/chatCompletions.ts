@@ -93,7 +93,6 @@ function callOptions(
   fields: Record<string, unknown>,
 ): CallOptions {
   const { policy } = ctx.config
-  let attempts = 0
   return {
     models,
     request,
@@ -108,8 +107,7 @@ function callOptions(
       ? {}
       : { budget: new CostBudget({ limitUsd: policy.maxCostUsdPerRequest, prices: ctx.prices }) }),
     onAttempt: (record: AttemptRecord) => {
-      attempts = record.attempt
-      fields['attempts'] = attempts
+      fields['attempts'] = record.attempt
       ctx.log(record.decision === 'success' ? 'info' : 'warn', 'attempt', {
         model: record.model,
         provider: record.provider,
