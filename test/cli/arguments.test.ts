@@ -19,7 +19,7 @@ const BAD: [string[], RegExp][] = [
   ],
   [['probe', 'http://127.0.0.1:9/', '--verbose'], /^hourglass probe: unknown option '--verbose'/],
   [['gateway'], /^hourglass gateway: --config <file\.json> is required/],
-  [['gateway', '--config', '/nonexistent/gateway.json'], /cannot be read \(ENOENT\)\n$/],
+  [['gateway', '--config', '/nonexistent/gateway.json'], /\(file\): cannot read it \(ENOENT\)\n$/],
   [
     ['gateway', '--config', 'x.json', '--port', '70000'],
     /--port must be a whole number from 0 to 65535/,

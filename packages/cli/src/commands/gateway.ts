@@ -1,9 +1,6 @@
 import { once } from 'node:events'
-import { readFile } from 'node:fs/promises'
 import { parseArgs } from 'node:util'
-import express from 'express'
 import type { Command } from '../Command.js'
-import { listen } from '../listen.js'
 import { intOption, parseCommandArgs } from '../parseCommandArgs.js'
 import { UsageError } from '../UsageError.js'
 
@@ -46,41 +43,31 @@ Options:
     }
     const port = intOption('gateway', 'port', values.port, 8080, 0, 65_535)
     const host = values.host ?? '127.0.0.1'
-    let config: unknown
-    try {
-      config = JSON.parse(await readFile(values.config, 'utf8'))
-    } catch (error) {
-      const code = (error as NodeJS.ErrnoException).code
-      const why =
-        error instanceof SyntaxError
-          ? `is not valid JSON (${error.message})`
-          : `cannot be read${code ? ` (${code})` : ''}`
-      throw new UsageError(`hourglass gateway: --config ${values.config} ${why}`, { cause: error })
-    }
     // Imported when used: the gateway package (and what it pulls in) costs the
     // other commands nothing.
-    const gateway: Record<string, unknown> = await import('@hourglass/gateway')
-    const createGateway = gateway['createGateway']
-    if (typeof createGateway !== 'function') {
-      io.stderr('hourglass gateway: this @hourglass/gateway build has no createGateway export\n')
-      return 1
-    }
-    let router: express.RequestHandler & { close?: () => Promise<void> }
+    const { isGatewayConfigError, loadGatewayConfig, startGateway } = await import(
+      '@hourglass/gateway'
+    )
+    let running: Awaited<ReturnType<typeof startGateway>>
     try {
-      router = await createGateway(config)
+      running = await startGateway({ config: await loadGatewayConfig(values.config), port, host })
     } catch (error) {
-      const message = error instanceof Error ? error.message : String(error)
-      throw new UsageError(`hourglass gateway: invalid config: ${message.split('\n')[0]}`, {
-        cause: error,
-      })
+      if (isGatewayConfigError(error)) {
+        // One line per bad field: a typo names the field, not a stack trace.
+        for (const problem of error.problems) {
+          io.stderr(`hourglass gateway: ${values.config}: ${problem.field}: ${problem.message}\n`)
+        }
+        return 2
+      }
+      if ((error as NodeJS.ErrnoException).code === 'EADDRINUSE') {
+        io.stderr(`hourglass gateway: ${host}:${port} is already in use\n`)
+        return 1
+      }
+      throw error
     }
-    const app = express()
-    app.use(router)
-    const server = await listen(app, port, host)
-    io.stdout(`hourglass gateway listening on http://${host}:${server.port}/v1\n`)
+    io.stdout(`hourglass gateway listening on ${running.url}/v1\n`)
     await Promise.race([once(process, 'SIGINT'), once(process, 'SIGTERM')])
-    await server.close()
-    await router.close?.()
+    await running.close()
     return 0
   },
 }
