@@ -36,6 +36,8 @@ export async function runModel(
   const maxAttempts = clampAttempts(options.maxAttempts)
   let attempt = 0
   let overloads = 0
+  // Keys this call saw rejected (401/403): the next attempt uses another one.
+  const rejectedKeys = new Set<string>()
   const base = { model: adapter.model, provider: adapter.name }
 
   for (;;) {
@@ -83,7 +85,7 @@ export async function runModel(
     const controller = new AbortController()
     const unlink = link(controller, [options.signal, sink?.signal])
     const send: SendOptions = {
-      apiKey: permit ? permit.key : adapter.nextKey(),
+      apiKey: permit ? permit.key : unrejectedKey(adapter, rejectedKeys),
       idempotencyKey,
       deadline,
       signal: controller.signal,
@@ -131,6 +133,23 @@ export async function runModel(
     await permit?.report({ ok: false, error: error.normalized, latencyMs })
     if (error.retryable) retryBudget?.recordFailure()
     if (error.kind === 'overloaded') overloads++
+    // A rejected key says nothing about the request or the provider's load:
+    // the same call goes again at once with another key of the provider (not
+    // a retry the retry budget counts), while admission retires this one.
+    if (error.kind === 'auth' && send.apiKey !== undefined) {
+      rejectedKeys.add(send.apiKey)
+      if (attempt < maxAttempts && adapter.apiKeys.some((key) => !rejectedKeys.has(key))) {
+        record({
+          decision: 'retry',
+          status: error.status,
+          errorClass: className(error.cause ?? error),
+          errorKind: error.kind,
+          delayMs: 0,
+          reason: 'this key was rejected; the next key of the provider is tried',
+        })
+        continue
+      }
+    }
     // With admission, a rate limit or overload has just become a shared
     // cooldown for this provider+key: `acquire` decides whether to switch
     // key, wait for it (if the wait fits) or refuse, so the per-call wait is
@@ -182,6 +201,15 @@ function link(controller: AbortController, signals: Array<AbortSignal | undefine
   return () => {
     for (const s of live) s.removeEventListener('abort', onAbort)
   }
+}
+
+/** The adapter's next key in rotation, skipping keys this call saw rejected. */
+function unrejectedKey(adapter: ModelAdapter, rejected: ReadonlySet<string>): string | undefined {
+  let key = adapter.nextKey()
+  for (let i = 1; i < adapter.apiKeys.length && key !== undefined && rejected.has(key); i++) {
+    key = adapter.nextKey()
+  }
+  return key
 }
 
 function className(error: unknown): string {

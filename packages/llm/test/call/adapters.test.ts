@@ -92,4 +92,44 @@ describe('provider adapters', () => {
     for (let i = 0; i < 3; i++) await callModel({ models: [model], request })
     expect(fake.requests.map((r) => r.apiKey)).toEqual(['k1', 'k2', 'k1'])
   })
+  it('goes on at once with the next key when one is rejected, and fails only when every key is', async () => {
+    const fake = await fakes.start({ dialect: 'deepseek' })
+    fake.setReply((r) =>
+      r.apiKey === 'good'
+        ? reply.text('ok')
+        : reply.error(401, {
+            error: {
+              message: 'Authentication Fails',
+              type: 'authentication_error',
+              code: 'invalid_api_key',
+            },
+          }),
+    )
+    const model = fakes.adapter(
+      openAICompatible({
+        baseURL: fake.baseURL,
+        apiKeys: ['bad-1', 'bad-2', 'good'],
+        model: 'deepseek-chat',
+        dialect: 'deepseek',
+      }),
+    )
+    const answer = await callModel({ models: [model], request })
+    expect(answer.text).toBe('ok')
+    expect(fake.requests.map((r) => r.apiKey)).toEqual(['bad-1', 'bad-2', 'good'])
+
+    const allBad = fakes.adapter(
+      openAICompatible({
+        baseURL: fake.baseURL,
+        apiKeys: ['bad-1', 'bad-2'],
+        model: 'deepseek-chat',
+        dialect: 'deepseek',
+      }),
+    )
+    const before = fake.requests.length
+    await expect(callModel({ models: [allBad], request, maxAttempts: 5 })).rejects.toMatchObject({
+      code: 'MODEL_UNAVAILABLE',
+    })
+    // Each key once: a rejected key is never sent twice in one call.
+    expect(fake.requests.slice(before).map((r) => r.apiKey)).toEqual(['bad-1', 'bad-2'])
+  })
 })
