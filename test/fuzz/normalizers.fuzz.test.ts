@@ -1,0 +1,280 @@
+import { MAX_TIMER_MS } from '@hourglass/core'
+import { type DialectName, dialects, type NormalizedError } from '@hourglass/llm'
+import {
+  anthropicErrors,
+  deepseekErrors,
+  doubaoErrors,
+  type ErrorReply,
+  ernieErrors,
+  geminiErrors,
+  openAIErrors,
+  qwenErrors,
+} from '@hourglass/testkit'
+import fc from 'fast-check'
+import { describe, expect, it } from 'vitest'
+
+/**
+ * What packages/llm/test/dialects/normalizerFuzz.test.ts (105,000 random
+ * shapes over all dialects) does not do: 100,000 cases for EACH provider's
+ * normaliser, starting from that provider's real error bodies (testkit's
+ * documented payloads) and mutating them — a value swapped for a hostile
+ * one, a `__proto__`/`constructor` key planted at any depth, the body nested
+ * 1,000 deep, truncated, re-encoded through invalid UTF-8, grown to 1 MB —
+ * with and without the real headers. Every answer is a well-formed
+ * normalised error (or, for a 2xx, possibly none); nothing throws; no
+ * prototype is polluted; a non-2xx status is never taken for success.
+ */
+
+const REAL: Record<DialectName, ErrorReply[]> = {
+  openai: [
+    openAIErrors.rateLimited({ retryAfterS: 3 }),
+    openAIErrors.insufficientQuota(),
+    openAIErrors.contentPolicy(),
+    openAIErrors.contextTooLong(),
+    openAIErrors.serverError({ shouldRetry: false }),
+  ],
+  anthropic: [
+    anthropicErrors.overloaded(),
+    anthropicErrors.rateLimited({ retryAfterS: 2 }),
+    anthropicErrors.promptTooLong(),
+    anthropicErrors.apiError(),
+  ],
+  gemini: [
+    geminiErrors.resourceExhausted({ retryDelay: '34s' }),
+    geminiErrors.resourceExhausted({ limit: 0 }),
+    geminiErrors.unavailable(),
+    geminiErrors.invalidArgument(),
+  ],
+  deepseek: [
+    deepseekErrors.insufficientBalance(),
+    deepseekErrors.serverOverloaded(),
+    deepseekErrors.rateLimited(),
+  ],
+  qwen: [qwenErrors.throttlingIn200(), qwenErrors.throttling(), qwenErrors.dataInspectionFailed()],
+  ernie: [
+    ernieErrors.rateLimited('rpm'),
+    ernieErrors.rateLimited('daily'),
+    ernieErrors.invalidToken(),
+  ],
+  doubao: [
+    doubaoErrors.rateLimited('EndpointTPMExceeded'),
+    doubaoErrors.serverOverloaded(),
+    doubaoErrors.accountOverdue(),
+  ],
+}
+
+const KINDS = new Set([
+  'rate_limited',
+  'overloaded',
+  'server_error',
+  'timeout',
+  'network',
+  'bad_request',
+  'auth',
+  'content_policy',
+  'context_too_long',
+  'quota_exhausted',
+  'not_found',
+])
+
+function wellFormed(e: NormalizedError | undefined): boolean {
+  if (e === undefined) return true
+  return (
+    KINDS.has(e.kind) &&
+    typeof e.retryable === 'boolean' &&
+    typeof e.status === 'number' &&
+    typeof e.message === 'string' &&
+    e.message.length <= 500 &&
+    (e.providerCode === undefined || typeof e.providerCode === 'string') &&
+    (e.retryAfterMs === undefined ||
+      (Number.isInteger(e.retryAfterMs) && e.retryAfterMs >= 0 && e.retryAfterMs <= MAX_TIMER_MS))
+  )
+}
+
+const hostileValue = fc.oneof(
+  fc.constantFrom(
+    null,
+    true,
+    0,
+    -1,
+    1e308,
+    Number.MAX_SAFE_INTEGER,
+    '',
+    '__proto__',
+    'constructor',
+    'toString',
+    '-5s',
+    '1e999s',
+    'NaN',
+    '\u0000',
+    '\ud800',
+    'x'.repeat(10_000),
+    [],
+    {},
+    { toString: 'not a function' },
+    [[[[[]]]]],
+  ),
+  fc.string({ maxLength: 16 }),
+  fc.integer(),
+  fc.jsonValue({ maxDepth: 2 }),
+)
+
+type Json = unknown
+/** Every path to a value inside a JSON tree. */
+function paths(value: Json, prefix: (string | number)[] = [], out: (string | number)[][] = []) {
+  out.push(prefix)
+  if (value !== null && typeof value === 'object') {
+    for (const [k, v] of Object.entries(value)) {
+      paths(v, [...prefix, Array.isArray(value) ? Number(k) : k], out)
+    }
+  }
+  return out
+}
+
+function setAt(tree: Json, path: (string | number)[], value: Json): Json {
+  if (path.length === 0) return value
+  const [head, ...rest] = path
+  const copy = (Array.isArray(tree) ? [...tree] : { ...(tree as object) }) as Record<
+    string | number,
+    Json
+  >
+  copy[head!] = setAt(copy[head!], rest, value)
+  return copy
+}
+
+type Mutation =
+  | { kind: 'replace'; at: number; value: Json }
+  | { kind: 'plant'; at: number; key: '__proto__' | 'constructor' | 'prototype'; value: Json }
+  | { kind: 'nest'; depth: number }
+  | { kind: 'truncate'; at: number }
+  | { kind: 'latin1' }
+  | { kind: 'huge' }
+  | { kind: 'wrap-array' }
+
+const mutation: fc.Arbitrary<Mutation> = fc.oneof(
+  {
+    weight: 6,
+    arbitrary: fc.record({
+      kind: fc.constant('replace' as const),
+      at: fc.nat(),
+      value: hostileValue,
+    }),
+  },
+  {
+    weight: 3,
+    arbitrary: fc.record({
+      kind: fc.constant('plant' as const),
+      at: fc.nat(),
+      key: fc.constantFrom('__proto__', 'constructor', 'prototype') as fc.Arbitrary<
+        '__proto__' | 'constructor' | 'prototype'
+      >,
+      value: fc.oneof(
+        hostileValue,
+        fc.constant({ polluted: 'yes', kind: 'auth', retryable: true }),
+      ),
+    }),
+  },
+  {
+    weight: 1,
+    arbitrary: fc.record({ kind: fc.constant('nest' as const), depth: fc.constantFrom(50, 1000) }),
+  },
+  { weight: 2, arbitrary: fc.record({ kind: fc.constant('truncate' as const), at: fc.nat() }) },
+  { weight: 1, arbitrary: fc.constant({ kind: 'latin1' as const }) },
+  { weight: 1, arbitrary: fc.constant({ kind: 'wrap-array' as const }) },
+)
+
+/** The body text after applying the mutations to the real payload. */
+function mutate(real: ErrorReply, mutations: Mutation[]): string {
+  let tree: Json = typeof real.body === 'string' ? real.body : structuredClone(real.body)
+  let text: string | undefined
+  for (const m of mutations) {
+    if (text !== undefined && m.kind !== 'truncate' && m.kind !== 'latin1') continue
+    const all = paths(tree)
+    switch (m.kind) {
+      case 'replace':
+        tree = setAt(tree, all[m.at % all.length]!, m.value)
+        break
+      case 'plant': {
+        const target = all[m.at % all.length]!
+        const json = JSON.stringify(setAt(tree, target, { [m.key]: m.value, inner: 'x' }))
+        // JSON.stringify drops a `__proto__` set through an object literal; write it in the text.
+        text = json.replace('"inner":"x"', `${JSON.stringify(m.key)}:${JSON.stringify(m.value)}`)
+        break
+      }
+      case 'nest':
+        text = `${'{"error":'.repeat(m.depth)}${JSON.stringify(tree)}${'}'.repeat(m.depth)}`
+        break
+      case 'truncate': {
+        const t = text ?? JSON.stringify(tree) ?? ''
+        text = t.slice(0, m.at % (t.length + 1))
+        break
+      }
+      case 'latin1': {
+        // A UTF-8 body read as Latin-1 by a careless proxy, or raw bytes that are not UTF-8.
+        const t = text ?? JSON.stringify(tree) ?? ''
+        text = Buffer.from(`${t}\u00ff\ufffe`, 'utf8').toString('latin1') + '\xc3('
+        break
+      }
+      case 'huge':
+        text = JSON.stringify({ error: tree, padding: 'x'.repeat(1_000_000) })
+        break
+      case 'wrap-array':
+        tree = [tree, tree]
+        break
+    }
+  }
+  return text ?? (typeof tree === 'string' ? tree : (JSON.stringify(tree) ?? ''))
+}
+
+const names = Object.keys(REAL) as DialectName[]
+
+describe('provider error normaliser fuzz: mutated real payloads', () => {
+  it('covers every dialect the toolkit ships', () => {
+    expect(names.sort()).toEqual(Object.keys(dialects).sort())
+  })
+
+  it.each(names)(
+    '%s: 100,000 mutated real error bodies, each normalised well-formed, no throw, no pollution',
+    (name) => {
+      const dialect = dialects[name]
+      let cases = 0
+      let classified = 0
+      fc.assert(
+        fc.property(
+          fc.constantFrom(...REAL[name]),
+          fc.array(mutation, { minLength: 1, maxLength: 3 }),
+          fc.oneof(fc.constant('real' as const), fc.integer({ min: 100, max: 599 })),
+          fc.boolean(),
+          (real, mutations, statusChoice, withHeaders) => {
+            cases++
+            const status = statusChoice === 'real' ? real.status : statusChoice
+            const body = mutate(real, mutations)
+            const e = dialect.normalizeError({
+              status,
+              body,
+              ...(withHeaders && real.headers ? { headers: real.headers } : {}),
+            })
+            if (e !== undefined) classified++
+            return wellFormed(e) && (e !== undefined || (status >= 200 && status < 300))
+          },
+        ),
+        { numRuns: 100_000 },
+      )
+      expect(cases).toBe(100_000)
+      expect(classified).toBeGreaterThan(50_000) // the mutations do not just make everything unreadable
+      expect(Object.hasOwn(Object.prototype, 'polluted')).toBe(false)
+      expect(({} as Record<string, unknown>)['retryable']).toBeUndefined()
+    },
+    120_000,
+  )
+
+  it.each(names)('%s: a 1 MB body is classified without throwing', (name) => {
+    for (const real of REAL[name]) {
+      const e = dialects[name].normalizeError({
+        status: real.status,
+        body: mutate(real, [{ kind: 'huge' }]),
+      })
+      expect(wellFormed(e)).toBe(true)
+    }
+  })
+})

@@ -1,0 +1,178 @@
+import { isSseBufferOverflow, SseDecoder, type SseFrame } from '@hourglass/llm'
+import fc from 'fast-check'
+import { describe, expect, it } from 'vitest'
+
+/**
+ * What packages/llm/test/sse/sseFuzz.test.ts does not try: hostile streams.
+ * 100,000 streams built from SSE's own tokens and garbage — `__proto__` and
+ * `constructor` as event names and ids, NUL in ids, `retry:` junk, fields
+ * without colons, lone CRs, BOMs mid-stream, invalid and truncated UTF-8,
+ * 100 kB lines — each decoded whole and cut at random points. The decoder
+ * answers the same frames however the bytes are cut, every frame is well
+ * formed, valid UTF-8 never decodes to U+FFFD, and nothing throws but the
+ * typed overflow error.
+ */
+
+const enc = new TextEncoder()
+const token = fc.oneof(
+  fc.constantFrom(
+    'data: ',
+    'data:',
+    'data',
+    'event: ',
+    'event: __proto__',
+    'event: constructor',
+    'event:error',
+    'id: ',
+    'id: __proto__',
+    'id: a\u0000b',
+    'retry: 10',
+    'retry: -1',
+    'retry: 1e999',
+    ': keep-alive',
+    ':',
+    ' : x',
+    '\n',
+    '\r',
+    '\r\n',
+    '\n\n',
+    '\r\r',
+    '\uFEFF',
+    '{"__proto__":{"polluted":1}}',
+    '你好',
+    '🎉',
+    '[DONE]',
+  ),
+  fc.string({ maxLength: 8 }),
+)
+const chunk = fc.oneof(
+  { weight: 12, arbitrary: token.map((t) => enc.encode(t)) },
+  {
+    weight: 2,
+    arbitrary: fc.constantFrom(
+      new Uint8Array([0xe4, 0xbd]), // a 3-byte character cut short
+      new Uint8Array([0xf0, 0x9f, 0x8e]), // a 4-byte one cut short
+      new Uint8Array([0xff, 0xfe]), // never valid
+      new Uint8Array([0xc0, 0x80]), // overlong NUL
+      new Uint8Array([0xed, 0xa0, 0x80]), // a UTF-16 surrogate in UTF-8
+      new Uint8Array([0x80]), // a lone continuation byte
+    ),
+  },
+  { weight: 1, arbitrary: fc.uint8Array({ maxLength: 8 }) },
+)
+const stream = fc
+  .tuple(
+    fc.array(chunk, { maxLength: 24 }),
+    fc.nat(49).map((n) => n === 0), // one stream in 50 carries a 100 kB line
+  )
+  .map(([parts, longLine]) => {
+    const bytes = Buffer.concat([
+      ...parts,
+      ...(longLine ? [enc.encode(`data: ${'x'.repeat(100_000)}\n\n`)] : []),
+    ])
+    return new Uint8Array(bytes)
+  })
+const cuts = fc.oneof(
+  fc.constant('bytes' as const),
+  fc.array(fc.double({ min: 0, max: 1, noNaN: true }), { maxLength: 6 }),
+)
+
+function split(bytes: Uint8Array, how: 'bytes' | number[]): Uint8Array[] {
+  if (how === 'bytes') {
+    return bytes.length > 400 ? [bytes] : [...bytes].map((b) => new Uint8Array([b]))
+  }
+  const points = [...new Set(how.map((f) => Math.floor(f * bytes.length)))].sort((a, b) => a - b)
+  const out: Uint8Array[] = []
+  let at = 0
+  for (const p of [...points, bytes.length]) {
+    out.push(bytes.subarray(at, p))
+    at = p
+  }
+  return out
+}
+
+type Decoded = { frames: SseFrame[] } | { overflow: true }
+
+function decode(chunks: readonly Uint8Array[], maxBufferChars?: number): Decoded {
+  const decoder = new SseDecoder(maxBufferChars === undefined ? {} : { maxBufferChars })
+  try {
+    const frames = chunks.flatMap((c) => decoder.push(c))
+    return { frames: [...frames, ...decoder.end()] }
+  } catch (error) {
+    if (isSseBufferOverflow(error)) return { overflow: true }
+    throw error
+  }
+}
+
+function wellFormed(frame: SseFrame): boolean {
+  if (frame.type === 'comment') return typeof frame.comment === 'string'
+  return (
+    frame.type === 'event' &&
+    typeof frame.data === 'string' &&
+    (frame.event === undefined || typeof frame.event === 'string') &&
+    (frame.id === undefined || typeof frame.id === 'string')
+  )
+}
+
+function isValidUtf8(bytes: Uint8Array): boolean {
+  try {
+    new TextDecoder('utf-8', { fatal: true }).decode(bytes)
+    return true
+  } catch {
+    return false
+  }
+}
+
+describe('SSE decoder fuzz: hostile streams', () => {
+  it('100,000 hostile streams: the same well-formed frames however cut, no U+FFFD from valid UTF-8, only the typed overflow error', () => {
+    let cases = 0
+    fc.assert(
+      fc.property(stream, cuts, (bytes, how) => {
+        cases++
+        const whole = decode([bytes])
+        const cut = decode(split(bytes, how))
+        if ('overflow' in whole || 'overflow' in cut) return false // 8 M chars by default: never here
+        if (JSON.stringify(whole.frames) !== JSON.stringify(cut.frames)) return false
+        if (!whole.frames.every(wellFormed)) return false
+        if (isValidUtf8(bytes)) {
+          return whole.frames.every((f) =>
+            f.type === 'comment' ? !f.comment.includes('\uFFFD') : !f.data.includes('\uFFFD'),
+          )
+        }
+        return true
+      }),
+      { numRuns: 100_000 },
+    )
+    expect(cases).toBe(100_000)
+    expect(Object.hasOwn(Object.prototype, 'polluted')).toBe(false)
+  }, 120_000)
+
+  it('a small buffer cap turns a long line into the typed overflow error, never a crash', () => {
+    let overflows = 0
+    fc.assert(
+      fc.property(stream, cuts, fc.constantFrom(0, 8, 64), (bytes, how, cap) => {
+        const result = decode(split(bytes, how), cap)
+        if ('overflow' in result) overflows++
+        return true
+      }),
+      { numRuns: 5_000 },
+    )
+    expect(overflows).toBeGreaterThan(0)
+  }, 60_000)
+})
+
+describe('SSE decoder: a CR line ending at a chunk boundary', () => {
+  // Found by the fuzz above. eventsource-parser 3.1 keeps a chunk's final CR
+  // pending, and a following chunk with no line ending at all is only
+  // appended to it; SseDecoder.end() flushes only when the *last* text ends
+  // with CR, so a complete event before such a tail is never dispatched.
+  it('dispatches a complete event whose blank line (CR) ended one chunk, when the stream then ends mid-line', () => {
+    const decoder = new SseDecoder()
+    const frames = [
+      ...decoder.push(enc.encode('data: x\r\r')),
+      ...decoder.push(enc.encode('data: y')),
+      ...decoder.end(),
+    ]
+    expect(frames).toEqual([{ type: 'event', event: undefined, id: undefined, data: 'x' }])
+  })
+})
