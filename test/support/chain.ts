@@ -56,6 +56,8 @@ export interface Chain {
   readonly serviceReceipts: Map<string, number>
   /** When the model service's upstream work for an op ended (fetch or callModel settled), performance.now() ms. */
   readonly upstreamSettledAt: Map<string, number>
+  /** Every error that reached an app's error handlers (scanned for secrets by the security suite). */
+  readonly errors: unknown[]
   /** Errors the apps turned into 502, by class name (expected transport failures). */
   readonly badGateways: Map<string, number>
   /** Lookups of NEVER_RESOLVES still waiting (each is abandoned by fetch, never answered). */
@@ -86,6 +88,11 @@ export async function startChain(options: ChainOptions): Promise<Chain> {
   const serviceReceipts = new Map<string, number>()
   const upstreamSettledAt = new Map<string, number>()
   const badGateways = new Map<string, number>()
+  const errors: unknown[] = []
+  const remember = (error: unknown, _req: Request, _res: Response, next: NextFunction) => {
+    errors.push(error)
+    next(error)
+  }
   let stuckLookups = 0
   const stuck: LookupFunction = (hostname, opts, callback) => {
     if (hostname === NEVER_RESOLVES) {
@@ -189,7 +196,7 @@ export async function startChain(options: ChainOptions): Promise<Chain> {
       upstreamSettledAt.set(op, performance.now())
     }
   })
-  service.use(deadlineErrors())
+  service.use(remember, deadlineErrors())
   service.use((error: unknown, _req: Request, res: Response, next: NextFunction) => {
     const kind = (error as { kind?: unknown } | null)?.kind
     if (
@@ -227,7 +234,7 @@ export async function startChain(options: ChainOptions): Promise<Chain> {
     if (answer.headers.get('x-deadline-expired')) res.set('x-deadline-expired', '1')
     res.status(answer.status).type('application/json').send(body)
   })
-  edge.use(deadlineErrors())
+  edge.use(remember, deadlineErrors())
   edge.use((error: unknown, _req: Request, res: Response, next: NextFunction) => {
     if (isDeadlineExceeded(error) && res.headersSent) return
     next(error)
@@ -245,6 +252,7 @@ export async function startChain(options: ChainOptions): Promise<Chain> {
         outcome: r.outcome,
       })),
     effectRuns,
+    errors,
     serviceReceipts,
     upstreamSettledAt,
     badGateways,
