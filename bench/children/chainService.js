@@ -5,6 +5,8 @@
 // - connect-timeout: connect-timeout set per request from the same header,
 //   outbound call with plain undici.request (connect-timeout offers no signal)
 // - per-hop: the budget header ignored; a fixed 1 s timeout on the outbound call
+// - floor: no outbound call at all, a 504 from a plain setTimeout(budget − 10),
+//   the moment ours answers (reserveMs 10): how late any answer is here under this load
 
 import { deadline, deadlineErrors } from '@hourglass/express'
 import { createFetch } from '@hourglass/fetch'
@@ -74,10 +76,20 @@ function perHopApp() {
   return app
 }
 
+function floorApp() {
+  const app = express()
+  app.get('/', (req, res) => {
+    const ms = Number(req.headers['x-deadline-remaining-ms'] ?? 2000)
+    setTimeout(() => res.status(504).json({ error: 'timeout' }), ms - 10)
+  })
+  return app
+}
+
 const apps = {
   hourglass: hourglassApp(),
   'connect-timeout': connectTimeoutApp(),
   'per-hop': perHopApp(),
+  floor: floorApp(),
 }
 const ports = {}
 await Promise.all(
