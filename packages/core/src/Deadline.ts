@@ -209,8 +209,7 @@ export class Deadline {
   #expire(): void {
     if (this.#state !== 'live') return
     this.#state = 'expired'
-    // Timers may fire a fraction of a millisecond before the monotonic clock
-    // reaches expiresAt (libuv counts whole ms); the budget has been used up.
+    // Expired by a parent whose timer fired in the same tick: the budget is spent.
     const elapsedMs = Math.max(this.clock.now() - this.startedAt, this.budgetMs)
     this.#release()
     if (!this.observe) {
@@ -247,11 +246,17 @@ export class Deadline {
 
   #arm(): void {
     const delay = this.expiresAt - this.clock.now()
-    // Node's timers overflow past 2^31-1 ms; far deadlines re-arm in steps.
-    this.#timer = this.clock.setTimeout(
-      delay > MAX_TIMER_MS ? () => this.#arm() : () => this.#expire(),
-      Math.min(delay, MAX_TIMER_MS),
-    )
+    if (delay <= 0) {
+      this.#timer = undefined
+      this.#expire()
+      return
+    }
+    // Node truncates fractional delays and libuv counts whole milliseconds, so
+    // a timer can fire up to ~1 ms before the monotonic clock reaches
+    // expiresAt: round up, and re-arm (above) if it still fires early. A
+    // deadline never expires early. Past 2^31-1 ms Node's timers overflow:
+    // far deadlines re-arm in steps.
+    this.#timer = this.clock.setTimeout(() => this.#arm(), Math.min(Math.ceil(delay), MAX_TIMER_MS))
   }
 
   #release(): void {

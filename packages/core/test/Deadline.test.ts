@@ -1,6 +1,7 @@
 import diagnostics from 'node:diagnostics_channel'
 import { getEventListeners } from 'node:events'
 import {
+  type Clock,
   channelNames,
   Deadline,
   DeadlineExceededError,
@@ -68,6 +69,24 @@ describe('Deadline.after', () => {
     c.advance(4000)
     expect(d.done).toBe(true)
     expect(c.pendingTimers).toBe(0)
+  })
+
+  it('never expires early, even when its timer fires before the clock reaches expiresAt', () => {
+    // libuv counts whole ms and Node truncates fractional delays: real timers
+    // can fire a little early. This clock's timers fire 0.5 ms early.
+    const manual = clock()
+    const early: Clock = {
+      now: () => manual.now(),
+      setTimeout: (fn, ms) => manual.setTimeout(fn, Math.max(0, ms - 0.5)),
+      clearTimeout: (h) => manual.clearTimeout(h),
+    }
+    const d = Deadline.after(100, { clock: early })
+    manual.advance(99.9) // the first timer fired at 99.5 and was re-armed
+    expect(d.done).toBe(false)
+    manual.advance(0.1)
+    expect(d.done).toBe(true)
+    expect(d.signal.reason).toMatchObject({ elapsedMs: 100 })
+    expect(manual.pendingTimers).toBe(0)
   })
 
   it('uses the real clock by default and fires on time', async () => {
