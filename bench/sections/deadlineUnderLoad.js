@@ -177,7 +177,12 @@ export async function run({ quick, log }) {
           'client left) or finished. "After the caller hung up": the caller gives the hop 10 s but hangs up after ' +
           "50–500 ms; the upstream's work after that moment.",
         rows: zombieRows,
-        notes: [],
+        notes: [
+          'Ours stops the upstream when it answers the 504 (the deadline aborts the outbound call), so its figures track ' +
+            'its lateness in item 4, floor included; the peers keep the upstream working until it finishes (2 s) or ' +
+            'their own fixed timeout fires. The upstream runs in the bench process, so its "stopped" timestamps also ' +
+            "carry that process's event-loop lag.",
+        ],
       },
     ]
   } finally {

@@ -164,6 +164,13 @@ export async function run({ quick, log }) {
       'a provider bills — a non-streamed generation whether or not the client was still there when it ended; a streamed ' +
       `one when it sent tokens. ${rounds} interleaved rounds, medians.`,
     rows,
-    notes: [],
+    notes: [
+      'Why ours misses without streaming: `classifyThrown` (packages/llm/src/call/classifyTransport.ts) turns a ' +
+        '`HEADERS_TIMEOUT` (0 bytes) into a `timeout` that is `retryable: true`, and `callModel` retries it like the ' +
+        'peers do — but a non-streamed generation that timed out was still generated and billed, so each retry pays ' +
+        'again (DESIGN: "a read timeout still costs a full generation"). Streamed, the first token arrives long before ' +
+        'any read timeout and nothing is retried; the `openai` client streamed does exactly as well, so the saving here ' +
+        'comes from streaming, not from a smarter retry.',
+    ],
   }
 }

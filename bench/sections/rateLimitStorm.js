@@ -152,6 +152,11 @@ export async function run({ quick, log }) {
       `A fresh provider (and Admission) per run; ${rounds} interleaved rounds${quick ? '' : ' after a warm-up'}; medians over rounds. ` +
       'Attempts count every request the provider received. These are also the bench figures of issue 11.',
     rows,
-    notes: [],
+    notes: [
+      'Why our p50 is higher: a call arriving in the second after the window ends still meets the cooldown the last ' +
+        '429 asked for (`retry-after: 1`) and waits for the half-open probe, because a success never shortens a ' +
+        'cooldown (packages/llm/docs/admission.md, Limits); the peers send at once and the window is over. In exchange ' +
+        'nothing is sent to learn that the limit still holds, and the calls caught inside the window finish sooner.',
+    ],
   }
 }
