@@ -116,9 +116,16 @@ function namesField(input: unknown, path: Path): string | undefined {
   } catch (error) {
     if (!isGatewayConfigError(error)) return `threw ${String(error)}`
     const target = show(path)
+    // A key is a string or { env }: a bad `env` is reported at the key entry that holds it.
+    const entry = path.includes('apiKeys')
+      ? show(path.slice(0, path.indexOf('apiKeys') + 2))
+      : target
     const hit = error.problems.some(
       (p) =>
-        p.field === target || p.field.startsWith(`${target}.`) || p.field.startsWith(`${target}[`),
+        p.field === target ||
+        p.field === entry ||
+        p.field.startsWith(`${target}.`) ||
+        p.field.startsWith(`${target}[`),
     )
     if (!hit)
       return `broke ${target}, problems name ${error.problems.map((p) => p.field).join(', ')}`
