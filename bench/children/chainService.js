@@ -19,8 +19,35 @@ const upstream = `${process.argv[2]}/work`
 const PER_HOP_TIMEOUT_MS = 1000
 const idOf = (req) => ({ 'x-bench-id': String(req.headers['x-bench-id']) })
 
+// The hop's own view, to split the caller's lateness into parts: how long a
+// request took to reach the hop (the caller stamps `x-bench-sent-at` on the
+// shared wall-clock scale, performance.timeOrigin + now), and when the hop
+// finished writing its answer relative to arrival + budget.
+const now = () => performance.timeOrigin + performance.now()
+const seen = new Map()
+function observe(req, res, next) {
+  const arrivedAt = now()
+  const entry = {
+    arrivalDelayMs: arrivedAt - Number(req.headers['x-bench-sent-at']),
+    writtenAfterMs: undefined,
+  }
+  seen.set(String(req.headers['x-bench-id']), entry)
+  const budgetMs = Number(req.headers['x-deadline-remaining-ms'])
+  res.once('finish', () => {
+    entry.writtenAfterMs = now() - arrivedAt - budgetMs
+  })
+  next()
+}
+process.on('message', (message) => {
+  if (message?.type !== 'hop-stats') return
+  const reply = message.ids.map((id) => seen.get(id)).filter(Boolean)
+  for (const id of message.ids) seen.delete(id)
+  process.send({ id: message.id, reply })
+})
+
 function hourglassApp() {
   const app = express()
+  app.use(observe)
   const fetch = createFetch({ retry: false })
   app.use(deadline({ maxMs: 10_000 }))
   app.get('/', async (req, res, next) => {
@@ -37,6 +64,7 @@ function hourglassApp() {
 
 function connectTimeoutApp() {
   const app = express()
+  app.use(observe)
   const dispatcher = new Agent({ connections: 512 })
   app.use((req, res, next) => {
     const ms = Number(req.headers['x-deadline-remaining-ms'] ?? 2000)
@@ -60,6 +88,7 @@ function connectTimeoutApp() {
 
 function perHopApp() {
   const app = express()
+  app.use(observe)
   const dispatcher = new Agent({
     connections: 512,
     headersTimeout: PER_HOP_TIMEOUT_MS,
@@ -78,6 +107,7 @@ function perHopApp() {
 
 function floorApp() {
   const app = express()
+  app.use(observe)
   app.get('/', (req, res) => {
     const ms = Number(req.headers['x-deadline-remaining-ms'] ?? 2000)
     setTimeout(() => res.status(504).json({ error: 'timeout' }), ms - 10)

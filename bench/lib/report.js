@@ -11,9 +11,9 @@ export function fmt(value, digits = 0) {
   })
 }
 
-/** ours ÷ peer, as `0.97×`; `—` when either is missing or the peer is 0. */
+/** ours ÷ peer, as `0.97×`; `—` when either is missing or ≤ 0 (a ratio of signed lateness means nothing). */
 export function ratioText(ours, peer, digits = 2) {
-  if (!Number.isFinite(ours) || !Number.isFinite(peer) || peer === 0) return '—'
+  if (!Number.isFinite(ours) || !Number.isFinite(peer) || peer <= 0 || ours < 0) return '—'
   return `${fmt(ours / peer, digits)}×`
 }
 

@@ -42,6 +42,7 @@ export async function run({ quick, log }) {
           mode === 'deadline' ? CLIENT_CAP_MS : budgetMs,
         )
         const headers = {
+          'x-bench-sent-at': String(performance.timeOrigin + performance.now()),
           'x-bench-id': id,
           'x-deadline-remaining-ms': String(mode === 'deadline' ? budgetMs : 10_000),
         }
@@ -76,6 +77,9 @@ export async function run({ quick, log }) {
       return Math.max(0, stoppedAt - s.dueAt)
     })
     const late = sent.filter((s) => s.answeredAt !== undefined).map((s) => s.answeredAt - s.dueAt)
+    const hop = await service.ask({ type: 'hop-stats', ids: sent.map((s) => s.id) })
+    const arrival = hop.map((h) => h.arrivalDelayMs)
+    const written = hop.filter((h) => h.writtenAfterMs !== undefined).map((h) => h.writtenAfterMs)
     return {
       lateP50: median(late),
       lateP99: percentile(late, 0.99),
@@ -85,6 +89,10 @@ export async function run({ quick, log }) {
       zombieP99: percentile(zombie, 0.99),
       zombieMax: max(zombie),
       reached: sent.filter((s) => byId.has(s.id)).length,
+      arrivalP50: median(arrival),
+      arrivalP99: percentile(arrival, 0.99),
+      writtenP50: median(written),
+      writtenP99: percentile(written, 0.99),
     }
   }
 
@@ -121,6 +129,27 @@ export async function run({ quick, log }) {
             target: field === 'lateP99' && peer === 'connect-timeout' ? 'ours ≤ 5 ms' : 'none set',
             verdict:
               field === 'lateP99' && peer === 'connect-timeout' ? verdict(ours <= 5) : 'info',
+          }),
+        )
+      }
+    }
+    // The hop's own view: where the caller's lateness comes from.
+    for (const [field, label] of [
+      ['arrivalP50', "hop's view: caller sent → hop read the request, p50 (ms)"],
+      ['arrivalP99', "hop's view: caller sent → hop read the request, p99 (ms)"],
+      ['writtenP50', "hop's view: answer written after arrival + budget, p50 (ms)"],
+      ['writtenP99', "hop's view: answer written after arrival + budget, p99 (ms)"],
+    ]) {
+      for (const peer of ['connect-timeout', 'floor']) {
+        const ours = m('deadline', 'hourglass', field)
+        const theirs = m('deadline', peer, field)
+        lateRows.push(
+          row({
+            measure: label,
+            peerName: PEER_LABEL[peer],
+            peer: fmt(theirs, 1),
+            ours: fmt(ours, 1),
+            ratio: ratioText(ours, theirs),
           }),
         )
       }
@@ -166,7 +195,9 @@ export async function run({ quick, log }) {
           `Median unanswered per round (no answer within ${CLIENT_CAP_MS / 1000} s): ${unanswered}.`,
           'Lateness is measured by the caller, in the bench process: from when it sent the request plus its budget, to when the whole answer was read. ' +
             'It includes the time a request waits before the hop reads its header (the relative budget starts there) and ' +
-            "the event loops' lag with 200 requests in flight on 2 shared cores: the floor row shows that share.",
+            "the event loops' lag with 200 requests in flight on 2 shared cores: the floor row shows that share. " +
+            "The hop's-view rows split it: the caller stamps the send time (performance.timeOrigin + now, one machine), " +
+            'the hop records when it read the request and when its answer finished writing.',
         ],
       },
       {
