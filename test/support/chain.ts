@@ -3,6 +3,7 @@ import { deadline, deadlineErrors } from '@hourglass/express'
 import { createFetch, type LookupFunction } from '@hourglass/fetch'
 import {
   callModel,
+  MemorySideEffectStore,
   type ModelAdapter,
   openAICompatible,
   idempotencyKey as operationKey,
@@ -62,6 +63,8 @@ export interface Chain {
   readonly badGateways: Map<string, number>
   /** Lookups of NEVER_RESOLVES still waiting (each is abandoned by fetch, never answered). */
   readonly stuckLookups: number
+  /** Forget every record kept so far (a soak's bookkeeping must not grow with it). */
+  resetRecords(): void
   /** Close the hops' keep-alive pools and wait until every server has no connection left. */
   closePools(): Promise<void>
   close(): Promise<void>
@@ -89,6 +92,8 @@ export async function startChain(options: ChainOptions): Promise<Chain> {
   const upstreamSettledAt = new Map<string, number>()
   const badGateways = new Map<string, number>()
   const errors: unknown[] = []
+  // Remembered 10 s: long enough for a request's retried turn, bounded for a soak.
+  const effects = new MemorySideEffectStore()
   const remember = (error: unknown, _req: Request, _res: Response, next: NextFunction) => {
     errors.push(error)
     next(error)
@@ -139,10 +144,14 @@ export async function startChain(options: ChainOptions): Promise<Chain> {
     serviceReceipts.set(op, (serviceReceipts.get(op) ?? 0) + 1)
     // The tool with a side effect; an agent that retries its turn calls it again.
     const effect = () =>
-      sideEffect(operationKey({ op }), () => {
-        effectRuns.set(op, (effectRuns.get(op) ?? 0) + 1)
-        return op
-      })
+      sideEffect(
+        operationKey({ op }),
+        () => {
+          effectRuns.set(op, (effectRuns.get(op) ?? 0) + 1)
+          return op
+        },
+        { store: effects, ttlMs: 10_000 },
+      )
     await effect()
     const target =
       kind === 'refuse'
@@ -240,6 +249,7 @@ export async function startChain(options: ChainOptions): Promise<Chain> {
     next(error)
   }, lastResort('edge'))
   const edgeServer = await listen(edge)
+  let poolsClosed = false
 
   return {
     edge: edgeServer,
@@ -259,7 +269,16 @@ export async function startChain(options: ChainOptions): Promise<Chain> {
     get stuckLookups() {
       return stuckLookups
     },
+    resetRecords() {
+      // No waiter is pending between rounds, so the fault server's log can start over.
+      ;(upstream.records as unknown[]).length = 0
+      provider.reset()
+      for (const m of [effectRuns, serviceReceipts, upstreamSettledAt, badGateways]) m.clear()
+      errors.length = 0
+    },
     async closePools() {
+      if (poolsClosed) return
+      poolsClosed = true
       await Promise.all([edgeFetch.close(), serviceFetch.close()])
       const open = async () =>
         (await edgeServer.connections()) +
@@ -270,7 +289,7 @@ export async function startChain(options: ChainOptions): Promise<Chain> {
     async close() {
       await edgeServer.close()
       await serviceServer.close()
-      await Promise.all([edgeFetch.close(), serviceFetch.close()])
+      if (!poolsClosed) await Promise.all([edgeFetch.close(), serviceFetch.close()])
       await Promise.all([upstream.close(), provider.close()])
     },
   }

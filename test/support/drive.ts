@@ -9,7 +9,7 @@ import { Agent, request } from 'undici'
 import type { Chain } from './chain.js'
 import { type FaultKind, pickBudget, pickFault } from './faultCatalogue.js'
 import { loopbackPing } from './loopbackPing.js'
-import { seededRandom } from './seededRandom.js'
+import { seededRandom, weighted } from './seededRandom.js'
 import { until } from './until.js'
 
 /** One request as one hop (edge or model service) saw it, performance.now() ms. */
@@ -62,6 +62,8 @@ export interface DriveOptions {
   disconnectShare?: number
   /** Fault for every request instead of the seeded mix. */
   fault?: FaultKind
+  /** Another weighted mix of faults. */
+  mix?: readonly (readonly [FaultKind, number])[]
   /** Budget for every request instead of the seeded mix. */
   budgetMs?: number
   /** Numbering offset for op ids (a soak drives several rounds). */
@@ -94,13 +96,21 @@ export async function drive(chain: Chain, options: DriveOptions): Promise<Outcom
     hops.set(req as object, found)
     return found
   }
+  // Timers for moments still to come when the run is over are cleared then:
+  // nothing can have been late relative to them.
+  const armed = new Set<{ timer: NodeJS.Timeout; resolve: () => void }>()
   const armControl = (due: number, fired: (at: number) => void) =>
     controls.push(
       new Promise((resolve) => {
-        setTimeout(() => {
-          fired(performance.now())
-          resolve()
-        }, due - performance.now())
+        const entry = {
+          resolve,
+          timer: setTimeout(() => {
+            armed.delete(entry)
+            fired(performance.now())
+            resolve()
+          }, due - performance.now()),
+        }
+        armed.add(entry)
       }),
     )
   const onStart = (message: unknown) => {
@@ -157,7 +167,7 @@ export async function drive(chain: Chain, options: DriveOptions): Promise<Outcom
   diagnostics.subscribe(channelNames.ingressStart, onStart)
 
   const plans = Array.from({ length: options.requests }, (_, i) => {
-    const kind = options.fault ?? pickFault(random)
+    const kind = options.fault ?? (options.mix ? weighted(random, options.mix) : pickFault(random))
     const budgetMs = options.budgetMs ?? pickBudget(random)
     const leaves = random() < (options.disconnectShare ?? 0.1) && budgetMs > 20
     return {
@@ -251,6 +261,11 @@ export async function drive(chain: Chain, options: DriveOptions): Promise<Outcom
       )
       throw error
     })
+    for (const entry of armed) {
+      clearTimeout(entry.timer)
+      entry.resolve()
+    }
+    armed.clear()
     for (let settled = 0; settled < controls.length; settled = controls.length) {
       await Promise.all(controls.slice(settled))
     }

@@ -31,6 +31,7 @@ export type FaultKind =
   | '429-bare'
   | '503-bare'
   | 'dns-never'
+  | 'llm-ok'
   | 'llm-ok-split-utf8'
   | 'llm-200-error-qwen'
   | 'llm-200-error-ernie'
@@ -50,6 +51,7 @@ export const CAN_SUCCEED: ReadonlySet<FaultKind> = new Set<FaultKind>([
   'ok',
   'slow-first-byte',
   'slow-stream',
+  'llm-ok',
   'llm-ok-split-utf8',
   'llm-slow-first-token',
 ])
@@ -99,6 +101,8 @@ export function upstreamFault(kind: FaultKind, random: () => number): Fault {
 export function modelReply(kind: FaultKind, random: () => number): ProviderReply {
   const ms = (min: number, max: number) => Math.round(min + random() * (max - min))
   switch (kind) {
+    case 'llm-ok':
+      return reply.text(MODEL_TEXT)
     case 'llm-ok-split-utf8':
       return reply.text(MODEL_TEXT, { splitBytes: 1 + Math.floor(random() * 3), tokenDelayMs: 1 })
     case 'llm-200-error-qwen':
@@ -139,6 +143,7 @@ export const FAULT_MIX: readonly (readonly [FaultKind, number])[] = [
   ['429-bare', 2],
   ['503-bare', 2],
   ['dns-never', 3],
+  ['llm-ok', 2],
   ['llm-ok-split-utf8', 6],
   ['llm-200-error-qwen', 2],
   ['llm-200-error-ernie', 2],

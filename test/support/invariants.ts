@@ -64,7 +64,9 @@ function expectedBody(kind: FaultKind): Record<string, unknown> | undefined {
   if (kind === 'ok' || kind === 'slow-first-byte') return { upstream: UPSTREAM_TEXT }
   if (kind === 'slow-stream')
     return { upstream: 'x'.repeat(SLOW_STREAM.chunks * SLOW_STREAM.chunkBytes) }
-  if (kind === 'llm-ok-split-utf8' || kind === 'llm-slow-first-token') return { text: MODEL_TEXT }
+  if (kind === 'llm-ok' || kind === 'llm-ok-split-utf8' || kind === 'llm-slow-first-token') {
+    return { text: MODEL_TEXT }
+  }
   return undefined
 }
 

@@ -17,7 +17,9 @@ export async function listen(handler: RequestListener): Promise<Listening> {
   server.on('connection', (s) => {
     ;(s as unknown as { createdAt: number }).createdAt = performance.now()
   })
-  server.listen(0, '127.0.0.1')
+  // A deep accept queue: Node's default of 511 drops SYNs when 1,000 clients connect at once,
+  // and a dropped SYN is retried by the kernel after 1 s, then 3 s — latency that is not ours.
+  server.listen({ port: 0, host: '127.0.0.1', backlog: 2048 })
   await once(server, 'listening')
   const { port } = server.address() as AddressInfo
   return {
