@@ -192,6 +192,14 @@ export async function run({ quick, log }) {
         setup,
         rows: lateRows,
         notes: [
+          'Reading the split: in the hop, `deadline()` writes the 504 on time at the median (about −10 ms: the ' +
+            "reserve), so the middleware's timer is not where the caller's lateness comes from. Most of it is arrival " +
+            'delay, which is larger for ours than for the peers served by the same hop: ours aborts every upstream call ' +
+            'at its deadline, and HTTP/1.1 can only cancel a request by destroying its socket, so each burst re-opens ' +
+            'its upstream connections (in the hop and in the upstream, which shares the bench process with the caller) ' +
+            'while the next requests are waiting to be read; `connect-timeout` and the per-hop chain let the upstream ' +
+            'finish and keep their keep-alive connections. The hop-side p99 tail of ours (504s due during that ' +
+            'connection churn) comes from the same cause. This bench aborts 100 % of upstream calls, the worst case for it.',
           `Median unanswered per round (no answer within ${CLIENT_CAP_MS / 1000} s): ${unanswered}.`,
           'Lateness is measured by the caller, in the bench process: from when it sent the request plus its budget, to when the whole answer was read. ' +
             'It includes the time a request waits before the hop reads its header (the relative budget starts there) and ' +
