@@ -12,6 +12,7 @@ export interface SseDecoderOptions {
 }
 
 const DEFAULT_MAX_BUFFER_CHARS = 8 * 1024 * 1024
+const CR_OR_CRLF = /\r\n?/g
 
 /**
  * Bytes in, whole SSE events and comments out, in stream order.
@@ -29,7 +30,8 @@ export class SseDecoder {
   #out: SseFrame[] = []
   #failure: SseBufferOverflowError | undefined
   #ended = false
-  #endsWithCr = false
+  /** A chunk ended in CR: held back until we know whether an LF follows. */
+  #pendingCr = false
 
   constructor(options: SseDecoderOptions = {}) {
     const max = options.maxBufferChars ?? DEFAULT_MAX_BUFFER_CHARS
@@ -63,12 +65,8 @@ export class SseDecoder {
     if (this.#ended) return []
     this.#assertUsable()
     this.#ended = true
-    const rest = this.#decoder.decode()
-    // eventsource-parser holds a final CR back in case an LF follows; at the
-    // end of the stream nothing follows, so the CR is a whole line ending.
-    // Adding the LF makes it CRLF: the same single line ending, now complete.
-    const endsWithCr = rest === '' ? this.#endsWithCr : rest.endsWith('\r')
-    return this.#feed(endsWithCr ? `${rest}\n` : rest)
+    // At the end nothing follows a held-back CR: it is a whole line ending.
+    return this.#feed(this.#decoder.decode(), true)
   }
 
   /** The cap in characters (0 = unlimited), for diagnostics. */
@@ -76,10 +74,20 @@ export class SseDecoder {
     return this.#maxBufferChars
   }
 
-  #feed(text: string): SseFrame[] {
+  /**
+   * SSE allows CRLF, LF and a lone CR as line endings, and a CR always ends a
+   * line (no field may contain one). eventsource-parser holds a chunk's final
+   * CR back and, when the next chunk has no line ending at all, never
+   * dispatches the event that CR completed. So line endings are normalised to
+   * LF here, holding a trailing CR until the next chunk says whether an LF
+   * follows it (a CRLF split across two chunks is one line ending).
+   */
+  #feed(decoded: string, last = false): SseFrame[] {
+    let text = this.#pendingCr ? `\r${decoded}` : decoded
+    this.#pendingCr = !last && text.endsWith('\r')
+    if (this.#pendingCr) text = text.slice(0, -1)
     if (text === '') return []
-    this.#endsWithCr = text.endsWith('\r')
-    this.#parser.feed(text)
+    this.#parser.feed(text.replace(CR_OR_CRLF, '\n'))
     const out = this.#out
     this.#out = []
     if (this.#failure) throw this.#failure
