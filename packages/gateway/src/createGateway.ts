@@ -85,7 +85,16 @@ export function createGateway(config: unknown, options: GatewayOptions = {}): Ga
 
   const ownRedis =
     options.redis === undefined && valid.redis !== undefined
-      ? new Redis(valid.redis.url, { enableOfflineQueue: false, lazyConnect: false })
+      ? new Redis(valid.redis.url, {
+          lazyConnect: false,
+          // Limits and cooldowns must answer now or fall back to local state:
+          // no queueing while disconnected, no resending after a reconnect (a
+          // resent INCR would count a request twice), and a hung Redis is cut
+          // off after commandTimeoutMs.
+          enableOfflineQueue: false,
+          autoResendUnfulfilledCommands: false,
+          commandTimeout: valid.redis.commandTimeoutMs,
+        })
       : undefined
   const redis = options.redis ?? ownRedis
   // ioredis reports connection errors as events; without a listener they would crash the process.

@@ -106,6 +106,8 @@ export function gatewayConfigSchema(env: Readonly<Record<string, string | undefi
         .strictObject({
           url: z.url({ protocol: /^rediss?$/, error: 'expected a redis:// or rediss:// URL' }),
           keyPrefix: nonEmpty.default('hourglass:gateway'),
+          /** A Redis command not answered within this falls back to the local limiter. */
+          commandTimeoutMs: z.int().min(1).max(60_000).default(250),
         })
         .optional(),
     })
