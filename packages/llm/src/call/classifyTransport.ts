@@ -23,14 +23,20 @@ export function classifyThrown(
     return { error: new ProviderError({ provider, model, error: thrown.error, cause: thrown }) }
   }
   const code = (thrown as { code?: unknown } | null)?.code
-  const kind: ErrorKind =
-    code === 'HEADERS_TIMEOUT' || code === 'BODY_TIMEOUT' ? 'timeout' : 'network'
+  // A read timeout (no headers, or the body went quiet) comes after the
+  // request reached the provider: the generation may well be running, and
+  // billed. Resending it to the same model pays again for the same answer
+  // (providers do not dedupe chat completions by Idempotency-Key), so it is
+  // not retried; falling back to another configured model still may be.
+  // Connect-phase failures sent nothing and stay retryable.
+  const readTimeout = code === 'HEADERS_TIMEOUT' || code === 'BODY_TIMEOUT'
+  const kind: ErrorKind = readTimeout ? 'timeout' : 'network'
   const message = thrown instanceof Error ? thrown.message : String(thrown)
   return {
     error: new ProviderError({
       provider,
       model,
-      error: { kind, retryable: true, status: 0, message: message.slice(0, 500) },
+      error: { kind, retryable: !readTimeout, status: 0, message: message.slice(0, 500) },
       cause: thrown,
     }),
   }

@@ -1,4 +1,5 @@
 import { Deadline } from '@hourglass/core'
+import { createFetch } from '@hourglass/fetch'
 import { anthropicErrors, ernieErrors, openAIErrors, qwenErrors, reply } from '@hourglass/testkit'
 import { describe, expect, it } from 'vitest'
 import { anthropic } from '../../src/call/anthropic.js'
@@ -257,5 +258,75 @@ describe('classification: what is retried, what is not', () => {
     expect(keys[0]).toMatch(/\S{16,}/)
     expect(primaryFake.requests[0]?.apiKey).toBe('sk-primary')
     expect(backupFake.requests[0]?.apiKey).toBe('sk-backup')
+  })
+})
+
+describe('read timeouts on a model call', () => {
+  it('are never resent to the same model (the provider was already generating, and billing): the call falls back', async () => {
+    const slowFake = await fakes.start({
+      dialect: 'openai',
+      reply: reply.text('late answer', { firstTokenDelayMs: 2000 }),
+    })
+    const backupFake = await fakes.start({ dialect: 'openai', reply: reply.text('backup answer') })
+    const readLimited = createFetch({ headersTimeoutMs: 150 })
+    const slow = fakes.adapter(
+      openAICompatible({
+        baseURL: slowFake.baseURL,
+        apiKey: 'sk-slow',
+        model: 'gpt-4o',
+        name: 'slow',
+        fetch: readLimited,
+      }),
+    )
+    const backup = fakes.adapter(
+      openAICompatible({
+        baseURL: backupFake.baseURL,
+        apiKey: 'sk-backup',
+        model: 'gpt-4o-mini',
+        name: 'backup',
+      }),
+    )
+    const records: Array<{ decision: string; errorKind?: string | undefined; model: string }> = []
+    const answer = await callModel({
+      models: [slow, backup],
+      request,
+      maxAttempts: 3,
+      retryDelay: FAST_RETRIES,
+      onAttempt: (r) => records.push(r),
+    })
+    expect(answer.text).toBe('backup answer')
+    // One request to the slow model, however many attempts were allowed.
+    expect(slowFake.requests).toHaveLength(1)
+    expect(records[0]).toMatchObject({
+      model: 'gpt-4o',
+      decision: 'fallback',
+      errorKind: 'timeout',
+    })
+    await readLimited.close()
+  })
+
+  it('without a fallback, fail after one request rather than paying for the same generation again', async () => {
+    const slowFake = await fakes.start({
+      dialect: 'openai',
+      reply: reply.text('late', { firstTokenDelayMs: 2000 }),
+    })
+    const readLimited = createFetch({ headersTimeoutMs: 150 })
+    const slow = fakes.adapter(
+      openAICompatible({
+        baseURL: slowFake.baseURL,
+        apiKey: 'sk-slow',
+        model: 'gpt-4o',
+        fetch: readLimited,
+      }),
+    )
+    const error = await callModel({
+      models: [slow],
+      request,
+      maxAttempts: 3,
+      retryDelay: FAST_RETRIES,
+    }).catch((e: unknown) => e)
+    expect(isModelUnavailable(error)).toBe(true)
+    expect(slowFake.requests).toHaveLength(1)
+    await readLimited.close()
   })
 })
