@@ -54,6 +54,7 @@ export class Deadline {
   #controller: AbortController | undefined
   #timer: unknown
   #children: Set<Deadline> | undefined
+  #doneListeners: Set<(reason: unknown) => void> | undefined
   #onExpire: ((deadline: Deadline) => void) | undefined
   #external: AbortSignal | undefined
   #externalListener: (() => void) | undefined
@@ -155,6 +156,27 @@ export class Deadline {
     return this.#controller.signal
   }
 
+  /**
+   * Call `listener` with the reason when this deadline aborts (expires, unless
+   * observing, or is cancelled) — what `signal.addEventListener('abort')`
+   * does, without creating an `AbortController` or an `EventTarget` listener:
+   * the cheap path for code that runs on every request. Returns the
+   * unsubscribe; call it when the work ends. If the deadline has already
+   * aborted, `listener` is called at once.
+   */
+  onDone(listener: (reason: unknown) => void): () => void {
+    if (this.#aborts()) {
+      listener(this.#reason)
+      return noop
+    }
+    this.#doneListeners ??= new Set()
+    const listeners = this.#doneListeners
+    listeners.add(listener)
+    return () => {
+      listeners.delete(listener)
+    }
+  }
+
   /** Throws the reason if the deadline has ended (expiry is not thrown when observing). */
   throwIfExpired(): void {
     if (this.#state === 'live' && !this.observe && this.clock.now() >= this.expiresAt)
@@ -186,6 +208,7 @@ export class Deadline {
     this.#reason = reason
     this.#release()
     this.#controller?.abort(reason)
+    this.#notifyDone(reason)
     if (deadlineCancelChannel.hasSubscribers) {
       deadlineCancelChannel.publish({ deadline: this, reason })
     }
@@ -219,6 +242,7 @@ export class Deadline {
         slice: this.name,
       })
       this.#controller?.abort(this.#reason)
+      this.#notifyDone(this.#reason)
     }
     if (deadlineExpireChannel.hasSubscribers) {
       deadlineExpireChannel.publish({
@@ -272,6 +296,13 @@ export class Deadline {
     }
   }
 
+  #notifyDone(reason: unknown): void {
+    const listeners = this.#doneListeners
+    if (!listeners) return
+    this.#doneListeners = undefined
+    for (const listener of listeners) listener(reason)
+  }
+
   #forEachChild(fn: (child: Deadline) => void): void {
     const children = this.#children
     if (!children) return
@@ -279,3 +310,5 @@ export class Deadline {
     for (const child of children) fn(child)
   }
 }
+
+function noop(): void {}

@@ -222,6 +222,43 @@ describe('cancel and external signals', () => {
   })
 })
 
+describe('onDone', () => {
+  it('calls back with the reason on expiry or cancel, once, without creating a signal listener', () => {
+    const c = clock()
+    const expiring = Deadline.after(10, { clock: c })
+    const seen: unknown[] = []
+    expiring.onDone((reason) => seen.push(reason))
+    c.advance(10)
+    expect(seen).toHaveLength(1)
+    expect(seen[0]).toMatchObject({ code: 'DEADLINE_EXCEEDED' })
+    expect(getEventListeners(expiring.signal, 'abort')).toHaveLength(0)
+
+    const cancelled = Deadline.after(10, { clock: c })
+    const reasons: unknown[] = []
+    cancelled.onDone((reason) => reasons.push(reason))
+    cancelled.cancel('gone')
+    cancelled.cancel('again')
+    expect(reasons).toEqual(['gone'])
+  })
+
+  it('unsubscribes, calls at once when already aborted, and stays silent for an observe-only expiry', () => {
+    const c = clock()
+    const d = Deadline.after(10, { clock: c })
+    let calls = 0
+    const off = d.onDone(() => calls++)
+    off()
+    c.advance(10)
+    expect(calls).toBe(0)
+    d.onDone(() => calls++)
+    expect(calls).toBe(1)
+
+    const observed = Deadline.after(10, { clock: c, observe: true })
+    observed.onDone(() => calls++)
+    c.advance(10)
+    expect(calls).toBe(1)
+  })
+})
+
 describe('observe-only deadlines (dark mode)', () => {
   it('report expiry without aborting or throwing, and children inherit the mode', () => {
     const c = clock()

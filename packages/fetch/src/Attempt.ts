@@ -73,7 +73,8 @@ export class Attempt {
   #timer: unknown
   #bodyPaused = false
   #abortHandlers = new Set<(reason: unknown) => void>()
-  #onDeadline: (() => void) | undefined
+  /** Unsubscribes from the deadline (a `Deadline.onDone` hook: no AbortSignal is made per call). */
+  #offDeadline: (() => void) | undefined
   #onSignal: (() => void) | undefined
   #finishHooks: ((attempt: Attempt) => void)[] = []
 
@@ -82,8 +83,7 @@ export class Attempt {
     this.startedAt = init.clock.now()
     const { deadline, signal } = init
     if (deadline && !deadline.observe && Number.isFinite(deadline.expiresAt)) {
-      this.#onDeadline = () => this.abort(deadline.reason)
-      deadline.signal.addEventListener('abort', this.#onDeadline, { once: true })
+      this.#offDeadline = deadline.onDone((reason) => this.abort(reason))
     }
     if (signal) {
       this.#onSignal = () => this.abort(signal.reason)
@@ -173,10 +173,10 @@ export class Attempt {
     this.error = error
     this.#clear()
     this.#abortHandlers.clear()
-    const { deadline, signal } = this.init
-    if (this.#onDeadline && deadline) deadline.signal.removeEventListener('abort', this.#onDeadline)
+    const { signal } = this.init
+    this.#offDeadline?.()
     if (this.#onSignal && signal) signal.removeEventListener('abort', this.#onSignal)
-    this.#onDeadline = undefined
+    this.#offDeadline = undefined
     this.#onSignal = undefined
     if (!this.init.silent) this.#publishEnd(error, failedPhase)
     const hooks = this.#finishHooks
