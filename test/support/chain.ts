@@ -92,7 +92,7 @@ export async function startChain(options: ChainOptions): Promise<Chain> {
   const upstreamSettledAt = new Map<string, number>()
   const badGateways = new Map<string, number>()
   const errors: unknown[] = []
-  // Remembered 10 s: long enough for a request's retried turn, bounded for a soak.
+  // Remembered 2 s: long enough for a request's retried turn (budgets here are ≤ 1 s), bounded for a soak.
   const effects = new MemorySideEffectStore()
   const remember = (error: unknown, _req: Request, _res: Response, next: NextFunction) => {
     errors.push(error)
@@ -150,7 +150,7 @@ export async function startChain(options: ChainOptions): Promise<Chain> {
           effectRuns.set(op, (effectRuns.get(op) ?? 0) + 1)
           return op
         },
-        { store: effects, ttlMs: 10_000 },
+        { store: effects, ttlMs: 2000 },
       )
     await effect()
     const target =
