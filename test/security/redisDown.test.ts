@@ -19,11 +19,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
  * back, and every request is served exactly once: none lost, none sent to the
  * provider twice.
  *
- * Fails today: a request whose Redis command (RPM counter or cooldown read)
- * is in flight when Redis dies waits until its deadline and gets a 504 —
- * ioredis keeps an unanswered command to resend after reconnecting, and
- * neither ProviderLimits nor RedisCooldownStore bounds the wait. With
- * `commandTimeout: 300` on the client, all 400 requests are served.
+ * It found a bug, since fixed in the gateway (7eeea82): a request whose
+ * Redis command was in flight when Redis died waited until its deadline
+ * (504), because ioredis kept the command to resend after reconnecting.
  */
 
 const available = redisAvailable()
