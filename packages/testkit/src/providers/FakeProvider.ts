@@ -129,6 +129,11 @@ export class FakeProvider {
   }
 
   /** Stops listening and ends every open connection, hung ones included. */
+  /** Replies still being written: 0 once every client got its answer or went away (a leak check). */
+  get inFlight(): number {
+    return this.#inFlight.size
+  }
+
   async close(): Promise<void> {
     for (const controller of this.#inFlight) controller.abort()
     const closed = new Promise<void>((resolve) => this.#server.close(() => resolve()))

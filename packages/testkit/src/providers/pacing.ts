@@ -43,14 +43,24 @@ export async function writePaced(
         await new Promise((resolve) => setImmediate(resolve))
       }
     }
-    if (!(await write(res, bytes.subarray(at, at + size)))) return false
+    if (!(await write(res, bytes.subarray(at, at + size), signal))) return false
   }
   return !signal.aborted
 }
 
-function write(res: ServerResponse, chunk: Buffer): Promise<boolean> {
-  if (res.destroyed) return Promise.resolve(false)
+/**
+ * Writes one piece and waits for it to be flushed — or for the client to go
+ * away: a socket destroyed mid-write may never call the write callback, and
+ * waiting for it would keep the response (and its socket) alive for good.
+ */
+function write(res: ServerResponse, chunk: Buffer, signal: AbortSignal): Promise<boolean> {
+  if (res.destroyed || signal.aborted) return Promise.resolve(false)
   return new Promise((resolve) => {
-    res.write(chunk, (error) => resolve(error == null))
+    const onGone = () => resolve(false)
+    signal.addEventListener('abort', onGone, { once: true })
+    res.write(chunk, (error) => {
+      signal.removeEventListener('abort', onGone)
+      resolve(error == null)
+    })
   })
 }

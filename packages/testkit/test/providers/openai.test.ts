@@ -328,3 +328,35 @@ describe('fake OpenAI chat completions', () => {
     expect((await chat(fake.baseURL, {})).status).toBe(200)
   })
 })
+
+describe('a client that leaves mid-stream', () => {
+  it('releases the reply: nothing stays in flight, even when it left during a split multi-byte write', async () => {
+    const text = '你好世界🌍 '.repeat(400)
+    fake = await startFakeProvider({ reply: reply.text(text, { splitBytes: 1 }) })
+    const provider = fake
+    for (let round = 0; round < 5; round++) {
+      await Promise.all(
+        Array.from({ length: 40 }, async () => {
+          const controller = new AbortController()
+          const res = await fetch(`${provider.baseURL}/chat/completions`, {
+            method: 'POST',
+            headers: { 'content-type': 'application/json' },
+            body: JSON.stringify({
+              model: 'm',
+              stream: true,
+              messages: [{ role: 'user', content: 'hi' }],
+            }),
+            signal: controller.signal,
+          })
+          const reader = res.body!.getReader()
+          await reader.read()
+          controller.abort()
+          await reader.closed.catch(() => {})
+        }),
+      )
+    }
+    // Every reply notices its client left; none waits on a write that will never complete.
+    await expect.poll(() => provider.inFlight, { timeout: 5000 }).toBe(0)
+    expect(provider.requests).toHaveLength(200)
+  })
+})
