@@ -165,12 +165,12 @@ export async function run({ quick, log }) {
       `one when it sent tokens. ${rounds} interleaved rounds, medians.`,
     rows,
     notes: [
-      'Why ours misses without streaming: `classifyThrown` (packages/llm/src/call/classifyTransport.ts) turns a ' +
-        '`HEADERS_TIMEOUT` (0 bytes) into a `timeout` that is `retryable: true`, and `callModel` retries it like the ' +
-        'peers do — but a non-streamed generation that timed out was still generated and billed, so each retry pays ' +
-        'again (DESIGN: "a read timeout still costs a full generation"). Streamed, the first token arrives long before ' +
-        'any read timeout and nothing is retried; the `openai` client streamed does exactly as well, so the saving here ' +
-        'comes from streaming, not from a smarter retry.',
+      'Why ours misses without streaming: a 1 s read limit on a 1.6 s non-streamed generation gives up on a ' +
+        'generation the provider completes and bills, whatever the retry policy does. `callModel` no longer resends a ' +
+        'read timeout (`HEADERS_TIMEOUT`, `BODY_TIMEOUT`) to the same model — it falls back or fails, so a slow call ' +
+        'costs one generation, not three — but the answer is still lost, so paid per *delivered* answer stays ~1.67. ' +
+        'The remedy is streaming: the first token arrives long before any read limit (the streamed row: 1.00). The ' +
+        '`openai` client streamed does as well here; the saving comes from streaming, and from not retrying.',
     ],
   }
 }
