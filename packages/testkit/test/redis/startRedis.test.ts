@@ -1,6 +1,6 @@
 import { once } from 'node:events'
 import { connect } from 'node:net'
-import { afterEach, describe, expect, it } from 'vitest'
+import { afterEach, describe, expect, it, vi } from 'vitest'
 import { type RedisServer, redisAvailable, startRedis } from '../../src/redis/index.js'
 
 const available = redisAvailable()
@@ -69,9 +69,25 @@ describe.skipIf(!available)('startRedis', () => {
 })
 
 describe('redisAvailable', () => {
-  it('is false for a binary that does not exist', () => {
-    expect(redisAvailable('no-such-redis-server-binary')).toBe(false)
-    expect(redisAvailable('/nonexistent/redis-server')).toBe(false)
+  it('is false for a binary that does not exist, outside CI', () => {
+    vi.stubEnv('CI', '')
+    try {
+      expect(redisAvailable('no-such-redis-server-binary')).toBe(false)
+      expect(redisAvailable('/nonexistent/redis-server')).toBe(false)
+    } finally {
+      vi.unstubAllEnvs()
+    }
+  })
+
+  it('throws under CI, so a Redis suite can never pass there by skipping', () => {
+    vi.stubEnv('CI', 'true')
+    try {
+      expect(() => redisAvailable('no-such-redis-server-binary')).toThrow(
+        /CI must run the Redis tests/,
+      )
+    } finally {
+      vi.unstubAllEnvs()
+    }
   })
 
   it('finds an executable on PATH', () => {
