@@ -11,10 +11,9 @@ import {
   type Verdict,
 } from '../support/invariants.js'
 import { type ProcessWatch, watchProcess } from '../support/processWatch.js'
-import { growth, type ResourceSnapshot, snapshot } from '../support/resources.js'
+import { growthAfterClosing, type ResourceSnapshot, snapshot } from '../support/resources.js'
 import { runSeed } from '../support/seededRandom.js'
 import { showStats, stats } from '../support/stats.js'
-import { until } from '../support/until.js'
 
 /**
  * The chaos run: a seeded mix of every fault testkit has, mixed budgets and
@@ -106,13 +105,6 @@ describe(`chaos through the three-hop chain (seed ${seed})`, () => {
 
   it('leaves no deadline or phase timer, socket, timer or listener beyond the baseline', async () => {
     expect(clock.pending).toBe(0)
-    // The hops' keep-alive pools are not leaks; once they are closed nothing may remain.
-    await chain.closePools()
-    await until(
-      () => Object.keys(growth(baseline, snapshot())).length === 0,
-      5000,
-      'resources back to the baseline',
-    ).catch(() => {})
-    expect(growth(baseline, snapshot())).toEqual({})
+    expect(await growthAfterClosing(baseline, () => chain.closePools())).toEqual({})
   })
 })

@@ -6,9 +6,8 @@ import { drive, type Outcome } from '../support/drive.js'
 import type { FaultKind } from '../support/faultCatalogue.js'
 import { checkInvariants, TIMING_INVARIANTS, type Verdict } from '../support/invariants.js'
 import { type ProcessWatch, watchProcess } from '../support/processWatch.js'
-import { growth, type ResourceSnapshot, snapshot } from '../support/resources.js'
+import { growthAfterClosing, type ResourceSnapshot, snapshot } from '../support/resources.js'
 import { showStats, stats } from '../support/stats.js'
-import { until } from '../support/until.js'
 
 /**
  * 1,000 requests at once through the whole chain — the edge, the model
@@ -80,13 +79,6 @@ describe('1,000 concurrent requests through the chain', () => {
 
   it('leaves no deadline timer, socket, timer or listener behind', async () => {
     expect(clock.pending).toBe(0)
-    await chain.closePools()
-    // The fake provider's side of the pool closes a moment later: no event says when.
-    await until(
-      () => Object.keys(growth(baseline, snapshot())).length === 0,
-      5000,
-      'the baseline',
-    ).catch(() => {})
-    expect(growth(baseline, snapshot())).toEqual({})
+    expect(await growthAfterClosing(baseline, () => chain.closePools())).toEqual({})
   })
 })

@@ -1,3 +1,5 @@
+import { until } from './until.js'
+
 /**
  * What the process holds open, by kind (`TCPSocketWrap`, `Timeout`, …), and
  * how many listeners it has: taken before a run and compared after it.
@@ -31,4 +33,23 @@ export function growth(
     out['process listeners'] = [before.processListeners, after.processListeners]
   }
   return out
+}
+
+/**
+ * What is still open beyond `baseline` once the run's keep-alive pools are
+ * closed (pools are not leaks) and the kernel has had up to `settleMs` to close
+ * the last sockets — no event says when it has. `{}` means nothing leaked.
+ */
+export async function growthAfterClosing(
+  baseline: ResourceSnapshot,
+  closePools: () => Promise<void>,
+  settleMs = 5000,
+): Promise<Record<string, [number, number]>> {
+  await closePools()
+  await until(
+    () => Object.keys(growth(baseline, snapshot())).length === 0,
+    settleMs,
+    'resources back to the baseline',
+  ).catch(() => {})
+  return growth(baseline, snapshot())
 }
