@@ -1,5 +1,5 @@
 import { MAX_TIMER_MS } from '@hourglass/core'
-import { type DialectName, dialects, type NormalizedError } from '@hourglass/llm'
+import { type DialectName, dialects, ERROR_KINDS, type NormalizedError } from '@hourglass/llm'
 import {
   anthropicErrors,
   deepseekErrors,
@@ -63,19 +63,7 @@ const REAL: Record<DialectName, ErrorReply[]> = {
   ],
 }
 
-const KINDS = new Set([
-  'rate_limited',
-  'overloaded',
-  'server_error',
-  'timeout',
-  'network',
-  'bad_request',
-  'auth',
-  'content_policy',
-  'context_too_long',
-  'quota_exhausted',
-  'not_found',
-])
+const KINDS: ReadonlySet<string> = new Set(ERROR_KINDS)
 
 function wellFormed(e: NormalizedError | undefined): boolean {
   if (e === undefined) return true

@@ -169,6 +169,7 @@ export {
   type ChatRequest,
   type ChatResponse,
   type ContentBlock,
+  ERROR_KINDS,
   type ErrorKind,
   type FinishReason,
   type NormalizedError,

@@ -100,18 +100,21 @@ export type StreamEvent =
  * transient (worth a retry or a fallback); the rest are permanent for this
  * request (a retry sends the same bill for the same refusal).
  */
-export type ErrorKind =
-  | 'rate_limited'
-  | 'overloaded'
-  | 'server_error'
-  | 'timeout'
-  | 'network'
-  | 'bad_request'
-  | 'auth'
-  | 'content_policy'
-  | 'context_too_long'
-  | 'quota_exhausted'
-  | 'not_found'
+export const ERROR_KINDS = [
+  'rate_limited',
+  'overloaded',
+  'server_error',
+  'timeout',
+  'network',
+  'bad_request',
+  'auth',
+  'content_policy',
+  'context_too_long',
+  'quota_exhausted',
+  'not_found',
+] as const
+
+export type ErrorKind = (typeof ERROR_KINDS)[number]
 
 export const RETRYABLE_KINDS: ReadonlySet<ErrorKind> = new Set<ErrorKind>([
   'rate_limited',

@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest'
 import type { DialectName } from '../../src/dialects/Dialect.js'
 import { dialects } from '../../src/dialects/dialects.js'
 import { isProviderReplyError } from '../../src/dialects/ProviderReplyError.js'
-import type { NormalizedError } from '../../src/types.js'
+import { ERROR_KINDS, type NormalizedError } from '../../src/types.js'
 
 /**
  * Hostile input for every normaliser and stream parser: 56,000 + 28,000 +
@@ -13,19 +13,7 @@ import type { NormalizedError } from '../../src/types.js'
  */
 
 const names = Object.keys(dialects) as DialectName[]
-const KINDS = new Set([
-  'rate_limited',
-  'overloaded',
-  'server_error',
-  'timeout',
-  'network',
-  'bad_request',
-  'auth',
-  'content_policy',
-  'context_too_long',
-  'quota_exhausted',
-  'not_found',
-])
+const KINDS: ReadonlySet<string> = new Set(ERROR_KINDS)
 
 const CODES = [
   'insufficient_quota',
