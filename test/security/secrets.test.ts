@@ -1,10 +1,6 @@
 import { instrumentDeadlines, type StopInstrumentation } from '@hourglass/otel'
-import { propagation, trace } from '@opentelemetry/api'
-import { W3CTraceContextPropagator } from '@opentelemetry/core'
-import { HttpInstrumentation } from '@opentelemetry/instrumentation-http'
-import { UndiciInstrumentation } from '@opentelemetry/instrumentation-undici'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { setupOtel } from '../../packages/otel/test/helpers/otel.js'
+import { instrumentHttpAndUndici, setupOtel } from '../../packages/otel/test/helpers/otel.js'
 import { CountingClock } from '../support/CountingClock.js'
 import type { Chain } from '../support/chain.js'
 import { collectStrings } from '../support/collectStrings.js'
@@ -25,7 +21,7 @@ import { type ChannelLog, recordChannels } from '../support/recordChannels.js'
 
 const otel = setupOtel()
 let stopOtel: StopInstrumentation
-let instrumentations: { disable(): void }[] = []
+let uninstrument: () => void = () => {}
 let channels: ChannelLog
 let watch: ProcessWatch
 let chain: Chain
@@ -36,13 +32,8 @@ const written: string[] = []
 const restore: (() => void)[] = []
 
 beforeAll(async () => {
-  trace.setGlobalTracerProvider(otel.tracerProvider)
-  propagation.setGlobalPropagator(new W3CTraceContextPropagator())
-  // Before express and http are loaded: instrumentation-http patches them as they are required.
-  const http = new HttpInstrumentation()
-  const undici = new UndiciInstrumentation()
-  for (const i of [http, undici]) i.setTracerProvider(otel.tracerProvider)
-  instrumentations = [http, undici]
+  // Before express and http are loaded: the instrumentations patch them as they are required.
+  uninstrument = instrumentHttpAndUndici(otel.tracerProvider)
   stopOtel = instrumentDeadlines({
     tracerProvider: otel.tracerProvider,
     meterProvider: otel.meterProvider,
@@ -85,7 +76,7 @@ afterAll(async () => {
   watch.stop()
   channels.stop()
   stopOtel()
-  for (const i of instrumentations) i.disable()
+  uninstrument()
   await chain.close()
   await otel.shutdown()
 })

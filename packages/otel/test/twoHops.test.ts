@@ -5,14 +5,11 @@ import { setTimeout as delay } from 'node:timers/promises'
 import type { SliceReport } from '@hourglass/core'
 import type { HourglassFetch } from '@hourglass/fetch'
 import { formatWaterfall, instrumentDeadlines, type StopInstrumentation } from '@hourglass/otel'
-import { propagation, SpanKind, SpanStatusCode, trace } from '@opentelemetry/api'
-import { W3CTraceContextPropagator } from '@opentelemetry/core'
-import { HttpInstrumentation } from '@opentelemetry/instrumentation-http'
-import { UndiciInstrumentation } from '@opentelemetry/instrumentation-undici'
+import { SpanKind, SpanStatusCode } from '@opentelemetry/api'
 import type { ReadableSpan } from '@opentelemetry/sdk-trace-base'
 import type { NextFunction, Request, Response } from 'express'
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
-import { setupOtel } from './helpers/otel.js'
+import { instrumentHttpAndUndici, setupOtel } from './helpers/otel.js'
 
 /**
  * The real chain: client → Express app "quote" (@hourglass/express) →
@@ -24,7 +21,7 @@ import { setupOtel } from './helpers/otel.js'
 
 const otel = setupOtel()
 let stop: StopInstrumentation
-let instrumentations: Array<{ disable(): void }> = []
+let uninstrument: () => void = () => {}
 const servers: Server[] = []
 let hfetch: HourglassFetch
 let quoteUrl: string
@@ -44,13 +41,8 @@ async function listen(app: (req: never, res: never) => void): Promise<string> {
 }
 
 beforeAll(async () => {
-  trace.setGlobalTracerProvider(otel.tracerProvider)
-  propagation.setGlobalPropagator(new W3CTraceContextPropagator())
-  // Before express is loaded: instrumentation-http patches `http` as it is required.
-  const http = new HttpInstrumentation()
-  const undici = new UndiciInstrumentation()
-  for (const i of [http, undici]) i.setTracerProvider(otel.tracerProvider)
-  instrumentations = [http, undici]
+  // Before express and http are loaded: the instrumentations patch them as they are required.
+  uninstrument = instrumentHttpAndUndici(otel.tracerProvider)
   stop = instrumentDeadlines({
     tracerProvider: otel.tracerProvider,
     meterProvider: otel.meterProvider,
@@ -123,7 +115,7 @@ async function stopChain(): Promise<void> {
 
 afterAll(async () => {
   stop()
-  for (const i of instrumentations) i.disable()
+  uninstrument()
   await hfetch.close()
   await otel.shutdown()
 })

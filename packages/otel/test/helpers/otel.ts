@@ -1,5 +1,8 @@
-import { context, propagation, trace } from '@opentelemetry/api'
+import { context, propagation, type TracerProvider, trace } from '@opentelemetry/api'
 import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks'
+import { W3CTraceContextPropagator } from '@opentelemetry/core'
+import { HttpInstrumentation } from '@opentelemetry/instrumentation-http'
+import { UndiciInstrumentation } from '@opentelemetry/instrumentation-undici'
 import {
   type Histogram,
   MeterProvider,
@@ -140,4 +143,20 @@ export function spanNamed(spans: ReadableSpan[], name: string): ReadableSpan {
     )
   }
   return found[0] as ReadableSpan
+}
+
+/**
+ * The standard auto-instrumentation beside ours, as a service runs it: the
+ * global tracer provider and W3C propagation, and the http and undici
+ * instrumentations (create it before express or http is loaded: they patch
+ * modules as they are required). Returns the undo.
+ */
+export function instrumentHttpAndUndici(tracerProvider: TracerProvider): () => void {
+  trace.setGlobalTracerProvider(tracerProvider)
+  propagation.setGlobalPropagator(new W3CTraceContextPropagator())
+  const instrumentations = [new HttpInstrumentation(), new UndiciInstrumentation()]
+  for (const i of instrumentations) i.setTracerProvider(tracerProvider)
+  return () => {
+    for (const i of instrumentations) i.disable()
+  }
 }
