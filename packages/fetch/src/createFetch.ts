@@ -2,8 +2,6 @@ import { currentDeadline, type Deadline } from '@hourglass/core'
 import {
   Agent,
   type Dispatcher,
-  Headers,
-  type HeadersInit,
   type RequestInfo,
   type RequestInit,
   type Response,
@@ -15,7 +13,7 @@ import { type CallContext, callStorage } from './callStorage.js'
 import { type ConnectorOptions, createConnector } from './createConnector.js'
 import { deadlineInterceptor } from './deadlineInterceptor.js'
 import { decideRetry, type Outcome } from './decideRetry.js'
-import { isRepeatable } from './dispatchHeaders.js'
+import { hasHeader, isRepeatable } from './dispatchHeaders.js'
 import { eventUrl, publishRetry, publishRetrySkipped } from './events.js'
 import { noBudgetError } from './noBudgetError.js'
 import { mergeRetry, type RetryOptions, resolveOptions } from './options.js'
@@ -75,10 +73,11 @@ export function createFetch(
     const url = eventUrl(target.origin, target.pathname)
     const used = new Set<string>()
     const policy = mergeRetry(config.retry, retry)
-    const headerNames = new Headers((rest.headers ?? request?.headers) as HeadersInit | undefined)
     const repeatable = isRepeatable(
       method,
-      headerNames.has('idempotency-key') ? { 'idempotency-key': '' } : {},
+      hasHeader(rest.headers ?? request?.headers, 'idempotency-key')
+        ? { 'idempotency-key': '' }
+        : {},
     )
     const body = rest.body
     const replayable =

@@ -37,3 +37,19 @@ export function isRepeatable(method: string, headers: Record<string, string | st
 }
 
 const IDEMPOTENT = new Set(['GET', 'HEAD', 'PUT', 'DELETE', 'OPTIONS', 'TRACE'])
+
+/**
+ * Whether fetch-style `init.headers` (a `Headers`, an array of pairs or a
+ * record) carry `name` (lower case), without copying them into a new
+ * `Headers` — this runs on every call.
+ */
+export function hasHeader(headers: unknown, name: string): boolean {
+  if (!headers || typeof headers !== 'object') return false
+  if (typeof (headers as { has?: unknown }).has === 'function') {
+    return (headers as { has(n: string): boolean }).has(name)
+  }
+  if (Array.isArray(headers)) {
+    return headers.some((pair) => Array.isArray(pair) && String(pair[0]).toLowerCase() === name)
+  }
+  return Object.keys(headers).some((key) => key.toLowerCase() === name)
+}
