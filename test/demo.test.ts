@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
-import type { DemoFigures } from 'hourglass'
+import type { DemoFigures } from '@hourglass/cli'
 import { describe, expect, it } from 'vitest'
 import { assertBuilt, cliBin, repoRoot, runNode } from './cli/runNode.js'
 

@@ -5,8 +5,18 @@
  */
 export interface Clock {
   now(): number
-  setTimeout(callback: () => void, ms: number): unknown
+  /**
+   * Call `callback` after `ms`. The system clock's timers are unref'd (a
+   * pending deadline alone never keeps a process alive) unless `keepAlive`
+   * asks otherwise: a wait that somebody awaits must keep the process up.
+   */
+  setTimeout(callback: () => void, ms: number, options?: TimerOptions): unknown
   clearTimeout(handle: unknown): void
+}
+
+export interface TimerOptions {
+  /** Keep the process alive until the timer fires or is cleared. Default false (unref'd). */
+  keepAlive?: boolean | undefined
 }
 
 /** Node's timers overflow above this and fire after 1 ms instead. */
@@ -15,13 +25,13 @@ export const MAX_TIMER_MS = 2 ** 31 - 1
 /**
  * The real clock: `performance.now()` and unref'd timers — a pending deadline
  * never keeps a process alive on its own, as with Node's own
- * `AbortSignal.timeout`.
+ * `AbortSignal.timeout` — except the ones asked for with `keepAlive`.
  */
 export const systemClock: Clock = {
   now: () => performance.now(),
-  setTimeout(callback, ms) {
+  setTimeout(callback, ms, options) {
     const timer = setTimeout(callback, Math.min(Math.max(0, ms), MAX_TIMER_MS))
-    timer.unref()
+    if (options?.keepAlive !== true) timer.unref()
     return timer
   },
   clearTimeout(handle) {

@@ -22,7 +22,7 @@ export {
   type SliceOutcome,
   type SliceStartMessage,
 } from './channels.js'
-export { type Clock, MAX_TIMER_MS, systemClock } from './clock.js'
+export { type Clock, MAX_TIMER_MS, systemClock, type TimerOptions } from './clock.js'
 export { currentDeadline, remainingMs, runWithDeadline } from './context.js'
 export { Deadline, type DeadlineOptions } from './Deadline.js'
 export {
@@ -30,6 +30,7 @@ export {
   DeadlineExceededError,
   isDeadlineExceeded,
 } from './DeadlineExceededError.js'
+export { defineChannel, type HourglassChannel } from './defineChannel.js'
 export { type GuardedWork, type GuardOptions, guard } from './guard.js'
 export { HourglassError, hasErrorCode, isHourglassError } from './HourglassError.js'
 export {
@@ -49,4 +50,5 @@ export {
   readDeadline,
 } from './readDeadline.js'
 export { type PlanEntry, type PlanOptions, SlicePlan, type SliceReport } from './SlicePlan.js'
+export { type WaitOptions, type WaitResult, wait } from './wait.js'
 export { type HeaderTarget, writeDeadline } from './writeDeadline.js'

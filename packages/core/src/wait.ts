@@ -1,0 +1,89 @@
+import { type Clock, MAX_TIMER_MS, systemClock } from './clock.js'
+import type { Deadline } from './Deadline.js'
+
+export interface WaitOptions {
+  /** Ends the wait at once, rejecting with its reason, when it expires or is cancelled (observe-only deadlines never end a wait). */
+  deadline?: Deadline | undefined
+  /** Ends the wait at once, rejecting with its reason, when aborted. */
+  signal?: AbortSignal | undefined
+  /** Time source. Default: the deadline's clock, else the system clock. */
+  clock?: Clock | undefined
+  /**
+   * Something else that may end the wait early, successfully: called once
+   * with a `wake` function, returns its unsubscribe (called when the wait
+   * settles, however it settles). A cooldown that ends, a slot that frees.
+   */
+  wakeOn?: ((wake: () => void) => () => void) | undefined
+}
+
+/** How a wait ended without being aborted: its time ran out, or `wakeOn` woke it. */
+export type WaitResult = 'timer' | 'woken'
+
+/**
+ * The one cancellable wait of Hourglass: every back-off, cooldown and pacing
+ * delay in every package goes through it.
+ *
+ * - Resolves `'timer'` after `ms` (on the clock, so a `ManualClock` drives it),
+ *   or `'woken'` when `wakeOn` fires first.
+ * - Rejects at once with the deadline's or the signal's reason when either
+ *   ends first — and at once, without arming anything, if one already has.
+ * - Keeps the process alive while it is pending: a script that awaits a
+ *   retry back-off must not exit in the middle of it (the deadline's own
+ *   timer stays unref'd, like `AbortSignal.timeout`'s).
+ * - Releases its timer, its deadline hook, its signal listener and its
+ *   `wakeOn` subscription the moment it settles.
+ *
+ * Delays past 2^31−1 ms are waited in steps (Node's timers overflow there).
+ * A negative, NaN or zero `ms` resolves on the next microtask.
+ */
+export function wait(ms: number, options: WaitOptions = {}): Promise<WaitResult> {
+  const { deadline, signal } = options
+  if (signal?.aborted) return Promise.reject(signal.reason)
+  if (deadline?.done && deadline.reason !== undefined) return Promise.reject(deadline.reason)
+  const clock = options.clock ?? deadline?.clock ?? systemClock
+  const total = Number.isNaN(ms) ? 0 : Math.max(0, ms)
+  return new Promise<WaitResult>((resolve, reject) => {
+    let settled = false
+    let timer: unknown
+    let offDeadline: (() => void) | undefined
+    let offWake: (() => void) | undefined
+    const settle = (ok: boolean, value: unknown) => {
+      if (settled) return
+      settled = true
+      if (timer !== undefined) clock.clearTimeout(timer)
+      offDeadline?.()
+      offWake?.()
+      signal?.removeEventListener('abort', onAbort)
+      if (ok) resolve(value as WaitResult)
+      else reject(value)
+    }
+    const onAbort = () => settle(false, signal?.reason)
+    const endsAt = clock.now() + total
+    const arm = () => {
+      const left = endsAt - clock.now()
+      if (left <= 0) {
+        settle(true, 'timer')
+        return
+      }
+      if (!Number.isFinite(left)) return // Infinity: only an abort or a wake ends it
+      timer = clock.setTimeout(
+        () => {
+          timer = undefined
+          if (clock.now() >= endsAt) settle(true, 'timer')
+          else arm()
+        },
+        Math.min(Math.ceil(left), MAX_TIMER_MS),
+        { keepAlive: true },
+      )
+    }
+    signal?.addEventListener('abort', onAbort, { once: true })
+    if (deadline) offDeadline = deadline.onDone((reason) => settle(false, reason))
+    if (options.wakeOn && !settled) offWake = options.wakeOn(() => settle(true, 'woken'))
+    if (settled) return
+    if (total === 0) {
+      queueMicrotask(() => settle(true, 'timer'))
+      return
+    }
+    arm()
+  })
+}

@@ -1,0 +1,104 @@
+import { execFile } from 'node:child_process'
+import { getEventListeners } from 'node:events'
+import { fileURLToPath } from 'node:url'
+import { promisify } from 'node:util'
+import { Deadline, ManualClock, wait } from '@hourglass/core'
+import { describe, expect, it } from 'vitest'
+
+const run = promisify(execFile)
+
+describe('wait: the one cancellable wait', () => {
+  it('resolves "timer" when its time is up on the given clock, leaving no timer', async () => {
+    const clock = new ManualClock()
+    let result: string | undefined
+    const pending = wait(500, { clock }).then((r) => {
+      result = r
+    })
+    clock.advance(499)
+    await Promise.resolve()
+    expect(result).toBeUndefined()
+    clock.advance(1)
+    await pending
+    expect(result).toBe('timer')
+    expect(clock.pendingTimers).toBe(0)
+  })
+
+  it('rejects at once with the deadline’s reason when the deadline ends first, and releases its timer', async () => {
+    const clock = new ManualClock()
+    const deadline = Deadline.after(100, { clock })
+    const pending = wait(10_000, { deadline })
+    clock.advance(100)
+    await expect(pending).rejects.toMatchObject({ code: 'DEADLINE_EXCEEDED' })
+    expect(clock.pendingTimers).toBe(0)
+  })
+
+  it('rejects with the signal’s reason when aborted, and removes its listener', async () => {
+    const clock = new ManualClock()
+    const controller = new AbortController()
+    const reason = new Error('caller left')
+    const pending = wait(10_000, { clock, signal: controller.signal })
+    expect(getEventListeners(controller.signal, 'abort')).toHaveLength(1)
+    controller.abort(reason)
+    await expect(pending).rejects.toBe(reason)
+    expect(clock.pendingTimers).toBe(0)
+    // A settled wait leaves nothing on the signal.
+    expect(getEventListeners(controller.signal, 'abort')).toHaveLength(0)
+  })
+
+  it('fails at once, arming nothing, when the deadline or signal has already ended', async () => {
+    const clock = new ManualClock()
+    const deadline = Deadline.after(0, { clock })
+    await expect(wait(1000, { deadline })).rejects.toMatchObject({ code: 'DEADLINE_EXCEEDED' })
+    await expect(wait(1000, { clock, signal: AbortSignal.abort('x') })).rejects.toBe('x')
+    expect(clock.pendingTimers).toBe(0)
+  })
+
+  it('an observe-only deadline never ends a wait', async () => {
+    const clock = new ManualClock()
+    const deadline = Deadline.after(10, { clock, observe: true })
+    const pending = wait(100, { deadline })
+    clock.advance(100)
+    await expect(pending).resolves.toBe('timer')
+  })
+
+  it('resolves "woken" when wakeOn fires first, and unsubscribes however it ends', async () => {
+    const clock = new ManualClock()
+    const wakers = new Set<() => void>()
+    const wakeOn = (wake: () => void) => {
+      wakers.add(wake)
+      return () => wakers.delete(wake)
+    }
+    const pending = wait(1000, { clock, wakeOn })
+    expect(wakers.size).toBe(1)
+    for (const w of wakers) w()
+    await expect(pending).resolves.toBe('woken')
+    expect(wakers.size).toBe(0)
+    expect(clock.pendingTimers).toBe(0)
+    const timed = wait(10, { clock, wakeOn })
+    clock.advance(10)
+    await expect(timed).resolves.toBe('timer')
+    expect(wakers.size).toBe(0)
+  })
+
+  it('waits past 2^31−1 ms in steps instead of overflowing to 1 ms', async () => {
+    const clock = new ManualClock()
+    let done = false
+    const pending = wait(3 * 2 ** 31, { clock }).then(() => {
+      done = true
+    })
+    clock.advance(2 ** 31)
+    await Promise.resolve()
+    expect(done).toBe(false)
+    clock.advance(2 * 2 ** 31)
+    await pending
+    expect(done).toBe(true)
+  })
+
+  it('keeps a plain script alive while awaited: the script prints and exits 0 (built package)', async () => {
+    const fixture = fileURLToPath(new URL('./fixtures/await-wait.mjs', import.meta.url))
+    const { stdout } = await run(process.execPath, [fixture, '300'], { timeout: 20_000 })
+    const out = JSON.parse(stdout) as { how: string; waitedMs: number }
+    expect(out.how).toBe('timer')
+    expect(out.waitedMs).toBeGreaterThanOrEqual(299)
+  })
+})
