@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { assertBuilt, cliBin, runNode } from './runNode.js'
+import { assertBuilt, hourglassBin, runNode } from './runNode.js'
 
 const BAD: [string[], RegExp][] = [
   [[], /^hourglass: missing command/],
@@ -30,8 +30,8 @@ const BAD: [string[], RegExp][] = [
 
 describe('bad arguments', () => {
   it.each(BAD)('hourglass %j → one clear line on stderr, exit 2', async (args, message) => {
-    assertBuilt(cliBin)
-    const run = await runNode([cliBin, ...args], { killAfterMs: 10_000 })
+    assertBuilt()
+    const run = await runNode([hourglassBin, ...args], { killAfterMs: 10_000 })
     expect(run.code).toBe(2)
     expect(run.stdout).toBe('')
     expect(run.stderr.endsWith('\n')).toBe(true)
@@ -44,8 +44,8 @@ describe('--help', () => {
   it.each([[[]], [['demo']], [['probe']], [['gateway']]])(
     'hourglass %j --help prints usage and exits 0',
     async (command) => {
-      assertBuilt(cliBin)
-      const run = await runNode([cliBin, ...command, '--help'], { killAfterMs: 10_000 })
+      assertBuilt()
+      const run = await runNode([hourglassBin, ...command, '--help'], { killAfterMs: 10_000 })
       expect(run.code, run.stderr).toBe(0)
       expect(run.stderr).toBe('')
       expect(run.stdout).toMatch(

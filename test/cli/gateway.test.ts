@@ -6,12 +6,12 @@ import { join } from 'node:path'
 import { type FakeProvider, reply, startFakeProvider } from '@hourglass/testkit'
 import OpenAI from 'openai'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
-import { assertBuilt, cliBin, repoRoot, runNode } from './runNode.js'
+import { assertBuilt, hourglassBin, repoRoot, runNode } from './runNode.js'
 
 let dir: string
 let fake: FakeProvider | undefined
 beforeEach(async () => {
-  assertBuilt(cliBin)
+  assertBuilt()
   dir = await mkdtemp(join(tmpdir(), 'hourglass-gateway-'))
 })
 afterEach(async () => {
@@ -32,7 +32,7 @@ describe('hourglass gateway', () => {
       providers: { p: { dialect: 'openai', baseUrl: 'http://127.0.0.1:1/v1', apiKeys: ['k'] } },
       models: { m: { fallback: [{ provider: 'p', model: 'x' }] } },
     })
-    const run = await runNode([cliBin, 'gateway', '--config', file, '--port', '0'], {
+    const run = await runNode([hourglassBin, 'gateway', '--config', file, '--port', '0'], {
       killAfterMs: 20_000,
     })
     expect(run.code).toBe(2)
@@ -49,10 +49,14 @@ describe('hourglass gateway', () => {
       },
       models: { small: { fallback: [{ provider: 'fake', model: 'fake-model' }] } },
     })
-    const child = spawn(process.execPath, [cliBin, 'gateway', '--config', file, '--port', '0'], {
-      cwd: repoRoot,
-      stdio: ['ignore', 'pipe', 'pipe'],
-    })
+    const child = spawn(
+      process.execPath,
+      [hourglassBin, 'gateway', '--config', file, '--port', '0'],
+      {
+        cwd: repoRoot,
+        stdio: ['ignore', 'pipe', 'pipe'],
+      },
+    )
     let stderr = ''
     child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk))
     child.stdout.setEncoding('utf8')

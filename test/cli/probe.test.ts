@@ -1,6 +1,6 @@
 import { faultServer } from '@hourglass/testkit'
 import { afterEach, describe, expect, it } from 'vitest'
-import { assertBuilt, cliBin, runNode } from './runNode.js'
+import { assertBuilt, hourglassBin, runNode } from './runNode.js'
 
 let close: (() => Promise<void>) | undefined
 afterEach(async () => {
@@ -17,7 +17,7 @@ function suggested(stdout: string): Record<string, unknown> {
 
 describe('hourglass probe <url>', () => {
   it('warms up, samples, and prints per-phase median / p90 / ratio, a histogram, a warning for a long tail, and settings to paste', async () => {
-    assertBuilt(cliBin)
+    assertBuilt()
     // Call 0 is the warm-up; of the 10 measured, 8 answer in ~5 ms and 2 in ~150 ms:
     // nearest-rank p90 lands on the tail, so p90 ≥ 3 × median.
     const server = await faultServer((_req, i) => ({
@@ -27,7 +27,7 @@ describe('hourglass probe <url>', () => {
     }))
     close = server.close
     const run = await runNode([
-      cliBin,
+      hourglassBin,
       'probe',
       `${server.url}/health`,
       '--warmup',
@@ -75,10 +75,10 @@ describe('hourglass probe <url>', () => {
   })
 
   it('prints no warning for an endpoint without a long tail', async () => {
-    assertBuilt(cliBin)
+    assertBuilt()
     const server = await faultServer({ type: 'respond', body: 'ok', delayMs: 40 })
     close = server.close
-    const run = await runNode([cliBin, 'probe', server.url, '--samples', '5'])
+    const run = await runNode([hourglassBin, 'probe', server.url, '--samples', '5'])
     expect(run.code, run.stderr).toBe(0)
     expect(server.records).toHaveLength(3 + 5)
     expect(run.stdout).not.toContain('warning:')
@@ -86,10 +86,18 @@ describe('hourglass probe <url>', () => {
   })
 
   it('fails with one line and exit 1 when the endpoint cannot be reached', async () => {
-    assertBuilt(cliBin)
+    assertBuilt()
     const server = await faultServer({ type: 'reset' })
     close = server.close
-    const run = await runNode([cliBin, 'probe', server.url, '--warmup', '0', '--samples', '2'])
+    const run = await runNode([
+      hourglassBin,
+      'probe',
+      server.url,
+      '--warmup',
+      '0',
+      '--samples',
+      '2',
+    ])
     expect(run.code).toBe(1)
     const errorLines = run.stderr.split('\n').filter((l) => l.startsWith('hourglass'))
     expect(errorLines).toHaveLength(1)

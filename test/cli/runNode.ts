@@ -3,10 +3,15 @@ import { existsSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
 
 export const repoRoot = fileURLToPath(new URL('../..', import.meta.url))
+/** The built CLI entry point (what `assertBuilt(cliBin)` checks for). */
 export const cliBin = fileURLToPath(new URL('../../packages/cli/dist/bin.js', import.meta.url))
+/** What the `hourglass` bin links to: the committed shim that loads dist/bin.js. */
+export const hourglassBin = fileURLToPath(
+  new URL('../../packages/cli/bin/hourglass.js', import.meta.url),
+)
 
 /** Child-process tests run the built code: say so clearly when it is missing. */
-export function assertBuilt(file: string): void {
+export function assertBuilt(file = cliBin): void {
   if (!existsSync(file)) {
     throw new Error(`${file} does not exist: run \`npm run build\` before these tests`)
   }

@@ -1,4 +1,5 @@
 import type { Command, Io } from './Command.js'
+import { cliVersion } from './cliVersion.js'
 import { demoCommand } from './commands/demo.js'
 import { gatewayCommand } from './commands/gateway.js'
 import { probeCommand } from './commands/probe.js'
@@ -14,17 +15,26 @@ and enforced.
 Commands:
 ${commands.map((c) => `  ${c.name.padEnd(9)}${c.summary}`).join('\n')}
 
+Options:
+  -h, --help     this help
+  -v, --version  print the version
+
 Run 'hourglass <command> --help' for a command's options.
 `
 
 /**
  * Run `hourglass …` with `argv` (without node and the script) and return the
- * exit code: 0 done, 1 failed, 2 bad arguments (one line on stderr).
+ * exit code: 0 done (help and version included), 1 failed, 2 bad arguments
+ * (one line on stderr).
  */
 export async function main(argv: string[], io: Io): Promise<number> {
   const [name, ...rest] = argv
   if (name === '--help' || name === '-h' || name === 'help') {
     io.stdout(mainHelp)
+    return 0
+  }
+  if (name === '--version' || name === '-v') {
+    io.stdout(`${cliVersion()}\n`)
     return 0
   }
   if (name === undefined) {
@@ -34,7 +44,9 @@ export async function main(argv: string[], io: Io): Promise<number> {
   const command = commands.find((c) => c.name === name)
   if (command === undefined) {
     io.stderr(
-      `hourglass: unknown command '${name}': demo, probe or gateway (see hourglass --help)\n`,
+      name.startsWith('-')
+        ? `hourglass: unknown option '${name}': name a command first: demo, probe or gateway (see hourglass --help)\n`
+        : `hourglass: unknown command '${name}': demo, probe or gateway (see hourglass --help)\n`,
     )
     return 2
   }
