@@ -1,4 +1,4 @@
-import { execFileSync, spawn } from 'node:child_process'
+import { execFileSync } from 'node:child_process'
 import {
   copyFileSync,
   existsSync,
@@ -13,7 +13,7 @@ import {
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { assertBuilt, hourglassBin, repoRoot, runNode } from './runNode.js'
+import { assertBuilt, hourglassBin, repoRoot, runCommand, runNode } from './runNode.js'
 
 const version: string = JSON.parse(
   readFileSync(join(repoRoot, 'packages/cli/package.json'), 'utf8'),
@@ -51,13 +51,7 @@ describe('the hourglass bin (packages/cli/bin/hourglass.js)', () => {
 
   it('runs as an executable itself (the way npm’s link runs it), not only through node', async () => {
     assertBuilt()
-    const run = await new Promise<{ code: number | null; stdout: string }>((resolve, reject) => {
-      const child = spawn(hourglassBin, ['--version'], { cwd: repoRoot })
-      let stdout = ''
-      child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk))
-      child.once('error', reject)
-      child.once('close', (code) => resolve({ code, stdout }))
-    })
+    const run = await runCommand(hourglassBin, ['--version'], { killAfterMs: 10_000 })
     expect(run.code).toBe(0)
     expect(run.stdout).toBe(`${version}\n`)
   })
@@ -92,20 +86,9 @@ describe('npx hourglass from the repository root', () => {
       ctx.skip(why)
     }
     assertBuilt()
-    const run = await new Promise<{ code: number | null; stdout: string; stderr: string }>(
-      (resolve, reject) => {
-        const child = spawn('npx', ['--no-install', 'hourglass', flag], {
-          cwd: repoRoot,
-          shell: process.platform === 'win32',
-        })
-        let stdout = ''
-        let stderr = ''
-        child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk))
-        child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk))
-        child.once('error', reject)
-        child.once('close', (code) => resolve({ code, stdout, stderr }))
-      },
-    )
+    const run = await runCommand('npx', ['--no-install', 'hourglass', flag], {
+      killAfterMs: 20_000,
+    })
     expect(run.code, run.stderr).toBe(0)
     if (flag === '--version') expect(run.stdout).toBe(`${version}\n`)
     else expect(run.stdout).toMatch(/^Usage: hourglass <command>/)

@@ -30,15 +30,31 @@ export interface NodeRun {
  * still going after `killAfterMs` is killed (its `signal` says so) — a guard
  * against a hang, not a synchronisation.
  */
-export function runNode(
+export function runNode(args: string[], options: RunOptions = {}): Promise<NodeRun> {
+  return runCommand(process.execPath, args, options)
+}
+
+export interface RunOptions {
+  killAfterMs?: number
+  env?: Record<string, string>
+}
+
+/**
+ * Run `command <args>` (found on PATH, as a shell would: `npm`, `npx`, a
+ * script with a shebang) from the repository root, like `runNode`.
+ */
+export function runCommand(
+  command: string,
   args: string[],
-  options: { killAfterMs?: number; env?: Record<string, string> } = {},
+  options: RunOptions = {},
 ): Promise<NodeRun> {
   const started = performance.now()
-  const child = spawn(process.execPath, args, {
+  const child = spawn(command, args, {
     cwd: repoRoot,
     env: { ...process.env, NO_COLOR: '1', ...options.env },
     stdio: ['ignore', 'pipe', 'pipe'],
+    // npm and npx are .cmd scripts on Windows, which only a shell runs.
+    shell: process.platform === 'win32' && command !== process.execPath,
   })
   let stdout = ''
   let stderr = ''

@@ -38,7 +38,7 @@ export function renderDemo(f: DemoFigures): string {
       row(`  with a ${ms(Number(k))} budget`, frac(t, k), frac(n, k)),
     ),
     row('answered late (200 after the deadline)', t.late, n.late),
-    row('504, the deadline named', t.timeouts504, n.timeouts504),
+    row('504: deadline exceeded, slice named', t.timeouts504, n.timeouts504),
     row('  arrived vs deadline, median / max (ms)', vs(t), vs(n)),
     row('latest answer vs its deadline (ms)', late(t), late(n)),
     row('other errors (502, 503, …)', t.otherErrors, n.otherErrors),
@@ -59,6 +59,7 @@ export function renderDemo(f: DemoFigures): string {
       `(≥: ${n.zombie.stillRunningAtEnd + t.zombie.stillRunningAtEnd} requests were still being worked on when the demo stopped)`,
     )
   }
+  lines.push('', ...legend(f.graceMs))
   if (f.waterfall) lines.push('', ...renderWaterfall(f.waterfall))
   lines.push(
     '',
@@ -67,6 +68,25 @@ export function renderDemo(f: DemoFigures): string {
     'generating, billed — for clients that are already gone.',
   )
   return `${lines.join('\n')}\n`
+}
+
+/** What each row of the table means, printed under it (at most 80 columns). */
+export function legend(graceMs: number): string[] {
+  return [
+    'How to read it (ms; negative = before the deadline, + = after it):',
+    '  on time / late: a 200 that arrived by / after the client’s deadline',
+    '  504: the service gave up by the deadline; its JSON body names the budget',
+    '    the client sent and the api service’s slice that ran out',
+    '  arrived vs deadline: when the 504s reached the client',
+    '  latest answer: the last answer of any status, against its deadline',
+    `  gave up: the client had no answer ${graceMs} ms past its deadline and hung up`,
+    '  work still running: a hop (edge, api, model service) still busy for a',
+    '    request after its client had an answer or gave up; total / longest:',
+    '    that work summed over the requests / for the worst one',
+    '  provider calls: requests the provider got; paid generations: those it',
+    '    generated (billed) whether or not anyone read the answer',
+    '  per delivered answer: paid generations / answers on time',
+  ]
 }
 
 const BAR = 30
@@ -93,8 +113,12 @@ export function renderWaterfall(w: WaterfallFigures): string[] {
     offset += s.usedMs
   }
   lines.push(
-    '  # used, . allotted but not used; a slice is allotted its share when it',
-    '  starts, so what earlier slices leave over flows to later ones',
+    '  dns, preprocess, model, write: look up the model service; parse, look up',
+    '  the user and build the prompt; call the model service; write the response',
+    '  allotted: its share of what was left when it started (what earlier slices',
+    '  leave over flows to later ones); used: its time (# used, . not used)',
+    '  outcome: ok; exceeded (its time ran out: the 504 names it); cancelled',
+    '  (the request ended first); failed (an error); not-started',
   )
   return lines
 }

@@ -13,9 +13,12 @@ export async function serveDemo(seed: number, io: Io): Promise<void> {
     'Both chains are up (edge → api → model service → fake LLM provider).\n\n' +
       `toolkit chain: ${toolkit.url}\n` +
       `naive chain:   ${naive.url}\n\n` +
-      'A tight budget through the toolkit chain (a 504 on time, naming the slice):\n' +
+      'A tight budget through the toolkit chain: mostly a 504 by the deadline, its\n' +
+      'body naming the budget you sent and the slice of the api service that ran\n' +
+      'out (dns, preprocess, model or write), e.g.\n' +
+      '  {"error":"deadline_exceeded","budgetMs":300,"elapsedMs":236,"slice":"model"}\n' +
       curl(toolkit.url, 300) +
-      'A comfortable one:\n' +
+      'A comfortable one (mostly a 200):\n' +
       curl(toolkit.url, 2000) +
       'The naive chain ignores the budget (add --max-time 0.3 to give up like a user):\n' +
       curl(naive.url, 300) +

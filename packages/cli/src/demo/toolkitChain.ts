@@ -1,5 +1,10 @@
 import { lookup } from 'node:dns/promises'
-import { DEADLINE_EXPIRED_HEADER, isClientClosed, isDeadlineExceeded } from '@hourglass/core'
+import {
+  DEADLINE_EXPIRED_HEADER,
+  DeadlineExceededError,
+  isClientClosed,
+  isDeadlineExceeded,
+} from '@hourglass/core'
 import { deadline, deadlineErrors } from '@hourglass/express'
 import { createFetch, type HourglassFetch } from '@hourglass/fetch'
 import { callModel, openAICompatible } from '@hourglass/llm'
@@ -12,6 +17,10 @@ import { preprocessMs, work, writeMs } from './simulatedWork.js'
 import { WorkLog } from './WorkLog.js'
 
 const caseOf = (req: Request): string => String(req.headers[CASE_ID_HEADER] ?? 'anonymous')
+
+/** A 504 from an Hourglass service whose deadline (or slice) ran out. */
+const ranOut = (answer: Response): boolean =>
+  answer.status === 504 && answer.headers.get(DEADLINE_EXPIRED_HEADER) === '1'
 
 /**
  * The chain wired with Hourglass: each service takes the caller's budget
@@ -104,12 +113,22 @@ export async function startToolkitChain(seed: number): Promise<Chain> {
             deadline: slice,
             signal,
           })
-          return { status: answer.status, headers: answer.headers, body: await answer.json() }
+          if (ranOut(answer)) {
+            // The model service was given what was left of this slice and
+            // answers 504 when it runs out — a moment before this slice's own
+            // timer fires. Either way it is this slice that ran out: say so
+            // (the 504 below names it), rather than pass on the model
+            // service's 504, which knows neither the slice nor the budget.
+            await answer.body?.cancel()
+            throw new DeadlineExceededError({
+              budgetMs: slice.budgetMs,
+              elapsedMs: slice.elapsed(),
+            })
+          }
+          return { status: answer.status, body: await answer.json() }
         })
         await plan.run('write', async (signal) => {
           await work(writeMs(seed, caseId), signal)
-          const expired = upstream.headers.get(DEADLINE_EXPIRED_HEADER)
-          if (expired) res.set(DEADLINE_EXPIRED_HEADER, expired)
           res.status(upstream.status).json(upstream.body)
         })
       })
@@ -132,9 +151,20 @@ export async function startToolkitChain(seed: number): Promise<Chain> {
           headers: { 'content-type': 'application/json', [CASE_ID_HEADER]: caseId },
           body: JSON.stringify(req.body ?? {}),
         })
-        const expired = answer.headers.get(DEADLINE_EXPIRED_HEADER)
-        if (expired) res.set(DEADLINE_EXPIRED_HEADER, expired)
-        res.status(answer.status).json(await answer.json())
+        const body = (await answer.json()) as { slice?: unknown } | null
+        if (ranOut(answer)) {
+          // The api service ran out of one of its slices of this request's
+          // time. The edge answers for the request: the 504 carries the
+          // budget the caller sent and elapsed time from the edge, and names
+          // the slice that ran out (deadlineErrors() writes it).
+          const deadline = req.deadline!
+          throw new DeadlineExceededError({
+            budgetMs: deadline.budgetMs,
+            elapsedMs: deadline.elapsed(),
+            slice: typeof body?.slice === 'string' ? body.slice : undefined,
+          })
+        }
+        res.status(answer.status).json(body)
       })
       .catch(next)
   })
