@@ -1,1 +1,23 @@
-export {}
+export { type AddWithDeadlineOptions, addWithDeadline, type QueueLike } from './addWithDeadline.js'
+export {
+  type BullmqAddMessage,
+  type BullmqAttemptOutcome,
+  type BullmqEndMessage,
+  type BullmqExpireMessage,
+  type BullmqJobMessage,
+  type BullmqStartMessage,
+  bullmqChannels,
+} from './channels.js'
+export {
+  isJobDeadlineExceeded,
+  type JobDeadlineExceededDetails,
+  JobDeadlineExceededError,
+  type JobDeadlineStage,
+} from './JobDeadlineExceededError.js'
+export { DEADLINE_OPTION, type StoredDeadline } from './storedDeadline.js'
+export {
+  type DeadlineCounts,
+  type DeadlineProcessor,
+  type WithDeadlineOptions,
+  withDeadline,
+} from './withDeadline.js'

@@ -1,0 +1,76 @@
+import { DeadlineExceededError, isDeadlineExceeded } from '@hourglass/core'
+
+/**
+ * Where a job was when its deadline ended it:
+ * - `queued`: it reached a worker too late (waiting, delayed, or back from a stall) and never ran;
+ * - `running`: the deadline ended the attempt that was running;
+ * - `retry`: an attempt failed and the next one would not start before the deadline.
+ */
+export type JobDeadlineStage = 'queued' | 'running' | 'retry'
+
+export interface JobDeadlineExceededDetails {
+  stage: JobDeadlineStage
+  jobId: string
+  queue: string
+  /** The time the job was given when it was added, in ms. */
+  budgetMs: number
+  /** How much of it had passed, in ms. */
+  elapsedMs: number
+  /** What the failed attempt threw (stages `running` and `retry`). */
+  cause?: unknown
+  /** The back-off BullMQ would have waited before the next attempt, in ms (stage `retry`). */
+  retryDelayMs?: number
+  /** It came back from a stalled worker (stage `queued`). */
+  stalled?: boolean
+}
+
+const MARKER = Symbol.for('@hourglass/bullmq.JobDeadlineExceededError')
+
+/**
+ * A job's deadline ended it: the error its worker fails it with. BullMQ
+ * records the message as the job's `failedReason`, which starts with
+ * `deadline_exceeded`. `code` is `DEADLINE_EXCEEDED`, so core's
+ * `isDeadlineExceeded()` is true for it as for every other deadline error.
+ *
+ * Its `name` is `UnrecoverableError`: that is how BullMQ recognises an error
+ * it must not retry (it checks the name as well as the class, so this holds
+ * with two installed copies of bullmq), and no retry can help a job whose
+ * time is up.
+ */
+export class JobDeadlineExceededError extends DeadlineExceededError {
+  readonly stage: JobDeadlineStage
+  readonly jobId: string
+  readonly queue: string
+
+  constructor(details: JobDeadlineExceededDetails) {
+    super({ budgetMs: details.budgetMs, elapsedMs: details.elapsedMs, cause: details.cause })
+    this.stage = details.stage
+    this.jobId = details.jobId
+    this.queue = details.queue
+    this.message = `deadline_exceeded: ${describe(details, this.budgetMs, this.elapsedMs)}`
+    this.name = 'UnrecoverableError'
+    Object.defineProperty(this, MARKER, { value: true })
+  }
+}
+
+function describe(d: JobDeadlineExceededDetails, budgetMs: number, elapsedMs: number): string {
+  const job = `job ${d.jobId} of ${d.queue}`
+  const added = `added with ${budgetMs} ms left`
+  if (d.stage === 'queued') {
+    const late = Math.max(0, elapsedMs - budgetMs)
+    const from = d.stalled ? ' (back from a stalled worker)' : ''
+    return `${job} reached a worker${from} ${late} ms after its deadline (${added}); not run`
+  }
+  const cause = d.cause instanceof Error ? `: ${d.cause.message}` : ''
+  if (d.stage === 'retry') {
+    const left = Math.max(0, budgetMs - elapsedMs)
+    const delay = Math.round(d.retryDelayMs ?? 0)
+    return `${job} failed with ${left} ms left (${added}) and its next attempt, after ${delay} ms, would not fit; not retried${cause}`
+  }
+  return `${job} was stopped by its deadline (${added})${cause}`
+}
+
+/** True for the error a worker fails a job with when the job's deadline ended it (any installed copy). */
+export function isJobDeadlineExceeded(error: unknown): error is JobDeadlineExceededError {
+  return isDeadlineExceeded(error) && (error as unknown as Record<symbol, unknown>)[MARKER] === true
+}

@@ -1,0 +1,90 @@
+import { type Deadline, defineChannel } from '@hourglass/core'
+
+/** What every @hourglass/bullmq message says about the job it is about. */
+export interface BullmqJobMessage {
+  /** The job's id (BullMQ's `job.id`). */
+  jobId: string
+  /** The queue's name (without the key prefix). */
+  queue: string
+  /** The job's name. */
+  name: string
+  /** The time the job was given when it was added, in ms. */
+  budgetMs: number
+  /** What was left of it when the message was published, in ms (never negative). */
+  remainingMs: number
+}
+
+/** `hourglass:bullmq:add` — a job was added with its deadline. */
+export interface BullmqAddMessage extends BullmqJobMessage {
+  /** When the job's time runs out, in ms on the Redis server's clock (what the job carries). */
+  expiresAtMs: number
+  /** The round trip of the Redis `TIME` read, in ms: the most the stored expiry is early by. */
+  clockErrorMs: number
+  /** The producer's deadline was observe-only (dark mode): the worker reports, never enforces. */
+  observe: boolean
+}
+
+/** `hourglass:bullmq:expire` — a job reached a worker after its deadline; it was not run. */
+export interface BullmqExpireMessage extends BullmqJobMessage {
+  /** The attempt it would have been (1 for the first). */
+  attempt: number
+  /** How long after its deadline it reached the worker, in ms (0 when it had less than `minBudgetMs` left). */
+  lateMs: number
+  /** It came back from a stalled (crashed or blocked) worker. */
+  stalled: boolean
+  /** Observe-only deadline: reported, and the job ran anyway. */
+  observe: boolean
+  outcome: 'expired'
+}
+
+/** `hourglass:bullmq:start` — an attempt of a job with a deadline begins. */
+export interface BullmqStartMessage extends BullmqJobMessage {
+  /** The attempt's deadline: `currentDeadline()` inside the processor. */
+  deadline: Deadline
+  /** 1 for the first attempt. */
+  attempt: number
+}
+
+/**
+ * How an attempt ended:
+ * - `completed`: the processor returned in time;
+ * - `completed_late`: it returned after the deadline (it did not stop when its signal aborted);
+ * - `retry`: it failed and BullMQ retries it, and the next attempt fits before the deadline;
+ * - `failed`: it failed and BullMQ does not retry it (attempts used up, an `UnrecoverableError`);
+ * - `no_time_to_retry`: it failed, BullMQ would retry it, but the next attempt would start
+ *   too late: failed with `deadline_exceeded` instead;
+ * - `deadline_exceeded`: the deadline ended it while it ran: failed with `deadline_exceeded`;
+ * - `deferred`: it moved itself (a `DelayedError`, `WaitingChildrenError`, `WaitingError`
+ *   or a manual rate limit): BullMQ's control flow, passed through untouched.
+ */
+export type BullmqAttemptOutcome =
+  | 'completed'
+  | 'completed_late'
+  | 'retry'
+  | 'failed'
+  | 'no_time_to_retry'
+  | 'deadline_exceeded'
+  | 'deferred'
+
+/** `hourglass:bullmq:end` — an attempt that had a `start` ended; its resources are released. */
+export interface BullmqEndMessage extends BullmqJobMessage {
+  deadline: Deadline
+  attempt: number
+  /** Time the attempt ran, in ms. */
+  elapsedMs: number
+  outcome: BullmqAttemptOutcome
+  /** What the processor threw, for every outcome but the `completed` ones. */
+  error?: unknown
+}
+
+/**
+ * The diagnostics channels @hourglass/bullmq publishes on (only while somebody
+ * subscribes). Every message carries the job id, queue, `budgetMs` and
+ * `remainingMs`; `expire` and `end` carry an `outcome`.
+ */
+export const bullmqChannels = {
+  add: defineChannel<BullmqAddMessage>('hourglass:bullmq:add'),
+  start: defineChannel<BullmqStartMessage>('hourglass:bullmq:start'),
+  end: defineChannel<BullmqEndMessage>('hourglass:bullmq:end'),
+  expire: defineChannel<BullmqExpireMessage>('hourglass:bullmq:expire'),
+} as const

@@ -1,0 +1,190 @@
+import {
+  type Clock,
+  Deadline,
+  isDeadlineExceeded,
+  runWithDeadline,
+  systemClock,
+} from '@hourglass/core'
+import type { Job, Processor } from 'bullmq'
+import { type BullmqAttemptOutcome, type BullmqJobMessage, bullmqChannels } from './channels.js'
+import { JobDeadlineExceededError } from './JobDeadlineExceededError.js'
+import { isDeferral, nextAttempt } from './nextAttempt.js'
+import { readRedisTime, scriptClientOf, toLocalMs } from './redisTime.js'
+import { readStoredDeadline, type StoredDeadline } from './storedDeadline.js'
+
+export interface WithDeadlineOptions {
+  /**
+   * A job with less than this left when a worker takes it is not run (nor is
+   * a failed attempt retried when its next one would start with less), in ms.
+   * Default 5; `0` = only a deadline that has passed.
+   */
+  minBudgetMs?: number | undefined
+  /** Time source for the jobs' deadlines; a `ManualClock` drives them in tests. Default: the system clock. */
+  clock?: Clock | undefined
+}
+
+/** What a wrapped processor has done to jobs with deadlines, since it was created. */
+export interface DeadlineCounts {
+  /** Jobs that reached the worker after their deadline (waiting, delayed, back from a stall) and were failed without running. */
+  expired: number
+  /** Attempts that were running when their deadline ended (their signal aborted) and were failed. */
+  stopped: number
+  /** Failed attempts BullMQ would have retried, failed instead because the next attempt would start too late. */
+  retriesDropped: number
+}
+
+/** A BullMQ processor that enforces the deadlines jobs carry, and counts what it did. */
+export type DeadlineProcessor<DataType, ResultType, NameType extends string> = Processor<
+  DataType,
+  ResultType,
+  NameType
+> & {
+  /** Live counters (read them at any time). */
+  readonly counts: Readonly<DeadlineCounts>
+}
+
+/**
+ * Wrap a BullMQ processor so that the deadline a job carries (see
+ * `addWithDeadline`) is enforced: `new Worker(name, withDeadline(fn), opts)`.
+ *
+ * - A job whose deadline has passed when the worker takes it — waiting too
+ *   long, delayed past it, back from a stalled worker — never runs: it is
+ *   failed, unrecoverably, with a `deadline_exceeded` reason, counted, and
+ *   reported on `hourglass:bullmq:expire`.
+ * - A running attempt has the deadline as `currentDeadline()` (so
+ *   `createFetch`, `callModel` and slices inside obey it) and as the signal
+ *   passed to `fn`, which aborts at the deadline or when BullMQ's own signal
+ *   does (`worker.cancelJob`, a lost lock).
+ * - A failed attempt is retried only if BullMQ's back-off leaves time for the
+ *   next one; otherwise the job fails with `deadline_exceeded`.
+ * - Jobs without a deadline run exactly as before.
+ *
+ * Only in-process processors (a function); not sandboxed processor files.
+ */
+export function withDeadline<
+  DataType = unknown,
+  ResultType = unknown,
+  NameType extends string = string,
+>(
+  processor: Processor<DataType, ResultType, NameType>,
+  options: WithDeadlineOptions = {},
+): DeadlineProcessor<DataType, ResultType, NameType> {
+  const minBudgetMs = options.minBudgetMs ?? 5
+  if (typeof minBudgetMs !== 'number' || Number.isNaN(minBudgetMs) || minBudgetMs < 0) {
+    throw new RangeError(
+      `withDeadline: minBudgetMs must be a number ≥ 0, got ${String(minBudgetMs)}`,
+    )
+  }
+  const clock = options.clock ?? systemClock
+  const counts: DeadlineCounts = { expired: 0, stopped: 0, retriesDropped: 0 }
+
+  // Three declared parameters: BullMQ passes its AbortSignal only to a
+  // processor whose `length` is at least 3.
+  const wrapped = async (
+    job: Job<DataType, ResultType, NameType>,
+    token?: string,
+    signal?: AbortSignal,
+  ): Promise<ResultType> => {
+    const stored = readStoredDeadline(job.opts)
+    if (!stored) return processor(job, token, signal)
+
+    const client = await scriptClientOf((job as unknown as { backend: unknown }).backend)
+    const sample = await readRedisTime(client, `${job.queueQualifiedName}:meta`, clock)
+    const remaining = toLocalMs(stored.expiresAtMs, sample) - clock.now()
+    const about = (remainingMs: number): BullmqJobMessage => ({
+      jobId: job.id ?? '',
+      queue: job.queueName,
+      name: job.name,
+      budgetMs: stored.budgetMs,
+      remainingMs: Math.max(0, Math.floor(remainingMs)),
+    })
+    const attempt = job.attemptsMade + 1
+
+    if (remaining <= 0 || remaining < minBudgetMs) {
+      const stalled = job.stalledCounter > 0
+      bullmqChannels.expire.publish(() => ({
+        ...about(remaining),
+        attempt,
+        lateMs: Math.max(0, Math.ceil(-remaining)),
+        stalled,
+        observe: stored.observe === true,
+        outcome: 'expired',
+      }))
+      if (!stored.observe) {
+        counts.expired++
+        throw new JobDeadlineExceededError({
+          stage: 'queued',
+          jobId: job.id ?? '',
+          queue: job.queueName,
+          budgetMs: stored.budgetMs,
+          elapsedMs: stored.budgetMs - remaining,
+          stalled,
+        })
+      }
+    }
+
+    const deadline = Deadline.after(remaining, { clock, signal, observe: stored.observe === true })
+    const startedAt = clock.now()
+    bullmqChannels.start.publish(() => ({ ...about(deadline.remaining()), deadline, attempt }))
+    let outcome: BullmqAttemptOutcome = 'failed'
+    let thrown: unknown
+    try {
+      const result = await runWithDeadline(deadline, () => processor(job, token, deadline.signal))
+      outcome = deadline.expired ? 'completed_late' : 'completed'
+      return result
+    } catch (error) {
+      thrown = error
+      const decided = await decide(error, job, deadline, stored, minBudgetMs, counts)
+      outcome = decided.outcome
+      throw decided.error
+    } finally {
+      deadline.dispose()
+      bullmqChannels.end.publish(() => ({
+        ...about(deadline.remaining()),
+        deadline,
+        attempt,
+        elapsedMs: clock.now() - startedAt,
+        outcome,
+        ...(outcome === 'completed' || outcome === 'completed_late' ? {} : { error: thrown }),
+      }))
+    }
+  }
+  return Object.assign(wrapped, { counts }) as DeadlineProcessor<DataType, ResultType, NameType>
+}
+
+/** What a failed attempt becomes, and the error BullMQ is handed. */
+async function decide(
+  error: unknown,
+  job: Job,
+  deadline: Deadline,
+  stored: StoredDeadline,
+  minBudgetMs: number,
+  counts: DeadlineCounts,
+): Promise<{ outcome: BullmqAttemptOutcome; error: unknown }> {
+  const fail = (stage: 'running' | 'retry', retryDelayMs?: number) =>
+    new JobDeadlineExceededError({
+      stage,
+      jobId: job.id ?? '',
+      queue: job.queueName,
+      budgetMs: stored.budgetMs,
+      elapsedMs: stored.budgetMs - deadline.remaining(),
+      cause: error,
+      ...(retryDelayMs === undefined ? {} : { retryDelayMs }),
+    })
+  if (isDeferral(error)) return { outcome: 'deferred', error }
+  // Ended by its deadline — not by BullMQ's own signal (a cancel, a lost lock),
+  // whose reason BullMQ must see as it is.
+  const ranOut = deadline.done ? isDeadlineExceeded(deadline.reason) : deadline.expired
+  if (ranOut && !deadline.observe) {
+    counts.stopped++
+    return { outcome: 'deadline_exceeded', error: fail('running') }
+  }
+  const next = await nextAttempt(job, error)
+  if (!next.retry) return { outcome: 'failed', error }
+  const left = deadline.remaining() - next.delayMs
+  if (!deadline.observe && (left <= 0 || left < minBudgetMs)) {
+    counts.retriesDropped++
+    return { outcome: 'no_time_to_retry', error: fail('retry', next.delayMs) }
+  }
+  return { outcome: 'retry', error }
+}

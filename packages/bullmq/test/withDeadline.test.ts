@@ -1,0 +1,391 @@
+import { once } from 'node:events'
+import { createServer, type IncomingMessage, type Server } from 'node:http'
+import {
+  currentDeadline,
+  Deadline,
+  DeadlineExceededError,
+  isDeadlineExceeded,
+  ManualClock,
+} from '@hourglass/core'
+import { createFetch } from '@hourglass/fetch'
+import type { Job } from 'bullmq'
+import { afterEach, describe, expect, it } from 'vitest'
+import {
+  addWithDeadline,
+  bullmqChannels,
+  isJobDeadlineExceeded,
+  JobDeadlineExceededError,
+  withDeadline,
+} from '../src/index.js'
+import { collect, finished, signal } from './support/observe.js'
+import { available, useRedisQueues } from './support/redisQueues.js'
+
+/** Resolves when the deadline ends (an ordinary deadline's `onDone`). */
+const ended = (deadline: Deadline) => new Promise((resolve) => deadline.onDone(resolve))
+
+describe.skipIf(!available)('withDeadline: a worker enforces the deadline a job carries', () => {
+  const redis = useRedisQueues()
+
+  it('a job whose deadline passed while it waited never runs: failed with deadline_exceeded, not retried, counted and reported', async () => {
+    const { queue, events, name } = await redis.queue()
+    const expired = collect(bullmqChannels.expire)
+    const deadline = Deadline.after(100)
+    const job = await addWithDeadline(queue, 'late', { n: 1 }, { deadline, attempts: 3 })
+    await ended(deadline)
+
+    let calls = 0
+    const processor = withDeadline(async () => {
+      calls++
+    })
+    redis.worker(name, processor)
+    const result = await finished(job, events, queue)
+
+    expect(calls).toBe(0)
+    expect(result.state).toBe('failed')
+    expect(result.failedReason).toMatch(
+      /^deadline_exceeded: job \d+ of q\d+-\d+ reached a worker \d+ ms after its deadline \(added with \d+ ms left\); not run$/,
+    )
+    expect(result.attemptsMade).toBe(1) // attempts: 3, and no retry
+    expect(processor.counts).toEqual({ expired: 1, stopped: 0, retriesDropped: 0 })
+    expect(expired).toEqual([
+      expect.objectContaining({
+        jobId: job.id,
+        queue: name,
+        name: 'late',
+        remainingMs: 0,
+        attempt: 1,
+        stalled: false,
+        observe: false,
+        outcome: 'expired',
+      }),
+    ])
+    expect(expired[0]!.lateMs).toBeGreaterThanOrEqual(0)
+    // What was left of the 100 ms when the job was stored (a Redis round trip less).
+    expect(expired[0]!.budgetMs).toBeGreaterThan(80)
+    expect(expired[0]!.budgetMs).toBeLessThanOrEqual(100)
+  })
+
+  it('a running job has the deadline as currentDeadline() and as its signal; at the deadline the signal aborts and the job fails with deadline_exceeded, not retried', async () => {
+    const { queue, events, name } = await redis.queue()
+    const clock = new ManualClock()
+    const started = signal<{ deadline: Deadline | undefined; signal: AbortSignal | undefined }>()
+    const processor = withDeadline(
+      async (_job, _token, jobSignal) => {
+        started.resolve({ deadline: currentDeadline(), signal: jobSignal })
+        await once(jobSignal!, 'abort')
+        throw jobSignal!.reason
+      },
+      { clock },
+    )
+    redis.worker(name, processor)
+    const job = await addWithDeadline(
+      queue,
+      'slow',
+      {},
+      { deadline: Deadline.after(60_000), attempts: 3 },
+    )
+
+    const inside = await started.promise
+    expect(inside.deadline).toBeInstanceOf(Deadline)
+    // The time spent getting here (real time on the Redis clock) is gone from it.
+    expect(inside.deadline!.remaining()).toBeGreaterThan(55_000)
+    expect(inside.deadline!.remaining()).toBeLessThanOrEqual(60_000)
+    expect(inside.signal!.aborted).toBe(false)
+
+    // The deadline's timer is armed on whole milliseconds (never early): one more reaches it.
+    clock.advance(inside.deadline!.remaining() + 1)
+    expect(inside.signal!.aborted).toBe(true)
+    expect(isDeadlineExceeded(inside.signal!.reason)).toBe(true)
+
+    const result = await finished(job, events, queue)
+    expect(result.state).toBe('failed')
+    expect(result.failedReason).toMatch(
+      /^deadline_exceeded: job \d+ .* was stopped by its deadline \(added with \d+ ms left\): deadline exceeded/,
+    )
+    expect(result.attemptsMade).toBe(1)
+    expect(processor.counts).toEqual({ expired: 0, stopped: 1, retriesDropped: 0 })
+    expect(clock.pendingTimers).toBe(0)
+  })
+
+  describe('outbound calls inside a job', () => {
+    let server: Server | undefined
+    afterEach(async () => {
+      server?.closeAllConnections()
+      await new Promise((resolve) => server?.close(resolve))
+      server = undefined
+    })
+
+    it('createFetch inside the processor carries what is left and is stopped at the job deadline: the slow server sees the request abandoned', async () => {
+      const arrived = signal<IncomingMessage>()
+      const closed = signal()
+      server = createServer((req) => {
+        arrived.resolve(req)
+        req.socket.once('close', () => closed.resolve())
+        // never answers
+      })
+      server.listen(0, '127.0.0.1')
+      await once(server, 'listening')
+      const port = (server.address() as { port: number }).port
+
+      const { queue, events, name } = await redis.queue()
+      const clock = new ManualClock()
+      const fetch = createFetch()
+      let thrown: unknown
+      const processor = withDeadline(
+        async () => {
+          try {
+            await fetch(`http://127.0.0.1:${port}/slow`)
+          } catch (error) {
+            thrown = error
+            throw error
+          }
+        },
+        { clock },
+      )
+      redis.worker(name, processor)
+      const job = await addWithDeadline(queue, 'call', {}, { deadline: Deadline.after(5_000) })
+
+      const req = await arrived.promise
+      const sent = Number(req.headers['x-deadline-remaining-ms'])
+      expect(sent).toBeGreaterThan(4_000)
+      expect(sent).toBeLessThanOrEqual(5_000)
+
+      // Under createFetch's 10 s headers limit, so the deadline is what ends the call.
+      clock.advance(5_001)
+      await closed.promise
+      const result = await finished(job, events, queue)
+      expect(result.failedReason).toMatch(/^deadline_exceeded: .* was stopped by its deadline/)
+      expect(thrown).toBeInstanceOf(DeadlineExceededError)
+      await fetch.close()
+    })
+  })
+
+  it("BullMQ's own cancel still reaches the processor: worker.cancelJob aborts its signal, and the failure is BullMQ's, not deadline_exceeded", async () => {
+    const { queue, events, name } = await redis.queue()
+    const started = signal()
+    const processor = withDeadline(async (_job, _token, jobSignal) => {
+      started.resolve()
+      await once(jobSignal!, 'abort')
+      throw new Error(`cancelled: ${String(jobSignal!.reason)}`)
+    })
+    const worker = redis.worker(name, processor)
+    const job = await addWithDeadline(queue, 'cancel-me', {}, { deadline: Deadline.after(60_000) })
+    await started.promise
+    expect(worker.cancelJob(job.id!, 'operator said so')).toBe(true)
+
+    const result = await finished(job, events, queue)
+    expect(result.failedReason).toBe('cancelled: operator said so')
+    expect(processor.counts).toEqual({ expired: 0, stopped: 0, retriesDropped: 0 })
+  })
+
+  it('a failed attempt is retried when the back-off leaves time: the next attempt runs and completes', async () => {
+    const { queue, events, name } = await redis.queue()
+    const ends = collect(bullmqChannels.end)
+    let calls = 0
+    const processor = withDeadline(async () => {
+      if (++calls === 1) throw new Error('upstream 503')
+      return 'ok'
+    })
+    redis.worker(name, processor)
+    const job = await addWithDeadline(
+      queue,
+      'flaky',
+      {},
+      { deadline: Deadline.after(20_000), attempts: 3, backoff: { type: 'fixed', delay: 50 } },
+    )
+    const result = await finished(job, events, queue)
+    expect(result).toMatchObject({ ok: true, value: 'ok', state: 'completed', attemptsMade: 2 })
+    expect(ends.map((e) => [e.attempt, e.outcome])).toEqual([
+      [1, 'retry'],
+      [2, 'completed'],
+    ])
+    expect(processor.counts.retriesDropped).toBe(0)
+  })
+
+  it('a failed attempt is not retried when its back-off would end after the deadline: failed with deadline_exceeded at once, cause kept, counted', async () => {
+    const { queue, events, name } = await redis.queue()
+    const ends = collect(bullmqChannels.end)
+    let calls = 0
+    let failure: unknown
+    const processor = withDeadline(async () => {
+      calls++
+      throw new Error('upstream 503')
+    })
+    const worker = redis.worker(name, processor)
+    worker.on('failed', (_job, error) => {
+      failure = error
+    })
+    const job = await addWithDeadline(
+      queue,
+      'flaky',
+      {},
+      { deadline: Deadline.after(5_000), attempts: 3, backoff: { type: 'fixed', delay: 60_000 } },
+    )
+    const result = await finished(job, events, queue)
+    expect(calls).toBe(1)
+    expect(result.state).toBe('failed') // not delayed for a minute
+    expect(result.attemptsMade).toBe(1)
+    expect(result.failedReason).toMatch(
+      /^deadline_exceeded: job \d+ .* failed with \d+ ms left \(added with \d+ ms left\) and its next attempt, after 60000 ms, would not fit; not retried: upstream 503$/,
+    )
+    expect(isJobDeadlineExceeded(failure)).toBe(true)
+    expect((failure as JobDeadlineExceededError).stage).toBe('retry')
+    expect((failure as Error).cause).toEqual(new Error('upstream 503'))
+    expect(ends.map((e) => e.outcome)).toEqual(['no_time_to_retry'])
+    expect(processor.counts).toEqual({ expired: 0, stopped: 0, retriesDropped: 1 })
+  })
+
+  it('a stalled job that comes back after its deadline does not run', async () => {
+    const { queue, events, name } = await redis.queue()
+    // Worker A takes the job and then stops renewing its lock, as a crashed or
+    // blocked worker does; its processor never returns while the test runs.
+    const takenByA = signal()
+    const release = signal()
+    const a = redis.worker(
+      name,
+      withDeadline(async () => {
+        takenByA.resolve()
+        await release.promise
+      }),
+      { skipLockRenewal: true, lockDuration: 600, skipStalledCheck: true },
+    )
+    const job = await addWithDeadline(queue, 'stalls', {}, { deadline: Deadline.after(300) })
+    await takenByA.promise
+    await a.pause(true)
+
+    // Worker B finds the lock gone, moves the job back to wait, and takes it —
+    // after its deadline.
+    let callsInB = 0
+    const b = withDeadline(async () => {
+      callsInB++
+    })
+    const stalled = signal()
+    redis.worker(name, b, { stalledInterval: 100 }).on('stalled', () => stalled.resolve())
+    const result = await finished(job, events, queue)
+    release.resolve()
+
+    await stalled.promise
+    expect(callsInB).toBe(0)
+    expect(result.state).toBe('failed')
+    expect(result.failedReason).toMatch(
+      /^deadline_exceeded: job \d+ .* reached a worker \(back from a stalled worker\) \d+ ms after its deadline \(added with \d+ ms left\); not run$/,
+    )
+    expect(b.counts.expired).toBe(1)
+  })
+
+  it("jobs without a deadline run as usual: no current deadline, BullMQ's own signal, nothing counted", async () => {
+    const { queue, events, name } = await redis.queue()
+    const starts = collect(bullmqChannels.start)
+    let seen: { deadline: Deadline | undefined; signal: AbortSignal | undefined } | undefined
+    const processor = withDeadline(async (_job: Job, _token, jobSignal) => {
+      seen = { deadline: currentDeadline(), signal: jobSignal }
+      return 42
+    })
+    redis.worker(name, processor)
+    // A plain add, and addWithDeadline outside any deadline: both carry none.
+    const plain = await queue.add('plain', {})
+    const outside = await addWithDeadline(queue, 'outside', {})
+    expect(outside.opts).not.toHaveProperty('hourglass')
+    for (const job of [plain, outside]) {
+      expect(await finished(job, events, queue)).toMatchObject({ ok: true, value: 42 })
+      expect(seen!.deadline).toBeUndefined()
+      expect(seen!.signal).toBeInstanceOf(AbortSignal)
+    }
+    expect(starts).toEqual([])
+    expect(processor.counts).toEqual({ expired: 0, stopped: 0, retriesDropped: 0 })
+  })
+
+  it('a processor that ignores its signal and returns after the deadline keeps its result: completed, reported completed_late', async () => {
+    const { queue, events, name } = await redis.queue()
+    const ends = collect(bullmqChannels.end)
+    const clock = new ManualClock()
+    const started = signal()
+    const proceed = signal()
+    redis.worker(
+      name,
+      withDeadline(
+        async () => {
+          started.resolve()
+          await proceed.promise // deaf to the signal: the work happened, so the result stands
+          return 'done anyway'
+        },
+        { clock },
+      ),
+    )
+    const job = await addWithDeadline(queue, 'deaf', {}, { deadline: Deadline.after(10_000) })
+    await started.promise
+    clock.advance(10_000)
+    proceed.resolve()
+    expect(await finished(job, events, queue)).toMatchObject({ ok: true, value: 'done anyway' })
+    expect(ends.map((e) => e.outcome)).toEqual(['completed_late'])
+  })
+
+  it('an observe-only deadline (dark mode) is reported, never enforced: an expired job still runs', async () => {
+    const { queue, events, name } = await redis.queue()
+    const expired = collect(bullmqChannels.expire)
+    const gone = signal()
+    const deadline = Deadline.after(50, { observe: true, onExpire: () => gone.resolve() })
+    const job = await addWithDeadline(queue, 'dark', {}, { deadline })
+    await gone.promise
+    const processor = withDeadline(async () => 'ran')
+    redis.worker(name, processor)
+    expect(await finished(job, events, queue)).toMatchObject({ ok: true, value: 'ran' })
+    expect(expired).toEqual([expect.objectContaining({ jobId: job.id, observe: true })])
+    expect(processor.counts.expired).toBe(0)
+  })
+
+  it('start and end messages carry the job, its budget, what is left and the outcome', async () => {
+    const { queue, events, name } = await redis.queue()
+    const adds = collect(bullmqChannels.add)
+    const starts = collect(bullmqChannels.start)
+    const ends = collect(bullmqChannels.end)
+    redis.worker(
+      name,
+      withDeadline(async () => 'ok'),
+    )
+    const job = await addWithDeadline(queue, 'traced', {}, { deadline: Deadline.after(8_000) })
+    await finished(job, events, queue)
+
+    const common = { jobId: job.id, queue: name, name: 'traced', budgetMs: expect.any(Number) }
+    expect(adds).toEqual([expect.objectContaining({ ...common, observe: false })])
+    expect(adds[0]!.budgetMs).toBeGreaterThan(7_900)
+    expect(adds[0]!.clockErrorMs).toBeGreaterThanOrEqual(0)
+    expect(starts).toEqual([expect.objectContaining({ ...common, attempt: 1 })])
+    expect(ends).toEqual([expect.objectContaining({ ...common, attempt: 1, outcome: 'completed' })])
+    expect(starts[0]!.deadline).toBe(ends[0]!.deadline)
+    expect(starts[0]!.remainingMs).toBeLessThanOrEqual(adds[0]!.budgetMs)
+    expect(ends[0]!.elapsedMs).toBeGreaterThanOrEqual(0)
+    expect(ends[0]).not.toHaveProperty('error')
+  })
+
+  it('rejects a negative minBudgetMs when the processor is wrapped', () => {
+    expect(() => withDeadline(async () => {}, { minBudgetMs: -1 })).toThrow(RangeError)
+  })
+
+  it('the wrapped processor declares three parameters, so BullMQ hands it its signal', () => {
+    expect(withDeadline(async () => {}).length).toBe(3)
+  })
+})
+
+// The error itself, without Redis.
+describe('JobDeadlineExceededError', () => {
+  it('is a deadline error by code, and one BullMQ will not retry by name', () => {
+    const error = new JobDeadlineExceededError({
+      stage: 'queued',
+      jobId: '7',
+      queue: 'mail',
+      budgetMs: 2000,
+      elapsedMs: 2500,
+    })
+    expect(isDeadlineExceeded(error)).toBe(true)
+    expect(isJobDeadlineExceeded(error)).toBe(true)
+    expect(isJobDeadlineExceeded(new DeadlineExceededError({ budgetMs: 1, elapsedMs: 1 }))).toBe(
+      false,
+    )
+    expect(error.code).toBe('DEADLINE_EXCEEDED')
+    expect(error.name).toBe('UnrecoverableError')
+    expect(error.message).toBe(
+      'deadline_exceeded: job 7 of mail reached a worker 500 ms after its deadline (added with 2000 ms left); not run',
+    )
+  })
+})
