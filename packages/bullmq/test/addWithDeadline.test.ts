@@ -1,0 +1,105 @@
+import {
+  ClientClosedError,
+  currentDeadline,
+  Deadline,
+  isDeadlineExceeded,
+  ManualClock,
+  runWithDeadline,
+} from '@hourglass/core'
+import { describe, expect, it, vi } from 'vitest'
+import { addWithDeadline, withDeadline } from '../src/index.js'
+import { finished, signal } from './support/observe.js'
+import { available, redisNowMs, useRedisQueues } from './support/redisQueues.js'
+
+const HOUR_MS = 3_600_000
+
+describe.skipIf(!available)('addWithDeadline: the deadline rides with the job', () => {
+  const redis = useRedisQueues()
+
+  it('stores the expiry on the Redis server clock: Redis TIME + what is left, read in the same round trip', async () => {
+    const { queue } = await redis.queue()
+    const client = redis.client()
+    // A manual clock does not move: the deadline has exactly 5000 ms left throughout.
+    const deadline = Deadline.after(5_000, { clock: new ManualClock() })
+    const before = await redisNowMs(client)
+    const job = await addWithDeadline(queue, 'send', { to: 'a@b.c' }, { deadline })
+    const after = await redisNowMs(client)
+
+    const stored = (await queue.getJob(job.id!))!.opts as { hourglass?: Record<string, unknown> }
+    expect(stored.hourglass).toEqual({ expiresAtMs: expect.any(Number), budgetMs: 5_000 })
+    const expiresAtMs = stored.hourglass!.expiresAtMs as number
+    expect(expiresAtMs).toBeGreaterThanOrEqual(Math.floor(before + 5_000))
+    expect(expiresAtMs).toBeLessThanOrEqual(after + 5_000)
+  })
+
+  it('takes the current deadline by default, and keeps the other job options', async () => {
+    const { queue } = await redis.queue()
+    const deadline = Deadline.after(7_000, { clock: new ManualClock() })
+    const job = await runWithDeadline(deadline, () =>
+      addWithDeadline(queue, 'send', {}, { priority: 3, attempts: 2 }),
+    )
+    expect(job.opts).toMatchObject({ priority: 3, attempts: 2, hourglass: { budgetMs: 7_000 } })
+    expect(currentDeadline()).toBeUndefined()
+  })
+
+  it('does not enqueue under a deadline that has already ended: the deadline error, or the cancel reason, is thrown', async () => {
+    const { queue } = await redis.queue()
+    const clock = new ManualClock()
+    const expired = Deadline.after(100, { clock })
+    clock.advance(100)
+    const rejected = await addWithDeadline(queue, 'late', {}, { deadline: expired }).catch((e) => e)
+    expect(isDeadlineExceeded(rejected)).toBe(true)
+
+    const cancelled = Deadline.after(10_000)
+    cancelled.cancel(new ClientClosedError())
+    await expect(
+      addWithDeadline(queue, 'gone', {}, { deadline: cancelled }),
+    ).rejects.toBeInstanceOf(ClientClosedError)
+    expect(await queue.count()).toBe(0)
+  })
+
+  it.each([
+    ['an hour behind', -HOUR_MS],
+    ['an hour ahead', HOUR_MS],
+  ])(
+    'a producer whose wall clock is %s stores the same expiry: skew cannot lengthen or shorten the job',
+    async (_label, skewMs) => {
+      const { queue } = await redis.queue()
+      const client = redis.client()
+      const deadline = Deadline.after(5_000, { clock: new ManualClock() })
+      const before = await redisNowMs(client)
+      const realNow = Date.now.bind(Date)
+      const skewed = vi.spyOn(Date, 'now').mockImplementation(() => realNow() + skewMs)
+      const job = await addWithDeadline(queue, 'send', {}, { deadline }).finally(() =>
+        skewed.mockRestore(),
+      )
+      const after = await redisNowMs(client)
+      const { expiresAtMs } = (job.opts as unknown as { hourglass: { expiresAtMs: number } })
+        .hourglass
+      expect(expiresAtMs).toBeGreaterThanOrEqual(Math.floor(before + 5_000))
+      expect(expiresAtMs).toBeLessThanOrEqual(after + 5_000)
+    },
+  )
+
+  it('a worker whose wall clock is an hour ahead still gives a job the time it has left', async () => {
+    const { queue, events, name } = await redis.queue()
+    const started = signal<number>()
+    redis.worker(
+      name,
+      withDeadline(async () => {
+        started.resolve(currentDeadline()!.remaining())
+      }),
+    )
+    const realNow = Date.now.bind(Date)
+    const skewed = vi.spyOn(Date, 'now').mockImplementation(() => realNow() + HOUR_MS)
+    try {
+      const job = await addWithDeadline(queue, 'send', {}, { deadline: Deadline.after(5_000) })
+      const remaining = await started.promise
+      expect(remaining).toBeGreaterThan(4_000)
+      expect(remaining).toBeLessThanOrEqual(5_000)
+      expect(await finished(job, events, queue)).toMatchObject({ ok: true })
+    } finally {
+      skewed.mockRestore()
+    }
+  })
+})
