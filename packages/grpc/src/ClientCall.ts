@@ -1,0 +1,212 @@
+import {
+  InterceptingCall,
+  type InterceptorOptions,
+  type Listener,
+  Metadata,
+  type NextCall,
+  type Requester,
+  type StatusObject,
+  status,
+} from '@grpc/grpc-js'
+import {
+  DEADLINE_HEADER,
+  type Deadline,
+  DeadlineExceededError,
+  isDeadlineExceeded,
+  systemClock,
+} from '@hourglass/core'
+import { type GrpcClientEndMessage, grpcChannels } from './channels.js'
+import type { ResolvedClientOptions } from './clientOptions.js'
+import { withReason } from './fromGrpcError.js'
+
+type NextCallResult = ReturnType<NextCall>
+
+/**
+ * One outbound call under the caller's deadline: the gRPC deadline it is
+ * given, the `x-deadline-remaining-ms` it carries, the cancel when the
+ * caller's deadline ends, and the release of that hook when the call ends.
+ * Or, with no budget left, a call that fails at once and is never sent.
+ */
+export class ClientCall {
+  readonly #deadline: Deadline | undefined
+  readonly #options: ResolvedClientOptions
+  readonly #method: string
+  readonly #startedAt = systemClock.now()
+  #budgetMs = Number.POSITIVE_INFINITY
+  #next: NextCallResult | undefined
+  #off: (() => void) | undefined
+  #cancelReason: unknown
+  #ended = false
+
+  constructor(options: ResolvedClientOptions, method: string, deadline: Deadline | undefined) {
+    this.#options = options
+    this.#method = method
+    this.#deadline = deadline
+  }
+
+  /** The `InterceptingCall` the interceptor returns. */
+  intercept(callOptions: InterceptorOptions, nextCall: NextCall): InterceptingCall {
+    const refusal = this.#refusal()
+    if (refusal) return this.#refuse(refusal)
+    const own = toEpochMs(callOptions.deadline)
+    let given = own
+    const deadline = this.#deadline
+    // Dark mode propagates the header but leaves the call's own deadline alone:
+    // enforcing it here would change outcomes.
+    if (deadline && !deadline.observe) {
+      const left = deadline.remaining() - this.#options.reserveMs
+      if (Number.isFinite(left)) given = Math.min(own, Date.now() + left)
+    }
+    this.#budgetMs = Math.max(0, given - Date.now())
+    const next = nextCall(given === own ? callOptions : { ...callOptions, deadline: given })
+    this.#next = next
+    const requester: Requester = {
+      start: (metadata, _listener, start) => {
+        const sent = this.#withHeader(metadata)
+        grpcChannels.clientStart.publish(() => ({
+          deadline,
+          method: this.#method,
+          budgetMs: this.#budgetMs,
+          remainingMs: deadline ? deadline.remaining() : Number.POSITIVE_INFINITY,
+          headerMs: sent.headerMs,
+          refused: false,
+        }))
+        const ending: Listener = { onReceiveStatus: (ended, pass) => pass(this.#end(ended)) }
+        start(sent.metadata, ending)
+        // After start: a deadline that is already over cancels a started call.
+        if (deadline) this.#off = deadline.onDone((reason) => this.#cancel(reason))
+      },
+    }
+    return new InterceptingCall(next, requester)
+  }
+
+  /** Why the call must not be sent, or undefined when there is time. */
+  #refusal(): unknown {
+    const deadline = this.#deadline
+    if (!deadline) return undefined
+    // Cancelled (the caller left), or expired and enforcing.
+    if (deadline.done && deadline.reason !== undefined) return deadline.reason
+    if (deadline.observe) return undefined
+    const left = deadline.remaining() - this.#options.reserveMs
+    if (left > 0 && left >= this.#options.minBudgetMs) return undefined
+    return new DeadlineExceededError({
+      budgetMs: deadline.budgetMs,
+      elapsedMs: deadline.elapsed(),
+      slice: deadline.name,
+    })
+  }
+
+  /**
+   * A call that is never sent: no channel call is created, nothing is
+   * connected; the caller gets the status on the next microtask, as it
+   * would from a call that failed.
+   */
+  #refuse(reason: unknown): InterceptingCall {
+    const code = codeFor(reason)
+    const refused: Requester = {
+      start: (_metadata, listener) => {
+        const deadline = this.#deadline
+        grpcChannels.clientStart.publish(() => ({
+          deadline,
+          method: this.#method,
+          budgetMs: 0,
+          remainingMs: deadline ? deadline.remaining() : Number.POSITIVE_INFINITY,
+          headerMs: undefined,
+          refused: true,
+        }))
+        const details =
+          code === status.DEADLINE_EXCEEDED
+            ? `not sent, no budget left: ${messageOf(reason)}`
+            : `not sent, the caller's deadline was cancelled: ${messageOf(reason)}`
+        queueMicrotask(() => {
+          this.#publishEnd(code, 'refused')
+          listener.onReceiveStatus(withReason({ code, details, metadata: new Metadata() }, reason))
+        })
+      },
+      sendMessage: () => {},
+      halfClose: () => {},
+      cancel: () => {},
+    }
+    return new InterceptingCall(unsent, refused)
+  }
+
+  /** The caller's metadata plus what is left now, on a copy (a Metadata may be shared by calls). */
+  #withHeader(metadata: Metadata): { metadata: Metadata; headerMs: number | undefined } {
+    const deadline = this.#deadline
+    if (!deadline) return { metadata, headerMs: undefined }
+    const left = deadline.remaining() - this.#options.reserveMs
+    // No deadline of its own; or dark mode past its deadline, which must not
+    // make the next hop answer DEADLINE_EXCEEDED.
+    if (!Number.isFinite(left) || (deadline.observe && left <= 0)) {
+      return { metadata, headerMs: undefined }
+    }
+    const headerMs = Math.max(0, Math.floor(left))
+    const copy = metadata.clone()
+    copy.set(DEADLINE_HEADER, String(headerMs))
+    return { metadata: copy, headerMs }
+  }
+
+  #cancel(reason: unknown): void {
+    if (this.#ended) return
+    this.#cancelReason = reason
+    this.#next?.cancelWithStatus(codeFor(reason), `cancelled: ${messageOf(reason)}`)
+  }
+
+  #end(ended: StatusObject): StatusObject {
+    this.#ended = true
+    this.#off?.()
+    this.#off = undefined
+    let reason = this.#cancelReason
+    if (reason === undefined && ended.code === status.DEADLINE_EXCEEDED) {
+      reason = new DeadlineExceededError({
+        budgetMs: this.#budgetMs,
+        elapsedMs: systemClock.now() - this.#startedAt,
+        cause: { code: ended.code, details: ended.details },
+      })
+    }
+    this.#publishEnd(ended.code, outcomeOf(ended.code, this.#cancelReason))
+    return reason === undefined ? ended : withReason(ended, reason)
+  }
+
+  #publishEnd(code: number, outcome: GrpcClientEndMessage['outcome']): void {
+    grpcChannels.clientEnd.publish(() => ({
+      deadline: this.#deadline,
+      method: this.#method,
+      code,
+      elapsedMs: systemClock.now() - this.#startedAt,
+      outcome,
+    }))
+  }
+}
+
+/** The next call of a refused call: never started, so never used. */
+const unsent: NextCallResult = {
+  cancelWithStatus() {},
+  getPeer: () => 'unknown',
+  start() {},
+  sendMessageWithContext() {},
+  sendMessage() {},
+  startRead() {},
+  halfClose() {},
+  getAuthContext: () => null,
+}
+
+function codeFor(reason: unknown): status {
+  return isDeadlineExceeded(reason) ? status.DEADLINE_EXCEEDED : status.CANCELLED
+}
+
+function outcomeOf(code: number, cancelReason: unknown): GrpcClientEndMessage['outcome'] {
+  if (code === status.OK) return 'ok'
+  if (code === status.DEADLINE_EXCEEDED) return 'expired'
+  if (cancelReason !== undefined && code === status.CANCELLED) return 'cancelled'
+  return 'error'
+}
+
+function toEpochMs(deadline: Date | number | undefined): number {
+  if (deadline === undefined) return Number.POSITIVE_INFINITY
+  return deadline instanceof Date ? deadline.getTime() : deadline
+}
+
+function messageOf(reason: unknown): string {
+  return reason instanceof Error ? reason.message : String(reason)
+}

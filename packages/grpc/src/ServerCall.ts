@@ -1,0 +1,251 @@
+import {
+  type FullResponder,
+  Metadata,
+  type ServerInterceptingCallInterface,
+  type ServerListener,
+  type ServerMethodDefinition,
+  status,
+} from '@grpc/grpc-js'
+import {
+  ClientClosedError,
+  DEADLINE_EXPIRED_HEADER,
+  Deadline,
+  DeadlineExceededError,
+  readDeadline,
+  runWithDeadline,
+} from '@hourglass/core'
+import {
+  type GrpcServerEndMessage,
+  type GrpcServerExpireMessage,
+  type GrpcServerLateWriteMessage,
+  grpcChannels,
+} from './channels.js'
+import { attachDeadline } from './deadlineOf.js'
+import { metadataHeaders } from './metadataHeaders.js'
+import type { ResolvedServerOptions } from './serverOptions.js'
+
+/**
+ * One inbound call's life under its deadline — the gRPC twin of
+ * @hourglass/express's `IngressRequest`: arrival, the handler running inside
+ * the deadline, `DEADLINE_EXCEEDED` when it runs out, the client leaving, and
+ * the release of the timer when the call is over.
+ *
+ * It sits in the interceptor chain as a listener (inbound events) and a
+ * responder (outbound ones). grpc-js calls the handler synchronously from the
+ * listener chain — in `onReceiveHalfClose` for unary and server-streaming
+ * methods, in `onReceiveMetadata` for the others — and delivers stream data
+ * the same way, so running each `next` inside `runWithDeadline` puts the
+ * whole handler, and everything it starts, in the one context.
+ */
+export class ServerCall {
+  readonly #method: ServerMethodDefinition<unknown, unknown>
+  readonly #call: ServerInterceptingCallInterface
+  readonly #options: ResolvedServerOptions
+  #deadline: Deadline | undefined
+  #budgetMs = 0
+  #arriving = false
+  #expiredOnArrival = false
+  /** The handler will never see this call: refused or expired on arrival. */
+  #closed = false
+  /** The deadline answered: whatever the handler sends now is late. */
+  #answered = false
+  /** A unary response is on its way: the answer is given, even if its status is not out yet. */
+  #responding = false
+  #code: number | undefined
+  #outcome: GrpcServerEndMessage['outcome'] = 'ok'
+  #finished = false
+
+  constructor(
+    method: ServerMethodDefinition<unknown, unknown>,
+    call: ServerInterceptingCallInterface,
+    options: ResolvedServerOptions,
+  ) {
+    this.#method = method
+    this.#call = call
+    this.#options = options
+  }
+
+  readonly listener: ServerListener = {
+    onReceiveMetadata: (metadata, next) => this.#arrive(metadata, next),
+    onReceiveMessage: (message, next) => this.#inContext(() => next(message)),
+    onReceiveHalfClose: (next) => this.#inContext(next),
+    onCancel: () => this.#onCancel(),
+  }
+
+  readonly responder: Partial<FullResponder> = {
+    sendMetadata: (metadata, next) => {
+      // Swallowed without a report: grpc-js sends metadata by itself before a
+      // handler's first message, and that message is reported.
+      if (!this.#answered) next(metadata)
+    },
+    sendMessage: (message, next) => {
+      if (this.#answered) {
+        this.#late('sendMessage')
+        return
+      }
+      if (!this.#method.responseStream) this.#responding = true
+      next(message)
+    },
+    sendStatus: (sent, next) => {
+      if (this.#answered) {
+        this.#late('sendStatus')
+        return
+      }
+      this.#code ??= sent.code
+      next(sent)
+    },
+  }
+
+  #arrive(metadata: Metadata, next: (metadata: Metadata) => void): void {
+    const options = this.#options
+    const read = readDeadline(metadataHeaders(metadata, this.#call.getDeadline()), {
+      maxMs: options.maxMs,
+      sources: options.trust,
+    })
+    if (read.invalid.length > 0) {
+      grpcChannels.serverInvalidHeader.publish(() => ({
+        method: this.#method.path,
+        invalid: read.invalid,
+      }))
+      if (options.strict) {
+        // The caller's bug: say which header and why; the handler never runs.
+        this.#closed = true
+        this.#finished = true
+        this.#call.sendStatus({
+          code: status.INVALID_ARGUMENT,
+          details: `invalid deadline metadata: ${read.invalid
+            .map(({ header, reason }) => `${header}: ${reason}`)
+            .join('; ')}`,
+        })
+        return
+      }
+    }
+    this.#budgetMs = read.ms ?? options.defaultMs
+    this.#arriving = true
+    const deadline = Deadline.after(this.#budgetMs - options.reserveMs, {
+      clock: options.clock,
+      observe: options.observe,
+      onExpire: () => {
+        // An empty budget expires inside Deadline.after, before anything is
+        // wired up: arrival answers for it.
+        if (this.#arriving) this.#expiredOnArrival = true
+        else this.#expire('handler')
+      },
+    })
+    this.#arriving = false
+    this.#deadline = deadline
+    attachDeadline(metadata, deadline)
+    grpcChannels.serverStart.publish(() => ({
+      deadline,
+      method: this.#method.path,
+      budgetMs: this.#budgetMs,
+      remainingMs: deadline.remaining(),
+      source: read.source ?? 'default',
+      clamped: read.clamped,
+      mode: options.observe ? 'observe' : 'enforce',
+    }))
+    if (this.#expiredOnArrival) {
+      this.#expire('arrival')
+      if (this.#answered) {
+        this.#closed = true
+        return
+      }
+    }
+    runWithDeadline(deadline, () => next(metadata))
+  }
+
+  #inContext(fn: () => void): void {
+    if (this.#closed) return
+    const deadline = this.#deadline
+    if (deadline) runWithDeadline(deadline, fn)
+    else fn()
+  }
+
+  #expire(stage: GrpcServerExpireMessage['stage']): void {
+    const deadline = this.#deadline
+    // Already answered by the handler (a unary response being written counts).
+    if (!deadline || this.#finished || this.#code !== undefined || this.#responding) return
+    const elapsedMs = deadline.elapsed()
+    let action: GrpcServerExpireMessage['action'] = 'observed'
+    if (!this.#options.observe) {
+      action = 'status'
+      this.#answered = true
+      this.#outcome = 'expired'
+      this.#code = status.DEADLINE_EXCEEDED
+      // Like the 504's header: the caller's budget is gone too, do not retry.
+      const trailer = new Metadata()
+      trailer.set(DEADLINE_EXPIRED_HEADER, '1')
+      // Straight to the next call: our own responder would take it for the handler's.
+      this.#call.sendStatus({
+        code: status.DEADLINE_EXCEEDED,
+        details: `deadline exceeded: ${Math.round(elapsedMs)} ms elapsed of a ${Math.round(this.#budgetMs)} ms budget`,
+        metadata: trailer,
+      })
+      // The deadline has expired already, so its signal aborted before this
+      // status went out: work done for the call is being stopped.
+    }
+    grpcChannels.serverExpire.publish(() => ({
+      deadline,
+      method: this.#method.path,
+      budgetMs: this.#budgetMs,
+      elapsedMs,
+      stage,
+      action,
+    }))
+  }
+
+  #late(operation: GrpcServerLateWriteMessage['operation']): void {
+    grpcChannels.serverLateWrite.publish(() => ({ method: this.#method.path, operation }))
+  }
+
+  /**
+   * grpc-js calls `onCancel` once a call is over, however it ended: after a
+   * status was sent (by the handler or by us), when the client cancelled,
+   * when the connection dropped, and when grpc-js's own `grpc-timeout` timer
+   * answered. A status that went through us says which.
+   */
+  #onCancel(): void {
+    const deadline = this.#deadline
+    if (this.#finished || !deadline) return
+    if (this.#code === undefined) {
+      const elapsedMs = deadline.elapsed()
+      const grpcDeadline = this.#call.getDeadline()
+      const grpcExpired =
+        Date.now() >= (grpcDeadline instanceof Date ? grpcDeadline.getTime() : grpcDeadline)
+      if (grpcExpired || deadline.expired) {
+        // grpc-js's own timer answered (reserveMs 0 makes it race ours).
+        this.#outcome = 'expired'
+        this.#code = status.DEADLINE_EXCEEDED
+        deadline.cancel(new DeadlineExceededError({ budgetMs: this.#budgetMs, elapsedMs }))
+      } else {
+        // Nobody is left to answer: stop everything done on the caller's behalf.
+        this.#outcome = 'client-cancelled'
+        this.#code = status.CANCELLED
+        deadline.cancel(
+          new ClientClosedError(
+            'the client cancelled the gRPC call, or its connection closed, before it was answered',
+          ),
+        )
+        grpcChannels.serverClientCancelled.publish(() => ({
+          deadline,
+          method: this.#method.path,
+          elapsedMs,
+        }))
+      }
+    }
+    this.#finish(deadline)
+  }
+
+  #finish(deadline: Deadline): void {
+    this.#finished = true
+    // Released, not aborted: work the handler leaves running on purpose after answering goes on.
+    deadline.dispose()
+    grpcChannels.serverEnd.publish(() => ({
+      deadline,
+      method: this.#method.path,
+      code: this.#code ?? status.OK,
+      elapsedMs: deadline.elapsed(),
+      outcome: this.#outcome,
+    }))
+  }
+}

@@ -1,0 +1,119 @@
+import {
+  type Deadline,
+  type DeadlineSource,
+  defineChannel,
+  type InvalidDeadlineHeader,
+} from '@hourglass/core'
+
+/** `hourglass:grpc:server-start`: a call got its deadline (before the handler runs). */
+export interface GrpcServerStartMessage {
+  /** The handler's deadline: it ends `reserveMs` before the caller's. */
+  deadline: Deadline
+  /** The full method path, `/package.Service/Method`. */
+  method: string
+  /** The call's budget (inbound or `defaultMs`, clamped to `maxMs`), in ms. */
+  budgetMs: number
+  /** What the handler has at start, in ms: `budgetMs − reserveMs` (0 when it arrived expired). */
+  remainingMs: number
+  /** Where the budget came from: `grpc-timeout`, a metadata header, or `default`. */
+  source: DeadlineSource | 'default'
+  /** True when the inbound value was cut to `maxMs`. */
+  clamped: boolean
+  mode: 'enforce' | 'observe'
+}
+
+/** `hourglass:grpc:server-invalid-header`: a trusted deadline header in the metadata was malformed. */
+export interface GrpcServerInvalidHeaderMessage {
+  method: string
+  invalid: InvalidDeadlineHeader[]
+}
+
+/** `hourglass:grpc:server-expire`: a call ran out of time. */
+export interface GrpcServerExpireMessage {
+  deadline: Deadline
+  method: string
+  budgetMs: number
+  /** Time since the call arrived, in ms. */
+  elapsedMs: number
+  /** `arrival`: no time was left when it came in (the handler never ran); `handler`: it ran out while handling. */
+  stage: 'arrival' | 'handler'
+  /** `status`: answered `DEADLINE_EXCEEDED`; `observed`: dark mode, nothing was done. */
+  action: 'status' | 'observed'
+}
+
+/** `hourglass:grpc:server-client-cancelled`: the client cancelled the call (or its connection closed) before it was answered. */
+export interface GrpcServerClientCancelledMessage {
+  deadline: Deadline
+  method: string
+  elapsedMs: number
+}
+
+/**
+ * `hourglass:grpc:server-late-write`: the handler answered after the deadline
+ * did (a response message, or a status); it was swallowed. Late response
+ * metadata is swallowed too, without a report of its own.
+ */
+export interface GrpcServerLateWriteMessage {
+  method: string
+  operation: 'sendMessage' | 'sendStatus'
+}
+
+/** `hourglass:grpc:server-end`: the call is over; its timer and hooks are released. */
+export interface GrpcServerEndMessage {
+  deadline: Deadline
+  method: string
+  /** The gRPC status code that ended the call (`CANCELLED`, 1, when the client left). */
+  code: number
+  elapsedMs: number
+  /** `ok`: answered by the handler (whatever the status); `expired`: by the deadline; `client-cancelled`: the caller left. */
+  outcome: 'ok' | 'expired' | 'client-cancelled'
+}
+
+/** `hourglass:grpc:client-start`: an outbound call is about to be sent (or refused). */
+export interface GrpcClientStartMessage {
+  /** The caller's deadline (explicit or current), if any. */
+  deadline: Deadline | undefined
+  method: string
+  /** The deadline given to the call, in ms from now: `min(its own, remaining − reserveMs)`; Infinity for none. */
+  budgetMs: number
+  /** What was left on the caller's deadline, in ms (Infinity without one). */
+  remainingMs: number
+  /** The `x-deadline-remaining-ms` metadata written, if any. */
+  headerMs: number | undefined
+  /** True when the call was failed at once, without being sent. */
+  refused: boolean
+}
+
+/** `hourglass:grpc:client-end`: an outbound call ended. */
+export interface GrpcClientEndMessage {
+  deadline: Deadline | undefined
+  method: string
+  /** The gRPC status code the caller sees. */
+  code: number
+  elapsedMs: number
+  /**
+   * `ok`: status OK; `refused`: not sent, no budget left; `expired`: `DEADLINE_EXCEEDED`
+   * (ours, grpc-js's timer, or the server's); `cancelled`: cancelled because the
+   * caller's deadline was (the caller left); `error`: any other status.
+   */
+  outcome: 'ok' | 'refused' | 'expired' | 'cancelled' | 'error'
+}
+
+/**
+ * The diagnostics channels @hourglass/grpc publishes on. Messages are built
+ * only while somebody subscribes.
+ */
+export const grpcChannels = {
+  serverStart: defineChannel<GrpcServerStartMessage>('hourglass:grpc:server-start'),
+  serverInvalidHeader: defineChannel<GrpcServerInvalidHeaderMessage>(
+    'hourglass:grpc:server-invalid-header',
+  ),
+  serverExpire: defineChannel<GrpcServerExpireMessage>('hourglass:grpc:server-expire'),
+  serverClientCancelled: defineChannel<GrpcServerClientCancelledMessage>(
+    'hourglass:grpc:server-client-cancelled',
+  ),
+  serverLateWrite: defineChannel<GrpcServerLateWriteMessage>('hourglass:grpc:server-late-write'),
+  serverEnd: defineChannel<GrpcServerEndMessage>('hourglass:grpc:server-end'),
+  clientStart: defineChannel<GrpcClientStartMessage>('hourglass:grpc:client-start'),
+  clientEnd: defineChannel<GrpcClientEndMessage>('hourglass:grpc:client-end'),
+} as const

@@ -1,0 +1,121 @@
+import { type ServerErrorResponse, status } from '@grpc/grpc-js'
+import { isClientClosed, isDeadlineExceeded } from '@hourglass/core'
+import { deadlineOf } from './deadlineOf.js'
+import { toServiceError } from './toServiceError.js'
+
+type Callback = (error: unknown, value?: unknown, trailer?: unknown, flags?: unknown) => void
+type Handler = (call: HandlerCall, callback?: Callback) => unknown
+type HandlerCall = Parameters<typeof deadlineOf>[0] & {
+  emit(event: 'error', error: unknown): boolean
+}
+
+/**
+ * Wrap a service implementation so the deadline's errors become the right
+ * gRPC statuses — the gRPC twin of @hourglass/express's `deadlineErrors()`:
+ *
+ * - `DeadlineExceededError` (a slice ran out, the call did, an outbound call
+ *   did) → `DEADLINE_EXCEEDED` with the `x-deadline-expired: 1` trailer, not
+ *   grpc-js's `UNKNOWN` (our codes are strings, gRPC's are numbers);
+ *   `ClientClosedError` → `CANCELLED`.
+ * - An `async` handler's rejection (grpc-js ignores the promise a handler
+ *   returns: it would be an unhandled rejection, and with the deadline
+ *   aborting outbound calls those become common) is answered like a thrown
+ *   error: the mapping above, an error with a numeric gRPC `code` as it is,
+ *   anything else `UNKNOWN` "Unknown error" (the message is not sent, as
+ *   grpc-js does for a thrown error).
+ * - An abort or deadline error that arrives after the call's deadline
+ *   already ended it (answered `DEADLINE_EXCEEDED`, or the client left) is
+ *   swallowed: it is the handler noticing.
+ *
+ * Handlers keep grpc-js's signatures; errors go through the callback (unary,
+ * client-streaming) or `call.emit('error')` (server-streaming, bidi).
+ */
+export function deadlineErrors<T extends object>(implementation: T): T {
+  const wrapped: Record<string, unknown> = {}
+  for (const name of methodNames(implementation)) {
+    const handler = (implementation as Record<string, unknown>)[name]
+    wrapped[name] =
+      typeof handler === 'function' ? wrap(handler as Handler, implementation) : handler
+  }
+  return wrapped as T
+}
+
+function wrap(handler: Handler, self: object): Handler {
+  return function hourglassHandler(call, callback) {
+    const answer =
+      typeof callback === 'function'
+        ? (error: unknown, ...rest: unknown[]) => {
+            if (!error) {
+              callback(error, ...rest)
+              return
+            }
+            if (!handled(call, error)) callback(toServiceError(error) ?? error, ...rest)
+          }
+        : undefined
+    let result: unknown
+    try {
+      result = answer ? handler.call(self, call, answer) : handler.call(self, call)
+    } catch (error) {
+      // grpc-js answers other thrown errors itself (UNKNOWN).
+      const mapped = toServiceError(error)
+      if (!mapped) throw error
+      if (!handled(call, error)) fail(call, callback, mapped)
+      return
+    }
+    if (isThenable(result)) {
+      result.then(undefined, (error: unknown) => {
+        if (!handled(call, error)) fail(call, callback, asStatus(error))
+      })
+    }
+  }
+}
+
+/** True when the call's deadline already ended it and `error` is only the handler noticing. */
+function handled(call: HandlerCall, error: unknown): boolean {
+  const deadline = deadlineOf(call)
+  const ended = deadline?.done === true && deadline.reason !== undefined
+  return ended && (isDeadlineExceeded(error) || isClientClosed(error) || isAbort(error))
+}
+
+function fail(call: HandlerCall, callback: Callback | undefined, error: ServerErrorResponse): void {
+  if (callback) callback(error)
+  else call.emit('error', error)
+}
+
+function asStatus(error: unknown): ServerErrorResponse {
+  const mapped = toServiceError(error)
+  if (mapped) return mapped
+  const code = (error as { code?: unknown } | null)?.code
+  if (error instanceof Error && typeof code === 'number' && Number.isInteger(code)) return error
+  return Object.assign(new Error('Unknown error', { cause: error }), {
+    code: status.UNKNOWN,
+    details: 'Unknown error',
+  })
+}
+
+function isAbort(error: unknown): boolean {
+  return error instanceof Error && error.name === 'AbortError'
+}
+
+function isThenable(value: unknown): value is PromiseLike<unknown> {
+  return (
+    typeof value === 'object' &&
+    value !== null &&
+    typeof (value as { then?: unknown }).then === 'function'
+  )
+}
+
+/** Own and inherited methods: an implementation may be a class instance. */
+function methodNames(implementation: object): Set<string> {
+  const names = new Set<string>()
+  for (
+    let target: object | null = implementation;
+    target && target !== Object.prototype;
+    target = Object.getPrototypeOf(target)
+  ) {
+    for (const name of Object.getOwnPropertyNames(target)) {
+      if (name !== 'constructor') names.add(name)
+    }
+  }
+  return names
+}

@@ -1,0 +1,33 @@
+import type { Interceptor } from '@grpc/grpc-js'
+import { currentDeadline } from '@hourglass/core'
+import { ClientCall } from './ClientCall.js'
+import { type ClientDeadlineOptions, resolveClientOptions } from './clientOptions.js'
+import { explicitDeadline } from './withDeadline.js'
+
+/**
+ * A grpc-js client interceptor (`new Client(address, credentials, { interceptors: [...] })`)
+ * that carries the caller's deadline — `withDeadline(deadline)` in the call
+ * options, else `currentDeadline()` — into every outbound call:
+ *
+ * - the call's gRPC deadline becomes `min(its own, remaining − reserveMs)`,
+ *   so grpc-js sends it as `grpc-timeout` when the stream opens;
+ * - `x-deadline-remaining-ms` metadata carries the same budget to servers
+ *   that read Hourglass headers;
+ * - with less than `minBudgetMs` left the call fails at once with
+ *   `DEADLINE_EXCEEDED`, and nothing is sent;
+ * - when the caller's deadline ends (it expires, or is cancelled because the
+ *   caller left) the call is cancelled: `DEADLINE_EXCEEDED` or `CANCELLED`.
+ *
+ * grpc-js runs interceptors synchronously inside the method call, so the
+ * current deadline is the caller's.
+ */
+export function deadlineInterceptor(options: ClientDeadlineOptions = {}): Interceptor {
+  const resolved = resolveClientOptions(options)
+  return (callOptions, nextCall) => {
+    const deadline = explicitDeadline(callOptions) ?? currentDeadline()
+    return new ClientCall(resolved, callOptions.method_definition.path, deadline).intercept(
+      callOptions,
+      nextCall,
+    )
+  }
+}

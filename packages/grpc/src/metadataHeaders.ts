@@ -1,0 +1,33 @@
+import type { Deadline as GrpcDeadline, Metadata } from '@grpc/grpc-js'
+import { GRPC_TIMEOUT_HEADER, type HeaderSource, MAX_TIMER_MS } from '@hourglass/core'
+
+/**
+ * An inbound call's deadline sources as headers core's `readDeadline` reads,
+ * so `trust`, clamping, "the smallest valid value wins" and the reported
+ * `source` work exactly as under Express.
+ *
+ * grpc-js parses `grpc-timeout` itself (answering `INTERNAL` when it is
+ * malformed), removes it from the metadata and keeps only the absolute
+ * `call.getDeadline()`. That is turned back into a `grpc-timeout` of the whole
+ * milliseconds left now — the same process and wall clock that set it
+ * microseconds ago, so no skew enters. Other metadata values are read as
+ * they came; a header sent twice is joined with `, ` and rejected as repeated.
+ */
+export function metadataHeaders(metadata: Metadata, grpcDeadline: GrpcDeadline): HeaderSource {
+  const at = grpcDeadline instanceof Date ? grpcDeadline.getTime() : grpcDeadline
+  const grpcMs = Number.isFinite(at) ? Math.max(0, Math.floor(at - Date.now())) : undefined
+  return {
+    get(name: string): string | null {
+      if (name === GRPC_TIMEOUT_HEADER) return grpcMs === undefined ? null : grpcTimeout(grpcMs)
+      const values = metadata.get(name)
+      if (values.length === 0) return null
+      return values.map((value) => (typeof value === 'string' ? value : '(binary)')).join(', ')
+    },
+  }
+}
+
+/** At most 8 digits: whole ms below 10^8, else whole seconds (the far future is clamped to `maxMs` anyway). */
+function grpcTimeout(ms: number): string {
+  const capped = Math.min(ms, MAX_TIMER_MS)
+  return capped < 1e8 ? `${capped}m` : `${Math.floor(capped / 1000)}S`
+}

@@ -1,0 +1,85 @@
+import {
+  type Clock,
+  DEADLINE_SOURCES,
+  type DeadlineSource,
+  MAX_TIMER_MS,
+  systemClock,
+} from '@hourglass/core'
+import { nonNegative, positive } from './validateMs.js'
+
+/** Options of `deadlineServerInterceptor()`: the same names, units and defaults as @hourglass/express's `deadline()`. */
+export interface ServerDeadlineOptions {
+  /** Budget for a call that carries no valid deadline (no `grpc-timeout`, no trusted metadata), in ms. Default 2000. Must be > 0. */
+  defaultMs?: number | undefined
+  /**
+   * The most any call may have, in ms: an inbound value above it is cut to it
+   * (a caller can shorten its call, never lengthen it). Default 30000. Must be > 0.
+   */
+  maxMs?: number | undefined
+  /**
+   * Kept back for sending `DEADLINE_EXCEEDED`, in ms. Default 10; 0 = none.
+   * The handler's deadline ends this much before the caller's, so what it
+   * propagates downstream already leaves the time to answer.
+   */
+  reserveMs?: number | undefined
+  /**
+   * Which inbound deadlines to believe. Default: all three — `grpc-timeout`
+   * (the call's gRPC deadline) and the `x-deadline-remaining-ms` and
+   * `x-envoy-expected-rq-timeout-ms` metadata. `[]` ignores every inbound
+   * deadline (an edge that sets its own budget).
+   */
+  trust?: readonly DeadlineSource[] | undefined
+  /**
+   * Answer `INVALID_ARGUMENT` (handler not called) when trusted deadline
+   * metadata is malformed. Default false: use the other sources or `defaultMs`,
+   * and report it. (A malformed `grpc-timeout` is answered `INTERNAL` by
+   * grpc-js itself.)
+   */
+  strict?: boolean | undefined
+  /**
+   * `enforce` (default): answer `DEADLINE_EXCEEDED` and abort at the deadline.
+   * `observe` (dark mode): compute and propagate everything, report each call
+   * that would have been cut, but never answer or abort for it.
+   */
+  mode?: 'enforce' | 'observe' | undefined
+  /** Time source; inject a `ManualClock` in tests. Default: the system clock. */
+  clock?: Clock | undefined
+}
+
+export interface ResolvedServerOptions {
+  defaultMs: number
+  maxMs: number
+  reserveMs: number
+  trust: readonly DeadlineSource[]
+  strict: boolean
+  observe: boolean
+  clock: Clock
+}
+
+/** Validate once, when the interceptor is created: a typo should fail at boot, not per call. */
+export function resolveServerOptions(options: ServerDeadlineOptions): ResolvedServerOptions {
+  const maxMs = Math.min(positive('maxMs', options.maxMs ?? 30_000), MAX_TIMER_MS)
+  const defaultMs = Math.min(positive('defaultMs', options.defaultMs ?? 2000), maxMs)
+  const reserveMs = nonNegative('reserveMs', options.reserveMs ?? 10)
+  const mode = options.mode ?? 'enforce'
+  if (mode !== 'enforce' && mode !== 'observe') {
+    throw new RangeError(`mode must be 'enforce' or 'observe', got ${String(mode)}`)
+  }
+  const trust = options.trust ?? DEADLINE_SOURCES
+  for (const source of trust) {
+    if (!(DEADLINE_SOURCES as readonly string[]).includes(source)) {
+      throw new RangeError(
+        `trust lists an unknown header "${String(source)}" (known: ${DEADLINE_SOURCES.join(', ')})`,
+      )
+    }
+  }
+  return {
+    defaultMs,
+    maxMs,
+    reserveMs,
+    trust,
+    strict: options.strict ?? false,
+    observe: mode === 'observe',
+    clock: options.clock ?? systemClock,
+  }
+}

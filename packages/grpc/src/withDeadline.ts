@@ -1,0 +1,22 @@
+import type { CallOptions } from '@grpc/grpc-js'
+import type { Deadline } from '@hourglass/core'
+
+// A symbol, not a `deadline` field: grpc-js's own `deadline` option is a Date
+// or epoch ms, and a client without our interceptor must not be handed an
+// object it would do arithmetic on.
+const CALL_DEADLINE = Symbol.for('@hourglass/grpc.call-deadline')
+
+/**
+ * Call options that give this one call `deadline` explicitly — for code where
+ * the async context is lost, or that must use another deadline than the
+ * current one. `deadlineInterceptor()` reads it instead of `currentDeadline()`:
+ * `client.getItem(req, withDeadline(deadline, { host }), callback)`.
+ */
+export function withDeadline(deadline: Deadline, options: CallOptions = {}): CallOptions {
+  return { ...options, [CALL_DEADLINE]: deadline } as CallOptions
+}
+
+/** @internal The deadline `withDeadline` put on a call's options. */
+export function explicitDeadline(options: object): Deadline | undefined {
+  return (options as { [CALL_DEADLINE]?: Deadline })[CALL_DEADLINE]
+}

@@ -1,0 +1,415 @@
+import {
+  type handleBidiStreamingCall,
+  type handleClientStreamingCall,
+  type handleServerStreamingCall,
+  type handleUnaryCall,
+  Metadata,
+  type ServiceError,
+  status,
+} from '@grpc/grpc-js'
+import {
+  currentDeadline,
+  type Deadline,
+  isClientClosed,
+  isDeadlineExceeded,
+  ManualClock,
+} from '@hourglass/core'
+import { afterEach, describe, expect, it } from 'vitest'
+import {
+  deadlineOf,
+  deadlineServerInterceptor,
+  type GrpcServerEndMessage,
+  type GrpcServerExpireMessage,
+  type GrpcServerInvalidHeaderMessage,
+  type GrpcServerLateWriteMessage,
+  type GrpcServerStartMessage,
+  grpcChannels,
+  type ServerDeadlineOptions,
+} from '../src/index.js'
+import {
+  connect,
+  deferred,
+  type RunningServer,
+  record,
+  startServer,
+  unary,
+  type WorkClientApi,
+} from './support/grpc.js'
+
+type Seen = { deadline: Deadline | undefined; same: boolean }
+
+let server: RunningServer | undefined
+let client: WorkClientApi | undefined
+const recordings: Array<{ stop(): void }> = []
+
+afterEach(async () => {
+  client?.close()
+  client = undefined
+  await server?.close()
+  server = undefined
+  for (const r of recordings.splice(0)) r.stop()
+})
+
+function watch<T>(channel: { name: string }) {
+  const r = record<T>(channel)
+  recordings.push(r)
+  return r
+}
+
+function metadataWith(entries: Record<string, string>): Metadata {
+  const metadata = new Metadata()
+  for (const [key, value] of Object.entries(entries)) metadata.set(key, value)
+  return metadata
+}
+
+async function serve(
+  implementation: Parameters<typeof startServer>[0],
+  options: ServerDeadlineOptions = {},
+): Promise<WorkClientApi> {
+  server = await startServer(implementation, [deadlineServerInterceptor(options)])
+  client = connect(server.address)
+  return client
+}
+
+describe('deadlineServerInterceptor: the call gets one deadline', () => {
+  it('a unary handler runs inside it: currentDeadline() is the grpc-timeout budget minus reserveMs, and deadlineOf(call) is the same one', async () => {
+    const starts = watch<GrpcServerStartMessage>(grpcChannels.serverStart)
+    let seen: Seen | undefined
+    const unaryHandler: handleUnaryCall<unknown, unknown> = (call, callback) => {
+      // Across an await too: the context follows the work the handler starts.
+      setImmediate(() => {
+        const deadline = currentDeadline()
+        seen = { deadline, same: deadline !== undefined && deadline === deadlineOf(call) }
+        callback(null, { ok: true })
+      })
+    }
+    const work = await serve({ unary: unaryHandler }, { reserveMs: 10 })
+    const result = await unary(work, {}, { deadline: Date.now() + 1000 })
+    expect(result).toEqual({ value: { ok: true } })
+    expect(seen?.same).toBe(true)
+    const start = starts.messages[0]!
+    expect(start).toMatchObject({
+      method: '/hourglass.test.Work/Unary',
+      source: 'grpc-timeout',
+      clamped: false,
+      mode: 'enforce',
+    })
+    // grpc-js sends the whole ms left when the stream opens; loopback takes a few.
+    expect(start.budgetMs).toBeLessThanOrEqual(1000)
+    expect(start.budgetMs).toBeGreaterThan(800)
+    expect(start.deadline).toBe(seen?.deadline)
+    expect(start.deadline.budgetMs).toBeCloseTo(start.budgetMs - 10, 6)
+    expect(start.remainingMs).toBeLessThanOrEqual(start.budgetMs - 10)
+  })
+
+  it('server-streaming, client-streaming and bidi handlers, and their stream events, run inside it too', async () => {
+    const seen: Record<string, boolean> = {}
+    const check = (name: string, call: { metadata: Metadata }) => {
+      const deadline = currentDeadline()
+      seen[name] = deadline !== undefined && deadline === deadlineOf(call)
+    }
+    const serverStream: handleServerStreamingCall<unknown, unknown> = (call) => {
+      check('serverStream', call)
+      call.write({ n: 1 })
+      call.end()
+    }
+    const clientStream: handleClientStreamingCall<unknown, unknown> = (call, callback) => {
+      check('clientStream', call)
+      call.on('data', () => check('clientStream data', call))
+      call.on('end', () => callback(null, { done: true }))
+    }
+    const bidi: handleBidiStreamingCall<unknown, unknown> = (call) => {
+      check('bidi', call)
+      call.on('data', (message) => {
+        check('bidi data', call)
+        call.write(message)
+      })
+      call.on('end', () => call.end())
+    }
+    const work = await serve({ serverStream, clientStream, bidi })
+    const options = { deadline: Date.now() + 5000 }
+
+    const streamed: unknown[] = []
+    const down = work.serverStream({}, new Metadata(), options)
+    down.on('data', (m) => streamed.push(m))
+    await new Promise((resolve) => down.on('end', resolve))
+    expect(streamed).toEqual([{ n: 1 }])
+
+    await new Promise<void>((resolve, reject) => {
+      const up = work.clientStream(new Metadata(), options, (error) =>
+        error ? reject(error) : resolve(),
+      )
+      up.write({ a: 1 })
+      up.end()
+    })
+
+    const echoed: unknown[] = []
+    const both = work.bidi(new Metadata(), options)
+    both.on('data', (m) => echoed.push(m))
+    both.write({ b: 2 })
+    both.end()
+    await new Promise((resolve) => both.on('end', resolve))
+    expect(echoed).toEqual([{ b: 2 }])
+
+    expect(seen).toEqual({
+      serverStream: true,
+      clientStream: true,
+      'clientStream data': true,
+      bidi: true,
+      'bidi data': true,
+    })
+  })
+})
+
+describe('deadlineServerInterceptor: where the budget comes from', () => {
+  const echoBudget: handleUnaryCall<unknown, unknown> = (_call, callback) =>
+    callback(null, { budgetMs: Math.round(currentDeadline()?.budgetMs ?? Number.NaN) })
+
+  it('x-deadline-remaining-ms metadata counts too; the smallest trusted value wins', async () => {
+    const starts = watch<GrpcServerStartMessage>(grpcChannels.serverStart)
+    const work = await serve({ unary: echoBudget }, { reserveMs: 0 })
+    await unary(
+      work,
+      {},
+      { deadline: Date.now() + 5000 },
+      metadataWith({ 'x-deadline-remaining-ms': '300' }),
+    )
+    await unary(
+      work,
+      {},
+      { deadline: Date.now() + 300 },
+      metadataWith({ 'x-deadline-remaining-ms': '5000' }),
+    )
+    await unary(work, {}, {}, metadataWith({ 'x-envoy-expected-rq-timeout-ms': '700' }))
+    expect(starts.messages.map((m) => m.source)).toEqual([
+      'x-deadline-remaining-ms',
+      'grpc-timeout',
+      'x-envoy-expected-rq-timeout-ms',
+    ])
+    expect(starts.messages[0]!.budgetMs).toBe(300)
+    expect(starts.messages[1]!.budgetMs).toBeLessThanOrEqual(300)
+    expect(starts.messages[2]!.budgetMs).toBe(700)
+  })
+
+  it('a budget above maxMs is cut to it; a call without one gets defaultMs; trust: [] ignores every inbound value', async () => {
+    const starts = watch<GrpcServerStartMessage>(grpcChannels.serverStart)
+    const work = await serve({ unary: echoBudget }, { maxMs: 1000, defaultMs: 400, reserveMs: 0 })
+    const clamped = await unary(work, {}, { deadline: Date.now() + 60_000 })
+    const defaulted = await unary(work, {}, {})
+    expect(clamped.value).toEqual({ budgetMs: 1000 })
+    expect(defaulted.value).toEqual({ budgetMs: 400 })
+    expect(starts.messages.map((m) => [m.source, m.budgetMs, m.clamped])).toEqual([
+      ['grpc-timeout', 1000, true],
+      ['default', 400, false],
+    ])
+
+    await server?.close()
+    client?.close()
+    const edge = await serve({ unary: echoBudget }, { trust: [], defaultMs: 250, reserveMs: 0 })
+    const ignored = await unary(
+      edge,
+      {},
+      { deadline: Date.now() + 100 },
+      metadataWith({ 'x-deadline-remaining-ms': '50' }),
+    )
+    // The call's own gRPC deadline still ends it on the client; the server's budget is its own.
+    expect(ignored.value ?? ignored.error?.code).toEqual({ budgetMs: 250 })
+  })
+
+  it('malformed deadline metadata is reported and ignored; with strict it is answered INVALID_ARGUMENT and the handler never runs', async () => {
+    const invalid = watch<GrpcServerInvalidHeaderMessage>(grpcChannels.serverInvalidHeader)
+    let calls = 0
+    const counting: handleUnaryCall<unknown, unknown> = (_call, callback) => {
+      calls++
+      callback(null, { budgetMs: Math.round(currentDeadline()?.budgetMs ?? Number.NaN) })
+    }
+    const work = await serve({ unary: counting }, { defaultMs: 600, reserveMs: 0 })
+    const lenient = await unary(work, {}, {}, metadataWith({ 'x-deadline-remaining-ms': '-5' }))
+    expect(lenient.value).toEqual({ budgetMs: 600 })
+    expect(invalid.messages[0]).toEqual({
+      method: '/hourglass.test.Work/Unary',
+      invalid: [{ header: 'x-deadline-remaining-ms', value: '-5', reason: 'negative' }],
+    })
+
+    await server?.close()
+    client?.close()
+    calls = 0
+    const strict = await serve({ unary: counting }, { strict: true })
+    const refused = await unary(strict, {}, {}, metadataWith({ 'x-deadline-remaining-ms': '1.5' }))
+    expect(refused.error?.code).toBe(status.INVALID_ARGUMENT)
+    expect(refused.error?.details).toBe(
+      'invalid deadline metadata: x-deadline-remaining-ms: not a whole number',
+    )
+    expect(calls).toBe(0)
+  })
+
+  it('options are checked when the interceptor is created', () => {
+    expect(() => deadlineServerInterceptor({ maxMs: 0 })).toThrow(/maxMs/)
+    expect(() => deadlineServerInterceptor({ defaultMs: Number.NaN })).toThrow(/defaultMs/)
+    expect(() => deadlineServerInterceptor({ reserveMs: -1 })).toThrow(/reserveMs/)
+    expect(() => deadlineServerInterceptor({ mode: 'loud' as never })).toThrow(/mode/)
+    expect(() => deadlineServerInterceptor({ trust: ['x-timeout' as never] })).toThrow(/trust/)
+  })
+})
+
+describe('deadlineServerInterceptor: when time runs out', () => {
+  it('a call that arrives with no time left is answered DEADLINE_EXCEEDED (x-deadline-expired: 1) and the handler never runs', async () => {
+    const expires = watch<GrpcServerExpireMessage>(grpcChannels.serverExpire)
+    const ends = watch<GrpcServerEndMessage>(grpcChannels.serverEnd)
+    let calls = 0
+    const work = await serve(
+      {
+        unary: ((_call, callback) => {
+          calls++
+          callback(null, {})
+        }) satisfies handleUnaryCall<unknown, unknown>,
+      },
+      { reserveMs: 10 },
+    )
+    const result = await unary(work, {}, {}, metadataWith({ 'x-deadline-remaining-ms': '8' }))
+    expect(result.error?.code).toBe(status.DEADLINE_EXCEEDED)
+    expect(result.error?.metadata.get('x-deadline-expired')).toEqual(['1'])
+    expect(calls).toBe(0)
+    await ends.count(1)
+    expect(expires.messages[0]).toMatchObject({ stage: 'arrival', action: 'status', budgetMs: 8 })
+    expect(ends.messages[0]).toMatchObject({ outcome: 'expired', code: status.DEADLINE_EXCEEDED })
+  })
+
+  it('at the deadline the call is answered DEADLINE_EXCEEDED, the handler signal aborts with DeadlineExceededError, and its late answer is swallowed', async () => {
+    const clock = new ManualClock()
+    const starts = watch<GrpcServerStartMessage>(grpcChannels.serverStart)
+    const late = watch<GrpcServerLateWriteMessage>(grpcChannels.serverLateWrite)
+    const ends = watch<GrpcServerEndMessage>(grpcChannels.serverEnd)
+    const running = deferred()
+    const aborted = deferred<unknown>()
+    const work = await serve(
+      {
+        unary: ((_call, callback) => {
+          const deadline = currentDeadline()!
+          deadline.signal.addEventListener('abort', () => {
+            aborted.resolve(deadline.signal.reason)
+            // A handler that ignores time answers anyway, a moment later.
+            setImmediate(() => callback(null, { late: true }))
+          })
+          running.resolve()
+        }) satisfies handleUnaryCall<unknown, unknown>,
+      },
+      { clock, reserveMs: 10 },
+    )
+    const pending = unary(work, {}, {}, metadataWith({ 'x-deadline-remaining-ms': '1000' }))
+    await running.promise
+    clock.advance(989)
+    expect(starts.messages[0]!.deadline.done).toBe(false)
+    clock.advance(1)
+    const result = await pending
+    expect(result.error?.code).toBe(status.DEADLINE_EXCEEDED)
+    expect(result.error?.details).toBe('deadline exceeded: 990 ms elapsed of a 1000 ms budget')
+    expect(result.error?.metadata.get('x-deadline-expired')).toEqual(['1'])
+    expect(isDeadlineExceeded(await aborted.promise)).toBe(true)
+    await ends.count(1)
+    expect(late.messages).toEqual([
+      { method: '/hourglass.test.Work/Unary', operation: 'sendMessage' },
+    ])
+    expect(ends.messages[0]).toMatchObject({
+      outcome: 'expired',
+      code: status.DEADLINE_EXCEEDED,
+      elapsedMs: 990,
+    })
+    expect(clock.pendingTimers).toBe(0)
+  })
+
+  it('a server stream keeps the messages it sent and is ended with DEADLINE_EXCEEDED', async () => {
+    const clock = new ManualClock()
+    const starts = watch<GrpcServerStartMessage>(grpcChannels.serverStart)
+    const work = await serve(
+      {
+        serverStream: ((call) => {
+          call.write({ n: 1 })
+          call.write({ n: 2 })
+        }) satisfies handleServerStreamingCall<unknown, unknown>,
+      },
+      { clock, reserveMs: 0 },
+    )
+    const stream = work.serverStream({}, metadataWith({ 'x-deadline-remaining-ms': '500' }), {})
+    const received: unknown[] = []
+    stream.on('data', (message) => {
+      received.push(message)
+      if (received.length === 2) clock.advance(500)
+    })
+    const error = await new Promise<ServiceError>((resolve) => stream.on('error', resolve))
+    await starts.count(1)
+    expect(received).toEqual([{ n: 1 }, { n: 2 }])
+    expect(error.code).toBe(status.DEADLINE_EXCEEDED)
+  })
+
+  it('when the client cancels, the deadline is cancelled with ClientClosedError and the call ends as client-cancelled', async () => {
+    const starts = watch<GrpcServerStartMessage>(grpcChannels.serverStart)
+    const cancelled = watch<{ method: string; elapsedMs: number }>(
+      grpcChannels.serverClientCancelled,
+    )
+    const ends = watch<GrpcServerEndMessage>(grpcChannels.serverEnd)
+    const reason = deferred<unknown>()
+    const work = await serve({
+      unary: (() => {
+        currentDeadline()!.onDone((why) => reason.resolve(why))
+      }) satisfies handleUnaryCall<unknown, unknown>,
+    })
+    const call = work.unary({}, new Metadata(), { deadline: Date.now() + 10_000 }, () => {})
+    await starts.count(1)
+    call.cancel()
+    expect(isClientClosed(await reason.promise)).toBe(true)
+    await ends.count(1)
+    expect(cancelled.messages).toHaveLength(1)
+    expect(ends.messages[0]).toMatchObject({
+      outcome: 'client-cancelled',
+      code: status.CANCELLED,
+    })
+  })
+
+  it('observe mode reports a call that would have been cut, but neither answers nor aborts', async () => {
+    const clock = new ManualClock()
+    const starts = watch<GrpcServerStartMessage>(grpcChannels.serverStart)
+    const expires = watch<GrpcServerExpireMessage>(grpcChannels.serverExpire)
+    const ends = watch<GrpcServerEndMessage>(grpcChannels.serverEnd)
+    const work = await serve(
+      {
+        unary: ((_call, callback) => {
+          const deadline = currentDeadline()!
+          clock.advance(2000)
+          callback(null, { aborted: deadline.signal.aborted })
+        }) satisfies handleUnaryCall<unknown, unknown>,
+      },
+      { clock, mode: 'observe', reserveMs: 0 },
+    )
+    const result = await unary(work, {}, {}, metadataWith({ 'x-deadline-remaining-ms': '100' }))
+    expect(result.value).toEqual({ aborted: false })
+    await ends.count(1)
+    expect(starts.messages[0]!.mode).toBe('observe')
+    expect(expires.messages[0]).toMatchObject({ stage: 'handler', action: 'observed' })
+    expect(ends.messages[0]).toMatchObject({ outcome: 'ok', code: status.OK })
+  })
+
+  it('a call answered in time ends ok with its status, and releases its timer', async () => {
+    const clock = new ManualClock()
+    const ends = watch<GrpcServerEndMessage>(grpcChannels.serverEnd)
+    const work = await serve(
+      {
+        unary: ((_call, callback) =>
+          callback({ code: status.NOT_FOUND, details: 'no such item' })) satisfies handleUnaryCall<
+          unknown,
+          unknown
+        >,
+      },
+      { clock },
+    )
+    const result = await unary(work, {}, {}, metadataWith({ 'x-deadline-remaining-ms': '100' }))
+    expect(result.error?.code).toBe(status.NOT_FOUND)
+    await ends.count(1)
+    expect(ends.messages[0]).toMatchObject({
+      method: '/hourglass.test.Work/Unary',
+      outcome: 'ok',
+      code: status.NOT_FOUND,
+    })
+    expect(clock.pendingTimers).toBe(0)
+  })
+})
