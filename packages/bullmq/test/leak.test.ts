@@ -88,7 +88,7 @@ describe.skipIf(!available)('withDeadline releases what each job took', () => {
     })
     await add('block', PER_KIND, () => Deadline.after(60_000))
     await blockedNow
-    worker.cancelAllJobs(new Error('shutting down'))
+    worker.cancelAllJobs('shutting down')
     await round
     expect(leftBehind()).toEqual({ listeners: 0, timers: 0 })
 
