@@ -1,0 +1,296 @@
+import {
+  type handleServerStreamingCall,
+  type handleUnaryCall,
+  Metadata,
+  type ServerUnaryCall,
+  type ServiceError,
+  status,
+} from '@grpc/grpc-js'
+import {
+  ClientClosedError,
+  Deadline,
+  isClientClosed,
+  isDeadlineExceeded,
+  ManualClock,
+  runWithDeadline,
+} from '@hourglass/core'
+import { afterEach, describe, expect, it } from 'vitest'
+import {
+  type ClientDeadlineOptions,
+  deadlineInterceptor,
+  fromGrpcError,
+  type GrpcClientEndMessage,
+  type GrpcClientStartMessage,
+  grpcChannels,
+  withDeadline,
+} from '../src/index.js'
+import {
+  connect,
+  deferred,
+  type RunningServer,
+  record,
+  startServer,
+  unary,
+  type WorkClientApi,
+} from './support/grpc.js'
+
+/** What a plain grpc-js server (no Hourglass) sees of a call. */
+interface Arrival {
+  /** ms left on the call's gRPC deadline when it arrived (Infinity: none). */
+  grpcMs: number
+  header: string | undefined
+}
+
+let server: RunningServer | undefined
+const clients: WorkClientApi[] = []
+const recordings: Array<{ stop(): void }> = []
+
+afterEach(async () => {
+  for (const c of clients.splice(0)) c.close()
+  await server?.close()
+  server = undefined
+  for (const r of recordings.splice(0)) r.stop()
+})
+
+function watch<T>(channel: { name: string }) {
+  const r = record<T>(channel)
+  recordings.push(r)
+  return r
+}
+
+function arrival(call: ServerUnaryCall<unknown, unknown>): Arrival {
+  const at = call.getDeadline()
+  const ms = at instanceof Date ? at.getTime() : at
+  const header = call.metadata.get('x-deadline-remaining-ms')[0]
+  return {
+    grpcMs: Number.isFinite(ms) ? ms - Date.now() : ms,
+    header: header === undefined ? undefined : String(header),
+  }
+}
+
+/** A plain server that answers every unary call with what it saw. */
+async function echoServer(): Promise<{ arrivals: Arrival[]; calls: () => number }> {
+  const arrivals: Arrival[] = []
+  const handler: handleUnaryCall<unknown, unknown> = (call, callback) => {
+    arrivals.push(arrival(call))
+    callback(null, {})
+  }
+  server = await startServer({ unary: handler })
+  return { arrivals, calls: () => arrivals.length }
+}
+
+function client(options: ClientDeadlineOptions = {}, address = server!.address): WorkClientApi {
+  const c = connect(address, [deadlineInterceptor(options)])
+  clients.push(c)
+  return c
+}
+
+describe('deadlineInterceptor: every call carries the caller deadline', () => {
+  it('the call is given min(its own deadline, remaining − reserveMs) as grpc-timeout, and x-deadline-remaining-ms says the same', async () => {
+    const { arrivals } = await echoServer()
+    const starts = watch<GrpcClientStartMessage>(grpcChannels.clientStart)
+    const work = client({ reserveMs: 50 })
+    // A manual clock: exactly 800 ms are left whatever the box is doing.
+    const deadline = Deadline.after(800, { clock: new ManualClock() })
+    await runWithDeadline(deadline, () => unary(work, {}))
+    expect(arrivals[0]!.header).toBe('750')
+    expect(arrivals[0]!.grpcMs).toBeLessThanOrEqual(750)
+    expect(arrivals[0]!.grpcMs).toBeGreaterThan(650)
+    expect(starts.messages[0]).toMatchObject({
+      deadline,
+      method: '/hourglass.test.Work/Unary',
+      remainingMs: 800,
+      headerMs: 750,
+      refused: false,
+    })
+    expect(starts.messages[0]!.budgetMs).toBeCloseTo(750, -1)
+  })
+
+  it("a call's own shorter deadline wins; a longer one is cut to the caller's", async () => {
+    const { arrivals } = await echoServer()
+    const work = client()
+    const deadline = Deadline.after(5000, { clock: new ManualClock() })
+    await runWithDeadline(deadline, async () => {
+      await unary(work, {}, { deadline: Date.now() + 200 })
+      await unary(work, {}, { deadline: new Date(Date.now() + 60_000) })
+    })
+    expect(arrivals[0]!.grpcMs).toBeLessThanOrEqual(200)
+    expect(arrivals[1]!.grpcMs).toBeLessThanOrEqual(5000)
+    expect(arrivals[1]!.grpcMs).toBeGreaterThan(4000)
+    // The header is the caller's budget; the server takes the smaller of the two.
+    expect(arrivals.map((a) => a.header)).toEqual(['5000', '5000'])
+  })
+
+  it('withDeadline(deadline) gives one call its deadline explicitly, outside any context', async () => {
+    const { arrivals } = await echoServer()
+    const work = client()
+    const deadline = Deadline.after(1234, { clock: new ManualClock() })
+    await unary(work, {}, withDeadline(deadline, { deadline: Date.now() + 60_000 }))
+    expect(arrivals[0]!.header).toBe('1234')
+    expect(arrivals[0]!.grpcMs).toBeLessThanOrEqual(1234)
+  })
+
+  it('a call without any deadline is left alone: no gRPC deadline, no header', async () => {
+    const { arrivals } = await echoServer()
+    const ends = watch<GrpcClientEndMessage>(grpcChannels.clientEnd)
+    await unary(client(), {})
+    expect(arrivals[0]).toEqual({ grpcMs: Number.POSITIVE_INFINITY, header: undefined })
+    expect(ends.messages[0]).toMatchObject({ deadline: undefined, code: status.OK, outcome: 'ok' })
+  })
+
+  it("the caller's Metadata object is not changed (it may be shared by calls)", async () => {
+    const { arrivals } = await echoServer()
+    const work = client()
+    const shared = new Metadata()
+    shared.set('x-request-id', 'r1')
+    await runWithDeadline(Deadline.after(700, { clock: new ManualClock() }), () =>
+      unary(work, {}, {}, shared),
+    )
+    expect(arrivals[0]!.header).toBe('700')
+    expect(shared.getMap()).toEqual({ 'x-request-id': 'r1' })
+  })
+
+  it('an observe-only deadline propagates the header but does not enforce: no gRPC deadline, no refusal', async () => {
+    const { arrivals, calls } = await echoServer()
+    const work = client()
+    const clock = new ManualClock()
+    const observing = Deadline.after(300, { clock, observe: true })
+    await runWithDeadline(observing, () => unary(work, {}))
+    clock.advance(400)
+    const late = await runWithDeadline(observing, () => unary(work, {}))
+    expect(late.error).toBeUndefined()
+    expect(calls()).toBe(2)
+    expect(arrivals[0]).toEqual({ grpcMs: Number.POSITIVE_INFINITY, header: '300' })
+    // Past its deadline, dark mode must not make the next hop answer DEADLINE_EXCEEDED.
+    expect(arrivals[1]).toEqual({ grpcMs: Number.POSITIVE_INFINITY, header: undefined })
+  })
+
+  it('options are checked when the interceptor is created', () => {
+    expect(() => deadlineInterceptor({ reserveMs: -1 })).toThrow(/reserveMs/)
+    expect(() => deadlineInterceptor({ minBudgetMs: Number.NaN })).toThrow(/minBudgetMs/)
+  })
+})
+
+describe('deadlineInterceptor: no budget, no call', () => {
+  it('with less than minBudgetMs left the call fails at once with DEADLINE_EXCEEDED and nothing is sent', async () => {
+    // Nothing listens on this address: a call that were sent would fail UNAVAILABLE.
+    const probe = await startServer({})
+    const address = probe.address
+    await probe.close()
+    const starts = watch<GrpcClientStartMessage>(grpcChannels.clientStart)
+    const ends = watch<GrpcClientEndMessage>(grpcChannels.clientEnd)
+    const work = client({ minBudgetMs: 5, reserveMs: 10 }, address)
+    const deadline = Deadline.after(14, { clock: new ManualClock() })
+    const result = await runWithDeadline(deadline, () => unary(work, {}))
+    expect(result.error?.code).toBe(status.DEADLINE_EXCEEDED)
+    expect(result.error?.details).toMatch(/^not sent, no budget left: /)
+    expect(isDeadlineExceeded(fromGrpcError(result.error))).toBe(true)
+    expect(starts.messages[0]).toMatchObject({ refused: true, budgetMs: 0, headerMs: undefined })
+    expect(ends.messages[0]).toMatchObject({ outcome: 'refused', code: status.DEADLINE_EXCEEDED })
+    // The channel never tried to connect.
+    expect(work.getChannel().getConnectivityState(false)).toBe(0)
+  })
+
+  it('a caller whose deadline was cancelled (it left) gets CANCELLED at once, with the reason', async () => {
+    const { calls } = await echoServer()
+    const deadline = Deadline.after(5000)
+    const left = new ClientClosedError()
+    deadline.cancel(left)
+    const result = await runWithDeadline(deadline, () => unary(client(), {}))
+    expect(result.error?.code).toBe(status.CANCELLED)
+    expect(fromGrpcError(result.error)).toBe(left)
+    expect(calls()).toBe(0)
+  })
+
+  it('a server-streaming call is refused the same way (an error event, then end)', async () => {
+    const { calls } = await echoServer()
+    const deadline = Deadline.after(0)
+    const stream = runWithDeadline(deadline, () => client().serverStream({}, new Metadata(), {}))
+    const error = await new Promise<ServiceError>((resolve) => stream.on('error', resolve))
+    expect(error.code).toBe(status.DEADLINE_EXCEEDED)
+    expect(calls()).toBe(0)
+  })
+})
+
+describe('deadlineInterceptor: the call ends when the caller deadline does', () => {
+  async function hangingServer() {
+    const arrived = deferred()
+    const cancelled = deferred()
+    const unaryHandler: handleUnaryCall<unknown, unknown> = (call) => {
+      call.on('cancelled', () => cancelled.resolve())
+      arrived.resolve()
+    }
+    const serverStream: handleServerStreamingCall<unknown, unknown> = (call) => {
+      call.on('cancelled', () => cancelled.resolve())
+      call.write({ n: 1 })
+      arrived.resolve()
+    }
+    server = await startServer({ unary: unaryHandler, serverStream })
+    return { arrived: arrived.promise, cancelled: cancelled.promise }
+  }
+
+  it('when the caller leaves (its deadline is cancelled) the call is cancelled: CANCELLED, and the server sees it', async () => {
+    const { arrived, cancelled } = await hangingServer()
+    const ends = watch<GrpcClientEndMessage>(grpcChannels.clientEnd)
+    const deadline = Deadline.after(10_000)
+    const pending = runWithDeadline(deadline, () => unary(client(), {}))
+    await arrived
+    const left = new ClientClosedError()
+    deadline.cancel(left)
+    const result = await pending
+    expect(result.error?.code).toBe(status.CANCELLED)
+    expect(isClientClosed(fromGrpcError(result.error))).toBe(true)
+    await cancelled
+    expect(ends.messages[0]).toMatchObject({ outcome: 'cancelled', code: status.CANCELLED })
+  })
+
+  it("when the caller's deadline expires the call ends DEADLINE_EXCEEDED at once (grpc-js's own timer is not needed)", async () => {
+    const { arrived, cancelled } = await hangingServer()
+    const clock = new ManualClock()
+    // 60 s on the manual clock: grpc-js's own (real-time) timer is far away.
+    const deadline = Deadline.after(60_000, { clock })
+    const pending = runWithDeadline(deadline, () => unary(client(), {}))
+    await arrived
+    clock.advance(60_000)
+    const result = await pending
+    expect(result.error?.code).toBe(status.DEADLINE_EXCEEDED)
+    const reason = fromGrpcError(result.error)
+    expect(isDeadlineExceeded(reason)).toBe(true)
+    expect(reason).toBe(deadline.reason)
+    await cancelled
+  })
+
+  it('a streaming call is cancelled too, after the messages it already received', async () => {
+    const { cancelled } = await hangingServer()
+    const deadline = Deadline.after(10_000)
+    const stream = runWithDeadline(deadline, () => client().serverStream({}, new Metadata(), {}))
+    const received: unknown[] = []
+    stream.on('data', (message) => {
+      received.push(message)
+      deadline.cancel(new ClientClosedError())
+    })
+    const error = await new Promise<ServiceError>((resolve) => stream.on('error', resolve))
+    expect(received).toEqual([{ n: 1 }])
+    expect(error.code).toBe(status.CANCELLED)
+    await cancelled
+  })
+
+  it('a DEADLINE_EXCEEDED from the server reads as a DeadlineExceededError; other errors are left as they are', async () => {
+    const unaryHandler: handleUnaryCall<unknown, unknown> = (call, callback) => {
+      const code = (call.request as { code: number }).code
+      callback({ code, details: 'from the server' })
+    }
+    server = await startServer({ unary: unaryHandler })
+    const work = client()
+    const expired = await unary(work, { code: status.DEADLINE_EXCEEDED })
+    const missing = await unary(work, { code: status.NOT_FOUND })
+    const reason = fromGrpcError(expired.error)
+    expect(isDeadlineExceeded(reason)).toBe(true)
+    expect((reason as Error).cause).toEqual({
+      code: status.DEADLINE_EXCEEDED,
+      details: 'from the server',
+    })
+    expect(fromGrpcError(missing.error)).toBe(missing.error)
+    expect(fromGrpcError('not an error')).toBe('not an error')
+  })
+})

@@ -1,0 +1,179 @@
+import {
+  Metadata,
+  type ServerUnaryCall,
+  type ServerWritableStream,
+  type ServiceError,
+  type sendUnaryData,
+  status,
+} from '@grpc/grpc-js'
+import {
+  ClientClosedError,
+  currentDeadline,
+  DeadlineExceededError,
+  ManualClock,
+  wait,
+} from '@hourglass/core'
+import { afterEach, describe, expect, it } from 'vitest'
+import {
+  deadlineErrors,
+  deadlineServerInterceptor,
+  type GrpcServerEndMessage,
+  type GrpcServerLateWriteMessage,
+  type GrpcServerStartMessage,
+  grpcChannels,
+  type ServerDeadlineOptions,
+} from '../src/index.js'
+import {
+  connect,
+  deferred,
+  type RunningServer,
+  record,
+  startServer,
+  unary,
+  type WorkClientApi,
+} from './support/grpc.js'
+
+let server: RunningServer | undefined
+let client: WorkClientApi | undefined
+const recordings: Array<{ stop(): void }> = []
+
+afterEach(async () => {
+  client?.close()
+  client = undefined
+  await server?.close()
+  server = undefined
+  for (const r of recordings.splice(0)) r.stop()
+})
+
+function watch<T>(channel: { name: string }) {
+  const r = record<T>(channel)
+  recordings.push(r)
+  return r
+}
+
+async function serve(
+  implementation: object,
+  options: ServerDeadlineOptions = {},
+): Promise<WorkClientApi> {
+  server = await startServer(deadlineErrors(implementation), [deadlineServerInterceptor(options)])
+  client = connect(server.address)
+  return client
+}
+
+type Unary = ServerUnaryCall<unknown, unknown>
+
+describe('deadlineErrors: the deadline errors become gRPC statuses', () => {
+  it('a DeadlineExceededError given to the callback (a slice ran out) is DEADLINE_EXCEEDED with x-deadline-expired, not UNKNOWN', async () => {
+    const work = await serve({
+      unary(_call: Unary, callback: sendUnaryData<unknown>) {
+        const slice = currentDeadline()!.plan({ lookup: { ms: 0 } })
+        slice
+          .run('lookup', async (signal) => wait(1000, { signal }))
+          .then(() => callback(null, {}), callback)
+      },
+    })
+    const result = await unary(work, {})
+    expect(result.error?.code).toBe(status.DEADLINE_EXCEEDED)
+    expect(result.error?.details).toMatch(/^deadline exceeded in slice "lookup"/)
+    expect(result.error?.metadata.get('x-deadline-expired')).toEqual(['1'])
+  })
+
+  it('a ClientClosedError is CANCELLED', async () => {
+    const work = await serve({
+      unary(_call: Unary, callback: sendUnaryData<unknown>) {
+        callback(new ClientClosedError() as never)
+      },
+    })
+    const result = await unary(work, {})
+    expect(result.error?.code).toBe(status.CANCELLED)
+  })
+
+  it("an async handler's rejection is answered, never an unhandled rejection: deadline errors mapped, gRPC codes kept, anything else UNKNOWN without its message", async () => {
+    const work = await serve({
+      async unary(call: Unary) {
+        const kind = (call.request as { kind: string }).kind
+        await wait(1)
+        if (kind === 'deadline') throw new DeadlineExceededError({ budgetMs: 50, elapsedMs: 50 })
+        if (kind === 'grpc') throw Object.assign(new Error('gone'), { code: status.NOT_FOUND })
+        throw new Error('secret database password in this message')
+      },
+    })
+    const deadline = await unary(work, { kind: 'deadline' })
+    const grpc = await unary(work, { kind: 'grpc' })
+    const other = await unary(work, { kind: 'other' })
+    expect(deadline.error?.code).toBe(status.DEADLINE_EXCEEDED)
+    expect(grpc.error?.code).toBe(status.NOT_FOUND)
+    expect(other.error?.code).toBe(status.UNKNOWN)
+    expect(other.error?.details).toBe('Unknown error')
+  })
+
+  it('an async server-streaming handler that rejects ends its stream with the mapped status', async () => {
+    const work = await serve({
+      async serverStream(call: ServerWritableStream<unknown, unknown>) {
+        call.write({ n: 1 })
+        await wait(1)
+        throw new DeadlineExceededError({ budgetMs: 10, elapsedMs: 10, slice: 'render' })
+      },
+    })
+    const stream = work.serverStream({}, new Metadata(), {})
+    const received: unknown[] = []
+    stream.on('data', (m) => received.push(m))
+    const error = await new Promise<ServiceError>((resolve) => stream.on('error', resolve))
+    expect(received).toEqual([{ n: 1 }])
+    expect(error.code).toBe(status.DEADLINE_EXCEEDED)
+  })
+
+  it('after the deadline answered, the handler noticing (its abort error) is swallowed: no late write, no unhandled rejection', async () => {
+    const clock = new ManualClock()
+    const starts = watch<GrpcServerStartMessage>(grpcChannels.serverStart)
+    const late = watch<GrpcServerLateWriteMessage>(grpcChannels.serverLateWrite)
+    const ends = watch<GrpcServerEndMessage>(grpcChannels.serverEnd)
+    const running = deferred()
+    const settled = deferred<unknown>()
+    const work = await serve(
+      {
+        async unary(_call: Unary, callback: sendUnaryData<unknown>) {
+          running.resolve()
+          try {
+            // Outbound work bounded by the call's deadline (what createFetch does).
+            await wait(60_000, { deadline: currentDeadline() })
+            callback(null, {})
+          } catch (error) {
+            settled.resolve(error)
+            throw error
+          }
+        },
+      },
+      { clock, reserveMs: 0 },
+    )
+    const pending = unary(work, {}, {}, metadataWith('x-deadline-remaining-ms', '100'))
+    await running.promise
+    await starts.count(1)
+    clock.advance(100)
+    const result = await pending
+    expect(result.error?.code).toBe(status.DEADLINE_EXCEEDED)
+    await settled.promise
+    await ends.count(1)
+    // One more turn: a late answer would have been reported by now.
+    await new Promise((resolve) => setImmediate(resolve))
+    expect(late.messages).toEqual([])
+    expect(ends.messages[0]!.outcome).toBe('expired')
+  })
+
+  it('works on a class instance (methods on the prototype, `this` kept)', async () => {
+    class Work {
+      readonly greeting = 'hello'
+      unary(_call: Unary, callback: sendUnaryData<unknown>) {
+        callback(null, { greeting: this.greeting })
+      }
+    }
+    const work = await serve(new Work())
+    expect(await unary(work, {})).toEqual({ value: { greeting: 'hello' } })
+  })
+})
+
+function metadataWith(key: string, value: string): Metadata {
+  const metadata = new Metadata()
+  metadata.set(key, value)
+  return metadata
+}

@@ -1,0 +1,154 @@
+import { setFlagsFromString } from 'node:v8'
+import { runInNewContext } from 'node:vm'
+import { type handleUnaryCall, status } from '@grpc/grpc-js'
+import {
+  type Clock,
+  currentDeadline,
+  Deadline,
+  runWithDeadline,
+  systemClock,
+} from '@hourglass/core'
+import { afterEach, describe, expect, it } from 'vitest'
+import {
+  deadlineInterceptor,
+  deadlineServerInterceptor,
+  type GrpcClientEndMessage,
+  type GrpcServerEndMessage,
+  grpcChannels,
+  withDeadline,
+} from '../src/index.js'
+import {
+  connect,
+  type RunningServer,
+  startServer,
+  unary,
+  type WorkClientApi,
+} from './support/grpc.js'
+
+setFlagsFromString('--expose-gc')
+const gc = runInNewContext('gc') as () => void
+
+function heapMB(): number {
+  gc()
+  gc()
+  return process.memoryUsage().heapUsed / 2 ** 20
+}
+
+/** The system clock, counting the timers still pending. */
+function countingClock(): Clock & { pending: Set<unknown> } {
+  const pending = new Set<unknown>()
+  return {
+    pending,
+    now: () => systemClock.now(),
+    setTimeout(callback, ms) {
+      const handle: unknown = systemClock.setTimeout(() => {
+        pending.delete(handle)
+        callback()
+      }, ms)
+      pending.add(handle)
+      return handle
+    },
+    clearTimeout(handle) {
+      pending.delete(handle)
+      systemClock.clearTimeout(handle)
+    },
+  }
+}
+
+let server: RunningServer | undefined
+let client: WorkClientApi | undefined
+afterEach(async () => {
+  client?.close()
+  await server?.close()
+})
+
+describe('10,000 calls through both interceptors', () => {
+  it('leave heap, handles, pending timers and hooks on the long-lived caller deadline flat', async () => {
+    const clock = countingClock()
+    const handler: handleUnaryCall<unknown, unknown> = (_call, callback) => {
+      const deadline = currentDeadline()
+      if (deadline && deadline.remaining() < 5) {
+        // The short calls: wait for the deadline to answer DEADLINE_EXCEEDED.
+        deadline.onDone(() => {})
+        return
+      }
+      callback(null, {})
+    }
+    server = await startServer({ unary: handler }, [
+      deadlineServerInterceptor({ clock, reserveMs: 10 }),
+    ])
+    client = connect(server.address, [deadlineInterceptor()])
+
+    // The caller's deadline lives through every call (a long request, a worker).
+    const caller = Deadline.after(10 * 60_000)
+    const hooks = { added: 0, released: 0 }
+    const onDone = caller.onDone.bind(caller)
+    caller.onDone = (listener) => {
+      hooks.added++
+      const off = onDone(listener)
+      return () => {
+        hooks.released++
+        off()
+      }
+    }
+
+    const serverOutcomes = { ok: 0, expired: 0, 'client-cancelled': 0 }
+    const clientOutcomes: Record<string, number> = {}
+    const onServerEnd = (m: GrpcServerEndMessage) => serverOutcomes[m.outcome]++
+    const onClientEnd = (m: GrpcClientEndMessage) => {
+      clientOutcomes[m.outcome] = (clientOutcomes[m.outcome] ?? 0) + 1
+    }
+    grpcChannels.serverEnd.subscribe(onServerEnd)
+    grpcChannels.clientEnd.subscribe(onClientEnd)
+
+    let sent = 0
+    const run = async (count: number) => {
+      for (let i = 0; i < count; i++, sent++) {
+        const short = sent % 10 === 9
+        let result: Awaited<ReturnType<typeof unary>>
+        if (short) {
+          // 12 ms for the call: the server's handler gets 2 and is answered DEADLINE_EXCEEDED.
+          const slice = caller.child(12)
+          result = await unary(client!, {}, withDeadline(slice))
+          slice.dispose()
+        } else {
+          result = await runWithDeadline(caller, () => unary(client!, {}))
+        }
+        const code = result.error?.code ?? status.OK
+        if (code !== (short ? status.DEADLINE_EXCEEDED : status.OK)) {
+          throw new Error(`call ${sent}: status ${code} ${result.error?.details ?? ''}`)
+        }
+      }
+    }
+
+    const startedAt = performance.now()
+    await run(1000)
+    const heapBefore = heapMB()
+    const handlesBefore = process.getActiveResourcesInfo().length
+    const hooksBefore = hooks.added - hooks.released
+    await run(9000)
+    // The server's end event follows the client's answer by a tick.
+    while (serverOutcomes.ok + serverOutcomes.expired < 10_000) {
+      await new Promise((resolve) => setImmediate(resolve))
+    }
+    const heapAfter = heapMB()
+    const handlesAfter = process.getActiveResourcesInfo().length
+    const tookS = (performance.now() - startedAt) / 1000
+    grpcChannels.serverEnd.unsubscribe(onServerEnd)
+    grpcChannels.clientEnd.unsubscribe(onClientEnd)
+
+    console.info(
+      `10,000 gRPC calls in ${tookS.toFixed(1)} s: heap ${heapBefore.toFixed(1)} → ${heapAfter.toFixed(1)} MB ` +
+        `(after 1,000 → after 10,000), active handles ${handlesBefore} → ${handlesAfter}, ` +
+        `pending server timers ${clock.pending.size}, caller hooks ${hooks.added} added / ${hooks.released} released, ` +
+        `server ${JSON.stringify(serverOutcomes)}, client ${JSON.stringify(clientOutcomes)}`,
+    )
+    expect(serverOutcomes).toEqual({ ok: 9000, expired: 1000, 'client-cancelled': 0 })
+    expect(clientOutcomes).toEqual({ ok: 9000, expired: 1000 })
+    expect(hooksBefore).toBe(0)
+    expect(hooks).toEqual({ added: 9000, released: 9000 })
+    expect(clock.pending.size).toBe(0)
+    expect(handlesAfter).toBeLessThanOrEqual(handlesBefore + 2)
+    expect(heapAfter - heapBefore).toBeLessThan(8)
+  }, 120_000)
+})
