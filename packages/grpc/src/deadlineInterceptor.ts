@@ -2,11 +2,11 @@ import type { Interceptor } from '@grpc/grpc-js'
 import { currentDeadline } from '@hourglass/core'
 import { ClientCall } from './ClientCall.js'
 import { type ClientDeadlineOptions, resolveClientOptions } from './clientOptions.js'
-import { explicitDeadline } from './withDeadline.js'
+import { explicitDeadline } from './withCallDeadline.js'
 
 /**
  * A grpc-js client interceptor (`new Client(address, credentials, { interceptors: [...] })`)
- * that carries the caller's deadline — `withDeadline(deadline)` in the call
+ * that carries the caller's deadline — `withCallDeadline(deadline)` in the call
  * options, else `currentDeadline()` — into every outbound call:
  *
  * - the call's gRPC deadline becomes `min(its own, remaining − reserveMs)`,

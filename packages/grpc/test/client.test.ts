@@ -22,7 +22,7 @@ import {
   type GrpcClientEndMessage,
   type GrpcClientStartMessage,
   grpcChannels,
-  withDeadline,
+  withCallDeadline,
 } from '../src/index.js'
 import {
   connect,
@@ -121,11 +121,11 @@ describe('deadlineInterceptor: every call carries the caller deadline', () => {
     expect(arrivals.map((a) => a.header)).toEqual(['5000', '5000'])
   })
 
-  it('withDeadline(deadline) gives one call its deadline explicitly, outside any context', async () => {
+  it('withCallDeadline(deadline) gives one call its deadline explicitly, outside any context', async () => {
     const { arrivals } = await echoServer()
     const work = client()
     const deadline = Deadline.after(1234, { clock: new ManualClock() })
-    await unary(work, {}, withDeadline(deadline, { deadline: Date.now() + 60_000 }))
+    await unary(work, {}, withCallDeadline(deadline, { deadline: Date.now() + 60_000 }))
     expect(arrivals[0]!.header).toBe('1234')
     expect(arrivals[0]!.grpcMs).toBeLessThanOrEqual(1234)
   })

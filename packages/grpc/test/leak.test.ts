@@ -15,7 +15,7 @@ import {
   type GrpcClientEndMessage,
   type GrpcServerEndMessage,
   grpcChannels,
-  withDeadline,
+  withCallDeadline,
 } from '../src/index.js'
 import {
   connect,
@@ -109,7 +109,7 @@ describe('10,000 calls through both interceptors', () => {
         if (short) {
           // 12 ms for the call: the server's handler gets 2 and is answered DEADLINE_EXCEEDED.
           const slice = caller.child(12)
-          result = await unary(client!, {}, withDeadline(slice))
+          result = await unary(client!, {}, withCallDeadline(slice))
           slice.dispose()
         } else {
           result = await runWithDeadline(caller, () => unary(client!, {}))

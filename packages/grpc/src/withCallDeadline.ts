@@ -10,13 +10,13 @@ const CALL_DEADLINE = Symbol.for('@hourglass/grpc.call-deadline')
  * Call options that give this one call `deadline` explicitly — for code where
  * the async context is lost, or that must use another deadline than the
  * current one. `deadlineInterceptor()` reads it instead of `currentDeadline()`:
- * `client.getItem(req, withDeadline(deadline, { host }), callback)`.
+ * `client.getItem(req, withCallDeadline(deadline, { host }), callback)`.
  */
-export function withDeadline(deadline: Deadline, options: CallOptions = {}): CallOptions {
+export function withCallDeadline(deadline: Deadline, options: CallOptions = {}): CallOptions {
   return { ...options, [CALL_DEADLINE]: deadline } as CallOptions
 }
 
-/** @internal The deadline `withDeadline` put on a call's options. */
+/** @internal The deadline `withCallDeadline` put on a call's options. */
 export function explicitDeadline(options: object): Deadline | undefined {
   return (options as { [CALL_DEADLINE]?: Deadline })[CALL_DEADLINE]
 }
