@@ -7,12 +7,16 @@ export interface ProbeOptions extends Omit<CreateFetchOptions, 'retry' | 'dispat
   /** Calls measured. Default 10. */
   samples?: number
   method?: string
-  headers?: Record<string, string>
+  /**
+   * Sent on every call, warm-up included (an `Authorization` for a protected
+   * endpoint). Pairs may repeat a name.
+   */
+  headers?: Record<string, string> | readonly (readonly [string, string])[]
   body?: string
   /**
    * Open a new connection for every call, so DNS and connect are measured
-   * too. Default `true`; `false` measures keep-alive calls (DNS and connect
-   * then read 0).
+   * too. Default `true`; `false` measures keep-alive calls (only the first
+   * measured call then looks up and connects).
    */
   freshConnections?: boolean
 }
@@ -20,6 +24,10 @@ export interface ProbeOptions extends Omit<CreateFetchOptions, 'retry' | 'dispat
 export interface PhaseStats {
   medianMs: number
   p90Ms: number
+  /** The slowest sample. */
+  maxMs: number
+  /** How many samples went through this phase. */
+  samples: number
 }
 
 export interface ProbeSample extends AttemptTimings {
@@ -32,61 +40,81 @@ export interface ProbeResult {
   /** Total time of one call (dispatch → last body byte). */
   medianMs: number
   p90Ms: number
+  /** The slowest call. */
+  maxMs: number
   /** p90 / median. */
   ratio: number
-  phases: { dns: PhaseStats; connect: PhaseStats; headers: PhaseStats; body: PhaseStats }
+  /**
+   * Per phase. `dns` is undefined when no sample looked a name up (an IP
+   * address, or keep-alive calls), `connect` when none opened a connection:
+   * there is nothing to size a limit from.
+   */
+  phases: {
+    dns: PhaseStats | undefined
+    connect: PhaseStats | undefined
+    headers: PhaseStats
+    body: PhaseStats
+  }
   /** Set when p90 ≥ 3 × median: a fixed timeout would be a lottery. */
   warning: string | undefined
 }
 
 /**
  * Warm an endpoint, then time `samples` sequential calls and report median,
- * p90, their ratio and per-phase timings — the data to size slices from
- * (DESIGN.md: "a probe warms an endpoint (3 calls), measures 10").
- * Percentiles are nearest-rank. Calls run without retries.
+ * p90, maximum, their ratio and per-phase timings — the data to size slices
+ * from (DESIGN.md: "a probe warms an endpoint (3 calls), measures 10").
+ * Percentiles are nearest-rank. Calls run without retries; the first that
+ * fails rejects the probe with its error (a `ConnectError` with
+ * `phase: 'dns'` for a name that does not resolve).
  */
 export async function probe(url: string | URL, options: ProbeOptions = {}): Promise<ProbeResult> {
   const { warmup = 3, samples = 10, method, headers, body, freshConnections = true } = options
   if (!Number.isInteger(samples) || samples < 1)
     throw new TypeError('samples must be an integer ≥ 1')
-  const measured: ProbeSample[] = []
-  let shared: ReturnType<typeof createFetch> | undefined
-  for (let i = 0; i < warmup + samples; i++) {
-    let timings: AttemptTimings | undefined
-    const fetch =
-      !freshConnections && shared
-        ? shared
-        : createFetch(
-            { ...options, retry: false },
-            { onAttempt: (a) => (timings = { ...a.timings }) },
-          )
-    if (!freshConnections) shared = fetch
-    try {
-      const res = await fetch(url, {
-        ...(method ? { method } : {}),
-        ...(headers ? { headers } : {}),
-        ...(body !== undefined ? { body } : {}),
-      })
-      await res.arrayBuffer()
-      if (i >= warmup && timings) measured.push({ ...timings, status: res.status })
-    } finally {
-      if (freshConnections) await fetch.close()
-    }
+  const init = {
+    ...(method ? { method } : {}),
+    ...(headers ? { headers: toHeaderList(headers) } : {}),
+    ...(body !== undefined ? { body } : {}),
   }
-  await shared?.close()
-  const total = stats(measured.map((s) => s.totalMs ?? 0))
+  const measured: ProbeSample[] = []
+  // The attempt of the call in flight (one hook, whichever fetch made the
+  // call); its timings are read once the body has been read to the end.
+  let attempt: { timings: AttemptTimings } | undefined
+  const onAttempt = (a: { timings: AttemptTimings }) => {
+    attempt = a
+  }
+  const fetchOptions = { ...options, retry: false as const }
+  const shared = freshConnections ? undefined : createFetch(fetchOptions, { onAttempt })
+  try {
+    for (let i = 0; i < warmup + samples; i++) {
+      attempt = undefined
+      const fetch = shared ?? createFetch(fetchOptions, { onAttempt })
+      try {
+        const res = await fetch(url, init)
+        await res.arrayBuffer()
+        const done = attempt as { timings: AttemptTimings } | undefined
+        if (i >= warmup && done) measured.push({ ...done.timings, status: res.status })
+      } finally {
+        if (!shared) await fetch.close()
+      }
+    }
+  } finally {
+    await shared?.close()
+  }
+  const total = stats(measured.map((s) => s.totalMs ?? 0))!
   const ratio = total.medianMs > 0 ? total.p90Ms / total.medianMs : 1
   return {
     url: String(url),
     samples: measured,
     medianMs: total.medianMs,
     p90Ms: total.p90Ms,
+    maxMs: total.maxMs,
     ratio,
     phases: {
-      dns: stats(measured.map((s) => s.dnsMs ?? 0)),
-      connect: stats(measured.map((s) => s.connectMs ?? 0)),
-      headers: stats(measured.map((s) => s.headersMs ?? 0)),
-      body: stats(measured.map((s) => s.bodyMs ?? 0)),
+      dns: stats(measured.map((s) => s.dnsMs)),
+      connect: stats(measured.map((s) => s.connectMs)),
+      headers: stats(measured.map((s) => s.headersMs ?? 0))!,
+      body: stats(measured.map((s) => s.bodyMs ?? 0))!,
     },
     warning:
       ratio >= 3
@@ -95,8 +123,22 @@ export async function probe(url: string | URL, options: ProbeOptions = {}): Prom
   }
 }
 
-function stats(values: number[]): PhaseStats {
-  return { medianMs: percentile(values, 0.5), p90Ms: percentile(values, 0.9) }
+/** Stats over the samples that went through a phase; undefined when none did. */
+function stats(values: readonly (number | undefined)[]): PhaseStats | undefined {
+  const seen = values.filter((v): v is number => v !== undefined)
+  if (seen.length === 0) return undefined
+  return {
+    medianMs: percentile(seen, 0.5),
+    p90Ms: percentile(seen, 0.9),
+    maxMs: Math.max(...seen),
+    samples: seen.length,
+  }
+}
+
+function toHeaderList(headers: NonNullable<ProbeOptions['headers']>): [string, string][] {
+  return Array.isArray(headers)
+    ? headers.map(([name, value]) => [name, value])
+    : Object.entries(headers)
 }
 
 /** Nearest-rank percentile. */

@@ -1,30 +1,65 @@
-import type { ProbeResult } from './probe.js'
+import type { PhaseStats, ProbeResult, ProbeSample } from './probe.js'
+
+/** A setting `suggestTimeouts` sizes. */
+export type SuggestedSetting =
+  | 'dnsTimeoutMs'
+  | 'connectTimeoutMs'
+  | 'headersTimeoutMs'
+  | 'bodyTimeoutMs'
+  | 'sliceMs'
+
+/** Measured samples a suggested setting would have cut: they took longer than it. */
+export interface SuggestionCut {
+  setting: SuggestedSetting
+  limitMs: number
+  /** How many samples took longer than `limitMs`, of the `of` that went through the phase. */
+  samples: number
+  of: number
+  /** `samples / of`, 0–1. */
+  share: number
+  /** The fastest and the slowest of the samples cut, ms. */
+  fromMs: number
+  toMs: number
+}
 
 export interface SuggestedTimeouts {
-  dnsTimeoutMs: number
-  connectTimeoutMs: number
+  /** Undefined when no sample looked a name up (an IP address): there is no DNS phase to limit. */
+  dnsTimeoutMs: number | undefined
+  /** Undefined when no sample opened a connection (keep-alive calls). */
+  connectTimeoutMs: number | undefined
   headersTimeoutMs: number
   bodyTimeoutMs: number
-  /** The whole call, ms: p90 × `headroom`. Use it as a fixed `{ ms }` slice. */
+  /** The whole call, ms. Use it as a fixed `{ ms }` slice. */
   sliceMs: number
   /** `sliceMs` as a share of `budgetMs` (0–1), for a share slice. */
   share: number
   /** False when even the p90 call does not fit in the budget. */
   fits: boolean
-  warning: string | undefined
+  /**
+   * Settings that would have cut measured samples. Empty unless the budget
+   * capped a setting below the slowest sample it saw.
+   */
+  cuts: SuggestionCut[]
+  /** Everything the numbers alone do not say, one sentence each: the lottery, the fit, each cut. */
+  warnings: string[]
 }
 
 export interface SuggestOptions {
   /** Multiplier over each p90. Default 2. */
   headroom?: number
+  /** Multiplier over the slowest sample, so a setting covers what was seen. Default 1.25. */
+  maxHeadroom?: number
   /** No phase limit below this, ms (loopback p90s are near 0). Default 10. */
   floorMs?: number
 }
 
 /**
- * Turn a probe into phase limits and a slice: each phase gets its p90 ×
- * `headroom` (at least `floorMs`, at most the budget); the slice is the whole
- * call's p90 × `headroom`, capped at the budget.
+ * Turn a probe into phase limits and a slice. Each gets the larger of its
+ * p90 × `headroom` and its slowest sample × `maxHeadroom` — so no sample the
+ * probe saw would have been cut — with phase limits at least `floorMs`, and
+ * all of them at most the budget. When the budget caps a setting below the
+ * slowest sample, `cuts` and `warnings` say which share of the samples it
+ * would have cut. No DNS limit is suggested when no sample looked a name up.
  */
 export function suggestTimeouts(
   result: ProbeResult,
@@ -32,20 +67,79 @@ export function suggestTimeouts(
   options: SuggestOptions = {},
 ): SuggestedTimeouts {
   const headroom = options.headroom ?? 2
+  const maxHeadroom = options.maxHeadroom ?? 1.25
   const floorMs = options.floorMs ?? 10
-  const limit = (p90: number) => Math.min(budgetMs, Math.max(floorMs, Math.ceil(p90 * headroom)))
-  const sliceMs = Math.min(budgetMs, Math.ceil(result.p90Ms * headroom))
+  const cover = (s: Pick<PhaseStats, 'p90Ms' | 'maxMs'>, floor: number) =>
+    Math.min(
+      budgetMs,
+      Math.max(floor, Math.ceil(s.p90Ms * headroom), Math.ceil(s.maxMs * maxHeadroom)),
+    )
+  const { phases, samples } = result
+  const dnsTimeoutMs = phases.dns && cover(phases.dns, floorMs)
+  const connectTimeoutMs = phases.connect && cover(phases.connect, floorMs)
+  const headersTimeoutMs = cover(phases.headers, floorMs)
+  const bodyTimeoutMs = cover(phases.body, floorMs)
+  const sliceMs = cover(result, 0)
   const fits = result.p90Ms <= budgetMs
+
+  const cuts = [
+    cut('dnsTimeoutMs', dnsTimeoutMs, samples, (s) => s.dnsMs),
+    cut('connectTimeoutMs', connectTimeoutMs, samples, (s) => s.connectMs),
+    cut('headersTimeoutMs', headersTimeoutMs, samples, (s) => s.headersMs ?? 0),
+    cut('bodyTimeoutMs', bodyTimeoutMs, samples, (s) => s.bodyMs ?? 0),
+    cut('sliceMs', sliceMs, samples, (s) => s.totalMs ?? 0),
+  ].filter((c) => c !== undefined)
+
+  const warnings: string[] = []
+  if (result.warning) warnings.push(result.warning)
+  if (!fits) {
+    warnings.push(
+      `p90 (${Math.round(result.p90Ms)} ms) exceeds the ${budgetMs} ms budget: the call will often fail; raise the budget, add a fallback, or speed up the upstream`,
+    )
+  }
+  for (const c of cuts) {
+    warnings.push(
+      `${c.setting === 'sliceMs' ? 'the slice' : c.setting} (${c.limitMs} ms, capped by the ${budgetMs} ms budget) would have cut ${c.samples} of ${c.of} samples (${percent(c.share)}), which took ${range(c)}`,
+    )
+  }
   return {
-    dnsTimeoutMs: limit(result.phases.dns.p90Ms),
-    connectTimeoutMs: limit(result.phases.connect.p90Ms),
-    headersTimeoutMs: limit(result.phases.headers.p90Ms),
-    bodyTimeoutMs: limit(result.phases.body.p90Ms),
+    dnsTimeoutMs,
+    connectTimeoutMs,
+    headersTimeoutMs,
+    bodyTimeoutMs,
     sliceMs,
     share: budgetMs > 0 ? sliceMs / budgetMs : 1,
     fits,
-    warning: !fits
-      ? `p90 (${Math.round(result.p90Ms)} ms) exceeds the ${budgetMs} ms budget: the call will often fail; raise the budget, add a fallback, or speed up the upstream`
-      : result.warning,
+    cuts,
+    warnings,
   }
+}
+
+function cut(
+  setting: SuggestedSetting,
+  limitMs: number | undefined,
+  samples: readonly ProbeSample[],
+  phaseMs: (s: ProbeSample) => number | undefined,
+): SuggestionCut | undefined {
+  if (limitMs === undefined) return undefined
+  const seen = samples.map(phaseMs).filter((v): v is number => v !== undefined)
+  const over = seen.filter((v) => v > limitMs)
+  if (over.length === 0) return undefined
+  return {
+    setting,
+    limitMs,
+    samples: over.length,
+    of: seen.length,
+    share: over.length / seen.length,
+    fromMs: Math.round(Math.min(...over)),
+    toMs: Math.round(Math.max(...over)),
+  }
+}
+
+function percent(share: number): string {
+  return `${Math.round(share * 1000) / 10} %`
+}
+
+function range(c: SuggestionCut): string {
+  return c.fromMs === c.toMs ? `${c.fromMs} ms` : `${c.fromMs}–${c.toMs} ms`
 }

@@ -1,6 +1,12 @@
 import { faultServer } from '@hourglass/testkit'
 import { afterEach, describe, expect, it } from 'vitest'
-import { type LookupFunction, probe, suggestTimeouts } from '../src/index.js'
+import {
+  type LookupFunction,
+  type ProbeResult,
+  type ProbeSample,
+  probe,
+  suggestTimeouts,
+} from '../src/index.js'
 
 let closers: { close(): Promise<void> }[] = []
 afterEach(async () => {
@@ -9,7 +15,7 @@ afterEach(async () => {
 })
 
 describe('probe', () => {
-  it('warms up, measures the samples, and reports median, p90 and per-phase timings', async () => {
+  it('warms up, measures the samples, and reports median, p90, max and per-phase timings', async () => {
     const server = await faultServer({ type: 'respond', delayMs: 40 })
     closers.push(server)
     const lookup: LookupFunction = (_h, _o, cb) => cb(null, '127.0.0.1', 4)
@@ -22,6 +28,7 @@ describe('probe', () => {
     expect(result.samples).toHaveLength(10)
     expect(result.medianMs).toBeGreaterThanOrEqual(35)
     expect(result.p90Ms).toBeGreaterThanOrEqual(result.medianMs)
+    expect(result.maxMs).toBe(Math.max(...result.samples.map((s) => s.totalMs!)))
     expect(result.phases.headers.medianMs).toBeGreaterThanOrEqual(35)
     // Fresh connections by default: every sample did its own lookup and connect.
     for (const s of result.samples) {
@@ -29,6 +36,8 @@ describe('probe', () => {
       expect(s.connectMs).toBeTypeOf('number')
       expect(s.status).toBe(200)
     }
+    expect(result.phases.dns?.samples).toBe(10)
+    expect(result.phases.connect?.samples).toBe(10)
     expect(result.ratio).toBeLessThan(3)
     expect(result.warning).toBeUndefined()
   })
@@ -45,25 +54,81 @@ describe('probe', () => {
     expect(result.ratio).toBeGreaterThanOrEqual(3)
     expect(result.warning).toMatch(/lottery/)
   })
+
+  it('an IP address has no DNS phase: no DNS stats, and no DNS limit suggested', async () => {
+    const server = await faultServer({ type: 'respond', body: 'ok' })
+    closers.push(server)
+    expect(server.url).toMatch(/^http:\/\/127\.0\.0\.1:/)
+    const result = await probe(server.url, { warmup: 0, samples: 3 })
+    for (const s of result.samples) expect(s.dnsMs).toBeUndefined()
+    expect(result.phases.dns).toBeUndefined()
+    expect(result.phases.connect?.samples).toBe(3)
+    const suggested = suggestTimeouts(result, 1000)
+    expect(suggested.dnsTimeoutMs).toBeUndefined()
+    expect(suggested.connectTimeoutMs).toBeTypeOf('number')
+  })
+
+  it('sends its headers on every call, warm-up included; a repeated name is sent with both values', async () => {
+    const server = await faultServer({ type: 'respond', body: 'ok' })
+    closers.push(server)
+    await probe(server.url, {
+      warmup: 1,
+      samples: 2,
+      headers: [
+        ['authorization', 'Bearer t0ken'],
+        ['x-tenant', 'a'],
+        ['x-tenant', 'b'],
+      ],
+    })
+    expect(server.records).toHaveLength(3)
+    for (const r of server.records) {
+      expect(r.headers['authorization']).toBe('Bearer t0ken')
+      expect(r.headers['x-tenant']).toBe('a, b')
+    }
+  })
+
+  it('measures every keep-alive call with freshConnections: false; connect stats cover only the calls that connected', async () => {
+    const server = await faultServer({ type: 'respond', body: 'ok' })
+    closers.push(server)
+    const result = await probe(server.url, { warmup: 0, samples: 6, freshConnections: false })
+    expect(result.samples).toHaveLength(6)
+    expect(result.samples[0]!.connectMs).toBeTypeOf('number')
+    // undici may open a second connection when a call starts before the last
+    // one's socket is back in the pool; the stats count what happened.
+    const connected = result.samples.filter((s) => s.connectMs !== undefined).length
+    expect(result.phases.connect?.samples).toBe(connected)
+  })
+
+  it('a name that does not resolve fails in the dns phase, with the resolver’s code', async () => {
+    const lookup: LookupFunction = (hostname, _o, cb) =>
+      cb(Object.assign(new Error(`getaddrinfo ENOTFOUND ${hostname}`), { code: 'ENOTFOUND' }), '')
+    const error = await probe('http://no-such-host.test/', {
+      warmup: 0,
+      samples: 1,
+      lookup,
+    }).catch((e: unknown) => e)
+    expect(error).toMatchObject({ phase: 'dns', osCode: 'ENOTFOUND' })
+  })
 })
 
 describe('suggestTimeouts', () => {
-  const result = {
+  const result: ProbeResult = {
     url: 'http://x',
     samples: [],
     medianMs: 100,
     p90Ms: 150,
+    maxMs: 160,
     ratio: 1.5,
     phases: {
-      dns: { medianMs: 1, p90Ms: 2 },
-      connect: { medianMs: 5, p90Ms: 20 },
-      headers: { medianMs: 80, p90Ms: 120 },
-      body: { medianMs: 10, p90Ms: 25 },
+      dns: { medianMs: 1, p90Ms: 2, maxMs: 3, samples: 10 },
+      connect: { medianMs: 5, p90Ms: 20, maxMs: 24, samples: 10 },
+      headers: { medianMs: 80, p90Ms: 120, maxMs: 130, samples: 10 },
+      body: { medianMs: 10, p90Ms: 25, maxMs: 30, samples: 10 },
     },
     warning: undefined,
   }
 
-  it('gives each phase its p90 × 2 (at least 10 ms) and the call a slice of p90 × 2', () => {
+  it('gives each phase its p90 × 2 (at least 10 ms) and the call a slice of p90 × 2, when that covers the slowest sample', () => {
     expect(suggestTimeouts(result, 1000)).toEqual({
       dnsTimeoutMs: 10,
       connectTimeoutMs: 40,
@@ -72,8 +137,96 @@ describe('suggestTimeouts', () => {
       sliceMs: 300,
       share: 0.3,
       fits: true,
-      warning: undefined,
+      cuts: [],
+      warnings: [],
     })
+  })
+
+  /** 27 calls answer headers in ~55–63 ms, 3 in 300, 400 and 500 ms: the case a p90 alone hides. */
+  const tail = (): ProbeResult => {
+    const samples: ProbeSample[] = Array.from({ length: 30 }, (_, i) => {
+      const headersMs = i < 27 ? 55 + (i % 9) : [300, 400, 500][i - 27]!
+      return { dnsMs: 1, connectMs: 2, headersMs, bodyMs: 1, totalMs: headersMs + 4, status: 200 }
+    })
+    const stat = (values: number[]) => {
+      const sorted = [...values].sort((a, b) => a - b)
+      return {
+        medianMs: sorted[14]!,
+        p90Ms: sorted[26]!,
+        maxMs: sorted[29]!,
+        samples: values.length,
+      }
+    }
+    const total = stat(samples.map((s) => s.totalMs!))
+    return {
+      url: 'http://x',
+      samples,
+      medianMs: total.medianMs,
+      p90Ms: total.p90Ms,
+      maxMs: total.maxMs,
+      ratio: total.p90Ms / total.medianMs,
+      phases: {
+        dns: stat(samples.map((s) => s.dnsMs!)),
+        connect: stat(samples.map((s) => s.connectMs!)),
+        headers: stat(samples.map((s) => s.headersMs!)),
+        body: stat(samples.map((s) => s.bodyMs!)),
+      },
+      warning: undefined,
+    }
+  }
+
+  it('covers the slowest sample even when the p90 does not see it (3 of 30 samples at 300–500 ms)', () => {
+    const r = tail()
+    expect(r.phases.headers.p90Ms * 2).toBeLessThan(130) // what p90 × 2 alone would suggest
+    const s = suggestTimeouts(r, 2000)
+    expect(s.headersTimeoutMs).toBeGreaterThanOrEqual(500)
+    expect(s.sliceMs).toBeGreaterThanOrEqual(504)
+    for (const sample of r.samples) {
+      expect(sample.headersMs!).toBeLessThanOrEqual(s.headersTimeoutMs)
+      expect(sample.totalMs!).toBeLessThanOrEqual(s.sliceMs)
+    }
+    expect(s.cuts).toEqual([])
+    expect(s.warnings).toEqual([])
+  })
+
+  it('says plainly which share of the samples a setting capped by the budget would cut', () => {
+    const s = suggestTimeouts(tail(), 350)
+    expect(s.headersTimeoutMs).toBe(350)
+    expect(s.sliceMs).toBe(350)
+    expect(s.cuts).toEqual([
+      {
+        setting: 'headersTimeoutMs',
+        limitMs: 350,
+        samples: 2,
+        of: 30,
+        share: 2 / 30,
+        fromMs: 400,
+        toMs: 500,
+      },
+      {
+        setting: 'sliceMs',
+        limitMs: 350,
+        samples: 2,
+        of: 30,
+        share: 2 / 30,
+        fromMs: 404,
+        toMs: 504,
+      },
+    ])
+    expect(s.warnings).toEqual([
+      'headersTimeoutMs (350 ms, capped by the 350 ms budget) would have cut 2 of 30 samples (6.7 %), which took 400–500 ms',
+      'the slice (350 ms, capped by the 350 ms budget) would have cut 2 of 30 samples (6.7 %), which took 404–504 ms',
+    ])
+  })
+
+  it('suggests no DNS limit when no sample looked a name up, and no connect limit when none connected', () => {
+    const s = suggestTimeouts(
+      { ...result, phases: { ...result.phases, dns: undefined, connect: undefined } },
+      1000,
+    )
+    expect(s.dnsTimeoutMs).toBeUndefined()
+    expect(s.connectTimeoutMs).toBeUndefined()
+    expect(s.headersTimeoutMs).toBe(240)
   })
 
   it('says so when the p90 call does not fit in the budget', () => {
@@ -81,6 +234,6 @@ describe('suggestTimeouts', () => {
     expect(s.fits).toBe(false)
     expect(s.sliceMs).toBe(120)
     expect(s.headersTimeoutMs).toBe(120)
-    expect(s.warning).toMatch(/exceeds the 120 ms budget/)
+    expect(s.warnings[0]).toMatch(/exceeds the 120 ms budget/)
   })
 })
