@@ -18,11 +18,38 @@ const BAD: [string[], RegExp][] = [
     /^hourglass probe: option '--budget <value>' argument missing/,
   ],
   [['probe', 'http://127.0.0.1:9/', '--verbose'], /^hourglass probe: unknown option '--verbose'/],
+  // A negative number after an option is its value, judged by the option's own rule
+  // (not Node's three-line "argument is ambiguous").
+  [
+    ['probe', 'http://127.0.0.1:9/', '--budget', '-5'],
+    /^hourglass probe: --budget must be a whole number from 1 to \d+, got '-5'\n$/,
+  ],
+  [
+    ['probe', 'http://127.0.0.1:9/', '--budget', '--samples', '3'],
+    /^hourglass probe: --budget needs a value; to give one starting with a dash write --budget=<value>/,
+  ],
+  [
+    ['probe', 'http://127.0.0.1:9/', '--header', 'Authorization Bearer sk-secret'],
+    /^hourglass probe: --header must be 'name: value', got one without a ':'/,
+  ],
+  [
+    ['probe', 'http://127.0.0.1:9/', '-H', 'x tenant: a'],
+    /^hourglass probe: --header name 'x tenant' is not a valid header name\n$/,
+  ],
+  [
+    ['probe', 'http://127.0.0.1:9/', '--header'],
+    /^hourglass probe: option '-H, --header <value>' argument missing/,
+  ],
+  [['--json'], /^hourglass: unknown option '--json': name a command first/],
   [['gateway'], /^hourglass gateway: --config <file\.json> is required/],
   [['gateway', '--config', '/nonexistent/gateway.json'], /\(file\): cannot read it \(ENOENT\)\n$/],
   [
     ['gateway', '--config', 'x.json', '--port', '70000'],
     /--port must be a whole number from 0 to 65535/,
+  ],
+  [
+    ['gateway', '--config', 'x.json', '--port', '-1'],
+    /^hourglass gateway: --port must be a whole number from 0 to 65535, got '-1'\n$/,
   ],
   [['demo', 'now'], /^hourglass demo: unexpected argument 'now'/],
   [['demo', '--seed', 'x'], /--seed must be a whole number/],
@@ -37,6 +64,7 @@ describe('bad arguments', () => {
     expect(run.stderr.endsWith('\n')).toBe(true)
     expect(run.stderr.trimEnd().split('\n')).toHaveLength(1)
     expect(run.stderr).toMatch(message)
+    expect(run.stderr).not.toContain('sk-secret')
   })
 })
 

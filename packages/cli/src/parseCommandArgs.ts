@@ -1,20 +1,61 @@
+import { type ParseArgsConfig, parseArgs } from 'node:util'
 import { UsageError } from './UsageError.js'
 
+type Config = Omit<ParseArgsConfig, 'args' | 'strict'>
+
 /**
- * Runs a strict `node:util` `parseArgs` call, its errors turned into one-line
- * `UsageError`s (Node's own messages run to several sentences).
+ * A strict `node:util` `parseArgs` over `args`, its errors turned into
+ * one-line `UsageError`s (Node's own messages run to several sentences and
+ * lines). An option followed by a negative number (`--budget -5`) takes it as
+ * its value, as `--budget=-5` would, so the option's own check names the
+ * problem instead of Node's three-line "argument is ambiguous".
  */
-export function parseCommandArgs<T>(command: string, parse: () => T): T {
-  try {
-    return parse()
-  } catch (error) {
-    const message = error instanceof Error ? error.message : String(error)
-    const first = message.split('. ')[0]!.replace(/\.$/, '')
-    throw new UsageError(
-      `hourglass ${command}: ${first.charAt(0).toLowerCase()}${first.slice(1)} (see hourglass ${command} --help)`,
-      { cause: error },
-    )
+export function parseCommandArgs<C extends Config>(
+  command: string,
+  args: string[],
+  config: C,
+): ReturnType<typeof parseArgs<C & { args: string[]; strict: true }>> {
+  let current = [...args]
+  // Each round joins one ambiguous option to its value; there are at most as many as arguments.
+  for (let round = 0; ; round++) {
+    try {
+      return parseArgs({ ...config, args: current, strict: true as const })
+    } catch (error) {
+      const joined = round < args.length ? joinNegativeValue(current, error) : undefined
+      if (joined) {
+        current = joined
+        continue
+      }
+      throw new UsageError(
+        `hourglass ${command}: ${describe(error)} (see hourglass ${command} --help)`,
+        { cause: error },
+      )
+    }
   }
+}
+
+/** `[…, '--budget', '-5', …]` → `[…, '--budget=-5', …]` when Node found that option ambiguous. */
+function joinNegativeValue(args: string[], error: unknown): string[] | undefined {
+  const message = error instanceof Error ? error.message : ''
+  const option = /^Option '(-{1,2}[^\s']+)(?: <value>)?' argument is ambiguous/.exec(message)?.[1]
+  if (option === undefined) return undefined
+  const at = args.indexOf(option)
+  const value = args[at + 1]
+  if (at < 0 || value === undefined || !/^-\d|^-\.\d/.test(value)) return undefined
+  const together = option.startsWith('--') ? `${option}=${value}` : `${option}${value}`
+  return [...args.slice(0, at), together, ...args.slice(at + 2)]
+}
+
+/** Node's message, cut to its first sentence of its first line, in our voice. */
+function describe(error: unknown): string {
+  const message = error instanceof Error ? error.message : String(error)
+  const ambiguous = /^Option '(-{1,2}[^\s']+)(?: <value>)?' argument is ambiguous/.exec(message)
+  if (ambiguous) {
+    const long = /use '(--[^=']+)=/.exec(message)?.[1] ?? ambiguous[1]!
+    return `${ambiguous[1]} needs a value; to give one starting with a dash write ${long}=<value>`
+  }
+  const first = message.split('\n')[0]!.split('. ')[0]!.replace(/\.$/, '')
+  return `${first.charAt(0).toLowerCase()}${first.slice(1)}`
 }
 
 /** A whole number option within [min, max], or a UsageError naming it. */

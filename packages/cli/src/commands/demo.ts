@@ -1,4 +1,3 @@
-import { parseArgs } from 'node:util'
 import type { Command } from '../Command.js'
 import { progressLine } from '../demo/progressLine.js'
 import { renderDemo } from '../demo/renderDemo.js'
@@ -26,19 +25,15 @@ Options:
   -h, --help   this help
 `,
   async run(args, io) {
-    const { values } = parseCommandArgs('demo', () =>
-      parseArgs({
-        args,
-        strict: true,
-        allowPositionals: false,
-        options: {
-          serve: { type: 'boolean' },
-          json: { type: 'boolean' },
-          seed: { type: 'string' },
-          help: { type: 'boolean', short: 'h' },
-        },
-      }),
-    )
+    const { values } = parseCommandArgs('demo', args, {
+      allowPositionals: false,
+      options: {
+        serve: { type: 'boolean' },
+        json: { type: 'boolean' },
+        seed: { type: 'string' },
+        help: { type: 'boolean', short: 'h' },
+      },
+    })
     if (values.help) {
       io.stdout(demoCommand.help)
       return 0

@@ -1,5 +1,4 @@
 import { once } from 'node:events'
-import { parseArgs } from 'node:util'
 import type { Command } from '../Command.js'
 import { intOption, parseCommandArgs } from '../parseCommandArgs.js'
 import { UsageError } from '../UsageError.js'
@@ -19,19 +18,15 @@ Options:
   -h, --help       this help
 `,
   async run(args, io) {
-    const { values } = parseCommandArgs('gateway', () =>
-      parseArgs({
-        args,
-        strict: true,
-        allowPositionals: false,
-        options: {
-          config: { type: 'string' },
-          port: { type: 'string' },
-          host: { type: 'string' },
-          help: { type: 'boolean', short: 'h' },
-        },
-      }),
-    )
+    const { values } = parseCommandArgs('gateway', args, {
+      allowPositionals: false,
+      options: {
+        config: { type: 'string' },
+        port: { type: 'string' },
+        host: { type: 'string' },
+        help: { type: 'boolean', short: 'h' },
+      },
+    })
     if (values.help) {
       io.stdout(gatewayCommand.help)
       return 0

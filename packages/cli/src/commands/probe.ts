@@ -1,9 +1,11 @@
 import { subscribe, unsubscribe } from 'node:diagnostics_channel'
-import { parseArgs } from 'node:util'
 import { channelNames } from '@hourglass/core'
 import { probe, suggestTimeouts } from '@hourglass/fetch'
 import type { Command } from '../Command.js'
 import { intOption, parseCommandArgs } from '../parseCommandArgs.js'
+import { describeFailure } from '../probe/describeFailure.js'
+import { parseHeader } from '../probe/parseHeader.js'
+import { probeReport } from '../probe/probeReport.js'
 import { renderProbe } from '../probe/renderProbe.js'
 import { UsageError } from '../UsageError.js'
 
@@ -11,33 +13,36 @@ export const probeCommand: Command = {
   name: 'probe',
   summary: 'measure an endpoint and suggest its timeouts and slice',
   help: `Usage: hourglass probe <url> [--warmup 3] [--samples 10] [--budget 2000]
+                       [--header 'name: value']... [--json]
 
 Makes --warmup calls (not measured), then --samples sequential GETs, each on
-a fresh connection, and prints median / p90 / their ratio per phase (dns,
-connect, headers = time to first byte, body), a latency histogram, a warning
-when p90 ≥ 3 × median (a fixed timeout there is a lottery), and suggested
-@hourglass/fetch settings for the budget as JSON ready to paste.
+a fresh connection, and prints median / p90 / max per phase (dns, connect,
+headers = time to first byte, body), a latency histogram, a warning when
+p90 ≥ 3 × median (a fixed timeout there is a lottery), and suggested
+@hourglass/fetch settings for the budget as JSON ready to paste. Each setting
+covers the slowest sample; when the budget caps one below it, a warning says
+which share of the samples it would cut. An IP address gets no DNS limit.
 
 Options:
-  --warmup <n>   calls before measuring (default 3)
-  --samples <n>  calls measured (default 10)
-  --budget <ms>  the request budget the call must fit in (default 2000)
-  -h, --help     this help
+  --warmup <n>          calls before measuring (default 3)
+  --samples <n>         calls measured (default 10)
+  --budget <ms>         the request budget the call must fit in (default 2000)
+  -H, --header <h>      'name: value' sent on every call; repeatable
+  --json                print samples, stats and settings as one JSON object
+  -h, --help            this help
 `,
   async run(args, io) {
-    const { values, positionals } = parseCommandArgs('probe', () =>
-      parseArgs({
-        args,
-        strict: true,
-        allowPositionals: true,
-        options: {
-          warmup: { type: 'string' },
-          samples: { type: 'string' },
-          budget: { type: 'string' },
-          help: { type: 'boolean', short: 'h' },
-        },
-      }),
-    )
+    const { values, positionals } = parseCommandArgs('probe', args, {
+      allowPositionals: true,
+      options: {
+        warmup: { type: 'string' },
+        samples: { type: 'string' },
+        budget: { type: 'string' },
+        header: { type: 'string', short: 'H', multiple: true },
+        json: { type: 'boolean' },
+        help: { type: 'boolean', short: 'h' },
+      },
+    })
     if (values.help) {
       io.stdout(probeCommand.help)
       return 0
@@ -53,6 +58,14 @@ Options:
     const warmup = intOption('probe', 'warmup', values.warmup, 3, 0, 1000)
     const samples = intOption('probe', 'samples', values.samples, 10, 1, 10_000)
     const budgetMs = intOption('probe', 'budget', values.budget, 2000, 1)
+    const headers = (values.header ?? []).map(parseHeader)
+    // fetch refuses a URL with credentials: send them as Basic auth (as curl
+    // does, unless a --header says otherwise), and print the URL without them.
+    const basic = basicAuth(url)
+    if (basic && !headers.some(([name]) => name.toLowerCase() === 'authorization')) {
+      headers.push(['authorization', basic])
+    }
+    const shown = withoutCredentials(url)
 
     const total = warmup + samples
     let calls = 0
@@ -69,17 +82,30 @@ Options:
         io.stderr(calls === total ? '.\n' : '.')
       }
     }
-    if (!io.stderrIsTTY) io.stderr(`probing ${url.href} (${warmup} warm-up, ${samples} measured) `)
+    if (!io.stderrIsTTY) io.stderr(`probing ${shown} (${warmup} warm-up, ${samples} measured) `)
     subscribe(channelNames.egressAttemptEnd, onAttemptEnd)
-    let result: Awaited<ReturnType<typeof probe>>
+    let measured: Awaited<ReturnType<typeof probe>> | undefined
+    let failure: unknown
     try {
-      result = await probe(url, { warmup, samples })
+      measured = await probe(shown, { warmup, samples, ...(headers.length > 0 ? { headers } : {}) })
+    } catch (error) {
+      failure = error
     } finally {
       unsubscribe(channelNames.egressAttemptEnd, onAttemptEnd)
       if (io.stderrIsTTY) io.stderr(`\r${' '.repeat(60)}\r`)
       else if (calls < total) io.stderr('\n')
     }
-    io.stdout(renderProbe(result, suggestTimeouts(result, budgetMs), budgetMs))
+    if (measured === undefined) {
+      io.stderr(`hourglass probe: ${describeFailure(failure, url)}\n`)
+      return 1
+    }
+    const result = { ...measured, url: shown }
+    const suggested = suggestTimeouts(result, budgetMs)
+    io.stdout(
+      values.json
+        ? `${JSON.stringify(probeReport(result, suggested, budgetMs), null, 2)}\n`
+        : renderProbe(result, suggested, budgetMs),
+    )
     return 0
   },
 }
@@ -97,4 +123,18 @@ function parseUrl(text: string): URL {
     )
   }
   return url
+}
+
+function basicAuth(url: URL): string | undefined {
+  if (url.username === '' && url.password === '') return undefined
+  const pair = `${decodeURIComponent(url.username)}:${decodeURIComponent(url.password)}`
+  return `Basic ${Buffer.from(pair).toString('base64')}`
+}
+
+function withoutCredentials(url: URL): string {
+  if (url.username === '' && url.password === '') return url.href
+  const copy = new URL(url.href)
+  copy.username = ''
+  copy.password = ''
+  return copy.href
 }

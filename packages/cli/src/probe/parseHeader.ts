@@ -1,0 +1,39 @@
+import { UsageError } from '../UsageError.js'
+
+// RFC 9110 token characters: what a header name may be made of.
+const TOKEN = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/
+
+/**
+ * `--header 'name: value'` as a [name, value] pair, or a UsageError saying
+ * what is wrong. The value is never quoted back: it is often a credential.
+ */
+export function parseHeader(text: string): [string, string] {
+  const colon = text.indexOf(':')
+  if (colon < 0) {
+    throw new UsageError(
+      "hourglass probe: --header must be 'name: value', got one without a ':' (see hourglass probe --help)",
+    )
+  }
+  const name = text.slice(0, colon).trim()
+  const value = text.slice(colon + 1).trim()
+  if (!TOKEN.test(name)) {
+    throw new UsageError(
+      name === ''
+        ? "hourglass probe: --header must be 'name: value', got an empty name"
+        : `hourglass probe: --header name '${printable(name)}' is not a valid header name`,
+    )
+  }
+  if (/[\r\n\0]/.test(value)) {
+    throw new UsageError(
+      `hourglass probe: --header '${name}' has a line break or NUL in its value, which HTTP does not allow`,
+    )
+  }
+  return [name, value]
+}
+
+/** A name to quote back on one line: control characters shown as `?`, at most 40 characters. */
+function printable(name: string): string {
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: replacing them is the point
+  const shown = name.replace(/[\x00-\x1f\x7f]/g, '?')
+  return shown.length > 40 ? `${shown.slice(0, 39)}…` : shown
+}
