@@ -130,17 +130,23 @@ describe('npm start -- --serve (hourglass demo --serve)', () => {
       // The first curl printed: the toolkit chain with a tight budget.
       const curl = /curl -si (\S+) -H '([^']+)' \\\n\s+-H '([^']+)' -d '([^']+)'/.exec(printed)
       expect(curl, printed).not.toBeNull()
-      const [, url, contentType, budget, body] = curl as unknown as string[]
+      const [, url, contentType, budget, body] = curl as unknown as [
+        string,
+        string,
+        string,
+        string,
+        string,
+      ]
       expect(budget).toBe('x-deadline-remaining-ms: 300')
       const header = (line: string) => line.split(': ') as [string, string]
       const statuses: number[] = []
       for (let i = 0; i < 20; i++) {
-        const res = await fetch(url!, {
+        const res = await fetch(url, {
           method: 'POST',
-          headers: [header(contentType!), header(budget!)],
+          headers: [header(contentType), header(budget)],
           body,
         })
-        const answer = await res.json()
+        const answer = (await res.json()) as { elapsedMs: number }
         statuses.push(res.status)
         if (res.status !== 504) {
           expect(res.status, JSON.stringify(answer)).toBe(200)
