@@ -1,0 +1,111 @@
+import { status } from '@grpc/grpc-js'
+import { DEADLINE_HEADER, isClientClosed, isDeadlineExceeded } from '@hourglass/core'
+import { request } from 'undici'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { type MixedChain, type Mode, startMixedChain } from './support/mixedChain.js'
+
+let chain: MixedChain
+beforeAll(async () => {
+  chain = await startMixedChain()
+  // Connections open and code warm before anything is measured.
+  const res = await request(`${chain.edgeUrl}/ask?mode=fast`)
+  await res.body.dump()
+})
+afterAll(async () => {
+  await chain.close()
+})
+
+const max = (values: number[]) => Math.max(...values)
+const min = (values: number[]) => Math.min(...values)
+const fmt = (values: number[]) => `min ${min(values).toFixed(1)}, max ${max(values).toFixed(1)} ms`
+
+const runs = 10
+const budgetMs = 300
+
+/** Drive `runs` requests in `mode`; every figure is "when it happened − the hop's own expiresAt". */
+async function measure(mode: Mode) {
+  const edge: number[] = []
+  const grpc: number[] = []
+  const inner: number[] = []
+  const stopped: number[] = []
+  for (let i = 0; i < runs; i++) {
+    const from = {
+      edge: chain.edgeStarts.length,
+      grpc: chain.grpcStarts.length,
+      inner: chain.innerStarts.length,
+      work: chain.innerWork.length,
+      innerAnswers: chain.innerAnswers.length,
+      grpcAnswers: chain.grpcAnswers.length,
+    }
+    const res = await request(`${chain.edgeUrl}/ask?mode=${mode}`, {
+      headers: { [DEADLINE_HEADER]: String(budgetMs) },
+    })
+    const arrivedAt = performance.now()
+    expect(res.statusCode).toBe(504)
+    await res.body.dump()
+    const grpcAnswer = chain.grpcAnswers[from.grpcAnswers]!
+    const innerAnswer = chain.innerAnswers[from.innerAnswers]!
+    const work = chain.innerWork[from.work]!
+    expect(grpcAnswer.code).toBe(status.DEADLINE_EXCEEDED)
+    // The inner 504 is due 10 ms before the gRPC hop's deadline; on a loaded
+    // box that deadline may abort the fetch first. Either is on time.
+    if (innerAnswer.status === undefined) expect(isDeadlineExceeded(innerAnswer.error)).toBe(true)
+    else expect(innerAnswer.status).toBe(504)
+    expect(isDeadlineExceeded(work.reason)).toBe(true)
+    edge.push(arrivedAt - chain.edgeStarts[from.edge]!.deadline.expiresAt)
+    grpc.push(grpcAnswer.at - chain.grpcStarts[from.grpc]!.deadline.expiresAt)
+    const innerExpiresAt = chain.innerStarts[from.inner]!.deadline.expiresAt
+    if (innerAnswer.status !== undefined) inner.push(innerAnswer.at - innerExpiresAt)
+    stopped.push(work.abortedAt! - work.deadline.expiresAt)
+  }
+  console.info(
+    `[${mode}] ${runs} requests with ${budgetMs} ms, each figure vs the hop's own deadline: ` +
+      `504 at the client ${fmt(edge)}; DEADLINE_EXCEEDED at the edge handler ${fmt(grpc)}; ` +
+      `inner 504 at the gRPC handler ${fmt(inner)}; inner work stopped ${fmt(stopped)}`,
+  )
+  return { edge, grpc, inner, stopped }
+}
+
+describe('Express → gRPC → Express, on time at every level', () => {
+  it('slow inner work: each level is answered by its own deadline + 50 ms, and the inner work stops within 50 ms of its deadline (never before)', async () => {
+    const { edge, grpc, inner, stopped } = await measure('hang')
+    expect(max(edge)).toBeLessThan(50)
+    expect(max(grpc)).toBeLessThan(50)
+    if (inner.length > 0) expect(max(inner)).toBeLessThan(50)
+    expect(max(stopped)).toBeLessThan(50)
+    expect(min(stopped)).toBeGreaterThanOrEqual(-1)
+  })
+
+  it("a gRPC handler that ignores the inner 504: the gRPC hop's own deadline answers within 50 ms, the edge still by its own", async () => {
+    const { edge, grpc, stopped } = await measure('ignore')
+    expect(max(grpc)).toBeLessThan(50)
+    expect(min(grpc)).toBeGreaterThanOrEqual(-1)
+    expect(max(edge)).toBeLessThan(50)
+    expect(max(stopped)).toBeLessThan(50)
+  })
+
+  it('the client leaves: the inner work is stopped within 50 ms', async () => {
+    const lags: number[] = []
+    for (let i = 0; i < runs; i++) {
+      const from = chain.innerWork.length
+      const leave = new AbortController()
+      const pending = request(`${chain.edgeUrl}/ask?mode=hang`, {
+        headers: { [DEADLINE_HEADER]: '5000' },
+        signal: leave.signal,
+      }).catch((error: unknown) => error)
+      await chain.innerStarted(from + 1)
+      const work = chain.innerWork[from]!
+      const stopped = new Promise<void>((resolve) =>
+        work.deadline.signal.addEventListener('abort', () => resolve(), { once: true }),
+      )
+      const leftAt = performance.now()
+      leave.abort()
+      await pending
+      await stopped
+      expect(isClientClosed(work.reason)).toBe(true)
+      lags.push(work.abortedAt! - leftAt)
+    }
+    console.info(`client left → inner work stopped after ${fmt(lags)}`)
+    expect(max(lags)).toBeLessThan(50)
+  })
+})
