@@ -31,6 +31,7 @@ export const TIMING = [
   '**/leak.test.ts',
   // Per-package files with millisecond bounds.
   'packages/core/test/Deadline.test.ts',
+  'packages/express/test/arrival.test.ts',
   'packages/express/test/timing.test.ts',
   'packages/express/test/clientClosed.test.ts',
   'packages/express/test/streaming.test.ts',

@@ -1,4 +1,4 @@
-import { type Clock, systemClock } from '@hourglass/core'
+import { type Clock, systemClock, type TimerOptions } from '@hourglass/core'
 
 /**
  * The system clock, counting the timers that are armed and not yet fired or
@@ -18,12 +18,16 @@ export class CountingClock implements Clock {
     return systemClock.now()
   }
 
-  setTimeout(callback: () => void, ms: number): unknown {
+  setTimeout(callback: () => void, ms: number, options?: TimerOptions): unknown {
     this.armed++
-    const handle: unknown = systemClock.setTimeout(() => {
-      this.#live.delete(handle)
-      callback()
-    }, ms)
+    const handle: unknown = systemClock.setTimeout(
+      () => {
+        this.#live.delete(handle)
+        callback()
+      },
+      ms,
+      options,
+    )
     this.#live.add(handle)
     return handle
   }

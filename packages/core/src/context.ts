@@ -1,26 +1,68 @@
 import { AsyncLocalStorage } from 'node:async_hooks'
 import type { Deadline } from './Deadline.js'
 
-// One store per process *per copy of this module*. Two installed copies of
-// @hourglass/core would not see each other's context, so it is kept on a
-// global symbol: every copy shares the first one created.
+/**
+ * A named value carried by the context (the deadline is one; @hourglass/fetch
+ * carries the attempt in flight in another). Create one per idea, at module
+ * level, with `contextKey()`.
+ */
+export interface ContextKey<T> {
+  readonly symbol: symbol
+  /** Phantom: documents the value's type, costs nothing at run time. */
+  readonly type?: T
+}
+
+export function contextKey<T>(name: string): ContextKey<T> {
+  return { symbol: Symbol(name) }
+}
+
+type Frame = Record<symbol, unknown>
+
+// The ONE AsyncLocalStorage of Hourglass: on Node 20 every instance taxes
+// every async resource of the process, so everything Hourglass carries rides
+// in this one, as slots of a frame. Two installed copies of @hourglass/core
+// would not see each other's context, so it is kept on a global symbol: every
+// copy shares the first one created.
 const KEY = Symbol.for('@hourglass/core.context')
-const holder = globalThis as { [KEY]?: AsyncLocalStorage<Deadline> }
-holder[KEY] ??= new AsyncLocalStorage<Deadline>()
-const storage: AsyncLocalStorage<Deadline> = holder[KEY]
+const holder = globalThis as { [KEY]?: AsyncLocalStorage<Frame> }
+holder[KEY] ??= new AsyncLocalStorage<Frame>()
+const storage: AsyncLocalStorage<Frame> = holder[KEY]
+
+const DEADLINE = Symbol.for('@hourglass/core.deadline')
+
+/**
+ * Run `fn` with `key` set to `value` for everything it starts; every other
+ * slot is inherited from the frame it runs in. A frame is one small object
+ * whose prototype is the enclosing frame, so a lookup walks at most as many
+ * links as there are nested runs.
+ */
+export function runWithContext<T, R>(key: ContextKey<T>, value: T, fn: () => R): R {
+  return storage.run(frame(key.symbol, value), fn)
+}
+
+/** The value of `key` in the work in progress, or undefined outside any. */
+export function readContext<T>(key: ContextKey<T>): T | undefined {
+  return storage.getStore()?.[key.symbol] as T | undefined
+}
 
 /** Run `fn` with `deadline` as the current deadline for everything it starts. */
 export function runWithDeadline<T>(deadline: Deadline, fn: () => T): T {
-  return storage.run(deadline, fn)
+  return storage.run(frame(DEADLINE, deadline), fn)
 }
 
 /** The deadline of the work in progress, or undefined outside any. */
 export function currentDeadline(): Deadline | undefined {
-  return storage.getStore()
+  return storage.getStore()?.[DEADLINE] as Deadline | undefined
 }
 
 /** Milliseconds left on the current deadline; Infinity when there is none. */
 export function remainingMs(): number {
-  const deadline = storage.getStore()
+  const deadline = currentDeadline()
   return deadline ? deadline.remaining() : Number.POSITIVE_INFINITY
+}
+
+function frame(symbol: symbol, value: unknown): Frame {
+  const frame = Object.create(storage.getStore() ?? null) as Frame
+  frame[symbol] = value
+  return frame
 }

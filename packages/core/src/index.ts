@@ -23,7 +23,15 @@ export {
   type SliceStartMessage,
 } from './channels.js'
 export { type Clock, MAX_TIMER_MS, systemClock, type TimerOptions } from './clock.js'
-export { currentDeadline, remainingMs, runWithDeadline } from './context.js'
+export {
+  type ContextKey,
+  contextKey,
+  currentDeadline,
+  readContext,
+  remainingMs,
+  runWithContext,
+  runWithDeadline,
+} from './context.js'
 export { Deadline, type DeadlineOptions } from './Deadline.js'
 export {
   type DeadlineExceededDetails,
@@ -31,6 +39,7 @@ export {
   isDeadlineExceeded,
 } from './DeadlineExceededError.js'
 export { defineChannel, type HourglassChannel } from './defineChannel.js'
+export { errorCode, isAbortError } from './errorCode.js'
 export { type GuardedWork, type GuardOptions, guard } from './guard.js'
 export { HourglassError, hasErrorCode, isHourglassError } from './HourglassError.js'
 export {

@@ -1,4 +1,4 @@
-import { type Clock, type Deadline, DeadlineExceededError, isHourglassError } from '@hourglass/core'
+import { type Clock, type Deadline, DeadlineExceededError, errorCode } from '@hourglass/core'
 import { BodyTimeoutError } from './errors/BodyTimeoutError.js'
 import { ConnectTimeoutError } from './errors/ConnectTimeoutError.js'
 import { DnsTimeoutError } from './errors/DnsTimeoutError.js'
@@ -84,6 +84,13 @@ export class Attempt {
     const { deadline, signal } = init
     if (deadline && !deadline.observe && Number.isFinite(deadline.expiresAt)) {
       this.#offDeadline = deadline.onDone((reason) => this.abort(reason))
+    }
+    // Created under a deadline that has already ended: onDone finished the
+    // attempt at once, and nothing may be added that finish() would release.
+    if (this.state === 'done') return
+    if (signal?.aborted) {
+      this.abort(signal.reason)
+      return
     }
     if (signal) {
       this.#onSignal = () => this.abort(signal.reason)
@@ -192,8 +199,7 @@ export class Attempt {
       attempt: this.init.number,
       elapsedMs: this.timings.totalMs ?? 0,
       statusCode: this.statusCode,
-      errorCode:
-        error === undefined ? undefined : isHourglassError(error) ? error.code : errorName(error),
+      errorCode: error === undefined ? undefined : errorCode(error),
       phase: error === undefined ? undefined : phaseOf(error, failedPhase),
       bytesReceived: this.bytesReceived,
     }))
@@ -264,10 +270,4 @@ export class Attempt {
 function phaseOf(error: unknown, fallback: string | undefined): string | undefined {
   const phase = (error as { phase?: unknown } | null)?.phase
   return typeof phase === 'string' ? phase : fallback
-}
-
-function errorName(error: unknown): string {
-  const code = (error as { code?: unknown } | null)?.code
-  if (typeof code === 'string') return code
-  return error instanceof Error ? error.name : 'UNKNOWN'
 }

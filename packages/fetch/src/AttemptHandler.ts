@@ -127,6 +127,12 @@ export class AttemptHandler implements Handler {
 export class ControllerView implements Controller {
   controller: Controller | undefined
   attempt: Attempt | undefined
+  readonly #onAbort: ((reason: Error) => void) | undefined
+
+  /** `onAbort`: the caller aborted the whole call (it also ends a pending retry). */
+  constructor(onAbort?: (reason: Error) => void) {
+    this.#onAbort = onAbort
+  }
 
   get aborted(): boolean {
     return this.controller?.aborted ?? this.attempt?.reason !== undefined
@@ -138,7 +144,8 @@ export class ControllerView implements Controller {
     return this.controller?.reason ?? null
   }
   abort(reason: Error): void {
-    if (this.controller) this.controller.abort(reason)
+    this.#onAbort?.(reason)
+    if (this.controller && !this.attempt?.done) this.controller.abort(reason)
     else this.attempt?.abort(reason)
   }
   pause(): void {

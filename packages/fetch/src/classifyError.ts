@@ -3,16 +3,11 @@ import type { Attempt } from './Attempt.js'
 import { BodyTimeoutError } from './errors/BodyTimeoutError.js'
 import { ConnectError } from './errors/ConnectError.js'
 import { ConnectTimeoutError } from './errors/ConnectTimeoutError.js'
+import { DnsError } from './errors/DnsError.js'
 import { HeadersTimeoutError } from './errors/HeadersTimeoutError.js'
 
-const CONNECT_CODES = new Set([
-  'ECONNREFUSED',
-  'ECONNRESET',
-  'EHOSTUNREACH',
-  'ENETUNREACH',
-  'ENOTFOUND',
-  'EAI_AGAIN',
-])
+const CONNECT_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'EHOSTUNREACH', 'ENETUNREACH'])
+const DNS_CODES = new Set(['ENOTFOUND', 'EAI_AGAIN', 'EAI_FAIL', 'EAI_NONAME', 'EAI_NODATA'])
 
 /**
  * Map what undici reports to our typed failures. Errors we raised ourselves
@@ -31,6 +26,10 @@ export function classifyError(error: unknown, attempt: Attempt): unknown {
   if (code === 'UND_ERR_CONNECT_TIMEOUT') return new ConnectTimeoutError(details)
   if (code === 'UND_ERR_HEADERS_TIMEOUT') return new HeadersTimeoutError(details)
   if (code === 'UND_ERR_BODY_TIMEOUT') return new BodyTimeoutError(details)
+  if (typeof code === 'string' && DNS_CODES.has(code) && attempt.state === 'queued') {
+    const hostname = (error as { hostname?: unknown }).hostname
+    return new DnsError({ ...details, hostname: typeof hostname === 'string' ? hostname : '' })
+  }
   if (typeof code === 'string' && CONNECT_CODES.has(code) && attempt.state === 'queued') {
     return new ConnectError({ ...details, phaseMs: attempt.elapsed() })
   }

@@ -3,10 +3,11 @@ import { type ConnectionOptions, connect as tlsConnect } from 'node:tls'
 import { systemClock } from '@hourglass/core'
 import type { buildConnector } from 'undici'
 import { Attempt } from './Attempt.js'
-import { claimConnectAttempt } from './attemptStorage.js'
+import { claimConnectAttempt } from './attemptContext.js'
 import { coalescedLookup } from './coalescedLookup.js'
 import { ConnectError } from './errors/ConnectError.js'
-import { type EgressOptions, resolveOptions } from './options.js'
+import { DnsError } from './errors/DnsError.js'
+import { type EgressOptions, type ResolvedOptions, resolveOptions } from './options.js'
 
 export interface ConnectorOptions extends EgressOptions {
   /** Extra TLS options for https origins (`ca`, `rejectUnauthorized`, client certs…). */
@@ -22,7 +23,14 @@ export interface ConnectorOptions extends EgressOptions {
  * the own limits apply alone.
  */
 export function createConnector(options: ConnectorOptions = {}): buildConnector.connector {
-  const config = resolveOptions(options)
+  return connectorFor(resolveOptions(options), options.tls)
+}
+
+/** The connector over options already resolved (createFetch resolves them once for agent, connector and interceptor). */
+export function connectorFor(
+  config: ResolvedOptions,
+  tls: ConnectionOptions | undefined,
+): buildConnector.connector {
   const lookup = config.lookup ?? coalescedLookup
   return (opts, callback) => {
     const claimed = claimConnectAttempt()
@@ -68,7 +76,7 @@ export function createConnector(options: ConnectorOptions = {}): buildConnector.
       const servername = opts.servername || (isIP(opts.hostname) ? undefined : opts.hostname)
       socket = https
         ? tlsConnect({
-            ...options.tls,
+            ...tls,
             host: address,
             port,
             ...(servername ? { servername } : {}),
@@ -92,16 +100,14 @@ export function createConnector(options: ConnectorOptions = {}): buildConnector.
       return
     }
     attempt.enter('dns')
-    const started = attempt.init.clock.now()
     lookup(opts.hostname, {}, (error, address) => {
       if (settled) return
       const first = Array.isArray(address) ? address[0]?.address : address
       if (error || !first) {
         settle(
-          new ConnectError({
-            phase: 'dns',
+          new DnsError({
+            hostname: opts.hostname,
             elapsedMs: attempt.elapsed(),
-            phaseMs: attempt.init.clock.now() - started,
             cause: error ?? new Error(`no address for ${opts.hostname}`),
           }),
         )

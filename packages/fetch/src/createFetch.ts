@@ -1,4 +1,4 @@
-import { currentDeadline, type Deadline } from '@hourglass/core'
+import { currentDeadline, type Deadline, errorCode } from '@hourglass/core'
 import {
   Agent,
   type Dispatcher,
@@ -9,15 +9,12 @@ import {
   fetch as undiciFetch,
 } from 'undici'
 import type { Attempt } from './Attempt.js'
-import { type CallContext, callStorage } from './callStorage.js'
-import { type ConnectorOptions, createConnector } from './createConnector.js'
-import { deadlineInterceptor } from './deadlineInterceptor.js'
-import { decideRetry, type Outcome } from './decideRetry.js'
+import { type ConnectorOptions, connectorFor } from './createConnector.js'
+import { FETCH_ATTEMPT, type FetchAttempt, interceptorFor } from './deadlineInterceptor.js'
 import { hasHeader, isRepeatable } from './dispatchHeaders.js'
-import { eventUrl, publishRetry, publishRetrySkipped } from './events.js'
-import { noBudgetError } from './noBudgetError.js'
+import { eventUrl, publishRetrySkipped } from './events.js'
+import { OutboundCall, type SendResult } from './OutboundCall.js'
 import { mergeRetry, type RetryOptions, resolveOptions } from './options.js'
-import { sleep } from './sleep.js'
 
 export interface CreateFetchOptions extends ConnectorOptions {
   /**
@@ -46,134 +43,126 @@ export interface HourglassFetch {
 
 /** @internal Lets `probe` see each attempt's phase timings. */
 export interface FetchHooks {
+  /** Called when each attempt ends. */
   onAttempt?: (attempt: Attempt) => void
 }
+
+const IDEMPOTENCY_KEY = { 'idempotency-key': '' }
+const NONE = {}
 
 /**
  * `fetch` on undici that takes `init.deadline` (else the current one), sends
  * what is left in `x-deadline-remaining-ms`, bounds DNS, connect, headers and
  * body idle by `min(limit, time left)`, and retries only on evidence. The
  * Response's body keeps honouring the deadline while it is read.
+ *
+ * Options are resolved once, here, for the agent, its connector and the
+ * interceptor; the retries run in the same loop as the interceptor's
+ * (`OutboundCall`).
  */
 export function createFetch(
   options: CreateFetchOptions = {},
   hooks: FetchHooks = {},
 ): HourglassFetch {
   const config = resolveOptions(options)
-  const own = options.dispatcher ? undefined : new Agent({ connect: createConnector(options) })
-  const dispatcher = (options.dispatcher ?? own!).compose(deadlineInterceptor(options))
+  const own = options.dispatcher
+    ? undefined
+    : new Agent({ connect: connectorFor(config, options.tls) })
+  const dispatcher = (options.dispatcher ?? own!).compose(interceptorFor(config))
 
-  const call = async (input: RequestInfo, init: HourglassRequestInit = {}): Promise<Response> => {
-    const { deadline: explicit, retry, signal: callerSignal, ...rest } = init
-    const deadline = explicit ?? currentDeadline()
-    const signal = callerSignal ?? undefined
+  const call = (input: RequestInfo, init: HourglassRequestInit = {}): Promise<Response> => {
+    const { deadline: explicit, retry, ...rest } = init
     const request = input instanceof UndiciRequest ? input : undefined
     const method = (rest.method ?? request?.method ?? 'GET').toUpperCase()
-    const target = new URL(request ? request.url : String(input))
-    const url = eventUrl(target.origin, target.pathname)
-    const used = new Set<string>()
-    const policy = mergeRetry(config.retry, retry)
-    const repeatable = isRepeatable(
-      method,
-      hasHeader(rest.headers ?? request?.headers, 'idempotency-key')
-        ? { 'idempotency-key': '' }
-        : {},
-    )
     const body = rest.body
-    const replayable =
-      !request?.body &&
-      !(body && typeof body === 'object' && ('getReader' in body || Symbol.asyncIterator in body))
-    const base = { deadline, method, url }
-    const state = {
-      retry: policy,
-      repeatable,
-      replayable,
-      used,
-      deadline,
-      minBudgetMs: config.minBudgetMs,
-    }
-    /** Decide on the evidence and publish the decision: the wait before the next attempt, or undefined for none. */
-    const retryDelay = (outcome: Outcome, number: number): number | undefined => {
-      const decision = decideRetry(outcome, state)
-      if (!decision.retry) {
-        if (decision.reason !== undefined) {
-          publishRetrySkipped(() => ({
-            ...base,
-            attempt: number,
-            reason: decision.reason,
-            why: decision.why,
-          }))
-        }
-        return undefined
-      }
-      used.add(decision.rule)
-      publishRetry(() => ({
-        ...base,
-        attempt: number + 1,
-        reason: decision.reason,
-        delayMs: decision.delayMs,
-      }))
-      return decision.delayMs
-    }
-
-    for (let number = 1; ; number++) {
-      if (signal?.aborted) throw signal.reason
-      const refused = noBudgetError(deadline, config.minBudgetMs)
-      if (refused !== undefined) throw refused
-      const controller = new AbortController()
-      let attempt: Attempt | undefined
-      const context: CallContext = {
-        deadline,
-        signal,
+    const outbound = new OutboundCall({
+      config,
+      deadline: explicit ?? currentDeadline(),
+      signal: rest.signal ?? undefined,
+      method,
+      url: eventUrlOf(request ? request.url : input),
+      retry: mergeRetry(config.retry, retry),
+      repeatable: isRepeatable(
         method,
-        url,
-        number,
-        onAttempt(next) {
-          attempt = next
-          next.onAbort((reason) => controller.abort(reason))
-          if (hooks.onAttempt) next.onFinish(hooks.onAttempt)
-        },
-      }
-      let outcome: Outcome
-      try {
-        const response = await callStorage.run(context, () =>
-          undiciFetch(request ? request.clone() : input, {
-            ...rest,
-            signal: controller.signal,
-            dispatcher,
-          }),
-        )
-        outcome = {
-          status: response.status,
-          header: (name) => response.headers.get(name),
-          bytesReceived: 0,
-        }
-        const delayMs = retryDelay(outcome, number)
-        if (delayMs === undefined) {
-          // A failure while the body is read is past the first byte: never retried, but said so.
-          attempt?.onFinish((ended) => {
-            if (ended.error === undefined) return
-            const reason = codeOf(ended.error)
-            publishRetrySkipped(() => ({
-              ...base,
-              attempt: number,
-              reason,
-              why: 'after-first-byte',
-            }))
-          })
-          return response
-        }
-        await response.body?.cancel()
-        if (delayMs > 0) await sleep(delayMs, deadline, signal)
-      } catch (thrown) {
-        const error = attempt?.reason ?? attempt?.error ?? unwrap(thrown)
-        attempt?.finish(error)
-        if (signal?.aborted) throw signal.reason
-        const delayMs = retryDelay({ error, bytesReceived: attempt?.bytesReceived ?? 0 }, number)
-        if (delayMs === undefined) throw error
-        if (delayMs > 0) await sleep(delayMs, deadline, signal)
-      }
+        hasHeader(rest.headers ?? request?.headers, 'idempotency-key') ? IDEMPOTENCY_KEY : NONE,
+      ),
+      replayable:
+        !request?.body &&
+        !(
+          body &&
+          typeof body === 'object' &&
+          ('getReader' in body || Symbol.asyncIterator in body)
+        ),
+      onAttemptEnd: hooks.onAttempt,
+    })
+    return outbound.run((number) => send(outbound, number, input, request, rest))
+  }
+
+  /** One attempt through undici's fetch; the interceptor gets the call through a per-call dispatcher. */
+  const send = async (
+    outbound: OutboundCall,
+    number: number,
+    input: RequestInfo,
+    request: UndiciRequest | undefined,
+    rest: RequestInit,
+  ): Promise<SendResult<Response>> => {
+    let attempt: Attempt | undefined
+    // fetch ends a body it has handed out only through its signal: the
+    // attempt's stop (phase limit, deadline, caller) aborts this one, so a
+    // body read fails with that reason, not undici's bare "terminated".
+    const controller = new AbortController()
+    const carrier: FetchAttempt = {
+      call: outbound,
+      number,
+      started: (started) => {
+        attempt = started
+        started.onAbort((reason) => controller.abort(reason))
+      },
     }
+    const perCall = {
+      isMockActive: (dispatcher as { isMockActive?: boolean }).isMockActive ?? false,
+      dispatch(opts: Dispatcher.DispatchOptions, handler: Dispatcher.DispatchHandler): boolean {
+        ;(opts as { [FETCH_ATTEMPT]?: FetchAttempt })[FETCH_ATTEMPT] = carrier
+        return dispatcher.dispatch(opts, handler)
+      },
+    }
+    let response: Response
+    try {
+      response = await undiciFetch(request ? request.clone() : input, {
+        ...rest,
+        signal: controller.signal,
+        dispatcher: perCall as unknown as Dispatcher,
+      })
+    } catch (thrown) {
+      const error = attempt?.reason ?? attempt?.error ?? unwrap(thrown)
+      attempt?.finish(error)
+      const signal = outbound.init.signal
+      if (signal?.aborted) throw signal.reason
+      const delayMs = outbound.judge({ error, bytesReceived: attempt?.bytesReceived ?? 0 }, number)
+      if (delayMs === undefined) throw error
+      return { retry: true, delayMs }
+    }
+    const delayMs = outbound.judge(
+      { status: response.status, header: (name) => response.headers.get(name), bytesReceived: 0 },
+      number,
+    )
+    if (delayMs !== undefined) {
+      await response.body?.cancel()
+      return { retry: true, delayMs }
+    }
+    // A failure while the body is read is past the first byte: never retried, but said so.
+    attempt?.onFinish((ended) => {
+      if (ended.error === undefined) return
+      publishRetrySkipped(() => ({
+        deadline: outbound.init.deadline,
+        method: outbound.init.method,
+        url: outbound.init.url,
+        attempt: number,
+        reason: errorCode(ended.error),
+        why: 'after-first-byte',
+      }))
+    })
+    return { retry: false, value: response }
   }
 
   return Object.assign(call, {
@@ -184,9 +173,10 @@ export function createFetch(
   })
 }
 
-function codeOf(error: unknown): string {
-  const code = (error as { code?: unknown } | null)?.code
-  return typeof code === 'string' ? code : error instanceof Error ? error.name : 'UNKNOWN'
+/** Origin and path of a fetch input, for events (never the query: it may carry secrets). */
+function eventUrlOf(input: RequestInfo | string): string {
+  const target = typeof input === 'string' ? new URL(input) : new URL(String(input))
+  return eventUrl(target.origin, target.pathname)
 }
 
 /** undici's fetch wraps network errors as `TypeError('fetch failed', { cause })`. */

@@ -1,12 +1,10 @@
-import { currentDeadline, type Deadline, systemClock } from '@hourglass/core'
+import { currentDeadline, type Deadline } from '@hourglass/core'
 import type { Dispatcher } from 'undici'
-import { Attempt } from './Attempt.js'
+import type { Attempt } from './Attempt.js'
 import { AttemptHandler, ControllerView } from './AttemptHandler.js'
-import { callStorage } from './callStorage.js'
-import { decideRetry, type Outcome } from './decideRetry.js'
 import { isRepeatable, withDeadlineHeader } from './dispatchHeaders.js'
-import { eventUrl, publishRetry, publishRetrySkipped } from './events.js'
-import { noBudgetError } from './noBudgetError.js'
+import { eventUrl } from './events.js'
+import { OutboundCall as Call, type OutboundCall, type SendResult } from './OutboundCall.js'
 import {
   type EgressOptions,
   mergeRetry,
@@ -25,148 +23,110 @@ export interface DeadlineDispatchOptions {
 }
 
 /**
+ * How `createFetch` hands its call to the interceptor: undici's fetch passes
+ * no options of its own down to `dispatch`, so createFetch sends through a
+ * per-call dispatcher that adds this field to the dispatch options.
+ * @internal
+ */
+export const FETCH_ATTEMPT = Symbol('@hourglass/fetch.attempt')
+
+/** @internal What createFetch puts under `FETCH_ATTEMPT`: its call, and the attempt number. */
+export interface FetchAttempt {
+  call: OutboundCall
+  number: number
+  /** Told the attempt once it exists (createFetch reads its bytes and reason). */
+  started(attempt: Attempt): void
+}
+
+type Opts = Dispatcher.DispatchOptions &
+  DeadlineDispatchOptions & { [FETCH_ATTEMPT]?: FetchAttempt | undefined }
+
+/**
  * The behaviour of `createFetch` as an undici interceptor, for code that uses
  * undici directly: `new Agent({ connect: createConnector(opts) }).compose(deadlineInterceptor(opts))`.
  * Propagates the deadline header, bounds the headers and body phases (the
  * connector bounds DNS and connect), and retries on evidence — only bodies
- * that can be sent twice (none, string, bytes).
+ * that can be sent twice (none, string, bytes) — through the same retry loop
+ * as `createFetch` (`OutboundCall`).
  */
 export function deadlineInterceptor(
   options: EgressOptions = {},
 ): Dispatcher.DispatcherComposeInterceptor {
-  const config = resolveOptions(options)
-  return (dispatch) => (opts, handler) => {
-    const call = callStorage.getStore()
-    if (call) {
-      // createFetch drives this call and does its own retries.
-      const attempt = new Attempt({
-        deadline: call.deadline,
-        signal: call.signal,
-        limits: config,
-        clock: config.clock ?? call.deadline?.clock ?? systemClock,
-        method: call.method,
-        url: call.url,
-        number: call.number,
-      })
-      call.onAttempt(attempt)
-      return sendAttempt(dispatch, opts, new AttemptHandler(handler, attempt, {}), attempt)
-    }
-    return new DirectCall(
-      config,
-      dispatch,
-      opts as Dispatcher.DispatchOptions & DeadlineDispatchOptions,
-      handler,
-    ).start()
-  }
+  return interceptorFor(resolveOptions(options))
 }
 
-class DirectCall {
-  readonly #config: ResolvedOptions
-  readonly #dispatch: Dispatcher.Dispatch
-  readonly #opts: Dispatcher.DispatchOptions & DeadlineDispatchOptions
-  readonly #handler: Dispatcher.DispatchHandler
-  readonly #deadline: Deadline | undefined
-  readonly #view = new ControllerView()
-  readonly #used = new Set<string>()
-  readonly #method: string
-  readonly #url: string
-  #number = 0
-  #started = false
-
-  constructor(
-    config: ResolvedOptions,
-    dispatch: Dispatcher.Dispatch,
-    opts: Dispatcher.DispatchOptions & DeadlineDispatchOptions,
-    handler: Dispatcher.DispatchHandler,
-  ) {
-    this.#config = config
-    this.#dispatch = dispatch
-    this.#opts = opts
-    this.#handler = handler
-    this.#deadline = opts.deadline ?? currentDeadline()
-    this.#method = opts.method.toUpperCase()
-    this.#url = eventUrl(String(opts.origin ?? ''), opts.path)
-  }
-
-  start(): boolean {
-    const refused = noBudgetError(this.#deadline, this.#config.minBudgetMs)
-    if (refused !== undefined) {
-      queueMicrotask(() => this.#handler.onResponseError?.(this.#view, refused as Error))
-      return true
+/** The interceptor over options already resolved (createFetch resolves them once for agent, connector and interceptor). */
+export function interceptorFor(config: ResolvedOptions): Dispatcher.DispatcherComposeInterceptor {
+  return (dispatch) => (opts: Opts, handler) => {
+    const fetchAttempt = opts[FETCH_ATTEMPT]
+    if (fetchAttempt) {
+      // createFetch drives this call and its retries: one attempt here.
+      const attempt = fetchAttempt.call.attempt(fetchAttempt.number)
+      fetchAttempt.started(attempt)
+      return sendAttempt(dispatch, opts, new AttemptHandler(handler, attempt, {}), attempt)
     }
-    return this.#send()
-  }
-
-  #send(): boolean {
-    this.#number++
-    const deadline = this.#deadline
-    const attempt = new Attempt({
-      deadline,
+    const method = opts.method.toUpperCase()
+    const body = opts.body
+    const call = new Call({
+      config,
+      deadline: opts.deadline ?? currentDeadline(),
       signal: undefined,
-      limits: this.#config,
-      clock: this.#config.clock ?? deadline?.clock ?? systemClock,
-      method: this.#method,
-      url: this.#url,
-      number: this.#number,
-    })
-    const handler = new AttemptHandler(
-      this.#handler,
-      attempt,
-      {
-        forwardRequestStart: () => {
-          if (this.#started) return false
-          this.#started = true
-          return true
-        },
-        beforeError: (error, responded) =>
-          this.#retry({ error, afterHeaders: responded, bytesReceived: attempt.bytesReceived }),
-        beforeResponse: (status, headers) =>
-          this.#retry({
-            status,
-            header: (name) => first(headers[name]),
-            bytesReceived: 0,
-            afterHeaders: false,
-          }),
-      },
-      this.#view,
-    )
-    return sendAttempt(this.#dispatch, this.#opts, handler, attempt)
-  }
-
-  #retry(outcome: Outcome): boolean {
-    const body = this.#opts.body
-    const decision = decideRetry(outcome, {
-      retry: mergeRetry(this.#config.retry, this.#opts.retry),
-      repeatable: isRepeatable(
-        this.#method,
-        withDeadlineHeader(this.#opts.headers, undefined).headers,
-      ),
+      method,
+      url: eventUrl(String(opts.origin ?? ''), opts.path),
+      retry: mergeRetry(config.retry, opts.retry),
+      repeatable: isRepeatable(method, withDeadlineHeader(opts.headers, undefined).headers),
       replayable: body == null || typeof body === 'string' || body instanceof Uint8Array,
-      used: this.#used,
-      deadline: this.#deadline,
-      minBudgetMs: this.#config.minBudgetMs,
     })
-    const base = { deadline: this.#deadline, method: this.#method, url: this.#url }
-    if (decision.reason === undefined) return false
-    if (!decision.retry) {
-      publishRetrySkipped(() => ({
-        ...base,
-        attempt: this.#number,
-        reason: decision.reason,
-        why: decision.why,
-      }))
-      return false
-    }
-    this.#used.add(decision.rule)
-    publishRetry(() => ({
-      ...base,
-      attempt: this.#number + 1,
-      reason: decision.reason,
-      delayMs: decision.delayMs,
-    }))
-    const clock = this.#config.clock ?? this.#deadline?.clock ?? systemClock
-    if (decision.delayMs > 0) clock.setTimeout(() => this.#send(), decision.delayMs)
-    else queueMicrotask(() => this.#send())
+    // One view across attempts: the caller's abort (undici.request's signal
+    // calls it) reaches the attempt in flight, or ends a pending retry wait.
+    const view = new ControllerView((reason) => call.stop(reason))
+    let started = false
+    let answered = false
+    const send = (number: number): Promise<SendResult<void>> =>
+      new Promise((resolve) => {
+        const attempt = call.attempt(number)
+        const settle = (retry: number | undefined): boolean => {
+          if (retry === undefined) {
+            answered = true
+            resolve({ retry: false, value: undefined })
+            return false
+          }
+          resolve({ retry: true, delayMs: retry })
+          return true
+        }
+        const attemptHandler = new AttemptHandler(
+          handler,
+          attempt,
+          {
+            forwardRequestStart: () => {
+              if (started) return false
+              started = true
+              return true
+            },
+            beforeError: (error, responded) =>
+              settle(
+                call.judge(
+                  { error, afterHeaders: responded, bytesReceived: attempt.bytesReceived },
+                  number,
+                ),
+              ),
+            beforeResponse: (status, headers) =>
+              settle(
+                call.judge(
+                  { status, header: (name) => first(headers[name]), bytesReceived: 0 },
+                  number,
+                ),
+              ),
+          },
+          view,
+        )
+        sendAttempt(dispatch, opts, attemptHandler, attempt)
+      })
+    call.run(send).catch((error: unknown) => {
+      // Refused before a send (no budget), or stopped between attempts: the
+      // caller has had no answer yet, so this is it.
+      if (!answered) handler.onResponseError?.(view, asError(error))
+    })
     return true
   }
 }
@@ -174,4 +134,8 @@ class DirectCall {
 function first(value: unknown): string | undefined {
   if (Array.isArray(value)) return value[0] === undefined ? undefined : String(value[0])
   return value === undefined || value === null ? undefined : String(value)
+}
+
+function asError(reason: unknown): Error {
+  return reason instanceof Error ? reason : new Error(String(reason), { cause: reason })
 }

@@ -1,10 +1,13 @@
 import {
   DEADLINE_EXPIRED_HEADER,
   type Deadline,
+  errorCode,
+  isAbortError,
   isClientClosed,
   isDeadlineExceeded,
 } from '@hourglass/core'
 import { isConnectError } from './errors/ConnectError.js'
+import { isDnsError } from './errors/DnsError.js'
 import { isHeadersTimeout } from './errors/HeadersTimeoutError.js'
 import type { ResolvedRetry } from './options.js'
 
@@ -43,7 +46,9 @@ export type RetryDecision =
  * - a headers timeout with 0 bytes → once, if the request is safe to repeat
  *   (`emptyRead`: `'idempotent'` | `true` | `false`);
  * - anything after the first byte → never; a 504 with `x-deadline-expired: 1`
- *   → never; a listed status → once, if safe to repeat, after `Retry-After`;
+ *   → never; a listed status → once, if safe to repeat, after `Retry-After`
+ *   (never when the server asks for more than `maxRetryAfterMs`);
+ * - a name that does not resolve → never (it is not a refused connect);
  * - never when what would be left is under `minBudgetMs`.
  */
 export function decideRetry(outcome: Outcome, state: RetryState): RetryDecision {
@@ -51,14 +56,14 @@ export function decideRetry(outcome: Outcome, state: RetryState): RetryDecision 
   if (error === undefined && status === undefined) {
     return { retry: false, reason: undefined, why: undefined }
   }
-  const reason = error !== undefined ? codeOf(error) : `HTTP_${status}`
+  const reason = error !== undefined ? errorCode(error) : `HTTP_${status}`
   const no = (why: string): RetryDecision => ({ retry: false, reason, why })
 
   if (error === undefined && status === 504 && outcome.header?.(DEADLINE_EXPIRED_HEADER) === '1') {
     return no('upstream-deadline')
   }
   if (isDeadlineExceeded(error)) return no('no-budget')
-  if (isClientClosed(error) || isAbort(error)) return no('aborted')
+  if (isClientClosed(error) || isAbortError(error)) return no('aborted')
   if (status !== undefined && status < 400)
     return { retry: false, reason: undefined, why: undefined }
   const policy = state.retry
@@ -69,6 +74,7 @@ export function decideRetry(outcome: Outcome, state: RetryState): RetryDecision 
   if (error !== undefined && (outcome.bytesReceived > 0 || outcome.afterHeaders)) {
     return no('after-first-byte')
   }
+  if (isDnsError(error)) return no('dns-failure')
   if (isConnectError(error)) {
     if (!error.fast) return no('slow-connect-failure')
     if (!policy.fastConnectFailure) return no('retry-disabled')
@@ -81,6 +87,8 @@ export function decideRetry(outcome: Outcome, state: RetryState): RetryDecision 
     if (policy.emptyRead !== true && !state.repeatable) return no('not-idempotent')
     rule = 'status'
     delayMs = retryAfterMs(outcome.header?.('retry-after'), Date.now())
+    // An unbounded Retry-After (a day, on a 503) is a "not now", not a retry.
+    if (delayMs > policy.maxRetryAfterMs) return no('retry-after-too-long')
   } else {
     return no('not-retryable')
   }
@@ -98,14 +106,4 @@ export function retryAfterMs(value: string | null | undefined, nowMs: number): n
   if (/^\d+$/.test(trimmed)) return Number(trimmed) * 1000
   const at = Date.parse(trimmed)
   return Number.isNaN(at) ? 0 : Math.max(0, at - nowMs)
-}
-
-function codeOf(error: unknown): string {
-  const code = (error as { code?: unknown } | null)?.code
-  if (typeof code === 'string') return code
-  return error instanceof Error ? error.name : 'UNKNOWN'
-}
-
-function isAbort(error: unknown): boolean {
-  return error instanceof Error && error.name === 'AbortError'
 }

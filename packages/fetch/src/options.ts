@@ -15,6 +15,13 @@ export interface RetryOptions {
    * `x-deadline-expired: 1` is never retried.
    */
   statuses?: readonly number[]
+  /**
+   * The longest `Retry-After` that is waited out, in ms. A listed status that
+   * asks for longer is returned as it is (the `retry-skipped` event says
+   * `retry-after-too-long`); one that asks for more than the deadline leaves
+   * is returned too (`no-budget`). Default 60000.
+   */
+  maxRetryAfterMs?: number
 }
 
 /** A `dns.lookup`-compatible function (the one `net.connect` takes). */
@@ -51,6 +58,7 @@ export interface ResolvedRetry {
   fastConnectFailure: boolean
   emptyRead: EmptyReadRetry
   statuses: readonly number[]
+  maxRetryAfterMs: number
 }
 
 export interface PhaseLimits {
@@ -73,6 +81,7 @@ export function resolveRetry(retry: RetryOptions | false | undefined): ResolvedR
     fastConnectFailure: retry?.fastConnectFailure ?? true,
     emptyRead: retry?.emptyRead ?? 'idempotent',
     statuses: retry?.statuses ?? [],
+    maxRetryAfterMs: nonNegative('retry.maxRetryAfterMs', retry?.maxRetryAfterMs, 60_000),
   }
 }
 

@@ -7,6 +7,7 @@ import {
   type EgressRetryMessage,
   type EgressRetrySkippedMessage,
   systemClock,
+  type TimerOptions,
 } from '@hourglass/core'
 
 export interface EgressEvents {
@@ -40,12 +41,16 @@ export class CountingClock implements Clock {
   now(): number {
     return systemClock.now()
   }
-  setTimeout(callback: () => void, ms: number): unknown {
-    const handle: unknown = systemClock.setTimeout(() => {
-      this.#live.delete(handle)
-      this.pending = this.#live.size
-      callback()
-    }, ms)
+  setTimeout(callback: () => void, ms: number, options?: TimerOptions): unknown {
+    const handle: unknown = systemClock.setTimeout(
+      () => {
+        this.#live.delete(handle)
+        this.pending = this.#live.size
+        callback()
+      },
+      ms,
+      options,
+    )
     this.#live.add(handle)
     this.pending = this.#live.size
     return handle

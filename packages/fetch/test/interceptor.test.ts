@@ -1,4 +1,11 @@
-import { Deadline, isDeadlineExceeded, runWithDeadline } from '@hourglass/core'
+import diagnostics from 'node:diagnostics_channel'
+import {
+  ClientClosedError,
+  Deadline,
+  isDeadlineExceeded,
+  ManualClock,
+  runWithDeadline,
+} from '@hourglass/core'
 import { type FaultServer, faultServer } from '@hourglass/testkit'
 import { Agent, request } from 'undici'
 import { afterEach, describe, expect, it } from 'vitest'
@@ -78,6 +85,62 @@ describe('deadlineInterceptor with undici.request', () => {
     )
     expect(isHeadersTimeout(error)).toBe(true)
     expect(server.records).toHaveLength(1)
+  })
+
+  it('a pending retry ends at once when the caller aborts, and nothing is sent after that', async () => {
+    events = recordEgress()
+    const server = await serve((_r, i) =>
+      i === 0 ? { type: 'retry-after', status: 503, retryAfter: 1 } : { type: 'respond' },
+    )
+    // The interceptor's waits run on a clock that moves only when told to.
+    const clock = new ManualClock(performance.now())
+    const controller = new AbortController()
+    const retrying = new Promise<void>((resolve) => {
+      diagnostics.subscribe('hourglass:egress:retry', function onRetry() {
+        diagnostics.unsubscribe('hourglass:egress:retry', onRetry)
+        resolve()
+      })
+    })
+    const pending = request(server.url, {
+      dispatcher: agent({ clock, retry: { statuses: [503] } }),
+      signal: controller.signal,
+    })
+    await retrying // the 503 came back and a retry after 1 s was decided
+    controller.abort()
+    const error = await rejection(pending)
+    expect((error as Error).name).toBe('AbortError')
+    // Had the retry survived the abort, moving past its wait would send it now,
+    // ahead of the control request below on the same server.
+    clock.advance(2000)
+    const control = await request(server.url, { dispatcher: agent() })
+    await control.body.text()
+    expect(server.records).toHaveLength(2) // the 503, then the control: no retry
+  })
+
+  it('a pending retry ends at once when the deadline ends (here: cancelled), and nothing is sent after that', async () => {
+    const server = await serve((_r, i) =>
+      i === 0 ? { type: 'retry-after', status: 503, retryAfter: 1 } : { type: 'respond' },
+    )
+    const clock = new ManualClock(performance.now())
+    const deadline = Deadline.after(5000, { clock })
+    const retrying = new Promise<void>((resolve) => {
+      diagnostics.subscribe('hourglass:egress:retry', function onRetry() {
+        diagnostics.unsubscribe('hourglass:egress:retry', onRetry)
+        resolve()
+      })
+    })
+    const pending = request(server.url, {
+      dispatcher: agent({ clock, retry: { statuses: [503] } }),
+      deadline,
+    } as Parameters<typeof request>[1])
+    await retrying
+    const reason = new ClientClosedError()
+    deadline.cancel(reason) // e.g. the inbound client left: the deadline ends mid-wait
+    expect(await rejection(pending)).toBe(reason)
+    clock.advance(2000)
+    const control = await request(server.url, { dispatcher: agent() })
+    await control.body.text()
+    expect(server.records).toHaveLength(2)
   })
 
   it('retries a fast connect failure once', async () => {

@@ -1,4 +1,4 @@
-import { ClientClosedError, Deadline, isDeadlineExceeded } from '@hourglass/core'
+import { ClientClosedError, Deadline, isDeadlineExceeded, systemClock } from '@hourglass/core'
 import {
   closedPort,
   type FaultServer,
@@ -19,6 +19,7 @@ import {
   isBodyTimeout,
   isConnectError,
   isConnectTimeout,
+  isDnsError,
   isDnsTimeout,
   isHeadersTimeout,
   type LookupFunction,
@@ -146,12 +147,37 @@ describe('DNS phase', () => {
     expect(isDeadlineExceeded(error)).toBe(true)
   })
 
-  it('a name that does not resolve is a CONNECT_FAILED in the dns phase', async () => {
+  it('a name that does not resolve is a DNS_FAILED in the dns phase, named as such', async () => {
     const lookup: LookupFunction = (host, _o, callback) =>
       callback(Object.assign(new Error(`getaddrinfo ENOTFOUND ${host}`), { code: 'ENOTFOUND' }), '')
     const error = await rejection(client({ lookup, retry: false })('http://nowhere.test/'))
-    expect(isConnectError(error)).toBe(true)
-    expect(error).toMatchObject({ phase: 'dns', osCode: 'ENOTFOUND' })
+    expect(isDnsError(error)).toBe(true)
+    expect(isConnectError(error)).toBe(false)
+    expect(error).toMatchObject({
+      code: 'DNS_FAILED',
+      phase: 'dns',
+      osCode: 'ENOTFOUND',
+      hostname: 'nowhere.test',
+    })
+    expect((error as Error).message).toMatch(/^name lookup failed for nowhere\.test: ENOTFOUND/)
+  })
+
+  it('a DNS failure, however fast, is never retried as a fast connect failure', async () => {
+    const recorded = recordEgress()
+    events = recorded
+    let lookups = 0
+    const lookup: LookupFunction = (host, _o, callback) => {
+      lookups++
+      callback(Object.assign(new Error(`getaddrinfo EAI_AGAIN ${host}`), { code: 'EAI_AGAIN' }), '')
+    }
+    // Retries on (the default rules), a frozen clock: the failure measures 0 ms.
+    const error = await rejection(
+      client({ lookup, clock: { ...systemClock, now: () => 0 } })('http://flaky.test/'),
+    )
+    expect(isDnsError(error)).toBe(true)
+    expect(lookups).toBe(1)
+    expect(recorded.retries).toHaveLength(0)
+    expect(recorded.skipped).toMatchObject([{ reason: 'DNS_FAILED', why: 'dns-failure' }])
   })
 })
 

@@ -253,6 +253,32 @@ describe('statuses', () => {
     expect(events.skipped).toMatchObject([{ why: 'no-budget' }])
   })
 
+  it('without a deadline, a Retry-After of a day is not slept: the status is returned at once, saying why', async () => {
+    events = recordEgress()
+    const server = await serve({ type: 'retry-after', status: 503, retryAfter: 86_400 })
+    const started = performance.now()
+    const res = await client({ retry: { statuses: [503] } })(server.url)
+    expect(res.status).toBe(503)
+    expect(performance.now() - started).toBeLessThan(5000) // not 24 h; not even the 60 s cap
+    expect(server.records).toHaveLength(1)
+    expect(events.retries).toHaveLength(0)
+    expect(events.skipped).toMatchObject([{ reason: 'HTTP_503', why: 'retry-after-too-long' }])
+  })
+
+  it('maxRetryAfterMs sets the longest Retry-After waited out (default 60 s)', async () => {
+    events = recordEgress()
+    const server = await serve((_r, i) =>
+      i === 0
+        ? { type: 'retry-after', status: 503, retryAfter: 2 }
+        : { type: 'respond', body: 'ok' },
+    )
+    const res = await client({ retry: { statuses: [503], maxRetryAfterMs: 1000 } })(server.url)
+    expect(res.status).toBe(503)
+    expect(events.skipped).toMatchObject([{ why: 'retry-after-too-long' }])
+    // The same answer under the default cap is waited out (here on a clock that skips the wait).
+    expect(() => client({ retry: { maxRetryAfterMs: -1 } })).toThrow(/maxRetryAfterMs/)
+  })
+
   it('a spent budget stops at once: no retry, DEADLINE_EXCEEDED', async () => {
     events = recordEgress()
     const server = await serve({ type: 'hang' })

@@ -5,10 +5,10 @@ import { EgressError, type EgressErrorDetails } from './EgressError.js'
 export const FAST_CONNECT_FAILURE_MS = 50
 
 /**
- * The connection could not be made (refused, reset during TLS, unreachable,
- * the name does not exist). `fast` is true when it failed within 50 ms, the
- * one connect failure worth a retry (measured from the start of the
- * lookup or connect that failed, not of the attempt).
+ * The connection could not be made (refused, reset during TLS,
+ * unreachable). `fast` is true when it failed within 50 ms, the one connect
+ * failure worth a retry (measured from the start of the connect that failed,
+ * not of the attempt). A name that does not resolve is a `DnsError`.
  */
 export class ConnectError extends EgressError {
   static readonly code = 'CONNECT_FAILED'
@@ -16,11 +16,11 @@ export class ConnectError extends EgressError {
   /** The OS error code (`ECONNREFUSED`, `ENOTFOUND`, …) when there is one. */
   readonly osCode: string | undefined
 
-  constructor(details: EgressErrorDetails & { phase?: 'dns' | 'connect'; phaseMs: number }) {
+  constructor(details: EgressErrorDetails & { phaseMs: number }) {
     const osCode = (details.cause as { code?: unknown } | undefined)?.code
     super(
       ConnectError.code,
-      details.phase ?? 'connect',
+      'connect',
       `connect failed${typeof osCode === 'string' ? `: ${osCode}` : ''}`,
       details,
     )

@@ -1,0 +1,36 @@
+/**
+ * The one vocabulary for "what kind of failure is this", shared by every
+ * package (events, logs, span attributes, retry decisions):
+ *
+ * - an Hourglass error's stable `code` (`DEADLINE_EXCEEDED`, `CONNECT_FAILED`, …);
+ * - else a string `code` the error carries (Node's `ECONNRESET`, undici's
+ *   `UND_ERR_SOCKET`);
+ * - else its `name` (`AbortError`, `TypeError`);
+ * - else `UNKNOWN`.
+ *
+ * Hourglass codes are SCREAMING_SNAKE_CASE without a prefix; they never
+ * change once published. Low cardinality by construction: never a message.
+ */
+export function errorCode(error: unknown): string {
+  if (typeof error === 'object' && error !== null) {
+    const code = (error as { code?: unknown }).code
+    if (typeof code === 'string' && code !== '') return code
+    const name = (error as { name?: unknown }).name
+    if (typeof name === 'string' && name !== '') return name
+  }
+  return 'UNKNOWN'
+}
+
+/**
+ * True for an abort: a `DOMException`/`Error` named `AbortError` (what
+ * `AbortController.abort()` with no reason, fetch and undici throw) or
+ * Node's `ABORT_ERR` code. A deadline's own expiry is not an abort — use
+ * `isDeadlineExceeded` for that.
+ */
+export function isAbortError(error: unknown): boolean {
+  if (typeof error !== 'object' || error === null) return false
+  return (
+    (error as { name?: unknown }).name === 'AbortError' ||
+    (error as { code?: unknown }).code === 'ABORT_ERR'
+  )
+}

@@ -1,0 +1,156 @@
+import { type Deadline, wait } from '@hourglass/core'
+import { Attempt } from './Attempt.js'
+import { decideRetry, type Outcome } from './decideRetry.js'
+import { publishRetry, publishRetrySkipped } from './events.js'
+import { noBudgetError } from './noBudgetError.js'
+import { clockFor, type ResolvedOptions, type ResolvedRetry } from './options.js'
+
+export interface OutboundCallInit {
+  config: ResolvedOptions
+  deadline: Deadline | undefined
+  /** The caller's signal, when it has one (createFetch's `init.signal`). */
+  signal: AbortSignal | undefined
+  method: string
+  /** Origin and path, for events (no query). */
+  url: string
+  retry: ResolvedRetry | false
+  /** Safe to send twice: idempotent method or an Idempotency-Key. */
+  repeatable: boolean
+  /** The body can be sent again. */
+  replayable: boolean
+  /** Told about every attempt when it ends, its phase timings complete (probe). */
+  onAttemptEnd?: ((attempt: Attempt) => void) | undefined
+}
+
+/** What came of one send: hand the value to the caller, or retry after `delayMs`. */
+export type SendResult<T> = { retry: true; delayMs: number } | { retry: false; value: T }
+
+/**
+ * One outbound call, from the first attempt to the answer, whichever way it
+ * is sent — `createFetch` (undici's fetch) or `deadlineInterceptor` (undici's
+ * dispatch). It owns the one retry loop of the package:
+ *
+ *   check (stopped? caller gone? budget left?) → send → judge the outcome on
+ *   its evidence (`decideRetry`), announce the decision → wait (the one
+ *   cancellable wait of core: ends at once when the deadline ends or the
+ *   caller leaves) → check again → send.
+ *
+ * Nothing is sent after the caller left or the deadline ended, and nothing
+ * waits after either: a pending retry ends at once.
+ */
+export class OutboundCall {
+  readonly init: OutboundCallInit
+  readonly #used = new Set<string>()
+  #stopped: unknown
+  #wake: (() => void) | undefined
+
+  constructor(init: OutboundCallInit) {
+    this.init = init
+  }
+
+  /**
+   * The caller left (undici aborted our controller, the signal fired): a
+   * pending retry wait ends now and no further attempt is sent. The first
+   * reason wins.
+   */
+  stop(reason: unknown): void {
+    if (this.#stopped !== undefined) return
+    this.#stopped = reason ?? new DOMException('This operation was aborted', 'AbortError')
+    this.#wake?.()
+  }
+
+  get stopped(): boolean {
+    return this.#stopped !== undefined
+  }
+
+  /** A new attempt of this call, bound to its deadline, signal and phase limits. */
+  attempt(number: number): Attempt {
+    const { config, deadline, signal, method, url } = this.init
+    const attempt = new Attempt({
+      deadline,
+      signal,
+      limits: config,
+      clock: clockFor(config, deadline?.clock),
+      method,
+      url,
+      number,
+    })
+    const onEnd = this.init.onAttemptEnd
+    if (onEnd) attempt.onFinish(onEnd)
+    return attempt
+  }
+
+  /**
+   * Decide on an attempt's outcome and announce it: the wait before the next
+   * attempt, or undefined when this outcome is the answer (or the failure).
+   */
+  judge(outcome: Outcome, number: number): number | undefined {
+    const { init } = this
+    const decision = decideRetry(outcome, {
+      retry: init.retry,
+      repeatable: init.repeatable,
+      replayable: init.replayable,
+      used: this.#used,
+      deadline: init.deadline,
+      minBudgetMs: init.config.minBudgetMs,
+    })
+    if (!decision.retry) {
+      if (decision.reason !== undefined) {
+        publishRetrySkipped(() => ({
+          deadline: init.deadline,
+          method: init.method,
+          url: init.url,
+          attempt: number,
+          reason: decision.reason,
+          why: decision.why,
+        }))
+      }
+      return undefined
+    }
+    this.#used.add(decision.rule)
+    publishRetry(() => ({
+      deadline: init.deadline,
+      method: init.method,
+      url: init.url,
+      attempt: number + 1,
+      reason: decision.reason,
+      delayMs: decision.delayMs,
+    }))
+    return decision.delayMs
+  }
+
+  /** The one retry loop (see the class comment). Throws what ends the call before an answer. */
+  async run<T>(send: (number: number) => Promise<SendResult<T>>): Promise<T> {
+    for (let number = 1; ; number++) {
+      this.#check()
+      const result = await send(number)
+      if (!result.retry) return result.value
+      if (result.delayMs > 0) await this.#pause(result.delayMs)
+    }
+  }
+
+  /** Throw what forbids another attempt: the caller left, or too little time is left. */
+  #check(): void {
+    if (this.#stopped !== undefined) throw this.#stopped
+    const { signal, deadline, config } = this.init
+    if (signal?.aborted) throw signal.reason
+    const refused = noBudgetError(deadline, config.minBudgetMs)
+    if (refused !== undefined) throw refused
+  }
+
+  async #pause(ms: number): Promise<void> {
+    if (this.#stopped !== undefined) return // stopped before the wait began: #check throws it
+    const { deadline, signal, config } = this.init
+    await wait(ms, {
+      deadline: deadline?.observe ? undefined : deadline,
+      signal,
+      clock: clockFor(config, deadline?.clock),
+      wakeOn: (wake) => {
+        this.#wake = wake
+        return () => {
+          this.#wake = undefined
+        }
+      },
+    })
+  }
+}
