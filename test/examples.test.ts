@@ -62,4 +62,35 @@ describe('examples/', () => {
     // One 429 from the primary; its key then cools down, so the second request skips it.
     expect(counts).toBe('primary: 1 call(s), outcomes error; backup: 2 answer(s)')
   })
+
+  it('grpc-chain: the budget shrinks across HTTP → gRPC → HTTP; a slow lookup gets a 504 by the deadline, DEADLINE_EXCEEDED from the gRPC hop, and is stopped', async () => {
+    assertBuilt(fileURLToPath(new URL('../packages/grpc/dist/index.js', import.meta.url)))
+    const run = await runNode([example('grpc-chain')], { killAfterMs: 20_000 })
+    expect(run.code, run.stderr).toBe(0)
+    const [fast, fastBudgets, slow, slowBudgets, outcome] = run.stdout.trimEnd().split('\n')
+    expect(fast).toMatch(/^budget 1000 ms → 200 after \d+ ms: \{"inStock":true\}$/)
+    for (const [line, edgeMs] of [
+      [fastBudgets, 990],
+      [slowBudgets, 290],
+    ] as const) {
+      const m = line?.match(
+        /^ {2}handlers' budgets: edge (\d+) ms \(HTTP\) → inventory (\d+) ms \(gRPC\) → stock (\d+) ms \(HTTP\)$/,
+      )
+      expect(m, line).not.toBeNull()
+      const [edge, inventory, stock] = m!.slice(1).map(Number) as [number, number, number]
+      // Each hop has less than the one before: 10 ms kept by each to answer, plus transit.
+      expect(edge).toBe(edgeMs)
+      expect(inventory).toBeLessThanOrEqual(edge - 10)
+      expect(stock).toBeLessThanOrEqual(inventory - 10)
+    }
+    const slowMatch = slow!.match(
+      /^budget 300 ms → 504 after (\d+) ms: \{"error":"deadline_exceeded","budgetMs":300,/,
+    )
+    expect(slowMatch, slow).not.toBeNull()
+    // By the 300 ms deadline (slack for a loaded box).
+    expect(Number(slowMatch![1])).toBeLessThan(300 + 150)
+    expect(outcome).toMatch(
+      /^ {2}inventory answered DEADLINE_EXCEEDED; the slow stock lookup stopped: DeadlineExceededError after \d+ ms$/,
+    )
+  })
 })

@@ -1,0 +1,135 @@
+// One deadline across two protocols, on loopback:
+//   client ─HTTP─▶ edge (Express) ─gRPC─▶ inventory (grpc-js) ─HTTP─▶ stock (Express)
+// Each hop receives what is left of the caller's budget (x-deadline-remaining-ms,
+// grpc-timeout) and keeps 10 ms to answer. Run: npm run build && node examples/grpc-chain/index.mjs
+
+import * as grpc from '@grpc/grpc-js'
+import { DEADLINE_HEADER } from '@hourglass/core'
+import { deadline, deadlineErrors } from '@hourglass/express'
+import { createFetch } from '@hourglass/fetch'
+import {
+  deadlineInterceptor,
+  deadlineOf,
+  deadlineServerInterceptor,
+  fromGrpcError,
+  deadlineErrors as grpcDeadlineErrors,
+} from '@hourglass/grpc'
+import express from 'express'
+
+const json = {
+  serialize: (value) => Buffer.from(JSON.stringify(value)),
+  deserialize: (bytes) => JSON.parse(bytes.toString()),
+}
+const inventoryService = {
+  check: {
+    path: '/shop.Inventory/Check',
+    requestStream: false,
+    responseStream: false,
+    requestSerialize: json.serialize,
+    requestDeserialize: json.deserialize,
+    responseSerialize: json.serialize,
+    responseDeserialize: json.deserialize,
+  },
+}
+const servers = []
+const serve = (app) =>
+  new Promise((resolve) => {
+    const server = app.listen(0, '127.0.0.1', () =>
+      resolve(`http://127.0.0.1:${server.address().port}`),
+    )
+    servers.push(server)
+  })
+const handle = (fn) => (req, res, next) => fn(req, res).catch(next)
+const seen = {}
+
+// Stock (HTTP): "slow" items take as long as they are allowed to — and are stopped.
+const stock = express()
+stock.use(deadline())
+stock.get(
+  '/stock/:item',
+  handle(async (req, res) => {
+    seen.stock = Math.round(req.deadline.budgetMs)
+    if (req.params.item === 'slow') {
+      await new Promise((resolve) => req.deadline.signal.addEventListener('abort', resolve))
+      seen.stopped = `${req.deadline.signal.reason.name} after ${Math.round(req.deadline.elapsed())} ms`
+      return
+    }
+    res.json({ inStock: true })
+  }),
+)
+stock.use(deadlineErrors())
+const stockUrl = await serve(stock)
+
+// Inventory (gRPC): reads grpc-timeout, calls stock with what is left.
+const fetch = createFetch()
+const inventory = new grpc.Server({ interceptors: [deadlineServerInterceptor()] })
+inventory.addService(
+  inventoryService,
+  grpcDeadlineErrors({
+    async check(call, callback) {
+      seen.inventory = Math.round(deadlineOf(call).budgetMs) // = currentDeadline()
+      const res = await fetch(`${stockUrl}/stock/${call.request.item}`) // deadline: this call's
+      if (res.status === 504) {
+        await res.body.cancel()
+        return callback({ code: grpc.status.DEADLINE_EXCEEDED, details: 'stock ran out of time' })
+      }
+      callback(null, await res.json())
+    },
+  }),
+)
+const port = await new Promise((resolve, reject) =>
+  inventory.bindAsync('127.0.0.1:0', grpc.ServerCredentials.createInsecure(), (e, p) =>
+    e ? reject(e) : resolve(p),
+  ),
+)
+const Inventory = grpc.makeGenericClientConstructor(inventoryService, 'Inventory')
+const client = new Inventory(`127.0.0.1:${port}`, grpc.credentials.createInsecure(), {
+  interceptors: [deadlineInterceptor()], // every call: min(its own, the current deadline)
+})
+
+// Edge (HTTP): the caller's budget in, a gRPC call out.
+const edge = express()
+edge.use(deadline({ maxMs: 10_000 }))
+edge.get(
+  '/order/:item',
+  handle(async (req, res) => {
+    seen.edge = Math.round(req.deadline.budgetMs)
+    const answer = await new Promise((resolve, reject) =>
+      client.check({ item: req.params.item }, (error, value) => {
+        seen.grpcStatus = error ? grpc.status[error.code] : 'OK'
+        if (error)
+          reject(fromGrpcError(error)) // DEADLINE_EXCEEDED → DeadlineExceededError → 504
+        else resolve(value)
+      }),
+    )
+    res.json(answer)
+  }),
+)
+edge.use(deadlineErrors())
+const edgeUrl = await serve(edge)
+
+for (const [item, budgetMs] of [
+  ['apples', 1000],
+  ['slow', 300],
+]) {
+  const started = performance.now()
+  const res = await globalThis.fetch(`${edgeUrl}/order/${item}`, {
+    headers: { [DEADLINE_HEADER]: String(budgetMs) },
+  })
+  const ms = Math.round(performance.now() - started)
+  console.log(`budget ${budgetMs} ms → ${res.status} after ${ms} ms: ${await res.text()}`)
+  console.log(
+    `  handlers' budgets: edge ${seen.edge} ms (HTTP) → inventory ${seen.inventory} ms (gRPC) → stock ${seen.stock} ms (HTTP)`,
+  )
+}
+console.log(
+  `  inventory answered ${seen.grpcStatus}; the slow stock lookup stopped: ${seen.stopped}`,
+)
+
+client.close()
+inventory.forceShutdown()
+await fetch.close()
+for (const server of servers) {
+  server.closeAllConnections()
+  server.close()
+}
