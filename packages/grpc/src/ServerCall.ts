@@ -213,10 +213,19 @@ export class ServerCall {
       const grpcExpired =
         Date.now() >= (grpcDeadline instanceof Date ? grpcDeadline.getTime() : grpcDeadline)
       if (grpcExpired || deadline.expired) {
-        // grpc-js's own timer answered (reserveMs 0 makes it race ours).
+        // grpc-js's own grpc-timeout timer answered: with reserveMs 0 it races
+        // ours, and with grpc-timeout not trusted it is the only one due.
         this.#outcome = 'expired'
         this.#code = status.DEADLINE_EXCEEDED
         deadline.cancel(new DeadlineExceededError({ budgetMs: this.#budgetMs, elapsedMs }))
+        grpcChannels.serverExpire.publish(() => ({
+          deadline,
+          method: this.#method.path,
+          budgetMs: this.#budgetMs,
+          elapsedMs,
+          stage: 'handler',
+          action: 'status',
+        }))
       } else {
         // Nobody is left to answer: stop everything done on the caller's behalf.
         this.#outcome = 'client-cancelled'

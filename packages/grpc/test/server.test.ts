@@ -30,6 +30,7 @@ import {
   connect,
   deferred,
   type RunningServer,
+  rawUnary,
   record,
   startServer,
   unary,
@@ -411,5 +412,42 @@ describe('deadlineServerInterceptor: when time runs out', () => {
       code: status.NOT_FOUND,
     })
     expect(clock.pendingTimers).toBe(0)
+  })
+})
+
+describe('deadlineServerInterceptor: callers that are not grpc-js', () => {
+  it("a raw HTTP/2 caller's grpc-timeout (any unit) is the budget", async () => {
+    const starts = watch<GrpcServerStartMessage>(grpcChannels.serverStart)
+    await serve({
+      unary: ((_call, callback) => callback(null, {})) satisfies handleUnaryCall<unknown, unknown>,
+    })
+    const answer = await rawUnary(server!.address, '/hourglass.test.Work/Unary', {
+      'grpc-timeout': '2S',
+    })
+    expect(answer.status).toBe(status.OK)
+    expect(starts.messages[0]).toMatchObject({ source: 'grpc-timeout', clamped: false })
+    expect(starts.messages[0]!.budgetMs).toBeLessThanOrEqual(2000)
+    expect(starts.messages[0]!.budgetMs).toBeGreaterThan(1900)
+  })
+
+  it("with grpc-timeout not trusted, grpc-js still answers DEADLINE_EXCEEDED by it; the handler's deadline is then ended too (outcome expired)", async () => {
+    const ends = watch<GrpcServerEndMessage>(grpcChannels.serverEnd)
+    const reason = deferred<unknown>()
+    await serve(
+      {
+        unary: (() => {
+          currentDeadline()!.onDone((why) => reason.resolve(why))
+        }) satisfies handleUnaryCall<unknown, unknown>,
+      },
+      { trust: ['x-deadline-remaining-ms'], defaultMs: 10_000 },
+    )
+    // No timer on this caller's side: only the server can end the call.
+    const answer = await rawUnary(server!.address, '/hourglass.test.Work/Unary', {
+      'grpc-timeout': '50m',
+    })
+    expect(answer.status).toBe(status.DEADLINE_EXCEEDED)
+    expect(isDeadlineExceeded(await reason.promise)).toBe(true)
+    await ends.count(1)
+    expect(ends.messages[0]).toMatchObject({ outcome: 'expired', code: status.DEADLINE_EXCEEDED })
   })
 })

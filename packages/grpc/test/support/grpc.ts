@@ -150,3 +150,54 @@ export function deferred<T = void>(): { promise: Promise<T>; resolve: (value: T)
   })
   return { promise, resolve }
 }
+
+export interface RawAnswer {
+  /** grpc-status, from the headers of a trailers-only answer or from the trailers. */
+  status: number
+  message: string | undefined
+}
+
+/**
+ * One unary call sent with node:http2 directly — a caller that is not grpc-js
+ * (another language, a proxy): it sends `grpc-timeout` but runs no timer of its own.
+ */
+export async function rawUnary(
+  address: string,
+  path: string,
+  headers: Record<string, string>,
+): Promise<RawAnswer> {
+  const http2 = await import('node:http2')
+  const session = http2.connect(`http://${address}`)
+  try {
+    const request = session.request({
+      ':method': 'POST',
+      ':path': path,
+      'content-type': 'application/grpc',
+      te: 'trailers',
+      ...headers,
+    })
+    const body = serialize({})
+    const frame = Buffer.alloc(5 + body.length)
+    frame.writeUInt32BE(body.length, 1)
+    body.copy(frame, 5)
+    request.end(frame)
+    request.resume()
+    return await new Promise<RawAnswer>((resolve, reject) => {
+      const settle = (fields: Record<string, unknown>) => {
+        if (fields['grpc-status'] === undefined) return
+        resolve({
+          status: Number(fields['grpc-status']),
+          message:
+            fields['grpc-message'] === undefined
+              ? undefined
+              : decodeURIComponent(String(fields['grpc-message'])),
+        })
+      }
+      request.on('response', settle)
+      request.on('trailers', settle)
+      request.on('error', reject)
+    })
+  } finally {
+    session.close()
+  }
+}
