@@ -1,11 +1,10 @@
-import { currentDeadline, type Deadline, systemClock } from '@hourglass/core'
+import { currentDeadline, type Deadline, wait } from '@hourglass/core'
 import type { Redis } from 'ioredis'
 import {
   type RateLimiterAbstract,
   RateLimiterMemory,
   RateLimiterRedis,
 } from 'rate-limiter-flexible'
-import { delay } from './delay.js'
 import { LocalFallbackLimiter } from './LocalFallbackLimiter.js'
 import { ProviderLimitedError } from './ProviderLimitedError.js'
 
@@ -177,8 +176,6 @@ export class ProviderLimits {
    */
   async acquire(provider: string, tokens: number, options: LimitOptions = {}): Promise<void> {
     const deadline = options.deadline ?? currentDeadline()
-    const clock = deadline?.clock ?? systemClock
-    const signal = options.signal ?? deadline?.signal
     for (;;) {
       const decision = await this.tryAcquire(provider, tokens, { ...options, deadline })
       if (decision.admitted) return
@@ -191,7 +188,7 @@ export class ProviderLimits {
           remainingMs: deadline?.remaining() ?? Number.POSITIVE_INFINITY,
         })
       }
-      await delay(clock, decision.retryAfterMs, signal)
+      await wait(decision.retryAfterMs, { deadline, signal: options.signal })
     }
   }
 

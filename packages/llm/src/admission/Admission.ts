@@ -4,6 +4,7 @@ import {
   type Deadline,
   MAX_TIMER_MS,
   systemClock,
+  wait,
 } from '@hourglass/core'
 import { RateLimitedError } from '../policy/RateLimitedError.js'
 import { type AdmissionPermit, createPermit } from './AdmissionPermit.js'
@@ -16,7 +17,6 @@ import { LatencyTracker } from './LatencyTracker.js'
 import { MemoryCooldownStore } from './MemoryCooldownStore.js'
 import { publishAdmission } from './publish.js'
 import type { AdmissionOutcome, ProbeToken, Slot } from './slot.js'
-import { waitForChange } from './waitForChange.js'
 
 export interface AdmissionOptions {
   /** Where cooldowns live. Default: a `MemoryCooldownStore` on `clock` (this process only). */
@@ -120,18 +120,22 @@ export class Admission {
     const keys: Array<string | undefined> =
       request.keys && request.keys.length > 0 ? [...request.keys] : [undefined]
     const slots = keys.map((key) => this.#book.slot(provider, this.#id(key)))
-    const signals: AbortSignal[] = []
-    if (deadline) signals.push(deadline.signal)
-    if (request.signal) signals.push(request.signal)
+    const { signal } = request
+    // Waits end at once with the deadline's or the signal's reason (core's one wait).
+    const until = { deadline, signal, clock }
+    const ended = () => {
+      signal?.throwIfAborted()
+      if (deadline?.done && deadline.reason !== undefined) throw deadline.reason
+    }
     const neededMs = Math.max(0, request.neededMs ?? this.neededMs(provider))
     const startedAt = this.#clock.now()
     let released = reopenCount(slots)
     let staggered = false
 
     for (;;) {
-      for (const signal of signals) signal.throwIfAborted()
+      ended()
       await this.#book.refresh(provider, slots)
-      for (const signal of signals) signal.throwIfAborted()
+      ended()
       const now = this.#clock.now()
       const choice = this.#choose(slots, now, neededMs)
       if (choice.kind === 'grant') {
@@ -141,7 +145,7 @@ export class Admission {
           const left = (deadline?.remaining() ?? Number.POSITIVE_INFINITY) - neededMs
           const jitterMs = Math.min(this.#random() * this.#staggerMs, Math.max(0, left))
           if (jitterMs >= 1) {
-            await waitForChange(clock, jitterMs, [], signals)
+            await wait(jitterMs, until)
             continue
           }
         }
@@ -173,7 +177,7 @@ export class Admission {
       publishAdmission({ provider, keyId: keyIdOfWait, action: 'wait', waitMs })
       released = reopenCount(slots)
       const timerMs = Math.min(choice.wakeAt - now, latestStartMs, MAX_TIMER_MS)
-      await waitForChange(clock, timerMs, slots, signals)
+      await wait(timerMs, { ...until, wakeOn: (wake) => onChange(slots, wake) })
     }
   }
 
@@ -263,4 +267,12 @@ function reopenCount(slots: readonly Slot[]): number {
   let total = 0
   for (const slot of slots) total += slot.reopened
   return total
+}
+
+/** Wake a waiter when anything changes on one of `slots` (a cooldown ends, a probe reports). */
+function onChange(slots: readonly Slot[], wake: () => void): () => void {
+  for (const slot of slots) slot.wakers.add(wake)
+  return () => {
+    for (const slot of slots) slot.wakers.delete(wake)
+  }
 }

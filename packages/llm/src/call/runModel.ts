@@ -1,3 +1,4 @@
+import { wait } from '@hourglass/core'
 import type { AdmissionPermit } from '../admission/AdmissionPermit.js'
 import { isKeysRetired } from '../admission/KeysRetiredError.js'
 import { clampAttempts, decideRetry } from '../policy/decideRetry.js'
@@ -9,7 +10,6 @@ import type { CallState } from './CallState.js'
 import type { ModelAdapter, SendOptions, SendResult } from './ModelAdapter.js'
 import type { StreamSink } from './ModelStream.js'
 import type { ProviderError } from './ProviderError.js'
-import { sleep } from './sleep.js'
 import { streamAttempt } from './streamAttempt.js'
 
 export type ModelOutcome =
@@ -180,7 +180,7 @@ export async function runModel(
       reason: decision.reason,
     })
     if (decision.action === 'retry') {
-      if (!cooled) await sleep(decision.delayMs, deadline, options.signal)
+      if (!cooled) await wait(decision.delayMs, { deadline, signal: options.signal, clock })
       continue
     }
     const failure = { ...base, attempts: attempt, cause: error, reason: decision.reason }

@@ -1,21 +1,14 @@
 import type { ServerResponse } from 'node:http'
-import type { Clock } from '@hourglass/core'
+import { type Clock, wait } from '@hourglass/core'
 
-/** Waits `ms` on `clock`; resolves false (early) when `signal` aborts. Leaves no timer or listener behind. */
+/** Waits `ms` on `clock` (core's one wait); resolves false (early) when `signal` aborts. */
 export function pause(clock: Clock, ms: number, signal: AbortSignal): Promise<boolean> {
   if (signal.aborted) return Promise.resolve(false)
   if (!(ms > 0)) return Promise.resolve(true)
-  return new Promise((resolve) => {
-    const onAbort = () => {
-      clock.clearTimeout(timer)
-      resolve(false)
-    }
-    const timer = clock.setTimeout(() => {
-      signal.removeEventListener('abort', onAbort)
-      resolve(true)
-    }, ms)
-    signal.addEventListener('abort', onAbort, { once: true })
-  })
+  return wait(ms, { clock, signal }).then(
+    () => true,
+    () => false,
+  )
 }
 
 /**
