@@ -138,6 +138,7 @@ export function withDeadline<
       outcome = decided.outcome
       throw decided.error
     } finally {
+      const ended = deadline.done || deadline.expired
       deadline.dispose()
       bullmqChannels.end.publish(() => ({
         ...about(deadline.remaining()),
@@ -147,6 +148,13 @@ export function withDeadline<
         outcome,
         ...(outcome === 'completed' || outcome === 'completed_late' ? {} : { error: thrown }),
       }))
+      // Deadlines of jobs started together end together, each on its own
+      // timer, and Node runs every microtask a timer callback sets off before
+      // the next timer fires. Hand the job back to BullMQ (a Redis write, a
+      // stack trace, the next fetch) on the next turn of the event loop, so
+      // the other jobs' deadlines due now fire first and their calls are
+      // aborted on time, not after this job's bookkeeping.
+      if (ended) await new Promise<void>((resolve) => setImmediate(resolve))
     }
   }
   return Object.assign(wrapped, { counts }) as DeadlineProcessor<DataType, ResultType, NameType>

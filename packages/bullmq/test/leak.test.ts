@@ -94,7 +94,7 @@ describe.skipIf(!available)('withDeadline releases what each job took', () => {
 
     // Expired in the queue: never run, nothing armed.
     await worker.pause()
-    const short = Array.from({ length: PER_KIND }, () => Deadline.after(20))
+    const short = Array.from({ length: PER_KIND }, () => Deadline.after(500))
     let i = 0
     await add('ok', PER_KIND, () => short[i++]!)
     await Promise.all(short.map(ended))
