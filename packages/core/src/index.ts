@@ -59,5 +59,11 @@ export {
   readDeadline,
 } from './readDeadline.js'
 export { type PlanEntry, type PlanOptions, SlicePlan, type SliceReport } from './SlicePlan.js'
+export {
+  adaptiveReserveMs,
+  MAX_RESERVE_MS,
+  MIN_RESERVE_MS,
+  timerLatenessMs,
+} from './timerLateness.js'
 export { type WaitOptions, type WaitResult, wait } from './wait.js'
 export { type HeaderTarget, writeDeadline } from './writeDeadline.js'

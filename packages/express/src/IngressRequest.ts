@@ -1,5 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import {
+  adaptiveReserveMs,
   ClientClosedError,
   Deadline,
   DeadlineExceededError,
@@ -68,7 +69,8 @@ export class IngressRequest {
     this.res = res
     this.budgetMs = budgetMs
     this.#options = options
-    this.deadline = Deadline.after(budgetMs - options.reserveMs, {
+    const reserveMs = options.reserveMs ?? adaptiveReserveMs()
+    this.deadline = Deadline.after(budgetMs - reserveMs, {
       clock: options.clock,
       observe: options.observe,
       onExpire: () => {
@@ -79,9 +81,7 @@ export class IngressRequest {
       },
     })
     this.#arriving = false
-    this.plan = options.plan
-      ? this.deadline.plan(options.plan, { reserveMs: options.reserveMs })
-      : undefined
+    this.plan = options.plan ? this.deadline.plan(options.plan, { reserveMs }) : undefined
     ;(req as { [INGRESS]?: IngressRequest })[INGRESS] = this
   }
 

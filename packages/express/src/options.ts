@@ -21,10 +21,13 @@ export interface DeadlineMiddlewareOptions {
    */
   maxMs?: number | undefined
   /**
-   * Kept back for writing the 504, in ms. Default 10; 0 = none. The handler's
-   * deadline (`req.deadline`) ends this much before the caller's, and the plan
-   * keeps it back again so a handler whose slices run to their limit can still
-   * answer before the 504.
+   * Kept back for writing the 504, in ms; 0 = none. The handler's deadline
+   * (`req.deadline`) ends this much before the caller's, and the plan keeps it
+   * back again so a handler whose slices run to their limit can still answer
+   * before the 504. Default: adaptive — the timer lateness this process sees
+   * (p99 of the event loop's delay over the last ~2 s) + 2 ms, bounded to
+   * 10–100 ms (core's `adaptiveReserveMs()`), read per request, so the 504
+   * reaches the caller by its deadline on a busy machine too.
    */
   reserveMs?: number | undefined
   /**
@@ -56,7 +59,8 @@ export interface DeadlineMiddlewareOptions {
 export interface ResolvedOptions {
   defaultMs: number
   maxMs: number
-  reserveMs: number
+  /** undefined: adaptive, read per request. */
+  reserveMs: number | undefined
   trust: readonly DeadlineSource[]
   strict: boolean
   observe: boolean
@@ -71,8 +75,11 @@ export interface ResolvedOptions {
 export function resolveOptions(options: DeadlineMiddlewareOptions): ResolvedOptions {
   const maxMs = Math.min(positive('maxMs', options.maxMs ?? 30_000), MAX_TIMER_MS)
   const defaultMs = Math.min(positive('defaultMs', options.defaultMs ?? 2000), maxMs)
-  const reserveMs = options.reserveMs ?? 10
-  if (typeof reserveMs !== 'number' || !Number.isFinite(reserveMs) || reserveMs < 0) {
+  const reserveMs = options.reserveMs
+  if (
+    reserveMs !== undefined &&
+    (typeof reserveMs !== 'number' || !Number.isFinite(reserveMs) || reserveMs < 0)
+  ) {
     throw new RangeError(`reserveMs must be a finite number ≥ 0, got ${String(reserveMs)}`)
   }
   const mode = options.mode ?? 'enforce'

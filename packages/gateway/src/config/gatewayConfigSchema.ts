@@ -84,7 +84,7 @@ export function gatewayConfigSchema(env: Readonly<Record<string, string | undefi
         .strictObject({
           defaultMs: positiveMs('the default budget').default(60_000),
           maxMs: positiveMs('the largest budget').default(300_000),
-          reserveMs: wholeMs('the reserve').default(10),
+          reserveMs: wholeMs('the reserve').optional(),
         })
         .prefault({}),
       policy: z
