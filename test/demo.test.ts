@@ -157,9 +157,10 @@ describe('npm start -- --serve (hourglass demo --serve)', () => {
           error: 'deadline_exceeded',
           budgetMs: 300,
           elapsedMs: expect.any(Number),
-          slice: expect.stringMatching(/^(dns|preprocess|model|write)$/),
+          slice: expect.stringMatching(/^(dns|preprocess|model|write|api)$/),
         })
-        expect(answer.elapsedMs).toBeLessThanOrEqual(300)
+        // On time, give or take a loaded machine (the first request also meets cold code).
+        expect(answer.elapsedMs).toBeLessThanOrEqual(300 + SLACK_MS)
       }
       // What the printed text promises for this budget: mostly 504s.
       expect(statuses.filter((s) => s === 504).length, String(statuses)).toBeGreaterThan(10)

@@ -75,8 +75,9 @@ export function legend(graceMs: number): string[] {
   return [
     'How to read it (ms; negative = before the deadline, + = after it):',
     '  on time / late: a 200 that arrived by / after the client’s deadline',
-    '  504: the service gave up by the deadline; its JSON body names the budget',
-    '    the client sent and the api service’s slice that ran out',
+    '  504: the edge gave up by the deadline; its JSON body names the budget the',
+    '    client sent and the slice that ran out (the api service’s, below, or',
+    '    the edge’s own slice for calling it, api)',
     '  arrived vs deadline: when the 504s reached the client',
     '  latest answer: the last answer of any status, against its deadline',
     `  gave up: the client had no answer ${graceMs} ms past its deadline and hung up`,

@@ -1,3 +1,4 @@
+import { wait } from '@hourglass/core'
 import { Agent } from 'undici'
 import type { Chain } from './Chain.js'
 import type { DemoFigures } from './DemoFigures.js'
@@ -71,17 +72,19 @@ export async function runDemo(options: RunDemoOptions = {}): Promise<DemoFigures
   }
 }
 
-function delayUntil(started: number, atMs: number): Promise<void> {
-  const wait = started + atMs - performance.now()
-  return wait > 0 ? new Promise((resolve) => setTimeout(resolve, wait)) : Promise.resolve()
+async function delayUntil(started: number, atMs: number): Promise<void> {
+  await wait(started + atMs - performance.now())
 }
 
 /** Every chain idle, or `capMs` passed — whichever comes first. */
 async function waitIdle(chains: readonly Chain[], capMs: number): Promise<void> {
-  let timer: NodeJS.Timeout | undefined
-  const cap = new Promise<void>((resolve) => {
-    timer = setTimeout(resolve, capMs)
+  await wait(capMs, {
+    wakeOn: (wake) => {
+      let waiting = true
+      void Promise.all(chains.map((c) => c.log.idle())).then(() => waiting && wake())
+      return () => {
+        waiting = false
+      }
+    },
   })
-  await Promise.race([Promise.all(chains.map((c) => c.log.idle())), cap])
-  clearTimeout(timer)
 }

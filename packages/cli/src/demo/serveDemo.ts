@@ -14,8 +14,8 @@ export async function serveDemo(seed: number, io: Io): Promise<void> {
       `toolkit chain: ${toolkit.url}\n` +
       `naive chain:   ${naive.url}\n\n` +
       'A tight budget through the toolkit chain: mostly a 504 by the deadline, its\n' +
-      'body naming the budget you sent and the slice of the api service that ran\n' +
-      'out (dns, preprocess, model or write), e.g.\n' +
+      'body naming the budget you sent and the slice that ran out: one of the api\n' +
+      "service's (dns, preprocess, model, write), or the edge's own (api), e.g.\n" +
       '  {"error":"deadline_exceeded","budgetMs":300,"elapsedMs":236,"slice":"model"}\n' +
       curl(toolkit.url, 300) +
       'A comfortable one (mostly a 200):\n' +

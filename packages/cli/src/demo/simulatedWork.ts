@@ -1,4 +1,4 @@
-import { setTimeout as sleep } from 'node:timers/promises'
+import { wait } from '@hourglass/core'
 import { seededRandom, seedOf } from './random.js'
 
 /**
@@ -19,9 +19,5 @@ export function writeMs(seed: number, caseId: string): number {
 
 /** Simulated work that stops when `signal` aborts (rejecting with its reason). */
 export async function work(ms: number, signal?: AbortSignal): Promise<void> {
-  try {
-    await sleep(ms, undefined, signal ? { signal } : {})
-  } catch (error) {
-    throw signal?.aborted ? signal.reason : error
-  }
+  await wait(ms, { signal })
 }

@@ -137,33 +137,40 @@ export async function startToolkitChain(seed: number): Promise<Chain> {
   apiApp.use(deadlineErrors())
   const api = await listen(apiApp)
 
-  // Edge: trusts the client's stated budget (up to 10 s) and forwards.
+  // Edge: trusts the client's stated budget (up to 10 s) and forwards it in
+  // one slice, `api`: should its own time run out before the api service's
+  // 504 arrives (a loaded machine), its 504 still names what ran out.
   const toApi = newFetch({})
   const edgeApp = express()
-  edgeApp.use(deadline({ defaultMs: 2000, maxMs: 10_000 }))
+  edgeApp.use(deadline({ defaultMs: 2000, maxMs: 10_000, plan: { api: 1 } }))
   edgeApp.use(express.json())
   edgeApp.post('/ask', (req, res, next) => {
     const caseId = caseOf(req)
     log
       .track('edge', caseId, async () => {
-        const answer = await toApi(`${api.url}/answer`, {
-          method: 'POST',
-          headers: { 'content-type': 'application/json', [CASE_ID_HEADER]: caseId },
-          body: JSON.stringify(req.body ?? {}),
-        })
-        const body = (await answer.json()) as { slice?: unknown } | null
-        if (ranOut(answer)) {
-          // The api service ran out of one of its slices of this request's
-          // time. The edge answers for the request: the 504 carries the
-          // budget the caller sent and elapsed time from the edge, and names
-          // the slice that ran out (deadlineErrors() writes it).
-          const deadline = req.deadline!
-          throw new DeadlineExceededError({
-            budgetMs: deadline.budgetMs,
-            elapsedMs: deadline.elapsed(),
-            slice: typeof body?.slice === 'string' ? body.slice : undefined,
+        const { answer, body } = await req.plan!.run('api', async (signal, slice) => {
+          const answer = await toApi(`${api.url}/answer`, {
+            method: 'POST',
+            headers: { 'content-type': 'application/json', [CASE_ID_HEADER]: caseId },
+            body: JSON.stringify(req.body ?? {}),
+            deadline: slice,
+            signal,
           })
-        }
+          const body = (await answer.json()) as { slice?: unknown } | null
+          if (ranOut(answer)) {
+            // The api service ran out of one of its slices of this request's
+            // time. The edge answers for the request: its 504 carries the
+            // budget the caller sent and the time since the edge received it,
+            // and names the api service's slice that ran out (or, if that
+            // one named none, this `api` slice).
+            throw new DeadlineExceededError({
+              budgetMs: slice.budgetMs,
+              elapsedMs: slice.elapsed(),
+              ...(typeof body?.slice === 'string' ? { slice: body.slice } : {}),
+            })
+          }
+          return { answer, body }
+        })
         res.status(answer.status).json(body)
       })
       .catch(next)
