@@ -16,7 +16,7 @@ const { values } = parseArgs({
   },
 })
 
-const missing = ['core', 'express', 'fetch', 'testkit', 'llm', 'gateway'].filter(
+const missing = ['core', 'express', 'fetch', 'testkit', 'llm', 'gateway', 'bullmq'].filter(
   (name) => !existsSync(new URL(`packages/${name}/dist/index.js`, root)),
 )
 if (missing.length > 0) {
@@ -35,6 +35,7 @@ const all = [
   ['7', './sections/paidGenerations.js'],
   ['8', './sections/sseRecut.js'],
   ['9', './sections/gatewayOverhead.js'],
+  ['18b', './sections/queueDeadlines.js'], // issue 18: @hourglass/bullmq
 ]
 const only = values.only?.split(',')
 const chosen = only ? all.filter(([id]) => only.includes(id)) : all

@@ -77,6 +77,10 @@ export function withDeadline<
   }
   const clock = options.clock ?? systemClock
   const counts: DeadlineCounts = { expired: 0, stopped: 0, retriesDropped: 0 }
+  // As BullMQ does: a processor that declares no third parameter gets no
+  // signal, and no AbortController is made for it (the deadline still stops
+  // `createFetch` and the rest through `currentDeadline()`).
+  const wantsSignal = processor.length >= 3
 
   // Three declared parameters: BullMQ passes its AbortSignal only to a
   // processor whose `length` is at least 3.
@@ -129,7 +133,9 @@ export function withDeadline<
     let outcome: BullmqAttemptOutcome = 'failed'
     let thrown: unknown
     try {
-      const result = await runWithDeadline(deadline, () => processor(job, token, deadline.signal))
+      const result = await runWithDeadline(deadline, () =>
+        processor(job, token, wantsSignal ? deadline.signal : undefined),
+      )
       outcome = deadline.expired ? 'completed_late' : 'completed'
       return result
     } catch (error) {

@@ -366,6 +366,21 @@ describe.skipIf(!available)('withDeadline: a worker enforces the deadline a job 
   it('the wrapped processor declares three parameters, so BullMQ hands it its signal', () => {
     expect(withDeadline(async () => {}).length).toBe(3)
   })
+
+  it('as with BullMQ, a processor that declares no third parameter gets no signal; the deadline still reaches it as currentDeadline()', async () => {
+    const { queue, events, name } = await redis.queue()
+    let seen: { args: number; signal: unknown; deadline: Deadline | undefined } | undefined
+    redis.worker(
+      name,
+      withDeadline(async (...args: unknown[]) => {
+        seen = { args: args.length, signal: args[2], deadline: currentDeadline() }
+      }),
+    )
+    const job = await addWithDeadline(queue, 'no-signal', {}, { deadline: Deadline.after(5_000) })
+    await finished(job, events, queue)
+    expect(seen!.signal).toBeUndefined()
+    expect(seen!.deadline).toBeInstanceOf(Deadline)
+  })
 })
 
 // The error itself, without Redis.
