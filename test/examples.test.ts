@@ -93,4 +93,23 @@ describe('examples/', () => {
       /^ {2}inventory answered DEADLINE_EXCEEDED; the slow stock lookup stopped: DeadlineExceededError after \d+ ms$/,
     )
   })
+
+  it('bullmq-queue: a job that waited past its deadline never runs; a running job has its slow call aborted at its deadline', async (ctx) => {
+    assertBuilt(fileURLToPath(new URL('../packages/bullmq/dist/index.js', import.meta.url)))
+    const { redisAvailable } = await import('@hourglass/testkit')
+    if (!redisAvailable()) ctx.skip() // under CI this throws instead: the example must run there
+    const run = await runNode([example('bullmq-queue')], { killAfterMs: 20_000 })
+    expect(run.code, run.stderr).toBe(0)
+    const [expired, running, counts] = run.stdout.trimEnd().split('\n')
+    expect(expired).toMatch(
+      /^expired job 1 \(300 ms budget, worker away 600 ms\): ran 0 time\(s\) — deadline_exceeded: job 1 of reports reached a worker \d+ ms after its deadline \(added with \d+ ms left\); not run$/,
+    )
+    const runningMatch = running!.match(
+      /^running job 2 \(500 ms budget, upstream takes 5000 ms\): call aborted (\d+) ms after the deadline — deadline_exceeded: job 2 of reports was stopped by its deadline/,
+    )
+    expect(runningMatch, running).not.toBeNull()
+    // At the deadline, not when the upstream answers 4.5 s later (slack for a loaded box).
+    expect(Number(runningMatch![1])).toBeLessThan(150)
+    expect(counts).toBe('worker counts: expired 1, stopped 1, retries dropped 0')
+  })
 })

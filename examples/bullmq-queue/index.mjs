@@ -1,0 +1,80 @@
+// A job queue whose jobs carry their deadline: one job waits past it and never
+// runs; another is running when its deadline comes, and its call to a slow
+// upstream is aborted then. Starts its own redis-server (testkit), no setup.
+// Run: npm run build && node examples/bullmq-queue/index.mjs
+import { createServer } from 'node:http'
+import { addWithDeadline, withDeadline } from '@hourglass/bullmq'
+import { Deadline, wait } from '@hourglass/core'
+import { createFetch } from '@hourglass/fetch'
+import { startRedis } from '@hourglass/testkit'
+import { Queue, QueueEvents, Worker } from 'bullmq'
+
+const redis = await startRedis()
+const connection = { host: '127.0.0.1', port: redis.port, maxRetriesPerRequest: null }
+
+// An upstream (a model, say) that takes 5 s to answer.
+const upstream = createServer((req, res) => {
+  const timer = setTimeout(() => res.end('{"text":"finally"}'), 5000)
+  req.socket.once('close', () => clearTimeout(timer))
+})
+await new Promise((resolve) => upstream.listen(0, '127.0.0.1', resolve))
+const upstreamUrl = `http://127.0.0.1:${upstream.address().port}/generate`
+
+const fetch = createFetch()
+const queue = new Queue('reports', { connection })
+const events = new QueueEvents('reports', { connection })
+await events.waitUntilReady()
+
+let runs = 0
+const callEnded = new Map()
+const processor = withDeadline(async (job) => {
+  runs++
+  try {
+    // createFetch reads the job's deadline from currentDeadline(): it sends
+    // x-deadline-remaining-ms and aborts the call when the deadline comes.
+    const res = await fetch(upstreamUrl, { method: 'POST', body: JSON.stringify(job.data) })
+    return await res.json()
+  } finally {
+    callEnded.set(job.id, performance.now())
+  }
+})
+// Not started yet: the worker is away (a deploy, a backlog) while job 1 waits.
+const worker = new Worker('reports', processor, { connection, autorun: false })
+
+const failedReason = async (job) => {
+  await job.waitUntilFinished(events).catch(() => {})
+  return (await queue.getJob(job.id)).failedReason
+}
+
+// 1. A job whose deadline passes while it waits in the queue.
+const expired = await addWithDeadline(
+  queue,
+  'weekly-report',
+  { user: 1 },
+  { deadline: Deadline.after(300), attempts: 3 },
+)
+await wait(600)
+worker.run()
+console.log(
+  `expired job ${expired.id} (300 ms budget, worker away 600 ms): ran ${runs} time(s) — ${await failedReason(expired)}`,
+)
+
+// 2. A job that is running when its deadline comes.
+const deadline = Deadline.after(500)
+const running = await addWithDeadline(queue, 'weekly-report', { user: 2 }, { deadline })
+const reason = await failedReason(running)
+const lateMs = callEnded.get(running.id) - deadline.expiresAt
+console.log(
+  `running job ${running.id} (500 ms budget, upstream takes 5000 ms): call aborted ${Math.max(0, lateMs).toFixed(0)} ms after the deadline — ${reason}`,
+)
+
+const { expired: e, stopped, retriesDropped } = processor.counts
+console.log(`worker counts: expired ${e}, stopped ${stopped}, retries dropped ${retriesDropped}`)
+
+await worker.close()
+await events.close()
+await queue.close()
+await fetch.close()
+upstream.closeAllConnections()
+upstream.close()
+await redis.stop()
