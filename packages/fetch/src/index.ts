@@ -23,4 +23,10 @@ export {
   type ProbeSample,
   probe,
 } from './probe.js'
-export { type SuggestedTimeouts, type SuggestOptions, suggestTimeouts } from './suggestTimeouts.js'
+export {
+  type SuggestedSetting,
+  type SuggestedTimeouts,
+  type SuggestionCut,
+  type SuggestOptions,
+  suggestTimeouts,
+} from './suggestTimeouts.js'
