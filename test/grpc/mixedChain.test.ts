@@ -54,8 +54,17 @@ describe('Express → gRPC → Express: one budget', () => {
     expect(res.headers['x-deadline-expired']).toBe('1')
     expect(((await res.body.json()) as { error: string }).error).toBe('deadline_exceeded')
     const work = chain.innerWork[before]!
-    expect(isDeadlineExceeded(work.reason)).toBe(true)
-    expect(chain.innerAnswers.at(-1)?.status).toBe(504)
+    const innerAnswer = chain.innerAnswers.at(-1)!
+    // The inner 504 is due 10 ms before the gRPC hop's deadline. On a loaded box
+    // the inner timer can fire later than that: the gRPC hop's deadline then
+    // aborts the fetch, and the inner work is stopped by its caller leaving.
+    if (innerAnswer.status === undefined) {
+      expect(isDeadlineExceeded(innerAnswer.error)).toBe(true)
+      expect(isDeadlineExceeded(work.reason) || isClientClosed(work.reason)).toBe(true)
+    } else {
+      expect(innerAnswer.status).toBe(504)
+      expect(isDeadlineExceeded(work.reason)).toBe(true)
+    }
     expect(chain.grpcAnswers.at(-1)?.code).toBe(status.DEADLINE_EXCEEDED)
   })
 

@@ -49,9 +49,15 @@ async function measure(mode: Mode) {
     expect(grpcAnswer.code).toBe(status.DEADLINE_EXCEEDED)
     // The inner 504 is due 10 ms before the gRPC hop's deadline; on a loaded
     // box that deadline may abort the fetch first. Either is on time.
-    if (innerAnswer.status === undefined) expect(isDeadlineExceeded(innerAnswer.error)).toBe(true)
-    else expect(innerAnswer.status).toBe(504)
-    expect(isDeadlineExceeded(work.reason)).toBe(true)
+    if (innerAnswer.status === undefined) {
+      expect(isDeadlineExceeded(innerAnswer.error), String(innerAnswer.error)).toBe(true)
+    } else expect(innerAnswer.status).toBe(504)
+    // Stopped by its own deadline — or, when its timer fired late, by its caller
+    // leaving (the gRPC hop's deadline aborted the fetch): either way on time, below.
+    expect(
+      isDeadlineExceeded(work.reason) || isClientClosed(work.reason),
+      String(work.reason),
+    ).toBe(true)
     edge.push(arrivedAt - chain.edgeStarts[from.edge]!.deadline.expiresAt)
     grpc.push(grpcAnswer.at - chain.grpcStarts[from.grpc]!.deadline.expiresAt)
     const innerExpiresAt = chain.innerStarts[from.inner]!.deadline.expiresAt

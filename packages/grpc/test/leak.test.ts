@@ -94,12 +94,17 @@ describe('10,000 calls through both interceptors', () => {
 
     const serverOutcomes = { ok: 0, expired: 0, 'client-cancelled': 0 }
     const clientOutcomes: Record<string, number> = {}
+    let serverStarts = 0
+    const onServerStart = () => serverStarts++
     const onServerEnd = (m: GrpcServerEndMessage) => serverOutcomes[m.outcome]++
     const onClientEnd = (m: GrpcClientEndMessage) => {
       clientOutcomes[m.outcome] = (clientOutcomes[m.outcome] ?? 0) + 1
     }
+    grpcChannels.serverStart.subscribe(onServerStart)
     grpcChannels.serverEnd.subscribe(onServerEnd)
     grpcChannels.clientEnd.subscribe(onClientEnd)
+    const serverEnds = () =>
+      serverOutcomes.ok + serverOutcomes.expired + serverOutcomes['client-cancelled']
 
     let sent = 0
     const run = async (count: number) => {
@@ -127,13 +132,16 @@ describe('10,000 calls through both interceptors', () => {
     const handlesBefore = process.getActiveResourcesInfo().length
     const hooksBefore = hooks.added - hooks.released
     await run(9000)
-    // The server's end event follows the client's answer by a tick.
-    while (serverOutcomes.ok + serverOutcomes.expired < 10_000) {
+    // The server's end event follows the client's answer by a tick or two. (A
+    // short call whose client gave up before the server read its headers never
+    // starts there: grpc-js drops it before any interceptor runs.)
+    for (let turns = 0; serverEnds() < serverStarts && turns < 10_000; turns++) {
       await new Promise((resolve) => setImmediate(resolve))
     }
     const heapAfter = heapMB()
     const handlesAfter = process.getActiveResourcesInfo().length
     const tookS = (performance.now() - startedAt) / 1000
+    grpcChannels.serverStart.unsubscribe(onServerStart)
     grpcChannels.serverEnd.unsubscribe(onServerEnd)
     grpcChannels.clientEnd.unsubscribe(onClientEnd)
 
@@ -141,10 +149,18 @@ describe('10,000 calls through both interceptors', () => {
       `10,000 gRPC calls in ${tookS.toFixed(1)} s: heap ${heapBefore.toFixed(1)} → ${heapAfter.toFixed(1)} MB ` +
         `(after 1,000 → after 10,000), active handles ${handlesBefore} → ${handlesAfter}, ` +
         `pending server timers ${clock.pending.size}, caller hooks ${hooks.added} added / ${hooks.released} released, ` +
-        `server ${JSON.stringify(serverOutcomes)}, client ${JSON.stringify(clientOutcomes)}`,
+        `server ${serverStarts} started, ${JSON.stringify(serverOutcomes)}, client ${JSON.stringify(clientOutcomes)}`,
     )
-    expect(serverOutcomes).toEqual({ ok: 9000, expired: 1000, 'client-cancelled': 0 })
-    expect(clientOutcomes).toEqual({ ok: 9000, expired: 1000 })
+    // Every call the server started, it ended and released.
+    expect(serverEnds()).toBe(serverStarts)
+    expect(serverOutcomes.ok).toBe(9000)
+    // A loaded box may let the client's own 12 ms timer end a short call first
+    // (the server then sees a cancel, or nothing at all); the caller's view is the same.
+    expect(serverOutcomes.expired + serverOutcomes['client-cancelled']).toBeLessThanOrEqual(1000)
+    // A pause (GC) between creating the 12 ms slice and sending may leave it
+    // under minBudgetMs: refused instead of sent. Either way DEADLINE_EXCEEDED.
+    expect(clientOutcomes.ok).toBe(9000)
+    expect((clientOutcomes.expired ?? 0) + (clientOutcomes.refused ?? 0)).toBe(1000)
     expect(hooksBefore).toBe(0)
     expect(hooks).toEqual({ added: 9000, released: 9000 })
     expect(clock.pending.size).toBe(0)
