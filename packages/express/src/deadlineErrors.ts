@@ -1,4 +1,4 @@
-import { isClientClosed, isDeadlineExceeded } from '@hourglass/core'
+import { isAbortError, isClientClosed, isDeadlineExceeded } from '@hourglass/core'
 import type { ErrorRequestHandler } from 'express'
 import { IngressRequest } from './IngressRequest.js'
 import { writeExpired } from './writeExpired.js'
@@ -22,7 +22,7 @@ export function deadlineErrors(): ErrorRequestHandler {
     const deadlineError = isDeadlineExceeded(error)
     if (isClientClosed(error)) return
     if (ingress?.answered) {
-      if (deadlineError || isAbort(error)) return
+      if (deadlineError || isAbortError(error)) return
       next(error)
       return
     }
@@ -38,8 +38,4 @@ export function deadlineErrors(): ErrorRequestHandler {
     // nonetheless: something downstream ran out): answer from what it knows.
     writeExpired(res, req.method, error)
   }
-}
-
-function isAbort(error: unknown): boolean {
-  return error instanceof Error && error.name === 'AbortError'
 }

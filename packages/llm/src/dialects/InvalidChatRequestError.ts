@@ -1,6 +1,6 @@
 import { HourglassError, hasErrorCode } from '@hourglass/core'
 
-export const INVALID_CHAT_REQUEST = 'HOURGLASS_INVALID_CHAT_REQUEST'
+export const INVALID_CHAT_REQUEST = 'INVALID_CHAT_REQUEST'
 
 /** An inbound OpenAI-shaped request that cannot be translated. `field` names the culprit. */
 export class InvalidChatRequestError extends HourglassError {

@@ -1,7 +1,7 @@
 import { HourglassError, hasErrorCode } from '@hourglass/core'
 import type { NormalizedError } from '../types.js'
 
-export const PROVIDER_REPLY = 'HOURGLASS_PROVIDER_REPLY'
+export const PROVIDER_REPLY = 'PROVIDER_REPLY'
 
 /**
  * A provider's reply that is not the success it looks like: an error frame

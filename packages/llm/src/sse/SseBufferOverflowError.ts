@@ -1,6 +1,6 @@
 import { HourglassError, hasErrorCode } from '@hourglass/core'
 
-export const SSE_BUFFER_OVERFLOW = 'HOURGLASS_SSE_BUFFER_OVERFLOW'
+export const SSE_BUFFER_OVERFLOW = 'SSE_BUFFER_OVERFLOW'
 
 /**
  * An SSE stream buffered more than its cap without completing an event. A

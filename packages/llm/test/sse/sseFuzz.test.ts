@@ -161,10 +161,10 @@ describe('SSE fuzz', () => {
   it('a huge stream without a blank line stops with the typed overflow error, not an out-of-memory', () => {
     const huge = new Uint8Array(9 * 1024 * 1024).fill(0x61)
     expect(() => new SseDecoder().push(huge)).toThrow(
-      expect.objectContaining({ code: 'HOURGLASS_SSE_BUFFER_OVERFLOW' }),
+      expect.objectContaining({ code: 'SSE_BUFFER_OVERFLOW' }),
     )
     expect(() => new SseRecutter().push(huge)).toThrow(
-      expect.objectContaining({ code: 'HOURGLASS_SSE_BUFFER_OVERFLOW' }),
+      expect.objectContaining({ code: 'SSE_BUFFER_OVERFLOW' }),
     )
   })
 })
