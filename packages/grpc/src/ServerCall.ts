@@ -1,6 +1,6 @@
 import {
   type FullResponder,
-  Metadata,
+  type Metadata,
   type ServerInterceptingCallInterface,
   type ServerListener,
   type ServerMethodDefinition,
@@ -8,7 +8,6 @@ import {
 } from '@grpc/grpc-js'
 import {
   ClientClosedError,
-  DEADLINE_EXPIRED_HEADER,
   Deadline,
   DeadlineExceededError,
   readDeadline,
@@ -21,6 +20,7 @@ import {
   grpcChannels,
 } from './channels.js'
 import { attachDeadline } from './deadlineOf.js'
+import { expiredStatus } from './expiredStatus.js'
 import { metadataHeaders } from './metadataHeaders.js'
 import type { ResolvedServerOptions } from './serverOptions.js'
 
@@ -172,15 +172,8 @@ export class ServerCall {
       this.#answered = true
       this.#outcome = 'expired'
       this.#code = status.DEADLINE_EXCEEDED
-      // Like the 504's header: the caller's budget is gone too, do not retry.
-      const trailer = new Metadata()
-      trailer.set(DEADLINE_EXPIRED_HEADER, '1')
       // Straight to the next call: our own responder would take it for the handler's.
-      this.#call.sendStatus({
-        code: status.DEADLINE_EXCEEDED,
-        details: `deadline exceeded: ${Math.round(elapsedMs)} ms elapsed of a ${Math.round(this.#budgetMs)} ms budget`,
-        metadata: trailer,
-      })
+      this.#call.sendStatus(expiredStatus(this.#budgetMs, elapsedMs))
       // The deadline has expired already, so its signal aborted before this
       // status went out: work done for the call is being stopped.
     }

@@ -1,5 +1,6 @@
 import { Metadata, type ServerErrorResponse, status } from '@grpc/grpc-js'
-import { DEADLINE_EXPIRED_HEADER, isClientClosed, isDeadlineExceeded } from '@hourglass/core'
+import { isClientClosed, isDeadlineExceeded } from '@hourglass/core'
+import { expiredTrailer } from './expiredStatus.js'
 
 /**
  * The gRPC status for an Hourglass error, as the error object grpc-js turns
@@ -13,8 +14,7 @@ export function toServiceError(error: unknown): ServerErrorResponse | undefined 
   if (isDeadlineExceeded(error)) code = status.DEADLINE_EXCEEDED
   else if (isClientClosed(error)) code = status.CANCELLED
   else return undefined
-  const metadata = new Metadata()
-  if (code === status.DEADLINE_EXCEEDED) metadata.set(DEADLINE_EXPIRED_HEADER, '1')
+  const metadata = code === status.DEADLINE_EXCEEDED ? expiredTrailer() : new Metadata()
   return Object.assign(new Error(error.message, { cause: error }), {
     code,
     details: error.message,
