@@ -288,16 +288,18 @@ export async function run({ quick, log }) {
         `${rounds} interleaved round${rounds === 1 ? '' : 's'}; medians over rounds unless the row says otherwise.`,
       rows,
       notes: [
-        'A call ended by our deadline closes its socket in the same turn it rejects (the upstream sees the ' +
-          'close at the same time: packages/bullmq/test/queueDeadlines.timing.test.ts measures both sides, ' +
-          'the upstream in its own process). What makes the max exceed the floor is the cost of aborting ' +
-          'many calls at once: every deadline has its own timer, and each abort (undici and createFetch ' +
-          'tearing down one request) runs before the next timer fires. Jobs ended by their deadline are ' +
-          'handed back to BullMQ on the next turn of the event loop, so its bookkeeping (Redis writes, ' +
-          'stack traces) does not delay the aborts still due.',
+        'Read the abort rows against the floor: a bare timer, on the producer’s own clock, aborting the same ' +
+          'calls at the same instants. What both pay is the burst: every running job reaches its deadline ' +
+          'within a few ms, each deadline has its own timer, and each abort (undici tearing down a request) ' +
+          'runs before the next timer fires, so the last of N calls ends N aborts late. Jobs ended by their ' +
+          'deadline go back to BullMQ on the next turn of the event loop, so its bookkeeping (Redis writes, ' +
+          'stack traces) does not delay the aborts still due. A call ended by our deadline closes its socket ' +
+          'in the turn it rejects: packages/bullmq/test/queueDeadlines.timing.test.ts measures both ends, ' +
+          'the upstream in its own process.',
         'The worker’s copy of a deadline is conservative by the round trip of its Redis `TIME` read, so a ' +
-          'call can end a little before the producer’s deadline (a negative figure), never after it for ' +
-          'that reason.',
+          'call can end a little before the producer’s deadline, never after it because of clocks.',
+        'Throughput: a job with a deadline costs one Redis `TIME` read when it starts (starts in the same ' +
+          'round trip share one read), a `Deadline` and its timer, and the AsyncLocalStorage context.',
       ],
     }
   } finally {
