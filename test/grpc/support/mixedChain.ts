@@ -1,4 +1,3 @@
-import diagnostics from 'node:diagnostics_channel'
 import {
   type Client,
   credentials,
@@ -11,13 +10,7 @@ import {
   type sendUnaryData,
   status,
 } from '@grpc/grpc-js'
-import {
-  channelNames,
-  currentDeadline,
-  type Deadline,
-  type IngressStartMessage,
-  wait,
-} from '@hourglass/core'
+import { currentDeadline, DEADLINE_HEADER, type Deadline, wait } from '@hourglass/core'
 import { deadline, deadlineErrors } from '@hourglass/express'
 import { createFetch } from '@hourglass/fetch'
 import {
@@ -123,17 +116,14 @@ export async function startMixedChain(): Promise<MixedChain> {
   const grpcAnswers: MixedChain['grpcAnswers'] = []
   const waiting: Array<{ count: number; resolve: () => void }> = []
 
-  // The two Express apps publish on the same ingress channel: told apart by path.
-  const onIngress = (message: unknown) => {
-    const { deadline: d, budgetMs, req } = message as IngressStartMessage
-    const path = (req as Request).url
-    if (path.startsWith('/ask')) edgeStarts.push({ deadline: d, budgetMs })
-    else innerStarts.push({ deadline: d, budgetMs })
-  }
+  /** What an Express hop read from its caller: the header (no hop here clamps it). */
+  const httpStart = (req: Request): HopStart => ({
+    deadline: req.deadline,
+    budgetMs: Number(req.headers[DEADLINE_HEADER]),
+  })
   const onGrpcStart = (m: GrpcServerStartMessage) =>
     grpcStarts.push({ deadline: m.deadline, budgetMs: m.budgetMs })
   const onGrpcCall = (m: GrpcClientStartMessage) => grpcCalls.push(m)
-  diagnostics.subscribe(channelNames.ingressStart, onIngress)
   grpcChannels.serverStart.subscribe(onGrpcStart)
   grpcChannels.clientStart.subscribe(onGrpcCall)
 
@@ -143,6 +133,7 @@ export async function startMixedChain(): Promise<MixedChain> {
   inner.get(
     '/work',
     route(async (req, res) => {
+      innerStarts.push(httpStart(req))
       const work: InnerWork = { deadline: req.deadline }
       innerWork.push(work)
       for (const w of waiting.filter((w) => innerWork.length >= w.count)) {
@@ -219,6 +210,7 @@ export async function startMixedChain(): Promise<MixedChain> {
   edge.get(
     '/ask',
     route(async (req, res) => {
+      edgeStarts.push(httpStart(req))
       const mode = String(req.query.mode) as Mode
       // No deadline passed: the interceptor reads the request's from the context.
       const answer = await new Promise<{ error?: ServiceError; value?: unknown }>((resolve) =>
@@ -249,7 +241,6 @@ export async function startMixedChain(): Promise<MixedChain> {
         ? Promise.resolve()
         : new Promise((resolve) => waiting.push({ count, resolve })),
     async close() {
-      diagnostics.unsubscribe(channelNames.ingressStart, onIngress)
       grpcChannels.serverStart.unsubscribe(onGrpcStart)
       grpcChannels.clientStart.unsubscribe(onGrpcCall)
       middle.close()
