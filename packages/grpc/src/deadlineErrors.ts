@@ -1,5 +1,5 @@
 import { type ServerErrorResponse, status } from '@grpc/grpc-js'
-import { isClientClosed, isDeadlineExceeded } from '@hourglass/core'
+import { isAbortError, isClientClosed, isDeadlineExceeded } from '@hourglass/core'
 import { deadlineOf } from './deadlineOf.js'
 import { toServiceError } from './toServiceError.js'
 
@@ -74,7 +74,7 @@ function wrap(handler: Handler, self: object): Handler {
 function handled(call: HandlerCall, error: unknown): boolean {
   const deadline = deadlineOf(call)
   const ended = deadline?.done === true && deadline.reason !== undefined
-  return ended && (isDeadlineExceeded(error) || isClientClosed(error) || isAbort(error))
+  return ended && (isDeadlineExceeded(error) || isClientClosed(error) || isAbortError(error))
 }
 
 function fail(call: HandlerCall, callback: Callback | undefined, error: ServerErrorResponse): void {
@@ -91,10 +91,6 @@ function asStatus(error: unknown): ServerErrorResponse {
     code: status.UNKNOWN,
     details: 'Unknown error',
   })
-}
-
-function isAbort(error: unknown): boolean {
-  return error instanceof Error && error.name === 'AbortError'
 }
 
 function isThenable(value: unknown): value is PromiseLike<unknown> {
