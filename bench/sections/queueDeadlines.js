@@ -294,7 +294,7 @@ export async function run({ quick, log }) {
           'runs before the next timer fires, so the last of N calls ends N aborts late. Jobs ended by their ' +
           'deadline go back to BullMQ on the next turn of the event loop, so its bookkeeping (Redis writes, ' +
           'stack traces) does not delay the aborts still due. A call ended by our deadline closes its socket ' +
-          'in the turn it rejects: packages/bullmq/test/queueDeadlines.timing.test.ts measures both ends, ' +
+          'in the turn it rejects: packages/bullmq/test/runningJobs.timing.test.ts measures both ends, ' +
           'the upstream in its own process.',
         'The worker’s copy of a deadline is conservative by the round trip of its Redis `TIME` read, so a ' +
           'call can end a little before the producer’s deadline, never after it because of clocks.',

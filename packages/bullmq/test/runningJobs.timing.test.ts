@@ -1,84 +1,29 @@
-import { Deadline, wait } from '@hourglass/core'
+import { Deadline } from '@hourglass/core'
 import { createFetch } from '@hourglass/fetch'
-import type { Job } from 'bullmq'
 import { afterEach, describe, expect, it } from 'vitest'
 import { addWithDeadline, withDeadline } from '../src/index.js'
 import { available, useRedisQueues } from './support/redisQueues.js'
+import { settled } from './support/settled.js'
 import { type SlowServer, startSlowServer } from './support/startSlowServer.js'
 
-// Issue 18's measured claims, with margins for two shared, noisy cores. The
-// bench (`npm run bench`, section "Deadlines in a job queue") reports the
-// same figures against plain BullMQ and the 20 ms target.
-
-interface JobEvents {
-  on(event: 'completed' | 'failed', listener: (job: Job) => void): unknown
-  off(event: 'completed' | 'failed', listener: (job: Job) => void): unknown
-}
-
-/** Resolves once `count` more jobs have failed or completed on `worker`. */
-function settled(worker: JobEvents, count: number) {
-  let seen = 0
-  return new Promise<void>((resolve) => {
-    const onEnd = () => {
-      if (++seen < count) return
-      worker.off('completed', onEnd)
-      worker.off('failed', onEnd)
-      resolve()
-    }
-    worker.on('completed', onEnd)
-    worker.on('failed', onEnd)
-  })
-}
+// Issue 18's measured claim about jobs running at their deadline, with a
+// margin for two shared, noisy cores (a file of its own: a fresh process, no
+// heap left by another test). The bench (`npm run bench`, section 18b)
+// reports the same figure against plain BullMQ, a bare-timer floor and the
+// 20 ms target.
 
 function percentile(values: number[], p: number): number {
   const sorted = [...values].sort((a, b) => a - b)
   return sorted[Math.min(sorted.length, Math.max(1, Math.ceil(p * sorted.length))) - 1]!
 }
 
-describe.skipIf(!available)('deadlines in a job queue, measured', () => {
+describe.skipIf(!available)('jobs running at their deadline, measured', () => {
   const redis = useRedisQueues()
   let slow: SlowServer | undefined
   afterEach(async () => {
     await slow?.stop()
     slow = undefined
   })
-
-  it('1,000 jobs with 2 s deadlines, worker paused for 3 s, then resumed: none of them runs, every one is counted as expired', async () => {
-    const JOBS = 1_000
-    const { queue, name } = await redis.queue<{ i: number }>()
-    let ran = 0
-    const processor = withDeadline<{ i: number }>(async () => {
-      ran++
-    })
-    const worker = redis.worker(name, processor, { concurrency: 50 })
-    await worker.waitUntilReady()
-    await worker.pause()
-
-    const added = performance.now()
-    await Promise.all(
-      Array.from({ length: JOBS }, (_, i) =>
-        addWithDeadline(queue, 'job', { i }, { deadline: Deadline.after(2_000), attempts: 3 }),
-      ),
-    )
-    const addMs = performance.now() - added
-    await wait(3_000) // the scenario: the worker is away for 3 s (every job was added < 2 s ago)
-    const drained = settled(worker, JOBS)
-    const resumed = performance.now()
-    worker.resume()
-    await drained
-    const drainMs = performance.now() - resumed
-
-    const failed = await queue.getFailed(0, -1)
-    console.log(
-      `[bullmq] ${JOBS} jobs added in ${addMs.toFixed(0)} ms; after the 3 s pause the worker failed them all in ${drainMs.toFixed(0)} ms; ran ${ran}, counted expired ${processor.counts.expired}`,
-    )
-    expect(ran).toBe(0)
-    expect(processor.counts.expired).toBe(JOBS)
-    expect(failed).toHaveLength(JOBS)
-    expect(failed.every((job) => job.failedReason.startsWith('deadline_exceeded: '))).toBe(true)
-    expect(failed.every((job) => job.attemptsMade === 1)).toBe(true) // attempts: 3, none retried
-    expect(await queue.getWaitingCount()).toBe(0)
-  }, 30_000)
 
   it('jobs still running at their deadline have their outbound calls aborted at the deadline: the upstream sees each connection close', async () => {
     const JOBS = 20
