@@ -63,14 +63,21 @@ export class ClientCall {
     const requester: Requester = {
       start: (metadata, _listener, start) => {
         const sent = this.#withHeader(metadata)
-        grpcChannels.clientStart.publish(() => ({
-          deadline,
-          method: this.#method,
-          budgetMs: this.#budgetMs,
-          remainingMs: deadline ? deadline.remaining() : Number.POSITIVE_INFINITY,
-          headerMs: sent.headerMs,
-          refused: false,
-        }))
+        if (grpcChannels.clientStart.hasSubscribers) {
+          // A subscriber may add to what is sent (a tracer's traceparent): on a copy.
+          const outbound = sent.metadata === metadata ? metadata.clone() : sent.metadata
+          sent.metadata = outbound
+          grpcChannels.clientStart.publish(() => ({
+            call: this,
+            deadline,
+            method: this.#method,
+            budgetMs: this.#budgetMs,
+            remainingMs: deadline ? deadline.remaining() : Number.POSITIVE_INFINITY,
+            headerMs: sent.headerMs,
+            refused: false,
+            metadata: outbound,
+          }))
+        }
         const ending: Listener = { onReceiveStatus: (ended, pass) => pass(this.#end(ended)) }
         start(sent.metadata, ending)
         // After start: a deadline that is already over cancels a started call.
@@ -107,12 +114,14 @@ export class ClientCall {
       start: (_metadata, listener) => {
         const deadline = this.#deadline
         grpcChannels.clientStart.publish(() => ({
+          call: this,
           deadline,
           method: this.#method,
           budgetMs: 0,
           remainingMs: deadline ? deadline.remaining() : Number.POSITIVE_INFINITY,
           headerMs: undefined,
           refused: true,
+          metadata: undefined,
         }))
         const details =
           code === status.DEADLINE_EXCEEDED
@@ -170,6 +179,7 @@ export class ClientCall {
 
   #publishEnd(code: number, outcome: GrpcClientEndMessage['outcome']): void {
     grpcChannels.clientEnd.publish(() => ({
+      call: this,
       deadline: this.#deadline,
       method: this.#method,
       code,

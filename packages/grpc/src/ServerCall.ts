@@ -143,6 +143,7 @@ export class ServerCall {
       source: read.source ?? 'default',
       clamped: read.clamped,
       mode: options.observe ? 'observe' : 'enforce',
+      metadata,
     }))
     if (this.#expiredOnArrival) {
       this.#expire('arrival')

@@ -1,3 +1,4 @@
+import type { Metadata } from '@grpc/grpc-js'
 import {
   type Deadline,
   type DeadlineSource,
@@ -20,6 +21,8 @@ export interface GrpcServerStartMessage {
   /** True when the inbound value was cut to `maxMs`. */
   clamped: boolean
   mode: 'enforce' | 'observe'
+  /** The call's inbound metadata (a tracer's `traceparent` is there). Read it; do not change it. */
+  metadata: Metadata
 }
 
 /** `hourglass:grpc:server-invalid-header`: a trusted deadline header in the metadata was malformed. */
@@ -71,6 +74,8 @@ export interface GrpcServerEndMessage {
 
 /** `hourglass:grpc:client-start`: an outbound call is about to be sent (or refused). */
 export interface GrpcClientStartMessage {
+  /** An opaque object, the same in this call's start and end messages (concurrent calls share deadline and method). */
+  call: object
   /** The caller's deadline (explicit or current), if any. */
   deadline: Deadline | undefined
   method: string
@@ -82,10 +87,17 @@ export interface GrpcClientStartMessage {
   headerMs: number | undefined
   /** True when the call was failed at once, without being sent. */
   refused: boolean
+  /**
+   * The metadata about to be sent — a copy of the caller's, so a subscriber
+   * may add to it (a tracer's `traceparent`). Undefined for a refused call.
+   */
+  metadata: Metadata | undefined
 }
 
 /** `hourglass:grpc:client-end`: an outbound call ended. */
 export interface GrpcClientEndMessage {
+  /** The same object as in this call's start message. */
+  call: object
   deadline: Deadline | undefined
   method: string
   /** The gRPC status code the caller sees. */

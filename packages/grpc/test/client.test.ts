@@ -150,6 +150,33 @@ describe('deadlineInterceptor: every call carries the caller deadline', () => {
     expect(shared.getMap()).toEqual({ 'x-request-id': 'r1' })
   })
 
+  it("events: start and end of one call share `call`; a subscriber may add to the metadata sent (a traceparent), not to the caller's", async () => {
+    const seen: string[] = []
+    const handler: handleUnaryCall<unknown, unknown> = (call, callback) => {
+      seen.push(String(call.metadata.get('traceparent')[0]))
+      callback(null, {})
+    }
+    server = await startServer({ unary: handler })
+    const ends = watch<GrpcClientEndMessage>(grpcChannels.clientEnd)
+    const inject = (m: GrpcClientStartMessage) => m.metadata?.set('traceparent', 'tp-1')
+    grpcChannels.clientStart.subscribe(inject)
+    const starts = watch<GrpcClientStartMessage>(grpcChannels.clientStart)
+    try {
+      const mine = new Metadata()
+      const work = client()
+      await unary(work, {}, {}, mine) // no deadline at all: still a copy
+      await runWithDeadline(Deadline.after(900, { clock: new ManualClock() }), () =>
+        unary(work, {}, {}, mine),
+      )
+      expect(seen).toEqual(['tp-1', 'tp-1'])
+      expect(mine.get('traceparent')).toEqual([])
+      expect(starts.messages.map((m) => m.call)).toEqual(ends.messages.map((m) => m.call))
+      expect(starts.messages[0]!.call).not.toBe(starts.messages[1]!.call)
+    } finally {
+      grpcChannels.clientStart.unsubscribe(inject)
+    }
+  })
+
   it('an observe-only deadline propagates the header but does not enforce: no gRPC deadline, no refusal', async () => {
     const { arrivals, calls } = await echoServer()
     const work = client()

@@ -99,6 +99,7 @@ describe('deadlineServerInterceptor: the call gets one deadline', () => {
     expect(start.budgetMs).toBeLessThanOrEqual(1000)
     expect(start.budgetMs).toBeGreaterThan(800)
     expect(start.deadline).toBe(seen?.deadline)
+    expect(start.metadata.get('user-agent')[0]).toMatch(/grpc-node-js/)
     expect(start.deadline.budgetMs).toBeCloseTo(start.budgetMs - 10, 6)
     expect(start.remainingMs).toBeLessThanOrEqual(start.budgetMs - 10)
   })
