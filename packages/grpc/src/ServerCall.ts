@@ -7,6 +7,7 @@ import {
   status,
 } from '@grpc/grpc-js'
 import {
+  adaptiveReserveMs,
   ClientClosedError,
   Deadline,
   DeadlineExceededError,
@@ -122,7 +123,7 @@ export class ServerCall {
     }
     this.#budgetMs = read.ms ?? options.defaultMs
     this.#arriving = true
-    const deadline = Deadline.after(this.#budgetMs - options.reserveMs, {
+    const deadline = Deadline.after(this.#budgetMs - (options.reserveMs ?? adaptiveReserveMs()), {
       clock: options.clock,
       observe: options.observe,
       onExpire: () => {

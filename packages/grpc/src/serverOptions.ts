@@ -17,9 +17,11 @@ export interface ServerDeadlineOptions {
    */
   maxMs?: number | undefined
   /**
-   * Kept back for sending `DEADLINE_EXCEEDED`, in ms. Default 10; 0 = none.
-   * The handler's deadline ends this much before the caller's, so what it
-   * propagates downstream already leaves the time to answer.
+   * Kept back for sending `DEADLINE_EXCEEDED`, in ms; 0 = none. The handler's
+   * deadline ends this much before the caller's, so what it propagates
+   * downstream already leaves the time to answer. Default: adaptive, as in
+   * @hourglass/express — the timer lateness this process sees + 2 ms,
+   * bounded to 10–100 ms (core's `adaptiveReserveMs()`), read per call.
    */
   reserveMs?: number | undefined
   /**
@@ -49,7 +51,8 @@ export interface ServerDeadlineOptions {
 export interface ResolvedServerOptions {
   defaultMs: number
   maxMs: number
-  reserveMs: number
+  /** undefined: adaptive, read per call. */
+  reserveMs: number | undefined
   trust: readonly DeadlineSource[]
   strict: boolean
   observe: boolean
@@ -60,7 +63,8 @@ export interface ResolvedServerOptions {
 export function resolveServerOptions(options: ServerDeadlineOptions): ResolvedServerOptions {
   const maxMs = Math.min(positive('maxMs', options.maxMs ?? 30_000), MAX_TIMER_MS)
   const defaultMs = Math.min(positive('defaultMs', options.defaultMs ?? 2000), maxMs)
-  const reserveMs = nonNegative('reserveMs', options.reserveMs ?? 10)
+  const reserveMs =
+    options.reserveMs === undefined ? undefined : nonNegative('reserveMs', options.reserveMs)
   const mode = options.mode ?? 'enforce'
   if (mode !== 'enforce' && mode !== 'observe') {
     throw new RangeError(`mode must be 'enforce' or 'observe', got ${String(mode)}`)
