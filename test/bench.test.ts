@@ -6,8 +6,8 @@ import { fileURLToPath } from 'node:url'
 import { afterAll, describe, expect, it } from 'vitest'
 
 const root = fileURLToPath(new URL('..', import.meta.url))
-const PACKAGES = ['core', 'express', 'fetch', 'testkit', 'llm', 'gateway']
-// Every benchmark of issue 9, by the heading number the report gives it.
+const PACKAGES = ['core', 'express', 'fetch', 'testkit', 'llm', 'gateway', 'bullmq']
+// Every benchmark, by the heading number the report gives it.
 const SECTIONS = [
   '1. Ingress overhead',
   '2. Egress overhead',
@@ -18,6 +18,7 @@ const SECTIONS = [
   '7. Paid generations per delivered answer',
   '8. SSE re-assembly',
   '9. Gateway overhead',
+  '18b. Deadlines in a job queue (BullMQ)',
 ]
 // A guard against a hang, not a synchronisation: the smoke run takes about a minute.
 const KILL_AFTER_MS = 150_000
