@@ -38,7 +38,14 @@ export {
   DeadlineExceededError,
   isDeadlineExceeded,
 } from './DeadlineExceededError.js'
-export { defineChannel, type HourglassChannel } from './defineChannel.js'
+export {
+  type ChannelGroups,
+  type ChannelMessage,
+  defineChannel,
+  defineChannels,
+  type HourglassChannel,
+  onChannels,
+} from './defineChannel.js'
 export { errorCode, isAbortError } from './errorCode.js'
 export { type GuardedWork, type GuardOptions, guard } from './guard.js'
 export { HourglassError, hasErrorCode, isHourglassError } from './HourglassError.js'
