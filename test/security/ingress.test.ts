@@ -1,6 +1,5 @@
 import diagnostics from 'node:diagnostics_channel'
-import { channelNames, type IngressStartMessage } from '@hourglass/core'
-import { deadline } from '@hourglass/express'
+import { deadline, expressChannels, type IngressStartMessage } from '@hourglass/express'
 import { createFetch } from '@hourglass/fetch'
 import { faultServer } from '@hourglass/testkit'
 import express from 'express'
@@ -30,8 +29,8 @@ async function serve(app: express.Express): Promise<Listening> {
 function starts() {
   const seen: IngressStartMessage[] = []
   const fn = (m: unknown) => seen.push(m as IngressStartMessage)
-  diagnostics.subscribe(channelNames.ingressStart, fn)
-  opened.push({ close: async () => void diagnostics.unsubscribe(channelNames.ingressStart, fn) })
+  diagnostics.subscribe(expressChannels.start.name, fn)
+  opened.push({ close: async () => void diagnostics.unsubscribe(expressChannels.start.name, fn) })
   return seen
 }
 

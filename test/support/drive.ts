@@ -1,10 +1,10 @@
 import diagnostics from 'node:diagnostics_channel'
 import {
-  channelNames,
+  expressChannels,
   type IngressClientClosedMessage,
   type IngressEndMessage,
   type IngressStartMessage,
-} from '@hourglass/core'
+} from '@hourglass/express'
 import { Agent, request } from 'undici'
 import type { Chain } from './chain.js'
 import { type FaultKind, pickBudget, pickFault } from './faultCatalogue.js'
@@ -162,9 +162,9 @@ export async function drive(chain: Chain, options: DriveOptions): Promise<Outcom
     const view = found?.[0][found[1]]
     if (view) view.endedAt = performance.now()
   }
-  diagnostics.subscribe(channelNames.ingressClientClosed, onClosed)
-  diagnostics.subscribe(channelNames.ingressEnd, onEnd)
-  diagnostics.subscribe(channelNames.ingressStart, onStart)
+  diagnostics.subscribe(expressChannels.clientClosed.name, onClosed)
+  diagnostics.subscribe(expressChannels.end.name, onEnd)
+  diagnostics.subscribe(expressChannels.start.name, onStart)
 
   const plans = Array.from({ length: options.requests }, (_, i) => {
     const kind = options.fault ?? (options.mix ? weighted(random, options.mix) : pickFault(random))
@@ -270,9 +270,9 @@ export async function drive(chain: Chain, options: DriveOptions): Promise<Outcom
       await Promise.all(controls.slice(settled))
     }
   } finally {
-    diagnostics.unsubscribe(channelNames.ingressStart, onStart)
-    diagnostics.unsubscribe(channelNames.ingressClientClosed, onClosed)
-    diagnostics.unsubscribe(channelNames.ingressEnd, onEnd)
+    diagnostics.unsubscribe(expressChannels.start.name, onStart)
+    diagnostics.unsubscribe(expressChannels.clientClosed.name, onClosed)
+    diagnostics.unsubscribe(expressChannels.end.name, onEnd)
     await agent.close()
     await ping.close()
   }

@@ -1,5 +1,8 @@
 import diagnostics from 'node:diagnostics_channel'
-import { channelNames } from '@hourglass/core'
+import { coreChannels } from '@hourglass/core'
+import { expressChannels } from '@hourglass/express'
+import { fetchChannels } from '@hourglass/fetch'
+import { llmChannels } from '@hourglass/llm'
 
 export interface ChannelLog {
   /** Every message, with its channel, in publication order. */
@@ -8,10 +11,15 @@ export interface ChannelLog {
   stop(): void
 }
 
-/** Subscribe to every channel core's `channelNames` lists, until `stop()`. */
+/** Every channel of core, express, fetch and llm: the packages a chaos chain runs. */
+const channels = [coreChannels, expressChannels, fetchChannels, llmChannels].flatMap((group) =>
+  Object.values(group).map((channel) => channel.name),
+)
+
+/** Subscribe to all of them until `stop()`. */
 export function recordChannels(): ChannelLog {
   const messages: ChannelLog['messages'] = []
-  const subs = Object.values(channelNames).map((channel) => {
+  const subs = channels.map((channel) => {
     const fn = (message: unknown) => messages.push({ channel, message, at: performance.now() })
     diagnostics.subscribe(channel, fn)
     return [channel, fn] as const

@@ -2,7 +2,7 @@ import diagnostics from 'node:diagnostics_channel'
 import { getEventListeners } from 'node:events'
 import {
   type Clock,
-  channelNames,
+  coreChannels,
   Deadline,
   DeadlineExceededError,
   isDeadlineExceeded,
@@ -290,9 +290,9 @@ describe('diagnostics events', () => {
   }
 
   it('publishes create, expire and cancel with budget and remaining time', () => {
-    const created = listen(channelNames.deadlineCreate)
-    const expired = listen(channelNames.deadlineExpire)
-    const cancelled = listen(channelNames.deadlineCancel)
+    const created = listen(coreChannels.deadlineCreate.name)
+    const expired = listen(coreChannels.deadlineExpire.name)
+    const cancelled = listen(coreChannels.deadlineCancel.name)
     const c = clock()
     const a = Deadline.after(100, { clock: c })
     const b = Deadline.after(200, { clock: c })

@@ -1,5 +1,5 @@
 import diagnostics from 'node:diagnostics_channel'
-import { channelNames, currentDeadline, Deadline, ManualClock } from '@hourglass/core'
+import { coreChannels, currentDeadline, Deadline, ManualClock } from '@hourglass/core'
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
 
@@ -105,8 +105,8 @@ describe('deadline.plan', () => {
     const events: Array<[string, unknown]> = []
     const onStart = (m: unknown) => events.push(['start', m])
     const onEnd = (m: unknown) => events.push(['end', m])
-    diagnostics.subscribe(channelNames.sliceStart, onStart)
-    diagnostics.subscribe(channelNames.sliceEnd, onEnd)
+    diagnostics.subscribe(coreChannels.sliceStart.name, onStart)
+    diagnostics.subscribe(coreChannels.sliceEnd.name, onEnd)
     try {
       const c = new ManualClock()
       const plan = Deadline.after(100, { clock: c }).plan({ a: 1 }, { reserveMs: 0 })
@@ -116,8 +116,8 @@ describe('deadline.plan', () => {
         ['end', { slice: 'a', allottedMs: 100, usedMs: 7, outcome: 'ok' }],
       ])
     } finally {
-      diagnostics.unsubscribe(channelNames.sliceStart, onStart)
-      diagnostics.unsubscribe(channelNames.sliceEnd, onEnd)
+      diagnostics.unsubscribe(coreChannels.sliceStart.name, onStart)
+      diagnostics.unsubscribe(coreChannels.sliceEnd.name, onEnd)
     }
   })
 

@@ -5,19 +5,15 @@ import {
   Deadline,
   DeadlineExceededError,
   type DeadlineSource,
-  type IngressEndMessage,
-  type IngressExpireMessage,
-  type IngressLateWriteMessage,
   runWithDeadline,
   type SlicePlan,
 } from '@hourglass/core'
 import { callHook } from './callHook.js'
 import {
-  ingressClientClosedChannel,
-  ingressEndChannel,
-  ingressExpireChannel,
-  ingressLateWriteChannel,
-  ingressStartChannel,
+  expressChannels,
+  type IngressEndMessage,
+  type IngressExpireMessage,
+  type IngressLateWriteMessage,
 } from './channels.js'
 import type { ResolvedOptions } from './options.js'
 import { shieldSocket } from './shieldSocket.js'
@@ -97,15 +93,15 @@ export class IngressRequest {
 
   /** Announce the request, then run the rest of the chain inside its deadline. */
   start(source: DeadlineSource | 'default', clamped: boolean, next: () => void): void {
-    if (ingressStartChannel.hasSubscribers) {
-      ingressStartChannel.publish({
+    if (expressChannels.start.hasSubscribers) {
+      expressChannels.start.publish(() => ({
         deadline: this.deadline,
         req: this.req,
         budgetMs: this.budgetMs,
         source,
         clamped,
         mode: this.#options.observe ? 'observe' : 'enforce',
-      })
+      }))
     }
     this.res.once('finish', this.#onFinish)
     this.res.once('close', this.#onClose)
@@ -157,7 +153,7 @@ export class IngressRequest {
       stage,
       action,
     }
-    if (ingressExpireChannel.hasSubscribers) ingressExpireChannel.publish(event)
+    expressChannels.expire.publish(() => event)
     callHook(this.#options.onExpire, event)
   }
 
@@ -167,7 +163,7 @@ export class IngressRequest {
 
   readonly #reportLateWrite = (method: string): void => {
     const event: IngressLateWriteMessage = { req: this.req, method }
-    if (ingressLateWriteChannel.hasSubscribers) ingressLateWriteChannel.publish(event)
+    expressChannels.lateWrite.publish(() => event)
     callHook(this.#options.onLateWrite, event)
   }
 
@@ -181,13 +177,11 @@ export class IngressRequest {
       // done on its behalf; no 504, nobody is there to read it.
       this.#outcome = 'client-closed'
       this.deadline.cancel(new ClientClosedError())
-      if (ingressClientClosedChannel.hasSubscribers) {
-        ingressClientClosedChannel.publish({
-          deadline: this.deadline,
-          req: this.req,
-          elapsedMs: this.deadline.elapsed(),
-        })
-      }
+      expressChannels.clientClosed.publish(() => ({
+        deadline: this.deadline,
+        req: this.req,
+        elapsedMs: this.deadline.elapsed(),
+      }))
     }
     this.#finish()
   }
@@ -198,14 +192,14 @@ export class IngressRequest {
     this.res.removeListener('finish', this.#onFinish)
     this.res.removeListener('close', this.#onClose)
     this.deadline.dispose()
-    if (ingressEndChannel.hasSubscribers) {
-      ingressEndChannel.publish({
+    if (expressChannels.end.hasSubscribers) {
+      expressChannels.end.publish(() => ({
         deadline: this.deadline,
         req: this.req,
         statusCode: this.res.statusCode,
         elapsedMs: this.deadline.elapsed(),
         outcome: this.#outcome,
-      })
+      }))
     }
   }
 }

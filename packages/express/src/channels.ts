@@ -1,10 +1,89 @@
-import diagnostics from 'node:diagnostics_channel'
-import { channelNames } from '@hourglass/core'
+import {
+  type Deadline,
+  type DeadlineSource,
+  defineChannel,
+  defineChannels,
+  type InvalidDeadlineHeader,
+} from '@hourglass/core'
 
-// Message shapes live in @hourglass/core (channels.ts) so subscribers need not import Express.
-export const ingressStartChannel = diagnostics.channel(channelNames.ingressStart)
-export const ingressInvalidHeaderChannel = diagnostics.channel(channelNames.ingressInvalidHeader)
-export const ingressExpireChannel = diagnostics.channel(channelNames.ingressExpire)
-export const ingressClientClosedChannel = diagnostics.channel(channelNames.ingressClientClosed)
-export const ingressLateWriteChannel = diagnostics.channel(channelNames.ingressLateWrite)
-export const ingressEndChannel = diagnostics.channel(channelNames.ingressEnd)
+/** `hourglass:ingress:start`. `req` is the framework's request object. */
+export interface IngressStartMessage {
+  deadline: Deadline
+  req: unknown
+  budgetMs: number
+  /** The header the budget came from, or `default`. */
+  source: DeadlineSource | 'default'
+  /** True when the inbound value was cut to `maxMs`. */
+  clamped: boolean
+  mode: 'enforce' | 'observe'
+}
+
+/** `hourglass:ingress:invalid-header`. */
+export interface IngressInvalidHeaderMessage {
+  req: unknown
+  invalid: InvalidDeadlineHeader[]
+}
+
+/** `hourglass:ingress:expire`. */
+export interface IngressExpireMessage {
+  deadline: Deadline
+  req: unknown
+  budgetMs: number
+  elapsedMs: number
+  /** The slice running when time ran out, if known. */
+  slice?: string | undefined
+  /** `arrival`: the budget was 0 when the request came in; `handler`: it ran out while handling. */
+  stage: 'arrival' | 'handler'
+  /** `504` answered; `ended` a started (streaming) response was ended; `observed` dark mode did nothing. */
+  action: '504' | 'ended' | 'observed'
+}
+
+/** `hourglass:ingress:client-closed`. */
+export interface IngressClientClosedMessage {
+  deadline: Deadline
+  req: unknown
+  elapsedMs: number
+}
+
+/** `hourglass:ingress:late-write`. */
+export interface IngressLateWriteMessage {
+  req: unknown
+  /** The response method the handler called too late (`write`, `end`, `setHeader`, …). */
+  method: string
+}
+
+/** `hourglass:ingress:end`: the request's resources are released. */
+export interface IngressEndMessage {
+  deadline: Deadline
+  req: unknown
+  statusCode: number
+  elapsedMs: number
+  /** `ok` finished in time; `expired` answered/ended by the deadline; `client-closed` caller left. */
+  outcome: 'ok' | 'expired' | 'client-closed'
+}
+
+/**
+ * The diagnostics channels @hourglass/express publishes on. Messages are
+ * built only while somebody subscribes. Core's `deadline:*` and `slice:*`
+ * channels (`coreChannels`) fire as well.
+ */
+export const expressChannels = defineChannels('express', {
+  /** A request got its deadline. */
+  start: defineChannel<IngressStartMessage>('hourglass:ingress:start'),
+  /** An inbound deadline header was malformed. */
+  invalidHeader: defineChannel<IngressInvalidHeaderMessage>('hourglass:ingress:invalid-header'),
+  /** A request ran out of time (answered 504, or observed in dark mode). */
+  expire: defineChannel<IngressExpireMessage>('hourglass:ingress:expire'),
+  /** The client went away before the response finished. */
+  clientClosed: defineChannel<IngressClientClosedMessage>('hourglass:ingress:client-closed'),
+  /** A handler wrote after the deadline answered for it. */
+  lateWrite: defineChannel<IngressLateWriteMessage>('hourglass:ingress:late-write'),
+  /** The response finished (or was abandoned); the request's resources are released. */
+  end: defineChannel<IngressEndMessage>('hourglass:ingress:end'),
+})
+
+declare module '@hourglass/core' {
+  interface ChannelGroups {
+    express: typeof expressChannels
+  }
+}

@@ -1,14 +1,13 @@
 import type { ServerResponse } from 'node:http'
 import {
   type Deadline,
-  type IngressInvalidHeaderMessage,
   type InvalidDeadlineHeader,
   readDeadline,
   type SlicePlan,
 } from '@hourglass/core'
 import type { RequestHandler } from 'express'
 import { callHook } from './callHook.js'
-import { ingressInvalidHeaderChannel } from './channels.js'
+import { expressChannels, type IngressInvalidHeaderMessage } from './channels.js'
 import { IngressRequest } from './IngressRequest.js'
 import { type DeadlineMiddlewareOptions, resolveOptions } from './options.js'
 
@@ -46,7 +45,7 @@ export function deadline(options: DeadlineMiddlewareOptions = {}): RequestHandle
     const read = readDeadline(req.headers, { maxMs: resolved.maxMs, sources: resolved.trust })
     if (read.invalid.length > 0) {
       const event: IngressInvalidHeaderMessage = { req, invalid: read.invalid }
-      if (ingressInvalidHeaderChannel.hasSubscribers) ingressInvalidHeaderChannel.publish(event)
+      expressChannels.invalidHeader.publish(() => event)
       callHook(resolved.onInvalidHeader, event)
       if (resolved.strict) {
         writeInvalid(res, read.invalid)

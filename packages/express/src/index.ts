@@ -1,3 +1,12 @@
+export {
+  expressChannels,
+  type IngressClientClosedMessage,
+  type IngressEndMessage,
+  type IngressExpireMessage,
+  type IngressInvalidHeaderMessage,
+  type IngressLateWriteMessage,
+  type IngressStartMessage,
+} from './channels.js'
 export { deadline } from './deadline.js'
 export { deadlineErrors } from './deadlineErrors.js'
 export type { DeadlineMiddlewareOptions } from './options.js'

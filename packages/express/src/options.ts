@@ -3,13 +3,15 @@ import {
   DEADLINE_SOURCES,
   Deadline,
   type DeadlineSource,
-  type IngressExpireMessage,
-  type IngressInvalidHeaderMessage,
-  type IngressLateWriteMessage,
   MAX_TIMER_MS,
   type PlanEntry,
   systemClock,
 } from '@hourglass/core'
+import type {
+  IngressExpireMessage,
+  IngressInvalidHeaderMessage,
+  IngressLateWriteMessage,
+} from './channels.js'
 
 export interface DeadlineMiddlewareOptions {
   /** Budget for a request that carries no valid deadline header, in ms. Default 2000. Must be > 0. */

@@ -1,7 +1,6 @@
-import { channelNames, type IngressExpireMessage } from '@hourglass/core'
 import { request } from 'undici'
 import { afterEach, describe, expect, it } from 'vitest'
-import { deadline } from '../src/index.js'
+import { deadline, expressChannels, type IngressExpireMessage } from '../src/index.js'
 import { client, listen, majors, type Running, record } from './support/servers.js'
 
 describe.each(majors)('a request that arrives already expired ($name)', (major) => {
@@ -34,7 +33,7 @@ describe.each(majors)('a request that arrives already expired ($name)', (major) 
     'with %s left is answered 504 at once, without calling the handler',
     async (_, headers, budgetMs) => {
       const { url, calls, expired } = await serve('enforce')
-      const events = record<IngressExpireMessage>(channelNames.ingressExpire)
+      const events = record<IngressExpireMessage>(expressChannels.expire.name)
       const res = await request(url, { headers, dispatcher: agent })
       events.stop()
       expect(res.statusCode).toBe(504)

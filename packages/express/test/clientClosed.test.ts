@@ -1,14 +1,15 @@
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import { performance } from 'node:perf_hooks'
-import {
-  channelNames,
-  type IngressClientClosedMessage,
-  type IngressEndMessage,
-  isClientClosed,
-} from '@hourglass/core'
+import { isClientClosed } from '@hourglass/core'
 import { request } from 'undici'
 import { afterEach, describe, expect, it } from 'vitest'
-import { deadline, deadlineErrors } from '../src/index.js'
+import {
+  deadline,
+  deadlineErrors,
+  expressChannels,
+  type IngressClientClosedMessage,
+  type IngressEndMessage,
+} from '../src/index.js'
 import { client, deferred, listen, majors, type Running, record } from './support/servers.js'
 
 describe.each(majors)('the client leaving ($name)', (major) => {
@@ -59,9 +60,9 @@ describe.each(majors)('the client leaving ($name)', (major) => {
     const upstream = await listen(app)
     running.push(upstream)
 
-    const closed = record<IngressClientClosedMessage>(channelNames.ingressClientClosed)
-    const ended = record<IngressEndMessage>(channelNames.ingressEnd)
-    const expired = record<unknown>(channelNames.ingressExpire)
+    const closed = record<IngressClientClosedMessage>(expressChannels.clientClosed.name)
+    const ended = record<IngressEndMessage>(expressChannels.end.name)
+    const expired = record<unknown>(expressChannels.expire.name)
     const caller = new AbortController()
     const agent = client()
     const call = request(upstream.url, { signal: caller.signal, dispatcher: agent })

@@ -1,13 +1,13 @@
-import {
-  channelNames,
-  currentDeadline,
-  type IngressInvalidHeaderMessage,
-  type IngressStartMessage,
-  ManualClock,
-} from '@hourglass/core'
+import { currentDeadline, ManualClock } from '@hourglass/core'
 import { request } from 'undici'
 import { afterEach, describe, expect, it } from 'vitest'
-import { type DeadlineMiddlewareOptions, deadline } from '../src/index.js'
+import {
+  type DeadlineMiddlewareOptions,
+  deadline,
+  expressChannels,
+  type IngressInvalidHeaderMessage,
+  type IngressStartMessage,
+} from '../src/index.js'
 import { client, listen, majors, type Running, record } from './support/servers.js'
 
 describe.each(majors)('inbound deadline headers ($name)', (major) => {
@@ -35,8 +35,8 @@ describe.each(majors)('inbound deadline headers ($name)', (major) => {
   }
 
   async function get(url: string, headers: Record<string, string> | string[] = {}) {
-    const starts = record<IngressStartMessage>(channelNames.ingressStart)
-    const invalids = record<IngressInvalidHeaderMessage>(channelNames.ingressInvalidHeader)
+    const starts = record<IngressStartMessage>(expressChannels.start.name)
+    const invalids = record<IngressInvalidHeaderMessage>(expressChannels.invalidHeader.name)
     try {
       const res = await request(url, { headers, dispatcher: agent })
       const body = (await res.body.json()) as Record<string, unknown>

@@ -1,7 +1,7 @@
-import { channelNames, type IngressLateWriteMessage, isDeadlineExceeded } from '@hourglass/core'
+import { isDeadlineExceeded } from '@hourglass/core'
 import { request } from 'undici'
 import { afterEach, describe, expect, it } from 'vitest'
-import { deadline } from '../src/index.js'
+import { deadline, expressChannels, type IngressLateWriteMessage } from '../src/index.js'
 import { aborted, client, listen, majors, type Running, record } from './support/servers.js'
 
 describe.each(majors)('writes after the 504 ($name)', (major) => {
@@ -47,7 +47,7 @@ describe.each(majors)('writes after the 504 ($name)', (major) => {
       )
     })
     server = await listen(app)
-    const events = record<IngressLateWriteMessage>(channelNames.ingressLateWrite)
+    const events = record<IngressLateWriteMessage>(expressChannels.lateWrite.name)
     const res = await request(`${server.url}/slow`, {
       headers: { 'x-deadline-remaining-ms': '60' },
       dispatcher: agent,

@@ -2,10 +2,10 @@ import diagnostics from 'node:diagnostics_channel'
 import type { ServerResponse } from 'node:http'
 import { setFlagsFromString } from 'node:v8'
 import { runInNewContext } from 'node:vm'
-import { type Clock, channelNames, type IngressEndMessage, systemClock } from '@hourglass/core'
+import { type Clock, systemClock } from '@hourglass/core'
 import { request } from 'undici'
 import { afterEach, describe, expect, it } from 'vitest'
-import { deadline } from '../src/index.js'
+import { deadline, expressChannels, type IngressEndMessage } from '../src/index.js'
 import { client, listen, majors, type Running } from './support/servers.js'
 
 setFlagsFromString('--expose-gc')
@@ -88,7 +88,7 @@ describe.each(majors)('10,000 requests on one keep-alive connection ($name)', (m
       released++
       if (waiting && released >= waiting.count) waiting.resolve()
     }
-    diagnostics.subscribe(channelNames.ingressEnd, onEnd)
+    diagnostics.subscribe(expressChannels.end.name, onEnd)
     const allReleased = (count: number) =>
       released >= count
         ? Promise.resolve()
@@ -119,7 +119,7 @@ describe.each(majors)('10,000 requests on one keep-alive connection ($name)', (m
     await run(9000)
     const heapAfter = heapMB()
     const tookS = (performance.now() - startedAt) / 1000
-    diagnostics.unsubscribe(channelNames.ingressEnd, onEnd)
+    diagnostics.unsubscribe(expressChannels.end.name, onEnd)
 
     console.info(
       `[${major.name}] 10,000 requests in ${tookS.toFixed(1)} s: heap ${heapBefore.toFixed(1)} → ${heapAfter.toFixed(1)} MB ` +

@@ -1,7 +1,7 @@
-import { DEADLINE_HEADER, type IngressExpireMessage, writeDeadline } from '@hourglass/core'
+import { DEADLINE_HEADER, writeDeadline } from '@hourglass/core'
 import { request } from 'undici'
 import { afterEach, describe, expect, it } from 'vitest'
-import { deadline } from '../src/index.js'
+import { deadline, type IngressExpireMessage } from '../src/index.js'
 import { client, deferred, listen, majors, type Running } from './support/servers.js'
 
 describe.each(majors)("mode: 'observe' ($name)", (major) => {

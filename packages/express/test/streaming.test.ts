@@ -1,11 +1,11 @@
-import {
-  channelNames,
-  type IngressExpireMessage,
-  type IngressLateWriteMessage,
-} from '@hourglass/core'
 import { request } from 'undici'
 import { afterEach, describe, expect, it } from 'vitest'
-import { deadline } from '../src/index.js'
+import {
+  deadline,
+  expressChannels,
+  type IngressExpireMessage,
+  type IngressLateWriteMessage,
+} from '../src/index.js'
 import { aborted, client, listen, majors, type Running, record } from './support/servers.js'
 
 describe.each(majors)('a response already streaming when time runs out ($name)', (major) => {
@@ -36,7 +36,7 @@ describe.each(majors)('a response already streaming when time runs out ($name)',
       )
     })
     server = await listen(app)
-    const expired = record<IngressExpireMessage>(channelNames.ingressExpire)
+    const expired = record<IngressExpireMessage>(expressChannels.expire.name)
     const startedAt = performance.now()
     const res = await request(`${server.url}/events`, {
       headers: { 'x-deadline-remaining-ms': '150' },

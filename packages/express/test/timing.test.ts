@@ -1,9 +1,9 @@
 import diagnostics from 'node:diagnostics_channel'
 import { performance } from 'node:perf_hooks'
-import { channelNames, type IngressStartMessage, isDeadlineExceeded } from '@hourglass/core'
+import { isDeadlineExceeded } from '@hourglass/core'
 import { request } from 'undici'
 import { afterEach, describe, expect, it } from 'vitest'
-import { deadline } from '../src/index.js'
+import { deadline, expressChannels, type IngressStartMessage } from '../src/index.js'
 import { aborted, client, listen, majors, type Running } from './support/servers.js'
 
 function stats(values: number[]) {
@@ -60,7 +60,7 @@ describe.each(majors)('504 timing ($name)', (major) => {
       // The request's own deadline ends reserveMs before the caller's: that is when the 504 is due.
       expect(d.expiresAt).toBeCloseTo(d.startedAt + budgetMs - reserveMs, 6)
     }
-    diagnostics.subscribe(channelNames.ingressStart, onStart)
+    diagnostics.subscribe(expressChannels.start.name, onStart)
     const lateness: number[] = []
     const overControl: number[] = []
     const abortLag: number[] = []
@@ -80,7 +80,7 @@ describe.each(majors)('504 timing ($name)', (major) => {
         abortLag.push((abortedAt[i] ?? Number.NaN) - due)
       }
     } finally {
-      diagnostics.unsubscribe(channelNames.ingressStart, onStart)
+      diagnostics.unsubscribe(expressChannels.start.name, onStart)
     }
     const raw = stats(lateness)
     const added = stats(overControl)

@@ -1,10 +1,10 @@
 import { type Clock, type Deadline, DeadlineExceededError, errorCode } from '@hourglass/core'
+import { publishAttempt, publishAttemptEnd } from './channels.js'
 import { BodyTimeoutError } from './errors/BodyTimeoutError.js'
 import { ConnectTimeoutError } from './errors/ConnectTimeoutError.js'
 import { DnsTimeoutError } from './errors/DnsTimeoutError.js'
 import type { EgressErrorDetails, EgressPhase } from './errors/EgressError.js'
 import { HeadersTimeoutError } from './errors/HeadersTimeoutError.js'
-import { publishAttempt, publishAttemptEnd } from './events.js'
 import type { PhaseLimits } from './options.js'
 
 /** Per-phase durations of one attempt, ms. A phase that did not happen (keep-alive, IP literal) is undefined. */

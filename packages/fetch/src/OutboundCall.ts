@@ -1,7 +1,7 @@
 import { type Deadline, wait } from '@hourglass/core'
 import { Attempt } from './Attempt.js'
+import { publishRetry, publishRetrySkipped } from './channels.js'
 import { decideRetry, type Outcome } from './decideRetry.js'
-import { publishRetry, publishRetrySkipped } from './events.js'
 import { noBudgetError } from './noBudgetError.js'
 import { clockFor, type ResolvedOptions, type ResolvedRetry } from './options.js'
 

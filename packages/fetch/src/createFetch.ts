@@ -9,10 +9,10 @@ import {
   fetch as undiciFetch,
 } from 'undici'
 import type { Attempt } from './Attempt.js'
+import { eventUrl, publishRetrySkipped } from './channels.js'
 import { type ConnectorOptions, connectorFor } from './createConnector.js'
 import { FETCH_ATTEMPT, type FetchAttempt, interceptorFor } from './deadlineInterceptor.js'
 import { hasHeader, isRepeatable } from './dispatchHeaders.js'
-import { eventUrl, publishRetrySkipped } from './events.js'
 import { OutboundCall, type SendResult } from './OutboundCall.js'
 import { mergeRetry, type RetryOptions, resolveOptions } from './options.js'
 

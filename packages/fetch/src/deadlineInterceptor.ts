@@ -2,8 +2,8 @@ import { currentDeadline, type Deadline } from '@hourglass/core'
 import type { Dispatcher } from 'undici'
 import type { Attempt } from './Attempt.js'
 import { AttemptHandler, ControllerView } from './AttemptHandler.js'
+import { eventUrl } from './channels.js'
 import { isRepeatable, withDeadlineHeader } from './dispatchHeaders.js'
-import { eventUrl } from './events.js'
 import { OutboundCall as Call, type OutboundCall, type SendResult } from './OutboundCall.js'
 import {
   type EgressOptions,

@@ -1,4 +1,11 @@
 export type { AttemptTimings } from './Attempt.js'
+export {
+  type EgressAttemptEndMessage,
+  type EgressAttemptMessage,
+  type EgressRetryMessage,
+  type EgressRetrySkippedMessage,
+  fetchChannels,
+} from './channels.js'
 export { type ConnectorOptions, createConnector } from './createConnector.js'
 export {
   type CreateFetchOptions,

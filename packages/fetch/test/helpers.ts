@@ -1,14 +1,11 @@
-import diagnostics from 'node:diagnostics_channel'
+import { type Clock, systemClock, type TimerOptions } from '@hourglass/core'
 import {
-  type Clock,
-  channelNames,
   type EgressAttemptEndMessage,
   type EgressAttemptMessage,
   type EgressRetryMessage,
   type EgressRetrySkippedMessage,
-  systemClock,
-  type TimerOptions,
-} from '@hourglass/core'
+  fetchChannels,
+} from '../src/index.js'
 
 export interface EgressEvents {
   attempts: EgressAttemptMessage[]
@@ -21,15 +18,19 @@ export interface EgressEvents {
 /** Subscribe to every egress channel for the length of a test. */
 export function recordEgress(): EgressEvents {
   const events: EgressEvents = { attempts: [], ends: [], retries: [], skipped: [], stop: () => {} }
-  const subs: [string, (m: unknown) => void][] = [
-    [channelNames.egressAttempt, (m) => events.attempts.push(m as EgressAttemptMessage)],
-    [channelNames.egressAttemptEnd, (m) => events.ends.push(m as EgressAttemptEndMessage)],
-    [channelNames.egressRetry, (m) => events.retries.push(m as EgressRetryMessage)],
-    [channelNames.egressRetrySkipped, (m) => events.skipped.push(m as EgressRetrySkippedMessage)],
-  ]
-  for (const [name, fn] of subs) diagnostics.subscribe(name, fn)
+  const onAttempt = (m: EgressAttemptMessage) => events.attempts.push(m)
+  const onEnd = (m: EgressAttemptEndMessage) => events.ends.push(m)
+  const onRetry = (m: EgressRetryMessage) => events.retries.push(m)
+  const onSkipped = (m: EgressRetrySkippedMessage) => events.skipped.push(m)
+  fetchChannels.attempt.subscribe(onAttempt)
+  fetchChannels.attemptEnd.subscribe(onEnd)
+  fetchChannels.retry.subscribe(onRetry)
+  fetchChannels.retrySkipped.subscribe(onSkipped)
   events.stop = () => {
-    for (const [name, fn] of subs) diagnostics.unsubscribe(name, fn)
+    fetchChannels.attempt.unsubscribe(onAttempt)
+    fetchChannels.attemptEnd.unsubscribe(onEnd)
+    fetchChannels.retry.unsubscribe(onRetry)
+    fetchChannels.retrySkipped.unsubscribe(onSkipped)
   }
   return events
 }

@@ -1,5 +1,5 @@
 import diagnostics from 'node:diagnostics_channel'
-import { channelNames } from '@hourglass/core'
+import { expressChannels } from '@hourglass/express'
 import { instrumentDeadlines } from '@hourglass/otel'
 import { type FakeProvider, openAIErrors, qwenErrors, reply } from '@hourglass/testkit'
 import {
@@ -98,7 +98,7 @@ describe('API keys: rotated when limited, retired when rejected, never shown', (
     const onEnd = () => {
       ended++
     }
-    diagnostics.subscribe(channelNames.ingressEnd, onEnd)
+    diagnostics.subscribe(expressChannels.end.name, onEnd)
     try {
       const KEYS = [
         'sk-leak-openai-111111',
@@ -189,7 +189,7 @@ describe('API keys: rotated when limited, retired when rejected, never shown', (
         expect(bodies.join('\n').includes(new URL(fake.url).host)).toBe(false)
       }
     } finally {
-      diagnostics.unsubscribe(channelNames.ingressEnd, onEnd)
+      diagnostics.unsubscribe(expressChannels.end.name, onEnd)
       stop()
     }
   })

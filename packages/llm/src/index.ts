@@ -59,6 +59,12 @@ export {
   type SendResult,
   type TurnsResult,
 } from './call/index.js'
+export {
+  type LlmAdmissionMessage,
+  type LlmAttemptMessage,
+  type LlmCooldownMessage,
+  llmChannels,
+} from './channels.js'
 export type {
   BuiltRequest,
   Dialect,

@@ -1,4 +1,4 @@
-import type { EgressAttemptEndMessage, EgressAttemptMessage } from '@hourglass/core'
+import type { EgressAttemptEndMessage, EgressAttemptMessage } from '@hourglass/fetch'
 import type { Span } from '@opentelemetry/api'
 
 /**

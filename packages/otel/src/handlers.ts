@@ -1,41 +1,24 @@
-import type {
-  ChannelName,
-  EgressAttemptEndMessage,
-  EgressAttemptMessage,
-  EgressRetryMessage,
-  EgressRetrySkippedMessage,
-  IngressClientClosedMessage,
-  IngressEndMessage,
-  IngressExpireMessage,
-  IngressInvalidHeaderMessage,
-  IngressLateWriteMessage,
-  IngressStartMessage,
-  LlmAttemptMessage,
-  SliceEndMessage,
-  SliceStartMessage,
-} from '@hourglass/core'
+import type { ChannelGroups, ChannelMessage } from '@hourglass/core'
+// Type-only: these bring each publisher's `ChannelGroups` entry (its channels
+// and their message types) into this build. Nothing is loaded at run time:
+// the channels are found through core's registry (`onChannels`).
+import type {} from '@hourglass/express'
+import type {} from '@hourglass/fetch'
+import type {} from '@hourglass/llm'
 
-/** The message each channel this package listens to carries (shapes owned by core's `channels.ts`). */
-export interface MessageByChannel {
-  'hourglass:ingress:start': IngressStartMessage
-  'hourglass:ingress:invalid-header': IngressInvalidHeaderMessage
-  'hourglass:ingress:expire': IngressExpireMessage
-  'hourglass:ingress:client-closed': IngressClientClosedMessage
-  'hourglass:ingress:late-write': IngressLateWriteMessage
-  'hourglass:ingress:end': IngressEndMessage
-  'hourglass:slice:start': SliceStartMessage
-  'hourglass:slice:end': SliceEndMessage
-  'hourglass:egress:attempt': EgressAttemptMessage
-  'hourglass:egress:attempt-end': EgressAttemptEndMessage
-  'hourglass:egress:retry': EgressRetryMessage
-  'hourglass:egress:retry-skipped': EgressRetrySkippedMessage
-  'hourglass:llm:attempt': LlmAttemptMessage
+/** The channel groups this package listens to, as their publishers declare them. */
+export type ObservedGroups = Pick<ChannelGroups, 'core' | 'express' | 'fetch' | 'llm'>
+
+/**
+ * One subscriber per channel, by group and by the publisher's key for it
+ * (`express.start`, `fetch.attemptEnd`): a channel renamed by its package is a
+ * type error here, and no wire name is spelled in this package.
+ */
+export type Handlers = {
+  [G in keyof ObservedGroups]?: {
+    [K in keyof ObservedGroups[G]]?: (message: ChannelMessage<ObservedGroups[G][K]>) => void
+  }
 }
-
-export type ObservedChannel = keyof MessageByChannel & ChannelName
-
-/** One subscriber per channel; tracing and metrics each provide a set. */
-export type Handlers = { [K in ObservedChannel]?: (message: MessageByChannel[K]) => void }
 
 /** A number fit for an attribute: finite, rounded to 0.1 ms; undefined otherwise. */
 export function ms(value: number | undefined): number | undefined {

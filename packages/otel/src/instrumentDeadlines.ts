@@ -1,6 +1,6 @@
-import diagnostics from 'node:diagnostics_channel'
+import { type HourglassChannel, onChannels } from '@hourglass/core'
 import { diag, type MeterProvider, metrics, type TracerProvider, trace } from '@opentelemetry/api'
-import type { ObservedChannel } from './handlers.js'
+import type { ObservedGroups } from './handlers.js'
 import { metricHandlers } from './metricHandlers.js'
 import { traceHandlers } from './traceHandlers.js'
 
@@ -29,6 +29,10 @@ export type StopInstrumentation = () => void
  * spans, span events and metrics (names in `attributes.ts`). Until this is
  * called, no channel has a subscriber, so the packages publish nothing and
  * pay nothing; `stop()` returns them to that state.
+ *
+ * Channels are found through core's registry, by the groups their packages
+ * define (`core`, `express`, `fetch`, `llm`): a package loaded after this call
+ * is subscribed to when it loads, and one never loaded costs nothing.
  */
 export function instrumentDeadlines(options: InstrumentDeadlinesOptions = {}): StopInstrumentation {
   const tracer = (options.tracerProvider ?? trace).getTracer(SCOPE_NAME, SCOPE_VERSION)
@@ -36,18 +40,33 @@ export function instrumentDeadlines(options: InstrumentDeadlinesOptions = {}): S
     SCOPE_NAME,
     SCOPE_VERSION,
   )
-  const subscriptions: Array<[ObservedChannel, (message: unknown) => void]> = []
+  const stops: Array<() => void> = []
   for (const handlers of [traceHandlers(tracer), metricHandlers(meter)]) {
-    for (const name of Object.keys(handlers) as ObservedChannel[]) {
-      const handler = handlers[name] as ((message: unknown) => void) | undefined
-      if (!handler) continue
-      const listener = safely(name, handler)
-      diagnostics.subscribe(name, listener)
-      subscriptions.push([name, listener])
+    for (const group of Object.keys(handlers) as Array<keyof ObservedGroups>) {
+      const byKey = handlers[group] as GroupHandlers
+      stops.push(onChannels(group, (channels) => subscribe(channels, byKey, stops)))
     }
   }
   return () => {
-    for (const [name, listener] of subscriptions.splice(0)) diagnostics.unsubscribe(name, listener)
+    for (const stop of stops.splice(0)) stop()
+  }
+}
+
+/** One group's handlers, loosened: `Handlers` has checked each against its channel's message. */
+type GroupHandlers = Record<string, ((message: unknown) => void) | undefined>
+
+function subscribe(
+  channels: Readonly<Record<string, HourglassChannel<unknown>>>,
+  handlers: GroupHandlers,
+  stops: Array<() => void>,
+): void {
+  for (const [key, handler] of Object.entries(handlers)) {
+    // An older copy of the publisher may lack a newer channel: nothing to listen to.
+    const channel = channels[key]
+    if (!channel || !handler) continue
+    const listener = safely(channel.name, handler)
+    channel.subscribe(listener)
+    stops.push(() => channel.unsubscribe(listener))
   }
 }
 

@@ -65,62 +65,73 @@ export function metricHandlers(meter: Meter): Handlers {
     exceeded.add(1, defined({ [ATTR_DEADLINE_STAGE]: stage, [ATTR_DEADLINE_SLICE]: slice }))
 
   return {
-    'hourglass:ingress:start'(m) {
-      const remaining = m.deadline.remaining()
-      if (!Number.isFinite(remaining)) return
-      ingressRemaining.record(remaining, {
-        [ATTR_DEADLINE_SOURCE]: m.source,
-        [ATTR_DEADLINE_MODE]: m.mode,
-      })
+    express: {
+      start(m) {
+        const remaining = m.deadline.remaining()
+        if (!Number.isFinite(remaining)) return
+        ingressRemaining.record(remaining, {
+          [ATTR_DEADLINE_SOURCE]: m.source,
+          [ATTR_DEADLINE_MODE]: m.mode,
+        })
+      },
+      expire(m) {
+        countExceeded(m.stage, m.slice)
+      },
+      clientClosed() {
+        clientClosed.add(1)
+      },
     },
-    'hourglass:ingress:expire'(m) {
-      countExceeded(m.stage, m.slice)
+    core: {
+      sliceEnd(m) {
+        if (m.outcome === 'exceeded') countExceeded('slice', m.slice)
+      },
     },
-    'hourglass:ingress:client-closed'() {
-      clientClosed.add(1)
-    },
-    'hourglass:slice:end'(m) {
-      if (m.outcome === 'exceeded') countExceeded('slice', m.slice)
-    },
-    'hourglass:egress:attempt'(m) {
-      if (!Number.isFinite(m.remainingMs)) return
-      egressRemaining.record(m.remainingMs, {
-        [ATTR_HTTP_REQUEST_METHOD]: m.method,
-        [ATTR_DEADLINE_ATTEMPT]: m.attempt,
-      })
-    },
-    'hourglass:egress:attempt-end'(m) {
-      if (m.errorCode === undefined && (m.statusCode === undefined || m.statusCode < 400)) {
-        succeeded.add(1, { [ATTR_DEADLINE_ATTEMPT]: m.attempt, [ATTR_DEADLINE_CALL_KIND]: 'http' })
-      }
-    },
-    'hourglass:egress:retry'(m) {
-      retries.add(1, {
-        [ATTR_DEADLINE_RETRY_OUTCOME]: 'retried',
-        [ATTR_DEADLINE_RETRY_REASON]: m.reason,
-        [ATTR_DEADLINE_CALL_KIND]: 'http',
-      })
-    },
-    'hourglass:egress:retry-skipped'(m) {
-      retries.add(1, {
-        [ATTR_DEADLINE_RETRY_OUTCOME]: 'skipped',
-        [ATTR_DEADLINE_RETRY_REASON]: m.reason,
-        [ATTR_DEADLINE_RETRY_WHY]: m.why,
-        [ATTR_DEADLINE_CALL_KIND]: 'http',
-      })
-      // The upstream said its own deadline ran out (504 + x-deadline-expired).
-      if (m.why === 'upstream-deadline') countExceeded('upstream')
-    },
-    'hourglass:llm:attempt'(m) {
-      if (m.decision === 'success') {
-        succeeded.add(1, { [ATTR_DEADLINE_ATTEMPT]: m.attempt, [ATTR_DEADLINE_CALL_KIND]: 'llm' })
-      } else if (m.decision === 'retry') {
+    fetch: {
+      attempt(m) {
+        if (!Number.isFinite(m.remainingMs)) return
+        egressRemaining.record(m.remainingMs, {
+          [ATTR_HTTP_REQUEST_METHOD]: m.method,
+          [ATTR_DEADLINE_ATTEMPT]: m.attempt,
+        })
+      },
+      attemptEnd(m) {
+        if (m.errorCode === undefined && (m.statusCode === undefined || m.statusCode < 400)) {
+          succeeded.add(1, {
+            [ATTR_DEADLINE_ATTEMPT]: m.attempt,
+            [ATTR_DEADLINE_CALL_KIND]: 'http',
+          })
+        }
+      },
+      retry(m) {
         retries.add(1, {
           [ATTR_DEADLINE_RETRY_OUTCOME]: 'retried',
-          [ATTR_DEADLINE_RETRY_REASON]: m.errorKind ?? m.errorClass ?? String(m.status),
-          [ATTR_DEADLINE_CALL_KIND]: 'llm',
+          [ATTR_DEADLINE_RETRY_REASON]: m.reason,
+          [ATTR_DEADLINE_CALL_KIND]: 'http',
         })
-      }
+      },
+      retrySkipped(m) {
+        retries.add(1, {
+          [ATTR_DEADLINE_RETRY_OUTCOME]: 'skipped',
+          [ATTR_DEADLINE_RETRY_REASON]: m.reason,
+          [ATTR_DEADLINE_RETRY_WHY]: m.why,
+          [ATTR_DEADLINE_CALL_KIND]: 'http',
+        })
+        // The upstream said its own deadline ran out (504 + x-deadline-expired).
+        if (m.why === 'upstream-deadline') countExceeded('upstream')
+      },
+    },
+    llm: {
+      attempt(m) {
+        if (m.decision === 'success') {
+          succeeded.add(1, { [ATTR_DEADLINE_ATTEMPT]: m.attempt, [ATTR_DEADLINE_CALL_KIND]: 'llm' })
+        } else if (m.decision === 'retry') {
+          retries.add(1, {
+            [ATTR_DEADLINE_RETRY_OUTCOME]: 'retried',
+            [ATTR_DEADLINE_RETRY_REASON]: m.errorKind ?? m.errorClass ?? String(m.status),
+            [ATTR_DEADLINE_CALL_KIND]: 'llm',
+          })
+        }
+      },
     },
   }
 }

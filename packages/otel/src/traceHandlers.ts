@@ -72,171 +72,179 @@ export function traceHandlers(tracer: Tracer): Handlers {
   const attempts = new AttemptSpans()
 
   return {
-    'hourglass:ingress:start'(m) {
-      const span = trace.getActiveSpan()
-      if (!span) return
-      requestSpans.set(m.deadline, span)
-      span.setAttributes(
-        defined({
-          [ATTR_DEADLINE_BUDGET_MS]: ms(m.budgetMs),
-          [ATTR_DEADLINE_REMAINING_MS]: ms(m.deadline.remaining()),
-          [ATTR_DEADLINE_SOURCE]: m.source,
-          [ATTR_DEADLINE_CLAMPED]: m.clamped,
-          [ATTR_DEADLINE_MODE]: m.mode,
-        }),
-      )
-    },
-    'hourglass:ingress:invalid-header'(m) {
-      const span = trace.getActiveSpan()
-      for (const invalid of m.invalid) {
-        span?.addEvent(EVENT_DEADLINE_INVALID_HEADER, {
-          [ATTR_DEADLINE_INVALID_HEADER]: invalid.header,
-          [ATTR_DEADLINE_INVALID_REASON]: invalid.reason,
-        })
-      }
-    },
-    'hourglass:ingress:expire'(m) {
-      const span = requestSpans.get(m.deadline) ?? trace.getActiveSpan()
-      if (!span) return
-      span.addEvent(
-        EVENT_DEADLINE_EXCEEDED,
-        defined({
-          [ATTR_DEADLINE_STAGE]: m.stage,
-          [ATTR_DEADLINE_SLICE]: m.slice,
-          [ATTR_DEADLINE_BUDGET_MS]: ms(m.budgetMs),
-          [ATTR_DEADLINE_ELAPSED_MS]: ms(m.elapsedMs),
-          [ATTR_DEADLINE_ACTION]: m.action,
-        }),
-      )
-      // Dark mode changed nothing for the caller: not an error of this request.
-      if (m.action !== 'observed') span.setAttribute(ATTR_ERROR_TYPE, 'DEADLINE_EXCEEDED')
-    },
-    'hourglass:ingress:client-closed'(m) {
-      const span = requestSpans.get(m.deadline) ?? trace.getActiveSpan()
-      span?.addEvent(EVENT_DEADLINE_CLIENT_CLOSED, {
-        [ATTR_DEADLINE_ELAPSED_MS]: ms(m.elapsedMs) ?? 0,
-      })
-    },
-    'hourglass:ingress:late-write'(m) {
-      trace.getActiveSpan()?.addEvent(EVENT_DEADLINE_LATE_WRITE, {
-        [ATTR_DEADLINE_LATE_METHOD]: m.method,
-      })
-    },
-    'hourglass:ingress:end'(m) {
-      const span = requestSpans.get(m.deadline)
-      requestSpans.delete(m.deadline)
-      span?.setAttributes(
-        defined({
-          [ATTR_DEADLINE_OUTCOME]: m.outcome,
-          [ATTR_DEADLINE_ELAPSED_MS]: ms(m.elapsedMs),
-        }),
-      )
-    },
-    'hourglass:slice:start'(m) {
-      const span = tracer.startSpan(
-        SPAN_SLICE_PREFIX + m.slice,
-        {
-          attributes: defined({
-            [ATTR_DEADLINE_SLICE]: m.slice,
-            [ATTR_DEADLINE_SLICE_ALLOTTED_MS]: ms(m.allottedMs),
+    express: {
+      start(m) {
+        const span = trace.getActiveSpan()
+        if (!span) return
+        requestSpans.set(m.deadline, span)
+        span.setAttributes(
+          defined({
+            [ATTR_DEADLINE_BUDGET_MS]: ms(m.budgetMs),
+            [ATTR_DEADLINE_REMAINING_MS]: ms(m.deadline.remaining()),
+            [ATTR_DEADLINE_SOURCE]: m.source,
+            [ATTR_DEADLINE_CLAMPED]: m.clamped,
+            [ATTR_DEADLINE_MODE]: m.mode,
           }),
-        },
-        context.active(),
-      )
-      sliceSpans.set(m.deadline, span)
-    },
-    'hourglass:slice:end'(m) {
-      const span = sliceSpans.get(m.deadline)
-      if (!span) return
-      sliceSpans.delete(m.deadline)
-      span.setAttributes(
-        defined({
-          [ATTR_DEADLINE_SLICE_USED_MS]: ms(m.usedMs),
-          [ATTR_DEADLINE_SLICE_OUTCOME]: m.outcome,
-        }),
-      )
-      if (m.outcome === 'exceeded') {
+        )
+      },
+      invalidHeader(m) {
+        const span = trace.getActiveSpan()
+        for (const invalid of m.invalid) {
+          span?.addEvent(EVENT_DEADLINE_INVALID_HEADER, {
+            [ATTR_DEADLINE_INVALID_HEADER]: invalid.header,
+            [ATTR_DEADLINE_INVALID_REASON]: invalid.reason,
+          })
+        }
+      },
+      expire(m) {
+        const span = requestSpans.get(m.deadline) ?? trace.getActiveSpan()
+        if (!span) return
         span.addEvent(
           EVENT_DEADLINE_EXCEEDED,
           defined({
-            [ATTR_DEADLINE_STAGE]: 'slice',
+            [ATTR_DEADLINE_STAGE]: m.stage,
             [ATTR_DEADLINE_SLICE]: m.slice,
-            [ATTR_DEADLINE_SLICE_ALLOTTED_MS]: ms(m.allottedMs),
-            [ATTR_DEADLINE_SLICE_USED_MS]: ms(m.usedMs),
+            [ATTR_DEADLINE_BUDGET_MS]: ms(m.budgetMs),
+            [ATTR_DEADLINE_ELAPSED_MS]: ms(m.elapsedMs),
+            [ATTR_DEADLINE_ACTION]: m.action,
           }),
         )
-        span.setAttribute(ATTR_ERROR_TYPE, 'DEADLINE_EXCEEDED')
-        span.setStatus({ code: SpanStatusCode.ERROR, message: `slice "${m.slice}" ran out` })
-      } else if (m.outcome === 'failed') {
-        span.setAttribute(ATTR_ERROR_TYPE, errorType(m.error))
-        span.setStatus({ code: SpanStatusCode.ERROR, message: `slice "${m.slice}" failed` })
-      }
-      span.end()
-    },
-    'hourglass:egress:attempt'(m) {
-      const span = tracer.startSpan(
-        SPAN_EGRESS_PREFIX + m.method,
-        {
-          kind: SpanKind.INTERNAL,
-          attributes: defined({
-            [ATTR_HTTP_REQUEST_METHOD]: m.method,
-            [ATTR_URL_FULL]: m.url,
-            [ATTR_DEADLINE_ATTEMPT]: m.attempt,
-            [ATTR_HTTP_REQUEST_RESEND_COUNT]: m.attempt > 1 ? m.attempt - 1 : undefined,
-            [ATTR_DEADLINE_BUDGET_MS]: ms(m.deadline?.budgetMs),
-            [ATTR_DEADLINE_REMAINING_MS]: ms(m.remainingMs),
-            [ATTR_DEADLINE_HEADER_MS]: m.headerMs,
+        // Dark mode changed nothing for the caller: not an error of this request.
+        if (m.action !== 'observed') span.setAttribute(ATTR_ERROR_TYPE, 'DEADLINE_EXCEEDED')
+      },
+      clientClosed(m) {
+        const span = requestSpans.get(m.deadline) ?? trace.getActiveSpan()
+        span?.addEvent(EVENT_DEADLINE_CLIENT_CLOSED, {
+          [ATTR_DEADLINE_ELAPSED_MS]: ms(m.elapsedMs) ?? 0,
+        })
+      },
+      lateWrite(m) {
+        trace.getActiveSpan()?.addEvent(EVENT_DEADLINE_LATE_WRITE, {
+          [ATTR_DEADLINE_LATE_METHOD]: m.method,
+        })
+      },
+      end(m) {
+        const span = requestSpans.get(m.deadline)
+        requestSpans.delete(m.deadline)
+        span?.setAttributes(
+          defined({
+            [ATTR_DEADLINE_OUTCOME]: m.outcome,
+            [ATTR_DEADLINE_ELAPSED_MS]: ms(m.elapsedMs),
           }),
-        },
-        context.active(),
-      )
-      attempts.add(m, span)
+        )
+      },
     },
-    'hourglass:egress:attempt-end'(m) {
-      const span = attempts.take(m)
-      if (!span) return
-      span.setAttributes(
-        defined({
-          [ATTR_HTTP_RESPONSE_STATUS_CODE]: m.statusCode,
-          [ATTR_DEADLINE_ELAPSED_MS]: ms(m.elapsedMs),
-          [ATTR_DEADLINE_PHASE]: m.phase,
-          [ATTR_DEADLINE_BYTES_RECEIVED]: m.bytesReceived,
-        }),
-      )
-      // As the HTTP client semconv does: a failure code, else a 5xx status, is the error.type.
-      const failure =
-        m.errorCode ??
-        (m.statusCode !== undefined && m.statusCode >= 500 ? String(m.statusCode) : undefined)
-      if (failure !== undefined) {
-        span.setAttribute(ATTR_ERROR_TYPE, failure)
-        span.setStatus({ code: SpanStatusCode.ERROR, message: failure })
-      }
-      span.end()
+    core: {
+      sliceStart(m) {
+        const span = tracer.startSpan(
+          SPAN_SLICE_PREFIX + m.slice,
+          {
+            attributes: defined({
+              [ATTR_DEADLINE_SLICE]: m.slice,
+              [ATTR_DEADLINE_SLICE_ALLOTTED_MS]: ms(m.allottedMs),
+            }),
+          },
+          context.active(),
+        )
+        sliceSpans.set(m.deadline, span)
+      },
+      sliceEnd(m) {
+        const span = sliceSpans.get(m.deadline)
+        if (!span) return
+        sliceSpans.delete(m.deadline)
+        span.setAttributes(
+          defined({
+            [ATTR_DEADLINE_SLICE_USED_MS]: ms(m.usedMs),
+            [ATTR_DEADLINE_SLICE_OUTCOME]: m.outcome,
+          }),
+        )
+        if (m.outcome === 'exceeded') {
+          span.addEvent(
+            EVENT_DEADLINE_EXCEEDED,
+            defined({
+              [ATTR_DEADLINE_STAGE]: 'slice',
+              [ATTR_DEADLINE_SLICE]: m.slice,
+              [ATTR_DEADLINE_SLICE_ALLOTTED_MS]: ms(m.allottedMs),
+              [ATTR_DEADLINE_SLICE_USED_MS]: ms(m.usedMs),
+            }),
+          )
+          span.setAttribute(ATTR_ERROR_TYPE, 'DEADLINE_EXCEEDED')
+          span.setStatus({ code: SpanStatusCode.ERROR, message: `slice "${m.slice}" ran out` })
+        } else if (m.outcome === 'failed') {
+          span.setAttribute(ATTR_ERROR_TYPE, errorType(m.error))
+          span.setStatus({ code: SpanStatusCode.ERROR, message: `slice "${m.slice}" failed` })
+        }
+        span.end()
+      },
     },
-    'hourglass:egress:retry'(m) {
-      trace.getActiveSpan()?.addEvent(EVENT_DEADLINE_RETRY, {
-        [ATTR_DEADLINE_ATTEMPT]: m.attempt,
-        [ATTR_DEADLINE_RETRY_REASON]: m.reason,
-        [ATTR_DEADLINE_RETRY_DELAY_MS]: ms(m.delayMs) ?? 0,
-      })
+    fetch: {
+      attempt(m) {
+        const span = tracer.startSpan(
+          SPAN_EGRESS_PREFIX + m.method,
+          {
+            kind: SpanKind.INTERNAL,
+            attributes: defined({
+              [ATTR_HTTP_REQUEST_METHOD]: m.method,
+              [ATTR_URL_FULL]: m.url,
+              [ATTR_DEADLINE_ATTEMPT]: m.attempt,
+              [ATTR_HTTP_REQUEST_RESEND_COUNT]: m.attempt > 1 ? m.attempt - 1 : undefined,
+              [ATTR_DEADLINE_BUDGET_MS]: ms(m.deadline?.budgetMs),
+              [ATTR_DEADLINE_REMAINING_MS]: ms(m.remainingMs),
+              [ATTR_DEADLINE_HEADER_MS]: m.headerMs,
+            }),
+          },
+          context.active(),
+        )
+        attempts.add(m, span)
+      },
+      attemptEnd(m) {
+        const span = attempts.take(m)
+        if (!span) return
+        span.setAttributes(
+          defined({
+            [ATTR_HTTP_RESPONSE_STATUS_CODE]: m.statusCode,
+            [ATTR_DEADLINE_ELAPSED_MS]: ms(m.elapsedMs),
+            [ATTR_DEADLINE_PHASE]: m.phase,
+            [ATTR_DEADLINE_BYTES_RECEIVED]: m.bytesReceived,
+          }),
+        )
+        // As the HTTP client semconv does: a failure code, else a 5xx status, is the error.type.
+        const failure =
+          m.errorCode ??
+          (m.statusCode !== undefined && m.statusCode >= 500 ? String(m.statusCode) : undefined)
+        if (failure !== undefined) {
+          span.setAttribute(ATTR_ERROR_TYPE, failure)
+          span.setStatus({ code: SpanStatusCode.ERROR, message: failure })
+        }
+        span.end()
+      },
+      retry(m) {
+        trace.getActiveSpan()?.addEvent(EVENT_DEADLINE_RETRY, {
+          [ATTR_DEADLINE_ATTEMPT]: m.attempt,
+          [ATTR_DEADLINE_RETRY_REASON]: m.reason,
+          [ATTR_DEADLINE_RETRY_DELAY_MS]: ms(m.delayMs) ?? 0,
+        })
+      },
+      retrySkipped(m) {
+        trace.getActiveSpan()?.addEvent(EVENT_DEADLINE_RETRY_SKIPPED, {
+          [ATTR_DEADLINE_ATTEMPT]: m.attempt,
+          [ATTR_DEADLINE_RETRY_REASON]: m.reason,
+          [ATTR_DEADLINE_RETRY_WHY]: m.why,
+        })
+      },
     },
-    'hourglass:egress:retry-skipped'(m) {
-      trace.getActiveSpan()?.addEvent(EVENT_DEADLINE_RETRY_SKIPPED, {
-        [ATTR_DEADLINE_ATTEMPT]: m.attempt,
-        [ATTR_DEADLINE_RETRY_REASON]: m.reason,
-        [ATTR_DEADLINE_RETRY_WHY]: m.why,
-      })
-    },
-    'hourglass:llm:attempt'(m) {
-      if (m.decision !== 'retry') return
-      trace.getActiveSpan()?.addEvent(
-        EVENT_DEADLINE_RETRY,
-        defined({
-          [ATTR_DEADLINE_ATTEMPT]: m.attempt + 1,
-          [ATTR_DEADLINE_RETRY_REASON]: m.errorKind ?? m.errorClass ?? String(m.status),
-          [ATTR_DEADLINE_RETRY_DELAY_MS]: ms(m.delayMs),
-        }),
-      )
+    llm: {
+      attempt(m) {
+        if (m.decision !== 'retry') return
+        trace.getActiveSpan()?.addEvent(
+          EVENT_DEADLINE_RETRY,
+          defined({
+            [ATTR_DEADLINE_ATTEMPT]: m.attempt + 1,
+            [ATTR_DEADLINE_RETRY_REASON]: m.errorKind ?? m.errorClass ?? String(m.status),
+            [ATTR_DEADLINE_RETRY_DELAY_MS]: ms(m.delayMs),
+          }),
+        )
+      },
     },
   }
 }

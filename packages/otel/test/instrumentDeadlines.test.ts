@@ -1,13 +1,11 @@
-import diagnostics from 'node:diagnostics_channel'
+import { coreChannels, Deadline, type HourglassChannel, ManualClock } from '@hourglass/core'
+import { expressChannels, type IngressStartMessage } from '@hourglass/express'
 import {
-  channelNames,
-  Deadline,
   type EgressAttemptEndMessage,
   type EgressAttemptMessage,
-  type IngressStartMessage,
-  type LlmAttemptMessage,
-  ManualClock,
-} from '@hourglass/core'
+  fetchChannels,
+} from '@hourglass/fetch'
+import { type LlmAttemptMessage, llmChannels } from '@hourglass/llm'
 import { instrumentDeadlines, type StopInstrumentation } from '@hourglass/otel'
 import { context, ROOT_CONTEXT, type Span, SpanStatusCode, trace } from '@opentelemetry/api'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
@@ -30,7 +28,8 @@ afterEach(async () => {
   await otel.shutdown()
 })
 
-const publish = (name: string, message: object) => diagnostics.channel(name).publish(message)
+/** Publish as the package would, with the message type its channel declares. */
+const publish = <T>(channel: HourglassChannel<T>, message: T) => channel.publish(() => message)
 
 /** Run `fn` with a fresh span active, as instrumentation-http does for a request. */
 function inSpan<T>(name: string, fn: (span: Span) => T): T {
@@ -54,7 +53,7 @@ describe('instrumentDeadlines: ingress', () => {
     const deadline = Deadline.after(800, { clock })
     clock.advance(3)
     inSpan('GET /quote', (span) => {
-      publish(channelNames.ingressStart, ingressStart(deadline, 800))
+      publish(expressChannels.start, ingressStart(deadline, 800))
       span.end()
     })
     const server = spanNamed(otel.exporter.getFinishedSpans(), 'GET /quote')
@@ -75,12 +74,12 @@ describe('instrumentDeadlines: ingress', () => {
   it('puts a later expiry on the request span even when it fires outside its context', async () => {
     const deadline = Deadline.after(100, { clock })
     const server = inSpan('GET /slow', (span) => {
-      publish(channelNames.ingressStart, ingressStart(deadline, 100))
+      publish(expressChannels.start, ingressStart(deadline, 100))
       return span
     })
     // Timers and socket callbacks: the active context is not the request's.
     context.with(ROOT_CONTEXT, () => {
-      publish(channelNames.ingressExpire, {
+      publish(expressChannels.expire, {
         deadline,
         req: {},
         budgetMs: 100,
@@ -89,7 +88,7 @@ describe('instrumentDeadlines: ingress', () => {
         stage: 'handler',
         action: '504',
       })
-      publish(channelNames.ingressEnd, {
+      publish(expressChannels.end, {
         deadline,
         req: {},
         statusCode: 504,
@@ -122,8 +121,8 @@ describe('instrumentDeadlines: ingress', () => {
   it('arrival with no time left counts at the arrival stage; dark mode is not an error', async () => {
     const deadline = Deadline.after(0, { clock, observe: true })
     inSpan('GET /late', (span) => {
-      publish(channelNames.ingressStart, { ...ingressStart(deadline, 0), mode: 'observe' })
-      publish(channelNames.ingressExpire, {
+      publish(expressChannels.start, { ...ingressStart(deadline, 0), mode: 'observe' })
+      publish(expressChannels.expire, {
         deadline,
         req: {},
         budgetMs: 0,
@@ -142,9 +141,9 @@ describe('instrumentDeadlines: ingress', () => {
   it('records a caller that left as an event on its request span and in a counter', async () => {
     const deadline = Deadline.after(1000, { clock })
     inSpan('POST /chat', (span) => {
-      publish(channelNames.ingressStart, ingressStart(deadline, 1000))
+      publish(expressChannels.start, ingressStart(deadline, 1000))
       context.with(ROOT_CONTEXT, () =>
-        publish(channelNames.ingressClientClosed, { deadline, req: {}, elapsedMs: 250 }),
+        publish(expressChannels.clientClosed, { deadline, req: {}, elapsedMs: 250 }),
       )
       span.end()
     })
@@ -255,13 +254,13 @@ describe('instrumentDeadlines: egress', () => {
   it('gives each attempt a span with the budget sent, resend count and failure, and a retry event between', async () => {
     const deadline = Deadline.after(600, { clock })
     inSpan('GET /checkout', (server) => {
-      publish(channelNames.egressAttempt, attempt(deadline, 1))
+      publish(fetchChannels.attempt, attempt(deadline, 1))
       clock.advance(30)
       publish(
-        channelNames.egressAttemptEnd,
+        fetchChannels.attemptEnd,
         attemptEnd(deadline, 1, { errorCode: 'CONNECT_TIMEOUT', phase: 'connect' }),
       )
-      publish(channelNames.egressRetry, {
+      publish(fetchChannels.retry, {
         deadline,
         method: 'GET',
         url: 'http://127.0.0.1:9/price',
@@ -270,9 +269,9 @@ describe('instrumentDeadlines: egress', () => {
         delayMs: 20,
       })
       clock.advance(20)
-      publish(channelNames.egressAttempt, attempt(deadline, 2))
+      publish(fetchChannels.attempt, attempt(deadline, 2))
       publish(
-        channelNames.egressAttemptEnd,
+        fetchChannels.attemptEnd,
         attemptEnd(deadline, 2, { statusCode: 200, bytesReceived: 17 }),
       )
       server.end()
@@ -323,9 +322,9 @@ describe('instrumentDeadlines: egress', () => {
   it('records a skipped retry and why; an upstream deadline counts at the upstream stage', async () => {
     const deadline = Deadline.after(600, { clock })
     inSpan('GET /checkout', (server) => {
-      publish(channelNames.egressAttempt, attempt(deadline, 1))
-      publish(channelNames.egressAttemptEnd, attemptEnd(deadline, 1, { statusCode: 504 }))
-      publish(channelNames.egressRetrySkipped, {
+      publish(fetchChannels.attempt, attempt(deadline, 1))
+      publish(fetchChannels.attemptEnd, attemptEnd(deadline, 1, { statusCode: 504 }))
+      publish(fetchChannels.retrySkipped, {
         deadline,
         method: 'GET',
         url: 'http://127.0.0.1:9/price',
@@ -369,9 +368,9 @@ describe('instrumentDeadlines: egress', () => {
       ...(decision === 'retry' ? { status: 429, errorKind: 'rate_limited', delayMs: 100 } : {}),
     })
     inSpan('POST /chat', (server) => {
-      publish(channelNames.llmAttempt, llm(1, 'retry'))
-      publish(channelNames.llmAttempt, llm(2, 'success'))
-      publish(channelNames.llmAttempt, llm(1, 'success'))
+      publish(llmChannels.attempt, llm(1, 'retry'))
+      publish(llmChannels.attempt, llm(2, 'success'))
+      publish(llmChannels.attempt, llm(1, 'success'))
       server.end()
     })
     const server = spanNamed(otel.exporter.getFinishedSpans(), 'POST /chat')
@@ -397,30 +396,33 @@ describe('instrumentDeadlines: egress', () => {
 })
 
 describe('instrumentDeadlines: cost and safety', () => {
-  const allChannels = Object.values(channelNames)
+  const allChannels = [coreChannels, expressChannels, fetchChannels, llmChannels].flatMap((group) =>
+    Object.values(group),
+  )
+  const subscribed = () => allChannels.filter((c) => c.hasSubscribers).map((c) => c.name)
 
   it('leaves every Hourglass channel without subscribers until called, and again after stop()', () => {
     stop()
-    expect(allChannels.filter((name) => diagnostics.hasSubscribers(name))).toEqual([])
+    expect(subscribed()).toEqual([])
     const again = instrumentDeadlines({ tracerProvider: otel.tracerProvider })
-    expect(allChannels.filter((name) => diagnostics.hasSubscribers(name))).toEqual([
-      channelNames.sliceStart,
-      channelNames.sliceEnd,
-      channelNames.ingressStart,
-      channelNames.ingressInvalidHeader,
-      channelNames.ingressExpire,
-      channelNames.ingressClientClosed,
-      channelNames.ingressLateWrite,
-      channelNames.ingressEnd,
-      channelNames.egressAttempt,
-      channelNames.egressAttemptEnd,
-      channelNames.egressRetry,
-      channelNames.egressRetrySkipped,
-      channelNames.llmAttempt,
+    expect(subscribed()).toEqual([
+      'hourglass:slice:start',
+      'hourglass:slice:end',
+      'hourglass:ingress:start',
+      'hourglass:ingress:invalid-header',
+      'hourglass:ingress:expire',
+      'hourglass:ingress:client-closed',
+      'hourglass:ingress:late-write',
+      'hourglass:ingress:end',
+      'hourglass:egress:attempt',
+      'hourglass:egress:attempt-end',
+      'hourglass:egress:retry',
+      'hourglass:egress:retry-skipped',
+      'hourglass:llm:attempt',
     ])
     again()
     again()
-    expect(allChannels.filter((name) => diagnostics.hasSubscribers(name))).toEqual([])
+    expect(subscribed()).toEqual([])
   })
 
   it('stops producing spans once stopped', async () => {

@@ -1,6 +1,5 @@
 import { subscribe, unsubscribe } from 'node:diagnostics_channel'
-import { channelNames } from '@hourglass/core'
-import { probe, suggestTimeouts } from '@hourglass/fetch'
+import { fetchChannels, probe, suggestTimeouts } from '@hourglass/fetch'
 import type { Command } from '../Command.js'
 import { intOption, parseCommandArgs } from '../parseCommandArgs.js'
 import { describeFailure } from '../probe/describeFailure.js'
@@ -83,7 +82,7 @@ Options:
       }
     }
     if (!io.stderrIsTTY) io.stderr(`probing ${shown} (${warmup} warm-up, ${samples} measured) `)
-    subscribe(channelNames.egressAttemptEnd, onAttemptEnd)
+    subscribe(fetchChannels.attemptEnd.name, onAttemptEnd)
     let measured: Awaited<ReturnType<typeof probe>> | undefined
     let failure: unknown
     try {
@@ -91,7 +90,7 @@ Options:
     } catch (error) {
       failure = error
     } finally {
-      unsubscribe(channelNames.egressAttemptEnd, onAttemptEnd)
+      unsubscribe(fetchChannels.attemptEnd.name, onAttemptEnd)
       if (io.stderrIsTTY) io.stderr(`\r${' '.repeat(60)}\r`)
       else if (calls < total) io.stderr('\n')
     }

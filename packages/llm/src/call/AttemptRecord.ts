@@ -1,5 +1,4 @@
-import diagnostics from 'node:diagnostics_channel'
-import { channelNames, type LlmAttemptMessage } from '@hourglass/core'
+import { type LlmAttemptMessage, llmChannels } from '../channels.js'
 
 /**
  * What `onAttempt` receives after every attempt: the `hourglass:llm:attempt`
@@ -10,17 +9,15 @@ export interface AttemptRecord extends LlmAttemptMessage {
   reason?: string | undefined
 }
 
-const attemptChannel = diagnostics.channel(channelNames.llmAttempt)
-
 /** Hands the record to `onAttempt` and publishes it (without `reason`) when someone listens. */
 export function reportAttempt(
   record: AttemptRecord,
   onAttempt: ((record: AttemptRecord) => void) | undefined,
 ): void {
-  if (attemptChannel.hasSubscribers) {
+  llmChannels.attempt.publish(() => {
     const { reason: _reason, ...message } = record
-    attemptChannel.publish(message satisfies LlmAttemptMessage)
-  }
+    return message satisfies LlmAttemptMessage
+  })
   if (onAttempt !== undefined) {
     try {
       onAttempt(record)

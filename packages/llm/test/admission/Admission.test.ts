@@ -1,12 +1,5 @@
 import diagnostics from 'node:diagnostics_channel'
-import {
-  channelNames,
-  Deadline,
-  isDeadlineExceeded,
-  type LlmAdmissionMessage,
-  type LlmCooldownMessage,
-  ManualClock,
-} from '@hourglass/core'
+import { Deadline, isDeadlineExceeded, ManualClock } from '@hourglass/core'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import {
   Admission,
@@ -15,6 +8,11 @@ import {
   isKeysRetired,
   keyId,
 } from '../../src/admission/index.js'
+import {
+  type LlmAdmissionMessage,
+  type LlmCooldownMessage,
+  llmChannels,
+} from '../../src/channels.js'
 import { isRateLimited, type RateLimitedError } from '../../src/policy/RateLimitedError.js'
 
 const KEY_A = 'sk-live-AAAAAAAAAAAAAAAAAAAAAAAA'
@@ -35,12 +33,12 @@ const onAdmission = (message: unknown) => events.push({ channel: 'admission', me
 beforeEach(() => {
   clock = new ManualClock(1_000)
   events.length = 0
-  diagnostics.subscribe(channelNames.llmCooldown, onCooldown)
-  diagnostics.subscribe(channelNames.llmAdmission, onAdmission)
+  diagnostics.subscribe(llmChannels.cooldown.name, onCooldown)
+  diagnostics.subscribe(llmChannels.admission.name, onAdmission)
 })
 afterEach(() => {
-  diagnostics.unsubscribe(channelNames.llmCooldown, onCooldown)
-  diagnostics.unsubscribe(channelNames.llmAdmission, onAdmission)
+  diagnostics.unsubscribe(llmChannels.cooldown.name, onCooldown)
+  diagnostics.unsubscribe(llmChannels.admission.name, onAdmission)
 })
 
 function admission(options: ConstructorParameters<typeof Admission>[0] = {}) {

@@ -1,17 +1,18 @@
 import diagnostics from 'node:diagnostics_channel'
-import { channelNames, Deadline, type LlmAttemptMessage } from '@hourglass/core'
+import { Deadline } from '@hourglass/core'
 import { openAIErrors, reply } from '@hourglass/testkit'
 import { afterEach, describe, expect, it } from 'vitest'
 import type { AttemptRecord } from '../../src/call/AttemptRecord.js'
 import { callModel } from '../../src/call/callModel.js'
 import { openAICompatible } from '../../src/call/openAICompatible.js'
+import { type LlmAttemptMessage, llmChannels } from '../../src/channels.js'
 import { CostBudget } from '../../src/policy/CostBudget.js'
 import { useFakes, user } from './support/fakes.js'
 
 const fakes = useFakes()
 const published: LlmAttemptMessage[] = []
 const listener = (message: unknown) => published.push(message as LlmAttemptMessage)
-diagnostics.subscribe(channelNames.llmAttempt, listener)
+diagnostics.subscribe(llmChannels.attempt.name, listener)
 afterEach(() => {
   published.length = 0
 })

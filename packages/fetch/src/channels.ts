@@ -1,0 +1,86 @@
+import { type Deadline, defineChannel, defineChannels } from '@hourglass/core'
+
+/** `hourglass:egress:attempt`. URLs carry origin and path only (no query: it may hold secrets). */
+export interface EgressAttemptMessage {
+  deadline: Deadline | undefined
+  method: string
+  url: string
+  /** 1 for the first attempt. */
+  attempt: number
+  /** What was left when the attempt started (Infinity without a deadline). */
+  remainingMs: number
+  /** The `x-deadline-remaining-ms` value written, if any. */
+  headerMs: number | undefined
+}
+
+/** `hourglass:egress:attempt-end`. */
+export interface EgressAttemptEndMessage {
+  deadline: Deadline | undefined
+  method: string
+  url: string
+  attempt: number
+  elapsedMs: number
+  statusCode?: number | undefined
+  /** The failure's stable code (`CONNECT_TIMEOUT`, `DEADLINE_EXCEEDED`, …) when the attempt failed. */
+  errorCode?: string | undefined
+  /** Which phase failed: `dns`, `connect`, `headers`, `body`. */
+  phase?: string | undefined
+  bytesReceived: number
+}
+
+/** `hourglass:egress:retry`. */
+export interface EgressRetryMessage {
+  deadline: Deadline | undefined
+  method: string
+  url: string
+  /** The attempt that is about to start (2 for the first retry). */
+  attempt: number
+  /** The failure code that justified the retry. */
+  reason: string
+  delayMs: number
+}
+
+/** `hourglass:egress:retry-skipped`. */
+export interface EgressRetrySkippedMessage {
+  deadline: Deadline | undefined
+  method: string
+  url: string
+  attempt: number
+  reason: string
+  /** Why no retry: e.g. `no-budget`, `after-first-byte`, `not-idempotent`, `upstream-deadline`, `not-retryable`, `already-retried`. */
+  why: string
+}
+
+/**
+ * The diagnostics channels @hourglass/fetch publishes on, from `createFetch`
+ * and `deadlineInterceptor` alike. Messages are built only while somebody
+ * subscribes.
+ */
+export const fetchChannels = defineChannels('fetch', {
+  /** One outbound attempt begins. */
+  attempt: defineChannel<EgressAttemptMessage>('hourglass:egress:attempt'),
+  /** One outbound attempt ended (ok or failed), after its body ended. */
+  attemptEnd: defineChannel<EgressAttemptEndMessage>('hourglass:egress:attempt-end'),
+  /** A failed attempt will be retried. */
+  retry: defineChannel<EgressRetryMessage>('hourglass:egress:retry'),
+  /** A failed attempt will not be retried, and why. */
+  retrySkipped: defineChannel<EgressRetrySkippedMessage>('hourglass:egress:retry-skipped'),
+})
+
+declare module '@hourglass/core' {
+  interface ChannelGroups {
+    fetch: typeof fetchChannels
+  }
+}
+
+// The names the sending code calls them by.
+export const publishAttempt = fetchChannels.attempt.publish
+export const publishAttemptEnd = fetchChannels.attemptEnd.publish
+export const publishRetry = fetchChannels.retry.publish
+export const publishRetrySkipped = fetchChannels.retrySkipped.publish
+
+/** Origin and path only: a query string may carry secrets. */
+export function eventUrl(origin: string, path: string): string {
+  const q = path.indexOf('?')
+  return origin + (q === -1 ? path : path.slice(0, q))
+}

@@ -1,0 +1,62 @@
+import { type Deadline, defineChannel, defineChannels } from '@hourglass/core'
+
+/** `hourglass:llm:attempt`: one model attempt and what was decided after it. */
+export interface LlmAttemptMessage {
+  deadline: Deadline | undefined
+  attempt: number
+  model: string
+  provider: string
+  status?: number | undefined
+  /** Class name of the error, when the attempt failed. */
+  errorClass?: string | undefined
+  /** The normalised failure kind (`rate_limited`, `overloaded`, …). */
+  errorKind?: string | undefined
+  latencyMs: number
+  decision: 'success' | 'retry' | 'fallback' | 'fail'
+  delayMs?: number | undefined
+  promptVersion?: string | undefined
+  costUsd: number
+  inputTokens?: number | undefined
+  outputTokens?: number | undefined
+}
+
+/** `hourglass:llm:cooldown`. `keyId` is a short non-reversible id, never the key. */
+export interface LlmCooldownMessage {
+  provider: string
+  keyId: string
+  state: 'start' | 'extend' | 'end'
+  /**
+   * When the cooldown ends, in wall-clock epoch ms (Infinity for a key retired
+   * until restart). Wall-clock, unlike deadlines, because the same cooldown is
+   * shared across hosts through Redis.
+   */
+  untilMs: number
+  reason: string
+}
+
+/** `hourglass:llm:admission`. */
+export interface LlmAdmissionMessage {
+  provider: string
+  keyId: string
+  action: 'wait' | 'switch-key' | 'fallback' | 'fail' | 'probe'
+  waitMs: number
+}
+
+/**
+ * The diagnostics channels @hourglass/llm publishes on. Messages are built
+ * only while somebody subscribes.
+ */
+export const llmChannels = defineChannels('llm', {
+  /** One model attempt ended, with what was decided after it. */
+  attempt: defineChannel<LlmAttemptMessage>('hourglass:llm:attempt'),
+  /** A provider (and key) started, extended or ended a cooldown. */
+  cooldown: defineChannel<LlmCooldownMessage>('hourglass:llm:cooldown'),
+  /** Admission decided what a call to a cooling provider does. */
+  admission: defineChannel<LlmAdmissionMessage>('hourglass:llm:admission'),
+})
+
+declare module '@hourglass/core' {
+  interface ChannelGroups {
+    llm: typeof llmChannels
+  }
+}

@@ -1,0 +1,73 @@
+import diagnostics from 'node:diagnostics_channel'
+import { Deadline } from '@hourglass/core'
+import { instrumentDeadlines } from '@hourglass/otel'
+import { context, trace } from '@opentelemetry/api'
+import { afterEach, describe, expect, it } from 'vitest'
+import { setupOtel, spanNamed } from './helpers/otel.js'
+
+// This file imports no publisher but core at the top: each test loads one
+// package itself, after instrumentDeadlines() (a service that instruments
+// first and imports its routes later). The tests use different packages, so
+// their order does not matter.
+
+let otel: ReturnType<typeof setupOtel>
+afterEach(async () => {
+  await otel?.shutdown()
+})
+
+describe('instrumentDeadlines: packages loaded after it was called', () => {
+  it('subscribes to a package when it loads, and stop() unsubscribes it', async () => {
+    otel = setupOtel()
+    const stop = instrumentDeadlines({
+      tracerProvider: otel.tracerProvider,
+      meterProvider: otel.meterProvider,
+    })
+    // By name: @hourglass/express is not loaded yet, so there is no channel object to ask.
+    expect(diagnostics.hasSubscribers('hourglass:ingress:start')).toBe(false)
+
+    const { expressChannels } = await import('@hourglass/express')
+    const subscribed = () =>
+      Object.values(expressChannels)
+        .filter((c) => c.hasSubscribers)
+        .map((c) => c.name)
+    expect(subscribed()).toEqual([
+      'hourglass:ingress:start',
+      'hourglass:ingress:invalid-header',
+      'hourglass:ingress:expire',
+      'hourglass:ingress:client-closed',
+      'hourglass:ingress:late-write',
+      'hourglass:ingress:end',
+    ])
+    const span = otel.tracer.startSpan('GET /late-import')
+    context.with(trace.setSpan(context.active(), span), () =>
+      expressChannels.start.publish(() => ({
+        deadline: Deadline.after(500),
+        req: {},
+        budgetMs: 500,
+        source: 'default',
+        clamped: false,
+        mode: 'enforce',
+      })),
+    )
+    span.end()
+    expect(
+      spanNamed(otel.exporter.getFinishedSpans(), 'GET /late-import').attributes,
+    ).toMatchObject({ 'deadline.budget_ms': 500, 'deadline.source': 'default' })
+
+    stop()
+    expect(subscribed()).toEqual([])
+  })
+
+  it('does not subscribe to a package that loads after stop()', async () => {
+    otel = setupOtel()
+    const stop = instrumentDeadlines({ tracerProvider: otel.tracerProvider })
+    stop()
+    // @hourglass/llm loads @hourglass/fetch: two groups defined after stop().
+    const { llmChannels } = await import('@hourglass/llm')
+    const { fetchChannels } = await import('@hourglass/fetch')
+    const subscribed = [...Object.values(llmChannels), ...Object.values(fetchChannels)].filter(
+      (c) => c.hasSubscribers,
+    )
+    expect(subscribed).toEqual([])
+  })
+})
