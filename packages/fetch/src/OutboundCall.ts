@@ -11,11 +11,11 @@ export interface OutboundCallInit {
   /** The caller's signal, when it has one (createFetch's `init.signal`). */
   signal: AbortSignal | undefined
   method: string
-  /** Origin and path, for events (no query). */
-  url: string
+  /** Origin and path, for events (no query); read only when an event is published. */
+  readonly url: string
   retry: ResolvedRetry | false
-  /** Safe to send twice: idempotent method or an Idempotency-Key. */
-  repeatable: boolean
+  /** Safe to send twice: idempotent method or an Idempotency-Key. Asked only when a retry is weighed. */
+  repeatable: () => boolean
   /** The body can be sent again. */
   replayable: boolean
   /** Told about every attempt when it ends, its phase timings complete (probe). */
@@ -65,14 +65,18 @@ export class OutboundCall {
 
   /** A new attempt of this call, bound to its deadline, signal and phase limits. */
   attempt(number: number): Attempt {
-    const { config, deadline, signal, method, url } = this.init
+    const { init } = this
+    const { config, deadline, signal, method } = init
     const attempt = new Attempt({
       deadline,
       signal,
       limits: config,
       clock: clockFor(config, deadline?.clock),
       method,
-      url,
+      // Read when an event is built (only with subscribers): no URL work per call otherwise.
+      get url() {
+        return init.url
+      },
       number,
     })
     const onEnd = this.init.onAttemptEnd
@@ -88,7 +92,9 @@ export class OutboundCall {
     const { init } = this
     const decision = decideRetry(outcome, {
       retry: init.retry,
-      repeatable: init.repeatable,
+      get repeatable() {
+        return init.repeatable()
+      },
       replayable: init.replayable,
       used: this.#used,
       deadline: init.deadline,

@@ -75,17 +75,22 @@ export function createFetch(
     const request = input instanceof UndiciRequest ? input : undefined
     const method = (rest.method ?? request?.method ?? 'GET').toUpperCase()
     const body = rest.body
+    let url: string | undefined
     const outbound = new OutboundCall({
       config,
       deadline: explicit ?? currentDeadline(),
       signal: rest.signal ?? undefined,
       method,
-      url: eventUrlOf(request ? request.url : input),
+      get url() {
+        url ??= eventUrlOf(request ? request.url : input)
+        return url
+      },
       retry: mergeRetry(config.retry, retry),
-      repeatable: isRepeatable(
-        method,
-        hasHeader(rest.headers ?? request?.headers, 'idempotency-key') ? IDEMPOTENCY_KEY : NONE,
-      ),
+      repeatable: () =>
+        isRepeatable(
+          method,
+          hasHeader(rest.headers ?? request?.headers, 'idempotency-key') ? IDEMPOTENCY_KEY : NONE,
+        ),
       replayable:
         !request?.body &&
         !(

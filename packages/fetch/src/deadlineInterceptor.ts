@@ -72,9 +72,11 @@ export function interceptorFor(config: ResolvedOptions): Dispatcher.DispatcherCo
       deadline: opts.deadline ?? currentDeadline(),
       signal: undefined,
       method,
-      url: eventUrl(String(opts.origin ?? ''), opts.path),
+      get url() {
+        return eventUrl(String(opts.origin ?? ''), opts.path)
+      },
       retry: mergeRetry(config.retry, opts.retry),
-      repeatable: isRepeatable(method, withDeadlineHeader(opts.headers, undefined).headers),
+      repeatable: () => isRepeatable(method, withDeadlineHeader(opts.headers, undefined).headers),
       replayable: body == null || typeof body === 'string' || body instanceof Uint8Array,
     })
     // One view across attempts: the caller's abort (undici.request's signal
