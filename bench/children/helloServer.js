@@ -1,7 +1,8 @@
-// Express hello-world in one of three shapes, on 127.0.0.1 port 0:
-// `bare`, `hourglass` (deadline() in front), `connect-timeout`, or `als`
-// (only an AsyncLocalStorage.run around the chain: the part of deadline()'s
-// cost that any context-carrying middleware pays on Node 20).
+// Express hello-world in one of these shapes, on 127.0.0.1 port 0:
+// `bare`, `hourglass` (deadline() in front), `connect-timeout`, `als` (only an
+// AsyncLocalStorage.run around the chain), or `floor`: the least any deadline
+// middleware does per request — one AsyncLocalStorage.run, one timer armed
+// and cleared, one `finish` listener.
 import { AsyncLocalStorage } from 'node:async_hooks'
 import { deadline } from '@hourglass/express'
 import timeout from 'connect-timeout'
@@ -16,6 +17,14 @@ else if (variant === 'connect-timeout') app.use(timeout('5s'))
 else if (variant === 'als') {
   const als = new AsyncLocalStorage()
   app.use((_req, _res, next) => als.run({}, next))
+} else if (variant === 'floor') {
+  const als = new AsyncLocalStorage()
+  app.use((_req, res, next) => {
+    const timer = setTimeout(() => {}, 5000)
+    timer.unref()
+    res.once('finish', () => clearTimeout(timer))
+    als.run({}, next)
+  })
 } else if (variant !== 'bare') throw new Error(`unknown variant ${variant}`)
 app.get('/', (_req, res) => {
   res.send('Hello World!')
