@@ -1,4 +1,4 @@
-import { deadlineCancelChannel, deadlineCreateChannel, deadlineExpireChannel } from './channels.js'
+import { coreChannels } from './channels.js'
 import { type Clock, MAX_TIMER_MS, systemClock } from './clock.js'
 import { DeadlineExceededError } from './DeadlineExceededError.js'
 import { type PlanEntry, type PlanOptions, SlicePlan } from './SlicePlan.js'
@@ -71,12 +71,12 @@ export class Deadline {
     this.expiresAt = Math.min(now + budgetMs, parent ? parent.expiresAt : Number.POSITIVE_INFINITY)
     this.budgetMs = Math.max(0, this.expiresAt - now)
 
-    if (deadlineCreateChannel.hasSubscribers) {
-      deadlineCreateChannel.publish({
+    if (coreChannels.deadlineCreate.hasSubscribers) {
+      coreChannels.deadlineCreate.publish(() => ({
         deadline: this,
         budgetMs: this.budgetMs,
         remainingMs: this.budgetMs,
-      })
+      }))
     }
 
     if (parent) {
@@ -209,8 +209,8 @@ export class Deadline {
     this.#release()
     this.#controller?.abort(reason)
     this.#notifyDone(reason)
-    if (deadlineCancelChannel.hasSubscribers) {
-      deadlineCancelChannel.publish({ deadline: this, reason })
+    if (coreChannels.deadlineCancel.hasSubscribers) {
+      coreChannels.deadlineCancel.publish(() => ({ deadline: this, reason }))
     }
     this.#forEachChild((child) => child.cancel(reason))
   }
@@ -244,13 +244,13 @@ export class Deadline {
       this.#controller?.abort(this.#reason)
       this.#notifyDone(this.#reason)
     }
-    if (deadlineExpireChannel.hasSubscribers) {
-      deadlineExpireChannel.publish({
+    if (coreChannels.deadlineExpire.hasSubscribers) {
+      coreChannels.deadlineExpire.publish(() => ({
         deadline: this,
         budgetMs: this.budgetMs,
         elapsedMs,
         observe: this.observe,
-      })
+      }))
     }
     const onExpire = this.#onExpire
     this.#onExpire = undefined

@@ -1,5 +1,5 @@
 import { isClientClosed } from './ClientClosedError.js'
-import { type SliceOutcome, sliceEndChannel, sliceStartChannel } from './channels.js'
+import { coreChannels, type SliceOutcome } from './channels.js'
 import { runWithDeadline } from './context.js'
 import type { Deadline } from './Deadline.js'
 import { DeadlineExceededError, isDeadlineExceeded } from './DeadlineExceededError.js'
@@ -104,8 +104,8 @@ export class SlicePlan {
     state.allottedMs = allottedMs
     const deadline = this.deadline.child(allottedMs, { name })
     state.deadline = deadline
-    if (sliceStartChannel.hasSubscribers) {
-      sliceStartChannel.publish({ deadline, slice: name, allottedMs })
+    if (coreChannels.sliceStart.hasSubscribers) {
+      coreChannels.sliceStart.publish(() => ({ deadline, slice: name, allottedMs }))
     }
     return deadline
   }
@@ -169,15 +169,15 @@ export class SlicePlan {
     if (state.outcome !== 'running') return
     state.usedMs = slice.elapsed()
     state.outcome = outcome
-    if (sliceEndChannel.hasSubscribers) {
-      sliceEndChannel.publish({
+    if (coreChannels.sliceEnd.hasSubscribers) {
+      coreChannels.sliceEnd.publish(() => ({
         deadline: slice,
         slice: state.name,
         allottedMs: state.allottedMs,
         usedMs: state.usedMs,
         outcome,
         error,
-      })
+      }))
     }
   }
 

@@ -1,6 +1,5 @@
-import diagnostics from 'node:diagnostics_channel'
 import type { Deadline } from './Deadline.js'
-import { defineChannel, defineChannels, type HourglassChannel } from './defineChannel.js'
+import { defineChannel, defineChannels } from './defineChannel.js'
 
 export interface DeadlineCreateMessage {
   deadline: Deadline
@@ -66,19 +65,3 @@ declare module './defineChannel.js' {
     core: typeof coreChannels
   }
 }
-
-/** What Deadline.ts and SlicePlan.ts publish on: a ready message behind their own `hasSubscribers` check. */
-interface BuiltPublisher<T> {
-  readonly hasSubscribers: boolean
-  publish(message: T): void
-}
-
-function builtPublisher<T>(channel: HourglassChannel<T>): BuiltPublisher<T> {
-  return diagnostics.channel(channel.name)
-}
-
-export const deadlineCreateChannel = builtPublisher(coreChannels.deadlineCreate)
-export const deadlineExpireChannel = builtPublisher(coreChannels.deadlineExpire)
-export const deadlineCancelChannel = builtPublisher(coreChannels.deadlineCancel)
-export const sliceStartChannel = builtPublisher(coreChannels.sliceStart)
-export const sliceEndChannel = builtPublisher(coreChannels.sliceEnd)
