@@ -6,11 +6,22 @@ export const DEADLINE_EXPIRED_HEADER = 'x-deadline-expired'
 export const GRPC_TIMEOUT_HEADER = 'grpc-timeout'
 /** Envoy's per-request timeout, accepted inbound. */
 export const ENVOY_TIMEOUT_HEADER = 'x-envoy-expected-rq-timeout-ms'
+/**
+ * The per-attempt timeout the Stainless-generated SDKs (openai-node,
+ * anthropic-sdk-typescript…) send on every request, in seconds. Opt-in: the
+ * SDK sends its default (600 s for openai) whether or not the caller chose
+ * one, so only a server that knows its clients use such an SDK should trust it.
+ */
+export const STAINLESS_TIMEOUT_HEADER = 'x-stainless-timeout'
 
-/** Inbound sources `readDeadline` understands, in the order it reads them. */
+/** Inbound sources trusted by default, in the order `readDeadline` reads them. */
 export const DEADLINE_SOURCES = [
   DEADLINE_HEADER,
   GRPC_TIMEOUT_HEADER,
   ENVOY_TIMEOUT_HEADER,
 ] as const
-export type DeadlineSource = (typeof DEADLINE_SOURCES)[number]
+
+/** Every inbound source `readDeadline` understands: the defaults, then the opt-in ones. */
+export const KNOWN_DEADLINE_SOURCES = [...DEADLINE_SOURCES, STAINLESS_TIMEOUT_HEADER] as const
+
+export type DeadlineSource = (typeof KNOWN_DEADLINE_SOURCES)[number]

@@ -1,5 +1,11 @@
 import { MAX_TIMER_MS } from './clock.js'
-import { DEADLINE_SOURCES, type DeadlineSource, GRPC_TIMEOUT_HEADER } from './headerNames.js'
+import {
+  DEADLINE_SOURCES,
+  type DeadlineSource,
+  GRPC_TIMEOUT_HEADER,
+  KNOWN_DEADLINE_SOURCES,
+  STAINLESS_TIMEOUT_HEADER,
+} from './headerNames.js'
 
 /**
  * Anything headers come in: Node's `IncomingHttpHeaders`, a WHATWG `Headers`,
@@ -14,7 +20,11 @@ export interface ReadDeadlineOptions {
   maxMs?: number | undefined
   /** Values below this are raised to it. Default 0: a caller with 0 ms left gets 0. */
   minMs?: number | undefined
-  /** Which headers to trust. Default: all three. `[]` ignores every inbound deadline. */
+  /**
+   * Which headers to trust. Default: `DEADLINE_SOURCES` (the three deadline
+   * headers); `x-stainless-timeout` is read only when listed here. `[]`
+   * ignores every inbound deadline.
+   */
   sources?: readonly DeadlineSource[] | undefined
 }
 
@@ -37,6 +47,9 @@ export interface ReadDeadlineResult {
 }
 
 const MS_PATTERN = /^[0-9]{1,10}$/
+// Whole or decimal seconds: 7 integer digits already pass 2^31-1 ms; more
+// than 3 decimals is below a millisecond.
+const SECONDS_PATTERN = /^([0-9]{1,7})(?:\.([0-9]{1,3}))?$/
 const GRPC_PATTERN = /^([0-9]{1,8})([HMSmun])$/
 const GRPC_UNIT_MS: Record<string, number> = {
   H: 3_600_000,
@@ -63,11 +76,16 @@ export function readDeadline(
   const invalid: InvalidDeadlineHeader[] = []
   let best: number | undefined
   let source: DeadlineSource | undefined
-  for (const header of DEADLINE_SOURCES) {
+  for (const header of KNOWN_DEADLINE_SOURCES) {
     if (!sources.includes(header)) continue
     const raw = getHeader(headers, header)
     if (raw === undefined) continue
-    const parsed = header === GRPC_TIMEOUT_HEADER ? parseGrpcTimeout(raw) : parseMs(raw)
+    const parsed =
+      header === GRPC_TIMEOUT_HEADER
+        ? parseGrpcTimeout(raw)
+        : header === STAINLESS_TIMEOUT_HEADER
+          ? parseSeconds(raw)
+          : parseMs(raw)
     if (typeof parsed === 'string') {
       invalid.push({ header, value: preview(raw), reason: parsed })
       continue
@@ -97,6 +115,28 @@ function parseMs(raw: string | readonly string[]): number | string {
         : 'not a number'
   }
   const ms = Number(value)
+  return ms > MAX_TIMER_MS ? 'beyond 2^31-1 ms' : ms
+}
+
+/**
+ * Parse `x-stainless-timeout`: seconds, whole (`600`, what openai-node sends)
+ * or decimal (`1.5`, at most 3 decimals). 0 is refused: it is not "no time
+ * left" but a timeout under a second that the SDK truncated (`Math.trunc(ms /
+ * 1000)`), and a client with `timeout: 500` must not get a 504 at once.
+ */
+function parseSeconds(raw: string | readonly string[]): number | string {
+  if (typeof raw !== 'string') return 'repeated header'
+  const value = raw.trim()
+  if (value === '') return 'empty'
+  if (value.includes(',')) return 'repeated header (comma-joined values)'
+  if (value.startsWith('-')) return 'negative'
+  const match = SECONDS_PATTERN.exec(value)
+  if (!match) {
+    return /^[0-9]+(\.[0-9]+)?$/.test(value) ? 'too long' : 'not a number of seconds'
+  }
+  // Whole ms, rounded down: never grant more than was given.
+  const ms = Number(match[1]) * 1000 + Number((match[2] ?? '').padEnd(3, '0'))
+  if (ms === 0) return 'zero (a truncated sub-second timeout)'
   return ms > MAX_TIMER_MS ? 'beyond 2^31-1 ms' : ms
 }
 

@@ -1,6 +1,16 @@
-import { Deadline, ManualClock, readDeadline, writeDeadline } from '@hourglass/core'
+import {
+  DEADLINE_SOURCES,
+  Deadline,
+  type DeadlineSource,
+  ManualClock,
+  readDeadline,
+  writeDeadline,
+} from '@hourglass/core'
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
+
+// Not exported by name from the index yet (core's index.ts is not ours to edit): the literal is the contract.
+const STAINLESS: DeadlineSource = 'x-stainless-timeout'
 
 describe('readDeadline', () => {
   it('reads each source, and the smallest valid value wins', () => {
@@ -88,11 +98,61 @@ describe('readDeadline', () => {
     expect(readDeadline(headers, { sources: ['x-deadline-remaining-ms'] }).ms).toBe(100)
   })
 
+  it('x-stainless-timeout (seconds) is read only when trusted, and the smallest trusted source wins', () => {
+    const sdk = { 'x-stainless-timeout': '1', 'x-deadline-remaining-ms': '1500' }
+    // Opt-in: the openai SDK sends its 600 s default on every request.
+    expect(readDeadline(sdk)).toMatchObject({ ms: 1500, source: 'x-deadline-remaining-ms' })
+    const all = [...DEADLINE_SOURCES, STAINLESS] as const
+    expect(readDeadline(sdk, { sources: all })).toEqual({
+      ms: 1000,
+      source: 'x-stainless-timeout',
+      clamped: false,
+      invalid: [],
+    })
+    expect(readDeadline({ ...sdk, 'grpc-timeout': '900m' }, { sources: all }).ms).toBe(900)
+    const ms = (v: string) => readDeadline({ 'X-Stainless-Timeout': v }, { sources: all }).ms
+    expect(ms('600')).toBe(600_000)
+    expect(ms('1.5')).toBe(1500)
+    expect(ms('0.25')).toBe(250)
+    expect(ms('2.125')).toBe(2125)
+    expect(ms(' 3 ')).toBe(3000)
+    expect(
+      readDeadline({ 'x-stainless-timeout': '600' }, { sources: all, maxMs: 300_000 }),
+    ).toMatchObject({
+      ms: 300_000,
+      clamped: true,
+    })
+  })
+
+  it.each([
+    ['0', 'zero (a truncated sub-second timeout)'],
+    ['0.000', 'zero (a truncated sub-second timeout)'],
+    ['-1', 'negative'],
+    ['1.2345', 'too long'],
+    ['99999999', 'too long'],
+    ['2147484', 'beyond 2^31-1 ms'],
+    ['1e3', 'not a number of seconds'],
+    ['1.', 'not a number of seconds'],
+    ['.5', 'not a number of seconds'],
+    ['5s', 'not a number of seconds'],
+    ['', 'empty'],
+    ['1, 2', 'repeated header (comma-joined values)'],
+  ])('reports x-stainless-timeout: %j as invalid (%s) when trusted', (value, reason) => {
+    const result = readDeadline({ 'x-stainless-timeout': value }, { sources: [STAINLESS] })
+    expect(result).toEqual({
+      ms: undefined,
+      source: undefined,
+      clamped: false,
+      invalid: [{ header: STAINLESS, value, reason }],
+    })
+  })
+
   it('property: never throws on any string, and ms is a whole number in range or undefined', () => {
     const headerName = fc.constantFrom(
       'x-deadline-remaining-ms',
       'grpc-timeout',
       'x-envoy-expected-rq-timeout-ms',
+      'x-stainless-timeout',
     )
     fc.assert(
       fc.property(
@@ -105,7 +165,10 @@ describe('readDeadline', () => {
           ),
         ),
         (headers) => {
-          const result = readDeadline(headers, { maxMs: 30_000 })
+          const result = readDeadline(headers, {
+            maxMs: 30_000,
+            sources: [...DEADLINE_SOURCES, STAINLESS],
+          })
           if (result.ms !== undefined) {
             expect(Number.isInteger(result.ms)).toBe(true)
             expect(result.ms).toBeGreaterThanOrEqual(0)
