@@ -25,6 +25,9 @@ import { expiredStatus } from './expiredStatus.js'
 import { metadataHeaders } from './metadataHeaders.js'
 import type { ResolvedServerOptions } from './serverOptions.js'
 
+/** How early grpc-js's own deadline timer may fire against the wall clock, ms. */
+const GRPC_TIMER_SLACK_MS = 5
+
 /**
  * One inbound call's life under its deadline — the gRPC twin of
  * @hourglass/express's `IngressRequest`: arrival, the handler running inside
@@ -205,8 +208,12 @@ export class ServerCall {
     if (this.#code === undefined) {
       const elapsedMs = deadline.elapsed()
       const grpcDeadline = this.#call.getDeadline()
+      // grpc-js arms a plain timer for its deadline, and timers can fire up to
+      // a few ms before the wall clock reaches it (whole-ms rounding): within
+      // that slack, a call ended without a status is grpc-js's timeout.
       const grpcExpired =
-        Date.now() >= (grpcDeadline instanceof Date ? grpcDeadline.getTime() : grpcDeadline)
+        Date.now() + GRPC_TIMER_SLACK_MS >=
+        (grpcDeadline instanceof Date ? grpcDeadline.getTime() : grpcDeadline)
       if (grpcExpired || deadline.expired) {
         // grpc-js's own grpc-timeout timer answered: with reserveMs 0 it races
         // ours, and with grpc-timeout not trusted it is the only one due.
