@@ -14,14 +14,19 @@ export const ENVOY_TIMEOUT_HEADER = 'x-envoy-expected-rq-timeout-ms'
  */
 export const STAINLESS_TIMEOUT_HEADER = 'x-stainless-timeout'
 
-/** Inbound sources trusted by default, in the order `readDeadline` reads them. */
-export const DEADLINE_SOURCES = [
+/** Every inbound source `readDeadline` understands, in the order it reads them: the defaults, then the opt-in ones. */
+export const KNOWN_DEADLINE_SOURCES = [
   DEADLINE_HEADER,
   GRPC_TIMEOUT_HEADER,
   ENVOY_TIMEOUT_HEADER,
+  STAINLESS_TIMEOUT_HEADER,
 ] as const
 
-/** Every inbound source `readDeadline` understands: the defaults, then the opt-in ones. */
-export const KNOWN_DEADLINE_SOURCES = [...DEADLINE_SOURCES, STAINLESS_TIMEOUT_HEADER] as const
-
 export type DeadlineSource = (typeof KNOWN_DEADLINE_SOURCES)[number]
+
+/** Inbound sources trusted by default (every known one but `x-stainless-timeout`). */
+export const DEADLINE_SOURCES: readonly DeadlineSource[] = [
+  DEADLINE_HEADER,
+  GRPC_TIMEOUT_HEADER,
+  ENVOY_TIMEOUT_HEADER,
+]
