@@ -9,11 +9,18 @@ import { describe, expect, it } from 'vitest'
  * then 5,000 random mutations (any value at any path, several at once).
  * Each broken config is refused with a `GatewayConfigError` whose problems
  * name the field that was broken (or, for a removed field, the field itself);
- * none quotes a key back.
+ * none quotes a key back. String values given as `{ "env": NAME }` (a key,
+ * a baseURL, a header, the Redis URL with its password) are broken the same
+ * way, and their resolved values are never quoted either.
  */
 
 const KEY = 'sk-config-secret-3e9b1d7c'
-const ENV = { GW_KEY: 'sk-from-env-5a7c9e1b3d' }
+const ENV = {
+  GW_KEY: 'sk-from-env-5a7c9e1b3d',
+  GW_CLAUDE_URL: 'https://api.anthropic.example',
+  GW_HEADER: 'secret-header-from-env-4d6f',
+  GW_REDIS_URL: 'redis://:redis-pass-9f1e@127.0.0.1:6379',
+}
 
 function valid(): Record<string, unknown> {
   return {
@@ -22,13 +29,13 @@ function valid(): Record<string, unknown> {
         dialect: 'qwen',
         baseURL: 'https://dashscope.example/compatible-mode/v1',
         apiKeys: [KEY, { env: 'GW_KEY' }],
-        headers: { 'x-extra': 'secret-header-value-8c2e' },
+        headers: { 'x-extra': 'secret-header-value-8c2e', 'x-env': { env: 'GW_HEADER' } },
         limits: { rpm: 600, tpm: 1_000_000 },
         prices: { 'qwen-plus': { inputPerMTok: 0.4, outputPerMTok: 1.2 } },
       },
       claude: {
         dialect: 'anthropic',
-        baseURL: 'https://api.anthropic.example',
+        baseURL: { env: 'GW_CLAUDE_URL' },
         apiKeys: [KEY],
         prices: { 'claude-x': { inputPerMTok: 3, outputPerMTok: 15 } },
       },
@@ -55,7 +62,7 @@ function valid(): Record<string, unknown> {
       maxCostUsdPerRequest: 0.5,
     },
     limits: { windowMs: 60_000, instances: 2 },
-    redis: { url: 'redis://127.0.0.1:6379', keyPrefix: 'gw' },
+    redis: { url: { env: 'GW_REDIS_URL' }, keyPrefix: 'gw' },
   }
 }
 
@@ -99,6 +106,18 @@ function edit(
   return copy
 }
 
+function tryAt(tree: unknown, path: Path): unknown {
+  try {
+    return at(tree, path)
+  } catch {
+    return undefined
+  }
+}
+
+function isEnvRef(v: unknown): boolean {
+  return v !== null && typeof v === 'object' && !Array.isArray(v) && Object.hasOwn(v, 'env')
+}
+
 /** A value of another JSON type than `v`. */
 function wrongType(v: unknown): unknown {
   if (typeof v === 'string') return 42
@@ -116,10 +135,14 @@ function namesField(input: unknown, path: Path): string | undefined {
   } catch (error) {
     if (!isGatewayConfigError(error)) return `threw ${String(error)}`
     const target = show(path)
-    // A key is a string or { env }: a bad `env` is reported at the key entry that holds it.
-    const entry = path.includes('apiKeys')
-      ? show(path.slice(0, path.indexOf('apiKeys') + 2))
-      : target
+    // Any string may be { env }: a bad `env` (or a field next to it) is reported at the field that holds it.
+    const holder = path.findIndex((_, i) => isEnvRef(tryAt(valid(), path.slice(0, i + 1))))
+    const entry =
+      holder >= 0
+        ? show(path.slice(0, holder + 1))
+        : path.includes('apiKeys')
+          ? show(path.slice(0, path.indexOf('apiKeys') + 2))
+          : target
     const hit = error.problems.some(
       (p) =>
         p.field === target ||
@@ -129,7 +152,8 @@ function namesField(input: unknown, path: Path): string | undefined {
     )
     if (!hit)
       return `broke ${target}, problems name ${error.problems.map((p) => p.field).join(', ')}`
-    if ([KEY, ENV.GW_KEY, 'secret-header-value-8c2e'].some((s) => error.message.includes(s))) {
+    const secrets = [KEY, 'secret-header-value-8c2e', ...Object.values(ENV)]
+    if (secrets.some((s) => error.message.includes(s))) {
       return `quoted a secret back for ${target}`
     }
     return undefined
@@ -233,7 +257,7 @@ describe('gateway config validation', () => {
               isGatewayConfigError(error) &&
               error.problems.length > 0 &&
               error.problems.every((p) => typeof p.field === 'string' && p.field.length > 0) &&
-              ![KEY, ENV.GW_KEY].some((s) => error.message.includes(s))
+              ![KEY, ...Object.values(ENV)].some((s) => error.message.includes(s))
             )
           }
         },

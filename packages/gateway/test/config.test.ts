@@ -1,6 +1,7 @@
-import { mkdtemp, rm, writeFile } from 'node:fs/promises'
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
-import { join } from 'node:path'
+import { dirname, join } from 'node:path'
+import { fileURLToPath } from 'node:url'
 import { afterEach, describe, expect, it } from 'vitest'
 import {
   createGateway,
@@ -80,7 +81,7 @@ describe('gateway config validation names the field', () => {
     openai['baseUrl'] = openai['baseURL']
     delete openai['baseURL']
     expect(problems(input)).toEqual([
-      'providers.openai.baseURL: expected an http(s) URL',
+      'providers.openai.baseURL: required (expected an http(s) URL)',
       'providers.openai.baseUrl: unknown field (check the spelling)',
     ])
   })
@@ -112,6 +113,112 @@ describe('gateway config validation names the field', () => {
       env: { OPENAI_KEY_1: 'a-key-1', OPENAI_KEY_2: 'a-key-2' },
     })
     expect(config.providers['openai']?.apiKeys).toEqual(['a-key-1', 'a-key-2'])
+  })
+
+  it("the README's bad config is refused in one run with every problem it lists, verbatim", async () => {
+    const readme = await readFile(
+      join(dirname(fileURLToPath(import.meta.url)), '..', 'README.md'),
+      'utf8',
+    )
+    const section = readme.slice(readme.indexOf('<!-- bad-config:'))
+    const config = /```json\n([\s\S]*?)\n```/.exec(section)?.[1]
+    const output = /```\n(gateway config gateway\.json is invalid:[\s\S]*?)\n```/.exec(section)?.[1]
+    expect(config).toBeDefined()
+    expect(output).toBeDefined()
+    // A missing env variable, a bad dialect, a misspelt field and an unknown provider, together.
+    expect(output).toContain('environment variable QWEN_KEY_2 is not set')
+    expect(output).toContain('providers.claude.dialect')
+    expect(output).toContain('models.large.fallback[1].provider: unknown provider "qwne"')
+    let error: unknown
+    try {
+      parseGatewayConfig(JSON.parse(config!), {
+        file: 'gateway.json',
+        env: { QWEN_KEY_1: 'sk-qwen-1', ANTHROPIC_KEY: 'sk-ant-1' },
+      })
+    } catch (e) {
+      error = e
+    }
+    expect(isGatewayConfigError(error)).toBe(true)
+    expect((error as Error).message).toBe(output)
+  })
+
+  it('a config with no providers or no models is refused', () => {
+    expect(problems({ providers: {}, models: {} })).toEqual([
+      'providers: expected at least one entry (no providers, nothing to serve)',
+      'models: expected at least one entry (no models, nothing to serve)',
+    ])
+    const input = valid() as Record<string, unknown>
+    input['models'] = {}
+    expect(problems(input)).toEqual([
+      'models: expected at least one entry (no models, nothing to serve)',
+      'aliases.gpt-4o-mini: unknown model "small"',
+    ])
+  })
+
+  it('every string value may come from the environment, and is then validated like a literal', () => {
+    const input = {
+      providers: {
+        p: {
+          dialect: { env: 'GW_DIALECT' },
+          baseURL: { env: 'GW_BASE_URL' },
+          apiKeys: [{ env: 'GW_KEY' }],
+          headers: { 'x-tenant': { env: 'GW_TENANT' } },
+        },
+      },
+      models: { m: { fallback: [{ provider: 'p', model: { env: 'GW_MODEL' } }] } },
+      aliases: { 'gpt-4o': { env: 'GW_ALIAS_TARGET' } },
+      policy: { priority: { env: 'GW_PRIORITY' } },
+      redis: { url: { env: 'GW_REDIS_URL' }, keyPrefix: { env: 'GW_PREFIX' } },
+    }
+    const env = {
+      GW_DIALECT: 'qwen',
+      GW_BASE_URL: 'https://dashscope.example/compatible-mode/v1',
+      GW_KEY: 'sk-env-key',
+      GW_TENANT: 'tenant-7',
+      GW_MODEL: 'qwen-plus',
+      GW_ALIAS_TARGET: 'm',
+      GW_PRIORITY: 'background',
+      GW_REDIS_URL: 'redis://:pa55word@10.0.0.5:6379/2',
+      GW_PREFIX: 'gw-eu',
+    }
+    const config = parseGatewayConfig(input, { env })
+    expect(config.providers['p']).toEqual({
+      dialect: 'qwen',
+      baseURL: env.GW_BASE_URL,
+      apiKeys: ['sk-env-key'],
+      headers: { 'x-tenant': 'tenant-7' },
+    })
+    expect(config.models['m']?.fallback).toEqual([{ provider: 'p', model: 'qwen-plus' }])
+    expect(config.aliases).toEqual({ 'gpt-4o': 'm' })
+    expect(config.policy.priority).toBe('background')
+    expect(config.redis).toMatchObject({ url: env.GW_REDIS_URL, keyPrefix: 'gw-eu' })
+
+    // Validated after resolving; a missing variable or a malformed { env } is named at its field; no value quoted.
+    const bad = {
+      ...env,
+      GW_BASE_URL: 'ftp://secret-host.example',
+      GW_REDIS_URL: 'http://:pa55word@10.0.0.5',
+      GW_DIALECT: undefined,
+    }
+    const withExtra = structuredClone(input) as typeof input & Record<string, unknown>
+    ;(withExtra.providers.p.headers as Record<string, unknown>)['x-tenant'] = {
+      env: 'GW_TENANT',
+      x: 1,
+    }
+    let error: unknown
+    try {
+      parseGatewayConfig(withExtra, { env: bad })
+    } catch (e) {
+      error = e
+    }
+    expect(isGatewayConfigError(error)).toBe(true)
+    expect((error as GatewayConfigError).problems.map((p) => `${p.field}: ${p.message}`)).toEqual([
+      'providers.p.dialect: environment variable GW_DIALECT is not set',
+      'providers.p.baseURL: expected an http(s) URL',
+      'providers.p.headers.x-tenant: expected { "env": NAME } with the name of an environment variable, and nothing else',
+      'redis.url: expected a redis:// or rediss:// URL',
+    ])
+    expect((error as Error).message).not.toMatch(/pa55word|secret-host/)
   })
 
   it('a cost budget needs a price for every model it may call', () => {

@@ -1,4 +1,5 @@
 import { z } from 'zod'
+import { type Env, envString } from './envString.js'
 
 const DIALECTS = ['openai', 'deepseek', 'qwen', 'ernie', 'doubao', 'anthropic', 'gemini'] as const
 
@@ -19,46 +20,56 @@ const price = z.strictObject({
   outputPerMTok: z.number('expected USD per million output tokens').min(0),
 })
 
-const target = z.strictObject({ provider: nonEmpty, model: nonEmpty })
-
-const route = z.strictObject({
-  /** Model (entry name) for short, tool-free requests. */
-  small: nonEmpty,
-  /** Model (entry name) for everything else. */
-  large: nonEmpty,
-  /** A prompt estimated above this many tokens goes to `large`. Default 1000. */
-  maxSmallPromptTokens: count.default(1000),
-  /** A request that offers tools goes to `large`. Default true. */
-  largeWhenTools: z.boolean('expected true or false').default(true),
-})
+/** A record of names that must not be empty (a gateway without providers or models serves nothing). */
+const nonEmptyRecord = <T extends z.ZodType>(value: T, what: string) =>
+  z
+    .record(nonEmpty, value, `expected an object of ${what}`)
+    .refine(
+      (r) => Object.keys(r).length > 0,
+      `expected at least one entry (no ${what}, nothing to serve)`,
+    )
 
 /**
  * The JSON config, as zod checks it. Built per parse because `{ "env": NAME }`
- * keys resolve against the environment given, and a missing variable must be
- * reported at its field like any other mistake.
+ * values resolve against the environment given, and a missing variable must be
+ * reported at its field like any other mistake. Every string value (not the
+ * names used as object keys) may be `{ "env": NAME }`.
  */
-export function gatewayConfigSchema(env: Readonly<Record<string, string | undefined>>) {
-  const apiKey = z
-    .union(
-      [nonEmpty, z.strictObject({ env: nonEmpty })],
-      'expected a non-empty string or { "env": NAME }',
-    )
-    .transform((value, ctx) => {
-      if (typeof value === 'string') return value
-      const resolved = env[value.env]
-      if (resolved === undefined || resolved === '') {
-        ctx.addIssue({ code: 'custom', message: `environment variable ${value.env} is not set` })
-        return z.NEVER
-      }
-      return resolved
-    })
+export function gatewayConfigSchema(env: Env) {
+  const text = envString(
+    env,
+    z.string('expected a string or { "env": NAME }').min(1, 'expected a non-empty string'),
+  )
+  const oneOf = <const V extends readonly [string, ...string[]]>(values: V) =>
+    envString(env, z.enum(values, `expected one of ${values.join(', ')}`))
+  const apiKey = envString(
+    env,
+    z
+      .string('expected a non-empty string or { "env": NAME }')
+      .min(1, 'expected a non-empty string'),
+  )
+
+  const target = z.strictObject({ provider: text, model: text })
+
+  const route = z.strictObject({
+    /** Model (entry name) for short, tool-free requests. */
+    small: text,
+    /** Model (entry name) for everything else. */
+    large: text,
+    /** A prompt estimated above this many tokens goes to `large`. Default 1000. */
+    maxSmallPromptTokens: count.default(1000),
+    /** A request that offers tools goes to `large`. Default true. */
+    largeWhenTools: z.boolean('expected true or false').default(true),
+  })
 
   const provider = z.strictObject({
-    dialect: z.enum(DIALECTS, `expected one of ${DIALECTS.join(', ')}`),
-    baseURL: z.url({ protocol: /^https?$/, error: 'expected an http(s) URL' }),
+    dialect: oneOf(DIALECTS),
+    baseURL: envString(env, z.url({ protocol: /^https?$/, error: 'expected an http(s) URL' })),
     apiKeys: z.array(apiKey, 'expected an array of keys').default([]),
     /** Extra request headers (never logged). */
-    headers: z.record(z.string(), z.string()).optional(),
+    headers: z
+      .record(z.string(), envString(env, z.string('expected a string or { "env": NAME }')))
+      .optional(),
     limits: z.strictObject({ rpm: count.optional(), tpm: count.optional() }).optional(),
     prices: z.record(z.string(), price).optional(),
   })
@@ -71,15 +82,17 @@ export function gatewayConfigSchema(env: Readonly<Record<string, string | undefi
         .optional(),
       route: route.optional(),
     })
-    .refine((m) => (m.fallback === undefined) !== (m.route === undefined), {
-      message: 'expected exactly one of "fallback" or "route"',
-    })
+    .refine(
+      (m) => !isRecord(m) || (m['fallback'] === undefined) !== (m['route'] === undefined),
+      // Also when a target inside is wrong: every problem at once.
+      { message: 'expected exactly one of "fallback" or "route"', when: () => true },
+    )
 
   return z
     .strictObject({
-      providers: z.record(nonEmpty, provider, 'expected an object of providers'),
-      models: z.record(nonEmpty, model, 'expected an object of models'),
-      aliases: z.record(nonEmpty, nonEmpty).default({}),
+      providers: nonEmptyRecord(provider, 'providers'),
+      models: nonEmptyRecord(model, 'models'),
+      aliases: z.record(nonEmpty, text).default({}),
       deadline: z
         .strictObject({
           defaultMs: positiveMs('the default budget').default(60_000),
@@ -91,7 +104,7 @@ export function gatewayConfigSchema(env: Readonly<Record<string, string | undefi
         .strictObject({
           maxAttempts: z.number().int().min(1).max(10, 'expected at most 10').default(2),
           max529Retries: count.default(1),
-          priority: z.enum(['foreground', 'background']).default('foreground'),
+          priority: oneOf(['foreground', 'background']).default('foreground'),
           defaultMaxTokens: z.number().int().min(1).default(4096),
           maxCostUsdPerRequest: z.number().min(0).optional(),
         })
@@ -104,63 +117,93 @@ export function gatewayConfigSchema(env: Readonly<Record<string, string | undefi
         .prefault({}),
       redis: z
         .strictObject({
-          url: z.url({ protocol: /^rediss?$/, error: 'expected a redis:// or rediss:// URL' }),
-          keyPrefix: nonEmpty.default('hourglass:gateway'),
+          url: envString(
+            env,
+            z.url({ protocol: /^rediss?$/, error: 'expected a redis:// or rediss:// URL' }),
+          ),
+          keyPrefix: text.default('hourglass:gateway'),
           /** A Redis command not answered within this falls back to the local limiter. */
           commandTimeoutMs: z.int().min(1).max(60_000).default(250),
         })
         .optional(),
     })
-    .superRefine((config, ctx) => {
-      const issue = (path: PropertyKey[], message: string) =>
-        ctx.addIssue({ code: 'custom', path, message })
-      const providers = Object.keys(config.providers)
-      for (const [name, entry] of Object.entries(config.models)) {
-        entry.fallback?.forEach((t, i) => {
-          const p = config.providers[t.provider]
-          if (p === undefined) {
-            issue(
-              ['models', name, 'fallback', i, 'provider'],
-              `unknown provider "${t.provider}" (known: ${providers.join(', ') || 'none'})`,
-            )
-          } else if (
-            config.policy.maxCostUsdPerRequest !== undefined &&
-            p.prices?.[t.model] === undefined
-          ) {
-            issue(
-              ['models', name, 'fallback', i, 'model'],
-              `no price for "${t.model}" in providers.${t.provider}.prices (policy.maxCostUsdPerRequest needs one)`,
-            )
-          }
-        })
-        if (entry.route) {
-          for (const side of ['small', 'large'] as const) {
-            const to = config.models[entry.route[side]]
-            if (to?.fallback === undefined) {
-              issue(
-                ['models', name, 'route', side],
-                to === undefined
-                  ? `unknown model "${entry.route[side]}"`
-                  : `"${entry.route[side]}" is a route; a route must point at a model with a fallback list`,
-              )
-            }
-          }
-        }
-      }
-      for (const [alias, to] of Object.entries(config.aliases)) {
-        if (Object.hasOwn(config.models, alias)) {
-          issue(['aliases', alias], `"${alias}" is already a model name`)
-        } else if (!Object.hasOwn(config.models, to)) {
-          issue(['aliases', alias], `unknown model "${to}"`)
-        }
-      }
-      if (config.deadline.defaultMs > config.deadline.maxMs) {
+    .superRefine(crossReferences, {
+      // Run even when fields are wrong, so one run lists every problem: an
+      // unknown provider in a fallback list is reported next to a missing env
+      // variable or a bad dialect, not after they are fixed.
+      when: () => true,
+    })
+}
+
+/**
+ * Names that must point at something: fallback targets at providers, routes
+ * and aliases at models, prices for a cost budget. `value` may be partly
+ * invalid here (see `when` above), so every step checks what it reads; a
+ * provider that exists but is itself misconfigured is still "known".
+ */
+function crossReferences(value: unknown, ctx: z.RefinementCtx): void {
+  const issue = (path: PropertyKey[], message: string) =>
+    ctx.addIssue({ code: 'custom', path, message })
+  if (!isRecord(value)) return
+  const providers = isRecord(value['providers']) ? value['providers'] : {}
+  const models = isRecord(value['models']) ? value['models'] : {}
+  const aliases = isRecord(value['aliases']) ? value['aliases'] : {}
+  const policy = isRecord(value['policy']) ? value['policy'] : {}
+  const deadline = isRecord(value['deadline']) ? value['deadline'] : {}
+  const known = Object.keys(providers)
+  const costBudget = typeof policy['maxCostUsdPerRequest'] === 'number'
+  for (const [name, entry] of Object.entries(models)) {
+    if (!isRecord(entry)) continue
+    const list = Array.isArray(entry['fallback']) ? entry['fallback'] : []
+    list.forEach((t: unknown, i) => {
+      if (!isRecord(t) || typeof t['provider'] !== 'string') return
+      const p = Object.hasOwn(providers, t['provider']) ? providers[t['provider']] : undefined
+      if (p === undefined) {
         issue(
-          ['deadline', 'defaultMs'],
-          `must not exceed deadline.maxMs (${config.deadline.maxMs})`,
+          ['models', name, 'fallback', i, 'provider'],
+          `unknown provider "${t['provider']}" (known: ${known.join(', ') || 'none'})`,
         )
+      } else if (costBudget && typeof t['model'] === 'string' && isRecord(p)) {
+        const prices = isRecord(p['prices']) ? p['prices'] : {}
+        if (!Object.hasOwn(prices, t['model'])) {
+          issue(
+            ['models', name, 'fallback', i, 'model'],
+            `no price for "${t['model']}" in providers.${t['provider']}.prices (policy.maxCostUsdPerRequest needs one)`,
+          )
+        }
       }
     })
+    const route = entry['route']
+    if (isRecord(route)) {
+      for (const side of ['small', 'large'] as const) {
+        const to = route[side]
+        if (typeof to !== 'string') continue
+        const target = Object.hasOwn(models, to) ? models[to] : undefined
+        if (target === undefined) issue(['models', name, 'route', side], `unknown model "${to}"`)
+        else if (isRecord(target) && target['fallback'] === undefined) {
+          issue(
+            ['models', name, 'route', side],
+            `"${to}" is a route; a route must point at a model with a fallback list`,
+          )
+        }
+      }
+    }
+  }
+  for (const [alias, to] of Object.entries(aliases)) {
+    if (Object.hasOwn(models, alias)) {
+      issue(['aliases', alias], `"${alias}" is already a model name`)
+    } else if (typeof to === 'string' && !Object.hasOwn(models, to)) {
+      issue(['aliases', alias], `unknown model "${to}"`)
+    }
+  }
+  const { defaultMs, maxMs } = deadline
+  if (typeof defaultMs === 'number' && typeof maxMs === 'number' && defaultMs > maxMs) {
+    issue(['deadline', 'defaultMs'], `must not exceed deadline.maxMs (${maxMs})`)
+  }
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value)
 }
 
 export type GatewayConfigSchema = ReturnType<typeof gatewayConfigSchema>
@@ -169,4 +212,4 @@ export type GatewayConfig = z.output<GatewayConfigSchema>
 /** What a config file may contain (defaults optional). */
 export type GatewayConfigInput = z.input<GatewayConfigSchema>
 export type ProviderConfig = GatewayConfig['providers'][string]
-export type ModelTarget = z.output<typeof target>
+export type ModelTarget = NonNullable<GatewayConfig['models'][string]['fallback']>[number]

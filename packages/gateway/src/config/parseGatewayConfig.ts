@@ -12,13 +12,18 @@ export interface ParseGatewayConfigOptions {
 /**
  * Validates a gateway config (already-parsed JSON) and fills in defaults.
  * Throws `GatewayConfigError` listing every problem by field path:
- * `providers.qwen.apiKeys[1]: expected a non-empty string`.
+ * `providers.qwen.apiKeys[1]: expected a non-empty string`. Cross-references
+ * (a fallback naming an unknown provider…) are checked in the same run, so
+ * one error lists everything there is to fix.
  */
 export function parseGatewayConfig(
   input: unknown,
   options: ParseGatewayConfigOptions = {},
 ): GatewayConfig {
-  const result = gatewayConfigSchema(options.env ?? process.env).safeParse(input)
+  // reportInput: only to tell a missing field from a wrong one; values are never printed.
+  const result = gatewayConfigSchema(options.env ?? process.env).safeParse(input, {
+    reportInput: true,
+  })
   if (result.success) return result.data
   throw new GatewayConfigError(result.error.issues.flatMap(toProblems), { file: options.file })
 }
@@ -32,7 +37,8 @@ function toProblems(issue: z.core.$ZodIssue): ConfigProblem[] {
   }
   // zod's messages can quote the input; never echo a value that may be a key.
   const message = issue.message.replace(/received .*/, (m) => m.slice(0, 40))
-  return [{ field: fieldPath(issue.path), message }]
+  const missing = issue.code === 'invalid_type' && 'input' in issue && issue.input === undefined
+  return [{ field: fieldPath(issue.path), message: missing ? `required (${message})` : message }]
 }
 
 /** `['providers', 'qwen', 'apiKeys', 1]` → `providers.qwen.apiKeys[1]`. */

@@ -1,0 +1,44 @@
+import { z } from 'zod'
+
+export type Env = Readonly<Record<string, string | undefined>>
+
+/** `{ "env": NAME }` as written in a config. */
+function isEnvRef(value: unknown): value is { env: unknown } {
+  return (
+    typeof value === 'object' &&
+    value !== null &&
+    !Array.isArray(value) &&
+    Object.hasOwn(value, 'env')
+  )
+}
+
+/**
+ * A string field that may also be written `{ "env": NAME }`: the variable's
+ * value is read from `env` and then validated by `inner` like a literal
+ * (a `{ env }` baseURL must still be an http(s) URL). A variable that is not
+ * set, or a malformed `{ env }`, is one problem at the field that holds it.
+ * The value itself is never quoted back (it may be a key or a password).
+ */
+export function envString<T extends z.ZodType>(
+  env: Env,
+  inner: T,
+): z.ZodType<z.output<T>, z.input<T> | { env: string }> {
+  return z.preprocess((value, ctx) => {
+    if (!isEnvRef(value)) return value
+    const extra = Object.keys(value).filter((k) => k !== 'env')
+    if (typeof value.env !== 'string' || value.env === '' || extra.length > 0) {
+      ctx.addIssue({
+        code: 'custom',
+        message:
+          'expected { "env": NAME } with the name of an environment variable, and nothing else',
+      })
+      return z.NEVER
+    }
+    const resolved = env[value.env]
+    if (resolved === undefined || resolved === '') {
+      ctx.addIssue({ code: 'custom', message: `environment variable ${value.env} is not set` })
+      return z.NEVER
+    }
+    return resolved
+  }, inner) as unknown as z.ZodType<z.output<T>, z.input<T> | { env: string }>
+}
