@@ -1,4 +1,4 @@
-import { type Deadline, defineChannel } from '@hourglass/core'
+import { type Deadline, defineChannel, defineChannels } from '@hourglass/core'
 
 /** What every @hourglass/bullmq message says about the job it is about. */
 export interface BullmqJobMessage {
@@ -82,9 +82,19 @@ export interface BullmqEndMessage extends BullmqJobMessage {
  * subscribes). Every message carries the job id, queue, `budgetMs` and
  * `remainingMs`; `expire` and `end` carry an `outcome`.
  */
-export const bullmqChannels = {
+export const bullmqChannels = defineChannels('bullmq', {
+  /** A job was added with its deadline. */
   add: defineChannel<BullmqAddMessage>('hourglass:bullmq:add'),
+  /** An attempt of a job with a deadline begins. */
   start: defineChannel<BullmqStartMessage>('hourglass:bullmq:start'),
+  /** An attempt that had a `start` ended. */
   end: defineChannel<BullmqEndMessage>('hourglass:bullmq:end'),
+  /** A job reached a worker after its deadline; it was not run. */
   expire: defineChannel<BullmqExpireMessage>('hourglass:bullmq:expire'),
-} as const
+})
+
+declare module '@hourglass/core' {
+  interface ChannelGroups {
+    bullmq: typeof bullmqChannels
+  }
+}

@@ -3,6 +3,7 @@ import {
   type Deadline,
   type DeadlineSource,
   defineChannel,
+  defineChannels,
   type InvalidDeadlineHeader,
 } from '@hourglass/core'
 
@@ -113,19 +114,34 @@ export interface GrpcClientEndMessage {
 
 /**
  * The diagnostics channels @hourglass/grpc publishes on. Messages are built
- * only while somebody subscribes.
+ * only while somebody subscribes. Core's `deadline:*` and `slice:*` channels
+ * (`coreChannels`) fire as well.
  */
-export const grpcChannels = {
+export const grpcChannels = defineChannels('grpc', {
+  /** A call got its deadline (before the handler runs). */
   serverStart: defineChannel<GrpcServerStartMessage>('hourglass:grpc:server-start'),
+  /** A trusted deadline header in the inbound metadata was malformed. */
   serverInvalidHeader: defineChannel<GrpcServerInvalidHeaderMessage>(
     'hourglass:grpc:server-invalid-header',
   ),
+  /** A call ran out of time (answered `DEADLINE_EXCEEDED`, or observed in dark mode). */
   serverExpire: defineChannel<GrpcServerExpireMessage>('hourglass:grpc:server-expire'),
+  /** The client cancelled the call, or its connection closed, before it was answered. */
   serverClientCancelled: defineChannel<GrpcServerClientCancelledMessage>(
     'hourglass:grpc:server-client-cancelled',
   ),
+  /** The handler answered after the deadline did; it was swallowed. */
   serverLateWrite: defineChannel<GrpcServerLateWriteMessage>('hourglass:grpc:server-late-write'),
+  /** The call is over; its timer and hooks are released. */
   serverEnd: defineChannel<GrpcServerEndMessage>('hourglass:grpc:server-end'),
+  /** An outbound call is about to be sent (or refused). */
   clientStart: defineChannel<GrpcClientStartMessage>('hourglass:grpc:client-start'),
+  /** An outbound call ended. */
   clientEnd: defineChannel<GrpcClientEndMessage>('hourglass:grpc:client-end'),
-} as const
+})
+
+declare module '@hourglass/core' {
+  interface ChannelGroups {
+    grpc: typeof grpcChannels
+  }
+}
