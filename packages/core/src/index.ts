@@ -51,6 +51,11 @@ export {
   type ReadDeadlineResult,
   readDeadline,
 } from './readDeadline.js'
+export {
+  type IngressOptions,
+  type ResolvedIngressOptions,
+  resolveIngressOptions,
+} from './resolveIngressOptions.js'
 export { type PlanEntry, type PlanOptions, SlicePlan, type SliceReport } from './SlicePlan.js'
 export {
   adaptiveReserveMs,

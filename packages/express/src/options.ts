@@ -1,11 +1,10 @@
 import {
   type Clock,
-  DEADLINE_SOURCES,
   Deadline,
   type DeadlineSource,
-  MAX_TIMER_MS,
   type PlanEntry,
-  systemClock,
+  type ResolvedIngressOptions,
+  resolveIngressOptions,
 } from '@hourglass/core'
 import type {
   IngressExpireMessage,
@@ -58,16 +57,8 @@ export interface DeadlineMiddlewareOptions {
   onLateWrite?: ((event: IngressLateWriteMessage) => void) | undefined
 }
 
-export interface ResolvedOptions {
-  defaultMs: number
-  maxMs: number
-  /** undefined: adaptive, read per request. */
-  reserveMs: number | undefined
-  trust: readonly DeadlineSource[]
-  strict: boolean
-  observe: boolean
+export interface ResolvedOptions extends ResolvedIngressOptions {
   plan: Record<string, PlanEntry> | undefined
-  clock: Clock
   onExpire: DeadlineMiddlewareOptions['onExpire']
   onInvalidHeader: DeadlineMiddlewareOptions['onInvalidHeader']
   onLateWrite: DeadlineMiddlewareOptions['onLateWrite']
@@ -75,47 +66,14 @@ export interface ResolvedOptions {
 
 /** Validate once, when the middleware is created: a typo should fail at boot, not per request. */
 export function resolveOptions(options: DeadlineMiddlewareOptions): ResolvedOptions {
-  const maxMs = Math.min(positive('maxMs', options.maxMs ?? 30_000), MAX_TIMER_MS)
-  const defaultMs = Math.min(positive('defaultMs', options.defaultMs ?? 2000), maxMs)
-  const reserveMs = options.reserveMs
-  if (
-    reserveMs !== undefined &&
-    (typeof reserveMs !== 'number' || !Number.isFinite(reserveMs) || reserveMs < 0)
-  ) {
-    throw new RangeError(`reserveMs must be a finite number ≥ 0, got ${String(reserveMs)}`)
-  }
-  const mode = options.mode ?? 'enforce'
-  if (mode !== 'enforce' && mode !== 'observe') {
-    throw new RangeError(`mode must be 'enforce' or 'observe', got ${String(mode)}`)
-  }
+  const ingress = resolveIngressOptions(options)
   // Slice plans validate their entries when built; build one now so a bad plan fails at boot.
-  if (options.plan) Deadline.never({ clock: options.clock }).plan(options.plan)
-  const trust = options.trust ?? DEADLINE_SOURCES
-  for (const source of trust) {
-    if (!(DEADLINE_SOURCES as readonly string[]).includes(source)) {
-      throw new RangeError(
-        `trust lists an unknown header "${String(source)}" (known: ${DEADLINE_SOURCES.join(', ')})`,
-      )
-    }
-  }
+  if (options.plan) Deadline.never({ clock: ingress.clock }).plan(options.plan)
   return {
-    defaultMs,
-    maxMs,
-    reserveMs,
-    trust,
-    strict: options.strict ?? false,
-    observe: mode === 'observe',
+    ...ingress,
     plan: options.plan,
-    clock: options.clock ?? systemClock,
     onExpire: options.onExpire,
     onInvalidHeader: options.onInvalidHeader,
     onLateWrite: options.onLateWrite,
   }
-}
-
-function positive(name: string, value: number): number {
-  if (typeof value !== 'number' || !Number.isFinite(value) || value <= 0) {
-    throw new RangeError(`${name} must be a finite number of ms > 0, got ${String(value)}`)
-  }
-  return value
 }

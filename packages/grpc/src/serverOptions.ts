@@ -1,11 +1,9 @@
 import {
   type Clock,
-  DEADLINE_SOURCES,
   type DeadlineSource,
-  MAX_TIMER_MS,
-  systemClock,
+  type ResolvedIngressOptions,
+  resolveIngressOptions,
 } from '@hourglass/core'
-import { nonNegative, positive } from './validateMs.js'
 
 /** Options of `deadlineServerInterceptor()`: the same names, units and defaults as @hourglass/express's `deadline()`. */
 export interface ServerDeadlineOptions {
@@ -48,42 +46,9 @@ export interface ServerDeadlineOptions {
   clock?: Clock | undefined
 }
 
-export interface ResolvedServerOptions {
-  defaultMs: number
-  maxMs: number
-  /** undefined: adaptive, read per call. */
-  reserveMs: number | undefined
-  trust: readonly DeadlineSource[]
-  strict: boolean
-  observe: boolean
-  clock: Clock
-}
+export type ResolvedServerOptions = ResolvedIngressOptions
 
 /** Validate once, when the interceptor is created: a typo should fail at boot, not per call. */
 export function resolveServerOptions(options: ServerDeadlineOptions): ResolvedServerOptions {
-  const maxMs = Math.min(positive('maxMs', options.maxMs ?? 30_000), MAX_TIMER_MS)
-  const defaultMs = Math.min(positive('defaultMs', options.defaultMs ?? 2000), maxMs)
-  const reserveMs =
-    options.reserveMs === undefined ? undefined : nonNegative('reserveMs', options.reserveMs)
-  const mode = options.mode ?? 'enforce'
-  if (mode !== 'enforce' && mode !== 'observe') {
-    throw new RangeError(`mode must be 'enforce' or 'observe', got ${String(mode)}`)
-  }
-  const trust = options.trust ?? DEADLINE_SOURCES
-  for (const source of trust) {
-    if (!(DEADLINE_SOURCES as readonly string[]).includes(source)) {
-      throw new RangeError(
-        `trust lists an unknown header "${String(source)}" (known: ${DEADLINE_SOURCES.join(', ')})`,
-      )
-    }
-  }
-  return {
-    defaultMs,
-    maxMs,
-    reserveMs,
-    trust,
-    strict: options.strict ?? false,
-    observe: mode === 'observe',
-    clock: options.clock ?? systemClock,
-  }
+  return resolveIngressOptions(options)
 }

@@ -1,0 +1,74 @@
+import { type Clock, MAX_TIMER_MS, systemClock } from './clock.js'
+import { DEADLINE_SOURCES, type DeadlineSource } from './headerNames.js'
+
+/**
+ * What every ingress (the Express middleware, the gRPC server interceptor)
+ * is configured with; each documents them in its own words.
+ */
+export interface IngressOptions {
+  defaultMs?: number | undefined
+  maxMs?: number | undefined
+  reserveMs?: number | undefined
+  trust?: readonly DeadlineSource[] | undefined
+  strict?: boolean | undefined
+  mode?: 'enforce' | 'observe' | undefined
+  clock?: Clock | undefined
+}
+
+export interface ResolvedIngressOptions {
+  defaultMs: number
+  maxMs: number
+  /** undefined: adaptive (`adaptiveReserveMs()`), read per request. */
+  reserveMs: number | undefined
+  trust: readonly DeadlineSource[]
+  strict: boolean
+  observe: boolean
+  clock: Clock
+}
+
+/**
+ * Validate an ingress's options once, when it is created — a typo fails at
+ * boot, not per request — with a message that names the field. Defaults:
+ * `defaultMs` 2000, `maxMs` 30000 (at most 2³¹−1), `reserveMs` adaptive,
+ * every known deadline source trusted, not strict, enforcing, the system
+ * clock.
+ */
+export function resolveIngressOptions(options: IngressOptions): ResolvedIngressOptions {
+  const maxMs = Math.min(positive('maxMs', options.maxMs ?? 30_000), MAX_TIMER_MS)
+  const defaultMs = Math.min(positive('defaultMs', options.defaultMs ?? 2000), maxMs)
+  const reserveMs = options.reserveMs
+  if (
+    reserveMs !== undefined &&
+    (typeof reserveMs !== 'number' || !Number.isFinite(reserveMs) || reserveMs < 0)
+  ) {
+    throw new RangeError(`reserveMs must be a finite number ≥ 0, got ${String(reserveMs)}`)
+  }
+  const mode = options.mode ?? 'enforce'
+  if (mode !== 'enforce' && mode !== 'observe') {
+    throw new RangeError(`mode must be 'enforce' or 'observe', got ${String(mode)}`)
+  }
+  const trust = options.trust ?? DEADLINE_SOURCES
+  for (const source of trust) {
+    if (!(DEADLINE_SOURCES as readonly string[]).includes(source)) {
+      throw new RangeError(
+        `trust lists an unknown header "${String(source)}" (known: ${DEADLINE_SOURCES.join(', ')})`,
+      )
+    }
+  }
+  return {
+    defaultMs,
+    maxMs,
+    reserveMs,
+    trust,
+    strict: options.strict ?? false,
+    observe: mode === 'observe',
+    clock: options.clock ?? systemClock,
+  }
+}
+
+function positive(name: string, value: number): number {
+  if (typeof value !== 'number' || !Number.isFinite(value) || value <= 0) {
+    throw new RangeError(`${name} must be a finite number of ms > 0, got ${String(value)}`)
+  }
+  return value
+}
