@@ -54,6 +54,12 @@ export async function addWithDeadline<DataType, ResultType, NameType extends str
     budgetMs,
   }
   if (deadline.observe) stored.observe = true
+  if (bullmqChannels.enqueue.hasSubscribers) {
+    // Where a tracer leaves its context for the worker: stored only if one did.
+    const trace: Record<string, string> = {}
+    bullmqChannels.enqueue.publish(() => ({ queue: queue.name, name, deadline, budgetMs, trace }))
+    if (Object.keys(trace).length > 0) stored.trace = trace
+  }
   const job = await queue.add(name, data, { ...opts, [DEADLINE_OPTION]: stored } as JobsOptions)
 
   bullmqChannels.add.publish(() => ({
@@ -65,6 +71,7 @@ export async function addWithDeadline<DataType, ResultType, NameType extends str
     expiresAtMs: stored.expiresAtMs,
     clockErrorMs: sample.receivedAt - sample.sentAt,
     observe: deadline.observe,
+    ...(stored.trace ? { trace: stored.trace } : {}),
   }))
   return job
 }

@@ -12,6 +12,30 @@ export interface BullmqJobMessage {
   budgetMs: number
   /** What was left of it when the message was published, in ms (never negative). */
   remainingMs: number
+  /** The trace context stored with the job by a subscriber to `enqueue`, if any. Read it; do not change it. */
+  trace?: Readonly<Record<string, string>> | undefined
+}
+
+/**
+ * `hourglass:bullmq:enqueue` — a job with a deadline is about to be added
+ * (before anything is sent to Redis, so it has no id yet).
+ */
+export interface BullmqEnqueueMessage {
+  /** The queue's name (without the key prefix). */
+  queue: string
+  /** The job's name. */
+  name: string
+  /** The producer's deadline, the one the job is added under. */
+  deadline: Deadline
+  /** The time the job is given, in ms. */
+  budgetMs: number
+  /**
+   * Stored with the job (`job.opts.hourglass.trace`) when a subscriber adds
+   * to it, and handed back on the job's worker messages: where a tracer puts
+   * its context (`traceparent`, `tracestate`). String values only, at most 8
+   * entries of 512 characters; others are dropped when the job is read.
+   */
+  trace: Record<string, string>
 }
 
 /** `hourglass:bullmq:add` — a job was added with its deadline. */
@@ -79,10 +103,13 @@ export interface BullmqEndMessage extends BullmqJobMessage {
 
 /**
  * The diagnostics channels @hourglass/bullmq publishes on (only while somebody
- * subscribes). Every message carries the job id, queue, `budgetMs` and
- * `remainingMs`; `expire` and `end` carry an `outcome`.
+ * subscribes). Every message but `enqueue` carries the job id, queue,
+ * `budgetMs` and `remainingMs` (and the stored `trace`, if any); `expire` and
+ * `end` carry an `outcome`.
  */
 export const bullmqChannels = defineChannels('bullmq', {
+  /** A job with a deadline is about to be added: a tracer may store its context with it. */
+  enqueue: defineChannel<BullmqEnqueueMessage>('hourglass:bullmq:enqueue'),
   /** A job was added with its deadline. */
   add: defineChannel<BullmqAddMessage>('hourglass:bullmq:add'),
   /** An attempt of a job with a deadline begins. */

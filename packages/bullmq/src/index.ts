@@ -3,6 +3,7 @@ export {
   type BullmqAddMessage,
   type BullmqAttemptOutcome,
   type BullmqEndMessage,
+  type BullmqEnqueueMessage,
   type BullmqExpireMessage,
   type BullmqJobMessage,
   type BullmqStartMessage,

@@ -16,7 +16,18 @@ export interface StoredDeadline {
   budgetMs: number
   /** The producer's deadline was observe-only (dark mode): report, never enforce. */
   observe?: true
+  /**
+   * The trace context of the code that added the job (`traceparent`,
+   * `tracestate`, …), when a tracer put it there through the `enqueue`
+   * channel: the worker's messages hand it back, so the job's span joins the
+   * producer's trace.
+   */
+  trace?: Record<string, string>
 }
+
+/** A trace context is a few short strings: a `tracestate` is at most 512 characters. */
+const MAX_TRACE_ENTRIES = 8
+const MAX_TRACE_VALUE = 512
 
 /**
  * The deadline stored in a job's options, or undefined when there is none.
@@ -29,7 +40,22 @@ export function readStoredDeadline(opts: unknown): StoredDeadline | undefined {
   const { expiresAtMs, budgetMs, observe } = stored as Record<string, unknown>
   if (typeof expiresAtMs !== 'number' || !Number.isFinite(expiresAtMs)) return undefined
   const budget = typeof budgetMs === 'number' && Number.isFinite(budgetMs) ? budgetMs : 0
-  return observe === true
-    ? { expiresAtMs, budgetMs: Math.max(0, budget), observe: true }
-    : { expiresAtMs, budgetMs: Math.max(0, budget) }
+  const read: StoredDeadline = { expiresAtMs, budgetMs: Math.max(0, budget) }
+  if (observe === true) read.observe = true
+  const trace = readTrace((stored as Record<string, unknown>).trace)
+  if (trace) read.trace = trace
+  return read
+}
+
+/** String entries only, a few and short; anything else is dropped (it is only telemetry). */
+function readTrace(value: unknown): Record<string, string> | undefined {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return undefined
+  const trace: Record<string, string> = {}
+  let entries = 0
+  for (const [key, entry] of Object.entries(value)) {
+    if (typeof entry !== 'string' || entry.length > MAX_TRACE_VALUE) continue
+    trace[key] = entry
+    if (++entries === MAX_TRACE_ENTRIES) break
+  }
+  return entries > 0 ? trace : undefined
 }

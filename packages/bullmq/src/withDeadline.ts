@@ -101,6 +101,7 @@ export function withDeadline<
       name: job.name,
       budgetMs: stored.budgetMs,
       remainingMs: Math.max(0, Math.floor(remainingMs)),
+      ...(stored.trace ? { trace: stored.trace } : {}),
     })
     const attempt = job.attemptsMade + 1
 
