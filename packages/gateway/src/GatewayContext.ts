@@ -2,6 +2,7 @@ import type { Clock } from '@hourglass/core'
 import type { GatewayConfig } from './config/gatewayConfigSchema.js'
 import type { Admission, ModelAdapter, ModelPrice, RetryBudgetRegistry } from './llm.js'
 import type { LogLevel } from './log/GatewayLogger.js'
+import type { GatewayMetrics } from './metrics/GatewayMetrics.js'
 
 /** What every handler of one gateway shares. @internal */
 export interface GatewayContext {
@@ -14,7 +15,8 @@ export interface GatewayContext {
   clock: Clock
   replyReserveMs: number
   firstTokenTimeoutMs: number
-  /** Logs with every configured key scrubbed out. */
+  metrics: GatewayMetrics
+  /** Logs through pino, keys scrubbed; inside a request every record carries its `requestId`. */
   log(level: LogLevel, event: string, fields?: Record<string, unknown>): void
   /** Scrubs every configured key out of a value bound for the client. */
   redact<T>(value: T): T

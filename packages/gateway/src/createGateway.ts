@@ -10,15 +10,25 @@ import { parseGatewayConfig } from './config/parseGatewayConfig.js'
 import type { GatewayContext } from './GatewayContext.js'
 import { chatCompletions } from './http/chatCompletions.js'
 import { GatewayRequestError } from './http/GatewayRequestError.js'
+import { healthz, type RedisState, readyz } from './http/health.js'
+import { RequestTracker } from './http/RequestTracker.js'
+import { currentRequest, scopeOf } from './http/requestScope.js'
 import { sendError } from './http/sendError.js'
 import { ProviderLimits } from './limits/index.js'
+import { TrackedCooldownStore } from './limits/TrackedCooldownStore.js'
 import { Admission, type ModelPrice, RedisCooldownStore, RetryBudgetRegistry } from './llm.js'
-import { type GatewayLogger, stderrJsonLogger } from './log/GatewayLogger.js'
+import { createLog } from './log/createLog.js'
+import type { GatewayLogger } from './log/GatewayLogger.js'
 import { redactSecrets } from './log/redactSecrets.js'
+import { GatewayMetrics } from './metrics/GatewayMetrics.js'
 import { modelNames } from './routing/resolveModel.js'
 
 export interface GatewayOptions {
-  /** Where log records go. Default: JSON lines on stderr. Keys are scrubbed before it sees anything. */
+  /**
+   * Where logs go: your pino logger (the gateway logs through a child that
+   * adds its redaction) or a function receiving each record as pino wrote it.
+   * Default: pino, JSON lines on stderr. Keys are redacted before either sees anything.
+   */
   logger?: GatewayLogger | undefined
   /** Mount @hourglass/express's `deadline()` inside the router. Default true; false when your app mounts it. */
   mountDeadline?: boolean | undefined
@@ -34,14 +44,20 @@ export interface GatewayOptions {
   maxBodyBytes?: number | undefined
   /** Shares cooldowns and limits through this client instead of one made from `config.redis.url`. */
   redis?: Redis | undefined
-  /** Per-provider retry budgets (gRPC retry throttling). Default: one registry with llm's defaults; `false` = none. */
+  /** Per-provider retry budgets (gRPC retry throttling), also charged for SDK retries. Default: one registry with llm's defaults; `false` = none. */
   retryBudgets?: RetryBudgetRegistry | false | undefined
   /** The fetch every adapter sends with. Default: one `createFetch` with generous header/body timeouts. */
   fetch?: HourglassFetch | undefined
   /** Time source for deadlines and admission (tests). Default the system clock. */
   clock?: Clock | undefined
-  /** Where `{ "env": NAME }` keys resolve when `config` is not validated yet. Default `process.env`. */
+  /** Where `{ "env": NAME }` values resolve when `config` is not validated yet. Default `process.env`. */
   env?: Readonly<Record<string, string | undefined>> | undefined
+  /** `close()` waits this long for requests in flight before cancelling them, in ms. Default 10 000; 0 = cancel at once. */
+  drainTimeoutMs?: number | undefined
+  /** Shorten a request's deadline to the OpenAI SDK's own timeout (`X-Stainless-Timeout`). Default true. */
+  trustStainlessTimeout?: boolean | undefined
+  /** Serve `GET /metrics` (Prometheus text format). Default true; false when it must not share the API's port. */
+  metrics?: boolean | undefined
 }
 
 /** An Express router serving the gateway, plus `close()` for its connections. */
@@ -54,32 +70,42 @@ export type GatewayRouter = Router & {
    * one). Until then limits and cooldowns are counted locally.
    */
   ready(timeoutMs?: number): Promise<boolean>
-  /** Closes upstream connections and a Redis client the gateway created itself. */
+  /** Where limits and cooldowns are counted right now (what `/readyz` says). */
+  redisState(): RedisState
+  /**
+   * Drains, then closes: API requests arriving from now on get 503
+   * `shutting_down` and `/readyz` 503; those in flight get `drainTimeoutMs`
+   * to finish, then are cancelled (503 / a stream error event) and cut; one
+   * log line says how it went (`shutdown: drained N in X ms[, M cut off]`).
+   * Then upstream connections, a Redis client the gateway created itself, and
+   * the metrics close. Safe to call twice.
+   */
   close(): Promise<void>
 }
 
 /**
  * One OpenAI-compatible endpoint over every configured provider:
  * `POST /v1/chat/completions` (streamed or not), `GET /v1/models`,
- * `GET /healthz`. Mount it with `app.use(createGateway(config))`.
- * The config is validated here (a `GatewayConfigError` names each bad
- * field), so a typo fails at start, not on the first request.
+ * `GET /healthz`, `GET /readyz`, `GET /metrics`. Mount it with
+ * `app.use(createGateway(config))`. The config is validated here (a
+ * `GatewayConfigError` names each bad field), so a typo fails at start, not
+ * on the first request.
  */
 export function createGateway(config: unknown, options: GatewayOptions = {}): GatewayRouter {
   const valid = parseGatewayConfig(config, { env: options.env })
   const clock = options.clock ?? systemClock
-  const secrets = Object.values(valid.providers).flatMap((p) => [
-    ...p.apiKeys,
-    ...Object.values(p.headers ?? {}),
-  ])
+  const secrets = [
+    ...Object.values(valid.providers).flatMap((p) => [
+      ...p.apiKeys,
+      ...Object.values(p.headers ?? {}),
+    ]),
+    ...redisPassword(valid.redis?.url),
+  ]
   const redact = redactSecrets(secrets)
-  const logger = options.logger ?? stderrJsonLogger
+  const { log: write } = createLog(options.logger, secrets)
   const log: GatewayContext['log'] = (level, event, fields = {}) => {
-    try {
-      logger(redact({ level, event, ...fields }))
-    } catch {
-      // A logger must not take a request down.
-    }
+    const requestId = currentRequest()?.id
+    write(level, event, requestId === undefined ? fields : { requestId, ...fields })
   }
   const warn = (source: string) => ({ warn: (message: string) => log('warn', source, { message }) })
 
@@ -97,16 +123,21 @@ export function createGateway(config: unknown, options: GatewayOptions = {}): Ga
         })
       : undefined
   const redis = options.redis ?? ownRedis
-  // ioredis reports connection errors as events; without a listener they would crash the process.
-  ownRedis?.on('error', () => {})
+  if (ownRedis !== undefined) watchStart(ownRedis, valid.redis?.url ?? '', log)
   const prefix = valid.redis?.keyPrefix ?? 'hourglass:gateway'
+  const store =
+    redis === undefined
+      ? undefined
+      : new TrackedCooldownStore(
+          new RedisCooldownStore(redis, { keyPrefix: `${prefix}:cooldown:` }),
+        )
   const admission = new Admission({
     clock,
     logger: warn('admission'),
-    ...(redis === undefined
-      ? {}
-      : { store: new RedisCooldownStore(redis, { keyPrefix: `${prefix}:cooldown:` }) }),
+    ...(store === undefined ? {} : { store }),
   })
+  const owner = {}
+  const metrics = new GatewayMetrics(owner)
   const limits = new ProviderLimits({
     limits: Object.fromEntries(
       Object.entries(valid.providers).map(([name, p]) => [name, p.limits ?? {}]),
@@ -115,6 +146,7 @@ export function createGateway(config: unknown, options: GatewayOptions = {}): Ga
     instances: valid.limits.instances,
     keyPrefix: `${prefix}:limits`,
     logger: warn('limits'),
+    onWait: (provider, limit, waitMs) => metrics.limitWait(provider, limit, waitMs),
     ...(redis === undefined ? {} : { redis }),
   })
   const ownFetch =
@@ -124,24 +156,42 @@ export function createGateway(config: unknown, options: GatewayOptions = {}): Ga
   const fetch = options.fetch ?? (ownFetch as HourglassFetch)
   const prices: Record<string, ModelPrice> = {}
   for (const p of Object.values(valid.providers)) Object.assign(prices, p.prices ?? {})
+  const retryBudgets =
+    options.retryBudgets === false ? undefined : (options.retryBudgets ?? new RetryBudgetRegistry())
 
   const ctx: GatewayContext = {
     config: valid,
-    adapters: createAdapters(valid, fetch, limits, (provider) => admission.neededMs(provider)),
+    adapters: createAdapters(valid, fetch, {
+      limits,
+      neededMs: (provider) => admission.neededMs(provider),
+      retryBudgets,
+      metrics,
+    }),
     admission,
-    retryBudgets:
-      options.retryBudgets === false
-        ? undefined
-        : (options.retryBudgets ?? new RetryBudgetRegistry()),
+    retryBudgets,
     prices,
     clock,
     replyReserveMs: Math.max(0, options.replyReserveMs ?? 25),
     firstTokenTimeoutMs: Math.max(0, options.firstTokenTimeoutMs ?? 0),
+    metrics,
     log,
     redact,
   }
+  const tracker = new RequestTracker({
+    owner,
+    config: valid,
+    clock,
+    metrics,
+    trustStainlessTimeout: options.trustStainlessTimeout !== false,
+  })
+  const redisState = (): RedisState => {
+    if (redis === undefined) return 'none'
+    if (redis.status !== 'ready') return 'unreachable'
+    return limits.degraded || store?.failing === true ? 'local-fallback' : 'shared'
+  }
 
   const router = express.Router()
+  router.use(tracker.arrive())
   if (options.mountDeadline !== false) {
     router.use(
       deadline({
@@ -152,13 +202,13 @@ export function createGateway(config: unknown, options: GatewayOptions = {}): Ga
       }),
     )
   }
-  router.get('/healthz', (_req, res) => {
-    res.setHeader('cache-control', 'no-store')
-    res.json({
-      status: 'ok',
-      limits: redis === undefined ? 'memory' : limits.degraded ? 'local' : 'shared',
-    })
-  })
+  router.use(tracker.scopeDeadline())
+  router.get('/healthz', healthz())
+  router.get(
+    '/readyz',
+    readyz(() => ({ draining: tracker.draining, redis: redisState() })),
+  )
+  if (options.metrics !== false) router.get('/metrics', (req, res) => metrics.serve(req, res))
   router.get('/v1/models', (_req, res) => {
     res.json({
       object: 'list',
@@ -173,17 +223,36 @@ export function createGateway(config: unknown, options: GatewayOptions = {}): Ga
   router.post(
     '/v1/chat/completions',
     express.json({ limit: options.maxBodyBytes ?? 4 * 1024 * 1024 }),
+    tracker.reenter(),
     chatCompletions(ctx),
   )
-  router.use((error: unknown, _req: Request, res: Response, next: NextFunction) => {
+  router.use((error: unknown, req: Request, res: Response, next: NextFunction) => {
     if (res.headersSent) return next(error)
-    sendError(ctx, res, bodyError(error) ?? error)
+    const shaped = sendError(ctx, res, bodyError(error) ?? error)
+    log(shaped.status >= 500 ? 'warn' : 'info', 'request', {
+      ...(scopeOf(req) === undefined ? {} : { requestId: scopeOf(req)?.id }),
+      path: req.path,
+      status: shaped.status,
+      error: shaped.body.error.code,
+    })
   })
 
-  const close = async () => {
-    await Promise.all([...ctx.adapters.values()].map((a) => a.close()))
-    await ownFetch?.close()
-    if (ownRedis) ownRedis.disconnect()
+  const drainTimeoutMs = Math.max(0, options.drainTimeoutMs ?? 10_000)
+  let closing: Promise<void> | undefined
+  const close = () => {
+    closing ??= (async () => {
+      const report = await tracker.drain(drainTimeoutMs)
+      const cut = report.cutOff > 0 ? `, ${report.cutOff} cut off` : ''
+      log(report.cutOff > 0 ? 'warn' : 'info', 'shutdown', {
+        message: `shutdown: drained ${report.drained} in ${report.ms} ms${cut}`,
+        ...report,
+      })
+      await Promise.all([...ctx.adapters.values()].map((a) => a.close()))
+      await ownFetch?.close()
+      if (ownRedis) ownRedis.disconnect()
+      await metrics.close()
+    })()
+    return closing
   }
   const ready = async (timeoutMs = 2000): Promise<boolean> => {
     if (ownRedis === undefined || ownRedis.status === 'ready') return true
@@ -198,7 +267,57 @@ export function createGateway(config: unknown, options: GatewayOptions = {}): Ga
       clearTimeout(timer)
     }
   }
-  return Object.assign(router, { config: valid, close, ready }) as GatewayRouter
+  return Object.assign(router, { config: valid, close, ready, redisState }) as GatewayRouter
+}
+
+/**
+ * Say once, at start, that Redis cannot be reached (limits would otherwise
+ * be local without a word), and once when it first connects after that.
+ * Later outages are reported by the limits and admission themselves. Only
+ * host and port are named: the URL may carry a password.
+ */
+function watchStart(client: Redis, url: string, log: GatewayContext['log']): void {
+  let connected = false
+  let warned = false
+  const where = hostOf(url)
+  // ioredis reports connection errors as events; without a listener they would crash the process.
+  client.on('error', (error: NodeJS.ErrnoException) => {
+    if (connected || warned) return
+    warned = true
+    log('warn', 'redis', {
+      message: `Redis at ${where} is unreachable (${error.code ?? 'error'}): limits and cooldowns are counted on this instance alone (limit / instances) until it connects`,
+      redis: 'unreachable',
+    })
+  })
+  client.on('ready', () => {
+    if (warned && !connected) {
+      log('info', 'redis', {
+        message: `Redis at ${where} connected: limits are shared`,
+        redis: 'shared',
+      })
+    }
+    connected = true
+  })
+}
+
+function hostOf(url: string): string {
+  try {
+    const parsed = new URL(url)
+    return parsed.host || 'localhost'
+  } catch {
+    return '(redis)'
+  }
+}
+
+/** A password in the Redis URL is a secret like the keys: scrubbed wherever it could appear. */
+function redisPassword(url: string | undefined): string[] {
+  if (url === undefined) return []
+  try {
+    const { password } = new URL(url)
+    return password === '' ? [] : [decodeURIComponent(password), password]
+  } catch {
+    return []
+  }
 }
 
 /** body-parser's errors (bad JSON, too large) → what the client should fix. */

@@ -14,6 +14,7 @@ export { type ParseGatewayConfigOptions, parseGatewayConfig } from './config/par
 export { createGateway, type GatewayOptions, type GatewayRouter } from './createGateway.js'
 export { type ErrorReply, errorReply } from './http/errorReply.js'
 export { GatewayRequestError, isGatewayRequestError } from './http/GatewayRequestError.js'
+export type { RedisState } from './http/health.js'
 export {
   isProviderLimited,
   type LimitDecision,
@@ -24,11 +25,6 @@ export {
   ProviderLimits,
   type ProviderLimitsOptions,
 } from './limits/index.js'
-export {
-  type GatewayLogger,
-  type LogLevel,
-  type LogRecord,
-  stderrJsonLogger,
-} from './log/GatewayLogger.js'
+export type { GatewayLogger, LogLevel, LogRecord } from './log/GatewayLogger.js'
 export { type ResolvedModel, resolveModel } from './routing/resolveModel.js'
 export { type RunningGateway, type StartGatewayOptions, startGateway } from './startGateway.js'

@@ -8,6 +8,8 @@ export {
   type AttemptRecord,
   anthropic,
   type ChatRequest,
+  type CooldownExtension,
+  type CooldownStore,
   CostBudget,
   callModel,
   type ErrorKind,

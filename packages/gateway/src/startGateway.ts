@@ -15,7 +15,11 @@ export interface RunningGateway {
   /** `http://host:port` — point an OpenAI client at `${url}/v1`. */
   url: string
   gateway: GatewayRouter
-  /** Stops accepting, ends idle keep-alive connections, closes upstream connections. */
+  /**
+   * Stops accepting connections, drains (see `GatewayRouter.close`: requests
+   * in flight get `drainTimeoutMs`, then are cancelled), closes upstream
+   * connections and Redis, then every remaining connection.
+   */
   close(): Promise<void>
 }
 
@@ -54,11 +58,11 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
     url: `http://${shownHost}:${address.port}`,
     gateway,
     close: async () => {
-      await new Promise<void>((resolve) => {
-        server.close(() => resolve())
-        server.closeIdleConnections()
-      })
+      const closed = new Promise<void>((resolve) => server.close(() => resolve()))
+      server.closeIdleConnections()
       await gateway.close()
+      server.closeAllConnections()
+      await closed
     },
   }
 }

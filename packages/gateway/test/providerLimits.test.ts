@@ -107,9 +107,9 @@ describe.skipIf(!available)('two gateways sharing one real Redis', () => {
     }
     harnesses = [await startHarness(config), await startHarness(config)]
     for (const h of harnesses) {
-      expect(await (await fetch(`${h.url}/healthz`)).json()).toEqual({
-        status: 'ok',
-        limits: 'shared',
+      expect(await (await fetch(`${h.url}/readyz`)).json()).toEqual({
+        status: 'ready',
+        redis: 'shared',
       })
     }
     const statuses = await Promise.all(
@@ -155,10 +155,11 @@ describe.skipIf(!available)('two gateways sharing one real Redis', () => {
     try {
       for (let i = 0; i < 5; i++)
         expect((await ask()).choices[0]?.message.content).toBe('still here')
-      expect(await (await fetch(`${h.url}/healthz`)).json()).toEqual({
-        status: 'ok',
-        limits: 'local',
-      })
+      // Still ready (each instance serves on its local share), and says where limits are counted.
+      const ready = await fetch(`${h.url}/readyz`)
+      expect(ready.status).toBe(200)
+      expect(await ready.json()).toEqual({ status: 'ready', redis: 'unreachable' })
+      expect((await fetch(`${h.url}/healthz`)).status).toBe(200)
       // One warning from each part that shares state through Redis, not one per request.
       const warnings = h.logs.filter((l) => l.event === 'limits' || l.event === 'admission')
       expect(warnings.map((w) => w.event).sort()).toEqual(['admission', 'limits'])

@@ -72,11 +72,15 @@ describe('the gateway router', () => {
     expect(ids).toEqual(['small', 'large', 'auto', 'gpt-4o-mini', 'default'])
   })
 
-  it('GET /healthz answers ok with where limits are counted', async () => {
+  it('GET /healthz is liveness; GET /readyz is readiness with where limits are counted', async () => {
     await smallAndLarge()
-    const res = await fetch(`${harness!.url}/healthz`)
-    expect(res.status).toBe(200)
-    expect(await res.json()).toEqual({ status: 'ok', limits: 'memory' })
+    const health = await fetch(`${harness!.url}/healthz`)
+    expect(health.status).toBe(200)
+    expect(await health.json()).toEqual({ status: 'ok' })
+    const ready = await fetch(`${harness!.url}/readyz`)
+    expect(ready.status).toBe(200)
+    expect(ready.headers.get('cache-control')).toBe('no-store')
+    expect(await ready.json()).toEqual({ status: 'ready', redis: 'none' })
   })
 
   it('bad requests get 400/404 in OpenAI error shape naming the field, and reach no provider', async () => {

@@ -1,8 +1,7 @@
 import type { HourglassFetch } from '@hourglass/fetch'
 import type { GatewayConfig, ModelTarget } from '../config/gatewayConfigSchema.js'
-import type { ProviderLimits } from '../limits/index.js'
 import { anthropic, gemini, type ModelAdapter, openAICompatible } from '../llm.js'
-import { limitedAdapter } from './limitedAdapter.js'
+import { type LimitedAdapterOptions, limitedAdapter } from './limitedAdapter.js'
 
 /** `provider` + NUL + `model`: config names cannot contain NUL, so keys never collide. */
 export function targetKey(target: ModelTarget): string {
@@ -18,8 +17,7 @@ export function targetKey(target: ModelTarget): string {
 export function createAdapters(
   config: GatewayConfig,
   fetch: HourglassFetch,
-  limits: ProviderLimits,
-  neededMs: (provider: string) => number,
+  gates: Omit<LimitedAdapterOptions, 'neededMs'> & { neededMs: (provider: string) => number },
 ): Map<string, ModelAdapter> {
   const adapters = new Map<string, ModelAdapter>()
   for (const entry of Object.values(config.models)) {
@@ -45,7 +43,7 @@ export function createAdapters(
             : openAICompatible({ ...options, dialect: provider.dialect })
       adapters.set(
         key,
-        limitedAdapter(adapter, limits, () => neededMs(target.provider)),
+        limitedAdapter(adapter, { ...gates, neededMs: () => gates.neededMs(target.provider) }),
       )
     }
   }

@@ -14,6 +14,7 @@ import {
   toOpenAIError,
 } from '../llm.js'
 import { isGatewayRequestError } from './GatewayRequestError.js'
+import { isGatewayShutdown } from './GatewayShutdownError.js'
 
 /** An error as the client sees it: OpenAI's error body, a status, and headers. */
 export interface ErrorReply {
@@ -43,7 +44,20 @@ const NO_RETRY = { 'x-should-retry': 'false' }
  * `x-should-retry` tells the official SDKs whether retrying can help.
  */
 export function errorReply(error: unknown): ErrorReply {
-  if (isDeadlineExceeded(error) || isClientClosed(error)) return deadlineReply()
+  if (causedBy(error, isGatewayShutdown)) return shutdownReply()
+  // The client left: nobody reads this answer (sendError writes nothing), but the log and the metrics say what happened.
+  if (causedBy(error, isClientClosed)) return clientClosedReply()
+  if (isDeadlineExceeded(error)) return deadlineReply()
+  if (isRetryBudgetRefused(error)) {
+    return reply(
+      503,
+      `the client retried, and the retry budget of every provider for this model is spent (${retryBudgetProviders(error).join(', ')}); not sent, to avoid adding load to a failing provider`,
+      'server_error',
+      'retry_budget_exhausted',
+      null,
+      NO_RETRY,
+    )
+  }
   if (isGatewayRequestError(error)) {
     return reply(error.status, error.message, error.type, error.errorCode, error.param, NO_RETRY)
   }
@@ -83,7 +97,7 @@ export function errorReply(error: unknown): ErrorReply {
     if (isProviderError(cause)) return providerReply(cause)
   }
   if (isStreamInterrupted(error)) {
-    if (isDeadlineExceeded(error.cause) || isClientClosed(error.cause)) return deadlineReply()
+    if (isDeadlineExceeded(error.cause)) return deadlineReply()
     const cause = isProviderError(error.cause) ? providerReply(error.cause) : undefined
     return reply(
       cause?.status ?? 502,
@@ -96,6 +110,27 @@ export function errorReply(error: unknown): ErrorReply {
   }
   if (isModelUnavailable(error)) return unavailableReply(error.causes.map((c) => c.cause))
   return reply(500, 'internal gateway error', 'server_error', 'internal_error')
+}
+
+/** What a client that hung up is logged and counted as (nginx's 499); never written. */
+export function clientClosedReply(): ErrorReply {
+  return reply(
+    499,
+    'the client closed the connection before the answer',
+    'invalid_request_error',
+    'client_closed',
+  )
+}
+
+function shutdownReply(): ErrorReply {
+  return reply(
+    503,
+    'the gateway is shutting down and did not finish this request in time; retry (another instance can serve it)',
+    'server_error',
+    'shutting_down',
+    null,
+    { 'x-should-retry': 'true', 'retry-after': '1' },
+  )
 }
 
 export function deadlineReply(): ErrorReply {
@@ -120,7 +155,7 @@ function providerReply(error: ProviderError): ErrorReply {
   const code = error.providerCode === undefined ? '' : ` (${error.providerCode})`
   const message = CLIENT_FIXABLE.has(error.kind)
     ? `${error.provider}: ${error.normalized.message}`
-    : `${error.provider}/${error.model}: ${error.kind.replace('_', ' ')}${code}`
+    : `${error.provider}/${error.model}: ${kindName(error.kind)}${code}`
   const headers: Record<string, string> = {}
   if (error.kind === 'rate_limited' && error.retryAfterMs !== undefined) {
     Object.assign(headers, retryHeaders(error.retryAfterMs))
@@ -158,7 +193,7 @@ function unavailableReply(causes: unknown[]): ErrorReply {
         limited++
         if (limit !== undefined) waits.push(limit)
       } else if (cause.kind === 'overloaded') overloaded++
-      parts.push(`${cause.provider}/${cause.model}: ${cause.kind.replace('_', ' ')}`)
+      parts.push(`${cause.provider}/${cause.model}: ${kindName(cause.kind)}`)
     } else if (isKeysRetired(cause)) {
       parts.push(`${cause.provider}: every key rejected`)
     } else {
@@ -190,6 +225,55 @@ function unavailableReply(causes: unknown[]): ErrorReply {
     )
   }
   return reply(502, summary, 'server_error', 'upstream_error')
+}
+
+/** `context_too_long` → `context too long` (every underscore, not the first). */
+export function kindName(kind: string): string {
+  return kind.replaceAll('_', ' ')
+}
+
+/** The provider code of a client retry refused by `limitedAdapter` (a drained retry budget). */
+export const RETRY_BUDGET_REFUSED = 'gateway_retry_budget'
+
+function isRetryBudgetRefusal(error: unknown): error is ProviderError {
+  return isProviderError(error) && error.providerCode === RETRY_BUDGET_REFUSED
+}
+
+/** The call failed only because every provider refused a client retry on its spent budget. */
+function isRetryBudgetRefused(error: unknown): boolean {
+  if (isRetryBudgetRefusal(error)) return true
+  if (isRequestRejected(error)) return isRetryBudgetRefusal(error.cause)
+  return (
+    isModelUnavailable(error) &&
+    error.causes.length > 0 &&
+    error.causes.every((c) => isRetryBudgetRefusal(c.cause))
+  )
+}
+
+function retryBudgetProviders(error: unknown): string[] {
+  if (isModelUnavailable(error)) return error.causes.map((c) => String(c.provider))
+  const cause = isRequestRejected(error) ? error.cause : error
+  return isProviderError(cause) ? [cause.provider] : []
+}
+
+/**
+ * True when `guard` matches `error` or anything it was caused by: `cause`
+ * chains and the per-model causes of a `ModelUnavailable` (a client that
+ * left ends the call wherever it was).
+ */
+function causedBy(error: unknown, guard: (e: unknown) => boolean, depth = 0): boolean {
+  if (error === null || typeof error !== 'object' || depth > 8) return guard(error)
+  if (guard(error)) return true
+  const { cause, causes } = error as { cause?: unknown; causes?: unknown }
+  if (cause !== undefined && causedBy(cause, guard, depth + 1)) return true
+  if (Array.isArray(causes)) {
+    return causes.some(
+      (c) =>
+        causedBy(c, guard, depth + 1) ||
+        causedBy((c as { cause?: unknown })?.cause, guard, depth + 1),
+    )
+  }
+  return false
 }
 
 function rateLimitReply(provider: string, retryAfterMs: number): ErrorReply {

@@ -1,15 +1,22 @@
 import type { Response } from 'express'
 import type { GatewayContext } from '../GatewayContext.js'
-import { type ErrorReply, errorReply } from './errorReply.js'
+import { clientClosedReply, type ErrorReply, errorReply } from './errorReply.js'
+import { scopeOf } from './requestScope.js'
 
 /**
  * Answers with an OpenAI-shaped error, unless the response already started
- * (then the caller ends the stream its own way) or the deadline middleware
- * already answered (its writers are no-ops by then). Returns the reply.
+ * (then the caller ends the stream its own way), the deadline middleware
+ * already answered (its writers are no-ops by then), or the client is gone
+ * (`client_closed`, 499 in the log: nothing is written to its socket).
+ * Returns the reply, and notes its code on the request for the metrics.
  */
 export function sendError(ctx: GatewayContext, res: Response, error: unknown): ErrorReply {
-  const shaped = ctx.redact(errorReply(error))
-  if (!res.headersSent && !res.writableEnded) {
+  // Gone before we could answer, whatever the error says (the deadline may have fired as it left).
+  const gone = !res.writableFinished && (res.destroyed || res.socket?.destroyed === true)
+  const shaped = gone ? clientClosedReply() : ctx.redact(errorReply(error))
+  const scope = scopeOf(res)
+  if (scope !== undefined) scope.errorCode ??= shaped.body.error.code
+  if (shaped.status !== 499 && !res.headersSent && !res.writableEnded && !res.destroyed) {
     res.status(shaped.status)
     for (const [name, value] of Object.entries(shaped.headers)) res.setHeader(name, value)
     res.setHeader('cache-control', 'no-store')

@@ -11,6 +11,7 @@ import {
   type StreamEvent,
 } from '../llm.js'
 import { errorReply } from './errorReply.js'
+import { scopeOf } from './requestScope.js'
 import { sendError } from './sendError.js'
 
 export interface StreamReplyOptions {
@@ -29,7 +30,8 @@ export interface StreamReplyOptions {
  * ends the stream with one `data: {"error":{…}}` event and no `[DONE]` —
  * the official SDKs throw an `APIError` from the iterator on it. Every byte
  * goes out through an `SseRecutter`: only whole events, hence whole UTF-8
- * characters, are written. Returns the status the client saw.
+ * characters, are written. Returns the status for the log: what the client
+ * saw, or 499 when it hung up before the end (nothing more is written then).
  */
 export async function streamCompletion(
   ctx: GatewayContext,
@@ -45,6 +47,16 @@ export async function streamCompletion(
   } catch (error) {
     return sendError(ctx, res, error).status
   }
+  const scope = scopeOf(res)
+  if (!first.done && scope !== undefined) {
+    ctx.metrics.timeToFirstToken(reply.model, ctx.clock.now() - scope.startedAt)
+  }
+  // The client hanging up mid-stream is a 499 in the log, whatever ended the call.
+  let clientLeft = false
+  const onClose = () => {
+    if (!res.writableFinished) clientLeft = true
+  }
+  res.once('close', onClose)
   const encoder = new OpenAIChunkEncoder({
     id: `chatcmpl-${randomUUID()}`,
     model: reply.model,
@@ -68,14 +80,20 @@ export async function streamCompletion(
     await write(OPENAI_SSE_DONE)
   } catch (error) {
     const shaped = ctx.redact(errorReply(error))
-    ctx.log('warn', 'stream-interrupted', { model: reply.model, error: shaped.body.error.code })
-    await write(openAISseData(shaped.body))
+    if (scope !== undefined) scope.errorCode ??= shaped.body.error.code
+    if (shaped.status === 499 || res.destroyed) clientLeft = true
+    else {
+      ctx.log('warn', 'stream-interrupted', { model: reply.model, error: shaped.body.error.code })
+      await write(openAISseData(shaped.body))
+    }
   } finally {
     await events.return?.()
     const rest = recutter.end()
     if (!res.writableEnded && !res.destroyed) res.end(rest)
+    res.off('close', onClose)
   }
-  return 200
+  if (clientLeft && scope !== undefined) scope.errorCode ??= 'client_closed'
+  return clientLeft ? 499 : 200
 }
 
 /** Backpressure: wait for the socket to drain, or for the response to go away. */

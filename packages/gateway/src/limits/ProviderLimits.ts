@@ -29,6 +29,8 @@ export interface ProviderLimitsOptions {
   instances?: number | undefined
   /** Told once when Redis fails and once when it is back. Default `console`. */
   logger?: { warn(message: string): void } | undefined
+  /** Called when `acquire` is about to wait for a window to reset (metrics). */
+  onWait?: ((provider: string, limit: 'rpm' | 'tpm', waitMs: number) => void) | undefined
 }
 
 export interface LimitOptions {
@@ -73,6 +75,7 @@ export class ProviderLimits {
   readonly #pairs = new Map<string, Pair>()
   readonly #redis: Redis | undefined
   readonly #logger: { warn(message: string): void }
+  readonly #onWait: ProviderLimitsOptions['onWait']
   #fallbackUses = 0
   #degraded = false
 
@@ -85,6 +88,7 @@ export class ProviderLimits {
     const prefix = options.keyPrefix ?? 'hourglass:limits'
     this.#redis = options.redis
     this.#logger = options.logger ?? console
+    this.#onWait = options.onWait
     const make = (dimension: 'rpm' | 'tpm', points: number | undefined) => {
       if (points === undefined || points === 0) return undefined
       if (!Number.isInteger(points) || points < 0) {
@@ -187,6 +191,11 @@ export class ProviderLimits {
           retryAtMs: decision.retryAtMs,
           remainingMs: deadline?.remaining() ?? Number.POSITIVE_INFINITY,
         })
+      }
+      try {
+        this.#onWait?.(provider, decision.limit, decision.retryAfterMs)
+      } catch {
+        // A metrics hook must not change admission.
       }
       await wait(decision.retryAfterMs, { deadline, signal: options.signal })
     }

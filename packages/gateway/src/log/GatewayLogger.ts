@@ -1,17 +1,25 @@
+import type { Logger } from 'pino'
+
 export type LogLevel = 'info' | 'warn' | 'error'
 
-/** One log record: an event name and flat fields. Never contains an API key. */
+/**
+ * One log record as pino wrote it (`level` as a label, `time` ISO): an event
+ * name, flat fields, `msg`, and `requestId` on every line of a request.
+ * Never contains an API key.
+ */
 export interface LogRecord {
   level: LogLevel
-  /** `request`, `attempt`, `stream-interrupted`, `limits`, `admission`, … */
+  /** `request`, `attempt`, `stream-interrupted`, `limits`, `admission`, `redis`, `shutdown`, … */
   event: string
+  msg?: string | undefined
+  requestId?: string | undefined
   [field: string]: unknown
 }
 
-/** Where the gateway's log records go. Injected so tests (and your log pipeline) can collect them. */
-export type GatewayLogger = (record: LogRecord) => void
-
-/** The default: one JSON line per record on stderr, with an ISO time. */
-export const stderrJsonLogger: GatewayLogger = (record) => {
-  process.stderr.write(`${JSON.stringify({ time: new Date().toISOString(), ...record })}\n`)
-}
+/**
+ * Where the gateway's logs go: a pino logger of yours (the gateway logs
+ * through a child of it that adds its redaction), or a function that
+ * receives each record once pino has written and redacted it (tests, a
+ * custom pipeline). Default: pino, JSON lines on stderr.
+ */
+export type GatewayLogger = Logger | ((record: LogRecord) => void)

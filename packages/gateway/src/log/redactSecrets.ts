@@ -1,4 +1,4 @@
-const REDACTED = '[redacted]'
+export const REDACTED = '[redacted]'
 
 /**
  * Returns a function that replaces every occurrence of any secret in a value

@@ -1,0 +1,208 @@
+import {
+  adaptiveReserveMs,
+  ClientClosedError,
+  type Clock,
+  DEADLINE_EXPIRED_HEADER,
+  Deadline,
+  runWithDeadline,
+  wait,
+} from '@hourglass/core'
+import type { RequestHandler, Response } from 'express'
+import type { GatewayConfig } from '../config/gatewayConfigSchema.js'
+import type { GatewayMetrics } from '../metrics/GatewayMetrics.js'
+import { clientRetryCount, clientTimeoutMs } from './clientHeaders.js'
+import { GatewayShutdownError } from './GatewayShutdownError.js'
+import {
+  attachScope,
+  REQUEST_ID_HEADER,
+  type RequestScope,
+  requestIdFrom,
+  runInRequest,
+  scopeOf,
+} from './requestScope.js'
+
+/** After a drain times out, how long cancelled requests get to write their 503 before their sockets are cut. */
+const CUT_GRACE_MS = 1000
+
+export interface DrainReport {
+  /** Requests in flight when the drain began. */
+  inFlight: number
+  /** …that finished on their own. */
+  drained: number
+  /** …still running at the drain timeout: cancelled (503 `shutting_down`), then cut. */
+  cutOff: number
+  /** How long the drain took, in ms. */
+  ms: number
+}
+
+interface TrackerOptions {
+  owner: object
+  config: GatewayConfig
+  clock: Clock
+  metrics: GatewayMetrics
+  trustStainlessTimeout: boolean
+}
+
+/**
+ * Every request of one gateway from arrival to the end of its response: its
+ * id, its scope (read by logs, metrics and the retry gate), its own deadline
+ * (the ingress one, narrowed by the SDK's `x-stainless-timeout`), and the
+ * in-flight set a shutdown drains.
+ */
+export class RequestTracker {
+  readonly #o: TrackerOptions
+  readonly #open = new Map<Response, RequestScope>()
+  #draining = false
+  #onIdle: (() => void) | undefined
+
+  constructor(options: TrackerOptions) {
+    this.#o = options
+  }
+
+  get draining(): boolean {
+    return this.#draining
+  }
+
+  /**
+   * The first middleware: `x-request-id` accepted (1–128 visible ASCII
+   * characters) or generated, set on the response before anything can answer
+   * it; a scope for the request; 503 `shutting_down` for API calls arriving
+   * during a drain; the request's metrics when its response ends.
+   */
+  arrive(): RequestHandler {
+    const { owner, clock, metrics } = this.#o
+    return (req, res, next) => {
+      const scope: RequestScope = {
+        id: requestIdFrom(req.headers[REQUEST_ID_HEADER]),
+        owner,
+        startedAt: clock.now(),
+        clientRetry: clientRetryCount(req.headers['x-stainless-retry-count']),
+        retryCharged: false,
+        deadline: undefined,
+        errorCode: undefined,
+      }
+      res.setHeader(REQUEST_ID_HEADER, scope.id)
+      const api = req.path.startsWith('/v1/')
+      if (this.#draining && api) {
+        res.setHeader('connection', 'close')
+        res.setHeader('x-should-retry', 'true')
+        res.setHeader('retry-after', '1')
+        res.status(503).json({
+          error: {
+            message: 'the gateway is shutting down; retry (another instance can serve it)',
+            type: 'server_error',
+            param: null,
+            code: 'shutting_down',
+          },
+        })
+        return
+      }
+      attachScope(req, scope)
+      attachScope(res, scope)
+      this.#open.set(res, scope)
+      res.once('close', () => {
+        this.#open.delete(res)
+        // Gone before the end: stop everything done for it (this listener may
+        // run before the ingress middleware's, and disposing first would unlink
+        // the request's deadline from the cancel that one sends).
+        if (!res.writableFinished) scope.deadline?.cancel(new ClientClosedError())
+        else scope.deadline?.dispose()
+        if (api) {
+          const status = res.writableFinished ? res.statusCode : 499
+          metrics.request(status, errorCodeOf(res, status, scope), clock.now() - scope.startedAt)
+        }
+        if (this.#open.size === 0) this.#onIdle?.()
+      })
+      runInRequest(scope, next)
+    }
+  }
+
+  /**
+   * After the ingress `deadline()`: the request's own deadline under it,
+   * shortened to the client SDK's timeout when one came (`x-stainless-timeout`,
+   * clamped to `deadline.maxMs`, less the ingress reserve), so the gateway
+   * never works for a client that has given up. It can only shorten: the SDK
+   * sends its default (600 s) on every request, which must not buy more than
+   * `deadline.defaultMs`. Without an ingress deadline, `deadline.defaultMs`.
+   */
+  scopeDeadline(): RequestHandler {
+    const { config, clock, trustStainlessTimeout } = this.#o
+    return (req, _res, next) => {
+      const scope = scopeOf(req)
+      if (scope === undefined) return next()
+      const clientMs = trustStainlessTimeout
+        ? clientTimeoutMs(req.headers, config.deadline.maxMs)
+        : undefined
+      const reserveMs = config.deadline.reserveMs ?? adaptiveReserveMs()
+      const ownMs = clientMs === undefined ? Number.POSITIVE_INFINITY : clientMs - reserveMs
+      const parent = (req as { deadline?: Deadline }).deadline
+      const own =
+        parent === undefined
+          ? Deadline.after(Math.min(config.deadline.defaultMs, ownMs), { clock })
+          : parent.child(Math.max(0, ownMs))
+      scope.deadline = own
+      req.deadline = own
+      runWithDeadline(own, next)
+    }
+  }
+
+  /** Back into the request's scope and deadline (after a body parser, which may lose async context). */
+  reenter(): RequestHandler {
+    return (req, _res, next) => {
+      const scope = scopeOf(req)
+      if (scope === undefined) return next()
+      const run = () => runInRequest(scope, next)
+      if (scope.deadline === undefined) run()
+      else runWithDeadline(scope.deadline, run)
+    }
+  }
+
+  /**
+   * Stop taking API requests (503 `shutting_down`, `/readyz` 503) and wait up
+   * to `timeoutMs` for those in flight to finish. The ones still running are
+   * then cancelled (their deadline's reason says shutdown: they answer 503,
+   * streams end with an error event) and, after a short grace, cut.
+   */
+  async drain(timeoutMs: number): Promise<DrainReport> {
+    this.#draining = true
+    const started = performance.now()
+    const inFlight = this.#open.size
+    await this.#idle(timeoutMs)
+    const cutOff = this.#open.size
+    if (cutOff > 0) {
+      const reason = new GatewayShutdownError()
+      for (const scope of this.#open.values()) scope.deadline?.cancel(reason)
+      await this.#idle(CUT_GRACE_MS)
+      for (const res of this.#open.keys()) res.destroy()
+    }
+    return {
+      inFlight,
+      drained: inFlight - cutOff,
+      cutOff,
+      ms: Math.round(performance.now() - started),
+    }
+  }
+
+  /** Resolves when no request is open, or after `ms` (core's wait, woken by the last close). */
+  async #idle(ms: number): Promise<void> {
+    if (this.#open.size === 0 || ms <= 0) return
+    await wait(ms, {
+      wakeOn: (wake) => {
+        this.#onIdle = wake
+        return () => {
+          this.#onIdle = undefined
+        }
+      },
+    })
+  }
+}
+
+/** What to count a finished response as: the code the client was told, or what its status says. */
+function errorCodeOf(res: Response, status: number, scope: RequestScope): string | undefined {
+  if (status === 499) return 'client_closed'
+  if (scope.errorCode !== undefined) return scope.errorCode
+  if (status < 400) return undefined
+  // The ingress middleware's own 504 (the handler did not answer in time).
+  if (res.getHeader(DEADLINE_EXPIRED_HEADER) !== undefined) return 'deadline_exceeded'
+  return `http_${status}`
+}

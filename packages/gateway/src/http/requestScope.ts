@@ -1,0 +1,53 @@
+import { randomUUID } from 'node:crypto'
+import { contextKey, type Deadline, readContext, runWithContext } from '@hourglass/core'
+
+/** What the gateway knows about one request, from arrival to the end of its response. @internal */
+export interface RequestScope {
+  /** `x-request-id`: the client's when valid, else a fresh UUID. In every log line and on every response. */
+  readonly id: string
+  /** The gateway serving it: its metrics count only their own requests' events. */
+  readonly owner: object
+  /** Arrival, on the gateway's clock (ms). */
+  readonly startedAt: number
+  /** `X-Stainless-Retry-Count` when above 0: the client is retrying a request that failed for it. */
+  clientRetry: number
+  /** That retry was counted against a provider's retry budget (once per request). */
+  retryCharged: boolean
+  /** The request's deadline under the ingress one: narrowed by `x-stainless-timeout`, cancelled when a drain times out. */
+  deadline: Deadline | undefined
+  /** The error code the client was answered with (`deadline_exceeded`, `client_closed`…), if any. */
+  errorCode: string | undefined
+}
+
+const REQUEST = contextKey<RequestScope>('@hourglass/gateway.request')
+// Also by request and response object: a body parser may run the next
+// handler outside the async context it was given.
+const byRequest = new WeakMap<object, RequestScope>()
+
+export function scopeOf(req: object): RequestScope | undefined {
+  return byRequest.get(req)
+}
+
+export function attachScope(req: object, scope: RequestScope): void {
+  byRequest.set(req, scope)
+}
+
+/** The request in progress, read through core's one AsyncLocalStorage. */
+export function currentRequest(): RequestScope | undefined {
+  return readContext(REQUEST)
+}
+
+export function runInRequest<R>(scope: RequestScope, fn: () => R): R {
+  return runWithContext(REQUEST, scope, fn)
+}
+
+export const REQUEST_ID_HEADER = 'x-request-id'
+
+// Visible ASCII only: an id goes into log lines and back into a header, so
+// no spaces, control characters or anything a log parser would choke on.
+const VALID_ID = /^[\x21-\x7e]{1,128}$/
+
+/** The caller's `x-request-id` when it is 1–128 visible ASCII characters; a new UUID otherwise. */
+export function requestIdFrom(header: string | string[] | undefined): string {
+  return typeof header === 'string' && VALID_ID.test(header) ? header : randomUUID()
+}

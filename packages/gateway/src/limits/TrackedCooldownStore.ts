@@ -1,0 +1,39 @@
+import type { CooldownExtension, CooldownStore } from '../llm.js'
+
+/**
+ * The cooldown store admission uses, watched: `failing` is true from a
+ * failed call until the next one that succeeds, so `/readyz` can say the
+ * cooldowns are being decided locally without parsing admission's log text.
+ */
+export class TrackedCooldownStore implements CooldownStore {
+  readonly #inner: CooldownStore
+  failing = false
+
+  constructor(inner: CooldownStore) {
+    this.#inner = inner
+  }
+
+  remaining(provider: string, keyIds: readonly string[]): Promise<number[]> {
+    return this.#watch(this.#inner.remaining(provider, keyIds))
+  }
+
+  extend(
+    provider: string,
+    keyId: string,
+    waitMs: number,
+    reason: string,
+  ): Promise<CooldownExtension> {
+    return this.#watch(this.#inner.extend(provider, keyId, waitMs, reason))
+  }
+
+  async #watch<T>(call: Promise<T>): Promise<T> {
+    try {
+      const value = await call
+      this.failing = false
+      return value
+    } catch (error) {
+      this.failing = true
+      throw error
+    }
+  }
+}

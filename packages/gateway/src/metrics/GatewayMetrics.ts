@@ -1,0 +1,197 @@
+import diagnostics from 'node:diagnostics_channel'
+import type { IncomingMessage, ServerResponse } from 'node:http'
+import { PrometheusExporter } from '@opentelemetry/exporter-prometheus'
+import { MeterProvider } from '@opentelemetry/sdk-metrics'
+import { currentRequest } from '../http/requestScope.js'
+
+// The fields read from @hourglass/llm's events (published by name on
+// diagnostics_channel; the message types are llm's).
+interface AttemptEvent {
+  provider: string
+  decision: 'success' | 'retry' | 'fallback' | 'fail'
+  errorKind?: string | undefined
+  inputTokens?: number | undefined
+  outputTokens?: number | undefined
+}
+interface CooldownEvent {
+  provider: string
+  keyId: string
+  state: 'start' | 'extend' | 'end'
+}
+interface AdmissionEvent {
+  provider: string
+  keyId: string
+  action: string
+  waitMs: number
+}
+
+const ATTEMPT = 'hourglass:llm:attempt'
+const COOLDOWN = 'hourglass:llm:cooldown'
+const ADMISSION = 'hourglass:llm:admission'
+
+const SECONDS = [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300]
+const WAIT_SECONDS = [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60]
+
+/**
+ * One gateway's metrics, served at `/metrics` in Prometheus text format by
+ * OpenTelemetry's Prometheus exporter (its request handler on the gateway's
+ * router: no second port). Its own MeterProvider, so nothing global is
+ * touched and two gateways in one process count apart: events from llm's
+ * channels are counted only when they belong to a request of this gateway
+ * (read from the request scope the event is published in). Keys appear only
+ * as llm's `keyId` (a short non-reversible hash), durations in seconds.
+ */
+export class GatewayMetrics {
+  readonly #owner: object
+  readonly #exporter: PrometheusExporter
+  readonly #provider: MeterProvider
+  readonly #requests
+  readonly #duration
+  readonly #errors
+  readonly #expiries
+  readonly #attempts
+  readonly #fallbacks
+  readonly #tokens
+  readonly #cooldowns
+  readonly #waits
+  readonly #waitDuration
+  readonly #ttft
+  readonly #clientRetries
+  readonly #unsubscribe: () => void
+
+  constructor(owner: object) {
+    this.#owner = owner
+    this.#exporter = new PrometheusExporter({
+      preventServerStart: true,
+      withoutScopeInfo: true,
+      withoutTargetInfo: true,
+    })
+    this.#provider = new MeterProvider({ readers: [this.#exporter] })
+    const meter = this.#provider.getMeter('@hourglass/gateway')
+    this.#requests = meter.createCounter('hourglass.gateway.requests', {
+      description: 'API requests ended, by status class (499, the client left first, is a 4xx)',
+      unit: '{request}',
+    })
+    this.#duration = meter.createHistogram('hourglass.gateway.request.duration', {
+      description: 'Time from arrival to the end of the response',
+      unit: 's',
+      advice: { explicitBucketBoundaries: SECONDS },
+    })
+    this.#errors = meter.createCounter('hourglass.gateway.errors', {
+      description: 'Requests answered with an error, by its OpenAI error code',
+      unit: '{request}',
+    })
+    this.#expiries = meter.createCounter('hourglass.gateway.deadline.expiries', {
+      description: 'Requests whose deadline ran out (504, or a stream ended by it)',
+      unit: '{request}',
+    })
+    this.#attempts = meter.createCounter('hourglass.gateway.upstream.attempts', {
+      description: 'Attempts sent to providers, by what the policy decided after each',
+      unit: '{attempt}',
+    })
+    this.#fallbacks = meter.createCounter('hourglass.gateway.fallbacks', {
+      description: 'Calls that left a provider for the next one of the fallback list',
+      unit: '{fallback}',
+    })
+    this.#tokens = meter.createCounter('hourglass.gateway.tokens', {
+      description: 'Tokens the providers reported, input and output',
+      unit: '{token}',
+    })
+    this.#cooldowns = meter.createCounter('hourglass.gateway.cooldowns', {
+      description: 'Cooldowns started per provider and key id (rate limit, overload, rejected key)',
+      unit: '{cooldown}',
+    })
+    this.#waits = meter.createCounter('hourglass.gateway.waits', {
+      description: 'Waits before sending: a key cooling down, or an RPM/TPM window',
+      unit: '{wait}',
+    })
+    this.#waitDuration = meter.createHistogram('hourglass.gateway.wait.duration', {
+      description: 'Length of those waits',
+      unit: 's',
+      advice: { explicitBucketBoundaries: WAIT_SECONDS },
+    })
+    this.#ttft = meter.createHistogram('hourglass.gateway.time_to_first_token', {
+      description: 'Streams: time from arrival to the first token written',
+      unit: 's',
+      advice: { explicitBucketBoundaries: SECONDS },
+    })
+    this.#clientRetries = meter.createCounter('hourglass.gateway.client_retries', {
+      description:
+        'Requests an SDK marked as its retry (X-Stainless-Retry-Count > 0), by whether the retry budget let them through',
+      unit: '{request}',
+    })
+
+    const onAttempt = (message: unknown) => {
+      if (!this.#mine()) return
+      const m = message as AttemptEvent
+      this.#attempts.add(1, {
+        provider: m.provider,
+        outcome: m.decision,
+        ...(m.errorKind === undefined ? {} : { error_kind: m.errorKind }),
+      })
+      if (m.decision === 'fallback') this.#fallbacks.add(1, { provider: m.provider })
+      if (m.inputTokens) this.#tokens.add(m.inputTokens, { provider: m.provider, type: 'input' })
+      if (m.outputTokens) this.#tokens.add(m.outputTokens, { provider: m.provider, type: 'output' })
+    }
+    const onCooldown = (message: unknown) => {
+      const m = message as CooldownEvent
+      if (m.state !== 'start' || !this.#mine()) return
+      this.#cooldowns.add(1, { provider: m.provider, key_id: m.keyId })
+    }
+    const onAdmission = (message: unknown) => {
+      const m = message as AdmissionEvent
+      if (m.action !== 'wait' || !this.#mine()) return
+      const attributes = { provider: m.provider, key_id: m.keyId, reason: 'cooldown' }
+      this.#waits.add(1, attributes)
+      this.#waitDuration.record(m.waitMs / 1000, attributes)
+    }
+    diagnostics.subscribe(ATTEMPT, onAttempt)
+    diagnostics.subscribe(COOLDOWN, onCooldown)
+    diagnostics.subscribe(ADMISSION, onAdmission)
+    this.#unsubscribe = () => {
+      diagnostics.unsubscribe(ATTEMPT, onAttempt)
+      diagnostics.unsubscribe(COOLDOWN, onCooldown)
+      diagnostics.unsubscribe(ADMISSION, onAdmission)
+    }
+  }
+
+  /** Serves the current values in Prometheus text format. */
+  serve(req: IncomingMessage, res: ServerResponse): void {
+    this.#exporter.getMetricsRequestHandler(req, res)
+  }
+
+  /** A request ended: `status` 499 when the client left first; `errorCode` as the client was (or would have been) told. */
+  request(status: number, errorCode: string | undefined, durationMs: number): void {
+    const statusClass = `${Math.floor(status / 100)}xx`
+    this.#requests.add(1, { status_class: statusClass })
+    this.#duration.record(Math.max(0, durationMs) / 1000, { status_class: statusClass })
+    if (errorCode !== undefined) this.#errors.add(1, { kind: errorCode })
+    if (errorCode === 'deadline_exceeded') this.#expiries.add(1)
+  }
+
+  /** A stream's first token was written `ms` after the request arrived. */
+  timeToFirstToken(model: string, ms: number): void {
+    this.#ttft.record(Math.max(0, ms) / 1000, { model })
+  }
+
+  /** The gateway's own RPM/TPM limit made a request wait `ms` before sending to `provider`. */
+  limitWait(provider: string, limit: 'rpm' | 'tpm', ms: number): void {
+    const attributes = { provider, reason: limit }
+    this.#waits.add(1, attributes)
+    this.#waitDuration.record(Math.max(0, ms) / 1000, attributes)
+  }
+
+  /** A client's retry met `provider`'s retry budget: let through (and counted) or refused. */
+  clientRetry(provider: string, outcome: 'admitted' | 'refused'): void {
+    this.#clientRetries.add(1, { provider, outcome })
+  }
+
+  async close(): Promise<void> {
+    this.#unsubscribe()
+    await this.#provider.shutdown().catch(() => {})
+  }
+
+  #mine(): boolean {
+    return currentRequest()?.owner === this.#owner
+  }
+}
