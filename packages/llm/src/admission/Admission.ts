@@ -8,11 +8,12 @@ import {
 } from '@hourglass/core'
 import { RateLimitedError } from '../policy/RateLimitedError.js'
 import { type AdmissionPermit, createPermit } from './AdmissionPermit.js'
-import { CooldownBook } from './CooldownBook.js'
+import { CooldownBook, modelScope } from './CooldownBook.js'
 import type { CooldownStore } from './CooldownStore.js'
+import { chooseSlot } from './chooseSlot.js'
 import { type CooldownInput, defaultCooldownMs } from './defaultCooldownMs.js'
 import { KeysRetiredError } from './KeysRetiredError.js'
-import { keyId } from './keyId.js'
+import { endpointId, keyId } from './keyId.js'
 import { LatencyTracker } from './LatencyTracker.js'
 import { MemoryCooldownStore } from './MemoryCooldownStore.js'
 import { publishAdmission } from './publish.js'
@@ -27,7 +28,10 @@ export interface AdmissionOptions {
   wallClock?: (() => number) | undefined
   /** The wait when a limit comes without a hint, in ms. Default `defaultCooldownMs`. */
   cooldownMs?: ((input: CooldownInput) => number) | undefined
-  /** Waiters released by a successful probe follow within a random 0…staggerMs. Default 100; 0 = at once. */
+  /**
+   * Waiters released by a successful probe follow in the order they came,
+   * spread evenly over staggerMs (the first at once). Default 100; 0 = all at once.
+   */
   staggerMs?: number | undefined
   /** Longest a probe may hold the slot without reporting, in ms (it also ends with its deadline). Default 30 000. */
   probeLeaseMs?: number | undefined
@@ -44,18 +48,42 @@ export interface AdmissionOptions {
   random?: (() => number) | undefined
 }
 
-export interface AdmissionRequest {
+/** One provider (at one endpoint) and its keys: what cools down together. */
+export interface AdmissionTarget {
   provider: string
+  /**
+   * The provider's base URL. Two providers of one name at different URLs
+   * cool down apart (and their latencies are kept apart). Default: none, one
+   * cooldown per name.
+   */
+  endpoint?: string | undefined
   /** The provider's API keys, in order of preference. Empty or absent: one provider-wide cooldown. */
   keys?: readonly string[] | undefined
+  /** The model: latencies are kept per model too (`forecast`), and errors name it. */
+  model?: string | undefined
+}
+
+/** What this process knows of a target's next answer (see `Admission.forecast`). */
+export interface AdmissionForecast {
+  /** ms until a key may be used: 0 = now; Infinity = every key retired. */
+  waitMs: number
+  /** The model's recent latency percentile (p90 by default), ms; undefined before its first success. */
+  latencyMs: number | undefined
+}
+
+export interface AdmissionRequest extends AdmissionTarget {
   /** Bounds every wait. Default `currentDeadline()`; without either, waits are bounded by the cooldown only. */
   deadline?: Deadline | undefined
   /** Also ends a wait when aborted. */
   signal?: AbortSignal | undefined
   /** Time the call needs once admitted, in ms. Default: recent latency percentile, else `defaultNeededMs`. */
   neededMs?: number | undefined
-  /** For the error message. */
-  model?: string | undefined
+  /**
+   * Longest wait worth taking, in ms — a caller with another model expected
+   * to answer sooner says so here. A longer wait is refused at once, like one
+   * that does not fit the deadline. Default: no limit but the deadline.
+   */
+  maxWaitMs?: number | undefined
   /** The caller will fall back to another model when refused (reported as `fallback`, not `fail`). */
   hasFallback?: boolean | undefined
 }
@@ -102,9 +130,39 @@ export class Admission {
     })
   }
 
-  /** The time a call to `provider` is expected to need, in ms (recent latency percentile). */
-  neededMs(provider: string): number {
-    return this.#latency.estimate(provider) ?? this.#defaultNeededMs
+  /** The time a call to `provider` (at `endpoint`) is expected to need, in ms (recent latency percentile). */
+  neededMs(provider: string, endpoint?: string | undefined): number {
+    return this.#latency.estimate(scopeOf(provider, endpoint)) ?? this.#defaultNeededMs
+  }
+
+  /**
+   * What this process knows of `target`'s next answer, without waiting or
+   * asking the store: how long until one of its keys may be used (a
+   * cooldown, or a probe in flight) and the model's recent latency. A
+   * caller with several models compares them with it (`callModel`: the
+   * earliest expected answer wins).
+   */
+  forecast(target: AdmissionTarget): AdmissionForecast {
+    const slots = this.#slotsOf(target)
+    const now = this.#clock.now()
+    const choice = chooseSlot(
+      slots,
+      now,
+      this.neededMs(target.provider, target.endpoint),
+      this.#staggerMs,
+    )
+    const scope = scopeOf(target.provider, target.endpoint)
+    return {
+      waitMs:
+        choice.kind === 'grant'
+          ? 0
+          : choice.kind === 'wait'
+            ? Math.max(0, choice.readyAt - now)
+            : Number.POSITIVE_INFINITY,
+      latencyMs: this.#latency.estimate(
+        target.model === undefined ? scope : modelScope(scope, target.model),
+      ),
+    }
   }
 
   /**
@@ -117,9 +175,8 @@ export class Admission {
     const { provider } = request
     const deadline = request.deadline ?? currentDeadline()
     const clock = deadline?.clock ?? this.#clock
-    const keys: Array<string | undefined> =
-      request.keys && request.keys.length > 0 ? [...request.keys] : [undefined]
-    const slots = keys.map((key) => this.#book.slot(provider, this.#id(key)))
+    const keys = keysOf(request)
+    const slots = this.#slotsOf(request)
     const { signal } = request
     // Waits end at once with the deadline's or the signal's reason (core's one wait).
     const until = { deadline, signal, clock }
@@ -127,30 +184,44 @@ export class Admission {
       signal?.throwIfAborted()
       if (deadline?.done && deadline.reason !== undefined) throw deadline.reason
     }
-    const neededMs = Math.max(0, request.neededMs ?? this.neededMs(provider))
+    const neededMs = Math.max(0, request.neededMs ?? this.neededMs(provider, request.endpoint))
+    const maxWaitMs = Math.max(0, request.maxWaitMs ?? Number.POSITIVE_INFINITY)
     const startedAt = this.#clock.now()
-    let released = reopenCount(slots)
+    let seen = slots.map((slot) => slot.reopened)
     let staggered = false
 
     for (;;) {
       ended()
-      await this.#book.refresh(provider, slots)
+      await this.#book.refresh(slots)
       ended()
       const now = this.#clock.now()
-      const choice = this.#choose(slots, now, neededMs)
+      const choice = chooseSlot(slots, now, neededMs, this.#staggerMs)
       if (choice.kind === 'grant') {
-        // Released by a probe's success: spread the followers out instead of stampeding.
-        if (!staggered && reopenCount(slots) !== released && this.#staggerMs > 0) {
+        // Released by a probe's success: the followers go in the order they
+        // came (the longest waiting first), spread over staggerMs instead of
+        // stampeding — a random order would make the earliest callers the
+        // slowest for no gain.
+        const opened = slots.find((slot, i) => slot.reopened !== seen[i])
+        if (!staggered && opened !== undefined && this.#staggerMs > 0) {
           staggered = true
+          const rank = opened.followers.next++
+          const spreadMs = (this.#staggerMs * rank) / Math.max(1, opened.followers.waiting)
           const left = (deadline?.remaining() ?? Number.POSITIVE_INFINITY) - neededMs
-          const jitterMs = Math.min(this.#random() * this.#staggerMs, Math.max(0, left))
+          const jitterMs = Math.min(spreadMs, Math.max(0, left))
           if (jitterMs >= 1) {
             await wait(jitterMs, until)
             continue
           }
         }
         const slot = slots[choice.index] as Slot
-        return this.#grant(slot, keys[choice.index], choice, deadline, now - startedAt)
+        return this.#grant(
+          slot,
+          keys[choice.index],
+          choice,
+          deadline,
+          now - startedAt,
+          request.model,
+        )
       }
       if (choice.kind === 'retired') {
         throw new KeysRetiredError({ provider, keyIds: slots.map((s) => s.keyId), reason: 'auth' })
@@ -159,61 +230,55 @@ export class Admission {
       const waitMs = Math.max(0, choice.readyAt - now)
       const latestStartMs = remaining - neededMs
       const keyIdOfWait = (slots[choice.index] as Slot).keyId
-      if (waitMs > latestStartMs) {
+      if (waitMs > latestStartMs || waitMs > maxWaitMs) {
         publishAdmission({
           provider,
           keyId: keyIdOfWait,
           action: request.hasFallback ? 'fallback' : 'fail',
           waitMs,
         })
+        const why =
+          waitMs > latestStartMs
+            ? `${Math.floor(remaining)} ms left, ${Math.ceil(neededMs)} ms needed`
+            : `the caller takes waits of at most ${Math.floor(maxWaitMs)} ms`
         throw new RateLimitedError({
           provider,
           model: request.model,
           retryAfterMs: waitMs,
           retryAtMs: this.#wall() + waitMs,
-          reason: `every key is cooling for ${Math.ceil(waitMs)} ms or more; ${Math.floor(remaining)} ms left, ${Math.ceil(neededMs)} ms needed`,
+          reason: `every key is cooling for ${Math.ceil(waitMs)} ms or more; ${why}`,
         })
       }
       publishAdmission({ provider, keyId: keyIdOfWait, action: 'wait', waitMs })
-      released = reopenCount(slots)
+      seen = slots.map((slot) => slot.reopened)
       const timerMs = Math.min(choice.wakeAt - now, latestStartMs, MAX_TIMER_MS)
       await wait(timerMs, { ...until, wakeOn: (wake) => onChange(slots, wake) })
     }
   }
 
-  /** Feed an outcome for `provider`+`key` from outside a permit (a request admission did not grant). */
-  report(provider: string, key: string | undefined, outcome: AdmissionOutcome): Promise<void> {
+  /**
+   * Feed an outcome for `provider`+`key` from outside a permit (a request
+   * admission did not grant). `where` names the endpoint (as in `acquire`)
+   * and the model whose latency a success records.
+   */
+  report(
+    provider: string,
+    key: string | undefined,
+    outcome: AdmissionOutcome,
+    where: { endpoint?: string | undefined; model?: string | undefined } = {},
+  ): Promise<void> {
     return this.#book.apply(
-      this.#book.slot(provider, this.#id(key)),
+      this.#book.slot(provider, scopeOf(provider, where.endpoint), this.#id(key)),
       outcome,
       undefined,
       outcome.latencyMs,
+      where.model,
     )
   }
 
-  #choose(slots: Slot[], now: number, neededMs: number): Choice {
-    let best: Choice | undefined
-    let live = 0
-    for (const [index, slot] of slots.entries()) {
-      if (slot.retiredUntilMs > now) continue
-      live++
-      let readyAt: number
-      let wakeAt: number
-      if (slot.untilMs > now) {
-        readyAt = slot.untilMs
-        wakeAt = slot.untilMs
-      } else if (slot.halfOpen && slot.probe && slot.probe.leaseUntil > now) {
-        // Expect the probe to take as long as calls do, then our stagger.
-        readyAt = Math.max(now, slot.probe.startedAt + neededMs) + this.#staggerMs
-        wakeAt = slot.probe.leaseUntil
-      } else {
-        return { kind: 'grant', index, probe: slot.halfOpen }
-      }
-      if (!best || (best.kind === 'wait' && readyAt < best.readyAt)) {
-        best = { kind: 'wait', index, readyAt, wakeAt }
-      }
-    }
-    return live === 0 || !best ? { kind: 'retired' } : best
+  #slotsOf(target: AdmissionTarget): Slot[] {
+    const scope = scopeOf(target.provider, target.endpoint)
+    return keysOf(target).map((key) => this.#book.slot(target.provider, scope, this.#id(key)))
   }
 
   #grant(
@@ -222,6 +287,7 @@ export class Admission {
     choice: { index: number; probe: boolean },
     deadline: Deadline | undefined,
     waitedMs: number,
+    model: string | undefined,
   ): AdmissionPermit {
     const now = this.#clock.now()
     let token: ProbeToken | undefined
@@ -244,7 +310,7 @@ export class Admission {
         waitMs: waitedMs,
       })
     }
-    return createPermit(this.#book, this.#clock, slot, key, token, waitedMs)
+    return createPermit(this.#book, this.#clock, slot, key, token, waitedMs, model)
   }
 
   #id(key: string | undefined): string {
@@ -258,15 +324,15 @@ export class Admission {
   }
 }
 
-type Choice =
-  | { kind: 'grant'; index: number; probe: boolean }
-  | { kind: 'wait'; index: number; readyAt: number; wakeAt: number }
-  | { kind: 'retired' }
+function keysOf(target: AdmissionTarget): Array<string | undefined> {
+  return target.keys && target.keys.length > 0 ? [...target.keys] : [undefined]
+}
 
-function reopenCount(slots: readonly Slot[]): number {
-  let total = 0
-  for (const slot of slots) total += slot.reopened
-  return total
+/** The store's name for a provider: its name, plus its endpoint's id when one is given. */
+function scopeOf(provider: string, endpoint: string | undefined): string {
+  return endpoint === undefined || endpoint === ''
+    ? provider
+    : `${provider}@${endpointId(endpoint)}`
 }
 
 /** Wake a waiter when anything changes on one of `slots` (a cooldown ends, a probe reports). */

@@ -18,7 +18,10 @@ export interface AdmissionPermit {
   release(): void
 }
 
-/** A permit bound to its slot: reports once, and a probe that is released frees the slot at once. */
+/**
+ * A permit bound to its slot: reports once (a success's latency counts for
+ * `model` too, when given), and a probe that is released frees the slot at once.
+ */
 export function createPermit(
   book: CooldownBook,
   clock: Clock,
@@ -26,6 +29,7 @@ export function createPermit(
   key: string | undefined,
   token: ProbeToken | undefined,
   waitedMs: number,
+  model?: string | undefined,
 ): AdmissionPermit {
   const grantedAt = clock.now()
   let settled = false
@@ -38,7 +42,14 @@ export function createPermit(
     report(outcome: AdmissionOutcome): Promise<void> {
       if (settled) return Promise.resolve()
       settled = true
-      return book.apply(slot, outcome, token, outcome.latencyMs ?? clock.now() - grantedAt)
+      return book.apply(
+        slot,
+        outcome,
+        token,
+        outcome.latencyMs ?? clock.now() - grantedAt,
+        model,
+        grantedAt,
+      )
     },
     release(): void {
       if (settled) return

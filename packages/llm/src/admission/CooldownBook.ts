@@ -36,22 +36,25 @@ export class CooldownBook {
     this.#o = options
   }
 
-  slot(provider: string, keyId: string): Slot {
-    const name = `${provider}\u0000${keyId}`
+  /** The slot of `provider` (in `scope`: the provider, or provider and endpoint) and `keyId`. */
+  slot(provider: string, scope: string, keyId: string): Slot {
+    const name = `${scope}\u0000${keyId}`
     let slot = this.#slots.get(name)
     if (!slot) {
-      slot = createSlot(provider, keyId)
+      slot = createSlot(provider, scope, keyId)
       this.#slots.set(name, slot)
     }
     return slot
   }
 
   /** Merge the store's cooldowns (another process may have learned a limit) into the local view. */
-  async refresh(provider: string, slots: readonly Slot[]): Promise<void> {
+  async refresh(slots: readonly Slot[]): Promise<void> {
+    const scope = slots[0]?.scope
+    if (scope === undefined) return
     let remaining: number[]
     try {
       remaining = await this.#o.store.remaining(
-        provider,
+        scope,
         slots.map((s) => s.keyId),
       )
       this.#storeUp()
@@ -68,16 +71,26 @@ export class CooldownBook {
       // Sub-millisecond differences are the store's rounding, not news.
       if (until > slot.untilMs + 1) slot.untilMs = until
       slot.halfOpen = true
-      if (fresh) this.#cooldownEvent(slot, 'start', 'shared: learned from the store')
+      if (fresh) {
+        slot.coolingSince = now
+        this.#cooldownEvent(slot, 'start', 'shared: learned from the store')
+      }
     }
   }
 
-  /** Apply what came of one request. `token` identifies the probe, when the request was it. */
+  /**
+   * Apply what came of one request. `token` identifies the probe, when the
+   * request was it; a success's latency is recorded for the slot's scope and,
+   * when `model` is given, for that model there. `sentAt` is when the request
+   * was admitted, when known.
+   */
   async apply(
     slot: Slot,
     outcome: AdmissionOutcome,
     token: ProbeToken | undefined,
     latencyMs: number | undefined,
+    model?: string | undefined,
+    sentAt?: number | undefined,
   ): Promise<void> {
     const now = this.#o.clock.now()
     const wasProbe = token !== undefined && slot.probe === token
@@ -85,11 +98,14 @@ export class CooldownBook {
     const verdict = classify(outcome)
     if (verdict === 'success' || verdict === 'answered') {
       if (verdict === 'success' && latencyMs !== undefined) {
-        this.#o.latency.record(slot.provider, latencyMs)
+        this.#o.latency.record(slot.scope, latencyMs)
+        if (model !== undefined) this.#o.latency.record(modelScope(slot.scope, model), latencyMs)
       }
       if (slot.halfOpen && slot.untilMs <= now) {
         slot.halfOpen = false
         slot.reopened++
+        // Everyone waiting now follows this answer, in the order they came.
+        slot.followers = { waiting: slot.wakers.size, next: 0 }
         this.#cooldownEvent(slot, 'end', wasProbe ? 'probe answered' : 'answered')
       }
       if (!slot.halfOpen) slot.strikes = 0
@@ -113,15 +129,25 @@ export class CooldownBook {
       if (wasProbe) wake(slot)
       return
     }
-    slot.strikes++
+    const wasCooling = slot.halfOpen || slot.untilMs > now
+    // A limit met by a request sent before this cooldown began is the same
+    // window, reported late (it was in flight): a burst of N concurrent 429s
+    // is one strike, not N — or the backoff would reach its cap at once. Only
+    // a server's own wait still extends the cooldown.
+    const late = wasCooling && sentAt !== undefined && sentAt < slot.coolingSince
+    if (late && retryAfterMs === undefined) return
+    if (!late) slot.strikes++
+    if (!wasCooling) slot.coolingSince = now
+    const own = outcome.cooldownMs
     const waitMs = Math.max(
       0,
-      retryAfterMs ?? this.#o.cooldownMs({ kind, status, strikes: slot.strikes }),
+      retryAfterMs ?? own ?? this.#o.cooldownMs({ kind, status, strikes: slot.strikes }),
     )
-    const wasCooling = slot.halfOpen || slot.untilMs > now
     slot.untilMs = Math.max(slot.untilMs, now + waitMs)
     slot.halfOpen = true
-    const reason = `${kind} (${status})${retryAfterMs === undefined ? ', backoff' : ', server hint'}${wasProbe ? ', probe failed' : ''}`
+    const source =
+      retryAfterMs !== undefined ? 'server hint' : own !== undefined ? "caller's wait" : 'backoff'
+    const reason = `${kind} (${status}), ${source}${wasProbe ? ', probe failed' : ''}`
     this.#cooldownEvent(slot, wasCooling ? 'extend' : 'start', reason)
     wake(slot)
     await this.#extendStore(slot, waitMs, reason)
@@ -129,7 +155,7 @@ export class CooldownBook {
 
   async #extendStore(slot: Slot, waitMs: number, reason: string): Promise<void> {
     try {
-      await this.#o.store.extend(slot.provider, slot.keyId, waitMs, reason)
+      await this.#o.store.extend(slot.scope, slot.keyId, waitMs, reason)
       this.#storeUp()
     } catch (error) {
       this.#storeDown(error)
@@ -168,4 +194,9 @@ export class CooldownBook {
     this.#storeFailing = false
     this.#o.logger.warn('hourglass admission: cooldown store available again')
   }
+}
+
+/** The latency-tracker name of one model in one scope. */
+export function modelScope(scope: string, model: string): string {
+  return `${scope}\u0000${model}`
 }

@@ -1,9 +1,16 @@
-export { Admission, type AdmissionOptions, type AdmissionRequest } from './Admission.js'
+export {
+  Admission,
+  type AdmissionForecast,
+  type AdmissionOptions,
+  type AdmissionRequest,
+  type AdmissionTarget,
+} from './Admission.js'
 export type { AdmissionPermit } from './AdmissionPermit.js'
 export type { CooldownExtension, CooldownStore } from './CooldownStore.js'
+export { defaultAdmission, setDefaultAdmission } from './defaultAdmission.js'
 export { type CooldownInput, defaultCooldownMs } from './defaultCooldownMs.js'
 export { isKeysRetired, type KeysRetiredDetails, KeysRetiredError } from './KeysRetiredError.js'
-export { keyId, NO_KEY_ID } from './keyId.js'
+export { endpointId, keyId, NO_KEY_ID } from './keyId.js'
 export { LatencyTracker, type LatencyTrackerOptions } from './LatencyTracker.js'
 export { MemoryCooldownStore, type MemoryCooldownStoreOptions } from './MemoryCooldownStore.js'
 export {

@@ -13,3 +13,14 @@ export function keyId(key: string | undefined): string {
   if (key === undefined || key === '') return NO_KEY_ID
   return `k${createHash('sha256').update(key).digest('hex').slice(0, 12)}`
 }
+
+/**
+ * A short, non-reversible id for a provider's base URL (`e` + 10 hex digits
+ * of its SHA-256, trailing slashes ignored): two providers of one name at two
+ * URLs cool down apart, and a URL (which may carry a tenant or a token) never
+ * appears in a Redis key name.
+ */
+export function endpointId(baseURL: string): string {
+  const url = baseURL.replace(/\/+$/, '')
+  return `e${createHash('sha256').update(url).digest('hex').slice(0, 10)}`
+}

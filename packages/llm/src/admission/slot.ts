@@ -3,6 +3,11 @@ import type { NormalizedError } from '../types.js'
 /** What one provider+key looks like to this process. */
 export interface Slot {
   readonly provider: string
+  /**
+   * Where this slot lives in the store: the provider's name, plus its
+   * endpoint's id when the caller named a base URL (`openai@e1a2b3c4d5e`).
+   */
+  readonly scope: string
   readonly keyId: string
   /** Not before this time (the Admission clock's ms). 0 = not cooling. */
   untilMs: number
@@ -10,12 +15,19 @@ export interface Slot {
   halfOpen: boolean
   /** Consecutive limit failures since the last answer (drives the backoff). */
   strikes: number
+  /** When the current cooldown began (the Admission clock's ms); requests sent before it report late. */
+  coolingSince: number
   /** The probe in flight, if any; its lease ends when its deadline would. */
   probe: ProbeToken | undefined
   /** Retired (auth failure) until this time; 0 = not retired. */
   retiredUntilMs: number
   /** Bumped each time an answer closes a half-open slot: waiters see they were released. */
   reopened: number
+  /**
+   * The waiters released by the last reopening, and how many of them have
+   * gone: they follow in the order they came, spread over `staggerMs`.
+   */
+  followers: { waiting: number; next: number }
   /** Waiters to wake when anything here changes. */
   wakers: Set<() => void>
 }
@@ -25,16 +37,19 @@ export interface ProbeToken {
   leaseUntil: number
 }
 
-export function createSlot(provider: string, keyId: string): Slot {
+export function createSlot(provider: string, scope: string, keyId: string): Slot {
   return {
     provider,
+    scope,
     keyId,
     untilMs: 0,
     halfOpen: false,
     strikes: 0,
+    coolingSince: 0,
     probe: undefined,
     retiredUntilMs: 0,
     reopened: 0,
+    followers: { waiting: 0, next: 0 },
     wakers: new Set(),
   }
 }
@@ -48,10 +63,19 @@ export type AdmissionFailure = Pick<NormalizedError, 'kind' | 'status'> & {
   retryAfterMs?: number | undefined
 }
 
-/** What came of a request sent under a permit. */
+/**
+ * What came of a request sent under a permit. A limit without a server wait
+ * cools for `cooldownMs` when the reporter names its own (a caller's
+ * `retryDelay`), else for the Admission's `cooldownMs` option.
+ */
 export type AdmissionOutcome =
   | { ok: true; latencyMs?: number | undefined }
-  | { ok: false; error: AdmissionFailure; latencyMs?: number | undefined }
+  | {
+      ok: false
+      error: AdmissionFailure
+      latencyMs?: number | undefined
+      cooldownMs?: number | undefined
+    }
 
 /**
  * - `success`: answered; the limit is not holding.
