@@ -1,4 +1,5 @@
 import type { ErrorKind, NormalizedError } from '../types.js'
+import { describeOutlook, expectedMs, type ModelOutlook } from './modelOutlook.js'
 import type { RetryBudget } from './RetryBudget.js'
 import { type DelaySource, type RetryDelayOptions, retryDelay } from './retryDelay.js'
 
@@ -26,6 +27,21 @@ export interface RetryDecisionInput extends RetryDelayOptions {
   hasFallback?: boolean | undefined
   /** The provider's retry budget; when given, no retry is sent while it is drained. */
   retryBudget?: RetryBudget | undefined
+  /**
+   * The wait before this model may be sent to again, when it is already known
+   * (admission's shared cooldown for the provider, other keys included), in
+   * ms: replaces the computed delay. Default: computed by `retryDelay`.
+   */
+  waitMs?: number | undefined
+  /** This model's recent latency percentile (p90), ms; undefined = no history. */
+  latencyMs?: number | undefined
+  /**
+   * The remaining model expected to answer first (with `hasFallback`). After
+   * a rate limit or an overload, when it is expected to answer before this
+   * model's wait plus latency, the call falls back at once. Default: none
+   * (a fallback only when this model's attempts run out).
+   */
+  fallback?: ModelOutlook | undefined
 }
 
 export type RetryDecision =
@@ -61,9 +77,12 @@ const REQUEST_BOUND: ReadonlySet<ErrorKind> = new Set<ErrorKind>([
  * 5. more overloads than `max529Retries` → fall back, else fail;
  * 6. `maxAttempts` reached → fall back, else fail;
  * 7. retry budget drained → fall back, else fail;
- * 8. the wait (see `retryDelay`) plus `minAttemptMs` does not fit in
- *    `remainingMs` → not slept: fall back, else fail, naming the wait;
- * 9. otherwise retry after the wait.
+ * 8. a rate limit or overload, and `fallback` is expected to answer before
+ *    this model's wait plus its latency (`latencyMs`) → fall back now: the
+ *    earliest answer wins (no history counts as answering at once);
+ * 9. the wait (`waitMs`, else `retryDelay`) plus `minAttemptMs` does not fit
+ *    in `remainingMs` → not slept: fall back, else fail, naming the wait;
+ * 10. otherwise retry after the wait.
  */
 export function decideRetry(input: RetryDecisionInput): RetryDecision {
   const { error } = input
@@ -108,7 +127,21 @@ export function decideRetry(input: RetryDecisionInput): RetryDecision {
       `${what}: provider retry budget drained (${tokens} of ${input.retryBudget.maxTokens} tokens)`,
     )
   }
-  const { delayMs, source } = retryDelay({ ...input, attempt: input.attempt, error })
+  const computed = retryDelay({ ...input, attempt: input.attempt, error })
+  const { source } = computed
+  const known = input.waitMs
+  const delayMs =
+    known !== undefined && Number.isFinite(known) ? Math.max(0, Math.ceil(known)) : computed.delayMs
+  const cooling = error.kind === 'rate_limited' || error.kind === 'overloaded'
+  if (cooling && input.hasFallback === true && input.fallback !== undefined) {
+    const here: ModelOutlook = { label: 'this model', waitMs: delayMs, latencyMs: input.latencyMs }
+    if (expectedMs(input.fallback) < expectedMs(here)) {
+      return giveUp(
+        `${what}: ${describeOutlook(input.fallback)} is expected to answer before ${describeOutlook(here)}; falling back now`,
+        delayMs,
+      )
+    }
+  }
   if (delayMs + minAttemptMs > remainingMs) {
     const label = source === 'server' ? 'server-requested wait' : `${source} wait`
     return giveUp(

@@ -12,6 +12,7 @@ export {
   type RetryDecision,
   type RetryDecisionInput,
 } from './decideRetry.js'
+export { defaultRetryBudgets, setDefaultRetryBudgets } from './defaultRetryBudgets.js'
 export { estimatePromptTokens, MESSAGE_OVERHEAD_TOKENS } from './estimatePromptTokens.js'
 export { canonicalJson, idempotencyKey } from './idempotencyKey.js'
 export {
@@ -24,6 +25,7 @@ export {
   type ModelUnavailableDetails,
   ModelUnavailableError,
 } from './ModelUnavailableError.js'
+export type { ModelOutlook } from './modelOutlook.js'
 export { isRateLimited, type RateLimitedDetails, RateLimitedError } from './RateLimitedError.js'
 export { isRepairFailed, type RepairFailedDetails, RepairFailedError } from './RepairFailedError.js'
 export { RetryBudget, type RetryBudgetOptions } from './RetryBudget.js'
