@@ -188,3 +188,16 @@ export {
   type ToolResultBlock,
   type Usage,
 } from './types.js'
+// Safe defaults (issue 16): the process-wide admission and retry budgets callModel uses when none is passed.
+export {
+  type AdmissionForecast,
+  type AdmissionTarget,
+  defaultAdmission,
+  endpointId,
+  setDefaultAdmission,
+} from './admission/index.js'
+export {
+  defaultRetryBudgets,
+  type ModelOutlook,
+  setDefaultRetryBudgets,
+} from './policy/index.js'

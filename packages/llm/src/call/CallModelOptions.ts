@@ -31,10 +31,17 @@ export interface CallModelOptions {
   deadline?: Deadline | undefined
   /** Aborts the call; the attempt in flight is cancelled. */
   signal?: AbortSignal | undefined
-  /** One retry budget per provider name; with it, a 429 storm cannot multiply itself. Default: none. */
-  retryBudgets?: RetryBudgetRegistry | undefined
-  /** Shared per provider+key cooldowns: acquired before every attempt, told every outcome. Default: none. */
-  admission?: Admission | undefined
+  /**
+   * One retry budget per provider name, so a 429 storm cannot multiply
+   * itself. Default: the process-wide `defaultRetryBudgets()`; `false` = none.
+   */
+  retryBudgets?: RetryBudgetRegistry | false | undefined
+  /**
+   * Shared per provider + base URL + key cooldowns and latencies: acquired
+   * before every attempt, told every outcome. Default: the process-wide
+   * `defaultAdmission()`; `false` = none (each call waits out its own limits).
+   */
+  admission?: Admission | false | undefined
   /**
    * Sent as `Idempotency-Key` on every attempt and fallback of this call.
    * Derive it from the operation (`idempotencyKey({ conversationId, turn })`).
@@ -48,9 +55,17 @@ export interface CallModelOptions {
   /**
    * Streams: longest wait from sending to the first token, in ms. SSE comments
    * (`: keep-alive`) and bookkeeping events do not count. Past it the attempt
-   * is a `timeout` (retried or failed over). Default 0 = no limit of its own.
+   * is a `timeout`: not resent to the same model (the provider may already
+   * be generating, and billing), only to a fallback. Default 0 = no limit of
+   * its own.
    */
   firstTokenTimeoutMs?: number | undefined
+  /**
+   * Allow one resend to the same model after a first-token timeout — only for
+   * providers you know deduplicate or do not bill an unanswered request.
+   * Default false.
+   */
+  resendAfterFirstTokenTimeout?: boolean | undefined
   /** prompt_too_long, first step: drop or fold old context. Default: none. */
   collapse?: MessageReducer | undefined
   /** prompt_too_long, second step: compact the history (e.g. summarise). Default: none. */

@@ -1,4 +1,6 @@
 import type { Clock, Deadline } from '@hourglass/core'
+import type { Admission } from '../admission/Admission.js'
+import type { RetryBudgetRegistry } from '../policy/RetryBudgetRegistry.js'
 import type { CallModelOptions } from './CallModelOptions.js'
 
 /** What one `callModel` shares across its models, attempts and recovery steps. @internal */
@@ -6,6 +8,10 @@ export interface CallState {
   readonly options: CallModelOptions
   readonly deadline: Deadline | undefined
   readonly clock: Clock
+  /** The admission in use: the option's, else the process default; undefined when turned off. */
+  readonly admission: Admission | undefined
+  /** The retry budgets in use: the option's, else the process default; undefined when turned off. */
+  readonly retryBudgets: RetryBudgetRegistry | undefined
   /** Attempts sent so far, across every model and recovery step. */
   attempts: number
   /** USD recorded against the budget by this call so far. */

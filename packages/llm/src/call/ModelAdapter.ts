@@ -34,6 +34,12 @@ export interface ModelAdapter {
   readonly name: string
   /** The model id sent upstream and priced by `CostBudget`. */
   readonly model: string
+  /**
+   * Where requests go (the adapter's `baseURL`). Admission keeps cooldowns
+   * per provider name *and* base URL, so two providers of one name at two
+   * URLs never share one. Absent: per name only.
+   */
+  readonly baseURL?: string | undefined
   readonly dialect: Dialect
   /** API keys in order of preference (empty when the provider needs none). */
   readonly apiKeys: readonly string[]

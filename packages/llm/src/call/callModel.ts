@@ -1,5 +1,7 @@
 import { randomUUID } from 'node:crypto'
 import { currentDeadline, systemClock } from '@hourglass/core'
+import { defaultAdmissionFor } from '../admission/defaultAdmission.js'
+import { defaultRetryBudgets } from '../policy/defaultRetryBudgets.js'
 import { idempotencyKey as deriveKey } from '../policy/idempotencyKey.js'
 import type { ChatRequest, ChatResponse } from '../types.js'
 import type { CallModelOptions, MessageReducer } from './CallModelOptions.js'
@@ -17,6 +19,10 @@ import { runModels } from './runModels.js'
  * list — and, for prompts too long or answers cut at the cap, recovered in
  * layers before anything surfaces.
  *
+ * Safe by default: without `admission` / `retryBudgets`, every call of the
+ * process shares one `Admission` (cooldowns per provider + base URL + key)
+ * and one retry budget per provider; `false` turns either off.
+ *
  * `request.stream: true` returns a `ModelStream` (iterate it; `result` is
  * the whole answer); otherwise a promise of the answer.
  */
@@ -26,10 +32,15 @@ export function callModel(options: CallModelOptions): Promise<ChatResponse> | Mo
   if (options.models.length === 0)
     throw new TypeError('callModel: models must name at least one model')
   const deadline = options.deadline ?? currentDeadline()
+  const clock = deadline?.clock ?? systemClock
   const state: CallState = {
     options,
     deadline,
-    clock: deadline?.clock ?? systemClock,
+    clock,
+    admission:
+      options.admission === false ? undefined : (options.admission ?? defaultAdmissionFor(clock)),
+    retryBudgets:
+      options.retryBudgets === false ? undefined : (options.retryBudgets ?? defaultRetryBudgets()),
     attempts: 0,
     costUsd: 0,
   }

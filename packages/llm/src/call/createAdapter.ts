@@ -62,9 +62,13 @@ export function createAdapter(
       headers,
       body: JSON.stringify(body),
       signal: send.signal,
-      // The model policy owns retries: a transport retry here would re-bill a
-      // generation behind its back. A connect refused in < 50 ms sent nothing.
-      retry: { emptyRead: false, statuses: [], fastConnectFailure: true },
+      // No transport retry at all, not even fetch's fast-connect one: every
+      // request that leaves here is one attempt of the model policy, so it
+      // shows in `onAttempt`, counts against the provider's retry budget and
+      // is decided by the same rules (a connect refused in < 50 ms comes
+      // back as a retryable `network` failure). A retry here would be
+      // invisible to all three, and could re-bill a generation.
+      retry: false,
       ...(send.deadline === undefined ? {} : { deadline: send.deadline }),
     })
   }
@@ -92,6 +96,7 @@ export function createAdapter(
   const adapter: ModelAdapter = {
     name,
     model,
+    baseURL,
     dialect,
     apiKeys,
     nextKey() {

@@ -1,16 +1,16 @@
 import { wait } from '@hourglass/core'
-import type { AdmissionPermit } from '../admission/AdmissionPermit.js'
-import { isKeysRetired } from '../admission/KeysRetiredError.js'
 import { clampAttempts, decideRetry } from '../policy/decideRetry.js'
 import type { ModelFailure } from '../policy/ModelUnavailableError.js'
-import { isRateLimited } from '../policy/RateLimitedError.js'
+import { retryDelay } from '../policy/retryDelay.js'
 import type { ChatRequest, ChatResponse } from '../types.js'
 import { type AttemptRecord, reportAttempt } from './AttemptRecord.js'
+import { admit } from './admit.js'
 import type { CallState } from './CallState.js'
 import type { ModelAdapter, SendOptions, SendResult } from './ModelAdapter.js'
 import type { StreamSink } from './ModelStream.js'
+import { earliestOf, targetOf } from './outlook.js'
 import type { ProviderError } from './ProviderError.js'
-import { streamAttempt } from './streamAttempt.js'
+import { isFirstTokenTimeout, streamAttempt } from './streamAttempt.js'
 
 export type ModelOutcome =
   | { kind: 'success'; response: ChatResponse }
@@ -19,26 +19,34 @@ export type ModelOutcome =
 
 /**
  * The attempts on one model: budget check, admission, send, classify,
- * decide (`decideRetry`), wait or hand over. Returns when the model answered
- * or was given up on; throws only what ends the whole call at once (the
- * budget, the deadline, an abort, a stream broken after its first token).
+ * decide (`decideRetry`), wait or hand over. `later` are the models after
+ * this one: a rate limit or overload goes to the one expected to answer
+ * first when that is sooner than waiting here. `arrival` says why the call
+ * came to this model (the first attempt's `choice`). Returns when the model
+ * answered or was given up on; throws only what ends the whole call at once
+ * (the budget, the deadline, an abort, a stream broken after its first token).
  */
 export async function runModel(
   state: CallState,
   adapter: ModelAdapter,
   request: ChatRequest,
   idempotencyKey: string,
-  hasFallback: boolean,
+  later: readonly ModelAdapter[],
+  arrival: string,
   sink: StreamSink | undefined,
 ): Promise<ModelOutcome> {
-  const { options, deadline, clock } = state
-  const retryBudget = options.retryBudgets?.get(adapter.name)
+  const { options, deadline, clock, admission } = state
+  const hasFallback = later.length > 0
+  const retryBudget = state.retryBudgets?.get(adapter.name)
   const maxAttempts = clampAttempts(options.maxAttempts)
   let attempt = 0
   let overloads = 0
+  let resent = false
   // Keys this call saw rejected (401/403): the next attempt uses another one.
   const rejectedKeys = new Set<string>()
   const base = { model: adapter.model, provider: adapter.name }
+  // Why the next attempt goes to this model, for its record.
+  let choice = arrival
 
   for (;;) {
     options.signal?.throwIfAborted()
@@ -46,25 +54,14 @@ export async function runModel(
     const budget = options.budget
     if (budget !== undefined) budget.assertCanSpend(budget.estimate(adapter.model, request))
 
-    let permit: AdmissionPermit | undefined
-    if (options.admission !== undefined) {
-      try {
-        permit = await options.admission.acquire({
-          provider: adapter.name,
-          keys: adapter.apiKeys,
-          deadline,
-          signal: options.signal,
-          model: adapter.model,
-          hasFallback,
-        })
-      } catch (refused) {
-        if (!isRateLimited(refused) && !isKeysRetired(refused)) throw refused
-        const failure = { ...base, attempts: attempt, cause: refused, reason: refused.message }
-        return hasFallback
-          ? { kind: 'fallback', failure }
-          : { kind: 'fail', failure, error: refused }
-      }
+    const admitted = await admit(state, adapter, later)
+    if (admitted.kind === 'refused') {
+      const { error: refused, reason } = admitted
+      const failure = { ...base, attempts: attempt, cause: refused, reason }
+      return hasFallback ? { kind: 'fallback', failure } : { kind: 'fail', failure, error: refused }
     }
+    const { permit } = admitted
+    const chosenBecause = admitted.waited === undefined ? choice : `${choice}; ${admitted.waited}`
 
     attempt++
     state.attempts++
@@ -79,6 +76,7 @@ export async function runModel(
           promptVersion: options.promptVersion,
           costUsd: state.costUsd,
           ...fields,
+          choice: chosenBecause,
         },
         options.onAttempt,
       )
@@ -130,8 +128,28 @@ export async function runModel(
     }
 
     const error: ProviderError = result.error
-    await permit?.report({ ok: false, error: error.normalized, latencyMs })
-    if (error.retryable) retryBudget?.recordFailure()
+    const limited = error.kind === 'rate_limited' || error.kind === 'overloaded'
+    // The caller's own waits (`retryDelay`), when it set them, also set the
+    // cooldown a limit without a server hint starts; else admission's defaults.
+    const cooldownMs =
+      permit !== undefined &&
+      limited &&
+      error.retryAfterMs === undefined &&
+      options.retryDelay !== undefined
+        ? retryDelay({ ...options.retryDelay, attempt, error: error.normalized }).delayMs
+        : undefined
+    await permit?.report({
+      ok: false,
+      error: error.normalized,
+      latencyMs,
+      ...(cooldownMs === undefined ? {} : { cooldownMs }),
+    })
+    // A first-token timeout is not resent to the same model (the provider may
+    // be generating and billing it), unless the caller allowed one resend.
+    const resend =
+      !resent && options.resendAfterFirstTokenTimeout === true && isFirstTokenTimeout(error)
+    const retryable = error.retryable || resend
+    if (retryable) retryBudget?.recordFailure()
     if (error.kind === 'overloaded') overloads++
     // A rejected key says nothing about the request or the provider's load:
     // the same call goes again at once with another key of the provider (not
@@ -147,20 +165,20 @@ export async function runModel(
           delayMs: 0,
           reason: 'this key was rejected; the next key of the provider is tried',
         })
+        choice = 'another key of this provider (the last one was rejected)'
         continue
       }
     }
-    // With admission, a rate limit or overload has just become a shared
-    // cooldown for this provider+key: `acquire` decides whether to switch
-    // key, wait for it (if the wait fits) or refuse, so the per-call wait is
-    // left out here — sleeping too would wait twice, and a wait that does
-    // not fit on this key may not be needed on another.
-    const cooled =
-      options.admission !== undefined &&
-      (error.kind === 'rate_limited' || error.kind === 'overloaded')
+    // A rate limit or overload: the wait here is compared with the earliest
+    // answer expected from the models after this one. With admission it has
+    // just become a shared cooldown for this provider+key, so the wait is
+    // admission's (another free key makes it 0) and `acquire` takes it —
+    // sleeping here too would wait twice.
+    const cooled = limited && admission !== undefined
+    const own = cooled ? admission.forecast(targetOf(adapter)) : undefined
     const decision = decideRetry({
       ...options.retryDelay,
-      error: cooled ? { ...error.normalized, retryAfterMs: 0 } : error.normalized,
+      error: retryable === error.retryable ? error.normalized : { ...error.normalized, retryable },
       attempt,
       maxAttempts,
       overloads,
@@ -170,6 +188,9 @@ export async function runModel(
       minAttemptMs: options.minAttemptMs,
       hasFallback,
       retryBudget,
+      waitMs: own?.waitMs,
+      latencyMs: own?.latencyMs,
+      fallback: limited && hasFallback ? earliestOf(state, later) : undefined,
     })
     record({
       decision: decision.action,
@@ -180,6 +201,8 @@ export async function runModel(
       reason: decision.reason,
     })
     if (decision.action === 'retry') {
+      if (resend) resent = true
+      choice = `retry ${attempt + 1} of ${maxAttempts} on this model${resend ? ' (resendAfterFirstTokenTimeout)' : ''}`
       if (!cooled) await wait(decision.delayMs, { deadline, signal: options.signal, clock })
       continue
     }

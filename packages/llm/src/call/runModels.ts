@@ -4,6 +4,7 @@ import { stripThinkingSignatures } from '../policy/stripThinkingSignatures.js'
 import type { ChatRequest, ChatResponse, ErrorKind } from '../types.js'
 import type { CallState } from './CallState.js'
 import type { StreamSink } from './ModelStream.js'
+import { labelOf } from './outlook.js'
 import { isProviderError } from './ProviderError.js'
 import { RequestRejectedError } from './RequestRejectedError.js'
 import { runModel } from './runModel.js'
@@ -30,6 +31,7 @@ export async function runModels(
   const models = state.options.models
   const causes: ModelFailure[] = []
   let stripped: ChatRequest | undefined
+  let arrival = 'first model in the list'
   for (const [index, adapter] of models.entries()) {
     if (index > 0) stripped ??= { ...request, messages: stripThinkingSignatures(request.messages) }
     const outcome = await runModel(
@@ -37,11 +39,13 @@ export async function runModels(
       adapter,
       stripped ?? request,
       idempotencyKey,
-      index < models.length - 1,
+      models.slice(index + 1),
+      arrival,
       sink,
     )
     if (outcome.kind === 'success') return outcome.response
     causes.push(outcome.failure)
+    arrival = `fallback from ${labelOf(adapter)}: ${outcome.failure.reason}`
     if (outcome.kind === 'fail') {
       const { error } = outcome
       if (isProviderError(error) && REQUEST_BOUND.has(error.kind)) {

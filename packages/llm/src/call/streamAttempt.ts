@@ -62,6 +62,10 @@ export async function streamAttempt(options: StreamAttemptOptions): Promise<Send
     return { ok: true, status: 200, response: collector.response(adapter.name, adapter.model) }
   } catch (thrown) {
     if (thrown === timeout) {
+      // The 200 came: the provider has the request and may be generating —
+      // and billing — an answer it was slow to start. Like a read timeout it
+      // is not resent to the same model (unless the caller allows one
+      // resend); a fallback may still take it.
       return {
         ok: false,
         error: new ProviderError({
@@ -69,10 +73,11 @@ export async function streamAttempt(options: StreamAttemptOptions): Promise<Send
           model: adapter.model,
           error: {
             kind: 'timeout',
-            retryable: true,
+            retryable: false,
             status: 200,
             message: `no token within firstTokenTimeoutMs (${options.firstTokenTimeoutMs} ms); keep-alive comments do not count`,
           },
+          cause: timeout,
         }),
       }
     }
@@ -93,10 +98,15 @@ export async function streamAttempt(options: StreamAttemptOptions): Promise<Send
   }
 }
 
-/** The reason a first-token timer aborts with; recognised by identity. */
+/** The reason a first-token timer aborts with; recognised by identity, and the cause of its `ProviderError`. */
 class FirstTokenTimeout extends Error {
   constructor(ms: number) {
     super(`no token within ${ms} ms`)
     this.name = 'FirstTokenTimeout'
   }
+}
+
+/** The attempt failed because its first token did not come within `firstTokenTimeoutMs`. */
+export function isFirstTokenTimeout(error: ProviderError): boolean {
+  return error.cause instanceof FirstTokenTimeout
 }

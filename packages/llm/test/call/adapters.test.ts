@@ -89,10 +89,10 @@ describe('provider adapters', () => {
         dialect: 'deepseek',
       }),
     )
-    for (let i = 0; i < 3; i++) await callModel({ models: [model], request })
+    for (let i = 0; i < 3; i++) await callModel({ models: [model], request, admission: false })
     expect(fake.requests.map((r) => r.apiKey)).toEqual(['k1', 'k2', 'k1'])
   })
-  it('goes on at once with the next key when one is rejected, and fails only when every key is', async () => {
+  it('goes on at once with the next key when one is rejected, and fails only when every key is (without admission)', async () => {
     const fake = await fakes.start({ dialect: 'deepseek' })
     fake.setReply((r) =>
       r.apiKey === 'good'
@@ -113,7 +113,7 @@ describe('provider adapters', () => {
         dialect: 'deepseek',
       }),
     )
-    const answer = await callModel({ models: [model], request })
+    const answer = await callModel({ models: [model], request, admission: false })
     expect(answer.text).toBe('ok')
     expect(fake.requests.map((r) => r.apiKey)).toEqual(['bad-1', 'bad-2', 'good'])
 
@@ -126,10 +126,32 @@ describe('provider adapters', () => {
       }),
     )
     const before = fake.requests.length
-    await expect(callModel({ models: [allBad], request, maxAttempts: 5 })).rejects.toMatchObject({
-      code: 'MODEL_UNAVAILABLE',
-    })
+    await expect(
+      callModel({ models: [allBad], request, maxAttempts: 5, admission: false }),
+    ).rejects.toMatchObject({ code: 'MODEL_UNAVAILABLE' })
     // Each key once: a rejected key is never sent twice in one call.
     expect(fake.requests.slice(before).map((r) => r.apiKey)).toEqual(['bad-1', 'bad-2'])
+  })
+
+  it('with the default admission, a key rejected once is retired for every later call of the process', async () => {
+    const fake = await fakes.start({ dialect: 'deepseek' })
+    fake.setReply((r) =>
+      r.apiKey === 'good'
+        ? reply.text('ok')
+        : reply.error(401, {
+            error: { message: 'Authentication Fails', type: 'authentication_error' },
+          }),
+    )
+    const model = fakes.adapter(
+      openAICompatible({
+        baseURL: fake.baseURL,
+        apiKeys: ['bad-1', 'good'],
+        model: 'deepseek-chat',
+        dialect: 'deepseek',
+      }),
+    )
+    expect((await callModel({ models: [model], request })).text).toBe('ok')
+    expect((await callModel({ models: [model], request })).text).toBe('ok')
+    expect(fake.requests.map((r) => r.apiKey)).toEqual(['bad-1', 'good', 'good'])
   })
 })

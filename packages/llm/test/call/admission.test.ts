@@ -79,7 +79,7 @@ describe('callModel with admission', () => {
     expect(fake.requests.map((r) => r.apiKey)).toEqual(['sk-a', 'sk-b', 'sk-b'])
   })
 
-  it('never takes a wait longer than the time left: the next call is refused at once, without a request', async () => {
+  it('never takes a wait longer than the time left: the call fails at once, the next is refused without a request', async () => {
     const fake = await fakes.start({
       dialect: 'openai',
       reply: openAIErrors.rateLimited({ retryAfterS: 2 }),
@@ -90,11 +90,13 @@ describe('callModel with admission', () => {
     const admission = new Admission({ defaultNeededMs: 50 })
     using deadline = Deadline.after(1000)
     const started = performance.now()
-    // The 429 asks for 2 s; 1 s is left: refused at once, saying when to come back.
+    // The 429 asks for 2 s; 1 s is left: not slept, not resent.
     const first = await callModel({ models: [model], request, deadline, admission }).catch(
       (e: unknown) => e,
     )
-    expect(isRateLimited(first)).toBe(true)
+    expect(isModelUnavailable(first)).toBe(true)
+    expect((first as { reason: string }).reason).toMatch(/does not fit .* not slept/)
+    // The next call meets the shared cooldown: refused at once, saying when to come back.
     const refused = await callModel({ models: [model], request, deadline, admission }).catch(
       (e: unknown) => e,
     )

@@ -138,7 +138,7 @@ describe('classification: what is retried, what is not', () => {
     expect(backupFake.requests).toHaveLength(0)
   })
 
-  it('a 529 in foreground work is retried up to max529Retries, then falls back', async () => {
+  it('a 529 in foreground work with a ready fallback goes to the fallback at once', async () => {
     const fake = await fakes.start({ dialect: 'anthropic', reply: anthropicErrors.overloaded() })
     const backupFake = await fakes.start({
       dialect: 'openai',
@@ -158,6 +158,23 @@ describe('classification: what is retried, what is not', () => {
       retryDelay: FAST_RETRIES,
     })
     expect(response.text).toBe('small model answer')
+    expect(fake.requests).toHaveLength(1)
+  })
+
+  it('a 529 in foreground work with no fallback is retried up to max529Retries, then fails', async () => {
+    const fake = await fakes.start({ dialect: 'anthropic', reply: anthropicErrors.overloaded() })
+    const primary = fakes.adapter(
+      anthropic({ baseURL: fake.baseURL, apiKey: 'sk-ant', model: 'claude-opus-4-6' }),
+    )
+    const error = await callModel({
+      models: [primary],
+      request,
+      maxAttempts: 10,
+      max529Retries: 2,
+      retryDelay: FAST_RETRIES,
+    }).catch((e: unknown) => e)
+    expect(isModelUnavailable(error)).toBe(true)
+    expect((error as { reason: string }).reason).toMatch(/more than max529Retries \(2\)/)
     expect(fake.requests).toHaveLength(3) // the first try and two overload retries
   })
 
@@ -188,7 +205,7 @@ describe('classification: what is retried, what is not', () => {
     expect(records[0]).toMatchObject({ decision: 'retry', errorKind: 'rate_limited', status: 200 })
   })
 
-  it('an ERNIE rate limit inside an HTTP 200 body falls over to the next model when attempts run out', async () => {
+  it('an ERNIE rate limit inside an HTTP 200 body goes to a ready fallback at once', async () => {
     const fake = await fakes.start({ dialect: 'ernie', reply: ernieErrors.rateLimited('rpm') })
     const backupFake = await fakes.start({
       dialect: 'deepseek',
@@ -217,7 +234,7 @@ describe('classification: what is retried, what is not', () => {
       retryDelay: FAST_RETRIES,
     })
     expect(response.text).toBe('DeepSeek answers')
-    expect(fake.requests).toHaveLength(2)
+    expect(fake.requests).toHaveLength(1)
     expect(backupFake.requests).toHaveLength(1)
   })
 

@@ -23,7 +23,11 @@ function firstAttemptLimited() {
   }
 }
 
-async function storm(options: { retryBudgets?: RetryBudgetRegistry }) {
+/**
+ * The per-call policy alone: no admission (each call waits out its own
+ * limit), and a retry budget only where a test passes one.
+ */
+async function storm(options: { retryBudgets?: RetryBudgetRegistry | false }) {
   const fake = await fakes.start({ dialect: 'openai', reply: firstAttemptLimited() })
   const model = fakes.adapter(
     openAICompatible({ baseURL: fake.baseURL, apiKey: 'sk', model: 'gpt-4o-mini' }),
@@ -36,6 +40,8 @@ async function storm(options: { retryBudgets?: RetryBudgetRegistry }) {
         maxAttempts: 3,
         // 400 ms backoff + up to 30 % jitter: the spread we measure is the jitter's.
         retryDelay: { baseDelayMs: 400 },
+        admission: false,
+        retryBudgets: false,
         ...options,
       }),
     ),

@@ -1,6 +1,8 @@
 import { type FakeProvider, type FakeProviderOptions, startFakeProvider } from '@hourglass/testkit'
 import { afterEach } from 'vitest'
+import { setDefaultAdmission } from '../../../src/admission/defaultAdmission.js'
 import type { ModelAdapter } from '../../../src/call/ModelAdapter.js'
+import { setDefaultRetryBudgets } from '../../../src/policy/defaultRetryBudgets.js'
 import type { RetryDelayOptions } from '../../../src/policy/retryDelay.js'
 
 /** Waits a test can afford: 10 ms backoff steps and overload floors, real jitter kept. */
@@ -13,12 +15,16 @@ export const FAST_RETRIES: RetryDelayOptions = {
 
 /**
  * Starts fake providers and adapters that are closed after each test, so no
- * socket or timer outlives the test that made it.
+ * socket or timer outlives the test that made it. The process-wide default
+ * admission and retry budgets are dropped after each test too: every test
+ * starts with the defaults a fresh process gets.
  */
 export function useFakes() {
   const open: Array<{ close(): Promise<void> }> = []
   afterEach(async () => {
     await Promise.all(open.splice(0).map((item) => item.close()))
+    setDefaultAdmission(undefined)
+    setDefaultRetryBudgets(undefined)
   })
   return {
     async start(options: FakeProviderOptions = {}): Promise<FakeProvider> {

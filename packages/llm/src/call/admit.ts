@@ -1,0 +1,62 @@
+import type { AdmissionPermit } from '../admission/AdmissionPermit.js'
+import { isKeysRetired, type KeysRetiredError } from '../admission/KeysRetiredError.js'
+import { describeOutlook, expectedMs } from '../policy/modelOutlook.js'
+import { isRateLimited, type RateLimitedError } from '../policy/RateLimitedError.js'
+import type { CallState } from './CallState.js'
+import type { ModelAdapter } from './ModelAdapter.js'
+import { earliestOf, labelOf, outlookOf, targetOf } from './outlook.js'
+
+export type Admitted =
+  /** Send (with the permit's key when admission is on); `waited` says why a wait was taken. */
+  | { kind: 'send'; permit: AdmissionPermit | undefined; waited: string | undefined }
+  /** Not sent: the model is cooling past the deadline, or past when another model should answer. */
+  | { kind: 'refused'; error: RateLimitedError | KeysRetiredError; reason: string }
+
+/**
+ * Admission for one attempt on `adapter`, `later` being the models after it.
+ * A cooling model is waited for only while it is still expected to answer no
+ * later than the earliest of the others (its wait plus its recent latency
+ * against theirs; a model without history is assumed to answer at once) and
+ * the wait fits the deadline; otherwise it is refused at once, sending
+ * nothing, and the call moves on.
+ */
+export async function admit(
+  state: CallState,
+  adapter: ModelAdapter,
+  later: readonly ModelAdapter[],
+): Promise<Admitted> {
+  const { admission, deadline, options } = state
+  if (admission === undefined) return { kind: 'send', permit: undefined, waited: undefined }
+  const here = outlookOf(state, adapter)
+  const next = earliestOf(state, later)
+  const maxWaitMs =
+    next === undefined ? undefined : Math.max(0, expectedMs(next) - (here.latencyMs ?? 0))
+  try {
+    const permit = await admission.acquire({
+      ...targetOf(adapter),
+      deadline,
+      signal: options.signal,
+      hasFallback: next !== undefined,
+      maxWaitMs,
+    })
+    const waited =
+      permit.waitedMs < 1
+        ? undefined
+        : `waited ${Math.round(permit.waitedMs)} ms for the cooldown` +
+          (next === undefined ? '' : ` (${describeOutlook(here)}, before ${describeOutlook(next)})`)
+    return { kind: 'send', permit, waited }
+  } catch (refused) {
+    if (!isRateLimited(refused) && !isKeysRetired(refused)) throw refused
+    let reason = refused.message
+    if (
+      isRateLimited(refused) &&
+      next !== undefined &&
+      maxWaitMs !== undefined &&
+      refused.retryAfterMs > maxWaitMs
+    ) {
+      const cooling = { ...here, waitMs: refused.retryAfterMs }
+      reason = `${labelOf(adapter)} not waited for: ${describeOutlook(next)} is expected to answer before ${describeOutlook(cooling)}`
+    }
+    return { kind: 'refused', error: refused, reason }
+  }
+}
