@@ -98,7 +98,9 @@ function callOptions(
     request,
     deadline,
     admission: ctx.admission,
-    retryBudgets: ctx.retryBudgets,
+    // `retryBudgets: false` in the gateway's options means none: callModel
+    // would otherwise use the process-wide default.
+    retryBudgets: ctx.retryBudgets ?? false,
     maxAttempts: policy.maxAttempts,
     max529Retries: policy.max529Retries,
     priority: policy.priority,
