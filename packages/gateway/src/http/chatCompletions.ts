@@ -13,6 +13,7 @@ import {
 } from '../llm.js'
 import { resolveModel } from '../routing/resolveModel.js'
 import { GatewayRequestError } from './GatewayRequestError.js'
+import { scopeOf } from './requestScope.js'
 import { sendError } from './sendError.js'
 import { streamCompletion } from './streamCompletion.js'
 
@@ -74,6 +75,8 @@ export function chatCompletions(ctx: GatewayContext) {
       fields['error'] = shaped.body.error.code
     } finally {
       deadline.dispose()
+      // A stream's status is 200 (or 499): the error it ended with, if any, is on the request's scope.
+      fields['error'] ??= scopeOf(res)?.errorCode
       ctx.log(status >= 500 ? 'warn' : 'info', 'request', {
         ...fields,
         status,

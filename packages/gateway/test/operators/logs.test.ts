@@ -1,0 +1,182 @@
+import { Writable } from 'node:stream'
+import { type FakeProvider, openAIErrors, reply } from '@hourglass/testkit'
+import { pino } from 'pino'
+import { afterEach, describe, expect, it } from 'vitest'
+import type { LogRecord } from '../../src/index.js'
+import { createLog } from '../../src/log/createLog.js'
+import { fakeProvider, fallback, type Harness, startHarness } from '../support/harness.js'
+
+describe('logs that tell the truth', () => {
+  let fakes: FakeProvider[] = []
+  let harness: Harness | undefined
+  afterEach(async () => {
+    await harness?.close()
+    await Promise.all(fakes.map((f) => f.close()))
+    fakes = []
+    harness = undefined
+  })
+
+  async function one(extra: Record<string, unknown> = {}) {
+    const { fake, entry } = await fakeProvider('openai', ['sk-log-key-0001'])
+    fakes.push(fake)
+    harness = await startHarness({
+      providers: { p: entry },
+      models: { m: fallback(['p', 'model-x']) },
+      ...extra,
+    })
+    return fake
+  }
+
+  const requestLines = () => harness!.logs.filter((l) => l.event === 'request')
+
+  it('a client that hangs up before the answer is client_closed with status 499, not a 504; the upstream call stops', async () => {
+    const fake = await one()
+    fake.enqueue(reply.text('too late for anyone', { latencyMs: 3000 }))
+    const controller = new AbortController()
+    const call = harness!.client.chat.completions.create(
+      { model: 'm', messages: [{ role: 'user', content: 'hi' }] },
+      { signal: controller.signal },
+    )
+    await fake.waitForRequests(1)
+    controller.abort()
+    await expect(call).rejects.toThrow()
+    await expect.poll(() => requestLines().length).toBe(1)
+    expect(requestLines()[0]).toMatchObject({ level: 'info', status: 499, error: 'client_closed' })
+    expect(
+      harness!.logs.some((l) => l['error'] === 'deadline_exceeded' || l['status'] === 504),
+    ).toBe(false)
+    await expect.poll(() => fake.requests[0]?.outcome).toBe('client-closed')
+    const page = await (await fetch(`${harness!.url}/metrics`)).text()
+    expect(page).toMatch(/hourglass_gateway_errors_total\{kind="client_closed"\} 1/)
+    expect(page).not.toMatch(/deadline_expiries_total \d*[1-9]/)
+  })
+
+  it('a client that hangs up mid-stream is client_closed with status 499 too, and no stream error is logged', async () => {
+    const fake = await one()
+    fake.enqueue(reply.text('one two three four five six seven eight', { tokenDelayMs: 80 }))
+    const controller = new AbortController()
+    const stream = await harness!.client.chat.completions.create(
+      { model: 'm', messages: [{ role: 'user', content: 'hi' }], stream: true },
+      { signal: controller.signal },
+    )
+    let chunks = 0
+    for await (const _ of stream) if (++chunks === 2) controller.abort()
+    await expect.poll(() => requestLines().length).toBe(1)
+    expect(requestLines()[0]).toMatchObject({ status: 499, error: 'client_closed', stream: true })
+    expect(harness!.logs.filter((l) => l.event === 'stream-interrupted')).toEqual([])
+  })
+
+  it('error kinds print with every underscore replaced ("context too long")', async () => {
+    const a = await fakeProvider('openai', ['ka'])
+    const b = await fakeProvider('openai', ['kb'])
+    fakes.push(a.fake, b.fake)
+    harness = await startHarness({
+      providers: { a: a.entry, b: b.entry },
+      models: { m: fallback(['a', 'model-a'], ['b', 'model-b']) },
+      policy: { maxAttempts: 1 },
+    })
+    a.fake.enqueue(openAIErrors.insufficientQuota())
+    b.fake.enqueue(openAIErrors.serverError({ status: 500 }))
+    const res = await fetch(`${harness.url}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'm', messages: [{ role: 'user', content: 'x' }] }),
+    })
+    const body = (await res.json()) as { error: { message: string } }
+    expect(body.error.message).toContain('a/model-a: quota exhausted')
+    expect(body.error.message).toContain('b/model-b: server error')
+    expect(body.error.message).not.toContain('_')
+    const { kindName } = await import('../../src/http/errorReply.js')
+    expect(kindName('context_too_long')).toBe('context too long')
+  })
+
+  it('a pino logger of yours is used through a child that redacts, with requestId on each line', async () => {
+    const lines: Record<string, unknown>[] = []
+    const sink = new Writable({
+      write(chunk, _encoding, done) {
+        lines.push(JSON.parse(String(chunk)))
+        done()
+      },
+    })
+    const { fake, entry } = await fakeProvider('openai', ['sk-log-key-0001'])
+    fakes.push(fake)
+    harness = await startHarness(
+      { providers: { p: entry }, models: { m: fallback(['p', 'model-x']) } },
+      { logger: pino({ base: { service: 'my-app' } }, sink) },
+    )
+    await harness.client.chat.completions.create({
+      model: 'm',
+      messages: [{ role: 'user', content: 'x' }],
+    })
+    await expect.poll(() => lines.some((l) => l['event'] === 'request')).toBe(true)
+    const request = lines.find((l) => l['event'] === 'request')!
+    // pino's own shape (numeric level, the app's bindings), plus the gateway's fields.
+    expect(request).toMatchObject({ level: 30, service: 'my-app', status: 200, msg: 'request' })
+    expect(request['requestId']).toEqual(expect.any(String))
+  })
+})
+
+describe('createLog: pino redaction and the value scrub', () => {
+  const KEY = 'sk-live-0123456789abcdef'
+
+  function capture() {
+    const records: LogRecord[] = []
+    const { log } = createLog((r) => records.push(r), [KEY, 'tenant-secret-header'])
+    return { records, log }
+  }
+
+  it('redacts credentials by path (pino redact), top level and one object down', () => {
+    const { records, log } = capture()
+    log('info', 'upstream', {
+      authorization: 'Bearer abc',
+      apiKey: 'plain-key',
+      apiKeys: ['k1', 'k2'],
+      headers: {
+        authorization: 'Bearer def',
+        'x-api-key': 'xk',
+        'content-type': 'application/json',
+      },
+      upstream: {
+        headers: { 'api-key': 'azure-key', 'x-goog-api-key': 'gk', cookie: 'c=1' },
+        password: 'pw',
+      },
+    })
+    expect(records[0]).toMatchObject({
+      level: 'info',
+      event: 'upstream',
+      authorization: '[redacted]',
+      apiKey: '[redacted]',
+      apiKeys: '[redacted]',
+      headers: {
+        authorization: '[redacted]',
+        'x-api-key': '[redacted]',
+        'content-type': 'application/json',
+      },
+      upstream: {
+        headers: { 'api-key': '[redacted]', 'x-goog-api-key': '[redacted]', cookie: '[redacted]' },
+        password: '[redacted]',
+      },
+    })
+    expect(records[0]?.time).toEqual(expect.any(String))
+  })
+
+  it('scrubs a configured key echoed inside any string, the message included (pino paths cannot see those)', () => {
+    const { records, log } = capture()
+    log('warn', 'attempt', {
+      message: `provider said: Incorrect API key provided: ${KEY}`,
+      reason: `401 for ${KEY}; header tenant-secret-header rejected`,
+      nested: { list: [`x${KEY}y`] },
+    })
+    const text = JSON.stringify(records)
+    expect(text).not.toContain(KEY)
+    expect(text).not.toContain('tenant-secret-header')
+    expect(records[0]?.msg).toBe('provider said: Incorrect API key provided: [redacted]')
+  })
+
+  it('a logger that throws never takes the caller down', () => {
+    const { log } = createLog(() => {
+      throw new Error('disk full')
+    }, [])
+    expect(() => log('info', 'x', {})).not.toThrow()
+  })
+})

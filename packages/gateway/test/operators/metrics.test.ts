@@ -1,0 +1,181 @@
+import { keyId } from '@hourglass/llm'
+import { type FakeProvider, openAIErrors, reply } from '@hourglass/testkit'
+import { afterEach, describe, expect, it } from 'vitest'
+import { fakeProvider, fallback, type Harness, startHarness } from '../support/harness.js'
+
+/** `name{labels} value` lines of a Prometheus text page, as [name, labels, value]. */
+function samples(page: string): Array<[string, Record<string, string>, number]> {
+  return page
+    .split('\n')
+    .filter((line) => line !== '' && !line.startsWith('#'))
+    .map((line) => {
+      const match = /^([a-zA-Z_:][\w:]*)(?:\{(.*)\})? (\S+)$/.exec(line)
+      if (!match) throw new Error(`not a sample line: ${line}`)
+      const labels = Object.fromEntries(
+        [...(match[2] ?? '').matchAll(/(\w+)="((?:[^"\\]|\\.)*)"/g)].map((m) => [m[1], m[2]]),
+      )
+      return [match[1]!, labels as Record<string, string>, Number(match[3])]
+    })
+}
+
+function value(page: string, name: string, labels: Record<string, string> = {}): number {
+  return samples(page)
+    .filter(([n, l]) => n === name && Object.entries(labels).every(([k, v]) => l[k] === v))
+    .reduce((sum, [, , v]) => sum + v, 0)
+}
+
+describe('GET /metrics', () => {
+  let fakes: FakeProvider[] = []
+  let harness: Harness | undefined
+  afterEach(async () => {
+    await harness?.close()
+    await Promise.all(fakes.map((f) => f.close()))
+    fakes = []
+    harness = undefined
+  })
+
+  it('serves Prometheus text with requests, errors, attempts, fallbacks, cooldowns, waits, expiries, time to first token and tokens', async () => {
+    const a = await fakeProvider('openai', ['sk-metrics-key-a-0001'])
+    const b = await fakeProvider('qwen', ['sk-metrics-key-b-0002'], { limits: { rpm: 3 } })
+    fakes.push(a.fake, b.fake)
+    harness = await startHarness(
+      {
+        providers: { a: a.entry, b: b.entry },
+        models: {
+          m: fallback(['a', 'model-a'], ['b', 'model-b']),
+          only_b: fallback(['b', 'model-b']),
+        },
+        policy: { maxAttempts: 1 },
+        limits: { windowMs: 1000 },
+      },
+      { drainTimeoutMs: 0 },
+    )
+    const { client } = harness
+    // 1. a is rate limited (its key cools down), b answers: an attempt each, a fallback, tokens.
+    a.fake.enqueue(openAIErrors.rateLimited({ retryAfterS: 30 }))
+    b.fake.enqueue(reply.text('one two three', { usage: { inputTokens: 11, outputTokens: 3 } }))
+    await client.chat.completions.create({ model: 'm', messages: [{ role: 'user', content: 'x' }] })
+    // 2. A stream: time to first token.
+    b.fake.enqueue(reply.text('streamed', { firstTokenDelayMs: 30 }))
+    const stream = await client.chat.completions.create({
+      model: 'only_b',
+      messages: [{ role: 'user', content: 'x' }],
+      stream: true,
+    })
+    for await (const _ of stream) {
+      // drain it
+    }
+    // 3. b's RPM (3) is spent by the next request; the one after waits for the window's reset (it fits the deadline).
+    b.fake.enqueue(reply.text('after the wait'))
+    await client.chat.completions.create({
+      model: 'only_b',
+      messages: [{ role: 'user', content: 'x' }],
+    })
+    await client.chat.completions.create({
+      model: 'only_b',
+      messages: [{ role: 'user', content: 'x' }],
+    })
+    // 4. Out of time: a 504.
+    b.fake.enqueue(reply.text('too late', { latencyMs: 3000 }))
+    const late = await fetch(`${harness.url}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-deadline-remaining-ms': '200' },
+      body: JSON.stringify({ model: 'only_b', messages: [{ role: 'user', content: 'x' }] }),
+    })
+    expect(late.status).toBe(504)
+    // 5. An unknown model: a 404.
+    await client.chat.completions
+      .create({ model: 'nope', messages: [{ role: 'user', content: 'x' }] })
+      .catch(() => {})
+
+    const res = await fetch(`${harness.url}/metrics`)
+    expect(res.status).toBe(200)
+    expect(res.headers.get('content-type')).toMatch(/^text\/plain/)
+    const page = await res.text()
+
+    expect(value(page, 'hourglass_gateway_requests_total', { status_class: '2xx' })).toBe(4)
+    expect(value(page, 'hourglass_gateway_requests_total', { status_class: '5xx' })).toBe(1)
+    expect(value(page, 'hourglass_gateway_requests_total', { status_class: '4xx' })).toBe(1)
+    expect(value(page, 'hourglass_gateway_errors_total', { kind: 'deadline_exceeded' })).toBe(1)
+    expect(value(page, 'hourglass_gateway_errors_total', { kind: 'model_not_found' })).toBe(1)
+    expect(value(page, 'hourglass_gateway_deadline_expiries_total')).toBe(1)
+    expect(
+      value(page, 'hourglass_gateway_upstream_attempts_total', {
+        provider: 'a',
+        outcome: 'fallback',
+        error_kind: 'rate_limited',
+      }),
+    ).toBe(1)
+    expect(
+      value(page, 'hourglass_gateway_upstream_attempts_total', {
+        provider: 'b',
+        outcome: 'success',
+      }),
+    ).toBe(4)
+    expect(value(page, 'hourglass_gateway_fallbacks_total', { provider: 'a' })).toBe(1)
+    expect(
+      value(page, 'hourglass_gateway_cooldowns_total', {
+        provider: 'a',
+        key_id: keyId('sk-metrics-key-a-0001'),
+      }),
+    ).toBe(1)
+    expect(value(page, 'hourglass_gateway_waits_total', { provider: 'b', reason: 'rpm' })).toBe(1)
+    expect(value(page, 'hourglass_gateway_wait_duration_count', { reason: 'rpm' })).toBe(1)
+    expect(
+      value(page, 'hourglass_gateway_tokens_total', { provider: 'b', type: 'input' }),
+    ).toBeGreaterThanOrEqual(11)
+    expect(
+      value(page, 'hourglass_gateway_tokens_total', { provider: 'b', type: 'output' }),
+    ).toBeGreaterThanOrEqual(3)
+    expect(value(page, 'hourglass_gateway_time_to_first_token_count', { model: 'only_b' })).toBe(1)
+    expect(
+      value(page, 'hourglass_gateway_time_to_first_token_sum', { model: 'only_b' }),
+    ).toBeGreaterThan(0.02)
+    expect(value(page, 'hourglass_gateway_request_duration_count')).toBe(6)
+    // Units in metadata, durations in seconds.
+    expect(page).toContain('# UNIT hourglass_gateway_request_duration s')
+    expect(page).toContain('# UNIT hourglass_gateway_time_to_first_token s')
+    expect(page).toContain('# UNIT hourglass_gateway_wait_duration s')
+    expect(page).toContain('# TYPE hourglass_gateway_requests_total counter')
+    // Key ids, never keys.
+    expect(page).not.toMatch(/sk-metrics-key|metrics-key-a|metrics-key-b/)
+  })
+
+  it('two gateways in one process count only their own requests', async () => {
+    const a = await fakeProvider('openai', ['key-one'])
+    fakes.push(a.fake)
+    const config = { providers: { a: a.entry }, models: { m: fallback(['a', 'model-a']) } }
+    harness = await startHarness(config)
+    const other = await startHarness(config)
+    try {
+      await other.client.chat.completions.create({
+        model: 'm',
+        messages: [{ role: 'user', content: 'x' }],
+      })
+      await other.client.chat.completions.create({
+        model: 'm',
+        messages: [{ role: 'user', content: 'x' }],
+      })
+      await harness.client.chat.completions.create({
+        model: 'm',
+        messages: [{ role: 'user', content: 'x' }],
+      })
+      const mine = await (await fetch(`${harness.url}/metrics`)).text()
+      const theirs = await (await fetch(`${other.url}/metrics`)).text()
+      expect(value(mine, 'hourglass_gateway_upstream_attempts_total')).toBe(1)
+      expect(value(theirs, 'hourglass_gateway_upstream_attempts_total')).toBe(2)
+    } finally {
+      await other.close()
+    }
+  })
+
+  it('can be turned off when it must not share the API port', async () => {
+    const a = await fakeProvider('openai', ['key-one'])
+    fakes.push(a.fake)
+    harness = await startHarness(
+      { providers: { a: a.entry }, models: { m: fallback(['a', 'model-a']) } },
+      { metrics: false },
+    )
+    expect((await fetch(`${harness.url}/metrics`)).status).toBe(404)
+  })
+})
