@@ -11,9 +11,9 @@
 
 // ── span attributes ─────────────────────────────────────────────────────────
 
-/** The time the request or attempt was given when its deadline started, in ms. */
+/** The time the request, gRPC call, job or outbound call was given when its deadline started, in ms. */
 export const ATTR_DEADLINE_BUDGET_MS = 'deadline.budget_ms'
-/** What was left when the deadline started (ingress) or the attempt was sent (egress), in ms. */
+/** What was left when the deadline started (ingress, a gRPC call, a job attempt) or an outbound call was sent (egress), in ms. */
 export const ATTR_DEADLINE_REMAINING_MS = 'deadline.remaining_ms'
 /** Where an inbound budget came from: the header name, or `default`. */
 export const ATTR_DEADLINE_SOURCE = 'deadline.source'
@@ -21,13 +21,23 @@ export const ATTR_DEADLINE_SOURCE = 'deadline.source'
 export const ATTR_DEADLINE_CLAMPED = 'deadline.clamped'
 /** `enforce` or `observe` (dark mode: expiry reported, nothing aborted). */
 export const ATTR_DEADLINE_MODE = 'deadline.mode'
-/** How the request ended: `ok`, `expired` or `client-closed`. */
+/**
+ * How it ended: a request `ok`, `expired`, `client-closed`; a gRPC server call
+ * `ok`, `expired`, `client-cancelled`; a gRPC client call `ok`, `refused`,
+ * `expired`, `cancelled`, `error`; a job attempt `completed`, `completed_late`,
+ * `retry`, `failed`, `no_time_to_retry`, `deadline_exceeded`, `deferred`, or
+ * `expired` (never ran).
+ */
 export const ATTR_DEADLINE_OUTCOME = 'deadline.outcome'
 /** Time from the deadline's start to the event, in ms. */
 export const ATTR_DEADLINE_ELAPSED_MS = 'deadline.elapsed_ms'
-/** Where time ran out: `arrival`, `handler`, `slice`, `upstream` (see `DeadlineStage`). */
+/** Where time ran out: `arrival`, `handler`, `queued`, `slice`, `upstream` (see `DeadlineStage`). */
 export const ATTR_DEADLINE_STAGE = 'deadline.stage'
-/** What the server did when time ran out: `504`, `ended` or `observed`. */
+/**
+ * What was done when time ran out: `504` or `ended` (HTTP), `status` (gRPC
+ * `DEADLINE_EXCEEDED`), `failed` (a job moved to failed), `completed` (a job
+ * that returned anyway, late), `observed` (dark mode: nothing).
+ */
 export const ATTR_DEADLINE_ACTION = 'deadline.action'
 /** The `x-deadline-remaining-ms` value written on an outbound attempt, in ms. */
 export const ATTR_DEADLINE_HEADER_MS = 'deadline.header_ms'
@@ -41,7 +51,7 @@ export const ATTR_DEADLINE_SLICE_USED_MS = 'deadline.slice.used_ms'
 /** `ok`, `exceeded`, `failed` or `cancelled`. */
 export const ATTR_DEADLINE_SLICE_OUTCOME = 'deadline.slice.outcome'
 
-/** Outbound attempt number, 1 for the first (events and the succeeded-calls counter). */
+/** Outbound attempt number (or a job's attempt), 1 for the first (events and the succeeded-calls counter). */
 export const ATTR_DEADLINE_ATTEMPT = 'deadline.attempt'
 /** The failure code that led to a retry decision (`CONNECT_TIMEOUT`, `rate_limited`, …). */
 export const ATTR_DEADLINE_RETRY_REASON = 'deadline.retry.reason'
@@ -62,6 +72,12 @@ export const ATTR_DEADLINE_INVALID_HEADER = 'deadline.invalid_header.name'
 export const ATTR_DEADLINE_INVALID_REASON = 'deadline.invalid_header.reason'
 /** The response method a handler called after the deadline had answered (`deadline.late_write`). */
 export const ATTR_DEADLINE_LATE_METHOD = 'deadline.late_write.method'
+/** What was left of a job's deadline when its attempt ended, in ms (never negative). */
+export const ATTR_DEADLINE_REMAINING_AT_END_MS = 'deadline.remaining_at_end_ms'
+/** How long after its deadline a job reached a worker, in ms (on a `queued` `deadline.exceeded`). */
+export const ATTR_DEADLINE_LATE_MS = 'deadline.late_ms'
+/** The job came back from a stalled worker (on a `queued` `deadline.exceeded`). */
+export const ATTR_DEADLINE_STALLED = 'deadline.stalled'
 
 // ── stable OpenTelemetry attributes we set ─────────────────────────────────
 
@@ -72,6 +88,24 @@ export const ATTR_ERROR_TYPE = 'error.type'
 export const ATTR_HTTP_REQUEST_METHOD = 'http.request.method'
 export const ATTR_HTTP_RESPONSE_STATUS_CODE = 'http.response.status_code'
 export const ATTR_URL_FULL = 'url.full'
+/** RPC semconv, on the gRPC client and server spans: `grpc`. */
+export const ATTR_RPC_SYSTEM = 'rpc.system'
+/** The full service name, `package.Service`. */
+export const ATTR_RPC_SERVICE = 'rpc.service'
+/** The method's name, `Method`. */
+export const ATTR_RPC_METHOD = 'rpc.method'
+/** The numeric gRPC status code that ended the call. */
+export const ATTR_RPC_GRPC_STATUS_CODE = 'rpc.grpc.status_code'
+/** Messaging semconv, on a job's span: `bullmq`. */
+export const ATTR_MESSAGING_SYSTEM = 'messaging.system'
+/** `process`: the job span is the worker processing one job attempt. */
+export const ATTR_MESSAGING_OPERATION_TYPE = 'messaging.operation.type'
+/** The queue's name. */
+export const ATTR_MESSAGING_DESTINATION_NAME = 'messaging.destination.name'
+/** The job's id. */
+export const ATTR_MESSAGING_MESSAGE_ID = 'messaging.message.id'
+/** The job's name, under the attribute BullMQ's own telemetry uses. */
+export const ATTR_BULLMQ_JOB_NAME = 'bullmq.job.name'
 
 // ── span names and events ──────────────────────────────────────────────────
 
@@ -79,6 +113,8 @@ export const ATTR_URL_FULL = 'url.full'
 export const SPAN_SLICE_PREFIX = 'deadline.slice '
 /** Span of one outbound attempt: `deadline.egress <METHOD>`. */
 export const SPAN_EGRESS_PREFIX = 'deadline.egress '
+/** Span of one attempt of a job: `process <queue>` (CONSUMER). gRPC spans are named `package.Service/Method`. */
+export const SPAN_JOB_PREFIX = 'process '
 
 export const EVENT_DEADLINE_EXCEEDED = 'deadline.exceeded'
 export const EVENT_DEADLINE_CLIENT_CLOSED = 'deadline.client_closed'
@@ -104,12 +140,13 @@ export const METRIC_SUCCEEDED = 'deadline.calls.succeeded'
 
 /**
  * Where a deadline ran out, the value of `deadline.stage`:
- * - `arrival`: the request arrived with no time left;
- * - `handler`: the request's deadline ran out while it was handled;
+ * - `arrival`: the request (or gRPC call) arrived with no time left;
+ * - `handler`: the request's, call's or job's deadline ran out while it was handled;
+ * - `queued`: a job reached a worker after its deadline (it never ran);
  * - `slice`: a slice's allotment (or the whole deadline) ran out inside it;
  * - `upstream`: an upstream answered that its deadline ran out (or we gave up on it).
  *
  * One request can count at more than one stage: a slice that runs out is one
  * event, the request's own 504 afterwards is another.
  */
-export type DeadlineStage = 'arrival' | 'handler' | 'slice' | 'upstream'
+export type DeadlineStage = 'arrival' | 'handler' | 'queued' | 'slice' | 'upstream'

@@ -1,13 +1,18 @@
-import type { ChannelGroups, ChannelMessage } from '@hourglass/core'
 // Type-only: these bring each publisher's `ChannelGroups` entry (its channels
 // and their message types) into this build. Nothing is loaded at run time:
 // the channels are found through core's registry (`onChannels`).
+import type {} from '@hourglass/bullmq'
+import type { ChannelGroups, ChannelMessage } from '@hourglass/core'
 import type {} from '@hourglass/express'
 import type {} from '@hourglass/fetch'
+import type {} from '@hourglass/grpc'
 import type {} from '@hourglass/llm'
 
 /** The channel groups this package listens to, as their publishers declare them. */
-export type ObservedGroups = Pick<ChannelGroups, 'core' | 'express' | 'fetch' | 'llm'>
+export type ObservedGroups = Pick<
+  ChannelGroups,
+  'core' | 'express' | 'fetch' | 'llm' | 'grpc' | 'bullmq'
+>
 
 /**
  * One subscriber per channel, by group and by the publisher's key for it

@@ -1,4 +1,5 @@
 export {
+  ATTR_BULLMQ_JOB_NAME,
   ATTR_DEADLINE_ACTION,
   ATTR_DEADLINE_ATTEMPT,
   ATTR_DEADLINE_BUDGET_MS,
@@ -45,6 +46,7 @@ export {
   SPAN_EGRESS_PREFIX,
   SPAN_SLICE_PREFIX,
 } from './attributes.js'
+export { DeadlineContextManager } from './DeadlineContextManager.js'
 export {
   DEADLINE_CONTEXT_KEY,
   DeadlinePropagator,

@@ -1,12 +1,5 @@
 import type { Deadline } from '@hourglass/core'
-import {
-  context,
-  type Span,
-  SpanKind,
-  SpanStatusCode,
-  type Tracer,
-  trace,
-} from '@opentelemetry/api'
+import { type Span, SpanKind, SpanStatusCode, type Tracer, trace } from '@opentelemetry/api'
 import { AttemptSpans } from './AttemptSpans.js'
 import {
   ATTR_DEADLINE_ACTION,
@@ -46,7 +39,10 @@ import {
   SPAN_EGRESS_PREFIX,
   SPAN_SLICE_PREFIX,
 } from './attributes.js'
+import { parentContext } from './deadlineSpans.js'
+import { grpcTraceHandlers } from './grpcSpans.js'
 import { defined, errorType, type Handlers, ms } from './handlers.js'
+import { bullmqTraceHandlers } from './jobSpans.js'
 
 /**
  * Spans and span events for the Hourglass channels.
@@ -65,6 +61,10 @@ import { defined, errorType, type Handlers, ms } from './handlers.js'
  *   mean guessing which request is ours. The attempt span is exact, exists
  *   with or without instrumentation-undici, and shows retries as siblings.
  *   It is INTERNAL, not CLIENT, so HTTP client span counts stay right.
+ * - gRPC calls and jobs: their own spans (grpcSpans.ts, jobSpans.ts). Work
+ *   inside them runs outside any OpenTelemetry context, so slices, attempts
+ *   and retries there fall back to the span of the deadline's call or job
+ *   (`parentContext`) when no span is active.
  */
 export function traceHandlers(tracer: Tracer): Handlers {
   const requestSpans = new WeakMap<Deadline, Span>()
@@ -144,7 +144,7 @@ export function traceHandlers(tracer: Tracer): Handlers {
               [ATTR_DEADLINE_SLICE_ALLOTTED_MS]: ms(m.allottedMs),
             }),
           },
-          context.active(),
+          parentContext(m.deadline),
         )
         sliceSpans.set(m.deadline, span)
       },
@@ -193,7 +193,7 @@ export function traceHandlers(tracer: Tracer): Handlers {
               [ATTR_DEADLINE_HEADER_MS]: m.headerMs,
             }),
           },
-          context.active(),
+          parentContext(m.deadline),
         )
         attempts.add(m, span)
       },
@@ -219,14 +219,14 @@ export function traceHandlers(tracer: Tracer): Handlers {
         span.end()
       },
       retry(m) {
-        trace.getActiveSpan()?.addEvent(EVENT_DEADLINE_RETRY, {
+        trace.getSpan(parentContext(m.deadline))?.addEvent(EVENT_DEADLINE_RETRY, {
           [ATTR_DEADLINE_ATTEMPT]: m.attempt,
           [ATTR_DEADLINE_RETRY_REASON]: m.reason,
           [ATTR_DEADLINE_RETRY_DELAY_MS]: ms(m.delayMs) ?? 0,
         })
       },
       retrySkipped(m) {
-        trace.getActiveSpan()?.addEvent(EVENT_DEADLINE_RETRY_SKIPPED, {
+        trace.getSpan(parentContext(m.deadline))?.addEvent(EVENT_DEADLINE_RETRY_SKIPPED, {
           [ATTR_DEADLINE_ATTEMPT]: m.attempt,
           [ATTR_DEADLINE_RETRY_REASON]: m.reason,
           [ATTR_DEADLINE_RETRY_WHY]: m.why,
@@ -236,7 +236,7 @@ export function traceHandlers(tracer: Tracer): Handlers {
     llm: {
       attempt(m) {
         if (m.decision !== 'retry') return
-        trace.getActiveSpan()?.addEvent(
+        trace.getSpan(parentContext(m.deadline))?.addEvent(
           EVENT_DEADLINE_RETRY,
           defined({
             [ATTR_DEADLINE_ATTEMPT]: m.attempt + 1,
@@ -246,5 +246,7 @@ export function traceHandlers(tracer: Tracer): Handlers {
         )
       },
     },
+    grpc: grpcTraceHandlers(tracer),
+    bullmq: bullmqTraceHandlers(tracer),
   }
 }

@@ -58,6 +58,33 @@ describe('instrumentDeadlines: packages loaded after it was called', () => {
     expect(subscribed()).toEqual([])
   })
 
+  it('subscribes to @hourglass/grpc and @hourglass/bullmq when they load', async () => {
+    otel = setupOtel()
+    const stop = instrumentDeadlines({ tracerProvider: otel.tracerProvider })
+    const { grpcChannels } = await import('@hourglass/grpc')
+    const { bullmqChannels } = await import('@hourglass/bullmq')
+    const channels = [...Object.values(grpcChannels), ...Object.values(bullmqChannels)]
+    const subscribed = () => channels.filter((c) => c.hasSubscribers).map((c) => c.name)
+    const before = subscribed()
+    stop()
+    expect(before).toEqual([
+      'hourglass:grpc:server-start',
+      'hourglass:grpc:server-invalid-header',
+      'hourglass:grpc:server-expire',
+      'hourglass:grpc:server-client-cancelled',
+      'hourglass:grpc:server-late-write',
+      'hourglass:grpc:server-end',
+      'hourglass:grpc:client-start',
+      'hourglass:grpc:client-end',
+      // Not `add`: the trace context is stored on `enqueue`, before the job is added.
+      'hourglass:bullmq:enqueue',
+      'hourglass:bullmq:start',
+      'hourglass:bullmq:end',
+      'hourglass:bullmq:expire',
+    ])
+    expect(subscribed()).toEqual([])
+  })
+
   it('does not subscribe to a package that loads after stop()', async () => {
     otel = setupOtel()
     const stop = instrumentDeadlines({ tracerProvider: otel.tracerProvider })

@@ -1,0 +1,59 @@
+import type { Context, ContextManager } from '@opentelemetry/api'
+import { parentContext } from './deadlineSpans.js'
+
+/**
+ * A `ContextManager` that makes the span of the current gRPC call or job
+ * active for every instrumentation, not only for this package's spans.
+ *
+ * `@hourglass/grpc` runs a handler, and `@hourglass/bullmq` a processor,
+ * inside the Hourglass deadline but outside any OpenTelemetry context: the
+ * call's and the job's spans exist, but `context.active()` there has no span,
+ * so an undici or http client span made inside starts a trace of its own —
+ * and sends that trace's `traceparent` on. Wrapped in this, `active()` falls
+ * back to the span of the current deadline's call or job whenever the wrapped
+ * manager's context has no span; every other method is the wrapped one's.
+ *
+ * ```ts
+ * provider.register({
+ *   contextManager: new DeadlineContextManager(new AsyncLocalStorageContextManager()),
+ * })
+ * ```
+ *
+ * A context with a span is never overridden: with an instrumentation that
+ * makes its own spans active (instrumentation-grpc, BullMQ telemetry), those
+ * stay the parents.
+ */
+export class DeadlineContextManager implements ContextManager {
+  readonly #inner: ContextManager
+
+  constructor(inner: ContextManager) {
+    this.#inner = inner
+  }
+
+  active(): Context {
+    return parentContext(undefined, this.#inner.active())
+  }
+
+  with<A extends unknown[], F extends (...args: A) => ReturnType<F>>(
+    context: Context,
+    fn: F,
+    thisArg?: ThisParameterType<F>,
+    ...args: A
+  ): ReturnType<F> {
+    return this.#inner.with(context, fn, thisArg, ...args)
+  }
+
+  bind<T>(context: Context, target: T): T {
+    return this.#inner.bind(context, target)
+  }
+
+  enable(): this {
+    this.#inner.enable()
+    return this
+  }
+
+  disable(): this {
+    this.#inner.disable()
+    return this
+  }
+}

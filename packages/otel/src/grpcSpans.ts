@@ -1,0 +1,221 @@
+import type { Deadline } from '@hourglass/core'
+import {
+  propagation,
+  ROOT_CONTEXT,
+  type Span,
+  SpanKind,
+  SpanStatusCode,
+  type Tracer,
+  trace,
+} from '@opentelemetry/api'
+import {
+  ATTR_DEADLINE_ACTION,
+  ATTR_DEADLINE_BUDGET_MS,
+  ATTR_DEADLINE_CLAMPED,
+  ATTR_DEADLINE_ELAPSED_MS,
+  ATTR_DEADLINE_HEADER_MS,
+  ATTR_DEADLINE_INVALID_HEADER,
+  ATTR_DEADLINE_INVALID_REASON,
+  ATTR_DEADLINE_LATE_METHOD,
+  ATTR_DEADLINE_MODE,
+  ATTR_DEADLINE_OUTCOME,
+  ATTR_DEADLINE_REMAINING_MS,
+  ATTR_DEADLINE_SOURCE,
+  ATTR_DEADLINE_STAGE,
+  ATTR_ERROR_TYPE,
+  ATTR_RPC_GRPC_STATUS_CODE,
+  ATTR_RPC_METHOD,
+  ATTR_RPC_SERVICE,
+  ATTR_RPC_SYSTEM,
+  EVENT_DEADLINE_CLIENT_CLOSED,
+  EVENT_DEADLINE_EXCEEDED,
+  EVENT_DEADLINE_INVALID_HEADER,
+  EVENT_DEADLINE_LATE_WRITE,
+} from './attributes.js'
+import { metadataGetter, metadataSetter } from './carriers.js'
+import { deadlineSpan, parentContext, setDeadlineSpan } from './deadlineSpans.js'
+import { defined, type Handlers, ms } from './handlers.js'
+
+/**
+ * Spans for @hourglass/grpc, as the RPC semantic conventions name them
+ * (`package.Service/Method`, `rpc.*`), with the deadline's numbers:
+ *
+ * - Server: one SERVER span per call, from `server-start` to `server-end`,
+ *   child of the `traceparent` in the inbound metadata (read with the global
+ *   propagator). The handler does not run inside it (grpc-js gives no hook
+ *   for that): this package's own spans made under the call's deadline find
+ *   it anyway, and `DeadlineContextManager` makes it the parent of the rest.
+ * - Client: one CLIENT span per outbound call, child of the span active where
+ *   the call is made; its context is injected into the copy of the metadata
+ *   @hourglass/grpc is about to send, so the server's span joins the trace.
+ */
+export function grpcTraceHandlers(tracer: Tracer): NonNullable<Handlers['grpc']> {
+  const servers = new WeakMap<Deadline, Span>()
+  const clients = new WeakMap<object, Span>()
+  // Published just before the call's server-start (which has the span), or
+  // instead of it when `strict` refuses the call: then it is dropped.
+  let invalid: { method: string; list: Array<{ header: string; reason: string }> } | undefined
+
+  return {
+    serverInvalidHeader(m) {
+      const pending = { method: m.method, list: m.invalid }
+      invalid = pending
+      queueMicrotask(() => {
+        if (invalid === pending) invalid = undefined
+      })
+    },
+    serverStart(m) {
+      const parent = propagation.extract(ROOT_CONTEXT, m.metadata, metadataGetter)
+      const span = tracer.startSpan(
+        spanName(m.method),
+        {
+          kind: SpanKind.SERVER,
+          attributes: defined({
+            ...rpcAttributes(m.method),
+            [ATTR_DEADLINE_BUDGET_MS]: ms(m.budgetMs),
+            [ATTR_DEADLINE_REMAINING_MS]: ms(m.remainingMs),
+            [ATTR_DEADLINE_SOURCE]: m.source,
+            [ATTR_DEADLINE_CLAMPED]: m.clamped,
+            [ATTR_DEADLINE_MODE]: m.mode,
+          }),
+        },
+        parent,
+      )
+      if (invalid?.method === m.method) {
+        for (const { header, reason } of invalid.list) {
+          span.addEvent(EVENT_DEADLINE_INVALID_HEADER, {
+            [ATTR_DEADLINE_INVALID_HEADER]: header,
+            [ATTR_DEADLINE_INVALID_REASON]: reason,
+          })
+        }
+        invalid = undefined
+      }
+      servers.set(m.deadline, span)
+      setDeadlineSpan(m.deadline, span)
+    },
+    serverExpire(m) {
+      const span = servers.get(m.deadline)
+      if (!span) return
+      span.addEvent(
+        EVENT_DEADLINE_EXCEEDED,
+        defined({
+          [ATTR_DEADLINE_STAGE]: m.stage,
+          [ATTR_DEADLINE_BUDGET_MS]: ms(m.budgetMs),
+          [ATTR_DEADLINE_ELAPSED_MS]: ms(m.elapsedMs),
+          [ATTR_DEADLINE_ACTION]: m.action,
+        }),
+      )
+      if (m.action !== 'observed') span.setAttribute(ATTR_ERROR_TYPE, 'DEADLINE_EXCEEDED')
+    },
+    serverClientCancelled(m) {
+      servers.get(m.deadline)?.addEvent(EVENT_DEADLINE_CLIENT_CLOSED, {
+        [ATTR_DEADLINE_ELAPSED_MS]: ms(m.elapsedMs) ?? 0,
+      })
+    },
+    serverLateWrite(m) {
+      // The message names no call; the handler writing late still runs in its
+      // deadline. Usually after the call's end, when its span is closed.
+      const span = deadlineSpan(undefined) ?? trace.getActiveSpan()
+      if (span?.isRecording()) {
+        span.addEvent(EVENT_DEADLINE_LATE_WRITE, { [ATTR_DEADLINE_LATE_METHOD]: m.operation })
+      }
+    },
+    serverEnd(m) {
+      const span = servers.get(m.deadline)
+      if (!span) return
+      servers.delete(m.deadline)
+      span.setAttributes(
+        defined({
+          [ATTR_RPC_GRPC_STATUS_CODE]: m.code,
+          [ATTR_DEADLINE_OUTCOME]: m.outcome,
+          [ATTR_DEADLINE_ELAPSED_MS]: ms(m.elapsedMs),
+        }),
+      )
+      if (SERVER_ERRORS.has(m.code)) {
+        span.setAttribute(ATTR_ERROR_TYPE, statusName(m.code))
+        span.setStatus({ code: SpanStatusCode.ERROR, message: statusName(m.code) })
+      }
+      span.end()
+    },
+    clientStart(m) {
+      const parent = parentContext(m.deadline)
+      const span = tracer.startSpan(
+        spanName(m.method),
+        {
+          kind: SpanKind.CLIENT,
+          attributes: defined({
+            ...rpcAttributes(m.method),
+            [ATTR_DEADLINE_BUDGET_MS]: ms(m.budgetMs),
+            [ATTR_DEADLINE_REMAINING_MS]: ms(m.remainingMs),
+            [ATTR_DEADLINE_HEADER_MS]: m.headerMs,
+          }),
+        },
+        parent,
+      )
+      if (m.metadata) propagation.inject(trace.setSpan(parent, span), m.metadata, metadataSetter)
+      clients.set(m.call, span)
+    },
+    clientEnd(m) {
+      const span = clients.get(m.call)
+      if (!span) return
+      clients.delete(m.call)
+      span.setAttributes(
+        defined({
+          [ATTR_RPC_GRPC_STATUS_CODE]: m.code,
+          [ATTR_DEADLINE_OUTCOME]: m.outcome,
+          [ATTR_DEADLINE_ELAPSED_MS]: ms(m.elapsedMs),
+        }),
+      )
+      // RPC semconv: on the client, every status but OK is an error.
+      if (m.code !== 0) {
+        span.setAttribute(ATTR_ERROR_TYPE, statusName(m.code))
+        span.setStatus({ code: SpanStatusCode.ERROR, message: statusName(m.code) })
+      }
+      span.end()
+    },
+  }
+}
+
+const STATUS_NAMES = [
+  'OK',
+  'CANCELLED',
+  'UNKNOWN',
+  'INVALID_ARGUMENT',
+  'DEADLINE_EXCEEDED',
+  'NOT_FOUND',
+  'ALREADY_EXISTS',
+  'PERMISSION_DENIED',
+  'RESOURCE_EXHAUSTED',
+  'FAILED_PRECONDITION',
+  'ABORTED',
+  'OUT_OF_RANGE',
+  'UNIMPLEMENTED',
+  'INTERNAL',
+  'UNAVAILABLE',
+  'DATA_LOSS',
+  'UNAUTHENTICATED',
+]
+
+/** RPC semconv: the statuses that make a server span an error (the rest are the caller's). */
+const SERVER_ERRORS = new Set([2, 4, 12, 13, 14, 15])
+
+function statusName(code: number): string {
+  return STATUS_NAMES[code] ?? String(code)
+}
+
+/** `/package.Service/Method` → `package.Service/Method`, the RPC span name. */
+function spanName(path: string): string {
+  return path.startsWith('/') ? path.slice(1) : path
+}
+
+function rpcAttributes(path: string): Record<string, string> {
+  const name = spanName(path)
+  const slash = name.lastIndexOf('/')
+  return slash === -1
+    ? { [ATTR_RPC_SYSTEM]: 'grpc', [ATTR_RPC_METHOD]: name }
+    : {
+        [ATTR_RPC_SYSTEM]: 'grpc',
+        [ATTR_RPC_SERVICE]: name.slice(0, slash),
+        [ATTR_RPC_METHOD]: name.slice(slash + 1),
+      }
+}

@@ -1,0 +1,187 @@
+import type { Deadline } from '@hourglass/core'
+import {
+  type Context,
+  context,
+  defaultTextMapGetter,
+  propagation,
+  ROOT_CONTEXT,
+  type Span,
+  SpanKind,
+  SpanStatusCode,
+  type Tracer,
+  trace,
+} from '@opentelemetry/api'
+import {
+  ATTR_BULLMQ_JOB_NAME,
+  ATTR_DEADLINE_ACTION,
+  ATTR_DEADLINE_ATTEMPT,
+  ATTR_DEADLINE_BUDGET_MS,
+  ATTR_DEADLINE_ELAPSED_MS,
+  ATTR_DEADLINE_LATE_MS,
+  ATTR_DEADLINE_MODE,
+  ATTR_DEADLINE_OUTCOME,
+  ATTR_DEADLINE_REMAINING_AT_END_MS,
+  ATTR_DEADLINE_REMAINING_MS,
+  ATTR_DEADLINE_RETRY_WHY,
+  ATTR_DEADLINE_STAGE,
+  ATTR_DEADLINE_STALLED,
+  ATTR_ERROR_TYPE,
+  ATTR_MESSAGING_DESTINATION_NAME,
+  ATTR_MESSAGING_MESSAGE_ID,
+  ATTR_MESSAGING_OPERATION_TYPE,
+  ATTR_MESSAGING_SYSTEM,
+  EVENT_DEADLINE_EXCEEDED,
+  EVENT_DEADLINE_RETRY,
+  EVENT_DEADLINE_RETRY_SKIPPED,
+  SPAN_JOB_PREFIX,
+} from './attributes.js'
+import { recordSetter } from './carriers.js'
+import { parentContext, setDeadlineSpan } from './deadlineSpans.js'
+import { defined, errorType, type Handlers, ms } from './handlers.js'
+
+type BullmqHandlers = NonNullable<Handlers['bullmq']>
+type ExpireMessage = Parameters<NonNullable<BullmqHandlers['expire']>>[0]
+type JobMessage = Parameters<NonNullable<BullmqHandlers['start']>>[0]
+
+/**
+ * Spans for @hourglass/bullmq. The producer's trace context rides with the
+ * job: on `enqueue` it is written (with the global propagator) into the
+ * record stored with the job, and each attempt's CONSUMER span `process
+ * <queue>` (from `start` to `end`) is its child — in the worker's process,
+ * on whichever host. A job that reached a worker after its deadline gets a
+ * span too, ended at once, with a `deadline.exceeded` event at stage `queued`.
+ */
+export function bullmqTraceHandlers(tracer: Tracer): BullmqHandlers {
+  const attempts = new WeakMap<Deadline, Span>()
+  // Observe-only: the expired job runs anyway, and its `start` follows at
+  // once; the event goes on that attempt's span.
+  let observedExpiry: ExpireMessage | undefined
+
+  const startSpan = (m: JobMessage | ExpireMessage, mode: string | undefined): Span =>
+    tracer.startSpan(
+      SPAN_JOB_PREFIX + m.queue,
+      {
+        kind: SpanKind.CONSUMER,
+        attributes: defined({
+          [ATTR_MESSAGING_SYSTEM]: 'bullmq',
+          [ATTR_MESSAGING_OPERATION_TYPE]: 'process',
+          [ATTR_MESSAGING_DESTINATION_NAME]: m.queue,
+          [ATTR_MESSAGING_MESSAGE_ID]: m.jobId,
+          [ATTR_BULLMQ_JOB_NAME]: m.name,
+          [ATTR_DEADLINE_ATTEMPT]: m.attempt,
+          [ATTR_DEADLINE_BUDGET_MS]: ms(m.budgetMs),
+          [ATTR_DEADLINE_REMAINING_MS]: ms(m.remainingMs),
+          [ATTR_DEADLINE_MODE]: mode,
+        }),
+      },
+      producerContext(m.trace),
+    )
+
+  return {
+    enqueue(m) {
+      propagation.inject(parentContext(m.deadline), m.trace, recordSetter)
+    },
+    expire(m) {
+      if (m.observe) {
+        observedExpiry = m
+        queueMicrotask(() => {
+          if (observedExpiry === m) observedExpiry = undefined
+        })
+        return
+      }
+      const span = startSpan(m, 'enforce')
+      queuedEvent(span, m)
+      span.setAttributes({
+        [ATTR_DEADLINE_OUTCOME]: 'expired',
+        [ATTR_DEADLINE_REMAINING_AT_END_MS]: 0,
+        [ATTR_ERROR_TYPE]: 'DEADLINE_EXCEEDED',
+      })
+      span.setStatus({ code: SpanStatusCode.ERROR, message: 'reached a worker after its deadline' })
+      span.end()
+    },
+    start(m) {
+      const span = startSpan(m, m.deadline.observe ? 'observe' : 'enforce')
+      const expiry = observedExpiry
+      if (expiry && expiry.jobId === m.jobId && expiry.queue === m.queue) {
+        queuedEvent(span, expiry)
+        observedExpiry = undefined
+      }
+      attempts.set(m.deadline, span)
+      setDeadlineSpan(m.deadline, span)
+    },
+    end(m) {
+      const span = attempts.get(m.deadline)
+      if (!span) return
+      attempts.delete(m.deadline)
+      span.setAttributes(
+        defined({
+          [ATTR_DEADLINE_OUTCOME]: m.outcome,
+          [ATTR_DEADLINE_ELAPSED_MS]: ms(m.elapsedMs),
+          [ATTR_DEADLINE_REMAINING_AT_END_MS]: ms(m.remainingMs),
+        }),
+      )
+      const ranOut = (action: string) =>
+        span.addEvent(EVENT_DEADLINE_EXCEEDED, {
+          [ATTR_DEADLINE_STAGE]: 'handler',
+          [ATTR_DEADLINE_BUDGET_MS]: ms(m.budgetMs) ?? 0,
+          [ATTR_DEADLINE_ELAPSED_MS]: ms(m.elapsedMs) ?? 0,
+          [ATTR_DEADLINE_ACTION]: action,
+        })
+      switch (m.outcome) {
+        case 'completed':
+        case 'deferred':
+          break
+        case 'completed_late':
+          ranOut(m.deadline.observe ? 'observed' : 'completed')
+          break
+        case 'deadline_exceeded':
+          ranOut('failed')
+          fail(span, 'DEADLINE_EXCEEDED', 'stopped by its deadline')
+          break
+        case 'no_time_to_retry':
+          span.addEvent(EVENT_DEADLINE_RETRY_SKIPPED, {
+            [ATTR_DEADLINE_ATTEMPT]: m.attempt,
+            [ATTR_DEADLINE_RETRY_WHY]: 'no-budget',
+          })
+          fail(span, errorType(m.error), 'no time left to retry')
+          break
+        case 'retry':
+          span.addEvent(EVENT_DEADLINE_RETRY, { [ATTR_DEADLINE_ATTEMPT]: m.attempt + 1 })
+          fail(span, errorType(m.error), 'attempt failed')
+          break
+        case 'failed':
+          fail(span, errorType(m.error), 'failed')
+          break
+      }
+      span.end()
+    },
+  }
+}
+
+/**
+ * The producer's context stored with the job, when it holds a valid span
+ * context; otherwise the active one (BullMQ's own telemetry may have made a
+ * span active), without a span it starts a trace.
+ */
+function producerContext(stored: Readonly<Record<string, string>> | undefined): Context {
+  if (stored) {
+    const extracted = propagation.extract(ROOT_CONTEXT, stored, defaultTextMapGetter)
+    if (trace.getSpanContext(extracted)) return extracted
+  }
+  return context.active()
+}
+
+function queuedEvent(span: Span, m: ExpireMessage): void {
+  span.addEvent(EVENT_DEADLINE_EXCEEDED, {
+    [ATTR_DEADLINE_STAGE]: 'queued',
+    [ATTR_DEADLINE_BUDGET_MS]: ms(m.budgetMs) ?? 0,
+    [ATTR_DEADLINE_LATE_MS]: m.lateMs,
+    [ATTR_DEADLINE_STALLED]: m.stalled,
+    [ATTR_DEADLINE_ACTION]: m.observe ? 'observed' : 'failed',
+  })
+}
+
+function fail(span: Span, type: string, message: string): void {
+  span.setAttribute(ATTR_ERROR_TYPE, type)
+  span.setStatus({ code: SpanStatusCode.ERROR, message })
+}

@@ -1,0 +1,298 @@
+import {
+  credentials,
+  type Metadata,
+  Metadata as MetadataClass,
+  makeGenericClientConstructor,
+  Server,
+  ServerCredentials,
+  type ServiceError,
+  status,
+} from '@grpc/grpc-js'
+import { currentDeadline, Deadline, runWithDeadline } from '@hourglass/core'
+import {
+  deadlineInterceptor,
+  deadlineServerInterceptor,
+  type ServerDeadlineOptions,
+} from '@hourglass/grpc'
+import {
+  DeadlineContextManager,
+  instrumentDeadlines,
+  type StopInstrumentation,
+} from '@hourglass/otel'
+import {
+  context,
+  propagation,
+  type Span,
+  SpanKind,
+  SpanStatusCode,
+  trace,
+} from '@opentelemetry/api'
+import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks'
+import { W3CTraceContextPropagator } from '@opentelemetry/core'
+import type { ReadableSpan } from '@opentelemetry/sdk-trace-base'
+import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { setupOtel } from './helpers/otel.js'
+
+// Real grpc-js over loopback HTTP/2, with @hourglass/grpc's interceptors on
+// both sides; the spans come from instrumentDeadlines alone (no gRPC
+// instrumentation), the trace context crosses in the metadata.
+
+const json = {
+  serialize: (value: unknown) => Buffer.from(JSON.stringify(value ?? null)),
+  deserialize: (bytes: Buffer) => JSON.parse(bytes.toString('utf8')) as unknown,
+}
+const service = {
+  ask: {
+    path: '/shop.Quotes/Ask',
+    requestStream: false,
+    responseStream: false,
+    requestSerialize: json.serialize,
+    requestDeserialize: json.deserialize,
+    responseSerialize: json.serialize,
+    responseDeserialize: json.deserialize,
+  },
+}
+type Handler = (
+  call: { request: unknown; metadata: Metadata; on(event: 'cancelled', fn: () => void): void },
+  callback: (error: Partial<ServiceError> | null, value?: unknown) => void,
+) => void
+interface QuotesClient {
+  ask(
+    request: unknown,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, value?: unknown) => void,
+  ): { cancel(): void }
+  close(): void
+}
+const QuotesClient = makeGenericClientConstructor(service, 'Quotes')
+
+let otel: ReturnType<typeof setupOtel>
+let stop: StopInstrumentation
+const closers: Array<() => void> = []
+
+beforeEach(() => {
+  otel = setupOtel()
+  propagation.setGlobalPropagator(new W3CTraceContextPropagator())
+  stop = instrumentDeadlines({ tracerProvider: otel.tracerProvider })
+})
+afterEach(async () => {
+  for (const close of closers.splice(0)) close()
+  stop()
+  await otel.shutdown()
+})
+
+async function start(ask: Handler, options: ServerDeadlineOptions = {}): Promise<QuotesClient> {
+  const server = new Server({ interceptors: [deadlineServerInterceptor(options)] })
+  server.addService(service, { ask })
+  const port = await new Promise<number>((resolve, reject) =>
+    server.bindAsync('127.0.0.1:0', ServerCredentials.createInsecure(), (error, bound) =>
+      error ? reject(error) : resolve(bound),
+    ),
+  )
+  const client = new QuotesClient(`127.0.0.1:${port}`, credentials.createInsecure(), {
+    interceptors: [deadlineInterceptor()],
+  }) as unknown as QuotesClient
+  closers.push(
+    () => client.close(),
+    () => server.forceShutdown(),
+  )
+  return client
+}
+
+function ask(
+  client: QuotesClient,
+  metadata: Metadata = new MetadataClass(),
+): Promise<{ error?: ServiceError; value?: unknown }> {
+  return new Promise((resolve) => {
+    client.ask({}, metadata, (error, value) => resolve(error ? { error } : { value }))
+  })
+}
+
+/** Run `fn` with a fresh span active and `deadline` current, as an Express handler would. */
+function asCaller<T>(deadline: Deadline, fn: () => T): { caller: Span; result: T } {
+  const caller = otel.tracer.startSpan('GET /quote', { kind: SpanKind.SERVER })
+  const result = context.with(trace.setSpan(context.active(), caller), () =>
+    runWithDeadline(deadline, fn),
+  )
+  return { caller, result }
+}
+
+function deferred(): { promise: Promise<void>; resolve: () => void } {
+  let resolve: () => void = () => {}
+  const promise = new Promise<void>((r) => {
+    resolve = r
+  })
+  return { promise, resolve }
+}
+
+const kindOf = (spans: ReadableSpan[], kind: SpanKind) => {
+  const found = spans.filter((s) => s.kind === kind && s.name === 'shop.Quotes/Ask')
+  expect(found, `one ${SpanKind[kind]} span`).toHaveLength(1)
+  return found[0] as ReadableSpan
+}
+const bothEnded = (spans: ReadableSpan[]) =>
+  spans.filter((s) => s.name === 'shop.Quotes/Ask').length === 2
+
+describe('instrumentDeadlines: gRPC', () => {
+  it('a call is a CLIENT span and a SERVER span in the caller’s trace, each with its budget; the traceparent rides in a copy of the metadata', async () => {
+    const client = await start((_call, callback) => callback(null, { price: 42 }), {
+      reserveMs: 10,
+    })
+    const metadata = new MetadataClass()
+    const { caller, result } = asCaller(Deadline.after(800), () => ask(client, metadata))
+    expect((await result).value).toEqual({ price: 42 })
+    caller.end()
+    const spans = await otel.spansWhere(bothEnded)
+    const out = kindOf(spans, SpanKind.CLIENT)
+    const inbound = kindOf(spans, SpanKind.SERVER)
+
+    expect(out.parentSpanContext?.spanId).toBe(caller.spanContext().spanId)
+    expect(inbound.spanContext().traceId).toBe(caller.spanContext().traceId)
+    expect(inbound.parentSpanContext?.spanId).toBe(out.spanContext().spanId)
+    // The caller's own Metadata object is not touched: the subscriber wrote on the copy sent.
+    expect(metadata.get('traceparent')).toEqual([])
+
+    expect(out.attributes).toMatchObject({
+      'rpc.system': 'grpc',
+      'rpc.service': 'shop.Quotes',
+      'rpc.method': 'Ask',
+      'rpc.grpc.status_code': 0,
+      'deadline.outcome': 'ok',
+    })
+    const given = out.attributes['deadline.budget_ms'] as number
+    expect(given).toBeLessThanOrEqual(800)
+    expect(given).toBeGreaterThan(700)
+    // The header is written when the stream opens, a moment after the budget was given.
+    const header = out.attributes['deadline.header_ms'] as number
+    expect(header).toBeLessThanOrEqual(given)
+    expect(header).toBeGreaterThan(given - 20)
+    expect(out.status.code).toBe(SpanStatusCode.UNSET)
+
+    expect(inbound.attributes).toMatchObject({
+      'rpc.system': 'grpc',
+      'rpc.service': 'shop.Quotes',
+      'rpc.method': 'Ask',
+      'deadline.source': 'grpc-timeout',
+      'deadline.clamped': false,
+      'deadline.mode': 'enforce',
+      'rpc.grpc.status_code': 0,
+      'deadline.outcome': 'ok',
+    })
+    // The server's budget is what reached it (less than the client gave), the handler 10 ms less.
+    const budget = inbound.attributes['deadline.budget_ms'] as number
+    expect(budget).toBeLessThanOrEqual(given)
+    expect(inbound.attributes['deadline.remaining_ms']).toBeCloseTo(budget - 10, 0)
+  })
+
+  it('a call that runs out: the server span fails with a deadline.exceeded event, the client span says expired', async () => {
+    // A handler that never answers: the deadline does.
+    const client = await start(() => {})
+    const { caller, result } = asCaller(Deadline.after(150), () => ask(client))
+    expect((await result).error?.code).toBe(status.DEADLINE_EXCEEDED)
+    caller.end()
+    const spans = await otel.spansWhere(bothEnded)
+    const inbound = kindOf(spans, SpanKind.SERVER)
+    const exceeded = inbound.events.find((e) => e.name === 'deadline.exceeded')
+    expect(exceeded?.attributes).toMatchObject({
+      'deadline.stage': 'handler',
+      'deadline.action': 'status',
+    })
+    expect(inbound.status.code).toBe(SpanStatusCode.ERROR)
+    expect(inbound.attributes).toMatchObject({
+      'error.type': 'DEADLINE_EXCEEDED',
+      'rpc.grpc.status_code': status.DEADLINE_EXCEEDED,
+      'deadline.outcome': 'expired',
+    })
+    const out = kindOf(spans, SpanKind.CLIENT)
+    expect(out.status.code).toBe(SpanStatusCode.ERROR)
+    expect(out.attributes).toMatchObject({
+      'deadline.outcome': 'expired',
+      'error.type': 'DEADLINE_EXCEEDED',
+    })
+  })
+
+  it('a call with no time left is refused: a CLIENT span says so, and no server span exists', async () => {
+    let ran = false
+    const client = await start((_call, callback) => {
+      ran = true
+      callback(null, {})
+    })
+    const spent = Deadline.after(0)
+    const { caller, result } = asCaller(spent, () => ask(client))
+    expect((await result).error?.code).toBe(status.DEADLINE_EXCEEDED)
+    caller.end()
+    const spans = await otel.spansWhere((all) => all.some((s) => s.name === 'shop.Quotes/Ask'))
+    const out = kindOf(spans, SpanKind.CLIENT)
+    expect(out.attributes).toMatchObject({ 'deadline.outcome': 'refused', 'deadline.budget_ms': 0 })
+    expect(out.status.code).toBe(SpanStatusCode.ERROR)
+    expect(ran).toBe(false)
+  })
+
+  it('a malformed deadline header in the metadata is an event on the call’s span', async () => {
+    const client = await start((_call, callback) => callback(null, {}))
+    const metadata = new MetadataClass()
+    metadata.set('x-deadline-remaining-ms', 'soon')
+    expect((await ask(client, metadata)).value).toEqual({})
+    const spans = await otel.spansWhere(bothEnded)
+    const inbound = kindOf(spans, SpanKind.SERVER)
+    expect(inbound.events.find((e) => e.name === 'deadline.invalid_header')?.attributes).toEqual({
+      'deadline.invalid_header.name': 'x-deadline-remaining-ms',
+      'deadline.invalid_header.reason': expect.any(String),
+    })
+    expect(inbound.attributes['deadline.source']).toBe('default')
+  })
+
+  it('the client leaving is a deadline.client_closed event on the server span', async () => {
+    const handling = deferred()
+    const gone = deferred()
+    const client = await start((call) => {
+      call.on('cancelled', gone.resolve)
+      handling.resolve()
+    })
+    const running = client.ask({}, new MetadataClass(), () => {})
+    await handling.promise // the server span exists by now
+    running.cancel()
+    await gone.promise
+    const spans = await otel.spansWhere((all) => all.some((s) => s.kind === SpanKind.SERVER))
+    const inbound = kindOf(spans, SpanKind.SERVER)
+    expect(inbound.events.map((e) => e.name)).toContain('deadline.client_closed')
+    expect(inbound.attributes).toMatchObject({
+      'deadline.outcome': 'client-cancelled',
+      'rpc.grpc.status_code': status.CANCELLED,
+    })
+    // CANCELLED is the caller's doing: not an error of the server (RPC semconv).
+    expect(inbound.status.code).toBe(SpanStatusCode.UNSET)
+  })
+
+  it('work inside the handler is parented to the call’s span although no OpenTelemetry context reaches it; DeadlineContextManager makes it the active span for other instrumentations too', async () => {
+    let activeInHandler: Span | undefined
+    const client = await start((_call, callback) => {
+      activeInHandler = trace.getActiveSpan()
+      currentDeadline()!
+        .plan({ lookup: 1 })
+        .run('lookup', async () => 'done')
+        .then((value) => callback(null, { value }))
+    })
+    expect((await ask(client)).value).toEqual({ value: 'done' })
+    let spans = await otel.spansWhere(
+      (all) => bothEnded(all) && all.some((s) => s.name === 'deadline.slice lookup'),
+    )
+    const inbound = kindOf(spans, SpanKind.SERVER)
+    const slice = spans.find((s) => s.name === 'deadline.slice lookup')
+    expect(slice?.parentSpanContext?.spanId).toBe(inbound.spanContext().spanId)
+    // Plain grpc-js: no span is active in the handler…
+    expect(activeInHandler).toBeUndefined()
+
+    // …until the context manager falls back to the call's span.
+    otel.exporter.reset()
+    context.disable()
+    context.setGlobalContextManager(
+      new DeadlineContextManager(new AsyncLocalStorageContextManager()).enable(),
+    )
+    expect((await ask(client)).value).toEqual({ value: 'done' })
+    spans = await otel.spansWhere(bothEnded)
+    expect(activeInHandler?.spanContext().spanId).toBe(
+      kindOf(spans, SpanKind.SERVER).spanContext().spanId,
+    )
+  })
+})

@@ -1,0 +1,247 @@
+import { createServer, type Server } from 'node:http'
+import type { AddressInfo } from 'node:net'
+import { addWithDeadline, withDeadline } from '@hourglass/bullmq'
+import { Deadline, runWithDeadline } from '@hourglass/core'
+import { createFetch, type HourglassFetch } from '@hourglass/fetch'
+import {
+  DeadlineContextManager,
+  DeadlinePropagator,
+  instrumentDeadlines,
+  type StopInstrumentation,
+} from '@hourglass/otel'
+import { type RedisServer, redisAvailable, startRedis } from '@hourglass/testkit'
+import {
+  context,
+  propagation,
+  type Span,
+  SpanKind,
+  SpanStatusCode,
+  trace,
+} from '@opentelemetry/api'
+import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks'
+import { CompositePropagator, W3CTraceContextPropagator } from '@opentelemetry/core'
+import type { ReadableSpan } from '@opentelemetry/sdk-trace-base'
+import { type Job, type Processor, Queue, QueueEvents, Worker } from 'bullmq'
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest'
+import { setupOtel } from './helpers/otel.js'
+
+// Real BullMQ on a real redis-server: the producer's trace context is stored
+// with the job and the worker's span is its child; the spans come from
+// instrumentDeadlines alone (no BullMQ telemetry).
+
+const available = redisAvailable()
+let redis: RedisServer | undefined
+let otel: ReturnType<typeof setupOtel>
+let stop: StopInstrumentation
+let counter = 0
+const closers: Array<() => Promise<unknown>> = []
+
+beforeAll(async () => {
+  if (available) redis = await startRedis()
+})
+afterAll(async () => {
+  await redis?.stop()
+})
+beforeEach(() => {
+  otel = setupOtel()
+  // With the DeadlinePropagator beside W3C, as a service may run it: the job keeps its deadline its own way.
+  propagation.setGlobalPropagator(
+    new CompositePropagator({
+      propagators: [new W3CTraceContextPropagator(), new DeadlinePropagator()],
+    }),
+  )
+  stop = instrumentDeadlines({ tracerProvider: otel.tracerProvider })
+})
+afterEach(async () => {
+  for (const close of closers.splice(0).reverse()) await close()
+  stop()
+  await otel.shutdown()
+})
+
+const connection = () => ({ host: '127.0.0.1', port: redis!.port, maxRetriesPerRequest: null })
+
+async function queue(): Promise<{ queue: Queue; events: QueueEvents; name: string }> {
+  const name = `otel${++counter}-${process.pid}`
+  const q = new Queue(name, { connection: connection() })
+  const events = new QueueEvents(name, { connection: connection() })
+  closers.push(
+    () => q.close(),
+    () => events.close(),
+  )
+  await Promise.all([q.waitUntilReady(), events.waitUntilReady()])
+  return { queue: q, events, name }
+}
+
+function worker(name: string, processor: Processor, autorun = true): Worker {
+  const w = new Worker(name, processor, { connection: connection(), autorun })
+  w.on('error', () => {})
+  closers.push(() => w.close(true))
+  return w
+}
+
+/** Add under `deadline`, from inside a span of the producer's, as a request handler would. */
+async function addAsProducer(q: Queue, deadline: Deadline): Promise<{ producer: Span; job: Job }> {
+  const producer = otel.tracer.startSpan('POST /reports', { kind: SpanKind.SERVER })
+  const job = await context.with(trace.setSpan(context.active(), producer), () =>
+    runWithDeadline(deadline, () => addWithDeadline(q, 'weekly', { user: 1 })),
+  )
+  producer.end()
+  return { producer, job }
+}
+
+const jobSpan = (spans: ReadableSpan[], queueName: string) => {
+  const found = spans.filter((s) => s.name === `process ${queueName}`)
+  expect(found).toHaveLength(1)
+  return found[0] as ReadableSpan
+}
+
+describe.skipIf(!available)('instrumentDeadlines: BullMQ', () => {
+  it('a job’s span is a child of the span that added it, through the context stored with the job; it shows the job, its budget, and what was left at start and end', async () => {
+    const { queue: q, events, name } = await queue()
+    worker(
+      name,
+      withDeadline(async () => 'done'),
+    )
+    const { producer, job } = await addAsProducer(q, Deadline.after(5_000))
+    await job.waitUntilFinished(events)
+    const spans = await otel.spansWhere((all) => all.some((s) => s.name === `process ${name}`))
+    const span = jobSpan(spans, name)
+
+    expect(span.kind).toBe(SpanKind.CONSUMER)
+    expect(span.spanContext().traceId).toBe(producer.spanContext().traceId)
+    expect(span.parentSpanContext?.spanId).toBe(producer.spanContext().spanId)
+    expect(span.attributes).toMatchObject({
+      'messaging.system': 'bullmq',
+      'messaging.operation.type': 'process',
+      'messaging.destination.name': name,
+      'messaging.message.id': job.id,
+      'bullmq.job.name': 'weekly',
+      'deadline.attempt': 1,
+      'deadline.mode': 'enforce',
+      'deadline.outcome': 'completed',
+    })
+    const budget = span.attributes['deadline.budget_ms'] as number
+    const atStart = span.attributes['deadline.remaining_ms'] as number
+    const atEnd = span.attributes['deadline.remaining_at_end_ms'] as number
+    expect(budget).toBeGreaterThan(4_900)
+    expect(atStart).toBeLessThanOrEqual(budget)
+    expect(atEnd).toBeLessThanOrEqual(atStart)
+    expect(span.status.code).toBe(SpanStatusCode.UNSET)
+
+    // Stored with the job: the W3C fields only — the deadline rides in its own form.
+    const stored = (await q.getJob(job.id!))!.opts as { hourglass?: { trace?: object } }
+    expect(Object.keys(stored.hourglass?.trace ?? {})).toEqual(['traceparent'])
+  })
+
+  it('a job that expired in the queue gets a failed span with a deadline.exceeded event at stage queued', async () => {
+    const { queue: q, events, name } = await queue()
+    let runs = 0
+    const w = worker(
+      name,
+      withDeadline(async () => {
+        runs++
+      }),
+      false,
+    )
+    const { producer, job } = await addAsProducer(q, Deadline.after(100))
+    await new Promise((resolve) => setTimeout(resolve, 250)) // the worker is away past the deadline
+    w.run()
+    await job.waitUntilFinished(events).catch(() => {})
+    const spans = await otel.spansWhere((all) => all.some((s) => s.name === `process ${name}`))
+    const span = jobSpan(spans, name)
+
+    expect(runs).toBe(0)
+    expect(span.parentSpanContext?.spanId).toBe(producer.spanContext().spanId)
+    expect(span.status.code).toBe(SpanStatusCode.ERROR)
+    expect(span.attributes).toMatchObject({
+      'deadline.outcome': 'expired',
+      'deadline.remaining_ms': 0,
+      'error.type': 'DEADLINE_EXCEEDED',
+    })
+    const event = span.events.find((e) => e.name === 'deadline.exceeded')
+    expect(event?.attributes).toMatchObject({
+      'deadline.stage': 'queued',
+      'deadline.action': 'failed',
+      'deadline.stalled': false,
+    })
+    expect(event?.attributes?.['deadline.late_ms']).toBeGreaterThan(0)
+  })
+
+  it('a job stopped by its deadline while running fails its span with a deadline.exceeded event at stage handler', async () => {
+    const { queue: q, events, name } = await queue()
+    worker(
+      name,
+      withDeadline(
+        (_job, _token, signal) =>
+          new Promise((_resolve, reject) =>
+            signal?.addEventListener('abort', () => reject(signal.reason)),
+          ),
+      ),
+    )
+    const { job } = await addAsProducer(q, Deadline.after(300))
+    await job.waitUntilFinished(events).catch(() => {})
+    const spans = await otel.spansWhere((all) => all.some((s) => s.name === `process ${name}`))
+    const span = jobSpan(spans, name)
+    expect(span.attributes).toMatchObject({
+      'deadline.outcome': 'deadline_exceeded',
+      'error.type': 'DEADLINE_EXCEEDED',
+    })
+    expect(span.events.find((e) => e.name === 'deadline.exceeded')?.attributes).toMatchObject({
+      'deadline.stage': 'handler',
+      'deadline.action': 'failed',
+    })
+  })
+
+  it('calls made inside the job are children of its span; DeadlineContextManager makes it the active span for other instrumentations too', async () => {
+    const server: Server = createServer((_req, res) => res.end('ok'))
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+    const fetch: HourglassFetch = createFetch()
+    closers.push(
+      () => fetch.close(),
+      () => new Promise((resolve) => server.close(resolve)),
+    )
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/`
+    context.disable()
+    context.setGlobalContextManager(
+      new DeadlineContextManager(new AsyncLocalStorageContextManager()).enable(),
+    )
+    const { queue: q, events, name } = await queue()
+    let active: Span | undefined
+    worker(
+      name,
+      withDeadline(async () => {
+        active = trace.getActiveSpan()
+        return (await fetch(url)).text()
+      }),
+    )
+    const { job } = await addAsProducer(q, Deadline.after(5_000))
+    expect(await job.waitUntilFinished(events)).toBe('ok')
+    const spans = await otel.spansWhere(
+      (all) =>
+        all.some((s) => s.name === `process ${name}`) &&
+        all.some((s) => s.name === 'deadline.egress GET'),
+    )
+    const span = jobSpan(spans, name)
+    const attempt = spans.find((s) => s.name === 'deadline.egress GET')
+    expect(attempt?.parentSpanContext?.spanId).toBe(span.spanContext().spanId)
+    expect(active?.spanContext().spanId).toBe(span.spanContext().spanId)
+  })
+
+  it('a job whose stored traceparent is not a valid one starts a trace of its own', async () => {
+    const { queue: q, events, name } = await queue()
+    worker(
+      name,
+      withDeadline(async () => 'done'),
+    )
+    const job = await q.add('forged', {}, {
+      hourglass: {
+        expiresAtMs: Date.now() + 60_000,
+        budgetMs: 60_000,
+        trace: { traceparent: 'forged' },
+      },
+    } as object)
+    await job.waitUntilFinished(events)
+    const spans = await otel.spansWhere((all) => all.some((s) => s.name === `process ${name}`))
+    expect(jobSpan(spans, name).parentSpanContext).toBeUndefined()
+  })
+})
