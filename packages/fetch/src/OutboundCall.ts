@@ -89,6 +89,10 @@ export class OutboundCall {
    * attempt, or undefined when this outcome is the answer (or the failure).
    */
   judge(outcome: Outcome, number: number): number | undefined {
+    // A plain answer below 400 is never retried and announces nothing: the hot path.
+    if (outcome.error === undefined && outcome.status !== undefined && outcome.status < 400) {
+      return undefined
+    }
     const { init } = this
     const decision = decideRetry(outcome, {
       retry: init.retry,
@@ -125,27 +129,64 @@ export class OutboundCall {
     return decision.delayMs
   }
 
-  /** The one retry loop (see the class comment). Throws what ends the call before an answer. */
-  async run<T>(send: (number: number) => Promise<SendResult<T>>): Promise<T> {
-    for (let number = 1; ; number++) {
-      this.#check()
-      const result = await send(number)
-      if (!result.retry) return result.value
-      if (result.delayMs > 0) await this.#pause(result.delayMs)
+  /**
+   * The one retry loop (see the class comment), for a `send` that answers
+   * through a callback: `settle(delayMs)` to retry after `delayMs`, or
+   * `settle(undefined)` when this attempt's outcome went to the caller. The
+   * common path — one attempt, no retry — creates no promise; `onEnd` hears
+   * what ends the call before an answer (no budget, the caller left).
+   */
+  drive(
+    send: (number: number, settle: (delayMs: number | undefined) => void) => void,
+    onEnd: (error: unknown) => void,
+  ): void {
+    const step = (number: number): void => {
+      const refused = this.#refusal()
+      if (refused !== undefined) {
+        onEnd(refused)
+        return
+      }
+      send(number, (delayMs) => {
+        if (delayMs === undefined) return
+        if (delayMs <= 0) {
+          // Not from inside undici's callback for the attempt that just ended.
+          queueMicrotask(() => step(number + 1))
+          return
+        }
+        this.#pause(delayMs).then(
+          () => step(number + 1),
+          (error: unknown) => onEnd(error),
+        )
+      })
     }
+    step(1)
   }
 
-  /** Throw what forbids another attempt: the caller left, or too little time is left. */
-  #check(): void {
-    if (this.#stopped !== undefined) throw this.#stopped
+  /** The same loop for a promise-returning `send` (createFetch). */
+  run<T>(send: (number: number) => Promise<SendResult<T>>): Promise<T> {
+    return new Promise<T>((resolve, reject) => {
+      this.drive((number, settle) => {
+        send(number).then((result) => {
+          if (result.retry) settle(result.delayMs)
+          else {
+            settle(undefined)
+            resolve(result.value)
+          }
+        }, reject)
+      }, reject)
+    })
+  }
+
+  /** What forbids another attempt — the caller left, or too little time is left — or undefined. */
+  #refusal(): unknown {
+    if (this.#stopped !== undefined) return this.#stopped
     const { signal, deadline, config } = this.init
-    if (signal?.aborted) throw signal.reason
-    const refused = noBudgetError(deadline, config.minBudgetMs)
-    if (refused !== undefined) throw refused
+    if (signal?.aborted) return signal.reason
+    return noBudgetError(deadline, config.minBudgetMs)
   }
 
   async #pause(ms: number): Promise<void> {
-    if (this.#stopped !== undefined) return // stopped before the wait began: #check throws it
+    if (this.#stopped !== undefined) return // stopped before the wait began: the next step refuses
     const { deadline, signal, config } = this.init
     await wait(ms, {
       deadline: deadline?.observe ? undefined : deadline,

@@ -4,7 +4,7 @@ import type { Attempt } from './Attempt.js'
 import { AttemptHandler, ControllerView } from './AttemptHandler.js'
 import { eventUrl } from './channels.js'
 import { isRepeatable, withDeadlineHeader } from './dispatchHeaders.js'
-import { OutboundCall as Call, type OutboundCall, type SendResult } from './OutboundCall.js'
+import { OutboundCall as Call, type OutboundCall } from './OutboundCall.js'
 import {
   type EgressOptions,
   mergeRetry,
@@ -84,17 +84,13 @@ export function interceptorFor(config: ResolvedOptions): Dispatcher.DispatcherCo
     const view = new ControllerView((reason) => call.stop(reason))
     let started = false
     let answered = false
-    const send = (number: number): Promise<SendResult<void>> =>
-      new Promise((resolve) => {
+    call.drive(
+      (number, settle) => {
         const attempt = call.attempt(number)
-        const settle = (retry: number | undefined): boolean => {
-          if (retry === undefined) {
-            answered = true
-            resolve({ retry: false, value: undefined })
-            return false
-          }
-          resolve({ retry: true, delayMs: retry })
-          return true
+        const decide = (delayMs: number | undefined): boolean => {
+          if (delayMs === undefined) answered = true
+          settle(delayMs)
+          return delayMs !== undefined
         }
         const attemptHandler = new AttemptHandler(
           handler,
@@ -106,14 +102,14 @@ export function interceptorFor(config: ResolvedOptions): Dispatcher.DispatcherCo
               return true
             },
             beforeError: (error, responded) =>
-              settle(
+              decide(
                 call.judge(
                   { error, afterHeaders: responded, bytesReceived: attempt.bytesReceived },
                   number,
                 ),
               ),
             beforeResponse: (status, headers) =>
-              settle(
+              decide(
                 call.judge(
                   { status, header: (name) => first(headers[name]), bytesReceived: 0 },
                   number,
@@ -123,12 +119,13 @@ export function interceptorFor(config: ResolvedOptions): Dispatcher.DispatcherCo
           view,
         )
         sendAttempt(dispatch, opts, attemptHandler, attempt)
-      })
-    call.run(send).catch((error: unknown) => {
-      // Refused before a send (no budget), or stopped between attempts: the
-      // caller has had no answer yet, so this is it.
-      if (!answered) handler.onResponseError?.(view, asError(error))
-    })
+      },
+      (error) => {
+        // Refused before a send (no budget), or stopped between attempts: the
+        // caller has had no answer yet, so this is it.
+        if (!answered) queueMicrotask(() => handler.onResponseError?.(view, asError(error)))
+      },
+    )
     return true
   }
 }
