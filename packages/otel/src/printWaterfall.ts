@@ -18,6 +18,11 @@ export interface WaterfallSpan {
 export interface WaterfallOptions {
   /** Line width in characters. Default 80; below 60 is raised to 60. */
   columns?: number | undefined
+  /**
+   * End with a key to the labels the waterfall uses (only those it uses),
+   * wrapped to `columns`. Default true.
+   */
+  legend?: boolean | undefined
 }
 
 const LABEL_WIDTH = 30
@@ -33,6 +38,8 @@ const DURATION_WIDTH = 9
  *   GET /quote                 |##############################|  812.3ms left 1000
  *     deadline.slice model     |  ######################      |  600.1ms 600/640
  *     ! deadline.exceeded  +801.0ms  stage=slice slice=model
+ *
+ * A key follows (`legend: false` leaves it out), naming only what was drawn.
  */
 export function formatWaterfall(
   spans: readonly WaterfallSpan[],
@@ -57,10 +64,15 @@ export function formatWaterfall(
   for (const list of children.values()) list.sort((a, b) => toMs(a.startTime) - toMs(b.startTime))
 
   const traceIds = new Set(spans.map((s) => s.spanContext().traceId))
+  const used = new Set<LegendItem>(['trace'])
+  const fit = (line: string) => {
+    if (line.length <= columns) return line
+    used.add('~')
+    return `${line.slice(0, columns - 1)}~`
+  }
   const lines = [
     fit(
       `trace ${[...traceIds].map((id) => id.slice(0, 8)).join(',')}  ${spans.length} spans  ${fmtMs(total)}`,
-      columns,
     ),
   ]
   const visit = (span: WaterfallSpan, depth: number) => {
@@ -70,20 +82,26 @@ export function formatWaterfall(
     const to = Math.max(from + 1, Math.ceil((end / total) * barWidth))
     const bar = ' '.repeat(from) + '#'.repeat(to - from) + ' '.repeat(barWidth - to)
     const failed = span.status.code === SpanStatusCode.ERROR ? '!' : ' '
-    const label = pad(`${'  '.repeat(depth)}${failed}${title(span)}`, LABEL_WIDTH)
+    if (failed === '!') used.add('!')
+    const label = `${'  '.repeat(depth)}${failed}${title(span)}`
+    if (label.length > LABEL_WIDTH) used.add('~')
     const duration = fmtMs(end - start).padStart(DURATION_WIDTH)
-    lines.push(fit(`${label} |${bar}| ${duration} ${note(span.attributes)}`.trimEnd(), columns))
+    const numbers = note(span.attributes)
+    if (numbers.item) used.add(numbers.item)
+    lines.push(fit(`${pad(label, LABEL_WIDTH)} |${bar}| ${duration} ${numbers.text}`.trimEnd()))
     for (const event of span.events) {
       if (!event.name.startsWith('deadline.')) continue
+      used.add('!').add('+ms')
       const at = `+${fmtMs(toMs(event.time) - t0)}`
-      const detail = eventDetail(event.attributes ?? {})
-      lines.push(
-        fit(`${'  '.repeat(depth + 1)}! ${event.name}  ${at}  ${detail}`.trimEnd(), columns),
-      )
+      const attributes = event.attributes ?? {}
+      for (const key of EVENT_KEYS) if (attributes[key] !== undefined) used.add(shortKey(key))
+      const detail = eventDetail(attributes)
+      lines.push(fit(`${'  '.repeat(depth + 1)}! ${event.name}  ${at}  ${detail}`.trimEnd()))
     }
     for (const child of children.get(span.spanContext().spanId) ?? []) visit(child, depth + 1)
   }
   for (const root of children.get(undefined) ?? []) visit(root, 0)
+  if (options.legend !== false) lines.push('', ...legend(used, columns))
   return `${lines.join('\n')}\n`
 }
 
@@ -102,15 +120,15 @@ function title(span: WaterfallSpan): string {
   return typeof path === 'string' && !span.name.includes(' ') ? `${span.name} ${path}` : span.name
 }
 
-function note(attributes: Attributes): string {
+function note(attributes: Attributes): { text: string; item?: LegendItem } {
   const allotted = attributes['deadline.slice.allotted_ms']
   const used = attributes['deadline.slice.used_ms']
   if (typeof allotted === 'number' && typeof used === 'number') {
-    return `${Math.round(used)}/${Math.round(allotted)}`
+    return { text: `${Math.round(used)}/${Math.round(allotted)}`, item: 'used/allotted' }
   }
   const left = attributes['deadline.remaining_ms']
-  if (typeof left === 'number') return `left ${Math.round(left)}`
-  return ''
+  if (typeof left === 'number') return { text: `left ${Math.round(left)}`, item: 'left' }
+  return { text: '' }
 }
 
 const EVENT_KEYS = [
@@ -124,8 +142,49 @@ const EVENT_KEYS = [
 
 function eventDetail(attributes: Attributes): string {
   return EVENT_KEYS.filter((k) => attributes[k] !== undefined)
-    .map((k) => `${k.slice(k.lastIndexOf('.') + 1)}=${String(attributes[k])}`)
+    .map((k) => `${shortKey(k)}=${String(attributes[k])}`)
     .join(' ')
+}
+
+/** `deadline.retry.why` → `why`: the name an event key has on an event line. */
+function shortKey(key: string): LegendItem {
+  return key.slice(key.lastIndexOf('.') + 1) as LegendItem
+}
+
+/** What each label means, tersely (the README says it at length), in the order the key lists them. */
+const LEGEND = {
+  trace: 'trace = id prefix, spans, first start to last end',
+  left: 'left = ms left at start',
+  'used/allotted': 'used/allotted = slice ms',
+  '!': '! = failed span or deadline event',
+  '+ms': '+ms = since the first start',
+  stage: 'stage = where time ran out',
+  slice: 'slice = slice running',
+  attempt: 'attempt = 1 for the first',
+  why: 'why = why not retried',
+  reason: 'reason = failure retried',
+  action: 'action = what was done',
+  '~': '~ = cut to fit',
+} as const
+
+type LegendItem = keyof typeof LEGEND
+
+/** The meaning of each label drawn, as `key: …; …` wrapped to `columns`. */
+function legend(used: ReadonlySet<LegendItem>, columns: number): string[] {
+  const entries = (Object.keys(LEGEND) as LegendItem[]).filter((item) => used.has(item))
+  const words = `key: ${entries.map((item) => LEGEND[item]).join('; ')}`.split(' ')
+  const lines: string[] = []
+  let line = ''
+  for (const word of words) {
+    if (line !== '' && line.length + 1 + word.length > columns) {
+      lines.push(line)
+      line = `  ${word}`
+    } else {
+      line = line === '' ? word : `${line} ${word}`
+    }
+  }
+  lines.push(line)
+  return lines
 }
 
 function toMs(time: HrTime): number {
@@ -138,8 +197,4 @@ function fmtMs(ms: number): string {
 
 function pad(text: string, width: number): string {
   return text.length > width ? `${text.slice(0, width - 1)}~` : text.padEnd(width)
-}
-
-function fit(line: string, columns: number): string {
-  return line.length > columns ? `${line.slice(0, columns - 1)}~` : line
 }

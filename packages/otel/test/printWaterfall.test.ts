@@ -46,7 +46,7 @@ function recordTrace() {
 
 describe('formatWaterfall', () => {
   it('draws one line per span in tree order on a shared time axis, within 80 columns', () => {
-    const text = formatWaterfall(recordTrace())
+    const text = formatWaterfall(recordTrace(), { legend: false })
     const lines = text.trimEnd().split('\n')
     for (const line of lines) expect(line.length).toBeLessThanOrEqual(80)
     expect(lines[0]).toMatch(/^trace [0-9a-f]{8} {2}3 spans {2}1000\.0ms$/)
@@ -74,6 +74,55 @@ describe('formatWaterfall', () => {
     expect(text).toContain('500.0ms left 500')
     expect(text).toContain('! deadline.exceeded  +250.0ms  stage=slice slice=preprocess')
     expect(text).not.toContain('unrelated.event')
+  })
+
+  it('ends with a key to the labels it drew — the header, left, used/allotted, !, +ms, the event keys, ~ — and only those', () => {
+    const text = formatWaterfall(recordTrace())
+    const [drawing, key] = text.split('\n\n') as [string, string]
+    expect(drawing.split('\n')).toHaveLength(5)
+    expect(key.startsWith('key: ')).toBe(true)
+    for (const line of key.trimEnd().split('\n')) expect(line.length).toBeLessThanOrEqual(80)
+    const said = key.replace(/\n {2}/g, ' ')
+    for (const label of [
+      'trace = id prefix, spans, first start to last end',
+      'left = ms left at start',
+      'used/allotted = slice ms',
+      '! = failed span or deadline event',
+      '+ms = since the first start',
+      'stage = where time ran out',
+      'slice = slice running',
+      '~ = cut to fit',
+    ]) {
+      expect(said).toContain(label)
+    }
+    // No retry, no action in this trace: not explained.
+    for (const label of ['attempt =', 'why =', 'reason =', 'action =']) {
+      expect(said).not.toContain(label)
+    }
+
+    // A trace with no events and no slices needs a single line of key.
+    otel.exporter.reset()
+    otel.tracer.startSpan('GET /ok', { attributes: { 'deadline.remaining_ms': 90 } }).end()
+    const plain = formatWaterfall(otel.exporter.getFinishedSpans()).trimEnd().split('\n')
+    expect(plain.at(-1)).toBe(
+      'key: trace = id prefix, spans, first start to last end; left = ms left at start',
+    )
+    expect(plain.at(-2)).toBe('')
+  })
+
+  it('explains the retry keys when a retry event is drawn', () => {
+    const span = otel.tracer.startSpan('deadline.egress GET')
+    span.addEvent('deadline.retry_skipped', {
+      'deadline.attempt': 1,
+      'deadline.retry.why': 'no-budget',
+      'deadline.retry.reason': 'CONNECT_TIMEOUT',
+    })
+    span.end()
+    const text = formatWaterfall(otel.exporter.getFinishedSpans(), { columns: 200 })
+    expect(text).toContain('! deadline.retry_skipped')
+    expect(text.trimEnd().split('\n').at(-1)).toBe(
+      'key: trace = id prefix, spans, first start to last end; ! = failed span or deadline event; +ms = since the first start; attempt = 1 for the first; why = why not retried; reason = failure retried',
+    )
   })
 
   it('names an HTTP span that carries only its method by its path too', () => {
