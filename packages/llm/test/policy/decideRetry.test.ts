@@ -145,3 +145,67 @@ describe('decideRetry', () => {
     })
   })
 })
+
+describe('decideRetry: the earliest answer wins', () => {
+  const ready = { label: 'small@backup', waitMs: 0, latencyMs: undefined }
+
+  it('a rate limit or overload falls back at once to a model expected to answer sooner (no history = now)', () => {
+    for (const kind of ['rate_limited', 'overloaded'] as const) {
+      const decision = decideRetry({
+        error: error(kind),
+        attempt: 1,
+        hasFallback: true,
+        fallback: ready,
+        random: zero,
+      })
+      expect(decision.action).toBe('fallback')
+      expect(decision.reason).toMatch(
+        /small@backup ~0 ms \(ready, no latency history\) is expected to answer before this model ~\d+ ms/,
+      )
+    }
+  })
+
+  it('stays when its wait plus its latency is no later than the fallback’s expected answer', () => {
+    const slowBackup = { label: 'small@backup', waitMs: 0, latencyMs: 3000 }
+    const decision = decideRetry({
+      error: error('rate_limited', { retryAfterMs: 200 }),
+      attempt: 1,
+      hasFallback: true,
+      fallback: slowBackup,
+      latencyMs: 800,
+      waitMs: 200,
+    })
+    expect(decision).toMatchObject({ action: 'retry', delayMs: 200, delaySource: 'server' })
+    // A tie stays on the list's order too.
+    expect(
+      decideRetry({
+        error: error('overloaded'),
+        attempt: 1,
+        hasFallback: true,
+        fallback: slowBackup,
+        waitMs: 3000,
+      }).action,
+    ).toBe('retry')
+  })
+
+  it('leaves other failures to the attempt rules (a 500 is retried on the same model)', () => {
+    const decision = decideRetry({
+      error: error('server_error'),
+      attempt: 1,
+      hasFallback: true,
+      fallback: ready,
+      random: zero,
+    })
+    expect(decision.action).toBe('retry')
+  })
+
+  it('a known wait (a shared cooldown) replaces the computed one', () => {
+    const decision = decideRetry({
+      error: error('overloaded'),
+      attempt: 1,
+      waitMs: 0,
+      random: zero,
+    })
+    expect(decision).toMatchObject({ action: 'retry', delayMs: 0, delaySource: 'overload' })
+  })
+})

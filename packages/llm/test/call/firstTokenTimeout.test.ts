@@ -1,0 +1,85 @@
+import { reply } from '@hourglass/testkit'
+import { describe, expect, it } from 'vitest'
+import type { AttemptRecord } from '../../src/call/AttemptRecord.js'
+import { callModel } from '../../src/call/callModel.js'
+import { openAICompatible } from '../../src/call/openAICompatible.js'
+import { isModelUnavailable } from '../../src/policy/ModelUnavailableError.js'
+import { FAST_RETRIES, useFakes, user } from './support/fakes.js'
+
+const fakes = useFakes()
+const request = { messages: [user('Write a poem.')], maxTokens: 256, stream: true as const }
+
+/** A provider that answers 200 and then sends only `: keep-alive` comments. */
+async function keepAliveOnly() {
+  const fake = await fakes.start({
+    dialect: 'openai',
+    reply: reply.hang({ afterHeaders: true, keepAliveEveryMs: 20 }),
+  })
+  const model = fakes.adapter(
+    openAICompatible({ baseURL: fake.baseURL, apiKey: 'sk', model: 'gpt-4o', name: 'slow' }),
+  )
+  return { fake, model }
+}
+
+describe('a first-token timeout', () => {
+  it('is not resent to the same model: one request, however many attempts are allowed', async () => {
+    const { fake, model } = await keepAliveOnly()
+    const records: AttemptRecord[] = []
+    const stream = callModel({
+      models: [model],
+      request,
+      maxAttempts: 3,
+      firstTokenTimeoutMs: 300,
+      retryDelay: FAST_RETRIES,
+      onAttempt: (r) => records.push(r),
+    })
+    const error = await stream.result.catch((e: unknown) => e)
+    expect(isModelUnavailable(error)).toBe(true)
+    expect(fake.requests).toHaveLength(1)
+    expect(records.map((r) => [r.errorKind, r.status, r.decision])).toEqual([
+      ['timeout', 200, 'fail'],
+    ])
+    expect(records[0]?.reason).toMatch(/timeout \(HTTP 200\) is not retryable/)
+    expect(String((error as { lastCause: Error }).lastCause.message)).toMatch(
+      /no token within firstTokenTimeoutMs \(300 ms\)/,
+    )
+  })
+
+  it('may go to a fallback model', async () => {
+    const { fake, model } = await keepAliveOnly()
+    const backupFake = await fakes.start({ dialect: 'openai', reply: reply.text('backup poem') })
+    const backup = fakes.adapter(
+      openAICompatible({ baseURL: backupFake.baseURL, apiKey: 'sk', model: 'gpt-4o-mini' }),
+    )
+    const answer = await callModel({
+      models: [model, backup],
+      request,
+      maxAttempts: 3,
+      firstTokenTimeoutMs: 300,
+      retryDelay: FAST_RETRIES,
+    }).result
+    expect(answer.text).toBe('backup poem')
+    expect(fake.requests).toHaveLength(1)
+    expect(backupFake.requests).toHaveLength(1)
+  })
+
+  it('with resendAfterFirstTokenTimeout (a provider known to be idempotent), is resent once', async () => {
+    const { fake, model } = await keepAliveOnly()
+    const records: AttemptRecord[] = []
+    const error = await callModel({
+      models: [model],
+      request,
+      maxAttempts: 3,
+      firstTokenTimeoutMs: 300,
+      resendAfterFirstTokenTimeout: true,
+      retryDelay: FAST_RETRIES,
+      onAttempt: (r) => records.push(r),
+    }).result.catch((e: unknown) => e)
+    expect(isModelUnavailable(error)).toBe(true)
+    expect(fake.requests).toHaveLength(2)
+    expect(records.map((r) => r.decision)).toEqual(['retry', 'fail'])
+    expect(records[1]?.choice).toBe('retry 2 of 3 on this model (resendAfterFirstTokenTimeout)')
+    // Both attempts carried the same Idempotency-Key: the resend is the same operation.
+    expect(new Set(fake.requests.map((r) => r.headers['idempotency-key'])).size).toBe(1)
+  })
+})
