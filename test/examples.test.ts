@@ -27,8 +27,9 @@ describe('examples/', () => {
     assertBuilt(cliBin)
     const run = await runNode([example('otel-console')], { killAfterMs: 20_000 })
     expect(run.code, run.stderr).toBe(0)
+    // The outer hop answers its own 504: the budget its caller sent, the slice that ran out inside.
     expect(run.stdout).toMatch(
-      /^GET \/quote with 300 ms → 504 \{"error":"deadline_exceeded".*"slice":"lookup"\}/,
+      /^GET \/quote with 300 ms → 504 \{"error":"deadline_exceeded","budgetMs":300,.*"slice":"lookup"\}/,
     )
     const lines = run.stdout.split('\n')
     // One trace across both services.

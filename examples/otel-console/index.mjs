@@ -22,6 +22,7 @@ const stop = instrumentDeadlines() // spans for slices and attempts, events, met
 
 const { setTimeout: sleep } = await import('node:timers/promises')
 const { default: express } = await import('express')
+const { DEADLINE_EXPIRED_HEADER, DeadlineExceededError } = await import('@hourglass/core')
 const { deadline, deadlineErrors } = await import('@hourglass/express')
 const { createFetch } = await import('@hourglass/fetch')
 const fetch = createFetch()
@@ -53,9 +54,21 @@ quotes.get(
   '/quote',
   handle(async (req, res) => {
     await req.plan.run('prepare', () => sleep(20))
-    const r = await req.plan.run('upstream', (_signal, slice) =>
-      fetch(`${pricesUrl}/price`, { deadline: slice }),
-    )
+    const r = await req.plan.run('upstream', async (_signal, slice) => {
+      const r = await fetch(`${pricesUrl}/price`, { deadline: slice })
+      if (r.status === 504 && r.headers.get(DEADLINE_EXPIRED_HEADER) === '1') {
+        // The prices service ran out of the time this slice gave it. Passing its
+        // 504 on would tell our caller the inner hop's budget: answer our own
+        // (deadlineErrors: the budget our caller sent), naming the slice that ran out.
+        const inner = await r.json()
+        throw new DeadlineExceededError({
+          budgetMs: slice.budgetMs,
+          elapsedMs: slice.elapsed(),
+          slice: inner.slice ?? undefined,
+        })
+      }
+      return r
+    })
     res.status(r.status).json(await r.json())
   }),
 )
