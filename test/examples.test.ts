@@ -113,4 +113,54 @@ describe('examples/', () => {
     expect(Number(runningMatch![1])).toBeLessThan(150)
     expect(counts).toBe('worker counts: expired 1, stopped 1, retries dropped 0')
   })
+
+  it('one-trace: one trace id across HTTP → gRPC → a BullMQ job → HTTP, each hop with less of the budget than the one before', async (ctx) => {
+    assertBuilt(fileURLToPath(new URL('../packages/otel/dist/index.js', import.meta.url)))
+    const { redisAvailable } = await import('@hourglass/testkit')
+    if (!redisAvailable()) ctx.skip() // under CI this throws instead: the example must run there
+    const run = await runNode([example('one-trace')], { killAfterMs: 20_000 })
+    expect(run.code, run.stderr).toBe(0)
+    const lines = run.stdout.trimEnd().split('\n')
+    expect(lines[0]).toBe('GET /quote/apples with 1000 ms → 200 {"item":"apples","price":42}')
+    // What each hop was given, as its span recorded it.
+    const budgets = lines[1]?.match(
+      /^budgets: edge (\d+) ms \(HTTP\) → quotes (\d+) ms \(gRPC\) → job (\d+) ms \(queue\) → prices (\d+) ms \(HTTP\)$/,
+    )
+    expect(budgets, lines[1]).not.toBeNull()
+    const [edge, quotes, job, prices] = budgets!.slice(1).map(Number) as number[]
+    expect(edge).toBe(1000)
+    expect(quotes).toBeLessThan(edge!)
+    expect(job).toBeLessThan(quotes!)
+    expect(prices).toBeLessThan(job!)
+
+    // The waterfall: one trace id (several would be listed with commas), no failed span.
+    const header = lines.findIndex((l) => l.startsWith('trace '))
+    expect(lines[header]).toMatch(/^trace [0-9a-f]{8} {2}8 spans {2}[\d.]+ms$/)
+    const drawing = lines.slice(header + 1, lines.indexOf('', header))
+    for (const line of lines.slice(header)) expect(line.length).toBeLessThanOrEqual(80)
+    expect(drawing.filter((l) => l.startsWith('!') || / !/.test(l.slice(0, 30)))).toEqual([])
+    // Each hop's span (the ones that carry `left`: what its deadline had at start), by label.
+    const spans = (name: string) =>
+      drawing
+        .filter((l) => l.slice(0, 30).trim() === name && /left \d+$/.test(l))
+        .map((l) => ({ depth: l.search(/\S/), left: Number(l.match(/left (\d+)$/)![1]) }))
+    const [edgeSpan] = spans('GET /quote/apples') // the edge's HTTP server span
+    const [client, server] = spans('shop.Quotes/Quote') // gRPC client span, then server span
+    const [jobSpan] = spans('process quotes') // the job's span
+    const [attempt] = spans('deadline.egress GET') // the job's HTTP call
+    const [pricesSpan] = spans('GET /price/apples') // the prices service's HTTP server span
+    const hops = [edgeSpan, client, server, jobSpan, attempt, pricesSpan]
+    expect(hops.every(Boolean), drawing.join('\n')).toBe(true)
+    // Less left at each hop…
+    for (let h = 1; h < hops.length; h++) expect(hops[h]!.left).toBeLessThan(hops[h - 1]!.left)
+    // …and each a child of the one before: edge > gRPC client > gRPC server > job >
+    // (the attempt | undici's client span > the prices server span).
+    expect(client!.depth).toBeGreaterThan(edgeSpan!.depth)
+    expect(server!.depth).toBeGreaterThan(client!.depth)
+    expect(jobSpan!.depth).toBeGreaterThan(server!.depth)
+    expect(attempt!.depth).toBe(jobSpan!.depth + 2)
+    expect(pricesSpan!.depth).toBe(jobSpan!.depth + 4)
+    // The key explains the labels used.
+    expect(lines.at(-1)).toMatch(/^key: trace = id prefix, spans, first start to last end; left = /)
+  })
 })

@@ -1,0 +1,165 @@
+// One budget, one trace, across HTTP, gRPC and a job queue:
+//   client ─HTTP─▶ edge (Express) ─gRPC─▶ quotes (grpc-js) ─BullMQ─▶ worker ─HTTP─▶ prices (Express)
+// The quotes service enqueues a job and waits for its answer; the job's worker
+// calls the prices service. Each hop gets what is left of the client's 1000 ms,
+// and the OpenTelemetry SDK (in memory here) records every hop in one trace.
+// Starts its own redis-server (testkit). Run: npm run build && node examples/one-trace/index.mjs
+
+import { DeadlineContextManager, instrumentDeadlines, printWaterfall } from '@hourglass/otel'
+import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks'
+import { W3CTraceContextPropagator } from '@opentelemetry/core'
+import { HttpInstrumentation } from '@opentelemetry/instrumentation-http'
+import { UndiciInstrumentation } from '@opentelemetry/instrumentation-undici'
+import { InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base'
+import { NodeTracerProvider } from '@opentelemetry/sdk-trace-node'
+
+// The SDK, before express is loaded: instrumentation-http patches `http` as it is required.
+//    DeadlineContextManager: inside a gRPC handler or a job, where OpenTelemetry has no
+//    context of its own, the call's or the job's span is the active one — so the undici
+//    span of the job's HTTP call, and the traceparent it sends, stay in this trace.
+const exporter = new InMemorySpanExporter()
+const provider = new NodeTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] })
+provider.register({
+  propagator: new W3CTraceContextPropagator(),
+  contextManager: new DeadlineContextManager(new AsyncLocalStorageContextManager()),
+})
+for (const instrumentation of [new HttpInstrumentation(), new UndiciInstrumentation()]) {
+  instrumentation.setTracerProvider(provider)
+  instrumentation.enable()
+}
+const stop = instrumentDeadlines() // HTTP, gRPC and job spans with their budgets
+
+const grpc = await import('@grpc/grpc-js')
+const { default: express } = await import('express')
+const { Queue, QueueEvents, Worker } = await import('bullmq')
+const { DEADLINE_HEADER } = await import('@hourglass/core')
+const { deadline, deadlineErrors } = await import('@hourglass/express')
+const { createFetch } = await import('@hourglass/fetch')
+const {
+  deadlineInterceptor,
+  deadlineServerInterceptor,
+  fromGrpcError,
+  deadlineErrors: grpcDeadlineErrors,
+} = await import('@hourglass/grpc')
+const { addWithDeadline, withDeadline } = await import('@hourglass/bullmq')
+const { startRedis } = await import('@hourglass/testkit')
+
+const servers = []
+const serve = (app) =>
+  new Promise((resolve) => {
+    const server = app.listen(0, '127.0.0.1', () =>
+      resolve(`http://127.0.0.1:${server.address().port}`),
+    )
+    servers.push(server)
+  })
+const handle = (fn) => (req, res, next) => fn(req, res).catch(next)
+
+// Prices (HTTP): the last hop.
+const prices = express()
+prices.use(deadline())
+prices.get('/price/:item', (req, res) => res.json({ item: req.params.item, price: 42 }))
+prices.use(deadlineErrors())
+const pricesUrl = await serve(prices)
+
+// Worker (BullMQ): the job runs under the deadline it was added with; createFetch sends what is left.
+const redis = await startRedis()
+const connection = { host: '127.0.0.1', port: redis.port, maxRetriesPerRequest: null }
+const fetch = createFetch()
+const worker = new Worker(
+  'quotes',
+  withDeadline(async (job) => (await fetch(`${pricesUrl}/price/${job.data.item}`)).json()),
+  { connection },
+)
+const queue = new Queue('quotes', { connection })
+const queueEvents = new QueueEvents('quotes', { connection })
+await queueEvents.waitUntilReady()
+
+// Quotes (gRPC): enqueues the job under the call's deadline and waits for its answer.
+const json = {
+  serialize: (value) => Buffer.from(JSON.stringify(value)),
+  deserialize: (bytes) => JSON.parse(bytes.toString()),
+}
+const quotesService = {
+  quote: {
+    path: '/shop.Quotes/Quote',
+    requestStream: false,
+    responseStream: false,
+    requestSerialize: json.serialize,
+    requestDeserialize: json.deserialize,
+    responseSerialize: json.serialize,
+    responseDeserialize: json.deserialize,
+  },
+}
+const quotes = new grpc.Server({ interceptors: [deadlineServerInterceptor()] })
+quotes.addService(
+  quotesService,
+  grpcDeadlineErrors({
+    async quote(call, callback) {
+      const job = await addWithDeadline(queue, 'price', { item: call.request.item }) // under the call's deadline
+      callback(null, await job.waitUntilFinished(queueEvents))
+    },
+  }),
+)
+const port = await new Promise((resolve, reject) =>
+  quotes.bindAsync('127.0.0.1:0', grpc.ServerCredentials.createInsecure(), (e, p) =>
+    e ? reject(e) : resolve(p),
+  ),
+)
+const Quotes = grpc.makeGenericClientConstructor(quotesService, 'Quotes')
+const client = new Quotes(`127.0.0.1:${port}`, grpc.credentials.createInsecure(), {
+  interceptors: [deadlineInterceptor()],
+})
+
+// Edge (HTTP): the client's budget in, a gRPC call out.
+const edge = express()
+edge.use(deadline({ maxMs: 10_000 }))
+edge.get(
+  '/quote/:item',
+  handle(async (req, res) => {
+    const answer = await new Promise((resolve, reject) =>
+      client.quote({ item: req.params.item }, (error, value) =>
+        error ? reject(fromGrpcError(error)) : resolve(value),
+      ),
+    )
+    res.json(answer)
+  }),
+)
+edge.use(deadlineErrors())
+const edgeUrl = await serve(edge)
+
+const res = await globalThis.fetch(`${edgeUrl}/quote/apples`, {
+  headers: { [DEADLINE_HEADER]: '1000' },
+})
+console.log(`GET /quote/apples with 1000 ms → ${res.status} ${await res.text()}`)
+
+await provider.forceFlush()
+const spans = exporter.getFinishedSpans()
+// What each hop was given, from its span: the budget shrinks as it travels.
+const SERVER = 1
+const given = (match) => Math.round(spans.find(match)?.attributes['deadline.budget_ms'])
+const hops = [
+  ['edge', 'HTTP', given((s) => s.kind === SERVER && s.attributes['url.path'] === '/quote/apples')],
+  ['quotes', 'gRPC', given((s) => s.kind === SERVER && s.name === 'shop.Quotes/Quote')],
+  ['job', 'queue', given((s) => s.name === 'process quotes')],
+  [
+    'prices',
+    'HTTP',
+    given((s) => s.kind === SERVER && s.attributes['url.path'] === '/price/apples'),
+  ],
+]
+console.log(`budgets: ${hops.map(([hop, via, ms]) => `${hop} ${ms} ms (${via})`).join(' → ')}\n`)
+printWaterfall(spans)
+
+stop()
+client.close()
+quotes.forceShutdown()
+await worker.close()
+await queueEvents.close()
+await queue.close()
+await fetch.close()
+for (const server of servers) {
+  server.closeAllConnections()
+  server.close()
+}
+await redis.stop()
+await provider.shutdown()
