@@ -1,4 +1,4 @@
-import type { Deadline } from '@hourglass/core'
+import { currentDeadline, type Deadline } from '@hourglass/core'
 import {
   propagation,
   ROOT_CONTEXT,
@@ -113,9 +113,11 @@ export function grpcTraceHandlers(tracer: Tracer): NonNullable<Handlers['grpc']>
       })
     },
     serverLateWrite(m) {
-      // The message names no call; the handler writing late still runs in its
-      // deadline. Usually after the call's end, when its span is closed.
-      const span = deadlineSpan(undefined) ?? trace.getActiveSpan()
+      // The message names no call: found through the current deadline when the
+      // late write runs in the handler's context. Usually the call has ended by
+      // then (server-end follows the deadline's status at once), and an ended
+      // span takes no event: recorded only while the span is open.
+      const span = deadlineSpan(currentDeadline()) ?? trace.getActiveSpan()
       if (span?.isRecording()) {
         span.addEvent(EVENT_DEADLINE_LATE_WRITE, { [ATTR_DEADLINE_LATE_METHOD]: m.operation })
       }
