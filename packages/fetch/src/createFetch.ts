@@ -47,9 +47,6 @@ export interface FetchHooks {
   onAttempt?: (attempt: Attempt) => void
 }
 
-const IDEMPOTENCY_KEY = { 'idempotency-key': '' }
-const NONE = {}
-
 /**
  * `fetch` on undici that takes `init.deadline` (else the current one), sends
  * what is left in `x-deadline-remaining-ms`, bounds DNS, connect, headers and
@@ -87,10 +84,7 @@ export function createFetch(
       },
       retry: mergeRetry(config.retry, retry),
       repeatable: () =>
-        isRepeatable(
-          method,
-          hasHeader(rest.headers ?? request?.headers, 'idempotency-key') ? IDEMPOTENCY_KEY : NONE,
-        ),
+        isRepeatable(method, hasHeader(rest.headers ?? request?.headers, 'idempotency-key')),
       replayable:
         !request?.body &&
         !(

@@ -3,7 +3,7 @@ import type { Dispatcher } from 'undici'
 import type { Attempt } from './Attempt.js'
 import { AttemptHandler, ControllerView } from './AttemptHandler.js'
 import { eventUrl } from './channels.js'
-import { isRepeatable, withDeadlineHeader } from './dispatchHeaders.js'
+import { dispatchHasHeader, isRepeatable } from './dispatchHeaders.js'
 import { OutboundCall as Call, type OutboundCall } from './OutboundCall.js'
 import {
   type EgressOptions,
@@ -76,7 +76,7 @@ export function interceptorFor(config: ResolvedOptions): Dispatcher.DispatcherCo
         return eventUrl(String(opts.origin ?? ''), opts.path)
       },
       retry: mergeRetry(config.retry, opts.retry),
-      repeatable: () => isRepeatable(method, withDeadlineHeader(opts.headers, undefined).headers),
+      repeatable: () => isRepeatable(method, dispatchHasHeader(opts.headers, 'idempotency-key')),
       replayable: body == null || typeof body === 'string' || body instanceof Uint8Array,
     })
     // One view across attempts: the caller's abort (undici.request's signal
