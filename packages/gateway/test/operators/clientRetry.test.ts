@@ -1,0 +1,120 @@
+import { RetryBudgetRegistry } from '@hourglass/llm'
+import { type FakeProvider, openAIErrors, reply } from '@hourglass/testkit'
+import OpenAI from 'openai'
+import { afterEach, describe, expect, it } from 'vitest'
+import { fakeProvider, fallback, type Harness, startHarness } from '../support/harness.js'
+
+/**
+ * `X-Stainless-Retry-Count > 0` (the official SDKs send it on every retry)
+ * counts against the provider's retry budget before anything is sent; a
+ * retry meeting a spent budget is not sent there.
+ */
+describe('SDK retries and the retry budget', () => {
+  let fakes: FakeProvider[] = []
+  let harness: Harness | undefined
+  afterEach(async () => {
+    await harness?.close()
+    await Promise.all(fakes.map((f) => f.close()))
+    fakes = []
+    harness = undefined
+  })
+
+  const post = (retryCount: string | undefined, model = 'm') =>
+    fetch(`${harness!.url}/v1/chat/completions`, {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/json',
+        ...(retryCount === undefined ? {} : { 'x-stainless-retry-count': retryCount }),
+      },
+      body: JSON.stringify({ model, messages: [{ role: 'user', content: 'x' }] }),
+    })
+
+  it('each client retry costs the provider a token; once the budget is below half, retries get 503 at once and reach nobody', async () => {
+    const p = await fakeProvider('openai', ['k'])
+    fakes.push(p.fake)
+    p.fake.setReply(reply.text('ok'))
+    const retryBudgets = new RetryBudgetRegistry({ maxTokens: 4, tokenRatio: 0.1 })
+    harness = await startHarness(
+      {
+        providers: { p: p.entry },
+        models: { m: fallback(['p', 'gpt']) },
+        policy: { maxAttempts: 1 },
+      },
+      { retryBudgets },
+    )
+    // First attempts are never gated, and cost nothing.
+    for (const count of [undefined, '0', 'abc']) expect((await post(count)).status).toBe(200)
+    expect(retryBudgets.get('p').tokens).toBe(4)
+    // 4 → 3 (+0.1 on success) → 2.2 → 1.3: three retries pass, the fourth finds no more than half.
+    const statuses: number[] = []
+    for (let i = 0; i < 4; i++) statuses.push((await post('1')).status)
+    expect(statuses).toEqual([200, 200, 200, 503])
+    expect(p.fake.requests).toHaveLength(6)
+    const refused = await post('2')
+    expect(refused.status).toBe(503)
+    expect(refused.headers.get('x-should-retry')).toBe('false')
+    const body = (await refused.json()) as { error: { code: string; message: string } }
+    expect(body.error.code).toBe('retry_budget_exhausted')
+    expect(body.error.message).toContain('(p)')
+    expect(p.fake.requests).toHaveLength(6)
+    // A first attempt still goes.
+    expect((await post('0')).status).toBe(200)
+    const page = await (await fetch(`${harness.url}/metrics`)).text()
+    expect(page).toMatch(
+      /hourglass_gateway_client_retries_total\{provider="p",outcome="admitted"\} 3/,
+    )
+    expect(page).toMatch(
+      /hourglass_gateway_client_retries_total\{provider="p",outcome="refused"\} 2/,
+    )
+  })
+
+  it('a retry refused by a spent provider goes to the next provider of the list', async () => {
+    const a = await fakeProvider('openai', ['ka'])
+    const b = await fakeProvider('qwen', ['kb'])
+    fakes.push(a.fake, b.fake)
+    b.fake.setReply(reply.text('from b'))
+    const retryBudgets = new RetryBudgetRegistry({ maxTokens: 2 })
+    retryBudgets.get('a').recordFailure()
+    harness = await startHarness(
+      {
+        providers: { a: a.entry, b: b.entry },
+        models: { m: fallback(['a', 'model-a'], ['b', 'model-b']) },
+        policy: { maxAttempts: 1 },
+      },
+      { retryBudgets },
+    )
+    const res = await post('1')
+    expect(res.status).toBe(200)
+    expect(res.headers.get('x-hourglass-provider')).toBe('b')
+    expect(a.fake.requests).toHaveLength(0)
+    // Charged where it went.
+    expect(retryBudgets.get('b').tokens).toBeCloseTo(1.1)
+  })
+
+  it('the official client’s own retry is seen: its second attempt carries X-Stainless-Retry-Count: 1 and is charged', async () => {
+    const p = await fakeProvider('openai', ['k'])
+    fakes.push(p.fake)
+    // The provider fails once with a retryable 500: the gateway answers 502 (no attempt left), the SDK retries.
+    p.fake.enqueue(openAIErrors.serverError({ status: 500 }), reply.text('second time'))
+    const retryBudgets = new RetryBudgetRegistry({ maxTokens: 10 })
+    harness = await startHarness(
+      {
+        providers: { p: p.entry },
+        models: { m: fallback(['p', 'gpt']) },
+        policy: { maxAttempts: 1 },
+      },
+      { retryBudgets },
+    )
+    const client = new OpenAI({ baseURL: `${harness.url}/v1`, apiKey: 'x', maxRetries: 1 })
+    const completion = await client.chat.completions.create({
+      model: 'm',
+      messages: [{ role: 'user', content: 'x' }],
+    })
+    expect(completion.choices[0]?.message.content).toBe('second time')
+    expect(p.fake.requests).toHaveLength(2)
+    // The provider's 500 (a retryable failure) and the client's retry: 2 tokens; one success back.
+    expect(retryBudgets.get('p').tokens).toBeCloseTo(8.1)
+    const lines = harness.logs.filter((l) => l.event === 'request')
+    expect(lines.map((l) => l['status'])).toEqual([502, 200])
+  })
+})

@@ -1,0 +1,108 @@
+import type { AddressInfo } from 'node:net'
+import { type FakeProvider, reply } from '@hourglass/testkit'
+import express from 'express'
+import { afterEach, describe, expect, it } from 'vitest'
+import { createGateway, type GatewayRouter, type LogRecord } from '../../src/index.js'
+import { fakeProvider, fallback } from '../support/harness.js'
+
+/**
+ * The gateway mounted in an app whose server keeps listening, so what a
+ * client sees *during* the drain is observable: `close()` drains the router.
+ */
+describe('graceful shutdown', () => {
+  let fake: FakeProvider | undefined
+  let stopServer: (() => Promise<void>) | undefined
+  afterEach(async () => {
+    await stopServer?.()
+    await fake?.close()
+    fake = undefined
+    stopServer = undefined
+  })
+
+  async function serve(drainTimeoutMs: number) {
+    const provider = await fakeProvider('openai', ['k'])
+    fake = provider.fake
+    const logs: LogRecord[] = []
+    const gateway: GatewayRouter = createGateway(
+      { providers: { p: provider.entry }, models: { m: fallback(['p', 'gpt']) } },
+      { logger: (r) => logs.push(r), drainTimeoutMs },
+    )
+    const app = express().use(gateway)
+    const server = app.listen(0, '127.0.0.1')
+    await new Promise((resolve) => server.once('listening', resolve))
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
+    stopServer = async () => {
+      await gateway.close()
+      server.closeAllConnections()
+      await new Promise((resolve) => server.close(resolve))
+    }
+    const post = (body: Record<string, unknown> = {}) =>
+      fetch(`${url}/v1/chat/completions`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ model: 'm', messages: [{ role: 'user', content: 'x' }], ...body }),
+      })
+    return { fake: provider.fake, gateway, logs, url, post }
+  }
+
+  it('lets requests in flight finish, refuses new ones with 503 and says drained N', async () => {
+    const { fake, gateway, logs, url, post } = await serve(5000)
+    fake.enqueue(reply.text('finished during the drain', { latencyMs: 400 }))
+    const inFlight = post()
+    await fake.waitForRequests(1)
+    const closing = gateway.close()
+    // While draining: not ready, still alive, API refused with a retryable 503.
+    const ready = await fetch(`${url}/readyz`)
+    expect(ready.status).toBe(503)
+    expect(await ready.json()).toEqual({ status: 'draining', redis: 'none' })
+    expect((await fetch(`${url}/healthz`)).status).toBe(200)
+    const refused = await post()
+    expect(refused.status).toBe(503)
+    expect(refused.headers.get('x-should-retry')).toBe('true')
+    expect(((await refused.json()) as { error: { code: string } }).error.code).toBe('shutting_down')
+
+    const answer = await inFlight
+    expect(answer.status).toBe(200)
+    expect(
+      ((await answer.json()) as { choices: { message: { content: string } }[] }).choices[0]?.message
+        .content,
+    ).toBe('finished during the drain')
+    await closing
+    const shutdown = logs.filter((l) => l.event === 'shutdown')
+    expect(shutdown).toHaveLength(1)
+    expect(shutdown[0]).toMatchObject({ level: 'info', inFlight: 1, drained: 1, cutOff: 0 })
+    expect(shutdown[0]?.msg).toMatch(/^shutdown: drained 1 in \d+ ms$/)
+    expect(fake.requests).toHaveLength(1)
+  })
+
+  it('cancels what is still running at the drain timeout: 503 to the client, upstream stopped, N cut off', async () => {
+    const { fake, gateway, logs, post } = await serve(200)
+    fake.enqueue(reply.text('never', { latencyMs: 10_000 }))
+    const inFlight = post()
+    await fake.waitForRequests(1)
+    await gateway.close()
+    const answer = await inFlight
+    expect(answer.status).toBe(503)
+    expect(((await answer.json()) as { error: { code: string } }).error.code).toBe('shutting_down')
+    expect(fake.requests[0]?.outcome).toBe('client-closed')
+    const shutdown = logs.find((l) => l.event === 'shutdown')
+    expect(shutdown).toMatchObject({ level: 'warn', inFlight: 1, drained: 0, cutOff: 1 })
+    expect(shutdown?.msg).toMatch(/^shutdown: drained 0 in \d+ ms, 1 cut off$/)
+    expect(logs.find((l) => l.event === 'request')).toMatchObject({
+      status: 503,
+      error: 'shutting_down',
+    })
+  })
+
+  it('a stream cut by the drain ends with a shutting_down error event', async () => {
+    const { fake, gateway, post } = await serve(150)
+    fake.enqueue(reply.text('a b c d e f g h i j k l m n o p', { tokenDelayMs: 100 }))
+    const res = await post({ stream: true })
+    expect(res.status).toBe(200)
+    const text = res.text()
+    await gateway.close()
+    const body = await text
+    expect(body).toContain('"code":"shutting_down"')
+    expect(body).not.toContain('[DONE]')
+  })
+})

@@ -1,0 +1,100 @@
+import { wait } from '@hourglass/core'
+import {
+  closedPort,
+  type FakeProvider,
+  type RedisServer,
+  redisAvailable,
+  reply,
+  startRedis,
+} from '@hourglass/testkit'
+import { Redis } from 'ioredis'
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
+import { fakeProvider, fallback, type Harness, startHarness } from '../support/harness.js'
+
+const available = redisAvailable()
+if (!available) {
+  console.warn(
+    '\n!!! redis-server is not on PATH: the /readyz local-fallback test is SKIPPED. Install redis-server (CI does). !!!\n',
+  )
+}
+
+describe('/healthz and /readyz tell the truth about Redis', () => {
+  let fake: FakeProvider | undefined
+  let harness: Harness | undefined
+  afterEach(async () => {
+    await harness?.close()
+    await fake?.close()
+    harness = undefined
+    fake = undefined
+  })
+
+  const ask = () =>
+    harness!.client.chat.completions.create({
+      model: 'm',
+      messages: [{ role: 'user', content: 'x' }],
+    })
+  const readyz = async () => {
+    const res = await fetch(`${harness!.url}/readyz`)
+    return { status: res.status, body: await res.json() }
+  }
+
+  it('Redis unreachable at start: one warning naming host and port (never the password), ready on local limits', async () => {
+    const port = await closedPort()
+    const provider = await fakeProvider('openai', ['k'], { limits: { rpm: 100 } })
+    fake = provider.fake
+    fake.setReply(reply.text('served locally'))
+    harness = await startHarness({
+      providers: { p: provider.entry },
+      models: { m: fallback(['p', 'gpt']) },
+      redis: { url: `redis://:hunter2-redis-pass@127.0.0.1:${port}` },
+    })
+    const warnings = harness.logs.filter((l) => l.event === 'redis')
+    expect(warnings).toHaveLength(1)
+    expect(warnings[0]).toMatchObject({ level: 'warn', redis: 'unreachable' })
+    expect(warnings[0]?.msg).toMatch(
+      new RegExp(`Redis at 127\\.0\\.0\\.1:${port} is unreachable \\(ECONNREFUSED\\)`),
+    )
+    expect((await fetch(`${harness.url}/healthz`)).status).toBe(200)
+    expect(await readyz()).toEqual({ status: 200, body: { status: 'ready', redis: 'unreachable' } })
+    expect((await ask()).choices[0]?.message.content).toBe('served locally')
+    // ioredis keeps retrying; the warning is not repeated.
+    expect(harness.logs.filter((l) => l.event === 'redis')).toHaveLength(1)
+    expect(JSON.stringify(harness.logs)).not.toContain('hunter2-redis-pass')
+  })
+
+  describe.skipIf(!available)('with a real Redis', () => {
+    let redis: RedisServer
+    let admin: Redis
+    beforeAll(async () => {
+      redis = await startRedis()
+      admin = new Redis(redis.url)
+    })
+    afterAll(async () => {
+      admin?.disconnect()
+      await redis?.stop()
+    })
+
+    it('connected but not answering: local-fallback until a command succeeds again, then shared', async () => {
+      const provider = await fakeProvider('openai', ['k'], { limits: { rpm: 100 } })
+      fake = provider.fake
+      fake.setReply(reply.text('ok'))
+      harness = await startHarness({
+        providers: { p: provider.entry },
+        models: { m: fallback(['p', 'gpt']) },
+        redis: { url: redis.url, keyPrefix: `readyz-${Date.now()}`, commandTimeoutMs: 100 },
+      })
+      expect(await readyz()).toEqual({ status: 200, body: { status: 'ready', redis: 'shared' } })
+      expect(harness.logs.filter((l) => l.event === 'redis')).toEqual([])
+      // Redis holds every client's commands: the connection stays up, commands time out.
+      await admin.call('CLIENT', 'PAUSE', '1500', 'ALL')
+      expect((await ask()).choices[0]?.message.content).toBe('ok')
+      expect(await readyz()).toEqual({
+        status: 200,
+        body: { status: 'ready', redis: 'local-fallback' },
+      })
+      await wait(1600)
+      expect((await ask()).choices[0]?.message.content).toBe('ok')
+      expect(await readyz()).toEqual({ status: 200, body: { status: 'ready', redis: 'shared' } })
+    })
+  })
+})

@@ -1,0 +1,194 @@
+import { type FaultServer, faultServer } from '@hourglass/testkit'
+import OpenAI, { APIError } from 'openai'
+import { afterEach, describe, expect, it } from 'vitest'
+import { type Harness, startHarness } from './support/harness.js'
+
+const ANSWER = JSON.stringify({
+  id: 'chatcmpl-slow',
+  object: 'chat.completion',
+  created: 0,
+  model: 'slow-model',
+  choices: [{ index: 0, message: { role: 'assistant', content: 'late' }, finish_reason: 'stop' }],
+  usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 },
+})
+
+/** A plain timer due `ms` after `from` (performance.now scale): when it really fired. */
+function timerDue(from: number, ms: number): Promise<number> {
+  return new Promise((resolve) =>
+    setTimeout(() => resolve(performance.now()), Math.max(0, from + ms - performance.now())),
+  )
+}
+
+/**
+ * The official openai client sends its per-attempt timeout as
+ * `X-Stainless-Timeout` (seconds). The gateway's deadline for the request is
+ * no longer than that, so the upstream generation stops when the client gives
+ * up — measured on the upstream's socket (faultServer records when its client
+ * went away), against a plain timer due at the client's timeout, which
+ * measures how late this machine's timers run right now. Without the header,
+ * the client's hang-up does the same.
+ */
+describe('the client’s deadline is the gateway’s', () => {
+  let upstream: FaultServer | undefined
+  let harness: Harness | undefined
+  afterEach(async () => {
+    await harness?.close()
+    await upstream?.close()
+    harness = undefined
+    upstream = undefined
+  })
+
+  async function slowProvider(options: { trustStainlessTimeout?: boolean } = {}) {
+    // Request 0 answers at once (a warm-up); every later one would take 5 s.
+    upstream = await faultServer((_req, i) => ({
+      type: 'respond',
+      delayMs: i === 0 ? 0 : 5000,
+      headers: { 'content-type': 'application/json' },
+      body: ANSWER,
+    }))
+    harness = await startHarness(
+      {
+        providers: { slow: { dialect: 'openai', baseURL: `${upstream.url}/v1`, apiKeys: ['k'] } },
+        models: { m: { fallback: [{ provider: 'slow', model: 'slow-model' }] } },
+        policy: { maxAttempts: 1 },
+      },
+      { drainTimeoutMs: 0, ...options },
+    )
+    return upstream
+  }
+
+  // openai-node 6.x sends X-Stainless-Timeout only for a per-request `timeout`
+  // (it builds the header before the client's default is applied): with the
+  // timeout on the client, the gateway learns of it when the client hangs up.
+  const cases = [
+    { timeoutOn: 'request', stream: false },
+    { timeoutOn: 'request', stream: true },
+    { timeoutOn: 'client', stream: false },
+    { timeoutOn: 'client', stream: true },
+  ] as const
+  for (const { timeoutOn, stream } of cases) {
+    it(`openai client, timeout 1000 on the ${timeoutOn}, provider taking 5 s${stream ? ', streamed' : ''}: the upstream call stops within 50 ms of the client's timeout`, async () => {
+      const up = await slowProvider()
+      const client = new OpenAI({
+        baseURL: `${harness!.url}/v1`,
+        apiKey: 'x',
+        maxRetries: 0,
+        ...(timeoutOn === 'client' ? { timeout: 1000 } : {}),
+      })
+      // Warm up the whole path (the SDK, the gateway, its upstream connection), and once the path
+      // of a request given up on: a first call loads and connects lazily, and the first abort of a
+      // process runs cold code (tens of ms under vitest) — not what a running gateway does.
+      await client.chat.completions.create({
+        model: 'm',
+        messages: [{ role: 'user', content: 'warm' }],
+      })
+      const warmAbort = new AbortController()
+      const warm = client.chat.completions
+        .create(
+          {
+            model: 'm',
+            messages: [{ role: 'user', content: 'warm' }],
+            ...(stream ? { stream: true as const } : {}),
+          },
+          { signal: warmAbort.signal },
+        )
+        .catch(() => undefined)
+      await up.request(1)
+      warmAbort.abort()
+      await warm
+      await up.clientGone(1)
+      const startedAt = performance.now()
+      const timer = timerDue(startedAt, 1000)
+      const call = client.chat.completions.create(
+        {
+          model: 'm',
+          messages: [{ role: 'user', content: 'take your time' }],
+          ...(stream ? { stream: true as const } : {}),
+        },
+        timeoutOn === 'request' ? { timeout: 1000 } : {},
+      )
+      const error = await call.then(
+        () => undefined,
+        (e: unknown) => e,
+      )
+      const gone = await up.clientGone(2)
+      const timerFiredAt = await timer
+      const dueAt = startedAt + 1000
+      const stopMs = (gone.clientGoneAt ?? Number.NaN) - dueAt
+      const latenessMs = timerFiredAt - dueAt
+      const got =
+        error instanceof APIError ? (error.status ?? error.constructor.name) : String(error)
+      await expect.poll(() => harness!.logs.filter((l) => l.event === 'request').length).toBe(3)
+      const line = harness!.logs.filter((l) => l.event === 'request')[2]
+      const sentMs = Number(up.records[2]?.headers['x-deadline-remaining-ms'])
+      console.info(
+        `timeout on the ${timeoutOn}${stream ? ', stream' : ''}: upstream stopped ${stopMs.toFixed(1)} ms after the client's timeout was due (a plain timer due then fired ${latenessMs.toFixed(1)} ms late); the client got ${got}, the gateway logged ${line?.['status']} ${line?.['error']}; deadline sent upstream ${sentMs} ms`,
+      )
+      expect(gone.workingWhenClientLeft).toBe(true)
+      expect(stopMs).toBeLessThanOrEqual(50 + Math.max(0, latenessMs))
+      if (timeoutOn === 'request') {
+        // The gateway took the client's timeout as its deadline (less its reserves) and ended the
+        // call by it: usually its own 504 reaches the client just before the client's timer fires;
+        // the two race (the client's timer started before the request reached the gateway).
+        expect(sentMs).toBeLessThanOrEqual(1000)
+        expect(stopMs).toBeGreaterThan(-250)
+        expect(['deadline_exceeded', 'client_closed']).toContain(line?.['error'])
+        if ((error as APIError).status === 504) expect(line).toMatchObject({ status: 504 })
+      } else {
+        // No header: the client's hang-up stopped it, logged as such.
+        expect(sentMs).toBeGreaterThan(55_000)
+        expect(error).toBeInstanceOf(APIError)
+        expect(line).toMatchObject({ status: 499, error: 'client_closed' })
+      }
+    })
+  }
+
+  it('the deadline sent upstream is within the client timeout; the SDK default (600 s) never lengthens the configured one', async () => {
+    const up = await slowProvider()
+    const post = (headers: Record<string, string>) =>
+      fetch(`${harness!.url}/v1/chat/completions`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', ...headers },
+        body: JSON.stringify({ model: 'm', messages: [{ role: 'user', content: 'x' }] }),
+        signal: AbortSignal.timeout(3000),
+      }).then(
+        (r) => r.status,
+        () => 'aborted',
+      )
+    const sent = (i: number) => Number(up.records[i + 1]?.headers['x-deadline-remaining-ms'])
+    expect(await post({})).toBe(200) // request 0: the fast one
+    expect(await post({ 'x-stainless-timeout': '0.4' })).toBe(504)
+    expect(sent(0)).toBeLessThanOrEqual(400)
+    expect(sent(0)).toBeGreaterThan(150)
+    // The smallest trusted source wins.
+    expect(await post({ 'x-stainless-timeout': '2', 'x-deadline-remaining-ms': '300' })).toBe(504)
+    expect(sent(1)).toBeLessThanOrEqual(300)
+    // 600 s from the SDK: the request keeps deadline.defaultMs (60 s), no more.
+    const third = post({ 'x-stainless-timeout': '600' })
+    await up.request(3)
+    expect(sent(2)).toBeLessThanOrEqual(60_000)
+    expect(sent(2)).toBeGreaterThan(55_000)
+    // 0 is a truncated sub-second timeout (openai-node sends Math.trunc(ms / 1000)): ignored.
+    const fourth = post({ 'x-stainless-timeout': '0' })
+    await up.request(4)
+    expect(sent(3)).toBeGreaterThan(55_000)
+    expect(await third).toBe('aborted')
+    expect(await fourth).toBe('aborted')
+  })
+
+  it('trustStainlessTimeout: false ignores it', async () => {
+    const up = await slowProvider({ trustStainlessTimeout: false })
+    const controller = new AbortController()
+    const call = fetch(`${harness!.url}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-stainless-timeout': '1' },
+      body: JSON.stringify({ model: 'm', messages: [{ role: 'user', content: 'x' }] }),
+      signal: controller.signal,
+    }).catch(() => undefined)
+    await up.request(0)
+    expect(Number(up.records[0]?.headers['x-deadline-remaining-ms'])).toBeGreaterThan(55_000)
+    expect(up.records[0]?.headers['x-stainless-timeout']).toBeUndefined()
+    controller.abort()
+    await call
+  })
+})
