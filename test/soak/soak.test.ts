@@ -10,6 +10,7 @@ import { checkInvariants, TIMING_INVARIANTS } from '../support/invariants.js'
 import { type ProcessWatch, watchProcess } from '../support/processWatch.js'
 import { snapshot } from '../support/resources.js'
 import { stats } from '../support/stats.js'
+import { until } from '../support/until.js'
 
 /**
  * The chaos mix, round after round, through one long-lived chain: heap,
@@ -67,6 +68,10 @@ describe(`soak (${LONG ? 'long: 3 minutes' : 'short'})`, () => {
       loop.disable()
       const verdict = checkInvariants(outcomes, chain)
       chain.resetRecords()
+      // A hop whose caller already has its answer may still be unwinding (a
+      // cancel crossing the loopback): give the round's own deadlines up to
+      // 3 s — longer than any budget of the mix — to end, then count.
+      await until(() => clock.pending === 0, 3000, 'the round’s deadline timers').catch(() => {})
       gc()
       gc()
       const snap = snapshot()
