@@ -103,8 +103,10 @@ export class IngressRequest {
         mode: this.#options.observe ? 'observe' : 'enforce',
       }))
     }
-    this.res.once('finish', this.#onFinish)
-    this.res.once('close', this.#onClose)
+    // `on`, not `once`: #finish removes both, and `once` would allocate a
+    // wrapper per listener per request.
+    this.res.on('finish', this.#onFinish)
+    this.res.on('close', this.#onClose)
     if (this.#expiredOnArrival) {
       this.#expire('arrival')
       if (this.#answered) return
