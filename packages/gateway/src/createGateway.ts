@@ -3,13 +3,13 @@ import { type Clock, systemClock } from '@hourglass/core'
 import { deadline } from '@hourglass/express'
 import { createFetch, type HourglassFetch } from '@hourglass/fetch'
 import express, { type NextFunction, type Request, type Response, type Router } from 'express'
-import { Redis } from 'ioredis'
+import type { Redis } from 'ioredis'
 import { createAdapters } from './call/createAdapters.js'
 import type { GatewayConfig } from './config/gatewayConfigSchema.js'
 import { parseGatewayConfig } from './config/parseGatewayConfig.js'
 import type { GatewayContext } from './GatewayContext.js'
+import { bodyError } from './http/bodyError.js'
 import { chatCompletions } from './http/chatCompletions.js'
-import { GatewayRequestError } from './http/GatewayRequestError.js'
 import { healthz, type RedisState, readyz } from './http/health.js'
 import { RequestTracker } from './http/RequestTracker.js'
 import { currentRequest, scopeOf } from './http/requestScope.js'
@@ -21,6 +21,7 @@ import { createLog } from './log/createLog.js'
 import type { GatewayLogger } from './log/GatewayLogger.js'
 import { redactSecrets } from './log/redactSecrets.js'
 import { GatewayMetrics } from './metrics/GatewayMetrics.js'
+import { createRedisClient, redisPassword } from './redisClient.js'
 import { modelNames } from './routing/resolveModel.js'
 
 export interface GatewayOptions {
@@ -111,19 +112,9 @@ export function createGateway(config: unknown, options: GatewayOptions = {}): Ga
 
   const ownRedis =
     options.redis === undefined && valid.redis !== undefined
-      ? new Redis(valid.redis.url, {
-          lazyConnect: false,
-          // Limits and cooldowns must answer now or fall back to local state:
-          // no queueing while disconnected, no resending after a reconnect (a
-          // resent INCR would count a request twice), and a hung Redis is cut
-          // off after commandTimeoutMs.
-          enableOfflineQueue: false,
-          autoResendUnfulfilledCommands: false,
-          commandTimeout: valid.redis.commandTimeoutMs,
-        })
+      ? createRedisClient(valid.redis, log)
       : undefined
   const redis = options.redis ?? ownRedis
-  if (ownRedis !== undefined) watchStart(ownRedis, valid.redis?.url ?? '', log)
   const prefix = valid.redis?.keyPrefix ?? 'hourglass:gateway'
   const store =
     redis === undefined
@@ -239,14 +230,16 @@ export function createGateway(config: unknown, options: GatewayOptions = {}): Ga
 
   const drainTimeoutMs = Math.max(0, options.drainTimeoutMs ?? 10_000)
   let closing: Promise<void> | undefined
-  const close = () => {
+  const shutDown = (logIt: boolean) => {
     closing ??= (async () => {
       const report = await tracker.drain(drainTimeoutMs)
-      const cut = report.cutOff > 0 ? `, ${report.cutOff} cut off` : ''
-      log(report.cutOff > 0 ? 'warn' : 'info', 'shutdown', {
-        message: `shutdown: drained ${report.drained} in ${report.ms} ms${cut}`,
-        ...report,
-      })
+      if (logIt) {
+        const cut = report.cutOff > 0 ? `, ${report.cutOff} cut off` : ''
+        log(report.cutOff > 0 ? 'warn' : 'info', 'shutdown', {
+          message: `shutdown: drained ${report.drained} in ${report.ms} ms${cut}`,
+          ...report,
+        })
+      }
       await Promise.all([...ctx.adapters.values()].map((a) => a.close()))
       await ownFetch?.close()
       if (ownRedis) ownRedis.disconnect()
@@ -254,6 +247,7 @@ export function createGateway(config: unknown, options: GatewayOptions = {}): Ga
     })()
     return closing
   }
+  const close = () => shutDown(true)
   const ready = async (timeoutMs = 2000): Promise<boolean> => {
     if (ownRedis === undefined || ownRedis.status === 'ready') return true
     const controller = new AbortController()
@@ -267,85 +261,19 @@ export function createGateway(config: unknown, options: GatewayOptions = {}): Ga
       clearTimeout(timer)
     }
   }
-  return Object.assign(router, { config: valid, close, ready, redisState }) as GatewayRouter
+  const gateway = Object.assign(router, {
+    config: valid,
+    close,
+    ready,
+    redisState,
+  }) as GatewayRouter
+  silentClosers.set(gateway, () => shutDown(false))
+  return gateway
 }
 
-/**
- * Say once, at start, that Redis cannot be reached (limits would otherwise
- * be local without a word), and once when it first connects after that.
- * Later outages are reported by the limits and admission themselves. Only
- * host and port are named: the URL may carry a password.
- */
-function watchStart(client: Redis, url: string, log: GatewayContext['log']): void {
-  let connected = false
-  let warned = false
-  const where = hostOf(url)
-  // ioredis reports connection errors as events; without a listener they would crash the process.
-  client.on('error', (error: NodeJS.ErrnoException) => {
-    if (connected || warned) return
-    warned = true
-    log('warn', 'redis', {
-      message: `Redis at ${where} is unreachable (${error.code ?? 'error'}): limits and cooldowns are counted on this instance alone (limit / instances) until it connects`,
-      redis: 'unreachable',
-    })
-  })
-  client.on('ready', () => {
-    if (warned && !connected) {
-      log('info', 'redis', {
-        message: `Redis at ${where} connected: limits are shared`,
-        redis: 'shared',
-      })
-    }
-    connected = true
-  })
-}
+const silentClosers = new WeakMap<GatewayRouter, () => Promise<void>>()
 
-function hostOf(url: string): string {
-  try {
-    const parsed = new URL(url)
-    return parsed.host || 'localhost'
-  } catch {
-    return '(redis)'
-  }
-}
-
-/** A password in the Redis URL is a secret like the keys: scrubbed wherever it could appear. */
-function redisPassword(url: string | undefined): string[] {
-  if (url === undefined) return []
-  try {
-    const { password } = new URL(url)
-    return password === '' ? [] : [decodeURIComponent(password), password]
-  } catch {
-    return []
-  }
-}
-
-/** body-parser's errors (bad JSON, too large) → what the client should fix. */
-function bodyError(error: unknown): GatewayRequestError | undefined {
-  const type = (error as { type?: unknown } | null)?.type
-  if (type === 'entity.parse.failed') {
-    return new GatewayRequestError({
-      status: 400,
-      errorCode: 'invalid_json',
-      message: 'the body is not valid JSON',
-    })
-  }
-  if (type === 'entity.too.large') {
-    return new GatewayRequestError({
-      status: 413,
-      errorCode: 'request_too_large',
-      message: 'the body is too large',
-    })
-  }
-  if (
-    (typeof type === 'string' && type.startsWith('encoding.')) ||
-    type === 'charset.unsupported'
-  ) {
-    return new GatewayRequestError({
-      status: 415,
-      errorCode: 'unsupported_encoding',
-      message: 'the body encoding is not supported',
-    })
-  }
-  return undefined
+/** Closes a gateway that never served (its start failed) without a shutdown log line. @internal */
+export function closeUnstarted(gateway: GatewayRouter): Promise<void> {
+  return silentClosers.get(gateway)?.() ?? gateway.close()
 }

@@ -1,6 +1,11 @@
 import type { AddressInfo } from 'node:net'
 import express from 'express'
-import { createGateway, type GatewayOptions, type GatewayRouter } from './createGateway.js'
+import {
+  closeUnstarted,
+  createGateway,
+  type GatewayOptions,
+  type GatewayRouter,
+} from './createGateway.js'
 
 export interface StartGatewayOptions extends GatewayOptions {
   /** A config object (validated here) — e.g. from `loadGatewayConfig(path)`. */
@@ -49,7 +54,7 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
       server.once('error', reject)
     })
   } catch (error) {
-    await gateway.close()
+    await closeUnstarted(gateway)
     throw error
   }
   const address = server.address() as AddressInfo
