@@ -87,4 +87,113 @@ describe('hourglass gateway', () => {
     }
     expect(stderr).not.toContain('sk-cli-test-key')
   })
+
+  it('reads PORT, HOST and HOURGLASS_GATEWAY_CONFIG from the environment; a flag wins over its variable', async () => {
+    fake = await startFakeProvider({ dialect: 'openai', reply: reply.text('from env') })
+    const file = await writeConfig({
+      providers: { fake: { dialect: 'openai', baseURL: fake.baseURL, apiKeys: ['k'] } },
+      models: { small: { fallback: [{ provider: 'fake', model: 'fake-model' }] } },
+    })
+    const env = { HOURGLASS_GATEWAY_CONFIG: file, PORT: '0', HOST: '127.0.0.2' }
+    const fromEnv = await serveUntilListening([], env)
+    try {
+      expect(fromEnv.url).toMatch(/^http:\/\/127\.0\.0\.2:\d+$/)
+      const ready = await fetch(`${fromEnv.url}/readyz`)
+      expect(await ready.json()).toEqual({ status: 'ready', redis: 'none' })
+    } finally {
+      expect(await fromEnv.stop()).toBe(0)
+    }
+    // Flags win: --host over HOST, --config over HOURGLASS_GATEWAY_CONFIG.
+    const flags = await serveUntilListening(['--host', '127.0.0.1', '--config', file], {
+      ...env,
+      HOURGLASS_GATEWAY_CONFIG: join(dir, 'missing.json'),
+      HOST: '256.0.0.1',
+    })
+    try {
+      expect(flags.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/)
+    } finally {
+      // SIGTERM the moment it says it listens: the handler is already there.
+      expect(await flags.stop()).toBe(0)
+    }
+    // The drain is logged on SIGTERM.
+    expect(flags.stderr()).toMatch(/"event":"shutdown".*"msg":"shutdown: drained 0 in \d+ ms"/)
+  })
+
+  it.each([
+    [['--host', '256.1.1.1'], {}, "--host '256.1.1.1' is not a valid IPv4 address"],
+    [[], { HOST: '256.1.1.1' }, "HOST '256.1.1.1' is not a valid IPv4 address"],
+    [['--host', 'bad host!'], {}, "--host 'bad host!' is not an IP address or a host name"],
+    [
+      ['--host', 'no-such-host.invalid'],
+      {},
+      'cannot listen on no-such-host.invalid: the host name does not resolve',
+    ],
+    [[], { PORT: 'eighty' }, "PORT must be a whole number from 0 to 65535, got 'eighty'"],
+  ])('a bad address %j %j is one line on stderr and exit 2', async (args, env, line) => {
+    const file = await writeConfig({
+      providers: { p: { dialect: 'openai', baseURL: 'http://127.0.0.1:1/v1', apiKeys: ['k'] } },
+      models: { m: { fallback: [{ provider: 'p', model: 'x' }] } },
+    })
+    const run = await runNode([hourglassBin, 'gateway', '--config', file, ...args], {
+      killAfterMs: 20_000,
+      env: env as Record<string, string>,
+    })
+    expect(run.code).toBe(2)
+    expect(run.stderr.trim().split('\n')).toEqual([expect.stringContaining(line)])
+    expect(run.stderr).not.toMatch(/getaddrinfo|\n\s+at /)
+  })
+
+  it("reports every problem of the README's kind of bad config in one run, one line each", async () => {
+    const file = await writeConfig({
+      providers: {
+        qwen: {
+          dialect: 'qwen',
+          baseURL: 'https://q.example/v1',
+          apiKeys: [{ env: 'HG_CLI_UNSET_KEY' }],
+        },
+        claude: { dialect: 'antropic', baseURL: 'https://a.example', apiKeys: ['k'] },
+      },
+      models: { large: { fallback: [{ provider: 'qwne', model: 'qwen-max' }] } },
+    })
+    const run = await runNode([hourglassBin, 'gateway', '--config', file], { killAfterMs: 20_000 })
+    expect(run.code).toBe(2)
+    expect(run.stderr.trim().split('\n')).toEqual([
+      `hourglass gateway: ${file}: providers.qwen.apiKeys[0]: environment variable HG_CLI_UNSET_KEY is not set`,
+      `hourglass gateway: ${file}: providers.claude.dialect: expected one of openai, deepseek, qwen, ernie, doubao, anthropic, gemini`,
+      `hourglass gateway: ${file}: models.large.fallback[0].provider: unknown provider "qwne" (known: qwen, claude)`,
+    ])
+  })
 })
+
+/** `hourglass gateway …` in a child process, resolved once it listens; `stop()` sends SIGTERM and resolves its exit code. */
+async function serveUntilListening(args: string[], env: Record<string, string>) {
+  const child = spawn(process.execPath, [hourglassBin, 'gateway', ...args], {
+    cwd: repoRoot,
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  })
+  let stderr = ''
+  child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk))
+  child.stdout.setEncoding('utf8')
+  const url = await new Promise<string>((resolve, reject) => {
+    let out = ''
+    child.stdout.on('data', (chunk: string) => {
+      out += chunk
+      const match = /listening on (http:\/\/\S+)\/v1/.exec(out)
+      if (match?.[1]) resolve(match[1])
+    })
+    child.once('exit', (code) =>
+      reject(new Error(`gateway exited ${code} before listening: ${stderr}`)),
+    )
+  })
+  return {
+    url,
+    stderr: () => stderr,
+    async stop(): Promise<number | null> {
+      const exited = once(child, 'exit')
+      child.kill('SIGTERM')
+      const [code] = await exited
+      return code as number | null
+    },
+  }
+}

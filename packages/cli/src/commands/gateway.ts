@@ -1,4 +1,5 @@
 import { once } from 'node:events'
+import { isIP } from 'node:net'
 import type { Command } from '../Command.js'
 import { intOption, parseCommandArgs } from '../parseCommandArgs.js'
 import { UsageError } from '../UsageError.js'
@@ -9,13 +10,21 @@ export const gatewayCommand: Command = {
   help: `Usage: hourglass gateway --config <file.json> [--port 8080] [--host 127.0.0.1]
 
 Serves @hourglass/gateway: POST /v1/chat/completions, GET /v1/models,
-GET /healthz. Point any OpenAI client at http://<host>:<port>/v1.
+GET /healthz, GET /readyz, GET /metrics. Point any OpenAI client at
+http://<host>:<port>/v1. Logs are JSON lines (pino) on stderr. SIGTERM or
+SIGINT drains: requests in flight get --drain-timeout-ms to finish.
 
 Options:
-  --config <file>  the gateway config (JSON): providers, keys, limits, models
-  --port <n>       port to listen on (default 8080; 0 = any free port)
-  --host <addr>    address to bind (default 127.0.0.1)
-  -h, --help       this help
+  --config <file>          the gateway config (JSON): providers, keys, limits,
+                           models (env HOURGLASS_GATEWAY_CONFIG)
+  --port <n>               port to listen on (env PORT; default 8080; 0 = any free port)
+  --host <addr>            address to bind (env HOST; default 127.0.0.1; in a
+                           container, 0.0.0.0)
+  --drain-timeout-ms <ms>  on shutdown, the wait for requests in flight before
+                           they are cancelled (default 10000; 0 = at once)
+  -h, --help               this help
+
+A flag wins over its environment variable.
 `,
   async run(args, io) {
     const { values } = parseCommandArgs('gateway', args, {
@@ -24,6 +33,7 @@ Options:
         config: { type: 'string' },
         port: { type: 'string' },
         host: { type: 'string' },
+        'drain-timeout-ms': { type: 'string' },
         help: { type: 'boolean', short: 'h' },
       },
     })
@@ -31,13 +41,32 @@ Options:
       io.stdout(gatewayCommand.help)
       return 0
     }
-    if (values.config === undefined) {
+    const env = process.env
+    const configPath = values.config ?? nonEmpty(env['HOURGLASS_GATEWAY_CONFIG'])
+    if (configPath === undefined) {
       throw new UsageError(
-        'hourglass gateway: --config <file.json> is required (see hourglass gateway --help)',
+        'hourglass gateway: --config <file.json> (or HOURGLASS_GATEWAY_CONFIG) is required (see hourglass gateway --help)',
       )
     }
-    const port = intOption('gateway', 'port', values.port, 8080, 0, 65_535)
-    const host = values.host ?? '127.0.0.1'
+    const port =
+      values.port !== undefined || nonEmpty(env['PORT']) === undefined
+        ? intOption('gateway', 'port', values.port, 8080, 0, 65_535)
+        : envPort(env['PORT'] as string)
+    const host = checkHost(
+      values.host ?? nonEmpty(env['HOST']) ?? '127.0.0.1',
+      values.host !== undefined
+        ? '--host'
+        : nonEmpty(env['HOST']) !== undefined
+          ? 'HOST'
+          : 'the default host',
+    )
+    const drainTimeoutMs = intOption(
+      'gateway',
+      'drain-timeout-ms',
+      values['drain-timeout-ms'],
+      10_000,
+      0,
+    )
     // Imported when used: the gateway package (and what it pulls in) costs the
     // other commands nothing.
     const { isGatewayConfigError, loadGatewayConfig, startGateway } = await import(
@@ -45,24 +74,79 @@ Options:
     )
     let running: Awaited<ReturnType<typeof startGateway>>
     try {
-      running = await startGateway({ config: await loadGatewayConfig(values.config), port, host })
+      running = await startGateway({
+        config: await loadGatewayConfig(configPath),
+        port,
+        host,
+        drainTimeoutMs,
+      })
     } catch (error) {
       if (isGatewayConfigError(error)) {
         // One line per bad field: a typo names the field, not a stack trace.
         for (const problem of error.problems) {
-          io.stderr(`hourglass gateway: ${values.config}: ${problem.field}: ${problem.message}\n`)
+          io.stderr(`hourglass gateway: ${configPath}: ${problem.field}: ${problem.message}\n`)
         }
         return 2
       }
-      if ((error as NodeJS.ErrnoException).code === 'EADDRINUSE') {
+      const code = (error as NodeJS.ErrnoException).code
+      if (code === 'EADDRINUSE') {
         io.stderr(`hourglass gateway: ${host}:${port} is already in use\n`)
         return 1
       }
+      if (code === 'ENOTFOUND' || code === 'EAI_AGAIN' || code === 'EADDRNOTAVAIL') {
+        // A host name that does not resolve, or an address this machine does not have: the
+        // caller's setting, said in one line instead of getaddrinfo's.
+        io.stderr(
+          `hourglass gateway: cannot listen on ${host}: ${code === 'EADDRNOTAVAIL' ? 'not an address of this machine' : 'the host name does not resolve'} (set --host or HOST; in a container, 0.0.0.0)\n`,
+        )
+        return 2
+      }
       throw error
     }
+    // Listen for the signals before saying "listening": whoever reads that line may signal at once.
+    const stop = Promise.race([once(process, 'SIGINT'), once(process, 'SIGTERM')])
     io.stdout(`hourglass gateway listening on ${running.url}/v1\n`)
-    await Promise.race([once(process, 'SIGINT'), once(process, 'SIGTERM')])
+    await stop
+    // Drains: requests in flight get drainTimeoutMs, then are cancelled; the log says how it went.
     await running.close()
     return 0
   },
+}
+
+function nonEmpty(value: string | undefined): string | undefined {
+  return value === undefined || value.trim() === '' ? undefined : value.trim()
+}
+
+function envPort(value: string): number {
+  const n = /^\d+$/.test(value.trim()) ? Number(value.trim()) : Number.NaN
+  if (!Number.isSafeInteger(n) || n > 65_535) {
+    throw new UsageError(
+      `hourglass gateway: PORT must be a whole number from 0 to 65535, got '${value.slice(0, 40)}'`,
+    )
+  }
+  return n
+}
+
+const HOST_NAME =
+  /^(?=.{1,253}$)[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*\.?$/
+
+/**
+ * An IP address, or a host name that could be one. Dotted numbers that are
+ * not an IPv4 address (`256.1.1.1`, `10.0.0`) are refused here: the resolver
+ * would take them for a name and fail later with `getaddrinfo ENOTFOUND`.
+ */
+function checkHost(host: string, from: string): string {
+  const bare = host.startsWith('[') && host.endsWith(']') ? host.slice(1, -1) : host
+  if (isIP(bare) !== 0) return bare
+  const why = /^[0-9.]+$/.test(bare)
+    ? 'is not a valid IPv4 address'
+    : HOST_NAME.test(bare)
+      ? undefined
+      : 'is not an IP address or a host name'
+  if (why !== undefined) {
+    throw new UsageError(
+      `hourglass gateway: ${from} '${host.slice(0, 64)}' ${why} (in a container, 0.0.0.0)`,
+    )
+  }
+  return bare
 }
