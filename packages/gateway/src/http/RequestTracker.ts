@@ -133,8 +133,10 @@ export class RequestTracker {
       const clientMs = trustStainlessTimeout
         ? clientTimeoutMs(req.headers, config.deadline.maxMs)
         : undefined
-      const reserveMs = config.deadline.reserveMs ?? adaptiveReserveMs()
-      const ownMs = clientMs === undefined ? Number.POSITIVE_INFINITY : clientMs - reserveMs
+      const ownMs =
+        clientMs === undefined
+          ? Number.POSITIVE_INFINITY
+          : clientMs - (config.deadline.reserveMs ?? adaptiveReserveMs())
       const parent = (req as { deadline?: Deadline }).deadline
       const own =
         parent === undefined

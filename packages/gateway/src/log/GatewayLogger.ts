@@ -3,7 +3,7 @@ import type { Logger } from 'pino'
 export type LogLevel = 'info' | 'warn' | 'error'
 
 /**
- * One log record as pino wrote it (`level` as a label, `time` ISO): an event
+ * One log record as pino wrote it (`level` as a label, `time` in epoch ms): an event
  * name, flat fields, `msg`, and `requestId` on every line of a request.
  * Never contains an API key.
  */

@@ -4,29 +4,28 @@ import { REDACTED, redactSecrets } from './redactSecrets.js'
 
 /**
  * Structured places a secret may sit in a record, for pino's `redact`:
- * credentials and the headers that carry them, at the top level or one
- * object down (`upstream.headers.authorization`).
+ * credentials and the headers that carry them, at the top level and under
+ * the objects a record may carry (`req`, `request`, `upstream`, `provider`).
+ * Spelled out rather than `*.headers…`: pino's wildcard paths cost about
+ * 15 µs a line here, the explicit ones about 1.
  */
 export const REDACT_PATHS: readonly string[] = [
-  'authorization',
-  'apiKey',
-  'apiKeys',
-  'password',
-  'headers.authorization',
-  'headers.cookie',
-  'headers["x-api-key"]',
-  'headers["api-key"]',
-  'headers["x-goog-api-key"]',
-  '*.authorization',
-  '*.apiKey',
-  '*.apiKeys',
-  '*.password',
-  '*.headers.authorization',
-  '*.headers.cookie',
-  '*.headers["x-api-key"]',
-  '*.headers["api-key"]',
-  '*.headers["x-goog-api-key"]',
-]
+  '',
+  'req.',
+  'request.',
+  'upstream.',
+  'provider.',
+].flatMap((at) => [
+  `${at}authorization`,
+  `${at}apiKey`,
+  `${at}apiKeys`,
+  `${at}password`,
+  `${at}headers.authorization`,
+  `${at}headers.cookie`,
+  `${at}headers["x-api-key"]`,
+  `${at}headers["api-key"]`,
+  `${at}headers["x-goog-api-key"]`,
+])
 
 export type Log = (level: LogLevel, event: string, fields?: Record<string, unknown>) => void
 
@@ -44,8 +43,8 @@ export function createLog(
   const redact = { paths: [...REDACT_PATHS], censor: REDACTED }
   const own: LoggerOptions = {
     redact,
+    // `time` stays pino's epoch ms (an ISO string costs ~5 µs a line); pino-pretty shows it as a date.
     formatters: { level: (label) => ({ level: label }) },
-    timestamp: pino.stdTimeFunctions.isoTime,
   }
   let target: Logger
   if (typeof logger === 'function') {

@@ -157,7 +157,7 @@ describe('createLog: pino redaction and the value scrub', () => {
         password: '[redacted]',
       },
     })
-    expect(records[0]?.time).toEqual(expect.any(String))
+    expect(records[0]?.time).toEqual(expect.any(Number))
   })
 
   it('scrubs a configured key echoed inside any string, the message included (pino paths cannot see those)', () => {
