@@ -18,6 +18,7 @@ import { LatencyTracker } from './LatencyTracker.js'
 import { MemoryCooldownStore } from './MemoryCooldownStore.js'
 import { publishAdmission } from './publish.js'
 import type { AdmissionOutcome, ProbeToken, Slot } from './slot.js'
+import { followerDelayMs, joinLine, leaveLine, mayProbe, onChange } from './waitLine.js'
 
 export interface AdmissionOptions {
   /** Where cooldowns live. Default: a `MemoryCooldownStore` on `clock` (this process only). */
@@ -86,6 +87,13 @@ export interface AdmissionRequest extends AdmissionTarget {
   maxWaitMs?: number | undefined
   /** The caller will fall back to another model when refused (reported as `fallback`, not `fail`). */
   hasFallback?: boolean | undefined
+  /**
+   * Since when this caller has been waiting for the provider (its call's
+   * start), on the admission's clock: callers waiting on a cooldown go in
+   * this order (the probe first, then the followers), so a call that comes
+   * back after a 429 keeps its place. Default: now.
+   */
+  waitingSince?: number | undefined
 }
 
 /**
@@ -107,6 +115,8 @@ export class Admission {
   readonly #latency: LatencyTracker
   readonly #book: CooldownBook
   readonly #ids = new Map<string, string>()
+  /** Numbers `acquire` calls in the order they came: the tie-break of the line (waitLine.ts). */
+  #arrivals = 0
 
   constructor(options: AdmissionOptions = {}) {
     this.#clock = options.clock ?? systemClock
@@ -187,72 +197,88 @@ export class Admission {
     const neededMs = Math.max(0, request.neededMs ?? this.neededMs(provider, request.endpoint))
     const maxWaitMs = Math.max(0, request.maxWaitMs ?? Number.POSITIVE_INFINITY)
     const startedAt = this.#clock.now()
+    const place = { since: request.waitingSince ?? startedAt, arrival: ++this.#arrivals }
     let seen = slots.map((slot) => slot.reopened)
     let staggered = false
 
-    for (;;) {
-      ended()
-      await this.#book.refresh(slots)
-      ended()
-      const now = this.#clock.now()
-      const choice = chooseSlot(slots, now, neededMs, this.#staggerMs)
-      if (choice.kind === 'grant') {
-        // Released by a probe's success: the followers go in the order they
-        // came (the longest waiting first), spread over staggerMs instead of
-        // stampeding — a random order would make the earliest callers the
-        // slowest for no gain.
-        const opened = slots.find((slot, i) => slot.reopened !== seen[i])
-        if (!staggered && opened !== undefined && this.#staggerMs > 0) {
-          staggered = true
-          const rank = opened.followers.next++
-          const spreadMs = (this.#staggerMs * rank) / Math.max(1, opened.followers.waiting)
-          const left = (deadline?.remaining() ?? Number.POSITIVE_INFINITY) - neededMs
-          const jitterMs = Math.min(spreadMs, Math.max(0, left))
-          if (jitterMs >= 1) {
-            await wait(jitterMs, until)
+    joinLine(slots, place)
+    try {
+      for (;;) {
+        ended()
+        await this.#book.refresh(slots)
+        ended()
+        const now = this.#clock.now()
+        const choice = chooseSlot(slots, now, neededMs, this.#staggerMs)
+        if (choice.kind === 'grant') {
+          // Released by a probe's success: the followers go in the order they
+          // came, spread over staggerMs instead of stampeding (waitLine.ts).
+          const opened = slots.find((slot, i) => slot.reopened !== seen[i])
+          if (!staggered && opened !== undefined && this.#staggerMs > 0) {
+            staggered = true
+            const spreadMs = followerDelayMs(opened, place, this.#staggerMs)
+            const left = (deadline?.remaining() ?? Number.POSITIVE_INFINITY) - neededMs
+            const jitterMs = Math.min(spreadMs, Math.max(0, left))
+            if (jitterMs >= 1) {
+              await wait(jitterMs, until)
+              continue
+            }
+          }
+          const slot = slots[choice.index] as Slot
+          if (choice.probe && !mayProbe(slot, place)) {
+            // Somebody waiting longer sends the probe; wait for it with the rest.
+            seen = slots.map((s) => s.reopened)
+            await wait(Math.min(this.#probeLeaseMs, MAX_TIMER_MS), {
+              ...until,
+              wakeOn: (wake) => onChange(slots, wake, place),
+            })
             continue
           }
+          return this.#grant(
+            slot,
+            keys[choice.index],
+            choice,
+            deadline,
+            now - startedAt,
+            request.model,
+          )
         }
-        const slot = slots[choice.index] as Slot
-        return this.#grant(
-          slot,
-          keys[choice.index],
-          choice,
-          deadline,
-          now - startedAt,
-          request.model,
-        )
+        if (choice.kind === 'retired') {
+          throw new KeysRetiredError({
+            provider,
+            keyIds: slots.map((s) => s.keyId),
+            reason: 'auth',
+          })
+        }
+        const remaining = deadline?.remaining() ?? Number.POSITIVE_INFINITY
+        const waitMs = Math.max(0, choice.readyAt - now)
+        const latestStartMs = remaining - neededMs
+        const keyIdOfWait = (slots[choice.index] as Slot).keyId
+        if (waitMs > latestStartMs || waitMs > maxWaitMs) {
+          publishAdmission({
+            provider,
+            keyId: keyIdOfWait,
+            action: request.hasFallback ? 'fallback' : 'fail',
+            waitMs,
+          })
+          const why =
+            waitMs > latestStartMs
+              ? `${Math.floor(remaining)} ms left, ${Math.ceil(neededMs)} ms needed`
+              : `the caller takes waits of at most ${Math.floor(maxWaitMs)} ms`
+          throw new RateLimitedError({
+            provider,
+            model: request.model,
+            retryAfterMs: waitMs,
+            retryAtMs: this.#wall() + waitMs,
+            reason: `every key is cooling for ${Math.ceil(waitMs)} ms or more; ${why}`,
+          })
+        }
+        publishAdmission({ provider, keyId: keyIdOfWait, action: 'wait', waitMs })
+        seen = slots.map((slot) => slot.reopened)
+        const timerMs = Math.min(choice.wakeAt - now, latestStartMs, MAX_TIMER_MS)
+        await wait(timerMs, { ...until, wakeOn: (wake) => onChange(slots, wake, place) })
       }
-      if (choice.kind === 'retired') {
-        throw new KeysRetiredError({ provider, keyIds: slots.map((s) => s.keyId), reason: 'auth' })
-      }
-      const remaining = deadline?.remaining() ?? Number.POSITIVE_INFINITY
-      const waitMs = Math.max(0, choice.readyAt - now)
-      const latestStartMs = remaining - neededMs
-      const keyIdOfWait = (slots[choice.index] as Slot).keyId
-      if (waitMs > latestStartMs || waitMs > maxWaitMs) {
-        publishAdmission({
-          provider,
-          keyId: keyIdOfWait,
-          action: request.hasFallback ? 'fallback' : 'fail',
-          waitMs,
-        })
-        const why =
-          waitMs > latestStartMs
-            ? `${Math.floor(remaining)} ms left, ${Math.ceil(neededMs)} ms needed`
-            : `the caller takes waits of at most ${Math.floor(maxWaitMs)} ms`
-        throw new RateLimitedError({
-          provider,
-          model: request.model,
-          retryAfterMs: waitMs,
-          retryAtMs: this.#wall() + waitMs,
-          reason: `every key is cooling for ${Math.ceil(waitMs)} ms or more; ${why}`,
-        })
-      }
-      publishAdmission({ provider, keyId: keyIdOfWait, action: 'wait', waitMs })
-      seen = slots.map((slot) => slot.reopened)
-      const timerMs = Math.min(choice.wakeAt - now, latestStartMs, MAX_TIMER_MS)
-      await wait(timerMs, { ...until, wakeOn: (wake) => onChange(slots, wake) })
+    } finally {
+      leaveLine(slots, place)
     }
   }
 
@@ -292,6 +318,7 @@ export class Admission {
     const now = this.#clock.now()
     let token: ProbeToken | undefined
     if (choice.probe) {
+      slot.probeFor = undefined
       // The probe holds the slot until it reports, or until it could no longer be running.
       const end = deadline ? now + deadline.remaining() : Number.POSITIVE_INFINITY
       token = { startedAt: now, leaseUntil: Math.min(end, now + this.#probeLeaseMs) }
@@ -333,12 +360,4 @@ function scopeOf(provider: string, endpoint: string | undefined): string {
   return endpoint === undefined || endpoint === ''
     ? provider
     : `${provider}@${endpointId(endpoint)}`
-}
-
-/** Wake a waiter when anything changes on one of `slots` (a cooldown ends, a probe reports). */
-function onChange(slots: readonly Slot[], wake: () => void): () => void {
-  for (const slot of slots) slot.wakers.add(wake)
-  return () => {
-    for (const slot of slots) slot.wakers.delete(wake)
-  }
 }

@@ -5,6 +5,7 @@ import type { LatencyTracker } from './LatencyTracker.js'
 import { publishCooldown } from './publish.js'
 import {
   type AdmissionOutcome,
+  byPlace,
   classify,
   createSlot,
   type ProbeToken,
@@ -105,7 +106,7 @@ export class CooldownBook {
         slot.halfOpen = false
         slot.reopened++
         // Everyone waiting now follows this answer, in the order they came.
-        slot.followers = { waiting: slot.wakers.size, next: 0 }
+        slot.followers = [...slot.wakers.values()].sort(byPlace)
         this.#cooldownEvent(slot, 'end', wasProbe ? 'probe answered' : 'answered')
       }
       if (!slot.halfOpen) slot.strikes = 0

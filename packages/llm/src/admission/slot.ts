@@ -19,17 +19,32 @@ export interface Slot {
   coolingSince: number
   /** The probe in flight, if any; its lease ends when its deadline would. */
   probe: ProbeToken | undefined
+  /** The waiter the next probe is kept for (the longest waiting). */
+  probeFor: Place | undefined
   /** Retired (auth failure) until this time; 0 = not retired. */
   retiredUntilMs: number
   /** Bumped each time an answer closes a half-open slot: waiters see they were released. */
   reopened: number
   /**
-   * The waiters released by the last reopening, and how many of them have
-   * gone: they follow in the order they came, spread over `staggerMs`.
+   * The places of the waiters released by the last reopening, in order:
+   * they follow in the order they came, spread over `staggerMs`.
    */
-  followers: { waiting: number; next: number }
-  /** Waiters to wake when anything here changes. */
-  wakers: Set<() => void>
+  followers: Place[]
+  /** Waiters to wake when anything here changes, each with its place in line. */
+  wakers: Map<() => void, Place>
+  /** Every caller in `acquire` for this slot (waiting, or looking again). */
+  line: Set<Place>
+}
+
+/** A caller's place in the line of a slot: who has waited longest (`since`), then who asked first. */
+export interface Place {
+  since: number
+  arrival: number
+}
+
+/** Orders places: the longest waiting first. */
+export function byPlace(a: Place, b: Place): number {
+  return a.since - b.since || a.arrival - b.arrival
 }
 
 export interface ProbeToken {
@@ -47,15 +62,19 @@ export function createSlot(provider: string, scope: string, keyId: string): Slot
     strikes: 0,
     coolingSince: 0,
     probe: undefined,
+    probeFor: undefined,
     retiredUntilMs: 0,
     reopened: 0,
-    followers: { waiting: 0, next: 0 },
-    wakers: new Set(),
+    followers: [],
+    wakers: new Map(),
+    line: new Set(),
   }
 }
 
 export function wake(slot: Slot): void {
-  for (const waker of [...slot.wakers]) waker()
+  // The longest waiting first: it is the first to look again (and to probe).
+  const inLine = [...slot.wakers].sort((a, b) => byPlace(a[1], b[1]))
+  for (const [waker] of inLine) waker()
 }
 
 /** A failure as admission needs it: a `NormalizedError` or any object with the same fields. */

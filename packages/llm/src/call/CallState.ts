@@ -8,6 +8,8 @@ export interface CallState {
   readonly options: CallModelOptions
   readonly deadline: Deadline | undefined
   readonly clock: Clock
+  /** When the call began, on `clock`: its place in line at a cooling provider. */
+  readonly startedAt: number
   /** The admission in use: the option's, else the process default; undefined when turned off. */
   readonly admission: Admission | undefined
   /** The retry budgets in use: the option's, else the process default; undefined when turned off. */

@@ -38,6 +38,8 @@ export async function admit(
       signal: options.signal,
       hasFallback: next !== undefined,
       maxWaitMs,
+      // A call back after a 429 keeps its place in line.
+      waitingSince: state.startedAt,
     })
     const waited =
       permit.waitedMs < 1

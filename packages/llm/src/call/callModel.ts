@@ -37,6 +37,7 @@ export function callModel(options: CallModelOptions): Promise<ChatResponse> | Mo
     options,
     deadline,
     clock,
+    startedAt: clock.now(),
     admission:
       options.admission === false ? undefined : (options.admission ?? defaultAdmissionFor(clock)),
     retryBudgets:

@@ -1,6 +1,6 @@
-import { Deadline, ManualClock } from '@hourglass/core'
+import { type Clock, Deadline, ManualClock } from '@hourglass/core'
 import { beforeEach, describe, expect, it } from 'vitest'
-import { Admission } from '../../src/admission/index.js'
+import { Admission, type AdmissionPermit } from '../../src/admission/index.js'
 import { isRateLimited } from '../../src/policy/RateLimitedError.js'
 
 const KEY = 'sk-live-AAAAAAAAAAAAAAAAAAAAAAAA'
@@ -85,5 +85,79 @@ describe('what admission tells a caller choosing between models', () => {
     const gate = admission()
     await gate.report('acme', KEY, { ...limited(), cooldownMs: 40 })
     expect(gate.forecast({ provider: 'acme', keys: [KEY] }).waitMs).toBe(40)
+  })
+})
+
+/**
+ * A manual clock that fires timers due at the same time newest first — as
+ * Node may (its timers are grouped by duration, not by creation).
+ */
+class NewestFirstClock implements Clock {
+  #now = 1_000
+  #seq = 0
+  readonly #timers = new Map<number, { at: number; seq: number; callback: () => void }>()
+  now(): number {
+    return this.#now
+  }
+  setTimeout(callback: () => void, ms: number): unknown {
+    const seq = ++this.#seq
+    this.#timers.set(seq, { at: this.#now + Math.max(0, ms), seq, callback })
+    return seq
+  }
+  clearTimeout(handle: unknown): void {
+    this.#timers.delete(handle as number)
+  }
+  /** Fires what is due at `now + ms`, newest first, letting each timer's continuations run. */
+  async advance(ms: number): Promise<void> {
+    this.#now += ms
+    for (;;) {
+      const due = [...this.#timers.values()].filter((t) => t.at <= this.#now)
+      const next = due.sort((a, b) => a.at - b.at || b.seq - a.seq)[0]
+      if (next === undefined) return
+      this.#timers.delete(next.seq)
+      next.callback()
+      await new Promise<void>((resolve) => setImmediate(resolve))
+    }
+  }
+}
+
+describe('who goes first when a cooldown ends', () => {
+  it('the caller that has waited longest sends the probe, whichever timer fires first', async () => {
+    const newestFirst = new NewestFirstClock()
+    const gate = new Admission({
+      clock: newestFirst,
+      staggerMs: 0,
+      defaultNeededMs: 0,
+      logger: { warn: () => {} },
+    })
+    await gate.report('acme', KEY, limited(1000))
+    using deadline = Deadline.after(60_000, { clock: newestFirst })
+    const granted: Array<{ caller: number; permit: AdmissionPermit }> = []
+    for (let caller = 0; caller < 3; caller++) {
+      void gate
+        .acquire({ provider: 'acme', keys: [KEY], deadline })
+        .then((permit) => granted.push({ caller, permit }))
+    }
+    await new Promise<void>((resolve) => setImmediate(resolve))
+    await newestFirst.advance(1000)
+    expect(granted.map((g) => [g.caller, g.permit.probe])).toEqual([[0, true]])
+  })
+  it('a caller that began waiting earlier (waitingSince: back after its own 429) goes before one that asked first', async () => {
+    const gate = admission()
+    await gate.report('acme', KEY, limited(1000))
+    using deadline = Deadline.after(60_000, { clock })
+    const granted: string[] = []
+    void gate
+      .acquire({ provider: 'acme', keys: [KEY], deadline })
+      .then(() => granted.push('asked first'))
+    void gate
+      .acquire({ provider: 'acme', keys: [KEY], deadline, waitingSince: 500 })
+      .then((permit) =>
+        granted.push(permit.probe ? 'waiting since 500: probe' : 'waiting since 500'),
+      )
+    await new Promise<void>((resolve) => setImmediate(resolve))
+    clock.advance(1000)
+    for (let i = 0; i < 3; i++) await new Promise<void>((resolve) => setImmediate(resolve))
+    expect(granted).toEqual(['waiting since 500: probe'])
   })
 })
