@@ -177,9 +177,10 @@ export async function run({ quick, log }) {
         '429 asked for (`retry-after: 1`) and waits for the half-open probe, because a success never shortens a ' +
         'cooldown (packages/llm/docs/admission.md, Limits); the peers send at once and the window is over. In exchange ' +
         'nothing is sent to learn that the limit still holds, and the calls caught inside the window finish sooner.',
-      'Why our p99 is not above the client’s: the calls that waited longest are the first ones released when the ' +
-        'probe succeeds (followers go in arrival order over `staggerMs`), so the earliest arrivals — the tail — finish ' +
-        'about when the client’s third attempt would.',
+      'Why our p99 is no worse than the client’s: when the cooldown ends, the caller that has waited longest sends ' +
+        'the half-open probe and the others follow it in the order they came, spread over `staggerMs` (100 ms), so ' +
+        'the earliest arrivals — the tail — are answered about when the client’s third attempt would be. With a ' +
+        'random order (before issue 16) the same run gave a p99 1.02–1.04× the client’s.',
     ],
   }
 }
