@@ -173,7 +173,11 @@ export async function runModel(
     // answer expected from the models after this one. With admission it has
     // just become a shared cooldown for this provider+key, so the wait is
     // admission's (another free key makes it 0) and `acquire` takes it —
-    // sleeping here too would wait twice.
+    // sleeping here too would wait twice. Such a retry adds no load while the
+    // limit holds (nothing is sent until the cooldown is over and one probe
+    // has been answered), so the retry budget — which still counts the
+    // failure — does not gate it: it gates the retries that would be sent
+    // at once to a failing provider (5xx, network, timeouts).
     const cooled = limited && admission !== undefined
     const own = cooled ? admission.forecast(targetOf(adapter)) : undefined
     const decision = decideRetry({
@@ -187,7 +191,7 @@ export async function runModel(
       remainingMs: deadline?.remaining() ?? Number.POSITIVE_INFINITY,
       minAttemptMs: options.minAttemptMs,
       hasFallback,
-      retryBudget,
+      retryBudget: cooled ? undefined : retryBudget,
       waitMs: own?.waitMs,
       latencyMs: own?.latencyMs,
       fallback: limited && hasFallback ? earliestOf(state, later) : undefined,

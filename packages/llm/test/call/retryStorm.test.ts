@@ -107,4 +107,34 @@ describe('a 429 storm: 100 concurrent calls', () => {
     const { fake } = await storm({})
     expect(fake.requests.length / CALLS).toBe(2)
   })
+  it('with the defaults (shared admission and retry budget), every call is answered and no retry goes before the cooldown has ended and one probe has been answered', async () => {
+    const fake = await fakes.start({ dialect: 'openai', reply: firstAttemptLimited() })
+    const model = fakes.adapter(
+      openAICompatible({ baseURL: fake.baseURL, apiKey: 'sk', model: 'gpt-4o-mini' }),
+    )
+    const results = await Promise.allSettled(
+      Array.from({ length: CALLS }, (_, i) =>
+        callModel({
+          models: [model],
+          request: { messages: [user(`question ${i}`)], maxTokens: 16 },
+          retryDelay: { baseDelayMs: 400 },
+        }),
+      ),
+    )
+    const answered = results.filter((r) => r.status === 'fulfilled').length
+    console.info(
+      `defaults: ${fake.requests.length} upstream attempts for ${CALLS} calls, ${answered} answered`,
+    )
+    // Every first attempt went out before the first 429 came back; each call then retried once.
+    expect(answered).toBe(CALLS)
+    expect(fake.requests).toHaveLength(2 * CALLS)
+    const firstLimited = Math.min(
+      ...fake.requests.filter((r) => r.reply !== 'text').map((r) => r.receivedAtMs),
+    )
+    const retries = fake.requests.filter((r) => r.reply === 'text').map((r) => r.receivedAtMs)
+    const probe = Math.min(...retries)
+    expect(probe - firstLimited).toBeGreaterThanOrEqual(390) // the cooldown (the caller's 400 ms backoff) was kept
+    // Nobody went with the probe: the others followed its answer.
+    expect(retries.filter((at) => at < probe + 1)).toHaveLength(1)
+  })
 })
