@@ -42,6 +42,8 @@ export {
   type DeadlineSource,
   ENVOY_TIMEOUT_HEADER,
   GRPC_TIMEOUT_HEADER,
+  KNOWN_DEADLINE_SOURCES,
+  STAINLESS_TIMEOUT_HEADER,
 } from './headerNames.js'
 export { ManualClock } from './ManualClock.js'
 export {

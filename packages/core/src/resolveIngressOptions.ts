@@ -1,5 +1,5 @@
 import { type Clock, MAX_TIMER_MS, systemClock } from './clock.js'
-import { DEADLINE_SOURCES, type DeadlineSource } from './headerNames.js'
+import { DEADLINE_SOURCES, type DeadlineSource, KNOWN_DEADLINE_SOURCES } from './headerNames.js'
 
 /**
  * What every ingress (the Express middleware, the gRPC server interceptor)
@@ -30,8 +30,8 @@ export interface ResolvedIngressOptions {
  * Validate an ingress's options once, when it is created — a typo fails at
  * boot, not per request — with a message that names the field. Defaults:
  * `defaultMs` 2000, `maxMs` 30000 (at most 2³¹−1), `reserveMs` adaptive,
- * every known deadline source trusted, not strict, enforcing, the system
- * clock.
+ * the three deadline headers trusted (`x-stainless-timeout` only when
+ * listed), not strict, enforcing, the system clock.
  */
 export function resolveIngressOptions(options: IngressOptions): ResolvedIngressOptions {
   const maxMs = Math.min(positive('maxMs', options.maxMs ?? 30_000), MAX_TIMER_MS)
@@ -49,9 +49,9 @@ export function resolveIngressOptions(options: IngressOptions): ResolvedIngressO
   }
   const trust = options.trust ?? DEADLINE_SOURCES
   for (const source of trust) {
-    if (!(DEADLINE_SOURCES as readonly string[]).includes(source)) {
+    if (!(KNOWN_DEADLINE_SOURCES as readonly string[]).includes(source)) {
       throw new RangeError(
-        `trust lists an unknown header "${String(source)}" (known: ${DEADLINE_SOURCES.join(', ')})`,
+        `trust lists an unknown header "${String(source)}" (known: ${KNOWN_DEADLINE_SOURCES.join(', ')})`,
       )
     }
   }

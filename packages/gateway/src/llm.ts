@@ -23,6 +23,7 @@ export {
   isRateLimited,
   isRequestRejected,
   isStreamInterrupted,
+  llmChannels,
   type ModelAdapter,
   type ModelPrice,
   OPENAI_SSE_DONE,

@@ -1,33 +1,9 @@
-import diagnostics from 'node:diagnostics_channel'
 import type { IncomingMessage, ServerResponse } from 'node:http'
+import type { ChannelMessage } from '@hourglass/core'
 import { PrometheusExporter } from '@opentelemetry/exporter-prometheus'
 import { MeterProvider } from '@opentelemetry/sdk-metrics'
 import { currentRequest } from '../http/requestScope.js'
-
-// The fields read from @hourglass/llm's events (published by name on
-// diagnostics_channel; the message types are llm's).
-interface AttemptEvent {
-  provider: string
-  decision: 'success' | 'retry' | 'fallback' | 'fail'
-  errorKind?: string | undefined
-  inputTokens?: number | undefined
-  outputTokens?: number | undefined
-}
-interface CooldownEvent {
-  provider: string
-  keyId: string
-  state: 'start' | 'extend' | 'end'
-}
-interface AdmissionEvent {
-  provider: string
-  keyId: string
-  action: string
-  waitMs: number
-}
-
-const ATTEMPT = 'hourglass:llm:attempt'
-const COOLDOWN = 'hourglass:llm:cooldown'
-const ADMISSION = 'hourglass:llm:admission'
+import { llmChannels } from '../llm.js'
 
 const SECONDS = [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300]
 const WAIT_SECONDS = [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60]
@@ -121,9 +97,8 @@ export class GatewayMetrics {
       unit: '{request}',
     })
 
-    const onAttempt = (message: unknown) => {
+    const onAttempt = (m: ChannelMessage<typeof llmChannels.attempt>) => {
       if (!this.#mine()) return
-      const m = message as AttemptEvent
       this.#attempts.add(1, {
         provider: m.provider,
         outcome: m.decision,
@@ -133,25 +108,23 @@ export class GatewayMetrics {
       if (m.inputTokens) this.#tokens.add(m.inputTokens, { provider: m.provider, type: 'input' })
       if (m.outputTokens) this.#tokens.add(m.outputTokens, { provider: m.provider, type: 'output' })
     }
-    const onCooldown = (message: unknown) => {
-      const m = message as CooldownEvent
+    const onCooldown = (m: ChannelMessage<typeof llmChannels.cooldown>) => {
       if (m.state !== 'start' || !this.#mine()) return
       this.#cooldowns.add(1, { provider: m.provider, key_id: m.keyId })
     }
-    const onAdmission = (message: unknown) => {
-      const m = message as AdmissionEvent
+    const onAdmission = (m: ChannelMessage<typeof llmChannels.admission>) => {
       if (m.action !== 'wait' || !this.#mine()) return
       const attributes = { provider: m.provider, key_id: m.keyId, reason: 'cooldown' }
       this.#waits.add(1, attributes)
       this.#waitDuration.record(m.waitMs / 1000, attributes)
     }
-    diagnostics.subscribe(ATTEMPT, onAttempt)
-    diagnostics.subscribe(COOLDOWN, onCooldown)
-    diagnostics.subscribe(ADMISSION, onAdmission)
+    llmChannels.attempt.subscribe(onAttempt)
+    llmChannels.cooldown.subscribe(onCooldown)
+    llmChannels.admission.subscribe(onAdmission)
     this.#unsubscribe = () => {
-      diagnostics.unsubscribe(ATTEMPT, onAttempt)
-      diagnostics.unsubscribe(COOLDOWN, onCooldown)
-      diagnostics.unsubscribe(ADMISSION, onAdmission)
+      llmChannels.attempt.unsubscribe(onAttempt)
+      llmChannels.cooldown.unsubscribe(onCooldown)
+      llmChannels.admission.unsubscribe(onAdmission)
     }
   }
 
