@@ -3,15 +3,19 @@
 export {
   Admission,
   type AdmissionFailure,
+  type AdmissionForecast,
   type AdmissionOptions,
   type AdmissionOutcome,
   type AdmissionPermit,
   type AdmissionRequest,
+  type AdmissionTarget,
   COOLDOWN_SCRIPT,
   type CooldownExtension,
   type CooldownInput,
   type CooldownStore,
+  defaultAdmission,
   defaultCooldownMs,
+  endpointId,
   isKeysRetired,
   type KeysRetiredDetails,
   KeysRetiredError,
@@ -24,6 +28,7 @@ export {
   RedisCooldownStore,
   type RedisCooldownStoreOptions,
   type RedisScriptClient,
+  setDefaultAdmission,
 } from './admission/index.js'
 export {
   type AdapterOptions,
@@ -111,6 +116,7 @@ export {
   DEFAULT_SIDE_EFFECT_TTL_MS,
   type DelaySource,
   decideRetry,
+  defaultRetryBudgets,
   estimatePromptTokens,
   idempotencyKey,
   isBudgetExceeded,
@@ -124,6 +130,7 @@ export {
   MemorySideEffectStore,
   type MemorySideEffectStoreOptions,
   type ModelFailure,
+  type ModelOutlook,
   type ModelPrice,
   type ModelUnavailableDetails,
   ModelUnavailableError,
@@ -151,6 +158,7 @@ export {
   type SideEffectStore,
   type StreamInterruptedDetails,
   StreamInterruptedError,
+  setDefaultRetryBudgets,
   sideEffect,
   stripThinkingSignatures,
   UnknownPriceError,
@@ -188,16 +196,3 @@ export {
   type ToolResultBlock,
   type Usage,
 } from './types.js'
-// Safe defaults (issue 16): the process-wide admission and retry budgets callModel uses when none is passed.
-export {
-  type AdmissionForecast,
-  type AdmissionTarget,
-  defaultAdmission,
-  endpointId,
-  setDefaultAdmission,
-} from './admission/index.js'
-export {
-  defaultRetryBudgets,
-  type ModelOutlook,
-  setDefaultRetryBudgets,
-} from './policy/index.js'
