@@ -136,7 +136,7 @@ await provider.forceFlush()
 const spans = exporter.getFinishedSpans()
 // What each hop was given, from its span: the budget shrinks as it travels.
 const SERVER = 1
-const given = (match) => Math.round(spans.find(match)?.attributes['deadline.budget_ms'])
+const given = (match) => Math.round(spans.find(match)?.attributes['hourglass.deadline.budget_ms'])
 const hops = [
   ['edge', 'HTTP', given((s) => s.kind === SERVER && s.attributes['url.path'] === '/quote/apples')],
   ['quotes', 'gRPC', given((s) => s.kind === SERVER && s.name === 'shop.Quotes/Quote')],

@@ -26,9 +26,15 @@ export {
   ATTR_DEADLINE_SOURCE,
   ATTR_DEADLINE_STAGE,
   ATTR_ERROR_TYPE,
+  ATTR_GEN_AI_OPERATION_NAME,
+  ATTR_GEN_AI_PROVIDER_NAME,
+  ATTR_GEN_AI_REQUEST_MODEL,
+  ATTR_GEN_AI_USAGE_INPUT_TOKENS,
+  ATTR_GEN_AI_USAGE_OUTPUT_TOKENS,
   ATTR_HTTP_REQUEST_METHOD,
   ATTR_HTTP_REQUEST_RESEND_COUNT,
   ATTR_HTTP_RESPONSE_STATUS_CODE,
+  ATTR_LLM_DECISION,
   ATTR_URL_FULL,
   type DeadlineStage,
   EVENT_DEADLINE_CLIENT_CLOSED,
@@ -44,6 +50,7 @@ export {
   METRIC_RETRIES,
   METRIC_SUCCEEDED,
   SPAN_EGRESS_PREFIX,
+  SPAN_LLM_PREFIX,
   SPAN_SLICE_PREFIX,
 } from './attributes.js'
 export { DeadlineContextManager } from './DeadlineContextManager.js'
@@ -54,6 +61,10 @@ export {
   type PropagatedDeadline,
   remainingIn,
 } from './DeadlinePropagator.js'
+export {
+  HourglassInstrumentation,
+  type HourglassInstrumentationConfig,
+} from './HourglassInstrumentation.js'
 export {
   type InstrumentDeadlinesOptions,
   instrumentDeadlines,

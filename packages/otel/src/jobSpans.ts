@@ -49,7 +49,7 @@ type JobMessage = Parameters<NonNullable<BullmqHandlers['start']>>[0]
  * record stored with the job, and each attempt's CONSUMER span `process
  * <queue>` (from `start` to `end`) is its child — in the worker's process,
  * on whichever host. A job that reached a worker after its deadline gets a
- * span too, ended at once, with a `deadline.exceeded` event at stage `queued`.
+ * span too, ended at once, with a `hourglass.deadline.exceeded` event at stage `queued`.
  */
 export function bullmqTraceHandlers(tracer: Tracer): BullmqHandlers {
   const attempts = new WeakMap<Deadline, Span>()

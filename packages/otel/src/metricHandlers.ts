@@ -21,12 +21,15 @@ import {
 import { defined, type Handlers } from './handlers.js'
 
 /**
- * Budgets span milliseconds to minutes: the default histogram buckets
- * (0…10 000) would put every LLM call in the last one.
+ * Budgets span milliseconds to minutes, in seconds: the default histogram
+ * buckets (0…10 000) would put every one of them in the first few.
  */
-const BUDGET_BUCKETS_MS = [
-  0, 5, 10, 25, 50, 100, 250, 500, 1000, 2500, 5000, 10_000, 30_000, 60_000, 120_000, 300_000,
+const BUDGET_BUCKETS_S = [
+  0, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300,
 ]
+
+/** Deadlines count in ms; OpenTelemetry's duration metrics are in seconds. */
+const seconds = (ms: number) => ms / 1000
 
 /**
  * Metrics for the Hourglass channels. Attributes are low-cardinality on
@@ -36,13 +39,13 @@ const BUDGET_BUCKETS_MS = [
 export function metricHandlers(meter: Meter): Handlers {
   const ingressRemaining = meter.createHistogram(METRIC_INGRESS_REMAINING, {
     description: 'Time left on a request deadline when it started',
-    unit: 'ms',
-    advice: { explicitBucketBoundaries: BUDGET_BUCKETS_MS },
+    unit: 's',
+    advice: { explicitBucketBoundaries: BUDGET_BUCKETS_S },
   })
   const egressRemaining = meter.createHistogram(METRIC_EGRESS_REMAINING, {
     description: 'Time left on the deadline when an outbound attempt was sent',
-    unit: 'ms',
-    advice: { explicitBucketBoundaries: BUDGET_BUCKETS_MS },
+    unit: 's',
+    advice: { explicitBucketBoundaries: BUDGET_BUCKETS_S },
   })
   const exceeded = meter.createCounter(METRIC_EXCEEDED, {
     description: 'Times a deadline ran out, by stage (arrival, handler, slice, upstream)',
@@ -69,7 +72,7 @@ export function metricHandlers(meter: Meter): Handlers {
       start(m) {
         const remaining = m.deadline.remaining()
         if (!Number.isFinite(remaining)) return
-        ingressRemaining.record(remaining, {
+        ingressRemaining.record(seconds(remaining), {
           [ATTR_DEADLINE_SOURCE]: m.source,
           [ATTR_DEADLINE_MODE]: m.mode,
         })
@@ -89,7 +92,7 @@ export function metricHandlers(meter: Meter): Handlers {
     fetch: {
       attempt(m) {
         if (!Number.isFinite(m.remainingMs)) return
-        egressRemaining.record(m.remainingMs, {
+        egressRemaining.record(seconds(m.remainingMs), {
           [ATTR_HTTP_REQUEST_METHOD]: m.method,
           [ATTR_DEADLINE_ATTEMPT]: m.attempt,
         })

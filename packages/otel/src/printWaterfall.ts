@@ -1,4 +1,15 @@
 import { type Attributes, type HrTime, type SpanContext, SpanStatusCode } from '@opentelemetry/api'
+import {
+  ATTR_DEADLINE_ACTION,
+  ATTR_DEADLINE_ATTEMPT,
+  ATTR_DEADLINE_REMAINING_MS,
+  ATTR_DEADLINE_RETRY_REASON,
+  ATTR_DEADLINE_RETRY_WHY,
+  ATTR_DEADLINE_SLICE,
+  ATTR_DEADLINE_SLICE_ALLOTTED_MS,
+  ATTR_DEADLINE_SLICE_USED_MS,
+  ATTR_DEADLINE_STAGE,
+} from './attributes.js'
 
 /**
  * The parts of a finished span the waterfall reads: the SDK's `ReadableSpan`
@@ -32,8 +43,9 @@ const DURATION_WIDTH = 9
  * An ASCII waterfall of the spans of one request, for a terminal: one line
  * per span in tree order (children indented under their parent, by start
  * time), a bar on a shared time axis, the duration, and the deadline numbers
- * (`left` = `deadline.remaining_ms`, `used/allotted` for slices). Failed spans
- * are marked `!`; `deadline.*` events get a line of their own under their span.
+ * (`left` = `hourglass.deadline.remaining_ms`, `used/allotted` for slices). Failed spans
+ * are marked `!`; `hourglass.deadline.*` events get a line of their own under their span
+ * (named without `hourglass.`).
  *
  *   GET /quote                 |##############################|  812.3ms left 1000
  *     deadline.slice model     |  ######################      |  600.1ms 600/640
@@ -90,13 +102,15 @@ export function formatWaterfall(
     if (numbers.item) used.add(numbers.item)
     lines.push(fit(`${pad(label, LABEL_WIDTH)} |${bar}| ${duration} ${numbers.text}`.trimEnd()))
     for (const event of span.events) {
-      if (!event.name.startsWith('deadline.')) continue
+      if (!event.name.startsWith(EVENT_PREFIX)) continue
+      // Shortened as the keys are (`why=`): an 80-column line has no room for the vendor prefix.
+      const name = event.name.slice(VENDOR_PREFIX.length)
       used.add('!').add('+ms')
       const at = `+${fmtMs(toMs(event.time) - t0)}`
       const attributes = event.attributes ?? {}
       for (const key of EVENT_KEYS) if (attributes[key] !== undefined) used.add(shortKey(key))
       const detail = eventDetail(attributes)
-      lines.push(fit(`${'  '.repeat(depth + 1)}! ${event.name}  ${at}  ${detail}`.trimEnd()))
+      lines.push(fit(`${'  '.repeat(depth + 1)}! ${name}  ${at}  ${detail}`.trimEnd()))
     }
     for (const child of children.get(span.spanContext().spanId) ?? []) visit(child, depth + 1)
   }
@@ -121,23 +135,27 @@ function title(span: WaterfallSpan): string {
 }
 
 function note(attributes: Attributes): { text: string; item?: LegendItem } {
-  const allotted = attributes['deadline.slice.allotted_ms']
-  const used = attributes['deadline.slice.used_ms']
+  const allotted = attributes[ATTR_DEADLINE_SLICE_ALLOTTED_MS]
+  const used = attributes[ATTR_DEADLINE_SLICE_USED_MS]
   if (typeof allotted === 'number' && typeof used === 'number') {
     return { text: `${Math.round(used)}/${Math.round(allotted)}`, item: 'used/allotted' }
   }
-  const left = attributes['deadline.remaining_ms']
+  const left = attributes[ATTR_DEADLINE_REMAINING_MS]
   if (typeof left === 'number') return { text: `left ${Math.round(left)}`, item: 'left' }
   return { text: '' }
 }
 
+/** Events this package adds (`hourglass.deadline.exceeded`, …). */
+const VENDOR_PREFIX = 'hourglass.'
+const EVENT_PREFIX = `${VENDOR_PREFIX}deadline.`
+
 const EVENT_KEYS = [
-  'deadline.stage',
-  'deadline.slice',
-  'deadline.attempt',
-  'deadline.retry.why',
-  'deadline.retry.reason',
-  'deadline.action',
+  ATTR_DEADLINE_STAGE,
+  ATTR_DEADLINE_SLICE,
+  ATTR_DEADLINE_ATTEMPT,
+  ATTR_DEADLINE_RETRY_WHY,
+  ATTR_DEADLINE_RETRY_REASON,
+  ATTR_DEADLINE_ACTION,
 ]
 
 function eventDetail(attributes: Attributes): string {
@@ -146,7 +164,7 @@ function eventDetail(attributes: Attributes): string {
     .join(' ')
 }
 
-/** `deadline.retry.why` → `why`: the name an event key has on an event line. */
+/** `hourglass.deadline.retry.why` → `why`: the name an event key has on an event line. */
 function shortKey(key: string): LegendItem {
   return key.slice(key.lastIndexOf('.') + 1) as LegendItem
 }

@@ -1,4 +1,5 @@
 import type { Deadline } from '@hourglass/core'
+import type { LlmAttemptMessage } from '@hourglass/llm'
 import { type Span, SpanKind, SpanStatusCode, type Tracer, trace } from '@opentelemetry/api'
 import { AttemptSpans } from './AttemptSpans.js'
 import {
@@ -26,9 +27,15 @@ import {
   ATTR_DEADLINE_SOURCE,
   ATTR_DEADLINE_STAGE,
   ATTR_ERROR_TYPE,
+  ATTR_GEN_AI_OPERATION_NAME,
+  ATTR_GEN_AI_PROVIDER_NAME,
+  ATTR_GEN_AI_REQUEST_MODEL,
+  ATTR_GEN_AI_USAGE_INPUT_TOKENS,
+  ATTR_GEN_AI_USAGE_OUTPUT_TOKENS,
   ATTR_HTTP_REQUEST_METHOD,
   ATTR_HTTP_REQUEST_RESEND_COUNT,
   ATTR_HTTP_RESPONSE_STATUS_CODE,
+  ATTR_LLM_DECISION,
   ATTR_URL_FULL,
   EVENT_DEADLINE_CLIENT_CLOSED,
   EVENT_DEADLINE_EXCEEDED,
@@ -37,6 +44,7 @@ import {
   EVENT_DEADLINE_RETRY,
   EVENT_DEADLINE_RETRY_SKIPPED,
   SPAN_EGRESS_PREFIX,
+  SPAN_LLM_PREFIX,
   SPAN_SLICE_PREFIX,
 } from './attributes.js'
 import { parentContext } from './deadlineSpans.js'
@@ -65,6 +73,11 @@ import { bullmqTraceHandlers } from './jobSpans.js'
  *   inside them runs outside any OpenTelemetry context, so slices, attempts
  *   and retries there fall back to the span of the deadline's call or job
  *   (`parentContext`) when no span is active.
+ * - Model attempts: one CLIENT span `chat <model>` per attempt of
+ *   @hourglass/llm, with the GenAI semantic-convention attributes. llm
+ *   announces an attempt only when it has ended, so the span is made then,
+ *   its start set back by the attempt's latency: the attempt's egress spans
+ *   are its siblings, not its children.
  */
 export function traceHandlers(tracer: Tracer): Handlers {
   const requestSpans = new WeakMap<Deadline, Span>()
@@ -235,6 +248,7 @@ export function traceHandlers(tracer: Tracer): Handlers {
     },
     llm: {
       attempt(m) {
+        modelAttemptSpan(tracer, m)
         if (m.decision !== 'retry') return
         trace.getSpan(parentContext(m.deadline))?.addEvent(
           EVENT_DEADLINE_RETRY,
@@ -249,4 +263,40 @@ export function traceHandlers(tracer: Tracer): Handlers {
     grpc: grpcTraceHandlers(tracer),
     bullmq: bullmqTraceHandlers(tracer),
   }
+}
+
+/**
+ * Adapter names that are not the GenAI conventions' provider names. Any other
+ * name (`openai`, `anthropic`, or one the user gave an adapter) is used as is.
+ */
+const GEN_AI_PROVIDER_NAMES: Readonly<Record<string, string>> = { gemini: 'gcp.gemini' }
+
+/** One model attempt as a GenAI inference span, ended as it is made (see above). */
+function modelAttemptSpan(tracer: Tracer, m: LlmAttemptMessage): void {
+  const failure =
+    m.decision === 'success'
+      ? undefined
+      : (m.errorKind ?? m.errorClass ?? (m.status === undefined ? 'error' : String(m.status)))
+  const end = performance.timeOrigin + performance.now()
+  const span = tracer.startSpan(
+    SPAN_LLM_PREFIX + m.model,
+    {
+      kind: SpanKind.CLIENT,
+      startTime: Number.isFinite(m.latencyMs) ? end - Math.max(0, m.latencyMs) : end,
+      attributes: defined({
+        [ATTR_GEN_AI_OPERATION_NAME]: 'chat',
+        [ATTR_GEN_AI_PROVIDER_NAME]: GEN_AI_PROVIDER_NAMES[m.provider] ?? m.provider,
+        [ATTR_GEN_AI_REQUEST_MODEL]: m.model,
+        [ATTR_GEN_AI_USAGE_INPUT_TOKENS]: m.inputTokens,
+        [ATTR_GEN_AI_USAGE_OUTPUT_TOKENS]: m.outputTokens,
+        [ATTR_HTTP_RESPONSE_STATUS_CODE]: m.status,
+        [ATTR_DEADLINE_ATTEMPT]: m.attempt,
+        [ATTR_LLM_DECISION]: m.decision,
+        [ATTR_ERROR_TYPE]: failure,
+      }),
+    },
+    parentContext(m.deadline),
+  )
+  if (failure !== undefined) span.setStatus({ code: SpanStatusCode.ERROR, message: failure })
+  span.end(end)
 }

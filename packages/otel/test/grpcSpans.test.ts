@@ -157,13 +157,13 @@ describe('instrumentDeadlines: gRPC', () => {
       'rpc.service': 'shop.Quotes',
       'rpc.method': 'Ask',
       'rpc.grpc.status_code': 0,
-      'deadline.outcome': 'ok',
+      'hourglass.deadline.outcome': 'ok',
     })
-    const given = out.attributes['deadline.budget_ms'] as number
+    const given = out.attributes['hourglass.deadline.budget_ms'] as number
     expect(given).toBeLessThanOrEqual(800)
     expect(given).toBeGreaterThan(700)
     // The header is written when the stream opens, a moment after the budget was given.
-    const header = out.attributes['deadline.header_ms'] as number
+    const header = out.attributes['hourglass.deadline.header_ms'] as number
     expect(header).toBeLessThanOrEqual(given)
     expect(header).toBeGreaterThan(given - 20)
     expect(out.status.code).toBe(SpanStatusCode.UNSET)
@@ -172,16 +172,16 @@ describe('instrumentDeadlines: gRPC', () => {
       'rpc.system': 'grpc',
       'rpc.service': 'shop.Quotes',
       'rpc.method': 'Ask',
-      'deadline.source': 'grpc-timeout',
-      'deadline.clamped': false,
-      'deadline.mode': 'enforce',
+      'hourglass.deadline.source': 'grpc-timeout',
+      'hourglass.deadline.clamped': false,
+      'hourglass.deadline.mode': 'enforce',
       'rpc.grpc.status_code': 0,
-      'deadline.outcome': 'ok',
+      'hourglass.deadline.outcome': 'ok',
     })
     // The server's budget is what reached it (less than the client gave), the handler 10 ms less.
-    const budget = inbound.attributes['deadline.budget_ms'] as number
+    const budget = inbound.attributes['hourglass.deadline.budget_ms'] as number
     expect(budget).toBeLessThanOrEqual(given)
-    expect(inbound.attributes['deadline.remaining_ms']).toBeCloseTo(budget - 10, 0)
+    expect(inbound.attributes['hourglass.deadline.remaining_ms']).toBeCloseTo(budget - 10, 0)
   })
 
   it('a call that runs out: the server span fails with a deadline.exceeded event, the client span says expired', async () => {
@@ -192,21 +192,21 @@ describe('instrumentDeadlines: gRPC', () => {
     caller.end()
     const spans = await otel.spansWhere(bothEnded)
     const inbound = kindOf(spans, SpanKind.SERVER)
-    const exceeded = inbound.events.find((e) => e.name === 'deadline.exceeded')
+    const exceeded = inbound.events.find((e) => e.name === 'hourglass.deadline.exceeded')
     expect(exceeded?.attributes).toMatchObject({
-      'deadline.stage': 'handler',
-      'deadline.action': 'status',
+      'hourglass.deadline.stage': 'handler',
+      'hourglass.deadline.action': 'status',
     })
     expect(inbound.status.code).toBe(SpanStatusCode.ERROR)
     expect(inbound.attributes).toMatchObject({
       'error.type': 'DEADLINE_EXCEEDED',
       'rpc.grpc.status_code': status.DEADLINE_EXCEEDED,
-      'deadline.outcome': 'expired',
+      'hourglass.deadline.outcome': 'expired',
     })
     const out = kindOf(spans, SpanKind.CLIENT)
     expect(out.status.code).toBe(SpanStatusCode.ERROR)
     expect(out.attributes).toMatchObject({
-      'deadline.outcome': 'expired',
+      'hourglass.deadline.outcome': 'expired',
       'error.type': 'DEADLINE_EXCEEDED',
     })
   })
@@ -223,7 +223,10 @@ describe('instrumentDeadlines: gRPC', () => {
     caller.end()
     const spans = await otel.spansWhere((all) => all.some((s) => s.name === 'shop.Quotes/Ask'))
     const out = kindOf(spans, SpanKind.CLIENT)
-    expect(out.attributes).toMatchObject({ 'deadline.outcome': 'refused', 'deadline.budget_ms': 0 })
+    expect(out.attributes).toMatchObject({
+      'hourglass.deadline.outcome': 'refused',
+      'hourglass.deadline.budget_ms': 0,
+    })
     expect(out.status.code).toBe(SpanStatusCode.ERROR)
     expect(ran).toBe(false)
   })
@@ -235,11 +238,13 @@ describe('instrumentDeadlines: gRPC', () => {
     expect((await ask(client, metadata)).value).toEqual({})
     const spans = await otel.spansWhere(bothEnded)
     const inbound = kindOf(spans, SpanKind.SERVER)
-    expect(inbound.events.find((e) => e.name === 'deadline.invalid_header')?.attributes).toEqual({
-      'deadline.invalid_header.name': 'x-deadline-remaining-ms',
-      'deadline.invalid_header.reason': expect.any(String),
+    expect(
+      inbound.events.find((e) => e.name === 'hourglass.deadline.invalid_header')?.attributes,
+    ).toEqual({
+      'hourglass.deadline.invalid_header.name': 'x-deadline-remaining-ms',
+      'hourglass.deadline.invalid_header.reason': expect.any(String),
     })
-    expect(inbound.attributes['deadline.source']).toBe('default')
+    expect(inbound.attributes['hourglass.deadline.source']).toBe('default')
   })
 
   it('the client leaving is a deadline.client_closed event on the server span', async () => {
@@ -255,9 +260,9 @@ describe('instrumentDeadlines: gRPC', () => {
     await gone.promise
     const spans = await otel.spansWhere((all) => all.some((s) => s.kind === SpanKind.SERVER))
     const inbound = kindOf(spans, SpanKind.SERVER)
-    expect(inbound.events.map((e) => e.name)).toContain('deadline.client_closed')
+    expect(inbound.events.map((e) => e.name)).toContain('hourglass.deadline.client_closed')
     expect(inbound.attributes).toMatchObject({
-      'deadline.outcome': 'client-cancelled',
+      'hourglass.deadline.outcome': 'client-cancelled',
       'rpc.grpc.status_code': status.CANCELLED,
     })
     // CANCELLED is the caller's doing: not an error of the server (RPC semconv).

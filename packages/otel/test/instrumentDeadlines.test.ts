@@ -58,16 +58,16 @@ describe('instrumentDeadlines: ingress', () => {
     })
     const server = spanNamed(otel.exporter.getFinishedSpans(), 'GET /quote')
     expect(server.attributes).toMatchObject({
-      'deadline.budget_ms': 800,
-      'deadline.remaining_ms': 797,
-      'deadline.source': 'x-deadline-remaining-ms',
-      'deadline.clamped': false,
-      'deadline.mode': 'enforce',
+      'hourglass.deadline.budget_ms': 800,
+      'hourglass.deadline.remaining_ms': 797,
+      'hourglass.deadline.source': 'x-deadline-remaining-ms',
+      'hourglass.deadline.clamped': false,
+      'hourglass.deadline.mode': 'enforce',
     })
-    expect(await otel.histogram('deadline.ingress.remaining')).toEqual({
+    expect(await otel.histogram('hourglass.deadline.ingress.remaining')).toEqual({
       count: 1,
-      min: 797,
-      max: 797,
+      min: 0.797,
+      max: 0.797,
     })
   })
 
@@ -100,22 +100,24 @@ describe('instrumentDeadlines: ingress', () => {
     const span = spanNamed(otel.exporter.getFinishedSpans(), 'GET /slow')
     expect(span.events.map((e) => [e.name, e.attributes])).toEqual([
       [
-        'deadline.exceeded',
+        'hourglass.deadline.exceeded',
         {
-          'deadline.stage': 'handler',
-          'deadline.slice': 'model',
-          'deadline.budget_ms': 100,
-          'deadline.elapsed_ms': 100,
-          'deadline.action': '504',
+          'hourglass.deadline.stage': 'handler',
+          'hourglass.deadline.slice': 'model',
+          'hourglass.deadline.budget_ms': 100,
+          'hourglass.deadline.elapsed_ms': 100,
+          'hourglass.deadline.action': '504',
         },
       ],
     ])
     expect(span.attributes).toMatchObject({
       'error.type': 'DEADLINE_EXCEEDED',
-      'deadline.outcome': 'expired',
-      'deadline.elapsed_ms': 101,
+      'hourglass.deadline.outcome': 'expired',
+      'hourglass.deadline.elapsed_ms': 101,
     })
-    expect(await otel.counter('deadline.exceeded', { 'deadline.stage': 'handler' })).toBe(1)
+    expect(
+      await otel.counter('hourglass.deadline.exceeded', { 'hourglass.deadline.stage': 'handler' }),
+    ).toBe(1)
   })
 
   it('arrival with no time left counts at the arrival stage; dark mode is not an error', async () => {
@@ -133,9 +135,11 @@ describe('instrumentDeadlines: ingress', () => {
       span.end()
     })
     const span = spanNamed(otel.exporter.getFinishedSpans(), 'GET /late')
-    expect(span.events[0]?.attributes).toMatchObject({ 'deadline.stage': 'arrival' })
+    expect(span.events[0]?.attributes).toMatchObject({ 'hourglass.deadline.stage': 'arrival' })
     expect(span.attributes).not.toHaveProperty('error.type')
-    expect(await otel.counter('deadline.exceeded', { 'deadline.stage': 'arrival' })).toBe(1)
+    expect(
+      await otel.counter('hourglass.deadline.exceeded', { 'hourglass.deadline.stage': 'arrival' }),
+    ).toBe(1)
   })
 
   it('records a caller that left as an event on its request span and in a counter', async () => {
@@ -149,9 +153,9 @@ describe('instrumentDeadlines: ingress', () => {
     })
     const span = spanNamed(otel.exporter.getFinishedSpans(), 'POST /chat')
     expect(span.events.map((e) => [e.name, e.attributes])).toEqual([
-      ['deadline.client_closed', { 'deadline.elapsed_ms': 250 }],
+      ['hourglass.deadline.client_closed', { 'hourglass.deadline.elapsed_ms': 250 }],
     ])
-    expect(await otel.counter('deadline.client_closed')).toBe(1)
+    expect(await otel.counter('hourglass.deadline.client_closed')).toBe(1)
   })
 })
 
@@ -172,10 +176,10 @@ describe('instrumentDeadlines: slices', () => {
     expect(row).toEqual({ name: 'preprocess', allottedMs: 250, usedMs: 40, outcome: 'ok' })
     expect(slice.parentSpanContext?.spanId).toBe(server.spanContext().spanId)
     expect(slice.attributes).toEqual({
-      'deadline.slice': 'preprocess',
-      'deadline.slice.allotted_ms': 250,
-      'deadline.slice.used_ms': 40,
-      'deadline.slice.outcome': 'ok',
+      'hourglass.deadline.slice': 'preprocess',
+      'hourglass.deadline.slice.allotted_ms': 250,
+      'hourglass.deadline.slice.used_ms': 40,
+      'hourglass.deadline.slice.outcome': 'ok',
     })
     expect(slice.status.code).toBe(SpanStatusCode.UNSET)
   })
@@ -189,25 +193,25 @@ describe('instrumentDeadlines: slices', () => {
     expect(slice.status).toEqual({ code: SpanStatusCode.ERROR, message: 'slice "model" ran out' })
     expect(slice.attributes).toMatchObject({
       'error.type': 'DEADLINE_EXCEEDED',
-      'deadline.slice.allotted_ms': 100,
-      'deadline.slice.used_ms': 100,
-      'deadline.slice.outcome': 'exceeded',
+      'hourglass.deadline.slice.allotted_ms': 100,
+      'hourglass.deadline.slice.used_ms': 100,
+      'hourglass.deadline.slice.outcome': 'exceeded',
     })
     expect(slice.events.map((e) => [e.name, e.attributes])).toEqual([
       [
-        'deadline.exceeded',
+        'hourglass.deadline.exceeded',
         {
-          'deadline.stage': 'slice',
-          'deadline.slice': 'model',
-          'deadline.slice.allotted_ms': 100,
-          'deadline.slice.used_ms': 100,
+          'hourglass.deadline.stage': 'slice',
+          'hourglass.deadline.slice': 'model',
+          'hourglass.deadline.slice.allotted_ms': 100,
+          'hourglass.deadline.slice.used_ms': 100,
         },
       ],
     ])
     expect(
-      await otel.counter('deadline.exceeded', {
-        'deadline.stage': 'slice',
-        'deadline.slice': 'model',
+      await otel.counter('hourglass.deadline.exceeded', {
+        'hourglass.deadline.stage': 'slice',
+        'hourglass.deadline.slice': 'model',
       }),
     ).toBe(1)
   })
@@ -219,7 +223,7 @@ describe('instrumentDeadlines: slices', () => {
     const slice = spanNamed(otel.exporter.getFinishedSpans(), 'deadline.slice parse')
     expect(slice.status.code).toBe(SpanStatusCode.ERROR)
     expect(slice.attributes['error.type']).toBe('BAD_JSON')
-    expect(await otel.counter('deadline.exceeded')).toBe(0)
+    expect(await otel.counter('hourglass.deadline.exceeded')).toBe(0)
   })
 })
 
@@ -284,39 +288,47 @@ describe('instrumentDeadlines: egress', () => {
       server.spanContext().spanId,
     ])
     expect(attempts[0]?.attributes).toMatchObject({
-      'deadline.attempt': 1,
-      'deadline.remaining_ms': 600,
-      'deadline.header_ms': 600,
+      'hourglass.deadline.attempt': 1,
+      'hourglass.deadline.remaining_ms': 600,
+      'hourglass.deadline.header_ms': 600,
       'error.type': 'CONNECT_TIMEOUT',
-      'deadline.phase': 'connect',
+      'hourglass.deadline.phase': 'connect',
     })
     expect(attempts[0]?.attributes).not.toHaveProperty('http.request.resend_count')
     expect(attempts[0]?.status.code).toBe(SpanStatusCode.ERROR)
     expect(attempts[1]?.attributes).toMatchObject({
-      'deadline.attempt': 2,
+      'hourglass.deadline.attempt': 2,
       'http.request.resend_count': 1,
-      'deadline.remaining_ms': 550,
+      'hourglass.deadline.remaining_ms': 550,
       'http.response.status_code': 200,
     })
     expect(attempts[1]?.attributes).not.toHaveProperty('error.type')
     expect(server.events.map((e) => [e.name, e.attributes])).toEqual([
       [
-        'deadline.retry',
+        'hourglass.deadline.retry',
         {
-          'deadline.attempt': 2,
-          'deadline.retry.reason': 'CONNECT_TIMEOUT',
-          'deadline.retry.delay_ms': 20,
+          'hourglass.deadline.attempt': 2,
+          'hourglass.deadline.retry.reason': 'CONNECT_TIMEOUT',
+          'hourglass.deadline.retry.delay_ms': 20,
         },
       ],
     ])
-    expect(await otel.histogram('deadline.egress.remaining')).toEqual({
+    expect(await otel.histogram('hourglass.deadline.egress.remaining')).toEqual({
       count: 2,
-      min: 550,
-      max: 600,
+      min: 0.55,
+      max: 0.6,
     })
-    expect(await otel.counter('deadline.retries', { 'deadline.retry.outcome': 'retried' })).toBe(1)
-    expect(await otel.counter('deadline.calls.succeeded', { 'deadline.attempt': 2 })).toBe(1)
-    expect(await otel.counter('deadline.calls.succeeded', { 'deadline.attempt': 1 })).toBe(0)
+    expect(
+      await otel.counter('hourglass.deadline.retries', {
+        'hourglass.deadline.retry.outcome': 'retried',
+      }),
+    ).toBe(1)
+    expect(
+      await otel.counter('hourglass.deadline.calls.succeeded', { 'hourglass.deadline.attempt': 2 }),
+    ).toBe(1)
+    expect(
+      await otel.counter('hourglass.deadline.calls.succeeded', { 'hourglass.deadline.attempt': 1 }),
+    ).toBe(0)
   })
 
   it('records a skipped retry and why; an upstream deadline counts at the upstream stage', async () => {
@@ -338,22 +350,24 @@ describe('instrumentDeadlines: egress', () => {
     expect(spanNamed(spans, 'deadline.egress GET').attributes['error.type']).toBe('504')
     expect(spanNamed(spans, 'GET /checkout').events.map((e) => [e.name, e.attributes])).toEqual([
       [
-        'deadline.retry_skipped',
+        'hourglass.deadline.retry_skipped',
         {
-          'deadline.attempt': 1,
-          'deadline.retry.reason': 'HTTP_504',
-          'deadline.retry.why': 'upstream-deadline',
+          'hourglass.deadline.attempt': 1,
+          'hourglass.deadline.retry.reason': 'HTTP_504',
+          'hourglass.deadline.retry.why': 'upstream-deadline',
         },
       ],
     ])
     expect(
-      await otel.counter('deadline.retries', {
-        'deadline.retry.outcome': 'skipped',
-        'deadline.retry.why': 'upstream-deadline',
+      await otel.counter('hourglass.deadline.retries', {
+        'hourglass.deadline.retry.outcome': 'skipped',
+        'hourglass.deadline.retry.why': 'upstream-deadline',
       }),
     ).toBe(1)
-    expect(await otel.counter('deadline.exceeded', { 'deadline.stage': 'upstream' })).toBe(1)
-    expect(await otel.counter('deadline.calls.succeeded')).toBe(0)
+    expect(
+      await otel.counter('hourglass.deadline.exceeded', { 'hourglass.deadline.stage': 'upstream' }),
+    ).toBe(1)
+    expect(await otel.counter('hourglass.deadline.calls.succeeded')).toBe(0)
   })
 
   it('counts model calls by the attempt that succeeded, from hourglass:llm:attempt', async () => {
@@ -376,22 +390,28 @@ describe('instrumentDeadlines: egress', () => {
     const server = spanNamed(otel.exporter.getFinishedSpans(), 'POST /chat')
     expect(server.events.map((e) => [e.name, e.attributes])).toEqual([
       [
-        'deadline.retry',
+        'hourglass.deadline.retry',
         {
-          'deadline.attempt': 2,
-          'deadline.retry.reason': 'rate_limited',
-          'deadline.retry.delay_ms': 100,
+          'hourglass.deadline.attempt': 2,
+          'hourglass.deadline.retry.reason': 'rate_limited',
+          'hourglass.deadline.retry.delay_ms': 100,
         },
       ],
     ])
-    const kind = { 'deadline.call.kind': 'llm' }
-    expect(await otel.counter('deadline.calls.succeeded', { ...kind, 'deadline.attempt': 1 })).toBe(
-      1,
-    )
-    expect(await otel.counter('deadline.calls.succeeded', { ...kind, 'deadline.attempt': 2 })).toBe(
-      1,
-    )
-    expect(await otel.counter('deadline.retries', kind)).toBe(1)
+    const kind = { 'hourglass.deadline.call.kind': 'llm' }
+    expect(
+      await otel.counter('hourglass.deadline.calls.succeeded', {
+        ...kind,
+        'hourglass.deadline.attempt': 1,
+      }),
+    ).toBe(1)
+    expect(
+      await otel.counter('hourglass.deadline.calls.succeeded', {
+        ...kind,
+        'hourglass.deadline.attempt': 2,
+      }),
+    ).toBe(1)
+    expect(await otel.counter('hourglass.deadline.retries', kind)).toBe(1)
   })
 })
 

@@ -116,13 +116,13 @@ describe.skipIf(!available)('instrumentDeadlines: BullMQ', () => {
       'messaging.destination.name': name,
       'messaging.message.id': job.id,
       'bullmq.job.name': 'weekly',
-      'deadline.attempt': 1,
-      'deadline.mode': 'enforce',
-      'deadline.outcome': 'completed',
+      'hourglass.deadline.attempt': 1,
+      'hourglass.deadline.mode': 'enforce',
+      'hourglass.deadline.outcome': 'completed',
     })
-    const budget = span.attributes['deadline.budget_ms'] as number
-    const atStart = span.attributes['deadline.remaining_ms'] as number
-    const atEnd = span.attributes['deadline.remaining_at_end_ms'] as number
+    const budget = span.attributes['hourglass.deadline.budget_ms'] as number
+    const atStart = span.attributes['hourglass.deadline.remaining_ms'] as number
+    const atEnd = span.attributes['hourglass.deadline.remaining_at_end_ms'] as number
     expect(budget).toBeGreaterThan(4_900)
     expect(atStart).toBeLessThanOrEqual(budget)
     expect(atEnd).toBeLessThanOrEqual(atStart)
@@ -154,17 +154,17 @@ describe.skipIf(!available)('instrumentDeadlines: BullMQ', () => {
     expect(span.parentSpanContext?.spanId).toBe(producer.spanContext().spanId)
     expect(span.status.code).toBe(SpanStatusCode.ERROR)
     expect(span.attributes).toMatchObject({
-      'deadline.outcome': 'expired',
-      'deadline.remaining_ms': 0,
+      'hourglass.deadline.outcome': 'expired',
+      'hourglass.deadline.remaining_ms': 0,
       'error.type': 'DEADLINE_EXCEEDED',
     })
-    const event = span.events.find((e) => e.name === 'deadline.exceeded')
+    const event = span.events.find((e) => e.name === 'hourglass.deadline.exceeded')
     expect(event?.attributes).toMatchObject({
-      'deadline.stage': 'queued',
-      'deadline.action': 'failed',
-      'deadline.stalled': false,
+      'hourglass.deadline.stage': 'queued',
+      'hourglass.deadline.action': 'failed',
+      'hourglass.deadline.stalled': false,
     })
-    expect(event?.attributes?.['deadline.late_ms']).toBeGreaterThan(0)
+    expect(event?.attributes?.['hourglass.deadline.late_ms']).toBeGreaterThan(0)
   })
 
   it('a job stopped by its deadline while running fails its span with a deadline.exceeded event at stage handler', async () => {
@@ -183,12 +183,14 @@ describe.skipIf(!available)('instrumentDeadlines: BullMQ', () => {
     const spans = await otel.spansWhere((all) => all.some((s) => s.name === `process ${name}`))
     const span = jobSpan(spans, name)
     expect(span.attributes).toMatchObject({
-      'deadline.outcome': 'deadline_exceeded',
+      'hourglass.deadline.outcome': 'deadline_exceeded',
       'error.type': 'DEADLINE_EXCEEDED',
     })
-    expect(span.events.find((e) => e.name === 'deadline.exceeded')?.attributes).toMatchObject({
-      'deadline.stage': 'handler',
-      'deadline.action': 'failed',
+    expect(
+      span.events.find((e) => e.name === 'hourglass.deadline.exceeded')?.attributes,
+    ).toMatchObject({
+      'hourglass.deadline.stage': 'handler',
+      'hourglass.deadline.action': 'failed',
     })
   })
 

@@ -52,7 +52,7 @@ describe('instrumentDeadlines: packages loaded after it was called', () => {
     span.end()
     expect(
       spanNamed(otel.exporter.getFinishedSpans(), 'GET /late-import').attributes,
-    ).toMatchObject({ 'deadline.budget_ms': 500, 'deadline.source': 'default' })
+    ).toMatchObject({ 'hourglass.deadline.budget_ms': 500, 'hourglass.deadline.source': 'default' })
 
     stop()
     expect(subscribed()).toEqual([])

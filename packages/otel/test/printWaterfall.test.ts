@@ -15,28 +15,31 @@ const T0 = 1_700_000_000_000
 function recordTrace() {
   const server = otel.tracer.startSpan('GET /quote', {
     startTime: T0,
-    attributes: { 'deadline.remaining_ms': 1000 },
+    attributes: { 'hourglass.deadline.remaining_ms': 1000 },
   })
   const inServer = trace.setSpan(context.active(), server)
   const slice = otel.tracer.startSpan(
     'deadline.slice preprocess',
     {
       startTime: T0,
-      attributes: { 'deadline.slice.allotted_ms': 250, 'deadline.slice.used_ms': 400 },
+      attributes: {
+        'hourglass.deadline.slice.allotted_ms': 250,
+        'hourglass.deadline.slice.used_ms': 400,
+      },
     },
     inServer,
   )
   slice.setStatus({ code: SpanStatusCode.ERROR })
   slice.addEvent(
-    'deadline.exceeded',
-    { 'deadline.stage': 'slice', 'deadline.slice': 'preprocess' },
+    'hourglass.deadline.exceeded',
+    { 'hourglass.deadline.stage': 'slice', 'hourglass.deadline.slice': 'preprocess' },
     T0 + 250,
   )
   slice.addEvent('unrelated.event', {}, T0 + 300)
   slice.end(T0 + 400)
   const upstream = otel.tracer.startSpan(
     'deadline.egress GET with a name far too long for the label column',
-    { startTime: T0 + 500, attributes: { 'deadline.remaining_ms': 499.6 } },
+    { startTime: T0 + 500, attributes: { 'hourglass.deadline.remaining_ms': 499.6 } },
     inServer,
   )
   upstream.end(T0 + 1000)
@@ -102,7 +105,9 @@ describe('formatWaterfall', () => {
 
     // A trace with no events and no slices needs a single line of key.
     otel.exporter.reset()
-    otel.tracer.startSpan('GET /ok', { attributes: { 'deadline.remaining_ms': 90 } }).end()
+    otel.tracer
+      .startSpan('GET /ok', { attributes: { 'hourglass.deadline.remaining_ms': 90 } })
+      .end()
     const plain = formatWaterfall(otel.exporter.getFinishedSpans()).trimEnd().split('\n')
     expect(plain.at(-1)).toBe(
       'key: trace = id prefix, spans, first start to last end; left = ms left at start',
@@ -112,10 +117,10 @@ describe('formatWaterfall', () => {
 
   it('explains the retry keys when a retry event is drawn', () => {
     const span = otel.tracer.startSpan('deadline.egress GET')
-    span.addEvent('deadline.retry_skipped', {
-      'deadline.attempt': 1,
-      'deadline.retry.why': 'no-budget',
-      'deadline.retry.reason': 'CONNECT_TIMEOUT',
+    span.addEvent('hourglass.deadline.retry_skipped', {
+      'hourglass.deadline.attempt': 1,
+      'hourglass.deadline.retry.why': 'no-budget',
+      'hourglass.deadline.retry.reason': 'CONNECT_TIMEOUT',
     })
     span.end()
     const text = formatWaterfall(otel.exporter.getFinishedSpans(), { columns: 200 })

@@ -142,8 +142,9 @@ function named(spans: ReadableSpan[], name: string, parent: ReadableSpan): Reada
 /** Both servers' spans end on 'finish'; wait for them (and the hop's spans) rather than sleep. */
 function twoServerSpans(spans: ReadableSpan[]): boolean {
   return (
-    spans.filter((s) => s.kind === SpanKind.SERVER && s.attributes['deadline.outcome']).length ===
-      2 && spans.some((s) => s.kind === SpanKind.CLIENT && s.parentSpanContext === undefined)
+    spans.filter((s) => s.kind === SpanKind.SERVER && s.attributes['hourglass.deadline.outcome'])
+      .length === 2 &&
+    spans.some((s) => s.kind === SpanKind.CLIENT && s.parentSpanContext === undefined)
   )
 }
 
@@ -171,29 +172,33 @@ describe.each(majors)('two hops: client → %s → @hourglass/fetch → Express'
     const a = (s: ReadableSpan, k: string) => s.attributes[k] as number
 
     expect(hop1.attributes).toMatchObject({
-      'deadline.budget_ms': 1500,
-      'deadline.source': 'x-deadline-remaining-ms',
-      'deadline.outcome': 'ok',
+      'hourglass.deadline.budget_ms': 1500,
+      'hourglass.deadline.source': 'x-deadline-remaining-ms',
+      'hourglass.deadline.outcome': 'ok',
     })
     expect(hop2.attributes).toMatchObject({
-      'deadline.source': 'x-deadline-remaining-ms',
-      'deadline.outcome': 'ok',
+      'hourglass.deadline.source': 'x-deadline-remaining-ms',
+      'hourglass.deadline.outcome': 'ok',
     })
     // What hop 1 sent is exactly what hop 2 received.
-    expect(a(hop2, 'deadline.budget_ms')).toBe(a(attempt, 'deadline.header_ms'))
+    expect(a(hop2, 'hourglass.deadline.budget_ms')).toBe(a(attempt, 'hourglass.deadline.header_ms'))
     const shrinking = [
-      a(hop1, 'deadline.budget_ms'),
-      a(hop1, 'deadline.remaining_ms'),
-      a(attempt, 'deadline.header_ms'),
-      a(hop2, 'deadline.budget_ms'),
-      a(hop2, 'deadline.remaining_ms'),
+      a(hop1, 'hourglass.deadline.budget_ms'),
+      a(hop1, 'hourglass.deadline.remaining_ms'),
+      a(attempt, 'hourglass.deadline.header_ms'),
+      a(hop2, 'hourglass.deadline.budget_ms'),
+      a(hop2, 'hourglass.deadline.remaining_ms'),
     ]
     expect(shrinking).toEqual([...shrinking].sort((x, y) => y - x))
     // Each hop keeps its reserveMs (10) back for writing its own 504.
-    expect(a(hop1, 'deadline.remaining_ms')).toBeLessThanOrEqual(1490)
-    expect(a(hop2, 'deadline.remaining_ms')).toBeLessThanOrEqual(a(hop2, 'deadline.budget_ms') - 10)
+    expect(a(hop1, 'hourglass.deadline.remaining_ms')).toBeLessThanOrEqual(1490)
+    expect(a(hop2, 'hourglass.deadline.remaining_ms')).toBeLessThanOrEqual(
+      a(hop2, 'hourglass.deadline.budget_ms') - 10,
+    )
     // The upstream call sends the upstream slice's time, not the request's.
-    expect(a(attempt, 'deadline.remaining_ms')).toBeLessThan(a(hop1, 'deadline.remaining_ms') - 20)
+    expect(a(attempt, 'hourglass.deadline.remaining_ms')).toBeLessThan(
+      a(hop1, 'hourglass.deadline.remaining_ms') - 20,
+    )
 
     // instrumentation-undici's client span sits beside the attempt span; hop 2 is its child.
     const client = spans.find(
@@ -202,7 +207,7 @@ describe.each(majors)('two hops: client → %s → @hourglass/fetch → Express'
     )
     expect(hop2.parentSpanContext?.spanId).toBe(client?.spanContext().spanId)
     expect(attempt.attributes).toMatchObject({
-      'deadline.attempt': 1,
+      'hourglass.deadline.attempt': 1,
       'http.response.status_code': 200,
     })
     expect(attempt.attributes).not.toHaveProperty('error.type')
@@ -230,10 +235,10 @@ describe.each(majors)('two hops: client → %s → @hourglass/fetch → Express'
         const row = report.find((r) => r.name === name)
         expect(row?.outcome).toBe('ok')
         expect(slice.attributes).toEqual({
-          'deadline.slice': name,
-          'deadline.slice.allotted_ms': row?.allottedMs,
-          'deadline.slice.used_ms': row?.usedMs,
-          'deadline.slice.outcome': 'ok',
+          'hourglass.deadline.slice': name,
+          'hourglass.deadline.slice.allotted_ms': row?.allottedMs,
+          'hourglass.deadline.slice.used_ms': row?.usedMs,
+          'hourglass.deadline.slice.outcome': 'ok',
         })
       }
     }
@@ -241,16 +246,22 @@ describe.each(majors)('two hops: client → %s → @hourglass/fetch → Express'
     // 3 of 4 shares of hop 2's budget, less its reserve twice (middleware and plan).
     const hop2 = server(spans, '/price')
     expect(lookup?.allottedMs).toBeGreaterThan(
-      0.7 * (hop2.attributes['deadline.budget_ms'] as number) - 40,
+      0.7 * (hop2.attributes['hourglass.deadline.budget_ms'] as number) - 40,
     )
     expect(lookup?.usedMs).toBeGreaterThanOrEqual(29)
   })
 
   it('answers 504 from the hop whose slice ran out, and says so on that hop, not the caller', async () => {
     const before = {
-      slice: await otel.counter('deadline.exceeded', { 'deadline.stage': 'slice' }),
-      handler: await otel.counter('deadline.exceeded', { 'deadline.stage': 'handler' }),
-      upstream: await otel.counter('deadline.exceeded', { 'deadline.stage': 'upstream' }),
+      slice: await otel.counter('hourglass.deadline.exceeded', {
+        'hourglass.deadline.stage': 'slice',
+      }),
+      handler: await otel.counter('hourglass.deadline.exceeded', {
+        'hourglass.deadline.stage': 'handler',
+      }),
+      upstream: await otel.counter('hourglass.deadline.exceeded', {
+        'hourglass.deadline.stage': 'upstream',
+      }),
     }
     const res = await fetch(`${quoteUrl}/quote/stuck`, {
       headers: { 'x-deadline-remaining-ms': '600' },
@@ -261,33 +272,33 @@ describe.each(majors)('two hops: client → %s → @hourglass/fetch → Express'
     const hop1 = server(spans, '/quote/stuck')
     const hop2 = server(spans, '/stuck')
 
-    const exceeded = hop2.events.filter((e) => e.name === 'deadline.exceeded')
+    const exceeded = hop2.events.filter((e) => e.name === 'hourglass.deadline.exceeded')
     expect(exceeded.map((e) => e.attributes)).toEqual([
       expect.objectContaining({
-        'deadline.stage': 'handler',
-        'deadline.slice': 'lookup',
-        'deadline.action': '504',
+        'hourglass.deadline.stage': 'handler',
+        'hourglass.deadline.slice': 'lookup',
+        'hourglass.deadline.action': '504',
       }),
     ])
     expect(hop2.attributes['http.response.status_code']).toBe(504)
     expect(hop2.status.code).toBe(SpanStatusCode.ERROR)
-    expect(hop2.attributes['deadline.outcome']).toBe('expired')
+    expect(hop2.attributes['hourglass.deadline.outcome']).toBe('expired')
 
     const lookup = named(spans, 'deadline.slice lookup', hop2)
     expect(lookup.status.code).toBe(SpanStatusCode.ERROR)
-    expect(lookup.events.map((e) => e.name)).toEqual(['deadline.exceeded'])
-    expect(lookup.attributes['deadline.slice.used_ms']).toBeGreaterThanOrEqual(
-      (lookup.attributes['deadline.slice.allotted_ms'] as number) - 1,
+    expect(lookup.events.map((e) => e.name)).toEqual(['hourglass.deadline.exceeded'])
+    expect(lookup.attributes['hourglass.deadline.slice.used_ms']).toBeGreaterThanOrEqual(
+      (lookup.attributes['hourglass.deadline.slice.allotted_ms'] as number) - 1,
     )
 
     // The caller's own deadline did not run out: it learns why and does not retry.
-    expect(hop1.events.map((e) => e.name)).not.toContain('deadline.exceeded')
-    expect(hop1.events.filter((e) => e.name === 'deadline.retry_skipped')).toEqual([
+    expect(hop1.events.map((e) => e.name)).not.toContain('hourglass.deadline.exceeded')
+    expect(hop1.events.filter((e) => e.name === 'hourglass.deadline.retry_skipped')).toEqual([
       expect.objectContaining({
         attributes: {
-          'deadline.attempt': 1,
-          'deadline.retry.reason': 'HTTP_504',
-          'deadline.retry.why': 'upstream-deadline',
+          'hourglass.deadline.attempt': 1,
+          'hourglass.deadline.retry.reason': 'HTTP_504',
+          'hourglass.deadline.retry.why': 'upstream-deadline',
         },
       }),
     ])
@@ -297,32 +308,36 @@ describe.each(majors)('two hops: client → %s → @hourglass/fetch → Express'
       'error.type': '504',
     })
 
-    expect(await otel.counter('deadline.exceeded', { 'deadline.stage': 'slice' })).toBe(
-      before.slice + 1,
-    )
-    expect(await otel.counter('deadline.exceeded', { 'deadline.stage': 'handler' })).toBe(
-      before.handler + 1,
-    )
-    expect(await otel.counter('deadline.exceeded', { 'deadline.stage': 'upstream' })).toBe(
-      before.upstream + 1,
-    )
+    expect(
+      await otel.counter('hourglass.deadline.exceeded', { 'hourglass.deadline.stage': 'slice' }),
+    ).toBe(before.slice + 1)
+    expect(
+      await otel.counter('hourglass.deadline.exceeded', { 'hourglass.deadline.stage': 'handler' }),
+    ).toBe(before.handler + 1)
+    expect(
+      await otel.counter('hourglass.deadline.exceeded', { 'hourglass.deadline.stage': 'upstream' }),
+    ).toBe(before.upstream + 1)
   })
 
   it('records the remaining budget at ingress and egress, and the attempt that succeeded', async () => {
-    const ingress = await otel.histogram('deadline.ingress.remaining')
-    const egress = await otel.histogram('deadline.egress.remaining')
-    const ok = await otel.counter('deadline.calls.succeeded', { 'deadline.attempt': 1 })
+    const ingress = await otel.histogram('hourglass.deadline.ingress.remaining')
+    const egress = await otel.histogram('hourglass.deadline.egress.remaining')
+    const ok = await otel.counter('hourglass.deadline.calls.succeeded', {
+      'hourglass.deadline.attempt': 1,
+    })
     const res = await fetch(`${quoteUrl}/quote/price`, {
       headers: { 'x-deadline-remaining-ms': '1500' },
     })
     await res.arrayBuffer()
     await otel.spansWhere(twoServerSpans)
-    const ingressAfter = await otel.histogram('deadline.ingress.remaining')
-    const egressAfter = await otel.histogram('deadline.egress.remaining')
+    const ingressAfter = await otel.histogram('hourglass.deadline.ingress.remaining')
+    const egressAfter = await otel.histogram('hourglass.deadline.egress.remaining')
     expect(ingressAfter.count - ingress.count).toBe(2)
-    expect(ingressAfter.max).toBeLessThanOrEqual(1490)
+    expect(ingressAfter.max).toBeLessThanOrEqual(1.49) // seconds
     expect(egressAfter.count - egress.count).toBe(1)
-    expect(egressAfter.max).toBeLessThan(1490)
-    expect(await otel.counter('deadline.calls.succeeded', { 'deadline.attempt': 1 })).toBe(ok + 1)
+    expect(egressAfter.max).toBeLessThan(1.49)
+    expect(
+      await otel.counter('hourglass.deadline.calls.succeeded', { 'hourglass.deadline.attempt': 1 }),
+    ).toBe(ok + 1)
   })
 })

@@ -1,0 +1,148 @@
+import { type HourglassChannel, onChannels } from '@hourglass/core'
+import { diag, type MeterProvider, metrics, type TracerProvider, trace } from '@opentelemetry/api'
+import type { Handlers, ObservedGroups } from './handlers.js'
+import { metricHandlers } from './metricHandlers.js'
+import { traceHandlers } from './traceHandlers.js'
+
+const SCOPE_NAME = '@hourglass/otel'
+const SCOPE_VERSION = '0.1.0'
+
+/** What `new HourglassInstrumentation(config)` takes (OpenTelemetry's `InstrumentationConfig`). */
+export interface HourglassInstrumentationConfig {
+  /**
+   * Subscribe at construction. Default `true`, as every OpenTelemetry
+   * instrumentation does; NodeSDK enables a disabled one when it starts.
+   */
+  enabled?: boolean
+}
+
+/**
+ * Every Hourglass diagnostics channel as spans, span events and metrics, in
+ * the shape of an OpenTelemetry instrumentation: pass it to NodeSDK's
+ * `instrumentations: []` (or `registerInstrumentations`), which hands it the
+ * SDK's tracer and meter providers.
+ *
+ * It has the members of `Instrumentation` from `@opentelemetry/instrumentation`
+ * (checked against it in the tests) without importing that package: nothing
+ * is patched, the channels are found through core's registry (`onChannels`),
+ * so a package loaded after `enable()` is subscribed to when it loads.
+ *
+ * Until `enable()` — and again after `disable()` — no channel has a
+ * subscriber, so the packages build no message and pay nothing.
+ */
+export class HourglassInstrumentation {
+  readonly instrumentationName = SCOPE_NAME
+  readonly instrumentationVersion = SCOPE_VERSION
+
+  #config: HourglassInstrumentationConfig
+  #tracerProvider: TracerProvider = trace.getTracerProvider()
+  #meterProvider: MeterProvider = metrics.getMeterProvider()
+  #enabled = false
+  readonly #traceStops: Array<() => void> = []
+  readonly #metricStops: Array<() => void> = []
+
+  constructor(config: HourglassInstrumentationConfig = {}) {
+    this.#config = { ...config, enabled: config.enabled ?? true }
+    if (this.#config.enabled) this.enable()
+  }
+
+  /** Subscribe to every channel. Calling it twice is harmless. */
+  enable(): void {
+    if (this.#enabled) return
+    this.#enabled = true
+    this.#subscribeTraces()
+    this.#subscribeMetrics()
+  }
+
+  /** Unsubscribe every listener; a package loaded later is not subscribed to. Calling it twice is harmless. */
+  disable(): void {
+    this.#enabled = false
+    stopAll(this.#traceStops)
+    stopAll(this.#metricStops)
+  }
+
+  /**
+   * Where spans go. Default: the global tracer provider (a proxy that follows
+   * whichever SDK registers later). While enabled, listeners are moved to the
+   * new provider: spans open at that moment are not ended.
+   */
+  setTracerProvider(tracerProvider: TracerProvider): void {
+    this.#tracerProvider = tracerProvider
+    if (this.#enabled) this.#subscribeTraces()
+  }
+
+  /**
+   * Where metrics go. Default: the global meter provider at construction —
+   * the metrics API has no lazy proxy, which is why NodeSDK calls this again
+   * once its provider exists.
+   */
+  setMeterProvider(meterProvider: MeterProvider): void {
+    this.#meterProvider = meterProvider
+    if (this.#enabled) this.#subscribeMetrics()
+  }
+
+  /** Replaces the config; `enabled` (default `true`) takes effect at the next construction, as in OpenTelemetry's base class. */
+  setConfig(config: HourglassInstrumentationConfig): void {
+    this.#config = { enabled: true, ...config }
+  }
+
+  getConfig(): HourglassInstrumentationConfig {
+    return this.#config
+  }
+
+  #subscribeTraces(): void {
+    stopAll(this.#traceStops)
+    const tracer = this.#tracerProvider.getTracer(SCOPE_NAME, SCOPE_VERSION)
+    subscribeAll(traceHandlers(tracer), this.#traceStops)
+  }
+
+  #subscribeMetrics(): void {
+    stopAll(this.#metricStops)
+    const meter = this.#meterProvider.getMeter(SCOPE_NAME, SCOPE_VERSION)
+    subscribeAll(metricHandlers(meter), this.#metricStops)
+  }
+}
+
+function stopAll(stops: Array<() => void>): void {
+  for (const stop of stops.splice(0)) stop()
+}
+
+/** One group's handlers, loosened: `Handlers` has checked each against its channel's message. */
+type GroupHandlers = Record<string, ((message: unknown) => void) | undefined>
+
+function subscribeAll(handlers: Handlers, stops: Array<() => void>): void {
+  for (const group of Object.keys(handlers) as Array<keyof ObservedGroups>) {
+    const byKey = handlers[group] as GroupHandlers
+    stops.push(onChannels(group, (channels) => subscribe(channels, byKey, stops)))
+  }
+}
+
+function subscribe(
+  channels: Readonly<Record<string, HourglassChannel<unknown>>>,
+  handlers: GroupHandlers,
+  stops: Array<() => void>,
+): void {
+  for (const [key, handler] of Object.entries(handlers)) {
+    // An older copy of the publisher may lack a newer channel: nothing to listen to.
+    const channel = channels[key]
+    if (!channel || !handler) continue
+    const listener = safely(channel.name, handler)
+    channel.subscribe(listener)
+    stops.push(() => channel.unsubscribe(listener))
+  }
+}
+
+/**
+ * A throwing subscriber would surface as an uncaught exception in the
+ * request's process (diagnostics_channel rethrows on the next tick):
+ * telemetry must never take a request down, so failures go to OTel's diag log.
+ */
+function safely(name: string, handler: (message: unknown) => void): (message: unknown) => void {
+  return (message) => {
+    try {
+      handler(message)
+    } catch (error) {
+      diag.error(`@hourglass/otel: handler for ${name} failed`, error)
+    }
+  }
+}
