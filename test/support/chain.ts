@@ -197,6 +197,11 @@ export async function startChain(options: ChainOptions): Promise<Chain> {
         idempotencyKey: operationKey({ op }),
         // Waits small enough to fit the budgets, so retries really happen.
         retryDelay: { baseDelayMs: 10, overloadFloorMs: 20, overloadJitterMs: 10 },
+        // Each op scripts its own fault: a cooldown shared across ops (the
+        // process-wide default) would let one op's 429 refuse the others,
+        // and the run would test admission instead of every fault.
+        admission: false,
+        retryBudgets: false,
       })
       let text = ''
       for await (const event of stream) if (event.type === 'text') text += event.text

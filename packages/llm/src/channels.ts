@@ -18,6 +18,12 @@ export interface LlmAttemptMessage {
   costUsd: number
   inputTokens?: number | undefined
   outputTokens?: number | undefined
+  /** On success: the model that answered, as the provider named it. */
+  responseModel?: string | undefined
+  /** On success: why the generation stopped (`stop`, `length`, `tool_calls`, …). */
+  finishReason?: string | undefined
+  /** Why this attempt went to this model (first in the list, a retry after a cooldown, a fallback expected to answer sooner). */
+  choice?: string | undefined
 }
 
 /** `hourglass:llm:cooldown`. `keyId` is a short non-reversible id, never the key. */

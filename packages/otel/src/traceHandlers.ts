@@ -30,6 +30,8 @@ import {
   ATTR_GEN_AI_OPERATION_NAME,
   ATTR_GEN_AI_PROVIDER_NAME,
   ATTR_GEN_AI_REQUEST_MODEL,
+  ATTR_GEN_AI_RESPONSE_FINISH_REASONS,
+  ATTR_GEN_AI_RESPONSE_MODEL,
   ATTR_GEN_AI_USAGE_INPUT_TOKENS,
   ATTR_GEN_AI_USAGE_OUTPUT_TOKENS,
   ATTR_HTTP_REQUEST_METHOD,
@@ -289,6 +291,7 @@ function modelAttemptSpan(tracer: Tracer, m: LlmAttemptMessage): void {
         [ATTR_GEN_AI_REQUEST_MODEL]: m.model,
         [ATTR_GEN_AI_USAGE_INPUT_TOKENS]: m.inputTokens,
         [ATTR_GEN_AI_USAGE_OUTPUT_TOKENS]: m.outputTokens,
+        [ATTR_GEN_AI_RESPONSE_MODEL]: m.responseModel,
         [ATTR_HTTP_RESPONSE_STATUS_CODE]: m.status,
         [ATTR_DEADLINE_ATTEMPT]: m.attempt,
         [ATTR_LLM_DECISION]: m.decision,
@@ -297,6 +300,9 @@ function modelAttemptSpan(tracer: Tracer, m: LlmAttemptMessage): void {
     },
     parentContext(m.deadline),
   )
+  // An array attribute: `defined()` takes scalars only.
+  if (m.finishReason !== undefined)
+    span.setAttribute(ATTR_GEN_AI_RESPONSE_FINISH_REASONS, [m.finishReason])
   if (failure !== undefined) span.setStatus({ code: SpanStatusCode.ERROR, message: failure })
   span.end(end)
 }

@@ -128,7 +128,16 @@ describe('HourglassInstrumentation in NodeSDK', () => {
         llmChannels.attempt,
         attempt(1, { decision: 'retry', status: 429, errorKind: 'rate_limited', delayMs: 50 }),
       )
-      publish(llmChannels.attempt, attempt(2, { status: 200, inputTokens: 42, outputTokens: 7 }))
+      publish(
+        llmChannels.attempt,
+        attempt(2, {
+          status: 200,
+          inputTokens: 42,
+          outputTokens: 7,
+          responseModel: 'gpt-4o-mini-2024-07-18',
+          finishReason: 'stop',
+        }),
+      )
     })
     const spans = exporter.getFinishedSpans()
     const server = spanNamed(spans, 'POST /chat')
@@ -149,6 +158,8 @@ describe('HourglassInstrumentation in NodeSDK', () => {
       'gen_ai.request.model': 'gpt-4o-mini',
       'gen_ai.usage.input_tokens': 42,
       'gen_ai.usage.output_tokens': 7,
+      'gen_ai.response.model': 'gpt-4o-mini-2024-07-18',
+      'gen_ai.response.finish_reasons': ['stop'],
       'http.response.status_code': 200,
       'hourglass.deadline.attempt': 2,
       'hourglass.llm.decision': 'success',

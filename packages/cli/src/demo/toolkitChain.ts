@@ -70,6 +70,12 @@ export async function startToolkitChain(seed: number): Promise<Chain> {
             max529Retries: 0,
             idempotencyKey: caseId,
             deadline: req.deadline,
+            // Every demo request carries its own scripted provider behaviour
+            // (a 429 for this one, a slow first token for that one): the
+            // process-wide shared cooldown would let one request's script
+            // refuse the next ones, and the side-by-side would compare scripts.
+            admission: false,
+            retryBudgets: false,
           })
           res.json({ text: answer.text, model: answer.model })
         } catch (error) {

@@ -7,12 +7,6 @@ import { type LlmAttemptMessage, llmChannels } from '../channels.js'
 export interface AttemptRecord extends LlmAttemptMessage {
   /** Why the policy decided what it did (`"rate_limited (HTTP 429): retry 2 of 3 after 1210 ms (backoff)"`). */
   reason?: string | undefined
-  /**
-   * Why this attempt went to this model (`"first model in the list"`, `"retry 2 of
-   * 3 on this model; waited 200 ms for the cooldown (…)"`, `"fallback from
-   * claude-opus-4-6@anthropic: … expected to answer before …"`).
-   */
-  choice?: string | undefined
 }
 
 /** Hands the record to `onAttempt` and publishes it (without `reason`) when someone listens. */

@@ -123,6 +123,8 @@ export async function runModel(
         status: result.status,
         inputTokens: response.usage.inputTokens,
         outputTokens: response.usage.outputTokens,
+        responseModel: response.model,
+        finishReason: response.finishReason,
       })
       return { kind: 'success', response }
     }

@@ -63,7 +63,9 @@ describe('attempt records', () => {
       decision: 'success',
       inputTokens: 2000,
       outputTokens: 1000,
+      finishReason: 'stop',
     })
+    expect(records[1]?.responseModel).toEqual(expect.any(String))
     expect(records[1]?.costUsd).toBeCloseTo(0.0009, 10)
     expect(records.every((r) => r.latencyMs >= 0)).toBe(true)
     // The diagnostics channel carries the same messages, without the policy's prose.
