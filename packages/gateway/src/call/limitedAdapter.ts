@@ -111,6 +111,8 @@ export function limitedAdapter(
   return {
     name: adapter.name,
     model: adapter.model,
+    // Cooldowns are kept per provider + base URL + key: keep the endpoint.
+    baseURL: adapter.baseURL,
     dialect: adapter.dialect,
     apiKeys: adapter.apiKeys,
     nextKey: () => adapter.nextKey(),
