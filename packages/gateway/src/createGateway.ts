@@ -11,6 +11,7 @@ import type { GatewayContext } from './GatewayContext.js'
 import { bodyError } from './http/bodyError.js'
 import { chatCompletions } from './http/chatCompletions.js'
 import { healthz, type RedisState, readyz } from './http/health.js'
+import { jsonBody } from './http/jsonBody.js'
 import { RequestTracker } from './http/RequestTracker.js'
 import { currentRequest, scopeOf } from './http/requestScope.js'
 import { sendError } from './http/sendError.js'
@@ -213,7 +214,7 @@ export function createGateway(config: unknown, options: GatewayOptions = {}): Ga
   })
   router.post(
     '/v1/chat/completions',
-    express.json({ limit: options.maxBodyBytes ?? 4 * 1024 * 1024 }),
+    jsonBody(options.maxBodyBytes ?? 4 * 1024 * 1024),
     tracker.reenter(),
     chatCompletions(ctx),
   )

@@ -57,6 +57,14 @@ export interface ChatRequest {
   stream?: boolean | undefined
   /** Free-form metadata passed to adapters (never sent upstream unless an adapter maps it). */
   metadata?: Record<string, string> | undefined
+  /**
+   * Chat Completions fields beyond the ones above, in OpenAI's wire names and
+   * shapes (`response_format`, `tool_choice`, `seed`, …), as the client sent
+   * them. OpenAI-compatible dialects send them unchanged; Anthropic and
+   * Gemini translate those they have an equivalent for and throw
+   * `InvalidChatRequestError` naming any other, so none is dropped silently.
+   */
+  extra?: Record<string, unknown> | undefined
 }
 
 export type FinishReason = 'stop' | 'length' | 'tool_calls' | 'content_filter' | 'error' | 'unknown'

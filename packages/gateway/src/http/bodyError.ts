@@ -1,31 +1,52 @@
 import { GatewayRequestError } from './GatewayRequestError.js'
 
-/** body-parser's errors (bad JSON, too large) → what the client should fix. */
+/**
+ * body-parser's errors (bad JSON, too large, a body its Content-Encoding
+ * cannot decode, invalid UTF-8) → what the client should fix. Every error it
+ * raises for the client's bytes is a 4xx here; the rest (undefined) are ours.
+ */
 export function bodyError(error: unknown): GatewayRequestError | undefined {
-  const type = (error as { type?: unknown } | null)?.type
+  const { type, status, code } = (error ?? {}) as {
+    type?: unknown
+    status?: unknown
+    code?: unknown
+  }
   if (type === 'entity.parse.failed') {
-    return new GatewayRequestError({
-      status: 400,
-      errorCode: 'invalid_json',
-      message: 'the body is not valid JSON',
-    })
+    return refuse(400, 'invalid_json', 'the body is not valid JSON')
   }
   if (type === 'entity.too.large') {
-    return new GatewayRequestError({
-      status: 413,
-      errorCode: 'request_too_large',
-      message: 'the body is too large',
-    })
+    return refuse(413, 'request_too_large', 'the body is too large')
+  }
+  if (type === INVALID_UTF8) {
+    return refuse(400, 'invalid_utf8', 'the body is not valid UTF-8')
   }
   if (
     (typeof type === 'string' && type.startsWith('encoding.')) ||
     type === 'charset.unsupported'
   ) {
-    return new GatewayRequestError({
-      status: 415,
-      errorCode: 'unsupported_encoding',
-      message: 'the body encoding is not supported',
-    })
+    return refuse(415, 'unsupported_encoding', 'the body encoding is not supported')
+  }
+  // zlib's own errors, passed on by body-parser with status 400 and no `type`:
+  // Z_DATA_ERROR / Z_BUF_ERROR (gzip, deflate), ERR__ERROR_* (br), ERR_ZSTD_* (zstd).
+  if (status === 400 && typeof code === 'string' && /^(Z_|ERR__|ERR_ZSTD)/.test(code)) {
+    return refuse(
+      400,
+      'invalid_encoding',
+      'the body could not be decoded as its Content-Encoding says (corrupt or truncated)',
+    )
+  }
+  if (type === 'request.size.invalid') {
+    return refuse(400, 'invalid_body', 'the body is not as long as its Content-Length says')
+  }
+  if (typeof type === 'string' && typeof status === 'number' && status >= 400 && status < 500) {
+    return refuse(400, 'invalid_body', 'the body could not be read')
   }
   return undefined
+}
+
+/** The `type` of the error `verifyUtf8` throws. */
+export const INVALID_UTF8 = 'charset.invalid'
+
+function refuse(status: number, errorCode: string, message: string): GatewayRequestError {
+  return new GatewayRequestError({ status, errorCode, message })
 }

@@ -8,11 +8,12 @@ import {
   CostBudget,
   callModel,
   type ModelAdapter,
-  parseOpenAIRequest,
   toOpenAIResponse,
 } from '../llm.js'
 import { resolveModel } from '../routing/resolveModel.js'
 import { GatewayRequestError } from './GatewayRequestError.js'
+import { parseChatRequest } from './parseChatRequest.js'
+import { refuseUntranslatable } from './refuseUntranslatable.js'
 import { scopeOf } from './requestScope.js'
 import { sendError } from './sendError.js'
 import { streamCompletion } from './streamCompletion.js'
@@ -30,7 +31,11 @@ export function chatCompletions(ctx: GatewayContext) {
     const fields: Record<string, unknown> = { path: req.path }
     let status = 200
     try {
-      const { model: requested, request } = parseOpenAIRequest(req.body, {
+      const {
+        model: requested,
+        request,
+        includeUsage,
+      } = parseChatRequest(req.body, {
         defaultMaxTokens: ctx.config.policy.defaultMaxTokens,
       })
       fields['model'] = requested
@@ -45,13 +50,13 @@ export function chatCompletions(ctx: GatewayContext) {
         })
       }
       if (resolved.route) fields['route'] = `${resolved.route.side}:${resolved.name}`
+      refuseUntranslatable(ctx.config, resolved.targets, request)
       const models = resolved.targets.flatMap((t) => {
         const adapter = ctx.adapters.get(targetKey(t))
         return adapter === undefined ? [] : [adapter]
       })
       const options = callOptions(ctx, models, request, deadline, fields)
       if (request.stream === true) {
-        const includeUsage = wantsUsage(req.body)
         status = await streamCompletion(
           ctx,
           res,
@@ -143,10 +148,4 @@ function handlerDeadline(ctx: GatewayContext, req: Request): Deadline {
     return Deadline.after(ctx.config.deadline.defaultMs - ctx.replyReserveMs, { clock: ctx.clock })
   }
   return parent.child(Math.max(0, parent.remaining() - ctx.replyReserveMs))
-}
-
-/** OpenAI sends usage in a last chunk only when `stream_options.include_usage` asks. */
-function wantsUsage(body: unknown): boolean {
-  const options = (body as { stream_options?: unknown } | null)?.stream_options
-  return (options as { include_usage?: unknown } | null | undefined)?.include_usage === true
 }

@@ -1,6 +1,7 @@
 import type { ChatRequest, ContentBlock } from '../types.js'
 import { blocksOf } from './blocks.js'
 import type { BuiltRequest } from './Dialect.js'
+import { InvalidChatRequestError } from './InvalidChatRequestError.js'
 
 export const ANTHROPIC_VERSION = '2023-06-01'
 
@@ -46,7 +47,53 @@ export function buildAnthropicRequest(request: ChatRequest, model: string): Buil
     }))
   }
   if (request.stream) body['stream'] = true
+  if (request.extra !== undefined) applyExtra(request.extra, body)
   return { path: '/v1/messages', body, headers: { 'anthropic-version': ANTHROPIC_VERSION } }
+}
+
+/**
+ * The client's other Chat Completions fields: translated where Anthropic has
+ * an equivalent (`tool_choice`, `parallel_tool_calls: false`, `user`), kept
+ * when they ask for Anthropic's default (`n: 1`, `response_format` text,
+ * `modalities`, `logprobs: false`); any other throws naming it, so none is dropped silently.
+ */
+function applyExtra(extra: Record<string, unknown>, body: Record<string, unknown>): void {
+  let toolChoice: Record<string, unknown> | undefined
+  let serialTools = false
+  for (const [field, value] of Object.entries(extra)) {
+    if (value === undefined || value === null) continue
+    if (field === 'tool_choice') toolChoice = anthropicToolChoice(value)
+    else if (field === 'parallel_tool_calls' && typeof value === 'boolean') serialTools = !value
+    else if ((field === 'user' || field === 'safety_identifier') && typeof value === 'string') {
+      body['metadata'] = { user_id: value }
+    } else if (!isDefault(field, value)) {
+      throw new InvalidChatRequestError(field, 'Anthropic has no equivalent')
+    }
+  }
+  if (serialTools && toolChoice?.['type'] !== 'none') {
+    toolChoice = { ...(toolChoice ?? { type: 'auto' }), disable_parallel_tool_use: true }
+  }
+  if (toolChoice !== undefined) body['tool_choice'] = toolChoice
+}
+
+function anthropicToolChoice(value: unknown): Record<string, unknown> {
+  if (value === 'auto') return { type: 'auto' }
+  if (value === 'required') return { type: 'any' }
+  if (value === 'none') return { type: 'none' }
+  const fn = (value as { type?: unknown; function?: { name?: unknown } }).function
+  if ((value as { type?: unknown }).type === 'function' && typeof fn?.name === 'string') {
+    return { type: 'tool', name: fn.name }
+  }
+  throw new InvalidChatRequestError('tool_choice', 'Anthropic has no equivalent of this choice')
+}
+
+/** A value that asks for what Anthropic does anyway. */
+function isDefault(field: string, value: unknown): boolean {
+  if (field === 'n') return value === 1
+  if (field === 'logprobs') return value === false
+  if (field === 'modalities') return Array.isArray(value) && value.every((m) => m === 'text')
+  if (field === 'response_format') return (value as { type?: unknown }).type === 'text'
+  return false
 }
 
 function toAnthropicBlock(block: ContentBlock): Record<string, unknown>[] {

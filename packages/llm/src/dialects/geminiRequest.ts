@@ -1,6 +1,7 @@
 import type { ChatMessage, ChatRequest, ContentBlock } from '../types.js'
 import { blocksOf } from './blocks.js'
 import type { BuiltRequest } from './Dialect.js'
+import { InvalidChatRequestError } from './InvalidChatRequestError.js'
 
 type Role = 'user' | 'model'
 
@@ -47,10 +48,81 @@ export function buildGeminiRequest(request: ChatRequest, model: string): BuiltRe
       },
     ]
   }
+  if (request.extra !== undefined) applyExtra(request.extra, body, generationConfig)
   const path = request.stream
     ? `/models/${encodeURIComponent(model)}:streamGenerateContent?alt=sse`
     : `/models/${encodeURIComponent(model)}:generateContent`
   return { path, body }
+}
+
+/** Chat Completions names → `generationConfig` names, for fields with the same meaning. */
+const GENERATION_FIELDS: Readonly<Record<string, string>> = {
+  seed: 'seed',
+  frequency_penalty: 'frequencyPenalty',
+  presence_penalty: 'presencePenalty',
+}
+
+/**
+ * The client's other Chat Completions fields: translated where Gemini has an
+ * equivalent (`response_format` → `responseMimeType` + `responseJsonSchema`,
+ * which takes JSON Schema as OpenAI clients write it — `responseSchema` is
+ * OpenAPI's subset and refuses `additionalProperties`; `tool_choice` →
+ * `toolConfig`; `seed`, penalties), kept when they ask for Gemini's default
+ * (`n: 1`, `parallel_tool_calls: true`, text `modalities`, `logprobs: false`); any other throws
+ * naming it, so none is dropped silently.
+ */
+function applyExtra(
+  extra: Record<string, unknown>,
+  body: Record<string, unknown>,
+  generationConfig: Record<string, unknown>,
+): void {
+  for (const [field, value] of Object.entries(extra)) {
+    if (value === undefined || value === null) continue
+    const renamed = GENERATION_FIELDS[field]
+    if (renamed !== undefined && Object.hasOwn(GENERATION_FIELDS, field)) {
+      generationConfig[renamed] = value
+    } else if (field === 'response_format') {
+      Object.assign(generationConfig, geminiResponseFormat(value))
+    } else if (field === 'tool_choice') {
+      body['toolConfig'] = { functionCallingConfig: geminiToolChoice(value) }
+    } else if (!isDefault(field, value)) {
+      throw new InvalidChatRequestError(field, 'Gemini has no equivalent')
+    }
+  }
+}
+
+function geminiResponseFormat(value: unknown): Record<string, unknown> {
+  const format = value as { type?: unknown; json_schema?: { schema?: unknown } }
+  if (format.type === 'text') return {}
+  if (format.type === 'json_object') return { responseMimeType: 'application/json' }
+  if (format.type === 'json_schema') {
+    const schema = format.json_schema?.schema
+    return {
+      responseMimeType: 'application/json',
+      ...(schema === undefined ? {} : { responseJsonSchema: schema }),
+    }
+  }
+  throw new InvalidChatRequestError('response_format', 'Gemini has no equivalent of this type')
+}
+
+function geminiToolChoice(value: unknown): Record<string, unknown> {
+  if (value === 'auto') return { mode: 'AUTO' }
+  if (value === 'required') return { mode: 'ANY' }
+  if (value === 'none') return { mode: 'NONE' }
+  const fn = (value as { type?: unknown; function?: { name?: unknown } }).function
+  if ((value as { type?: unknown }).type === 'function' && typeof fn?.name === 'string') {
+    return { mode: 'ANY', allowedFunctionNames: [fn.name] }
+  }
+  throw new InvalidChatRequestError('tool_choice', 'Gemini has no equivalent of this choice')
+}
+
+/** A value that asks for what Gemini does anyway. */
+function isDefault(field: string, value: unknown): boolean {
+  if (field === 'n') return value === 1
+  if (field === 'logprobs') return value === false
+  if (field === 'modalities') return Array.isArray(value) && value.every((m) => m === 'text')
+  if (field === 'parallel_tool_calls') return value === true
+  return false
 }
 
 function toolNames(messages: readonly ChatMessage[]): Map<string, string> {

@@ -15,7 +15,8 @@ export interface OpenAIRequestOptions {
  * Normalised request → `POST /chat/completions` body. Thinking blocks are
  * not sent: chat completions has no field for them (DeepSeek rejects its own
  * `reasoning_content` when sent back). Streaming asks for usage in the last
- * chunk, which is how cost is known for a streamed answer.
+ * chunk, which is how cost is known for a streamed answer. `request.extra`
+ * (`response_format`, `tool_choice`, `seed`, …) is forwarded unchanged.
  */
 export function buildOpenAIRequest(
   request: ChatRequest,
@@ -43,6 +44,17 @@ export function buildOpenAIRequest(
   if (request.stream) {
     body['stream'] = true
     body['stream_options'] = { include_usage: true }
+  }
+  // The client's other fields travel as sent; never over a field built above.
+  for (const [key, value] of Object.entries(request.extra ?? {})) {
+    if (Object.hasOwn(body, key) || value === undefined) continue
+    // defineProperty: a key named `__proto__` stays a field instead of becoming the prototype.
+    Object.defineProperty(body, key, {
+      value,
+      enumerable: true,
+      writable: true,
+      configurable: true,
+    })
   }
   return { path: '/chat/completions', body }
 }

@@ -277,3 +277,48 @@ describe('Anthropic Messages translation', () => {
     })
   })
 })
+
+describe('extra Chat Completions fields (request.extra)', () => {
+  const build = (extra: Record<string, unknown>) =>
+    dialects.anthropic.buildRequest(
+      { messages: [{ role: 'user', content: 'hi' }], maxTokens: 10, extra },
+      'claude',
+    ).body as Record<string, unknown>
+
+  it('translates tool_choice, parallel_tool_calls: false and user; accepts the defaults', () => {
+    expect(build({ tool_choice: 'required' })['tool_choice']).toEqual({ type: 'any' })
+    expect(build({ tool_choice: 'none' })['tool_choice']).toEqual({ type: 'none' })
+    expect(
+      build({
+        tool_choice: { type: 'function', function: { name: 'f' } },
+        parallel_tool_calls: false,
+      })['tool_choice'],
+    ).toEqual({ type: 'tool', name: 'f', disable_parallel_tool_use: true })
+    expect(build({ parallel_tool_calls: false })['tool_choice']).toEqual({
+      type: 'auto',
+      disable_parallel_tool_use: true,
+    })
+    expect(build({ user: 'u1' })['metadata']).toEqual({ user_id: 'u1' })
+    const defaults = build({
+      n: 1,
+      logprobs: false,
+      response_format: { type: 'text' },
+      modalities: ['text'],
+    })
+    expect(Object.keys(defaults).sort()).toEqual(['max_tokens', 'messages', 'model'])
+  })
+
+  it('throws InvalidChatRequestError naming any field it has no equivalent for', () => {
+    for (const [field, value] of [
+      ['seed', 1],
+      ['response_format', { type: 'json_object' }],
+      ['logit_bias', { '1': 1 }],
+      ['n', 2],
+      ['enable_thinking', true],
+    ] as const) {
+      expect(() => build({ [field]: value }), field).toThrow(
+        `${field}: Anthropic has no equivalent`,
+      )
+    }
+  })
+})

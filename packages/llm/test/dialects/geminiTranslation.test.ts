@@ -231,3 +231,50 @@ describe('Gemini generateContent translation', () => {
     ])
   })
 })
+
+describe('extra Chat Completions fields (request.extra)', () => {
+  const build = (extra: Record<string, unknown>) =>
+    gemini.buildRequest({ messages: [{ role: 'user', content: 'hi' }], maxTokens: 10, extra }, 'g')
+      .body as Record<string, unknown>
+
+  it('translates response_format, tool_choice, seed and penalties; accepts the defaults', () => {
+    const schema = { type: 'object', additionalProperties: false }
+    const body = build({
+      response_format: { type: 'json_schema', json_schema: { name: 'a', schema } },
+      tool_choice: { type: 'function', function: { name: 'f' } },
+      seed: 3,
+      frequency_penalty: 0.5,
+      presence_penalty: -0.5,
+      n: 1,
+      parallel_tool_calls: true,
+    })
+    expect(body['generationConfig']).toEqual({
+      maxOutputTokens: 10,
+      responseMimeType: 'application/json',
+      responseJsonSchema: schema,
+      seed: 3,
+      frequencyPenalty: 0.5,
+      presencePenalty: -0.5,
+    })
+    expect(body['toolConfig']).toEqual({
+      functionCallingConfig: { mode: 'ANY', allowedFunctionNames: ['f'] },
+    })
+    expect(build({ response_format: { type: 'json_object' } })['generationConfig']).toMatchObject({
+      responseMimeType: 'application/json',
+    })
+    expect(build({ tool_choice: 'none' })['toolConfig']).toEqual({
+      functionCallingConfig: { mode: 'NONE' },
+    })
+  })
+
+  it('throws InvalidChatRequestError naming any field it has no equivalent for', () => {
+    for (const [field, value] of [
+      ['parallel_tool_calls', false],
+      ['logit_bias', { '1': 1 }],
+      ['user', 'u'],
+      ['enable_thinking', true],
+    ] as const) {
+      expect(() => build({ [field]: value }), field).toThrow(`${field}: Gemini has no equivalent`)
+    }
+  })
+})

@@ -326,3 +326,23 @@ describe('parseOpenAIRequest (what a gateway receives)', () => {
     )
   })
 })
+
+describe('extra Chat Completions fields (request.extra)', () => {
+  it('are forwarded unchanged, never over a field the builder sets, a `__proto__` key as a field', () => {
+    const extra = JSON.parse(
+      '{"response_format":{"type":"json_object"},"tool_choice":"required","seed":7,"enable_thinking":false,"max_tokens":1,"__proto__":{"x":1}}',
+    )
+    const built = dialects.openai.buildRequest(
+      { messages: [{ role: 'user', content: 'hi' }], maxTokens: 10, extra },
+      'gpt-4o',
+    )
+    const body = built.body as Record<string, unknown>
+    expect(body['response_format']).toEqual({ type: 'json_object' })
+    expect(body['tool_choice']).toBe('required')
+    expect(body['seed']).toBe(7)
+    expect(body['enable_thinking']).toBe(false)
+    expect(body['max_completion_tokens']).toBe(10)
+    expect(JSON.stringify(body)).toContain('"__proto__":{"x":1}')
+    expect(Object.getPrototypeOf(body)).toBe(Object.prototype)
+  })
+})

@@ -1,0 +1,191 @@
+import { z } from 'zod'
+import { MAX_JSON_DEPTH, nestsDeeperThan } from './jsonDepth.js'
+
+/**
+ * The OpenAI Chat Completions request, as the gateway accepts it. Text only:
+ * content is a string or text parts. A field that is set is either used, or
+ * refused here or by the provider's dialect (see the README's field table),
+ * never dropped. Numbers are bounded as OpenAI documents them; free-form JSON
+ * (schemas, arguments, unknown fields) is capped at `MAX_JSON_DEPTH` levels.
+ * `null` means "not set" for every optional field, as in OpenAI's API.
+ */
+
+/** Limits on free-form strings and lists: far above real use, below what hurts. */
+const MAX_MESSAGES = 100_000
+const MAX_TOOLS = 512
+const MAX_ID = 1024
+
+const shallow = <T extends z.ZodType>(schema: T) =>
+  schema.refine((value) => !nestsDeeperThan(value, MAX_JSON_DEPTH), {
+    error: `nested deeper than ${MAX_JSON_DEPTH} levels`,
+  })
+
+const jsonObject = z.record(z.string(), z.unknown(), { error: 'expected a JSON object' })
+
+const textPart = z.strictObject({
+  type: z.literal('text', {
+    error: 'only text parts are supported (no images, audio or files)',
+  }),
+  text: z.string({ error: 'expected a string' }),
+})
+
+const content = z.union([z.string(), z.array(textPart)], {
+  error: 'expected a string or an array of text parts',
+})
+
+/** `name` is refused: no provider behind the gateway keeps per-message names. */
+const noName = z.undefined({ error: 'message names are not supported' }).optional()
+
+const toolCall = z.strictObject({
+  id: z.string().min(1).max(MAX_ID),
+  type: z.literal('function'),
+  function: z.strictObject({
+    name: z.string().min(1).max(MAX_ID),
+    arguments: z.string({ error: 'expected a JSON string' }),
+  }),
+})
+
+const message = z.discriminatedUnion(
+  'role',
+  [
+    z.strictObject({ role: z.enum(['system', 'developer']), content, name: noName }),
+    z.strictObject({ role: z.literal('user'), content, name: noName }),
+    z
+      .strictObject({
+        role: z.literal('assistant'),
+        content: content.nullish(),
+        name: noName,
+        tool_calls: z.array(toolCall).max(MAX_TOOLS).optional(),
+        // What the gateway's own answers carry, echoed back by clients.
+        refusal: z.null({ error: 'only null (a refusal cannot be sent back)' }).optional(),
+        annotations: z.array(z.never()).max(0).optional(),
+      })
+      .refine((m) => m.content != null || (m.tool_calls?.length ?? 0) > 0, {
+        error: 'expected a string or an array of text parts (or tool_calls)',
+        path: ['content'],
+      }),
+    z.strictObject({
+      role: z.literal('tool'),
+      content,
+      tool_call_id: z.string({ error: 'expected a string' }).min(1).max(MAX_ID),
+    }),
+  ],
+  { error: 'expected an object whose role is system, developer, user, assistant or tool' },
+)
+
+const tool = z.strictObject({
+  type: z.literal('function', { error: 'only function tools are supported' }),
+  function: z.strictObject({
+    name: z
+      .string({ error: 'expected a string' })
+      .regex(/^[a-zA-Z0-9_-]{1,64}$/, { error: '1–64 letters, digits, _ or -' }),
+    description: z.string().nullish(),
+    parameters: shallow(jsonObject).nullish(),
+    strict: z
+      .literal(false, { error: 'strict tools are not supported by the gateway yet' })
+      .nullish(),
+  }),
+})
+
+const toolChoice = z.union(
+  [
+    z.enum(['none', 'auto', 'required']),
+    z.strictObject({
+      type: z.literal('function'),
+      function: z.strictObject({ name: z.string().min(1).max(MAX_ID) }),
+    }),
+    // `allowed_tools` and later kinds: forwarded to OpenAI-compatible providers as they are.
+    shallow(z.looseObject({ type: z.string().max(64) })),
+  ],
+  { error: 'expected none, auto, required or a tool choice object' },
+)
+
+const responseFormat = z.discriminatedUnion(
+  'type',
+  [
+    z.strictObject({ type: z.literal('text') }),
+    z.strictObject({ type: z.literal('json_object') }),
+    z.strictObject({
+      type: z.literal('json_schema'),
+      json_schema: z.strictObject({
+        name: z.string().regex(/^[a-zA-Z0-9_-]{1,64}$/, { error: '1–64 letters, digits, _ or -' }),
+        description: z.string().nullish(),
+        schema: shallow(jsonObject).nullish(),
+        strict: z.boolean().nullish(),
+      }),
+    }),
+  ],
+  { error: 'expected type text, json_object or json_schema' },
+)
+
+const number = (min: number, max: number) =>
+  z.number({ error: 'expected a number' }).min(min).max(max).nullish()
+const TOKENS = { error: `expected an integer from 1 to ${2 ** 31 - 1}` }
+const tokens = z
+  .number(TOKENS)
+  .int(TOKENS)
+  .min(1, TOKENS)
+  .max(2 ** 31 - 1, TOKENS)
+  .nullish()
+const shortString = z.string({ error: 'expected a string' }).max(MAX_ID).nullish()
+
+export const chatRequestSchema = z.looseObject({
+  model: z.string({ error: 'expected a string' }).min(1).max(256),
+  messages: z.array(message, { error: 'expected an array of messages' }).min(1).max(MAX_MESSAGES),
+  max_tokens: tokens,
+  max_completion_tokens: tokens,
+  temperature: number(0, 2),
+  top_p: number(0, 1),
+  stop: z
+    .union([z.string(), z.array(z.string()).max(16)], {
+      error: 'expected a string or an array of up to 16 strings',
+    })
+    .nullish(),
+  stream: z.boolean({ error: 'expected true or false' }).nullish(),
+  stream_options: z
+    .strictObject({
+      include_usage: z.boolean().nullish(),
+      include_obfuscation: z.boolean().nullish(),
+    })
+    .nullish(),
+  tools: z.array(tool, { error: 'expected an array of tools' }).max(MAX_TOOLS).nullish(),
+  tool_choice: toolChoice.nullish(),
+  parallel_tool_calls: z.boolean({ error: 'expected true or false' }).nullish(),
+  response_format: responseFormat.nullish(),
+  seed: z.number().int().min(Number.MIN_SAFE_INTEGER).max(Number.MAX_SAFE_INTEGER).nullish(),
+  n: z.literal(1, { error: 'only 1: the gateway answers with one choice' }).nullish(),
+  frequency_penalty: number(-2, 2),
+  presence_penalty: number(-2, 2),
+  logit_bias: z
+    .record(
+      z.string().regex(/^\d{1,10}$/, { error: 'keys are token ids' }),
+      z.number().min(-100).max(100),
+    )
+    .nullish(),
+  logprobs: z
+    .literal(false, { error: 'only false: the gateway answers without logprobs' })
+    .nullish(),
+  top_logprobs: z
+    .undefined({ error: 'not supported: the gateway answers without logprobs' })
+    .optional(),
+  user: shortString,
+  safety_identifier: shortString,
+  prompt_cache_key: shortString,
+  prompt_cache_retention: shortString,
+  service_tier: shortString,
+  store: z.boolean({ error: 'expected true or false' }).nullish(),
+  metadata: z.record(z.string().max(64), z.string().max(512)).nullish(),
+  modalities: z
+    .array(z.literal('text', { error: 'only text: the gateway answers text only' }))
+    .nullish(),
+  audio: z.undefined({ error: 'not supported: the gateway answers text only' }).optional(),
+  prediction: z.strictObject({ type: z.literal('content'), content }).nullish(),
+  reasoning_effort: z.string({ error: 'expected a string' }).max(64).nullish(),
+  verbosity: z.string({ error: 'expected a string' }).max(64).nullish(),
+  web_search_options: shallow(jsonObject).nullish(),
+})
+
+export type ChatRequestBody = z.infer<typeof chatRequestSchema>
+
+/** The fields this schema knows; any other is an extra field (forwarded or refused by the dialect). */
+export const KNOWN_FIELDS: ReadonlySet<string> = new Set(Object.keys(chatRequestSchema.shape))

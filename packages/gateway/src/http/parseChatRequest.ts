@@ -1,0 +1,192 @@
+import type { z } from 'zod'
+import type { ChatRequest } from '../llm.js'
+import { type ChatRequestBody, chatRequestSchema, KNOWN_FIELDS } from './chatRequestSchema.js'
+import { GatewayRequestError } from './GatewayRequestError.js'
+import { MAX_JSON_DEPTH, nestsDeeperThan } from './jsonDepth.js'
+
+type Message = ChatRequest['messages'][number]
+type Block = Exclude<Message['content'], string>[number]
+
+/** Fields the gateway turns into `ChatRequest`'s own; every other field set travels in `extra`. */
+const CORE_FIELDS = new Set([
+  'model',
+  'messages',
+  'max_tokens',
+  'max_completion_tokens',
+  'temperature',
+  'top_p',
+  'stop',
+  'stream',
+  'stream_options',
+  'tools',
+])
+
+export interface ParsedChatRequest {
+  /** The model name the client asked for (before aliases and routes). */
+  model: string
+  request: ChatRequest
+  /** `stream_options.include_usage`: the client wants usage in a last chunk. */
+  includeUsage: boolean
+}
+
+/**
+ * A Chat Completions body → the model asked for and llm's `ChatRequest`.
+ * Fields beyond the core ones (`response_format`, `tool_choice`, `seed`, …)
+ * and unknown fields go to `request.extra` as sent, for the dialect to
+ * forward, translate or refuse. Throws a 400 `GatewayRequestError` naming the
+ * first bad field (`messages[2].content: …`).
+ */
+export function parseChatRequest(
+  body: unknown,
+  options: { defaultMaxTokens: number },
+): ParsedChatRequest {
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) {
+    throw invalid('body', 'expected a JSON object (Content-Type: application/json)')
+  }
+  const parsed = chatRequestSchema.safeParse(body)
+  if (!parsed.success) {
+    const { path, message } = firstProblem(parsed.error.issues)
+    throw invalid(path, message)
+  }
+  const valid = parsed.data
+  if (valid.stream_options != null && valid.stream !== true) {
+    throw invalid('stream_options', 'only with stream: true')
+  }
+  const request: ChatRequest = {
+    messages: valid.messages.map((m, i) => toMessage(m, `messages[${i}]`)),
+    maxTokens: valid.max_completion_tokens ?? valid.max_tokens ?? options.defaultMaxTokens,
+  }
+  if (valid.temperature != null) request.temperature = valid.temperature
+  if (valid.top_p != null) request.topP = valid.top_p
+  if (valid.stop != null) request.stop = typeof valid.stop === 'string' ? [valid.stop] : valid.stop
+  if (valid.tools != null) {
+    request.tools = valid.tools.map(({ function: fn }) => ({
+      name: fn.name,
+      parameters: fn.parameters ?? { type: 'object', properties: {} },
+      ...(fn.description == null ? {} : { description: fn.description }),
+    }))
+  }
+  if (valid.stream === true) request.stream = true
+  const extra = extraFields(body as Record<string, unknown>, valid)
+  if (Object.keys(extra).length > 0) request.extra = extra
+  return {
+    model: valid.model,
+    request,
+    includeUsage: valid.stream_options?.include_usage === true,
+  }
+}
+
+/**
+ * Every field set beyond the core ones: known ones as validated, unknown
+ * ones as sent (after the depth cap). Own keys only, written with
+ * defineProperty, so a key named `__proto__` stays a field.
+ */
+function extraFields(raw: Record<string, unknown>, valid: ChatRequestBody) {
+  const extra: Record<string, unknown> = {}
+  for (const key of Object.keys(raw)) {
+    if (CORE_FIELDS.has(key)) continue
+    const value = KNOWN_FIELDS.has(key) ? (valid as Record<string, unknown>)[key] : raw[key]
+    if (value === null || value === undefined) continue
+    if (!KNOWN_FIELDS.has(key) && nestsDeeperThan(value, MAX_JSON_DEPTH)) {
+      throw invalid(fieldPath([key]), `nested deeper than ${MAX_JSON_DEPTH} levels`)
+    }
+    Object.defineProperty(extra, key, {
+      value,
+      enumerable: true,
+      writable: true,
+      configurable: true,
+    })
+  }
+  return extra
+}
+
+function toMessage(m: ChatRequestBody['messages'][number], path: string): Message {
+  if (m.role === 'tool') {
+    return {
+      role: 'tool',
+      content: [{ type: 'tool_result', toolCallId: m.tool_call_id, content: textOf(m.content) }],
+    }
+  }
+  if (m.role === 'assistant') {
+    const text = textOf(m.content)
+    const blocks: Block[] = text === '' ? [] : [{ type: 'text', text }]
+    m.tool_calls?.forEach((call, i) => {
+      const args = parseArguments(call.function.arguments)
+      if (nestsDeeperThan(args, MAX_JSON_DEPTH)) {
+        throw invalid(
+          `${path}.tool_calls[${i}].function.arguments`,
+          `nested deeper than ${MAX_JSON_DEPTH} levels`,
+        )
+      }
+      blocks.push({ type: 'tool_call', id: call.id, name: call.function.name, arguments: args })
+    })
+    return { role: 'assistant', content: blocks }
+  }
+  return { role: m.role === 'developer' ? 'system' : m.role, content: textOf(m.content) }
+}
+
+function textOf(content: string | Array<{ text: string }> | null | undefined): string {
+  if (content == null) return ''
+  return typeof content === 'string' ? content : content.map((p) => p.text).join('')
+}
+
+/** As the model sent them: JSON when it is JSON, else the text itself. */
+function parseArguments(text: string): unknown {
+  if (text.trim() === '') return {}
+  try {
+    return JSON.parse(text)
+  } catch {
+    return text
+  }
+}
+
+function invalid(field: string, problem: string): GatewayRequestError {
+  return new GatewayRequestError({
+    status: 400,
+    errorCode: 'invalid_request',
+    param: field,
+    message: `${field}: ${problem}`,
+  })
+}
+
+type Issue = z.core.$ZodIssue
+
+/**
+ * The problem to report. A union that failed in every branch reports the
+ * branch that got furthest (`messages[0].content[1].type: only text parts…`
+ * rather than "invalid input" at `messages[0]`), unless none got past the
+ * value itself.
+ */
+function firstProblem(
+  issues: readonly Issue[],
+  prefix: readonly PropertyKey[] = [],
+): { path: string; message: string } {
+  const issue = issues[0] as Issue
+  const path = [...prefix, ...issue.path]
+  if (issue.code === 'invalid_union' && issue.errors.length > 0) {
+    const deepest = issue.errors
+      .filter((branch) => branch.length > 0)
+      .map((branch) => ({ branch, depth: Math.max(...branch.map((i) => i.path.length)) }))
+      .sort((a, b) => b.depth - a.depth)[0]
+    if (deepest !== undefined && deepest.depth > 0) {
+      const sorted = [...deepest.branch].sort((a, b) => b.path.length - a.path.length)
+      return firstProblem(sorted, path)
+    }
+  }
+  if (issue.code === 'unrecognized_keys') {
+    return { path: fieldPath([...path, issue.keys[0] as string]), message: 'unknown field' }
+  }
+  return { path: fieldPath(path), message: issue.message }
+}
+
+/** `['messages', 2, 'content']` → `messages[2].content`. */
+function fieldPath(path: readonly PropertyKey[]): string {
+  let out = ''
+  for (const key of path) {
+    if (typeof key === 'number') out += `[${key}]`
+    else if (/^[A-Za-z_$][\w$]*$/.test(String(key)))
+      out += out === '' ? String(key) : `.${String(key)}`
+    else out += `[${JSON.stringify(String(key).slice(0, 64))}]`
+  }
+  return out === '' ? 'body' : out
+}
