@@ -41,7 +41,10 @@ const BAD: [string[], RegExp][] = [
     /^hourglass probe: option '-H, --header <value>' argument missing/,
   ],
   [['--json'], /^hourglass: unknown option '--json': name a command first/],
-  [['gateway'], /^hourglass gateway: --config <file\.json> is required/],
+  [
+    ['gateway'],
+    /^hourglass gateway: --config <file\.json> \(or HOURGLASS_GATEWAY_CONFIG\) is required/,
+  ],
   [['gateway', '--config', '/nonexistent/gateway.json'], /\(file\): cannot read it \(ENOENT\)\n$/],
   [
     ['gateway', '--config', 'x.json', '--port', '70000'],

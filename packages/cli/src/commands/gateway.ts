@@ -17,7 +17,7 @@ SIGINT drains: requests in flight get --drain-timeout-ms to finish.
 Options:
   --config <file>          the gateway config (JSON): providers, keys, limits,
                            models (env HOURGLASS_GATEWAY_CONFIG)
-  --port <n>               port to listen on (env PORT; default 8080; 0 = any free port)
+  --port <n>               port (env PORT; default 8080; 0 = any free port)
   --host <addr>            address to bind (env HOST; default 127.0.0.1; in a
                            container, 0.0.0.0)
   --drain-timeout-ms <ms>  on shutdown, the wait for requests in flight before

@@ -1,7 +1,8 @@
 // `dialects` is imported here, not through ../llm.js, until that file re-exports it.
-import { dialects, isInvalidChatRequest } from '@hourglass/llm'
+
 import type { GatewayConfig, ModelTarget } from '../config/gatewayConfigSchema.js'
 import type { ChatRequest } from '../llm.js'
+import { dialects, isInvalidChatRequest } from '../llm.js'
 import { GatewayRequestError } from './GatewayRequestError.js'
 
 /**
