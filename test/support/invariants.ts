@@ -1,3 +1,4 @@
+import { MAX_RESERVE_MS } from '@hourglass/core'
 import type { Chain } from './chain.js'
 import type { HopView, Outcome } from './drive.js'
 import {
@@ -26,6 +27,12 @@ export const SLACK_MS = 15
 export interface Figures {
   /** arrival − the caller's deadline as the edge measured it (ms; negative = early). */
   rawLateness: number[]
+  /**
+   * The same, for requests whose budget leaves room for the largest reserve
+   * (> MAX_RESERVE_MS): a request that arrives with less is answered at
+   * arrival, already late by its own transit.
+   */
+  roomyLateness: number[]
   /** arrival − max(deadline, a plain timer armed for it): what the toolkit added. */
   addedLateness: number[]
   /** arrival − (client send + budget): the client's own view, transit included. */
@@ -95,6 +102,7 @@ export function checkInvariants(outcomes: readonly Outcome[], chain: Chain): Ver
   const faults = new Map<FaultKind, number>()
   const figures: Figures = {
     rawLateness: [],
+    roomyLateness: [],
     addedLateness: [],
     clientLateness: [],
     stopAfterDeadline: [],
@@ -140,6 +148,7 @@ export function checkInvariants(outcomes: readonly Outcome[], chain: Chain): Ver
       const due = o.dueAt ?? o.sentAt + o.budgetMs
       const added = o.arrivedAt - Math.max(due, o.controlFiredAt ?? due)
       figures.rawLateness.push(o.arrivedAt - due)
+      if (o.budgetMs > MAX_RESERVE_MS) figures.roomyLateness.push(o.arrivedAt - due)
       figures.addedLateness.push(added)
       figures.clientLateness.push(o.arrivedAt - (o.sentAt + o.budgetMs))
       check(

@@ -2,6 +2,7 @@ import { coreChannels } from './channels.js'
 import { type Clock, MAX_TIMER_MS, systemClock } from './clock.js'
 import { DeadlineExceededError } from './DeadlineExceededError.js'
 import { type PlanEntry, type PlanOptions, SlicePlan } from './SlicePlan.js'
+import { recordTimerLateness } from './timerLateness.js'
 
 export interface DeadlineOptions {
   /** The deadline this one lives under: it never outlives it (`min(parent, own)`). */
@@ -271,6 +272,8 @@ export class Deadline {
   #arm(): void {
     const delay = this.expiresAt - this.clock.now()
     if (delay <= 0) {
+      // Fired by our own timer (not at creation): how late it ran feeds the adaptive reserve.
+      if (this.#timer !== undefined && this.clock === systemClock) recordTimerLateness(-delay)
       this.#timer = undefined
       this.#expire()
       return

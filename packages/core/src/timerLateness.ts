@@ -4,7 +4,7 @@ import { type IntervalHistogram, monitorEventLoopDelay } from 'node:perf_hooks'
 export const MIN_RESERVE_MS = 10
 export const MAX_RESERVE_MS = 100
 /** How long one window of event-loop delay samples lasts before its p99 is read, ms. */
-const WINDOW_MS = 2000
+const WINDOW_MS = 1000
 /** The histogram's sampling period, ms (one cheap unref'd libuv timer). */
 const RESOLUTION_MS = 10
 
@@ -12,10 +12,32 @@ let histogram: IntervalHistogram | undefined
 let windowStartedAt = 0
 let latenessMs = 0
 
+// How late the deadlines' own timers fired, ms: the last SAMPLES expiries
+// (a ring). These are the very timers a 504 waits for, so they say more than
+// the event loop's sampling timer, which can miss short bursts.
+const SAMPLES = 64
+const fired = new Float64Array(SAMPLES)
+let firedCount = 0
+
+/** @internal Deadline calls this when its own timer fires: `ms` after `expiresAt`. */
+export function recordTimerLateness(ms: number): void {
+  fired[firedCount % SAMPLES] = ms
+  firedCount++
+}
+
+/** p99 (at most SAMPLES samples: the largest but one) of the recorded expiries, ms. */
+function firedP99(): number {
+  const n = Math.min(firedCount, SAMPLES)
+  if (n === 0) return 0
+  const sorted = Array.from(fired.subarray(0, n)).sort((a, b) => a - b)
+  return sorted[Math.min(n - 1, Math.floor(n * 0.99))] ?? 0
+}
+
 /**
- * How late this process's timers run right now: the p99 of the event loop's
- * delay (`perf_hooks.monitorEventLoopDelay`) over the last complete window of
- * about 2 s, in ms. A timer due at T fires around T + this on a busy
+ * How late this process's timers run right now, in ms: the larger of the p99
+ * of the event loop's delay (`perf_hooks.monitorEventLoopDelay`) over the
+ * last complete window of about 1 s and the p99 of how late the last 64
+ * deadline timers fired. A timer due at T fires around T + this on a busy
  * process; 0 until a window has been measured.
  *
  * The monitor starts on the first call (one unref'd timer every 10 ms; it
@@ -30,11 +52,11 @@ export function timerLatenessMs(now = performance.now()): number {
   }
   if (now - windowStartedAt >= WINDOW_MS) {
     // A blocked loop takes few samples, and they are the long ones: any count will do.
-    if (histogram.count > 0) {
-      // The histogram counts the whole sampling period as delay; what a timer
-      // suffers on top of its due time is the excess over it.
-      latenessMs = Math.max(0, histogram.percentile(99) / 1e6 - RESOLUTION_MS)
-    }
+    // The histogram counts the whole sampling period as delay; what a timer
+    // suffers on top of its due time is the excess over it.
+    const loop =
+      histogram.count > 0 ? Math.max(0, histogram.percentile(99) / 1e6 - RESOLUTION_MS) : 0
+    latenessMs = Math.max(loop, firedP99())
     histogram.reset()
     windowStartedAt = now
   }
@@ -43,12 +65,14 @@ export function timerLatenessMs(now = performance.now()): number {
 
 /**
  * The time to keep back before a caller's deadline so an answer written when
- * our own deadline fires still reaches the caller by theirs: the timer
- * lateness this process sees (`timerLatenessMs`, p99) plus 2 ms to write and
- * flush, bounded to [10, 100] ms. What @hourglass/express and
+ * our own deadline fires still reaches the caller by theirs, bounded to
+ * [10, 100] ms: twice the timer lateness this process sees
+ * (`timerLatenessMs`, p99) plus 2 ms. Twice, because the answer waits for a
+ * busy loop twice — for our timer to fire, then for the write to be flushed —
+ * and at p99 both waits are about as long. What @hourglass/express and
  * @hourglass/grpc use when `reserveMs` is not given.
  */
 export function adaptiveReserveMs(now?: number): number {
   const late = timerLatenessMs(now)
-  return Math.min(MAX_RESERVE_MS, Math.max(MIN_RESERVE_MS, Math.ceil(late + 2)))
+  return Math.min(MAX_RESERVE_MS, Math.max(MIN_RESERVE_MS, Math.ceil(2 * late + 2)))
 }
