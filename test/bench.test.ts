@@ -8,14 +8,15 @@ import { afterAll, describe, expect, it } from 'vitest'
 const root = fileURLToPath(new URL('..', import.meta.url))
 const PACKAGES = ['core', 'express', 'fetch', 'testkit', 'llm', 'gateway', 'bullmq']
 // Every benchmark, by the heading number the report gives it.
+// The smoke run inside `npm test` leaves out the three sections whose quick
+// runs are mostly fixed waits (10–15 s each: server warm-ups, 2 s upstreams,
+// 1.6 s generations) to keep `npm test` under five minutes on two cores;
+// `npm run bench` (and `--quick` without `--only`) runs every section.
+const SMOKE_ONLY = ['2', '3', '6', '8', '9', '18b']
 const SECTIONS = [
-  '1. Ingress overhead',
   '2. Egress overhead',
   '3. Core cost',
-  '4. Deadline precision under load',
-  '5. Zombie work',
   '6. Retry amplification under a 429 storm',
-  '7. Paid generations per delivered answer',
   '8. SSE re-assembly',
   '9. Gateway overhead',
   '18b. Deadlines in a job queue (BullMQ)',
@@ -69,7 +70,7 @@ describe('npm run bench', () => {
     const before = existsSync(committed) ? statSync(committed).mtimeMs : undefined
     const out = join(dir, 'quick.md')
 
-    const run = await runBench(['--quick', '--out', out])
+    const run = await runBench(['--quick', '--only', SMOKE_ONLY.join(','), '--out', out])
 
     expect(run.signal, `killed after ${KILL_AFTER_MS / 1000} s`).toBeNull()
     expect(run.code, run.stderr.slice(-4000)).toBe(0)

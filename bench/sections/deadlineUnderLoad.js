@@ -20,7 +20,7 @@ const PEER_LABEL = {
  * deadline (or after the caller hung up).
  */
 export async function run({ quick, log }) {
-  const count = quick ? 40 : 200
+  const count = quick ? 20 : 200
   const rounds = quick ? 1 : 3
   const upstream = await faultServer({ type: 'respond', body: 'done', delayMs: UPSTREAM_MS })
   const service = await startChild('chainService.js', [upstream.url])

@@ -8,7 +8,7 @@ const VARIANTS = ['bare', 'hourglass', 'connect-timeout', 'als', 'floor']
 /** Item 1: `deadline()` against bare Express and connect-timeout, autocannon on loopback. */
 export async function run({ quick, log }) {
   const rounds = quick ? 1 : 5
-  const durationS = quick ? 1 : 4
+  const durationS = quick ? 0.5 : 4
   const connections = 32
   const servers = Object.fromEntries(
     await Promise.all(VARIANTS.map(async (v) => [v, await startChild('helloServer.js', [v])])),
@@ -21,7 +21,7 @@ export async function run({ quick, log }) {
         duration: seconds,
       })
     // Warm each server's JIT before measuring.
-    for (const v of VARIANTS) await hit(v, quick ? 0.5 : 1.5)
+    for (const v of VARIANTS) await hit(v, quick ? 0.25 : 1.5)
     const results = await interleave(VARIANTS, rounds, async (variant, round) => {
       const r = await hit(variant, durationS)
       log(

@@ -25,7 +25,7 @@ const LABEL = {
  * every client has a 1 s read timeout and about 5 s in all.
  */
 export async function run({ quick, log }) {
-  const calls = quick ? 15 : 60
+  const calls = quick ? 8 : 60
   const rounds = quick ? 1 : 3
   const once = async (variant) => {
     let n = 0

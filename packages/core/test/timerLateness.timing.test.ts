@@ -19,12 +19,12 @@ async function busyFor(ms: number, blockMs: number, everyMs: number): Promise<vo
 describe('adaptive reserve', () => {
   it('never less than the old fixed 10 ms, grows with the timer lateness the process sees, and stays within 10–100 ms', async () => {
     timerLatenessMs() // starts the monitor
-    await busyFor(2200, 0, 20)
+    await busyFor(1200, 0, 20)
     const quiet = adaptiveReserveMs()
     expect(quiet).toBeGreaterThanOrEqual(MIN_RESERVE_MS)
 
     // A loop blocked 40 ms out of every 50: timers run up to ~40 ms late.
-    await busyFor(2200, 40, 50)
+    await busyFor(1200, 40, 50)
     const busy = adaptiveReserveMs()
     expect(timerLatenessMs()).toBeGreaterThan(20)
     expect(busy).toBeGreaterThan(20)
@@ -32,7 +32,7 @@ describe('adaptive reserve', () => {
     expect(busy).toBeLessThanOrEqual(MAX_RESERVE_MS)
 
     // A loop blocked 300 ms at a time: the reserve stops at its ceiling.
-    await busyFor(2200, 300, 310)
+    await busyFor(1200, 300, 310)
     expect(adaptiveReserveMs()).toBe(MAX_RESERVE_MS)
   }, 20_000)
 })
