@@ -16,7 +16,16 @@ export function contextKey<T>(name: string): ContextKey<T> {
   return { symbol: Symbol(name) }
 }
 
-type Frame = Record<symbol, unknown>
+/**
+ * One run's slot: its key, its value, and the frame it runs in. Every frame
+ * has the same shape (one hidden class, cheap to allocate per request); a
+ * lookup walks at most as many links as there are nested runs.
+ */
+interface Frame {
+  readonly symbol: symbol
+  readonly value: unknown
+  readonly parent: Frame | undefined
+}
 
 // The ONE AsyncLocalStorage of Hourglass: on Node 20 every instance taxes
 // every async resource of the process, so everything Hourglass carries rides
@@ -32,9 +41,7 @@ const DEADLINE = Symbol.for('@hourglass/core.deadline')
 
 /**
  * Run `fn` with `key` set to `value` for everything it starts; every other
- * slot is inherited from the frame it runs in. A frame is one small object
- * whose prototype is the enclosing frame, so a lookup walks at most as many
- * links as there are nested runs.
+ * slot is inherited from the frame it runs in.
  */
 export function runWithContext<T, R>(key: ContextKey<T>, value: T, fn: () => R): R {
   return storage.run(frame(key.symbol, value), fn)
@@ -42,7 +49,7 @@ export function runWithContext<T, R>(key: ContextKey<T>, value: T, fn: () => R):
 
 /** The value of `key` in the work in progress, or undefined outside any. */
 export function readContext<T>(key: ContextKey<T>): T | undefined {
-  return storage.getStore()?.[key.symbol] as T | undefined
+  return lookup(key.symbol) as T | undefined
 }
 
 /** Run `fn` with `deadline` as the current deadline for everything it starts. */
@@ -52,7 +59,7 @@ export function runWithDeadline<T>(deadline: Deadline, fn: () => T): T {
 
 /** The deadline of the work in progress, or undefined outside any. */
 export function currentDeadline(): Deadline | undefined {
-  return storage.getStore()?.[DEADLINE] as Deadline | undefined
+  return lookup(DEADLINE) as Deadline | undefined
 }
 
 /** Milliseconds left on the current deadline; Infinity when there is none. */
@@ -62,7 +69,12 @@ export function remainingMs(): number {
 }
 
 function frame(symbol: symbol, value: unknown): Frame {
-  const frame = Object.create(storage.getStore() ?? null) as Frame
-  frame[symbol] = value
-  return frame
+  return { symbol, value, parent: storage.getStore() }
+}
+
+function lookup(symbol: symbol): unknown {
+  for (let frame = storage.getStore(); frame !== undefined; frame = frame.parent) {
+    if (frame.symbol === symbol) return frame.value
+  }
+  return undefined
 }

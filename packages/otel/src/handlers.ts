@@ -2,7 +2,7 @@
 // and their message types) into this build. Nothing is loaded at run time:
 // the channels are found through core's registry (`onChannels`).
 import type {} from '@hourglass/bullmq'
-import type { ChannelGroups, ChannelMessage } from '@hourglass/core'
+import { type ChannelGroups, type ChannelMessage, errorCode } from '@hourglass/core'
 import type {} from '@hourglass/express'
 import type {} from '@hourglass/fetch'
 import type {} from '@hourglass/grpc'
@@ -42,13 +42,8 @@ export function defined(
   return out
 }
 
-/** A low-cardinality error class for `error.type`: the stable code, else the class name. */
-export function errorType(error: unknown): string {
-  if (typeof error === 'object' && error !== null) {
-    const code = (error as { code?: unknown }).code
-    if (typeof code === 'string' && code !== '') return code
-    const name = (error as { name?: unknown }).name
-    if (typeof name === 'string' && name !== '') return name
-  }
-  return 'Error'
-}
+/**
+ * A low-cardinality error class for `error.type`: core's one vocabulary
+ * (`errorCode`: the stable code, else the error's own code, else its name).
+ */
+export const errorType = errorCode
