@@ -40,7 +40,7 @@ export const TIMING = [
   'packages/fetch/test/retry.test.ts',
   'packages/fetch/test/interceptor.test.ts',
   'packages/fetch/test/probe.test.ts',
-  'packages/gateway/test/limits/ProviderLimits.test.ts',
+  'packages/llm/test/admission/ProviderLimits.test.ts',
   'packages/gateway/test/streaming.test.ts',
   'packages/llm/test/admission/RedisCooldownStore.test.ts',
   'packages/llm/test/admission/rateLimitWindow.test.ts',

@@ -15,9 +15,14 @@ import { jsonBody } from './http/jsonBody.js'
 import { RequestTracker } from './http/RequestTracker.js'
 import { currentRequest, scopeOf } from './http/requestScope.js'
 import { sendError } from './http/sendError.js'
-import { ProviderLimits } from './limits/index.js'
 import { TrackedCooldownStore } from './limits/TrackedCooldownStore.js'
-import { Admission, type ModelPrice, RedisCooldownStore, RetryBudgetRegistry } from './llm.js'
+import {
+  Admission,
+  type ModelPrice,
+  ProviderLimits,
+  RedisCooldownStore,
+  RetryBudgetRegistry,
+} from './llm.js'
 import { createLog } from './log/createLog.js'
 import type { GatewayLogger } from './log/GatewayLogger.js'
 import { redactSecrets } from './log/redactSecrets.js'
@@ -123,13 +128,11 @@ export function createGateway(config: unknown, options: GatewayOptions = {}): Ga
       : new TrackedCooldownStore(
           new RedisCooldownStore(redis, { keyPrefix: `${prefix}:cooldown:` }),
         )
-  const admission = new Admission({
-    clock,
-    logger: warn('admission'),
-    ...(store === undefined ? {} : { store }),
-  })
   const owner = {}
   const metrics = new GatewayMetrics(owner)
+  // One admission layer: cooldowns per provider + base URL + key, then each
+  // provider's RPM/TPM share (Redis-shared when configured, with a local
+  // limiter as insurance), one wait and one rate-limited error for both.
   const limits = new ProviderLimits({
     limits: Object.fromEntries(
       Object.entries(valid.providers).map(([name, p]) => [name, p.limits ?? {}]),
@@ -140,6 +143,12 @@ export function createGateway(config: unknown, options: GatewayOptions = {}): Ga
     logger: warn('limits'),
     onWait: (provider, limit, waitMs) => metrics.limitWait(provider, limit, waitMs),
     ...(redis === undefined ? {} : { redis }),
+  })
+  const admission = new Admission({
+    clock,
+    logger: warn('admission'),
+    limits,
+    ...(store === undefined ? {} : { store }),
   })
   const ownFetch =
     options.fetch === undefined
@@ -153,12 +162,7 @@ export function createGateway(config: unknown, options: GatewayOptions = {}): Ga
 
   const ctx: GatewayContext = {
     config: valid,
-    adapters: createAdapters(valid, fetch, {
-      limits,
-      neededMs: (provider) => admission.neededMs(provider),
-      retryBudgets,
-      metrics,
-    }),
+    adapters: createAdapters(valid, fetch),
     admission,
     retryBudgets,
     prices,

@@ -15,16 +15,6 @@ export { createGateway, type GatewayOptions, type GatewayRouter } from './create
 export { type ErrorReply, errorReply } from './http/errorReply.js'
 export { GatewayRequestError, isGatewayRequestError } from './http/GatewayRequestError.js'
 export type { RedisState } from './http/health.js'
-export {
-  isProviderLimited,
-  type LimitDecision,
-  type LimitOptions,
-  type ProviderLimit,
-  type ProviderLimitedDetails,
-  ProviderLimitedError,
-  ProviderLimits,
-  type ProviderLimitsOptions,
-} from './limits/index.js'
 export type { GatewayLogger, LogLevel, LogRecord } from './log/GatewayLogger.js'
 export { type ResolvedModel, resolveModel } from './routing/resolveModel.js'
 export { type RunningGateway, type StartGatewayOptions, startGateway } from './startGateway.js'

@@ -32,6 +32,7 @@ export {
   openAICompatible,
   openAISseData,
   ProviderError,
+  ProviderLimits,
   RedisCooldownStore,
   RetryBudgetRegistry,
   type SendOptions,

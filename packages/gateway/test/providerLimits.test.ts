@@ -45,6 +45,41 @@ describe('per-provider RPM limits in the gateway', () => {
     expect(b.fake.requests).toHaveLength(3)
   })
 
+  it("a request larger than a provider's whole TPM limit goes to the next provider; with none left it is a 429 that says no wait helps", async () => {
+    const a = await fakeProvider('openai', ['ka'], { limits: { tpm: 500 } })
+    const b = await fakeProvider('deepseek', ['kb'])
+    fakes.push(a.fake, b.fake)
+    a.fake.setReply(reply.text('from a'))
+    b.fake.setReply(reply.text('from b'))
+    const h = await startHarness({
+      providers: { a: a.entry, b: b.entry },
+      models: { m: fallback(['a', 'gpt'], ['b', 'deepseek-chat']), only: fallback(['a', 'gpt']) },
+    })
+    harnesses.push(h)
+    const big = { messages: [{ role: 'user' as const, content: 'x' }], max_tokens: 1000 }
+    const c = await h.client.chat.completions.create({ model: 'm', ...big }, within)
+    expect(c.choices[0]?.message.content).toBe('from b')
+    // A small one still fits A's window.
+    const small = await h.client.chat.completions.create(
+      { model: 'm', messages: [{ role: 'user', content: 'x' }], max_tokens: 100 },
+      within,
+    )
+    expect(small.choices[0]?.message.content).toBe('from a')
+    const res = await fetch(`${h.url}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', ...within.headers },
+      body: JSON.stringify({ model: 'only', ...big }),
+    })
+    expect(res.status).toBe(429)
+    expect(res.headers.get('retry-after')).toBeNull()
+    expect(res.headers.get('x-should-retry')).toBe('false')
+    expect(((await res.json()) as { error: { message: string } }).error.message).toMatch(
+      /exceeds the token limit/,
+    )
+    expect(a.fake.requests).toHaveLength(1)
+    expect(b.fake.requests).toHaveLength(1)
+  })
+
   it('with no provider left, a spent limit is a 429 with Retry-After for the window, sent nowhere', async () => {
     const a = await fakeProvider('openai', ['ka'], { limits: { rpm: 1 } })
     fakes.push(a.fake)

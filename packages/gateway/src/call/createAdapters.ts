@@ -1,7 +1,6 @@
 import type { HourglassFetch } from '@hourglass/fetch'
 import type { GatewayConfig, ModelTarget } from '../config/gatewayConfigSchema.js'
 import { anthropic, gemini, type ModelAdapter, openAICompatible } from '../llm.js'
-import { type LimitedAdapterOptions, limitedAdapter } from './limitedAdapter.js'
 
 /** `provider` + NUL + `model`: config names cannot contain NUL, so keys never collide. */
 export function targetKey(target: ModelTarget): string {
@@ -17,7 +16,6 @@ export function targetKey(target: ModelTarget): string {
 export function createAdapters(
   config: GatewayConfig,
   fetch: HourglassFetch,
-  gates: Omit<LimitedAdapterOptions, 'neededMs'> & { neededMs: (provider: string) => number },
 ): Map<string, ModelAdapter> {
   const adapters = new Map<string, ModelAdapter>()
   for (const entry of Object.values(config.models)) {
@@ -35,15 +33,13 @@ export function createAdapters(
         fetch,
         ...(provider.headers === undefined ? {} : { headers: provider.headers }),
       }
-      const adapter =
+      adapters.set(
+        key,
         provider.dialect === 'anthropic'
           ? anthropic(options)
           : provider.dialect === 'gemini'
             ? gemini(options)
-            : openAICompatible({ ...options, dialect: provider.dialect })
-      adapters.set(
-        key,
-        limitedAdapter(adapter, { ...gates, neededMs: () => gates.neededMs(target.provider) }),
+            : openAICompatible({ ...options, dialect: provider.dialect }),
       )
     }
   }

@@ -1,6 +1,7 @@
 import { currentDeadline, Deadline } from '@hourglass/core'
 import type { Request, Response } from 'express'
 import { targetKey } from '../call/createAdapters.js'
+import { gateClientRetry } from '../call/gateClientRetry.js'
 import type { GatewayContext } from '../GatewayContext.js'
 import {
   type AttemptRecord,
@@ -51,10 +52,11 @@ export function chatCompletions(ctx: GatewayContext) {
       }
       if (resolved.route) fields['route'] = `${resolved.route.side}:${resolved.name}`
       refuseUntranslatable(ctx.config, resolved.targets, request)
-      const models = resolved.targets.flatMap((t) => {
+      const listed = resolved.targets.flatMap((t) => {
         const adapter = ctx.adapters.get(targetKey(t))
         return adapter === undefined ? [] : [adapter]
       })
+      const models = gateClientRetry(listed, ctx.retryBudgets, ctx.metrics)
       const options = callOptions(ctx, models, request, deadline, fields)
       if (request.stream === true) {
         status = await streamCompletion(
@@ -95,7 +97,7 @@ type CallOptions = Parameters<typeof callModel>[0]
 
 function callOptions(
   ctx: GatewayContext,
-  models: ModelAdapter[],
+  models: readonly ModelAdapter[],
   request: ChatRequest,
   deadline: Deadline,
   fields: Record<string, unknown>,

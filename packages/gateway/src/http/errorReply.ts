@@ -1,5 +1,4 @@
 import { DEADLINE_EXPIRED_HEADER, isClientClosed, isDeadlineExceeded } from '@hourglass/core'
-import { isProviderLimited } from '../limits/index.js'
 import {
   type ErrorKind,
   isBudgetExceeded,
@@ -48,16 +47,6 @@ export function errorReply(error: unknown): ErrorReply {
   // The client left: nobody reads this answer (sendError writes nothing), but the log and the metrics say what happened.
   if (causedBy(error, isClientClosed)) return clientClosedReply()
   if (isDeadlineExceeded(error)) return deadlineReply()
-  if (isRetryBudgetRefused(error)) {
-    return reply(
-      503,
-      `the client retried, and the retry budget of every provider for this model is spent (${retryBudgetProviders(error).join(', ')}); not sent, to avoid adding load to a failing provider`,
-      'server_error',
-      'retry_budget_exhausted',
-      null,
-      NO_RETRY,
-    )
-  }
   if (isGatewayRequestError(error)) {
     return reply(error.status, error.message, error.type, error.errorCode, error.param, NO_RETRY)
   }
@@ -71,7 +60,7 @@ export function errorReply(error: unknown): ErrorReply {
       NO_RETRY,
     )
   }
-  if (isRateLimited(error) || isProviderLimited(error)) {
+  if (isRateLimited(error)) {
     return rateLimitReply(error.provider, error.retryAfterMs)
   }
   if (isKeysRetired(error)) {
@@ -148,9 +137,6 @@ export function deadlineReply(): ErrorReply {
 }
 
 function providerReply(error: ProviderError): ErrorReply {
-  if (isProviderLimited(error.cause) && Number.isFinite(error.cause.retryAfterMs)) {
-    return rateLimitReply(error.provider, error.cause.retryAfterMs)
-  }
   const shaped = toOpenAIError(error.normalized)
   const code = error.providerCode === undefined ? '' : ` (${error.providerCode})`
   const message = CLIENT_FIXABLE.has(error.kind)
@@ -183,12 +169,12 @@ function unavailableReply(causes: unknown[]): ErrorReply {
   let overloaded = 0
   const parts: string[] = []
   for (const cause of causes) {
-    if (isRateLimited(cause) || isProviderLimited(cause)) {
+    if (isRateLimited(cause)) {
       limited++
       waits.push(cause.retryAfterMs)
       parts.push(`${cause.provider}: rate limited`)
     } else if (isProviderError(cause)) {
-      const limit = isProviderLimited(cause.cause) ? cause.cause.retryAfterMs : cause.retryAfterMs
+      const limit = cause.retryAfterMs
       if (cause.kind === 'rate_limited') {
         limited++
         if (limit !== undefined) waits.push(limit)
@@ -230,30 +216,6 @@ function unavailableReply(causes: unknown[]): ErrorReply {
 /** `context_too_long` → `context too long` (every underscore, not the first). */
 export function kindName(kind: string): string {
   return kind.replaceAll('_', ' ')
-}
-
-/** The provider code of a client retry refused by `limitedAdapter` (a drained retry budget). */
-export const RETRY_BUDGET_REFUSED = 'gateway_retry_budget'
-
-function isRetryBudgetRefusal(error: unknown): error is ProviderError {
-  return isProviderError(error) && error.providerCode === RETRY_BUDGET_REFUSED
-}
-
-/** The call failed only because every provider refused a client retry on its spent budget. */
-function isRetryBudgetRefused(error: unknown): boolean {
-  if (isRetryBudgetRefusal(error)) return true
-  if (isRequestRejected(error)) return isRetryBudgetRefusal(error.cause)
-  return (
-    isModelUnavailable(error) &&
-    error.causes.length > 0 &&
-    error.causes.every((c) => isRetryBudgetRefusal(c.cause))
-  )
-}
-
-function retryBudgetProviders(error: unknown): string[] {
-  if (isModelUnavailable(error)) return error.causes.map((c) => String(c.provider))
-  const cause = isRequestRejected(error) ? error.cause : error
-  return isProviderError(cause) ? [cause.provider] : []
 }
 
 /**

@@ -16,6 +16,7 @@ import { KeysRetiredError } from './KeysRetiredError.js'
 import { endpointId, keyId } from './keyId.js'
 import { LatencyTracker } from './LatencyTracker.js'
 import { MemoryCooldownStore } from './MemoryCooldownStore.js'
+import type { ProviderLimits } from './ProviderLimits.js'
 import { publishAdmission } from './publish.js'
 import type { AdmissionOutcome, ProbeToken, Slot } from './slot.js'
 import { followerDelayMs, joinLine, leaveLine, mayProbe, onChange } from './waitLine.js'
@@ -47,6 +48,12 @@ export interface AdmissionOptions {
   logger?: { warn(message: string): void } | undefined
   /** Random source in [0, 1) for jitter. Default `Math.random`. */
   random?: (() => number) | undefined
+  /**
+   * Per-provider RPM/TPM limits (memory or Redis), taken after the cooldown
+   * gate: a spent limit is waited for when its reset fits, else refused with
+   * a `RateLimitedError` like a cooldown. Default: none.
+   */
+  limits?: ProviderLimits | undefined
 }
 
 /** One provider (at one endpoint) and its keys: what cools down together. */
@@ -87,6 +94,8 @@ export interface AdmissionRequest extends AdmissionTarget {
   maxWaitMs?: number | undefined
   /** The caller will fall back to another model when refused (reported as `fallback`, not `fail`). */
   hasFallback?: boolean | undefined
+  /** Tokens the request may use (prompt estimate + output cap): its weight against a TPM limit. Default 0. */
+  tokens?: number | undefined
   /**
    * Since when this caller has been waiting for the provider (its call's
    * start), on the admission's clock: callers waiting on a cooldown go in
@@ -114,6 +123,7 @@ export class Admission {
   readonly #random: () => number
   readonly #latency: LatencyTracker
   readonly #book: CooldownBook
+  readonly #limits: ProviderLimits | undefined
   readonly #ids = new Map<string, string>()
   /** Numbers `acquire` calls in the order they came: the tie-break of the line (waitLine.ts). */
   #arrivals = 0
@@ -125,6 +135,7 @@ export class Admission {
     this.#staggerMs = Math.max(0, options.staggerMs ?? 100)
     this.#probeLeaseMs = Math.max(0, options.probeLeaseMs ?? 30_000)
     this.#defaultNeededMs = Math.max(0, options.defaultNeededMs ?? 1000)
+    this.#limits = options.limits
     this.#latency = new LatencyTracker({
       samples: options.latencySamples,
       percentile: options.latencyPercentile,
@@ -232,6 +243,48 @@ export class Admission {
               wakeOn: (wake) => onChange(slots, wake, place),
             })
             continue
+          }
+          if (this.#limits !== undefined) {
+            // Cooldowns first (nothing is counted against a limit for a
+            // request that cannot go), then the provider's RPM/TPM share.
+            const limit = await this.#limits.tryAcquire(provider, request.tokens ?? 0, {
+              deadline,
+              neededMs,
+            })
+            ended()
+            if (!limit.admitted) {
+              const waitMs = limit.retryAfterMs
+              const remaining = deadline?.remaining() ?? Number.POSITIVE_INFINITY
+              if (!limit.fitsDeadline || waitMs > maxWaitMs) {
+                publishAdmission({
+                  provider,
+                  keyId: slot.keyId,
+                  action: request.hasFallback ? 'fallback' : 'fail',
+                  waitMs,
+                })
+                const why = !Number.isFinite(waitMs)
+                  ? `the request alone (${Math.ceil(request.tokens ?? 0)} tokens) exceeds the ${limit.limit.toUpperCase()} limit`
+                  : waitMs > maxWaitMs && limit.fitsDeadline
+                    ? `the caller takes waits of at most ${Math.floor(maxWaitMs)} ms`
+                    : `the ${limit.limit.toUpperCase()} window resets in ${Math.ceil(waitMs)} ms; ${Math.floor(remaining)} ms left, ${Math.ceil(neededMs)} ms needed`
+                throw new RateLimitedError({
+                  provider,
+                  model: request.model,
+                  limit: limit.limit,
+                  retryAfterMs: waitMs,
+                  retryAtMs: limit.retryAtMs,
+                  reason: why,
+                })
+              }
+              publishAdmission({ provider, keyId: slot.keyId, action: 'wait', waitMs })
+              try {
+                this.#limits.onWait?.(provider, limit.limit, waitMs)
+              } catch {
+                // A metrics hook must not change admission.
+              }
+              await wait(Math.min(waitMs, MAX_TIMER_MS), until)
+              continue
+            }
           }
           return this.#grant(
             slot,

@@ -14,6 +14,14 @@ export { endpointId, keyId, NO_KEY_ID } from './keyId.js'
 export { LatencyTracker, type LatencyTrackerOptions } from './LatencyTracker.js'
 export { MemoryCooldownStore, type MemoryCooldownStoreOptions } from './MemoryCooldownStore.js'
 export {
+  type LimitDecision,
+  type LimitOptions,
+  type ProviderLimit,
+  ProviderLimits,
+  type ProviderLimitsOptions,
+  type RedisLimitClient,
+} from './ProviderLimits.js'
+export {
   COOLDOWN_SCRIPT,
   RedisCooldownStore,
   type RedisCooldownStoreOptions,

@@ -1,7 +1,9 @@
 import type { AdmissionPermit } from '../admission/AdmissionPermit.js'
 import { isKeysRetired, type KeysRetiredError } from '../admission/KeysRetiredError.js'
+import { estimatePromptTokens } from '../policy/estimatePromptTokens.js'
 import { describeOutlook, expectedMs } from '../policy/modelOutlook.js'
 import { isRateLimited, type RateLimitedError } from '../policy/RateLimitedError.js'
+import type { ChatRequest } from '../types.js'
 import type { CallState } from './CallState.js'
 import type { ModelAdapter } from './ModelAdapter.js'
 import { earliestOf, labelOf, outlookOf, targetOf } from './outlook.js'
@@ -23,6 +25,7 @@ export type Admitted =
 export async function admit(
   state: CallState,
   adapter: ModelAdapter,
+  request: ChatRequest,
   later: readonly ModelAdapter[],
 ): Promise<Admitted> {
   const { admission, deadline, options } = state
@@ -38,13 +41,15 @@ export async function admit(
       signal: options.signal,
       hasFallback: next !== undefined,
       maxWaitMs,
+      // Its weight against a TPM limit: what the prompt and the answer may use.
+      tokens: estimatePromptTokens(request) + request.maxTokens,
       // A call back after a 429 keeps its place in line.
       waitingSince: state.startedAt,
     })
     const waited =
       permit.waitedMs < 1
         ? undefined
-        : `waited ${Math.round(permit.waitedMs)} ms for the cooldown` +
+        : `waited ${Math.round(permit.waitedMs)} ms for the provider's limits` +
           (next === undefined ? '' : ` (${describeOutlook(here)}, before ${describeOutlook(next)})`)
     return { kind: 'send', permit, waited }
   } catch (refused) {

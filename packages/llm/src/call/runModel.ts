@@ -54,7 +54,7 @@ export async function runModel(
     const budget = options.budget
     if (budget !== undefined) budget.assertCanSpend(budget.estimate(adapter.model, request))
 
-    const admitted = await admit(state, adapter, later)
+    const admitted = await admit(state, adapter, request, later)
     if (admitted.kind === 'refused') {
       const { error: refused, reason } = admitted
       const failure = { ...base, attempts: attempt, cause: refused, reason }

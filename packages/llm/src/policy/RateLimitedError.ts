@@ -1,9 +1,20 @@
 import { HourglassError, hasErrorCode } from '@hourglass/core'
 
+/**
+ * What refused: a provider cooldown (a 429/529 it sent), or this process's
+ * (or fleet's) own RPM or TPM limit for the provider (`ProviderLimits`).
+ */
+export type RateLimit = 'cooldown' | 'rpm' | 'tpm'
+
 export interface RateLimitedDetails {
   provider: string
   model?: string | undefined
-  /** How long from when the error was made until a retry may succeed, in ms. */
+  /** Which limit refused. Default `'cooldown'`. */
+  limit?: RateLimit | undefined
+  /**
+   * How long from when the error was made until a retry may succeed, in ms.
+   * Infinity: never — the request alone exceeds the provider's TPM limit.
+   */
   retryAfterMs: number
   /**
    * When to retry, as wall-clock epoch ms (`Date.now()` scale), so it can be
@@ -23,18 +34,24 @@ export class RateLimitedError extends HourglassError {
   static readonly code = 'RATE_LIMITED'
   readonly provider: string
   readonly model: string | undefined
+  readonly limit: RateLimit
+  /** Infinity when no wait helps (the request alone exceeds the TPM limit). */
   readonly retryAfterMs: number
   readonly retryAtMs: number
 
   constructor(details: RateLimitedDetails) {
     const retryAfterMs = Math.max(0, Math.ceil(details.retryAfterMs))
+    const limit = details.limit ?? 'cooldown'
+    const by = limit === 'cooldown' ? '' : ` (its ${limit.toUpperCase()} limit)`
+    const when = Number.isFinite(retryAfterMs) ? `retry after ${retryAfterMs} ms` : 'no retry helps'
     super(
       RateLimitedError.code,
-      `rate limited by ${details.provider}${details.model === undefined ? '' : `/${details.model}`}: retry after ${retryAfterMs} ms (${details.reason})`,
+      `rate limited by ${details.provider}${details.model === undefined ? '' : `/${details.model}`}${by}: ${when} (${details.reason})`,
       details.cause === undefined ? undefined : { cause: details.cause },
     )
     this.provider = details.provider
     this.model = details.model
+    this.limit = limit
     this.retryAfterMs = retryAfterMs
     this.retryAtMs = details.retryAtMs ?? Date.now() + retryAfterMs
   }

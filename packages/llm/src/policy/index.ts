@@ -26,7 +26,12 @@ export {
   ModelUnavailableError,
 } from './ModelUnavailableError.js'
 export type { ModelOutlook } from './modelOutlook.js'
-export { isRateLimited, type RateLimitedDetails, RateLimitedError } from './RateLimitedError.js'
+export {
+  isRateLimited,
+  type RateLimit,
+  type RateLimitedDetails,
+  RateLimitedError,
+} from './RateLimitedError.js'
 export { isRepairFailed, type RepairFailedDetails, RepairFailedError } from './RepairFailedError.js'
 export { RetryBudget, type RetryBudgetOptions } from './RetryBudget.js'
 export { RetryBudgetRegistry } from './RetryBudgetRegistry.js'

@@ -142,7 +142,7 @@ describe('the earliest answer wins', () => {
     expect(backupFake.requests).toHaveLength(0)
     expect(records).toHaveLength(1)
     expect(records[0]?.choice).toMatch(
-      /^first model in the list; waited \d+ ms for the cooldown \(gpt-4o@primary ~\d+ ms \(wait \d+ ms, no latency history\), before gpt-4o-mini@backup ~3000 ms \(ready, p90 3000 ms\)\)$/,
+      /^first model in the list; waited \d+ ms for the provider's limits \(gpt-4o@primary ~\d+ ms \(wait \d+ ms, no latency history\), before gpt-4o-mini@backup ~3000 ms \(ready, p90 3000 ms\)\)$/,
     )
   })
 
@@ -187,7 +187,7 @@ describe('the earliest answer wins', () => {
     expect(records.map((r) => r.decision)).toEqual(['retry', 'success'])
     expect(records[0]).toMatchObject({ errorKind: 'rate_limited', delayMs: 100 })
     expect(records[1]?.choice).toMatch(
-      /^retry 2 of 3 on this model; waited \d+ ms for the cooldown/,
+      /^retry 2 of 3 on this model; waited \d+ ms for the provider's limits/,
     )
   })
 })

@@ -56,7 +56,7 @@ describe('with no fallback, the documented waits apply', () => {
     expect(answer.text).toBe('after the overload')
     expect(fake.requests).toHaveLength(2)
     expect(records[1]?.choice).toMatch(
-      /^retry 2 of 3 on this model; waited \d+ ms for the cooldown$/,
+      /^retry 2 of 3 on this model; waited \d+ ms for the provider's limits$/,
     )
   })
 })

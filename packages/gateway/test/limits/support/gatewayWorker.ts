@@ -1,11 +1,12 @@
 // One "gateway instance" for the shared-limit tests: its own process, its own
-// ioredis client, an HTTP front that admits each request through
-// ProviderLimits and forwards the admitted ones to the counting upstream.
+// ioredis client, an HTTP front that admits each request through llm's one
+// admission layer (Admission + ProviderLimits, as the gateway wires them) and
+// forwards the admitted ones to the counting upstream.
 // Spawned by the test with `node --conditions=@hourglass/source --import registerTs.mjs`.
 import { createServer } from 'node:http'
 import { Deadline } from '@hourglass/core'
+import { Admission, isRateLimited, ProviderLimits } from '@hourglass/llm'
 import { Redis } from 'ioredis'
-import { ProviderLimits } from '../../../src/limits/index.js'
 
 const send = (message: unknown) => process.send?.(message)
 
@@ -24,6 +25,7 @@ const limits = new ProviderLimits({
   instances: Number(process.env.INSTANCES ?? 1),
   logger: { warn: (message) => send({ type: 'log', message }) },
 })
+const admission = new Admission({ limits })
 
 const upstream = String(process.env.UPSTREAM_URL)
 
@@ -32,10 +34,14 @@ const server = createServer(async (req, res) => {
   const provider = url.searchParams.get('provider') ?? 'acme'
   using deadline = Deadline.after(2000)
   try {
-    const decision = await limits.tryAcquire(provider, 1, { deadline })
-    if (!decision.admitted) {
-      res.writeHead(429, { 'retry-after': String(Math.ceil(decision.retryAfterMs / 1000)) })
-      res.end(JSON.stringify({ limited: decision.limit, degraded: limits.degraded }))
+    try {
+      // Never queue here: a spent window is a 429 at once.
+      const permit = await admission.acquire({ provider, tokens: 1, deadline, maxWaitMs: 0 })
+      permit.release()
+    } catch (error) {
+      if (!isRateLimited(error)) throw error
+      res.writeHead(429, { 'retry-after': String(Math.ceil(error.retryAfterMs / 1000)) })
+      res.end(JSON.stringify({ limited: error.limit, degraded: limits.degraded }))
       return
     }
     const answer = await fetch(`${upstream}?id=${url.searchParams.get('id')}`, {

@@ -1,12 +1,13 @@
 import { Deadline, ManualClock } from '@hourglass/core'
 import { describe, expect, it } from 'vitest'
-import {
-  isProviderLimited,
-  type ProviderLimitedError,
-  ProviderLimits,
-} from '../../src/limits/index.js'
+import { Admission, ProviderLimits } from '../../src/admission/index.js'
+import { isRateLimited, type RateLimitedError } from '../../src/policy/RateLimitedError.js'
 
-describe('ProviderLimits (memory)', () => {
+/** One admission layer: cooldowns, then these limits. */
+const admitting = (limits: ProviderLimits, clock?: ManualClock) =>
+  new Admission({ limits, ...(clock === undefined ? {} : { clock }) })
+
+describe('ProviderLimits (memory) in admission', () => {
   it('admits rpm requests per window, then refuses with the time until the window resets', async () => {
     const limits = new ProviderLimits({ limits: { acme: { rpm: 3 } } })
     for (let i = 0; i < 3; i++)
@@ -56,56 +57,106 @@ describe('ProviderLimits (memory)', () => {
     expect((await limits.tryAcquire('unlisted', 1_000_000)).admitted).toBe(true)
   })
 
-  it('fails fast, with the retry time, when the reset comes after the deadline', async () => {
+  it('admission refuses at once, with the retry time, when the reset comes after the deadline', async () => {
     const limits = new ProviderLimits({ limits: { acme: { rpm: 1 } } })
-    await limits.acquire('acme', 1)
+    const admission = admitting(limits)
+    ;(await admission.acquire({ provider: 'acme', tokens: 1 })).release()
     using deadline = Deadline.after(2000)
     const t0 = performance.now()
-    const error = (await limits
-      .acquire('acme', 1, { deadline })
-      .catch((e: unknown) => e)) as ProviderLimitedError
+    const error = (await admission
+      .acquire({ provider: 'acme', model: 'm1', tokens: 1, deadline })
+      .catch((e: unknown) => e)) as RateLimitedError
     expect(performance.now() - t0).toBeLessThan(100)
-    expect(isProviderLimited(error)).toBe(true)
+    expect(isRateLimited(error)).toBe(true)
     expect(error.provider).toBe('acme')
+    expect(error.model).toBe('m1')
     expect(error.limit).toBe('rpm')
     expect(error.retryAfterMs).toBeGreaterThan(55_000)
     expect(error.retryAtMs).toBeGreaterThan(Date.now() + 55_000)
+    expect(error.message).toMatch(/its RPM limit/)
+  })
+
+  it('a request bigger than the whole TPM limit is refused for good, naming the limit; smaller ones still go', async () => {
+    const admission = admitting(new ProviderLimits({ limits: { acme: { tpm: 1000 } } }))
+    const error = (await admission
+      .acquire({ provider: 'acme', tokens: 1001, deadline: Deadline.never() })
+      .catch((e: unknown) => e)) as RateLimitedError
+    expect(isRateLimited(error)).toBe(true)
+    expect(error.limit).toBe('tpm')
+    expect(error.retryAfterMs).toBe(Number.POSITIVE_INFINITY)
+    expect(error.message).toMatch(/no retry helps.*1001 tokens.*exceeds the TPM limit/)
+    ;(await admission.acquire({ provider: 'acme', tokens: 1000 })).release()
   })
 
   it('counts the time the request needs: a reset that leaves too little of the deadline is refused', async () => {
     const limits = new ProviderLimits({ limits: { acme: { rpm: 1 } }, windowMs: 1000 })
-    await limits.acquire('acme', 1)
+    expect((await limits.tryAcquire('acme', 1)).admitted).toBe(true)
     const clock = new ManualClock()
     const deadline = Deadline.after(1500, { clock })
     const decision = await limits.tryAcquire('acme', 1, { deadline, neededMs: 800 })
     expect(decision).toMatchObject({ admitted: false, fitsDeadline: false })
     const roomy = await limits.tryAcquire('acme', 1, { deadline, neededMs: 100 })
     expect(roomy).toMatchObject({ admitted: false, fitsDeadline: true })
+    // Through admission, the same `neededMs` decides: refused now, not queued.
+    const admission = admitting(limits, clock)
+    await expect(
+      admission.acquire({ provider: 'acme', tokens: 1, deadline, neededMs: 800 }),
+    ).rejects.toMatchObject({ code: 'RATE_LIMITED', limit: 'rpm' })
     deadline.dispose()
   })
 
-  it('waits for the reset when it fits the deadline, and admits then', async () => {
-    const limits = new ProviderLimits({ limits: { acme: { rpm: 1 } }, windowMs: 1000 })
-    await limits.acquire('acme', 1)
+  it('admission waits for the reset when it fits the deadline, says so, and admits then', async () => {
+    const waits: Array<[string, string, number]> = []
+    const limits = new ProviderLimits({
+      limits: { acme: { rpm: 1 } },
+      windowMs: 1000,
+      onWait: (provider, limit, waitMs) => waits.push([provider, limit, waitMs]),
+    })
+    const admission = admitting(limits)
+    ;(await admission.acquire({ provider: 'acme', tokens: 1 })).release()
     using deadline = Deadline.after(3000)
     const t0 = performance.now()
-    await limits.acquire('acme', 1, { deadline })
+    const permit = await admission.acquire({ provider: 'acme', tokens: 1, deadline, neededMs: 0 })
     const waited = performance.now() - t0
+    permit.release()
     expect(waited).toBeGreaterThan(500)
     expect(waited).toBeLessThan(2500)
+    expect(permit.waitedMs).toBeGreaterThan(500)
+    expect(waits).toHaveLength(1)
+    expect(waits[0]?.slice(0, 2)).toEqual(['acme', 'rpm'])
   })
 
-  it("ends a wait when the deadline's signal aborts, leaving no timer behind", async () => {
+  it('a wait for a limit ends when the deadline is cancelled, leaving no timer behind', async () => {
     const limits = new ProviderLimits({ limits: { acme: { rpm: 1 } }, windowMs: 5000 })
-    await limits.acquire('acme', 1)
     const clock = new ManualClock()
+    const admission = admitting(limits, clock)
+    ;(await admission.acquire({ provider: 'acme', tokens: 1 })).release()
     const deadline = Deadline.after(60_000, { clock })
-    const waiting = limits.acquire('acme', 1, { deadline })
-    await new Promise<void>((resolve) => setImmediate(resolve))
-    expect(clock.pendingTimers).toBe(2)
+    const waiting = admission.acquire({ provider: 'acme', tokens: 1, deadline, neededMs: 0 })
+    // The limit's wait is on the deadline's clock: the deadline's own timer and the wait's.
+    await expect.poll(() => clock.pendingTimers).toBe(2)
     deadline.cancel(new Error('client left'))
     await expect(waiting).rejects.toThrow('client left')
     expect(clock.pendingTimers).toBe(0)
+  })
+
+  it('nothing is counted against a limit while the provider is cooling', async () => {
+    const limits = new ProviderLimits({ limits: { acme: { rpm: 2 } } })
+    const clock = new ManualClock()
+    const admission = admitting(limits, clock)
+    await admission.report('acme', undefined, {
+      ok: false,
+      error: { kind: 'rate_limited', status: 429, retryAfterMs: 10_000 },
+    })
+    const deadline = Deadline.after(1000, { clock })
+    await expect(
+      admission.acquire({ provider: 'acme', tokens: 1, deadline }),
+    ).rejects.toMatchObject({ code: 'RATE_LIMITED', limit: 'cooldown' })
+    deadline.dispose()
+    // Both requests of the window are still there.
+    expect((await limits.tryAcquire('acme', 1)).admitted).toBe(true)
+    expect((await limits.tryAcquire('acme', 1)).admitted).toBe(true)
+    expect((await limits.tryAcquire('acme', 1)).admitted).toBe(false)
   })
 
   it('rejects windows that are not whole seconds and limits that are not whole numbers', () => {

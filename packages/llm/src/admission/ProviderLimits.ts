@@ -1,12 +1,19 @@
-import { currentDeadline, type Deadline, wait } from '@hourglass/core'
-import type { Redis } from 'ioredis'
+import { currentDeadline, type Deadline } from '@hourglass/core'
 import {
   type RateLimiterAbstract,
   RateLimiterMemory,
   RateLimiterRedis,
 } from 'rate-limiter-flexible'
 import { LocalFallbackLimiter } from './LocalFallbackLimiter.js'
-import { ProviderLimitedError } from './ProviderLimitedError.js'
+
+/**
+ * The Redis client the counters go through, typed structurally so
+ * @hourglass/llm needs no Redis dependency: an `ioredis` client fits as is
+ * (rate-limiter-flexible drives it; `status` says when it is back).
+ */
+export interface RedisLimitClient {
+  readonly status?: string | undefined
+}
 
 /** One provider's limits per window. Absent or 0 = unlimited. */
 export interface ProviderLimit {
@@ -21,24 +28,22 @@ export interface ProviderLimitsOptions {
   limits: Readonly<Record<string, ProviderLimit>>
   /** The window the limits count over, in ms: whole seconds, at least 1000. Default 60 000. */
   windowMs?: number | undefined
-  /** Share the counts through this Redis (every gateway instance on it enforces one limit). Default: memory. */
-  redis?: Redis | undefined
+  /** Share the counts through this Redis (every process on it enforces one limit). Default: memory. */
+  redis?: RedisLimitClient | undefined
   /** Prefix of every counter key. Default `hourglass:limits`. */
   keyPrefix?: string | undefined
-  /** Gateway instances sharing the limit: while Redis is down each enforces `limit / instances` locally. Default 1. */
+  /** Processes sharing the limit: while Redis is down each enforces `limit / instances` locally. Default 1. */
   instances?: number | undefined
   /** Told once when Redis fails and once when it is back. Default `console`. */
   logger?: { warn(message: string): void } | undefined
-  /** Called when `acquire` is about to wait for a window to reset (metrics). */
+  /** Called when admission is about to wait for a window to reset (metrics). */
   onWait?: ((provider: string, limit: 'rpm' | 'tpm', waitMs: number) => void) | undefined
 }
 
 export interface LimitOptions {
-  /** Bounds the wait. Default `currentDeadline()`; without either, waits are unbounded. */
+  /** What `fitsDeadline` is measured against. Default `currentDeadline()`; none = every finite reset fits. */
   deadline?: Deadline | undefined
-  /** Ends a wait when aborted. Default: the deadline's signal. */
-  signal?: AbortSignal | undefined
-  /** Time the request needs after admission, in ms: the wait must leave it. Default 0. */
+  /** Time the request needs after admission, in ms: the reset must leave it. Default 0. */
   neededMs?: number | undefined
 }
 
@@ -67,15 +72,21 @@ const ADMITTED: LimitDecision = Object.freeze({ admitted: true })
  * Per-provider RPM and TPM limits, isolated (one provider's spent limit
  * never refuses another's requests), counted in memory or in Redis through
  * rate-limiter-flexible — fixed windows, incremented atomically by its Lua
- * script, so a fleet of gateways admits at most the limit per window
- * between them. When Redis fails, each instance falls back to a local
+ * script, so a fleet of processes admits at most the limit per window
+ * between them. When Redis fails, each process falls back to a local
  * limiter of `limit / instances` and says so once.
+ *
+ * Pass it to `new Admission({ limits })`: `Admission.acquire` takes a
+ * request's share after the cooldown gate, waits for a reset that fits the
+ * deadline and refuses the rest with a `RateLimitedError` — one gate, one
+ * wait, one error for every reason a provider cannot take a request now.
  */
 export class ProviderLimits {
   readonly #pairs = new Map<string, Pair>()
-  readonly #redis: Redis | undefined
+  readonly #redis: RedisLimitClient | undefined
   readonly #logger: { warn(message: string): void }
-  readonly #onWait: ProviderLimitsOptions['onWait']
+  /** @internal Admission tells it before waiting for a reset. */
+  readonly onWait: ProviderLimitsOptions['onWait']
   #fallbackUses = 0
   #degraded = false
 
@@ -88,7 +99,7 @@ export class ProviderLimits {
     const prefix = options.keyPrefix ?? 'hourglass:limits'
     this.#redis = options.redis
     this.#logger = options.logger ?? console
-    this.#onWait = options.onWait
+    this.onWait = options.onWait
     const make = (dimension: 'rpm' | 'tpm', points: number | undefined) => {
       if (points === undefined || points === 0) return undefined
       if (!Number.isInteger(points) || points < 0) {
@@ -106,7 +117,7 @@ export class ProviderLimits {
       )
       return new RateLimiterRedis({
         ...base,
-        storeClient: options.redis,
+        storeClient: options.redis as object,
         // Fail over at once instead of queueing behind a reconnecting client.
         rejectIfRedisNotReady: true,
         insuranceLimiter: local,
@@ -168,36 +179,8 @@ export class ProviderLimits {
     } finally {
       if (this.#degraded && this.#fallbackUses === usesBefore && this.#redis?.status === 'ready') {
         this.#degraded = false
-        this.#logger.warn('hourglass gateway limits: Redis is back; limits are shared again')
+        this.#logger.warn('hourglass limits: Redis is back; limits are shared again')
       }
-    }
-  }
-
-  /**
-   * Wait for `provider`'s limits when the reset fits the deadline (leaving
-   * `neededMs`), else throw `ProviderLimitedError` at once with the retry
-   * time: a request never queues past its deadline.
-   */
-  async acquire(provider: string, tokens: number, options: LimitOptions = {}): Promise<void> {
-    const deadline = options.deadline ?? currentDeadline()
-    for (;;) {
-      const decision = await this.tryAcquire(provider, tokens, { ...options, deadline })
-      if (decision.admitted) return
-      if (!decision.fitsDeadline) {
-        throw new ProviderLimitedError({
-          provider,
-          limit: decision.limit,
-          retryAfterMs: decision.retryAfterMs,
-          retryAtMs: decision.retryAtMs,
-          remainingMs: deadline?.remaining() ?? Number.POSITIVE_INFINITY,
-        })
-      }
-      try {
-        this.#onWait?.(provider, decision.limit, decision.retryAfterMs)
-      } catch {
-        // A metrics hook must not change admission.
-      }
-      await wait(decision.retryAfterMs, { deadline, signal: options.signal })
     }
   }
 
@@ -206,7 +189,7 @@ export class ProviderLimits {
     if (this.#degraded) return
     this.#degraded = true
     this.#logger.warn(
-      'hourglass gateway limits: Redis unavailable; limiting on this instance alone (limit / instances) until it is back',
+      'hourglass limits: Redis unavailable; limiting on this process alone (limit / instances) until it is back',
     )
   }
 }

@@ -1,0 +1,47 @@
+import { GatewayRequestError } from '../http/GatewayRequestError.js'
+import { currentRequest } from '../http/requestScope.js'
+import type { ModelAdapter, RetryBudgetRegistry } from '../llm.js'
+import type { GatewayMetrics } from '../metrics/GatewayMetrics.js'
+
+/**
+ * A client's retry (`X-Stainless-Retry-Count > 0`: the official SDKs send it
+ * on every retry) is counted once, before anything is sent, against the
+ * first provider of the list whose retry budget still allows a retry (above
+ * half, gRPC's rule), as the failure that made the client retry. Providers
+ * before it, whose budgets are spent, are left out of this request: the
+ * retry goes to the next provider instead of adding load to a failing one.
+ * When every provider's budget is spent the client gets a 503
+ * `retry_budget_exhausted` with `x-should-retry: false` at once, and
+ * nothing is sent anywhere.
+ *
+ * First attempts pass untouched, and so does everything when the gateway
+ * runs without retry budgets.
+ */
+export function gateClientRetry(
+  models: readonly ModelAdapter[],
+  retryBudgets: RetryBudgetRegistry | undefined,
+  metrics: GatewayMetrics,
+): readonly ModelAdapter[] {
+  const scope = currentRequest()
+  if (retryBudgets === undefined || scope === undefined) return models
+  if (scope.clientRetry === 0 || scope.retryCharged) return models
+  const spent: string[] = []
+  for (const [i, adapter] of models.entries()) {
+    const budget = retryBudgets.get(adapter.name)
+    if (!budget.canRetry()) {
+      metrics.clientRetry(adapter.name, 'refused')
+      spent.push(adapter.name)
+      continue
+    }
+    budget.recordFailure()
+    scope.retryCharged = true
+    metrics.clientRetry(adapter.name, 'admitted')
+    return models.slice(i)
+  }
+  throw new GatewayRequestError({
+    status: 503,
+    type: 'server_error',
+    errorCode: 'retry_budget_exhausted',
+    message: `the client retried, and the retry budget of every provider for this model is spent (${[...new Set(spent)].join(', ')}); not sent, to avoid adding load to a failing provider`,
+  })
+}
