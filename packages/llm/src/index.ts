@@ -1,72 +1,77 @@
 // The public API of @hourglass/llm, by name. Internal helpers stay unexported.
 
+export { anthropic } from './adapters/anthropic.js'
+export { type BodyHook, createAdapter } from './adapters/createAdapter.js'
+export { gemini } from './adapters/gemini.js'
+export type {
+  AdapterOptions,
+  ModelAdapter,
+  OpenResult,
+  SendOptions,
+  SendResult,
+} from './adapters/ModelAdapter.js'
+export { type OpenAICompatibleOptions, openAICompatible } from './adapters/openAICompatible.js'
 export {
   Admission,
-  type AdmissionFailure,
   type AdmissionForecast,
   type AdmissionOptions,
-  type AdmissionOutcome,
-  type AdmissionPermit,
   type AdmissionRequest,
   type AdmissionTarget,
-  COOLDOWN_SCRIPT,
-  type CooldownExtension,
-  type CooldownInput,
-  type CooldownStore,
-  defaultAdmission,
-  defaultCooldownMs,
-  endpointId,
-  isKeysRetired,
-  type KeysRetiredDetails,
-  KeysRetiredError,
-  keyId,
-  LatencyTracker,
-  type LatencyTrackerOptions,
+} from './admission/Admission.js'
+export type { AdmissionPermit } from './admission/AdmissionPermit.js'
+export type { CooldownExtension, CooldownStore } from './admission/CooldownStore.js'
+export { defaultAdmission, setDefaultAdmission } from './admission/defaultAdmission.js'
+export { type CooldownInput, defaultCooldownMs } from './admission/defaultCooldownMs.js'
+export { endpointId, keyId, NO_KEY_ID } from './admission/keyId.js'
+export { LatencyTracker, type LatencyTrackerOptions } from './admission/LatencyTracker.js'
+export {
   MemoryCooldownStore,
   type MemoryCooldownStoreOptions,
-  NO_KEY_ID,
+} from './admission/MemoryCooldownStore.js'
+export {
   type ProviderLimit,
   ProviderLimits,
   type ProviderLimitsOptions,
+} from './admission/ProviderLimits.js'
+export {
+  COOLDOWN_SCRIPT,
   RedisCooldownStore,
   type RedisCooldownStoreOptions,
   type RedisScriptClient,
-  setDefaultAdmission,
-} from './admission/index.js'
+} from './admission/RedisCooldownStore.js'
+export type { AdmissionFailure, AdmissionOutcome } from './admission/slot.js'
+export { canonicalJson, idempotencyKey } from './agent/idempotencyKey.js'
 export {
-  type AdapterOptions,
+  MemorySideEffectStore,
+  type MemorySideEffectStoreOptions,
+} from './agent/MemorySideEffectStore.js'
+export {
   type AgentTool,
-  type AttemptRecord,
-  anthropic,
-  type BodyHook,
-  type CallModelOptions,
-  CONTINUE_PROMPT,
-  callModel,
-  createAdapter,
-  gemini,
-  isMaxTurnsExceeded,
-  isOutputTruncated,
-  isProviderError,
-  isRequestRejected,
-  MaxTurnsExceededError,
-  type MessageReducer,
-  type ModelAdapter,
-  type ModelStream,
-  type OpenAICompatibleOptions,
-  type OpenResult,
-  type OutputTruncatedDetails,
-  OutputTruncatedError,
-  openAICompatible,
-  ProviderError,
-  type ProviderErrorDetails,
-  type RequestRejectedDetails,
-  RequestRejectedError,
   type RunTurnsOptions,
   runTurns,
-  type SendOptions,
-  type SendResult,
   type TurnsResult,
-} from './call/index.js'
+} from './agent/runTurns.js'
+export type { SideEffectRecord, SideEffectStore } from './agent/SideEffectStore.js'
+export {
+  DEFAULT_SIDE_EFFECT_TTL_MS,
+  type SideEffectOptions,
+  sideEffect,
+} from './agent/sideEffect.js'
+export {
+  type RepairableCall,
+  type Repaired,
+  type RepairOptions,
+  type Validate,
+  withRepair,
+} from './agent/withRepair.js'
+export { CostBudget, type CostBudgetOptions, type ModelPrice } from './budget/CostBudget.js'
+export { estimatePromptTokens, MESSAGE_OVERHEAD_TOKENS } from './budget/estimatePromptTokens.js'
+export type { AttemptRecord } from './call/AttemptRecord.js'
+export type { CallModelOptions, MessageReducer } from './call/CallModelOptions.js'
+export { callModel } from './call/callModel.js'
+export type { ModelStream } from './call/ModelStream.js'
+export { CONTINUE_PROMPT } from './call/recoverOutputLimit.js'
+export { stripThinkingSignatures } from './call/stripThinkingSignatures.js'
 export {
   type LlmAdmissionMessage,
   type LlmAttemptMessage,
@@ -88,11 +93,6 @@ export {
   shouldRetryHeader,
 } from './dialects/errorHeaders.js'
 export {
-  INVALID_CHAT_REQUEST,
-  InvalidChatRequestError,
-  isInvalidChatRequest,
-} from './dialects/InvalidChatRequestError.js'
-export {
   OPENAI_SSE_DONE,
   OpenAIChunkEncoder,
   type OpenAIChunkEncoderOptions,
@@ -101,79 +101,94 @@ export {
   toOpenAIError,
   toOpenAIFinish,
   toOpenAIResponse,
-} from './dialects/openaiEncode.js'
-export { type ParseOpenAIRequestOptions, parseOpenAIRequest } from './dialects/openaiInbound.js'
+} from './dialects/openai/encode.js'
+export { type ParseOpenAIRequestOptions, parseOpenAIRequest } from './dialects/openai/inbound.js'
+export {
+  type BudgetExceededDetails,
+  BudgetExceededError,
+  isBudgetExceeded,
+} from './errors/BudgetExceededError.js'
+export {
+  INVALID_CHAT_REQUEST,
+  InvalidChatRequestError,
+  isInvalidChatRequest,
+} from './errors/InvalidChatRequestError.js'
+export {
+  isKeysRetired,
+  type KeysRetiredDetails,
+  KeysRetiredError,
+} from './errors/KeysRetiredError.js'
+export { isMaxTurnsExceeded, MaxTurnsExceededError } from './errors/MaxTurnsExceededError.js'
+export {
+  isModelUnavailable,
+  type ModelFailure,
+  type ModelUnavailableDetails,
+  ModelUnavailableError,
+} from './errors/ModelUnavailableError.js'
+export {
+  isOutputTruncated,
+  type OutputTruncatedDetails,
+  OutputTruncatedError,
+} from './errors/OutputTruncatedError.js'
+export {
+  isProviderError,
+  ProviderError,
+  type ProviderErrorDetails,
+} from './errors/ProviderError.js'
 export {
   isProviderReplyError,
   PROVIDER_REPLY,
   ProviderReplyError,
-} from './dialects/ProviderReplyError.js'
+} from './errors/ProviderReplyError.js'
 export {
-  type BudgetExceededDetails,
-  BudgetExceededError,
-  backoffMs,
-  CostBudget,
-  type CostBudgetOptions,
-  canonicalJson,
-  clampAttempts,
-  DEFAULT_SIDE_EFFECT_TTL_MS,
-  type DelaySource,
-  decideRetry,
-  defaultRetryBudgets,
-  estimatePromptTokens,
-  idempotencyKey,
-  isBudgetExceeded,
-  isModelUnavailable,
   isRateLimited,
-  isRepairFailed,
-  isStreamInterrupted,
-  isUnknownPrice,
-  MAX_ATTEMPTS_CAP,
-  MESSAGE_OVERHEAD_TOKENS,
-  MemorySideEffectStore,
-  type MemorySideEffectStoreOptions,
-  type ModelFailure,
-  type ModelOutlook,
-  type ModelPrice,
-  type ModelUnavailableDetails,
-  ModelUnavailableError,
-  type Priority,
-  type RandomSource,
   type RateLimit,
   type RateLimitedDetails,
   RateLimitedError,
-  RETRY_DELAY_DEFAULTS,
-  type RepairableCall,
-  type Repaired,
+} from './errors/RateLimitedError.js'
+export {
+  isRepairFailed,
   type RepairFailedDetails,
   RepairFailedError,
-  type RepairOptions,
-  RetryBudget,
-  type RetryBudgetOptions,
-  RetryBudgetRegistry,
-  type RetryDecision,
-  type RetryDecisionInput,
-  type RetryDelay,
-  type RetryDelayInput,
-  type RetryDelayOptions,
-  retryDelay,
-  type SideEffectOptions,
-  type SideEffectRecord,
-  type SideEffectStore,
-  type StreamInterruptedDetails,
-  StreamInterruptedError,
-  setDefaultRetryBudgets,
-  sideEffect,
-  stripThinkingSignatures,
-  UnknownPriceError,
-  type Validate,
-  withRepair,
-} from './policy/index.js'
+} from './errors/RepairFailedError.js'
+export {
+  isRequestRejected,
+  type RequestRejectedDetails,
+  RequestRejectedError,
+} from './errors/RequestRejectedError.js'
 export {
   isSseBufferOverflow,
   SSE_BUFFER_OVERFLOW,
   SseBufferOverflowError,
-} from './sse/SseBufferOverflowError.js'
+} from './errors/SseBufferOverflowError.js'
+export {
+  isStreamInterrupted,
+  type StreamInterruptedDetails,
+  StreamInterruptedError,
+} from './errors/StreamInterruptedError.js'
+export { isUnknownPrice, UnknownPriceError } from './errors/UnknownPriceError.js'
+export {
+  clampAttempts,
+  decideRetry,
+  MAX_ATTEMPTS_CAP,
+  type Priority,
+  type RetryDecision,
+  type RetryDecisionInput,
+} from './retry/decideRetry.js'
+export { defaultRetryBudgets, setDefaultRetryBudgets } from './retry/defaultRetryBudgets.js'
+export type { ModelOutlook } from './retry/modelOutlook.js'
+export { RetryBudget, type RetryBudgetOptions } from './retry/RetryBudget.js'
+export { RetryBudgetRegistry } from './retry/RetryBudgetRegistry.js'
+export {
+  backoffMs,
+  type DelaySource,
+  type RandomSource,
+  RETRY_DELAY_DEFAULTS,
+  type RetryDelay,
+  type RetryDelayInput,
+  type RetryDelayOptions,
+  retryDelay,
+} from './retry/retryDelay.js'
 export {
   decodeSse,
   type SseByteSource,

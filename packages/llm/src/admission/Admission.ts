@@ -6,13 +6,13 @@ import {
   systemClock,
   wait,
 } from '@hourglass/core'
-import { RateLimitedError } from '../policy/RateLimitedError.js'
+import { KeysRetiredError } from '../errors/KeysRetiredError.js'
+import { RateLimitedError } from '../errors/RateLimitedError.js'
 import { type AdmissionPermit, createPermit } from './AdmissionPermit.js'
 import { CooldownBook, modelScope } from './CooldownBook.js'
 import type { CooldownStore } from './CooldownStore.js'
 import { chooseSlot } from './chooseSlot.js'
 import { type CooldownInput, defaultCooldownMs } from './defaultCooldownMs.js'
-import { KeysRetiredError } from './KeysRetiredError.js'
 import { endpointId, keyId } from './keyId.js'
 import { LatencyTracker } from './LatencyTracker.js'
 import { MemoryCooldownStore } from './MemoryCooldownStore.js'

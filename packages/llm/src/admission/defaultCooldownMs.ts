@@ -1,4 +1,4 @@
-import { retryDelay } from '../policy/retryDelay.js'
+import { retryDelay } from '../retry/retryDelay.js'
 import type { ErrorKind } from '../types.js'
 
 /** What a cooldown without a server hint is computed from. */

@@ -1,12 +1,12 @@
 import type { Deadline } from '@hourglass/core'
+import type { ModelAdapter } from '../adapters/ModelAdapter.js'
 import type { Admission } from '../admission/Admission.js'
-import type { CostBudget } from '../policy/CostBudget.js'
-import type { Priority } from '../policy/decideRetry.js'
-import type { RetryBudgetRegistry } from '../policy/RetryBudgetRegistry.js'
-import type { RetryDelayOptions } from '../policy/retryDelay.js'
+import type { CostBudget } from '../budget/CostBudget.js'
+import type { Priority } from '../retry/decideRetry.js'
+import type { RetryBudgetRegistry } from '../retry/RetryBudgetRegistry.js'
+import type { RetryDelayOptions } from '../retry/retryDelay.js'
 import type { ChatMessage, ChatRequest } from '../types.js'
 import type { AttemptRecord } from './AttemptRecord.js'
-import type { ModelAdapter } from './ModelAdapter.js'
 
 /** Shrinks a history that no longer fits the context window. May be async (a summarising model call). */
 export type MessageReducer = (messages: ChatMessage[]) => ChatMessage[] | Promise<ChatMessage[]>

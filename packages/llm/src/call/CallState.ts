@@ -1,6 +1,6 @@
 import type { Clock, Deadline } from '@hourglass/core'
 import type { Admission } from '../admission/Admission.js'
-import type { RetryBudgetRegistry } from '../policy/RetryBudgetRegistry.js'
+import type { RetryBudgetRegistry } from '../retry/RetryBudgetRegistry.js'
 import type { CallModelOptions } from './CallModelOptions.js'
 
 /** What one `callModel` shares across its models, attempts and recovery steps. @internal */

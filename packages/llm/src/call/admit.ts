@@ -1,11 +1,11 @@
+import type { ModelAdapter } from '../adapters/ModelAdapter.js'
 import type { AdmissionPermit } from '../admission/AdmissionPermit.js'
-import { isKeysRetired, type KeysRetiredError } from '../admission/KeysRetiredError.js'
-import { estimatePromptTokens } from '../policy/estimatePromptTokens.js'
-import { describeOutlook, expectedMs } from '../policy/modelOutlook.js'
-import { isRateLimited, type RateLimitedError } from '../policy/RateLimitedError.js'
+import { estimatePromptTokens } from '../budget/estimatePromptTokens.js'
+import { isKeysRetired, type KeysRetiredError } from '../errors/KeysRetiredError.js'
+import { isRateLimited, type RateLimitedError } from '../errors/RateLimitedError.js'
+import { describeOutlook, expectedMs } from '../retry/modelOutlook.js'
 import type { ChatRequest } from '../types.js'
 import type { CallState } from './CallState.js'
-import type { ModelAdapter } from './ModelAdapter.js'
 import { earliestOf, labelOf, outlookOf, targetOf } from './outlook.js'
 
 export type Admitted =

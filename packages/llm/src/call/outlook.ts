@@ -1,7 +1,7 @@
+import type { ModelAdapter } from '../adapters/ModelAdapter.js'
 import type { AdmissionTarget } from '../admission/Admission.js'
-import { earliest, type ModelOutlook } from '../policy/modelOutlook.js'
+import { earliest, type ModelOutlook } from '../retry/modelOutlook.js'
 import type { CallState } from './CallState.js'
-import type { ModelAdapter } from './ModelAdapter.js'
 
 /** `model@provider`, as reasons name a model. */
 export function labelOf(adapter: ModelAdapter): string {

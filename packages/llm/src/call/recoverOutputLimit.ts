@@ -1,5 +1,5 @@
+import { OutputTruncatedError } from '../errors/OutputTruncatedError.js'
 import type { ChatRequest, ChatResponse, ContentBlock } from '../types.js'
-import { OutputTruncatedError } from './OutputTruncatedError.js'
 
 /** The user turn that asks a model cut off by its output cap to go on. */
 export const CONTINUE_PROMPT = '[Output token limit hit, continue]'

@@ -1,13 +1,13 @@
-import { type ModelFailure, ModelUnavailableError } from '../policy/ModelUnavailableError.js'
-import { isRateLimited } from '../policy/RateLimitedError.js'
-import { stripThinkingSignatures } from '../policy/stripThinkingSignatures.js'
+import { type ModelFailure, ModelUnavailableError } from '../errors/ModelUnavailableError.js'
+import { isProviderError } from '../errors/ProviderError.js'
+import { isRateLimited } from '../errors/RateLimitedError.js'
+import { RequestRejectedError } from '../errors/RequestRejectedError.js'
 import type { ChatRequest, ChatResponse, ErrorKind } from '../types.js'
 import type { CallState } from './CallState.js'
 import type { StreamSink } from './ModelStream.js'
 import { labelOf } from './outlook.js'
-import { isProviderError } from './ProviderError.js'
-import { RequestRejectedError } from './RequestRejectedError.js'
 import { runModel } from './runModel.js'
+import { stripThinkingSignatures } from './stripThinkingSignatures.js'
 
 /** Refusals caused by the request itself: surfaced as `RequestRejectedError`. */
 const REQUEST_BOUND: ReadonlySet<ErrorKind> = new Set<ErrorKind>([

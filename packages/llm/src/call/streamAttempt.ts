@@ -1,9 +1,9 @@
 import { type Clock, systemClock } from '@hourglass/core'
-import { StreamInterruptedError } from '../policy/StreamInterruptedError.js'
+import type { ModelAdapter, SendOptions, SendResult } from '../adapters/ModelAdapter.js'
+import { ProviderError } from '../errors/ProviderError.js'
+import { StreamInterruptedError } from '../errors/StreamInterruptedError.js'
 import type { ChatRequest, StreamEvent } from '../types.js'
-import type { ModelAdapter, SendOptions, SendResult } from './ModelAdapter.js'
 import type { StreamSink } from './ModelStream.js'
-import { ProviderError } from './ProviderError.js'
 import { StreamCollector } from './StreamCollector.js'
 
 export interface StreamAttemptOptions {

@@ -1,26 +1,26 @@
 import type { NormalizedError } from '../types.js'
-import { normalizeAnthropicError, normalizeAnthropicStreamError } from './anthropicErrors.js'
-import { buildAnthropicRequest } from './anthropicRequest.js'
-import { parseAnthropicResponse } from './anthropicResponse.js'
-import { createAnthropicStreamParser } from './anthropicStream.js'
+import { normalizeAnthropicError, normalizeAnthropicStreamError } from './anthropic/errors.js'
+import { buildAnthropicRequest } from './anthropic/request.js'
+import { parseAnthropicResponse } from './anthropic/response.js'
+import { createAnthropicStreamParser } from './anthropic/stream.js'
 import type { Dialect, DialectName } from './Dialect.js'
-import { normalizeDoubaoError, normalizeDoubaoStreamError } from './doubaoErrors.js'
+import { normalizeDoubaoError, normalizeDoubaoStreamError } from './doubao/errors.js'
 import type { ErrorInput, StreamErrorInput } from './ErrorInput.js'
-import { normalizeErnieError, normalizeErnieStreamError } from './ernieErrors.js'
-import { normalizeGeminiError, normalizeGeminiStreamError } from './geminiErrors.js'
-import { buildGeminiRequest } from './geminiRequest.js'
-import { parseGeminiResponse } from './geminiResponse.js'
-import { createGeminiStreamParser } from './geminiStream.js'
+import { normalizeErnieError, normalizeErnieStreamError } from './ernie/errors.js'
+import { normalizeGeminiError, normalizeGeminiStreamError } from './gemini/errors.js'
+import { buildGeminiRequest } from './gemini/request.js'
+import { parseGeminiResponse } from './gemini/response.js'
+import { createGeminiStreamParser } from './gemini/stream.js'
 import {
   normalizeDeepSeekError,
   normalizeDeepSeekStreamError,
   normalizeOpenAIError,
   normalizeOpenAIStreamError,
-} from './openaiErrors.js'
-import { buildOpenAIRequest } from './openaiRequest.js'
-import { parseOpenAIResponse } from './openaiResponse.js'
-import { createOpenAIStreamParser } from './openaiStream.js'
-import { normalizeQwenError, normalizeQwenStreamError } from './qwenErrors.js'
+} from './openai/errors.js'
+import { buildOpenAIRequest } from './openai/request.js'
+import { parseOpenAIResponse } from './openai/response.js'
+import { createOpenAIStreamParser } from './openai/stream.js'
+import { normalizeQwenError, normalizeQwenStreamError } from './qwen/errors.js'
 
 /**
  * The OpenAI-compatible providers share OpenAI's translation; only their

@@ -1,5 +1,5 @@
 import { createParser, type EventSourceParser } from 'eventsource-parser'
-import { SseBufferOverflowError } from './SseBufferOverflowError.js'
+import { SseBufferOverflowError } from '../errors/SseBufferOverflowError.js'
 import type { SseFrame } from './SseFrame.js'
 
 export interface SseDecoderOptions {

@@ -1,19 +1,17 @@
 import diagnostics from 'node:diagnostics_channel'
 import { Deadline, isDeadlineExceeded, ManualClock } from '@hourglass/core'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
-import {
-  Admission,
-  type AdmissionPermit,
-  defaultCooldownMs,
-  isKeysRetired,
-  keyId,
-} from '../../src/admission/index.js'
+import { Admission } from '../../src/admission/Admission.js'
+import type { AdmissionPermit } from '../../src/admission/AdmissionPermit.js'
+import { defaultCooldownMs } from '../../src/admission/defaultCooldownMs.js'
+import { keyId } from '../../src/admission/keyId.js'
 import {
   type LlmAdmissionMessage,
   type LlmCooldownMessage,
   llmChannels,
 } from '../../src/channels.js'
-import { isRateLimited, type RateLimitedError } from '../../src/policy/RateLimitedError.js'
+import { isKeysRetired } from '../../src/errors/KeysRetiredError.js'
+import { isRateLimited, type RateLimitedError } from '../../src/errors/RateLimitedError.js'
 
 const KEY_A = 'sk-live-AAAAAAAAAAAAAAAAAAAAAAAA'
 const KEY_B = 'sk-live-BBBBBBBBBBBBBBBBBBBBBBBB'

@@ -1,7 +1,8 @@
 import { Deadline, ManualClock } from '@hourglass/core'
 import { describe, expect, it } from 'vitest'
-import { Admission, ProviderLimits } from '../../src/admission/index.js'
-import { isRateLimited, type RateLimitedError } from '../../src/policy/RateLimitedError.js'
+import { Admission } from '../../src/admission/Admission.js'
+import { ProviderLimits } from '../../src/admission/ProviderLimits.js'
+import { isRateLimited, type RateLimitedError } from '../../src/errors/RateLimitedError.js'
 
 /** One admission layer: cooldowns, then these limits. */
 const admitting = (limits: ProviderLimits, clock?: ManualClock) =>

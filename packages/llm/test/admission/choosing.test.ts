@@ -1,7 +1,8 @@
 import { type Clock, Deadline, ManualClock } from '@hourglass/core'
 import { beforeEach, describe, expect, it } from 'vitest'
-import { Admission, type AdmissionPermit } from '../../src/admission/index.js'
-import { isRateLimited } from '../../src/policy/RateLimitedError.js'
+import { Admission } from '../../src/admission/Admission.js'
+import type { AdmissionPermit } from '../../src/admission/AdmissionPermit.js'
+import { isRateLimited } from '../../src/errors/RateLimitedError.js'
 
 const KEY = 'sk-live-AAAAAAAAAAAAAAAAAAAAAAAA'
 let clock: ManualClock

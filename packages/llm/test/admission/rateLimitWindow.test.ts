@@ -1,7 +1,7 @@
 import { Deadline } from '@hourglass/core'
 import { afterEach, describe, expect, it } from 'vitest'
-import { Admission } from '../../src/admission/index.js'
-import { isRateLimited } from '../../src/policy/RateLimitedError.js'
+import { Admission } from '../../src/admission/Admission.js'
+import { isRateLimited } from '../../src/errors/RateLimitedError.js'
 import { callModel } from './support/callModel.js'
 import { type LimitedProvider, startLimitedProvider } from './support/limitedProvider.js'
 

@@ -1,9 +1,9 @@
 import { reply } from '@hourglass/testkit'
 import { describe, expect, it } from 'vitest'
+import { openAICompatible } from '../../src/adapters/openAICompatible.js'
+import { CostBudget } from '../../src/budget/CostBudget.js'
 import { callModel } from '../../src/call/callModel.js'
-import { openAICompatible } from '../../src/call/openAICompatible.js'
-import { isBudgetExceeded } from '../../src/policy/BudgetExceededError.js'
-import { CostBudget } from '../../src/policy/CostBudget.js'
+import { isBudgetExceeded } from '../../src/errors/BudgetExceededError.js'
 import { useFakes, user } from './support/fakes.js'
 
 const fakes = useFakes()

@@ -2,8 +2,8 @@ import { getEventListeners } from 'node:events'
 import { Deadline } from '@hourglass/core'
 import { openAIErrors, reply } from '@hourglass/testkit'
 import { describe, expect, it } from 'vitest'
+import { openAICompatible } from '../../src/adapters/openAICompatible.js'
 import { callModel } from '../../src/call/callModel.js'
-import { openAICompatible } from '../../src/call/openAICompatible.js'
 import { FAST_RETRIES, useFakes, user } from './support/fakes.js'
 
 const fakes = useFakes()

@@ -1,13 +1,13 @@
 import { Deadline } from '@hourglass/core'
 import { openAIErrors, reply } from '@hourglass/testkit'
 import { describe, expect, it } from 'vitest'
+import { openAICompatible } from '../../src/adapters/openAICompatible.js'
 import { Admission } from '../../src/admission/Admission.js'
 import { defaultAdmission, setDefaultAdmission } from '../../src/admission/defaultAdmission.js'
 import { callModel } from '../../src/call/callModel.js'
-import { openAICompatible } from '../../src/call/openAICompatible.js'
-import { defaultRetryBudgets } from '../../src/policy/defaultRetryBudgets.js'
-import { isModelUnavailable } from '../../src/policy/ModelUnavailableError.js'
-import { isRateLimited } from '../../src/policy/RateLimitedError.js'
+import { isModelUnavailable } from '../../src/errors/ModelUnavailableError.js'
+import { isRateLimited } from '../../src/errors/RateLimitedError.js'
+import { defaultRetryBudgets } from '../../src/retry/defaultRetryBudgets.js'
 import { FAST_RETRIES, useFakes, user } from './support/fakes.js'
 
 const fakes = useFakes()

@@ -1,12 +1,12 @@
 import { Deadline } from '@hourglass/core'
 import { anthropicErrors, openAIErrors, reply } from '@hourglass/testkit'
 import { describe, expect, it } from 'vitest'
+import { anthropic } from '../../src/adapters/anthropic.js'
+import type { ModelAdapter } from '../../src/adapters/ModelAdapter.js'
+import { openAICompatible } from '../../src/adapters/openAICompatible.js'
 import { defaultAdmission } from '../../src/admission/defaultAdmission.js'
 import type { AttemptRecord } from '../../src/call/AttemptRecord.js'
-import { anthropic } from '../../src/call/anthropic.js'
 import { callModel } from '../../src/call/callModel.js'
-import type { ModelAdapter } from '../../src/call/ModelAdapter.js'
-import { openAICompatible } from '../../src/call/openAICompatible.js'
 import { useFakes, user } from './support/fakes.js'
 
 const fakes = useFakes()

@@ -4,10 +4,10 @@ import { type AddressInfo, connect, createServer, type Server, type Socket } fro
 import { Deadline, ManualClock } from '@hourglass/core'
 import { reply } from '@hourglass/testkit'
 import { afterEach, describe, expect, it } from 'vitest'
+import { openAICompatible } from '../../src/adapters/openAICompatible.js'
 import type { AttemptRecord } from '../../src/call/AttemptRecord.js'
 import { callModel } from '../../src/call/callModel.js'
-import { openAICompatible } from '../../src/call/openAICompatible.js'
-import { defaultRetryBudgets } from '../../src/policy/defaultRetryBudgets.js'
+import { defaultRetryBudgets } from '../../src/retry/defaultRetryBudgets.js'
 import { useFakes, user } from './support/fakes.js'
 
 const fakes = useFakes()

@@ -1,8 +1,8 @@
 import { anthropicErrors, reply } from '@hourglass/testkit'
 import { describe, expect, it } from 'vitest'
-import { anthropic } from '../../src/call/anthropic.js'
+import { anthropic } from '../../src/adapters/anthropic.js'
+import { openAICompatible } from '../../src/adapters/openAICompatible.js'
 import { callModel } from '../../src/call/callModel.js'
-import { openAICompatible } from '../../src/call/openAICompatible.js'
 import type { ChatMessage } from '../../src/types.js'
 import { FAST_RETRIES, useFakes } from './support/fakes.js'
 

@@ -1,9 +1,9 @@
 import { reply } from '@hourglass/testkit'
 import { describe, expect, it } from 'vitest'
+import { openAICompatible } from '../../src/adapters/openAICompatible.js'
 import type { AttemptRecord } from '../../src/call/AttemptRecord.js'
 import { callModel } from '../../src/call/callModel.js'
-import { openAICompatible } from '../../src/call/openAICompatible.js'
-import { isModelUnavailable } from '../../src/policy/ModelUnavailableError.js'
+import { isModelUnavailable } from '../../src/errors/ModelUnavailableError.js'
 import { FAST_RETRIES, useFakes, user } from './support/fakes.js'
 
 const fakes = useFakes()

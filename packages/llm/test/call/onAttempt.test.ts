@@ -2,11 +2,11 @@ import diagnostics from 'node:diagnostics_channel'
 import { Deadline } from '@hourglass/core'
 import { openAIErrors, reply } from '@hourglass/testkit'
 import { afterEach, describe, expect, it } from 'vitest'
+import { openAICompatible } from '../../src/adapters/openAICompatible.js'
+import { CostBudget } from '../../src/budget/CostBudget.js'
 import type { AttemptRecord } from '../../src/call/AttemptRecord.js'
 import { callModel } from '../../src/call/callModel.js'
-import { openAICompatible } from '../../src/call/openAICompatible.js'
 import { type LlmAttemptMessage, llmChannels } from '../../src/channels.js'
-import { CostBudget } from '../../src/policy/CostBudget.js'
 import { useFakes, user } from './support/fakes.js'
 
 const fakes = useFakes()

@@ -1,10 +1,10 @@
 import type { RecordedRequest } from '@hourglass/testkit'
 import { reply } from '@hourglass/testkit'
 import { describe, expect, it } from 'vitest'
+import { openAICompatible } from '../../src/adapters/openAICompatible.js'
 import { callModel } from '../../src/call/callModel.js'
-import { openAICompatible } from '../../src/call/openAICompatible.js'
-import { isModelUnavailable } from '../../src/policy/ModelUnavailableError.js'
-import { RetryBudgetRegistry } from '../../src/policy/RetryBudgetRegistry.js'
+import { isModelUnavailable } from '../../src/errors/ModelUnavailableError.js'
+import { RetryBudgetRegistry } from '../../src/retry/RetryBudgetRegistry.js'
 import { useFakes, user } from './support/fakes.js'
 
 const fakes = useFakes()

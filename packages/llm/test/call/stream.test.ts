@@ -1,9 +1,9 @@
 import { anthropicErrors, qwenErrors, reply } from '@hourglass/testkit'
 import { describe, expect, it } from 'vitest'
-import { anthropic } from '../../src/call/anthropic.js'
+import { anthropic } from '../../src/adapters/anthropic.js'
+import { openAICompatible } from '../../src/adapters/openAICompatible.js'
 import { callModel } from '../../src/call/callModel.js'
-import { openAICompatible } from '../../src/call/openAICompatible.js'
-import { isStreamInterrupted } from '../../src/policy/StreamInterruptedError.js'
+import { isStreamInterrupted } from '../../src/errors/StreamInterruptedError.js'
 import type { StreamEvent } from '../../src/types.js'
 import { FAST_RETRIES, useFakes, user } from './support/fakes.js'
 

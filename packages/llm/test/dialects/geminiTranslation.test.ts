@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest'
 import { dialects } from '../../src/dialects/dialects.js'
-import { isProviderReplyError } from '../../src/dialects/ProviderReplyError.js'
+import { isProviderReplyError } from '../../src/errors/ProviderReplyError.js'
 import { byteChunks, type ReplayServer, startReplayServer } from './support/replayServer.js'
 import { streamThrough, textOf } from './support/streamThrough.js'
 

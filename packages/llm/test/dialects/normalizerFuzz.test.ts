@@ -3,7 +3,7 @@ import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
 import type { DialectName } from '../../src/dialects/Dialect.js'
 import { dialects } from '../../src/dialects/dialects.js'
-import { isProviderReplyError } from '../../src/dialects/ProviderReplyError.js'
+import { isProviderReplyError } from '../../src/errors/ProviderReplyError.js'
 import { ERROR_KINDS, type NormalizedError } from '../../src/types.js'
 
 /**

@@ -6,7 +6,7 @@ import {
   openAISseData,
   toOpenAIError,
   toOpenAIResponse,
-} from '../../src/dialects/openaiEncode.js'
+} from '../../src/dialects/openai/encode.js'
 import { SseRecutter } from '../../src/sse/SseRecutter.js'
 import type { ChatResponse, StreamEvent } from '../../src/types.js'
 import { byteChunks, type ReplayServer, startReplayServer } from './support/replayServer.js'

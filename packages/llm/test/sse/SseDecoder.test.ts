@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest'
-import { isSseBufferOverflow } from '../../src/sse/SseBufferOverflowError.js'
+import { isSseBufferOverflow } from '../../src/errors/SseBufferOverflowError.js'
 import { decodeSse, SseDecoder } from '../../src/sse/SseDecoder.js'
 import type { SseFrame } from '../../src/sse/SseFrame.js'
 import {

@@ -1,6 +1,6 @@
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
-import { isSseBufferOverflow } from '../../src/sse/SseBufferOverflowError.js'
+import { isSseBufferOverflow } from '../../src/errors/SseBufferOverflowError.js'
 import { SseDecoder } from '../../src/sse/SseDecoder.js'
 import type { SseFrame } from '../../src/sse/SseFrame.js'
 import { SseRecutter } from '../../src/sse/SseRecutter.js'

@@ -1,5 +1,5 @@
 import type { Deadline } from '@hourglass/core'
-import type { Admission } from '../../../src/admission/index.js'
+import type { Admission } from '../../../src/admission/Admission.js'
 
 export interface CallOptions {
   provider: string

@@ -1,9 +1,9 @@
 import { type FakeProvider, type FakeProviderOptions, startFakeProvider } from '@hourglass/testkit'
 import { afterEach } from 'vitest'
+import type { ModelAdapter } from '../../../src/adapters/ModelAdapter.js'
 import { setDefaultAdmission } from '../../../src/admission/defaultAdmission.js'
-import type { ModelAdapter } from '../../../src/call/ModelAdapter.js'
-import { setDefaultRetryBudgets } from '../../../src/policy/defaultRetryBudgets.js'
-import type { RetryDelayOptions } from '../../../src/policy/retryDelay.js'
+import { setDefaultRetryBudgets } from '../../../src/retry/defaultRetryBudgets.js'
+import type { RetryDelayOptions } from '../../../src/retry/retryDelay.js'
 
 /** Waits a test can afford: 10 ms backoff steps and overload floors, real jitter kept. */
 export const FAST_RETRIES: RetryDelayOptions = {

@@ -1,0 +1,75 @@
+import type { Deadline } from '@hourglass/core'
+import type { HourglassFetch } from '@hourglass/fetch'
+import type { Dialect } from '../dialects/Dialect.js'
+import type { ProviderError } from '../errors/ProviderError.js'
+import type { ChatRequest, ChatResponse, StreamEvent } from '../types.js'
+
+/** What one attempt needs besides the request. */
+export interface SendOptions {
+  /** The API key to send with (from admission or the adapter's rotation). */
+  apiKey: string | undefined
+  /** Sent as `Idempotency-Key`: derived from the operation, the same on every attempt and fallback. */
+  idempotencyKey: string
+  deadline: Deadline | undefined
+  /** Ends the attempt (caller abort, first-token timeout, consumer stopped reading). */
+  signal: AbortSignal
+}
+
+/** One attempt's result, before any policy: an answer, or a classified failure. */
+export type SendResult =
+  | { ok: true; status: number; response: ChatResponse }
+  | { ok: false; error: ProviderError }
+
+/** A stream whose HTTP status was 200: its events, still to be read. */
+export type OpenResult =
+  | { ok: true; status: number; events: AsyncIterable<StreamEvent> }
+  | { ok: false; error: ProviderError }
+
+/**
+ * One model at one provider: how to send a normalised request to it. Made by
+ * `openAICompatible`, `anthropic` or `gemini`; `callModel` adds the policy.
+ */
+export interface ModelAdapter {
+  /** Provider name for retry budgets, admission cooldowns and logs (`openai`, `anthropic`, your own). */
+  readonly name: string
+  /** The model id sent upstream and priced by `CostBudget`. */
+  readonly model: string
+  /**
+   * Where requests go (the adapter's `baseURL`). Admission keeps cooldowns
+   * per provider name *and* base URL, so two providers of one name at two
+   * URLs never share one. Absent: per name only.
+   */
+  readonly baseURL?: string | undefined
+  readonly dialect: Dialect
+  /** API keys in order of preference (empty when the provider needs none). */
+  readonly apiKeys: readonly string[]
+  /** The next key when no admission chooses one: round-robin, so load spreads over keys. */
+  nextKey(): string | undefined
+  /** A non-streaming attempt. Throws only for the deadline, an abort, or a bug; every provider failure is a `SendResult`. */
+  send(request: ChatRequest, options: SendOptions): Promise<SendResult>
+  /** Opens a streaming attempt; failures before the 200 are a `SendResult`-like failure. Errors while reading `events` are thrown from the iterator. */
+  open(request: ChatRequest, options: SendOptions): Promise<OpenResult>
+  /** Closes the connections of a fetch the adapter created itself. */
+  close(): Promise<void>
+}
+
+/** Options shared by every adapter factory. */
+export interface AdapterOptions {
+  /** The provider's API base URL (`https://api.openai.com/v1`, `https://api.anthropic.com`). */
+  baseURL: string
+  /** One key. Use `apiKeys` to rotate several. */
+  apiKey?: string | undefined
+  /** Several keys of one provider: rotated round-robin, or chosen by admission (cooling keys skipped). */
+  apiKeys?: readonly string[] | undefined
+  model: string
+  /** Provider name for budgets, cooldowns and logs. Default: the dialect's name. */
+  name?: string | undefined
+  /** Extra headers on every request (never logged). */
+  headers?: Record<string, string> | undefined
+  /**
+   * The fetch to send with. Default: a `createFetch` of its own with
+   * `headersTimeoutMs: 600000` (a non-streamed answer arrives all at once,
+   * after the whole generation) and `bodyTimeoutMs: 120000`, closed by `close()`.
+   */
+  fetch?: HourglassFetch | undefined
+}

@@ -1,0 +1,43 @@
+import type { Deadline } from '@hourglass/core'
+import { isDeadlineExceeded } from '@hourglass/core'
+import { ProviderError } from '../errors/ProviderError.js'
+import { isProviderReplyError } from '../errors/ProviderReplyError.js'
+import type { ErrorKind } from '../types.js'
+
+/**
+ * Anything thrown while sending or reading, as a `ProviderError` — or the
+ * thrown value itself when the attempt was ended on purpose (the deadline,
+ * the caller's signal, a first-token timer): those are not the provider's
+ * failure and the caller knows the reason better.
+ */
+export function classifyThrown(
+  thrown: unknown,
+  context: { provider: string; model: string; signal: AbortSignal; deadline: Deadline | undefined },
+): { error: ProviderError } | { rethrow: unknown } {
+  if (context.signal.aborted) return { rethrow: context.signal.reason }
+  if (context.deadline?.done) return { rethrow: context.deadline.reason }
+  if (isDeadlineExceeded(thrown)) return { rethrow: thrown }
+  if (thrown instanceof ProviderError) return { error: thrown }
+  const { provider, model } = context
+  if (isProviderReplyError(thrown)) {
+    return { error: new ProviderError({ provider, model, error: thrown.error, cause: thrown }) }
+  }
+  const code = (thrown as { code?: unknown } | null)?.code
+  // A read timeout (no headers, or the body went quiet) comes after the
+  // request reached the provider: the generation may well be running, and
+  // billed. Resending it to the same model pays again for the same answer
+  // (providers do not dedupe chat completions by Idempotency-Key), so it is
+  // not retried; falling back to another configured model still may be.
+  // Connect-phase failures sent nothing and stay retryable.
+  const readTimeout = code === 'HEADERS_TIMEOUT' || code === 'BODY_TIMEOUT'
+  const kind: ErrorKind = readTimeout ? 'timeout' : 'network'
+  const message = thrown instanceof Error ? thrown.message : String(thrown)
+  return {
+    error: new ProviderError({
+      provider,
+      model,
+      error: { kind, retryable: !readTimeout, status: 0, message: message.slice(0, 500) },
+      cause: thrown,
+    }),
+  }
+}

@@ -1,0 +1,219 @@
+import { createFetch, type HourglassFetch } from '@hourglass/fetch'
+import type { Dialect } from '../dialects/Dialect.js'
+import { ProviderError } from '../errors/ProviderError.js'
+import { malformedReply } from '../errors/ProviderReplyError.js'
+import { SseDecoder } from '../sse/SseDecoder.js'
+import type { ChatRequest, ChatResponse, StreamEvent } from '../types.js'
+import { classifyThrown } from './classifyTransport.js'
+import type {
+  AdapterOptions,
+  ModelAdapter,
+  OpenResult,
+  SendOptions,
+  SendResult,
+} from './ModelAdapter.js'
+
+/** Dialect-specific touches applied to the built body before it is sent. */
+export type BodyHook = (
+  body: Record<string, unknown>,
+  request: ChatRequest,
+) => Record<string, unknown>
+
+/**
+ * An adapter for `dialect` over @hourglass/fetch. Every failure is classified
+ * by the dialect's own normaliser — an HTTP error, an error object in a 200
+ * body (Qwen, ERNIE), an SSE error frame after the 200 — so none of them can
+ * come back as an empty success.
+ */
+export function createAdapter(
+  dialect: Dialect,
+  options: AdapterOptions,
+  hook?: BodyHook,
+): ModelAdapter {
+  const name = options.name ?? dialect.name
+  const model = options.model
+  const apiKeys = options.apiKeys ?? (options.apiKey === undefined ? [] : [options.apiKey])
+  const baseURL = options.baseURL.replace(/\/+$/, '')
+  const own =
+    options.fetch === undefined
+      ? createFetch({ headersTimeoutMs: 600_000, bodyTimeoutMs: 120_000 })
+      : undefined
+  const fetch: HourglassFetch = options.fetch ?? (own as HourglassFetch)
+  let turn = 0
+
+  const fail = (error: ProviderError['normalized'], cause?: unknown) => ({
+    ok: false as const,
+    error: new ProviderError({ provider: name, model, error, cause }),
+  })
+
+  const post = async (request: ChatRequest, send: SendOptions, stream: boolean) => {
+    const built = dialect.buildRequest({ ...request, stream }, model)
+    const body = hook ? hook(built.body, request) : built.body
+    const headers: Record<string, string> = {
+      ...options.headers,
+      ...built.headers,
+      ...(send.apiKey === undefined ? {} : dialect.authHeaders(send.apiKey)),
+      'content-type': 'application/json',
+      accept: stream ? 'text/event-stream' : 'application/json',
+      'idempotency-key': send.idempotencyKey,
+    }
+    return fetch(`${baseURL}${built.path}`, {
+      method: 'POST',
+      headers,
+      body: JSON.stringify(body),
+      signal: send.signal,
+      // No transport retry at all, not even fetch's fast-connect one: every
+      // request that leaves here is one attempt of the model policy, so it
+      // shows in `onAttempt`, counts against the provider's retry budget and
+      // is decided by the same rules (a connect refused in < 50 ms comes
+      // back as a retryable `network` failure). A retry here would be
+      // invisible to all three, and could re-bill a generation.
+      retry: false,
+      ...(send.deadline === undefined ? {} : { deadline: send.deadline }),
+    })
+  }
+
+  const context = (send: SendOptions) => ({
+    provider: name,
+    model,
+    signal: send.signal,
+    deadline: send.deadline,
+  })
+
+  const guarded = async <T>(
+    send: SendOptions,
+    work: () => Promise<T | { ok: false; error: ProviderError }>,
+  ) => {
+    try {
+      return await work()
+    } catch (thrown) {
+      const verdict = classifyThrown(thrown, context(send))
+      if ('rethrow' in verdict) throw verdict.rethrow
+      return { ok: false as const, error: verdict.error }
+    }
+  }
+
+  const adapter: ModelAdapter = {
+    name,
+    model,
+    baseURL,
+    dialect,
+    apiKeys,
+    nextKey() {
+      if (apiKeys.length === 0) return undefined
+      const key = apiKeys[turn % apiKeys.length]
+      turn = (turn + 1) % apiKeys.length
+      return key
+    },
+    send(request, send): Promise<SendResult> {
+      return guarded(send, async () => {
+        const res = await post(request, send, false)
+        const text = await res.text()
+        const error = dialect.normalizeError({
+          status: res.status,
+          headers: res.headers,
+          body: text,
+        })
+        if (error !== undefined) return fail(error)
+        const response = dialect.parseResponse(text, { headers: res.headers })
+        return { ok: true, status: res.status, response: attribute(response) }
+      })
+    },
+    open(request, send): Promise<OpenResult> {
+      return guarded(send, async () => {
+        const res = await post(request, send, true)
+        const type = res.headers.get('content-type') ?? ''
+        if (!res.ok || !type.includes('text/event-stream')) {
+          // An error status, or a JSON body where a stream was asked for
+          // (Qwen's throttling-in-200): classify it like any other answer.
+          const text = await res.text()
+          const error = dialect.normalizeError({
+            status: res.status,
+            headers: res.headers,
+            body: text,
+          })
+          if (error !== undefined) return fail(error)
+          const response = attribute(dialect.parseResponse(text, { headers: res.headers }))
+          return { ok: true, status: res.status, events: eventsOf(response) }
+        }
+        if (res.body === null) throw malformedReply('stream (no body)')
+        return {
+          ok: true,
+          status: res.status,
+          events: readEvents(res.body as AsyncIterable<Uint8Array>, dialect, send, context(send)),
+        }
+      })
+    },
+    close: async () => {
+      await own?.close()
+    },
+  }
+
+  /** The answer names the adapter as its provider, and the model asked for when it names none. */
+  function attribute(response: ChatResponse): ChatResponse {
+    return { ...response, provider: name, model: response.model || model }
+  }
+
+  return adapter
+}
+
+/** SSE bytes → normalised events; comments (`: keep-alive`) are dropped here, never counted as progress. */
+async function* readEvents(
+  body: AsyncIterable<Uint8Array>,
+  dialect: Dialect,
+  send: SendOptions,
+  context: Parameters<typeof classifyThrown>[1],
+): AsyncGenerator<StreamEvent, void, undefined> {
+  const decoder = new SseDecoder()
+  const parser = dialect.createStreamParser()
+  try {
+    for await (const chunk of body) {
+      for (const frame of decoder.push(chunk)) {
+        if (frame.type === 'event') yield* parser.parseStreamEvent(frame)
+      }
+    }
+    for (const frame of decoder.end()) {
+      if (frame.type === 'event') yield* parser.parseStreamEvent(frame)
+    }
+    yield* parser.end()
+    if (!parser.done) {
+      throw new ProviderError({
+        provider: context.provider,
+        model: context.model,
+        error: {
+          kind: 'network',
+          retryable: true,
+          status: 200,
+          message: 'stream ended before the provider’s end marker',
+        },
+      })
+    }
+  } catch (thrown) {
+    const verdict = classifyThrown(thrown, { ...context, signal: send.signal })
+    throw 'rethrow' in verdict ? verdict.rethrow : verdict.error
+  }
+}
+
+/** A whole answer replayed as stream events (a provider that answered a stream request with JSON). */
+async function* eventsOf(response: ChatResponse): AsyncGenerator<StreamEvent, void, undefined> {
+  for (const block of response.content) {
+    if (block.type === 'text') yield { type: 'text', text: block.text }
+    else if (block.type === 'thinking') {
+      yield { type: 'thinking', thinking: block.thinking }
+      if (block.signature) yield { type: 'signature', signature: block.signature }
+    } else if (block.type === 'tool_call') {
+      yield {
+        type: 'tool_call',
+        id: block.id,
+        name: block.name,
+        argumentsDelta: JSON.stringify(block.arguments ?? {}),
+      }
+    }
+  }
+  yield {
+    type: 'finish',
+    finishReason: response.finishReason,
+    usage: response.usage,
+    id: response.id,
+  }
+}

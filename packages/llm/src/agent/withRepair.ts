@@ -1,0 +1,88 @@
+import { describeError } from '../errors/describeError.js'
+import { RepairFailedError } from '../errors/RepairFailedError.js'
+import type { ChatMessage, ChatResponse, ContentBlock } from '../types.js'
+
+/** One model call over a given history. `repair` is 0 for the first call, then 1, 2, … */
+export type RepairableCall = (
+  messages: ChatMessage[],
+  info: { repair: number },
+) => Promise<ChatResponse>
+
+/** Returns the parsed value, or throws (anything) to reject the answer. May be async. */
+export type Validate<T> = (response: ChatResponse) => T | Promise<T>
+
+export interface RepairOptions {
+  /** The conversation so far. */
+  messages: ChatMessage[]
+  /** Repair turns after the first answer. Default 2; 0 = validate once, no repair. */
+  maxRepairs?: number | undefined
+  /** The user message of a repair turn. Default: names the error and asks for a corrected answer. */
+  repairPrompt?: ((error: unknown, repair: number) => string) | undefined
+}
+
+export interface Repaired<T> {
+  value: T
+  response: ChatResponse
+  /** Repair turns it took (0 = the first answer was valid). */
+  repairs: number
+  /** The history including every repair turn, ending with the valid answer. */
+  messages: ChatMessage[]
+}
+
+/** Validation messages beyond this are cut: a huge schema dump costs tokens and helps no model. */
+const MAX_ERROR_CHARS = 2000
+
+/**
+ * Separates the call from the parse. An answer that fails `validate` is not
+ * resent blindly — the same request gives a different, equally unchecked
+ * answer. It becomes a follow-up turn: the history, the model's previous
+ * answer as an assistant message, and a user message carrying the
+ * validation error. After `maxRepairs` repair turns, `RepairFailedError`
+ * carries every validation error.
+ *
+ * Transport retries belong inside `call` (`callModel`); this loop only counts
+ * answers that arrived and were wrong. The previous answer is replayed as
+ * its text and thinking blocks; tool calls are left out, since replaying
+ * them would require their results.
+ */
+export async function withRepair<T>(
+  call: RepairableCall,
+  validate: Validate<T>,
+  options: RepairOptions,
+): Promise<Repaired<T>> {
+  const maxRepairs = Math.max(0, Math.floor(options.maxRepairs ?? 2))
+  const prompt = options.repairPrompt ?? defaultRepairPrompt
+  const errors: unknown[] = []
+  let messages = [...options.messages]
+  for (let repair = 0; ; repair++) {
+    const response = await call(messages, { repair })
+    try {
+      const value = await validate(response)
+      return { value, response, repairs: repair, messages: [...messages, assistantTurn(response)] }
+    } catch (error) {
+      errors.push(error)
+      if (repair >= maxRepairs) {
+        throw new RepairFailedError({ errors, lastResponse: response, repairs: repair })
+      }
+      messages = [
+        ...messages,
+        assistantTurn(response),
+        { role: 'user', content: prompt(error, repair + 1) },
+      ]
+    }
+  }
+}
+
+function defaultRepairPrompt(error: unknown): string {
+  let text = describeError(error)
+  if (text.length > MAX_ERROR_CHARS) text = `${text.slice(0, MAX_ERROR_CHARS)}…`
+  return `Your previous answer failed validation:\n${text}\nReply again with a corrected answer that passes it. Change only what the error requires.`
+}
+
+function assistantTurn(response: ChatResponse): ChatMessage {
+  const content: ContentBlock[] = response.content.filter(
+    (block) => block.type === 'text' || block.type === 'thinking',
+  )
+  if (!content.some((b) => b.type === 'text')) content.push({ type: 'text', text: response.text })
+  return { role: 'assistant', content }
+}

@@ -1,0 +1,119 @@
+import { BudgetExceededError } from '../errors/BudgetExceededError.js'
+import { UnknownPriceError } from '../errors/UnknownPriceError.js'
+import type { ChatRequest, Usage } from '../types.js'
+import { estimatePromptTokens } from './estimatePromptTokens.js'
+
+/** USD per million tokens. */
+export interface ModelPrice {
+  inputPerMTok: number
+  outputPerMTok: number
+}
+
+export interface CostBudgetOptions {
+  /** The most this budget may spend, in USD. `0` = nothing priced may be sent; `Infinity` = no limit. */
+  limitUsd: number
+  /** Prices per model name, e.g. `{ 'gpt-4o-mini': { inputPerMTok: 0.15, outputPerMTok: 0.6 } }`. */
+  prices: Readonly<Record<string, ModelPrice>>
+  /**
+   * Count models missing from `prices` as free instead of throwing
+   * `UnknownPriceError`. Default `false`: a typo in a model name must not
+   * turn the budget off.
+   */
+  allowUnpriced?: boolean | undefined
+}
+
+/**
+ * Money as a budget, like time: checked before every attempt
+ * (`assertCanSpend(estimate(model, request))`), recorded after from the usage
+ * the provider reports.
+ *
+ * Not a reservation system: two attempts checked concurrently against the
+ * same budget may both pass and together overshoot by at most their
+ * estimates. Share one budget per call (or per turn) to keep that bounded.
+ */
+export class CostBudget {
+  readonly limitUsd: number
+  readonly #prices: Readonly<Record<string, ModelPrice>>
+  readonly #allowUnpriced: boolean
+  #spentUsd = 0
+
+  constructor(options: CostBudgetOptions) {
+    if (
+      typeof options.limitUsd !== 'number' ||
+      Number.isNaN(options.limitUsd) ||
+      options.limitUsd < 0
+    ) {
+      throw new TypeError(
+        `CostBudget: limitUsd must be a number >= 0, got ${String(options.limitUsd)}`,
+      )
+    }
+    for (const [model, price] of Object.entries(options.prices)) {
+      if (!isPrice(price.inputPerMTok) || !isPrice(price.outputPerMTok)) {
+        throw new TypeError(
+          `CostBudget: prices["${model}"] needs finite inputPerMTok and outputPerMTok >= 0 (USD per million tokens)`,
+        )
+      }
+    }
+    this.limitUsd = options.limitUsd
+    this.#prices = options.prices
+    this.#allowUnpriced = options.allowUnpriced ?? false
+  }
+
+  /** USD spent so far (recorded usage). */
+  get spentUsd(): number {
+    return this.#spentUsd
+  }
+
+  /** USD left; never negative. */
+  get remainingUsd(): number {
+    return Math.max(0, this.limitUsd - this.#spentUsd)
+  }
+
+  /**
+   * What one attempt of `request` on `model` may cost, in USD: the prompt
+   * (see `estimatePromptTokens`) at the input price plus the whole
+   * `maxTokens` at the output price — the worst case the request allows.
+   */
+  estimate(model: string, request: Pick<ChatRequest, 'messages' | 'tools' | 'maxTokens'>): number {
+    const price = this.#price(model)
+    return cost(price, estimatePromptTokens(request), request.maxTokens)
+  }
+
+  /** Throws `BudgetExceededError` when `estimateUsd` does not fit in what is left. Sends nothing. */
+  assertCanSpend(estimateUsd: number): void {
+    if (!(estimateUsd >= 0)) {
+      throw new TypeError(
+        `CostBudget: an estimate must be a number >= 0, got ${String(estimateUsd)}`,
+      )
+    }
+    if (this.#spentUsd + estimateUsd > this.limitUsd) {
+      throw new BudgetExceededError({
+        limitUsd: this.limitUsd,
+        spentUsd: this.#spentUsd,
+        estimateUsd,
+      })
+    }
+  }
+
+  /** Adds the actual cost of `usage` on `model` to the spend and returns it, in USD. */
+  record(model: string, usage: Usage): number {
+    const usd = cost(this.#price(model), usage.inputTokens, usage.outputTokens)
+    this.#spentUsd += usd
+    return usd
+  }
+
+  #price(model: string): ModelPrice {
+    const price = Object.hasOwn(this.#prices, model) ? this.#prices[model] : undefined
+    if (price !== undefined) return price
+    if (this.#allowUnpriced) return { inputPerMTok: 0, outputPerMTok: 0 }
+    throw new UnknownPriceError(model)
+  }
+}
+
+function cost(price: ModelPrice, inputTokens: number, outputTokens: number): number {
+  return (inputTokens * price.inputPerMTok + outputTokens * price.outputPerMTok) / 1_000_000
+}
+
+function isPrice(value: unknown): boolean {
+  return typeof value === 'number' && Number.isFinite(value) && value >= 0
+}

@@ -1,0 +1,49 @@
+import type { ErrorKind, NormalizedError } from '../../types.js'
+import { type BodyVerdict, classifyError, classifyStreamError } from '../classifyError.js'
+import type { ErrorInput, StreamErrorInput } from '../ErrorInput.js'
+import { lookup } from '../openai/errors.js'
+import { getRecord, getString } from '../safeJson.js'
+
+const ANTHROPIC_TYPES: Readonly<Record<string, ErrorKind>> = {
+  rate_limit_error: 'rate_limited',
+  api_error: 'server_error',
+  timeout_error: 'timeout',
+  invalid_request_error: 'bad_request',
+  request_too_large: 'context_too_long',
+  authentication_error: 'auth',
+  permission_error: 'auth',
+  not_found_error: 'not_found',
+  billing_error: 'quota_exhausted',
+}
+
+/**
+ * `{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}`.
+ * `overloaded_error` on a status other than 529 is a heuristic (as in
+ * Anthropic's SDK): it applies only when `x-should-retry` is absent, so the
+ * header keeps the last word. Mid-stream there are no headers and it applies.
+ */
+function readAnthropicError(json: unknown): BodyVerdict | undefined {
+  const error = getRecord(json, 'error')
+  if (error === undefined) return undefined
+  const type = getString(error, 'type')
+  const message = getString(error, 'message')
+  if (type === 'overloaded_error') {
+    return { providerCode: type, message, heuristicKind: 'overloaded' }
+  }
+  let kind = lookup(ANTHROPIC_TYPES, type)
+  const m = message?.toLowerCase() ?? ''
+  if (kind === 'bad_request' && m.includes('prompt is too long')) kind = 'context_too_long'
+  if (kind === 'bad_request' && m.includes('credit balance is too low')) kind = 'quota_exhausted'
+  return { providerCode: type, message, kind }
+}
+
+export function normalizeAnthropicError(input: ErrorInput): NormalizedError | undefined {
+  return classifyError(input, readAnthropicError)
+}
+
+/** `event: error` frames, e.g. an `overloaded_error` after the 200 and some text. */
+export function normalizeAnthropicStreamError(
+  frame: StreamErrorInput,
+): NormalizedError | undefined {
+  return classifyStreamError(frame, readAnthropicError)
+}

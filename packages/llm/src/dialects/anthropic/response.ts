@@ -1,0 +1,70 @@
+import { malformedReply } from '../../errors/ProviderReplyError.js'
+import type { ChatResponse, ContentBlock, FinishReason, Usage } from '../../types.js'
+import { mapFinish, textOf, usageOf } from '../blocks.js'
+import type { ResponseMeta } from '../Dialect.js'
+import { headerValue } from '../errorHeaders.js'
+import { asArray, get, getRecord, getString, parseJson } from '../safeJson.js'
+
+export const ANTHROPIC_FINISH: Readonly<Record<string, FinishReason>> = {
+  end_turn: 'stop',
+  stop_sequence: 'stop',
+  max_tokens: 'length',
+  model_context_window_exceeded: 'length',
+  tool_use: 'tool_calls',
+  refusal: 'content_filter',
+  pause_turn: 'unknown',
+}
+
+/** Cache reads and writes are input too: they are billed and they fill the window. */
+export function anthropicUsage(usage: unknown, outputTokens?: unknown): Usage {
+  const input =
+    num(get(usage, 'input_tokens')) +
+    num(get(usage, 'cache_creation_input_tokens')) +
+    num(get(usage, 'cache_read_input_tokens'))
+  return usageOf(input, outputTokens ?? get(usage, 'output_tokens'))
+}
+
+function num(v: unknown): number {
+  return typeof v === 'number' && Number.isFinite(v) && v > 0 ? v : 0
+}
+
+/** Messages API body → normalised response. `redacted_thinking` is kept as signed, empty thinking. */
+export function parseAnthropicResponse(body: unknown, meta: ResponseMeta = {}): ChatResponse {
+  const json = typeof body === 'string' ? parseJson(body) : body
+  const blocks = get(json, 'content')
+  if (getString(json, 'type') !== 'message' || !Array.isArray(blocks)) {
+    throw malformedReply('Anthropic message (no content array)')
+  }
+  const content: ContentBlock[] = []
+  for (const block of asArray(blocks)) {
+    const type = getString(block, 'type')
+    if (type === 'text') content.push({ type: 'text', text: getString(block, 'text') ?? '' })
+    else if (type === 'thinking') {
+      content.push({
+        type: 'thinking',
+        thinking: getString(block, 'thinking') ?? '',
+        signature: getString(block, 'signature'),
+      })
+    } else if (type === 'redacted_thinking') {
+      content.push({ type: 'thinking', thinking: '', signature: getString(block, 'data') })
+    } else if (type === 'tool_use') {
+      content.push({
+        type: 'tool_call',
+        id: getString(block, 'id') ?? '',
+        name: getString(block, 'name') ?? '',
+        arguments: getRecord(block, 'input') ?? {},
+      })
+    }
+  }
+  const requestId = headerValue(meta.headers, 'request-id')
+  return {
+    id: getString(json, 'id') ?? '',
+    model: getString(json, 'model') ?? '',
+    provider: 'anthropic',
+    content,
+    text: textOf(content),
+    finishReason: mapFinish(ANTHROPIC_FINISH, get(json, 'stop_reason')),
+    usage: anthropicUsage(get(json, 'usage')),
+    ...(requestId === undefined ? {} : { providerRequestId: requestId }),
+  }
+}

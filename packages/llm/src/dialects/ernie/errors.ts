@@ -1,0 +1,73 @@
+import type { ErrorKind, NormalizedError } from '../../types.js'
+import { type BodyVerdict, classifyError, classifyStreamError } from '../classifyError.js'
+import type { ErrorInput, StreamErrorInput } from '../ErrorInput.js'
+import { lookup, readOpenAIError } from '../openai/errors.js'
+import { getCode, getString } from '../safeJson.js'
+
+/**
+ * Baidu ERNIE / Qianfan codes. v1 answers HTTP 200 with `error_code`; v2 is
+ * OpenAI-shaped with string codes. 17 (daily limit) and 19 (total limit) do
+ * not clear within any request's deadline, so they are permanent; 18 (QPS),
+ * 336501 (RPM) and 336502 (TPM) clear within seconds.
+ */
+const ERNIE_CODES: Readonly<Record<string, ErrorKind>> = {
+  '18': 'rate_limited',
+  '4': 'rate_limited',
+  '336501': 'rate_limited',
+  '336502': 'rate_limited',
+  '336503': 'rate_limited',
+  rpm_rate_limit_exceeded: 'rate_limited',
+  tpm_rate_limit_exceeded: 'rate_limited',
+  rate_limit_exceeded: 'rate_limited',
+  '17': 'quota_exhausted',
+  '19': 'quota_exhausted',
+  '2': 'overloaded',
+  '1': 'server_error',
+  '336000': 'server_error',
+  '336100': 'server_error',
+  '3': 'not_found',
+  '6': 'auth',
+  '13': 'auth',
+  '14': 'auth',
+  '15': 'auth',
+  '110': 'auth',
+  '111': 'auth',
+  access_denied: 'auth',
+  invalid_model: 'not_found',
+  '100': 'bad_request',
+  '336001': 'bad_request',
+  '336002': 'bad_request',
+  '336003': 'bad_request',
+  '336006': 'bad_request',
+  malformed_json: 'bad_request',
+  '336007': 'context_too_long',
+  '336103': 'context_too_long',
+  characters_too_long: 'context_too_long',
+  tokens_too_long: 'context_too_long',
+}
+
+function readErnieError(json: unknown): BodyVerdict | undefined {
+  const v2 = readOpenAIError(json, ERNIE_CODES)
+  if (v2 !== undefined) return v2
+  // The issue's `{"code":336501}` spelling and v1's `error_code` are both seen.
+  const code = getCode(json, 'error_code') ?? numericCode(json)
+  if (code === undefined || code === '0') return undefined
+  return {
+    providerCode: code,
+    message: getString(json, 'error_msg') ?? getString(json, 'message'),
+    kind: lookup(ERNIE_CODES, code),
+  }
+}
+
+function numericCode(json: unknown): string | undefined {
+  const code = getCode(json, 'code')
+  return code !== undefined && /^\d+$/.test(code) ? code : undefined
+}
+
+export function normalizeErnieError(input: ErrorInput): NormalizedError | undefined {
+  return classifyError(input, readErnieError)
+}
+
+export function normalizeErnieStreamError(frame: StreamErrorInput): NormalizedError | undefined {
+  return classifyStreamError(frame, readErnieError)
+}

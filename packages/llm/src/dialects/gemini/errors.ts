@@ -1,0 +1,97 @@
+import type { ErrorKind, NormalizedError } from '../../types.js'
+import { type BodyVerdict, classifyError, classifyStreamError } from '../classifyError.js'
+import { parseProtoDurationMs } from '../durations.js'
+import type { ErrorInput, StreamErrorInput } from '../ErrorInput.js'
+import { lookup } from '../openai/errors.js'
+import { asArray, get, getCode, getRecord, getString } from '../safeJson.js'
+
+/** google.rpc status names. */
+const GEMINI_STATUSES: Readonly<Record<string, ErrorKind>> = {
+  RESOURCE_EXHAUSTED: 'rate_limited',
+  UNAVAILABLE: 'overloaded',
+  INTERNAL: 'server_error',
+  UNKNOWN: 'server_error',
+  DEADLINE_EXCEEDED: 'timeout',
+  INVALID_ARGUMENT: 'bad_request',
+  FAILED_PRECONDITION: 'bad_request',
+  OUT_OF_RANGE: 'bad_request',
+  PERMISSION_DENIED: 'auth',
+  UNAUTHENTICATED: 'auth',
+  NOT_FOUND: 'not_found',
+  ABORTED: 'server_error',
+}
+
+const RETRY_INFO = 'type.googleapis.com/google.rpc.RetryInfo'
+const QUOTA_FAILURE = 'type.googleapis.com/google.rpc.QuotaFailure'
+const ERROR_INFO = 'type.googleapis.com/google.rpc.ErrorInfo'
+const MAX_DETAILS = 32
+
+/**
+ * `{"error":{"code":429,"message","status":"RESOURCE_EXHAUSTED","details":[…]}}`.
+ * `RetryInfo.retryDelay` ("34.4s") is the wait. A quota whose limit is 0
+ * (free tier unavailable for the model or region) never refills, so it is
+ * permanent however much the 429 looks like a rate limit. A 200 whose prompt
+ * was blocked (`promptFeedback.blockReason`, no candidates) is a refusal, not
+ * an empty success.
+ */
+function readGeminiError(json: unknown): BodyVerdict | undefined {
+  // streamGenerateContent without alt=sse answers a JSON array; errors come as its first element.
+  const root = Array.isArray(json) ? json[0] : json
+  const error = getRecord(root, 'error')
+  if (error === undefined) return blockedPrompt(root)
+  const status = getString(error, 'status')
+  const message = getString(error, 'message')
+  let kind = lookup(GEMINI_STATUSES, status)
+  let retryAfterMs: number | undefined
+  for (const detail of asArray(get(error, 'details')).slice(0, MAX_DETAILS)) {
+    const type = getString(detail, '@type')
+    if (type === RETRY_INFO) {
+      const delay = getString(detail, 'retryDelay')
+      retryAfterMs = delay === undefined ? undefined : parseProtoDurationMs(delay)
+    } else if (type === QUOTA_FAILURE && hasZeroQuota(detail)) {
+      kind = 'quota_exhausted'
+    } else if (type === ERROR_INFO && getString(detail, 'reason') === 'API_KEY_INVALID') {
+      kind = 'auth'
+    }
+  }
+  const text = message ?? ''
+  if (kind === 'rate_limited' && /\blimit:\s*0\b/.test(text)) kind = 'quota_exhausted'
+  if (kind === 'bad_request' && /input token count.*exceeds the maximum/i.test(text)) {
+    kind = 'context_too_long'
+  }
+  retryAfterMs ??= retryInMessage(text)
+  return { providerCode: status ?? getCode(error, 'code'), message, kind, retryAfterMs }
+}
+
+function hasZeroQuota(detail: unknown): boolean {
+  return asArray(get(detail, 'violations'))
+    .slice(0, MAX_DETAILS)
+    .some((v) => {
+      const value = get(v, 'quotaValue')
+      return value === '0' || value === 0
+    })
+}
+
+/** Gemini also writes "Please retry in 34.427s." into the message. */
+function retryInMessage(text: string): number | undefined {
+  const match = /retry in (\d+(?:\.\d+)?)s\b/i.exec(text.slice(0, 2000))
+  return match ? parseProtoDurationMs(`${match[1]}s`) : undefined
+}
+
+function blockedPrompt(root: unknown): BodyVerdict | undefined {
+  const reason = getString(getRecord(root, 'promptFeedback'), 'blockReason')
+  if (reason === undefined || asArray(get(root, 'candidates')).length > 0) return undefined
+  return {
+    providerCode: `blockReason:${reason}`,
+    message: `prompt blocked: ${reason}`,
+    kind: 'content_policy',
+  }
+}
+
+export function normalizeGeminiError(input: ErrorInput): NormalizedError | undefined {
+  return classifyError(input, readGeminiError)
+}
+
+export function normalizeGeminiStreamError(frame: StreamErrorInput): NormalizedError | undefined {
+  return classifyStreamError(frame, readGeminiError)
+}

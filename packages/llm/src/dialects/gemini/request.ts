@@ -1,0 +1,168 @@
+import { InvalidChatRequestError } from '../../errors/InvalidChatRequestError.js'
+import type { ChatMessage, ChatRequest, ContentBlock } from '../../types.js'
+import { blocksOf } from '../blocks.js'
+import type { BuiltRequest } from '../Dialect.js'
+
+type Role = 'user' | 'model'
+
+/**
+ * Normalised request → `generateContent` (or `streamGenerateContent?alt=sse`)
+ * body. System text becomes `systemInstruction`; a tool result becomes a
+ * `functionResponse`, which Gemini matches by function *name*, so the name is
+ * looked up from the call with the same id earlier in the history. A signed
+ * thinking block hands its signature to the next part as `thoughtSignature`
+ * (Gemini signs the part that follows the thought, not the thought).
+ */
+export function buildGeminiRequest(request: ChatRequest, model: string): BuiltRequest {
+  const names = toolNames(request.messages)
+  const system: string[] = []
+  const contents: { role: Role; parts: Record<string, unknown>[] }[] = []
+  for (const message of request.messages) {
+    if (message.role === 'system') {
+      for (const b of blocksOf(message)) if (b.type === 'text') system.push(b.text)
+      continue
+    }
+    const role: Role = message.role === 'assistant' ? 'model' : 'user'
+    const parts = toParts(blocksOf(message), names)
+    if (parts.length === 0) continue
+    const last = contents.at(-1)
+    if (last?.role === role) last.parts.push(...parts)
+    else contents.push({ role, parts })
+  }
+  const generationConfig: Record<string, unknown> = { maxOutputTokens: request.maxTokens }
+  if (request.temperature !== undefined) generationConfig['temperature'] = request.temperature
+  if (request.topP !== undefined) generationConfig['topP'] = request.topP
+  if (request.stop !== undefined && request.stop.length > 0) {
+    generationConfig['stopSequences'] = request.stop
+  }
+  const body: Record<string, unknown> = { contents, generationConfig }
+  if (system.length > 0) body['systemInstruction'] = { parts: [{ text: system.join('\n\n') }] }
+  if (request.tools !== undefined && request.tools.length > 0) {
+    body['tools'] = [
+      {
+        functionDeclarations: request.tools.map((t) => ({
+          name: t.name,
+          ...(t.description === undefined ? {} : { description: t.description }),
+          parameters: t.parameters,
+        })),
+      },
+    ]
+  }
+  if (request.extra !== undefined) applyExtra(request.extra, body, generationConfig)
+  const path = request.stream
+    ? `/models/${encodeURIComponent(model)}:streamGenerateContent?alt=sse`
+    : `/models/${encodeURIComponent(model)}:generateContent`
+  return { path, body }
+}
+
+/** Chat Completions names → `generationConfig` names, for fields with the same meaning. */
+const GENERATION_FIELDS: Readonly<Record<string, string>> = {
+  seed: 'seed',
+  frequency_penalty: 'frequencyPenalty',
+  presence_penalty: 'presencePenalty',
+}
+
+/**
+ * The client's other Chat Completions fields: translated where Gemini has an
+ * equivalent (`response_format` → `responseMimeType` + `responseJsonSchema`,
+ * which takes JSON Schema as OpenAI clients write it — `responseSchema` is
+ * OpenAPI's subset and refuses `additionalProperties`; `tool_choice` →
+ * `toolConfig`; `seed`, penalties), kept when they ask for Gemini's default
+ * (`n: 1`, `parallel_tool_calls: true`, text `modalities`, `logprobs: false`); any other throws
+ * naming it, so none is dropped silently.
+ */
+function applyExtra(
+  extra: Record<string, unknown>,
+  body: Record<string, unknown>,
+  generationConfig: Record<string, unknown>,
+): void {
+  for (const [field, value] of Object.entries(extra)) {
+    if (value === undefined || value === null) continue
+    const renamed = GENERATION_FIELDS[field]
+    if (renamed !== undefined && Object.hasOwn(GENERATION_FIELDS, field)) {
+      generationConfig[renamed] = value
+    } else if (field === 'response_format') {
+      Object.assign(generationConfig, geminiResponseFormat(value))
+    } else if (field === 'tool_choice') {
+      body['toolConfig'] = { functionCallingConfig: geminiToolChoice(value) }
+    } else if (!isDefault(field, value)) {
+      throw new InvalidChatRequestError(field, 'Gemini has no equivalent')
+    }
+  }
+}
+
+function geminiResponseFormat(value: unknown): Record<string, unknown> {
+  const format = value as { type?: unknown; json_schema?: { schema?: unknown } }
+  if (format.type === 'text') return {}
+  if (format.type === 'json_object') return { responseMimeType: 'application/json' }
+  if (format.type === 'json_schema') {
+    const schema = format.json_schema?.schema
+    return {
+      responseMimeType: 'application/json',
+      ...(schema === undefined ? {} : { responseJsonSchema: schema }),
+    }
+  }
+  throw new InvalidChatRequestError('response_format', 'Gemini has no equivalent of this type')
+}
+
+function geminiToolChoice(value: unknown): Record<string, unknown> {
+  if (value === 'auto') return { mode: 'AUTO' }
+  if (value === 'required') return { mode: 'ANY' }
+  if (value === 'none') return { mode: 'NONE' }
+  const fn = (value as { type?: unknown; function?: { name?: unknown } }).function
+  if ((value as { type?: unknown }).type === 'function' && typeof fn?.name === 'string') {
+    return { mode: 'ANY', allowedFunctionNames: [fn.name] }
+  }
+  throw new InvalidChatRequestError('tool_choice', 'Gemini has no equivalent of this choice')
+}
+
+/** A value that asks for what Gemini does anyway. */
+function isDefault(field: string, value: unknown): boolean {
+  if (field === 'n') return value === 1
+  if (field === 'logprobs') return value === false
+  if (field === 'modalities') return Array.isArray(value) && value.every((m) => m === 'text')
+  if (field === 'parallel_tool_calls') return value === true
+  return false
+}
+
+function toolNames(messages: readonly ChatMessage[]): Map<string, string> {
+  const names = new Map<string, string>()
+  for (const m of messages) {
+    for (const b of blocksOf(m)) if (b.type === 'tool_call') names.set(b.id, b.name)
+  }
+  return names
+}
+
+function toParts(blocks: readonly ContentBlock[], names: Map<string, string>) {
+  const parts: Record<string, unknown>[] = []
+  let signature: string | undefined
+  const signed = (part: Record<string, unknown>) => {
+    if (signature !== undefined) part['thoughtSignature'] = signature
+    signature = undefined
+    parts.push(part)
+  }
+  for (const block of blocks) {
+    switch (block.type) {
+      case 'thinking':
+        // Thought summaries are output only; the signature is what must go back.
+        if (block.signature) signature = block.signature
+        break
+      case 'text':
+        if (block.text !== '') signed({ text: block.text })
+        break
+      case 'tool_call':
+        signed({ functionCall: { id: block.id, name: block.name, args: block.arguments ?? {} } })
+        break
+      case 'tool_result':
+        parts.push({
+          functionResponse: {
+            id: block.toolCallId,
+            name: names.get(block.toolCallId) ?? block.toolCallId,
+            response: block.isError ? { error: block.content } : { result: block.content },
+          },
+        })
+        break
+    }
+  }
+  return parts
+}

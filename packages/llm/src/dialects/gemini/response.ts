@@ -1,0 +1,90 @@
+import { malformedReply, ProviderReplyError } from '../../errors/ProviderReplyError.js'
+import type { ChatResponse, ContentBlock, FinishReason, Usage } from '../../types.js'
+import { mapFinish, textOf, usageOf } from '../blocks.js'
+import type { ResponseMeta } from '../Dialect.js'
+import { asArray, get, getRecord, getString, parseJson } from '../safeJson.js'
+
+export const GEMINI_FINISH: Readonly<Record<string, FinishReason>> = {
+  STOP: 'stop',
+  MAX_TOKENS: 'length',
+  SAFETY: 'content_filter',
+  RECITATION: 'content_filter',
+  BLOCKLIST: 'content_filter',
+  PROHIBITED_CONTENT: 'content_filter',
+  SPII: 'content_filter',
+  IMAGE_SAFETY: 'content_filter',
+  MALFORMED_FUNCTION_CALL: 'error',
+  LANGUAGE: 'unknown',
+  OTHER: 'unknown',
+  FINISH_REASON_UNSPECIFIED: 'unknown',
+}
+
+/** Thoughts are billed as output. */
+export function geminiUsage(metadata: unknown): Usage {
+  const out = get(metadata, 'candidatesTokenCount')
+  const thoughts = get(metadata, 'thoughtsTokenCount')
+  const output = (typeof out === 'number' ? out : 0) + (typeof thoughts === 'number' ? thoughts : 0)
+  return usageOf(get(metadata, 'promptTokenCount'), output)
+}
+
+/**
+ * Parts → blocks. `thought: true` parts are thinking; a `thoughtSignature`
+ * on any other part becomes a signed, empty thinking block in front of it,
+ * so `buildGeminiRequest` can put it back where it was. Calls without an id
+ * get a stable one from their position.
+ */
+export function geminiParts(parts: unknown, callCounter: { n: number }): ContentBlock[] {
+  const out: ContentBlock[] = []
+  for (const part of asArray(parts)) {
+    const signature = getString(part, 'thoughtSignature')
+    const text = getString(part, 'text')
+    if (get(part, 'thought') === true) {
+      out.push({ type: 'thinking', thinking: text ?? '', signature })
+      continue
+    }
+    if (signature !== undefined) out.push({ type: 'thinking', thinking: '', signature })
+    const call = getRecord(part, 'functionCall')
+    if (call !== undefined) {
+      out.push({
+        type: 'tool_call',
+        id: getString(call, 'id') ?? `call_${callCounter.n++}`,
+        name: getString(call, 'name') ?? '',
+        arguments: getRecord(call, 'args') ?? {},
+      })
+    } else if (text !== undefined) out.push({ type: 'text', text })
+  }
+  return out
+}
+
+export function geminiFinish(reason: unknown, content: readonly ContentBlock[]): FinishReason {
+  const mapped = mapFinish(GEMINI_FINISH, reason)
+  // Gemini says STOP after a function call; callers need to know a tool is wanted.
+  return mapped === 'stop' && content.some((b) => b.type === 'tool_call') ? 'tool_calls' : mapped
+}
+
+/** `GenerateContentResponse` → normalised response. No candidate means no answer: it throws. */
+export function parseGeminiResponse(body: unknown, _meta: ResponseMeta = {}): ChatResponse {
+  const json = typeof body === 'string' ? parseJson(body) : body
+  const candidate = asArray(get(json, 'candidates'))[0]
+  if (candidate === undefined) {
+    const blockReason = getString(getRecord(json, 'promptFeedback'), 'blockReason')
+    if (blockReason === undefined) throw malformedReply('Gemini response (no candidates)')
+    throw new ProviderReplyError({
+      kind: 'content_policy',
+      retryable: false,
+      status: 200,
+      providerCode: `blockReason:${blockReason}`,
+      message: `prompt blocked: ${blockReason}`,
+    })
+  }
+  const content = geminiParts(get(getRecord(candidate, 'content'), 'parts'), { n: 0 })
+  return {
+    id: getString(json, 'responseId') ?? '',
+    model: getString(json, 'modelVersion') ?? '',
+    provider: 'gemini',
+    content,
+    text: textOf(content),
+    finishReason: geminiFinish(get(candidate, 'finishReason'), content),
+    usage: geminiUsage(get(json, 'usageMetadata')),
+  }
+}

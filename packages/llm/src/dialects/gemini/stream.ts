@@ -1,0 +1,64 @@
+import { malformedReply, ProviderReplyError } from '../../errors/ProviderReplyError.js'
+import type { StreamEvent } from '../../types.js'
+import type { StreamParser } from '../Dialect.js'
+import { asArray, asRecord, get, getRecord, getString, parseJson } from '../safeJson.js'
+import { normalizeGeminiStreamError } from './errors.js'
+import { geminiFinish, geminiParts, geminiUsage } from './response.js'
+
+/**
+ * `streamGenerateContent?alt=sse` events → normalised events. Every event is
+ * a whole `GenerateContentResponse` holding the next parts; a function call
+ * arrives whole, so its arguments are one delta. The chunk with a
+ * `finishReason` (which carries the final usage) ends the stream: Gemini has
+ * no `[DONE]`.
+ */
+export function createGeminiStreamParser(): StreamParser {
+  const counter = { n: 0 }
+  let sawToolCall = false
+  let done = false
+
+  return {
+    get done() {
+      return done
+    },
+    parseStreamEvent(message) {
+      const error = normalizeGeminiStreamError(message)
+      if (error !== undefined) throw new ProviderReplyError(error)
+      const chunk = parseJson(message.data)
+      if (asRecord(chunk) === undefined) throw malformedReply('Gemini stream chunk')
+      const candidate = asArray(get(chunk, 'candidates'))[0]
+      const out: StreamEvent[] = []
+      for (const block of geminiParts(get(getRecord(candidate, 'content'), 'parts'), counter)) {
+        if (block.type === 'text') out.push({ type: 'text', text: block.text })
+        else if (block.type === 'thinking') {
+          if (block.thinking !== '') out.push({ type: 'thinking', thinking: block.thinking })
+          if (block.signature) out.push({ type: 'signature', signature: block.signature })
+        } else if (block.type === 'tool_call') {
+          sawToolCall = true
+          out.push({
+            type: 'tool_call',
+            id: block.id,
+            name: block.name,
+            argumentsDelta: JSON.stringify(block.arguments),
+          })
+        }
+      }
+      const reason = get(candidate, 'finishReason')
+      if (typeof reason === 'string' && !done) {
+        done = true
+        const finishReason = geminiFinish(
+          reason,
+          sawToolCall ? [{ type: 'tool_call', id: '', name: '', arguments: {} }] : [],
+        )
+        out.push({
+          type: 'finish',
+          finishReason,
+          usage: geminiUsage(get(chunk, 'usageMetadata')),
+          id: getString(chunk, 'responseId'),
+        })
+      }
+      return out
+    },
+    end: () => [],
+  }
+}

@@ -1,0 +1,196 @@
+import type {
+  ChatResponse,
+  FinishReason,
+  NormalizedError,
+  StreamEvent,
+  Usage,
+} from '../../types.js'
+import { stringifyArguments } from '../blocks.js'
+
+/**
+ * Normalised → OpenAI's shapes, for a gateway that answers OpenAI clients
+ * whatever provider actually replied. The official `openai` client parses
+ * these unchanged; `reasoning_content` is DeepSeek's spelling for thinking,
+ * which OpenAI clients ignore and DeepSeek-aware ones show.
+ */
+
+type OpenAIFinish = 'stop' | 'length' | 'tool_calls' | 'content_filter'
+
+/** `error` and `unknown` have no OpenAI spelling; `stop` is what clients handle. */
+export function toOpenAIFinish(reason: FinishReason): OpenAIFinish {
+  return reason === 'length' || reason === 'tool_calls' || reason === 'content_filter'
+    ? reason
+    : 'stop'
+}
+
+function openAIUsage(usage: Usage): Record<string, number> {
+  return {
+    prompt_tokens: usage.inputTokens,
+    completion_tokens: usage.outputTokens,
+    total_tokens: usage.inputTokens + usage.outputTokens,
+  }
+}
+
+export interface OpenAIEncodeOptions {
+  /** Unix seconds for `created`. Default now. */
+  createdS?: number | undefined
+  /** The model name to report (e.g. the alias the client asked for). Default the response's. */
+  model?: string | undefined
+}
+
+/** A whole `chat.completion` object. */
+export function toOpenAIResponse(
+  response: ChatResponse,
+  options: OpenAIEncodeOptions = {},
+): Record<string, unknown> {
+  const toolCalls = response.content.flatMap((b) =>
+    b.type === 'tool_call'
+      ? [
+          {
+            id: b.id,
+            type: 'function',
+            function: { name: b.name, arguments: stringifyArguments(b.arguments) },
+          },
+        ]
+      : [],
+  )
+  const thinking = response.content
+    .flatMap((b) => (b.type === 'thinking' ? [b.thinking] : []))
+    .join('')
+  return {
+    id: response.id,
+    object: 'chat.completion',
+    created: options.createdS ?? Math.floor(Date.now() / 1000),
+    model: options.model ?? response.model,
+    choices: [
+      {
+        index: 0,
+        message: {
+          role: 'assistant',
+          content: response.text === '' && toolCalls.length > 0 ? null : response.text,
+          refusal: null,
+          ...(thinking === '' ? {} : { reasoning_content: thinking }),
+          ...(toolCalls.length > 0 ? { tool_calls: toolCalls } : {}),
+        },
+        logprobs: null,
+        finish_reason: toOpenAIFinish(response.finishReason),
+      },
+    ],
+    usage: openAIUsage(response.usage),
+  }
+}
+
+export interface OpenAIChunkEncoderOptions extends OpenAIEncodeOptions {
+  /** The `id` every chunk carries (`chatcmpl-…`). */
+  id: string
+  model: string
+  /** Send a last chunk with `usage` and no choices, as `stream_options.include_usage` asks. Default false. */
+  includeUsage?: boolean | undefined
+}
+
+/**
+ * Normalised stream events → `chat.completion.chunk` objects. Stateful: the
+ * first chunk carries the role, each tool call gets an index and sends its
+ * id and name once.
+ */
+export class OpenAIChunkEncoder {
+  readonly #options: OpenAIChunkEncoderOptions
+  readonly #created: number
+  readonly #toolIndex = new Map<string, number>()
+  #sentRole = false
+
+  constructor(options: OpenAIChunkEncoderOptions) {
+    this.#options = options
+    this.#created = options.createdS ?? Math.floor(Date.now() / 1000)
+  }
+
+  encode(event: StreamEvent): Record<string, unknown>[] {
+    switch (event.type) {
+      case 'text':
+        return [this.#chunk({ content: event.text })]
+      case 'thinking':
+        return [this.#chunk({ reasoning_content: event.thinking })]
+      case 'signature':
+        return []
+      case 'tool_call': {
+        let index = this.#toolIndex.get(event.id)
+        const first = index === undefined
+        if (index === undefined) {
+          index = this.#toolIndex.size
+          this.#toolIndex.set(event.id, index)
+        }
+        const call = first
+          ? {
+              index,
+              id: event.id,
+              type: 'function',
+              function: { name: event.name, arguments: event.argumentsDelta },
+            }
+          : { index, function: { arguments: event.argumentsDelta } }
+        return [this.#chunk({ tool_calls: [call] })]
+      }
+      case 'finish': {
+        const out: Record<string, unknown>[] = [this.#chunk({}, toOpenAIFinish(event.finishReason))]
+        if (this.#options.includeUsage && event.usage !== undefined) {
+          out.push({ ...this.#base(), choices: [], usage: openAIUsage(event.usage) })
+        }
+        return out
+      }
+    }
+  }
+
+  #base(): Record<string, unknown> {
+    return {
+      id: this.#options.id,
+      object: 'chat.completion.chunk',
+      created: this.#created,
+      model: this.#options.model,
+    }
+  }
+
+  #chunk(
+    delta: Record<string, unknown>,
+    finishReason: OpenAIFinish | null = null,
+  ): Record<string, unknown> {
+    const withRole = this.#sentRole ? delta : { role: 'assistant', ...delta }
+    this.#sentRole = true
+    return {
+      ...this.#base(),
+      choices: [{ index: 0, delta: withRole, logprobs: null, finish_reason: finishReason }],
+    }
+  }
+}
+
+/** One SSE event carrying a JSON payload, as OpenAI frames it. */
+export function openAISseData(payload: unknown): string {
+  return `data: ${JSON.stringify(payload)}\n\n`
+}
+
+export const OPENAI_SSE_DONE = 'data: [DONE]\n\n'
+
+const ERROR_SHAPES: Record<NormalizedError['kind'], [number, string, string]> = {
+  rate_limited: [429, 'rate_limit_exceeded', 'requests'],
+  quota_exhausted: [429, 'insufficient_quota', 'insufficient_quota'],
+  overloaded: [503, 'overloaded', 'server_error'],
+  server_error: [502, 'upstream_error', 'server_error'],
+  timeout: [504, 'timeout', 'server_error'],
+  network: [502, 'upstream_unreachable', 'server_error'],
+  bad_request: [400, 'invalid_request', 'invalid_request_error'],
+  // The upstream's key failed, not the client's: the client cannot fix it.
+  auth: [502, 'upstream_auth_failed', 'server_error'],
+  content_policy: [400, 'content_policy_violation', 'invalid_request_error'],
+  context_too_long: [400, 'context_length_exceeded', 'invalid_request_error'],
+  not_found: [404, 'model_not_found', 'invalid_request_error'],
+}
+
+/**
+ * A normalised error as OpenAI's error body and a suggested status. The
+ * message is the normalised one (already cut and scrubbed of keys).
+ */
+export function toOpenAIError(error: NormalizedError): {
+  status: number
+  body: { error: { message: string; type: string; param: null; code: string } }
+} {
+  const [status, code, type] = ERROR_SHAPES[error.kind] ?? [502, 'upstream_error', 'server_error']
+  return { status, body: { error: { message: error.message, type, param: null, code } } }
+}

@@ -1,0 +1,81 @@
+import type { ErrorKind, NormalizedError } from '../../types.js'
+import { type BodyVerdict, classifyError, classifyStreamError } from '../classifyError.js'
+import type { ErrorInput, StreamErrorInput } from '../ErrorInput.js'
+import { getCode, getRecord, getString } from '../safeJson.js'
+
+/** OpenAI's `error.code` / `error.type` values that say more than the status. */
+const OPENAI_CODES: Readonly<Record<string, ErrorKind>> = {
+  insufficient_quota: 'quota_exhausted',
+  billing_hard_limit_reached: 'quota_exhausted',
+  rate_limit_exceeded: 'rate_limited',
+  context_length_exceeded: 'context_too_long',
+  string_above_max_length: 'context_too_long',
+  content_policy_violation: 'content_policy',
+  content_filter: 'content_policy',
+  invalid_api_key: 'auth',
+  account_deactivated: 'auth',
+  model_not_found: 'not_found',
+  server_error: 'server_error',
+}
+
+/**
+ * Reads `{"error":{"message","type","param","code"}}` — OpenAI's shape, which
+ * DeepSeek, Qwen's compatible mode, Qianfan v2 and Ark copy. Also accepted at
+ * HTTP 200: some compatible servers send the error object with a 200.
+ */
+export function readOpenAIError(
+  json: unknown,
+  codes: Readonly<Record<string, ErrorKind>> = OPENAI_CODES,
+): BodyVerdict | undefined {
+  const error = getRecord(json, 'error')
+  if (error === undefined) return undefined
+  const code = getCode(error, 'code')
+  const type = getString(error, 'type')
+  const message = getString(error, 'message')
+  const kind = lookup(codes, code) ?? lookup(codes, type)
+  return {
+    providerCode: code ?? type,
+    message,
+    kind,
+  }
+}
+
+export function lookup(
+  table: Readonly<Record<string, ErrorKind>>,
+  key: string | undefined,
+): ErrorKind | undefined {
+  return key !== undefined && Object.hasOwn(table, key) ? table[key] : undefined
+}
+
+export function normalizeOpenAIError(input: ErrorInput): NormalizedError | undefined {
+  return classifyError(input, (json) => readOpenAIError(json))
+}
+
+/** OpenAI reports a failure mid-stream as a data frame holding `{"error":{…}}`. */
+export function normalizeOpenAIStreamError(frame: StreamErrorInput): NormalizedError | undefined {
+  return classifyStreamError(frame, (json) => readOpenAIError(json))
+}
+
+/**
+ * DeepSeek: OpenAI's shape with its own statuses — 402 "Insufficient Balance"
+ * (permanent until someone pays), 422 invalid parameters, 429, 500, 503
+ * "Server overloaded". Its 402 body says `"code":"invalid_request_error"`, so
+ * the status and message decide, not the code.
+ */
+export function normalizeDeepSeekError(input: ErrorInput): NormalizedError | undefined {
+  return classifyError(input, readDeepSeekError)
+}
+
+export function normalizeDeepSeekStreamError(frame: StreamErrorInput): NormalizedError | undefined {
+  return classifyStreamError(frame, readDeepSeekError)
+}
+
+function readDeepSeekError(json: unknown): BodyVerdict | undefined {
+  const verdict = readOpenAIError(json)
+  if (verdict === undefined) return undefined
+  const message = verdict.message?.toLowerCase() ?? ''
+  if (message.includes('insufficient balance')) return { ...verdict, kind: 'quota_exhausted' }
+  if (message.includes('server overloaded')) return { ...verdict, kind: 'overloaded' }
+  // DeepSeek's codes are generic (`invalid_request_error`): the status speaks.
+  return verdict
+}

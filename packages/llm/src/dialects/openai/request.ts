@@ -1,0 +1,96 @@
+import type { ChatMessage, ChatRequest } from '../../types.js'
+import { blocksOf, stringifyArguments } from '../blocks.js'
+import type { BuiltRequest } from '../Dialect.js'
+
+export interface OpenAIRequestOptions {
+  /**
+   * OpenAI itself wants `max_completion_tokens` (its reasoning models refuse
+   * `max_tokens`); the compatible providers (DeepSeek, Qwen, Qianfan, Ark)
+   * document `max_tokens`. Default `max_tokens`.
+   */
+  maxTokensField?: 'max_tokens' | 'max_completion_tokens' | undefined
+}
+
+/**
+ * Normalised request → `POST /chat/completions` body. Thinking blocks are
+ * not sent: chat completions has no field for them (DeepSeek rejects its own
+ * `reasoning_content` when sent back). Streaming asks for usage in the last
+ * chunk, which is how cost is known for a streamed answer. `request.extra`
+ * (`response_format`, `tool_choice`, `seed`, …) is forwarded unchanged.
+ */
+export function buildOpenAIRequest(
+  request: ChatRequest,
+  model: string,
+  options: OpenAIRequestOptions = {},
+): BuiltRequest {
+  const body: Record<string, unknown> = {
+    model,
+    messages: request.messages.flatMap(toOpenAIMessages),
+    [options.maxTokensField ?? 'max_tokens']: request.maxTokens,
+  }
+  if (request.temperature !== undefined) body['temperature'] = request.temperature
+  if (request.topP !== undefined) body['top_p'] = request.topP
+  if (request.stop !== undefined && request.stop.length > 0) body['stop'] = request.stop
+  if (request.tools !== undefined && request.tools.length > 0) {
+    body['tools'] = request.tools.map((tool) => ({
+      type: 'function',
+      function: {
+        name: tool.name,
+        ...(tool.description === undefined ? {} : { description: tool.description }),
+        parameters: tool.parameters,
+      },
+    }))
+  }
+  if (request.stream) {
+    body['stream'] = true
+    body['stream_options'] = { include_usage: true }
+  }
+  // The client's other fields travel as sent; never over a field built above.
+  for (const [key, value] of Object.entries(request.extra ?? {})) {
+    if (Object.hasOwn(body, key) || value === undefined) continue
+    // defineProperty: a key named `__proto__` stays a field instead of becoming the prototype.
+    Object.defineProperty(body, key, {
+      value,
+      enumerable: true,
+      writable: true,
+      configurable: true,
+    })
+  }
+  return { path: '/chat/completions', body }
+}
+
+/** One normalised message can become several: each tool result is its own `tool` message. */
+function toOpenAIMessages(message: ChatMessage): Record<string, unknown>[] {
+  const blocks = blocksOf(message)
+  const text = blocks
+    .filter((b) => b.type === 'text')
+    .map((b) => b.text)
+    .join('')
+  const out: Record<string, unknown>[] = []
+  for (const block of blocks) {
+    if (block.type === 'tool_result') {
+      out.push({ role: 'tool', tool_call_id: block.toolCallId, content: block.content })
+    }
+  }
+  const toolCalls = blocks.flatMap((b) =>
+    b.type === 'tool_call'
+      ? [
+          {
+            id: b.id,
+            type: 'function',
+            function: { name: b.name, arguments: stringifyArguments(b.arguments) },
+          },
+        ]
+      : [],
+  )
+  if (message.role === 'assistant') {
+    out.push({
+      role: 'assistant',
+      content: text === '' && toolCalls.length > 0 ? null : text,
+      ...(toolCalls.length > 0 ? { tool_calls: toolCalls } : {}),
+    })
+  } else if (message.role !== 'tool' && (text !== '' || out.length === 0)) {
+    out.push({ role: message.role, content: text })
+  }
+  return out
+}

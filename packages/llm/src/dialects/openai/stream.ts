@@ -1,0 +1,80 @@
+import { malformedReply, ProviderReplyError } from '../../errors/ProviderReplyError.js'
+import type { FinishReason, NormalizedError, StreamEvent, Usage } from '../../types.js'
+import { mapFinish, usageOf } from '../blocks.js'
+import type { StreamParser } from '../Dialect.js'
+import type { StreamErrorInput } from '../ErrorInput.js'
+import { asArray, asRecord, get, getCode, getRecord, getString, parseJson } from '../safeJson.js'
+import { OPENAI_FINISH } from './response.js'
+
+/**
+ * `chat.completion.chunk` events → normalised events. Tool-call deltas name
+ * the call only in their first chunk (later ones carry just `index`), so the
+ * parser remembers each index's id and name. The finish is held back until
+ * usage arrives (OpenAI sends it in a last chunk with no choices) or the
+ * stream ends with `[DONE]`, so a caller sees exactly one `finish`, with usage.
+ */
+export function createOpenAIStreamParser(
+  normalizeStreamError: (frame: StreamErrorInput) => NormalizedError | undefined,
+): StreamParser {
+  const tools = new Map<number, { id: string; name: string }>()
+  let finishReason: FinishReason | undefined
+  let usage: Usage | undefined
+  let id: string | undefined
+  let finished = false
+  let done = false
+
+  const flush = (): StreamEvent[] => {
+    if (finished || finishReason === undefined) return []
+    finished = true
+    return [{ type: 'finish', finishReason, usage, id }]
+  }
+
+  return {
+    get done() {
+      return done
+    },
+    parseStreamEvent(message) {
+      const error = normalizeStreamError(message)
+      if (error !== undefined) throw new ProviderReplyError(error)
+      if (message.data.trim() === '[DONE]') {
+        done = true
+        return flush()
+      }
+      const chunk = parseJson(message.data)
+      if (asRecord(chunk) === undefined) throw malformedReply('stream chunk')
+      id ??= getString(chunk, 'id')
+      const out: StreamEvent[] = []
+      for (const choice of asArray(get(chunk, 'choices')).slice(0, 1)) {
+        const delta = getRecord(choice, 'delta')
+        const reasoning = getString(delta, 'reasoning_content')
+        if (reasoning) out.push({ type: 'thinking', thinking: reasoning })
+        const text = getString(delta, 'content')
+        if (text) out.push({ type: 'text', text })
+        for (const call of asArray(get(delta, 'tool_calls'))) {
+          const index = Number(getCode(call, 'index') ?? tools.size)
+          const fn = getRecord(call, 'function')
+          let known = tools.get(index)
+          if (known === undefined) {
+            known = {
+              id: getString(call, 'id') ?? `call_${index}`,
+              name: getString(fn, 'name') ?? '',
+            }
+            tools.set(index, known)
+          }
+          out.push({
+            ...known,
+            type: 'tool_call',
+            argumentsDelta: getString(fn, 'arguments') ?? '',
+          })
+        }
+        const reason = get(choice, 'finish_reason')
+        if (reason !== undefined && reason !== null) finishReason = mapFinish(OPENAI_FINISH, reason)
+      }
+      const u = getRecord(chunk, 'usage')
+      if (u !== undefined) usage = usageOf(get(u, 'prompt_tokens'), get(u, 'completion_tokens'))
+      if (finishReason !== undefined && usage !== undefined) out.push(...flush())
+      return out
+    },
+    end: flush,
+  }
+}

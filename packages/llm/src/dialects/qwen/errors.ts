@@ -1,0 +1,69 @@
+import type { ErrorKind, NormalizedError } from '../../types.js'
+import { type BodyVerdict, classifyError, classifyStreamError } from '../classifyError.js'
+import type { ErrorInput, StreamErrorInput } from '../ErrorInput.js'
+import { lookup, readOpenAIError } from '../openai/errors.js'
+import { get, getCode, getString } from '../safeJson.js'
+
+/**
+ * DashScope (Qwen) codes, native and OpenAI-compatible spellings. All three
+ * `Throttling*` codes are per-minute limits (QPM, TPM) that clear by
+ * themselves; running out of money is `Arrearage` and a spent free tier is
+ * `AllocationQuota.FreeTierOnly`.
+ */
+const QWEN_CODES: Readonly<Record<string, ErrorKind>> = {
+  Throttling: 'rate_limited',
+  'Throttling.RateQuota': 'rate_limited',
+  'Throttling.AllocationQuota': 'rate_limited',
+  'Throttling.BurstRate': 'rate_limited',
+  limit_requests: 'rate_limited',
+  'AllocationQuota.FreeTierOnly': 'quota_exhausted',
+  Arrearage: 'quota_exhausted',
+  insufficient_quota: 'quota_exhausted',
+  DataInspectionFailed: 'content_policy',
+  data_inspection_failed: 'content_policy',
+  'InvalidParameter.DataInspection': 'content_policy',
+  InvalidApiKey: 'auth',
+  invalid_api_key: 'auth',
+  AccessDenied: 'auth',
+  'AccessDenied.Unpurchased': 'auth',
+  ModelNotFound: 'not_found',
+  model_not_found: 'not_found',
+  RequestTimeOut: 'timeout',
+  InternalError: 'server_error',
+  'InternalError.Algo': 'server_error',
+  'InternalError.Timeout': 'timeout',
+  ServiceUnavailable: 'overloaded',
+}
+
+/**
+ * Native DashScope puts `code`/`message` at the top level; compatible mode
+ * nests OpenAI's `error` object. Both can arrive with HTTP 200 (a native
+ * body with a non-empty `code` is an error whatever the status).
+ */
+function readQwenError(json: unknown): BodyVerdict | undefined {
+  const compat = readOpenAIError(json, QWEN_CODES)
+  const code = compat?.providerCode ?? getCode(json, 'code')
+  if (compat === undefined && (code === undefined || get(json, 'output') !== undefined)) {
+    return undefined
+  }
+  const message = compat?.message ?? getString(json, 'message')
+  const kind = lookup(QWEN_CODES, code) ?? contextTooLong(message)
+  return { providerCode: code, message, kind }
+}
+
+/** Qwen reports an over-long prompt as `InvalidParameter` with "Range of input length should be …". */
+function contextTooLong(message: string | undefined): ErrorKind | undefined {
+  const m = message?.toLowerCase() ?? ''
+  return m.includes('range of input length') || m.includes('input length exceeds')
+    ? 'context_too_long'
+    : undefined
+}
+
+export function normalizeQwenError(input: ErrorInput): NormalizedError | undefined {
+  return classifyError(input, readQwenError)
+}
+
+/** Native `event:error` frames and compatible-mode `{"error":…}` data frames after a 200. */
+export function normalizeQwenStreamError(frame: StreamErrorInput): NormalizedError | undefined {
+  return classifyStreamError(frame, readQwenError)
+}

@@ -1,0 +1,157 @@
+import { Deadline } from '@hourglass/core'
+import { geminiErrors, reply } from '@hourglass/testkit'
+import { describe, expect, it } from 'vitest'
+import { anthropic } from '../../src/adapters/anthropic.js'
+import { gemini } from '../../src/adapters/gemini.js'
+import { openAICompatible } from '../../src/adapters/openAICompatible.js'
+import { callModel } from '../../src/call/callModel.js'
+import { useFakes, user } from '../call/support/fakes.js'
+
+const fakes = useFakes()
+const request = {
+  messages: [{ role: 'system' as const, content: 'Be brief.' }, user('Hi')],
+  maxTokens: 32,
+}
+
+describe('provider adapters', () => {
+  it('OpenAI-compatible: Bearer auth, the deadline header, the answer normalised', async () => {
+    const fake = await fakes.start({ dialect: 'openai', reply: reply.text('Hello there.') })
+    const model = fakes.adapter(
+      openAICompatible({ baseURL: fake.baseURL, apiKey: 'sk-oai', model: 'gpt-4o-mini' }),
+    )
+    using deadline = Deadline.after(5000)
+    const response = await callModel({ models: [model], request, deadline })
+    expect(response).toMatchObject({
+      text: 'Hello there.',
+      provider: 'openai',
+      model: 'gpt-4o-mini',
+      finishReason: 'stop',
+    })
+    const sent = fake.requests[0]
+    expect(sent?.headers['authorization']).toBe('Bearer sk-oai')
+    expect(Number(sent?.headers['x-deadline-remaining-ms'])).toBeGreaterThan(4000)
+    expect(Number(sent?.headers['x-deadline-remaining-ms'])).toBeLessThanOrEqual(5000)
+  })
+
+  it('Anthropic: x-api-key and anthropic-version, thinking with its signature, streaming and not', async () => {
+    const fake = await fakes.start({
+      dialect: 'anthropic',
+      reply: reply.text('Sure.', { thinking: 'The user greets me.', signature: 'sig-1' }),
+    })
+    const model = fakes.adapter(
+      anthropic({ baseURL: fake.baseURL, apiKey: 'sk-ant', model: 'claude-opus-4-6' }),
+    )
+    const whole = await callModel({ models: [model], request })
+    const stream = callModel({ models: [model], request: { ...request, stream: true } })
+    const streamed = await stream.result
+    for (const response of [whole, streamed]) {
+      expect(response.text).toBe('Sure.')
+      expect(response.content[0]).toEqual({
+        type: 'thinking',
+        thinking: 'The user greets me.',
+        signature: 'sig-1',
+      })
+    }
+    expect(fake.requests[0]?.headers['x-api-key']).toBe('sk-ant')
+    expect(fake.requests[0]?.headers['anthropic-version']).toBe('2023-06-01')
+    expect(fake.requests.map((r) => r.stream)).toEqual([false, true])
+  })
+
+  it('Gemini: x-goog-api-key, RetryInfo.retryDelay honoured, then the streamed answer', async () => {
+    const fake = await fakes.start({ dialect: 'gemini' })
+    fake.enqueue(geminiErrors.resourceExhausted({ retryDelay: '0.05s' }), reply.text('Hallo!'))
+    const model = fakes.adapter(
+      gemini({ baseURL: fake.baseURL, apiKey: 'AIza-test', model: 'gemini-2.5-flash' }),
+    )
+    const delays: Array<number | undefined> = []
+    const stream = callModel({
+      models: [model],
+      request: { ...request, stream: true },
+      retryDelay: { hintJitterRatio: 0 },
+      onAttempt: (r) => delays.push(r.delayMs),
+    })
+    let text = ''
+    for await (const event of stream) if (event.type === 'text') text += event.text
+    expect(text).toBe('Hallo!')
+    expect(delays[0]).toBe(50)
+    expect(fake.requests).toHaveLength(2)
+    expect(fake.requests[1]?.headers['x-goog-api-key']).toBe('AIza-test')
+    expect(fake.requests[1]?.path).toMatch(/gemini-2\.5-flash:streamGenerateContent$/)
+  })
+
+  it('rotates several keys round-robin when no admission chooses', async () => {
+    const fake = await fakes.start({ dialect: 'deepseek' })
+    const model = fakes.adapter(
+      openAICompatible({
+        baseURL: fake.baseURL,
+        apiKeys: ['k1', 'k2'],
+        model: 'deepseek-chat',
+        dialect: 'deepseek',
+      }),
+    )
+    for (let i = 0; i < 3; i++) await callModel({ models: [model], request, admission: false })
+    expect(fake.requests.map((r) => r.apiKey)).toEqual(['k1', 'k2', 'k1'])
+  })
+  it('goes on at once with the next key when one is rejected, and fails only when every key is (without admission)', async () => {
+    const fake = await fakes.start({ dialect: 'deepseek' })
+    fake.setReply((r) =>
+      r.apiKey === 'good'
+        ? reply.text('ok')
+        : reply.error(401, {
+            error: {
+              message: 'Authentication Fails',
+              type: 'authentication_error',
+              code: 'invalid_api_key',
+            },
+          }),
+    )
+    const model = fakes.adapter(
+      openAICompatible({
+        baseURL: fake.baseURL,
+        apiKeys: ['bad-1', 'bad-2', 'good'],
+        model: 'deepseek-chat',
+        dialect: 'deepseek',
+      }),
+    )
+    const answer = await callModel({ models: [model], request, admission: false })
+    expect(answer.text).toBe('ok')
+    expect(fake.requests.map((r) => r.apiKey)).toEqual(['bad-1', 'bad-2', 'good'])
+
+    const allBad = fakes.adapter(
+      openAICompatible({
+        baseURL: fake.baseURL,
+        apiKeys: ['bad-1', 'bad-2'],
+        model: 'deepseek-chat',
+        dialect: 'deepseek',
+      }),
+    )
+    const before = fake.requests.length
+    await expect(
+      callModel({ models: [allBad], request, maxAttempts: 5, admission: false }),
+    ).rejects.toMatchObject({ code: 'MODEL_UNAVAILABLE' })
+    // Each key once: a rejected key is never sent twice in one call.
+    expect(fake.requests.slice(before).map((r) => r.apiKey)).toEqual(['bad-1', 'bad-2'])
+  })
+
+  it('with the default admission, a key rejected once is retired for every later call of the process', async () => {
+    const fake = await fakes.start({ dialect: 'deepseek' })
+    fake.setReply((r) =>
+      r.apiKey === 'good'
+        ? reply.text('ok')
+        : reply.error(401, {
+            error: { message: 'Authentication Fails', type: 'authentication_error' },
+          }),
+    )
+    const model = fakes.adapter(
+      openAICompatible({
+        baseURL: fake.baseURL,
+        apiKeys: ['bad-1', 'good'],
+        model: 'deepseek-chat',
+        dialect: 'deepseek',
+      }),
+    )
+    expect((await callModel({ models: [model], request })).text).toBe('ok')
+    expect((await callModel({ models: [model], request })).text).toBe('ok')
+    expect(fake.requests.map((r) => r.apiKey)).toEqual(['bad-1', 'good', 'good'])
+  })
+})

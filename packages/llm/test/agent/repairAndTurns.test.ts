@@ -1,0 +1,126 @@
+import type { RecordedRequest } from '@hourglass/testkit'
+import { reply } from '@hourglass/testkit'
+import { describe, expect, it } from 'vitest'
+import { z } from 'zod'
+import { openAICompatible } from '../../src/adapters/openAICompatible.js'
+import { MemorySideEffectStore } from '../../src/agent/MemorySideEffectStore.js'
+import { runTurns } from '../../src/agent/runTurns.js'
+import { withRepair } from '../../src/agent/withRepair.js'
+import { callModel } from '../../src/call/callModel.js'
+import { isMaxTurnsExceeded } from '../../src/errors/MaxTurnsExceededError.js'
+import { isModelUnavailable } from '../../src/errors/ModelUnavailableError.js'
+import { FAST_RETRIES, useFakes, user } from '../call/support/fakes.js'
+
+const fakes = useFakes()
+
+describe('call vs parse: repair turns', () => {
+  it('an answer that fails validation becomes a follow-up turn carrying the validation error, not a resend', async () => {
+    const fake = await fakes.start({ dialect: 'openai' })
+    fake.enqueue(
+      reply.text('{"city":"Paris"}'),
+      reply.text('{"city":"Paris","population":2102650}'),
+    )
+    const model = fakes.adapter(
+      openAICompatible({ baseURL: fake.baseURL, apiKey: 'sk', model: 'gpt-4o' }),
+    )
+    const schema = z.object({ city: z.string(), population: z.number() })
+    const result = await withRepair(
+      (messages) => callModel({ models: [model], request: { messages, maxTokens: 64 } }),
+      (response) => schema.parse(JSON.parse(response.text)),
+      { messages: [user('Give me the city and population of the French capital as JSON.')] },
+    )
+    expect(result.value).toEqual({ city: 'Paris', population: 2102650 })
+    expect(result.repairs).toBe(1)
+    expect(fake.requests).toHaveLength(2)
+    const second = fake.requests[1]?.body as { messages: Array<{ role: string; content: string }> }
+    expect(second.messages.map((m) => m.role)).toEqual(['user', 'assistant', 'user'])
+    expect(second.messages[1]?.content).toBe('{"city":"Paris"}')
+    expect(second.messages[2]?.content).toMatch(/failed validation/)
+    expect(second.messages[2]?.content).toMatch(/population/)
+  })
+})
+
+describe('runTurns', () => {
+  function agentScript() {
+    // Turn 1 asks for the email; turn 2 fails twice (then the run is retried); then the model wraps up.
+    let turn2Failures = 0
+    return (request: RecordedRequest) => {
+      const messages = (request.body as { messages: Array<{ role: string }> }).messages
+      if (!messages.some((m) => m.role === 'tool')) {
+        return reply.text('', {
+          toolCalls: [
+            { name: 'send_email', arguments: { to: 'ana@example.com', subject: 'Invoice' } },
+          ],
+        })
+      }
+      if (turn2Failures < 1) {
+        turn2Failures++
+        return reply.error(503, { error: { message: 'down', type: 'server_error', code: null } })
+      }
+      return reply.text('Sent the invoice to Ana.')
+    }
+  }
+
+  it('a retried agent turn does not send the email twice', async () => {
+    const fake = await fakes.start({ dialect: 'openai', reply: agentScript() })
+    const model = fakes.adapter(
+      openAICompatible({ baseURL: fake.baseURL, apiKey: 'sk', model: 'gpt-4o' }),
+    )
+    const store = new MemorySideEffectStore()
+    const sent: unknown[] = []
+    const run = () =>
+      runTurns({
+        operationId: 'ticket-4711',
+        messages: [user('Email Ana the invoice.')],
+        // maxAttempts 1: the 503 on turn 2 fails the whole run, as a crash would.
+        call: (messages, { idempotencyKey }) =>
+          callModel({
+            models: [model],
+            request: { messages, maxTokens: 64 },
+            maxAttempts: 1,
+            idempotencyKey,
+          }),
+        tools: {
+          send_email: (args, { key }) => {
+            sent.push({ args, key })
+            return { messageId: `msg-${sent.length}` }
+          },
+        },
+        store,
+      })
+    const first = await run().catch((e: unknown) => e)
+    expect(isModelUnavailable(first)).toBe(true)
+    expect(sent).toHaveLength(1)
+
+    const second = await run()
+    expect(second.response.text).toBe('Sent the invoice to Ana.')
+    expect(sent).toHaveLength(1) // the retried turn found the first run's result
+    const toolMessage = second.messages.find((m) => m.role === 'tool')
+    expect(JSON.stringify(toolMessage?.content)).toContain('msg-1')
+    expect(fake.requests).toHaveLength(4) // turn 1, turn 2 (503), turn 1 again, turn 2
+  })
+
+  it('maxTurns is a hard breaker for a model that never stops calling tools', async () => {
+    const fake = await fakes.start({
+      dialect: 'openai',
+      reply: reply.text('', { toolCalls: [{ name: 'search', arguments: { q: 'more' } }] }),
+    })
+    const model = fakes.adapter(
+      openAICompatible({ baseURL: fake.baseURL, apiKey: 'sk', model: 'gpt-4o' }),
+    )
+    const error = await runTurns({
+      operationId: 'loop',
+      messages: [user('Research everything.')],
+      call: (messages) =>
+        callModel({
+          models: [model],
+          request: { messages, maxTokens: 64 },
+          retryDelay: FAST_RETRIES,
+        }),
+      tools: { search: () => 'nothing new' },
+      maxTurns: 3,
+    }).catch((e: unknown) => e)
+    expect(isMaxTurnsExceeded(error)).toBe(true)
+    expect(fake.requests).toHaveLength(3)
+  })
+})

@@ -1,0 +1,97 @@
+import { describe, expect, it } from 'vitest'
+import { withRepair } from '../../src/agent/withRepair.js'
+import { isRepairFailed, RepairFailedError } from '../../src/errors/RepairFailedError.js'
+import type { ChatMessage, ChatResponse } from '../../src/types.js'
+
+const answer = (text: string): ChatResponse => ({
+  id: 'r',
+  model: 'm',
+  provider: 'p',
+  content: [{ type: 'text', text }],
+  text,
+  finishReason: 'stop',
+  usage: { inputTokens: 1, outputTokens: 1 },
+})
+
+const parseAge = (response: ChatResponse) => {
+  const value = JSON.parse(response.text) as { age?: unknown }
+  if (typeof value.age !== 'number') throw new Error('age must be a number')
+  return value.age
+}
+
+const history: ChatMessage[] = [{ role: 'user', content: 'How old is Ada? JSON {"age": n}' }]
+
+describe('withRepair', () => {
+  it('turns a validation failure into a follow-up turn carrying the previous answer and the error', async () => {
+    const seen: ChatMessage[][] = []
+    const answers = ['{"age":"thirty-six"}', '{"age":36}']
+    const result = await withRepair(
+      async (messages) => {
+        seen.push(messages)
+        return answer(answers[seen.length - 1]!)
+      },
+      parseAge,
+      { messages: history },
+    )
+    expect(result.value).toBe(36)
+    expect(result.repairs).toBe(1)
+    expect(seen[0]).toEqual(history)
+    // Not a resend: the second call carries the first answer and the error.
+    expect(seen[1]).toHaveLength(3)
+    expect(seen[1]![1]).toEqual({
+      role: 'assistant',
+      content: [{ type: 'text', text: '{"age":"thirty-six"}' }],
+    })
+    expect(seen[1]![2]!.role).toBe('user')
+    expect(seen[1]![2]!.content).toMatch(/failed validation:\nage must be a number/)
+    expect(result.messages.at(-1)).toEqual({
+      role: 'assistant',
+      content: [{ type: 'text', text: '{"age":36}' }],
+    })
+    expect(history).toHaveLength(1)
+  })
+
+  it('throws RepairFailedError with every validation error after maxRepairs repair turns', async () => {
+    let calls = 0
+    const failing = withRepair(
+      async () => {
+        calls++
+        return answer('not json')
+      },
+      parseAge,
+      { messages: history, maxRepairs: 2 },
+    )
+    const error = await failing.catch((e: unknown) => e)
+    expect(calls).toBe(3)
+    expect(isRepairFailed(error)).toBe(true)
+    expect(error).toBeInstanceOf(RepairFailedError)
+    const failed = error as RepairFailedError
+    expect(failed.code).toBe('REPAIR_FAILED')
+    expect(failed.errors).toHaveLength(3)
+    expect(failed.errors.every((e) => e instanceof SyntaxError)).toBe(true)
+    expect(failed.repairs).toBe(2)
+    expect(failed.lastResponse.text).toBe('not json')
+    expect(failed.cause).toBe(failed.errors[2])
+  })
+
+  it('with maxRepairs 0 validates once and sends no repair turn', async () => {
+    let calls = 0
+    await expect(
+      withRepair(async () => answer(`${calls++}`), parseAge, { messages: history, maxRepairs: 0 }),
+    ).rejects.toMatchObject({ code: 'REPAIR_FAILED', repairs: 0 })
+    expect(calls).toBe(1)
+  })
+
+  it('lets the caller word the repair turn and accepts async validators', async () => {
+    const seen: ChatMessage[][] = []
+    await withRepair(
+      async (messages, { repair }) => {
+        seen.push(messages)
+        return answer(repair === 0 ? '{}' : '{"age":1}')
+      },
+      async (r) => parseAge(r),
+      { messages: history, repairPrompt: (e, n) => `fix #${n}: ${(e as Error).message}` },
+    )
+    expect(seen[1]![2]).toEqual({ role: 'user', content: 'fix #1: age must be a number' })
+  })
+})

@@ -1,0 +1,130 @@
+import { describe, expect, it } from 'vitest'
+import { CostBudget } from '../../src/budget/CostBudget.js'
+import { estimatePromptTokens } from '../../src/budget/estimatePromptTokens.js'
+import { BudgetExceededError, isBudgetExceeded } from '../../src/errors/BudgetExceededError.js'
+import { isUnknownPrice } from '../../src/errors/UnknownPriceError.js'
+import type { ChatRequest } from '../../src/types.js'
+
+const prices = {
+  'gpt-4o-mini': { inputPerMTok: 0.15, outputPerMTok: 0.6 },
+  'claude-opus-4-6': { inputPerMTok: 15, outputPerMTok: 75 },
+}
+
+const request = (text: string, maxTokens = 1000): ChatRequest => ({
+  messages: [{ role: 'user', content: text }],
+  maxTokens,
+})
+
+describe('estimatePromptTokens', () => {
+  it('counts ASCII at ceil(chars / 4) plus 4 tokens of framing per message', () => {
+    expect(estimatePromptTokens(request('a'.repeat(400)))).toBe(100 + 4)
+    expect(estimatePromptTokens(request('a'.repeat(401)))).toBe(101 + 4)
+  })
+
+  it('counts every non-ASCII code point as a whole token, so CJK text is not undercounted', () => {
+    // 10 Chinese characters and one emoji (a surrogate pair is one code point).
+    expect(estimatePromptTokens(request('你好世界你好世界你好😀'))).toBe(11 + 4)
+  })
+
+  it('counts tool calls, tool results, thinking and tool definitions as text', () => {
+    const withBlocks: ChatRequest = {
+      maxTokens: 1,
+      messages: [
+        {
+          role: 'assistant',
+          content: [
+            { type: 'thinking', thinking: 'abcd', signature: 'sig-not-counted' },
+            { type: 'tool_call', id: 't1', name: 'f', arguments: { a: 1 } },
+          ],
+        },
+        { role: 'tool', content: [{ type: 'tool_result', toolCallId: 't1', content: 'abcd' }] },
+      ],
+      tools: [{ name: 'f', parameters: {} }],
+    }
+    const chars =
+      'abcd'.length + 'f{"a":1}'.length + 'abcd'.length + JSON.stringify(withBlocks.tools).length
+    expect(estimatePromptTokens(withBlocks)).toBe(Math.ceil(chars / 4) + 8)
+  })
+})
+
+describe('CostBudget', () => {
+  it('estimates the prompt at the input price plus the whole maxTokens at the output price', () => {
+    const budget = new CostBudget({ limitUsd: 1, prices })
+    const usd = budget.estimate('gpt-4o-mini', request('a'.repeat(3984), 4096))
+    // (996 + 4) input tokens × $0.15/M + 4096 output tokens × $0.60/M
+    expect(usd).toBeCloseTo((1000 * 0.15 + 4096 * 0.6) / 1e6, 12)
+  })
+
+  it('refuses an attempt whose estimate does not fit, before anything is sent, and says by how much', () => {
+    const budget = new CostBudget({ limitUsd: 0.01, prices })
+    budget.record('claude-opus-4-6', { inputTokens: 100, outputTokens: 100 }) // $0.009
+    expect(budget.spentUsd).toBeCloseTo(0.009, 12)
+    let sent = 0
+    const attempt = () => {
+      budget.assertCanSpend(budget.estimate('claude-opus-4-6', request('hello', 100)))
+      sent++
+    }
+    expect(attempt).toThrow(BudgetExceededError)
+    expect(sent).toBe(0)
+    try {
+      attempt()
+    } catch (error) {
+      expect(isBudgetExceeded(error)).toBe(true)
+      expect(error).toMatchObject({ code: 'BUDGET_EXCEEDED', limitUsd: 0.01 })
+      expect((error as BudgetExceededError).spentUsd).toBeCloseTo(0.009, 12)
+      expect((error as BudgetExceededError).estimateUsd).toBeGreaterThan(0.001)
+    }
+  })
+
+  it('allows spending up to the limit exactly and reports what is left', () => {
+    const budget = new CostBudget({ limitUsd: 0.5, prices })
+    expect(() => budget.assertCanSpend(0.5)).not.toThrow()
+    const cost = budget.record('gpt-4o-mini', { inputTokens: 1_000_000, outputTokens: 0 })
+    expect(cost).toBeCloseTo(0.15, 12)
+    expect(budget.remainingUsd).toBeCloseTo(0.35, 12)
+    expect(() => budget.assertCanSpend(0.35)).not.toThrow()
+    expect(() => budget.assertCanSpend(0.36)).toThrow(BudgetExceededError)
+    budget.record('gpt-4o-mini', { inputTokens: 0, outputTokens: 1_000_000 })
+    expect(budget.remainingUsd).toBe(0)
+  })
+
+  it('with limitUsd 0 refuses any priced attempt', () => {
+    const budget = new CostBudget({ limitUsd: 0, prices })
+    expect(() => budget.assertCanSpend(budget.estimate('gpt-4o-mini', request('x', 1)))).toThrow(
+      BudgetExceededError,
+    )
+  })
+
+  it('throws a typed UnknownPriceError for a model missing from the price table', () => {
+    const budget = new CostBudget({ limitUsd: 1, prices })
+    expect(() => budget.estimate('gpt-4o-mni', request('x'))).toThrow(
+      /no price for model "gpt-4o-mni"/,
+    )
+    try {
+      budget.record('gpt-4o-mni', { inputTokens: 1, outputTokens: 1 })
+      expect.unreachable()
+    } catch (error) {
+      expect(isUnknownPrice(error)).toBe(true)
+      expect(error).toMatchObject({ code: 'UNKNOWN_PRICE', model: 'gpt-4o-mni' })
+    }
+    expect(() => budget.estimate('toString', request('x'))).toThrow(/no price/)
+  })
+
+  it('counts unpriced models as free only when allowUnpriced is set', () => {
+    const budget = new CostBudget({ limitUsd: 1, prices, allowUnpriced: true })
+    expect(budget.estimate('local-llama', request('x'.repeat(100)))).toBe(0)
+    expect(budget.record('local-llama', { inputTokens: 10, outputTokens: 10 })).toBe(0)
+    expect(budget.spentUsd).toBe(0)
+  })
+
+  it('rejects nonsense limits, prices and estimates with a TypeError naming the field', () => {
+    expect(() => new CostBudget({ limitUsd: -1, prices })).toThrow(/limitUsd/)
+    expect(() => new CostBudget({ limitUsd: Number.NaN, prices })).toThrow(/limitUsd/)
+    expect(
+      () => new CostBudget({ limitUsd: 1, prices: { m: { inputPerMTok: -1, outputPerMTok: 1 } } }),
+    ).toThrow(/prices\["m"\]/)
+    expect(() => new CostBudget({ limitUsd: 1, prices }).assertCanSpend(Number.NaN)).toThrow(
+      TypeError,
+    )
+  })
+})

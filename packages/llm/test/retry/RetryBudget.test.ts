@@ -1,0 +1,78 @@
+import { describe, expect, it } from 'vitest'
+import { decideRetry } from '../../src/retry/decideRetry.js'
+import { RetryBudget } from '../../src/retry/RetryBudget.js'
+import { RetryBudgetRegistry } from '../../src/retry/RetryBudgetRegistry.js'
+
+describe('RetryBudget', () => {
+  it('starts full, costs 1 per failure, and allows retries only while more than half is left', () => {
+    const budget = new RetryBudget()
+    expect(budget.tokens).toBe(10)
+    const allowed: boolean[] = []
+    for (let i = 0; i < 7; i++) {
+      budget.recordFailure()
+      allowed.push(budget.canRetry())
+    }
+    // 9, 8, 7, 6 > 5 allow; 5, 4, 3 do not.
+    expect(allowed).toEqual([true, true, true, true, false, false, false])
+  })
+
+  it('refunds tokenRatio per success and never exceeds maxTokens or drops below 0', () => {
+    const budget = new RetryBudget({ maxTokens: 10, tokenRatio: 0.1 })
+    for (let i = 0; i < 50; i++) budget.recordFailure()
+    expect(budget.tokens).toBe(0)
+    for (let i = 0; i < 51; i++) budget.recordSuccess()
+    expect(budget.tokens).toBeCloseTo(5.1, 9)
+    expect(budget.canRetry()).toBe(true)
+    for (let i = 0; i < 1000; i++) budget.recordSuccess()
+    expect(budget.tokens).toBe(10)
+  })
+
+  it('bounds a 429 storm: 100 concurrent calls that all get 429 send at most 1.3 attempts each', () => {
+    // Every upstream answer is a 429; each call records its failure and asks
+    // the policy whether to retry, as callModel does.
+    const budget = new RetryBudget()
+    const attempts = new Array<number>(100).fill(1)
+    let pending = attempts.map((_, call) => call)
+    while (pending.length > 0) {
+      const next: number[] = []
+      for (const call of pending) {
+        budget.recordFailure()
+        const decision = decideRetry({
+          error: { kind: 'rate_limited', retryable: true, status: 429, message: 'slow down' },
+          attempt: attempts[call]!,
+          maxAttempts: 10,
+          retryBudget: budget,
+          random: Math.random,
+        })
+        if (decision.action === 'retry') {
+          attempts[call]! += 1
+          next.push(call)
+        }
+      }
+      pending = next
+    }
+    const total = attempts.reduce((a, b) => a + b, 0)
+    expect(total / 100).toBeLessThanOrEqual(1.3)
+    // Without the budget the same storm sends 10 per call.
+    expect(total).toBeGreaterThan(100)
+  })
+
+  it('rejects a bucket that could never allow a retry', () => {
+    expect(() => new RetryBudget({ maxTokens: 0 })).toThrow(/maxTokens/)
+    expect(() => new RetryBudget({ tokenRatio: -1 })).toThrow(/tokenRatio/)
+    expect(() => new RetryBudgetRegistry({ maxTokens: Number.NaN })).toThrow(/maxTokens/)
+  })
+})
+
+describe('RetryBudgetRegistry', () => {
+  it('keeps one bucket per provider, so one provider’s storm leaves the others retrying', () => {
+    const registry = new RetryBudgetRegistry({ maxTokens: 4 })
+    const openai = registry.get('openai')
+    expect(registry.get('openai')).toBe(openai)
+    for (let i = 0; i < 4; i++) openai.recordFailure()
+    expect(openai.canRetry()).toBe(false)
+    expect(registry.get('anthropic').canRetry()).toBe(true)
+    expect(registry.get('anthropic').maxTokens).toBe(4)
+    expect(registry.providers()).toEqual(['openai', 'anthropic'])
+  })
+})

@@ -1,0 +1,212 @@
+import { describe, expect, it } from 'vitest'
+import { decideRetry } from '../../src/retry/decideRetry.js'
+import { RetryBudget } from '../../src/retry/RetryBudget.js'
+import type { ErrorKind, NormalizedError } from '../../src/types.js'
+import { RETRYABLE_KINDS } from '../../src/types.js'
+
+const error = (kind: ErrorKind, extra: Partial<NormalizedError> = {}): NormalizedError => ({
+  kind,
+  retryable: RETRYABLE_KINDS.has(kind),
+  status: { rate_limited: 429, overloaded: 529, bad_request: 400 }[kind as string] ?? 500,
+  message: kind,
+  ...extra,
+})
+const zero = () => 0
+
+describe('decideRetry', () => {
+  it('retries a transient failure after the backoff, naming the next attempt and the wait', () => {
+    expect(decideRetry({ error: error('server_error'), attempt: 1, random: zero })).toEqual({
+      action: 'retry',
+      delayMs: 1000,
+      delaySource: 'backoff',
+      reason: 'server_error (HTTP 500): retry 2 of 3 after 1000 ms (backoff)',
+    })
+    for (const kind of ['rate_limited', 'timeout', 'network'] as const) {
+      expect(decideRetry({ error: error(kind), attempt: 2, random: zero })).toMatchObject({
+        action: 'retry',
+        delayMs: 2000,
+      })
+    }
+  })
+
+  it('never retries or falls back on a bad request, a content-policy refusal or a too-long prompt', () => {
+    for (const kind of ['bad_request', 'content_policy', 'context_too_long'] as const) {
+      const decision = decideRetry({ error: error(kind), attempt: 1, hasFallback: true })
+      expect(decision.action).toBe('fail')
+      expect(decision.reason).toMatch(/permanent for this request: never retried/)
+    }
+  })
+
+  it('x-should-retry: false on a 500 stops retries (falls back when it can, else fails)', () => {
+    const noRetry = error('server_error', { retryable: false })
+    expect(decideRetry({ error: noRetry, attempt: 1 })).toEqual({
+      action: 'fail',
+      reason: 'server_error (HTTP 500) is not retryable',
+    })
+    expect(decideRetry({ error: noRetry, attempt: 1, hasFallback: true }).action).toBe('fallback')
+  })
+
+  it('a permanent provider-side failure (quota, auth) falls back rather than retrying', () => {
+    const quota = error('quota_exhausted', { status: 429, providerCode: 'insufficient_quota' })
+    expect(decideRetry({ error: quota, attempt: 1, hasFallback: true })).toEqual({
+      action: 'fallback',
+      reason: 'quota_exhausted (HTTP 429, insufficient_quota) is not retryable',
+    })
+    expect(decideRetry({ error: error('auth', { status: 401 }), attempt: 1 }).action).toBe('fail')
+  })
+
+  it('Retry-After: 2 with 500 ms left fails at once with a reason, without sleeping', () => {
+    const decision = decideRetry({
+      error: error('rate_limited', { retryAfterMs: 2000 }),
+      attempt: 1,
+      remainingMs: 500,
+      random: zero,
+    })
+    expect(decision).toEqual({
+      action: 'fail',
+      waitMs: 2000,
+      reason:
+        'rate_limited (HTTP 429): server-requested wait of 2000 ms does not fit in the 500 ms left; not slept',
+    })
+  })
+
+  it('a wait that does not fit falls back at once when another model is left', () => {
+    const decision = decideRetry({
+      error: error('rate_limited', { retryAfterMs: 2000 }),
+      attempt: 1,
+      remainingMs: 1500,
+      hasFallback: true,
+      random: zero,
+    })
+    expect(decision).toMatchObject({ action: 'fallback', waitMs: 2000 })
+  })
+
+  it('counts the time the next attempt needs: wait + minAttemptMs must fit', () => {
+    const input = { error: error('server_error'), attempt: 1, random: zero, minAttemptMs: 600 }
+    expect(decideRetry({ ...input, remainingMs: 1600 }).action).toBe('retry')
+    expect(decideRetry({ ...input, remainingMs: 1599 }).action).toBe('fail')
+    expect(decideRetry({ ...input, remainingMs: 500, hasFallback: true })).toMatchObject({
+      action: 'fail',
+      reason: expect.stringMatching(/500 ms left, too little for another attempt/),
+    })
+  })
+
+  it('background work fails at once on overload, even with a fallback model', () => {
+    const decision = decideRetry({
+      error: error('overloaded'),
+      attempt: 1,
+      priority: 'background',
+      hasFallback: true,
+    })
+    expect(decision).toEqual({
+      action: 'fail',
+      reason: 'overloaded (HTTP 529): background work fails at once on overload',
+    })
+  })
+
+  it('foreground work retries overloads up to max529Retries, then falls back', () => {
+    const base = { attempt: 1, maxAttempts: 10, hasFallback: true, random: zero }
+    expect(decideRetry({ ...base, error: error('overloaded'), overloads: 3 })).toMatchObject({
+      action: 'retry',
+      delayMs: 5000,
+      delaySource: 'overload',
+    })
+    expect(decideRetry({ ...base, error: error('overloaded'), overloads: 4 })).toMatchObject({
+      action: 'fallback',
+      reason: expect.stringMatching(/4 overload\(s\), more than max529Retries \(3\)/),
+    })
+    expect(
+      decideRetry({ ...base, error: error('overloaded'), overloads: 1, max529Retries: 0 }).action,
+    ).toBe('fallback')
+  })
+
+  it('stops after maxAttempts (default 3), and caps maxAttempts at 10', () => {
+    const e = error('server_error')
+    expect(decideRetry({ error: e, attempt: 2, random: zero }).action).toBe('retry')
+    expect(decideRetry({ error: e, attempt: 3, random: zero })).toEqual({
+      action: 'fail',
+      reason: 'server_error (HTTP 500): attempts exhausted (3 of 3)',
+    })
+    expect(decideRetry({ error: e, attempt: 9, maxAttempts: 50, random: zero }).action).toBe(
+      'retry',
+    )
+    expect(decideRetry({ error: e, attempt: 10, maxAttempts: 50 }).reason).toMatch(/10 of 10/)
+    expect(decideRetry({ error: e, attempt: 1, maxAttempts: 0 }).reason).toMatch(/1 of 1/)
+  })
+
+  it('does not retry while the provider retry budget is drained', () => {
+    const budget = new RetryBudget({ maxTokens: 4 })
+    const input = { error: error('rate_limited'), attempt: 1, retryBudget: budget, random: zero }
+    budget.recordFailure() // 3 tokens left > 2
+    expect(decideRetry(input).action).toBe('retry')
+    budget.recordFailure() // 2 left, not more than half
+    expect(decideRetry({ ...input, hasFallback: true })).toEqual({
+      action: 'fallback',
+      reason: 'rate_limited (HTTP 429): provider retry budget drained (2.0 of 4 tokens)',
+    })
+  })
+})
+
+describe('decideRetry: the earliest answer wins', () => {
+  const ready = { label: 'small@backup', waitMs: 0, latencyMs: undefined }
+
+  it('a rate limit or overload falls back at once to a model expected to answer sooner (no history = now)', () => {
+    for (const kind of ['rate_limited', 'overloaded'] as const) {
+      const decision = decideRetry({
+        error: error(kind),
+        attempt: 1,
+        hasFallback: true,
+        fallback: ready,
+        random: zero,
+      })
+      expect(decision.action).toBe('fallback')
+      expect(decision.reason).toMatch(
+        /small@backup ~0 ms \(ready, no latency history\) is expected to answer before this model ~\d+ ms/,
+      )
+    }
+  })
+
+  it('stays when its wait plus its latency is no later than the fallback’s expected answer', () => {
+    const slowBackup = { label: 'small@backup', waitMs: 0, latencyMs: 3000 }
+    const decision = decideRetry({
+      error: error('rate_limited', { retryAfterMs: 200 }),
+      attempt: 1,
+      hasFallback: true,
+      fallback: slowBackup,
+      latencyMs: 800,
+      waitMs: 200,
+    })
+    expect(decision).toMatchObject({ action: 'retry', delayMs: 200, delaySource: 'server' })
+    // A tie stays on the list's order too.
+    expect(
+      decideRetry({
+        error: error('overloaded'),
+        attempt: 1,
+        hasFallback: true,
+        fallback: slowBackup,
+        waitMs: 3000,
+      }).action,
+    ).toBe('retry')
+  })
+
+  it('leaves other failures to the attempt rules (a 500 is retried on the same model)', () => {
+    const decision = decideRetry({
+      error: error('server_error'),
+      attempt: 1,
+      hasFallback: true,
+      fallback: ready,
+      random: zero,
+    })
+    expect(decision.action).toBe('retry')
+  })
+
+  it('a known wait (a shared cooldown) replaces the computed one', () => {
+    const decision = decideRetry({
+      error: error('overloaded'),
+      attempt: 1,
+      waitMs: 0,
+      random: zero,
+    })
+    expect(decision).toMatchObject({ action: 'retry', delayMs: 0, delaySource: 'overload' })
+  })
+})
