@@ -1,4 +1,4 @@
-import { SseRecutter } from '@hourglass/llm'
+import { SseRecutter } from '@hourglass/gateway'
 import { fmt, ratioText, row, verdict } from '../lib/report.js'
 import { interleave, median } from '../lib/stats.js'
 

@@ -9,8 +9,8 @@ import {
   CostBudget,
   callModel,
   type ModelAdapter,
-  toOpenAIResponse,
 } from '../llm.js'
+import { toOpenAIResponse } from '../openai/encode.js'
 import { resolveModel } from '../routing/resolveModel.js'
 import { GatewayRequestError } from './GatewayRequestError.js'
 import { parseChatRequest } from './parseChatRequest.js'
@@ -107,17 +107,22 @@ function callOptions(
     models,
     request,
     deadline,
-    admission: ctx.admission,
-    // `retryBudgets: false` in the gateway's options means none: callModel
-    // would otherwise use the process-wide default.
-    retryBudgets: ctx.retryBudgets ?? false,
-    maxAttempts: policy.maxAttempts,
-    max529Retries: policy.max529Retries,
-    priority: policy.priority,
     firstTokenTimeoutMs: ctx.firstTokenTimeoutMs,
-    ...(policy.maxCostUsdPerRequest === undefined
-      ? {}
-      : { budget: new CostBudget({ limitUsd: policy.maxCostUsdPerRequest, prices: ctx.prices }) }),
+    retry: {
+      maxAttempts: policy.maxAttempts,
+      max529Retries: policy.max529Retries,
+      priority: policy.priority,
+      // `retryBudgets: false` in the gateway's options means none: callModel
+      // would otherwise use the process-wide default.
+      budgets: ctx.retryBudgets ?? false,
+    },
+    limits: {
+      admission: ctx.admission,
+      budget:
+        policy.maxCostUsdPerRequest === undefined
+          ? undefined
+          : new CostBudget({ limitUsd: policy.maxCostUsdPerRequest, prices: ctx.prices }),
+    },
     onAttempt: (record: AttemptRecord) => {
       fields['attempts'] = record.attempt
       ctx.log(record.decision === 'success' ? 'info' : 'warn', 'attempt', {

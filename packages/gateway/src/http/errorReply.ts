@@ -10,8 +10,8 @@ import {
   isRequestRejected,
   isStreamInterrupted,
   type ProviderError,
-  toOpenAIError,
 } from '../llm.js'
+import { toOpenAIError } from '../openai/encode.js'
 import { isGatewayRequestError } from './GatewayRequestError.js'
 import { isGatewayShutdown } from './GatewayShutdownError.js'
 

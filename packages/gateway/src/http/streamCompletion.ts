@@ -2,14 +2,9 @@ import { randomUUID } from 'node:crypto'
 import { once } from 'node:events'
 import type { Response } from 'express'
 import type { GatewayContext } from '../GatewayContext.js'
-import {
-  callModel,
-  OPENAI_SSE_DONE,
-  OpenAIChunkEncoder,
-  openAISseData,
-  SseRecutter,
-  type StreamEvent,
-} from '../llm.js'
+import { callModel, type StreamEvent } from '../llm.js'
+import { OPENAI_SSE_DONE, OpenAIChunkEncoder, openAISseData } from '../openai/encode.js'
+import { SseRecutter } from '../sse/SseRecutter.js'
 import { errorReply } from './errorReply.js'
 import { scopeOf } from './requestScope.js'
 import { sendError } from './sendError.js'

@@ -1,7 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest'
 import { dialects } from '../../src/dialects/dialects.js'
-import { parseOpenAIRequest } from '../../src/dialects/openai/inbound.js'
-import { isInvalidChatRequest } from '../../src/errors/InvalidChatRequestError.js'
 import { isProviderReplyError } from '../../src/errors/ProviderReplyError.js'
 import type { ChatRequest } from '../../src/types.js'
 import { byteChunks, type ReplayServer, startReplayServer } from './support/replayServer.js'
@@ -256,74 +254,6 @@ describe('OpenAI chat completions translation', () => {
       status: 200,
       providerCode: 'Throttling.RateQuota',
     })
-  })
-})
-
-describe('parseOpenAIRequest (what a gateway receives)', () => {
-  it('reads an OpenAI client request into the normalised request', () => {
-    const { model, request } = parseOpenAIRequest({
-      model: 'fast',
-      stream: true,
-      max_tokens: 100,
-      messages: [
-        { role: 'developer', content: 'be brief' },
-        {
-          role: 'user',
-          content: [
-            { type: 'text', text: 'hi ' },
-            { type: 'text', text: 'there' },
-          ],
-        },
-        {
-          role: 'assistant',
-          content: null,
-          tool_calls: [
-            { id: 'c1', type: 'function', function: { name: 'f', arguments: '{"a":1}' } },
-          ],
-        },
-        { role: 'tool', tool_call_id: 'c1', content: 'done' },
-      ],
-      tools: [{ type: 'function', function: { name: 'f', parameters: { type: 'object' } } }],
-      stop: 'END',
-    })
-    expect(model).toBe('fast')
-    expect(request).toEqual({
-      maxTokens: 100,
-      stream: true,
-      stop: ['END'],
-      tools: [{ name: 'f', parameters: { type: 'object' } }],
-      messages: [
-        { role: 'system', content: 'be brief' },
-        { role: 'user', content: 'hi there' },
-        {
-          role: 'assistant',
-          content: [{ type: 'tool_call', id: 'c1', name: 'f', arguments: { a: 1 } }],
-        },
-        { role: 'tool', content: [{ type: 'tool_result', toolCallId: 'c1', content: 'done' }] },
-      ],
-    })
-  })
-
-  it('names the bad field in its typed error', () => {
-    const bad = (body: unknown) => {
-      try {
-        parseOpenAIRequest(body)
-      } catch (error) {
-        return isInvalidChatRequest(error) ? error.field : 'untyped'
-      }
-      return 'accepted'
-    }
-    expect(bad({ model: 'm', messages: [{ role: 'wizard', content: 'x' }] })).toBe(
-      'messages[0].role',
-    )
-    expect(bad({ model: 'm', messages: [] })).toBe('messages')
-    expect(bad({ messages: [{ role: 'user', content: 'x' }] })).toBe('model')
-    expect(bad({ model: 'm', max_tokens: -1, messages: [{ role: 'user', content: 'x' }] })).toBe(
-      'max_tokens',
-    )
-    expect(bad({ model: 'm', messages: [{ role: 'tool', content: 'x' }] })).toBe(
-      'messages[0].tool_call_id',
-    )
   })
 })
 

@@ -1,3 +1,4 @@
+import type { ChatResponse, StreamEvent } from '@hourglass/llm'
 import OpenAI from 'openai'
 import { afterEach, describe, expect, it } from 'vitest'
 import {
@@ -6,9 +7,8 @@ import {
   openAISseData,
   toOpenAIError,
   toOpenAIResponse,
-} from '../../src/dialects/openai/encode.js'
+} from '../../src/openai/encode.js'
 import { SseRecutter } from '../../src/sse/SseRecutter.js'
-import type { ChatResponse, StreamEvent } from '../../src/types.js'
 import { byteChunks, type ReplayServer, startReplayServer } from './support/replayServer.js'
 
 let server: ReplayServer | undefined

@@ -4,8 +4,7 @@ import type {
   NormalizedError,
   StreamEvent,
   Usage,
-} from '../../types.js'
-import { stringifyArguments } from '../blocks.js'
+} from '@hourglass/llm'
 
 /**
  * Normalised → OpenAI's shapes, for a gateway that answers OpenAI clients
@@ -15,6 +14,10 @@ import { stringifyArguments } from '../blocks.js'
  */
 
 type OpenAIFinish = 'stop' | 'length' | 'tool_calls' | 'content_filter'
+
+function stringifyArguments(args: unknown): string {
+  return typeof args === 'string' ? args : JSON.stringify(args ?? {})
+}
 
 /** `error` and `unknown` have no OpenAI spelling; `stop` is what clients handle. */
 export function toOpenAIFinish(reason: FinishReason): OpenAIFinish {

@@ -1,4 +1,4 @@
-import { SseBufferOverflowError } from '../errors/SseBufferOverflowError.js'
+import { SseBufferOverflowError } from '@hourglass/llm'
 import { completeUtf8Length } from './utf8.js'
 
 export interface SseRecutterOptions {

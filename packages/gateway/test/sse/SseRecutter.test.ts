@@ -1,5 +1,5 @@
+import { isSseBufferOverflow } from '@hourglass/llm'
 import { describe, expect, it } from 'vitest'
-import { isSseBufferOverflow } from '../../src/errors/SseBufferOverflowError.js'
 import { SseRecutter } from '../../src/sse/SseRecutter.js'
 
 const enc = new TextEncoder()
