@@ -15,7 +15,8 @@ const LABEL = {
   openai: '`openai` client, default retries (maxRetries 2)',
   'p-retry': '`p-retry` defaults around `fetch`',
   'no-retry': 'one `fetch`, never retried',
-  'hourglass-opt-out': 'ours with `admission: false, retryBudgets: false` (each call for itself)',
+  'hourglass-opt-out':
+    'ours with `limits: { admission: false }, retry: { budgets: false }` (each call for itself)',
 }
 
 /**
@@ -50,8 +51,8 @@ export async function run({ quick, log }) {
           models: [adapter],
           request,
           deadline,
-          admission: false,
-          retryBudgets: false,
+          retry: { budgets: false },
+          limits: { admission: false },
         }),
       openai: () => client.chat.completions.create({ model: MODEL, messages, max_tokens: 64 }),
       'p-retry': () => pRetryCall(fake),
@@ -168,7 +169,7 @@ export async function run({ quick, log }) {
       'process defaults (one `Admission`, one retry budget per provider) — and a 10 s deadline per call. Peers: the ' +
       'official `openai` client with its default retries (maxRetries 2, honours `retry-after`); `p-retry` with its ' +
       'defaults (10 retries, 1 s × 2ⁿ backoff) around a plain `fetch`; one `fetch` never retried; and `callModel` with ' +
-      '`admission: false, retryBudgets: false`. ' +
+      '`limits: { admission: false }, retry: { budgets: false }`. ' +
       `A fresh provider (and fresh defaults, as a new process has) per run; ${rounds} interleaved rounds${quick ? '' : ' after a warm-up'}; medians over rounds. ` +
       'Attempts count every request the provider received. These are also the bench figures of issues 11 and 16.',
     rows,

@@ -195,13 +195,15 @@ export async function startChain(options: ChainOptions): Promise<Chain> {
         },
         deadline: req.deadline,
         idempotencyKey: operationKey({ op }),
-        // Waits small enough to fit the budgets, so retries really happen.
-        retryDelay: { baseDelayMs: 10, overloadFloorMs: 20, overloadJitterMs: 10 },
+        retry: {
+          // Waits small enough to fit the budgets, so retries really happen.
+          delay: { baseDelayMs: 10, overloadFloorMs: 20, overloadJitterMs: 10 },
+          budgets: false,
+        },
         // Each op scripts its own fault: a cooldown shared across ops (the
         // process-wide default) would let one op's 429 refuse the others,
         // and the run would test admission instead of every fault.
-        admission: false,
-        retryBudgets: false,
+        limits: { admission: false },
       })
       let text = ''
       for await (const event of stream) if (event.type === 'text') text += event.text

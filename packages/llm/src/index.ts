@@ -67,7 +67,13 @@ export {
 export { CostBudget, type CostBudgetOptions, type ModelPrice } from './budget/CostBudget.js'
 export { estimatePromptTokens, MESSAGE_OVERHEAD_TOKENS } from './budget/estimatePromptTokens.js'
 export type { AttemptRecord } from './call/AttemptRecord.js'
-export type { CallModelOptions, MessageReducer } from './call/CallModelOptions.js'
+export type {
+  CallLimits,
+  CallModelOptions,
+  MessageReducer,
+  RecoveryOptions,
+  RetryOptions,
+} from './call/CallModelOptions.js'
 export { callModel } from './call/callModel.js'
 export type { ModelStream } from './call/ModelStream.js'
 export { CONTINUE_PROMPT } from './call/recoverOutputLimit.js'
@@ -93,21 +99,20 @@ export {
   shouldRetryHeader,
 } from './dialects/errorHeaders.js'
 export {
-  OPENAI_SSE_DONE,
-  OpenAIChunkEncoder,
-  type OpenAIChunkEncoderOptions,
-  type OpenAIEncodeOptions,
-  openAISseData,
-  toOpenAIError,
-  toOpenAIFinish,
-  toOpenAIResponse,
-} from './dialects/openai/encode.js'
-export { type ParseOpenAIRequestOptions, parseOpenAIRequest } from './dialects/openai/inbound.js'
-export {
   type BudgetExceededDetails,
   BudgetExceededError,
   isBudgetExceeded,
 } from './errors/BudgetExceededError.js'
+export {
+  ERROR_KIND_TABLE,
+  ERROR_KINDS,
+  type ErrorKind,
+  type ErrorKindTraits,
+  errorKindTraits,
+  type LimitSignal,
+  REQUEST_BOUND_KINDS,
+  RETRYABLE_KINDS,
+} from './errors/errorKinds.js'
 export {
   INVALID_CHAT_REQUEST,
   InvalidChatRequestError,
@@ -196,22 +201,18 @@ export {
   type SseDecoderOptions,
 } from './sse/SseDecoder.js'
 export type { SseComment, SseFrame, SseMessage } from './sse/SseFrame.js'
-export { SseRecutter, type SseRecutterOptions } from './sse/SseRecutter.js'
-export {
-  type ChatMessage,
-  type ChatRequest,
-  type ChatResponse,
-  type ContentBlock,
-  ERROR_KINDS,
-  type ErrorKind,
-  type FinishReason,
-  type NormalizedError,
-  RETRYABLE_KINDS,
-  type StreamEvent,
-  type TextBlock,
-  type ThinkingBlock,
-  type ToolCallBlock,
-  type ToolDefinition,
-  type ToolResultBlock,
-  type Usage,
+export type {
+  ChatMessage,
+  ChatRequest,
+  ChatResponse,
+  ContentBlock,
+  FinishReason,
+  NormalizedError,
+  StreamEvent,
+  TextBlock,
+  ThinkingBlock,
+  ToolCallBlock,
+  ToolDefinition,
+  ToolResultBlock,
+  Usage,
 } from './types.js'

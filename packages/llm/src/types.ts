@@ -4,6 +4,10 @@
  * provider's quirks leak into policy code.
  */
 
+import type { ErrorKind } from './errors/errorKinds.js'
+
+export type { ErrorKind } from './errors/errorKinds.js'
+
 export interface TextBlock {
   type: 'text'
   text: string
@@ -102,35 +106,6 @@ export type StreamEvent =
       usage?: Usage | undefined
       id?: string | undefined
     }
-
-/**
- * Every failure, from any provider, maps to one of these. The first five are
- * transient (worth a retry or a fallback); the rest are permanent for this
- * request (a retry sends the same bill for the same refusal).
- */
-export const ERROR_KINDS = [
-  'rate_limited',
-  'overloaded',
-  'server_error',
-  'timeout',
-  'network',
-  'bad_request',
-  'auth',
-  'content_policy',
-  'context_too_long',
-  'quota_exhausted',
-  'not_found',
-] as const
-
-export type ErrorKind = (typeof ERROR_KINDS)[number]
-
-export const RETRYABLE_KINDS: ReadonlySet<ErrorKind> = new Set<ErrorKind>([
-  'rate_limited',
-  'overloaded',
-  'server_error',
-  'timeout',
-  'network',
-])
 
 /** What a dialect's error normaliser returns for one failed response. */
 export interface NormalizedError {

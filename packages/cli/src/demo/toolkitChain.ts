@@ -66,16 +66,14 @@ export async function startToolkitChain(seed: number): Promise<Chain> {
               messages: [{ role: 'user', content: String(req.body.prompt ?? '') }],
               maxTokens: 256,
             },
-            maxAttempts: 2,
-            max529Retries: 0,
             idempotencyKey: caseId,
             deadline: req.deadline,
+            retry: { maxAttempts: 2, max529Retries: 0, budgets: false },
             // Every demo request carries its own scripted provider behaviour
             // (a 429 for this one, a slow first token for that one): the
             // process-wide shared cooldown would let one request's script
             // refuse the next ones, and the side-by-side would compare scripts.
-            admission: false,
-            retryBudgets: false,
+            limits: { admission: false },
           })
           res.json({ text: answer.text, model: answer.model })
         } catch (error) {

@@ -1,6 +1,5 @@
 import { DEADLINE_EXPIRED_HEADER, isClientClosed, isDeadlineExceeded } from '@hourglass/core'
 import {
-  type ErrorKind,
   isBudgetExceeded,
   isInvalidChatRequest,
   isKeysRetired,
@@ -10,6 +9,7 @@ import {
   isRequestRejected,
   isStreamInterrupted,
   type ProviderError,
+  REQUEST_BOUND_KINDS,
 } from '../llm.js'
 import { toOpenAIError } from '../openai/encode.js'
 import { isGatewayRequestError } from './GatewayRequestError.js'
@@ -24,12 +24,11 @@ export interface ErrorReply {
   }
 }
 
-/** Kinds whose provider message tells the client what to fix in its request. */
-const CLIENT_FIXABLE: ReadonlySet<ErrorKind> = new Set([
-  'bad_request',
-  'content_policy',
-  'context_too_long',
-])
+/**
+ * Kinds whose provider message tells the client what to fix in its request:
+ * the request-bound kinds of llm's one error-kind table.
+ */
+const CLIENT_FIXABLE = REQUEST_BOUND_KINDS
 
 const NO_RETRY = { 'x-should-retry': 'false' }
 

@@ -1,3 +1,4 @@
+import { errorKindTraits } from '../errors/errorKinds.js'
 import type { NormalizedError } from '../types.js'
 
 /** What one provider+key looks like to this process. */
@@ -106,17 +107,15 @@ export type AdmissionOutcome =
  */
 export type Verdict = 'success' | 'answered' | 'cooldown' | 'retire' | 'unknown'
 
-const ANSWERED = new Set(['bad_request', 'content_policy', 'context_too_long', 'not_found'])
 const LIMIT_STATUSES = new Set([429, 503, 529])
 
 export function classify(outcome: AdmissionOutcome): Verdict {
   if (outcome.ok) return 'success'
   const { kind, status, retryAfterMs } = outcome.error
-  if (kind === 'auth') return 'retire'
-  if (kind === 'quota_exhausted') return retryAfterMs === undefined ? 'retire' : 'cooldown'
-  if (kind === 'rate_limited' || kind === 'overloaded' || LIMIT_STATUSES.has(status)) {
-    return 'cooldown'
-  }
-  if (ANSWERED.has(kind)) return 'answered'
-  return 'unknown'
+  const signal = errorKindTraits(kind).limit
+  if (signal === 'retire') return 'retire'
+  if (signal === 'quota') return retryAfterMs === undefined ? 'retire' : 'cooldown'
+  // A 429/503/529 under another kind still says the provider is limiting.
+  if (signal === 'cooldown' || LIMIT_STATUSES.has(status)) return 'cooldown'
+  return signal
 }

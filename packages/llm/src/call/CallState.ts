@@ -1,11 +1,15 @@
 import type { Clock, Deadline } from '@hourglass/core'
 import type { Admission } from '../admission/Admission.js'
 import type { RetryBudgetRegistry } from '../retry/RetryBudgetRegistry.js'
-import type { CallModelOptions } from './CallModelOptions.js'
+import type { CallModelOptions, RecoveryOptions, RetryOptions } from './CallModelOptions.js'
 
 /** What one `callModel` shares across its models, attempts and recovery steps. @internal */
 export interface CallState {
   readonly options: CallModelOptions
+  /** `options.retry`, or `{}`. */
+  readonly retry: RetryOptions
+  /** `options.recovery`, or `{}`. */
+  readonly recovery: RecoveryOptions
   readonly deadline: Deadline | undefined
   readonly clock: Clock
   /** When the call began, on `clock`: its place in line at a cooling provider. */

@@ -19,9 +19,9 @@ import { runModels } from './runModels.js'
  * list — and, for prompts too long or answers cut at the cap, recovered in
  * layers before anything surfaces.
  *
- * Safe by default: without `admission` / `retryBudgets`, every call of the
- * process shares one `Admission` (cooldowns per provider + base URL + key)
- * and one retry budget per provider; `false` turns either off.
+ * Safe by default: without `limits.admission` / `retry.budgets`, every call
+ * of the process shares one `Admission` (cooldowns per provider + base URL +
+ * key) and one retry budget per provider; `false` turns either off.
  *
  * `request.stream: true` returns a `ModelStream` (iterate it; `result` is
  * the whole answer); otherwise a promise of the answer.
@@ -38,10 +38,16 @@ export function callModel(options: CallModelOptions): Promise<ChatResponse> | Mo
     deadline,
     clock,
     startedAt: clock.now(),
+    retry: options.retry ?? {},
+    recovery: options.recovery ?? {},
     admission:
-      options.admission === false ? undefined : (options.admission ?? defaultAdmissionFor(clock)),
+      options.limits?.admission === false
+        ? undefined
+        : (options.limits?.admission ?? defaultAdmissionFor(clock)),
     retryBudgets:
-      options.retryBudgets === false ? undefined : (options.retryBudgets ?? defaultRetryBudgets()),
+      options.retry?.budgets === false
+        ? undefined
+        : (options.retry?.budgets ?? defaultRetryBudgets()),
     attempts: 0,
     costUsd: 0,
   }
@@ -51,7 +57,7 @@ export function callModel(options: CallModelOptions): Promise<ChatResponse> | Mo
   }
   return (async () => {
     const first = await complete(state, options.request, key, undefined)
-    return recoverOutputLimit(first, options.request, options, (request, step) =>
+    return recoverOutputLimit(first, options.request, state.recovery, (request, step) =>
       // A continuation is a new operation (a different request): its own key, derived from this one.
       complete(state, request, deriveKey({ operation: key, step }), undefined),
     )
@@ -69,8 +75,9 @@ async function complete(
   sink: StreamSink | undefined,
 ): Promise<ChatResponse> {
   const reducers: Array<[string, MessageReducer]> = []
-  if (state.options.collapse) reducers.push(['collapse', state.options.collapse])
-  if (state.options.compact) reducers.push(['compact', state.options.compact])
+  const { collapse, compact } = state.recovery
+  if (collapse) reducers.push(['collapse', collapse])
+  if (compact) reducers.push(['compact', compact])
   const done: string[] = []
   let current = request
   for (;;) {

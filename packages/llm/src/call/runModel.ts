@@ -35,10 +35,10 @@ export async function runModel(
   arrival: string,
   sink: StreamSink | undefined,
 ): Promise<ModelOutcome> {
-  const { options, deadline, clock, admission } = state
+  const { options, deadline, clock, admission, retry } = state
   const hasFallback = later.length > 0
   const retryBudget = state.retryBudgets?.get(adapter.name)
-  const maxAttempts = clampAttempts(options.maxAttempts)
+  const maxAttempts = clampAttempts(retry.maxAttempts)
   let attempt = 0
   let overloads = 0
   let resent = false
@@ -51,7 +51,7 @@ export async function runModel(
   for (;;) {
     options.signal?.throwIfAborted()
     deadline?.throwIfExpired()
-    const budget = options.budget
+    const budget = options.limits?.budget
     if (budget !== undefined) budget.assertCanSpend(budget.estimate(adapter.model, request))
 
     const admitted = await admit(state, adapter, request, later)
@@ -137,8 +137,8 @@ export async function runModel(
       permit !== undefined &&
       limited &&
       error.retryAfterMs === undefined &&
-      options.retryDelay !== undefined
-        ? retryDelay({ ...options.retryDelay, attempt, error: error.normalized }).delayMs
+      retry.delay !== undefined
+        ? retryDelay({ ...retry.delay, attempt, error: error.normalized }).delayMs
         : undefined
     await permit?.report({
       ok: false,
@@ -149,7 +149,7 @@ export async function runModel(
     // A first-token timeout is not resent to the same model (the provider may
     // be generating and billing it), unless the caller allowed one resend.
     const resend =
-      !resent && options.resendAfterFirstTokenTimeout === true && isFirstTokenTimeout(error)
+      !resent && retry.resendAfterFirstTokenTimeout === true && isFirstTokenTimeout(error)
     const retryable = error.retryable || resend
     if (retryable) retryBudget?.recordFailure()
     if (error.kind === 'overloaded') overloads++
@@ -183,15 +183,15 @@ export async function runModel(
     const cooled = limited && admission !== undefined
     const own = cooled ? admission.forecast(targetOf(adapter)) : undefined
     const decision = decideRetry({
-      ...options.retryDelay,
+      ...retry.delay,
       error: retryable === error.retryable ? error.normalized : { ...error.normalized, retryable },
       attempt,
       maxAttempts,
       overloads,
-      max529Retries: options.max529Retries,
-      priority: options.priority,
+      max529Retries: retry.max529Retries,
+      priority: retry.priority,
       remainingMs: deadline?.remaining() ?? Number.POSITIVE_INFINITY,
-      minAttemptMs: options.minAttemptMs,
+      minAttemptMs: retry.minAttemptMs,
       hasFallback,
       retryBudget: cooled ? undefined : retryBudget,
       waitMs: own?.waitMs,

@@ -1,20 +1,14 @@
+import { REQUEST_BOUND_KINDS } from '../errors/errorKinds.js'
 import { type ModelFailure, ModelUnavailableError } from '../errors/ModelUnavailableError.js'
 import { isProviderError } from '../errors/ProviderError.js'
 import { isRateLimited } from '../errors/RateLimitedError.js'
 import { RequestRejectedError } from '../errors/RequestRejectedError.js'
-import type { ChatRequest, ChatResponse, ErrorKind } from '../types.js'
+import type { ChatRequest, ChatResponse } from '../types.js'
 import type { CallState } from './CallState.js'
 import type { StreamSink } from './ModelStream.js'
 import { labelOf } from './outlook.js'
 import { runModel } from './runModel.js'
 import { stripThinkingSignatures } from './stripThinkingSignatures.js'
-
-/** Refusals caused by the request itself: surfaced as `RequestRejectedError`. */
-const REQUEST_BOUND: ReadonlySet<ErrorKind> = new Set<ErrorKind>([
-  'bad_request',
-  'content_policy',
-  'context_too_long',
-])
 
 /**
  * Down the models list: the primary gets the history as given; every
@@ -48,7 +42,7 @@ export async function runModels(
     arrival = `fallback from ${labelOf(adapter)}: ${outcome.failure.reason}`
     if (outcome.kind === 'fail') {
       const { error } = outcome
-      if (isProviderError(error) && REQUEST_BOUND.has(error.kind)) {
+      if (isProviderError(error) && REQUEST_BOUND_KINDS.has(error.kind)) {
         throw new RequestRejectedError({ error, attempts: state.attempts })
       }
       // Admission refused every model without sending: say when to come back.

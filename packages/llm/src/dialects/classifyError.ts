@@ -1,4 +1,5 @@
-import { type ErrorKind, type NormalizedError, RETRYABLE_KINDS } from '../types.js'
+import { type ErrorKind, RETRYABLE_KINDS } from '../errors/errorKinds.js'
+import type { NormalizedError } from '../types.js'
 import type { ErrorInput } from './ErrorInput.js'
 import { retryAfterFromHeaders, shouldRetryHeader } from './errorHeaders.js'
 import { parseJson } from './safeJson.js'

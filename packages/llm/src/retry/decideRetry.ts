@@ -1,4 +1,5 @@
-import type { ErrorKind, NormalizedError } from '../types.js'
+import { REQUEST_BOUND_KINDS } from '../errors/errorKinds.js'
+import type { NormalizedError } from '../types.js'
 import { describeOutlook, expectedMs, type ModelOutlook } from './modelOutlook.js'
 import type { RetryBudget } from './RetryBudget.js'
 import { type DelaySource, type RetryDelayOptions, retryDelay } from './retryDelay.js'
@@ -53,16 +54,6 @@ export type RetryDecision =
 export const MAX_ATTEMPTS_CAP = 10
 
 /**
- * Errors caused by the request itself: another attempt or another model gets
- * the same refusal for the same bill.
- */
-const REQUEST_BOUND: ReadonlySet<ErrorKind> = new Set<ErrorKind>([
-  'bad_request',
-  'content_policy',
-  'context_too_long',
-])
-
-/**
  * What to do after a failed attempt: retry this model after a wait, fall back
  * to the next model now, or fail now — always with a reason a log line can
  * carry. Pure: the same input gives the same answer (inject `random`).
@@ -106,7 +97,7 @@ export function decideRetry(input: RetryDecisionInput): RetryDecision {
       reason: `${what}; ${fmt(remainingMs)} ms left, too little for another attempt`,
     }
   }
-  if (REQUEST_BOUND.has(error.kind)) {
+  if (REQUEST_BOUND_KINDS.has(error.kind)) {
     return { action: 'fail', reason: `${what} is permanent for this request: never retried` }
   }
   if (!error.retryable) {

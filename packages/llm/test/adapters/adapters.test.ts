@@ -67,8 +67,8 @@ describe('provider adapters', () => {
     const stream = callModel({
       models: [model],
       request: { ...request, stream: true },
-      retryDelay: { hintJitterRatio: 0 },
       onAttempt: (r) => delays.push(r.delayMs),
+      retry: { delay: { hintJitterRatio: 0 } },
     })
     let text = ''
     for await (const event of stream) if (event.type === 'text') text += event.text
@@ -89,7 +89,8 @@ describe('provider adapters', () => {
         dialect: 'deepseek',
       }),
     )
-    for (let i = 0; i < 3; i++) await callModel({ models: [model], request, admission: false })
+    for (let i = 0; i < 3; i++)
+      await callModel({ models: [model], request, limits: { admission: false } })
     expect(fake.requests.map((r) => r.apiKey)).toEqual(['k1', 'k2', 'k1'])
   })
   it('goes on at once with the next key when one is rejected, and fails only when every key is (without admission)', async () => {
@@ -113,7 +114,7 @@ describe('provider adapters', () => {
         dialect: 'deepseek',
       }),
     )
-    const answer = await callModel({ models: [model], request, admission: false })
+    const answer = await callModel({ models: [model], request, limits: { admission: false } })
     expect(answer.text).toBe('ok')
     expect(fake.requests.map((r) => r.apiKey)).toEqual(['bad-1', 'bad-2', 'good'])
 
@@ -127,7 +128,12 @@ describe('provider adapters', () => {
     )
     const before = fake.requests.length
     await expect(
-      callModel({ models: [allBad], request, maxAttempts: 5, admission: false }),
+      callModel({
+        models: [allBad],
+        request,
+        retry: { maxAttempts: 5 },
+        limits: { admission: false },
+      }),
     ).rejects.toMatchObject({ code: 'MODEL_UNAVAILABLE' })
     // Each key once: a rejected key is never sent twice in one call.
     expect(fake.requests.slice(before).map((r) => r.apiKey)).toEqual(['bad-1', 'bad-2'])

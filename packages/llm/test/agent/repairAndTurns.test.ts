@@ -77,8 +77,8 @@ describe('runTurns', () => {
           callModel({
             models: [model],
             request: { messages, maxTokens: 64 },
-            maxAttempts: 1,
             idempotencyKey,
+            retry: { maxAttempts: 1 },
           }),
         tools: {
           send_email: (args, { key }) => {
@@ -115,7 +115,7 @@ describe('runTurns', () => {
         callModel({
           models: [model],
           request: { messages, maxTokens: 64 },
-          retryDelay: FAST_RETRIES,
+          retry: { delay: FAST_RETRIES },
         }),
       tools: { search: () => 'nothing new' },
       maxTurns: 3,

@@ -28,7 +28,7 @@ describe('callModel with admission', () => {
       const started = performance.now()
       const deadline = Deadline.after(deadlineMs)
       calls.push(
-        callModel({ models: [model], request, deadline, admission })
+        callModel({ models: [model], request, deadline, limits: { admission } })
           .then(
             () => ({ deadlineMs, ok: true, elapsedMs: performance.now() - started }),
             (error: unknown) => ({
@@ -71,10 +71,10 @@ describe('callModel with admission', () => {
     const admission = new Admission({ defaultNeededMs: 50 })
     using deadline = Deadline.after(1000)
     const started = performance.now()
-    const first = await callModel({ models: [model], request, deadline, admission })
+    const first = await callModel({ models: [model], request, deadline, limits: { admission } })
     expect(first.text).toBe('answered with sk-b')
     expect(performance.now() - started).toBeLessThan(500) // no 2 s wait was taken
-    const second = await callModel({ models: [model], request, deadline, admission })
+    const second = await callModel({ models: [model], request, deadline, limits: { admission } })
     expect(second.text).toBe('answered with sk-b')
     expect(fake.requests.map((r) => r.apiKey)).toEqual(['sk-a', 'sk-b', 'sk-b'])
   })
@@ -91,15 +91,21 @@ describe('callModel with admission', () => {
     using deadline = Deadline.after(1000)
     const started = performance.now()
     // The 429 asks for 2 s; 1 s is left: not slept, not resent.
-    const first = await callModel({ models: [model], request, deadline, admission }).catch(
-      (e: unknown) => e,
-    )
+    const first = await callModel({
+      models: [model],
+      request,
+      deadline,
+      limits: { admission },
+    }).catch((e: unknown) => e)
     expect(isModelUnavailable(first)).toBe(true)
     expect((first as { reason: string }).reason).toMatch(/does not fit .* not slept/)
     // The next call meets the shared cooldown: refused at once, saying when to come back.
-    const refused = await callModel({ models: [model], request, deadline, admission }).catch(
-      (e: unknown) => e,
-    )
+    const refused = await callModel({
+      models: [model],
+      request,
+      deadline,
+      limits: { admission },
+    }).catch((e: unknown) => e)
     expect(isRateLimited(refused)).toBe(true)
     expect((refused as { retryAfterMs: number }).retryAfterMs).toBeGreaterThan(1000)
     expect(performance.now() - started).toBeLessThan(500)

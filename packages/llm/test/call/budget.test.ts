@@ -20,7 +20,7 @@ describe('the cost budget', () => {
     const error = await callModel({
       models: [model],
       request: { messages: [user('Write a novel.')], maxTokens: 100_000 },
-      budget,
+      limits: { budget },
     }).catch((e: unknown) => e)
     expect(isBudgetExceeded(error)).toBe(true)
     expect(String((error as Error).message)).toMatch(/not sent/)
@@ -39,11 +39,18 @@ describe('the cost budget', () => {
     const budget = new CostBudget({ limitUsd: 0.002, prices })
     const request = { messages: [user('Hi')], maxTokens: 1000 }
     const costs: number[] = []
-    await callModel({ models: [model], request, budget, onAttempt: (r) => costs.push(r.costUsd) })
-    await callModel({ models: [model], request, budget })
+    await callModel({
+      models: [model],
+      request,
+      onAttempt: (r) => costs.push(r.costUsd),
+      limits: { budget },
+    })
+    await callModel({ models: [model], request, limits: { budget } })
     expect(budget.spentUsd).toBeCloseTo(0.0015, 10)
     expect(costs).toEqual([0.00075])
-    const error = await callModel({ models: [model], request, budget }).catch((e: unknown) => e)
+    const error = await callModel({ models: [model], request, limits: { budget } }).catch(
+      (e: unknown) => e,
+    )
     expect(isBudgetExceeded(error)).toBe(true)
     expect(fake.requests).toHaveLength(2)
   })

@@ -42,7 +42,7 @@ describe('classification: what is retried, what is not', () => {
     const error = await callModel({
       models: [primary, backup],
       request,
-      retryDelay: FAST_RETRIES,
+      retry: { delay: FAST_RETRIES },
     }).catch((e: unknown) => e)
     expect(isRequestRejected(error)).toBe(true)
     expect(error).toMatchObject({ kind: 'bad_request', status: 400, attempts: 1 })
@@ -56,7 +56,7 @@ describe('classification: what is retried, what is not', () => {
     const error = await callModel({
       models: [primary, backup],
       request,
-      retryDelay: FAST_RETRIES,
+      retry: { delay: FAST_RETRIES },
     }).catch((e: unknown) => e)
     expect(error).toMatchObject({
       kind: 'content_policy',
@@ -72,8 +72,7 @@ describe('classification: what is retried, what is not', () => {
     const error = await callModel({
       models: [primary],
       request,
-      maxAttempts: 5,
-      retryDelay: FAST_RETRIES,
+      retry: { maxAttempts: 5, delay: FAST_RETRIES },
     }).catch((e: unknown) => e)
     expect(isModelUnavailable(error)).toBe(true)
     expect(error).toMatchObject({ attempts: 1 })
@@ -88,8 +87,7 @@ describe('classification: what is retried, what is not', () => {
     const response = await callModel({
       models: [primary, backup],
       request,
-      maxAttempts: 3,
-      retryDelay: FAST_RETRIES,
+      retry: { maxAttempts: 3, delay: FAST_RETRIES },
     })
     expect(response.text).toBe('From the backup.')
     expect(response.provider).toBe('backup')
@@ -126,8 +124,7 @@ describe('classification: what is retried, what is not', () => {
     const error = await callModel({
       models: [primary, backup],
       request,
-      priority: 'background',
-      retryDelay: FAST_RETRIES,
+      retry: { priority: 'background', delay: FAST_RETRIES },
     }).catch((e: unknown) => e)
     expect(isModelUnavailable(error)).toBe(true)
     expect((error as { reason: string }).reason).toMatch(
@@ -153,9 +150,7 @@ describe('classification: what is retried, what is not', () => {
     const response = await callModel({
       models: [primary, backup],
       request,
-      maxAttempts: 10,
-      max529Retries: 2,
-      retryDelay: FAST_RETRIES,
+      retry: { maxAttempts: 10, max529Retries: 2, delay: FAST_RETRIES },
     })
     expect(response.text).toBe('small model answer')
     expect(fake.requests).toHaveLength(1)
@@ -169,9 +164,7 @@ describe('classification: what is retried, what is not', () => {
     const error = await callModel({
       models: [primary],
       request,
-      maxAttempts: 10,
-      max529Retries: 2,
-      retryDelay: FAST_RETRIES,
+      retry: { maxAttempts: 10, max529Retries: 2, delay: FAST_RETRIES },
     }).catch((e: unknown) => e)
     expect(isModelUnavailable(error)).toBe(true)
     expect((error as { reason: string }).reason).toMatch(/more than max529Retries \(2\)/)
@@ -197,8 +190,8 @@ describe('classification: what is retried, what is not', () => {
     const response = await callModel({
       models: [qwen],
       request,
-      retryDelay: FAST_RETRIES,
       onAttempt: (r) => records.push(r),
+      retry: { delay: FAST_RETRIES },
     })
     expect(response.text).toBe('真正的回答')
     expect(fake.requests).toHaveLength(2)
@@ -230,8 +223,7 @@ describe('classification: what is retried, what is not', () => {
     const response = await callModel({
       models: [ernie, deepseek],
       request,
-      maxAttempts: 2,
-      retryDelay: FAST_RETRIES,
+      retry: { maxAttempts: 2, delay: FAST_RETRIES },
     })
     expect(response.text).toBe('DeepSeek answers')
     expect(fake.requests).toHaveLength(1)
@@ -248,9 +240,11 @@ describe('classification: what is retried, what is not', () => {
         dialect: 'ernie',
       }),
     )
-    const error = await callModel({ models: [ernie], request, retryDelay: FAST_RETRIES }).catch(
-      (e: unknown) => e,
-    )
+    const error = await callModel({
+      models: [ernie],
+      request,
+      retry: { delay: FAST_RETRIES },
+    }).catch((e: unknown) => e)
     expect(isModelUnavailable(error)).toBe(true)
     const cause = (error as { lastCause: unknown }).lastCause
     expect(isProviderError(cause)).toBe(true)
@@ -264,8 +258,7 @@ describe('classification: what is retried, what is not', () => {
     await callModel({
       models: [primary, backup],
       request,
-      maxAttempts: 2,
-      retryDelay: FAST_RETRIES,
+      retry: { maxAttempts: 2, delay: FAST_RETRIES },
     })
     const keys = [...primaryFake.requests, ...backupFake.requests].map(
       (r) => r.headers['idempotency-key'],
@@ -307,9 +300,8 @@ describe('read timeouts on a model call', () => {
     const answer = await callModel({
       models: [slow, backup],
       request,
-      maxAttempts: 3,
-      retryDelay: FAST_RETRIES,
       onAttempt: (r) => records.push(r),
+      retry: { maxAttempts: 3, delay: FAST_RETRIES },
     })
     expect(answer.text).toBe('backup answer')
     // One request to the slow model, however many attempts were allowed.
@@ -339,8 +331,7 @@ describe('read timeouts on a model call', () => {
     const error = await callModel({
       models: [slow],
       request,
-      maxAttempts: 3,
-      retryDelay: FAST_RETRIES,
+      retry: { maxAttempts: 3, delay: FAST_RETRIES },
     }).catch((e: unknown) => e)
     expect(isModelUnavailable(error)).toBe(true)
     expect(slowFake.requests).toHaveLength(1)

@@ -27,7 +27,7 @@ describe('cleanup', () => {
       models: [model],
       deadline,
       signal: controller.signal,
-      retryDelay: FAST_RETRIES,
+      retry: { delay: FAST_RETRIES },
     }
     const messages = [user('hi')]
     await callModel({ ...common, request: { messages, maxTokens: 8 } })

@@ -43,12 +43,14 @@ describe('safe by default', () => {
     ).toBeGreaterThan(25_000)
   })
 
-  it('`admission: false` opts out: every call sends and learns the limit for itself', async () => {
+  it('`limits: { admission: false }` opts out: every call sends and learns the limit for itself', async () => {
     const { fake, model } = await limitedFor30s()
     using deadline = Deadline.after(2000)
     for (let i = 0; i < 2; i++) {
       expect(
-        isModelUnavailable(await ask({ models: [model], request, deadline, admission: false })),
+        isModelUnavailable(
+          await ask({ models: [model], request, deadline, limits: { admission: false } }),
+        ),
       ).toBe(true)
     }
     expect(fake.requests).toHaveLength(2)
@@ -58,10 +60,10 @@ describe('safe by default', () => {
     const { fake, model } = await limitedFor30s()
     const own = new Admission()
     using deadline = Deadline.after(2000)
-    await ask({ models: [model], request, deadline, admission: own })
-    expect(isRateLimited(await ask({ models: [model], request, deadline, admission: own }))).toBe(
-      true,
-    )
+    await ask({ models: [model], request, deadline, limits: { admission: own } })
+    expect(
+      isRateLimited(await ask({ models: [model], request, deadline, limits: { admission: own } })),
+    ).toBe(true)
     const target = { provider: 'openai', endpoint: model.baseURL, keys: ['sk-a'] }
     expect(own.forecast(target).waitMs).toBeGreaterThan(25_000)
     expect(defaultAdmission().forecast(target).waitMs).toBe(0)
@@ -100,7 +102,7 @@ describe('safe by default', () => {
     const model = fakes.adapter(
       openAICompatible({ baseURL: fake.baseURL, apiKey: 'sk', model: 'gpt-4o', name: 'flaky' }),
     )
-    const common = { models: [model], request, maxAttempts: 2, retryDelay: FAST_RETRIES }
+    const common = { models: [model], request, retry: { maxAttempts: 2, delay: FAST_RETRIES } }
     // Each call: a failure, a retry, a failure — 2 tokens of 10; a retry needs more than 5 left.
     for (let i = 0; i < 2; i++) await ask(common)
     expect(fake.requests).toHaveLength(4)
@@ -108,8 +110,8 @@ describe('safe by default', () => {
     const drained = await ask(common)
     expect(String((drained as Error).message)).toMatch(/retry budget drained/)
     expect(fake.requests).toHaveLength(5)
-    // `retryBudgets: false` opts out.
-    await ask({ ...common, retryBudgets: false })
+    // `retry: { budgets: false }` opts out.
+    await ask({ ...common, retry: { ...common.retry, budgets: false } })
     expect(fake.requests).toHaveLength(7)
   })
 })

@@ -113,8 +113,8 @@ describe('the earliest answer wins', () => {
       models: [primary, backup],
       request,
       deadline,
-      admission: false,
-      retryBudgets: false,
+      retry: { budgets: false },
+      limits: { admission: false },
     })
     expect(answer.text).toBe('from the backup')
     expect(performance.now() - started).toBeLessThan(1500)

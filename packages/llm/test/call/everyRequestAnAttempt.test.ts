@@ -76,11 +76,11 @@ describe('every upstream request is an attempt', () => {
       models: [model],
       request: { messages: [user('hi')], maxTokens: 16 },
       deadline,
-      retryDelay: { random: () => 0 },
       onAttempt: (r) => {
         records.push(r)
         if (r.decision === 'retry') retrying()
       },
+      retry: { delay: { random: () => 0 } },
     })
     await retryDecided
     // fetch's own fast-connect retry is off in adapters: nothing was resent behind the policy's back.

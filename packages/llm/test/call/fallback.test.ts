@@ -43,8 +43,7 @@ describe('fallback', () => {
     const response = await callModel({
       models: [primary, fallback],
       request: { messages: history, maxTokens: 128 },
-      max529Retries: 1,
-      retryDelay: FAST_RETRIES,
+      retry: { max529Retries: 1, delay: FAST_RETRIES },
     })
     expect(response.text).toBe('23')
 
@@ -81,7 +80,7 @@ describe('fallback', () => {
     await callModel({
       models: [primary, backup],
       request: { messages: history, maxTokens: 64 },
-      maxAttempts: 1,
+      retry: { maxAttempts: 1 },
     })
     expect(JSON.stringify(history)).toBe(before)
     // Anthropic refuses unsigned thinking, so the other Claude model gets the turn without it.

@@ -28,10 +28,9 @@ describe('a first-token timeout', () => {
     const stream = callModel({
       models: [model],
       request,
-      maxAttempts: 3,
       firstTokenTimeoutMs: 300,
-      retryDelay: FAST_RETRIES,
       onAttempt: (r) => records.push(r),
+      retry: { maxAttempts: 3, delay: FAST_RETRIES },
     })
     const error = await stream.result.catch((e: unknown) => e)
     expect(isModelUnavailable(error)).toBe(true)
@@ -54,9 +53,8 @@ describe('a first-token timeout', () => {
     const answer = await callModel({
       models: [model, backup],
       request,
-      maxAttempts: 3,
       firstTokenTimeoutMs: 300,
-      retryDelay: FAST_RETRIES,
+      retry: { maxAttempts: 3, delay: FAST_RETRIES },
     }).result
     expect(answer.text).toBe('backup poem')
     expect(fake.requests).toHaveLength(1)
@@ -69,11 +67,9 @@ describe('a first-token timeout', () => {
     const error = await callModel({
       models: [model],
       request,
-      maxAttempts: 3,
       firstTokenTimeoutMs: 300,
-      resendAfterFirstTokenTimeout: true,
-      retryDelay: FAST_RETRIES,
       onAttempt: (r) => records.push(r),
+      retry: { maxAttempts: 3, resendAfterFirstTokenTimeout: true, delay: FAST_RETRIES },
     }).result.catch((e: unknown) => e)
     expect(isModelUnavailable(error)).toBe(true)
     expect(fake.requests).toHaveLength(2)

@@ -36,11 +36,11 @@ describe('attempt records', () => {
     await callModel({
       models: [model],
       request: { messages: [user('hi')], maxTokens: 100 },
-      budget,
       promptVersion: 'v7',
       deadline,
-      retryDelay: { hintJitterRatio: 0 },
       onAttempt: (r) => records.push(r),
+      retry: { delay: { hintJitterRatio: 0 } },
+      limits: { budget },
     })
     expect(records).toHaveLength(2)
     expect(records[0]).toMatchObject({
@@ -86,9 +86,8 @@ describe('attempt records', () => {
     await callModel({
       models: [model],
       request: { messages: [user('hi')], maxTokens: 10 },
-      maxAttempts: 2,
-      retryDelay: { baseDelayMs: 5 },
       onAttempt: (r) => records.push(r),
+      retry: { maxAttempts: 2, delay: { baseDelayMs: 5 } },
     }).catch(() => {})
     expect(records.map((r) => [r.errorKind, r.decision])).toEqual([
       ['network', 'retry'],

@@ -34,13 +34,15 @@ describe('prompt_too_long recovery', () => {
     const response = await callModel({
       models: [model],
       request: { messages: longHistory, maxTokens: 64 },
-      collapse: (messages) => {
-        steps.push('collapse')
-        return messages.slice(2)
-      },
-      compact: async (messages) => {
-        steps.push('compact')
-        return [user(`Summary: earlier talk. ${JSON.stringify(messages.at(-1)?.content)}`)]
+      recovery: {
+        collapse: (messages) => {
+          steps.push('collapse')
+          return messages.slice(2)
+        },
+        compact: async (messages) => {
+          steps.push('compact')
+          return [user(`Summary: earlier talk. ${JSON.stringify(messages.at(-1)?.content)}`)]
+        },
       },
     })
     expect(response.text).toBe('answered')
@@ -58,8 +60,7 @@ describe('prompt_too_long recovery', () => {
     const error = await callModel({
       models: [model],
       request: { messages: longHistory, maxTokens: 64 },
-      collapse: (m) => m.slice(1),
-      compact: (m) => m.slice(-1),
+      recovery: { collapse: (m) => m.slice(1), compact: (m) => m.slice(-1) },
     }).catch((e: unknown) => e)
     expect(isRequestRejected(error)).toBe(true)
     expect(error).toMatchObject({ kind: 'context_too_long', recoveries: ['collapse', 'compact'] })
@@ -81,7 +82,7 @@ describe('max_tokens recovery', () => {
     const response = await callModel({
       models: [model],
       request: { messages: [user('Write a long answer.')], maxTokens: 50 },
-      maxTokensCeiling: 100,
+      recovery: { maxTokensCeiling: 100 },
     })
     expect(response.text).toBe('A longer try, also cut and here is the end.')
     expect(response.finishReason).toBe('stop')

@@ -37,12 +37,13 @@ async function storm(options: { retryBudgets?: RetryBudgetRegistry | false }) {
       callModel({
         models: [model],
         request: { messages: [user(`question ${i}`)], maxTokens: 16 },
-        maxAttempts: 3,
-        // 400 ms backoff + up to 30 % jitter: the spread we measure is the jitter's.
-        retryDelay: { baseDelayMs: 400 },
-        admission: false,
-        retryBudgets: false,
-        ...options,
+        retry: {
+          maxAttempts: 3,
+          // 400 ms backoff + up to 30 % jitter: the spread we measure is the jitter's.
+          delay: { baseDelayMs: 400 },
+          budgets: options.retryBudgets ?? false,
+        },
+        limits: { admission: false },
       }),
     ),
   )
@@ -117,7 +118,7 @@ describe('a 429 storm: 100 concurrent calls', () => {
         callModel({
           models: [model],
           request: { messages: [user(`question ${i}`)], maxTokens: 16 },
-          retryDelay: { baseDelayMs: 400 },
+          retry: { delay: { baseDelayMs: 400 } },
         }),
       ),
     )

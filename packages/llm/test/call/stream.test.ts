@@ -48,7 +48,11 @@ describe('streams', () => {
     const model = fakes.adapter(
       anthropic({ baseURL: fake.baseURL, apiKey: 'sk-ant', model: 'claude-opus-4-6' }),
     )
-    const stream = callModel({ models: [model], request, maxAttempts: 5, retryDelay: FAST_RETRIES })
+    const stream = callModel({
+      models: [model],
+      request,
+      retry: { maxAttempts: 5, delay: FAST_RETRIES },
+    })
     const { text, error } = await drain(stream)
     expect(isStreamInterrupted(error)).toBe(true)
     expect(error).toMatchObject({ partialText: 'The quick brown', provider: 'anthropic' })
@@ -65,7 +69,7 @@ describe('streams', () => {
     const model = fakes.adapter(
       anthropic({ baseURL: fake.baseURL, apiKey: 'sk-ant', model: 'claude-opus-4-6' }),
     )
-    const stream = callModel({ models: [model], request, retryDelay: FAST_RETRIES })
+    const stream = callModel({ models: [model], request, retry: { delay: FAST_RETRIES } })
     const { error } = await drain(stream)
     expect(isStreamInterrupted(error)).toBe(true)
     expect((error as { partialText: string }).partialText).toBe('Half an')
@@ -84,7 +88,7 @@ describe('streams', () => {
         dialect: 'qwen',
       }),
     )
-    const stream = callModel({ models: [model], request, retryDelay: FAST_RETRIES })
+    const stream = callModel({ models: [model], request, retry: { delay: FAST_RETRIES } })
     const { text, error } = await drain(stream)
     expect(error).toBeUndefined()
     expect(text).toBe('第二次成功')
@@ -115,9 +119,9 @@ describe('streams', () => {
     const stream = callModel({
       models: [primary, backup],
       request,
-      maxAttempts: 1,
       firstTokenTimeoutMs: 300,
       onAttempt: (r) => records.push(r),
+      retry: { maxAttempts: 1 },
     })
     const { text, error } = await drain(stream)
     expect(error).toBeUndefined()

@@ -3,8 +3,9 @@ import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
 import type { DialectName } from '../../src/dialects/Dialect.js'
 import { dialects } from '../../src/dialects/dialects.js'
+import { ERROR_KINDS } from '../../src/errors/errorKinds.js'
 import { isProviderReplyError } from '../../src/errors/ProviderReplyError.js'
-import { ERROR_KINDS, type NormalizedError } from '../../src/types.js'
+import type { NormalizedError } from '../../src/types.js'
 
 /**
  * Hostile input for every normaliser and stream parser: 56,000 + 28,000 +

@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest'
+import { RETRYABLE_KINDS } from '../../src/errors/errorKinds.js'
 import { decideRetry } from '../../src/retry/decideRetry.js'
 import { RetryBudget } from '../../src/retry/RetryBudget.js'
 import type { ErrorKind, NormalizedError } from '../../src/types.js'
-import { RETRYABLE_KINDS } from '../../src/types.js'
 
 const error = (kind: ErrorKind, extra: Partial<NormalizedError> = {}): NormalizedError => ({
   kind,
