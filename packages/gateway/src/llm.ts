@@ -27,7 +27,7 @@ export {
   type ModelAdapter,
   type ModelPrice,
   openAICompatible,
-  ProviderError,
+  type ProviderError,
   ProviderLimits,
   REQUEST_BOUND_KINDS,
   RedisCooldownStore,

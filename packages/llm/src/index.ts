@@ -1,5 +1,10 @@
-// The public API of @hourglass/llm, by name. Internal helpers stay unexported.
+// The public API of @hourglass/llm: 46 runtime names, and the types a caller
+// writes code against. Everything else is internal (import paths under src/
+// are not part of the API). Errors are exported as types with an `isX()`
+// guard each: check with the guard (it survives two copies of the package),
+// never with `instanceof`.
 
+// Adapters: one per provider + model
 export { anthropic } from './adapters/anthropic.js'
 export { type BodyHook, createAdapter } from './adapters/createAdapter.js'
 export { gemini } from './adapters/gemini.js'
@@ -11,6 +16,7 @@ export type {
   SendResult,
 } from './adapters/ModelAdapter.js'
 export { type OpenAICompatibleOptions, openAICompatible } from './adapters/openAICompatible.js'
+// Admission: cooldowns, RPM/TPM limits, latencies — shared by every call
 export {
   Admission,
   type AdmissionForecast,
@@ -21,9 +27,7 @@ export {
 export type { AdmissionPermit } from './admission/AdmissionPermit.js'
 export type { CooldownExtension, CooldownStore } from './admission/CooldownStore.js'
 export { defaultAdmission, setDefaultAdmission } from './admission/defaultAdmission.js'
-export { type CooldownInput, defaultCooldownMs } from './admission/defaultCooldownMs.js'
-export { endpointId, keyId, NO_KEY_ID } from './admission/keyId.js'
-export { LatencyTracker, type LatencyTrackerOptions } from './admission/LatencyTracker.js'
+export { keyId } from './admission/keyId.js'
 export {
   MemoryCooldownStore,
   type MemoryCooldownStoreOptions,
@@ -32,15 +36,16 @@ export {
   type ProviderLimit,
   ProviderLimits,
   type ProviderLimitsOptions,
+  type RedisLimitClient,
 } from './admission/ProviderLimits.js'
 export {
-  COOLDOWN_SCRIPT,
   RedisCooldownStore,
   type RedisCooldownStoreOptions,
   type RedisScriptClient,
 } from './admission/RedisCooldownStore.js'
 export type { AdmissionFailure, AdmissionOutcome } from './admission/slot.js'
-export { canonicalJson, idempotencyKey } from './agent/idempotencyKey.js'
+// Agents: turns, side effects, repair, idempotency keys
+export { idempotencyKey } from './agent/idempotencyKey.js'
 export {
   MemorySideEffectStore,
   type MemorySideEffectStoreOptions,
@@ -52,11 +57,7 @@ export {
   type TurnsResult,
 } from './agent/runTurns.js'
 export type { SideEffectRecord, SideEffectStore } from './agent/SideEffectStore.js'
-export {
-  DEFAULT_SIDE_EFFECT_TTL_MS,
-  type SideEffectOptions,
-  sideEffect,
-} from './agent/sideEffect.js'
+export { type SideEffectOptions, sideEffect } from './agent/sideEffect.js'
 export {
   type RepairableCall,
   type Repaired,
@@ -64,8 +65,9 @@ export {
   type Validate,
   withRepair,
 } from './agent/withRepair.js'
+// Cost
 export { CostBudget, type CostBudgetOptions, type ModelPrice } from './budget/CostBudget.js'
-export { estimatePromptTokens, MESSAGE_OVERHEAD_TOKENS } from './budget/estimatePromptTokens.js'
+export { estimatePromptTokens } from './budget/estimatePromptTokens.js'
 export type { AttemptRecord } from './call/AttemptRecord.js'
 export type {
   CallLimits,
@@ -74,126 +76,62 @@ export type {
   RecoveryOptions,
   RetryOptions,
 } from './call/CallModelOptions.js'
+// The call
 export { callModel } from './call/callModel.js'
 export type { ModelStream } from './call/ModelStream.js'
-export { CONTINUE_PROMPT } from './call/recoverOutputLimit.js'
-export { stripThinkingSignatures } from './call/stripThinkingSignatures.js'
+// Diagnostics channels
 export {
   type LlmAdmissionMessage,
   type LlmAttemptMessage,
   type LlmCooldownMessage,
   llmChannels,
 } from './channels.js'
-export type {
-  BuiltRequest,
-  Dialect,
-  DialectName,
-  ResponseMeta,
-  StreamParser,
-} from './dialects/Dialect.js'
-export { dialects, isDialectName } from './dialects/dialects.js'
-export type { ErrorInput, StreamErrorInput } from './dialects/ErrorInput.js'
+// Provider dialects and SSE
+export type { Dialect, DialectName } from './dialects/Dialect.js'
+export { dialects } from './dialects/dialects.js'
 export {
-  type HeaderInput,
-  retryAfterFromHeaders,
-  shouldRetryHeader,
-} from './dialects/errorHeaders.js'
-export {
-  type BudgetExceededDetails,
-  BudgetExceededError,
+  type BudgetExceededError,
   isBudgetExceeded,
 } from './errors/BudgetExceededError.js'
+// Errors: the kinds, then one guard per error
 export {
   ERROR_KIND_TABLE,
   ERROR_KINDS,
   type ErrorKind,
   type ErrorKindTraits,
-  errorKindTraits,
   type LimitSignal,
   REQUEST_BOUND_KINDS,
-  RETRYABLE_KINDS,
 } from './errors/errorKinds.js'
 export {
-  INVALID_CHAT_REQUEST,
-  InvalidChatRequestError,
+  type InvalidChatRequestError,
   isInvalidChatRequest,
 } from './errors/InvalidChatRequestError.js'
-export {
-  isKeysRetired,
-  type KeysRetiredDetails,
-  KeysRetiredError,
-} from './errors/KeysRetiredError.js'
-export { isMaxTurnsExceeded, MaxTurnsExceededError } from './errors/MaxTurnsExceededError.js'
+export { isKeysRetired, type KeysRetiredError } from './errors/KeysRetiredError.js'
+export { isMaxTurnsExceeded, type MaxTurnsExceededError } from './errors/MaxTurnsExceededError.js'
 export {
   isModelUnavailable,
   type ModelFailure,
-  type ModelUnavailableDetails,
-  ModelUnavailableError,
+  type ModelUnavailableError,
 } from './errors/ModelUnavailableError.js'
-export {
-  isOutputTruncated,
-  type OutputTruncatedDetails,
-  OutputTruncatedError,
-} from './errors/OutputTruncatedError.js'
-export {
-  isProviderError,
-  ProviderError,
-  type ProviderErrorDetails,
-} from './errors/ProviderError.js'
-export {
-  isProviderReplyError,
-  PROVIDER_REPLY,
-  ProviderReplyError,
-} from './errors/ProviderReplyError.js'
-export {
-  isRateLimited,
-  type RateLimit,
-  type RateLimitedDetails,
-  RateLimitedError,
-} from './errors/RateLimitedError.js'
-export {
-  isRepairFailed,
-  type RepairFailedDetails,
-  RepairFailedError,
-} from './errors/RepairFailedError.js'
-export {
-  isRequestRejected,
-  type RequestRejectedDetails,
-  RequestRejectedError,
-} from './errors/RequestRejectedError.js'
-export {
-  isSseBufferOverflow,
-  SSE_BUFFER_OVERFLOW,
-  SseBufferOverflowError,
-} from './errors/SseBufferOverflowError.js'
+export { isOutputTruncated, type OutputTruncatedError } from './errors/OutputTruncatedError.js'
+export { isProviderError, type ProviderError } from './errors/ProviderError.js'
+export { isProviderReplyError, type ProviderReplyError } from './errors/ProviderReplyError.js'
+export { isRateLimited, type RateLimit, type RateLimitedError } from './errors/RateLimitedError.js'
+export { isRepairFailed, type RepairFailedError } from './errors/RepairFailedError.js'
+export { isRequestRejected, type RequestRejectedError } from './errors/RequestRejectedError.js'
+// The gateway's SSE re-cutter raises the decoder's overflow error: the class is public.
+export { isSseBufferOverflow, SseBufferOverflowError } from './errors/SseBufferOverflowError.js'
 export {
   isStreamInterrupted,
-  type StreamInterruptedDetails,
-  StreamInterruptedError,
+  type StreamInterruptedError,
 } from './errors/StreamInterruptedError.js'
-export { isUnknownPrice, UnknownPriceError } from './errors/UnknownPriceError.js'
-export {
-  clampAttempts,
-  decideRetry,
-  MAX_ATTEMPTS_CAP,
-  type Priority,
-  type RetryDecision,
-  type RetryDecisionInput,
-} from './retry/decideRetry.js'
+export { isUnknownPrice, type UnknownPriceError } from './errors/UnknownPriceError.js'
+// Retry: the decision, the waits, the per-provider budgets
+export { decideRetry, type Priority, type RetryDecision } from './retry/decideRetry.js'
 export { defaultRetryBudgets, setDefaultRetryBudgets } from './retry/defaultRetryBudgets.js'
-export type { ModelOutlook } from './retry/modelOutlook.js'
-export { RetryBudget, type RetryBudgetOptions } from './retry/RetryBudget.js'
+export type { RetryBudget, RetryBudgetOptions } from './retry/RetryBudget.js'
 export { RetryBudgetRegistry } from './retry/RetryBudgetRegistry.js'
-export {
-  backoffMs,
-  type DelaySource,
-  type RandomSource,
-  RETRY_DELAY_DEFAULTS,
-  type RetryDelay,
-  type RetryDelayInput,
-  type RetryDelayOptions,
-  retryDelay,
-} from './retry/retryDelay.js'
+export { type RetryDelay, type RetryDelayOptions, retryDelay } from './retry/retryDelay.js'
 export {
   decodeSse,
   type SseByteSource,

@@ -1,0 +1,68 @@
+import { describe, expect, it } from 'vitest'
+import * as llm from '../src/index.js'
+
+/**
+ * The package's runtime surface, pinned: adding or removing a public name is
+ * a decision, made here on purpose, not a side effect of a refactor.
+ */
+describe('the public surface of @hourglass/llm', () => {
+  it('exports exactly these 46 runtime names', () => {
+    expect(Object.keys(llm).sort()).toEqual(
+      [
+        'Admission',
+        'CostBudget',
+        'ERROR_KINDS',
+        'ERROR_KIND_TABLE',
+        'MemoryCooldownStore',
+        'MemorySideEffectStore',
+        'ProviderLimits',
+        'REQUEST_BOUND_KINDS',
+        'RedisCooldownStore',
+        'RetryBudgetRegistry',
+        'SseBufferOverflowError',
+        'SseDecoder',
+        'anthropic',
+        'callModel',
+        'createAdapter',
+        'decideRetry',
+        'decodeSse',
+        'defaultAdmission',
+        'defaultRetryBudgets',
+        'dialects',
+        'estimatePromptTokens',
+        'gemini',
+        'idempotencyKey',
+        'isBudgetExceeded',
+        'isInvalidChatRequest',
+        'isKeysRetired',
+        'isMaxTurnsExceeded',
+        'isModelUnavailable',
+        'isOutputTruncated',
+        'isProviderError',
+        'isProviderReplyError',
+        'isRateLimited',
+        'isRepairFailed',
+        'isRequestRejected',
+        'isSseBufferOverflow',
+        'isStreamInterrupted',
+        'isUnknownPrice',
+        'keyId',
+        'llmChannels',
+        'openAICompatible',
+        'retryDelay',
+        'runTurns',
+        'setDefaultAdmission',
+        'setDefaultRetryBudgets',
+        'sideEffect',
+        'withRepair',
+      ].sort(),
+    )
+  })
+
+  it('has one guard per error it can throw, and no error class to instanceof (but the one the gateway raises)', () => {
+    const guards = Object.keys(llm).filter((name) => /^is[A-Z]/.test(name))
+    expect(guards).toHaveLength(14)
+    const classes = Object.keys(llm).filter((name) => /^[A-Z]\w*Error$/.test(name))
+    expect(classes).toEqual(['SseBufferOverflowError'])
+  })
+})
