@@ -53,6 +53,7 @@ export {
   type ReadDeadlineResult,
   readDeadline,
 } from './readDeadline.js'
+export { currentRequestId, runWithRequestId } from './requestId.js'
 export {
   type IngressOptions,
   type ResolvedIngressOptions,

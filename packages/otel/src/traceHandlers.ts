@@ -1,4 +1,4 @@
-import type { Deadline } from '@hourglass/core'
+import { currentRequestId, type Deadline } from '@hourglass/core'
 import type { LlmAttemptMessage } from '@hourglass/llm'
 import { type Span, SpanKind, SpanStatusCode, type Tracer, trace } from '@opentelemetry/api'
 import { AttemptSpans } from './AttemptSpans.js'
@@ -38,6 +38,7 @@ import {
   ATTR_HTTP_REQUEST_RESEND_COUNT,
   ATTR_HTTP_RESPONSE_STATUS_CODE,
   ATTR_LLM_DECISION,
+  ATTR_REQUEST_ID,
   ATTR_URL_FULL,
   EVENT_DEADLINE_CLIENT_CLOSED,
   EVENT_DEADLINE_EXCEEDED,
@@ -53,6 +54,7 @@ import { parentContext } from './deadlineSpans.js'
 import { grpcTraceHandlers } from './grpcSpans.js'
 import { defined, errorType, type Handlers, ms } from './handlers.js'
 import { bullmqTraceHandlers } from './jobSpans.js'
+import { withRequestIds } from './withRequestIds.js'
 
 /**
  * Spans and span events for the Hourglass channels.
@@ -81,7 +83,9 @@ import { bullmqTraceHandlers } from './jobSpans.js'
  *   its start set back by the attempt's latency: the attempt's egress spans
  *   are its siblings, not its children.
  */
-export function traceHandlers(tracer: Tracer): Handlers {
+export function traceHandlers(sdkTracer: Tracer): Handlers {
+  // Every span started here carries the request id of the work it was started in.
+  const tracer = withRequestIds(sdkTracer)
   const requestSpans = new WeakMap<Deadline, Span>()
   const sliceSpans = new WeakMap<Deadline, Span>()
   const attempts = new AttemptSpans()
@@ -99,6 +103,7 @@ export function traceHandlers(tracer: Tracer): Handlers {
             [ATTR_DEADLINE_SOURCE]: m.source,
             [ATTR_DEADLINE_CLAMPED]: m.clamped,
             [ATTR_DEADLINE_MODE]: m.mode,
+            [ATTR_REQUEST_ID]: currentRequestId(),
           }),
         )
       },

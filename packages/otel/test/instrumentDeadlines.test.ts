@@ -1,4 +1,10 @@
-import { coreChannels, Deadline, type HourglassChannel, ManualClock } from '@hourglass/core'
+import {
+  coreChannels,
+  Deadline,
+  type HourglassChannel,
+  ManualClock,
+  runWithRequestId,
+} from '@hourglass/core'
 import { expressChannels, type IngressStartMessage } from '@hourglass/express'
 import {
   type EgressAttemptEndMessage,
@@ -69,6 +75,37 @@ describe('instrumentDeadlines: ingress', () => {
       min: 0.797,
       max: 0.797,
     })
+  })
+
+  it('puts the request id a server set (core runWithRequestId) on the server span and on every span started inside', () => {
+    const deadline = Deadline.after(800, { clock })
+    runWithRequestId('req-77', () =>
+      inSpan('POST /v1/chat/completions', (span) => {
+        publish(expressChannels.start, ingressStart(deadline, 800))
+        publish(coreChannels.sliceStart, { deadline, slice: 'model', allottedMs: 500 })
+        publish(coreChannels.sliceEnd, {
+          deadline,
+          slice: 'model',
+          allottedMs: 500,
+          usedMs: 10,
+          outcome: 'ok',
+        })
+        span.end()
+      }),
+    )
+    // Outside any request: no id.
+    inSpan('GET /other', (span) => {
+      publish(expressChannels.start, ingressStart(Deadline.after(800, { clock }), 800))
+      span.end()
+    })
+    const spans = otel.exporter.getFinishedSpans()
+    expect(spanNamed(spans, 'POST /v1/chat/completions').attributes['hourglass.request_id']).toBe(
+      'req-77',
+    )
+    expect(spanNamed(spans, 'deadline.slice model').attributes['hourglass.request_id']).toBe(
+      'req-77',
+    )
+    expect(spanNamed(spans, 'GET /other').attributes['hourglass.request_id']).toBeUndefined()
   })
 
   it('puts a later expiry on the request span even when it fires outside its context', async () => {

@@ -1,5 +1,11 @@
 import { randomUUID } from 'node:crypto'
-import { contextKey, type Deadline, readContext, runWithContext } from '@hourglass/core'
+import {
+  contextKey,
+  type Deadline,
+  readContext,
+  runWithContext,
+  runWithRequestId,
+} from '@hourglass/core'
 
 /** What the gateway knows about one request, from arrival to the end of its response. @internal */
 export interface RequestScope {
@@ -37,8 +43,9 @@ export function currentRequest(): RequestScope | undefined {
   return readContext(REQUEST)
 }
 
+/** Runs `fn` in the request's scope; its id is also core's request id (spans carry it). */
 export function runInRequest<R>(scope: RequestScope, fn: () => R): R {
-  return runWithContext(REQUEST, scope, fn)
+  return runWithContext(REQUEST, scope, () => runWithRequestId(scope.id, fn))
 }
 
 export const REQUEST_ID_HEADER = 'x-request-id'

@@ -1,4 +1,10 @@
+import { instrumentDeadlines } from '@hourglass/otel'
 import { type FakeProvider, openAIErrors, reply } from '@hourglass/testkit'
+import {
+  BasicTracerProvider,
+  InMemorySpanExporter,
+  SimpleSpanProcessor,
+} from '@opentelemetry/sdk-trace-base'
 import { afterEach, describe, expect, it } from 'vitest'
 import { fakeProvider, fallback, type Harness, startHarness } from '../support/harness.js'
 
@@ -93,5 +99,44 @@ describe('x-request-id', () => {
       status: 504,
       error: 'deadline_exceeded',
     })
+  })
+
+  it('is on every span of its request (real SDK, in-memory exporter), and two concurrent requests never mix', async () => {
+    const exporter = new InMemorySpanExporter()
+    const stop = instrumentDeadlines({
+      tracerProvider: new BasicTracerProvider({
+        spanProcessors: [new SimpleSpanProcessor(exporter)],
+      }),
+    })
+    try {
+      const { a, b } = await twoProviders()
+      // Each request: a 429 from A (a model attempt and an egress span), then B answers.
+      a.enqueue(
+        openAIErrors.rateLimited({ retryAfterS: 0 }),
+        openAIErrors.rateLimited({ retryAfterS: 0 }),
+      )
+      b.enqueue(reply.text('one', { latencyMs: 30 }), reply.text('two', { latencyMs: 30 }))
+      const [one, two] = await Promise.all([
+        post(ask, { 'x-request-id': 'span-req-1' }),
+        post(ask, { 'x-request-id': 'span-req-2' }),
+      ])
+      expect([one.status, two.status]).toEqual([200, 200])
+      const spans = exporter.getFinishedSpans()
+      const byId = (id: string) =>
+        spans.filter((s) => s.attributes['hourglass.request_id'] === id).map((s) => s.name)
+      for (const id of ['span-req-1', 'span-req-2']) {
+        const names = byId(id)
+        // Two model attempts (A refused, B answered) and their two egress attempts.
+        expect(names.filter((n) => n.startsWith('chat ')).sort()).toEqual([
+          'chat model-a',
+          'chat model-b',
+        ])
+        expect(names.filter((n) => n.startsWith('deadline.egress'))).toHaveLength(2)
+      }
+      // Every span the gateway's work produced carries one of the two ids.
+      expect(spans.filter((s) => s.attributes['hourglass.request_id'] === undefined)).toEqual([])
+    } finally {
+      stop()
+    }
   })
 })
