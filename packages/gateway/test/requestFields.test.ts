@@ -224,6 +224,28 @@ describe('every Chat Completions field is forwarded, translated or refused (READ
     })
   }
 
+  it('a strict tool is forwarded to OpenAI-compatible dialects and refused, naming the provider, by Anthropic and Gemini', async () => {
+    const strictTool = { ...TOOL, function: { ...TOOL.function, strict: true } }
+    for (const dialect of ['openai', 'qwen', 'deepseek'] as const) {
+      const { status, text, upstream } = await send(dialect, { tools: [strictTool] })
+      expect(status, text).toBe(200)
+      expect(at(upstream, 'tools')).toEqual([strictTool])
+    }
+    for (const dialect of ['anthropic', 'gemini'] as const) {
+      const { status, text, sent } = await send(dialect, { tools: [TOOL, strictTool] })
+      expect(status, text).toBe(400)
+      const { error } = JSON.parse(text)
+      expect(error).toMatchObject({ code: 'unsupported_field', param: 'tools[1].function.strict' })
+      expect(error.message).toContain(`"p-${dialect}"`)
+      expect(sent).toHaveLength(0)
+      // strict: false asks for nothing: it goes, without the field.
+      const relaxed = { ...TOOL, function: { ...TOOL.function, strict: false } }
+      const ok = await send(dialect, { tools: [relaxed] })
+      expect(ok.status, ok.text).toBe(200)
+      expect(JSON.stringify(ok.upstream)).not.toContain('strict')
+    }
+  })
+
   const refusals = tableRows('gateway-refusals')
   const BASE: Record<string, unknown> = { tools: [TOOL] }
 

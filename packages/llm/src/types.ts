@@ -48,6 +48,13 @@ export interface ToolDefinition {
   description?: string | undefined
   /** JSON Schema of the arguments. */
   parameters: Record<string, unknown>
+  /**
+   * OpenAI's strict mode: the arguments always match `parameters`. Sent by
+   * the OpenAI-compatible dialects; Anthropic (a beta behind its own header)
+   * and Gemini have no equivalent, so their translators refuse `true` with
+   * an `InvalidChatRequestError` instead of silently dropping it.
+   */
+  strict?: boolean | undefined
 }
 
 export interface ChatRequest {

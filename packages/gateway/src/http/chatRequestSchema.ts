@@ -81,9 +81,7 @@ const tool = z.strictObject({
       .regex(/^[a-zA-Z0-9_-]{1,64}$/, { error: '1–64 letters, digits, _ or -' }),
     description: z.string().nullish(),
     parameters: shallow(jsonObject).nullish(),
-    strict: z
-      .literal(false, { error: 'strict tools are not supported by the gateway yet' })
-      .nullish(),
+    strict: z.boolean({ error: 'expected true or false' }).nullish(),
   }),
 })
 

@@ -64,6 +64,7 @@ export function parseChatRequest(
       name: fn.name,
       parameters: fn.parameters ?? { type: 'object', properties: {} },
       ...(fn.description == null ? {} : { description: fn.description }),
+      ...(fn.strict == null ? {} : { strict: fn.strict }),
     }))
   }
   if (valid.stream === true) request.stream = true

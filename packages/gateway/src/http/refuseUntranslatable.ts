@@ -18,7 +18,8 @@ export function refuseUntranslatable(
   targets: readonly ModelTarget[],
   request: ChatRequest,
 ): void {
-  if (request.extra === undefined) return
+  // Only extra fields and strict tools can be untranslatable: skip the work otherwise.
+  if (request.extra === undefined && request.tools?.some((t) => t.strict === true) !== true) return
   for (const target of targets) {
     const provider = config.providers[target.provider]
     if (provider === undefined) continue

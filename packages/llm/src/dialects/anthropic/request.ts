@@ -2,6 +2,7 @@ import { InvalidChatRequestError } from '../../errors/InvalidChatRequestError.js
 import type { ChatRequest, ContentBlock } from '../../types.js'
 import { blocksOf } from '../blocks.js'
 import type { BuiltRequest } from '../Dialect.js'
+import { refuseStrictTools } from '../refuseStrictTools.js'
 
 export const ANTHROPIC_VERSION = '2023-06-01'
 
@@ -40,6 +41,7 @@ export function buildAnthropicRequest(request: ChatRequest, model: string): Buil
   if (request.topP !== undefined) body['top_p'] = request.topP
   if (request.stop !== undefined && request.stop.length > 0) body['stop_sequences'] = request.stop
   if (request.tools !== undefined && request.tools.length > 0) {
+    refuseStrictTools(request.tools, 'Anthropic')
     body['tools'] = request.tools.map((t) => ({
       name: t.name,
       ...(t.description === undefined ? {} : { description: t.description }),

@@ -2,6 +2,7 @@ import { InvalidChatRequestError } from '../../errors/InvalidChatRequestError.js
 import type { ChatMessage, ChatRequest, ContentBlock } from '../../types.js'
 import { blocksOf } from '../blocks.js'
 import type { BuiltRequest } from '../Dialect.js'
+import { refuseStrictTools } from '../refuseStrictTools.js'
 
 type Role = 'user' | 'model'
 
@@ -38,6 +39,7 @@ export function buildGeminiRequest(request: ChatRequest, model: string): BuiltRe
   const body: Record<string, unknown> = { contents, generationConfig }
   if (system.length > 0) body['systemInstruction'] = { parts: [{ text: system.join('\n\n') }] }
   if (request.tools !== undefined && request.tools.length > 0) {
+    refuseStrictTools(request.tools, 'Gemini')
     body['tools'] = [
       {
         functionDeclarations: request.tools.map((t) => ({

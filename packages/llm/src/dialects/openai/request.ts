@@ -38,6 +38,7 @@ export function buildOpenAIRequest(
         name: tool.name,
         ...(tool.description === undefined ? {} : { description: tool.description }),
         parameters: tool.parameters,
+        ...(tool.strict === undefined ? {} : { strict: tool.strict }),
       },
     }))
   }
