@@ -17,6 +17,7 @@ import { parseChatRequest } from './parseChatRequest.js'
 import { refuseUntranslatable } from './refuseUntranslatable.js'
 import { scopeOf } from './requestScope.js'
 import { sendError } from './sendError.js'
+import { sendJson } from './sendJson.js'
 import { streamCompletion } from './streamCompletion.js'
 
 /**
@@ -74,7 +75,7 @@ export function chatCompletions(ctx: GatewayContext) {
         fields['upstreamModel'] = response.model
         res.setHeader('x-hourglass-provider', response.provider)
         res.setHeader('cache-control', 'no-store')
-        res.status(200).json(toOpenAIResponse(response, { model: requested }))
+        sendJson(res, 200, toOpenAIResponse(response, { model: requested }))
       }
     } catch (error) {
       const shaped = sendError(ctx, res, error)

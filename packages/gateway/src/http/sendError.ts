@@ -2,6 +2,7 @@ import type { Response } from 'express'
 import type { GatewayContext } from '../GatewayContext.js'
 import { clientClosedReply, type ErrorReply, errorReply } from './errorReply.js'
 import { scopeOf } from './requestScope.js'
+import { sendJson } from './sendJson.js'
 
 /**
  * Answers with an OpenAI-shaped error, unless the response already started
@@ -17,10 +18,9 @@ export function sendError(ctx: GatewayContext, res: Response, error: unknown): E
   const scope = scopeOf(res)
   if (scope !== undefined) scope.errorCode ??= shaped.body.error.code
   if (shaped.status !== 499 && !res.headersSent && !res.writableEnded && !res.destroyed) {
-    res.status(shaped.status)
     for (const [name, value] of Object.entries(shaped.headers)) res.setHeader(name, value)
     res.setHeader('cache-control', 'no-store')
-    res.json(shaped.body)
+    sendJson(res, shaped.status, shaped.body)
   }
   return shaped
 }

@@ -14,7 +14,10 @@ export interface LatencyTrackerOptions {
 export class LatencyTracker {
   readonly #samples: number
   readonly #percentile: number
-  readonly #rings = new Map<string, { values: number[]; next: number }>()
+  readonly #rings = new Map<
+    string,
+    { values: number[]; next: number; estimate: number | undefined }
+  >()
 
   constructor(options: LatencyTrackerOptions = {}) {
     this.#samples = Math.max(1, Math.floor(options.samples ?? 50))
@@ -26,20 +29,25 @@ export class LatencyTracker {
     if (!Number.isFinite(latencyMs) || latencyMs < 0) return
     let ring = this.#rings.get(provider)
     if (!ring) {
-      ring = { values: [], next: 0 }
+      ring = { values: [], next: 0, estimate: undefined }
       this.#rings.set(provider, ring)
     }
     if (ring.values.length < this.#samples) ring.values.push(latencyMs)
     else ring.values[ring.next] = latencyMs
     ring.next = (ring.next + 1) % this.#samples
+    // Asked before every attempt, changed only by a success: sorted again on the next ask.
+    ring.estimate = undefined
   }
 
   /** The chosen percentile of recent successful latencies, in ms; undefined before the first. */
   estimate(provider: string): number | undefined {
-    const values = this.#rings.get(provider)?.values
-    if (!values || values.length === 0) return undefined
-    const sorted = [...values].sort((a, b) => a - b)
-    const index = Math.min(sorted.length - 1, Math.ceil(this.#percentile * sorted.length) - 1)
-    return sorted[Math.max(0, index)]
+    const ring = this.#rings.get(provider)
+    if (!ring || ring.values.length === 0) return undefined
+    if (ring.estimate === undefined) {
+      const sorted = [...ring.values].sort((a, b) => a - b)
+      const index = Math.min(sorted.length - 1, Math.ceil(this.#percentile * sorted.length) - 1)
+      ring.estimate = sorted[Math.max(0, index)]
+    }
+    return ring.estimate
   }
 }

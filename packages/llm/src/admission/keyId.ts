@@ -21,6 +21,15 @@ export function keyId(key: string | undefined): string {
  * appears in a Redis key name.
  */
 export function endpointId(baseURL: string): string {
-  const url = baseURL.replace(/\/+$/, '')
-  return `e${createHash('sha256').update(url).digest('hex').slice(0, 10)}`
+  let id = endpointIds.get(baseURL)
+  if (id === undefined) {
+    const url = baseURL.replace(/\/+$/, '')
+    id = `e${createHash('sha256').update(url).digest('hex').slice(0, 10)}`
+    // A process talks to a handful of endpoints: remember each (asked on every attempt).
+    if (endpointIds.size >= 1000) endpointIds.clear()
+    endpointIds.set(baseURL, id)
+  }
+  return id
 }
+
+const endpointIds = new Map<string, string>()
