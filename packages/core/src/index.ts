@@ -64,6 +64,7 @@ export {
   adaptiveReserveMs,
   MAX_RESERVE_MS,
   MIN_RESERVE_MS,
+  recordAnswerLateness,
   timerLatenessMs,
 } from './timerLateness.js'
 export { type WaitOptions, type WaitResult, wait } from './wait.js'

@@ -19,18 +19,39 @@ const SAMPLES = 64
 const fired = new Float64Array(SAMPLES)
 let firedCount = 0
 
+// How long after a server's own deadline its timeout answer (504,
+// DEADLINE_EXCEEDED) was handed to the OS, ms: the last SAMPLES answers. What
+// the reserve really has to cover — the timer's lateness, then the write on
+// a loop that may still be busy — measured end to end.
+const answered = new Float64Array(SAMPLES)
+let answeredCount = 0
+
 /** @internal Deadline calls this when its own timer fires: `ms` after `expiresAt`. */
 export function recordTimerLateness(ms: number): void {
   fired[firedCount % SAMPLES] = ms
   firedCount++
 }
 
-/** p99 (at most SAMPLES samples: the largest but one) of the recorded expiries, ms. */
-function firedP99(): number {
-  const n = Math.min(firedCount, SAMPLES)
+/**
+ * @internal A server calls this when the timeout answer it wrote on its own
+ * deadline has been flushed: `ms` after that deadline was due.
+ */
+export function recordAnswerLateness(ms: number): void {
+  if (!Number.isFinite(ms)) return
+  answered[answeredCount % SAMPLES] = Math.max(0, ms)
+  answeredCount++
+}
+
+/** p99 (at most SAMPLES samples: the largest but one) of a ring, ms. */
+function p99Of(ring: Float64Array, count: number): number {
+  const n = Math.min(count, SAMPLES)
   if (n === 0) return 0
-  const sorted = Array.from(fired.subarray(0, n)).sort((a, b) => a - b)
+  const sorted = Array.from(ring.subarray(0, n)).sort((a, b) => a - b)
   return sorted[Math.min(n - 1, Math.floor(n * 0.99))] ?? 0
+}
+
+function firedP99(): number {
+  return p99Of(fired, firedCount)
 }
 
 /**
@@ -66,13 +87,21 @@ export function timerLatenessMs(now = performance.now()): number {
 /**
  * The time to keep back before a caller's deadline so an answer written when
  * our own deadline fires still reaches the caller by theirs, bounded to
- * [10, 100] ms: twice the timer lateness this process sees
- * (`timerLatenessMs`, p99) plus 2 ms. Twice, because the answer waits for a
- * busy loop twice — for our timer to fire, then for the write to be flushed —
- * and at p99 both waits are about as long. What @hourglass/express and
- * @hourglass/grpc use when `reserveMs` is not given.
+ * [10, 100] ms: the larger of
+ * - twice the timer lateness this process sees (`timerLatenessMs`, p99) plus
+ *   2 ms — the answer waits for a busy loop twice, for our timer to fire and
+ *   for the write to be flushed, and at p99 both waits are about as long;
+ * - the p99 of how late this process's last 64 timeout answers actually
+ *   were (deadline due → answer flushed, as the servers report it) plus 2 ms:
+ *   the same thing measured end to end, which also sees the stalls the
+ *   sampling timer misses.
+ * What @hourglass/express and @hourglass/grpc use when `reserveMs` is not given.
  */
 export function adaptiveReserveMs(now?: number): number {
   const late = timerLatenessMs(now)
-  return Math.min(MAX_RESERVE_MS, Math.max(MIN_RESERVE_MS, Math.ceil(2 * late + 2)))
+  const answer = p99Of(answered, answeredCount)
+  return Math.min(
+    MAX_RESERVE_MS,
+    Math.max(MIN_RESERVE_MS, Math.ceil(Math.max(2 * late, answer) + 2)),
+  )
 }

@@ -5,8 +5,10 @@ import {
   Deadline,
   DeadlineExceededError,
   type DeadlineSource,
+  recordAnswerLateness,
   runWithDeadline,
   type SlicePlan,
+  systemClock,
 } from '@hourglass/core'
 import { callHook } from './callHook.js'
 import {
@@ -54,6 +56,8 @@ export class IngressRequest {
   #answered = false
   #outcome: IngressEndMessage['outcome'] = 'ok'
   #finished = false
+  /** Set when our own timer's 504 is written: when it was due (system clock), to time its flush. */
+  #timedOutAt: number | undefined
 
   constructor(
     req: IncomingMessage,
@@ -141,6 +145,10 @@ export class IngressRequest {
         elapsedMs,
         slice,
       })
+      // Our timer's 504: how late it leaves feeds the adaptive reserve.
+      if (action === '504' && stage === 'handler' && this.deadline.clock === systemClock) {
+        this.#timedOutAt = this.deadline.expiresAt
+      }
       // Whatever the handler still does must not reach the wire or the socket.
       swallowLateWrites(this.res, reason, this.#reportLateWrite)
       shieldSocket(this.req)
@@ -170,6 +178,7 @@ export class IngressRequest {
   }
 
   readonly #onFinish = (): void => {
+    if (this.#timedOutAt !== undefined) recordAnswerLateness(systemClock.now() - this.#timedOutAt)
     this.#finish()
   }
 
