@@ -25,6 +25,8 @@ let firedCount = 0
 // a loop that may still be busy — measured end to end.
 const answered = new Float64Array(SAMPLES)
 let answeredCount = 0
+// Read on every request, changed only by a timed-out one: sorted again on the next read.
+let answeredP99: number | undefined = 0
 
 /** @internal Deadline calls this when its own timer fires: `ms` after `expiresAt`. */
 export function recordTimerLateness(ms: number): void {
@@ -40,6 +42,7 @@ export function recordAnswerLateness(ms: number): void {
   if (!Number.isFinite(ms)) return
   answered[answeredCount % SAMPLES] = Math.max(0, ms)
   answeredCount++
+  answeredP99 = undefined
 }
 
 /** p99 (at most SAMPLES samples: the largest but one) of a ring, ms. */
@@ -99,7 +102,8 @@ export function timerLatenessMs(now = performance.now()): number {
  */
 export function adaptiveReserveMs(now?: number): number {
   const late = timerLatenessMs(now)
-  const answer = p99Of(answered, answeredCount)
+  answeredP99 ??= p99Of(answered, answeredCount)
+  const answer = answeredP99
   return Math.min(
     MAX_RESERVE_MS,
     Math.max(MIN_RESERVE_MS, Math.ceil(Math.max(2 * late, answer) + 2)),
