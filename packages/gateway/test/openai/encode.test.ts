@@ -2,6 +2,11 @@ import type { ChatResponse, StreamEvent } from '@hourglass/llm'
 import OpenAI from 'openai'
 import { afterEach, describe, expect, it } from 'vitest'
 import {
+  byteChunks,
+  type ReplayServer,
+  startReplayServer,
+} from '../../../../test/support/replayServer.js'
+import {
   OPENAI_SSE_DONE,
   OpenAIChunkEncoder,
   openAISseData,
@@ -9,7 +14,6 @@ import {
   toOpenAIResponse,
 } from '../../src/openai/encode.js'
 import { SseRecutter } from '../../src/sse/SseRecutter.js'
-import { byteChunks, type ReplayServer, startReplayServer } from './support/replayServer.js'
 
 let server: ReplayServer | undefined
 afterEach(async () => {

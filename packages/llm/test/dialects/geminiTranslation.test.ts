@@ -1,7 +1,11 @@
 import { afterEach, describe, expect, it } from 'vitest'
+import {
+  byteChunks,
+  type ReplayServer,
+  startReplayServer,
+} from '../../../../test/support/replayServer.js'
 import { dialects } from '../../src/dialects/dialects.js'
 import { isProviderReplyError } from '../../src/errors/ProviderReplyError.js'
-import { byteChunks, type ReplayServer, startReplayServer } from './support/replayServer.js'
 import { streamThrough, textOf } from './support/streamThrough.js'
 
 const gemini = dialects.gemini

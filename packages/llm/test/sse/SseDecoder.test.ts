@@ -1,12 +1,12 @@
 import { afterEach, describe, expect, it } from 'vitest'
-import { isSseBufferOverflow } from '../../src/errors/SseBufferOverflowError.js'
-import { decodeSse, SseDecoder } from '../../src/sse/SseDecoder.js'
-import type { SseFrame } from '../../src/sse/SseFrame.js'
 import {
   byteChunks,
   type ReplayServer,
   startReplayServer,
-} from '../dialects/support/replayServer.js'
+} from '../../../../test/support/replayServer.js'
+import { isSseBufferOverflow } from '../../src/errors/SseBufferOverflowError.js'
+import { decodeSse, SseDecoder } from '../../src/sse/SseDecoder.js'
+import type { SseFrame } from '../../src/sse/SseFrame.js'
 
 const enc = new TextEncoder()
 

@@ -1,5 +1,5 @@
+import { startReplayServer } from '../../../../../test/support/replayServer.js'
 import type { ErrorInput } from '../../../src/dialects/ErrorInput.js'
-import { startReplayServer } from './replayServer.js'
 
 /**
  * Serves one error response from a real loopback server and returns what a
