@@ -79,3 +79,18 @@ export function decodeFrames(chunks: readonly Uint8Array[]): SseFrame[] {
   const d = new SseDecoder()
   return [...chunks.flatMap((c) => d.push(c)), ...d.end()]
 }
+
+/** Invalid UTF-8 and odd bytes: random bytes, lone line ends, half a 4-byte character. */
+export const garbage = fc.array(
+  fc.oneof(
+    fc.uint8Array({ maxLength: 64 }),
+    fc.constantFrom(
+      enc.encode('\r'),
+      enc.encode('\n'),
+      enc.encode('data:'),
+      enc.encode(':'),
+      new Uint8Array([0xf0, 0x9f]),
+    ),
+  ),
+  { maxLength: 40 },
+)
