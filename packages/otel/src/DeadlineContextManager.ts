@@ -15,7 +15,9 @@ import { parentContext } from './deadlineSpans.js'
  *
  * ```ts
  * provider.register({
- *   contextManager: new DeadlineContextManager(new AsyncLocalStorageContextManager()),
+ *   // `otelContextManager`: the one you would register anyway
+ *   // (@opentelemetry/context-async-hooks' manager, which owns its storage).
+ *   contextManager: new DeadlineContextManager(otelContextManager),
  * })
  * ```
  *

@@ -94,8 +94,12 @@ export interface AdmissionRequest extends AdmissionTarget {
   maxWaitMs?: number | undefined
   /** The caller will fall back to another model when refused (reported as `fallback`, not `fail`). */
   hasFallback?: boolean | undefined
-  /** Tokens the request may use (prompt estimate + output cap): its weight against a TPM limit. Default 0. */
-  tokens?: number | undefined
+  /**
+   * Tokens the request may use (prompt estimate + output cap): its weight
+   * against a TPM limit. A function is called only when the provider has
+   * one, so a call without limits pays nothing for it. Default 0.
+   */
+  tokens?: number | (() => number) | undefined
   /**
    * Since when this caller has been waiting for the provider (its call's
    * start), on the admission's clock: callers waiting on a cooldown go in
@@ -247,7 +251,13 @@ export class Admission {
           if (this.#limits !== undefined) {
             // Cooldowns first (nothing is counted against a limit for a
             // request that cannot go), then the provider's RPM/TPM share.
-            const limit = await this.#limits.tryAcquire(provider, request.tokens ?? 0, {
+            let weight = 0
+            const tokens = () => {
+              const { tokens: given } = request
+              weight = typeof given === 'function' ? given() : (given ?? 0)
+              return weight
+            }
+            const limit = await this.#limits.tryAcquire(provider, tokens, {
               deadline,
               neededMs,
             })
@@ -263,7 +273,7 @@ export class Admission {
                   waitMs,
                 })
                 const why = !Number.isFinite(waitMs)
-                  ? `the request alone (${Math.ceil(request.tokens ?? 0)} tokens) exceeds the ${limit.limit.toUpperCase()} limit`
+                  ? `the request alone (${Math.ceil(weight)} tokens) exceeds the ${limit.limit.toUpperCase()} limit`
                   : waitMs > maxWaitMs && limit.fitsDeadline
                     ? `the caller takes waits of at most ${Math.floor(maxWaitMs)} ms`
                     : `the ${limit.limit.toUpperCase()} window resets in ${Math.ceil(waitMs)} ms; ${Math.floor(remaining)} ms left, ${Math.ceil(neededMs)} ms needed`

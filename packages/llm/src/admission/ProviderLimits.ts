@@ -144,7 +144,8 @@ export class ProviderLimits {
    */
   async tryAcquire(
     provider: string,
-    tokens: number,
+    /** The request's weight, or a function computing it: called only when the provider has a TPM limit. */
+    tokens: number | (() => number),
     options: LimitOptions = {},
   ): Promise<LimitDecision> {
     const pair = this.#pairs.get(provider)
@@ -152,7 +153,9 @@ export class ProviderLimits {
     const remaining =
       (options.deadline ?? currentDeadline())?.remaining() ?? Number.POSITIVE_INFINITY
     const neededMs = options.neededMs ?? 0
-    const weight = Math.max(0, Math.ceil(tokens))
+    const weight = pair.tpm
+      ? Math.max(0, Math.ceil(typeof tokens === 'function' ? tokens() : tokens))
+      : 0
     const refuse = (limit: 'rpm' | 'tpm', retryAfterMs: number): LimitDecision => ({
       admitted: false,
       limit,

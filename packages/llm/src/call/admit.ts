@@ -42,7 +42,7 @@ export async function admit(
       hasFallback: next !== undefined,
       maxWaitMs,
       // Its weight against a TPM limit: what the prompt and the answer may use.
-      tokens: estimatePromptTokens(request) + request.maxTokens,
+      tokens: () => estimatePromptTokens(request) + request.maxTokens,
       // A call back after a 429 keeps its place in line.
       waitingSince: state.startedAt,
     })
