@@ -5,17 +5,24 @@ import { classifyError } from './classifyError.js'
 type Handler = Dispatcher.DispatchHandler
 type Controller = Dispatcher.DispatchController
 
+/**
+ * What the retry loop hears from an attempt's handler. Methods, not per-call
+ * closures: the interceptor's call object implements them (this runs on
+ * every request).
+ */
 export interface AttemptHandlerHooks {
   /**
    * A failure before anything reached the inner handler's response callbacks;
    * return true to swallow it (the caller retries instead).
    */
-  beforeError?: (error: unknown, responded: boolean) => boolean
+  beforeError?(error: unknown, responded: boolean, attempt: Attempt): boolean
   /** Response headers arrived; return true to swallow this response (it will be retried). */
-  beforeResponse?: (status: number, headers: Record<string, unknown>) => boolean
+  beforeResponse?(status: number, headers: Record<string, unknown>, attempt: Attempt): boolean
   /** Whether to forward `onRequestStart` (a retry must not hand the inner handler a second start). */
-  forwardRequestStart?: () => boolean
+  forwardRequestStart?(): boolean
 }
+
+const NO_HOOKS: AttemptHandlerHooks = {}
 
 /**
  * Wraps an undici handler to drive an `Attempt` through its phases: headers
@@ -33,7 +40,12 @@ export class AttemptHandler implements Handler {
   #responded = false
   readonly #view: ControllerView
 
-  constructor(inner: Handler, attempt: Attempt, hooks: AttemptHandlerHooks, view?: ControllerView) {
+  constructor(
+    inner: Handler,
+    attempt: Attempt,
+    hooks: AttemptHandlerHooks = NO_HOOKS,
+    view?: ControllerView,
+  ) {
     this.#inner = inner
     this.#attempt = attempt
     this.#hooks = hooks
@@ -77,7 +89,7 @@ export class AttemptHandler implements Handler {
     }
     this.#attempt.statusCode = status
     this.#attempt.enter('body')
-    if (this.#hooks.beforeResponse?.(status, headers)) {
+    if (this.#hooks.beforeResponse?.(status, headers, this.#attempt)) {
       this.#swallow = true
       controller.abort(new Error('retrying'))
       return
@@ -114,7 +126,7 @@ export class AttemptHandler implements Handler {
     this.#errored = true
     const error = this.#attempt.reason ?? classifyError(raw, this.#attempt)
     this.#attempt.finish(error)
-    if (this.#hooks.beforeError?.(error, this.#responded)) return
+    if (this.#hooks.beforeError?.(error, this.#responded, this.#attempt)) return
     this.#inner.onResponseError?.(this.#view, asError(error))
   }
 }
@@ -127,11 +139,11 @@ export class AttemptHandler implements Handler {
 export class ControllerView implements Controller {
   controller: Controller | undefined
   attempt: Attempt | undefined
-  readonly #onAbort: ((reason: Error) => void) | undefined
+  readonly #call: { stop(reason: Error): void } | undefined
 
-  /** `onAbort`: the caller aborted the whole call (it also ends a pending retry). */
-  constructor(onAbort?: (reason: Error) => void) {
-    this.#onAbort = onAbort
+  /** `call`: told when the caller aborts the whole call (it also ends a pending retry). */
+  constructor(call?: { stop(reason: Error): void }) {
+    this.#call = call
   }
 
   get aborted(): boolean {
@@ -144,7 +156,7 @@ export class ControllerView implements Controller {
     return this.controller?.reason ?? null
   }
   abort(reason: Error): void {
-    this.#onAbort?.(reason)
+    this.#call?.stop(reason)
     if (this.controller && !this.attempt?.done) this.controller.abort(reason)
     else this.attempt?.abort(reason)
   }

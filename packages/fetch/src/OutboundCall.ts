@@ -22,6 +22,14 @@ export interface OutboundCallInit {
   onAttemptEnd?: ((attempt: Attempt) => void) | undefined
 }
 
+/** What `OutboundCall.drive` runs: one object per call, so the loop needs no closure per request. */
+export interface CallDriver {
+  /** Send attempt `number`; report its outcome with `call.settle(delayMs)`. */
+  send(number: number): void
+  /** The call ended before an answer: no budget, or the caller left. */
+  end(error: unknown): void
+}
+
 /** What came of one send: hand the value to the caller, or retry after `delayMs`. */
 export type SendResult<T> = { retry: true; delayMs: number } | { retry: false; value: T }
 
@@ -43,6 +51,8 @@ export class OutboundCall {
   readonly #used = new Set<string>()
   #stopped: unknown
   #wake: (() => void) | undefined
+  #driver: CallDriver | undefined
+  #number = 0
 
   constructor(init: OutboundCallInit) {
     this.init = init
@@ -130,51 +140,58 @@ export class OutboundCall {
   }
 
   /**
-   * The one retry loop (see the class comment), for a `send` that answers
-   * through a callback: `settle(delayMs)` to retry after `delayMs`, or
-   * `settle(undefined)` when this attempt's outcome went to the caller. The
-   * common path — one attempt, no retry — creates no promise; `onEnd` hears
-   * what ends the call before an answer (no budget, the caller left).
+   * The one retry loop (see the class comment). `driver.send(number)` sends
+   * attempt `number` and reports its outcome through `settle`: the wait
+   * before the next attempt, or undefined when this outcome went to the
+   * caller. `driver.end(error)` hears what ends the call before an answer (no
+   * budget, the caller left). The common path — one attempt, no retry —
+   * creates no promise and no closure: this runs on every request.
    */
-  drive(
-    send: (number: number, settle: (delayMs: number | undefined) => void) => void,
-    onEnd: (error: unknown) => void,
-  ): void {
-    const step = (number: number): void => {
-      const refused = this.#refusal()
-      if (refused !== undefined) {
-        onEnd(refused)
-        return
-      }
-      send(number, (delayMs) => {
-        if (delayMs === undefined) return
-        if (delayMs <= 0) {
-          // Not from inside undici's callback for the attempt that just ended.
-          queueMicrotask(() => step(number + 1))
-          return
-        }
-        this.#pause(delayMs).then(
-          () => step(number + 1),
-          (error: unknown) => onEnd(error),
-        )
-      })
+  drive(driver: CallDriver): void {
+    this.#driver = driver
+    this.#step(1)
+  }
+
+  /** The outcome of the attempt in flight: retry after `delayMs`, or undefined = it was the answer. */
+  settle(delayMs: number | undefined): void {
+    if (delayMs === undefined) return
+    const next = this.#number + 1
+    if (delayMs <= 0) {
+      // Not from inside undici's callback for the attempt that just ended.
+      queueMicrotask(() => this.#step(next))
+      return
     }
-    step(1)
+    this.#pause(delayMs).then(
+      () => this.#step(next),
+      (error: unknown) => this.#driver?.end(error),
+    )
   }
 
   /** The same loop for a promise-returning `send` (createFetch). */
   run<T>(send: (number: number) => Promise<SendResult<T>>): Promise<T> {
     return new Promise<T>((resolve, reject) => {
-      this.drive((number, settle) => {
-        send(number).then((result) => {
-          if (result.retry) settle(result.delayMs)
-          else {
-            settle(undefined)
-            resolve(result.value)
-          }
-        }, reject)
-      }, reject)
+      this.drive({
+        send: (number) => {
+          send(number).then((result) => {
+            if (result.retry) this.settle(result.delayMs)
+            else resolve(result.value)
+          }, reject)
+        },
+        end: reject,
+      })
     })
+  }
+
+  #step(number: number): void {
+    const driver = this.#driver
+    if (!driver) return
+    const refused = this.#refusal()
+    if (refused !== undefined) {
+      driver.end(refused)
+      return
+    }
+    this.#number = number
+    driver.send(number)
   }
 
   /** What forbids another attempt — the caller left, or too little time is left — or undefined. */

@@ -1,10 +1,10 @@
 import { currentDeadline, type Deadline } from '@hourglass/core'
 import type { Dispatcher } from 'undici'
 import type { Attempt } from './Attempt.js'
-import { AttemptHandler, ControllerView } from './AttemptHandler.js'
+import { AttemptHandler, type AttemptHandlerHooks, ControllerView } from './AttemptHandler.js'
 import { eventUrl } from './channels.js'
 import { dispatchHasHeader, isRepeatable } from './dispatchHeaders.js'
-import { OutboundCall as Call, type OutboundCall } from './OutboundCall.js'
+import { type CallDriver, OutboundCall } from './OutboundCall.js'
 import {
   type EgressOptions,
   mergeRetry,
@@ -63,70 +63,108 @@ export function interceptorFor(config: ResolvedOptions): Dispatcher.DispatcherCo
       // createFetch drives this call and its retries: one attempt here.
       const attempt = fetchAttempt.call.attempt(fetchAttempt.number)
       fetchAttempt.started(attempt)
-      return sendAttempt(dispatch, opts, new AttemptHandler(handler, attempt, {}), attempt)
+      return sendAttempt(dispatch, opts, new AttemptHandler(handler, attempt), attempt)
     }
+    new DispatchCall(config, dispatch, opts, handler).start()
+    return true
+  }
+}
+
+/**
+ * One call through the interceptor: the retry loop's driver and its
+ * attempts' hooks in one object, fields and methods rather than closures.
+ * The call's description (`OutboundCallInit`) is a separate small object
+ * that holds no reference to the dispatch options or the handler: every
+ * attempt keeps it, and an attempt that outlives its request in the heap
+ * (measured: most of the interceptor's garbage-collection time) must not
+ * keep the handler's response with it.
+ */
+class DispatchCall implements CallDriver, AttemptHandlerHooks {
+  readonly #dispatch: Dispatcher.Dispatch
+  readonly #opts: Opts
+  readonly #handler: Dispatcher.DispatchHandler
+  readonly #call: OutboundCall
+  /** One view across attempts: the caller's abort (undici.request's signal calls it) reaches the attempt in flight, or ends a pending retry wait. */
+  readonly #view: ControllerView
+  #started = false
+  #answered = false
+
+  constructor(
+    config: ResolvedOptions,
+    dispatch: Dispatcher.Dispatch,
+    opts: Opts,
+    handler: Dispatcher.DispatchHandler,
+  ) {
+    this.#dispatch = dispatch
+    this.#opts = opts
+    this.#handler = handler
+    const { origin, path, headers, body } = opts
     const method = opts.method.toUpperCase()
-    const body = opts.body
-    const call = new Call({
+    this.#call = new OutboundCall({
       config,
       deadline: opts.deadline ?? currentDeadline(),
       signal: undefined,
       method,
+      // Origin and path, for events (no query); read only when an event is published.
       get url() {
-        return eventUrl(String(opts.origin ?? ''), opts.path)
+        return eventUrl(String(origin ?? ''), path)
       },
       retry: mergeRetry(config.retry, opts.retry),
-      repeatable: () => isRepeatable(method, dispatchHasHeader(opts.headers, 'idempotency-key')),
+      repeatable: () => isRepeatable(method, dispatchHasHeader(headers, 'idempotency-key')),
       replayable: body == null || typeof body === 'string' || body instanceof Uint8Array,
     })
-    // One view across attempts: the caller's abort (undici.request's signal
-    // calls it) reaches the attempt in flight, or ends a pending retry wait.
-    const view = new ControllerView((reason) => call.stop(reason))
-    let started = false
-    let answered = false
-    call.drive(
-      (number, settle) => {
-        const attempt = call.attempt(number)
-        const decide = (delayMs: number | undefined): boolean => {
-          if (delayMs === undefined) answered = true
-          settle(delayMs)
-          return delayMs !== undefined
-        }
-        const attemptHandler = new AttemptHandler(
-          handler,
-          attempt,
-          {
-            forwardRequestStart: () => {
-              if (started) return false
-              started = true
-              return true
-            },
-            beforeError: (error, responded) =>
-              decide(
-                call.judge(
-                  { error, afterHeaders: responded, bytesReceived: attempt.bytesReceived },
-                  number,
-                ),
-              ),
-            beforeResponse: (status, headers) =>
-              decide(
-                call.judge(
-                  { status, header: (name) => first(headers[name]), bytesReceived: 0 },
-                  number,
-                ),
-              ),
-          },
-          view,
-        )
-        sendAttempt(dispatch, opts, attemptHandler, attempt)
-      },
-      (error) => {
-        // Refused before a send (no budget), or stopped between attempts: the
-        // caller has had no answer yet, so this is it.
-        if (!answered) queueMicrotask(() => handler.onResponseError?.(view, asError(error)))
-      },
+    this.#view = new ControllerView(this.#call)
+  }
+
+  start(): void {
+    this.#call.drive(this)
+  }
+
+  send(number: number): void {
+    const attempt = this.#call.attempt(number)
+    sendAttempt(
+      this.#dispatch,
+      this.#opts,
+      new AttemptHandler(this.#handler, attempt, this, this.#view),
+      attempt,
     )
+  }
+
+  /** Refused before a send (no budget), or stopped between attempts: the caller has had no answer yet, so this is it. */
+  end(error: unknown): void {
+    if (this.#answered) return
+    queueMicrotask(() => this.#handler.onResponseError?.(this.#view, asError(error)))
+  }
+
+  forwardRequestStart(): boolean {
+    if (this.#started) return false
+    this.#started = true
     return true
+  }
+
+  beforeError(error: unknown, responded: boolean, attempt: Attempt): boolean {
+    return this.#decide(
+      this.#call.judge(
+        { error, afterHeaders: responded, bytesReceived: attempt.bytesReceived },
+        attempt.init.number,
+      ),
+    )
+  }
+
+  beforeResponse(status: number, headers: Record<string, unknown>, attempt: Attempt): boolean {
+    // The hot path (an answer below 400) is decided without a header lookup.
+    return this.#decide(
+      this.#call.judge(
+        { status, header: (name) => first(headers[name]), bytesReceived: 0 },
+        attempt.init.number,
+      ),
+    )
+  }
+
+  #decide(delayMs: number | undefined): boolean {
+    if (delayMs === undefined) this.#answered = true
+    this.#call.settle(delayMs)
+    return delayMs !== undefined
   }
 }
 
