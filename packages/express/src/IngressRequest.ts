@@ -107,9 +107,9 @@ export class IngressRequest {
         mode: this.#options.observe ? 'observe' : 'enforce',
       }))
     }
-    // `on`, not `once`: #finish removes both, and `once` would allocate a
-    // wrapper per listener per request.
-    this.res.on('finish', this.#onFinish)
+    // One listener: a response emits 'close' once, whether it finished (a
+    // tick after 'finish') or its connection went first. `on`, not `once`:
+    // #finish removes it, and `once` would allocate a wrapper per request.
     this.res.on('close', this.#onClose)
     if (this.#expiredOnArrival) {
       this.#expire('arrival')
@@ -171,19 +171,20 @@ export class IngressRequest {
     return this.plan?.report().find((row) => row.outcome === 'running')?.name
   }
 
-  readonly #reportLateWrite = (method: string): void => {
-    const event: IngressLateWriteMessage = { req: this.req, method }
-    expressChannels.lateWrite.publish(() => event)
-    callHook(this.#options.onLateWrite, event)
-  }
-
-  readonly #onFinish = (): void => {
-    if (this.#timedOutAt !== undefined) recordAnswerLateness(systemClock.now() - this.#timedOutAt)
-    this.#finish()
+  // Only a request that expired needs it: bound then, not per request.
+  get #reportLateWrite(): (method: string) => void {
+    return (method) => {
+      const event: IngressLateWriteMessage = { req: this.req, method }
+      expressChannels.lateWrite.publish(() => event)
+      callHook(this.#options.onLateWrite, event)
+    }
   }
 
   readonly #onClose = (): void => {
-    if (!this.res.writableEnded && !this.#answered) {
+    if (this.res.writableFinished) {
+      // Our own 504 was flushed: how late, after its deadline, feeds the adaptive reserve.
+      if (this.#timedOutAt !== undefined) recordAnswerLateness(systemClock.now() - this.#timedOutAt)
+    } else if (!this.res.writableEnded && !this.#answered) {
       // The caller left before the response was complete: stop everything
       // done on its behalf; no 504, nobody is there to read it.
       this.#outcome = 'client-closed'
@@ -200,7 +201,6 @@ export class IngressRequest {
   #finish(): void {
     if (this.#finished) return
     this.#finished = true
-    this.res.removeListener('finish', this.#onFinish)
     this.res.removeListener('close', this.#onClose)
     this.deadline.dispose()
     if (expressChannels.end.hasSubscribers) {
