@@ -39,6 +39,9 @@ const TIMEOUTS: Record<EgressPhase, new (details: EgressErrorDetails) => Error> 
   body: BodyTimeoutError,
 }
 
+const NONE: never[] = []
+const noop = (): void => {}
+
 /** A phase timer this close to the deadline's expiry counts as the deadline (it wins ties). */
 const TIE_MS = 1
 
@@ -72,11 +75,11 @@ export class Attempt {
   #phaseStart = 0
   #timer: unknown
   #bodyPaused = false
-  #abortHandlers = new Set<(reason: unknown) => void>()
+  #abortHandlers: ((reason: unknown) => void)[] = []
   /** Unsubscribes from the deadline (a `Deadline.onDone` hook: no AbortSignal is made per call). */
   #offDeadline: (() => void) | undefined
   #onSignal: (() => void) | undefined
-  #finishHooks: ((attempt: Attempt) => void)[] = []
+  #finishHooks: ((attempt: Attempt) => void)[] | undefined
 
   constructor(init: AttemptInit) {
     this.init = init
@@ -153,19 +156,23 @@ export class Attempt {
 
   /** Register what stops the request; returns the unregister function. */
   onAbort(handler: (reason: unknown) => void): () => void {
-    this.#abortHandlers.add(handler)
-    return () => this.#abortHandlers.delete(handler)
+    if (this.state === 'done') return noop // never called: an attempt is stopped at most once, before it is done
+    this.#abortHandlers.push(handler)
+    return () => {
+      const at = this.#abortHandlers.indexOf(handler)
+      if (at >= 0) this.#abortHandlers.splice(at, 1)
+    }
   }
 
   onFinish(hook: (attempt: Attempt) => void): void {
-    this.#finishHooks.push(hook)
+    ;(this.#finishHooks ??= []).push(hook)
   }
 
   /** Stop the attempt for `reason`; the first reason wins. */
   abort(reason: unknown): void {
     if (this.state === 'done' || this.reason !== undefined) return
     this.reason = reason ?? new DOMException('This operation was aborted', 'AbortError')
-    const handlers = [...this.#abortHandlers]
+    const handlers = this.#abortHandlers
     this.finish(this.reason)
     for (const handler of handlers) handler(this.reason)
   }
@@ -179,7 +186,7 @@ export class Attempt {
     this.state = 'done'
     this.error = error
     this.#clear()
-    this.#abortHandlers.clear()
+    this.#abortHandlers = NONE
     const { signal } = this.init
     this.#offDeadline?.()
     if (this.#onSignal && signal) signal.removeEventListener('abort', this.#onSignal)
@@ -187,8 +194,8 @@ export class Attempt {
     this.#onSignal = undefined
     if (!this.init.silent) this.#publishEnd(error, failedPhase)
     const hooks = this.#finishHooks
-    this.#finishHooks = []
-    for (const hook of hooks) hook(this)
+    this.#finishHooks = undefined
+    if (hooks) for (const hook of hooks) hook(this)
   }
 
   #publishEnd(error: unknown, failedPhase: string | undefined): void {

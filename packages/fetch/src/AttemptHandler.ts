@@ -5,6 +5,9 @@ import { classifyError } from './classifyError.js'
 type Handler = Dispatcher.DispatchHandler
 type Controller = Dispatcher.DispatchController
 
+/** A response header by lower-case name (the first value), or undefined. */
+export type HeaderLookup = (name: string) => string | undefined
+
 /**
  * What the retry loop hears from an attempt's handler. Methods, not per-call
  * closures: the interceptor's call object implements them (this runs on
@@ -17,28 +20,127 @@ export interface AttemptHandlerHooks {
    */
   beforeError?(error: unknown, responded: boolean, attempt: Attempt): boolean
   /** Response headers arrived; return true to swallow this response (it will be retried). */
-  beforeResponse?(status: number, headers: Record<string, unknown>, attempt: Attempt): boolean
-  /** Whether to forward `onRequestStart` (a retry must not hand the inner handler a second start). */
+  beforeResponse?(status: number, header: HeaderLookup, attempt: Attempt): boolean
+  /** Whether to forward the request's start (a retry must not hand the inner handler a second start). */
   forwardRequestStart?(): boolean
 }
 
 const NO_HOOKS: AttemptHandlerHooks = {}
 
 /**
- * Wraps an undici handler to drive an `Attempt` through its phases: headers
- * from the moment the request is written, body from the first byte, idle gaps
- * between chunks, and a stop on the deadline or the caller's signal — even
- * while the request still waits for its connection.
+ * The callbacks of undici's first handler API, which undici 7 still uses
+ * for the handlers of its own `request()`, `stream()` and `fetch()`.
  */
-export class AttemptHandler implements Handler {
+interface LegacyHandler {
+  onConnect?(abort: (reason?: Error) => void, context?: unknown): void
+  onHeaders?(status: number, rawHeaders: Buffer[], resume: () => void, statusText: string): boolean
+  onData?(chunk: Buffer): boolean
+  onComplete?(trailers: Buffer[] | null): void
+  onError?(error: Error): void
+  onUpgrade?(status: number, rawHeaders: Buffer[] | null, socket: unknown): void
+  onResponseStarted?(): void
+  onBodySent?(chunkSize: number, totalBytesSent: number): void
+  onRequestSent?(): void
+}
+
+/**
+ * The handler for one attempt, in the API the inner handler speaks.
+ *
+ * Through `compose`, undici 7 hands an interceptor the handler of
+ * `request()` or `fetch()` wrapped for its second handler API, and unwraps
+ * whatever the interceptor dispatches back to the first before the
+ * connection sees it: the response headers go from the parser's raw buffers
+ * to an object and back to buffers on every response. When the inner
+ * handler still speaks the first API (undici's wrapper does), the attempt
+ * handler speaks it too and hands the raw headers straight through — the
+ * interceptor then costs less than an empty one.
+ */
+export function attemptHandler(
+  inner: Handler,
+  attempt: Attempt,
+  hooks: AttemptHandlerHooks = NO_HOOKS,
+  view?: ControllerView,
+): Handler {
+  return typeof (inner as LegacyHandler).onHeaders === 'function'
+    ? (new LegacyAttemptHandler(inner as LegacyHandler, attempt, hooks, view) as unknown as Handler)
+    : new AttemptHandler(inner, attempt, hooks, view)
+}
+
+/**
+ * What both handler APIs share: an `Attempt` driven through its phases —
+ * headers from the moment the request is written, body from the first byte,
+ * idle gaps between chunks — and a stop on the deadline or the caller's
+ * signal, even while the request still waits for its connection.
+ */
+abstract class AttemptPhases {
+  protected readonly attempt: Attempt
+  protected readonly hooks: AttemptHandlerHooks
+  protected readonly view: ControllerView
+  protected errored = false
+  protected swallow = false
+  protected responded = false
+
+  constructor(attempt: Attempt, hooks: AttemptHandlerHooks, view: ControllerView | undefined) {
+    this.attempt = attempt
+    this.hooks = hooks
+    this.view = view ?? new ControllerView()
+    this.view.attempt = attempt
+    this.view.controller = undefined
+    this.view.abortRequest = undefined
+    attempt.onAbort((reason) => {
+      if (!this.abortRequest(asError(reason))) this.fail(reason) // still waiting for a socket: answer now, drop what comes later
+    })
+  }
+
+  /** Abort the request in flight; false when there is none yet. */
+  protected abstract abortRequest(reason: Error): boolean
+  protected abstract forwardError(error: Error): void
+
+  /** The request is on its way; false = do not tell the inner handler (stopped, or a retry). */
+  protected started(): boolean {
+    if (this.attempt.reason !== undefined) {
+      this.abortRequest(asError(this.attempt.reason))
+      return false
+    }
+    this.attempt.enter('headers')
+    return this.hooks.forwardRequestStart?.() ?? true
+  }
+
+  /** Final response headers; false = swallowed (retried), nothing reaches the inner handler. */
+  protected headers(status: number, header: HeaderLookup): boolean {
+    this.attempt.statusCode = status
+    this.attempt.enter('body')
+    if (this.hooks.beforeResponse?.(status, header, this.attempt)) {
+      this.swallow = true
+      this.abortRequest(new Error('retrying'))
+      return false
+    }
+    this.responded = true
+    return true
+  }
+
+  protected error(error: Error): void {
+    if (this.swallow) {
+      this.attempt.finish()
+      return
+    }
+    this.fail(this.attempt.reason ?? error)
+  }
+
+  protected fail(raw: unknown): void {
+    if (this.errored) return
+    this.errored = true
+    const error = this.attempt.reason ?? classifyError(raw, this.attempt)
+    this.attempt.finish(error)
+    if (this.hooks.beforeError?.(error, this.responded, this.attempt)) return
+    this.forwardError(asError(error))
+  }
+}
+
+/** The attempt's handler in undici's second handler API (`onRequestStart`, `onResponse*`). */
+export class AttemptHandler extends AttemptPhases implements Handler {
   readonly #inner: Handler
-  readonly #attempt: Attempt
-  readonly #hooks: AttemptHandlerHooks
   #controller: Controller | undefined
-  #errored = false
-  #swallow = false
-  #responded = false
-  readonly #view: ControllerView
 
   constructor(
     inner: Handler,
@@ -46,88 +148,151 @@ export class AttemptHandler implements Handler {
     hooks: AttemptHandlerHooks = NO_HOOKS,
     view?: ControllerView,
   ) {
+    super(attempt, hooks, view)
     this.#inner = inner
-    this.#attempt = attempt
-    this.#hooks = hooks
-    this.#view = view ?? new ControllerView()
-    this.#view.attempt = attempt
-    this.#view.controller = undefined
-    attempt.onAbort((reason) => {
-      const controller = this.#controller
-      if (controller) controller.abort(asError(reason))
-      else this.#fail(reason) // still waiting for a socket: answer now, drop what comes later
-    })
+  }
+
+  protected abortRequest(reason: Error): boolean {
+    if (!this.#controller) return false
+    this.#controller.abort(reason)
+    return true
+  }
+
+  protected forwardError(error: Error): void {
+    this.#inner.onResponseError?.(this.view, error)
   }
 
   onRequestStart(controller: Controller, context: unknown): void {
     this.#controller = controller
-    this.#view.controller = controller
-    if (this.#attempt.reason !== undefined) {
-      controller.abort(asError(this.#attempt.reason))
-      return
-    }
-    this.#attempt.enter('headers')
-    if (this.#hooks.forwardRequestStart?.() ?? true)
-      this.#inner.onRequestStart?.(this.#view, context)
+    this.view.controller = controller
+    if (this.started()) this.#inner.onRequestStart?.(this.view, context)
   }
 
   onRequestUpgrade(_controller: Controller, status: number, headers: never, socket: never): void {
-    this.#attempt.finish()
-    this.#inner.onRequestUpgrade?.(this.#view, status, headers, socket)
+    this.attempt.finish()
+    this.#inner.onRequestUpgrade?.(this.view, status, headers, socket)
   }
 
   onResponseStart(
-    controller: Controller,
+    _controller: Controller,
     status: number,
     headers: Record<string, string | string[] | undefined>,
     message?: string,
   ): void {
-    if (this.#errored) return
-    if (status < 200) {
-      this.#inner.onResponseStart?.(this.#view, status, headers, message)
-      return
-    }
-    this.#attempt.statusCode = status
-    this.#attempt.enter('body')
-    if (this.#hooks.beforeResponse?.(status, headers, this.#attempt)) {
-      this.#swallow = true
-      controller.abort(new Error('retrying'))
-      return
-    }
-    this.#responded = true
-    this.#inner.onResponseStart?.(this.#view, status, headers, message)
+    if (this.errored) return
+    if (status >= 200 && !this.headers(status, (name) => first(headers[name]))) return
+    this.#inner.onResponseStart?.(this.view, status, headers, message)
   }
 
   onResponseData(_controller: Controller, chunk: Buffer): void {
-    if (this.#errored || this.#swallow) return
-    this.#attempt.chunk(chunk.length)
-    this.#inner.onResponseData?.(this.#view, chunk)
+    if (this.errored || this.swallow) return
+    this.attempt.chunk(chunk.length)
+    this.#inner.onResponseData?.(this.view, chunk)
   }
 
   onResponseEnd(
     _controller: Controller,
     trailers: Record<string, string | string[] | undefined>,
   ): void {
-    if (this.#errored || this.#swallow) return
-    this.#attempt.finish()
-    this.#inner.onResponseEnd?.(this.#view, trailers)
+    if (this.errored || this.swallow) return
+    this.attempt.finish()
+    this.#inner.onResponseEnd?.(this.view, trailers)
   }
 
   onResponseError(_controller: Controller, error: Error): void {
-    if (this.#swallow) {
-      this.#attempt.finish()
-      return
-    }
-    this.#fail(this.#attempt.reason ?? error)
+    this.error(error)
+  }
+}
+
+/**
+ * The attempt's handler in undici's first handler API, over an inner handler
+ * that speaks it: raw headers pass through untouched, pause is the `false`
+ * that `onHeaders`/`onData` return, resume is the function `onHeaders`
+ * receives. Both also pause and resume the body idle timer: a slow reader is
+ * not a silent server.
+ */
+class LegacyAttemptHandler extends AttemptPhases implements LegacyHandler {
+  readonly #inner: LegacyHandler
+  #abort: ((reason?: Error) => void) | undefined
+  #resume: (() => void) | undefined
+
+  constructor(
+    inner: LegacyHandler,
+    attempt: Attempt,
+    hooks: AttemptHandlerHooks,
+    view: ControllerView | undefined,
+  ) {
+    super(attempt, hooks, view)
+    this.#inner = inner
   }
 
-  #fail(raw: unknown): void {
-    if (this.#errored) return
-    this.#errored = true
-    const error = this.#attempt.reason ?? classifyError(raw, this.#attempt)
-    this.#attempt.finish(error)
-    if (this.#hooks.beforeError?.(error, this.#responded, this.#attempt)) return
-    this.#inner.onResponseError?.(this.#view, asError(error))
+  protected abortRequest(reason: Error): boolean {
+    if (!this.#abort) return false
+    this.#abort(reason)
+    return true
+  }
+
+  protected forwardError(error: Error): void {
+    this.#inner.onError?.(error)
+  }
+
+  onConnect(abort: (reason?: Error) => void, context?: unknown): void {
+    this.#abort = abort
+    this.view.abortRequest = abort
+    if (this.started()) this.#inner.onConnect?.(this.view.abortCall, context)
+  }
+
+  onResponseStarted(): void {
+    this.#inner.onResponseStarted?.()
+  }
+
+  onBodySent(chunkSize: number, totalBytesSent: number): void {
+    this.#inner.onBodySent?.(chunkSize, totalBytesSent)
+  }
+
+  onRequestSent(): void {
+    this.#inner.onRequestSent?.()
+  }
+
+  onUpgrade(status: number, rawHeaders: Buffer[] | null, socket: unknown): void {
+    this.attempt.finish()
+    this.#inner.onUpgrade?.(status, rawHeaders, socket)
+  }
+
+  onHeaders(status: number, rawHeaders: Buffer[], resume: () => void, statusText: string): boolean {
+    if (this.errored) return true
+    if (status >= 200) {
+      if (!this.headers(status, (name) => rawHeader(rawHeaders, name))) return true
+      this.#resume = resume
+      resume = this.#resumeBody
+    }
+    const more = this.#inner.onHeaders?.(status, rawHeaders, resume, statusText)
+    if (more === false && status >= 200) this.attempt.pauseBody(true)
+    return more !== false
+  }
+
+  onData(chunk: Buffer): boolean {
+    if (this.errored || this.swallow) return true
+    this.attempt.chunk(chunk.length)
+    const more = this.#inner.onData?.(chunk)
+    if (more === false) this.attempt.pauseBody(true)
+    return more !== false
+  }
+
+  onComplete(trailers: Buffer[] | null): void {
+    if (this.errored || this.swallow) return
+    this.attempt.finish()
+    this.#inner.onComplete?.(trailers)
+  }
+
+  onError(error: Error): void {
+    this.error(error)
+  }
+
+  /** The resume the inner handler gets: restarts the idle timer, then undici's resume. */
+  readonly #resumeBody = (): void => {
+    this.attempt.pauseBody(false)
+    this.#resume?.()
   }
 }
 
@@ -137,9 +302,13 @@ export class AttemptHandler implements Handler {
  * a slow reader is not a silent server.
  */
 export class ControllerView implements Controller {
+  /** The attempt's controller, when the inner handler speaks undici's second API. */
   controller: Controller | undefined
+  /** The attempt's abort, when it speaks the first. */
+  abortRequest: ((reason?: Error) => void) | undefined
   attempt: Attempt | undefined
   readonly #call: { stop(reason: Error): void } | undefined
+  #abortCall: ((reason?: Error) => void) | undefined
 
   /** `call`: told when the caller aborts the whole call (it also ends a pending retry). */
   constructor(call?: { stop(reason: Error): void }) {
@@ -157,8 +326,11 @@ export class ControllerView implements Controller {
   }
   abort(reason: Error): void {
     this.#call?.stop(reason)
-    if (this.controller && !this.attempt?.done) this.controller.abort(reason)
-    else this.attempt?.abort(reason)
+    if (!this.attempt?.done) {
+      if (this.controller) return this.controller.abort(reason)
+      if (this.abortRequest) return this.abortRequest(reason)
+    }
+    this.attempt?.abort(reason)
   }
   pause(): void {
     this.attempt?.pauseBody(true)
@@ -168,6 +340,29 @@ export class ControllerView implements Controller {
     this.attempt?.pauseBody(false)
     this.controller?.resume()
   }
+
+  /** `abort` as the function undici's first handler API passes to `onConnect` (one per call, across retries). */
+  get abortCall(): (reason?: Error) => void {
+    this.#abortCall ??= (reason) =>
+      this.abort(reason ?? new DOMException('This operation was aborted', 'AbortError'))
+    return this.#abortCall
+  }
+}
+
+/** The first value of a raw header (undici's flat `[name, value, …]` buffers), by lower-case name. */
+function rawHeader(rawHeaders: Buffer[], name: string): string | undefined {
+  for (let i = 0; i + 1 < rawHeaders.length; i += 2) {
+    const key = rawHeaders[i]
+    if (key && key.length === name.length && key.toString('latin1').toLowerCase() === name) {
+      return rawHeaders[i + 1]?.toString('latin1')
+    }
+  }
+  return undefined
+}
+
+function first(value: unknown): string | undefined {
+  if (Array.isArray(value)) return value[0] === undefined ? undefined : String(value[0])
+  return value === undefined || value === null ? undefined : String(value)
 }
 
 function asError(reason: unknown): Error {

@@ -48,7 +48,8 @@ export type SendResult<T> = { retry: true; delayMs: number } | { retry: false; v
  */
 export class OutboundCall {
   readonly init: OutboundCallInit
-  readonly #used = new Set<string>()
+  /** Retry rules already used once (made on the first retry decision: most calls never need it). */
+  #used: Set<string> | undefined
   #stopped: unknown
   #wake: (() => void) | undefined
   #driver: CallDriver | undefined
@@ -110,7 +111,7 @@ export class OutboundCall {
         return init.repeatable()
       },
       replayable: init.replayable,
-      used: this.#used,
+      used: (this.#used ??= new Set()),
       deadline: init.deadline,
       minBudgetMs: init.config.minBudgetMs,
     })
@@ -127,7 +128,7 @@ export class OutboundCall {
       }
       return undefined
     }
-    this.#used.add(decision.rule)
+    this.#used?.add(decision.rule)
     publishRetry(() => ({
       deadline: init.deadline,
       method: init.method,

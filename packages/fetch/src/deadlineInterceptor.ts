@@ -1,7 +1,12 @@
 import { currentDeadline, type Deadline } from '@hourglass/core'
 import type { Dispatcher } from 'undici'
 import type { Attempt } from './Attempt.js'
-import { AttemptHandler, type AttemptHandlerHooks, ControllerView } from './AttemptHandler.js'
+import {
+  type AttemptHandlerHooks,
+  attemptHandler,
+  ControllerView,
+  type HeaderLookup,
+} from './AttemptHandler.js'
 import { eventUrl } from './channels.js'
 import { dispatchHasHeader, isRepeatable } from './dispatchHeaders.js'
 import { type CallDriver, OutboundCall } from './OutboundCall.js'
@@ -63,7 +68,7 @@ export function interceptorFor(config: ResolvedOptions): Dispatcher.DispatcherCo
       // createFetch drives this call and its retries: one attempt here.
       const attempt = fetchAttempt.call.attempt(fetchAttempt.number)
       fetchAttempt.started(attempt)
-      return sendAttempt(dispatch, opts, new AttemptHandler(handler, attempt), attempt)
+      return sendAttempt(dispatch, opts, attemptHandler(handler, attempt), attempt)
     }
     new DispatchCall(config, dispatch, opts, handler).start()
     return true
@@ -125,7 +130,7 @@ class DispatchCall implements CallDriver, AttemptHandlerHooks {
     sendAttempt(
       this.#dispatch,
       this.#opts,
-      new AttemptHandler(this.#handler, attempt, this, this.#view),
+      attemptHandler(this.#handler, attempt, this, this.#view),
       attempt,
     )
   }
@@ -151,14 +156,8 @@ class DispatchCall implements CallDriver, AttemptHandlerHooks {
     )
   }
 
-  beforeResponse(status: number, headers: Record<string, unknown>, attempt: Attempt): boolean {
-    // The hot path (an answer below 400) is decided without a header lookup.
-    return this.#decide(
-      this.#call.judge(
-        { status, header: (name) => first(headers[name]), bytesReceived: 0 },
-        attempt.init.number,
-      ),
-    )
+  beforeResponse(status: number, header: HeaderLookup, attempt: Attempt): boolean {
+    return this.#decide(this.#call.judge({ status, header, bytesReceived: 0 }, attempt.init.number))
   }
 
   #decide(delayMs: number | undefined): boolean {
@@ -166,11 +165,6 @@ class DispatchCall implements CallDriver, AttemptHandlerHooks {
     this.#call.settle(delayMs)
     return delayMs !== undefined
   }
-}
-
-function first(value: unknown): string | undefined {
-  if (Array.isArray(value)) return value[0] === undefined ? undefined : String(value[0])
-  return value === undefined || value === null ? undefined : String(value)
 }
 
 function asError(reason: unknown): Error {
