@@ -165,7 +165,8 @@ export class Attempt {
   }
 
   onFinish(hook: (attempt: Attempt) => void): void {
-    ;(this.#finishHooks ??= []).push(hook)
+    if (this.#finishHooks) this.#finishHooks.push(hook)
+    else this.#finishHooks = [hook]
   }
 
   /** Stop the attempt for `reason`; the first reason wins. */

@@ -326,11 +326,9 @@ export class ControllerView implements Controller {
   }
   abort(reason: Error): void {
     this.#call?.stop(reason)
-    if (!this.attempt?.done) {
-      if (this.controller) return this.controller.abort(reason)
-      if (this.abortRequest) return this.abortRequest(reason)
-    }
-    this.attempt?.abort(reason)
+    if (this.attempt?.done !== true && this.controller) this.controller.abort(reason)
+    else if (this.attempt?.done !== true && this.abortRequest) this.abortRequest(reason)
+    else this.attempt?.abort(reason)
   }
   pause(): void {
     this.attempt?.pauseBody(true)
