@@ -1,4 +1,6 @@
 import diagnostics from 'node:diagnostics_channel'
+import { createServer } from 'node:http'
+import type { AddressInfo } from 'node:net'
 import {
   ClientClosedError,
   Deadline,
@@ -153,5 +155,82 @@ describe('deadlineInterceptor with undici.request', () => {
     })
     expect(await body.text()).toBe('up')
     expect(events.retries).toMatchObject([{ reason: 'CONNECT_FAILED' }])
+  })
+})
+
+/** An interceptor above ours whose handler speaks only undici's second handler API. */
+const newApiOnly: Parameters<Agent['compose']>[0] = (dispatch) => (opts, handler) =>
+  dispatch(opts, {
+    onRequestStart: (controller, context) => handler.onRequestStart?.(controller, context),
+    onResponseStart: (controller, status, headers, message) =>
+      handler.onResponseStart?.(controller, status, headers, message),
+    onResponseData: (controller, chunk) => handler.onResponseData?.(controller, chunk),
+    onResponseEnd: (controller, trailers) => handler.onResponseEnd?.(controller, trailers),
+    onResponseError: (controller, error) => handler.onResponseError?.(controller, error),
+  })
+
+describe.each([
+  { api: "undici's first handler API (request()'s own handler)", above: [] },
+  { api: 'the second handler API only (an interceptor above ours)', above: [newApiOnly] },
+])('the attempt handler, inner handler in $api', ({ above }) => {
+  function dispatcherWith(options: Parameters<typeof deadlineInterceptor>[0]) {
+    const base = new Agent({ connect: createConnector(options) })
+    closers.push(base)
+    return base.compose(deadlineInterceptor(options), ...above)
+  }
+
+  it('a slow reader is not a silent server: a body paused by backpressure does not time out', async () => {
+    // 4 MB at once: the reader's buffer fills, undici pauses the socket, and
+    // the reader takes 4 × bodyTimeoutMs before it starts reading.
+    const payload = Buffer.alloc(4 * 2 ** 20, 'x')
+    const server = createServer((_req, res) => res.end(payload))
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+    closers.push({ close: () => new Promise<void>((resolve) => server.close(() => resolve())) })
+    const { port } = server.address() as AddressInfo
+    const res = await request(`http://127.0.0.1:${port}/`, {
+      dispatcher: dispatcherWith({ bodyTimeoutMs: 100 }),
+      deadline: Deadline.after(5000),
+    } as DeadlineDispatchOptions as Parameters<typeof request>[1])
+    await new Promise((resolve) => setTimeout(resolve, 400))
+    const body = Buffer.from(await res.body.arrayBuffer())
+    expect(body.length).toBe(payload.length)
+  })
+
+  it('a body that goes quiet while the reader reads fails with BODY_TIMEOUT', async () => {
+    const server = await serve({ type: 'bytes-then-stall', bytes: 100 })
+    const res = await request(server.url, {
+      dispatcher: dispatcherWith({ bodyTimeoutMs: 150 }),
+      deadline: Deadline.after(5000),
+    } as DeadlineDispatchOptions as Parameters<typeof request>[1])
+    expect(res.statusCode).toBe(200)
+    const error = await rejection(res.body.arrayBuffer())
+    expect(error).toMatchObject({ code: 'BODY_TIMEOUT', bytesReceived: 100 })
+  })
+
+  it('a 503 with Retry-After: 0 is retried, and the caller sees only the 200', async () => {
+    const server = await serve((_r, i) =>
+      i === 0 ? { type: 'retry-after', status: 503, retryAfter: 0 } : { type: 'respond', body: 'ok' },
+    )
+    const res = await request(server.url, {
+      dispatcher: dispatcherWith({ retry: { statuses: [503] } }),
+      deadline: Deadline.after(5000),
+    } as DeadlineDispatchOptions as Parameters<typeof request>[1])
+    expect(res.statusCode).toBe(200)
+    expect(await res.body.text()).toBe('ok')
+    expect(server.records).toHaveLength(2)
+  })
+
+  it('the caller aborting mid-body ends the read with its reason and the upstream sees the client leave', async () => {
+    const server = await serve({ type: 'bytes-then-stall', bytes: 100 })
+    const controller = new AbortController()
+    const res = await request(server.url, {
+      dispatcher: dispatcherWith({}),
+      deadline: Deadline.after(5000),
+      signal: controller.signal,
+    } as DeadlineDispatchOptions as Parameters<typeof request>[1])
+    const reading = rejection(res.body.arrayBuffer())
+    controller.abort(new Error('caller left'))
+    expect(await reading).toMatchObject({ message: 'caller left' })
+    expect((await server.clientGone(0)).workingWhenClientLeft).toBe(true)
   })
 })
