@@ -105,13 +105,14 @@ export class OutboundCall {
       return undefined
     }
     const { init } = this
+    if (this.#used === undefined) this.#used = new Set()
     const decision = decideRetry(outcome, {
       retry: init.retry,
       get repeatable() {
         return init.repeatable()
       },
       replayable: init.replayable,
-      used: (this.#used ??= new Set()),
+      used: this.#used,
       deadline: init.deadline,
       minBudgetMs: init.config.minBudgetMs,
     })
@@ -128,7 +129,7 @@ export class OutboundCall {
       }
       return undefined
     }
-    this.#used?.add(decision.rule)
+    this.#used.add(decision.rule)
     publishRetry(() => ({
       deadline: init.deadline,
       method: init.method,

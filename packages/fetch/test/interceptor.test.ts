@@ -209,7 +209,9 @@ describe.each([
 
   it('a 503 with Retry-After: 0 is retried, and the caller sees only the 200', async () => {
     const server = await serve((_r, i) =>
-      i === 0 ? { type: 'retry-after', status: 503, retryAfter: 0 } : { type: 'respond', body: 'ok' },
+      i === 0
+        ? { type: 'retry-after', status: 503, retryAfter: 0 }
+        : { type: 'respond', body: 'ok' },
     )
     const res = await request(server.url, {
       dispatcher: dispatcherWith({ retry: { statuses: [503] } }),
