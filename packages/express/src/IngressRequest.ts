@@ -107,9 +107,12 @@ export class IngressRequest {
         mode: this.#options.observe ? 'observe' : 'enforce',
       }))
     }
-    // One listener: a response emits 'close' once, whether it finished (a
-    // tick after 'finish') or its connection went first. `on`, not `once`:
-    // #finish removes it, and `once` would allocate a wrapper per request.
+    // 'finish' as well as 'close': the request's end is announced the moment
+    // the response is handed to the OS, before the tracing that listens to
+    // 'finish' ends the request's span ('close' comes a tick later). `on`,
+    // not `once`: #finish removes both, and `once` would allocate a wrapper
+    // per listener per request.
+    this.res.on('finish', this.#onFinish)
     this.res.on('close', this.#onClose)
     if (this.#expiredOnArrival) {
       this.#expire('arrival')
@@ -180,11 +183,14 @@ export class IngressRequest {
     }
   }
 
+  readonly #onFinish = (): void => {
+    // Our own 504 was flushed: how late, after its deadline, feeds the adaptive reserve.
+    if (this.#timedOutAt !== undefined) recordAnswerLateness(systemClock.now() - this.#timedOutAt)
+    this.#finish()
+  }
+
   readonly #onClose = (): void => {
-    if (this.res.writableFinished) {
-      // Our own 504 was flushed: how late, after its deadline, feeds the adaptive reserve.
-      if (this.#timedOutAt !== undefined) recordAnswerLateness(systemClock.now() - this.#timedOutAt)
-    } else if (!this.res.writableEnded && !this.#answered) {
+    if (!this.res.writableEnded && !this.#answered) {
       // The caller left before the response was complete: stop everything
       // done on its behalf; no 504, nobody is there to read it.
       this.#outcome = 'client-closed'
@@ -201,6 +207,7 @@ export class IngressRequest {
   #finish(): void {
     if (this.#finished) return
     this.#finished = true
+    this.res.removeListener('finish', this.#onFinish)
     this.res.removeListener('close', this.#onClose)
     this.deadline.dispose()
     if (expressChannels.end.hasSubscribers) {
