@@ -66,7 +66,10 @@ export class FakeProvider {
       if (fake === undefined) res.destroy()
       else fake.#handle(req, res).catch(() => res.destroy())
     })
-    server.keepAliveTimeout = 1000
+    // Keep connections alive like a real provider does. Under undici's 2 s
+    // keep-alive threshold (a 1 s timeout, as before) every client closed its
+    // connection after each response and opened a new one for the next.
+    server.keepAliveTimeout = 5000
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject)
       server.listen(0, '127.0.0.1', () => resolve())
