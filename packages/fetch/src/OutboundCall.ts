@@ -1,9 +1,9 @@
-import { type Deadline, wait } from '@hourglass/core'
-import { Attempt } from './Attempt.js'
+import { type Clock, type Deadline, wait } from '@hourglass/core'
+import { Attempt, type AttemptInit } from './Attempt.js'
 import { publishRetry, publishRetrySkipped } from './channels.js'
 import { decideRetry, type Outcome } from './decideRetry.js'
 import { noBudgetError } from './noBudgetError.js'
-import { clockFor, type ResolvedOptions, type ResolvedRetry } from './options.js'
+import { clockFor, type PhaseLimits, type ResolvedOptions, type ResolvedRetry } from './options.js'
 
 export interface OutboundCallInit {
   config: ResolvedOptions
@@ -20,6 +20,36 @@ export interface OutboundCallInit {
   replayable: boolean
   /** Told about every attempt when it ends, its phase timings complete (probe). */
   onAttemptEnd?: ((attempt: Attempt) => void) | undefined
+}
+
+/**
+ * An attempt's description, from its call's. A class with the URL as a
+ * prototype getter (read only when an event is published): an object
+ * literal with a getter is built by the runtime's slow path, on every
+ * attempt.
+ */
+class CallAttemptInit implements AttemptInit {
+  readonly deadline: Deadline | undefined
+  readonly signal: AbortSignal | undefined
+  readonly limits: PhaseLimits
+  readonly clock: Clock
+  readonly method: string
+  readonly number: number
+  readonly #call: OutboundCallInit
+
+  constructor(call: OutboundCallInit, number: number) {
+    this.#call = call
+    this.deadline = call.deadline
+    this.signal = call.signal
+    this.limits = call.config
+    this.clock = clockFor(call.config, call.deadline?.clock)
+    this.method = call.method
+    this.number = number
+  }
+
+  get url(): string {
+    return this.#call.url
+  }
 }
 
 /** What `OutboundCall.drive` runs: one object per call, so the loop needs no closure per request. */
@@ -76,20 +106,7 @@ export class OutboundCall {
 
   /** A new attempt of this call, bound to its deadline, signal and phase limits. */
   attempt(number: number): Attempt {
-    const { init } = this
-    const { config, deadline, signal, method } = init
-    const attempt = new Attempt({
-      deadline,
-      signal,
-      limits: config,
-      clock: clockFor(config, deadline?.clock),
-      method,
-      // Read when an event is built (only with subscribers): no URL work per call otherwise.
-      get url() {
-        return init.url
-      },
-      number,
-    })
+    const attempt = new Attempt(new CallAttemptInit(this.init, number))
     const onEnd = this.init.onAttemptEnd
     if (onEnd) attempt.onFinish(onEnd)
     return attempt

@@ -13,7 +13,7 @@ import { eventUrl, publishRetrySkipped } from './channels.js'
 import { type ConnectorOptions, connectorFor } from './createConnector.js'
 import { FETCH_ATTEMPT, type FetchAttempt, interceptorFor } from './deadlineInterceptor.js'
 import { hasHeader, isRepeatable } from './dispatchHeaders.js'
-import { OutboundCall, type SendResult } from './OutboundCall.js'
+import { OutboundCall, type OutboundCallInit, type SendResult } from './OutboundCall.js'
 import { mergeRetry, type RetryOptions, resolveOptions } from './options.js'
 
 export interface CreateFetchOptions extends ConnectorOptions {
@@ -72,28 +72,25 @@ export function createFetch(
     const request = input instanceof UndiciRequest ? input : undefined
     const method = (rest.method ?? request?.method ?? 'GET').toUpperCase()
     const body = rest.body
-    let url: string | undefined
-    const outbound = new OutboundCall({
-      config,
-      deadline: explicit ?? currentDeadline(),
-      signal: rest.signal ?? undefined,
-      method,
-      get url() {
-        url ??= eventUrlOf(request ? request.url : input)
-        return url
-      },
-      retry: mergeRetry(config.retry, retry),
-      repeatable: () =>
-        isRepeatable(method, hasHeader(rest.headers ?? request?.headers, 'idempotency-key')),
-      replayable:
-        !request?.body &&
-        !(
-          body &&
-          typeof body === 'object' &&
-          ('getReader' in body || Symbol.asyncIterator in body)
-        ),
-      onAttemptEnd: hooks.onAttempt,
-    })
+    const outbound = new OutboundCall(
+      new FetchCallInit({
+        config,
+        deadline: explicit ?? currentDeadline(),
+        signal: rest.signal ?? undefined,
+        method,
+        retry: mergeRetry(config.retry, retry),
+        replayable:
+          !request?.body &&
+          !(
+            body &&
+            typeof body === 'object' &&
+            ('getReader' in body || Symbol.asyncIterator in body)
+          ),
+        onAttemptEnd: hooks.onAttempt,
+        target: request ?? input,
+        headers: rest.headers ?? request?.headers,
+      }),
+    )
     return outbound.run((number) => send(outbound, number, input, request, rest))
   }
 
@@ -170,6 +167,48 @@ export function createFetch(
       await own?.close()
     },
   })
+}
+
+/**
+ * What a createFetch call is. A class with the URL as a prototype getter
+ * (worked out only when an event is published) and `repeatable` as a
+ * method: no accessor literal or closure per call.
+ */
+class FetchCallInit implements OutboundCallInit {
+  readonly config: OutboundCallInit['config']
+  readonly deadline: Deadline | undefined
+  readonly signal: AbortSignal | undefined
+  readonly method: string
+  readonly retry: OutboundCallInit['retry']
+  readonly replayable: boolean
+  readonly onAttemptEnd: OutboundCallInit['onAttemptEnd']
+  readonly #target: RequestInfo
+  readonly #headers: unknown
+  #url: string | undefined
+
+  constructor(
+    init: Omit<OutboundCallInit, 'url' | 'repeatable'> & { target: RequestInfo; headers: unknown },
+  ) {
+    this.config = init.config
+    this.deadline = init.deadline
+    this.signal = init.signal
+    this.method = init.method
+    this.retry = init.retry
+    this.replayable = init.replayable
+    this.onAttemptEnd = init.onAttemptEnd
+    this.#target = init.target
+    this.#headers = init.headers
+  }
+
+  get url(): string {
+    const target = this.#target
+    this.#url ??= eventUrlOf(target instanceof UndiciRequest ? target.url : target)
+    return this.#url
+  }
+
+  repeatable(): boolean {
+    return isRepeatable(this.method, hasHeader(this.#headers, 'idempotency-key'))
+  }
 }
 
 /** Origin and path of a fetch input, for events (never the query: it may carry secrets). */

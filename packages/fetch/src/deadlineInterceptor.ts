@@ -9,11 +9,12 @@ import {
 } from './AttemptHandler.js'
 import { eventUrl } from './channels.js'
 import { dispatchHasHeader, isRepeatable } from './dispatchHeaders.js'
-import { type CallDriver, OutboundCall } from './OutboundCall.js'
+import { type CallDriver, OutboundCall, type OutboundCallInit } from './OutboundCall.js'
 import {
   type EgressOptions,
   mergeRetry,
   type ResolvedOptions,
+  type ResolvedRetry,
   type RetryOptions,
   resolveOptions,
 } from './options.js'
@@ -76,6 +77,45 @@ export function interceptorFor(config: ResolvedOptions): Dispatcher.DispatcherCo
 }
 
 /**
+ * What a call through the interceptor is, from its dispatch options: the
+ * origin, path and headers it needs later (for events and the retry
+ * decision), never the options object itself nor the handler. A class with
+ * prototype methods: no closure or accessor literal per request.
+ */
+class DispatchCallInit implements OutboundCallInit {
+  readonly config: ResolvedOptions
+  readonly deadline: Deadline | undefined
+  readonly signal = undefined
+  readonly method: string
+  readonly retry: ResolvedRetry | false
+  readonly replayable: boolean
+  readonly #origin: unknown
+  readonly #path: string
+  readonly #headers: Opts['headers']
+
+  constructor(config: ResolvedOptions, opts: Opts) {
+    this.config = config
+    this.deadline = opts.deadline ?? currentDeadline()
+    this.method = opts.method.toUpperCase()
+    this.retry = mergeRetry(config.retry, opts.retry)
+    const body = opts.body
+    this.replayable = body == null || typeof body === 'string' || body instanceof Uint8Array
+    this.#origin = opts.origin
+    this.#path = opts.path
+    this.#headers = opts.headers
+  }
+
+  /** Origin and path, for events (no query); read only when an event is published. */
+  get url(): string {
+    return eventUrl(String(this.#origin ?? ''), this.#path)
+  }
+
+  repeatable(): boolean {
+    return isRepeatable(this.method, dispatchHasHeader(this.#headers, 'idempotency-key'))
+  }
+}
+
+/**
  * One call through the interceptor: the retry loop's driver and its
  * attempts' hooks in one object, fields and methods rather than closures.
  * The call's description (`OutboundCallInit`) is a separate small object
@@ -103,21 +143,7 @@ class DispatchCall implements CallDriver, AttemptHandlerHooks {
     this.#dispatch = dispatch
     this.#opts = opts
     this.#handler = handler
-    const { origin, path, headers, body } = opts
-    const method = opts.method.toUpperCase()
-    this.#call = new OutboundCall({
-      config,
-      deadline: opts.deadline ?? currentDeadline(),
-      signal: undefined,
-      method,
-      // Origin and path, for events (no query); read only when an event is published.
-      get url() {
-        return eventUrl(String(origin ?? ''), path)
-      },
-      retry: mergeRetry(config.retry, opts.retry),
-      repeatable: () => isRepeatable(method, dispatchHasHeader(headers, 'idempotency-key')),
-      replayable: body == null || typeof body === 'string' || body instanceof Uint8Array,
-    })
+    this.#call = new OutboundCall(new DispatchCallInit(config, opts))
     this.#view = new ControllerView(this.#call)
   }
 
