@@ -1,4 +1,5 @@
 import { fork } from 'node:child_process'
+import { readFileSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
 
 const childrenDir = new URL('../children/', import.meta.url)
@@ -61,4 +62,20 @@ export async function startChild(name, args = [], { execArgv = [], readyTimeoutM
 export function announceReady(ready) {
   process.on('disconnect', () => process.exit(0))
   process.send({ ready })
+}
+
+/**
+ * User + system CPU time a process has used so far, µs (Linux `/proc`);
+ * undefined where that is not available. Read before and after a run to
+ * get a server's CPU per request, which the load generator sharing the
+ * machine does not blur the way a throughput figure is blurred.
+ */
+export function cpuMicros(pid) {
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ')
+    // utime and stime (fields 14 and 15 of stat), in clock ticks of 10 ms.
+    return (Number(fields[11]) + Number(fields[12])) * 10_000
+  } catch {
+    return undefined
+  }
 }

