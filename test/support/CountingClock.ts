@@ -6,6 +6,8 @@ import { type Clock, systemClock, type TimerOptions } from '@hourglass/core'
  * `process.getActiveResourcesInfo()` cannot see them; this can.
  */
 export class CountingClock implements Clock {
+  /** It delegates to the system clock: its lateness is this process's (the adaptive reserve learns from it). */
+  readonly realTime = true
   readonly #live = new Set<unknown>()
   /** Timers armed since creation. */
   armed = 0

@@ -273,7 +273,7 @@ export class Deadline {
     const delay = this.expiresAt - this.clock.now()
     if (delay <= 0) {
       // Fired by our own timer (not at creation): how late it ran feeds the adaptive reserve.
-      if (this.#timer !== undefined && this.clock === systemClock) recordTimerLateness(-delay)
+      if (this.#timer !== undefined && this.clock.realTime === true) recordTimerLateness(-delay)
       this.#timer = undefined
       this.#expire()
       return

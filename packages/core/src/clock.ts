@@ -12,6 +12,16 @@ export interface Clock {
    */
   setTimeout(callback: () => void, ms: number, options?: TimerOptions): unknown
   clearTimeout(handle: unknown): void
+  /**
+   * True when this clock runs on the process's real time — `now()` is
+   * `performance.now()` and its timers are real timers — as `systemClock`
+   * does, or a wrapper that delegates to it (one that counts timers, say).
+   * How late such a clock's timers fire, and how late a server's timeout
+   * answers leave, is this process's lateness: it feeds the adaptive reserve
+   * (`adaptiveReserveMs`). A clock that moves when told (`ManualClock`)
+   * leaves it undefined.
+   */
+  readonly realTime?: boolean
 }
 
 export interface TimerOptions {
@@ -28,6 +38,7 @@ export const MAX_TIMER_MS = 2 ** 31 - 1
  * `AbortSignal.timeout` — except the ones asked for with `keepAlive`.
  */
 export const systemClock: Clock = {
+  realTime: true,
   now: () => performance.now(),
   setTimeout(callback, ms, options) {
     const timer = setTimeout(callback, Math.min(Math.max(0, ms), MAX_TIMER_MS))

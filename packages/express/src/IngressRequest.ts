@@ -8,7 +8,6 @@ import {
   recordAnswerLateness,
   runWithDeadline,
   type SlicePlan,
-  systemClock,
 } from '@hourglass/core'
 import { callHook } from './callHook.js'
 import {
@@ -149,7 +148,7 @@ export class IngressRequest {
         slice,
       })
       // Our timer's 504: how late it leaves feeds the adaptive reserve.
-      if (action === '504' && stage === 'handler' && this.deadline.clock === systemClock) {
+      if (action === '504' && stage === 'handler' && this.deadline.clock.realTime === true) {
         this.#timedOutAt = this.deadline.expiresAt
       }
       // Whatever the handler still does must not reach the wire or the socket.
@@ -185,7 +184,9 @@ export class IngressRequest {
 
   readonly #onFinish = (): void => {
     // Our own 504 was flushed: how late, after its deadline, feeds the adaptive reserve.
-    if (this.#timedOutAt !== undefined) recordAnswerLateness(systemClock.now() - this.#timedOutAt)
+    if (this.#timedOutAt !== undefined) {
+      recordAnswerLateness(this.deadline.clock.now() - this.#timedOutAt)
+    }
     this.#finish()
   }
 
