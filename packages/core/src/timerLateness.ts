@@ -95,9 +95,11 @@ export function timerLatenessMs(now = performance.now()): number {
  *   2 ms — the answer waits for a busy loop twice, for our timer to fire and
  *   for the write to be flushed, and at p99 both waits are about as long;
  * - the p99 of how late this process's last 64 timeout answers actually
- *   were (deadline due → answer flushed, as the servers report it) plus 2 ms:
- *   the same thing measured end to end, which also sees the stalls the
- *   sampling timer misses.
+ *   were (deadline due → answer flushed, as the servers report it), plus
+ *   the timer lateness once more, plus 2 ms: the same thing measured end to
+ *   end, which also sees the stalls the sampling timer misses — and a
+ *   flushed answer is not yet read: it still waits for its reader's loop,
+ *   on a busy machine about as late as our own timers.
  * What @hourglass/express and @hourglass/grpc use when `reserveMs` is not given.
  */
 export function adaptiveReserveMs(now?: number): number {
@@ -106,6 +108,6 @@ export function adaptiveReserveMs(now?: number): number {
   const answer = answeredP99
   return Math.min(
     MAX_RESERVE_MS,
-    Math.max(MIN_RESERVE_MS, Math.ceil(Math.max(2 * late, answer) + 2)),
+    Math.max(MIN_RESERVE_MS, Math.ceil(Math.max(2 * late, answer + late) + 2)),
   )
 }
