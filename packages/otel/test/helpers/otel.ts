@@ -48,13 +48,26 @@ export function setupOtel() {
     spanProcessors: [new SimpleSpanProcessor(exporter), notify],
   })
 
-  /** Resolves with the finished spans once `done(spans)` holds. */
-  function spansWhere(done: (spans: ReadableSpan[]) => boolean): Promise<ReadableSpan[]> {
-    return new Promise((resolve) => {
+  /**
+   * Resolves with the finished spans once `done(spans)` holds. Rejects after
+   * `timeoutMs` naming the spans that did end: a span that never gets what
+   * the test waits for is a failure with a message, not a hung worker.
+   */
+  function spansWhere(
+    done: (spans: ReadableSpan[]) => boolean,
+    timeoutMs = 5000,
+  ): Promise<ReadableSpan[]> {
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(() => {
+        waiters.delete(check)
+        const seen = exporter.getFinishedSpans().map((s) => s.name)
+        reject(new Error(`spans not as expected after ${timeoutMs} ms; ended: ${seen.join(', ')}`))
+      }, timeoutMs)
       const check = () => {
         const spans = exporter.getFinishedSpans()
         if (!done(spans)) return
         waiters.delete(check)
+        clearTimeout(timer)
         resolve(spans)
       }
       waiters.add(check)
