@@ -138,20 +138,23 @@ export async function run({ quick, log }) {
         ours: fmt(viaInterceptor),
         ratio: ratioText(viaInterceptor, rps('naive')),
       }),
-      row({
-        measure: 'client CPU per call (µs), `createFetch`',
-        peerName: '`undici.fetch`',
-        peer: fmt(cpu('undici.fetch'), 1),
-        ours: fmt(cpu('createFetch'), 1),
-        ratio: ratioText(cpu('createFetch'), cpu('undici.fetch')),
-      }),
-      row({
-        measure: 'client CPU per call (µs), `undici.request` + `deadlineInterceptor()`',
-        peerName: 'raw `undici.request`',
-        peer: fmt(cpu('undici.request'), 1),
-        ours: fmt(cpu('interceptor'), 1),
-        ratio: ratioText(cpu('interceptor'), cpu('undici.request')),
-      }),
+      ...[
+        ['createFetch', '`createFetch`', 'undici.fetch', '`undici.fetch`'],
+        [
+          'interceptor',
+          '`undici.request` + `deadlineInterceptor()`',
+          'undici.request',
+          'raw `undici.request`',
+        ],
+      ].map(([ours, oursName, peer, peerName]) =>
+        row({
+          measure: `client CPU per call (µs), ${oursName}`,
+          peerName,
+          peer: fmt(cpu(peer), 1),
+          ours: fmt(cpu(ours), 1),
+          ratio: ratioText(cpu(ours), cpu(peer)),
+        }),
+      ),
       row({
         measure: 'throughput (req/s), `createFetch`',
         peerName: 'raw `undici.request`',

@@ -152,7 +152,7 @@ export class IngressRequest {
         this.#timedOutAt = this.deadline.expiresAt
       }
       // Whatever the handler still does must not reach the wire or the socket.
-      swallowLateWrites(this.res, reason, this.#reportLateWrite)
+      swallowLateWrites(this.res, reason, (method) => this.#reportLateWrite(method))
       shieldSocket(this.req)
       this.deadline.cancel(reason)
     }
@@ -173,13 +173,11 @@ export class IngressRequest {
     return this.plan?.report().find((row) => row.outcome === 'running')?.name
   }
 
-  // Only a request that expired needs it: bound then, not per request.
-  get #reportLateWrite(): (method: string) => void {
-    return (method) => {
-      const event: IngressLateWriteMessage = { req: this.req, method }
-      expressChannels.lateWrite.publish(() => event)
-      callHook(this.#options.onLateWrite, event)
-    }
+  // A method, bound only when a request expires: not a closure per request.
+  #reportLateWrite(method: string): void {
+    const event: IngressLateWriteMessage = { req: this.req, method }
+    expressChannels.lateWrite.publish(() => event)
+    callHook(this.#options.onLateWrite, event)
   }
 
   readonly #onFinish = (): void => {

@@ -326,8 +326,11 @@ export class ControllerView implements Controller {
   }
   abort(reason: Error): void {
     this.#call?.stop(reason)
-    if (this.attempt?.done !== true && this.controller) this.controller.abort(reason)
-    else if (this.attempt?.done !== true && this.abortRequest) this.abortRequest(reason)
+    // The request in flight, through whichever handler API it speaks; an
+    // attempt still waiting for its connection is stopped directly.
+    const live = this.attempt?.done !== true
+    if (live && this.controller) this.controller.abort(reason)
+    else if (live && this.abortRequest) this.abortRequest(reason)
     else this.attempt?.abort(reason)
   }
   pause(): void {
