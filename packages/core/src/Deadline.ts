@@ -99,7 +99,7 @@ export class Deadline {
       external.addEventListener('abort', this.#externalListener, { once: true })
     }
     if (this.expiresAt <= now) this.#expire()
-    else if (Number.isFinite(this.expiresAt)) this.#arm()
+    else if (Number.isFinite(this.expiresAt)) this.#arm(now)
   }
 
   /**
@@ -269,8 +269,8 @@ export class Deadline {
     return this.#state === 'cancelled' || (this.#state === 'expired' && !this.observe)
   }
 
-  #arm(): void {
-    const delay = this.expiresAt - this.clock.now()
+  #arm(now = this.clock.now()): void {
+    const delay = this.expiresAt - now
     if (delay <= 0) {
       // Fired by our own timer (not at creation): how late it ran feeds the adaptive reserve.
       if (this.#timer !== undefined && this.clock.realTime === true) recordTimerLateness(-delay)

@@ -1,3 +1,5 @@
+import { performance } from 'node:perf_hooks'
+
 /**
  * Time as Hourglass sees it. `now()` is monotonic milliseconds (never
  * wall-clock: NTP steps must not stretch or shrink a budget). Inject your own
@@ -39,6 +41,7 @@ export const MAX_TIMER_MS = 2 ** 31 - 1
  */
 export const systemClock: Clock = {
   realTime: true,
+  // perf_hooks' own object: Node's global \`performance\` is a lazy getter, read on every call.
   now: () => performance.now(),
   setTimeout(callback, ms, options) {
     const timer = setTimeout(callback, Math.min(Math.max(0, ms), MAX_TIMER_MS))

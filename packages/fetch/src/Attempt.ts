@@ -74,6 +74,12 @@ export class Attempt {
 
   #phaseStart = 0
   #timer: unknown
+  /**
+   * The phase in progress is bounded by the deadline, not by a timer of its
+   * own (its limit was longer than the time left, so it stays longer): a body
+   * chunk then re-arms nothing, and reads no clock.
+   */
+  #untimed = false
   #bodyPaused = false
   #abortHandlers: ((reason: unknown) => void)[] = []
   /** Unsubscribes from the deadline (a `Deadline.onDone` hook: no AbortSignal is made per call). */
@@ -126,16 +132,19 @@ export class Attempt {
   /** Move to `phase`, closing the timing of the previous one, and arm the new phase's timer. */
   enter(phase: EgressPhase): void {
     if (this.state === 'done') return
-    this.#closeTiming()
+    // One clock read for the phase change: this runs twice per request.
+    const now = this.init.clock.now()
+    this.#closeTiming(now)
     this.state = phase
-    this.#phaseStart = this.init.clock.now()
-    this.#arm()
+    this.#phaseStart = now
+    this.#untimed = false
+    this.#arm(now)
   }
 
   /** The connection is ready: close the connect timing and wait (no timer) for the request to be written. */
   connected(): void {
     if (this.state === 'done') return
-    this.#closeTiming()
+    this.#closeTiming(this.init.clock.now())
     this.#clear()
     this.state = 'queued'
   }
@@ -143,7 +152,9 @@ export class Attempt {
   /** A body chunk arrived: count it and restart the idle timer. */
   chunk(bytes: number): void {
     this.bytesReceived += bytes
-    if (this.state === 'body' && !this.#bodyPaused) this.#arm()
+    if (this.state === 'body' && !this.#bodyPaused && !this.#untimed) {
+      this.#arm(this.init.clock.now())
+    }
   }
 
   /** The reader stopped pulling (backpressure): a slow reader is not a silent server. */
@@ -151,7 +162,7 @@ export class Attempt {
     this.#bodyPaused = paused
     if (this.state !== 'body') return
     if (paused) this.#clear()
-    else this.#arm()
+    else this.#arm(this.init.clock.now())
   }
 
   /** Register what stops the request; returns the unregister function. */
@@ -182,8 +193,9 @@ export class Attempt {
   finish(error?: unknown): void {
     if (this.state === 'done') return
     const failedPhase = this.state === 'queued' ? undefined : this.state
-    this.#closeTiming()
-    this.timings.totalMs = this.elapsed()
+    const now = this.init.clock.now()
+    this.#closeTiming(now)
+    this.timings.totalMs = now - this.startedAt
     this.state = 'done'
     this.error = error
     this.#clear()
@@ -226,15 +238,19 @@ export class Attempt {
     })
   }
 
-  #arm(): void {
+  #arm(now: number): void {
     this.#clear()
     const phase = this.state
     if (phase === 'queued' || phase === 'done') return
     const own = this.#limit(phase)
     const deadline = this.init.deadline
     const enforced = deadline && !deadline.observe
-    const remaining = enforced ? deadline.remaining() : Number.POSITIVE_INFINITY
-    if (own <= 0 || own >= remaining) return // the deadline (or nothing) bounds this phase
+    const remaining = enforced ? this.#left(deadline, now) : Number.POSITIVE_INFINITY
+    if (own <= 0 || own >= remaining) {
+      // The deadline (or nothing) bounds this phase, and will until it ends.
+      this.#untimed = true
+      return
+    }
     this.#timer = this.init.clock.setTimeout(() => {
       this.#timer = undefined
       const Timeout = TIMEOUTS[phase]
@@ -264,10 +280,16 @@ export class Attempt {
     }
   }
 
-  #closeTiming(): void {
+  /** What the deadline leaves at `now` (our clock): read off its expiry when it runs on our clock. */
+  #left(deadline: Deadline, now: number): number {
+    if (deadline.clock !== this.init.clock) return deadline.remaining()
+    return Math.max(0, deadline.expiresAt - now)
+  }
+
+  #closeTiming(now: number): void {
     const phase = this.state
     if (phase === 'queued' || phase === 'done') return
-    const ms = this.init.clock.now() - this.#phaseStart
+    const ms = now - this.#phaseStart
     if (phase === 'dns') this.timings.dnsMs = ms
     else if (phase === 'connect') this.timings.connectMs = ms
     else if (phase === 'headers') this.timings.headersMs = ms

@@ -5,8 +5,8 @@ import { withDeadlineHeader } from './dispatchHeaders.js'
 
 /**
  * Dispatch one attempt: the deadline header is computed here, just before the
- * request leaves, and the connector (if it is ours) finds the attempt in
- * core's context. undici's own header/body timers are switched off: the
+ * request leaves, and the connector (if it is ours) finds the attempt it
+ * connects for (`runWithAttempt`). undici's own header/body timers are switched off: the
  * attempt's phase timers replace them (one clock, deadline-aware).
  */
 export function sendAttempt(
@@ -17,7 +17,26 @@ export function sendAttempt(
 ): boolean {
   const { headers, headerMs } = withDeadlineHeader(opts.headers, attempt.init.deadline)
   attempt.dispatched(headerMs)
-  return runWithAttempt(attempt, () =>
-    dispatch({ ...opts, headers, headersTimeout: 0, bodyTimeout: 0 }, handler),
-  )
+  const sent = attemptOptions(opts, headers)
+  const body = opts.body
+  const deferred = body != null && typeof body !== 'string' && !(body instanceof Uint8Array)
+  return runWithAttempt(attempt, deferred, () => dispatch(sent, handler))
+}
+
+/**
+ * The caller's dispatch options (own enumerable fields, symbol keys too, as a
+ * spread copies them) with ours over them. `Object.assign` onto a fresh
+ * object rather than `{ ...opts, … }`: on Node 20 that spread of undici's
+ * options went through V8's generic clone path, ~0.45 µs against ~0.09 µs
+ * (and ~2 µs per attempt in the interceptor's profile, its largest item).
+ */
+function attemptOptions(
+  opts: Dispatcher.DispatchOptions,
+  headers: string[],
+): Dispatcher.DispatchOptions {
+  const out = Object.assign({}, opts)
+  out.headers = headers
+  out.headersTimeout = 0
+  out.bodyTimeout = 0
+  return out
 }

@@ -1,6 +1,7 @@
 import diagnostics from 'node:diagnostics_channel'
 import { createServer } from 'node:http'
 import type { AddressInfo } from 'node:net'
+import { Readable } from 'node:stream'
 import {
   ClientClosedError,
   Deadline,
@@ -156,6 +157,40 @@ describe('deadlineInterceptor with undici.request', () => {
     expect(await body.text()).toBe('up')
     expect(events.retries).toMatchObject([{ reason: 'CONNECT_FAILED' }])
   })
+})
+
+describe('the connector finds the attempt it connects for', () => {
+  it.each([
+    { kind: 'a string, connected for during dispatch', body: () => 'x' },
+    {
+      kind: 'a stream, connected for a microtask after dispatch',
+      body: () => Readable.from(['x']),
+    },
+  ])(
+    'body $kind: the DNS lookup is the attempt’s dns phase, ended by its deadline',
+    async ({ body }) => {
+      events = recordEgress()
+      let lookups = 0
+      const lookup: LookupFunction = () => {
+        lookups++ // never answers
+      }
+      const error = await rejection(
+        request('http://svc.test:1/', {
+          dispatcher: agent({ lookup, dnsTimeoutMs: 10_000, retry: false }),
+          method: 'POST',
+          body: body(),
+          deadline: Deadline.after(200),
+        } as Parameters<typeof request>[1] & DeadlineDispatchOptions),
+      )
+      expect(isDeadlineExceeded(error)).toBe(true)
+      expect(lookups).toBe(1)
+      // Unclaimed, the attempt would have ended still queued (no phase) while
+      // the connector went on looking up for 10 s on its own.
+      expect(events.ends).toMatchObject([
+        { attempt: 1, phase: 'dns', errorCode: 'DEADLINE_EXCEEDED' },
+      ])
+    },
+  )
 })
 
 /** An interceptor above ours whose handler speaks only undici's second handler API. */
