@@ -68,7 +68,8 @@ export function createFetch(
   const dispatcher = (options.dispatcher ?? own!).compose(interceptorFor(config))
 
   const call = (input: RequestInfo, init: HourglassRequestInit = {}): Promise<Response> => {
-    const { deadline: explicit, retry, ...rest } = init
+    const { deadline: explicit, retry } = init
+    const rest: RequestInit = init
     const request = input instanceof UndiciRequest ? input : undefined
     const method = (rest.method ?? request?.method ?? 'GET').toUpperCase()
     const body = rest.body
@@ -124,11 +125,14 @@ export function createFetch(
     }
     let response: Response
     try {
-      response = await undiciFetch(request ? request.clone() : input, {
-        ...rest,
-        signal: controller.signal,
-        dispatcher: perCall as unknown as Dispatcher,
-      })
+      // A copy of the caller's init with our signal and dispatcher. `deadline`
+      // and `retry` stay in it: fetch reads only the members RequestInit
+      // defines. Object.assign, not a spread: V8's generic clone path costs
+      // several times more, on every call.
+      const fetchInit: RequestInit = Object.assign({}, rest)
+      fetchInit.signal = controller.signal
+      fetchInit.dispatcher = perCall as unknown as Dispatcher
+      response = await undiciFetch(request ? request.clone() : input, fetchInit)
     } catch (thrown) {
       const error = attempt?.reason ?? attempt?.error ?? unwrap(thrown)
       attempt?.finish(error)
