@@ -36,13 +36,15 @@ declare global {
  */
 export function deadline(options: DeadlineMiddlewareOptions = {}): RequestHandler {
   const resolved = resolveOptions(options)
+  // Built once: this runs on every request.
+  const readOptions = { maxMs: resolved.maxMs, sources: resolved.trust }
   return function hourglassDeadline(req, res, next): void {
     // Mounted twice (app and router): the outer one already owns this request.
     if (IngressRequest.of(req)) {
       next()
       return
     }
-    const read = readDeadline(req.headers, { maxMs: resolved.maxMs, sources: resolved.trust })
+    const read = readDeadline(req.headers, readOptions)
     if (read.invalid.length > 0) {
       const event: IngressInvalidHeaderMessage = { req, invalid: read.invalid }
       expressChannels.invalidHeader.publish(() => event)
@@ -53,9 +55,8 @@ export function deadline(options: DeadlineMiddlewareOptions = {}): RequestHandle
       }
     }
     const ingress = new IngressRequest(req, res, resolved, read.ms ?? resolved.defaultMs)
-    req.deadline = ingress.deadline
     if (ingress.plan) req.plan = ingress.plan
-    ingress.start(read.source ?? 'default', read.clamped, () => next())
+    ingress.start(read.source ?? 'default', read.clamped, next as () => void)
   }
 }
 
