@@ -138,7 +138,7 @@ export async function run({ quick, log }) {
           '~2.5 µs per request, the read of `req.headers` ~0.9 µs (moved earlier, not added: Express reads the ' +
           'headers in `res.send` anyway) and the check for a second mount ~0.5 µs; the floor touches neither. ' +
           '`deadline()` now adds one property to `req` (it added two) and reaches the response’s listeners through ' +
-          'EventEmitter’s own methods: 0.90–0.92× of the floor before, 0.94–0.95× after. `req.deadline` is the ' +
+          'EventEmitter’s own methods: 0.90–0.92× of the floor before, 0.93–0.97× after (single section and full runs this round). `req.deadline` is the ' +
           'API, so that store stays; the rest of the gap is a `Deadline` against a bare timer, two listeners ' +
           'against one, and their garbage (1.5 µs more GC per request, measured with a `gc` PerformanceObserver in ' +
           'the server). An earlier note here put the gap on what the context reaches; measured again, the floor ' +
