@@ -1,5 +1,6 @@
 import { createFetch, type HourglassFetch } from '@hourglass/fetch'
 import type { Dialect } from '../dialects/Dialect.js'
+import { parseJson } from '../dialects/safeJson.js'
 import { ProviderError } from '../errors/ProviderError.js'
 import { malformedReply } from '../errors/ProviderReplyError.js'
 import { SseDecoder } from '../sse/SseDecoder.js'
@@ -109,13 +110,16 @@ export function createAdapter(
       return guarded(send, async () => {
         const res = await post(request, send, false)
         const text = await res.text()
+        // Parsed once: read for an error (some servers send one with a 200), then as the answer.
+        const json = parseJson(text)
         const error = dialect.normalizeError({
           status: res.status,
           headers: res.headers,
           body: text,
+          json,
         })
         if (error !== undefined) return fail(error)
-        const response = dialect.parseResponse(text, { headers: res.headers })
+        const response = dialect.parseResponse(json ?? text, { headers: res.headers })
         return { ok: true, status: res.status, response: attribute(response) }
       })
     },

@@ -7,6 +7,12 @@ export interface ErrorInput {
   headers?: HeaderInput | undefined
   /** The response body as text: possibly empty, possibly not JSON, possibly hostile. */
   body: string
+  /**
+   * The body already parsed with `parseJson` (undefined: not JSON), when the
+   * caller has it: a 2xx body is read for an error and then as the answer,
+   * and parsing it once saves a JSON.parse per call.
+   */
+  json?: unknown
   /** Wall-clock "now" for HTTP-date and RFC 3339 hints. Default `Date.now()`. */
   nowMs?: number | undefined
 }

@@ -39,7 +39,8 @@ export function classifyError(input: ErrorInput, read: BodyReader): NormalizedEr
   const text = typeof input?.body === 'string' ? input.body : ''
   let verdict: BodyVerdict | undefined
   try {
-    verdict = read(parseJson(text), text)
+    const json = input?.json !== undefined ? input.json : parseJson(text)
+    verdict = read(json, text)
   } catch {
     verdict = undefined
   }
