@@ -29,8 +29,9 @@ import { writeExpired } from './writeExpired.js'
 // caches and takes the runtime's slow path (in a server profile, the one
 // read of a symbol on req took 0.5 µs). So:
 // - one new property on req, the public `req.deadline`; the IngressRequest
-//   is found from that deadline (a symbol on our own Deadline, whose hidden
-//   class every request's deadline shares);
+//   is found from that deadline, or up the parents of one a handler put in
+//   its place (a symbol on our own Deadline, whose hidden class every
+//   request's deadline shares);
 // - the response's listeners are added and removed with EventEmitter's own
 //   methods rather than looked up on `res` each time (libraries that patch
 //   `res.on` do it for 'drain' or 'data', not 'finish' or 'close').
@@ -38,6 +39,8 @@ import { writeExpired } from './writeExpired.js'
 // ephemeron table of short-lived keys.
 const INGRESS = Symbol('@hourglass/express.ingress')
 const { on, removeListener } = EventEmitter.prototype
+
+type Tagged = { [INGRESS]?: IngressRequest; parent?: unknown }
 
 /**
  * One request's life under its deadline: arrival, the chain running inside
@@ -53,8 +56,15 @@ const { on, removeListener } = EventEmitter.prototype
 export class IngressRequest {
   /** The `IngressRequest` of a request that went through `deadline()`, if any. */
   static of(req: object): IngressRequest | undefined {
-    const deadline = (req as { deadline?: { [INGRESS]?: IngressRequest } | null }).deadline
-    return deadline?.[INGRESS]
+    // Our deadline, or one a handler put in its place under it
+    // (`req.deadline = req.deadline.child(…)`): walk up to ours.
+    let deadline = (req as { deadline?: unknown }).deadline as Tagged | null | undefined
+    while (typeof deadline === 'object' && deadline !== null) {
+      const ingress = deadline[INGRESS]
+      if (ingress !== undefined) return ingress.req === req ? ingress : undefined
+      deadline = deadline.parent as Tagged | undefined
+    }
+    return undefined
   }
 
   readonly req: IncomingMessage
@@ -95,7 +105,7 @@ export class IngressRequest {
     })
     this.#arriving = false
     this.plan = options.plan ? this.deadline.plan(options.plan, { reserveMs }) : undefined
-    ;(this.deadline as Deadline & { [INGRESS]?: IngressRequest })[INGRESS] = this
+    ;(this.deadline as Tagged)[INGRESS] = this
     ;(req as { deadline?: Deadline }).deadline = this.deadline
   }
 

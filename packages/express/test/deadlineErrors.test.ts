@@ -119,6 +119,28 @@ describe.each(majors)('deadlineErrors() ($name)', (major) => {
     expect(passedOn).toEqual([])
   })
 
+  it('still knows the request is answered when the handler narrowed req.deadline to a child of it', async () => {
+    const { url, passedOn } = await serve((app) => {
+      app.get(
+        '/',
+        major.route(async (req) => {
+          req.deadline = req.deadline.child(5000)
+          await aborted(req.deadline.signal)
+          const abort = new Error('aborted')
+          abort.name = 'AbortError'
+          throw abort
+        }),
+      )
+    })
+    const got = await get(url, { 'x-deadline-remaining-ms': '50' })
+    expect(got.status).toBe(504)
+    const next = await request(`${url}/missing`, { dispatcher: agent })
+    await next.body.dump()
+    expect(next.statusCode).toBe(404)
+    // Found through the child's parent: the late abort is swallowed, not passed on.
+    expect(passedOn).toEqual([])
+  })
+
   it('without deadline() in the chain, answers a DeadlineExceededError from what the error knows', async () => {
     const { url } = await serve((app) => {
       app.get('/', () => {
