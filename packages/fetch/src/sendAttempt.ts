@@ -6,8 +6,9 @@ import { withDeadlineHeader } from './dispatchHeaders.js'
 /**
  * Dispatch one attempt: the deadline header is computed here, just before the
  * request leaves, and the connector (if it is ours) finds the attempt it
- * connects for (`runWithAttempt`). undici's own header/body timers are switched off: the
- * attempt's phase timers replace them (one clock, deadline-aware).
+ * connects for (`runWithAttempt`). undici's own header/body timers are
+ * switched off: the attempt's phase timers replace them (one clock,
+ * deadline-aware).
  */
 export function sendAttempt(
   dispatch: Dispatcher.Dispatch,
