@@ -37,6 +37,16 @@ export async function run({ quick, log }) {
   const emptyIntercepted = emptyBase.compose(
     (dispatch) => (opts, handler) => dispatch(opts, handler),
   )
+  /** `undici.request` through `dispatcher` with a `Deadline.after(5000)` created, passed and disposed per call. */
+  const requestWithDeadline = (dispatcher) => async () => {
+    const deadline = Deadline.after(5000)
+    try {
+      const res = await request(url, { dispatcher, deadline })
+      await res.body.text()
+    } finally {
+      deadline.dispose()
+    }
+  }
   const calls = {
     'undici.request': async () => {
       const res = await request(url, { dispatcher: agents[0] })
@@ -72,26 +82,10 @@ export async function run({ quick, log }) {
       }
     },
     // The same, for code that stays on undici.request: our interceptor and connector.
-    interceptor: async () => {
-      const deadline = Deadline.after(5000)
-      try {
-        const res = await request(url, { dispatcher: intercepted, deadline })
-        await res.body.text()
-      } finally {
-        deadline.dispose()
-      }
-    },
+    interceptor: requestWithDeadline(intercepted),
     // The floor for any interceptor given the caller's deadline: the same
     // deadline per call, an interceptor that does nothing with it.
-    'empty interceptor': async () => {
-      const deadline = Deadline.after(5000)
-      try {
-        const res = await request(url, { dispatcher: emptyIntercepted, deadline })
-        await res.body.text()
-      } finally {
-        deadline.dispose()
-      }
-    },
+    'empty interceptor': requestWithDeadline(emptyIntercepted),
   }
   const burst = async (variant, count) => {
     const call = calls[variant]
