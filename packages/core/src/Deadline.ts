@@ -232,6 +232,20 @@ export class Deadline {
   /** Time the deadline out now (used by the timer, by parents, and when created already expired). */
   #expire(): void {
     if (this.#state !== 'live') return
+    const parent = this.parent
+    if (
+      parent !== undefined &&
+      parent.#state === 'live' &&
+      !parent.observe &&
+      parent.clock.now() >= parent.expiresAt
+    ) {
+      // Due together with its parent (the same expiry, or a child made after
+      // the parent's time passed but before its timer ran on a busy loop): the
+      // parent goes first, so its onExpire — a server's 504 — comes before
+      // anything this child aborts. It expires this child on its way.
+      parent.#expire()
+      if (this.#state !== 'live') return
+    }
     this.#state = 'expired'
     // Expired by a parent whose timer fired in the same tick: the budget is spent.
     const elapsedMs = Math.max(this.clock.now() - this.startedAt, this.budgetMs)

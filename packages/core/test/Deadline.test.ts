@@ -159,6 +159,44 @@ describe('child deadlines', () => {
     expect(parent.done).toBe(false)
   })
 
+  it('due together with the parent, expire after it: the parent’s onExpire comes before the child’s abort', () => {
+    // A clock whose timers run only when told, in the order the test picks:
+    // a busy loop, where the parent's time has passed and its timer not run.
+    let now = 1000
+    const timers: (() => void)[] = []
+    const late: Clock = {
+      now: () => now,
+      setTimeout: (callback) => timers.push(callback),
+      clearTimeout: () => {},
+    }
+    const order: string[] = []
+    const parent = Deadline.after(100, {
+      clock: late,
+      onExpire: () => order.push('parent expired'),
+    })
+    const sameExpiry = parent.child(500)
+    sameExpiry.onDone(() => order.push('same-expiry child aborted'))
+    now = 1150
+    // Made after the parent's time, before its timer ran.
+    const madeLate = parent.child(500)
+    expect(order).toEqual(['parent expired', 'same-expiry child aborted'])
+    expect(parent.done && madeLate.done).toBe(true)
+
+    // The child's own timer first: still the parent first.
+    now = 2000
+    order.length = 0
+    timers.length = 0
+    const parent2 = Deadline.after(100, {
+      clock: late,
+      onExpire: () => order.push('parent expired'),
+    })
+    const child2 = parent2.child(500)
+    child2.onDone(() => order.push('child aborted'))
+    now = 2100
+    timers[1]?.() // the child's timer
+    expect(order).toEqual(['parent expired', 'child aborted'])
+  })
+
   it('release their timer and their place in the parent on dispose', () => {
     const c = clock()
     const parent = Deadline.after(100, { clock: c })
