@@ -16,12 +16,7 @@ const PACKAGES = ['core', 'express', 'fetch', 'testkit', 'llm', 'gateway', 'bull
 // storm in llm's retryStorm test, the queue in @hourglass/bullmq's); `npm run
 // bench` (and `--quick` without `--only`) runs every section.
 const SMOKE_ONLY = ['2', '3', '8', '9']
-const SECTIONS = [
-  '2. Egress overhead',
-  '3. Core cost',
-  '8. SSE re-assembly',
-  '9. Gateway overhead',
-]
+const SECTIONS = ['2. Egress overhead', '3. Core cost', '8. SSE re-assembly', '9. Gateway overhead']
 // A guard against a hang, not a synchronisation: the smoke run takes about a minute.
 const KILL_AFTER_MS = 150_000
 
