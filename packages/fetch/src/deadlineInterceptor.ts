@@ -8,7 +8,7 @@ import {
   type HeaderLookup,
 } from './AttemptHandler.js'
 import { eventUrl } from './channels.js'
-import { dispatchHasHeader, isRepeatable } from './dispatchHeaders.js'
+import { dispatchHasHeader, isBodyInMemory, isRepeatable } from './dispatchHeaders.js'
 import { type CallDriver, OutboundCall, type OutboundCallInit } from './OutboundCall.js'
 import {
   type EgressOptions,
@@ -98,8 +98,7 @@ class DispatchCallInit implements OutboundCallInit {
     this.deadline = opts.deadline ?? currentDeadline()
     this.method = opts.method.toUpperCase()
     this.retry = mergeRetry(config.retry, opts.retry)
-    const body = opts.body
-    this.replayable = body == null || typeof body === 'string' || body instanceof Uint8Array
+    this.replayable = isBodyInMemory(opts.body)
     this.#origin = opts.origin
     this.#path = opts.path
     this.#headers = opts.headers

@@ -61,6 +61,15 @@ export function dispatchHasHeader(headers: Headers, name: string): boolean {
   return false
 }
 
+/**
+ * A dispatch body held whole in memory (none, a string, bytes): it can be sent
+ * again, and undici connects for it during `dispatch` — a stream or iterable
+ * is neither.
+ */
+export function isBodyInMemory(body: unknown): boolean {
+  return body == null || typeof body === 'string' || body instanceof Uint8Array
+}
+
 /** True when the request may be sent twice without changing the outcome. */
 export function isRepeatable(method: string, hasIdempotencyKey: boolean): boolean {
   return IDEMPOTENT.has(method.toUpperCase()) || hasIdempotencyKey

@@ -1,7 +1,7 @@
 import type { Dispatcher } from 'undici'
 import type { Attempt } from './Attempt.js'
 import { runWithAttempt } from './attemptContext.js'
-import { withDeadlineHeader } from './dispatchHeaders.js'
+import { isBodyInMemory, withDeadlineHeader } from './dispatchHeaders.js'
 
 /**
  * Dispatch one attempt: the deadline header is computed here, just before the
@@ -19,9 +19,7 @@ export function sendAttempt(
   const { headers, headerMs } = withDeadlineHeader(opts.headers, attempt.init.deadline)
   attempt.dispatched(headerMs)
   const sent = attemptOptions(opts, headers)
-  const body = opts.body
-  const deferred = body != null && typeof body !== 'string' && !(body instanceof Uint8Array)
-  return runWithAttempt(attempt, deferred, () => dispatch(sent, handler))
+  return runWithAttempt(attempt, !isBodyInMemory(opts.body), () => dispatch(sent, handler))
 }
 
 /**
