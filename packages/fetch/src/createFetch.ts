@@ -69,15 +69,14 @@ export function createFetch(
 
   const call = (input: RequestInfo, init: HourglassRequestInit = {}): Promise<Response> => {
     const { deadline: explicit, retry } = init
-    const rest: RequestInit = init
     const request = input instanceof UndiciRequest ? input : undefined
-    const method = (rest.method ?? request?.method ?? 'GET').toUpperCase()
-    const body = rest.body
+    const method = (init.method ?? request?.method ?? 'GET').toUpperCase()
+    const body = init.body
     const outbound = new OutboundCall(
       new FetchCallInit({
         config,
         deadline: explicit ?? currentDeadline(),
-        signal: rest.signal ?? undefined,
+        signal: init.signal ?? undefined,
         method,
         retry: mergeRetry(config.retry, retry),
         replayable:
@@ -89,10 +88,10 @@ export function createFetch(
           ),
         onAttemptEnd: hooks.onAttempt,
         target: request ?? input,
-        headers: rest.headers ?? request?.headers,
+        headers: init.headers ?? request?.headers,
       }),
     )
-    return outbound.run((number) => send(outbound, number, input, request, rest))
+    return outbound.run((number) => send(outbound, number, input, request, init))
   }
 
   /** One attempt through undici's fetch; the interceptor gets the call through a per-call dispatcher. */
@@ -101,7 +100,7 @@ export function createFetch(
     number: number,
     input: RequestInfo,
     request: UndiciRequest | undefined,
-    rest: RequestInit,
+    init: RequestInit,
   ): Promise<SendResult<Response>> => {
     let attempt: Attempt | undefined
     // fetch ends a body it has handed out only through its signal: the
@@ -129,7 +128,7 @@ export function createFetch(
       // and `retry` stay in it: fetch reads only the members RequestInit
       // defines. Object.assign, not a spread: V8's generic clone path costs
       // several times more, on every call.
-      const fetchInit: RequestInit = Object.assign({}, rest)
+      const fetchInit: RequestInit = Object.assign({}, init)
       fetchInit.signal = controller.signal
       fetchInit.dispatcher = perCall as unknown as Dispatcher
       response = await undiciFetch(request ? request.clone() : input, fetchInit)
