@@ -170,12 +170,15 @@ describe('child deadlines', () => {
       clearTimeout: () => {},
     }
     const order: string[] = []
-    const parent = Deadline.after(100, {
-      clock: late,
-      onExpire: () => order.push('parent expired'),
-    })
-    const sameExpiry = parent.child(500)
-    sameExpiry.onDone(() => order.push('same-expiry child aborted'))
+    const parentAndChild = (childName: string) => {
+      const parent = Deadline.after(100, {
+        clock: late,
+        onExpire: () => order.push('parent expired'),
+      })
+      parent.child(500).onDone(() => order.push(`${childName} aborted`))
+      return parent
+    }
+    const parent = parentAndChild('same-expiry child')
     now = 1150
     // Made after the parent's time, before its timer ran.
     const madeLate = parent.child(500)
@@ -186,12 +189,7 @@ describe('child deadlines', () => {
     now = 2000
     order.length = 0
     timers.length = 0
-    const parent2 = Deadline.after(100, {
-      clock: late,
-      onExpire: () => order.push('parent expired'),
-    })
-    const child2 = parent2.child(500)
-    child2.onDone(() => order.push('child aborted'))
+    parentAndChild('child')
     now = 2100
     timers[1]?.() // the child's timer
     expect(order).toEqual(['parent expired', 'child aborted'])
