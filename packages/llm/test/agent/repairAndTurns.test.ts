@@ -2,6 +2,7 @@ import type { RecordedRequest } from '@hourglass/testkit'
 import { reply } from '@hourglass/testkit'
 import { describe, expect, it } from 'vitest'
 import { z } from 'zod'
+import { Admission } from '../../src/admission/Admission.js'
 import { openAICompatible } from '../../src/adapters/openAICompatible.js'
 import { MemorySideEffectStore } from '../../src/agent/MemorySideEffectStore.js'
 import { runTurns } from '../../src/agent/runTurns.js'
@@ -68,6 +69,9 @@ describe('runTurns', () => {
     )
     const store = new MemorySideEffectStore()
     const sent: unknown[] = []
+    // The 503 cools the provider down; a short cooldown keeps the rerun from
+    // waiting the default 5–10 s for it (what is tested is the side effect).
+    const admission = new Admission({ cooldownMs: () => 20 })
     const run = () =>
       runTurns({
         operationId: 'ticket-4711',
@@ -79,6 +83,7 @@ describe('runTurns', () => {
             request: { messages, maxTokens: 64 },
             idempotencyKey,
             retry: { maxAttempts: 1 },
+            limits: { admission },
           }),
         tools: {
           send_email: (args, { key }) => {
