@@ -53,7 +53,7 @@ export interface GatewayOptions {
   redis?: Redis | undefined
   /** Per-provider retry budgets (gRPC retry throttling), also charged for SDK retries. Default: one registry with llm's defaults; `false` = none. */
   retryBudgets?: RetryBudgetRegistry | false | undefined
-  /** The fetch every adapter sends with. Default: one `createFetch` with generous header/body timeouts. */
+  /** The fetch whose `dispatcher` every adapter sends through. Default: one `createFetch` with generous header/body timeouts. */
   fetch?: HourglassFetch | undefined
   /** Time source for deadlines and admission (tests). Default the system clock. */
   clock?: Clock | undefined

@@ -67,7 +67,9 @@ export interface AdapterOptions {
   /** Extra headers on every request (never logged). */
   headers?: Record<string, string> | undefined
   /**
-   * The fetch to send with. Default: a `createFetch` of its own with
+   * The @hourglass/fetch whose `dispatcher` requests go through (sent with
+   * `undici.request`: the function itself is not called, so wrap the
+   * dispatcher, not the function). Default: a `createFetch` of its own with
    * `headersTimeoutMs: 600000` (a non-streamed answer arrives all at once,
    * after the whole generation) and `bodyTimeoutMs: 120000`, closed by `close()`.
    */

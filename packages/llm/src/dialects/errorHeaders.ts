@@ -20,6 +20,9 @@ export function headerValue(headers: HeaderInput | undefined, name: string): str
     }
     const record = headers as Readonly<Record<string, unknown>>
     const lower = name.toLowerCase()
+    // undici and Node give lower-case names: look there first.
+    const direct = Object.hasOwn(record, lower) ? record[lower] : undefined
+    if (typeof direct === 'string') return direct
     for (const key of Object.keys(record)) {
       if (key.toLowerCase() !== lower) continue
       const v = record[key]

@@ -1,4 +1,5 @@
 import { Deadline } from '@hourglass/core'
+import { createFetch, type HourglassFetch } from '@hourglass/fetch'
 import { geminiErrors, reply } from '@hourglass/testkit'
 import { describe, expect, it } from 'vitest'
 import { anthropic } from '../../src/adapters/anthropic.js'
@@ -55,6 +56,33 @@ describe('provider adapters', () => {
     expect(fake.requests[0]?.headers['x-api-key']).toBe('sk-ant')
     expect(fake.requests[0]?.headers['anthropic-version']).toBe('2023-06-01')
     expect(fake.requests.map((r) => r.stream)).toEqual([false, true])
+  })
+
+  it('send through the dispatcher of the fetch they are given (its limits and deadline header), never calling the function: wrap the dispatcher to see what they send', async () => {
+    const fake = await fakes.start({ dialect: 'openai', reply: reply.text('Seen.') })
+    const base = createFetch()
+    const seen: string[] = []
+    const dispatcher = base.dispatcher.compose((dispatch) => (opts, handler) => {
+      seen.push(`${opts.method} ${opts.path}`)
+      return dispatch(opts, handler)
+    })
+    const notCalled = () => Promise.reject(new Error('an adapter called the fetch function'))
+    const fetch: HourglassFetch = Object.assign(notCalled, {
+      dispatcher,
+      close: () => base.close(),
+    })
+    const model = fakes.adapter(
+      openAICompatible({ baseURL: fake.baseURL, apiKey: 'sk', model: 'gpt-4o-mini', fetch }),
+    )
+    using deadline = Deadline.after(5000)
+    const whole = await callModel({ models: [model], request, deadline })
+    const streamed = await callModel({ models: [model], request: { ...request, stream: true } })
+      .result
+    expect([whole.text, streamed.text]).toEqual(['Seen.', 'Seen.'])
+    expect(seen).toEqual(['POST /v1/chat/completions', 'POST /v1/chat/completions'])
+    // The deadline interceptor under the wrapper still sent the budget.
+    expect(Number(fake.requests[0]?.headers['x-deadline-remaining-ms'])).toBeGreaterThan(4000)
+    await base.close()
   })
 
   it('Gemini: x-goog-api-key, RetryInfo.retryDelay honoured, then the streamed answer', async () => {
