@@ -14,10 +14,7 @@ export interface LatencyTrackerOptions {
 export class LatencyTracker {
   readonly #samples: number
   readonly #percentile: number
-  readonly #rings = new Map<
-    string,
-    { values: number[]; next: number; estimate: number | undefined }
-  >()
+  readonly #rings = new Map<string, Ring>()
 
   constructor(options: LatencyTrackerOptions = {}) {
     this.#samples = Math.max(1, Math.floor(options.samples ?? 50))
@@ -29,25 +26,47 @@ export class LatencyTracker {
     if (!Number.isFinite(latencyMs) || latencyMs < 0) return
     let ring = this.#rings.get(provider)
     if (!ring) {
-      ring = { values: [], next: 0, estimate: undefined }
+      ring = { values: [], sorted: [], next: 0 }
       this.#rings.set(provider, ring)
     }
+    // Recorded after every success and read before every attempt: the sorted
+    // copy is kept in order here (one removal, one insertion, by binary
+    // search) rather than sorted again on the next read.
     if (ring.values.length < this.#samples) ring.values.push(latencyMs)
-    else ring.values[ring.next] = latencyMs
+    else {
+      const evicted = ring.values[ring.next] as number
+      ring.values[ring.next] = latencyMs
+      ring.sorted.splice(lowerBound(ring.sorted, evicted), 1)
+    }
+    ring.sorted.splice(lowerBound(ring.sorted, latencyMs), 0, latencyMs)
     ring.next = (ring.next + 1) % this.#samples
-    // Asked before every attempt, changed only by a success: sorted again on the next ask.
-    ring.estimate = undefined
   }
 
   /** The chosen percentile of recent successful latencies, in ms; undefined before the first. */
   estimate(provider: string): number | undefined {
-    const ring = this.#rings.get(provider)
-    if (!ring || ring.values.length === 0) return undefined
-    if (ring.estimate === undefined) {
-      const sorted = [...ring.values].sort((a, b) => a - b)
-      const index = Math.min(sorted.length - 1, Math.ceil(this.#percentile * sorted.length) - 1)
-      ring.estimate = sorted[Math.max(0, index)]
-    }
-    return ring.estimate
+    const sorted = this.#rings.get(provider)?.sorted
+    if (sorted === undefined || sorted.length === 0) return undefined
+    const index = Math.min(sorted.length - 1, Math.ceil(this.#percentile * sorted.length) - 1)
+    return sorted[Math.max(0, index)]
   }
+}
+
+interface Ring {
+  /** The last samples, in the order they came (`next` is the oldest once full). */
+  values: number[]
+  /** The same samples, ascending. */
+  sorted: number[]
+  next: number
+}
+
+/** The first index in ascending `sorted` whose value is not below `value`. */
+function lowerBound(sorted: readonly number[], value: number): number {
+  let lo = 0
+  let hi = sorted.length
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1
+    if ((sorted[mid] as number) < value) lo = mid + 1
+    else hi = mid
+  }
+  return lo
 }
