@@ -12,9 +12,11 @@ import { bodyError } from './http/bodyError.js'
 import { chatCompletions } from './http/chatCompletions.js'
 import { healthz, type RedisState, readyz } from './http/health.js'
 import { jsonBody } from './http/jsonBody.js'
+import { pathOf } from './http/pathOf.js'
 import { RequestTracker } from './http/RequestTracker.js'
 import { currentRequest, scopeOf } from './http/requestScope.js'
 import { sendError } from './http/sendError.js'
+import { sendJson } from './http/sendJson.js'
 import { TrackedCooldownStore } from './limits/TrackedCooldownStore.js'
 import {
   Admission,
@@ -206,7 +208,7 @@ export function createGateway(config: unknown, options: GatewayOptions = {}): Ga
   )
   if (options.metrics !== false) router.get('/metrics', (req, res) => metrics.serve(req, res))
   router.get('/v1/models', (_req, res) => {
-    res.json({
+    sendJson(res, 200, {
       object: 'list',
       data: modelNames(valid).map((id) => ({
         id,
@@ -227,7 +229,7 @@ export function createGateway(config: unknown, options: GatewayOptions = {}): Ga
     const shaped = sendError(ctx, res, bodyError(error) ?? error)
     log(shaped.status >= 500 ? 'warn' : 'info', 'request', {
       ...(scopeOf(req) === undefined ? {} : { requestId: scopeOf(req)?.id }),
-      path: req.path,
+      path: pathOf(req),
       status: shaped.status,
       error: shaped.body.error.code,
     })

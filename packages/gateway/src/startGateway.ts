@@ -1,11 +1,13 @@
+import { createServer, type ServerResponse } from 'node:http'
 import type { AddressInfo } from 'node:net'
-import express from 'express'
+import type { Request, Response } from 'express'
 import {
   closeUnstarted,
   createGateway,
   type GatewayOptions,
   type GatewayRouter,
 } from './createGateway.js'
+import { sendJson } from './http/sendJson.js'
 
 export interface StartGatewayOptions extends GatewayOptions {
   /** A config object (validated here) — e.g. from `loadGatewayConfig(path)`. */
@@ -28,26 +30,23 @@ export interface RunningGateway {
   close(): Promise<void>
 }
 
-/** A standalone gateway on its own Express app: what `hourglass gateway` runs. */
+/**
+ * A standalone gateway: its router served by a bare `node:http` server — what
+ * `hourglass gateway` runs. Not an Express app: the router needs none (it
+ * reads and writes Node's own req and res), and an app sets the prototype of
+ * every req and res, which on Node 20 leaves each with a hidden class of its
+ * own and sends Node's header and write code down its slow paths (16 % of
+ * this server's throughput, measured; BENCHMARKS.md §9).
+ */
 export async function startGateway(options: StartGatewayOptions): Promise<RunningGateway> {
   const { config, port = 8080, host = '127.0.0.1', ...gatewayOptions } = options
   const gateway = createGateway(config, gatewayOptions)
   // Serve with shared limits from the first request when Redis is reachable; locally otherwise.
   await gateway.ready()
-  const app = express()
-  app.disable('x-powered-by')
-  app.use(gateway)
-  app.use((_req, res) => {
-    res.status(404).json({
-      error: {
-        message: 'not found',
-        type: 'invalid_request_error',
-        param: null,
-        code: 'not_found',
-      },
-    })
+  const server = createServer((req, res) => {
+    gateway(req as Request, res as Response, (error?: unknown) => notRouted(error, res))
   })
-  const server = app.listen(port, host)
+  server.listen(port, host)
   try {
     await new Promise<void>((resolve, reject) => {
       server.once('listening', resolve)
@@ -70,4 +69,22 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
       await closed
     },
   }
+}
+
+/**
+ * What the router left: an unknown path (404 in OpenAI's error shape), or an
+ * error after the answer had started, when all that is left is to end the
+ * connection (what Express's final handler does).
+ */
+function notRouted(error: unknown, res: ServerResponse): void {
+  if (res.headersSent) {
+    res.destroy()
+    return
+  }
+  const notFound = error === undefined || error === 'route' || error === 'router'
+  sendJson(res, notFound ? 404 : 500, {
+    error: notFound
+      ? { message: 'not found', type: 'invalid_request_error', param: null, code: 'not_found' }
+      : { message: 'internal error', type: 'server_error', param: null, code: 'internal_error' },
+  })
 }

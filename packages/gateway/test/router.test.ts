@@ -83,6 +83,35 @@ describe('the gateway router', () => {
     expect(await ready.json()).toEqual({ status: 'ready', redis: 'none' })
   })
 
+  it('startGateway (a bare node:http server around the router): unknown paths and methods 404 in OpenAI error shape, HEAD answers like GET without a body, OPTIONS lists the methods', async () => {
+    const { small } = await smallAndLarge()
+    for (const [method, path] of [
+      ['GET', '/nope'],
+      ['POST', '/v1/nope'],
+      ['GET', '/v1/chat/completions'],
+      ['DELETE', '/v1/models'],
+    ] as const) {
+      const res = await fetch(`${harness!.url}${path}`, { method })
+      expect(res.status, `${method} ${path}`).toBe(404)
+      expect(res.headers.get('content-type')).toMatch(/^application\/json/)
+      expect(await res.json()).toEqual({
+        error: {
+          message: 'not found',
+          type: 'invalid_request_error',
+          param: null,
+          code: 'not_found',
+        },
+      })
+    }
+    const head = await fetch(`${harness!.url}/healthz`, { method: 'HEAD' })
+    expect(head.status).toBe(200)
+    expect(await head.text()).toBe('')
+    const options = await fetch(`${harness!.url}/v1/chat/completions`, { method: 'OPTIONS' })
+    expect(options.status).toBe(200)
+    expect(options.headers.get('allow')).toBe('POST')
+    expect(small.requests).toHaveLength(0)
+  })
+
   it('bad requests get 400/404 in OpenAI error shape naming the field, and reach no provider', async () => {
     const { small, large } = await smallAndLarge()
     const post = async (body: string) => {

@@ -12,6 +12,7 @@ import type { GatewayConfig } from '../config/gatewayConfigSchema.js'
 import type { GatewayMetrics } from '../metrics/GatewayMetrics.js'
 import { clientRetryCount, clientTimeoutMs } from './clientHeaders.js'
 import { GatewayShutdownError } from './GatewayShutdownError.js'
+import { pathOf } from './pathOf.js'
 import {
   attachScope,
   REQUEST_ID_HEADER,
@@ -20,6 +21,7 @@ import {
   runInRequest,
   scopeOf,
 } from './requestScope.js'
+import { sendJson } from './sendJson.js'
 
 /** After a drain times out, how long cancelled requests get to write their 503 before their sockets are cut. */
 const CUT_GRACE_MS = 1000
@@ -82,12 +84,12 @@ export class RequestTracker {
         errorCode: undefined,
       }
       res.setHeader(REQUEST_ID_HEADER, scope.id)
-      const api = req.path.startsWith('/v1/')
+      const api = pathOf(req).startsWith('/v1/')
       if (this.#draining && api) {
         res.setHeader('connection', 'close')
         res.setHeader('x-should-retry', 'true')
         res.setHeader('retry-after', '1')
-        res.status(503).json({
+        sendJson(res, 503, {
           error: {
             message: 'the gateway is shutting down; retry (another instance can serve it)',
             type: 'server_error',

@@ -14,6 +14,7 @@ import { toOpenAIResponse } from '../openai/encode.js'
 import { resolveModel } from '../routing/resolveModel.js'
 import { GatewayRequestError } from './GatewayRequestError.js'
 import { parseChatRequest } from './parseChatRequest.js'
+import { pathOf } from './pathOf.js'
 import { refuseUntranslatable } from './refuseUntranslatable.js'
 import { scopeOf } from './requestScope.js'
 import { sendError } from './sendError.js'
@@ -30,7 +31,7 @@ export function chatCompletions(ctx: GatewayContext) {
   return async (req: Request, res: Response): Promise<void> => {
     const startedAt = ctx.clock.now()
     const deadline = handlerDeadline(ctx, req)
-    const fields: Record<string, unknown> = { path: req.path }
+    const fields: Record<string, unknown> = { path: pathOf(req) }
     let status = 200
     try {
       const {

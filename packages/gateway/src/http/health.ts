@@ -1,4 +1,5 @@
 import type { RequestHandler } from 'express'
+import { sendJson } from './sendJson.js'
 
 /**
  * Where limits and cooldowns are counted right now:
@@ -16,7 +17,7 @@ export type RedisState = 'none' | 'shared' | 'local-fallback' | 'unreachable'
 export function healthz(): RequestHandler {
   return (_req, res) => {
     res.setHeader('cache-control', 'no-store')
-    res.json({ status: 'ok' })
+    sendJson(res, 200, { status: 'ok' })
   }
 }
 
@@ -32,6 +33,6 @@ export function readyz(state: () => { draining: boolean; redis: RedisState }): R
   return (_req, res) => {
     const { draining, redis } = state()
     res.setHeader('cache-control', 'no-store')
-    res.status(draining ? 503 : 200).json({ status: draining ? 'draining' : 'ready', redis })
+    sendJson(res, draining ? 503 : 200, { status: draining ? 'draining' : 'ready', redis })
   }
 }

@@ -63,7 +63,7 @@ export async function streamCompletion(
     if (out === undefined || res.writableEnded || res.destroyed) return
     if (!res.write(out)) await drained(res)
   }
-  res.status(200)
+  res.statusCode = 200
   res.setHeader('content-type', 'text/event-stream; charset=utf-8')
   res.setHeader('cache-control', 'no-cache, no-store')
   res.setHeader('x-accel-buffering', 'no')
