@@ -64,7 +64,9 @@ export function chatCompletions(ctx: GatewayContext) {
         status = await streamCompletion(
           ctx,
           res,
-          { ...options, request: { ...request, stream: true } },
+          Object.assign(options, {
+            request: Object.assign({}, request, { stream: true as const }),
+          }),
           {
             model: requested,
             includeUsage,
