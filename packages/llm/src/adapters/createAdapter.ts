@@ -70,6 +70,10 @@ export function createAdapter(
     headers['content-type'] = 'application/json'
     headers['accept'] = stream ? 'text/event-stream' : 'application/json'
     headers['idempotency-key'] = send.idempotencyKey
+    // undici.request does not decompress (fetch did, and asked for gzip and
+    // br): say so, since a request without Accept-Encoding lets a server
+    // pick any coding (RFC 9110 §12.5.3).
+    headers['accept-encoding'] = 'identity'
     const sent: RequestOptions = {
       method: 'POST',
       headers,

@@ -1,3 +1,7 @@
+import { once } from 'node:events'
+import { createServer } from 'node:http'
+import type { AddressInfo } from 'node:net'
+import { gzipSync } from 'node:zlib'
 import { Deadline } from '@hourglass/core'
 import { createFetch, type HourglassFetch } from '@hourglass/fetch'
 import { geminiErrors, reply } from '@hourglass/testkit'
@@ -83,6 +87,48 @@ describe('provider adapters', () => {
     // The deadline interceptor under the wrapper still sent the budget.
     expect(Number(fake.requests[0]?.headers['x-deadline-remaining-ms'])).toBeGreaterThan(4000)
     await base.close()
+  })
+
+  it('ask for an uncompressed answer (they do not decompress), even when the adapter headers ask otherwise', async () => {
+    // A server that compresses unless told not to, as RFC 9110 allows when a
+    // request has no Accept-Encoding.
+    const seen: Array<string | undefined> = []
+    const server = createServer((req, res) => {
+      seen.push(req.headers['accept-encoding'])
+      req.resume()
+      const body = JSON.stringify({
+        id: 'c1',
+        object: 'chat.completion',
+        created: 0,
+        model: 'gpt-4o-mini',
+        choices: [
+          { index: 0, message: { role: 'assistant', content: 'plain' }, finish_reason: 'stop' },
+        ],
+      })
+      const identity = req.headers['accept-encoding'] === 'identity'
+      res.setHeader('content-type', 'application/json')
+      if (!identity) res.setHeader('content-encoding', 'gzip')
+      res.end(identity ? body : gzipSync(body))
+    })
+    server.listen(0, '127.0.0.1')
+    await once(server, 'listening')
+    const { port } = server.address() as AddressInfo
+    try {
+      const model = fakes.adapter(
+        openAICompatible({
+          baseURL: `http://127.0.0.1:${port}/v1`,
+          apiKey: 'sk',
+          model: 'gpt-4o-mini',
+          headers: { 'accept-encoding': 'gzip' },
+        }),
+      )
+      const answer = await callModel({ models: [model], request })
+      expect(answer.text).toBe('plain')
+      expect(seen).toEqual(['identity'])
+    } finally {
+      server.closeAllConnections()
+      server.close()
+    }
   })
 
   it('Gemini: x-goog-api-key, RetryInfo.retryDelay honoured, then the streamed answer', async () => {
