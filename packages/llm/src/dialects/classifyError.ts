@@ -1,7 +1,7 @@
 import { type ErrorKind, RETRYABLE_KINDS } from '../errors/errorKinds.js'
 import type { NormalizedError } from '../types.js'
 import type { ErrorInput } from './ErrorInput.js'
-import { retryAfterFromHeaders, shouldRetryHeader } from './errorHeaders.js'
+import { headerValue, retryAfterFromHeaders, shouldRetryHeader } from './errorHeaders.js'
 import { parseJson } from './safeJson.js'
 
 /** What a dialect read from an error body. Every field is optional. */
@@ -68,7 +68,9 @@ export function classifyError(input: ErrorInput, read: BodyReader): NormalizedEr
     headerWaitMs = undefined
   }
   const retryAfterMs = headerWaitMs ?? verdict?.retryAfterMs
-  const message = cleanMessage(verdict?.message ?? (text.trim() || `HTTP ${status}`))
+  const message = cleanMessage(
+    verdict?.message ?? (text.trim() || redirectMessage(status, input.headers) || `HTTP ${status}`),
+  )
   return {
     kind,
     retryable: shouldRetry ?? RETRYABLE_KINDS.has(kind),
@@ -115,7 +117,22 @@ export function kindFromStatus(status: number): ErrorKind {
   }
   if (status >= 500) return 'server_error'
   if (status >= 400) return 'bad_request'
+  // Adapters do not follow redirects: the model is not at this address, and
+  // asking it again will not move it.
+  if (status >= 300 && status < 400) return 'not_found'
   return 'server_error'
+}
+
+/** A 3xx says where the endpoint went: the operator's fix is the base URL. */
+function redirectMessage(status: number, headers: ErrorInput['headers']): string | undefined {
+  if (status < 300 || status >= 400) return undefined
+  let location: string | undefined
+  try {
+    location = headerValue(headers, 'location')
+  } catch {
+    location = undefined
+  }
+  return `HTTP ${status}: the provider redirected${location ? ` to ${location.slice(0, 200)}` : ''}; adapters do not follow redirects: set baseURL to the new address`
 }
 
 /** Text heuristics for bodies without a recognised code. */

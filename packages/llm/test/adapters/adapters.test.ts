@@ -10,6 +10,11 @@ import { anthropic } from '../../src/adapters/anthropic.js'
 import { gemini } from '../../src/adapters/gemini.js'
 import { openAICompatible } from '../../src/adapters/openAICompatible.js'
 import { callModel } from '../../src/call/callModel.js'
+import {
+  isModelUnavailable,
+  type ModelUnavailableError,
+} from '../../src/errors/ModelUnavailableError.js'
+import type { ProviderError } from '../../src/errors/ProviderError.js'
 import { useFakes, user } from '../call/support/fakes.js'
 
 const fakes = useFakes()
@@ -125,6 +130,52 @@ describe('provider adapters', () => {
       const answer = await callModel({ models: [model], request })
       expect(answer.text).toBe('plain')
       expect(seen).toEqual(['identity'])
+    } finally {
+      server.closeAllConnections()
+      server.close()
+    }
+  })
+
+  it('do not follow a redirect: a 3xx is a misplaced endpoint (not retried, the next model is asked) and says where it went', async () => {
+    const hits: string[] = []
+    const server = createServer((req, res) => {
+      hits.push(req.url ?? '')
+      req.resume()
+      res.statusCode = 308
+      res.setHeader('location', 'https://api.example.com/v1/chat/completions')
+      res.end()
+    })
+    server.listen(0, '127.0.0.1')
+    await once(server, 'listening')
+    const { port } = server.address() as AddressInfo
+    const backupFake = await fakes.start({
+      dialect: 'openai',
+      reply: reply.text('from the backup'),
+    })
+    try {
+      const moved = fakes.adapter(
+        openAICompatible({ baseURL: `http://127.0.0.1:${port}/v1`, apiKey: 'sk', model: 'old' }),
+      )
+      const backup = fakes.adapter(
+        openAICompatible({ baseURL: backupFake.baseURL, apiKey: 'sk', model: 'backup' }),
+      )
+      const records: Array<{ decision: string; errorKind?: string | undefined; reason?: string }> =
+        []
+      const answer = await callModel({
+        models: [moved, backup],
+        request,
+        onAttempt: (r) => records.push(r),
+        retry: { maxAttempts: 3 },
+      })
+      expect(answer.text).toBe('from the backup')
+      expect(hits).toEqual(['/v1/chat/completions'])
+      expect(records[0]).toMatchObject({ decision: 'fallback', errorKind: 'not_found' })
+      const alone = await callModel({ models: [moved], request }).catch((e: unknown) => e)
+      expect(isModelUnavailable(alone)).toBe(true)
+      const cause = (alone as ModelUnavailableError).lastCause as ProviderError
+      expect(cause.normalized.message).toMatch(
+        /^HTTP 308: the provider redirected to https:\/\/api\.example\.com\/v1\/chat\/completions; adapters do not follow redirects/,
+      )
     } finally {
       server.closeAllConnections()
       server.close()
