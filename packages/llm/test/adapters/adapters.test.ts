@@ -159,8 +159,7 @@ describe('provider adapters', () => {
       const backup = fakes.adapter(
         openAICompatible({ baseURL: backupFake.baseURL, apiKey: 'sk', model: 'backup' }),
       )
-      const records: Array<{ decision: string; errorKind?: string | undefined; reason?: string }> =
-        []
+      const records: Array<{ decision: string; errorKind?: string | undefined }> = []
       const answer = await callModel({
         models: [moved, backup],
         request,
