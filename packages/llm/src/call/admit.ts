@@ -6,7 +6,7 @@ import { isRateLimited, type RateLimitedError } from '../errors/RateLimitedError
 import { describeOutlook, expectedMs } from '../retry/modelOutlook.js'
 import type { ChatRequest } from '../types.js'
 import type { CallState } from './CallState.js'
-import { earliestOf, labelOf, outlookOf } from './outlook.js'
+import { earliestOf, labelOf, outlookOf, targetOf } from './outlook.js'
 
 export type Admitted =
   /** Send (with the permit's key when admission is on); `waited` says why a wait was taken. */
@@ -35,22 +35,20 @@ export async function admit(
   const maxWaitMs =
     next === undefined ? undefined : Math.max(0, expectedMs(next) - (here.latencyMs ?? 0))
   try {
-    // Fields spelled out, not `...targetOf(adapter)`: a spread into a larger
-    // literal takes V8's generic clone path (~2 µs a call in a profile).
-    const permit = await admission.acquire({
-      provider: adapter.name,
-      endpoint: adapter.baseURL,
-      keys: adapter.apiKeys,
-      model: adapter.model,
-      deadline,
-      signal: options.signal,
-      hasFallback: next !== undefined,
-      maxWaitMs,
-      // Its weight against a TPM limit: what the prompt and the answer may use.
-      tokens: () => estimatePromptTokens(request) + request.maxTokens,
-      // A call back after a 429 keeps its place in line.
-      waitingSince: state.startedAt,
-    })
+    // Object.assign onto the target, not `{ ...targetOf(adapter), … }`: on
+    // Node 20 each field after a spread costs ~0.4 µs (~4 µs here).
+    const permit = await admission.acquire(
+      Object.assign(targetOf(adapter), {
+        deadline,
+        signal: options.signal,
+        hasFallback: next !== undefined,
+        maxWaitMs,
+        // Its weight against a TPM limit: what the prompt and the answer may use.
+        tokens: () => estimatePromptTokens(request) + request.maxTokens,
+        // A call back after a 429 keeps its place in line.
+        waitingSince: state.startedAt,
+      }),
+    )
     const waited =
       permit.waitedMs < 1
         ? undefined
