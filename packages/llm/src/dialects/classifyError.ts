@@ -126,12 +126,8 @@ export function kindFromStatus(status: number): ErrorKind {
 /** A 3xx says where the endpoint went: the operator's fix is the base URL. */
 function redirectMessage(status: number, headers: ErrorInput['headers']): string | undefined {
   if (status < 300 || status >= 400) return undefined
-  let location: string | undefined
-  try {
-    location = headerValue(headers, 'location')
-  } catch {
-    location = undefined
-  }
+  // headerValue never throws: a hostile Headers-like object reads as absent.
+  const location = headerValue(headers, 'location')
   return `HTTP ${status}: the provider redirected${location ? ` to ${location.slice(0, 200)}` : ''}; adapters do not follow redirects: set baseURL to the new address`
 }
 
