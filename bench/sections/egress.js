@@ -1,9 +1,6 @@
-import { Deadline, runWithDeadline } from '@hourglass/core'
-import { createConnector, createFetch, deadlineInterceptor } from '@hourglass/fetch'
-import { Agent, request, fetch as undiciFetch } from 'undici'
 import { startChild } from '../lib/child.js'
 import { fmt, ratioText, row, verdict } from '../lib/report.js'
-import { interleave, median, medianOf, percentile } from '../lib/stats.js'
+import { interleave, medianOf } from '../lib/stats.js'
 
 const VARIANTS = [
   'undici.request',
@@ -20,101 +17,22 @@ export async function run({ quick, log }) {
   const rounds = quick ? 1 : 7
   const perRound = quick ? 400 : 6000
   const concurrency = 16
-  // A service has the one context enabled (its ingress middleware runs every
-  // request in it): so do all variants here, alike. The interceptor alone no
-  // longer enables it.
-  runWithDeadline(Deadline.never(), () => {})
   const upstream = await startChild('okServer.js')
   const url = `http://127.0.0.1:${upstream.ready.port}/items/42`
-  // Each client gets its own pool of keep-alive connections of the same size.
-  const agents = [new Agent({ connections: concurrency }), new Agent({ connections: concurrency })]
-  const hourglass = createFetch({ dispatcher: new Agent({ connections: concurrency }) })
-  const intercepted = new Agent({ connections: concurrency, connect: createConnector() }).compose(
-    deadlineInterceptor(),
+  // Every client in a process of its own (bench/children/egressClient.js says
+  // why), all alive for the whole section and asked for bursts in turn.
+  const clients = Object.fromEntries(
+    await Promise.all(
+      VARIANTS.map(async (v) => [
+        v,
+        await startChild('egressClient.js', [v, url, String(concurrency)]),
+      ]),
+    ),
   )
-  // The least any interceptor costs: one that does nothing, on its own pool.
-  const emptyBase = new Agent({ connections: concurrency })
-  const emptyIntercepted = emptyBase.compose(
-    (dispatch) => (opts, handler) => dispatch(opts, handler),
-  )
-  /** `undici.request` through `dispatcher` with a `Deadline.after(5000)` created, passed and disposed per call. */
-  const requestWithDeadline = (dispatcher) => async () => {
-    const deadline = Deadline.after(5000)
-    try {
-      const res = await request(url, { dispatcher, deadline })
-      await res.body.text()
-    } finally {
-      deadline.dispose()
-    }
-  }
-  const calls = {
-    'undici.request': async () => {
-      const res = await request(url, { dispatcher: agents[0] })
-      await res.body.text()
-    },
-    // What a careful hand-written client does: an AbortController and a timer per call.
-    naive: async () => {
-      const controller = new AbortController()
-      const timer = setTimeout(() => controller.abort(), 5000)
-      try {
-        const res = await request(url, { dispatcher: agents[0], signal: controller.signal })
-        await res.body.text()
-      } finally {
-        clearTimeout(timer)
-      }
-    },
-    'global fetch': async () => {
-      const res = await fetch(url)
-      await res.text()
-    },
-    'undici.fetch': async () => {
-      const res = await undiciFetch(url, { dispatcher: agents[1] })
-      await res.text()
-    },
-    // What a service does per outbound call: a deadline, the call, the body, dispose.
-    createFetch: async () => {
-      const deadline = Deadline.after(5000)
-      try {
-        const res = await hourglass(url, { deadline })
-        await res.text()
-      } finally {
-        deadline.dispose()
-      }
-    },
-    // The same, for code that stays on undici.request: our interceptor and connector.
-    interceptor: requestWithDeadline(intercepted),
-    // The floor for any interceptor given the caller's deadline: the same
-    // deadline per call, an interceptor that does nothing with it.
-    'empty interceptor': requestWithDeadline(emptyIntercepted),
-  }
-  const burst = async (variant, count) => {
-    const call = calls[variant]
-    const latencies = []
-    let next = 0
-    const worker = async () => {
-      while (next < count) {
-        next++
-        const t = performance.now()
-        await call()
-        latencies.push(performance.now() - t)
-      }
-    }
-    const t0 = performance.now()
-    const cpu0 = process.cpuUsage()
-    await Promise.all(Array.from({ length: concurrency }, worker))
-    const cpu = process.cpuUsage(cpu0)
-    const seconds = (performance.now() - t0) / 1000
-    return {
-      rps: count / seconds,
-      p99: percentile(latencies, 0.99),
-      p50: median(latencies),
-      // This process's CPU (user + system, µs) per call: the client's own cost,
-      // which the server sharing the 2 cores does not blur.
-      cpuPerCall: (cpu.user + cpu.system) / count,
-    }
-  }
+  const burst = (variant, count) => clients[variant].ask({ count })
   try {
-    for (const v of VARIANTS) await burst(v, quick ? 200 : 2000) // warm-up
+    // Warm-up: as many calls as a round, so each process has compiled its hot paths.
+    for (const v of VARIANTS) await burst(v, perRound)
     const results = await interleave(VARIANTS, rounds, async (variant, round) => {
       const r = await burst(variant, perRound)
       log(`egress round ${round + 1} ${variant}: ${fmt(r.rps)} req/s, p99 ${fmt(r.p99, 2)} ms`)
@@ -218,9 +136,10 @@ export async function run({ quick, log }) {
       id: '2',
       title: 'Egress overhead',
       setup:
-        `A keep-alive \`node:http\` server in its own process answers \`{"ok":true}\`; the bench process makes ` +
-        `${fmt(perRound)} GETs per run, ${concurrency} at a time, each client on its own pool of ${concurrency} ` +
-        `connections, ${rounds} interleaved rounds after a warm-up. Ours is a \`createFetch()\` call with a ` +
+        `A keep-alive \`node:http\` server in its own process answers \`{"ok":true}\`. Each client ` +
+        `runs in a process of its own (one process per variant, all alive for the whole section) and makes ` +
+        `${fmt(perRound)} GETs per run, ${concurrency} at a time, on its own pool of ${concurrency} connections; ` +
+        `${rounds} interleaved rounds after a warm-up of one run each. Ours is a \`createFetch()\` call with a ` +
         '`Deadline.after(5000)` created, passed and disposed per call (what a service does); peers read the body the same way. ' +
         '`undici.fetch` (the same WHATWG fetch that `createFetch` is built on, npm undici 7) separates the cost of our ' +
         'layer from the cost of the fetch API itself. The last variant keeps `undici.request` and adds our ' +
@@ -265,12 +184,12 @@ export async function run({ quick, log }) {
       ],
     }
   } finally {
-    await Promise.all([
-      ...agents.map((a) => a.close()),
-      hourglass.close(),
-      intercepted.close(),
-      emptyBase.close(),
-    ])
+    await Promise.all(
+      Object.values(clients).map(async (c) => {
+        await c.ask({ close: true })
+        await c.stop()
+      }),
+    )
     await upstream.stop()
   }
 }
