@@ -149,33 +149,26 @@ export async function run({ quick, log }) {
         'Where `createFetch` loses against `undici.fetch`, the engine it is built on: one `AbortController` per ' +
           "attempt. undici's fetch ends a body it has already handed out only through its `signal`, so the attempt's " +
           'stop (a phase limit, the deadline, the caller) aborts that controller and a body read fails with our ' +
-          "reason (`BodyTimeoutError`, `DeadlineExceededError`) rather than fetch's bare `TypeError: terminated`. " +
-          'Measured while writing this row (client CPU per call, one process, interleaved, medians of 7 rounds): ' +
-          '`undici.fetch` 123–146 µs, ours 157–183 µs, ours without the signal 148 µs against 125. What fetch does ' +
-          "for a signal it is given (its Request's own controller following ours, `setMaxListeners`, an abort " +
-          'listener, a WeakRef and a finalization-registry entry, and the garbage-collection work those add) is ' +
-          'about 25 µs, more than everything else we do per call; `undici.fetch` with any signal pays the same. ' +
-          'The rest, ~23 µs, is the call and attempt, the per-call dispatcher, the header copy and the deadline. ' +
-          '0.95× would leave ~7 µs for the signal and all of that.',
-        'The interceptor against raw `undici.request`. Raw has no deadline and no interceptor. undici 7 hands an ' +
-          'interceptor the handler of `request()` wrapped for its second handler API, through a `Proxy` over the ' +
-          'dispatcher; an interceptor that does nothing, `(dispatch) => (opts, handler) => dispatch(opts, handler)`, ' +
-          'given the same `Deadline.after(5000)` per call as ours (created and disposed by the caller), is the row ' +
-          'above: the floor for any interceptor on this benchmark. Ours speaks the handler API of the handler it is ' +
-          'given (raw headers pass through, where the empty one converts them to an object and back), and its own ' +
-          'work is ~1 µs per call (measured without a network, on a dispatcher that answers at once: 1.6 µs per ' +
-          'call against 0.65 µs for the same call and deadline with no interceptor). In the network runs the ' +
-          'client CPU of ours and of the empty interceptor with the deadline are within noise of each other ' +
-          '(42.2 against 42.1 µs in one scratch run, raw 37.3); the caller’s deadline itself costs ~2 µs per call ' +
-          'there, against 0.24 µs for `Deadline.after` + `dispose` in a tight loop. Single runs of this section ' +
-          'put ours at 0.82–0.92× of raw. What took our own work from ~5 µs to ~1 µs this round: the copy of the ' +
-          'dispatch options is `Object.assign`, not a spread (V8’s generic clone path: ~2 µs per call, the largest ' +
-          'single item); the connector finds the attempt being dispatched in a module slot for the synchronous ' +
-          'part of `dispatch`, and only a streamed body (undici connects a microtask later for it) enters the one ' +
-          'AsyncLocalStorage; four fewer clock reads per call. Earlier: the call no longer reaches the dispatch ' +
-          'options and handler from what every attempt keeps (GC from 7 to under 2 µs per call), the legacy-API ' +
-          'handler path, call descriptions as classes.',
-        'The section enables the one AsyncLocalStorage of Hourglass before it starts, as a service with ' +
+          "reason (`BodyTimeoutError`, `DeadlineExceededError`) rather than fetch's bare `TypeError: terminated` " +
+          '(undici ends the body that way for any error its dispatcher reports, so the interceptor cannot do it ' +
+          "instead). What fetch does for a signal it is given (its Request's own controller following ours, " +
+          '`setMaxListeners`, an abort listener, a WeakRef and a finalization-registry entry, and the ' +
+          'garbage-collection work those add) costs more than everything else we do per call: `undici.fetch` given ' +
+          'a fresh signal per call, alone in its process like the rows here, took 158 µs of client CPU per call ' +
+          'against 131 µs without one (0.85× the throughput, before any work of ours). The rest, ~18 µs, is the ' +
+          'call and attempt, the per-call dispatcher, the header copy and the deadline.',
+        'The interceptor against raw `undici.request`. Raw has no deadline and no interceptor; ours gets a ' +
+          '`Deadline.after(5000)` per call, created and disposed by the caller. The row after it is the floor for ' +
+          'any interceptor here: `(dispatch) => (opts, handler) => dispatch(opts, handler)` with the same deadline ' +
+          'per call. Ours costs no more than that floor: undici 7 hands an interceptor the handler of `request()` ' +
+          'wrapped for its second handler API, and the empty interceptor converts raw headers to an object and ' +
+          'back where ours passes them through. Its own work is ~1 µs per call (measured without a network, on a ' +
+          'dispatcher that answers at once: 1.6 µs per call against 0.65 µs for the same call and deadline with no ' +
+          'interceptor). Until this round the clients shared the bench process, and in the fixed rotation of ' +
+          'rounds the interceptor always ran right after `createFetch` and paid for collecting the garbage fetch ' +
+          'leaves (WeakRefs, finalization-registry entries, signals): 0.79–0.84× of raw in those runs, 0.90–1.06× ' +
+          'in four runs of this section with a process per client.',
+        'Every client process enables the one AsyncLocalStorage of Hourglass before it starts, as a service with ' +
           '`deadline()` in front has it: on Node 20, once enabled, it adds work to every promise of the process ' +
           '(~13 % of the instructions of a raw `undici.request` call: 740k without it, 849k with it), and every ' +
           'row here pays it alike.',
