@@ -38,6 +38,14 @@ export function createAdapter(
   const model = options.model
   const apiKeys = options.apiKeys ?? (options.apiKey === undefined ? [] : [options.apiKey])
   const baseURL = options.baseURL.replace(/\/+$/, '')
+  if (options.fetch !== undefined && typeof options.fetch.dispatcher?.dispatch !== 'function') {
+    // A plain fetch function (the global one, a mock) would be ignored here:
+    // requests go through the dispatcher, and without ours no deadline or
+    // phase limit would apply. Say so now rather than send unprotected.
+    throw new TypeError(
+      `${name} adapter: \`fetch\` must be a createFetch() from @hourglass/fetch (requests are sent through its \`dispatcher\`); got ${describe(options.fetch)} without one. To change what adapters send, compose an interceptor on that dispatcher.`,
+    )
+  }
   const own =
     options.fetch === undefined
       ? createFetch({ headersTimeoutMs: 600_000, bodyTimeoutMs: 120_000 })
@@ -238,4 +246,9 @@ async function* eventsOf(response: ChatResponse): AsyncGenerator<StreamEvent, vo
     usage: response.usage,
     id: response.id,
   }
+}
+
+function describe(value: unknown): string {
+  if (typeof value === 'function') return `a function${value.name ? ` (${value.name})` : ''}`
+  return value === null ? 'null' : `a ${typeof value}`
 }

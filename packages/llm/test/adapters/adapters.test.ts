@@ -94,6 +94,21 @@ describe('provider adapters', () => {
     await base.close()
   })
 
+  it('refuse a fetch without a dispatcher (a plain fetch function would be ignored, and send without the deadline)', () => {
+    const options = { baseURL: 'http://127.0.0.1:9/v1', apiKey: 'sk', model: 'gpt-4o-mini' }
+    const plain = (async () => new Response('{}')) as unknown as HourglassFetch
+    expect(() => openAICompatible({ ...options, fetch: plain })).toThrow(
+      /openai adapter: `fetch` must be a createFetch\(\) from @hourglass\/fetch .*got a function \(plain\) without one/,
+    )
+    expect(() =>
+      anthropic({ ...options, fetch: { dispatcher: {} } as unknown as HourglassFetch }),
+    ).toThrow(TypeError)
+    // A createFetch() is accepted (nothing is sent until a call).
+    const real = createFetch()
+    expect(gemini({ ...options, fetch: real }).name).toBe('gemini')
+    return real.close()
+  })
+
   it('ask for an uncompressed answer (they do not decompress), even when the adapter headers ask otherwise', async () => {
     // A server that compresses unless told not to, as RFC 9110 allows when a
     // request has no Accept-Encoding.
