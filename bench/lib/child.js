@@ -36,16 +36,30 @@ export async function startChild(name, args = [], { execArgv = [], readyTimeoutM
   return {
     ready,
     child,
-    /** Asks the child something and resolves with its reply (`{ id, reply }`). */
+    /**
+     * Asks the child something and resolves with its reply (`{ id, reply }`);
+     * rejects if the child exits first, so a crashed child fails the section
+     * instead of hanging the bench.
+     */
     ask(request) {
-      return new Promise((resolve) => {
+      return new Promise((resolve, reject) => {
+        if (exited) {
+          reject(new Error(`bench child ${name} has exited`))
+          return
+        }
         const id = Math.random().toString(36).slice(2)
+        const onExit = (code, signal) => {
+          child.off('message', onMessage)
+          reject(new Error(`bench child ${name} exited (${signal ?? code}) before it answered`))
+        }
         const onMessage = (message) => {
           if (message?.id !== id) return
           child.off('message', onMessage)
+          child.off('exit', onExit)
           resolve(message.reply)
         }
         child.on('message', onMessage)
+        child.once('exit', onExit)
         child.send({ id, ...request })
       })
     },

@@ -93,9 +93,10 @@ export function render({ sections, command, quick, startedAt, elapsedMs }) {
   out.push('')
   out.push(
     'Method: every figure is a **ratio measured side by side in the same run**. ' +
-      'Variants run interleaved (A B C, then B C A, …) for several rounds, and each figure is the ' +
-      'median over rounds. Servers under load run in their own Node process, the load generator in ' +
-      'another, on 127.0.0.1 only. `ours ÷ peer` is ours divided by the peer: above 1 is more ' +
+      'Variants run interleaved for several rounds, each round in a new order (the rows of a Williams ' +
+      'design, forwards then backwards, so no variant always follows the same one), and each figure is ' +
+      'the median over rounds. Servers under load run in their own Node process, the load generator in ' +
+      'another (the egress clients each in their own), on 127.0.0.1 only. `ours ÷ peer` is ours divided by the peer: above 1 is more ' +
       'throughput or more time, depending on the row. Rows marked `info` have no target in the issue ' +
       'and are there for context. Where we lose, the row says MISS and the notes say why.',
   )
