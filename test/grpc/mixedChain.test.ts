@@ -36,8 +36,8 @@ describe('Express → gRPC → Express: one budget', () => {
     expect(call.headerMs).toBeLessThanOrEqual(990)
     // grpc-timeout is rounded up to whole ms by grpc-js: never more than 1 ms over.
     expect(grpc.budgetMs).toBeLessThanOrEqual(Math.ceil(call.budgetMs))
-    // The gRPC hop keeps 10 ms too: what it propagates over HTTP is less again.
-    expect(inner.budgetMs).toBeLessThanOrEqual(grpc.budgetMs - 10)
+    // The gRPC hop keeps 50 ms: what it propagates over HTTP is less again.
+    expect(inner.budgetMs).toBeLessThanOrEqual(grpc.budgetMs - 50)
     expect(edge.budgetMs).toBeGreaterThan(grpc.budgetMs)
     expect(grpc.budgetMs).toBeGreaterThan(inner.budgetMs)
     expect(body).toEqual({
@@ -73,6 +73,10 @@ describe('Express → gRPC → Express: one budget', () => {
     expect(res.statusCode).toBe(504)
     await res.body.dump()
     const grpc = chain.grpcStarts.at(-1)!
+    // The 504 can reach us before the gRPC hop's own timer has run (the
+    // edge's answer and the hop's expiry are on different timers): wait for
+    // the hop's deadline to end, then check how it ended.
+    await new Promise<void>((resolve) => grpc.deadline.onDone(() => resolve()))
     expect(grpc.deadline.done).toBe(true)
     expect(isDeadlineExceeded(grpc.deadline.reason)).toBe(true)
     expect(chain.grpcAnswers.at(-1)?.code).toBe(status.DEADLINE_EXCEEDED)
