@@ -40,7 +40,17 @@ describe.each(majors)('a request that arrives already expired ($name)', (major) 
       expect(res.headers['x-deadline-expired']).toBe('1')
       expect(res.headers['content-type']).toBe('application/json; charset=utf-8')
       const body = (await res.body.json()) as Record<string, unknown>
-      expect(body).toEqual({ error: 'deadline_exceeded', budgetMs, elapsedMs: 0, slice: null })
+      // At once: no time is spent on the request, but the time between the
+      // deadline's creation and the 504 is real, and a busy machine can
+      // deschedule the process for a few ms in between.
+      expect(body).toEqual({
+        error: 'deadline_exceeded',
+        budgetMs,
+        elapsedMs: expect.any(Number),
+        slice: null,
+      })
+      expect(body['elapsedMs']).toBeGreaterThanOrEqual(0)
+      expect(body['elapsedMs']).toBeLessThan(100)
       expect(calls).toEqual([])
       expect(expired).toHaveLength(1)
       expect(expired[0]).toMatchObject({ stage: 'arrival', action: '504', budgetMs })
