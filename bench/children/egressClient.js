@@ -82,6 +82,17 @@ function makeClient(name) {
           await res.text()
         },
       }
+    // The least any fetch that can stop a body it has handed out does with
+    // undici's fetch: give it a signal (a fresh AbortController per call).
+    case 'undici.fetch + signal':
+      return {
+        close: () => agent.close(),
+        call: async () => {
+          const controller = new AbortController()
+          const res = await undiciFetch(url, { dispatcher: agent, signal: controller.signal })
+          await res.text()
+        },
+      }
     // What a service does per outbound call: a deadline, the call, the body, dispose.
     case 'createFetch': {
       const hourglass = createFetch({ dispatcher: agent })

@@ -7,6 +7,7 @@ const VARIANTS = [
   'naive',
   'global fetch',
   'undici.fetch',
+  'undici.fetch + signal',
   'createFetch',
   'interceptor',
   'empty interceptor',
@@ -56,6 +57,14 @@ export async function run({ quick, log }) {
         verdict: verdict(ours / engine >= 0.95),
       }),
       row({
+        measure: 'throughput (req/s), `createFetch`',
+        peerName:
+          '`undici.fetch` given a fresh `AbortSignal` per call (the floor for any fetch that can stop a body it has handed out)',
+        peer: fmt(rps('undici.fetch + signal')),
+        ours: fmt(ours),
+        ratio: ratioText(ours, rps('undici.fetch + signal')),
+      }),
+      row({
         measure: 'throughput (req/s), `undici.request` + `deadlineInterceptor()`',
         peerName: 'raw `undici.request` (the floor)',
         peer: fmt(raw),
@@ -81,6 +90,12 @@ export async function run({ quick, log }) {
       }),
       ...[
         ['createFetch', '`createFetch`', 'undici.fetch', '`undici.fetch`'],
+        [
+          'createFetch',
+          '`createFetch`',
+          'undici.fetch + signal',
+          '`undici.fetch` + a signal per call',
+        ],
         [
           'interceptor',
           '`undici.request` + `deadlineInterceptor()`',
@@ -153,10 +168,12 @@ export async function run({ quick, log }) {
           '(undici ends the body that way for any error its dispatcher reports, so the interceptor cannot do it ' +
           "instead). What fetch does for a signal it is given (its Request's own controller following ours, " +
           '`setMaxListeners`, an abort listener, a WeakRef and a finalization-registry entry, and the ' +
-          'garbage-collection work those add) costs more than everything else we do per call: `undici.fetch` given ' +
-          'a fresh signal per call, alone in its process like the rows here, took 158 µs of client CPU per call ' +
-          'against 131 µs without one (0.85× the throughput, before any work of ours). The rest, ~18 µs, is the ' +
-          'call and attempt, the per-call dispatcher, the header copy and the deadline.',
+          'garbage-collection work those add) costs more than everything else we do per call. The floor row ' +
+          'measures it: `undici.fetch` given a fresh signal per call, and nothing else, took ' +
+          `${fmt(cpu('undici.fetch + signal'), 1)} µs of client CPU per call in this run against ` +
+          `${fmt(cpu('undici.fetch'), 1)} µs without one (${ratioText(rps('undici.fetch + signal'), engine)} the ` +
+          'throughput, before any work of ours). The rest is the call and attempt, the per-call dispatcher, the ' +
+          'header copy and the deadline.',
         'The interceptor against raw `undici.request`. Raw has no deadline and no interceptor; ours gets a ' +
           '`Deadline.after(5000)` per call, created and disposed by the caller. The row after it is the floor for ' +
           'any interceptor here: `(dispatch) => (opts, handler) => dispatch(opts, handler)` with the same deadline ' +
