@@ -38,7 +38,7 @@ export function createAdapter(
   const model = options.model
   const apiKeys = options.apiKeys ?? (options.apiKey === undefined ? [] : [options.apiKey])
   const baseURL = options.baseURL.replace(/\/+$/, '')
-  if (options.fetch !== undefined && typeof options.fetch.dispatcher?.dispatch !== 'function') {
+  if (options.fetch !== undefined && typeof options.fetch?.dispatcher?.dispatch !== 'function') {
     // A plain fetch function (the global one, a mock) would be ignored here:
     // requests go through the dispatcher, and without ours no deadline or
     // phase limit would apply. Say so now rather than send unprotected.

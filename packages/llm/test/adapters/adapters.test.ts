@@ -103,6 +103,10 @@ describe('provider adapters', () => {
     expect(() =>
       anthropic({ ...options, fetch: { dispatcher: {} } as unknown as HourglassFetch }),
     ).toThrow(TypeError)
+    // null from untyped code: the same message, not a property read on null.
+    expect(() =>
+      openAICompatible({ ...options, fetch: null as unknown as HourglassFetch }),
+    ).toThrow(/got null without one/)
     // A createFetch() is accepted (nothing is sent until a call).
     const real = createFetch()
     expect(gemini({ ...options, fetch: real }).name).toBe('gemini')
