@@ -91,7 +91,9 @@ export class Attempt {
     this.init = init
     this.startedAt = init.clock.now()
     const { deadline, signal } = init
-    if (deadline && !deadline.observe && Number.isFinite(deadline.expiresAt)) {
+    // Whatever its expiry: a Deadline.never() can still be cancelled, and
+    // its cancel must stop the request in flight too.
+    if (deadline && !deadline.observe) {
       this.#offDeadline = deadline.onDone((reason) => this.abort(reason))
     }
     // Created under a deadline that has already ended: onDone finished the

@@ -330,4 +330,19 @@ describe('the caller ends it', () => {
     const gone = await server.clientGone(0)
     expect(gone.workingWhenClientLeft).toBe(true)
   })
+
+  it('a Deadline.never() has no expiry, but its cancel still stops the request in flight', async () => {
+    const server = await serve({ type: 'hang' })
+    const deadline = Deadline.never()
+    const pending = client()(server.url, { deadline })
+    await server.request(0)
+    const reason = new ClientClosedError()
+    const cancelledAt = performance.now()
+    deadline.cancel(reason)
+    expect(await rejection(pending)).toBe(reason)
+    // At once, not when the hanging server gives up (10 s).
+    expect(performance.now() - cancelledAt).toBeLessThan(1000)
+    const gone = await server.clientGone(0)
+    expect(gone.workingWhenClientLeft).toBe(true)
+  })
 })
