@@ -5,8 +5,9 @@ import { HourglassError, hasErrorCode } from '@hourglass/core'
  * and exits 2.
  */
 export class UsageError extends HourglassError {
+  static readonly code = 'CLI_USAGE'
   constructor(message: string, options?: ErrorOptions) {
-    super('CLI_USAGE', message, options)
+    super(UsageError.code, message, options)
   }
 }
 

@@ -7,6 +7,7 @@ export const GATEWAY_REQUEST = 'GATEWAY_REQUEST'
  * body that is not JSON, an unknown model. Carries the OpenAI error fields.
  */
 export class GatewayRequestError extends HourglassError {
+  static readonly code = GATEWAY_REQUEST
   readonly status: number
   /** OpenAI's `error.type` (`invalid_request_error`). */
   readonly type: string

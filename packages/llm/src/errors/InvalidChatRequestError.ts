@@ -4,6 +4,7 @@ export const INVALID_CHAT_REQUEST = 'INVALID_CHAT_REQUEST'
 
 /** An inbound OpenAI-shaped request that cannot be translated. `field` names the culprit. */
 export class InvalidChatRequestError extends HourglassError {
+  static readonly code = INVALID_CHAT_REQUEST
   /** A path such as `messages[2].role`. */
   readonly field: string
 

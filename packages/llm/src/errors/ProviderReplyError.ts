@@ -9,6 +9,7 @@ export const PROVIDER_REPLY = 'PROVIDER_REPLY'
  * normalised error so policy code can decide without knowing the dialect.
  */
 export class ProviderReplyError extends HourglassError {
+  static readonly code = PROVIDER_REPLY
   readonly error: NormalizedError
 
   constructor(error: NormalizedError, options?: ErrorOptions) {
