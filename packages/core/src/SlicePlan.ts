@@ -3,6 +3,7 @@ import { coreChannels, type SliceOutcome } from './channels.js'
 import { runWithDeadline } from './context.js'
 import type { Deadline } from './Deadline.js'
 import { DeadlineExceededError, isDeadlineExceeded } from './DeadlineExceededError.js'
+import { isAbortError } from './errorCode.js'
 
 /** A share of the time left (any positive number; shares are relative) or a fixed `{ ms }`. */
 export type PlanEntry = number | { ms: number }
@@ -207,8 +208,7 @@ export class SlicePlan {
 
 function outcomeOf(error: unknown): SliceOutcome {
   if (isDeadlineExceeded(error)) return 'exceeded'
-  if (error instanceof Error && error.name === 'AbortError') return 'cancelled'
-  if (isClientClosed(error)) return 'cancelled'
+  if (isAbortError(error) || isClientClosed(error)) return 'cancelled'
   return 'failed'
 }
 

@@ -101,6 +101,17 @@ describe('deadline.plan', () => {
     expect(c.pendingTimers).toBe(1) // only the parent's
   })
 
+  it('reports a slice ended by an abort as cancelled, whether the abort says so by name or by Node’s ABORT_ERR code', async () => {
+    const c = new ManualClock()
+    const plan = Deadline.after(1000, { clock: c }).plan({ a: 1, b: 1, c: 1 }, { reserveMs: 0 })
+    const byName = new DOMException('This operation was aborted', 'AbortError')
+    const byCode = Object.assign(new Error('stream aborted'), { code: 'ABORT_ERR' })
+    await expect(plan.run('a', () => Promise.reject(byName))).rejects.toBe(byName)
+    await expect(plan.run('b', () => Promise.reject(byCode))).rejects.toBe(byCode)
+    await expect(plan.run('c', () => Promise.reject(new Error('bad')))).rejects.toThrow('bad')
+    expect(plan.report().map((row) => row.outcome)).toEqual(['cancelled', 'cancelled', 'failed'])
+  })
+
   it('publishes slice start and end events', async () => {
     const events: Array<[string, unknown]> = []
     const onStart = (m: unknown) => events.push(['start', m])

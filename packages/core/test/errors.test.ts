@@ -1,6 +1,8 @@
 import {
   ClientClosedError,
   DeadlineExceededError,
+  errorCode,
+  isAbortError,
   isClientClosed,
   isDeadlineExceeded,
   isHourglassError,
@@ -42,5 +44,35 @@ describe('typed errors', () => {
     expect(isDeadlineExceeded({ code: 'DEADLINE_EXCEEDED' })).toBe(false)
     expect(isDeadlineExceeded(null)).toBe(false)
     expect(isDeadlineExceeded('DEADLINE_EXCEEDED')).toBe(false)
+  })
+
+  it('errorCode: an Hourglass code, else a string code, else a name, else UNKNOWN — never a message', () => {
+    expect(errorCode(new DeadlineExceededError({ budgetMs: 1, elapsedMs: 1 }))).toBe(
+      'DEADLINE_EXCEEDED',
+    )
+    expect(errorCode(Object.assign(new Error('read ECONNRESET'), { code: 'ECONNRESET' }))).toBe(
+      'ECONNRESET',
+    )
+    expect(errorCode(new TypeError('bad'))).toBe('TypeError')
+    expect(errorCode(new DOMException('gone', 'AbortError'))).toBe('AbortError')
+    // A numeric code (gRPC status) or an empty one is not a vocabulary word: the name is.
+    expect(errorCode(Object.assign(new Error('x'), { code: 4 }))).toBe('Error')
+    expect(errorCode(Object.assign(new Error('x'), { code: '' }))).toBe('Error')
+    for (const odd of [undefined, null, 'boom', 42, {}]) expect(errorCode(odd)).toBe('UNKNOWN')
+  })
+
+  it('isAbortError: an AbortError by name or Node’s ABORT_ERR code; a deadline’s expiry or a client leaving is not one', async () => {
+    const controller = new AbortController()
+    controller.abort()
+    expect(isAbortError(controller.signal.reason)).toBe(true)
+    const { setTimeout: sleep } = await import('node:timers/promises')
+    const nodeAbort = await sleep(10_000, undefined, { signal: controller.signal }).catch((e) => e)
+    expect(isAbortError(nodeAbort)).toBe(true)
+    expect(isAbortError(Object.assign(new Error('x'), { code: 'ABORT_ERR' }))).toBe(true)
+    expect(isAbortError(new DeadlineExceededError({ budgetMs: 1, elapsedMs: 1 }))).toBe(false)
+    expect(isAbortError(new ClientClosedError())).toBe(false)
+    for (const odd of [undefined, null, 'AbortError', new Error('AbortError')]) {
+      expect(isAbortError(odd)).toBe(false)
+    }
   })
 })
