@@ -1,14 +1,18 @@
+import diagnostics from 'node:diagnostics_channel'
 import {
   type Clock,
   DEADLINE_EXPIRED_HEADER,
   Deadline,
   isDeadlineExceeded,
+  ManualClock,
   systemClock,
 } from '@hourglass/core'
 import { type FaultServer, faultServer, tcpFaultServer } from '@hourglass/testkit'
-import { afterEach, describe, expect, it } from 'vitest'
+import { afterEach, describe, expect, it, vi } from 'vitest'
 import {
   createFetch,
+  type EgressRetryMessage,
+  fetchChannels,
   type HourglassFetch,
   isBodyTimeout,
   isConnectError,
@@ -34,6 +38,17 @@ function client(options: Parameters<typeof createFetch>[0] = {}): HourglassFetch
 /** The first request hangs, later ones answer at once. */
 const hangThenAnswer = (_req: unknown, index: number) =>
   index === 0 ? ({ type: 'hang' } as const) : ({ type: 'respond', body: 'second' } as const)
+
+/** Resolves with the next retry this process announces. */
+function nextRetry(): Promise<EgressRetryMessage> {
+  return new Promise((resolve) => {
+    const onRetry = (message: unknown) => {
+      diagnostics.unsubscribe(fetchChannels.retry.name, onRetry)
+      resolve(message as EgressRetryMessage)
+    }
+    diagnostics.subscribe(fetchChannels.retry.name, onRetry)
+  })
+}
 
 afterEach(async () => {
   events.stop()
@@ -265,7 +280,7 @@ describe('statuses', () => {
     expect(events.skipped).toMatchObject([{ reason: 'HTTP_503', why: 'retry-after-too-long' }])
   })
 
-  it('maxRetryAfterMs sets the longest Retry-After waited out (default 60 s)', async () => {
+  it('maxRetryAfterMs sets the longest Retry-After waited out', async () => {
     events = recordEgress()
     const server = await serve((_r, i) =>
       i === 0
@@ -275,8 +290,57 @@ describe('statuses', () => {
     const res = await client({ retry: { statuses: [503], maxRetryAfterMs: 1000 } })(server.url)
     expect(res.status).toBe(503)
     expect(events.skipped).toMatchObject([{ why: 'retry-after-too-long' }])
-    // The same answer under the default cap is waited out (here on a clock that skips the wait).
+    expect(server.records).toHaveLength(1)
     expect(() => client({ retry: { maxRetryAfterMs: -1 } })).toThrow(/maxRetryAfterMs/)
+  })
+
+  it('by default a Retry-After of up to 60 s is waited out and one of 61 s is not', async () => {
+    events = recordEgress()
+    // The waits run on a clock that moves only when told to.
+    const clock = new ManualClock(performance.now())
+    const fetch = client({ clock, retry: { statuses: [503] } })
+    const within = await serve((_r, i) =>
+      i === 0
+        ? { type: 'retry-after', status: 503, retryAfter: 60 }
+        : { type: 'respond', body: 'ok' },
+    )
+    const retrying = nextRetry()
+    const pending = fetch(within.url)
+    expect((await retrying).delayMs).toBe(60_000)
+    // The wait is armed a few ticks after the retry is announced: move the
+    // clock once it is.
+    await vi.waitFor(() => expect(clock.pendingTimers).toBeGreaterThan(0))
+    clock.advance(60_000)
+    const res = await pending
+    expect(await res.text()).toBe('ok')
+    expect(within.records).toHaveLength(2)
+
+    const beyond = await serve({ type: 'retry-after', status: 503, retryAfter: 61 })
+    const refused = await fetch(beyond.url)
+    expect(refused.status).toBe(503)
+    expect(beyond.records).toHaveLength(1)
+    expect(events.skipped).toMatchObject([{ why: 'retry-after-too-long' }])
+  })
+
+  it('a pending retry ends at once when the caller aborts, and nothing is sent after that', async () => {
+    events = recordEgress()
+    const server = await serve((_r, i) =>
+      i === 0 ? { type: 'retry-after', status: 503, retryAfter: 1 } : { type: 'respond' },
+    )
+    const clock = new ManualClock(performance.now())
+    const controller = new AbortController()
+    const retrying = nextRetry()
+    const pending = client({ clock, retry: { statuses: [503] } })(server.url, {
+      signal: controller.signal,
+    })
+    await retrying // the 503 came back and a retry after 1 s was decided
+    controller.abort()
+    expect(((await rejection(pending)) as Error).name).toBe('AbortError')
+    // Had the retry survived the abort, moving past its wait would send it
+    // now, ahead of the control request below on the same server.
+    clock.advance(2000)
+    await (await client()(server.url)).text()
+    expect(server.records).toHaveLength(2) // the 503, then the control: no retry
   })
 
   it('a spent budget stops at once: no retry, DEADLINE_EXCEEDED', async () => {
