@@ -25,10 +25,13 @@ export interface DeadlineMiddlewareOptions {
    * Kept back for writing the 504, in ms; 0 = none. The handler's deadline
    * (`req.deadline`) ends this much before the caller's, and the plan keeps it
    * back again so a handler whose slices run to their limit can still answer
-   * before the 504. Default: adaptive — the timer lateness this process sees
-   * (p99 of the event loop's delay over the last ~2 s) + 2 ms, bounded to
-   * 10–100 ms (core's `adaptiveReserveMs()`), read per request, so the 504
-   * reaches the caller by its deadline on a busy machine too.
+   * before the 504. Default: adaptive (core's `adaptiveReserveMs()`, read
+   * per request) — the larger of twice the timer lateness this process sees
+   * (the p99 of the event loop's delay over the last 1 s window, or of its
+   * deadline timers' own lateness) and the p99 of how late its last 64
+   * timeout answers were flushed plus that lateness, + 2 ms, bounded to
+   * 10–100 ms, so the 504 reaches the caller by its deadline on a busy
+   * machine too.
    */
   reserveMs?: number | undefined
   /**

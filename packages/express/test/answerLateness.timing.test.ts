@@ -32,6 +32,9 @@ describe(`the adaptive reserve learns from late 504s (${major.name})`, () => {
     // The hook runs right after the 504 is written, before it can be flushed:
     // blocking there delays the flush as a busy loop would.
     app.use(deadline({ onExpire: () => block(40) }))
+    app.get('/budget', (req, res) => {
+      res.json({ budgetMs: req.deadline.budgetMs })
+    })
     app.get('/', () => {
       // Never answers: the middleware's own timer writes the 504.
     })
@@ -51,6 +54,14 @@ describe(`the adaptive reserve learns from late 504s (${major.name})`, () => {
     expect(reserve).toBeGreaterThanOrEqual(42)
     expect(reserve).toBeLessThanOrEqual(MAX_RESERVE_MS)
     expect(reserve).toBeGreaterThan(MIN_RESERVE_MS)
+    // deadline() without reserveMs uses it: the handler's budget is the caller's less the learned reserve.
+    const asked = await request(`${server.url}/budget`, {
+      headers: { 'x-deadline-remaining-ms': '1000' },
+      dispatcher: agent,
+    })
+    const { budgetMs } = (await asked.body.json()) as { budgetMs: number }
+    expect(1000 - budgetMs).toBeGreaterThanOrEqual(40)
+    expect(1000 - budgetMs).toBeLessThanOrEqual(MAX_RESERVE_MS)
 
     // A fixed reserveMs is not adapted: the handler gets the budget less exactly that.
     const fixed = major.app()

@@ -18,8 +18,10 @@ export interface ServerDeadlineOptions {
    * Kept back for sending `DEADLINE_EXCEEDED`, in ms; 0 = none. The handler's
    * deadline ends this much before the caller's, so what it propagates
    * downstream already leaves the time to answer. Default: adaptive, as in
-   * @hourglass/express — the timer lateness this process sees + 2 ms,
-   * bounded to 10–100 ms (core's `adaptiveReserveMs()`), read per call.
+   * @hourglass/express (core's `adaptiveReserveMs()`, read per call) — the
+   * larger of twice the timer lateness this process sees and the p99 of how
+   * late its last timeout answers were flushed plus that lateness, + 2 ms,
+   * bounded to 10–100 ms.
    */
   reserveMs?: number | undefined
   /**
