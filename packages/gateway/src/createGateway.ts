@@ -180,6 +180,7 @@ export function createGateway(config: unknown, options: GatewayOptions = {}): Ga
     config: valid,
     clock,
     metrics,
+    log,
     trustStainlessTimeout: options.trustStainlessTimeout !== false,
   })
   const redisState = (): RedisState => {

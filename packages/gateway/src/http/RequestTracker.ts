@@ -9,6 +9,7 @@ import {
 } from '@hourglass/core'
 import type { RequestHandler, Response } from 'express'
 import type { GatewayConfig } from '../config/gatewayConfigSchema.js'
+import type { Log } from '../log/createLog.js'
 import type { GatewayMetrics } from '../metrics/GatewayMetrics.js'
 import { clientRetryCount, clientTimeoutMs } from './clientHeaders.js'
 import { GatewayShutdownError } from './GatewayShutdownError.js'
@@ -42,6 +43,7 @@ interface TrackerOptions {
   config: GatewayConfig
   clock: Clock
   metrics: GatewayMetrics
+  log: Log
   trustStainlessTimeout: boolean
 }
 
@@ -69,10 +71,11 @@ export class RequestTracker {
    * The first middleware: `x-request-id` accepted (1–128 visible ASCII
    * characters) or generated, set on the response before anything can answer
    * it; a scope for the request; 503 `shutting_down` for API calls arriving
-   * during a drain; the request's metrics when its response ends.
+   * during a drain (logged and counted, not waited for); the request's
+   * metrics when its response ends.
    */
   arrive(): RequestHandler {
-    const { owner, clock, metrics } = this.#o
+    const { owner, clock, metrics, log } = this.#o
     return (req, res, next) => {
       const scope: RequestScope = {
         id: requestIdFrom(req.headers[REQUEST_ID_HEADER]),
@@ -86,6 +89,8 @@ export class RequestTracker {
       res.setHeader(REQUEST_ID_HEADER, scope.id)
       const api = pathOf(req).startsWith('/v1/')
       if (this.#draining && api) {
+        scope.errorCode = 'shutting_down'
+        res.once('close', () => countRequest(metrics, clock, res, scope))
         res.setHeader('connection', 'close')
         res.setHeader('x-should-retry', 'true')
         res.setHeader('retry-after', '1')
@@ -96,6 +101,14 @@ export class RequestTracker {
             param: null,
             code: 'shutting_down',
           },
+        })
+        // The same line the API handlers write for each request they answer.
+        log('warn', 'request', {
+          requestId: scope.id,
+          path: pathOf(req),
+          status: 503,
+          error: scope.errorCode,
+          latencyMs: Math.round(clock.now() - scope.startedAt),
         })
         return
       }
@@ -109,10 +122,7 @@ export class RequestTracker {
         // the request's deadline from the cancel that one sends).
         if (!res.writableFinished) scope.deadline?.cancel(new ClientClosedError())
         else scope.deadline?.dispose()
-        if (api) {
-          const status = res.writableFinished ? res.statusCode : 499
-          metrics.request(status, errorCodeOf(res, status, scope), clock.now() - scope.startedAt)
-        }
+        if (api) countRequest(metrics, clock, res, scope)
         if (this.#open.size === 0) this.#onIdle?.()
       })
       runInRequest(scope, next)
@@ -123,9 +133,13 @@ export class RequestTracker {
    * After the ingress `deadline()`: the request's own deadline under it,
    * shortened to the client SDK's timeout when one came (`x-stainless-timeout`,
    * clamped to `deadline.maxMs`, less the ingress reserve), so the gateway
-   * never works for a client that has given up. It can only shorten: the SDK
-   * sends its default (600 s) on every request, which must not buy more than
-   * `deadline.defaultMs`. Without an ingress deadline, `deadline.defaultMs`.
+   * never works for a client that has given up. It can only shorten: what a
+   * client claims must not buy more than `deadline.defaultMs`. Without an
+   * ingress deadline, `deadline.defaultMs`. openai-node 6.x sends the header
+   * only for a per-request `timeout` (`create(body, { timeout })`, whole
+   * seconds, truncated); neither its 600 s default nor a `timeout` given to
+   * the client (constructor or `withOptions`) is sent, and then the client's
+   * hang-up is what stops the work.
    */
   scopeDeadline(): RequestHandler {
     const { config, clock, trustStainlessTimeout } = this.#o
@@ -199,6 +213,12 @@ export class RequestTracker {
       },
     })
   }
+}
+
+/** An API request's response closed: its status (499 when the client left first), error code and duration. */
+function countRequest(metrics: GatewayMetrics, clock: Clock, res: Response, scope: RequestScope) {
+  const status = res.writableFinished ? res.statusCode : 499
+  metrics.request(status, errorCodeOf(res, status, scope), clock.now() - scope.startedAt)
 }
 
 /** What to count a finished response as: the code the client was told, or what its status says. */

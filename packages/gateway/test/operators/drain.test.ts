@@ -36,10 +36,11 @@ describe('graceful shutdown', () => {
       server.closeAllConnections()
       await new Promise((resolve) => server.close(resolve))
     }
-    const post = (body: Record<string, unknown> = {}) =>
+    const post = (body: Record<string, unknown> = {}, init: RequestInit = {}) =>
       fetch(`${url}/v1/chat/completions`, {
         method: 'POST',
-        headers: { 'content-type': 'application/json' },
+        ...init,
+        headers: { 'content-type': 'application/json', ...init.headers },
         body: JSON.stringify({ model: 'm', messages: [{ role: 'user', content: 'x' }], ...body }),
       })
     return { fake: provider.fake, gateway, logs, url, post }
@@ -73,6 +74,48 @@ describe('graceful shutdown', () => {
     expect(shutdown[0]).toMatchObject({ level: 'info', inFlight: 1, drained: 1, cutOff: 0 })
     expect(shutdown[0]?.msg).toMatch(/^shutdown: drained 1 in \d+ ms$/)
     expect(fake.requests).toHaveLength(1)
+  })
+
+  it('a request refused during the drain is logged and counted like any other: its id, 503, shutting_down', async () => {
+    const { fake, gateway, logs, url, post } = await serve(10_000)
+    // One request in flight holds the drain open until the test lets it go.
+    fake.enqueue(reply.hang())
+    const leaving = new AbortController()
+    const inFlight = post({}, { signal: leaving.signal }).catch(() => 'left')
+    await fake.waitForRequests(1)
+    const closing = gateway.close()
+    const refused = await post({}, { headers: { 'x-request-id': 'refused-in-drain' } })
+    expect(refused.status).toBe(503)
+    expect(refused.headers.get('x-request-id')).toBe('refused-in-drain')
+    expect(((await refused.json()) as { error: { code: string } }).error.code).toBe('shutting_down')
+
+    const line = logs.find((l) => l.event === 'request' && l.requestId === 'refused-in-drain')
+    expect(line).toMatchObject({
+      level: 'warn',
+      path: '/v1/chat/completions',
+      status: 503,
+      error: 'shutting_down',
+    })
+    expect(line?.['latencyMs']).toEqual(expect.any(Number))
+    // Counted when its response closes, read while the drain still runs (`/metrics` is not refused).
+    await expect
+      .poll(async () => (await fetch(`${url}/metrics`)).text())
+      .toMatch(/^hourglass_gateway_errors_total\{kind="shutting_down"\} 1$/m)
+    const page = await (await fetch(`${url}/metrics`)).text()
+    expect(page).toMatch(/^hourglass_gateway_requests_total\{status_class="5xx"\} 1$/m)
+    expect(page).toMatch(/^hourglass_gateway_request_duration_count\{status_class="5xx"\} 1$/m)
+
+    leaving.abort()
+    expect(await inFlight).toBe('left')
+    await closing
+    // The refusal is one request line; the one in flight is the other (the client left: 499).
+    await expect
+      .poll(() => logs.filter((l) => l.event === 'request').map((l) => [l.status, l['error']]))
+      .toEqual([
+        [503, 'shutting_down'],
+        [499, 'client_closed'],
+      ])
+    expect(logs.find((l) => l.event === 'shutdown')).toMatchObject({ inFlight: 1, cutOff: 0 })
   })
 
   it('cancels what is still running at the drain timeout: 503 to the client, upstream stopped, N cut off', async () => {
