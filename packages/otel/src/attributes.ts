@@ -5,7 +5,8 @@
  * invents lives here, under the vendor namespace `hourglass.`, and nowhere
  * else. Where an OpenTelemetry attribute already means the same thing
  * (`http.request.resend_count`, `error.type`, `http.response.status_code`,
- * `rpc.*`, `messaging.*`, `gen_ai.*`) we use it instead of inventing one.
+ * `rpc.*`, `messaging.*`, `gen_ai.*`) we use it instead of inventing one;
+ * likewise BullMQ's own `bullmq.job.name` for a job's name.
  * Durations on spans and events are milliseconds, as their names say
  * (`_ms`); duration metrics are seconds, as OpenTelemetry's metric
  * conventions ask, with the unit (`s`) in their metadata.
@@ -114,7 +115,11 @@ export const ATTR_MESSAGING_OPERATION_TYPE = 'messaging.operation.type'
 export const ATTR_MESSAGING_DESTINATION_NAME = 'messaging.destination.name'
 /** The job's id. */
 export const ATTR_MESSAGING_MESSAGE_ID = 'messaging.message.id'
-/** The job's name, under the attribute BullMQ's own telemetry uses. */
+/**
+ * The job's name, under the attribute BullMQ's own telemetry uses (its
+ * `TelemetryAttributes.JobName`): not invented here, and the messaging
+ * conventions have no such name, so spans from both agree on it.
+ */
 export const ATTR_BULLMQ_JOB_NAME = 'bullmq.job.name'
 
 // ── GenAI semantic conventions, on model attempt spans ─────────────────────
@@ -128,9 +133,9 @@ export const ATTR_GEN_AI_OPERATION_NAME = 'gen_ai.operation.name'
 export const ATTR_GEN_AI_PROVIDER_NAME = 'gen_ai.provider.name'
 /** The model asked for. */
 export const ATTR_GEN_AI_REQUEST_MODEL = 'gen_ai.request.model'
-/** The model that answered (only when the attempt message carries it). */
+/** The model that answered, on successful attempts (for a streamed one, the model asked for: llm does not read it from the stream). */
 export const ATTR_GEN_AI_RESPONSE_MODEL = 'gen_ai.response.model'
-/** Why the model stopped, one per choice (only when the attempt message carries them). */
+/** Why the model stopped, on successful attempts: one reason, llm's normalised one (`stop`, `length`, `tool_calls`, …). */
 export const ATTR_GEN_AI_RESPONSE_FINISH_REASONS = 'gen_ai.response.finish_reasons'
 /** Tokens in the prompt. */
 export const ATTR_GEN_AI_USAGE_INPUT_TOKENS = 'gen_ai.usage.input_tokens'
