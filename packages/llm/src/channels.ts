@@ -45,6 +45,11 @@ export interface LlmAdmissionMessage {
   provider: string
   keyId: string
   action: 'wait' | 'switch-key' | 'fallback' | 'fail' | 'probe'
+  /**
+   * What held the request: the provider's RPM or TPM window, or its keys
+   * cooling down (after a 429 or 529; every `switch-key` and `probe`).
+   */
+  cause: 'rpm' | 'tpm' | 'cooldown'
   waitMs: number
 }
 

@@ -113,7 +113,8 @@ export class GatewayMetrics {
       this.#cooldowns.add(1, { provider: m.provider, key_id: m.keyId })
     }
     const onAdmission = (m: ChannelMessage<typeof llmChannels.admission>) => {
-      if (m.action !== 'wait' || !this.#mine()) return
+      // RPM/TPM waits are counted by the limits' own hook (limitWait), per limit.
+      if (m.action !== 'wait' || m.cause !== 'cooldown' || !this.#mine()) return
       const attributes = { provider: m.provider, key_id: m.keyId, reason: 'cooldown' }
       this.#waits.add(1, attributes)
       this.#waitDuration.record(m.waitMs / 1000, attributes)

@@ -120,6 +120,8 @@ describe('GET /metrics', () => {
       }),
     ).toBe(1)
     expect(value(page, 'hourglass_gateway_waits_total', { provider: 'b', reason: 'rpm' })).toBe(1)
+    // Counted once, as what it was: not also as a cooldown wait.
+    expect(value(page, 'hourglass_gateway_waits_total', { provider: 'b' })).toBe(1)
     expect(value(page, 'hourglass_gateway_wait_duration_count', { reason: 'rpm' })).toBe(1)
     expect(
       value(page, 'hourglass_gateway_tokens_total', { provider: 'b', type: 'input' }),
@@ -139,6 +141,37 @@ describe('GET /metrics', () => {
     expect(page).toContain('# TYPE hourglass_gateway_requests_total counter')
     // Key ids, never keys.
     expect(page).not.toMatch(/sk-metrics-key|metrics-key-a|metrics-key-b/)
+  })
+
+  it('a request that waits for its only key to cool down counts a wait with reason cooldown, by provider and key id', async () => {
+    const key = 'sk-cooling-key-0001'
+    const p = await fakeProvider('openai', [key])
+    fakes.push(p.fake)
+    harness = await startHarness({
+      providers: { p: p.entry },
+      models: { m: fallback(['p', 'model-p']) },
+      policy: { maxAttempts: 2 },
+    })
+    // The only key is told to wait 200 ms: the retry waits for its cooldown, then succeeds.
+    p.fake.enqueue(openAIErrors.rateLimited({ retryAfterMs: 200 }), reply.text('after cooling'))
+    const answer = await harness.client.chat.completions.create({
+      model: 'm',
+      messages: [{ role: 'user', content: 'x' }],
+    })
+    expect(answer.choices[0]?.message.content).toBe('after cooling')
+    expect(p.fake.requests).toHaveLength(2)
+
+    const page = await (await fetch(`${harness.url}/metrics`)).text()
+    const labels = { provider: 'p', key_id: keyId(key), reason: 'cooldown' }
+    expect(value(page, 'hourglass_gateway_cooldowns_total', { provider: 'p' })).toBe(1)
+    expect(value(page, 'hourglass_gateway_waits_total', labels)).toBe(1)
+    expect(value(page, 'hourglass_gateway_waits_total')).toBe(1)
+    expect(value(page, 'hourglass_gateway_wait_duration_count', labels)).toBe(1)
+    // The wait's length, in seconds: what was left of the 200 ms when the retry was admitted.
+    const waited = value(page, 'hourglass_gateway_wait_duration_sum', labels)
+    expect(waited).toBeGreaterThan(0)
+    expect(waited).toBeLessThanOrEqual(0.2)
+    expect(page).not.toContain(key)
   })
 
   it('two gateways in one process count only their own requests', async () => {

@@ -270,6 +270,7 @@ export class Admission {
                   provider,
                   keyId: slot.keyId,
                   action: request.hasFallback ? 'fallback' : 'fail',
+                  cause: limit.limit,
                   waitMs,
                 })
                 const why = !Number.isFinite(waitMs)
@@ -286,7 +287,13 @@ export class Admission {
                   reason: why,
                 })
               }
-              publishAdmission({ provider, keyId: slot.keyId, action: 'wait', waitMs })
+              publishAdmission({
+                provider,
+                keyId: slot.keyId,
+                action: 'wait',
+                cause: limit.limit,
+                waitMs,
+              })
               try {
                 this.#limits.onWait?.(provider, limit.limit, waitMs)
               } catch {
@@ -321,6 +328,7 @@ export class Admission {
             provider,
             keyId: keyIdOfWait,
             action: request.hasFallback ? 'fallback' : 'fail',
+            cause: 'cooldown',
             waitMs,
           })
           const why =
@@ -335,7 +343,13 @@ export class Admission {
             reason: `every key is cooling for ${Math.ceil(waitMs)} ms or more; ${why}`,
           })
         }
-        publishAdmission({ provider, keyId: keyIdOfWait, action: 'wait', waitMs })
+        publishAdmission({
+          provider,
+          keyId: keyIdOfWait,
+          action: 'wait',
+          cause: 'cooldown',
+          waitMs,
+        })
         seen = slots.map((slot) => slot.reopened)
         const timerMs = Math.min(choice.wakeAt - now, latestStartMs, MAX_TIMER_MS)
         await wait(timerMs, { ...until, wakeOn: (wake) => onChange(slots, wake, place) })
@@ -390,6 +404,7 @@ export class Admission {
         provider: slot.provider,
         keyId: slot.keyId,
         action: 'probe',
+        cause: 'cooldown',
         waitMs: waitedMs,
       })
     } else if (choice.index > 0) {
@@ -397,6 +412,7 @@ export class Admission {
         provider: slot.provider,
         keyId: slot.keyId,
         action: 'switch-key',
+        cause: 'cooldown',
         waitMs: waitedMs,
       })
     }

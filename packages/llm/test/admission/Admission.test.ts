@@ -55,6 +55,11 @@ function admissionActions(): string[] {
     .filter((e) => e.channel === 'admission')
     .map((e) => (e.message as LlmAdmissionMessage).action)
 }
+function admissionCauses(): string[] {
+  return events
+    .filter((e) => e.channel === 'admission')
+    .map((e) => (e.message as LlmAdmissionMessage).cause)
+}
 
 describe('Admission', () => {
   it('refuses at once, with when to retry, a call whose deadline ends before the cooldown does', async () => {
@@ -71,6 +76,7 @@ describe('Admission', () => {
     expect(clock.now()).toBe(1_000) // no time passed: it did not wait to find out
     expect(clock.pendingTimers).toBe(1) // only the deadline's own timer
     expect(admissionActions()).toEqual(['fail'])
+    expect(admissionCauses()).toEqual(['cooldown'])
     deadline.dispose()
   })
 
@@ -110,6 +116,7 @@ describe('Admission', () => {
     expect(permit.key).toBe(KEY_B)
     expect(permit.waitedMs).toBe(0)
     expect(admissionActions()).toEqual(['switch-key'])
+    expect(admissionCauses()).toEqual(['cooldown'])
     deadline.dispose()
   })
 
