@@ -8,9 +8,10 @@ export const GRPC_TIMEOUT_HEADER = 'grpc-timeout'
 export const ENVOY_TIMEOUT_HEADER = 'x-envoy-expected-rq-timeout-ms'
 /**
  * The per-attempt timeout the Stainless-generated SDKs (openai-node,
- * anthropic-sdk-typescript…) send on every request, in seconds. Opt-in: the
- * SDK sends its default (600 s for openai) whether or not the caller chose
- * one, so only a server that knows its clients use such an SDK should trust it.
+ * anthropic-sdk-typescript…) send, in whole seconds: openai-node 6.x sends
+ * it only for a timeout given per request, not for its 600 s default or one
+ * set on the client. Opt-in: a client states it, nothing checks it, so only
+ * a server that knows its clients use such an SDK should trust it.
  */
 export const STAINLESS_TIMEOUT_HEADER = 'x-stainless-timeout'
 

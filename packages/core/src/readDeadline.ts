@@ -119,7 +119,7 @@ function parseMs(raw: string | readonly string[]): number | string {
 }
 
 /**
- * Parse `x-stainless-timeout`: seconds, whole (`600`, what openai-node sends)
+ * Parse `x-stainless-timeout`: seconds, whole (`600`, as openai-node sends)
  * or decimal (`1.5`, at most 3 decimals). 0 is refused: it is not "no time
  * left" but a timeout under a second that the SDK truncated (`Math.trunc(ms /
  * 1000)`), and a client with `timeout: 500` must not get a 504 at once.
