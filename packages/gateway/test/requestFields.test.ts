@@ -78,6 +78,7 @@ const SAMPLES: Record<string, Sample> = {
   stop: { value: ['END'], translated: { anthropic: ['END'], gemini: ['END'] } },
   stream: { value: true },
   stream_options: { value: { include_usage: true }, with: { stream: true } },
+  'stream_options.include_obfuscation': { value: true, with: { stream: true } },
   tools: { value: [TOOL] },
   tool_choice: {
     value: 'required',
@@ -121,6 +122,31 @@ function at(body: unknown, path: string): unknown {
   return path
     .split('.')
     .reduce<unknown>((v, key) => (v as Record<string, unknown> | undefined)?.[key], body)
+}
+
+/** Sets `value` at a dotted path (`stream_options.include_obfuscation`), making objects on the way. */
+function put(body: Record<string, unknown>, path: string, value: unknown): void {
+  const keys = path.split('.')
+  let target = body
+  for (const key of keys.slice(0, -1)) {
+    target[key] ??= {}
+    target = target[key] as Record<string, unknown>
+  }
+  target[keys.at(-1) as string] = value
+}
+
+/** A tool-call history: the assistant's calls (arguments as given) and their results. */
+function toolHistory(...args: string[]) {
+  const calls = args.map((text, i) => ({
+    id: `call_${i}`,
+    type: 'function',
+    function: { name: 'get_weather', arguments: text },
+  }))
+  return [
+    { role: 'user', content: 'weather?' },
+    { role: 'assistant', content: null, tool_calls: calls },
+    ...calls.map((c) => ({ role: 'tool', tool_call_id: c.id, content: 'sunny' })),
+  ]
 }
 
 describe('every Chat Completions field is forwarded, translated or refused (README field table)', () => {
@@ -180,10 +206,8 @@ describe('every Chat Completions field is forwarded, translated or refused (READ
       for (const dialect of dialects) {
         it(`${label} → ${dialect}: ${cell}`, async () => {
           const sample = SAMPLES[label] as Sample
-          const fields = {
-            ...sample.with,
-            ...(sample.value === undefined ? {} : { [field]: sample.value }),
-          }
+          const fields = structuredClone(sample.with ?? {})
+          if (sample.value !== undefined) put(fields, field, sample.value)
           const { status, text, sent, upstream } = await send(dialect, fields)
           if (cell.startsWith('refused')) {
             expect(status, text).toBe(400)
@@ -244,6 +268,176 @@ describe('every Chat Completions field is forwarded, translated or refused (READ
       expect(ok.status, ok.text).toBe(200)
       expect(JSON.stringify(ok.upstream)).not.toContain('strict')
     }
+  })
+
+  /** Expects a 400 `unsupported_field` at `param`, naming the provider, with nothing sent. */
+  function expectRefused(
+    dialect: ProviderDialect,
+    result: Awaited<ReturnType<typeof send>>,
+    param: string,
+  ) {
+    expect(result.status, result.text).toBe(400)
+    const { error } = JSON.parse(result.text)
+    expect(error).toMatchObject({ code: 'unsupported_field', param })
+    expect(error.message.startsWith(`${param}: `)).toBe(true)
+    expect(error.message).toContain(`"p-${dialect}"`)
+    expect(result.sent).toHaveLength(0)
+  }
+
+  it('tool-call arguments reach OpenAI-compatible providers byte for byte, whatever they hold', async () => {
+    const texts = [
+      '{"id": 12345678901234567890}',
+      '"just a string"',
+      'null',
+      '{"a":1.10, "b" : [ 1e2 ]}',
+      '',
+      'not json {',
+      '{"city":"北京","emoji":"\\ud83d\\ude00"}',
+    ]
+    for (const dialect of ['openai', 'qwen', 'deepseek'] as const) {
+      const { status, text, upstream, sent } = await send(dialect, {
+        messages: toolHistory(...texts),
+      })
+      expect(status, text).toBe(200)
+      const calls = at(upstream, 'messages.1.tool_calls') as { function: { arguments: string } }[]
+      expect(calls.map((c) => c.function.arguments)).toEqual(texts)
+      // On the wire too: each text, JSON-encoded as the client encoded it.
+      for (const t of texts) expect(sent[0]?.rawBody).toContain(JSON.stringify(t))
+    }
+  })
+
+  it('tool-call arguments go to Anthropic and Gemini as the JSON object they hold (empty as {}); any other value is refused, naming the call', async () => {
+    const inputOf = (dialect: ProviderDialect, upstream: unknown, i: number) =>
+      dialect === 'anthropic'
+        ? at(upstream, `messages.1.content.${i}.input`)
+        : at(upstream, `contents.1.parts.${i}.functionCall.args`)
+    for (const dialect of ['anthropic', 'gemini'] as const) {
+      const ok = await send(dialect, {
+        messages: toolHistory('{"city": "Paris", "days": [1, 2]}', '', '  '),
+      })
+      expect(ok.status, ok.text).toBe(200)
+      expect(inputOf(dialect, ok.upstream, 0)).toEqual({ city: 'Paris', days: [1, 2] })
+      expect(inputOf(dialect, ok.upstream, 1)).toEqual({})
+      expect(inputOf(dialect, ok.upstream, 2)).toEqual({})
+      for (const bad of [
+        'null',
+        '"just a string"',
+        '[1, 2]',
+        '42',
+        'true',
+        'not json {',
+        '{"id": 12345678901234567890}',
+        '{"deep": [{"id": -9007199254740993}]}',
+      ]) {
+        // The bad call second, so the param names which call.
+        const refused = await send(dialect, { messages: toolHistory('{}', bad) })
+        expectRefused(dialect, refused, 'messages[1].tool_calls[1].function.arguments')
+      }
+    }
+  })
+
+  it('a message name is forwarded to OpenAI-compatible providers and refused, naming the message, by Anthropic and Gemini', async () => {
+    const messages = [
+      { role: 'system', content: 'Be brief.', name: 'rules' },
+      { role: 'developer', content: 'Answer in French.', name: 'dev' },
+      { role: 'user', content: 'hi', name: 'alice' },
+      { role: 'assistant', content: 'hello', name: 'bot' },
+      { role: 'user', content: 'and you?' },
+    ]
+    for (const dialect of ['openai', 'qwen', 'ernie'] as const) {
+      const { status, text, upstream } = await send(dialect, { messages })
+      expect(status, text).toBe(200)
+      const sent = at(upstream, 'messages') as { role: string; name?: string }[]
+      expect(sent.map((m) => [m.role, m.name])).toEqual([
+        ['system', 'rules'],
+        ['system', 'dev'],
+        ['user', 'alice'],
+        ['assistant', 'bot'],
+        ['user', undefined],
+      ])
+    }
+    for (const dialect of ['anthropic', 'gemini'] as const) {
+      for (const i of [0, 2, 3]) {
+        const one = messages.map((m, j) => (j === i ? m : { role: m.role, content: m.content }))
+        expectRefused(dialect, await send(dialect, { messages: one }), `messages[${i}].name`)
+      }
+      // null is "not set".
+      const unnamed = await send(dialect, {
+        messages: [{ role: 'user', content: 'hi', name: null }],
+      })
+      expect(unnamed.status, unnamed.text).toBe(200)
+    }
+  })
+
+  it('Anthropic gets user and safety_identifier as one metadata.user_id when they agree, and refuses two different ids', async () => {
+    const same = await send('anthropic', { user: 'u-1', safety_identifier: 'u-1' })
+    expect(same.status, same.text).toBe(200)
+    expect(at(same.upstream, 'metadata')).toEqual({ user_id: 'u-1' })
+    for (const order of [
+      { user: 'u-1', safety_identifier: 's-2' },
+      { safety_identifier: 's-2', user: 'u-1' },
+    ]) {
+      expectRefused('anthropic', await send('anthropic', order), 'user')
+    }
+    const openai = await send('openai', { user: 'u-1', safety_identifier: 's-2' })
+    expect(openai.status, openai.text).toBe(200)
+    expect(at(openai.upstream, 'user')).toBe('u-1')
+    expect(at(openai.upstream, 'safety_identifier')).toBe('s-2')
+  })
+
+  it('a tool_choice object with any key beyond type and function.name is refused by Anthropic and Gemini, naming the key, and forwarded as sent to OpenAI', async () => {
+    const choice = (extra: Record<string, unknown>, fnExtra: Record<string, unknown> = {}) => ({
+      tools: [TOOL],
+      tool_choice: { type: 'function', function: { name: 'get_weather', ...fnExtra }, ...extra },
+    })
+    for (const dialect of ['anthropic', 'gemini'] as const) {
+      expectRefused(dialect, await send(dialect, choice({ extra: 1 })), 'tool_choice.extra')
+      expectRefused(
+        dialect,
+        await send(dialect, choice({}, { strict: true })),
+        'tool_choice.function.strict',
+      )
+      const plain = await send(dialect, choice({}))
+      expect(plain.status, plain.text).toBe(200)
+    }
+    const openai = await send('openai', choice({ extra: 1 }))
+    expect(openai.status, openai.text).toBe(200)
+    expect(at(openai.upstream, 'tool_choice')).toEqual(choice({ extra: 1 }).tool_choice)
+  })
+
+  it('json_schema.description goes to Gemini as the schema’s own description; refused without a schema or beside another', async () => {
+    const format = (json_schema: Record<string, unknown>) => ({
+      response_format: { type: 'json_schema', json_schema: { name: 'answer', ...json_schema } },
+    })
+    const described = await send('gemini', format({ description: 'The answer', schema: SCHEMA }))
+    expect(described.status, described.text).toBe(200)
+    expect(at(described.upstream, 'generationConfig.responseJsonSchema')).toEqual({
+      description: 'The answer',
+      ...SCHEMA,
+    })
+    const agreeing = { ...SCHEMA, description: 'The answer' }
+    const same = await send('gemini', format({ description: 'The answer', schema: agreeing }))
+    expect(at(same.upstream, 'generationConfig.responseJsonSchema')).toEqual(agreeing)
+    const param = 'response_format.json_schema.description'
+    expectRefused('gemini', await send('gemini', format({ description: 'x' })), param)
+    expectRefused('gemini', await send('gemini', format({ description: 'x', schema: null })), param)
+    const other = { ...SCHEMA, description: 'Something else' }
+    expectRefused(
+      'gemini',
+      await send('gemini', format({ description: 'x', schema: other })),
+      param,
+    )
+  })
+
+  it('json_schema.schema: null is not set: Gemini gets JSON without a schema, never responseJsonSchema: null; OpenAI gets the format as sent', async () => {
+    const format = { type: 'json_schema', json_schema: { name: 'answer', schema: null } }
+    const gemini = await send('gemini', { response_format: format })
+    expect(gemini.status, gemini.text).toBe(200)
+    expect(at(gemini.upstream, 'generationConfig')).not.toHaveProperty('responseJsonSchema')
+    expect(at(gemini.upstream, 'generationConfig.responseMimeType')).toBe('application/json')
+    const openai = await send('openai', { response_format: format })
+    expect(openai.status, openai.text).toBe(200)
+    expect(at(openai.upstream, 'response_format')).toEqual(format)
   })
 
   const refusals = tableRows('gateway-refusals')

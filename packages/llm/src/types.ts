@@ -26,6 +26,15 @@ export interface ToolCallBlock {
   name: string
   /** Parsed JSON arguments (an object), as the model sent them. */
   arguments: unknown
+  /**
+   * The arguments' text exactly as received, when they came as text (an
+   * OpenAI-shaped request): `arguments` must be what it parses to. The
+   * OpenAI-compatible dialects send this text unchanged instead of
+   * re-serialising `arguments` (which would round integers past 2^53, and
+   * turn `"a string"` into `a string`). Anthropic and Gemini take the parsed
+   * value, and only a JSON object (empty text counts as `{}`).
+   */
+  rawArguments?: string | undefined
 }
 
 export interface ToolResultBlock {
@@ -41,6 +50,12 @@ export interface ChatMessage {
   role: 'system' | 'user' | 'assistant' | 'tool'
   /** A plain string is shorthand for one text block. */
   content: string | ContentBlock[]
+  /**
+   * OpenAI's participant name of a system, user or assistant message. Sent
+   * by the OpenAI-compatible dialects; Anthropic and Gemini have no
+   * equivalent and throw `InvalidChatRequestError` (`messages[i].name`).
+   */
+  name?: string | undefined
 }
 
 export interface ToolDefinition {

@@ -33,8 +33,8 @@ const content = z.union([z.string(), z.array(textPart)], {
   error: 'expected a string or an array of text parts',
 })
 
-/** `name` is refused: no provider behind the gateway keeps per-message names. */
-const noName = z.undefined({ error: 'message names are not supported' }).optional()
+/** A participant's name: forwarded by OpenAI-compatible dialects, refused by the others. */
+const name = z.string({ error: 'expected a string' }).max(MAX_ID).nullish()
 
 const toolCall = z.strictObject({
   id: z.string().min(1).max(MAX_ID),
@@ -48,13 +48,13 @@ const toolCall = z.strictObject({
 const message = z.discriminatedUnion(
   'role',
   [
-    z.strictObject({ role: z.enum(['system', 'developer']), content, name: noName }),
-    z.strictObject({ role: z.literal('user'), content, name: noName }),
+    z.strictObject({ role: z.enum(['system', 'developer']), content, name }),
+    z.strictObject({ role: z.literal('user'), content, name }),
     z
       .strictObject({
         role: z.literal('assistant'),
         content: content.nullish(),
-        name: noName,
+        name,
         tool_calls: z.array(toolCall).max(MAX_TOOLS).optional(),
         // What the gateway's own answers carry, echoed back by clients.
         refusal: z.null({ error: 'only null (a refusal cannot be sent back)' }).optional(),

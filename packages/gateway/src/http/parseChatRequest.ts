@@ -7,7 +7,12 @@ import { MAX_JSON_DEPTH, nestsDeeperThan } from './jsonDepth.js'
 type Message = ChatRequest['messages'][number]
 type Block = Exclude<Message['content'], string>[number]
 
-/** Fields the gateway turns into `ChatRequest`'s own; every other field set travels in `extra`. */
+/**
+ * Fields the gateway turns into `ChatRequest`'s own; every other field set
+ * travels in `extra`. `stream_options` does too: the gateway reads
+ * `include_usage` for its own answer, and the dialect forwards or refuses the
+ * rest (`include_obfuscation`).
+ */
 const CORE_FIELDS = new Set([
   'model',
   'messages',
@@ -17,7 +22,6 @@ const CORE_FIELDS = new Set([
   'top_p',
   'stop',
   'stream',
-  'stream_options',
   'tools',
 ])
 
@@ -112,18 +116,33 @@ function toMessage(m: ChatRequestBody['messages'][number], path: string): Messag
     const text = textOf(m.content)
     const blocks: Block[] = text === '' ? [] : [{ type: 'text', text }]
     m.tool_calls?.forEach((call, i) => {
-      const args = parseArguments(call.function.arguments)
+      const written = call.function.arguments
+      const args = parseArguments(written)
       if (nestsDeeperThan(args, MAX_JSON_DEPTH)) {
         throw invalid(
           `${path}.tool_calls[${i}].function.arguments`,
           `nested deeper than ${MAX_JSON_DEPTH} levels`,
         )
       }
-      blocks.push({ type: 'tool_call', id: call.id, name: call.function.name, arguments: args })
+      // The text goes too: OpenAI-compatible providers get it byte for byte.
+      blocks.push({
+        type: 'tool_call',
+        id: call.id,
+        name: call.function.name,
+        arguments: args,
+        rawArguments: written,
+      })
     })
-    return { role: 'assistant', content: blocks }
+    const assistant: Message = { role: 'assistant', content: blocks }
+    if (m.name != null) assistant.name = m.name
+    return assistant
   }
-  return { role: m.role === 'developer' ? 'system' : m.role, content: textOf(m.content) }
+  const message: Message = {
+    role: m.role === 'developer' ? 'system' : m.role,
+    content: textOf(m.content),
+  }
+  if (m.name != null) message.name = m.name
+  return message
 }
 
 function textOf(content: string | Array<{ text: string }> | null | undefined): string {
@@ -131,7 +150,10 @@ function textOf(content: string | Array<{ text: string }> | null | undefined): s
   return typeof content === 'string' ? content : content.map((p) => p.text).join('')
 }
 
-/** As the model sent them: JSON when it is JSON, else the text itself. */
+/**
+ * As the model sent them: JSON when it is JSON, else the text itself; empty
+ * text is `{}` (a call without arguments, as some providers stream it).
+ */
 function parseArguments(text: string): unknown {
   if (text.trim() === '') return {}
   try {

@@ -7,8 +7,9 @@ import { GatewayRequestError } from './GatewayRequestError.js'
 
 /**
  * Refuses, before anything is sent, a request that a provider of the
- * fallback list could not be sent without dropping a field the client set
- * (`seed` to Anthropic, `logit_bias` to Gemini…): 400 naming the field and
+ * fallback list could not be sent without dropping or changing something the
+ * client set (`seed` to Anthropic, `logit_bias` to Gemini, a message `name`,
+ * tool-call arguments that are not a JSON object…): 400 naming the field and
  * the provider. The dialect's own request builder decides, so the refusal
  * and the translation cannot disagree. Checked for the whole list, since a
  * fallback may reach any of them.
@@ -18,13 +19,15 @@ export function refuseUntranslatable(
   targets: readonly ModelTarget[],
   request: ChatRequest,
 ): void {
-  // Only extra fields and strict tools can be untranslatable: skip the work otherwise.
-  if (request.extra === undefined && request.tools?.some((t) => t.strict === true) !== true) return
   for (const target of targets) {
     const provider = config.providers[target.provider]
     if (provider === undefined) continue
+    const dialect = dialects[provider.dialect]
+    // The OpenAI-compatible dialects forward whatever the schema accepts:
+    // only a translating dialect can refuse, so only those are asked.
+    if (dialect.wire === 'openai') continue
     try {
-      dialects[provider.dialect].buildRequest(request, target.model)
+      dialect.buildRequest(request, target.model)
     } catch (error) {
       if (!isInvalidChatRequest(error)) throw error
       throw new GatewayRequestError({

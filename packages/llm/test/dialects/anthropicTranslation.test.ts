@@ -325,4 +325,97 @@ describe('extra Chat Completions fields (request.extra)', () => {
       )
     }
   })
+
+  it('user and safety_identifier: one metadata.user_id when they agree, a throw naming user when they differ', () => {
+    expect(build({ safety_identifier: 's1' })['metadata']).toEqual({ user_id: 's1' })
+    expect(build({ user: 'u1', safety_identifier: 'u1' })['metadata']).toEqual({ user_id: 'u1' })
+    expect(() => build({ user: 'u1', safety_identifier: 's2' })).toThrow('user: ')
+    expect(() => build({ safety_identifier: 's2', user: 'u1' })).toThrow('user: ')
+  })
+
+  it('a tool_choice object with a key beyond type and function.name throws naming the key', () => {
+    const fn = { name: 'f' }
+    expect(() => build({ tool_choice: { type: 'function', function: fn, extra: 1 } })).toThrow(
+      'tool_choice.extra: ',
+    )
+    expect(() =>
+      build({ tool_choice: { type: 'function', function: { name: 'f', strict: true } } }),
+    ).toThrow('tool_choice.function.strict: ')
+    expect(() => build({ tool_choice: { type: 'allowed_tools', allowed_tools: {} } })).toThrow(
+      'tool_choice: ',
+    )
+    // null is "not set".
+    expect(
+      build({ tool_choice: { type: 'function', function: fn, extra: null } })['tool_choice'],
+    ).toEqual({ type: 'tool', name: 'f' })
+  })
+
+  it('stream_options: usage and no obfuscation are what it does anyway; obfuscation throws', () => {
+    expect(
+      build({ stream_options: { include_usage: false, include_obfuscation: false } }),
+    ).not.toHaveProperty('stream_options')
+    expect(() => build({ stream_options: { include_obfuscation: true } })).toThrow(
+      'stream_options.include_obfuscation: ',
+    )
+  })
+})
+
+describe('messages Anthropic cannot carry as written', () => {
+  const withCall = (args: unknown, rawArguments?: string) =>
+    dialects.anthropic.buildRequest(
+      {
+        messages: [
+          { role: 'user', content: 'hi' },
+          {
+            role: 'assistant',
+            content: [
+              { type: 'tool_call', id: 'a', name: 'f', arguments: {}, rawArguments: '{}' },
+              {
+                type: 'tool_call',
+                id: 'b',
+                name: 'f',
+                arguments: args,
+                ...(rawArguments === undefined ? {} : { rawArguments }),
+              },
+            ],
+          },
+        ],
+        maxTokens: 10,
+      },
+      'claude',
+    ).body as { messages: { content: { input?: unknown }[] }[] }
+
+  it('tool-call arguments: a JSON object is the input, empty text is {}; any other value throws naming the call', () => {
+    expect(withCall({ q: 'x' }, '{"q": "x"}').messages[1]?.content[1]?.input).toEqual({ q: 'x' })
+    expect(withCall({}, '').messages[1]?.content[1]?.input).toEqual({})
+    // A caller's own value, with no text: as it is, absent as {}.
+    expect(withCall(undefined).messages[1]?.content[1]?.input).toEqual({})
+    const field = 'messages[1].tool_calls[1].function.arguments: '
+    for (const [value, text] of [
+      [null, 'null'],
+      ['just a string', '"just a string"'],
+      ['not json', 'not json'],
+      [[1], '[1]'],
+      [42, '42'],
+      [JSON.parse('{"id": 12345678901234567890}'), '{"id": 12345678901234567890}'],
+    ] as const) {
+      expect(() => withCall(value, text), text).toThrow(field)
+    }
+    expect(() => withCall('text')).toThrow(field)
+  })
+
+  it('a message name throws naming the message', () => {
+    expect(() =>
+      dialects.anthropic.buildRequest(
+        {
+          messages: [
+            { role: 'user', content: 'hi' },
+            { role: 'system', content: 'x', name: 'rules' },
+          ],
+          maxTokens: 10,
+        },
+        'claude',
+      ),
+    ).toThrow('messages[1].name: Anthropic has no equivalent')
+  })
 })

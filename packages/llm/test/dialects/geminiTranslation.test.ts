@@ -281,4 +281,84 @@ describe('extra Chat Completions fields (request.extra)', () => {
       expect(() => build({ [field]: value }), field).toThrow(`${field}: Gemini has no equivalent`)
     }
   })
+
+  it('json_schema: the description becomes the schema’s own; none without a schema or beside another; a null schema is not set', () => {
+    const schema = { type: 'object' }
+    const format = (json_schema: Record<string, unknown>) =>
+      build({
+        response_format: { type: 'json_schema', json_schema: { name: 'a', ...json_schema } },
+      })['generationConfig']
+    expect(format({ schema, description: 'why' })).toMatchObject({
+      responseJsonSchema: { description: 'why', type: 'object' },
+    })
+    expect(schema).toEqual({ type: 'object' })
+    const own = { type: 'object', description: 'why' }
+    expect(format({ schema: own, description: 'why' })).toMatchObject({ responseJsonSchema: own })
+    const field = 'response_format.json_schema.description: '
+    expect(() => format({ description: 'why' })).toThrow(field)
+    expect(() => format({ schema: null, description: 'why' })).toThrow(field)
+    expect(() => format({ schema: { description: 'other' }, description: 'why' })).toThrow(field)
+    expect(format({ schema: null })).toEqual({
+      maxOutputTokens: 10,
+      responseMimeType: 'application/json',
+    })
+  })
+
+  it('a tool_choice object with a key beyond type and function.name throws naming the key; obfuscation throws', () => {
+    expect(() =>
+      build({ tool_choice: { type: 'function', function: { name: 'f' }, extra: 1 } }),
+    ).toThrow('tool_choice.extra: ')
+    expect(() =>
+      build({ tool_choice: { type: 'function', function: { name: 'f', strict: true } } }),
+    ).toThrow('tool_choice.function.strict: ')
+    expect(
+      build({ stream_options: { include_usage: true, include_obfuscation: false } }),
+    ).not.toHaveProperty('stream_options')
+    expect(() => build({ stream_options: { include_obfuscation: true } })).toThrow(
+      'stream_options.include_obfuscation: ',
+    )
+  })
+})
+
+describe('messages Gemini cannot carry as written', () => {
+  const withCall = (args: unknown, rawArguments: string) =>
+    gemini.buildRequest(
+      {
+        messages: [
+          { role: 'user', content: 'hi' },
+          {
+            role: 'assistant',
+            content: [{ type: 'tool_call', id: 'a', name: 'f', arguments: args, rawArguments }],
+          },
+        ],
+        maxTokens: 10,
+      },
+      'g',
+    ).body as { contents: { parts: { functionCall?: { args: unknown } }[] }[] }
+
+  it('tool-call arguments: a JSON object is the args, empty text is {}; any other value throws naming the call', () => {
+    expect(withCall({ q: 'x' }, '{"q":"x"}').contents[1]?.parts[0]?.functionCall?.args).toEqual({
+      q: 'x',
+    })
+    expect(withCall({}, ' ').contents[1]?.parts[0]?.functionCall?.args).toEqual({})
+    for (const [value, text] of [
+      [null, 'null'],
+      ['s', '"s"'],
+      [[], '[]'],
+      [JSON.parse('{"a": [-9007199254740993]}'), '{"a": [-9007199254740993]}'],
+    ] as const) {
+      expect(() => withCall(value, text), text).toThrow(
+        'messages[1].tool_calls[0].function.arguments: ',
+      )
+    }
+  })
+
+  it('a message name throws naming the message', () => {
+    expect(() =>
+      gemini.buildRequest(
+        { messages: [{ role: 'user', content: 'hi', name: 'alice' }], maxTokens: 10 },
+        'g',
+      ),
+    ).toThrow('messages[0].name: Gemini has no equivalent')
+  })
 })

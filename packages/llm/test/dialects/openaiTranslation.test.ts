@@ -279,4 +279,77 @@ describe('extra Chat Completions fields (request.extra)', () => {
     expect(JSON.stringify(body)).toContain('"__proto__":{"x":1}')
     expect(Object.getPrototypeOf(body)).toBe(Object.prototype)
   })
+
+  it('stream_options ride beside the include_usage: true the builder always asks for', () => {
+    const built = dialects.openai.buildRequest(
+      {
+        messages: [{ role: 'user', content: 'hi' }],
+        maxTokens: 10,
+        stream: true,
+        extra: { stream_options: { include_usage: false, include_obfuscation: false } },
+      },
+      'gpt-4o',
+    )
+    expect((built.body as Record<string, unknown>)['stream_options']).toEqual({
+      include_usage: true,
+      include_obfuscation: false,
+    })
+  })
+})
+
+describe('what the client wrote, sent as written', () => {
+  const call = (args: unknown, rawArguments?: string) =>
+    ({
+      type: 'tool_call',
+      id: 'c',
+      name: 'f',
+      arguments: args,
+      ...(rawArguments === undefined ? {} : { rawArguments }),
+    }) as const
+  const argumentsSent = (block: ReturnType<typeof call>) => {
+    const body = dialects.qwen.buildRequest(
+      { messages: [{ role: 'assistant', content: [block] }], maxTokens: 10 },
+      'qwen-plus',
+    ).body as { messages: { tool_calls: { function: { arguments: string } }[] }[] }
+    return body.messages[0]?.tool_calls[0]?.function.arguments
+  }
+
+  it('tool-call arguments received as text go unchanged; a value without text is serialised', () => {
+    const big = '{"id": 12345678901234567890}'
+    expect(argumentsSent(call(JSON.parse(big), big))).toBe(big)
+    expect(argumentsSent(call('just a string', '"just a string"'))).toBe('"just a string"')
+    expect(argumentsSent(call(null, 'null'))).toBe('null')
+    expect(argumentsSent(call({}, ''))).toBe('')
+    expect(argumentsSent(call({ city: 'Paris' }))).toBe('{"city":"Paris"}')
+  })
+
+  it('a message name goes on its message; a tool message, which carries none, throws naming it', () => {
+    const body = dialects.openai.buildRequest(
+      {
+        messages: [
+          { role: 'system', content: 'Be brief.', name: 'rules' },
+          { role: 'user', content: 'hi', name: 'alice' },
+          { role: 'assistant', content: [call({}, '{}')], name: 'bot' },
+        ],
+        maxTokens: 10,
+      },
+      'gpt-4o',
+    ).body as { messages: { name?: string }[] }
+    expect(body.messages.map((m) => m.name)).toEqual(['rules', 'alice', 'bot'])
+    expect(() =>
+      dialects.openai.buildRequest(
+        {
+          messages: [
+            {
+              role: 'tool',
+              name: 'x',
+              content: [{ type: 'tool_result', toolCallId: 'c', content: 'ok' }],
+            },
+          ],
+          maxTokens: 10,
+        },
+        'gpt-4o',
+      ),
+    ).toThrow('messages[0].name: ')
+  })
 })

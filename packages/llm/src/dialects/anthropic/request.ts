@@ -1,8 +1,11 @@
 import { InvalidChatRequestError } from '../../errors/InvalidChatRequestError.js'
-import type { ChatRequest, ContentBlock } from '../../types.js'
+import type { ChatMessage, ChatRequest, ContentBlock } from '../../types.js'
 import { blocksOf } from '../blocks.js'
 import type { BuiltRequest } from '../Dialect.js'
+import { refuseStreamOptions } from '../refuseStreamOptions.js'
 import { refuseStrictTools } from '../refuseStrictTools.js'
+import { argumentsObject } from '../toolArguments.js'
+import { toolChoiceName } from '../toolChoiceName.js'
 
 export const ANTHROPIC_VERSION = '2023-06-01'
 
@@ -14,18 +17,27 @@ type Role = 'user' | 'assistant'
  * `tool` role); consecutive turns of one role are merged, since the API
  * wants them alternating. A thinking block without a signature is dropped:
  * Anthropic rejects unsigned thinking, and after a fallback the signature is
- * gone by design.
+ * gone by design. A message `name` has no equivalent and throws
+ * `InvalidChatRequestError`; so do tool-call arguments that are not a JSON
+ * object (`tool_use.input` is one).
  */
 export function buildAnthropicRequest(request: ChatRequest, model: string): BuiltRequest {
   const system: string[] = []
   const turns: { role: Role; content: Record<string, unknown>[] }[] = []
-  for (const message of request.messages) {
+  for (let i = 0; i < request.messages.length; i++) {
+    const message = request.messages[i] as ChatMessage
+    if (message.name !== undefined) {
+      throw new InvalidChatRequestError(
+        `messages[${i}].name`,
+        'Anthropic has no equivalent of message names',
+      )
+    }
     if (message.role === 'system') {
       for (const b of blocksOf(message)) if (b.type === 'text') system.push(b.text)
       continue
     }
     const role: Role = message.role === 'assistant' ? 'assistant' : 'user'
-    const content = blocksOf(message).flatMap(toAnthropicBlock)
+    const content = toAnthropicContent(blocksOf(message), i)
     if (content.length === 0) continue
     const last = turns.at(-1)
     if (last?.role === role) last.content.push(...content)
@@ -57,38 +69,59 @@ export function buildAnthropicRequest(request: ChatRequest, model: string): Buil
 
 /**
  * The client's other Chat Completions fields: translated where Anthropic has
- * an equivalent (`tool_choice`, `parallel_tool_calls: false`, `user`), kept
- * when they ask for Anthropic's default (`n: 1`, `response_format` text,
- * `modalities`, `logprobs: false`); any other throws naming it, so none is dropped silently.
+ * an equivalent (`tool_choice`, `parallel_tool_calls: false`, `user` and
+ * `safety_identifier`), kept when they ask for Anthropic's default (`n: 1`,
+ * `response_format` text, `modalities`, `logprobs: false`, `stream_options`
+ * without obfuscation); any other throws naming it, so none is dropped silently.
  */
 function applyExtra(extra: Record<string, unknown>, body: Record<string, unknown>): void {
   let toolChoice: Record<string, unknown> | undefined
   let serialTools = false
+  let user: string | undefined
+  let safetyIdentifier: string | undefined
   for (const [field, value] of Object.entries(extra)) {
     if (value === undefined || value === null) continue
     if (field === 'tool_choice') toolChoice = anthropicToolChoice(value)
     else if (field === 'parallel_tool_calls' && typeof value === 'boolean') serialTools = !value
-    else if ((field === 'user' || field === 'safety_identifier') && typeof value === 'string') {
-      body['metadata'] = { user_id: value }
-    } else if (!isDefault(field, value)) {
+    else if (field === 'user' && typeof value === 'string') user = value
+    else if (field === 'safety_identifier' && typeof value === 'string') safetyIdentifier = value
+    else if (field === 'stream_options') refuseStreamOptions(value, 'Anthropic')
+    else if (!isDefault(field, value)) {
       throw new InvalidChatRequestError(field, 'Anthropic has no equivalent')
     }
   }
+  const userId = metadataUserId(user, safetyIdentifier)
+  if (userId !== undefined) body['metadata'] = { user_id: userId }
   if (serialTools && toolChoice?.['type'] !== 'none') {
-    toolChoice = { ...(toolChoice ?? { type: 'auto' }), disable_parallel_tool_use: true }
+    toolChoice ??= { type: 'auto' }
+    toolChoice['disable_parallel_tool_use'] = true
   }
   if (toolChoice !== undefined) body['tool_choice'] = toolChoice
+}
+
+/**
+ * Anthropic keeps one end-user id (`metadata.user_id`); OpenAI has two fields
+ * for it (`user`, being replaced by `safety_identifier`). Either goes; both
+ * go when they agree; two different ids throw rather than one being lost.
+ */
+function metadataUserId(
+  user: string | undefined,
+  safetyIdentifier: string | undefined,
+): string | undefined {
+  if (user !== undefined && safetyIdentifier !== undefined && user !== safetyIdentifier) {
+    throw new InvalidChatRequestError(
+      'user',
+      'Anthropic keeps one end-user id (metadata.user_id), and safety_identifier is set to another; send one of them',
+    )
+  }
+  return safetyIdentifier ?? user
 }
 
 function anthropicToolChoice(value: unknown): Record<string, unknown> {
   if (value === 'auto') return { type: 'auto' }
   if (value === 'required') return { type: 'any' }
   if (value === 'none') return { type: 'none' }
-  const fn = (value as { type?: unknown; function?: { name?: unknown } }).function
-  if ((value as { type?: unknown }).type === 'function' && typeof fn?.name === 'string') {
-    return { type: 'tool', name: fn.name }
-  }
-  throw new InvalidChatRequestError('tool_choice', 'Anthropic has no equivalent of this choice')
+  return { type: 'tool', name: toolChoiceName(value, 'Anthropic') }
 }
 
 /** A value that asks for what Anthropic does anyway. */
@@ -100,24 +133,40 @@ function isDefault(field: string, value: unknown): boolean {
   return false
 }
 
-function toAnthropicBlock(block: ContentBlock): Record<string, unknown>[] {
-  switch (block.type) {
-    case 'text':
-      return block.text === '' ? [] : [{ type: 'text', text: block.text }]
-    case 'thinking':
-      return block.signature
-        ? [{ type: 'thinking', thinking: block.thinking, signature: block.signature }]
-        : []
-    case 'tool_call':
-      return [{ type: 'tool_use', id: block.id, name: block.name, input: block.arguments ?? {} }]
-    case 'tool_result':
-      return [
-        {
+/** A message's blocks → Anthropic's; `index` is the message's, for naming a tool call's arguments. */
+function toAnthropicContent(
+  blocks: readonly ContentBlock[],
+  index: number,
+): Record<string, unknown>[] {
+  const content: Record<string, unknown>[] = []
+  let toolCalls = 0
+  for (const block of blocks) {
+    switch (block.type) {
+      case 'text':
+        if (block.text !== '') content.push({ type: 'text', text: block.text })
+        break
+      case 'thinking':
+        if (block.signature) {
+          content.push({ type: 'thinking', thinking: block.thinking, signature: block.signature })
+        }
+        break
+      case 'tool_call': {
+        const field = `messages[${index}].tool_calls[${toolCalls++}].function.arguments`
+        const input = argumentsObject(block, field, 'Anthropic')
+        content.push({ type: 'tool_use', id: block.id, name: block.name, input })
+        break
+      }
+      case 'tool_result': {
+        const result: Record<string, unknown> = {
           type: 'tool_result',
           tool_use_id: block.toolCallId,
           content: block.content,
-          ...(block.isError ? { is_error: true } : {}),
-        },
-      ]
+        }
+        if (block.isError) result['is_error'] = true
+        content.push(result)
+        break
+      }
+    }
   }
+  return content
 }

@@ -2,7 +2,10 @@ import { InvalidChatRequestError } from '../../errors/InvalidChatRequestError.js
 import type { ChatMessage, ChatRequest, ContentBlock } from '../../types.js'
 import { blocksOf } from '../blocks.js'
 import type { BuiltRequest } from '../Dialect.js'
+import { refuseStreamOptions } from '../refuseStreamOptions.js'
 import { refuseStrictTools } from '../refuseStrictTools.js'
+import { argumentsObject } from '../toolArguments.js'
+import { toolChoiceName } from '../toolChoiceName.js'
 
 type Role = 'user' | 'model'
 
@@ -12,19 +15,28 @@ type Role = 'user' | 'model'
  * `functionResponse`, which Gemini matches by function *name*, so the name is
  * looked up from the call with the same id earlier in the history. A signed
  * thinking block hands its signature to the next part as `thoughtSignature`
- * (Gemini signs the part that follows the thought, not the thought).
+ * (Gemini signs the part that follows the thought, not the thought). A
+ * message `name` has no equivalent and throws `InvalidChatRequestError`; so
+ * do tool-call arguments that are not a JSON object (`functionCall.args` is one).
  */
 export function buildGeminiRequest(request: ChatRequest, model: string): BuiltRequest {
   const names = toolNames(request.messages)
   const system: string[] = []
   const contents: { role: Role; parts: Record<string, unknown>[] }[] = []
-  for (const message of request.messages) {
+  for (let i = 0; i < request.messages.length; i++) {
+    const message = request.messages[i] as ChatMessage
+    if (message.name !== undefined) {
+      throw new InvalidChatRequestError(
+        `messages[${i}].name`,
+        'Gemini has no equivalent of message names',
+      )
+    }
     if (message.role === 'system') {
       for (const b of blocksOf(message)) if (b.type === 'text') system.push(b.text)
       continue
     }
     const role: Role = message.role === 'assistant' ? 'model' : 'user'
-    const parts = toParts(blocksOf(message), names)
+    const parts = toParts(blocksOf(message), names, i)
     if (parts.length === 0) continue
     const last = contents.at(-1)
     if (last?.role === role) last.parts.push(...parts)
@@ -72,8 +84,9 @@ const GENERATION_FIELDS: Readonly<Record<string, string>> = {
  * which takes JSON Schema as OpenAI clients write it — `responseSchema` is
  * OpenAPI's subset and refuses `additionalProperties`; `tool_choice` →
  * `toolConfig`; `seed`, penalties), kept when they ask for Gemini's default
- * (`n: 1`, `parallel_tool_calls: true`, text `modalities`, `logprobs: false`); any other throws
- * naming it, so none is dropped silently.
+ * (`n: 1`, `parallel_tool_calls: true`, text `modalities`, `logprobs: false`,
+ * `stream_options` without obfuscation); any other throws naming it, so none
+ * is dropped silently.
  */
 function applyExtra(
   extra: Record<string, unknown>,
@@ -89,6 +102,8 @@ function applyExtra(
       Object.assign(generationConfig, geminiResponseFormat(value))
     } else if (field === 'tool_choice') {
       body['toolConfig'] = { functionCallingConfig: geminiToolChoice(value) }
+    } else if (field === 'stream_options') {
+      refuseStreamOptions(value, 'Gemini')
     } else if (!isDefault(field, value)) {
       throw new InvalidChatRequestError(field, 'Gemini has no equivalent')
     }
@@ -96,28 +111,56 @@ function applyExtra(
 }
 
 function geminiResponseFormat(value: unknown): Record<string, unknown> {
-  const format = value as { type?: unknown; json_schema?: { schema?: unknown } }
+  const format = value as { type?: unknown; json_schema?: JsonSchemaFormat | null }
   if (format.type === 'text') return {}
   if (format.type === 'json_object') return { responseMimeType: 'application/json' }
   if (format.type === 'json_schema') {
-    const schema = format.json_schema?.schema
-    return {
-      responseMimeType: 'application/json',
-      ...(schema === undefined ? {} : { responseJsonSchema: schema }),
-    }
+    const config: Record<string, unknown> = { responseMimeType: 'application/json' }
+    const schema = responseJsonSchema(format.json_schema ?? {})
+    if (schema !== undefined) config['responseJsonSchema'] = schema
+    return config
   }
   throw new InvalidChatRequestError('response_format', 'Gemini has no equivalent of this type')
+}
+
+interface JsonSchemaFormat {
+  description?: unknown
+  schema?: unknown
+}
+
+/**
+ * `json_schema.schema` (`null` is not set: JSON without a schema), with
+ * `json_schema.description` as the schema's own top-level `description` —
+ * where JSON Schema, and so Gemini, reads what a schema is for. A
+ * description with no schema to carry it, or beside a different one of the
+ * schema's own, throws instead of being dropped.
+ */
+function responseJsonSchema(format: JsonSchemaFormat): unknown {
+  const { schema, description } = format
+  if (description === undefined || description === null) return schema ?? undefined
+  const field = 'response_format.json_schema.description'
+  if (typeof schema !== 'object' || schema === null) {
+    throw new InvalidChatRequestError(field, 'Gemini has no place for it without a schema')
+  }
+  const own = Object.hasOwn(schema, 'description')
+    ? (schema as Record<string, unknown>)['description']
+    : undefined
+  if (own === description) return schema
+  if (own !== undefined) {
+    throw new InvalidChatRequestError(
+      field,
+      "Gemini takes one description, the schema's own, and the schema has another",
+    )
+  }
+  // A copy: the caller's schema is not written to. A spread keeps a `__proto__` key a field.
+  return { description, ...schema }
 }
 
 function geminiToolChoice(value: unknown): Record<string, unknown> {
   if (value === 'auto') return { mode: 'AUTO' }
   if (value === 'required') return { mode: 'ANY' }
   if (value === 'none') return { mode: 'NONE' }
-  const fn = (value as { type?: unknown; function?: { name?: unknown } }).function
-  if ((value as { type?: unknown }).type === 'function' && typeof fn?.name === 'string') {
-    return { mode: 'ANY', allowedFunctionNames: [fn.name] }
-  }
-  throw new InvalidChatRequestError('tool_choice', 'Gemini has no equivalent of this choice')
+  return { mode: 'ANY', allowedFunctionNames: [toolChoiceName(value, 'Gemini')] }
 }
 
 /** A value that asks for what Gemini does anyway. */
@@ -137,8 +180,10 @@ function toolNames(messages: readonly ChatMessage[]): Map<string, string> {
   return names
 }
 
-function toParts(blocks: readonly ContentBlock[], names: Map<string, string>) {
+/** A message's blocks → Gemini parts; `index` is the message's, for naming a tool call's arguments. */
+function toParts(blocks: readonly ContentBlock[], names: Map<string, string>, index: number) {
   const parts: Record<string, unknown>[] = []
+  let toolCalls = 0
   let signature: string | undefined
   const signed = (part: Record<string, unknown>) => {
     if (signature !== undefined) part['thoughtSignature'] = signature
@@ -154,9 +199,12 @@ function toParts(blocks: readonly ContentBlock[], names: Map<string, string>) {
       case 'text':
         if (block.text !== '') signed({ text: block.text })
         break
-      case 'tool_call':
-        signed({ functionCall: { id: block.id, name: block.name, args: block.arguments ?? {} } })
+      case 'tool_call': {
+        const field = `messages[${index}].tool_calls[${toolCalls++}].function.arguments`
+        const args = argumentsObject(block, field, 'Gemini')
+        signed({ functionCall: { id: block.id, name: block.name, args } })
         break
+      }
       case 'tool_result':
         parts.push({
           functionResponse: {

@@ -1,3 +1,4 @@
+import { InvalidChatRequestError } from '../../errors/InvalidChatRequestError.js'
 import type { ChatMessage, ChatRequest } from '../../types.js'
 import { blocksOf, stringifyArguments } from '../blocks.js'
 import type { BuiltRequest } from '../Dialect.js'
@@ -15,8 +16,10 @@ export interface OpenAIRequestOptions {
  * Normalised request → `POST /chat/completions` body. Thinking blocks are
  * not sent: chat completions has no field for them (DeepSeek rejects its own
  * `reasoning_content` when sent back). Streaming asks for usage in the last
- * chunk, which is how cost is known for a streamed answer. `request.extra`
- * (`response_format`, `tool_choice`, `seed`, …) is forwarded unchanged.
+ * chunk, which is how cost is known for a streamed answer (the caller's
+ * other `stream_options` go with it). `request.extra` (`response_format`,
+ * `tool_choice`, `seed`, …), message names and tool-call arguments received
+ * as text (`rawArguments`) are forwarded unchanged.
  */
 export function buildOpenAIRequest(
   request: ChatRequest,
@@ -43,24 +46,41 @@ export function buildOpenAIRequest(
   }
   if (request.stream) {
     body['stream'] = true
-    body['stream_options'] = { include_usage: true }
+    body['stream_options'] = streamOptions(request.extra?.['stream_options'])
   }
   // The client's other fields travel as sent; never over a field built above.
   for (const [key, value] of Object.entries(request.extra ?? {})) {
     if (Object.hasOwn(body, key) || value === undefined) continue
-    // defineProperty: a key named `__proto__` stays a field instead of becoming the prototype.
-    Object.defineProperty(body, key, {
-      value,
-      enumerable: true,
-      writable: true,
-      configurable: true,
-    })
+    setField(body, key, value)
   }
   return { path: '/chat/completions', body }
 }
 
+/** Usage is always asked for (it prices the call); the caller's other options go as sent. */
+function streamOptions(asked: unknown): Record<string, unknown> {
+  const options: Record<string, unknown> = { include_usage: true }
+  if (typeof asked !== 'object' || asked === null) return options
+  for (const key of Object.keys(asked)) {
+    const value = (asked as Record<string, unknown>)[key]
+    if (key !== 'include_usage' && value !== undefined && value !== null) {
+      setField(options, key, value)
+    }
+  }
+  return options
+}
+
+/** defineProperty: a key named `__proto__` stays a field instead of becoming the prototype. */
+function setField(target: Record<string, unknown>, key: string, value: unknown): void {
+  Object.defineProperty(target, key, {
+    value,
+    enumerable: true,
+    writable: true,
+    configurable: true,
+  })
+}
+
 /** One normalised message can become several: each tool result is its own `tool` message. */
-function toOpenAIMessages(message: ChatMessage): Record<string, unknown>[] {
+function toOpenAIMessages(message: ChatMessage, index: number): Record<string, unknown>[] {
   const blocks = blocksOf(message)
   const text = blocks
     .filter((b) => b.type === 'text')
@@ -78,19 +98,33 @@ function toOpenAIMessages(message: ChatMessage): Record<string, unknown>[] {
           {
             id: b.id,
             type: 'function',
-            function: { name: b.name, arguments: stringifyArguments(b.arguments) },
+            // The text as received when there is one: re-serialising the parsed
+            // value would round big integers and unquote a JSON string.
+            function: {
+              name: b.name,
+              arguments: b.rawArguments ?? stringifyArguments(b.arguments),
+            },
           },
         ]
       : [],
   )
+  let named: Record<string, unknown> | undefined
   if (message.role === 'assistant') {
-    out.push({
-      role: 'assistant',
-      content: text === '' && toolCalls.length > 0 ? null : text,
-      ...(toolCalls.length > 0 ? { tool_calls: toolCalls } : {}),
-    })
+    named = { role: 'assistant', content: text === '' && toolCalls.length > 0 ? null : text }
+    if (toolCalls.length > 0) named['tool_calls'] = toolCalls
   } else if (message.role !== 'tool' && (text !== '' || out.length === 0)) {
-    out.push({ role: message.role, content: text })
+    named = { role: message.role, content: text }
   }
+  if (message.name !== undefined) {
+    // Tool results go as `tool` messages, which carry no name.
+    if (named === undefined) {
+      throw new InvalidChatRequestError(
+        `messages[${index}].name`,
+        'only a system, user or assistant message carries a name',
+      )
+    }
+    named['name'] = message.name
+  }
+  if (named !== undefined) out.push(named)
   return out
 }
