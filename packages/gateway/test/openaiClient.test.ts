@@ -110,4 +110,33 @@ describe('the official openai client against the gateway', () => {
     })
     expect(fake.requests[0]?.body).toMatchObject({ tools: [{ name: 'weather' }] })
   })
+
+  it('hands a provider’s tool-call arguments to the client as the provider wrote them, streamed or not', async () => {
+    const { fake, entry } = await fakeProvider('openai', ['key-o'])
+    fakes.push(fake)
+    harness = await startHarness({ providers: { o: entry }, models: { m: fallback(['o', 'o-1']) } })
+    // An integer past 2^53: parsed and written again, it would arrive as 12345678901234567000.
+    const text = '{"id": 12345678901234567890, "tag": "x"}'
+    const toolCalls = [{ id: 'call_1', name: 'lookup', arguments: undefined, argumentsJson: text }]
+    const request = {
+      model: 'm',
+      messages: [{ role: 'user' as const, content: 'look it up' }],
+      tools: [
+        { type: 'function' as const, function: { name: 'lookup', parameters: { type: 'object' } } },
+      ],
+    }
+    fake.enqueue(reply.text('', { toolCalls }))
+    const whole = await harness.client.chat.completions.create(request)
+    const call = whole.choices[0]?.message.tool_calls?.[0]
+    expect(call?.type === 'function' ? call.function.arguments : undefined).toBe(text)
+
+    fake.enqueue(reply.text('', { toolCalls }))
+    const stream = await harness.client.chat.completions.create({ ...request, stream: true })
+    let streamed = ''
+    for await (const chunk of stream) {
+      for (const delta of chunk.choices[0]?.delta.tool_calls ?? [])
+        streamed += delta.function?.arguments ?? ''
+    }
+    expect(streamed).toBe(text)
+  })
 })

@@ -52,7 +52,10 @@ export function toOpenAIResponse(
           {
             id: b.id,
             type: 'function',
-            function: { name: b.name, arguments: stringifyArguments(b.arguments) },
+            function: {
+              name: b.name,
+              arguments: b.rawArguments ?? stringifyArguments(b.arguments),
+            },
           },
         ]
       : [],

@@ -125,7 +125,13 @@ describe('OpenAI chat completions translation', () => {
       model: 'gpt-4o-mini-2024-07-18',
       provider: 'openai',
       content: [
-        { type: 'tool_call', id: 'call_9', name: 'get_weather', arguments: { city: '上海' } },
+        {
+          type: 'tool_call',
+          id: 'call_9',
+          name: 'get_weather',
+          arguments: { city: '上海' },
+          rawArguments: '{"city":"上海"}',
+        },
       ],
       text: '',
       finishReason: 'tool_calls',

@@ -13,7 +13,7 @@ export function planAnswer(
   const textTokens = reply.tokens ?? splitTokens(reply.text ?? '')
   const thinkingTokens = splitTokens(reply.thinking ?? '')
   const toolCalls = (reply.toolCalls ?? []).map((call) => {
-    const argumentsJson = JSON.stringify(call.arguments ?? {})
+    const argumentsJson = call.argumentsJson ?? JSON.stringify(call.arguments ?? {})
     return {
       id: call.id ?? `${wire.toolIdPrefix}${randomBytes(9).toString('base64url')}`,
       name: call.name,

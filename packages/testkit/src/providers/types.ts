@@ -35,6 +35,11 @@ export interface ScriptedToolCall {
   name: string
   /** The arguments object; sent as JSON (streamed in pieces). */
   arguments: unknown
+  /**
+   * The arguments' JSON text exactly as sent, instead of `arguments`: for
+   * what a JavaScript value cannot hold (an integer past 2^53).
+   */
+  argumentsJson?: string | undefined
 }
 
 /** An error frame sent inside a 200 stream after some tokens (Anthropic `event: error`, DashScope `event:error`). */

@@ -36,11 +36,16 @@ export function parseOpenAIResponse(
   if (text) content.push({ type: 'text', text })
   for (const call of asArray(get(message, 'tool_calls'))) {
     const fn = getRecord(call, 'function')
+    const rawArguments = getString(fn, 'arguments') ?? ''
     content.push({
       type: 'tool_call',
       id: getString(call, 'id') ?? '',
       name: getString(fn, 'name') ?? '',
-      arguments: parseArguments(getString(fn, 'arguments') ?? ''),
+      arguments: parseArguments(rawArguments),
+      // Kept as sent, for whoever passes the call on as text (the gateway's
+      // answer, the next turn's request): the parsed value rounds integers
+      // past 2^53.
+      rawArguments,
     })
   }
   const usage = getRecord(json, 'usage')
