@@ -36,8 +36,13 @@ export function writeExpired(
   details: ExpiredBody,
 ): '504' | 'ended' {
   if (res.headersSent) {
-    const fixedLength = res.getHeader('content-length') !== undefined && !res.chunkedEncoding
-    if (fixedLength && method !== 'HEAD') res.destroy()
+    // A Content-Length passed to writeHead(status, headers) is not stored
+    // (getHeader cannot see it), but then Node has kept a response that is
+    // neither chunked nor closing the connection: its length is declared.
+    const fixedLength =
+      !res.chunkedEncoding && (res.getHeader('content-length') !== undefined || res.shouldKeepAlive)
+    const bodiless = method === 'HEAD' || res.statusCode === 204 || res.statusCode === 304
+    if (fixedLength && !bodiless) res.destroy()
     else res.end()
     return 'ended'
   }

@@ -63,23 +63,41 @@ describe.each(majors)('a response already streaming when time runs out ($name)',
     expect(server.connections).toHaveLength(1)
   })
 
-  it('a fixed-length response cut short has its socket destroyed rather than lie about its length', async () => {
-    const app = major.app()
-    app.use(deadline())
-    app.get(
-      '/file',
-      major.route(async (req, res) => {
-        res.setHeader('content-length', '1000')
-        res.write('x'.repeat(100))
-        await aborted(req.deadline.signal)
-      }),
-    )
-    server = await listen(app)
-    const res = await request(`${server.url}/file`, {
-      headers: { 'x-deadline-remaining-ms': '80' },
-      dispatcher: agent,
-    })
-    expect(res.statusCode).toBe(200)
-    await expect(res.body.text()).rejects.toThrow()
-  })
+  it.each([
+    {
+      how: 'setHeader',
+      start: (res: import('node:http').ServerResponse) => res.setHeader('content-length', '1000'),
+    },
+    {
+      // No header stored before it: only Node knows the length it declared.
+      how: 'writeHead(status, headers)',
+      start: (res: import('node:http').ServerResponse) =>
+        res.writeHead(200, { 'content-type': 'text/plain', 'content-length': '1000' }),
+    },
+  ])(
+    'a fixed-length response (length set with $how) cut short has its socket destroyed rather than lie about its length',
+    async ({ start }) => {
+      const app = major.app()
+      app.disable('x-powered-by')
+      app.use(deadline())
+      app.get(
+        '/file',
+        major.route(async (req, res) => {
+          start(res)
+          res.write('x'.repeat(100))
+          await aborted(req.deadline.signal)
+        }),
+      )
+      server = await listen(app)
+      const res = await request(`${server.url}/file`, {
+        headers: { 'x-deadline-remaining-ms': '80' },
+        dispatcher: agent,
+      })
+      expect(res.statusCode).toBe(200)
+      const readingAt = performance.now()
+      await expect(res.body.text()).rejects.toThrow()
+      // At the deadline, not when the idle keep-alive socket is closed 5 s later.
+      expect(performance.now() - readingAt).toBeLessThan(2000)
+    },
+  )
 })
