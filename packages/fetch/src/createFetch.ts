@@ -34,7 +34,7 @@ export interface HourglassRequestInit extends RequestInit {
 
 /** A WHATWG `fetch` that carries and enforces the deadline. */
 export interface HourglassFetch {
-  (input: RequestInfo, init?: HourglassRequestInit): Promise<Response>
+  (input: RequestInfo, init?: HourglassRequestInit | null): Promise<Response>
   /** The composed dispatcher (with the deadline interceptor). */
   readonly dispatcher: Dispatcher
   /** Close the connections this fetch opened (only the Agent it created itself). */
@@ -67,7 +67,9 @@ export function createFetch(
     : new Agent({ connect: connectorFor(config, options.tls) })
   const dispatcher = (options.dispatcher ?? own!).compose(interceptorFor(config))
 
-  const call = (input: RequestInfo, init: HourglassRequestInit = {}): Promise<Response> => {
+  const call = (input: RequestInfo, given?: HourglassRequestInit | null): Promise<Response> => {
+    // null, like undefined, is no init: fetch() takes both.
+    const init = given ?? {}
     const { deadline: explicit, retry } = init
     const request = input instanceof UndiciRequest ? input : undefined
     const method = (init.method ?? request?.method ?? 'GET').toUpperCase()
@@ -76,7 +78,9 @@ export function createFetch(
       new FetchCallInit({
         config,
         deadline: explicit ?? currentDeadline(),
-        signal: init.signal ?? undefined,
+        // The Request's own signal when the init brings none, as fetch() does
+        // (ours replaces it on the copy each attempt sends).
+        signal: init.signal ?? request?.signal ?? undefined,
         method,
         retry: mergeRetry(config.retry, retry),
         replayable:

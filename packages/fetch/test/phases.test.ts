@@ -6,6 +6,7 @@ import {
   type TcpFaultServer,
   tcpFaultServer,
 } from '@hourglass/testkit'
+import { Request } from 'undici'
 import { afterEach, describe, expect, it } from 'vitest'
 import {
   type AttemptTimings,
@@ -317,6 +318,24 @@ describe('the caller ends it', () => {
     await server.clientGone(0)
     expect(server.records).toHaveLength(1)
     expect(events.retries).toHaveLength(0)
+  })
+
+  it('a Request’s own signal is honoured like init.signal', async () => {
+    const server = await serve({ type: 'hang' })
+    const controller = new AbortController()
+    const pending = client()(new Request(server.url, { signal: controller.signal }), {
+      deadline: Deadline.after(5000),
+    })
+    await server.request(0)
+    const reason = new ClientClosedError()
+    controller.abort(reason)
+    expect(await rejection(pending)).toBe(reason)
+    await server.clientGone(0)
+  })
+
+  it('a null init is no init, as for fetch()', async () => {
+    const server = await serve({ type: 'respond', body: 'ok' })
+    expect(await (await client()(server.url, null)).text()).toBe('ok')
   })
 
   it('a deadline cancelled because the client closed rethrows that ClientClosedError', async () => {
