@@ -1,4 +1,9 @@
-import { isIP, connect as netConnect, type Socket } from 'node:net'
+import {
+  isIP,
+  type LookupFunction as NetLookupFunction,
+  connect as netConnect,
+  type Socket,
+} from 'node:net'
 import { type ConnectionOptions, connect as tlsConnect } from 'node:tls'
 import { systemClock } from '@hourglass/core'
 import type { buildConnector } from 'undici'
@@ -67,22 +72,34 @@ export function connectorFor(
       settle(reason instanceof Error ? reason : new Error(String(reason)))
     })
 
-    const open = (address: string) => {
+    const open = (addresses: readonly ResolvedAddress[]) => {
       if (settled) return
       attempt.enter('connect')
       const started = attempt.init.clock.now()
       const port = Number(opts.port) || (opts.protocol === 'https:' ? 443 : 80)
       const https = opts.protocol === 'https:'
       const servername = opts.servername || (isIP(opts.hostname) ? undefined : opts.hostname)
+      // One address: connect to it. Several (IPv6 and IPv4 for one name):
+      // Node's own Happy Eyeballs tries them in turn, as it does for a plain
+      // connect, from the answer our bounded lookup already has — a name
+      // whose first address refuses (::1 before 127.0.0.1) still connects.
+      const target =
+        addresses.length === 1
+          ? { host: (addresses[0] as ResolvedAddress).address, port }
+          : {
+              host: opts.hostname,
+              port,
+              autoSelectFamily: true,
+              lookup: answerWith(addresses),
+            }
       socket = https
         ? tlsConnect({
             ...tls,
-            host: address,
-            port,
+            ...target,
             ...(servername ? { servername } : {}),
             ALPNProtocols: ['http/1.1'],
           })
-        : netConnect({ host: address, port })
+        : netConnect(target)
       socket.setNoDelay(true)
       socket.setKeepAlive(true, 60_000)
       socket.once(https ? 'secureConnect' : 'connect', function (this: Socket) {
@@ -96,14 +113,19 @@ export function connectorFor(
     }
 
     if (isIP(opts.hostname)) {
-      open(opts.hostname)
+      open([{ address: opts.hostname, family: isIP(opts.hostname) }])
       return
     }
     attempt.enter('dns')
-    lookup(opts.hostname, {}, (error, address) => {
+    lookup(opts.hostname, { all: true }, (error, answer, family) => {
       if (settled) return
-      const first = Array.isArray(address) ? address[0]?.address : address
-      if (error || !first) {
+      // A lookup of one's own may answer with one address whatever it was asked.
+      const addresses = Array.isArray(answer)
+        ? answer
+        : answer
+          ? [{ address: answer, family: family ?? isIP(answer) }]
+          : []
+      if (error || addresses.length === 0) {
         settle(
           new DnsError({
             hostname: opts.hostname,
@@ -113,7 +135,25 @@ export function connectorFor(
         )
         return
       }
-      open(first)
+      open(addresses)
     })
+  }
+}
+
+interface ResolvedAddress {
+  address: string
+  family: number
+}
+
+/** A `lookup` for net.connect that answers at once with addresses already resolved. */
+function answerWith(addresses: readonly ResolvedAddress[]): NetLookupFunction {
+  return (_hostname, options, callback) => {
+    if (options.all) callback(null, addresses as ResolvedAddress[])
+    else
+      callback(
+        null,
+        (addresses[0] as ResolvedAddress).address,
+        (addresses[0] as ResolvedAddress).family,
+      )
   }
 }

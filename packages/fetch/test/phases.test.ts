@@ -196,6 +196,34 @@ describe('connect phase', () => {
     expect((error as Error).cause).toMatchObject({ code: 'ECONNREFUSED' })
   })
 
+  it('a name with several addresses connects to one that answers when the first refuses (::1 before 127.0.0.1)', async () => {
+    const server = await serve({ type: 'respond', body: 'up' })
+    let asked: { all?: boolean } | undefined
+    const lookup: LookupFunction = (_name, options, callback) => {
+      asked = options
+      callback(null, [
+        { address: '::1', family: 6 },
+        { address: '127.0.0.1', family: 4 },
+      ])
+    }
+    const res = await client({ lookup, retry: false })(`http://svc.test:${server.port}/`)
+    expect(await res.text()).toBe('up')
+    expect(asked).toMatchObject({ all: true })
+  })
+
+  it('a name whose every address refuses fails fast with CONNECT_FAILED', async () => {
+    const port = await closedPort()
+    const lookup: LookupFunction = (_name, _options, callback) =>
+      callback(null, [
+        { address: '127.0.0.2', family: 4 },
+        { address: '127.0.0.1', family: 4 },
+      ])
+    const error = await rejection(client({ lookup, retry: false })(`http://svc.test:${port}/`))
+    expect(error).toBeInstanceOf(ConnectError)
+    expect(error).toMatchObject({ code: 'CONNECT_FAILED', phase: 'connect', fast: true })
+    expect((error as ConnectError).osCode).toBe('ECONNREFUSED')
+  })
+
   it('a TLS handshake that never completes fails with CONNECT_TIMEOUT and the socket is closed', async () => {
     const silent = await tcp({ mode: 'silent' })
     const started = performance.now()
