@@ -71,6 +71,7 @@ export async function probe(url: string | URL, options: ProbeOptions = {}): Prom
   const { warmup = 3, samples = 10, method, headers, body, freshConnections = true } = options
   if (!Number.isInteger(samples) || samples < 1)
     throw new TypeError('samples must be an integer ≥ 1')
+  if (!Number.isInteger(warmup) || warmup < 0) throw new TypeError('warmup must be an integer ≥ 0')
   const init = {
     ...(method ? { method } : {}),
     ...(headers ? { headers: toHeaderList(headers) } : {}),

@@ -109,6 +109,19 @@ describe('probe', () => {
     }).catch((e: unknown) => e)
     expect(error).toMatchObject({ phase: 'dns', osCode: 'ENOTFOUND' })
   })
+
+  it('refuses counts that are not whole numbers, with a message naming them', async () => {
+    for (const warmup of [Number.NaN, -1, 1.5]) {
+      await expect(probe('http://127.0.0.1:1/', { warmup })).rejects.toThrow(
+        /warmup must be an integer/,
+      )
+    }
+    for (const samples of [Number.NaN, 0, 2.5]) {
+      await expect(probe('http://127.0.0.1:1/', { samples })).rejects.toThrow(
+        /samples must be an integer/,
+      )
+    }
+  })
 })
 
 describe('suggestTimeouts', () => {
