@@ -202,9 +202,13 @@ export class Deadline {
     return new SlicePlan(this, entries, options)
   }
 
-  /** Abort now with `reason`; children are cancelled with the same reason. */
+  /**
+   * Abort now with `reason`; children are cancelled with the same reason. An
+   * observe-only deadline that has expired aborted nothing, so it can still
+   * be cancelled (the client left).
+   */
   cancel(reason: unknown = new DOMException('This operation was aborted', 'AbortError')): void {
-    if (this.#state !== 'live') return
+    if (this.#state !== 'live' && !(this.#state === 'expired' && this.observe)) return
     this.#state = 'cancelled'
     this.#reason = reason
     this.#release()
@@ -249,7 +253,11 @@ export class Deadline {
     this.#state = 'expired'
     // Expired by a parent whose timer fired in the same tick: the budget is spent.
     const elapsedMs = Math.max(this.clock.now() - this.startedAt, this.budgetMs)
-    this.#release()
+    // An observed expiry aborts nothing, so it keeps what can still cancel it
+    // (its parent, an external signal) and its children, which a later
+    // cancel must reach; only its timer is done.
+    if (this.observe) this.#clearTimer()
+    else this.#release()
     if (!this.observe) {
       this.#reason = new DeadlineExceededError({
         budgetMs: this.budgetMs,
@@ -270,7 +278,8 @@ export class Deadline {
     const onExpire = this.#onExpire
     this.#onExpire = undefined
     onExpire?.(this)
-    this.#forEachChild((child) => child.#expire())
+    if (!this.observe) this.#forEachChild((child) => child.#expire())
+    else if (this.#children) for (const child of this.#children) child.#expire()
   }
 
   /** Created under a parent that has already ended. */
@@ -300,11 +309,15 @@ export class Deadline {
     this.#timer = this.clock.setTimeout(() => this.#arm(), Math.min(Math.ceil(delay), MAX_TIMER_MS))
   }
 
-  #release(): void {
+  #clearTimer(): void {
     if (this.#timer !== undefined) {
       this.clock.clearTimeout(this.#timer)
       this.#timer = undefined
     }
+  }
+
+  #release(): void {
+    this.#clearTimer()
     if (this.parent) this.parent.#children?.delete(this)
     if (this.#external && this.#externalListener) {
       this.#external.removeEventListener('abort', this.#externalListener)

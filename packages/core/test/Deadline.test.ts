@@ -310,6 +310,34 @@ describe('observe-only deadlines (dark mode)', () => {
     expect(child.observe).toBe(true)
     expect(() => d.throwIfExpired()).not.toThrow()
   })
+
+  it('can still be cancelled after an observed expiry, which aborted nothing', () => {
+    const c = clock()
+    const d = Deadline.after(50, { clock: c, observe: true })
+    const child = d.child()
+    const heard: unknown[] = []
+    d.onDone((why) => heard.push(why))
+    c.advance(60)
+    expect(heard).toEqual([])
+    const reason = new Error('the client left')
+    d.cancel(reason)
+    expect(d.signal.aborted).toBe(true)
+    expect(d.signal.reason).toBe(reason)
+    expect(heard).toEqual([reason])
+    expect(child.signal.reason).toBe(reason)
+    d.cancel(new Error('again')) // once only
+    expect(heard).toEqual([reason])
+  })
+
+  it('keeps its link to an external signal through an observed expiry', () => {
+    const c = clock()
+    const external = new AbortController()
+    const d = Deadline.after(50, { clock: c, observe: true, signal: external.signal })
+    c.advance(60)
+    const reason = new Error('caller aborted')
+    external.abort(reason)
+    expect(d.signal.reason).toBe(reason)
+  })
 })
 
 describe('diagnostics events', () => {

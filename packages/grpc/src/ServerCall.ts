@@ -214,7 +214,8 @@ export class ServerCall {
       const grpcExpired =
         Date.now() + GRPC_TIMER_SLACK_MS >=
         (grpcDeadline instanceof Date ? grpcDeadline.getTime() : grpcDeadline)
-      if (grpcExpired || deadline.expired) {
+      // An observed expiry answered nothing: a cancel after it is the client's.
+      if (grpcExpired || (deadline.expired && !deadline.observe)) {
         // grpc-js's own grpc-timeout timer answered: with reserveMs 0 it races
         // ours, and with grpc-timeout not trusted it is the only one due.
         this.#outcome = 'expired'

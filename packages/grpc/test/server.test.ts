@@ -391,6 +391,32 @@ describe('deadlineServerInterceptor: when time runs out', () => {
     expect(ends.messages[0]).toMatchObject({ outcome: 'ok', code: status.OK })
   })
 
+  it('observe mode: a client that cancels after the observed expiry still stops the handler, and the call ends client-cancelled', async () => {
+    const clock = new ManualClock()
+    const starts = watch<GrpcServerStartMessage>(grpcChannels.serverStart)
+    const expires = watch<GrpcServerExpireMessage>(grpcChannels.serverExpire)
+    const ends = watch<GrpcServerEndMessage>(grpcChannels.serverEnd)
+    const reason = deferred<unknown>()
+    const work = await serve(
+      {
+        unary: (() => {
+          currentDeadline()!.onDone((why) => reason.resolve(why))
+        }) satisfies handleUnaryCall<unknown, unknown>,
+      },
+      { clock, mode: 'observe', reserveMs: 0 },
+    )
+    const call = work.unary({}, metadataWith({ 'x-deadline-remaining-ms': '100' }), {}, () => {})
+    await starts.count(1)
+    clock.advance(150) // observed: nothing answered, nothing aborted
+    await expires.count(1)
+    call.cancel()
+    expect(isClientClosed(await reason.promise)).toBe(true)
+    await ends.count(1)
+    expect(expires.messages).toHaveLength(1)
+    expect(expires.messages[0]).toMatchObject({ action: 'observed' })
+    expect(ends.messages[0]).toMatchObject({ outcome: 'client-cancelled', code: status.CANCELLED })
+  })
+
   it('a call answered in time ends ok with its status, and releases its timer', async () => {
     const clock = new ManualClock()
     const ends = watch<GrpcServerEndMessage>(grpcChannels.serverEnd)
