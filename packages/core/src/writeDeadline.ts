@@ -1,3 +1,4 @@
+import { MAX_TIMER_MS } from './clock.js'
 import type { Deadline } from './Deadline.js'
 import { DEADLINE_HEADER } from './headerNames.js'
 
@@ -8,7 +9,8 @@ export type HeaderTarget =
   | Record<string, string | string[] | undefined>
 
 /**
- * Set `x-deadline-remaining-ms` to the whole milliseconds left — computed now,
+ * Set `x-deadline-remaining-ms` to the whole milliseconds left (at most
+ * 2^31-1, about 24.8 days) — computed now,
  * so call it just before the request is sent. Relative, not absolute: clock
  * skew between hosts cannot eat the budget. Returns the value written, or
  * undefined when nothing was written: no deadline of its own (`never()`), or
@@ -23,7 +25,9 @@ export function writeDeadline(
   const remaining = deadline.remaining()
   if (!Number.isFinite(remaining)) return undefined
   if (deadline.observe && remaining === 0) return undefined
-  const ms = Math.floor(remaining)
+  // A reader takes at most 2^31-1 ms (a timer's limit) and clamps that to its
+  // own maximum; more would be refused as malformed.
+  const ms = Math.min(Math.floor(remaining), MAX_TIMER_MS)
   const value = String(ms)
   if (typeof (headers as { set?: unknown }).set === 'function') {
     ;(headers as { set(n: string, v: string): unknown }).set(DEADLINE_HEADER, value)

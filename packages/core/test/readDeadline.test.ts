@@ -2,6 +2,7 @@ import {
   DEADLINE_SOURCES,
   Deadline,
   type DeadlineSource,
+  MAX_TIMER_MS,
   ManualClock,
   readDeadline,
   writeDeadline,
@@ -183,6 +184,17 @@ describe('readDeadline', () => {
       ),
       { numRuns: 5000 },
     )
+  })
+
+  it('writeDeadline caps what it writes at 2^31-1 ms, the most a reader accepts', () => {
+    const headers: Record<string, string> = {}
+    const far = Deadline.after(30 * 24 * 3600 * 1000, { clock: new ManualClock() })
+    expect(writeDeadline(headers, far)).toBe(MAX_TIMER_MS)
+    expect(readDeadline(headers, { maxMs: 10_000 })).toMatchObject({
+      ms: 10_000,
+      clamped: true,
+      invalid: [],
+    })
   })
 
   it('property: writeDeadline then readDeadline round-trips the whole milliseconds left', () => {

@@ -13,6 +13,7 @@ import {
   type Deadline,
   DeadlineExceededError,
   isDeadlineExceeded,
+  MAX_TIMER_MS,
   systemClock,
 } from '@hourglass/core'
 import { type GrpcClientEndMessage, grpcChannels } from './channels.js'
@@ -55,7 +56,10 @@ export class ClientCall {
     // enforcing it here would change outcomes.
     if (deadline && !deadline.observe) {
       const left = deadline.remaining() - this.#options.reserveMs
-      if (Number.isFinite(left)) given = Math.min(own, Date.now() + left)
+      // Beyond 2^31-1 ms (~24.8 days) grpc-js's server reads grpc-timeout
+      // into an int32 and wraps it to a deadline already past: no gRPC
+      // deadline of ours then, as grpc-js itself does for one that far.
+      if (Number.isFinite(left) && left <= MAX_TIMER_MS) given = Math.min(own, Date.now() + left)
     }
     this.#budgetMs = Math.max(0, given - Date.now())
     const next = nextCall(given === own ? callOptions : { ...callOptions, deadline: given })
@@ -149,7 +153,8 @@ export class ClientCall {
     if (!Number.isFinite(left) || (deadline.observe && left <= 0)) {
       return { metadata, headerMs: undefined }
     }
-    const headerMs = Math.max(0, Math.floor(left))
+    // Capped where readers stop accepting it (2^31-1 ms); they clamp to their own maxMs.
+    const headerMs = Math.min(Math.max(0, Math.floor(left)), MAX_TIMER_MS)
     const copy = metadata.clone()
     copy.set(DEADLINE_HEADER, String(headerMs))
     return { metadata: copy, headerMs }

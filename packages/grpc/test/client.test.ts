@@ -11,6 +11,7 @@ import {
   Deadline,
   isClientClosed,
   isDeadlineExceeded,
+  MAX_TIMER_MS,
   ManualClock,
   runWithDeadline,
 } from '@hourglass/core'
@@ -18,9 +19,11 @@ import { afterEach, describe, expect, it } from 'vitest'
 import {
   type ClientDeadlineOptions,
   deadlineInterceptor,
+  deadlineServerInterceptor,
   fromGrpcError,
   type GrpcClientEndMessage,
   type GrpcClientStartMessage,
+  type GrpcServerStartMessage,
   grpcChannels,
   withCallDeadline,
 } from '../src/index.js'
@@ -190,6 +193,28 @@ describe('deadlineInterceptor: every call carries the caller deadline', () => {
     expect(arrivals[0]).toEqual({ grpcMs: Number.POSITIVE_INFINITY, header: '300' })
     // Past its deadline, dark mode must not make the next hop answer DEADLINE_EXCEEDED.
     expect(arrivals[1]).toEqual({ grpcMs: Number.POSITIVE_INFINITY, header: undefined })
+  })
+
+  it('a caller deadline beyond 2^31-1 ms (30 days) sets no gRPC deadline, which grpc-js would wrap into the past, and caps the header', async () => {
+    const { arrivals } = await echoServer() // a plain grpc-js server
+    const work = client()
+    const far = Deadline.after(30 * 24 * 3600 * 1000, { clock: new ManualClock() })
+    const result = await runWithDeadline(far, () => unary(work, {}))
+    expect(result.error).toBeUndefined()
+    expect(arrivals[0]).toEqual({ grpcMs: Number.POSITIVE_INFINITY, header: String(MAX_TIMER_MS) })
+    // Against our server, the capped header is read and cut to its maxMs.
+    const starts = watch<GrpcServerStartMessage>(grpcChannels.serverStart)
+    const answer: handleUnaryCall<unknown, unknown> = (_call, callback) => callback(null, {})
+    const ours = await startServer({ unary: answer }, [
+      deadlineServerInterceptor({ maxMs: 10_000 }),
+    ])
+    try {
+      const answered = await runWithDeadline(far, () => unary(client({}, ours.address), {}))
+      expect(answered.error).toBeUndefined()
+      expect(starts.messages[0]).toMatchObject({ budgetMs: 10_000, clamped: true })
+    } finally {
+      await ours.close()
+    }
   })
 
   it('options are checked when the interceptor is created', () => {
