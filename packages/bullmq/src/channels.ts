@@ -97,6 +97,11 @@ export interface BullmqEndMessage extends BullmqJobMessage {
   /** Time the attempt ran, in ms. */
   elapsedMs: number
   outcome: BullmqAttemptOutcome
+  /**
+   * Observe mode only: the outcome enforcement would have given this attempt
+   * (`deadline_exceeded`, `no_time_to_retry`), when it differs from `outcome`.
+   */
+  enforcedOutcome?: BullmqAttemptOutcome
   /** What the processor threw, for every outcome but the `completed` ones. */
   error?: unknown
 }

@@ -132,6 +132,7 @@ export function withDeadline<
     const startedAt = clock.now()
     bullmqChannels.start.publish(() => ({ ...about(deadline.remaining()), deadline, attempt }))
     let outcome: BullmqAttemptOutcome = 'failed'
+    let enforced: BullmqAttemptOutcome | undefined
     let thrown: unknown
     try {
       const result = await runWithDeadline(deadline, () =>
@@ -143,6 +144,7 @@ export function withDeadline<
       thrown = error
       const decided = await decide(error, job, deadline, stored, minBudgetMs, counts)
       outcome = decided.outcome
+      enforced = decided.enforced
       throw decided.error
     } finally {
       const ended = deadline.done || deadline.expired
@@ -153,6 +155,7 @@ export function withDeadline<
         attempt,
         elapsedMs: clock.now() - startedAt,
         outcome,
+        ...(enforced === undefined ? {} : { enforcedOutcome: enforced }),
         ...(outcome === 'completed' || outcome === 'completed_late' ? {} : { error: thrown }),
       }))
       // Deadlines of jobs started together end together, each on its own
@@ -175,7 +178,7 @@ async function decide(
   stored: StoredDeadline,
   minBudgetMs: number,
   counts: DeadlineCounts,
-): Promise<{ outcome: BullmqAttemptOutcome; error: unknown }> {
+): Promise<{ outcome: BullmqAttemptOutcome; error: unknown; enforced?: BullmqAttemptOutcome }> {
   const fail = (stage: 'running' | 'retry', retryDelayMs?: number) =>
     new JobDeadlineExceededError({
       stage,
@@ -194,12 +197,20 @@ async function decide(
     counts.stopped++
     return { outcome: 'deadline_exceeded', error: fail('running') }
   }
+  // Observe mode: what enforcement would have made of it, when that differs.
+  const observed = ranOut ? { enforced: 'deadline_exceeded' as const } : {}
   const next = await nextAttempt(job, error)
-  if (!next.retry) return { outcome: 'failed', error }
+  if (!next.retry) return { outcome: 'failed', error, ...observed }
   const left = deadline.remaining() - next.delayMs
-  if (!deadline.observe && (left <= 0 || left < minBudgetMs)) {
+  if (left <= 0 || left < minBudgetMs) {
+    if (deadline.observe)
+      return {
+        outcome: 'retry',
+        error,
+        enforced: ranOut ? 'deadline_exceeded' : 'no_time_to_retry',
+      }
     counts.retriesDropped++
     return { outcome: 'no_time_to_retry', error: fail('retry', next.delayMs) }
   }
-  return { outcome: 'retry', error }
+  return { outcome: 'retry', error, ...observed }
 }

@@ -12,6 +12,7 @@ import type { Job } from 'bullmq'
 import { afterEach, describe, expect, it } from 'vitest'
 import {
   addWithDeadline,
+  type BullmqEndMessage,
   bullmqChannels,
   isJobDeadlineExceeded,
   JobDeadlineExceededError,
@@ -234,6 +235,37 @@ describe.skipIf(!available)('withDeadline: a worker enforces the deadline a job 
     expect((failure as Error).cause).toEqual(new Error('upstream 503'))
     expect(ends.map((e) => e.outcome)).toEqual(['no_time_to_retry'])
     expect(processor.counts).toEqual({ expired: 0, stopped: 0, retriesDropped: 1 })
+  })
+
+  it('observe mode: a retry enforcement would drop is kept, and the end message says what enforcement would have done', async () => {
+    const { queue, name } = await redis.queue()
+    const ended = signal<BullmqEndMessage>()
+    bullmqChannels.end.subscribe(function onEnd(message) {
+      bullmqChannels.end.unsubscribe(onEnd)
+      ended.resolve(message)
+    })
+    const processor = withDeadline(async () => {
+      throw new Error('upstream 503')
+    })
+    redis.worker(name, processor)
+    const job = await addWithDeadline(
+      queue,
+      'flaky',
+      {},
+      {
+        deadline: Deadline.after(5_000, { observe: true }),
+        attempts: 3,
+        backoff: { type: 'fixed', delay: 60_000 },
+      },
+    )
+    const end = await ended.promise
+    expect(end).toMatchObject({
+      jobId: job.id,
+      outcome: 'retry',
+      enforcedOutcome: 'no_time_to_retry',
+    })
+    await expect.poll(async () => (await queue.getJob(job.id!))?.getState()).toBe('delayed')
+    expect(processor.counts.retriesDropped).toBe(0)
   })
 
   it('a stalled job that comes back after its deadline does not run', async () => {
