@@ -331,65 +331,58 @@ describe('body phase', () => {
 })
 
 describe('the caller ends it', () => {
-  it('an aborted init.signal rejects with its reason, at once, and is not retried', async () => {
-    const server = await serve({ type: 'hang' })
-    events = recordEgress()
-    const controller = new AbortController()
-    const pending = client()(server.url, {
-      signal: controller.signal,
-      deadline: Deadline.after(5000),
-    })
-    await server.request(0)
-    const reason = new ClientClosedError()
-    controller.abort(reason)
-    expect(await rejection(pending)).toBe(reason)
-    await server.clientGone(0)
-    expect(server.records).toHaveLength(1)
-    expect(events.retries).toHaveLength(0)
-  })
-
-  it('a Request’s own signal is honoured like init.signal', async () => {
-    const server = await serve({ type: 'hang' })
-    const controller = new AbortController()
-    const pending = client()(new Request(server.url, { signal: controller.signal }), {
-      deadline: Deadline.after(5000),
-    })
-    await server.request(0)
-    const reason = new ClientClosedError()
-    controller.abort(reason)
-    expect(await rejection(pending)).toBe(reason)
-    await server.clientGone(0)
-  })
+  it.each([
+    {
+      where: 'init.signal',
+      call: (url: string, signal: AbortSignal) =>
+        client()(url, { signal, deadline: Deadline.after(5000) }),
+    },
+    {
+      where: 'an undici Request’s own signal',
+      call: (url: string, signal: AbortSignal) =>
+        client()(new Request(url, { signal }), { deadline: Deadline.after(5000) }),
+    },
+  ])(
+    'an abort through $where rejects with its reason, at once, and is not retried',
+    async ({ call }) => {
+      const server = await serve({ type: 'hang' })
+      events = recordEgress()
+      const controller = new AbortController()
+      const pending = call(server.url, controller.signal)
+      await server.request(0)
+      const reason = new ClientClosedError()
+      controller.abort(reason)
+      expect(await rejection(pending)).toBe(reason)
+      await server.clientGone(0)
+      expect(server.records).toHaveLength(1)
+      expect(events.retries).toHaveLength(0)
+    },
+  )
 
   it('a null init is no init, as for fetch()', async () => {
     const server = await serve({ type: 'respond', body: 'ok' })
     expect(await (await client()(server.url, null)).text()).toBe('ok')
   })
 
-  it('a deadline cancelled because the client closed rethrows that ClientClosedError', async () => {
-    const server = await serve({ type: 'hang' })
-    const deadline = Deadline.after(5000)
-    const pending = client()(server.url, { deadline })
-    await server.request(0)
-    const reason = new ClientClosedError()
-    deadline.cancel(reason)
-    expect(await rejection(pending)).toBe(reason)
-    const gone = await server.clientGone(0)
-    expect(gone.workingWhenClientLeft).toBe(true)
-  })
-
-  it('a Deadline.never() has no expiry, but its cancel still stops the request in flight', async () => {
-    const server = await serve({ type: 'hang' })
-    const deadline = Deadline.never()
-    const pending = client()(server.url, { deadline })
-    await server.request(0)
-    const reason = new ClientClosedError()
-    const cancelledAt = performance.now()
-    deadline.cancel(reason)
-    expect(await rejection(pending)).toBe(reason)
-    // At once, not when the hanging server gives up (10 s).
-    expect(performance.now() - cancelledAt).toBeLessThan(1000)
-    const gone = await server.clientGone(0)
-    expect(gone.workingWhenClientLeft).toBe(true)
-  })
+  it.each([
+    { kind: 'a deadline', make: () => Deadline.after(5000) },
+    // No expiry, no timer of its own: its cancel must still reach the request.
+    { kind: 'a Deadline.never()', make: () => Deadline.never() },
+  ])(
+    '$kind cancelled because the client closed stops the request at once with that ClientClosedError',
+    async ({ make }) => {
+      const server = await serve({ type: 'hang' })
+      const deadline = make()
+      const pending = client()(server.url, { deadline })
+      await server.request(0)
+      const reason = new ClientClosedError()
+      const cancelledAt = performance.now()
+      deadline.cancel(reason)
+      expect(await rejection(pending)).toBe(reason)
+      // At once, not when the hanging server gives up (10 s).
+      expect(performance.now() - cancelledAt).toBeLessThan(1000)
+      const gone = await server.clientGone(0)
+      expect(gone.workingWhenClientLeft).toBe(true)
+    },
+  )
 })
