@@ -40,6 +40,19 @@ const BAD: [string[], RegExp][] = [
     ['probe', 'http://127.0.0.1:9/', '--header'],
     /^hourglass probe: option '-H, --header <value>' argument missing/,
   ],
+  [
+    // The README's own example, pasted with its ellipsis character.
+    ['probe', 'http://127.0.0.1:9/', '-H', 'authorization: Bearer …'],
+    /^hourglass probe: --header 'authorization' has a character a header value cannot carry .*\n$/,
+  ],
+  [
+    ['probe', 'http://127.0.0.1:9/', '-H', 'transfer-encoding: chunked'],
+    /^hourglass probe: --header 'transfer-encoding' is the HTTP client's own to send and cannot be given\n$/,
+  ],
+  [
+    ['probe', 'http://%zz@127.0.0.1:9/'],
+    /^hourglass probe: the user or password in the URL has a broken %-escape/,
+  ],
   [['--json'], /^hourglass: unknown option '--json': name a command first/],
   [
     ['gateway'],

@@ -243,6 +243,8 @@ describe('hourglass probe <url>', () => {
     expect(run.code).toBe(1)
     const errorLines = run.stderr.split('\n').filter((l) => l.startsWith('hourglass'))
     expect(errorLines).toHaveLength(1)
+    // Where and what, not undici's bare "other side closed".
+    expect(errorLines[0]).toMatch(/^hourglass probe: 127\.0\.0\.1:\d+ closed the connection/)
     expect(run.stdout).toBe('')
   })
 

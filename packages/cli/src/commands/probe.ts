@@ -126,7 +126,14 @@ function parseUrl(text: string): URL {
 
 function basicAuth(url: URL): string | undefined {
   if (url.username === '' && url.password === '') return undefined
-  const pair = `${decodeURIComponent(url.username)}:${decodeURIComponent(url.password)}`
+  let pair: string
+  try {
+    pair = `${decodeURIComponent(url.username)}:${decodeURIComponent(url.password)}`
+  } catch {
+    throw new UsageError(
+      'hourglass probe: the user or password in the URL has a broken %-escape (write % as %25)',
+    )
+  }
   return `Basic ${Buffer.from(pair).toString('base64')}`
 }
 

@@ -37,6 +37,11 @@ export function describeFailure(error: unknown, url: URL): string {
   if (isHeadersTimeout(error)) return `${where} sent no response headers${within}`
   if (isBodyTimeout(error)) return `${where} stopped sending the body${within}`
   const message = messageOf(error)
+  // Connected, then the socket went away: undici's "other side closed", or the OS's reset.
+  const socketCode = codeOf(error)
+  if (socketCode === 'UND_ERR_SOCKET' || socketCode === 'ECONNRESET' || socketCode === 'EPIPE') {
+    return `${where} closed the connection before the answer was complete (${message})`
+  }
   if (message === 'bad port') {
     return `fetch refuses to call port ${url.port} (a "bad port" in the Fetch standard); probe another port`
   }
@@ -48,4 +53,11 @@ function messageOf(error: unknown): string {
   if (!(error instanceof Error)) return String(error)
   if (error.message === 'fetch failed' && error.cause instanceof Error) return error.cause.message
   return error.message
+}
+
+/** undici's own error code, on the error or on the cause fetch wraps it in. */
+function codeOf(error: unknown): unknown {
+  const own = (error as { code?: unknown } | null)?.code
+  if (own !== undefined) return own
+  return ((error as { cause?: unknown } | null)?.cause as { code?: unknown } | undefined)?.code
 }

@@ -1,5 +1,9 @@
 import { UsageError } from '../UsageError.js'
 
+// Headers that frame the connection or the message, which undici sets itself
+// and refuses from a caller.
+const CLIENT_OWNED = new Set(['transfer-encoding', 'keep-alive', 'upgrade', 'expect'])
+
 // RFC 9110 token characters: what a header name may be made of.
 const TOKEN = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/
 
@@ -26,6 +30,18 @@ export function parseHeader(text: string): [string, string] {
   if (/[\r\n\0]/.test(value)) {
     throw new UsageError(
       `hourglass probe: --header '${name}' has a line break or NUL in its value, which HTTP does not allow`,
+    )
+  }
+  // What Node lets into a header value: tab, visible ASCII and Latin-1
+  // bytes. A character past U+00FF has no single byte to be.
+  if (/[^\t\x20-\x7e\x80-\xff]/.test(value)) {
+    throw new UsageError(
+      `hourglass probe: --header '${name}' has a character a header value cannot carry (a control character, or one past Latin-1 such as a pasted '…')`,
+    )
+  }
+  if (CLIENT_OWNED.has(name.toLowerCase())) {
+    throw new UsageError(
+      `hourglass probe: --header '${name}' is the HTTP client's own to send and cannot be given`,
     )
   }
   return [name, value]
