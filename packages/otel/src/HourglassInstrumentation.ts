@@ -7,6 +7,9 @@ import { traceHandlers } from './traceHandlers.js'
 const SCOPE_NAME = '@hourglass/otel'
 const SCOPE_VERSION = '0.1.0'
 
+// Instances enabled in this process: two would record everything twice.
+let enabledCount = 0
+
 /** What `new HourglassInstrumentation(config)` takes (OpenTelemetry's `InstrumentationConfig`). */
 export interface HourglassInstrumentationConfig {
   /**
@@ -49,6 +52,12 @@ export class HourglassInstrumentation {
   /** Subscribe to every channel. Calling it twice is harmless. */
   enable(): void {
     if (this.#enabled) return
+    if (enabledCount > 0) {
+      diag.warn(
+        '@hourglass/otel: a second HourglassInstrumentation (or instrumentDeadlines()) is enabled; each records every span, event and metric, so they will all come twice',
+      )
+    }
+    enabledCount++
     this.#enabled = true
     this.#subscribeTraces()
     this.#subscribeMetrics()
@@ -56,6 +65,7 @@ export class HourglassInstrumentation {
 
   /** Unsubscribe every listener; a package loaded later is not subscribed to. Calling it twice is harmless. */
   disable(): void {
+    if (this.#enabled) enabledCount--
     this.#enabled = false
     stopAll(this.#traceStops)
     stopAll(this.#metricStops)

@@ -2,8 +2,17 @@ import { Deadline, type HourglassChannel, ManualClock } from '@hourglass/core'
 import { expressChannels } from '@hourglass/express'
 import { fetchChannels } from '@hourglass/fetch'
 import { type LlmAttemptMessage, llmChannels } from '@hourglass/llm'
-import { HourglassInstrumentation } from '@hourglass/otel'
-import { context, metrics, propagation, SpanKind, SpanStatusCode, trace } from '@opentelemetry/api'
+import { HourglassInstrumentation, instrumentDeadlines } from '@hourglass/otel'
+import {
+  context,
+  DiagLogLevel,
+  diag,
+  metrics,
+  propagation,
+  SpanKind,
+  SpanStatusCode,
+  trace,
+} from '@opentelemetry/api'
 // Type only, and only here: the class has its members without depending on the package.
 import type { Instrumentation } from '@opentelemetry/instrumentation'
 import {
@@ -79,6 +88,33 @@ describe('HourglassInstrumentation in NodeSDK', () => {
     instrumentation.disable()
     expect(expressChannels.start.hasSubscribers).toBe(false)
     expect(fetchChannels.attempt.hasSubscribers).toBe(false)
+  })
+
+  it('says through diag when a second one is enabled beside it (everything would come twice), and not when it is alone', () => {
+    const warnings: string[] = []
+    diag.setLogger(
+      {
+        error: () => {},
+        warn: (message: string) => warnings.push(message),
+        info: () => {},
+        debug: () => {},
+        verbose: () => {},
+      },
+      DiagLogLevel.WARN,
+    )
+    try {
+      const stop = instrumentDeadlines()
+      expect(warnings).toEqual([
+        expect.stringMatching(/second HourglassInstrumentation .* come twice/),
+      ])
+      stop()
+      instrumentation.disable()
+      const alone = instrumentDeadlines()
+      alone()
+      expect(warnings).toHaveLength(1)
+    } finally {
+      diag.disable()
+    }
   })
 
   it('sends spans and second-based metrics through the SDK’s providers, under hourglass.*', async () => {
