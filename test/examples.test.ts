@@ -15,7 +15,7 @@ describe('examples/', () => {
     const [fast, slow, provider] = run.stdout.trimEnd().split('\n')
     expect(fast).toMatch(/^budget 1000 ms → 200 after \d+ ms: \{"text":"Rayleigh scattering\."\}$/)
     const slowMatch = slow!.match(
-      /^budget 1000 ms → 504 after (\d+) ms: \{"error":"deadline_exceeded"/,
+      /^budget 1000 ms → 504 after (\d+) ms: \{"error":"deadline_exceeded","budgetMs":1000,.*"slice":"model"\}$/,
     )
     expect(slowMatch, slow).not.toBeNull()
     // The provider would take 1.5 s: the 504 comes by the 1 s deadline instead (slack for a loaded box).

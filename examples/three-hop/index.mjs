@@ -1,5 +1,6 @@
 // Three hops on loopback — edge → api → model service → a fake LLM provider —
 // wired with Hourglass. Run: npm run build && node examples/three-hop/index.mjs
+import { DEADLINE_EXPIRED_HEADER, DeadlineExceededError } from '@hourglass/core'
 import { deadline, deadlineErrors } from '@hourglass/express'
 import { createFetch } from '@hourglass/fetch'
 import { callModel, openAICompatible } from '@hourglass/llm'
@@ -63,6 +64,17 @@ api.post(
         body: JSON.stringify({ prompt }),
         deadline: slice, // sends x-deadline-remaining-ms: what the slice has left
       })
+      if (r.status === 504 && r.headers.get(DEADLINE_EXPIRED_HEADER) === '1') {
+        // The model service ran out of the time this slice gave it. Its 504
+        // names its own budget: answer ours (deadlineErrors: the budget our
+        // caller sent), naming this slice.
+        await r.body?.cancel()
+        throw new DeadlineExceededError({
+          budgetMs: slice.budgetMs,
+          elapsedMs: slice.elapsed(),
+          slice: 'model',
+        })
+      }
       return { status: r.status, body: await r.json() }
     })
     await req.plan.run('write', async () => res.status(answer.status).json(answer.body))
@@ -83,7 +95,16 @@ edge.post(
       headers: { 'content-type': 'application/json' },
       body: JSON.stringify(req.body),
     })
-    res.status(r.status).json(await r.json())
+    const body = await r.json()
+    if (r.status === 504 && r.headers.get(DEADLINE_EXPIRED_HEADER) === '1') {
+      // The same at the edge: the budget our caller sent, the slice that ran out inside.
+      throw new DeadlineExceededError({
+        budgetMs: req.deadline.budgetMs,
+        elapsedMs: req.deadline.elapsed(),
+        slice: body.slice ?? undefined,
+      })
+    }
+    res.status(r.status).json(body)
   }),
 )
 edge.use(deadlineErrors())
