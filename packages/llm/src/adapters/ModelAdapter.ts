@@ -22,7 +22,13 @@ export type SendResult =
 
 /** A stream whose HTTP status was 200: its events, still to be read. */
 export type OpenResult =
-  | { ok: true; status: number; events: AsyncIterable<StreamEvent> }
+  | {
+      ok: true
+      status: number
+      events: AsyncIterable<StreamEvent>
+      /** The provider's request id header (`Dialect.requestIdHeader`), when it sent one. */
+      providerRequestId?: string | undefined
+    }
   | { ok: false; error: ProviderError }
 
 /**
@@ -45,9 +51,18 @@ export interface ModelAdapter {
   readonly apiKeys: readonly string[]
   /** The next key when no admission chooses one: round-robin, so load spreads over keys. */
   nextKey(): string | undefined
-  /** A non-streaming attempt. Throws only for the deadline, an abort, or a bug; every provider failure is a `SendResult`. */
+  /**
+   * A non-streaming attempt. Every provider failure is a `SendResult`; it
+   * rejects only for the deadline, an abort, a bug, or a request it cannot
+   * translate — `InvalidChatRequestError`, or what the request builder threw
+   * — in which case nothing was sent.
+   */
   send(request: ChatRequest, options: SendOptions): Promise<SendResult>
-  /** Opens a streaming attempt; failures before the 200 are a `SendResult`-like failure. Errors while reading `events` are thrown from the iterator. */
+  /**
+   * Opens a streaming attempt; failures before the 200 are a `SendResult`-like
+   * failure, and it rejects as `send` does. Errors while reading `events` are
+   * thrown from the iterator, which ends at the provider's end marker.
+   */
   open(request: ChatRequest, options: SendOptions): Promise<OpenResult>
   /** Closes the connections of a fetch the adapter created itself. */
   close(): Promise<void>

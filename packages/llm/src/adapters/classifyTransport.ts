@@ -8,11 +8,13 @@ import type { ErrorKind } from '../types.js'
  * Anything thrown while sending or reading, as a `ProviderError` — or the
  * thrown value itself when the attempt was ended on purpose (the deadline,
  * the caller's signal, a first-token timer): those are not the provider's
- * failure and the caller knows the reason better.
+ * failure and the caller knows the reason better. `answered` is the 2xx
+ * status of a reply whose body was being read when it failed.
  */
 export function classifyThrown(
   thrown: unknown,
   context: { provider: string; model: string; signal: AbortSignal; deadline: Deadline | undefined },
+  answered?: number,
 ): { error: ProviderError } | { rethrow: unknown } {
   if (context.signal.aborted) return { rethrow: context.signal.reason }
   if (context.deadline?.done) return { rethrow: context.deadline.reason }
@@ -28,15 +30,26 @@ export function classifyThrown(
   // billed. Resending it to the same model pays again for the same answer
   // (providers do not dedupe chat completions by Idempotency-Key), so it is
   // not retried; falling back to another configured model still may be.
-  // Connect-phase failures sent nothing and stay retryable.
+  // A 2xx reply cut while its body was read is the same case, surer still: a
+  // whole answer comes after the whole generation. Connect-phase failures
+  // sent nothing and stay retryable.
   const readTimeout = code === 'HEADERS_TIMEOUT' || code === 'BODY_TIMEOUT'
   const kind: ErrorKind = readTimeout ? 'timeout' : 'network'
-  const message = thrown instanceof Error ? thrown.message : String(thrown)
+  const text = (thrown instanceof Error ? thrown.message : String(thrown)).slice(0, 500)
+  const message =
+    answered === undefined
+      ? text
+      : `the ${answered} reply broke off while its body was read (${text}); not resent to this model: the provider generated, and billed, it`
   return {
     error: new ProviderError({
       provider,
       model,
-      error: { kind, retryable: !readTimeout, status: 0, message: message.slice(0, 500) },
+      error: {
+        kind,
+        retryable: !readTimeout && answered === undefined,
+        status: answered ?? 0,
+        message,
+      },
       cause: thrown,
     }),
   }

@@ -4,7 +4,6 @@ import type { Dialect } from '../dialects/Dialect.js'
 import { headerValue } from '../dialects/errorHeaders.js'
 import { parseJson } from '../dialects/safeJson.js'
 import { ProviderError } from '../errors/ProviderError.js'
-import { SseDecoder } from '../sse/SseDecoder.js'
 import type { ChatRequest, ChatResponse, StreamEvent } from '../types.js'
 import { classifyThrown } from './classifyTransport.js'
 import type {
@@ -14,8 +13,18 @@ import type {
   SendOptions,
   SendResult,
 } from './ModelAdapter.js'
+import { readEvents } from './readEvents.js'
 
 type RequestOptions = NonNullable<Parameters<typeof undiciRequest>[1]> & DeadlineDispatchOptions
+
+/** A request ready to leave: where, and the undici options. */
+interface Outgoing {
+  url: string
+  options: RequestOptions
+}
+
+type Reply = Awaited<ReturnType<typeof undiciRequest>>
+type Failure = { ok: false; error: ProviderError }
 
 /** Dialect-specific touches applied to the built body before it is sent. */
 export type BodyHook = (
@@ -64,7 +73,7 @@ export function createAdapter(
   // without what the WHATWG fetch API adds per call that an adapter does not
   // use — its Request, Response, Headers, web streams and signal following:
   // about a third of a gateway's CPU per completion (BENCHMARKS.md, §9).
-  const post = (request: ChatRequest, send: SendOptions, stream: boolean) => {
+  const prepare = (request: ChatRequest, send: SendOptions, stream: boolean): Outgoing => {
     // Object.assign, not `{ ...request, stream }`: on Node 20 a field after a
     // spread costs ~0.4 µs (V8 leaves its fast path); so do the headers.
     const built = dialect.buildRequest(Object.assign({}, request, { stream }), model)
@@ -97,7 +106,7 @@ export function createAdapter(
       retry: false,
     }
     if (send.deadline !== undefined) sent.deadline = send.deadline
-    return undiciRequest(`${baseURL}${built.path}`, sent)
+    return { url: `${baseURL}${built.path}`, options: sent }
   }
 
   const context = (send: SendOptions) => ({
@@ -107,17 +116,37 @@ export function createAdapter(
     deadline: send.deadline,
   })
 
-  const guarded = async <T>(
+  // The request is built before the `try`: what building it throws (an
+  // `InvalidChatRequestError`, or whatever else the dialect's builder, the
+  // body hook or JSON.stringify throws) rejects as it is — nothing was sent,
+  // so it is no `network` failure to retry, to charge to the retry budget or
+  // to hand to a fallback. What is thrown once the request is on its way is
+  // classified.
+  const attempt = async <T>(
+    request: ChatRequest,
     send: SendOptions,
-    work: () => Promise<T | { ok: false; error: ProviderError }>,
-  ) => {
+    stream: boolean,
+    work: (res: Reply) => Promise<T | Failure>,
+  ): Promise<T | Failure> => {
+    const out = prepare(request, send, stream)
     try {
-      return await work()
+      return await work(await undiciRequest(out.url, out.options))
     } catch (thrown) {
       const verdict = classifyThrown(thrown, context(send))
       if ('rethrow' in verdict) throw verdict.rethrow
       return { ok: false as const, error: verdict.error }
     }
+  }
+
+  // A 2xx body that breaks off while it is read (a cut connection, the body
+  // timeout) is not resent to this model: a whole answer is sent after the
+  // whole generation, so the provider generated — and billed — it (a
+  // fallback may still be asked). An error status's body: as any failure.
+  const brokeOff = (thrown: unknown, res: Reply, send: SendOptions): Failure => {
+    if (res.statusCode < 200 || res.statusCode >= 300) throw thrown
+    const verdict = classifyThrown(thrown, context(send), res.statusCode)
+    if ('rethrow' in verdict) throw verdict.rethrow
+    return { ok: false, error: verdict.error }
   }
 
   const adapter: ModelAdapter = {
@@ -133,9 +162,13 @@ export function createAdapter(
       return key
     },
     send(request, send): Promise<SendResult> {
-      return guarded(send, async () => {
-        const res = await post(request, send, false)
-        const text = await res.body.text()
+      return attempt(request, send, false, async (res) => {
+        let text: string
+        try {
+          text = await res.body.text()
+        } catch (thrown) {
+          return brokeOff(thrown, res, send)
+        }
         // Parsed once: read for an error (some servers send one with a 200), then as the answer.
         const json = parseJson(text)
         const error = dialect.normalizeError({
@@ -150,14 +183,18 @@ export function createAdapter(
       })
     },
     open(request, send): Promise<OpenResult> {
-      return guarded(send, async () => {
-        const res = await post(request, send, true)
+      return attempt(request, send, true, async (res) => {
         const type = headerValue(res.headers, 'content-type') ?? ''
         const ok = res.statusCode >= 200 && res.statusCode < 300
         if (!ok || !type.includes('text/event-stream')) {
           // An error status, or a JSON body where a stream was asked for
           // (Qwen's throttling-in-200): classify it like any other answer.
-          const text = await res.body.text()
+          let text: string
+          try {
+            text = await res.body.text()
+          } catch (thrown) {
+            return brokeOff(thrown, res, send)
+          }
           const error = dialect.normalizeError({
             status: res.statusCode,
             headers: res.headers,
@@ -165,12 +202,21 @@ export function createAdapter(
           })
           if (error !== undefined) return fail(error)
           const response = attribute(dialect.parseResponse(text, { headers: res.headers }))
-          return { ok: true, status: res.statusCode, events: eventsOf(response) }
+          return {
+            ok: true,
+            status: res.statusCode,
+            events: eventsOf(response),
+            providerRequestId: response.providerRequestId,
+          }
         }
         return {
           ok: true,
           status: res.statusCode,
           events: readEvents(res.body, dialect, send, context(send)),
+          providerRequestId:
+            dialect.requestIdHeader === undefined
+              ? undefined
+              : headerValue(res.headers, dialect.requestIdHeader),
         }
       })
     },
@@ -185,43 +231,6 @@ export function createAdapter(
   }
 
   return adapter
-}
-
-/** SSE bytes → normalised events; comments (`: keep-alive`) are dropped here, never counted as progress. */
-async function* readEvents(
-  body: AsyncIterable<Uint8Array>,
-  dialect: Dialect,
-  send: SendOptions,
-  context: Parameters<typeof classifyThrown>[1],
-): AsyncGenerator<StreamEvent, void, undefined> {
-  const decoder = new SseDecoder()
-  const parser = dialect.createStreamParser()
-  try {
-    for await (const chunk of body) {
-      for (const frame of decoder.push(chunk)) {
-        if (frame.type === 'event') yield* parser.parseStreamEvent(frame)
-      }
-    }
-    for (const frame of decoder.end()) {
-      if (frame.type === 'event') yield* parser.parseStreamEvent(frame)
-    }
-    yield* parser.end()
-    if (!parser.done) {
-      throw new ProviderError({
-        provider: context.provider,
-        model: context.model,
-        error: {
-          kind: 'network',
-          retryable: true,
-          status: 200,
-          message: 'stream ended before the provider’s end marker',
-        },
-      })
-    }
-  } catch (thrown) {
-    const verdict = classifyThrown(thrown, { ...context, signal: send.signal })
-    throw 'rethrow' in verdict ? verdict.rethrow : verdict.error
-  }
 }
 
 /** A whole answer replayed as stream events (a provider that answered a stream request with JSON). */

@@ -45,6 +45,13 @@ export interface Dialect {
   /** Which wire format requests and responses use. */
   readonly wire: 'openai' | 'anthropic' | 'gemini'
   buildRequest(request: ChatRequest, model: string): BuiltRequest
+  /**
+   * The response header that carries the provider's request id
+   * (`x-request-id`, Anthropic's `request-id`), read into
+   * `providerRequestId` for whole and streamed answers alike; undefined when
+   * the provider sends none.
+   */
+  readonly requestIdHeader?: string | undefined
   /** The headers that carry an API key, in this provider's spelling. */
   authHeaders(apiKey: string): Record<string, string>
   /** Parses a successful (non-streaming) body: a string or already-parsed JSON. */

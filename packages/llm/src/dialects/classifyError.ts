@@ -54,8 +54,14 @@ export function classifyError(input: ErrorInput, read: BodyReader): NormalizedEr
   } catch {
     shouldRetry = undefined
   }
+  // The text check ("overloaded" in the body, Anthropic's overloaded_error
+  // off a 529) reads 5xx answers and errors after a 200 (bodies, stream
+  // frames). A 4xx is the provider answering about this request or account:
+  // a word in its message ("Invalid schema for function 'is_overloaded'")
+  // never makes it an overload; only a provider code does (Doubao's
+  // ServerOverloaded 429).
   const heuristic =
-    shouldRetry === undefined
+    shouldRetry === undefined && (status < 400 || status >= 500)
       ? (verdict?.heuristicKind ?? (kindFromBody ? undefined : sniffKind(text)))
       : undefined
   const kind = kindFromBody ?? heuristic ?? (ok ? 'server_error' : kindFromStatus(status))

@@ -35,6 +35,7 @@ function openAICompatible(
   return {
     name,
     wire: 'openai',
+    requestIdHeader: 'x-request-id',
     buildRequest: (request, model) => buildOpenAIRequest(request, model, { maxTokensField }),
     authHeaders: (apiKey) => ({ authorization: `Bearer ${apiKey}` }),
     parseResponse: (body, meta) => parseOpenAIResponse(body, meta, name),
@@ -54,6 +55,7 @@ export const dialects: Readonly<Record<DialectName, Dialect>> = Object.freeze({
   anthropic: {
     name: 'anthropic',
     wire: 'anthropic',
+    requestIdHeader: 'request-id',
     buildRequest: buildAnthropicRequest,
     authHeaders: (apiKey) => ({ 'x-api-key': apiKey }),
     parseResponse: parseAnthropicResponse,

@@ -1,6 +1,6 @@
 import diagnostics from 'node:diagnostics_channel'
 import { Deadline } from '@hourglass/core'
-import { openAIErrors, reply } from '@hourglass/testkit'
+import { closedPort, openAIErrors, reply } from '@hourglass/testkit'
 import { afterEach, describe, expect, it } from 'vitest'
 import { openAICompatible } from '../../src/adapters/openAICompatible.js'
 import { CostBudget } from '../../src/budget/CostBudget.js'
@@ -78,12 +78,11 @@ describe('attempt records', () => {
   })
 
   it('a network failure is recorded as such, with the transport error’s class', async () => {
-    const fake = await fakes.start({
-      dialect: 'openai',
-      reply: reply.text('never finished', { cutAfterTokens: 0 }),
-    })
+    // Refused at connect: nothing was sent, so it is retried (a 200 cut
+    // mid-body is not: test/adapters/cutReply.test.ts).
+    const port = await closedPort()
     const model = fakes.adapter(
-      openAICompatible({ baseURL: fake.baseURL, apiKey: 'sk', model: 'gpt-4o' }),
+      openAICompatible({ baseURL: `http://127.0.0.1:${port}/v1`, apiKey: 'sk', model: 'gpt-4o' }),
     )
     const records: AttemptRecord[] = []
     await callModel({

@@ -153,6 +153,31 @@ describe('OpenAI errors', () => {
   })
 })
 
+describe('the "overloaded" text check', () => {
+  const saying = (message: string) =>
+    JSON.stringify({ error: { message, type: 'invalid_request_error', code: null } })
+
+  it.each([400, 404, 413, 422, 429])(
+    'never makes a %i an overload: a 4xx is an answer about the request',
+    (status) => {
+      const e = openai.normalizeError({
+        status,
+        body: saying("Invalid schema for function 'is_overloaded': 'type' is required"),
+      })
+      expect(e?.kind).not.toBe('overloaded')
+    },
+  )
+
+  it('still reads 5xx answers and errors inside a 200', () => {
+    const body = saying('The engine is currently overloaded')
+    expect(openai.normalizeError({ status: 500, body })).toMatchObject({ kind: 'overloaded' })
+    expect(openai.normalizeStreamError({ event: 'error', data: body })).toMatchObject({
+      kind: 'overloaded',
+      status: 200,
+    })
+  })
+})
+
 describe('DeepSeek errors', () => {
   it('402 Insufficient Balance is permanent', async () => {
     const e = deepseek.normalizeError(

@@ -1,0 +1,99 @@
+import type { Dialect } from '../dialects/Dialect.js'
+import { ProviderError } from '../errors/ProviderError.js'
+import { SseDecoder } from '../sse/SseDecoder.js'
+import type { StreamEvent } from '../types.js'
+import { classifyThrown } from './classifyTransport.js'
+import type { SendOptions } from './ModelAdapter.js'
+
+/**
+ * How long the rest of a body may take to end after the provider's end
+ * marker before its connection is closed, in ms. What normally follows is
+ * only the end of the chunked encoding, sent right behind the marker.
+ */
+export const END_GRACE_MS = 1000
+
+/** What `readEvents` reads: the response body (undici's is a Readable). */
+export interface EventBody extends AsyncIterable<Uint8Array> {
+  destroy(): unknown
+}
+
+/**
+ * SSE bytes → normalised events; comments (`: keep-alive`) are dropped here,
+ * never counted as progress. The stream ends at the dialect's end marker
+ * (`[DONE]`, `message_stop`, Gemini's chunk with a `finishReason`), not when
+ * the body closes: a server or proxy that keeps the response open after it
+ * would otherwise hold a whole answer until the body timeout or the
+ * deadline, and end it as a failure. What follows the marker is ignored.
+ */
+export async function* readEvents(
+  body: EventBody,
+  dialect: Dialect,
+  send: SendOptions,
+  context: Parameters<typeof classifyThrown>[1],
+): AsyncGenerator<StreamEvent, void, undefined> {
+  const decoder = new SseDecoder()
+  const parser = dialect.createStreamParser()
+  const chunks = body[Symbol.asyncIterator]()
+  let marked = false
+  try {
+    for (let next = await chunks.next(); !next.done; next = await chunks.next()) {
+      for (const frame of decoder.push(next.value)) {
+        if (frame.type !== 'event') continue
+        yield* parser.parseStreamEvent(frame)
+        if (parser.done) {
+          marked = true
+          break
+        }
+      }
+      if (marked) break
+    }
+    if (!marked) {
+      for (const frame of decoder.end()) {
+        if (frame.type === 'event') yield* parser.parseStreamEvent(frame)
+      }
+    }
+    yield* parser.end()
+    if (!parser.done) {
+      throw new ProviderError({
+        provider: context.provider,
+        model: context.model,
+        error: {
+          kind: 'network',
+          retryable: true,
+          status: 200,
+          message: 'stream ended before the provider’s end marker',
+        },
+      })
+    }
+  } catch (thrown) {
+    const verdict = classifyThrown(thrown, { ...context, signal: send.signal })
+    throw 'rethrow' in verdict ? verdict.rethrow : verdict.error
+  } finally {
+    // As `for await` would: a stream left early (an error, the reader
+    // stopped) destroys the body, and with it the connection.
+    if (marked) release(chunks, body)
+    else await chunks.return?.()
+  }
+}
+
+/**
+ * After the end marker: reads what is left of the body in the background, so
+ * that a connection whose body ends right away goes back to the pool; one
+ * still open after `END_GRACE_MS` is destroyed rather than left reading
+ * until the body timeout.
+ */
+function release(chunks: AsyncIterator<Uint8Array>, body: EventBody): void {
+  const timer = setTimeout(() => body.destroy(), END_GRACE_MS)
+  const drain = async () => {
+    try {
+      while (!(await chunks.next()).done) {
+        // discarded: the answer is complete
+      }
+    } catch {
+      // destroyed, reset or timed out: the connection is gone either way
+    } finally {
+      clearTimeout(timer)
+    }
+  }
+  void drain()
+}
