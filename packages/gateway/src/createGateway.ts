@@ -169,8 +169,8 @@ export function createGateway(config: unknown, options: GatewayOptions = {}): Ga
     retryBudgets,
     prices,
     clock,
-    replyReserveMs: Math.max(0, options.replyReserveMs ?? 25),
-    firstTokenTimeoutMs: Math.max(0, options.firstTokenTimeoutMs ?? 0),
+    replyReserveMs: msOption('replyReserveMs', options.replyReserveMs, 25),
+    firstTokenTimeoutMs: msOption('firstTokenTimeoutMs', options.firstTokenTimeoutMs, 0),
     metrics,
     log,
     redact,
@@ -284,4 +284,13 @@ const silentClosers = new WeakMap<GatewayRouter, () => Promise<void>>()
 /** Closes a gateway that never served (its start failed) without a shutdown log line. @internal */
 export function closeUnstarted(gateway: GatewayRouter): Promise<void> {
   return silentClosers.get(gateway)?.() ?? gateway.close()
+}
+
+/** A millisecond option: ≥ 0, or a RangeError naming it now, not NaN on every request later. */
+function msOption(name: string, value: number | undefined, fallback: number): number {
+  if (value === undefined) return fallback
+  if (typeof value !== 'number' || !(value >= 0)) {
+    throw new RangeError(`createGateway: ${name} must be a number of ms ≥ 0, got ${String(value)}`)
+  }
+  return value
 }

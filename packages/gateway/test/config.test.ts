@@ -247,6 +247,16 @@ describe('gateway config validation names the field', () => {
     expect(message).toContain('providers.openai.limits.rpm: expected 0 or more')
     expect(message).not.toContain('sk-secret-value-123')
   })
+
+  it('millisecond options are checked when the gateway is made, naming the option (NaN failed every request later)', () => {
+    for (const name of ['firstTokenTimeoutMs', 'replyReserveMs'] as const) {
+      for (const bad of [Number.NaN, -1]) {
+        expect(() => createGateway(valid(), { [name]: bad })).toThrow(
+          new RegExp(`createGateway: ${name} must be a number of ms ≥ 0`),
+        )
+      }
+    }
+  })
 })
 
 describe('loadGatewayConfig', () => {

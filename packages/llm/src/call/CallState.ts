@@ -11,6 +11,12 @@ export interface CallState {
   /** `options.recovery`, or `{}`. */
   readonly recovery: RecoveryOptions
   readonly deadline: Deadline | undefined
+  /**
+   * What stops the call: `options.signal`, and for a stream its `cancel` too
+   * (the stream's own signal, which follows the caller's). Every wait —
+   * backoff, overload, admission — and every attempt ends on it at once.
+   */
+  readonly signal: AbortSignal | undefined
   readonly clock: Clock
   /** When the call began, on `clock`: its place in line at a cooling provider. */
   readonly startedAt: number

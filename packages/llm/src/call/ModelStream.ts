@@ -9,19 +9,31 @@ import type { ChatResponse, StreamEvent } from '../types.js'
 export interface ModelStream extends AsyncIterable<StreamEvent> {
   /** The whole answer (also when nobody iterates), or the call's error. */
   readonly result: Promise<ChatResponse>
-  /** Stop the call: the attempt in flight is aborted and `result` rejects with `reason`. */
+  /**
+   * Stop the call: the attempt in flight is aborted, a wait (backoff,
+   * overload, admission cooldown) ends at once, and `result` rejects with
+   * `reason` as it is.
+   */
   cancel(reason?: unknown): void
 }
 
 /** Where a call writes the events of its committed attempt. @internal */
 export interface StreamSink {
   push(event: StreamEvent): void
-  /** Aborted when the consumer stops reading or cancels. */
+  /** Aborted when the consumer stops reading or cancels, or the caller's signal aborts. */
   readonly signal: AbortSignal
 }
 
-/** A single-consumer queue between the call (producer) and the caller's `for await`. @internal */
-export function createModelStream(run: (sink: StreamSink) => Promise<ChatResponse>): ModelStream {
+/**
+ * A single-consumer queue between the call (producer) and the caller's `for
+ * await`. `signal`, the caller's, stops the stream as `cancel` does, with its
+ * reason: `sink.signal` is then the one signal that ends the call's waits
+ * (backoff, overload, admission) and its attempt in flight. @internal
+ */
+export function createModelStream(
+  run: (sink: StreamSink) => Promise<ChatResponse>,
+  signal?: AbortSignal | undefined,
+): ModelStream {
   const queue: StreamEvent[] = []
   const controller = new AbortController()
   let wake: (() => void) | undefined
@@ -33,6 +45,17 @@ export function createModelStream(run: (sink: StreamSink) => Promise<ChatRespons
     wake = undefined
     w?.()
   }
+  const cancel = (reason?: unknown) => {
+    if (!controller.signal.aborted) {
+      controller.abort(
+        reason ?? new DOMException('the stream consumer stopped reading', 'AbortError'),
+      )
+    }
+  }
+  // Linked by hand, not with AbortSignal.any (it leaks on Node 20); unlinked when the call ends.
+  const onAbort = () => cancel(signal?.reason)
+  if (signal?.aborted) cancel(signal.reason)
+  else signal?.addEventListener('abort', onAbort, { once: true })
   const sink: StreamSink = {
     push(event) {
       queue.push(event)
@@ -42,11 +65,13 @@ export function createModelStream(run: (sink: StreamSink) => Promise<ChatRespons
   }
   const result = run(sink).then(
     (response) => {
+      signal?.removeEventListener('abort', onAbort)
       ended = true
       notify()
       return response
     },
     (error: unknown) => {
+      signal?.removeEventListener('abort', onAbort)
       ended = true
       failure = { error }
       notify()
@@ -55,13 +80,6 @@ export function createModelStream(run: (sink: StreamSink) => Promise<ChatRespons
   )
   // Callers that only iterate still see the error there; no unhandled rejection.
   result.catch(() => {})
-  const cancel = (reason?: unknown) => {
-    if (!controller.signal.aborted) {
-      controller.abort(
-        reason ?? new DOMException('the stream consumer stopped reading', 'AbortError'),
-      )
-    }
-  }
   return {
     result,
     cancel,

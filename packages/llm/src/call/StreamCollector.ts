@@ -73,9 +73,13 @@ export class StreamCollector {
     return textOf(this.#blocks)
   }
 
-  response(provider: string, model: string): ChatResponse {
+  /**
+   * The whole answer. `providerRequestId` is the attempt's request id header,
+   * as a non-streamed answer carries it (`x-request-id`, `request-id`, …).
+   */
+  response(provider: string, model: string, providerRequestId?: string | undefined): ChatResponse {
     const content = this.content()
-    return {
+    const response: ChatResponse = {
       id: this.#id,
       model,
       provider,
@@ -84,5 +88,7 @@ export class StreamCollector {
       finishReason: this.#finishReason,
       usage: this.#usage,
     }
+    if (providerRequestId !== undefined) response.providerRequestId = providerRequestId
+    return response
   }
 }

@@ -28,7 +28,7 @@ export async function admit(
   request: ChatRequest,
   later: readonly ModelAdapter[],
 ): Promise<Admitted> {
-  const { admission, deadline, options } = state
+  const { admission, deadline, signal } = state
   if (admission === undefined) return { kind: 'send', permit: undefined, waited: undefined }
   const here = outlookOf(state, adapter)
   const next = earliestOf(state, later)
@@ -40,7 +40,8 @@ export async function admit(
     const permit = await admission.acquire(
       Object.assign(targetOf(adapter), {
         deadline,
-        signal: options.signal,
+        // The call's signal: a stream's cancel ends a cooldown wait at once, as the caller's signal does.
+        signal,
         hasFallback: next !== undefined,
         maxWaitMs,
         // Its weight against a TPM limit: what the prompt and the answer may use.

@@ -8,6 +8,7 @@ import { defaultRetryBudgets } from '../retry/defaultRetryBudgets.js'
 import type { ChatRequest, ChatResponse } from '../types.js'
 import type { CallModelOptions, MessageReducer } from './CallModelOptions.js'
 import type { CallState } from './CallState.js'
+import { checkCallOptions } from './checkCallOptions.js'
 import { createModelStream, type ModelStream, type StreamSink } from './ModelStream.js'
 import { recoverOutputLimit } from './recoverOutputLimit.js'
 import { runModels } from './runModels.js'
@@ -29,13 +30,40 @@ import { runModels } from './runModels.js'
 export function callModel(options: CallModelOptions & { request: { stream: true } }): ModelStream
 export function callModel(options: CallModelOptions): Promise<ChatResponse>
 export function callModel(options: CallModelOptions): Promise<ChatResponse> | ModelStream {
-  if (options.models.length === 0)
-    throw new TypeError('callModel: models must name at least one model')
+  try {
+    checkCallOptions(options)
+  } catch (refused) {
+    // Refused before anything is sent, and reported where every other
+    // failure of the call is: the promise, or the stream's result.
+    return options?.request?.stream === true
+      ? createModelStream(() => Promise.reject(refused))
+      : Promise.reject(refused)
+  }
+  const key = options.idempotencyKey ?? randomUUID()
+  if (options.request.stream === true) {
+    return createModelStream(
+      (sink) => complete(callState(options, sink.signal), options.request, key, sink),
+      options.signal,
+    )
+  }
+  const state = callState(options, options.signal)
+  return (async () => {
+    const first = await complete(state, options.request, key, undefined)
+    return recoverOutputLimit(first, options.request, state.recovery, (request, step) =>
+      // A continuation is a new operation (a different request): its own key, derived from this one.
+      complete(state, request, deriveKey({ operation: key, step }), undefined),
+    )
+  })()
+}
+
+/** What the call's models, attempts and recovery steps share; `signal` stops it. */
+function callState(options: CallModelOptions, signal: AbortSignal | undefined): CallState {
   const deadline = options.deadline ?? currentDeadline()
   const clock = deadline?.clock ?? systemClock
-  const state: CallState = {
+  return {
     options,
     deadline,
+    signal,
     clock,
     startedAt: clock.now(),
     retry: options.retry ?? {},
@@ -51,17 +79,6 @@ export function callModel(options: CallModelOptions): Promise<ChatResponse> | Mo
     attempts: 0,
     costUsd: 0,
   }
-  const key = options.idempotencyKey ?? randomUUID()
-  if (options.request.stream === true) {
-    return createModelStream((sink) => complete(state, options.request, key, sink))
-  }
-  return (async () => {
-    const first = await complete(state, options.request, key, undefined)
-    return recoverOutputLimit(first, options.request, state.recovery, (request, step) =>
-      // A continuation is a new operation (a different request): its own key, derived from this one.
-      complete(state, request, deriveKey({ operation: key, step }), undefined),
-    )
-  })()
 }
 
 /**

@@ -25,7 +25,8 @@ export async function recoverOutputLimit(
   options: OutputLimitOptions,
   complete: (request: ChatRequest, step: string) => Promise<ChatResponse>,
 ): Promise<ChatResponse> {
-  const limit = Math.max(0, Math.floor(options.maxRecoveries ?? 3))
+  // A whole number ≥ 0: `callModel` refuses anything else (a NaN here never stopped).
+  const limit = options.maxRecoveries ?? 3
   const ceiling = options.maxTokensCeiling ?? 2 * request.maxTokens
   const steps: string[] = []
   const parts: ChatResponse[] = []

@@ -35,7 +35,7 @@ export async function runModel(
   arrival: string,
   sink: StreamSink | undefined,
 ): Promise<ModelOutcome> {
-  const { options, deadline, clock, admission, retry } = state
+  const { options, deadline, signal, clock, admission, retry } = state
   const hasFallback = later.length > 0
   const retryBudget = state.retryBudgets?.get(adapter.name)
   const maxAttempts = clampAttempts(retry.maxAttempts)
@@ -49,7 +49,7 @@ export async function runModel(
   let choice = arrival
 
   for (;;) {
-    options.signal?.throwIfAborted()
+    signal?.throwIfAborted()
     deadline?.throwIfExpired()
     const budget = options.limits?.budget
     if (budget !== undefined) budget.assertCanSpend(budget.estimate(adapter.model, request))
@@ -86,7 +86,7 @@ export async function runModel(
         options.onAttempt,
       )
     const controller = new AbortController()
-    const unlink = link(controller, [options.signal, sink?.signal])
+    const unlink = follow(controller, signal)
     const send: SendOptions = {
       apiKey: permit ? permit.key : unrejectedKey(adapter, rejectedKeys),
       idempotencyKey,
@@ -214,7 +214,8 @@ export async function runModel(
     if (decision.action === 'retry') {
       if (resend) resent = true
       choice = `retry ${attempt + 1} of ${maxAttempts} on this model${resend ? ' (resendAfterFirstTokenTimeout)' : ''}`
-      if (!cooled) await wait(decision.delayMs, { deadline, signal: options.signal, clock })
+      // `signal`, not only the caller's: a stream's cancel ends the wait at once too.
+      if (!cooled) await wait(decision.delayMs, { deadline, signal, clock })
       continue
     }
     const failure = { ...base, attempts: attempt, cause: error, reason: decision.reason }
@@ -224,18 +225,19 @@ export async function runModel(
   }
 }
 
-/** Aborts `controller` when any of `signals` does; returns the unlink. No `AbortSignal.any` (it leaks on Node 20). */
-function link(controller: AbortController, signals: Array<AbortSignal | undefined>): () => void {
-  const live = signals.filter((s): s is AbortSignal => s !== undefined)
-  const onAbort = (event: Event) => controller.abort((event.target as AbortSignal).reason)
-  for (const s of live) {
-    if (s.aborted) controller.abort(s.reason)
-    else s.addEventListener('abort', onAbort, { once: true })
+/** Aborts `controller` when `signal` does, with its reason; returns the unlink. */
+function follow(controller: AbortController, signal: AbortSignal | undefined): () => void {
+  if (signal === undefined) return noop
+  if (signal.aborted) {
+    controller.abort(signal.reason)
+    return noop
   }
-  return () => {
-    for (const s of live) s.removeEventListener('abort', onAbort)
-  }
+  const onAbort = () => controller.abort(signal.reason)
+  signal.addEventListener('abort', onAbort, { once: true })
+  return () => signal.removeEventListener('abort', onAbort)
 }
+
+const noop = () => {}
 
 /** The adapter's next key in rotation, skipping keys this call saw rejected. */
 function unrejectedKey(adapter: ModelAdapter, rejected: ReadonlySet<string>): string | undefined {

@@ -59,7 +59,12 @@ export async function streamAttempt(options: StreamAttemptOptions): Promise<Send
     }
     stopTimer()
     for (const early of held.splice(0)) sink.push(early)
-    return { ok: true, status: 200, response: collector.response(adapter.name, adapter.model) }
+    return {
+      ok: true,
+      status: 200,
+      // The request id header the adapter read from the 200 (as a whole answer carries it).
+      response: collector.response(adapter.name, adapter.model, opened.providerRequestId),
+    }
   } catch (thrown) {
     if (thrown === timeout) {
       // The 200 came: the provider has the request and may be generating —
@@ -85,6 +90,8 @@ export async function streamAttempt(options: StreamAttemptOptions): Promise<Send
       if (thrown instanceof ProviderError) return { ok: false, error: thrown }
       throw thrown
     }
+    // Ended on purpose — the stream's cancel or the caller's signal, which
+    // `sink.signal` follows: the reason passes through as it is.
     if (sink.signal.aborted && thrown === sink.signal.reason) throw thrown
     throw new StreamInterruptedError({
       model: adapter.model,

@@ -4,7 +4,9 @@ import { anthropicErrors, ernieErrors, openAIErrors, qwenErrors, reply } from '@
 import { describe, expect, it } from 'vitest'
 import { anthropic } from '../../src/adapters/anthropic.js'
 import { openAICompatible } from '../../src/adapters/openAICompatible.js'
+import { Admission } from '../../src/admission/Admission.js'
 import { callModel } from '../../src/call/callModel.js'
+import { targetOf } from '../../src/call/outlook.js'
 import { isModelUnavailable } from '../../src/errors/ModelUnavailableError.js'
 import { isProviderError } from '../../src/errors/ProviderError.js'
 import { isRequestRejected } from '../../src/errors/RequestRejectedError.js'
@@ -48,6 +50,56 @@ describe('classification: what is retried, what is not', () => {
     expect(error).toMatchObject({ kind: 'bad_request', status: 400, attempts: 1 })
     expect(primaryFake.requests).toHaveLength(1)
     expect(backupFake.requests).toHaveLength(0)
+  })
+
+  // Skipped until classifyError (dialects/, being changed elsewhere) stops
+  // applying its "overloaded" text check to 4xx answers.
+  it('a 400 whose message says "overloaded" is still a bad request: not retried, no cooldown for the key', async () => {
+    const { primaryFake, backupFake, primary, backup } = await pair()
+    const admission = new Admission()
+    primaryFake.setReply((sent) =>
+      (sent.body as { tools?: unknown }).tools === undefined
+        ? reply.text('fine')
+        : reply.error(400, {
+            error: {
+              message: "Invalid schema for function 'is_overloaded': 'type' is required",
+              type: 'invalid_request_error',
+              param: 'tools[0].function.parameters',
+              code: 'invalid_function_parameters',
+            },
+          }),
+    )
+    const error = await callModel({
+      models: [primary, backup],
+      request: { ...request, tools: [{ name: 'is_overloaded', parameters: {} }] },
+      limits: { admission },
+      retry: { delay: FAST_RETRIES },
+    }).catch((e: unknown) => e)
+    expect(isRequestRejected(error)).toBe(true)
+    expect(error).toMatchObject({ kind: 'bad_request', status: 400, attempts: 1 })
+    expect(primaryFake.requests).toHaveLength(1)
+    expect(backupFake.requests).toHaveLength(0)
+    // The provider answered: its key is not cooling, the next call goes at once.
+    expect(admission.forecast(targetOf(primary)).waitMs).toBe(0)
+    const next = await callModel({ models: [primary], request, limits: { admission } })
+    expect(next.text).toBe('fine')
+  })
+
+  it('a 500 whose body says "overloaded" is still an overload (the text check docs/dialects.md keeps for 5xx)', async () => {
+    const { primaryFake, primary } = await pair()
+    primaryFake.enqueue(
+      reply.error(500, { error: { message: 'The engine is currently overloaded' } }),
+    )
+    const records: Array<{ errorKind?: string | undefined }> = []
+    const response = await callModel({
+      models: [primary],
+      request,
+      limits: { admission: false },
+      retry: { delay: FAST_RETRIES, budgets: false },
+      onAttempt: (r) => records.push(r),
+    })
+    expect(response.text).toBe('Hello from the fake provider.')
+    expect(records[0]).toMatchObject({ errorKind: 'overloaded', decision: 'retry' })
   })
 
   it('a content-policy refusal is never retried and never sent to the fallback model', async () => {

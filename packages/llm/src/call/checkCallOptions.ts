@@ -1,0 +1,107 @@
+import { InvalidChatRequestError } from '../errors/InvalidChatRequestError.js'
+import type { CallModelOptions } from './CallModelOptions.js'
+
+/**
+ * Refuses, before anything is sent, options a call cannot honour: a missing
+ * model list or request, an entry that is not an adapter, a `maxTokens` that
+ * is not a whole number of tokens ≥ 1 (`InvalidChatRequestError`: without a
+ * cap neither the bill nor the TPM limit is bounded), and numeric knobs that
+ * are NaN, negative or not numbers. NaN slips through every comparison (a NaN
+ * `maxRecoveries` never stops, a NaN wait is slept as 0), so it is named
+ * here instead of given a meaning. Once per call: plain checks, no
+ * allocation unless something is wrong.
+ */
+export function checkCallOptions(options: CallModelOptions): void {
+  if (typeof options !== 'object' || options === null) {
+    throw new TypeError(`callModel: options must be an object, got ${describe(options)}`)
+  }
+  const { models, request, retry, recovery } = options
+  if (!Array.isArray(models) || models.length === 0) {
+    throw new TypeError(
+      `callModel: models must list at least one model adapter, got ${describe(models)}`,
+    )
+  }
+  for (let i = 0; i < models.length; i++) {
+    const model = models[i]
+    if (typeof model?.send !== 'function' || typeof model.open !== 'function') {
+      throw new TypeError(
+        `callModel: models[${i}] must be a model adapter (openAICompatible, anthropic, gemini, createAdapter), got ${describe(model)}`,
+      )
+    }
+  }
+  if (typeof request !== 'object' || request === null) {
+    throw new TypeError(
+      `callModel: request must be a ChatRequest ({ messages, maxTokens, … }), got ${describe(request)}`,
+    )
+  }
+  if (!Array.isArray(request.messages)) {
+    throw new InvalidChatRequestError(
+      'messages',
+      `expected an array, got ${describe(request.messages)}`,
+    )
+  }
+  const { maxTokens } = request
+  if (!Number.isSafeInteger(maxTokens) || maxTokens < 1) {
+    throw new InvalidChatRequestError(
+      'maxTokens',
+      `required, a whole number of tokens ≥ 1 (it bounds cost and latency), got ${describe(maxTokens)}`,
+    )
+  }
+  nonNegative('firstTokenTimeoutMs', options.firstTokenTimeoutMs, 'ms')
+  if (retry !== undefined) {
+    // Clamped to 1–10 as documented: only NaN, or no number at all, is refused.
+    number('retry.maxAttempts', retry.maxAttempts, 'a number (clamped to 1–10)')
+    nonNegative('retry.max529Retries', retry.max529Retries, 'count')
+    nonNegative('retry.minAttemptMs', retry.minAttemptMs, 'ms')
+    const { delay } = retry
+    if (delay !== undefined) {
+      nonNegative('retry.delay.baseDelayMs', delay.baseDelayMs, 'ms')
+      nonNegative('retry.delay.maxDelayMs', delay.maxDelayMs, 'ms')
+      nonNegative('retry.delay.jitterRatio', delay.jitterRatio, 'ratio')
+      nonNegative('retry.delay.overloadFloorMs', delay.overloadFloorMs, 'ms')
+      nonNegative('retry.delay.overloadJitterMs', delay.overloadJitterMs, 'ms')
+      nonNegative('retry.delay.hintJitterRatio', delay.hintJitterRatio, 'ratio')
+      if (delay.random !== undefined && typeof delay.random !== 'function') {
+        throw new TypeError(
+          `callModel: retry.delay.random must be a function returning [0, 1), got ${describe(delay.random)}`,
+        )
+      }
+    }
+  }
+  if (recovery !== undefined) {
+    wholeNumber('recovery.maxTokensCeiling', recovery.maxTokensCeiling, 'tokens')
+    wholeNumber('recovery.maxRecoveries', recovery.maxRecoveries, 'steps')
+  }
+}
+
+/** A number (Infinity included) that is not NaN; undefined = the default. */
+function number(name: string, value: number | undefined, rule: string): void {
+  if (value === undefined || (typeof value === 'number' && !Number.isNaN(value))) return
+  refuse(name, value, rule)
+}
+
+/** A number ≥ 0 (Infinity included); undefined = the default. */
+function nonNegative(name: string, value: number | undefined, unit: string): void {
+  if (value === undefined || (typeof value === 'number' && value >= 0)) return
+  refuse(name, value, `a number ≥ 0 (${unit})`)
+}
+
+/** A whole number ≥ 0; undefined = the default. */
+function wholeNumber(name: string, value: number | undefined, unit: string): void {
+  if (value === undefined || (Number.isSafeInteger(value) && value >= 0)) return
+  refuse(name, value, `a whole number ≥ 0 (${unit})`)
+}
+
+/** A `TypeError` for a value that is no number, a `RangeError` for one out of range (NaN included). */
+function refuse(name: string, value: unknown, rule: string): never {
+  const message = `callModel: ${name} must be ${rule}, got ${describe(value)}`
+  throw typeof value === 'number' ? new RangeError(message) : new TypeError(message)
+}
+
+function describe(value: unknown): string {
+  if (value === null) return 'null'
+  if (Array.isArray(value)) return `an array of ${value.length}`
+  if (typeof value === 'number') return String(value)
+  if (typeof value === 'string') return `a string (${JSON.stringify(value.slice(0, 40))})`
+  return typeof value === 'undefined' ? 'undefined' : `a ${typeof value}`
+}
