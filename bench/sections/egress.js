@@ -155,8 +155,10 @@ export async function run({ quick, log }) {
           'dispatcher that answers at once: 1.6 µs per call against 0.65 µs for the same call and deadline with no ' +
           'interceptor). Until this round the clients shared the bench process, and in the fixed rotation of ' +
           'rounds the interceptor always ran right after `createFetch` and paid for collecting the garbage fetch ' +
-          'leaves (WeakRefs, finalization-registry entries, signals): 0.79–0.84× of raw in those runs, 0.90–1.06× ' +
-          'in four runs of this section with a process per client.',
+          'leaves (WeakRefs, finalization-registry entries, signals): 0.79–0.84× of raw in those runs. With a ' +
+          'process per client: 0.90–1.06× in four runs of this section and 0.82–0.93× in three full runs, always ' +
+          '0.93–1.03× of that floor. Raw itself climbs from round to round (see the rounds below), so a single ' +
+          'run moves by several percent either way.',
         'Every client process enables the one AsyncLocalStorage of Hourglass before it starts, as a service with ' +
           '`deadline()` in front has it: on Node 20, once enabled, it adds work to every promise of the process ' +
           '(~13 % of the instructions of a raw `undici.request` call: 740k without it, 849k with it), and every ' +
