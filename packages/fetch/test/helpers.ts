@@ -1,3 +1,4 @@
+import diagnostics from 'node:diagnostics_channel'
 import { type Clock, systemClock, type TimerOptions } from '@hourglass/core'
 import {
   type EgressAttemptEndMessage,
@@ -71,4 +72,15 @@ export async function rejection(promise: Promise<unknown>): Promise<unknown> {
     return error
   }
   throw new Error('expected a rejection, got a value')
+}
+
+/** Resolves with the next retry this process announces. */
+export function nextRetry(): Promise<EgressRetryMessage> {
+  return new Promise((resolve) => {
+    const onRetry = (message: unknown) => {
+      diagnostics.unsubscribe(fetchChannels.retry.name, onRetry)
+      resolve(message as EgressRetryMessage)
+    }
+    diagnostics.subscribe(fetchChannels.retry.name, onRetry)
+  })
 }

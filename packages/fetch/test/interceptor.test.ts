@@ -1,4 +1,3 @@
-import diagnostics from 'node:diagnostics_channel'
 import { createServer } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { Readable } from 'node:stream'
@@ -19,7 +18,7 @@ import {
   isHeadersTimeout,
   type LookupFunction,
 } from '../src/index.js'
-import { type EgressEvents, recordEgress, rejection } from './helpers.js'
+import { type EgressEvents, nextRetry, recordEgress, rejection } from './helpers.js'
 
 let closers: { close(): Promise<void> }[] = []
 let events: EgressEvents | undefined
@@ -98,12 +97,7 @@ describe('deadlineInterceptor with undici.request', () => {
     // The interceptor's waits run on a clock that moves only when told to.
     const clock = new ManualClock(performance.now())
     const controller = new AbortController()
-    const retrying = new Promise<void>((resolve) => {
-      diagnostics.subscribe('hourglass:egress:retry', function onRetry() {
-        diagnostics.unsubscribe('hourglass:egress:retry', onRetry)
-        resolve()
-      })
-    })
+    const retrying = nextRetry()
     const pending = request(server.url, {
       dispatcher: agent({ clock, retry: { statuses: [503] } }),
       signal: controller.signal,
@@ -126,12 +120,7 @@ describe('deadlineInterceptor with undici.request', () => {
     )
     const clock = new ManualClock(performance.now())
     const deadline = Deadline.after(5000, { clock })
-    const retrying = new Promise<void>((resolve) => {
-      diagnostics.subscribe('hourglass:egress:retry', function onRetry() {
-        diagnostics.unsubscribe('hourglass:egress:retry', onRetry)
-        resolve()
-      })
-    })
+    const retrying = nextRetry()
     const pending = request(server.url, {
       dispatcher: agent({ clock, retry: { statuses: [503] } }),
       deadline,

@@ -1,4 +1,3 @@
-import diagnostics from 'node:diagnostics_channel'
 import {
   type Clock,
   DEADLINE_EXPIRED_HEADER,
@@ -11,8 +10,6 @@ import { type FaultServer, faultServer, tcpFaultServer } from '@hourglass/testki
 import { afterEach, describe, expect, it, vi } from 'vitest'
 import {
   createFetch,
-  type EgressRetryMessage,
-  fetchChannels,
   type HourglassFetch,
   isBodyTimeout,
   isConnectError,
@@ -20,7 +17,7 @@ import {
   type LookupFunction,
   retryAfterMs,
 } from '../src/index.js'
-import { type EgressEvents, recordEgress, rejection } from './helpers.js'
+import { type EgressEvents, nextRetry, recordEgress, rejection } from './helpers.js'
 
 let closers: { close(): Promise<void> }[] = []
 let events: EgressEvents
@@ -38,17 +35,6 @@ function client(options: Parameters<typeof createFetch>[0] = {}): HourglassFetch
 /** The first request hangs, later ones answer at once. */
 const hangThenAnswer = (_req: unknown, index: number) =>
   index === 0 ? ({ type: 'hang' } as const) : ({ type: 'respond', body: 'second' } as const)
-
-/** Resolves with the next retry this process announces. */
-function nextRetry(): Promise<EgressRetryMessage> {
-  return new Promise((resolve) => {
-    const onRetry = (message: unknown) => {
-      diagnostics.unsubscribe(fetchChannels.retry.name, onRetry)
-      resolve(message as EgressRetryMessage)
-    }
-    diagnostics.subscribe(fetchChannels.retry.name, onRetry)
-  })
-}
 
 afterEach(async () => {
   events.stop()

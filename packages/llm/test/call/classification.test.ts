@@ -52,8 +52,7 @@ describe('classification: what is retried, what is not', () => {
     expect(backupFake.requests).toHaveLength(0)
   })
 
-  // Skipped until classifyError (dialects/, being changed elsewhere) stops
-  // applying its "overloaded" text check to 4xx answers.
+  // The "overloaded" text check is for answers that carry no status of their own worth: never a 4xx.
   it('a 400 whose message says "overloaded" is still a bad request: not retried, no cooldown for the key', async () => {
     const { primaryFake, backupFake, primary, backup } = await pair()
     const admission = new Admission()
