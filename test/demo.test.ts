@@ -10,7 +10,10 @@ import { assertBuilt, hourglassBin, repoRoot, runCommand, runNode } from './cli/
 // judged with this much slack, far below what the naive chain shows.
 const SLACK_MS = 200
 
-describe('npm start (hourglass demo)', () => {
+// The three runs below are mostly waiting (each demo spends ~0.9 s of CPU in
+// its 7 s), so they run side by side: the file would otherwise be the
+// longest in the serial timing project.
+describe.concurrent('npm start (hourglass demo)', () => {
   it('is the demo, after a build whose output goes to stderr', () => {
     const pkg = JSON.parse(readFileSync(join(repoRoot, 'package.json'), 'utf8'))
     expect(pkg.scripts.start).toBe(
@@ -108,7 +111,7 @@ describe('npm start (hourglass demo)', () => {
   }, 50_000)
 })
 
-describe('npm start -- --serve (hourglass demo --serve)', () => {
+describe.concurrent('npm start -- --serve (hourglass demo --serve)', () => {
   it('the printed 300 ms curl gets 504s that name the slice that ran out and the budget the caller sent, 20 times in a row', async () => {
     assertBuilt()
     const child = spawn(process.execPath, [hourglassBin, 'demo', '--serve'], {
