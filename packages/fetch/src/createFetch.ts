@@ -68,6 +68,16 @@ export function createFetch(
   const dispatcher = (options.dispatcher ?? own!).compose(interceptorFor(config))
 
   const call = (input: RequestInfo, given?: HourglassRequestInit | null): Promise<Response> => {
+    // fetch() never throws: a bad per-call option (a retry rule, a method
+    // that is not a string) rejects the promise it returns.
+    try {
+      return start(input, given)
+    } catch (error) {
+      return Promise.reject(error)
+    }
+  }
+
+  const start = (input: RequestInfo, given?: HourglassRequestInit | null): Promise<Response> => {
     // null, like undefined, is no init: fetch() takes both.
     const init = given ?? {}
     const { deadline: explicit, retry } = init
@@ -95,7 +105,7 @@ export function createFetch(
         headers: init.headers ?? request?.headers,
       }),
     )
-    return outbound.run((number) => send(outbound, number, input, request, init))
+    return outbound.run((number) => send(outbound, number, input, init))
   }
 
   /** One attempt through undici's fetch; the interceptor gets the call through a per-call dispatcher. */
@@ -103,10 +113,12 @@ export function createFetch(
     outbound: OutboundCall,
     number: number,
     input: RequestInfo,
-    request: UndiciRequest | undefined,
     init: RequestInit,
   ): Promise<SendResult<Response>> => {
     let attempt: Attempt | undefined
+    // fetch follows redirects inside one attempt, each hop a dispatch of its
+    // own: a second hop means a server has answered this request already.
+    let redirected = false
     // fetch ends a body it has handed out only through its signal: the
     // attempt's stop (phase limit, deadline, caller) aborts this one, so a
     // body read fails with that reason, not undici's bare "terminated".
@@ -115,6 +127,7 @@ export function createFetch(
       call: outbound,
       number,
       started: (started) => {
+        if (attempt !== undefined) redirected = true
         attempt = started
         started.onAbort((reason) => controller.abort(reason))
       },
@@ -135,13 +148,19 @@ export function createFetch(
       const fetchInit: RequestInit = Object.assign({}, init)
       fetchInit.signal = controller.signal
       fetchInit.dispatcher = perCall as unknown as Dispatcher
-      response = await undiciFetch(request ? request.clone() : input, fetchInit)
+      // The caller's Request as it is, not a clone: one with a body is never
+      // sent twice (not replayable) and is left used, as fetch leaves it; one
+      // without can be sent again as it is.
+      response = await undiciFetch(input, fetchInit)
     } catch (thrown) {
       const error = attempt?.reason ?? attempt?.error ?? unwrap(thrown)
       attempt?.finish(error)
       const signal = outbound.init.signal
       if (signal?.aborted) throw signal.reason
-      const delayMs = outbound.judge({ error, bytesReceived: attempt?.bytesReceived ?? 0 }, number)
+      const delayMs = outbound.judge(
+        { error, bytesReceived: attempt?.bytesReceived ?? 0, redirected },
+        number,
+      )
       if (delayMs === undefined) throw error
       return { retry: true, delayMs }
     }

@@ -69,6 +69,13 @@ export function interceptorFor(config: ResolvedOptions): Dispatcher.DispatcherCo
       // createFetch drives this call and its retries: one attempt here.
       const attempt = fetchAttempt.call.attempt(fetchAttempt.number)
       fetchAttempt.started(attempt)
+      if (attempt.reason !== undefined) {
+        // Ended before it was sent: the deadline or the caller went between
+        // two redirect hops (fetch dispatches each hop itself). Nothing is
+        // looked up, connected or sent for it.
+        handler.onResponseError?.(new ControllerView(), asError(attempt.reason))
+        return true
+      }
       return sendAttempt(dispatch, opts, attemptHandler(handler, attempt), attempt)
     }
     new DispatchCall(config, dispatch, opts, handler).start()

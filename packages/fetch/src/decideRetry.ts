@@ -19,6 +19,12 @@ export interface Outcome {
   bytesReceived: number
   /** The failure came after the response headers (the first byte) arrived. */
   afterHeaders?: boolean
+  /**
+   * The request was redirected before it failed: a server received it and
+   * answered, so a retry (which starts again at the first URL) sends it to
+   * that server again.
+   */
+  redirected?: boolean
 }
 
 export interface RetryState {
@@ -42,7 +48,8 @@ export type RetryDecision =
  * The evidence-based retry rules (DESIGN.md, "Deadlines, not timeouts"), our
  * own because no kept library decides on *evidence* (bytes received, how fast
  * a connect failed, the upstream's deadline marker) rather than on counts:
- * - a connect failure in < 50 ms → once;
+ * - a connect failure in < 50 ms → once (after a redirect, only if safe to
+ *   repeat: the first hop reached a server);
  * - a headers timeout with 0 bytes → once, if the request is safe to repeat
  *   (`emptyRead`: `'idempotent'` | `true` | `false`);
  * - anything after the first byte → never; a 504 with `x-deadline-expired: 1`
@@ -78,6 +85,11 @@ export function decideRetry(outcome: Outcome, state: RetryState): RetryDecision 
   if (isConnectError(error)) {
     if (!error.fast) return no('slow-connect-failure')
     if (!policy.fastConnectFailure) return no('retry-disabled')
+    // The refused connect was to a redirect target: the request itself
+    // reached the first server, so it is sent again only if safe to repeat.
+    if (outcome.redirected && policy.emptyRead !== true && !state.repeatable) {
+      return no('not-idempotent')
+    }
     rule = 'fast-connect'
   } else if (isHeadersTimeout(error)) {
     if (policy.emptyRead === false) return no('retry-disabled')

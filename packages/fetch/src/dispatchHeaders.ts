@@ -16,6 +16,12 @@ export function withDeadlineHeader(
 ): { headers: string[]; headerMs: number | undefined } {
   const out: string[] = []
   if (Array.isArray(headers)) {
+    if (headers.length % 2 !== 0) {
+      // Not a flat [name, value, …] array (odd: a name without its value, or
+      // [name, value] pairs): undici refuses it, and must still — dropping
+      // the odd one out would send the request without that header.
+      return { headers: headers as string[], headerMs: undefined }
+    }
     for (let i = 0; i + 1 < headers.length; i += 2) push(out, headers[i], headers[i + 1])
   } else if (headers && typeof (headers as Iterable<unknown>)[Symbol.iterator] === 'function') {
     for (const pair of headers as Iterable<[string, unknown]>) push(out, pair[0], pair[1])
@@ -42,23 +48,35 @@ function remainingHeader(deadline: Deadline): number | undefined {
   return writeDeadline(holder, deadline)
 }
 
-/** True when undici dispatch headers carry `name` (lower case), whatever their form. */
+/**
+ * True when undici dispatch headers carry `name` (lower case) with a value,
+ * whatever their form. A name whose value is undefined, null or empty is
+ * not sent (undici skips undefined) or carries nothing: it does not count.
+ */
 export function dispatchHasHeader(headers: Headers, name: string): boolean {
   if (Array.isArray(headers)) {
     for (let i = 0; i + 1 < headers.length; i += 2) {
-      if (String(headers[i]).toLowerCase() === name) return true
+      if (String(headers[i]).toLowerCase() === name && hasValue(headers[i + 1])) return true
     }
     return false
   }
   if (headers && typeof (headers as Iterable<unknown>)[Symbol.iterator] === 'function') {
     for (const pair of headers as Iterable<[string, unknown]>) {
-      if (String(pair[0]).toLowerCase() === name) return true
+      if (String(pair[0]).toLowerCase() === name && hasValue(pair[1])) return true
     }
     return false
   }
   if (!headers) return false
-  for (const key in headers as Record<string, unknown>) if (key.toLowerCase() === name) return true
+  const record = headers as Record<string, unknown>
+  for (const key in record) if (key.toLowerCase() === name && hasValue(record[key])) return true
   return false
+}
+
+/** A header value that says something: not undefined, null, empty or blank (nor a list of those). */
+function hasValue(value: unknown): boolean {
+  if (value === undefined || value === null) return false
+  if (Array.isArray(value)) return value.some(hasValue)
+  return String(value).trim() !== ''
 }
 
 /**
@@ -79,16 +97,20 @@ const IDEMPOTENT = new Set(['GET', 'HEAD', 'PUT', 'DELETE', 'OPTIONS', 'TRACE'])
 
 /**
  * Whether fetch-style `init.headers` (a `Headers`, an array of pairs or a
- * record) carry `name` (lower case), without copying them into a new
- * `Headers` — this runs on every call.
+ * record) carry `name` (lower case) with a value, without copying them into
+ * a new `Headers`. An empty value is no value: `Idempotency-Key: ` is not a
+ * key, nor is a record's undefined (which fetch would send as "undefined").
  */
 export function hasHeader(headers: unknown, name: string): boolean {
   if (!headers || typeof headers !== 'object') return false
-  if (typeof (headers as { has?: unknown }).has === 'function') {
-    return (headers as { has(n: string): boolean }).has(name)
+  if (typeof (headers as { get?: unknown }).get === 'function') {
+    return hasValue((headers as { get(n: string): string | null }).get(name))
   }
   if (Array.isArray(headers)) {
-    return headers.some((pair) => Array.isArray(pair) && String(pair[0]).toLowerCase() === name)
+    return headers.some(
+      (pair) => Array.isArray(pair) && String(pair[0]).toLowerCase() === name && hasValue(pair[1]),
+    )
   }
-  return Object.keys(headers).some((key) => key.toLowerCase() === name)
+  const record = headers as Record<string, unknown>
+  return Object.keys(record).some((key) => key.toLowerCase() === name && hasValue(record[key]))
 }

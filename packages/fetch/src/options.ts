@@ -3,25 +3,26 @@ import { type Clock, systemClock } from '@hourglass/core'
 /** When a headers timeout with 0 bytes received may be retried: `idempotent` methods/keys only, always (`true`), never (`false`). */
 export type EmptyReadRetry = 'idempotent' | boolean
 
+/** Retry rules. A field left undefined takes the default (per call: the factory's value). */
 export interface RetryOptions {
   /** Retry once a connect failure that failed in under 50 ms (refused, reset). Default `true`. */
-  fastConnectFailure?: boolean
+  fastConnectFailure?: boolean | undefined
   /** Retry once a headers timeout with 0 bytes received. Default `'idempotent'`. */
-  emptyRead?: EmptyReadRetry
+  emptyRead?: EmptyReadRetry | undefined
   /**
    * Response statuses retried once when the request is safe to repeat (same
    * rule as `emptyRead`), after `Retry-After` if it fits in the budget.
    * Default `[]`: answers are returned, not retried. A 504 carrying
    * `x-deadline-expired: 1` is never retried.
    */
-  statuses?: readonly number[]
+  statuses?: readonly number[] | undefined
   /**
    * The longest `Retry-After` that is waited out, in ms. A listed status that
    * asks for longer is returned as it is (the `retry-skipped` event says
    * `retry-after-too-long`); one that asks for more than the deadline leaves
    * is returned too (`no-budget`). Default 60000.
    */
-  maxRetryAfterMs?: number
+  maxRetryAfterMs?: number | undefined
 }
 
 /** A `dns.lookup`-compatible function (the one `net.connect` takes). */
@@ -77,10 +78,13 @@ export interface ResolvedOptions extends PhaseLimits {
 
 export function resolveRetry(retry: RetryOptions | false | undefined): ResolvedRetry | false {
   if (retry === false) return false
+  if (retry !== undefined && (typeof retry !== 'object' || retry === null)) {
+    throw new TypeError(`retry must be an object of retry rules or false, got ${describe(retry)}`)
+  }
   return {
-    fastConnectFailure: retry?.fastConnectFailure ?? true,
-    emptyRead: retry?.emptyRead ?? 'idempotent',
-    statuses: retry?.statuses ?? [],
+    fastConnectFailure: boolean('retry.fastConnectFailure', retry?.fastConnectFailure, true),
+    emptyRead: emptyRead(retry?.emptyRead),
+    statuses: statuses(retry?.statuses),
     maxRetryAfterMs: nonNegative('retry.maxRetryAfterMs', retry?.maxRetryAfterMs, 60_000),
   }
 }
@@ -98,24 +102,74 @@ export function resolveOptions(options: EgressOptions = {}): ResolvedOptions {
   }
 }
 
-/** A call's retry rules: the per-call value (if any) replaces the factory's, field by field. */
+/**
+ * A call's retry rules: the per-call value (if any) replaces the factory's,
+ * field by field; a field the call leaves undefined keeps the factory's.
+ */
 export function mergeRetry(
   base: ResolvedRetry | false,
   override: RetryOptions | false | undefined,
 ): ResolvedRetry | false {
   if (override === undefined) return base
   if (override === false) return false
-  return resolveRetry({ ...(base === false ? {} : base), ...override })
+  if (typeof override !== 'object' || override === null) return resolveRetry(override)
+  const merged: RetryOptions = base === false ? {} : { ...base }
+  for (const key of RETRY_KEYS) {
+    const value = override[key]
+    if (value !== undefined) (merged as Record<string, unknown>)[key] = value
+  }
+  return resolveRetry(merged)
 }
+
+const RETRY_KEYS = ['fastConnectFailure', 'emptyRead', 'statuses', 'maxRetryAfterMs'] as const
 
 export function clockFor(options: ResolvedOptions, deadlineClock: Clock | undefined): Clock {
   return options.clock ?? deadlineClock ?? systemClock
 }
 
+/** A limit in ms: a finite number ≥ 0 (`0` = no own limit). Infinity is refused: it would be a timer of 24.8 days, or a budget no call has. */
 function nonNegative(name: string, value: number | undefined, fallback: number): number {
   if (value === undefined) return fallback
-  if (typeof value !== 'number' || Number.isNaN(value) || value < 0) {
-    throw new TypeError(`${name} must be a number ≥ 0 (ms), got ${String(value)}`)
+  if (typeof value !== 'number' || !Number.isFinite(value) || value < 0) {
+    throw new TypeError(`${name} must be a finite number ≥ 0 (ms), got ${describe(value)}`)
   }
   return value
+}
+
+function boolean(name: string, value: boolean | undefined, fallback: boolean): boolean {
+  if (value === undefined) return fallback
+  if (typeof value !== 'boolean') {
+    throw new TypeError(`${name} must be true or false, got ${describe(value)}`)
+  }
+  return value
+}
+
+/** Only the three documented values: a truthy string ('false', 'never') must not widen retries to every method. */
+function emptyRead(value: EmptyReadRetry | undefined): EmptyReadRetry {
+  if (value === undefined) return 'idempotent'
+  if (value !== 'idempotent' && value !== true && value !== false) {
+    throw new TypeError(
+      `retry.emptyRead must be 'idempotent', true or false, got ${describe(value)}`,
+    )
+  }
+  return value
+}
+
+function statuses(value: readonly number[] | undefined): readonly number[] {
+  if (value === undefined) return []
+  if (
+    !Array.isArray(value) ||
+    !value.every((status) => Number.isInteger(status) && status >= 100 && status <= 599)
+  ) {
+    throw new TypeError(
+      `retry.statuses must be an array of HTTP statuses (integers 100–599), got ${describe(value)}`,
+    )
+  }
+  return value
+}
+
+function describe(value: unknown): string {
+  if (typeof value === 'string') return JSON.stringify(value)
+  if (Array.isArray(value)) return `[${value.map(describe).join(', ')}]`
+  return String(value)
 }
