@@ -17,7 +17,8 @@ export function defaultRateLimitReply(dialect: ProviderDialect, forMs: number): 
     case 'qwen':
       return qwenErrors.compatibleRateLimited()
     case 'ernie':
-      return ernieErrors.rateLimited('rpm')
+      // The ernie dialect's baseURL is Qianfan v2, which answers 429 (v1 answered 200).
+      return ernieErrors.v2RateLimited('rpm')
     case 'doubao':
       return doubaoErrors.rateLimited()
     case 'openai':

@@ -52,6 +52,14 @@ export const anthropicErrors = {
   promptTooLong(): ErrorReply {
     return error(400, 'invalid_request_error', 'prompt is too long: 215234 tokens > 200000 maximum')
   },
+  /**
+   * 413 `request_too_large`: the body is over the Messages API's byte limit
+   * (docs.anthropic.com/en/api/errors: "413 - request_too_large: Request
+   * exceeds the maximum allowed number of bytes").
+   */
+  requestTooLarge(): ErrorReply {
+    return error(413, 'request_too_large', 'Request exceeds the maximum allowed number of bytes.')
+  },
   authentication(): ErrorReply {
     return error(401, 'authentication_error', 'invalid x-api-key')
   },

@@ -1,6 +1,6 @@
 import type { ErrorReply } from '../types.js'
 
-/** Baidu ERNIE (Qianfan legacy API) rate-limit codes, sent inside HTTP 200 bodies. */
+/** Baidu ERNIE (Qianfan legacy v1 API) rate-limit codes, sent inside HTTP 200 bodies. */
 export const ERNIE_ERROR_CODES = {
   /** Requests per minute (retryable). */
   rpm: { error_code: 336501, error_msg: 'Rate limit reached for RPM' },
@@ -12,6 +12,18 @@ export const ERNIE_ERROR_CODES = {
   daily: { error_code: 17, error_msg: 'Open api daily request limit reached' },
 } as const
 
+/**
+ * Qianfan v2 (`/v2/chat/completions`, OpenAI-compatible) rate-limit codes. v2
+ * answers a limit with HTTP 429 and OpenAI's error shape plus an `id` — e.g.
+ * `429 {"error":{"code":"rpm_rate_limit_exceeded","message":"Rate limit
+ * reached for RPM","type":"rate_limit_exceeded"},"id":"as-wbx23eriqh"}`, as
+ * reported verbatim in github.com/PaddlePaddle/ERNIE/issues/1031.
+ */
+export const ERNIE_V2_RATE_LIMITS = {
+  rpm: { code: 'rpm_rate_limit_exceeded', message: 'Rate limit reached for RPM' },
+  tpm: { code: 'tpm_rate_limit_exceeded', message: 'Rate limit reached for TPM' },
+} as const
+
 export const ernieErrors = {
   /** HTTP 200 with `{"error_code":336501,"error_msg":"Rate limit reached for RPM"}` (or tpm/qps/daily). */
   rateLimited(which: keyof typeof ERNIE_ERROR_CODES = 'rpm'): ErrorReply {
@@ -19,6 +31,22 @@ export const ernieErrors = {
       kind: 'error',
       status: 200,
       body: { ...ERNIE_ERROR_CODES[which], id: 'as-fakehourglass' },
+      headers: {},
+    }
+  },
+  /**
+   * Qianfan v2 (the `ernie` dialect's `baseURL`, `/v2`): HTTP 429 with
+   * `{"error":{"code":"rpm_rate_limit_exceeded","message":…,"type":"rate_limit_exceeded"},"id":"as-…"}`.
+   * `rateLimited` is the legacy v1 (wenxinworkshop) spelling, sent with a 200.
+   */
+  v2RateLimited(which: keyof typeof ERNIE_V2_RATE_LIMITS = 'rpm'): ErrorReply {
+    return {
+      kind: 'error',
+      status: 429,
+      body: {
+        error: { ...ERNIE_V2_RATE_LIMITS[which], type: 'rate_limit_exceeded' },
+        id: 'as-fakehourglass',
+      },
       headers: {},
     }
   },

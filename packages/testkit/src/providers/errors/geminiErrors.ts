@@ -67,6 +67,39 @@ export const geminiErrors = {
       headers: {},
     }
   },
+  /** 400 `INVALID_ARGUMENT`: "The input token count (N) exceeds the maximum number of tokens allowed (M)." */
+  contextTooLong(options: { tokens?: number; limit?: number } = {}): ErrorReply {
+    const limit = options.limit ?? 1_048_576
+    return geminiErrors.invalidArgument(
+      `The input token count (${options.tokens ?? limit + 1000}) exceeds the maximum number of tokens allowed (${limit}).`,
+    )
+  },
+  /**
+   * A bad key: 400 `INVALID_ARGUMENT` (not 401) with an `ErrorInfo` whose
+   * reason is `API_KEY_INVALID` — only the detail tells it from a bad request.
+   */
+  invalidApiKey(): ErrorReply {
+    return {
+      kind: 'error',
+      status: 400,
+      body: {
+        error: {
+          code: 400,
+          message: 'API key not valid. Please pass a valid API key.',
+          status: 'INVALID_ARGUMENT',
+          details: [
+            {
+              '@type': 'type.googleapis.com/google.rpc.ErrorInfo',
+              reason: 'API_KEY_INVALID',
+              domain: 'googleapis.com',
+              metadata: { service: 'generativelanguage.googleapis.com' },
+            },
+          ],
+        },
+      },
+      headers: {},
+    }
+  },
   invalidArgument(message = 'Request contains an invalid argument.'): ErrorReply {
     return {
       kind: 'error',

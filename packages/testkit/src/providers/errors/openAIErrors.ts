@@ -49,8 +49,10 @@ export const openAIErrors = {
       code: 'content_policy_violation',
     })
   },
+  /** 400 `context_length_exceeded`; OpenAI names the field at fault, `param: "messages"`. */
   contextTooLong(): ErrorReply {
     return error(400, {
+      param: 'messages',
       message:
         "This model's maximum context length is 128000 tokens. However, your messages resulted in 131072 tokens. Please reduce the length of the messages.",
       type: 'invalid_request_error',

@@ -53,7 +53,59 @@ export const qwenErrors = {
       headers: {},
     }
   },
-  /** 400 `DataInspectionFailed`: the content filter; never retried. */
+  /**
+   * HTTP 429 in compatible mode for the per-minute *token* throttle
+   * (`Throttling.AllocationQuota` natively): DashScope spells it with OpenAI's
+   * billing words and code, `insufficient_quota`, though it clears within the
+   * minute and the body links the `error-code#token-limit` doc. Reported
+   * verbatim in github.com/can1357/oh-my-pi/issues/8496 (and PRs #8476,
+   * #8498) and github.com/openclaw/openclaw/pull/148275: "You exceeded your
+   * current quota, please check your plan and billing details. For details,
+   * see: https://help.aliyun.com/zh/model-studio/error-code#token-limit
+   * (type=insufficient_quota param=insufficient_quota)". Transient, unlike
+   * OpenAI's `insufficient_quota`.
+   */
+  compatibleTokenLimited(): ErrorReply {
+    return {
+      kind: 'error',
+      status: 429,
+      body: {
+        error: {
+          message:
+            'You exceeded your current quota, please check your plan and billing details. For details, see: https://help.aliyun.com/zh/model-studio/error-code#token-limit',
+          type: 'insufficient_quota',
+          param: null,
+          code: 'insufficient_quota',
+        },
+        request_id: 'b0a0d2c4-fake-9c1e-hourglass',
+      },
+      headers: {},
+    }
+  },
+  /**
+   * HTTP 400 in compatible mode for the content filter: OpenAI's shape with
+   * DashScope's lower-case code, e.g. `{"error":{"code":"data_inspection_failed",
+   * "param":null,"message":"Input data may contain inappropriate content.",
+   * "type":"data_inspection_failed"},"id":"chatcmpl-…","request_id":"…"}`.
+   */
+  compatibleDataInspectionFailed(): ErrorReply {
+    return {
+      kind: 'error',
+      status: 400,
+      body: {
+        error: {
+          code: 'data_inspection_failed',
+          param: null,
+          message: 'Input data may contain inappropriate content.',
+          type: 'data_inspection_failed',
+        },
+        id: 'chatcmpl-fakehourglass',
+        request_id: 'b0a0d2c4-fake-9c1e-hourglass',
+      },
+      headers: {},
+    }
+  },
+  /** 400 `DataInspectionFailed`: the content filter in the native DashScope shape; never retried. */
   dataInspectionFailed(): ErrorReply {
     return {
       kind: 'error',

@@ -64,13 +64,25 @@ function response(plan: AnswerPlan, parts: unknown[], final: boolean) {
   return {
     candidates: [candidate],
     usageMetadata: final
-      ? {
-          promptTokenCount: plan.inputTokens,
-          candidatesTokenCount: plan.outputTokens,
-          totalTokenCount: plan.inputTokens + plan.outputTokens,
-        }
+      ? usageMetadata(plan)
       : { promptTokenCount: plan.inputTokens, totalTokenCount: plan.inputTokens },
     modelVersion: plan.model,
     responseId: plan.id,
+  }
+}
+
+/**
+ * Thoughts are counted apart from the answer: `candidatesTokenCount` excludes
+ * them, `thoughtsTokenCount` holds them, and `totalTokenCount` is the sum of
+ * all three (ai.google.dev/api/generate-content#UsageMetadata; e.g. a real
+ * gemini-3-flash answer: prompt 34, candidates 418, thoughts 438, total 890).
+ */
+function usageMetadata(plan: AnswerPlan) {
+  const thoughts = Math.min(plan.thinkingTokens.length, plan.outputTokens)
+  return {
+    promptTokenCount: plan.inputTokens,
+    candidatesTokenCount: plan.outputTokens - thoughts,
+    totalTokenCount: plan.inputTokens + plan.outputTokens,
+    ...(thoughts > 0 ? { thoughtsTokenCount: thoughts } : {}),
   }
 }

@@ -3,10 +3,15 @@ import type { AnswerPlan, Frame, WireFormat } from './WireFormat.js'
 /**
  * OpenAI chat completions, as OpenAI and the compatible providers (DeepSeek,
  * Qwen compatible mode, Doubao/Ark, Qianfan v2) send it. Reasoning goes out
- * as `reasoning_content` (DeepSeek's and Qwen's field). Usage arrives in a
- * final chunk with empty `choices` when `stream_options.include_usage` is set
- * (OpenAI), and on the finishing chunk for every other dialect (DeepSeek
- * style).
+ * as `reasoning_content` (DeepSeek's and Qwen's field).
+ *
+ * Usage in a stream: only when the request set `stream_options.include_usage`,
+ * in an extra chunk with `choices: []` before `[DONE]`, every other chunk
+ * carrying `"usage": null` — OpenAI's documented behaviour
+ * (openai-openapi `ChatCompletionStreamOptions.include_usage`), which Qwen's
+ * compatible mode, Ark and Qianfan v2 follow (Qwen: "只在include_usage为true时，
+ * 在最后一个chunk显示", help.aliyun.com/zh/model-studio/use-qwen-by-calling-api).
+ * DeepSeek alone puts usage on the finishing chunk, asked for or not.
  */
 export const openAIChat: WireFormat = {
   toolIdPrefix: 'call_',
@@ -40,7 +45,15 @@ export const openAIChat: WireFormat = {
   },
 
   frames(plan) {
-    const chunk = (delta: unknown, finish: string | null = null, extra: object = {}): string =>
+    // DeepSeek: usage rides on the finishing chunk. Everyone else: only when
+    // asked, in a chunk of its own, and `usage: null` on the others.
+    const deepseek = plan.dialect === 'deepseek'
+    const usageNull = !deepseek && plan.includeUsage ? { usage: null } : {}
+    const chunk = (
+      delta: unknown,
+      finish: string | null = null,
+      extra: object = usageNull,
+    ): string =>
       `data: ${JSON.stringify({
         id: plan.id,
         object: 'chat.completion.chunk',
@@ -69,9 +82,10 @@ export const openAIChat: WireFormat = {
         })
       }
     })
-    const usageOnFinish = plan.dialect !== 'openai' ? { usage: usage(plan) } : {}
-    frames.push({ text: chunk({}, plan.finishReason, usageOnFinish) })
-    if (plan.dialect === 'openai' && plan.includeUsage) {
+    frames.push({
+      text: chunk({}, plan.finishReason, deepseek ? { usage: usage(plan) } : usageNull),
+    })
+    if (!deepseek && plan.includeUsage) {
       frames.push({
         text: `data: ${JSON.stringify({
           id: plan.id,

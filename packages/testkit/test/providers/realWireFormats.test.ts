@@ -1,0 +1,198 @@
+/**
+ * Pins the fakes to what the real APIs send, where an audit found the fake
+ * differed. Each case cites the source it was checked against.
+ */
+import { afterEach, describe, expect, it } from 'vitest'
+import {
+  anthropicErrors,
+  type FakeProvider,
+  geminiErrors,
+  openAIErrors,
+  type ProviderDialect,
+  qwenErrors,
+  reply,
+  startFakeProvider,
+} from '../../src/providers/index.js'
+import { dataOf, readSse } from './sse.js'
+
+let fake: FakeProvider | undefined
+afterEach(async () => {
+  await fake?.close()
+  fake = undefined
+})
+
+const chat = (base: string, body: Record<string, unknown> = {}) =>
+  fetch(`${base}/chat/completions`, {
+    method: 'POST',
+    headers: { authorization: 'Bearer sk-test', 'content-type': 'application/json' },
+    body: JSON.stringify({ model: 'm', messages: [{ role: 'user', content: 'hi' }], ...body }),
+  })
+
+interface Chunk {
+  choices: { delta: Record<string, unknown>; finish_reason: string | null }[]
+  usage?: unknown
+}
+
+describe('usage in chat-completions streams', () => {
+  // OpenAI: openai-openapi `ChatCompletionStreamOptions.include_usage`: "an
+  // additional chunk will be streamed before the data: [DONE] message ... the
+  // choices field will always be an empty array. All other chunks will also
+  // include a usage field, but with a null value."
+  // Qwen compatible mode: Model Studio's Qwen API reference (help.aliyun.com/
+  // zh/model-studio/use-qwen-by-calling-api), chunk example: every chunk
+  // `"usage":null`, then `{"choices":[], ..., "usage":{...}}`; "usage ... 只在
+  // include_usage为true时，在最后一个chunk显示". Ark and Qianfan v2 document the
+  // same `stream_options.include_usage` switch.
+  for (const dialect of ['openai', 'qwen', 'doubao', 'ernie'] satisfies ProviderDialect[]) {
+    it(`${dialect}: with include_usage, usage: null on every chunk, then a choices: [] usage chunk`, async () => {
+      fake = await startFakeProvider({ dialect, reply: reply.text('一二三') })
+      const stream = await readSse(
+        await chat(fake.baseURL, { stream: true, stream_options: { include_usage: true } }),
+      )
+      const chunks = dataOf<Chunk>(stream)
+      const last = chunks.at(-1)!
+      expect(last.choices).toEqual([])
+      expect(last.usage).toMatchObject({ completion_tokens: 3 })
+      for (const c of chunks.slice(0, -1)) expect(c.usage).toBeNull()
+      expect(chunks.at(-2)!.choices[0]!.finish_reason).toBe('stop')
+      expect(stream.events.at(-1)!.data).toBe('[DONE]')
+    })
+
+    it(`${dialect}: without include_usage, no usage anywhere in the stream`, async () => {
+      fake = await startFakeProvider({ dialect, reply: reply.text('一二三') })
+      const chunks = dataOf<Chunk>(await readSse(await chat(fake.baseURL, { stream: true })))
+      expect(chunks.every((c) => c.usage === undefined && c.choices.length === 1)).toBe(true)
+      expect(chunks.at(-1)!.choices[0]!.finish_reason).toBe('stop')
+    })
+  }
+
+  it('deepseek: usage rides on the finishing chunk (its observed behaviour), asked for or not', async () => {
+    fake = await startFakeProvider({ dialect: 'deepseek', reply: reply.text('一二三') })
+    const chunks = dataOf<Chunk>(await readSse(await chat(fake.baseURL, { stream: true })))
+    expect(chunks.at(-1)).toMatchObject({
+      choices: [{ finish_reason: 'stop' }],
+      usage: { completion_tokens: 3 },
+    })
+  })
+})
+
+describe('Gemini usageMetadata', () => {
+  // ai.google.dev/api/generate-content#UsageMetadata: thoughts are counted in
+  // `thoughtsTokenCount`, not in `candidatesTokenCount`; the total is the sum.
+  // A real gemini-3-flash answer: prompt 34, candidates 418, thoughts 438, total 890.
+  it('counts thoughts apart from the answer, in JSON and at the end of a stream', async () => {
+    fake = await startFakeProvider({
+      dialect: 'gemini',
+      reply: reply.text('a b c', { thinking: 'x y', usage: { inputTokens: 10 } }),
+    })
+    const call = (method: string, query = '') =>
+      fetch(`${fake!.baseURL}/models/gemini-2.5-flash:${method}${query}`, {
+        method: 'POST',
+        headers: { 'x-goog-api-key': 'AIza-test', 'content-type': 'application/json' },
+        body: '{}',
+      })
+    const expected = {
+      promptTokenCount: 10,
+      candidatesTokenCount: 3,
+      thoughtsTokenCount: 2,
+      totalTokenCount: 15,
+    }
+    const json = (await (await call('generateContent')).json()) as { usageMetadata: unknown }
+    expect(json.usageMetadata).toEqual(expected)
+    const stream = await readSse(await call('streamGenerateContent', '?alt=sse'))
+    const last = JSON.parse(stream.events.at(-1)!.data) as { usageMetadata: unknown }
+    expect(last.usageMetadata).toEqual(expected)
+  })
+
+  it('leaves thoughtsTokenCount out when there were no thoughts', async () => {
+    fake = await startFakeProvider({ dialect: 'gemini', reply: reply.text('a b') })
+    const res = await fetch(`${fake.baseURL}/models/g:generateContent`, {
+      method: 'POST',
+      body: '{}',
+    })
+    const json = (await res.json()) as { usageMetadata: Record<string, unknown> }
+    expect(json.usageMetadata).not.toHaveProperty('thoughtsTokenCount')
+    expect(json.usageMetadata['candidatesTokenCount']).toBe(2)
+  })
+})
+
+describe('ERNIE / Qianfan v2 rate limits', () => {
+  // github.com/PaddlePaddle/ERNIE/issues/1031, verbatim from the OpenAI SDK:
+  // "Error code: 429 - {'error': {'code': 'rpm_rate_limit_exceeded', 'message':
+  // 'Rate limit reached for RPM', 'type': 'rate_limit_exceeded'}, 'id': 'as-wbx23eriqh'}"
+  it('the ernie dialect (baseURL /v2) rate-limits with a 429 in the v2 shape, not v1’s 200 + error_code', async () => {
+    fake = await startFakeProvider({ dialect: 'ernie' })
+    fake.rateLimit({ forMs: 60_000 })
+    const res = await chat(fake.baseURL)
+    expect(res.status).toBe(429)
+    expect(await res.json()).toEqual({
+      error: {
+        code: 'rpm_rate_limit_exceeded',
+        message: 'Rate limit reached for RPM',
+        type: 'rate_limit_exceeded',
+      },
+      id: expect.stringMatching(/^as-/),
+    })
+  })
+})
+
+describe('error helpers added by the audit', () => {
+  it('qwenErrors.compatibleTokenLimited: a transient TPM throttle spelt insufficient_quota, HTTP 429', async () => {
+    // github.com/can1357/oh-my-pi/issues/8496, openclaw/openclaw#148275.
+    fake = await startFakeProvider({ dialect: 'qwen', reply: qwenErrors.compatibleTokenLimited() })
+    const res = await chat(fake.baseURL)
+    expect(res.status).toBe(429)
+    expect(await res.json()).toMatchObject({
+      error: {
+        code: 'insufficient_quota',
+        type: 'insufficient_quota',
+        message: expect.stringContaining('error-code#token-limit'),
+      },
+    })
+  })
+
+  it('qwenErrors.compatibleDataInspectionFailed: OpenAI shape, lower-case code', async () => {
+    fake = await startFakeProvider({
+      dialect: 'qwen',
+      reply: qwenErrors.compatibleDataInspectionFailed(),
+    })
+    const res = await chat(fake.baseURL)
+    expect(res.status).toBe(400)
+    expect(await res.json()).toMatchObject({
+      error: { code: 'data_inspection_failed', type: 'data_inspection_failed', param: null },
+    })
+  })
+
+  it('openAIErrors.contextTooLong names param "messages", as OpenAI does', () => {
+    expect(openAIErrors.contextTooLong().body).toMatchObject({
+      error: { param: 'messages', code: 'context_length_exceeded' },
+    })
+  })
+
+  it('anthropicErrors.requestTooLarge: 413 request_too_large', () => {
+    const r = anthropicErrors.requestTooLarge()
+    expect(r.status).toBe(413)
+    expect(r.body).toMatchObject({ type: 'error', error: { type: 'request_too_large' } })
+  })
+
+  it('geminiErrors.contextTooLong and invalidApiKey: both 400 INVALID_ARGUMENT', () => {
+    expect(geminiErrors.contextTooLong({ tokens: 1_300_000, limit: 1_048_575 }).body).toEqual({
+      error: {
+        code: 400,
+        message:
+          'The input token count (1300000) exceeds the maximum number of tokens allowed (1048575).',
+        status: 'INVALID_ARGUMENT',
+      },
+    })
+    const bad = geminiErrors.invalidApiKey()
+    expect(bad.status).toBe(400)
+    expect(bad.body).toMatchObject({
+      error: {
+        status: 'INVALID_ARGUMENT',
+        details: [
+          { '@type': 'type.googleapis.com/google.rpc.ErrorInfo', reason: 'API_KEY_INVALID' },
+        ],
+      },
+    })
+  })
+})
