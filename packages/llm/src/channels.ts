@@ -29,7 +29,12 @@ export interface LlmAttemptMessage {
 /** `hourglass:llm:cooldown`. `keyId` is a short non-reversible id, never the key. */
 export interface LlmCooldownMessage {
   provider: string
+  /** The key's id; `*` for a provider-wide cooldown (an overload). */
   keyId: string
+  /** What the cooldown holds back: one model on the key, the key, or every key of the provider. */
+  scope?: 'model' | 'key' | 'provider' | undefined
+  /** The model, for a model-scoped cooldown (a rate limit). */
+  model?: string | undefined
   state: 'start' | 'extend' | 'end'
   /**
    * When the cooldown ends, in wall-clock epoch ms (Infinity for a key retired

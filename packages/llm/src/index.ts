@@ -12,6 +12,7 @@ export type {
   AdapterOptions,
   ModelAdapter,
   OpenResult,
+  PreparedRequest,
   SendOptions,
   SendResult,
 } from './adapters/ModelAdapter.js'
@@ -144,6 +145,7 @@ export type {
   ChatRequest,
   ChatResponse,
   ContentBlock,
+  CooldownScope,
   FinishReason,
   NormalizedError,
   StreamEvent,

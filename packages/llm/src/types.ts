@@ -141,4 +141,14 @@ export interface NormalizedError {
   message: string
   /** How long the provider asked us to wait, from headers or body, in ms. */
   retryAfterMs?: number | undefined
+  /**
+   * What a limit applies to, when the provider says so (Gemini's quota
+   * dimensions): `model` (this model on this key), `key` (every model of the
+   * key: a project or organisation limit), `provider` (every key). Absent:
+   * admission's rule by kind (docs/admission.md, "Cooldown scopes").
+   */
+  scope?: CooldownScope | undefined
 }
+
+/** What one cooldown holds back (see `NormalizedError.scope`). */
+export type CooldownScope = 'model' | 'key' | 'provider'

@@ -13,6 +13,16 @@ export interface SendOptions {
   deadline: Deadline | undefined
   /** Ends the attempt (caller abort, first-token timeout, consumer stopped reading). */
   signal: AbortSignal
+  /**
+   * What this adapter's `prepare` built for this request (same `stream`):
+   * sent as it is instead of building the request again. Anything else is ignored.
+   */
+  prepared?: PreparedRequest | undefined
+}
+
+/** A request built for one adapter, key not yet chosen (`ModelAdapter.prepare`). Opaque. */
+export interface PreparedRequest {
+  readonly stream: boolean
 }
 
 /** One attempt's result, before any policy: an answer, or a classified failure. */
@@ -49,6 +59,16 @@ export interface ModelAdapter {
   readonly dialect: Dialect
   /** API keys in order of preference (empty when the provider needs none). */
   readonly apiKeys: readonly string[]
+  /**
+   * Builds the request for this model without sending it, throwing what
+   * `send`/`open` would throw for a request it cannot translate
+   * (`InvalidChatRequestError`, or the builder's own error). `callModel`
+   * calls it before admission — a request that cannot be built takes no
+   * RPM/TPM share and no cooldown probe — and passes the result to every
+   * attempt on this model (`SendOptions.prepared`). Optional: an adapter
+   * without it is admitted first and refuses the request when it sends.
+   */
+  prepare?(request: ChatRequest, stream: boolean): PreparedRequest
   /** The next key when no admission chooses one: round-robin, so load spreads over keys. */
   nextKey(): string | undefined
   /**

@@ -15,6 +15,7 @@ export function classifyThrown(
   thrown: unknown,
   context: { provider: string; model: string; signal: AbortSignal; deadline: Deadline | undefined },
   answered?: number,
+  streamed = false,
 ): { error: ProviderError } | { rethrow: unknown } {
   if (context.signal.aborted) return { rethrow: context.signal.reason }
   if (context.deadline?.done) return { rethrow: context.deadline.reason }
@@ -32,14 +33,18 @@ export function classifyThrown(
   // not retried; falling back to another configured model still may be.
   // A 2xx reply cut while its body was read is the same case, surer still: a
   // whole answer comes after the whole generation. Connect-phase failures
-  // sent nothing and stay retryable.
+  // sent nothing and stay retryable. So does a stream cut after its 2xx
+  // (`streamed`), even before its first token: the provider had taken the
+  // request and started the generation, which it may bill.
   const readTimeout = code === 'HEADERS_TIMEOUT' || code === 'BODY_TIMEOUT'
   const kind: ErrorKind = readTimeout ? 'timeout' : 'network'
   const text = (thrown instanceof Error ? thrown.message : String(thrown)).slice(0, 500)
   const message =
     answered === undefined
       ? text
-      : `the ${answered} reply broke off while its body was read (${text}); not resent to this model: the provider generated, and billed, it`
+      : streamed
+        ? `the ${answered} stream broke off while it was read (${text}); not resent to this model: the provider had started the generation, and may bill it`
+        : `the ${answered} reply broke off while its body was read (${text}); not resent to this model: the provider generated, and billed, it`
   return {
     error: new ProviderError({
       provider,

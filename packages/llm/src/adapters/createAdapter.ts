@@ -10,12 +10,21 @@ import type {
   AdapterOptions,
   ModelAdapter,
   OpenResult,
+  PreparedRequest,
   SendOptions,
   SendResult,
 } from './ModelAdapter.js'
 import { readEvents } from './readEvents.js'
 
 type RequestOptions = NonNullable<Parameters<typeof undiciRequest>[1]> & DeadlineDispatchOptions
+
+/** What `prepare` built: the URL, the body text and the dialect's headers (no key yet). */
+interface Built extends PreparedRequest {
+  url: string
+  body: string
+  headers: Record<string, string> | undefined
+  stream: boolean
+}
 
 /** A request ready to leave: where, and the undici options. */
 interface Outgoing {
@@ -73,15 +82,35 @@ export function createAdapter(
   // without what the WHATWG fetch API adds per call that an adapter does not
   // use — its Request, Response, Headers, web streams and signal following:
   // about a third of a gateway's CPU per completion (BENCHMARKS.md, §9).
-  const prepare = (request: ChatRequest, send: SendOptions, stream: boolean): Outgoing => {
+  // What does not depend on the key, built once per model and call
+  // (`callModel` prepares before admission, so a request that cannot be
+  // built takes no RPM/TPM share) and reused by its retries.
+  const built = new WeakSet<PreparedRequest>()
+  const build = (request: ChatRequest, stream: boolean): Built => {
     // Object.assign, not `{ ...request, stream }`: on Node 20 a field after a
     // spread costs ~0.4 µs (V8 leaves its fast path); so do the headers.
-    const built = dialect.buildRequest(Object.assign({}, request, { stream }), model)
-    const body = hook ? hook(built.body, request) : built.body
+    const made = dialect.buildRequest(Object.assign({}, request, { stream }), model)
+    const body = hook ? hook(made.body, request) : made.body
+    const out: Built = {
+      url: `${baseURL}${made.path}`,
+      body: JSON.stringify(body),
+      headers: made.headers,
+      stream,
+    }
+    built.add(out)
+    return out
+  }
+  const ours = (prepared: PreparedRequest | undefined, stream: boolean): Built | undefined =>
+    prepared !== undefined && built.has(prepared) && (prepared as Built).stream === stream
+      ? (prepared as Built)
+      : undefined
+
+  const prepare = (request: ChatRequest, send: SendOptions, stream: boolean): Outgoing => {
+    const made = ours(send.prepared, stream) ?? build(request, stream)
     const headers: Record<string, string> = Object.assign(
       {},
       options.headers,
-      built.headers,
+      made.headers,
       send.apiKey === undefined ? undefined : dialect.authHeaders(send.apiKey),
     )
     headers['content-type'] = 'application/json'
@@ -94,7 +123,7 @@ export function createAdapter(
     const sent: RequestOptions = {
       method: 'POST',
       headers,
-      body: JSON.stringify(body),
+      body: made.body,
       signal: send.signal,
       dispatcher: fetch.dispatcher,
       // No transport retry at all, not even fetch's fast-connect one: every
@@ -106,7 +135,7 @@ export function createAdapter(
       retry: false,
     }
     if (send.deadline !== undefined) sent.deadline = send.deadline
-    return { url: `${baseURL}${built.path}`, options: sent }
+    return { url: made.url, options: sent }
   }
 
   const context = (send: SendOptions) => ({
@@ -155,6 +184,9 @@ export function createAdapter(
     baseURL,
     dialect,
     apiKeys,
+    prepare(request, stream) {
+      return build(request, stream)
+    },
     nextKey() {
       if (apiKeys.length === 0) return undefined
       const key = apiKeys[turn % apiKeys.length]

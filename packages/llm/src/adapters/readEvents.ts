@@ -24,6 +24,9 @@ export interface EventBody extends AsyncIterable<Uint8Array> {
  * the body closes: a server or proxy that keeps the response open after it
  * would otherwise hold a whole answer until the body timeout or the
  * deadline, and end it as a failure. What follows the marker is ignored.
+ * A transport failure while reading (a cut, the body timeout) or a body that
+ * ends before the marker is a `ProviderError` with status 200 that is not
+ * retryable: the provider had the request and had started generating it.
  */
 export async function* readEvents(
   body: EventBody,
@@ -59,14 +62,18 @@ export async function* readEvents(
         model: context.model,
         error: {
           kind: 'network',
-          retryable: true,
+          retryable: false,
           status: 200,
-          message: 'stream ended before the provider’s end marker',
+          message:
+            'the 200 stream ended before the provider’s end marker; not resent to this model: the provider had started the generation, and may bill it',
         },
       })
     }
   } catch (thrown) {
-    const verdict = classifyThrown(thrown, { ...context, signal: send.signal })
+    // After the 200: a cut is not resent to this model, before the first
+    // token too (the generation had started; it may be billed). An error
+    // frame is the provider's own verdict and keeps its retryability.
+    const verdict = classifyThrown(thrown, { ...context, signal: send.signal }, 200, true)
     throw 'rethrow' in verdict ? verdict.rethrow : verdict.error
   } finally {
     // As `for await` would: a stream left early (an error, the reader

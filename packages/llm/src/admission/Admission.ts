@@ -18,7 +18,7 @@ import { LatencyTracker } from './LatencyTracker.js'
 import { MemoryCooldownStore } from './MemoryCooldownStore.js'
 import type { ProviderLimits } from './ProviderLimits.js'
 import { publishAdmission } from './publish.js'
-import type { AdmissionOutcome, ProbeToken, Slot } from './slot.js'
+import type { AdmissionOutcome, Lane, ProbeToken, Slot } from './slot.js'
 import { followerDelayMs, joinLine, leaveLine, mayProbe, onChange } from './waitLine.js'
 
 export interface AdmissionOptions {
@@ -168,10 +168,10 @@ export class Admission {
    * earliest expected answer wins).
    */
   forecast(target: AdmissionTarget): AdmissionForecast {
-    const slots = this.#slotsOf(target)
+    const lanes = this.#lanesOf(target)
     const now = this.#clock.now()
     const choice = chooseSlot(
-      slots,
+      lanes,
       now,
       this.neededMs(target.provider, target.endpoint),
       this.#staggerMs,
@@ -201,7 +201,9 @@ export class Admission {
     const deadline = request.deadline ?? currentDeadline()
     const clock = deadline?.clock ?? this.#clock
     const keys = keysOf(request)
-    const slots = this.#slotsOf(request)
+    const lanes = this.#lanesOf(request)
+    // Every slot any lane goes through, once: what is refreshed, watched and queued on.
+    const slots = [...new Set(lanes.flat())]
     const { signal } = request
     // Waits end at once with the deadline's or the signal's reason (core's one wait).
     const until = { deadline, signal, clock }
@@ -223,7 +225,7 @@ export class Admission {
         await this.#book.refresh(slots)
         ended()
         const now = this.#clock.now()
-        const choice = chooseSlot(slots, now, neededMs, this.#staggerMs)
+        const choice = chooseSlot(lanes, now, neededMs, this.#staggerMs)
         if (choice.kind === 'grant') {
           // Released by a probe's success: the followers go in the order they
           // came, spread over staggerMs instead of stampeding (waitLine.ts).
@@ -238,8 +240,9 @@ export class Admission {
               continue
             }
           }
-          const slot = slots[choice.index] as Slot
-          if (choice.probe && !mayProbe(slot, place)) {
+          const lane = lanes[choice.index] as Lane
+          const slot = lane[0] as Slot
+          if (choice.probe && !lane.every((s) => !s.halfOpen || mayProbe(s, place))) {
             // Somebody waiting longer sends the probe; wait for it with the rest.
             seen = slots.map((s) => s.reopened)
             await wait(Math.min(this.#probeLeaseMs, MAX_TIMER_MS), {
@@ -304,7 +307,7 @@ export class Admission {
             }
           }
           return this.#grant(
-            slot,
+            lane,
             keys[choice.index],
             choice,
             deadline,
@@ -315,14 +318,14 @@ export class Admission {
         if (choice.kind === 'retired') {
           throw new KeysRetiredError({
             provider,
-            keyIds: slots.map((s) => s.keyId),
+            keyIds: lanes.map((lane) => (lane[0] as Slot).keyId),
             reason: 'auth',
           })
         }
         const remaining = deadline?.remaining() ?? Number.POSITIVE_INFINITY
         const waitMs = Math.max(0, choice.readyAt - now)
         const latestStartMs = remaining - neededMs
-        const keyIdOfWait = (slots[choice.index] as Slot).keyId
+        const keyIdOfWait = ((lanes[choice.index] as Lane)[0] as Slot).keyId
         if (waitMs > latestStartMs || waitMs > maxWaitMs) {
           publishAdmission({
             provider,
@@ -371,7 +374,7 @@ export class Admission {
     where: { endpoint?: string | undefined; model?: string | undefined } = {},
   ): Promise<void> {
     return this.#book.apply(
-      this.#book.slot(provider, scopeOf(provider, where.endpoint), this.#id(key)),
+      this.#book.lane(provider, scopeOf(provider, where.endpoint), this.#id(key), where.model),
       outcome,
       undefined,
       outcome.latencyMs,
@@ -379,13 +382,16 @@ export class Admission {
     )
   }
 
-  #slotsOf(target: AdmissionTarget): Slot[] {
+  /** One lane per key: its slot, the model's on it (when named), the provider's. */
+  #lanesOf(target: AdmissionTarget): Lane[] {
     const scope = scopeOf(target.provider, target.endpoint)
-    return keysOf(target).map((key) => this.#book.slot(target.provider, scope, this.#id(key)))
+    return keysOf(target).map((key) =>
+      this.#book.lane(target.provider, scope, this.#id(key), target.model),
+    )
   }
 
   #grant(
-    slot: Slot,
+    lane: Lane,
     key: string | undefined,
     choice: { index: number; probe: boolean },
     deadline: Deadline | undefined,
@@ -393,13 +399,17 @@ export class Admission {
     model: string | undefined,
   ): AdmissionPermit {
     const now = this.#clock.now()
+    const slot = lane[0] as Slot
     let token: ProbeToken | undefined
     if (choice.probe) {
-      slot.probeFor = undefined
-      // The probe holds the slot until it reports, or until it could no longer be running.
+      // The probe holds the half-open slots until it reports, or until it could no longer be running.
       const end = deadline ? now + deadline.remaining() : Number.POSITIVE_INFINITY
       token = { startedAt: now, leaseUntil: Math.min(end, now + this.#probeLeaseMs) }
-      slot.probe = token
+      for (const held of lane) {
+        if (!held.halfOpen) continue
+        held.probeFor = undefined
+        held.probe = token
+      }
       publishAdmission({
         provider: slot.provider,
         keyId: slot.keyId,
@@ -416,7 +426,7 @@ export class Admission {
         waitMs: waitedMs,
       })
     }
-    return createPermit(this.#book, this.#clock, slot, key, token, waitedMs, model)
+    return createPermit(this.#book, this.#clock, lane, key, token, waitedMs, model)
   }
 
   #id(key: string | undefined): string {

@@ -1,6 +1,6 @@
 import type { Clock } from '@hourglass/core'
 import type { CooldownBook } from './CooldownBook.js'
-import { type AdmissionOutcome, type ProbeToken, type Slot, wake } from './slot.js'
+import { type AdmissionOutcome, type Lane, type ProbeToken, type Slot, wake } from './slot.js'
 
 /** Leave to send one request with `key`. Report what came of it (or release it if not sent). */
 export interface AdmissionPermit {
@@ -19,19 +19,20 @@ export interface AdmissionPermit {
 }
 
 /**
- * A permit bound to its slot: reports once (a success's latency counts for
+ * A permit bound to its lane (key, model, provider slots): reports once (a success's latency counts for
  * `model` too, when given), and a probe that is released frees the slot at once.
  */
 export function createPermit(
   book: CooldownBook,
   clock: Clock,
-  slot: Slot,
+  lane: Lane,
   key: string | undefined,
   token: ProbeToken | undefined,
   waitedMs: number,
   model?: string | undefined,
 ): AdmissionPermit {
   const grantedAt = clock.now()
+  const slot = lane[0] as Slot
   let settled = false
   return {
     provider: slot.provider,
@@ -43,7 +44,7 @@ export function createPermit(
       if (settled) return Promise.resolve()
       settled = true
       return book.apply(
-        slot,
+        lane,
         outcome,
         token,
         outcome.latencyMs ?? clock.now() - grantedAt,
@@ -54,9 +55,11 @@ export function createPermit(
     release(): void {
       if (settled) return
       settled = true
-      if (token && slot.probe === token) {
-        slot.probe = undefined
-        wake(slot)
+      for (const held of lane) {
+        if (token && held.probe === token) {
+          held.probe = undefined
+          wake(held)
+        }
       }
     },
   }

@@ -1,4 +1,5 @@
 import type { Clock } from '@hourglass/core'
+import type { CooldownScope } from '../types.js'
 import type { CooldownStore } from './CooldownStore.js'
 import type { CooldownInput } from './defaultCooldownMs.js'
 import type { LatencyTracker } from './LatencyTracker.js'
@@ -7,7 +8,10 @@ import {
   type AdmissionOutcome,
   byPlace,
   classify,
+  cooldownScopeOf,
   createSlot,
+  type Lane,
+  PROVIDER_SLOT_ID,
   type ProbeToken,
   type Slot,
   wake,
@@ -37,15 +41,35 @@ export class CooldownBook {
     this.#o = options
   }
 
-  /** The slot of `provider` (in `scope`: the provider, or provider and endpoint) and `keyId`. */
-  slot(provider: string, scope: string, keyId: string): Slot {
-    const name = `${scope}\u0000${keyId}`
+  /**
+   * The slot of `provider` (in `scope`: the provider, or provider and
+   * endpoint) at `level`: `keyId`'s, `model`'s on `keyId`, or the provider's.
+   */
+  slot(
+    provider: string,
+    scope: string,
+    keyId: string,
+    level: CooldownScope = 'key',
+    model?: string | undefined,
+  ): Slot {
+    const id =
+      level === 'provider' ? PROVIDER_SLOT_ID : level === 'model' ? `${keyId}:${model}` : keyId
+    const name = `${scope}\u0000${id}`
     let slot = this.#slots.get(name)
     if (!slot) {
-      slot = createSlot(provider, scope, keyId)
+      slot = createSlot(provider, scope, keyId, level, model)
       this.#slots.set(name, slot)
     }
     return slot
+  }
+
+  /** The lane a request on `keyId` (for `model`, when named) goes through: key, model, provider. */
+  lane(provider: string, scope: string, keyId: string, model: string | undefined): Lane {
+    const key = this.slot(provider, scope, keyId)
+    const everyKey = this.slot(provider, scope, PROVIDER_SLOT_ID, 'provider')
+    return model === undefined
+      ? [key, everyKey]
+      : [key, this.slot(provider, scope, keyId, 'model', model), everyKey]
   }
 
   /** Merge the store's cooldowns (another process may have learned a limit) into the local view. */
@@ -56,7 +80,7 @@ export class CooldownBook {
     try {
       remaining = await this.#o.store.remaining(
         scope,
-        slots.map((s) => s.keyId),
+        slots.map((s) => s.storeId),
       )
       this.#storeUp()
     } catch (error) {
@@ -80,40 +104,72 @@ export class CooldownBook {
   }
 
   /**
-   * Apply what came of one request. `token` identifies the probe, when the
-   * request was it; a success's latency is recorded for the slot's scope and,
-   * when `model` is given, for that model there. `sentAt` is when the request
-   * was admitted, when known.
+   * Apply what came of one request sent through `lane`. `token` identifies
+   * the probe, when the request was it; a success's latency is recorded for
+   * the lane's scope and, when `model` is given, for that model there; an
+   * answer closes every half-open slot of the lane. A limit cools the slot
+   * of its scope (`cooldownScopeOf`: the model's, the key's or the
+   * provider's); an auth failure retires the key. `sentAt` is when the
+   * request was admitted, when known.
    */
   async apply(
-    slot: Slot,
+    lane: Lane,
     outcome: AdmissionOutcome,
     token: ProbeToken | undefined,
     latencyMs: number | undefined,
     model?: string | undefined,
     sentAt?: number | undefined,
   ): Promise<void> {
-    const now = this.#o.clock.now()
-    const wasProbe = token !== undefined && slot.probe === token
-    if (wasProbe) slot.probe = undefined
+    const probed: Slot[] = []
+    for (const slot of lane) {
+      if (token !== undefined && slot.probe === token) {
+        slot.probe = undefined
+        probed.push(slot)
+      }
+    }
+    const key = lane[0] as Slot
     const verdict = classify(outcome)
     if (verdict === 'success' || verdict === 'answered') {
       if (verdict === 'success' && latencyMs !== undefined) {
-        this.#o.latency.record(slot.scope, latencyMs)
-        if (model !== undefined) this.#o.latency.record(modelScope(slot.scope, model), latencyMs)
+        this.#o.latency.record(key.scope, latencyMs)
+        if (model !== undefined) this.#o.latency.record(modelScope(key.scope, model), latencyMs)
       }
-      if (slot.halfOpen && slot.untilMs <= now) {
-        slot.halfOpen = false
-        slot.reopened++
-        // Everyone waiting now follows this answer, in the order they came.
-        slot.followers = [...slot.wakers.values()].sort(byPlace)
-        this.#cooldownEvent(slot, 'end', wasProbe ? 'probe answered' : 'answered')
-      }
-      if (!slot.halfOpen) slot.strikes = 0
-      wake(slot)
+      for (const slot of lane) this.#answered(slot, probed.includes(slot))
       return
     }
     if (outcome.ok) return
+    let slot = key
+    if (verdict === 'cooldown') {
+      const scope = cooldownScopeOf(outcome.error)
+      slot = lane.find((s) => s.level === scope) ?? key
+    }
+    // The other probes this request held say nothing: the next waiter probes them.
+    for (const other of probed) if (other !== slot) wake(other)
+    await this.#failed(slot, outcome, probed.includes(slot), sentAt)
+  }
+
+  /** The provider answered through `slot`: a half-open slot whose cooldown is over closes. */
+  #answered(slot: Slot, wasProbe: boolean): void {
+    const now = this.#o.clock.now()
+    if (slot.halfOpen && slot.untilMs <= now) {
+      slot.halfOpen = false
+      slot.reopened++
+      // Everyone waiting now follows this answer, in the order they came.
+      slot.followers = [...slot.wakers.values()].sort(byPlace)
+      this.#cooldownEvent(slot, 'end', wasProbe ? 'probe answered' : 'answered')
+    }
+    if (!slot.halfOpen) slot.strikes = 0
+    wake(slot)
+  }
+
+  async #failed(
+    slot: Slot,
+    outcome: Extract<AdmissionOutcome, { ok: false }>,
+    wasProbe: boolean,
+    sentAt: number | undefined,
+  ): Promise<void> {
+    const now = this.#o.clock.now()
+    const verdict = classify(outcome)
     const { kind, status, retryAfterMs } = outcome.error
     if (verdict === 'retire') {
       if (this.#o.retireMs <= 0) return
@@ -156,7 +212,7 @@ export class CooldownBook {
 
   async #extendStore(slot: Slot, waitMs: number, reason: string): Promise<void> {
     try {
-      await this.#o.store.extend(slot.scope, slot.keyId, waitMs, reason)
+      await this.#o.store.extend(slot.scope, slot.storeId, waitMs, reason)
       this.#storeUp()
     } catch (error) {
       this.#storeDown(error)
@@ -176,6 +232,8 @@ export class CooldownBook {
     publishCooldown({
       provider: slot.provider,
       keyId: slot.keyId,
+      scope: slot.level,
+      ...(slot.model === undefined ? {} : { model: slot.model }),
       state,
       untilMs: state === 'end' ? Math.round(this.#o.wall()) : wallUntil,
       reason,

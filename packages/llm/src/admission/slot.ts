@@ -1,9 +1,22 @@
 import { errorKindTraits } from '../errors/errorKinds.js'
-import type { NormalizedError } from '../types.js'
+import type { CooldownScope, NormalizedError } from '../types.js'
 
-/** What one provider+key looks like to this process. */
+/**
+ * What one cooldown holds back, as this process sees it: a model on a key
+ * (`level: 'model'`), a key (every model of it), or the provider at its
+ * endpoint (every key). A request goes through a lane of them (`Lane`).
+ */
 export interface Slot {
   readonly provider: string
+  readonly level: CooldownScope
+  /** The model, for a `model` slot. */
+  readonly model: string | undefined
+  /**
+   * Its name in the store, within `scope`: the key id (`kab12…`, `-` without
+   * a key) for a key slot — the name every version used — then
+   * `<keyId>:<model>` for a model slot and `*` for the provider's.
+   */
+  readonly storeId: string
   /**
    * Where this slot lives in the store: the provider's name, plus its
    * endpoint's id when the caller named a base URL (`openai@e1a2b3c4d5e`).
@@ -53,9 +66,29 @@ export interface ProbeToken {
   leaseUntil: number
 }
 
-export function createSlot(provider: string, scope: string, keyId: string): Slot {
+/**
+ * The slots one request on one key goes through, the key's slot first, then
+ * the model's (when a model is named), then the provider's: it may go when
+ * none of them is cooling.
+ */
+export type Lane = readonly Slot[]
+
+/** The store name of the provider-wide slot. */
+export const PROVIDER_SLOT_ID = '*'
+
+export function createSlot(
+  provider: string,
+  scope: string,
+  keyId: string,
+  level: CooldownScope = 'key',
+  model?: string | undefined,
+): Slot {
   return {
     provider,
+    level,
+    model,
+    storeId:
+      level === 'provider' ? PROVIDER_SLOT_ID : level === 'model' ? `${keyId}:${model}` : keyId,
     scope,
     keyId,
     untilMs: 0,
@@ -81,6 +114,27 @@ export function wake(slot: Slot): void {
 /** A failure as admission needs it: a `NormalizedError` or any object with the same fields. */
 export type AdmissionFailure = Pick<NormalizedError, 'kind' | 'status'> & {
   retryAfterMs?: number | undefined
+  /** What the cooldown holds back; default by kind (`cooldownScopeOf`). */
+  scope?: CooldownScope | undefined
+}
+
+/**
+ * What a limit's cooldown holds back. The provider's word first (`scope`);
+ * else an overload (`overloaded`, 503, 529) is the provider's — its capacity
+ * at that endpoint, whoever's key; a quota (billing, credit) is the key's —
+ * every model on it; a rate limit (429) is the model's on that key — OpenAI,
+ * Anthropic and Gemini count requests and tokens per model (or model family)
+ * within an organisation, so another model on the key may still answer.
+ */
+export function cooldownScopeOf(error: AdmissionFailure): CooldownScope {
+  if (error.scope === 'model' || error.scope === 'key' || error.scope === 'provider') {
+    return error.scope
+  }
+  if (error.kind === 'overloaded' || error.status === 529 || error.status === 503) return 'provider'
+  if (error.kind === 'rate_limited' || error.status === 429) {
+    return errorKindTraits(error.kind).limit === 'quota' ? 'key' : 'model'
+  }
+  return 'key'
 }
 
 /**

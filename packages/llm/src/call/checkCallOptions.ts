@@ -55,12 +55,12 @@ export function checkCallOptions(options: CallModelOptions): void {
     nonNegative('retry.minAttemptMs', retry.minAttemptMs, 'ms')
     const { delay } = retry
     if (delay !== undefined) {
-      nonNegative('retry.delay.baseDelayMs', delay.baseDelayMs, 'ms')
-      nonNegative('retry.delay.maxDelayMs', delay.maxDelayMs, 'ms')
-      nonNegative('retry.delay.jitterRatio', delay.jitterRatio, 'ratio')
-      nonNegative('retry.delay.overloadFloorMs', delay.overloadFloorMs, 'ms')
-      nonNegative('retry.delay.overloadJitterMs', delay.overloadJitterMs, 'ms')
-      nonNegative('retry.delay.hintJitterRatio', delay.hintJitterRatio, 'ratio')
+      finiteNonNegative('retry.delay.baseDelayMs', delay.baseDelayMs, 'ms')
+      finiteNonNegative('retry.delay.maxDelayMs', delay.maxDelayMs, 'ms')
+      finiteNonNegative('retry.delay.jitterRatio', delay.jitterRatio, 'ratio')
+      finiteNonNegative('retry.delay.overloadFloorMs', delay.overloadFloorMs, 'ms')
+      finiteNonNegative('retry.delay.overloadJitterMs', delay.overloadJitterMs, 'ms')
+      finiteNonNegative('retry.delay.hintJitterRatio', delay.hintJitterRatio, 'ratio')
       if (delay.random !== undefined && typeof delay.random !== 'function') {
         throw new TypeError(
           `callModel: retry.delay.random must be a function returning [0, 1), got ${describe(delay.random)}`,
@@ -84,6 +84,12 @@ function number(name: string, value: number | undefined, rule: string): void {
 function nonNegative(name: string, value: number | undefined, unit: string): void {
   if (value === undefined || (typeof value === 'number' && value >= 0)) return
   refuse(name, value, `a number ≥ 0 (${unit})`)
+}
+
+/** A finite number ≥ 0 (decideRetry and retryDelay refuse Infinity there); undefined = the default. */
+function finiteNonNegative(name: string, value: number | undefined, unit: string): void {
+  if (value === undefined || (typeof value === 'number' && value >= 0 && value < Infinity)) return
+  refuse(name, value, `a finite number ≥ 0 (${unit})`)
 }
 
 /** A whole number ≥ 0; undefined = the default. */

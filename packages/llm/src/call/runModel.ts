@@ -1,5 +1,10 @@
 import { wait } from '@hourglass/core'
-import type { ModelAdapter, SendOptions, SendResult } from '../adapters/ModelAdapter.js'
+import type {
+  ModelAdapter,
+  PreparedRequest,
+  SendOptions,
+  SendResult,
+} from '../adapters/ModelAdapter.js'
 import type { ModelFailure } from '../errors/ModelUnavailableError.js'
 import type { ProviderError } from '../errors/ProviderError.js'
 import { clampAttempts, decideRetry } from '../retry/decideRetry.js'
@@ -47,10 +52,40 @@ export async function runModel(
   const base = { model: adapter.model, provider: adapter.name }
   // Why the next attempt goes to this model, for its record.
   let choice = arrival
+  // The request as this model takes it, built once, before admission.
+  let prepared: PreparedRequest | undefined
 
   for (;;) {
     signal?.throwIfAborted()
     deadline?.throwIfExpired()
+    if (prepared === undefined && adapter.prepare !== undefined) {
+      // Built before admission: a request this model cannot take (an
+      // `InvalidChatRequestError`, or what its builder throws) is refused
+      // with nothing sent and nothing spent — no RPM/TPM share, no probe.
+      try {
+        prepared = adapter.prepare(request, sink !== undefined)
+      } catch (thrown) {
+        attempt++
+        state.attempts++
+        reportAttempt(
+          {
+            deadline,
+            attempt: state.attempts,
+            model: base.model,
+            provider: base.provider,
+            latencyMs: 0,
+            promptVersion: options.promptVersion,
+            costUsd: state.costUsd,
+            decision: 'fail',
+            errorClass: className(thrown),
+            reason: 'the request cannot be built for this model: nothing was sent',
+            choice,
+          },
+          options.onAttempt,
+        )
+        throw thrown
+      }
+    }
     const budget = options.limits?.budget
     if (budget !== undefined) budget.assertCanSpend(budget.estimate(adapter.model, request))
 
@@ -92,6 +127,7 @@ export async function runModel(
       idempotencyKey,
       deadline,
       signal: controller.signal,
+      prepared,
     }
     let result: SendResult
     try {

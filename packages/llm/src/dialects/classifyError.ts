@@ -1,5 +1,5 @@
 import { type ErrorKind, RETRYABLE_KINDS } from '../errors/errorKinds.js'
-import type { NormalizedError } from '../types.js'
+import type { CooldownScope, NormalizedError } from '../types.js'
 import type { ErrorInput } from './ErrorInput.js'
 import { headerValue, retryAfterFromHeaders, shouldRetryHeader } from './errorHeaders.js'
 import { parseJson } from './safeJson.js'
@@ -15,6 +15,8 @@ export interface BodyVerdict {
   heuristicKind?: ErrorKind | undefined
   /** A wait found in the body (Gemini `RetryInfo`), used when headers give none. */
   retryAfterMs?: number | undefined
+  /** What the limit applies to, when the body says (Gemini's quota dimensions). */
+  scope?: CooldownScope | undefined
 }
 
 /**
@@ -86,6 +88,7 @@ export function classifyError(input: ErrorInput, read: BodyReader): NormalizedEr
       : { providerCode: verdict.providerCode.slice(0, 200) }),
     message,
     ...(retryAfterMs === undefined ? {} : { retryAfterMs }),
+    ...(verdict?.scope === undefined ? {} : { scope: verdict.scope }),
   }
 }
 

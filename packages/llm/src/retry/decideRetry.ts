@@ -1,8 +1,14 @@
 import { REQUEST_BOUND_KINDS } from '../errors/errorKinds.js'
 import type { NormalizedError } from '../types.js'
+import { finiteAtLeast, finiteNonNegative, nonNegative, notNaN } from './checkNumber.js'
 import { describeOutlook, expectedMs, type ModelOutlook } from './modelOutlook.js'
 import type { RetryBudget } from './RetryBudget.js'
-import { type DelaySource, type RetryDelayOptions, retryDelay } from './retryDelay.js'
+import {
+  checkRetryDelayOptions,
+  computeDelay,
+  type DelaySource,
+  type RetryDelayOptions,
+} from './retryDelay.js'
 
 /** Foreground work retries overloads; background work fails at once and adds no load. */
 export type Priority = 'foreground' | 'background'
@@ -74,8 +80,12 @@ export const MAX_ATTEMPTS_CAP = 10
  * 9. the wait (`waitMs`, else `retryDelay`) plus `minAttemptMs` does not fit
  *    in `remainingMs` → not slept: fall back, else fail, naming the wait;
  * 10. otherwise retry after the wait.
+ *
+ * Numbers are checked first (`checkDecisionInput`): NaN is never given a
+ * meaning — it would retry an overload for ever or sleep a NaN wait as 0.
  */
 export function decideRetry(input: RetryDecisionInput): RetryDecision {
+  checkDecisionInput(input)
   const { error } = input
   const remainingMs = input.remainingMs ?? Number.POSITIVE_INFINITY
   const minAttemptMs = Math.max(0, input.minAttemptMs ?? 0)
@@ -118,11 +128,11 @@ export function decideRetry(input: RetryDecisionInput): RetryDecision {
       `${what}: provider retry budget drained (${tokens} of ${input.retryBudget.maxTokens} tokens)`,
     )
   }
-  const computed = retryDelay({ ...input, attempt: input.attempt, error })
+  const computed = computeDelay(input)
   const { source } = computed
   const known = input.waitMs
-  const delayMs =
-    known !== undefined && Number.isFinite(known) ? Math.max(0, Math.ceil(known)) : computed.delayMs
+  // A known wait of Infinity (every key retired) never fits: given up below.
+  const delayMs = known !== undefined ? Math.ceil(known) : computed.delayMs
   const cooling = error.kind === 'rate_limited' || error.kind === 'overloaded'
   if (cooling && input.hasFallback === true && input.fallback !== undefined) {
     const here: ModelOutlook = { label: 'this model', waitMs: delayMs, latencyMs: input.latencyMs }
@@ -132,6 +142,9 @@ export function decideRetry(input: RetryDecisionInput): RetryDecision {
         delayMs,
       )
     }
+  }
+  if (!Number.isFinite(delayMs)) {
+    return giveUp(`${what}: this model cannot be sent to again (every key retired); not slept`)
   }
   if (delayMs + minAttemptMs > remainingMs) {
     const label = source === 'server' ? 'server-requested wait' : `${source} wait`
@@ -145,6 +158,34 @@ export function decideRetry(input: RetryDecisionInput): RetryDecision {
     delayMs,
     delaySource: source,
     reason: `${what}: retry ${input.attempt + 1} of ${maxAttempts} after ${delayMs} ms (${source})`,
+  }
+}
+
+/**
+ * Refuses what no rule can decide on, naming it (`RangeError`; `TypeError`
+ * for no number): NaN anywhere; negative counts and times; an infinite
+ * `attempt`, `overloads`, latency or delay option. Infinity keeps its
+ * meaning where it has one: `remainingMs` (no deadline), `maxAttempts`
+ * (clamped to 10), `max529Retries` (no cap but `maxAttempts`),
+ * `minAttemptMs` (no attempt ever fits: fail), `waitMs` (never: given up).
+ */
+function checkDecisionInput(input: RetryDecisionInput): void {
+  const where = 'decideRetry'
+  if (typeof input !== 'object' || input === null || typeof input.error !== 'object') {
+    throw new TypeError(`${where}: input must be an object with an error`)
+  }
+  checkRetryDelayOptions(where, input)
+  finiteAtLeast(where, 'attempt', input.attempt, 0)
+  notNaN(where, 'maxAttempts', input.maxAttempts)
+  nonNegative(where, 'max529Retries', input.max529Retries)
+  finiteNonNegative(where, 'overloads', input.overloads)
+  notNaN(where, 'remainingMs', input.remainingMs)
+  nonNegative(where, 'minAttemptMs', input.minAttemptMs)
+  nonNegative(where, 'waitMs', input.waitMs)
+  finiteNonNegative(where, 'latencyMs', input.latencyMs)
+  if (input.fallback !== undefined) {
+    nonNegative(where, 'fallback.waitMs', input.fallback.waitMs)
+    finiteNonNegative(where, 'fallback.latencyMs', input.fallback.latencyMs)
   }
 }
 

@@ -1,4 +1,6 @@
+import { MAX_TIMER_MS } from '@hourglass/core'
 import type { NormalizedError } from '../types.js'
+import { finiteAtLeast, finiteNonNegative } from './checkNumber.js'
 
 /** A source of uniform random numbers in [0, 1). Inject one to make waits reproducible. */
 export type RandomSource = () => number
@@ -59,13 +61,44 @@ export const RETRY_DELAY_DEFAULTS = {
  *    overloadJitterMs` — a crowded cluster needs longer than a backoff step;
  * 3. else `min(baseDelayMs × 2^(attempt−1), maxDelayMs)` plus
  *    `random × jitterRatio` of it, so clients sharing an account spread out.
+ *
+ * The options and `attempt` must be finite numbers ≥ 0 (a `RangeError`
+ * naming the option otherwise, a `TypeError` for no number): a NaN would
+ * come out as a NaN wait. The server's hint is untrusted and clamped
+ * instead: NaN or negative is no hint, anything longer than `MAX_TIMER_MS`
+ * (~24.8 days, Infinity included) is `MAX_TIMER_MS` — a wait that fits no
+ * deadline, so it is not slept.
  */
 export function retryDelay(input: RetryDelayInput): RetryDelay {
+  checkRetryDelayOptions('retryDelay', input)
+  finiteAtLeast('retryDelay', 'attempt', input.attempt, 0)
+  return computeDelay(input)
+}
+
+/** Refuses delay options that are not finite numbers ≥ 0, naming the first such (`where`: the caller). */
+export function checkRetryDelayOptions(where: string, options: RetryDelayOptions): void {
+  finiteNonNegative(where, 'baseDelayMs', options.baseDelayMs)
+  finiteNonNegative(where, 'maxDelayMs', options.maxDelayMs)
+  finiteNonNegative(where, 'jitterRatio', options.jitterRatio)
+  finiteNonNegative(where, 'overloadFloorMs', options.overloadFloorMs)
+  finiteNonNegative(where, 'overloadJitterMs', options.overloadJitterMs)
+  finiteNonNegative(where, 'hintJitterRatio', options.hintJitterRatio)
+  if (options.random !== undefined && typeof options.random !== 'function') {
+    throw new TypeError(
+      `${where}: random must be a function returning [0, 1), got a ${typeof options.random}`,
+    )
+  }
+}
+
+/** `retryDelay` once its input is checked. */
+export function computeDelay(input: RetryDelayInput): RetryDelay {
   const random = input.random ?? Math.random
   const hint = input.error.retryAfterMs
-  if (hint !== undefined && Number.isFinite(hint) && hint >= 0) {
+  if (typeof hint === 'number' && hint >= 0) {
     const ratio = input.hintJitterRatio ?? RETRY_DELAY_DEFAULTS.hintJitterRatio
-    return { delayMs: Math.ceil(hint * (1 + ratio * unit(random))), source: 'server' }
+    const asked = Math.min(hint, MAX_TIMER_MS)
+    const delayMs = Math.min(Math.ceil(asked * (1 + ratio * unit(random))), MAX_TIMER_MS)
+    return { delayMs, source: 'server' }
   }
   if (input.error.kind === 'overloaded') {
     const floor = input.overloadFloorMs ?? RETRY_DELAY_DEFAULTS.overloadFloorMs

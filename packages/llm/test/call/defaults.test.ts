@@ -38,8 +38,12 @@ describe('safe by default', () => {
     expect((second as { retryAfterMs: number }).retryAfterMs).toBeGreaterThan(25_000)
     expect(fake.requests).toHaveLength(1)
     expect(
-      defaultAdmission().forecast({ provider: 'openai', endpoint: model.baseURL, keys: ['sk-a'] })
-        .waitMs,
+      defaultAdmission().forecast({
+        provider: 'openai',
+        endpoint: model.baseURL,
+        keys: ['sk-a'],
+        model: model.model,
+      }).waitMs,
     ).toBeGreaterThan(25_000)
   })
 
@@ -64,7 +68,12 @@ describe('safe by default', () => {
     expect(
       isRateLimited(await ask({ models: [model], request, deadline, limits: { admission: own } })),
     ).toBe(true)
-    const target = { provider: 'openai', endpoint: model.baseURL, keys: ['sk-a'] }
+    const target = {
+      provider: 'openai',
+      endpoint: model.baseURL,
+      keys: ['sk-a'],
+      model: model.model,
+    }
     expect(own.forecast(target).waitMs).toBeGreaterThan(25_000)
     expect(defaultAdmission().forecast(target).waitMs).toBe(0)
     expect(fake.requests).toHaveLength(1)
@@ -77,7 +86,12 @@ describe('safe by default', () => {
     expect(defaultAdmission()).toBe(chosen)
     using deadline = Deadline.after(2000)
     await ask({ models: [model], request, deadline })
-    const target = { provider: 'openai', endpoint: model.baseURL, keys: ['sk-a'] }
+    const target = {
+      provider: 'openai',
+      endpoint: model.baseURL,
+      keys: ['sk-a'],
+      model: model.model,
+    }
     expect(chosen.forecast(target).waitMs).toBeGreaterThan(25_000)
     expect(fake.requests).toHaveLength(1)
   })

@@ -1,4 +1,4 @@
-import type { ErrorKind, NormalizedError } from '../../types.js'
+import type { CooldownScope, ErrorKind, NormalizedError } from '../../types.js'
 import { type BodyVerdict, classifyError, classifyStreamError } from '../classifyError.js'
 import { parseProtoDurationMs } from '../durations.js'
 import type { ErrorInput, StreamErrorInput } from '../ErrorInput.js'
@@ -43,13 +43,15 @@ function readGeminiError(json: unknown): BodyVerdict | undefined {
   const message = getString(error, 'message')
   let kind = lookup(GEMINI_STATUSES, status)
   let retryAfterMs: number | undefined
+  let scope: CooldownScope | undefined
   for (const detail of asArray(get(error, 'details')).slice(0, MAX_DETAILS)) {
     const type = getString(detail, '@type')
     if (type === RETRY_INFO) {
       const delay = getString(detail, 'retryDelay')
       retryAfterMs = delay === undefined ? undefined : parseProtoDurationMs(delay)
-    } else if (type === QUOTA_FAILURE && hasZeroQuota(detail)) {
-      kind = 'quota_exhausted'
+    } else if (type === QUOTA_FAILURE) {
+      if (hasZeroQuota(detail)) kind = 'quota_exhausted'
+      scope = quotaScope(detail)
     } else if (type === ERROR_INFO && getString(detail, 'reason') === 'API_KEY_INVALID') {
       kind = 'auth'
     }
@@ -60,7 +62,22 @@ function readGeminiError(json: unknown): BodyVerdict | undefined {
     kind = 'context_too_long'
   }
   retryAfterMs ??= retryInMessage(text)
-  return { providerCode: status ?? getCode(error, 'code'), message, kind, retryAfterMs }
+  return { providerCode: status ?? getCode(error, 'code'), message, kind, retryAfterMs, scope }
+}
+
+/**
+ * What the violated quotas apply to: `model` when each names a model (a
+ * `model` dimension, or a `…PerModel…` quota id), else `key` — a
+ * per-project limit holds back every model called with the project's key.
+ * Undefined when no violation is listed.
+ */
+function quotaScope(detail: unknown): CooldownScope | undefined {
+  const violations = asArray(get(detail, 'violations')).slice(0, MAX_DETAILS)
+  if (violations.length === 0) return undefined
+  const perModel = (v: unknown) =>
+    getString(getRecord(v, 'quotaDimensions'), 'model') !== undefined ||
+    /PerModel/i.test(getString(v, 'quotaId') ?? '')
+  return violations.every(perModel) ? 'model' : 'key'
 }
 
 function hasZeroQuota(detail: unknown): boolean {
