@@ -9,7 +9,7 @@ import type { GatewayConfig } from './config/gatewayConfigSchema.js'
 import { parseGatewayConfig } from './config/parseGatewayConfig.js'
 import type { GatewayContext } from './GatewayContext.js'
 import { bodyError } from './http/bodyError.js'
-import { chatCompletions } from './http/chatCompletions.js'
+import { chatCompletions, disposeHandlerDeadline, handlerDeadline } from './http/chatCompletions.js'
 import { healthz, type RedisState, readyz } from './http/health.js'
 import { jsonBody } from './http/jsonBody.js'
 import { pathOf } from './http/pathOf.js'
@@ -29,6 +29,7 @@ import { createLog } from './log/createLog.js'
 import type { GatewayLogger } from './log/GatewayLogger.js'
 import { redactSecrets } from './log/redactSecrets.js'
 import { GatewayMetrics } from './metrics/GatewayMetrics.js'
+import { optionError } from './optionError.js'
 import { createRedisClient, redisPassword } from './redisClient.js'
 import { modelNames } from './routing/resolveModel.js'
 
@@ -102,6 +103,11 @@ export type GatewayRouter = Router & {
  */
 export function createGateway(config: unknown, options: GatewayOptions = {}): GatewayRouter {
   const valid = parseGatewayConfig(config, { env: options.env })
+  // Checked before anything is opened (Redis, sockets): a bad option leaves nothing running.
+  const drainTimeoutMs = msOption('drainTimeoutMs', options.drainTimeoutMs, 10_000)
+  const maxBodyBytes = bytesOption('maxBodyBytes', options.maxBodyBytes, 4 * 1024 * 1024)
+  const replyReserveMs = msOption('replyReserveMs', options.replyReserveMs, 25)
+  const firstTokenTimeoutMs = msOption('firstTokenTimeoutMs', options.firstTokenTimeoutMs, 0)
   const clock = options.clock ?? systemClock
   const secrets = [
     ...Object.values(valid.providers).flatMap((p) => [
@@ -169,8 +175,8 @@ export function createGateway(config: unknown, options: GatewayOptions = {}): Ga
     retryBudgets,
     prices,
     clock,
-    replyReserveMs: msOption('replyReserveMs', options.replyReserveMs, 25),
-    firstTokenTimeoutMs: msOption('firstTokenTimeoutMs', options.firstTokenTimeoutMs, 0),
+    replyReserveMs,
+    firstTokenTimeoutMs,
     metrics,
     log,
     redact,
@@ -221,22 +227,25 @@ export function createGateway(config: unknown, options: GatewayOptions = {}): Ga
   })
   router.post(
     '/v1/chat/completions',
-    jsonBody(options.maxBodyBytes ?? 4 * 1024 * 1024),
+    jsonBody(maxBodyBytes, (req) => handlerDeadline(ctx, req), disposeHandlerDeadline),
     tracker.reenter(),
     chatCompletions(ctx),
   )
   router.use((error: unknown, req: Request, res: Response, next: NextFunction) => {
+    // A body read, then refused before the handler (a drain): its deadline ends here.
+    disposeHandlerDeadline(req)
     if (res.headersSent) return next(error)
     const shaped = sendError(ctx, res, bodyError(error) ?? error)
+    const scope = scopeOf(req)
     log(shaped.status >= 500 ? 'warn' : 'info', 'request', {
-      ...(scopeOf(req) === undefined ? {} : { requestId: scopeOf(req)?.id }),
+      ...(scope === undefined ? {} : { requestId: scope.id }),
       path: pathOf(req),
       status: shaped.status,
       error: shaped.body.error.code,
+      ...(scope === undefined ? {} : { latencyMs: Math.round(clock.now() - scope.startedAt) }),
     })
   })
 
-  const drainTimeoutMs = Math.max(0, options.drainTimeoutMs ?? 10_000)
   let closing: Promise<void> | undefined
   const shutDown = (logIt: boolean) => {
     closing ??= (async () => {
@@ -286,11 +295,29 @@ export function closeUnstarted(gateway: GatewayRouter): Promise<void> {
   return silentClosers.get(gateway)?.() ?? gateway.close()
 }
 
-/** A millisecond option: ≥ 0, or a RangeError naming it now, not NaN on every request later. */
+/**
+ * A millisecond option: ≥ 0, or an error naming it now. A NaN (say
+ * `Number(process.env.X)` with X unset) would otherwise fail every request
+ * later, or — as `drainTimeoutMs` — cancel every request in flight at the
+ * first SIGTERM instead of draining them.
+ */
 function msOption(name: string, value: number | undefined, fallback: number): number {
   if (value === undefined) return fallback
   if (typeof value !== 'number' || !(value >= 0)) {
-    throw new RangeError(`createGateway: ${name} must be a number of ms ≥ 0, got ${String(value)}`)
+    throw optionError('createGateway', name, 'a number of ms ≥ 0', value)
+  }
+  return value
+}
+
+/**
+ * A byte count: a whole number ≥ 1. body-parser reads 0, a negative or a
+ * fraction as a limit no body fits (every request a 413), and NaN as an
+ * error of its own that names no option.
+ */
+function bytesOption(name: string, value: number | undefined, fallback: number): number {
+  if (value === undefined) return fallback
+  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 1) {
+    throw optionError('createGateway', name, 'a whole number of bytes ≥ 1', value)
   }
   return value
 }

@@ -8,6 +8,7 @@ import {
   type GatewayRouter,
 } from './createGateway.js'
 import { sendJson } from './http/sendJson.js'
+import { optionError } from './optionError.js'
 
 export interface StartGatewayOptions extends GatewayOptions {
   /** A config object (validated here) — e.g. from `loadGatewayConfig(path)`. */
@@ -40,17 +41,32 @@ export interface RunningGateway {
  */
 export async function startGateway(options: StartGatewayOptions): Promise<RunningGateway> {
   const { config, port = 8080, host = '127.0.0.1', ...gatewayOptions } = options
+  // Before the gateway exists: Node refuses a bad port by throwing from
+  // listen(), by which time the gateway's Redis client would be connecting
+  // (and reconnecting, forever: the process would never exit).
+  if (typeof port !== 'number' || !Number.isInteger(port) || port < 0 || port > 65_535) {
+    throw optionError('startGateway', 'port', 'a whole number from 0 to 65535', port)
+  }
+  if (typeof host !== 'string' || host === '') {
+    throw optionError(
+      'startGateway',
+      'host',
+      'a non-empty string (an address or a host name)',
+      host,
+    )
+  }
   const gateway = createGateway(config, gatewayOptions)
-  // Serve with shared limits from the first request when Redis is reachable; locally otherwise.
-  await gateway.ready()
   const server = createServer((req, res) => {
     gateway(req as Request, res as Response, (error?: unknown) => notRouted(error, res))
   })
-  server.listen(port, host)
   try {
+    // Serve with shared limits from the first request when Redis is reachable; locally otherwise.
+    await gateway.ready()
     await new Promise<void>((resolve, reject) => {
       server.once('listening', resolve)
       server.once('error', reject)
+      // Inside the try: whatever listen() throws at once must close the gateway too.
+      server.listen(port, host)
     })
   } catch (error) {
     await closeUnstarted(gateway)

@@ -39,6 +39,16 @@ const valid = () => ({
   aliases: { 'gpt-4o-mini': 'small' },
 })
 
+/** The `code` of what `make` throws. */
+function optionErrorCode(make: () => unknown): unknown {
+  try {
+    make()
+  } catch (error) {
+    return (error as { code?: unknown }).code
+  }
+  return undefined
+}
+
 /** The problems a config has, as `field: message` lines. */
 function problems(input: unknown, env: Record<string, string> = {}): string[] {
   try {
@@ -249,13 +259,95 @@ describe('gateway config validation names the field', () => {
   })
 
   it('millisecond options are checked when the gateway is made, naming the option (NaN failed every request later)', () => {
-    for (const name of ['firstTokenTimeoutMs', 'replyReserveMs'] as const) {
+    // drainTimeoutMs NaN or negative used to mean "cut every request in flight at once" on SIGTERM.
+    for (const name of ['firstTokenTimeoutMs', 'replyReserveMs', 'drainTimeoutMs'] as const) {
       for (const bad of [Number.NaN, -1]) {
         expect(() => createGateway(valid(), { [name]: bad })).toThrow(
           new RegExp(`createGateway: ${name} must be a number of ms ≥ 0`),
         )
+        expect(optionErrorCode(() => createGateway(valid(), { [name]: bad }))).toBe(
+          'GATEWAY_OPTION_INVALID',
+        )
       }
     }
+  })
+
+  it('maxBodyBytes must be a whole number ≥ 1 (0, -1 or 1.5 made every request a 413; NaN an unnamed error)', () => {
+    for (const bad of [Number.NaN, 0, -1, 1.5, '4mb']) {
+      const make = () => createGateway(valid(), { maxBodyBytes: bad as number })
+      expect(make).toThrow(/createGateway: maxBodyBytes must be a whole number of bytes ≥ 1/)
+      expect(optionErrorCode(make)).toBe('GATEWAY_OPTION_INVALID')
+    }
+    expect(() => createGateway(valid(), { maxBodyBytes: 1024 }).close()).not.toThrow()
+  })
+
+  it('limits.windowMs must be whole seconds: a config error at its field, not a RangeError from the limiter at start', () => {
+    const input = { ...valid(), limits: { windowMs: 1500 } }
+    expect(problems(input)).toEqual([
+      'limits.windowMs: expected whole seconds (a multiple of 1000 ms)',
+    ])
+    let error: unknown
+    try {
+      createGateway(input)
+    } catch (e) {
+      error = e
+    }
+    expect(isGatewayConfigError(error)).toBe(true)
+    expect(problems({ ...valid(), limits: { windowMs: 30_000 } })).toEqual([])
+  })
+
+  it('deadline.reserveMs must leave the default budget some time (as large, every request was a 504)', () => {
+    expect(problems({ ...valid(), deadline: { reserveMs: 60_000 } })).toEqual([
+      'deadline.reserveMs: must be less than deadline.defaultMs (60000)',
+    ])
+    expect(problems({ ...valid(), deadline: { defaultMs: 400, reserveMs: 500 } })).toEqual([
+      'deadline.reserveMs: must be less than deadline.defaultMs (400)',
+    ])
+    expect(problems({ ...valid(), deadline: { reserveMs: 50 } })).toEqual([])
+  })
+
+  it('keys and header values that cannot be sent in an HTTP header are refused at their field, never quoted', () => {
+    // Accepted before: every request then failed in the HTTP client, was
+    // classified as a network error, retried, and answered 502.
+    const input = valid() as unknown as { providers: { openai: Record<string, unknown> } }
+    input.providers.openai['apiKeys'] = [
+      'sk-fine-1',
+      'sk-trailing-newline-77\n',
+      'sk with-space-77',
+      { env: 'GW_KEY_FROM_FILE' },
+      'sk-ключ-77',
+    ]
+    input.providers.openai['headers'] = {
+      'x-fine': 'a value with spaces',
+      'x tenant': 'v',
+      'x-crlf': 'tenant-77\r\nx-injected: 1',
+      'x-trailing': 'tenant-77 ',
+      'x-env': { env: 'GW_KEY_FROM_FILE' },
+    }
+    // A key read from a secret file usually ends with a newline.
+    const env = { GW_KEY_FROM_FILE: 'sk-from-file-77\n' }
+    let error: unknown
+    try {
+      parseGatewayConfig(input, { env })
+    } catch (e) {
+      error = e
+    }
+    expect(isGatewayConfigError(error)).toBe(true)
+    const key =
+      'expected visible ASCII characters only (no spaces, line breaks or control characters: a key is sent in an HTTP header)'
+    const value =
+      'expected an HTTP header value: visible ASCII, spaces inside only, no line breaks or control characters'
+    expect((error as GatewayConfigError).problems.map((p) => `${p.field}: ${p.message}`)).toEqual([
+      `providers.openai.apiKeys[1]: ${key}`,
+      `providers.openai.apiKeys[2]: ${key}`,
+      `providers.openai.apiKeys[3]: ${key}`,
+      `providers.openai.apiKeys[4]: ${key}`,
+      'providers.openai.headers["x tenant"]: expected an HTTP header name (letters, digits, -, no spaces)',
+      `providers.openai.headers.x-crlf: ${value}`,
+      `providers.openai.headers.x-trailing: ${value}`,
+      `providers.openai.headers.x-env: ${value}`,
+    ])
+    expect((error as Error).message).not.toMatch(/77/)
   })
 })
 

@@ -10,6 +10,18 @@ const wholeMs = (what: string) =>
     .int('expected a whole number of ms')
     .min(0, 'expected 0 or more')
 const positiveMs = (what: string) => wholeMs(what).min(1, 'expected more than 0 ms')
+/**
+ * What an API key may hold: it travels in an HTTP header (`authorization`,
+ * `x-api-key`…), where a line break, a control character or a non-ASCII
+ * character makes every request fail in the HTTP client — reported as a
+ * network error and retried, not as the config mistake it is. A trailing
+ * newline from a secret file is the usual way one gets there.
+ */
+const KEY_CHARS = /^[\x21-\x7e]+$/
+/** An HTTP field name (RFC 9110 `token`). */
+const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/
+/** An HTTP field value: visible ASCII, spaces and tabs inside, none at either end (HTTP would strip them). */
+const HEADER_VALUE = /^(?:[\x21-\x7e](?:[\t\x20-\x7e]*[\x21-\x7e])?)?$/
 const count = z
   .number('expected a number')
   .int('expected a whole number')
@@ -46,7 +58,11 @@ export function gatewayConfigSchema(env: Env) {
     env,
     z
       .string('expected a non-empty string or { "env": NAME }')
-      .min(1, 'expected a non-empty string'),
+      .min(1, { error: 'expected a non-empty string', abort: true })
+      .regex(
+        KEY_CHARS,
+        'expected visible ASCII characters only (no spaces, line breaks or control characters: a key is sent in an HTTP header)',
+      ),
   )
 
   const target = z.strictObject({ provider: text, model: text })
@@ -68,7 +84,20 @@ export function gatewayConfigSchema(env: Env) {
     apiKeys: z.array(apiKey, 'expected an array of keys').default([]),
     /** Extra request headers (never logged). */
     headers: z
-      .record(z.string(), envString(env, z.string('expected a string or { "env": NAME }')))
+      .record(
+        z
+          .string()
+          .regex(HEADER_NAME, 'expected an HTTP header name (letters, digits, -, no spaces)'),
+        envString(
+          env,
+          z
+            .string('expected a string or { "env": NAME }')
+            .regex(
+              HEADER_VALUE,
+              'expected an HTTP header value: visible ASCII, spaces inside only, no line breaks or control characters',
+            ),
+        ),
+      )
       .optional(),
     limits: z.strictObject({ rpm: count.optional(), tpm: count.optional() }).optional(),
     prices: z.record(z.string(), price).optional(),
@@ -111,7 +140,10 @@ export function gatewayConfigSchema(env: Env) {
         .prefault({}),
       limits: z
         .strictObject({
-          windowMs: positiveMs('the window').default(60_000),
+          // ProviderLimits counts in whole-second windows (rate-limiter-flexible's `duration`).
+          windowMs: positiveMs('the window')
+            .multipleOf(1000, 'expected whole seconds (a multiple of 1000 ms)')
+            .default(60_000),
           instances: z.number().int().min(1).default(1),
         })
         .prefault({}),
@@ -196,9 +228,15 @@ function crossReferences(value: unknown, ctx: z.RefinementCtx): void {
       issue(['aliases', alias], `unknown model "${to}"`)
     }
   }
-  const { defaultMs, maxMs } = deadline
+  const { defaultMs, maxMs, reserveMs } = deadline
   if (typeof defaultMs === 'number' && typeof maxMs === 'number' && defaultMs > maxMs) {
     issue(['deadline', 'defaultMs'], `must not exceed deadline.maxMs (${maxMs})`)
+  }
+  // The reserve comes off every budget: one as large as the default budget
+  // leaves a request without a deadline header no time at all (every one a 504).
+  const budget = typeof defaultMs === 'number' ? defaultMs : 60_000
+  if (typeof reserveMs === 'number' && reserveMs >= budget) {
+    issue(['deadline', 'reserveMs'], `must be less than deadline.defaultMs (${budget})`)
   }
 }
 

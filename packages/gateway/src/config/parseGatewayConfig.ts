@@ -35,6 +35,12 @@ function toProblems(issue: z.core.$ZodIssue): ConfigProblem[] {
       message: 'unknown field (check the spelling)',
     }))
   }
+  if (issue.code === 'invalid_key') {
+    // A record key (a header name) that failed its own check: zod's message is
+    // just "Invalid key in record"; the key's own issue says what is wrong.
+    const inner = issue.issues[0]?.message
+    return [{ field: fieldPath(issue.path), message: inner ?? 'invalid name' }]
+  }
   // zod's messages can quote the input; never echo a value that may be a key.
   const message = issue.message.replace(/received .*/, (m) => m.slice(0, 40))
   const missing = issue.code === 'invalid_type' && 'input' in issue && issue.input === undefined

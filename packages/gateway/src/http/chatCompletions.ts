@@ -85,7 +85,7 @@ export function chatCompletions(ctx: GatewayContext) {
       status = shaped.status
       fields['error'] = shaped.body.error.code
     } finally {
-      deadline.dispose()
+      disposeHandlerDeadline(req)
       // A stream's status is 200 (or 499): the error it ended with, if any, is on the request's scope.
       fields['error'] ??= scopeOf(res)?.errorCode
       // Added to `fields`, not spread into a new record: on Node 20 each
@@ -150,9 +150,35 @@ function callOptions(
  * The call's own deadline ends `replyReserveMs` before the request's, so
  * when time runs out this handler — not the ingress middleware's plain
  * 504 — writes the OpenAI-shaped 504 (or the stream's error event). The
- * middleware's answer stays the backstop.
+ * middleware's answer stays the backstop. Made once per request: the body
+ * read (`jsonBody`) starts it, the handler takes it over and disposes it.
  */
-function handlerDeadline(ctx: GatewayContext, req: Request): Deadline {
+export function handlerDeadline(
+  ctx: Pick<GatewayContext, 'clock' | 'config' | 'replyReserveMs'>,
+  req: Request,
+): Deadline {
+  let deadline = handlerDeadlines.get(req)
+  if (deadline === undefined) {
+    deadline = newHandlerDeadline(ctx, req)
+    handlerDeadlines.set(req, deadline)
+  }
+  return deadline
+}
+
+/** Ends the request's handler deadline (its timer and links) and forgets it. */
+export function disposeHandlerDeadline(req: Request): void {
+  const deadline = handlerDeadlines.get(req)
+  if (deadline === undefined) return
+  handlerDeadlines.delete(req)
+  deadline.dispose()
+}
+
+const handlerDeadlines = new WeakMap<Request, Deadline>()
+
+function newHandlerDeadline(
+  ctx: Pick<GatewayContext, 'clock' | 'config' | 'replyReserveMs'>,
+  req: Request,
+): Deadline {
   const parent = (req as Request & { deadline?: Deadline }).deadline ?? currentDeadline()
   if (parent === undefined) {
     // Mounted without deadline(): the config's default budget, on our own.

@@ -1,6 +1,7 @@
 import { isUtf8 } from 'node:buffer'
 import type { IncomingMessage } from 'node:http'
-import express, { type RequestHandler } from 'express'
+import type { Deadline } from '@hourglass/core'
+import express, { type Request, type RequestHandler } from 'express'
 import { INVALID_UTF8 } from './bodyError.js'
 
 /**
@@ -9,8 +10,37 @@ import { INVALID_UTF8 } from './bodyError.js'
  * UTF-8 checked strictly — decoding would otherwise turn invalid bytes into
  * U+FFFD and send the provider text the client never wrote (400 instead).
  */
-export function jsonBody(limitBytes: number): RequestHandler {
-  return express.json({ limit: limitBytes, verify: verifyUtf8 })
+export function jsonBody(
+  limitBytes: number,
+  readDeadline?: (req: Request) => Deadline,
+  releaseDeadline?: (req: Request) => void,
+): RequestHandler {
+  const parse = express.json({ limit: limitBytes, verify: verifyUtf8 })
+  if (readDeadline === undefined) return parse
+  return (req, res, next) => {
+    const deadline = readDeadline(req)
+    let settled = false
+    let off: (() => void) | undefined
+    const finish = (error?: unknown) => {
+      if (settled) return
+      settled = true
+      off?.()
+      // Read: the handler takes the deadline over. Failed: nothing will.
+      if (error !== undefined) releaseDeadline?.(req)
+      next(error)
+    }
+    // A body that stops arriving (a slow or stalled client) would otherwise
+    // be waited on until the ingress middleware's own plain 504, with no log
+    // line: the read ends with the request's deadline like the call would —
+    // an OpenAI-shaped 504 (503 in a drain, 499 when the client left),
+    // through the router's error handler. The socket still owes body bytes
+    // nobody will read: close it after the answer.
+    off = deadline.onDone((reason) => {
+      if (!res.headersSent) res.setHeader('connection', 'close')
+      finish(reason)
+    })
+    if (!settled) parse(req, res, finish)
+  }
 }
 
 function verifyUtf8(_req: IncomingMessage, _res: unknown, body: Buffer, encoding: string): void {

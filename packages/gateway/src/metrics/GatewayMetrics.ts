@@ -110,7 +110,9 @@ export class GatewayMetrics {
     }
     const onCooldown = (m: ChannelMessage<typeof llmChannels.cooldown>) => {
       if (m.state !== 'start' || !this.#mine()) return
-      this.#cooldowns.add(1, { provider: m.provider, key_id: m.keyId })
+      // scope: what it holds back (one model on the key, the key, or every
+      // key of the provider, whose key_id is then `*`).
+      this.#cooldowns.add(1, { provider: m.provider, key_id: m.keyId, scope: m.scope ?? 'key' })
     }
     const onAdmission = (m: ChannelMessage<typeof llmChannels.admission>) => {
       // RPM/TPM waits are counted by the limits' own hook (limitWait), per limit.

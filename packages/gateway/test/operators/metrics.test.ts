@@ -117,6 +117,8 @@ describe('GET /metrics', () => {
       value(page, 'hourglass_gateway_cooldowns_total', {
         provider: 'a',
         key_id: keyId('sk-metrics-key-a-0001'),
+        // A 429: it holds that model on that key, not the key's other models.
+        scope: 'model',
       }),
     ).toBe(1)
     expect(value(page, 'hourglass_gateway_waits_total', { provider: 'b', reason: 'rpm' })).toBe(1)

@@ -1,0 +1,20 @@
+/** The `code` of every error `createGateway` / `startGateway` throw for a bad option. */
+export const GATEWAY_OPTION_INVALID = 'GATEWAY_OPTION_INVALID'
+
+/**
+ * A bad option, refused when the gateway is made — not a NaN that turns
+ * into "no body limit" or "cancel every request at once" when it is used.
+ * A `TypeError` for a value of the wrong type, a `RangeError` for one out of
+ * range (NaN included), both with `code: 'GATEWAY_OPTION_INVALID'`.
+ */
+export function optionError(
+  where: string,
+  name: string,
+  rule: string,
+  value: unknown,
+): (RangeError | TypeError) & { code: string } {
+  const got = typeof value === 'string' ? `'${value.slice(0, 40)}' (a string)` : String(value)
+  const message = `${where}: ${name} must be ${rule}, got ${got}`
+  const error = typeof value === 'number' ? new RangeError(message) : new TypeError(message)
+  return Object.assign(error, { code: GATEWAY_OPTION_INVALID })
+}
