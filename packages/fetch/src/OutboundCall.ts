@@ -86,6 +86,14 @@ export class OutboundCall {
   #number = 0
 
   constructor(init: OutboundCallInit) {
+    const { deadline } = init
+    if (deadline !== undefined && typeof (deadline as Partial<Deadline>).onDone !== 'function') {
+      // A number of ms or a Date where a Deadline belongs would otherwise
+      // fail later as "deadline.remaining is not a function".
+      throw new TypeError(
+        `deadline must be a Deadline from @hourglass/core (Deadline.after(ms)), got ${deadline === null ? 'null' : typeof deadline}`,
+      )
+    }
     this.init = init
   }
 

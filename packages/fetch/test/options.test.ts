@@ -1,4 +1,5 @@
 import { type FaultServer, faultServer } from '@hourglass/testkit'
+import { Agent, request } from 'undici'
 import { afterEach, describe, expect, it } from 'vitest'
 import {
   createConnector,
@@ -131,5 +132,31 @@ describe('retry rules', () => {
     })
     expect(await res.text()).toBe('ok')
     expect(server.records).toHaveLength(2)
+  })
+})
+
+describe('a deadline that is not a Deadline', () => {
+  it('createFetch: a number of ms (or a Date) as `deadline` rejects with a TypeError naming it, and nothing is sent', async () => {
+    const server = await serve(() => ({ type: 'respond', body: 'ok' }))
+    for (const deadline of [500, new Date(Date.now() + 500)]) {
+      const error = await rejection(client()(server.url, { deadline: deadline as never }))
+      expect(error).toBeInstanceOf(TypeError)
+      expect(String(error)).toMatch(/deadline must be a Deadline/)
+    }
+    expect(server.records).toHaveLength(0)
+  })
+
+  it('the interceptor: the same, from undici.request', async () => {
+    const server = await serve(() => ({ type: 'respond', body: 'ok' }))
+    const base = new Agent()
+    closers.push(base)
+    const error = await rejection(
+      request(server.url, {
+        dispatcher: base.compose(deadlineInterceptor()),
+        deadline: 500,
+      } as never),
+    )
+    expect(String(error)).toMatch(/deadline must be a Deadline/)
+    expect(server.records).toHaveLength(0)
   })
 })
