@@ -5,6 +5,7 @@ import { headerValue } from '../dialects/errorHeaders.js'
 import { parseJson } from '../dialects/safeJson.js'
 import { ProviderError } from '../errors/ProviderError.js'
 import type { ChatRequest, ChatResponse, StreamEvent } from '../types.js'
+import { checkAdapterOptions } from './checkAdapterOptions.js'
 import { classifyThrown } from './classifyTransport.js'
 import type {
   AdapterOptions,
@@ -53,6 +54,7 @@ export function createAdapter(
   hook?: BodyHook,
 ): ModelAdapter {
   const name = options.name ?? dialect.name
+  checkAdapterOptions(name, options)
   const model = options.model
   const apiKeys = options.apiKeys ?? (options.apiKey === undefined ? [] : [options.apiKey])
   const baseURL = options.baseURL.replace(/\/+$/, '')

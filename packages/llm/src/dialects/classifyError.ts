@@ -3,6 +3,7 @@ import type { CooldownScope, NormalizedError } from '../types.js'
 import type { ErrorInput } from './ErrorInput.js'
 import { headerValue, retryAfterFromHeaders, shouldRetryHeader } from './errorHeaders.js'
 import { parseJson } from './safeJson.js'
+import { parseSseFramedJson } from './sseErrorBody.js'
 
 /** What a dialect read from an error body. Every field is optional. */
 export interface BodyVerdict {
@@ -24,7 +25,7 @@ export interface BodyVerdict {
  * it describes an error. Returning undefined for a 2xx means success; for a
  * non-2xx it means "nothing provider-specific", so the status decides.
  */
-export type BodyReader = (json: unknown, text: string) => BodyVerdict | undefined
+export type BodyReader = (json: unknown, text: string, status: number) => BodyVerdict | undefined
 
 const MAX_MESSAGE_CHARS = 500
 /** Text sniffing never looks past this much of a body: hostile bodies can be huge. */
@@ -35,18 +36,27 @@ const MAX_SNIFF_CHARS = 4096
  * body, then decide the kind (provider code > text heuristic when
  * `x-should-retry` is absent > status) and retryability (`x-should-retry` >
  * kind). Never throws: whatever goes wrong, the status still classifies.
+ *
+ * An error body (not 2xx) that is not JSON but SSE-framed JSON — `data:
+ * {"error":…}`, what some providers answer a streaming request with, Qwen's
+ * 400 for a filtered input — is read as the JSON it frames: the dialect sees
+ * that JSON and its text, and the message falls back to that text.
  */
 export function classifyError(input: ErrorInput, read: BodyReader): NormalizedError | undefined {
   const status = Number.isInteger(input?.status) ? input.status : 0
-  const text = typeof input?.body === 'string' ? input.body : ''
+  let text = typeof input?.body === 'string' ? input.body : ''
+  const ok = status >= 200 && status < 300
   let verdict: BodyVerdict | undefined
   try {
-    const json = input?.json !== undefined ? input.json : parseJson(text)
-    verdict = read(json, text)
+    let json = input?.json !== undefined ? input.json : parseJson(text)
+    if (json === undefined && !ok) {
+      const framed = parseSseFramedJson(text)
+      if (framed !== undefined) ({ json, text } = framed)
+    }
+    verdict = read(json, text, status)
   } catch {
     verdict = undefined
   }
-  const ok = status >= 200 && status < 300
   if (ok && verdict === undefined) return undefined
   let shouldRetry: boolean | undefined
   let headerWaitMs: number | undefined
@@ -176,8 +186,8 @@ export function classifyStreamError(
 ): NormalizedError | undefined {
   const data = typeof frame?.data === 'string' ? frame.data : ''
   const isErrorEvent = frame?.event === 'error'
-  return classifyError({ status: 200, body: data }, (json, text) => {
-    const verdict = read(json, text)
+  return classifyError({ status: 200, body: data }, (json, text, status) => {
+    const verdict = read(json, text, status)
     return verdict ?? (isErrorEvent ? { message: text || 'error event' } : undefined)
   })
 }

@@ -97,8 +97,39 @@ const hostile = fc.constantFrom(
   '<html><body>overloaded</body></html>',
 )
 
+/** SSE-framed bodies (an error answer to a streaming request): events of `data:` lines and other fields. */
+const sseLine = fc.oneof(
+  fc
+    .oneof(
+      bodyObject.map((o) => JSON.stringify(o)),
+      fc.string({ maxLength: 40 }),
+    )
+    .map((d) => `data: ${d}`),
+  bodyObject.map((o) => `data:${JSON.stringify(o)}`),
+  fc.constantFrom(
+    'data',
+    'data:',
+    'data: [DONE]',
+    'event: error',
+    'id:1',
+    ':HTTP_STATUS/400',
+    ': ping',
+    '',
+    'retry: x',
+  ),
+  fc.string({ maxLength: 20 }),
+)
+const sseFramed = fc
+  .tuple(
+    fc.array(sseLine, { minLength: 1, maxLength: 6 }),
+    fc.constantFrom('\n', '\r\n', '\r'),
+    fc.constantFrom('', '\uFEFF', '\n', ' '),
+  )
+  .map(([lines, eol, lead]) => lead + lines.join(eol))
+
 const body = fc.oneof(
   bodyObject.map((o) => JSON.stringify(o)),
+  sseFramed,
   bodyObject.chain((o) => {
     const s = JSON.stringify(o)
     return fc.nat({ max: s.length }).map((cut) => s.slice(0, cut)) // truncated JSON
@@ -243,8 +274,15 @@ describe('normaliser fuzz', () => {
     const huge = JSON.stringify({
       error: { code: 'insufficient_quota', message: 'x'.repeat(3_000_000) },
     })
+    const framed = [
+      `data: ${deep}\n\n`,
+      `data: ${huge}\n\n`,
+      'data: {\n'.repeat(100_000), // one event of 100,000 lines under the 1 MiB limit
+      'data: {\n\n'.repeat(90_000), // 90,000 events, none of them JSON
+      `${'\n'.repeat(500_000)}data: {"error":{}}`,
+    ]
     for (const name of names) {
-      for (const b of [deep, deepArray, huge]) {
+      for (const b of [deep, deepArray, huge, ...framed]) {
         const e = dialects[name].normalizeError({ status: 429, body: b })
         expect(e).toBeDefined()
         expect(wellFormed(e)).toBe(true)

@@ -1,3 +1,4 @@
+import { qwenErrors } from '@hourglass/testkit'
 import { describe, expect, it } from 'vitest'
 import { dialects } from '../../src/dialects/dialects.js'
 import { SseDecoder } from '../../src/sse/SseDecoder.js'
@@ -115,5 +116,88 @@ describe('Qwen / DashScope errors', () => {
         body: native('InvalidApiKey', 'Invalid API-key provided.'),
       }),
     ).toMatchObject({ kind: 'auth', retryable: false })
+  })
+
+  describe("compatible mode's token throttle (429 insufficient_quota, error-code#token-limit)", () => {
+    const tokenLimited = qwenErrors.compatibleTokenLimited()
+    const tokenLimitedBody = JSON.stringify(tokenLimited.body)
+
+    it('is a retryable rate limit that honours retry-after, not a spent account', async () => {
+      const e = qwen.normalizeError(
+        await errorOver(tokenLimited.status, tokenLimitedBody, { 'retry-after': '20' }),
+      )
+      expect(e).toMatchObject({
+        kind: 'rate_limited',
+        retryable: true,
+        status: 429,
+        providerCode: 'insufficient_quota',
+        retryAfterMs: 20_000,
+      })
+      expect(e?.message).toMatch(/error-code#token-limit$/)
+    })
+
+    it('insufficient_quota on a 429 is a rate limit even without the link; the link alone makes one on any status', () => {
+      expect(
+        qwen.normalizeError({ status: 429, body: compat('insufficient_quota', 'quota exceeded') }),
+      ).toMatchObject({ kind: 'rate_limited', retryable: true })
+      expect(
+        qwen.normalizeError({
+          status: 400,
+          body: compat(
+            'insufficient_quota',
+            'Allocated quota exceeded. For details, see: https://help.aliyun.com/zh/model-studio/error-code#token-limit',
+          ),
+        }),
+      ).toMatchObject({ kind: 'rate_limited', retryable: true, status: 400 })
+      // After a 200, as a compatible-mode data frame.
+      expect(qwen.normalizeStreamError({ event: undefined, data: tokenLimitedBody })).toMatchObject(
+        { kind: 'rate_limited', retryable: true, status: 200 },
+      )
+    })
+
+    it('real arrears and quota codes stay permanent', () => {
+      for (const status of [400, 403, 429]) {
+        expect(
+          qwen.normalizeError({
+            status,
+            body: native(
+              'Arrearage',
+              'Access denied, please make sure your account is in good standing.',
+            ),
+          }),
+        ).toMatchObject({ kind: 'quota_exhausted', retryable: false })
+        expect(
+          qwen.normalizeError({
+            status,
+            body: compat(
+              'Arrearage',
+              'Access denied, please make sure your account is in good standing.',
+            ),
+          }),
+        ).toMatchObject({ kind: 'quota_exhausted', retryable: false })
+        expect(
+          qwen.normalizeError({
+            status,
+            body: native(
+              'AllocationQuota.FreeTierOnly',
+              'The free tier of the model has been exhausted.',
+            ),
+          }),
+        ).toMatchObject({ kind: 'quota_exhausted', retryable: false })
+      }
+      // Not a 429 and no token-limit link: what the code says.
+      expect(
+        qwen.normalizeError({
+          status: 403,
+          body: compat('insufficient_quota', 'You exceeded your current quota.'),
+        }),
+      ).toMatchObject({ kind: 'quota_exhausted', retryable: false })
+    })
+
+    it('OpenAI keeps its meaning of insufficient_quota on a 429: billing, permanent', () => {
+      expect(dialects.openai.normalizeError({ status: 429, body: tokenLimitedBody })).toMatchObject(
+        { kind: 'quota_exhausted', retryable: false },
+      )
+    })
   })
 })

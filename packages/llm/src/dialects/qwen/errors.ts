@@ -8,7 +8,8 @@ import { get, getCode, getString } from '../safeJson.js'
  * DashScope (Qwen) codes, native and OpenAI-compatible spellings. All three
  * `Throttling*` codes are per-minute limits (QPM, TPM) that clear by
  * themselves; running out of money is `Arrearage` and a spent free tier is
- * `AllocationQuota.FreeTierOnly`.
+ * `AllocationQuota.FreeTierOnly`. `insufficient_quota` is compatible mode's
+ * spelling of the per-minute token throttle on a 429 (`tokenThrottle` below).
  */
 const QWEN_CODES: Readonly<Record<string, ErrorKind>> = {
   Throttling: 'rate_limited',
@@ -40,7 +41,7 @@ const QWEN_CODES: Readonly<Record<string, ErrorKind>> = {
  * nests OpenAI's `error` object. Both can arrive with HTTP 200 (a native
  * body with a non-empty `code` is an error whatever the status).
  */
-function readQwenError(json: unknown): BodyVerdict | undefined {
+function readQwenError(json: unknown, _text: string, status: number): BodyVerdict | undefined {
   const compat = readOpenAIError(json, QWEN_CODES)
   const code = compat?.providerCode ?? getCode(json, 'code')
   if (compat === undefined && (code === undefined || get(json, 'output') !== undefined)) {
@@ -48,7 +49,35 @@ function readQwenError(json: unknown): BodyVerdict | undefined {
   }
   const message = compat?.message ?? getString(json, 'message')
   const kind = lookup(QWEN_CODES, code) ?? contextTooLong(message)
-  return { providerCode: code, message, kind }
+  return {
+    providerCode: code,
+    message,
+    kind: tokenThrottle(kind, code, message, status) ? 'rate_limited' : kind,
+  }
+}
+
+/**
+ * Compatible mode sends its per-minute *token* throttle (natively
+ * `Throttling.AllocationQuota`) in OpenAI's billing words: HTTP 429,
+ * `"code":"insufficient_quota"`, "You exceeded your current quota, please
+ * check your plan and billing details. For details, see:
+ * https://help.aliyun.com/zh/model-studio/error-code#token-limit". It clears
+ * within the minute, so it is a rate limit — retried after any
+ * `Retry-After`, and the key is not retired. Seen and fixed the same way in
+ * can1357/oh-my-pi (#8496, #8476, #8498) and openclaw/openclaw (#148275).
+ * Real arrears come as `Arrearage` and stay permanent; so does
+ * `insufficient_quota` on another status, unless its message points at the
+ * token-limit doc.
+ */
+function tokenThrottle(
+  kind: ErrorKind | undefined,
+  code: string | undefined,
+  message: string | undefined,
+  status: number,
+): boolean {
+  const pointsAtTokenLimit = message?.includes('error-code#token-limit') === true
+  if (code === 'insufficient_quota') return status === 429 || pointsAtTokenLimit
+  return kind === undefined && pointsAtTokenLimit
 }
 
 /** Qwen reports an over-long prompt as `InvalidParameter` with "Range of input length should be …". */

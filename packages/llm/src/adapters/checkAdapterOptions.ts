@@ -1,0 +1,125 @@
+/*
+ * The keys and headers an adapter is given go into every request's HTTP
+ * header lines. What undici refuses there (a line break, a control
+ * character, a header name that is no HTTP token) would make every request
+ * fail inside undici with an `InvalidArgumentError` — before anything is
+ * sent, and the same way every time — so it is refused when the adapter is
+ * made, naming the option. The rules are the gateway's config rules
+ * (packages/gateway/src/config/gatewayConfigSchema.ts), so a config the
+ * gateway accepts always makes adapters. A key or a header value is never
+ * quoted: either may be a secret.
+ */
+
+/** What an API key may hold: visible ASCII, nothing else (the gateway's `KEY_CHARS`). */
+const KEY_CHARS = /^[\x21-\x7e]+$/
+/** An HTTP field name (RFC 9110 `token`). */
+const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/
+/** An HTTP field value: visible ASCII, spaces and tabs inside, none at either end (HTTP would strip them). */
+const HEADER_VALUE = /^(?:[\x21-\x7e](?:[\t\x20-\x7e]*[\x21-\x7e])?)?$/
+/**
+ * Headers an adapter cannot send: undici refuses the first four on every
+ * request, and the body's length is the adapter's to state.
+ */
+const REFUSED_HEADERS: Readonly<Record<string, string>> = {
+  'transfer-encoding': 'undici refuses it (the body is sent with its length)',
+  'keep-alive': 'undici refuses it (connections are the dispatcher’s)',
+  upgrade: 'undici refuses it on a request',
+  expect: 'undici does not support it',
+  'content-length': 'the adapter sends the length of each body it builds',
+}
+
+interface CheckedOptions {
+  apiKey?: unknown
+  apiKeys?: unknown
+  headers?: unknown
+}
+
+/** Throws a `TypeError` naming the first key or header undici would refuse (or that HTTP would mangle). */
+export function checkAdapterOptions(name: string, options: CheckedOptions): void {
+  const where = `${name} adapter`
+  if (options.apiKey !== undefined) checkKey(where, 'apiKey', options.apiKey)
+  if (options.apiKeys !== undefined) {
+    if (!Array.isArray(options.apiKeys)) {
+      throw new TypeError(
+        `${where}: apiKeys must be an array of keys, got ${kindOf(options.apiKeys)}`,
+      )
+    }
+    for (const [i, key] of (options.apiKeys as unknown[]).entries()) {
+      checkKey(where, `apiKeys[${i}]`, key)
+    }
+  }
+  const headers = options.headers
+  if (headers === undefined) return
+  if (typeof headers !== 'object' || headers === null || Array.isArray(headers)) {
+    throw new TypeError(
+      `${where}: headers must be an object of header names to values, got ${kindOf(headers)}`,
+    )
+  }
+  for (const [key, value] of Object.entries(headers)) {
+    const option = `headers[${JSON.stringify(key.slice(0, 40))}]`
+    if (!HEADER_NAME.test(key)) {
+      throw new TypeError(
+        `${where}: ${option} is not an HTTP header name (letters, digits and !#$%&'*+-.^_\`|~ only: no spaces, colons or line breaks); undici would refuse every request`,
+      )
+    }
+    const lower = key.toLowerCase()
+    const refused = Object.hasOwn(REFUSED_HEADERS, lower) ? REFUSED_HEADERS[lower] : undefined
+    if (refused !== undefined) {
+      throw new TypeError(`${where}: ${option} cannot be set: ${refused}`)
+    }
+    // undici skips an undefined value (a header left unset).
+    if (value === undefined) continue
+    if (typeof value !== 'string') {
+      throw new TypeError(`${where}: ${option} must be a string, got ${kindOf(value)}`)
+    }
+    if (!HEADER_VALUE.test(value)) {
+      throw new TypeError(
+        `${where}: ${option} ${problemOf(value, true)}; a header value may hold visible ASCII characters, with spaces or tabs inside only — no line breaks or control characters (the value is not shown)`,
+      )
+    }
+  }
+}
+
+function checkKey(where: string, option: string, key: unknown): void {
+  if (typeof key !== 'string') {
+    throw new TypeError(`${where}: ${option} must be a string, got ${kindOf(key)}`)
+  }
+  if (KEY_CHARS.test(key)) return
+  throw new TypeError(
+    `${where}: ${option} ${problemOf(key)}; a key may hold visible ASCII characters only, as it is sent in an HTTP header, where this fails every request (the key is not shown)`,
+  )
+}
+
+/** What is wrong with a value, and where — never the value itself. */
+function problemOf(value: string, spacesInside = false): string {
+  if (value === '') return 'is empty'
+  let i = value.search(spacesInside ? /[^\t\x20-\x7e]/ : /[^\x21-\x7e]/)
+  // Only whitespace at an end is wrong in a value that may hold it inside.
+  if (i < 0) i = /^[\t ]/.test(value) ? 0 : value.length - 1
+  const c = value.charCodeAt(i)
+  const what =
+    c === 0x0a || c === 0x0d
+      ? 'a line break'
+      : c === 0x20
+        ? 'a space'
+        : c === 0x09
+          ? 'a tab'
+          : c < 0x20 || c === 0x7f
+            ? 'a control character'
+            : 'a non-ASCII character'
+  const at =
+    i === value.length - 1
+      ? 'at its end'
+      : i === 0
+        ? 'at its start'
+        : `at character ${i + 1} of ${value.length}`
+  const hint =
+    what === 'a line break' && i === value.length - 1 ? ' (a secret file’s trailing newline?)' : ''
+  return `has ${what} ${at}${hint}`
+}
+
+function kindOf(value: unknown): string {
+  if (value === null || value === undefined) return String(value)
+  if (Array.isArray(value)) return 'an array'
+  return `a ${typeof value}`
+}
