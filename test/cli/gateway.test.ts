@@ -129,7 +129,9 @@ describe('hourglass gateway', () => {
       'cannot listen on no-such-host.invalid: the host name does not resolve',
     ],
     [[], { PORT: 'eighty' }, "PORT must be a whole number from 0 to 65535, got 'eighty'"],
-  ])('a bad address %j %j is one line on stderr and exit 2', async (args, env, line) => {
+    [['--log-level', 'verbose'], {}, '--log-level must be one of debug, info, warn, error'],
+    [[], { LOG_LEVEL: 'trace' }, 'LOG_LEVEL must be one of debug, info, warn, error'],
+  ])('a bad address or setting %j %j is one line on stderr and exit 2', async (args, env, line) => {
     const file = await writeConfig({
       providers: { p: { dialect: 'openai', baseURL: 'http://127.0.0.1:1/v1', apiKeys: ['k'] } },
       models: { m: { fallback: [{ provider: 'p', model: 'x' }] } },

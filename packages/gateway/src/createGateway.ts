@@ -26,7 +26,7 @@ import {
   RetryBudgetRegistry,
 } from './llm.js'
 import { createLog } from './log/createLog.js'
-import type { GatewayLogger } from './log/GatewayLogger.js'
+import type { GatewayLogger, LogLevel } from './log/GatewayLogger.js'
 import { redactSecrets } from './log/redactSecrets.js'
 import { GatewayMetrics } from './metrics/GatewayMetrics.js'
 import { optionError } from './optionError.js'
@@ -40,6 +40,13 @@ export interface GatewayOptions {
    * Default: pino, JSON lines on stderr. Keys are redacted before either sees anything.
    */
   logger?: GatewayLogger | undefined
+  /**
+   * The least severe line written by the default logger or a function
+   * logger (`debug`, `info`, `warn`, `error`); your pino logger keeps its
+   * own level. Default `info`: one `request` line per request, a `warn` line
+   * per attempt that did not answer; `debug` adds the answering attempt's.
+   */
+  logLevel?: LogLevel | undefined
   /** Mount @hourglass/express's `deadline()` inside the router. Default true; false when your app mounts it. */
   mountDeadline?: boolean | undefined
   /**
@@ -117,7 +124,7 @@ export function createGateway(config: unknown, options: GatewayOptions = {}): Ga
     ...redisPassword(valid.redis?.url),
   ]
   const redact = redactSecrets(secrets)
-  const { log: write } = createLog(options.logger, secrets)
+  const { log: write } = createLog(options.logger, secrets, logLevelOption(options.logLevel))
   const log: GatewayContext['log'] = (level, event, fields = {}) => {
     const requestId = currentRequest()?.id
     write(level, event, requestId === undefined ? fields : { requestId, ...fields })
@@ -305,6 +312,16 @@ function msOption(name: string, value: number | undefined, fallback: number): nu
   if (value === undefined) return fallback
   if (typeof value !== 'number' || !(value >= 0)) {
     throw optionError('createGateway', name, 'a number of ms ≥ 0', value)
+  }
+  return value
+}
+
+const LOG_LEVELS: readonly LogLevel[] = ['debug', 'info', 'warn', 'error']
+
+function logLevelOption(value: LogLevel | undefined): LogLevel {
+  if (value === undefined) return 'info'
+  if (!LOG_LEVELS.includes(value)) {
+    throw optionError('createGateway', 'logLevel', `one of ${LOG_LEVELS.join(', ')}`, value)
   }
   return value
 }

@@ -18,10 +18,14 @@ describe('the earliest answer wins, through the gateway', () => {
     fakes.push(claude.fake, openai.fake)
     claude.fake.setReply(anthropicErrors.overloaded())
     openai.fake.setReply(reply.text('from the healthy model'))
-    harness = await startHarness({
-      providers: { claude: claude.entry, openai: openai.entry },
-      models: { chat: fallback(['claude', 'claude-opus-4-6'], ['openai', 'gpt-4o-mini']) },
-    })
+    harness = await startHarness(
+      {
+        providers: { claude: claude.entry, openai: openai.entry },
+        models: { chat: fallback(['claude', 'claude-opus-4-6'], ['openai', 'gpt-4o-mini']) },
+      },
+      // Every attempt's line, the answering one's too (debug).
+      { logLevel: 'debug' },
+    )
     return { claude: claude.fake, openai: openai.fake }
   }
 

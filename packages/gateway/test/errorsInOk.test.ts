@@ -19,13 +19,17 @@ describe('an error hidden in an HTTP 200 is never an empty success', () => {
     const ernie = await fakeProvider('ernie', ['ernie-key-1'])
     const openai = await fakeProvider('openai', ['openai-key-1'])
     fakes.push(qwen.fake, ernie.fake, openai.fake)
-    harness = await startHarness({
-      providers: { qwen: qwen.entry, ernie: ernie.entry, openai: openai.entry },
-      models: {
-        chat: fallback(['qwen', 'qwen-plus'], ['ernie', 'ernie-4.0'], ['openai', 'gpt-4o-mini']),
+    harness = await startHarness(
+      {
+        providers: { qwen: qwen.entry, ernie: ernie.entry, openai: openai.entry },
+        models: {
+          chat: fallback(['qwen', 'qwen-plus'], ['ernie', 'ernie-4.0'], ['openai', 'gpt-4o-mini']),
+        },
+        policy,
       },
-      policy,
-    })
+      // Every attempt's line, the answering one's too (debug).
+      { logLevel: 'debug' },
+    )
     return { qwen: qwen.fake, ernie: ernie.fake, openai: openai.fake }
   }
 

@@ -4,6 +4,8 @@ import type { Command } from '../Command.js'
 import { intOption, parseCommandArgs } from '../parseCommandArgs.js'
 import { UsageError } from '../UsageError.js'
 
+const LOG_LEVELS = ['debug', 'info', 'warn', 'error'] as const
+
 export const gatewayCommand: Command = {
   name: 'gateway',
   summary: 'an OpenAI-compatible gateway over your providers (@hourglass/gateway)',
@@ -22,6 +24,8 @@ Options:
                            container, 0.0.0.0)
   --drain-timeout-ms <ms>  on shutdown, the wait for requests in flight before
                            they are cancelled (default 10000; 0 = at once)
+  --log-level <level>      debug, info, warn or error (env LOG_LEVEL; default
+                           info: one line per request, one per failed attempt)
   -h, --help               this help
 
 A flag wins over its environment variable.
@@ -34,6 +38,7 @@ A flag wins over its environment variable.
         port: { type: 'string' },
         host: { type: 'string' },
         'drain-timeout-ms': { type: 'string' },
+        'log-level': { type: 'string' },
         help: { type: 'boolean', short: 'h' },
       },
     })
@@ -67,6 +72,12 @@ A flag wins over its environment variable.
       10_000,
       0,
     )
+    const logLevel = values['log-level'] ?? nonEmpty(env['LOG_LEVEL']) ?? 'info'
+    if (!LOG_LEVELS.includes(logLevel as (typeof LOG_LEVELS)[number])) {
+      throw new UsageError(
+        `hourglass gateway: ${values['log-level'] !== undefined ? '--log-level' : 'LOG_LEVEL'} must be one of ${LOG_LEVELS.join(', ')}, got ${JSON.stringify(logLevel.slice(0, 40))}`,
+      )
+    }
     // Imported when used: the gateway package (and what it pulls in) costs the
     // other commands nothing.
     const { isGatewayConfigError, loadGatewayConfig, startGateway } = await import(
@@ -79,6 +90,7 @@ A flag wins over its environment variable.
         port,
         host,
         drainTimeoutMs,
+        logLevel: logLevel as (typeof LOG_LEVELS)[number],
       })
     } catch (error) {
       if (isGatewayConfigError(error)) {

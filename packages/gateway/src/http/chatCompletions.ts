@@ -129,7 +129,15 @@ function callOptions(
     },
     onAttempt: (record: AttemptRecord) => {
       fields['attempts'] = record.attempt
-      ctx.log(record.decision === 'success' ? 'info' : 'warn', 'attempt', {
+      // The answering attempt is the request line's news already (provider,
+      // upstreamModel, attempts, costUsd): one info line per request, and a
+      // warn line for every attempt that did not answer. `logLevel: 'debug'`
+      // shows the answering one too.
+      // Counted only under a cost budget (policy.maxCostUsdPerRequest): 0 otherwise.
+      if (record.decision === 'success' && policy.maxCostUsdPerRequest !== undefined) {
+        fields['costUsd'] = record.costUsd
+      }
+      ctx.log(record.decision === 'success' ? 'debug' : 'warn', 'attempt', {
         model: record.model,
         provider: record.provider,
         attempt: record.attempt,

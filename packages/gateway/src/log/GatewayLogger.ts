@@ -1,6 +1,6 @@
 import type { Logger } from 'pino'
 
-export type LogLevel = 'info' | 'warn' | 'error'
+export type LogLevel = 'debug' | 'info' | 'warn' | 'error'
 
 /**
  * One log record as pino wrote it (`level` as a label, `time` in epoch ms): an event

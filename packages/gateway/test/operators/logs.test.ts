@@ -66,6 +66,50 @@ describe('logs that tell the truth', () => {
     expect(harness!.logs.filter((l) => l.event === 'stream-interrupted')).toEqual([])
   })
 
+  it('by default one info line per answered request, carrying who answered; an attempt that did not answer gets a warn line; logLevel debug adds the answering attempt', async () => {
+    const fake = await one()
+    fake.enqueue(reply.text('first'))
+    fake.enqueue(openAIErrors.serverError())
+    fake.enqueue(reply.text('second, after a retry'))
+    const ask = { model: 'm', messages: [{ role: 'user' as const, content: 'hi' }] }
+    await harness!.client.chat.completions.create(ask)
+    expect(harness!.logs.map((l) => [l.event, l.level])).toEqual([['request', 'info']])
+    expect(requestLines()[0]).toMatchObject({
+      status: 200,
+      provider: 'p',
+      upstreamModel: 'model-x',
+      attempts: 1,
+    })
+
+    harness!.logs.length = 0
+    await harness!.client.chat.completions.create(ask)
+    expect(harness!.logs.map((l) => [l.event, l.level, l['decision']])).toEqual([
+      ['attempt', 'warn', 'retry'],
+      ['request', 'info', undefined],
+    ])
+    expect(requestLines()[0]).toMatchObject({ status: 200, attempts: 2 })
+  })
+
+  it('logLevel debug adds the answering attempt; a logLevel that is no level is refused', async () => {
+    const { fake, entry } = await fakeProvider('openai', ['sk-log-key-0002'])
+    fakes.push(fake)
+    const config = { providers: { p: entry }, models: { m: fallback(['p', 'model-x']) } }
+    harness = await startHarness(config, { logLevel: 'debug' })
+    fake.enqueue(reply.text('answer'))
+    await harness.client.chat.completions.create({
+      model: 'm',
+      messages: [{ role: 'user', content: 'hi' }],
+    })
+    expect(harness.logs.map((l) => [l.event, l.level, l['decision']])).toEqual([
+      ['attempt', 'debug', 'success'],
+      ['request', 'info', undefined],
+    ])
+    await expect(startHarness(config, { logLevel: 'verbose' as never })).rejects.toMatchObject({
+      code: 'GATEWAY_OPTION_INVALID',
+      message: expect.stringMatching(/logLevel/),
+    })
+  })
+
   it('error kinds print with every underscore replaced ("context too long")', async () => {
     const a = await fakeProvider('openai', ['ka'])
     const b = await fakeProvider('openai', ['kb'])

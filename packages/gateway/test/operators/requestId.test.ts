@@ -24,11 +24,15 @@ describe('x-request-id', () => {
     const a = await fakeProvider('openai', ['key-a'])
     const b = await fakeProvider('qwen', ['key-b'])
     fakes.push(a.fake, b.fake)
-    harness = await startHarness({
-      providers: { a: a.entry, b: b.entry },
-      models: { m: fallback(['a', 'model-a'], ['b', 'model-b']) },
-      policy: { maxAttempts: 1 },
-    })
+    harness = await startHarness(
+      {
+        providers: { a: a.entry, b: b.entry },
+        models: { m: fallback(['a', 'model-a'], ['b', 'model-b']) },
+        policy: { maxAttempts: 1 },
+      },
+      // Every attempt's line, the answering one's too (debug).
+      { logLevel: 'debug' },
+    )
     return { a: a.fake, b: b.fake }
   }
 
