@@ -185,6 +185,14 @@ describe('Qwen / DashScope errors', () => {
           }),
         ).toMatchObject({ kind: 'quota_exhausted', retryable: false })
       }
+      // The real compatible-mode reply for a spent free tier ("use free tier only"): 403.
+      const freeTier = qwenErrors.freeTierExhausted()
+      expect(
+        qwen.normalizeError({ status: freeTier.status, body: JSON.stringify(freeTier.body) }),
+      ).toMatchObject({
+        kind: 'quota_exhausted',
+        retryable: false,
+      })
       // Not a 429 and no token-limit link: what the code says.
       expect(
         qwen.normalizeError({

@@ -151,6 +151,20 @@ describe('error helpers added by the audit', () => {
     })
   })
 
+  it('qwenErrors.freeTierExhausted: HTTP 403 AllocationQuota.FreeTierOnly, a spent free tier (no Throttling prefix: it is not a throttle)', async () => {
+    // The body as quoted from a real DashScope reply (errs.dmxapi.cn/detail.php?id=1942).
+    fake = await startFakeProvider({ dialect: 'qwen', reply: qwenErrors.freeTierExhausted() })
+    const res = await chat(fake.baseURL)
+    expect(res.status).toBe(403)
+    expect(await res.json()).toMatchObject({
+      error: {
+        code: 'AllocationQuota.FreeTierOnly',
+        type: 'AllocationQuota.FreeTierOnly',
+        message: expect.stringContaining('free tier of the model has been exhausted'),
+      },
+    })
+  })
+
   it('qwenErrors.compatibleDataInspectionFailed: OpenAI shape, lower-case code', async () => {
     fake = await startFakeProvider({
       dialect: 'qwen',

@@ -5,7 +5,6 @@ export const QWEN_THROTTLING_MESSAGES = {
   Throttling: 'Requests throttling triggered.',
   'Throttling.RateQuota': 'Requests rate limit exceeded, please try again later.',
   'Throttling.AllocationQuota': 'Allocated quota exceeded, please increase your quota limit.',
-  'Throttling.AllocationQuota.FreeTierOnly': 'The free tier of the model has been exhausted.',
 } as const
 
 export type QwenThrottlingCode = keyof typeof QWEN_THROTTLING_MESSAGES
@@ -78,6 +77,30 @@ export const qwenErrors = {
           code: 'insufficient_quota',
         },
         request_id: 'b0a0d2c4-fake-9c1e-hourglass',
+      },
+      headers: {},
+    }
+  },
+  /**
+   * HTTP 403 in compatible mode when "use free tier only" is on and the
+   * model's free quota is spent: not a throttle (it does not clear by
+   * itself), `AllocationQuota.FreeTierOnly` — the code DashScope sends, as
+   * quoted in real error reports.
+   */
+  freeTierExhausted(): ErrorReply {
+    return {
+      kind: 'error',
+      status: 403,
+      body: {
+        error: {
+          message:
+            'The free tier of the model has been exhausted. If you wish to continue access the model on a paid basis, please disable the "use free tier only" mode in the management console.',
+          type: 'AllocationQuota.FreeTierOnly',
+          param: null,
+          code: 'AllocationQuota.FreeTierOnly',
+        },
+        id: 'chatcmpl-9ad5f6e5-fake-905a-hourglass',
+        request_id: '9ad5f6e5-fake-905a-hourglass',
       },
       headers: {},
     }
