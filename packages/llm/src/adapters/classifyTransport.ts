@@ -39,27 +39,14 @@ export function classifyThrown(
   const readTimeout = code === 'HEADERS_TIMEOUT' || code === 'BODY_TIMEOUT'
   const kind: ErrorKind = readTimeout ? 'timeout' : 'network'
   const text = (thrown instanceof Error ? thrown.message : String(thrown)).slice(0, 500)
-  if (code === 'UND_ERR_INVALID_ARG' && answered === undefined) {
-    // undici refused what it was asked to send (a header value with a line
-    // break, a header name that is no token…): nothing left, and the same
-    // request is refused the same way every time — not worth a retry or a
-    // retry-budget token. Another model (another adapter) may still answer.
-    return {
-      error: new ProviderError({
-        provider,
-        model,
-        error: {
-          kind,
-          retryable: false,
-          status: 0,
-          message: `the HTTP client refused to send the request (${text}); not retried: it would be refused the same way every time — check the adapter's apiKey, headers and fetch`,
-        },
-        cause: thrown,
-      }),
-    }
-  }
-  const message =
-    answered === undefined
+  // undici refused what it was asked to send (a header value with a line
+  // break, a header name that is no token…): nothing left, and the same
+  // request is refused the same way every time — not worth a retry or a
+  // retry-budget token. Another model (another adapter) may still answer.
+  const refused = code === 'UND_ERR_INVALID_ARG' && answered === undefined
+  const message = refused
+    ? `the HTTP client refused to send the request (${text}); not retried: it would be refused the same way every time — check the adapter's apiKey, headers and fetch`
+    : answered === undefined
       ? text
       : streamed
         ? `the ${answered} stream broke off while it was read (${text}); not resent to this model: the provider had started the generation, and may bill it`
@@ -70,7 +57,7 @@ export function classifyThrown(
       model,
       error: {
         kind,
-        retryable: !readTimeout && answered === undefined,
+        retryable: !readTimeout && !refused && answered === undefined,
         status: answered ?? 0,
         message,
       },
