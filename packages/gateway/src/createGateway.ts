@@ -131,6 +131,15 @@ export function createGateway(config: unknown, options: GatewayOptions = {}): Ga
   }
   const warn = (source: string) => ({ warn: (message: string) => log('warn', source, { message }) })
 
+  const ownFetch =
+    options.fetch === undefined
+      ? createFetch({ headersTimeoutMs: 600_000, bodyTimeoutMs: 120_000 })
+      : undefined
+  const fetch = options.fetch ?? (ownFetch as HourglassFetch)
+  // Before Redis is dialled: an adapter that refuses its options (a header
+  // undici cannot send) is a config error, and nothing is left running.
+  const adapters = createAdapters(valid, fetch)
+
   const ownRedis =
     options.redis === undefined && valid.redis !== undefined
       ? createRedisClient(valid.redis, log)
@@ -165,11 +174,6 @@ export function createGateway(config: unknown, options: GatewayOptions = {}): Ga
     limits,
     ...(store === undefined ? {} : { store }),
   })
-  const ownFetch =
-    options.fetch === undefined
-      ? createFetch({ headersTimeoutMs: 600_000, bodyTimeoutMs: 120_000 })
-      : undefined
-  const fetch = options.fetch ?? (ownFetch as HourglassFetch)
   const prices: Record<string, ModelPrice> = {}
   for (const p of Object.values(valid.providers)) Object.assign(prices, p.prices ?? {})
   const retryBudgets =
@@ -177,7 +181,7 @@ export function createGateway(config: unknown, options: GatewayOptions = {}): Ga
 
   const ctx: GatewayContext = {
     config: valid,
-    adapters: createAdapters(valid, fetch),
+    adapters,
     admission,
     retryBudgets,
     prices,

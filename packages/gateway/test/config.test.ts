@@ -1,4 +1,5 @@
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises'
+import { type AddressInfo, createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -256,6 +257,46 @@ describe('gateway config validation names the field', () => {
     )
     expect(message).toContain('providers.openai.limits.rpm: expected 0 or more')
     expect(message).not.toContain('sk-secret-value-123')
+  })
+
+  it('a header no adapter can send (transfer-encoding, content-length…) is a config error at its field, reported before Redis is dialled', async () => {
+    // The schema takes any header token; llm's adapters refuse these five
+    // (undici refuses them on every request). Before, createGateway threw the
+    // adapter's bare TypeError after its Redis client had started dialling.
+    const silent = createServer((socket) => {
+      connections++
+      socket.destroy()
+    })
+    let connections = 0
+    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve))
+    try {
+      const input = valid() as unknown as {
+        providers: { openai: Record<string, unknown>; qwen: Record<string, unknown> }
+        redis?: unknown
+      }
+      input.providers.openai['headers'] = { 'Transfer-Encoding': 'chunked' }
+      input.providers.qwen['headers'] = { 'content-length': '12' }
+      input.redis = { url: `redis://127.0.0.1:${(silent.address() as AddressInfo).port}` }
+      let error: unknown
+      try {
+        createGateway(input)
+      } catch (e) {
+        error = e
+      }
+      expect(error).toBeInstanceOf(GatewayConfigError)
+      const fields = (error as GatewayConfigError).problems.map((p) => p.field).sort()
+      expect(fields).toEqual([
+        'providers.openai.headers.Transfer-Encoding',
+        'providers.qwen.headers.content-length',
+      ])
+      expect((error as GatewayConfigError).problems[0]?.message).toMatch(/cannot be set/)
+      // A Redis client dials as it is made, and a loopback dial lands within
+      // a few ms: 100 ms without one says none was made.
+      await new Promise((resolve) => setTimeout(resolve, 100))
+      expect(connections).toBe(0)
+    } finally {
+      await new Promise<void>((resolve) => silent.close(() => resolve()))
+    }
   })
 
   it('millisecond options are checked when the gateway is made, naming the option (NaN failed every request later)', () => {

@@ -1,4 +1,5 @@
 import type { HourglassFetch } from '@hourglass/fetch'
+import { type ConfigProblem, GatewayConfigError } from '../config/GatewayConfigError.js'
 import type { GatewayConfig, ModelTarget } from '../config/gatewayConfigSchema.js'
 import { anthropic, gemini, type ModelAdapter, openAICompatible } from '../llm.js'
 
@@ -18,10 +19,14 @@ export function createAdapters(
   fetch: HourglassFetch,
 ): Map<string, ModelAdapter> {
   const adapters = new Map<string, ModelAdapter>()
+  // What an adapter refuses (llm's own check: a header undici will not send,
+  // such as transfer-encoding) is reported like the schema's problems, once
+  // per provider, all at once.
+  const problems = new Map<string, ConfigProblem>()
   for (const entry of Object.values(config.models)) {
     for (const target of entry.fallback ?? []) {
       const key = targetKey(target)
-      if (adapters.has(key)) continue
+      if (adapters.has(key) || problems.has(target.provider)) continue
       const provider = config.providers[target.provider]
       // Validation guarantees every target names a provider.
       if (provider === undefined) continue
@@ -33,15 +38,25 @@ export function createAdapters(
         fetch,
         ...(provider.headers === undefined ? {} : { headers: provider.headers }),
       }
-      adapters.set(
-        key,
-        provider.dialect === 'anthropic'
-          ? anthropic(options)
-          : provider.dialect === 'gemini'
-            ? gemini(options)
-            : openAICompatible({ ...options, dialect: provider.dialect }),
-      )
+      try {
+        adapters.set(
+          key,
+          provider.dialect === 'anthropic'
+            ? anthropic(options)
+            : provider.dialect === 'gemini'
+              ? gemini(options)
+              : openAICompatible({ ...options, dialect: provider.dialect }),
+        )
+      } catch (error) {
+        if (!(error instanceof TypeError)) throw error
+        // "openai adapter: headers["te"] cannot be set: …" → the field and its rule.
+        const [, option = '', rule = error.message] =
+          /^[^:]*adapter: ([\w-]+(?:\[[^\]]*\])?) (.*)$/s.exec(error.message) ?? []
+        const field = `providers.${target.provider}${option === '' ? '' : `.${option.replace(/^headers\["(.*)"\]$/, 'headers.$1')}`}`
+        problems.set(target.provider, { field, message: rule })
+      }
     }
   }
+  if (problems.size > 0) throw new GatewayConfigError([...problems.values()])
   return adapters
 }
