@@ -1,11 +1,8 @@
 import { once } from 'node:events'
 import { createServer } from 'node:http'
 import type { AddressInfo } from 'node:net'
-import { type ProviderDialect, reply } from '@hourglass/testkit'
+import { reply } from '@hourglass/testkit'
 import { describe, expect, it } from 'vitest'
-import { anthropic } from '../../src/adapters/anthropic.js'
-import type { ModelAdapter } from '../../src/adapters/ModelAdapter.js'
-import { openAICompatible } from '../../src/adapters/openAICompatible.js'
 import type { AttemptRecord } from '../../src/call/AttemptRecord.js'
 import { callModel } from '../../src/call/callModel.js'
 import {
@@ -19,13 +16,7 @@ const fakes = useFakes()
 const request = { messages: [user('Write at length.')], maxTokens: 256 }
 const retry = { maxAttempts: 3, delay: FAST_RETRIES }
 
-function adapterFor(dialect: ProviderDialect, baseURL: string, model: string): ModelAdapter {
-  return fakes.adapter(
-    dialect === 'anthropic'
-      ? anthropic({ baseURL, apiKey: 'sk', model })
-      : openAICompatible({ baseURL, apiKey: 'sk', model }),
-  )
-}
+const adapterFor = fakes.adapterFor.bind(fakes)
 
 describe('a non-streamed answer whose 200 body breaks off while it is read', () => {
   it.each(['openai', 'anthropic'] as const)(

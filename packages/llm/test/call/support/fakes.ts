@@ -1,6 +1,14 @@
-import { type FakeProvider, type FakeProviderOptions, startFakeProvider } from '@hourglass/testkit'
+import {
+  type FakeProvider,
+  type FakeProviderOptions,
+  type ProviderDialect,
+  startFakeProvider,
+} from '@hourglass/testkit'
 import { afterEach } from 'vitest'
+import { anthropic } from '../../../src/adapters/anthropic.js'
+import { gemini } from '../../../src/adapters/gemini.js'
 import type { ModelAdapter } from '../../../src/adapters/ModelAdapter.js'
+import { openAICompatible } from '../../../src/adapters/openAICompatible.js'
 import { setDefaultAdmission } from '../../../src/admission/defaultAdmission.js'
 import { setDefaultRetryBudgets } from '../../../src/retry/defaultRetryBudgets.js'
 import type { RetryDelayOptions } from '../../../src/retry/retryDelay.js'
@@ -35,6 +43,17 @@ export function useFakes() {
     adapter<T extends ModelAdapter>(adapter: T): T {
       open.push(adapter)
       return adapter
+    },
+    /** An adapter for `model` at a fake of `dialect` (Anthropic, Gemini, or OpenAI's wire for the rest). */
+    adapterFor(dialect: ProviderDialect, baseURL: string, model: string): ModelAdapter {
+      const options = { baseURL, apiKey: 'sk', model }
+      return this.adapter(
+        dialect === 'anthropic'
+          ? anthropic(options)
+          : dialect === 'gemini'
+            ? gemini(options)
+            : openAICompatible(options),
+      )
     },
   }
 }
