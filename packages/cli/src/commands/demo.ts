@@ -1,8 +1,4 @@
 import type { Command } from '../Command.js'
-import { progressLine } from '../demo/progressLine.js'
-import { renderDemo } from '../demo/renderDemo.js'
-import { runDemo } from '../demo/runDemo.js'
-import { serveDemo } from '../demo/serveDemo.js'
 import { intOption, parseCommandArgs } from '../parseCommandArgs.js'
 
 export const demoCommand: Command = {
@@ -39,6 +35,14 @@ Options:
       return 0
     }
     const seed = intOption('demo', 'seed', values.seed, 7, 0)
+    // Loaded only now: the chains pull in Express, undici and every package,
+    // which a bad argument or --help should not wait for.
+    const [{ progressLine }, { renderDemo }, { runDemo }, { serveDemo }] = await Promise.all([
+      import('../demo/progressLine.js'),
+      import('../demo/renderDemo.js'),
+      import('../demo/runDemo.js'),
+      import('../demo/serveDemo.js'),
+    ])
     if (values.serve) {
       await serveDemo(seed, io)
       return 0

@@ -1,11 +1,7 @@
 import { subscribe, unsubscribe } from 'node:diagnostics_channel'
-import { fetchChannels, probe, suggestTimeouts } from '@hourglass/fetch'
 import type { Command } from '../Command.js'
 import { intOption, parseCommandArgs } from '../parseCommandArgs.js'
-import { describeFailure } from '../probe/describeFailure.js'
 import { parseHeader } from '../probe/parseHeader.js'
-import { probeReport } from '../probe/probeReport.js'
-import { renderProbe } from '../probe/renderProbe.js'
 import { UsageError } from '../UsageError.js'
 
 export const probeCommand: Command = {
@@ -65,6 +61,19 @@ Options:
       headers.push(['authorization', basic])
     }
     const shown = withoutCredentials(url)
+    // Loaded only once the arguments hold: undici and the fetch stack are
+    // most of the command's start-up, which a bad argument should not wait for.
+    const [
+      { fetchChannels, probe, suggestTimeouts },
+      { describeFailure },
+      { probeReport },
+      { renderProbe },
+    ] = await Promise.all([
+      import('@hourglass/fetch'),
+      import('../probe/describeFailure.js'),
+      import('../probe/probeReport.js'),
+      import('../probe/renderProbe.js'),
+    ])
 
     const total = warmup + samples
     let calls = 0
