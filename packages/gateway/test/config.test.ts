@@ -126,6 +126,28 @@ describe('gateway config validation names the field', () => {
     expect(config.providers['openai']?.apiKeys).toEqual(['a-key-1', 'a-key-2'])
   })
 
+  it('the same env object checked twice reads its variables again each time (a reload sees a changed key)', () => {
+    const input = valid() as unknown as {
+      providers: { openai: { apiKeys: unknown[] } }
+      aliases?: unknown
+    }
+    input.providers.openai.apiKeys = [{ env: 'ROTATED_KEY' }]
+    delete input.aliases
+    const env: Record<string, string | undefined> = { ROTATED_KEY: 'sk-before' }
+    expect(parseGatewayConfig(input, { env }).providers['openai']?.apiKeys).toEqual(['sk-before'])
+    env['ROTATED_KEY'] = 'sk-after'
+    expect(parseGatewayConfig(input, { env }).providers['openai']?.apiKeys).toEqual(['sk-after'])
+    delete env['ROTATED_KEY']
+    expect(problems(input, env as Record<string, string>)).toEqual([
+      'providers.openai.apiKeys[0]: environment variable ROTATED_KEY is not set',
+    ])
+    // Defaults are fresh objects: changing one parsed config leaves the next alone.
+    env['ROTATED_KEY'] = 'sk-again'
+    const first = parseGatewayConfig(input, { env })
+    ;(first.aliases as Record<string, string>)['mutated'] = 'x'
+    expect(parseGatewayConfig(input, { env }).aliases).not.toHaveProperty('mutated')
+  })
+
   it("the README's bad config is refused in one run with every problem it lists, verbatim", async () => {
     const readme = await readFile(
       join(dirname(fileURLToPath(import.meta.url)), '..', 'README.md'),

@@ -21,11 +21,26 @@ export function parseGatewayConfig(
   options: ParseGatewayConfigOptions = {},
 ): GatewayConfig {
   // reportInput: only to tell a missing field from a wrong one; values are never printed.
-  const result = gatewayConfigSchema(options.env ?? process.env).safeParse(input, {
-    reportInput: true,
-  })
+  const result = schemaFor(options.env ?? process.env).safeParse(input, { reportInput: true })
   if (result.success) return result.data
   throw new GatewayConfigError(result.error.issues.flatMap(toProblems), { file: options.file })
+}
+
+/**
+ * One schema per env object. Building one costs more than checking a config
+ * with it (zod compiles each object schema on its first parse), and a program
+ * that checks several configs (a reload, a test) passes the same env. Values
+ * are still read from the env at parse time, so a changed variable is seen.
+ */
+const schemas = new WeakMap<object, ReturnType<typeof gatewayConfigSchema>>()
+
+function schemaFor(env: NonNullable<ParseGatewayConfigOptions['env']>) {
+  let schema = schemas.get(env)
+  if (schema === undefined) {
+    schema = gatewayConfigSchema(env)
+    schemas.set(env, schema)
+  }
+  return schema
 }
 
 function toProblems(issue: z.core.$ZodIssue): ConfigProblem[] {
