@@ -52,7 +52,8 @@ export interface GatewayOptions {
   /**
    * Time kept back to write an OpenAI-shaped 504 (or a stream's error event)
    * before the request's deadline, in ms. Default 25; 0 = the ingress
-   * middleware's plain 504 answers instead.
+   * middleware's plain 504 answers instead. Must be less than the config's
+   * `deadline.defaultMs`.
    */
   replyReserveMs?: number | undefined
   /** Streams: longest wait for the first token per attempt, in ms, before it counts as a timeout. Default 0 = the deadline only. */
@@ -114,6 +115,16 @@ export function createGateway(config: unknown, options: GatewayOptions = {}): Ga
   const drainTimeoutMs = msOption('drainTimeoutMs', options.drainTimeoutMs, 10_000)
   const maxBodyBytes = bytesOption('maxBodyBytes', options.maxBodyBytes, 4 * 1024 * 1024)
   const replyReserveMs = msOption('replyReserveMs', options.replyReserveMs, 25)
+  if (replyReserveMs >= valid.deadline.defaultMs) {
+    // The handler's deadline is the request's less this: as large as the
+    // default budget, every request that names no budget would be a 504 at 0 ms.
+    throw optionError(
+      'createGateway',
+      'replyReserveMs',
+      `less than the config's deadline.defaultMs (${valid.deadline.defaultMs} ms)${options.replyReserveMs === undefined ? '; its default is 25 ms, so set it lower or raise deadline.defaultMs' : ''}`,
+      replyReserveMs,
+    )
+  }
   const firstTokenTimeoutMs = msOption('firstTokenTimeoutMs', options.firstTokenTimeoutMs, 0)
   const clock = options.clock ?? systemClock
   const secrets = [

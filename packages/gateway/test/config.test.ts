@@ -335,6 +335,22 @@ describe('gateway config validation names the field', () => {
     }
   })
 
+  it('replyReserveMs must leave the default budget some time (as large, every request without a budget of its own was a 504 at 0 ms)', () => {
+    const config = (defaultMs: number) => ({
+      ...valid(),
+      deadline: { defaultMs, maxMs: 300_000, reserveMs: 5 },
+    })
+    const given = () => createGateway(config(1000), { replyReserveMs: 1000 })
+    expect(given).toThrow(
+      /^createGateway: replyReserveMs must be less than the config's deadline.defaultMs \(1000 ms\), got 1000$/,
+    )
+    expect(optionErrorCode(given)).toBe('GATEWAY_OPTION_INVALID')
+    // The default (25 ms) is named as such when it is what does not fit.
+    expect(() => createGateway(config(20))).toThrow(/its default is 25 ms/)
+    expect(() => createGateway(config(1000), { replyReserveMs: 999 }).close()).not.toThrow()
+    expect(() => createGateway(config(26)).close()).not.toThrow()
+  })
+
   it('maxBodyBytes must be a whole number ≥ 1 (0, -1 or 1.5 made every request a 413; NaN an unnamed error)', () => {
     for (const bad of [Number.NaN, 0, -1, 1.5, '4mb']) {
       const make = () => createGateway(valid(), { maxBodyBytes: bad as number })
