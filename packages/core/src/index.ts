@@ -45,6 +45,7 @@ export {
   KNOWN_DEADLINE_SOURCES,
   STAINLESS_TIMEOUT_HEADER,
 } from './headerNames.js'
+export { isHeaderName, isHeaderValue, isVisibleAscii } from './httpField.js'
 export { ManualClock } from './ManualClock.js'
 export {
   type HeaderSource,

@@ -1,11 +1,9 @@
+import { isHeaderName } from '@hourglass/core'
 import { UsageError } from '../UsageError.js'
 
 // Headers that frame the connection or the message, which undici sets itself
 // and refuses from a caller.
 const CLIENT_OWNED = new Set(['transfer-encoding', 'keep-alive', 'upgrade', 'expect'])
-
-// RFC 9110 token characters: what a header name may be made of.
-const TOKEN = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/
 
 /**
  * `--header 'name: value'` as a [name, value] pair, or a UsageError saying
@@ -20,7 +18,7 @@ export function parseHeader(text: string): [string, string] {
   }
   const name = text.slice(0, colon).trim()
   const value = text.slice(colon + 1).trim()
-  if (!TOKEN.test(name)) {
+  if (!isHeaderName(name)) {
     throw new UsageError(
       name === ''
         ? "hourglass probe: --header must be 'name: value', got an empty name"

@@ -1,3 +1,4 @@
+import { isHeaderName, isHeaderValue, isVisibleAscii } from '@hourglass/core'
 import { z } from 'zod'
 import { type Env, envString } from './envString.js'
 
@@ -10,18 +11,6 @@ const wholeMs = (what: string) =>
     .int('expected a whole number of ms')
     .min(0, 'expected 0 or more')
 const positiveMs = (what: string) => wholeMs(what).min(1, 'expected more than 0 ms')
-/**
- * What an API key may hold: it travels in an HTTP header (`authorization`,
- * `x-api-key`…), where a line break, a control character or a non-ASCII
- * character makes every request fail in the HTTP client — reported as a
- * network error and retried, not as the config mistake it is. A trailing
- * newline from a secret file is the usual way one gets there.
- */
-const KEY_CHARS = /^[\x21-\x7e]+$/
-/** An HTTP field name (RFC 9110 `token`). */
-const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/
-/** An HTTP field value: visible ASCII, spaces and tabs inside, none at either end (HTTP would strip them). */
-const HEADER_VALUE = /^(?:[\x21-\x7e](?:[\t\x20-\x7e]*[\x21-\x7e])?)?$/
 const count = z
   .number('expected a number')
   .int('expected a whole number')
@@ -59,8 +48,12 @@ export function gatewayConfigSchema(env: Env) {
     z
       .string('expected a non-empty string or { "env": NAME }')
       .min(1, { error: 'expected a non-empty string', abort: true })
-      .regex(
-        KEY_CHARS,
+      // A key travels in an HTTP header (`authorization`, `x-api-key`…), where a
+      // line break, a control or a non-ASCII character (a trailing newline from
+      // a secret file, usually) fails every request in the HTTP client, reported
+      // as a network error and retried, not as the config mistake it is.
+      .refine(
+        isVisibleAscii,
         'expected visible ASCII characters only (no spaces, line breaks or control characters: a key is sent in an HTTP header)',
       ),
   )
@@ -87,13 +80,13 @@ export function gatewayConfigSchema(env: Env) {
       .record(
         z
           .string()
-          .regex(HEADER_NAME, 'expected an HTTP header name (letters, digits, -, no spaces)'),
+          .refine(isHeaderName, 'expected an HTTP header name (letters, digits, -, no spaces)'),
         envString(
           env,
           z
             .string('expected a string or { "env": NAME }')
-            .regex(
-              HEADER_VALUE,
+            .refine(
+              isHeaderValue,
               'expected an HTTP header value: visible ASCII, spaces inside only, no line breaks or control characters',
             ),
         ),

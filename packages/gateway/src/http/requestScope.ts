@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto'
 import {
   contextKey,
   type Deadline,
+  isVisibleAscii,
   readContext,
   runWithContext,
   runWithRequestId,
@@ -52,9 +53,11 @@ export const REQUEST_ID_HEADER = 'x-request-id'
 
 // Visible ASCII only: an id goes into log lines and back into a header, so
 // no spaces, control characters or anything a log parser would choke on.
-const VALID_ID = /^[\x21-\x7e]{1,128}$/
+const MAX_ID_LENGTH = 128
 
 /** The caller's `x-request-id` when it is 1–128 visible ASCII characters; a new UUID otherwise. */
 export function requestIdFrom(header: string | string[] | undefined): string {
-  return typeof header === 'string' && VALID_ID.test(header) ? header : randomUUID()
+  return typeof header === 'string' && header.length <= MAX_ID_LENGTH && isVisibleAscii(header)
+    ? header
+    : randomUUID()
 }

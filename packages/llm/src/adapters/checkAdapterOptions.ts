@@ -4,18 +4,13 @@
  * character, a header name that is no HTTP token) would make every request
  * fail inside undici with an `InvalidArgumentError` — before anything is
  * sent, and the same way every time — so it is refused when the adapter is
- * made, naming the option. The rules are the gateway's config rules
- * (packages/gateway/src/config/gatewayConfigSchema.ts), so a config the
- * gateway accepts always makes adapters. A key or a header value is never
- * quoted: either may be a secret.
+ * made, naming the option. The rules are core's (`isHeaderName`,
+ * `isHeaderValue`, `isVisibleAscii`), which the gateway's config schema
+ * uses too, so a config the gateway accepts always makes adapters. A key or
+ * a header value is never quoted: either may be a secret.
  */
+import { isHeaderName, isHeaderValue, isVisibleAscii } from '@hourglass/core'
 
-/** What an API key may hold: visible ASCII, nothing else (the gateway's `KEY_CHARS`). */
-const KEY_CHARS = /^[\x21-\x7e]+$/
-/** An HTTP field name (RFC 9110 `token`). */
-const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/
-/** An HTTP field value: visible ASCII, spaces and tabs inside, none at either end (HTTP would strip them). */
-const HEADER_VALUE = /^(?:[\x21-\x7e](?:[\t\x20-\x7e]*[\x21-\x7e])?)?$/
 /**
  * Headers an adapter cannot send: undici refuses the first four on every
  * request, and the body's length is the adapter's to state.
@@ -57,7 +52,7 @@ export function checkAdapterOptions(name: string, options: CheckedOptions): void
   }
   for (const [key, value] of Object.entries(headers)) {
     const option = `headers[${JSON.stringify(key.slice(0, 40))}]`
-    if (!HEADER_NAME.test(key)) {
+    if (!isHeaderName(key)) {
       throw new TypeError(
         `${where}: ${option} is not an HTTP header name (letters, digits and !#$%&'*+-.^_\`|~ only: no spaces, colons or line breaks); undici would refuse every request`,
       )
@@ -72,7 +67,7 @@ export function checkAdapterOptions(name: string, options: CheckedOptions): void
     if (typeof value !== 'string') {
       throw new TypeError(`${where}: ${option} must be a string, got ${kindOf(value)}`)
     }
-    if (!HEADER_VALUE.test(value)) {
+    if (!isHeaderValue(value)) {
       throw new TypeError(
         `${where}: ${option} ${problemOf(value, true)}; a header value may hold visible ASCII characters, with spaces or tabs inside only — no line breaks or control characters (the value is not shown)`,
       )
@@ -84,7 +79,7 @@ function checkKey(where: string, option: string, key: unknown): void {
   if (typeof key !== 'string') {
     throw new TypeError(`${where}: ${option} must be a string, got ${kindOf(key)}`)
   }
-  if (KEY_CHARS.test(key)) return
+  if (isVisibleAscii(key)) return
   throw new TypeError(
     `${where}: ${option} ${problemOf(key)}; a key may hold visible ASCII characters only, as it is sent in an HTTP header, where this fails every request (the key is not shown)`,
   )
