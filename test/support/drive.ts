@@ -25,6 +25,12 @@ export interface HopView {
   clientClosedAt: number | undefined
   /** When a byte sent over loopback at `clientClosedAt` arrived (see `loopbackPing`). */
   closedControlAt: number | undefined
+  /**
+   * For a request that reached this hop after its caller had already given up:
+   * when a byte sent over loopback at its arrival arrived. The caller's
+   * departure (a FIN already in this hop's socket) is read no sooner than that.
+   */
+  lateArrivalControlAt: number | undefined
   /** When the hop released the request (response over or abandoned). */
   endedAt: number | undefined
 }
@@ -126,9 +132,21 @@ export async function drive(chain: Chain, options: DriveOptions): Promise<Outcom
       duePingAt: undefined,
       clientClosedAt: undefined,
       closedControlAt: undefined,
+      lateArrivalControlAt: undefined,
       endedAt: undefined,
     }
     outcome[hop] = view
+    const caller = hop === 'service' ? outcome.edge : undefined
+    if (caller && (caller.clientClosedAt !== undefined || performance.now() > caller.dueAt)) {
+      controls.push(
+        new Promise((resolve) =>
+          ping.ping((arrived) => {
+            view.lateArrivalControlAt = arrived
+            resolve()
+          }),
+        ),
+      )
+    }
     if (hop === 'edge') outcome.dueAt = view.dueAt
     armControl(view.dueAt, (at) => {
       view.controlFiredAt = at

@@ -196,11 +196,17 @@ export function checkInvariants(outcomes: readonly Outcome[], chain: Chain): Ver
     // Each hop's upstream work stops within 15 ms of the moment that hop's
     // caller gave up: its deadline, or its departure. A request that reached
     // the next hop only after that moment (transit ate its budget) is judged
-    // from its arrival there.
+    // from its arrival there — or, on a loaded loop, from when a loopback byte
+    // sent at its arrival came through: the caller's departure is already
+    // waiting in the hop's socket and is read no sooner than that.
     const edgeStop = stopBound(o.edge)
     if (o.edge && o.service && edgeStop) {
       const stop = o.service.endedAt ?? Number.POSITIVE_INFINITY
-      const bound = Math.max(edgeStop.control, o.service.startedAt)
+      const bound = Math.max(
+        edgeStop.control,
+        o.service.startedAt,
+        o.service.lateArrivalControlAt ?? o.service.startedAt,
+      )
       if (stop > edgeStop.limit && Number.isFinite(stop)) {
         ;(edgeStop.byDisconnect ? figures.stopAfterDisconnect : figures.stopAfterDeadline).push(
           stop - edgeStop.limit,
@@ -211,7 +217,7 @@ export function checkInvariants(outcomes: readonly Outcome[], chain: Chain): Ver
         stop <= bound + SLACK_MS,
         o,
         () =>
-          `released ${(stop - edgeStop.limit).toFixed(1)} ms after the edge's ${edgeStop.byDisconnect ? 'client left' : 'deadline'} (it arrived ${(o.service!.startedAt - edgeStop.limit).toFixed(1)} ms after)`,
+          `released ${(stop - edgeStop.limit).toFixed(1)} ms after the edge's ${edgeStop.byDisconnect ? 'client left' : 'deadline'} (it arrived ${(o.service!.startedAt - edgeStop.limit).toFixed(1)} ms after${o.service!.lateArrivalControlAt === undefined ? '' : `, a byte sent then took ${(o.service!.lateArrivalControlAt - o.service!.startedAt).toFixed(1)} ms`})`,
         stop - bound - SLACK_MS,
       )
     }
