@@ -98,6 +98,57 @@ describe.skipIf(!available)('RedisCooldownStore (real redis-server)', () => {
     )
   })
 
+  it('shares each cooldown at its scope: a 429 holds back that model on that key in the other instance, an overload every key and model', async () => {
+    const prefix = `t5:${Math.random()}:`
+    const make = async () =>
+      new Admission({
+        store: new RedisCooldownStore(await client(), { keyPrefix: prefix }),
+        defaultNeededMs: 0,
+        staggerMs: 0,
+      })
+    const [one, two] = [await make(), await make()]
+    const target = (model: string, keys: string[]) => ({
+      provider: 'acme',
+      endpoint: 'https://acme.example/v1',
+      keys,
+      model,
+      deadline: Deadline.after(200),
+    })
+    const where = { endpoint: 'https://acme.example/v1' }
+    const limited = { kind: 'rate_limited', status: 429, retryAfterMs: 20_000 } as const
+    const refusedBy = (admission: Admission, model: string, keys: string[], endpoint?: string) =>
+      admission.acquire({ ...target(model, keys), ...(endpoint ? { endpoint } : {}) }).then(
+        (ticket) => {
+          ticket.release()
+          return undefined
+        },
+        (e: unknown) => e,
+      )
+
+    // Instance one learns a 429 for big on KEY: instance two refuses big on KEY…
+    await one.report('acme', KEY, { ok: false, error: limited }, { ...where, model: 'big' })
+    expect(isRateLimited(await refusedBy(two, 'big', [KEY]))).toBe(true)
+    // …but not small on KEY, nor big on another key.
+    expect(await refusedBy(two, 'small', [KEY])).toBeUndefined()
+    expect(await refusedBy(two, 'big', ['sk-other'])).toBeUndefined()
+
+    // An overload (503) is the provider's: every key and model is held back in the other instance.
+    await one.report(
+      'acme',
+      'sk-other',
+      { ok: false, error: { kind: 'overloaded', status: 503, retryAfterMs: 20_000 } },
+      { ...where, model: 'small' },
+    )
+    for (const [model, keys] of [
+      ['small', [KEY]],
+      ['medium', ['sk-third']],
+    ] as const) {
+      expect(isRateLimited(await refusedBy(two, model, [...keys])), `${model} ${keys}`).toBe(true)
+    }
+    // A provider of the same name at another base URL is apart from it.
+    expect(await refusedBy(two, 'small', [KEY], 'https://eu.acme.example/v1')).toBeUndefined()
+  })
+
   it('extends atomically and never shortens: of concurrent extensions the longest wins', async () => {
     const store = new RedisCooldownStore(await client(), { keyPrefix: `t2:${Math.random()}:` })
     expect(await store.remaining('acme', ['k1', 'k2'])).toEqual([0, 0])
