@@ -99,7 +99,11 @@ export interface AdapterOptions {
   model: string
   /** Provider name for budgets, cooldowns and logs. Default: the dialect's name. */
   name?: string | undefined
-  /** Extra headers on every request (never logged). */
+  /**
+   * Extra headers on every request (never logged). Names are case-insensitive:
+   * the key's header, `content-type`, `accept`, `accept-encoding` and
+   * `idempotency-key` are the adapter's and replace one given here in any case.
+   */
   headers?: Record<string, string> | undefined
   /**
    * The @hourglass/fetch whose `dispatcher` requests go through (sent with

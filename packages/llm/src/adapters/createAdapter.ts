@@ -58,6 +58,10 @@ export function createAdapter(
   const model = options.model
   const apiKeys = options.apiKeys ?? (options.apiKey === undefined ? [] : [options.apiKey])
   const baseURL = options.baseURL.replace(/\/+$/, '')
+  // Lower-cased once, so the adapter's own headers (the key, content-type…),
+  // which are lower-case, replace a configured `Authorization` instead of
+  // going out beside it.
+  const extraHeaders = lowerCaseNames(options.headers)
   if (options.fetch !== undefined && typeof options.fetch?.dispatcher?.dispatch !== 'function') {
     // A plain fetch function (the global one, a mock) would be ignored here:
     // requests go through the dispatcher, and without ours no deadline or
@@ -111,7 +115,7 @@ export function createAdapter(
     const made = ours(send.prepared, stream) ?? build(request, stream)
     const headers: Record<string, string> = Object.assign(
       {},
-      options.headers,
+      extraHeaders,
       made.headers,
       send.apiKey === undefined ? undefined : dialect.authHeaders(send.apiKey),
     )
@@ -294,4 +298,15 @@ async function* eventsOf(response: ChatResponse): AsyncGenerator<StreamEvent, vo
 function describe(value: unknown): string {
   if (typeof value === 'function') return `a function${value.name ? ` (${value.name})` : ''}`
   return value === null ? 'null' : `a ${typeof value}`
+}
+
+function lowerCaseNames(
+  headers: Readonly<Record<string, string | undefined>> | undefined,
+): Record<string, string> | undefined {
+  if (headers === undefined) return undefined
+  const out: Record<string, string> = {}
+  for (const [name, value] of Object.entries(headers)) {
+    if (value !== undefined) out[name.toLowerCase()] = value
+  }
+  return out
 }

@@ -155,6 +155,62 @@ describe('provider adapters', () => {
     }
   })
 
+  it("send each header once whatever the case it was configured in: the key, content-type and accept-encoding are the adapter's", async () => {
+    // Before, `Authorization` from the options and the key's `authorization`
+    // both went out: a Node server keeps the first (the configured one, so
+    // key rotation silently stopped), a proxy may refuse the request.
+    const seen: string[][] = []
+    const server = createServer((req, res) => {
+      seen.push(req.rawHeaders)
+      req.resume()
+      res.setHeader('content-type', 'application/json')
+      res.end(
+        JSON.stringify({
+          id: 'c1',
+          object: 'chat.completion',
+          created: 0,
+          model: 'gpt-4o-mini',
+          choices: [
+            { index: 0, message: { role: 'assistant', content: 'ok' }, finish_reason: 'stop' },
+          ],
+        }),
+      )
+    })
+    server.listen(0, '127.0.0.1')
+    await once(server, 'listening')
+    const { port } = server.address() as AddressInfo
+    try {
+      const model = fakes.adapter(
+        openAICompatible({
+          baseURL: `http://127.0.0.1:${port}/v1`,
+          apiKeys: ['sk-first', 'sk-second'],
+          model: 'gpt-4o-mini',
+          headers: {
+            Authorization: 'Bearer configured',
+            'Content-Type': 'text/plain',
+            'Accept-Encoding': 'gzip',
+            'X-Tenant': 't1',
+          },
+        }),
+      )
+      expect((await callModel({ models: [model], request })).text).toBe('ok')
+      const pairs = (raw: string[]) =>
+        Array.from({ length: raw.length / 2 }, (_, i) => [
+          raw[2 * i]!.toLowerCase(),
+          raw[2 * i + 1],
+        ])
+      const sent = pairs(seen[0]!)
+      const values = (name: string) => sent.filter(([n]) => n === name).map(([, v]) => v)
+      expect(values('authorization')).toEqual(['Bearer sk-first'])
+      expect(values('content-type')).toEqual(['application/json'])
+      expect(values('accept-encoding')).toEqual(['identity'])
+      expect(values('x-tenant')).toEqual(['t1'])
+    } finally {
+      server.closeAllConnections()
+      server.close()
+    }
+  })
+
   it('do not follow a redirect: a 3xx is a misplaced endpoint (not retried, the next model is asked) and says where it went', async () => {
     const hits: string[] = []
     const server = createServer((req, res) => {
