@@ -81,6 +81,8 @@ export class Attempt {
    */
   #untimed = false
   #bodyPaused = false
+  /** `attempt` was published: its `attempt-end` follows. An attempt stopped before it was sent publishes neither. */
+  #announced = false
   #abortHandlers: ((reason: unknown) => void)[] = []
   /** Unsubscribes from the deadline (a `Deadline.onDone` hook: no AbortSignal is made per call). */
   #offDeadline: (() => void) | undefined
@@ -121,6 +123,7 @@ export class Attempt {
   dispatched(headerMs: number | undefined): void {
     this.headerMs = headerMs
     if (this.init.silent) return
+    this.#announced = true
     publishAttempt(() => ({
       deadline: this.init.deadline,
       method: this.init.method,
@@ -207,7 +210,7 @@ export class Attempt {
     if (this.#onSignal && signal) signal.removeEventListener('abort', this.#onSignal)
     this.#offDeadline = undefined
     this.#onSignal = undefined
-    if (!this.init.silent) this.#publishEnd(error, failedPhase)
+    if (this.#announced) this.#publishEnd(error, failedPhase)
     const hooks = this.#finishHooks
     this.#finishHooks = undefined
     if (hooks) for (const hook of hooks) hook(this)

@@ -128,12 +128,19 @@ describe('redirects (createFetch follows them inside one attempt)', () => {
       if ((message as EgressAttemptEndMessage).statusCode === 302) deadline.cancel(reason)
     }
     fetchChannels.attemptEnd.subscribe(onEnd)
+    events = recordEgress()
     try {
       const outcome = await Promise.race([
         rejection(fetch(server.url, { deadline })),
         lookup.then((host) => `looked up ${host}`),
       ])
       expect(outcome).toBe(reason)
+      // One attempt was sent and ended; the stopped hop, never sent, is no
+      // attempt: no `attempt-end` without its `attempt` (a span or a progress
+      // count would otherwise see an end it never saw begin).
+      const first = new URL(server.url).href
+      expect(events.attempts.map((m) => m.url)).toEqual([first])
+      expect(events.ends.map((m) => [m.url, m.statusCode])).toEqual([[first, 302]])
     } finally {
       fetchChannels.attemptEnd.unsubscribe(onEnd)
     }
