@@ -1,3 +1,4 @@
+import type { AsyncResource } from 'node:async_hooks'
 import { type Clock, type Deadline, wait } from '@hourglass/core'
 import { Attempt, type AttemptInit } from './Attempt.js'
 import { publishRetry, publishRetrySkipped } from './channels.js'
@@ -20,6 +21,14 @@ export interface OutboundCallInit {
   replayable: boolean
   /** Told about every attempt when it ends, its phase timings complete (probe). */
   onAttemptEnd?: ((attempt: Attempt) => void) | undefined
+  /**
+   * The caller's async context, for a driver whose outcomes arrive in
+   * undici's callbacks (the interceptor): those run in the context of
+   * whoever opened the socket, so the retry decision, its events and the
+   * next attempt are run in this one. createFetch's loop awaits in the
+   * caller's own promise chain and needs none.
+   */
+  scope?: AsyncResource | undefined
 }
 
 /**
@@ -129,6 +138,13 @@ export class OutboundCall {
     if (outcome.error === undefined && outcome.status !== undefined && outcome.status < 400) {
       return undefined
     }
+    const scope = this.init.scope
+    return scope === undefined
+      ? this.#judge(outcome, number)
+      : scope.runInAsyncScope(this.#judge, this, outcome, number)
+  }
+
+  #judge(outcome: Outcome, number: number): number | undefined {
     const { init } = this
     if (this.#used === undefined) this.#used = new Set()
     const decision = decideRetry(outcome, {
@@ -183,15 +199,17 @@ export class OutboundCall {
   settle(delayMs: number | undefined): void {
     if (delayMs === undefined) return
     const next = this.#number + 1
+    const scope = this.init.scope
+    const step =
+      scope === undefined
+        ? () => this.#step(next)
+        : () => scope.runInAsyncScope(this.#step, this, next)
     if (delayMs <= 0) {
       // Not from inside undici's callback for the attempt that just ended.
-      queueMicrotask(() => this.#step(next))
+      queueMicrotask(step)
       return
     }
-    this.#pause(delayMs).then(
-      () => this.#step(next),
-      (error: unknown) => this.#driver?.end(error),
-    )
+    this.#pause(delayMs).then(step, (error: unknown) => this.#driver?.end(error))
   }
 
   /** The same loop for a promise-returning `send` (createFetch). */

@@ -1,3 +1,4 @@
+import { AsyncResource } from 'node:async_hooks'
 import { currentDeadline, type Deadline } from '@hourglass/core'
 import type { Dispatcher } from 'undici'
 import type { Attempt } from './Attempt.js'
@@ -96,6 +97,8 @@ class DispatchCallInit implements OutboundCallInit {
   readonly method: string
   readonly retry: ResolvedRetry | false
   readonly replayable: boolean
+  /** Made per call (~0.1 µs): a retry decided in undici's callbacks runs in the caller's context. */
+  readonly scope = new AsyncResource('HourglassOutboundCall')
   readonly #origin: unknown
   readonly #path: string
   readonly #headers: Opts['headers']

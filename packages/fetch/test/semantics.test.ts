@@ -1,3 +1,4 @@
+import { AsyncLocalStorage } from 'node:async_hooks'
 import { ClientClosedError, type Clock, Deadline, systemClock } from '@hourglass/core'
 import { type FaultServer, faultServer } from '@hourglass/testkit'
 import { Agent, request, Request as UndiciRequest } from 'undici'
@@ -236,5 +237,40 @@ describe('a Request given to createFetch', () => {
     expect(await (await fetch(input)).text()).toBe('ok')
     expect(await (await fetch(input)).text()).toBe('ok')
     expect(server.records).toHaveLength(2)
+  })
+})
+
+describe("a retry runs in its caller's async context", () => {
+  it('interceptor: the retried attempt and its retry event belong to the request that retries, not to the one that opened the socket', async () => {
+    // Request A opens the only keep-alive socket; B is answered 503 and
+    // retried on it. undici calls back in the socket's async context (A's):
+    // a tracer reading the active context put B's second attempt under A.
+    const storage = new AsyncLocalStorage<string>()
+    const server = await serve((_r, i) =>
+      i === 1 ? { type: 'respond', status: 503 } : { type: 'respond', body: 'ok' },
+    )
+    const base = new Agent({ connections: 1, connect: createConnector() })
+    closers.push(base)
+    const dispatcher = base.compose(deadlineInterceptor({ retry: { statuses: [503] } }))
+    const seen: string[] = []
+    const onAttempt = (m: { attempt: number }) =>
+      seen.push(`attempt ${m.attempt} in ${storage.getStore()}`)
+    const onRetry = (m: { attempt: number }) =>
+      seen.push(`retry ${m.attempt} in ${storage.getStore()}`)
+    fetchChannels.attempt.subscribe(onAttempt)
+    fetchChannels.retry.subscribe(onRetry)
+    try {
+      const get = async () => {
+        const res = await request(server.url, { dispatcher })
+        await res.body.text()
+        return res.statusCode
+      }
+      expect(await storage.run('A', get)).toBe(200)
+      expect(await storage.run('B', get)).toBe(200)
+      expect(seen).toEqual(['attempt 1 in A', 'attempt 1 in B', 'retry 2 in B', 'attempt 2 in B'])
+    } finally {
+      fetchChannels.attempt.unsubscribe(onAttempt)
+      fetchChannels.retry.unsubscribe(onRetry)
+    }
   })
 })
