@@ -133,18 +133,20 @@ export function traceHandlers(sdkTracer: Tracer): Handlers {
         if (m.action !== 'observed') span.setAttribute(ATTR_ERROR_TYPE, 'DEADLINE_EXCEEDED')
       },
       clientClosed(m) {
-        const span = requestSpans.get(m.deadline) ?? trace.getActiveSpan()
-        span?.addEvent(EVENT_DEADLINE_CLIENT_CLOSED, {
-          [ATTR_DEADLINE_ELAPSED_MS]: ms(m.elapsedMs) ?? 0,
-        })
+        open(requestSpans.get(m.deadline) ?? trace.getActiveSpan())?.addEvent(
+          EVENT_DEADLINE_CLIENT_CLOSED,
+          { [ATTR_DEADLINE_ELAPSED_MS]: ms(m.elapsedMs) ?? 0 },
+        )
       },
       lateWrite(m) {
-        trace.getActiveSpan()?.addEvent(EVENT_DEADLINE_LATE_WRITE, {
+        // After the answer by definition: the server span has ended, unless
+        // the handler has an open span of its own active.
+        open(trace.getActiveSpan())?.addEvent(EVENT_DEADLINE_LATE_WRITE, {
           [ATTR_DEADLINE_LATE_METHOD]: m.method,
         })
       },
       end(m) {
-        const span = requestSpans.get(m.deadline)
+        const span = open(requestSpans.get(m.deadline))
         requestSpans.delete(m.deadline)
         span?.setAttributes(
           defined({
@@ -270,6 +272,17 @@ export function traceHandlers(sdkTracer: Tracer): Handlers {
     grpc: grpcTraceHandlers(tracer),
     bullmq: bullmqTraceHandlers(tracer),
   }
+}
+
+/**
+ * `span` while it can still take events and attributes. instrumentation-http
+ * ends the server span on the response's 'close', which comes before
+ * @hourglass/express hears that the caller left (and before any late write):
+ * writing to it then is lost anyway, and the SDK logs "Cannot execute the
+ * operation on ended Span" through diag for every such request.
+ */
+function open(span: Span | undefined): Span | undefined {
+  return span?.isRecording() ? span : undefined
 }
 
 /**
