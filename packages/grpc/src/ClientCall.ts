@@ -217,8 +217,10 @@ function outcomeOf(code: number, cancelReason: unknown): GrpcClientEndMessage['o
   return 'error'
 }
 
-function toEpochMs(deadline: Date | number | undefined): number {
-  if (deadline === undefined) return Number.POSITIVE_INFINITY
+function toEpochMs(deadline: Date | number | null | undefined): number {
+  // grpc-js reads a missing or null deadline as none (`deadline ?? Infinity`);
+  // Math.min would take null for 0, a deadline in 1970.
+  if (deadline === undefined || deadline === null) return Number.POSITIVE_INFINITY
   return deadline instanceof Date ? deadline.getTime() : deadline
 }
 

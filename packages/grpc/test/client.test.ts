@@ -1,4 +1,5 @@
 import {
+  type CallOptions,
   type handleServerStreamingCall,
   type handleUnaryCall,
   Metadata,
@@ -122,6 +123,18 @@ describe('deadlineInterceptor: every call carries the caller deadline', () => {
     expect(arrivals[1]!.grpcMs).toBeGreaterThan(4000)
     // The header is the caller's budget; the server takes the smaller of the two.
     expect(arrivals.map((a) => a.header)).toEqual(['5000', '5000'])
+  })
+
+  it("a call whose own deadline option is null (grpc-js: no deadline) gets the caller's, not an instant DEADLINE_EXCEEDED", async () => {
+    const { arrivals } = await echoServer()
+    const work = client()
+    const deadline = Deadline.after(900, { clock: new ManualClock() })
+    // JavaScript callers write `deadline: null` for "none"; grpc-js reads it as Infinity.
+    const options = { deadline: null } as unknown as CallOptions
+    const result = await runWithDeadline(deadline, () => unary(work, {}, options))
+    expect(result.error).toBeUndefined()
+    expect(arrivals[0]!.header).toBe('900')
+    expect(arrivals[0]!.grpcMs).toBeLessThanOrEqual(900) // the caller's deadline, not none
   })
 
   it('withCallDeadline(deadline) gives one call its deadline explicitly, outside any context', async () => {
