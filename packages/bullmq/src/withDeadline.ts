@@ -94,7 +94,13 @@ export function withDeadline<
 
     const client = await scriptClientOf((job as unknown as { backend: unknown }).backend)
     const sample = await readRedisTime(client, `${job.queueQualifiedName}:meta`, clock)
-    const remaining = toLocalMs(stored.expiresAtMs, sample) - clock.now()
+    // An honest job never has more left than it was added with (the producer
+    // rounds both down). More means a bad expiry — a foreign producer's unit
+    // slip, a Redis clock stepped back, a hand edit — that would otherwise
+    // make the job's deadline years long: cut to the budget it recorded. A job
+    // that recorded none (0) keeps its expiry.
+    const fromExpiry = toLocalMs(stored.expiresAtMs, sample) - clock.now()
+    const remaining = stored.budgetMs > 0 ? Math.min(fromExpiry, stored.budgetMs) : fromExpiry
     const about = (remainingMs: number): BullmqJobMessage => ({
       jobId: job.id ?? '',
       queue: job.queueName,

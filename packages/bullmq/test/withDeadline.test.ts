@@ -8,7 +8,7 @@ import {
   ManualClock,
 } from '@hourglass/core'
 import { createFetch } from '@hourglass/fetch'
-import type { Job } from 'bullmq'
+import type { Job, JobsOptions } from 'bullmq'
 import { afterEach, describe, expect, it } from 'vitest'
 import {
   addWithDeadline,
@@ -19,7 +19,7 @@ import {
   withDeadline,
 } from '../src/index.js'
 import { collect, finished, signal } from './support/observe.js'
-import { available, useRedisQueues } from './support/redisQueues.js'
+import { available, redisNowMs, useRedisQueues } from './support/redisQueues.js'
 
 /** Resolves when the deadline ends (an ordinary deadline's `onDone`). */
 const ended = (deadline: Deadline) => new Promise((resolve) => deadline.onDone(resolve))
@@ -304,6 +304,34 @@ describe.skipIf(!available)('withDeadline: a worker enforces the deadline a job 
       /^deadline_exceeded: job \d+ .* reached a worker \(back from a stalled worker\) \d+ ms after its deadline \(added with \d+ ms left\); not run$/,
     )
     expect(b.counts.expired).toBe(1)
+  })
+
+  it('a stored expiry beyond the budget the job was added with (a producer bug, a Redis clock stepped back) is cut to that budget; malformed values never crash the worker', async () => {
+    const { queue, events, name } = await redis.queue()
+    const now = await redisNowMs(redis.client())
+    const seen: Record<string, number | undefined> = {}
+    const processor = withDeadline(async (job: Job) => {
+      seen[job.name] = currentDeadline()?.remaining()
+      return 'ran'
+    })
+    redis.worker(name, processor)
+    const stored: Record<string, unknown> = {
+      // µs instead of ms: ~57,000 years away, claiming 500 ms.
+      micros: { expiresAtMs: (now + 500) * 1000, budgetMs: 500 },
+      far: { expiresAtMs: Number.MAX_VALUE, budgetMs: 500 },
+      // No budget recorded: the expiry alone is used, as before.
+      noBudget: { expiresAtMs: now + 60_000 },
+      text: { expiresAtMs: 'soon', budgetMs: 500 },
+    }
+    for (const [jobName, hourglass] of Object.entries(stored)) {
+      const job = await queue.add(jobName, {}, { hourglass } as JobsOptions)
+      expect(await finished(job, events, queue)).toMatchObject({ ok: true, value: 'ran' })
+    }
+    expect(seen.micros).toBeGreaterThan(0)
+    expect(seen.micros).toBeLessThanOrEqual(500)
+    expect(seen.far).toBeLessThanOrEqual(500)
+    expect(seen.noBudget).toBeGreaterThan(50_000)
+    expect(seen.text).toBeUndefined() // malformed: no deadline, as documented
   })
 
   it("jobs without a deadline run as usual: no current deadline, BullMQ's own signal, nothing counted", async () => {
