@@ -38,7 +38,7 @@ import { writeExpired } from './writeExpired.js'
 // Not a WeakMap either: an entry per request makes every GC walk an
 // ephemeron table of short-lived keys.
 const INGRESS = Symbol('@hourglass/express.ingress')
-const { on, removeListener } = EventEmitter.prototype
+const { on, prependListener, removeListener } = EventEmitter.prototype
 
 type Tagged = { [INGRESS]?: IngressRequest; parent?: unknown }
 
@@ -137,8 +137,19 @@ export class IngressRequest {
     // not `once`: #finish removes both, and `once` would allocate a wrapper
     // per listener per request.
     on.call(this.res, 'finish', this.#onFinish)
-    on.call(this.res, 'close', this.#onClose)
-    if (this.#expiredOnArrival) {
+    // Prepended: a caller that leaves is announced before the listeners added
+    // ahead of us (instrumentation-http ends the request's span on this
+    // 'close'), so tracing sees the departure on a span that is still open.
+    prependListener.call(this.res, 'close', this.#onClose)
+    // A middleware ahead of us awaited something while the client left: the
+    // response's 'close' has already fired and will not come again. Without
+    // this the handler would run its whole budget for nobody. It runs as if
+    // the client had left a moment later, with its deadline cancelled; one
+    // that arrived expired is not run (nobody to send its 504 to).
+    if (this.res.destroyed) {
+      this.#onClose()
+      if (this.#expiredOnArrival) return
+    } else if (this.#expiredOnArrival) {
       this.#expire('arrival')
       if (this.#answered) return
     }

@@ -67,9 +67,34 @@ export interface ResolvedOptions extends ResolvedIngressOptions {
   onLateWrite: DeadlineMiddlewareOptions['onLateWrite']
 }
 
+const HOOKS = ['onExpire', 'onInvalidHeader', 'onLateWrite'] as const
+
 /** Validate once, when the middleware is created: a typo should fail at boot, not per request. */
 export function resolveOptions(options: DeadlineMiddlewareOptions): ResolvedOptions {
   const ingress = resolveIngressOptions(options)
+  // A reserve as large as the whole budget leaves the handler nothing: every
+  // request (or every one without a deadline header) would get its 504 on
+  // arrival, a misconfiguration that looks like an outage, not a typo.
+  if (ingress.reserveMs !== undefined) {
+    if (ingress.reserveMs >= ingress.maxMs) {
+      throw new RangeError(
+        `reserveMs (${ingress.reserveMs}) must be less than maxMs (${ingress.maxMs}): every request would be answered 504 on arrival`,
+      )
+    }
+    if (ingress.reserveMs >= ingress.defaultMs) {
+      throw new RangeError(
+        `reserveMs (${ingress.reserveMs}) must be less than defaultMs (${ingress.defaultMs}): every request without a deadline header would be answered 504 on arrival`,
+      )
+    }
+  }
+  // callHook would throw on the first request a non-function hook reports on
+  // (rethrown on the next tick, taking the process down), not at boot.
+  for (const name of HOOKS) {
+    const hook: unknown = options[name]
+    if (hook != null && typeof hook !== 'function') {
+      throw new TypeError(`${name} must be a function, got ${typeof hook}`)
+    }
+  }
   // Slice plans validate their entries when built; build one now so a bad plan fails at boot.
   if (options.plan) Deadline.never({ clock: ingress.clock }).plan(options.plan)
   return {

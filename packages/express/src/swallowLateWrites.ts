@@ -2,7 +2,12 @@ import type { ServerResponse } from 'node:http'
 
 // Node's own writers and Express's (4 and 5) helpers: anything that would
 // write, or throw "Cannot set headers after they are sent", once answered.
-// `get`/`getHeader` stay: reading is harmless.
+// `get`/`getHeader` stay: reading is harmless. `destroy` goes too: stream.pipeline
+// destroys every stream in it when one fails — `res` included, a tick after
+// our 504 when the deadline's signal aborted its upstream — and a destroyed
+// response destroys its socket: the keep-alive connection the 504 went out
+// on, and the requests queued behind it. (writeExpired's own destroy of a
+// cut-short fixed-length response comes before this.)
 const WRITERS = [
   'write',
   'end',
@@ -37,6 +42,7 @@ const WRITERS = [
   'redirect',
   'vary',
   'render',
+  'destroy',
 ] as const
 
 /**

@@ -11,6 +11,16 @@ describe('deadline() options', () => {
     [{ mode: 'dark' as 'observe' }, /mode must be 'enforce' or 'observe'/],
     [{ trust: ['x-request-timeout' as 'grpc-timeout'] }, /unknown header "x-request-timeout"/],
     [{ plan: { model: -1 } }, /slice "model" must be a positive share/],
+    // A hook that is not a function would throw at the first request it reports on
+    // (rethrown on the next tick: the process dies), not at boot.
+    [{ onExpire: 'log' as unknown as () => void }, /onExpire must be a function, got string/],
+    [{ onLateWrite: {} as unknown as () => void }, /onLateWrite must be a function, got object/],
+    [{ onInvalidHeader: 1 as unknown as () => void }, /onInvalidHeader must be a function/],
+    // Nothing left for the handler: every request would be answered 504 on arrival.
+    [{ maxMs: 50, reserveMs: 50 }, /reserveMs \(50\) must be less than maxMs \(50\)/],
+    [{ maxMs: 50, reserveMs: 100 }, /reserveMs \(100\) must be less than maxMs \(50\)/],
+    // …or every request that carries no deadline header.
+    [{ defaultMs: 20, reserveMs: 30 }, /reserveMs \(30\) must be less than defaultMs \(20\)/],
   ])('rejects %j when the middleware is created, not per request', (options, message) => {
     expect(() => deadline(options)).toThrow(message)
   })
@@ -18,5 +28,7 @@ describe('deadline() options', () => {
   it('accepts the documented defaults and reserveMs: 0', () => {
     expect(typeof deadline()).toBe('function')
     expect(typeof deadline({ reserveMs: 0, trust: [], mode: 'observe' })).toBe('function')
+    expect(typeof deadline({ defaultMs: 20, maxMs: 50, reserveMs: 19 })).toBe('function')
+    expect(typeof deadline({ onExpire: undefined, onLateWrite: () => {} })).toBe('function')
   })
 })
