@@ -264,6 +264,16 @@ export class Deadline {
         elapsedMs,
         slice: this.name,
       })
+    }
+    // The owner's answer first (a server's 504 or DEADLINE_EXCEEDED), then
+    // the signal and onDone: code that reacts to the abort at once — a
+    // stream.pipeline given the signal destroys the response, a listener
+    // writes its own error — must find the deadline's answer already sent,
+    // not pre-empt it (the client got a reset or a cut 200 instead of a 504).
+    const onExpire = this.#onExpire
+    this.#onExpire = undefined
+    onExpire?.(this)
+    if (!this.observe) {
       this.#controller?.abort(this.#reason)
       this.#notifyDone(this.#reason)
     }
@@ -275,9 +285,6 @@ export class Deadline {
         observe: this.observe,
       }))
     }
-    const onExpire = this.#onExpire
-    this.#onExpire = undefined
-    onExpire?.(this)
     if (!this.observe) this.#forEachChild((child) => child.#expire())
     else if (this.#children) for (const child of this.#children) child.#expire()
   }

@@ -159,6 +159,23 @@ describe('child deadlines', () => {
     expect(parent.done).toBe(false)
   })
 
+  it("its own onExpire (the owner's answer) comes before its signal aborts and its onDone listeners run", () => {
+    const clock = new ManualClock(0)
+    const order: string[] = []
+    const d = Deadline.after(100, {
+      clock,
+      onExpire: (x) => order.push(`onExpire (done ${x.done}, reason ${(x.reason as Error).name})`),
+    })
+    d.signal.addEventListener('abort', () => order.push('signal aborted'))
+    d.onDone(() => order.push('onDone'))
+    clock.advance(100)
+    expect(order).toEqual([
+      'onExpire (done true, reason DeadlineExceededError)',
+      'signal aborted',
+      'onDone',
+    ])
+  })
+
   it('due together with the parent, expire after it: the parent’s onExpire comes before the child’s abort', () => {
     // A clock whose timers run only when told, in the order the test picks:
     // a busy loop, where the parent's time has passed and its timer not run.

@@ -7,10 +7,11 @@ import { client, listen, majors, type Running } from './support/servers.js'
 
 /**
  * The proxy pattern: an upstream body (here a stream that stalls) piped into
- * `res` with `stream.pipeline`, the upstream aborted by the request's signal.
- * When the upstream errors, pipeline destroys every stream in it, `res`
- * included — `res.destroy()` a tick after the deadline answered, which
- * destroys the socket the 504 (or the ended stream) went out on.
+ * `res` with `stream.pipeline`, the upstream aborted by the request's
+ * deadline, and the response dropped when the upstream fails. pipeline
+ * destroys every stream in it that has not finished, and the handler drops
+ * `res` itself: `res.destroy()` after the deadline answered, which destroyed
+ * the socket the 504 (or the ended stream) went out on.
  */
 describe.each(majors)('res.destroy() after the deadline answered ($name)', (major) => {
   let server: Running | undefined
@@ -37,6 +38,9 @@ describe.each(majors)('res.destroy() after the deadline answered ($name)', (majo
           await pipeline(upstream, res)
         } catch (error) {
           settled.push(error)
+          // What a proxy does when its upstream fails (and what pipeline itself
+          // does to a response it has not finished): drop the response.
+          res.destroy(error as Error)
           throw error
         }
       }),
