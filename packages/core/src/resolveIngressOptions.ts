@@ -41,13 +41,17 @@ export function resolveIngressOptions(options: IngressOptions): ResolvedIngressO
     reserveMs !== undefined &&
     (typeof reserveMs !== 'number' || !Number.isFinite(reserveMs) || reserveMs < 0)
   ) {
-    throw new RangeError(`reserveMs must be a finite number ≥ 0, got ${String(reserveMs)}`)
+    throw optionError('reserveMs', 'a finite number ≥ 0', reserveMs)
   }
   const mode = options.mode ?? 'enforce'
   if (mode !== 'enforce' && mode !== 'observe') {
     throw new RangeError(`mode must be 'enforce' or 'observe', got ${String(mode)}`)
   }
   const trust = options.trust ?? DEADLINE_SOURCES
+  if (!Array.isArray(trust)) {
+    // A string would be read letter by letter ("unknown header g").
+    throw optionError('trust', 'an array of header names', trust)
+  }
   for (const source of trust) {
     if (!(KNOWN_DEADLINE_SOURCES as readonly string[]).includes(source)) {
       throw new RangeError(
@@ -55,20 +59,55 @@ export function resolveIngressOptions(options: IngressOptions): ResolvedIngressO
       )
     }
   }
+  const strict = options.strict ?? false
+  if (typeof strict !== 'boolean') {
+    // 'false' from an environment variable would mean true.
+    throw optionError('strict', 'true or false', strict)
+  }
+  const clock = options.clock ?? systemClock
+  if (!isClock(clock)) {
+    // Accepted, it failed every request (a 500) instead of the boot.
+    throw optionError('clock', 'a Clock (now, setTimeout and clearTimeout functions)', clock)
+  }
   return {
     defaultMs,
     maxMs,
     reserveMs,
     trust,
-    strict: options.strict ?? false,
+    strict,
     observe: mode === 'observe',
-    clock: options.clock ?? systemClock,
+    clock,
   }
 }
 
 function positive(name: string, value: number): number {
   if (typeof value !== 'number' || !Number.isFinite(value) || value <= 0) {
-    throw new RangeError(`${name} must be a finite number of ms > 0, got ${String(value)}`)
+    throw optionError(name, 'a finite number of ms > 0', value)
   }
   return value
+}
+
+function isClock(value: unknown): value is Clock {
+  const c = value as Partial<Clock> | null
+  return (
+    typeof c === 'object' &&
+    c !== null &&
+    typeof c.now === 'function' &&
+    typeof c.setTimeout === 'function' &&
+    typeof c.clearTimeout === 'function'
+  )
+}
+
+/** A RangeError for a number out of range, a TypeError for a value of the wrong type; the value shown with its type. */
+function optionError(name: string, rule: string, value: unknown): RangeError | TypeError {
+  const got =
+    typeof value === 'string'
+      ? `'${value.slice(0, 40)}' (a string)`
+      : Array.isArray(value)
+        ? 'an array'
+        : typeof value === 'object' && value !== null
+          ? 'an object'
+          : String(value)
+  const message = `${name} must be ${rule}, got ${got}`
+  return typeof value === 'number' ? new RangeError(message) : new TypeError(message)
 }

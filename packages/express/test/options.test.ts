@@ -21,6 +21,27 @@ describe('deadline() options', () => {
     [{ maxMs: 50, reserveMs: 100 }, /reserveMs \(100\) must be less than maxMs \(50\)/],
     // …or every request that carries no deadline header.
     [{ defaultMs: 20, reserveMs: 30 }, /reserveMs \(30\) must be less than defaultMs \(20\)/],
+    // Values of the wrong type (often from an environment variable), named with their type.
+    [
+      { maxMs: '100' as unknown as number },
+      /maxMs must be a finite number of ms > 0, got '100' \(a string\)/,
+    ],
+    [
+      { reserveMs: '10' as unknown as number },
+      /reserveMs must be a finite number ≥ 0, got '10' \(a string\)/,
+    ],
+    [
+      { trust: 'grpc-timeout' as unknown as [] },
+      /trust must be an array of header names, got 'grpc-timeout' \(a string\)/,
+    ],
+    [
+      { strict: 'false' as unknown as boolean },
+      /strict must be true or false, got 'false' \(a string\)/,
+    ],
+    [
+      { clock: {} as never },
+      /clock must be a Clock \(now, setTimeout and clearTimeout functions\), got an object/,
+    ],
   ])('rejects %j when the middleware is created, not per request', (options, message) => {
     expect(() => deadline(options)).toThrow(message)
   })
