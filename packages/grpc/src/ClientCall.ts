@@ -34,6 +34,8 @@ export class ClientCall {
   readonly #method: string
   readonly #startedAt = systemClock.now()
   #budgetMs = Number.POSITIVE_INFINITY
+  /** The call's own deadline option, epoch ms (Infinity: none). */
+  #ownEpochMs = Number.POSITIVE_INFINITY
   #next: NextCallResult | undefined
   #off: (() => void) | undefined
   #cancelReason: unknown
@@ -50,6 +52,7 @@ export class ClientCall {
     const refusal = this.#refusal()
     if (refusal) return this.#refuse(refusal)
     const own = toEpochMs(callOptions.deadline)
+    this.#ownEpochMs = own
     let given = own
     const deadline = this.#deadline
     // Dark mode propagates the header but leaves the call's own deadline alone:
@@ -147,7 +150,10 @@ export class ClientCall {
   #withHeader(metadata: Metadata): { metadata: Metadata; headerMs: number | undefined } {
     const deadline = this.#deadline
     if (!deadline) return { metadata, headerMs: undefined }
-    const left = deadline.remaining() - this.#options.reserveMs
+    let left = deadline.remaining() - this.#options.reserveMs
+    // A shorter deadline of the call's own is the budget it really has: a
+    // server that reads only this header must not plan on the caller's longer one.
+    if (this.#ownEpochMs - Date.now() < left) left = this.#ownEpochMs - Date.now()
     // No deadline of its own; or dark mode past its deadline, which must not
     // make the next hop answer DEADLINE_EXCEEDED.
     if (!Number.isFinite(left) || (deadline.observe && left <= 0)) {
