@@ -11,12 +11,18 @@ export interface ExpiredBody {
 }
 
 // Headers a handler may have set for the body it meant to send; on our JSON
-// they would lie (a gzip label on plain JSON, a stale validator, a download).
+// they would lie (a gzip label on plain JSON, a stale validator, a download,
+// a checksum of other bytes that a client verifying digests rejects).
 const STALE_HEADERS = [
   'content-encoding',
   'content-range',
   'content-disposition',
   'content-language',
+  'content-location',
+  'content-md5',
+  'content-digest',
+  'repr-digest',
+  'digest',
   'etag',
   'last-modified',
   'transfer-encoding',
