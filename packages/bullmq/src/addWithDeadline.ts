@@ -8,7 +8,8 @@ export interface AddWithDeadlineOptions extends JobsOptions {
   /**
    * The deadline the job must be done by. Default: `currentDeadline()`. With
    * neither (or `Deadline.never()`), the job is added without one and runs as
-   * any BullMQ job.
+   * any BullMQ job; a `Deadline.never()` that was cancelled is refused like
+   * any deadline that has ended.
    */
   deadline?: Deadline | undefined
 }
@@ -42,8 +43,11 @@ export async function addWithDeadline<DataType, ResultType, NameType extends str
   options: AddWithDeadlineOptions = {},
 ): Promise<Job<DataType, ResultType, NameType>> {
   const { deadline = currentDeadline(), ...opts } = options
-  if (!deadline || !Number.isFinite(deadline.expiresAt)) return queue.add(name, data, opts)
+  if (!deadline) return queue.add(name, data, opts)
+  // Before the no-expiry shortcut: a cancelled Deadline.never() (the caller
+  // left) has ended too, and its job must not be enqueued either.
   if (!deadline.observe) deadline.throwIfExpired()
+  if (!Number.isFinite(deadline.expiresAt)) return queue.add(name, data, opts)
 
   const key = `${queue.qualifiedName}:meta`
   const sample = await readRedisTime(await scriptClientOf(queue.backend), key, deadline.clock)

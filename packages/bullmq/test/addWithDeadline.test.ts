@@ -55,6 +55,13 @@ describe.skipIf(!available)('addWithDeadline: the deadline rides with the job', 
     await expect(
       addWithDeadline(queue, 'gone', {}, { deadline: cancelled }),
     ).rejects.toBeInstanceOf(ClientClosedError)
+
+    // A deadline with no expiry that was cancelled (its caller left) has ended too.
+    const endless = Deadline.never()
+    endless.cancel(new ClientClosedError())
+    await expect(
+      addWithDeadline(queue, 'gone-too', {}, { deadline: endless }),
+    ).rejects.toBeInstanceOf(ClientClosedError)
     expect(await queue.count()).toBe(0)
   })
 
