@@ -1,5 +1,5 @@
 import { once } from 'node:events'
-import { createServer } from 'node:http'
+import { createServer, type RequestListener } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { gzipSync } from 'node:zlib'
 import { Deadline } from '@hourglass/core'
@@ -21,6 +21,32 @@ const fakes = useFakes()
 const request = {
   messages: [{ role: 'system' as const, content: 'Be brief.' }, user('Hi')],
   maxTokens: 32,
+}
+
+/** A bare node:http server on loopback (for what the fakes do not do); closed with `close()`. */
+async function rawServer(handler: RequestListener): Promise<{ baseURL: string; close(): void }> {
+  const server = createServer(handler)
+  server.listen(0, '127.0.0.1')
+  await once(server, 'listening')
+  const { port } = server.address() as AddressInfo
+  return {
+    baseURL: `http://127.0.0.1:${port}/v1`,
+    close() {
+      server.closeAllConnections()
+      server.close()
+    },
+  }
+}
+
+/** An OpenAI `chat.completion` body answering `text`. */
+function completion(text: string): string {
+  return JSON.stringify({
+    id: 'c1',
+    object: 'chat.completion',
+    created: 0,
+    model: 'gpt-4o-mini',
+    choices: [{ index: 0, message: { role: 'assistant', content: text }, finish_reason: 'stop' }],
+  })
 }
 
 describe('provider adapters', () => {
@@ -117,30 +143,19 @@ describe('provider adapters', () => {
     // A server that compresses unless told not to, as RFC 9110 allows when a
     // request has no Accept-Encoding.
     const seen: Array<string | undefined> = []
-    const server = createServer((req, res) => {
+    const server = await rawServer((req, res) => {
       seen.push(req.headers['accept-encoding'])
       req.resume()
-      const body = JSON.stringify({
-        id: 'c1',
-        object: 'chat.completion',
-        created: 0,
-        model: 'gpt-4o-mini',
-        choices: [
-          { index: 0, message: { role: 'assistant', content: 'plain' }, finish_reason: 'stop' },
-        ],
-      })
+      const body = completion('plain')
       const identity = req.headers['accept-encoding'] === 'identity'
       res.setHeader('content-type', 'application/json')
       if (!identity) res.setHeader('content-encoding', 'gzip')
       res.end(identity ? body : gzipSync(body))
     })
-    server.listen(0, '127.0.0.1')
-    await once(server, 'listening')
-    const { port } = server.address() as AddressInfo
     try {
       const model = fakes.adapter(
         openAICompatible({
-          baseURL: `http://127.0.0.1:${port}/v1`,
+          baseURL: server.baseURL,
           apiKey: 'sk',
           model: 'gpt-4o-mini',
           headers: { 'accept-encoding': 'gzip' },
@@ -150,7 +165,6 @@ describe('provider adapters', () => {
       expect(answer.text).toBe('plain')
       expect(seen).toEqual(['identity'])
     } finally {
-      server.closeAllConnections()
       server.close()
     }
   })
@@ -160,29 +174,16 @@ describe('provider adapters', () => {
     // both went out: a Node server keeps the first (the configured one, so
     // key rotation silently stopped), a proxy may refuse the request.
     const seen: string[][] = []
-    const server = createServer((req, res) => {
+    const server = await rawServer((req, res) => {
       seen.push(req.rawHeaders)
       req.resume()
       res.setHeader('content-type', 'application/json')
-      res.end(
-        JSON.stringify({
-          id: 'c1',
-          object: 'chat.completion',
-          created: 0,
-          model: 'gpt-4o-mini',
-          choices: [
-            { index: 0, message: { role: 'assistant', content: 'ok' }, finish_reason: 'stop' },
-          ],
-        }),
-      )
+      res.end(completion('ok'))
     })
-    server.listen(0, '127.0.0.1')
-    await once(server, 'listening')
-    const { port } = server.address() as AddressInfo
     try {
       const model = fakes.adapter(
         openAICompatible({
-          baseURL: `http://127.0.0.1:${port}/v1`,
+          baseURL: server.baseURL,
           apiKeys: ['sk-first', 'sk-second'],
           model: 'gpt-4o-mini',
           headers: {
@@ -206,30 +207,26 @@ describe('provider adapters', () => {
       expect(values('accept-encoding')).toEqual(['identity'])
       expect(values('x-tenant')).toEqual(['t1'])
     } finally {
-      server.closeAllConnections()
       server.close()
     }
   })
 
   it('do not follow a redirect: a 3xx is a misplaced endpoint (not retried, the next model is asked) and says where it went', async () => {
     const hits: string[] = []
-    const server = createServer((req, res) => {
+    const server = await rawServer((req, res) => {
       hits.push(req.url ?? '')
       req.resume()
       res.statusCode = 308
       res.setHeader('location', 'https://api.example.com/v1/chat/completions')
       res.end()
     })
-    server.listen(0, '127.0.0.1')
-    await once(server, 'listening')
-    const { port } = server.address() as AddressInfo
     const backupFake = await fakes.start({
       dialect: 'openai',
       reply: reply.text('from the backup'),
     })
     try {
       const moved = fakes.adapter(
-        openAICompatible({ baseURL: `http://127.0.0.1:${port}/v1`, apiKey: 'sk', model: 'old' }),
+        openAICompatible({ baseURL: server.baseURL, apiKey: 'sk', model: 'old' }),
       )
       const backup = fakes.adapter(
         openAICompatible({ baseURL: backupFake.baseURL, apiKey: 'sk', model: 'backup' }),
@@ -251,7 +248,6 @@ describe('provider adapters', () => {
         /^HTTP 308: the provider redirected to https:\/\/api\.example\.com\/v1\/chat\/completions; adapters do not follow redirects/,
       )
     } finally {
-      server.closeAllConnections()
       server.close()
     }
   })
