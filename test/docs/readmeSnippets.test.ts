@@ -1,0 +1,198 @@
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import path from 'node:path'
+import { fileURLToPath } from 'node:url'
+import ts from 'typescript'
+import { describe, expect, it } from 'vitest'
+
+// Every ```ts / ```typescript block in the root README and each package's
+// README is type-checked against the packages' current sources (through the
+// "@hourglass/source" export condition: no build needed), in one TypeScript
+// program with the repo's own strict options. A fragment that uses names it
+// does not declare gets them from an HTML comment placed right before its
+// fence (invisible on GitHub):
+//
+//   <!-- snippet-preamble: import express from 'express'; const app = express() -->
+//   <!-- snippet: skip (pseudo-code: the shape of a report, not code) -->
+//
+// The preamble is prepended to the block when it is checked; skip leaves the
+// block out and must give a reason. See test/README.md.
+
+const repoRoot = fileURLToPath(new URL('../..', import.meta.url))
+const scratchDir = path.join(repoRoot, 'node_modules', '.cache', 'readme-snippets')
+
+interface Snippet {
+  /** README path relative to the repo root. */
+  readme: string
+  /** 1-based README line of the block's first code line. */
+  firstLine: number
+  /** 1-based README line of the preamble comment, if any. */
+  preambleLine: number | undefined
+  preamble: string | undefined
+  code: string
+  skip: string | undefined
+}
+
+/** `<!-- snippet… -->` comments (README:line) that are not right before a ts block. */
+const strayDirectives: string[] = []
+
+function readmePaths(): string[] {
+  const packages = readdirSync(path.join(repoRoot, 'packages'))
+    .map((name) => path.join('packages', name, 'README.md'))
+    .filter((file) => existsSync(path.join(repoRoot, file)))
+  return ['README.md', ...packages.sort()]
+}
+
+const FENCE = /^ {0,3}(`{3,}|~{3,})\s*([^\s`]*)/
+const DIRECTIVE = /^<!--\s*snippet(-preamble)?\s*:\s*([\s\S]*?)\s*-->$/
+
+/** The `<!-- snippet… -->` comments ending on the line right before `fence` (0-based). */
+function directivesBefore(
+  lines: string[],
+  fence: number,
+  readme: string,
+  used: Set<number>,
+): { preamble?: { text: string; line: number }; skip?: string } {
+  const found: { preamble?: { text: string; line: number }; skip?: string } = {}
+  let end = fence - 1
+  while (end >= 0 && (lines[end] ?? '').trim().endsWith('-->')) {
+    let start = end
+    while (start > 0 && !(lines[start] ?? '').trimStart().startsWith('<!--')) start--
+    const comment = lines
+      .slice(start, end + 1)
+      .join('\n')
+      .trim()
+    const match = DIRECTIVE.exec(comment)
+    if (!match) break
+    used.add(start)
+    const [, isPreamble, body = ''] = match
+    if (isPreamble) {
+      found.preamble = { text: body, line: start + 1 }
+    } else {
+      const skip = /^skip\s*\((.+)\)$/s.exec(body)
+      if (!skip?.[1]?.trim()) {
+        throw new Error(
+          `${readme}:${start + 1}: unknown snippet directive "${body}" (expected "snippet: skip (reason)" or "snippet-preamble: …")`,
+        )
+      }
+      found.skip = skip[1].trim()
+    }
+    end = start - 1
+  }
+  return found
+}
+
+function extractSnippets(readme: string): Snippet[] {
+  const lines = readFileSync(path.join(repoRoot, readme), 'utf8').split(/\r?\n/)
+  const snippets: Snippet[] = []
+  const used = new Set<number>()
+  for (let i = 0; i < lines.length; i++) {
+    const open = FENCE.exec(lines[i] ?? '')
+    if (!open) continue
+    const [, marker = '', lang = ''] = open
+    let close = i + 1
+    while (close < lines.length) {
+      const m = FENCE.exec(lines[close] ?? '')
+      if (m && m[1]?.[0] === marker[0] && (m[1]?.length ?? 0) >= marker.length && !m[2]) break
+      close++
+    }
+    if (lang === 'ts' || lang === 'typescript') {
+      const { preamble, skip } = directivesBefore(lines, i, readme, used)
+      snippets.push({
+        readme,
+        firstLine: i + 2,
+        preambleLine: preamble?.line,
+        preamble: preamble?.text,
+        code: lines.slice(i + 1, close).join('\n'),
+        skip,
+      })
+    }
+    i = close
+  }
+  lines.forEach((line, n) => {
+    if (/^\s*<!--\s*snippet/.test(line) && !used.has(n)) strayDirectives.push(`${readme}:${n + 1}`)
+  })
+  return snippets
+}
+
+function compilerOptions(): ts.CompilerOptions {
+  const configPath = path.join(repoRoot, 'tsconfig.json')
+  const { config, error } = ts.readConfigFile(configPath, ts.sys.readFile)
+  if (error) throw new Error(ts.flattenDiagnosticMessageText(error.messageText, '\n'))
+  // Only the options are used; `files` stops the parse from walking `include`.
+  const parsed = ts.parseJsonConfigFileContent(
+    { ...config, include: undefined, files: [] },
+    ts.sys,
+    repoRoot,
+    undefined,
+    configPath,
+  )
+  return {
+    ...parsed.options,
+    noEmit: true,
+    skipLibCheck: true,
+    declaration: false,
+    declarationMap: false,
+    sourceMap: false,
+    incremental: false,
+    customConditions: ['@hourglass/source'],
+    // Each block is its own module, even one with no import or export.
+    moduleDetection: ts.ModuleDetectionKind.Force,
+  }
+}
+
+describe('README code blocks', () => {
+  const snippets = readmePaths().flatMap(extractSnippets)
+  const checked = snippets.filter((s) => s.skip === undefined)
+
+  it('finds the blocks; every directive sits right before one and every skip gives its reason', () => {
+    expect(checked.length).toBeGreaterThan(0)
+    expect(strayDirectives, 'snippet comments not right before a ```ts fence').toEqual([])
+    for (const s of snippets) if (s.skip !== undefined) expect(s.skip).not.toBe('')
+  })
+
+  it('type-check against the current packages', { timeout: 120_000 }, () => {
+    rmSync(scratchDir, { recursive: true, force: true })
+    mkdirSync(scratchDir, { recursive: true })
+    // ESM, like every package here: top-level await and `import x from` work.
+    writeFileSync(path.join(scratchDir, 'package.json'), '{ "type": "module" }\n')
+
+    const byFile = new Map<string, Snippet>()
+    for (const s of checked) {
+      const name = `${s.readme.replace(/[\\/]/g, '_').replace(/\.md$/, '')}_L${s.firstLine}.ts`
+      const file = path.join(scratchDir, name)
+      const preamble = s.preamble === undefined ? '' : `${s.preamble}\n`
+      writeFileSync(file, `${preamble}${s.code}\n`)
+      byFile.set(path.normalize(file), s)
+    }
+
+    const program = ts.createProgram({ rootNames: [...byFile.keys()], options: compilerOptions() })
+    const diagnostics: ts.Diagnostic[] = [
+      ...program.getOptionsDiagnostics(),
+      ...program.getGlobalDiagnostics(),
+    ]
+    for (const file of byFile.keys()) {
+      const sf = program.getSourceFile(file)
+      if (!sf) throw new Error(`not in the program: ${file}`)
+      diagnostics.push(
+        ...program.getSyntacticDiagnostics(sf),
+        ...program.getSemanticDiagnostics(sf),
+      )
+    }
+
+    const report = diagnostics.map((d) => {
+      const message = ts.flattenDiagnosticMessageText(d.messageText, '\n')
+      const snippet = d.file && byFile.get(path.normalize(d.file.fileName))
+      if (!d.file || d.start === undefined || !snippet) {
+        return `${d.file?.fileName ?? '(program)'}: TS${d.code}: ${message}`
+      }
+      const line = d.file.getLineAndCharacterOfPosition(d.start).line // 0-based
+      const preambleLines = snippet.preamble === undefined ? 0 : snippet.preamble.split('\n').length
+      const where =
+        line < preambleLines
+          ? `${snippet.readme}:${snippet.preambleLine} (preamble)`
+          : `${snippet.readme}:${snippet.firstLine + line - preambleLines}`
+      return `${where}: TS${d.code}: ${message}`
+    })
+    expect(report, `checked ${checked.length} blocks`).toEqual([])
+  })
+})
