@@ -17,6 +17,7 @@ p90 ≥ 3 × median (a fixed timeout there is a lottery), and suggested
 @hourglass/fetch settings for the budget as JSON ready to paste. Each setting
 covers the slowest sample; when the budget caps one below it, a warning says
 which share of the samples it would cut. An IP address gets no DNS limit.
+A URL that redirects is refused (exit 1): probe the one it redirects to.
 
 Options:
   --warmup <n>          calls before measuring (default 3)
@@ -77,8 +78,17 @@ Options:
 
     const total = warmup + samples
     let calls = 0
+    // fetch follows a redirect inside one call, and probe() then times the
+    // last hop alone: a slow first hop would vanish from every figure. Seen
+    // here, from the hop's attempt event, and refused below.
+    let redirect: number | undefined
     // Progress comes from @hourglass/fetch's own attempt events: no hook needed in probe().
-    const onAttemptEnd = () => {
+    const onAttemptEnd = (message: unknown) => {
+      const status = (message as { statusCode?: unknown }).statusCode
+      if (typeof status === 'number' && REDIRECTS.has(status)) {
+        redirect ??= status
+        return // a hop of the call, not a call
+      }
       calls++
       if (io.stderrIsTTY) {
         const stage =
@@ -103,6 +113,13 @@ Options:
       if (io.stderrIsTTY) io.stderr(`\r${' '.repeat(60)}\r`)
       else if (calls < total) io.stderr('\n')
     }
+    // A 3xx fetch did not follow (no Location) is the endpoint's answer, measured as such.
+    if (redirect !== undefined && !measured?.samples.some((s) => s.status === redirect)) {
+      io.stderr(
+        `hourglass probe: ${shown} answered ${redirect}, a redirect: probe the URL it redirects to (probe times one request; across a redirect it would time the last hop alone)\n`,
+      )
+      return 1
+    }
     if (measured === undefined) {
       io.stderr(`hourglass probe: ${describeFailure(failure, url)}\n`)
       return 1
@@ -117,6 +134,9 @@ Options:
     return 0
   },
 }
+
+/** The statuses fetch follows when they carry a Location. */
+const REDIRECTS = new Set([301, 302, 303, 307, 308])
 
 function parseUrl(text: string): URL {
   let url: URL

@@ -1,0 +1,106 @@
+import { spawn } from 'node:child_process'
+import { mkdtemp, rm, writeFile } from 'node:fs/promises'
+import { createServer, type Server } from 'node:http'
+import type { AddressInfo } from 'node:net'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { afterEach, describe, expect, it } from 'vitest'
+import { assertBuilt, hourglassBin, repoRoot } from './runNode.js'
+
+let server: Server | undefined
+afterEach(async () => {
+  server?.closeAllConnections()
+  await new Promise<void>((resolve) => (server ? server.close(() => resolve()) : resolve()))
+  server = undefined
+})
+
+describe('hourglass probe with its stderr closed (`2>&1 >out.json | head -1`, a log reader gone)', () => {
+  it('still prints its result on stdout and exits 0: the progress on stderr is not the output', async () => {
+    assertBuilt()
+    server = createServer((_req, res) => res.end('ok'))
+    await new Promise<void>((resolve) => server!.listen(0, '127.0.0.1', resolve))
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/`
+    const child = spawn(
+      process.execPath,
+      [hourglassBin, 'probe', url, '--warmup', '0', '--samples', '20', '--json'],
+      { cwd: repoRoot, stdio: ['ignore', 'pipe', 'pipe'] },
+    )
+    // The reader of stderr goes away before the CLI writes its first progress dot.
+    child.stderr.destroy()
+    let stdout = ''
+    child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk))
+    const guard = setTimeout(() => child.kill('SIGKILL'), 20_000)
+    const code = await new Promise<number | null>((resolve) => child.once('close', resolve))
+    clearTimeout(guard)
+    expect(code).toBe(0)
+    const report = JSON.parse(stdout)
+    expect(report.samples).toHaveLength(20)
+  })
+})
+
+/** A port free a moment ago. */
+async function freePort(): Promise<number> {
+  const probe = createServer()
+  await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve))
+  const { port } = probe.address() as AddressInfo
+  await new Promise<void>((resolve) => probe.close(() => resolve()))
+  return port
+}
+
+describe.each([
+  ['gateway', ['--config', '<config>']],
+  ['demo --serve', ['--serve']],
+])('hourglass %s with its stdout closed (`| head -0`)', (name, extra) => {
+  it('keeps serving, prints no EPIPE stack, and exits 0 on SIGTERM', async () => {
+    assertBuilt()
+    const dir = await mkdtemp(join(tmpdir(), 'hourglass-pipes-'))
+    try {
+      const config = join(dir, 'gateway.json')
+      await writeFile(
+        config,
+        JSON.stringify({
+          providers: { p: { dialect: 'openai', baseURL: 'http://127.0.0.1:9/v1', apiKeys: ['k'] } },
+          models: { m: { fallback: [{ provider: 'p', model: 'x' }] } },
+        }),
+      )
+      const port = await freePort()
+      const args = name === 'gateway' ? ['gateway', '--port', String(port)] : ['demo']
+      const child = spawn(
+        process.execPath,
+        [hourglassBin, ...args, ...extra.map((a) => (a === '<config>' ? config : a))],
+        { cwd: repoRoot, stdio: ['ignore', 'pipe', 'pipe'] },
+      )
+      child.stdout.destroy()
+      let stderr = ''
+      child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk))
+      const exited = new Promise<number | null>((resolve) => child.once('exit', resolve))
+      let alive = true
+      void exited.then(() => (alive = false))
+      const guard = setTimeout(() => child.kill('SIGKILL'), 20_000)
+      try {
+        // Up once it answers (the gateway) or once it has had the time to print its banner
+        // (the demo prints it after both chains listen): either way, past its first write.
+        for (let i = 0; i < 40 && alive; i++) {
+          if (name === 'gateway') {
+            const ok = await fetch(`http://127.0.0.1:${port}/healthz`).then(
+              (r) => r.ok,
+              () => false,
+            )
+            if (ok) break
+          }
+          await new Promise((resolve) => setTimeout(resolve, 50))
+        }
+        // Still running a moment after its first write to the closed stdout.
+        await new Promise((resolve) => setTimeout(resolve, 300))
+        expect(alive, stderr).toBe(true)
+        child.kill('SIGTERM')
+        expect(await exited, stderr).toBe(0)
+        expect(stderr).not.toMatch(/EPIPE|\n\s+at /)
+      } finally {
+        clearTimeout(guard)
+      }
+    } finally {
+      await rm(dir, { recursive: true, force: true })
+    }
+  })
+})
