@@ -217,6 +217,11 @@ export class Admission {
     const place = { since: request.waitingSince ?? startedAt, arrival: ++this.#arrivals }
     let seen = slots.map((slot) => slot.reopened)
     let staggered = false
+    // Whether this request was held back (a cooldown, a probe, the stagger, a
+    // limit's window): only then is the time since it came a wait. A grant on
+    // the first pass took only the store's round trip (and whatever pause the
+    // process had), which a record must not call a wait for the limits.
+    let heldBack = false
 
     joinLine(slots, place)
     try {
@@ -236,6 +241,7 @@ export class Admission {
             const left = (deadline?.remaining() ?? Number.POSITIVE_INFINITY) - neededMs
             const jitterMs = Math.min(spreadMs, Math.max(0, left))
             if (jitterMs >= 1) {
+              heldBack = true
               await wait(jitterMs, until)
               continue
             }
@@ -245,6 +251,7 @@ export class Admission {
           if (choice.probe && !lane.every((s) => !s.halfOpen || mayProbe(s, place))) {
             // Somebody waiting longer sends the probe; wait for it with the rest.
             seen = slots.map((s) => s.reopened)
+            heldBack = true
             await wait(Math.min(this.#probeLeaseMs, MAX_TIMER_MS), {
               ...until,
               wakeOn: (wake) => onChange(slots, wake, place),
@@ -302,6 +309,7 @@ export class Admission {
               } catch {
                 // A metrics hook must not change admission.
               }
+              heldBack = true
               await wait(Math.min(waitMs, MAX_TIMER_MS), until)
               continue
             }
@@ -311,7 +319,7 @@ export class Admission {
             keys[choice.index],
             choice,
             deadline,
-            now - startedAt,
+            heldBack ? now - startedAt : 0,
             request.model,
           )
         }
@@ -355,6 +363,7 @@ export class Admission {
         })
         seen = slots.map((slot) => slot.reopened)
         const timerMs = Math.min(choice.wakeAt - now, latestStartMs, MAX_TIMER_MS)
+        heldBack = true
         await wait(timerMs, { ...until, wakeOn: (wake) => onChange(slots, wake, place) })
       }
     } finally {

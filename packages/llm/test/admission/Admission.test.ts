@@ -314,6 +314,36 @@ describe('Admission', () => {
   })
 })
 
+describe('waitedMs', () => {
+  it('is 0 when nothing held the request back, however long the store took to answer; the time held back when something did', async () => {
+    // A store whose read takes 30 ms (a slow Redis round trip), on the manual clock.
+    const slowStore = {
+      async remaining(_provider: string, keyIds: readonly string[]) {
+        clock.advance(30)
+        return keyIds.map(() => 0)
+      },
+      async extend() {
+        return { remainingMs: 0, extended: false }
+      },
+    }
+    const gate = admission({ store: slowStore })
+    const free = await gate.acquire({ provider: 'acme', keys: [KEY_A] })
+    free.release()
+    // A record said "waited 30 ms for the provider's limits" for a store's round trip.
+    expect(free.waitedMs).toBe(0)
+
+    // Held back by a cooldown: the time it waited is reported.
+    const memory = admission()
+    await memory.report('acme', KEY_A, limited(200))
+    const pending = memory.acquire({ provider: 'acme', keys: [KEY_A] })
+    await flush()
+    clock.advance(200)
+    const held = await pending
+    held.release()
+    expect(held.waitedMs).toBe(200)
+  })
+})
+
 describe('defaultCooldownMs', () => {
   it('backs off by strikes with up to 30 % jitter, and waits 5–10 s on overload (503, 529)', () => {
     const none = () => 0
