@@ -21,14 +21,6 @@ export interface OutboundCallInit {
   replayable: boolean
   /** Told about every attempt when it ends, its phase timings complete (probe). */
   onAttemptEnd?: ((attempt: Attempt) => void) | undefined
-  /**
-   * The caller's async context, for a driver whose outcomes arrive in
-   * undici's callbacks (the interceptor): those run in the context of
-   * whoever opened the socket, so the retry decision, its events and the
-   * next attempt are run in this one. createFetch's loop awaits in the
-   * caller's own promise chain and needs none.
-   */
-  scope?: AsyncResource | undefined
 }
 
 /**
@@ -94,7 +86,19 @@ export class OutboundCall {
   #driver: CallDriver | undefined
   #number = 0
 
-  constructor(init: OutboundCallInit) {
+  /**
+   * The caller's async context, for a driver whose outcomes arrive in
+   * undici's callbacks (the interceptor): those run in the context of
+   * whoever opened the socket, so the retry decision, its events and the
+   * next attempt are run in this one. createFetch's loop awaits in the
+   * caller's own promise chain and needs none. Held here, not in the init
+   * every attempt keeps: it holds the caller's context stores, which an
+   * attempt outliving its request must not keep alive.
+   */
+  readonly #scope: AsyncResource | undefined
+
+  constructor(init: OutboundCallInit, scope?: AsyncResource) {
+    this.#scope = scope
     const { deadline } = init
     if (deadline !== undefined && typeof (deadline as Partial<Deadline>).onDone !== 'function') {
       // A number of ms or a Date where a Deadline belongs would otherwise
@@ -138,7 +142,7 @@ export class OutboundCall {
     if (outcome.error === undefined && outcome.status !== undefined && outcome.status < 400) {
       return undefined
     }
-    const scope = this.init.scope
+    const scope = this.#scope
     return scope === undefined
       ? this.#judge(outcome, number)
       : scope.runInAsyncScope(this.#judge, this, outcome, number)
@@ -199,7 +203,7 @@ export class OutboundCall {
   settle(delayMs: number | undefined): void {
     if (delayMs === undefined) return
     const next = this.#number + 1
-    const scope = this.init.scope
+    const scope = this.#scope
     const step =
       scope === undefined
         ? () => this.#step(next)

@@ -97,8 +97,6 @@ class DispatchCallInit implements OutboundCallInit {
   readonly method: string
   readonly retry: ResolvedRetry | false
   readonly replayable: boolean
-  /** Made per call (~0.1 µs): a retry decided in undici's callbacks runs in the caller's context. */
-  readonly scope = new AsyncResource('HourglassOutboundCall')
   readonly #origin: unknown
   readonly #path: string
   readonly #headers: Opts['headers']
@@ -152,7 +150,11 @@ class DispatchCall implements CallDriver, AttemptHandlerHooks {
     this.#dispatch = dispatch
     this.#opts = opts
     this.#handler = handler
-    this.#call = new OutboundCall(new DispatchCallInit(config, opts))
+    // Made per call (~0.1 µs): a retry decided in undici's callbacks runs in the caller's context.
+    this.#call = new OutboundCall(
+      new DispatchCallInit(config, opts),
+      new AsyncResource('HourglassOutboundCall'),
+    )
     this.#view = new ControllerView(this.#call)
   }
 
