@@ -66,6 +66,8 @@ export {
   MAX_RESERVE_MS,
   MIN_RESERVE_MS,
   recordAnswerLateness,
+  resetTimerLateness,
+  SAMPLE_MAX_AGE_MS,
   timerLatenessMs,
 } from './timerLateness.js'
 export { type WaitOptions, type WaitResult, wait } from './wait.js'

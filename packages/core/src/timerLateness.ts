@@ -5,6 +5,13 @@ export const MIN_RESERVE_MS = 10
 export const MAX_RESERVE_MS = 100
 /** How long one window of event-loop delay samples lasts before its p99 is read, ms. */
 const WINDOW_MS = 1000
+/**
+ * How long a timer's or an answer's lateness counts, ms. Timeouts are rare in
+ * a healthy server: without an age limit, a burst at start-up (JIT, a GC
+ * storm, a deploy's cold caches) stayed among the last 64 samples for hours
+ * and kept every later request's reserve near its ceiling.
+ */
+export const SAMPLE_MAX_AGE_MS = 60_000
 /** The histogram's sampling period, ms (one cheap unref'd libuv timer). */
 const RESOLUTION_MS = 10
 
@@ -17,6 +24,7 @@ let latenessMs = 0
 // the event loop's sampling timer, which can miss short bursts.
 const SAMPLES = 64
 const fired = new Float64Array(SAMPLES)
+const firedAt = new Float64Array(SAMPLES)
 let firedCount = 0
 
 // How long after a server's own deadline its timeout answer (504,
@@ -24,13 +32,17 @@ let firedCount = 0
 // the reserve really has to cover — the timer's lateness, then the write on
 // a loop that may still be busy — measured end to end.
 const answered = new Float64Array(SAMPLES)
+const answeredAt = new Float64Array(SAMPLES)
 let answeredCount = 0
-// Read on every request, changed only by a timed-out one: sorted again on the next read.
+// Read on every request, changed by a timed-out one or by a sample ageing
+// out: sorted again on the first read after a new sample or after a second.
 let answeredP99: number | undefined = 0
+let answeredP99At = 0
 
 /** @internal Deadline calls this when its own timer fires: `ms` after `expiresAt`. */
-export function recordTimerLateness(ms: number): void {
+export function recordTimerLateness(ms: number, at = performance.now()): void {
   fired[firedCount % SAMPLES] = ms
+  firedAt[firedCount % SAMPLES] = at
   firedCount++
 }
 
@@ -38,30 +50,32 @@ export function recordTimerLateness(ms: number): void {
  * @internal A server calls this when the timeout answer it wrote on its own
  * deadline has been flushed: `ms` after that deadline was due.
  */
-export function recordAnswerLateness(ms: number): void {
+export function recordAnswerLateness(ms: number, at = performance.now()): void {
   if (!Number.isFinite(ms)) return
   answered[answeredCount % SAMPLES] = Math.max(0, ms)
+  answeredAt[answeredCount % SAMPLES] = at
   answeredCount++
   answeredP99 = undefined
 }
 
-/** p99 (at most SAMPLES samples: the largest but one) of a ring, ms. */
-function p99Of(ring: Float64Array, count: number): number {
+/**
+ * p99 (at most SAMPLES samples: the largest but one) of a ring's samples
+ * taken within the last SAMPLE_MAX_AGE_MS, ms.
+ */
+function p99Of(ring: Float64Array, takenAt: Float64Array, count: number, now: number): number {
   const n = Math.min(count, SAMPLES)
-  if (n === 0) return 0
-  const sorted = Array.from(ring.subarray(0, n)).sort((a, b) => a - b)
-  return sorted[Math.min(n - 1, Math.floor(n * 0.99))] ?? 0
-}
-
-function firedP99(): number {
-  return p99Of(fired, firedCount)
+  const recent: number[] = []
+  for (let i = 0; i < n; i++) if (now - takenAt[i]! <= SAMPLE_MAX_AGE_MS) recent.push(ring[i]!)
+  if (recent.length === 0) return 0
+  recent.sort((a, b) => a - b)
+  return recent[Math.min(recent.length - 1, Math.floor(recent.length * 0.99))] ?? 0
 }
 
 /**
  * How late this process's timers run right now, in ms: the larger of the p99
  * of the event loop's delay (`perf_hooks.monitorEventLoopDelay`) over the
  * last complete window of about 1 s and the p99 of how late the last 64
- * deadline timers fired. A timer due at T fires around T + this on a busy
+ * deadline timers fired within the last minute (`SAMPLE_MAX_AGE_MS`). A timer due at T fires around T + this on a busy
  * process; 0 until a window has been measured.
  *
  * The monitor starts on the first call (one unref'd timer every 10 ms; it
@@ -80,7 +94,7 @@ export function timerLatenessMs(now = performance.now()): number {
     // suffers on top of its due time is the excess over it.
     const loop =
       histogram.count > 0 ? Math.max(0, histogram.percentile(99) / 1e6 - RESOLUTION_MS) : 0
-    latenessMs = Math.max(loop, firedP99())
+    latenessMs = Math.max(loop, p99Of(fired, firedAt, firedCount, now))
     histogram.reset()
     windowStartedAt = now
   }
@@ -94,20 +108,40 @@ export function timerLatenessMs(now = performance.now()): number {
  * - twice the timer lateness this process sees (`timerLatenessMs`, p99) plus
  *   2 ms — the answer waits for a busy loop twice, for our timer to fire and
  *   for the write to be flushed, and at p99 both waits are about as long;
- * - the p99 of how late this process's last 64 timeout answers actually
- *   were (deadline due → answer flushed, as the servers report it), plus
+ * - the p99 of how late this process's last 64 timeout answers of the
+ *   last minute were (deadline due → answer flushed, as the servers report
+ *   it), plus
  *   the timer lateness once more, plus 2 ms: the same thing measured end to
  *   end, which also sees the stalls the sampling timer misses — and a
  *   flushed answer is not yet read: it still waits for its reader's loop,
  *   on a busy machine about as late as our own timers.
  * What @hourglass/express and @hourglass/grpc use when `reserveMs` is not given.
  */
-export function adaptiveReserveMs(now?: number): number {
+export function adaptiveReserveMs(now = performance.now()): number {
   const late = timerLatenessMs(now)
-  answeredP99 ??= p99Of(answered, answeredCount)
+  if (answeredP99 === undefined || now - answeredP99At >= WINDOW_MS) {
+    answeredP99 = p99Of(answered, answeredAt, answeredCount, now)
+    answeredP99At = now
+  }
   const answer = answeredP99
   return Math.min(
     MAX_RESERVE_MS,
     Math.max(MIN_RESERVE_MS, Math.ceil(Math.max(2 * late, answer + late) + 2)),
   )
+}
+
+/**
+ * @internal Forgets every sample and stops the monitor, as in a new process:
+ * for a test runner that runs many test files in one process, so one file's
+ * CPU load does not set the next file's reserve.
+ */
+export function resetTimerLateness(): void {
+  histogram?.disable()
+  histogram = undefined
+  windowStartedAt = 0
+  latenessMs = 0
+  firedCount = 0
+  answeredCount = 0
+  answeredP99 = 0
+  answeredP99At = 0
 }
