@@ -15,6 +15,23 @@ const OS_MEANING: Record<string, string> = {
   ENETUNREACH: 'no route to the network',
 }
 
+// What the usual TLS failures mean, for the one line a probe prints (Node's
+// and OpenSSL's codes: the TLS socket's error, which undici passes on).
+const TLS_MEANING: Record<string, string> = {
+  ERR_SSL_WRONG_VERSION_NUMBER: 'the server does not speak TLS on this port; is it http://?',
+  ERR_SSL_PACKET_LENGTH_TOO_LONG: 'the server does not speak TLS on this port; is it http://?',
+  DEPTH_ZERO_SELF_SIGNED_CERT: 'the certificate is self-signed',
+  SELF_SIGNED_CERT_IN_CHAIN: 'a certificate in the chain is self-signed',
+  UNABLE_TO_VERIFY_LEAF_SIGNATURE: "the certificate's issuer is not trusted",
+  UNABLE_TO_GET_ISSUER_CERT_LOCALLY: "the certificate's issuer is not trusted",
+  CERT_HAS_EXPIRED: 'the certificate has expired',
+  ERR_TLS_CERT_ALTNAME_INVALID: 'the certificate is for another host name',
+}
+
+function isTlsCode(code: string): boolean {
+  return code in TLS_MEANING || code.startsWith('ERR_SSL_') || code.startsWith('ERR_TLS_')
+}
+
 /**
  * Why a probe call failed, in one line naming the phase: a name that does
  * not resolve is a DNS failure, not a connect failure.
@@ -32,7 +49,12 @@ export function describeFailure(error: unknown, url: URL): string {
   if ((error as { phase?: unknown }).phase === 'dns') {
     return `DNS lookup of ${url.hostname} failed${code}`
   }
-  if (isConnectError(error)) return `cannot connect to ${where}${code}`
+  if (isConnectError(error)) {
+    if (typeof os === 'string' && isTlsCode(os)) {
+      return `TLS handshake with ${where} failed (${os}${TLS_MEANING[os] ? `: ${TLS_MEANING[os]}` : ''})`
+    }
+    return `cannot connect to ${where}${code}`
+  }
   if (isConnectTimeout(error)) return `connecting to ${where} did not finish${within}`
   if (isHeadersTimeout(error)) return `${where} sent no response headers${within}`
   if (isBodyTimeout(error)) return `${where} stopped sending the body${within}`
@@ -41,6 +63,11 @@ export function describeFailure(error: unknown, url: URL): string {
   const socketCode = codeOf(error)
   if (socketCode === 'UND_ERR_SOCKET' || socketCode === 'ECONNRESET' || socketCode === 'EPIPE') {
     return `${where} closed the connection before the answer was complete (${message})`
+  }
+  // undici's HTTP/1.1 parser refused the answer: not an HTTP server (its
+  // `code`, HPE_*, is not always set; its name is).
+  if (nameOf(error) === 'HTTPParserError') {
+    return `${where} did not answer in HTTP/1.1 (${message})`
   }
   if (message === 'bad port') {
     return `fetch refuses to call port ${url.port} (a "bad port" in the Fetch standard); probe another port`
@@ -60,4 +87,11 @@ function codeOf(error: unknown): unknown {
   const own = (error as { code?: unknown } | null)?.code
   if (own !== undefined) return own
   return ((error as { cause?: unknown } | null)?.cause as { code?: unknown } | undefined)?.code
+}
+
+/** The error's name, or that of the cause fetch wraps it in. */
+function nameOf(error: unknown): unknown {
+  if (!(error instanceof Error)) return undefined
+  if (error.message === 'fetch failed' && error.cause instanceof Error) return error.cause.name
+  return error.name
 }
