@@ -6,6 +6,7 @@ import { join } from 'node:path'
 import { type FakeProvider, reply, startFakeProvider } from '@hourglass/testkit'
 import OpenAI from 'openai'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { until } from '../support/until.js'
 import { assertBuilt, hourglassBin, repoRoot, runNode } from './runNode.js'
 
 let dir: string
@@ -167,6 +168,52 @@ describe('hourglass gateway', () => {
   })
 })
 
+describe('hourglass gateway shutdown', () => {
+  it.each([
+    ['SIGINT', 130],
+    ['SIGTERM', 143],
+  ] as const)(
+    'a second signal during the drain exits at once (%s → %d), without waiting out --drain-timeout-ms',
+    async (second, exitCode) => {
+      fake = await startFakeProvider({ dialect: 'openai', reply: reply.hang() })
+      const file = await writeConfig({
+        providers: { fake: { dialect: 'openai', baseURL: fake.baseURL, apiKeys: ['k'] } },
+        models: { small: { fallback: [{ provider: 'fake', model: 'fake-model' }] } },
+      })
+      const gateway = await serveUntilListening(
+        ['--config', file, '--port', '0', '--drain-timeout-ms', '60000'],
+        {},
+      )
+      // One request in flight, held by the provider: the drain would wait 60 s for it.
+      const client = new OpenAI({ baseURL: `${gateway.url}/v1`, apiKey: 'unused', maxRetries: 0 })
+      const inFlight = client.chat.completions
+        .create({ model: 'small', messages: [{ role: 'user', content: 'hi' }] })
+        .catch((error: unknown) => error)
+      await fake.waitForRequests(1)
+      const exited = once(gateway.child, 'exit')
+      gateway.child.kill('SIGTERM')
+      // The drain has begun once the gateway stops accepting connections (or, on
+      // a connection it already had, /readyz turns 503).
+      const draining = () =>
+        fetch(`${gateway.url}/readyz`).then(
+          (res) => res.status === 503,
+          () => true,
+        )
+      await until(draining, 10_000, 'the drain')
+      const signalledAt = performance.now()
+      gateway.child.kill(second)
+      const [code] = await exited
+      // A guard against waiting out the 60 s drain, not a timing measurement.
+      expect(performance.now() - signalledAt).toBeLessThan(10_000)
+      expect(code).toBe(exitCode)
+      expect(gateway.stderr()).toContain(
+        `hourglass gateway: ${second} again: exiting without waiting for the drain`,
+      )
+      await inFlight
+    },
+  )
+})
+
 /** `hourglass gateway …` in a child process, resolved once it listens; `stop()` sends SIGTERM and resolves its exit code. */
 async function serveUntilListening(args: string[], env: Record<string, string>) {
   const child = spawn(process.execPath, [hourglassBin, 'gateway', ...args], {
@@ -190,6 +237,7 @@ async function serveUntilListening(args: string[], env: Record<string, string>) 
   })
   return {
     url,
+    child,
     stderr: () => stderr,
     async stop(): Promise<number | null> {
       const exited = once(child, 'exit')

@@ -1,6 +1,5 @@
-import { once } from 'node:events'
 import { isIP } from 'node:net'
-import type { Command } from '../Command.js'
+import type { Command, Io } from '../Command.js'
 import { intOption, parseCommandArgs } from '../parseCommandArgs.js'
 import { UsageError } from '../UsageError.js'
 
@@ -14,7 +13,8 @@ export const gatewayCommand: Command = {
 Serves @hourglass/gateway: POST /v1/chat/completions, GET /v1/models,
 GET /healthz, GET /readyz, GET /metrics. Point any OpenAI client at
 http://<host>:<port>/v1. Logs are JSON lines (pino) on stderr. SIGTERM or
-SIGINT drains: requests in flight get --drain-timeout-ms to finish.
+SIGINT drains: requests in flight get --drain-timeout-ms to finish; a
+second signal exits at once.
 
 Options:
   --config <file>          the gateway config (JSON): providers, keys, limits,
@@ -116,13 +116,45 @@ A flag wins over its environment variable.
       throw error
     }
     // Listen for the signals before saying "listening": whoever reads that line may signal at once.
-    const stop = Promise.race([once(process, 'SIGINT'), once(process, 'SIGTERM')])
+    const stop = untilSignalled(io)
     io.stdout(`hourglass gateway listening on ${running.url}/v1\n`)
-    await stop
-    // Drains: requests in flight get drainTimeoutMs, then are cancelled; the log says how it went.
-    await running.close()
+    await stop.first
+    try {
+      // Drains: requests in flight get drainTimeoutMs, then are cancelled; the log says how it went.
+      await running.close()
+    } finally {
+      stop.release()
+    }
     return 0
   },
+}
+
+/**
+ * Resolves `first` on the first SIGINT or SIGTERM. A second one, during the
+ * drain, exits at once (128 + the signal's number, as a shell reports it):
+ * the operator who presses Ctrl-C again, or the supervisor that signals
+ * twice, does not want to wait out `--drain-timeout-ms`.
+ */
+function untilSignalled(io: Io): { first: Promise<void>; release(): void } {
+  let signalled = () => {}
+  const first = new Promise<void>((resolve) => {
+    signalled = resolve
+  })
+  let count = 0
+  const onSignal = (signal: NodeJS.Signals) => {
+    if (++count === 1) return signalled()
+    io.stderr(`hourglass gateway: ${signal} again: exiting without waiting for the drain\n`)
+    process.exit(128 + (signal === 'SIGINT' ? 2 : 15))
+  }
+  process.on('SIGINT', onSignal)
+  process.on('SIGTERM', onSignal)
+  return {
+    first,
+    release() {
+      process.off('SIGINT', onSignal)
+      process.off('SIGTERM', onSignal)
+    },
+  }
 }
 
 function nonEmpty(value: string | undefined): string | undefined {
