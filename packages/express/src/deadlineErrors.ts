@@ -13,14 +13,17 @@ import { writeExpired } from './writeExpired.js'
  * - `ClientClosedError`: nothing — nobody is left to answer.
  * - An abort or deadline error that arrives after the deadline already
  *   answered for the request: swallowed; it is the handler noticing.
+ * - An `AbortError` whose cause is one of those two (Node's own APIs wrap the
+ *   signal's reason so): judged as its cause.
  *
  * Bodies never carry an error's message or stack.
  */
 export function deadlineErrors(): ErrorRequestHandler {
   return function hourglassDeadlineErrors(error, req, res, next): void {
     const ingress = IngressRequest.of(req)
-    const deadlineError = isDeadlineExceeded(error)
-    if (isClientClosed(error)) return
+    const reason = signalReason(error)
+    const deadlineError = isDeadlineExceeded(reason)
+    if (isClientClosed(reason)) return
     if (ingress?.answered) {
       if (deadlineError || isAbortError(error)) return
       next(error)
@@ -31,11 +34,25 @@ export function deadlineErrors(): ErrorRequestHandler {
       return
     }
     if (ingress && !ingress.observe) {
-      ingress.expire('handler', error.slice)
+      ingress.expire('handler', reason.slice)
       return
     }
     // deadline() is not in the chain, or only observes (the error is real
     // nonetheless: something downstream ran out): answer from what it knows.
-    writeExpired(res, req.method, error)
+    writeExpired(res, req.method, reason)
   }
+}
+
+/**
+ * What ended the work: Node's own APIs given the deadline's signal
+ * (`timers/promises`, `events.once`, `stream.pipeline`) reject with an
+ * `AbortError` whose `cause` is the signal's reason — a `ClientClosedError`
+ * when the client left, a `DeadlineExceededError` when time ran out. Judged
+ * by that reason, or a client that left reached the user's error handlers
+ * (a 500 for nobody, a logged stack) as an unknown AbortError.
+ */
+function signalReason(error: unknown): unknown {
+  if (!isAbortError(error)) return error
+  const cause = (error as { cause?: unknown }).cause
+  return isClientClosed(cause) || isDeadlineExceeded(cause) ? cause : error
 }

@@ -41,6 +41,10 @@ export function writeExpired(
   method: string | undefined,
   details: ExpiredBody,
 ): '504' | 'ended' {
+  // The handler's own response is complete (the error came from work done
+  // after it: deadlineErrors() without deadline(), or in observe mode). It
+  // may still be flushing: a destroy here would cut a whole answer short.
+  if (res.writableEnded) return 'ended'
   if (res.headersSent) {
     // A Content-Length passed to writeHead(status, headers) is not stored
     // (getHeader cannot see it), but then Node has kept a response that is

@@ -1,9 +1,10 @@
+import { setTimeout as sleep } from 'node:timers/promises'
 import { ClientClosedError, DeadlineExceededError } from '@hourglass/core'
 import type { ErrorRequestHandler } from 'express'
 import { request } from 'undici'
 import { afterEach, describe, expect, it } from 'vitest'
 import { deadline, deadlineErrors } from '../src/index.js'
-import { aborted, client, listen, majors, type Running } from './support/servers.js'
+import { aborted, client, deferred, listen, majors, type Running } from './support/servers.js'
 
 describe.each(majors)('deadlineErrors() ($name)', (major) => {
   let server: Running | undefined
@@ -119,6 +120,51 @@ describe.each(majors)('deadlineErrors() ($name)', (major) => {
     expect(passedOn).toEqual([])
   })
 
+  it("answers nothing for the AbortError Node's own APIs throw when the client left (its cause a ClientClosedError), and passes nothing on", async () => {
+    const started = deferred()
+    const judged = deferred<unknown>()
+    const { url, passedOn } = await serve((app) => {
+      app.get(
+        '/',
+        major.route(async (req) => {
+          started.resolve()
+          // timers/promises, events.once, stream.pipeline: an AbortError whose cause is the signal's reason.
+          await sleep(60_000, undefined, { signal: req.deadline.signal })
+        }),
+      )
+      // Sees what the handler threw, then hands it on to deadlineErrors(); once
+      // that returns, the error has been judged (Express calls on synchronously).
+      app.use(((error, _req, _res, next) => {
+        next(error)
+        judged.resolve(error)
+      }) as ErrorRequestHandler)
+    })
+    const controller = new AbortController()
+    const call = request(url, { dispatcher: agent, signal: controller.signal })
+    await started.promise
+    controller.abort()
+    await expect(call).rejects.toThrow()
+    const thrown = await judged.promise
+    expect(thrown).toMatchObject({ name: 'AbortError', cause: { code: 'CLIENT_CLOSED' } })
+    expect(passedOn).toEqual([])
+  })
+
+  it("maps the AbortError Node's own APIs throw when a slice ran out (its cause the slice's DeadlineExceededError) to the 504 naming it", async () => {
+    const { url, passedOn } = await serve((app) => {
+      app.get(
+        '/',
+        major.route(async (req) => {
+          const model = req.plan!.slice('model')
+          await sleep(60_000, undefined, { signal: model.signal })
+        }),
+      )
+    })
+    const got = await get(url, { 'x-deadline-remaining-ms': '300' })
+    expect(got.status).toBe(504)
+    expect(got.body).toMatchObject({ error: 'deadline_exceeded', budgetMs: 300, slice: 'model' })
+    expect(passedOn).toEqual([])
+  })
+
   it('still knows the request is answered when the handler narrowed req.deadline to a child of it', async () => {
     const { url, passedOn } = await serve((app) => {
       app.get(
@@ -157,6 +203,34 @@ describe.each(majors)('deadlineErrors() ($name)', (major) => {
       slice: 'model',
     })
   })
+
+  it.each([
+    ['without deadline() in the chain', false],
+    ['with deadline() in observe mode', true],
+  ])(
+    '%s, leaves a response the handler already completed alone: its keep-alive connection serves the next request',
+    async (_name, observe) => {
+      const app = major.app()
+      if (observe) app.use(deadline({ mode: 'observe' }))
+      // The handler answered in full (a Content-Length, more than the socket
+      // takes at once: still flushing), then a step after it (an audit call on
+      // a deadline of its own) ran out.
+      const big = { text: 'x'.repeat(4 << 20) }
+      app.get('/', (_req, res, next) => {
+        res.json(big)
+        next(new DeadlineExceededError({ budgetMs: 50, elapsedMs: 51 }))
+      })
+      app.use(deadlineErrors())
+      server = await listen(app)
+      for (let i = 0; i < 2; i++) {
+        const got = await get(server.url)
+        expect(got.status).toBe(200)
+        expect(got.text.length).toBe(JSON.stringify(big).length)
+      }
+      // Not destroyed as a "cut-short fixed-length response": one connection for both.
+      expect(server.connections).toHaveLength(1)
+    },
+  )
 
   it('ends a stream already started instead of writing a 504 into it', async () => {
     const { url } = await serve((app) => {
