@@ -111,11 +111,26 @@ export function decideRetry(outcome: Outcome, state: RetryState): RetryDecision 
   return { retry: true, rule, reason, delayMs }
 }
 
-/** `Retry-After` as delay-seconds or an HTTP-date; 0 when absent or unreadable. */
+/**
+ * `Retry-After` as delay-seconds or an HTTP-date; 0 when absent or unreadable.
+ * A field sent twice (an app and a proxy both set it) reaches createFetch
+ * joined by fetch's `Headers` ("30, 30"): its first member counts, as the
+ * interceptor reads the first raw value. Left whole, the lenient `Date.parse`
+ * read "5, 5" as a date in 2001 and "30, 30" as nothing: a retry at once, of
+ * a server that asked for time.
+ */
 export function retryAfterMs(value: string | null | undefined, nowMs: number): number {
   if (!value) return 0
-  const trimmed = value.trim()
+  const trimmed = firstMember(value.trim())
   if (/^\d+$/.test(trimmed)) return Number(trimmed) * 1000
   const at = Date.parse(trimmed)
   return Number.isNaN(at) ? 0 : Math.max(0, at - nowMs)
+}
+
+/** The first of a comma-joined list: delay-seconds up to the comma, an HTTP-date (which has one of its own) up to its "GMT". */
+function firstMember(value: string): string {
+  const seconds = /^(\d+)\s*,/.exec(value)
+  if (seconds) return seconds[1] as string
+  const gmt = value.indexOf(' GMT,')
+  return gmt === -1 ? value : value.slice(0, gmt + 4)
 }

@@ -1,0 +1,78 @@
+import { once } from 'node:events'
+import { createServer, type Server } from 'node:http'
+import type { AddressInfo } from 'node:net'
+import { Deadline } from '@hourglass/core'
+import { Agent, request } from 'undici'
+import { afterEach, describe, expect, it } from 'vitest'
+import { createFetch, deadlineInterceptor, retryAfterMs } from '../src/index.js'
+import { type EgressEvents, recordEgress } from './helpers.js'
+
+let server: Server | undefined
+let events: EgressEvents | undefined
+afterEach(async () => {
+  events?.stop()
+  if (server) {
+    server.closeAllConnections()
+    server.close()
+    await once(server, 'close')
+  }
+  server = undefined
+})
+
+/** Answers 503 with Retry-After sent twice (an app and a proxy in front of it both set it). */
+async function busyTwice(seconds: number): Promise<{ url: string; requests: () => number }> {
+  let requests = 0
+  server = createServer((_req, res) => {
+    requests++
+    res.statusCode = 503
+    res.setHeader('retry-after', [String(seconds), String(seconds)])
+    res.end('busy')
+  })
+  server.listen(0, '127.0.0.1')
+  await once(server, 'listening')
+  const { port } = server.address() as AddressInfo
+  return { url: `http://127.0.0.1:${port}/`, requests: () => requests }
+}
+
+describe('a Retry-After field sent twice', () => {
+  it('createFetch waits for its first value, as the interceptor does: 30 s does not fit a 2 s deadline, so the 503 is the answer', async () => {
+    events = recordEgress()
+    const busy = await busyTwice(30)
+    const fetch = createFetch({ retry: { statuses: [503] } })
+    try {
+      // fetch's Headers join the two fields: "30, 30".
+      const res = await fetch(busy.url, { deadline: Deadline.after(2000) })
+      expect(res.status).toBe(503)
+      await res.body?.cancel()
+    } finally {
+      await fetch.close()
+    }
+    expect(busy.requests()).toBe(1)
+    expect(events.retries).toHaveLength(0)
+    expect(events.skipped).toMatchObject([{ reason: 'HTTP_503', why: 'no-budget' }])
+  })
+
+  it('the interceptor reads the same', async () => {
+    events = recordEgress()
+    const busy = await busyTwice(30)
+    const agent = new Agent()
+    const dispatcher = agent.compose(deadlineInterceptor({ retry: { statuses: [503] } }))
+    try {
+      const res = await request(busy.url, { dispatcher, deadline: Deadline.after(2000) } as never)
+      expect(res.statusCode).toBe(503)
+      await res.body.dump()
+    } finally {
+      await agent.close()
+    }
+    expect(busy.requests()).toBe(1)
+    expect(events.skipped).toMatchObject([{ reason: 'HTTP_503', why: 'no-budget' }])
+  })
+
+  it('retryAfterMs reads the first member of a joined list, seconds or HTTP-dates', () => {
+    const now = Date.parse('2030-01-01T00:00:00Z')
+    expect(retryAfterMs('5, 5', now)).toBe(5000)
+    expect(retryAfterMs('5,6', now)).toBe(5000)
+    const date = new Date(now + 3000).toUTCString()
+    expect(retryAfterMs(`${date}, ${date}`, now)).toBe(3000)
+  })
+})
