@@ -22,6 +22,7 @@ export { DnsError, isDnsError } from './errors/DnsError.js'
 export { DnsTimeoutError, isDnsTimeout } from './errors/DnsTimeoutError.js'
 export { EgressError, type EgressErrorDetails, type EgressPhase } from './errors/EgressError.js'
 export { HeadersTimeoutError, isHeadersTimeout } from './errors/HeadersTimeoutError.js'
+export { isProbeRedirect, ProbeRedirectError } from './errors/ProbeRedirectError.js'
 export type { EgressOptions, EmptyReadRetry, LookupFunction, RetryOptions } from './options.js'
 export {
   type PhaseStats,

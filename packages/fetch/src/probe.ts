@@ -1,5 +1,6 @@
 import type { AttemptTimings } from './Attempt.js'
 import { type CreateFetchOptions, createFetch } from './createFetch.js'
+import { ProbeRedirectError } from './errors/ProbeRedirectError.js'
 
 export interface ProbeOptions extends Omit<CreateFetchOptions, 'retry' | 'dispatcher'> {
   /** Calls made first and not measured (JIT, caches, TLS sessions). Default 3. */
@@ -64,8 +65,9 @@ export interface ProbeResult {
  * p90, maximum, their ratio and per-phase timings — the data to size slices
  * from (DESIGN.md: "a probe warms an endpoint (3 calls), measures 10").
  * Percentiles are nearest-rank. Calls run without retries; the first that
- * fails rejects the probe with its error (a `ConnectError` with
- * `phase: 'dns'` for a name that does not resolve).
+ * fails rejects the probe with its error (a `DnsError` for a name that does
+ * not resolve); a URL that redirects is refused with a `ProbeRedirectError`
+ * (probe the one it redirects to).
  */
 export async function probe(url: string | URL, options: ProbeOptions = {}): Promise<ProbeResult> {
   const { warmup = 3, samples = 10, method, headers, body, freshConnections = true } = options
@@ -73,6 +75,7 @@ export async function probe(url: string | URL, options: ProbeOptions = {}): Prom
     throw new TypeError('samples must be an integer ≥ 1')
   if (!Number.isInteger(warmup) || warmup < 0) throw new TypeError('warmup must be an integer ≥ 0')
   const init = {
+    redirect: 'manual' as const,
     ...(method ? { method } : {}),
     ...(headers ? { headers: toHeaderList(headers) } : {}),
     ...(body !== undefined ? { body } : {}),
@@ -92,6 +95,13 @@ export async function probe(url: string | URL, options: ProbeOptions = {}): Prom
       const fetch = shared ?? createFetch(fetchOptions, { onAttempt })
       try {
         const res = await fetch(url, init)
+        // Not followed (`redirect: 'manual'`): a redirect is refused before its
+        // target is called. A 3xx without a Location is the endpoint's answer.
+        const location = REDIRECTS.has(res.status) ? res.headers.get('location') : null
+        if (location !== null) {
+          await res.body?.cancel()
+          throw new ProbeRedirectError(String(url), res.status, resolveLocation(location, url))
+        }
         await res.arrayBuffer()
         const done = attempt as { timings: AttemptTimings } | undefined
         if (i >= warmup && done) measured.push({ ...done.timings, status: res.status })
@@ -151,4 +161,14 @@ export function percentile(values: readonly number[], q: number): number {
 
 function round(n: number): number {
   return Math.round(n * 10) / 10
+}
+
+const REDIRECTS = new Set([301, 302, 303, 307, 308])
+
+function resolveLocation(location: string, base: string | URL): string {
+  try {
+    return new URL(location, base).href
+  } catch {
+    return location
+  }
 }

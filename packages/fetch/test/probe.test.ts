@@ -1,6 +1,10 @@
+import { once } from 'node:events'
+import { createServer } from 'node:http'
+import type { AddressInfo } from 'node:net'
 import { faultServer } from '@hourglass/testkit'
 import { afterEach, describe, expect, it } from 'vitest'
 import {
+  isProbeRedirect,
   type LookupFunction,
   type ProbeResult,
   type ProbeSample,
@@ -108,6 +112,36 @@ describe('probe', () => {
       lookup,
     }).catch((e: unknown) => e)
     expect(error).toMatchObject({ phase: 'dns', osCode: 'ENOTFOUND' })
+  })
+
+  it('refuses a URL that redirects instead of timing its last hop as the call', async () => {
+    const seen: string[] = []
+    // The first hop is the slow one: timing only the last hop would miss it all.
+    const server = createServer((req, res) => {
+      seen.push(req.url ?? '')
+      if (req.url === '/from') setTimeout(() => res.writeHead(302, { location: '/to' }).end(), 50)
+      else res.end('ok')
+    })
+    server.listen(0, '127.0.0.1')
+    await once(server, 'listening')
+    closers.push({
+      close: async () => {
+        server.closeAllConnections()
+        server.close()
+        await once(server, 'close')
+      },
+    })
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/from`
+    const error = await probe(url, { warmup: 0, samples: 3 }).catch((e: unknown) => e)
+    expect(isProbeRedirect(error)).toBe(true)
+    expect(error).toMatchObject({
+      code: 'PROBE_REDIRECTED',
+      status: 302,
+      location: url.replace('/from', '/to'),
+    })
+    expect((error as Error).message).toContain(`${url} answered 302, a redirect to`)
+    // It stopped at the first call, before calling where it redirects.
+    expect(seen).toEqual(['/from'])
   })
 
   it('refuses counts that are not whole numbers, with a message naming them', async () => {

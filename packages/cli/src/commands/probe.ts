@@ -65,7 +65,7 @@ Options:
     // Loaded only once the arguments hold: undici and the fetch stack are
     // most of the command's start-up, which a bad argument should not wait for.
     const [
-      { fetchChannels, probe, suggestTimeouts },
+      { fetchChannels, isProbeRedirect, probe, suggestTimeouts },
       { describeFailure },
       { probeReport },
       { renderProbe },
@@ -78,17 +78,8 @@ Options:
 
     const total = warmup + samples
     let calls = 0
-    // fetch follows a redirect inside one call, and probe() then times the
-    // last hop alone: a slow first hop would vanish from every figure. Seen
-    // here, from the hop's attempt event, and refused below.
-    let redirect: number | undefined
     // Progress comes from @hourglass/fetch's own attempt events: no hook needed in probe().
-    const onAttemptEnd = (message: unknown) => {
-      const status = (message as { statusCode?: unknown }).statusCode
-      if (typeof status === 'number' && REDIRECTS.has(status)) {
-        redirect ??= status
-        return // a hop of the call, not a call
-      }
+    const onAttemptEnd = () => {
       calls++
       if (io.stderrIsTTY) {
         const stage =
@@ -113,10 +104,11 @@ Options:
       if (io.stderrIsTTY) io.stderr(`\r${' '.repeat(60)}\r`)
       else if (calls < total) io.stderr('\n')
     }
-    // A 3xx fetch did not follow (no Location) is the endpoint's answer, measured as such.
-    if (redirect !== undefined && !measured?.samples.some((s) => s.status === redirect)) {
+    // probe() refuses a redirect (it would time the last hop alone); a 3xx
+    // without a Location is the endpoint's answer, measured as such.
+    if (isProbeRedirect(failure)) {
       io.stderr(
-        `hourglass probe: ${shown} answered ${redirect}, a redirect: probe the URL it redirects to (probe times one request; across a redirect it would time the last hop alone)\n`,
+        `hourglass probe: ${shown} answered ${failure.status}, a redirect to ${failure.location}: probe the URL it redirects to (probe times one request; across a redirect it would time the last hop alone)\n`,
       )
       return 1
     }
@@ -136,7 +128,6 @@ Options:
 }
 
 /** The statuses fetch follows when they carry a Location. */
-const REDIRECTS = new Set([301, 302, 303, 307, 308])
 
 function parseUrl(text: string): URL {
   let url: URL

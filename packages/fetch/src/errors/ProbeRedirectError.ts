@@ -1,0 +1,28 @@
+import { HourglassError, hasErrorCode } from '@hourglass/core'
+
+/**
+ * `probe()` was pointed at a URL that redirects. Refused rather than followed:
+ * fetch follows a redirect inside one call, and the attempt a probe times is
+ * then the last hop's alone — a slow first hop would vanish from every
+ * figure, and a limit suggested from them would cut every call.
+ */
+export class ProbeRedirectError extends HourglassError {
+  static readonly code = 'PROBE_REDIRECTED'
+  /** The redirect's status: 301, 302, 303, 307 or 308. */
+  readonly status: number
+  /** Where it redirects (the `Location` header, resolved against the URL). */
+  readonly location: string
+
+  constructor(url: string, status: number, location: string) {
+    super(
+      ProbeRedirectError.code,
+      `probe: ${url} answered ${status}, a redirect to ${location}: probe the URL it redirects to (probe times one request; across a redirect it would time the last hop alone)`,
+    )
+    this.status = status
+    this.location = location
+  }
+}
+
+export function isProbeRedirect(error: unknown): error is ProbeRedirectError {
+  return hasErrorCode(error, ProbeRedirectError.code)
+}
