@@ -66,7 +66,12 @@ export function decideRetry(outcome: Outcome, state: RetryState): RetryDecision 
   const reason = error !== undefined ? errorCode(error) : `HTTP_${status}`
   const no = (why: string): RetryDecision => ({ retry: false, reason, why })
 
-  if (error === undefined && status === 504 && outcome.header?.(DEADLINE_EXPIRED_HEADER) === '1') {
+  // Sent twice, fetch's Headers join it ("1, 1"): its first member counts, as for Retry-After.
+  if (
+    error === undefined &&
+    status === 504 &&
+    outcome.header?.(DEADLINE_EXPIRED_HEADER)?.split(',')[0]?.trim() === '1'
+  ) {
     return no('upstream-deadline')
   }
   if (isDeadlineExceeded(error)) return no('no-budget')

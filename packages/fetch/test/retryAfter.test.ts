@@ -76,3 +76,30 @@ describe('a Retry-After field sent twice', () => {
     expect(retryAfterMs(`${date}, ${date}`, now)).toBe(3000)
   })
 })
+
+describe('an x-deadline-expired field sent twice', () => {
+  it('createFetch still never retries that 504 (fetch joins it to "1, 1")', async () => {
+    events = recordEgress()
+    let requests = 0
+    server = createServer((_req, res) => {
+      requests++
+      res.statusCode = 504
+      res.setHeader('x-deadline-expired', ['1', '1'])
+      res.end('{"error":"deadline_exceeded"}')
+    })
+    server.listen(0, '127.0.0.1')
+    await once(server, 'listening')
+    const { port } = server.address() as AddressInfo
+    const fetch = createFetch({ retry: { statuses: [504] } })
+    try {
+      const res = await fetch(`http://127.0.0.1:${port}/`, { deadline: Deadline.after(2000) })
+      expect(res.status).toBe(504)
+      await res.body?.cancel()
+    } finally {
+      await fetch.close()
+    }
+    expect(requests).toBe(1)
+    expect(events.retries).toHaveLength(0)
+    expect(events.skipped).toMatchObject([{ reason: 'HTTP_504', why: 'upstream-deadline' }])
+  })
+})
