@@ -9,6 +9,7 @@ import {
   fetch as undiciFetch,
 } from 'undici'
 import type { Attempt } from './Attempt.js'
+import { adoptRequest } from './adoptRequest.js'
 import { eventUrl, publishRetrySkipped } from './channels.js'
 import { type ConnectorOptions, connectorFor } from './createConnector.js'
 import { FETCH_ATTEMPT, type FetchAttempt, interceptorFor } from './deadlineInterceptor.js'
@@ -77,7 +78,11 @@ export function createFetch(
     }
   }
 
-  const start = (input: RequestInfo, given?: HourglassRequestInit | null): Promise<Response> => {
+  const start = (
+    givenInput: RequestInfo,
+    given?: HourglassRequestInit | null,
+  ): Promise<Response> => {
+    const input = adoptRequest(givenInput)
     // null, like undefined, is no init: fetch() takes both.
     const init = given ?? {}
     const { deadline: explicit, retry } = init

@@ -1,0 +1,45 @@
+import { type RequestInfo, type RequestInit, Request as UndiciRequest } from 'undici'
+
+/**
+ * A `Request` made by another fetch implementation — above all Node's global
+ * `Request`, which comes from the copy of undici bundled with Node, a class
+ * npm's undici does not recognise — rebuilt as undici's own. Given as it is,
+ * undici's fetch took it for a string ("[object Request]") and failed with
+ * "Invalid URL": the first `new Request(...)` a Node user writes. Anything
+ * else is returned unchanged.
+ */
+export function adoptRequest(input: RequestInfo): RequestInfo {
+  const foreign: unknown = input
+  if (input instanceof UndiciRequest || !isRequestLike(foreign)) return input
+  const init: RequestInit & { duplex?: 'half' } = {
+    method: foreign.method,
+    headers: foreign.headers as unknown as NonNullable<RequestInit['headers']>,
+    signal: foreign.signal,
+    redirect: foreign.redirect,
+    keepalive: foreign.keepalive,
+    integrity: foreign.integrity,
+    referrer: foreign.referrer,
+    referrerPolicy: foreign.referrerPolicy,
+  }
+  if (foreign.body !== null) {
+    // Its body is a web ReadableStream, the same class in both: sent as a
+    // stream (so, like any Request with a body, the call is never retried).
+    init.body = foreign.body as unknown as NonNullable<RequestInit['body']>
+    init.duplex = 'half'
+  }
+  return new UndiciRequest(foreign.url, init)
+}
+
+/** Enough of the WHATWG Request interface to rebuild one from it (a URL has no method). */
+function isRequestLike(value: unknown): value is globalThis.Request {
+  if (typeof value !== 'object' || value === null || value instanceof URL) return false
+  const r = value as Partial<Record<keyof globalThis.Request, unknown>>
+  return (
+    typeof r.url === 'string' &&
+    typeof r.method === 'string' &&
+    typeof r.headers === 'object' &&
+    r.headers !== null &&
+    typeof r.clone === 'function' &&
+    'body' in r
+  )
+}

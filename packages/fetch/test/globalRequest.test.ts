@@ -1,0 +1,88 @@
+import { once } from 'node:events'
+import { createServer, type IncomingMessage, type Server } from 'node:http'
+import type { AddressInfo } from 'node:net'
+import { Deadline } from '@hourglass/core'
+import { afterEach, describe, expect, it } from 'vitest'
+import { createFetch } from '../src/index.js'
+
+interface Seen {
+  method: string | undefined
+  headers: IncomingMessage['headers']
+  body: string
+}
+
+let server: Server | undefined
+afterEach(async () => {
+  if (server) {
+    server.closeAllConnections()
+    server.close()
+    await once(server, 'close')
+  }
+  server = undefined
+})
+
+/** Records every request; answers 503 to the first `failFirst`, then 200 with the body it read. */
+async function recording(failFirst = 0): Promise<{ url: string; seen: Seen[] }> {
+  const seen: Seen[] = []
+  server = createServer(async (req, res) => {
+    let body = ''
+    for await (const chunk of req) body += chunk
+    seen.push({ method: req.method, headers: req.headers, body })
+    res.statusCode = seen.length <= failFirst ? 503 : 200
+    res.end(body || 'ok')
+  })
+  server.listen(0, '127.0.0.1')
+  await once(server, 'listening')
+  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/path`, seen }
+}
+
+describe("Node's global Request (another copy of undici's class)", () => {
+  it('a GET is sent as written, with its headers and the deadline', async () => {
+    const { url, seen } = await recording()
+    const fetch = createFetch()
+    try {
+      const res = await fetch(new globalThis.Request(url, { headers: { 'x-app': 'a' } }), {
+        deadline: Deadline.after(5000),
+      })
+      expect(res.status).toBe(200)
+      expect(await res.text()).toBe('ok')
+    } finally {
+      await fetch.close()
+    }
+    expect(seen).toHaveLength(1)
+    expect(seen[0]).toMatchObject({ method: 'GET', headers: { 'x-app': 'a' } })
+    expect(Number(seen[0]!.headers['x-deadline-remaining-ms'])).toBeGreaterThan(0)
+  })
+
+  it('a POST carries its body once, and is not retried (its body is a stream)', async () => {
+    const { url, seen } = await recording(1)
+    const fetch = createFetch({ retry: { statuses: [503] } })
+    try {
+      const request = new globalThis.Request(url, {
+        method: 'POST',
+        body: '{"q":1}',
+        headers: { 'content-type': 'application/json', 'idempotency-key': 'k1' },
+      })
+      const res = await fetch(request, { deadline: Deadline.after(5000) })
+      expect(res.status).toBe(503)
+      await res.body?.cancel()
+    } finally {
+      await fetch.close()
+    }
+    expect(seen).toEqual([expect.objectContaining({ method: 'POST', body: '{"q":1}' })])
+  })
+
+  it('its own signal still cancels the call', async () => {
+    const { url } = await recording()
+    const controller = new AbortController()
+    controller.abort(new Error('caller gave up'))
+    const fetch = createFetch()
+    try {
+      await expect(
+        fetch(new globalThis.Request(url, { signal: controller.signal })),
+      ).rejects.toThrow('caller gave up')
+    } finally {
+      await fetch.close()
+    }
+  })
+})
