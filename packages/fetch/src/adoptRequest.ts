@@ -1,5 +1,8 @@
 import { type RequestInfo, type RequestInit, Request as UndiciRequest } from 'undici'
 
+/** What `createFetch`'s fetch takes: undici's inputs, or Node's global `Request`. */
+export type FetchInput = RequestInfo | globalThis.Request
+
 /**
  * A `Request` made by another fetch implementation — above all Node's global
  * `Request`, which comes from the copy of undici bundled with Node, a class
@@ -8,9 +11,9 @@ import { type RequestInfo, type RequestInit, Request as UndiciRequest } from 'un
  * "Invalid URL": the first `new Request(...)` a Node user writes. Anything
  * else is returned unchanged.
  */
-export function adoptRequest(input: RequestInfo): RequestInfo {
+export function adoptRequest(input: FetchInput): RequestInfo {
   const foreign: unknown = input
-  if (input instanceof UndiciRequest || !isRequestLike(foreign)) return input
+  if (input instanceof UndiciRequest || !isRequestLike(foreign)) return input as RequestInfo
   const init: RequestInit & { duplex?: 'half' } = {
     method: foreign.method,
     headers: foreign.headers as unknown as NonNullable<RequestInit['headers']>,

@@ -9,7 +9,7 @@ import {
   fetch as undiciFetch,
 } from 'undici'
 import type { Attempt } from './Attempt.js'
-import { adoptRequest } from './adoptRequest.js'
+import { adoptRequest, type FetchInput } from './adoptRequest.js'
 import { eventUrl, publishRetrySkipped } from './channels.js'
 import { type ConnectorOptions, connectorFor } from './createConnector.js'
 import { FETCH_ATTEMPT, type FetchAttempt, interceptorFor } from './deadlineInterceptor.js'
@@ -35,7 +35,7 @@ export interface HourglassRequestInit extends RequestInit {
 
 /** A WHATWG `fetch` that carries and enforces the deadline. */
 export interface HourglassFetch {
-  (input: RequestInfo, init?: HourglassRequestInit | null): Promise<Response>
+  (input: FetchInput, init?: HourglassRequestInit | null): Promise<Response>
   /** The composed dispatcher (with the deadline interceptor). */
   readonly dispatcher: Dispatcher
   /** Close the connections this fetch opened (only the Agent it created itself). */
@@ -68,7 +68,7 @@ export function createFetch(
     : new Agent({ connect: connectorFor(config, options.tls) })
   const dispatcher = (options.dispatcher ?? own!).compose(interceptorFor(config))
 
-  const call = (input: RequestInfo, given?: HourglassRequestInit | null): Promise<Response> => {
+  const call = (input: FetchInput, given?: HourglassRequestInit | null): Promise<Response> => {
     // fetch() never throws: a bad per-call option (a retry rule, a method
     // that is not a string) rejects the promise it returns.
     try {
@@ -79,7 +79,7 @@ export function createFetch(
   }
 
   const start = (
-    givenInput: RequestInfo,
+    givenInput: FetchInput,
     given?: HourglassRequestInit | null,
   ): Promise<Response> => {
     const input = adoptRequest(givenInput)

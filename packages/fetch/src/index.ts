@@ -1,4 +1,5 @@
 export type { AttemptTimings } from './Attempt.js'
+export type { FetchInput } from './adoptRequest.js'
 export {
   type EgressAttemptEndMessage,
   type EgressAttemptMessage,
