@@ -19,6 +19,7 @@ import { MemoryCooldownStore } from './MemoryCooldownStore.js'
 import type { ProviderLimits } from './ProviderLimits.js'
 import { publishAdmission } from './publish.js'
 import type { AdmissionOutcome, Lane, ProbeToken, Slot } from './slot.js'
+import { untilEnded } from './untilEnded.js'
 import { followerDelayMs, joinLine, leaveLine, mayProbe, onChange } from './waitLine.js'
 
 export interface AdmissionOptions {
@@ -227,7 +228,9 @@ export class Admission {
     try {
       for (;;) {
         ended()
-        await this.#book.refresh(slots)
+        // Bounded by the deadline and the signal: a store that does not
+        // answer (Redis down behind a queueing client) must not hold the call.
+        await untilEnded(this.#book.refresh(slots), until)
         ended()
         const now = this.#clock.now()
         const choice = chooseSlot(lanes, now, neededMs, this.#staggerMs)
@@ -267,10 +270,12 @@ export class Admission {
               weight = typeof given === 'function' ? given() : (given ?? 0)
               return weight
             }
-            const limit = await this.#limits.tryAcquire(provider, tokens, {
-              deadline,
-              neededMs,
-            })
+            // Bounded too: a Redis that holds the counters' commands (paused,
+            // or dying with the command in flight) must not hold the call.
+            const limit = await untilEnded(
+              this.#limits.tryAcquire(provider, tokens, { deadline, neededMs }),
+              until,
+            )
             ended()
             if (!limit.admitted) {
               const waitMs = limit.retryAfterMs

@@ -5,6 +5,7 @@ import type {
   SendOptions,
   SendResult,
 } from '../adapters/ModelAdapter.js'
+import { untilEnded } from '../admission/untilEnded.js'
 import type { ModelFailure } from '../errors/ModelUnavailableError.js'
 import type { ProviderError } from '../errors/ProviderError.js'
 import { clampAttempts, decideRetry } from '../retry/decideRetry.js'
@@ -181,12 +182,15 @@ export async function runModel(
       retry.delay !== undefined
         ? retryDelay({ ...retry.delay, attempt, error: error.normalized }).delayMs
         : undefined
-    await permit?.report({
+    const reported = permit?.report({
       ok: false,
       error: error.normalized,
       latencyMs,
       ...(cooldownMs === undefined ? {} : { cooldownMs }),
     })
+    // The local view is updated at once; the store's write may not answer
+    // (Redis down): not past the deadline, nor after a cancel.
+    if (reported !== undefined) await untilEnded(reported, { deadline, signal, clock })
     // A first-token timeout is not resent to the same model (the provider may
     // be generating and billing it), unless the caller allowed one resend.
     const resend =
