@@ -8,8 +8,9 @@ import { OPENAI_FINISH } from './response.js'
 
 /**
  * `chat.completion.chunk` events → normalised events. Tool-call deltas name
- * the call only in their first chunk (later ones carry just `index`), so the
- * parser remembers each index's id and name. The finish is held back until
+ * the call only in their first chunk (later ones carry just `index`, or
+ * nothing at all from some servers), so the parser remembers each index's id
+ * and name. The finish is held back until
  * usage arrives (OpenAI sends it in a last chunk with no choices) or the
  * stream ends with `[DONE]`, so a caller sees exactly one `finish`, with usage.
  */
@@ -17,6 +18,25 @@ export function createOpenAIStreamParser(
   normalizeStreamError: (frame: StreamErrorInput) => NormalizedError | undefined,
 ): StreamParser {
   const tools = new Map<number, { id: string; name: string }>()
+  /** The index of the last tool-call delta: where a delta without index or id goes on. */
+  let last: number | undefined
+  // Some OpenAI-compatible servers (Gemini's compatibility endpoint, SGLang,
+  // proxies) leave `index` out, or send null. Only a call's first delta names
+  // it (an id, a function name); the argument fragments after it name nothing
+  // and continue that call — a new call per fragment would split one call's
+  // arguments over calls with no name.
+  const indexOf = (call: unknown, fn: Record<string, unknown> | undefined): number => {
+    const given = getCode(call, 'index')
+    if (given !== undefined) return Number(given)
+    const id = getString(call, 'id')
+    if (id) {
+      for (const [index, known] of tools) if (known.id === id) return index
+      return nextIndex()
+    }
+    if (getString(fn, 'name') || last === undefined) return nextIndex()
+    return last
+  }
+  const nextIndex = (): number => (tools.size === 0 ? 0 : Math.max(...tools.keys()) + 1)
   let finishReason: FinishReason | undefined
   let usage: Usage | undefined
   let id: string | undefined
@@ -51,8 +71,9 @@ export function createOpenAIStreamParser(
         const text = getString(delta, 'content')
         if (text) out.push({ type: 'text', text })
         for (const call of asArray(get(delta, 'tool_calls'))) {
-          const index = Number(getCode(call, 'index') ?? tools.size)
           const fn = getRecord(call, 'function')
+          const index = indexOf(call, fn)
+          last = index
           let known = tools.get(index)
           if (known === undefined) {
             known = {
