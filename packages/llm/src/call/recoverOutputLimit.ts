@@ -1,5 +1,5 @@
 import { OutputTruncatedError } from '../errors/OutputTruncatedError.js'
-import type { ChatRequest, ChatResponse, ContentBlock } from '../types.js'
+import type { ChatRequest, ChatResponse, ContentBlock, Usage } from '../types.js'
 
 /** The user turn that asks a model cut off by its output cap to go on. */
 export const CONTINUE_PROMPT = '[Output token limit hit, continue]'
@@ -33,12 +33,19 @@ export async function recoverOutputLimit(
   let current = request
   let response = first
   let raised = false
+  // The answer cut before the cap was raised is not part of the result, but
+  // it was generated and billed: its usage still counts in the call's.
+  let discarded: Usage | undefined
   while (response.finishReason === 'length') {
     if (steps.length >= limit) {
-      throw new OutputTruncatedError({ response: join([...parts, response]), recoveries: steps })
+      throw new OutputTruncatedError({
+        response: join([...parts, response], discarded),
+        recoveries: steps,
+      })
     }
     if (!raised && ceiling > current.maxTokens) {
       raised = true
+      discarded = response.usage
       current = { ...current, maxTokens: Math.min(current.maxTokens * 2, ceiling) }
       steps.push('raise-cap')
     } else {
@@ -55,11 +62,17 @@ export async function recoverOutputLimit(
     }
     response = await complete(current, `${steps.length}:${steps.at(-1)}`)
   }
-  return parts.length === 0 ? response : join([...parts, response])
+  return parts.length === 0 && discarded === undefined
+    ? response
+    : join([...parts, response], discarded)
 }
 
-/** Continuation parts as one answer: content and text joined, usage summed, the last part's ids. */
-function join(parts: ChatResponse[]): ChatResponse {
+/**
+ * Continuation parts as one answer: content and text joined, usage summed
+ * (with `discarded`'s, an answer replaced by a retry with a raised cap), the
+ * last part's ids.
+ */
+function join(parts: ChatResponse[], discarded?: Usage | undefined): ChatResponse {
   const last = parts.at(-1) as ChatResponse
   const content: ContentBlock[] = []
   for (const part of parts) {
@@ -75,8 +88,11 @@ function join(parts: ChatResponse[]): ChatResponse {
     content,
     text: parts.map((p) => p.text).join(''),
     usage: {
-      inputTokens: parts.reduce((sum, p) => sum + p.usage.inputTokens, 0),
-      outputTokens: parts.reduce((sum, p) => sum + p.usage.outputTokens, 0),
+      inputTokens: parts.reduce((sum, p) => sum + p.usage.inputTokens, discarded?.inputTokens ?? 0),
+      outputTokens: parts.reduce(
+        (sum, p) => sum + p.usage.outputTokens,
+        discarded?.outputTokens ?? 0,
+      ),
     },
   }
 }

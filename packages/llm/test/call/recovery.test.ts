@@ -103,6 +103,31 @@ describe('max_tokens recovery', () => {
     expect(keys.size).toBe(3)
   })
 
+  it("the answer's usage counts every generation it took, the one cut before the cap was raised included", async () => {
+    const fake = await fakes.start({ dialect: 'openai' })
+    const usage = (inputTokens: number, outputTokens: number) => ({ inputTokens, outputTokens })
+    fake.enqueue(
+      reply.text('cut', { finishReason: 'length', usage: usage(10, 50) }),
+      reply.text('whole', { usage: usage(10, 70) }),
+      reply.text('cut', { finishReason: 'length', usage: usage(10, 50) }),
+      reply.text('cut again ', { finishReason: 'length', usage: usage(10, 100) }),
+      reply.text('and the end.', { usage: usage(30, 20) }),
+    )
+    const model = fakes.adapter(
+      openAICompatible({ baseURL: fake.baseURL, apiKey: 'k', model: 'gpt-4o' }),
+    )
+    const request = { messages: [user('Write a long answer.')], maxTokens: 50 }
+    // Raised cap, answered whole: both generations were billed.
+    const raised = await callModel({ models: [model], request })
+    expect(raised.text).toBe('whole')
+    expect(raised.usage).toEqual(usage(20, 120))
+    // Raised cap, then a continuation: all three.
+    const continued = await callModel({ models: [model], request })
+    expect(continued.text).toBe('cut again and the end.')
+    expect(continued.usage).toEqual(usage(50, 170))
+    expect(fake.requests).toHaveLength(5)
+  })
+
   it('surfaces OutputTruncatedError with everything produced once the recovery limit (3) is spent', async () => {
     const fake = await fakes.start({
       dialect: 'openai',
