@@ -86,7 +86,9 @@ export class CostBudget {
         `CostBudget: an estimate must be a number >= 0, got ${String(estimateUsd)}`,
       )
     }
-    if (this.#spentUsd + estimateUsd > this.limitUsd) {
+    // Within float rounding of the limit is at it: 0.1 spent + 0.2 estimated
+    // is 0.30000000000000004 in binary, and must fit a 0.3 limit.
+    if (this.#spentUsd + estimateUsd - this.limitUsd > ROUNDING_USD) {
       throw new BudgetExceededError({
         limitUsd: this.limitUsd,
         spentUsd: this.#spentUsd,
@@ -109,6 +111,13 @@ export class CostBudget {
     throw new UnknownPriceError(model)
   }
 }
+
+/**
+ * How far past the limit a sum may land from binary rounding alone: far below
+ * any token's price (1e-8 USD at 0.01 USD per million), far above the
+ * rounding of sums of thousands of dollars (~1e-13).
+ */
+const ROUNDING_USD = 1e-10
 
 function cost(price: ModelPrice, inputTokens: number, outputTokens: number): number {
   return (inputTokens * price.inputPerMTok + outputTokens * price.outputPerMTok) / 1_000_000

@@ -54,4 +54,42 @@ describe('the cost budget', () => {
     expect(isBudgetExceeded(error)).toBe(true)
     expect(fake.requests).toHaveLength(2)
   })
+
+  it('an attempt that brings the spend exactly to the limit is sent: binary rounding does not refuse it', async () => {
+    const fake = await fakes.start({
+      dialect: 'openai',
+      reply: reply.text('fine', { usage: { inputTokens: 0, outputTokens: 1 } }),
+    })
+    const model = fakes.adapter(
+      openAICompatible({ baseURL: fake.baseURL, apiKey: 'sk', model: 'dear' }),
+    )
+    // $0.10 per output token, prompts free: the first answer costs $0.10, the
+    // second may cost $0.20 — $0.30 in all, the limit (0.1 + 0.2 is
+    // 0.30000000000000004 in binary).
+    const budget = new CostBudget({
+      limitUsd: 0.3,
+      prices: { dear: { inputPerMTok: 0, outputPerMTok: 100_000 } },
+    })
+    await callModel({
+      models: [model],
+      request: { messages: [user('Hi')], maxTokens: 1 },
+      limits: { budget },
+    })
+    expect(budget.spentUsd).toBe(0.1)
+    const answer = await callModel({
+      models: [model],
+      request: { messages: [user('Hi')], maxTokens: 2 },
+      limits: { budget },
+    })
+    expect(answer.text).toBe('fine')
+    expect(fake.requests).toHaveLength(2)
+    // One token more does not fit.
+    const error = await callModel({
+      models: [model],
+      request: { messages: [user('Hi')], maxTokens: 2 },
+      limits: { budget },
+    }).catch((e: unknown) => e)
+    expect(isBudgetExceeded(error)).toBe(true)
+    expect(fake.requests).toHaveLength(2)
+  })
 })
