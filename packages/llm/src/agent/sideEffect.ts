@@ -1,3 +1,4 @@
+import { notNaN } from '../retry/checkNumber.js'
 import { MemorySideEffectStore } from './MemorySideEffectStore.js'
 import type { SideEffectStore } from './SideEffectStore.js'
 
@@ -35,6 +36,9 @@ export function sideEffect<T>(
   if (typeof key !== 'string' || key === '') {
     throw new TypeError('sideEffect: key must be a non-empty string (see idempotencyKey)')
   }
+  // A NaN ttl would silently remember nothing, and the next call with this
+  // key would run `fn` again: refused, not given a meaning.
+  notNaN('sideEffect', 'ttlMs', options.ttlMs)
   const store = options.store ?? defaultStore
   const ttlMs = options.ttlMs ?? DEFAULT_SIDE_EFFECT_TTL_MS
   let running = inFlight.get(store)

@@ -1,5 +1,6 @@
 import { describeError } from '../errors/describeError.js'
 import { RepairFailedError } from '../errors/RepairFailedError.js'
+import { notNaN } from '../retry/checkNumber.js'
 import type { ChatMessage, ChatResponse, ContentBlock } from '../types.js'
 
 /** One model call over a given history. `repair` is 0 for the first call, then 1, 2, … */
@@ -50,6 +51,9 @@ export async function withRepair<T>(
   validate: Validate<T>,
   options: RepairOptions,
 ): Promise<Repaired<T>> {
+  // NaN passes every `repair >= maxRepairs` test: the loop would pay for
+  // repair turns without end. Refused, as callModel refuses its NaN options.
+  notNaN('withRepair', 'maxRepairs', options.maxRepairs)
   const maxRepairs = Math.max(0, Math.floor(options.maxRepairs ?? 2))
   const prompt = options.repairPrompt ?? defaultRepairPrompt
   const errors: unknown[] = []

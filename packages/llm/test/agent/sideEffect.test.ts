@@ -121,6 +121,16 @@ describe('sideEffect', () => {
   it('refuses an empty key', () => {
     expect(() => sideEffect('', () => 1)).toThrow(/non-empty/)
   })
+
+  it('refuses a NaN ttlMs, which would remember nothing and let the next call run the side effect again', async () => {
+    const store = new MemorySideEffectStore()
+    let sent = 0
+    const send = () => ++sent
+    const run = () => sideEffect('send-email', send, { store, ttlMs: Number.NaN })
+    expect(run).toThrow(RangeError)
+    expect(run).toThrow(/ttlMs/)
+    expect(sent).toBe(0)
+  })
 })
 
 describe('idempotencyKey', () => {

@@ -82,6 +82,22 @@ describe('withRepair', () => {
     expect(calls).toBe(1)
   })
 
+  it('refuses a NaN maxRepairs before calling the model: it would never stop paying for repair turns', async () => {
+    let calls = 0
+    const call = async () => {
+      // Bounded here so that the unfixed loop ends: it would otherwise call without end.
+      if (++calls > 20) throw new Error('called without end')
+      return answer('not JSON')
+    }
+    const error = await withRepair(call, parseAge, {
+      messages: history,
+      maxRepairs: Number.NaN,
+    }).catch((e: unknown) => e)
+    expect(error).toBeInstanceOf(RangeError)
+    expect(String(error)).toMatch(/maxRepairs/)
+    expect(calls).toBe(0)
+  })
+
   it('lets the caller word the repair turn and accepts async validators', async () => {
     const seen: ChatMessage[][] = []
     await withRepair(
