@@ -14,6 +14,9 @@ export const DEFAULT_SIDE_EFFECT_TTL_MS = 86_400_000
 
 const defaultStore = new MemorySideEffectStore()
 const inFlight = new WeakMap<SideEffectStore, Map<string, Promise<unknown>>>()
+// Runs that completed but that their store failed to record (Redis down at
+// that moment): remembered by this process instead, per store.
+const unrecorded = new WeakMap<SideEffectStore, MemorySideEffectStore>()
 
 /**
  * Runs `fn` at most once per operation `key` (derive it with
@@ -22,6 +25,8 @@ const inFlight = new WeakMap<SideEffectStore, Map<string, Promise<unknown>>>()
  * - a later call with the same key gets the remembered result without
  *   running `fn` again — a retried agent turn does not send the email twice;
  * - concurrent calls with the same key share the one run in progress;
+ * - a run whose store fails to record it still returns its result (the side
+ *   effect happened); this process then remembers it instead, for `ttlMs`;
  * - a run that throws is **not** remembered: the error goes to every caller
  *   sharing that run and the next call runs `fn` again. That assumes a
  *   throwing tool did not act. A tool that can fail after acting (the mail
@@ -50,10 +55,26 @@ export function sideEffect<T>(
   if (shared !== undefined) return shared as Promise<T>
 
   const run = (async () => {
+    const kept = unrecorded.get(store)?.get(key)
+    if (kept !== undefined) return kept.value as T
     const done = await store.get(key)
     if (done !== undefined) return done.value as T
     const value = await fn(key)
-    await store.set(key, { value, completedAtMs: Date.now() }, ttlMs)
+    const record = { value, completedAtMs: Date.now() }
+    try {
+      await store.set(key, record, ttlMs)
+    } catch {
+      // The side effect happened: its caller gets its result. Failing the
+      // run instead would hand the agent an error, and its model would call
+      // the tool again — the email sent twice. The store does not know of
+      // the run, so this process remembers it for the same ttl.
+      let local = unrecorded.get(store)
+      if (local === undefined) {
+        local = new MemorySideEffectStore()
+        unrecorded.set(store, local)
+      }
+      local.set(key, record, ttlMs)
+    }
     return value
   })()
   // Registered before the first await above resolves, so a caller arriving in

@@ -118,6 +118,29 @@ describe('sideEffect', () => {
     expect(JSON.parse(data.get('pay-1')!)).toMatchObject({ value: { chargeId: 'ch_1' } })
   })
 
+  it('a run its store fails to record still returns its result, and this process does not run it again', async () => {
+    let writes = 0
+    const downStore: SideEffectStore = {
+      get: async () => undefined,
+      set: async () => {
+        writes++
+        throw new Error('store unavailable')
+      },
+    }
+    let sent = 0
+    const send = async () => ({ messageId: `m_${++sent}` })
+    // The email went out: the agent gets its result, not the store's error
+    // (which would make its model call the tool again).
+    expect(await sideEffect('send-email-7', send, { store: downStore })).toEqual({
+      messageId: 'm_1',
+    })
+    expect(await sideEffect('send-email-7', send, { store: downStore })).toEqual({
+      messageId: 'm_1',
+    })
+    expect(sent).toBe(1)
+    expect(writes).toBe(1)
+  })
+
   it('refuses an empty key', () => {
     expect(() => sideEffect('', () => 1)).toThrow(/non-empty/)
   })
