@@ -33,8 +33,9 @@ const STALE_HEADERS = [
  * with a small JSON body (no stack, no message) and `x-deadline-expired: 1`,
  * written normally, so a keep-alive connection stays usable. After it started
  * (a stream): end it — unless it declared a Content-Length, which a cut-short
- * body would contradict and desynchronise the connection: that socket is
- * destroyed, the one case where nothing cleaner is correct.
+ * body would contradict and desynchronise the connection, or its client has
+ * stopped reading (its buffers are full), so an end could never be flushed:
+ * then the socket is destroyed, the cases where nothing cleaner is correct.
  */
 export function writeExpired(
   res: ServerResponse,
@@ -52,7 +53,10 @@ export function writeExpired(
     const fixedLength =
       !res.chunkedEncoding && (res.getHeader('content-length') !== undefined || res.shouldKeepAlive)
     const bodiless = method === 'HEAD' || res.statusCode === 204 || res.statusCode === 304
-    if (fixedLength && !bodiless) res.destroy()
+    // A client that stopped reading (the buffers are full: a write is
+    // waiting for 'drain') would never receive the end either: ending it
+    // would hold the socket, and everything the response buffered, for good.
+    if ((fixedLength && !bodiless) || res.writableNeedDrain) res.destroy()
     else res.end()
     return 'ended'
   }
