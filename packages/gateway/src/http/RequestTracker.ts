@@ -217,7 +217,7 @@ export class RequestTracker {
 
 /** An API request's response closed: its status (499 when the client left first), error code and duration. */
 function countRequest(metrics: GatewayMetrics, clock: Clock, res: Response, scope: RequestScope) {
-  const status = res.writableFinished ? res.statusCode : 499
+  const status = res.writableFinished || scope.cut === true ? res.statusCode : 499
   metrics.request(status, errorCodeOf(res, status, scope), clock.now() - scope.startedAt)
 }
 

@@ -105,7 +105,7 @@ function callOptions(
   request: ChatRequest,
   deadline: Deadline,
   fields: Record<string, unknown>,
-): CallOptions {
+): CallOptions & { deadline: Deadline } {
   const { policy } = ctx.config
   return {
     models,

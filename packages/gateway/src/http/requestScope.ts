@@ -24,6 +24,11 @@ export interface RequestScope {
   deadline: Deadline | undefined
   /** The error code the client was answered with (`deadline_exceeded`, `client_closed`…), if any. */
   errorCode: string | undefined
+  /**
+   * The gateway closed the connection itself (a stream whose client stopped
+   * reading, at its deadline): not the client leaving, so not a 499.
+   */
+  cut?: boolean | undefined
 }
 
 const REQUEST = contextKey<RequestScope>('@hourglass/gateway.request')

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto'
 import { once } from 'node:events'
+import type { Deadline } from '@hourglass/core'
 import type { Response } from 'express'
 import type { GatewayContext } from '../GatewayContext.js'
 import { callModel, type StreamEvent } from '../llm.js'
@@ -31,7 +32,7 @@ export interface StreamReplyOptions {
 export async function streamCompletion(
   ctx: GatewayContext,
   res: Response,
-  options: Parameters<typeof callModel>[0] & { request: { stream: true } },
+  options: Parameters<typeof callModel>[0] & { request: { stream: true }; deadline: Deadline },
   reply: StreamReplyOptions,
 ): Promise<number> {
   const stream = callModel(options)
@@ -48,8 +49,10 @@ export async function streamCompletion(
   }
   // The client hanging up mid-stream is a 499 in the log, whatever ended the call.
   let clientLeft = false
+  // The deadline ran out while the client was not reading: the gateway cut it.
+  let cut = false
   const onClose = () => {
-    if (!res.writableFinished) clientLeft = true
+    if (!res.writableFinished && !cut) clientLeft = true
   }
   res.once('close', onClose)
   const encoder = new OpenAIChunkEncoder({
@@ -58,10 +61,16 @@ export async function streamCompletion(
     includeUsage: reply.includeUsage,
   })
   const recutter = new SseRecutter()
+  const onCut = () => {
+    cut = true
+    if (scope === undefined) return
+    scope.cut = true
+    scope.errorCode ??= errorReply(options.deadline.reason).body.error.code
+  }
   const write = async (text: string): Promise<void> => {
     const out = recutter.push(Buffer.from(text, 'utf8'))
     if (out === undefined || res.writableEnded || res.destroyed) return
-    if (!res.write(out)) await drained(res)
+    if (!res.write(out)) await drained(res, options.deadline, onCut)
   }
   res.statusCode = 200
   res.setHeader('content-type', 'text/event-stream; charset=utf-8')
@@ -76,6 +85,9 @@ export async function streamCompletion(
   } catch (error) {
     const shaped = ctx.redact(errorReply(error))
     if (scope !== undefined) scope.errorCode ??= shaped.body.error.code
+    // Cut by the gateway (onCut noted why): whatever the call ended with
+    // after that — the close may read as a departure to it — says nothing new.
+    if (cut) return 200
     if (shaped.status === 499 || res.destroyed) clientLeft = true
     else {
       ctx.log('warn', 'stream-interrupted', { model: reply.model, error: shaped.body.error.code })
@@ -91,9 +103,22 @@ export async function streamCompletion(
   return clientLeft ? 499 : 200
 }
 
-/** Backpressure: wait for the socket to drain, or for the response to go away. */
-async function drained(res: Response): Promise<void> {
+/**
+ * Backpressure: wait for the socket to drain, or for the response to go
+ * away. A client that keeps its connection open but stops reading would
+ * hold this wait — and its socket — forever: no error event can reach it
+ * and `end()` never flushes, so when the deadline runs out first the
+ * connection is closed (`onCut` first: the close that follows is not the
+ * client leaving). Its socket, not `res`: if the ingress middleware's own
+ * timer answered first, it ended `res` (which cannot flush either) and made
+ * `res.destroy()` a no-op.
+ */
+async function drained(res: Response, deadline: Deadline, onCut: () => void): Promise<void> {
   const controller = new AbortController()
+  const off = deadline.onDone(() => {
+    onCut()
+    res.socket?.destroy()
+  })
   try {
     await Promise.race([
       once(res, 'drain', { signal: controller.signal }),
@@ -102,6 +127,7 @@ async function drained(res: Response): Promise<void> {
   } catch {
     // The other event won, or the response closed: either way stop waiting.
   } finally {
+    off()
     controller.abort()
   }
 }
