@@ -14,6 +14,7 @@ import { healthz, type RedisState, readyz } from './http/health.js'
 import { jsonBody } from './http/jsonBody.js'
 import { pathOf } from './http/pathOf.js'
 import { RequestTracker } from './http/RequestTracker.js'
+import { refuseSpentBudget } from './http/refuseSpentBudget.js'
 import { currentRequest, scopeOf } from './http/requestScope.js'
 import { sendError } from './http/sendError.js'
 import { sendJson } from './http/sendJson.js'
@@ -220,6 +221,7 @@ export function createGateway(config: unknown, options: GatewayOptions = {}): Ga
   const router = express.Router()
   router.use(tracker.arrive())
   if (options.mountDeadline !== false) {
+    router.use(refuseSpentBudget(valid.deadline))
     router.use(
       deadline({
         defaultMs: valid.deadline.defaultMs,
