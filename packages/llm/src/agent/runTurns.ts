@@ -1,5 +1,6 @@
 import { describeError } from '../errors/describeError.js'
 import { MaxTurnsExceededError } from '../errors/MaxTurnsExceededError.js'
+import { notNaN } from '../retry/checkNumber.js'
 import type { ChatMessage, ChatResponse, ContentBlock } from '../types.js'
 import { idempotencyKey } from './idempotencyKey.js'
 import type { SideEffectStore } from './SideEffectStore.js'
@@ -50,6 +51,9 @@ export interface TurnsResult {
  * twice.
  */
 export async function runTurns(options: RunTurnsOptions): Promise<TurnsResult> {
+  // NaN would end the loop before the first turn with "exceeded NaN turns":
+  // refused, naming it, as withRepair refuses a NaN maxRepairs.
+  notNaN('runTurns', 'maxTurns', options.maxTurns)
   const maxTurns = Math.max(1, Math.floor(options.maxTurns ?? 10))
   const messages = [...options.messages]
   for (let turn = 1; turn <= maxTurns; turn++) {

@@ -105,6 +105,23 @@ describe('runTurns', () => {
     expect(fake.requests).toHaveLength(4) // turn 1, turn 2 (503), turn 1 again, turn 2
   })
 
+  it('refuses a NaN maxTurns, naming it, before calling the model', async () => {
+    let calls = 0
+    const attempt = runTurns({
+      operationId: 'op-nan',
+      messages: [user('hi')],
+      maxTurns: Number.NaN,
+      call: async () => {
+        calls++
+        throw new Error('not reached')
+      },
+      tools: {},
+    })
+    await expect(attempt).rejects.toThrow(RangeError)
+    await expect(attempt).rejects.toThrow(/runTurns: maxTurns must be a number/)
+    expect(calls).toBe(0)
+  })
+
   it('maxTurns is a hard breaker for a model that never stops calling tools', async () => {
     const fake = await fakes.start({
       dialect: 'openai',
