@@ -1,4 +1,4 @@
-import { currentDeadline, type Deadline } from '@hourglass/core'
+import { currentDeadline, type Deadline, untilEnded } from '@hourglass/core'
 import type { Job, JobsOptions } from 'bullmq'
 import { bullmqChannels } from './channels.js'
 import { readRedisTime, scriptClientOf, toRedisMs } from './redisTime.js'
@@ -50,7 +50,12 @@ export async function addWithDeadline<DataType, ResultType, NameType extends str
   if (!Number.isFinite(deadline.expiresAt)) return queue.add(name, data, opts)
 
   const key = `${queue.qualifiedName}:meta`
-  const sample = await readRedisTime(await scriptClientOf(queue.backend), key, deadline.clock)
+  // Bounded by the deadline: a Redis that does not answer (paused, or down
+  // behind a client that queues commands) must not hold the producer past it.
+  const sample = await untilEnded(
+    readRedisTime(await scriptClientOf(queue.backend), key, deadline.clock),
+    { deadline },
+  )
   if (!deadline.observe) deadline.throwIfExpired()
   const budgetMs = Math.floor(deadline.remaining())
   const stored: StoredDeadline = {

@@ -65,6 +65,33 @@ describe.skipIf(!available)('addWithDeadline: the deadline rides with the job', 
     expect(await queue.count()).toBe(0)
   })
 
+  it('a Redis that does not answer the clock reading does not hold the producer past its deadline', async () => {
+    const { queue } = await redis.queue()
+    const admin = redis.client()
+    const other = redis.client()
+    await Promise.all([admin.ping(), other.ping()])
+    const clock = new ManualClock()
+    const deadline = Deadline.after(1000, { clock })
+    // Every client's commands wait for 1.5 s: connected, "ready", answering nothing.
+    await admin.call('CLIENT', 'PAUSE', '1500', 'ALL')
+    const pauseOver = other.ping()
+    let settled: unknown = 'pending'
+    void addWithDeadline(queue, 'paused', {}, { deadline }).then(
+      () => {
+        settled = 'added'
+      },
+      (error: unknown) => {
+        settled = error
+      },
+    )
+    clock.advance(1000)
+    // Settled at its deadline (a turn of the loop later), while Redis still answers nothing.
+    await new Promise((resolve) => setImmediate(resolve))
+    expect(isDeadlineExceeded(settled)).toBe(true)
+    await pauseOver
+    expect(await queue.count()).toBe(0)
+  })
+
   it.each([
     ['an hour behind', -HOUR_MS],
     ['an hour ahead', HOUR_MS],

@@ -70,5 +70,6 @@ export {
   SAMPLE_MAX_AGE_MS,
   timerLatenessMs,
 } from './timerLateness.js'
+export { untilEnded } from './untilEnded.js'
 export { type WaitOptions, type WaitResult, wait } from './wait.js'
 export { type HeaderTarget, writeDeadline } from './writeDeadline.js'

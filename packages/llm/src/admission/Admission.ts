@@ -4,6 +4,7 @@ import {
   type Deadline,
   MAX_TIMER_MS,
   systemClock,
+  untilEnded,
   wait,
 } from '@hourglass/core'
 import { KeysRetiredError } from '../errors/KeysRetiredError.js'
@@ -19,7 +20,6 @@ import { MemoryCooldownStore } from './MemoryCooldownStore.js'
 import type { ProviderLimits } from './ProviderLimits.js'
 import { publishAdmission } from './publish.js'
 import type { AdmissionOutcome, Lane, ProbeToken, Slot } from './slot.js'
-import { untilEnded } from './untilEnded.js'
 import { followerDelayMs, joinLine, leaveLine, mayProbe, onChange } from './waitLine.js'
 
 export interface AdmissionOptions {

@@ -1,11 +1,10 @@
-import { wait } from '@hourglass/core'
+import { untilEnded, wait } from '@hourglass/core'
 import type {
   ModelAdapter,
   PreparedRequest,
   SendOptions,
   SendResult,
 } from '../adapters/ModelAdapter.js'
-import { untilEnded } from '../admission/untilEnded.js'
 import type { ModelFailure } from '../errors/ModelUnavailableError.js'
 import type { ProviderError } from '../errors/ProviderError.js'
 import { clampAttempts, decideRetry } from '../retry/decideRetry.js'

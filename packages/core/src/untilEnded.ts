@@ -1,12 +1,13 @@
-import { type WaitOptions, wait } from '@hourglass/core'
+import { type WaitOptions, wait } from './wait.js'
 
 /**
  * `work`'s outcome, unless the deadline or the signal ends first: then its
- * reason, at once. For the cooldown store's round trips: a Redis that is
- * down behind a client that queues commands (ioredis's default offline
- * queue) or hangs never answers, and a call must not outlive its deadline —
- * nor ignore its cancel — waiting on it. What `work` does when it settles
- * later still happens (the store's answer is merged, its error logged).
+ * reason, at once (an observe-only deadline never ends it, as with `wait`).
+ * For round trips to a store that may never answer — a Redis that is down
+ * behind a client that queues commands (ioredis's default offline queue),
+ * or paused — which a call must not outlive its deadline, nor ignore its
+ * cancel, waiting on. What `work` does when it settles later still happens.
+ * Without a deadline or a signal it is `work`'s outcome, however long it takes.
  */
 export async function untilEnded<T>(
   work: Promise<T>,

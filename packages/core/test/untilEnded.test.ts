@@ -1,0 +1,38 @@
+import {
+  ClientClosedError,
+  Deadline,
+  isDeadlineExceeded,
+  ManualClock,
+  untilEnded,
+} from '@hourglass/core'
+import { describe, expect, it } from 'vitest'
+
+const never = new Promise<never>(() => {})
+
+describe('untilEnded', () => {
+  it("is the promise's outcome when it settles first", async () => {
+    const clock = new ManualClock()
+    using deadline = Deadline.after(1000, { clock })
+    await expect(untilEnded(Promise.resolve(7), { deadline })).resolves.toBe(7)
+    await expect(untilEnded(Promise.reject(new Error('store down')), { deadline })).rejects.toThrow(
+      'store down',
+    )
+  })
+
+  it("ends with the deadline's reason when the deadline ends first, and with the signal's when it aborts", async () => {
+    const clock = new ManualClock()
+    const deadline = Deadline.after(1000, { clock })
+    const waiting = untilEnded(never, { deadline }).catch((e: unknown) => e)
+    clock.advance(1000)
+    expect(isDeadlineExceeded(await waiting)).toBe(true)
+
+    const controller = new AbortController()
+    const aborted = untilEnded(never, { signal: controller.signal }).catch((e: unknown) => e)
+    controller.abort(new ClientClosedError())
+    expect(await aborted).toBeInstanceOf(ClientClosedError)
+  })
+
+  it("without a deadline or a signal is the promise's outcome, whenever it comes", async () => {
+    await expect(untilEnded(Promise.resolve(1), {})).resolves.toBe(1)
+  })
+})
