@@ -129,6 +129,12 @@ function callOptions(
     },
     onAttempt: (record: AttemptRecord) => {
       fields['attempts'] = record.attempt
+      if (record.decision === 'success') {
+        // Who answered, for a stream too (a non-streamed answer sets them
+        // again from the response, which names the model the provider ran).
+        fields['provider'] = record.provider
+        fields['upstreamModel'] = record.model
+      }
       // The answering attempt is the request line's news already (provider,
       // upstreamModel, attempts, costUsd): one info line per request, and a
       // warn line for every attempt that did not answer. `logLevel: 'debug'`

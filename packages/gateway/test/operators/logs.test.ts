@@ -88,6 +88,22 @@ describe('logs that tell the truth', () => {
       ['request', 'info', undefined],
     ])
     expect(requestLines()[0]).toMatchObject({ status: 200, attempts: 2 })
+
+    // A stream's line names who answered too.
+    harness!.logs.length = 0
+    fake.enqueue(reply.text('streamed'))
+    const stream = await harness!.client.chat.completions.create({ ...ask, stream: true })
+    for await (const _ of stream) {
+      // read to the end
+    }
+    await expect.poll(() => requestLines().length).toBe(1)
+    expect(requestLines()[0]).toMatchObject({
+      status: 200,
+      stream: true,
+      provider: 'p',
+      upstreamModel: 'model-x',
+      attempts: 1,
+    })
   })
 
   it('logLevel debug adds the answering attempt; a logLevel that is no level is refused', async () => {
