@@ -15,7 +15,20 @@ export function jsonBody(
   readDeadline?: (req: Request) => Deadline,
   releaseDeadline?: (req: Request) => void,
 ): RequestHandler {
-  const parse = express.json({ limit: limitBytes, verify: verifyUtf8 })
+  const json = express.json({ limit: limitBytes, verify: verifyUtf8 })
+  // A body declared too large is refused before a byte of it is read.
+  // body-parser refuses it at once too, but then reads the whole upload to
+  // its end before answering: a 1 GB upload was taken in (or waited on until
+  // the deadline) for a 413. The connection closes after the answer (the
+  // client still owes the body, which nobody will read), as nginx does.
+  const parse: RequestHandler = (req, res, next) => {
+    if (declaredTooLarge(req, limitBytes)) {
+      res.setHeader('connection', 'close')
+      next(Object.assign(new Error('request entity too large'), { type: 'entity.too.large' }))
+      return
+    }
+    json(req, res, next)
+  }
   if (readDeadline === undefined) return parse
   return (req, res, next) => {
     const deadline = readDeadline(req)
@@ -47,4 +60,16 @@ function verifyUtf8(_req: IncomingMessage, _res: unknown, body: Buffer, encoding
   if (/^utf-?8$/i.test(encoding) && !isUtf8(body)) {
     throw Object.assign(new Error('the body is not valid UTF-8'), { type: INVALID_UTF8 })
   }
+}
+
+/**
+ * A Content-Length over the limit on an uncompressed body (a compressed one's
+ * limit applies to what it inflates to, which its length does not tell).
+ */
+function declaredTooLarge(req: IncomingMessage, limitBytes: number): boolean {
+  const declared = req.headers['content-length']
+  if (declared === undefined) return false
+  const encoding = req.headers['content-encoding']
+  if (encoding !== undefined && encoding.trim().toLowerCase() !== 'identity') return false
+  return Number(declared) > limitBytes
 }

@@ -85,6 +85,28 @@ describe('a request body that stops arriving', () => {
     expect(fake.requests).toHaveLength(0)
   })
 
+  it('a body declared larger than maxBodyBytes gets its 413 at once, before the upload is read, and its socket closed', async () => {
+    const provider = await fakeProvider('openai', ['k'])
+    fake = provider.fake
+    harness = await startHarness(
+      { providers: { p: provider.entry }, models: { m: fallback(['p', 'gpt']) } },
+      { maxBodyBytes: 1024 },
+    )
+    // 100 MB announced, a few bytes sent: body-parser alone would wait for
+    // the rest before answering (here, until the 5 s deadline: a 504).
+    const { res, body, closed } = await stall({
+      'content-length': String(100 * 1024 * 1024),
+      'x-deadline-remaining-ms': '5000',
+    })
+    expect(res.statusCode).toBe(413)
+    expect(body).toMatchObject({ error: { code: 'request_too_large' } })
+    expect(res.headers.connection).toBe('close')
+    await closed
+    const lines = harness.logs.filter((l) => l.event === 'request')
+    expect(lines).toMatchObject([{ status: 413, error: 'request_too_large' }])
+    expect(fake.requests).toHaveLength(0)
+  })
+
   it('during a drain, a stalled body is cancelled at the drain timeout with 503 shutting_down, not cut after the grace', async () => {
     const provider = await fakeProvider('openai', ['k'])
     fake = provider.fake
