@@ -125,6 +125,7 @@ export class Attempt {
     if (this.init.silent) return
     this.#announced = true
     publishAttempt(() => ({
+      handle: this.#handle(),
       deadline: this.init.deadline,
       method: this.init.method,
       url: this.init.url,
@@ -216,8 +217,17 @@ export class Attempt {
     if (hooks) for (const hook of hooks) hook(this)
   }
 
+  // The attempt's identity in its events: made only when someone listens,
+  // and not the Attempt itself (a subscriber must not reach its internals).
+  #eventHandle: object | undefined
+  #handle(): object {
+    this.#eventHandle ??= {}
+    return this.#eventHandle
+  }
+
   #publishEnd(error: unknown, failedPhase: string | undefined): void {
     publishAttemptEnd(() => ({
+      handle: this.#handle(),
       deadline: this.init.deadline,
       method: this.init.method,
       url: this.init.url,

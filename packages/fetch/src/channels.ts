@@ -2,6 +2,12 @@ import { type Deadline, defineChannel, defineChannels } from '@hourglass/core'
 
 /** `hourglass:egress:attempt`. URLs carry origin and path only (no query: it may hold secrets). */
 export interface EgressAttemptMessage {
+  /**
+   * An opaque object, the same in this attempt's `attempt-end` message: match
+   * the two by it (identical attempts — one URL fetched twice at once — are
+   * otherwise indistinguishable).
+   */
+  handle: object
   deadline: Deadline | undefined
   method: string
   url: string
@@ -15,6 +21,8 @@ export interface EgressAttemptMessage {
 
 /** `hourglass:egress:attempt-end`. */
 export interface EgressAttemptEndMessage {
+  /** The same object as in this attempt's `attempt` message. */
+  handle: object
   deadline: Deadline | undefined
   method: string
   url: string

@@ -2,38 +2,22 @@ import type { EgressAttemptEndMessage, EgressAttemptMessage } from '@hourglass/f
 import type { Span } from '@opentelemetry/api'
 
 /**
- * Open attempt spans, matched to their end message by deadline, method, URL
- * and attempt number (the messages are separate objects). Identical attempts
- * in flight at once are matched first-in first-out; they are indistinguishable
- * anyway.
+ * Open attempt spans, found again by the attempt's `handle` (the same object
+ * in its start and end messages). Matching by URL and attempt number handed
+ * identical attempts in flight at once — one URL fetched twice, in two
+ * traces — each other's status and duration. Weakly held: an attempt that
+ * never ends takes its entry with it.
  */
 export class AttemptSpans {
-  readonly #byDeadline = new WeakMap<object, Map<string, Span[]>>()
-  readonly #noDeadline = {}
+  readonly #open = new WeakMap<object, Span>()
 
   add(m: EgressAttemptMessage, span: Span): void {
-    const owner = m.deadline ?? this.#noDeadline
-    let open = this.#byDeadline.get(owner)
-    if (!open) {
-      open = new Map()
-      this.#byDeadline.set(owner, open)
-    }
-    const key = keyOf(m)
-    const list = open.get(key)
-    if (list) list.push(span)
-    else open.set(key, [span])
+    this.#open.set(m.handle, span)
   }
 
   take(m: EgressAttemptEndMessage): Span | undefined {
-    const open = this.#byDeadline.get(m.deadline ?? this.#noDeadline)
-    const key = keyOf(m)
-    const list = open?.get(key)
-    const span = list?.shift()
-    if (list?.length === 0) open?.delete(key)
+    const span = this.#open.get(m.handle)
+    this.#open.delete(m.handle)
     return span
   }
-}
-
-function keyOf(m: { method: string; url: string; attempt: number }): string {
-  return `${m.attempt} ${m.method} ${m.url}`
 }

@@ -264,8 +264,25 @@ describe('instrumentDeadlines: slices', () => {
   })
 })
 
+// Attempt n under a deadline: the same handle in its start and end messages, as fetch publishes them.
+const handles = new WeakMap<Deadline, Map<number, object>>()
+function handleOf(deadline: Deadline, n: number): object {
+  let byNumber = handles.get(deadline)
+  if (byNumber === undefined) {
+    byNumber = new Map()
+    handles.set(deadline, byNumber)
+  }
+  let handle = byNumber.get(n)
+  if (handle === undefined) {
+    handle = {}
+    byNumber.set(n, handle)
+  }
+  return handle
+}
+
 function attempt(deadline: Deadline, n: number): EgressAttemptMessage {
   return {
+    handle: handleOf(deadline, n),
     deadline,
     method: 'GET',
     url: 'http://127.0.0.1:9/price',
@@ -281,6 +298,7 @@ function attemptEnd(
   rest: Partial<EgressAttemptEndMessage>,
 ): EgressAttemptEndMessage {
   return {
+    handle: handleOf(deadline, n),
     deadline,
     method: 'GET',
     url: 'http://127.0.0.1:9/price',
