@@ -240,15 +240,17 @@ export function traceHandlers(sdkTracer: Tracer): Handlers {
         }
         span.end()
       },
+      // Retry decisions can come after the span active then has ended (work
+      // left running after the answer): only an open span takes the event.
       retry(m) {
-        trace.getSpan(parentContext(m.deadline))?.addEvent(EVENT_DEADLINE_RETRY, {
+        open(trace.getSpan(parentContext(m.deadline)))?.addEvent(EVENT_DEADLINE_RETRY, {
           [ATTR_DEADLINE_ATTEMPT]: m.attempt,
           [ATTR_DEADLINE_RETRY_REASON]: m.reason,
           [ATTR_DEADLINE_RETRY_DELAY_MS]: ms(m.delayMs) ?? 0,
         })
       },
       retrySkipped(m) {
-        trace.getSpan(parentContext(m.deadline))?.addEvent(EVENT_DEADLINE_RETRY_SKIPPED, {
+        open(trace.getSpan(parentContext(m.deadline)))?.addEvent(EVENT_DEADLINE_RETRY_SKIPPED, {
           [ATTR_DEADLINE_ATTEMPT]: m.attempt,
           [ATTR_DEADLINE_RETRY_REASON]: m.reason,
           [ATTR_DEADLINE_RETRY_WHY]: m.why,
@@ -259,7 +261,7 @@ export function traceHandlers(sdkTracer: Tracer): Handlers {
       attempt(m) {
         modelAttemptSpan(tracer, m)
         if (m.decision !== 'retry') return
-        trace.getSpan(parentContext(m.deadline))?.addEvent(
+        open(trace.getSpan(parentContext(m.deadline)))?.addEvent(
           EVENT_DEADLINE_RETRY,
           defined({
             [ATTR_DEADLINE_ATTEMPT]: m.attempt + 1,

@@ -3,6 +3,7 @@ import { request, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { setTimeout as delay } from 'node:timers/promises'
 import { instrumentDeadlines, type StopInstrumentation } from '@hourglass/otel'
+import { faultServer } from '@hourglass/testkit'
 import { DiagLogLevel, diag, SpanKind } from '@opentelemetry/api'
 import type { ReadableSpan } from '@opentelemetry/sdk-trace-base'
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
@@ -26,6 +27,7 @@ let lateWrite: Promise<void>
 let lateWritten: () => void = () => {}
 let slowEntered: Promise<void>
 let enteredSlow: () => void = () => {}
+let upstream: Awaited<ReturnType<typeof faultServer>>
 
 beforeAll(async () => {
   diag.setLogger(
@@ -47,7 +49,16 @@ beforeAll(async () => {
   const express = (await import('express')).default
   const { deadline, deadlineErrors } = await import('@hourglass/express')
   const { createServer } = await import('node:http')
+  const { createFetch } = await import('@hourglass/fetch')
+  const hfetch = createFetch({ retry: { statuses: [503] } })
   const app = express()
+  app.get('/then-notify', async (_req, res) => {
+    // Answers first, then tells another service, outside any deadline (a route ahead of the middleware): the
+    // call (and its retry) runs in the request's context after its span ended.
+    res.json({ ok: true })
+    await once(res, 'close')
+    await (await hfetch(`${upstream.url}/notify`)).text()
+  })
   app.use(deadline({ defaultMs: 2000, plan: { work: 1 } }))
   app.get('/late', async (_req, res) => {
     // Ignores its deadline: the middleware answers 504 at 80 ms, this writes after.
@@ -72,6 +83,7 @@ beforeAll(async () => {
 })
 
 afterAll(async () => {
+  await upstream?.close()
   stop()
   uninstrument()
   server.closeAllConnections()
@@ -80,7 +92,12 @@ afterAll(async () => {
   diag.disable()
 })
 
-beforeEach(() => {
+beforeEach(async () => {
+  await upstream?.close()
+  // A notified service that fails once with a 503, then accepts.
+  upstream = await faultServer((_req, i) =>
+    i === 0 ? { type: 'respond', status: 503 } : { type: 'respond', status: 204 },
+  )
   otel.exporter.reset()
   warnings.length = 0
   lateWrite = new Promise((resolve) => {
@@ -122,6 +139,26 @@ describe('the request span after instrumentation-http ended it', () => {
     expect(span?.attributes['hourglass.deadline.outcome']).toBe('client-closed')
     // The counter still sees it (metrics do not depend on the span being open).
     await expect.poll(() => otel.counter('hourglass.deadline.client_closed')).toBe(1)
+    expect(endedSpanWarnings()).toEqual([])
+  })
+
+  it('a retry decided after the answer (work the handler left running) leaves the ended server span alone, without a diag warning', async () => {
+    const answer = await fetch(`${base}/then-notify`)
+    expect(answer.status).toBe(200)
+    await answer.json()
+    const spans = await otel.spansWhere(
+      (s) =>
+        serverSpan(s) !== undefined &&
+        s.filter((span) => span.name === 'deadline.egress GET').length === 2,
+    )
+    // The retry happened: two attempts, children of the request's span.
+    const attempts = spans.filter((span) => span.name === 'deadline.egress GET')
+    expect(attempts.map((a) => a.attributes['http.response.status_code'])).toEqual([503, 204])
+    expect(attempts.map((a) => a.parentSpanContext?.spanId)).toEqual([
+      serverSpan(spans)?.spanContext().spanId,
+      serverSpan(spans)?.spanContext().spanId,
+    ])
+    expect(serverSpan(spans)?.events.map((e) => e.name)).toEqual([])
     expect(endedSpanWarnings()).toEqual([])
   })
 })
