@@ -87,12 +87,20 @@ async function writeJson(ctx: ReplyContext, wire: WireFormat, reply: TextReply):
   // A non-streamed answer arrives only after the whole generation.
   const generationMs =
     (reply.firstTokenDelayMs ?? 0) + (reply.tokenDelayMs ?? 0) * Math.max(0, tokens - 1)
-  if (!(await pause(ctx.clock, (reply.latencyMs ?? 0) + generationMs, ctx.signal))) return
   const body = JSON.stringify(
     ctx.record.route === 'gemini' && ctx.record.path.endsWith(':streamGenerateContent')
       ? [wire.json(plan)]
       : wire.json(plan),
   )
+  if (
+    ctx.dialect === 'deepseek' &&
+    ctx.record.route === 'openai-chat' &&
+    (reply.keepAliveEveryMs ?? 0) > 0 &&
+    reply.cutAfterTokens === undefined
+  ) {
+    return writeDeepSeekKeptAliveJson(ctx, reply, plan.id, body, tokens, generationMs)
+  }
+  if (!(await pause(ctx.clock, (reply.latencyMs ?? 0) + generationMs, ctx.signal))) return
   ctx.res.writeHead(200, {
     'content-type': 'application/json',
     'content-length': Buffer.byteLength(body),
@@ -109,6 +117,44 @@ async function writeJson(ctx: ReplyContext, wire: WireFormat, reply: TextReply):
     ctx.res.destroy()
     return
   }
+  if (!(await writePaced(ctx.res, body, reply, ctx.clock, ctx.signal))) return
+  ctx.record.tokensSent = tokens
+  ctx.record.paid = true
+  ctx.record.outcome = 'success'
+  ctx.res.end()
+}
+
+/**
+ * DeepSeek keeps a slow non-streamed request alive with empty lines: "Non-
+ * streaming requests: Continuously return empty lines … These contents do
+ * not affect the parsing of the JSON body by the OpenAI SDK"
+ * (api-docs.deepseek.com/quick_start/rate_limit). So the status line and
+ * headers come at once (no content-length), then a `\n` every
+ * `keepAliveEveryMs` while the answer is generated, then the JSON.
+ */
+async function writeDeepSeekKeptAliveJson(
+  ctx: ReplyContext,
+  reply: TextReply,
+  id: string,
+  body: string,
+  tokens: number,
+  generationMs: number,
+): Promise<void> {
+  if (!(await pause(ctx.clock, reply.latencyMs ?? 0, ctx.signal))) return
+  ctx.res.writeHead(200, {
+    'content-type': 'application/json',
+    ...requestIdHeader(ctx, id),
+    ...reply.headers,
+  })
+  ctx.res.flushHeaders()
+  const every = reply.keepAliveEveryMs ?? 0
+  let left = generationMs
+  while (left > every) {
+    if (!(await pause(ctx.clock, every, ctx.signal))) return
+    if (!(await writePaced(ctx.res, '\n', {}, ctx.clock, ctx.signal))) return
+    left -= every
+  }
+  if (!(await pause(ctx.clock, left, ctx.signal))) return
   if (!(await writePaced(ctx.res, body, reply, ctx.clock, ctx.signal))) return
   ctx.record.tokensSent = tokens
   ctx.record.paid = true

@@ -63,10 +63,11 @@ describe('fake Gemini', () => {
     const chunks = stream.events.map(
       (e) =>
         JSON.parse(e.data) as {
-          candidates: { content: { parts: Record<string, unknown>[] }; finishReason?: string }[]
+          candidates: { content: { parts?: Record<string, unknown>[] }; finishReason?: string }[]
         },
     )
-    const parts = chunks.flatMap((c) => c.candidates[0]!.content.parts)
+    // The closing chunk has no parts key (see realWireFormats.test.ts).
+    const parts = chunks.flatMap((c) => c.candidates[0]!.content.parts ?? [])
     expect(
       parts
         .filter((p) => p['thought'] === true)

@@ -46,4 +46,57 @@ describe('the official openai client against the fake', () => {
     expect((error as InstanceType<typeof OpenAI.RateLimitError>).code).toBe('rate_limit_exceeded')
     expect(fake.requests.map((r) => r.apiKey)).toEqual(['sk-sdk', 'sk-sdk', 'sk-sdk'])
   })
+
+  it('reads tool calls, streamed (through the stream helper’s accumulator) and not, in every OpenAI-compatible dialect', async () => {
+    const tools = [
+      {
+        type: 'function' as const,
+        function: { name: 'get_weather', parameters: { type: 'object', properties: {} } },
+      },
+    ]
+    const calls = [
+      { name: 'get_weather', arguments: { city: 'Paris' } },
+      { name: 'get_time', arguments: { tz: 'UTC' } },
+    ]
+    for (const dialect of ['openai', 'deepseek', 'qwen', 'doubao', 'ernie'] as const) {
+      fake = await startFakeProvider({
+        dialect,
+        reply: reply.text('', { thinking: 'hm', toolCalls: calls }),
+      })
+      const client = new OpenAI({ baseURL: fake.baseURL, apiKey: 'sk-sdk', maxRetries: 0 })
+      const params = { model: 'm', messages: [{ role: 'user' as const, content: 'hi' }], tools }
+      const expected = [
+        { type: 'function', function: { name: 'get_weather', arguments: '{"city":"Paris"}' } },
+        { type: 'function', function: { name: 'get_time', arguments: '{"tz":"UTC"}' } },
+      ]
+      const plain = await client.chat.completions.create(params)
+      expect(plain.choices[0]).toMatchObject({
+        finish_reason: 'tool_calls',
+        message: { content: null, tool_calls: expected },
+      })
+      const streamed = await client.chat.completions
+        .stream({ ...params, stream_options: { include_usage: true } })
+        .finalChatCompletion()
+      expect(streamed.choices[0]).toMatchObject({
+        finish_reason: 'tool_calls',
+        message: { tool_calls: expected },
+      })
+      expect(streamed.usage).toMatchObject({ completion_tokens: expect.any(Number) })
+      await fake.close()
+      fake = undefined
+    }
+  })
+
+  it('reads a DeepSeek answer preceded by keep-alive blank lines, as DeepSeek says the SDK does', async () => {
+    fake = await startFakeProvider({
+      dialect: 'deepseek',
+      reply: reply.text('答案', { firstTokenDelayMs: 120, keepAliveEveryMs: 30 }),
+    })
+    const client = new OpenAI({ baseURL: fake.baseURL, apiKey: 'sk-sdk', maxRetries: 0 })
+    const completion = await client.chat.completions.create({
+      model: 'deepseek-chat',
+      messages: [{ role: 'user', content: 'hi' }],
+    })
+    expect(completion.choices[0]!.message.content).toBe('答案')
+  })
 })

@@ -5,6 +5,7 @@
 import { afterEach, describe, expect, it } from 'vitest'
 import {
   anthropicErrors,
+  doubaoErrors,
   type FakeProvider,
   geminiErrors,
   openAIErrors,
@@ -73,6 +74,87 @@ describe('usage in chat-completions streams', () => {
       choices: [{ finish_reason: 'stop' }],
       usage: { completion_tokens: 3 },
     })
+    expect(chunks.slice(0, -1).every((c) => c.usage === undefined)).toBe(true)
+  })
+
+  // api-docs.deepseek.com/api/create-chat-completion (quoted in
+  // moona3k/macparakeet#1087): with include_usage "all chunks in the stream
+  // will include a usage field, whose value is null on every chunk except the
+  // last one ... no separate usage-only chunk is emitted"; raw chunks with
+  // "usage":null in neuron-core/neuron-ai#223; cache counts in brainlid/langchain#288.
+  it('deepseek with include_usage: usage: null on every chunk, usage (with cache counts) on the finishing one, no choices: [] chunk', async () => {
+    fake = await startFakeProvider({ dialect: 'deepseek', reply: reply.text('一二三') })
+    const chunks = dataOf<Chunk>(
+      await readSse(
+        await chat(fake.baseURL, { stream: true, stream_options: { include_usage: true } }),
+      ),
+    )
+    expect(chunks.every((c) => c.choices.length === 1)).toBe(true)
+    for (const c of chunks.slice(0, -1)) expect(c.usage).toBeNull()
+    expect(chunks.at(-1)).toMatchObject({
+      choices: [{ finish_reason: 'stop' }],
+      usage: {
+        completion_tokens: 3,
+        prompt_cache_hit_tokens: 0,
+        prompt_cache_miss_tokens: expect.any(Number),
+        prompt_tokens_details: { cached_tokens: 0 },
+      },
+    })
+  })
+})
+
+describe('DeepSeek keeps a slow non-streamed request alive with empty lines', () => {
+  // api-docs.deepseek.com/quick_start/rate_limit: "Non-streaming requests:
+  // Continuously return empty lines ... These contents do not affect the
+  // parsing of the JSON body by the OpenAI SDK."
+  it('sends the headers at once, then blank lines while generating, then the JSON', async () => {
+    fake = await startFakeProvider({
+      dialect: 'deepseek',
+      reply: reply.text('答案', { firstTokenDelayMs: 200, keepAliveEveryMs: 40 }),
+    })
+    const started = performance.now()
+    const res = await chat(fake.baseURL)
+    const headersMs = performance.now() - started
+    expect(res.status).toBe(200)
+    expect(headersMs).toBeLessThan(150)
+    expect(res.headers.get('content-length')).toBeNull()
+    const text = await res.text()
+    expect(text).toMatch(/^\n{2,}\{/)
+    expect(JSON.parse(text)).toMatchObject({ choices: [{ message: { content: '答案' } }] })
+    expect(fake.requests[0]).toMatchObject({ outcome: 'success', paid: true })
+  })
+
+  it('other dialects still hold the headers until the answer is ready', async () => {
+    fake = await startFakeProvider({
+      dialect: 'openai',
+      reply: reply.text('x', { firstTokenDelayMs: 200, keepAliveEveryMs: 40 }),
+    })
+    const started = performance.now()
+    const res = await chat(fake.baseURL)
+    expect(performance.now() - started).toBeGreaterThanOrEqual(150)
+    expect((await res.text()).startsWith('{')).toBe(true)
+  })
+})
+
+describe('Gemini stream end', () => {
+  // pydantic/pydantic-ai#2631: a logged Gemini candidate `Content(role='model')`
+  // with finish_reason STOP and no parts; agentjido/req_llm#638: a final
+  // `{"candidates":[{"finishReason":"STOP"}],"usageMetadata":…}`. proto3 JSON
+  // leaves an empty repeated field out, so `parts: []` never appears.
+  it('the closing chunk carries finishReason and usage, and no parts key', async () => {
+    fake = await startFakeProvider({ dialect: 'gemini', reply: reply.text('a b') })
+    const stream = await readSse(
+      await fetch(`${fake.baseURL}/models/g:streamGenerateContent?alt=sse`, {
+        method: 'POST',
+        body: '{}',
+      }),
+    )
+    const last = JSON.parse(stream.events.at(-1)!.data) as {
+      candidates: { content: Record<string, unknown>; finishReason?: string }[]
+    }
+    expect(last.candidates[0]).toMatchObject({ finishReason: 'STOP', content: { role: 'model' } })
+    expect(last.candidates[0]!.content).not.toHaveProperty('parts')
+    expect(stream.raw).not.toContain('"parts":[]')
   })
 })
 
@@ -180,6 +262,32 @@ describe('error helpers added by the audit', () => {
   it('openAIErrors.contextTooLong names param "messages", as OpenAI does', () => {
     expect(openAIErrors.contextTooLong().body).toMatchObject({
       error: { param: 'messages', code: 'context_length_exceeded' },
+    })
+  })
+
+  it('doubaoErrors: Ark error-code table wording, type and status', () => {
+    // volcengine.com/docs/82379/1299023, docs.byteplus.com/en/docs/ModelArk/1299023
+    const rpm = doubaoErrors.rateLimited()
+    expect(rpm.status).toBe(429)
+    expect(rpm.body).toMatchObject({
+      error: {
+        code: 'RateLimitExceeded.EndpointRPMExceeded',
+        type: 'TooManyRequests',
+        message: expect.stringMatching(
+          /^The Requests Per Minute \(RPM\) limit of the associated endpoint for your account has been exceeded\. Request ID: /,
+        ),
+      },
+    })
+    const overdue = doubaoErrors.accountOverdue()
+    expect(overdue.status).toBe(403)
+    expect(overdue.body).toMatchObject({
+      error: {
+        code: 'AccountOverdueError',
+        type: 'Forbidden',
+        message: expect.stringMatching(
+          /^The request failed because your account has an overdue balance\. Request ID: /,
+        ),
+      },
     })
   })
 

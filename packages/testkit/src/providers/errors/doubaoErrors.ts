@@ -4,20 +4,31 @@ const error = (status: number, code: string, message: string, type: string): Err
   kind: 'error',
   status,
   body: { error: { code, message, param: '', type } },
-  headers: { 'x-request-id': '20250101000000FAKEHOURGLASS' },
+  headers: { 'x-request-id': REQUEST_ID },
 })
 
-/** Doubao / Volcengine Ark error bodies. */
+const REQUEST_ID = '20250101000000FAKEHOURGLASS'
+
+/**
+ * Doubao / Volcengine Ark error bodies. Status, `type` and `code` per Ark's
+ * public error-code table (volcengine.com/docs/82379/1299023, English:
+ * docs.byteplus.com/en/docs/ModelArk/1299023): 429 `TooManyRequests`
+ * `RateLimitExceeded.EndpointRPMExceeded` / `…TPMExceeded` / `ServerOverloaded`,
+ * 403 `Forbidden` `AccountOverdueError`. Messages end in "Request ID: {id}".
+ */
 export const doubaoErrors = {
   /** 429 `RateLimitExceeded.EndpointRPMExceeded` (or `…TPMExceeded`). */
   rateLimited(
     which: 'EndpointRPMExceeded' | 'EndpointTPMExceeded' = 'EndpointRPMExceeded',
   ): ErrorReply {
-    const unit = which === 'EndpointRPMExceeded' ? 'RPM' : 'TPM'
+    // The table's wording: "The Requests Per Minute (RPM) limit of the
+    // associated endpoint for your account has been exceeded. Request ID: {id}".
+    const unit =
+      which === 'EndpointRPMExceeded' ? 'Requests Per Minute (RPM)' : 'Tokens Per Minute (TPM)'
     return error(
       429,
       `RateLimitExceeded.${which}`,
-      `The request failed because you have exceeded the ${unit} limit for this endpoint. Please try again later.`,
+      `The ${unit} limit of the associated endpoint for your account has been exceeded. Request ID: ${REQUEST_ID}`,
       'TooManyRequests',
     )
   },
@@ -35,7 +46,7 @@ export const doubaoErrors = {
     return error(
       403,
       'AccountOverdueError',
-      'The request failed because your account has an overdue balance. Please recharge your account and try again.',
+      `The request failed because your account has an overdue balance. Request ID: ${REQUEST_ID}`,
       'Forbidden',
     )
   },

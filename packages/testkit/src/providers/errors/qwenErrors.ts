@@ -17,7 +17,13 @@ const nativeBody = (code: string, message: string) => ({
 
 /** Qwen / Alibaba DashScope error shapes, including the ones hidden behind HTTP 200. */
 export const qwenErrors = {
-  /** HTTP 200 whose body is a DashScope error (`{"code":"Throttling.RateQuota",…}`): not a success. */
+  /**
+   * HTTP 200 whose body is a DashScope error (`{"code":"Throttling.RateQuota",…}`): not a success.
+   * Provenance unverified: DashScope documents throttling as HTTP 429, and its
+   * own SDK's non-streamed 200 path reads only `output` / `usage` /
+   * `request_id` (dashscope/dashscope-sdk-python `api_entities/http_request.py`).
+   * Kept as a robustness case for clients, not as a documented reply.
+   */
   throttlingIn200(code: QwenThrottlingCode = 'Throttling.RateQuota'): ErrorReply {
     return {
       kind: 'error',

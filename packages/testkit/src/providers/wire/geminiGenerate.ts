@@ -59,7 +59,13 @@ export const geminiGenerate: WireFormat = {
 }
 
 function response(plan: AnswerPlan, parts: unknown[], final: boolean) {
-  const candidate: Record<string, unknown> = { content: { parts, role: 'model' }, index: 0 }
+  // A chunk with no parts has no `parts` key at all (proto3 JSON leaves an
+  // empty repeated field out): the closing "done + usage" chunk of a stream
+  // is `content: {role: 'model'}` with the finishReason — pydantic/pydantic-ai#2631
+  // (a logged Gemini candidate `Content(role='model')`, STOP, no parts) and
+  // agentjido/req_llm#638. Never `parts: []`.
+  const content = parts.length > 0 ? { parts, role: 'model' } : { role: 'model' }
+  const candidate: Record<string, unknown> = { content, index: 0 }
   if (final) candidate['finishReason'] = FINISH[plan.finishReason]
   return {
     candidates: [candidate],

@@ -11,7 +11,15 @@ import type { AnswerPlan, Frame, WireFormat } from './WireFormat.js'
  * (openai-openapi `ChatCompletionStreamOptions.include_usage`), which Qwen's
  * compatible mode, Ark and Qianfan v2 follow (Qwen: "只在include_usage为true时，
  * 在最后一个chunk显示", help.aliyun.com/zh/model-studio/use-qwen-by-calling-api).
- * DeepSeek alone puts usage on the finishing chunk, asked for or not.
+ * DeepSeek alone puts usage on the finishing chunk, asked for or not, and
+ * emits no separate usage chunk; with `include_usage` every other chunk
+ * carries `"usage": null` (api-docs.deepseek.com/api/create-chat-completion
+ * `stream_options.include_usage`, as quoted in moona3k/macparakeet#1087; raw
+ * DeepSeek chunks with `"usage":null` in neuron-core/neuron-ai#223 and
+ * router-for-me/CLIProxyAPI#3076). DeepSeek's usage also counts its context
+ * cache (`prompt_cache_hit_tokens`, `prompt_cache_miss_tokens`,
+ * `prompt_tokens_details.cached_tokens`: a raw finishing chunk in
+ * brainlid/langchain#288).
  */
 export const openAIChat: WireFormat = {
   toolIdPrefix: 'call_',
@@ -48,7 +56,7 @@ export const openAIChat: WireFormat = {
     // DeepSeek: usage rides on the finishing chunk. Everyone else: only when
     // asked, in a chunk of its own, and `usage: null` on the others.
     const deepseek = plan.dialect === 'deepseek'
-    const usageNull = !deepseek && plan.includeUsage ? { usage: null } : {}
+    const usageNull = plan.includeUsage ? { usage: null } : {}
     const chunk = (
       delta: unknown,
       finish: string | null = null,
@@ -113,9 +121,17 @@ export const openAIChat: WireFormat = {
 }
 
 function usage(plan: AnswerPlan) {
-  return {
+  const counts = {
     prompt_tokens: plan.inputTokens,
     completion_tokens: plan.outputTokens,
     total_tokens: plan.inputTokens + plan.outputTokens,
+  }
+  if (plan.dialect !== 'deepseek') return counts
+  // DeepSeek's context-cache counts (brainlid/langchain#288, a raw chunk).
+  return {
+    ...counts,
+    prompt_tokens_details: { cached_tokens: 0 },
+    prompt_cache_hit_tokens: 0,
+    prompt_cache_miss_tokens: plan.inputTokens,
   }
 }
