@@ -162,7 +162,10 @@ export class OutboundCall {
       minBudgetMs: init.config.minBudgetMs,
     })
     if (!decision.retry) {
-      if (decision.reason !== undefined) {
+      // `retry: false` asked for no retry decisions: a skipped one is no news
+      // (llm's adapters send so, and decide themselves: every 429 read as a
+      // skipped retry beside llm's own retry in traces and metrics).
+      if (decision.reason !== undefined && init.retry !== false) {
         publishRetrySkipped(() => ({
           deadline: init.deadline,
           method: init.method,

@@ -179,7 +179,7 @@ export function createFetch(
     }
     // A failure while the body is read is past the first byte: never retried, but said so.
     attempt?.onFinish((ended) => {
-      if (ended.error === undefined) return
+      if (ended.error === undefined || outbound.init.retry === false) return
       publishRetrySkipped(() => ({
         deadline: outbound.init.deadline,
         method: outbound.init.method,

@@ -103,3 +103,21 @@ describe('an x-deadline-expired field sent twice', () => {
     expect(events.skipped).toMatchObject([{ reason: 'HTTP_504', why: 'upstream-deadline' }])
   })
 })
+
+describe('retry: false', () => {
+  it('publishes no skipped retries: it asked for no retry decisions', async () => {
+    events = recordEgress()
+    const busy = await busyTwice(1)
+    const fetch = createFetch({ retry: false })
+    try {
+      const res = await fetch(busy.url)
+      expect(res.status).toBe(503)
+      await res.body?.cancel()
+    } finally {
+      await fetch.close()
+    }
+    expect(busy.requests()).toBe(1)
+    expect(events.retries).toEqual([])
+    expect(events.skipped).toEqual([])
+  })
+})
