@@ -81,7 +81,11 @@ export class Deadline {
     }
 
     if (parent) {
-      if (parent.#state !== 'live') {
+      // A parent whose expiry was only observed aborted nothing and can still
+      // be cancelled (the client leaves): a child made now must be linked to
+      // it like any other, so that cancel reaches it. It expires, observed,
+      // below.
+      if (parent.#aborts()) {
         this.#adopt(parent)
         return
       }
@@ -272,7 +276,7 @@ export class Deadline {
     // not pre-empt it (the client got a reset or a cut 200 instead of a 504).
     const onExpire = this.#onExpire
     this.#onExpire = undefined
-    onExpire?.(this)
+    if (onExpire) isolated(() => onExpire(this))
     if (!this.observe) {
       this.#controller?.abort(this.#reason)
       this.#notifyDone(this.#reason)
@@ -337,7 +341,7 @@ export class Deadline {
     const listeners = this.#doneListeners
     if (!listeners) return
     this.#doneListeners = undefined
-    for (const listener of listeners) listener(reason)
+    for (const listener of listeners) isolated(() => listener(reason))
   }
 
   #forEachChild(fn: (child: Deadline) => void): void {
@@ -349,3 +353,19 @@ export class Deadline {
 }
 
 function noop(): void {}
+
+/**
+ * Call one listener so that its throw stops neither the other listeners nor
+ * the abort of the children (a throw midway left work running and the
+ * deadline half ended). The error is still uncaught, on the next tick: what
+ * an `EventTarget` does with a throwing `abort` listener.
+ */
+function isolated(fn: () => void): void {
+  try {
+    fn()
+  } catch (error) {
+    process.nextTick(() => {
+      throw error
+    })
+  }
+}

@@ -1,0 +1,99 @@
+import { Deadline, ManualClock } from '@hourglass/core'
+import { afterEach, describe, expect, it, vi } from 'vitest'
+
+describe('a child made after its observe-only parent’s expiry', () => {
+  it('is still cancelled with the parent when the client leaves in dark mode', () => {
+    const c = new ManualClock()
+    const parent = Deadline.after(50, { clock: c, observe: true })
+    c.advance(60) // expiry observed: nothing aborted
+    const child = parent.child()
+    const heard: unknown[] = []
+    child.onDone((why) => heard.push(why))
+    const reason = new Error('the client left')
+    parent.cancel(reason)
+    expect(child.signal.aborted).toBe(true)
+    expect(child.signal.reason).toBe(reason)
+    expect(heard).toEqual([reason])
+  })
+
+  it('still follows its own external signal', () => {
+    const c = new ManualClock()
+    const parent = Deadline.after(50, { clock: c, observe: true })
+    c.advance(60)
+    const external = new AbortController()
+    const child = Deadline.after(100, { parent, signal: external.signal })
+    const reason = new Error('caller aborted')
+    external.abort(reason)
+    expect(child.signal.reason).toBe(reason)
+  })
+
+  it('leaves nothing behind once disposed', () => {
+    const c = new ManualClock()
+    const parent = Deadline.after(50, { clock: c, observe: true })
+    c.advance(60)
+    const child = parent.child()
+    child.dispose()
+    parent.cancel(new Error('the client left'))
+    expect(child.signal.aborted).toBe(false) // released: no longer linked
+    expect(c.pendingTimers).toBe(0)
+  })
+})
+
+describe('a listener that throws', () => {
+  const reported: unknown[] = []
+  afterEach(() => {
+    vi.restoreAllMocks()
+    reported.length = 0
+  })
+  // The throw is reported as uncaught on the next tick, as EventTarget does: catch it here.
+  function captureNextTick(): void {
+    vi.spyOn(process, 'nextTick').mockImplementation(((fn: () => void) => {
+      try {
+        fn()
+      } catch (error) {
+        reported.push(error)
+      }
+    }) as typeof process.nextTick)
+  }
+
+  it('on cancel stops neither the other onDone listeners nor the children, and is reported', () => {
+    const c = new ManualClock()
+    const d = Deadline.after(100, { clock: c })
+    const child = d.child()
+    const heard: string[] = []
+    const boom = new Error('listener bug')
+    d.onDone(() => {
+      throw boom
+    })
+    d.onDone(() => heard.push('second listener'))
+    captureNextTick()
+    d.cancel(new Error('the client left'))
+    expect(heard).toEqual(['second listener'])
+    expect(child.done).toBe(true)
+    expect(c.pendingTimers).toBe(0)
+    expect(reported).toEqual([boom])
+  })
+
+  it('at expiry (onExpire or onDone) leaves the signal aborted, the listeners called and the children expired', () => {
+    const c = new ManualClock()
+    const heard: string[] = []
+    const d = Deadline.after(10, {
+      clock: c,
+      onExpire: () => {
+        throw new Error('answer failed')
+      },
+    })
+    const signal = d.signal
+    d.onDone(() => heard.push('onDone'))
+    const child = d.child(50)
+    const childHeard: unknown[] = []
+    child.onDone((why) => childHeard.push(why))
+    captureNextTick()
+    c.advance(10)
+    expect(signal.aborted).toBe(true)
+    expect(heard).toEqual(['onDone'])
+    expect(child.expired).toBe(true)
+    expect(childHeard).toHaveLength(1)
+    expect(reported).toHaveLength(1)
+  })
+})
