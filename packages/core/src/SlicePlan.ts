@@ -126,7 +126,14 @@ export class SlicePlan {
     const signal = slice.signal
     let onAbort: (() => void) | undefined
     try {
-      const work = Promise.resolve().then(() => runWithDeadline(slice, () => step(signal, slice)))
+      // A slice that is over before its step starts (nothing left to allot,
+      // the request already cancelled) does not start it: `run` has already
+      // given up, and a step that ignores its signal would do work — a paid
+      // model call — that nobody will wait for.
+      const work = Promise.resolve().then(() => {
+        if (signal.aborted) throw signal.reason
+        return runWithDeadline(slice, () => step(signal, slice))
+      })
       const stopped = new Promise<never>((_, reject) => {
         onAbort = () => reject(signal.reason)
         if (signal.aborted) onAbort()

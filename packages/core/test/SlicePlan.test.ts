@@ -1,7 +1,7 @@
 import diagnostics from 'node:diagnostics_channel'
 import { coreChannels, currentDeadline, Deadline, ManualClock } from '@hourglass/core'
 import fc from 'fast-check'
-import { describe, expect, it } from 'vitest'
+import { describe, expect, it, vi } from 'vitest'
 
 const shares = { dns: 0.05, preprocess: 0.15, model: 0.7, write: 0.1 }
 
@@ -169,5 +169,32 @@ describe('deadline.plan', () => {
       ),
       { numRuns: 500 },
     )
+  })
+})
+
+describe('a slice that is over before its step starts', () => {
+  it('run does not start the step when nothing is left to allot', async () => {
+    const c = new ManualClock()
+    const plan = Deadline.after(5, { clock: c }).plan({ model: 1 }, { reserveMs: 10 })
+    const step = vi.fn()
+    await expect(plan.run('model', step)).rejects.toMatchObject({
+      code: 'DEADLINE_EXCEEDED',
+      slice: 'model',
+    })
+    await new Promise((resolve) => setImmediate(resolve))
+    expect(step).not.toHaveBeenCalled()
+    expect(plan.report()[0]?.outcome).toBe('exceeded')
+  })
+
+  it('run does not start the step of a request already cancelled', async () => {
+    const c = new ManualClock()
+    const d = Deadline.after(1000, { clock: c })
+    const plan = d.plan({ model: 1 })
+    const reason = new Error('the client left')
+    d.cancel(reason)
+    const step = vi.fn()
+    await expect(plan.run('model', step)).rejects.toBe(reason)
+    await new Promise((resolve) => setImmediate(resolve))
+    expect(step).not.toHaveBeenCalled()
   })
 })
