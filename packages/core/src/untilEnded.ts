@@ -14,6 +14,10 @@ export async function untilEnded<T>(
   until: Pick<WaitOptions, 'deadline' | 'signal' | 'clock'>,
 ): Promise<T> {
   if (until.deadline === undefined && until.signal === undefined) return work
+  // When the deadline or the signal has already ended, `wait` rejects before
+  // `work` is ever subscribed to: its later rejection, which nobody awaits
+  // any more, must not be an unhandled rejection (that ends the process).
+  work.catch(noop)
   let outcome: { ok: true; value: T } | { ok: false; error: unknown } | undefined
   await wait(Number.POSITIVE_INFINITY, {
     ...until,

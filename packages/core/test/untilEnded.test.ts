@@ -36,3 +36,31 @@ describe('untilEnded', () => {
     await expect(untilEnded(Promise.resolve(1), {})).resolves.toBe(1)
   })
 })
+
+describe('untilEnded, called when the deadline or the signal has already ended', () => {
+  it('rejects at once, and the promise failing later is no unhandled rejection', async () => {
+    const unhandled: unknown[] = []
+    const listener = (reason: unknown) => unhandled.push(reason)
+    process.on('unhandledRejection', listener)
+    try {
+      const deadline = Deadline.after(1000, { clock: new ManualClock() })
+      const left = new ClientClosedError()
+      deadline.cancel(left)
+      const controller = new AbortController()
+      controller.abort(new Error('caller aborted'))
+      const fails: Array<(error: Error) => void> = []
+      const work = () => new Promise<never>((_, reject) => fails.push(reject))
+      await expect(untilEnded(work(), { deadline })).rejects.toBe(left)
+      await expect(untilEnded(work(), { signal: controller.signal })).rejects.toThrow(
+        'caller aborted',
+      )
+      for (const fail of fails) fail(new Error('store down'))
+      // Unhandled rejections are reported once the microtasks have run: one turn of the loop.
+      await new Promise((resolve) => setImmediate(resolve))
+      await new Promise((resolve) => setImmediate(resolve))
+      expect(unhandled).toEqual([])
+    } finally {
+      process.off('unhandledRejection', listener)
+    }
+  })
+})
