@@ -62,7 +62,9 @@ export class ClientCall {
       // Beyond 2^31-1 ms (~24.8 days) grpc-js's server reads grpc-timeout
       // into an int32 and wraps it to a deadline already past: no gRPC
       // deadline of ours then, as grpc-js itself does for one that far.
-      if (Number.isFinite(left) && left <= MAX_TIMER_MS) given = Math.min(own, Date.now() + left)
+      if (Number.isFinite(left) && left <= MAX_TIMER_MS) {
+        given = Math.min(own, Date.now() + wireSafeMs(left))
+      }
     }
     this.#budgetMs = Math.max(0, given - Date.now())
     const next = nextCall(given === own ? callOptions : { ...callOptions, deadline: given })
@@ -221,6 +223,17 @@ function outcomeOf(code: number, cancelReason: unknown): GrpcClientEndMessage['o
   if (code === status.DEADLINE_EXCEEDED) return 'expired'
   if (cancelReason !== undefined && code === status.CANCELLED) return 'cancelled'
   return 'error'
+}
+
+/**
+ * grpc-js writes `grpc-timeout` rounded up, in whole seconds from 10^8 ms
+ * (8 digits of ms) on: just under 2^31-1 ms it sent `2147484S`, which its
+ * server reads into an int32, wrapped to a deadline 24 days in the past (an
+ * instant DEADLINE_EXCEEDED). Whole seconds rounded down there never exceed
+ * what is left, nor that limit.
+ */
+function wireSafeMs(left: number): number {
+  return left < 1e8 ? left : Math.floor(left / 1000) * 1000
 }
 
 function toEpochMs(deadline: Date | number | null | undefined): number {

@@ -233,6 +233,25 @@ describe('deadlineInterceptor: every call carries the caller deadline', () => {
     }
   })
 
+  it('a caller deadline just under 2^31-1 ms is sent as whole seconds rounded down, not wrapped by the server into the past', async () => {
+    const { arrivals } = await echoServer() // a plain grpc-js server
+    const work = client()
+    // grpc-js writes this many ms as whole seconds rounded up: 2147484S, past 2^31-1 ms.
+    const far = Deadline.after(MAX_TIMER_MS - 100, { clock: new ManualClock() })
+    await runWithDeadline(far, () => unary(work, {}))
+    expect(arrivals[0]!.grpcMs).toBeGreaterThan(MAX_TIMER_MS - 2000)
+    expect(arrivals[0]!.grpcMs).toBeLessThanOrEqual(MAX_TIMER_MS - 100)
+    // Against our server the call is answered, not DEADLINE_EXCEEDED on arrival.
+    const answer: handleUnaryCall<unknown, unknown> = (_call, callback) => callback(null, {})
+    const ours = await startServer({ unary: answer }, [deadlineServerInterceptor()])
+    try {
+      const answered = await runWithDeadline(far, () => unary(client({}, ours.address), {}))
+      expect(answered.error).toBeUndefined()
+    } finally {
+      await ours.close()
+    }
+  })
+
   it('options are checked when the interceptor is created', () => {
     expect(() => deadlineInterceptor({ reserveMs: -1 })).toThrow(/reserveMs/)
     expect(() => deadlineInterceptor({ minBudgetMs: Number.NaN })).toThrow(/minBudgetMs/)
