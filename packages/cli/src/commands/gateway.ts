@@ -1,3 +1,4 @@
+import { lookup } from 'node:dns/promises'
 import { isIP } from 'node:net'
 import type { Command, Io } from '../Command.js'
 import { intOption, parseCommandArgs } from '../parseCommandArgs.js'
@@ -78,6 +79,10 @@ A flag wins over its environment variable.
         `hourglass gateway: ${values['log-level'] !== undefined ? '--log-level' : 'LOG_LEVEL'} must be one of ${LOG_LEVELS.join(', ')}, got ${JSON.stringify(logLevel.slice(0, 40))}`,
       )
     }
+    // A name that does not resolve is the caller's setting: say so before the
+    // gateway starts, which would first dial Redis (a config's `redis.url`),
+    // wait for it and log about it, and only then fail to listen.
+    if (isIP(host) === 0) await checkResolves(host)
     // Imported when used: the gateway package (and what it pulls in) costs the
     // other commands nothing.
     const { isGatewayConfigError, loadGatewayConfig, startGateway } = await import(
@@ -109,7 +114,7 @@ A flag wins over its environment variable.
         // A host name that does not resolve, or an address this machine does not have: the
         // caller's setting, said in one line instead of getaddrinfo's.
         io.stderr(
-          `hourglass gateway: cannot listen on ${host}: ${code === 'EADDRNOTAVAIL' ? 'not an address of this machine' : 'the host name does not resolve'} (set --host or HOST; in a container, 0.0.0.0)\n`,
+          `${code === 'EADDRNOTAVAIL' ? `hourglass gateway: cannot listen on ${host}: not an address of this machine${LISTEN_HINT}` : unresolvable(host)}\n`,
         )
         return 2
       }
@@ -154,6 +159,21 @@ function untilSignalled(io: Io): { first: Promise<void>; release(): void } {
       process.off('SIGINT', onSignal)
       process.off('SIGTERM', onSignal)
     },
+  }
+}
+
+const LISTEN_HINT = ' (set --host or HOST; in a container, 0.0.0.0)'
+
+const unresolvable = (host: string): string =>
+  `hourglass gateway: cannot listen on ${host}: the host name does not resolve${LISTEN_HINT}`
+
+/** Refuses a host name the resolver does not know (a bad argument, exit 2); other lookup failures are left to listen(). */
+async function checkResolves(host: string): Promise<void> {
+  try {
+    await lookup(host)
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code
+    if (code === 'ENOTFOUND' || code === 'EAI_AGAIN') throw new UsageError(unresolvable(host))
   }
 }
 
