@@ -11,8 +11,8 @@ import { WorkLog } from './WorkLog.js'
 
 /** What most services ship: a fixed 30 s timeout per hop. */
 const HOP_TIMEOUT_MS = 30_000
-/** And a generic retry loop: any failure, 3 attempts, 300 ms × attempt between them. */
-const ATTEMPTS = 3
+/** And a generic retry loop: any failure, 3 attempts (2 retries), 300 ms × attempt between them. */
+export const NAIVE_ATTEMPTS = 3
 const BACKOFF_MS = 300
 
 const caseOf = (req: Request): string => String(req.headers[CASE_ID_HEADER] ?? 'anonymous')
@@ -23,8 +23,8 @@ interface Answer {
 }
 
 /**
- * The same chain without Hourglass: every hop waits up to 30 s, retries any
- * error or 5xx/429 three times, and has no idea how long its caller will wait
+ * The same chain without Hourglass: every hop waits up to 30 s, tries again
+ * on any error or 5xx/429 (3 attempts in all), and has no idea how long its caller will wait
  * — nor that it already left.
  */
 export async function startNaiveChain(seed: number): Promise<Chain> {
@@ -34,7 +34,7 @@ export async function startNaiveChain(seed: number): Promise<Chain> {
 
   const post = async (url: string, caseId: string, body: unknown): Promise<Answer> => {
     let last: Answer = { status: 502, body: { error: 'upstream_failed' } }
-    for (let attempt = 1; attempt <= ATTEMPTS; attempt++) {
+    for (let attempt = 1; attempt <= NAIVE_ATTEMPTS; attempt++) {
       if (attempt > 1) await sleep(BACKOFF_MS * (attempt - 1))
       try {
         const res = await request(url, {

@@ -1,4 +1,5 @@
 import type { DemoFigures } from './DemoFigures.js'
+import { NAIVE_ATTEMPTS } from './naiveChain.js'
 import type { ChainFigures, WaterfallFigures } from './summarize.js'
 
 const LABEL = 44
@@ -25,7 +26,7 @@ export function renderDemo(f: DemoFigures): string {
     `${t.requests} requests, sent to two copies of the same chain:`,
     '  client → edge → api → model service → fake LLM provider, all on loopback',
     '  toolkit: one deadline, propagated, sliced and enforced (@hourglass/*)',
-    '  naive:   30 s timeout per hop, any failure retried 3×, nothing propagated',
+    `  naive:   30 s timeout per hop, up to ${NAIVE_ATTEMPTS} attempts per call, nothing propagated`,
     `  budgets ${f.budgetsMs.map(ms).join(', ')}; the client waits ${f.graceMs} ms past its deadline`,
     '',
     row('', 'toolkit', 'naive'),
