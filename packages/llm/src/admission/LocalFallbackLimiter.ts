@@ -1,8 +1,5 @@
-import {
-  type IRateLimiterOptions,
-  RateLimiterMemory,
-  type RateLimiterRes,
-} from 'rate-limiter-flexible'
+import type { IRateLimiterOptions, RateLimiterRes } from 'rate-limiter-flexible'
+import { MemoryLimiter } from './MemoryLimiter.js'
 
 /**
  * The in-process limiter rate-limiter-flexible falls back to (its
@@ -10,7 +7,7 @@ import {
  * owner can say "Redis is down" once, and "back" once, without guessing
  * from errors it never sees (the library swallows them).
  */
-export class LocalFallbackLimiter extends RateLimiterMemory {
+export class LocalFallbackLimiter extends MemoryLimiter {
   uses = 0
   readonly #onUse: () => void
 

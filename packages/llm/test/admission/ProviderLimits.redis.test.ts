@@ -1,0 +1,128 @@
+import { type RedisServer, redisAvailable, startRedis } from '@hourglass/testkit'
+import { Redis } from 'ioredis'
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
+import { ProviderLimits } from '../../src/admission/ProviderLimits.js'
+
+const available = redisAvailable()
+if (!available) {
+  console.warn(
+    '\n!!! redis-server is not on PATH: the Redis ProviderLimits tests are SKIPPED. Install redis-server (CI does) to run them. !!!\n',
+  )
+}
+
+/**
+ * An ioredis client whose give-backs (the counter script run with negative
+ * points) are held until the test lets them go: what a slow round trip does
+ * to a give-back sent as the window ends.
+ */
+function holdingGiveBacks(client: Redis) {
+  const held: Array<() => void> = []
+  let onHeld: (() => void) | undefined
+  const proxy = new Proxy(client, {
+    get(target, name, receiver) {
+      const value = Reflect.get(target, name, receiver)
+      if (name !== 'rlflxIncr' || typeof value !== 'function') return value
+      return async (args: string[]) => {
+        const told = onHeld
+        if (told !== undefined && Number(args[1]) < 0) {
+          onHeld = undefined
+          await new Promise<void>((resolve) => {
+            held.push(resolve)
+            told()
+          })
+        }
+        return value.call(target, args)
+      }
+    },
+  })
+  return {
+    client: proxy,
+    /** Holds the next give-back; resolves once it is being held. */
+    nextHeld: () => new Promise<void>((resolve) => (onHeld = resolve)),
+    release: () => {
+      for (const go of held.splice(0)) go()
+    },
+  }
+}
+
+describe.skipIf(!available)('ProviderLimits on a real Redis', () => {
+  let redis: RedisServer
+  const clients: Redis[] = []
+
+  beforeAll(async () => {
+    redis = await startRedis()
+  })
+  afterAll(async () => {
+    await redis?.stop()
+  })
+  afterEach(() => {
+    for (const c of clients.splice(0)) c.disconnect()
+  })
+
+  async function client(): Promise<Redis> {
+    const c = new Redis(redis.url, { lazyConnect: true, enableOfflineQueue: false })
+    c.on('error', () => {})
+    clients.push(c)
+    await c.connect()
+    return c
+  }
+
+  /** Admitted requests out of `count` tries, one after another. */
+  async function admitted(limits: ProviderLimits, count: number, tokens = 1): Promise<number> {
+    let n = 0
+    for (let i = 0; i < count; i++) if ((await limits.tryAcquire('acme', tokens)).admitted) n++
+    return n
+  }
+
+  it('a request refused as the window ends gives nothing to the next window: it admits the limit, not more', async () => {
+    const inspector = await client()
+    const gate = holdingGiveBacks(await client())
+    const prefix = `refused-${Math.random()}`
+    const limits = new ProviderLimits({
+      limits: { acme: { rpm: 2 } },
+      windowMs: 1000,
+      redis: gate.client,
+      keyPrefix: prefix,
+      logger: { warn: () => {} },
+    })
+    expect(await admitted(limits, 2)).toBe(2)
+    const held = gate.nextHeld()
+    const third = limits.tryAcquire('acme', 1)
+    // The window ends between the refusal and anything sent after it.
+    await Promise.race([third, held])
+    await inspector.del(`${prefix}:rpm:acme`)
+    gate.release()
+    expect((await third).admitted).toBe(false)
+
+    expect(await admitted(limits, 5)).toBe(2)
+    expect(Number(await inspector.get(`${prefix}:rpm:acme`))).toBeGreaterThanOrEqual(0)
+  })
+
+  it("a request's share given back after a TPM refusal never starts the next window below zero", async () => {
+    const inspector = await client()
+    const gate = holdingGiveBacks(await client())
+    const prefix = `given-back-${Math.random()}`
+    const limits = new ProviderLimits({
+      limits: { acme: { rpm: 2, tpm: 100 } },
+      windowMs: 1000,
+      redis: gate.client,
+      keyPrefix: prefix,
+      logger: { warn: () => {} },
+    })
+    expect(await admitted(limits, 1, 90)).toBe(1)
+    // Fits the RPM limit, not the TPM one: its request is given back.
+    const held = gate.nextHeld()
+    const big = limits.tryAcquire('acme', 50)
+    await held
+    // Both windows end while the give-back is on its way.
+    await inspector.del(`${prefix}:rpm:acme`, `${prefix}:tpm:acme`)
+    gate.release()
+    expect(await big).toMatchObject({ admitted: false, limit: 'tpm' })
+
+    expect(await admitted(limits, 5)).toBe(2)
+    // And nothing is left without an expiry.
+    for (const key of await inspector.keys(`${prefix}:*`)) {
+      expect(await inspector.pttl(key)).toBeGreaterThan(0)
+    }
+  })
+})
