@@ -4,7 +4,7 @@ import {
   connect as netConnect,
   type Socket,
 } from 'node:net'
-import { type ConnectionOptions, connect as tlsConnect } from 'node:tls'
+import { type ConnectionOptions, type TLSSocket, connect as tlsConnect } from 'node:tls'
 import { systemClock } from '@hourglass/core'
 import type { buildConnector } from 'undici'
 import { Attempt } from './Attempt.js'
@@ -12,7 +12,12 @@ import { claimConnectAttempt } from './attemptContext.js'
 import { coalescedLookup } from './coalescedLookup.js'
 import { ConnectError } from './errors/ConnectError.js'
 import { DnsError } from './errors/DnsError.js'
-import { type EgressOptions, type ResolvedOptions, resolveOptions } from './options.js'
+import {
+  type EgressOptions,
+  type LookupFunction,
+  type ResolvedOptions,
+  resolveOptions,
+} from './options.js'
 
 export interface ConnectorOptions extends EgressOptions {
   /** Extra TLS options for https origins (`ca`, `rejectUnauthorized`, client certs…). */
@@ -78,7 +83,12 @@ export function connectorFor(
       const started = attempt.init.clock.now()
       const port = Number(opts.port) || (opts.protocol === 'https:' ? 443 : 80)
       const https = opts.protocol === 'https:'
-      const servername = opts.servername || (isIP(opts.hostname) ? undefined : opts.hostname)
+      // undici's order (buildConnector): the request's servername, then the
+      // connector's (`tls.servername`), then the name in the URL. Spreading
+      // `tls` first and the URL's name after it silently dropped the caller's
+      // SNI for every named host.
+      const servername =
+        opts.servername || tls?.servername || (isIP(opts.hostname) ? undefined : opts.hostname)
       // One address: connect to it. Several (IPv6 and IPv4 for one name):
       // Node's own Happy Eyeballs tries them in turn, as it does for a plain
       // connect, from the answer our bounded lookup already has — a name
@@ -105,10 +115,20 @@ export function connectorFor(
       socket.once(https ? 'secureConnect' : 'connect', function (this: Socket) {
         settle(null, this)
       })
-      socket.on('error', (error) => {
+      socket.on('error', function (this: Socket, error) {
         if (settled) return
         const elapsedMs = attempt.init.clock.now() - started
-        settle(new ConnectError({ elapsedMs: attempt.elapsed(), phaseMs: elapsedMs, cause: error }))
+        // Node sets authorizationError just before it destroys a socket whose
+        // peer certificate failed verification (chain or hostname); it is null before.
+        const certificateRejected = https && Boolean((this as TLSSocket).authorizationError)
+        settle(
+          new ConnectError({
+            elapsedMs: attempt.elapsed(),
+            phaseMs: elapsedMs,
+            cause: error,
+            certificateRejected,
+          }),
+        )
       })
     }
 
@@ -117,8 +137,13 @@ export function connectorFor(
       return
     }
     attempt.enter('dns')
-    lookup(opts.hostname, { all: true }, (error, answer, family) => {
-      if (settled) return
+    // A lookup of one's own may call back twice or throw: a second answer
+    // must not open a second socket (nobody would ever close it), and a
+    // throw is the name failing to resolve.
+    let answered = false
+    const onAnswer: Parameters<LookupFunction>[2] = (error, answer, family) => {
+      if (settled || answered) return
+      answered = true
       // A lookup of one's own may answer with one address whatever it was asked.
       const addresses = Array.isArray(answer)
         ? answer
@@ -136,7 +161,12 @@ export function connectorFor(
         return
       }
       open(addresses)
-    })
+    }
+    try {
+      lookup(opts.hostname, { all: true }, onAnswer)
+    } catch (error) {
+      onAnswer(error as NodeJS.ErrnoException, [])
+    }
   }
 }
 

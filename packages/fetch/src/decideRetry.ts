@@ -88,6 +88,8 @@ export function decideRetry(outcome: Outcome, state: RetryState): RetryDecision 
   }
   if (isDnsError(error)) return no('dns-failure')
   if (isConnectError(error)) {
+    // A rejected certificate is the peer's answer, not a refused connect: it comes back the same.
+    if (error.certificateRejected) return no('not-retryable')
     if (!error.fast) return no('slow-connect-failure')
     if (!policy.fastConnectFailure) return no('retry-disabled')
     // The refused connect was to a redirect target: the request itself

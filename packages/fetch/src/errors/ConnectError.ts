@@ -15,8 +15,14 @@ export class ConnectError extends EgressError {
   readonly fast: boolean
   /** The OS error code (`ECONNREFUSED`, `ENOTFOUND`, …) when there is one. */
   readonly osCode: string | undefined
+  /**
+   * The TLS peer answered with a certificate that failed verification
+   * (`rejectUnauthorized`). However fast, never retried: the same
+   * certificate is presented again.
+   */
+  readonly certificateRejected: boolean
 
-  constructor(details: EgressErrorDetails & { phaseMs: number }) {
+  constructor(details: EgressErrorDetails & { phaseMs: number; certificateRejected?: boolean }) {
     const osCode = (details.cause as { code?: unknown } | undefined)?.code
     super(
       ConnectError.code,
@@ -26,6 +32,7 @@ export class ConnectError extends EgressError {
     )
     this.fast = details.phaseMs < FAST_CONNECT_FAILURE_MS
     this.osCode = typeof osCode === 'string' ? osCode : undefined
+    this.certificateRejected = details.certificateRejected ?? false
   }
 }
 

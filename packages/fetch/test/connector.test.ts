@@ -1,0 +1,151 @@
+import { readFileSync } from 'node:fs'
+import { createServer, type Server } from 'node:https'
+import type { AddressInfo } from 'node:net'
+import type { TLSSocket } from 'node:tls'
+import { type FaultServer, faultServer } from '@hourglass/testkit'
+import { afterEach, describe, expect, it } from 'vitest'
+import {
+  ConnectError,
+  createFetch,
+  DnsError,
+  type HourglassFetch,
+  type LookupFunction,
+} from '../src/index.js'
+import { type EgressEvents, recordEgress, rejection } from './helpers.js'
+
+// A self-signed certificate for svc.test, other.test and 127.0.0.1 (openssl, 10 years).
+const cert = readFileSync(new URL('./fixtures/svc.test.cert.pem', import.meta.url))
+const key = readFileSync(new URL('./fixtures/svc.test.key.pem', import.meta.url))
+
+interface TlsUpstream {
+  port: number
+  /** SNI of every handshake that completed. */
+  servernames: (string | false)[]
+  /** TCP connections accepted. */
+  connections: number
+}
+
+let closers: (() => Promise<void>)[] = []
+let events: EgressEvents | undefined
+
+afterEach(async () => {
+  events?.stop()
+  events = undefined
+  await Promise.all(closers.map((close) => close()))
+  closers = []
+})
+
+function client(options: Parameters<typeof createFetch>[0]): HourglassFetch {
+  const fetch = createFetch(options)
+  closers.push(() => fetch.close())
+  return fetch
+}
+
+async function tlsUpstream(): Promise<TlsUpstream> {
+  const upstream: TlsUpstream = { port: 0, servernames: [], connections: 0 }
+  const server: Server = createServer({ cert, key }, (_req, res) => res.end('ok'))
+  server.on('connection', () => upstream.connections++)
+  server.on('secureConnection', (socket: TLSSocket) =>
+    upstream.servernames.push((socket as TLSSocket & { servername: string | false }).servername),
+  )
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  upstream.port = (server.address() as AddressInfo).port
+  closers.push(
+    () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections()
+        server.close(() => resolve())
+      }),
+  )
+  return upstream
+}
+
+async function serve(plan: Parameters<typeof faultServer>[0]): Promise<FaultServer> {
+  const server = await faultServer(plan)
+  closers.push(() => server.close())
+  return server
+}
+
+const loopback: LookupFunction = (_name, _options, callback) =>
+  callback(null, [{ address: '127.0.0.1', family: 4 }])
+
+describe('TLS options', () => {
+  it('a certificate that fails verification is a CONNECT_FAILED marked certificateRejected, and is never retried', async () => {
+    const upstream = await tlsUpstream()
+    events = recordEgress()
+    const error = await rejection(client({})(`https://127.0.0.1:${upstream.port}/`))
+    expect(error).toBeInstanceOf(ConnectError)
+    expect(error).toMatchObject({
+      code: 'CONNECT_FAILED',
+      certificateRejected: true,
+      osCode: 'DEPTH_ZERO_SELF_SIGNED_CERT',
+    })
+    expect(events.retries).toHaveLength(0)
+    expect(events.skipped).toMatchObject([{ why: 'not-retryable' }])
+    expect(upstream.connections).toBe(1)
+  })
+
+  it('a certificate for another name is rejected the same way', async () => {
+    const upstream = await tlsUpstream()
+    const lookup: LookupFunction = loopback
+    const error = await rejection(
+      client({ lookup, tls: { ca: cert } })(`https://wrong.test:${upstream.port}/`),
+    )
+    expect(error).toMatchObject({
+      code: 'CONNECT_FAILED',
+      certificateRejected: true,
+      osCode: 'ERR_TLS_CERT_ALTNAME_INVALID',
+    })
+    expect(upstream.connections).toBe(1)
+  })
+
+  it('a certificate the tls options trust connects', async () => {
+    const upstream = await tlsUpstream()
+    const res = await client({ tls: { ca: cert } })(`https://127.0.0.1:${upstream.port}/`)
+    expect(await res.text()).toBe('ok')
+  })
+
+  it('tls.servername is the SNI sent (and the name verified) for a named host, as with undici', async () => {
+    const upstream = await tlsUpstream()
+    const fetch = client({ lookup: loopback, tls: { ca: cert, servername: 'other.test' } })
+    const res = await fetch(`https://svc.test:${upstream.port}/`)
+    expect(await res.text()).toBe('ok')
+    expect(upstream.servernames).toEqual(['other.test'])
+  })
+
+  it('without tls.servername the URL name is the SNI', async () => {
+    const upstream = await tlsUpstream()
+    const res = await client({ lookup: loopback, tls: { ca: cert } })(
+      `https://svc.test:${upstream.port}/`,
+    )
+    expect(await res.text()).toBe('ok')
+    expect(upstream.servernames).toEqual(['svc.test'])
+  })
+})
+
+describe('a lookup of ones own', () => {
+  it('that calls back twice opens one socket, and none is left open once the call is over', async () => {
+    const server = await serve({ type: 'respond', body: 'once' })
+    const twice: LookupFunction = (name, options, callback) => {
+      loopback(name, options, callback)
+      loopback(name, options, callback)
+    }
+    const fetch = createFetch({ lookup: twice, retry: false })
+    const res = await fetch(`http://svc.test:${server.port}/`)
+    expect(await res.text()).toBe('once')
+    await fetch.close()
+    await server.idle()
+    expect(server.totalConnections).toBe(1)
+  })
+
+  it('that throws is a DNS_FAILED carrying what it threw', async () => {
+    const boom = new Error('resolver misconfigured')
+    const throwing: LookupFunction = () => {
+      throw boom
+    }
+    const error = await rejection(client({ lookup: throwing })('http://svc.test:8080/'))
+    expect(error).toBeInstanceOf(DnsError)
+    expect(error).toMatchObject({ code: 'DNS_FAILED', phase: 'dns', hostname: 'svc.test' })
+    expect((error as Error).cause).toBe(boom)
+  })
+})
