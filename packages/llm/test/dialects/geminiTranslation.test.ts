@@ -61,7 +61,7 @@ describe('Gemini generateContent translation', () => {
             {
               name: 'get_weather',
               description: 'Weather',
-              parameters: { type: 'object', properties: { city: { type: 'string' } } },
+              parametersJsonSchema: { type: 'object', properties: { city: { type: 'string' } } },
             },
           ],
         },
@@ -91,6 +91,33 @@ describe('Gemini generateContent translation', () => {
         'gemini-2.5-flash',
       ).path,
     ).toBe('/models/gemini-2.5-flash:streamGenerateContent?alt=sse')
+  })
+
+  it('gives Gemini 3 the documented skip sentinel for a function call without its signature, never over a real one', () => {
+    const call = (id: string) => ({ type: 'tool_call', id, name: 'w', arguments: {} }) as const
+    const built = gemini.buildRequest(
+      {
+        maxTokens: 1,
+        messages: [
+          { role: 'user', content: 'x' },
+          { role: 'assistant', content: [call('a'), call('b')] },
+          { role: 'tool', content: [{ type: 'tool_result', toolCallId: 'a', content: '1' }] },
+          { role: 'tool', content: [{ type: 'tool_result', toolCallId: 'b', content: '2' }] },
+          {
+            role: 'assistant',
+            content: [{ type: 'thinking', thinking: '', signature: 'CiQB' }, call('c')],
+          },
+          { role: 'tool', content: [{ type: 'tool_result', toolCallId: 'c', content: '3' }] },
+        ],
+      },
+      'gemini-3-flash-preview',
+    )
+    const contents = (built.body as { contents: { parts: Record<string, unknown>[] }[] }).contents
+    expect(contents[1]?.parts.map((p) => p['thoughtSignature'])).toEqual([
+      'skip_thought_signature_validator',
+      undefined,
+    ])
+    expect(contents[3]?.parts[0]?.['thoughtSignature']).toBe('CiQB')
   })
 
   it('parses text, thought summaries, a signed function call (finish → tool_calls) and usage with thoughts as output', () => {

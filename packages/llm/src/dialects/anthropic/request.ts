@@ -43,6 +43,16 @@ export function buildAnthropicRequest(request: ChatRequest, model: string): Buil
     if (last?.role === role) last.content.push(...content)
     else turns.push({ role, content })
   }
+  if (turns.length === 0) {
+    // Messages API: `messages` needs at least one message (system text goes
+    // in the top-level `system`, not in `messages`), and empty text blocks are
+    // rejected, which is why they are skipped above.
+    // https://docs.anthropic.com/en/api/messages (messages: "Input messages").
+    throw new InvalidChatRequestError(
+      'messages',
+      'Anthropic needs at least one user or assistant message with content besides system messages',
+    )
+  }
   const body: Record<string, unknown> = {
     model,
     max_tokens: request.maxTokens,

@@ -42,6 +42,16 @@ export function buildGeminiRequest(request: ChatRequest, model: string): BuiltRe
     if (last?.role === role) last.parts.push(...parts)
     else contents.push({ role, parts })
   }
+  if (contents.length === 0) {
+    // generateContent requires `contents` with at least one part
+    // (https://ai.google.dev/api/generate-content#request-body: "contents[]
+    // Required"); system text alone is not a conversation.
+    throw new InvalidChatRequestError(
+      'messages',
+      'Gemini needs at least one user or assistant message with content besides system messages',
+    )
+  }
+  if (requiresSignedCalls(model)) signUnsignedCalls(contents)
   const generationConfig: Record<string, unknown> = { maxOutputTokens: request.maxTokens }
   if (request.temperature !== undefined) generationConfig['temperature'] = request.temperature
   if (request.topP !== undefined) generationConfig['topP'] = request.topP
@@ -58,7 +68,15 @@ export function buildGeminiRequest(request: ChatRequest, model: string): BuiltRe
           // Set field by field: on Node 20 a field after a spread costs ~0.4 µs.
           const declaration: Record<string, unknown> = { name: t.name }
           if (t.description !== undefined) declaration['description'] = t.description
-          declaration['parameters'] = t.parameters
+          // `parametersJsonSchema`, not `parameters`: `parameters` is OpenAPI's
+          // subset, which answers 400 to JSON Schema as OpenAI clients write it
+          // (`additionalProperties`, `$schema`: "Unknown name ... Cannot find
+          // field") and to an object without properties ("properties: should be
+          // non-empty for OBJECT type", the gateway's default for a tool without
+          // parameters). FunctionDeclaration.parametersJsonSchema takes JSON
+          // Schema: https://ai.google.dev/api/caching#FunctionDeclaration,
+          // googleapis/js-genai src/types.ts `parametersJsonSchema`.
+          declaration['parametersJsonSchema'] = t.parameters
           return declaration
         }),
       },
@@ -69,6 +87,34 @@ export function buildGeminiRequest(request: ChatRequest, model: string): BuiltRe
     ? `/models/${encodeURIComponent(model)}:streamGenerateContent?alt=sse`
     : `/models/${encodeURIComponent(model)}:generateContent`
   return { path, body }
+}
+
+/**
+ * Gemini 3 answers 400 ("Function call is missing a thought_signature") to
+ * a history whose model turn has a function call without the signature it
+ * came with; an OpenAI client has no field to send one back in. For a call
+ * that has none (sent from a client, or from another model after a fallback)
+ * Google documents a sentinel signature that skips the check
+ * (https://ai.google.dev/gemini-api/docs/thought-signatures; applied the same
+ * way by vercel/ai #15560 and strands-agents/sdk-python #1298). Only the first
+ * function call of a model turn carries a signature (parallel calls share it).
+ * Gemini 2.x takes calls without one, so they go as they are.
+ */
+const SKIP_THOUGHT_SIGNATURE = 'skip_thought_signature_validator'
+
+function requiresSignedCalls(model: string): boolean {
+  const major = /^(?:models\/)?gemini-(\d+)/.exec(model)?.[1]
+  return major !== undefined && Number(major) >= 3
+}
+
+function signUnsignedCalls(contents: readonly { role: Role; parts: Record<string, unknown>[] }[]) {
+  for (const content of contents) {
+    if (content.role !== 'model') continue
+    const call = content.parts.find((part) => part['functionCall'] !== undefined)
+    if (call !== undefined && call['thoughtSignature'] === undefined) {
+      call['thoughtSignature'] = SKIP_THOUGHT_SIGNATURE
+    }
+  }
 }
 
 /** Chat Completions names → `generationConfig` names, for fields with the same meaning. */
@@ -205,15 +251,27 @@ function toParts(blocks: readonly ContentBlock[], names: Map<string, string>, in
         signed({ functionCall: { id: block.id, name: block.name, args } })
         break
       }
-      case 'tool_result':
+      case 'tool_result': {
+        // Gemini matches a functionResponse to its call by function name
+        // (https://ai.google.dev/api/caching#FunctionResponse: `name` required).
+        // A result whose call is not in the history has no name to send: the
+        // id in its place would be a call of a function that does not exist.
+        const name = names.get(block.toolCallId)
+        if (name === undefined) {
+          throw new InvalidChatRequestError(
+            `messages[${index}].tool_call_id`,
+            'Gemini needs the function name of a tool result, and no assistant tool call in messages has this id',
+          )
+        }
         parts.push({
           functionResponse: {
             id: block.toolCallId,
-            name: names.get(block.toolCallId) ?? block.toolCallId,
+            name,
             response: block.isError ? { error: block.content } : { result: block.content },
           },
         })
         break
+      }
     }
   }
   return parts

@@ -1,0 +1,180 @@
+import type { FakeProvider, ProviderDialect } from '@hourglass/testkit'
+import OpenAI from 'openai'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { fakeProvider, fallback, type Harness, startHarness } from './support/harness.js'
+
+/**
+ * What the official client's requests become at Anthropic's and Gemini's
+ * fakes, for requests their real APIs would refuse if sent as the other
+ * dialects take them: the gateway translates them, or answers 400 itself
+ * with nothing sent.
+ */
+
+const DIALECTS: ProviderDialect[] = ['anthropic', 'gemini']
+const fakes = new Map<ProviderDialect, FakeProvider>()
+let harness: Harness
+
+beforeAll(async () => {
+  const providers: Record<string, unknown> = {}
+  const models: Record<string, unknown> = {}
+  for (const dialect of DIALECTS) {
+    const { fake, entry } = await fakeProvider(dialect, ['k'])
+    fakes.set(dialect, fake)
+    providers[dialect] = entry
+    models[`m-${dialect}`] = fallback([dialect, `up-${dialect}`])
+  }
+  harness = await startHarness({ providers, models })
+})
+
+afterAll(async () => {
+  await harness.close()
+  for (const fake of fakes.values()) await fake.close()
+})
+
+async function send(
+  dialect: ProviderDialect,
+  body: Omit<OpenAI.ChatCompletionCreateParamsNonStreaming, 'model'>,
+) {
+  const fake = fakes.get(dialect) as FakeProvider
+  const before = fake.requests.length
+  let error: InstanceType<typeof OpenAI.APIError> | undefined
+  try {
+    await harness.client.chat.completions.create({ model: `m-${dialect}`, ...body })
+  } catch (caught) {
+    if (!(caught instanceof OpenAI.APIError)) throw caught
+    error = caught
+  }
+  const sent = fake.requests.slice(before)
+  return { error, sent, upstream: sent[0]?.body as Record<string, unknown> | undefined }
+}
+
+describe('Gemini function declarations', () => {
+  it('go as parametersJsonSchema: JSON Schema keywords and a tool without parameters reach Gemini in the field that takes them', async () => {
+    const schema = {
+      $schema: 'http://json-schema.org/draft-07/schema#',
+      type: 'object',
+      properties: { city: { type: 'string' } },
+      required: ['city'],
+      additionalProperties: false,
+    }
+    const { error, upstream } = await send('gemini', {
+      messages: [{ role: 'user', content: 'hi' }],
+      tools: [
+        { type: 'function', function: { name: 'weather', parameters: schema } },
+        { type: 'function', function: { name: 'now' } },
+      ],
+    })
+    expect(error).toBeUndefined()
+    expect(upstream?.['tools']).toEqual([
+      {
+        functionDeclarations: [
+          { name: 'weather', parametersJsonSchema: schema },
+          { name: 'now', parametersJsonSchema: { type: 'object', properties: {} } },
+        ],
+      },
+    ])
+  })
+})
+
+describe('a tool result whose call is not in the history', () => {
+  it('is refused for Gemini (it needs the function name) instead of sending the id as the name', async () => {
+    const { error, sent } = await send('gemini', {
+      messages: [
+        { role: 'user', content: 'hi' },
+        { role: 'tool', tool_call_id: 'call_x', content: 'r' },
+      ],
+    })
+    expect(error?.status).toBe(400)
+    expect(error?.error).toMatchObject({
+      code: 'unsupported_field',
+      param: 'messages[1].tool_call_id',
+    })
+    expect(sent).toHaveLength(0)
+  })
+
+  it('still goes when the call is there, paired by name', async () => {
+    const { error, upstream } = await send('gemini', {
+      messages: [
+        { role: 'user', content: 'hi' },
+        {
+          role: 'assistant',
+          content: null,
+          tool_calls: [{ id: 'c1', type: 'function', function: { name: 'w', arguments: '{}' } }],
+        },
+        { role: 'tool', tool_call_id: 'c1', content: 'r' },
+      ],
+    })
+    expect(error).toBeUndefined()
+    expect((upstream?.['contents'] as unknown[] | undefined)?.at(-1)).toEqual({
+      role: 'user',
+      parts: [{ functionResponse: { id: 'c1', name: 'w', response: { result: 'r' } } }],
+    })
+  })
+})
+
+describe('a conversation with nothing but system text', () => {
+  for (const dialect of DIALECTS) {
+    it(`is refused for ${dialect} (empty messages/contents), nothing sent`, async () => {
+      for (const messages of [
+        [{ role: 'system', content: 'Say hi.' }],
+        [
+          { role: 'developer', content: 'Say hi.' },
+          { role: 'user', content: '' },
+        ],
+      ] as OpenAI.ChatCompletionMessageParam[][]) {
+        const { error, sent } = await send(dialect, { messages })
+        expect(error?.status).toBe(400)
+        expect(error?.error).toMatchObject({ code: 'unsupported_field', param: 'messages' })
+        expect(sent).toHaveLength(0)
+      }
+    })
+  }
+})
+
+describe('Gemini 3 function calls sent back without a thought signature', () => {
+  const history: OpenAI.ChatCompletionMessageParam[] = [
+    { role: 'user', content: 'weather in a and b' },
+    {
+      role: 'assistant',
+      content: null,
+      tool_calls: [
+        { id: 'c1', type: 'function', function: { name: 'w', arguments: '{"city":"a"}' } },
+        { id: 'c2', type: 'function', function: { name: 'w', arguments: '{"city":"b"}' } },
+      ],
+    },
+    { role: 'tool', tool_call_id: 'c1', content: 'sunny' },
+    { role: 'tool', tool_call_id: 'c2', content: 'rain' },
+  ]
+
+  it('get the documented skip sentinel on the first call of the turn (gemini-3*), and only there', async () => {
+    const fake = fakes.get('gemini') as FakeProvider
+    const local = await startHarness({
+      providers: { g: { dialect: 'gemini', baseURL: fake.baseURL, apiKeys: ['k'] } },
+      models: {
+        three: fallback(['g', 'gemini-3-pro-preview']),
+        two: fallback(['g', 'gemini-2.5-flash']),
+      },
+    })
+    try {
+      const before = fake.requests.length
+      await local.client.chat.completions.create({ model: 'three', messages: history })
+      await local.client.chat.completions.create({ model: 'two', messages: history })
+      const [three, two] = fake.requests
+        .slice(before)
+        .map((r) => (r.body as { contents: { parts: Record<string, unknown>[] }[] }).contents[1])
+      expect(three?.parts).toEqual([
+        {
+          functionCall: { id: 'c1', name: 'w', args: { city: 'a' } },
+          thoughtSignature: 'skip_thought_signature_validator',
+        },
+        { functionCall: { id: 'c2', name: 'w', args: { city: 'b' } } },
+      ])
+      expect(two?.parts).toEqual([
+        { functionCall: { id: 'c1', name: 'w', args: { city: 'a' } } },
+        { functionCall: { id: 'c2', name: 'w', args: { city: 'b' } } },
+      ])
+    } finally {
+      await local.close()
+    }
+  })
+})
