@@ -192,10 +192,14 @@ export function createFetch(
     return { retry: false, value: response }
   }
 
+  // Once: a second close() (two shutdown hooks, a test's afterEach) resolves
+  // with the first instead of rejecting with undici's ClientDestroyedError.
+  let closing: Promise<void> | undefined
   return Object.assign(call, {
     dispatcher,
-    close: async () => {
-      await own?.close()
+    close: (): Promise<void> => {
+      closing ??= own ? own.close().then(() => undefined) : Promise.resolve()
+      return closing
     },
   })
 }

@@ -121,3 +121,11 @@ describe('retry: false', () => {
     expect(events.skipped).toEqual([])
   })
 })
+
+describe('fetch.close()', () => {
+  it('may be called twice (two shutdown hooks): the second resolves like the first', async () => {
+    const fetch = createFetch()
+    await fetch.close()
+    await expect(fetch.close()).resolves.toBeUndefined()
+  })
+})
