@@ -326,6 +326,16 @@ describe('extra Chat Completions fields (request.extra)', () => {
     }
   })
 
+  it('a temperature above 1 (OpenAI allows up to 2) throws naming temperature; 1 is sent', () => {
+    const at = (temperature: number) =>
+      dialects.anthropic.buildRequest(
+        { messages: [{ role: 'user', content: 'hi' }], maxTokens: 10, temperature },
+        'claude',
+      ).body as Record<string, unknown>
+    expect(at(1)['temperature']).toBe(1)
+    expect(() => at(1.5)).toThrow('temperature: Anthropic takes a temperature from 0 to 1, got 1.5')
+  })
+
   it('user and safety_identifier: one metadata.user_id when they agree, a throw naming user when they differ', () => {
     expect(build({ safety_identifier: 's1' })['metadata']).toEqual({ user_id: 's1' })
     expect(build({ user: 'u1', safety_identifier: 'u1' })['metadata']).toEqual({ user_id: 'u1' })

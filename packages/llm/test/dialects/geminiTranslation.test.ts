@@ -268,6 +268,20 @@ describe('extra Chat Completions fields (request.extra)', () => {
     gemini.buildRequest({ messages: [{ role: 'user', content: 'hi' }], maxTokens: 10, extra }, 'g')
       .body as Record<string, unknown>
 
+  it('up to 5 stop sequences are sent; more throws naming stop', () => {
+    const withStop = (n: number) =>
+      gemini.buildRequest(
+        {
+          messages: [{ role: 'user', content: 'hi' }],
+          maxTokens: 10,
+          stop: Array.from({ length: n }, (_, i) => `s${i}`),
+        },
+        'g',
+      ).body as { generationConfig: Record<string, unknown> }
+    expect(withStop(5).generationConfig['stopSequences']).toHaveLength(5)
+    expect(() => withStop(6)).toThrow('stop: Gemini takes at most 5 stop sequences, got 6')
+  })
+
   it('translates response_format, tool_choice, seed and penalties; accepts the defaults', () => {
     const schema = { type: 'object', additionalProperties: false }
     const body = build({

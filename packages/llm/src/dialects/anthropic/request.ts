@@ -59,7 +59,17 @@ export function buildAnthropicRequest(request: ChatRequest, model: string): Buil
     messages: turns,
   }
   if (system.length > 0) body['system'] = system.join('\n\n')
-  if (request.temperature !== undefined) body['temperature'] = request.temperature
+  if (request.temperature !== undefined) {
+    // Anthropic's range is 0–1, OpenAI's 0–2: a higher value would be
+    // Anthropic's 400, which (a bad request) never falls back to the next model.
+    if (request.temperature > 1) {
+      throw new InvalidChatRequestError(
+        'temperature',
+        `Anthropic takes a temperature from 0 to 1, got ${request.temperature}`,
+      )
+    }
+    body['temperature'] = request.temperature
+  }
   if (request.topP !== undefined) body['top_p'] = request.topP
   if (request.stop !== undefined && request.stop.length > 0) body['stop_sequences'] = request.stop
   if (request.tools !== undefined && request.tools.length > 0) {

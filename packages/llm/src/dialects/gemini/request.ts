@@ -56,6 +56,14 @@ export function buildGeminiRequest(request: ChatRequest, model: string): BuiltRe
   if (request.temperature !== undefined) generationConfig['temperature'] = request.temperature
   if (request.topP !== undefined) generationConfig['topP'] = request.topP
   if (request.stop !== undefined && request.stop.length > 0) {
+    // generationConfig.stopSequences: "up to 5"
+    // (https://ai.google.dev/api/generate-content#generationconfig); more is its 400.
+    if (request.stop.length > 5) {
+      throw new InvalidChatRequestError(
+        'stop',
+        `Gemini takes at most 5 stop sequences, got ${request.stop.length}`,
+      )
+    }
     generationConfig['stopSequences'] = request.stop
   }
   const body: Record<string, unknown> = { contents, generationConfig }
