@@ -118,6 +118,11 @@ export class ProviderLimits {
   #fallbackUses = 0
   #degraded = false
 
+  /** @internal True when the counters live in Redis: a round trip that may never answer. */
+  get remote(): boolean {
+    return this.#redis !== undefined
+  }
+
   constructor(options: ProviderLimitsOptions) {
     const windowMs = options.windowMs ?? 60_000
     if (!Number.isInteger(windowMs / 1000) || windowMs < 1000) {
