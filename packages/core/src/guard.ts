@@ -46,7 +46,10 @@ export function guard<T>(
     })
   const cancel = () => promise.cancel?.()
 
-  if (deadline.done && !deadline.observe) {
+  // Aborted already: expired (unless observing), or cancelled — an
+  // observe-only deadline too, once the client left. Its work is cancelled
+  // here: the abort listener below would never hear an abort that is over.
+  if (deadline.signal.aborted) {
     cancel()
     Promise.resolve(promise).catch(() => {})
     return Promise.reject(deadline.reason)
@@ -65,10 +68,32 @@ export function guard<T>(
   const milliseconds =
     deadline.observe || remaining > MAX_TIMER_MS ? Number.POSITIVE_INFINITY : remaining
   const clock = deadline.clock
-  // p-timeout calls timers with `this` undefined; the clock's methods need theirs.
+  const expiresAt = deadline.expiresAt
+  // p-timeout calls timers with `this` undefined; the clock's methods need
+  // theirs. And it arms one timer for the time left, which can fire before
+  // the clock reaches the deadline (Node truncates fractional delays, libuv
+  // counts whole ms): guard then rejected with DEADLINE_EXCEEDED while the
+  // deadline still had time. Re-armed for the rest, as Deadline's own timer
+  // is: guard never gives up early.
   const customTimers = {
-    setTimeout: (callback: () => void, ms: number) => clock.setTimeout(callback, ms),
-    clearTimeout: (handle: unknown) => clock.clearTimeout(handle),
+    setTimeout: (callback: () => void, ms: number) => {
+      const handle: { timer: unknown } = { timer: undefined }
+      const arm = (delay: number) => {
+        handle.timer = clock.setTimeout(
+          () => {
+            const left = expiresAt - clock.now()
+            if (left > 0) arm(left)
+            else callback()
+          },
+          Math.min(Math.ceil(delay), MAX_TIMER_MS),
+        )
+      }
+      arm(ms)
+      return handle
+    },
+    clearTimeout: (handle: { timer: unknown } | undefined) => {
+      if (handle !== undefined) clock.clearTimeout(handle.timer)
+    },
   } as unknown as { setTimeout: typeof setTimeout; clearTimeout: typeof clearTimeout }
   const bounded = pTimeout(Promise.resolve(promise), {
     milliseconds,
