@@ -78,7 +78,13 @@ export function wait(ms: number, options: WaitOptions = {}): Promise<WaitResult>
     }
     signal?.addEventListener('abort', onAbort, { once: true })
     if (deadline) offDeadline = deadline.onDone((reason) => settle(false, reason))
-    if (options.wakeOn && !settled) offWake = options.wakeOn(() => settle(true, 'woken'))
+    if (options.wakeOn && !settled) {
+      const off = options.wakeOn(() => settle(true, 'woken'))
+      // Woken while subscribing (the slot was already free): settle ran
+      // before this unsubscribe existed, so release the subscription now.
+      if (settled) off()
+      else offWake = off
+    }
     if (settled) return
     if (total === 0) {
       queueMicrotask(() => settle(true, 'timer'))
