@@ -102,14 +102,24 @@ export function connectorFor(
               autoSelectFamily: true,
               lookup: answerWith(addresses),
             }
-      socket = https
-        ? tlsConnect({
-            ...tls,
-            ...target,
-            ...(servername ? { servername } : {}),
-            ALPNProtocols: ['http/1.1'],
-          })
-        : netConnect(target)
+      try {
+        socket = https
+          ? tlsConnect({
+              ...tls,
+              ...target,
+              ...(servername ? { servername } : {}),
+              ALPNProtocols: ['http/1.1'],
+            })
+          : netConnect(target)
+      } catch (error) {
+        // Node refuses the options at once (a `tls.ca` that is not a string
+        // or Buffer, say). After a lookup this runs in dns's callback, where
+        // the throw was uncaught — the process crashed — and the request
+        // never answered: it fails with Node's error instead, as undici's
+        // own connector fails it for an IP address.
+        settle(error instanceof Error ? error : new Error(String(error)))
+        return
+      }
       socket.setNoDelay(true)
       socket.setKeepAlive(true, 60_000)
       socket.once(https ? 'secureConnect' : 'connect', function (this: Socket) {
