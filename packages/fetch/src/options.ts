@@ -97,8 +97,8 @@ export function resolveOptions(options: EgressOptions = {}): ResolvedOptions {
     bodyTimeoutMs: nonNegative('bodyTimeoutMs', options.bodyTimeoutMs, 10_000),
     minBudgetMs: nonNegative('minBudgetMs', options.minBudgetMs, 5),
     retry: resolveRetry(options.retry),
-    clock: options.clock,
-    lookup: options.lookup,
+    clock: clock(options.clock),
+    lookup: lookup(options.lookup),
   }
 }
 
@@ -132,6 +132,36 @@ function nonNegative(name: string, value: number | undefined, fallback: number):
   if (value === undefined) return fallback
   if (typeof value !== 'number' || !Number.isFinite(value) || value < 0) {
     throw new TypeError(`${name} must be a finite number ≥ 0 (ms), got ${describe(value)}`)
+  }
+  return value
+}
+
+/**
+ * Checked here, not on first use: a lookup that is not a function failed
+ * every call as `DNS_FAILED` (a name that "does not resolve", never
+ * retried), and a clock without its methods every call with a bare
+ * TypeError from inside undici's dispatch.
+ */
+function lookup(value: LookupFunction | undefined): LookupFunction | undefined {
+  if (value !== undefined && typeof value !== 'function') {
+    throw new TypeError(`lookup must be a dns.lookup-compatible function, got ${describe(value)}`)
+  }
+  return value
+}
+
+function clock(value: Clock | undefined): Clock | undefined {
+  if (value === undefined) return undefined
+  const c = value as Partial<Clock> | null
+  if (
+    typeof c !== 'object' ||
+    c === null ||
+    typeof c.now !== 'function' ||
+    typeof c.setTimeout !== 'function' ||
+    typeof c.clearTimeout !== 'function'
+  ) {
+    throw new TypeError(
+      `clock must be a Clock (now, setTimeout and clearTimeout functions), got ${typeof c === 'object' && c !== null ? 'an object without them' : describe(value)}`,
+    )
   }
   return value
 }
