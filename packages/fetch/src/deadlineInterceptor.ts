@@ -114,7 +114,7 @@ class DispatchCallInit implements OutboundCallInit {
 
   /** Origin and path, for events (no query); read only when an event is published. */
   get url(): string {
-    return eventUrl(String(this.#origin ?? ''), this.#path)
+    return eventUrl(originOf(this.#origin), this.#path)
   }
 
   repeatable(): boolean {
@@ -201,6 +201,21 @@ class DispatchCall implements CallDriver, AttemptHandlerHooks {
     if (delayMs === undefined) this.#answered = true
     this.#call.settle(delayMs)
     return delayMs !== undefined
+  }
+}
+
+/**
+ * The origin alone (scheme, host, port), as undici reads `opts.origin`: a
+ * `URL` or a string that may end in `/` (both of which undici takes). Used
+ * as it was, the event's URL read `http://host:port//path`.
+ */
+function originOf(origin: unknown): string {
+  if (origin instanceof URL) return origin.origin
+  const text = String(origin ?? '')
+  try {
+    return new URL(text).origin
+  } catch {
+    return text
   }
 }
 
