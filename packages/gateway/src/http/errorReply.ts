@@ -1,5 +1,6 @@
 import { DEADLINE_EXPIRED_HEADER, isClientClosed, isDeadlineExceeded } from '@hourglass/core'
 import {
+  type ErrorKind,
   isBudgetExceeded,
   isInvalidChatRequest,
   isKeysRetired,
@@ -8,6 +9,7 @@ import {
   isRateLimited,
   isRequestRejected,
   isStreamInterrupted,
+  type KeysRetiredError,
   type ProviderError,
   REQUEST_BOUND_KINDS,
 } from '../llm.js'
@@ -63,11 +65,14 @@ export function errorReply(error: unknown): ErrorReply {
     return rateLimitReply(error.provider, error.retryAfterMs)
   }
   if (isKeysRetired(error)) {
+    const shaped = toOpenAIError({ kind: error.reason, retryable: false, status: 0, message: '' })
     return reply(
-      502,
-      `every key of ${error.provider} was rejected`,
-      'server_error',
-      'upstream_auth_failed',
+      shaped.status,
+      `${error.provider}: ${retiredWhy(error)}`,
+      shaped.body.error.type,
+      shaped.body.error.code,
+      null,
+      NO_RETRY,
     )
   }
   if (isBudgetExceeded(error)) {
@@ -180,7 +185,7 @@ function unavailableReply(causes: unknown[]): ErrorReply {
       } else if (cause.kind === 'overloaded') overloaded++
       parts.push(`${cause.provider}/${cause.model}: ${kindName(cause.kind)}`)
     } else if (isKeysRetired(cause)) {
-      parts.push(`${cause.provider}: every key rejected`)
+      parts.push(`${cause.provider}: ${retiredWhy(cause)}`)
     } else {
       parts.push('failed')
     }
@@ -195,11 +200,17 @@ function unavailableReply(causes: unknown[]): ErrorReply {
   if (causes.length > 0 && limited + overloaded === causes.length) {
     return reply(503, summary, 'server_error', 'overloaded')
   }
-  // One kind of failure everywhere (every key rejected, every provider down…): say which.
-  const first = causes[0]
-  if (isProviderError(first) && causes.every((c) => isProviderError(c) && c.kind === first.kind)) {
-    const shaped = toOpenAIError(first.normalized)
-    const headers = causes.every((c) => isProviderError(c) && !c.retryable) ? NO_RETRY : {}
+  // One kind of failure everywhere (every key rejected, every provider down…):
+  // say which. Keys retired by an earlier call (admission then sends nothing)
+  // count as the failure that retired them, so the requests after the first
+  // 401 or spent quota get the answer the first one got.
+  const kinds = causes.map(failureKind)
+  const first = kinds[0]
+  if (first !== undefined && kinds.every((k) => k === first)) {
+    const shaped = toOpenAIError({ kind: first, retryable: false, status: 0, message: '' })
+    const headers = causes.every((c) => isKeysRetired(c) || (isProviderError(c) && !c.retryable))
+      ? NO_RETRY
+      : {}
     return reply(
       shaped.status,
       summary,
@@ -210,6 +221,19 @@ function unavailableReply(causes: unknown[]): ErrorReply {
     )
   }
   return reply(502, summary, 'server_error', 'upstream_error')
+}
+
+/** What a failed model's cause says went wrong, as an error kind (undefined: not a provider's failure). */
+function failureKind(cause: unknown): ErrorKind | undefined {
+  if (isProviderError(cause)) return cause.kind
+  if (isKeysRetired(cause)) return cause.reason
+  return undefined
+}
+
+function retiredWhy(error: KeysRetiredError): string {
+  return error.reason === 'quota_exhausted'
+    ? 'the quota of every key is gone'
+    : 'every key rejected'
 }
 
 /** `context_too_long` → `context too long` (every underscore, not the first). */

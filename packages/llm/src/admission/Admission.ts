@@ -334,10 +334,13 @@ export class Admission {
           )
         }
         if (choice.kind === 'retired') {
+          // Why each key is out: a key whose quota is gone for good is no
+          // rejected key, and the client is told so (429, not 502).
+          const kinds = lanes.map((lane) => lane.find((s) => s.retiredUntilMs > now)?.retiredFor)
           throw new KeysRetiredError({
             provider,
             keyIds: lanes.map((lane) => (lane[0] as Slot).keyId),
-            reason: 'auth',
+            reason: kinds.every((k) => k === 'quota_exhausted') ? 'quota_exhausted' : 'auth',
           })
         }
         const remaining = deadline?.remaining() ?? Number.POSITIVE_INFINITY

@@ -174,6 +174,7 @@ export class CooldownBook {
     if (verdict === 'retire') {
       if (this.#o.retireMs <= 0) return
       slot.retiredUntilMs = now + this.#o.retireMs
+      slot.retiredFor = kind
       this.#cooldownEvent(slot, 'start', `retired: ${kind}`, slot.retiredUntilMs)
       wake(slot)
       if (Number.isFinite(this.#o.retireMs)) {

@@ -35,8 +35,10 @@ export interface Slot {
   probe: ProbeToken | undefined
   /** The waiter the next probe is kept for (the longest waiting). */
   probeFor: Place | undefined
-  /** Retired (auth failure) until this time; 0 = not retired. */
+  /** Retired (auth failure, or a quota gone for good) until this time; 0 = not retired. */
   retiredUntilMs: number
+  /** The error kind that retired it (`auth`, `quota_exhausted`): what `KeysRetiredError` reports. */
+  retiredFor: string | undefined
   /** Bumped each time an answer closes a half-open slot: waiters see they were released. */
   reopened: number
   /**
@@ -98,6 +100,7 @@ export function createSlot(
     probe: undefined,
     probeFor: undefined,
     retiredUntilMs: 0,
+    retiredFor: undefined,
     reopened: 0,
     followers: [],
     wakers: new Map(),

@@ -4,8 +4,8 @@ export interface KeysRetiredDetails {
   provider: string
   /** Short ids of the retired keys (never the keys). */
   keyIds: string[]
-  /** Why they were retired (`auth`, `quota_exhausted`). */
-  reason: string
+  /** Why they were retired: `auth`, or `quota_exhausted` when every key's quota is gone for good. */
+  reason: 'auth' | 'quota_exhausted'
 }
 
 /**
@@ -17,6 +17,8 @@ export class KeysRetiredError extends HourglassError {
   static readonly code = 'KEYS_RETIRED'
   readonly provider: string
   readonly keyIds: string[]
+  /** `auth` (a key was rejected), or `quota_exhausted` when every key's quota is gone for good. */
+  readonly reason: 'auth' | 'quota_exhausted'
 
   constructor(details: KeysRetiredDetails) {
     super(
@@ -25,6 +27,7 @@ export class KeysRetiredError extends HourglassError {
     )
     this.provider = details.provider
     this.keyIds = details.keyIds
+    this.reason = details.reason
   }
 }
 
