@@ -163,9 +163,8 @@ export const chatRequestSchema = z.looseObject({
   logprobs: z
     .literal(false, { error: 'only false: the gateway answers without logprobs' })
     .nullish(),
-  top_logprobs: z
-    .undefined({ error: 'not supported: the gateway answers without logprobs' })
-    .optional(),
+  // `null` is "not set" here too (clients that spell out every field send it).
+  top_logprobs: z.null({ error: 'not supported: the gateway answers without logprobs' }).optional(),
   user: shortString,
   safety_identifier: shortString,
   prompt_cache_key: shortString,
@@ -176,7 +175,7 @@ export const chatRequestSchema = z.looseObject({
   modalities: z
     .array(z.literal('text', { error: 'only text: the gateway answers text only' }))
     .nullish(),
-  audio: z.undefined({ error: 'not supported: the gateway answers text only' }).optional(),
+  audio: z.null({ error: 'not supported: the gateway answers text only' }).optional(),
   prediction: z.strictObject({ type: z.literal('content'), content }).nullish(),
   reasoning_effort: z.string({ error: 'expected a string' }).max(64).nullish(),
   verbosity: z.string({ error: 'expected a string' }).max(64).nullish(),
