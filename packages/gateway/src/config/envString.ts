@@ -34,8 +34,11 @@ export function envString<T extends z.ZodType>(
       })
       return z.NEVER
     }
-    const resolved = env[value.env]
-    if (resolved === undefined || resolved === '') {
+    // Own variables only: `toString`, `constructor` or `__proto__` would
+    // otherwise read Object.prototype's members and be reported as a wrong
+    // value instead of an unset variable.
+    const resolved = Object.hasOwn(env, value.env) ? env[value.env] : undefined
+    if (typeof resolved !== 'string' || resolved === '') {
       ctx.addIssue({ code: 'custom', message: `environment variable ${value.env} is not set` })
       return z.NEVER
     }
