@@ -52,8 +52,10 @@ export async function addWithDeadline<DataType, ResultType, NameType extends str
   const key = `${queue.qualifiedName}:meta`
   // Bounded by the deadline: a Redis that does not answer (paused, or down
   // behind a client that queues commands) must not hold the producer past it.
+  // Getting the client is inside the bound too: a queue that has not reached
+  // Redis yet (down when the service started) waits for it to connect.
   const sample = await untilEnded(
-    readRedisTime(await scriptClientOf(queue.backend), key, deadline.clock),
+    scriptClientOf(queue.backend).then((client) => readRedisTime(client, key, deadline.clock)),
     { deadline },
   )
   if (!deadline.observe) deadline.throwIfExpired()
