@@ -2,7 +2,8 @@ import { DeadlineExceededError, isDeadlineExceeded } from '@hourglass/core'
 
 /**
  * Where a job was when its deadline ended it:
- * - `queued`: it reached a worker too late (waiting, delayed, or back from a stall) and never ran;
+ * - `queued`: it reached a worker too late (waiting, delayed, or back from a stall), or with less
+ *   than the worker's `minBudgetMs` left, and never ran;
  * - `running`: the deadline ended the attempt that was running;
  * - `retry`: an attempt failed and the next one would not start before the deadline.
  */
@@ -57,9 +58,12 @@ function describe(d: JobDeadlineExceededDetails, budgetMs: number, elapsedMs: nu
   const job = `job ${d.jobId} of ${d.queue}`
   const added = `added with ${budgetMs} ms left`
   if (d.stage === 'queued') {
-    const late = Math.max(0, elapsedMs - budgetMs)
     const from = d.stalled ? ' (back from a stalled worker)' : ''
-    return `${job} reached a worker${from} ${late} ms after its deadline (${added}); not run`
+    // Refused by the worker's minBudgetMs before its deadline: it was not late.
+    if (elapsedMs < budgetMs) {
+      return `${job} reached a worker${from} with ${budgetMs - elapsedMs} ms left, too little to start (${added}); not run`
+    }
+    return `${job} reached a worker${from} ${elapsedMs - budgetMs} ms after its deadline (${added}); not run`
   }
   const cause = d.cause instanceof Error ? `: ${d.cause.message}` : ''
   if (d.stage === 'retry') {
