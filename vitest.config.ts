@@ -63,6 +63,13 @@ export const TIMING = [
  * file in one process (`isolate: false`): loading the packages once per
  * worker instead of once per file takes a minute off the suite.
  */
+/**
+ * Timing files that also set process-wide state (OpenTelemetry's global
+ * providers and the instrumentations' patches of node:http): one at a time,
+ * each in a fresh process, after every other file.
+ */
+export const TIMING_FRESH = ['packages/otel/test/twoHops.test.ts']
+
 export const ISOLATED = [
   'packages/otel/test/**/*.test.ts',
   'packages/gateway/test/keys.test.ts',
@@ -119,11 +126,28 @@ export default defineConfig({
           ...shared,
           name: 'timing',
           include: TIMING,
-          exclude: ['**/node_modules/**', '**/dist/**'],
-          // Alone: one file at a time, after the parallel project has finished.
+          exclude: ['**/node_modules/**', '**/dist/**', ...TIMING_FRESH],
+          // Alone: one file at a time, after the other projects have finished,
+          // in one process (each file starting from the state a new process
+          // has, as in `parallel`): forking and loading the packages once per
+          // file cost about 25 s of a serial project's time.
           fileParallelism: false,
           maxWorkers: 1,
+          isolate: false,
+          setupFiles: ['test/support/freshProcessState.ts'],
           sequence: { groupOrder: 2 },
+        },
+      },
+      {
+        extends: true,
+        test: {
+          ...shared,
+          name: 'timing-fresh',
+          include: TIMING_FRESH,
+          exclude: ['**/node_modules/**', '**/dist/**'],
+          fileParallelism: false,
+          maxWorkers: 1,
+          sequence: { groupOrder: 3 },
         },
       },
     ],
