@@ -1,5 +1,27 @@
+import { main } from '@hourglass/cli'
 import { describe, expect, it } from 'vitest'
 import { assertBuilt, hourglassBin, runNode } from './runNode.js'
+
+/**
+ * `main(argv, io)` is what the `hourglass` bin runs with process.argv: the
+ * cases are judged on it in this process (a child process per case cost
+ * ~0.4 s of CPU each, 12 s in all), and a few go through the real bin to show
+ * the exit code and stderr reach the shell unchanged.
+ */
+async function runMain(argv: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  let stdout = ''
+  let stderr = ''
+  const code = await main(argv, {
+    stdout: (text) => {
+      stdout += text
+    },
+    stderr: (text) => {
+      stderr += text
+    },
+    stderrIsTTY: false,
+  })
+  return { code, stdout, stderr }
+}
 
 const BAD: [string[], RegExp][] = [
   [[], /^hourglass: missing command/],
@@ -71,25 +93,38 @@ const BAD: [string[], RegExp][] = [
   [['demo', '--seed', 'x'], /--seed must be a whole number/],
 ]
 
+function expectOneLine(
+  run: { code: number | null; stdout: string; stderr: string },
+  message: RegExp,
+) {
+  expect(run.code).toBe(2)
+  expect(run.stdout).toBe('')
+  expect(run.stderr.endsWith('\n')).toBe(true)
+  expect(run.stderr.trimEnd().split('\n')).toHaveLength(1)
+  expect(run.stderr).toMatch(message)
+  expect(run.stderr).not.toContain('sk-secret')
+}
+
 describe('bad arguments', () => {
   it.each(BAD)('hourglass %j → one clear line on stderr, exit 2', async (args, message) => {
-    assertBuilt()
-    const run = await runNode([hourglassBin, ...args], { killAfterMs: 10_000 })
-    expect(run.code).toBe(2)
-    expect(run.stdout).toBe('')
-    expect(run.stderr.endsWith('\n')).toBe(true)
-    expect(run.stderr.trimEnd().split('\n')).toHaveLength(1)
-    expect(run.stderr).toMatch(message)
-    expect(run.stderr).not.toContain('sk-secret')
+    expectOneLine(await runMain(args), message)
   })
+
+  it.each([0, 7, 14, 19])(
+    'through the bin (case %i): the same line on stderr, exit code 2',
+    async (index) => {
+      assertBuilt()
+      const [args, message] = BAD[index] as [string[], RegExp]
+      expectOneLine(await runNode([hourglassBin, ...args], { killAfterMs: 10_000 }), message)
+    },
+  )
 })
 
 describe('--help', () => {
   it.each([[[]], [['demo']], [['probe']], [['gateway']]])(
     'hourglass %j --help prints usage and exits 0',
     async (command) => {
-      assertBuilt()
-      const run = await runNode([hourglassBin, ...command, '--help'], { killAfterMs: 10_000 })
+      const run = await runMain([...command, '--help'])
       expect(run.code, run.stderr).toBe(0)
       expect(run.stderr).toBe('')
       expect(run.stdout).toMatch(
