@@ -1,6 +1,6 @@
 // `npm run build` with its output on stderr, for `npm start`: stdout then
 // carries only what the demo prints, so `npm start --silent -- --json | jq`
-// works (turbo prints its banner and summary on stdout). The build's exit
+// works (tsc prints its diagnostics on stdout). The build's exit
 // code is passed on; a failed build stops `npm start` before the demo runs.
 import { spawn } from 'node:child_process'
 
