@@ -8,8 +8,8 @@ const conditions = ['@hourglass/source', 'node', 'development|production']
 const ALL = ['packages/*/test/**/*.test.ts', 'test/**/*.test.ts', 'examples/**/*.test.ts']
 
 /**
- * Files that measure time (an answer "within N ms", lateness, leak counts
- * after a flood, the bench smoke run) or load the CPU for seconds. They run
+ * Files that measure time (an answer "within N ms", lateness, a stop time)
+ * or whose figures a loaded CPU would change. They run
  * in the `timing` project: one file at a time, after every other file has
  * finished, so no other test file shares the two cores with them. A new test
  * that asserts milliseconds is named `*.timing.test.ts` and lands here by
@@ -25,9 +25,6 @@ export const TIMING = [
   'test/security/redisDown.test.ts',
   'test/examples.test.ts',
   'test/demo.test.ts',
-  // Leak tests that also judge a flood's duration, or a timer's delivery.
-  'packages/express/test/leak.test.ts',
-  'packages/grpc/test/leak.test.ts',
   // Per-package files with millisecond bounds.
   'packages/core/test/Deadline.test.ts',
   'packages/express/test/arrival.test.ts',
