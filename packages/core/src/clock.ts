@@ -31,6 +31,22 @@ export interface TimerOptions {
   keepAlive?: boolean | undefined
 }
 
+/**
+ * Whether `value` has a clock's three methods: what every option that takes a
+ * `clock` checks when it is given, rather than failing each call later with
+ * "clock.now is not a function".
+ */
+export function isClock(value: unknown): value is Clock {
+  const c = value as Partial<Clock> | null
+  return (
+    typeof c === 'object' &&
+    c !== null &&
+    typeof c.now === 'function' &&
+    typeof c.setTimeout === 'function' &&
+    typeof c.clearTimeout === 'function'
+  )
+}
+
 /** Node's timers overflow above this and fire after 1 ms instead. */
 export const MAX_TIMER_MS = 2 ** 31 - 1
 

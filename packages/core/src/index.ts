@@ -8,7 +8,7 @@ export {
   type SliceOutcome,
   type SliceStartMessage,
 } from './channels.js'
-export { type Clock, MAX_TIMER_MS, systemClock, type TimerOptions } from './clock.js'
+export { type Clock, isClock, MAX_TIMER_MS, systemClock, type TimerOptions } from './clock.js'
 export {
   type ContextKey,
   contextKey,

@@ -1,4 +1,4 @@
-import { type Clock, MAX_TIMER_MS, systemClock } from './clock.js'
+import { type Clock, isClock, MAX_TIMER_MS, systemClock } from './clock.js'
 import { DEADLINE_SOURCES, type DeadlineSource, KNOWN_DEADLINE_SOURCES } from './headerNames.js'
 
 /**
@@ -85,17 +85,6 @@ function positive(name: string, value: number): number {
     throw optionError(name, 'a finite number of ms > 0', value)
   }
   return value
-}
-
-function isClock(value: unknown): value is Clock {
-  const c = value as Partial<Clock> | null
-  return (
-    typeof c === 'object' &&
-    c !== null &&
-    typeof c.now === 'function' &&
-    typeof c.setTimeout === 'function' &&
-    typeof c.clearTimeout === 'function'
-  )
 }
 
 /** A RangeError for a number out of range, a TypeError for a value of the wrong type; the value shown with its type. */

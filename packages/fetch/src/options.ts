@@ -1,4 +1,4 @@
-import { type Clock, systemClock } from '@hourglass/core'
+import { type Clock, isClock, systemClock } from '@hourglass/core'
 
 /** When a headers timeout with 0 bytes received may be retried: `idempotent` methods/keys only, always (`true`), never (`false`). */
 export type EmptyReadRetry = 'idempotent' | boolean
@@ -150,20 +150,12 @@ function lookup(value: LookupFunction | undefined): LookupFunction | undefined {
 }
 
 function clock(value: Clock | undefined): Clock | undefined {
-  if (value === undefined) return undefined
-  const c = value as Partial<Clock> | null
-  if (
-    typeof c !== 'object' ||
-    c === null ||
-    typeof c.now !== 'function' ||
-    typeof c.setTimeout !== 'function' ||
-    typeof c.clearTimeout !== 'function'
-  ) {
-    throw new TypeError(
-      `clock must be a Clock (now, setTimeout and clearTimeout functions), got ${typeof c === 'object' && c !== null ? 'an object without them' : describe(value)}`,
-    )
-  }
-  return value
+  if (value === undefined || isClock(value)) return value
+  const got =
+    typeof value === 'object' && value !== null ? 'an object without them' : describe(value)
+  throw new TypeError(
+    `clock must be a Clock (now, setTimeout and clearTimeout functions), got ${got}`,
+  )
 }
 
 function boolean(name: string, value: boolean | undefined, fallback: boolean): boolean {
