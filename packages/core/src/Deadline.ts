@@ -68,6 +68,11 @@ export class Deadline {
     this.observe = options.observe ?? parent?.observe ?? false
     this.#onExpire = options.onExpire
     const now = this.clock.now()
+    if (typeof now !== 'number' || Number.isNaN(now)) {
+      // NaN arithmetic never reaches an expiry: the deadline would never
+      // expire, and never be written downstream, without a word.
+      throw new TypeError(`clock.now() must return a number of ms, got ${String(now)}`)
+    }
     this.startedAt = now
     this.expiresAt = Math.min(now + budgetMs, parent ? parent.expiresAt : Number.POSITIVE_INFINITY)
     this.budgetMs = Math.max(0, this.expiresAt - now)

@@ -38,10 +38,22 @@ export type WaitResult = 'timer' | 'woken'
  */
 export function wait(ms: number, options: WaitOptions = {}): Promise<WaitResult> {
   const { deadline, signal } = options
+  // Not a number (undefined, a string): `Math.max(0, ms)` is NaN, and a wait
+  // whose end is NaN never ends — the awaiting work hung for good.
+  if (typeof ms !== 'number') {
+    return Promise.reject(new TypeError(`wait expects a number of ms, got ${describe(ms)}`))
+  }
   if (signal?.aborted) return Promise.reject(signal.reason)
   if (deadline?.done && deadline.reason !== undefined) return Promise.reject(deadline.reason)
   const clock = options.clock ?? deadline?.clock ?? systemClock
   const total = Number.isNaN(ms) ? 0 : Math.max(0, ms)
+  const startedAt = clock.now()
+  if (typeof startedAt !== 'number' || Number.isNaN(startedAt)) {
+    // The same hang, from a clock that reads NaN.
+    return Promise.reject(
+      new TypeError(`clock.now() must return a number of ms, got ${describe(startedAt)}`),
+    )
+  }
   return new Promise<WaitResult>((resolve, reject) => {
     let settled = false
     let timer: unknown
@@ -58,7 +70,7 @@ export function wait(ms: number, options: WaitOptions = {}): Promise<WaitResult>
       else reject(value)
     }
     const onAbort = () => settle(false, signal?.reason)
-    const endsAt = clock.now() + total
+    const endsAt = startedAt + total
     const arm = () => {
       const left = endsAt - clock.now()
       if (left <= 0) {
@@ -92,4 +104,8 @@ export function wait(ms: number, options: WaitOptions = {}): Promise<WaitResult>
     }
     arm()
   })
+}
+
+function describe(value: unknown): string {
+  return typeof value === 'string' ? `'${value.slice(0, 40)}' (a string)` : String(value)
 }
