@@ -74,6 +74,14 @@ export class SlicePlan {
       }
       return { name, entry, started: false, allottedMs: 0, usedMs: 0, outcome: 'not-started' }
     })
+    // Shares are relative, each finite, but their sum can overflow (1e308 +
+    // 1e308): every share slice was then allotted Infinity / Infinity = NaN
+    // and failed to start with a TypeError about NaN milliseconds.
+    let shares = 0
+    for (const s of this.#slices) if (typeof s.entry === 'number') shares += s.entry
+    if (!Number.isFinite(shares)) {
+      throw new RangeError(`slice shares must add up to a finite number, got ${String(shares)}`)
+    }
   }
 
   /** What `slice(name)` would allot if it started now, in ms. */
@@ -89,7 +97,8 @@ export class SlicePlan {
       else fixedAhead += s.entry.ms
     }
     if (!Number.isFinite(available)) return Number.POSITIVE_INFINITY
-    return (Math.max(0, available - fixedAhead) * state.entry) / shares
+    // The share of the shares first: share × time could overflow (1e307 × 1000).
+    return Math.max(0, available - fixedAhead) * (state.entry / shares)
   }
 
   /**
