@@ -41,6 +41,11 @@ export class ManualClock implements Clock {
 
   /** Move time forward, firing due timers in order (including ones they schedule). */
   advance(ms: number): void {
+    // A negative step ran the "monotonic" clock backwards; NaN (or Infinity)
+    // left it reading NaN for good, and every deadline made on it after that.
+    if (typeof ms !== 'number' || !Number.isFinite(ms) || ms < 0) {
+      throw new RangeError(`advance expects a finite number of ms ≥ 0, got ${String(ms)}`)
+    }
     const target = this.#now + ms
     for (;;) {
       let next: PendingTimer | undefined
