@@ -1,6 +1,7 @@
 import {
   type Clock,
   Deadline,
+  isClock,
   isDeadlineExceeded,
   runWithDeadline,
   systemClock,
@@ -75,7 +76,18 @@ export function withDeadline<
       `withDeadline: minBudgetMs must be a number ≥ 0, got ${String(minBudgetMs)}`,
     )
   }
+  if (typeof processor !== 'function') {
+    // Else "Cannot read properties of undefined (reading 'length')" below.
+    throw new TypeError(`withDeadline: processor must be a function, got ${typeof processor}`)
+  }
   const clock = options.clock ?? systemClock
+  if (!isClock(clock)) {
+    // Accepted, it failed every job that carries a deadline ("clock.now is
+    // not a function") instead of the worker's start.
+    throw new TypeError(
+      'withDeadline: clock must be a Clock (now, setTimeout and clearTimeout functions)',
+    )
+  }
   const counts: DeadlineCounts = { expired: 0, stopped: 0, retriesDropped: 0 }
   // As BullMQ does: a processor that declares no third parameter gets no
   // signal, and no AbortController is made for it (the deadline still stops
