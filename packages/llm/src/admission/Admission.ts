@@ -136,6 +136,10 @@ export class Admission {
   #arrivals = 0
 
   constructor(options: AdmissionOptions = {}) {
+    // NaN slips through every comparison: a NaN `defaultNeededMs` made every
+    // wait on a cooldown a 0 ms wait, retried at once without end (the
+    // process spun). Refused here, naming the option; negatives are clamped.
+    for (const name of NUMERIC_OPTIONS) checkNumber('Admission', name, options[name])
     this.#clock = options.clock ?? systemClock
     this.#wall = options.wallClock ?? Date.now
     this.#random = options.random ?? Math.random
@@ -203,6 +207,15 @@ export class Admission {
    */
   async acquire(request: AdmissionRequest): Promise<AdmissionPermit> {
     const { provider } = request
+    // Before joining the line: a NaN `neededMs` or `maxWaitMs` makes every
+    // comparison false — a cooldown was then waited for 0 ms, again and
+    // again (the process spun), or past the caller's own cap.
+    checkNumber('Admission.acquire', 'neededMs', request.neededMs)
+    checkNumber('Admission.acquire', 'maxWaitMs', request.maxWaitMs)
+    checkNumber('Admission.acquire', 'waitingSince', request.waitingSince)
+    if (typeof request.tokens !== 'function') {
+      checkNumber('Admission.acquire', 'tokens', request.tokens)
+    }
     const deadline = request.deadline ?? currentDeadline()
     const clock = deadline?.clock ?? this.#clock
     const keys = keysOf(request)
@@ -460,6 +473,30 @@ export class Admission {
     }
     return id
   }
+}
+
+/** The options that are times or counts: NaN or no number is refused, a negative clamped to 0. */
+const NUMERIC_OPTIONS = [
+  'staggerMs',
+  'probeLeaseMs',
+  'defaultNeededMs',
+  'latencySamples',
+  'latencyPercentile',
+  'retireMs',
+] as const
+
+/**
+ * `undefined` (the default) or a number that is not NaN; ±Infinity passes
+ * (clamped, or "no limit"). A `RangeError` for NaN, a `TypeError` for no
+ * number, both naming the option.
+ */
+function checkNumber(where: string, name: string, value: unknown): void {
+  if (value === undefined) return
+  if (typeof value !== 'number') {
+    const got = value === null ? 'null' : `a ${typeof value}`
+    throw new TypeError(`${where}: ${name} must be a number, got ${got}`)
+  }
+  if (Number.isNaN(value)) throw new RangeError(`${where}: ${name} must be a number, got NaN`)
 }
 
 function keysOf(target: AdmissionTarget): Array<string | undefined> {

@@ -1,0 +1,67 @@
+import { Deadline, ManualClock } from '@hourglass/core'
+import { describe, expect, it } from 'vitest'
+import { Admission } from '../../src/admission/Admission.js'
+
+const limited = {
+  ok: false as const,
+  error: { kind: 'rate_limited' as const, status: 429, retryAfterMs: 5000 },
+}
+
+/**
+ * A ManualClock that aborts `guard` once read more than `limit` times: a
+ * loop that waits 0 ms without end reads it for ever, and without this the
+ * test would spin the worker instead of failing.
+ */
+class CountingClock extends ManualClock {
+  readonly guard = new AbortController()
+  #reads = 0
+  override now(): number {
+    if (++this.#reads > 10_000) this.guard.abort(new Error('spun: the clock was read 10 000 times'))
+    return super.now()
+  }
+}
+
+describe('NaN waits are refused, not spun on', () => {
+  // NaN compared false with the time left, so a cooling provider was not
+  // refused; the wait it armed was NaN, slept as 0 ms, and the loop came
+  // straight back: the event loop never ran again.
+  it('acquire({ neededMs: NaN }) on a cooling provider is a RangeError naming it', async () => {
+    const clock = new CountingClock()
+    const admission = new Admission({ clock })
+    await admission.report('p', undefined, limited)
+    using deadline = Deadline.after(60_000, { clock })
+    const acquired = admission.acquire({
+      provider: 'p',
+      deadline,
+      signal: clock.guard.signal,
+      neededMs: Number.NaN,
+    })
+    await expect(acquired).rejects.toThrow(RangeError)
+    await expect(acquired).rejects.toThrow(/neededMs/)
+    expect(clock.pendingTimers).toBe(1) // the deadline's own timer only
+  })
+
+  it('new Admission({ defaultNeededMs: NaN }) is a RangeError naming it', () => {
+    expect(() => new Admission({ defaultNeededMs: Number.NaN })).toThrow(RangeError)
+    expect(() => new Admission({ defaultNeededMs: Number.NaN })).toThrow(/defaultNeededMs/)
+  })
+
+  it.each([
+    'staggerMs',
+    'probeLeaseMs',
+    'latencySamples',
+    'latencyPercentile',
+    'retireMs',
+  ] as const)('new Admission({ %s: NaN }) is a RangeError, a string a TypeError', (name) => {
+    expect(() => new Admission({ [name]: Number.NaN })).toThrow(new RegExp(`${name}.*NaN`))
+    expect(() => new Admission({ [name]: '5' as unknown as number })).toThrow(TypeError)
+  })
+
+  // maxWaitMs NaN compared false with every wait: the caller's cap was ignored.
+  it('acquire({ maxWaitMs: NaN }) is a RangeError naming it', async () => {
+    const admission = new Admission({ clock: new ManualClock() })
+    await expect(admission.acquire({ provider: 'p', maxWaitMs: Number.NaN })).rejects.toThrow(
+      /maxWaitMs/,
+    )
+  })
+})
