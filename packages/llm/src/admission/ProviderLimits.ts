@@ -128,6 +128,11 @@ export class ProviderLimits {
     if (!Number.isInteger(windowMs / 1000) || windowMs < 1000) {
       throw new RangeError(`windowMs must be whole seconds of at least 1000 ms, got ${windowMs}`)
     }
+    // NaN would survive Math.max and make the local fallback's limit NaN:
+    // while Redis is down, nothing would be limited.
+    if (options.instances !== undefined && !(options.instances >= 0)) {
+      throw new RangeError(`instances must be a number ≥ 1, got ${String(options.instances)}`)
+    }
     const instances = Math.max(1, Math.floor(options.instances ?? 1))
     const prefix = options.keyPrefix ?? 'hourglass:limits'
     this.#redis = options.redis
@@ -188,9 +193,15 @@ export class ProviderLimits {
     const remaining =
       (options.deadline ?? currentDeadline())?.remaining() ?? Number.POSITIVE_INFINITY
     const neededMs = options.neededMs ?? 0
-    const weight = pair.tpm
-      ? Math.max(0, Math.ceil(typeof tokens === 'function' ? tokens() : tokens))
-      : 0
+    const given = pair.tpm ? (typeof tokens === 'function' ? tokens() : tokens) : 0
+    // A NaN weight compared false with the limit and was never consumed: the
+    // request went out free of the TPM limit. Refused, like any NaN count.
+    if (typeof given !== 'number' || Number.isNaN(given)) {
+      throw new RangeError(
+        `ProviderLimits: tokens must be a number ≥ 0, got ${typeof given === 'number' ? 'NaN' : typeof given}`,
+      )
+    }
+    const weight = Math.max(0, Math.ceil(given))
     const refuse = (limit: 'rpm' | 'tpm', retryAfterMs: number): LimitDecision => ({
       admitted: false,
       limit,
