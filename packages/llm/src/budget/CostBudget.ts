@@ -38,6 +38,9 @@ export class CostBudget {
   #spentUsd = 0
 
   constructor(options: CostBudgetOptions) {
+    if (typeof options?.prices !== 'object' || options.prices === null) {
+      throw new TypeError('CostBudget: prices must be an object of model name → ModelPrice')
+    }
     if (
       typeof options.limitUsd !== 'number' ||
       Number.isNaN(options.limitUsd) ||
@@ -48,7 +51,7 @@ export class CostBudget {
       )
     }
     for (const [model, price] of Object.entries(options.prices)) {
-      if (!isPrice(price.inputPerMTok) || !isPrice(price.outputPerMTok)) {
+      if (!isPrice(price?.inputPerMTok) || !isPrice(price?.outputPerMTok)) {
         throw new TypeError(
           `CostBudget: prices["${model}"] needs finite inputPerMTok and outputPerMTok >= 0 (USD per million tokens)`,
         )
@@ -99,7 +102,10 @@ export class CostBudget {
 
   /** Adds the actual cost of `usage` on `model` to the spend and returns it, in USD. */
   record(model: string, usage: Usage): number {
-    const usd = cost(this.#price(model), usage.inputTokens, usage.outputTokens)
+    // Usage is the provider's word (or a custom adapter's): untrusted, so
+    // clamped. A NaN count made the spend NaN, and a NaN spend never trips
+    // the limit again; a negative one would give money back.
+    const usd = cost(this.#price(model), tokens(usage?.inputTokens), tokens(usage?.outputTokens))
     this.#spentUsd += usd
     return usd
   }
@@ -121,6 +127,15 @@ const ROUNDING_USD = 1e-10
 
 function cost(price: ModelPrice, inputTokens: number, outputTokens: number): number {
   return (inputTokens * price.inputPerMTok + outputTokens * price.outputPerMTok) / 1_000_000
+}
+
+/**
+ * A reported token count: a number ≥ 0, anything else 0. Infinity becomes
+ * the largest finite number: still over any limit, but 0 at a free model's
+ * price (Infinity × 0 is NaN).
+ */
+function tokens(value: unknown): number {
+  return typeof value === 'number' && value >= 0 ? Math.min(value, Number.MAX_VALUE) : 0
 }
 
 function isPrice(value: unknown): boolean {
