@@ -35,7 +35,7 @@ export function callModel(options: CallModelOptions): Promise<ChatResponse> | Mo
   } catch (refused) {
     // Refused before anything is sent, and reported where every other
     // failure of the call is: the promise, or the stream's result.
-    return options?.request?.stream === true
+    return asksForStream(options)
       ? createModelStream(() => Promise.reject(refused))
       : Promise.reject(refused)
   }
@@ -54,6 +54,19 @@ export function callModel(options: CallModelOptions): Promise<ChatResponse> | Mo
       complete(state, request, deriveKey({ operation: key, step }), undefined),
     )
   })()
+}
+
+/**
+ * Whether refused options asked for a stream. Read once more, after a
+ * refusal: a getter that threw then would throw out of `callModel` itself,
+ * where the caller expects a promise or a stream.
+ */
+function asksForStream(options: CallModelOptions): boolean {
+  try {
+    return options?.request?.stream === true
+  } catch {
+    return false
+  }
 }
 
 /** What the call's models, attempts and recovery steps share; `signal` stops it. */

@@ -1,3 +1,4 @@
+import { isHeaderValue } from '@hourglass/core'
 import { InvalidChatRequestError } from '../errors/InvalidChatRequestError.js'
 import type { CallModelOptions } from './CallModelOptions.js'
 
@@ -40,6 +41,25 @@ export function checkCallOptions(options: CallModelOptions): void {
       `expected an array, got ${describe(request.messages)}`,
     )
   }
+  // Each message is read by the request builder: a null or a message without
+  // a role surfaced as "Cannot read properties of null" from deep inside it.
+  // A hole (a sparse array) is left to the builders, which skip it.
+  for (let i = 0; i < request.messages.length; i++) {
+    if (!(i in request.messages)) continue
+    const message: unknown = request.messages[i]
+    const { role, content } = (message ?? {}) as { role?: unknown; content?: unknown }
+    if (
+      typeof message !== 'object' ||
+      message === null ||
+      typeof role !== 'string' ||
+      (typeof content !== 'string' && !Array.isArray(content))
+    ) {
+      throw new InvalidChatRequestError(
+        `messages[${i}]`,
+        `expected { role, content: string | ContentBlock[] }, got ${describe(message)}`,
+      )
+    }
+  }
   const { maxTokens } = request
   if (!Number.isSafeInteger(maxTokens) || maxTokens < 1) {
     throw new InvalidChatRequestError(
@@ -48,6 +68,17 @@ export function checkCallOptions(options: CallModelOptions): void {
     )
   }
   nonNegative('firstTokenTimeoutMs', options.firstTokenTimeoutMs, 'ms')
+  // Sent as a header on every attempt: a line break made undici refuse each
+  // one, reported as a network failure of every model in the list.
+  const key = options.idempotencyKey
+  if (key !== undefined && (typeof key !== 'string' || key === '' || !isHeaderValue(key))) {
+    throw new TypeError(
+      `callModel: idempotencyKey must be a non-empty string of visible ASCII (an HTTP header value), got ${describe(key)}`,
+    )
+  }
+  object('retry', retry)
+  object('recovery', recovery)
+  object('limits', options.limits)
   if (retry !== undefined) {
     // Clamped to 1–10 as documented: only NaN, or no number at all, is refused.
     number('retry.maxAttempts', retry.maxAttempts, 'a number (clamped to 1–10)')
@@ -72,6 +103,12 @@ export function checkCallOptions(options: CallModelOptions): void {
     wholeNumber('recovery.maxTokensCeiling', recovery.maxTokensCeiling, 'tokens')
     wholeNumber('recovery.maxRecoveries', recovery.maxRecoveries, 'steps')
   }
+}
+
+/** An object of options, or undefined (the defaults). */
+function object(name: string, value: unknown): void {
+  if (value === undefined || (typeof value === 'object' && value !== null)) return
+  throw new TypeError(`callModel: ${name} must be an object of options, got ${describe(value)}`)
 }
 
 /** A number (Infinity included) that is not NaN; undefined = the default. */

@@ -1,0 +1,80 @@
+import { describe, expect, it } from 'vitest'
+import { openAICompatible } from '../../src/adapters/openAICompatible.js'
+import type { CallModelOptions } from '../../src/call/CallModelOptions.js'
+import { callModel } from '../../src/call/callModel.js'
+import { isInvalidChatRequest } from '../../src/errors/InvalidChatRequestError.js'
+import { useFakes, user } from './support/fakes.js'
+
+const fakes = useFakes()
+
+/**
+ * Values a JavaScript caller can pass that a call cannot honour are refused
+ * before anything is sent, with an error naming them — not a raw
+ * "Cannot read properties of null" from deep inside, nor a network failure
+ * of every model in the list.
+ */
+describe('hostile options are refused by name, before sending', () => {
+  const setup = async () => {
+    const fake = await fakes.start({ dialect: 'openai' })
+    const model = fakes.adapter(
+      openAICompatible({ baseURL: fake.baseURL, apiKey: 'sk', model: 'gpt-4o' }),
+    )
+    const call = (patch: Record<string, unknown>) =>
+      callModel({
+        models: [model],
+        request: { messages: [user('hi')], maxTokens: 8 },
+        limits: { admission: false },
+        ...patch,
+      } as CallModelOptions)
+    return { fake, call }
+  }
+
+  // undici refuses a header with a line break: each attempt failed as
+  // `network`, and the call ended as ModelUnavailableError.
+  it('an idempotencyKey that cannot be a header value is a TypeError naming it', async () => {
+    const { fake, call } = await setup()
+    for (const idempotencyKey of ['a\r\nb', '', 42]) {
+      await expect(call({ idempotencyKey })).rejects.toThrow(/idempotencyKey/)
+    }
+    expect(fake.requests).toHaveLength(0)
+  })
+
+  it('retry, recovery or limits of null is a TypeError naming it', async () => {
+    const { fake, call } = await setup()
+    for (const name of ['retry', 'recovery', 'limits']) {
+      await expect(call({ [name]: null })).rejects.toThrow(
+        new RegExp(`callModel: ${name} must be an object`),
+      )
+    }
+    expect(fake.requests).toHaveLength(0)
+  })
+
+  it('a message that is null or has no role/content is an InvalidChatRequestError naming its index', async () => {
+    const { fake, call } = await setup()
+    for (const bad of [null, 'hi', { role: 'user', content: 1 }, { content: 'hi' }]) {
+      const refused = await call({ request: { messages: [user('a'), bad], maxTokens: 8 } }).then(
+        () => undefined,
+        (error: unknown) => error,
+      )
+      expect(isInvalidChatRequest(refused), String(bad)).toBe(true)
+      expect((refused as Error).message).toMatch(/^messages\[1\]/)
+    }
+    expect(fake.requests).toHaveLength(0)
+  })
+
+  // The refusal read `options.request.stream` once more to choose a promise
+  // or a stream: a getter that threw there threw out of callModel itself.
+  it('an options getter that throws rejects the promise; callModel itself does not throw', async () => {
+    const options = {
+      models: [],
+      get request(): never {
+        throw new Error('getter')
+      },
+    } as unknown as CallModelOptions
+    let returned: Promise<unknown> | undefined
+    expect(() => {
+      returned = callModel(options)
+    }).not.toThrow()
+    await expect(returned).rejects.toThrow()
+  })
+})
