@@ -91,6 +91,8 @@ const BAD: [string[], RegExp][] = [
   ],
   [['demo', 'now'], /^hourglass demo: unexpected argument 'now'/],
   [['demo', '--seed', 'x'], /--seed must be a whole number/],
+  // Judged before anything starts: ignored, --json let the demo serve for good.
+  [['demo', '--serve', '--json'], /^hourglass demo: --json .*--serve/],
 ]
 
 function expectOneLine(

@@ -1,5 +1,6 @@
 import type { Command } from '../Command.js'
 import { intOption, parseCommandArgs } from '../parseCommandArgs.js'
+import { UsageError } from '../UsageError.js'
 
 export const demoCommand: Command = {
   name: 'demo',
@@ -16,7 +17,7 @@ delivered answer, and one request's slices. Ends by itself in ~10 s.
 
 Options:
   --serve      keep both chains running and print curl commands to try
-  --json       print the figures as JSON instead of the report
+  --json       print the figures as JSON instead of the report (not --serve)
   --seed <n>   seed for every random draw (default 7): same seed, same story
   -h, --help   this help
 `,
@@ -35,6 +36,12 @@ Options:
       return 0
     }
     const seed = intOption('demo', 'seed', values.seed, 7, 0)
+    if (values.serve && values.json) {
+      // --serve prints addresses and curl commands and measures nothing: no figures to print.
+      throw new UsageError(
+        'hourglass demo: --json prints the figures of a run; --serve runs no traffic and has none (use one or the other)',
+      )
+    }
     // Loaded only now: the chains pull in Express, undici and every package,
     // which a bad argument or --help should not wait for.
     const [{ progressLine }, { renderDemo }, { runDemo }, { serveDemo }] = await Promise.all([
