@@ -163,4 +163,20 @@ describe('examples/', () => {
     // The key explains the labels used.
     expect(lines.at(-1)).toMatch(/^key: trace = id prefix, spans, first start to last end; left = /)
   })
+
+  for (const name of ['bullmq-queue', 'one-trace']) {
+    it(`${name}: without redis-server on PATH, one line saying what to install (exit 1), not a stack trace`, async () => {
+      assertBuilt(fileURLToPath(new URL('../packages/bullmq/dist/index.js', import.meta.url)))
+      // node is started by its absolute path; a PATH with nothing on it hides redis-server.
+      const run = await runNode([example(name)], {
+        killAfterMs: 20_000,
+        env: { PATH: fileURLToPath(new URL('../examples/no-such-dir', import.meta.url)) },
+      })
+      expect(run.stdout).toBe('')
+      expect(run.stderr).toBe(
+        `examples/${name} needs redis-server on PATH (Debian/Ubuntu: apt-get install redis-server; macOS: brew install redis)\n`,
+      )
+      expect(run.code).toBe(1)
+    })
+  }
 })

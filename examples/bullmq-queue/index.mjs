@@ -9,7 +9,13 @@ import { createFetch } from '@hourglass/fetch'
 import { startRedis } from '@hourglass/testkit'
 import { Queue, QueueEvents, Worker } from 'bullmq'
 
-const redis = await startRedis()
+const redis = await startRedis().catch((error) => {
+  if (error?.code !== 'ENOENT') throw error
+  console.error(
+    'examples/bullmq-queue needs redis-server on PATH (Debian/Ubuntu: apt-get install redis-server; macOS: brew install redis)',
+  )
+  process.exit(1)
+})
 const connection = { host: '127.0.0.1', port: redis.port, maxRetriesPerRequest: null }
 
 // An upstream (a model, say) that takes 5 s to answer.

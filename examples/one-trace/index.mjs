@@ -62,7 +62,13 @@ prices.use(deadlineErrors())
 const pricesUrl = await serve(prices)
 
 // Worker (BullMQ): the job runs under the deadline it was added with; createFetch sends what is left.
-const redis = await startRedis()
+const redis = await startRedis().catch((error) => {
+  if (error?.code !== 'ENOENT') throw error
+  console.error(
+    'examples/one-trace needs redis-server on PATH (Debian/Ubuntu: apt-get install redis-server; macOS: brew install redis)',
+  )
+  process.exit(1)
+})
 const connection = { host: '127.0.0.1', port: redis.port, maxRetriesPerRequest: null }
 const fetch = createFetch()
 const worker = new Worker(
