@@ -4,6 +4,8 @@ import {
   DEADLINE_HEADER,
   Deadline,
   type DeadlineSource,
+  isClock,
+  KNOWN_DEADLINE_SOURCES,
   readDeadline,
   systemClock,
   writeDeadline,
@@ -66,9 +68,31 @@ export class DeadlinePropagator implements TextMapPropagator {
   readonly #clock: Clock
 
   constructor(options: DeadlinePropagatorOptions = {}) {
-    this.#maxMs = options.maxMs
-    this.#sources = options.sources
-    this.#clock = options.clock ?? systemClock
+    // Checked here, once: readDeadline reads a negative (or null) maxMs as 0,
+    // which made every extracted budget 0 ms — every request downstream a
+    // 504 — and a bad `sources` or `clock` threw from every extract, where
+    // OpenTelemetry's CompositePropagator swallows it (no deadline, no error).
+    const { maxMs, sources, clock } = options
+    if (maxMs !== undefined && (typeof maxMs !== 'number' || !(maxMs >= 0))) {
+      throw optionError('maxMs', 'a number of ms ≥ 0', maxMs)
+    }
+    if (
+      sources !== undefined &&
+      (!Array.isArray(sources) ||
+        !sources.every((s) => (KNOWN_DEADLINE_SOURCES as readonly unknown[]).includes(s)))
+    ) {
+      throw optionError(
+        'sources',
+        `an array of these header names (lower case): ${KNOWN_DEADLINE_SOURCES.join(', ')}`,
+        sources,
+      )
+    }
+    if (clock !== undefined && !isClock(clock)) {
+      throw optionError('clock', 'a Clock (now, setTimeout and clearTimeout functions)', clock)
+    }
+    this.#maxMs = maxMs
+    this.#sources = sources
+    this.#clock = clock ?? systemClock
   }
 
   inject(context: Context, carrier: unknown, setter: TextMapSetter): void {
@@ -144,4 +168,16 @@ function hasHeader(carrier: unknown): boolean {
     if (key.toLowerCase() === DEADLINE_HEADER) return true
   }
   return false
+}
+
+/** A RangeError for a number out of range (NaN included), a TypeError for anything else. */
+function optionError(name: string, rule: string, value: unknown): RangeError | TypeError {
+  const got = typeof value === 'string' ? `'${value.slice(0, 40)}'` : describe(value)
+  const message = `DeadlinePropagator: ${name} must be ${rule}, got ${got}`
+  return typeof value === 'number' ? new RangeError(message) : new TypeError(message)
+}
+
+function describe(value: unknown): string {
+  if (Array.isArray(value)) return JSON.stringify(value).slice(0, 80)
+  return typeof value === 'object' && value !== null ? 'an object' : String(value)
 }
