@@ -59,8 +59,16 @@ export class HourglassInstrumentation {
     }
     enabledCount++
     this.#enabled = true
-    this.#subscribeTraces()
-    this.#subscribeMetrics()
+    try {
+      this.#subscribeTraces()
+      this.#subscribeMetrics()
+    } catch (error) {
+      // A provider that throws (not a provider at all): undo what was done,
+      // or the listeners already added stay with nobody to remove them, and
+      // the next instrumentation records every span twice.
+      this.disable()
+      throw error
+    }
   }
 
   /** Unsubscribe every listener; a package loaded later is not subscribed to. Calling it twice is harmless. */
@@ -77,6 +85,7 @@ export class HourglassInstrumentation {
    * new provider: spans open at that moment are not ended.
    */
   setTracerProvider(tracerProvider: TracerProvider): void {
+    checkProvider('tracerProvider', 'getTracer', tracerProvider)
     this.#tracerProvider = tracerProvider
     if (this.#enabled) this.#subscribeTraces()
   }
@@ -87,6 +96,7 @@ export class HourglassInstrumentation {
    * once its provider exists.
    */
   setMeterProvider(meterProvider: MeterProvider): void {
+    checkProvider('meterProvider', 'getMeter', meterProvider)
     this.#meterProvider = meterProvider
     if (this.#enabled) this.#subscribeMetrics()
   }
@@ -111,6 +121,14 @@ export class HourglassInstrumentation {
     const meter = this.#meterProvider.getMeter(SCOPE_NAME, SCOPE_VERSION)
     subscribeAll(metricHandlers(meter), this.#metricStops)
   }
+}
+
+/** A TypeError naming the option now, not a `getTracer is not a function` from inside `enable()`. */
+function checkProvider(name: string, method: string, provider: unknown): void {
+  const p = provider as Record<string, unknown> | null
+  if (typeof p === 'object' && p !== null && typeof p[method] === 'function') return
+  const got = typeof p === 'object' && p !== null ? `an object without ${method}()` : String(p)
+  throw new TypeError(`@hourglass/otel: ${name} must have a ${method}() method, got ${got}`)
 }
 
 function stopAll(stops: Array<() => void>): void {

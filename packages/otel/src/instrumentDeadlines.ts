@@ -24,8 +24,12 @@ export type StopInstrumentation = () => void
  */
 export function instrumentDeadlines(options: InstrumentDeadlinesOptions = {}): StopInstrumentation {
   const instrumentation = new HourglassInstrumentation({ enabled: false })
-  if (options.tracerProvider) instrumentation.setTracerProvider(options.tracerProvider)
-  if (options.meterProvider) instrumentation.setMeterProvider(options.meterProvider)
+  if (options.tracerProvider !== undefined) {
+    instrumentation.setTracerProvider(options.tracerProvider)
+  }
+  if (options.meterProvider !== undefined) {
+    instrumentation.setMeterProvider(options.meterProvider)
+  }
   instrumentation.enable()
   return () => instrumentation.disable()
 }

@@ -1,0 +1,35 @@
+import { coreChannels } from '@hourglass/core'
+import { instrumentDeadlines } from '@hourglass/otel'
+import { afterEach, beforeEach, expect, it } from 'vitest'
+import { setupOtel } from './helpers/otel.js'
+
+let otel: ReturnType<typeof setupOtel>
+beforeEach(() => {
+  otel = setupOtel()
+})
+afterEach(() => otel.shutdown())
+
+const listening = () => Object.values(coreChannels).some((channel) => channel.hasSubscribers)
+
+/**
+ * A provider that is not one is refused by name, and leaves nothing behind.
+ * It used to throw from inside `enable()` after the trace listeners were
+ * added: the caller got no `stop()`, those listeners stayed for good, and
+ * the next (correct) `instrumentDeadlines()` recorded every span twice.
+ */
+it('a meterProvider without getMeter() is a TypeError naming it, and no listener stays', () => {
+  expect(listening()).toBe(false)
+  expect(() =>
+    instrumentDeadlines({ tracerProvider: otel.tracerProvider, meterProvider: {} as never }),
+  ).toThrow(/meterProvider must have a getMeter\(\) method/)
+  expect(listening()).toBe(false)
+})
+
+it('a tracerProvider that is not one (null, a number) is a TypeError naming it', () => {
+  for (const tracerProvider of [null, 5, {}]) {
+    expect(() => instrumentDeadlines({ tracerProvider: tracerProvider as never })).toThrow(
+      /tracerProvider must have a getTracer\(\) method/,
+    )
+  }
+  expect(listening()).toBe(false)
+})
