@@ -1,6 +1,6 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http'
 import type { AddressInfo } from 'node:net'
-import { type Clock, systemClock } from '@hourglass/core'
+import { type Clock, isClock, systemClock } from '@hourglass/core'
 import { defaultRateLimitReply } from './defaultRateLimitReply.js'
 import { apiKeyOf, routeRequest } from './routeRequest.js'
 import type { ProviderDialect, ProviderReply, RecordedRequest, ReplyScript } from './types.js'
@@ -61,6 +61,9 @@ export class FakeProvider {
 
   /** @internal use `startFakeProvider`. */
   static async start(options: FakeProviderOptions = {}): Promise<FakeProvider> {
+    // Before the port is opened: a bad option is a TypeError naming it, not a
+    // baseURL ending in `undefined` or a connection reset on the first request.
+    checkOptions(options)
     let fake: FakeProvider | undefined
     const server = createServer((req, res) => {
       if (fake === undefined) res.destroy()
@@ -80,12 +83,14 @@ export class FakeProvider {
 
   /** Replies for the next requests, in order; each is used once. */
   enqueue(...replies: ReplyScript[]): this {
+    for (const script of replies) checkScript('enqueue', script)
     this.#queue.push(...replies)
     return this
   }
 
   /** The reply (or function choosing one) when the queue is empty. */
   setReply(script: ReplyScript): this {
+    checkScript('setReply', script)
     this.#default = script
     return this
   }
@@ -192,7 +197,8 @@ export class FakeProvider {
       } else {
         const script = this.#queue.shift() ?? this.#default
         reply = typeof script === 'function' ? await script(record) : script
-        record.reply = reply.kind
+        // `?.`: a script function may return nothing; writeReply answers that with a 500.
+        record.reply = (reply as ProviderReply | undefined)?.kind
       }
       await writeReply(
         {
@@ -250,6 +256,42 @@ export class FakeProvider {
     }
     return record
   }
+}
+
+const REPLY_KINDS: ReadonlySet<unknown> = new Set(['text', 'error', 'hang'])
+
+/** A reply (`reply.text`, `reply.error`, `reply.hang`) or a function choosing one per request. */
+function checkScript(where: string, script: unknown): void {
+  if (typeof script === 'function') return
+  const kind =
+    typeof script === 'object' && script !== null ? (script as { kind?: unknown }).kind : undefined
+  if (REPLY_KINDS.has(kind)) return
+  throw new TypeError(
+    `FakeProvider.${where}: a reply must be reply.text(), reply.error(), reply.hang() or a function returning one, got ${kind === undefined ? String(script) : `kind ${String(kind)}`}`,
+  )
+}
+
+function checkOptions(options: FakeProviderOptions): void {
+  const { dialect, models, clock, reply } = options
+  if (dialect !== undefined && !Object.hasOwn(BASE_PATHS, dialect)) {
+    throw new TypeError(
+      `startFakeProvider: dialect must be one of ${Object.keys(BASE_PATHS).join(', ')}, got ${String(dialect)}`,
+    )
+  }
+  if (
+    models !== undefined &&
+    (!Array.isArray(models) || !models.every((m) => typeof m === 'string'))
+  ) {
+    throw new TypeError(
+      `startFakeProvider: models must be an array of model ids, got ${String(models)}`,
+    )
+  }
+  if (clock !== undefined && !isClock(clock)) {
+    throw new TypeError(
+      'startFakeProvider: clock must be a Clock (now, setTimeout and clearTimeout functions)',
+    )
+  }
+  if (reply !== undefined) checkScript('reply', reply)
 }
 
 /** Starts a fake provider on 127.0.0.1, port 0. Close it after the test. */

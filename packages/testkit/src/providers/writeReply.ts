@@ -26,6 +26,8 @@ const KEEP_ALIVE = ': keep-alive\n\n'
 
 /** Sends one scripted reply, keeping `record.outcome`, `tokensSent` and `paid` up to date. */
 export async function writeReply(ctx: ReplyContext, reply: ProviderReply): Promise<void> {
+  // A script function may return nothing at all: answered as below, not a TypeError that resets the connection.
+  if (typeof reply !== 'object' || reply === null) return writeBadScript(ctx, reply)
   switch (reply.kind) {
     case 'error':
       return writeError(ctx, reply)
@@ -46,7 +48,30 @@ export async function writeReply(ctx: ReplyContext, reply: ProviderReply): Promi
         })
       }
       return ctx.record.stream ? writeStream(ctx, ctx.wire, reply) : writeJson(ctx, ctx.wire, reply)
+    default:
+      // A typo in `kind`: nothing above answers it, and the client would wait for good.
+      return writeBadScript(ctx, reply)
   }
+}
+
+function writeBadScript(ctx: ReplyContext, reply: unknown): Promise<void> {
+  return writeError(ctx, {
+    kind: 'error',
+    status: 500,
+    body: {
+      error: {
+        message: `the fake provider's reply script gave ${describeReply(reply)}, not a reply (use reply.text, reply.error or reply.hang)`,
+        type: 'fake_provider_script_error',
+        code: 'invalid_reply_script',
+      },
+    },
+  })
+}
+
+function describeReply(reply: unknown): string {
+  if (typeof reply !== 'object' || reply === null) return String(reply)
+  const kind = (reply as { kind?: unknown }).kind
+  return `an object of kind ${typeof kind === 'string' ? `'${kind.slice(0, 40)}'` : String(kind)}`
 }
 
 async function writeError(ctx: ReplyContext, reply: ErrorReply): Promise<void> {

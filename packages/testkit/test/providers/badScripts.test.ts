@@ -1,0 +1,59 @@
+import { type FakeProvider, reply, startFakeProvider } from '@hourglass/testkit'
+import { afterEach, expect, it } from 'vitest'
+
+/**
+ * A mistake in a test's script is said where it is made, and a request is
+ * always answered. A script that gave no reply used to leave the request
+ * unanswered (the client under test waited until its own timeout), and a bad
+ * dialect gave a `baseURL` ending in `undefined`.
+ */
+let fake: FakeProvider | undefined
+afterEach(async () => {
+  await fake?.close()
+  fake = undefined
+})
+
+const post = (f: FakeProvider) =>
+  fetch(`${f.baseURL}/chat/completions`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ model: 'x', messages: [{ role: 'user', content: 'hi' }] }),
+    // A guard against the old hang, not a timing: any answer comes at once.
+    signal: AbortSignal.timeout(5000),
+  })
+
+it.each([
+  [{ dialect: 'nope' }, /dialect must be one of/],
+  [{ models: 'fake-model' }, /models must be an array/],
+  [{ clock: {} }, /clock must be a Clock/],
+  [{ reply: 5 }, /a reply must be/],
+])('startFakeProvider(%j) is a TypeError naming the option', async (options, message) => {
+  await expect(startFakeProvider(options as never)).rejects.toThrow(message)
+})
+
+it('enqueue and setReply refuse what is not a reply', async () => {
+  fake = await startFakeProvider()
+  const f = fake
+  expect(() => f.enqueue(undefined as never)).toThrow(TypeError)
+  expect(() => f.enqueue({ kind: 'txt', text: 'typo' } as never)).toThrow(/kind txt/)
+  expect(() => f.setReply(null as never)).toThrow(TypeError)
+  expect(f.queuedReplies).toBe(0)
+  f.enqueue(reply.text('fine'), () => reply.hang())
+  expect(f.queuedReplies).toBe(2)
+})
+
+it.each([
+  ['undefined', () => undefined, 'gave undefined'],
+  ['a typo in kind', () => ({ kind: 'txt', text: 'x' }), "kind 'txt'"],
+])(
+  'a script function that returns %s gets a 500 naming the mistake, not a reset or a hang',
+  async (_, script, said) => {
+    fake = await startFakeProvider({ reply: script as never })
+    const res = await post(fake)
+    expect(res.status).toBe(500)
+    const body = (await res.json()) as { error: { code: string; message: string } }
+    expect(body.error.code).toBe('invalid_reply_script')
+    expect(body.error.message).toContain(said)
+    expect(fake.inFlight).toBe(0)
+  },
+)
