@@ -1,5 +1,5 @@
 import { once } from 'node:events'
-import { type Clock, systemClock } from '@hourglass/core'
+import { type Clock, isClock, systemClock } from '@hourglass/core'
 import { deadline } from '@hourglass/express'
 import { createFetch, type HourglassFetch } from '@hourglass/fetch'
 import express, { type NextFunction, type Request, type Response, type Router } from 'express'
@@ -111,6 +111,7 @@ export type GatewayRouter = Router & {
  * on the first request.
  */
 export function createGateway(config: unknown, options: GatewayOptions = {}): GatewayRouter {
+  checkObjectOptions(options)
   const valid = parseGatewayConfig(config, { env: options.env })
   // Checked before anything is opened (Redis, sockets): a bad option leaves nothing running.
   const drainTimeoutMs = msOption('drainTimeoutMs', options.drainTimeoutMs, 10_000)
@@ -331,6 +332,35 @@ function msOption(name: string, value: number | undefined, fallback: number): nu
     throw optionError('createGateway', name, 'a number of ms ≥ 0', value)
   }
   return value
+}
+
+/**
+ * The options that are objects, by shape. A bad `clock` used to be found by
+ * `new Admission(…)`, after the gateway's own Redis client had started
+ * dialling (left reconnecting for ever, the process never exiting), and with
+ * no `code`; a `logger` or `env` of the wrong kind failed with a message that
+ * named neither (`logger.child is not a function`, `Invalid value used as weak map key`).
+ */
+function checkObjectOptions(options: GatewayOptions): void {
+  const { clock, logger, env } = options
+  if (clock !== undefined && !isClock(clock)) {
+    throw optionError('createGateway', 'clock', 'a Clock (now, setTimeout, clearTimeout)', clock)
+  }
+  const pinoLike =
+    typeof logger === 'object' &&
+    logger !== null &&
+    typeof (logger as { child?: unknown }).child === 'function'
+  if (logger !== undefined && typeof logger !== 'function' && !pinoLike) {
+    throw optionError(
+      'createGateway',
+      'logger',
+      'a pino logger or a function receiving each record',
+      logger,
+    )
+  }
+  if (env !== undefined && (typeof env !== 'object' || env === null)) {
+    throw optionError('createGateway', 'env', 'a record of environment variables', env)
+  }
 }
 
 const LOG_LEVELS: readonly LogLevel[] = ['debug', 'info', 'warn', 'error']
