@@ -15,6 +15,8 @@ import { writeExpired } from './writeExpired.js'
  *   answered for the request: swallowed; it is the handler noticing.
  * - An `AbortError` whose cause is one of those two (Node's own APIs wrap the
  *   signal's reason so): judged as its cause.
+ * - body-parser's "request aborted" (the client left mid-upload): as
+ *   `ClientClosedError`.
  *
  * Bodies never carry an error's message or stack.
  */
@@ -23,7 +25,7 @@ export function deadlineErrors(): ErrorRequestHandler {
     const ingress = IngressRequest.of(req)
     const reason = signalReason(error)
     const deadlineError = isDeadlineExceeded(reason)
-    if (isClientClosed(reason)) return
+    if (isClientClosed(reason) || isUploadAborted(error)) return
     if (ingress?.answered) {
       if (deadlineError || isAbortError(error)) return
       next(error)
@@ -55,4 +57,16 @@ function signalReason(error: unknown): unknown {
   if (!isAbortError(error)) return error
   const cause = (error as { cause?: unknown }).cause
   return isClientClosed(cause) || isDeadlineExceeded(cause) ? cause : error
+}
+
+/**
+ * body-parser's (raw-body's) error for a client that left mid-upload. It is
+ * raised from the request's 'aborted' event, before the response's 'close':
+ * passed on, the user's handlers wrote a 500 for nobody (and logged a
+ * stack), and that 500's 'finish' ended the request as `ok`, its deadline
+ * never cancelled. Left unanswered, the 'close' that follows reports the
+ * departure and cancels the deadline with `ClientClosedError`.
+ */
+function isUploadAborted(error: unknown): boolean {
+  return (error as { type?: unknown } | null)?.type === 'request.aborted'
 }
