@@ -93,7 +93,15 @@ export function interceptorFor(config: ResolvedOptions): Dispatcher.DispatcherCo
 class DispatchCallInit implements OutboundCallInit {
   readonly config: ResolvedOptions
   readonly deadline: Deadline | undefined
-  readonly signal = undefined
+  /**
+   * undici's `signal` (request/stream options). undici's own handler acts on
+   * it only once the connection is up (its abort arrives through
+   * `onConnect`): an abort while the name is looked up or the socket
+   * connects waited for the phase's limit, and the caller got a
+   * DNS/connect timeout instead of its own reason. The attempt listens to
+   * it directly, as createFetch's attempts listen to `init.signal`.
+   */
+  readonly signal: AbortSignal | undefined
   readonly method: string
   readonly retry: ResolvedRetry | false
   readonly replayable: boolean
@@ -104,6 +112,7 @@ class DispatchCallInit implements OutboundCallInit {
   constructor(config: ResolvedOptions, opts: Opts) {
     this.config = config
     this.deadline = opts.deadline ?? currentDeadline()
+    this.signal = abortSignalOf((opts as { signal?: unknown }).signal)
     this.method = opts.method.toUpperCase()
     this.retry = mergeRetry(config.retry, opts.retry)
     this.replayable = isBodyInMemory(opts.body)
@@ -217,6 +226,16 @@ function originOf(origin: unknown): string {
   } catch {
     return text
   }
+}
+
+/** undici also takes an EventEmitter as `signal`; only an AbortSignal is listened to here. */
+function abortSignalOf(signal: unknown): AbortSignal | undefined {
+  return typeof signal === 'object' &&
+    signal !== null &&
+    typeof (signal as AbortSignal).addEventListener === 'function' &&
+    typeof (signal as AbortSignal).aborted === 'boolean'
+    ? (signal as AbortSignal)
+    : undefined
 }
 
 function asError(reason: unknown): Error {
