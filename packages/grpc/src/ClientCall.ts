@@ -52,7 +52,14 @@ export class ClientCall {
     const refusal = this.#refusal()
     if (refusal) return this.#refuse(refusal)
     const own = toEpochMs(callOptions.deadline)
-    this.#ownEpochMs = own
+    // A deadline of the call's own that is no time at all (an invalid Date,
+    // NaN) compares false with everything: under the caller's deadline it
+    // was kept, the call failed DEADLINE_EXCEEDED at once (or grpc-js threw
+    // an unhandled "Deadline is too far in the future") and every event said
+    // a NaN budget. The smallest valid deadline wins, as for headers; without
+    // one of ours it is passed to grpc-js as given.
+    const ownValid = Number.isNaN(own) ? Number.POSITIVE_INFINITY : own
+    this.#ownEpochMs = ownValid
     let given = own
     const deadline = this.#deadline
     // Dark mode propagates the header but leaves the call's own deadline alone:
@@ -63,10 +70,12 @@ export class ClientCall {
       // into an int32 and wraps it to a deadline already past: no gRPC
       // deadline of ours then, as grpc-js itself does for one that far.
       if (Number.isFinite(left) && left <= MAX_TIMER_MS) {
-        given = Math.min(own, Date.now() + wireSafeMs(left))
+        given = Math.min(ownValid, Date.now() + wireSafeMs(left))
       }
     }
-    this.#budgetMs = Math.max(0, given - Date.now())
+    this.#budgetMs = Number.isNaN(given)
+      ? Number.POSITIVE_INFINITY
+      : Math.max(0, given - Date.now())
     const next = nextCall(given === own ? callOptions : { ...callOptions, deadline: given })
     this.#next = next
     const requester: Requester = {

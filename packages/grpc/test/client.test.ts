@@ -140,6 +140,26 @@ describe('deadlineInterceptor: every call carries the caller deadline', () => {
     expect(arrivals[0]!.grpcMs).toBeLessThanOrEqual(900) // the caller's deadline, not none
   })
 
+  it.each([
+    ['an invalid Date', new Date(Number.NaN)],
+    ['NaN', Number.NaN],
+  ])(
+    "a call whose own deadline is %s gets the caller's (the smallest valid one wins), not a NaN budget",
+    async (_, own) => {
+      const { arrivals } = await echoServer()
+      const work = client()
+      const starts = watch<GrpcClientStartMessage>(grpcChannels.clientStart)
+      const deadline = Deadline.after(900, { clock: new ManualClock() })
+      const result = await runWithDeadline(deadline, () =>
+        unary(work, {}, { deadline: own } as CallOptions),
+      )
+      expect(result.error).toBeUndefined()
+      expect(arrivals[0]!.header).toBe('900')
+      expect(arrivals[0]!.grpcMs).toBeLessThanOrEqual(900)
+      expect(starts.messages[0]!.budgetMs).toBeCloseTo(900, -1)
+    },
+  )
+
   it('withCallDeadline(deadline) gives one call its deadline explicitly, outside any context', async () => {
     const { arrivals } = await echoServer()
     const work = client()
