@@ -27,7 +27,7 @@ export class StreamInterruptedError extends HourglassError {
   constructor(details: StreamInterruptedDetails) {
     super(
       StreamInterruptedError.code,
-      `stream from ${details.provider}/${details.model} broke after the first token (${details.partialText.length} characters received); not restarted`,
+      `stream from ${details.provider}/${details.model} broke after the first token (${received(details)}); not restarted`,
       details.cause === undefined ? undefined : { cause: details.cause },
     )
     this.model = details.model
@@ -35,6 +35,24 @@ export class StreamInterruptedError extends HourglassError {
     this.partialText = details.partialText
     this.partialContent = details.partialContent
   }
+}
+
+/**
+ * What arrived, for the message. Reasoning and tool calls count as the first
+ * token too: a stream cut during thinking said "0 characters received".
+ */
+function received({ partialText, partialContent }: StreamInterruptedDetails): string {
+  let thinking = 0
+  let toolCalls = 0
+  for (const block of partialContent) {
+    if (block.type === 'thinking') thinking += block.thinking.length
+    else if (block.type === 'tool_call') toolCalls++
+  }
+  if (thinking === 0 && toolCalls === 0) return `${partialText.length} characters received`
+  const parts = [`${partialText.length} characters of text`]
+  if (thinking > 0) parts.push(`${thinking} of thinking`)
+  if (toolCalls > 0) parts.push(`${toolCalls} tool call${toolCalls === 1 ? '' : 's'}`)
+  return `${parts.join(', ')} received`
 }
 
 export function isStreamInterrupted(error: unknown): error is StreamInterruptedError {

@@ -66,6 +66,19 @@ describe('policy errors', () => {
     expect(error.message).toMatch(/10 characters received/)
   })
 
+  it('StreamInterruptedError says what arrived when it was not text: thinking, tool calls', () => {
+    const error = new StreamInterruptedError({
+      model: 'm',
+      provider: 'p',
+      partialText: '',
+      partialContent: [
+        { type: 'thinking', thinking: 'Let me see.' },
+        { type: 'tool_call', id: 't1', name: 'lookup', arguments: {} },
+      ],
+    })
+    expect(error.message).toMatch(/\(0 characters of text, 11 of thinking, 1 tool call received\)/)
+  })
+
   it('RateLimitedError says when to retry, relative and absolute', () => {
     const before = Date.now()
     const error = new RateLimitedError({
