@@ -117,7 +117,7 @@ export function traceHandlers(sdkTracer: Tracer): Handlers {
         }
       },
       expire(m) {
-        const span = requestSpans.get(m.deadline) ?? trace.getActiveSpan()
+        const span = open(requestSpans.get(m.deadline) ?? trace.getActiveSpan())
         if (!span) return
         span.addEvent(
           EVENT_DEADLINE_EXCEEDED,
@@ -130,7 +130,11 @@ export function traceHandlers(sdkTracer: Tracer): Handlers {
           }),
         )
         // Dark mode changed nothing for the caller: not an error of this request.
-        if (m.action !== 'observed') span.setAttribute(ATTR_ERROR_TYPE, 'DEADLINE_EXCEEDED')
+        if (m.action === 'observed') return
+        span.setAttribute(ATTR_ERROR_TYPE, 'DEADLINE_EXCEEDED')
+        // A streamed response cut short (`ended`) keeps its 2xx status, which
+        // instrumentation-http leaves UNSET: the span must say it failed itself.
+        span.setStatus({ code: SpanStatusCode.ERROR, message: 'deadline exceeded' })
       },
       clientClosed(m) {
         open(requestSpans.get(m.deadline) ?? trace.getActiveSpan())?.addEvent(
