@@ -34,7 +34,9 @@ describe('README command lines', () => {
     const targets = [...text.matchAll(/\]\(([^)\s]+)\)/g)]
       .map((m) => m[1]!.split('#')[0]!)
       .filter((target) => target !== '' && !/^[a-z]+:/i.test(target))
-    expect(targets.length).toBeGreaterThan(0)
+    // The root README links into the repository; a package's README, shipped
+    // alone by npm, links elsewhere by URL (test/packaging.test.ts).
+    if (readme === 'README.md') expect(targets.length).toBeGreaterThan(0)
     const missing = targets.filter((t) => !existsSync(path.join(root, path.dirname(readme), t)))
     expect(missing).toEqual([])
   })
