@@ -6,7 +6,7 @@ import { syncBuiltinESMExports } from 'node:module'
 
 const Original = asyncHooks.AsyncLocalStorage
 const created = []
-asyncHooks.AsyncLocalStorage = class CountingStorage extends Original {
+class CountingStorage extends Original {
   constructor(...args) {
     super(...args)
     const stack = new Error().stack.split('\n').slice(2)
@@ -14,6 +14,16 @@ asyncHooks.AsyncLocalStorage = class CountingStorage extends Original {
     created.push(site.trim())
   }
 }
+// Defined, not assigned: from Node 22 the export is a getter-only accessor
+// (it picks the AsyncContextFrame or async_hooks implementation lazily), so
+// an assignment throws in ESM strict mode. On Node 20 it is a plain data
+// property and defineProperty replaces it just as the assignment did.
+Object.defineProperty(asyncHooks, 'AsyncLocalStorage', {
+  value: CountingStorage,
+  writable: true,
+  enumerable: true,
+  configurable: true,
+})
 syncBuiltinESMExports()
 
 const packages = (process.argv[2] ?? '').split(',').filter(Boolean)
