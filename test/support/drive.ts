@@ -110,11 +110,17 @@ export async function drive(chain: Chain, options: DriveOptions): Promise<Outcom
       new Promise((resolve) => {
         const entry = {
           resolve,
-          timer: setTimeout(() => {
-            armed.delete(entry)
-            fired(performance.now())
-            resolve()
-          }, due - performance.now()),
+          // The delay is clamped at 0: from Node 23 a negative one emits a
+          // TimeoutNegativeWarning (which processWatch counts as a problem);
+          // Node 20 and 22 turn both a negative delay and 0 into 1 ms silently.
+          timer: setTimeout(
+            () => {
+              armed.delete(entry)
+              fired(performance.now())
+              resolve()
+            },
+            Math.max(0, due - performance.now()),
+          ),
         }
         armed.add(entry)
       }),
