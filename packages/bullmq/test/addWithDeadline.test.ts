@@ -10,6 +10,7 @@ import { describe, expect, it, vi } from 'vitest'
 import { addWithDeadline, withDeadline } from '../src/index.js'
 import { finished, signal } from './support/observe.js'
 import { available, redisNowMs, useRedisQueues } from './support/redisQueues.js'
+import { track } from './support/track.js'
 
 const HOUR_MS = 3_600_000
 
@@ -75,19 +76,11 @@ describe.skipIf(!available)('addWithDeadline: the deadline rides with the job', 
     // Every client's commands wait for 1.5 s: connected, "ready", answering nothing.
     await admin.call('CLIENT', 'PAUSE', '1500', 'ALL')
     const pauseOver = other.ping()
-    let settled: unknown = 'pending'
-    void addWithDeadline(queue, 'paused', {}, { deadline }).then(
-      () => {
-        settled = 'added'
-      },
-      (error: unknown) => {
-        settled = error
-      },
-    )
+    const add = track(addWithDeadline(queue, 'paused', {}, { deadline }))
     clock.advance(1000)
     // Settled at its deadline (a turn of the loop later), while Redis still answers nothing.
     await new Promise((resolve) => setImmediate(resolve))
-    expect(isDeadlineExceeded(settled)).toBe(true)
+    expect(isDeadlineExceeded(add.outcome)).toBe(true)
     await pauseOver
     expect(await queue.count()).toBe(0)
   })

@@ -4,6 +4,7 @@ import { Deadline, isDeadlineExceeded, ManualClock } from '@hourglass/core'
 import { Queue } from 'bullmq'
 import { afterEach, expect, it } from 'vitest'
 import { addWithDeadline } from '../src/index.js'
+import { track } from './support/track.js'
 
 // A service that starts while Redis is down (or a queue made per request)
 // has a queue that has never connected: BullMQ hands out its client only once
@@ -33,17 +34,9 @@ it('a queue that has never reached Redis does not hold the producer past its dea
   queues.push(queue)
   const clock = new ManualClock()
   const deadline = Deadline.after(1000, { clock })
-  let settled: unknown = 'pending'
-  void addWithDeadline(queue, 'job', {}, { deadline }).then(
-    () => {
-      settled = 'added'
-    },
-    (error: unknown) => {
-      settled = error
-    },
-  )
+  const add = track(addWithDeadline(queue, 'job', {}, { deadline }))
   clock.advance(1000)
   // Settled at its deadline (a turn of the loop later), with Redis still unreachable.
   await new Promise((resolve) => setImmediate(resolve))
-  expect(isDeadlineExceeded(settled)).toBe(true)
+  expect(isDeadlineExceeded(add.outcome)).toBe(true)
 })
