@@ -1,4 +1,5 @@
 import { type Clock, isClock, MAX_TIMER_MS, systemClock } from './clock.js'
+import { describeValue } from './describeValue.js'
 import { DEADLINE_SOURCES, type DeadlineSource, KNOWN_DEADLINE_SOURCES } from './headerNames.js'
 
 /**
@@ -89,14 +90,6 @@ function positive(name: string, value: number): number {
 
 /** A RangeError for a number out of range, a TypeError for a value of the wrong type; the value shown with its type. */
 function optionError(name: string, rule: string, value: unknown): RangeError | TypeError {
-  const got =
-    typeof value === 'string'
-      ? `'${value.slice(0, 40)}' (a string)`
-      : Array.isArray(value)
-        ? 'an array'
-        : typeof value === 'object' && value !== null
-          ? 'an object'
-          : String(value)
-  const message = `${name} must be ${rule}, got ${got}`
+  const message = `${name} must be ${rule}, got ${describeValue(value)}`
   return typeof value === 'number' ? new RangeError(message) : new TypeError(message)
 }

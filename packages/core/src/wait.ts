@@ -1,5 +1,6 @@
 import { type Clock, MAX_TIMER_MS, systemClock } from './clock.js'
 import type { Deadline } from './Deadline.js'
+import { describeValue } from './describeValue.js'
 
 export interface WaitOptions {
   /** Ends the wait at once, rejecting with its reason, when it expires or is cancelled (observe-only deadlines never end a wait). */
@@ -41,7 +42,7 @@ export function wait(ms: number, options: WaitOptions = {}): Promise<WaitResult>
   // Not a number (undefined, a string): `Math.max(0, ms)` is NaN, and a wait
   // whose end is NaN never ends — the awaiting work hung for good.
   if (typeof ms !== 'number') {
-    return Promise.reject(new TypeError(`wait expects a number of ms, got ${describe(ms)}`))
+    return Promise.reject(new TypeError(`wait expects a number of ms, got ${describeValue(ms)}`))
   }
   if (signal?.aborted) return Promise.reject(signal.reason)
   if (deadline?.done && deadline.reason !== undefined) return Promise.reject(deadline.reason)
@@ -51,7 +52,7 @@ export function wait(ms: number, options: WaitOptions = {}): Promise<WaitResult>
   if (typeof startedAt !== 'number' || Number.isNaN(startedAt)) {
     // The same hang, from a clock that reads NaN.
     return Promise.reject(
-      new TypeError(`clock.now() must return a number of ms, got ${describe(startedAt)}`),
+      new TypeError(`clock.now() must return a number of ms, got ${describeValue(startedAt)}`),
     )
   }
   return new Promise<WaitResult>((resolve, reject) => {
@@ -104,8 +105,4 @@ export function wait(ms: number, options: WaitOptions = {}): Promise<WaitResult>
     }
     arm()
   })
-}
-
-function describe(value: unknown): string {
-  return typeof value === 'string' ? `'${value.slice(0, 40)}' (a string)` : String(value)
 }
