@@ -9,7 +9,12 @@ export interface LlmAttemptMessage {
   status?: number | undefined
   /** Class name of the error, when the attempt failed. */
   errorClass?: string | undefined
-  /** The normalised failure kind (`rate_limited`, `overloaded`, …). */
+  /**
+   * The normalised failure kind (`rate_limited`, `overloaded`, … — `ErrorKind`),
+   * or, for an attempt stopped on the caller's side, `deadline_exceeded` or
+   * `aborted` (`StopKind`). Undefined on success, and for an attempt ended by
+   * something else thrown (`errorClass` names it).
+   */
   errorKind?: string | undefined
   latencyMs: number
   decision: 'success' | 'retry' | 'fallback' | 'fail'

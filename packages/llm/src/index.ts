@@ -102,6 +102,7 @@ export {
   type ErrorKindTraits,
   type LimitSignal,
   REQUEST_BOUND_KINDS,
+  type StopKind,
 } from './errors/errorKinds.js'
 export {
   type InvalidChatRequestError,
@@ -109,11 +110,8 @@ export {
 } from './errors/InvalidChatRequestError.js'
 export { isKeysRetired, type KeysRetiredError } from './errors/KeysRetiredError.js'
 export { isMaxTurnsExceeded, type MaxTurnsExceededError } from './errors/MaxTurnsExceededError.js'
-export {
-  isModelUnavailable,
-  type ModelFailure,
-  type ModelUnavailableError,
-} from './errors/ModelUnavailableError.js'
+export type { ModelFailure } from './errors/ModelFailure.js'
+export { isModelUnavailable, type ModelUnavailableError } from './errors/ModelUnavailableError.js'
 export { isOutputTruncated, type OutputTruncatedError } from './errors/OutputTruncatedError.js'
 export { isProviderError, type ProviderError } from './errors/ProviderError.js'
 export { isProviderReplyError, type ProviderReplyError } from './errors/ProviderReplyError.js'

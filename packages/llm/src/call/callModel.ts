@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto'
 import { currentDeadline, systemClock } from '@hourglass/core'
 import { defaultAdmissionFor } from '../admission/defaultAdmission.js'
 import { idempotencyKey as deriveKey } from '../agent/idempotencyKey.js'
+import type { ModelFailure } from '../errors/ModelFailure.js'
 import type { ProviderError } from '../errors/ProviderError.js'
 import { isRequestRejected, RequestRejectedError } from '../errors/RequestRejectedError.js'
 import { defaultRetryBudgets } from '../retry/defaultRetryBudgets.js'
@@ -109,6 +110,8 @@ async function complete(
   if (collapse) reducers.push(['collapse', collapse])
   if (compact) reducers.push(['compact', compact])
   const done: string[] = []
+  // The models each refused pass tried: the error that ends the call names them all.
+  const tried: ModelFailure[] = []
   let current = request
   for (;;) {
     try {
@@ -126,9 +129,11 @@ async function complete(
         throw new RequestRejectedError({
           error: error.cause as ProviderError,
           attempts: error.attempts,
+          causes: [...tried, ...error.causes],
           recoveries: done,
         })
       }
+      tried.push(...error.causes)
       const [name, reduce] = next
       done.push(name)
       current = { ...current, messages: await reduce([...current.messages]) }

@@ -5,7 +5,7 @@ import type {
   SendOptions,
   SendResult,
 } from '../adapters/ModelAdapter.js'
-import type { ModelFailure } from '../errors/ModelUnavailableError.js'
+import type { ModelFailure } from '../errors/ModelFailure.js'
 import type { ProviderError } from '../errors/ProviderError.js'
 import { clampAttempts, decideRetry } from '../retry/decideRetry.js'
 import { retryDelay } from '../retry/retryDelay.js'
@@ -13,6 +13,7 @@ import type { ChatRequest, ChatResponse } from '../types.js'
 import { type AttemptRecord, reportAttempt } from './AttemptRecord.js'
 import { admit } from './admit.js'
 import type { CallState } from './CallState.js'
+import { endedKind } from './endedKind.js'
 import type { StreamSink } from './ModelStream.js'
 import { earliestOf, targetOf } from './outlook.js'
 import { isFirstTokenTimeout, streamAttempt } from './streamAttempt.js'
@@ -147,7 +148,14 @@ export async function runModel(
             })
     } catch (thrown) {
       permit?.release()
-      record({ decision: 'fail', errorClass: className(thrown), reason: 'the call was ended' })
+      record({
+        decision: 'fail',
+        errorClass: className(thrown),
+        // Stopped (the deadline, an abort) or cut after the first token: a
+        // count by kind would miss the attempt without one.
+        errorKind: endedKind(thrown, state),
+        reason: 'the call was ended',
+      })
       throw thrown
     } finally {
       unlink()

@@ -1,5 +1,6 @@
 import { REQUEST_BOUND_KINDS } from '../errors/errorKinds.js'
-import { type ModelFailure, ModelUnavailableError } from '../errors/ModelUnavailableError.js'
+import type { ModelFailure } from '../errors/ModelFailure.js'
+import { ModelUnavailableError } from '../errors/ModelUnavailableError.js'
 import { isProviderError } from '../errors/ProviderError.js'
 import { isRateLimited } from '../errors/RateLimitedError.js'
 import { RequestRejectedError } from '../errors/RequestRejectedError.js'
@@ -43,7 +44,7 @@ export async function runModels(
     if (outcome.kind === 'fail') {
       const { error } = outcome
       if (isProviderError(error) && REQUEST_BOUND_KINDS.has(error.kind)) {
-        throw new RequestRejectedError({ error, attempts: state.attempts })
+        throw new RequestRejectedError({ error, attempts: state.attempts, causes })
       }
       // Admission refused every model without sending: say when to come back.
       if (isRateLimited(error) && causes.every((c) => isRateLimited(c.cause))) throw error

@@ -1,16 +1,5 @@
 import { HourglassError, hasErrorCode } from '@hourglass/core'
-
-/** Why one model of the fallback list gave up. */
-export interface ModelFailure {
-  model: string
-  provider: string
-  /** Attempts sent to this model. */
-  attempts: number
-  /** The last error this model returned (or the reason no attempt was sent). */
-  cause: unknown
-  /** Why the policy stopped on this model (`"attempts exhausted (3 of 3)"`, …). */
-  reason: string
-}
+import { describeFailures, type ModelFailure } from './ModelFailure.js'
 
 export interface ModelUnavailableDetails {
   /** Attempts sent, across every model. */
@@ -35,7 +24,7 @@ export class ModelUnavailableError extends HourglassError {
   readonly reason: string
 
   constructor(details: ModelUnavailableDetails) {
-    const tried = details.causes.map((c) => `${c.provider}/${c.model}: ${c.reason}`).join('; ')
+    const tried = describeFailures(details.causes)
     super(
       ModelUnavailableError.code,
       `model unavailable after ${details.attempts} attempt(s): ${details.reason}${tried === '' ? '' : ` [${tried}]`}`,

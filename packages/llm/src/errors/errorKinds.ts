@@ -60,3 +60,13 @@ export function errorKindTraits(kind: string): ErrorKindTraits {
     ? ERROR_KIND_TABLE[kind as ErrorKind]
     : ERROR_KIND_TABLE.server_error
 }
+
+/**
+ * The kinds of an attempt ended on the caller's side, not by the provider:
+ * `deadline_exceeded` (the call's deadline ran out) and `aborted` (the
+ * caller's signal, a stream's `cancel`, a cancelled deadline). Only attempt
+ * records carry them (`errorKind`), so that a count by kind sees every
+ * attempt. Not in the table: no provider answers with them, and they decide
+ * no retry and no cooldown — the call is over.
+ */
+export type StopKind = 'deadline_exceeded' | 'aborted'

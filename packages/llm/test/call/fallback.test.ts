@@ -1,8 +1,10 @@
-import { anthropicErrors, reply } from '@hourglass/testkit'
+import { anthropicErrors, openAIErrors, reply } from '@hourglass/testkit'
 import { describe, expect, it } from 'vitest'
 import { anthropic } from '../../src/adapters/anthropic.js'
 import { openAICompatible } from '../../src/adapters/openAICompatible.js'
 import { callModel } from '../../src/call/callModel.js'
+import { isProviderError } from '../../src/errors/ProviderError.js'
+import { isRequestRejected } from '../../src/errors/RequestRejectedError.js'
 import type { ChatMessage } from '../../src/types.js'
 import { FAST_RETRIES, useFakes } from './support/fakes.js'
 
@@ -86,5 +88,62 @@ describe('fallback', () => {
     // Anthropic refuses unsigned thinking, so the other Claude model gets the turn without it.
     expect(backupFake.requests[0]?.rawBody).not.toContain('signature')
     expect(backupFake.requests[0]?.rawBody).toContain('And divided by 17?')
+  })
+
+  it('a refusal after fallbacks names every model tried and why each gave up, not only the one that refused', async () => {
+    const gone = await fakes.start({
+      dialect: 'openai',
+      reply: openAIErrors.modelNotFound('gpt-5'),
+    })
+    const busy = await fakes.start({ dialect: 'anthropic', reply: anthropicErrors.overloaded() })
+    const small = await fakes.start({ dialect: 'openai', reply: openAIErrors.contextTooLong() })
+    const models = [
+      fakes.adapter(openAICompatible({ baseURL: gone.baseURL, apiKey: 'sk', model: 'gpt-5' })),
+      fakes.adapter(anthropic({ baseURL: busy.baseURL, apiKey: 'sk', model: 'claude-opus-4-6' })),
+      fakes.adapter(
+        openAICompatible({
+          baseURL: small.baseURL,
+          apiKey: 'sk',
+          model: 'gpt-4o-mini',
+          name: 'mini',
+        }),
+      ),
+    ]
+    const error = await callModel({
+      models,
+      request: { messages: history, maxTokens: 64 },
+      retry: { max529Retries: 0, delay: FAST_RETRIES },
+    }).catch((e: unknown) => e)
+
+    expect(isRequestRejected(error)).toBe(true)
+    if (!isRequestRejected(error)) return
+    // The refusal itself is still the last model's: what the client must fix.
+    expect(error).toMatchObject({
+      kind: 'context_too_long',
+      provider: 'mini',
+      model: 'gpt-4o-mini',
+      attempts: 3,
+    })
+    // Every model tried, in order, with its attempts, its last error and the policy's reason.
+    expect(
+      error.causes.map((c) => [
+        `${c.provider}/${c.model}`,
+        c.attempts,
+        isProviderError(c.cause) ? c.cause.kind : c.cause,
+      ]),
+    ).toEqual([
+      ['openai/gpt-5', 1, 'not_found'],
+      ['anthropic/claude-opus-4-6', 1, 'overloaded'],
+      ['mini/gpt-4o-mini', 1, 'context_too_long'],
+    ])
+    expect(error.causes.map((c) => c.reason)).toEqual([
+      expect.stringMatching(/^not_found \(HTTP 404, model_not_found\) is not retryable/),
+      expect.stringMatching(/^overloaded \(HTTP 529/),
+      expect.stringMatching(/^context_too_long \(HTTP 400.*never retried/),
+    ])
+    // And the message a log line shows names them too.
+    expect(error.message).toMatch(/^request rejected by mini\/gpt-4o-mini: context_too_long/)
+    expect(error.message).toContain('openai/gpt-5: not_found (HTTP 404')
+    expect(error.message).toContain('anthropic/claude-opus-4-6: overloaded (HTTP 529')
   })
 })

@@ -1,12 +1,14 @@
 import diagnostics from 'node:diagnostics_channel'
-import { Deadline } from '@hourglass/core'
-import { closedPort, openAIErrors, reply } from '@hourglass/testkit'
+import { Deadline, isDeadlineExceeded, ManualClock } from '@hourglass/core'
+import { anthropicErrors, closedPort, openAIErrors, reply } from '@hourglass/testkit'
 import { afterEach, describe, expect, it } from 'vitest'
+import { anthropic } from '../../src/adapters/anthropic.js'
 import { openAICompatible } from '../../src/adapters/openAICompatible.js'
 import { CostBudget } from '../../src/budget/CostBudget.js'
 import type { AttemptRecord } from '../../src/call/AttemptRecord.js'
 import { callModel } from '../../src/call/callModel.js'
 import { type LlmAttemptMessage, llmChannels } from '../../src/channels.js'
+import { isStreamInterrupted } from '../../src/errors/StreamInterruptedError.js'
 import { useFakes, user } from './support/fakes.js'
 
 const fakes = useFakes()
@@ -96,5 +98,90 @@ describe('attempt records', () => {
       ['network', 'fail'],
     ])
     expect(records[0]?.status).toBe(0)
+  })
+
+  describe('an attempt stopped on the caller’s side still has a kind, so a count by kind sees it', () => {
+    /** A provider that takes the request and never answers; resolves once it has it. */
+    async function hanging() {
+      const fake = await fakes.start({ dialect: 'openai', reply: reply.hang() })
+      const model = fakes.adapter(
+        openAICompatible({ baseURL: fake.baseURL, apiKey: 'sk', model: 'gpt-4o', name: 'slow' }),
+      )
+      return { fake, model }
+    }
+
+    it('the deadline ran out during the attempt: `deadline_exceeded`', async () => {
+      const { fake, model } = await hanging()
+      const clock = new ManualClock()
+      using deadline = Deadline.after(60_000, { clock })
+      const records: AttemptRecord[] = []
+      const call = callModel({
+        models: [model],
+        request: { messages: [user('hi')], maxTokens: 10 },
+        deadline,
+        onAttempt: (r) => records.push(r),
+      }).catch((e: unknown) => e)
+      await fake.waitForRequests(1)
+      clock.advance(60_000)
+      expect(isDeadlineExceeded(await call)).toBe(true)
+      expect(records.map((r) => [r.errorKind, r.decision])).toEqual([['deadline_exceeded', 'fail']])
+      expect(published.map((m) => [m.errorKind, m.decision])).toEqual([
+        ['deadline_exceeded', 'fail'],
+      ])
+    })
+
+    it('the caller’s signal aborted the attempt: `aborted`', async () => {
+      const { fake, model } = await hanging()
+      const controller = new AbortController()
+      const reason = new Error('the caller left')
+      const records: AttemptRecord[] = []
+      const call = callModel({
+        models: [model],
+        request: { messages: [user('hi')], maxTokens: 10 },
+        signal: controller.signal,
+        onAttempt: (r) => records.push(r),
+      }).catch((e: unknown) => e)
+      await fake.waitForRequests(1)
+      controller.abort(reason)
+      expect(await call).toBe(reason)
+      expect(records.map((r) => [r.errorKind, r.errorClass, r.decision])).toEqual([
+        ['aborted', 'Error', 'fail'],
+      ])
+      expect(published.map((m) => m.errorKind)).toEqual(['aborted'])
+    })
+
+    it('a stream cancelled during the attempt: `aborted`', async () => {
+      const { fake, model } = await hanging()
+      const records: AttemptRecord[] = []
+      const stream = callModel({
+        models: [model],
+        request: { messages: [user('hi')], maxTokens: 10, stream: true },
+        onAttempt: (r) => records.push(r),
+      })
+      await fake.waitForRequests(1)
+      stream.cancel()
+      await expect(stream.result).rejects.toThrow()
+      expect(records.map((r) => [r.errorKind, r.decision])).toEqual([['aborted', 'fail']])
+    })
+
+    it('a stream broken after its first token keeps the kind of what broke it', async () => {
+      const fake = await fakes.start({
+        dialect: 'anthropic',
+        reply: anthropicErrors.overloadedInStream({ afterTokens: 2 }),
+      })
+      const model = fakes.adapter(
+        anthropic({ baseURL: fake.baseURL, apiKey: 'sk', model: 'claude-haiku-4-5' }),
+      )
+      const records: AttemptRecord[] = []
+      const error = await callModel({
+        models: [model],
+        request: { messages: [user('hi')], maxTokens: 10, stream: true },
+        onAttempt: (r) => records.push(r),
+      }).result.catch((e: unknown) => e)
+      expect(isStreamInterrupted(error)).toBe(true)
+      expect(records.map((r) => [r.errorKind, r.errorClass, r.decision])).toEqual([
+        ['overloaded', 'StreamInterruptedError', 'fail'],
+      ])
+    })
   })
 })

@@ -66,6 +66,33 @@ describe('prompt_too_long recovery', () => {
     expect(error).toMatchObject({ kind: 'context_too_long', recoveries: ['collapse', 'compact'] })
     expect(fake.requests).toHaveLength(3)
   })
+
+  it('after a fallback, names every model of every pass, and why each gave up', async () => {
+    const busy = await fakes.start({ dialect: 'anthropic', reply: anthropicErrors.overloaded() })
+    const small = await fakes.start({ dialect: 'openai', reply: openAIErrors.contextTooLong() })
+    const models = [
+      fakes.adapter(anthropic({ baseURL: busy.baseURL, apiKey: 'k', model: 'claude-opus-4-6' })),
+      fakes.adapter(openAICompatible({ baseURL: small.baseURL, apiKey: 'k', model: 'gpt-4o' })),
+    ]
+    const error = await callModel({
+      models,
+      request: { messages: longHistory, maxTokens: 64 },
+      recovery: { collapse: (m) => m.slice(1) },
+      // Each pass meets the overload afresh: no cooldown carried between them.
+      limits: { admission: false },
+      retry: { max529Retries: 0 },
+    }).catch((e: unknown) => e)
+    expect(isRequestRejected(error)).toBe(true)
+    if (!isRequestRejected(error)) return
+    expect(error).toMatchObject({ recoveries: ['collapse'], attempts: 4 })
+    expect(error.causes.map((c) => `${c.provider}/${c.model}`)).toEqual([
+      'anthropic/claude-opus-4-6',
+      'openai/gpt-4o',
+      'anthropic/claude-opus-4-6',
+      'openai/gpt-4o',
+    ])
+    expect(error.message).toContain('anthropic/claude-opus-4-6: overloaded (HTTP 529')
+  })
 })
 
 describe('max_tokens recovery', () => {
