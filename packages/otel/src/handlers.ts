@@ -47,3 +47,18 @@ export function defined(
  * (`errorCode`: the stable code, else the error's own code, else its name).
  */
 export const errorType = errorCode
+
+/**
+ * `hourglass.deadline.retry.reason` for a model retry: its kind, else its
+ * error's class, else its HTTP status. `hourglass:llm:attempt` declares all
+ * three optional, so a message may name none: then undefined, and the
+ * attribute is left out, as OpenTelemetry users expect of a value not known —
+ * never the string "undefined", which would count as a reason of its own.
+ */
+export function modelRetryReason(m: {
+  errorKind?: string | undefined
+  errorClass?: string | undefined
+  status?: number | undefined
+}): string | undefined {
+  return m.errorKind ?? m.errorClass ?? (m.status === undefined ? undefined : String(m.status))
+}

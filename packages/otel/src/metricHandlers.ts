@@ -18,7 +18,7 @@ import {
   METRIC_RETRIES,
   METRIC_SUCCEEDED,
 } from './attributes.js'
-import { defined, type Handlers } from './handlers.js'
+import { defined, type Handlers, modelRetryReason } from './handlers.js'
 
 /**
  * Budgets span milliseconds to minutes, in seconds: the default histogram
@@ -128,11 +128,14 @@ export function metricHandlers(meter: Meter): Handlers {
         if (m.decision === 'success') {
           succeeded.add(1, { [ATTR_DEADLINE_ATTEMPT]: m.attempt, [ATTR_DEADLINE_CALL_KIND]: 'llm' })
         } else if (m.decision === 'retry') {
-          retries.add(1, {
-            [ATTR_DEADLINE_RETRY_OUTCOME]: 'retried',
-            [ATTR_DEADLINE_RETRY_REASON]: m.errorKind ?? m.errorClass ?? String(m.status),
-            [ATTR_DEADLINE_CALL_KIND]: 'llm',
-          })
+          retries.add(
+            1,
+            defined({
+              [ATTR_DEADLINE_RETRY_OUTCOME]: 'retried',
+              [ATTR_DEADLINE_RETRY_REASON]: modelRetryReason(m),
+              [ATTR_DEADLINE_CALL_KIND]: 'llm',
+            }),
+          )
         }
       },
     },

@@ -52,7 +52,7 @@ import {
 } from './attributes.js'
 import { parentContext } from './deadlineSpans.js'
 import { grpcTraceHandlers } from './grpcSpans.js'
-import { defined, errorType, type Handlers, ms } from './handlers.js'
+import { defined, errorType, type Handlers, modelRetryReason, ms } from './handlers.js'
 import { bullmqTraceHandlers } from './jobSpans.js'
 import { withRequestIds } from './withRequestIds.js'
 
@@ -269,7 +269,7 @@ export function traceHandlers(sdkTracer: Tracer): Handlers {
           EVENT_DEADLINE_RETRY,
           defined({
             [ATTR_DEADLINE_ATTEMPT]: m.attempt + 1,
-            [ATTR_DEADLINE_RETRY_REASON]: m.errorKind ?? m.errorClass ?? String(m.status),
+            [ATTR_DEADLINE_RETRY_REASON]: modelRetryReason(m),
             [ATTR_DEADLINE_RETRY_DELAY_MS]: ms(m.delayMs),
           }),
         )
