@@ -32,6 +32,7 @@ export {
   type HourglassChannel,
   onChannels,
 } from './defineChannel.js'
+export { describeValue } from './describeValue.js'
 export { errorCode, isAbortError } from './errorCode.js'
 export { type GuardedWork, type GuardOptions, guard } from './guard.js'
 export { HourglassError, hasErrorCode, isHourglassError } from './HourglassError.js'

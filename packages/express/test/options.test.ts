@@ -1,5 +1,6 @@
+import { ManualClock } from '@hourglass/core'
 import { describe, expect, it } from 'vitest'
-import { deadline } from '../src/index.js'
+import { type DeadlineMiddlewareOptions, deadline } from '../src/index.js'
 
 describe('deadline() options', () => {
   it.each([
@@ -44,6 +45,74 @@ describe('deadline() options', () => {
     ],
   ])('rejects %j when the middleware is created, not per request', (options, message) => {
     expect(() => deadline(options)).toThrow(message)
+  })
+
+  it.each([
+    // A value of another option, written as a key of its own.
+    [
+      'observe',
+      { observe: true },
+      /^unknown option "observe" \(did you mean mode: 'observe'\?\); deadline\(\) takes defaultMs, /,
+    ],
+    // Misspellings: case, a missing unit, one letter off.
+    ['defaultMS', { defaultMS: 500 }, /^unknown option "defaultMS" \(did you mean defaultMs\?\)/],
+    ['reserve', { reserve: 10 }, /^unknown option "reserve" \(did you mean reserveMs\?\)/],
+    [
+      'onExpired',
+      { onExpired: () => {} },
+      /^unknown option "onExpired" \(did you mean onExpire\?\)/,
+    ],
+    ['timeout', { timeout: 500 }, /^unknown option "timeout" \(did you mean defaultMs\?\)/],
+    // Nothing close: the key, and every option there is.
+    [
+      'retries',
+      { retries: 3 },
+      /^unknown option "retries"; deadline\(\) takes defaultMs, maxMs, reserveMs, trust, strict, mode, plan, clock, onExpire, onInvalidHeader, onLateWrite$/,
+    ],
+    // A name every object inherits is still no option.
+    ['constructor', { constructor: 1 }, /^unknown option "constructor"; deadline\(\) takes /],
+    // Every unknown key at once, even one set to undefined: it is still not what was meant.
+    [
+      'maxMS and observe',
+      { maxMS: 100, observe: undefined },
+      /^unknown options "maxMS" \(did you mean maxMs\?\), "observe" \(did you mean mode: 'observe'\?\);/,
+    ],
+  ])(
+    'refuses the unknown key %s, naming it and the option probably meant',
+    (_key, options, message) => {
+      // Before: ignored, the middleware ran on the defaults its author believed changed.
+      expect(() => deadline(options as DeadlineMiddlewareOptions)).toThrow(TypeError)
+      expect(() => deadline(options as DeadlineMiddlewareOptions)).toThrow(message)
+    },
+  )
+
+  it.each([
+    [500, /^options must be an object, got 500$/],
+    [null, /^options must be an object, got null$/],
+    ['observe', /^options must be an object, got 'observe' \(a string\)$/],
+  ])(
+    'refuses %j instead of options: the defaults would apply without a word',
+    (options, message) => {
+      expect(() => deadline(options as DeadlineMiddlewareOptions)).toThrow(TypeError)
+      expect(() => deadline(options as DeadlineMiddlewareOptions)).toThrow(message)
+    },
+  )
+
+  it('accepts every documented option at once', () => {
+    const every: Required<DeadlineMiddlewareOptions> = {
+      defaultMs: 1000,
+      maxMs: 5000,
+      reserveMs: 10,
+      trust: ['grpc-timeout'],
+      strict: true,
+      mode: 'observe',
+      plan: { work: 1 },
+      clock: new ManualClock(),
+      onExpire: () => {},
+      onInvalidHeader: () => {},
+      onLateWrite: () => {},
+    }
+    expect(typeof deadline(every)).toBe('function')
   })
 
   it('accepts the documented defaults and reserveMs: 0', () => {
