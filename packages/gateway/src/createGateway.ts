@@ -31,7 +31,7 @@ import type { GatewayLogger, LogLevel } from './log/GatewayLogger.js'
 import { redactSecrets } from './log/redactSecrets.js'
 import { GatewayMetrics } from './metrics/GatewayMetrics.js'
 import { optionError } from './optionError.js'
-import { createRedisClient, redisPassword } from './redisClient.js'
+import { answersPing, createRedisClient, redisPassword } from './redisClient.js'
 import { modelNames } from './routing/resolveModel.js'
 
 export interface GatewayOptions {
@@ -89,7 +89,12 @@ export type GatewayRouter = Router & {
    * one). Until then limits and cooldowns are counted locally.
    */
   ready(timeoutMs?: number): Promise<boolean>
-  /** Where limits and cooldowns are counted right now (what `/readyz` says). */
+  /**
+   * Where limits and cooldowns are counted, as the last limit or cooldown
+   * command found it (no round trip). `/readyz` says the same, except that
+   * it checks a `local-fallback` with a PING, so a Redis answering again
+   * reads `shared` before the next request.
+   */
   redisState(): RedisState
   /**
    * Drains, then closes: API requests arriving from now on get 503
@@ -218,6 +223,26 @@ export function createGateway(config: unknown, options: GatewayOptions = {}): Ga
     if (redis.status !== 'ready') return 'unreachable'
     return limits.degraded || store?.failing === true ? 'local-fallback' : 'shared'
   }
+  // What /readyz says. The limits' and cooldowns' flags clear only when their
+  // next command succeeds, which takes a request: a probe would go on saying
+  // local-fallback for a Redis that is back, for as long as traffic is quiet —
+  // when an operator checks most. So a raised flag is checked with a PING.
+  // Not the client's 'ready' event: Redis can stop answering and start again
+  // on one connection (a pause, a slow fork), with no event; and a PING
+  // answered is what the next limit command would meet. Bounded by
+  // `commandTimeoutMs` (the budget after which a limit command falls back
+  // anyway) and at most 500 ms, within the 1 s a Kubernetes probe waits by
+  // default; concurrent probes share one PING.
+  const probeTimeoutMs = Math.min(valid.redis?.commandTimeoutMs ?? 250, 500)
+  let pinging: Promise<boolean> | undefined
+  const probedRedisState = async (): Promise<RedisState> => {
+    const state = redisState()
+    if (state !== 'local-fallback' || redis === undefined) return state
+    pinging ??= answersPing(redis, probeTimeoutMs).finally(() => {
+      pinging = undefined
+    })
+    return (await pinging) ? 'shared' : 'local-fallback'
+  }
 
   const router = express.Router()
   router.use(tracker.arrive())
@@ -234,10 +259,7 @@ export function createGateway(config: unknown, options: GatewayOptions = {}): Ga
   }
   router.use(tracker.scopeDeadline())
   router.get('/healthz', healthz())
-  router.get(
-    '/readyz',
-    readyz(() => ({ draining: tracker.draining, redis: redisState() })),
-  )
+  router.get('/readyz', readyz({ draining: () => tracker.draining, redis: probedRedisState }))
   if (options.metrics !== false) router.get('/metrics', (req, res) => metrics.serve(req, res))
   router.get('/v1/models', (_req, res) => {
     sendJson(res, 200, {
@@ -290,10 +312,13 @@ export function createGateway(config: unknown, options: GatewayOptions = {}): Ga
     return closing
   }
   const close = () => shutDown(true)
-  const ready = async (timeoutMs = 2000): Promise<boolean> => {
+  const ready = async (timeoutMs = 2000, signal?: AbortSignal): Promise<boolean> => {
     if (ownRedis === undefined || ownRedis.status === 'ready') return true
+    if (signal?.aborted) return false
     const controller = new AbortController()
     const timer = setTimeout(() => controller.abort(), timeoutMs)
+    const stop = () => controller.abort()
+    signal?.addEventListener('abort', stop, { once: true })
     try {
       await once(ownRedis, 'ready', { signal: controller.signal })
       return true
@@ -301,23 +326,35 @@ export function createGateway(config: unknown, options: GatewayOptions = {}): Ga
       return false
     } finally {
       clearTimeout(timer)
+      signal?.removeEventListener('abort', stop)
     }
   }
   const gateway = Object.assign(router, {
     config: valid,
     close,
-    ready,
+    ready: (timeoutMs?: number) => ready(timeoutMs),
     redisState,
   }) as GatewayRouter
-  silentClosers.set(gateway, () => shutDown(false))
+  startHooks.set(gateway, { closeSilently: () => shutDown(false), ready })
   return gateway
 }
 
-const silentClosers = new WeakMap<GatewayRouter, () => Promise<void>>()
+/** What `startGateway` needs of a gateway beyond its public face. */
+interface StartHooks {
+  closeSilently(): Promise<void>
+  ready(timeoutMs: number | undefined, signal: AbortSignal): Promise<boolean>
+}
+
+const startHooks = new WeakMap<GatewayRouter, StartHooks>()
 
 /** Closes a gateway that never served (its start failed) without a shutdown log line. @internal */
 export function closeUnstarted(gateway: GatewayRouter): Promise<void> {
-  return silentClosers.get(gateway)?.() ?? gateway.close()
+  return startHooks.get(gateway)?.closeSilently() ?? gateway.close()
+}
+
+/** `gateway.ready()` that also gives up (false) when `signal` aborts. @internal */
+export function readyUnlessAborted(gateway: GatewayRouter, signal: AbortSignal): Promise<boolean> {
+  return startHooks.get(gateway)?.ready(undefined, signal) ?? gateway.ready()
 }
 
 /**

@@ -6,7 +6,9 @@ import {
   createGateway,
   type GatewayOptions,
   type GatewayRouter,
+  readyUnlessAborted,
 } from './createGateway.js'
+import { holdSignals } from './holdSignals.js'
 import { sendJson } from './http/sendJson.js'
 import { optionError } from './optionError.js'
 
@@ -59,9 +61,13 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
   const server = createServer((req, res) => {
     gateway(req as Request, res as Response, (error?: unknown) => notRouted(error, res))
   })
+  // A SIGTERM while starting is handled as one just after: the caller gets a
+  // running gateway and then the signal, so it drains and logs as usual (see holdSignals).
+  const signals = holdSignals()
   try {
-    // Serve with shared limits from the first request when Redis is reachable; locally otherwise.
-    await gateway.ready()
+    // Serve with shared limits from the first request when Redis is reachable;
+    // locally otherwise, or at once when a signal came: no point waiting to serve.
+    await readyUnlessAborted(gateway, signals.signal)
     await new Promise<void>((resolve, reject) => {
       server.once('listening', resolve)
       server.once('error', reject)
@@ -71,6 +77,8 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
   } catch (error) {
     await closeUnstarted(gateway)
     throw error
+  } finally {
+    signals.release()
   }
   const address = server.address() as AddressInfo
   const shownHost = address.family === 'IPv6' ? `[${address.address}]` : address.address

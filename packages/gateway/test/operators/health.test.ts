@@ -9,6 +9,7 @@ import {
 } from '@hourglass/testkit'
 import { Redis } from 'ioredis'
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
+import { until } from '../../../../test/support/until.js'
 import { fakeProvider, fallback, type Harness, startHarness } from '../support/harness.js'
 
 const available = redisAvailable()
@@ -37,6 +38,7 @@ describe('/healthz and /readyz tell the truth about Redis', () => {
     const res = await fetch(`${harness!.url}/readyz`)
     return { status: res.status, body: await res.json() }
   }
+  const redisOnReadyz = async () => ((await readyz()).body as { redis: string }).redis
 
   it('Redis unreachable at start: one warning naming host and port (never the password), ready on local limits', async () => {
     const port = await closedPort()
@@ -95,6 +97,58 @@ describe('/healthz and /readyz tell the truth about Redis', () => {
       await wait(1600)
       expect((await ask()).choices[0]?.message.content).toBe('ok')
       expect(await readyz()).toEqual({ status: 200, body: { status: 'ready', redis: 'shared' } })
+    })
+
+    it('answering again after a pause: /readyz says shared at once, before any request succeeds', async () => {
+      const provider = await fakeProvider('openai', ['k'], { limits: { rpm: 100 } })
+      fake = provider.fake
+      fake.setReply(reply.text('ok'))
+      harness = await startHarness({
+        providers: { p: provider.entry },
+        models: { m: fallback(['p', 'gpt']) },
+        redis: { url: redis.url, keyPrefix: `readyz-back-${Date.now()}`, commandTimeoutMs: 100 },
+      })
+      await admin.call('CLIENT', 'PAUSE', '1500', 'ALL')
+      expect((await ask()).choices[0]?.message.content).toBe('ok')
+      // Still paused: the probe's own check times out too, and the probe still answers.
+      expect(await readyz()).toEqual({
+        status: 200,
+        body: { status: 'ready', redis: 'local-fallback' },
+      })
+      // The admin's PING is held by the pause as well: it returns when Redis answers again.
+      await admin.ping()
+      // No request since: the last limit and cooldown commands are still the failed ones.
+      expect(fake.requests).toHaveLength(1)
+      expect(await readyz()).toEqual({ status: 200, body: { status: 'ready', redis: 'shared' } })
+    })
+
+    it('back after an outage: /readyz says shared once the client reconnects, before any request succeeds', async () => {
+      const provider = await fakeProvider('openai', ['k'], { limits: { rpm: 100 } })
+      fake = provider.fake
+      fake.setReply(reply.text('ok'))
+      harness = await startHarness({
+        providers: { p: provider.entry },
+        models: { m: fallback(['p', 'gpt']) },
+        redis: { url: redis.url, keyPrefix: `readyz-restart-${Date.now()}`, commandTimeoutMs: 100 },
+      })
+      expect(await readyz()).toEqual({ status: 200, body: { status: 'ready', redis: 'shared' } })
+      await redis.kill()
+      // Served on the local limiter while Redis is gone.
+      expect((await ask()).choices[0]?.message.content).toBe('ok')
+      expect(await redisOnReadyz()).toBe('unreachable')
+      await redis.restart()
+      // The gateway's client reconnects on its own schedule; the probe is what an operator sees.
+      let seen = 'unreachable'
+      await until(
+        async () => {
+          seen = await redisOnReadyz()
+          return seen !== 'unreachable'
+        },
+        10_000,
+        "the gateway's Redis client to reconnect",
+      )
+      expect(fake.requests).toHaveLength(1)
+      expect(seen).toBe('shared')
     })
   })
 })

@@ -1,0 +1,120 @@
+import { type ChildProcess, spawn } from 'node:child_process'
+import { once } from 'node:events'
+import { mkdtemp, rm, writeFile } from 'node:fs/promises'
+import { type AddressInfo, createServer, type Server, type Socket } from 'node:net'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+
+// The gateway and the CLI from their TypeScript sources (no build needed), as
+// the shared-Redis workers run: the source export condition and the TS hooks.
+const repoRoot = fileURLToPath(new URL('../../../..', import.meta.url))
+const cliSource = fileURLToPath(new URL('../../../cli/src/bin.ts', import.meta.url))
+const registerTs = new URL('../limits/support/registerTs.mjs', import.meta.url).href
+const nodeArgs = ['--conditions=@hourglass/source', '--import', registerTs]
+
+/**
+ * A signal that arrives while the gateway starts — most of that time the wait
+ * for Redis, up to 2 s — is an operator's or a supervisor's stop like any
+ * other: it used to kill the process (143, no drain, no log line) because the
+ * CLI's handlers are only installed once `startGateway` resolves.
+ */
+describe('a signal while the gateway is starting', () => {
+  let dir: string
+  let redis: Server
+  let redisDialled: Promise<void>
+  const sockets = new Set<Socket>()
+  let child: ChildProcess | undefined
+
+  beforeEach(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'hourglass-early-signal-'))
+    // A Redis that accepts and never answers: the gateway waits in its start
+    // for a "ready" that does not come — the window under test.
+    let dialled = () => {}
+    redisDialled = new Promise<void>((resolve) => {
+      dialled = resolve
+    })
+    redis = createServer((socket) => {
+      sockets.add(socket)
+      socket.on('error', () => {})
+      dialled()
+    })
+    redis.listen(0, '127.0.0.1')
+    await once(redis, 'listening')
+  })
+  afterEach(async () => {
+    if (child && child.exitCode === null && child.signalCode === null) child.kill('SIGKILL')
+    child = undefined
+    for (const socket of sockets) socket.destroy()
+    sockets.clear()
+    await new Promise((resolve) => redis.close(resolve))
+    await rm(dir, { recursive: true, force: true })
+  })
+
+  async function writeConfig(): Promise<string> {
+    const file = join(dir, 'gateway.json')
+    await writeFile(
+      file,
+      JSON.stringify({
+        providers: { p: { dialect: 'openai', baseURL: 'http://127.0.0.1:9/v1', apiKeys: ['k'] } },
+        models: { m: { fallback: [{ provider: 'p', model: 'gpt' }] } },
+        redis: { url: `redis://127.0.0.1:${(redis.address() as AddressInfo).port}` },
+      }),
+    )
+    return file
+  }
+
+  /** Runs `node <args>`, signals it as soon as it dials Redis, resolves how it ended and what it wrote. */
+  async function signalWhileStarting(args: string[], signal: NodeJS.Signals) {
+    const started = spawn(process.execPath, [...nodeArgs, ...args], {
+      cwd: repoRoot,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    })
+    child = started
+    let stdout = ''
+    let stderr = ''
+    started.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk))
+    started.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk))
+    const exited = once(started, 'exit') as Promise<[number | null, NodeJS.Signals | null]>
+    await Promise.race([
+      redisDialled,
+      exited.then(([code]) => {
+        throw new Error(`exited ${code} before dialling Redis: ${stderr}`)
+      }),
+    ])
+    // Still starting: nothing listens until Redis answers (never) or 2 s pass.
+    expect(stdout).toBe('')
+    started.kill(signal)
+    const [code, killedBy] = await exited
+    return { code, killedBy, stdout, stderr }
+  }
+
+  it.each(['SIGTERM', 'SIGINT'] as const)(
+    'hourglass gateway: %s drains, logs the shutdown line and exits 0, as once listening',
+    async (signal) => {
+      const file = await writeConfig()
+      const run = await signalWhileStarting(
+        [cliSource, 'gateway', '--config', file, '--port', '0'],
+        signal,
+      )
+      expect({ code: run.code, killedBy: run.killedBy }).toEqual({ code: 0, killedBy: null })
+      expect(run.stderr).toMatch(/"event":"shutdown".*"msg":"shutdown: drained 0 in \d+ ms"/)
+    },
+    30_000,
+  )
+
+  it('startGateway with no handler of its own: the signal is postponed, never swallowed (the process still ends by it)', async () => {
+    const file = await writeConfig()
+    const script = [
+      "import { loadGatewayConfig, startGateway } from '@hourglass/gateway'",
+      `await startGateway({ config: await loadGatewayConfig(${JSON.stringify(file)}), port: 0 })`,
+      "process.stdout.write('started\\n')",
+    ].join('\n')
+    const run = await signalWhileStarting(['--input-type=module', '--eval', script], 'SIGTERM')
+    expect({ code: run.code, killedBy: run.killedBy }).toEqual({ code: null, killedBy: 'SIGTERM' })
+    // It did start (and would have served), then met the signal's default action.
+    expect(run.stdout).toBe('started\n')
+    expect(run.stderr).not.toContain('shutdown')
+  }, 30_000)
+})
