@@ -14,6 +14,7 @@ import { eventUrl, publishRetrySkipped } from './channels.js'
 import { type ConnectorOptions, connectorFor } from './createConnector.js'
 import { FETCH_ATTEMPT, type FetchAttempt, interceptorFor } from './deadlineInterceptor.js'
 import { hasHeader, isRepeatable } from './dispatchHeaders.js'
+import { TooManyRedirectsError } from './errors/TooManyRedirectsError.js'
 import { OutboundCall, type OutboundCallInit, type SendResult } from './OutboundCall.js'
 import { mergeRetry, type RetryOptions, resolveOptions } from './options.js'
 
@@ -123,7 +124,7 @@ export function createFetch(
     let attempt: Attempt | undefined
     // fetch follows redirects inside one attempt, each hop a dispatch of its
     // own: a second hop means a server has answered this request already.
-    let redirected = false
+    let hops = 0
     // fetch ends a body it has handed out only through its signal: the
     // attempt's stop (phase limit, deadline, caller) aborts this one, so a
     // body read fails with that reason, not undici's bare "terminated".
@@ -132,7 +133,7 @@ export function createFetch(
       call: outbound,
       number,
       started: (started) => {
-        if (attempt !== undefined) redirected = true
+        hops += 1
         attempt = started
         started.onAbort((reason) => controller.abort(reason))
       },
@@ -158,12 +159,12 @@ export function createFetch(
       // without can be sent again as it is.
       response = await undiciFetch(input, fetchInit)
     } catch (thrown) {
-      const error = attempt?.reason ?? attempt?.error ?? unwrap(thrown)
+      const error = attempt?.reason ?? attempt?.error ?? unwrap(thrown, hops)
       attempt?.finish(error)
       const signal = outbound.init.signal
       if (signal?.aborted) throw signal.reason
       const delayMs = outbound.judge(
-        { error, bytesReceived: attempt?.bytesReceived ?? 0, redirected },
+        { error, bytesReceived: attempt?.bytesReceived ?? 0, redirected: hops > 1 },
         number,
       )
       if (delayMs === undefined) throw error
@@ -252,8 +253,17 @@ function eventUrlOf(input: RequestInfo | string): string {
   return eventUrl(target.origin, target.pathname)
 }
 
-/** undici's fetch wraps network errors as `TypeError('fetch failed', { cause })`. */
-function unwrap(error: unknown): unknown {
-  if (error instanceof TypeError && error.cause !== undefined) return error.cause
-  return error
+/**
+ * undici's fetch wraps network errors as `TypeError('fetch failed', { cause })`.
+ * Its redirect limit is a network error too, with nothing but the spec's
+ * wording to tell it by (no code): it gets our code, so a caller can match it
+ * and the retry rules never read it as a network failure.
+ */
+function unwrap(error: unknown, hops: number): unknown {
+  if (!(error instanceof TypeError) || error.cause === undefined) return error
+  const cause = error.cause
+  if (cause instanceof Error && cause.message === 'redirect count exceeded') {
+    return new TooManyRedirectsError(Math.max(0, hops - 1), cause)
+  }
+  return cause
 }

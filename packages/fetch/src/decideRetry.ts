@@ -9,6 +9,7 @@ import {
 import { isConnectError } from './errors/ConnectError.js'
 import { isDnsError } from './errors/DnsError.js'
 import { isHeadersTimeout } from './errors/HeadersTimeoutError.js'
+import { isTooManyRedirects } from './errors/TooManyRedirectsError.js'
 import type { ResolvedRetry } from './options.js'
 
 /** What ended an attempt: an error, or a response status (with its headers). */
@@ -56,6 +57,7 @@ export type RetryDecision =
  *   → never; a listed status → once, if safe to repeat, after `Retry-After`
  *   (never when the server asks for more than `maxRetryAfterMs`);
  * - a name that does not resolve → never (it is not a refused connect);
+ * - more redirects than fetch follows → never (a retry walks the same chain);
  * - never when what would be left is under `minBudgetMs`.
  */
 export function decideRetry(outcome: Outcome, state: RetryState): RetryDecision {
@@ -83,6 +85,9 @@ export function decideRetry(outcome: Outcome, state: RetryState): RetryDecision 
 
   let rule: string
   let delayMs = 0
+  // Before the byte count: whether the last redirect had a body or not, a
+  // retry walks the same chain again (the same answer, for the same reason).
+  if (isTooManyRedirects(error)) return no('not-retryable')
   if (error !== undefined && (outcome.bytesReceived > 0 || outcome.afterHeaders)) {
     return no('after-first-byte')
   }

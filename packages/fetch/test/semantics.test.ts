@@ -11,6 +11,7 @@ import {
   fetchChannels,
   type HourglassFetch,
   isConnectError,
+  isTooManyRedirects,
   type LookupFunction,
 } from '../src/index.js'
 import { type EgressEvents, recordEgress, rejection } from './helpers.js'
@@ -145,6 +146,34 @@ describe('redirects (createFetch follows them inside one attempt)', () => {
     } finally {
       fetchChannels.attemptEnd.unsubscribe(onEnd)
     }
+  })
+
+  it('a server that redirects to itself fails with TOO_MANY_REDIRECTS, and the loop is not walked again', async () => {
+    events = recordEgress()
+    const server = await serve({ type: 'respond', status: 302, headers: { location: '/' } })
+    const error = await rejection(client()(server.url))
+    expect(isTooManyRedirects(error)).toBe(true)
+    expect(error).toMatchObject({ code: 'TOO_MANY_REDIRECTS', redirects: 20 })
+    // undici's own error stays reachable as the cause.
+    expect((error as Error).cause).toMatchObject({ message: 'redirect count exceeded' })
+    // One attempt: the request and the 20 redirects fetch follows, no retry.
+    expect(server.records).toHaveLength(21)
+    expect(events.retries).toHaveLength(0)
+    expect(events.skipped).toMatchObject([{ reason: 'TOO_MANY_REDIRECTS', why: 'not-retryable' }])
+  })
+
+  it('a chain longer than fetch follows fails the same way, though its end would answer', async () => {
+    const server = await serve((r) => {
+      const hop = Number(r.url.slice('/hop/'.length) || 0)
+      return hop < 25
+        ? { type: 'respond', status: 307, headers: { location: `/hop/${hop + 1}` } }
+        : { type: 'respond', body: 'found it' }
+    })
+    const error = await rejection(client()(`${server.url}/hop/0`))
+    expect(error).toMatchObject({ code: 'TOO_MANY_REDIRECTS', redirects: 20 })
+    expect(server.records.map((r) => r.url)).toEqual(
+      Array.from({ length: 21 }, (_, hop) => `/hop/${hop}`),
+    )
   })
 })
 
