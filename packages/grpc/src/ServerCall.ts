@@ -11,6 +11,7 @@ import {
   ClientClosedError,
   Deadline,
   DeadlineExceededError,
+  type InvalidDeadlineHeader,
   readDeadline,
   runWithDeadline,
 } from '@hourglass/core'
@@ -111,18 +112,6 @@ export class ServerCall {
         method: this.#method.path,
         invalid: read.invalid,
       }))
-      if (options.strict) {
-        // The caller's bug: say which header and why; the handler never runs.
-        this.#closed = true
-        this.#finished = true
-        this.#call.sendStatus({
-          code: status.INVALID_ARGUMENT,
-          details: `invalid deadline metadata: ${read.invalid
-            .map(({ header, reason }) => `${header}: ${reason}`)
-            .join('; ')}`,
-        })
-        return
-      }
     }
     this.#budgetMs = read.ms ?? options.defaultMs
     this.#arriving = true
@@ -138,7 +127,10 @@ export class ServerCall {
     })
     this.#arriving = false
     this.#deadline = deadline
-    attachDeadline(metadata, deadline)
+    // A refused call gets its deadline and its start and end events like any
+    // other: a tracer that saw nothing of it could not show why it failed.
+    const refused = read.invalid.length > 0 && options.strict
+    if (!refused) attachDeadline(metadata, deadline)
     grpcChannels.serverStart.publish(() => ({
       deadline,
       method: this.#method.path,
@@ -149,6 +141,10 @@ export class ServerCall {
       mode: options.observe ? 'observe' : 'enforce',
       metadata,
     }))
+    if (refused) {
+      this.#refuse(read.invalid, deadline)
+      return
+    }
     if (this.#expiredOnArrival) {
       this.#expire('arrival')
       if (this.#answered) {
@@ -157,6 +153,21 @@ export class ServerCall {
       }
     }
     runWithDeadline(deadline, () => next(metadata))
+  }
+
+  /** `strict`: malformed deadline metadata is the caller's bug; say which header and why. The handler never runs. */
+  #refuse(invalid: readonly InvalidDeadlineHeader[], deadline: Deadline): void {
+    this.#closed = true
+    this.#outcome = 'refused'
+    this.#code = status.INVALID_ARGUMENT
+    // Straight to the next call: our own responder would take it for the handler's.
+    this.#call.sendStatus({
+      code: status.INVALID_ARGUMENT,
+      details: `invalid deadline metadata: ${invalid
+        .map(({ header, reason }) => `${header}: ${reason}`)
+        .join('; ')}`,
+    })
+    this.#finish(deadline)
   }
 
   #inContext(fn: () => void): void {
@@ -205,7 +216,7 @@ export class ServerCall {
   #onCancel(): void {
     const deadline = this.#deadline
     if (this.#finished || !deadline) return
-    if (this.#code === undefined) {
+    if (this.#code === undefined || this.#answerLost()) {
       const elapsedMs = deadline.elapsed()
       const grpcDeadline = this.#call.getDeadline()
       // grpc-js arms a plain timer for its deadline, and timers can fire up to
@@ -246,6 +257,27 @@ export class ServerCall {
       }
     }
     this.#finish(deadline)
+  }
+
+  /**
+   * The handler answered, but its status never went out: the client reset
+   * the stream first. A grpc-js client that cancels sends END_STREAM before
+   * its RST_STREAM, so a streaming handler is handed an `end`, not a
+   * `cancelled` (grpc/grpc-node#2583), and one that answers on `end` (an
+   * echo) sends OK just before the reset arrives; grpc-js then drops the
+   * status and the client sees CANCELLED. Interceptors are not told. What
+   * shows it is the stream: destroyed by the time onCancel runs (Node
+   * detaches a destroyed stream from its session, and grpc-js's `getPeer()`
+   * turns 'unknown'), whereas after a status that was written onCancel runs
+   * before the stream can close. A peer with no address (a Unix socket) is
+   * 'unknown' from the start: its answers count as given.
+   */
+  #answerLost(): boolean {
+    return (
+      this.#outcome === 'ok' &&
+      this.#call.getConnectionInfo().remoteAddress !== undefined &&
+      this.#call.getPeer() === 'unknown'
+    )
   }
 
   #finish(deadline: Deadline): void {

@@ -7,7 +7,7 @@ import {
   type InvalidDeadlineHeader,
 } from '@hourglass/core'
 
-/** `hourglass:grpc:server-start`: a call got its deadline (before the handler runs). */
+/** `hourglass:grpc:server-start`: a call got its deadline (before the handler runs, or the call is refused under `strict`). */
 export interface GrpcServerStartMessage {
   /** The handler's deadline: it ends `reserveMs` before the caller's. */
   deadline: Deadline
@@ -69,8 +69,13 @@ export interface GrpcServerEndMessage {
   /** The gRPC status code that ended the call (`CANCELLED`, 1, when the client left). */
   code: number
   elapsedMs: number
-  /** `ok`: answered by the handler (whatever the status); `expired`: by the deadline; `client-cancelled`: the caller left. */
-  outcome: 'ok' | 'expired' | 'client-cancelled'
+  /**
+   * `ok`: answered by the handler (whatever the status); `expired`: by the
+   * deadline; `client-cancelled`: the caller left before an answer reached it
+   * (one the handler sent as the client reset the stream included);
+   * `refused`: answered `INVALID_ARGUMENT` under `strict`, the handler never ran.
+   */
+  outcome: 'ok' | 'expired' | 'client-cancelled' | 'refused'
 }
 
 /** `hourglass:grpc:client-start`: an outbound call is about to be sent (or refused). */

@@ -92,7 +92,7 @@ describe('10,000 calls through both interceptors', () => {
       }
     }
 
-    const serverOutcomes = { ok: 0, expired: 0, 'client-cancelled': 0 }
+    const serverOutcomes = { ok: 0, expired: 0, 'client-cancelled': 0, refused: 0 }
     const clientOutcomes: Record<string, number> = {}
     let serverStarts = 0
     const onServerStart = () => serverStarts++

@@ -245,6 +245,44 @@ describe('deadlineServerInterceptor: where the budget comes from', () => {
     expect(calls).toBe(0)
   })
 
+  it('a call strict refuses publishes its start and end like any other call: outcome refused, INVALID_ARGUMENT', async () => {
+    const clock = new ManualClock()
+    const invalid = watch<GrpcServerInvalidHeaderMessage>(grpcChannels.serverInvalidHeader)
+    const starts = watch<GrpcServerStartMessage>(grpcChannels.serverStart)
+    const ends = watch<GrpcServerEndMessage>(grpcChannels.serverEnd)
+    let calls = 0
+    const work = await serve(
+      {
+        unary: ((_call, callback) => {
+          calls++
+          callback(null, {})
+        }) satisfies handleUnaryCall<unknown, unknown>,
+      },
+      { strict: true, defaultMs: 600, reserveMs: 0, clock },
+    )
+    const refused = await unary(work, {}, {}, metadataWith({ 'x-deadline-remaining-ms': '1.5' }))
+    expect(refused.error?.code).toBe(status.INVALID_ARGUMENT)
+    expect(calls).toBe(0)
+    // Published before the status went out: the invalid-header report, then
+    // the call's start and its end. A tracer gets a span for the refused
+    // call, with the reason on it.
+    expect(invalid.messages).toHaveLength(1)
+    expect(starts.messages).toHaveLength(1)
+    expect(starts.messages[0]).toMatchObject({
+      method: '/hourglass.test.Work/Unary',
+      budgetMs: 600,
+      source: 'default',
+    })
+    expect(ends.messages).toHaveLength(1)
+    expect(ends.messages[0]).toMatchObject({
+      method: '/hourglass.test.Work/Unary',
+      outcome: 'refused',
+      code: status.INVALID_ARGUMENT,
+    })
+    expect(ends.messages[0]!.deadline).toBe(starts.messages[0]!.deadline)
+    expect(clock.pendingTimers).toBe(0)
+  })
+
   it('options are checked when the interceptor is created', () => {
     expect(() => deadlineServerInterceptor({ maxMs: 0 })).toThrow(/maxMs/)
     expect(() => deadlineServerInterceptor({ defaultMs: Number.NaN })).toThrow(/defaultMs/)
@@ -366,6 +404,37 @@ describe('deadlineServerInterceptor: when time runs out', () => {
       outcome: 'client-cancelled',
       code: status.CANCELLED,
     })
+  })
+
+  it('a bidi call the client cancels ends client-cancelled, though the handler answered OK to the end grpc-js handed it', async () => {
+    const cancelled = watch<{ method: string; elapsedMs: number }>(
+      grpcChannels.serverClientCancelled,
+    )
+    const ends = watch<GrpcServerEndMessage>(grpcChannels.serverEnd)
+    const reason = deferred<unknown>()
+    const work = await serve({
+      bidi: ((call) => {
+        currentDeadline()!.onDone((why) => reason.resolve(why))
+        call.on('data', (message) => call.write(message))
+        // A cancelling grpc-js client half-closes before it resets the
+        // stream: the handler sees this `end` and answers OK, too late.
+        call.on('end', () => call.end())
+      }) satisfies handleBidiStreamingCall<unknown, unknown>,
+    })
+    const stream = work.bidi(new Metadata(), { deadline: Date.now() + 10_000 })
+    const seen = new Promise<number>((resolve) => stream.on('status', (s) => resolve(s.code)))
+    stream.on('error', () => {}) // the CANCELLED, read from the status
+    stream.once('data', () => stream.cancel())
+    stream.write({ n: 1 })
+    expect(await seen).toBe(status.CANCELLED)
+    await ends.count(1)
+    expect(ends.messages[0]).toMatchObject({
+      method: '/hourglass.test.Work/Bidi',
+      outcome: 'client-cancelled',
+      code: status.CANCELLED,
+    })
+    expect(cancelled.messages).toHaveLength(1)
+    expect(isClientClosed(await reason.promise)).toBe(true)
   })
 
   it('observe mode reports a call that would have been cut, but neither answers nor aborts', async () => {
