@@ -52,8 +52,8 @@ import { defined, type Handlers, ms } from './handlers.js'
 export function grpcTraceHandlers(tracer: Tracer): NonNullable<Handlers['grpc']> {
   const servers = new WeakMap<Deadline, Span>()
   const clients = new WeakMap<object, Span>()
-  // Published just before the call's server-start (which has the span), or
-  // instead of it when `strict` refuses the call: then it is dropped.
+  // Published just before the call's server-start (which has the span), a
+  // call `strict` refuses included: its span carries them and ends `refused`.
   let invalid: { method: string; list: Array<{ header: string; reason: string }> } | undefined
 
   return {

@@ -256,6 +256,26 @@ describe('instrumentDeadlines: gRPC', () => {
     expect(inbound.attributes['hourglass.deadline.source']).toBe('default')
   })
 
+  it('a call `strict` refuses still has its server span: the malformed header as an event, outcome refused, INVALID_ARGUMENT', async () => {
+    let ran = false
+    const client = await start(
+      (_call, callback) => {
+        ran = true
+        callback(null, {})
+      },
+      { strict: true },
+    )
+    const metadata = new MetadataClass()
+    metadata.set('x-deadline-remaining-ms', 'soon')
+    expect((await ask(client, metadata)).error?.code).toBe(status.INVALID_ARGUMENT)
+    expect(ran).toBe(false)
+    const spans = await otel.spansWhere(bothEnded)
+    const inbound = kindOf(spans, SpanKind.SERVER)
+    expect(inbound.events.map((e) => e.name)).toContain('hourglass.deadline.invalid_header')
+    expect(inbound.attributes['hourglass.deadline.outcome']).toBe('refused')
+    expect(inbound.attributes['rpc.grpc.status_code']).toBe(status.INVALID_ARGUMENT)
+  })
+
   it('the client leaving is a deadline.client_closed event on the server span', async () => {
     const handling = deferred()
     const gone = deferred()
