@@ -36,14 +36,19 @@ export function createModelStream(
 ): ModelStream {
   const queue: StreamEvent[] = []
   const controller = new AbortController()
-  let wake: (() => void) | undefined
+  // Every read waiting for an event: the async iterator protocol lets a
+  // consumer ask for the next event before the last one came, and a single
+  // slot left the earlier read unsettled for good (even after the call ended).
+  const waiting: Array<() => void> = []
   let ended = false
   let failure: { error: unknown } | undefined
   let iterating = false
+  // The consumer called `return()`: whatever is still queued is not delivered.
+  let returned = false
   const notify = () => {
-    const w = wake
-    wake = undefined
-    w?.()
+    // Called for every event: nothing to allocate while no read waits.
+    if (waiting.length === 0) return
+    for (const wake of waiting.splice(0)) wake()
   }
   const cancel = (reason?: unknown) => {
     if (!controller.signal.aborted) {
@@ -89,17 +94,22 @@ export function createModelStream(
       return {
         async next(): Promise<IteratorResult<StreamEvent>> {
           for (;;) {
+            if (returned) return { done: true, value: undefined }
             const event = queue.shift()
             if (event !== undefined) return { done: false, value: event }
             if (failure !== undefined) throw failure.error
             if (ended) return { done: true, value: undefined }
             await new Promise<void>((resolve) => {
-              wake = resolve
+              waiting.push(resolve)
             })
           }
         },
         async return(): Promise<IteratorResult<StreamEvent>> {
+          returned = true
+          queue.length = 0
           if (!ended) cancel()
+          // A read still waiting ends too, done, as after an async generator's return.
+          notify()
           return { done: true, value: undefined }
         },
       }

@@ -195,15 +195,36 @@ export async function runModel(
       latencyMs,
       ...(cooldownMs === undefined ? {} : { cooldownMs }),
     })
-    // The local view is updated at once; the store's write may not answer
-    // (Redis down): not past the deadline, nor after a cancel.
-    if (reported !== undefined) await untilEnded(reported, { deadline, signal, clock })
     // A first-token timeout is not resent to the same model (the provider may
     // be generating and billing it), unless the caller allowed one resend.
     const resend =
       !resent && retry.resendAfterFirstTokenTimeout === true && isFirstTokenTimeout(error)
     const retryable = error.retryable || resend
+    // Counted before the store's write below, which the call may not outlive:
+    // the provider failed whatever ends the call next.
     if (retryable) retryBudget?.recordFailure()
+    // The local view is updated at once; the store's write may not answer
+    // (Redis down): not past the deadline, nor after a cancel.
+    if (reported !== undefined) {
+      try {
+        await untilEnded(reported, { deadline, signal, clock })
+      } catch (thrown) {
+        // The provider answered (and may bill) this attempt: it is recorded
+        // with its answer, not lost because the call ended while admission
+        // was writing the cooldown.
+        const ended = endedKind(thrown, state) ?? className(thrown)
+        record({
+          decision: 'fail',
+          status: error.status,
+          errorClass: className(error.cause ?? error),
+          errorKind: error.kind,
+          // The provider's answer time, not the store's wait.
+          latencyMs: Math.round(latencyMs),
+          reason: `${error.kind} (HTTP ${error.status}); the call was ended (${ended}) while admission wrote the cooldown to its store`,
+        })
+        throw thrown
+      }
+    }
     if (error.kind === 'overloaded') overloads++
     // A rejected key says nothing about the request or the provider's load:
     // the same call goes again at once with another key of the provider (not

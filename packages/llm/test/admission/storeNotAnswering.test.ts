@@ -1,3 +1,4 @@
+import diagnostics from 'node:diagnostics_channel'
 import { Deadline, isDeadlineExceeded, ManualClock } from '@hourglass/core'
 import {
   openAIErrors,
@@ -15,7 +16,10 @@ import {
   RedisCooldownStore,
   type RedisScriptClient,
 } from '../../src/admission/RedisCooldownStore.js'
+import type { AttemptRecord } from '../../src/call/AttemptRecord.js'
 import { callModel } from '../../src/call/callModel.js'
+import { type LlmAttemptMessage, llmChannels } from '../../src/channels.js'
+import { defaultRetryBudgets } from '../../src/retry/defaultRetryBudgets.js'
 import { useFakes, user } from '../call/support/fakes.js'
 
 const available = redisAvailable()
@@ -142,6 +146,101 @@ describe.skipIf(!available)(
       const error = await call.catch((e: unknown) => e)
       expect(isDeadlineExceeded(error)).toBe(true)
       expect(fake.requests).toHaveLength(1)
+    })
+
+    describe('the 429 answered before the cooldown write hung is still an attempt: recorded once, with what the provider said', () => {
+      const published: LlmAttemptMessage[] = []
+      const onPublished = (message: unknown) => published.push(message as LlmAttemptMessage)
+      beforeAll(() => diagnostics.subscribe(llmChannels.attempt.name, onPublished))
+      afterAll(() => diagnostics.unsubscribe(llmChannels.attempt.name, onPublished))
+      afterEach(() => {
+        published.length = 0
+      })
+
+      /**
+       * A call whose one request is answered 429 while Redis goes away: the
+       * cooldown's write is then held by the client's offline queue. Resolves
+       * once that write was sent, with the call still waiting on it.
+       */
+      async function heldOnTheWrite(stream: boolean, signal?: AbortSignal) {
+        const fake = await fakes.start()
+        fake.enqueue(async () => {
+          await redis.kill()
+          return openAIErrors.rateLimited({ retryAfterS: 1 })
+        }, reply.text('late'))
+        const model = fakes.adapter(
+          openAICompatible({ baseURL: fake.baseURL, apiKey: 'sk', model: 'm', name: 'held' }),
+        )
+        const { client, commandSent } = await defaultClient()
+        const clock = new ManualClock()
+        const admission = new Admission({ store: new RedisCooldownStore(client), clock })
+        const deadline = Deadline.after(10_000, { clock })
+        const records: AttemptRecord[] = []
+        const extending = commandSent('extend')
+        const options = {
+          models: [model],
+          deadline,
+          signal,
+          limits: { admission },
+          onAttempt: (r: AttemptRecord) => records.push(r),
+        }
+        const messages = [user('hi')]
+        const call = stream
+          ? callModel({ ...options, request: { messages, maxTokens: 5, stream: true } })
+          : undefined
+        const ended = (
+          call?.result ?? callModel({ ...options, request: { messages, maxTokens: 5 } })
+        ).catch((e: unknown) => e)
+        await extending
+        return { fake, clock, deadline, records, ended, cancel: call?.cancel }
+      }
+
+      const expectOneRecordOfThe429 = (records: AttemptRecord[], kind: string) => {
+        expect(records).toHaveLength(1)
+        expect(records[0]).toMatchObject({
+          attempt: 1,
+          provider: 'held',
+          status: 429,
+          errorClass: 'ProviderError',
+          errorKind: 'rate_limited',
+          decision: 'fail',
+        })
+        expect(records[0]?.reason).toContain(kind)
+        expect(published.map((m) => [m.status, m.errorKind, m.decision])).toEqual([
+          [429, 'rate_limited', 'fail'],
+        ])
+        // The provider's failure counts against its retry budget too.
+        expect(defaultRetryBudgets().get('held').tokens).toBe(9)
+      }
+
+      it('ended by the deadline', async () => {
+        const { fake, clock, deadline, records, ended } = await heldOnTheWrite(false)
+        expect(records).toHaveLength(0) // still writing the cooldown
+        clock.advance(10_000)
+        expect(isDeadlineExceeded(await ended)).toBe(true)
+        expect(fake.requests).toHaveLength(1)
+        expectOneRecordOfThe429(records, 'deadline_exceeded')
+        deadline.dispose()
+      })
+
+      it("ended by the caller's signal", async () => {
+        const controller = new AbortController()
+        const { records, ended, deadline } = await heldOnTheWrite(false, controller.signal)
+        const reason = new Error('the caller left')
+        controller.abort(reason)
+        expect(await ended).toBe(reason)
+        expectOneRecordOfThe429(records, 'aborted')
+        deadline.dispose()
+      })
+
+      it('a stream ended by its cancel', async () => {
+        const { records, ended, cancel, deadline } = await heldOnTheWrite(true)
+        const reason = new Error('the user left')
+        cancel?.(reason)
+        expect(await ended).toBe(reason)
+        expectOneRecordOfThe429(records, 'aborted')
+        deadline.dispose()
+      })
     })
 
     it('a call waiting on shared RPM/TPM counters in a paused Redis ends at its deadline', async () => {
