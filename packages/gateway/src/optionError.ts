@@ -1,3 +1,5 @@
+import { describeValue } from '@hourglass/core'
+
 /** The `code` of every error `createGateway` / `startGateway` throw for a bad option. */
 export const GATEWAY_OPTION_INVALID = 'GATEWAY_OPTION_INVALID'
 
@@ -13,8 +15,7 @@ export function optionError(
   rule: string,
   value: unknown,
 ): (RangeError | TypeError) & { code: string } {
-  const got = typeof value === 'string' ? `'${value.slice(0, 40)}' (a string)` : String(value)
-  const message = `${where}: ${name} must be ${rule}, got ${got}`
+  const message = `${where}: ${name} must be ${rule}, got ${describeValue(value)}`
   const error = typeof value === 'number' ? new RangeError(message) : new TypeError(message)
   return Object.assign(error, { code: GATEWAY_OPTION_INVALID })
 }

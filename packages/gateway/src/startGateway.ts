@@ -8,6 +8,7 @@ import {
   type GatewayRouter,
   readyUnlessAborted,
 } from './createGateway.js'
+import { drainOnSignals } from './drainOnSignals.js'
 import { holdSignals } from './holdSignals.js'
 import { sendJson } from './http/sendJson.js'
 import { optionError } from './optionError.js'
@@ -19,6 +20,12 @@ export interface StartGatewayOptions extends GatewayOptions {
   port?: number | undefined
   /** Interface to listen on. Default `127.0.0.1` (say `0.0.0.0` to expose it). */
   host?: string | undefined
+  /**
+   * Drain on the first SIGINT or SIGTERM (`close()`), then let the signal end
+   * the process as it would have. Default true; false when the process
+   * handles its signals itself (then call `close()` from your handler).
+   */
+  drainOnSignals?: boolean | undefined
 }
 
 export interface RunningGateway {
@@ -42,7 +49,13 @@ export interface RunningGateway {
  * this server's throughput, measured; BENCHMARKS.md §9).
  */
 export async function startGateway(options: StartGatewayOptions): Promise<RunningGateway> {
-  const { config, port = 8080, host = '127.0.0.1', ...gatewayOptions } = options
+  const {
+    config,
+    port = 8080,
+    host = '127.0.0.1',
+    drainOnSignals: onSignals = true,
+    ...gatewayOptions
+  } = options
   // Before the gateway exists: Node refuses a bad port by throwing from
   // listen(), by which time the gateway's Redis client would be connecting
   // (and reconnecting, forever: the process would never exit).
@@ -56,6 +69,9 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
       'a non-empty string (an address or a host name)',
       host,
     )
+  }
+  if (typeof onSignals !== 'boolean') {
+    throw optionError('startGateway', 'drainOnSignals', 'true or false', onSignals)
   }
   const gateway = createGateway(config, gatewayOptions)
   const server = createServer((req, res) => {
@@ -75,24 +91,28 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
       server.listen(port, host)
     })
   } catch (error) {
+    signals.release()
     await closeUnstarted(gateway)
     throw error
-  } finally {
-    signals.release()
   }
-  const address = server.address() as AddressInfo
-  const shownHost = address.family === 'IPv6' ? `[${address.address}]` : address.address
-  return {
-    url: `http://${shownHost}:${address.port}`,
-    gateway,
-    close: async () => {
+  let closing: Promise<void> | undefined
+  const close = () => {
+    closing ??= (async () => {
+      releaseSignals()
       const closed = new Promise<void>((resolve) => server.close(() => resolve()))
       server.closeIdleConnections()
       await gateway.close()
       server.closeAllConnections()
       await closed
-    },
+    })()
+    return closing
   }
+  // Before the held signals are let go: one that came while starting finds this handler.
+  const releaseSignals = onSignals ? drainOnSignals(close) : () => {}
+  signals.release()
+  const address = server.address() as AddressInfo
+  const shownHost = address.family === 'IPv6' ? `[${address.address}]` : address.address
+  return { url: `http://${shownHost}:${address.port}`, gateway, close }
 }
 
 /**

@@ -96,6 +96,8 @@ A flag wins over its environment variable.
         host,
         drainTimeoutMs,
         logLevel: logLevel as (typeof LOG_LEVELS)[number],
+        // Its own handlers (below): exit 0 after the drain, a line for a second signal.
+        drainOnSignals: false,
       })
     } catch (error) {
       if (isGatewayConfigError(error)) {

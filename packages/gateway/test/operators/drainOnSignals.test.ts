@@ -1,0 +1,138 @@
+import { type ChildProcess, spawn } from 'node:child_process'
+import { once } from 'node:events'
+import { existsSync } from 'node:fs'
+import { fileURLToPath } from 'node:url'
+import { startGateway } from '@hourglass/gateway'
+import { type FaultServer, faultServer } from '@hourglass/testkit'
+import { request } from 'undici'
+import { afterEach, describe, expect, it } from 'vitest'
+
+// The built gateway (npm test builds first), as a user runs it: a child that
+// transpiled the TypeScript sources on load took 15 s to start on a loaded
+// 2-core machine.
+const repoRoot = fileURLToPath(new URL('../../../..', import.meta.url))
+const gatewayDist = fileURLToPath(new URL('../../dist/index.js', import.meta.url))
+const nodeArgs: string[] = []
+function assertBuilt(): void {
+  if (!existsSync(gatewayDist))
+    throw new Error(`${gatewayDist} does not exist: run \`npm run build\` first`)
+}
+
+const ANSWER = JSON.stringify({
+  id: 'chatcmpl-drain',
+  object: 'chat.completion',
+  created: 0,
+  model: 'slow-model',
+  choices: [{ index: 0, message: { role: 'assistant', content: 'late' }, finish_reason: 'stop' }],
+  usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 },
+})
+
+const config = (upstreamUrl: string) => ({
+  providers: { slow: { dialect: 'openai', baseURL: `${upstreamUrl}/v1`, apiKeys: ['k'] } },
+  models: { m: { fallback: [{ provider: 'slow', model: 'slow-model' }] } },
+  policy: { maxAttempts: 1 },
+})
+
+const signalListeners = () => process.listenerCount('SIGTERM') + process.listenerCount('SIGINT')
+
+/**
+ * The README's standalone start, two lines and no handler of its own: a
+ * supervisor's SIGTERM (every deploy) used to end the process at once and cut
+ * the requests in flight; only the CLI drained.
+ */
+describe('startGateway drains on SIGTERM by default', () => {
+  let upstream: FaultServer | undefined
+  let child: ChildProcess | undefined
+  afterEach(async () => {
+    if (child && child.exitCode === null && child.signalCode === null) child.kill('SIGKILL')
+    child = undefined
+    await upstream?.close()
+    upstream = undefined
+  })
+
+  it('the README snippet in a process of its own: the request in flight is answered 200, one shutdown line, then the signal ends the process', async () => {
+    let arrived = () => {}
+    const upstreamHasIt = new Promise<void>((resolve) => {
+      arrived = resolve
+    })
+    upstream = await faultServer(() => {
+      arrived()
+      // Long enough that an undrained exit would cut it; well inside the 10 s drain.
+      return {
+        type: 'respond',
+        delayMs: 600,
+        headers: { 'content-type': 'application/json' },
+        body: ANSWER,
+      }
+    })
+    const script = [
+      "import { startGateway } from '@hourglass/gateway'",
+      `const { url } = await startGateway({ config: ${JSON.stringify(config(upstream.url))}, port: 0 })`,
+      "process.stdout.write(url + '\\n')",
+    ].join('\n')
+    assertBuilt()
+    const started = spawn(
+      process.execPath,
+      [...nodeArgs, '--input-type=module', '--eval', script],
+      {
+        cwd: repoRoot,
+        stdio: ['ignore', 'pipe', 'pipe'],
+      },
+    )
+    child = started
+    let stderr = ''
+    started.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk))
+    const exited = once(started, 'exit') as Promise<[number | null, NodeJS.Signals | null]>
+    const [line] = (await once(started.stdout.setEncoding('utf8'), 'data')) as [string]
+    const url = line.trim()
+
+    const answer = request(`${url}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'm', messages: [{ role: 'user', content: 'hi' }] }),
+    })
+    await upstreamHasIt
+    started.kill('SIGTERM')
+
+    const res = await answer
+    expect(res.statusCode).toBe(200)
+    expect(
+      ((await res.body.json()) as { choices: Array<{ message: { content: string } }> }).choices[0]
+        ?.message.content,
+    ).toBe('late')
+    const [code, killedBy] = await exited
+    // Drained, then the signal did what it does to a process with no handler.
+    expect({ code, killedBy }).toEqual({ code: null, killedBy: 'SIGTERM' })
+    expect(stderr).toMatch(/"event":"shutdown".*"msg":"shutdown: drained 1 in \d+ ms"/)
+  }, 30_000)
+
+  it('listens only while running: close() removes its listeners; drainOnSignals: false adds none', async () => {
+    upstream = await faultServer(() => ({ type: 'respond', body: ANSWER }))
+    const before = signalListeners()
+    const running = await startGateway({ config: config(upstream.url), port: 0, logger: () => {} })
+    expect(signalListeners()).toBe(before + 2)
+    await running.close()
+    expect(signalListeners()).toBe(before)
+
+    const quiet = await startGateway({
+      config: config(upstream.url),
+      port: 0,
+      logger: () => {},
+      drainOnSignals: false,
+    })
+    expect(signalListeners()).toBe(before)
+    await quiet.close()
+  })
+
+  it('refuses a drainOnSignals that is not a boolean, before anything starts', async () => {
+    const before = signalListeners()
+    const error = await startGateway({
+      config: config('http://127.0.0.1:9'),
+      port: 0,
+      drainOnSignals: 'no' as unknown as boolean,
+    }).catch((e: unknown) => e)
+    expect((error as { code?: unknown }).code).toBe('GATEWAY_OPTION_INVALID')
+    expect(String(error)).toMatch(/drainOnSignals/)
+    expect(signalListeners()).toBe(before)
+  })
+})
