@@ -9,6 +9,7 @@ import {
 } from '@hourglass/core'
 import { KeysRetiredError } from '../errors/KeysRetiredError.js'
 import { RateLimitedError } from '../errors/RateLimitedError.js'
+import { DEFAULT_MAX_RETRY_AFTER_MS } from '../retry/maxRetryAfter.js'
 import { type AdmissionPermit, createPermit } from './AdmissionPermit.js'
 import { CooldownBook, modelScope } from './CooldownBook.js'
 import type { CooldownStore } from './CooldownStore.js'
@@ -31,6 +32,15 @@ export interface AdmissionOptions {
   wallClock?: (() => number) | undefined
   /** The wait when a limit comes without a hint, in ms. Default `defaultCooldownMs`. */
   cooldownMs?: ((input: CooldownInput) => number) | undefined
+  /**
+   * The longest cooldown a server's hint (`retryAfterMs`: `Retry-After`,
+   * `retry-after-ms`, reset headers, Gemini's `retryDelay`) starts, in ms. A
+   * hint beyond it cools for `maxRetryAfterMs`; then the half-open probe (one
+   * request) finds out whether the limit still holds. Default 60000, as
+   * @hourglass/fetch's and `callModel`'s `retry.maxRetryAfterMs`; a finite
+   * number ≥ 0.
+   */
+  maxRetryAfterMs?: number | undefined
   /**
    * Waiters released by a successful probe follow in the order they came,
    * spread evenly over staggerMs (the first at once). Default 100; 0 = all at once.
@@ -140,6 +150,16 @@ export class Admission {
     // wait on a cooldown a 0 ms wait, retried at once without end (the
     // process spun). Refused here, naming the option; negatives are clamped.
     for (const name of NUMERIC_OPTIONS) checkNumber('Admission', name, options[name])
+    const { maxRetryAfterMs = DEFAULT_MAX_RETRY_AFTER_MS } = options
+    // Not clamped like the others: Infinity (or a negative read as 0) would
+    // quietly bring back — or remove — every hint's cooldown.
+    if (
+      typeof maxRetryAfterMs !== 'number' ||
+      !(maxRetryAfterMs >= 0 && maxRetryAfterMs < Number.POSITIVE_INFINITY)
+    ) {
+      const message = `Admission: maxRetryAfterMs must be a finite number ≥ 0 (ms), got ${String(maxRetryAfterMs)}`
+      throw typeof maxRetryAfterMs === 'number' ? new RangeError(message) : new TypeError(message)
+    }
     this.#clock = options.clock ?? systemClock
     this.#wall = options.wallClock ?? Date.now
     this.#random = options.random ?? Math.random
@@ -159,6 +179,7 @@ export class Admission {
       wall: this.#wall,
       cooldownMs: options.cooldownMs ?? ((input) => defaultCooldownMs(input, this.#random)),
       retireMs: Math.max(0, options.retireMs ?? Number.POSITIVE_INFINITY),
+      maxRetryAfterMs,
       latency: this.#latency,
       logger: options.logger ?? console,
     })

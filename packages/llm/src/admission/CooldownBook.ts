@@ -23,6 +23,8 @@ export interface CooldownBookOptions {
   wall: () => number
   cooldownMs: (input: CooldownInput) => number
   retireMs: number
+  /** The longest cooldown a server's hint starts, in ms (finite). */
+  maxRetryAfterMs: number
   latency: LatencyTracker
   logger: { warn(message: string): void }
 }
@@ -197,14 +199,31 @@ export class CooldownBook {
     if (!late) slot.strikes++
     if (!wasCooling) slot.coolingSince = now
     const own = outcome.cooldownMs
+    // A server's hint is capped, not trusted: this cooldown is shared by every
+    // call of the process (of the fleet, on Redis), so one `Retry-After:
+    // 86400` — a proxy's default, a daily-quota message, a bug — blocked the
+    // model, key or provider for a day, every call refused with nothing sent
+    // and nothing ever asking whether the limit still held. Capped, it costs
+    // one probe per `maxRetryAfterMs` while the limit does hold, and the
+    // traffic comes back within that much once it is lifted.
+    const cap = this.#o.maxRetryAfterMs
+    const capped = retryAfterMs !== undefined && retryAfterMs > cap ? retryAfterMs : undefined
     const waitMs = Math.max(
       0,
-      retryAfterMs ?? own ?? this.#o.cooldownMs({ kind, status, strikes: slot.strikes }),
+      (capped !== undefined ? cap : retryAfterMs) ??
+        own ??
+        this.#o.cooldownMs({ kind, status, strikes: slot.strikes }),
     )
     slot.untilMs = Math.max(slot.untilMs, now + waitMs)
     slot.halfOpen = true
     const source =
-      retryAfterMs !== undefined ? 'server hint' : own !== undefined ? "caller's wait" : 'backoff'
+      capped !== undefined
+        ? `server hint of ${Math.ceil(capped)} ms capped at maxRetryAfterMs (${cap} ms)`
+        : retryAfterMs !== undefined
+          ? 'server hint'
+          : own !== undefined
+            ? "caller's wait"
+            : 'backoff'
     const reason = `${kind} (${status}), ${source}${wasProbe ? ', probe failed' : ''}`
     this.#cooldownEvent(slot, wasCooling ? 'extend' : 'start', reason)
     wake(slot)

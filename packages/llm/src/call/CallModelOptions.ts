@@ -24,6 +24,17 @@ export interface RetryOptions {
   /** Least time an attempt needs, in ms: a wait that leaves less is not slept. Default 0. */
   minAttemptMs?: number | undefined
   /**
+   * The longest server-requested wait (`retry-after-ms`, `Retry-After`,
+   * reset headers, Gemini's `retryDelay`) waited out before a retry of the
+   * same model, in ms. A failure whose server asks for longer is not retried
+   * on that model, deadline or not: the call falls back to the next model, or
+   * fails naming the wait (unless another key of the provider is free now).
+   * Default 60000, as @hourglass/fetch; a finite number ≥ 0. The shared
+   * cooldown such a hint starts is capped by the admission's own
+   * `maxRetryAfterMs` (same default).
+   */
+  maxRetryAfterMs?: number | undefined
+  /**
    * One retry budget per provider name, so a 429 storm cannot multiply
    * itself. Default: the process-wide `defaultRetryBudgets()`; `false` = none.
    */

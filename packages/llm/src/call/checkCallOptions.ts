@@ -84,6 +84,8 @@ export function checkCallOptions(options: CallModelOptions): void {
     number('retry.maxAttempts', retry.maxAttempts, 'a number (clamped to 1–10)')
     nonNegative('retry.max529Retries', retry.max529Retries, 'count')
     nonNegative('retry.minAttemptMs', retry.minAttemptMs, 'ms')
+    // Finite, as in @hourglass/fetch: Infinity would trust a day-long Retry-After again.
+    finiteNonNegative('retry.maxRetryAfterMs', retry.maxRetryAfterMs, 'ms')
     const { delay } = retry
     if (delay !== undefined) {
       finiteNonNegative('retry.delay.baseDelayMs', delay.baseDelayMs, 'ms')

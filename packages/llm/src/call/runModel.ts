@@ -265,6 +265,7 @@ export async function runModel(
       priority: retry.priority,
       remainingMs: deadline?.remaining() ?? Number.POSITIVE_INFINITY,
       minAttemptMs: retry.minAttemptMs,
+      maxRetryAfterMs: retry.maxRetryAfterMs,
       hasFallback,
       retryBudget: cooled ? undefined : retryBudget,
       waitMs: own?.waitMs,

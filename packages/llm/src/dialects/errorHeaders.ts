@@ -46,7 +46,11 @@ export function shouldRetryHeader(headers: HeaderInput | undefined): boolean | u
  * The wait the response asks for, most precise source first:
  * `retry-after-ms`, then `Retry-After` (seconds or HTTP-date), then — only
  * for rate limits, where they describe the failure — reset headers. Capped at
- * the largest timer Node can set.
+ * the largest timer Node can set, and no lower: this is what the provider
+ * asked, kept as asked so a reason (and a gateway's own `Retry-After`) can
+ * name it. How long anyone actually waits is policy, decided later against
+ * `maxRetryAfterMs` (60 s by default): `decideRetry` does not retry on a
+ * longer hint, admission caps the cooldown it starts.
  */
 export function retryAfterFromHeaders(
   headers: HeaderInput | undefined,

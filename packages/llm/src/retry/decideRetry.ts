@@ -1,6 +1,8 @@
+import { MAX_TIMER_MS } from '@hourglass/core'
 import { REQUEST_BOUND_KINDS } from '../errors/errorKinds.js'
 import type { NormalizedError } from '../types.js'
 import { finiteAtLeast, finiteNonNegative, nonNegative, notNaN } from './checkNumber.js'
+import { DEFAULT_MAX_RETRY_AFTER_MS, hintSeconds, serverHintMs } from './maxRetryAfter.js'
 import { describeOutlook, expectedMs, type ModelOutlook } from './modelOutlook.js'
 import type { RetryBudget } from './RetryBudget.js'
 import {
@@ -30,6 +32,15 @@ export interface RetryDecisionInput extends RetryDelayOptions {
   remainingMs?: number | undefined
   /** The least time an attempt needs to be worth sending, in ms. Default 0. */
   minAttemptMs?: number | undefined
+  /**
+   * The longest server-requested wait (`error.retryAfterMs`) that is waited
+   * out, in ms. A failure whose server asks for longer is not retried on this
+   * model (falls back, else fails, naming the wait) — unless `waitMs` is 0:
+   * another key is free now, and nothing is waited. A hint within it is
+   * waited with its jitter, never past it. Default 60000 (as
+   * @hourglass/fetch's `retry.maxRetryAfterMs`); a finite number ≥ 0.
+   */
+  maxRetryAfterMs?: number | undefined
   /** Whether another model is left in the fallback list. Default false. */
   hasFallback?: boolean | undefined
   /** The provider's retry budget; when given, no retry is sent while it is drained. */
@@ -74,12 +85,15 @@ export const MAX_ATTEMPTS_CAP = 10
  * 5. more overloads than `max529Retries` → fall back, else fail;
  * 6. `maxAttempts` reached → fall back, else fail;
  * 7. retry budget drained → fall back, else fail;
- * 8. a rate limit or overload, and `fallback` is expected to answer before
+ * 8. the server asked for a wait longer than `maxRetryAfterMs` (60 s by
+ *    default), and no other key is free now (`waitMs` 0) → not slept: fall
+ *    back, else fail, naming the wait — with or without a deadline;
+ * 9. a rate limit or overload, and `fallback` is expected to answer before
  *    this model's wait plus its latency (`latencyMs`) → fall back now: the
  *    earliest answer wins (no history counts as answering at once);
- * 9. the wait (`waitMs`, else `retryDelay`) plus `minAttemptMs` does not fit
+ * 10. the wait (`waitMs`, else `retryDelay`) plus `minAttemptMs` does not fit
  *    in `remainingMs` → not slept: fall back, else fail, naming the wait;
- * 10. otherwise retry after the wait.
+ * 11. otherwise retry after the wait.
  *
  * Numbers are checked first (`checkDecisionInput`): NaN is never given a
  * meaning — it would retry an overload for ever or sleep a NaN wait as 0.
@@ -131,8 +145,28 @@ export function decideRetry(input: RetryDecisionInput): RetryDecision {
   const computed = computeDelay(input)
   const { source } = computed
   const known = input.waitMs
+  const maxRetryAfterMs = input.maxRetryAfterMs ?? DEFAULT_MAX_RETRY_AFTER_MS
+  const hint = serverHintMs(error.retryAfterMs)
+  // Before the deadline check: without a deadline every wait "fits", and a
+  // `Retry-After: 86400` was slept for a day (the timer holding the process
+  // open). A server asking for that long means "not now"; the call moves on
+  // and admission's capped cooldown lets one probe find out when it is over.
+  // With another key free now (known wait 0) nothing is waited on the hint.
+  if (hint !== undefined && hint > maxRetryAfterMs && known !== 0) {
+    const asked = Math.min(hint, MAX_TIMER_MS)
+    return giveUp(
+      `${what}: the provider asked for ${hintSeconds(asked)}, beyond maxRetryAfterMs (${maxRetryAfterMs} ms); not slept`,
+      asked,
+    )
+  }
   // A known wait of Infinity (every key retired) never fits: given up below.
-  const delayMs = known !== undefined ? Math.ceil(known) : computed.delayMs
+  // A hint within the cap keeps its jitter, but not past the cap.
+  const delayMs =
+    known !== undefined
+      ? Math.ceil(known)
+      : hint !== undefined && source === 'server'
+        ? Math.max(Math.ceil(hint), Math.min(computed.delayMs, maxRetryAfterMs))
+        : computed.delayMs
   const cooling = error.kind === 'rate_limited' || error.kind === 'overloaded'
   if (cooling && input.hasFallback === true && input.fallback !== undefined) {
     const here: ModelOutlook = { label: 'this model', waitMs: delayMs, latencyMs: input.latencyMs }
@@ -164,7 +198,7 @@ export function decideRetry(input: RetryDecisionInput): RetryDecision {
 /**
  * Refuses what no rule can decide on, naming it (`RangeError`; `TypeError`
  * for no number): NaN anywhere; negative counts and times; an infinite
- * `attempt`, `overloads`, latency or delay option. Infinity keeps its
+ * `attempt`, `overloads`, latency, delay option or `maxRetryAfterMs`. Infinity keeps its
  * meaning where it has one: `remainingMs` (no deadline), `maxAttempts`
  * (clamped to 10), `max529Retries` (no cap but `maxAttempts`),
  * `minAttemptMs` (no attempt ever fits: fail), `waitMs` (never: given up).
@@ -181,6 +215,8 @@ function checkDecisionInput(input: RetryDecisionInput): void {
   finiteNonNegative(where, 'overloads', input.overloads)
   notNaN(where, 'remainingMs', input.remainingMs)
   nonNegative(where, 'minAttemptMs', input.minAttemptMs)
+  // Finite, as in @hourglass/fetch: Infinity would bring back the day-long sleep.
+  finiteNonNegative(where, 'maxRetryAfterMs', input.maxRetryAfterMs)
   nonNegative(where, 'waitMs', input.waitMs)
   finiteNonNegative(where, 'latencyMs', input.latencyMs)
   if (input.fallback !== undefined) {

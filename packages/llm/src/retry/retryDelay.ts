@@ -66,8 +66,10 @@ export const RETRY_DELAY_DEFAULTS = {
  * naming the option otherwise, a `TypeError` for no number): a NaN would
  * come out as a NaN wait. The server's hint is untrusted and clamped
  * instead: NaN or negative is no hint, anything longer than `MAX_TIMER_MS`
- * (~24.8 days, Infinity included) is `MAX_TIMER_MS` — a wait that fits no
- * deadline, so it is not slept.
+ * (~24.8 days, Infinity included) is `MAX_TIMER_MS`. That is the wait the
+ * server asked for, not one anyone sleeps: `decideRetry` (and so
+ * `callModel`) does not retry on a hint longer than `maxRetryAfterMs` (60 s
+ * by default), deadline or not.
  */
 export function retryDelay(input: RetryDelayInput): RetryDelay {
   checkRetryDelayOptions('retryDelay', input)

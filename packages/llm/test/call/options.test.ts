@@ -94,6 +94,9 @@ describe('callModel refuses options it cannot honour, at the call, naming the op
     ['retry.max529Retries', Number.NaN],
     ['retry.max529Retries', -1],
     ['retry.minAttemptMs', Number.NaN],
+    ['retry.maxRetryAfterMs', Number.NaN],
+    ['retry.maxRetryAfterMs', -1],
+    ['retry.maxRetryAfterMs', Number.POSITIVE_INFINITY],
     ['retry.delay.baseDelayMs', Number.NaN],
     ['retry.delay.baseDelayMs', -5000],
     ['retry.delay.baseDelayMs', Number.POSITIVE_INFINITY],
@@ -217,7 +220,13 @@ describe('callModel refuses options it cannot honour, at the call, naming the op
       models: [adapter as ModelAdapter],
       request,
       firstTokenTimeoutMs: 0,
-      retry: { maxAttempts: 1, max529Retries: 0, minAttemptMs: 0, delay: { jitterRatio: 0 } },
+      retry: {
+        maxAttempts: 1,
+        max529Retries: 0,
+        minAttemptMs: 0,
+        maxRetryAfterMs: 0,
+        delay: { jitterRatio: 0 },
+      },
       recovery: { maxRecoveries: 0, maxTokensCeiling: 0 },
     })
     expect(response.text).toBe('Hello from the fake provider.')

@@ -200,6 +200,69 @@ describe('decideRetry: the earliest answer wins', () => {
     expect(decision.action).toBe('retry')
   })
 
+  it('a server hint beyond maxRetryAfterMs (default 60 s) is not slept, deadline or not: fall back, else fail, naming it', () => {
+    const day = error('rate_limited', { retryAfterMs: 86_400_000 })
+    for (const remainingMs of [undefined, Number.POSITIVE_INFINITY, 2 * 86_400_000]) {
+      expect(decideRetry({ error: day, attempt: 1, remainingMs, random: zero })).toEqual({
+        action: 'fail',
+        waitMs: 86_400_000,
+        reason:
+          'rate_limited (HTTP 429): the provider asked for 86400 s, beyond maxRetryAfterMs (60000 ms); not slept',
+      })
+    }
+    expect(decideRetry({ error: day, attempt: 1, hasFallback: true })).toMatchObject({
+      action: 'fallback',
+    })
+    // Any kind with a hint (a 503 with Retry-After), and a shared cooldown's known wait too.
+    const unavailable = error('server_error', { status: 503, retryAfterMs: 3_600_000 })
+    expect(decideRetry({ error: unavailable, attempt: 1 }).action).toBe('fail')
+    expect(decideRetry({ error: day, attempt: 1, waitMs: 60_000 }).action).toBe('fail')
+    // The cap itself is waited; one millisecond more is not.
+    const atCap = decideRetry({
+      error: error('rate_limited', { retryAfterMs: 60_000 }),
+      attempt: 1,
+      random: zero,
+    })
+    expect(atCap).toMatchObject({ action: 'retry', delayMs: 60_000, delaySource: 'server' })
+    const past = error('rate_limited', { retryAfterMs: 60_001 })
+    expect(decideRetry({ error: past, attempt: 1 }).reason).toMatch(
+      /asked for 60\.001 s, beyond maxRetryAfterMs/,
+    )
+  })
+
+  it('a hint beyond the cap does not stop a retry on another key that is free now (known wait 0)', () => {
+    const day = error('rate_limited', { retryAfterMs: 86_400_000 })
+    expect(decideRetry({ error: day, attempt: 1, waitMs: 0 })).toMatchObject({
+      action: 'retry',
+      delayMs: 0,
+    })
+  })
+
+  it('maxRetryAfterMs overrides the default; a hint within it keeps its jitter, never past it', () => {
+    const thirty = error('rate_limited', { retryAfterMs: 30_000 })
+    expect(decideRetry({ error: thirty, attempt: 1, maxRetryAfterMs: 10_000 })).toMatchObject({
+      action: 'fail',
+      reason: expect.stringMatching(/asked for 30 s, beyond maxRetryAfterMs \(10000 ms\)/),
+    })
+    const day = error('rate_limited', { retryAfterMs: 86_400_000 })
+    expect(
+      decideRetry({ error: day, attempt: 1, maxRetryAfterMs: 86_400_000, random: zero }),
+    ).toMatchObject({ action: 'retry', delayMs: 86_400_000 })
+    // 59 s + up to 10 % would be 64.9 s: the wait stops at the cap, never below the hint.
+    const high = () => 0.99
+    const nearCap = error('rate_limited', { retryAfterMs: 59_000 })
+    expect(decideRetry({ error: nearCap, attempt: 1, random: high })).toMatchObject({
+      action: 'retry',
+      delayMs: 60_000,
+    })
+    expect(
+      decideRetry({ error: nearCap, attempt: 1, random: high, maxRetryAfterMs: 120_000 }),
+    ).toMatchObject({ action: 'retry', delayMs: 64_841 })
+    expect(decideRetry({ error: thirty, attempt: 1, random: high })).toMatchObject({
+      delayMs: 32_970,
+    })
+  })
+
   it('a known wait (a shared cooldown) replaces the computed one', () => {
     const decision = decideRetry({
       error: error('overloaded'),

@@ -88,6 +88,7 @@ describe('decideRetry refuses bad input rather than retrying without end', () =>
     ['remainingMs', [Number.NaN]],
     ['minAttemptMs', [Number.NaN, -1]],
     ['waitMs', [Number.NaN, -1]],
+    ['maxRetryAfterMs', [Number.NaN, Number.POSITIVE_INFINITY, -1]],
     ['latencyMs', [Number.NaN, Number.POSITIVE_INFINITY, -1]],
     ['baseDelayMs', [Number.NaN, Number.POSITIVE_INFINITY, -1]],
   ] as const)('%s: %j are RangeErrors naming it', (name, values) => {
@@ -124,15 +125,15 @@ describe('decideRetry refuses bad input rather than retrying without end', () =>
     expect(retired.action).toBe('fallback')
   })
 
-  it('a server hint of Infinity is never slept without a deadline: it is capped at the longest timer', () => {
+  it('a server hint of Infinity is never slept without a deadline: beyond maxRetryAfterMs, it is given up on', () => {
     const decision = decideRetry({
       ...base,
       error: error('rate_limited', { retryAfterMs: Number.POSITIVE_INFINITY }),
     })
     expect(decision).toMatchObject({
-      action: 'retry',
-      delayMs: MAX_TIMER_MS,
-      delaySource: 'server',
+      action: 'fail',
+      waitMs: MAX_TIMER_MS,
+      reason: expect.stringMatching(/beyond maxRetryAfterMs \(60000 ms\); not slept$/),
     })
   })
 })
