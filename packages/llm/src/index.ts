@@ -1,4 +1,4 @@
-// The public API of @hourglass/llm: 46 runtime names, and the types a caller
+// The public API of @hourglass/llm: 47 runtime names, and the types a caller
 // writes code against. Everything else is internal (import paths under src/
 // are not part of the API). Errors are exported as types with an `isX()`
 // guard each: check with the guard (it survives two copies of the package),
@@ -118,6 +118,10 @@ export { isProviderReplyError, type ProviderReplyError } from './errors/Provider
 export { isRateLimited, type RateLimit, type RateLimitedError } from './errors/RateLimitedError.js'
 export { isRepairFailed, type RepairFailedError } from './errors/RepairFailedError.js'
 export { isRequestRejected, type RequestRejectedError } from './errors/RequestRejectedError.js'
+export {
+  isResponseTooLarge,
+  type ResponseTooLargeError,
+} from './errors/ResponseTooLargeError.js'
 // The gateway's SSE re-cutter raises the decoder's overflow error: the class is public.
 export { isSseBufferOverflow, SseBufferOverflowError } from './errors/SseBufferOverflowError.js'
 export {

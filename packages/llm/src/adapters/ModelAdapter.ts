@@ -113,4 +113,20 @@ export interface AdapterOptions {
    * after the whole generation) and `bodyTimeoutMs: 120000`, closed by `close()`.
    */
   fetch?: HourglassFetch | undefined
+  /**
+   * The longest answer body read, in bytes: a non-streamed answer, or a JSON
+   * answer to a stream request (a stream is read event by event, each one
+   * bounded by the SSE decoder). Default 32 MiB (33554432) — generous for
+   * an LLM answer, so that no real one is refused: 128k
+   * output tokens of text or tool-call JSON come to about 0.5–2 MB, escaped
+   * multi-byte text a few times that. It bounds what a broken or hostile
+   * upstream costs (a 300 MB body was read whole: +369 MB RSS). A longer 2xx
+   * body is not read on and its connection is closed; the attempt fails
+   * with a `ProviderError` (`kind: 'server_error'`, `status` the 2xx, not
+   * retryable) whose `cause` is a `ResponseTooLargeError`: the provider
+   * generated and billed that answer, so this model is never asked for it
+   * again; a fallback model may be. An error body is read up to the smaller
+   * of this and 4 MiB, and classified by its status and headers past that.
+   */
+  maxResponseBytes?: number | undefined
 }

@@ -27,11 +27,22 @@ interface CheckedOptions {
   apiKey?: unknown
   apiKeys?: unknown
   headers?: unknown
+  maxResponseBytes?: unknown
 }
 
-/** Throws a `TypeError` naming the first key or header undici would refuse (or that HTTP would mangle). */
+/**
+ * Throws a `TypeError` naming the first key or header undici would refuse
+ * (or that HTTP would mangle), or a `maxResponseBytes` that is no byte count.
+ */
 export function checkAdapterOptions(name: string, options: CheckedOptions): void {
   const where = `${name} adapter`
+  const max = options.maxResponseBytes
+  // No "0 = unlimited": an unbounded read is what the option exists to end.
+  if (max !== undefined && !(typeof max === 'number' && Number.isSafeInteger(max) && max > 0)) {
+    throw new TypeError(
+      `${where}: maxResponseBytes must be a whole number of bytes above 0, got ${typeof max === 'number' ? String(max) : kindOf(max)}`,
+    )
+  }
   if (options.apiKey !== undefined) checkKey(where, 'apiKey', options.apiKey)
   if (options.apiKeys !== undefined) {
     if (!Array.isArray(options.apiKeys)) {

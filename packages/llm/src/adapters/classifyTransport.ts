@@ -1,5 +1,6 @@
 import type { Deadline } from '@hourglass/core'
 import { isDeadlineExceeded } from '@hourglass/core'
+import { cutRedacted } from '../dialects/classifyError.js'
 import { ProviderError } from '../errors/ProviderError.js'
 import { isProviderReplyError } from '../errors/ProviderReplyError.js'
 import type { ErrorKind } from '../types.js'
@@ -13,7 +14,14 @@ import type { ErrorKind } from '../types.js'
  */
 export function classifyThrown(
   thrown: unknown,
-  context: { provider: string; model: string; signal: AbortSignal; deadline: Deadline | undefined },
+  context: {
+    provider: string
+    model: string
+    signal: AbortSignal
+    deadline: Deadline | undefined
+    /** The adapter's secrets, redacted from the message (`redactableKeys`). */
+    keys?: readonly string[] | undefined
+  },
   answered?: number,
   streamed = false,
 ): { error: ProviderError } | { rethrow: unknown } {
@@ -38,7 +46,11 @@ export function classifyThrown(
   // request and started the generation, which it may bill.
   const readTimeout = code === 'HEADERS_TIMEOUT' || code === 'BODY_TIMEOUT'
   const kind: ErrorKind = readTimeout ? 'timeout' : 'network'
-  const text = (thrown instanceof Error ? thrown.message : String(thrown)).slice(0, 500)
+  const text = cutRedacted(
+    thrown instanceof Error ? thrown.message : String(thrown),
+    500,
+    context.keys ?? [],
+  )
   // undici refused what it was asked to send (a header value with a line
   // break, a header name that is no token…): nothing left, and the same
   // request is refused the same way every time — not worth a retry or a

@@ -2,11 +2,13 @@ import { createFetch, type DeadlineDispatchOptions, type HourglassFetch } from '
 import { request as undiciRequest } from 'undici'
 import type { Dialect } from '../dialects/Dialect.js'
 import { headerValue } from '../dialects/errorHeaders.js'
-import { parseJson } from '../dialects/safeJson.js'
+import { MAX_JSON_BODY_CHARS, parseAnswerJson, parseJson } from '../dialects/safeJson.js'
 import { ProviderError } from '../errors/ProviderError.js'
+import { ResponseTooLargeError } from '../errors/ResponseTooLargeError.js'
 import type { ChatRequest, ChatResponse, StreamEvent } from '../types.js'
 import { checkAdapterOptions } from './checkAdapterOptions.js'
 import { classifyThrown } from './classifyTransport.js'
+import { redactError, redactingDialect, secretValues } from './keyRedaction.js'
 import type {
   AdapterOptions,
   ModelAdapter,
@@ -15,6 +17,7 @@ import type {
   SendOptions,
   SendResult,
 } from './ModelAdapter.js'
+import { declaredLength, discardBody, readBody } from './readBody.js'
 import { readEvents } from './readEvents.js'
 
 type RequestOptions = NonNullable<Parameters<typeof undiciRequest>[1]> & DeadlineDispatchOptions
@@ -35,6 +38,22 @@ interface Outgoing {
 
 type Reply = Awaited<ReturnType<typeof undiciRequest>>
 type Failure = { ok: false; error: ProviderError }
+
+/**
+ * The default `maxResponseBytes`: 32 MiB. Generous for an LLM answer — 128k
+ * output tokens are about 0.5–2 MB of JSON — so that no real answer is
+ * refused (a refused answer was still generated and billed), while a broken
+ * or hostile upstream costs at most this much memory per attempt.
+ */
+export const DEFAULT_MAX_RESPONSE_BYTES = 32 * 1024 * 1024
+
+/**
+ * An error body is read up to this (or `maxResponseBytes`, if smaller), then
+ * cut: only its first 1 MiB of characters is ever parsed (the error-body
+ * guard, `MAX_JSON_BODY_CHARS`), and UTF-8 takes at most 3 bytes per
+ * character, so nothing past 4 MiB could change how it is classified.
+ */
+const MAX_ERROR_BODY_BYTES = 4 * MAX_JSON_BODY_CHARS
 
 /** Dialect-specific touches applied to the built body before it is sent. */
 export type BodyHook = (
@@ -62,6 +81,22 @@ export function createAdapter(
   // which are lower-case, replace a configured `Authorization` instead of
   // going out beside it.
   const extraHeaders = lowerCaseNames(options.headers)
+  const maxResponseBytes = options.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES
+  const errorBodyBytes = Math.min(maxResponseBytes, MAX_ERROR_BODY_BYTES)
+  // Every key of the adapter (and credential header), redacted by value from
+  // what a provider answers: see keyRedaction.ts.
+  const secrets = secretValues(apiKeys, extraHeaders)
+  const known = new Set(apiKeys)
+  const redacting = redactingDialect(dialect, secrets)
+  /** The secrets, with a key admission chose that is not among the adapter's (it should be). */
+  const secretsFor = (send: SendOptions): readonly string[] =>
+    send.apiKey === undefined || known.has(send.apiKey)
+      ? secrets
+      : secretValues([...apiKeys, send.apiKey], extraHeaders)
+  const dialectFor = (send: SendOptions) =>
+    send.apiKey === undefined || known.has(send.apiKey)
+      ? redacting
+      : redactingDialect(dialect, secretsFor(send))
   if (options.fetch !== undefined && typeof options.fetch?.dispatcher?.dispatch !== 'function') {
     // A plain fetch function (the global one, a mock) would be ignored here:
     // requests go through the dispatcher, and without ours no deadline or
@@ -77,9 +112,14 @@ export function createAdapter(
   const fetch: HourglassFetch = options.fetch ?? (own as HourglassFetch)
   let turn = 0
 
-  const fail = (error: ProviderError['normalized'], cause?: unknown) => ({
+  const fail = (send: SendOptions, error: ProviderError['normalized'], cause?: unknown) => ({
     ok: false as const,
-    error: new ProviderError({ provider: name, model, error, cause }),
+    error: new ProviderError({
+      provider: name,
+      model,
+      error: redactError(error, secretsFor(send)),
+      cause,
+    }),
   })
 
   // Sent with undici.request through the fetch's dispatcher: its agent,
@@ -149,6 +189,7 @@ export function createAdapter(
     model,
     signal: send.signal,
     deadline: send.deadline,
+    keys: secretsFor(send),
   })
 
   // The request is built before the `try`: what building it throws (an
@@ -184,6 +225,87 @@ export function createAdapter(
     return { ok: false, error: verdict.error }
   }
 
+  // A 2xx answer past `maxResponseBytes` is the same case as one that broke
+  // off: generated and billed, so never resent to this model — asking again
+  // would pay for the same oversized answer, three times by default. Not a
+  // request-bound kind either (the request did not ask for a body that
+  // size; an upstream sending one is broken or hostile): a fallback model,
+  // another provider, may answer — at most one more generation per model.
+  const tooLarge = (
+    res: Reply,
+    send: SendOptions,
+    readBytes: number,
+    declaredBytes?: number,
+  ): Failure => {
+    const cause = new ResponseTooLargeError({
+      provider: name,
+      model,
+      status: res.statusCode,
+      limitBytes: maxResponseBytes,
+      readBytes,
+      declaredBytes,
+    })
+    return fail(
+      send,
+      {
+        kind: 'server_error',
+        retryable: false,
+        status: res.statusCode,
+        message: `the ${res.statusCode} answer is larger than maxResponseBytes (${maxResponseBytes} bytes); not read further, and not resent to this model: the provider generated, and billed, it`,
+      },
+      cause,
+    )
+  }
+
+  /**
+   * A reply's body as text: a 2xx answer whole, up to `maxResponseBytes`
+   * (past it, a failure); an error body up to `errorBodyBytes` (past it,
+   * cut: its status and headers classify it).
+   */
+  const readText = async (res: Reply, send: SendOptions): Promise<string | Failure> => {
+    const answered = res.statusCode >= 200 && res.statusCode < 300
+    if (answered) {
+      // Announced too long: refused before a byte of it is read.
+      const declared = declaredLength(res.headers)
+      if (declared !== undefined && declared > maxResponseBytes) {
+        discardBody(res.body)
+        return tooLarge(res, send, 0, declared)
+      }
+    }
+    let read: Awaited<ReturnType<typeof readBody>>
+    try {
+      read = await readBody(res.body, answered ? maxResponseBytes : errorBodyBytes)
+    } catch (thrown) {
+      return brokeOff(thrown, res, send)
+    }
+    if (answered && !read.complete) return tooLarge(res, send, read.readBytes)
+    return read.text
+  }
+
+  /** A whole body, read: an error (in an error status or in the 2xx), or the answer. */
+  const answerOf = (
+    res: Reply,
+    send: SendOptions,
+    text: string,
+  ): { ok: true; response: ChatResponse } | Failure => {
+    const answered = res.statusCode >= 200 && res.statusCode < 300
+    const read = dialectFor(send)
+    // Parsed once: read for an error (some servers send one with a 200),
+    // then as the answer. A 2xx body is the answer, bounded by the read
+    // above, and parsed whatever its size; an error body keeps the 1 MiB
+    // guard (`parseJson`).
+    const json = answered ? parseAnswerJson(text) : parseJson(text)
+    const error = read.normalizeError({
+      status: res.statusCode,
+      headers: res.headers,
+      body: text,
+      json,
+    })
+    if (error !== undefined) return fail(send, error)
+    const response = read.parseResponse(json ?? text, { headers: res.headers })
+    return { ok: true, response: attribute(response) }
+  }
+
   const adapter: ModelAdapter = {
     name,
     model,
@@ -201,23 +323,10 @@ export function createAdapter(
     },
     send(request, send): Promise<SendResult> {
       return attempt(request, send, false, async (res) => {
-        let text: string
-        try {
-          text = await res.body.text()
-        } catch (thrown) {
-          return brokeOff(thrown, res, send)
-        }
-        // Parsed once: read for an error (some servers send one with a 200), then as the answer.
-        const json = parseJson(text)
-        const error = dialect.normalizeError({
-          status: res.statusCode,
-          headers: res.headers,
-          body: text,
-          json,
-        })
-        if (error !== undefined) return fail(error)
-        const response = dialect.parseResponse(json ?? text, { headers: res.headers })
-        return { ok: true, status: res.statusCode, response: attribute(response) }
+        const text = await readText(res, send)
+        if (typeof text !== 'string') return text
+        const answer = answerOf(res, send, text)
+        return answer.ok ? { ok: true, status: res.statusCode, response: answer.response } : answer
       })
     },
     open(request, send): Promise<OpenResult> {
@@ -227,30 +336,21 @@ export function createAdapter(
         if (!ok || !type.includes('text/event-stream')) {
           // An error status, or a JSON body where a stream was asked for
           // (Qwen's throttling-in-200): classify it like any other answer.
-          let text: string
-          try {
-            text = await res.body.text()
-          } catch (thrown) {
-            return brokeOff(thrown, res, send)
-          }
-          const error = dialect.normalizeError({
-            status: res.statusCode,
-            headers: res.headers,
-            body: text,
-          })
-          if (error !== undefined) return fail(error)
-          const response = attribute(dialect.parseResponse(text, { headers: res.headers }))
+          const text = await readText(res, send)
+          if (typeof text !== 'string') return text
+          const answer = answerOf(res, send, text)
+          if (!answer.ok) return answer
           return {
             ok: true,
             status: res.statusCode,
-            events: eventsOf(response),
-            providerRequestId: response.providerRequestId,
+            events: eventsOf(answer.response),
+            providerRequestId: answer.response.providerRequestId,
           }
         }
         return {
           ok: true,
           status: res.statusCode,
-          events: readEvents(res.body, dialect, send, context(send)),
+          events: readEvents(res.body, dialectFor(send), send, context(send)),
           providerRequestId:
             dialect.requestIdHeader === undefined
               ? undefined

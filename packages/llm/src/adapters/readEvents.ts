@@ -30,7 +30,7 @@ export interface EventBody extends AsyncIterable<Uint8Array> {
  */
 export async function* readEvents(
   body: EventBody,
-  dialect: Dialect,
+  dialect: Pick<Dialect, 'createStreamParser'>,
   send: SendOptions,
   context: Parameters<typeof classifyThrown>[1],
 ): AsyncGenerator<StreamEvent, void, undefined> {

@@ -2,7 +2,7 @@ import { type ErrorKind, RETRYABLE_KINDS } from '../errors/errorKinds.js'
 import type { CooldownScope, NormalizedError } from '../types.js'
 import type { ErrorInput } from './ErrorInput.js'
 import { headerValue, retryAfterFromHeaders, shouldRetryHeader } from './errorHeaders.js'
-import { parseJson } from './safeJson.js'
+import { parseAnswerJson, parseJson } from './safeJson.js'
 import { parseSseFramedJson } from './sseErrorBody.js'
 
 /** What a dialect read from an error body. Every field is optional. */
@@ -28,6 +28,7 @@ export interface BodyVerdict {
 export type BodyReader = (json: unknown, text: string, status: number) => BodyVerdict | undefined
 
 const MAX_MESSAGE_CHARS = 500
+const MAX_CODE_CHARS = 200
 /** Text sniffing never looks past this much of a body: hostile bodies can be huge. */
 const MAX_SNIFF_CHARS = 4096
 
@@ -48,7 +49,10 @@ export function classifyError(input: ErrorInput, read: BodyReader): NormalizedEr
   const ok = status >= 200 && status < 300
   let verdict: BodyVerdict | undefined
   try {
-    let json = input?.json !== undefined ? input.json : parseJson(text)
+    // A 2xx body is the answer (or a stream event after a 200): parsed
+    // whatever its size, as the response parser will parse it — bounded by
+    // the adapter's read limit, not by the error-body guard.
+    let json = input?.json !== undefined ? input.json : ok ? parseAnswerJson(text) : parseJson(text)
     if (json === undefined && !ok) {
       const framed = parseSseFramedJson(text)
       if (framed !== undefined) ({ json, text } = framed)
@@ -95,7 +99,7 @@ export function classifyError(input: ErrorInput, read: BodyReader): NormalizedEr
     status,
     ...(verdict?.providerCode === undefined
       ? {}
-      : { providerCode: verdict.providerCode.slice(0, 200) }),
+      : { providerCode: cutRedacted(verdict.providerCode, MAX_CODE_CHARS, activeKeys) }),
     message,
     ...(retryAfterMs === undefined ? {} : { retryAfterMs }),
     ...(verdict?.scope === undefined ? {} : { scope: verdict.scope }),
@@ -165,11 +169,95 @@ const SECRET_PATTERNS: ReadonlyArray<readonly [RegExp, string]> = [
 ]
 
 /**
- * Provider messages can echo a key ("Incorrect API key provided: sk-…").
- * Redact anything key-shaped, then cut to 500 characters.
+ * Shorter values are not searched for: a key of a few characters (`sk`,
+ * `test`, what tests and local servers use) is also part of ordinary words,
+ * and replacing it would garble every message; no provider issues keys that
+ * short (theirs are 32 characters and more).
  */
-export function cleanMessage(text: string): string {
-  let out = text.length > 4 * MAX_MESSAGE_CHARS ? text.slice(0, 4 * MAX_MESSAGE_CHARS) : text
+export const MIN_REDACTED_KEY_CHARS = 8
+
+/**
+ * The exact secret values in force for the current synchronous call (see
+ * `withKeysRedacted`): what `cleanMessage` and the provider code redact by
+ * value. Module state is safe here only because everything that reads it
+ * runs synchronously inside `withKeysRedacted`.
+ */
+let activeKeys: readonly string[] = []
+
+/**
+ * The values `redactKeys` searches for, from an adapter's keys: those long
+ * enough to tell from words (`MIN_REDACTED_KEY_CHARS`), once each, longest
+ * first — so a key that contains another is replaced whole, not around the
+ * shorter one.
+ */
+export function redactableKeys(keys: Iterable<string>): readonly string[] {
+  const out = new Set<string>()
+  for (const key of keys) {
+    if (typeof key === 'string' && key.length >= MIN_REDACTED_KEY_CHARS) out.add(key)
+  }
+  return [...out].sort((a, b) => b.length - a.length)
+}
+
+/**
+ * Runs `fn` with `keys` (from `redactableKeys`) redacted by value from every
+ * message and provider code `classifyError` builds while it runs, before
+ * anything is cut — a key cut in two by the 500-character limit would be
+ * found by neither exact search nor key-shape pattern afterwards. For the
+ * adapter, which knows the keys it sends: the dialects' normalisers, which
+ * call `classifyError`, do not (and a provider may echo a key of any shape —
+ * Ark's are UUIDs). `fn` must be synchronous: the keys are in force only
+ * until it returns.
+ */
+export function withKeysRedacted<T>(keys: readonly string[], fn: () => T): T {
+  if (keys.length === 0 && activeKeys.length === 0) return fn()
+  const outer = activeKeys
+  activeKeys = keys
+  try {
+    return fn()
+  } finally {
+    activeKeys = outer
+  }
+}
+
+/** `text` with every occurrence of each of `keys` (from `redactableKeys`) replaced by `[redacted]`. */
+export function redactKeys(text: string, keys: readonly string[]): string {
+  let out = text
+  for (const key of keys) {
+    if (out.includes(key)) out = out.replaceAll(key, '[redacted]')
+  }
+  return out
+}
+
+/**
+ * At most `max` characters of `text`, `keys` redacted first: the search
+ * looks a key's length past the cut, so a key that the cut would split is
+ * still found whole. Redacting shortens the text and pulls what followed
+ * toward the cut, so the window grows by what was taken out: no piece of a
+ * key the window itself split can end up before the cut.
+ */
+export function cutRedacted(text: string, max: number, keys: readonly string[]): string {
+  if (keys.length === 0) return text.length > max ? text.slice(0, max) : text
+  const longest = keys[0]?.length ?? 0
+  let margin = max + longest
+  for (;;) {
+    const window = text.length > margin ? text.slice(0, margin) : text
+    const out = redactKeys(window, keys)
+    const shrunk = window.length - out.length
+    if (window.length === text.length || margin >= max + longest + shrunk) {
+      return out.length > max ? out.slice(0, max) : out
+    }
+    margin = max + longest + shrunk
+  }
+}
+
+/**
+ * Provider messages can echo a key ("Incorrect API key provided: sk-…").
+ * Redact the keys in force (`withKeysRedacted`: the adapter's own, by exact
+ * value, whatever their shape) and anything key-shaped, then cut to 500
+ * characters.
+ */
+export function cleanMessage(text: string, keys: readonly string[] = activeKeys): string {
+  let out = cutRedacted(text, 4 * MAX_MESSAGE_CHARS, keys)
   for (const [pattern, replacement] of SECRET_PATTERNS) out = out.replace(pattern, replacement)
   return out.length > MAX_MESSAGE_CHARS ? `${out.slice(0, MAX_MESSAGE_CHARS - 1)}…` : out
 }

@@ -7,7 +7,13 @@
 
 export type JsonRecord = Record<string, unknown>
 
-/** Bodies longer than this are not parsed as JSON; status and headers still classify them. */
+/**
+ * Error bodies longer than this are not parsed as JSON; status and headers
+ * still classify them. An error body is the provider's word about a failure
+ * — a few hundred bytes when it is what it claims to be — so a longer one is
+ * a proxy's page or hostile, and not worth a JSON.parse. An answer is not
+ * held to it (`parseAnswerJson`).
+ */
 export const MAX_JSON_BODY_CHARS = 1024 * 1024
 
 export function parseJson(text: string, maxChars = MAX_JSON_BODY_CHARS): unknown {
@@ -20,6 +26,19 @@ export function parseJson(text: string, maxChars = MAX_JSON_BODY_CHARS): unknown
     // Invalid JSON and, on very deep nesting, RangeError: both mean "not a JSON body".
     return undefined
   }
+}
+
+/**
+ * A 2xx body (or one stream event after a 200) as JSON: the answer itself,
+ * which the provider generated and billed, so never refused for its size —
+ * an answer past 1 MiB (a long report, a large tool call) is an answer, and
+ * treating it as malformed had it generated, and paid for, again. Its size
+ * is bounded before it gets here: an adapter reads at most its
+ * `maxResponseBytes` of a body, and one stream event is at most the SSE
+ * decoder's `maxBufferChars`.
+ */
+export function parseAnswerJson(text: string): unknown {
+  return parseJson(text, Number.POSITIVE_INFINITY)
 }
 
 export function asRecord(value: unknown): JsonRecord | undefined {

@@ -3,7 +3,7 @@ import type { ChatResponse, ContentBlock, FinishReason, Usage } from '../../type
 import { mapFinish, textOf, usageOf } from '../blocks.js'
 import type { ResponseMeta } from '../Dialect.js'
 import { headerValue } from '../errorHeaders.js'
-import { asArray, get, getRecord, getString, parseJson } from '../safeJson.js'
+import { asArray, get, getRecord, getString, parseAnswerJson } from '../safeJson.js'
 
 export const ANTHROPIC_FINISH: Readonly<Record<string, FinishReason>> = {
   end_turn: 'stop',
@@ -30,7 +30,7 @@ function num(v: unknown): number {
 
 /** Messages API body → normalised response. `redacted_thinking` is kept as signed, empty thinking. */
 export function parseAnthropicResponse(body: unknown, meta: ResponseMeta = {}): ChatResponse {
-  const json = typeof body === 'string' ? parseJson(body) : body
+  const json = typeof body === 'string' ? parseAnswerJson(body) : body
   const blocks = get(json, 'content')
   if (getString(json, 'type') !== 'message' || !Array.isArray(blocks)) {
     throw malformedReply('Anthropic message (no content array)')

@@ -2,7 +2,7 @@ import { malformedReply, ProviderReplyError } from '../../errors/ProviderReplyEr
 import type { FinishReason, StreamEvent } from '../../types.js'
 import { mapFinish } from '../blocks.js'
 import type { StreamParser } from '../Dialect.js'
-import { asRecord, get, getCode, getRecord, getString, parseJson } from '../safeJson.js'
+import { asRecord, get, getCode, getRecord, getString, parseAnswerJson } from '../safeJson.js'
 import { normalizeAnthropicStreamError } from './errors.js'
 import { ANTHROPIC_FINISH, anthropicUsage } from './response.js'
 
@@ -36,7 +36,7 @@ export function createAnthropicStreamParser(): StreamParser {
     parseStreamEvent(message) {
       const error = normalizeAnthropicStreamError(message)
       if (error !== undefined) throw new ProviderReplyError(error)
-      const event = parseJson(message.data)
+      const event = parseAnswerJson(message.data)
       if (asRecord(event) === undefined) throw malformedReply('Anthropic stream event')
       const type = getString(event, 'type') ?? message.event
       switch (type) {

@@ -2,7 +2,7 @@ import { malformedReply, ProviderReplyError } from '../../errors/ProviderReplyEr
 import type { ChatResponse, ContentBlock, FinishReason, Usage } from '../../types.js'
 import { mapFinish, textOf, usageOf } from '../blocks.js'
 import type { ResponseMeta } from '../Dialect.js'
-import { asArray, get, getRecord, getString, parseJson } from '../safeJson.js'
+import { asArray, get, getRecord, getString, parseAnswerJson } from '../safeJson.js'
 
 export const GEMINI_FINISH: Readonly<Record<string, FinishReason>> = {
   STOP: 'stop',
@@ -64,7 +64,7 @@ export function geminiFinish(reason: unknown, content: readonly ContentBlock[]):
 
 /** `GenerateContentResponse` → normalised response. No candidate means no answer: it throws. */
 export function parseGeminiResponse(body: unknown, _meta: ResponseMeta = {}): ChatResponse {
-  const json = typeof body === 'string' ? parseJson(body) : body
+  const json = typeof body === 'string' ? parseAnswerJson(body) : body
   const candidate = asArray(get(json, 'candidates'))[0]
   if (candidate === undefined) {
     const blockReason = getString(getRecord(json, 'promptFeedback'), 'blockReason')

@@ -1,7 +1,7 @@
 import { malformedReply, ProviderReplyError } from '../../errors/ProviderReplyError.js'
 import type { StreamEvent } from '../../types.js'
 import type { StreamParser } from '../Dialect.js'
-import { asArray, asRecord, get, getRecord, getString, parseJson } from '../safeJson.js'
+import { asArray, asRecord, get, getRecord, getString, parseAnswerJson } from '../safeJson.js'
 import { normalizeGeminiStreamError } from './errors.js'
 import { geminiFinish, geminiParts, geminiUsage } from './response.js'
 
@@ -24,7 +24,7 @@ export function createGeminiStreamParser(): StreamParser {
     parseStreamEvent(message) {
       const error = normalizeGeminiStreamError(message)
       if (error !== undefined) throw new ProviderReplyError(error)
-      const chunk = parseJson(message.data)
+      const chunk = parseAnswerJson(message.data)
       if (asRecord(chunk) === undefined) throw malformedReply('Gemini stream chunk')
       const candidate = asArray(get(chunk, 'candidates'))[0]
       const out: StreamEvent[] = []

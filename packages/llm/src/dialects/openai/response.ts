@@ -3,7 +3,7 @@ import type { ChatResponse, ContentBlock, FinishReason } from '../../types.js'
 import { mapFinish, parseArguments, textOf, usageOf } from '../blocks.js'
 import type { ResponseMeta } from '../Dialect.js'
 import { headerValue } from '../errorHeaders.js'
-import { asArray, get, getRecord, getString, parseJson } from '../safeJson.js'
+import { asArray, get, getRecord, getString, parseAnswerJson } from '../safeJson.js'
 
 export const OPENAI_FINISH: Readonly<Record<string, FinishReason>> = {
   stop: 'stop',
@@ -25,7 +25,7 @@ export function parseOpenAIResponse(
   meta: ResponseMeta = {},
   provider = 'openai',
 ): ChatResponse {
-  const json = typeof body === 'string' ? parseJson(body) : body
+  const json = typeof body === 'string' ? parseAnswerJson(body) : body
   const choice = asArray(get(json, 'choices'))[0]
   const message = getRecord(choice, 'message')
   if (message === undefined) throw malformedReply('chat completion (no choices[0].message)')

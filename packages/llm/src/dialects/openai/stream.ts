@@ -3,7 +3,15 @@ import type { FinishReason, NormalizedError, StreamEvent, Usage } from '../../ty
 import { mapFinish, usageOf } from '../blocks.js'
 import type { StreamParser } from '../Dialect.js'
 import type { StreamErrorInput } from '../ErrorInput.js'
-import { asArray, asRecord, get, getCode, getRecord, getString, parseJson } from '../safeJson.js'
+import {
+  asArray,
+  asRecord,
+  get,
+  getCode,
+  getRecord,
+  getString,
+  parseAnswerJson,
+} from '../safeJson.js'
 import { OPENAI_FINISH } from './response.js'
 
 /**
@@ -60,7 +68,7 @@ export function createOpenAIStreamParser(
         done = true
         return flush()
       }
-      const chunk = parseJson(message.data)
+      const chunk = parseAnswerJson(message.data)
       if (asRecord(chunk) === undefined) throw malformedReply('stream chunk')
       id ??= getString(chunk, 'id')
       const out: StreamEvent[] = []
