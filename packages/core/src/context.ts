@@ -68,6 +68,17 @@ export function remainingMs(): number {
   return deadline ? deadline.remaining() : Number.POSITIVE_INFINITY
 }
 
+/**
+ * Run `fn` outside every Hourglass context: nothing it starts sees the
+ * current deadline or any slot. For what outlives the work that happens to
+ * create it — a keep-alive socket that later requests reuse, a process-wide
+ * monitor: an async resource keeps the context it was made in for its whole
+ * life, and with it the request (its body, its deadline) that opened it.
+ */
+export function runOutsideContext<R>(fn: () => R): R {
+  return storage.exit(fn)
+}
+
 function frame(symbol: symbol, value: unknown): Frame {
   return { symbol, value, parent: storage.getStore() }
 }

@@ -15,6 +15,7 @@ export {
   currentDeadline,
   readContext,
   remainingMs,
+  runOutsideContext,
   runWithContext,
   runWithDeadline,
 } from './context.js'

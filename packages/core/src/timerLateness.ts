@@ -1,4 +1,5 @@
 import { type IntervalHistogram, monitorEventLoopDelay } from 'node:perf_hooks'
+import { runOutsideContext } from './context.js'
 
 /** Bounds of the adaptive reserve, ms: never less than the old fixed default, never more than a tenth of a second. */
 export const MIN_RESERVE_MS = 10
@@ -83,8 +84,14 @@ function p99Of(ring: Float64Array, takenAt: Float64Array, count: number, now: nu
  */
 export function timerLatenessMs(now = performance.now()): number {
   if (histogram === undefined) {
-    histogram = monitorEventLoopDelay({ resolution: RESOLUTION_MS })
-    histogram.enable()
+    // Made outside the context of whichever request asks first: the monitor
+    // lives as long as the process and would keep that request (its body,
+    // its deadline) alive with it.
+    histogram = runOutsideContext(() => {
+      const monitor = monitorEventLoopDelay({ resolution: RESOLUTION_MS })
+      monitor.enable()
+      return monitor
+    })
     windowStartedAt = now
     return latenessMs
   }

@@ -5,7 +5,7 @@ import {
   type Socket,
 } from 'node:net'
 import { type ConnectionOptions, type TLSSocket, connect as tlsConnect } from 'node:tls'
-import { systemClock } from '@hourglass/core'
+import { runOutsideContext, systemClock } from '@hourglass/core'
 import type { buildConnector } from 'undici'
 import { Attempt } from './Attempt.js'
 import { claimConnectAttempt } from './attemptContext.js'
@@ -103,14 +103,21 @@ export function connectorFor(
               lookup: answerWith(addresses),
             }
       try {
-        socket = https
-          ? tlsConnect({
-              ...tls,
-              ...target,
-              ...(servername ? { servername } : {}),
-              ALPNProtocols: ['http/1.1'],
-            })
-          : netConnect(target)
+        // Outside the request's context: the socket is kept alive for later
+        // requests, and an async resource keeps the context it was made in for
+        // its whole life — the first request, its body and its deadline, held
+        // for as long as the connection lasts (up to the pool size × the
+        // largest body, in a gateway).
+        socket = runOutsideContext(() =>
+          https
+            ? tlsConnect({
+                ...tls,
+                ...target,
+                ...(servername ? { servername } : {}),
+                ALPNProtocols: ['http/1.1'],
+              })
+            : netConnect(target),
+        )
       } catch (error) {
         // Node refuses the options at once (a `tls.ca` that is not a string
         // or Buffer, say). After a lookup this runs in dns's callback, where

@@ -1,9 +1,15 @@
 import { getEventListeners } from 'node:events'
-import { Deadline } from '@hourglass/core'
+import { setFlagsFromString } from 'node:v8'
+import { runInNewContext } from 'node:vm'
+import { contextKey, Deadline, runWithContext, runWithDeadline } from '@hourglass/core'
 import { faultServer } from '@hourglass/testkit'
+import { Agent, request as undiciRequest } from 'undici'
 import { expect, it } from 'vitest'
-import { createFetch } from '../src/index.js'
+import { createConnector, createFetch } from '../src/index.js'
 import { CountingClock } from './helpers.js'
+
+setFlagsFromString('--expose-gc')
+const gc = runInNewContext('gc') as () => void
 
 it('10,000 requests leave no listener, no timer and no extra socket behind', async () => {
   const server = await faultServer({ type: 'respond', body: 'ok' })
@@ -51,3 +57,33 @@ it('10,000 requests leave no listener, no timer and no extra socket behind', asy
   expect(clock.pending).toBe(0)
   await server.close()
 }, 120_000)
+
+it('a connection kept alive by createConnector() does not keep the request that opened it (its context, and what that holds)', async () => {
+  const server = await faultServer({ type: 'respond', body: 'ok' })
+  const dispatcher = new Agent({ connect: createConnector() })
+  const slot = contextKey<{ body: Buffer }>('test.request')
+  // What a request's context reaches in a service: its body, say.
+  let request: { body: Buffer } | undefined = { body: Buffer.alloc(1024 * 1024) }
+  const held = new WeakRef(request)
+  const deadline = Deadline.after(10_000)
+  await runWithContext(slot, request, () =>
+    runWithDeadline(deadline, async () => {
+      await (await undiciRequest(server.url, { dispatcher })).body.text()
+    }),
+  )
+  deadline.dispose()
+  request = undefined
+  // The connection is still open (kept alive for the next request)…
+  expect(server.openConnections).toBe(1)
+  for (let i = 0; i < 5 && held.deref() !== undefined; i++) {
+    await new Promise((resolve) => setImmediate(resolve))
+    gc()
+  }
+  // …and the request it was opened for is gone (undici's own connector keeps it).
+  expect(held.deref()).toBeUndefined()
+  // The next request reuses it.
+  await (await undiciRequest(server.url, { dispatcher })).body.text()
+  expect(server.totalConnections).toBe(1)
+  await dispatcher.close()
+  await server.close()
+})
