@@ -6,6 +6,7 @@ import {
   Deadline,
   DeadlineExceededError,
   type DeadlineSource,
+  type InvalidDeadlineHeader,
   recordAnswerLateness,
   runWithDeadline,
   type SlicePlan,
@@ -21,6 +22,7 @@ import type { ResolvedOptions } from './options.js'
 import { shieldSocket } from './shieldSocket.js'
 import { swallowLateWrites } from './swallowLateWrites.js'
 import { writeExpired } from './writeExpired.js'
+import { writeInvalid } from './writeInvalid.js'
 
 // Touch Express's req and res as little as possible. Express 5 sets every
 // request's prototype (Object.setPrototypeOf per request), and on Node 20
@@ -121,16 +123,7 @@ export class IngressRequest {
 
   /** Announce the request, then run the rest of the chain inside its deadline. */
   start(source: DeadlineSource | 'default', clamped: boolean, next: () => void): void {
-    if (expressChannels.start.hasSubscribers) {
-      expressChannels.start.publish(() => ({
-        deadline: this.deadline,
-        req: this.req,
-        budgetMs: this.budgetMs,
-        source,
-        clamped,
-        mode: this.#options.observe ? 'observe' : 'enforce',
-      }))
-    }
+    this.#announce(source, clamped)
     // 'finish' as well as 'close': the request's end is announced the moment
     // the response is handed to the OS, before the tracing that listens to
     // 'finish' ends the request's span ('close' comes a tick later). `on`,
@@ -154,6 +147,42 @@ export class IngressRequest {
       if (this.#answered) return
     }
     runWithDeadline(this.deadline, next)
+  }
+
+  /**
+   * `strict`: a malformed deadline header is the caller's bug. The request is
+   * announced and ended like any other — a tracer that saw nothing of it
+   * could not show why it failed — around a 400 naming the header, and its
+   * timer is released at once: no listener is added, the chain never runs.
+   */
+  refuse(
+    source: DeadlineSource | 'default',
+    clamped: boolean,
+    invalid: readonly InvalidDeadlineHeader[],
+  ): void {
+    this.#announce(source, clamped)
+    this.#outcome = 'refused'
+    try {
+      // Throws when a middleware ahead already sent headers (Express passes
+      // that on as an error): the deadline is released all the same.
+      writeInvalid(this.res, invalid)
+    } finally {
+      // Now, not on 'finish': the end event reaches the server span while
+      // instrumentation-http still has it open, and nothing waits on the socket.
+      this.#finish()
+    }
+  }
+
+  #announce(source: DeadlineSource | 'default', clamped: boolean): void {
+    if (!expressChannels.start.hasSubscribers) return
+    expressChannels.start.publish(() => ({
+      deadline: this.deadline,
+      req: this.req,
+      budgetMs: this.budgetMs,
+      source,
+      clamped,
+      mode: this.#options.observe ? 'observe' : 'enforce',
+    }))
   }
 
   /**

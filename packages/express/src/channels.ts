@@ -6,7 +6,10 @@ import {
   type InvalidDeadlineHeader,
 } from '@hourglass/core'
 
-/** `hourglass:ingress:start`. `req` is the framework's request object. */
+/**
+ * `hourglass:ingress:start`: a request got its deadline (before the chain
+ * runs, or `strict` refuses it). `req` is the framework's request object.
+ */
 export interface IngressStartMessage {
   deadline: Deadline
   req: unknown
@@ -18,7 +21,7 @@ export interface IngressStartMessage {
   mode: 'enforce' | 'observe'
 }
 
-/** `hourglass:ingress:invalid-header`. */
+/** `hourglass:ingress:invalid-header`: published just before the request's start. */
 export interface IngressInvalidHeaderMessage {
   req: unknown
   invalid: InvalidDeadlineHeader[]
@@ -48,7 +51,10 @@ export interface IngressClientClosedMessage {
 /** `hourglass:ingress:late-write`. */
 export interface IngressLateWriteMessage {
   req: unknown
-  /** The response method the handler called too late (`write`, `end`, `setHeader`, …). */
+  /**
+   * The response method the handler called too late (`write`, `end`,
+   * `setHeader`, …), or `pipe` for a stream piped into the response.
+   */
   method: string
 }
 
@@ -58,8 +64,12 @@ export interface IngressEndMessage {
   req: unknown
   statusCode: number
   elapsedMs: number
-  /** `ok` finished in time; `expired` answered/ended by the deadline; `client-closed` caller left. */
-  outcome: 'ok' | 'expired' | 'client-closed'
+  /**
+   * `ok` finished in time; `expired` answered/ended by the deadline;
+   * `client-closed` caller left; `refused` answered 400 under `strict` (a
+   * malformed deadline header), the chain never ran.
+   */
+  outcome: 'ok' | 'expired' | 'client-closed' | 'refused'
 }
 
 /**
@@ -68,7 +78,7 @@ export interface IngressEndMessage {
  * channels (`coreChannels`) fire as well.
  */
 export const expressChannels = defineChannels('express', {
-  /** A request got its deadline. */
+  /** A request got its deadline (before the chain runs, or `strict` refuses it). */
   start: defineChannel<IngressStartMessage>('hourglass:ingress:start'),
   /** An inbound deadline header was malformed. */
   invalidHeader: defineChannel<IngressInvalidHeaderMessage>('hourglass:ingress:invalid-header'),

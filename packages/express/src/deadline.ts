@@ -1,10 +1,4 @@
-import type { ServerResponse } from 'node:http'
-import {
-  type Deadline,
-  type InvalidDeadlineHeader,
-  readDeadline,
-  type SlicePlan,
-} from '@hourglass/core'
+import { type Deadline, readDeadline, type SlicePlan } from '@hourglass/core'
 import type { RequestHandler } from 'express'
 import { callHook } from './callHook.js'
 import { expressChannels, type IngressInvalidHeaderMessage } from './channels.js'
@@ -49,26 +43,13 @@ export function deadline(options: DeadlineMiddlewareOptions = {}): RequestHandle
       const event: IngressInvalidHeaderMessage = { req, invalid: read.invalid }
       expressChannels.invalidHeader.publish(() => event)
       callHook(resolved.onInvalidHeader, event)
-      if (resolved.strict) {
-        writeInvalid(res, read.invalid)
-        return
-      }
     }
     const ingress = new IngressRequest(req, res, resolved, read.ms ?? resolved.defaultMs)
+    if (read.invalid.length > 0 && resolved.strict) {
+      ingress.refuse(read.source ?? 'default', read.clamped, read.invalid)
+      return
+    }
     if (ingress.plan) req.plan = ingress.plan
     ingress.start(read.source ?? 'default', read.clamped, next as () => void)
   }
-}
-
-/** `strict: true`: a malformed deadline is the caller's bug; say which header and why, nothing more. */
-function writeInvalid(res: ServerResponse, invalid: readonly InvalidDeadlineHeader[]): void {
-  const body = JSON.stringify({
-    error: 'invalid_deadline_header',
-    invalid: invalid.map(({ header, reason }) => ({ header, reason })),
-  })
-  res.statusCode = 400
-  res.setHeader('content-type', 'application/json; charset=utf-8')
-  res.setHeader('content-length', Buffer.byteLength(body))
-  res.setHeader('cache-control', 'no-store')
-  res.end(body)
 }

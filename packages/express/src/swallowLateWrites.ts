@@ -1,4 +1,5 @@
 import type { ServerResponse } from 'node:http'
+import type { Readable } from 'node:stream'
 
 // Node's own writers and Express's (4 and 5) helpers: anything that would
 // write, or throw "Cannot set headers after they are sent", once answered.
@@ -74,4 +75,43 @@ export function swallowLateWrites(
       return method === 'write' ? true : res
     }
   }
+  // A stream piped in from now on: `pipe()` announces itself with this
+  // event. Caught on `emit`, not with a 'pipe' listener, so the response
+  // keeps the listeners it started with.
+  const emit = res.emit
+  target.emit = function emitting(
+    this: ServerResponse,
+    event: string | symbol,
+    ...args: unknown[]
+  ): boolean {
+    if (event === 'pipe') {
+      report('pipe')
+      stopLatePipe(res, args[0] as Readable | undefined, reason)
+    }
+    return emit.call(this, event, ...args)
+  }
+}
+
+/**
+ * Every chunk piped into the answered response would be swallowed, and a
+ * swallowed `write` says "go on": the source would be read to its end for
+ * nobody, one late-write report per chunk — forever if it is endless, and in
+ * one synchronous loop that blocks the event loop if it pushes as it is read.
+ * So it is unpiped at once, and:
+ * - the request's own body (`req.pipe(res)`) is left to flow into nothing,
+ *   as Node drops a body nobody reads: destroying it would take the
+ *   keep-alive connection down;
+ * - a source something else reads (a stream fanned out to several
+ *   responses) goes on for them;
+ * - any other was read for this response alone: it is destroyed, as the
+ *   deadline's signal given to `pipeline` would have done — with the
+ *   deadline's error where someone listens for one (`pipeline` does, and
+ *   rejects with it), without where nobody does (an 'error' event nobody
+ *   listens to is an uncaught exception).
+ */
+function stopLatePipe(res: ServerResponse, source: Readable | undefined, reason: unknown): void {
+  if (typeof source?.unpipe !== 'function') return
+  source.unpipe(res)
+  if (source === res.req || source.listenerCount('data') > 0) return
+  source.destroy(source.listenerCount('error') > 0 ? (reason as Error) : undefined)
 }

@@ -1,10 +1,13 @@
+import diagnostics from 'node:diagnostics_channel'
 import { currentDeadline, ManualClock } from '@hourglass/core'
+import type { NextFunction, Request, Response } from 'express'
 import { request } from 'undici'
 import { afterEach, describe, expect, it } from 'vitest'
 import {
   type DeadlineMiddlewareOptions,
   deadline,
   expressChannels,
+  type IngressEndMessage,
   type IngressInvalidHeaderMessage,
   type IngressStartMessage,
 } from '../src/index.js'
@@ -248,8 +251,92 @@ describe.each(majors)('inbound deadline headers ($name)', (major) => {
       const got = await get(url, headers)
       expect(got.status).toBe(400)
       expect(got.body).toEqual({ error: 'invalid_deadline_header', invalid: [{ header, reason }] })
-      expect(got.start).toBeUndefined()
+      expect(got.start).toMatchObject({ source: 'default', req: got.invalid?.req })
       expect(calls).toHaveLength(0)
     },
   )
+
+  it('a refusal that cannot be written (a middleware ahead already sent headers) still releases its deadline and ends the request', async () => {
+    const app = major.app()
+    const clock = new ManualClock()
+    const errors: unknown[] = []
+    app.use((_req, res, next) => {
+      res.writeHead(200)
+      next()
+    })
+    app.use(deadline({ strict: true, clock, defaultMs: 600, reserveMs: 0 }))
+    app.use((error: unknown, _req: Request, res: Response, _next: NextFunction) => {
+      errors.push(error)
+      res.end()
+    })
+    server = await listen(app)
+    const ends = record<IngressEndMessage>(expressChannels.end.name)
+    try {
+      const res = await request(server.url, {
+        headers: { 'x-deadline-remaining-ms': 'soon' },
+        dispatcher: agent,
+      })
+      await res.body.dump()
+      // Express passed the writer's error on, as for any middleware that throws.
+      expect(errors).toEqual([expect.objectContaining({ code: 'ERR_HTTP_HEADERS_SENT' })])
+      expect(ends.messages.map((m) => [m.outcome, m.statusCode])).toEqual([['refused', 200]])
+      expect(clock.pendingTimers).toBe(0)
+    } finally {
+      ends.stop()
+    }
+  })
+
+  it('a request strict refuses publishes its start and end like any other: outcome refused, 400, its timer released at once', async () => {
+    const app = major.app()
+    const clock = new ManualClock()
+    let nextRan = false
+    app.use(deadline({ strict: true, clock, defaultMs: 600, reserveMs: 0, plan: { work: 1 } }))
+    app.use((_req, res) => {
+      nextRan = true
+      res.json({})
+    })
+    server = await listen(app)
+    const invalids = record<IngressInvalidHeaderMessage>(expressChannels.invalidHeader.name)
+    const starts = record<IngressStartMessage>(expressChannels.start.name)
+    const ends = record<IngressEndMessage>(expressChannels.end.name)
+    const order: string[] = []
+    const seen = (name: string) => () => order.push(name)
+    const onInvalid = seen('invalid-header')
+    const onStart = seen('start')
+    const onEnd = seen('end')
+    diagnostics.subscribe(expressChannels.invalidHeader.name, onInvalid)
+    diagnostics.subscribe(expressChannels.start.name, onStart)
+    diagnostics.subscribe(expressChannels.end.name, onEnd)
+    try {
+      const res = await request(server.url, {
+        headers: { 'x-deadline-remaining-ms': '1.5' },
+        dispatcher: agent,
+      })
+      expect(res.statusCode).toBe(400)
+      await res.body.json()
+      // All three before the 400 reached the caller: a tracer has the span's
+      // reason (the header), its start and its end while the span is open.
+      expect(order).toEqual(['invalid-header', 'start', 'end'])
+      expect(starts.messages[0]).toMatchObject({
+        budgetMs: 600,
+        source: 'default',
+        mode: 'enforce',
+      })
+      expect(ends.messages).toHaveLength(1)
+      expect(ends.messages[0]).toMatchObject({ statusCode: 400, outcome: 'refused' })
+      expect(ends.messages[0]?.deadline).toBe(starts.messages[0]?.deadline)
+      expect(ends.messages[0]?.req).toBe(invalids.messages[0]?.req)
+      // Released, not aborted: nothing was started on the request's behalf.
+      expect(clock.pendingTimers).toBe(0)
+      expect(ends.messages[0]?.deadline.done).toBe(false)
+      expect(nextRan).toBe(false)
+    } finally {
+      invalids.stop()
+      starts.stop()
+      ends.stop()
+      diagnostics.unsubscribe(expressChannels.invalidHeader.name, onInvalid)
+      diagnostics.unsubscribe(expressChannels.start.name, onStart)
+      diagnostics.unsubscribe(expressChannels.end.name, onEnd)
+    }
+  })
 })

@@ -1,8 +1,46 @@
+import type { ServerResponse } from 'node:http'
+import { PassThrough, Readable } from 'node:stream'
+import { pipeline } from 'node:stream/promises'
 import { isDeadlineExceeded } from '@hourglass/core'
 import { request } from 'undici'
 import { afterEach, describe, expect, it } from 'vitest'
 import { deadline, expressChannels, type IngressLateWriteMessage } from '../src/index.js'
-import { aborted, client, listen, majors, type Running, record } from './support/servers.js'
+import {
+  aborted,
+  client,
+  deferred,
+  listen,
+  majors,
+  type Running,
+  record,
+} from './support/servers.js'
+
+/** Every listener an emitter holds. */
+const listenerTotal = (emitter: NodeJS.EventEmitter) =>
+  emitter.eventNames().reduce((sum, name) => sum + emitter.listenerCount(name), 0)
+
+/**
+ * A source as good as endless: each read pushes another chunk at once.
+ * Piped into a response whose every write is swallowed (and says "go on"),
+ * it is read in one synchronous loop; it ends at `limit` reads only so that
+ * such a run fails here rather than blocking the event loop for good.
+ * `read` resolves then.
+ */
+function endless(limit = 1000) {
+  const read = deferred<'read for nobody'>()
+  let reads = 0
+  const source = new Readable({
+    read() {
+      if (++reads < limit) {
+        this.push(Buffer.alloc(1024))
+        return
+      }
+      read.resolve('read for nobody')
+      this.push(null)
+    },
+  })
+  return { source, read: read.promise, reads: () => reads }
+}
 
 describe.each(majors)('writes after the 504 ($name)', (major) => {
   let server: Running | undefined
@@ -115,5 +153,123 @@ describe.each(majors)('writes after the 504 ($name)', (major) => {
     expect(res.statusCode).toBe(504)
     expect(callbackErrors).toHaveLength(1)
     expect(isDeadlineExceeded(callbackErrors[0])).toBe(true)
+  })
+
+  it('a stream piped in after the 504 is unpiped and destroyed, not read for nobody; pipeline() rejects with the deadline error', async () => {
+    const app = major.app()
+    const late: string[] = []
+    const piped = deferred<{ reads: number; closed: unknown; listeners: [number, number] }>()
+    const pipelined = deferred<{ reads: number; settled: unknown }>()
+    app.use(deadline({ reserveMs: 10, onLateWrite: (event) => late.push(event.method) }))
+    app.get(
+      '/pipe',
+      major.route(async (req, res) => {
+        await aborted(req.deadline.signal)
+        const { source, read, reads } = endless()
+        const before = listenerTotal(res as ServerResponse)
+        source.pipe(res)
+        const after = listenerTotal(res as ServerResponse)
+        const closed = new Promise((resolve) => source.once('close', () => resolve('closed')))
+        piped.resolve({
+          closed: await Promise.race([closed, read]),
+          reads: reads(),
+          listeners: [before, after],
+        })
+      }),
+    )
+    app.get(
+      '/pipeline',
+      major.route(async (req, res) => {
+        await aborted(req.deadline.signal)
+        const { source, read, reads } = endless()
+        const settled = pipeline(source, res).then(
+          () => 'resolved',
+          (error: unknown) => error,
+        )
+        pipelined.resolve({ settled: await Promise.race([settled, read]), reads: reads() })
+      }),
+    )
+    server = await listen(app)
+    for (const path of ['/pipe', '/pipeline']) {
+      const res = await request(`${server.url}${path}`, {
+        headers: { 'x-deadline-remaining-ms': '40' },
+        dispatcher: agent,
+      })
+      await res.body.dump()
+      expect(res.statusCode).toBe(504)
+    }
+    const pipe = await piped.promise
+    expect(pipe.closed).toBe('closed')
+    expect(pipe.reads).toBe(0)
+    // pipe() took back every listener it put on the response.
+    expect(pipe.listeners[1]).toBe(pipe.listeners[0])
+    const line = await pipelined.promise
+    expect(isDeadlineExceeded(line.settled)).toBe(true)
+    expect(line.reads).toBe(0)
+    // One report per pipe, none per chunk.
+    expect(late).toEqual(['pipe', 'pipe'])
+  })
+
+  it('a stream others read, piped in after the 504, is only unpiped: it goes on for them', async () => {
+    const app = major.app()
+    const late: string[] = []
+    const hub = new PassThrough()
+    const received: string[] = []
+    const done = deferred()
+    hub.on('data', (chunk: Buffer) => {
+      received.push(chunk.toString())
+      done.resolve()
+    })
+    app.use(deadline({ reserveMs: 10, onLateWrite: (event) => late.push(event.method) }))
+    app.get(
+      '/',
+      major.route(async (req, res) => {
+        await aborted(req.deadline.signal)
+        hub.pipe(res)
+        hub.write('after the pipe')
+      }),
+    )
+    server = await listen(app)
+    const res = await request(server.url, {
+      headers: { 'x-deadline-remaining-ms': '40' },
+      dispatcher: agent,
+    })
+    await res.body.dump()
+    await done.promise
+    expect(res.statusCode).toBe(504)
+    expect(hub.destroyed).toBe(false)
+    expect(received).toEqual(['after the pipe'])
+    expect(late).toEqual(['pipe'])
+    hub.destroy()
+  })
+
+  it('the request piped back into its answered response: its body is dropped, not destroyed, and the connection serves the next request', async () => {
+    const app = major.app()
+    const late: string[] = []
+    const done = deferred()
+    app.use(deadline({ reserveMs: 10, onLateWrite: (event) => late.push(event.method) }))
+    app.post(
+      '/echo',
+      major.route(async (req, res) => {
+        await aborted(req.deadline.signal)
+        req.pipe(res)
+        req.once('end', () => done.resolve())
+      }),
+    )
+    server = await listen(app)
+    const res = await request(`${server.url}/echo`, {
+      method: 'POST',
+      headers: { 'x-deadline-remaining-ms': '40' },
+      body: Buffer.alloc(256 * 1024, 'a'),
+      dispatcher: agent,
+    })
+    await res.body.dump()
+    await done.promise
+    expect(res.statusCode).toBe(504)
+    expect(late).toEqual(['pipe'])
+    const next = await request(`${server.url}/missing`, { dispatcher: agent })
+    expect(next.statusCode).toBe(404)
+    await next.body.dump()
+    expect(server.connections).toHaveLength(1)
   })
 })

@@ -33,11 +33,13 @@ export const ATTR_DEADLINE_CLAMPED = 'hourglass.deadline.clamped'
 /** `enforce` or `observe` (dark mode: expiry reported, nothing aborted). */
 export const ATTR_DEADLINE_MODE = 'hourglass.deadline.mode'
 /**
- * How it ended: a request `ok`, `expired`, `client-closed`; a gRPC server call
- * `ok`, `expired`, `client-cancelled`; a gRPC client call `ok`, `refused`,
- * `expired`, `cancelled`, `error`; a job attempt `completed`, `completed_late`,
- * `retry`, `failed`, `no_time_to_retry`, `deadline_exceeded`, `deferred`, or
- * `expired` (never ran).
+ * How it ended: a request `ok`, `expired`, `client-closed`, `refused`; a gRPC
+ * server call `ok`, `expired`, `client-cancelled`, `refused`; a gRPC client
+ * call `ok`, `refused`, `expired`, `cancelled`, `error`; a job attempt
+ * `completed`, `completed_late`, `retry`, `failed`, `no_time_to_retry`,
+ * `deadline_exceeded`, `deferred`, or `expired` (never ran). `refused` at
+ * ingress is `strict` answering a malformed deadline header (400 or
+ * `INVALID_ARGUMENT`).
  */
 export const ATTR_DEADLINE_OUTCOME = 'hourglass.deadline.outcome'
 /** Time from the deadline's start to the event, in ms. */

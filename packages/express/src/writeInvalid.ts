@@ -1,0 +1,17 @@
+import type { ServerResponse } from 'node:http'
+import type { InvalidDeadlineHeader } from '@hourglass/core'
+
+/** `strict: true`: a malformed deadline is the caller's bug; say which header and why, nothing more. */
+export function writeInvalid(res: ServerResponse, invalid: readonly InvalidDeadlineHeader[]): void {
+  const body = JSON.stringify({
+    error: 'invalid_deadline_header',
+    invalid: invalid.map(({ header, reason }) => ({ header, reason })),
+  })
+  // Headers first: on a response a middleware ahead already started they
+  // throw, and the status it did send is left as it was (the end event reads it).
+  res.setHeader('content-type', 'application/json; charset=utf-8')
+  res.setHeader('content-length', Buffer.byteLength(body))
+  res.setHeader('cache-control', 'no-store')
+  res.statusCode = 400
+  res.end(body)
+}
