@@ -12,6 +12,7 @@ export {
   type CooldownStore,
   CostBudget,
   callModel,
+  DEFAULT_MAX_RETRY_AFTER_MS,
   dialects,
   type ErrorKind,
   estimatePromptTokens,

@@ -1,4 +1,4 @@
-// The public API of @hourglass/llm: 47 runtime names, and the types a caller
+// The public API of @hourglass/llm: 48 runtime names, and the types a caller
 // writes code against. Everything else is internal (import paths under src/
 // are not part of the API). Errors are exported as types with an `isX()`
 // guard each: check with the guard (it survives two copies of the package),
@@ -132,6 +132,7 @@ export { isUnknownPrice, type UnknownPriceError } from './errors/UnknownPriceErr
 // Retry: the decision, the waits, the per-provider budgets
 export { decideRetry, type Priority, type RetryDecision } from './retry/decideRetry.js'
 export { defaultRetryBudgets, setDefaultRetryBudgets } from './retry/defaultRetryBudgets.js'
+export { DEFAULT_MAX_RETRY_AFTER_MS } from './retry/maxRetryAfter.js'
 export type { RetryBudget, RetryBudgetOptions } from './retry/RetryBudget.js'
 export { RetryBudgetRegistry } from './retry/RetryBudgetRegistry.js'
 export { type RetryDelay, type RetryDelayOptions, retryDelay } from './retry/retryDelay.js'

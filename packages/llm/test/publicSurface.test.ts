@@ -6,11 +6,12 @@ import * as llm from '../src/index.js'
  * a decision, made here on purpose, not a side effect of a refactor.
  */
 describe('the public surface of @hourglass/llm', () => {
-  it('exports exactly these 47 runtime names', () => {
+  it('exports exactly these 48 runtime names', () => {
     expect(Object.keys(llm).sort()).toEqual(
       [
         'Admission',
         'CostBudget',
+        'DEFAULT_MAX_RETRY_AFTER_MS',
         'ERROR_KINDS',
         'ERROR_KIND_TABLE',
         'MemoryCooldownStore',

@@ -1,5 +1,6 @@
 import { DEADLINE_EXPIRED_HEADER, isClientClosed, isDeadlineExceeded } from '@hourglass/core'
 import {
+  DEFAULT_MAX_RETRY_AFTER_MS,
   type ErrorKind,
   isBudgetExceeded,
   isInvalidChatRequest,
@@ -275,9 +276,15 @@ function rateLimitReply(provider: string, retryAfterMs: number): ErrorReply {
   )
 }
 
-/** `Retry-After` in whole seconds (at least 1) and OpenAI's `retry-after-ms`. */
+/**
+ * `Retry-After` in whole seconds (at least 1) and OpenAI's `retry-after-ms`,
+ * never more than the gateway's own cooldown holds (admission caps a
+ * provider's hint at `DEFAULT_MAX_RETRY_AFTER_MS`, 60 s): a provider's
+ * `Retry-After: 86400` would otherwise tell clients to stay away for a day
+ * from a gateway that takes requests again within a minute.
+ */
 function retryHeaders(retryAfterMs: number): Record<string, string> {
-  const ms = Math.max(0, Math.ceil(retryAfterMs))
+  const ms = Math.max(0, Math.ceil(Math.min(retryAfterMs, DEFAULT_MAX_RETRY_AFTER_MS)))
   return { 'retry-after': String(Math.max(1, Math.ceil(ms / 1000))), 'retry-after-ms': String(ms) }
 }
 
