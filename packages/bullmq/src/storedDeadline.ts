@@ -30,21 +30,40 @@ const MAX_TRACE_ENTRIES = 8
 const MAX_TRACE_VALUE = 512
 
 /**
+ * What a worker reads back from a job: `budgetMs` is undefined when the job
+ * recorded none (another producer wrote the option, or a hand-written one).
+ */
+export interface ReadDeadline extends Omit<StoredDeadline, 'budgetMs'> {
+  budgetMs: number | undefined
+}
+
+/**
  * The deadline stored in a job's options, or undefined when there is none.
  * A job's options come from whoever could write to Redis: a malformed value
- * is treated as no deadline rather than failing the job.
+ * is treated as no deadline rather than failing the job. Malformed is an
+ * `expiresAtMs`, or a `budgetMs` that is present, that is not a finite number
+ * ≥ 0 (a string, null, a negative, the Infinity JSON.parse makes of 1e400).
+ * A missing `budgetMs` is not malformed: the worker bounds such a job itself.
  */
-export function readStoredDeadline(opts: unknown): StoredDeadline | undefined {
+export function readStoredDeadline(opts: unknown): ReadDeadline | undefined {
   const stored = (opts as Record<string, unknown> | undefined)?.[DEADLINE_OPTION]
   if (typeof stored !== 'object' || stored === null) return undefined
   const { expiresAtMs, budgetMs, observe } = stored as Record<string, unknown>
-  if (typeof expiresAtMs !== 'number' || !Number.isFinite(expiresAtMs)) return undefined
-  const budget = typeof budgetMs === 'number' && Number.isFinite(budgetMs) ? budgetMs : 0
-  const read: StoredDeadline = { expiresAtMs, budgetMs: Math.max(0, budget) }
+  if (!isTime(expiresAtMs)) return undefined
+  // A budget that is there but unreadable means the writer got the format
+  // wrong, and its expiry is no more trustworthy: the whole deadline is
+  // unusable, as with a malformed expiry.
+  if (budgetMs !== undefined && !isTime(budgetMs)) return undefined
+  const read: ReadDeadline = { expiresAtMs, budgetMs }
   if (observe === true) read.observe = true
   const trace = readTrace((stored as Record<string, unknown>).trace)
   if (trace) read.trace = trace
   return read
+}
+
+/** A stored time or duration in ms: a finite number, not before 0. */
+function isTime(value: unknown): value is number {
+  return typeof value === 'number' && Number.isFinite(value) && value >= 0
 }
 
 /** String entries only, a few and short; anything else is dropped (it is only telemetry). */

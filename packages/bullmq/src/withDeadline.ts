@@ -11,7 +11,7 @@ import { type BullmqAttemptOutcome, type BullmqJobMessage, bullmqChannels } from
 import { JobDeadlineExceededError } from './JobDeadlineExceededError.js'
 import { isDeferral, nextAttempt } from './nextAttempt.js'
 import { readRedisTime, scriptClientOf, toLocalMs } from './redisTime.js'
-import { readStoredDeadline, type StoredDeadline } from './storedDeadline.js'
+import { readStoredDeadline } from './storedDeadline.js'
 
 export interface WithDeadlineOptions {
   /**
@@ -20,9 +20,29 @@ export interface WithDeadlineOptions {
    * Default 5; `0` = only a deadline that has passed.
    */
   minBudgetMs?: number | undefined
+  /**
+   * The most time a job that recorded no `budgetMs` is given, in ms — one
+   * whose `hourglass` option another producer, or a hand, wrote: its expiry
+   * alone could say anything (a µs slip puts it 57,000 years away). A job
+   * added by `addWithDeadline` records its budget and is bounded by that,
+   * not by this. Default 3 600 000 (an hour).
+   */
+  maxMs?: number | undefined
   /** Time source for the jobs' deadlines; a `ManualClock` drives them in tests. Default: the system clock. */
   clock?: Clock | undefined
 }
+
+/**
+ * Default `maxMs`. Not the ingresses' 30 s: that bounds a request someone is
+ * waiting on, while a job legitimately sits in a backlog, a `delay` or a
+ * back-off for minutes, and a cap that short would expire honest jobs of
+ * another producer. Nor "the largest budget addWithDeadline stores": it
+ * stores what its deadline has left, which has no upper bound. An hour is
+ * far beyond any deadline that came from a request (the ingresses cap those
+ * at 30 s by default) and still bounds a unit slip; a producer whose jobs
+ * need longer records `budgetMs`, or its workers raise `maxMs`.
+ */
+const DEFAULT_MAX_MS = 3_600_000
 
 /** What a wrapped processor has done to jobs with deadlines, since it was created. */
 export interface DeadlineCounts {
@@ -58,7 +78,9 @@ export type DeadlineProcessor<DataType, ResultType, NameType extends string> = P
  *   does (`worker.cancelJob`, a lost lock).
  * - A failed attempt is retried only if BullMQ's back-off leaves time for the
  *   next one; otherwise the job fails with `deadline_exceeded`.
- * - Jobs without a deadline run exactly as before.
+ * - A job is never given more than the budget it was added with, nor, when
+ *   it recorded none, than `maxMs`, whatever its stored expiry says.
+ * - Jobs without a deadline — or with a malformed one — run exactly as before.
  *
  * Only in-process processors (a function); not sandboxed processor files.
  */
@@ -74,6 +96,17 @@ export function withDeadline<
   if (typeof minBudgetMs !== 'number' || Number.isNaN(minBudgetMs) || minBudgetMs < 0) {
     throw new RangeError(
       `withDeadline: minBudgetMs must be a number ≥ 0, got ${String(minBudgetMs)}`,
+    )
+  }
+  const maxMs = options.maxMs ?? DEFAULT_MAX_MS
+  if (typeof maxMs !== 'number' || !Number.isFinite(maxMs) || maxMs <= 0) {
+    // Infinity too: the point of the cap is that no job goes unbounded.
+    throw new RangeError(`withDeadline: maxMs must be a finite number > 0, got ${String(maxMs)}`)
+  }
+  if (maxMs < minBudgetMs) {
+    // Every job without a budget would be refused as having too little left.
+    throw new RangeError(
+      `withDeadline: maxMs (${maxMs}) must not be less than minBudgetMs (${minBudgetMs})`,
     )
   }
   if (typeof processor !== 'function') {
@@ -110,14 +143,17 @@ export function withDeadline<
     // rounds both down). More means a bad expiry — a foreign producer's unit
     // slip, a Redis clock stepped back, a hand edit — that would otherwise
     // make the job's deadline years long: cut to the budget it recorded. A job
-    // that recorded none (0) keeps its expiry.
+    // that recorded none has nothing to check its expiry against, so it is
+    // cut to the worker's maxMs: every deadline a worker gives is bounded.
     const fromExpiry = toLocalMs(stored.expiresAtMs, sample) - clock.now()
-    const remaining = stored.budgetMs > 0 ? Math.min(fromExpiry, stored.budgetMs) : fromExpiry
+    const remaining = Math.min(fromExpiry, stored.budgetMs ?? maxMs)
+    // Messages and errors say 0 for a budget the job did not record, as before.
+    const budgetMs = stored.budgetMs ?? 0
     const about = (remainingMs: number): BullmqJobMessage => ({
       jobId: job.id ?? '',
       queue: job.queueName,
       name: job.name,
-      budgetMs: stored.budgetMs,
+      budgetMs,
       remainingMs: Math.max(0, Math.floor(remainingMs)),
       ...(stored.trace ? { trace: stored.trace } : {}),
     })
@@ -139,8 +175,8 @@ export function withDeadline<
           stage: 'queued',
           jobId: job.id ?? '',
           queue: job.queueName,
-          budgetMs: stored.budgetMs,
-          elapsedMs: stored.budgetMs - remaining,
+          budgetMs,
+          elapsedMs: budgetMs - remaining,
           stalled,
         })
       }
@@ -160,7 +196,7 @@ export function withDeadline<
       return result
     } catch (error) {
       thrown = error
-      const decided = await decide(error, job, deadline, stored, minBudgetMs, counts)
+      const decided = await decide(error, job, deadline, budgetMs, minBudgetMs, counts)
       outcome = decided.outcome
       enforced = decided.enforced
       throw decided.error
@@ -193,7 +229,7 @@ async function decide(
   error: unknown,
   job: Job,
   deadline: Deadline,
-  stored: StoredDeadline,
+  budgetMs: number,
   minBudgetMs: number,
   counts: DeadlineCounts,
 ): Promise<{ outcome: BullmqAttemptOutcome; error: unknown; enforced?: BullmqAttemptOutcome }> {
@@ -202,8 +238,8 @@ async function decide(
       stage,
       jobId: job.id ?? '',
       queue: job.queueName,
-      budgetMs: stored.budgetMs,
-      elapsedMs: stored.budgetMs - deadline.remaining(),
+      budgetMs,
+      elapsedMs: budgetMs - deadline.remaining(),
       cause: error,
       ...(retryDelayMs === undefined ? {} : { retryDelayMs }),
     })

@@ -319,7 +319,8 @@ describe.skipIf(!available)('withDeadline: a worker enforces the deadline a job 
       // µs instead of ms: ~57,000 years away, claiming 500 ms.
       micros: { expiresAtMs: (now + 500) * 1000, budgetMs: 500 },
       far: { expiresAtMs: Number.MAX_VALUE, budgetMs: 500 },
-      // No budget recorded: the expiry alone is used, as before.
+      // No budget recorded: the expiry is used, within the worker's maxMs
+      // (an hour by default; see foreignDeadlines.test.ts).
       noBudget: { expiresAtMs: now + 60_000 },
       text: { expiresAtMs: 'soon', budgetMs: 500 },
     }

@@ -20,3 +20,17 @@ it('refuses a clock without now, setTimeout and clearTimeout when it is created'
   }
   expect(() => withDeadline(job, { clock: systemClock })).not.toThrow()
 })
+
+it('refuses a maxMs that is not a finite number > 0, or that is below minBudgetMs, with a RangeError naming it', () => {
+  const job = async () => 1
+  for (const maxMs of [0, -1, Number.NaN, Number.POSITIVE_INFINITY, '60000']) {
+    expect(() => withDeadline(job, { maxMs: maxMs as never })).toThrow(
+      new RangeError(`withDeadline: maxMs must be a finite number > 0, got ${String(maxMs)}`),
+    )
+  }
+  expect(() => withDeadline(job, { maxMs: 4, minBudgetMs: 5 })).toThrow(
+    new RangeError('withDeadline: maxMs (4) must not be less than minBudgetMs (5)'),
+  )
+  expect(() => withDeadline(job, { maxMs: 5, minBudgetMs: 5 })).not.toThrow()
+  expect(() => withDeadline(job, { maxMs: 86_400_000 })).not.toThrow()
+})
