@@ -1,5 +1,6 @@
 import { type ChildProcess, fork } from 'node:child_process'
 import { once } from 'node:events'
+import { existsSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
 
 export interface Worker {
@@ -11,13 +12,15 @@ export interface Worker {
   stop(): Promise<void>
 }
 
-const workerPath = fileURLToPath(new URL('./gatewayWorker.ts', import.meta.url))
-const registerUrl = new URL('./registerTs.mjs', import.meta.url).href
+const workerPath = fileURLToPath(new URL('./gatewayWorker.mjs', import.meta.url))
+const llmDist = fileURLToPath(new URL('../../../../llm/dist/index.js', import.meta.url))
 
 /** Start one gateway-like process and resolve once it listens and its Redis client is ready. */
 export async function spawnWorker(env: Record<string, string>): Promise<Worker> {
+  if (!existsSync(llmDist))
+    throw new Error(`${llmDist} does not exist: run \`npm run build\` first`)
   const child: ChildProcess = fork(workerPath, [], {
-    execArgv: ['--conditions=@hourglass/source', '--import', registerUrl],
+    execArgv: [],
     env: { ...process.env, ...env },
     stdio: ['ignore', 'inherit', 'pipe', 'ipc'],
   })

@@ -2,13 +2,15 @@
 // ioredis client, an HTTP front that admits each request through llm's one
 // admission layer (Admission + ProviderLimits, as the gateway wires them) and
 // forwards the admitted ones to the counting upstream.
-// Spawned by the test with `node --conditions=@hourglass/source --import registerTs.mjs`.
+// Spawned by the test with plain `node`: it runs the built packages (npm test
+// builds first), as a deployed gateway would — a child that transpiled the
+// TypeScript sources on load spent seconds of CPU doing so.
 import { createServer } from 'node:http'
 import { Deadline } from '@hourglass/core'
 import { Admission, isRateLimited, ProviderLimits } from '@hourglass/llm'
 import { Redis } from 'ioredis'
 
-const send = (message: unknown) => process.send?.(message)
+const send = (message) => process.send?.(message)
 
 const redis = new Redis(String(process.env.REDIS_URL), {
   // Reconnect quickly in the test; the limiter fails over while disconnected.
@@ -32,7 +34,7 @@ const upstream = String(process.env.UPSTREAM_URL)
 const server = createServer(async (req, res) => {
   const url = new URL(req.url ?? '/', 'http://x')
   const provider = url.searchParams.get('provider') ?? 'acme'
-  using deadline = Deadline.after(2000)
+  const deadline = Deadline.after(2000)
   try {
     try {
       // Never queue here: a spent window is a 429 at once.
@@ -52,6 +54,8 @@ const server = createServer(async (req, res) => {
   } catch (error) {
     res.writeHead(500)
     res.end(String(error))
+  } finally {
+    deadline.dispose()
   }
 })
 server.listen(0, '127.0.0.1', () => {

@@ -1,3 +1,0 @@
-import { register } from 'node:module'
-
-register('./tsHooks.mjs', import.meta.url)
