@@ -1,6 +1,3 @@
-import { once } from 'node:events'
-import { createServer, type RequestListener } from 'node:http'
-import type { AddressInfo } from 'node:net'
 import { gzipSync } from 'node:zlib'
 import { Deadline } from '@hourglass/core'
 import { createFetch, type HourglassFetch } from '@hourglass/fetch'
@@ -16,26 +13,12 @@ import {
 } from '../../src/errors/ModelUnavailableError.js'
 import type { ProviderError } from '../../src/errors/ProviderError.js'
 import { useFakes, user } from '../call/support/fakes.js'
+import { rawServer } from './support/rawServer.js'
 
 const fakes = useFakes()
 const request = {
   messages: [{ role: 'system' as const, content: 'Be brief.' }, user('Hi')],
   maxTokens: 32,
-}
-
-/** A bare node:http server on loopback (for what the fakes do not do); closed with `close()`. */
-async function rawServer(handler: RequestListener): Promise<{ baseURL: string; close(): void }> {
-  const server = createServer(handler)
-  server.listen(0, '127.0.0.1')
-  await once(server, 'listening')
-  const { port } = server.address() as AddressInfo
-  return {
-    baseURL: `http://127.0.0.1:${port}/v1`,
-    close() {
-      server.closeAllConnections()
-      server.close()
-    },
-  }
 }
 
 /** An OpenAI `chat.completion` body answering `text`. */

@@ -1,6 +1,5 @@
 import { once } from 'node:events'
-import { createServer, type RequestListener, type ServerResponse } from 'node:http'
-import type { AddressInfo } from 'node:net'
+import type { ServerResponse } from 'node:http'
 import { type ProviderDialect, reply } from '@hourglass/testkit'
 import { describe, expect, it } from 'vitest'
 import { anthropic } from '../../src/adapters/anthropic.js'
@@ -19,6 +18,7 @@ import {
   type ResponseTooLargeError,
 } from '../../src/errors/ResponseTooLargeError.js'
 import { FAST_RETRIES, useFakes, user } from '../call/support/fakes.js'
+import { rawServer } from './support/rawServer.js'
 
 const fakes = useFakes()
 const request = { messages: [user('Write the whole report.')], maxTokens: 100_000 }
@@ -42,21 +42,6 @@ function adapterOf(
         ? gemini(options)
         : openAICompatible({ ...options, dialect }),
   )
-}
-
-/** A bare node:http server on loopback (for what the fakes do not do); closed with `close()`. */
-async function rawServer(handler: RequestListener): Promise<{ baseURL: string; close(): void }> {
-  const server = createServer(handler)
-  server.listen(0, '127.0.0.1')
-  await once(server, 'listening')
-  const { port } = server.address() as AddressInfo
-  return {
-    baseURL: `http://127.0.0.1:${port}/v1`,
-    close() {
-      server.closeAllConnections()
-      server.close()
-    },
-  }
 }
 
 function completion(text: string): string {
