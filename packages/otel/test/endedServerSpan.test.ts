@@ -4,10 +4,10 @@ import type { AddressInfo } from 'node:net'
 import { setTimeout as delay } from 'node:timers/promises'
 import { instrumentDeadlines, type StopInstrumentation } from '@hourglass/otel'
 import { faultServer } from '@hourglass/testkit'
-import { DiagLogLevel, diag, SpanKind } from '@opentelemetry/api'
+import { diag, SpanKind } from '@opentelemetry/api'
 import type { ReadableSpan } from '@opentelemetry/sdk-trace-base'
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
-import { instrumentHttpAndUndici, setupOtel } from './helpers/otel.js'
+import { collectDiagWarnings, instrumentHttpAndUndici, setupOtel } from './helpers/otel.js'
 
 /**
  * What reaches the request's span after instrumentation-http has ended it:
@@ -30,16 +30,7 @@ let enteredSlow: () => void = () => {}
 let upstream: Awaited<ReturnType<typeof faultServer>>
 
 beforeAll(async () => {
-  diag.setLogger(
-    {
-      error: (message: string) => warnings.push(message),
-      warn: (message: string) => warnings.push(message),
-      info: () => {},
-      debug: () => {},
-      verbose: () => {},
-    },
-    DiagLogLevel.WARN,
-  )
+  collectDiagWarnings(warnings)
   // Before express and http are loaded: the instrumentations patch them as they are required.
   uninstrument = instrumentHttpAndUndici(otel.tracerProvider)
   stop = instrumentDeadlines({

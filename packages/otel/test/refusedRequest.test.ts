@@ -2,10 +2,10 @@ import { once } from 'node:events'
 import type { Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { instrumentDeadlines, type StopInstrumentation } from '@hourglass/otel'
-import { DiagLogLevel, diag, SpanKind, SpanStatusCode } from '@opentelemetry/api'
+import { diag, SpanKind, SpanStatusCode } from '@opentelemetry/api'
 import type { ReadableSpan } from '@opentelemetry/sdk-trace-base'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { instrumentHttpAndUndici, setupOtel } from './helpers/otel.js'
+import { collectDiagWarnings, instrumentHttpAndUndici, setupOtel } from './helpers/otel.js'
 
 /**
  * `deadline({ strict: true })` answers a malformed deadline header 400 before
@@ -22,16 +22,7 @@ let base: string
 let handled = 0
 
 beforeAll(async () => {
-  diag.setLogger(
-    {
-      error: (message: string) => warnings.push(message),
-      warn: (message: string) => warnings.push(message),
-      info: () => {},
-      debug: () => {},
-      verbose: () => {},
-    },
-    DiagLogLevel.WARN,
-  )
+  collectDiagWarnings(warnings)
   // Before express and http are loaded: the instrumentations patch them as they are required.
   uninstrument = instrumentHttpAndUndici(otel.tracerProvider)
   stop = instrumentDeadlines({

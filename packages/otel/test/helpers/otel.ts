@@ -1,4 +1,11 @@
-import { context, propagation, type TracerProvider, trace } from '@opentelemetry/api'
+import {
+  context,
+  DiagLogLevel,
+  diag,
+  propagation,
+  type TracerProvider,
+  trace,
+} from '@opentelemetry/api'
 import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks'
 import { W3CTraceContextPropagator } from '@opentelemetry/core'
 import { HttpInstrumentation } from '@opentelemetry/instrumentation-http'
@@ -172,4 +179,18 @@ export function instrumentHttpAndUndici(tracerProvider: TracerProvider): () => v
   return () => {
     for (const i of instrumentations) i.disable()
   }
+}
+
+/** Collects OpenTelemetry's own warnings and errors (its `diag` logger) into `into`; `diag.disable()` undoes it. */
+export function collectDiagWarnings(into: string[]): void {
+  diag.setLogger(
+    {
+      error: (message: string) => into.push(message),
+      warn: (message: string) => into.push(message),
+      info: () => {},
+      debug: () => {},
+      verbose: () => {},
+    },
+    DiagLogLevel.WARN,
+  )
 }
