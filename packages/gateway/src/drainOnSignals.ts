@@ -1,4 +1,5 @@
-const SIGNALS = ['SIGINT', 'SIGTERM'] as const
+/** The signals a supervisor or an operator stops a gateway with; held while it starts, drained on after. */
+export const STOP_SIGNALS = ['SIGINT', 'SIGTERM'] as const
 
 /**
  * `startGateway`'s default: the first SIGINT or SIGTERM drains the gateway
@@ -18,7 +19,7 @@ const SIGNALS = ['SIGINT', 'SIGTERM'] as const
  */
 export function drainOnSignals(close: () => Promise<void>): () => void {
   const release = () => {
-    for (const name of SIGNALS) process.off(name, onSignal)
+    for (const name of STOP_SIGNALS) process.off(name, onSignal)
   }
   const onSignal = (signal: NodeJS.Signals) => {
     release()
@@ -28,6 +29,6 @@ export function drainOnSignals(close: () => Promise<void>): () => void {
         if (process.listenerCount(signal) === 0) process.kill(process.pid, signal)
       })
   }
-  for (const name of SIGNALS) process.on(name, onSignal)
+  for (const name of STOP_SIGNALS) process.on(name, onSignal)
   return release
 }

@@ -1,4 +1,4 @@
-const SIGNALS = ['SIGINT', 'SIGTERM'] as const
+import { STOP_SIGNALS } from './drainOnSignals.js'
 
 export interface HeldSignals {
   /** Aborts when a held signal arrives: a wait that only matters to a process that goes on can stop. */
@@ -27,7 +27,7 @@ export interface HeldSignals {
 export function holdSignals(): HeldSignals {
   const controller = new AbortController()
   let held: NodeJS.Signals | undefined
-  const holding = SIGNALS.filter((name) => process.listenerCount(name) === 0)
+  const holding = STOP_SIGNALS.filter((name) => process.listenerCount(name) === 0)
   const stopHolding = () => {
     for (const name of holding) process.off(name, onSignal)
   }
