@@ -46,15 +46,95 @@ const WRITERS = [
   'destroy',
 ] as const
 
+/** The names a middleware may have wrapped as own properties of a response. */
+const OWN_CHECKED: readonly string[] = [...WRITERS, 'emit']
+
+interface Swallowing {
+  reason: unknown
+  report: (method: string) => void
+}
+
+/** The answered responses and what to say about a late write on each. */
+const swallowing = new WeakMap<object, Swallowing>()
+
+/**
+ * One prototype per response prototype (per Express app): the writers it
+ * has, each a no-op for an answered response, above the app's own. Swapping
+ * a response's prototype costs about 2 µs; adding 34 own properties to it
+ * cost about 200 µs (a response whose prototype Express set has a map of its
+ * own, copied on every property added) — paid on every 504.
+ */
+const swallowingPrototypes = new WeakMap<object, object>()
+
+function swallowingPrototype(proto: object): object {
+  let cached = swallowingPrototypes.get(proto)
+  if (cached === undefined) {
+    const methods: PropertyDescriptorMap = {}
+    const base = proto as Record<string, unknown>
+    for (const method of WRITERS) {
+      const original = base[method]
+      if (typeof original === 'function') {
+        methods[method] = {
+          value: swallowed(method, original as Method),
+          writable: true,
+          configurable: true,
+        }
+      }
+    }
+    const emit = base.emit as (this: unknown, event: string | symbol, ...args: unknown[]) => boolean
+    methods.emit = { value: emitting(emit), writable: true, configurable: true }
+    cached = Object.create(proto, methods) as object
+    swallowingPrototypes.set(proto, cached)
+  }
+  return cached
+}
+
+type Method = (this: unknown, ...args: unknown[]) => unknown
+
+/** `method` for an answered response; `original` for anything else it is called on. */
+function swallowed(method: string, original: Method) {
+  return function swallowedWrite(this: unknown, ...args: unknown[]): unknown {
+    const state = swallowing.get(this as object)
+    if (state === undefined) return original.apply(this, args)
+    state.report(method)
+    const last = args.at(-1)
+    if (typeof last === 'function') process.nextTick(last as (error: unknown) => void, state.reason)
+    return method === 'write' ? true : this
+  }
+}
+
+/**
+ * A stream piped in from now on: `pipe()` announces itself with this event.
+ * Caught on `emit`, not with a 'pipe' listener, so the response keeps the
+ * listeners it started with.
+ */
+function emitting(emit: (this: unknown, event: string | symbol, ...args: unknown[]) => boolean) {
+  return function emitOnAnswered(
+    this: unknown,
+    event: string | symbol,
+    ...args: unknown[]
+  ): boolean {
+    const state = event === 'pipe' ? swallowing.get(this as object) : undefined
+    if (state !== undefined) {
+      state.report('pipe')
+      stopLatePipe(this as ServerResponse, args[0] as Readable | undefined, state.reason)
+    }
+    return emit.call(this, event, ...args)
+  }
+}
+
 /**
  * After the deadline answered, turn every writer on this one response into a
  * no-op that reports the call: the handler still running gets no "Cannot set
  * headers after they are sent", no "write after end" error event, and its
  * chained calls (`res.status(200).json(…)`) keep working on nothing.
  *
- * The wrappers are own properties of this response object and are never
- * removed: late writes by definition come after the response finished, and
- * they die with the response (nothing is registered anywhere else).
+ * The response gets the swallowing prototype above its own; a writer that
+ * is an own property of the response (a middleware's wrapper, as
+ * `compression` and `on-headers` install) is wrapped on the response
+ * itself, since it would hide the prototype's. Nothing is ever put back:
+ * late writes by definition come after the response finished, and the state
+ * dies with the response (nothing is registered anywhere else).
  *
  * A trailing callback (`write(chunk, cb)`, `sendFile(path, cb)`) is called on
  * the next tick with `reason`, as Node does for a write after end, so code
@@ -65,30 +145,14 @@ export function swallowLateWrites(
   reason: unknown,
   report: (method: string) => void,
 ): void {
+  if (swallowing.has(res)) return
+  swallowing.set(res, { reason, report })
+  Object.setPrototypeOf(res, swallowingPrototype(Object.getPrototypeOf(res) as object))
   const target = res as unknown as Record<string, unknown>
-  for (const method of WRITERS) {
-    if (typeof target[method] !== 'function') continue
-    target[method] = function swallowed(...args: unknown[]): unknown {
-      report(method)
-      const last = args.at(-1)
-      if (typeof last === 'function') process.nextTick(last as (error: unknown) => void, reason)
-      return method === 'write' ? true : res
-    }
-  }
-  // A stream piped in from now on: `pipe()` announces itself with this
-  // event. Caught on `emit`, not with a 'pipe' listener, so the response
-  // keeps the listeners it started with.
-  const emit = res.emit
-  target.emit = function emitting(
-    this: ServerResponse,
-    event: string | symbol,
-    ...args: unknown[]
-  ): boolean {
-    if (event === 'pipe') {
-      report('pipe')
-      stopLatePipe(res, args[0] as Readable | undefined, reason)
-    }
-    return emit.call(this, event, ...args)
+  for (const method of OWN_CHECKED) {
+    const own = Object.hasOwn(res, method) ? target[method] : undefined
+    if (typeof own !== 'function') continue
+    target[method] = method === 'emit' ? emitting(own as never) : swallowed(method, own as Method)
   }
 }
 

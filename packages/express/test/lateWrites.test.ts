@@ -124,6 +124,69 @@ describe.each(majors)('writes after the 504 ($name)', (major) => {
     expect(server.connections).toHaveLength(1)
   })
 
+  it('are swallowed through a middleware that wrapped the writers on the response itself (as compression and on-headers do); the next response of the app writes as usual', async () => {
+    const app = major.app()
+    const late: string[] = []
+    const wrapperCalls: string[] = []
+    // Installed before deadline(): own properties of each response, calling the ones below.
+    app.use((_req, res, next) => {
+      for (const method of ['write', 'end', 'writeHead'] as const) {
+        const below = res[method] as (...args: unknown[]) => unknown
+        ;(res as unknown as Record<string, unknown>)[method] = function wrapped(
+          this: ServerResponse,
+          ...args: unknown[]
+        ) {
+          wrapperCalls.push(method)
+          return below.apply(this, args)
+        }
+      }
+      next()
+    })
+    app.use(deadline({ reserveMs: 10, onLateWrite: (event) => late.push(event.method) })) // fixed, as above
+    const handlerDone = new Promise<unknown[]>((resolve) => {
+      app.get(
+        '/slow',
+        major.route(async (req, res) => {
+          await aborted(req.deadline.signal)
+          const thrown: unknown[] = []
+          wrapperCalls.length = 0
+          for (const write of [
+            () => res.writeHead(200),
+            () => res.write('late'),
+            () => res.end(),
+          ]) {
+            try {
+              write()
+            } catch (error) {
+              thrown.push(error)
+            }
+          }
+          resolve(thrown)
+        }),
+      )
+    })
+    app.get('/fast', (_req, res) => {
+      res.status(200).set('x-fresh', '1').json({ fresh: true })
+    })
+    server = await listen(app)
+    const res = await request(`${server.url}/slow`, {
+      headers: { 'x-deadline-remaining-ms': '40' },
+      dispatcher: agent,
+    })
+    await res.body.dump()
+    expect(res.statusCode).toBe(504)
+    expect(await handlerDone).toEqual([])
+    expect(late).toEqual(['writeHead', 'write', 'end'])
+    expect(wrapperCalls).toEqual([]) // the late calls reached neither the wrapper nor the socket
+
+    const next = await request(`${server.url}/fast`, { dispatcher: agent })
+    expect(next.statusCode).toBe(200)
+    expect(next.headers['x-fresh']).toBe('1')
+    expect(await next.body.json()).toEqual({ fresh: true })
+    expect(late).toHaveLength(3)
+    expect(server.connections).toHaveLength(1)
+  })
+
   it('hand a trailing callback the deadline error instead of leaving it hanging', async () => {
     const app = major.app()
     const callbackErrors: unknown[] = []
