@@ -67,8 +67,36 @@ export const TIMING = [
  */
 export const TIMING_FRESH = ['packages/otel/test/twoHops.test.ts']
 
+/**
+ * OpenTelemetry's files that can share one process: each undoes what it
+ * starts (its instrumentation, the global providers it sets), and
+ * `test/support/freshOtelState.ts` puts OpenTelemetry's globals back before
+ * each file. They run in the `otel` project beside `isolated`, each of its
+ * two workers running file after file in one process. The otel files left in
+ * `ISOLATED` need a fresh process by nature: a package's first load, or
+ * node:http patched before express loads.
+ */
+export const OTEL = [
+  'packages/otel/test/DeadlinePropagator.test.ts',
+  'packages/otel/test/HourglassInstrumentation.test.ts',
+  'packages/otel/test/badProviderLeavesNoListener.test.ts',
+  'packages/otel/test/egressAttempts.test.ts',
+  'packages/otel/test/grpcSpans.test.ts',
+  'packages/otel/test/instrumentDeadlines.test.ts',
+  'packages/otel/test/jobSpans.test.ts',
+  'packages/otel/test/names.test.ts',
+  'packages/otel/test/printWaterfall.test.ts',
+  'packages/otel/test/propagatorOptions.test.ts',
+  'packages/otel/test/retryReason.test.ts',
+]
+
 export const ISOLATED = [
-  'packages/otel/test/**/*.test.ts',
+  // Checks subscription when a package first loads: nothing may have loaded it before.
+  'packages/otel/test/laterPackages.test.ts',
+  // instrumentation-http must patch node:http before express loads.
+  'packages/otel/test/cutStreamedResponseIsError.test.ts',
+  'packages/otel/test/endedServerSpan.test.ts',
+  'packages/otel/test/refusedRequest.test.ts',
   'packages/gateway/test/keys.test.ts',
   'packages/gateway/test/operators/requestId.test.ts',
   '**/leak.test.ts',
@@ -98,7 +126,7 @@ export default defineConfig({
           ...shared,
           name: 'parallel',
           include: ALL,
-          exclude: ['**/node_modules/**', '**/dist/**', ...ISOLATED, ...TIMING],
+          exclude: ['**/node_modules/**', '**/dist/**', ...ISOLATED, ...OTEL, ...TIMING],
           // Two cores, two files at a time, each worker reusing its loaded modules.
           maxWorkers: 2,
           isolate: false,
@@ -114,6 +142,25 @@ export default defineConfig({
           include: ISOLATED,
           exclude: ['**/node_modules/**', '**/dist/**', ...TIMING],
           maxWorkers: 2,
+          sequence: { groupOrder: 1 },
+        },
+      },
+      {
+        extends: true,
+        test: {
+          ...shared,
+          name: 'otel',
+          include: OTEL,
+          exclude: ['**/node_modules/**', '**/dist/**', ...TIMING],
+          // Beside `isolated`, in its group: Vitest wants the same maxWorkers
+          // for projects of one groupOrder (1 is refused), and sorts a group by
+          // project name, so the otel files come after the isolated ones and
+          // each of the two workers runs them file after file in one process,
+          // loading the packages once. Each file starts from OpenTelemetry's
+          // globals unset.
+          maxWorkers: 2,
+          isolate: false,
+          setupFiles: ['test/support/freshProcessState.ts', 'test/support/freshOtelState.ts'],
           sequence: { groupOrder: 1 },
         },
       },

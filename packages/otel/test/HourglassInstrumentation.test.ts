@@ -40,6 +40,10 @@ let exporter: InMemorySpanExporter
 let reader: TestMetricReader
 let instrumentation: HourglassInstrumentation
 let sdk: NodeSDK
+// What a test started beside the SDK's instrumentation: stopped after it even
+// when an assertion fails first, or its subscriptions stay in the process and
+// the next file that shares it records everything twice.
+const started: Array<() => void> = []
 
 beforeEach(() => {
   exporter = new InMemorySpanExporter()
@@ -54,6 +58,7 @@ beforeEach(() => {
   sdk.start()
 })
 afterEach(async () => {
+  for (const stop of started.splice(0)) stop()
   instrumentation.disable()
   await sdk.shutdown()
   context.disable()
@@ -104,12 +109,14 @@ describe('HourglassInstrumentation in NodeSDK', () => {
     )
     try {
       const stop = instrumentDeadlines()
+      started.push(stop)
       expect(warnings).toEqual([
         expect.stringMatching(/second HourglassInstrumentation .* come twice/),
       ])
       stop()
       instrumentation.disable()
       const alone = instrumentDeadlines()
+      started.push(alone)
       alone()
       expect(warnings).toHaveLength(1)
     } finally {

@@ -1,15 +1,24 @@
 import { coreChannels } from '@hourglass/core'
-import { instrumentDeadlines } from '@hourglass/otel'
+import { instrumentDeadlines, type StopInstrumentation } from '@hourglass/otel'
 import { afterEach, beforeEach, expect, it } from 'vitest'
 import { setupOtel } from './helpers/otel.js'
 
 let otel: ReturnType<typeof setupOtel>
+// A call that should throw but returns (the bug back) is stopped all the same:
+// the test fails here, not the next file that shares the process.
+const started: StopInstrumentation[] = []
 beforeEach(() => {
   otel = setupOtel()
 })
-afterEach(() => otel.shutdown())
+afterEach(async () => {
+  for (const stop of started.splice(0)) stop()
+  await otel.shutdown()
+})
 
 const listening = () => Object.values(coreChannels).some((channel) => channel.hasSubscribers)
+const instrument = (options: Parameters<typeof instrumentDeadlines>[0]) => {
+  started.push(instrumentDeadlines(options))
+}
 
 /**
  * A provider that is not one is refused by name, and leaves nothing behind.
@@ -20,14 +29,14 @@ const listening = () => Object.values(coreChannels).some((channel) => channel.ha
 it('a meterProvider without getMeter() is a TypeError naming it, and no listener stays', () => {
   expect(listening()).toBe(false)
   expect(() =>
-    instrumentDeadlines({ tracerProvider: otel.tracerProvider, meterProvider: {} as never }),
+    instrument({ tracerProvider: otel.tracerProvider, meterProvider: {} as never }),
   ).toThrow(/meterProvider must have a getMeter\(\) method/)
   expect(listening()).toBe(false)
 })
 
 it('a tracerProvider that is not one (null, a number) is a TypeError naming it', () => {
   for (const tracerProvider of [null, 5, {}]) {
-    expect(() => instrumentDeadlines({ tracerProvider: tracerProvider as never })).toThrow(
+    expect(() => instrument({ tracerProvider: tracerProvider as never })).toThrow(
       /tracerProvider must have a getTracer\(\) method/,
     )
   }

@@ -35,8 +35,8 @@ describe('egress attempts in flight together', () => {
         ? { type: 'respond', status: 200, body: 'slow', delayMs: 150 }
         : { type: 'respond', status: 503, body: 'fast' },
     )
+    const fetch = createFetch({ retry: false })
     try {
-      const fetch = createFetch({ retry: false })
       const slow = otel.tracer.startSpan('slow caller')
       const fast = otel.tracer.startSpan('fast caller')
       const first = context.with(trace.setSpan(context.active(), slow), () =>
@@ -74,6 +74,7 @@ describe('egress attempts in flight together', () => {
       expect(fastAttempt?.status.code).toBe(SpanStatusCode.ERROR)
       expect(fastAttempt?.attributes['hourglass.deadline.elapsed_ms']).toBeLessThan(100)
     } finally {
+      await fetch.close()
       await upstream.close()
     }
   })

@@ -82,9 +82,13 @@ beforeEach(() => {
   stop = instrumentDeadlines({ tracerProvider: otel.tracerProvider })
 })
 afterEach(async () => {
-  for (const close of closers.splice(0)) close()
-  stop()
-  await otel.shutdown()
+  try {
+    for (const close of closers.splice(0)) close()
+  } finally {
+    // Even if a close throws: the subscriptions and providers must not outlive the file.
+    stop()
+    await otel.shutdown()
+  }
 })
 
 async function start(ask: Handler, options: ServerDeadlineOptions = {}): Promise<QuotesClient> {

@@ -20,6 +20,9 @@ import { setupOtel, spanNamed } from './helpers/otel.js'
 let otel: ReturnType<typeof setupOtel>
 let stop: StopInstrumentation
 let clock: ManualClock
+// Instrumentations a test starts besides `stop`'s: stopped after it even when
+// an assertion fails first, so no subscription outlives the file.
+const started: StopInstrumentation[] = []
 
 beforeEach(() => {
   otel = setupOtel()
@@ -30,6 +33,7 @@ beforeEach(() => {
   })
 })
 afterEach(async () => {
+  for (const s of started.splice(0)) s()
   stop()
   await otel.shutdown()
 })
@@ -480,6 +484,7 @@ describe('instrumentDeadlines: cost and safety', () => {
     stop()
     expect(subscribed()).toEqual([])
     const again = instrumentDeadlines({ tracerProvider: otel.tracerProvider })
+    started.push(again)
     expect(subscribed()).toEqual([
       'hourglass:slice:start',
       'hourglass:slice:end',

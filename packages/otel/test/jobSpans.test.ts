@@ -53,9 +53,13 @@ beforeEach(() => {
   stop = instrumentDeadlines({ tracerProvider: otel.tracerProvider })
 })
 afterEach(async () => {
-  for (const close of closers.splice(0).reverse()) await close()
-  stop()
-  await otel.shutdown()
+  try {
+    for (const close of closers.splice(0).reverse()) await close()
+  } finally {
+    // Even if a close fails: the subscriptions and providers must not outlive the file.
+    stop()
+    await otel.shutdown()
+  }
 })
 
 const connection = () => ({ host: '127.0.0.1', port: redis!.port, maxRetriesPerRequest: null })

@@ -1,6 +1,6 @@
 import diagnostics from 'node:diagnostics_channel'
 import { Deadline } from '@hourglass/core'
-import { instrumentDeadlines } from '@hourglass/otel'
+import { instrumentDeadlines, type StopInstrumentation } from '@hourglass/otel'
 import { context, trace } from '@opentelemetry/api'
 import { afterEach, describe, expect, it } from 'vitest'
 import { setupOtel, spanNamed } from './helpers/otel.js'
@@ -11,7 +11,11 @@ import { setupOtel, spanNamed } from './helpers/otel.js'
 // their order does not matter.
 
 let otel: ReturnType<typeof setupOtel>
+// Each test's instrumentation, stopped after it even when an assertion fails
+// before the test's own stop(): left subscribed, every later span comes twice.
+const started: StopInstrumentation[] = []
 afterEach(async () => {
+  for (const stop of started.splice(0)) stop()
   await otel?.shutdown()
 })
 
@@ -22,6 +26,7 @@ describe('instrumentDeadlines: packages loaded after it was called', () => {
       tracerProvider: otel.tracerProvider,
       meterProvider: otel.meterProvider,
     })
+    started.push(stop)
     // By name: @hourglass/express is not loaded yet, so there is no channel object to ask.
     expect(diagnostics.hasSubscribers('hourglass:ingress:start')).toBe(false)
 
@@ -61,6 +66,7 @@ describe('instrumentDeadlines: packages loaded after it was called', () => {
   it('subscribes to @hourglass/grpc and @hourglass/bullmq when they load', async () => {
     otel = setupOtel()
     const stop = instrumentDeadlines({ tracerProvider: otel.tracerProvider })
+    started.push(stop)
     const { grpcChannels } = await import('@hourglass/grpc')
     const { bullmqChannels } = await import('@hourglass/bullmq')
     const channels = [...Object.values(grpcChannels), ...Object.values(bullmqChannels)]
