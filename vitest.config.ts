@@ -33,18 +33,12 @@ export const TIMING = [
   'packages/express/test/streaming.test.ts',
   'packages/express/test/bodyParser.test.ts',
   'packages/fetch/test/phases.test.ts',
-  'packages/fetch/test/retry.test.ts',
   'packages/fetch/test/interceptor.test.ts',
   'packages/fetch/test/probe.test.ts',
-  'packages/llm/test/admission/ProviderLimits.test.ts',
   'packages/gateway/test/streaming.test.ts',
   // Must fill loopback's buffers (20 MB) within a 2.5 s budget: alone, not beside a fuzz file.
   'packages/gateway/test/operators/stalledReader.test.ts',
   'packages/llm/test/admission/RedisCooldownStore.test.ts',
-  'packages/llm/test/admission/rateLimitWindow.test.ts',
-  'packages/llm/test/call/admission.test.ts',
-  'packages/llm/test/call/classification.test.ts',
-  'packages/llm/test/call/retryStorm.test.ts',
   'packages/otel/test/twoHops.test.ts',
 ]
 

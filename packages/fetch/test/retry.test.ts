@@ -36,6 +36,50 @@ function client(options: Parameters<typeof createFetch>[0] = {}): HourglassFetch
 const hangThenAnswer = (_req: unknown, index: number) =>
   index === 0 ? ({ type: 'hang' } as const) : ({ type: 'respond', body: 'second' } as const)
 
+/**
+ * A clock that moves only when told to and says when a timer is armed on it.
+ * The phase timers run on it: a test moves it past a phase's limit once the
+ * attempt has armed that phase's timer, instead of waiting the limit out in
+ * real time (and however late a busy machine fires it). What is tested is
+ * what the client does after the timeout, not when it fires (phases.test.ts).
+ */
+class PhaseClock extends ManualClock {
+  readonly #waiting: { ms: number; resolve: () => void }[] = []
+
+  override setTimeout(callback: () => void, ms: number): unknown {
+    const handle = super.setTimeout(callback, ms)
+    for (const waiter of [...this.#waiting]) {
+      if (waiter.ms !== ms) continue
+      this.#waiting.splice(this.#waiting.indexOf(waiter), 1)
+      waiter.resolve()
+    }
+    return handle
+  }
+
+  /** Resolves when a timer of `ms` is next armed. */
+  armed(ms: number): Promise<void> {
+    return new Promise((resolve) => this.#waiting.push({ ms, resolve }))
+  }
+}
+
+/**
+ * A client whose headers phase is limited to `ms` on a `PhaseClock`, and its
+ * clock. `timeOut(server)`, called before the request, moves the clock past
+ * `ms` once the first attempt has reached `server` and armed its headers
+ * timer: that attempt (the one `hangThenAnswer` never answers) times out.
+ */
+function headersLimited(ms: number, options: Parameters<typeof createFetch>[0] = {}) {
+  const clock = new PhaseClock()
+  return {
+    clock,
+    fetch: client({ ...options, headersTimeoutMs: ms, clock }),
+    timeOut: async (server: FaultServer) => {
+      await Promise.all([clock.armed(ms), server.request(0)])
+      clock.advance(ms)
+    },
+  }
+}
+
 afterEach(async () => {
   events.stop()
   await Promise.all(closers.map((c) => c.close()))
@@ -93,7 +137,9 @@ describe('headers timeout with 0 bytes', () => {
   it('is retried once for an idempotent method, and the retry can succeed', async () => {
     events = recordEgress()
     const server = await serve(hangThenAnswer)
-    const res = await client({ headersTimeoutMs: 150 })(server.url, { method: 'PUT', body: 'v' })
+    const { fetch, timeOut } = headersLimited(150)
+    void timeOut(server)
+    const res = await fetch(server.url, { method: 'PUT', body: 'v' })
     expect(await res.text()).toBe('second')
     expect(server.records).toHaveLength(2)
     expect(events.retries).toMatchObject([{ reason: 'HEADERS_TIMEOUT', attempt: 2 }])
@@ -104,9 +150,9 @@ describe('headers timeout with 0 bytes', () => {
   it('is not retried for a POST without an Idempotency-Key', async () => {
     events = recordEgress()
     const server = await serve(hangThenAnswer)
-    const error = await rejection(
-      client({ headersTimeoutMs: 150 })(server.url, { method: 'POST', body: 'v' }),
-    )
+    const { fetch, timeOut } = headersLimited(150)
+    void timeOut(server)
+    const error = await rejection(fetch(server.url, { method: 'POST', body: 'v' }))
     expect(isHeadersTimeout(error)).toBe(true)
     expect(server.records).toHaveLength(1)
     expect(events.skipped).toMatchObject([{ reason: 'HEADERS_TIMEOUT', why: 'not-idempotent' }])
@@ -115,7 +161,9 @@ describe('headers timeout with 0 bytes', () => {
   it('is retried for a POST carrying an Idempotency-Key', async () => {
     const server = await serve(hangThenAnswer)
     events = recordEgress()
-    const res = await client({ headersTimeoutMs: 150 })(server.url, {
+    const { fetch, timeOut } = headersLimited(150)
+    void timeOut(server)
+    const res = await fetch(server.url, {
       method: 'POST',
       body: 'v',
       headers: { 'Idempotency-Key': 'op-42' },
@@ -127,19 +175,18 @@ describe('headers timeout with 0 bytes', () => {
   it('emptyRead: true widens the rule to any method', async () => {
     events = recordEgress()
     const server = await serve(hangThenAnswer)
-    const res = await client({ headersTimeoutMs: 150, retry: { emptyRead: true } })(server.url, {
-      method: 'POST',
-      body: 'v',
-    })
+    const { fetch, timeOut } = headersLimited(150, { retry: { emptyRead: true } })
+    void timeOut(server)
+    const res = await fetch(server.url, { method: 'POST', body: 'v' })
     expect(await res.text()).toBe('second')
   })
 
   it('emptyRead: false (per call) forbids it even for GET', async () => {
     events = recordEgress()
     const server = await serve(hangThenAnswer)
-    const error = await rejection(
-      client({ headersTimeoutMs: 150 })(server.url, { retry: { emptyRead: false } }),
-    )
+    const { fetch, timeOut } = headersLimited(150)
+    void timeOut(server)
+    const error = await rejection(fetch(server.url, { retry: { emptyRead: false } }))
     expect(isHeadersTimeout(error)).toBe(true)
     expect(server.records).toHaveLength(1)
     expect(events.skipped).toMatchObject([{ why: 'retry-disabled' }])
@@ -154,9 +201,9 @@ describe('headers timeout with 0 bytes', () => {
         c.close()
       },
     })
-    const error = await rejection(
-      client({ headersTimeoutMs: 150 })(server.url, { method: 'PUT', body, duplex: 'half' }),
-    )
+    const { fetch, timeOut } = headersLimited(150)
+    void timeOut(server)
+    const error = await rejection(fetch(server.url, { method: 'PUT', body, duplex: 'half' }))
     expect(isHeadersTimeout(error)).toBe(true)
     expect(events.skipped).toMatchObject([{ why: 'body-not-replayable' }])
   })
@@ -164,24 +211,23 @@ describe('headers timeout with 0 bytes', () => {
   it('each attempt recomputes x-deadline-remaining-ms just before it is sent', async () => {
     events = recordEgress()
     const server = await serve(hangThenAnswer)
-    await (
-      await client({ headersTimeoutMs: 200 })(server.url, { deadline: Deadline.after(3000) })
-    ).text()
+    const { clock, fetch, timeOut } = headersLimited(200)
+    void timeOut(server)
+    await (await fetch(server.url, { deadline: Deadline.after(3000, { clock }) })).text()
     const first = Number(server.records[0]?.headers['x-deadline-remaining-ms'])
     const second = Number(server.records[1]?.headers['x-deadline-remaining-ms'])
     expect(first).toBeLessThanOrEqual(3000)
-    expect(first - second).toBeGreaterThanOrEqual(190)
+    // The first attempt's 200 ms headers phase is all that passed between the two.
+    expect(first - second).toBe(200)
     expect(events.attempts.map((a) => a.headerMs)).toEqual([first, second])
   })
 
   it('is never retried past the deadline: with under minBudgetMs left it stops', async () => {
     events = recordEgress()
     const server = await serve(hangThenAnswer)
-    const error = await rejection(
-      client({ headersTimeoutMs: 150, minBudgetMs: 100 })(server.url, {
-        deadline: Deadline.after(200),
-      }),
-    )
+    const { clock, fetch, timeOut } = headersLimited(150, { minBudgetMs: 100 })
+    void timeOut(server)
+    const error = await rejection(fetch(server.url, { deadline: Deadline.after(200, { clock }) }))
     expect(isHeadersTimeout(error)).toBe(true)
     expect(server.records).toHaveLength(1)
     expect(events.skipped).toMatchObject([{ why: 'no-budget' }])
@@ -192,7 +238,10 @@ describe('after the first byte', () => {
   it('a body timeout is never retried, even for GET', async () => {
     events = recordEgress()
     const server = await serve({ type: 'bytes-then-stall', bytes: 10 })
-    const res = await client({ bodyTimeoutMs: 150 })(server.url)
+    const clock = new PhaseClock()
+    const res = await client({ bodyTimeoutMs: 150, clock })(server.url)
+    // The body phase (and its 150 ms timer) began with the headers.
+    clock.advance(150)
     const error = await rejection(res.text())
     expect(isBodyTimeout(error)).toBe(true)
     expect(server.records).toHaveLength(1)
@@ -203,7 +252,9 @@ describe('after the first byte', () => {
   it('headers then silence is after the first byte too: not retried', async () => {
     events = recordEgress()
     const server = await serve({ type: 'headers-then-stall' })
-    const res = await client({ bodyTimeoutMs: 150 })(server.url)
+    const clock = new PhaseClock()
+    const res = await client({ bodyTimeoutMs: 150, clock })(server.url)
+    clock.advance(150) // the body phase began with the headers
     expect(isBodyTimeout(await rejection(res.text()))).toBe(true)
     expect(server.records).toHaveLength(1)
     expect(events.skipped).toMatchObject([{ why: 'after-first-byte' }])
@@ -246,8 +297,9 @@ describe('statuses', () => {
   it('a Retry-After longer than the budget left is not waited for', async () => {
     events = recordEgress()
     const server = await serve({ type: 'retry-after', status: 429, retryAfter: 5 })
+    // On a clock nobody moves: 1000 ms are left when the 429 comes, however long it took.
     const res = await client({ retry: { statuses: [429] } })(server.url, {
-      deadline: Deadline.after(1000),
+      deadline: Deadline.after(1000, { clock: new ManualClock() }),
     })
     expect(res.status).toBe(429)
     expect(server.records).toHaveLength(1)

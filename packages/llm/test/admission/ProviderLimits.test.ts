@@ -1,8 +1,9 @@
 import { Deadline, ManualClock } from '@hourglass/core'
-import { describe, expect, it } from 'vitest'
+import { describe, expect, it, vi } from 'vitest'
 import { Admission } from '../../src/admission/Admission.js'
 import { ProviderLimits } from '../../src/admission/ProviderLimits.js'
 import { isRateLimited, type RateLimitedError } from '../../src/errors/RateLimitedError.js'
+import { driveOne, WaitClock } from '../support/waitClock.js'
 
 /** One admission layer: cooldowns, then these limits. */
 const admitting = (limits: ProviderLimits, clock?: ManualClock) =>
@@ -60,14 +61,17 @@ describe('ProviderLimits (memory) in admission', () => {
 
   it('admission refuses at once, with the retry time, when the reset comes after the deadline', async () => {
     const limits = new ProviderLimits({ limits: { acme: { rpm: 1 } } })
-    const admission = admitting(limits)
+    // Admission's time on a manual clock that moves only while it waits: what passes is its waits.
+    const clock = new WaitClock()
+    const admission = admitting(limits, clock)
     ;(await admission.acquire({ provider: 'acme', tokens: 1 })).release()
-    using deadline = Deadline.after(2000)
-    const t0 = performance.now()
-    const error = (await admission
-      .acquire({ provider: 'acme', model: 'm1', tokens: 1, deadline })
-      .catch((e: unknown) => e)) as RateLimitedError
-    expect(performance.now() - t0).toBeLessThan(100)
+    using deadline = Deadline.after(2000, { clock })
+    const t0 = clock.now()
+    const error = (await driveOne(
+      clock,
+      admission.acquire({ provider: 'acme', model: 'm1', tokens: 1, deadline }),
+    ).catch((e: unknown) => e)) as RateLimitedError
+    expect(clock.now() - t0).toBeLessThan(100)
     expect(isRateLimited(error)).toBe(true)
     expect(error.provider).toBe('acme')
     expect(error.model).toBe('m1')
@@ -107,18 +111,26 @@ describe('ProviderLimits (memory) in admission', () => {
   })
 
   it('admission waits for the reset when it fits the deadline, says so, and admits then', async () => {
+    // The window is counted on the wall clock (`Date.now`, rate-limiter-flexible's); here it
+    // reads a manual clock, admission's too, moved only while admission waits on it.
+    const clock = new WaitClock()
+    const epoch = Date.now()
+    vi.spyOn(Date, 'now').mockImplementation(() => epoch + clock.now())
     const waits: Array<[string, string, number]> = []
     const limits = new ProviderLimits({
       limits: { acme: { rpm: 1 } },
       windowMs: 1000,
       onWait: (provider, limit, waitMs) => waits.push([provider, limit, waitMs]),
     })
-    const admission = admitting(limits)
+    const admission = admitting(limits, clock)
     ;(await admission.acquire({ provider: 'acme', tokens: 1 })).release()
-    using deadline = Deadline.after(3000)
-    const t0 = performance.now()
-    const permit = await admission.acquire({ provider: 'acme', tokens: 1, deadline, neededMs: 0 })
-    const waited = performance.now() - t0
+    using deadline = Deadline.after(3000, { clock })
+    const t0 = clock.now()
+    const permit = await driveOne(
+      clock,
+      admission.acquire({ provider: 'acme', tokens: 1, deadline, neededMs: 0 }),
+    )
+    const waited = clock.now() - t0
     permit.release()
     expect(waited).toBeGreaterThan(500)
     expect(waited).toBeLessThan(2500)

@@ -1,10 +1,11 @@
-import { Deadline } from '@hourglass/core'
+import { type Clock, Deadline, systemClock } from '@hourglass/core'
 import { type RedisServer, redisAvailable, startRedis } from '@hourglass/testkit'
 import { Redis } from 'ioredis'
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
 import { Admission } from '../../src/admission/Admission.js'
 import { RedisCooldownStore } from '../../src/admission/RedisCooldownStore.js'
 import { isRateLimited } from '../../src/errors/RateLimitedError.js'
+import { driveOne, WaitClock } from '../support/waitClock.js'
 import { callModel } from './support/callModel.js'
 import { type LimitedProvider, startLimitedProvider } from './support/limitedProvider.js'
 
@@ -51,37 +52,57 @@ describe.skipIf(!available)('RedisCooldownStore (real redis-server)', () => {
     const provider = await startLimitedProvider({ windowMs: 600, retryAfterS: 1 })
     servers.push(provider)
     const prefix = `t1:${Math.random()}:`
+    // Instance one on a manual clock, moved only while it waits: its 300 ms are not spent by
+    // a busy machine before it has decided.
+    const oneClock = new WaitClock()
     const one = new Admission({
       store: new RedisCooldownStore(await client(), { keyPrefix: prefix }),
       defaultNeededMs: 100,
+      clock: oneClock,
     })
+    // Instance two on the real clock — the cooldown it learns runs out on Redis's own clock
+    // (PX), which nothing here can move — recording the waits it arms.
+    const waits: number[] = []
+    const watched: Clock = {
+      realTime: true,
+      now: () => systemClock.now(),
+      setTimeout(callback, ms, options) {
+        if (options?.keepAlive === true) waits.push(ms)
+        return systemClock.setTimeout(callback, ms, options)
+      },
+      clearTimeout: (handle) => systemClock.clearTimeout(handle),
+    }
     const two = new Admission({
       store: new RedisCooldownStore(await client(), { keyPrefix: prefix }),
       defaultNeededMs: 100,
       staggerMs: 0,
+      clock: watched,
     })
 
     // Instance one hits the limit and learns `retry-after: 1`; its short call gives up at once.
-    const first = await callModel(one, {
-      provider: 'acme',
-      url: provider.url,
-      keys: [KEY],
-      deadline: Deadline.after(300),
-    }).catch((e: unknown) => e)
+    const first = await driveOne(
+      oneClock,
+      callModel(one, {
+        provider: 'acme',
+        url: provider.url,
+        keys: [KEY],
+        deadline: Deadline.after(300, { clock: oneClock }),
+      }),
+    ).catch((e: unknown) => e)
     expect(isRateLimited(first)).toBe(true)
+    expect(oneClock.now()).toBe(0) // no wait taken
     expect(provider.requests).toHaveLength(1)
 
     // Instance two has never sent anything, yet refuses a call that cannot outlast the cooldown…
-    const t0 = performance.now()
     const refused = await callModel(two, {
       provider: 'acme',
       url: provider.url,
       keys: [KEY],
-      deadline: Deadline.after(400),
+      deadline: Deadline.after(400, { clock: watched }),
     }).catch((e: unknown) => e)
     expect(isRateLimited(refused)).toBe(true)
     expect((refused as { retryAfterMs: number }).retryAfterMs).toBeGreaterThan(400)
-    expect(performance.now() - t0).toBeLessThan(100)
+    expect(waits).toEqual([]) // refused at once: no wait armed
     expect(provider.requests).toHaveLength(1)
 
     // …and waits out the shared cooldown for a call that can, then answers with one request.
@@ -89,9 +110,12 @@ describe.skipIf(!available)('RedisCooldownStore (real redis-server)', () => {
       provider: 'acme',
       url: provider.url,
       keys: [KEY],
-      deadline: Deadline.after(3000),
+      deadline: Deadline.after(3000, { clock: watched }),
     })
     expect(answered.attempts).toBe(1)
+    // What it waited for is the cooldown it learned from Redis (`retry-after: 1`, less what has passed).
+    expect(Math.max(...waits)).toBeGreaterThan(400)
+    expect(Math.max(...waits)).toBeLessThanOrEqual(1000)
     expect(provider.requests.map((r) => r.status)).toEqual([429, 200])
     expect(provider.requests[1]?.at ?? 0).toBeGreaterThanOrEqual(
       (provider.requests[0]?.at ?? 0) + 900,
@@ -100,11 +124,15 @@ describe.skipIf(!available)('RedisCooldownStore (real redis-server)', () => {
 
   it('shares each cooldown at its scope: a 429 holds back that model on that key in the other instance, an overload every key and model', async () => {
     const prefix = `t5:${Math.random()}:`
+    // A manual clock, moved only while an instance waits: the 200 ms deadlines are not spent by
+    // a busy machine before the decision (Redis's round trips take no time on it).
+    const clock = new WaitClock()
     const make = async () =>
       new Admission({
         store: new RedisCooldownStore(await client(), { keyPrefix: prefix }),
         defaultNeededMs: 0,
         staggerMs: 0,
+        clock,
       })
     const [one, two] = [await make(), await make()]
     const target = (model: string, keys: string[]) => ({
@@ -112,12 +140,15 @@ describe.skipIf(!available)('RedisCooldownStore (real redis-server)', () => {
       endpoint: 'https://acme.example/v1',
       keys,
       model,
-      deadline: Deadline.after(200),
+      deadline: Deadline.after(200, { clock }),
     })
     const where = { endpoint: 'https://acme.example/v1' }
     const limited = { kind: 'rate_limited', status: 429, retryAfterMs: 20_000 } as const
     const refusedBy = (admission: Admission, model: string, keys: string[], endpoint?: string) =>
-      admission.acquire({ ...target(model, keys), ...(endpoint ? { endpoint } : {}) }).then(
+      driveOne(
+        clock,
+        admission.acquire({ ...target(model, keys), ...(endpoint ? { endpoint } : {}) }),
+      ).then(
         (ticket) => {
           ticket.release()
           return undefined
@@ -181,26 +212,29 @@ describe.skipIf(!available)('RedisCooldownStore (real redis-server)', () => {
   it('keeps deciding on what the process knows while Redis is down, says so once, and says when it is back', async () => {
     const c = await client()
     const warnings: string[] = []
+    // A manual clock, moved only while admission waits: the 100 ms deadlines are not spent by
+    // a busy machine (or a client noticing Redis is gone) before the decision.
+    const clock = new WaitClock()
     const admission = new Admission({
       store: new RedisCooldownStore(c, { keyPrefix: `t4:${Math.random()}:` }),
       logger: { warn: (m) => warnings.push(m) },
       defaultNeededMs: 0,
+      clock,
     })
+    const acquire = (keys: string[]) =>
+      driveOne(
+        clock,
+        admission.acquire({ provider: 'acme', keys, deadline: Deadline.after(100, { clock }) }),
+      )
     await redis.kill()
     await admission.report('acme', KEY, {
       ok: false,
       error: { kind: 'rate_limited', status: 429, retryAfterMs: 5000 },
     })
     for (let i = 0; i < 3; i++) {
-      await expect(
-        admission.acquire({ provider: 'acme', keys: [KEY], deadline: Deadline.after(100) }),
-      ).rejects.toMatchObject({ code: 'RATE_LIMITED' })
+      await expect(acquire([KEY])).rejects.toMatchObject({ code: 'RATE_LIMITED' })
     }
-    const free = await admission.acquire({
-      provider: 'acme',
-      keys: ['sk-other'],
-      deadline: Deadline.after(100),
-    })
+    const free = await acquire(['sk-other'])
     expect(free.key).toBe('sk-other')
     expect(warnings).toHaveLength(1)
     expect(warnings[0]).toMatch(/cooldown store unavailable/)
@@ -208,7 +242,7 @@ describe.skipIf(!available)('RedisCooldownStore (real redis-server)', () => {
     const ready = new Promise((resolve) => c.once('ready', resolve))
     await redis.restart()
     await ready
-    await admission.acquire({ provider: 'acme', keys: ['sk-other'], deadline: Deadline.after(100) })
+    await acquire(['sk-other'])
     expect(warnings).toHaveLength(2)
     expect(warnings[1]).toMatch(/available again/)
     expect(warnings.join('\n')).not.toContain(KEY)

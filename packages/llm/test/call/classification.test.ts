@@ -10,10 +10,23 @@ import { targetOf } from '../../src/call/outlook.js'
 import { isModelUnavailable } from '../../src/errors/ModelUnavailableError.js'
 import { isProviderError } from '../../src/errors/ProviderError.js'
 import { isRequestRejected } from '../../src/errors/RequestRejectedError.js'
+import { driveOne, WaitClock } from '../support/waitClock.js'
 import { FAST_RETRIES, useFakes, user } from './support/fakes.js'
 
 const fakes = useFakes()
 const request = { messages: [user('Say hello.')], maxTokens: 64 }
+
+/**
+ * A manual clock, and a deadline on it that never expires (no time limit, as
+ * with none): the call's waits — its backoffs, the cooldowns of the
+ * admission on that clock — are on the clock, which `driveOne` moves only
+ * while the call waits. No real time passes, and times read on the clock are
+ * the waits the call took, not how late a busy machine ran them.
+ */
+function manualTime() {
+  const clock = new WaitClock()
+  return { clock, deadline: Deadline.never({ clock }) }
+}
 
 async function pair() {
   const primaryFake = await fakes.start({ dialect: 'openai' })
@@ -90,13 +103,18 @@ describe('classification: what is retried, what is not', () => {
       reply.error(500, { error: { message: 'The engine is currently overloaded' } }),
     )
     const records: Array<{ errorKind?: string | undefined }> = []
-    const response = await callModel({
-      models: [primary],
-      request,
-      limits: { admission: false },
-      retry: { delay: FAST_RETRIES, budgets: false },
-      onAttempt: (r) => records.push(r),
-    })
+    const { clock, deadline } = manualTime()
+    const response = await driveOne(
+      clock,
+      callModel({
+        models: [primary],
+        request,
+        deadline,
+        limits: { admission: false },
+        retry: { delay: FAST_RETRIES, budgets: false },
+        onAttempt: (r) => records.push(r),
+      }),
+    )
     expect(response.text).toBe('Hello from the fake provider.')
     expect(records[0]).toMatchObject({ errorKind: 'overloaded', decision: 'retry' })
   })
@@ -135,11 +153,16 @@ describe('classification: what is retried, what is not', () => {
     const { primaryFake, backupFake, primary, backup } = await pair()
     primaryFake.setReply(openAIErrors.serverError())
     backupFake.setReply(reply.text('From the backup.'))
-    const response = await callModel({
-      models: [primary, backup],
-      request,
-      retry: { maxAttempts: 3, delay: FAST_RETRIES },
-    })
+    const { clock, deadline } = manualTime()
+    const response = await driveOne(
+      clock,
+      callModel({
+        models: [primary, backup],
+        request,
+        deadline,
+        retry: { maxAttempts: 3, delay: FAST_RETRIES },
+      }),
+    )
     expect(response.text).toBe('From the backup.')
     expect(response.provider).toBe('backup')
     expect(primaryFake.requests).toHaveLength(3)
@@ -149,10 +172,13 @@ describe('classification: what is retried, what is not', () => {
   it('`Retry-After: 2` with 500 ms left fails at once, well before the deadline, saying why', async () => {
     const { primaryFake, primary } = await pair()
     primaryFake.setReply(openAIErrors.rateLimited({ retryAfterS: 2 }))
-    using deadline = Deadline.after(500)
-    const started = performance.now()
-    const error = await callModel({ models: [primary], request, deadline }).catch((e: unknown) => e)
-    const elapsedMs = performance.now() - started
+    const clock = new WaitClock()
+    using deadline = Deadline.after(500, { clock })
+    const started = clock.now()
+    const error = await driveOne(clock, callModel({ models: [primary], request, deadline })).catch(
+      (e: unknown) => e,
+    )
+    const elapsedMs = clock.now() - started
     expect(isModelUnavailable(error)).toBe(true)
     expect((error as { reason: string }).reason).toMatch(
       /server-requested wait of \d+ ms does not fit in the \d+ ms left; not slept/,
@@ -171,17 +197,22 @@ describe('classification: what is retried, what is not', () => {
     const backup = fakes.adapter(
       openAICompatible({ baseURL: backupFake.baseURL, apiKey: 'sk', model: 'gpt-4o-mini' }),
     )
-    const started = performance.now()
-    const error = await callModel({
-      models: [primary, backup],
-      request,
-      retry: { priority: 'background', delay: FAST_RETRIES },
-    }).catch((e: unknown) => e)
+    const { clock, deadline } = manualTime()
+    const started = clock.now()
+    const error = await driveOne(
+      clock,
+      callModel({
+        models: [primary, backup],
+        request,
+        deadline,
+        retry: { priority: 'background', delay: FAST_RETRIES },
+      }),
+    ).catch((e: unknown) => e)
     expect(isModelUnavailable(error)).toBe(true)
     expect((error as { reason: string }).reason).toMatch(
       /background work fails at once on overload/,
     )
-    expect(performance.now() - started).toBeLessThan(1000)
+    expect(clock.now() - started).toBeLessThan(1000)
     expect(fake.requests).toHaveLength(1)
     expect(backupFake.requests).toHaveLength(0)
   })
@@ -212,11 +243,16 @@ describe('classification: what is retried, what is not', () => {
     const primary = fakes.adapter(
       anthropic({ baseURL: fake.baseURL, apiKey: 'sk-ant', model: 'claude-opus-4-6' }),
     )
-    const error = await callModel({
-      models: [primary],
-      request,
-      retry: { maxAttempts: 10, max529Retries: 2, delay: FAST_RETRIES },
-    }).catch((e: unknown) => e)
+    const { clock, deadline } = manualTime()
+    const error = await driveOne(
+      clock,
+      callModel({
+        models: [primary],
+        request,
+        deadline,
+        retry: { maxAttempts: 10, max529Retries: 2, delay: FAST_RETRIES },
+      }),
+    ).catch((e: unknown) => e)
     expect(isModelUnavailable(error)).toBe(true)
     expect((error as { reason: string }).reason).toMatch(/more than max529Retries \(2\)/)
     expect(fake.requests).toHaveLength(3) // the first try and two overload retries
@@ -238,12 +274,17 @@ describe('classification: what is retried, what is not', () => {
       errorKind?: string | undefined
       status?: number | undefined
     }> = []
-    const response = await callModel({
-      models: [qwen],
-      request,
-      onAttempt: (r) => records.push(r),
-      retry: { delay: FAST_RETRIES },
-    })
+    const { clock, deadline } = manualTime()
+    const response = await driveOne(
+      clock,
+      callModel({
+        models: [qwen],
+        request,
+        deadline,
+        onAttempt: (r) => records.push(r),
+        retry: { delay: FAST_RETRIES },
+      }),
+    )
     expect(response.text).toBe('真正的回答')
     expect(fake.requests).toHaveLength(2)
     expect(records[0]).toMatchObject({ decision: 'retry', errorKind: 'rate_limited', status: 200 })
@@ -306,11 +347,16 @@ describe('classification: what is retried, what is not', () => {
   it('every attempt carries the same Idempotency-Key, across retries and fallbacks', async () => {
     const { primaryFake, backupFake, primary, backup } = await pair()
     primaryFake.setReply(openAIErrors.serverError())
-    await callModel({
-      models: [primary, backup],
-      request,
-      retry: { maxAttempts: 2, delay: FAST_RETRIES },
-    })
+    const { clock, deadline } = manualTime()
+    await driveOne(
+      clock,
+      callModel({
+        models: [primary, backup],
+        request,
+        deadline,
+        retry: { maxAttempts: 2, delay: FAST_RETRIES },
+      }),
+    )
     const keys = [...primaryFake.requests, ...backupFake.requests].map(
       (r) => r.headers['idempotency-key'],
     )
@@ -322,14 +368,18 @@ describe('classification: what is retried, what is not', () => {
   })
 })
 
+// The slow fake's 2 s and the client's 150 ms headers timeout are on one manual clock, moved
+// only while the call waits (`driveOne`): the timeout fires first however busy the machine is.
 describe('read timeouts on a model call', () => {
   it('are never resent to the same model (the provider was already generating, and billing): the call falls back', async () => {
+    const { clock, deadline } = manualTime()
     const slowFake = await fakes.start({
       dialect: 'openai',
       reply: reply.text('late answer', { firstTokenDelayMs: 2000 }),
+      clock,
     })
     const backupFake = await fakes.start({ dialect: 'openai', reply: reply.text('backup answer') })
-    const readLimited = createFetch({ headersTimeoutMs: 150 })
+    const readLimited = createFetch({ headersTimeoutMs: 150, clock })
     const slow = fakes.adapter(
       openAICompatible({
         baseURL: slowFake.baseURL,
@@ -348,12 +398,16 @@ describe('read timeouts on a model call', () => {
       }),
     )
     const records: Array<{ decision: string; errorKind?: string | undefined; model: string }> = []
-    const answer = await callModel({
-      models: [slow, backup],
-      request,
-      onAttempt: (r) => records.push(r),
-      retry: { maxAttempts: 3, delay: FAST_RETRIES },
-    })
+    const answer = await driveOne(
+      clock,
+      callModel({
+        models: [slow, backup],
+        request,
+        deadline,
+        onAttempt: (r) => records.push(r),
+        retry: { maxAttempts: 3, delay: FAST_RETRIES },
+      }),
+    )
     expect(answer.text).toBe('backup answer')
     // One request to the slow model, however many attempts were allowed.
     expect(slowFake.requests).toHaveLength(1)
@@ -366,11 +420,13 @@ describe('read timeouts on a model call', () => {
   })
 
   it('without a fallback, fail after one request rather than paying for the same generation again', async () => {
+    const { clock, deadline } = manualTime()
     const slowFake = await fakes.start({
       dialect: 'openai',
       reply: reply.text('late', { firstTokenDelayMs: 2000 }),
+      clock,
     })
-    const readLimited = createFetch({ headersTimeoutMs: 150 })
+    const readLimited = createFetch({ headersTimeoutMs: 150, clock })
     const slow = fakes.adapter(
       openAICompatible({
         baseURL: slowFake.baseURL,
@@ -379,11 +435,15 @@ describe('read timeouts on a model call', () => {
         fetch: readLimited,
       }),
     )
-    const error = await callModel({
-      models: [slow],
-      request,
-      retry: { maxAttempts: 3, delay: FAST_RETRIES },
-    }).catch((e: unknown) => e)
+    const error = await driveOne(
+      clock,
+      callModel({
+        models: [slow],
+        request,
+        deadline,
+        retry: { maxAttempts: 3, delay: FAST_RETRIES },
+      }),
+    ).catch((e: unknown) => e)
     expect(isModelUnavailable(error)).toBe(true)
     expect(slowFake.requests).toHaveLength(1)
     await readLimited.close()

@@ -1,21 +1,31 @@
+import { Deadline } from '@hourglass/core'
 import type { RecordedRequest } from '@hourglass/testkit'
 import { reply } from '@hourglass/testkit'
 import { describe, expect, it } from 'vitest'
 import { openAICompatible } from '../../src/adapters/openAICompatible.js'
+import type { CallModelOptions } from '../../src/call/CallModelOptions.js'
 import { callModel } from '../../src/call/callModel.js'
 import { isModelUnavailable } from '../../src/errors/ModelUnavailableError.js'
 import { RetryBudgetRegistry } from '../../src/retry/RetryBudgetRegistry.js'
+import { drive, WaitClock } from '../support/waitClock.js'
 import { useFakes, user } from './support/fakes.js'
 
 const fakes = useFakes()
 const CALLS = 100
 
-/** A 429 with no wait hint (so the client's own backoff and jitter decide) for the first attempt of every call. */
+/**
+ * A 429 with no wait hint (so the client's own backoff and jitter decide) for
+ * the first attempt of every call; later attempts are answered after 1 ms.
+ * Every wait — the backoffs, the cooldown, the stagger, that 1 ms — runs on
+ * `clock`, which moves only when every call is waiting on it (`drive`): the
+ * times the fake records are the waits the calls asked for, not how late a
+ * busy machine ran them.
+ */
 function firstAttemptLimited() {
   const seen = new Set<string>()
   return (request: RecordedRequest) => {
     const key = request.headers['idempotency-key'] ?? ''
-    if (seen.has(key)) return reply.text('ok')
+    if (seen.has(key)) return reply.text('ok', { latencyMs: 1 })
     seen.add(key)
     return reply.error(429, {
       error: { message: 'Rate limit reached', type: 'requests', code: 'rate_limit_exceeded' },
@@ -28,25 +38,37 @@ function firstAttemptLimited() {
  * limit), and a retry budget only where a test passes one.
  */
 async function storm(options: { retryBudgets?: RetryBudgetRegistry | false }) {
-  const fake = await fakes.start({ dialect: 'openai', reply: firstAttemptLimited() })
+  return stormOf({
+    retry: {
+      maxAttempts: 3,
+      // 400 ms backoff + up to 30 % jitter: the spread we measure is the jitter's.
+      delay: { baseDelayMs: 400 },
+      budgets: options.retryBudgets ?? false,
+    },
+    limits: { admission: false },
+  })
+}
+
+/** CALLS concurrent calls with `options`, each under a deadline on one manual clock (their waits' clock). */
+async function stormOf(options: Pick<CallModelOptions, 'retry' | 'limits'>) {
+  const clock = new WaitClock()
+  const fake = await fakes.start({ dialect: 'openai', reply: firstAttemptLimited(), clock })
   const model = fakes.adapter(
     openAICompatible({ baseURL: fake.baseURL, apiKey: 'sk', model: 'gpt-4o-mini' }),
   )
-  const results = await Promise.allSettled(
-    Array.from({ length: CALLS }, (_, i) =>
+  const deadlines = Array.from({ length: CALLS }, () => Deadline.after(60_000, { clock }))
+  const results = await drive(
+    clock,
+    deadlines.map((deadline, i) =>
       callModel({
+        ...options,
         models: [model],
         request: { messages: [user(`question ${i}`)], maxTokens: 16 },
-        retry: {
-          maxAttempts: 3,
-          // 400 ms backoff + up to 30 % jitter: the spread we measure is the jitter's.
-          delay: { baseDelayMs: 400 },
-          budgets: options.retryBudgets ?? false,
-        },
-        limits: { admission: false },
+        deadline,
       }),
     ),
   )
+  for (const deadline of deadlines) deadline.dispose()
   return { fake, results }
 }
 
@@ -109,19 +131,8 @@ describe('a 429 storm: 100 concurrent calls', () => {
     expect(fake.requests.length / CALLS).toBe(2)
   })
   it('with the defaults (shared admission and retry budget), every call is answered and no retry goes before the cooldown has ended and one probe has been answered', async () => {
-    const fake = await fakes.start({ dialect: 'openai', reply: firstAttemptLimited() })
-    const model = fakes.adapter(
-      openAICompatible({ baseURL: fake.baseURL, apiKey: 'sk', model: 'gpt-4o-mini' }),
-    )
-    const results = await Promise.allSettled(
-      Array.from({ length: CALLS }, (_, i) =>
-        callModel({
-          models: [model],
-          request: { messages: [user(`question ${i}`)], maxTokens: 16 },
-          retry: { delay: { baseDelayMs: 400 } },
-        }),
-      ),
-    )
+    // No `limits` and no `retry.budgets`: the defaults (an admission on the deadlines' clock).
+    const { fake, results } = await stormOf({ retry: { delay: { baseDelayMs: 400 } } })
     const answered = results.filter((r) => r.status === 'fulfilled').length
     console.info(
       `defaults: ${fake.requests.length} upstream attempts for ${CALLS} calls, ${answered} answered`,
@@ -134,7 +145,7 @@ describe('a 429 storm: 100 concurrent calls', () => {
     )
     const retries = fake.requests.filter((r) => r.reply === 'text').map((r) => r.receivedAtMs)
     const probe = Math.min(...retries)
-    expect(probe - firstLimited).toBeGreaterThanOrEqual(390) // the cooldown (the caller's 400 ms backoff) was kept
+    expect(probe - firstLimited).toBeGreaterThanOrEqual(400) // the cooldown (the caller's 400 ms backoff) was kept
     // Nobody went with the probe: the others followed its answer.
     expect(retries.filter((at) => at < probe + 1)).toHaveLength(1)
   })

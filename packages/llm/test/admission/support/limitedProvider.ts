@@ -10,6 +10,19 @@ export interface LimitedProviderOptions {
   limitedKeys?: string[]
   /** Time to answer a success, in ms (server-side work, not a test sleep). */
   latencyMs?: number
+  /**
+   * Where the provider's time comes from (its window, `latencyMs`, the
+   * records' `at`): the process's by default; a test's `ManualClock` through
+   * `startLimitedProviderOn` (support/waitClock.ts).
+   */
+  time?: { now(): number; after(ms: number, callback: () => void): void }
+}
+
+const realTime = {
+  now: () => performance.now(),
+  after: (ms: number, callback: () => void) => {
+    setTimeout(callback, ms)
+  },
 }
 
 export interface LimitedProvider {
@@ -27,11 +40,12 @@ export interface LimitedProvider {
 export async function startLimitedProvider(
   options: LimitedProviderOptions,
 ): Promise<LimitedProvider> {
+  const time = options.time ?? realTime
   let windowStart: number | undefined
   const requests: LimitedProvider['requests'] = []
   const server: Server = createServer((req, res) => {
     const key = String(req.headers.authorization ?? '').replace(/^Bearer /, '')
-    const now = performance.now()
+    const now = time.now()
     const limitedKey = !options.limitedKeys || options.limitedKeys.includes(key)
     if (limitedKey) windowStart ??= now
     const inWindow = limitedKey && windowStart !== undefined && now - windowStart < options.windowMs
@@ -50,7 +64,7 @@ export async function startLimitedProvider(
       res.writeHead(200, { 'content-type': 'application/json' })
       res.end(JSON.stringify({ choices: [{ message: { content: 'ok' } }] }))
     }
-    if (options.latencyMs) setTimeout(answer, options.latencyMs)
+    if (options.latencyMs) time.after(options.latencyMs, answer)
     else answer()
   })
   server.listen(0, '127.0.0.1')
