@@ -1,27 +1,6 @@
-import { main } from '@hourglass/cli'
 import { describe, expect, it } from 'vitest'
+import { runMain } from './runMain.js'
 import { assertBuilt, hourglassBin, runNode } from './runNode.js'
-
-/**
- * `main(argv, io)` is what the `hourglass` bin runs with process.argv: the
- * cases are judged on it in this process (a child process per case cost
- * ~0.4 s of CPU each, 12 s in all), and a few go through the real bin to show
- * the exit code and stderr reach the shell unchanged.
- */
-async function runMain(argv: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  let stdout = ''
-  let stderr = ''
-  const code = await main(argv, {
-    stdout: (text) => {
-      stdout += text
-    },
-    stderr: (text) => {
-      stderr += text
-    },
-    stderrIsTTY: false,
-  })
-  return { code, stdout, stderr }
-}
 
 const BAD: [string[], RegExp][] = [
   [[], /^hourglass: missing command/],

@@ -5,8 +5,9 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { type FakeProvider, reply, startFakeProvider } from '@hourglass/testkit'
 import OpenAI from 'openai'
-import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest'
 import { until } from '../support/until.js'
+import { runMain } from './runMain.js'
 import { assertBuilt, hourglassBin, repoRoot, runNode } from './runNode.js'
 
 let dir: string
@@ -137,10 +138,8 @@ describe('hourglass gateway', () => {
       providers: { p: { dialect: 'openai', baseURL: 'http://127.0.0.1:1/v1', apiKeys: ['k'] } },
       models: { m: { fallback: [{ provider: 'p', model: 'x' }] } },
     })
-    const run = await runNode([hourglassBin, 'gateway', '--config', file, ...args], {
-      killAfterMs: 20_000,
-      env: env as Record<string, string>,
-    })
+    for (const [name, value] of Object.entries(env)) vi.stubEnv(name, value)
+    const run = await runMain(['gateway', '--config', file, ...args])
     expect(run.code).toBe(2)
     expect(run.stderr.trim().split('\n')).toEqual([expect.stringContaining(line)])
     expect(run.stderr).not.toMatch(/getaddrinfo|\n\s+at /)
@@ -158,7 +157,7 @@ describe('hourglass gateway', () => {
       },
       models: { large: { fallback: [{ provider: 'qwne', model: 'qwen-max' }] } },
     })
-    const run = await runNode([hourglassBin, 'gateway', '--config', file], { killAfterMs: 20_000 })
+    const run = await runMain(['gateway', '--config', file])
     expect(run.code).toBe(2)
     expect(run.stderr.trim().split('\n')).toEqual([
       `hourglass gateway: ${file}: providers.qwen.apiKeys[0]: environment variable HG_CLI_UNSET_KEY is not set`,
