@@ -136,7 +136,12 @@ export class CooldownBook {
         this.#o.latency.record(key.scope, latencyMs)
         if (model !== undefined) this.#o.latency.record(modelScope(key.scope, model), latencyMs)
       }
+      // Every slot records its followers before anyone is woken: a woken
+      // waiter leaves every slot's wakers at once, so waking the key's slot
+      // first left a cooling model's (or provider's) slot with no followers
+      // to spread — they all went together.
       for (const slot of lane) this.#answered(slot, probed.includes(slot))
+      for (const slot of lane) wake(slot)
       return
     }
     if (outcome.ok) return
@@ -150,7 +155,10 @@ export class CooldownBook {
     await this.#failed(slot, outcome, probed.includes(slot), sentAt)
   }
 
-  /** The provider answered through `slot`: a half-open slot whose cooldown is over closes. */
+  /**
+   * The provider answered through `slot`: a half-open slot whose cooldown is
+   * over closes. Its waiters are woken by the caller, once every slot of the lane is done.
+   */
   #answered(slot: Slot, wasProbe: boolean): void {
     const now = this.#o.clock.now()
     if (slot.halfOpen && slot.untilMs <= now) {
@@ -161,7 +169,6 @@ export class CooldownBook {
       this.#cooldownEvent(slot, 'end', wasProbe ? 'probe answered' : 'answered')
     }
     if (!slot.halfOpen) slot.strikes = 0
-    wake(slot)
   }
 
   async #failed(
