@@ -22,6 +22,13 @@ export interface StreamSink {
   push(event: StreamEvent): void
   /** Aborted when the consumer stops reading or cancels, or the caller's signal aborts. */
   readonly signal: AbortSignal
+  /**
+   * True when `reason` is the stop of a consumer that left its loop after it
+   * was handed the `finish` event: it has the whole answer, the call is no
+   * failure (what the provider still had to send, OpenAI's `[DONE]`, is not
+   * waited for).
+   */
+  stoppedAfterFinish(reason: unknown): boolean
 }
 
 /**
@@ -45,6 +52,10 @@ export function createModelStream(
   let iterating = false
   // The consumer called `return()`: whatever is still queued is not delivered.
   let returned = false
+  // The consumer was handed the `finish` event: leaving the loop then is no cancellation.
+  let finishRead = false
+  // The abort reason of a `return()` after `finish`, known by identity.
+  let afterFinish: unknown
   const notify = () => {
     // Called for every event: nothing to allocate while no read waits.
     if (waiting.length === 0) return
@@ -67,6 +78,7 @@ export function createModelStream(
       notify()
     },
     signal: controller.signal,
+    stoppedAfterFinish: (reason) => afterFinish !== undefined && reason === afterFinish,
   }
   const result = run(sink).then(
     (response) => {
@@ -96,7 +108,10 @@ export function createModelStream(
           for (;;) {
             if (returned) return { done: true, value: undefined }
             const event = queue.shift()
-            if (event !== undefined) return { done: false, value: event }
+            if (event !== undefined) {
+              if (event.type === 'finish') finishRead = true
+              return { done: false, value: event }
+            }
             if (failure !== undefined) throw failure.error
             if (ended) return { done: true, value: undefined }
             await new Promise<void>((resolve) => {
@@ -107,7 +122,18 @@ export function createModelStream(
         async return(): Promise<IteratorResult<StreamEvent>> {
           returned = true
           queue.length = 0
-          if (!ended) cancel()
+          if (!ended && !controller.signal.aborted) {
+            // After `finish` the answer is whole: the attempt in flight (still
+            // reading up to the provider's end marker) is stopped all the
+            // same, and ends as a success (streamAttempt).
+            if (finishRead) {
+              afterFinish = new DOMException(
+                'the stream consumer stopped reading after the finish event',
+                'AbortError',
+              )
+            }
+            cancel(afterFinish)
+          }
           // A read still waiting ends too, done, as after an async generator's return.
           notify()
           return { done: true, value: undefined }

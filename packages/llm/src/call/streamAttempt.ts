@@ -40,9 +40,12 @@ export async function streamAttempt(options: StreamAttemptOptions): Promise<Send
   const stopTimer = () => {
     if (timer !== undefined) clock.clearTimeout(timer)
   }
+  // The request id header the adapter read from the 200 (as a whole answer carries it).
+  let providerRequestId: string | undefined
   try {
     const opened = await adapter.open(options.request, options.send)
     if (!opened.ok) return opened
+    providerRequestId = opened.providerRequestId
     for await (const event of opened.events) {
       collector.add(event)
       if (!collector.sawToken) {
@@ -62,8 +65,7 @@ export async function streamAttempt(options: StreamAttemptOptions): Promise<Send
     return {
       ok: true,
       status: 200,
-      // The request id header the adapter read from the 200 (as a whole answer carries it).
-      response: collector.response(adapter.name, adapter.model, opened.providerRequestId),
+      response: collector.response(adapter.name, adapter.model, providerRequestId),
     }
   } catch (thrown) {
     if (thrown === timeout) {
@@ -90,9 +92,21 @@ export async function streamAttempt(options: StreamAttemptOptions): Promise<Send
       if (thrown instanceof ProviderError) return { ok: false, error: thrown }
       throw thrown
     }
-    // Ended on purpose — the stream's cancel or the caller's signal, which
-    // `sink.signal` follows: the reason passes through as it is.
-    if (sink.signal.aborted && thrown === sink.signal.reason) throw thrown
+    if (sink.signal.aborted && thrown === sink.signal.reason) {
+      // The consumer left its loop after reading `finish` (OpenAI's comes
+      // with the usage chunk, before `[DONE]`): it has the whole answer, and
+      // so does the collector. A success, as if the end marker had come.
+      if (sink.stoppedAfterFinish(thrown)) {
+        return {
+          ok: true,
+          status: 200,
+          response: collector.response(adapter.name, adapter.model, providerRequestId),
+        }
+      }
+      // Ended on purpose — the stream's cancel or the caller's signal, which
+      // `sink.signal` follows: the reason passes through as it is.
+      throw thrown
+    }
     throw new StreamInterruptedError({
       model: adapter.model,
       provider: adapter.name,
