@@ -42,9 +42,12 @@ export async function streamAttempt(options: StreamAttemptOptions): Promise<Send
   }
   // The request id header the adapter read from the 200 (as a whole answer carries it).
   let providerRequestId: string | undefined
+  // The 200's headers came (the timer runs from sending, before them).
+  let answered = false
   try {
     const opened = await adapter.open(options.request, options.send)
     if (!opened.ok) return opened
+    answered = true
     providerRequestId = opened.providerRequestId
     for await (const event of opened.events) {
       collector.add(event)
@@ -69,10 +72,11 @@ export async function streamAttempt(options: StreamAttemptOptions): Promise<Send
     }
   } catch (thrown) {
     if (thrown === timeout) {
-      // The 200 came: the provider has the request and may be generating —
-      // and billing — an answer it was slow to start. Like a read timeout it
-      // is not resent to the same model (unless the caller allows one
-      // resend); a fallback may still take it.
+      // The request was sent: the provider has it and may be generating —
+      // and billing — an answer it was slow to start (or, before its
+      // headers, to acknowledge). Like a read timeout it is not resent to
+      // the same model (unless the caller allows one resend); a fallback may
+      // still take it.
       return {
         ok: false,
         error: new ProviderError({
@@ -81,8 +85,10 @@ export async function streamAttempt(options: StreamAttemptOptions): Promise<Send
           error: {
             kind: 'timeout',
             retryable: false,
-            status: 200,
-            message: `no token within firstTokenTimeoutMs (${options.firstTokenTimeoutMs} ms); keep-alive comments do not count`,
+            status: answered ? 200 : 0,
+            message: answered
+              ? `no token within firstTokenTimeoutMs (${options.firstTokenTimeoutMs} ms); keep-alive comments do not count`
+              : `no response headers, and so no token, within firstTokenTimeoutMs (${options.firstTokenTimeoutMs} ms)`,
           },
           cause: timeout,
         }),

@@ -44,6 +44,30 @@ describe('a first-token timeout', () => {
     )
   })
 
+  it('that ends before the response headers says so, with no HTTP status, and is not resent either', async () => {
+    const fake = await fakes.start({ dialect: 'openai', reply: reply.hang() })
+    const model = fakes.adapter(
+      openAICompatible({ baseURL: fake.baseURL, apiKey: 'sk', model: 'gpt-4o', name: 'mute' }),
+    )
+    const records: AttemptRecord[] = []
+    const error = await callModel({
+      models: [model],
+      request,
+      firstTokenTimeoutMs: 300,
+      onAttempt: (r) => records.push(r),
+      retry: { maxAttempts: 3, delay: FAST_RETRIES },
+    }).result.catch((e: unknown) => e)
+    expect(isModelUnavailable(error)).toBe(true)
+    expect(fake.requests).toHaveLength(1)
+    expect(records.map((r) => [r.errorKind, r.status, r.decision])).toEqual([
+      ['timeout', 0, 'fail'],
+    ])
+    const message = String((error as { lastCause: Error }).lastCause.message)
+    expect(message).toMatch(
+      /no response headers, and so no token, within firstTokenTimeoutMs \(300 ms\)/,
+    )
+  })
+
   it('may go to a fallback model', async () => {
     const { fake, model } = await keepAliveOnly()
     const backupFake = await fakes.start({ dialect: 'openai', reply: reply.text('backup poem') })

@@ -134,10 +134,11 @@ describe('a stream ended mid-answer: the upstream request stops, nothing is left
 })
 
 it('the first-token timer and the deadline end together: the timed-out attempt is still recorded, once', async () => {
-  // The 200 came, no token: the first-token timer (5 s) and the deadline
-  // (60 s) fall due in one step of the clock, so the deadline has ended by
-  // the time the call reports the timeout to admission.
-  const setup = await streamOn(reply.hang({ afterHeaders: true }))
+  // Sent, no answer: the first-token timer (5 s) and the deadline (60 s)
+  // fall due in one step of the clock, so the deadline has ended by the time
+  // the call reports the timeout to admission. (No headers: whether a 200's
+  // headers had reached the client by that step would be a race.)
+  const setup = await streamOn(reply.hang())
   await setup.fake.waitForRequests(1)
   setup.clock.advance(60_000)
   const error = await setup.stream.result.catch((e: unknown) => e)
@@ -145,7 +146,7 @@ it('the first-token timer and the deadline end together: the timed-out attempt i
   expect(setup.records).toHaveLength(1)
   expect(setup.records[0]).toMatchObject({
     attempt: 1,
-    status: 200,
+    status: 0,
     errorClass: 'FirstTokenTimeout',
     errorKind: 'timeout',
     decision: 'fail',
