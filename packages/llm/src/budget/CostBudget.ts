@@ -25,7 +25,8 @@ export interface CostBudgetOptions {
 /**
  * Money as a budget, like time: checked before every attempt
  * (`assertCanSpend(estimate(model, request))`), recorded after from the usage
- * the provider reports.
+ * the provider reports — or, for an attempt that failed after the provider
+ * took it (and so may bill it), from an estimate (`recordEstimate`).
  *
  * Not a reservation system: two attempts checked concurrently against the
  * same budget may both pass and together overshoot by at most their
@@ -62,7 +63,7 @@ export class CostBudget {
     this.#allowUnpriced = options.allowUnpriced ?? false
   }
 
-  /** USD spent so far (recorded usage). */
+  /** USD spent so far (recorded usage, and the estimates of billed failures). */
   get spentUsd(): number {
     return this.#spentUsd
   }
@@ -106,6 +107,22 @@ export class CostBudget {
     // clamped. A NaN count made the spend NaN, and a NaN spend never trips
     // the limit again; a negative one would give money back.
     const usd = cost(this.#price(model), tokens(usage?.inputTokens), tokens(usage?.outputTokens))
+    this.#spentUsd += usd
+    return usd
+  }
+
+  /**
+   * Adds the estimated cost of an attempt whose usage is unknown — one that
+   * failed after the provider took it — to the spend and returns it, in USD:
+   * the prompt (`estimatePromptTokens`, as in `estimate`) at the input price
+   * plus `outputTokens` at the output price.
+   */
+  recordEstimate(
+    model: string,
+    request: Pick<ChatRequest, 'messages' | 'tools'>,
+    outputTokens: number,
+  ): number {
+    const usd = cost(this.#price(model), estimatePromptTokens(request), tokens(outputTokens))
     this.#spentUsd += usd
     return usd
   }

@@ -10,6 +10,9 @@ export class StreamCollector {
   >()
   #finishReason: FinishReason = 'unknown'
   #usage: Usage = { inputTokens: 0, outputTokens: 0 }
+  #usageReported = false
+  // Characters of output received: text, thinking, tool names and argument text.
+  #outputChars = 0
   #id = ''
   #sawToken = false
 
@@ -23,11 +26,13 @@ export class StreamCollector {
     switch (event.type) {
       case 'text':
         this.#sawToken = true
+        this.#outputChars += event.text.length
         if (last?.type === 'text') last.text += event.text
         else this.#blocks.push({ type: 'text', text: event.text })
         return
       case 'thinking':
         this.#sawToken = true
+        this.#outputChars += event.thinking.length
         if (last?.type === 'thinking' && last.signature === undefined)
           last.thinking += event.thinking
         else this.#blocks.push({ type: 'thinking', thinking: event.thinking })
@@ -49,18 +54,33 @@ export class StreamCollector {
             arguments: {},
           }
           this.#blocks.push(block)
+          this.#outputChars += event.name.length
           entry = { block, raw: '' }
           this.#toolArgs.set(event.id, entry)
         }
         entry.raw += event.argumentsDelta
+        this.#outputChars += event.argumentsDelta.length
         return
       }
       case 'finish':
         this.#finishReason = event.finishReason
-        if (event.usage !== undefined) this.#usage = event.usage
+        if (event.usage !== undefined) {
+          this.#usage = event.usage
+          this.#usageReported = true
+        }
         if (event.id !== undefined) this.#id = event.id
         return
     }
+  }
+
+  /** The usage the provider reported (in its `finish` event), if it came. */
+  get reportedUsage(): Usage | undefined {
+    return this.#usageReported ? this.#usage : undefined
+  }
+
+  /** Characters of output received so far: text, thinking, tool names and argument text. */
+  get outputChars(): number {
+    return this.#outputChars
   }
 
   /** Everything received so far (tool arguments parsed). */

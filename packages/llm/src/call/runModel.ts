@@ -5,6 +5,7 @@ import type {
   SendOptions,
   SendResult,
 } from '../adapters/ModelAdapter.js'
+import { type BilledFailure, billedBy, chargeBilledFailure } from '../budget/billedFailure.js'
 import type { ModelFailure } from '../errors/ModelFailure.js'
 import type { ProviderError } from '../errors/ProviderError.js'
 import { clampAttempts, decideRetry } from '../retry/decideRetry.js'
@@ -16,7 +17,8 @@ import type { CallState } from './CallState.js'
 import { endedKind } from './endedKind.js'
 import type { StreamSink } from './ModelStream.js'
 import { earliestOf, targetOf } from './outlook.js'
-import { isFirstTokenTimeout, streamAttempt } from './streamAttempt.js'
+import { StreamCollector } from './StreamCollector.js'
+import { isFirstTokenTimeout, type StreamReceived, streamAttempt } from './streamAttempt.js'
 
 export type ModelOutcome =
   | { kind: 'success'; response: ChatResponse }
@@ -130,6 +132,9 @@ export async function runModel(
       signal: controller.signal,
       prepared,
     }
+    // What a stream received, for the charge of an attempt that fails after the provider took it.
+    const received: StreamReceived | undefined =
+      sink === undefined ? undefined : { answered: false, collector: new StreamCollector() }
     let result: SendResult
     try {
       result =
@@ -145,9 +150,16 @@ export async function runModel(
               clock: deadline?.clock,
               // The provider is answering: release waiters on a half-open probe now, not at the end.
               onFirstToken: () => void permit?.report({ ok: true })?.catch(() => {}),
+              received,
             })
     } catch (thrown) {
       permit?.release()
+      // A stream cut after its first token, or after its 2xx headers, was
+      // billed: charged before the record, which carries the cost. (A
+      // non-streamed attempt ended here says nothing of what was generated.)
+      if (budget !== undefined && received !== undefined) {
+        state.costUsd += chargeBilledFailure(budget, adapter.model, request, billedOf(received))
+      }
       record({
         decision: 'fail',
         errorClass: className(thrown),
@@ -179,6 +191,12 @@ export async function runModel(
     }
 
     const error: ProviderError = result.error
+    // A 2xx cut while read, or a stream that took the request then sent no
+    // token: billed by the provider, so charged (the records below carry it).
+    if (budget !== undefined) {
+      const billed = billedBy(error, received?.answered)
+      state.costUsd += chargeBilledFailure(budget, adapter.model, request, billed)
+    }
     const limited = error.kind === 'rate_limited' || error.kind === 'overloaded'
     // The caller's own waits (`retryDelay`), when it set them, also set the
     // cooldown a limit without a server hint starts; else admission's defaults.
@@ -292,6 +310,14 @@ export async function runModel(
       ? { kind: 'fallback', failure }
       : { kind: 'fail', failure, error }
   }
+}
+
+/** What a stream that ended by a throw had been billed for: its output, its prompt, or nothing. */
+function billedOf({ answered, collector }: StreamReceived): BilledFailure | undefined {
+  if (collector.sawToken) {
+    return { kind: 'cut', outputChars: collector.outputChars, usage: collector.reportedUsage }
+  }
+  return answered ? { kind: 'prompt' } : undefined
 }
 
 /** Aborts `controller` when `signal` does, with its reason; returns the unlink. */

@@ -17,6 +17,16 @@ export interface StreamAttemptOptions {
   clock: Clock | undefined
   /** Called once, when the first token arrives (the provider is answering). */
   onFirstToken: () => void
+  /** Filled in as the attempt goes, for the caller to read after it failed (the cost budget). */
+  received?: StreamReceived | undefined
+}
+
+/** What a streaming attempt received before it ended. */
+export interface StreamReceived {
+  /** The stream's 2xx headers came: the provider took the request and started on it. */
+  answered: boolean
+  /** The events received. */
+  readonly collector: StreamCollector
 }
 
 /**
@@ -28,7 +38,8 @@ export interface StreamAttemptOptions {
  */
 export async function streamAttempt(options: StreamAttemptOptions): Promise<SendResult> {
   const { adapter, sink } = options
-  const collector = new StreamCollector()
+  const received = options.received ?? { answered: false, collector: new StreamCollector() }
+  const { collector } = received
   const held: StreamEvent[] = []
   let committed = false
   const clock = options.clock ?? systemClock
@@ -42,12 +53,11 @@ export async function streamAttempt(options: StreamAttemptOptions): Promise<Send
   }
   // The request id header the adapter read from the 200 (as a whole answer carries it).
   let providerRequestId: string | undefined
-  // The 200's headers came (the timer runs from sending, before them).
-  let answered = false
   try {
     const opened = await adapter.open(options.request, options.send)
     if (!opened.ok) return opened
-    answered = true
+    // The 200's headers came (the timer runs from sending, before them).
+    received.answered = true
     providerRequestId = opened.providerRequestId
     for await (const event of opened.events) {
       collector.add(event)
@@ -85,8 +95,8 @@ export async function streamAttempt(options: StreamAttemptOptions): Promise<Send
           error: {
             kind: 'timeout',
             retryable: false,
-            status: answered ? 200 : 0,
-            message: answered
+            status: received.answered ? 200 : 0,
+            message: received.answered
               ? `no token within firstTokenTimeoutMs (${options.firstTokenTimeoutMs} ms); keep-alive comments do not count`
               : `no response headers, and so no token, within firstTokenTimeoutMs (${options.firstTokenTimeoutMs} ms)`,
           },

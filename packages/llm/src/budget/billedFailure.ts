@@ -1,0 +1,84 @@
+import type { ProviderError } from '../errors/ProviderError.js'
+import { isProviderReplyError } from '../errors/ProviderReplyError.js'
+import { isResponseTooLarge } from '../errors/ResponseTooLargeError.js'
+import type { ChatRequest, Usage } from '../types.js'
+import type { CostBudget } from './CostBudget.js'
+
+/**
+ * An attempt that failed after the provider took the request: the provider
+ * bills it although no whole answer came back. What each is charged:
+ *
+ * - `cut` — a stream cut after its first token (the caller left, the
+ *   deadline, a body timeout, a network cut): the provider's usage if its
+ *   `finish` event had come; else the prompt estimate plus the output that
+ *   arrived, `ceil(characters / 4)` of the text, thinking, tool names and
+ *   argument text delivered. A lower bound: what was generated and not
+ *   delivered (in flight, hidden reasoning, after the cut) is not counted.
+ * - `whole` — a 2xx answer that broke off (or was past `maxResponseBytes`)
+ *   while its body was read: the whole generation happened, its usage is
+ *   unknown: the prompt estimate plus `maxTokens`, the worst case `estimate`
+ *   uses.
+ * - `prompt` — a stream whose 2xx headers came, then no token (a first-token
+ *   timeout, a cut, the call ended): the prompt estimate only.
+ *
+ * A refusal (an error status, an error the provider put in a 2xx body or
+ * stream frame, a connect failure, nothing sent) costs nothing. @internal
+ */
+export type BilledFailure =
+  | { kind: 'cut'; outputChars: number; usage: Usage | undefined }
+  | { kind: 'whole' }
+  | { kind: 'prompt' }
+
+/** Adds what `billed` is charged (above) to `budget` and returns it, in USD; 0 for `undefined`. */
+export function chargeBilledFailure(
+  budget: CostBudget,
+  model: string,
+  request: Pick<ChatRequest, 'messages' | 'tools' | 'maxTokens'>,
+  billed: BilledFailure | undefined,
+): number {
+  switch (billed?.kind) {
+    case undefined:
+      return 0
+    case 'cut':
+      return billed.usage !== undefined
+        ? budget.record(model, billed.usage)
+        : budget.recordEstimate(model, request, deliveredTokens(billed.outputChars))
+    case 'whole':
+      return budget.recordEstimate(model, request, request.maxTokens)
+    case 'prompt':
+      return budget.recordEstimate(model, request, 0)
+  }
+}
+
+/** Output tokens counted for `chars` characters delivered: `ceil(chars / 4)`. */
+export function deliveredTokens(chars: number): number {
+  return Math.ceil(chars / 4)
+}
+
+/**
+ * What a failed attempt's `ProviderError` says was billed. `streamAnswered`:
+ * for a streamed attempt, whether its 2xx stream headers came (a 2xx that
+ * failed before them was a whole JSON answer); `undefined` when not streamed.
+ */
+export function billedBy(
+  error: ProviderError,
+  streamAnswered: boolean | undefined,
+): BilledFailure | undefined {
+  if (!(error.status >= 200 && error.status < 300) || !lostInTransit(error)) return undefined
+  return streamAnswered === true ? PROMPT : WHOLE
+}
+
+const PROMPT: BilledFailure = { kind: 'prompt' }
+const WHOLE: BilledFailure = { kind: 'whole' }
+
+/**
+ * A 2xx reply lost on its way (a cut, a read or first-token timeout, a stream
+ * ended before its end marker, a body past `maxResponseBytes`) — not an
+ * error the provider put in it: dialects never classify one as `network`,
+ * and an error frame or body that says `timeout` carries no transport cause.
+ */
+function lostInTransit(error: ProviderError): boolean {
+  if (isResponseTooLarge(error.cause)) return true
+  if (isProviderReplyError(error.cause)) return false
+  return error.kind === 'network' || (error.kind === 'timeout' && error.cause !== undefined)
+}
