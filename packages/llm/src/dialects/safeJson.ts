@@ -18,14 +18,29 @@ export const MAX_JSON_BODY_CHARS = 1024 * 1024
 
 export function parseJson(text: string, maxChars = MAX_JSON_BODY_CHARS): unknown {
   if (typeof text !== 'string' || text.length === 0 || text.length > maxChars) return undefined
-  const first = text.trimStart()[0]
-  if (first !== '{' && first !== '[') return undefined
+  // Only an object or an array, and only one that ends as it began: a body
+  // cut short (a proxy's timeout, a dropped connection) or wrapped in
+  // anything is known not to parse without JSON.parse throwing, whose
+  // SyntaxError (message, stack) costs ~6 µs against ~0.5 µs for a small
+  // body that parses. Indexes, not trim(): no copy of a 1 MiB body.
+  let first = 0
+  while (first < text.length && isJsonSpace(text.charCodeAt(first))) first++
+  let last = text.length - 1
+  while (last > first && isJsonSpace(text.charCodeAt(last))) last--
+  const open = text.charCodeAt(first)
+  const close = text.charCodeAt(last)
+  if (!((open === 0x7b && close === 0x7d) || (open === 0x5b && close === 0x5d))) return undefined
   try {
     return JSON.parse(text)
   } catch {
     // Invalid JSON and, on very deep nesting, RangeError: both mean "not a JSON body".
     return undefined
   }
+}
+
+/** JSON's whitespace: space, tab, line feed, carriage return. */
+function isJsonSpace(code: number): boolean {
+  return code === 0x20 || code === 0x0a || code === 0x0d || code === 0x09
 }
 
 /**
