@@ -38,29 +38,39 @@ interface PackageJson {
   bin?: string | Record<string, string>
 }
 
-async function pack(name: string): Promise<Packed> {
-  const dir = path.join(repoRoot, 'packages', name)
-  if (!existsSync(path.join(dir, 'dist', 'index.js'))) {
-    throw new Error(`packages/${name}/dist/index.js does not exist: run \`npm run build\` first`)
+/**
+ * Every package at once, as `npm publish` would pack each (one npm process:
+ * ten cost ~5 s of CPU). --ignore-scripts: list what is there; a prepack
+ * script must not build during a test.
+ */
+async function packAll(names: readonly string[]): Promise<Map<string, Packed>> {
+  for (const name of names) {
+    if (!existsSync(path.join(repoRoot, 'packages', name, 'dist', 'index.js'))) {
+      throw new Error(`packages/${name}/dist/index.js does not exist: run \`npm run build\` first`)
+    }
   }
-  // --ignore-scripts: list what is there; a prepack script must not build during a test.
-  const { stdout } = await run('npm', ['pack', '--dry-run', '--json', '--ignore-scripts'], {
-    cwd: dir,
-    maxBuffer: 16 * 1024 * 1024,
-  })
-  const [report] = JSON.parse(stdout) as [{ files: { path: string }[] }]
-  return {
-    dir,
-    manifest: JSON.parse(readFileSync(path.join(dir, 'package.json'), 'utf8')),
-    files: new Set(report.files.map((file) => file.path)),
+  const workspaces = names.flatMap((name) => ['-w', `packages/${name}`])
+  const { stdout } = await run(
+    'npm',
+    ['pack', '--dry-run', '--json', '--ignore-scripts', ...workspaces],
+    { cwd: repoRoot, maxBuffer: 16 * 1024 * 1024 },
+  )
+  const reports = JSON.parse(stdout) as { name: string; files: { path: string }[] }[]
+  const packed = new Map<string, Packed>()
+  for (const name of names) {
+    const dir = path.join(repoRoot, 'packages', name)
+    const manifest = JSON.parse(readFileSync(path.join(dir, 'package.json'), 'utf8')) as PackageJson
+    const report = reports.find((r) => r.name === manifest.name)
+    if (report === undefined) throw new Error(`npm pack reported nothing for ${manifest.name}`)
+    packed.set(name, { dir, manifest, files: new Set(report.files.map((file) => file.path)) })
   }
+  return packed
 }
 
-const packed = new Map<string, Packed>()
+let packed = new Map<string, Packed>()
 
 beforeAll(async () => {
-  const results = await Promise.all(packageNames.map(pack))
-  for (const [i, result] of results.entries()) packed.set(packageNames[i]!, result)
+  packed = await packAll(packageNames)
 })
 
 /** The tarball-relative file a link or a source map entry points at, or why it cannot be one. */
