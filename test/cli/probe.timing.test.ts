@@ -1,6 +1,6 @@
 import { faultServer } from '@hourglass/testkit'
 import { afterEach, describe, expect, it } from 'vitest'
-import { assertBuilt, hourglassBin, runNode } from './runNode.js'
+import { runMain } from './runMain.js'
 
 let close: (() => Promise<void>) | undefined
 afterEach(async () => {
@@ -24,7 +24,6 @@ function phaseRow(stdout: string, phase: string): number[] {
 
 describe('hourglass probe <url>', () => {
   it('warms up, samples, and prints per-phase median / p90 / max / ratio, a histogram, a warning for a long tail, and settings to paste', async () => {
-    assertBuilt()
     // Call 0 is the warm-up; of the 10 measured, 8 answer in ~5 ms and 2 in ~150 ms:
     // nearest-rank p90 lands on the tail, so p90 ≥ 3 × median.
     const server = await faultServer((_req, i) => ({
@@ -33,8 +32,7 @@ describe('hourglass probe <url>', () => {
       delayMs: i >= 9 ? 150 : 5,
     }))
     close = server.close
-    const run = await runNode([
-      hourglassBin,
+    const run = await runMain([
       'probe',
       `${server.url}/health`,
       '--warmup',
@@ -78,10 +76,9 @@ describe('hourglass probe <url>', () => {
   })
 
   it('an IP address gets no DNS row figures and no DNS limit', async () => {
-    assertBuilt()
     const server = await faultServer({ type: 'respond', body: 'ok', delayMs: 40 })
     close = server.close
-    const run = await runNode([hourglassBin, 'probe', server.url, '--samples', '5'])
+    const run = await runMain(['probe', server.url, '--samples', '5'])
     expect(run.code, run.stderr).toBe(0)
     expect(server.records).toHaveLength(3 + 5)
     expect(run.stdout).toMatch(/^ {2}dns +none: an IP address needs no lookup$/m)
@@ -91,7 +88,6 @@ describe('hourglass probe <url>', () => {
   })
 
   it('suggests limits that cover the slowest sample when 3 of 30 are far slower than the p90', async () => {
-    assertBuilt()
     // Warm-up is call 0; measured calls 1–30: three of them take 300, 400 and 500 ms.
     const slow: Record<number, number> = { 8: 300, 17: 400, 26: 500 }
     const server = await faultServer((_req, i) => ({
@@ -101,7 +97,7 @@ describe('hourglass probe <url>', () => {
     }))
     close = server.close
     const args = ['probe', server.url, '--warmup', '1', '--samples', '30']
-    const run = await runNode([hourglassBin, ...args, '--budget', '2000'])
+    const run = await runMain([...args, '--budget', '2000'])
     expect(run.code, run.stderr).toBe(0)
     const [, headersP90, headersMax] = phaseRow(run.stdout, 'headers')
     expect(headersP90!).toBeLessThan(150) // p90 × 2 alone would cut the three
@@ -113,7 +109,6 @@ describe('hourglass probe <url>', () => {
   }, 30_000)
 
   it('says plainly which share of the samples a setting capped by the budget would cut', async () => {
-    assertBuilt()
     const slow: Record<number, number> = { 3: 400, 6: 500 }
     const server = await faultServer((_req, i) => ({
       type: 'respond',
@@ -121,8 +116,7 @@ describe('hourglass probe <url>', () => {
       delayMs: slow[i] ?? 5,
     }))
     close = server.close
-    const run = await runNode([
-      hourglassBin,
+    const run = await runMain([
       'probe',
       server.url,
       '--warmup',
@@ -141,11 +135,9 @@ describe('hourglass probe <url>', () => {
   })
 
   it('sends every --header on every call, warm-up included', async () => {
-    assertBuilt()
     const server = await faultServer({ type: 'respond', body: 'ok' })
     close = server.close
-    const run = await runNode([
-      hourglassBin,
+    const run = await runMain([
       'probe',
       server.url,
       '--warmup',
@@ -167,11 +159,9 @@ describe('hourglass probe <url>', () => {
   })
 
   it('--json prints one JSON object on stdout: samples, stats, settings, cuts and warnings', async () => {
-    assertBuilt()
     const server = await faultServer({ type: 'respond', body: 'ok', delayMs: 10 })
     close = server.close
-    const run = await runNode([
-      hourglassBin,
+    const run = await runMain([
       'probe',
       `${server.url}/x`,
       '--warmup',
@@ -207,19 +197,10 @@ describe('hourglass probe <url>', () => {
   })
 
   it('prints a URL’s credentials nowhere (they are still sent)', async () => {
-    assertBuilt()
     const server = await faultServer({ type: 'respond', body: 'ok' })
     close = server.close
     const withCredentials = server.url.replace('http://', 'http://user:pa55word@')
-    const run = await runNode([
-      hourglassBin,
-      'probe',
-      withCredentials,
-      '--warmup',
-      '0',
-      '--samples',
-      '1',
-    ])
+    const run = await runMain(['probe', withCredentials, '--warmup', '0', '--samples', '1'])
     expect(run.code, run.stderr).toBe(0)
     expect(server.records[0]!.headers['authorization']).toBe(
       `Basic ${Buffer.from('user:pa55word').toString('base64')}`,
@@ -228,18 +209,9 @@ describe('hourglass probe <url>', () => {
   })
 
   it('fails with one line and exit 1 when the endpoint cannot be reached', async () => {
-    assertBuilt()
     const server = await faultServer({ type: 'reset' })
     close = server.close
-    const run = await runNode([
-      hourglassBin,
-      'probe',
-      server.url,
-      '--warmup',
-      '0',
-      '--samples',
-      '2',
-    ])
+    const run = await runMain(['probe', server.url, '--warmup', '0', '--samples', '2'])
     expect(run.code).toBe(1)
     const errorLines = run.stderr.split('\n').filter((l) => l.startsWith('hourglass'))
     expect(errorLines).toHaveLength(1)
@@ -249,10 +221,8 @@ describe('hourglass probe <url>', () => {
   })
 
   it('names a name that does not resolve as a DNS failure, in one line, exit 1', async () => {
-    assertBuilt()
     // .invalid never resolves (RFC 2606): ENOTFOUND, or EAI_AGAIN without a resolver.
-    const run = await runNode([
-      hourglassBin,
+    const run = await runMain([
       'probe',
       'http://no-such-host.invalid/',
       '--warmup',
