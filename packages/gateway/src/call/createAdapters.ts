@@ -37,6 +37,9 @@ export function createAdapters(
         name: target.provider,
         fetch,
         ...(provider.headers === undefined ? {} : { headers: provider.headers }),
+        ...(provider.maxResponseBytes === undefined
+          ? {}
+          : { maxResponseBytes: provider.maxResponseBytes }),
       }
       try {
         adapters.set(

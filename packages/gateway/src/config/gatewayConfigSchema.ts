@@ -94,6 +94,12 @@ export function gatewayConfigSchema(env: Env) {
       .optional(),
     limits: z.strictObject({ rpm: count.optional(), tpm: count.optional() }).optional(),
     prices: z.record(z.string(), price).optional(),
+    /** The most of an answer's body read from this provider (llm's adapter option). */
+    maxResponseBytes: z
+      .number('expected a number of bytes')
+      .int('expected a whole number of bytes')
+      .min(1, 'expected 1 byte or more')
+      .optional(),
   })
 
   const model = z
