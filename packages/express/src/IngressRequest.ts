@@ -20,7 +20,7 @@ import {
 } from './channels.js'
 import type { ResolvedOptions } from './options.js'
 import { shieldSocket } from './shieldSocket.js'
-import { swallowLateWrites } from './swallowLateWrites.js'
+import { stopPipedSources, swallowLateWrites } from './swallowLateWrites.js'
 import { writeExpired } from './writeExpired.js'
 import { writeInvalid } from './writeInvalid.js'
 
@@ -123,7 +123,7 @@ export class IngressRequest {
 
   /** Announce the request, then run the rest of the chain inside its deadline. */
   start(source: DeadlineSource | 'default', clamped: boolean, next: () => void): void {
-    this.#announce(source, clamped)
+    this.#announce(source, clamped, false)
     // 'finish' as well as 'close': the request's end is announced the moment
     // the response is handed to the OS, before the tracing that listens to
     // 'finish' ends the request's span ('close' comes a tick later). `on`,
@@ -160,7 +160,15 @@ export class IngressRequest {
     clamped: boolean,
     invalid: readonly InvalidDeadlineHeader[],
   ): void {
-    this.#announce(source, clamped)
+    this.#announce(source, clamped, true)
+    // The client left while a middleware ahead of us was working: nobody is
+    // there to read the 400. Ended as `start` ends a request whose client
+    // left first (one that arrived expired too): `client-closed`, with its
+    // event. The malformed header was reported all the same (invalid-header).
+    if (this.res.destroyed) {
+      this.#onClose()
+      return
+    }
     this.#outcome = 'refused'
     try {
       // Throws when a middleware ahead already sent headers (Express passes
@@ -173,7 +181,7 @@ export class IngressRequest {
     }
   }
 
-  #announce(source: DeadlineSource | 'default', clamped: boolean): void {
+  #announce(source: DeadlineSource | 'default', clamped: boolean, refused: boolean): void {
     if (!expressChannels.start.hasSubscribers) return
     expressChannels.start.publish(() => ({
       deadline: this.deadline,
@@ -182,6 +190,7 @@ export class IngressRequest {
       source,
       clamped,
       mode: this.#options.observe ? 'observe' : 'enforce',
+      refused,
     }))
   }
 
@@ -255,15 +264,28 @@ export class IngressRequest {
 
   readonly #onClose = (): void => {
     if (!this.res.writableEnded && !this.#answered) {
-      // The caller left before the response was complete: stop everything
-      // done on its behalf; no 504, nobody is there to read it.
-      this.#outcome = 'client-closed'
-      this.deadline.cancel(new ClientClosedError())
-      expressChannels.clientClosed.publish(() => ({
-        deadline: this.deadline,
-        req: this.req,
-        elapsedMs: this.deadline.elapsed(),
-      }))
+      // Over before it was complete: nobody will read the rest, so stop
+      // everything done for it; no 504. Either the server's own code
+      // destroyed it with an error (a `pipeline` whose source failed
+      // destroys the response with that error), or the caller left: a
+      // client's FIN or reset closes the response without setting
+      // `errored`.
+      const error = this.res.errored
+      if (error) {
+        this.#outcome = 'error'
+        this.deadline.cancel(error)
+      } else {
+        this.#outcome = 'client-closed'
+        this.deadline.cancel(new ClientClosedError())
+        expressChannels.clientClosed.publish(() => ({
+          deadline: this.deadline,
+          req: this.req,
+          elapsedMs: this.deadline.elapsed(),
+        }))
+      }
+      // Node leaves a plain `pipe`'s source open when its destination
+      // closes: it unpipes it (right after this listener) and we destroy it.
+      stopPipedSources(this.res, this.deadline.reason)
     }
     this.#finish()
   }
@@ -275,13 +297,17 @@ export class IngressRequest {
     removeListener.call(this.res, 'close', this.#onClose)
     this.deadline.dispose()
     if (expressChannels.end.hasSubscribers) {
-      expressChannels.end.publish(() => ({
-        deadline: this.deadline,
-        req: this.req,
-        statusCode: this.res.statusCode,
-        elapsedMs: this.deadline.elapsed(),
-        outcome: this.#outcome,
-      }))
+      expressChannels.end.publish(() => {
+        const message: IngressEndMessage = {
+          deadline: this.deadline,
+          req: this.req,
+          statusCode: this.res.statusCode,
+          elapsedMs: this.deadline.elapsed(),
+          outcome: this.#outcome,
+        }
+        if (this.#outcome === 'error') message.error = this.res.errored
+        return message
+      })
     }
   }
 }

@@ -19,6 +19,12 @@ export interface IngressStartMessage {
   /** True when the inbound value was cut to `maxMs`. */
   clamped: boolean
   mode: 'enforce' | 'observe'
+  /**
+   * True when `strict` refuses the request (a malformed deadline header):
+   * the chain never runs, and `budgetMs` is the fallback `defaultMs`, not a
+   * budget its caller gave.
+   */
+  refused: boolean
 }
 
 /** `hourglass:ingress:invalid-header`: published just before the request's start. */
@@ -66,10 +72,16 @@ export interface IngressEndMessage {
   elapsedMs: number
   /**
    * `ok` finished in time; `expired` answered/ended by the deadline;
-   * `client-closed` caller left; `refused` answered 400 under `strict` (a
-   * malformed deadline header), the chain never ran.
+   * `client-closed` the caller left before the response ended (before a
+   * 400 under `strict` could reach it included); `error` the server's own
+   * code destroyed the response with an error before it ended (a
+   * `pipeline(source, res)` whose source failed mid-body); `refused`
+   * answered 400 under `strict` (a malformed deadline header), the chain
+   * never ran.
    */
-  outcome: 'ok' | 'expired' | 'client-closed' | 'refused'
+  outcome: 'ok' | 'expired' | 'client-closed' | 'error' | 'refused'
+  /** For outcome `error`: the error the response was destroyed with (`res.errored`). */
+  error?: unknown
 }
 
 /**

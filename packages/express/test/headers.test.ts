@@ -65,6 +65,7 @@ describe.each(majors)('inbound deadline headers ($name)', (major) => {
       source: 'default',
       clamped: false,
       mode: 'enforce',
+      refused: false,
     })
   })
 
@@ -321,6 +322,7 @@ describe.each(majors)('inbound deadline headers ($name)', (major) => {
         budgetMs: 600,
         source: 'default',
         mode: 'enforce',
+        refused: true,
       })
       expect(ends.messages).toHaveLength(1)
       expect(ends.messages[0]).toMatchObject({ statusCode: 400, outcome: 'refused' })

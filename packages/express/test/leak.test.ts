@@ -77,7 +77,7 @@ describe.each(majors)('10,000 requests on one keep-alive connection ($name)', (m
     // Checked the moment each request is released, then dropped: holding the
     // messages would hold every request and spoil the heap figure.
     const unbalanced: number[] = []
-    const outcomes = { ok: 0, expired: 0, 'client-closed': 0, refused: 0 }
+    const outcomes = { ok: 0, expired: 0, 'client-closed': 0, error: 0, refused: 0 }
     let released = 0
     let waiting: { count: number; resolve: () => void } | undefined
     const onEnd = (message: unknown) => {
@@ -127,7 +127,7 @@ describe.each(majors)('10,000 requests on one keep-alive connection ($name)', (m
         `pending timers ${pendingBefore} → ${clock.pending.size}, outcomes ${JSON.stringify(outcomes)}`,
     )
     expect(server.connections).toHaveLength(1)
-    expect(outcomes).toEqual({ ok: 9000, expired: 1000, 'client-closed': 0, refused: 0 })
+    expect(outcomes).toEqual({ ok: 9000, expired: 1000, 'client-closed': 0, error: 0, refused: 0 })
     expect(unbalanced).toEqual([])
     expect(listenerTotal(socket)).toBe(socketListeners)
     expect(pendingBefore).toBe(0)

@@ -33,13 +33,14 @@ export const ATTR_DEADLINE_CLAMPED = 'hourglass.deadline.clamped'
 /** `enforce` or `observe` (dark mode: expiry reported, nothing aborted). */
 export const ATTR_DEADLINE_MODE = 'hourglass.deadline.mode'
 /**
- * How it ended: a request `ok`, `expired`, `client-closed`, `refused`; a gRPC
+ * How it ended: a request `ok`, `expired`, `client-closed`, `error`, `refused`; a gRPC
  * server call `ok`, `expired`, `client-cancelled`, `refused`; a gRPC client
  * call `ok`, `refused`, `expired`, `cancelled`, `error`; a job attempt
  * `completed`, `completed_late`, `retry`, `failed`, `no_time_to_retry`,
  * `deadline_exceeded`, `deferred`, or `expired` (never ran). `refused` at
  * ingress is `strict` answering a malformed deadline header (400 or
- * `INVALID_ARGUMENT`).
+ * `INVALID_ARGUMENT`); `error` at ingress is a response the server destroyed
+ * with an error before it ended (a `pipeline` whose source failed).
  */
 export const ATTR_DEADLINE_OUTCOME = 'hourglass.deadline.outcome'
 /** Time from the deadline's start to the event, in ms. */
@@ -166,7 +167,7 @@ export const EVENT_DEADLINE_LATE_WRITE = 'hourglass.deadline.late_write'
 
 // ── metrics ────────────────────────────────────────────────────────────────
 
-/** Histogram, s: what was left when a request's deadline started. */
+/** Histogram, s: what was left when a request's deadline started (not recorded for one `strict` refuses). */
 export const METRIC_INGRESS_REMAINING = 'hourglass.deadline.ingress.remaining'
 /** Histogram, s: what was left when an outbound attempt was sent (finite deadlines only). */
 export const METRIC_EGRESS_REMAINING = 'hourglass.deadline.egress.remaining'

@@ -70,6 +70,9 @@ export function metricHandlers(meter: Meter): Handlers {
   return {
     express: {
       start(m) {
+        // Refused under `strict` (a malformed header): it never ran, and its
+        // budget is only the fallback `defaultMs`, not one a caller gave.
+        if (m.refused) return
         const remaining = m.deadline.remaining()
         if (!Number.isFinite(remaining)) return
         ingressRemaining.record(seconds(remaining), {

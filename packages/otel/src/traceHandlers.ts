@@ -152,12 +152,20 @@ export function traceHandlers(sdkTracer: Tracer): Handlers {
       end(m) {
         const span = open(requestSpans.get(m.deadline))
         requestSpans.delete(m.deadline)
-        span?.setAttributes(
+        if (!span) return
+        span.setAttributes(
           defined({
             [ATTR_DEADLINE_OUTCOME]: m.outcome,
             [ATTR_DEADLINE_ELAPSED_MS]: ms(m.elapsedMs),
           }),
         )
+        // The server's own code destroyed the response with an error before it
+        // ended (a pipeline whose source failed mid-body): its status code is
+        // the 2xx already sent, which instrumentation-http leaves UNSET.
+        if (m.outcome === 'error') {
+          span.setAttribute(ATTR_ERROR_TYPE, errorType(m.error))
+          span.setStatus({ code: SpanStatusCode.ERROR, message: 'response failed' })
+        }
       },
     },
     core: {

@@ -135,6 +135,7 @@ describe('HourglassInstrumentation in NodeSDK', () => {
         source: 'x-deadline-remaining-ms',
         clamped: false,
         mode: 'enforce',
+        refused: false,
       })
     })
     const server = spanNamed(exporter.getFinishedSpans(), 'POST /chat')

@@ -1,6 +1,7 @@
 import { once } from 'node:events'
 import type { Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
+import { pipeline, Readable } from 'node:stream'
 import { instrumentDeadlines, type StopInstrumentation } from '@hourglass/otel'
 import { SpanKind, SpanStatusCode } from '@opentelemetry/api'
 import type { ReadableSpan } from '@opentelemetry/sdk-trace-base'
@@ -8,9 +9,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { instrumentHttpAndUndici, setupOtel } from './helpers/otel.js'
 
 /**
- * A streamed response the deadline cuts short has already sent its 200, so
- * instrumentation-http leaves the server span's status UNSET: the request
- * failed all the same, and the span has to say so itself.
+ * A streamed response the deadline cuts short, or one the server destroys
+ * with an error mid-body, has already sent its 200, so instrumentation-http
+ * leaves the server span's status UNSET: the request failed all the same,
+ * and the span has to say so itself.
  */
 
 const otel = setupOtel()
@@ -35,6 +37,16 @@ beforeAll(async () => {
     // Starts the answer, then never finishes it: the deadline ends it.
     res.writeHead(200, { 'content-type': 'text/plain' })
     res.write('first part')
+  })
+  app.get('/download', (_req, res) => {
+    // An upstream body piped on that fails after its first part: pipeline
+    // destroys the response with the upstream's error.
+    const upstream = new Readable({ read() {} })
+    pipeline(upstream, res, () => {})
+    upstream.push('first part')
+    setImmediate(() =>
+      upstream.destroy(Object.assign(new Error('upstream reset'), { code: 'ECONNRESET' })),
+    )
   })
   server = createServer(app)
   server.listen(0, '127.0.0.1')
@@ -69,6 +81,24 @@ describe('a streamed response ended by its deadline', () => {
     ).toMatchObject({
       'hourglass.deadline.action': 'ended',
     })
+    expect(span?.status.code).toBe(SpanStatusCode.ERROR)
+  })
+})
+
+describe('a streamed response its server destroyed with an error mid-body', () => {
+  it('fails the server span (status ERROR, error.type the error code, outcome error): no client left', async () => {
+    const answer = await fetch(`${base}/download`)
+    expect(answer.status).toBe(200)
+    await expect(answer.text()).rejects.toThrow()
+    const download = (spans: ReadableSpan[]) =>
+      spans.find((s) => s.kind === SpanKind.SERVER && s.attributes['url.path'] === '/download')
+    const span = download(await otel.spansWhere((s) => download(s) !== undefined))
+    expect(span?.attributes).toMatchObject({
+      'http.response.status_code': 200,
+      'hourglass.deadline.outcome': 'error',
+      'error.type': 'ECONNRESET',
+    })
+    expect(span?.events.map((e) => e.name)).not.toContain('hourglass.deadline.client_closed')
     expect(span?.status.code).toBe(SpanStatusCode.ERROR)
   })
 })

@@ -1,3 +1,6 @@
+import { once } from 'node:events'
+import { createServer } from 'node:http'
+import type { AddressInfo } from 'node:net'
 import {
   coreChannels,
   Deadline,
@@ -5,7 +8,11 @@ import {
   ManualClock,
   runWithRequestId,
 } from '@hourglass/core'
-import { expressChannels, type IngressStartMessage } from '@hourglass/express'
+import {
+  deadline as deadlineMiddleware,
+  expressChannels,
+  type IngressStartMessage,
+} from '@hourglass/express'
 import {
   type EgressAttemptEndMessage,
   type EgressAttemptMessage,
@@ -14,6 +21,7 @@ import {
 import { type LlmAttemptMessage, llmChannels } from '@hourglass/llm'
 import { instrumentDeadlines, type StopInstrumentation } from '@hourglass/otel'
 import { context, ROOT_CONTEXT, type Span, SpanStatusCode, trace } from '@opentelemetry/api'
+import express from 'express'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { setupOtel, spanNamed } from './helpers/otel.js'
 
@@ -55,6 +63,7 @@ function ingressStart(deadline: Deadline, budgetMs: number): IngressStartMessage
     source: 'x-deadline-remaining-ms',
     clamped: false,
     mode: 'enforce',
+    refused: false,
   }
 }
 
@@ -181,6 +190,61 @@ describe('instrumentDeadlines: ingress', () => {
     expect(
       await otel.counter('hourglass.deadline.exceeded', { 'hourglass.deadline.stage': 'arrival' }),
     ).toBe(1)
+  })
+
+  it('leaves a request strict refuses out of the ingress remaining histogram: it never ran, and its budget is only the fallback defaultMs', async () => {
+    const app = express()
+    app.use(deadlineMiddleware({ strict: true, defaultMs: 2000, reserveMs: 0, clock }))
+    app.get('/', (_req, res) => {
+      res.json({ ok: true })
+    })
+    const server = createServer(app)
+    server.listen(0, '127.0.0.1')
+    try {
+      await once(server, 'listening')
+      const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/`
+      const refused = await fetch(url, { headers: { 'x-deadline-remaining-ms': 'soon' } })
+      expect(refused.status).toBe(400)
+      await refused.body?.cancel()
+      const served = await fetch(url, { headers: { 'x-deadline-remaining-ms': '800' } })
+      expect(served.status).toBe(200)
+      await served.json()
+    } finally {
+      server.closeAllConnections()
+      await new Promise((resolve) => server.close(resolve))
+    }
+    expect(await otel.histogram('hourglass.deadline.ingress.remaining')).toEqual({
+      count: 1,
+      min: 0.8,
+      max: 0.8,
+    })
+  })
+
+  it('fails the request span of a response the server destroyed with an error mid-body (outcome error), its 2xx notwithstanding', async () => {
+    const deadline = Deadline.after(1000, { clock })
+    const failure = Object.assign(new Error('upstream broke'), { code: 'ECONNRESET' })
+    inSpan('GET /download', (span) => {
+      publish(expressChannels.start, ingressStart(deadline, 1000))
+      context.with(ROOT_CONTEXT, () =>
+        publish(expressChannels.end, {
+          deadline,
+          req: {},
+          statusCode: 200,
+          elapsedMs: 40,
+          outcome: 'error',
+          error: failure,
+        }),
+      )
+      span.end()
+    })
+    const span = spanNamed(otel.exporter.getFinishedSpans(), 'GET /download')
+    expect(span.attributes).toMatchObject({
+      'hourglass.deadline.outcome': 'error',
+      'error.type': 'ECONNRESET',
+    })
+    expect(span.status.code).toBe(SpanStatusCode.ERROR)
+    expect(span.events).toEqual([])
+    expect(await otel.counter('hourglass.deadline.client_closed')).toBe(0)
   })
 
   it('records a caller that left as an event on its request span and in a counter', async () => {

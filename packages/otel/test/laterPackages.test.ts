@@ -52,6 +52,7 @@ describe('instrumentDeadlines: packages loaded after it was called', () => {
         source: 'default',
         clamped: false,
         mode: 'enforce',
+        refused: false,
       })),
     )
     span.end()
