@@ -13,10 +13,20 @@ export interface JobDeadlineExceededDetails {
   stage: JobDeadlineStage
   jobId: string
   queue: string
-  /** The time the job was given when it was added, in ms. */
+  /**
+   * The time the job was given when it was added, in ms — or, when it
+   * recorded none (`budgetRecorded: false`), the time it had left when the
+   * worker took it (never negative).
+   */
   budgetMs: number
   /** How much of it had passed, in ms. */
   elapsedMs: number
+  /**
+   * False when the job recorded no budget (another producer, or a hand, wrote
+   * its deadline): the message then says so instead of what it was added
+   * with. Default true.
+   */
+  budgetRecorded?: boolean | undefined
   /** What the failed attempt threw (stages `running` and `retry`). */
   cause?: unknown
   /** The back-off BullMQ would have waited before the next attempt, in ms (stage `retry`). */
@@ -42,12 +52,15 @@ export class JobDeadlineExceededError extends DeadlineExceededError {
   readonly stage: JobDeadlineStage
   readonly jobId: string
   readonly queue: string
+  /** False when the job recorded no budget: `budgetMs` is then what it had left when the worker took it. */
+  readonly budgetRecorded: boolean
 
   constructor(details: JobDeadlineExceededDetails) {
     super({ budgetMs: details.budgetMs, elapsedMs: details.elapsedMs, cause: details.cause })
     this.stage = details.stage
     this.jobId = details.jobId
     this.queue = details.queue
+    this.budgetRecorded = details.budgetRecorded !== false
     this.message = `deadline_exceeded: ${describe(details, this.budgetMs, this.elapsedMs)}`
     this.name = 'UnrecoverableError'
     Object.defineProperty(this, MARKER, { value: true })
@@ -56,7 +69,8 @@ export class JobDeadlineExceededError extends DeadlineExceededError {
 
 function describe(d: JobDeadlineExceededDetails, budgetMs: number, elapsedMs: number): string {
   const job = `job ${d.jobId} of ${d.queue}`
-  const added = `added with ${budgetMs} ms left`
+  // A job that recorded no budget was not "added with 0 ms left": nobody knows what it was added with.
+  const added = d.budgetRecorded === false ? 'no budget recorded' : `added with ${budgetMs} ms left`
   if (d.stage === 'queued') {
     const from = d.stalled ? ' (back from a stalled worker)' : ''
     // Refused by the worker's minBudgetMs before its deadline: it was not late.

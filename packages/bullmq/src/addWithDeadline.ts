@@ -1,4 +1,10 @@
-import { currentDeadline, type Deadline, untilEnded } from '@hourglass/core'
+import {
+  currentDeadline,
+  type Deadline,
+  describeValue,
+  MAX_TIMER_MS,
+  untilEnded,
+} from '@hourglass/core'
 import type { Job, JobsOptions } from 'bullmq'
 import { bullmqChannels } from './channels.js'
 import { readRedisTime, scriptClientOf, toRedisMs } from './redisTime.js'
@@ -12,7 +18,27 @@ export interface AddWithDeadlineOptions extends JobsOptions {
    * any deadline that has ended.
    */
   deadline?: Deadline | undefined
+  /**
+   * The most time a job is given, in ms: a deadline with more left is cut
+   * to this (the job's stored expiry and budget both), as the ingresses cut
+   * an inbound deadline to theirs. A finite number > 0, at most 2³¹−1 (cut
+   * to it, as every `maxMs` of Hourglass is). Default 86 400 000 (a day).
+   */
+  maxMs?: number | undefined
 }
+
+/**
+ * Default `maxMs`: a day. Not the ingresses' 30 s, which bounds a request
+ * someone is waiting on: a job legitimately waits in a backlog, a `delay` or
+ * the back-offs of several attempts for minutes or hours, and its producer
+ * may be a long workflow rather than a request. Nor core's 2³¹−1 ms (24.8
+ * days), which bounds only the absurd. A deadline further away than a day is
+ * not one anybody waits on — it is a schedule (`delay`, a job scheduler) —
+ * and a day still turns an unbounded budget (a unit slip, a value computed
+ * from an untrusted header, 1e15 ms) into a bounded one. A producer whose
+ * jobs need longer raises `maxMs`.
+ */
+const DEFAULT_MAX_MS = 86_400_000
 
 /** The part of a BullMQ `Queue` used here. */
 export interface QueueLike<DataType, ResultType, NameType extends string> {
@@ -34,7 +60,9 @@ export interface QueueLike<DataType, ResultType, NameType extends string> {
  * A deadline that has already ended is not enqueued: its reason is thrown
  * (`DeadlineExceededError`, or the cancel reason), as `createFetch` does
  * before it touches a socket. An observe-only deadline (dark mode) is stored
- * as such and never refuses anything.
+ * as such and never refuses anything. A deadline with more than `maxMs` left
+ * (a day by default) gives the job `maxMs`: no budget rides with a job
+ * unbounded, as none enters through an ingress unbounded.
  */
 export async function addWithDeadline<DataType, ResultType, NameType extends string>(
   queue: QueueLike<DataType, ResultType, NameType>,
@@ -42,7 +70,10 @@ export async function addWithDeadline<DataType, ResultType, NameType extends str
   data: DataType,
   options: AddWithDeadlineOptions = {},
 ): Promise<Job<DataType, ResultType, NameType>> {
-  const { deadline = currentDeadline(), ...opts } = options
+  const { deadline = currentDeadline(), maxMs: maxOption, ...opts } = options
+  // Checked on every call, with or without a deadline: a bad value fails
+  // where it is written, not only once a deadline comes along.
+  const maxMs = resolveMaxMs(maxOption)
   if (!deadline) return queue.add(name, data, opts)
   // Before the no-expiry shortcut: a cancelled Deadline.never() (the caller
   // left) has ended too, and its job must not be enqueued either.
@@ -59,16 +90,27 @@ export async function addWithDeadline<DataType, ResultType, NameType extends str
     { deadline },
   )
   if (!deadline.observe) deadline.throwIfExpired()
-  const budgetMs = Math.floor(deadline.remaining())
+  const remaining = deadline.remaining()
+  // Cut to maxMs, expiry and budget alike, from the same reading of the clock.
+  const clamped = remaining > maxMs
+  const budgetMs = Math.floor(clamped ? maxMs : remaining)
+  const expiresAt = clamped ? deadline.expiresAt - (remaining - maxMs) : deadline.expiresAt
   const stored: StoredDeadline = {
-    expiresAtMs: toRedisMs(deadline.expiresAt, sample),
+    expiresAtMs: toRedisMs(expiresAt, sample),
     budgetMs,
   }
   if (deadline.observe) stored.observe = true
   if (bullmqChannels.enqueue.hasSubscribers) {
     // Where a tracer leaves its context for the worker: stored only if one did.
     const trace: Record<string, string> = {}
-    bullmqChannels.enqueue.publish(() => ({ queue: queue.name, name, deadline, budgetMs, trace }))
+    bullmqChannels.enqueue.publish(() => ({
+      queue: queue.name,
+      name,
+      deadline,
+      budgetMs,
+      clamped,
+      trace,
+    }))
     if (Object.keys(trace).length > 0) stored.trace = trace
   }
   const job = await queue.add(name, data, { ...opts, [DEADLINE_OPTION]: stored } as JobsOptions)
@@ -78,11 +120,27 @@ export async function addWithDeadline<DataType, ResultType, NameType extends str
     queue: queue.name,
     name,
     budgetMs,
-    remainingMs: Math.max(0, Math.floor(deadline.remaining())),
+    clamped,
+    remainingMs: Math.max(0, Math.floor(expiresAt - deadline.clock.now())),
     expiresAtMs: stored.expiresAtMs,
     clockErrorMs: sample.receivedAt - sample.sentAt,
     observe: deadline.observe,
     ...(stored.trace ? { trace: stored.trace } : {}),
   }))
   return job
+}
+
+/**
+ * `maxMs` as every ingress checks its own (core's resolveIngressOptions): a
+ * finite number > 0, cut to 2³¹−1; a `TypeError` for a value of the wrong
+ * type, a `RangeError` for one out of range, the value shown as every
+ * package shows one (core's describeValue).
+ */
+function resolveMaxMs(value: number | undefined): number {
+  if (value === undefined) return DEFAULT_MAX_MS
+  if (typeof value !== 'number' || !Number.isFinite(value) || value <= 0) {
+    const message = `addWithDeadline: maxMs must be a finite number of ms > 0, got ${describeValue(value)}`
+    throw typeof value === 'number' ? new RangeError(message) : new TypeError(message)
+  }
+  return Math.min(value, MAX_TIMER_MS)
 }

@@ -8,8 +8,11 @@ export interface BullmqJobMessage {
   queue: string
   /** The job's name. */
   name: string
-  /** The time the job was given when it was added, in ms. */
-  budgetMs: number
+  /**
+   * The time the job was given when it was added, in ms; undefined when it
+   * recorded none (its deadline was written by another producer, or by hand).
+   */
+  budgetMs: number | undefined
   /** What was left of it when the message was published, in ms (never negative). */
   remainingMs: number
   /** The trace context stored with the job by a subscriber to `enqueue`, if any. Read it; do not change it. */
@@ -27,8 +30,10 @@ export interface BullmqEnqueueMessage {
   name: string
   /** The producer's deadline, the one the job is added under. */
   deadline: Deadline
-  /** The time the job is given, in ms. */
+  /** The time the job is given, in ms: what the deadline has left, at most `maxMs`. */
   budgetMs: number
+  /** The deadline had more left than `maxMs`: the job is given `maxMs`. */
+  clamped: boolean
   /**
    * Stored with the job (`job.opts.hourglass.trace`) when a subscriber adds
    * to it, and handed back on the job's worker messages: where a tracer puts
@@ -40,6 +45,10 @@ export interface BullmqEnqueueMessage {
 
 /** `hourglass:bullmq:add` — a job was added with its deadline. */
 export interface BullmqAddMessage extends BullmqJobMessage {
+  /** The time the job was given, in ms: what its deadline had left, at most `maxMs`. */
+  budgetMs: number
+  /** The deadline had more left than `maxMs`: the job was given `maxMs`. */
+  clamped: boolean
   /** When the job's time runs out, in ms on the Redis server's clock (what the job carries). */
   expiresAtMs: number
   /** The round trip of the Redis `TIME` read, in ms: the most the stored expiry is early by. */
@@ -107,10 +116,32 @@ export interface BullmqEndMessage extends BullmqJobMessage {
 }
 
 /**
+ * `hourglass:bullmq:invalid` — a worker took a job whose stored deadline is
+ * malformed (corrupt job data, another producer's format slip): the job runs
+ * as one without a deadline, and this says why. Published on every attempt.
+ */
+export interface BullmqInvalidMessage {
+  /** The job's id (BullMQ's `job.id`). */
+  jobId: string
+  /** The queue's name (without the key prefix). */
+  queue: string
+  /** The job's name. */
+  name: string
+  /** 1 for the first attempt. */
+  attempt: number
+  /** `hourglass`: the option itself is not an object; else the field that is malformed. */
+  field: 'hourglass' | 'expiresAtMs' | 'budgetMs'
+  /** The value found there, described as option errors show one (`'12' (a string)`, `-5`, `null`, `Infinity`, `an object`), never the value itself. */
+  value: string
+  /** Why it was refused: `not a finite number ≥ 0`, `missing`, `not an object`. */
+  reason: string
+}
+
+/**
  * The diagnostics channels @hourglass/bullmq publishes on (only while somebody
- * subscribes). Every message but `enqueue` carries the job id, queue,
- * `budgetMs` and `remainingMs` (and the stored `trace`, if any); `expire` and
- * `end` carry an `outcome`.
+ * subscribes). Every message but `enqueue` and `invalid` carries the job id,
+ * queue, `budgetMs` and `remainingMs` (and the stored `trace`, if any);
+ * `expire` and `end` carry an `outcome`.
  */
 export const bullmqChannels = defineChannels('bullmq', {
   /** A job with a deadline is about to be added: a tracer may store its context with it. */
@@ -123,6 +154,8 @@ export const bullmqChannels = defineChannels('bullmq', {
   end: defineChannel<BullmqEndMessage>('hourglass:bullmq:end'),
   /** A job reached a worker after its deadline; it was not run. */
   expire: defineChannel<BullmqExpireMessage>('hourglass:bullmq:expire'),
+  /** A worker took a job whose stored deadline is malformed; it runs without one. */
+  invalid: defineChannel<BullmqInvalidMessage>('hourglass:bullmq:invalid'),
 })
 
 declare module '@hourglass/core' {

@@ -5,6 +5,7 @@ export {
   type BullmqEndMessage,
   type BullmqEnqueueMessage,
   type BullmqExpireMessage,
+  type BullmqInvalidMessage,
   type BullmqJobMessage,
   type BullmqStartMessage,
   bullmqChannels,

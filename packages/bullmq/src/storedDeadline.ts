@@ -37,23 +37,48 @@ export interface ReadDeadline extends Omit<StoredDeadline, 'budgetMs'> {
   budgetMs: number | undefined
 }
 
+/** What is wrong with a job's stored deadline: which part, the value read there, and why it is refused. */
+export interface MalformedDeadline {
+  /** `hourglass`: the option itself is not an object; else the field that is malformed. */
+  field: 'hourglass' | 'expiresAtMs' | 'budgetMs'
+  /** The value as read from the job (may be anything another writer put there). */
+  value: unknown
+  reason: string
+}
+
 /**
  * The deadline stored in a job's options, or undefined when there is none.
  * A job's options come from whoever could write to Redis: a malformed value
- * is treated as no deadline rather than failing the job. Malformed is an
- * `expiresAtMs`, or a `budgetMs` that is present, that is not a finite number
- * ≥ 0 (a string, null, a negative, the Infinity JSON.parse makes of 1e400).
- * A missing `budgetMs` is not malformed: the worker bounds such a job itself.
+ * is treated as no deadline rather than failing the job, and handed to
+ * `onMalformed` (the worker reports it on `hourglass:bullmq:invalid`).
+ * Malformed is an option that is not an object, or an `expiresAtMs`, or a
+ * `budgetMs` that is present, that is not a finite number ≥ 0 (a string,
+ * null, a negative, the Infinity JSON.parse makes of 1e400). A missing
+ * `budgetMs` is not malformed: the worker bounds such a job itself. Nor is
+ * an option that is absent or `null`: that is a job without a deadline.
  */
-export function readStoredDeadline(opts: unknown): ReadDeadline | undefined {
+export function readStoredDeadline(
+  opts: unknown,
+  onMalformed?: (problem: MalformedDeadline) => void,
+): ReadDeadline | undefined {
   const stored = (opts as Record<string, unknown> | undefined)?.[DEADLINE_OPTION]
-  if (typeof stored !== 'object' || stored === null) return undefined
+  if (stored === undefined || stored === null) return undefined
+  if (typeof stored !== 'object') {
+    onMalformed?.({ field: DEADLINE_OPTION, value: stored, reason: 'not an object' })
+    return undefined
+  }
   const { expiresAtMs, budgetMs, observe } = stored as Record<string, unknown>
-  if (!isTime(expiresAtMs)) return undefined
+  if (!isTime(expiresAtMs)) {
+    onMalformed?.({ field: 'expiresAtMs', value: expiresAtMs, reason: notATime(expiresAtMs) })
+    return undefined
+  }
   // A budget that is there but unreadable means the writer got the format
   // wrong, and its expiry is no more trustworthy: the whole deadline is
   // unusable, as with a malformed expiry.
-  if (budgetMs !== undefined && !isTime(budgetMs)) return undefined
+  if (budgetMs !== undefined && !isTime(budgetMs)) {
+    onMalformed?.({ field: 'budgetMs', value: budgetMs, reason: notATime(budgetMs) })
+    return undefined
+  }
   const read: ReadDeadline = { expiresAtMs, budgetMs }
   if (observe === true) read.observe = true
   const trace = readTrace((stored as Record<string, unknown>).trace)
@@ -64,6 +89,10 @@ export function readStoredDeadline(opts: unknown): ReadDeadline | undefined {
 /** A stored time or duration in ms: a finite number, not before 0. */
 function isTime(value: unknown): value is number {
   return typeof value === 'number' && Number.isFinite(value) && value >= 0
+}
+
+function notATime(value: unknown): string {
+  return value === undefined ? 'missing' : 'not a finite number ≥ 0'
 }
 
 /** String entries only, a few and short; anything else is dropped (it is only telemetry). */

@@ -1,6 +1,7 @@
 import {
   type Clock,
   Deadline,
+  describeValue,
   isClock,
   isDeadlineExceeded,
   runWithDeadline,
@@ -11,7 +12,7 @@ import { type BullmqAttemptOutcome, type BullmqJobMessage, bullmqChannels } from
 import { JobDeadlineExceededError } from './JobDeadlineExceededError.js'
 import { isDeferral, nextAttempt } from './nextAttempt.js'
 import { readRedisTime, scriptClientOf, toLocalMs } from './redisTime.js'
-import { readStoredDeadline } from './storedDeadline.js'
+import { type MalformedDeadline, readStoredDeadline } from './storedDeadline.js'
 
 export interface WithDeadlineOptions {
   /**
@@ -80,7 +81,8 @@ export type DeadlineProcessor<DataType, ResultType, NameType extends string> = P
  *   next one; otherwise the job fails with `deadline_exceeded`.
  * - A job is never given more than the budget it was added with, nor, when
  *   it recorded none, than `maxMs`, whatever its stored expiry says.
- * - Jobs without a deadline — or with a malformed one — run exactly as before.
+ * - Jobs without a deadline — or with a malformed one — run exactly as before;
+ *   a malformed one is reported on `hourglass:bullmq:invalid`.
  *
  * Only in-process processors (a function); not sandboxed processor files.
  */
@@ -134,7 +136,14 @@ export function withDeadline<
     token?: string,
     signal?: AbortSignal,
   ): Promise<ResultType> => {
-    const stored = readStoredDeadline(job.opts)
+    // A malformed deadline is run as none (failing the job for its options
+    // would turn a format slip into lost work), but not silently.
+    const stored = readStoredDeadline(
+      job.opts,
+      bullmqChannels.invalid.hasSubscribers
+        ? (problem) => reportMalformed(job, problem)
+        : undefined,
+    )
     if (!stored) return processor(job, token, signal)
 
     const client = await scriptClientOf((job as unknown as { backend: unknown }).backend)
@@ -147,13 +156,16 @@ export function withDeadline<
     // cut to the worker's maxMs: every deadline a worker gives is bounded.
     const fromExpiry = toLocalMs(stored.expiresAtMs, sample) - clock.now()
     const remaining = Math.min(fromExpiry, stored.budgetMs ?? maxMs)
-    // Messages and errors say 0 for a budget the job did not record, as before.
-    const budgetMs = stored.budgetMs ?? 0
+    // A job that recorded no budget is not reported as "added with 0 ms":
+    // messages say undefined, and errors measure against the time it had when
+    // this worker took it, and say that no budget was recorded.
+    const budgetRecorded = stored.budgetMs !== undefined
+    const budgetMs = stored.budgetMs ?? Math.max(0, remaining)
     const about = (remainingMs: number): BullmqJobMessage => ({
       jobId: job.id ?? '',
       queue: job.queueName,
       name: job.name,
-      budgetMs,
+      budgetMs: stored.budgetMs,
       remainingMs: Math.max(0, Math.floor(remainingMs)),
       ...(stored.trace ? { trace: stored.trace } : {}),
     })
@@ -177,6 +189,7 @@ export function withDeadline<
           queue: job.queueName,
           budgetMs,
           elapsedMs: budgetMs - remaining,
+          budgetRecorded,
           stalled,
         })
       }
@@ -196,7 +209,14 @@ export function withDeadline<
       return result
     } catch (error) {
       thrown = error
-      const decided = await decide(error, job, deadline, budgetMs, minBudgetMs, counts)
+      const decided = await decide(
+        error,
+        job,
+        deadline,
+        { budgetMs, budgetRecorded },
+        minBudgetMs,
+        counts,
+      )
       outcome = decided.outcome
       enforced = decided.enforced
       throw decided.error
@@ -229,7 +249,7 @@ async function decide(
   error: unknown,
   job: Job,
   deadline: Deadline,
-  budgetMs: number,
+  { budgetMs, budgetRecorded }: { budgetMs: number; budgetRecorded: boolean },
   minBudgetMs: number,
   counts: DeadlineCounts,
 ): Promise<{ outcome: BullmqAttemptOutcome; error: unknown; enforced?: BullmqAttemptOutcome }> {
@@ -240,6 +260,7 @@ async function decide(
       queue: job.queueName,
       budgetMs,
       elapsedMs: budgetMs - deadline.remaining(),
+      budgetRecorded,
       cause: error,
       ...(retryDelayMs === undefined ? {} : { retryDelayMs }),
     })
@@ -267,4 +288,17 @@ async function decide(
     return { outcome: 'no_time_to_retry', error: fail('retry', next.delayMs) }
   }
   return { outcome: 'retry', error, ...observed }
+}
+
+/** `hourglass:bullmq:invalid`: the value described, never handed over as it is (it may be anything). */
+function reportMalformed(job: Job, problem: MalformedDeadline): void {
+  bullmqChannels.invalid.publish(() => ({
+    jobId: job.id ?? '',
+    queue: job.queueName,
+    name: job.name,
+    attempt: job.attemptsMade + 1,
+    field: problem.field,
+    value: describeValue(problem.value),
+    reason: problem.reason,
+  }))
 }
