@@ -1,4 +1,5 @@
 import { MAX_TIMER_MS } from './clock.js'
+import { describeValue } from './describeValue.js'
 import {
   DEADLINE_SOURCES,
   type DeadlineSource,
@@ -62,14 +63,23 @@ const GRPC_UNIT_MS: Record<string, number> = {
 
 /**
  * Read the caller's deadline from request headers. The smallest valid value
- * among the trusted sources wins. Never throws: malformed values (negative,
- * fractional, empty, too long, non-numeric, repeated or comma-joined, past
- * 2^31−1 ms) are listed in `invalid` with the reason.
+ * among the trusted sources wins. Never throws for what the headers hold:
+ * malformed values (negative, fractional, empty, too long, non-numeric,
+ * repeated or comma-joined, past 2^31−1 ms) are listed in `invalid` with the
+ * reason, and so is a header whose read throws (a Proxy, a throwing getter or
+ * `get`). `headers` that is not an object at all is a `TypeError`: a bug in
+ * the caller, not something a request sent.
  */
 export function readDeadline(
   headers: HeaderSource,
   options: ReadDeadlineOptions = {},
 ): ReadDeadlineResult {
+  if (typeof headers !== 'object' || headers === null) {
+    // Else "Cannot read properties of undefined (reading 'get')", naming nothing.
+    throw new TypeError(
+      `readDeadline: headers must be an object (IncomingHttpHeaders, Headers or a record), got ${describeValue(headers)}`,
+    )
+  }
   const maxMs = clampOption(options.maxMs, MAX_TIMER_MS)
   const minMs = Math.min(clampOption(options.minMs, 0), maxMs)
   const sources = options.sources ?? DEADLINE_SOURCES
@@ -78,7 +88,17 @@ export function readDeadline(
   let source: DeadlineSource | undefined
   for (const header of KNOWN_DEADLINE_SOURCES) {
     if (!sources.includes(header)) continue
-    const raw = getHeader(headers, header)
+    let raw: string | readonly string[] | undefined
+    try {
+      raw = getHeader(headers, header)
+    } catch {
+      // The container's own read threw (a Proxy trap, a getter, a `get` or a
+      // value's toString): unreadable, listed like any other bad value. Thrown
+      // on, it crashed the ingress (or the propagator) that asked. The error
+      // itself is not kept: it may quote anything the container held.
+      invalid.push({ header, value: '', reason: 'unreadable (reading it threw)' })
+      continue
+    }
     if (raw === undefined) continue
     const parsed =
       header === GRPC_TIMEOUT_HEADER
@@ -159,8 +179,8 @@ function parseGrpcTimeout(raw: string | readonly string[]): number | string {
 
 function getHeader(headers: HeaderSource, name: string): string | readonly string[] | undefined {
   if (typeof (headers as { get?: unknown }).get === 'function') {
-    const value = (headers as { get(name: string): string | null }).get(name)
-    return value ?? undefined
+    // Any `get`: a Map of numbers too, whose value is no string either.
+    return headerValue((headers as { get(name: string): unknown }).get(name))
   }
   const record = headers as Readonly<Record<string, unknown>>
   let value = Object.hasOwn(record, name) ? record[name] : undefined
@@ -172,6 +192,11 @@ function getHeader(headers: HeaderSource, name: string): string | readonly strin
       }
     }
   }
+  return headerValue(value)
+}
+
+/** A header's value as the parsers take it: a string, or the values of a repeated header. */
+function headerValue(value: unknown): string | readonly string[] | undefined {
   if (value === undefined || value === null) return undefined
   if (typeof value === 'number') return String(value)
   if (typeof value === 'string') return value

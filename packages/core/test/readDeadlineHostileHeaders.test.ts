@@ -1,0 +1,109 @@
+import { DEADLINE_HEADER, readDeadline } from '@hourglass/core'
+import { expect, it } from 'vitest'
+
+// readDeadline is called by every ingress (express, gRPC, the gateway) and by
+// otel's propagator on whatever container the request's headers come in.
+// A container whose reads throw — a Proxy, a getter, a `get` — made
+// readDeadline throw the container's own error (or a bare string) through
+// the ingress that asked; a `get` returning a number (a Map) threw
+// "raw.join is not a function". What the headers hold must give a result.
+
+const unreadable = { value: '', reason: 'unreadable (reading it threw)' }
+
+it('a container whose reads throw gives a result: every trusted header listed as unreadable, no budget', () => {
+  const containers: Record<string, object> = {
+    'a Proxy whose traps throw': new Proxy(
+      {},
+      {
+        get() {
+          throw new Error('trap')
+        },
+        has() {
+          throw new Error('trap')
+        },
+        ownKeys() {
+          throw new Error('trap')
+        },
+        getOwnPropertyDescriptor() {
+          throw new Error('trap')
+        },
+      },
+    ),
+    'a get() that throws': {
+      get() {
+        throw new Error('get threw')
+      },
+    },
+    'a get() that throws a string': {
+      get() {
+        throw 'not even an Error'
+      },
+    },
+    'a getter for get': Object.defineProperty({}, 'get', {
+      get() {
+        throw new Error('getter')
+      },
+    }),
+  }
+  for (const [label, headers] of Object.entries(containers)) {
+    const read = readDeadline(headers as never)
+    expect(read, label).toEqual({
+      ms: undefined,
+      source: undefined,
+      clamped: false,
+      invalid: [
+        { header: 'x-deadline-remaining-ms', ...unreadable },
+        { header: 'grpc-timeout', ...unreadable },
+        { header: 'x-envoy-expected-rq-timeout-ms', ...unreadable },
+      ],
+    })
+  }
+})
+
+it('one unreadable header does not hide a readable one: the valid value still wins', () => {
+  const headers = Object.defineProperties(
+    {},
+    {
+      [DEADLINE_HEADER]: {
+        enumerable: true,
+        get() {
+          throw new Error('getter')
+        },
+      },
+      'grpc-timeout': { enumerable: true, value: '250m' },
+    },
+  )
+  expect(readDeadline(headers as never)).toEqual({
+    ms: 250,
+    source: 'grpc-timeout',
+    clamped: false,
+    invalid: [{ header: DEADLINE_HEADER, ...unreadable }],
+  })
+  // A value whose toString throws is unreadable too.
+  const value = {
+    toString() {
+      throw new Error('toString')
+    },
+  }
+  expect(readDeadline({ [DEADLINE_HEADER]: value } as never).invalid).toEqual([
+    { header: DEADLINE_HEADER, ...unreadable },
+  ])
+})
+
+it('any get(): a Map of numbers is read like a record of numbers', () => {
+  expect(readDeadline(new Map([[DEADLINE_HEADER, 500]]) as never)).toMatchObject({
+    ms: 500,
+    source: DEADLINE_HEADER,
+    invalid: [],
+  })
+  expect(readDeadline(new Map([['grpc-timeout', ['1S', '2S']]]) as never).invalid).toEqual([
+    { header: 'grpc-timeout', value: '1S, 2S', reason: 'repeated header' },
+  ])
+})
+
+it('headers that are not an object at all is a TypeError that says so (a caller bug, not a request)', () => {
+  for (const headers of [undefined, null, 'x-deadline-remaining-ms: 5']) {
+    expect(() => readDeadline(headers as never)).toThrow(TypeError)
+    expect(() => readDeadline(headers as never)).toThrow(/^readDeadline: headers must be an object/)
+  }
+})
