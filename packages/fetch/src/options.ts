@@ -1,4 +1,4 @@
-import { type Clock, isClock, systemClock } from '@hourglass/core'
+import { type Clock, describeValue, isClock, systemClock } from '@hourglass/core'
 
 /** When a headers timeout with 0 bytes received may be retried: `idempotent` methods/keys only, always (`true`), never (`false`). */
 export type EmptyReadRetry = 'idempotent' | boolean
@@ -79,7 +79,9 @@ export interface ResolvedOptions extends PhaseLimits {
 export function resolveRetry(retry: RetryOptions | false | undefined): ResolvedRetry | false {
   if (retry === false) return false
   if (retry !== undefined && (typeof retry !== 'object' || retry === null)) {
-    throw new TypeError(`retry must be an object of retry rules or false, got ${describe(retry)}`)
+    throw new TypeError(
+      `retry must be an object of retry rules or false, got ${describeValue(retry)}`,
+    )
   }
   return {
     fastConnectFailure: boolean('retry.fastConnectFailure', retry?.fastConnectFailure, true),
@@ -131,7 +133,7 @@ export function clockFor(options: ResolvedOptions, deadlineClock: Clock | undefi
 function nonNegative(name: string, value: number | undefined, fallback: number): number {
   if (value === undefined) return fallback
   if (typeof value !== 'number' || !Number.isFinite(value) || value < 0) {
-    throw new TypeError(`${name} must be a finite number ≥ 0 (ms), got ${describe(value)}`)
+    throw new TypeError(`${name} must be a finite number ≥ 0 (ms), got ${describeValue(value)}`)
   }
   return value
 }
@@ -144,7 +146,9 @@ function nonNegative(name: string, value: number | undefined, fallback: number):
  */
 function lookup(value: LookupFunction | undefined): LookupFunction | undefined {
   if (value !== undefined && typeof value !== 'function') {
-    throw new TypeError(`lookup must be a dns.lookup-compatible function, got ${describe(value)}`)
+    throw new TypeError(
+      `lookup must be a dns.lookup-compatible function, got ${describeValue(value)}`,
+    )
   }
   return value
 }
@@ -152,7 +156,7 @@ function lookup(value: LookupFunction | undefined): LookupFunction | undefined {
 function clock(value: Clock | undefined): Clock | undefined {
   if (value === undefined || isClock(value)) return value
   const got =
-    typeof value === 'object' && value !== null ? 'an object without them' : describe(value)
+    typeof value === 'object' && value !== null ? 'an object without them' : describeValue(value)
   throw new TypeError(
     `clock must be a Clock (now, setTimeout and clearTimeout functions), got ${got}`,
   )
@@ -161,7 +165,7 @@ function clock(value: Clock | undefined): Clock | undefined {
 function boolean(name: string, value: boolean | undefined, fallback: boolean): boolean {
   if (value === undefined) return fallback
   if (typeof value !== 'boolean') {
-    throw new TypeError(`${name} must be true or false, got ${describe(value)}`)
+    throw new TypeError(`${name} must be true or false, got ${describeValue(value)}`)
   }
   return value
 }
@@ -171,7 +175,7 @@ function emptyRead(value: EmptyReadRetry | undefined): EmptyReadRetry {
   if (value === undefined) return 'idempotent'
   if (value !== 'idempotent' && value !== true && value !== false) {
     throw new TypeError(
-      `retry.emptyRead must be 'idempotent', true or false, got ${describe(value)}`,
+      `retry.emptyRead must be 'idempotent', true or false, got ${describeValue(value)}`,
     )
   }
   return value
@@ -179,19 +183,14 @@ function emptyRead(value: EmptyReadRetry | undefined): EmptyReadRetry {
 
 function statuses(value: readonly number[] | undefined): readonly number[] {
   if (value === undefined) return []
-  if (
-    !Array.isArray(value) ||
-    !value.every((status) => Number.isInteger(status) && status >= 100 && status <= 599)
-  ) {
-    throw new TypeError(
-      `retry.statuses must be an array of HTTP statuses (integers 100–599), got ${describe(value)}`,
-    )
+  const rule = 'retry.statuses must be an array of HTTP statuses (integers 100–599)'
+  if (!Array.isArray(value)) throw new TypeError(`${rule}, got ${describeValue(value)}`)
+  const bad = value.findIndex(
+    (status) => !(Number.isInteger(status) && status >= 100 && status <= 599),
+  )
+  if (bad !== -1) {
+    // The entry itself: "got an array" would not say which value is wrong.
+    throw new TypeError(`${rule}, got ${describeValue(value[bad])} at index ${bad}`)
   }
   return value
-}
-
-function describe(value: unknown): string {
-  if (typeof value === 'string') return JSON.stringify(value)
-  if (Array.isArray(value)) return `[${value.map(describe).join(', ')}]`
-  return String(value)
 }

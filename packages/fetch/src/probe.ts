@@ -1,3 +1,4 @@
+import { Deadline, describeValue } from '@hourglass/core'
 import type { AttemptTimings } from './Attempt.js'
 import { type CreateFetchOptions, createFetch } from './createFetch.js'
 import { ProbeRedirectError } from './errors/ProbeRedirectError.js'
@@ -20,6 +21,15 @@ export interface ProbeOptions extends Omit<CreateFetchOptions, 'retry' | 'dispat
    * measured call then looks up and connects).
    */
   freshConnections?: boolean
+  /**
+   * The most one call may take, in ms — from dispatch to its body's last
+   * byte, warm-up calls included. A call still running then is abandoned
+   * and the probe rejects with core's `DeadlineExceededError`. Default: none
+   * (the phase limits alone bound a call: 10 s for the headers, then 10 s
+   * between body chunks). No `x-deadline-remaining-ms` is sent for it: the
+   * probed endpoint is timed as its callers reach it today.
+   */
+  callTimeoutMs?: number
 }
 
 export interface PhaseStats {
@@ -70,10 +80,26 @@ export interface ProbeResult {
  * (probe the one it redirects to).
  */
 export async function probe(url: string | URL, options: ProbeOptions = {}): Promise<ProbeResult> {
-  const { warmup = 3, samples = 10, method, headers, body, freshConnections = true } = options
+  const {
+    warmup = 3,
+    samples = 10,
+    method,
+    headers,
+    body,
+    freshConnections = true,
+    callTimeoutMs,
+  } = options
   if (!Number.isInteger(samples) || samples < 1)
     throw new TypeError('samples must be an integer ≥ 1')
   if (!Number.isInteger(warmup) || warmup < 0) throw new TypeError('warmup must be an integer ≥ 0')
+  if (
+    callTimeoutMs !== undefined &&
+    (typeof callTimeoutMs !== 'number' || !Number.isFinite(callTimeoutMs) || callTimeoutMs <= 0)
+  ) {
+    throw new TypeError(
+      `callTimeoutMs must be a finite number > 0 (ms), got ${describeValue(callTimeoutMs)}`,
+    )
+  }
   const init = {
     redirect: 'manual' as const,
     ...(method ? { method } : {}),
@@ -93,8 +119,14 @@ export async function probe(url: string | URL, options: ProbeOptions = {}): Prom
     for (let i = 0; i < warmup + samples; i++) {
       attempt = undefined
       const fetch = shared ?? createFetch(fetchOptions, { onAttempt })
+      // A signal, not the call's deadline: a deadline would be sent to the
+      // endpoint as x-deadline-remaining-ms and change what is measured.
+      const bound =
+        callTimeoutMs === undefined
+          ? undefined
+          : Deadline.after(callTimeoutMs, options.clock ? { clock: options.clock } : {})
       try {
-        const res = await fetch(url, init)
+        const res = await fetch(url, bound ? { ...init, signal: bound.signal } : init)
         // Not followed (`redirect: 'manual'`): a redirect is refused before its
         // target is called. A 3xx without a Location is the endpoint's answer.
         const location = REDIRECTS.has(res.status) ? res.headers.get('location') : null
@@ -106,6 +138,7 @@ export async function probe(url: string | URL, options: ProbeOptions = {}): Prom
         const done = attempt as { timings: AttemptTimings } | undefined
         if (i >= warmup && done) measured.push({ ...done.timings, status: res.status })
       } finally {
+        bound?.dispose()
         if (!shared) await fetch.close()
       }
     }

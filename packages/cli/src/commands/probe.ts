@@ -4,6 +4,17 @@ import { intOption, parseCommandArgs } from '../parseCommandArgs.js'
 import { parseHeader } from '../probe/parseHeader.js'
 import { UsageError } from '../UsageError.js'
 
+/**
+ * A probe call is abandoned once it has taken this many times `--budget`.
+ * Not the budget itself: calls slower than the budget are part of what the
+ * probe reports ("headersTimeoutMs … would have cut 2 of 10 samples, which
+ * took 400–500 ms"), and every setting it suggests is capped at the budget,
+ * so a call three times over it is cut by any of them and waiting longer
+ * tells nothing more. Before, only fetch's phase limits bounded a call (10 s
+ * for the headers, then 10 s per body chunk), whatever the budget.
+ */
+export const CALL_TIMEOUT_BUDGETS = 3
+
 export const probeCommand: Command = {
   name: 'probe',
   summary: 'measure an endpoint and suggest its timeouts and slice',
@@ -18,6 +29,7 @@ p90 ≥ 3 × median (a fixed timeout there is a lottery), and suggested
 covers the slowest sample; when the budget caps one below it, a warning says
 which share of the samples it would cut. An IP address gets no DNS limit.
 A URL that redirects is refused (exit 1): probe the one it redirects to.
+A call that takes ${CALL_TIMEOUT_BUDGETS} × --budget is abandoned and ends the probe (exit 1).
 
 Options:
   --warmup <n>          calls before measuring (default 3)
@@ -54,6 +66,7 @@ Options:
     const warmup = intOption('probe', 'warmup', values.warmup, 3, 0, 1000)
     const samples = intOption('probe', 'samples', values.samples, 10, 1, 10_000)
     const budgetMs = intOption('probe', 'budget', values.budget, 2000, 1)
+    const callTimeoutMs = CALL_TIMEOUT_BUDGETS * budgetMs
     const headers = (values.header ?? []).map(parseHeader)
     // fetch refuses a URL with credentials: send them as Basic auth (as curl
     // does, unless a --header says otherwise), and print the URL without them.
@@ -96,7 +109,12 @@ Options:
     let measured: Awaited<ReturnType<typeof probe>> | undefined
     let failure: unknown
     try {
-      measured = await probe(shown, { warmup, samples, ...(headers.length > 0 ? { headers } : {}) })
+      measured = await probe(shown, {
+        warmup,
+        samples,
+        callTimeoutMs,
+        ...(headers.length > 0 ? { headers } : {}),
+      })
     } catch (error) {
       failure = error
     } finally {
@@ -113,7 +131,7 @@ Options:
       return 1
     }
     if (measured === undefined) {
-      io.stderr(`hourglass probe: ${describeFailure(failure, url)}\n`)
+      io.stderr(`hourglass probe: ${describeFailure(failure, url, { budgetMs, callTimeoutMs })}\n`)
       return 1
     }
     const result = { ...measured, url: shown }

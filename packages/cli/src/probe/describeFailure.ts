@@ -1,3 +1,4 @@
+import { isDeadlineExceeded } from '@hourglass/core'
 import {
   isBodyTimeout,
   isConnectError,
@@ -32,12 +33,22 @@ function isTlsCode(code: string): boolean {
   return code in TLS_MEANING || code.startsWith('ERR_SSL_') || code.startsWith('ERR_TLS_')
 }
 
+/** The bound every probe call ran under: `callTimeoutMs`, from the `--budget`. */
+export interface CallBound {
+  budgetMs: number
+  callTimeoutMs: number
+}
+
 /**
  * Why a probe call failed, in one line naming the phase: a name that does
  * not resolve is a DNS failure, not a connect failure.
  */
-export function describeFailure(error: unknown, url: URL): string {
+export function describeFailure(error: unknown, url: URL, bound?: CallBound): string {
   const where = url.host
+  // The only deadline in a probe is the bound on each call (probe() passes it as a signal).
+  if (bound && isDeadlineExceeded(error)) {
+    return `${where} did not finish a call within ${bound.callTimeoutMs} ms (${bound.callTimeoutMs / bound.budgetMs} × the ${bound.budgetMs} ms --budget); the probe stops waiting there`
+  }
   const os = (error as { osCode?: unknown }).osCode
   const code =
     typeof os === 'string' ? ` (${os}${OS_MEANING[os] ? `: ${OS_MEANING[os]}` : ''})` : ''

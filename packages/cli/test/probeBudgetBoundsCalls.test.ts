@@ -1,0 +1,38 @@
+import { type FaultServer, faultServer } from '@hourglass/testkit'
+import { afterEach, expect, it } from 'vitest'
+import { runMain } from '../../../test/cli/runMain.js'
+
+// `hourglass probe --budget <ms>` did not bound the probe's own calls: an
+// endpoint that never answers held it for fetch's 10 s headers limit,
+// whatever the budget. A call is now abandoned at 3 × the budget (calls
+// slower than the budget are still measured: they are what the "would have
+// cut" warning reports). main() runs in this process, as test/cli's do; the
+// only wait is the 60 ms bound of a 20 ms budget.
+
+let server: FaultServer | undefined
+afterEach(async () => {
+  await server?.close()
+  server = undefined
+})
+
+it('a server that never answers ends the probe at 3 × --budget, naming the bound, and the call is closed', async () => {
+  server = await faultServer({ type: 'hang' })
+  const run = await runMain([
+    'probe',
+    server.url,
+    '--warmup',
+    '0',
+    '--samples',
+    '3',
+    '--budget',
+    '20',
+  ])
+  expect(run.code, run.stderr).toBe(1)
+  expect(run.stdout).toBe('')
+  expect(run.stderr).toMatch(
+    /^hourglass probe: 127\.0\.0\.1:\d+ did not finish a call within 60 ms \(3 × the 20 ms --budget\); the probe stops waiting there$/m,
+  )
+  // The probe closed the call it gave up on, and made no other.
+  await server.clientGone(0)
+  expect(server.records).toHaveLength(1)
+})

@@ -1,0 +1,56 @@
+import { expect, it } from 'vitest'
+import { createFetch } from '../src/index.js'
+
+// A bad option reads the same whichever package refused it: fetch shows the
+// value after "got" with core's describeValue, as express, the gateway and
+// core's own checks do — a string quoted and said to be one (so '100' is not
+// read as the number 100), an object or array by kind — and still names the
+// option and the bad value. No call is made; nothing here measures time.
+
+function message(options: unknown): string {
+  try {
+    createFetch(options as never)
+  } catch (error) {
+    return (error as Error).message
+  }
+  throw new Error('expected the options to be refused')
+}
+
+it('names the option and shows the bad value as every package does', () => {
+  expect(message({ headersTimeoutMs: '100' })).toBe(
+    "headersTimeoutMs must be a finite number ≥ 0 (ms), got '100' (a string)",
+  )
+  expect(message({ dnsTimeoutMs: Number.NaN })).toBe(
+    'dnsTimeoutMs must be a finite number ≥ 0 (ms), got NaN',
+  )
+  expect(message({ retry: { maxRetryAfterMs: -1 } })).toBe(
+    'retry.maxRetryAfterMs must be a finite number ≥ 0 (ms), got -1',
+  )
+  expect(message({ retry: 'none' })).toBe(
+    "retry must be an object of retry rules or false, got 'none' (a string)",
+  )
+  expect(message({ retry: { emptyRead: 'false' } })).toBe(
+    "retry.emptyRead must be 'idempotent', true or false, got 'false' (a string)",
+  )
+  expect(message({ retry: { fastConnectFailure: 0 } })).toBe(
+    'retry.fastConnectFailure must be true or false, got 0',
+  )
+  expect(message({ lookup: {} })).toBe(
+    'lookup must be a dns.lookup-compatible function, got an object',
+  )
+  expect(message({ clock: 'system' })).toBe(
+    "clock must be a Clock (now, setTimeout and clearTimeout functions), got 'system' (a string)",
+  )
+})
+
+it('retry.statuses names the entry that is not a status, not just "an array"', () => {
+  expect(message({ retry: { statuses: [429, 1000] } })).toBe(
+    'retry.statuses must be an array of HTTP statuses (integers 100–599), got 1000 at index 1',
+  )
+  expect(message({ retry: { statuses: ['503'] } })).toBe(
+    "retry.statuses must be an array of HTTP statuses (integers 100–599), got '503' (a string) at index 0",
+  )
+  expect(message({ retry: { statuses: 503 } })).toBe(
+    'retry.statuses must be an array of HTTP statuses (integers 100–599), got 503',
+  )
+})
