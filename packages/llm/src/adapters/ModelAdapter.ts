@@ -18,6 +18,18 @@ export interface SendOptions {
    * sent as it is instead of building the request again. Anything else is ignored.
    */
   prepared?: PreparedRequest | undefined
+  /**
+   * Written by the adapter, read by `callModel` once the attempt is over:
+   * set to true when a 2xx reply's headers came and its body — a whole
+   * answer, sent after the whole generation — is read next (a non-streamed
+   * answer, or JSON answering a stream request). The provider generated,
+   * and bills, that answer however the read ends, so an attempt the
+   * deadline or the caller's signal ends from then on is charged to the
+   * `CostBudget` (the prompt estimate plus `maxTokens`), as a body cut by
+   * anything else is. An adapter of your own that never sets it: such an
+   * attempt is not charged.
+   */
+  answerStarted?: boolean | undefined
 }
 
 /** A request built for one adapter, key not yet chosen (`ModelAdapter.prepare`). Opaque. */
@@ -115,18 +127,34 @@ export interface AdapterOptions {
   fetch?: HourglassFetch | undefined
   /**
    * The longest answer body read, in bytes: a non-streamed answer, or a JSON
-   * answer to a stream request (a stream is read event by event, each one
-   * bounded by the SSE decoder). Default 32 MiB (33554432) — generous for
-   * an LLM answer, so that no real one is refused: 128k
-   * output tokens of text or tool-call JSON come to about 0.5–2 MB, escaped
-   * multi-byte text a few times that. It bounds what a broken or hostile
-   * upstream costs (a 300 MB body was read whole: +369 MB RSS). A longer 2xx
-   * body is not read on and its connection is closed; the attempt fails
-   * with a `ProviderError` (`kind: 'server_error'`, `status` the 2xx, not
-   * retryable) whose `cause` is a `ResponseTooLargeError`: the provider
-   * generated and billed that answer, so this model is never asked for it
-   * again; a fallback model may be. An error body is read up to the smaller
-   * of this and 4 MiB, and classified by its status and headers past that.
+   * answer to a stream request (a stream has `maxStreamBytes`). Default
+   * 32 MiB (33554432) — generous for an LLM answer, so that no real one is
+   * refused: 128k output tokens of text or tool-call JSON come to about
+   * 0.5–2 MB, escaped multi-byte text a few times that. It bounds what a
+   * broken or hostile upstream costs (a 300 MB body was read whole: +369 MB
+   * RSS). A longer 2xx body is not read on and its connection is closed;
+   * the attempt fails with a `ProviderError` (`kind: 'server_error'`,
+   * `status` the 2xx, not retryable) whose `cause` is a
+   * `ResponseTooLargeError`: the provider generated and billed that answer,
+   * so this model is never asked for it again; a fallback model may be. An
+   * error body is read up to the smaller of this and 4 MiB, and classified
+   * by its status and headers past that.
    */
   maxResponseBytes?: number | undefined
+  /**
+   * The most a streamed answer is read in all, in bytes: every byte after
+   * its 200, comments included (each event is also bounded by the SSE
+   * decoder, 8 MiB). Default 128 MiB (134217728). Streamed, each token
+   * comes in an event of its own, about 120–280 bytes of SSE and JSON
+   * (Anthropic's `content_block_delta` the smallest, OpenAI's chunk the
+   * largest), so 128k output tokens come to up to ~35 MB — past
+   * `maxResponseBytes`' 32 MiB, hence a limit of its own, 4× the longest
+   * output models offer today. It bounds a provider or proxy that streams
+   * for ever (one that never ended was read for ever). Past it the
+   * connection is closed and the attempt fails as a whole answer past
+   * `maxResponseBytes` does (before the first token: not resent to this
+   * model, a fallback may answer; after it: `StreamInterruptedError`, as
+   * any stream broken then).
+   */
+  maxStreamBytes?: number | undefined
 }

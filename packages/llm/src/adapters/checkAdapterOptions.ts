@@ -28,21 +28,18 @@ interface CheckedOptions {
   apiKeys?: unknown
   headers?: unknown
   maxResponseBytes?: unknown
+  maxStreamBytes?: unknown
 }
 
 /**
  * Throws a `TypeError` naming the first key or header undici would refuse
- * (or that HTTP would mangle), or a `maxResponseBytes` that is no byte count.
+ * (or that HTTP would mangle), or a `maxResponseBytes` or `maxStreamBytes`
+ * that is no byte count.
  */
 export function checkAdapterOptions(name: string, options: CheckedOptions): void {
   const where = `${name} adapter`
-  const max = options.maxResponseBytes
-  // No "0 = unlimited": an unbounded read is what the option exists to end.
-  if (max !== undefined && !(typeof max === 'number' && Number.isSafeInteger(max) && max > 0)) {
-    throw new TypeError(
-      `${where}: maxResponseBytes must be a whole number of bytes above 0, got ${typeof max === 'number' ? String(max) : kindOf(max)}`,
-    )
-  }
+  checkByteCount(where, 'maxResponseBytes', options.maxResponseBytes)
+  checkByteCount(where, 'maxStreamBytes', options.maxStreamBytes)
   if (options.apiKey !== undefined) checkKey(where, 'apiKey', options.apiKey)
   if (options.apiKeys !== undefined) {
     if (!Array.isArray(options.apiKeys)) {
@@ -128,4 +125,13 @@ function kindOf(value: unknown): string {
   if (value === null || value === undefined) return String(value)
   if (Array.isArray(value)) return 'an array'
   return `a ${typeof value}`
+}
+
+/** No "0 = unlimited": an unbounded read is what the byte limits exist to end. */
+function checkByteCount(where: string, option: string, max: unknown): void {
+  if (max !== undefined && !(typeof max === 'number' && Number.isSafeInteger(max) && max > 0)) {
+    throw new TypeError(
+      `${where}: ${option} must be a whole number of bytes above 0, got ${typeof max === 'number' ? String(max) : kindOf(max)}`,
+    )
+  }
 }

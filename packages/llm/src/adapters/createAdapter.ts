@@ -48,6 +48,14 @@ type Failure = { ok: false; error: ProviderError }
 export const DEFAULT_MAX_RESPONSE_BYTES = 32 * 1024 * 1024
 
 /**
+ * The default `maxStreamBytes`: 128 MiB. A streamed token costs 120–280
+ * bytes of SSE and JSON, so 128k output tokens are up to ~35 MB: four times
+ * that, so that no real stream is cut (it would still be billed), while one
+ * that never ends is.
+ */
+export const DEFAULT_MAX_STREAM_BYTES = 128 * 1024 * 1024
+
+/**
  * An error body is read up to this (or `maxResponseBytes`, if smaller), then
  * cut: only its first 1 MiB of characters is ever parsed (the error-body
  * guard, `MAX_JSON_BODY_CHARS`), and UTF-8 takes at most 3 bytes per
@@ -82,6 +90,7 @@ export function createAdapter(
   // going out beside it.
   const extraHeaders = lowerCaseNames(options.headers)
   const maxResponseBytes = options.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES
+  const maxStreamBytes = options.maxStreamBytes ?? DEFAULT_MAX_STREAM_BYTES
   const errorBodyBytes = Math.min(maxResponseBytes, MAX_ERROR_BODY_BYTES)
   // Every key of the adapter (and credential header), redacted by value from
   // what a provider answers: see keyRedaction.ts.
@@ -236,12 +245,15 @@ export function createAdapter(
     send: SendOptions,
     readBytes: number,
     declaredBytes?: number,
+    option: 'maxResponseBytes' | 'maxStreamBytes' = 'maxResponseBytes',
   ): Failure => {
+    const limitBytes = option === 'maxStreamBytes' ? maxStreamBytes : maxResponseBytes
     const cause = new ResponseTooLargeError({
       provider: name,
       model,
       status: res.statusCode,
-      limitBytes: maxResponseBytes,
+      limitBytes,
+      option,
       readBytes,
       declaredBytes,
     })
@@ -251,7 +263,7 @@ export function createAdapter(
         kind: 'server_error',
         retryable: false,
         status: res.statusCode,
-        message: `the ${res.statusCode} answer is larger than maxResponseBytes (${maxResponseBytes} bytes); not read further, and not resent to this model: the provider generated, and billed, it`,
+        message: `the ${res.statusCode} answer is larger than ${option} (${limitBytes} bytes); not read further, and not resent to this model: the provider generated, and billed, it`,
       },
       cause,
     )
@@ -265,6 +277,10 @@ export function createAdapter(
   const readText = async (res: Reply, send: SendOptions): Promise<string | Failure> => {
     const answered = res.statusCode >= 200 && res.statusCode < 300
     if (answered) {
+      // From here the provider has generated (and billed) a whole answer,
+      // however its read ends: `callModel` charges an attempt the deadline
+      // or the caller's signal ends now, which rethrows the stop as it is.
+      send.answerStarted = true
       // Announced too long: refused before a byte of it is read.
       const declared = declaredLength(res.headers)
       if (declared !== undefined && declared > maxResponseBytes) {
@@ -347,10 +363,22 @@ export function createAdapter(
             providerRequestId: answer.response.providerRequestId,
           }
         }
+        // A stream that announces its length was buffered whole on its way
+        // (a proxy): one past the limit is refused before a byte of it is
+        // read, as a whole answer is. Else its bytes are counted as read
+        // (`maxStreamBytes` in all).
+        // (undici's names are lower-case: a chunked stream, the usual one,
+        // costs one property read here, not a scan of its headers.)
+        const declared =
+          res.headers['content-length'] === undefined ? undefined : declaredLength(res.headers)
+        if (declared !== undefined && declared > maxStreamBytes) {
+          discardBody(res.body)
+          return tooLarge(res, send, 0, declared, 'maxStreamBytes')
+        }
         return {
           ok: true,
           status: res.statusCode,
-          events: readEvents(res.body, dialectFor(send), send, context(send)),
+          events: readEvents(res.body, dialectFor(send), send, context(send), maxStreamBytes),
           providerRequestId:
             dialect.requestIdHeader === undefined
               ? undefined

@@ -1,5 +1,7 @@
+import { systemClock } from '@hourglass/core'
 import type { Dialect } from '../dialects/Dialect.js'
 import { ProviderError } from '../errors/ProviderError.js'
+import { ResponseTooLargeError } from '../errors/ResponseTooLargeError.js'
 import { SseDecoder } from '../sse/SseDecoder.js'
 import type { StreamEvent } from '../types.js'
 import { classifyThrown } from './classifyTransport.js'
@@ -7,8 +9,9 @@ import type { SendOptions } from './ModelAdapter.js'
 
 /**
  * How long the rest of a body may take to end after the provider's end
- * marker before its connection is closed, in ms. What normally follows is
- * only the end of the chunked encoding, sent right behind the marker.
+ * marker before its connection is closed, in ms, on the call's clock (its
+ * deadline's). What normally follows is only the end of the chunked
+ * encoding, sent right behind the marker.
  */
 export const END_GRACE_MS = 1000
 
@@ -27,20 +30,37 @@ export interface EventBody extends AsyncIterable<Uint8Array> {
  * A transport failure while reading (a cut, the body timeout) or a body that
  * ends before the marker is a `ProviderError` with status 200 that is not
  * retryable: the provider had the request and had started generating it.
+ *
+ * The body is read up to `limitBytes` in all (the adapter's
+ * `maxStreamBytes`), comments included: each event is bounded by the
+ * decoder, but without a total a provider or proxy that streams forever (or
+ * 10 GB of small events) was read to the end. The events within the first
+ * `limitBytes` are delivered (an end marker among them ends the stream as
+ * usual); then the body is destroyed (its connection closed), and the
+ * stream fails as a whole answer past the limit does: a `server_error`
+ * `ProviderError`, not retryable, whose `cause` is a `ResponseTooLargeError`.
  */
 export async function* readEvents(
   body: EventBody,
   dialect: Pick<Dialect, 'createStreamParser'>,
   send: SendOptions,
   context: Parameters<typeof classifyThrown>[1],
+  limitBytes: number,
 ): AsyncGenerator<StreamEvent, void, undefined> {
   const decoder = new SseDecoder()
   const parser = dialect.createStreamParser()
   const chunks = body[Symbol.asyncIterator]()
   let marked = false
+  let readBytes = 0
   try {
     for (let next = await chunks.next(); !next.done; next = await chunks.next()) {
-      for (const frame of decoder.push(next.value)) {
+      let chunk = next.value
+      readBytes += chunk.byteLength
+      // The chunk that goes past the limit is decoded up to it: what is
+      // delivered does not depend on how the network cut the bytes.
+      const over = readBytes > limitBytes
+      if (over) chunk = chunk.subarray(0, chunk.byteLength - (readBytes - limitBytes))
+      for (const frame of decoder.push(chunk)) {
         if (frame.type !== 'event') continue
         yield* parser.parseStreamEvent(frame)
         if (parser.done) {
@@ -49,6 +69,7 @@ export async function* readEvents(
         }
       }
       if (marked) break
+      if (over) throw tooLarge(context, limitBytes, readBytes)
     }
     if (!marked) {
       for (const frame of decoder.end()) {
@@ -78,19 +99,52 @@ export async function* readEvents(
   } finally {
     // As `for await` would: a stream left early (an error, the reader
     // stopped) destroys the body, and with it the connection.
-    if (marked) release(chunks, body)
+    if (marked) release(chunks, body, send)
     else await chunks.return?.()
   }
+}
+
+/**
+ * A stream past `limitBytes`: the provider had taken the request and was
+ * generating — and billing — it, so it is not resent to this model (asking
+ * again would pay for the same runaway answer); a fallback may answer.
+ */
+function tooLarge(
+  context: Parameters<typeof classifyThrown>[1],
+  limitBytes: number,
+  readBytes: number,
+): ProviderError {
+  const { provider, model } = context
+  return new ProviderError({
+    provider,
+    model,
+    error: {
+      kind: 'server_error',
+      retryable: false,
+      status: 200,
+      message: `the 200 stream is larger than maxStreamBytes (${limitBytes} bytes in all); not read further, and not resent to this model: the provider had started the generation, and may bill it`,
+    },
+    cause: new ResponseTooLargeError({
+      provider,
+      model,
+      status: 200,
+      limitBytes,
+      option: 'maxStreamBytes',
+      readBytes,
+    }),
+  })
 }
 
 /**
  * After the end marker: reads what is left of the body in the background, so
  * that a connection whose body ends right away goes back to the pool; one
  * still open after `END_GRACE_MS` is destroyed rather than left reading
- * until the body timeout.
+ * until the body timeout. The grace runs on the call's clock, as its other
+ * timers do, so a `ManualClock` drives it too.
  */
-function release(chunks: AsyncIterator<Uint8Array>, body: EventBody): void {
-  const timer = setTimeout(() => body.destroy(), END_GRACE_MS)
+function release(chunks: AsyncIterator<Uint8Array>, body: EventBody, send: SendOptions): void {
+  const clock = send.deadline?.clock ?? systemClock
+  const timer = clock.setTimeout(() => body.destroy(), END_GRACE_MS)
   const drain = async () => {
     try {
       while (!(await chunks.next()).done) {
@@ -99,7 +153,7 @@ function release(chunks: AsyncIterator<Uint8Array>, body: EventBody): void {
     } catch {
       // destroyed, reset or timed out: the connection is gone either way
     } finally {
-      clearTimeout(timer)
+      clock.clearTimeout(timer)
     }
   }
   void drain()

@@ -9,20 +9,26 @@ import type { CostBudget } from './CostBudget.js'
  * bills it although no whole answer came back. What each is charged:
  *
  * - `cut` — a stream cut after its first token (the caller left, the
- *   deadline, a body timeout, a network cut): the provider's usage if its
- *   `finish` event had come; else the prompt estimate plus the output that
- *   arrived, `ceil(characters / 4)` of the text, thinking, tool names and
- *   argument text delivered. A lower bound: what was generated and not
- *   delivered (in flight, hidden reasoning, after the cut) is not counted.
- * - `whole` — a 2xx answer that broke off (or was past `maxResponseBytes`)
- *   while its body was read: the whole generation happened, its usage is
- *   unknown: the prompt estimate plus `maxTokens`, the worst case `estimate`
- *   uses.
+ *   deadline, a body timeout, a network cut, past `maxStreamBytes`): the
+ *   provider's usage if its `finish` event had come; else the prompt
+ *   estimate plus the output that arrived, `ceil(characters / 4)` of the
+ *   text, thinking, tool names and argument text delivered. A lower bound:
+ *   what was generated and not delivered (in flight, hidden reasoning, after
+ *   the cut) is not counted.
+ * - `whole` — a 2xx answer that broke off (a cut, the body timeout, the
+ *   deadline, the caller's signal) or was past `maxResponseBytes` while its
+ *   body was read: the whole generation happened, its usage is unknown: the
+ *   prompt estimate plus `maxTokens`, the worst case `estimate` uses.
  * - `prompt` — a stream whose 2xx headers came, then no token (a first-token
- *   timeout, a cut, the call ended): the prompt estimate only.
+ *   timeout, a cut, the call ended, past `maxStreamBytes`): the prompt
+ *   estimate only.
  *
+ * The deadline and the caller's signal end the call with their own error,
+ * not a `ProviderError`: `callModel` tells what they cut from what the
+ * attempt had received (a stream's events, `SendOptions.answerStarted`).
  * A refusal (an error status, an error the provider put in a 2xx body or
- * stream frame, a connect failure, nothing sent) costs nothing. @internal
+ * stream frame, a connect failure, nothing sent) and an attempt stopped
+ * before any response headers cost nothing. @internal
  */
 export type BilledFailure =
   | { kind: 'cut'; outputChars: number; usage: Usage | undefined }

@@ -131,6 +131,8 @@ export async function runModel(
       deadline,
       signal: controller.signal,
       prepared,
+      // Set by the adapter once a 2xx answer's body is being read.
+      answerStarted: false,
     }
     // What a stream received, for the charge of an attempt that fails after the provider took it.
     const received: StreamReceived | undefined =
@@ -155,10 +157,14 @@ export async function runModel(
     } catch (thrown) {
       permit?.release()
       // A stream cut after its first token, or after its 2xx headers, was
-      // billed: charged before the record, which carries the cost. (A
-      // non-streamed attempt ended here says nothing of what was generated.)
-      if (budget !== undefined && received !== undefined) {
-        state.costUsd += chargeBilledFailure(budget, adapter.model, request, billedOf(received))
+      // billed, and so was a whole answer whose body was being read when
+      // the deadline or the caller's signal ended it (the stop passes
+      // through as it is; a cut by anything else comes back as a failure,
+      // charged below the same way): charged before the record, which
+      // carries the cost.
+      if (budget !== undefined) {
+        const billed = billedOf(received, send)
+        state.costUsd += chargeBilledFailure(budget, adapter.model, request, billed)
       }
       record({
         decision: 'fail',
@@ -312,13 +318,27 @@ export async function runModel(
   }
 }
 
-/** What a stream that ended by a throw had been billed for: its output, its prompt, or nothing. */
-function billedOf({ answered, collector }: StreamReceived): BilledFailure | undefined {
-  if (collector.sawToken) {
-    return { kind: 'cut', outputChars: collector.outputChars, usage: collector.reportedUsage }
+/**
+ * What an attempt that ended by a throw had been billed for: a stream's
+ * output or its prompt, once its 2xx stream headers came; a whole answer,
+ * once the adapter had started reading a 2xx answer's body; else nothing.
+ */
+function billedOf(
+  received: StreamReceived | undefined,
+  send: SendOptions,
+): BilledFailure | undefined {
+  if (received?.answered === true) {
+    const { collector } = received
+    if (collector.sawToken) {
+      return { kind: 'cut', outputChars: collector.outputChars, usage: collector.reportedUsage }
+    }
+    return PROMPT
   }
-  return answered ? { kind: 'prompt' } : undefined
+  return send.answerStarted === true ? WHOLE : undefined
 }
+
+const PROMPT: BilledFailure = { kind: 'prompt' }
+const WHOLE: BilledFailure = { kind: 'whole' }
 
 /** Aborts `controller` when `signal` does, with its reason; returns the unlink. */
 function follow(controller: AbortController, signal: AbortSignal | undefined): () => void {

@@ -1,0 +1,135 @@
+import { once } from 'node:events'
+import { Deadline, ManualClock } from '@hourglass/core'
+import { describe, expect, it } from 'vitest'
+import type { SendOptions } from '../../src/adapters/ModelAdapter.js'
+import { openAICompatible } from '../../src/adapters/openAICompatible.js'
+import { END_GRACE_MS, type EventBody, readEvents } from '../../src/adapters/readEvents.js'
+import { callModel } from '../../src/call/callModel.js'
+import { dialects } from '../../src/dialects/dialects.js'
+import type { StreamEvent } from '../../src/types.js'
+import { useFakes, user } from '../call/support/fakes.js'
+import { WaitClock } from '../support/waitClock.js'
+import { rawServer } from './support/rawServer.js'
+
+const fakes = useFakes()
+
+/** OpenAI's wire for one answer ("Hello"), up to and including its end marker. */
+const WIRE = [
+  'data: {"id":"c1","object":"chat.completion.chunk","choices":[{"index":0,"delta":{"role":"assistant","content":"Hello"}}]}\n\n',
+  'data: {"id":"c1","object":"chat.completion.chunk","choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}\n\n',
+  'data: {"id":"c1","object":"chat.completion.chunk","choices":[],"usage":{"prompt_tokens":3,"completion_tokens":1}}\n\n',
+  'data: [DONE]\n\n',
+]
+
+/**
+ * A body that hands out `chunks`, then neither ends nor sends anything more
+ * (a proxy holding the response open after the end marker) until destroyed.
+ */
+function heldOpenBody(chunks: readonly string[]): EventBody & { destroyed: boolean } {
+  const queue = chunks.map((chunk) => new TextEncoder().encode(chunk))
+  let release: () => void = () => {}
+  const held = new Promise<IteratorResult<Uint8Array>>((resolve) => {
+    release = () => resolve({ done: true, value: undefined })
+  })
+  const body = {
+    destroyed: false,
+    destroy() {
+      body.destroyed = true
+      release()
+    },
+    [Symbol.asyncIterator](): AsyncIterator<Uint8Array> {
+      return {
+        next: () => {
+          const value = queue.shift()
+          return value === undefined ? held : Promise.resolve({ done: false, value })
+        },
+        return: async () => {
+          body.destroy()
+          return { done: true, value: undefined }
+        },
+      }
+    },
+  }
+  return body
+}
+
+describe('the grace after a stream’s end marker runs on the call’s clock', () => {
+  it('readEvents: the answer ends at the marker; the open body is destroyed when the manual clock passes the grace', async () => {
+    const clock = new ManualClock()
+    const deadline = Deadline.after(60_000, { clock })
+    const signal = new AbortController().signal
+    const send: SendOptions = { apiKey: undefined, idempotencyKey: 'k', deadline, signal }
+    const body = heldOpenBody(WIRE)
+    const events: StreamEvent[] = []
+    const context = { provider: 'openai', model: 'm', signal, deadline }
+    for await (const event of readEvents(body, dialects.openai, send, context, 1 << 20)) {
+      events.push(event)
+    }
+    // Complete at the marker, with no time passing: the body was not waited for.
+    expect(events.filter((e) => e.type === 'text')).toEqual([{ type: 'text', text: 'Hello' }])
+    expect(events.at(-1)).toMatchObject({ type: 'finish', finishReason: 'stop' })
+    expect(body.destroyed).toBe(false)
+    clock.advance(END_GRACE_MS - 1)
+    expect(body.destroyed).toBe(false)
+    clock.advance(1)
+    expect(body.destroyed).toBe(true)
+  })
+
+  it('readEvents: a body that ends right after the marker leaves no timer behind on the clock', async () => {
+    const clock = new ManualClock()
+    const deadline = Deadline.after(60_000, { clock })
+    const armed = clock.pendingTimers
+    const signal = new AbortController().signal
+    const send: SendOptions = { apiKey: undefined, idempotencyKey: 'k', deadline, signal }
+    const chunks = WIRE.map((chunk) => new TextEncoder().encode(chunk))
+    let ended: () => void = () => {}
+    const drained = new Promise<void>((resolve) => {
+      ended = resolve
+    })
+    const body: EventBody = {
+      destroy() {},
+      async *[Symbol.asyncIterator]() {
+        yield* chunks
+        ended()
+      },
+    }
+    const context = { provider: 'openai', model: 'm', signal, deadline }
+    for await (const _ of readEvents(body, dialects.openai, send, context, 1 << 20)) {
+      // read to the end
+    }
+    await drained
+    await new Promise((resolve) => setImmediate(resolve))
+    expect(clock.pendingTimers).toBe(armed)
+  })
+
+  it('callModel: a server that keeps the connection open after [DONE]: answered at once, the connection closed when the call’s clock passes the grace', async () => {
+    let closed: Promise<unknown> | undefined
+    const server = await rawServer((req, res) => {
+      req.resume()
+      closed = once(res, 'close')
+      res.writeHead(200, { 'content-type': 'text/event-stream' })
+      for (const frame of WIRE) res.write(frame)
+      // and never res.end()
+    })
+    try {
+      const clock = new WaitClock()
+      const deadline = Deadline.after(60_000, { clock })
+      const model = fakes.adapter(
+        openAICompatible({ baseURL: server.baseURL, apiKey: 'sk', model: 'm' }),
+      )
+      const answer = await callModel({
+        models: [model],
+        deadline,
+        request: { messages: [user('Hi')], maxTokens: 10, stream: true },
+        limits: { admission: false },
+      }).result
+      expect(answer.text).toBe('Hello')
+      // The body's release waits on the call's clock, not on a timer of its own.
+      expect(clock.nextTimerAt()).toBe(clock.now() + END_GRACE_MS)
+      clock.advance(END_GRACE_MS)
+      await closed
+    } finally {
+      server.close()
+    }
+  })
+})
