@@ -3,6 +3,8 @@ import { STOP_SIGNALS } from './drainOnSignals.js'
 export interface HeldSignals {
   /** Aborts when a held signal arrives: a wait that only matters to a process that goes on can stop. */
   readonly signal: AbortSignal
+  /** The signal held so far (until `release()`), else undefined. */
+  readonly held: NodeJS.Signals | undefined
   /** Stops holding; a signal held meanwhile is delivered again once the caller has resumed. */
   release(): void
 }
@@ -39,6 +41,9 @@ export function holdSignals(): HeldSignals {
   for (const name of holding) process.on(name, onSignal)
   return {
     signal: controller.signal,
+    get held() {
+      return held
+    },
     release() {
       stopHolding()
       const signal = held

@@ -33,6 +33,15 @@ export interface RunningGateway {
   url: string
   gateway: GatewayRouter
   /**
+   * The SIGINT or SIGTERM that arrived while it was starting, when nothing
+   * else listened for it: held, and delivered again just after this resolves
+   * (to a handler installed right after, or to the drain). Undefined
+   * otherwise. The process was told to stop before it was ready: a caller
+   * that announces it is listening (a line operators and supervisors read)
+   * should not, since the stop comes next.
+   */
+  signalledWhileStarting: NodeJS.Signals | undefined
+  /**
    * Stops accepting connections, drains (see `GatewayRouter.close`: requests
    * in flight get `drainTimeoutMs`, then are cancelled), closes upstream
    * connections and Redis, then every remaining connection.
@@ -109,10 +118,11 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
   }
   // Before the held signals are let go: one that came while starting finds this handler.
   const releaseSignals = onSignals ? drainOnSignals(close) : () => {}
+  const signalledWhileStarting = signals.held
   signals.release()
   const address = server.address() as AddressInfo
   const shownHost = address.family === 'IPv6' ? `[${address.address}]` : address.address
-  return { url: `http://${shownHost}:${address.port}`, gateway, close }
+  return { url: `http://${shownHost}:${address.port}`, gateway, signalledWhileStarting, close }
 }
 
 /**

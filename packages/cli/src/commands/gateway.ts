@@ -124,7 +124,11 @@ A flag wins over its environment variable.
     }
     // Listen for the signals before saying "listening": whoever reads that line may signal at once.
     const stop = untilSignalled(io)
-    io.stdout(`hourglass gateway listening on ${running.url}/v1\n`)
+    // Told to stop while it started (the signal was held, and comes next):
+    // it never was ready, so it does not say it is listening.
+    if (running.signalledWhileStarting === undefined) {
+      io.stdout(`hourglass gateway listening on ${running.url}/v1\n`)
+    }
     await stop.first
     try {
       // Drains: requests in flight get drainTimeoutMs, then are cancelled; the log says how it went.

@@ -110,6 +110,8 @@ describe('startGateway drains on SIGTERM by default', () => {
     upstream = await faultServer(() => ({ type: 'respond', body: ANSWER }))
     const before = signalListeners()
     const running = await startGateway({ config: config(upstream.url), port: 0, logger: () => {} })
+    // Nobody signalled it while it started: nothing stops its "listening" line.
+    expect(running.signalledWhileStarting).toBeUndefined()
     expect(signalListeners()).toBe(before + 2)
     await running.close()
     expect(signalListeners()).toBe(before)

@@ -98,7 +98,7 @@ describe('a signal while the gateway is starting', () => {
   }
 
   it.each(['SIGTERM', 'SIGINT'] as const)(
-    'hourglass gateway: %s drains, logs the shutdown line and exits 0, as once listening',
+    'hourglass gateway: %s drains, logs the shutdown line and exits 0, without a listening line',
     async (signal) => {
       const file = await writeConfig()
       const run = await signalWhileStarting(
@@ -107,22 +107,28 @@ describe('a signal while the gateway is starting', () => {
       )
       expect({ code: run.code, killedBy: run.killedBy }).toEqual({ code: 0, killedBy: null })
       expect(run.stderr).toMatch(/"event":"shutdown".*"msg":"shutdown: drained 0 in \d+ ms"/)
+      // Told to stop before it was ready: it never says it is listening.
+      expect(run.stdout).toBe('')
     },
     30_000,
   )
 
-  it('startGateway with no handler of its own: the signal is postponed, never swallowed (drained, then the process ends by it)', async () => {
+  it('startGateway with no handler of its own: the signal is postponed, never swallowed (drained, then the process ends by it), and named to the caller, who does not announce a listener', async () => {
     const file = await writeConfig()
+    // What a caller that prints a "listening" line writes: only for a gateway
+    // not told to stop while it started.
     const script = [
       "import { loadGatewayConfig, startGateway } from '@hourglass/gateway'",
-      `await startGateway({ config: await loadGatewayConfig(${JSON.stringify(file)}), port: 0 })`,
-      "process.stdout.write('started\\n')",
+      `const running = await startGateway({ config: await loadGatewayConfig(${JSON.stringify(file)}), port: 0 })`,
+      'process.stdout.write(running.signalledWhileStarting === undefined',
+      "  ? 'listening on ' + running.url + '\\n'",
+      "  : 'stopping: ' + running.signalledWhileStarting + '\\n')",
     ].join('\n')
     const run = await signalWhileStarting(['--input-type=module', '--eval', script], 'SIGTERM')
     expect({ code: run.code, killedBy: run.killedBy }).toEqual({ code: null, killedBy: 'SIGTERM' })
-    // It did start (and would have served), drained (drainOnSignals, the
-    // default), then met the signal's default action.
-    expect(run.stdout).toBe('started\n')
+    // It did start (startGateway resolved), knew it was told to stop, drained
+    // (drainOnSignals, the default), then met the signal's default action.
+    expect(run.stdout).toBe('stopping: SIGTERM\n')
     expect(run.stderr).toMatch(/"msg":"shutdown: drained 0 in \d+ ms"/)
   }, 30_000)
 })
