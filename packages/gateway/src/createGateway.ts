@@ -18,6 +18,7 @@ import { refuseSpentBudget } from './http/refuseSpentBudget.js'
 import { currentRequest, scopeOf } from './http/requestScope.js'
 import { sendError } from './http/sendError.js'
 import { sendJson } from './http/sendJson.js'
+import { RedisHealth } from './limits/RedisHealth.js'
 import { TrackedCooldownStore } from './limits/TrackedCooldownStore.js'
 import {
   Admission,
@@ -31,7 +32,7 @@ import type { GatewayLogger, LogLevel } from './log/GatewayLogger.js'
 import { redactSecrets } from './log/redactSecrets.js'
 import { GatewayMetrics } from './metrics/GatewayMetrics.js'
 import { optionError } from './optionError.js'
-import { answersPing, createRedisClient, redisPassword } from './redisClient.js'
+import { createRedisClient, redisPassword } from './redisClient.js'
 import { modelNames } from './routing/resolveModel.js'
 
 export interface GatewayOptions {
@@ -90,10 +91,11 @@ export type GatewayRouter = Router & {
    */
   ready(timeoutMs?: number): Promise<boolean>
   /**
-   * Where limits and cooldowns are counted, as the last limit or cooldown
-   * command found it (no round trip). `/readyz` says the same, except that
-   * it checks a `local-fallback` with a PING, so a Redis answering again
-   * reads `shared` before the next request.
+   * Where limits and cooldowns are counted, as the last `/readyz` check
+   * established it (no round trip): the same answer `/readyz` gave, kept
+   * current by what needs no PING — a lost connection reads `unreachable`,
+   * a limit or cooldown command that succeeds `shared`, one that fails
+   * `local-fallback` until a probe's PING is answered again.
    */
   redisState(): RedisState
   /**
@@ -164,11 +166,20 @@ export function createGateway(config: unknown, options: GatewayOptions = {}): Ga
       : undefined
   const redis = options.redis ?? ownRedis
   const prefix = valid.redis?.keyPrefix ?? 'hourglass:gateway'
+  // What /readyz and redisState() say. Its PING is bounded by
+  // `commandTimeoutMs` (the budget after which a limit command falls back
+  // anyway) and at most 500 ms: within the 1 s a Kubernetes probe waits by default.
+  const health = new RedisHealth({
+    redis,
+    failing: () => limits.degraded || store?.failing === true,
+    timeoutMs: Math.min(valid.redis?.commandTimeoutMs ?? 250, 500),
+  })
   const store =
     redis === undefined
       ? undefined
       : new TrackedCooldownStore(
           new RedisCooldownStore(redis, { keyPrefix: `${prefix}:cooldown:` }),
+          () => health.changed(),
         )
   const owner = {}
   const metrics = new GatewayMetrics(owner)
@@ -182,7 +193,14 @@ export function createGateway(config: unknown, options: GatewayOptions = {}): Ga
     windowMs: valid.limits.windowMs,
     instances: valid.limits.instances,
     keyPrefix: `${prefix}:limits`,
-    logger: warn('limits'),
+    // The limits say something only when they move between Redis and local:
+    // what a PING found before that is old news.
+    logger: {
+      warn: (message: string) => {
+        health.changed()
+        log('warn', 'limits', { message })
+      },
+    },
     onWait: (provider, limit, waitMs) => metrics.limitWait(provider, limit, waitMs),
     ...(redis === undefined ? {} : { redis }),
   })
@@ -218,31 +236,6 @@ export function createGateway(config: unknown, options: GatewayOptions = {}): Ga
     log,
     trustStainlessTimeout: options.trustStainlessTimeout !== false,
   })
-  const redisState = (): RedisState => {
-    if (redis === undefined) return 'none'
-    if (redis.status !== 'ready') return 'unreachable'
-    return limits.degraded || store?.failing === true ? 'local-fallback' : 'shared'
-  }
-  // What /readyz says. The limits' and cooldowns' flags clear only when their
-  // next command succeeds, which takes a request: a probe would go on saying
-  // local-fallback for a Redis that is back, for as long as traffic is quiet —
-  // when an operator checks most. So a raised flag is checked with a PING.
-  // Not the client's 'ready' event: Redis can stop answering and start again
-  // on one connection (a pause, a slow fork), with no event; and a PING
-  // answered is what the next limit command would meet. Bounded by
-  // `commandTimeoutMs` (the budget after which a limit command falls back
-  // anyway) and at most 500 ms, within the 1 s a Kubernetes probe waits by
-  // default; concurrent probes share one PING.
-  const probeTimeoutMs = Math.min(valid.redis?.commandTimeoutMs ?? 250, 500)
-  let pinging: Promise<boolean> | undefined
-  const probedRedisState = async (): Promise<RedisState> => {
-    const state = redisState()
-    if (state !== 'local-fallback' || redis === undefined) return state
-    pinging ??= answersPing(redis, probeTimeoutMs).finally(() => {
-      pinging = undefined
-    })
-    return (await pinging) ? 'shared' : 'local-fallback'
-  }
 
   const router = express.Router()
   router.use(tracker.arrive())
@@ -259,7 +252,7 @@ export function createGateway(config: unknown, options: GatewayOptions = {}): Ga
   }
   router.use(tracker.scopeDeadline())
   router.get('/healthz', healthz())
-  router.get('/readyz', readyz({ draining: () => tracker.draining, redis: probedRedisState }))
+  router.get('/readyz', readyz({ draining: () => tracker.draining, redis: () => health.check() }))
   if (options.metrics !== false) router.get('/metrics', (req, res) => metrics.serve(req, res))
   router.get('/v1/models', (_req, res) => {
     sendJson(res, 200, {
@@ -333,7 +326,7 @@ export function createGateway(config: unknown, options: GatewayOptions = {}): Ga
     config: valid,
     close,
     ready: (timeoutMs?: number) => ready(timeoutMs),
-    redisState,
+    redisState: () => health.state(),
   }) as GatewayRouter
   startHooks.set(gateway, { closeSilently: () => shutDown(false), ready })
   return gateway

@@ -3,14 +3,18 @@ import type { CooldownExtension, CooldownStore } from '../llm.js'
 /**
  * The cooldown store admission uses, watched: `failing` is true from a
  * failed call until the next one that succeeds, so `/readyz` can say the
- * cooldowns are being decided locally without parsing admission's log text.
+ * cooldowns are being decided locally without parsing admission's log text;
+ * `onFailure` hears of every failed call (what Redis was last seen doing
+ * has changed).
  */
 export class TrackedCooldownStore implements CooldownStore {
   readonly #inner: CooldownStore
+  readonly #onFailure: () => void
   failing = false
 
-  constructor(inner: CooldownStore) {
+  constructor(inner: CooldownStore, onFailure: () => void = () => {}) {
     this.#inner = inner
+    this.#onFailure = onFailure
   }
 
   remaining(provider: string, keyIds: readonly string[]): Promise<number[]> {
@@ -33,6 +37,7 @@ export class TrackedCooldownStore implements CooldownStore {
       return value
     } catch (error) {
       this.failing = true
+      this.#onFailure()
       throw error
     }
   }

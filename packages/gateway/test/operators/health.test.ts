@@ -33,11 +33,22 @@ describe('/healthz and /readyz tell the truth about Redis', () => {
       model: 'm',
       messages: [{ role: 'user', content: 'x' }],
     })
-  const readyz = async () => {
+  const probe = async () => {
     const res = await fetch(`${harness!.url}/readyz`)
-    return { status: res.status, body: await res.json() }
+    return { status: res.status, body: (await res.json()) as { redis: string } }
   }
-  const redisOnReadyz = async () => ((await readyz()).body as { redis: string }).redis
+  const redisState = () => harness!.running.gateway.redisState()
+  /**
+   * `GET /readyz`, and `gateway.redisState()` read right after it: one check
+   * serves both, so the API says what the probe just said (where nothing
+   * changes in between: not while the client reconnects).
+   */
+  const readyz = async () => {
+    const answer = await probe()
+    expect(redisState()).toBe(answer.body.redis)
+    return answer
+  }
+  const redisOnReadyz = async () => (await readyz()).body.redis
 
   it('Redis unreachable at start: one warning naming host and port (never the password), ready on local limits', async () => {
     const port = await closedPort()
@@ -63,92 +74,114 @@ describe('/healthz and /readyz tell the truth about Redis', () => {
     expect(JSON.stringify(harness.logs)).not.toContain('hunter2-redis-pass')
   })
 
-  describe.skipIf(!available)('with a real Redis', () => {
-    let redis: RedisServer
-    let admin: Redis
-    beforeAll(async () => {
-      redis = await startRedis()
-      admin = new Redis(redis.url)
-    })
-    afterAll(async () => {
-      admin?.disconnect()
-      await redis?.stop()
-    })
+  describe.skipIf(!available)(
+    'with a real Redis (redisState() checked against each /readyz)',
+    () => {
+      let redis: RedisServer
+      let admin: Redis
+      beforeAll(async () => {
+        redis = await startRedis()
+        admin = new Redis(redis.url)
+      })
+      afterAll(async () => {
+        admin?.disconnect()
+        await redis?.stop()
+      })
 
-    it('connected but not answering: local-fallback until a command succeeds again, then shared', async () => {
-      const provider = await fakeProvider('openai', ['k'], { limits: { rpm: 100 } })
-      fake = provider.fake
-      fake.setReply(reply.text('ok'))
-      harness = await startHarness({
-        providers: { p: provider.entry },
-        models: { m: fallback(['p', 'gpt']) },
-        redis: { url: redis.url, keyPrefix: `readyz-${Date.now()}`, commandTimeoutMs: 100 },
+      it('connected but not answering: local-fallback until a command succeeds again, then shared', async () => {
+        const provider = await fakeProvider('openai', ['k'], { limits: { rpm: 100 } })
+        fake = provider.fake
+        fake.setReply(reply.text('ok'))
+        harness = await startHarness({
+          providers: { p: provider.entry },
+          models: { m: fallback(['p', 'gpt']) },
+          redis: { url: redis.url, keyPrefix: `readyz-${Date.now()}`, commandTimeoutMs: 100 },
+        })
+        expect(await readyz()).toEqual({ status: 200, body: { status: 'ready', redis: 'shared' } })
+        expect(harness.logs.filter((l) => l.event === 'redis')).toEqual([])
+        // Redis holds every client's commands: the connection stays up, commands time out.
+        await admin.call('CLIENT', 'PAUSE', '1500', 'ALL')
+        expect((await ask()).choices[0]?.message.content).toBe('ok')
+        expect(await readyz()).toEqual({
+          status: 200,
+          body: { status: 'ready', redis: 'local-fallback' },
+        })
+        // The admin's own next command is held by the pause too: answered, the pause is over.
+        await admin.ping()
+        expect((await ask()).choices[0]?.message.content).toBe('ok')
+        expect(await readyz()).toEqual({ status: 200, body: { status: 'ready', redis: 'shared' } })
       })
-      expect(await readyz()).toEqual({ status: 200, body: { status: 'ready', redis: 'shared' } })
-      expect(harness.logs.filter((l) => l.event === 'redis')).toEqual([])
-      // Redis holds every client's commands: the connection stays up, commands time out.
-      await admin.call('CLIENT', 'PAUSE', '1500', 'ALL')
-      expect((await ask()).choices[0]?.message.content).toBe('ok')
-      expect(await readyz()).toEqual({
-        status: 200,
-        body: { status: 'ready', redis: 'local-fallback' },
-      })
-      // The admin's own next command is held by the pause too: answered, the pause is over.
-      await admin.ping()
-      expect((await ask()).choices[0]?.message.content).toBe('ok')
-      expect(await readyz()).toEqual({ status: 200, body: { status: 'ready', redis: 'shared' } })
-    })
 
-    it('answering again after a pause: /readyz says shared at once, before any request succeeds', async () => {
-      const provider = await fakeProvider('openai', ['k'], { limits: { rpm: 100 } })
-      fake = provider.fake
-      fake.setReply(reply.text('ok'))
-      harness = await startHarness({
-        providers: { p: provider.entry },
-        models: { m: fallback(['p', 'gpt']) },
-        redis: { url: redis.url, keyPrefix: `readyz-back-${Date.now()}`, commandTimeoutMs: 100 },
+      it('answering again after a pause: /readyz says shared at once, before any request succeeds', async () => {
+        const provider = await fakeProvider('openai', ['k'], { limits: { rpm: 100 } })
+        fake = provider.fake
+        fake.setReply(reply.text('ok'))
+        harness = await startHarness({
+          providers: { p: provider.entry },
+          models: { m: fallback(['p', 'gpt']) },
+          redis: { url: redis.url, keyPrefix: `readyz-back-${Date.now()}`, commandTimeoutMs: 100 },
+        })
+        await admin.call('CLIENT', 'PAUSE', '1500', 'ALL')
+        expect((await ask()).choices[0]?.message.content).toBe('ok')
+        // Still paused: the probe's own check times out too, and the probe still answers.
+        expect(await readyz()).toEqual({
+          status: 200,
+          body: { status: 'ready', redis: 'local-fallback' },
+        })
+        // The admin's PING is held by the pause as well: it returns when Redis answers again.
+        await admin.ping()
+        // No request since: the last limit and cooldown commands are still the failed ones.
+        expect(fake.requests).toHaveLength(1)
+        expect(await readyz()).toEqual({ status: 200, body: { status: 'ready', redis: 'shared' } })
+        // redisState() keeps what that probe's PING found (no request since) …
+        expect(redisState()).toBe('shared')
+        // … until something newer is known: a cooldown command failing after
+        // that PING is local-fallback at once, with no probe in between.
+        await admin.call('CLIENT', 'PAUSE', '600', 'ALL')
+        expect((await ask()).choices[0]?.message.content).toBe('ok')
+        expect(redisState()).toBe('local-fallback')
+        await admin.ping()
+        expect(await readyz()).toEqual({ status: 200, body: { status: 'ready', redis: 'shared' } })
       })
-      await admin.call('CLIENT', 'PAUSE', '1500', 'ALL')
-      expect((await ask()).choices[0]?.message.content).toBe('ok')
-      // Still paused: the probe's own check times out too, and the probe still answers.
-      expect(await readyz()).toEqual({
-        status: 200,
-        body: { status: 'ready', redis: 'local-fallback' },
-      })
-      // The admin's PING is held by the pause as well: it returns when Redis answers again.
-      await admin.ping()
-      // No request since: the last limit and cooldown commands are still the failed ones.
-      expect(fake.requests).toHaveLength(1)
-      expect(await readyz()).toEqual({ status: 200, body: { status: 'ready', redis: 'shared' } })
-    })
 
-    it('back after an outage: /readyz says shared once the client reconnects, before any request succeeds', async () => {
-      const provider = await fakeProvider('openai', ['k'], { limits: { rpm: 100 } })
-      fake = provider.fake
-      fake.setReply(reply.text('ok'))
-      harness = await startHarness({
-        providers: { p: provider.entry },
-        models: { m: fallback(['p', 'gpt']) },
-        redis: { url: redis.url, keyPrefix: `readyz-restart-${Date.now()}`, commandTimeoutMs: 100 },
+      it('back after an outage: /readyz says shared once the client reconnects, before any request succeeds', async () => {
+        const provider = await fakeProvider('openai', ['k'], { limits: { rpm: 100 } })
+        fake = provider.fake
+        fake.setReply(reply.text('ok'))
+        harness = await startHarness({
+          providers: { p: provider.entry },
+          models: { m: fallback(['p', 'gpt']) },
+          redis: {
+            url: redis.url,
+            keyPrefix: `readyz-restart-${Date.now()}`,
+            commandTimeoutMs: 100,
+          },
+        })
+        expect(await readyz()).toEqual({ status: 200, body: { status: 'ready', redis: 'shared' } })
+        await redis.kill()
+        // Served on the local limiter while Redis is gone.
+        expect((await ask()).choices[0]?.message.content).toBe('ok')
+        expect(await redisOnReadyz()).toBe('unreachable')
+        expect(redisState()).toBe('unreachable')
+        await redis.restart()
+        // The gateway's client reconnects on its own schedule; the probe is what an operator sees.
+        let seen = 'unreachable'
+        await until(
+          async () => {
+            // Not compared with redisState() here: the connection may come
+            // back between the probe's answer and the read.
+            seen = (await probe()).body.redis
+            return seen !== 'unreachable'
+          },
+          10_000,
+          "the gateway's Redis client to reconnect",
+        )
+        expect(fake.requests).toHaveLength(1)
+        expect(seen).toBe('shared')
+        // The API says what the probe found (its flags, read alone, are still the outage's).
+        expect(redisState()).toBe('shared')
+        expect(await readyz()).toEqual({ status: 200, body: { status: 'ready', redis: 'shared' } })
       })
-      expect(await readyz()).toEqual({ status: 200, body: { status: 'ready', redis: 'shared' } })
-      await redis.kill()
-      // Served on the local limiter while Redis is gone.
-      expect((await ask()).choices[0]?.message.content).toBe('ok')
-      expect(await redisOnReadyz()).toBe('unreachable')
-      await redis.restart()
-      // The gateway's client reconnects on its own schedule; the probe is what an operator sees.
-      let seen = 'unreachable'
-      await until(
-        async () => {
-          seen = await redisOnReadyz()
-          return seen !== 'unreachable'
-        },
-        10_000,
-        "the gateway's Redis client to reconnect",
-      )
-      expect(fake.requests).toHaveLength(1)
-      expect(seen).toBe('shared')
-    })
-  })
+    },
+  )
 })
