@@ -12,6 +12,8 @@ import {
 } from '../llm.js'
 import { toOpenAIResponse } from '../openai/encode.js'
 import { resolveModel } from '../routing/resolveModel.js'
+import { errorReply } from './errorReply.js'
+import { flushedOrCut } from './flushedOrCut.js'
 import { GatewayRequestError } from './GatewayRequestError.js'
 import { parseChatRequest } from './parseChatRequest.js'
 import { pathOf } from './pathOf.js'
@@ -79,6 +81,13 @@ export function chatCompletions(ctx: GatewayContext) {
         res.setHeader('x-hourglass-provider', response.provider)
         res.setHeader('cache-control', 'no-store')
         sendJson(res, 200, toOpenAIResponse(response, { model: requested }))
+        // Not all handed to the OS: the client is not reading (yet). Waited
+        // for under the deadline, as a stream's writes are: a client that
+        // never reads would otherwise hold its socket, and the answer
+        // buffered in it, for as long as it stays connected.
+        if (!res.writableFinished) {
+          await flushedOrCut(res, 'finish', deadline, () => cutAtDeadline(res, deadline))
+        }
       }
     } catch (error) {
       const shaped = sendError(ctx, res, error)
@@ -95,6 +104,14 @@ export function chatCompletions(ctx: GatewayContext) {
       ctx.log(status >= 500 ? 'warn' : 'info', 'request', fields)
     }
   }
+}
+
+/** The gateway closed the connection of a client that did not read its answer: 200, with the deadline's error code. */
+function cutAtDeadline(res: Response, deadline: Deadline): void {
+  const scope = scopeOf(res)
+  if (scope === undefined) return
+  scope.cut = true
+  scope.errorCode ??= errorReply(deadline.reason).body.error.code
 }
 
 type CallOptions = Parameters<typeof callModel>[0]

@@ -25,8 +25,9 @@ export interface RequestScope {
   /** The error code the client was answered with (`deadline_exceeded`, `client_closed`…), if any. */
   errorCode: string | undefined
   /**
-   * The gateway closed the connection itself (a stream whose client stopped
-   * reading, at its deadline): not the client leaving, so not a 499.
+   * The gateway closed the connection itself (a client that stopped reading
+   * its stream or its answer, at the deadline): not the client leaving, so
+   * not a 499.
    */
   cut?: boolean | undefined
 }

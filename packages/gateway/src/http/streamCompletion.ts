@@ -1,5 +1,4 @@
 import { randomUUID } from 'node:crypto'
-import { once } from 'node:events'
 import type { Deadline } from '@hourglass/core'
 import type { Response } from 'express'
 import type { GatewayContext } from '../GatewayContext.js'
@@ -7,6 +6,7 @@ import { callModel, type StreamEvent } from '../llm.js'
 import { OPENAI_SSE_DONE, OpenAIChunkEncoder, openAISseData } from '../openai/encode.js'
 import { SseRecutter } from '../sse/SseRecutter.js'
 import { errorReply } from './errorReply.js'
+import { flushedOrCut } from './flushedOrCut.js'
 import { scopeOf } from './requestScope.js'
 import { sendError } from './sendError.js'
 
@@ -70,7 +70,7 @@ export async function streamCompletion(
   const write = async (text: string): Promise<void> => {
     const out = recutter.push(Buffer.from(text, 'utf8'))
     if (out === undefined || res.writableEnded || res.destroyed) return
-    if (!res.write(out)) await drained(res, options.deadline, onCut)
+    if (!res.write(out)) await flushedOrCut(res, 'drain', options.deadline, onCut)
   }
   res.statusCode = 200
   res.setHeader('content-type', 'text/event-stream; charset=utf-8')
@@ -101,33 +101,4 @@ export async function streamCompletion(
   }
   if (clientLeft && scope !== undefined) scope.errorCode ??= 'client_closed'
   return clientLeft ? 499 : 200
-}
-
-/**
- * Backpressure: wait for the socket to drain, or for the response to go
- * away. A client that keeps its connection open but stops reading would
- * hold this wait — and its socket — forever: no error event can reach it
- * and `end()` never flushes, so when the deadline runs out first the
- * connection is closed (`onCut` first: the close that follows is not the
- * client leaving). Its socket, not `res`: if the ingress middleware's own
- * timer answered first, it ended `res` (which cannot flush either) and made
- * `res.destroy()` a no-op.
- */
-async function drained(res: Response, deadline: Deadline, onCut: () => void): Promise<void> {
-  const controller = new AbortController()
-  const off = deadline.onDone(() => {
-    onCut()
-    res.socket?.destroy()
-  })
-  try {
-    await Promise.race([
-      once(res, 'drain', { signal: controller.signal }),
-      once(res, 'close', { signal: controller.signal }),
-    ])
-  } catch {
-    // The other event won, or the response closed: either way stop waiting.
-  } finally {
-    off()
-    controller.abort()
-  }
 }

@@ -1,0 +1,170 @@
+import { once } from 'node:events'
+import { mkdtemp, rm } from 'node:fs/promises'
+import { createServer, get, type Server } from 'node:http'
+import { connect, type Socket } from 'node:net'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { ManualClock } from '@hourglass/core'
+import { type FakeProvider, reply } from '@hourglass/testkit'
+import { afterEach, describe, expect, it } from 'vitest'
+import { createGateway, type GatewayRouter, type LogRecord } from '../../src/index.js'
+import { fakeProvider, fallback } from '../support/harness.js'
+
+// 1 MB of answer: past what a Unix socket buffers (its send buffer, about
+// 200 kB by default, is all that stands between a writer and a reader that
+// reads nothing), so the gateway cannot hand it all to the OS. Over TCP
+// loopback it takes ~20 MB (stalledReader.test.ts, a timing file).
+const ANSWER = ` ${'abcdefghij'.repeat(200)}`.repeat(500).slice(1)
+
+/**
+ * A client that keeps its connection open and does not read its answer.
+ * Non-streamed, the answer sits in the socket's buffer, and the socket stays
+ * open, for as long as the client stays connected — unless the gateway
+ * bounds it as it bounds a stream whose client stops reading
+ * (stalledReader.test.ts): at the request's deadline the connection is
+ * closed, logged and counted. A client that leaves while the gateway waits
+ * on it is a 499, streamed or not, not a cut.
+ */
+describe('a client that does not read its answer', () => {
+  let dir: string | undefined
+  let fake: FakeProvider | undefined
+  let gateway: GatewayRouter | undefined
+  let server: Server | undefined
+  let socket: Socket | undefined
+  afterEach(async () => {
+    socket?.destroy()
+    server?.closeAllConnections()
+    if (server) await new Promise((resolve) => server?.close(resolve))
+    await gateway?.close()
+    await fake?.close()
+    if (dir) await rm(dir, { recursive: true, force: true })
+    dir = fake = gateway = server = socket = undefined
+  })
+
+  /**
+   * The gateway on a Unix socket (small buffers: 1 MB fills them), its
+   * deadlines on a clock the test moves, its request lines collected, and a
+   * client that sent `body`, read the answer's first bytes and stopped.
+   * `waiting` resolves once the gateway's write found the socket full.
+   */
+  async function unreadRequest(body: Record<string, unknown>) {
+    const provider = await fakeProvider('openai', ['k'])
+    fake = provider.fake
+    fake.setReply(reply.text(ANSWER))
+    const lines: LogRecord[] = []
+    let logged: () => void = () => {}
+    const requestLogged = new Promise<void>((resolve) => {
+      logged = resolve
+    })
+    // Nothing waits the 60 s: the test moves this clock.
+    const clock = new ManualClock()
+    gateway = createGateway(
+      {
+        providers: { p: provider.entry },
+        models: { m: fallback(['p', 'gpt']) },
+        deadline: { defaultMs: 60_000, reserveMs: 10 },
+      },
+      {
+        clock,
+        logger: (record) => {
+          if (record['event'] !== 'request') return
+          lines.push(record)
+          logged()
+        },
+      },
+    )
+    const router = gateway
+    let full: () => void = () => {}
+    const waiting = new Promise<void>((resolve) => {
+      full = resolve
+    })
+    server = createServer((req, res) => {
+      // The gateway waits on the socket from the moment a write is refused.
+      const write = res.write
+      res.write = function (this: typeof res, ...args: Parameters<typeof res.write>) {
+        const taken = write.apply(this, args)
+        if (!taken) full()
+        return taken
+      } as typeof res.write
+      router(req as never, res as never, () => res.end())
+    })
+    dir = await mkdtemp(join(tmpdir(), 'hourglass-unread-'))
+    const path = join(dir, 'gateway.sock')
+    server.listen(path)
+    await once(server, 'listening')
+
+    const client = connect(path)
+    socket = client
+    client.on('error', () => {})
+    await once(client, 'connect')
+    const text = JSON.stringify({
+      model: 'm',
+      messages: [{ role: 'user', content: 'all' }],
+      ...body,
+    })
+    client.write(
+      'POST /v1/chat/completions HTTP/1.1\r\nHost: gateway\r\ncontent-type: application/json\r\n' +
+        `x-request-id: unread-1\r\ncontent-length: ${Buffer.byteLength(text)}\r\n\r\n${text}`,
+    )
+    const [head] = (await once(client, 'data')) as [Buffer]
+    client.pause()
+    const metrics = () =>
+      new Promise<string>((resolve, reject) => {
+        get({ socketPath: path, path: '/metrics' }, (res) => {
+          let page = ''
+          res.setEncoding('utf8').on('data', (chunk: string) => (page += chunk))
+          res.on('end', () => resolve(page))
+        }).on('error', reject)
+      })
+    return { clock, client, head, lines, requestLogged, waiting, metrics }
+  }
+
+  it('non-streamed: cut at its deadline, one request line with deadline_exceeded, counted, socket closed', async () => {
+    const run = await unreadRequest({})
+    // The answer was written whole (res.end) in the turn of the event loop
+    // that then waits on it: by the time its first bytes arrive, it waits.
+    expect(run.head.toString('latin1')).toMatch(/^HTTP\/1\.1 200 OK\r\n/)
+    const length = Number(/content-length: (\d+)/i.exec(run.head.toString('latin1'))?.[1])
+    expect(length).toBeGreaterThan(ANSWER.length)
+    const closed = once(run.client, 'close')
+
+    // The deadline passes with the answer still unread.
+    run.clock.advance(60_000)
+    await run.requestLogged
+    expect(run.lines).toHaveLength(1)
+    expect(run.lines[0]).toMatchObject({
+      requestId: 'unread-1',
+      stream: false,
+      status: 200,
+      error: 'deadline_exceeded',
+    })
+    const page = await run.metrics()
+    expect(page).toMatch(/hourglass_gateway_errors_total\{kind="deadline_exceeded"\} 1/)
+    expect(page).not.toMatch(/kind="client_closed"/)
+    // What was buffered drains, then the connection ends short of the answer: it is not held open.
+    let bodyBytes = run.head.length - (run.head.indexOf('\r\n\r\n') + 4)
+    run.client.on('data', (chunk: Buffer) => {
+      bodyBytes += chunk.length
+    })
+    run.client.resume()
+    await closed
+    expect(bodyBytes).toBeLessThan(length)
+  })
+
+  it('streamed, and the client leaves while the gateway waits on its full socket: 499 client_closed, not a cut', async () => {
+    const run = await unreadRequest({ stream: true })
+    await run.waiting
+    run.client.destroy()
+    await run.requestLogged
+    expect(run.lines).toHaveLength(1)
+    expect(run.lines[0]).toMatchObject({
+      requestId: 'unread-1',
+      stream: true,
+      status: 499,
+      error: 'client_closed',
+    })
+    const page = await run.metrics()
+    expect(page).toMatch(/hourglass_gateway_errors_total\{kind="client_closed"\} 1/)
+    expect(page).toMatch(/hourglass_gateway_requests_total\{status_class="4xx"\} 1/)
+  })
+})
