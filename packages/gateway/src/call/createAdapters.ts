@@ -40,6 +40,9 @@ export function createAdapters(
         ...(provider.maxResponseBytes === undefined
           ? {}
           : { maxResponseBytes: provider.maxResponseBytes }),
+        ...(provider.maxStreamBytes === undefined
+          ? {}
+          : { maxStreamBytes: provider.maxStreamBytes }),
       }
       try {
         adapters.set(

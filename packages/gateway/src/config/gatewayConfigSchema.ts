@@ -16,6 +16,12 @@ const count = z
   .int('expected a whole number')
   .min(0, 'expected 0 or more')
 
+/** A byte limit: a whole number of bytes, 1 or more. */
+const byteCount = z
+  .number('expected a number of bytes')
+  .int('expected a whole number of bytes')
+  .min(1, 'expected 1 byte or more')
+
 const price = z.strictObject({
   inputPerMTok: z.number('expected USD per million input tokens').min(0),
   outputPerMTok: z.number('expected USD per million output tokens').min(0),
@@ -95,11 +101,9 @@ export function gatewayConfigSchema(env: Env) {
     limits: z.strictObject({ rpm: count.optional(), tpm: count.optional() }).optional(),
     prices: z.record(z.string(), price).optional(),
     /** The most of an answer's body read from this provider (llm's adapter option). */
-    maxResponseBytes: z
-      .number('expected a number of bytes')
-      .int('expected a whole number of bytes')
-      .min(1, 'expected 1 byte or more')
-      .optional(),
+    maxResponseBytes: byteCount.optional(),
+    /** The most of a streamed answer read from this provider, in all (llm's adapter option). */
+    maxStreamBytes: byteCount.optional(),
   })
 
   const model = z
