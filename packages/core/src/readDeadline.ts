@@ -27,6 +27,13 @@ export interface ReadDeadlineOptions {
    * ignores every inbound deadline.
    */
   sources?: readonly DeadlineSource[] | undefined
+  /**
+   * The record's names are lower case, as Node's `IncomingMessage.headers`
+   * (and http2's) always are: each name is looked up, not matched across
+   * every header in any letter case. Default false. Ignored for a container
+   * with a `get` (a `Headers` matches case-insensitively itself).
+   */
+  lowerCaseNames?: boolean | undefined
 }
 
 export interface InvalidDeadlineHeader {
@@ -90,7 +97,7 @@ export function readDeadline(
     if (!sources.includes(header)) continue
     let raw: string | readonly string[] | undefined
     try {
-      raw = getHeader(headers, header)
+      raw = getHeader(headers, header, options.lowerCaseNames === true)
     } catch {
       // The container's own read threw (a Proxy trap, a getter, a `get` or a
       // value's toString): unreadable, listed like any other bad value. Thrown
@@ -177,14 +184,18 @@ function parseGrpcTimeout(raw: string | readonly string[]): number | string {
   return ms > MAX_TIMER_MS ? 'beyond 2^31-1 ms' : ms
 }
 
-function getHeader(headers: HeaderSource, name: string): string | readonly string[] | undefined {
+function getHeader(
+  headers: HeaderSource,
+  name: string,
+  lowerCase: boolean,
+): string | readonly string[] | undefined {
   if (typeof (headers as { get?: unknown }).get === 'function') {
     // Any `get`: a Map of numbers too, whose value is no string either.
     return headerValue((headers as { get(name: string): unknown }).get(name))
   }
   const record = headers as Readonly<Record<string, unknown>>
   let value = Object.hasOwn(record, name) ? record[name] : undefined
-  if (value === undefined) {
+  if (value === undefined && !lowerCase) {
     for (const key of Object.keys(record)) {
       if (key.toLowerCase() === name) {
         value = record[key]

@@ -218,6 +218,49 @@ describe('readDeadline', () => {
   })
 })
 
+describe("readDeadline with lowerCaseNames (Node's own headers)", () => {
+  /** The record, counting how often its names are listed (the case-insensitive walk). */
+  function counted(record: Record<string, string>) {
+    const seen = { walks: 0 }
+    const headers = new Proxy(record, {
+      ownKeys(target) {
+        seen.walks++
+        return Reflect.ownKeys(target)
+      },
+    })
+    return { headers, seen }
+  }
+
+  it('looks each name up: no walk over the headers, whether a deadline header is there or not', () => {
+    for (const record of [
+      { host: 'h', accept: '*/*', 'user-agent': 'u' },
+      { host: 'h', 'x-deadline-remaining-ms': '250' },
+      { host: 'h', 'grpc-timeout': '2S', 'x-envoy-expected-rq-timeout-ms': '900' },
+    ]) {
+      const { headers, seen } = counted(record)
+      const lower = readDeadline(headers, { lowerCaseNames: true })
+      expect(seen.walks).toBe(0)
+      // The same reading as without the option.
+      expect(lower).toEqual(readDeadline(record))
+    }
+    // Without it, every name not found walks the headers.
+    const { headers, seen } = counted({ host: 'h' })
+    readDeadline(headers)
+    expect(seen.walks).toBe(DEADLINE_SOURCES.length)
+  })
+
+  it('a name in another letter case is not looked for (what the option says: the names are lower case)', () => {
+    const record = { 'X-Deadline-Remaining-Ms': '250' }
+    expect(readDeadline(record).ms).toBe(250)
+    expect(readDeadline(record, { lowerCaseNames: true }).ms).toBeUndefined()
+  })
+
+  it('a Headers matches any case itself, with or without the option', () => {
+    const headers = new Headers({ 'X-Deadline-Remaining-Ms': '250' })
+    expect(readDeadline(headers, { lowerCaseNames: true }).ms).toBe(250)
+  })
+})
+
 describe('writeDeadline', () => {
   it('writes to Headers, to a Node response and to a record, and skips never()', () => {
     const c = new ManualClock()

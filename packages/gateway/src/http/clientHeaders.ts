@@ -7,13 +7,14 @@ const RETRY_COUNT = /^[0-9]{1,4}$/
 /**
  * The SDK's own per-attempt timeout (`X-Stainless-Timeout`, seconds), in ms,
  * clamped to `maxMs`; undefined when absent or malformed (core's rules: 0 is a
- * truncated sub-second timeout and ignored).
+ * truncated sub-second timeout and ignored). `headers` are Node's, names
+ * lower case.
  */
 export function clientTimeoutMs(
   headers: Readonly<Record<string, string | string[] | undefined>>,
   maxMs: number,
 ): number | undefined {
-  return readDeadline(headers, { sources: [STAINLESS_TIMEOUT], maxMs }).ms
+  return readDeadline(headers, { sources: [STAINLESS_TIMEOUT], maxMs, lowerCaseNames: true }).ms
 }
 
 /** `X-Stainless-Retry-Count`: 0 on a first attempt, n on the SDK's n-th retry; 0 when absent or malformed. */

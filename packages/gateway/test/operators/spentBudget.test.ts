@@ -73,8 +73,8 @@ describe('a budget spent before the request arrives', () => {
 /**
  * The check runs on every request, before `deadline()` reads the same
  * headers: for the many that carry none, it must cost lookups, not a second
- * full reading (core's `readDeadline` walks every header for each name it
- * misses, to match any letter case).
+ * full reading (core's `readDeadline`, unless told the names are lower case,
+ * walks every header for each name it misses, to match any letter case).
  */
 describe('refuseSpentBudget on every request', () => {
   const check = refuseSpentBudget({ maxMs: 60_000, reserveMs: 10 })
