@@ -23,9 +23,15 @@ it('refuses a clock without now, setTimeout and clearTimeout when it is created'
 
 it('refuses a maxMs that is not a finite number > 0, or that is below minBudgetMs, with a RangeError naming it', () => {
   const job = async () => 1
-  for (const maxMs of [0, -1, Number.NaN, Number.POSITIVE_INFINITY, '60000']) {
+  for (const [maxMs, shown] of [
+    [0, '0'],
+    [-1, '-1'],
+    [Number.NaN, 'NaN'],
+    [Number.POSITIVE_INFINITY, 'Infinity'],
+    ['60000', "'60000' (a string)"],
+  ]) {
     expect(() => withDeadline(job, { maxMs: maxMs as never })).toThrow(
-      new RangeError(`withDeadline: maxMs must be a finite number > 0, got ${String(maxMs)}`),
+      new RangeError(`withDeadline: maxMs must be a finite number > 0, got ${shown}`),
     )
   }
   expect(() => withDeadline(job, { maxMs: 4, minBudgetMs: 5 })).toThrow(
@@ -33,4 +39,34 @@ it('refuses a maxMs that is not a finite number > 0, or that is below minBudgetM
   )
   expect(() => withDeadline(job, { maxMs: 5, minBudgetMs: 5 })).not.toThrow()
   expect(() => withDeadline(job, { maxMs: 86_400_000 })).not.toThrow()
+})
+
+// The value after "got" reads as every package shows one (core's
+// describeValue): a string quoted and said to be one — `String('5')` read as
+// the number 5, a value that would have been fine — an object by kind.
+it('shows a bad value as every package does, naming the option', () => {
+  const job = async () => 1
+  const message = (options: unknown) => {
+    try {
+      withDeadline(job, options as never)
+    } catch (error) {
+      return (error as Error).message
+    }
+    throw new Error('expected the options to be refused')
+  }
+  expect(message({ minBudgetMs: '5' })).toBe(
+    "withDeadline: minBudgetMs must be a number ≥ 0, got '5' (a string)",
+  )
+  expect(message({ minBudgetMs: -1 })).toBe(
+    'withDeadline: minBudgetMs must be a number ≥ 0, got -1',
+  )
+  expect(message({ maxMs: { ms: 60_000 } })).toBe(
+    'withDeadline: maxMs must be a finite number > 0, got an object',
+  )
+  expect(message({ clock: 'system' })).toBe(
+    "withDeadline: clock must be a Clock (now, setTimeout and clearTimeout functions), got 'system' (a string)",
+  )
+  expect(() => withDeadline('job' as never)).toThrow(
+    new TypeError("withDeadline: processor must be a function, got 'job' (a string)"),
+  )
 })

@@ -1,6 +1,7 @@
 import { type RedisServer, redisAvailable, startRedis } from '@hourglass/testkit'
 import {
   type ConnectionOptions,
+  type Job,
   type Processor,
   Queue,
   QueueEvents,
@@ -90,4 +91,23 @@ export function useRedisQueues(): RedisQueues {
 export async function redisNowMs(client: Redis): Promise<number> {
   const [seconds, micros] = await client.time()
   return Number(seconds) * 1000 + Number(micros) / 1000
+}
+
+/** The expiry `addWithDeadline` stored with a job, in ms on the Redis clock. */
+export function storedExpiry(job: Job): number {
+  return (job.opts as unknown as { hourglass: { expiresAtMs: number } }).hourglass.expiresAtMs
+}
+
+/**
+ * Resolves once the Redis server's clock has passed `ms` (a job's stored
+ * expiry): the clock a worker judges a job by, which no test can move. It
+ * asks Redis, a few ms apart, rather than trusting a local timer: what the
+ * test waits for is that clock, however slowly this process is scheduled.
+ */
+export async function redisClockPasses(client: Redis, ms: number): Promise<void> {
+  for (;;) {
+    const now = await redisNowMs(client)
+    if (now > ms) return
+    await new Promise((resolve) => setTimeout(resolve, Math.min(20, Math.ceil(ms - now))))
+  }
 }
