@@ -94,16 +94,20 @@ export function withDeadline<
   processor: Processor<DataType, ResultType, NameType>,
   options: WithDeadlineOptions = {},
 ): DeadlineProcessor<DataType, ResultType, NameType> {
+  // Bad values are shown as every package shows them (core's describeValue):
+  // `String('60000')` read as the number 60000, the very value that was fine.
   const minBudgetMs = options.minBudgetMs ?? 5
   if (typeof minBudgetMs !== 'number' || Number.isNaN(minBudgetMs) || minBudgetMs < 0) {
     throw new RangeError(
-      `withDeadline: minBudgetMs must be a number ≥ 0, got ${String(minBudgetMs)}`,
+      `withDeadline: minBudgetMs must be a number ≥ 0, got ${describeValue(minBudgetMs)}`,
     )
   }
   const maxMs = options.maxMs ?? DEFAULT_MAX_MS
   if (typeof maxMs !== 'number' || !Number.isFinite(maxMs) || maxMs <= 0) {
     // Infinity too: the point of the cap is that no job goes unbounded.
-    throw new RangeError(`withDeadline: maxMs must be a finite number > 0, got ${String(maxMs)}`)
+    throw new RangeError(
+      `withDeadline: maxMs must be a finite number > 0, got ${describeValue(maxMs)}`,
+    )
   }
   if (maxMs < minBudgetMs) {
     // Every job without a budget would be refused as having too little left.
@@ -113,14 +117,16 @@ export function withDeadline<
   }
   if (typeof processor !== 'function') {
     // Else "Cannot read properties of undefined (reading 'length')" below.
-    throw new TypeError(`withDeadline: processor must be a function, got ${typeof processor}`)
+    throw new TypeError(
+      `withDeadline: processor must be a function, got ${describeValue(processor)}`,
+    )
   }
   const clock = options.clock ?? systemClock
   if (!isClock(clock)) {
     // Accepted, it failed every job that carries a deadline ("clock.now is
     // not a function") instead of the worker's start.
     throw new TypeError(
-      'withDeadline: clock must be a Clock (now, setTimeout and clearTimeout functions)',
+      `withDeadline: clock must be a Clock (now, setTimeout and clearTimeout functions), got ${describeValue(clock)}`,
     )
   }
   const counts: DeadlineCounts = { expired: 0, stopped: 0, retriesDropped: 0 }
