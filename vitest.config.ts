@@ -75,6 +75,7 @@ export const OTEL = [
   'packages/otel/test/HourglassInstrumentation.test.ts',
   'packages/otel/test/badProviderLeavesNoListener.test.ts',
   'packages/otel/test/egressAttempts.test.ts',
+  'packages/otel/test/foreignJobs.test.ts',
   'packages/otel/test/grpcSpans.test.ts',
   'packages/otel/test/instrumentDeadlines.test.ts',
   'packages/otel/test/jobSpans.test.ts',

@@ -4,6 +4,7 @@ import {
   DEADLINE_HEADER,
   Deadline,
   type DeadlineSource,
+  describeValue,
   isClock,
   KNOWN_DEADLINE_SOURCES,
   readDeadline,
@@ -170,14 +171,12 @@ function hasHeader(carrier: unknown): boolean {
   return false
 }
 
-/** A RangeError for a number out of range (NaN included), a TypeError for anything else. */
+/**
+ * A RangeError for a number out of range (NaN included), a TypeError for
+ * anything else; the value shown as every package shows one (core's
+ * `describeValue`), so a bad option reads the same whichever package refused it.
+ */
 function optionError(name: string, rule: string, value: unknown): RangeError | TypeError {
-  const got = typeof value === 'string' ? `'${value.slice(0, 40)}'` : describe(value)
-  const message = `DeadlinePropagator: ${name} must be ${rule}, got ${got}`
+  const message = `DeadlinePropagator: ${name} must be ${rule}, got ${describeValue(value)}`
   return typeof value === 'number' ? new RangeError(message) : new TypeError(message)
-}
-
-function describe(value: unknown): string {
-  if (Array.isArray(value)) return JSON.stringify(value).slice(0, 80)
-  return typeof value === 'object' && value !== null ? 'an object' : String(value)
 }

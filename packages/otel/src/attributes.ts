@@ -92,6 +92,14 @@ export const ATTR_DEADLINE_REMAINING_AT_END_MS = 'hourglass.deadline.remaining_a
 export const ATTR_DEADLINE_LATE_MS = 'hourglass.deadline.late_ms'
 /** The job came back from a stalled worker (on a `queued` `hourglass.deadline.exceeded`). */
 export const ATTR_DEADLINE_STALLED = 'hourglass.deadline.stalled'
+/**
+ * Which part of a job's stored deadline is malformed (`hourglass`: the whole
+ * option is not an object; `expiresAtMs`; `budgetMs`), and why (`missing`,
+ * `not a finite number ≥ 0`, `not an object`), on `hourglass.deadline.invalid_job`.
+ * The value found there is never recorded: it is whatever was written to Redis.
+ */
+export const ATTR_DEADLINE_INVALID_JOB_FIELD = 'hourglass.deadline.invalid_job.field'
+export const ATTR_DEADLINE_INVALID_JOB_REASON = 'hourglass.deadline.invalid_job.reason'
 
 // ── stable OpenTelemetry attributes we set ─────────────────────────────────
 
@@ -164,6 +172,8 @@ export const EVENT_DEADLINE_RETRY = 'hourglass.deadline.retry'
 export const EVENT_DEADLINE_RETRY_SKIPPED = 'hourglass.deadline.retry_skipped'
 export const EVENT_DEADLINE_INVALID_HEADER = 'hourglass.deadline.invalid_header'
 export const EVENT_DEADLINE_LATE_WRITE = 'hourglass.deadline.late_write'
+/** A worker took a job whose stored deadline is malformed: it runs without one. */
+export const EVENT_DEADLINE_INVALID_JOB = 'hourglass.deadline.invalid_job'
 
 // ── metrics ────────────────────────────────────────────────────────────────
 
@@ -179,6 +189,11 @@ export const METRIC_CLIENT_CLOSED = 'hourglass.deadline.client_closed'
 export const METRIC_RETRIES = 'hourglass.deadline.retries'
 /** Counter: calls that succeeded, by `hourglass.deadline.attempt` and `hourglass.deadline.call.kind`. */
 export const METRIC_SUCCEEDED = 'hourglass.deadline.calls.succeeded'
+/**
+ * Counter: job attempts that ran without a deadline because the one stored
+ * with the job is malformed, by queue, job name and the malformed field.
+ */
+export const METRIC_INVALID_JOB = 'hourglass.deadline.invalid_job'
 
 /**
  * Where a deadline ran out, the value of `hourglass.deadline.stage`:

@@ -17,6 +17,8 @@ import {
   ATTR_DEADLINE_ATTEMPT,
   ATTR_DEADLINE_BUDGET_MS,
   ATTR_DEADLINE_ELAPSED_MS,
+  ATTR_DEADLINE_INVALID_JOB_FIELD,
+  ATTR_DEADLINE_INVALID_JOB_REASON,
   ATTR_DEADLINE_LATE_MS,
   ATTR_DEADLINE_MODE,
   ATTR_DEADLINE_OUTCOME,
@@ -31,6 +33,7 @@ import {
   ATTR_MESSAGING_OPERATION_TYPE,
   ATTR_MESSAGING_SYSTEM,
   EVENT_DEADLINE_EXCEEDED,
+  EVENT_DEADLINE_INVALID_JOB,
   EVENT_DEADLINE_RETRY,
   EVENT_DEADLINE_RETRY_SKIPPED,
   SPAN_JOB_PREFIX,
@@ -50,6 +53,8 @@ type JobMessage = Parameters<NonNullable<BullmqHandlers['start']>>[0]
  * <queue>` (from `start` to `end`) is its child — in the worker's process,
  * on whichever host. A job that reached a worker after its deadline gets a
  * span too, ended at once, with a `hourglass.deadline.exceeded` event at stage `queued`.
+ * A job whose stored deadline is malformed runs without one and gets no span:
+ * a `hourglass.deadline.invalid_job` event on the span active in the worker.
  */
 export function bullmqTraceHandlers(tracer: Tracer): BullmqHandlers {
   const attempts = new WeakMap<Deadline, Span>()
@@ -109,6 +114,22 @@ export function bullmqTraceHandlers(tracer: Tracer): BullmqHandlers {
       attempts.set(m.deadline, span)
       setDeadlineSpan(m.deadline, span)
     },
+    invalid(m) {
+      // The job runs with no deadline, so it gets no span of ours: the event
+      // goes on the span active in the worker (BullMQ's telemetry, or one the
+      // application made), if any. It names the job, since that span may not
+      // be the job's; the value found is never recorded (it may be anything).
+      const span = trace.getActiveSpan()
+      if (!span?.isRecording()) return
+      span.addEvent(EVENT_DEADLINE_INVALID_JOB, {
+        [ATTR_MESSAGING_DESTINATION_NAME]: m.queue,
+        [ATTR_MESSAGING_MESSAGE_ID]: m.jobId,
+        [ATTR_BULLMQ_JOB_NAME]: m.name,
+        [ATTR_DEADLINE_ATTEMPT]: m.attempt,
+        [ATTR_DEADLINE_INVALID_JOB_FIELD]: m.field,
+        [ATTR_DEADLINE_INVALID_JOB_REASON]: m.reason,
+      })
+    },
     end(m) {
       const span = attempts.get(m.deadline)
       if (!span) return
@@ -121,12 +142,16 @@ export function bullmqTraceHandlers(tracer: Tracer): BullmqHandlers {
         }),
       )
       const ranOut = (action: string) =>
-        span.addEvent(EVENT_DEADLINE_EXCEEDED, {
-          [ATTR_DEADLINE_STAGE]: 'handler',
-          [ATTR_DEADLINE_BUDGET_MS]: ms(m.budgetMs) ?? 0,
-          [ATTR_DEADLINE_ELAPSED_MS]: ms(m.elapsedMs) ?? 0,
-          [ATTR_DEADLINE_ACTION]: action,
-        })
+        span.addEvent(
+          EVENT_DEADLINE_EXCEEDED,
+          // No budget recorded (another producer's job): left out, not 0.
+          defined({
+            [ATTR_DEADLINE_STAGE]: 'handler',
+            [ATTR_DEADLINE_BUDGET_MS]: ms(m.budgetMs),
+            [ATTR_DEADLINE_ELAPSED_MS]: ms(m.elapsedMs) ?? 0,
+            [ATTR_DEADLINE_ACTION]: action,
+          }),
+        )
       switch (m.outcome) {
         case 'completed':
         case 'deferred':
@@ -172,13 +197,18 @@ function producerContext(stored: Readonly<Record<string, string>> | undefined): 
 }
 
 function queuedEvent(span: Span, m: ExpireMessage): void {
-  span.addEvent(EVENT_DEADLINE_EXCEEDED, {
-    [ATTR_DEADLINE_STAGE]: 'queued',
-    [ATTR_DEADLINE_BUDGET_MS]: ms(m.budgetMs) ?? 0,
-    [ATTR_DEADLINE_LATE_MS]: m.lateMs,
-    [ATTR_DEADLINE_STALLED]: m.stalled,
-    [ATTR_DEADLINE_ACTION]: m.observe ? 'observed' : 'failed',
-  })
+  span.addEvent(
+    EVENT_DEADLINE_EXCEEDED,
+    // A job that recorded no budget (another producer's) has none to report:
+    // the attribute is left out rather than claiming it was added with 0 ms.
+    defined({
+      [ATTR_DEADLINE_STAGE]: 'queued',
+      [ATTR_DEADLINE_BUDGET_MS]: ms(m.budgetMs),
+      [ATTR_DEADLINE_LATE_MS]: m.lateMs,
+      [ATTR_DEADLINE_STALLED]: m.stalled,
+      [ATTR_DEADLINE_ACTION]: m.observe ? 'observed' : 'failed',
+    }),
+  )
 }
 
 function fail(span: Span, type: string, message: string): void {

@@ -1,7 +1,9 @@
 import type { Meter } from '@opentelemetry/api'
 import {
+  ATTR_BULLMQ_JOB_NAME,
   ATTR_DEADLINE_ATTEMPT,
   ATTR_DEADLINE_CALL_KIND,
+  ATTR_DEADLINE_INVALID_JOB_FIELD,
   ATTR_DEADLINE_MODE,
   ATTR_DEADLINE_RETRY_OUTCOME,
   ATTR_DEADLINE_RETRY_REASON,
@@ -10,11 +12,13 @@ import {
   ATTR_DEADLINE_SOURCE,
   ATTR_DEADLINE_STAGE,
   ATTR_HTTP_REQUEST_METHOD,
+  ATTR_MESSAGING_DESTINATION_NAME,
   type DeadlineStage,
   METRIC_CLIENT_CLOSED,
   METRIC_EGRESS_REMAINING,
   METRIC_EXCEEDED,
   METRIC_INGRESS_REMAINING,
+  METRIC_INVALID_JOB,
   METRIC_RETRIES,
   METRIC_SUCCEEDED,
 } from './attributes.js'
@@ -63,6 +67,11 @@ export function metricHandlers(meter: Meter): Handlers {
     description:
       'Outbound calls that succeeded, by the attempt that succeeded (a rising share of attempt 2 foretells a rate limit)',
     unit: '{call}',
+  })
+  const invalidJobs = meter.createCounter(METRIC_INVALID_JOB, {
+    description:
+      'Job attempts that ran without a deadline because the one stored with the job is malformed, by queue, job name and field',
+    unit: '{attempt}',
   })
   const countExceeded = (stage: DeadlineStage, slice?: string) =>
     exceeded.add(1, defined({ [ATTR_DEADLINE_STAGE]: stage, [ATTR_DEADLINE_SLICE]: slice }))
@@ -140,6 +149,18 @@ export function metricHandlers(meter: Meter): Handlers {
             }),
           )
         }
+      },
+    },
+    bullmq: {
+      // Corrupt job data runs unbounded: an operator needs to see it rise.
+      // Queue and job name find the producer; the value found is never an
+      // attribute (it is whatever was written to Redis: unbounded, maybe secret).
+      invalid(m) {
+        invalidJobs.add(1, {
+          [ATTR_MESSAGING_DESTINATION_NAME]: m.queue,
+          [ATTR_BULLMQ_JOB_NAME]: m.name,
+          [ATTR_DEADLINE_INVALID_JOB_FIELD]: m.field,
+        })
       },
     },
   }

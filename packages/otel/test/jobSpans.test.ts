@@ -1,7 +1,7 @@
 import { createServer, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { addWithDeadline, withDeadline } from '@hourglass/bullmq'
-import { Deadline, runWithDeadline } from '@hourglass/core'
+import { Deadline, ManualClock, runWithDeadline } from '@hourglass/core'
 import { createFetch, type HourglassFetch } from '@hourglass/fetch'
 import {
   DeadlineContextManager,
@@ -22,12 +22,15 @@ import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-ho
 import { CompositePropagator, W3CTraceContextPropagator } from '@opentelemetry/core'
 import type { ReadableSpan } from '@opentelemetry/sdk-trace-base'
 import { type Job, type Processor, Queue, QueueEvents, Worker } from 'bullmq'
+import { Redis } from 'ioredis'
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest'
 import { setupOtel } from './helpers/otel.js'
 
 // Real BullMQ on a real redis-server: the producer's trace context is stored
 // with the job and the worker's span is its child; the spans come from
-// instrumentDeadlines alone (no BullMQ telemetry).
+// instrumentDeadlines alone (no BullMQ telemetry). Producers' deadlines are on
+// a ManualClock where a budget is checked or a short one must survive the
+// add on a loaded box: it does not move while the job is added.
 
 const available = redisAvailable()
 let redis: RedisServer | undefined
@@ -93,6 +96,10 @@ async function addAsProducer(q: Queue, deadline: Deadline): Promise<{ producer: 
   return { producer, job }
 }
 
+/** Redis TIME's reply, in ms: the clock a job's deadline is kept on. */
+const timeMs = ([seconds, micros]: Array<number | string>) =>
+  Number(seconds) * 1000 + Number(micros) / 1000
+
 const jobSpan = (spans: ReadableSpan[], queueName: string) => {
   const found = spans.filter((s) => s.name === `process ${queueName}`)
   expect(found).toHaveLength(1)
@@ -106,7 +113,10 @@ describe.skipIf(!available)('instrumentDeadlines: BullMQ', () => {
       name,
       withDeadline(async () => 'done'),
     )
-    const { producer, job } = await addAsProducer(q, Deadline.after(5_000))
+    const { producer, job } = await addAsProducer(
+      q,
+      Deadline.after(5_000, { clock: new ManualClock() }),
+    )
     await job.waitUntilFinished(events)
     const spans = await otel.spansWhere((all) => all.some((s) => s.name === `process ${name}`))
     const span = jobSpan(spans, name)
@@ -127,7 +137,7 @@ describe.skipIf(!available)('instrumentDeadlines: BullMQ', () => {
     const budget = span.attributes['hourglass.deadline.budget_ms'] as number
     const atStart = span.attributes['hourglass.deadline.remaining_ms'] as number
     const atEnd = span.attributes['hourglass.deadline.remaining_at_end_ms'] as number
-    expect(budget).toBeGreaterThan(4_900)
+    expect(budget).toBe(5_000)
     expect(atStart).toBeLessThanOrEqual(budget)
     expect(atEnd).toBeLessThanOrEqual(atStart)
     expect(span.status.code).toBe(SpanStatusCode.UNSET)
@@ -147,8 +157,18 @@ describe.skipIf(!available)('instrumentDeadlines: BullMQ', () => {
       }),
       false,
     )
-    const { producer, job } = await addAsProducer(q, Deadline.after(100))
-    await new Promise((resolve) => setTimeout(resolve, 250)) // the worker is away past the deadline
+    const { producer, job } = await addAsProducer(
+      q,
+      Deadline.after(100, { clock: new ManualClock() }),
+    )
+    // The worker is away until the job's deadline has passed on the Redis clock, where it is kept.
+    const { expiresAtMs } = (job.opts as unknown as { hourglass: { expiresAtMs: number } })
+      .hourglass
+    const client = new Redis(redis!.port, '127.0.0.1')
+    closers.push(() => client.quit())
+    await expect
+      .poll(async () => timeMs(await client.time()), { interval: 20, timeout: 10_000 })
+      .toBeGreaterThan(expiresAtMs)
     w.run()
     await job.waitUntilFinished(events).catch(() => {})
     const spans = await otel.spansWhere((all) => all.some((s) => s.name === `process ${name}`))
@@ -173,16 +193,27 @@ describe.skipIf(!available)('instrumentDeadlines: BullMQ', () => {
 
   it('a job stopped by its deadline while running fails its span with a deadline.exceeded event at stage handler', async () => {
     const { queue: q, events, name } = await queue()
+    // The worker's deadline moved by hand once the job runs: no real 300 ms
+    // that a slow add could use up before the job is stored.
+    const clock = new ManualClock()
+    let started!: () => void
+    const running = new Promise<void>((resolve) => {
+      started = resolve
+    })
     worker(
       name,
       withDeadline(
         (_job, _token, signal) =>
-          new Promise((_resolve, reject) =>
-            signal?.addEventListener('abort', () => reject(signal.reason)),
-          ),
+          new Promise((_resolve, reject) => {
+            signal?.addEventListener('abort', () => reject(signal.reason))
+            started()
+          }),
+        { clock },
       ),
     )
-    const { job } = await addAsProducer(q, Deadline.after(300))
+    const { job } = await addAsProducer(q, Deadline.after(300, { clock: new ManualClock() }))
+    await running
+    clock.advance(301)
     await job.waitUntilFinished(events).catch(() => {})
     const spans = await otel.spansWhere((all) => all.some((s) => s.name === `process ${name}`))
     const span = jobSpan(spans, name)

@@ -88,6 +88,8 @@ describe('instrumentDeadlines: packages loaded after it was called', () => {
       'hourglass:bullmq:start',
       'hourglass:bullmq:end',
       'hourglass:bullmq:expire',
+      // A job whose stored deadline is corrupt: counted, and an event on the worker's span.
+      'hourglass:bullmq:invalid',
     ])
     expect(subscribed()).toEqual([])
   })

@@ -1,0 +1,40 @@
+import { KNOWN_DEADLINE_SOURCES } from '@hourglass/core'
+import { DeadlinePropagator } from '@hourglass/otel'
+import { expect, it } from 'vitest'
+
+// A bad option reads the same whichever package refused it: the propagator
+// shows the value after "got" with core's describeValue, as fetch, bullmq,
+// express and core do — a string quoted and said to be one (so '5000' is not
+// read as the number 5000), an array or object by kind — and still names the
+// option. Nothing here sets OpenTelemetry's globals or measures time.
+
+function message(options: unknown): string {
+  try {
+    new DeadlinePropagator(options as never)
+  } catch (error) {
+    return (error as Error).message
+  }
+  throw new Error('expected the options to be refused')
+}
+
+it('names the option and shows the bad value as every package does', () => {
+  expect(message({ maxMs: '5000' })).toBe(
+    "DeadlinePropagator: maxMs must be a number of ms ≥ 0, got '5000' (a string)",
+  )
+  expect(message({ maxMs: -1 })).toBe(
+    'DeadlinePropagator: maxMs must be a number of ms ≥ 0, got -1',
+  )
+  expect(message({ maxMs: null })).toBe(
+    'DeadlinePropagator: maxMs must be a number of ms ≥ 0, got null',
+  )
+  const sources = `DeadlinePropagator: sources must be an array of these header names (lower case): ${KNOWN_DEADLINE_SOURCES.join(', ')}`
+  expect(message({ sources: ['X-Deadline-Remaining-Ms'] })).toBe(`${sources}, got an array`)
+  expect(message({ sources: 'grpc-timeout' })).toBe(`${sources}, got 'grpc-timeout' (a string)`)
+  expect(message({ clock: {} })).toBe(
+    'DeadlinePropagator: clock must be a Clock (now, setTimeout and clearTimeout functions), got an object',
+  )
+  // A long string is cut, not copied whole into the message.
+  expect(message({ clock: 'x'.repeat(100) })).toBe(
+    `DeadlinePropagator: clock must be a Clock (now, setTimeout and clearTimeout functions), got '${'x'.repeat(40)}' (a string)`,
+  )
+})
