@@ -2,11 +2,11 @@ import { once } from 'node:events'
 import { withDeadline } from '@hourglass/bullmq'
 import { ManualClock } from '@hourglass/core'
 import { instrumentDeadlines, type StopInstrumentation } from '@hourglass/otel'
-import { type RedisServer, redisAvailable, startRedis } from '@hourglass/testkit'
 import { context, SpanStatusCode, trace } from '@opentelemetry/api'
 import type { ReadableSpan } from '@opentelemetry/sdk-trace-base'
-import { type JobsOptions, type Processor, Queue, QueueEvents, Worker } from 'bullmq'
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest'
+import type { JobsOptions } from 'bullmq'
+import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { useBullmqQueues } from './helpers/bullmqQueues.js'
 import { setupOtel, spanNamed } from './helpers/otel.js'
 
 // Jobs whose `hourglass` option another producer wrote (another language, a
@@ -22,19 +22,11 @@ import { setupOtel, spanNamed } from './helpers/otel.js'
 // setupOtel's shutdown unsets OpenTelemetry's globals, even when an
 // assertion failed first.
 
-const available = redisAvailable()
-let redis: RedisServer | undefined
+const bull = useBullmqQueues('foreign')
+const { available, queue, worker } = bull
 let otel: ReturnType<typeof setupOtel>
 let stop: StopInstrumentation
-let counter = 0
-const closers: Array<() => Promise<unknown>> = []
 
-beforeAll(async () => {
-  if (available) redis = await startRedis()
-})
-afterAll(async () => {
-  await redis?.stop()
-})
 beforeEach(() => {
   otel = setupOtel()
   stop = instrumentDeadlines({
@@ -44,33 +36,12 @@ beforeEach(() => {
 })
 afterEach(async () => {
   try {
-    for (const close of closers.splice(0).reverse()) await close()
+    await bull.closeAll()
   } finally {
     stop()
     await otel.shutdown()
   }
 })
-
-const connection = () => ({ host: '127.0.0.1', port: redis!.port, maxRetriesPerRequest: null })
-
-async function queue(): Promise<{ queue: Queue; events: QueueEvents; name: string }> {
-  const name = `foreign${++counter}-${process.pid}`
-  const q = new Queue(name, { connection: connection() })
-  const events = new QueueEvents(name, { connection: connection() })
-  closers.push(
-    () => q.close(),
-    () => events.close(),
-  )
-  await Promise.all([q.waitUntilReady(), events.waitUntilReady()])
-  return { queue: q, events, name }
-}
-
-function worker(name: string, processor: Processor): Worker {
-  const w = new Worker(name, processor, { connection: connection() })
-  w.on('error', () => {})
-  closers.push(() => w.close(true))
-  return w
-}
 
 /** A job whose stored deadline another producer wrote, as it wrote it. */
 const foreign = (hourglass: unknown) => ({ hourglass }) as JobsOptions

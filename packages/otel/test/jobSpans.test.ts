@@ -9,7 +9,6 @@ import {
   instrumentDeadlines,
   type StopInstrumentation,
 } from '@hourglass/otel'
-import { type RedisServer, redisAvailable, startRedis } from '@hourglass/testkit'
 import {
   context,
   propagation,
@@ -21,9 +20,10 @@ import {
 import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks'
 import { CompositePropagator, W3CTraceContextPropagator } from '@opentelemetry/core'
 import type { ReadableSpan } from '@opentelemetry/sdk-trace-base'
-import { type Job, type Processor, Queue, QueueEvents, Worker } from 'bullmq'
+import type { Job, Queue } from 'bullmq'
 import { Redis } from 'ioredis'
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest'
+import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { useBullmqQueues } from './helpers/bullmqQueues.js'
 import { setupOtel } from './helpers/otel.js'
 
 // Real BullMQ on a real redis-server: the producer's trace context is stored
@@ -32,19 +32,11 @@ import { setupOtel } from './helpers/otel.js'
 // a ManualClock where a budget is checked or a short one must survive the
 // add on a loaded box: it does not move while the job is added.
 
-const available = redisAvailable()
-let redis: RedisServer | undefined
+const bull = useBullmqQueues('otel')
+const { available, queue, worker } = bull
 let otel: ReturnType<typeof setupOtel>
 let stop: StopInstrumentation
-let counter = 0
-const closers: Array<() => Promise<unknown>> = []
 
-beforeAll(async () => {
-  if (available) redis = await startRedis()
-})
-afterAll(async () => {
-  await redis?.stop()
-})
 beforeEach(() => {
   otel = setupOtel()
   // With the DeadlinePropagator beside W3C, as a service may run it: the job keeps its deadline its own way.
@@ -57,34 +49,13 @@ beforeEach(() => {
 })
 afterEach(async () => {
   try {
-    for (const close of closers.splice(0).reverse()) await close()
+    await bull.closeAll()
   } finally {
     // Even if a close fails: the subscriptions and providers must not outlive the file.
     stop()
     await otel.shutdown()
   }
 })
-
-const connection = () => ({ host: '127.0.0.1', port: redis!.port, maxRetriesPerRequest: null })
-
-async function queue(): Promise<{ queue: Queue; events: QueueEvents; name: string }> {
-  const name = `otel${++counter}-${process.pid}`
-  const q = new Queue(name, { connection: connection() })
-  const events = new QueueEvents(name, { connection: connection() })
-  closers.push(
-    () => q.close(),
-    () => events.close(),
-  )
-  await Promise.all([q.waitUntilReady(), events.waitUntilReady()])
-  return { queue: q, events, name }
-}
-
-function worker(name: string, processor: Processor, autorun = true): Worker {
-  const w = new Worker(name, processor, { connection: connection(), autorun })
-  w.on('error', () => {})
-  closers.push(() => w.close(true))
-  return w
-}
 
 /** Add under `deadline`, from inside a span of the producer's, as a request handler would. */
 async function addAsProducer(q: Queue, deadline: Deadline): Promise<{ producer: Span; job: Job }> {
@@ -164,8 +135,8 @@ describe.skipIf(!available)('instrumentDeadlines: BullMQ', () => {
     // The worker is away until the job's deadline has passed on the Redis clock, where it is kept.
     const { expiresAtMs } = (job.opts as unknown as { hourglass: { expiresAtMs: number } })
       .hourglass
-    const client = new Redis(redis!.port, '127.0.0.1')
-    closers.push(() => client.quit())
+    const client = new Redis(bull.port(), '127.0.0.1')
+    bull.onClose(() => client.quit())
     await expect
       .poll(async () => timeMs(await client.time()), { interval: 20, timeout: 10_000 })
       .toBeGreaterThan(expiresAtMs)
@@ -233,7 +204,7 @@ describe.skipIf(!available)('instrumentDeadlines: BullMQ', () => {
     const server: Server = createServer((_req, res) => res.end('ok'))
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
     const fetch: HourglassFetch = createFetch()
-    closers.push(
+    bull.onClose(
       () => fetch.close(),
       () => new Promise((resolve) => server.close(resolve)),
     )
