@@ -44,6 +44,8 @@ export function useRedisQueues(): RedisQueues {
     if (available) redis = await startRedis()
   })
   afterEach(async () => {
+    // A test that failed with the server frozen leaves it running for the rest.
+    redis?.thaw()
     // Workers first (they may hold jobs), then queues and event streams.
     for (const close of closers.splice(0).reverse()) await close()
   })

@@ -83,6 +83,7 @@ describe('/healthz and /readyz tell the truth about Redis', () => {
         redis = await startRedis()
         admin = new Redis(redis.url)
       })
+      afterEach(() => redis?.thaw())
       afterAll(async () => {
         admin?.disconnect()
         await redis?.stop()
@@ -99,14 +100,14 @@ describe('/healthz and /readyz tell the truth about Redis', () => {
         })
         expect(await readyz()).toEqual({ status: 200, body: { status: 'ready', redis: 'shared' } })
         expect(harness.logs.filter((l) => l.event === 'redis')).toEqual([])
-        // Redis holds every client's commands: the connection stays up, commands time out.
-        await admin.call('CLIENT', 'PAUSE', '1500', 'ALL')
+        // Redis hangs: the connection stays up, commands time out.
+        redis.freeze()
         expect((await ask()).choices[0]?.message.content).toBe('ok')
         expect(await readyz()).toEqual({
           status: 200,
           body: { status: 'ready', redis: 'local-fallback' },
         })
-        // The admin's own next command is held by the pause too: answered, the pause is over.
+        redis.thaw()
         await admin.ping()
         expect((await ask()).choices[0]?.message.content).toBe('ok')
         expect(await readyz()).toEqual({ status: 200, body: { status: 'ready', redis: 'shared' } })
@@ -121,14 +122,15 @@ describe('/healthz and /readyz tell the truth about Redis', () => {
           models: { m: fallback(['p', 'gpt']) },
           redis: { url: redis.url, keyPrefix: `readyz-back-${Date.now()}`, commandTimeoutMs: 100 },
         })
-        await admin.call('CLIENT', 'PAUSE', '1500', 'ALL')
+        redis.freeze()
         expect((await ask()).choices[0]?.message.content).toBe('ok')
-        // Still paused: the probe's own check times out too, and the probe still answers.
+        // Still hanging: the probe's own check times out too, and the probe still answers.
         expect(await readyz()).toEqual({
           status: 200,
           body: { status: 'ready', redis: 'local-fallback' },
         })
-        // The admin's PING is held by the pause as well: it returns when Redis answers again.
+        redis.thaw()
+        // Answered: Redis is back (and has answered the commands held meanwhile).
         await admin.ping()
         // No request since: the last limit and cooldown commands are still the failed ones.
         expect(fake.requests).toHaveLength(1)
@@ -137,9 +139,10 @@ describe('/healthz and /readyz tell the truth about Redis', () => {
         expect(redisState()).toBe('shared')
         // … until something newer is known: a cooldown command failing after
         // that PING is local-fallback at once, with no probe in between.
-        await admin.call('CLIENT', 'PAUSE', '600', 'ALL')
+        redis.freeze()
         expect((await ask()).choices[0]?.message.content).toBe('ok')
         expect(redisState()).toBe('local-fallback')
+        redis.thaw()
         await admin.ping()
         expect(await readyz()).toEqual({ status: 200, body: { status: 'ready', redis: 'shared' } })
       })

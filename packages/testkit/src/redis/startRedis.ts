@@ -20,6 +20,15 @@ export interface RedisServer {
   kill(): Promise<void>
   /** Start the server again on the same port (empty: nothing is persisted). */
   restart(): Promise<void>
+  /**
+   * SIGSTOP the server: Redis hanging with its connections open, every command
+   * unanswered, for as long as the test needs (unlike `CLIENT PAUSE`, whose
+   * length is fixed up front and whose `UNPAUSE` is itself held). Commands
+   * sent meanwhile are answered after `thaw()`.
+   */
+  freeze(): void
+  /** SIGCONT a frozen server. */
+  thaw(): void
 }
 
 const READY_LINE = /ready to accept connections/i
@@ -52,6 +61,7 @@ class ManagedRedis implements RedisServer {
   readonly #binary: string
   readonly #readyTimeoutMs: number
   #child: ChildProcess | undefined
+  #frozen = false
 
   constructor(binary: string, port: number, readyTimeoutMs: number, child: ChildProcess) {
     this.#binary = binary
@@ -74,12 +84,28 @@ class ManagedRedis implements RedisServer {
     this.#child = await spawnReady(this.#binary, this.port, this.#readyTimeoutMs)
   }
 
+  freeze(): void {
+    if (!this.#child || this.#frozen) return
+    this.#child.kill('SIGSTOP')
+    this.#frozen = true
+  }
+
+  thaw(): void {
+    if (!this.#child || !this.#frozen) return
+    this.#child.kill('SIGCONT')
+    this.#frozen = false
+  }
+
   async #end(signal: NodeJS.Signals): Promise<void> {
     const child = this.#child
     this.#child = undefined
+    const frozen = this.#frozen
+    this.#frozen = false
     if (!child || child.exitCode !== null || child.signalCode !== null) return
     const exited = once(child, 'exit')
     child.kill(signal)
+    // A stopped process keeps a SIGTERM pending until it runs again.
+    if (frozen) child.kill('SIGCONT')
     await exited
   }
 }

@@ -58,6 +58,31 @@ describe.skipIf(!available)('startRedis', () => {
     expect(await send(port, 'EXISTS k')).toBe(':0')
   })
 
+  it('freeze() leaves the connection open and the command unanswered until thaw(); stop() ends a frozen server', async () => {
+    redis = await startRedis()
+    const socket = connect(redis.port, '127.0.0.1')
+    socket.setEncoding('utf8')
+    await once(socket, 'connect')
+    redis.freeze()
+    const replies: string[] = []
+    socket.on('data', (data: string) => replies.push(data.trim()))
+    socket.write('PING\r\n')
+    // Nothing comes back while it is stopped: a second server's answer is the
+    // proof that this one had time to answer and did not.
+    const other = await startRedis()
+    expect(await send(other.port, 'PING')).toBe('+PONG')
+    await other.stop()
+    expect(replies).toEqual([])
+    expect(socket.destroyed).toBe(false)
+    redis.thaw()
+    await once(socket, 'data')
+    expect(replies).toEqual(['+PONG'])
+    socket.destroy()
+    redis.freeze()
+    await redis.stop()
+    expect(await send(redis.port, 'PING')).toBe('ECONNREFUSED')
+  })
+
   it('two servers get two ports; stop() is idempotent and frees the port', async () => {
     redis = await startRedis()
     const other = await startRedis()
