@@ -23,7 +23,6 @@ export const TIMING = [
   'test/soak/**/*.test.ts',
   'test/security/ingress.test.ts',
   'test/security/redisDown.test.ts',
-  'test/examples.test.ts',
   'test/demo.test.ts',
   // Per-package files with millisecond bounds.
   'packages/core/test/Deadline.test.ts',
