@@ -1,7 +1,7 @@
 import { once } from 'node:events'
 import { createServer, type Server } from 'node:http'
 import type { AddressInfo, Socket } from 'node:net'
-import { Deadline } from '@hourglass/core'
+import { Deadline, ManualClock } from '@hourglass/core'
 import { afterEach, describe, expect, it } from 'vitest'
 import { anthropic } from '../../src/adapters/anthropic.js'
 import { gemini } from '../../src/adapters/gemini.js'
@@ -108,7 +108,14 @@ describe('a stream ends at the provider’s end marker', () => {
     '%s: a server that keeps the connection open after the marker still gives the whole answer at once, and its connection is closed',
     async (wire) => {
       const upstream = await wireServer(wire, true)
-      using deadline = Deadline.after(3000)
+      // The grace after the marker runs on the call's clock: this one moves
+      // only when the test says so.
+      const clock = new ManualClock()
+      using deadline = Deadline.after(3000, { clock })
+      let closed = false
+      void upstream.firstClosed.then(() => {
+        closed = true
+      })
       const started = performance.now()
       const answer = stream(adapterFor(wire, upstream.baseURL), deadline)
       const texts: string[] = []
@@ -119,9 +126,18 @@ describe('a stream ends at the provider’s end marker', () => {
       expect(texts).toEqual(['Hello'])
       expect(response).toMatchObject({ text: 'Hello', finishReason: 'stop' })
       expect(response.usage).toMatchObject({ inputTokens: 3, outputTokens: 1 })
-      // Released, not left reading until the body timeout or the deadline.
-      const closedAfterMs = await upstream.firstClosed
-      expect(closedAfterMs).toBeLessThan(END_GRACE_MS + 1000)
+      // Released, not left reading until the body timeout or the deadline:
+      // still open just before the grace ends, closed when it does.
+      clock.advance(END_GRACE_MS - 1)
+      await new Promise((resolve) => setTimeout(resolve, 20))
+      expect(closed).toBe(false)
+      clock.advance(1)
+      // At once (not a second later, on some other clock): margin for a loaded box.
+      const settled = await Promise.race([
+        upstream.firstClosed.then(() => 'closed'),
+        new Promise((resolve) => setTimeout(resolve, 500, 'still open after 500 ms')),
+      ])
+      expect(settled).toBe('closed')
     },
   )
 
