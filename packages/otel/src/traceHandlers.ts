@@ -96,10 +96,13 @@ export function traceHandlers(sdkTracer: Tracer): Handlers {
         const span = trace.getActiveSpan()
         if (!span) return
         requestSpans.set(m.deadline, span)
+        // A refused request (`strict`, a malformed header) never runs: its
+        // budget is the fallback (source `default`) and nothing of it is
+        // left to spend, so no remaining time is recorded for it.
         span.setAttributes(
           defined({
             [ATTR_DEADLINE_BUDGET_MS]: ms(m.budgetMs),
-            [ATTR_DEADLINE_REMAINING_MS]: ms(m.deadline.remaining()),
+            [ATTR_DEADLINE_REMAINING_MS]: m.refused ? undefined : ms(m.deadline.remaining()),
             [ATTR_DEADLINE_SOURCE]: m.source,
             [ATTR_DEADLINE_CLAMPED]: m.clamped,
             [ATTR_DEADLINE_MODE]: m.mode,

@@ -79,6 +79,8 @@ describe('a request strict refuses for a malformed deadline header', () => {
       'hourglass.deadline.outcome': 'refused',
     })
     expect(span?.attributes['hourglass.deadline.elapsed_ms']).toBeTypeOf('number')
+    // The fallback budget is named as such (source default); none of it was left to spend.
+    expect(span?.attributes).not.toHaveProperty('hourglass.deadline.remaining_ms')
     // The caller's mistake, not the server's: a 4xx leaves a server span UNSET.
     expect(span?.status.code).toBe(SpanStatusCode.UNSET)
     expect(span?.attributes).not.toHaveProperty('error.type')
