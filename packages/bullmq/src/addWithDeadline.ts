@@ -1,8 +1,8 @@
 import {
   currentDeadline,
   type Deadline,
-  describeValue,
   MAX_TIMER_MS,
+  optionError,
   untilEnded,
 } from '@hourglass/core'
 import type { Job, JobsOptions } from 'bullmq'
@@ -139,8 +139,7 @@ export async function addWithDeadline<DataType, ResultType, NameType extends str
 function resolveMaxMs(value: number | undefined): number {
   if (value === undefined) return DEFAULT_MAX_MS
   if (typeof value !== 'number' || !Number.isFinite(value) || value <= 0) {
-    const message = `addWithDeadline: maxMs must be a finite number of ms > 0, got ${describeValue(value)}`
-    throw typeof value === 'number' ? new RangeError(message) : new TypeError(message)
+    throw optionError('addWithDeadline: maxMs', 'a finite number of ms > 0', value)
   }
   return Math.min(value, MAX_TIMER_MS)
 }

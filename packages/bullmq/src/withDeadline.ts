@@ -4,6 +4,7 @@ import {
   describeValue,
   isClock,
   isDeadlineExceeded,
+  optionError,
   runWithDeadline,
   systemClock,
 } from '@hourglass/core'
@@ -98,16 +99,12 @@ export function withDeadline<
   // `String('60000')` read as the number 60000, the very value that was fine.
   const minBudgetMs = options.minBudgetMs ?? 5
   if (typeof minBudgetMs !== 'number' || Number.isNaN(minBudgetMs) || minBudgetMs < 0) {
-    throw new RangeError(
-      `withDeadline: minBudgetMs must be a number ≥ 0, got ${describeValue(minBudgetMs)}`,
-    )
+    throw optionError('withDeadline: minBudgetMs', 'a number ≥ 0', minBudgetMs)
   }
   const maxMs = options.maxMs ?? DEFAULT_MAX_MS
   if (typeof maxMs !== 'number' || !Number.isFinite(maxMs) || maxMs <= 0) {
     // Infinity too: the point of the cap is that no job goes unbounded.
-    throw new RangeError(
-      `withDeadline: maxMs must be a finite number > 0, got ${describeValue(maxMs)}`,
-    )
+    throw optionError('withDeadline: maxMs', 'a finite number > 0', maxMs)
   }
   if (maxMs < minBudgetMs) {
     // Every job without a budget would be refused as having too little left.

@@ -21,19 +21,22 @@ it('refuses a clock without now, setTimeout and clearTimeout when it is created'
   expect(() => withDeadline(job, { clock: systemClock })).not.toThrow()
 })
 
-it('refuses a maxMs that is not a finite number > 0, or that is below minBudgetMs, with a RangeError naming it', () => {
+it('refuses a maxMs that is not a finite number > 0 (RangeError; TypeError for another type), or that is below minBudgetMs, naming it', () => {
   const job = async () => 1
   for (const [maxMs, shown] of [
     [0, '0'],
     [-1, '-1'],
     [Number.NaN, 'NaN'],
     [Number.POSITIVE_INFINITY, 'Infinity'],
-    ['60000', "'60000' (a string)"],
   ]) {
     expect(() => withDeadline(job, { maxMs: maxMs as never })).toThrow(
       new RangeError(`withDeadline: maxMs must be a finite number > 0, got ${shown}`),
     )
   }
+  // A string from an env var is the wrong type, as addWithDeadline's maxMs says too.
+  const fromEnv = () => withDeadline(job, { maxMs: '60000' as never })
+  expect(fromEnv).toThrow(TypeError)
+  expect(fromEnv).toThrow("withDeadline: maxMs must be a finite number > 0, got '60000' (a string)")
   expect(() => withDeadline(job, { maxMs: 4, minBudgetMs: 5 })).toThrow(
     new RangeError('withDeadline: maxMs (4) must not be less than minBudgetMs (5)'),
   )

@@ -4,6 +4,7 @@ import { runWithDeadline } from './context.js'
 import type { Deadline } from './Deadline.js'
 import { DeadlineExceededError, isDeadlineExceeded } from './DeadlineExceededError.js'
 import { isAbortError } from './errorCode.js'
+import { optionError } from './optionError.js'
 
 /** A share of the time left (any positive number; shares are relative) or a fixed `{ ms }`. */
 export type PlanEntry = number | { ms: number }
@@ -55,8 +56,8 @@ export class SlicePlan {
   constructor(deadline: Deadline, entries: Record<string, PlanEntry>, options: PlanOptions = {}) {
     this.deadline = deadline
     const reserveMs = options.reserveMs ?? 10
-    if (!Number.isFinite(reserveMs) || reserveMs < 0) {
-      throw new RangeError(`reserveMs must be a finite number ≥ 0, got ${String(reserveMs)}`)
+    if (typeof reserveMs !== 'number' || !Number.isFinite(reserveMs) || reserveMs < 0) {
+      throw optionError('reserveMs', 'a finite number ≥ 0', reserveMs)
     }
     this.reserveMs = reserveMs
     this.#slices = Object.entries(entries).map(([name, entry]) => {

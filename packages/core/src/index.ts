@@ -49,6 +49,7 @@ export {
 } from './headerNames.js'
 export { isHeaderName, isHeaderValue, isVisibleAscii } from './httpField.js'
 export { ManualClock } from './ManualClock.js'
+export { optionError } from './optionError.js'
 export {
   type HeaderSource,
   type InvalidDeadlineHeader,

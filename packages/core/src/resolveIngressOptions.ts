@@ -1,6 +1,6 @@
 import { type Clock, isClock, MAX_TIMER_MS, systemClock } from './clock.js'
-import { describeValue } from './describeValue.js'
 import { DEADLINE_SOURCES, type DeadlineSource, KNOWN_DEADLINE_SOURCES } from './headerNames.js'
+import { optionError } from './optionError.js'
 
 /**
  * What every ingress (the Express middleware, the gRPC server interceptor)
@@ -86,10 +86,4 @@ function positive(name: string, value: number): number {
     throw optionError(name, 'a finite number of ms > 0', value)
   }
   return value
-}
-
-/** A RangeError for a number out of range, a TypeError for a value of the wrong type; the value shown with its type. */
-function optionError(name: string, rule: string, value: unknown): RangeError | TypeError {
-  const message = `${name} must be ${rule}, got ${describeValue(value)}`
-  return typeof value === 'number' ? new RangeError(message) : new TypeError(message)
 }

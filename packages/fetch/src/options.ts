@@ -1,4 +1,4 @@
-import { type Clock, describeValue, isClock, systemClock } from '@hourglass/core'
+import { type Clock, describeValue, isClock, optionError, systemClock } from '@hourglass/core'
 
 /** When a headers timeout with 0 bytes received may be retried: `idempotent` methods/keys only, always (`true`), never (`false`). */
 export type EmptyReadRetry = 'idempotent' | boolean
@@ -133,7 +133,7 @@ export function clockFor(options: ResolvedOptions, deadlineClock: Clock | undefi
 function nonNegative(name: string, value: number | undefined, fallback: number): number {
   if (value === undefined) return fallback
   if (typeof value !== 'number' || !Number.isFinite(value) || value < 0) {
-    throw new TypeError(`${name} must be a finite number ≥ 0 (ms), got ${describeValue(value)}`)
+    throw optionError(name, 'a finite number ≥ 0 (ms)', value)
   }
   return value
 }
@@ -183,14 +183,16 @@ function emptyRead(value: EmptyReadRetry | undefined): EmptyReadRetry {
 
 function statuses(value: readonly number[] | undefined): readonly number[] {
   if (value === undefined) return []
-  const rule = 'retry.statuses must be an array of HTTP statuses (integers 100–599)'
-  if (!Array.isArray(value)) throw new TypeError(`${rule}, got ${describeValue(value)}`)
+  const rule = 'an array of HTTP statuses (integers 100–599)'
+  if (!Array.isArray(value)) throw optionError('retry.statuses', rule, value)
   const bad = value.findIndex(
     (status) => !(Number.isInteger(status) && status >= 100 && status <= 599),
   )
   if (bad !== -1) {
     // The entry itself: "got an array" would not say which value is wrong.
-    throw new TypeError(`${rule}, got ${describeValue(value[bad])} at index ${bad}`)
+    const error = optionError('retry.statuses', rule, value[bad])
+    error.message += ` at index ${bad}`
+    throw error
   }
   return value
 }

@@ -1,4 +1,4 @@
-import { Deadline, describeValue } from '@hourglass/core'
+import { Deadline, optionError } from '@hourglass/core'
 import type { AttemptTimings } from './Attempt.js'
 import { type CreateFetchOptions, createFetch } from './createFetch.js'
 import { ProbeRedirectError } from './errors/ProbeRedirectError.js'
@@ -90,15 +90,13 @@ export async function probe(url: string | URL, options: ProbeOptions = {}): Prom
     callTimeoutMs,
   } = options
   if (!Number.isInteger(samples) || samples < 1)
-    throw new TypeError('samples must be an integer ≥ 1')
-  if (!Number.isInteger(warmup) || warmup < 0) throw new TypeError('warmup must be an integer ≥ 0')
+    throw optionError('samples', 'an integer ≥ 1', samples)
+  if (!Number.isInteger(warmup) || warmup < 0) throw optionError('warmup', 'an integer ≥ 0', warmup)
   if (
     callTimeoutMs !== undefined &&
     (typeof callTimeoutMs !== 'number' || !Number.isFinite(callTimeoutMs) || callTimeoutMs <= 0)
   ) {
-    throw new TypeError(
-      `callTimeoutMs must be a finite number > 0 (ms), got ${describeValue(callTimeoutMs)}`,
-    )
+    throw optionError('callTimeoutMs', 'a finite number > 0 (ms)', callTimeoutMs)
   }
   const init = {
     redirect: 'manual' as const,

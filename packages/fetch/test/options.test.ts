@@ -48,10 +48,12 @@ const BAD_NUMBERS: unknown[] = [
 
 describe('numeric options', () => {
   for (const name of NUMERIC) {
-    it(`${name}: NaN, negative, Infinity, a string or null is a TypeError naming it, from every factory`, () => {
+    it(`${name}: NaN, negative or Infinity is a RangeError, a string or null a TypeError, naming it, from every factory`, () => {
       for (const value of BAD_NUMBERS) {
         const options = { [name]: value } as never
-        expect(() => createFetch(options), String(value)).toThrow(TypeError)
+        expect(() => createFetch(options), String(value)).toThrow(
+          typeof value === 'number' ? RangeError : TypeError,
+        )
         expect(() => createFetch(options), String(value)).toThrow(name)
         expect(() => deadlineInterceptor(options), String(value)).toThrow(name)
         expect(() => createConnector(options), String(value)).toThrow(name)
@@ -76,7 +78,7 @@ describe('numeric options', () => {
     const error = await rejection(
       fetch('http://127.0.0.1:1/', { retry: { maxRetryAfterMs: Number.POSITIVE_INFINITY } }),
     )
-    expect(error).toBeInstanceOf(TypeError)
+    expect(error).toBeInstanceOf(RangeError)
     expect(String(error)).toMatch(/maxRetryAfterMs/)
   })
 })

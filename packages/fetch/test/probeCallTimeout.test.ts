@@ -32,11 +32,14 @@ it('a call still running after callTimeoutMs is abandoned: the probe rejects wit
   expect(server.records[0]!.headers['x-deadline-remaining-ms']).toBeUndefined()
 })
 
-it('callTimeoutMs is a finite number > 0, refused with a TypeError naming it', async () => {
+it('callTimeoutMs is a finite number > 0, refused naming it (RangeError for a number, TypeError for a string)', async () => {
   for (const callTimeoutMs of [0, -1, Number.NaN, Number.POSITIVE_INFINITY, '500']) {
-    await expect(
-      probe('http://127.0.0.1:1/', { callTimeoutMs: callTimeoutMs as number }),
-      String(callTimeoutMs),
-    ).rejects.toThrow(/^callTimeoutMs must be a finite number > 0 \(ms\), got /)
+    const refused = probe('http://127.0.0.1:1/', { callTimeoutMs: callTimeoutMs as number })
+    await expect(refused, String(callTimeoutMs)).rejects.toThrow(
+      /^callTimeoutMs must be a finite number > 0 \(ms\), got /,
+    )
+    await expect(refused, String(callTimeoutMs)).rejects.toBeInstanceOf(
+      typeof callTimeoutMs === 'number' ? RangeError : TypeError,
+    )
   }
 })

@@ -1,4 +1,4 @@
-import { describeValue } from '@hourglass/core'
+import { optionError as coreOptionError } from '@hourglass/core'
 
 /** The `code` of every error `createGateway` / `startGateway` throw for a bad option. */
 export const GATEWAY_OPTION_INVALID = 'GATEWAY_OPTION_INVALID'
@@ -15,7 +15,7 @@ export function optionError(
   rule: string,
   value: unknown,
 ): (RangeError | TypeError) & { code: string } {
-  const message = `${where}: ${name} must be ${rule}, got ${describeValue(value)}`
-  const error = typeof value === 'number' ? new RangeError(message) : new TypeError(message)
-  return Object.assign(error, { code: GATEWAY_OPTION_INVALID })
+  return Object.assign(coreOptionError(`${where}: ${name}`, rule, value), {
+    code: GATEWAY_OPTION_INVALID,
+  })
 }

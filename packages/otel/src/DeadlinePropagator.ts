@@ -4,9 +4,9 @@ import {
   DEADLINE_HEADER,
   Deadline,
   type DeadlineSource,
-  describeValue,
   isClock,
   KNOWN_DEADLINE_SOURCES,
+  optionError,
   readDeadline,
   systemClock,
   writeDeadline,
@@ -75,7 +75,7 @@ export class DeadlinePropagator implements TextMapPropagator {
     // OpenTelemetry's CompositePropagator swallows it (no deadline, no error).
     const { maxMs, sources, clock } = options
     if (maxMs !== undefined && (typeof maxMs !== 'number' || !(maxMs >= 0))) {
-      throw optionError('maxMs', 'a number of ms ≥ 0', maxMs)
+      throw optionError('DeadlinePropagator: maxMs', 'a number of ms ≥ 0', maxMs)
     }
     if (
       sources !== undefined &&
@@ -83,13 +83,17 @@ export class DeadlinePropagator implements TextMapPropagator {
         !sources.every((s) => (KNOWN_DEADLINE_SOURCES as readonly unknown[]).includes(s)))
     ) {
       throw optionError(
-        'sources',
+        'DeadlinePropagator: sources',
         `an array of these header names (lower case): ${KNOWN_DEADLINE_SOURCES.join(', ')}`,
         sources,
       )
     }
     if (clock !== undefined && !isClock(clock)) {
-      throw optionError('clock', 'a Clock (now, setTimeout and clearTimeout functions)', clock)
+      throw optionError(
+        'DeadlinePropagator: clock',
+        'a Clock (now, setTimeout and clearTimeout functions)',
+        clock,
+      )
     }
     this.#maxMs = maxMs
     this.#sources = sources
@@ -169,14 +173,4 @@ function hasHeader(carrier: unknown): boolean {
     if (key.toLowerCase() === DEADLINE_HEADER) return true
   }
   return false
-}
-
-/**
- * A RangeError for a number out of range (NaN included), a TypeError for
- * anything else; the value shown as every package shows one (core's
- * `describeValue`), so a bad option reads the same whichever package refused it.
- */
-function optionError(name: string, rule: string, value: unknown): RangeError | TypeError {
-  const message = `DeadlinePropagator: ${name} must be ${rule}, got ${describeValue(value)}`
-  return typeof value === 'number' ? new RangeError(message) : new TypeError(message)
 }

@@ -9,7 +9,7 @@
  * uses too, so a config the gateway accepts always makes adapters. A key or
  * a header value is never quoted: either may be a secret.
  */
-import { isHeaderName, isHeaderValue, isVisibleAscii } from '@hourglass/core'
+import { isHeaderName, isHeaderValue, isVisibleAscii, optionError } from '@hourglass/core'
 
 /**
  * Headers an adapter cannot send: undici refuses the first four on every
@@ -130,8 +130,6 @@ function kindOf(value: unknown): string {
 /** No "0 = unlimited": an unbounded read is what the byte limits exist to end. */
 function checkByteCount(where: string, option: string, max: unknown): void {
   if (max !== undefined && !(typeof max === 'number' && Number.isSafeInteger(max) && max > 0)) {
-    throw new TypeError(
-      `${where}: ${option} must be a whole number of bytes above 0, got ${typeof max === 'number' ? String(max) : kindOf(max)}`,
-    )
+    throw optionError(`${where}: ${option}`, 'a whole number of bytes above 0', max)
   }
 }

@@ -3,6 +3,7 @@ import {
   currentDeadline,
   type Deadline,
   MAX_TIMER_MS,
+  optionError,
   systemClock,
   untilEnded,
   wait,
@@ -513,11 +514,9 @@ const NUMERIC_OPTIONS = [
  */
 function checkNumber(where: string, name: string, value: unknown): void {
   if (value === undefined) return
-  if (typeof value !== 'number') {
-    const got = value === null ? 'null' : `a ${typeof value}`
-    throw new TypeError(`${where}: ${name} must be a number, got ${got}`)
+  if (typeof value !== 'number' || Number.isNaN(value)) {
+    throw optionError(`${where}: ${name}`, 'a number', value)
   }
-  if (Number.isNaN(value)) throw new RangeError(`${where}: ${name} must be a number, got NaN`)
 }
 
 function keysOf(target: AdmissionTarget): Array<string | undefined> {

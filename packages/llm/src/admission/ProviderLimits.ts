@@ -1,4 +1,4 @@
-import { currentDeadline, type Deadline } from '@hourglass/core'
+import { currentDeadline, type Deadline, optionError } from '@hourglass/core'
 import { type RateLimiterAbstract, RateLimiterRedis } from 'rate-limiter-flexible'
 import { LocalFallbackLimiter } from './LocalFallbackLimiter.js'
 import { MemoryLimiter } from './MemoryLimiter.js'
@@ -126,12 +126,15 @@ export class ProviderLimits {
   constructor(options: ProviderLimitsOptions) {
     const windowMs = options.windowMs ?? 60_000
     if (!Number.isInteger(windowMs / 1000) || windowMs < 1000) {
-      throw new RangeError(`windowMs must be whole seconds of at least 1000 ms, got ${windowMs}`)
+      throw optionError('windowMs', 'whole seconds of at least 1000 ms', windowMs)
     }
     // NaN would survive Math.max and make the local fallback's limit NaN:
     // while Redis is down, nothing would be limited.
-    if (options.instances !== undefined && !(options.instances >= 0)) {
-      throw new RangeError(`instances must be a number ≥ 1, got ${String(options.instances)}`)
+    if (
+      options.instances !== undefined &&
+      (typeof options.instances !== 'number' || !(options.instances >= 0))
+    ) {
+      throw optionError('instances', 'a number ≥ 1', options.instances)
     }
     const instances = Math.max(1, Math.floor(options.instances ?? 1))
     const prefix = options.keyPrefix ?? 'hourglass:limits'
@@ -141,7 +144,7 @@ export class ProviderLimits {
     const make = (dimension: 'rpm' | 'tpm', points: number | undefined) => {
       if (points === undefined || points === 0) return undefined
       if (!Number.isInteger(points) || points < 0) {
-        throw new RangeError(`${dimension} must be a whole number of at least 0, got ${points}`)
+        throw optionError(dimension, 'a whole number of at least 0', points)
       }
       const base = { points, duration: windowMs / 1000, keyPrefix: `${prefix}:${dimension}` }
       if (!options.redis) return new MemoryLimiter(base)

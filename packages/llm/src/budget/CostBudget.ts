@@ -1,3 +1,4 @@
+import { optionError } from '@hourglass/core'
 import { BudgetExceededError } from '../errors/BudgetExceededError.js'
 import { UnknownPriceError } from '../errors/UnknownPriceError.js'
 import type { ChatRequest, Usage } from '../types.js'
@@ -47,9 +48,7 @@ export class CostBudget {
       Number.isNaN(options.limitUsd) ||
       options.limitUsd < 0
     ) {
-      throw new TypeError(
-        `CostBudget: limitUsd must be a number >= 0, got ${String(options.limitUsd)}`,
-      )
+      throw optionError('CostBudget: limitUsd', 'a number ≥ 0', options.limitUsd)
     }
     for (const [model, price] of Object.entries(options.prices)) {
       if (!isPrice(price?.inputPerMTok) || !isPrice(price?.outputPerMTok)) {
@@ -85,10 +84,8 @@ export class CostBudget {
 
   /** Throws `BudgetExceededError` when `estimateUsd` does not fit in what is left. Sends nothing. */
   assertCanSpend(estimateUsd: number): void {
-    if (!(estimateUsd >= 0)) {
-      throw new TypeError(
-        `CostBudget: an estimate must be a number >= 0, got ${String(estimateUsd)}`,
-      )
+    if (typeof estimateUsd !== 'number' || !(estimateUsd >= 0)) {
+      throw optionError('CostBudget: an estimate', 'a number ≥ 0', estimateUsd)
     }
     // Within float rounding of the limit is at it: 0.1 spent + 0.2 estimated
     // is 0.30000000000000004 in binary, and must fit a 0.3 limit.

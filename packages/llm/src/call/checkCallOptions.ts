@@ -1,4 +1,4 @@
-import { isHeaderValue } from '@hourglass/core'
+import { describeValue, isHeaderValue, optionError } from '@hourglass/core'
 import { InvalidChatRequestError } from '../errors/InvalidChatRequestError.js'
 import type { CallModelOptions } from './CallModelOptions.js'
 
@@ -14,31 +14,31 @@ import type { CallModelOptions } from './CallModelOptions.js'
  */
 export function checkCallOptions(options: CallModelOptions): void {
   if (typeof options !== 'object' || options === null) {
-    throw new TypeError(`callModel: options must be an object, got ${describe(options)}`)
+    throw new TypeError(`callModel: options must be an object, got ${describeValue(options)}`)
   }
   const { models, request, retry, recovery } = options
   if (!Array.isArray(models) || models.length === 0) {
     throw new TypeError(
-      `callModel: models must list at least one model adapter, got ${describe(models)}`,
+      `callModel: models must list at least one model adapter, got ${describeValue(models)}`,
     )
   }
   for (let i = 0; i < models.length; i++) {
     const model = models[i]
     if (typeof model?.send !== 'function' || typeof model.open !== 'function') {
       throw new TypeError(
-        `callModel: models[${i}] must be a model adapter (openAICompatible, anthropic, gemini, createAdapter), got ${describe(model)}`,
+        `callModel: models[${i}] must be a model adapter (openAICompatible, anthropic, gemini, createAdapter), got ${describeValue(model)}`,
       )
     }
   }
   if (typeof request !== 'object' || request === null) {
     throw new TypeError(
-      `callModel: request must be a ChatRequest ({ messages, maxTokens, … }), got ${describe(request)}`,
+      `callModel: request must be a ChatRequest ({ messages, maxTokens, … }), got ${describeValue(request)}`,
     )
   }
   if (!Array.isArray(request.messages)) {
     throw new InvalidChatRequestError(
       'messages',
-      `expected an array, got ${describe(request.messages)}`,
+      `expected an array, got ${describeValue(request.messages)}`,
     )
   }
   // Each message is read by the request builder: a null or a message without
@@ -56,7 +56,7 @@ export function checkCallOptions(options: CallModelOptions): void {
     ) {
       throw new InvalidChatRequestError(
         `messages[${i}]`,
-        `expected { role, content: string | ContentBlock[] }, got ${describe(message)}`,
+        `expected { role, content: string | ContentBlock[] }, got ${describeValue(message)}`,
       )
     }
   }
@@ -64,7 +64,7 @@ export function checkCallOptions(options: CallModelOptions): void {
   if (!Number.isSafeInteger(maxTokens) || maxTokens < 1) {
     throw new InvalidChatRequestError(
       'maxTokens',
-      `required, a whole number of tokens ≥ 1 (it bounds cost and latency), got ${describe(maxTokens)}`,
+      `required, a whole number of tokens ≥ 1 (it bounds cost and latency), got ${describeValue(maxTokens)}`,
     )
   }
   nonNegative('firstTokenTimeoutMs', options.firstTokenTimeoutMs, 'ms')
@@ -73,7 +73,7 @@ export function checkCallOptions(options: CallModelOptions): void {
   const key = options.idempotencyKey
   if (key !== undefined && (typeof key !== 'string' || key === '' || !isHeaderValue(key))) {
     throw new TypeError(
-      `callModel: idempotencyKey must be a non-empty string of visible ASCII (an HTTP header value), got ${describe(key)}`,
+      `callModel: idempotencyKey must be a non-empty string of visible ASCII (an HTTP header value), got ${describeValue(key)}`,
     )
   }
   object('retry', retry)
@@ -96,7 +96,7 @@ export function checkCallOptions(options: CallModelOptions): void {
       finiteNonNegative('retry.delay.hintJitterRatio', delay.hintJitterRatio, 'ratio')
       if (delay.random !== undefined && typeof delay.random !== 'function') {
         throw new TypeError(
-          `callModel: retry.delay.random must be a function returning [0, 1), got ${describe(delay.random)}`,
+          `callModel: retry.delay.random must be a function returning [0, 1), got ${describeValue(delay.random)}`,
         )
       }
     }
@@ -110,7 +110,9 @@ export function checkCallOptions(options: CallModelOptions): void {
 /** An object of options, or undefined (the defaults). */
 function object(name: string, value: unknown): void {
   if (value === undefined || (typeof value === 'object' && value !== null)) return
-  throw new TypeError(`callModel: ${name} must be an object of options, got ${describe(value)}`)
+  throw new TypeError(
+    `callModel: ${name} must be an object of options, got ${describeValue(value)}`,
+  )
 }
 
 /** A number (Infinity included) that is not NaN; undefined = the default. */
@@ -139,14 +141,5 @@ function wholeNumber(name: string, value: number | undefined, unit: string): voi
 
 /** A `TypeError` for a value that is no number, a `RangeError` for one out of range (NaN included). */
 function refuse(name: string, value: unknown, rule: string): never {
-  const message = `callModel: ${name} must be ${rule}, got ${describe(value)}`
-  throw typeof value === 'number' ? new RangeError(message) : new TypeError(message)
-}
-
-function describe(value: unknown): string {
-  if (value === null) return 'null'
-  if (Array.isArray(value)) return `an array of ${value.length}`
-  if (typeof value === 'number') return String(value)
-  if (typeof value === 'string') return `a string (${JSON.stringify(value.slice(0, 40))})`
-  return typeof value === 'undefined' ? 'undefined' : `a ${typeof value}`
+  throw optionError(`callModel: ${name}`, rule, value)
 }

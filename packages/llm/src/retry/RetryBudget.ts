@@ -1,3 +1,5 @@
+import { optionError } from '@hourglass/core'
+
 export interface RetryBudgetOptions {
   /** Size of the bucket. Default 10 (gRPC's `maxTokens` is 1–1000). Must be > 0. */
   maxTokens?: number | undefined
@@ -26,11 +28,11 @@ export class RetryBudget {
   constructor(options: RetryBudgetOptions = {}) {
     const maxTokens = options.maxTokens ?? 10
     const tokenRatio = options.tokenRatio ?? 0.1
-    if (!(maxTokens > 0) || !Number.isFinite(maxTokens)) {
-      throw new TypeError(`RetryBudget: maxTokens must be a finite number > 0, got ${maxTokens}`)
+    if (typeof maxTokens !== 'number' || !(maxTokens > 0) || !Number.isFinite(maxTokens)) {
+      throw optionError('RetryBudget: maxTokens', 'a finite number > 0', maxTokens)
     }
-    if (!(tokenRatio >= 0) || !Number.isFinite(tokenRatio)) {
-      throw new TypeError(`RetryBudget: tokenRatio must be a finite number >= 0, got ${tokenRatio}`)
+    if (typeof tokenRatio !== 'number' || !(tokenRatio >= 0) || !Number.isFinite(tokenRatio)) {
+      throw optionError('RetryBudget: tokenRatio', 'a finite number ≥ 0', tokenRatio)
     }
     this.maxTokens = maxTokens
     this.tokenRatio = tokenRatio

@@ -1,3 +1,5 @@
+import { optionError } from '@hourglass/core'
+
 /*
  * Checks for the numbers the retry helpers are given. NaN slips through every
  * comparison (a NaN `max529Retries` never stops an overload loop, a NaN wait
@@ -32,13 +34,5 @@ export function finiteAtLeast(where: string, name: string, value: unknown, min: 
 }
 
 function refuse(where: string, name: string, value: unknown, rule: string): never {
-  const message = `${where}: ${name} must be ${rule}, got ${describe(value)}`
-  throw typeof value === 'number' ? new RangeError(message) : new TypeError(message)
-}
-
-function describe(value: unknown): string {
-  if (value === null) return 'null'
-  if (typeof value === 'number') return String(value)
-  if (typeof value === 'string') return `a string (${JSON.stringify(value.slice(0, 40))})`
-  return typeof value === 'undefined' ? 'undefined' : `a ${typeof value}`
+  throw optionError(`${where}: ${name}`, rule, value)
 }

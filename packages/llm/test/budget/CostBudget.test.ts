@@ -117,14 +117,17 @@ describe('CostBudget', () => {
     expect(budget.spentUsd).toBe(0)
   })
 
-  it('rejects nonsense limits, prices and estimates with a TypeError naming the field', () => {
-    expect(() => new CostBudget({ limitUsd: -1, prices })).toThrow(/limitUsd/)
+  it('rejects nonsense limits, prices and estimates naming the field (RangeError for a number out of range)', () => {
+    expect(() => new CostBudget({ limitUsd: -1, prices })).toThrow(RangeError)
     expect(() => new CostBudget({ limitUsd: Number.NaN, prices })).toThrow(/limitUsd/)
+    expect(() => new CostBudget({ limitUsd: '5' as never, prices })).toThrow(
+      new TypeError("CostBudget: limitUsd must be a number ≥ 0, got '5' (a string)"),
+    )
     expect(
       () => new CostBudget({ limitUsd: 1, prices: { m: { inputPerMTok: -1, outputPerMTok: 1 } } }),
     ).toThrow(/prices\["m"\]/)
     expect(() => new CostBudget({ limitUsd: 1, prices }).assertCanSpend(Number.NaN)).toThrow(
-      TypeError,
+      RangeError,
     )
   })
 })
