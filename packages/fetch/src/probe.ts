@@ -24,13 +24,24 @@ export interface ProbeOptions extends Omit<CreateFetchOptions, 'retry' | 'dispat
   /**
    * The most one call may take, in ms — from dispatch to its body's last
    * byte, warm-up calls included. A call still running then is abandoned
-   * and the probe rejects with core's `DeadlineExceededError`. Default: none
-   * (the phase limits alone bound a call: 10 s for the headers, then 10 s
-   * between body chunks). No `x-deadline-remaining-ms` is sent for it: the
-   * probed endpoint is timed as its callers reach it today.
+   * and the probe rejects with core's `DeadlineExceededError`. With it, the
+   * phase limits (`dnsTimeoutMs`, `connectTimeoutMs`, `headersTimeoutMs`,
+   * `bodyTimeoutMs`) are off unless given, so a slow phase is measured, not
+   * cut by fetch's defaults. Default: none (the phase limits alone bound a
+   * call: 10 s for the headers, then 10 s between body chunks). No
+   * `x-deadline-remaining-ms` is sent for it: the probed endpoint is timed as
+   * its callers reach it today.
    */
   callTimeoutMs?: number
 }
+
+/** `0` = no limit of the phase's own: the call's bound (`callTimeoutMs`) is the limit. */
+const NO_PHASE_LIMITS = {
+  dnsTimeoutMs: 0,
+  connectTimeoutMs: 0,
+  headersTimeoutMs: 0,
+  bodyTimeoutMs: 0,
+} as const
 
 export interface PhaseStats {
   medianMs: number
@@ -111,7 +122,16 @@ export async function probe(url: string | URL, options: ProbeOptions = {}): Prom
   const onAttempt = (a: { timings: AttemptTimings }) => {
     attempt = a
   }
-  const fetchOptions = { ...options, retry: false as const }
+  // Under callTimeoutMs the phases get no limits of their own unless given:
+  // fetch's defaults (1 s DNS, 3 s connect, 10 s headers) would cut a call
+  // the bound still allows — a probe for a 5 s budget failed at 10 s with
+  // "no response headers", and a 1.5 s DNS lookup it exists to measure
+  // failed at 1 s.
+  const fetchOptions = {
+    ...(callTimeoutMs === undefined ? {} : NO_PHASE_LIMITS),
+    ...options,
+    retry: false as const,
+  }
   const shared = freshConnections ? undefined : createFetch(fetchOptions, { onAttempt })
   try {
     for (let i = 0; i < warmup + samples; i++) {

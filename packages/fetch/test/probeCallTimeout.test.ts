@@ -43,3 +43,32 @@ it('callTimeoutMs is a finite number > 0, refused naming it (RangeError for a nu
     )
   }
 })
+
+it('under callTimeoutMs no phase limit of fetch’s cuts a call first: a 15 s bound waits past the 10 s headers default', async () => {
+  server = await faultServer({ type: 'hang' })
+  const clock = new ManualClock()
+  const probing = probe(server.url, { warmup: 0, samples: 1, callTimeoutMs: 15_000, clock })
+  const failure = probing.catch((error: unknown) => error)
+  await server.request(0)
+  clock.advance(14_999)
+  const early = await Promise.race([failure, new Promise((resolve) => setImmediate(resolve))])
+  expect(early).toBeUndefined()
+  clock.advance(1)
+  expect(isDeadlineExceeded(await failure)).toBe(true)
+})
+
+it('a phase limit given with callTimeoutMs still applies', async () => {
+  server = await faultServer({ type: 'hang' })
+  const clock = new ManualClock()
+  const probing = probe(server.url, {
+    warmup: 0,
+    samples: 1,
+    callTimeoutMs: 15_000,
+    headersTimeoutMs: 2000,
+    clock,
+  })
+  const failure = probing.catch((error: unknown) => error)
+  await server.request(0)
+  clock.advance(2000)
+  expect(await failure).toMatchObject({ code: 'HEADERS_TIMEOUT' })
+})
