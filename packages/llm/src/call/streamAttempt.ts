@@ -86,7 +86,11 @@ export async function streamAttempt(options: StreamAttemptOptions): Promise<Send
       // and billing — an answer it was slow to start (or, before its
       // headers, to acknowledge). Like a read timeout it is not resent to
       // the same model (unless the caller allows one resend); a fallback may
-      // still take it.
+      // still take it. A 2xx whole answer (JSON where a stream was asked
+      // for) being read when the timer ran out had its headers too: 2xx, and
+      // charged as the whole answer it is (`billedBy`), not as "no headers".
+      const wholeAnswer = !received.answered && options.send.answerStarted === true
+      const ms = options.firstTokenTimeoutMs
       return {
         ok: false,
         error: new ProviderError({
@@ -95,10 +99,12 @@ export async function streamAttempt(options: StreamAttemptOptions): Promise<Send
           error: {
             kind: 'timeout',
             retryable: false,
-            status: received.answered ? 200 : 0,
+            status: received.answered || wholeAnswer ? 200 : 0,
             message: received.answered
-              ? `no token within firstTokenTimeoutMs (${options.firstTokenTimeoutMs} ms); keep-alive comments do not count`
-              : `no response headers, and so no token, within firstTokenTimeoutMs (${options.firstTokenTimeoutMs} ms)`,
+              ? `no token within firstTokenTimeoutMs (${ms} ms); keep-alive comments do not count`
+              : wholeAnswer
+                ? `a whole answer (JSON, not a stream) was still being read at firstTokenTimeoutMs (${ms} ms)`
+                : `no response headers, and so no token, within firstTokenTimeoutMs (${ms} ms)`,
           },
           cause: timeout,
         }),

@@ -137,6 +137,36 @@ describe('a non-streamed 2xx whose body the call stops while it is read is charg
     expect(budget.spentUsd).toBe(WHOLE_USD)
   })
 
+  it('a stream request answered with JSON, cut by firstTokenTimeoutMs while read: a timeout with its 2xx status, charged the same', async () => {
+    const { adapter, closed } = await heldAnswer()
+    const clock = new ManualClock()
+    const deadline = Deadline.after(30_000, { clock })
+    const budget = new CostBudget({ limitUsd: 10_000, prices })
+    const records: AttemptRecord[] = []
+    const reading = headersRead()
+    const stream = callModel({
+      models: [adapter],
+      deadline,
+      firstTokenTimeoutMs: 1000,
+      request: { messages, maxTokens, stream: true },
+      retry,
+      onAttempt: (r) => records.push(r),
+      limits: limits(budget),
+    })
+    const ended = stream.result.catch((e: unknown) => e)
+    await reading
+    clock.advance(1000)
+    const error = await ended
+    expect(error).toMatchObject({ code: 'MODEL_UNAVAILABLE' })
+    expect(records).toHaveLength(1)
+    // The answer's headers had come: not "no response headers", not status 0.
+    expect(records[0]).toMatchObject({ status: 200, errorKind: 'timeout', costUsd: WHOLE_USD })
+    expect(budget.spentUsd).toBe(WHOLE_USD)
+    const cause = (error as { cause?: { message?: string } }).cause
+    expect(cause?.message).toMatch(/a whole answer \(JSON, not a stream\) was still being read/)
+    await Promise.all(closed)
+  })
+
   it('stopped before any response headers came: nothing is charged (the provider may never have taken it)', async () => {
     let arrived: () => void = () => {}
     const received = new Promise<void>((resolve) => {
