@@ -113,6 +113,28 @@ describe('/healthz and /readyz tell the truth about Redis', () => {
         expect(await readyz()).toEqual({ status: 200, body: { status: 'ready', redis: 'shared' } })
       })
 
+      it('hanging with no request since: /readyz finds it out itself (local-fallback), then shared once it answers', async () => {
+        const provider = await fakeProvider('openai', ['k'], { limits: { rpm: 100 } })
+        fake = provider.fake
+        fake.setReply(reply.text('ok'))
+        harness = await startHarness({
+          providers: { p: provider.entry },
+          models: { m: fallback(['p', 'gpt']) },
+          redis: { url: redis.url, keyPrefix: `readyz-idle-${Date.now()}`, commandTimeoutMs: 100 },
+        })
+        expect(await readyz()).toEqual({ status: 200, body: { status: 'ready', redis: 'shared' } })
+        redis.freeze()
+        expect(await readyz()).toEqual({
+          status: 200,
+          body: { status: 'ready', redis: 'local-fallback' },
+        })
+        expect(redisState()).toBe('local-fallback')
+        redis.thaw()
+        await admin.ping()
+        expect(await readyz()).toEqual({ status: 200, body: { status: 'ready', redis: 'shared' } })
+        expect(fake.requests).toHaveLength(0)
+      })
+
       it('answering again after a pause: /readyz says shared at once, before any request succeeds', async () => {
         const provider = await fakeProvider('openai', ['k'], { limits: { rpm: 100 } })
         fake = provider.fake
