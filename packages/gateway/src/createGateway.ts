@@ -180,6 +180,7 @@ export function createGateway(config: unknown, options: GatewayOptions = {}): Ga
       : new TrackedCooldownStore(
           new RedisCooldownStore(redis, { keyPrefix: `${prefix}:cooldown:` }),
           () => health.changed(),
+          () => health.answered(),
         )
   const owner = {}
   const metrics = new GatewayMetrics(owner)

@@ -29,9 +29,9 @@ export interface RedisHealthOptions {
  * no round trip: no connection reads `unreachable`, and a PING's answer
  * stops counting once anything newer is known — a command failing after it
  * (`changed()`), the limits moving between Redis and local, the connection
- * lost. Until then an unanswered PING reads `local-fallback` (the next
- * limit command would time out and decide locally), an answered one
- * `shared`.
+ * lost; an unanswered one also once a command succeeds (`answered()`).
+ * Until then an unanswered PING reads `local-fallback` (the next limit
+ * command would time out and decide locally), an answered one `shared`.
  */
 export class RedisHealth {
   readonly #o: RedisHealthOptions
@@ -48,6 +48,11 @@ export class RedisHealth {
   /** A limit or cooldown command failed, or the limits changed side: an earlier PING says nothing now. */
   changed(): void {
     this.#epoch++
+  }
+
+  /** A cooldown command succeeded: Redis answers, whatever an earlier unanswered PING said. */
+  answered(): void {
+    if (this.#pinged?.answered === false) this.#pinged = undefined
   }
 
   /** Where limits and cooldowns are counted, as the last check established it (no round trip). */

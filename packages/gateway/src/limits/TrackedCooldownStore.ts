@@ -5,16 +5,22 @@ import type { CooldownExtension, CooldownStore } from '../llm.js'
  * failed call until the next one that succeeds, so `/readyz` can say the
  * cooldowns are being decided locally without parsing admission's log text;
  * `onFailure` hears of every failed call (what Redis was last seen doing
- * has changed).
+ * has changed), `onSuccess` of every call that succeeded (Redis answers).
  */
 export class TrackedCooldownStore implements CooldownStore {
   readonly #inner: CooldownStore
   readonly #onFailure: () => void
+  readonly #onSuccess: () => void
   failing = false
 
-  constructor(inner: CooldownStore, onFailure: () => void = () => {}) {
+  constructor(
+    inner: CooldownStore,
+    onFailure: () => void = () => {},
+    onSuccess: () => void = () => {},
+  ) {
     this.#inner = inner
     this.#onFailure = onFailure
+    this.#onSuccess = onSuccess
   }
 
   remaining(provider: string, keyIds: readonly string[]): Promise<number[]> {
@@ -34,6 +40,7 @@ export class TrackedCooldownStore implements CooldownStore {
     try {
       const value = await call
       this.failing = false
+      this.#onSuccess()
       return value
     } catch (error) {
       this.failing = true

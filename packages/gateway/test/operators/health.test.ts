@@ -131,8 +131,11 @@ describe('/healthz and /readyz tell the truth about Redis', () => {
         expect(redisState()).toBe('local-fallback')
         redis.thaw()
         await admin.ping()
+        // A request whose Redis commands succeed says so, with no probe in between …
+        expect((await ask()).choices[0]?.message.content).toBe('ok')
+        expect(redisState()).toBe('shared')
+        // … and the probe agrees.
         expect(await readyz()).toEqual({ status: 200, body: { status: 'ready', redis: 'shared' } })
-        expect(fake.requests).toHaveLength(0)
       })
 
       it('answering again after a pause: /readyz says shared at once, before any request succeeds', async () => {
