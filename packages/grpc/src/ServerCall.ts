@@ -139,6 +139,7 @@ export class ServerCall {
       source: read.source ?? 'default',
       clamped: read.clamped,
       mode: options.observe ? 'observe' : 'enforce',
+      refused,
       metadata,
     }))
     if (refused) {

@@ -22,6 +22,12 @@ export interface GrpcServerStartMessage {
   /** True when the inbound value was cut to `maxMs`. */
   clamped: boolean
   mode: 'enforce' | 'observe'
+  /**
+   * True when `strict` refuses the call (malformed deadline metadata): the
+   * handler never runs, and `budgetMs` is the fallback `defaultMs`, not a
+   * budget its caller gave.
+   */
+  refused: boolean
   /** The call's inbound metadata (a tracer's `traceparent` is there). Read it; do not change it. */
   metadata: Metadata
 }

@@ -272,6 +272,7 @@ describe('deadlineServerInterceptor: where the budget comes from', () => {
       method: '/hourglass.test.Work/Unary',
       budgetMs: 600,
       source: 'default',
+      refused: true,
     })
     expect(ends.messages).toHaveLength(1)
     expect(ends.messages[0]).toMatchObject({

@@ -73,7 +73,8 @@ export function grpcTraceHandlers(tracer: Tracer): NonNullable<Handlers['grpc']>
           attributes: defined({
             ...rpcAttributes(m.method),
             [ATTR_DEADLINE_BUDGET_MS]: ms(m.budgetMs),
-            [ATTR_DEADLINE_REMAINING_MS]: ms(m.remainingMs),
+            // A refused call never runs: none of its fallback budget is left to spend.
+            [ATTR_DEADLINE_REMAINING_MS]: m.refused ? undefined : ms(m.remainingMs),
             [ATTR_DEADLINE_SOURCE]: m.source,
             [ATTR_DEADLINE_CLAMPED]: m.clamped,
             [ATTR_DEADLINE_MODE]: m.mode,

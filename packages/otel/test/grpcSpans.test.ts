@@ -278,6 +278,9 @@ describe('instrumentDeadlines: gRPC', () => {
     expect(inbound.events.map((e) => e.name)).toContain('hourglass.deadline.invalid_header')
     expect(inbound.attributes['hourglass.deadline.outcome']).toBe('refused')
     expect(inbound.attributes['rpc.grpc.status_code']).toBe(status.INVALID_ARGUMENT)
+    // The fallback budget is named as such (source default); none of it was left to spend.
+    expect(inbound.attributes['hourglass.deadline.source']).toBe('default')
+    expect(inbound.attributes).not.toHaveProperty('hourglass.deadline.remaining_ms')
   })
 
   it('the client leaving is a deadline.client_closed event on the server span', async () => {
