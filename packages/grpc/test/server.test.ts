@@ -94,6 +94,7 @@ describe('deadlineServerInterceptor: the call gets one deadline', () => {
       source: 'grpc-timeout',
       clamped: false,
       mode: 'enforce',
+      refused: false,
     })
     // grpc-js sends the whole ms left when the stream opens; loopback takes a few.
     expect(start.budgetMs).toBeLessThanOrEqual(1000)
