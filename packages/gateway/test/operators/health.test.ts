@@ -84,22 +84,27 @@ describe('/healthz and /readyz tell the truth about Redis', () => {
         admin = new Redis(redis.url)
       })
       afterEach(() => redis?.thaw())
-      afterAll(async () => {
-        admin?.disconnect()
-        await redis?.stop()
-      })
-
-      it('connected but not answering: local-fallback until a command succeeds again, then shared', async () => {
+      /** A gateway whose limits and cooldowns are in this Redis (100 ms per command), one provider answering 'ok'. */
+      async function startOnRedis(name: string) {
         const provider = await fakeProvider('openai', ['k'], { limits: { rpm: 100 } })
         fake = provider.fake
         fake.setReply(reply.text('ok'))
         harness = await startHarness({
           providers: { p: provider.entry },
           models: { m: fallback(['p', 'gpt']) },
-          redis: { url: redis.url, keyPrefix: `readyz-${Date.now()}`, commandTimeoutMs: 100 },
+          redis: { url: redis.url, keyPrefix: `${name}-${Date.now()}`, commandTimeoutMs: 100 },
         })
+        return { fake: provider.fake, logs: harness.logs }
+      }
+      afterAll(async () => {
+        admin?.disconnect()
+        await redis?.stop()
+      })
+
+      it('connected but not answering: local-fallback until a command succeeds again, then shared', async () => {
+        const started = await startOnRedis('readyz')
         expect(await readyz()).toEqual({ status: 200, body: { status: 'ready', redis: 'shared' } })
-        expect(harness.logs.filter((l) => l.event === 'redis')).toEqual([])
+        expect(started.logs.filter((l) => l.event === 'redis')).toEqual([])
         // Redis hangs: the connection stays up, commands time out.
         redis.freeze()
         expect((await ask()).choices[0]?.message.content).toBe('ok')
@@ -114,14 +119,7 @@ describe('/healthz and /readyz tell the truth about Redis', () => {
       })
 
       it('hanging with no request since: /readyz finds it out itself (local-fallback), then shared once it answers', async () => {
-        const provider = await fakeProvider('openai', ['k'], { limits: { rpm: 100 } })
-        fake = provider.fake
-        fake.setReply(reply.text('ok'))
-        harness = await startHarness({
-          providers: { p: provider.entry },
-          models: { m: fallback(['p', 'gpt']) },
-          redis: { url: redis.url, keyPrefix: `readyz-idle-${Date.now()}`, commandTimeoutMs: 100 },
-        })
+        await startOnRedis('readyz-idle')
         expect(await readyz()).toEqual({ status: 200, body: { status: 'ready', redis: 'shared' } })
         redis.freeze()
         expect(await readyz()).toEqual({
@@ -139,14 +137,7 @@ describe('/healthz and /readyz tell the truth about Redis', () => {
       })
 
       it('answering again after a pause: /readyz says shared at once, before any request succeeds', async () => {
-        const provider = await fakeProvider('openai', ['k'], { limits: { rpm: 100 } })
-        fake = provider.fake
-        fake.setReply(reply.text('ok'))
-        harness = await startHarness({
-          providers: { p: provider.entry },
-          models: { m: fallback(['p', 'gpt']) },
-          redis: { url: redis.url, keyPrefix: `readyz-back-${Date.now()}`, commandTimeoutMs: 100 },
-        })
+        const started = await startOnRedis('readyz-back')
         redis.freeze()
         expect((await ask()).choices[0]?.message.content).toBe('ok')
         // Still hanging: the probe's own check times out too, and the probe still answers.
@@ -158,7 +149,7 @@ describe('/healthz and /readyz tell the truth about Redis', () => {
         // Answered: Redis is back (and has answered the commands held meanwhile).
         await admin.ping()
         // No request since: the last limit and cooldown commands are still the failed ones.
-        expect(fake.requests).toHaveLength(1)
+        expect(started.fake.requests).toHaveLength(1)
         expect(await readyz()).toEqual({ status: 200, body: { status: 'ready', redis: 'shared' } })
         // redisState() keeps what that probe's PING found (no request since) …
         expect(redisState()).toBe('shared')
@@ -173,18 +164,7 @@ describe('/healthz and /readyz tell the truth about Redis', () => {
       })
 
       it('back after an outage: /readyz says shared once the client reconnects, before any request succeeds', async () => {
-        const provider = await fakeProvider('openai', ['k'], { limits: { rpm: 100 } })
-        fake = provider.fake
-        fake.setReply(reply.text('ok'))
-        harness = await startHarness({
-          providers: { p: provider.entry },
-          models: { m: fallback(['p', 'gpt']) },
-          redis: {
-            url: redis.url,
-            keyPrefix: `readyz-restart-${Date.now()}`,
-            commandTimeoutMs: 100,
-          },
-        })
+        const started = await startOnRedis('readyz-restart')
         expect(await readyz()).toEqual({ status: 200, body: { status: 'ready', redis: 'shared' } })
         await redis.kill()
         // Served on the local limiter while Redis is gone.
@@ -204,7 +184,7 @@ describe('/healthz and /readyz tell the truth about Redis', () => {
           10_000,
           "the gateway's Redis client to reconnect",
         )
-        expect(fake.requests).toHaveLength(1)
+        expect(started.fake.requests).toHaveLength(1)
         expect(seen).toBe('shared')
         // The API says what the probe found (its flags, read alone, are still the outage's).
         expect(redisState()).toBe('shared')
