@@ -26,6 +26,9 @@ const listenerTotal = (emitter: NodeJS.EventEmitter) =>
  * such a run fails here rather than blocking the event loop for good.
  * `read` resolves then.
  */
+/** Node 23 made pipeline() refuse a closed destination up front (ERR_STREAM_UNABLE_TO_PIPE). */
+const PIPELINE_REFUSES_CLOSED_DESTINATION = Number(process.versions.node.split('.')[0]) >= 23
+
 function endless(limit = 1000) {
   const read = deferred<'read for nobody'>()
   let reads = 0
@@ -267,6 +270,15 @@ describe.each(majors)('writes after the 504 ($name)', (major) => {
     // pipe() took back every listener it put on the response.
     expect(pipe.listeners[1]).toBe(pipe.listeners[0])
     const line = await pipelined.promise
+    if (PIPELINE_REFUSES_CLOSED_DESTINATION) {
+      // Node 23+ (nodejs/node#53241): pipeline() refuses a destination that
+      // is already closed before it pipes anything, so the response never
+      // sees it; the source is not read, and is the caller's to destroy.
+      expect(line.settled).toMatchObject({ code: 'ERR_STREAM_UNABLE_TO_PIPE' })
+      expect(line.reads).toBe(0)
+      expect(late).toEqual(['pipe'])
+      return
+    }
     expect(isDeadlineExceeded(line.settled)).toBe(true)
     expect(line.reads).toBe(0)
     // One report per pipe, none per chunk.
