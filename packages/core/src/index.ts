@@ -59,6 +59,7 @@ export {
 } from './readDeadline.js'
 export { currentRequestId, runWithRequestId } from './requestId.js'
 export {
+  DEFAULT_INGRESS_MAX_MS,
   type IngressOptions,
   type ResolvedIngressOptions,
   resolveIngressOptions,

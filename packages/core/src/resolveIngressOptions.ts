@@ -28,6 +28,14 @@ export interface ResolvedIngressOptions {
 }
 
 /**
+ * The most an inbound budget may be unless an ingress says otherwise: 30 s.
+ * The value is the caller's, so untrusted; every ingress (the Express
+ * middleware, the gRPC server interceptor, otel's `DeadlinePropagator`)
+ * clamps to it by default.
+ */
+export const DEFAULT_INGRESS_MAX_MS = 30_000
+
+/**
  * Validate an ingress's options once, when it is created — a typo fails at
  * boot, not per request — with a message that names the field. Defaults:
  * `defaultMs` 2000, `maxMs` 30000 (at most 2³¹−1), `reserveMs` adaptive,
@@ -35,7 +43,7 @@ export interface ResolvedIngressOptions {
  * listed), not strict, enforcing, the system clock.
  */
 export function resolveIngressOptions(options: IngressOptions): ResolvedIngressOptions {
-  const maxMs = Math.min(positive('maxMs', options.maxMs ?? 30_000), MAX_TIMER_MS)
+  const maxMs = Math.min(positive('maxMs', options.maxMs ?? DEFAULT_INGRESS_MAX_MS), MAX_TIMER_MS)
   const defaultMs = Math.min(positive('defaultMs', options.defaultMs ?? 2000), maxMs)
   const reserveMs = options.reserveMs
   if (

@@ -2,6 +2,7 @@ import {
   type Clock,
   currentDeadline,
   DEADLINE_HEADER,
+  DEFAULT_INGRESS_MAX_MS,
   Deadline,
   type DeadlineSource,
   isClock,
@@ -42,7 +43,11 @@ export interface PropagatedDeadline {
 export const DEADLINE_CONTEXT_KEY: symbol = createContextKey('@hourglass/otel deadline')
 
 export interface DeadlinePropagatorOptions {
-  /** Inbound budgets above this are cut to it, in ms. Default 2^31−1 (no practical cap). */
+  /**
+   * Inbound budgets above this are cut to it, in ms. Default 30 000, as every
+   * ingress (core's `DEFAULT_INGRESS_MAX_MS`): the header is the caller's, so
+   * untrusted. `Infinity` lifts the cap (2^31−1, the longest timer).
+   */
   maxMs?: number | undefined
   /** Inbound headers to trust. Default: all three Hourglass reads. `[]` extracts nothing. */
   sources?: readonly DeadlineSource[] | undefined
@@ -64,7 +69,7 @@ export interface DeadlinePropagatorOptions {
  *   value wins, clamped to `maxMs`) and stores a `PropagatedDeadline`.
  */
 export class DeadlinePropagator implements TextMapPropagator {
-  readonly #maxMs: number | undefined
+  readonly #maxMs: number
   readonly #sources: readonly DeadlineSource[] | undefined
   readonly #clock: Clock
 
@@ -95,7 +100,7 @@ export class DeadlinePropagator implements TextMapPropagator {
         clock,
       )
     }
-    this.#maxMs = maxMs
+    this.#maxMs = maxMs ?? DEFAULT_INGRESS_MAX_MS
     this.#sources = sources
     this.#clock = clock ?? systemClock
   }

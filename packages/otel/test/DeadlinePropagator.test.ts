@@ -58,6 +58,24 @@ describe('DeadlinePropagator', () => {
     expect(injected(ctx)['x-deadline-remaining-ms']).toBe('0')
   })
 
+  it('clamps an inbound budget to 30 s by default, as every ingress does (the header is untrusted); Infinity lifts the cap', () => {
+    const getter = {
+      get: (c: Record<string, string>, k: string) => c[k],
+      keys: (c: Record<string, string>) => Object.keys(c),
+    }
+    const week = { 'x-deadline-remaining-ms': String(7 * 24 * 3600 * 1000) }
+    const budget = (p: DeadlinePropagator) =>
+      p.extract(ROOT_CONTEXT, week, getter).getValue(DEADLINE_CONTEXT_KEY) as PropagatedDeadline
+    expect(budget(new DeadlinePropagator({ clock }))).toMatchObject({
+      budgetMs: 30_000,
+      clamped: true,
+    })
+    expect(budget(new DeadlinePropagator({ clock, maxMs: Infinity }))).toMatchObject({
+      budgetMs: 7 * 24 * 3600 * 1000,
+      clamped: false,
+    })
+  })
+
   it('reads the smallest valid source, clamps to maxMs, and ignores malformed or repeated values', () => {
     const p = new DeadlinePropagator({ clock, maxMs: 500 })
     const getter = {
