@@ -21,10 +21,15 @@ export interface RunTurnsOptions {
   operationId: string
   /** The history to start from. */
   messages: ChatMessage[]
-  /** One model call (usually `callModel`, passing `idempotencyKey` on). */
+  /**
+   * One model call (usually `callModel`, passing `idempotencyKey` on).
+   * `lastTurn` is true on turn `maxTurns`: tools asked for then are not run
+   * (nothing would read their results), so a caller may ask for an answer
+   * without tools (`extra: { tool_choice: 'none' }`).
+   */
   call: (
     messages: ChatMessage[],
-    info: { turn: number; idempotencyKey: string },
+    info: { turn: number; idempotencyKey: string; lastTurn: boolean },
   ) => Promise<ChatResponse>
   /** Tools by name. A call to an unknown tool gets an error result, not an exception. */
   tools: Readonly<Record<string, AgentTool>>
@@ -60,10 +65,15 @@ export async function runTurns(options: RunTurnsOptions): Promise<TurnsResult> {
     const response = await options.call([...messages], {
       turn,
       idempotencyKey: idempotencyKey({ operation: options.operationId, turn }),
+      lastTurn: turn === maxTurns,
     })
     const calls = response.content.filter((b) => b.type === 'tool_call')
     messages.push({ role: 'assistant', content: response.content })
     if (calls.length === 0) return { response, messages, turns: turn }
+    // The breaker trips now: tools run on the last turn would have side
+    // effects (an email sent) whose results no model call ever reads. They
+    // stay pending in the history the error carries.
+    if (turn === maxTurns) break
     const results: ContentBlock[] = []
     for (const call of calls) {
       results.push(await runTool(options, turn, call))

@@ -5,7 +5,7 @@ import type { ChatMessage } from '../types.js'
 export class MaxTurnsExceededError extends HourglassError {
   static readonly code = 'MAX_TURNS_EXCEEDED'
   readonly maxTurns: number
-  /** The history when the breaker tripped. */
+  /** The history when the breaker tripped: it ends with the last turn's tool calls, not run. */
   readonly messages: ChatMessage[]
 
   constructor(maxTurns: number, messages: ChatMessage[]) {

@@ -8,7 +8,10 @@ import { MemorySideEffectStore } from '../../src/agent/MemorySideEffectStore.js'
 import { runTurns } from '../../src/agent/runTurns.js'
 import { withRepair } from '../../src/agent/withRepair.js'
 import { callModel } from '../../src/call/callModel.js'
-import { isMaxTurnsExceeded } from '../../src/errors/MaxTurnsExceededError.js'
+import {
+  isMaxTurnsExceeded,
+  type MaxTurnsExceededError,
+} from '../../src/errors/MaxTurnsExceededError.js'
 import { isModelUnavailable } from '../../src/errors/ModelUnavailableError.js'
 import { FAST_RETRIES, useFakes, user } from '../call/support/fakes.js'
 
@@ -122,7 +125,7 @@ describe('runTurns', () => {
     expect(calls).toBe(0)
   })
 
-  it('maxTurns is a hard breaker for a model that never stops calling tools', async () => {
+  it('maxTurns is a hard breaker for a model that never stops calling tools: the last turn’s tools are not run', async () => {
     const fake = await fakes.start({
       dialect: 'openai',
       reply: reply.text('', { toolCalls: [{ name: 'search', arguments: { q: 'more' } }] }),
@@ -130,19 +133,34 @@ describe('runTurns', () => {
     const model = fakes.adapter(
       openAICompatible({ baseURL: fake.baseURL, apiKey: 'sk', model: 'gpt-4o' }),
     )
+    const searched: number[] = []
+    const lastTurns: boolean[] = []
     const error = await runTurns({
       operationId: 'loop',
       messages: [user('Research everything.')],
-      call: (messages) =>
-        callModel({
+      call: (messages, { lastTurn }) => {
+        lastTurns.push(lastTurn)
+        return callModel({
           models: [model],
           request: { messages, maxTokens: 64 },
           retry: { delay: FAST_RETRIES },
-        }),
-      tools: { search: () => 'nothing new' },
+        })
+      },
+      tools: {
+        search: (_args, { turn }) => {
+          searched.push(turn)
+          return 'nothing new'
+        },
+      },
       maxTurns: 3,
     }).catch((e: unknown) => e)
     expect(isMaxTurnsExceeded(error)).toBe(true)
     expect(fake.requests).toHaveLength(3)
+    expect(lastTurns).toEqual([false, false, true])
+    // The third turn's search would have run for nobody: no model call reads its result.
+    expect(searched).toEqual([1, 2])
+    const history = (error as MaxTurnsExceededError).messages
+    expect(history.at(-1)).toMatchObject({ role: 'assistant' })
+    expect(history.filter((m) => m.role === 'tool')).toHaveLength(2)
   })
 })
