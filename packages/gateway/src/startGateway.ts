@@ -10,6 +10,7 @@ import {
 } from './createGateway.js'
 import { drainOnSignals } from './drainOnSignals.js'
 import { holdSignals } from './holdSignals.js'
+import { scopeOf } from './http/requestScope.js'
 import { sendJson } from './http/sendJson.js'
 import { optionError } from './optionError.js'
 
@@ -136,6 +137,9 @@ function notRouted(error: unknown, res: ServerResponse): void {
     return
   }
   const notFound = error === undefined || error === 'route' || error === 'router'
+  // Counted as the code the client gets (`not_found`), not as `http_404`.
+  const scope = scopeOf(res)
+  if (scope !== undefined) scope.errorCode ??= notFound ? 'not_found' : 'internal_error'
   sendJson(res, notFound ? 404 : 500, {
     error: notFound
       ? { message: 'not found', type: 'invalid_request_error', param: null, code: 'not_found' }

@@ -126,6 +126,20 @@ describe('gateway config validation names the field', () => {
     expect(config.providers['openai']?.apiKeys).toEqual(['a-key-1', 'a-key-2'])
   })
 
+  it('a variable set to the empty string is reported as empty, not as not set', () => {
+    const input = valid() as unknown as {
+      providers: { openai: { apiKeys: unknown[] } }
+      models: { small: { fallback: Array<{ provider: string; model: unknown }> } }
+    }
+    input.providers.openai.apiKeys = [{ env: 'OPENAI_KEY_EMPTY' }, { env: 'OPENAI_KEY_UNSET' }]
+    input.models.small.fallback[0]!.model = { env: 'SMALL_MODEL' }
+    expect(problems(input, { OPENAI_KEY_EMPTY: '', SMALL_MODEL: '' })).toEqual([
+      'providers.openai.apiKeys[0]: environment variable OPENAI_KEY_EMPTY is empty',
+      'providers.openai.apiKeys[1]: environment variable OPENAI_KEY_UNSET is not set',
+      'models.small.fallback[0].model: environment variable SMALL_MODEL is empty',
+    ])
+  })
+
   it('the same env object checked twice reads its variables again each time (a reload sees a changed key)', () => {
     const input = valid() as unknown as {
       providers: { openai: { apiKeys: unknown[] } }

@@ -16,7 +16,8 @@ function isEnvRef(value: unknown): value is { env: unknown } {
  * A string field that may also be written `{ "env": NAME }`: the variable's
  * value is read from `env` and then validated by `inner` like a literal
  * (a `{ env }` baseURL must still be an http(s) URL). A variable that is not
- * set, or a malformed `{ env }`, is one problem at the field that holds it.
+ * set or is empty, or a malformed `{ env }`, is one problem at the field that
+ * holds it.
  * The value itself is never quoted back (it may be a key or a password).
  */
 export function envString<T extends z.ZodType>(
@@ -39,7 +40,11 @@ export function envString<T extends z.ZodType>(
     // value instead of an unset variable.
     const resolved = Object.hasOwn(env, value.env) ? env[value.env] : undefined
     if (typeof resolved !== 'string' || resolved === '') {
-      ctx.addIssue({ code: 'custom', message: `environment variable ${value.env} is not set` })
+      // Empty is said apart: `KEY=` in a .env file or a secret not mounted
+      // sets the variable, and "not set" would send the operator looking
+      // for a name that is there.
+      const state = resolved === '' ? 'is empty' : 'is not set'
+      ctx.addIssue({ code: 'custom', message: `environment variable ${value.env} ${state}` })
       return z.NEVER
     }
     return resolved

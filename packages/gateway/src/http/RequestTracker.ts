@@ -24,6 +24,14 @@ import {
 } from './requestScope.js'
 import { sendJson } from './sendJson.js'
 
+/**
+ * The API's paths, as the router matches them: an Express router ignores
+ * case by default (`/V1/chat/completions` is served), so a request it serves
+ * is counted, and refused in a drain, whatever its case. `test` allocates
+ * nothing (no lower-cased copy of every path).
+ */
+const API_PATH = /^\/v1\//i
+
 /** After a drain times out, how long cancelled requests get to write their 503 before their sockets are cut. */
 const CUT_GRACE_MS = 1000
 
@@ -87,7 +95,7 @@ export class RequestTracker {
         errorCode: undefined,
       }
       res.setHeader(REQUEST_ID_HEADER, scope.id)
-      const api = pathOf(req).startsWith('/v1/')
+      const api = API_PATH.test(pathOf(req))
       if (this.#draining && api) {
         scope.errorCode = 'shutting_down'
         res.once('close', () => countRequest(metrics, clock, res, scope))

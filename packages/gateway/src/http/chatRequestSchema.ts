@@ -59,6 +59,12 @@ const message = z.discriminatedUnion(
         // What the gateway's own answers carry, echoed back by clients.
         refusal: z.null({ error: 'only null (a refusal cannot be sent back)' }).optional(),
         annotations: z.array(z.never()).max(0).optional(),
+        // The answer's thinking (DeepSeek's spelling). Accepted so the answer
+        // can be pushed back as it came, and sent to no provider: llm's
+        // OpenAI-compatible requests carry no thinking (DeepSeek's reasoner
+        // refused it sent back), and Anthropic's would need the signature the
+        // OpenAI shape has no place for (README, "Request fields").
+        reasoning_content: z.string({ error: 'expected a string or null' }).nullish(),
       })
       .refine((m) => m.content != null || (m.tool_calls?.length ?? 0) > 0, {
         error: 'expected a string or an array of text parts (or tool_calls)',

@@ -133,6 +133,7 @@ function toMessage(m: ChatRequestBody['messages'][number], path: string): Messag
         rawArguments: written,
       })
     })
+    // Its `reasoning_content` stays here: no provider takes it back (chatRequestSchema.ts).
     const assistant: Message = { role: 'assistant', content: blocks }
     if (m.name != null) assistant.name = m.name
     return assistant

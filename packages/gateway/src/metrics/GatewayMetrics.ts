@@ -34,6 +34,7 @@ export class GatewayMetrics {
   readonly #ttft
   readonly #clientRetries
   readonly #unsubscribe: () => void
+  #closed = false
 
   constructor(owner: object) {
     this.#owner = owner
@@ -66,7 +67,8 @@ export class GatewayMetrics {
       unit: '{attempt}',
     })
     this.#fallbacks = meter.createCounter('hourglass.gateway.fallbacks', {
-      description: 'Calls that left a provider for the next one of the fallback list',
+      description:
+        'Calls that left a provider for the next one of the fallback list: after an attempt, or skipped by admission with nothing sent (at its RPM/TPM limit, or cooling)',
       unit: '{fallback}',
     })
     this.#tokens = meter.createCounter('hourglass.gateway.tokens', {
@@ -115,6 +117,16 @@ export class GatewayMetrics {
       this.#cooldowns.add(1, { provider: m.provider, key_id: m.keyId, scope: m.scope ?? 'key' })
     }
     const onAdmission = (m: ChannelMessage<typeof llmChannels.admission>) => {
+      if (m.action === 'fallback') {
+        // Left without sending: the provider was at its RPM/TPM limit or
+        // cooling past what the deadline (or the next model) allows. Never
+        // counted twice: llm publishes this only when admission refuses, in
+        // which case no attempt is made (so no attempt record says
+        // 'fallback' for this leaving); an attempt's 'fallback' hands over
+        // straight away, with no admission after it on that model.
+        if (this.#mine()) this.#fallbacks.add(1, { provider: m.provider })
+        return
+      }
       // RPM/TPM waits are counted by the limits' own hook (limitWait), per limit.
       if (m.action !== 'wait' || m.cause !== 'cooldown' || !this.#mine()) return
       const attributes = { provider: m.provider, key_id: m.keyId, reason: 'cooldown' }
@@ -131,8 +143,20 @@ export class GatewayMetrics {
     }
   }
 
-  /** Serves the current values in Prometheus text format. */
+  /**
+   * Serves the current values in Prometheus text format; 503 once closed
+   * (the router may still be mounted after `close()`): the exporter would
+   * answer 200 with an error comment, which a scraper stores as an empty,
+   * healthy page instead of a target that is gone.
+   */
   serve(req: IncomingMessage, res: ServerResponse): void {
+    if (this.#closed) {
+      res.statusCode = 503
+      res.setHeader('content-type', 'text/plain; charset=utf-8')
+      res.setHeader('cache-control', 'no-store')
+      res.end('# the gateway is closed: no metrics\n')
+      return
+    }
     this.#exporter.getMetricsRequestHandler(req, res)
   }
 
@@ -163,6 +187,7 @@ export class GatewayMetrics {
   }
 
   async close(): Promise<void> {
+    this.#closed = true
     this.#unsubscribe()
     await this.#provider.shutdown().catch(() => {})
   }

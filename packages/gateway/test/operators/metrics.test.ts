@@ -176,6 +176,122 @@ describe('GET /metrics', () => {
     expect(page).not.toContain(key)
   })
 
+  it('a provider skipped by admission while cooling counts a fallback, and each leaving counts once', async () => {
+    const a = await fakeProvider('openai', ['sk-skip-a'])
+    const b = await fakeProvider('openai', ['sk-skip-b'])
+    const c = await fakeProvider('openai', ['sk-skip-c'])
+    fakes.push(a.fake, b.fake, c.fake)
+    harness = await startHarness({
+      providers: { a: a.entry, b: b.entry, c: c.entry },
+      models: { m: fallback(['a', 'model-a'], ['b', 'model-b'], ['c', 'model-c']) },
+      policy: { maxAttempts: 1 },
+    })
+    const ask = () =>
+      harness!.client.chat.completions.create({
+        model: 'm',
+        messages: [{ role: 'user', content: 'x' }],
+      })
+    // 1. a answers 429 (30 s): an attempt that falls back; b answers.
+    a.fake.enqueue(openAIErrors.rateLimited({ retryAfterS: 30 }))
+    b.fake.enqueue(reply.text('from b'))
+    expect((await ask()).choices[0]?.message.content).toBe('from b')
+    // 2. a is still cooling: admission skips it with nothing sent; b answers
+    // 429 (an attempt that falls back); c answers.
+    b.fake.enqueue(openAIErrors.rateLimited({ retryAfterS: 30 }))
+    c.fake.enqueue(reply.text('from c'))
+    expect((await ask()).choices[0]?.message.content).toBe('from c')
+    expect(a.fake.requests).toHaveLength(1)
+
+    const page = await (await fetch(`${harness.url}/metrics`)).text()
+    // a was left twice (after its attempt, then by admission), b once: never both for one leaving.
+    expect(value(page, 'hourglass_gateway_fallbacks_total', { provider: 'a' })).toBe(2)
+    expect(value(page, 'hourglass_gateway_fallbacks_total', { provider: 'b' })).toBe(1)
+    expect(value(page, 'hourglass_gateway_fallbacks_total')).toBe(3)
+    expect(
+      value(page, 'hourglass_gateway_upstream_attempts_total', {
+        provider: 'a',
+        outcome: 'fallback',
+      }),
+    ).toBe(1)
+    expect(
+      value(page, 'hourglass_gateway_upstream_attempts_total', {
+        provider: 'b',
+        outcome: 'fallback',
+      }),
+    ).toBe(1)
+  })
+
+  it('a provider at its RPM limit, skipped by admission with nothing sent, counts a fallback', async () => {
+    const a = await fakeProvider('openai', ['sk-rpm-a'], { limits: { rpm: 1 } })
+    const b = await fakeProvider('openai', ['sk-rpm-b'])
+    fakes.push(a.fake, b.fake)
+    harness = await startHarness({
+      providers: { a: a.entry, b: b.entry },
+      models: { m: fallback(['a', 'model-a'], ['b', 'model-b']) },
+    })
+    a.fake.enqueue(reply.text('from a'))
+    b.fake.enqueue(reply.text('from b'))
+    const answers = []
+    for (let i = 0; i < 2; i++) {
+      const answer = await harness.client.chat.completions.create({
+        model: 'm',
+        messages: [{ role: 'user', content: 'x' }],
+      })
+      answers.push(answer.choices[0]?.message.content)
+    }
+    // The second finds a's one request per minute spent: not waited for (b answers sooner).
+    expect(answers).toEqual(['from a', 'from b'])
+    expect(a.fake.requests).toHaveLength(1)
+
+    const page = await (await fetch(`${harness.url}/metrics`)).text()
+    expect(value(page, 'hourglass_gateway_fallbacks_total', { provider: 'a' })).toBe(1)
+    expect(value(page, 'hourglass_gateway_fallbacks_total')).toBe(1)
+    expect(value(page, 'hourglass_gateway_upstream_attempts_total', { outcome: 'fallback' })).toBe(
+      0,
+    )
+    expect(value(page, 'hourglass_gateway_waits_total')).toBe(0)
+  })
+
+  it('an unknown /v1 path is counted as the code the client got: not_found', async () => {
+    const a = await fakeProvider('openai', ['key-one'])
+    fakes.push(a.fake)
+    harness = await startHarness({
+      providers: { a: a.entry },
+      models: { m: fallback(['a', 'model-a']) },
+    })
+    const res = await fetch(`${harness.url}/v1/embeddings`, { method: 'POST', body: '{}' })
+    expect(res.status).toBe(404)
+    expect(((await res.json()) as { error: { code: string } }).error.code).toBe('not_found')
+
+    const page = await (await fetch(`${harness.url}/metrics`)).text()
+    expect(value(page, 'hourglass_gateway_requests_total', { status_class: '4xx' })).toBe(1)
+    expect(value(page, 'hourglass_gateway_errors_total', { kind: 'not_found' })).toBe(1)
+    expect(value(page, 'hourglass_gateway_errors_total')).toBe(1)
+  })
+
+  it('an API path in another case, which the router serves, is counted like /v1/', async () => {
+    const a = await fakeProvider('openai', ['key-one'])
+    fakes.push(a.fake)
+    harness = await startHarness({
+      providers: { a: a.entry },
+      models: { m: fallback(['a', 'model-a']) },
+    })
+    a.fake.enqueue(reply.text('served'))
+    const res = await fetch(`${harness.url}/V1/Chat/Completions`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'm', messages: [{ role: 'user', content: 'x' }] }),
+    })
+    expect(res.status).toBe(200)
+    await res.text()
+    // Not an API path: probes and scrapes are not counted, whatever their case.
+    expect((await fetch(`${harness.url}/HEALTHZ`)).status).toBe(200)
+
+    const page = await (await fetch(`${harness.url}/metrics`)).text()
+    expect(value(page, 'hourglass_gateway_requests_total', { status_class: '2xx' })).toBe(1)
+    expect(value(page, 'hourglass_gateway_requests_total')).toBe(1)
+  })
+
   it('two gateways in one process count only their own requests', async () => {
     const a = await fakeProvider('openai', ['key-one'])
     fakes.push(a.fake)
