@@ -116,6 +116,11 @@ export class IngressRequest {
     return this.#answered
   }
 
+  /** True once the client left before the response ended (outcome `client-closed`). */
+  get clientClosed(): boolean {
+    return this.#outcome === 'client-closed'
+  }
+
   /** True in dark mode: expiry is reported, never enforced. */
   get observe(): boolean {
     return this.#options.observe

@@ -17,6 +17,9 @@ import { writeExpired } from './writeExpired.js'
  *   signal's reason so): judged as its cause.
  * - body-parser's "request aborted" (the client left mid-upload): as
  *   `ClientClosedError`.
+ * - Node's `ERR_STREAM_PREMATURE_CLOSE` for a request whose client left or
+ *   whose deadline answered: what `pipeline(source, res)` rejects with when
+ *   the response closes under it. Swallowed.
  *
  * Bodies never carry an error's message or stack.
  */
@@ -26,6 +29,10 @@ export function deadlineErrors(): ErrorRequestHandler {
     const reason = signalReason(error)
     const deadlineError = isDeadlineExceeded(reason)
     if (isClientClosed(reason) || isUploadAborted(error)) return
+    // A stream into a response that is over (the caller left, or the
+    // deadline ended it) fails with Node's premature close: `pipeline`
+    // rejects with it when the response closes under it. Nobody to tell.
+    if (ingress && (ingress.clientClosed || ingress.answered) && isPrematureClose(error)) return
     if (ingress?.answered) {
       if (deadlineError || isAbortError(error)) return
       next(error)
@@ -69,4 +76,9 @@ function signalReason(error: unknown): unknown {
  */
 function isUploadAborted(error: unknown): boolean {
   return (error as { type?: unknown } | null)?.type === 'request.aborted'
+}
+
+/** Node's error for a stream that closed before it ended or finished. */
+function isPrematureClose(error: unknown): boolean {
+  return (error as { code?: unknown } | null)?.code === 'ERR_STREAM_PREMATURE_CLOSE'
 }

@@ -46,55 +46,48 @@ const WRITERS = [
   'destroy',
 ] as const
 
-/** The names a middleware may have wrapped as own properties of a response. */
-const OWN_CHECKED: readonly string[] = [...WRITERS, 'emit']
-
 interface Over {
   /** Why the response is over early: what a stopped source is destroyed with, and a late callback gets. */
   reason: unknown
   /** Set once the deadline answered: every writer is swallowed and reported through it. */
   report: ((method: string) => void) | undefined
+  /** The writers are wrapped on the response (once the deadline answered). */
+  writers: boolean
 }
 
 /** The responses over before their handler ended them (answered by the deadline, or gone). */
 const over = new WeakMap<object, Over>()
 
-/**
- * One prototype per response prototype (per Express app): the writers it
- * has, each a no-op for an answered response, above the app's own, and an
- * `emit` that sees the streams piped in and out. Swapping a response's
- * prototype costs about 2 µs; adding 34 own properties to it cost about
- * 200 µs (a response whose prototype Express set has a map of its own,
- * copied on every property added) — paid on every 504. A response that ends
- * normally never gets it: nothing here runs on the success path.
- */
-const overPrototypes = new WeakMap<object, object>()
-
-function overPrototype(proto: object): object {
-  let cached = overPrototypes.get(proto)
-  if (cached === undefined) {
-    const methods: PropertyDescriptorMap = {}
-    const base = proto as Record<string, unknown>
-    for (const method of WRITERS) {
-      const original = base[method]
-      if (typeof original === 'function') {
-        methods[method] = {
-          value: swallowed(method, original as Method),
-          writable: true,
-          configurable: true,
-        }
-      }
-    }
-    const emit = base.emit as Emit
-    methods.emit = { value: emitting(emit), writable: true, configurable: true }
-    cached = Object.create(proto, methods) as object
-    overPrototypes.set(proto, cached)
-  }
-  return cached
-}
-
 type Method = (this: unknown, ...args: unknown[]) => unknown
 type Emit = (this: unknown, event: string | symbol, ...args: unknown[]) => boolean
+
+// A key added and deleted again: it turns the response's properties into a
+// dictionary (see `wrapWriters`).
+const SLOW_PROPERTIES = Symbol('@hourglass/express.slowProperties')
+
+/**
+ * Wrap every writer on the response itself (own properties), over whatever
+ * it finds there: the app's method, or a middleware's wrapper (as
+ * `compression` and `on-headers` install). Own properties, not a prototype
+ * put above the response's: Express sets the response's prototype when a
+ * sub-app (`app.use('/v1', express())`) is entered and again when it is
+ * left, and with it a prototype of ours would be gone — its
+ * `res.status(200).json()` threw "Cannot set headers after they are sent".
+ * A response whose prototype Express set has a hidden class of its own,
+ * copied on each property added (34 of them: ~85 µs); the first key
+ * deleted turns its properties into a dictionary, where each is an insert
+ * (~9 µs in all). Paid once per response the deadline answered; a response
+ * that ends normally never gets here.
+ */
+function wrapWriters(res: ServerResponse): void {
+  const target = res as unknown as Record<PropertyKey, unknown>
+  target[SLOW_PROPERTIES] = true
+  delete target[SLOW_PROPERTIES]
+  for (const method of WRITERS) {
+    const current = target[method]
+    if (typeof current === 'function') target[method] = swallowed(method, current as Method)
+  }
+}
 
 /** `method` for an answered response; `original` for anything else it is called on. */
 function swallowed(method: string, original: Method) {
@@ -112,8 +105,9 @@ function swallowed(method: string, original: Method) {
  * The streams going in and out of a response that is over: `pipe()`
  * announces a source with 'pipe', and Node's `unpipe()` (called by the
  * pipe itself when the response finishes, closes or fails) with 'unpipe'.
- * Caught on `emit`, not with listeners, so the response keeps the listeners
- * it started with, and one that ends normally has none more.
+ * Caught on `emit` (an own property of this response, so a sub-app's
+ * prototype reset keeps it), not with listeners, so the response keeps the
+ * listeners it started with.
  */
 function emitting(emit: Emit) {
   return function emitOnOver(this: unknown, event: string | symbol, ...args: unknown[]): boolean {
@@ -130,35 +124,34 @@ function emitting(emit: Emit) {
     // The pipe's own 'unpipe' listener takes its 'data' listener off the
     // source first: what is left on the source then is read by others.
     const result = emit.call(this, event, ...args)
-    stopUnpiped(this as ServerResponse, source, state.reason)
+    stopUnpiped(this as ServerResponse, state, source)
     return result
   }
 }
 
-/** Put the over-response prototype above `res`'s own, once. */
-function install(res: ServerResponse): void {
-  Object.setPrototypeOf(res, overPrototype(Object.getPrototypeOf(res) as object))
-  const target = res as unknown as Record<string, unknown>
-  for (const method of OWN_CHECKED) {
-    const own = Object.hasOwn(res, method) ? target[method] : undefined
-    if (typeof own !== 'function') continue
-    target[method] = method === 'emit' ? emitting(own as Emit) : swallowed(method, own as Method)
+/** Mark `res` over and catch its streams on `emit`, once. */
+function overState(res: ServerResponse, reason: unknown): Over {
+  let state = over.get(res)
+  if (state === undefined) {
+    state = { reason, report: undefined, writers: false }
+    over.set(res, state)
+    const target = res as unknown as Record<string, unknown>
+    target.emit = emitting(target.emit as Emit)
   }
+  return state
 }
 
 /**
  * After the deadline answered, turn every writer on this one response into a
  * no-op that reports the call: the handler still running gets no "Cannot set
  * headers after they are sent", no "write after end" error event, and its
- * chained calls (`res.status(200).json(…)`) keep working on nothing. Every
- * source piped into it is stopped (see `stopPipedSources`).
+ * chained calls (`res.status(200).json(…)`) keep working on nothing — in a
+ * sub-app entered afterwards too (see `wrapWriters`). Every source piped
+ * into it is stopped (see `stopPipedSources`).
  *
- * The response gets the over-response prototype above its own; a writer that
- * is an own property of the response (a middleware's wrapper, as
- * `compression` and `on-headers` install) is wrapped on the response
- * itself, since it would hide the prototype's. Nothing is ever put back:
- * late writes by definition come after the response finished, and the state
- * dies with the response (nothing is registered anywhere else).
+ * Nothing is ever put back: late writes by definition come after the
+ * response finished, and the state dies with the response (nothing is
+ * registered anywhere else).
  *
  * A trailing callback (`write(chunk, cb)`, `sendFile(path, cb)`) is called on
  * the next tick with `reason`, as Node does for a write after end, so code
@@ -169,14 +162,12 @@ export function swallowLateWrites(
   reason: unknown,
   report: (method: string) => void,
 ): void {
-  const state = over.get(res)
-  if (state === undefined) {
-    over.set(res, { reason, report })
-    install(res)
-  } else if (state.report === undefined) {
-    state.reason = reason
-    state.report = report
-  }
+  const state = overState(res, reason)
+  if (state.writers) return
+  state.writers = true
+  state.reason = reason
+  state.report = report
+  wrapWriters(res)
 }
 
 /**
@@ -190,19 +181,17 @@ export function swallowLateWrites(
  * deadline's signal given to `pipeline` would have: see `stopUnpiped`. A
  * stream piped in from now on is unpiped at once and stopped the same way.
  *
- * Costs the prototype swap above (about 2 µs), on these paths only.
+ * Costs an own `emit` on the response (a few µs), on these paths only.
  */
 export function stopPipedSources(res: ServerResponse, reason: unknown): void {
-  if (over.has(res)) return
-  over.set(res, { reason, report: undefined })
-  install(res)
+  overState(res, reason)
 }
 
 /**
  * A source Node just unpiped from a response that is over early:
- * - the request's own body (`req.pipe(res)`) is left to flow into nothing,
- *   as Node drops a body nobody reads: destroying it would take the
- *   keep-alive connection down;
+ * - the request's own body (`req.pipe(res)`) is left to drain (read and
+ *   dropped, as Node does with a body nobody reads): destroying it would
+ *   take the keep-alive connection down;
  * - a source something else reads (a stream fanned out to several
  *   destinations) goes on for them;
  * - one that already ended or was destroyed needs nothing;
@@ -213,9 +202,17 @@ export function stopPipedSources(res: ServerResponse, reason: unknown): void {
  *   where nobody does (an 'error' event nobody listens to is an uncaught
  *   exception).
  */
-function stopUnpiped(res: ServerResponse, source: Readable | undefined, reason: unknown): void {
+function stopUnpiped(res: ServerResponse, state: Over, source: Readable | undefined): void {
   if (typeof source?.destroy !== 'function' || source.destroyed || source.readableEnded) return
-  if (source === res.req) return
+  if (source === res.req) {
+    // Unpiped, Node paused it: a body still arriving would then fill its
+    // buffers and stop the socket, and the keep-alive connection with it.
+    // Flowing to no listener, the rest is read and dropped.
+    if (source.listenerCount('data') === 0 && source.listenerCount('readable') === 0) {
+      source.resume()
+    }
+    return
+  }
   if (source.listenerCount('data') > 0 || source.listenerCount('readable') > 0) return
-  source.destroy(source.listenerCount('error') > 0 ? (reason as Error) : undefined)
+  source.destroy(source.listenerCount('error') > 0 ? (state.reason as Error) : undefined)
 }

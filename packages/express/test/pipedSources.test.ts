@@ -1,6 +1,7 @@
 import { once } from 'node:events'
 import { createReadStream, type ReadStream } from 'node:fs'
 import type { ServerResponse } from 'node:http'
+import { connect } from 'node:net'
 import { PassThrough, Readable, Writable } from 'node:stream'
 import { ManualClock } from '@hourglass/core'
 import { request } from 'undici'
@@ -173,6 +174,58 @@ describe.each(majors)('a source piped into the response ($name)', (major) => {
     const { source, closed } = await piped.promise
     expect(source.destroyed).toBe(true)
     expect(await closed).toBe('closed')
+  })
+
+  it("the request's own body, still arriving when the deadline ends the echo it was piped into, drains: the connection serves the next request", async () => {
+    const clock = new ManualClock()
+    const app = major.app()
+    const drained = deferred<'drained'>()
+    app.use(deadline({ clock, reserveMs: 0 }))
+    app.post('/echo', (req, res) => {
+      res.setHeader('content-type', 'text/plain')
+      req.pipe(res)
+      req.once('end', () => drained.resolve('drained'))
+    })
+    app.get('/next', (_req, res) => {
+      res.json({ next: true })
+    })
+    server = await listen(app)
+    // A raw connection: what it sends is exactly what the server reads, in order.
+    const rest = Buffer.alloc(1024 * 1024, 'b') // far more than the request's buffers hold
+    const { port } = new URL(server.url)
+    const socket = connect(Number(port), '127.0.0.1')
+    let received = ''
+    const seen = (text: string) =>
+      new Promise<void>((resolve) => {
+        const check = () => {
+          if (!received.includes(text)) return
+          socket.off('data', check)
+          resolve()
+        }
+        socket.on('data', check)
+        check()
+      })
+    socket.on('data', (chunk: Buffer) => {
+      received += chunk.toString('latin1')
+    })
+    try {
+      socket.write(
+        'POST /echo HTTP/1.1\r\nhost: x\r\nx-deadline-remaining-ms: 1000\r\n' +
+          `content-length: ${'first part'.length + rest.length}\r\n\r\nfirst part`,
+      )
+      await seen('first part')
+      clock.advance(1000)
+      await seen('0\r\n\r\n') // the echo ended (chunked)
+      // The rest of the upload, then the next request on the same connection.
+      socket.write(rest)
+      socket.write('GET /next HTTP/1.1\r\nhost: x\r\n\r\n')
+      expect(await drained.promise).toBe('drained')
+      await seen('{"next":true}')
+      expect(received).toMatch(/^HTTP\/1\.1 200 OK[\s\S]*first part[\s\S]*HTTP\/1\.1 200 OK/)
+      expect(server.connections).toHaveLength(1)
+    } finally {
+      socket.destroy()
+    }
   })
 
   it('also piped to another writable keeps flowing to it after the deadline ended this response', async () => {
