@@ -4,6 +4,7 @@ import {
   type Clock,
   DEADLINE_EXPIRED_HEADER,
   Deadline,
+  isDeadlineExceeded,
   runWithDeadline,
   wait,
 } from '@hourglass/core'
@@ -225,7 +226,13 @@ export class RequestTracker {
 
 /** An API request's response closed: its status (499 when the client left first), error code and duration. */
 function countRequest(metrics: GatewayMetrics, clock: Clock, res: Response, scope: RequestScope) {
-  const status = res.writableFinished || scope.cut === true ? res.statusCode : 499
+  // Closed unfinished after the request's deadline ran out: the deadline's
+  // doing, not the client's — the ingress middleware's backstop can close a
+  // stream (or end it short) before the handler has noted its cut; a client
+  // that leaves ends the deadline with `ClientClosedError` instead.
+  const expired = isDeadlineExceeded(scope.deadline?.reason)
+  const status = res.writableFinished || scope.cut === true || expired ? res.statusCode : 499
+  if (expired) scope.errorCode ??= 'deadline_exceeded'
   metrics.request(status, errorCodeOf(res, status, scope), clock.now() - scope.startedAt)
 }
 

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto'
-import type { Deadline } from '@hourglass/core'
+import { type Deadline, isDeadlineExceeded } from '@hourglass/core'
 import type { Response } from 'express'
 import type { GatewayContext } from '../GatewayContext.js'
 import { callModel, type StreamEvent } from '../llm.js'
@@ -52,7 +52,13 @@ export async function streamCompletion(
   // The deadline ran out while the client was not reading: the gateway cut it.
   let cut = false
   const onClose = () => {
-    if (!res.writableFinished && !cut) clientLeft = true
+    if (res.writableFinished || cut) return
+    // The deadline ran out first: the ingress middleware's backstop closed
+    // the connection (it can only close it once a stream's headers are out)
+    // while this handler was still unwinding its aborted call. A client that
+    // leaves ends the deadline with `ClientClosedError`, never this.
+    if (isDeadlineExceeded(options.deadline.reason)) onCut()
+    else clientLeft = true
   }
   res.once('close', onClose)
   const encoder = new OpenAIChunkEncoder({
@@ -87,6 +93,7 @@ export async function streamCompletion(
     if (scope !== undefined) scope.errorCode ??= shaped.body.error.code
     // Cut by the gateway (onCut noted why): whatever the call ended with
     // after that — the close may read as a departure to it — says nothing new.
+    if (res.destroyed && !clientLeft && isDeadlineExceeded(options.deadline.reason)) onCut()
     if (cut) return 200
     if (shaped.status === 499 || res.destroyed) clientLeft = true
     else {
