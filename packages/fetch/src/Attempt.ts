@@ -1,4 +1,5 @@
 import { type Clock, type Deadline, DeadlineExceededError, errorCode } from '@hourglass/core'
+import { allowFanOut } from './allowFanOut.js'
 import { publishAttempt, publishAttemptEnd } from './channels.js'
 import { BodyTimeoutError } from './errors/BodyTimeoutError.js'
 import { ConnectTimeoutError } from './errors/ConnectTimeoutError.js'
@@ -15,6 +16,13 @@ export interface AttemptTimings {
   headersMs: number | undefined
   /** Response headers → last body byte. */
   bodyMs: number | undefined
+  /**
+   * The longest silence in the body phase, as `bodyTimeoutMs` counts it:
+   * headers → first chunk, chunk → chunk, last chunk → end, time the reader
+   * paused left out. Measured only for an attempt whose timings are asked
+   * for (probe); undefined otherwise, or with no body phase.
+   */
+  bodyGapMs?: number | undefined
   totalMs: number | undefined
 }
 
@@ -26,6 +34,13 @@ export interface AttemptInit {
   method: string
   url: string
   number: number
+  /**
+   * Measure the longest gap between body chunks (`timings.bodyGapMs`): a
+   * clock read per chunk, so only for an attempt whose timings are read.
+   */
+  measureGaps?: boolean | undefined
+  /** The redirect this dispatch follows within attempt `number` (createFetch); undefined for the attempt's own request. */
+  redirect?: number | undefined
   /** Publish no events (the connector's own bookkeeping for connections made outside any attempt). */
   silent?: boolean
 }
@@ -67,6 +82,7 @@ export class Attempt {
     connectMs: undefined,
     headersMs: undefined,
     bodyMs: undefined,
+    bodyGapMs: undefined,
     totalMs: undefined,
   }
   /** Set by the connector that took this attempt's connection, so a socket is made for one attempt only. */
@@ -81,6 +97,8 @@ export class Attempt {
    */
   #untimed = false
   #bodyPaused = false
+  /** Since when the body has been silent (measureGaps): the phase start, the last chunk or the reader's resume. */
+  #gapFrom = 0
   /** `attempt` was published: its `attempt-end` follows. An attempt stopped before it was sent publishes neither. */
   #announced = false
   #abortHandlers: ((reason: unknown) => void)[] = []
@@ -105,7 +123,10 @@ export class Attempt {
       this.abort(signal.reason)
       return
     }
-    if (signal) {
+    if (signal && !(deadline && !deadline.observe && signal === deadline.signal)) {
+      // Not the deadline's own signal (a plan slice's step is given its
+      // slice's): onDone above already stops the attempt when it aborts.
+      allowFanOut(signal)
       this.#onSignal = () => this.abort(signal.reason)
       signal.addEventListener('abort', this.#onSignal, { once: true })
     }
@@ -130,6 +151,7 @@ export class Attempt {
       method: this.init.method,
       url: this.init.url,
       attempt: this.init.number,
+      redirect: this.init.redirect,
       remainingMs: this.init.deadline ? this.init.deadline.remaining() : Number.POSITIVE_INFINITY,
       headerMs,
     }))
@@ -144,6 +166,10 @@ export class Attempt {
     this.state = phase
     this.#phaseStart = now
     this.#untimed = false
+    if (phase === 'body' && this.init.measureGaps) {
+      this.#gapFrom = now
+      this.timings.bodyGapMs = 0
+    }
     this.#arm(now)
   }
 
@@ -158,15 +184,26 @@ export class Attempt {
   /** A body chunk arrived: count it and restart the idle timer. */
   chunk(bytes: number): void {
     this.bytesReceived += bytes
-    if (this.state === 'body' && !this.#bodyPaused && !this.#untimed) {
-      this.#arm(this.init.clock.now())
-    }
+    if (this.state !== 'body' || this.#bodyPaused) return
+    const measure = this.init.measureGaps === true
+    if (this.#untimed && !measure) return
+    const now = this.init.clock.now()
+    if (measure) this.#endGap(now)
+    if (!this.#untimed) this.#arm(now)
   }
 
   /** The reader stopped pulling (backpressure): a slow reader is not a silent server. */
   pauseBody(paused: boolean): void {
+    const was = this.#bodyPaused
     this.#bodyPaused = paused
     if (this.state !== 'body') return
+    if (this.init.measureGaps && was !== paused) {
+      // The silence so far counts (the idle timer ran through it); the
+      // pause does not (the timer is off while the reader is not reading).
+      const now = this.init.clock.now()
+      if (paused) this.#endGap(now)
+      else this.#gapFrom = now
+    }
     if (paused) this.#clear()
     else this.#arm(this.init.clock.now())
   }
@@ -200,6 +237,7 @@ export class Attempt {
     if (this.state === 'done') return
     const failedPhase = this.state === 'queued' ? undefined : this.state
     const now = this.init.clock.now()
+    if (this.state === 'body' && this.init.measureGaps && !this.#bodyPaused) this.#endGap(now)
     this.#closeTiming(now)
     this.timings.totalMs = now - this.startedAt
     this.state = 'done'
@@ -232,6 +270,7 @@ export class Attempt {
       method: this.init.method,
       url: this.init.url,
       attempt: this.init.number,
+      redirect: this.init.redirect,
       elapsedMs: this.timings.totalMs ?? 0,
       statusCode: this.statusCode,
       errorCode: error === undefined ? undefined : errorCode(error),
@@ -299,6 +338,13 @@ export class Attempt {
   #left(deadline: Deadline, now: number): number {
     if (deadline.clock !== this.init.clock) return deadline.remaining()
     return Math.max(0, deadline.expiresAt - now)
+  }
+
+  /** A silence in the body ended at `now` (a chunk, a pause, the end): keep it if it is the longest. */
+  #endGap(now: number): void {
+    const ms = now - this.#gapFrom
+    if (ms > (this.timings.bodyGapMs ?? 0)) this.timings.bodyGapMs = ms
+    this.#gapFrom = now
   }
 
   #closeTiming(now: number): void {

@@ -1,13 +1,19 @@
 import type { AsyncResource } from 'node:async_hooks'
 import { type Clock, type Deadline, wait } from '@hourglass/core'
 import { Attempt, type AttemptInit } from './Attempt.js'
-import { publishRetry, publishRetrySkipped } from './channels.js'
+import { dispatchEventUrl, publishRetry, publishRetrySkipped } from './channels.js'
 import { decideRetry, type Outcome } from './decideRetry.js'
 import { noBudgetError } from './noBudgetError.js'
 import { clockFor, type PhaseLimits, type ResolvedOptions, type ResolvedRetry } from './options.js'
 
 export interface OutboundCallInit {
   config: ResolvedOptions
+  /**
+   * This call's phase limits when they differ from `config`'s (undici's
+   * per-request `headersTimeout` / `bodyTimeout` through the interceptor);
+   * undefined = `config`'s.
+   */
+  readonly limits?: PhaseLimits | undefined
   deadline: Deadline | undefined
   /** The caller's signal, when it has one (createFetch's `init.signal`). */
   signal: AbortSignal | undefined
@@ -36,21 +42,38 @@ class CallAttemptInit implements AttemptInit {
   readonly clock: Clock
   readonly method: string
   readonly number: number
+  readonly redirect: number | undefined
+  /** Whoever reads the attempt's timings (probe) gets its body gaps measured too. */
+  readonly measureGaps: boolean
   readonly #call: OutboundCallInit
+  readonly #hop: RedirectHop | undefined
 
-  constructor(call: OutboundCallInit, number: number) {
+  constructor(call: OutboundCallInit, number: number, hop: RedirectHop | undefined) {
     this.#call = call
+    this.#hop = hop
+    this.redirect = hop?.redirect
     this.deadline = call.deadline
     this.signal = call.signal
-    this.limits = call.config
+    this.limits = call.limits ?? call.config
     this.clock = clockFor(call.config, call.deadline?.clock)
     this.method = call.method
     this.number = number
+    this.measureGaps = call.onAttemptEnd !== undefined
   }
 
   get url(): string {
-    return this.#call.url
+    const hop = this.#hop
+    return hop === undefined ? this.#call.url : dispatchEventUrl(hop.origin, hop.path)
   }
+}
+
+/** A dispatch made to follow a redirect within an attempt (createFetch): which one, and where to. */
+export interface RedirectHop {
+  /** 1 for the first redirect's target. */
+  redirect: number
+  /** The dispatch's `origin` and `path`, read only when an event is published. */
+  origin: unknown
+  path: string
 }
 
 /** What `OutboundCall.drive` runs: one object per call, so the loop needs no closure per request. */
@@ -125,9 +148,13 @@ export class OutboundCall {
     return this.#stopped !== undefined
   }
 
-  /** A new attempt of this call, bound to its deadline, signal and phase limits. */
-  attempt(number: number): Attempt {
-    const attempt = new Attempt(new CallAttemptInit(this.init, number))
+  /**
+   * A new attempt of this call, bound to its deadline, signal and phase
+   * limits; with `hop`, a dispatch that follows a redirect within attempt
+   * `number` (its events name the hop's URL).
+   */
+  attempt(number: number, hop?: RedirectHop): Attempt {
+    const attempt = new Attempt(new CallAttemptInit(this.init, number, hop))
     const onEnd = this.init.onAttemptEnd
     if (onEnd) attempt.onFinish(onEnd)
     return attempt

@@ -11,8 +11,14 @@ export interface EgressAttemptMessage {
   deadline: Deadline | undefined
   method: string
   url: string
-  /** 1 for the first attempt. */
+  /** 1 for the first attempt; a redirect hop keeps its attempt's number. */
   attempt: number
+  /**
+   * Set on a hop `createFetch` sent to follow a redirect within this attempt:
+   * 1 for the first redirect's target, 2 for the next… (`url` is that
+   * hop's). Undefined for the request the attempt began with.
+   */
+  redirect?: number | undefined
   /** What was left when the attempt started (Infinity without a deadline). */
   remainingMs: number
   /** The `x-deadline-remaining-ms` value written, if any. */
@@ -27,6 +33,8 @@ export interface EgressAttemptEndMessage {
   method: string
   url: string
   attempt: number
+  /** As in this attempt's `attempt` message: the redirect this hop followed, if any. */
+  redirect?: number | undefined
   elapsedMs: number
   statusCode?: number | undefined
   /** The failure's stable code (`CONNECT_TIMEOUT`, `DEADLINE_EXCEEDED`, …) when the attempt failed. */
@@ -91,4 +99,24 @@ export const publishRetrySkipped = fetchChannels.retrySkipped.publish
 export function eventUrl(origin: string, path: string): string {
   const q = path.indexOf('?')
   return origin + (q === -1 ? path : path.slice(0, q))
+}
+
+/**
+ * Origin and path of an undici dispatch, for events: `origin` as undici
+ * takes it (a `URL`, or a string that may end in `/` — used as it was, the
+ * URL read `http://host:port//path`).
+ */
+export function dispatchEventUrl(origin: unknown, path: string): string {
+  return eventUrl(originOf(origin), path)
+}
+
+/** The origin alone (scheme, host, port). */
+function originOf(origin: unknown): string {
+  if (origin instanceof URL) return origin.origin
+  const text = String(origin ?? '')
+  try {
+    return new URL(text).origin
+  } catch {
+    return text
+  }
 }

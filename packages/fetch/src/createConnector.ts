@@ -13,11 +13,13 @@ import { coalescedLookup } from './coalescedLookup.js'
 import { ConnectError } from './errors/ConnectError.js'
 import { DnsError } from './errors/DnsError.js'
 import {
+  CONNECTOR_OPTION_NAMES,
   type EgressOptions,
   type LookupFunction,
   type ResolvedOptions,
   resolveOptions,
 } from './options.js'
+import { refuseUnknownOptions } from './refuseUnknownOptions.js'
 
 export interface ConnectorOptions extends EgressOptions {
   /** Extra TLS options for https origins (`ca`, `rejectUnauthorized`, client certs…). */
@@ -33,6 +35,7 @@ export interface ConnectorOptions extends EgressOptions {
  * the own limits apply alone.
  */
 export function createConnector(options: ConnectorOptions = {}): buildConnector.connector {
+  refuseUnknownOptions(options, CONNECTOR_OPTION_NAMES, 'createConnector()')
   return connectorFor(resolveOptions(options), options.tls)
 }
 

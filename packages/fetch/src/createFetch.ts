@@ -9,6 +9,7 @@ import {
   fetch as undiciFetch,
 } from 'undici'
 import type { Attempt } from './Attempt.js'
+import { adoptFormData } from './adoptFormData.js'
 import { adoptRequest, type FetchInput } from './adoptRequest.js'
 import { eventUrl, publishRetrySkipped } from './channels.js'
 import { type ConnectorOptions, connectorFor } from './createConnector.js'
@@ -16,7 +17,8 @@ import { FETCH_ATTEMPT, type FetchAttempt, interceptorFor } from './deadlineInte
 import { hasHeader, isRepeatable } from './dispatchHeaders.js'
 import { TooManyRedirectsError } from './errors/TooManyRedirectsError.js'
 import { OutboundCall, type OutboundCallInit, type SendResult } from './OutboundCall.js'
-import { mergeRetry, type RetryOptions, resolveOptions } from './options.js'
+import { FETCH_OPTION_NAMES, mergeRetry, type RetryOptions, resolveOptions } from './options.js'
+import { refuseUnknownOptions } from './refuseUnknownOptions.js'
 
 export interface CreateFetchOptions extends ConnectorOptions {
   /**
@@ -27,7 +29,9 @@ export interface CreateFetchOptions extends ConnectorOptions {
   dispatcher?: Dispatcher
 }
 
-export interface HourglassRequestInit extends RequestInit {
+export interface HourglassRequestInit extends Omit<RequestInit, 'body'> {
+  /** undici's bodies, or Node's global `FormData` (sent as undici's: multipart, file names kept). */
+  body?: RequestInit['body'] | globalThis.FormData
   /** The deadline of this call; default `currentDeadline()`. */
   deadline?: Deadline
   /** Retry rules for this call, field by field over the factory's; `false` = no retry. */
@@ -63,6 +67,7 @@ export function createFetch(
   options: CreateFetchOptions = {},
   hooks: FetchHooks = {},
 ): HourglassFetch {
+  refuseUnknownOptions(options, FETCH_OPTION_NAMES, 'createFetch()')
   const config = resolveOptions(options)
   const own = options.dispatcher
     ? undefined
@@ -81,15 +86,20 @@ export function createFetch(
 
   const start = (
     givenInput: FetchInput,
-    given?: HourglassRequestInit | null,
+    givenInit?: HourglassRequestInit | null,
   ): Promise<Response> => {
     const input = adoptRequest(givenInput)
     // null, like undefined, is no init: fetch() takes both.
-    const init = given ?? {}
-    const { deadline: explicit, retry } = init
+    const given = givenInit ?? {}
+    const { deadline: explicit, retry } = given
     const request = input instanceof UndiciRequest ? input : undefined
-    const method = (init.method ?? request?.method ?? 'GET').toUpperCase()
-    const body = init.body
+    const method = (given.method ?? request?.method ?? 'GET').toUpperCase()
+    // Node's global FormData, rebuilt as undici's (a copy of the init only then).
+    const body = adoptFormData(given.body)
+    const init: RequestInit =
+      body === given.body
+        ? (given as RequestInit)
+        : (Object.assign({}, given, { body }) as RequestInit)
     const outbound = new OutboundCall(
       new FetchCallInit({
         config,
@@ -122,18 +132,18 @@ export function createFetch(
     init: RequestInit,
   ): Promise<SendResult<Response>> => {
     let attempt: Attempt | undefined
-    // fetch follows redirects inside one attempt, each hop a dispatch of its
-    // own: a second hop means a server has answered this request already.
-    let hops = 0
     // fetch ends a body it has handed out only through its signal: the
     // attempt's stop (phase limit, deadline, caller) aborts this one, so a
     // body read fails with that reason, not undici's bare "terminated".
     const controller = new AbortController()
+    // fetch follows redirects inside one attempt, each hop a dispatch of its
+    // own (`hops`): a second hop means a server has answered this request already.
     const carrier: FetchAttempt = {
       call: outbound,
       number,
+      hops: 0,
       started: (started) => {
-        hops += 1
+        carrier.hops += 1
         attempt = started
         started.onAbort((reason) => controller.abort(reason))
       },
@@ -159,12 +169,12 @@ export function createFetch(
       // without can be sent again as it is.
       response = await undiciFetch(input, fetchInit)
     } catch (thrown) {
-      const error = attempt?.reason ?? attempt?.error ?? unwrap(thrown, hops)
+      const error = attempt?.reason ?? attempt?.error ?? unwrap(thrown, carrier.hops)
       attempt?.finish(error)
       const signal = outbound.init.signal
       if (signal?.aborted) throw signal.reason
       const delayMs = outbound.judge(
-        { error, bytesReceived: attempt?.bytesReceived ?? 0, redirected: hops > 1 },
+        { error, bytesReceived: attempt?.bytesReceived ?? 0, redirected: carrier.hops > 1 },
         number,
       )
       if (delayMs === undefined) throw error

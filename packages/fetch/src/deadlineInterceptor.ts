@@ -8,17 +8,20 @@ import {
   ControllerView,
   type HeaderLookup,
 } from './AttemptHandler.js'
-import { eventUrl } from './channels.js'
+import { dispatchEventUrl } from './channels.js'
 import { dispatchHasHeader, isBodyInMemory, isRepeatable } from './dispatchHeaders.js'
 import { type CallDriver, OutboundCall, type OutboundCallInit } from './OutboundCall.js'
 import {
+  CONNECTOR_OPTION_NAMES,
   type EgressOptions,
   mergeRetry,
+  type PhaseLimits,
   type ResolvedOptions,
   type ResolvedRetry,
   type RetryOptions,
   resolveOptions,
 } from './options.js'
+import { refuseUnknownOptions } from './refuseUnknownOptions.js'
 import { sendAttempt } from './sendAttempt.js'
 
 /** Extra dispatch options the interceptor reads (cast them in: undici's types do not list them). */
@@ -41,6 +44,12 @@ export const FETCH_ATTEMPT = Symbol('@hourglass/fetch.attempt')
 export interface FetchAttempt {
   call: OutboundCall
   number: number
+  /**
+   * Dispatches of this attempt so far (counted by `started`): fetch follows
+   * redirects inside one attempt, each hop a dispatch of its own, so one
+   * made after the first is the target of redirect number `hops`.
+   */
+  hops: number
   /** Told the attempt once it exists (createFetch reads its bytes and reason). */
   started(attempt: Attempt): void
 }
@@ -59,6 +68,8 @@ type Opts = Dispatcher.DispatchOptions &
 export function deadlineInterceptor(
   options: EgressOptions = {},
 ): Dispatcher.DispatcherComposeInterceptor {
+  // createConnector's options too (`tls`): one object serves both.
+  refuseUnknownOptions(options, CONNECTOR_OPTION_NAMES, 'deadlineInterceptor()')
   return interceptorFor(resolveOptions(options))
 }
 
@@ -67,8 +78,13 @@ export function interceptorFor(config: ResolvedOptions): Dispatcher.DispatcherCo
   return (dispatch) => (opts: Opts, handler) => {
     const fetchAttempt = opts[FETCH_ATTEMPT]
     if (fetchAttempt) {
-      // createFetch drives this call and its retries: one attempt here.
-      const attempt = fetchAttempt.call.attempt(fetchAttempt.number)
+      // createFetch drives this call and its retries: one attempt here, or
+      // one redirect hop of it (its events name the hop's own URL).
+      const redirect = fetchAttempt.hops
+      const attempt = fetchAttempt.call.attempt(
+        fetchAttempt.number,
+        redirect === 0 ? undefined : { redirect, origin: opts.origin, path: opts.path },
+      )
       fetchAttempt.started(attempt)
       if (attempt.reason !== undefined) {
         // Ended before it was sent: the deadline or the caller went between
@@ -105,6 +121,8 @@ class DispatchCallInit implements OutboundCallInit {
   readonly method: string
   readonly retry: ResolvedRetry | false
   readonly replayable: boolean
+  /** The config's phase limits, or narrower ones for this request (see `callerLimits`). */
+  readonly limits: PhaseLimits
   readonly #origin: unknown
   readonly #path: string
   readonly #headers: Opts['headers']
@@ -116,6 +134,7 @@ class DispatchCallInit implements OutboundCallInit {
     this.method = opts.method.toUpperCase()
     this.retry = mergeRetry(config.retry, opts.retry)
     this.replayable = isBodyInMemory(opts.body)
+    this.limits = callerLimits(config, opts.headersTimeout, opts.bodyTimeout)
     this.#origin = opts.origin
     this.#path = opts.path
     this.#headers = opts.headers
@@ -123,7 +142,7 @@ class DispatchCallInit implements OutboundCallInit {
 
   /** Origin and path, for events (no query); read only when an event is published. */
   get url(): string {
-    return eventUrl(originOf(this.#origin), this.#path)
+    return dispatchEventUrl(this.#origin, this.#path)
   }
 
   repeatable(): boolean {
@@ -214,18 +233,32 @@ class DispatchCall implements CallDriver, AttemptHandlerHooks {
 }
 
 /**
- * The origin alone (scheme, host, port), as undici reads `opts.origin`: a
- * `URL` or a string that may end in `/` (both of which undici takes). Used
- * as it was, the event's URL read `http://host:port//path`.
+ * undici's per-request `headersTimeout` / `bodyTimeout` as this request's
+ * phase limits: sendAttempt turns undici's own timers off (the attempt's
+ * phase timers replace them), so a caller's value would otherwise be
+ * dropped — a call plain undici ends at 1 s waited out the interceptor's
+ * 10 s. A value shorter than the configured limit (or where it has none)
+ * narrows it; `0` (undici: no timer) or a longer one widens nothing. The
+ * config itself when neither applies: no object per request.
  */
-function originOf(origin: unknown): string {
-  if (origin instanceof URL) return origin.origin
-  const text = String(origin ?? '')
-  try {
-    return new URL(text).origin
-  } catch {
-    return text
+function callerLimits(config: ResolvedOptions, headers: unknown, body: unknown): PhaseLimits {
+  const headersTimeoutMs = narrower(config.headersTimeoutMs, headers)
+  const bodyTimeoutMs = narrower(config.bodyTimeoutMs, body)
+  if (headersTimeoutMs === config.headersTimeoutMs && bodyTimeoutMs === config.bodyTimeoutMs) {
+    return config
   }
+  return {
+    dnsTimeoutMs: config.dnsTimeoutMs,
+    connectTimeoutMs: config.connectTimeoutMs,
+    headersTimeoutMs,
+    bodyTimeoutMs,
+  }
+}
+
+/** `given` when it is a limit (a finite number > 0) shorter than `own` (`0` = none), else `own`. */
+function narrower(own: number, given: unknown): number {
+  if (typeof given !== 'number' || !(given > 0) || !Number.isFinite(given)) return own
+  return own === 0 || given < own ? given : own
 }
 
 /** undici also takes an EventEmitter as `signal`; only an AbortSignal is listened to here. */

@@ -1,4 +1,5 @@
 import { type Clock, describeValue, isClock, optionError, systemClock } from '@hourglass/core'
+import { refuseUnknownOptions } from './refuseUnknownOptions.js'
 
 /** When a headers timeout with 0 bytes received may be retried: `idempotent` methods/keys only, always (`true`), never (`false`). */
 export type EmptyReadRetry = 'idempotent' | boolean
@@ -83,6 +84,13 @@ export function resolveRetry(retry: RetryOptions | false | undefined): ResolvedR
       `retry must be an object of retry rules or false, got ${describeValue(retry)}`,
     )
   }
+  // A key that is no rule (`{ status: [503] }`) is refused, as for the options.
+  refuseUnknownOptions(retry, RETRY_KEYS, 'retry', 'retry rule')
+  return resolveRules(retry)
+}
+
+/** A retry object's rules, each checked, defaults for the rest (its keys already checked). */
+function resolveRules(retry: RetryOptions | undefined): ResolvedRetry {
   return {
     fastConnectFailure: boolean('retry.fastConnectFailure', retry?.fastConnectFailure, true),
     emptyRead: emptyRead(retry?.emptyRead),
@@ -115,15 +123,37 @@ export function mergeRetry(
   if (override === undefined) return base
   if (override === false) return false
   if (typeof override !== 'object' || override === null) return resolveRetry(override)
+  refuseUnknownOptions(override, RETRY_KEYS, 'retry', 'retry rule')
   const merged: RetryOptions = base === false ? {} : { ...base }
   for (const key of RETRY_KEYS) {
     const value = override[key]
     if (value !== undefined) (merged as Record<string, unknown>)[key] = value
   }
-  return resolveRetry(merged)
+  return resolveRules(merged)
 }
 
 const RETRY_KEYS = ['fastConnectFailure', 'emptyRead', 'statuses', 'maxRetryAfterMs'] as const
+
+/** The keys of `EgressOptions`. */
+const EGRESS_KEYS = [
+  'dnsTimeoutMs',
+  'connectTimeoutMs',
+  'headersTimeoutMs',
+  'bodyTimeoutMs',
+  'minBudgetMs',
+  'retry',
+  'clock',
+  'lookup',
+] as const
+
+/**
+ * What `createConnector` and `deadlineInterceptor` take: `EgressOptions` and
+ * `tls` (the connector's; the interceptor takes it so that one options object
+ * serves both, as the README composes them).
+ */
+export const CONNECTOR_OPTION_NAMES: readonly string[] = [...EGRESS_KEYS, 'tls']
+/** What `createFetch` takes: the connector's options and `dispatcher`. */
+export const FETCH_OPTION_NAMES: readonly string[] = [...CONNECTOR_OPTION_NAMES, 'dispatcher']
 
 export function clockFor(options: ResolvedOptions, deadlineClock: Clock | undefined): Clock {
   return options.clock ?? deadlineClock ?? systemClock

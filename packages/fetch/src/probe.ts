@@ -2,6 +2,8 @@ import { Deadline, optionError } from '@hourglass/core'
 import type { AttemptTimings } from './Attempt.js'
 import { type CreateFetchOptions, createFetch } from './createFetch.js'
 import { ProbeRedirectError } from './errors/ProbeRedirectError.js'
+import { FETCH_OPTION_NAMES } from './options.js'
+import { refuseUnknownOptions } from './refuseUnknownOptions.js'
 
 export interface ProbeOptions extends Omit<CreateFetchOptions, 'retry' | 'dispatcher'> {
   /** Calls made first and not measured (JIT, caches, TLS sessions). Default 3. */
@@ -34,6 +36,18 @@ export interface ProbeOptions extends Omit<CreateFetchOptions, 'retry' | 'dispat
    */
   callTimeoutMs?: number
 }
+
+/** probe's own options, then the fetch options it passes on (not `retry`: its calls make none; not `dispatcher`: it opens fresh connections). */
+const PROBE_OPTION_NAMES: readonly string[] = [
+  'warmup',
+  'samples',
+  'method',
+  'headers',
+  'body',
+  'freshConnections',
+  'callTimeoutMs',
+  ...FETCH_OPTION_NAMES.filter((name) => name !== 'retry' && name !== 'dispatcher'),
+]
 
 /** `0` = no limit of the phase's own: the call's bound (`callTimeoutMs`) is the limit. */
 const NO_PHASE_LIMITS = {
@@ -75,7 +89,16 @@ export interface ProbeResult {
     dns: PhaseStats | undefined
     connect: PhaseStats | undefined
     headers: PhaseStats
+    /** Headers → last body byte: the whole body. */
     body: PhaseStats
+    /**
+     * The longest silence between body chunks in each sample (headers →
+     * first chunk, chunk → chunk, last chunk → end): what `bodyTimeoutMs`
+     * limits, and what `suggestTimeouts` sizes it from. A stream that sends a
+     * chunk every 50 ms for 8 s has a `body` of 8 s and a `bodyGap` of 50 ms.
+     * Always set by `probe`; optional for a result built by hand.
+     */
+    bodyGap?: PhaseStats | undefined
   }
   /** Set when p90 ≥ 3 × median: a fixed timeout would be a lottery. */
   warning: string | undefined
@@ -91,6 +114,7 @@ export interface ProbeResult {
  * (probe the one it redirects to).
  */
 export async function probe(url: string | URL, options: ProbeOptions = {}): Promise<ProbeResult> {
+  refuseUnknownOptions(options, PROBE_OPTION_NAMES, 'probe()')
   const {
     warmup = 3,
     samples = 10,
@@ -99,6 +123,7 @@ export async function probe(url: string | URL, options: ProbeOptions = {}): Prom
     body,
     freshConnections = true,
     callTimeoutMs,
+    ...fetchOwn
   } = options
   if (!Number.isInteger(samples) || samples < 1)
     throw optionError('samples', 'an integer ≥ 1', samples)
@@ -129,7 +154,7 @@ export async function probe(url: string | URL, options: ProbeOptions = {}): Prom
   // failed at 1 s.
   const fetchOptions = {
     ...(callTimeoutMs === undefined ? {} : NO_PHASE_LIMITS),
-    ...options,
+    ...fetchOwn,
     retry: false as const,
   }
   const shared = freshConnections ? undefined : createFetch(fetchOptions, { onAttempt })
@@ -177,6 +202,7 @@ export async function probe(url: string | URL, options: ProbeOptions = {}): Prom
       connect: stats(measured.map((s) => s.connectMs)),
       headers: stats(measured.map((s) => s.headersMs ?? 0))!,
       body: stats(measured.map((s) => s.bodyMs ?? 0))!,
+      bodyGap: stats(measured.map((s) => s.bodyGapMs ?? 0)),
     },
     warning:
       ratio >= 3

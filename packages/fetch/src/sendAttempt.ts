@@ -8,7 +8,7 @@ import { isBodyInMemory, withDeadlineHeader } from './dispatchHeaders.js'
  * request leaves, and the connector (if it is ours) finds the attempt it
  * connects for (`runWithAttempt`). undici's own header/body timers are
  * switched off: the attempt's phase timers replace them (one clock,
- * deadline-aware).
+ * deadline-aware; a caller's own per-request value is one of its limits).
  */
 export function sendAttempt(
   dispatch: Dispatcher.Dispatch,
@@ -35,7 +35,15 @@ function attemptOptions(
 ): Dispatcher.DispatchOptions {
   const out = Object.assign({}, opts)
   out.headers = headers
-  out.headersTimeout = 0
-  out.bodyTimeout = 0
+  // A caller's own value is already this attempt's phase limit (the
+  // interceptor's `callerLimits`); one undici refuses is left for undici
+  // to refuse, as it would without the interceptor.
+  out.headersTimeout = undiciTakes(opts.headersTimeout) ? 0 : (opts.headersTimeout as number)
+  out.bodyTimeout = undiciTakes(opts.bodyTimeout) ? 0 : (opts.bodyTimeout as number)
   return out
+}
+
+/** undici's own check of `headersTimeout` / `bodyTimeout` (core/request.js): absent, or a finite number ≥ 0. */
+function undiciTakes(value: unknown): boolean {
+  return value == null || (typeof value === 'number' && Number.isFinite(value) && value >= 0)
 }

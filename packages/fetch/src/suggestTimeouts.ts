@@ -60,6 +60,8 @@ export interface SuggestOptions {
  * all of them at most the budget. When the budget caps a setting below the
  * slowest sample, `cuts` and `warnings` say which share of the samples it
  * would have cut. No DNS limit is suggested when no sample looked a name up.
+ * `bodyTimeoutMs` is sized from the longest silences between body chunks
+ * (`phases.bodyGap`), not the body's whole length.
  */
 export function suggestTimeouts(
   result: ProbeResult,
@@ -78,7 +80,13 @@ export function suggestTimeouts(
   const dnsTimeoutMs = phases.dns && cover(phases.dns, floorMs)
   const connectTimeoutMs = phases.connect && cover(phases.connect, floorMs)
   const headersTimeoutMs = cover(phases.headers, floorMs)
-  const bodyTimeoutMs = cover(phases.body, floorMs)
+  // bodyTimeoutMs limits the silence between chunks, not the whole body: a
+  // stream of 8 s with a chunk every 50 ms was given 16 s (and, under a 5 s
+  // budget, a warning that it would cut every sample). Sized from the
+  // longest gaps; from the whole body (never shorter) only for a result
+  // without them (built by hand).
+  const gaps = phases.bodyGap
+  const bodyTimeoutMs = cover(gaps ?? phases.body, floorMs)
   const sliceMs = cover(result, 0)
   const fits = result.p90Ms <= budgetMs
 
@@ -86,7 +94,7 @@ export function suggestTimeouts(
     cut('dnsTimeoutMs', dnsTimeoutMs, samples, (s) => s.dnsMs),
     cut('connectTimeoutMs', connectTimeoutMs, samples, (s) => s.connectMs),
     cut('headersTimeoutMs', headersTimeoutMs, samples, (s) => s.headersMs ?? 0),
-    cut('bodyTimeoutMs', bodyTimeoutMs, samples, (s) => s.bodyMs ?? 0),
+    cut('bodyTimeoutMs', bodyTimeoutMs, samples, (s) => (gaps ? s.bodyGapMs : s.bodyMs) ?? 0),
     cut('sliceMs', sliceMs, samples, (s) => s.totalMs ?? 0),
   ].filter((c) => c !== undefined)
 

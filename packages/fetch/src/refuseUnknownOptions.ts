@@ -1,0 +1,67 @@
+import { describeValue } from '@hourglass/core'
+
+/**
+ * A key a factory does not read is a mistake, not an extension point:
+ * ignored, `createFetch({ dnsTimeout: 5 })` left the 1 s default in force
+ * while its author believed DNS was bounded at 5 ms (express's `deadline()`
+ * refuses unknown keys the same way). A `TypeError` — the options have the
+ * wrong shape, as for a `retry` that is not an object — naming each such key
+ * and, when one is within two edits, the option probably meant; options
+ * that are not an object at all (`createFetch(500)`) too. `taker` says who
+ * takes them, `what` the kind of key (`option`, `retry rule`). Runs when a
+ * factory is called, and per call only for a call's own `retry` object.
+ */
+export function refuseUnknownOptions(
+  options: unknown,
+  names: readonly string[],
+  taker: string,
+  what = 'option',
+): void {
+  if (options === undefined) return
+  if (typeof options !== 'object' || options === null || Array.isArray(options)) {
+    // createFetch(500) read no limit from the number: the defaults applied.
+    throw new TypeError(`options must be an object, got ${describeValue(options)}`)
+  }
+  const unknown = Object.keys(options).filter((key) => !names.includes(key))
+  if (unknown.length === 0) return
+  const described = unknown.map((key) => {
+    const shown = JSON.stringify(key.slice(0, 40))
+    const meant = closest(key, names)
+    return meant === undefined ? shown : `${shown} (did you mean ${meant}?)`
+  })
+  throw new TypeError(
+    `unknown ${what}${unknown.length > 1 ? 's' : ''} ${described.join(', ')}; ${taker} takes ${names.join(', ')}`,
+  )
+}
+
+/** The name within two edits of `key`, case aside (the nearest; the first of equals); undefined when none is that close. */
+function closest(key: string, names: readonly string[]): string | undefined {
+  let best: string | undefined
+  let bestDistance = 3
+  for (const name of names) {
+    const distance = editDistance(key.toLowerCase(), name.toLowerCase())
+    if (distance < bestDistance) {
+      best = name
+      bestDistance = distance
+    }
+  }
+  return best
+}
+
+/** Levenshtein distance (insertions, deletions, substitutions), capped: 3 means "more than 2". */
+function editDistance(a: string, b: string): number {
+  if (Math.abs(a.length - b.length) > 2) return 3
+  let previous = Array.from({ length: b.length + 1 }, (_, j) => j)
+  for (let i = 1; i <= a.length; i++) {
+    const current = [i]
+    for (let j = 1; j <= b.length; j++) {
+      current[j] = Math.min(
+        (previous[j] as number) + 1,
+        (current[j - 1] as number) + 1,
+        (previous[j - 1] as number) + (a[i - 1] === b[j - 1] ? 0 : 1),
+      )
+    }
+    previous = current
+  }
+  return previous[b.length] as number
+}

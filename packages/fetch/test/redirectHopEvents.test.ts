@@ -1,0 +1,108 @@
+import { type Clock, systemClock } from '@hourglass/core'
+import { type FaultServer, faultServer } from '@hourglass/testkit'
+import { afterEach, expect, it } from 'vitest'
+import { createFetch, type HourglassFetch } from '../src/index.js'
+import { type EgressEvents, recordEgress, rejection } from './helpers.js'
+
+// createFetch follows redirects inside one attempt, each hop a dispatch of
+// its own with its own `attempt` / `attempt-end` events. Every hop was
+// reported under the URL the caller gave, so a trace read "GET /start → 302,
+// GET /start → 200": the target that answered never appeared. Each hop now
+// names its own URL (origin + path), keeps its attempt's number and says
+// which redirect it followed (`redirect`: 1 for the first). No test here
+// measures time.
+
+let closers: { close(): Promise<void> }[] = []
+let events: EgressEvents | undefined
+afterEach(async () => {
+  events?.stop()
+  events = undefined
+  await Promise.all(closers.map((c) => c.close()))
+  closers = []
+})
+
+async function serve(plan: Parameters<typeof faultServer>[0]): Promise<FaultServer> {
+  const server = await faultServer(plan)
+  closers.push(server)
+  return server
+}
+function client(options: Parameters<typeof createFetch>[0] = {}): HourglassFetch {
+  const fetch = createFetch(options)
+  closers.push(fetch)
+  return fetch
+}
+
+it("each redirect hop's events carry that hop's URL and the same attempt number", async () => {
+  const server = await serve((r) => {
+    if (r.url === '/start') {
+      return { type: 'respond', status: 302, headers: { location: '/middle?token=secret' } }
+    }
+    if (r.url.startsWith('/middle')) {
+      return { type: 'respond', status: 307, headers: { location: '/final' } }
+    }
+    return { type: 'respond', body: 'here' }
+  })
+  events = recordEgress()
+  const res = await client()(`${server.url}/start`)
+  expect(await res.text()).toBe('here')
+
+  const base = server.url.replace(/\/$/, '')
+  expect(events.attempts.map(({ url, attempt, redirect }) => ({ url, attempt, redirect }))).toEqual(
+    [
+      { url: `${base}/start`, attempt: 1, redirect: undefined },
+      { url: `${base}/middle`, attempt: 1, redirect: 1 }, // no query: it may carry secrets
+      { url: `${base}/final`, attempt: 1, redirect: 2 },
+    ],
+  )
+  // Each end matches its start (by handle) and says what that hop got.
+  expect(
+    events.ends.map((end) => {
+      const start = events!.attempts.find((a) => a.handle === end.handle)
+      return {
+        url: end.url,
+        same: start?.url === end.url,
+        redirect: end.redirect,
+        status: end.statusCode,
+      }
+    }),
+  ).toEqual([
+    { url: `${base}/start`, same: true, redirect: undefined, status: 302 },
+    { url: `${base}/middle`, same: true, redirect: 1, status: 307 },
+    { url: `${base}/final`, same: true, redirect: 2, status: 200 },
+  ])
+})
+
+it('a retry after a redirect is the next attempt, starting again at the first URL', async () => {
+  // A refused connect is retried when measured as fast: time stands still here.
+  const frozen: Clock = {
+    now: () => 0,
+    setTimeout: systemClock.setTimeout,
+    clearTimeout: systemClock.clearTimeout,
+  }
+  const server: FaultServer = await serve(() => ({
+    type: 'respond',
+    status: 302,
+    headers: { location: `http://127.0.0.2:${server.port}/moved` },
+  }))
+  events = recordEgress()
+  await rejection(client({ clock: frozen })(server.url))
+
+  const origin = server.url.replace(/\/$/, '')
+  const target = `http://127.0.0.2:${server.port}/moved`
+  expect(events.attempts.map(({ url, attempt, redirect }) => ({ url, attempt, redirect }))).toEqual(
+    [
+      { url: `${origin}/`, attempt: 1, redirect: undefined },
+      { url: target, attempt: 1, redirect: 1 },
+      { url: `${origin}/`, attempt: 2, redirect: undefined },
+      { url: target, attempt: 2, redirect: 1 },
+    ],
+  )
+  expect(events.ends.map((e) => [e.url, e.errorCode ?? e.statusCode])).toEqual([
+    [`${origin}/`, 302],
+    [target, 'CONNECT_FAILED'],
+    [`${origin}/`, 302],
+    [target, 'CONNECT_FAILED'],
+  ])
+  // The retry decision is the call's: it names the URL the call starts from.
+  expect(events.retries).toMatchObject([{ url: `${origin}/`, attempt: 2 }])
+})
