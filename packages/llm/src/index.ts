@@ -53,6 +53,7 @@ export {
 } from './agent/MemorySideEffectStore.js'
 export {
   type AgentTool,
+  type AgentToolContext,
   type RunTurnsOptions,
   runTurns,
   type TurnsResult,

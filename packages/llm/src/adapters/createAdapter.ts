@@ -4,6 +4,7 @@ import type { Dialect } from '../dialects/Dialect.js'
 import { headerValue } from '../dialects/errorHeaders.js'
 import { MAX_JSON_BODY_CHARS, parseAnswerJson, parseJson } from '../dialects/safeJson.js'
 import { ProviderError } from '../errors/ProviderError.js'
+import { isProviderReplyError } from '../errors/ProviderReplyError.js'
 import { ResponseTooLargeError } from '../errors/ResponseTooLargeError.js'
 import type { ChatRequest, ChatResponse, StreamEvent } from '../types.js'
 import { checkAdapterOptions } from './checkAdapterOptions.js'
@@ -18,7 +19,7 @@ import type {
   SendResult,
 } from './ModelAdapter.js'
 import { declaredLength, discardBody, readBody } from './readBody.js'
-import { readEvents } from './readEvents.js'
+import { type EventBody, readEvents } from './readEvents.js'
 
 type RequestOptions = NonNullable<Parameters<typeof undiciRequest>[1]> & DeadlineDispatchOptions
 
@@ -318,7 +319,17 @@ export function createAdapter(
       json,
     })
     if (error !== undefined) return fail(send, error)
-    const response = read.parseResponse(json ?? text, { headers: res.headers })
+    let response: ChatResponse
+    try {
+      response = read.parseResponse(json ?? text, { headers: res.headers })
+    } catch (thrown) {
+      // A parser's error says 200; the answer's own status (a 204 with no
+      // body) is what the failure and its attempt record must say.
+      if (isProviderReplyError(thrown) && thrown.error.status !== res.statusCode) {
+        return fail(send, { ...thrown.error, status: res.statusCode }, thrown)
+      }
+      throw thrown
+    }
     return { ok: true, response: attribute(response) }
   }
 
@@ -349,11 +360,32 @@ export function createAdapter(
       return attempt(request, send, true, async (res) => {
         const type = headerValue(res.headers, 'content-type') ?? ''
         const ok = res.statusCode >= 200 && res.statusCode < 300
-        if (!ok || !type.includes('text/event-stream')) {
+        if (!ok || !isEventStream(type)) {
           // An error status, or a JSON body where a stream was asked for
           // (Qwen's throttling-in-200): classify it like any other answer.
           const text = await readText(res, send)
           if (typeof text !== 'string') return text
+          if (ok && looksLikeSse(text)) {
+            // A stream whose type a proxy left out or rewrote (`text/plain`):
+            // read as the stream it is — parsed as JSON it was a malformed
+            // reply, resent to the same model and charged nothing. Read whole
+            // first (up to `maxResponseBytes`), so its events come at its end.
+            return {
+              ok: true,
+              status: res.statusCode,
+              events: readEvents(
+                bodyOfText(text),
+                dialectFor(send),
+                send,
+                context(send),
+                maxStreamBytes,
+              ),
+              providerRequestId:
+                dialect.requestIdHeader === undefined
+                  ? undefined
+                  : headerValue(res.headers, dialect.requestIdHeader),
+            }
+          }
           const answer = answerOf(res, send, text)
           if (!answer.ok) return answer
           return {
@@ -411,7 +443,8 @@ async function* eventsOf(response: ChatResponse): AsyncGenerator<StreamEvent, vo
         type: 'tool_call',
         id: block.id,
         name: block.name,
-        argumentsDelta: JSON.stringify(block.arguments ?? {}),
+        // As received when it came as text: parsing rounded integers past 2^53.
+        argumentsDelta: block.rawArguments ?? JSON.stringify(block.arguments ?? {}),
       }
     }
   }
@@ -420,6 +453,40 @@ async function* eventsOf(response: ChatResponse): AsyncGenerator<StreamEvent, vo
     finishReason: response.finishReason,
     usage: response.usage,
     id: response.id,
+  }
+}
+
+/**
+ * The media type is `text/event-stream`, in any case, parameters aside
+ * (`Text/Event-Stream; charset=utf-8` is one). The usual spelling is checked
+ * first, without allocating: this runs for every streamed answer.
+ */
+function isEventStream(type: string): boolean {
+  if (type.startsWith('text/event-stream')) {
+    const next = type.charCodeAt(17)
+    if (Number.isNaN(next) || next === 0x3b || next === 0x20 || next === 0x09) return true
+  }
+  const semicolon = type.indexOf(';')
+  return (
+    (semicolon === -1 ? type : type.slice(0, semicolon)).trim().toLowerCase() ===
+    'text/event-stream'
+  )
+}
+
+/** A body that starts as SSE does: a field (`data:`, `event:`, `id:`, `retry:`) or a comment (`:`). */
+const SSE_START = /^\s*(?:data|event|id|retry)?:/
+
+function looksLikeSse(text: string): boolean {
+  return SSE_START.test(text)
+}
+
+/** Text already read, as the byte body `readEvents` reads. */
+function bodyOfText(text: string): EventBody {
+  return {
+    async *[Symbol.asyncIterator]() {
+      yield new TextEncoder().encode(text)
+    },
+    destroy() {},
   }
 }
 

@@ -1,6 +1,7 @@
 import { systemClock } from '@hourglass/core'
 import type { Dialect } from '../dialects/Dialect.js'
 import { ProviderError } from '../errors/ProviderError.js'
+import { isMalformedReply, type ProviderReplyError } from '../errors/ProviderReplyError.js'
 import { ResponseTooLargeError } from '../errors/ResponseTooLargeError.js'
 import { SseDecoder } from '../sse/SseDecoder.js'
 import type { StreamEvent } from '../types.js'
@@ -28,8 +29,12 @@ export interface EventBody extends AsyncIterable<Uint8Array> {
  * would otherwise hold a whole answer until the body timeout or the
  * deadline, and end it as a failure. What follows the marker is ignored.
  * A transport failure while reading (a cut, the body timeout) or a body that
- * ends before the marker is a `ProviderError` with status 200 that is not
- * retryable: the provider had the request and had started generating it.
+ * ends before the marker and before the answer's `finish` is a
+ * `ProviderError` with status 200 that is not retryable: the provider had
+ * the request and had started generating it. A body that ends after the
+ * `finish` (the marker missing, or cut off with its blank line) is a whole
+ * answer. An event that cannot be read (not the dialect's JSON: a proxy that
+ * garbled it) is the same case as a cut, not a reason to ask again.
  *
  * The body is read up to `limitBytes` in all (the adapter's
  * `maxStreamBytes`), comments included: each event is bounded by the
@@ -51,6 +56,8 @@ export async function* readEvents(
   const parser = dialect.createStreamParser()
   const chunks = body[Symbol.asyncIterator]()
   let marked = false
+  // A `finish` was delivered: the answer is whole (its stop reason came).
+  let finished = false
   let readBytes = 0
   try {
     for (let next = await chunks.next(); !next.done; next = await chunks.next()) {
@@ -62,7 +69,10 @@ export async function* readEvents(
       if (over) chunk = chunk.subarray(0, chunk.byteLength - (readBytes - limitBytes))
       for (const frame of decoder.push(chunk)) {
         if (frame.type !== 'event') continue
-        yield* parser.parseStreamEvent(frame)
+        for (const event of parser.parseStreamEvent(frame)) {
+          if (event.type === 'finish') finished = true
+          yield event
+        }
         if (parser.done) {
           marked = true
           break
@@ -73,11 +83,23 @@ export async function* readEvents(
     }
     if (!marked) {
       for (const frame of decoder.end()) {
-        if (frame.type === 'event') yield* parser.parseStreamEvent(frame)
+        if (frame.type !== 'event') continue
+        for (const event of parser.parseStreamEvent(frame)) {
+          if (event.type === 'finish') finished = true
+          yield event
+        }
       }
     }
-    yield* parser.end()
-    if (!parser.done) {
+    for (const event of parser.end()) {
+      if (event.type === 'finish') finished = true
+      yield event
+    }
+    // A body that closes after the answer's finish (its stop reason, and
+    // usage) but before the end marker — no `[DONE]`, or a last
+    // `data: [DONE]` / `message_stop` without its blank line, which SSE
+    // drops — lost nothing: the stream is done. Failing it would make the
+    // outcome depend on whether the reader stopped at `finish` first.
+    if (!parser.done && !finished) {
       throw new ProviderError({
         provider: context.provider,
         model: context.model,
@@ -93,8 +115,10 @@ export async function* readEvents(
   } catch (thrown) {
     // After the 200: a cut is not resent to this model, before the first
     // token too (the generation had started; it may be billed). An error
-    // frame is the provider's own verdict and keeps its retryability.
-    const verdict = classifyThrown(thrown, { ...context, signal: send.signal }, 200, true)
+    // frame is the provider's own verdict and keeps its retryability; an
+    // event that cannot be read is no verdict, but bytes lost on the way.
+    const failure = isMalformedReply(thrown) ? unreadable(context, thrown) : thrown
+    const verdict = classifyThrown(failure, { ...context, signal: send.signal }, 200, true)
     throw 'rethrow' in verdict ? verdict.rethrow : verdict.error
   } finally {
     // As `for await` would: a stream left early (an error, the reader
@@ -102,6 +126,29 @@ export async function* readEvents(
     if (marked) release(chunks, body, send)
     else await chunks.return?.()
   }
+}
+
+/**
+ * An event of the 200 stream that is not the dialect's JSON (a proxy that
+ * garbled or re-framed it). Resending it to the same model would start, and
+ * pay for, the same generation again, as for a cut: not retryable, a
+ * fallback may answer; charged as a stream cut (`billedBy`).
+ */
+function unreadable(
+  context: Parameters<typeof classifyThrown>[1],
+  thrown: ProviderReplyError,
+): ProviderError {
+  return new ProviderError({
+    provider: context.provider,
+    model: context.model,
+    error: {
+      kind: 'server_error',
+      retryable: false,
+      status: 200,
+      message: `the 200 stream could not be read (${thrown.error.message}); not resent to this model: the provider had started the generation, and may bill it`,
+    },
+    cause: thrown,
+  })
 }
 
 /**

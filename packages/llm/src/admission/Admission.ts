@@ -8,6 +8,7 @@ import {
   untilEnded,
   wait,
 } from '@hourglass/core'
+import { callHook } from '../callHook.js'
 import { KeysRetiredError } from '../errors/KeysRetiredError.js'
 import { RateLimitedError } from '../errors/RateLimitedError.js'
 import { DEFAULT_MAX_RETRY_AFTER_MS } from '../retry/maxRetryAfter.js'
@@ -349,11 +350,8 @@ export class Admission {
                 cause: limit.limit,
                 waitMs,
               })
-              try {
-                this.#limits.onWait?.(provider, limit.limit, waitMs)
-              } catch {
-                // A metrics hook must not change admission.
-              }
+              // A metrics hook must not change admission (a rejecting async one neither).
+              callHook(this.#limits.onWait, provider, limit.limit, waitMs)
               heldBack = true
               await wait(Math.min(waitMs, MAX_TIMER_MS), until)
               continue

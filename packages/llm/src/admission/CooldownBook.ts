@@ -1,4 +1,5 @@
 import type { Clock } from '@hourglass/core'
+import { warnSafely } from '../callHook.js'
 import type { CooldownScope } from '../types.js'
 import type { CooldownStore } from './CooldownStore.js'
 import type { CooldownInput } from './defaultCooldownMs.js'
@@ -270,7 +271,8 @@ export class CooldownBook {
   #storeDown(error: unknown): void {
     if (this.#storeFailing) return
     this.#storeFailing = true
-    this.#o.logger.warn(
+    warnSafely(
+      this.#o.logger,
       `hourglass admission: cooldown store unavailable, deciding on this process's view only (${(error as Error | undefined)?.message ?? String(error)})`,
     )
   }
@@ -278,7 +280,7 @@ export class CooldownBook {
   #storeUp(): void {
     if (!this.#storeFailing) return
     this.#storeFailing = false
-    this.#o.logger.warn('hourglass admission: cooldown store available again')
+    warnSafely(this.#o.logger, 'hourglass admission: cooldown store available again')
   }
 }
 

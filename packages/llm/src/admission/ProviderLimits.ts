@@ -1,5 +1,6 @@
 import { currentDeadline, type Deadline, optionError } from '@hourglass/core'
 import { type RateLimiterAbstract, RateLimiterRedis } from 'rate-limiter-flexible'
+import { warnSafely } from '../callHook.js'
 import { LocalFallbackLimiter } from './LocalFallbackLimiter.js'
 import { MemoryLimiter } from './MemoryLimiter.js'
 
@@ -231,7 +232,7 @@ export class ProviderLimits {
     } finally {
       if (this.#degraded && this.#fallbackUses === usesBefore && this.#redis?.status === 'ready') {
         this.#degraded = false
-        this.#logger.warn('hourglass limits: Redis is back; limits are shared again')
+        warnSafely(this.#logger, 'hourglass limits: Redis is back; limits are shared again')
       }
     }
   }
@@ -240,7 +241,8 @@ export class ProviderLimits {
     this.#fallbackUses++
     if (this.#degraded) return
     this.#degraded = true
-    this.#logger.warn(
+    warnSafely(
+      this.#logger,
       'hourglass limits: Redis unavailable; limiting on this process alone (limit / instances) until it is back',
     )
   }

@@ -1,3 +1,4 @@
+import { currentDeadline, type Deadline } from '@hourglass/core'
 import { describeError } from '../errors/describeError.js'
 import { MaxTurnsExceededError } from '../errors/MaxTurnsExceededError.js'
 import { notNaN } from '../retry/checkNumber.js'
@@ -6,11 +7,23 @@ import { idempotencyKey } from './idempotencyKey.js'
 import type { SideEffectStore } from './SideEffectStore.js'
 import { sideEffect } from './sideEffect.js'
 
-/** A tool the model may call. `key` is its operation key: pass it on as an `Idempotency-Key`. */
-export type AgentTool = (
-  args: unknown,
-  context: { key: string; turn: number },
-) => unknown | Promise<unknown>
+/**
+ * A tool the model may call. `key` is its operation key: pass it on as an
+ * `Idempotency-Key`. `signal` aborts when the run's deadline ends or its
+ * `signal` aborts (pass it to fetch, a child process…); `deadline` is the
+ * run's (`RunTurnsOptions.deadline`), if any. A tool that ignores both is
+ * not waited for past them: the turn fails with their reason.
+ */
+export type AgentTool = (args: unknown, context: AgentToolContext) => unknown | Promise<unknown>
+
+export interface AgentToolContext {
+  key: string
+  turn: number
+  /** Aborted, with its reason, when the run's deadline ends or its signal aborts. */
+  signal: AbortSignal
+  /** The run's deadline, if it has one. */
+  deadline: Deadline | undefined
+}
 
 export interface RunTurnsOptions {
   /**
@@ -37,6 +50,14 @@ export interface RunTurnsOptions {
   maxTurns?: number | undefined
   /** Where completed tool runs are remembered. Default: `sideEffect`'s in-memory store. */
   store?: SideEffectStore | undefined
+  /**
+   * Bounds the tools (`call` is bounded by its own, usually the same
+   * `currentDeadline()`): a tool still running when it ends is no longer
+   * waited for, and the run rejects with its reason. Default: `currentDeadline()`.
+   */
+  deadline?: Deadline | undefined
+  /** Aborts the tools as `deadline` does, and the run with its reason. */
+  signal?: AbortSignal | undefined
 }
 
 export interface TurnsResult {
@@ -61,6 +82,20 @@ export async function runTurns(options: RunTurnsOptions): Promise<TurnsResult> {
   notNaN('runTurns', 'maxTurns', options.maxTurns)
   const maxTurns = Math.max(1, Math.floor(options.maxTurns ?? 10))
   const messages = [...options.messages]
+  const run = new RunBounds(options.deadline ?? currentDeadline(), options.signal)
+  try {
+    return await turns(options, run, maxTurns, messages)
+  } finally {
+    run.dispose()
+  }
+}
+
+async function turns(
+  options: RunTurnsOptions,
+  run: RunBounds,
+  maxTurns: number,
+  messages: ChatMessage[],
+): Promise<TurnsResult> {
   for (let turn = 1; turn <= maxTurns; turn++) {
     const response = await options.call([...messages], {
       turn,
@@ -76,7 +111,7 @@ export async function runTurns(options: RunTurnsOptions): Promise<TurnsResult> {
     if (turn === maxTurns) break
     const results: ContentBlock[] = []
     for (const call of calls) {
-      results.push(await runTool(options, turn, call))
+      results.push(await runTool(options, run, turn, call))
     }
     messages.push({ role: 'tool', content: results })
   }
@@ -85,6 +120,7 @@ export async function runTurns(options: RunTurnsOptions): Promise<TurnsResult> {
 
 async function runTool(
   options: RunTurnsOptions,
+  run: RunBounds,
   turn: number,
   call: Extract<ContentBlock, { type: 'tool_call' }>,
 ): Promise<ContentBlock> {
@@ -105,17 +141,58 @@ async function runTool(
     args: call.arguments,
   })
   try {
-    const value = await sideEffect(key, (k) => tool(call.arguments, { key: k, turn }), {
-      store: options.store,
-    })
+    // Waited for no longer than the run's deadline and signal; a run of the
+    // same key still in progress (an earlier, timed-out run of this
+    // operation) is joined, not started again.
+    const value = await sideEffect(
+      key,
+      (k) => tool(call.arguments, { key: k, turn, signal: run.signal, deadline: run.deadline }),
+      { store: options.store, deadline: run.deadline, signal: options.signal },
+    )
     const content = typeof value === 'string' ? value : JSON.stringify(value ?? null)
     return { type: 'tool_result', toolCallId: call.id, content }
   } catch (error) {
+    // The run's own end is no tool error for the model to read: the turn
+    // fails with its reason (what the tool threw, honouring the signal, too).
+    run.throwIfEnded()
     return {
       type: 'tool_result',
       toolCallId: call.id,
       content: describeError(error),
       isError: true,
     }
+  }
+}
+
+/**
+ * The run's deadline and signal, and the one signal a tool gets for both:
+ * made when a tool first asks for it, released when the run ends.
+ */
+class RunBounds {
+  readonly deadline: Deadline | undefined
+  readonly #signal: AbortSignal | undefined
+  #both: Deadline | undefined
+
+  constructor(deadline: Deadline | undefined, signal: AbortSignal | undefined) {
+    this.deadline = deadline
+    this.#signal = signal
+  }
+
+  get signal(): AbortSignal {
+    if (this.deadline === undefined) return this.#signal ?? new AbortController().signal
+    if (this.#signal === undefined) return this.deadline.signal
+    // A child of the deadline that also follows the signal: aborted by either.
+    this.#both ??= this.deadline.child(Number.POSITIVE_INFINITY, { signal: this.#signal })
+    return this.#both.signal
+  }
+
+  /** Throws the signal's reason, or the deadline's, once either has ended. */
+  throwIfEnded(): void {
+    if (this.#signal?.aborted) throw this.#signal.reason
+    this.deadline?.throwIfExpired()
+  }
+
+  dispose(): void {
+    this.#both?.dispose()
   }
 }

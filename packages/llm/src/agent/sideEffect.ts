@@ -1,3 +1,4 @@
+import { currentDeadline, type Deadline, untilEnded } from '@hourglass/core'
 import { notNaN } from '../retry/checkNumber.js'
 import { MemorySideEffectStore } from './MemorySideEffectStore.js'
 import type { SideEffectStore } from './SideEffectStore.js'
@@ -7,6 +8,15 @@ export interface SideEffectOptions {
   store?: SideEffectStore | undefined
   /** How long a completed run is remembered, in ms. Default 86 400 000 (24 h); `Infinity` = as long as the store keeps it; 0 = not remembered once done (only concurrent callers share the run). */
   ttlMs?: number | undefined
+  /**
+   * Bounds how long this caller waits for the run (its own, or the one in
+   * progress it joins): when it ends first, the promise rejects with its
+   * reason while the run goes on, and is remembered when it completes.
+   * Default: `currentDeadline()`.
+   */
+  deadline?: Deadline | undefined
+  /** Ends this caller's wait as `deadline` does, with the signal's reason. */
+  signal?: AbortSignal | undefined
 }
 
 /** 24 h, as payment APIs keep idempotency keys. */
@@ -24,7 +34,12 @@ const unrecorded = new WeakMap<SideEffectStore, MemorySideEffectStore>()
  *
  * - a later call with the same key gets the remembered result without
  *   running `fn` again — a retried agent turn does not send the email twice;
- * - concurrent calls with the same key share the one run in progress;
+ * - concurrent calls with the same key share the one run in progress, each
+ *   waiting for it no longer than its own `deadline` or `signal` allows: one
+ *   that ends first rejects with its reason, and the run is not started
+ *   again while it may still complete (a caller that arrives while a run
+ *   that will never settle is in progress can only fail by its deadline —
+ *   a second run could do the work twice);
  * - a run whose store fails to record it still returns its result (the side
  *   effect happened); this process then remembers it instead, for `ttlMs`;
  * - a run that throws is **not** remembered: the error goes to every caller
@@ -51,8 +66,17 @@ export function sideEffect<T>(
     running = new Map()
     inFlight.set(store, running)
   }
+  const until = { deadline: options.deadline ?? currentDeadline(), signal: options.signal }
+  // A caller already out of time starts nothing: the side effect would
+  // happen for a caller that cannot wait for it.
+  if (until.signal?.aborted) return Promise.reject(until.signal.reason)
+  try {
+    until.deadline?.throwIfExpired()
+  } catch (reason) {
+    return Promise.reject(reason)
+  }
   const shared = running.get(key)
-  if (shared !== undefined) return shared as Promise<T>
+  if (shared !== undefined) return untilEnded(shared as Promise<T>, until)
 
   const run = (async () => {
     const kept = unrecorded.get(store)?.get(key)
@@ -84,5 +108,8 @@ export function sideEffect<T>(
     running.delete(key)
   }
   run.then(forget, forget)
-  return run
+  // The run goes on when this caller stops waiting (its deadline, its
+  // signal): it is remembered when it completes, and callers joining it
+  // meanwhile wait for it as above.
+  return untilEnded(run, until)
 }

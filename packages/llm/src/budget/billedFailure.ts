@@ -1,5 +1,5 @@
 import type { ProviderError } from '../errors/ProviderError.js'
-import { isProviderReplyError } from '../errors/ProviderReplyError.js'
+import { isMalformedReply, isProviderReplyError } from '../errors/ProviderReplyError.js'
 import { isResponseTooLarge } from '../errors/ResponseTooLargeError.js'
 import type { ChatRequest, Usage } from '../types.js'
 import type { CostBudget } from './CostBudget.js'
@@ -20,8 +20,8 @@ import type { CostBudget } from './CostBudget.js'
  *   body was read: the whole generation happened, its usage is unknown: the
  *   prompt estimate plus `maxTokens`, the worst case `estimate` uses.
  * - `prompt` — a stream whose 2xx headers came, then no token (a first-token
- *   timeout, a cut, the call ended, past `maxStreamBytes`): the prompt
- *   estimate only.
+ *   timeout, a cut, the call ended, past `maxStreamBytes`, an event that
+ *   could not be read): the prompt estimate only.
  *
  * The deadline and the caller's signal end the call with their own error,
  * not a `ProviderError`: `callModel` tells what they cut from what the
@@ -70,7 +70,12 @@ export function billedBy(
   error: ProviderError,
   streamAnswered: boolean | undefined,
 ): BilledFailure | undefined {
-  if (!(error.status >= 200 && error.status < 300) || !lostInTransit(error)) return undefined
+  if (!(error.status >= 200 && error.status < 300)) return undefined
+  // A 2xx stream with an event that could not be read: charged as a cut
+  // (the provider had started the generation); a whole answer that could
+  // not be read is retried, as a refusal.
+  if (streamAnswered === true && isMalformedReply(error.cause)) return PROMPT
+  if (!lostInTransit(error)) return undefined
   return streamAnswered === true ? PROMPT : WHOLE
 }
 

@@ -1,3 +1,4 @@
+import { callHook } from '../callHook.js'
 import { type LlmAttemptMessage, llmChannels } from '../channels.js'
 
 /**
@@ -18,11 +19,7 @@ export function reportAttempt(
     const { reason: _reason, ...message } = record
     return message satisfies LlmAttemptMessage
   })
-  if (onAttempt !== undefined) {
-    try {
-      onAttempt(record)
-    } catch {
-      // A logging hook must not change the outcome of a model call.
-    }
-  }
+  // A logging hook must not change the outcome of a model call: what it
+  // throws, or a promise it returns that rejects, is ignored.
+  callHook(onAttempt, record)
 }

@@ -1,6 +1,19 @@
 import { parseArguments, textOf } from '../dialects/blocks.js'
 import type { ChatResponse, ContentBlock, FinishReason, StreamEvent, Usage } from '../types.js'
 
+/**
+ * Whether an adapter's streamed tool calls keep their argument text as
+ * `rawArguments`: on OpenAI's wire, where a whole answer keeps it too
+ * (`parseOpenAIResponse`). Anthropic's and Gemini's whole answers carry the
+ * arguments as an object (Gemini's stream too, re-serialised by its parser),
+ * so theirs do not: the same answer streamed or not replays the same way.
+ */
+export function keepsRawArguments(adapter: {
+  readonly dialect?: { readonly wire?: string }
+}): boolean {
+  return adapter.dialect?.wire === 'openai'
+}
+
 /** Builds the whole answer from stream events, so a streamed call ends with a `ChatResponse` too. */
 export class StreamCollector {
   readonly #blocks: ContentBlock[] = []
@@ -15,6 +28,16 @@ export class StreamCollector {
   #outputChars = 0
   #id = ''
   #sawToken = false
+  readonly #keepRaw: boolean
+
+  /**
+   * `keepRawArguments`: set each tool call's `rawArguments` to its argument
+   * text as received (`keepsRawArguments`), so an integer past 2^53 is
+   * replayed as sent, not rounded by parsing, as a whole answer's is.
+   */
+  constructor(keepRawArguments = false) {
+    this.#keepRaw = keepRawArguments
+  }
 
   /** True once text, thinking or a tool call arrived: past this point a stream is never restarted. */
   get sawToken(): boolean {
@@ -85,7 +108,10 @@ export class StreamCollector {
 
   /** Everything received so far (tool arguments parsed). */
   content(): ContentBlock[] {
-    for (const { block, raw } of this.#toolArgs.values()) block.arguments = parseArguments(raw)
+    for (const { block, raw } of this.#toolArgs.values()) {
+      block.arguments = parseArguments(raw)
+      if (this.#keepRaw) block.rawArguments = raw
+    }
     return this.#blocks.map((b) => ({ ...b }))
   }
 

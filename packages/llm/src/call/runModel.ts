@@ -5,9 +5,11 @@ import type {
   SendOptions,
   SendResult,
 } from '../adapters/ModelAdapter.js'
+import { classify } from '../admission/slot.js'
 import { type BilledFailure, billedBy, chargeBilledFailure } from '../budget/billedFailure.js'
 import type { ModelFailure } from '../errors/ModelFailure.js'
-import type { ProviderError } from '../errors/ProviderError.js'
+import { isProviderError, type ProviderError } from '../errors/ProviderError.js'
+import { isStreamInterrupted } from '../errors/StreamInterruptedError.js'
 import { clampAttempts, decideRetry } from '../retry/decideRetry.js'
 import { retryDelay } from '../retry/retryDelay.js'
 import type { ChatRequest, ChatResponse } from '../types.js'
@@ -17,7 +19,7 @@ import type { CallState } from './CallState.js'
 import { endedKind } from './endedKind.js'
 import type { StreamSink } from './ModelStream.js'
 import { earliestOf, targetOf } from './outlook.js'
-import { StreamCollector } from './StreamCollector.js'
+import { keepsRawArguments, StreamCollector } from './StreamCollector.js'
 import { isFirstTokenTimeout, type StreamReceived, streamAttempt } from './streamAttempt.js'
 
 export type ModelOutcome =
@@ -50,7 +52,7 @@ export async function runModel(
   let attempt = 0
   let overloads = 0
   let resent = false
-  // Keys this call saw rejected (401/403): the next attempt uses another one.
+  // Keys this call saw rejected (401/403) or out of quota: the next attempt uses another one.
   const rejectedKeys = new Set<string>()
   const base = { model: adapter.model, provider: adapter.name }
   // Why the next attempt goes to this model, for its record.
@@ -136,7 +138,9 @@ export async function runModel(
     }
     // What a stream received, for the charge of an attempt that fails after the provider took it.
     const received: StreamReceived | undefined =
-      sink === undefined ? undefined : { answered: false, collector: new StreamCollector() }
+      sink === undefined
+        ? undefined
+        : { answered: false, collector: new StreamCollector(keepsRawArguments(adapter)) }
     let result: SendResult
     try {
       result =
@@ -156,6 +160,32 @@ export async function runModel(
             })
     } catch (thrown) {
       permit?.release()
+      // A rate limit or overload in an error frame after the first token
+      // (Qwen's `Throttling`, Anthropic's `overloaded_error` mid-answer): the
+      // permit reported an answer at that token (to release a probe's
+      // waiters), so the limit goes to admission on its own and the cooldown
+      // starts for the calls after this one. This call still ends here:
+      // nothing is resent once tokens were delivered. Not awaited: the local
+      // cooldown is set at once, and the call is over (a store's write ends
+      // on its own).
+      if (permit !== undefined && admission !== undefined) {
+        const limit = limitAfterFirstToken(thrown)
+        if (limit !== undefined) {
+          void admission
+            .report(
+              adapter.name,
+              permit.key,
+              {
+                ok: false,
+                error: limit.normalized,
+                latencyMs: clock.now() - started,
+                cooldownMs: ownCooldownMs(retry, attempt, limit),
+              },
+              { endpoint: adapter.baseURL, model: adapter.model },
+            )
+            .catch(() => {})
+        }
+      }
       // A stream cut after its first token, or after its 2xx headers, was
       // billed, and so was a whole answer whose body was being read when
       // the deadline or the caller's signal ended it (the stop passes
@@ -166,14 +196,17 @@ export async function runModel(
         const billed = billedOf(received, send)
         state.costUsd += chargeBilledFailure(budget, adapter.model, request, billed)
       }
-      record({
+      const ended: Partial<AttemptRecord> & Pick<AttemptRecord, 'decision'> = {
         decision: 'fail',
         errorClass: className(thrown),
         // Stopped (the deadline, an abort) or cut after the first token: a
         // count by kind would miss the attempt without one.
         errorKind: endedKind(thrown, state),
         reason: 'the call was ended',
-      })
+      }
+      // A stream broken after its 2xx headers had an HTTP answer: its status.
+      if (received?.status !== undefined) ended.status = received.status
+      record(ended)
       throw thrown
     } finally {
       unlink()
@@ -207,12 +240,7 @@ export async function runModel(
     // The caller's own waits (`retryDelay`), when it set them, also set the
     // cooldown a limit without a server hint starts; else admission's defaults.
     const cooldownMs =
-      permit !== undefined &&
-      limited &&
-      error.retryAfterMs === undefined &&
-      retry.delay !== undefined
-        ? retryDelay({ ...retry.delay, attempt, error: error.normalized }).delayMs
-        : undefined
+      permit !== undefined && limited ? ownCooldownMs(retry, attempt, error) : undefined
     const reported = permit?.report({
       ok: false,
       error: error.normalized,
@@ -250,21 +278,26 @@ export async function runModel(
       }
     }
     if (error.kind === 'overloaded') overloads++
-    // A rejected key says nothing about the request or the provider's load:
-    // the same call goes again at once with another key of the provider (not
-    // a retry the retry budget counts), while admission retires this one.
-    if (error.kind === 'auth' && send.apiKey !== undefined) {
+    // A rejected key, or a key out of quota (billing, credit: the account
+    // behind that key), says nothing about the request or the provider's
+    // load: the same call goes again at once with another key of the
+    // provider (not a retry the retry budget counts), while admission
+    // retires this one (or cools it, when the provider said when the quota
+    // comes back).
+    const keyBound = error.kind === 'auth' || error.kind === 'quota_exhausted'
+    if (keyBound && send.apiKey !== undefined) {
       rejectedKeys.add(send.apiKey)
       if (attempt < maxAttempts && adapter.apiKeys.some((key) => !rejectedKeys.has(key))) {
+        const why = error.kind === 'auth' ? 'was rejected' : 'is out of quota'
         record({
           decision: 'retry',
           status: error.status,
           errorClass: className(error.cause ?? error),
           errorKind: error.kind,
           delayMs: 0,
-          reason: 'this key was rejected; the next key of the provider is tried',
+          reason: `this key ${why}; the next key of the provider is tried`,
         })
-        choice = 'another key of this provider (the last one was rejected)'
+        choice = `another key of this provider (the last one ${why})`
         continue
       }
     }
@@ -316,6 +349,27 @@ export async function runModel(
       ? { kind: 'fallback', failure }
       : { kind: 'fail', failure, error }
   }
+}
+
+/**
+ * The provider's limit that broke a stream after its first token (an error
+ * frame admission would cool or retire a key for), else undefined.
+ */
+function limitAfterFirstToken(thrown: unknown): ProviderError | undefined {
+  if (!isStreamInterrupted(thrown) || !isProviderError(thrown.cause)) return undefined
+  const verdict = classify({ ok: false, error: thrown.cause.normalized })
+  return verdict === 'cooldown' || verdict === 'retire' ? thrown.cause : undefined
+}
+
+/** The cooldown a limit without a server wait starts when the caller set its own waits (`retry.delay`). */
+function ownCooldownMs(
+  retry: CallState['retry'],
+  attempt: number,
+  error: ProviderError,
+): number | undefined {
+  return error.retryAfterMs === undefined && retry.delay !== undefined
+    ? retryDelay({ ...retry.delay, attempt, error: error.normalized }).delayMs
+    : undefined
 }
 
 /**

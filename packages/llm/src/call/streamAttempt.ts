@@ -4,7 +4,7 @@ import { ProviderError } from '../errors/ProviderError.js'
 import { StreamInterruptedError } from '../errors/StreamInterruptedError.js'
 import type { ChatRequest, StreamEvent } from '../types.js'
 import type { StreamSink } from './ModelStream.js'
-import { StreamCollector } from './StreamCollector.js'
+import { keepsRawArguments, StreamCollector } from './StreamCollector.js'
 
 export interface StreamAttemptOptions {
   adapter: ModelAdapter
@@ -25,6 +25,8 @@ export interface StreamAttemptOptions {
 export interface StreamReceived {
   /** The stream's 2xx headers came: the provider took the request and started on it. */
   answered: boolean
+  /** Their status (a 2xx), once they came: what the attempt record says, however the stream ends. */
+  status?: number | undefined
   /** The events received. */
   readonly collector: StreamCollector
 }
@@ -38,7 +40,10 @@ export interface StreamReceived {
  */
 export async function streamAttempt(options: StreamAttemptOptions): Promise<SendResult> {
   const { adapter, sink } = options
-  const received = options.received ?? { answered: false, collector: new StreamCollector() }
+  const received = options.received ?? {
+    answered: false,
+    collector: new StreamCollector(keepsRawArguments(adapter)),
+  }
   const { collector } = received
   const held: StreamEvent[] = []
   let committed = false
@@ -58,6 +63,7 @@ export async function streamAttempt(options: StreamAttemptOptions): Promise<Send
     if (!opened.ok) return opened
     // The 200's headers came (the timer runs from sending, before them).
     received.answered = true
+    received.status = opened.status
     providerRequestId = opened.providerRequestId
     for await (const event of opened.events) {
       collector.add(event)
@@ -77,7 +83,7 @@ export async function streamAttempt(options: StreamAttemptOptions): Promise<Send
     for (const early of held.splice(0)) sink.push(early)
     return {
       ok: true,
-      status: 200,
+      status: opened.status,
       response: collector.response(adapter.name, adapter.model, providerRequestId),
     }
   } catch (thrown) {
@@ -121,7 +127,7 @@ export async function streamAttempt(options: StreamAttemptOptions): Promise<Send
       if (sink.stoppedAfterFinish(thrown)) {
         return {
           ok: true,
-          status: 200,
+          status: received.status ?? 200,
           response: collector.response(adapter.name, adapter.model, providerRequestId),
         }
       }

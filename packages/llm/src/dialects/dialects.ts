@@ -6,6 +6,7 @@ import { createAnthropicStreamParser } from './anthropic/stream.js'
 import type { Dialect, DialectName } from './Dialect.js'
 import { normalizeDoubaoError, normalizeDoubaoStreamError } from './doubao/errors.js'
 import type { ErrorInput, StreamErrorInput } from './ErrorInput.js'
+import { withEmptyArgumentsAsObject } from './emptyToolArguments.js'
 import { normalizeErnieError, normalizeErnieStreamError } from './ernie/errors.js'
 import { normalizeGeminiError, normalizeGeminiStreamError } from './gemini/errors.js'
 import { buildGeminiRequest } from './gemini/request.js'
@@ -39,7 +40,9 @@ function openAICompatible(
     buildRequest: (request, model) => buildOpenAIRequest(request, model, { maxTokensField }),
     authHeaders: (apiKey) => ({ authorization: `Bearer ${apiKey}` }),
     parseResponse: (body, meta) => parseOpenAIResponse(body, meta, name),
-    createStreamParser: () => createOpenAIStreamParser(normalizeStreamError),
+    // A call streamed without argument text gets `{}`, as its whole answer does.
+    createStreamParser: () =>
+      withEmptyArgumentsAsObject(createOpenAIStreamParser(normalizeStreamError)),
     normalizeError,
     normalizeStreamError,
   }

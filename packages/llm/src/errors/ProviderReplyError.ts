@@ -22,10 +22,23 @@ export function isProviderReplyError(error: unknown): error is ProviderReplyErro
   return hasErrorCode(error, PROVIDER_REPLY)
 }
 
-/** A 200 body or chunk we cannot read: retryable, since nothing was produced for the caller. */
+const malformed = new WeakSet<ProviderReplyError>()
+
+/**
+ * A 200 body or chunk we cannot read. Retryable as a whole answer (nothing
+ * was produced for the caller); in a stream `readEvents` makes it a failure
+ * after the 200, not resent to the same model (the generation had started).
+ */
 export function malformedReply(what: string, cause?: unknown): ProviderReplyError {
-  return new ProviderReplyError(
+  const error = new ProviderReplyError(
     { kind: 'server_error', retryable: true, status: 200, message: `malformed ${what}` },
     cause === undefined ? undefined : { cause },
   )
+  malformed.add(error)
+  return error
+}
+
+/** Made by `malformedReply`: a reply that could not be read, not an error the provider sent. @internal */
+export function isMalformedReply(error: unknown): error is ProviderReplyError {
+  return typeof error === 'object' && error !== null && malformed.has(error as ProviderReplyError)
 }

@@ -56,8 +56,20 @@ describe('streamed tool calls from servers that leave out `index` (Gemini’s Op
     for await (const event of stream) events.push(event)
     const answer = await stream.result
     expect(answer.content).toEqual([
-      { type: 'tool_call', id: 'call_a', name: 'weather', arguments: { city: 'Paris' } },
-      { type: 'tool_call', id: 'call_b', name: 'time', arguments: { tz: 'CET' } },
+      {
+        type: 'tool_call',
+        id: 'call_a',
+        name: 'weather',
+        arguments: { city: 'Paris' },
+        rawArguments: '{"city":"Paris"}',
+      },
+      {
+        type: 'tool_call',
+        id: 'call_b',
+        name: 'time',
+        arguments: { tz: 'CET' },
+        rawArguments: '{"tz":"CET"}',
+      },
     ])
     // What a reader of the stream sees: every fragment under its call's id and name.
     const calls = events.flatMap((e) => (e.type === 'tool_call' ? [[e.id, e.name]] : []))
@@ -80,8 +92,20 @@ describe('streamed tool calls from servers that leave out `index` (Gemini’s Op
     })
     const answer = await stream.result
     expect(answer.content).toEqual([
-      { type: 'tool_call', id: 'call_0', name: 'weather', arguments: { city: 'Paris' } },
-      { type: 'tool_call', id: 'call_1', name: 'weather', arguments: { city: 'Rome' } },
+      {
+        type: 'tool_call',
+        id: expect.stringMatching(/^call_[0-9a-f]{12}_0$/),
+        name: 'weather',
+        arguments: { city: 'Paris' },
+        rawArguments: '{"city":"Paris"}',
+      },
+      {
+        type: 'tool_call',
+        id: expect.stringMatching(/^call_[0-9a-f]{12}_1$/),
+        name: 'weather',
+        arguments: { city: 'Rome' },
+        rawArguments: '{"city":"Rome"}',
+      },
     ])
   })
 })

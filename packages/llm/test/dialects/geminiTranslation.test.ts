@@ -158,7 +158,12 @@ describe('Gemini generateContent translation', () => {
         { type: 'thinking', thinking: 'Considering the weather tool', signature: undefined },
         { type: 'text', text: '好的。' },
         { type: 'thinking', thinking: '', signature: 'CiQBcsjafF' },
-        { type: 'tool_call', id: 'call_0', name: 'get_weather', arguments: { city: '上海' } },
+        {
+          type: 'tool_call',
+          id: expect.stringMatching(/^call_[0-9a-f]{12}_0$/),
+          name: 'get_weather',
+          arguments: { city: '上海' },
+        },
       ],
       text: '好的。',
       finishReason: 'tool_calls',
@@ -252,7 +257,12 @@ describe('Gemini generateContent translation', () => {
     }))
     const { events } = await streamThrough(await fetch(server.url), gemini.createStreamParser())
     expect(events).toEqual([
-      { type: 'tool_call', id: 'call_0', name: 'get_weather', argumentsDelta: '{"city":"北京"}' },
+      {
+        type: 'tool_call',
+        id: expect.stringMatching(/^call_[0-9a-f]{12}_0$/),
+        name: 'get_weather',
+        argumentsDelta: '{"city":"北京"}',
+      },
       {
         type: 'finish',
         finishReason: 'tool_calls',

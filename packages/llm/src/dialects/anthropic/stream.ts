@@ -2,6 +2,8 @@ import { malformedReply, ProviderReplyError } from '../../errors/ProviderReplyEr
 import type { FinishReason, StreamEvent } from '../../types.js'
 import { mapFinish } from '../blocks.js'
 import type { StreamParser } from '../Dialect.js'
+import { EMPTY_ARGUMENTS, isEmptyArguments } from '../emptyToolArguments.js'
+import { isBlank } from '../isBlank.js'
 import { asRecord, get, getCode, getRecord, getString, parseAnswerJson } from '../safeJson.js'
 import { normalizeAnthropicStreamError } from './errors.js'
 import { ANTHROPIC_FINISH, anthropicUsage } from './response.js'
@@ -11,10 +13,12 @@ import { ANTHROPIC_FINISH, anthropicUsage } from './response.js'
  * usage), `content_block_start` (a tool call's id and name), deltas for text,
  * thinking, signature and tool input JSON, `message_delta` (stop reason,
  * output usage), `message_stop` (the one `finish`). `ping` is ignored;
- * `error` throws `ProviderReplyError`, even after text has streamed.
+ * `error` throws `ProviderReplyError`, even after text has streamed. A
+ * tool call without arguments streams `partial_json: ""` (or no delta): at
+ * its `content_block_stop` it gets `{}`, as its whole answer's `input` is.
  */
 export function createAnthropicStreamParser(): StreamParser {
-  const tools = new Map<string, { id: string; name: string }>()
+  const tools = new Map<string, StreamedTool>()
   let id: string | undefined
   let inputUsage: unknown
   let outputTokens: unknown
@@ -26,7 +30,11 @@ export function createAnthropicStreamParser(): StreamParser {
     if (finished) return []
     finished = true
     const usage = anthropicUsage(inputUsage, outputTokens)
-    return [{ type: 'finish', finishReason: finishReason ?? 'unknown', usage, id }]
+    // A tool block the stream never stopped still gets its `{}`.
+    const out: StreamEvent[] = []
+    for (const tool of tools.values()) out.push(...closeTool(tool))
+    out.push({ type: 'finish', finishReason: finishReason ?? 'unknown', usage, id })
+    return out
   }
 
   return {
@@ -36,6 +44,9 @@ export function createAnthropicStreamParser(): StreamParser {
     parseStreamEvent(message) {
       const error = normalizeAnthropicStreamError(message)
       if (error !== undefined) throw new ProviderReplyError(error)
+      // `data:` with nothing after it (a proxy's keep-alive) is an event with
+      // empty data, as SSE dispatches it: no chunk, not an unreadable one.
+      if (isBlank(message.data)) return []
       const event = parseAnswerJson(message.data)
       if (asRecord(event) === undefined) throw malformedReply('Anthropic stream event')
       const type = getString(event, 'type') ?? message.event
@@ -49,12 +60,20 @@ export function createAnthropicStreamParser(): StreamParser {
         case 'content_block_start': {
           const block = getRecord(event, 'content_block')
           if (getString(block, 'type') !== 'tool_use') return []
-          const tool = { id: getString(block, 'id') ?? '', name: getString(block, 'name') ?? '' }
+          const tool: StreamedTool = {
+            id: getString(block, 'id') ?? '',
+            name: getString(block, 'name') ?? '',
+            hasArguments: false,
+          }
           tools.set(getCode(event, 'index') ?? '', tool)
           return [{ type: 'tool_call', id: tool.id, name: tool.name, argumentsDelta: '' }]
         }
         case 'content_block_delta':
           return deltaEvents(getRecord(event, 'delta'), tools.get(getCode(event, 'index') ?? ''))
+        case 'content_block_stop': {
+          const tool = tools.get(getCode(event, 'index') ?? '')
+          return tool === undefined ? [] : closeTool(tool)
+        }
         case 'message_delta': {
           const reason = get(getRecord(event, 'delta'), 'stop_reason')
           if (reason !== undefined && reason !== null)
@@ -78,9 +97,23 @@ export function createAnthropicStreamParser(): StreamParser {
   }
 }
 
+/** A tool_use block being streamed; `hasArguments` once argument text (or its `{}`) came. */
+interface StreamedTool {
+  id: string
+  name: string
+  hasArguments: boolean
+}
+
+/** The `{}` of a tool call that ends with no argument text; nothing for one that had some. */
+function closeTool(tool: StreamedTool): StreamEvent[] {
+  if (tool.hasArguments) return []
+  tool.hasArguments = true
+  return [{ type: 'tool_call', id: tool.id, name: tool.name, argumentsDelta: EMPTY_ARGUMENTS }]
+}
+
 function deltaEvents(
   delta: Record<string, unknown> | undefined,
-  tool: { id: string; name: string } | undefined,
+  tool: StreamedTool | undefined,
 ): StreamEvent[] {
   switch (getString(delta, 'type')) {
     case 'text_delta':
@@ -89,17 +122,12 @@ function deltaEvents(
       return [{ type: 'thinking', thinking: getString(delta, 'thinking') ?? '' }]
     case 'signature_delta':
       return [{ type: 'signature', signature: getString(delta, 'signature') ?? '' }]
-    case 'input_json_delta':
-      return tool === undefined
-        ? []
-        : [
-            {
-              type: 'tool_call',
-              id: tool.id,
-              name: tool.name,
-              argumentsDelta: getString(delta, 'partial_json') ?? '',
-            },
-          ]
+    case 'input_json_delta': {
+      if (tool === undefined) return []
+      const argumentsDelta = getString(delta, 'partial_json') ?? ''
+      if (!isEmptyArguments(argumentsDelta)) tool.hasArguments = true
+      return [{ type: 'tool_call', id: tool.id, name: tool.name, argumentsDelta }]
+    }
     default:
       return []
   }

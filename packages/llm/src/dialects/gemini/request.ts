@@ -13,14 +13,17 @@ type Role = 'user' | 'model'
  * Normalised request → `generateContent` (or `streamGenerateContent?alt=sse`)
  * body. System text becomes `systemInstruction`; a tool result becomes a
  * `functionResponse`, which Gemini matches by function *name*, so the name is
- * looked up from the call with the same id earlier in the history. A signed
+ * looked up from the nearest call with the same id before it in the history
+ * (ids made by older versions for calls without one repeat across turns). A signed
  * thinking block hands its signature to the next part as `thoughtSignature`
  * (Gemini signs the part that follows the thought, not the thought). A
  * message `name` has no equivalent and throws `InvalidChatRequestError`; so
  * do tool-call arguments that are not a JSON object (`functionCall.args` is one).
  */
 export function buildGeminiRequest(request: ChatRequest, model: string): BuiltRequest {
-  const names = toolNames(request.messages)
+  // The calls made before each message, the latest per id: a tool result
+  // answers the nearest call with its id before it.
+  const names = new Map<string, string>()
   const system: string[] = []
   const contents: { role: Role; parts: Record<string, unknown>[] }[] = []
   for (let i = 0; i < request.messages.length; i++) {
@@ -36,7 +39,9 @@ export function buildGeminiRequest(request: ChatRequest, model: string): BuiltRe
       continue
     }
     const role: Role = message.role === 'assistant' ? 'model' : 'user'
-    const parts = toParts(blocksOf(message), names, i)
+    const blocks = blocksOf(message)
+    const parts = toParts(blocks, names, request.messages, i)
+    for (const b of blocks) if (b.type === 'tool_call') names.set(b.id, b.name)
     if (parts.length === 0) continue
     const last = contents.at(-1)
     if (last?.role === role) last.parts.push(...parts)
@@ -226,6 +231,7 @@ function isDefault(field: string, value: unknown): boolean {
   return false
 }
 
+/** Every call's name by id, over the whole history (the last call of an id wins). */
 function toolNames(messages: readonly ChatMessage[]): Map<string, string> {
   const names = new Map<string, string>()
   for (const m of messages) {
@@ -235,7 +241,12 @@ function toolNames(messages: readonly ChatMessage[]): Map<string, string> {
 }
 
 /** A message's blocks → Gemini parts; `index` is the message's, for naming a tool call's arguments. */
-function toParts(blocks: readonly ContentBlock[], names: Map<string, string>, index: number) {
+function toParts(
+  blocks: readonly ContentBlock[],
+  names: ReadonlyMap<string, string>,
+  history: readonly ChatMessage[],
+  index: number,
+) {
   const parts: Record<string, unknown>[] = []
   let toolCalls = 0
   let signature: string | undefined
@@ -264,7 +275,8 @@ function toParts(blocks: readonly ContentBlock[], names: Map<string, string>, in
         // (https://ai.google.dev/api/caching#FunctionResponse: `name` required).
         // A result whose call is not in the history has no name to send: the
         // id in its place would be a call of a function that does not exist.
-        const name = names.get(block.toolCallId)
+        // A result placed before its call (an unusual history): any call with its id.
+        const name = names.get(block.toolCallId) ?? toolNames(history).get(block.toolCallId)
         if (name === undefined) {
           throw new InvalidChatRequestError(
             `messages[${index}].tool_call_id`,

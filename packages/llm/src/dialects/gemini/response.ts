@@ -2,6 +2,7 @@ import { malformedReply, ProviderReplyError } from '../../errors/ProviderReplyEr
 import type { ChatResponse, ContentBlock, FinishReason, Usage } from '../../types.js'
 import { mapFinish, textOf, usageOf } from '../blocks.js'
 import type { ResponseMeta } from '../Dialect.js'
+import { GeneratedCallIds } from '../GeneratedCallIds.js'
 import { asArray, get, getRecord, getString, parseAnswerJson } from '../safeJson.js'
 
 export const GEMINI_FINISH: Readonly<Record<string, FinishReason>> = {
@@ -31,9 +32,9 @@ export function geminiUsage(metadata: unknown): Usage {
  * Parts → blocks. `thought: true` parts are thinking; a `thoughtSignature`
  * on any other part becomes a signed, empty thinking block in front of it,
  * so `buildGeminiRequest` can put it back where it was. Calls without an id
- * get a stable one from their position.
+ * get one from `ids`, unique across responses (`GeneratedCallIds`).
  */
-export function geminiParts(parts: unknown, callCounter: { n: number }): ContentBlock[] {
+export function geminiParts(parts: unknown, ids: GeneratedCallIds): ContentBlock[] {
   const out: ContentBlock[] = []
   for (const part of asArray(parts)) {
     const signature = getString(part, 'thoughtSignature')
@@ -47,7 +48,7 @@ export function geminiParts(parts: unknown, callCounter: { n: number }): Content
     if (call !== undefined) {
       out.push({
         type: 'tool_call',
-        id: getString(call, 'id') ?? `call_${callCounter.n++}`,
+        id: getString(call, 'id') ?? ids.next(),
         name: getString(call, 'name') ?? '',
         arguments: getRecord(call, 'args') ?? {},
       })
@@ -77,7 +78,7 @@ export function parseGeminiResponse(body: unknown, _meta: ResponseMeta = {}): Ch
       message: `prompt blocked: ${blockReason}`,
     })
   }
-  const content = geminiParts(get(getRecord(candidate, 'content'), 'parts'), { n: 0 })
+  const content = geminiParts(get(getRecord(candidate, 'content'), 'parts'), new GeneratedCallIds())
   return {
     id: getString(json, 'responseId') ?? '',
     model: getString(json, 'modelVersion') ?? '',

@@ -1,6 +1,8 @@
 import { malformedReply, ProviderReplyError } from '../../errors/ProviderReplyError.js'
 import type { StreamEvent } from '../../types.js'
 import type { StreamParser } from '../Dialect.js'
+import { GeneratedCallIds } from '../GeneratedCallIds.js'
+import { isBlank } from '../isBlank.js'
 import { asArray, asRecord, get, getRecord, getString, parseAnswerJson } from '../safeJson.js'
 import { normalizeGeminiStreamError } from './errors.js'
 import { geminiFinish, geminiParts, geminiUsage } from './response.js'
@@ -13,7 +15,7 @@ import { geminiFinish, geminiParts, geminiUsage } from './response.js'
  * no `[DONE]`.
  */
 export function createGeminiStreamParser(): StreamParser {
-  const counter = { n: 0 }
+  const ids = new GeneratedCallIds()
   let sawToolCall = false
   let done = false
 
@@ -24,11 +26,14 @@ export function createGeminiStreamParser(): StreamParser {
     parseStreamEvent(message) {
       const error = normalizeGeminiStreamError(message)
       if (error !== undefined) throw new ProviderReplyError(error)
+      // `data:` with nothing after it (a proxy's keep-alive) is an event with
+      // empty data, as SSE dispatches it: no chunk, not an unreadable one.
+      if (isBlank(message.data)) return []
       const chunk = parseAnswerJson(message.data)
       if (asRecord(chunk) === undefined) throw malformedReply('Gemini stream chunk')
       const candidate = asArray(get(chunk, 'candidates'))[0]
       const out: StreamEvent[] = []
-      for (const block of geminiParts(get(getRecord(candidate, 'content'), 'parts'), counter)) {
+      for (const block of geminiParts(get(getRecord(candidate, 'content'), 'parts'), ids)) {
         if (block.type === 'text') out.push({ type: 'text', text: block.text })
         else if (block.type === 'thinking') {
           if (block.thinking !== '') out.push({ type: 'thinking', thinking: block.thinking })

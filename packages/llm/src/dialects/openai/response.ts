@@ -2,6 +2,7 @@ import { malformedReply } from '../../errors/ProviderReplyError.js'
 import type { ChatResponse, ContentBlock, FinishReason } from '../../types.js'
 import { mapFinish, parseArguments, textOf, usageOf } from '../blocks.js'
 import type { ResponseMeta } from '../Dialect.js'
+import { EMPTY_ARGUMENTS, isEmptyArguments } from '../emptyToolArguments.js'
 import { headerValue } from '../errorHeaders.js'
 import { asArray, get, getRecord, getString, parseAnswerJson } from '../safeJson.js'
 
@@ -36,7 +37,11 @@ export function parseOpenAIResponse(
   if (text) content.push({ type: 'text', text })
   for (const call of asArray(get(message, 'tool_calls'))) {
     const fn = getRecord(call, 'function')
-    const rawArguments = getString(fn, 'arguments') ?? ''
+    // A call without arguments (no `arguments`, or blank: some
+    // OpenAI-compatible servers for a parameterless tool) is `{}`, as the
+    // stream gives it and as client code parses it.
+    const given = getString(fn, 'arguments') ?? ''
+    const rawArguments = isEmptyArguments(given) ? EMPTY_ARGUMENTS : given
     content.push({
       type: 'tool_call',
       id: getString(call, 'id') ?? '',

@@ -3,6 +3,8 @@ import type { FinishReason, NormalizedError, StreamEvent, Usage } from '../../ty
 import { mapFinish, usageOf } from '../blocks.js'
 import type { StreamParser } from '../Dialect.js'
 import type { StreamErrorInput } from '../ErrorInput.js'
+import { GeneratedCallIds } from '../GeneratedCallIds.js'
+import { isBlank } from '../isBlank.js'
 import {
   asArray,
   asRecord,
@@ -17,7 +19,7 @@ import { OPENAI_FINISH } from './response.js'
 /**
  * `chat.completion.chunk` events → normalised events. Tool-call deltas name
  * the call only in their first chunk (later ones carry just `index`, or
- * nothing at all from some servers), so the parser remembers each index's id
+ * nothing at all from some servers), so the parser remembers each call's id
  * and name. The finish is held back until
  * usage arrives (OpenAI sends it in a last chunk with no choices) or the
  * stream ends with `[DONE]`, so a caller sees exactly one `finish`, with usage.
@@ -25,26 +27,42 @@ import { OPENAI_FINISH } from './response.js'
 export function createOpenAIStreamParser(
   normalizeStreamError: (frame: StreamErrorInput) => NormalizedError | undefined,
 ): StreamParser {
-  const tools = new Map<number, { id: string; name: string }>()
-  /** The index of the last tool-call delta: where a delta without index or id goes on. */
+  /** Each call by its position in the answer, with whether the server named its id. */
+  const tools = new Map<number, { id: string; name: string; named: boolean }>()
+  /** The call each wire `index` currently continues. */
+  const atIndex = new Map<number, number>()
+  /** The call of the last tool-call delta: where a delta without index or id goes on. */
   let last: number | undefined
+  const ids = new GeneratedCallIds()
+  const byId = (id: string): number | undefined => {
+    for (const [n, known] of tools) if (known.id === id) return n
+    return undefined
+  }
   // Some OpenAI-compatible servers (Gemini's compatibility endpoint, SGLang,
   // proxies) leave `index` out, or send null. Only a call's first delta names
   // it (an id, a function name); the argument fragments after it name nothing
   // and continue that call — a new call per fragment would split one call's
-  // arguments over calls with no name.
-  const indexOf = (call: unknown, fn: Record<string, unknown> | undefined): number => {
+  // arguments over calls with no name. Others (Ollama, SGLang, LiteLLM) give
+  // every parallel call `index: 0`, each with its own id: a delta whose id is
+  // not the one its index holds starts a call (or goes back to the call of
+  // that id), and the deltas after it at that index continue it.
+  const callOf = (call: unknown, fn: Record<string, unknown> | undefined): number => {
     const given = getCode(call, 'index')
-    if (given !== undefined) return Number(given)
     const id = getString(call, 'id')
-    if (id) {
-      for (const [index, known] of tools) if (known.id === id) return index
-      return nextIndex()
+    if (given !== undefined) {
+      const wire = Number(given)
+      const current = atIndex.get(wire)
+      const known = current === undefined ? undefined : tools.get(current)
+      if (current !== undefined && (!id || known?.id === id || known?.named === false))
+        return current
+      const n = (id ? byId(id) : undefined) ?? tools.size
+      atIndex.set(wire, n)
+      return n
     }
-    if (getString(fn, 'name') || last === undefined) return nextIndex()
+    if (id) return byId(id) ?? tools.size
+    if (getString(fn, 'name') || last === undefined) return tools.size
     return last
   }
-  const nextIndex = (): number => (tools.size === 0 ? 0 : Math.max(...tools.keys()) + 1)
   let finishReason: FinishReason | undefined
   let usage: Usage | undefined
   let id: string | undefined
@@ -64,6 +82,9 @@ export function createOpenAIStreamParser(
     parseStreamEvent(message) {
       const error = normalizeStreamError(message)
       if (error !== undefined) throw new ProviderReplyError(error)
+      // `data:` with nothing after it (a proxy's keep-alive) is an event with
+      // empty data, as SSE dispatches it: no chunk, not an unreadable one.
+      if (isBlank(message.data)) return []
       if (message.data.trim() === '[DONE]') {
         done = true
         return flush()
@@ -80,15 +101,18 @@ export function createOpenAIStreamParser(
         if (text) out.push({ type: 'text', text })
         for (const call of asArray(get(delta, 'tool_calls'))) {
           const fn = getRecord(call, 'function')
-          const index = indexOf(call, fn)
-          last = index
-          let known = tools.get(index)
+          const n = callOf(call, fn)
+          last = n
+          let known = tools.get(n)
           if (known === undefined) {
+            const given = getString(call, 'id')
             known = {
-              id: getString(call, 'id') ?? `call_${index}`,
+              // One unique across turns when the server sends none (`GeneratedCallIds`).
+              id: given || ids.next(),
               name: getString(fn, 'name') ?? '',
+              named: Boolean(given),
             }
-            tools.set(index, known)
+            tools.set(n, known)
           }
           // Fields spelled out: on Node 20 a field after a spread costs ~0.4 µs, per delta.
           out.push({

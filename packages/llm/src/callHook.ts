@@ -1,0 +1,40 @@
+/**
+ * Calls a caller's hook (`onAttempt`, `ProviderLimits`' `onWait`, a
+ * `logger`) whose failure must not change what Hourglass decides: what it
+ * throws is ignored, and so is a promise it returns that rejects — an async
+ * hook (`async (record) => shipLogs(record)`) whose log shipper is down would
+ * otherwise reject with nobody listening, an unhandled rejection that ends
+ * the process. The hook is not awaited.
+ */
+export function callHook<A extends unknown[]>(
+  hook: ((...args: A) => unknown) | undefined,
+  ...args: A
+): void {
+  if (hook === undefined) return
+  try {
+    const returned = hook(...args)
+    if (isThenable(returned)) returned.then(undefined, ignore)
+  } catch {
+    // A hook must not change the outcome.
+  }
+}
+
+/** Calls `logger.warn(message)` as `callHook` calls a hook: as a method, failures ignored. */
+export function warnSafely(logger: { warn(message: string): void }, message: string): void {
+  try {
+    const returned: unknown = logger.warn(message)
+    if (isThenable(returned)) returned.then(undefined, ignore)
+  } catch {
+    // A logger that fails must not change what admission or the limits decide.
+  }
+}
+
+function isThenable(value: unknown): value is PromiseLike<unknown> {
+  return (
+    (typeof value === 'object' || typeof value === 'function') &&
+    value !== null &&
+    typeof (value as { then?: unknown }).then === 'function'
+  )
+}
+
+function ignore(): void {}

@@ -1,0 +1,177 @@
+import { Deadline, ManualClock } from '@hourglass/core'
+import { openAIErrors, type RecordedRequest, reply } from '@hourglass/testkit'
+import { describe, expect, it } from 'vitest'
+import { openAICompatible } from '../../src/adapters/openAICompatible.js'
+import { Admission } from '../../src/admission/Admission.js'
+import type { AttemptRecord } from '../../src/call/AttemptRecord.js'
+import { callModel } from '../../src/call/callModel.js'
+import { isKeysRetired } from '../../src/errors/KeysRetiredError.js'
+import type { ModelUnavailableError } from '../../src/errors/ModelUnavailableError.js'
+import { RetryBudgetRegistry } from '../../src/retry/RetryBudgetRegistry.js'
+import { useFakes, user } from './support/fakes.js'
+
+const fakes = useFakes()
+const request = { messages: [user('hi')], maxTokens: 16 }
+
+/** Key `sk-broke` is out of quota (OpenAI's 429 `insufficient_quota`); every other key answers. */
+const byKey = (r: RecordedRequest) =>
+  r.apiKey === 'sk-broke' ? openAIErrors.insufficientQuota() : reply.text(`paid by ${r.apiKey}`)
+
+/**
+ * A quota or billing error is the key's (the account behind it), not the
+ * request's nor the provider's: like a rejected key, the same call goes on at
+ * once with the provider's next key. Before, the call failed (or fell back)
+ * though another key of the same provider would have answered.
+ */
+describe('a key out of quota: the call goes on with the next key of the provider', () => {
+  it('with admission: answered on the next key at once; the spent key stays retired for the calls after it', async () => {
+    const clock = new ManualClock(1_000)
+    const admission = new Admission({ clock, defaultNeededMs: 0, logger: { warn: () => {} } })
+    const fake = await fakes.start({ dialect: 'openai', reply: byKey })
+    const model = fakes.adapter(
+      openAICompatible({
+        baseURL: fake.baseURL,
+        apiKeys: ['sk-broke', 'sk-paid'],
+        model: 'gpt-4o-mini',
+      }),
+    )
+    using deadline = Deadline.after(15_000, { clock })
+    const records: AttemptRecord[] = []
+    const answer = await callModel({
+      models: [model],
+      request,
+      deadline,
+      limits: { admission },
+      onAttempt: (r) => records.push(r),
+    })
+    expect(answer.text).toBe('paid by sk-paid')
+    expect(clock.now()).toBe(1_000) // nothing was waited for
+    expect(records.map((r) => [r.errorKind, r.decision, r.delayMs, r.reason])).toEqual([
+      [
+        'quota_exhausted',
+        'retry',
+        0,
+        'this key is out of quota; the next key of the provider is tried',
+      ],
+      [undefined, 'success', undefined, undefined],
+    ])
+    expect(records[1]?.choice).toBe('another key of this provider (the last one is out of quota)')
+
+    // The spent key is retired: the next calls go straight to the paid one.
+    const again = await callModel({ models: [model], request, deadline, limits: { admission } })
+    expect(again.text).toBe('paid by sk-paid')
+    expect(fake.requests.map((r) => r.apiKey)).toEqual(['sk-broke', 'sk-paid', 'sk-paid'])
+  })
+
+  it('a quota with a server wait cools the key instead of retiring it: the call goes on with the next key, the spent one is sent to again after the wait', async () => {
+    const clock = new ManualClock(1_000)
+    const admission = new Admission({ clock, defaultNeededMs: 0, logger: { warn: () => {} } })
+    const fake = await fakes.start({ dialect: 'openai' })
+    fake.enqueue(
+      reply.error(
+        429,
+        { error: { message: 'quota', type: 'insufficient_quota', code: 'insufficient_quota' } },
+        { 'retry-after': '30' },
+      ),
+    )
+    const model = fakes.adapter(
+      openAICompatible({ baseURL: fake.baseURL, apiKeys: ['sk-1', 'sk-2'], model: 'gpt-4o-mini' }),
+    )
+    using deadline = Deadline.after(15_000, { clock })
+    const answer = await callModel({ models: [model], request, deadline, limits: { admission } })
+    expect(answer.text).toBe('Hello from the fake provider.')
+    expect(clock.now()).toBe(1_000)
+    expect(fake.requests.map((r) => r.apiKey)).toEqual(['sk-1', 'sk-2'])
+    // Past its 30 s, sk-1 is free again (cooled, not retired).
+    clock.advance(30_001)
+    using later = Deadline.after(15_000, { clock })
+    const keysAfter = new Set<string | undefined>()
+    for (let i = 0; i < 3; i++) {
+      await callModel({ models: [model], request, deadline: later, limits: { admission } })
+      keysAfter.add(fake.requests.at(-1)?.apiKey)
+    }
+    expect(keysAfter.has('sk-1')).toBe(true)
+  })
+
+  it('without admission: each key once in a call; a quota error on every key still fails the call', async () => {
+    const fake = await fakes.start({ dialect: 'openai', reply: byKey })
+    const model = fakes.adapter(
+      openAICompatible({
+        baseURL: fake.baseURL,
+        apiKeys: ['sk-broke', 'sk-paid'],
+        model: 'gpt-4o-mini',
+      }),
+    )
+    const answer = await callModel({ models: [model], request, limits: { admission: false } })
+    expect(answer.text).toBe('paid by sk-paid')
+    expect(fake.requests.map((r) => r.apiKey)).toEqual(['sk-broke', 'sk-paid'])
+
+    const broke = fakes.adapter(
+      openAICompatible({
+        baseURL: fake.baseURL,
+        apiKeys: ['sk-broke', 'sk-broke'],
+        model: 'gpt-4o-mini',
+      }),
+    )
+    const before = fake.requests.length
+    const error = await callModel({
+      models: [broke],
+      request,
+      retry: { maxAttempts: 5 },
+      limits: { admission: false },
+    })
+      .then(() => undefined)
+      .catch((e: unknown) => e)
+    expect(error).toMatchObject({ code: 'MODEL_UNAVAILABLE' })
+    expect((error as ModelUnavailableError).lastCause).toMatchObject({ kind: 'quota_exhausted' })
+    // The same spent key is not sent twice in one call.
+    expect(fake.requests.slice(before).map((r) => r.apiKey)).toEqual(['sk-broke'])
+  })
+
+  it('is not a retry the retry budget gates: a drained budget does not stop the next key', async () => {
+    const fake = await fakes.start({ dialect: 'openai', reply: byKey })
+    const model = fakes.adapter(
+      openAICompatible({
+        baseURL: fake.baseURL,
+        apiKeys: ['sk-broke', 'sk-paid'],
+        model: 'gpt-4o-mini',
+      }),
+    )
+    const budgets = new RetryBudgetRegistry()
+    const budget = budgets.get(model.name)
+    for (let i = 0; i < budget.maxTokens; i++) budget.recordFailure()
+    expect(budget.canRetry()).toBe(false)
+    const answer = await callModel({
+      models: [model],
+      request,
+      retry: { budgets },
+      limits: { admission: false },
+    })
+    expect(answer.text).toBe('paid by sk-paid')
+    // Nor is the quota error charged to it as a failure worth retrying.
+    expect(budget.tokens).toBe(budget.tokenRatio)
+  })
+
+  it('with admission and every key out of quota: KEYS_RETIRED for the next call, nothing sent', async () => {
+    const clock = new ManualClock(1_000)
+    const admission = new Admission({ clock, defaultNeededMs: 0, logger: { warn: () => {} } })
+    const fake = await fakes.start({ dialect: 'openai', reply: byKey })
+    const model = fakes.adapter(
+      openAICompatible({
+        baseURL: fake.baseURL,
+        apiKeys: ['sk-broke'],
+        model: 'gpt-4o-mini',
+      }),
+    )
+    using deadline = Deadline.after(15_000, { clock })
+    const first = await callModel({ models: [model], request, deadline, limits: { admission } })
+      .then(() => undefined)
+      .catch((e: unknown) => e)
+    expect((first as ModelUnavailableError).lastCause).toMatchObject({ kind: 'quota_exhausted' })
+    const second = await callModel({ models: [model], request, deadline, limits: { admission } })
+      .then(() => undefined)
+      .catch((e: unknown) => e)
+    expect(isKeysRetired((second as ModelUnavailableError).lastCause)).toBe(true)
+    expect(fake.requests).toHaveLength(1)
+  })
+})
