@@ -269,8 +269,12 @@ async function decide(
     })
   if (isDeferral(error)) return { outcome: 'deferred', error }
   // Ended by its deadline — not by BullMQ's own signal (a cancel, a lost lock),
-  // whose reason BullMQ must see as it is.
-  const ranOut = deadline.done ? isDeadlineExceeded(deadline.reason) : deadline.expired
+  // whose reason BullMQ must see as it is. An observe-only deadline that has
+  // passed is done with no reason (it aborted nothing): it ran out all the same.
+  const ranOut =
+    deadline.done && deadline.reason !== undefined
+      ? isDeadlineExceeded(deadline.reason)
+      : deadline.expired
   if (ranOut && !deadline.observe) {
     counts.stopped++
     return { outcome: 'deadline_exceeded', error: fail('running') }

@@ -284,6 +284,89 @@ describe.skipIf(!available)('withDeadline: a worker enforces the deadline a job 
     expect(processor.counts.retriesDropped).toBe(0)
   })
 
+  // An observe-only deadline that has passed aborted nothing, so it has no
+  // reason: these failures are reported as the deadline's, not the job's own.
+  it('observe mode: an attempt that fails after its deadline fails as it would without Hourglass, and the end message says enforcement would have stopped it (deadline_exceeded)', async () => {
+    const { queue, events, name } = await redis.queue()
+    const ends = collect(bullmqChannels.end)
+    const clock = new ManualClock()
+    const started = signal<Deadline>()
+    const proceed = signal()
+    const processor = withDeadline(
+      async () => {
+        started.resolve(currentDeadline()!)
+        await proceed.promise
+        throw new Error('upstream 503')
+      },
+      { clock },
+    )
+    redis.worker(name, processor)
+    const job = await addWithDeadline(
+      queue,
+      'dark-late',
+      {},
+      { deadline: Deadline.after(10_000, { observe: true, clock: new ManualClock() }) },
+    )
+    const deadline = await started.promise
+    clock.advance(deadline.remaining() + 1)
+    expect(deadline.expired).toBe(true)
+    proceed.resolve()
+
+    const result = await finished(job, events, queue)
+    expect(result).toMatchObject({ state: 'failed', failedReason: 'upstream 503', attemptsMade: 1 })
+    expect(ends).toEqual([
+      expect.objectContaining({
+        jobId: job.id,
+        outcome: 'failed',
+        enforcedOutcome: 'deadline_exceeded',
+      }),
+    ])
+    expect(processor.counts).toEqual({ expired: 0, stopped: 0, retriesDropped: 0 })
+  })
+
+  it('observe mode: an attempt that fails after its deadline with attempts left is retried, reported as one enforcement would have stopped (deadline_exceeded), not as a dropped retry', async () => {
+    const { queue, name } = await redis.queue()
+    const ended = signal<BullmqEndMessage>()
+    bullmqChannels.end.subscribe(function onEnd(message) {
+      bullmqChannels.end.unsubscribe(onEnd)
+      ended.resolve(message)
+    })
+    const clock = new ManualClock()
+    const started = signal<Deadline>()
+    const proceed = signal()
+    const processor = withDeadline(
+      async () => {
+        started.resolve(currentDeadline()!)
+        await proceed.promise
+        throw new Error('upstream 503')
+      },
+      { clock },
+    )
+    redis.worker(name, processor)
+    const job = await addWithDeadline(
+      queue,
+      'dark-late-retry',
+      {},
+      {
+        deadline: Deadline.after(10_000, { observe: true, clock: new ManualClock() }),
+        attempts: 3,
+        // Long enough that the retry is still waiting when the test ends.
+        backoff: { type: 'fixed', delay: 60_000 },
+      },
+    )
+    const deadline = await started.promise
+    clock.advance(deadline.remaining() + 1)
+    proceed.resolve()
+
+    expect(await ended.promise).toMatchObject({
+      jobId: job.id,
+      outcome: 'retry',
+      enforcedOutcome: 'deadline_exceeded',
+    })
+    await expect.poll(async () => (await queue.getJob(job.id!))?.getState()).toBe('delayed')
+    expect(processor.counts).toEqual({ expired: 0, stopped: 0, retriesDropped: 0 })
+  })
+
   it('a stalled job that comes back after its deadline does not run', async () => {
     const { queue, events, name } = await redis.queue()
     // Worker A takes the job and then stops renewing its lock, as a crashed or

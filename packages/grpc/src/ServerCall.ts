@@ -271,7 +271,11 @@ export class ServerCall {
    * detaches a destroyed stream from its session, and grpc-js's `getPeer()`
    * turns 'unknown'), whereas after a status that was written onCancel runs
    * before the stream can close. A peer with no address (a Unix socket) is
-   * 'unknown' from the start: its answers count as given.
+   * 'unknown' from the start: its answers count as given. Not caught: a
+   * cancel while the stream is idle. The answer to its half-close goes out
+   * at once and onCancel runs before the reset is read; the private HTTP/2
+   * stream's rstCode would show it only when the reset beats the answer's
+   * close, which it often does not (tried: a bidi echo closed clean, code 0).
    */
   #answerLost(): boolean {
     return (

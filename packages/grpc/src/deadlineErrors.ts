@@ -20,9 +20,10 @@ type HandlerCall = Parameters<typeof deadlineOf>[0] & {
  * - An `async` handler's rejection (grpc-js ignores the promise a handler
  *   returns: it would be an unhandled rejection, and with the deadline
  *   aborting outbound calls those become common) is answered like a thrown
- *   error: the mapping above, an error with a numeric gRPC `code` as it is,
- *   anything else `UNKNOWN` "Unknown error" (the message is not sent, as
- *   grpc-js does for a thrown error).
+ *   error: the mapping above, an error whose `code` is a gRPC status (an
+ *   integer 0–16) as it is, anything else — an HTTP client's `code: 503`
+ *   too — `UNKNOWN` "Unknown error" (the message is not sent, as grpc-js
+ *   does for a thrown error).
  * - An abort or deadline error that arrives after the call's deadline
  *   already ended it (answered `DEADLINE_EXCEEDED`, or the client left) is
  *   swallowed: it is the handler noticing.
@@ -86,11 +87,20 @@ function asStatus(error: unknown): ServerErrorResponse {
   const mapped = toServiceError(error)
   if (mapped) return mapped
   const code = (error as { code?: unknown } | null)?.code
-  if (error instanceof Error && typeof code === 'number' && Number.isInteger(code)) return error
+  if (error instanceof Error && isGrpcStatus(code)) return error
   return Object.assign(new Error('Unknown error', { cause: error }), {
     code: status.UNKNOWN,
     details: 'Unknown error',
   })
+}
+
+/**
+ * One of gRPC's codes, 0 (`OK`) to 16 (`UNAUTHENTICATED`). Any other number —
+ * an HTTP client's 503, an errno — is not a status: sent as one, the caller
+ * reads a code it cannot map, with the message it was never meant to see.
+ */
+function isGrpcStatus(code: unknown): code is status {
+  return typeof code === 'number' && Number.isInteger(code) && code >= 0 && code <= 16
 }
 
 function isThenable(value: unknown): value is PromiseLike<unknown> {

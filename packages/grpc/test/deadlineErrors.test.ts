@@ -107,6 +107,29 @@ describe('deadlineErrors: the deadline errors become gRPC statuses', () => {
     expect(other.error?.details).toBe('Unknown error')
   })
 
+  it("a numeric code that is not a gRPC status (an HTTP client's 503, -1, 1.5, 17) is not passed off as one: UNKNOWN without the message", async () => {
+    const work = await serve({
+      async unary(call: Unary) {
+        const code = (call.request as { code: number }).code
+        await wait(1)
+        throw Object.assign(new Error(`upstream said ${code}: secret body`), { code })
+      },
+    })
+    for (const code of [503, 404, -1, 1.5, 17]) {
+      const result = await unary(work, { code })
+      expect({ code, status: result.error?.code, details: result.error?.details }).toEqual({
+        code,
+        status: status.UNKNOWN,
+        details: 'Unknown error',
+      })
+    }
+    // The gRPC range itself still passes through, its first and last included.
+    expect((await unary(work, { code: status.CANCELLED })).error?.code).toBe(status.CANCELLED)
+    expect((await unary(work, { code: status.UNAUTHENTICATED })).error?.code).toBe(
+      status.UNAUTHENTICATED,
+    )
+  })
+
   it('an async server-streaming handler that rejects ends its stream with the mapped status', async () => {
     const work = await serve({
       async serverStream(call: ServerWritableStream<unknown, unknown>) {

@@ -499,7 +499,9 @@ describe('deadlineServerInterceptor: when time runs out', () => {
           unknown
         >,
       },
-      { clock },
+      // A fixed reserve: the adaptive one reaches its 100 ms bound on a loaded
+      // box, and the 100 ms budget then arrives spent (DEADLINE_EXCEEDED).
+      { clock, reserveMs: 10 },
     )
     const result = await unary(work, {}, {}, metadataWith({ 'x-deadline-remaining-ms': '100' }))
     expect(result.error?.code).toBe(status.NOT_FOUND)

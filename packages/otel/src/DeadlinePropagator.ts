@@ -64,7 +64,8 @@ export interface DeadlinePropagatorOptions {
  *   OpenTelemetry `Context` (`DEADLINE_CONTEXT_KEY`) and Hourglass's current
  *   deadline (`currentDeadline()`). It writes nothing without a deadline, and
  *   leaves a carrier alone that already has the header (someone, e.g.
- *   `@hourglass/fetch`, wrote a fresher value).
+ *   `@hourglass/fetch`, wrote a fresher value). A cancelled deadline (the
+ *   client left) writes 0, as an expired one does.
  * - `extract` reads the inbound headers with `readDeadline` (smallest valid
  *   value wins, clamped to `maxMs`) and stores a `PropagatedDeadline`.
  */
@@ -144,20 +145,35 @@ export class DeadlinePropagator implements TextMapPropagator {
  * The whole ms left on the tighter of the context's deadline and the current
  * Hourglass deadline, or undefined when neither has a finite one (or an
  * observe-only deadline has passed: dark mode must not make the next hop 504).
+ * A cancelled deadline (the client left) has 0 left, whatever its expiry.
  */
 export function remainingIn(context: Context): number | undefined {
   const candidates: number[] = []
   const stored = context.getValue(DEADLINE_CONTEXT_KEY)
   if (stored instanceof Deadline) {
-    const ms = writeDeadline({}, stored)
+    const ms = msLeft(stored)
     if (ms !== undefined) candidates.push(ms)
   } else if (isPropagated(stored)) {
     const age = stored.clock.now() - stored.receivedAt
     candidates.push(Math.max(0, Math.floor(stored.budgetMs - age)))
   }
-  const current = writeDeadline({}, currentDeadline())
+  const current = msLeft(currentDeadline())
   if (current !== undefined) candidates.push(current)
   return candidates.length === 0 ? undefined : Math.min(...candidates)
+}
+
+/**
+ * What `writeDeadline` would write, except for a deadline that has ended
+ * with a reason — cancelled (the client left, in dark mode too, or one with
+ * no expiry), or expired while enforcing: 0. `@hourglass/fetch` and the gRPC
+ * client refuse to send under such a deadline at all; a propagator cannot
+ * stop the request, so it tells the next hop there is no time, which then
+ * refuses at once. `writeDeadline` goes by the expiry alone, and wrote a
+ * live budget (`999`) for work nobody waits for any more.
+ */
+function msLeft(deadline: Deadline | undefined): number | undefined {
+  if (deadline?.done === true && deadline.reason !== undefined) return 0
+  return writeDeadline({}, deadline)
 }
 
 function isPropagated(value: unknown): value is PropagatedDeadline {

@@ -178,6 +178,17 @@ export function bullmqTraceHandlers(tracer: Tracer): BullmqHandlers {
           fail(span, errorType(m.error), 'failed')
           break
       }
+      // Dark mode: what enforcement would have done, reported as the ingress
+      // reports an observed expiry — an event with action `observed` — while
+      // the status stays the attempt's own (enforcement changed nothing).
+      if (m.enforcedOutcome === 'deadline_exceeded') ranOut('observed')
+      else if (m.enforcedOutcome === 'no_time_to_retry') {
+        span.addEvent(EVENT_DEADLINE_RETRY_SKIPPED, {
+          [ATTR_DEADLINE_ATTEMPT]: m.attempt,
+          [ATTR_DEADLINE_RETRY_WHY]: 'no-budget',
+          [ATTR_DEADLINE_ACTION]: 'observed',
+        })
+      }
       span.end()
     },
   }

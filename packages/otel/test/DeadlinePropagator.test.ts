@@ -1,7 +1,12 @@
 import http from 'node:http'
 import type { AddressInfo } from 'node:net'
-import { Deadline, ManualClock, runWithDeadline } from '@hourglass/core'
-import { DEADLINE_CONTEXT_KEY, DeadlinePropagator, type PropagatedDeadline } from '@hourglass/otel'
+import { ClientClosedError, Deadline, ManualClock, runWithDeadline } from '@hourglass/core'
+import {
+  DEADLINE_CONTEXT_KEY,
+  DeadlinePropagator,
+  type PropagatedDeadline,
+  remainingIn,
+} from '@hourglass/otel'
 import { context, propagation, ROOT_CONTEXT, trace } from '@opentelemetry/api'
 import { CompositePropagator, W3CTraceContextPropagator } from '@opentelemetry/core'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
@@ -123,6 +128,32 @@ describe('DeadlinePropagator', () => {
     const dark = Deadline.after(50, { clock, observe: true })
     clock.advance(60)
     expect(runWithDeadline(dark, () => injected())).not.toHaveProperty('x-deadline-remaining-ms')
+  })
+
+  it('a deadline cancelled (the client left) tells the next hop there is no time: 0, as an expired one does', () => {
+    const header = (deadline: Deadline, ctx = context.active()) =>
+      runWithDeadline(deadline, () => injected(ctx))['x-deadline-remaining-ms']
+    const cancelled = (deadline: Deadline) => {
+      deadline.cancel(new ClientClosedError())
+      return deadline
+    }
+    const expired = Deadline.after(100, { clock })
+    clock.advance(100)
+    expect(header(expired)).toBe('0')
+    expect(header(cancelled(Deadline.after(1000, { clock })))).toBe('0')
+    // Dark mode does not hide the client leaving, nor does having no expiry.
+    expect(header(cancelled(Deadline.after(1000, { clock, observe: true })))).toBe('0')
+    expect(header(cancelled(Deadline.never({ clock })))).toBe('0')
+    const dark = Deadline.after(50, { clock, observe: true })
+    clock.advance(60)
+    expect(header(cancelled(dark))).toBe('0')
+    // One stored in the Context counts too, beside a live current deadline.
+    const stored = ROOT_CONTEXT.setValue(
+      DEADLINE_CONTEXT_KEY,
+      cancelled(Deadline.after(1000, { clock })),
+    )
+    expect(header(Deadline.after(1000, { clock }), stored)).toBe('0')
+    expect(remainingIn(stored)).toBe(0)
   })
 
   it('leaves a carrier alone that already carries the header (a fresher writer got there first)', () => {

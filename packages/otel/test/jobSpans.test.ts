@@ -1,7 +1,7 @@
 import { createServer, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { addWithDeadline, withDeadline } from '@hourglass/bullmq'
-import { Deadline, ManualClock, runWithDeadline } from '@hourglass/core'
+import { currentDeadline, Deadline, ManualClock, runWithDeadline } from '@hourglass/core'
 import { createFetch, type HourglassFetch } from '@hourglass/fetch'
 import {
   DeadlineContextManager,
@@ -198,6 +198,91 @@ describe.skipIf(!available)('instrumentDeadlines: BullMQ', () => {
       'hourglass.deadline.stage': 'handler',
       'hourglass.deadline.action': 'failed',
     })
+  })
+
+  it('dark mode: a job that fails after its observe-only deadline keeps its own failure on its span, with a deadline.exceeded event (action observed)', async () => {
+    const { queue: q, events, name } = await queue()
+    const clock = new ManualClock()
+    let started!: (deadline: Deadline) => void
+    const running = new Promise<Deadline>((resolve) => {
+      started = resolve
+    })
+    let proceed!: () => void
+    const proceeding = new Promise<void>((resolve) => {
+      proceed = resolve
+    })
+    worker(
+      name,
+      withDeadline(
+        async (): Promise<unknown> => {
+          started(currentDeadline()!)
+          await proceeding
+          throw new TypeError('upstream said no')
+        },
+        { clock },
+      ),
+    )
+    const { job } = await addAsProducer(
+      q,
+      Deadline.after(10_000, { observe: true, clock: new ManualClock() }),
+    )
+    const deadline = await running
+    clock.advance(deadline.remaining() + 1)
+    proceed()
+    await job.waitUntilFinished(events).catch(() => {})
+    const spans = await otel.spansWhere((all) => all.some((s) => s.name === `process ${name}`))
+    const span = jobSpan(spans, name)
+    expect(span.attributes).toMatchObject({
+      'hourglass.deadline.mode': 'observe',
+      'hourglass.deadline.outcome': 'failed',
+      'error.type': 'TypeError', // the job's own failure, not the deadline's
+    })
+    expect(
+      span.events.find((e) => e.name === 'hourglass.deadline.exceeded')?.attributes,
+    ).toMatchObject({
+      'hourglass.deadline.stage': 'handler',
+      'hourglass.deadline.budget_ms': 10_000,
+      'hourglass.deadline.action': 'observed',
+    })
+  })
+
+  it('dark mode: a retry enforcement would have dropped is kept, with a retry_skipped event (action observed) beside the retry', async () => {
+    const { queue: q, name } = await queue()
+    worker(
+      name,
+      withDeadline(async (): Promise<unknown> => {
+        throw new Error('upstream 503')
+      }),
+    )
+    const producer = otel.tracer.startSpan('POST /reports', { kind: SpanKind.SERVER })
+    const job = await context.with(trace.setSpan(context.active(), producer), () =>
+      addWithDeadline(
+        q,
+        'weekly',
+        {},
+        {
+          deadline: Deadline.after(5_000, { observe: true, clock: new ManualClock() }),
+          attempts: 3,
+          backoff: { type: 'fixed', delay: 60_000 },
+        },
+      ),
+    )
+    producer.end()
+    const spans = await otel.spansWhere((all) => all.some((s) => s.name === `process ${name}`))
+    const span = jobSpan(spans, name)
+    expect(span.attributes).toMatchObject({ 'hourglass.deadline.outcome': 'retry' })
+    expect(span.events.map((e) => [e.name, e.attributes])).toEqual([
+      ['hourglass.deadline.retry', { 'hourglass.deadline.attempt': 2 }],
+      [
+        'hourglass.deadline.retry_skipped',
+        {
+          'hourglass.deadline.attempt': 1,
+          'hourglass.deadline.retry.why': 'no-budget',
+          'hourglass.deadline.action': 'observed',
+        },
+      ],
+    ])
+    await expect.poll(async () => (await q.getJob(job.id!))?.getState()).toBe('delayed')
   })
 
   it('calls made inside the job are children of its span; DeadlineContextManager makes it the active span for other instrumentations too', async () => {
