@@ -74,7 +74,6 @@ describe('a stream whose deadline the ingress backstop ends first', () => {
       received += chunk
     }
     expect(received).toMatch(/^HTTP\/1\.1 200 OK\r\n/)
-    const closed = once(client, 'close')
 
     // The handler's deadline (59,965 ms) and the backstop (59,990 ms) in one step.
     clock.advance(60_000)
@@ -90,6 +89,5 @@ describe('a stream whose deadline the ingress backstop ends first', () => {
     expect(page).toMatch(/hourglass_gateway_errors_total\{kind="deadline_exceeded"\} 1/)
     expect(page).not.toMatch(/kind="client_closed"/)
     expect(page).toMatch(/hourglass_gateway_requests_total\{status_class="2xx"\} 1/)
-    await closed
   })
 })
