@@ -57,6 +57,7 @@ export {
   type ReadDeadlineResult,
   readDeadline,
 } from './readDeadline.js'
+export { refuseUnknownOptions } from './refuseUnknownOptions.js'
 export { currentRequestId, runWithRequestId } from './requestId.js'
 export {
   DEFAULT_INGRESS_MAX_MS,

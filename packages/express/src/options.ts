@@ -2,9 +2,9 @@ import {
   type Clock,
   Deadline,
   type DeadlineSource,
-  describeValue,
   type PlanEntry,
   type ResolvedIngressOptions,
+  refuseUnknownOptions,
   resolveIngressOptions,
 } from '@hourglass/core'
 import type {
@@ -99,7 +99,7 @@ const MEANT_INSTEAD: ReadonlyMap<string, string> = new Map([
 
 /** Validate once, when the middleware is created: a typo should fail at boot, not per request. */
 export function resolveOptions(options: DeadlineMiddlewareOptions): ResolvedOptions {
-  refuseUnknownOptions(options)
+  refuseUnknownOptions(options, OPTION_NAMES, 'deadline()', { meant: MEANT_INSTEAD })
   const ingress = resolveIngressOptions(options)
   // A reserve as large as the whole budget leaves the handler nothing: every
   // request (or every one without a deadline header) would get its 504 on
@@ -133,61 +133,4 @@ export function resolveOptions(options: DeadlineMiddlewareOptions): ResolvedOpti
     onInvalidHeader: options.onInvalidHeader,
     onLateWrite: options.onLateWrite,
   }
-}
-
-/**
- * A key `deadline()` does not read is a mistake, not an extension point:
- * ignored, `{ defaultMS: 500 }` left the 2 s default in force and
- * `{ observe: true }` left the middleware answering 504s, while their authors
- * believed otherwise. A `TypeError` (the options have the wrong shape) naming
- * each such key and, when one is close, the option probably meant.
- */
-function refuseUnknownOptions(options: unknown): void {
-  if (options === undefined) return
-  if (typeof options !== 'object' || options === null || Array.isArray(options)) {
-    // deadline(500) read no budget from the number: the defaults applied.
-    throw new TypeError(`options must be an object, got ${describeValue(options)}`)
-  }
-  const unknown = Object.keys(options).filter((key) => !OPTION_NAMES.includes(key))
-  if (unknown.length === 0) return
-  const described = unknown.map((key) => {
-    const shown = JSON.stringify(key.slice(0, 40))
-    const meant = MEANT_INSTEAD.get(key) ?? closestOption(key)
-    return meant === undefined ? shown : `${shown} (did you mean ${meant}?)`
-  })
-  throw new TypeError(
-    `unknown option${unknown.length > 1 ? 's' : ''} ${described.join(', ')}; deadline() takes ${OPTION_NAMES.join(', ')}`,
-  )
-}
-
-/** The nearest option within two edits of `key`, case aside; undefined when none is that close. */
-function closestOption(key: string): string | undefined {
-  let best: string | undefined
-  let bestDistance = 3
-  for (const name of OPTION_NAMES) {
-    const distance = editDistance(key.toLowerCase(), name.toLowerCase())
-    if (distance < bestDistance) {
-      best = name
-      bestDistance = distance
-    }
-  }
-  return best
-}
-
-/** Levenshtein distance: insertions, deletions and substitutions. */
-function editDistance(a: string, b: string): number {
-  if (Math.abs(a.length - b.length) > 2) return 3
-  let previous = Array.from({ length: b.length + 1 }, (_, j) => j)
-  for (let i = 1; i <= a.length; i++) {
-    const current = [i]
-    for (let j = 1; j <= b.length; j++) {
-      current[j] = Math.min(
-        (previous[j] as number) + 1,
-        (current[j - 1] as number) + 1,
-        (previous[j - 1] as number) + (a[i - 1] === b[j - 1] ? 0 : 1),
-      )
-    }
-    previous = current
-  }
-  return previous[b.length] as number
 }

@@ -5,7 +5,7 @@ import {
   type Socket,
 } from 'node:net'
 import { type ConnectionOptions, type TLSSocket, connect as tlsConnect } from 'node:tls'
-import { runOutsideContext, systemClock } from '@hourglass/core'
+import { refuseUnknownOptions, runOutsideContext, systemClock } from '@hourglass/core'
 import type { buildConnector } from 'undici'
 import { Attempt } from './Attempt.js'
 import { claimConnectAttempt } from './attemptContext.js'
@@ -19,7 +19,6 @@ import {
   type ResolvedOptions,
   resolveOptions,
 } from './options.js'
-import { refuseUnknownOptions } from './refuseUnknownOptions.js'
 
 export interface ConnectorOptions extends EgressOptions {
   /** Extra TLS options for https origins (`ca`, `rejectUnauthorized`, client certs…). */

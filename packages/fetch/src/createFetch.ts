@@ -1,4 +1,4 @@
-import { currentDeadline, type Deadline, errorCode } from '@hourglass/core'
+import { currentDeadline, type Deadline, errorCode, refuseUnknownOptions } from '@hourglass/core'
 import {
   Agent,
   type Dispatcher,
@@ -18,7 +18,6 @@ import { hasHeader, isRepeatable } from './dispatchHeaders.js'
 import { TooManyRedirectsError } from './errors/TooManyRedirectsError.js'
 import { OutboundCall, type OutboundCallInit, type SendResult } from './OutboundCall.js'
 import { FETCH_OPTION_NAMES, mergeRetry, type RetryOptions, resolveOptions } from './options.js'
-import { refuseUnknownOptions } from './refuseUnknownOptions.js'
 
 export interface CreateFetchOptions extends ConnectorOptions {
   /**

@@ -1,5 +1,5 @@
 import { AsyncResource } from 'node:async_hooks'
-import { currentDeadline, type Deadline } from '@hourglass/core'
+import { currentDeadline, type Deadline, refuseUnknownOptions } from '@hourglass/core'
 import type { Dispatcher } from 'undici'
 import type { Attempt } from './Attempt.js'
 import {
@@ -21,7 +21,6 @@ import {
   type RetryOptions,
   resolveOptions,
 } from './options.js'
-import { refuseUnknownOptions } from './refuseUnknownOptions.js'
 import { sendAttempt } from './sendAttempt.js'
 
 /** Extra dispatch options the interceptor reads (cast them in: undici's types do not list them). */

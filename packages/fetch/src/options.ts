@@ -1,5 +1,11 @@
-import { type Clock, describeValue, isClock, optionError, systemClock } from '@hourglass/core'
-import { refuseUnknownOptions } from './refuseUnknownOptions.js'
+import {
+  type Clock,
+  describeValue,
+  isClock,
+  optionError,
+  refuseUnknownOptions,
+  systemClock,
+} from '@hourglass/core'
 
 /** When a headers timeout with 0 bytes received may be retried: `idempotent` methods/keys only, always (`true`), never (`false`). */
 export type EmptyReadRetry = 'idempotent' | boolean
@@ -85,7 +91,7 @@ export function resolveRetry(retry: RetryOptions | false | undefined): ResolvedR
     )
   }
   // A key that is no rule (`{ status: [503] }`) is refused, as for the options.
-  refuseUnknownOptions(retry, RETRY_KEYS, 'retry', 'retry rule')
+  refuseUnknownOptions(retry, RETRY_KEYS, 'retry', { what: 'retry rule' })
   return resolveRules(retry)
 }
 
@@ -123,7 +129,7 @@ export function mergeRetry(
   if (override === undefined) return base
   if (override === false) return false
   if (typeof override !== 'object' || override === null) return resolveRetry(override)
-  refuseUnknownOptions(override, RETRY_KEYS, 'retry', 'retry rule')
+  refuseUnknownOptions(override, RETRY_KEYS, 'retry', { what: 'retry rule' })
   const merged: RetryOptions = base === false ? {} : { ...base }
   for (const key of RETRY_KEYS) {
     const value = override[key]

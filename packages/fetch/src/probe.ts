@@ -1,9 +1,8 @@
-import { Deadline, optionError } from '@hourglass/core'
+import { Deadline, optionError, refuseUnknownOptions } from '@hourglass/core'
 import type { AttemptTimings } from './Attempt.js'
 import { type CreateFetchOptions, createFetch } from './createFetch.js'
 import { ProbeRedirectError } from './errors/ProbeRedirectError.js'
 import { FETCH_OPTION_NAMES } from './options.js'
-import { refuseUnknownOptions } from './refuseUnknownOptions.js'
 
 export interface ProbeOptions extends Omit<CreateFetchOptions, 'retry' | 'dispatcher'> {
   /** Calls made first and not measured (JIT, caches, TLS sessions). Default 3. */

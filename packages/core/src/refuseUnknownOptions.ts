@@ -1,21 +1,21 @@
-import { describeValue } from '@hourglass/core'
+import { describeValue } from './describeValue.js'
 
 /**
  * A key a factory does not read is a mistake, not an extension point:
  * ignored, `createFetch({ dnsTimeout: 5 })` left the 1 s default in force
- * while its author believed DNS was bounded at 5 ms (express's `deadline()`
- * refuses unknown keys the same way). A `TypeError` — the options have the
- * wrong shape, as for a `retry` that is not an object — naming each such key
- * and, when one is within two edits, the option probably meant; options
- * that are not an object at all (`createFetch(500)`) too. `taker` says who
- * takes them, `what` the kind of key (`option`, `retry rule`). Runs when a
- * factory is called, and per call only for a call's own `retry` object.
+ * while its author believed DNS was bounded at 5 ms, and `deadline({
+ * defaultMS: 500 })` the 2 s default. A `TypeError` — the options have the
+ * wrong shape — naming each such key and the option probably meant: the
+ * one `meant` maps it to (a name from another library), else one within
+ * two edits; options that are not an object at all (`createFetch(500)`)
+ * too. `taker` says who takes them, `what` the kind of key (`option`,
+ * `retry rule`). One function for every package's factories.
  */
 export function refuseUnknownOptions(
   options: unknown,
   names: readonly string[],
   taker: string,
-  what = 'option',
+  { what = 'option', meant }: { what?: string; meant?: ReadonlyMap<string, string> } = {},
 ): void {
   if (options === undefined) return
   if (typeof options !== 'object' || options === null || Array.isArray(options)) {
@@ -26,8 +26,8 @@ export function refuseUnknownOptions(
   if (unknown.length === 0) return
   const described = unknown.map((key) => {
     const shown = JSON.stringify(key.slice(0, 40))
-    const meant = closest(key, names)
-    return meant === undefined ? shown : `${shown} (did you mean ${meant}?)`
+    const guess = meant?.get(key) ?? closest(key, names)
+    return guess === undefined ? shown : `${shown} (did you mean ${guess}?)`
   })
   throw new TypeError(
     `unknown ${what}${unknown.length > 1 ? 's' : ''} ${described.join(', ')}; ${taker} takes ${names.join(', ')}`,
