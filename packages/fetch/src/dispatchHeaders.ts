@@ -6,8 +6,12 @@ type Headers = Dispatcher.DispatchOptions['headers']
 /**
  * undici dispatch headers (record, flat array, or iterable of pairs) as a
  * flat `[name, value, …]` array — the form undici reads fastest — with any
- * inbound `x-deadline-remaining-ms` replaced by what is left now. Runs on
- * every attempt: no lower-casing or copying of a name that cannot be ours.
+ * `x-deadline-remaining-ms` of the caller's (often an inbound one copied
+ * along, stale by now) replaced by what is left now. Only replaced: with no
+ * header of ours to send (no deadline, `never()`, a passed observe-only
+ * one) the caller's goes out as given, as it would without us — `probe`'s
+ * and the CLI's `-H` included. Runs on every attempt: no lower-casing or
+ * copying of a name that cannot be ours.
  * Returns the header value written (undefined when none).
  */
 export function withDeadlineHeader(
@@ -15,6 +19,9 @@ export function withDeadlineHeader(
   deadline: Deadline | undefined,
 ): { headers: string[]; headerMs: number | undefined } {
   const out: string[] = []
+  // Worked out first: whether the caller's header is dropped depends on it.
+  const headerMs = deadline ? remainingHeader(deadline) : undefined
+  const ours = headerMs !== undefined
   if (Array.isArray(headers)) {
     if (headers.length % 2 !== 0) {
       // Not a flat [name, value, …] array (odd: a name without its value, or
@@ -22,22 +29,28 @@ export function withDeadlineHeader(
       // the odd one out would send the request without that header.
       return { headers: headers as string[], headerMs: undefined }
     }
-    for (let i = 0; i + 1 < headers.length; i += 2) push(out, headers[i], headers[i + 1])
+    for (let i = 0; i + 1 < headers.length; i += 2) push(out, headers[i], headers[i + 1], ours)
   } else if (headers && typeof (headers as Iterable<unknown>)[Symbol.iterator] === 'function') {
-    for (const pair of headers as Iterable<[string, unknown]>) push(out, pair[0], pair[1])
+    for (const pair of headers as Iterable<[string, unknown]>) push(out, pair[0], pair[1], ours)
   } else if (headers) {
     const record = headers as Record<string, unknown>
-    for (const name in record) push(out, name, record[name])
+    for (const name in record) push(out, name, record[name], ours)
   }
-  const headerMs = deadline ? remainingHeader(deadline) : undefined
-  if (headerMs !== undefined) out.push(DEADLINE_HEADER, String(headerMs))
+  if (ours) out.push(DEADLINE_HEADER, String(headerMs))
   return { headers: out, headerMs }
 }
 
-function push(out: string[], name: unknown, value: unknown): void {
+/** `dropDeadline`: ours is sent instead, so the caller's must not go too (a repeated value is invalid to a reader). */
+function push(out: string[], name: unknown, value: unknown, dropDeadline: boolean): void {
   if (value === undefined || value === null) return
   const key = String(name)
-  if (key.length === DEADLINE_HEADER.length && key.toLowerCase() === DEADLINE_HEADER) return
+  if (
+    dropDeadline &&
+    key.length === DEADLINE_HEADER.length &&
+    key.toLowerCase() === DEADLINE_HEADER
+  ) {
+    return
+  }
   if (Array.isArray(value)) for (const item of value) out.push(key, String(item))
   else out.push(key, String(value))
 }
