@@ -1,6 +1,7 @@
 import { coreChannels } from './channels.js'
 import { type Clock, MAX_TIMER_MS, systemClock } from './clock.js'
 import { DeadlineExceededError } from './DeadlineExceededError.js'
+import { describeValue } from './describeValue.js'
 import { type PlanEntry, type PlanOptions, SlicePlan } from './SlicePlan.js'
 import { recordTimerLateness } from './timerLateness.js'
 
@@ -51,6 +52,10 @@ export class Deadline {
   readonly parent: Deadline | undefined
 
   #state: State = 'live'
+  // Disposed while live: it never expires after that (not by its own timer,
+  // not by a child due at the same time, not by throwIfExpired). A field of
+  // its own, not a state: a disposed deadline is neither done nor aborted.
+  #disposed = false
   #reason: unknown
   #controller: AbortController | undefined
   #timer: unknown
@@ -118,6 +123,11 @@ export class Deadline {
   static after(ms: number, options: DeadlineOptions = {}): Deadline {
     if (typeof ms !== 'number' || Number.isNaN(ms)) {
       throw new TypeError(`Deadline.after expects a number of milliseconds, got ${String(ms)}`)
+    }
+    const parent = options.parent
+    // `#state in`: a brand check, no allocation (Deadline.after runs per request).
+    if (parent != null && !(typeof parent === 'object' && #state in parent)) {
+      return foreignChild(parent, ms, options)
     }
     return new Deadline(Math.max(0, ms), options)
   }
@@ -187,9 +197,17 @@ export class Deadline {
     }
   }
 
-  /** Throws the reason if the deadline has ended (expiry is not thrown when observing). */
+  /**
+   * Throws the reason if the deadline has ended (expiry is not thrown when
+   * observing, nor once the deadline was disposed live: it no longer expires).
+   */
   throwIfExpired(): void {
-    if (this.#state === 'live' && !this.observe && this.clock.now() >= this.expiresAt)
+    if (
+      this.#state === 'live' &&
+      !this.#disposed &&
+      !this.observe &&
+      this.clock.now() >= this.expiresAt
+    )
       this.#expire()
     if (this.#aborts()) throw this.#reason
   }
@@ -235,20 +253,22 @@ export class Deadline {
    * deadline no longer expires on its own.
    */
   dispose(): void {
+    this.#disposed = true
     this.#release()
   }
 
   [Symbol.dispose](): void {
-    this.#release()
+    this.dispose()
   }
 
   /** Time the deadline out now (used by the timer, by parents, and when created already expired). */
   #expire(): void {
-    if (this.#state !== 'live') return
+    if (this.#state !== 'live' || this.#disposed) return
     const parent = this.parent
     if (
       parent !== undefined &&
       parent.#state === 'live' &&
+      !parent.#disposed &&
       !parent.observe &&
       parent.clock.now() >= parent.expiresAt
     ) {
@@ -358,6 +378,25 @@ export class Deadline {
 }
 
 function noop(): void {}
+
+/**
+ * A child of a deadline made by another installed copy of this package (two
+ * versions in one node_modules tree; the context is shared between copies, so
+ * `currentDeadline()` may return one): its private fields are not this
+ * class's, and reading them threw "Receiver must be an instance of class
+ * Deadline". Its own `child()` makes the same child — `min(parent, ms)`,
+ * linked to it, aborted with it — so it makes it.
+ */
+function foreignChild(parent: unknown, ms: number, options: DeadlineOptions): Deadline {
+  const child = (parent as { child?: unknown }).child
+  if (typeof child !== 'function') {
+    throw new TypeError(
+      `Deadline.after: options.parent must be a Deadline, got ${describeValue(parent)}`,
+    )
+  }
+  const { parent: _parent, ...rest } = options
+  return child.call(parent, ms, rest) as Deadline
+}
 
 /**
  * Call one listener so that its throw stops neither the other listeners nor

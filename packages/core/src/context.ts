@@ -18,8 +18,9 @@ export function contextKey<T>(name: string): ContextKey<T> {
 
 /**
  * One run's slot: its key, its value, and the frame it runs in. Every frame
- * has the same shape (one hidden class, cheap to allocate per request); a
- * lookup walks at most as many links as there are nested runs.
+ * has the same shape (one hidden class, cheap to allocate per request). A
+ * chain holds at most one frame per key (see `frame`), so a lookup walks at
+ * most as many links as there are keys.
  */
 interface Frame {
   readonly symbol: symbol
@@ -79,8 +80,35 @@ export function runOutsideContext<R>(fn: () => R): R {
   return storage.exit(fn)
 }
 
+/**
+ * A frame for `symbol` on the current chain, minus the frame it shadows.
+ * Linked to that frame, a frame kept every value it shadowed: a worker that
+ * starts each job from inside the previous one's context (a setImmediate or
+ * an emitter chain) kept every earlier job's deadline, and every slot lookup
+ * walked all of them. The common cases cost nothing more than a walk of a
+ * few links: no frame for `symbol` above (a request's first deadline), or it
+ * is the top frame (a slice's deadline run inside the request's), whose
+ * parent is linked instead; only frames between the top and the shadowed
+ * one are copied.
+ */
 function frame(symbol: symbol, value: unknown): Frame {
-  return { symbol, value, parent: storage.getStore() }
+  const top = storage.getStore()
+  for (let f = top; f !== undefined; f = f.parent) {
+    if (f.symbol === symbol) {
+      return { symbol, value, parent: f === top ? f.parent : copyAbove(top as Frame, f) }
+    }
+  }
+  return { symbol, value, parent: top }
+}
+
+/** The frames from `top` down to `shadowed`, copied onto what lies below `shadowed`. */
+function copyAbove(top: Frame, shadowed: Frame): Frame {
+  const below = top.parent as Frame // `shadowed` is further down
+  return {
+    symbol: top.symbol,
+    value: top.value,
+    parent: below === shadowed ? shadowed.parent : copyAbove(below, shadowed),
+  }
 }
 
 function lookup(symbol: symbol): unknown {

@@ -10,10 +10,11 @@ import {
 
 /**
  * Anything headers come in: Node's `IncomingHttpHeaders`, a WHATWG `Headers`,
- * or a plain record. Names are matched case-insensitively.
+ * a `Map`, or a plain record. Names are matched case-insensitively.
  */
 export type HeaderSource =
   | { get(name: string): string | null }
+  | ReadonlyMap<string, string | readonly string[] | number | undefined>
   | Readonly<Record<string, string | readonly string[] | number | undefined>>
 
 export interface ReadDeadlineOptions {
@@ -30,8 +31,9 @@ export interface ReadDeadlineOptions {
   /**
    * The record's names are lower case, as Node's `IncomingMessage.headers`
    * (and http2's) always are: each name is looked up, not matched across
-   * every header in any letter case. Default false. Ignored for a container
-   * with a `get` (a `Headers` matches case-insensitively itself).
+   * every header in any letter case. Default false. For a `Map` too; ignored
+   * for any other container with a `get` (a `Headers` matches
+   * case-insensitively itself).
    */
   lowerCaseNames?: boolean | undefined
 }
@@ -72,7 +74,7 @@ const GRPC_UNIT_MS: Record<string, number> = {
  * Read the caller's deadline from request headers. The smallest valid value
  * among the trusted sources wins. Never throws for what the headers hold:
  * malformed values (negative, fractional, empty, too long, non-numeric,
- * repeated or comma-joined, past 2^31−1 ms) are listed in `invalid` with the
+ * repeated or comma-joined) are listed in `invalid` with the
  * reason, and so is a header whose read throws (a Proxy, a throwing getter or
  * `get`). `headers` that is not an object at all is a `TypeError`: a bug in
  * the caller, not something a request sent.
@@ -141,8 +143,10 @@ function parseMs(raw: string | readonly string[]): number | string {
         ? 'too long'
         : 'not a number'
   }
-  const ms = Number(value)
-  return ms > MAX_TIMER_MS ? 'beyond 2^31-1 ms' : ms
+  // Past 2^31-1 ms is still a caller's deadline, a far one: clamped to maxMs
+  // below like any other long budget. Refused, it fell back to the ingress's
+  // default: a longer caller deadline got a shorter budget (or a 400).
+  return Number(value)
 }
 
 /**
@@ -164,7 +168,7 @@ function parseSeconds(raw: string | readonly string[]): number | string {
   // Whole ms, rounded down: never grant more than was given.
   const ms = Number(match[1]) * 1000 + Number((match[2] ?? '').padEnd(3, '0'))
   if (ms === 0) return 'zero (a truncated sub-second timeout)'
-  return ms > MAX_TIMER_MS ? 'beyond 2^31-1 ms' : ms
+  return ms
 }
 
 /** Parse gRPC's `TimeoutValue TimeoutUnit` (1–8 digits, unit H M S m u n, case-sensitive). */
@@ -180,8 +184,9 @@ function parseGrpcTimeout(raw: string | readonly string[]): number | string {
       : 'not a grpc-timeout (1-8 digits and H, M, S, m, u or n)'
   }
   // Sub-millisecond remainders round down: never grant more than was given.
-  const ms = Math.floor(Number(match[1]) * (GRPC_UNIT_MS[match[2] as string] as number))
-  return ms > MAX_TIMER_MS ? 'beyond 2^31-1 ms' : ms
+  // Past 2^31-1 ms (grpc-js sends `2592000S` for a 30-day deadline) is
+  // clamped to maxMs like any long budget, not refused.
+  return Math.floor(Number(match[1]) * (GRPC_UNIT_MS[match[2] as string] as number))
 }
 
 function getHeader(
@@ -189,21 +194,50 @@ function getHeader(
   name: string,
   lowerCase: boolean,
 ): string | readonly string[] | undefined {
+  if (headers instanceof Map) {
+    // A Map's keys are as the caller spelled them, like a record's.
+    if (lowerCase) return headerValue(headers.get(name))
+    return headerValue(everySpelling(headers.keys(), (key) => headers.get(key), name))
+  }
   if (typeof (headers as { get?: unknown }).get === 'function') {
-    // Any `get`: a Map of numbers too, whose value is no string either.
+    // Any other `get` (a `Headers` matches in any letter case itself).
     return headerValue((headers as { get(name: string): unknown }).get(name))
   }
   const record = headers as Readonly<Record<string, unknown>>
-  let value = Object.hasOwn(record, name) ? record[name] : undefined
-  if (value === undefined && !lowerCase) {
-    for (const key of Object.keys(record)) {
-      if (key.toLowerCase() === name) {
-        value = record[key]
-        break
-      }
+  if (lowerCase) return headerValue(Object.hasOwn(record, name) ? record[name] : undefined)
+  return headerValue(everySpelling(Object.keys(record), (key) => record[key], name, record))
+}
+
+/**
+ * The value of every key that spells `name` in some letter case. Two
+ * spellings are the one header sent twice (names are case-insensitive on the
+ * wire): both values come back, as Node hands a repeated header, and are
+ * refused as one. Reading only the first spelling let the other, perhaps the
+ * smaller, go unseen.
+ */
+function everySpelling(
+  keys: Iterable<unknown>,
+  read: (key: string) => unknown,
+  name: string,
+  record?: Readonly<Record<string, unknown>>,
+): unknown {
+  // The exact name first, also when not enumerable (what a lookup found).
+  let value: unknown =
+    record !== undefined && Object.hasOwn(record, name) ? record[name] : undefined
+  let values: unknown[] | undefined
+  for (const key of keys) {
+    if (typeof key !== 'string' || key.length !== name.length) continue
+    if (record !== undefined && key === name) continue // read above
+    if (key.toLowerCase() !== name) continue
+    const other = read(key)
+    if (other === undefined || other === null) continue
+    if (value === undefined || value === null) value = other
+    else {
+      values ??= [value]
+      values.push(other)
     }
   }
-  return headerValue(value)
+  return values === undefined ? value : values.flat()
 }
 
 /** A header's value as the parsers take it: a string, or the values of a repeated header. */

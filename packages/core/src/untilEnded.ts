@@ -18,27 +18,41 @@ export async function untilEnded<T>(
   // `work` is ever subscribed to: its later rejection, which nobody awaits
   // any more, must not be an unhandled rejection (that ends the process).
   work.catch(noop)
-  let outcome: { ok: true; value: T } | { ok: false; error: unknown } | undefined
+  // The one object `work`'s handlers reach. `work` may be shared and outlive
+  // this caller by far (a run other callers join, a store round trip that
+  // never answers): handlers that held `wake` itself kept this wait's settle,
+  // and through it the deadline, the signal and all they reach (a request,
+  // its response, its body), until `work` settled. The unsubscribe, called
+  // the moment the wait ends, cuts that link.
+  const link: Link<T> = { wake: undefined, outcome: undefined }
   await wait(Number.POSITIVE_INFINITY, {
     ...until,
     wakeOn: (wake) => {
+      link.wake = wake
       work.then(
         (value) => {
-          outcome = { ok: true, value }
-          wake()
+          link.outcome = { ok: true, value }
+          link.wake?.()
         },
         (error: unknown) => {
-          outcome = { ok: false, error }
-          wake()
+          link.outcome = { ok: false, error }
+          link.wake?.()
         },
       )
-      return noop
+      return () => {
+        link.wake = undefined
+      }
     },
   })
   // Woken only once `work` settled.
-  const settled = outcome as NonNullable<typeof outcome>
+  const settled = link.outcome as NonNullable<Link<T>['outcome']>
   if (!settled.ok) throw settled.error
   return settled.value
+}
+
+interface Link<T> {
+  wake: (() => void) | undefined
+  outcome: { ok: true; value: T } | { ok: false; error: unknown } | undefined
 }
 
 const noop = () => {}

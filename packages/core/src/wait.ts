@@ -30,7 +30,8 @@ export type WaitResult = 'timer' | 'woken'
  *   ends first — and at once, without arming anything, if one already has.
  * - Keeps the process alive while it is pending: a script that awaits a
  *   retry back-off must not exit in the middle of it (the deadline's own
- *   timer stays unref'd, like `AbortSignal.timeout`'s).
+ *   timer stays unref'd, like `AbortSignal.timeout`'s). A wait of Infinity
+ *   too, which only an abort or a wake ends (`untilEnded`).
  * - Releases its timer, its deadline hook, its signal listener and its
  *   `wakeOn` subscription the moment it settles.
  *
@@ -60,10 +61,12 @@ export function wait(ms: number, options: WaitOptions = {}): Promise<WaitResult>
     let timer: unknown
     let offDeadline: (() => void) | undefined
     let offWake: (() => void) | undefined
+    let holdOpen: ReturnType<typeof setInterval> | undefined
     const settle = (ok: boolean, value: unknown) => {
       if (settled) return
       settled = true
       if (timer !== undefined) clock.clearTimeout(timer)
+      if (holdOpen !== undefined) clearInterval(holdOpen)
       offDeadline?.()
       offWake?.()
       signal?.removeEventListener('abort', onAbort)
@@ -78,7 +81,17 @@ export function wait(ms: number, options: WaitOptions = {}): Promise<WaitResult>
         settle(true, 'timer')
         return
       }
-      if (!Number.isFinite(left)) return // Infinity: only an abort or a wake ends it
+      if (!Number.isFinite(left)) {
+        // Infinity: only an abort or a wake ends it. The deadline's own
+        // timer and an abort's source may be unref'd: without a ref'd
+        // handle a script awaiting this wait exited (code 13) before either
+        // could end it. So on a real clock the process is held open by a
+        // timer of the system's that never fires its work (not the clock's:
+        // this is not a wait for time, and a test clock that drives every
+        // kept-alive timer would fire it); a test clock needs none.
+        if (clock.realTime === true) holdOpen = setInterval(keepOpen, MAX_TIMER_MS)
+        return
+      }
       timer = clock.setTimeout(
         () => {
           timer = undefined
@@ -92,7 +105,16 @@ export function wait(ms: number, options: WaitOptions = {}): Promise<WaitResult>
     signal?.addEventListener('abort', onAbort, { once: true })
     if (deadline) offDeadline = deadline.onDone((reason) => settle(false, reason))
     if (options.wakeOn && !settled) {
-      const off = options.wakeOn(() => settle(true, 'woken'))
+      let off: () => void
+      try {
+        off = options.wakeOn(() => settle(true, 'woken'))
+      } catch (error) {
+        // A subscription that throws: the wait rejects with its error, and
+        // the signal listener and deadline hook taken above go with it (a
+        // bare throw from the executor rejected but left both behind).
+        settle(false, error)
+        return
+      }
       // Woken while subscribing (the slot was already free): settle ran
       // before this unsubscribe existed, so release the subscription now.
       if (settled) off()
@@ -106,3 +128,6 @@ export function wait(ms: number, options: WaitOptions = {}): Promise<WaitResult>
     arm()
   })
 }
+
+/** What the interval holding an infinite wait's process open runs: nothing. */
+function keepOpen(): void {}

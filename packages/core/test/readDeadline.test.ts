@@ -56,12 +56,10 @@ describe('readDeadline', () => {
     ['x-deadline-remaining-ms', '1e3', 'not a number'],
     ['x-deadline-remaining-ms', '100, 200', 'repeated header (comma-joined values)'],
     ['x-deadline-remaining-ms', '99999999999', 'too long'],
-    ['x-deadline-remaining-ms', '2147483648', 'beyond 2^31-1 ms'],
     ['grpc-timeout', '123456789m', 'more than 8 digits'],
     ['grpc-timeout', '10s', 'not a grpc-timeout (1-8 digits and H, M, S, m, u or n)'],
     ['grpc-timeout', '10', 'not a grpc-timeout (1-8 digits and H, M, S, m, u or n)'],
     ['grpc-timeout', '-1S', 'not a grpc-timeout (1-8 digits and H, M, S, m, u or n)'],
-    ['grpc-timeout', '99999999H', 'beyond 2^31-1 ms'],
     ['x-envoy-expected-rq-timeout-ms', 'NaN', 'not a number'],
   ])('reports %s: %j as invalid (%s) and never throws', (header, value, reason) => {
     const result = readDeadline({ [header]: value })
@@ -131,7 +129,6 @@ describe('readDeadline', () => {
     ['-1', 'negative'],
     ['1.2345', 'too long'],
     ['99999999', 'too long'],
-    ['2147484', 'beyond 2^31-1 ms'],
     ['1e3', 'not a number of seconds'],
     ['1.', 'not a number of seconds'],
     ['.5', 'not a number of seconds'],
