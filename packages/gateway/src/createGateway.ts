@@ -93,9 +93,9 @@ export type GatewayRouter = Router & {
   /**
    * Where limits and cooldowns are counted, as the last `/readyz` check
    * established it (no round trip): the same answer `/readyz` gave, kept
-   * current by what needs no PING — a lost connection reads `unreachable`,
-   * a limit or cooldown command that succeeds `shared`, one that fails
-   * `local-fallback` until a probe's PING is answered again.
+   * current by what needs no round trip — a lost connection reads
+   * `unreachable`, a limit or cooldown command that succeeds `shared`, one
+   * that fails `local-fallback` until a probe's write is taken again.
    */
   redisState(): RedisState
   /**
@@ -166,7 +166,8 @@ export function createGateway(config: unknown, options: GatewayOptions = {}): Ga
       : undefined
   const redis = options.redis ?? ownRedis
   const prefix = valid.redis?.keyPrefix ?? 'hourglass:gateway'
-  // What /readyz and redisState() say. Its PING is bounded by
+  // What /readyz and redisState() say. Its probe (a script Redis treats as
+  // a write, as the limit commands are) is bounded by
   // `commandTimeoutMs` (the budget after which a limit command falls back
   // anyway) and at most 500 ms: within the 1 s a Kubernetes probe waits by default.
   const health = new RedisHealth({
@@ -195,7 +196,7 @@ export function createGateway(config: unknown, options: GatewayOptions = {}): Ga
     instances: valid.limits.instances,
     keyPrefix: `${prefix}:limits`,
     // The limits say something only when they move between Redis and local:
-    // what a PING found before that is old news.
+    // what a probe found before that is old news.
     logger: {
       warn: (message: string) => {
         health.changed()

@@ -52,29 +52,6 @@ function watchStart(client: Redis, url: string, log: GatewayContext['log']): voi
   })
 }
 
-/**
- * True when Redis answers a PING within `timeoutMs`; false on an error or
- * the time running out. Never rejects, and bounded by its own timer: a
- * client brought by the caller may have no `commandTimeout`.
- */
-export async function answersPing(client: Redis, timeoutMs: number): Promise<boolean> {
-  let timer: NodeJS.Timeout | undefined
-  const timedOut = new Promise<false>((resolve) => {
-    timer = setTimeout(resolve, timeoutMs, false)
-  })
-  try {
-    return await Promise.race([
-      client.ping().then(
-        () => true,
-        () => false,
-      ),
-      timedOut,
-    ])
-  } finally {
-    clearTimeout(timer)
-  }
-}
-
 function hostOf(url: string): string {
   try {
     const parsed = new URL(url)

@@ -6,7 +6,7 @@ import { sendJson } from './sendJson.js'
  * - `none`: no Redis configured (this instance alone, by design);
  * - `shared`: in Redis, with every instance on it;
  * - `local-fallback`: Redis is connected but the last limit or cooldown
- *   command failed or timed out (and, on `/readyz`, a PING too), so this
+ *   command failed or timed out (and, on `/readyz`, the write probe too), so this
  *   instance decides alone (`limit / instances`) until one succeeds again;
  * - `unreachable`: no connection to Redis (never made, or lost); limits and
  *   cooldowns are local meanwhile.

@@ -163,6 +163,53 @@ describe('/healthz and /readyz tell the truth about Redis', () => {
         expect(await readyz()).toEqual({ status: 200, body: { status: 'ready', redis: 'shared' } })
       })
 
+      for (const [refusal, refuseWrites, takeWrites] of [
+        [
+          'a replica after a failover (READONLY)',
+          // A replica of a master it cannot reach: reads and PING answered, writes refused.
+          () => admin.replicaof('127.0.0.1', '1'),
+          () => admin.replicaof('NO', 'ONE'),
+        ],
+        [
+          'out of memory with noeviction (OOM)',
+          () => admin.config('SET', 'maxmemory', '1'),
+          () => admin.config('SET', 'maxmemory', '0'),
+        ],
+      ] as const) {
+        it(`answering PING but refusing writes, ${refusal}: local-fallback (no request needed), shared once it takes writes again`, async () => {
+          const started = await startOnRedis('readyz-no-writes')
+          expect(await readyz()).toEqual({
+            status: 200,
+            body: { status: 'ready', redis: 'shared' },
+          })
+          await refuseWrites()
+          try {
+            expect(await admin.ping()).toBe('PONG')
+            // No request since: the probe finds it out itself …
+            expect(await redisOnReadyz()).toBe('local-fallback')
+            // … and while every limit command fails, requests are served on the local limits.
+            expect((await ask()).choices[0]?.message.content).toBe('ok')
+            expect(redisState()).toBe('local-fallback')
+            expect(await redisOnReadyz()).toBe('local-fallback')
+            expect((await ask()).choices[0]?.message.content).toBe('ok')
+            expect(await redisOnReadyz()).toBe('local-fallback')
+          } finally {
+            await takeWrites()
+          }
+          // Writes taken again: shared at the next probe, before any request succeeds.
+          expect(started.fake.requests).toHaveLength(2)
+          expect(await readyz()).toEqual({
+            status: 200,
+            body: { status: 'ready', redis: 'shared' },
+          })
+          expect((await ask()).choices[0]?.message.content).toBe('ok')
+          expect(await readyz()).toEqual({
+            status: 200,
+            body: { status: 'ready', redis: 'shared' },
+          })
+        })
+      }
+
       it('back after an outage: /readyz says shared once the client reconnects, before any request succeeds', async () => {
         const started = await startOnRedis('readyz-restart')
         expect(await readyz()).toEqual({ status: 200, body: { status: 'ready', redis: 'shared' } })

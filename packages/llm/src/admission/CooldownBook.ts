@@ -1,5 +1,6 @@
 import type { Clock } from '@hourglass/core'
 import { warnSafely } from '../callHook.js'
+import { limitKindOf } from '../errors/limitKindOf.js'
 import type { CooldownScope } from '../types.js'
 import type { CooldownStore } from './CooldownStore.js'
 import type { CooldownInput } from './defaultCooldownMs.js'
@@ -224,6 +225,10 @@ export class CooldownBook {
     )
     slot.untilMs = Math.max(slot.untilMs, now + waitMs)
     slot.halfOpen = true
+    // Named as the retry path names it (`limitKindOf`): an overload's own
+    // wait (5–10 s) is no backoff step, and a 503 labelled `server_error` is
+    // an overload here as there.
+    const limit = limitKindOf(outcome.error)
     const source =
       capped !== undefined
         ? `server hint of ${Math.ceil(capped)} ms capped at maxRetryAfterMs (${cap} ms)`
@@ -231,8 +236,10 @@ export class CooldownBook {
           ? 'server hint'
           : own !== undefined
             ? "caller's wait"
-            : 'backoff'
-    const reason = `${kind} (${status}), ${source}${wasProbe ? ', probe failed' : ''}`
+            : limit === 'overloaded'
+              ? 'overload wait'
+              : 'backoff'
+    const reason = `${limit ?? kind} (${status}), ${source}${wasProbe ? ', probe failed' : ''}`
     this.#cooldownEvent(slot, wasCooling ? 'extend' : 'start', reason)
     wake(slot)
     await this.#extendStore(slot, waitMs, reason)

@@ -2,6 +2,7 @@ import { currentDeadline, type Deadline, optionError } from '@hourglass/core'
 import { type RateLimiterAbstract, RateLimiterRedis } from 'rate-limiter-flexible'
 import { warnSafely } from '../callHook.js'
 import { LocalFallbackLimiter } from './LocalFallbackLimiter.js'
+import { LocalShareLimiter } from './LocalShareLimiter.js'
 import { MemoryLimiter } from './MemoryLimiter.js'
 
 /**
@@ -50,7 +51,11 @@ export type LimitDecision =
   | {
       admitted: false
       limit: 'rpm' | 'tpm'
-      /** Until the window resets, in ms (Infinity: the request alone exceeds the TPM limit). */
+      /**
+       * Until the window resets, in ms. Infinity: the request alone exceeds the
+       * TPM limit, or, while Redis is down, this process's share of it
+       * (`floor(tpm / instances)`).
+       */
       retryAfterMs: number
       /** Wall-clock epoch ms of the reset. */
       retryAtMs: number
@@ -82,6 +87,8 @@ if points < 0 then
   local current = tonumber(redis.call('get', KEYS[1]))
   if current == nil then return {0, 0} end
   local back = math.min(-points, math.max(current, 0))
+  -- Nothing to give back (a window at 0): Lua's -0 goes out as "-0", which INCRBY refuses.
+  if back == 0 then return {current, redis.call('pttl', KEYS[1])} end
   return {redis.call('incrby', KEYS[1], -back), redis.call('pttl', KEYS[1])}
 end
 redis.call('set', KEYS[1], 0, 'EX', ARGV[2], 'NX')
@@ -149,7 +156,9 @@ export class ProviderLimits {
       }
       const base = { points, duration: windowMs / 1000, keyPrefix: `${prefix}:${dimension}` }
       if (!options.redis) return new MemoryLimiter(base)
-      const local = new LocalFallbackLimiter(
+      // TPM's refuses a request larger than the share for as long as it decides (Infinity).
+      const Local = dimension === 'tpm' ? LocalShareLimiter : LocalFallbackLimiter
+      const local = new Local(
         {
           ...base,
           points: Math.max(1, Math.floor(points / instances)),

@@ -13,17 +13,18 @@ export interface CooldownInput {
  * The wait used when the provider gave no hint (no `Retry-After`, no reset
  * header, no `retryDelay`): the policy's own `retryDelay` with the strike
  * count as the attempt — `min(1000·2^(strikes−1), 20000)` ms plus up to 30 %
- * jitter, or for overload (`overloaded`, 529, 503) 5000 ms plus up to 5000 ms,
- * since a cluster under load recovers slower than a quota window.
+ * jitter, or for an overload (`overloaded`, or a 503/529 labelled a server
+ * error: `limitKindOf`) 5000 ms plus up to 5000 ms, since a cluster under
+ * load recovers slower than a quota window.
  */
 export function defaultCooldownMs(
   input: CooldownInput,
   random: () => number = Math.random,
 ): number {
-  const overloaded = input.kind === 'overloaded' || input.status === 529 || input.status === 503
+  // `retryDelay` reads the kind and the status with `limitKindOf`, as the call's own wait does.
   return retryDelay({
     attempt: Math.max(1, input.strikes),
-    error: { kind: overloaded ? 'overloaded' : input.kind },
+    error: { kind: input.kind, status: input.status },
     random,
   }).delayMs
 }

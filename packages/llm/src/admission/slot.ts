@@ -1,4 +1,5 @@
 import { errorKindTraits } from '../errors/errorKinds.js'
+import { limitKindOf } from '../errors/limitKindOf.js'
 import type { CooldownScope, NormalizedError } from '../types.js'
 
 /**
@@ -123,20 +124,21 @@ export type AdmissionFailure = Pick<NormalizedError, 'kind' | 'status'> & {
 
 /**
  * What a limit's cooldown holds back. The provider's word first (`scope`);
- * else an overload (`overloaded`, 503, 529) is the provider's — its capacity
- * at that endpoint, whoever's key; a quota (billing, credit) is the key's —
- * every model on it; a rate limit (429) is the model's on that key — OpenAI,
- * Anthropic and Gemini count requests and tokens per model (or model family)
- * within an organisation, so another model on the key may still answer.
+ * else an overload (`limitKindOf`: `overloaded`, or a 503/529 labelled a
+ * server error) is the provider's — its capacity at that endpoint, whoever's
+ * key; a rate limit (`rate_limited`, or a 429 so labelled) is the model's on
+ * that key — OpenAI, Anthropic and Gemini count requests and tokens per model
+ * (or model family) within an organisation, so another model on the key may
+ * still answer; anything else (a quota: billing, credit) is the key's — every
+ * model on it.
  */
 export function cooldownScopeOf(error: AdmissionFailure): CooldownScope {
   if (error.scope === 'model' || error.scope === 'key' || error.scope === 'provider') {
     return error.scope
   }
-  if (error.kind === 'overloaded' || error.status === 529 || error.status === 503) return 'provider'
-  if (error.kind === 'rate_limited' || error.status === 429) {
-    return errorKindTraits(error.kind).limit === 'quota' ? 'key' : 'model'
-  }
+  const limit = limitKindOf(error)
+  if (limit === 'overloaded') return 'provider'
+  if (limit === 'rate_limited') return 'model'
   return 'key'
 }
 
@@ -164,15 +166,14 @@ export type AdmissionOutcome =
  */
 export type Verdict = 'success' | 'answered' | 'cooldown' | 'retire' | 'unknown'
 
-const LIMIT_STATUSES = new Set([429, 503, 529])
-
 export function classify(outcome: AdmissionOutcome): Verdict {
   if (outcome.ok) return 'success'
-  const { kind, status, retryAfterMs } = outcome.error
+  const { kind, retryAfterMs } = outcome.error
   const signal = errorKindTraits(kind).limit
   if (signal === 'retire') return 'retire'
   if (signal === 'quota') return retryAfterMs === undefined ? 'retire' : 'cooldown'
-  // A 429/503/529 under another kind still says the provider is limiting.
-  if (signal === 'cooldown' || LIMIT_STATUSES.has(status)) return 'cooldown'
+  // The retry path's own test: a 429/503/529 labelled a server error is a
+  // limit to both, and a refusal of the request on such a status to neither.
+  if (limitKindOf(outcome.error) !== undefined) return 'cooldown'
   return signal
 }

@@ -3,7 +3,7 @@ import type { AdmissionPermit } from '../admission/AdmissionPermit.js'
 import { estimatePromptTokens } from '../budget/estimatePromptTokens.js'
 import { isKeysRetired, type KeysRetiredError } from '../errors/KeysRetiredError.js'
 import { isRateLimited, type RateLimitedError } from '../errors/RateLimitedError.js'
-import { describeOutlook, expectedMs } from '../retry/modelOutlook.js'
+import { answersBefore, describeOutlook, expectedMs } from '../retry/modelOutlook.js'
 import type { ChatRequest } from '../types.js'
 import type { CallState } from './CallState.js'
 import { earliestOf, labelOf, outlookOf, targetOf } from './outlook.js'
@@ -32,8 +32,12 @@ export async function admit(
   if (admission === undefined) return { kind: 'send', permit: undefined, waited: undefined }
   const here = outlookOf(state, adapter)
   const next = earliestOf(state, later)
+  // At the whole ms reasons show (`answersBefore`): a cooling model expected
+  // within the same millisecond as the next one is a tie, and is waited for.
   const maxWaitMs =
-    next === undefined ? undefined : Math.max(0, expectedMs(next) - (here.latencyMs ?? 0))
+    next === undefined
+      ? undefined
+      : Math.max(0, Math.ceil(expectedMs(next)) - (here.latencyMs ?? 0))
   try {
     // Object.assign onto the target, not `{ ...targetOf(adapter), … }`: on
     // Node 20 each field after a spread costs ~0.4 µs (~4 µs here).
@@ -59,14 +63,13 @@ export async function admit(
   } catch (refused) {
     if (!isRateLimited(refused) && !isKeysRetired(refused)) throw refused
     let reason = refused.message
-    if (
-      isRateLimited(refused) &&
-      next !== undefined &&
-      maxWaitMs !== undefined &&
-      refused.retryAfterMs > maxWaitMs
-    ) {
+    if (isRateLimited(refused) && next !== undefined) {
+      // Said only when its figures show it; else the refusal's own words
+      // (the deadline) are the reason.
       const cooling = { ...here, waitMs: refused.retryAfterMs }
-      reason = `${labelOf(adapter)} not waited for: ${describeOutlook(next)} is expected to answer before ${describeOutlook(cooling)}`
+      if (answersBefore(next, cooling)) {
+        reason = `${labelOf(adapter)} not waited for: ${describeOutlook(next)} is expected to answer before ${describeOutlook(cooling)}`
+      }
     }
     return { kind: 'refused', error: refused, reason }
   }

@@ -7,6 +7,7 @@ import type {
 } from '../adapters/ModelAdapter.js'
 import { classify } from '../admission/slot.js'
 import { type BilledFailure, billedBy, chargeBilledFailure } from '../budget/billedFailure.js'
+import { limitKindOf } from '../errors/limitKindOf.js'
 import type { ModelFailure } from '../errors/ModelFailure.js'
 import { isProviderError, type ProviderError } from '../errors/ProviderError.js'
 import { isStreamInterrupted } from '../errors/StreamInterruptedError.js'
@@ -236,7 +237,11 @@ export async function runModel(
       const billed = billedBy(error, received?.answered)
       state.costUsd += chargeBilledFailure(budget, adapter.model, request, billed)
     }
-    const limited = error.kind === 'rate_limited' || error.kind === 'overloaded'
+    // A rate limit or overload by the one test admission and `decideRetry`
+    // apply too (`limitKindOf`), so the wait asked for here is the cooldown
+    // admission starts, and the earliest-answer rule sees the same limit.
+    const limit = limitKindOf(error)
+    const limited = limit !== undefined
     // The caller's own waits (`retryDelay`), when it set them, also set the
     // cooldown a limit without a server hint starts; else admission's defaults.
     const cooldownMs =
@@ -277,7 +282,7 @@ export async function runModel(
         throw thrown
       }
     }
-    if (error.kind === 'overloaded') overloads++
+    if (limit === 'overloaded') overloads++
     // A rejected key, or a key out of quota (billing, credit: the account
     // behind that key), says nothing about the request or the provider's
     // load: the same call goes again at once with another key of the

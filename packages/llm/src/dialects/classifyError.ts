@@ -1,4 +1,5 @@
 import { type ErrorKind, RETRYABLE_KINDS } from '../errors/errorKinds.js'
+import { limitKindOf } from '../errors/limitKindOf.js'
 import type { CooldownScope, NormalizedError } from '../types.js'
 import type { ErrorInput } from './ErrorInput.js'
 import { headerValue, retryAfterFromHeaders, shouldRetryHeader } from './errorHeaders.js'
@@ -80,7 +81,13 @@ export function classifyError(input: ErrorInput, read: BodyReader): NormalizedEr
     shouldRetry === undefined && (status < 400 || status >= 500)
       ? (verdict?.heuristicKind ?? (kindFromBody ? undefined : sniffKind(text)))
       : undefined
-  const kind = kindFromBody ?? heuristic ?? (ok ? 'server_error' : kindFromStatus(status))
+  const named = kindFromBody ?? heuristic ?? (ok ? 'server_error' : kindFromStatus(status))
+  // A 429, 503 or 529 whose body names only a generic failure (OpenAI's 503
+  // "The engine is currently overloaded" is `type: server_error`, Anthropic's
+  // `api_error`, Gemini's `INTERNAL`…) is the limit its status says, as
+  // admission has always counted it: the kind every reader then sees
+  // (`limitKindOf`), not a backoff retry that the cooldown holds back.
+  const kind = limitKindOf({ kind: named, status }) ?? named
   try {
     headerWaitMs = retryAfterFromHeaders(input.headers, {
       nowMs: typeof input.nowMs === 'number' ? input.nowMs : Date.now(),

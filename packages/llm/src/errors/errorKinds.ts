@@ -4,7 +4,8 @@
  * (it refused the request itself, so it is answering and not limiting),
  * `retire` (the key is bad), `quota` (retire, unless the provider said when
  * the quota comes back), `unknown` (a network error, timeout or 5xx says
- * nothing about the limit).
+ * nothing about the limit — unless its status does: such a kind on a 429,
+ * 503 or 529 is that limit, `limitKindOf`).
  */
 export type LimitSignal = 'cooldown' | 'answered' | 'retire' | 'quota' | 'unknown'
 

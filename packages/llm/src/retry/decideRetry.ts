@@ -1,9 +1,10 @@
 import { MAX_TIMER_MS } from '@hourglass/core'
 import { REQUEST_BOUND_KINDS } from '../errors/errorKinds.js'
+import { limitKindOf } from '../errors/limitKindOf.js'
 import type { NormalizedError } from '../types.js'
 import { finiteAtLeast, finiteNonNegative, nonNegative, notNaN } from './checkNumber.js'
 import { DEFAULT_MAX_RETRY_AFTER_MS, hintSeconds, serverHintMs } from './maxRetryAfter.js'
-import { describeOutlook, expectedMs, type ModelOutlook } from './modelOutlook.js'
+import { answersBefore, describeOutlook, type ModelOutlook } from './modelOutlook.js'
 import type { RetryBudget } from './RetryBudget.js'
 import {
   checkRetryDelayOptions,
@@ -81,16 +82,19 @@ export const MAX_ATTEMPTS_CAP = 10
  *    never sent to another model);
  * 3. not retryable (auth, quota exhausted, not found, or the server said
  *    `x-should-retry: false`) → fall back, else fail;
- * 4. overload with `priority: 'background'` → fail at once;
+ * 4. overload (`overloaded`, or a 503/529 labelled a server error) with
+ *    `priority: 'background'` → fail at once;
  * 5. more overloads than `max529Retries` → fall back, else fail;
  * 6. `maxAttempts` reached → fall back, else fail;
  * 7. retry budget drained → fall back, else fail;
  * 8. the server asked for a wait longer than `maxRetryAfterMs` (60 s by
  *    default), and no other key is free now (`waitMs` 0) → not slept: fall
  *    back, else fail, naming the wait — with or without a deadline;
- * 9. a rate limit or overload, and `fallback` is expected to answer before
- *    this model's wait plus its latency (`latencyMs`) → fall back now: the
- *    earliest answer wins (no history counts as answering at once);
+ * 9. a rate limit or overload (`limitKindOf`: the kind, or a 429/503/529
+ *    labelled a server error), and `fallback` is expected to answer before
+ *    this model's wait plus its latency (`latencyMs`), by a whole ms at
+ *    least (`answersBefore`) → fall back now: the earliest answer wins (no
+ *    history counts as answering at once);
  * 10. the wait (`waitMs`, else `retryDelay`) plus `minAttemptMs` does not fit
  *    in `remainingMs` → not slept: fall back, else fail, naming the wait;
  * 11. otherwise retry after the wait.
@@ -105,8 +109,12 @@ export function decideRetry(input: RetryDecisionInput): RetryDecision {
   const minAttemptMs = Math.max(0, input.minAttemptMs ?? 0)
   const maxAttempts = clampAttempts(input.maxAttempts)
   const max529Retries = Math.max(0, input.max529Retries ?? 3)
-  const overloads = input.overloads ?? (error.kind === 'overloaded' ? 1 : 0)
-  const what = `${error.kind} (HTTP ${error.status}${error.providerCode === undefined ? '' : `, ${error.providerCode}`})`
+  // Rate limit or overload: the same test admission applies (a 503 labelled
+  // `server_error` is an overload to both).
+  const limit = limitKindOf(error)
+  const overloaded = limit === 'overloaded'
+  const overloads = input.overloads ?? (overloaded ? 1 : 0)
+  const what = `${limit ?? error.kind} (HTTP ${error.status}${error.providerCode === undefined ? '' : `, ${error.providerCode}`})`
   const giveUp = (reason: string, waitMs?: number): RetryDecision => {
     const base =
       input.hasFallback === true
@@ -127,10 +135,10 @@ export function decideRetry(input: RetryDecisionInput): RetryDecision {
   if (!error.retryable) {
     return giveUp(`${what} is not retryable`)
   }
-  if (error.kind === 'overloaded' && input.priority === 'background') {
+  if (overloaded && input.priority === 'background') {
     return { action: 'fail', reason: `${what}: background work fails at once on overload` }
   }
-  if (error.kind === 'overloaded' && overloads > max529Retries) {
+  if (overloaded && overloads > max529Retries) {
     return giveUp(`${what}: ${overloads} overload(s), more than max529Retries (${max529Retries})`)
   }
   if (input.attempt >= maxAttempts) {
@@ -167,10 +175,9 @@ export function decideRetry(input: RetryDecisionInput): RetryDecision {
       : hint !== undefined && source === 'server'
         ? Math.max(Math.ceil(hint), Math.min(computed.delayMs, maxRetryAfterMs))
         : computed.delayMs
-  const cooling = error.kind === 'rate_limited' || error.kind === 'overloaded'
-  if (cooling && input.hasFallback === true && input.fallback !== undefined) {
+  if (limit !== undefined && input.hasFallback === true && input.fallback !== undefined) {
     const here: ModelOutlook = { label: 'this model', waitMs: delayMs, latencyMs: input.latencyMs }
-    if (expectedMs(input.fallback) < expectedMs(here)) {
+    if (answersBefore(input.fallback, here)) {
       return giveUp(
         `${what}: ${describeOutlook(input.fallback)} is expected to answer before ${describeOutlook(here)}; falling back now`,
         delayMs,

@@ -16,6 +16,18 @@ export function expectedMs(outlook: ModelOutlook): number {
   return outlook.waitMs + (outlook.latencyMs ?? 0)
 }
 
+/**
+ * Whether `a` is expected to answer before `b`, at the whole milliseconds
+ * that reasons show (`describeOutlook`): less than a millisecond apart — two
+ * forecasts of one cooldown read a moment apart, a wait rounded up to a
+ * timer's whole ms — is a tie, and a tie keeps the list's order. Compared
+ * to the fraction, a fallback to a model of the same cooling provider was
+ * taken "before this model" with the same figure on both sides.
+ */
+export function answersBefore(a: ModelOutlook, b: ModelOutlook): boolean {
+  return Math.ceil(expectedMs(a)) < Math.ceil(expectedMs(b))
+}
+
 /** The outlook expected to answer first; the earlier in the list on a tie. */
 export function earliest(outlooks: readonly ModelOutlook[]): ModelOutlook | undefined {
   let best: ModelOutlook | undefined

@@ -1,4 +1,5 @@
 import { MAX_TIMER_MS } from '@hourglass/core'
+import { limitKindOf } from '../errors/limitKindOf.js'
 import type { NormalizedError } from '../types.js'
 import { finiteAtLeast, finiteNonNegative } from './checkNumber.js'
 
@@ -30,8 +31,12 @@ export interface RetryDelayOptions {
 export interface RetryDelayInput extends RetryDelayOptions {
   /** The attempt that just failed, counting from 1. */
   attempt: number
-  /** Its normalised error. `retryAfterMs` already holds any server hint (headers or body). */
-  error: Pick<NormalizedError, 'kind' | 'retryAfterMs'>
+  /**
+   * Its normalised error. `retryAfterMs` already holds any server hint
+   * (headers or body). `status`, when given, counts as the dialects count it:
+   * a 503 or 529 labelled a server error is an overload (`limitKindOf`).
+   */
+  error: Pick<NormalizedError, 'kind' | 'retryAfterMs'> & { status?: number | undefined }
 }
 
 /** Where a wait came from, for logs and for the reason given when it does not fit. */
@@ -57,8 +62,9 @@ export const RETRY_DELAY_DEFAULTS = {
  * 1. the server's hint (`retry-after-ms`, `Retry-After`, rate-limit reset
  *    headers, Gemini `retryDelay` — dialects fold them into `retryAfterMs`),
  *    plus up to `hintJitterRatio` of it;
- * 2. else, on overload (529/503 overloaded): `overloadFloorMs + random ×
- *    overloadJitterMs` — a crowded cluster needs longer than a backoff step;
+ * 2. else, on overload (`overloaded`, or a 503/529 labelled a server error:
+ *    `limitKindOf`): `overloadFloorMs + random × overloadJitterMs` — a
+ *    crowded cluster needs longer than a backoff step;
  * 3. else `min(baseDelayMs × 2^(attempt−1), maxDelayMs)` plus
  *    `random × jitterRatio` of it, so clients sharing an account spread out.
  *
@@ -102,7 +108,7 @@ export function computeDelay(input: RetryDelayInput): RetryDelay {
     const delayMs = Math.min(Math.ceil(asked * (1 + ratio * unit(random))), MAX_TIMER_MS)
     return { delayMs, source: 'server' }
   }
-  if (input.error.kind === 'overloaded') {
+  if (limitKindOf(input.error) === 'overloaded') {
     const floor = input.overloadFloorMs ?? RETRY_DELAY_DEFAULTS.overloadFloorMs
     const spread = input.overloadJitterMs ?? RETRY_DELAY_DEFAULTS.overloadJitterMs
     return { delayMs: Math.round(floor + unit(random) * spread), source: 'overload' }
