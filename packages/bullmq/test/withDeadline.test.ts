@@ -289,17 +289,7 @@ describe.skipIf(!available)('withDeadline: a worker enforces the deadline a job 
   it('observe mode: an attempt that fails after its deadline fails as it would without Hourglass, and the end message says enforcement would have stopped it (deadline_exceeded)', async () => {
     const { queue, events, name } = await redis.queue()
     const ends = collect(bullmqChannels.end)
-    const clock = new ManualClock()
-    const started = signal<Deadline>()
-    const proceed = signal()
-    const processor = withDeadline(
-      async () => {
-        started.resolve(currentDeadline()!)
-        await proceed.promise
-        throw new Error('upstream 503')
-      },
-      { clock },
-    )
+    const { processor, failLate } = lateFailure()
     redis.worker(name, processor)
     const job = await addWithDeadline(
       queue,
@@ -307,10 +297,7 @@ describe.skipIf(!available)('withDeadline: a worker enforces the deadline a job 
       {},
       { deadline: Deadline.after(10_000, { observe: true, clock: new ManualClock() }) },
     )
-    const deadline = await started.promise
-    clock.advance(deadline.remaining() + 1)
-    expect(deadline.expired).toBe(true)
-    proceed.resolve()
+    expect((await failLate()).expired).toBe(true)
 
     const result = await finished(job, events, queue)
     expect(result).toMatchObject({ state: 'failed', failedReason: 'upstream 503', attemptsMade: 1 })
@@ -331,17 +318,7 @@ describe.skipIf(!available)('withDeadline: a worker enforces the deadline a job 
       bullmqChannels.end.unsubscribe(onEnd)
       ended.resolve(message)
     })
-    const clock = new ManualClock()
-    const started = signal<Deadline>()
-    const proceed = signal()
-    const processor = withDeadline(
-      async () => {
-        started.resolve(currentDeadline()!)
-        await proceed.promise
-        throw new Error('upstream 503')
-      },
-      { clock },
-    )
+    const { processor, failLate } = lateFailure()
     redis.worker(name, processor)
     const job = await addWithDeadline(
       queue,
@@ -354,9 +331,7 @@ describe.skipIf(!available)('withDeadline: a worker enforces the deadline a job 
         backoff: { type: 'fixed', delay: 60_000 },
       },
     )
-    const deadline = await started.promise
-    clock.advance(deadline.remaining() + 1)
-    proceed.resolve()
+    await failLate()
 
     expect(await ended.promise).toMatchObject({
       jobId: job.id,
@@ -583,3 +558,29 @@ describe('JobDeadlineExceededError', () => {
     )
   })
 })
+
+/**
+ * A processor that fails with 'upstream 503' once told to, and `failLate()`:
+ * it waits for the attempt to start, moves the worker's clock past the
+ * attempt's deadline, then lets it fail; resolves with that deadline.
+ */
+function lateFailure() {
+  const clock = new ManualClock()
+  const started = signal<Deadline>()
+  const proceed = signal()
+  const processor = withDeadline(
+    async () => {
+      started.resolve(currentDeadline()!)
+      await proceed.promise
+      throw new Error('upstream 503')
+    },
+    { clock },
+  )
+  const failLate = async (): Promise<Deadline> => {
+    const deadline = await started.promise
+    clock.advance(deadline.remaining() + 1)
+    proceed.resolve()
+    return deadline
+  }
+  return { processor, failLate }
+}

@@ -19,14 +19,9 @@ export function callHook<A extends unknown[]>(
   }
 }
 
-/** Calls `logger.warn(message)` as `callHook` calls a hook: as a method, failures ignored. */
+/** Calls `logger.warn(message)` as `callHook` calls a hook: as a method, failures ignored (warnings are rare: a closure each is fine). */
 export function warnSafely(logger: { warn(message: string): void }, message: string): void {
-  try {
-    const returned: unknown = logger.warn(message)
-    if (isThenable(returned)) returned.then(undefined, ignore)
-  } catch {
-    // A logger that fails must not change what admission or the limits decide.
-  }
+  callHook((line: string) => logger.warn(line), message)
 }
 
 function isThenable(value: unknown): value is PromiseLike<unknown> {
