@@ -1,8 +1,8 @@
-import { isClientClosed } from './ClientClosedError.js'
 import { coreChannels, type SliceOutcome } from './channels.js'
 import { runWithDeadline } from './context.js'
 import type { Deadline } from './Deadline.js'
 import { DeadlineExceededError, isDeadlineExceeded } from './DeadlineExceededError.js'
+import { endedBy } from './endedBy.js'
 import { isAbortError } from './errorCode.js'
 import { optionError } from './optionError.js'
 
@@ -224,8 +224,11 @@ export class SlicePlan {
 }
 
 function outcomeOf(error: unknown): SliceOutcome {
-  if (isDeadlineExceeded(error)) return 'exceeded'
-  if (isAbortError(error) || isClientClosed(error)) return 'cancelled'
+  // Judged by what ended the work: a streamed answer cut by the slice's
+  // deadline fails with a wrapper whose cause is the deadline's error.
+  const ended = endedBy(error)
+  if (isDeadlineExceeded(ended)) return 'exceeded'
+  if (ended !== undefined || isAbortError(error)) return 'cancelled'
   return 'failed'
 }
 

@@ -34,6 +34,7 @@ export {
   onChannels,
 } from './defineChannel.js'
 export { describeValue } from './describeValue.js'
+export { endedBy } from './endedBy.js'
 export { errorCode, isAbortError } from './errorCode.js'
 export { type GuardedWork, type GuardOptions, guard } from './guard.js'
 export { HourglassError, hasErrorCode, isHourglassError } from './HourglassError.js'

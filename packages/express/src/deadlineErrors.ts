@@ -1,4 +1,4 @@
-import { isAbortError, isClientClosed, isDeadlineExceeded } from '@hourglass/core'
+import { endedBy, isAbortError, isClientClosed, isDeadlineExceeded } from '@hourglass/core'
 import type { ErrorRequestHandler } from 'express'
 import { IngressRequest } from './IngressRequest.js'
 import { writeExpired } from './writeExpired.js'
@@ -13,8 +13,10 @@ import { writeExpired } from './writeExpired.js'
  * - `ClientClosedError`: nothing — nobody is left to answer.
  * - An abort or deadline error that arrives after the deadline already
  *   answered for the request: swallowed; it is the handler noticing.
- * - An `AbortError` whose cause is one of those two (Node's own APIs wrap the
- *   signal's reason so): judged as its cause.
+ * - An error whose `cause` (or its cause's, …) is one of those two: judged
+ *   as that cause. Node's own APIs wrap the signal's reason in an
+ *   `AbortError` so, and `@hourglass/llm` a streamed answer cut by its
+ *   deadline in a `StreamInterruptedError`.
  * - body-parser's "request aborted" (the client left mid-upload): as
  *   `ClientClosedError`.
  * - Node's `ERR_STREAM_PREMATURE_CLOSE` for a request whose client left or
@@ -26,7 +28,7 @@ import { writeExpired } from './writeExpired.js'
 export function deadlineErrors(): ErrorRequestHandler {
   return function hourglassDeadlineErrors(error, req, res, next): void {
     const ingress = IngressRequest.of(req)
-    const reason = signalReason(error)
+    const reason = endedBy(error) ?? error
     const deadlineError = isDeadlineExceeded(reason)
     if (isClientClosed(reason) || isUploadAborted(error)) return
     // A stream into a response that is over (the caller left, or the
@@ -50,20 +52,6 @@ export function deadlineErrors(): ErrorRequestHandler {
     // nonetheless: something downstream ran out): answer from what it knows.
     writeExpired(res, req.method, reason)
   }
-}
-
-/**
- * What ended the work: Node's own APIs given the deadline's signal
- * (`timers/promises`, `events.once`, `stream.pipeline`) reject with an
- * `AbortError` whose `cause` is the signal's reason — a `ClientClosedError`
- * when the client left, a `DeadlineExceededError` when time ran out. Judged
- * by that reason, or a client that left reached the user's error handlers
- * (a 500 for nobody, a logged stack) as an unknown AbortError.
- */
-function signalReason(error: unknown): unknown {
-  if (!isAbortError(error)) return error
-  const cause = (error as { cause?: unknown }).cause
-  return isClientClosed(cause) || isDeadlineExceeded(cause) ? cause : error
 }
 
 /**

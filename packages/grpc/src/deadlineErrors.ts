@@ -1,5 +1,5 @@
 import { type ServerErrorResponse, status } from '@grpc/grpc-js'
-import { isAbortError, isClientClosed, isDeadlineExceeded } from '@hourglass/core'
+import { endedBy, isAbortError } from '@hourglass/core'
 import { deadlineOf } from './deadlineOf.js'
 import { toServiceError } from './toServiceError.js'
 
@@ -16,7 +16,9 @@ type HandlerCall = Parameters<typeof deadlineOf>[0] & {
  * - `DeadlineExceededError` (a slice ran out, the call did, an outbound call
  *   did) → `DEADLINE_EXCEEDED` with the `x-deadline-expired: 1` trailer, not
  *   grpc-js's `UNKNOWN` (our codes are strings, gRPC's are numbers);
- *   `ClientClosedError` → `CANCELLED`.
+ *   `ClientClosedError` → `CANCELLED`. An error caused by one of them (its
+ *   `cause` chain: llm's `StreamInterruptedError` for a streamed answer cut
+ *   by its deadline) maps as that cause.
  * - An `async` handler's rejection (grpc-js ignores the promise a handler
  *   returns: it would be an unhandled rejection, and with the deadline
  *   aborting outbound calls those become common) is answered like a thrown
@@ -75,7 +77,7 @@ function wrap(handler: Handler, self: object): Handler {
 function handled(call: HandlerCall, error: unknown): boolean {
   const deadline = deadlineOf(call)
   const ended = deadline?.done === true && deadline.reason !== undefined
-  return ended && (isDeadlineExceeded(error) || isClientClosed(error) || isAbortError(error))
+  return ended && (endedBy(error) !== undefined || isAbortError(error))
 }
 
 function fail(call: HandlerCall, callback: Callback | undefined, error: ServerErrorResponse): void {
