@@ -16,18 +16,31 @@ export type HeaderTarget =
  * undefined when nothing was written: no deadline of its own (`never()`), or
  * an observe-only deadline that has passed (dark mode must not make the next
  * hop answer 504).
+ *
+ * A deadline that has ended with a reason — cancelled by its owner (the
+ * client left; in dark mode too, and a `never()` one), or expired while
+ * enforcing — writes 0, whatever its expiry: nobody waits for that work any
+ * more, so the next hop is told there is no time and refuses at once. It
+ * wrote the live remainder of its expiry (a cancelled 1 s deadline sent
+ * `999`), where fetch and the gRPC client refuse to send at all (under an
+ * enforced deadline) and the OpenTelemetry propagator writes 0.
  */
 export function writeDeadline(
   headers: HeaderTarget,
   deadline: Deadline | undefined,
 ): number | undefined {
   if (!deadline) return undefined
-  const remaining = deadline.remaining()
-  if (!Number.isFinite(remaining)) return undefined
-  if (deadline.observe && remaining === 0) return undefined
-  // A reader takes at most 2^31-1 ms (a timer's limit) and clamps that to its
-  // own maximum; more would be refused as malformed.
-  const ms = Math.min(Math.floor(remaining), MAX_TIMER_MS)
+  let ms = 0
+  // `reason` is set only by a cancel or an enforced expiry (an observed
+  // expiry aborts nothing and keeps none): either way the work is over.
+  if (!(deadline.done && deadline.reason !== undefined)) {
+    const remaining = deadline.remaining()
+    if (!Number.isFinite(remaining)) return undefined
+    if (deadline.observe && remaining === 0) return undefined
+    // A reader takes at most 2^31-1 ms (a timer's limit) and clamps that to
+    // its own maximum; more would be refused as malformed.
+    ms = Math.min(Math.floor(remaining), MAX_TIMER_MS)
+  }
   const value = String(ms)
   if (typeof (headers as { set?: unknown }).set === 'function') {
     ;(headers as { set(n: string, v: string): unknown }).set(DEADLINE_HEADER, value)

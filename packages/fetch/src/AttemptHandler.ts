@@ -1,6 +1,8 @@
 import type { Dispatcher } from 'undici'
 import type { Attempt } from './Attempt.js'
 import { classifyError } from './classifyError.js'
+import { BodyTimeoutError } from './errors/BodyTimeoutError.js'
+import { HeadersTimeoutError } from './errors/HeadersTimeoutError.js'
 
 type Handler = Dispatcher.DispatchHandler
 type Controller = Dispatcher.DispatchController
@@ -130,8 +132,18 @@ abstract class AttemptPhases {
   protected fail(raw: unknown): void {
     if (this.errored) return
     this.errored = true
-    const error = this.attempt.reason ?? classifyError(raw, this.attempt)
-    this.attempt.finish(error)
+    const reason = this.attempt.reason
+    const error = reason ?? classifyError(raw, this.attempt)
+    if (reason === undefined && isTimeout(error)) {
+      // The dispatcher's own headersTimeout / bodyTimeout fired (an Agent of
+      // the caller's): stop the attempt with it, as our phase timer would,
+      // so whatever listens to the attempt's stop hears the typed error —
+      // createFetch's body read fails with BODY_TIMEOUT, not fetch's
+      // `TypeError: terminated`.
+      this.attempt.abort(error)
+    } else {
+      this.attempt.finish(error)
+    }
     if (this.hooks.beforeError?.(error, this.responded, this.attempt)) return
     this.forwardError(asError(error))
   }
@@ -364,6 +376,11 @@ function rawHeader(rawHeaders: Buffer[], name: string): string | undefined {
 function first(value: unknown): string | undefined {
   if (Array.isArray(value)) return value[0] === undefined ? undefined : String(value[0])
   return value === undefined || value === null ? undefined : String(value)
+}
+
+/** A headers or body timeout (ours, or undici's classified as ours). */
+function isTimeout(error: unknown): boolean {
+  return error instanceof HeadersTimeoutError || error instanceof BodyTimeoutError
 }
 
 function asError(reason: unknown): Error {

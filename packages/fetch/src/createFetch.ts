@@ -23,7 +23,9 @@ export interface CreateFetchOptions extends ConnectorOptions {
   /**
    * The dispatcher to send through; default a new undici `Agent` with
    * `createConnector(options)`. A dispatcher of your own keeps its own connect
-   * logic, so the DNS and connect phases are then bounded by the deadline only.
+   * logic, so the DNS and connect phases are then bounded by the deadline only,
+   * and its own `headersTimeout` / `bodyTimeout` (undici's default: 300 s):
+   * the phase limits only narrow them.
    */
   dispatcher?: Dispatcher
 }
@@ -68,9 +70,13 @@ export function createFetch(
 ): HourglassFetch {
   refuseUnknownOptions(options, FETCH_OPTION_NAMES, 'createFetch()')
   const config = resolveOptions(options)
+  // Our own Agent has no header or body timer of its own (undici's default
+  // is 300 s): the phase limits and the deadline are the only bounds, so a
+  // `headersTimeoutMs: 600_000` means 10 minutes. A dispatcher of yours keeps
+  // its own values, and ours narrow them (sendAttempt).
   const own = options.dispatcher
     ? undefined
-    : new Agent({ connect: connectorFor(config, options.tls) })
+    : new Agent({ connect: connectorFor(config, options.tls), headersTimeout: 0, bodyTimeout: 0 })
   const dispatcher = (options.dispatcher ?? own!).compose(interceptorFor(config))
 
   const call = (input: FetchInput, given?: HourglassRequestInit | null): Promise<Response> => {

@@ -58,7 +58,9 @@ type Opts = Dispatcher.DispatchOptions &
 
 /**
  * The behaviour of `createFetch` as an undici interceptor, for code that uses
- * undici directly: `new Agent({ connect: createConnector(opts) }).compose(deadlineInterceptor(opts))`.
+ * undici directly: `new Agent({ connect: createConnector(opts), headersTimeout: 0, bodyTimeout: 0 }).compose(deadlineInterceptor(opts))`
+ * (an Agent's own headersTimeout / bodyTimeout stay in force, undici's 300 s
+ * default too: the phase limits only narrow them).
  * Propagates the deadline header, bounds the headers and body phases (the
  * connector bounds DNS and connect), and retries on evidence — only bodies
  * that can be sent twice (none, string, bytes) — through the same retry loop
@@ -233,8 +235,8 @@ class DispatchCall implements CallDriver, AttemptHandlerHooks {
 
 /**
  * undici's per-request `headersTimeout` / `bodyTimeout` as this request's
- * phase limits: sendAttempt turns undici's own timers off (the attempt's
- * phase timers replace them), so a caller's value would otherwise be
+ * phase limits: sendAttempt turns undici's timer off for a request that
+ * gives one (the attempt's phase timers replace it), so a caller's value would otherwise be
  * dropped — a call plain undici ends at 1 s waited out the interceptor's
  * 10 s. A value shorter than the configured limit (or where it has none)
  * narrows it; `0` (undici: no timer) or a longer one widens nothing. The

@@ -6,9 +6,13 @@ import { isBodyInMemory, withDeadlineHeader } from './dispatchHeaders.js'
 /**
  * Dispatch one attempt: the deadline header is computed here, just before the
  * request leaves, and the connector (if it is ours) finds the attempt it
- * connects for (`runWithAttempt`). undici's own header/body timers are
- * switched off: the attempt's phase timers replace them (one clock,
- * deadline-aware; a caller's own per-request value is one of its limits).
+ * connects for (`runWithAttempt`). A caller's own per-request undici
+ * `headersTimeout` / `bodyTimeout` is one of the attempt's phase limits, so
+ * undici's timer for it is switched off (one clock, deadline-aware). With
+ * none, the dispatcher's own values are left in force: undici takes a
+ * per-request value over its Agent's, so the `0` we sent made a user's
+ * `new Agent({ headersTimeout: 2000 })` wait out our 10 s instead. Ours only
+ * narrow what the Agent allows. createFetch's own Agent has both at 0.
  */
 export function sendAttempt(
   dispatch: Dispatcher.Dispatch,
@@ -36,14 +40,15 @@ function attemptOptions(
   const out = Object.assign({}, opts)
   out.headers = headers
   // A caller's own value is already this attempt's phase limit (the
-  // interceptor's `callerLimits`); one undici refuses is left for undici
-  // to refuse, as it would without the interceptor.
-  out.headersTimeout = undiciTakes(opts.headersTimeout) ? 0 : (opts.headersTimeout as number)
-  out.bodyTimeout = undiciTakes(opts.bodyTimeout) ? 0 : (opts.bodyTimeout as number)
+  // interceptor's `callerLimits`) and replaces the Agent's, as in undici:
+  // its timer goes. None given: none set, so the Agent's value applies.
+  // One undici refuses is left for undici to refuse, as without us.
+  if (undiciTakes(opts.headersTimeout)) out.headersTimeout = 0
+  if (undiciTakes(opts.bodyTimeout)) out.bodyTimeout = 0
   return out
 }
 
-/** undici's own check of `headersTimeout` / `bodyTimeout` (core/request.js): absent, or a finite number ≥ 0. */
+/** undici's own check of `headersTimeout` / `bodyTimeout` (core/request.js): a finite number ≥ 0. */
 function undiciTakes(value: unknown): boolean {
-  return value == null || (typeof value === 'number' && Number.isFinite(value) && value >= 0)
+  return typeof value === 'number' && Number.isFinite(value) && value >= 0
 }

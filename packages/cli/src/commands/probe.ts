@@ -23,7 +23,8 @@ export const probeCommand: Command = {
 
 Makes --warmup calls (not measured), then --samples sequential GETs, each on
 a fresh connection, and prints median / p90 / max per phase (dns, connect,
-headers = time to first byte, body), a latency histogram, a warning when
+headers = time to first byte, body, bodyGap = the longest silence in the
+body, which the suggested bodyTimeoutMs covers), a latency histogram, a warning when
 p90 ≥ 3 × median (a fixed timeout there is a lottery), and suggested
 @hourglass/fetch settings for the budget as JSON ready to paste. Each setting
 covers the slowest sample; when the budget caps one below it, a warning says

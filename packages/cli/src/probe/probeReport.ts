@@ -17,10 +17,19 @@ export interface ProbeReport {
     connectMs: number | null
     headersMs: number | null
     bodyMs: number | null
+    /** The longest silence in the body (what `bodyTimeoutMs` limits). */
+    bodyGapMs: number | null
     totalMs: number | null
   }[]
   total: Stats & { p90OverMedian: number | null }
-  phases: { dns: Stats | null; connect: Stats | null; headers: Stats | null; body: Stats | null }
+  phases: {
+    dns: Stats | null
+    connect: Stats | null
+    headers: Stats | null
+    body: Stats | null
+    /** Each call's longest silence in the body: what `settings.bodyTimeoutMs` is sized from. */
+    bodyGap: Stats | null
+  }
   settings: Record<string, unknown>
   fits: boolean
   cuts: SuggestedTimeouts['cuts']
@@ -50,6 +59,7 @@ export function probeReport(
       connectMs: round(s.connectMs),
       headersMs: round(s.headersMs),
       bodyMs: round(s.bodyMs),
+      bodyGapMs: round(s.bodyGapMs),
       totalMs: round(s.totalMs),
     })),
     total: {
@@ -63,6 +73,7 @@ export function probeReport(
       connect: stats(result.phases.connect),
       headers: stats(result.phases.headers),
       body: stats(result.phases.body),
+      bodyGap: stats(result.phases.bodyGap),
     },
     settings: pasteableSettings(suggested),
     fits: suggested.fits,

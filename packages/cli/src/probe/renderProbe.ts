@@ -39,6 +39,9 @@ export function renderProbe(
     row('connect', phases.connect, '  none: every call reused a connection'),
     row('headers', phases.headers, ''),
     row('body', phases.body, ''),
+    // The longest silence between chunks, which bodyTimeoutMs limits and is
+    // sized from: a long streamed body has a long `body` and a short gap.
+    row('bodyGap', phases.bodyGap, ''),
     row('total', total, ''),
     '',
     'latency (total per call):',
