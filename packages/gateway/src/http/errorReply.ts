@@ -63,7 +63,9 @@ export function errorReply(error: unknown): ErrorReply {
     )
   }
   if (isRateLimited(error)) {
-    return rateLimitReply(error.provider, error.retryAfterMs)
+    return error.kind === 'overloaded'
+      ? overloadReply(error.provider, error.retryAfterMs)
+      : rateLimitReply(error.provider, error.retryAfterMs)
   }
   if (isKeysRetired(error)) {
     const shaped = toOpenAIError({ kind: error.reason, retryable: false, status: 0, message: '' })
@@ -172,12 +174,17 @@ function unavailableReply(causes: unknown[]): ErrorReply {
   const waits: number[] = []
   let limited = 0
   let overloaded = 0
+  // Refused by admission, nothing sent: each names its wait.
+  let refused = 0
   const parts: string[] = []
   for (const cause of causes) {
     if (isRateLimited(cause)) {
-      limited++
+      refused++
       waits.push(cause.retryAfterMs)
-      parts.push(`${cause.provider}: rate limited`)
+      // An overload's cooldown is the provider's overload, not a rate limit.
+      if (cause.kind === 'overloaded') overloaded++
+      else limited++
+      parts.push(`${cause.provider}: ${kindName(cause.kind)}`)
     } else if (isProviderError(cause)) {
       const limit = cause.retryAfterMs
       if (cause.kind === 'rate_limited') {
@@ -199,7 +206,12 @@ function unavailableReply(causes: unknown[]): ErrorReply {
     })
   }
   if (causes.length > 0 && limited + overloaded === causes.length) {
-    return reply(503, summary, 'server_error', 'overloaded')
+    // Every provider refused by admission (its cooldown): when to come back
+    // is known, as for the 429 above.
+    const finite = waits.filter((w) => Number.isFinite(w))
+    const headers =
+      refused === causes.length && finite.length > 0 ? retryHeaders(Math.min(...finite)) : {}
+    return reply(503, summary, 'server_error', 'overloaded', null, headers)
   }
   // One kind of failure everywhere (every key rejected, every provider down…):
   // say which. Keys retired by an earlier call (admission then sends nothing)
@@ -260,6 +272,22 @@ function causedBy(error: unknown, guard: (e: unknown) => boolean, depth = 0): bo
     )
   }
   return false
+}
+
+/**
+ * Admission refused because the provider is cooling after an overload: the
+ * answer an overload gets (503 `overloaded`), not a 429 that tells the client
+ * it is over a limit of its own; `Retry-After` says when the cooldown ends.
+ */
+function overloadReply(provider: string, retryAfterMs: number): ErrorReply {
+  return reply(
+    503,
+    `${provider} is overloaded: retry after ${Math.ceil(retryAfterMs)} ms`,
+    'server_error',
+    'overloaded',
+    null,
+    Number.isFinite(retryAfterMs) ? retryHeaders(retryAfterMs) : {},
+  )
 }
 
 function rateLimitReply(provider: string, retryAfterMs: number): ErrorReply {

@@ -4,7 +4,11 @@ import type { Dialect } from '../dialects/Dialect.js'
 import { headerValue } from '../dialects/errorHeaders.js'
 import { MAX_JSON_BODY_CHARS, parseAnswerJson, parseJson } from '../dialects/safeJson.js'
 import { ProviderError } from '../errors/ProviderError.js'
-import { isProviderReplyError } from '../errors/ProviderReplyError.js'
+import {
+  isMalformedReply,
+  isProviderReplyError,
+  type ProviderReplyError,
+} from '../errors/ProviderReplyError.js'
 import { ResponseTooLargeError } from '../errors/ResponseTooLargeError.js'
 import type { ChatRequest, ChatResponse, StreamEvent } from '../types.js'
 import { checkAdapterOptions } from './checkAdapterOptions.js'
@@ -299,6 +303,43 @@ export function createAdapter(
     return read.text
   }
 
+  /**
+   * A 2xx answer the dialect cannot read. One that begins as JSON is the
+   * provider's, cut or garbled on its way (truncated, no choices): a whole
+   * answer is sent after the whole generation, so it was generated and
+   * billed — not resent to this model (it would be generated, and billed,
+   * again), a fallback may answer, charged as a whole answer (`billedBy`),
+   * as a stream's unreadable event is charged as a cut. One that does not
+   * (an HTML page, plain text, nothing) is no generation at all but a
+   * proxy's or a portal's page: asked again, free, as before.
+   */
+  const unreadable = (
+    res: Reply,
+    send: SendOptions,
+    text: string,
+    thrown: ProviderReplyError,
+  ): Failure => {
+    const status = res.statusCode
+    if (!beginsAsJson(text)) {
+      return fail(send, {
+        kind: 'server_error',
+        retryable: true,
+        status,
+        message: `the ${status} reply is not a ${name} answer (${text.length === 0 ? 'an empty body' : 'not JSON: a proxy’s page?'}); nothing was generated, asked again`,
+      })
+    }
+    return fail(
+      send,
+      {
+        kind: 'server_error',
+        retryable: false,
+        status,
+        message: `the ${status} answer could not be read (${thrown.error.message}); not resent to this model: the provider generated, and billed, it`,
+      },
+      thrown,
+    )
+  }
+
   /** A whole body, read: an error (in an error status or in the 2xx), or the answer. */
   const answerOf = (
     res: Reply,
@@ -323,8 +364,9 @@ export function createAdapter(
     try {
       response = read.parseResponse(json ?? text, { headers: res.headers })
     } catch (thrown) {
-      // A parser's error says 200; the answer's own status (a 204 with no
-      // body) is what the failure and its attempt record must say.
+      if (answered && isMalformedReply(thrown)) return unreadable(res, send, text, thrown)
+      // A parser's error says 200; the answer's own status is what the
+      // failure and its attempt record must say.
       if (isProviderReplyError(thrown) && thrown.error.status !== res.statusCode) {
         return fail(send, { ...thrown.error, status: res.statusCode }, thrown)
       }
@@ -471,6 +513,20 @@ function isEventStream(type: string): boolean {
     (semicolon === -1 ? type : type.slice(0, semicolon)).trim().toLowerCase() ===
     'text/event-stream'
   )
+}
+
+/**
+ * The body's first character past JSON whitespace opens an object or an
+ * array: what every provider's answer begins with. Indexes, not trim(): no
+ * copy of a large body.
+ */
+function beginsAsJson(text: string): boolean {
+  for (let i = 0; i < text.length; i++) {
+    const code = text.charCodeAt(i)
+    if (code === 0x20 || code === 0x0a || code === 0x0d || code === 0x09) continue
+    return code === 0x7b || code === 0x5b
+  }
+  return false
 }
 
 /** A body that starts as SSE does: a field (`data:`, `event:`, `id:`, `retry:`) or a comment (`:`). */

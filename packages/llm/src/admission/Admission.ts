@@ -329,8 +329,11 @@ export class Admission {
                   cause: limit.limit,
                   waitMs,
                 })
+                // No wait helps: the limits say which limit (the whole one,
+                // or this process's share while Redis is down) and by how much.
                 const why = !Number.isFinite(waitMs)
-                  ? `the request alone (${Math.ceil(weight)} tokens) exceeds the ${limit.limit.toUpperCase()} limit`
+                  ? (limit.reason ??
+                    `the request alone (${Math.ceil(weight)} tokens) exceeds the ${limit.limit.toUpperCase()} limit`)
                   : waitMs > maxWaitMs && limit.fitsDeadline
                     ? `the caller takes waits of at most ${Math.floor(maxWaitMs)} ms`
                     : `the ${limit.limit.toUpperCase()} window resets in ${Math.ceil(waitMs)} ms; ${Math.floor(remaining)} ms left, ${Math.ceil(neededMs)} ms needed`
@@ -369,7 +372,19 @@ export class Admission {
         if (choice.kind === 'retired') {
           // Why each key is out: a key whose quota is gone for good is no
           // rejected key, and the client is told so (429, not 502).
-          const kinds = lanes.map((lane) => lane.find((s) => s.retiredUntilMs > now)?.retiredFor)
+          const retired = lanes.map((lane) => lane.find((s) => s.retiredUntilMs > now))
+          const kinds = retired.map((slot) => slot?.retiredFor)
+          // Published like any refusal (a fallback is one the metrics count).
+          // A retired key is the longest of cooldowns (the cooldown channel
+          // said so: `retired: auth`): the wait is until the first key is
+          // back, Infinity while they are retired until restart.
+          publishAdmission({
+            provider,
+            keyId: ((lanes[0] as Lane)[0] as Slot).keyId,
+            action: request.hasFallback ? 'fallback' : 'fail',
+            cause: 'cooldown',
+            waitMs: Math.min(...retired.map((slot) => (slot?.retiredUntilMs ?? now) - now)),
+          })
           throw new KeysRetiredError({
             provider,
             keyIds: lanes.map((lane) => (lane[0] as Slot).keyId),
@@ -379,7 +394,8 @@ export class Admission {
         const remaining = deadline?.remaining() ?? Number.POSITIVE_INFINITY
         const waitMs = Math.max(0, choice.readyAt - now)
         const latestStartMs = remaining - neededMs
-        const keyIdOfWait = ((lanes[choice.index] as Lane)[0] as Slot).keyId
+        const laneOfWait = lanes[choice.index] as Lane
+        const keyIdOfWait = (laneOfWait[0] as Slot).keyId
         if (waitMs > latestStartMs || waitMs > maxWaitMs) {
           publishAdmission({
             provider,
@@ -392,12 +408,18 @@ export class Admission {
             waitMs > latestStartMs
               ? `${Math.floor(remaining)} ms left, ${Math.ceil(neededMs)} ms needed`
               : `the caller takes waits of at most ${Math.floor(maxWaitMs)} ms`
+          // Said so the caller's caller is not told of a rate limit that is
+          // not its own (a gateway answers an overload 503, not 429).
+          const overloaded = overloadHolds(laneOfWait, now)
           throw new RateLimitedError({
             provider,
             model: request.model,
+            kind: overloaded ? 'overloaded' : 'rate_limited',
             retryAfterMs: waitMs,
             retryAtMs: this.#wall() + waitMs,
-            reason: `every key is cooling for ${Math.ceil(waitMs)} ms or more; ${why}`,
+            reason: overloaded
+              ? `the provider is cooling after an overload for ${Math.ceil(waitMs)} ms or more; ${why}`
+              : `every key is cooling for ${Math.ceil(waitMs)} ms or more; ${why}`,
           })
         }
         publishAdmission({
@@ -515,6 +537,20 @@ function checkNumber(where: string, name: string, value: unknown): void {
   if (typeof value !== 'number' || Number.isNaN(value)) {
     throw optionError(`${where}: ${name}`, 'a number', value)
   }
+}
+
+/**
+ * The provider-wide slot holds `lane` back: cooling, or its half-open probe
+ * in flight. Only an overload cools a provider (`cooldownScopeOf`: dialects
+ * scope a limit to a model or a key), and while it holds no key can send,
+ * whatever the keys' own limits. Read from the slot, so a cooldown another
+ * process of the fleet started (a shared store) says so too.
+ */
+function overloadHolds(lane: Lane, now: number): boolean {
+  const slot = lane.find((s) => s.level === 'provider')
+  if (slot === undefined) return false
+  if (slot.untilMs > now) return true
+  return slot.halfOpen && slot.probe !== undefined && slot.probe.leaseUntil > now
 }
 
 function keysOf(target: AdmissionTarget): Array<string | undefined> {

@@ -1,18 +1,19 @@
-import { currentDeadline, type Deadline, optionError } from '@hourglass/core'
+import {
+  type Clock,
+  currentDeadline,
+  type Deadline,
+  isClock,
+  optionError,
+  systemClock,
+} from '@hourglass/core'
 import { type RateLimiterAbstract, RateLimiterRedis } from 'rate-limiter-flexible'
 import { warnSafely } from '../callHook.js'
 import { LocalFallbackLimiter } from './LocalFallbackLimiter.js'
 import { LocalShareLimiter } from './LocalShareLimiter.js'
 import { MemoryLimiter } from './MemoryLimiter.js'
+import { type RedisLimitClient, RedisLimitScript } from './RedisLimitScript.js'
 
-/**
- * The Redis client the counters go through, typed structurally so
- * @hourglass/llm needs no Redis dependency: an `ioredis` client fits as is
- * (rate-limiter-flexible drives it; `status` says when it is back).
- */
-export interface RedisLimitClient {
-  readonly status?: string | undefined
-}
+export type { RedisLimitClient } from './RedisLimitScript.js'
 
 /** One provider's limits per window. Absent or 0 = unlimited. */
 export interface ProviderLimit {
@@ -33,6 +34,16 @@ export interface ProviderLimitsOptions {
   keyPrefix?: string | undefined
   /** Processes sharing the limit: while Redis is down each enforces `limit / instances` locally. Default 1. */
   instances?: number | undefined
+  /**
+   * After a Redis command fails (times out, the connection is lost, Redis
+   * refuses it), count locally for this long, in ms, then let one request
+   * try Redis again (the others stay local until it is answered). A frozen
+   * Redis then costs one command timeout per back-off, not one per request.
+   * 0 asks Redis for every count. Default 1000.
+   */
+  redisBackoffMs?: number | undefined
+  /** Time source of `redisBackoffMs`. Default `systemClock`. */
+  clock?: Clock | undefined
   /** Told once when Redis fails and once when it is back. Default `console`. */
   logger?: { warn(message: string): void } | undefined
   /** Called when admission is about to wait for a window to reset (metrics). */
@@ -61,12 +72,20 @@ export type LimitDecision =
       retryAtMs: number
       /** The reset comes early enough for the request to still finish before its deadline. */
       fitsDeadline: boolean
+      /**
+       * Why no wait helps, when `retryAfterMs` is Infinity: which limit the
+       * request alone exceeds, with both numbers — the TPM limit, or, while
+       * Redis is unavailable, this process's share of it.
+       */
+      reason?: string | undefined
     }
 
 interface Pair {
   rpm: RateLimiterAbstract | undefined
   tpm: RateLimiterAbstract | undefined
   tpmPoints: number
+  /** What this process allows of `tpmPoints` while Redis is down. */
+  tpmShare: number
 }
 
 /**
@@ -107,10 +126,11 @@ const ADMITTED: LimitDecision = Object.freeze({ admitted: true })
 /**
  * Per-provider RPM and TPM limits, isolated (one provider's spent limit
  * never refuses another's requests), counted in memory or in Redis through
- * rate-limiter-flexible — fixed windows, incremented atomically by its Lua
- * script, so a fleet of processes admits at most the limit per window
- * between them. When Redis fails, each process falls back to a local
- * limiter of `limit / instances` and says so once.
+ * rate-limiter-flexible — fixed windows, incremented atomically by
+ * `LIMIT_SCRIPT`, so a fleet of processes admits at most the limit per
+ * window between them. When Redis fails, each process falls back to a local
+ * limiter of `limit / instances` and says so once; after a failed command
+ * it stays local for `redisBackoffMs` before one request tries Redis again.
  *
  * Pass it to `new Admission({ limits })`: `Admission.acquire` takes a
  * request's share after the cooldown gate, waits for a reset that fits the
@@ -119,7 +139,9 @@ const ADMITTED: LimitDecision = Object.freeze({ admitted: true })
  */
 export class ProviderLimits {
   readonly #pairs = new Map<string, Pair>()
-  readonly #redis: RedisLimitClient | undefined
+  /** The caller's client behind what rate-limiter-flexible is given (`RedisLimitScript`). */
+  readonly #redis: RedisLimitScript | undefined
+  readonly #instances: number
   readonly #logger: { warn(message: string): void }
   /** @internal Admission tells it before waiting for a reset. */
   readonly onWait: ProviderLimitsOptions['onWait']
@@ -145,8 +167,19 @@ export class ProviderLimits {
       throw optionError('instances', 'a number ≥ 1', options.instances)
     }
     const instances = Math.max(1, Math.floor(options.instances ?? 1))
+    const backoffMs = options.redisBackoffMs ?? 1000
+    if (typeof backoffMs !== 'number' || !(backoffMs >= 0) || !Number.isFinite(backoffMs)) {
+      throw optionError('redisBackoffMs', 'a number of ms ≥ 0', backoffMs)
+    }
+    if (options.clock !== undefined && !isClock(options.clock)) {
+      throw optionError('clock', 'a Clock (now, setTimeout, clearTimeout)', options.clock)
+    }
     const prefix = options.keyPrefix ?? 'hourglass:limits'
-    this.#redis = options.redis
+    this.#instances = instances
+    this.#redis =
+      options.redis === undefined
+        ? undefined
+        : new RedisLimitScript(options.redis, LIMIT_SCRIPT, backoffMs, options.clock ?? systemClock)
     this.#logger = options.logger ?? console
     this.onWait = options.onWait
     const make = (dimension: 'rpm' | 'tpm', points: number | undefined) => {
@@ -155,32 +188,33 @@ export class ProviderLimits {
         throw optionError(dimension, 'a whole number of at least 0', points)
       }
       const base = { points, duration: windowMs / 1000, keyPrefix: `${prefix}:${dimension}` }
-      if (!options.redis) return new MemoryLimiter(base)
+      const redis = this.#redis
+      if (redis === undefined) return new MemoryLimiter(base)
       // TPM's refuses a request larger than the share for as long as it decides (Infinity).
       const Local = dimension === 'tpm' ? LocalShareLimiter : LocalFallbackLimiter
       const local = new Local(
-        {
-          ...base,
-          points: Math.max(1, Math.floor(points / instances)),
-          keyPrefix: `${base.keyPrefix}:local`,
-        },
+        { ...base, points: share(points, instances), keyPrefix: `${base.keyPrefix}:local` },
         () => this.#onFallback(),
       )
       return new RateLimiterRedis({
         ...base,
-        storeClient: options.redis as object,
-        // Fail over at once instead of queueing behind a reconnecting client.
+        // Not the caller's client: the library would define its `rlflxIncr`
+        // command on it, the same name an app's own rate-limiter-flexible
+        // limiters on that client use (RedisLimitScript runs LIMIT_SCRIPT).
+        storeClient: redis,
+        // Fail over at once instead of queueing behind a reconnecting client
+        // (or, after a failure, a Redis that may still be frozen).
         rejectIfRedisNotReady: true,
         insuranceLimiter: local,
-        // Registered on the client as `rlflxIncr` (ioredis defineCommand): one script per client.
-        customIncrTtlLuaScript: LIMIT_SCRIPT,
       })
     }
     for (const [provider, limit] of Object.entries(options.limits)) {
+      const tpm = make('tpm', limit.tpm)
       this.#pairs.set(provider, {
         rpm: make('rpm', limit.rpm),
-        tpm: make('tpm', limit.tpm),
+        tpm,
         tpmPoints: limit.tpm ?? 0,
+        tpmShare: tpm === undefined ? 0 : share(limit.tpm ?? 0, instances),
       })
     }
   }
@@ -215,14 +249,25 @@ export class ProviderLimits {
       )
     }
     const weight = Math.max(0, Math.ceil(given))
-    const refuse = (limit: 'rpm' | 'tpm', retryAfterMs: number): LimitDecision => ({
+    const refuse = (
+      limit: 'rpm' | 'tpm',
+      retryAfterMs: number,
+      reason?: string,
+    ): LimitDecision => ({
       admitted: false,
       limit,
       retryAfterMs,
       retryAtMs: Date.now() + retryAfterMs,
       fitsDeadline: Number.isFinite(retryAfterMs) && retryAfterMs + neededMs <= remaining,
+      ...(reason === undefined ? {} : { reason }),
     })
-    if (pair.tpm && weight > pair.tpmPoints) return refuse('tpm', Number.POSITIVE_INFINITY)
+    if (pair.tpm && weight > pair.tpmPoints) {
+      return refuse(
+        'tpm',
+        Number.POSITIVE_INFINITY,
+        `the request alone (${weight} tokens) exceeds the TPM limit (${pair.tpmPoints} tokens)`,
+      )
+    }
     const usesBefore = this.#fallbackUses
     try {
       if (pair.rpm) {
@@ -234,7 +279,14 @@ export class ProviderLimits {
         if (refused !== undefined) {
           // The request is not going: give back the request it was counted as.
           if (pair.rpm) await pair.rpm.reward(provider, 1)
-          return refuse('tpm', refused)
+          // Only the local share refuses for good (LocalShareLimiter): the whole limit was checked above.
+          return Number.isFinite(refused)
+            ? refuse('tpm', refused)
+            : refuse(
+                'tpm',
+                refused,
+                `the request alone (${weight} tokens) exceeds this process's share of the TPM limit while Redis is unavailable: ${pair.tpmShare} of ${pair.tpmPoints} tokens (1 of ${this.#instances} instances)`,
+              )
         }
       }
       return ADMITTED
@@ -255,6 +307,11 @@ export class ProviderLimits {
       'hourglass limits: Redis unavailable; limiting on this process alone (limit / instances) until it is back',
     )
   }
+}
+
+/** What one of `instances` processes allows of `limit` while Redis is down: at least 1. */
+function share(limit: number, instances: number): number {
+  return Math.max(1, Math.floor(limit / instances))
 }
 
 /** Consume `points`; undefined when taken, else ms until reset (a refusal counts nothing: `LIMIT_SCRIPT`, `MemoryLimiter`). */

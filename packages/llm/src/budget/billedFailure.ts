@@ -16,8 +16,9 @@ import type { CostBudget } from './CostBudget.js'
  *   what was generated and not delivered (in flight, hidden reasoning, after
  *   the cut) is not counted.
  * - `whole` — a 2xx answer that broke off (a cut, the body timeout, the
- *   deadline, the caller's signal) or was past `maxResponseBytes` while its
- *   body was read: the whole generation happened, its usage is unknown: the
+ *   deadline, the caller's signal), was past `maxResponseBytes` while its
+ *   body was read, or could not be read (JSON cut short or without the
+ *   answer in it): the whole generation happened, its usage is unknown: the
  *   prompt estimate plus `maxTokens`, the worst case `estimate` uses.
  * - `prompt` — a stream whose 2xx headers came, then no token (a first-token
  *   timeout, a cut, the call ended, past `maxStreamBytes`, an event that
@@ -71,10 +72,11 @@ export function billedBy(
   streamAnswered: boolean | undefined,
 ): BilledFailure | undefined {
   if (!(error.status >= 200 && error.status < 300)) return undefined
-  // A 2xx stream with an event that could not be read: charged as a cut
-  // (the provider had started the generation); a whole answer that could
-  // not be read is retried, as a refusal.
-  if (streamAnswered === true && isMalformedReply(error.cause)) return PROMPT
+  // A 2xx the provider answered that could not be read: a stream's event,
+  // charged as a cut (the provider had started the generation); a whole
+  // answer (a truncated or garbled body), as the whole generation it was.
+  // A body that was no answer at all (a proxy's page) carries no such cause.
+  if (isMalformedReply(error.cause)) return streamAnswered === true ? PROMPT : WHOLE
   if (!lostInTransit(error)) return undefined
   return streamAnswered === true ? PROMPT : WHOLE
 }

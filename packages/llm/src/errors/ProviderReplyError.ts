@@ -25,9 +25,11 @@ export function isProviderReplyError(error: unknown): error is ProviderReplyErro
 const malformed = new WeakSet<ProviderReplyError>()
 
 /**
- * A 200 body or chunk we cannot read. Retryable as a whole answer (nothing
- * was produced for the caller); in a stream `readEvents` makes it a failure
- * after the 200, not resent to the same model (the generation had started).
+ * A 200 body or chunk we cannot read. Never resent to the same model as it
+ * is: in a stream `readEvents` makes it a failure after the 200 (the
+ * generation had started), and the adapter a whole answer's failure (the
+ * generation happened), both charged (`billedBy`); only a 2xx body that is
+ * no JSON at all (a proxy's page) is asked again.
  */
 export function malformedReply(what: string, cause?: unknown): ProviderReplyError {
   const error = new ProviderReplyError(

@@ -6,11 +6,21 @@ import { HourglassError, hasErrorCode } from '@hourglass/core'
  */
 export type RateLimit = 'cooldown' | 'rpm' | 'tpm'
 
+/**
+ * What started the cooldown that refused: `overloaded` when it is the
+ * provider-wide cooldown an overload starts (503/529: the provider's
+ * capacity, every key), else `rate_limited` (a rate limit or quota on the
+ * key or model, and every RPM/TPM refusal).
+ */
+export type RateLimitedKind = 'rate_limited' | 'overloaded'
+
 export interface RateLimitedDetails {
   provider: string
   model?: string | undefined
   /** Which limit refused. Default `'cooldown'`. */
   limit?: RateLimit | undefined
+  /** What started the cooldown. Default `'rate_limited'`. */
+  kind?: RateLimitedKind | undefined
   /**
    * How long from when the error was made until a retry may succeed, in ms.
    * Infinity: never — the request alone exceeds the provider's TPM limit.
@@ -35,6 +45,12 @@ export class RateLimitedError extends HourglassError {
   readonly provider: string
   readonly model: string | undefined
   readonly limit: RateLimit
+  /**
+   * `overloaded` when the provider's overload cooldown refused (so the
+   * provider is answering nobody, not limiting this caller), else
+   * `rate_limited`.
+   */
+  readonly kind: RateLimitedKind
   /** Infinity when no wait helps (the request alone exceeds the TPM limit). */
   readonly retryAfterMs: number
   readonly retryAtMs: number
@@ -44,14 +60,19 @@ export class RateLimitedError extends HourglassError {
     const limit = details.limit ?? 'cooldown'
     const by = limit === 'cooldown' ? '' : ` (its ${limit.toUpperCase()} limit)`
     const when = Number.isFinite(retryAfterMs) ? `retry after ${retryAfterMs} ms` : 'no retry helps'
+    const kind = details.kind ?? 'rate_limited'
+    const who = `${details.provider}${details.model === undefined ? '' : `/${details.model}`}`
     super(
       RateLimitedError.code,
-      `rate limited by ${details.provider}${details.model === undefined ? '' : `/${details.model}`}${by}: ${when} (${details.reason})`,
+      kind === 'overloaded'
+        ? `${who} is overloaded (held back by its cooldown): ${when} (${details.reason})`
+        : `rate limited by ${who}${by}: ${when} (${details.reason})`,
       details.cause === undefined ? undefined : { cause: details.cause },
     )
     this.provider = details.provider
     this.model = details.model
     this.limit = limit
+    this.kind = kind
     this.retryAfterMs = retryAfterMs
     this.retryAtMs = details.retryAtMs ?? Date.now() + retryAfterMs
   }

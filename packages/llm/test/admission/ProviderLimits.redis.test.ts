@@ -1,5 +1,7 @@
+import { ManualClock } from '@hourglass/core'
 import { type RedisServer, redisAvailable, startRedis } from '@hourglass/testkit'
 import { Redis } from 'ioredis'
+import { RateLimiterRedis } from 'rate-limiter-flexible'
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
 import { LIMIT_SCRIPT, ProviderLimits } from '../../src/admission/ProviderLimits.js'
 
@@ -9,6 +11,9 @@ if (!available) {
     '\n!!! redis-server is not on PATH: the Redis ProviderLimits tests are SKIPPED. Install redis-server (CI does) to run them. !!!\n',
   )
 }
+
+/** The counter script's runs (`EVALSHA`, or `EVAL` after `NOSCRIPT`): `sha|script, 1, key, points, …`. */
+const SCRIPT_RUNS = new Set<PropertyKey>(['evalsha', 'eval'])
 
 /**
  * An ioredis client whose give-backs (the counter script run with negative
@@ -21,17 +26,17 @@ function holdingGiveBacks(client: Redis) {
   const proxy = new Proxy(client, {
     get(target, name, receiver) {
       const value = Reflect.get(target, name, receiver)
-      if (name !== 'rlflxIncr' || typeof value !== 'function') return value
-      return async (args: string[]) => {
+      if (!SCRIPT_RUNS.has(name) || typeof value !== 'function') return value
+      return async (...args: unknown[]) => {
         const told = onHeld
-        if (told !== undefined && Number(args[1]) < 0) {
+        if (told !== undefined && Number(args[3]) < 0) {
           onHeld = undefined
           await new Promise<void>((resolve) => {
             held.push(resolve)
             told()
           })
         }
-        return value.call(target, args)
+        return value.apply(target, args)
       }
     },
   })
@@ -55,10 +60,10 @@ function windowAtZeroAfterCount(client: Redis, key: string) {
   const proxy = new Proxy(client, {
     get(target, name, receiver) {
       const value = Reflect.get(target, name, receiver)
-      if (name !== 'rlflxIncr' || typeof value !== 'function') return value
-      return async (args: string[]) => {
-        const result = await value.call(target, args)
-        if (armed && args[0] === key && Number(args[1]) > 0) {
+      if (!SCRIPT_RUNS.has(name) || typeof value !== 'function') return value
+      return async (...args: unknown[]) => {
+        const result = await value.apply(target, args)
+        if (armed && args[2] === key && Number(args[3]) > 0) {
           armed = false
           await target.set(key, 0, 'EX', 60)
         }
@@ -80,11 +85,15 @@ describe.skipIf(!available)('ProviderLimits on a real Redis', () => {
     await redis?.stop()
   })
   afterEach(() => {
+    // A test that failed while Redis was frozen must not leave it frozen for the next.
+    redis?.thaw()
     for (const c of clients.splice(0)) c.disconnect()
   })
 
-  async function client(): Promise<Redis> {
-    const c = new Redis(redis.url, { lazyConnect: true, enableOfflineQueue: false })
+  async function client(
+    options: { commandTimeout?: number; keyPrefix?: string } = {},
+  ): Promise<Redis> {
+    const c = new Redis(redis.url, { lazyConnect: true, enableOfflineQueue: false, ...options })
     c.on('error', () => {})
     clients.push(c)
     await c.connect()
@@ -184,5 +193,109 @@ describe.skipIf(!available)('ProviderLimits on a real Redis', () => {
     expect((await limits.tryAcquire('acme', 10)).admitted).toBe(true)
     expect(await c.get(`${prefix}:rpm:acme`)).toBe('1')
     expect(warnings).toEqual([])
+  })
+
+  // One ioredis client per app is the common case, and the app may count its
+  // own limits with rate-limiter-flexible's RateLimiterRedis on it. Both
+  // registered a command named `rlflxIncr` on the client: the last one made
+  // ran for both.
+  describe("on a client the app's own rate-limiter-flexible limiter also uses", () => {
+    it('a limiter the app makes after ours leaves our counting alone: a refused request still takes nothing', async () => {
+      const shared = await client()
+      const prefix = `shared-after-${Math.random()}`
+      const limits = new ProviderLimits({
+        limits: { acme: { tpm: 100 } },
+        redis: shared,
+        keyPrefix: prefix,
+        logger: { warn: () => {} },
+      })
+      const app = new RateLimiterRedis({
+        storeClient: shared,
+        points: 5,
+        duration: 60,
+        keyPrefix: `${prefix}:app`,
+      })
+      await app.consume('login:alice')
+      expect((await limits.tryAcquire('acme', 90)).admitted).toBe(true)
+      expect(await limits.tryAcquire('acme', 50)).toMatchObject({ admitted: false, limit: 'tpm' })
+      // The refused 50 took nothing: 10 of the 100 are still there.
+      expect((await limits.tryAcquire('acme', 10)).admitted).toBe(true)
+      expect(await shared.get(`${prefix}:tpm:acme`)).toBe('100')
+    })
+
+    it("our limits leave the app's limiter as rate-limiter-flexible counts it: a penalty over its limit still counts", async () => {
+      const shared = await client()
+      const prefix = `shared-before-${Math.random()}`
+      const app = new RateLimiterRedis({
+        storeClient: shared,
+        points: 3,
+        duration: 60,
+        keyPrefix: `${prefix}:app`,
+      })
+      const appCommand = (shared as unknown as { rlflxIncr: unknown }).rlflxIncr
+      const limits = new ProviderLimits({
+        limits: { acme: { rpm: 10 } },
+        redis: shared,
+        keyPrefix: prefix,
+        logger: { warn: () => {} },
+      })
+      expect((await limits.tryAcquire('acme', 1)).admitted).toBe(true)
+      // rate-limiter-flexible's penalty always counts (5 failed logins, say): the key is over its 3.
+      await app.penalty('login:alice', 5)
+      await expect(app.consume('login:alice')).rejects.toMatchObject({ remainingPoints: 0 })
+      expect(await shared.get(`${prefix}:app:login:alice`)).toBe('6')
+      // Nothing of ours was registered on the app's client.
+      expect((shared as unknown as { rlflxIncr: unknown }).rlflxIncr).toBe(appCommand)
+    })
+
+    it("counts under the client's own keyPrefix, as every other command on it", async () => {
+      const prefixed = await client({ keyPrefix: 'app1:' })
+      const inspector = await client()
+      const prefix = `client-prefix-${Math.random()}`
+      const limits = new ProviderLimits({
+        limits: { acme: { rpm: 2 } },
+        redis: prefixed,
+        keyPrefix: prefix,
+        logger: { warn: () => {} },
+      })
+      expect(await admitted(limits, 3)).toBe(2)
+      expect(await inspector.get(`app1:${prefix}:rpm:acme`)).toBe('2')
+      expect(await inspector.exists(`${prefix}:rpm:acme`)).toBe(0)
+    })
+  })
+
+  it('a frozen Redis (connected, answering nothing) costs one command timeout: the requests after it decide locally at once', async () => {
+    // ioredis keeps a timed-out command and Redis runs it once thawed: what
+    // Redis counts after the thaw is every command sent during the freeze.
+    const counters = await client()
+    const inspector = await client()
+    const warnings: string[] = []
+    const prefix = `frozen-${Math.random()}`
+    const limits = new ProviderLimits({
+      limits: { acme: { rpm: 100, tpm: 10_000 } },
+      redis: counters,
+      keyPrefix: prefix,
+      instances: 2,
+      // Time stands still: the back-off after the timeout does not end during the test.
+      clock: new ManualClock(),
+      logger: { warn: (message) => warnings.push(message) },
+    })
+    expect((await limits.tryAcquire('acme', 10)).admitted).toBe(true)
+    // Only now a command timeout (ioredis reads it per command): a busy machine
+    // must not time out the count above, made before the freeze.
+    counters.options.commandTimeout = 60
+    redis.freeze()
+    try {
+      // The first request's RPM count times out; its TPM count and every later request stay local.
+      expect(await admitted(limits, 6, 10)).toBe(6)
+      expect(limits.degraded).toBe(true)
+    } finally {
+      redis.thaw()
+    }
+    // Answered after everything this client sent while Redis was frozen.
+    await counters.ping()
+    expect(await inspector.get(`${prefix}:rpm:acme`)).toBe('2')
+    expect(await inspector.get(`${prefix}:tpm:acme`)).toBe('10')
+    expect(warnings).toEqual([expect.stringMatching(/Redis unavailable/)])
   })
 })

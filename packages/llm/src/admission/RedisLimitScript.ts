@@ -1,0 +1,117 @@
+import { createHash } from 'node:crypto'
+import type { Clock } from '@hourglass/core'
+
+/**
+ * The part of the caller's Redis client the limits use, typed structurally
+ * so @hourglass/llm needs no Redis dependency: an `ioredis` client fits as
+ * is. Without `evalsha`/`eval` every count fails and is made locally.
+ */
+export interface RedisLimitClient {
+  /** ioredis's connection state: anything but `ready` counts locally without a round trip. */
+  readonly status?: string | undefined
+  evalsha?(sha1: string, numKeys: number, ...args: Array<string | number>): Promise<unknown>
+  eval?(script: string, numKeys: number, ...args: Array<string | number>): Promise<unknown>
+}
+
+/** Says Redis is not to be asked now (rate-limiter-flexible reads anything but `ready` so). */
+const BACKING_OFF = 'backing-off'
+
+/**
+ * What `ProviderLimits` hands rate-limiter-flexible's `RateLimiterRedis` as
+ * its `storeClient`, instead of the caller's client. The library drives an
+ * ioredis client through two members only (with a window of whole seconds
+ * and nothing but `consume`/`reward`): `status`, and `rlflxIncr`, a command
+ * it registers on the client with `defineCommand`. Registered on the
+ * caller's client, ours replaced the one of any rate-limiter-flexible
+ * limiter of the app on that client, or the app's replaced ours — one name
+ * per client, the last one made ran for both. Here `rlflxIncr` is this
+ * object's own method, running the script by `EVALSHA` (its body sent once
+ * after `NOSCRIPT`): nothing is defined on the caller's client.
+ *
+ * It also remembers that Redis failed. A frozen Redis (a stopped process, a
+ * long fork) keeps the connection `ready` while every command waits for the
+ * client's `commandTimeout`; the library asks it again for every count, so
+ * every request paid that timeout once per round trip. After a command fails
+ * (timed out, connection lost, refused by Redis), `status` reads
+ * `backing-off` for `backoffMs`: the library counts locally at once (its
+ * `insuranceLimiter`). Then one count tries Redis again, the others still
+ * local while it is out; when it is answered the limits are shared again,
+ * when it fails the back-off starts over. A client seen reconnecting during
+ * the back-off ends it when it is `ready` again: a new connection that
+ * Redis answered.
+ */
+export class RedisLimitScript {
+  readonly #client: RedisLimitClient
+  readonly #script: string
+  readonly #sha: string
+  readonly #clock: Clock
+  readonly #backoffMs: number
+  /** On the clock: until when Redis is not asked. -Infinity while nothing has failed. */
+  #retryAtMs = Number.NEGATIVE_INFINITY
+  /** Failures so far: an answer to a command sent before the latest failure clears nothing. */
+  #failures = 0
+  /** The client was seen disconnected during a back-off: its next `ready` is a new connection. */
+  #seenDown = false
+
+  constructor(client: RedisLimitClient, script: string, backoffMs: number, clock: Clock) {
+    this.#client = client
+    this.#script = script
+    this.#sha = createHash('sha1').update(script).digest('hex')
+    this.#backoffMs = backoffMs
+    this.#clock = clock
+  }
+
+  /** The client's status, or `backing-off` while a failure's back-off (or the count trying Redis again) lasts. */
+  get status(): string | undefined {
+    const status = this.#client.status
+    // The common case first: nothing has failed, no clock read.
+    if (this.#retryAtMs === Number.NEGATIVE_INFINITY) return status
+    if (status !== undefined && status !== 'ready') {
+      this.#seenDown = true
+      return status
+    }
+    if (this.#seenDown) {
+      // Reconnected since the failure (ioredis is `ready` once Redis answered
+      // on the new connection): no reason to keep waiting for the back-off.
+      this.#seenDown = false
+      this.#retryAtMs = Number.NEGATIVE_INFINITY
+      return status
+    }
+    return this.#clock.now() < this.#retryAtMs ? BACKING_OFF : status
+  }
+
+  /**
+   * rate-limiter-flexible's call: `[key, points, windowSeconds, limit,
+   * duration]`, answered `[count, pttl]` as its own command would be.
+   */
+  async rlflxIncr(args: readonly string[]): Promise<unknown> {
+    const failures = this.#failures
+    if (this.#retryAtMs !== Number.NEGATIVE_INFINITY) {
+      // This count tries Redis again: the others stay local until it is answered.
+      this.#retryAtMs = this.#clock.now() + this.#backoffMs
+    }
+    try {
+      const reply = await this.#run(args)
+      if (failures === this.#failures) this.#retryAtMs = Number.NEGATIVE_INFINITY
+      return reply
+    } catch (error) {
+      this.#failures++
+      this.#retryAtMs = this.#clock.now() + this.#backoffMs
+      throw error
+    }
+  }
+
+  async #run(args: readonly string[]): Promise<unknown> {
+    const client = this.#client
+    if (typeof client.evalsha !== 'function' || typeof client.eval !== 'function') {
+      throw new TypeError('ProviderLimits: the redis client has no evalsha/eval')
+    }
+    try {
+      return await client.evalsha(this.#sha, 1, ...args)
+    } catch (error) {
+      // First use on this server (or after a restart, a SCRIPT FLUSH): send the body once.
+      if (!String((error as Error | undefined)?.message).includes('NOSCRIPT')) throw error
+      return await client.eval(this.#script, 1, ...args)
+    }
+  }
+}
