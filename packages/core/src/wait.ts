@@ -3,7 +3,7 @@ import type { Deadline } from './Deadline.js'
 import { describeValue } from './describeValue.js'
 
 export interface WaitOptions {
-  /** Ends the wait at once, rejecting with its reason, when it expires or is cancelled (observe-only deadlines never end a wait). */
+  /** Ends the wait at once, rejecting with its reason, when it expires or is cancelled (an observe-only deadline's expiry never ends a wait; its cancel does). */
   deadline?: Deadline | undefined
   /** Ends the wait at once, rejecting with its reason, when aborted. */
   signal?: AbortSignal | undefined

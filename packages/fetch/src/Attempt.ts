@@ -112,8 +112,12 @@ export class Attempt {
     this.startedAt = init.clock.now()
     const { deadline, signal } = init
     // Whatever its expiry: a Deadline.never() can still be cancelled, and
-    // its cancel must stop the request in flight too.
-    if (deadline && !deadline.observe) {
+    // its cancel must stop the request in flight too. An observe-only
+    // (dark mode) deadline too: its onDone hears a cancel only, never its
+    // observed expiry, and a cancel is no enforcement decision but a fact —
+    // the caller is gone (the client left) — so the work for it stops in
+    // every mode. Its expiry still changes nothing here.
+    if (deadline) {
       this.#offDeadline = deadline.onDone((reason) => this.abort(reason))
     }
     // Created under a deadline that has already ended: onDone finished the
@@ -123,9 +127,11 @@ export class Attempt {
       this.abort(signal.reason)
       return
     }
-    if (signal && !(deadline && !deadline.observe && signal === deadline.signal)) {
+    if (signal && !(deadline && signal === deadline.signal)) {
       // Not the deadline's own signal (a plan slice's step is given its
-      // slice's): onDone above already stops the attempt when it aborts.
+      // slice's, a dark-mode handler `req.deadline.signal`): onDone above
+      // already stops the attempt when it aborts (for an observe-only
+      // deadline both fire on a cancel alone).
       allowFanOut(signal)
       this.#onSignal = () => this.abort(signal.reason)
       signal.addEventListener('abort', this.#onSignal, { once: true })

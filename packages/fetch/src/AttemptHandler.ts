@@ -132,7 +132,7 @@ abstract class AttemptPhases {
   protected fail(raw: unknown): void {
     if (this.errored) return
     this.errored = true
-    const reason = this.attempt.reason
+    const reason = this.attempt.reason ?? callerReason(this.attempt)
     const error = reason ?? classifyError(raw, this.attempt)
     if (reason === undefined && isTimeout(error)) {
       // The dispatcher's own headersTimeout / bodyTimeout fired (an Agent of
@@ -376,6 +376,19 @@ function rawHeader(rawHeaders: Buffer[], name: string): string | undefined {
 function first(value: unknown): string | undefined {
   if (Array.isArray(value)) return value[0] === undefined ? undefined : String(value[0])
   return value === undefined || value === null ? undefined : String(value)
+}
+
+/**
+ * The caller's reason when its signal has aborted but the attempt has not
+ * heard it yet: undici's `request()` listens to the same signal from before
+ * the dispatch, so its listener runs first and destroys the body, whose
+ * abort reaches us reasonless (an `AbortError`) before the attempt's own
+ * listener runs. The caller gets its reason from undici; the attempt's end
+ * (its event, the egress span's `error.type`) must say the same.
+ */
+function callerReason(attempt: Attempt): unknown {
+  const signal = attempt.init.signal
+  return signal?.aborted === true ? signal.reason : undefined
 }
 
 /** A headers or body timeout (ours, or undici's classified as ours). */

@@ -285,7 +285,9 @@ export class OutboundCall {
     if (this.#stopped !== undefined) return // stopped before the wait began: the next step refuses
     const { deadline, signal, config } = this.init
     await wait(ms, {
-      deadline: deadline?.observe ? undefined : deadline,
+      // An observe-only deadline too: wait ends on its cancel alone, never
+      // on its observed expiry (its onDone hears no expiry).
+      deadline,
       signal,
       clock: clockFor(config, deadline?.clock),
       wakeOn: (wake) => {

@@ -3,10 +3,13 @@ import { type Deadline, DeadlineExceededError } from '@hourglass/core'
 /**
  * The error to fail with, without touching the network, when the deadline has
  * ended or less than `minBudgetMs` is left; undefined when there is time.
- * Observe-only deadlines never refuse (dark mode must not change outcomes).
+ * An observe-only deadline refuses for a cancel alone (its `reason`, which
+ * an observed expiry leaves undefined): dark mode changes no outcome by
+ * time, but a caller that has gone is gone in every mode.
  */
 export function noBudgetError(deadline: Deadline | undefined, minBudgetMs: number): unknown {
-  if (!deadline || deadline.observe) return undefined
+  if (!deadline) return undefined
+  if (deadline.observe) return deadline.reason
   if (deadline.done) return deadline.reason
   const left = deadline.remaining()
   if (left > 0 && left >= minBudgetMs) return undefined
