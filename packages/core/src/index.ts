@@ -35,6 +35,7 @@ export {
 } from './defineChannel.js'
 export { describeValue } from './describeValue.js'
 export { endedBy } from './endedBy.js'
+export { enforcedRemaining } from './enforcedRemaining.js'
 export { errorCode, isAbortError } from './errorCode.js'
 export { type GuardedWork, type GuardOptions, guard } from './guard.js'
 export { HourglassError, hasErrorCode, isHourglassError } from './HourglassError.js'

@@ -1,6 +1,7 @@
 import {
   DEADLINE_EXPIRED_HEADER,
   type Deadline,
+  enforcedRemaining,
   errorCode,
   isAbortError,
   isClientClosed,
@@ -118,7 +119,8 @@ export function decideRetry(outcome: Outcome, state: RetryState): RetryDecision 
   }
   if (state.used.has(rule)) return no('already-retried')
   if (!state.replayable) return no('body-not-replayable')
-  const left = state.deadline ? state.deadline.remaining() : Number.POSITIVE_INFINITY
+  // An observe-only deadline decides nothing: dark mode retries as without it.
+  const left = enforcedRemaining(state.deadline)
   if (left - delayMs < state.minBudgetMs || left <= 0) return no('no-budget')
   return { retry: true, rule, reason, delayMs }
 }

@@ -2,6 +2,7 @@ import {
   type Clock,
   currentDeadline,
   type Deadline,
+  enforcedRemaining,
   isClock,
   optionError,
   systemClock,
@@ -237,8 +238,7 @@ export class ProviderLimits {
   ): Promise<LimitDecision> {
     const pair = this.#pairs.get(provider)
     if (!pair) return ADMITTED
-    const remaining =
-      (options.deadline ?? currentDeadline())?.remaining() ?? Number.POSITIVE_INFINITY
+    const remaining = enforcedRemaining(options.deadline ?? currentDeadline())
     const neededMs = options.neededMs ?? 0
     const given = pair.tpm ? (typeof tokens === 'function' ? tokens() : tokens) : 0
     // A NaN weight compared false with the limit and was never consumed: the

@@ -1,4 +1,4 @@
-import { untilEnded, wait } from '@hourglass/core'
+import { enforcedRemaining, untilEnded, wait } from '@hourglass/core'
 import type {
   ModelAdapter,
   PreparedRequest,
@@ -325,7 +325,8 @@ export async function runModel(
       overloads,
       max529Retries: retry.max529Retries,
       priority: retry.priority,
-      remainingMs: deadline?.remaining() ?? Number.POSITIVE_INFINITY,
+      // An observe-only deadline decides nothing (dark mode retries as without it).
+      remainingMs: enforcedRemaining(deadline),
       minAttemptMs: retry.minAttemptMs,
       maxRetryAfterMs: retry.maxRetryAfterMs,
       hasFallback,
