@@ -1,3 +1,4 @@
+import { isUtf8 } from 'node:buffer'
 import { isSseBufferOverflow, SseDecoder, type SseFrame } from '@hourglass/llm'
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
@@ -82,7 +83,11 @@ const cuts = fc.oneof(
 
 function split(bytes: Uint8Array, how: 'bytes' | number[]): Uint8Array[] {
   if (how === 'bytes') {
-    return bytes.length > 400 ? [bytes] : [...bytes].map((b) => new Uint8Array([b]))
+    if (bytes.length > 400) return [bytes]
+    // One-byte views, not copies: the decoder reads each chunk as it is pushed.
+    const out: Uint8Array[] = new Array(bytes.length)
+    for (let i = 0; i < bytes.length; i++) out[i] = bytes.subarray(i, i + 1)
+    return out
   }
   const points = [...new Set(how.map((f) => Math.floor(f * bytes.length)))].sort((a, b) => a - b)
   const out: Uint8Array[] = []
@@ -117,13 +122,13 @@ function wellFormed(frame: SseFrame): boolean {
   )
 }
 
+/**
+ * What a fatal TextDecoder accepts (the same WHATWG rules: no overlong forms,
+ * surrogates or code points past U+10FFFF), without throwing: the TypeError a
+ * fatal decoder throws for each invalid stream was 8 % of the file's time.
+ */
 function isValidUtf8(bytes: Uint8Array): boolean {
-  try {
-    new TextDecoder('utf-8', { fatal: true }).decode(bytes)
-    return true
-  } catch {
-    return false
-  }
+  return isUtf8(bytes)
 }
 
 describe('SSE decoder fuzz: hostile streams', () => {
