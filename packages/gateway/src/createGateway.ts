@@ -3,7 +3,6 @@ import { type Clock, isClock, systemClock } from '@hourglass/core'
 import { deadline } from '@hourglass/express'
 import { createFetch, type HourglassFetch } from '@hourglass/fetch'
 import express, { type NextFunction, type Request, type Response, type Router } from 'express'
-import type { Redis } from 'ioredis'
 import { createAdapters } from './call/createAdapters.js'
 import type { GatewayConfig } from './config/gatewayConfigSchema.js'
 import { parseGatewayConfig } from './config/parseGatewayConfig.js'
@@ -18,6 +17,7 @@ import { refuseSpentBudget } from './http/refuseSpentBudget.js'
 import { currentRequest, scopeOf } from './http/requestScope.js'
 import { sendError } from './http/sendError.js'
 import { sendJson } from './http/sendJson.js'
+import type { GatewayRedisClient } from './limits/GatewayRedisClient.js'
 import { RedisHealth } from './limits/RedisHealth.js'
 import { TrackedCooldownStore } from './limits/TrackedCooldownStore.js'
 import {
@@ -62,13 +62,17 @@ export interface GatewayOptions {
   firstTokenTimeoutMs?: number | undefined
   /** Largest request body, in bytes. Default 4 MiB. */
   maxBodyBytes?: number | undefined
-  /** Shares cooldowns and limits through this client instead of one made from `config.redis.url`. */
-  redis?: Redis | undefined
+  /**
+   * Shares cooldowns and limits through this client instead of one made
+   * from `config.redis.url`: an ioredis client (5 or 6), or anything of the
+   * same shape (`status`, `eval`, `evalsha`). Left open by `close()`.
+   */
+  redis?: GatewayRedisClient | undefined
   /** Per-provider retry budgets (gRPC retry throttling), also charged for SDK retries. Default: one registry with llm's defaults; `false` = none. */
   retryBudgets?: RetryBudgetRegistry | false | undefined
   /** The fetch whose `dispatcher` every adapter sends through. Default: one `createFetch` with generous header/body timeouts. */
   fetch?: HourglassFetch | undefined
-  /** Time source for deadlines and admission (tests). Default the system clock. */
+  /** Time source for deadlines, admission and the limits' Redis back-off (tests). Default the system clock. */
   clock?: Clock | undefined
   /** Where `{ "env": NAME }` values resolve when `config` is not validated yet. Default `process.env`. */
   env?: Readonly<Record<string, string | undefined>> | undefined
@@ -195,6 +199,16 @@ export function createGateway(config: unknown, options: GatewayOptions = {}): Ga
     windowMs: valid.limits.windowMs,
     instances: valid.limits.instances,
     keyPrefix: `${prefix}:limits`,
+    // After a failed count the limits stay local this long, then one request
+    // asks Redis again. Not shorter than the command timeout of the client
+    // made here: a second request would otherwise ask a frozen Redis while
+    // the first still waits for its answer, one more per back-off, each
+    // held for the whole timeout. (A client of the caller's: llm's 1 s.)
+    ...(ownRedis === undefined || valid.redis === undefined
+      ? {}
+      : { redisBackoffMs: Math.max(1000, valid.redis.commandTimeoutMs) }),
+    // The back-off runs on the gateway's clock, as deadlines and cooldowns do.
+    clock,
     // The limits say something only when they move between Redis and local:
     // what a probe found before that is old news.
     logger: {

@@ -15,6 +15,7 @@ export { createGateway, type GatewayOptions, type GatewayRouter } from './create
 export { type ErrorReply, errorReply } from './http/errorReply.js'
 export { GatewayRequestError, isGatewayRequestError } from './http/GatewayRequestError.js'
 export type { RedisState } from './http/health.js'
+export type { GatewayRedisClient } from './limits/GatewayRedisClient.js'
 export type { GatewayLogger, LogLevel, LogRecord } from './log/GatewayLogger.js'
 export { OpenAIChunkEncoder, toOpenAIError, toOpenAIResponse } from './openai/encode.js'
 export { type ResolvedModel, resolveModel } from './routing/resolveModel.js'

@@ -34,6 +34,7 @@ export {
   ProviderLimits,
   REQUEST_BOUND_KINDS,
   RedisCooldownStore,
+  type RedisScriptClient,
   RetryBudgetRegistry,
   type SendOptions,
   type StreamEvent,

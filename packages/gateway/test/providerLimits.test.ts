@@ -74,7 +74,7 @@ describe('per-provider RPM limits in the gateway', () => {
     expect(res.headers.get('retry-after')).toBeNull()
     expect(res.headers.get('x-should-retry')).toBe('false')
     expect(((await res.json()) as { error: { message: string } }).error.message).toMatch(
-      /exceeds the token limit/,
+      /^a: the request alone \(\d+ tokens\) exceeds the TPM limit \(\d+ tokens\)$/,
     )
     expect(a.fake.requests).toHaveLength(1)
     expect(b.fake.requests).toHaveLength(1)

@@ -116,7 +116,12 @@ export { isModelUnavailable, type ModelUnavailableError } from './errors/ModelUn
 export { isOutputTruncated, type OutputTruncatedError } from './errors/OutputTruncatedError.js'
 export { isProviderError, type ProviderError } from './errors/ProviderError.js'
 export { isProviderReplyError, type ProviderReplyError } from './errors/ProviderReplyError.js'
-export { isRateLimited, type RateLimit, type RateLimitedError } from './errors/RateLimitedError.js'
+export {
+  isRateLimited,
+  type RateLimit,
+  type RateLimitedError,
+  type RateLimitedKind,
+} from './errors/RateLimitedError.js'
 export { isRepairFailed, type RepairFailedError } from './errors/RepairFailedError.js'
 export { isRequestRejected, type RequestRejectedError } from './errors/RequestRejectedError.js'
 export {

@@ -146,20 +146,21 @@ function callOptions(
     },
     onAttempt: (record: AttemptRecord) => {
       fields['attempts'] = record.attempt
-      if (record.decision === 'success') {
-        // Who answered, for a stream too (a non-streamed answer sets them
-        // again from the response, which names the model the provider ran).
-        fields['provider'] = record.provider
-        fields['upstreamModel'] = record.model
-      }
+      // Who was asked last, whatever came of it: a request that failed, or
+      // whose client left, names the provider it was billed by, as an
+      // answered one does (a non-streamed answer sets them again from the
+      // response, which names the model the provider ran).
+      fields['provider'] = record.provider
+      fields['upstreamModel'] = record.model
+      // The call's cost so far (llm sums every billed attempt into each
+      // record): the request line's total even when no attempt answered — a
+      // stream cut or left after tokens, a 2xx lost in transit, is billed.
+      // Counted only under a cost budget (policy.maxCostUsdPerRequest): 0 otherwise.
+      if (policy.maxCostUsdPerRequest !== undefined) fields['costUsd'] = record.costUsd
       // The answering attempt is the request line's news already (provider,
       // upstreamModel, attempts, costUsd): one info line per request, and a
       // warn line for every attempt that did not answer. `logLevel: 'debug'`
       // shows the answering one too.
-      // Counted only under a cost budget (policy.maxCostUsdPerRequest): 0 otherwise.
-      if (record.decision === 'success' && policy.maxCostUsdPerRequest !== undefined) {
-        fields['costUsd'] = record.costUsd
-      }
       ctx.log(record.decision === 'success' ? 'debug' : 'warn', 'attempt', {
         model: record.model,
         provider: record.provider,

@@ -65,7 +65,7 @@ export function errorReply(error: unknown): ErrorReply {
   if (isRateLimited(error)) {
     return error.kind === 'overloaded'
       ? overloadReply(error.provider, error.retryAfterMs)
-      : rateLimitReply(error.provider, error.retryAfterMs)
+      : rateLimitReply(error.provider, error.retryAfterMs, error.reason)
   }
   if (isKeysRetired(error)) {
     const shaped = toOpenAIError({ kind: error.reason, retryable: false, status: 0, message: '' })
@@ -184,7 +184,10 @@ function unavailableReply(causes: unknown[]): ErrorReply {
       // An overload's cooldown is the provider's overload, not a rate limit.
       if (cause.kind === 'overloaded') overloaded++
       else limited++
-      parts.push(`${cause.provider}: ${kindName(cause.kind)}`)
+      // A refusal no wait helps says which limit the request alone exceeds.
+      parts.push(
+        `${cause.provider}: ${Number.isFinite(cause.retryAfterMs) ? kindName(cause.kind) : cause.reason}`,
+      )
     } else if (isProviderError(cause)) {
       const limit = cause.retryAfterMs
       if (cause.kind === 'rate_limited') {
@@ -290,13 +293,21 @@ function overloadReply(provider: string, retryAfterMs: number): ErrorReply {
   )
 }
 
-function rateLimitReply(provider: string, retryAfterMs: number): ErrorReply {
+/**
+ * Admission refused with nothing sent. When no wait helps (`retryAfterMs`
+ * Infinity) its reason is the client's news: which limit the request alone
+ * exceeds, with both numbers — the provider's TPM limit, or, while Redis is
+ * unavailable, this instance's share of it (a smaller request, or the same
+ * one once Redis is back, goes through). Token counts and instance counts
+ * only: nothing of the provider's own.
+ */
+function rateLimitReply(provider: string, retryAfterMs: number, reason: string): ErrorReply {
   const finite = Number.isFinite(retryAfterMs)
   return reply(
     429,
     finite
       ? `${provider} is rate limited: retry after ${Math.ceil(retryAfterMs)} ms`
-      : `${provider}: the request alone exceeds the token limit`,
+      : `${provider}: ${reason}`,
     'requests',
     'rate_limit_exceeded',
     null,

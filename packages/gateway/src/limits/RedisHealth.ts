@@ -1,9 +1,9 @@
-import type { Redis } from 'ioredis'
 import type { RedisState } from '../http/health.js'
+import type { GatewayRedisClient } from './GatewayRedisClient.js'
 
 export interface RedisHealthOptions {
   /** The client limits and cooldowns use; undefined without Redis. */
-  redis: Redis | undefined
+  redis: GatewayRedisClient | undefined
   /** True while the limits or the cooldowns decide locally: their last Redis command failed. */
   failing(): boolean
   /** The probe's bound, in ms. */
@@ -129,7 +129,7 @@ export class RedisHealth {
  * Runs `WRITE_PROBE`. Never rejects, and bounded by its own timer: a client
  * brought by the caller may have no `commandTimeout`.
  */
-async function probeWrites(client: Redis, timeoutMs: number): Promise<Verdict> {
+async function probeWrites(client: GatewayRedisClient, timeoutMs: number): Promise<Verdict> {
   let timer: NodeJS.Timeout | undefined
   const timedOut = new Promise<Verdict>((resolve) => {
     timer = setTimeout(resolve, timeoutMs, 'refuses')

@@ -54,6 +54,14 @@ export class RateLimitedError extends HourglassError {
   /** Infinity when no wait helps (the request alone exceeds the TPM limit). */
   readonly retryAfterMs: number
   readonly retryAtMs: number
+  /**
+   * Why nothing (or nothing more) was sent, in words, also at the end of
+   * `message`. For a refusal no wait helps (`retryAfterMs` Infinity) it names
+   * the limit the request alone exceeds with both numbers — the TPM limit,
+   * or this process's share of it while Redis is unavailable — which a
+   * caller can pass on as it is (the gateway's 429 does).
+   */
+  readonly reason: string
 
   constructor(details: RateLimitedDetails) {
     const retryAfterMs = Math.max(0, Math.ceil(details.retryAfterMs))
@@ -75,6 +83,7 @@ export class RateLimitedError extends HourglassError {
     this.kind = kind
     this.retryAfterMs = retryAfterMs
     this.retryAtMs = details.retryAtMs ?? Date.now() + retryAfterMs
+    this.reason = details.reason
   }
 }
 
