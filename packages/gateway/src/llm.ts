@@ -35,6 +35,7 @@ export {
   REQUEST_BOUND_KINDS,
   RedisCooldownStore,
   type RedisScriptClient,
+  type RetryBudget,
   RetryBudgetRegistry,
   type SendOptions,
   type StreamEvent,

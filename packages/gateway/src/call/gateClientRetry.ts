@@ -1,5 +1,5 @@
 import { GatewayRequestError } from '../http/GatewayRequestError.js'
-import { currentRequest } from '../http/requestScope.js'
+import { currentRequest, scopeOf } from '../http/requestScope.js'
 import type { ModelAdapter, RetryBudgetRegistry } from '../llm.js'
 import type { GatewayMetrics } from '../metrics/GatewayMetrics.js'
 
@@ -14,6 +14,14 @@ import type { GatewayMetrics } from '../metrics/GatewayMetrics.js'
  * `retry_budget_exhausted` with `x-should-retry: false` at once, and
  * nothing is sent anywhere.
  *
+ * The charge stands only if the retry fails at a provider too (a 5xx after
+ * an attempt was made): `refundClientRetry` takes it back when the request
+ * ends otherwise — answered, refused as the client's own bad request, or
+ * never sent (its deadline spent, admission refused). Without the refund
+ * any client, with no credentials, drained every provider's budget by
+ * sending the header on requests that reached nobody, and the gateway's own
+ * retries stopped for everyone.
+ *
  * First attempts pass untouched, and so does everything when the gateway
  * runs without retry budgets.
  */
@@ -24,7 +32,7 @@ export function gateClientRetry(
 ): readonly ModelAdapter[] {
   const scope = currentRequest()
   if (retryBudgets === undefined || scope === undefined) return models
-  if (scope.clientRetry === 0 || scope.retryCharged) return models
+  if (scope.clientRetry === 0 || scope.retryCharge !== undefined) return models
   const spent: string[] = []
   for (const [i, adapter] of models.entries()) {
     const budget = retryBudgets.get(adapter.name)
@@ -34,7 +42,7 @@ export function gateClientRetry(
       continue
     }
     budget.recordFailure()
-    scope.retryCharged = true
+    scope.retryCharge = budget
     metrics.clientRetry(adapter.name, 'admitted')
     return models.slice(i)
   }
@@ -44,4 +52,18 @@ export function gateClientRetry(
     errorCode: 'retry_budget_exhausted',
     message: `the client retried, and the retry budget of every provider for this model is spent (${[...new Set(spent)].join(', ')}); not sent, to avoid adding load to a failing provider`,
   })
+}
+
+/**
+ * At the end of a request: refund the client retry's charge unless the
+ * request failed at a provider (`status` ≥ 500 with an attempt made).
+ * A 499 (the client left again) is no provider's failure either.
+ */
+export function refundClientRetry(req: object, status: number, attempted: boolean): void {
+  const scope = scopeOf(req)
+  const budget = scope?.retryCharge
+  if (budget === undefined || scope === undefined) return
+  scope.retryCharge = undefined
+  if (status >= 500 && attempted) return
+  budget.refundFailure()
 }

@@ -91,7 +91,7 @@ export class RequestTracker {
         owner,
         startedAt: clock.now(),
         clientRetry: clientRetryCount(req.headers['x-stainless-retry-count']),
-        retryCharged: false,
+        retryCharge: undefined,
         deadline: undefined,
         errorCode: undefined,
       }

@@ -1,7 +1,7 @@
 import { currentDeadline, Deadline } from '@hourglass/core'
 import type { Request, Response } from 'express'
 import { targetKey } from '../call/createAdapters.js'
-import { gateClientRetry } from '../call/gateClientRetry.js'
+import { gateClientRetry, refundClientRetry } from '../call/gateClientRetry.js'
 import type { GatewayContext } from '../GatewayContext.js'
 import {
   type AttemptRecord,
@@ -95,6 +95,7 @@ export function chatCompletions(ctx: GatewayContext) {
       fields['error'] = shaped.body.error.code
     } finally {
       disposeHandlerDeadline(req)
+      refundClientRetry(req, status, fields['attempts'] !== undefined)
       // A stream's status is 200 (or 499): the error it ended with, if any, is on the request's scope.
       fields['error'] ??= scopeOf(res)?.errorCode
       // Added to `fields`, not spread into a new record: on Node 20 each

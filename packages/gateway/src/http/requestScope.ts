@@ -7,6 +7,7 @@ import {
   runWithContext,
   runWithRequestId,
 } from '@hourglass/core'
+import type { RetryBudget } from '../llm.js'
 
 /** What the gateway knows about one request, from arrival to the end of its response. @internal */
 export interface RequestScope {
@@ -18,8 +19,11 @@ export interface RequestScope {
   readonly startedAt: number
   /** `X-Stainless-Retry-Count` when above 0: the client is retrying a request that failed for it. */
   clientRetry: number
-  /** That retry was counted against a provider's retry budget (once per request). */
-  retryCharged: boolean
+  /**
+   * The retry budget that retry was counted against (once per request);
+   * refunded when the request ends without a provider's failure.
+   */
+  retryCharge: RetryBudget | undefined
   /** The request's deadline under the ingress one: narrowed by `x-stainless-timeout`, cancelled when a drain times out. */
   deadline: Deadline | undefined
   /** The error code the client was answered with (`deadline_exceeded`, `client_closed`…), if any. */

@@ -6,8 +6,9 @@ import { fakeProvider, fallback, type Harness, startHarness } from '../support/h
 
 /**
  * `X-Stainless-Retry-Count > 0` (the official SDKs send it on every retry)
- * counts against the provider's retry budget before anything is sent; a
- * retry meeting a spent budget is not sent there.
+ * counts against the provider's retry budget before anything is sent, and
+ * the charge stands if the retry fails at the provider too; a retry meeting
+ * a spent budget is not sent there.
  */
 describe('SDK retries and the retry budget', () => {
   let fakes: FakeProvider[] = []
@@ -29,7 +30,47 @@ describe('SDK retries and the retry budget', () => {
       body: JSON.stringify({ model, messages: [{ role: 'user', content: 'x' }] }),
     })
 
-  it('each client retry costs the provider a token; once the budget is below half, retries get 503 at once and reach nobody', async () => {
+  it('a client retry that fails at the provider costs it a token; once the budget is below half, retries get 503 at once and reach nobody', async () => {
+    const p = await fakeProvider('openai', ['k'])
+    fakes.push(p.fake)
+    p.fake.setReply(openAIErrors.serverError({ status: 500 }))
+    const retryBudgets = new RetryBudgetRegistry({ maxTokens: 10, tokenRatio: 0.1 })
+    harness = await startHarness(
+      {
+        providers: { p: p.entry },
+        models: { m: fallback(['p', 'gpt']) },
+        policy: { maxAttempts: 1 },
+      },
+      { retryBudgets },
+    )
+    // Each retry: its charge (−1) stands, as it failed at the provider, and
+    // so does the provider's 500 (−1): 10 → 8 → 6 → 4; the fourth finds no
+    // more than half.
+    const statuses: number[] = []
+    for (let i = 0; i < 4; i++) statuses.push((await post('1')).status)
+    expect(statuses).toEqual([502, 502, 502, 503])
+    expect(p.fake.requests).toHaveLength(3)
+    expect(retryBudgets.get('p').tokens).toBe(4)
+    const refused = await post('2')
+    expect(refused.status).toBe(503)
+    expect(refused.headers.get('x-should-retry')).toBe('false')
+    const body = (await refused.json()) as { error: { code: string; message: string } }
+    expect(body.error.code).toBe('retry_budget_exhausted')
+    expect(body.error.message).toContain('(p)')
+    expect(p.fake.requests).toHaveLength(3)
+    // A first attempt still goes.
+    p.fake.setReply(reply.text('ok'))
+    expect((await post('0')).status).toBe(200)
+    const page = await (await fetch(`${harness.url}/metrics`)).text()
+    expect(page).toMatch(
+      /hourglass_gateway_client_retries_total\{provider="p",outcome="admitted"\} 3/,
+    )
+    expect(page).toMatch(
+      /hourglass_gateway_client_retries_total\{provider="p",outcome="refused"\} 2/,
+    )
+  })
+
+  it('a retry that is answered, is the client’s own bad request, or is sent nowhere costs nothing: no client drains the budget with the header alone', async () => {
     const p = await fakeProvider('openai', ['k'])
     fakes.push(p.fake)
     p.fake.setReply(reply.text('ok'))
@@ -45,27 +86,26 @@ describe('SDK retries and the retry budget', () => {
     // First attempts are never gated, and cost nothing.
     for (const count of [undefined, '0', 'abc']) expect((await post(count)).status).toBe(200)
     expect(retryBudgets.get('p').tokens).toBe(4)
-    // 4 → 3 (+0.1 on success) → 2.2 → 1.3: three retries pass, the fourth finds no more than half.
-    const statuses: number[] = []
-    for (let i = 0; i < 4; i++) statuses.push((await post('1')).status)
-    expect(statuses).toEqual([200, 200, 200, 503])
-    expect(p.fake.requests).toHaveLength(6)
-    const refused = await post('2')
-    expect(refused.status).toBe(503)
-    expect(refused.headers.get('x-should-retry')).toBe('false')
-    const body = (await refused.json()) as { error: { code: string; message: string } }
-    expect(body.error.code).toBe('retry_budget_exhausted')
-    expect(body.error.message).toContain('(p)')
-    expect(p.fake.requests).toHaveLength(6)
-    // A first attempt still goes.
-    expect((await post('0')).status).toBe(200)
-    const page = await (await fetch(`${harness.url}/metrics`)).text()
-    expect(page).toMatch(
-      /hourglass_gateway_client_retries_total\{provider="p",outcome="admitted"\} 3/,
-    )
-    expect(page).toMatch(
-      /hourglass_gateway_client_retries_total\{provider="p",outcome="refused"\} 2/,
-    )
+    // Answered: charged, then refunded. Before, three of these left the
+    // budget at half and the fourth retry — of anyone — was refused.
+    for (let i = 0; i < 6; i++) expect((await post('1')).status).toBe(200)
+    // Refused upstream as the client's own bad request (400): no provider's failure.
+    p.fake.setReply(openAIErrors.badRequest())
+    for (let i = 0; i < 6; i++) expect((await post('1')).status).toBe(400)
+    // Sent nowhere: its budget already spent when it arrived.
+    const spent = await fetch(`${harness.url}/v1/chat/completions`, {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/json',
+        'x-stainless-retry-count': '1',
+        'x-deadline-remaining-ms': '0',
+      },
+      body: JSON.stringify({ model: 'm', messages: [{ role: 'user', content: 'x' }] }),
+    })
+    expect(spent.status).toBe(504)
+    expect(p.fake.requests).toHaveLength(15)
+    expect(retryBudgets.get('p').tokens).toBe(4)
+    expect(retryBudgets.get('p').canRetry()).toBe(true)
   })
 
   it('a retry refused by a spent provider goes to the next provider of the list', async () => {
@@ -87,8 +127,12 @@ describe('SDK retries and the retry budget', () => {
     expect(res.status).toBe(200)
     expect(res.headers.get('x-hourglass-provider')).toBe('b')
     expect(a.fake.requests).toHaveLength(0)
-    // Charged where it went.
-    expect(retryBudgets.get('b').tokens).toBeCloseTo(1.1)
+    // Charged where it went (and refunded: it was answered).
+    expect(retryBudgets.get('b').tokens).toBe(2)
+    const page = await (await fetch(`${harness.url}/metrics`)).text()
+    expect(page).toMatch(
+      /hourglass_gateway_client_retries_total\{provider="b",outcome="admitted"\} 1/,
+    )
   })
 
   it('the official client’s own retry is seen: its second attempt carries X-Stainless-Retry-Count: 1 and is charged', async () => {
@@ -112,8 +156,9 @@ describe('SDK retries and the retry budget', () => {
     })
     expect(completion.choices[0]?.message.content).toBe('second time')
     expect(p.fake.requests).toHaveLength(2)
-    // The provider's 500 (a retryable failure) and the client's retry: 2 tokens; one success back.
-    expect(retryBudgets.get('p').tokens).toBeCloseTo(8.1)
+    // The provider's 500 (a retryable failure): 1 token; the client's retry
+    // was charged one and, answered, refunded it; one success back.
+    expect(retryBudgets.get('p').tokens).toBeCloseTo(9.1)
     const lines = harness.logs.filter((l) => l.event === 'request')
     expect(lines.map((l) => l['status'])).toEqual([502, 200])
   })

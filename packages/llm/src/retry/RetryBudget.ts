@@ -54,6 +54,16 @@ export class RetryBudget {
     this.#tokens = Math.max(0, this.#tokens - 1)
   }
 
+  /**
+   * Take back one `recordFailure()` that proved not to be a provider's
+   * failure (the gateway charges a client's retry before sending it, and
+   * refunds it when the retry succeeds, fails on the client's own request or
+   * is sent nowhere). Capped at `maxTokens`.
+   */
+  refundFailure(): void {
+    this.#tokens = Math.min(this.maxTokens, this.#tokens + 1)
+  }
+
   /** An attempt succeeded. */
   recordSuccess(): void {
     this.#tokens = Math.min(this.maxTokens, this.#tokens + this.tokenRatio)
