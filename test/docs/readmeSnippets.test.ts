@@ -3,9 +3,11 @@ import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import ts from 'typescript'
 import { describe, expect, it } from 'vitest'
+import { docPaths } from '../support/docPaths.js'
 
-// Every ```ts / ```typescript block in the root README and each package's
-// README is type-checked against the packages' current sources (through the
+// Every ```ts / ```typescript block in the root README, each package's
+// README and each package's reference pages (packages/*/docs/*.md) is
+// type-checked against the packages' current sources (through the
 // "@hourglass/source" export condition: no build needed), in one TypeScript
 // program with the repo's own strict options. A fragment that uses names it
 // does not declare gets them from an HTML comment placed right before its
@@ -39,7 +41,7 @@ function readmePaths(): string[] {
   const packages = readdirSync(path.join(repoRoot, 'packages'))
     .map((name) => path.join('packages', name, 'README.md'))
     .filter((file) => existsSync(path.join(repoRoot, file)))
-  return ['README.md', ...packages.sort()]
+  return ['README.md', ...packages.sort(), ...docPaths()]
 }
 
 const FENCE = /^ {0,3}(`{3,}|~{3,})\s*([^\s`]*)/
