@@ -17,7 +17,8 @@ import { CooldownBook, modelScope } from './CooldownBook.js'
 import type { CooldownStore } from './CooldownStore.js'
 import { chooseSlot } from './chooseSlot.js'
 import { type CooldownInput, defaultCooldownMs } from './defaultCooldownMs.js'
-import { endpointId, keyId } from './keyId.js'
+import { KeyIdCache } from './KeyIdCache.js'
+import { endpointId } from './keyId.js'
 import { LatencyTracker } from './LatencyTracker.js'
 import { MemoryCooldownStore } from './MemoryCooldownStore.js'
 import type { ProviderLimits } from './ProviderLimits.js'
@@ -143,7 +144,8 @@ export class Admission {
   readonly #limits: ProviderLimits | undefined
   /** The cooldown store is this process's memory: its answer cannot hang, so it needs no bound. */
   readonly #storeIsLocal: boolean
-  readonly #ids = new Map<string, string>()
+  /** Key → id of the keys seen lately: at most `MAX_CACHED_KEY_IDS` raw keys held. */
+  readonly #ids = new KeyIdCache()
   /** Numbers `acquire` calls in the order they came: the tie-break of the line (waitLine.ts). */
   #arrivals = 0
 
@@ -507,13 +509,7 @@ export class Admission {
   }
 
   #id(key: string | undefined): string {
-    if (key === undefined) return keyId(undefined)
-    let id = this.#ids.get(key)
-    if (id === undefined) {
-      id = keyId(key)
-      this.#ids.set(key, id)
-    }
-    return id
+    return this.#ids.id(key)
   }
 }
 

@@ -32,6 +32,14 @@ export interface CooldownBookOptions {
 }
 
 /**
+ * Slots held before idle ones are dropped. A service that builds adapters
+ * from its clients' input (their own keys, their model names) makes a slot
+ * per key and model it ever saw: ~1.6 KB each, and the default admission
+ * lives as long as the process.
+ */
+export const MAX_IDLE_SLOTS = 4096
+
+/**
  * This process's view of every provider+key: the local mirror of the store,
  * kept so a decision right after a report needs no round trip, and so the
  * process keeps working (on what it knows) while the store is down.
@@ -39,6 +47,9 @@ export interface CooldownBookOptions {
 export class CooldownBook {
   readonly #o: CooldownBookOptions
   readonly #slots = new Map<string, Slot>()
+  /** The size at which the next sweep for idle slots runs. */
+  #sweepAt = MAX_IDLE_SLOTS
+  #sweepQueued = false
   #storeFailing = false
 
   constructor(options: CooldownBookOptions) {
@@ -63,8 +74,62 @@ export class CooldownBook {
     if (!slot) {
       slot = createSlot(provider, scope, keyId, level, model)
       this.#slots.set(name, slot)
+      if (this.#slots.size >= this.#sweepAt && !this.#sweepQueued) {
+        // After the caller has built its lanes and joined their lines (all
+        // synchronous): swept now, the key slot of a lane being built is
+        // idle and would be dropped under the request that holds it.
+        this.#sweepQueued = true
+        queueMicrotask(() => this.#sweep())
+      }
     }
     return slot
+  }
+
+  /** Slots held (for tests and diagnostics). */
+  get size(): number {
+    return this.#slots.size
+  }
+
+  /**
+   * Drops every slot that holds nothing: not cooling, not retired, no probe,
+   * nobody in its line. One made again later starts the same. What must
+   * stay does (dropping it would lift a cooldown or a retirement); when that
+   * is most of the map, the next sweep waits until it has doubled, so a
+   * sweep costs O(1) per slot made whatever is kept.
+   */
+  #sweep(): void {
+    this.#sweepQueued = false
+    const now = this.#o.clock.now()
+    for (const [name, slot] of this.#slots) if (isIdle(slot, now)) this.#slots.delete(name)
+    this.#sweepAt = Math.max(MAX_IDLE_SLOTS, 2 * this.#slots.size)
+  }
+
+  /**
+   * `slot` holds a cooldown or a retirement: make it the one this process
+   * looks up again. A request in flight keeps the slots it was granted on;
+   * if a sweep dropped one meanwhile (it was idle), what the request learned
+   * would otherwise stay on a slot nobody looks at — a retirement is kept
+   * nowhere else. Merged into the slot made since, if any.
+   */
+  #keep(slot: Slot): void {
+    const name = `${slot.scope}\u0000${slot.storeId}`
+    const current = this.#slots.get(name)
+    if (current === slot) return
+    if (current === undefined) {
+      this.#slots.set(name, slot)
+      return
+    }
+    if (slot.untilMs > current.untilMs) current.untilMs = slot.untilMs
+    if (slot.halfOpen && !current.halfOpen) {
+      current.halfOpen = true
+      current.coolingSince = slot.coolingSince
+    }
+    current.strikes = Math.max(current.strikes, slot.strikes)
+    if (slot.retiredUntilMs > current.retiredUntilMs) {
+      current.retiredUntilMs = slot.retiredUntilMs
+      current.retiredFor = slot.retiredFor
+    }
+    wake(current)
   }
 
   /** The lane a request on `keyId` (for `model`, when named) goes through: key, model, provider. */
@@ -186,6 +251,7 @@ export class CooldownBook {
       if (this.#o.retireMs <= 0) return
       slot.retiredUntilMs = now + this.#o.retireMs
       slot.retiredFor = kind
+      this.#keep(slot)
       this.#cooldownEvent(slot, 'start', `retired: ${kind}`, slot.retiredUntilMs)
       wake(slot)
       if (Number.isFinite(this.#o.retireMs)) {
@@ -225,6 +291,7 @@ export class CooldownBook {
     )
     slot.untilMs = Math.max(slot.untilMs, now + waitMs)
     slot.halfOpen = true
+    this.#keep(slot)
     // Named as the retry path names it (`limitKindOf`): an overload's own
     // wait (5–10 s) is no backoff step, and a 503 labelled `server_error` is
     // an overload here as there.
@@ -289,6 +356,20 @@ export class CooldownBook {
     this.#storeFailing = false
     warnSafely(this.#o.logger, 'hourglass admission: cooldown store available again')
   }
+}
+
+/** Holds nothing a later request needs: dropped by a sweep (`CooldownBook`). */
+function isIdle(slot: Slot, now: number): boolean {
+  return (
+    !slot.halfOpen &&
+    slot.untilMs <= now &&
+    slot.retiredUntilMs <= now &&
+    slot.strikes === 0 &&
+    slot.probe === undefined &&
+    slot.probeFor === undefined &&
+    slot.line.size === 0 &&
+    slot.wakers.size === 0
+  )
 }
 
 /** The latency-tracker name of one model in one scope. */

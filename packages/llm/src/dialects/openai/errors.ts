@@ -32,12 +32,30 @@ export function readOpenAIError(
   const code = getCode(error, 'code')
   const type = getString(error, 'type')
   const message = getString(error, 'message')
-  const kind = lookup(codes, code) ?? lookup(codes, type)
+  const kind = requestTooLarge(message) ?? lookup(codes, code) ?? lookup(codes, type)
   return {
     providerCode: code ?? type,
     message,
     kind,
   }
+}
+
+/**
+ * OpenAI refuses a single request bigger than the organisation's whole
+ * per-minute token limit with a 429 that looks like every rate limit —
+ * `"code":"rate_limit_exceeded"`, `"type":"tokens"` — but says "Request too
+ * large for gpt-4o in organization org-… on tokens per min (TPM): Limit
+ * 30000, Requested 50000. The input or output tokens must be reduced in
+ * order to run successfully." (Groq sends the same words and code on a 413.)
+ * No wait lifts it: read as a rate limit, each such request cooled the model
+ * on the key for everybody (with growing back-off) and its client was told
+ * to retry. It is the request's size, like an over-long context: never
+ * retried, no cooldown, and `recovery.collapse`/`compact` may shrink it. A
+ * real rate limit says "Rate limit reached for …", so the message decides.
+ */
+function requestTooLarge(message: string | undefined): ErrorKind | undefined {
+  const start = message?.slice(0, 64).trimStart().toLowerCase()
+  return start?.startsWith('request too large for ') ? 'context_too_long' : undefined
 }
 
 export function lookup(

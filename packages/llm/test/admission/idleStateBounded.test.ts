@@ -1,0 +1,134 @@
+import { Deadline, ManualClock } from '@hourglass/core'
+import { describe, expect, it } from 'vitest'
+import { Admission } from '../../src/admission/Admission.js'
+import { CooldownBook, MAX_IDLE_SLOTS, modelScope } from '../../src/admission/CooldownBook.js'
+import { KeyIdCache, MAX_CACHED_KEY_IDS } from '../../src/admission/KeyIdCache.js'
+import { keyId } from '../../src/admission/keyId.js'
+import { LatencyTracker, MAX_LATENCY_RINGS } from '../../src/admission/LatencyTracker.js'
+import { MemoryCooldownStore } from '../../src/admission/MemoryCooldownStore.js'
+import { isKeysRetired } from '../../src/errors/KeysRetiredError.js'
+import { isRateLimited } from '../../src/errors/RateLimitedError.js'
+
+/*
+ * A service that builds adapters from its clients' input (their own keys,
+ * model names passed through) shares the process-wide default admission
+ * with every other call: what admission keeps per key and per model must
+ * not grow with every name it is ever shown. Idle state goes; a cooldown,
+ * a retirement or a probe never does (dropping one would lift it).
+ */
+
+/** Distinct names shown: each kind of state is swept several times over. */
+const N = 4_000
+const quiet = { warn: () => {} }
+const limited = {
+  ok: false,
+  error: { kind: 'rate_limited', status: 429, retryAfterMs: 60_000 },
+} as const
+const rejected = { ok: false, error: { kind: 'auth', status: 401 } } as const
+
+/** The book of cooldowns as `Admission` builds it, on a manual clock. */
+function book(): CooldownBook {
+  const clock = new ManualClock(1_000)
+  return new CooldownBook({
+    store: new MemoryCooldownStore({ clock }),
+    clock,
+    wall: () => 1_700_000_000_000,
+    cooldownMs: () => 1_000,
+    retireMs: Number.POSITIVE_INFINITY,
+    maxRetryAfterMs: 60_000,
+    latency: new LatencyTracker(),
+    logger: quiet,
+  })
+}
+
+describe('admission forgets idle keys and models, never a cooldown', () => {
+  it(`${N} distinct models answered: the latency rings stay under their cap, the provider's and a model used now and then kept`, () => {
+    const latency = new LatencyTracker()
+    let rings = 0
+    for (let i = 0; i < N; i++) {
+      const model = i % 100 === 0 ? 'hot' : `client-model-${i}`
+      // What admission records of a success: the provider's latency, and the model's there.
+      latency.record('openai', 50)
+      latency.record(modelScope('openai', model), model === 'hot' ? 700 : 50)
+      rings = Math.max(rings, latency.size)
+    }
+    expect(rings).toBeLessThanOrEqual(MAX_LATENCY_RINGS)
+    expect(latency.estimate(modelScope('openai', 'hot'))).toBe(700)
+    expect(latency.estimate('openai')).toBeDefined()
+  })
+
+  it(`${N} distinct models, then ${N} distinct keys: the slots stay under their cap`, async () => {
+    const cooldowns = book()
+    let slots = 0
+    for (let i = 0; i < 2 * N; i++) {
+      const [key, model] = i < N ? ['k1', `client-model-${i}`] : [`k${i}`, 'gpt-4o']
+      cooldowns.lane('openai', 'openai', key, model)
+      // One request per turn of the event loop, as a service sees them.
+      await undefined
+      slots = Math.max(slots, cooldowns.size)
+    }
+    expect(slots).toBeLessThanOrEqual(MAX_IDLE_SLOTS)
+  })
+
+  it(`through Admission: a cooling model, a half-open one and a retired key outlast thousands of idle models and keys`, async () => {
+    const clock = new ManualClock(1_000)
+    const admission = new Admission({ clock, logger: quiet })
+    await admission.report('openai', 'sk-hot-00000001', limited, { model: 'cooling' })
+    await admission.report('openai', 'sk-hot-00000001', limited, { model: 'half-open' })
+    await admission.report('openai', 'sk-bad-00000001', rejected)
+    // `half-open`'s cooldown is over, but no answer has come since: its next call is the probe.
+    clock.advance(30_000)
+    await admission.report('openai', 'sk-hot-00000001', limited, { model: 'cooling' })
+    clock.advance(30_001)
+    // Enough new models and keys to sweep the idle slots (a slot per model, two per key).
+    for (let i = 0; i < MAX_IDLE_SLOTS; i++) {
+      admission.forecast({ provider: 'openai', keys: ['sk-hot-00000001'], model: `m-${i}` })
+      if (i % 4 === 0) admission.forecast({ provider: 'openai', keys: [`sk-user-${i}`] })
+      await undefined
+    }
+    using deadline = Deadline.after(10_000, { clock })
+    const ask = (key: string, model?: string) =>
+      admission
+        .acquire({ provider: 'openai', keys: [key], model, deadline, maxWaitMs: 0 })
+        .catch((e: unknown) => e)
+    expect(isRateLimited(await ask('sk-hot-00000001', 'cooling'))).toBe(true)
+    expect(isKeysRetired(await ask('sk-bad-00000001'))).toBe(true)
+    const probe = await ask('sk-hot-00000001', 'half-open')
+    expect(probe).toMatchObject({ probe: true })
+    // Another model on the hot key was never held back.
+    expect(await ask('sk-hot-00000001', 'other')).toMatchObject({ probe: false })
+  })
+
+  it('a key rejected while its request was in flight stays retired, though its idle slots were dropped meanwhile', async () => {
+    const clock = new ManualClock(1_000)
+    const admission = new Admission({ clock, logger: quiet })
+    using deadline = Deadline.after(10_000, { clock })
+    const permit = await admission.acquire({
+      provider: 'openai',
+      keys: ['sk-late-0000001'],
+      model: 'gpt-4o',
+      deadline,
+    })
+    // Meanwhile other clients' models fill the book, and its idle slots are swept.
+    for (let i = 0; i < MAX_IDLE_SLOTS; i++) {
+      admission.forecast({ provider: 'openai', keys: ['sk-other-000001'], model: `m-${i}` })
+      await undefined
+    }
+    await permit.report(rejected)
+    const again = await admission
+      .acquire({ provider: 'openai', keys: ['sk-late-0000001'], model: 'gpt-4o', deadline })
+      .catch((e: unknown) => e)
+    expect(isKeysRetired(again)).toBe(true)
+  })
+
+  it(`the key ids admission remembers: at most ${MAX_CACHED_KEY_IDS} raw keys, each still given its id`, () => {
+    const ids = new KeyIdCache()
+    let held = 0
+    for (let i = 0; i < 5 * MAX_CACHED_KEY_IDS; i++) {
+      ids.id(`sk-user-${i}`)
+      held = Math.max(held, ids.size)
+    }
+    expect(held).toBeLessThanOrEqual(MAX_CACHED_KEY_IDS)
+    for (const key of ['sk-user-0', 'sk-user-4999', undefined]) expect(ids.id(key)).toBe(keyId(key))
+  })
+})
