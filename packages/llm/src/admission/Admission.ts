@@ -2,6 +2,7 @@ import {
   type Clock,
   currentDeadline,
   type Deadline,
+  enforcedRemaining,
   MAX_TIMER_MS,
   optionError,
   systemClock,
@@ -286,7 +287,7 @@ export class Admission {
           if (!staggered && opened !== undefined && this.#staggerMs > 0) {
             staggered = true
             const spreadMs = followerDelayMs(opened, place, this.#staggerMs)
-            const left = (deadline?.remaining() ?? Number.POSITIVE_INFINITY) - neededMs
+            const left = enforcedRemaining(deadline) - neededMs
             const jitterMs = Math.min(spreadMs, Math.max(0, left))
             if (jitterMs >= 1) {
               heldBack = true
@@ -322,7 +323,7 @@ export class Admission {
             ended()
             if (!limit.admitted) {
               const waitMs = limit.retryAfterMs
-              const remaining = deadline?.remaining() ?? Number.POSITIVE_INFINITY
+              const remaining = enforcedRemaining(deadline)
               if (!limit.fitsDeadline || waitMs > maxWaitMs) {
                 publishAdmission({
                   provider,
@@ -393,7 +394,7 @@ export class Admission {
             reason: kinds.every((k) => k === 'quota_exhausted') ? 'quota_exhausted' : 'auth',
           })
         }
-        const remaining = deadline?.remaining() ?? Number.POSITIVE_INFINITY
+        const remaining = enforcedRemaining(deadline)
         const waitMs = Math.max(0, choice.readyAt - now)
         const latestStartMs = remaining - neededMs
         const laneOfWait = lanes[choice.index] as Lane
@@ -482,7 +483,7 @@ export class Admission {
     let token: ProbeToken | undefined
     if (choice.probe) {
       // The probe holds the half-open slots until it reports, or until it could no longer be running.
-      const end = deadline ? now + deadline.remaining() : Number.POSITIVE_INFINITY
+      const end = now + enforcedRemaining(deadline)
       token = { startedAt: now, leaseUntil: Math.min(end, now + this.#probeLeaseMs) }
       for (const held of lane) {
         if (!held.halfOpen) continue
