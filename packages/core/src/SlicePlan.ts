@@ -104,10 +104,26 @@ export class SlicePlan {
 
   /**
    * Start slice `name`: a child deadline allotted its part of what is left.
-   * Dispose it (or use `run`) when the step ends. A slice starts once.
+   * Dispose it (or call `end(name)`, or use `run`) when the step ends:
+   * disposing it ends the slice — `ok`, or `exceeded` / `cancelled` when its
+   * deadline had already ended so. A slice starts once.
    */
   slice(name: string): Deadline {
     const state = this.#get(name)
+    const deadline = this.#start(state)
+    // A slice ended only by `dispose()` (as `using` does) stayed `running` in
+    // report(), with no sliceEnd: its span never ended. An own method on this
+    // one deadline, not a hook on every Deadline: `run` ends its slices itself.
+    const dispose = deadline.dispose
+    deadline.dispose = () => {
+      this.#end(state, deadline, deadline.reason === undefined ? 'ok' : outcomeOf(deadline.reason))
+      dispose.call(deadline)
+    }
+    return deadline
+  }
+
+  #start(state: SliceState): Deadline {
+    const { name } = state
     if (state.started) throw new Error(`slice "${name}" has already started`)
     const allottedMs = this.allotment(name)
     state.started = true
@@ -131,8 +147,8 @@ export class SlicePlan {
     name: string,
     step: (signal: AbortSignal, slice: Deadline) => T | Promise<T>,
   ): Promise<T> {
-    const slice = this.slice(name)
     const state = this.#get(name)
+    const slice = this.#start(state)
     const signal = slice.signal
     let onAbort: (() => void) | undefined
     try {

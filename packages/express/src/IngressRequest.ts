@@ -7,6 +7,7 @@ import {
   DeadlineExceededError,
   type DeadlineSource,
   type InvalidDeadlineHeader,
+  isDeadlineExceeded,
   recordAnswerLateness,
   runWithDeadline,
   type SlicePlan,
@@ -208,6 +209,32 @@ export class IngressRequest {
     this.#expire(stage, slice)
   }
 
+  /**
+   * The app answered for the request itself because its time ran out (its
+   * own 504, a stream's error event, a connection it cut): recorded as an
+   * expiry of ours is — outcome `expired`, the `expire` event (action `app`)
+   * and `onExpire` — and the request's deadline is cancelled with its
+   * `DeadlineExceededError` (the answer is out: nothing left runs for
+   * anybody; in observe mode too, since the app enforced it). Nothing is
+   * written and no writer is wrapped: the app's answer is still going out.
+   * False, doing nothing, once we answered or the response is over (its end
+   * already published).
+   */
+  reportExpired(slice = this.#runningSlice()): boolean {
+    if (this.#answered || this.#finished) return false
+    this.#answered = true
+    this.#outcome = 'expired'
+    const elapsedMs = this.deadline.elapsed()
+    // A no-op on a deadline that already aborted (expired, or a child's
+    // expiry cancelled it); one whose expiry was only observed has no reason yet.
+    const reason = isDeadlineExceeded(this.deadline.reason)
+      ? this.deadline.reason
+      : new DeadlineExceededError({ budgetMs: this.budgetMs, elapsedMs, slice })
+    this.deadline.cancel(reason)
+    this.#publishExpire('handler', 'app', slice, elapsedMs)
+    return true
+  }
+
   #expire(stage: IngressExpireMessage['stage'], slice = this.#runningSlice()): void {
     // Already answered (by us), or the handler's own response is flushing.
     if (this.#answered || this.res.writableEnded) return
@@ -235,6 +262,15 @@ export class IngressRequest {
       shieldSocket(this.req)
       this.deadline.cancel(reason)
     }
+    this.#publishExpire(stage, action, slice, elapsedMs)
+  }
+
+  #publishExpire(
+    stage: IngressExpireMessage['stage'],
+    action: IngressExpireMessage['action'],
+    slice: string | undefined,
+    elapsedMs: number,
+  ): void {
     const event: IngressExpireMessage = {
       deadline: this.deadline,
       req: this.req,

@@ -43,8 +43,12 @@ export interface IngressExpireMessage {
   slice?: string | undefined
   /** `arrival`: the budget was 0 when the request came in; `handler`: it ran out while handling. */
   stage: 'arrival' | 'handler'
-  /** `504` answered; `ended` a started (streaming) response was ended; `observed` dark mode did nothing. */
-  action: '504' | 'ended' | 'observed'
+  /**
+   * `504` answered; `ended` a started (streaming) response was ended;
+   * `observed` dark mode did nothing; `app` the app answered it itself and
+   * said so (`reportExpired`): its own 504, a stream's error event or cut.
+   */
+  action: '504' | 'ended' | 'observed' | 'app'
 }
 
 /** `hourglass:ingress:client-closed`. */

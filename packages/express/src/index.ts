@@ -10,3 +10,4 @@ export {
 export { deadline } from './deadline.js'
 export { deadlineErrors } from './deadlineErrors.js'
 export type { DeadlineMiddlewareOptions } from './options.js'
+export { type ReportExpiredOptions, reportExpired } from './reportExpired.js'

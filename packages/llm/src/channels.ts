@@ -3,7 +3,13 @@ import { type Deadline, defineChannel, defineChannels } from '@hourglass/core'
 /** `hourglass:llm:attempt`: one model attempt and what was decided after it. */
 export interface LlmAttemptMessage {
   deadline: Deadline | undefined
+  /** The attempt's number in the call, across its models (1 for the first). */
   attempt: number
+  /**
+   * Its number on this model (1 for the model's first): a fallback model's
+   * first attempt is 1 here, whatever `attempt` says.
+   */
+  modelAttempt?: number | undefined
   model: string
   provider: string
   status?: number | undefined
@@ -29,6 +35,21 @@ export interface LlmAttemptMessage {
   finishReason?: string | undefined
   /** Why this attempt went to this model (first in the list, a retry after a cooldown, a fallback expected to answer sooner). */
   choice?: string | undefined
+  /**
+   * Set when the attempt failed and this model was not tried again (decision
+   * `fallback` or `fail`): what stood in the way of a retry, as
+   * @hourglass/fetch's `retry-skipped` names it. `no-budget`: the wait and
+   * another attempt do not fit in the time left, or the deadline ended the
+   * attempt; `aborted`: the caller's signal did; `not-retryable`: the failure
+   * is permanent (or the provider said not to retry); `max-attempts`,
+   * `max-overloads` (`max529Retries`), `retry-budget` (the provider's retry
+   * budget is drained), `retry-after-too-long` (beyond `maxRetryAfterMs`),
+   * `fallback-sooner` (the next model is expected to answer first),
+   * `background` (an overload, `priority: 'background'`), `keys-retired`,
+   * `after-first-byte` (a stream broken after its first token), `not-retried`
+   * (none of these alone).
+   */
+  why?: string | undefined
 }
 
 /** `hourglass:llm:cooldown`. `keyId` is a short non-reversible id, never the key. */

@@ -48,7 +48,8 @@ export const ATTR_DEADLINE_ELAPSED_MS = 'hourglass.deadline.elapsed_ms'
 /** Where time ran out: `arrival`, `handler`, `queued`, `slice`, `upstream` (see `DeadlineStage`). */
 export const ATTR_DEADLINE_STAGE = 'hourglass.deadline.stage'
 /**
- * What was done when time ran out: `504` or `ended` (HTTP), `status` (gRPC
+ * What was done when time ran out: `504`, `ended` or `app` (HTTP; `app`: the
+ * app answered it itself and reported it), `status` (gRPC
  * `DEADLINE_EXCEEDED`), `failed` (a job moved to failed), `completed` (a job
  * that returned anyway, late), `observed` (dark mode: nothing).
  */
@@ -77,6 +78,12 @@ export const ATTR_DEADLINE_RETRY_WHY = 'hourglass.deadline.retry.why'
 export const ATTR_DEADLINE_RETRY_OUTCOME = 'hourglass.deadline.retry.outcome'
 /** Which kind of call: `http` (@hourglass/fetch) or `llm` (@hourglass/llm). */
 export const ATTR_DEADLINE_CALL_KIND = 'hourglass.deadline.call.kind'
+/**
+ * On the egress span of a dispatch that followed a redirect within its
+ * attempt: 1 for the first redirect's target, 2 for the next… (the attempt
+ * number stays the attempt's). Left out on the attempt's own request.
+ */
+export const ATTR_DEADLINE_REDIRECT = 'hourglass.deadline.redirect'
 /** The phase an outbound attempt failed in: `dns`, `connect`, `headers`, `body`. */
 export const ATTR_DEADLINE_PHASE = 'hourglass.deadline.phase'
 /** Bytes of response body received by an outbound attempt. */
@@ -103,7 +110,11 @@ export const ATTR_DEADLINE_INVALID_JOB_REASON = 'hourglass.deadline.invalid_job.
 
 // ── stable OpenTelemetry attributes we set ─────────────────────────────────
 
-/** Stable HTTP semconv: how many times this request was re-sent (attempt − 1). */
+/**
+ * Stable HTTP semconv: how many times this request was re-sent before, for
+ * any reason, redirects included: (attempt − 1) + the redirect it follows
+ * (the hops of earlier attempts are not known here). Left out when 0.
+ */
 export const ATTR_HTTP_REQUEST_RESEND_COUNT = 'http.request.resend_count'
 /** Stable semconv: a low-cardinality class of error (we use Hourglass error codes). */
 export const ATTR_ERROR_TYPE = 'error.type'
@@ -154,6 +165,22 @@ export const ATTR_GEN_AI_USAGE_INPUT_TOKENS = 'gen_ai.usage.input_tokens'
 export const ATTR_GEN_AI_USAGE_OUTPUT_TOKENS = 'gen_ai.usage.output_tokens'
 /** What @hourglass/llm decided after a model attempt: `success`, `retry`, `fallback`, `fail`. */
 export const ATTR_LLM_DECISION = 'hourglass.llm.decision'
+/** The key an llm admission decision or cooldown is about: llm's short, non-reversible id (`*`: every key of the provider). */
+export const ATTR_LLM_KEY_ID = 'hourglass.llm.key_id'
+/** What admission did with a call to a held provider: `wait`, `switch-key`, `fallback`, `fail`, `probe`. */
+export const ATTR_LLM_ADMISSION_ACTION = 'hourglass.llm.admission.action'
+/** What held it: `rpm`, `tpm` (the provider's windows) or `cooldown` (its keys cooling after a 429 or 529). */
+export const ATTR_LLM_ADMISSION_CAUSE = 'hourglass.llm.admission.cause'
+/** The wait admission named, in ms. */
+export const ATTR_LLM_ADMISSION_WAIT_MS = 'hourglass.llm.admission.wait_ms'
+/** What a cooldown holds back: `model` (one model on the key), `key`, or `provider` (every key). */
+export const ATTR_LLM_COOLDOWN_SCOPE = 'hourglass.llm.cooldown.scope'
+/** `start`, `extend` or `end`. */
+export const ATTR_LLM_COOLDOWN_STATE = 'hourglass.llm.cooldown.state'
+/** How long the cooldown lasts from the event, in ms (left out for `end`, and for a key retired until restart). */
+export const ATTR_LLM_COOLDOWN_MS = 'hourglass.llm.cooldown.ms'
+/** Why it started (`rate_limited`, `overloaded`, …). */
+export const ATTR_LLM_COOLDOWN_REASON = 'hourglass.llm.cooldown.reason'
 
 // ── span names and events ──────────────────────────────────────────────────
 
@@ -174,6 +201,10 @@ export const EVENT_DEADLINE_INVALID_HEADER = 'hourglass.deadline.invalid_header'
 export const EVENT_DEADLINE_LATE_WRITE = 'hourglass.deadline.late_write'
 /** A worker took a job whose stored deadline is malformed: it runs without one. */
 export const EVENT_DEADLINE_INVALID_JOB = 'hourglass.deadline.invalid_job'
+/** @hourglass/llm's admission decided what a call to a held provider does. */
+export const EVENT_LLM_ADMISSION = 'hourglass.llm.admission'
+/** A provider (and key) started, extended or ended a cooldown in @hourglass/llm. */
+export const EVENT_LLM_COOLDOWN = 'hourglass.llm.cooldown'
 
 // ── metrics ────────────────────────────────────────────────────────────────
 

@@ -23,6 +23,7 @@ import {
   METRIC_SUCCEEDED,
 } from './attributes.js'
 import { defined, type Handlers, modelRetryReason } from './handlers.js'
+import { inModelSend } from './inModelSend.js'
 
 /**
  * Budgets span milliseconds to minutes, in seconds: the default histogram
@@ -75,6 +76,9 @@ export function metricHandlers(meter: Meter): Handlers {
   })
   const countExceeded = (stage: DeadlineStage, slice?: string) =>
     exceeded.add(1, defined({ [ATTR_DEADLINE_STAGE]: stage, [ATTR_DEADLINE_SLICE]: slice }))
+  // HTTP attempts sent for a model attempt (by their handle), from their
+  // start to their end: counted as the model attempt (`llm`), not as `http`.
+  const modelSends = new WeakSet<object>()
 
   return {
     express: {
@@ -103,14 +107,23 @@ export function metricHandlers(meter: Meter): Handlers {
     },
     fetch: {
       attempt(m) {
-        if (!Number.isFinite(m.remainingMs)) return
+        // Announced as it is dispatched, in the context of the code sending it.
+        if (inModelSend()) modelSends.add(m.handle)
+        // One sample per attempt: a hop that follows a redirect is part of its attempt.
+        if (m.redirect !== undefined || !Number.isFinite(m.remainingMs)) return
         egressRemaining.record(seconds(m.remainingMs), {
           [ATTR_HTTP_REQUEST_METHOD]: m.method,
           [ATTR_DEADLINE_ATTEMPT]: m.attempt,
         })
       },
       attemptEnd(m) {
-        if (m.errorCode === undefined && (m.statusCode === undefined || m.statusCode < 400)) {
+        if (modelSends.delete(m.handle)) return
+        // A redirect is not the call's answer: the hop that follows it is
+        // (fetch follows 301, 302, 303, 307 and 308; another 3xx is final).
+        if (
+          m.errorCode === undefined &&
+          (m.statusCode === undefined || (m.statusCode < 400 && !isRedirect(m.statusCode)))
+        ) {
           succeeded.add(1, {
             [ATTR_DEADLINE_ATTEMPT]: m.attempt,
             [ATTR_DEADLINE_CALL_KIND]: 'http',
@@ -138,7 +151,22 @@ export function metricHandlers(meter: Meter): Handlers {
     llm: {
       attempt(m) {
         if (m.decision === 'success') {
-          succeeded.add(1, { [ATTR_DEADLINE_ATTEMPT]: m.attempt, [ATTR_DEADLINE_CALL_KIND]: 'llm' })
+          // The attempt on the model that answered: a fallback's first answer is attempt 1.
+          succeeded.add(1, {
+            [ATTR_DEADLINE_ATTEMPT]: m.modelAttempt ?? m.attempt,
+            [ATTR_DEADLINE_CALL_KIND]: 'llm',
+          })
+        } else if (m.why !== undefined) {
+          // Failed, and this model was not tried again: as fetch's retry-skipped.
+          retries.add(
+            1,
+            defined({
+              [ATTR_DEADLINE_RETRY_OUTCOME]: 'skipped',
+              [ATTR_DEADLINE_RETRY_REASON]: modelRetryReason(m),
+              [ATTR_DEADLINE_RETRY_WHY]: m.why,
+              [ATTR_DEADLINE_CALL_KIND]: 'llm',
+            }),
+          )
         } else if (m.decision === 'retry') {
           retries.add(
             1,
@@ -164,4 +192,9 @@ export function metricHandlers(meter: Meter): Handlers {
       },
     },
   }
+}
+
+/** The statuses fetch follows (`redirect: 'follow'`, its default). */
+function isRedirect(status: number): boolean {
+  return status === 301 || status === 302 || status === 303 || status === 307 || status === 308
 }

@@ -16,6 +16,7 @@ import {
   ATTR_DEADLINE_MODE,
   ATTR_DEADLINE_OUTCOME,
   ATTR_DEADLINE_PHASE,
+  ATTR_DEADLINE_REDIRECT,
   ATTR_DEADLINE_REMAINING_MS,
   ATTR_DEADLINE_RETRY_DELAY_MS,
   ATTR_DEADLINE_RETRY_REASON,
@@ -37,7 +38,15 @@ import {
   ATTR_HTTP_REQUEST_METHOD,
   ATTR_HTTP_REQUEST_RESEND_COUNT,
   ATTR_HTTP_RESPONSE_STATUS_CODE,
+  ATTR_LLM_ADMISSION_ACTION,
+  ATTR_LLM_ADMISSION_CAUSE,
+  ATTR_LLM_ADMISSION_WAIT_MS,
+  ATTR_LLM_COOLDOWN_MS,
+  ATTR_LLM_COOLDOWN_REASON,
+  ATTR_LLM_COOLDOWN_SCOPE,
+  ATTR_LLM_COOLDOWN_STATE,
   ATTR_LLM_DECISION,
+  ATTR_LLM_KEY_ID,
   ATTR_REQUEST_ID,
   ATTR_URL_FULL,
   EVENT_DEADLINE_CLIENT_CLOSED,
@@ -46,6 +55,8 @@ import {
   EVENT_DEADLINE_LATE_WRITE,
   EVENT_DEADLINE_RETRY,
   EVENT_DEADLINE_RETRY_SKIPPED,
+  EVENT_LLM_ADMISSION,
+  EVENT_LLM_COOLDOWN,
   SPAN_EGRESS_PREFIX,
   SPAN_LLM_PREFIX,
   SPAN_SLICE_PREFIX,
@@ -216,6 +227,9 @@ export function traceHandlers(sdkTracer: Tracer): Handlers {
     },
     fetch: {
       attempt(m) {
+        // Sends before this one, for any reason (the semconv counts
+        // redirects): the attempt's retries, then its redirect hops.
+        const resends = m.attempt - 1 + (m.redirect ?? 0)
         const span = tracer.startSpan(
           SPAN_EGRESS_PREFIX + m.method,
           {
@@ -224,7 +238,8 @@ export function traceHandlers(sdkTracer: Tracer): Handlers {
               [ATTR_HTTP_REQUEST_METHOD]: m.method,
               [ATTR_URL_FULL]: m.url,
               [ATTR_DEADLINE_ATTEMPT]: m.attempt,
-              [ATTR_HTTP_REQUEST_RESEND_COUNT]: m.attempt > 1 ? m.attempt - 1 : undefined,
+              [ATTR_DEADLINE_REDIRECT]: m.redirect,
+              [ATTR_HTTP_REQUEST_RESEND_COUNT]: resends > 0 ? resends : undefined,
               [ATTR_DEADLINE_BUDGET_MS]: ms(m.deadline?.budgetMs),
               [ATTR_DEADLINE_REMAINING_MS]: ms(m.remainingMs),
               [ATTR_DEADLINE_HEADER_MS]: m.headerMs,
@@ -275,6 +290,18 @@ export function traceHandlers(sdkTracer: Tracer): Handlers {
     llm: {
       attempt(m) {
         modelAttemptSpan(tracer, m)
+        // A failed attempt this model was not tried again after: as fetch's retry_skipped.
+        if (m.why !== undefined && m.decision !== 'retry' && m.decision !== 'success') {
+          open(trace.getSpan(parentContext(m.deadline)))?.addEvent(
+            EVENT_DEADLINE_RETRY_SKIPPED,
+            defined({
+              [ATTR_DEADLINE_ATTEMPT]: m.attempt,
+              [ATTR_DEADLINE_RETRY_REASON]: modelRetryReason(m),
+              [ATTR_DEADLINE_RETRY_WHY]: m.why,
+            }),
+          )
+          return
+        }
         if (m.decision !== 'retry') return
         open(trace.getSpan(parentContext(m.deadline)))?.addEvent(
           EVENT_DEADLINE_RETRY,
@@ -282,6 +309,39 @@ export function traceHandlers(sdkTracer: Tracer): Handlers {
             [ATTR_DEADLINE_ATTEMPT]: m.attempt + 1,
             [ATTR_DEADLINE_RETRY_REASON]: modelRetryReason(m),
             [ATTR_DEADLINE_RETRY_DELAY_MS]: ms(m.delayMs),
+          }),
+        )
+      },
+      // Admission decides inside the call, so the span active then is the
+      // call's (the request's, or one of yours around the call). Its messages
+      // carry no deadline to find that span by otherwise: without an open
+      // active span the decision is not recorded.
+      admission(m) {
+        open(trace.getActiveSpan())?.addEvent(
+          EVENT_LLM_ADMISSION,
+          defined({
+            [ATTR_GEN_AI_PROVIDER_NAME]: genAiProvider(m.provider),
+            [ATTR_LLM_KEY_ID]: m.keyId,
+            [ATTR_LLM_ADMISSION_ACTION]: m.action,
+            [ATTR_LLM_ADMISSION_CAUSE]: m.cause,
+            [ATTR_LLM_ADMISSION_WAIT_MS]: ms(m.waitMs),
+          }),
+        )
+      },
+      // A cooldown starts or grows from a call's failed attempt (its span is
+      // active then); one that ends on its own, outside any call, is on no span.
+      cooldown(m) {
+        const untilMs = m.state === 'end' ? undefined : m.untilMs - Date.now()
+        open(trace.getActiveSpan())?.addEvent(
+          EVENT_LLM_COOLDOWN,
+          defined({
+            [ATTR_GEN_AI_PROVIDER_NAME]: genAiProvider(m.provider),
+            [ATTR_GEN_AI_REQUEST_MODEL]: m.model,
+            [ATTR_LLM_KEY_ID]: m.keyId,
+            [ATTR_LLM_COOLDOWN_SCOPE]: m.scope,
+            [ATTR_LLM_COOLDOWN_STATE]: m.state,
+            [ATTR_LLM_COOLDOWN_MS]: untilMs === undefined ? undefined : ms(Math.max(0, untilMs)),
+            [ATTR_LLM_COOLDOWN_REASON]: m.reason,
           }),
         )
       },
@@ -308,6 +368,11 @@ function open(span: Span | undefined): Span | undefined {
  */
 const GEN_AI_PROVIDER_NAMES: Readonly<Record<string, string>> = { gemini: 'gcp.gemini' }
 
+/** An llm adapter's name as the GenAI conventions' provider name. */
+function genAiProvider(name: string): string {
+  return GEN_AI_PROVIDER_NAMES[name] ?? name
+}
+
 /** One model attempt as a GenAI inference span, ended as it is made (see above). */
 function modelAttemptSpan(tracer: Tracer, m: LlmAttemptMessage): void {
   const failure =
@@ -322,7 +387,7 @@ function modelAttemptSpan(tracer: Tracer, m: LlmAttemptMessage): void {
       startTime: Number.isFinite(m.latencyMs) ? end - Math.max(0, m.latencyMs) : end,
       attributes: defined({
         [ATTR_GEN_AI_OPERATION_NAME]: 'chat',
-        [ATTR_GEN_AI_PROVIDER_NAME]: GEN_AI_PROVIDER_NAMES[m.provider] ?? m.provider,
+        [ATTR_GEN_AI_PROVIDER_NAME]: genAiProvider(m.provider),
         [ATTR_GEN_AI_REQUEST_MODEL]: m.model,
         [ATTR_GEN_AI_USAGE_INPUT_TOKENS]: m.inputTokens,
         [ATTR_GEN_AI_USAGE_OUTPUT_TOKENS]: m.outputTokens,

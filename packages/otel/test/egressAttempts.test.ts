@@ -1,6 +1,8 @@
+import { Deadline, ManualClock, runWithDeadline } from '@hourglass/core'
 import { createFetch } from '@hourglass/fetch'
+import { callModel, openAICompatible } from '@hourglass/llm'
 import { instrumentDeadlines, type StopInstrumentation } from '@hourglass/otel'
-import { faultServer } from '@hourglass/testkit'
+import { faultServer, reply, startFakeProvider } from '@hourglass/testkit'
 import { context, SpanStatusCode, trace } from '@opentelemetry/api'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { setupOtel } from './helpers/otel.js'
@@ -77,5 +79,81 @@ describe('egress attempts in flight together', () => {
       await fetch.close()
       await upstream.close()
     }
+  })
+})
+
+describe('what counts as a call that succeeded', () => {
+  const SUCCEEDED = 'hourglass.deadline.calls.succeeded'
+
+  it('one call through two redirects: one success, three egress spans telling the hops apart', async () => {
+    const upstream = await faultServer((req) =>
+      req.url === '/a'
+        ? { type: 'respond', status: 302, headers: { location: '/b' } }
+        : req.url === '/b'
+          ? { type: 'respond', status: 301, headers: { location: '/c' } }
+          : { type: 'respond', status: 200, body: 'ok' },
+    )
+    const fetch = createFetch({ retry: false })
+    const deadline = Deadline.after(60_000, { clock: new ManualClock() })
+    try {
+      const answer = await runWithDeadline(deadline, () => fetch(`${upstream.url}/a`))
+      expect(await answer.text()).toBe('ok')
+    } finally {
+      deadline.dispose()
+      await fetch.close()
+      await upstream.close()
+    }
+    const hops = otel.exporter
+      .getFinishedSpans()
+      .filter((s) => s.name === 'deadline.egress GET')
+      .map((s) => [
+        s.attributes['url.full'],
+        s.attributes['http.response.status_code'],
+        s.attributes['hourglass.deadline.attempt'],
+        s.attributes['hourglass.deadline.redirect'],
+        s.attributes['http.request.resend_count'],
+      ])
+    expect(hops).toEqual([
+      [`${upstream.url}/a`, 302, 1, undefined, undefined],
+      [`${upstream.url}/b`, 301, 1, 1, 1],
+      [`${upstream.url}/c`, 200, 1, 2, 2],
+    ])
+    const points = await otel.points(SUCCEEDED)
+    expect(points.map((p) => [p.attributes, p.value])).toEqual([
+      [{ 'hourglass.deadline.attempt': 1, 'hourglass.deadline.call.kind': 'http' }, 1],
+    ])
+    // One sample per attempt, not per hop.
+    expect((await otel.histogram('hourglass.deadline.egress.remaining')).count).toBe(1)
+  })
+
+  it('a model call counts once, as llm, by its attempt on the model that answered', async () => {
+    const first = await startFakeProvider({ dialect: 'openai' })
+    const backup = await startFakeProvider({ dialect: 'openai' })
+    const models = [
+      openAICompatible({ baseURL: first.baseURL, apiKey: 'sk-a', model: 'gone' }),
+      openAICompatible({ baseURL: backup.baseURL, apiKey: 'sk-b', model: 'backup', name: 'b' }),
+    ]
+    const request = { messages: [{ role: 'user' as const, content: 'hi' }], maxTokens: 5 }
+    const retry = { delay: { baseDelayMs: 0, maxDelayMs: 0, jitterRatio: 0 } }
+    try {
+      // A 404 on the first model, answered by the fallback's first attempt…
+      first.enqueue(
+        reply.error(404, { error: { message: 'no model', type: 'invalid_request_error' } }),
+      )
+      await callModel({ models, request, retry, limits: { admission: false } })
+      // …and a 500 then an answer on one model: its second attempt.
+      first.enqueue(reply.error(500, { error: { message: 'boom', type: 'server_error' } }))
+      await callModel({ models: [models[0]!], request, retry, limits: { admission: false } })
+    } finally {
+      await Promise.all([...models.map((m) => m.close?.()), first.close(), backup.close()])
+    }
+    const points = await otel.points(SUCCEEDED)
+    expect(points.map((p) => [p.attributes, p.value])).toEqual([
+      [{ 'hourglass.deadline.attempt': 1, 'hourglass.deadline.call.kind': 'llm' }, 1],
+      [{ 'hourglass.deadline.attempt': 2, 'hourglass.deadline.call.kind': 'llm' }, 1],
+    ])
+    // The model's own HTTP attempts are not retried by fetch (the model policy decides): no http decisions either.
+    const decisions = await otel.points('hourglass.deadline.retries')
+    expect(decisions.map((p) => p.attributes['hourglass.deadline.call.kind'])).not.toContain('http')
   })
 })

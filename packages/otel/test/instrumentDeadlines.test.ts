@@ -12,6 +12,7 @@ import {
   deadline as deadlineMiddleware,
   expressChannels,
   type IngressStartMessage,
+  reportExpired,
 } from '@hourglass/express'
 import {
   type EgressAttemptEndMessage,
@@ -261,6 +262,48 @@ describe('instrumentDeadlines: ingress', () => {
       ['hourglass.deadline.client_closed', { 'hourglass.deadline.elapsed_ms': 250 }],
     ])
     expect(await otel.counter('hourglass.deadline.client_closed')).toBe(1)
+  })
+
+  it("marks a request the app answered its deadline for itself (reportExpired): the stream's 200 notwithstanding", async () => {
+    const app = express()
+    app.use(deadlineMiddleware({ defaultMs: 2000, clock }))
+    app.get('/', (req, res) => {
+      // The app's own deadline ran out mid-stream: its error event, then the end.
+      res.setHeader('content-type', 'text/event-stream')
+      res.write('data: {"error":{"code":"deadline_exceeded"}}\n\n')
+      reportExpired(req)
+      res.end()
+    })
+    // As instrumentation-http does: a server span active around the app, ended on 'close'.
+    const server = createServer((req, res) =>
+      inSpan('GET /stream', (span) => {
+        res.on('close', () => span.end())
+        app(req, res)
+      }),
+    )
+    server.listen(0, '127.0.0.1')
+    try {
+      await once(server, 'listening')
+      const answer = await fetch(`http://127.0.0.1:${(server.address() as AddressInfo).port}/`)
+      expect(answer.status).toBe(200)
+      await answer.text()
+      await otel.spansWhere((spans) => spans.some((s) => s.name === 'GET /stream'))
+    } finally {
+      server.closeAllConnections()
+      await new Promise((resolve) => server.close(resolve))
+    }
+    const span = spanNamed(otel.exporter.getFinishedSpans(), 'GET /stream')
+    expect(span.events.map((e) => [e.name, e.attributes?.['hourglass.deadline.action']])).toEqual([
+      ['hourglass.deadline.exceeded', 'app'],
+    ])
+    expect(span.attributes).toMatchObject({
+      'error.type': 'DEADLINE_EXCEEDED',
+      'hourglass.deadline.outcome': 'expired',
+    })
+    expect(span.status.code).toBe(SpanStatusCode.ERROR)
+    expect(
+      await otel.counter('hourglass.deadline.exceeded', { 'hourglass.deadline.stage': 'handler' }),
+    ).toBe(1)
   })
 })
 
@@ -538,6 +581,76 @@ describe('instrumentDeadlines: egress', () => {
   })
 })
 
+describe('instrumentDeadlines: llm admission and cooldowns', () => {
+  it('puts admission decisions and cooldowns on the span active when llm publishes them', () => {
+    inSpan('POST /v1/chat/completions', (span) => {
+      publish(llmChannels.cooldown, {
+        provider: 'gemini',
+        keyId: 'k1a2',
+        scope: 'model',
+        model: 'gemini-2.5-flash',
+        state: 'start',
+        untilMs: Date.now() + 60_000,
+        reason: 'rate_limited',
+      })
+      publish(llmChannels.admission, {
+        provider: 'gemini',
+        keyId: 'k1a2',
+        action: 'wait',
+        cause: 'cooldown',
+        waitMs: 1200,
+      })
+      publish(llmChannels.cooldown, {
+        provider: 'gemini',
+        keyId: '*',
+        scope: 'provider',
+        state: 'end',
+        untilMs: 0,
+        reason: 'overloaded',
+      })
+      span.end()
+    })
+    // Outside any span (a cooldown that ends on its own): recorded nowhere, and no error.
+    publish(llmChannels.admission, {
+      provider: 'p',
+      keyId: 'k',
+      action: 'fail',
+      cause: 'rpm',
+      waitMs: 0,
+    })
+    const span = spanNamed(otel.exporter.getFinishedSpans(), 'POST /v1/chat/completions')
+    expect(span.events.map((e) => e.name)).toEqual([
+      'hourglass.llm.cooldown',
+      'hourglass.llm.admission',
+      'hourglass.llm.cooldown',
+    ])
+    const [start, admission, end] = span.events.map((e) => e.attributes ?? {})
+    expect(start).toMatchObject({
+      'gen_ai.provider.name': 'gcp.gemini',
+      'gen_ai.request.model': 'gemini-2.5-flash',
+      'hourglass.llm.key_id': 'k1a2',
+      'hourglass.llm.cooldown.scope': 'model',
+      'hourglass.llm.cooldown.state': 'start',
+      'hourglass.llm.cooldown.reason': 'rate_limited',
+    })
+    expect(start?.['hourglass.llm.cooldown.ms']).toBeGreaterThan(59_000)
+    expect(admission).toEqual({
+      'gen_ai.provider.name': 'gcp.gemini',
+      'hourglass.llm.key_id': 'k1a2',
+      'hourglass.llm.admission.action': 'wait',
+      'hourglass.llm.admission.cause': 'cooldown',
+      'hourglass.llm.admission.wait_ms': 1200,
+    })
+    expect(end).toEqual({
+      'gen_ai.provider.name': 'gcp.gemini',
+      'hourglass.llm.key_id': '*',
+      'hourglass.llm.cooldown.scope': 'provider',
+      'hourglass.llm.cooldown.state': 'end',
+      'hourglass.llm.cooldown.reason': 'overloaded',
+    })
+  })
+})
+
 describe('instrumentDeadlines: cost and safety', () => {
   const allChannels = [coreChannels, expressChannels, fetchChannels, llmChannels].flatMap((group) =>
     Object.values(group),
@@ -563,6 +676,8 @@ describe('instrumentDeadlines: cost and safety', () => {
       'hourglass:egress:retry',
       'hourglass:egress:retry-skipped',
       'hourglass:llm:attempt',
+      'hourglass:llm:cooldown',
+      'hourglass:llm:admission',
     ])
     again()
     again()

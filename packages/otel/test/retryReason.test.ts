@@ -84,4 +84,39 @@ describe('the retry reason of a model attempt', () => {
       'overloaded',
     ])
   })
+
+  it("of a model not tried again (why set: fallback or fail) is a skipped retry, as fetch's", async () => {
+    inSpan('POST /chat', (server) => {
+      publish(
+        llmChannels.attempt,
+        retry({ decision: 'fail', delayMs: undefined, status: 500, why: 'no-budget' }),
+      )
+      // Without a why (nothing was sent, or an older publisher): no decision to count.
+      publish(llmChannels.attempt, retry({ decision: 'fail', delayMs: undefined }))
+      server.end()
+    })
+    const events = spanNamed(otel.exporter.getFinishedSpans(), 'POST /chat').events
+    expect(events.map((e) => [e.name, e.attributes])).toEqual([
+      [
+        'hourglass.deadline.retry_skipped',
+        {
+          'hourglass.deadline.attempt': 1,
+          'hourglass.deadline.retry.reason': '500',
+          'hourglass.deadline.retry.why': 'no-budget',
+        },
+      ],
+    ])
+    const points = await otel.points('hourglass.deadline.retries')
+    expect(points.map((p) => [p.attributes, p.value])).toEqual([
+      [
+        {
+          'hourglass.deadline.retry.outcome': 'skipped',
+          'hourglass.deadline.retry.reason': '500',
+          'hourglass.deadline.retry.why': 'no-budget',
+          'hourglass.deadline.call.kind': 'llm',
+        },
+        1,
+      ],
+    ])
+  })
 })

@@ -1,4 +1,5 @@
 import { DEADLINE_EXPIRED_HEADER, isClientClosed, isDeadlineExceeded } from '@hourglass/core'
+import { reportExpired } from '@hourglass/express'
 import {
   DEFAULT_MAX_RETRY_AFTER_MS,
   type ErrorKind,
@@ -34,6 +35,8 @@ export interface ErrorReply {
 const CLIENT_FIXABLE = REQUEST_BOUND_KINDS
 
 const NO_RETRY = { 'x-should-retry': 'false' }
+
+const DEADLINE_EXCEEDED_CODE = 'deadline_exceeded'
 
 /**
  * Any failure → OpenAI's error shape with the status a client can act on:
@@ -134,13 +137,25 @@ export function deadlineReply(): ErrorReply {
     504,
     'the request ran out of time (deadline exceeded)',
     'server_error',
-    'deadline_exceeded',
+    DEADLINE_EXCEEDED_CODE,
     null,
     {
       [DEADLINE_EXPIRED_HEADER]: '1',
       ...NO_RETRY,
     },
   )
+}
+
+/**
+ * The gateway answered the request's deadline itself with `reply` (its 504,
+ * or a stream's error event or cut: the handler's deadline ends
+ * `replyReserveMs` before the ingress middleware's): tell @hourglass/express,
+ * whose end event — the request's span, the exceeded count — would
+ * otherwise say `ok`. A no-op for any other reply, without `deadline()` in
+ * the chain, or when the middleware's backstop answered first.
+ */
+export function reportDeadlineReply(req: object, reply: ErrorReply): void {
+  if (reply.body.error.code === DEADLINE_EXCEEDED_CODE) reportExpired(req)
 }
 
 function providerReply(error: ProviderError): ErrorReply {

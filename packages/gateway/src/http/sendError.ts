@@ -1,6 +1,11 @@
 import type { Response } from 'express'
 import type { GatewayContext } from '../GatewayContext.js'
-import { clientClosedReply, type ErrorReply, errorReply } from './errorReply.js'
+import {
+  clientClosedReply,
+  type ErrorReply,
+  errorReply,
+  reportDeadlineReply,
+} from './errorReply.js'
 import { scopeOf } from './requestScope.js'
 import { sendJson } from './sendJson.js'
 
@@ -9,7 +14,8 @@ import { sendJson } from './sendJson.js'
  * (then the caller ends the stream its own way), the deadline middleware
  * already answered (its writers are no-ops by then), or the client is gone
  * (`client_closed`, 499 in the log: nothing is written to its socket).
- * Returns the reply, and notes its code on the request for the metrics.
+ * Returns the reply, notes its code on the request for the metrics, and
+ * reports a deadline reply to @hourglass/express (`reportExpired`).
  */
 export function sendError(ctx: GatewayContext, res: Response, error: unknown): ErrorReply {
   // Gone before we could answer, whatever the error says (the deadline may have fired as it left).
@@ -22,5 +28,9 @@ export function sendError(ctx: GatewayContext, res: Response, error: unknown): E
     res.setHeader('cache-control', 'no-store')
     sendJson(res, shaped.status, shaped.body)
   }
+  // Every path that answers with an error comes here (the handler's catch,
+  // the router's error handler: a body that did not arrive in time): a
+  // deadline reply is the request's expiry, whoever wrote it.
+  reportDeadlineReply(res.req, shaped)
   return shaped
 }

@@ -5,7 +5,7 @@ import type { GatewayContext } from '../GatewayContext.js'
 import { callModel, type StreamEvent } from '../llm.js'
 import { OPENAI_SSE_DONE, OpenAIChunkEncoder, openAISseData } from '../openai/encode.js'
 import { SseRecutter } from '../sse/SseRecutter.js'
-import { errorReply } from './errorReply.js'
+import { errorReply, reportDeadlineReply } from './errorReply.js'
 import { flushedOrCut } from './flushedOrCut.js'
 import { scopeOf } from './requestScope.js'
 import { sendError } from './sendError.js'
@@ -41,7 +41,9 @@ export async function streamCompletion(
   try {
     first = await events.next()
   } catch (error) {
-    return sendError(ctx, res, error).status
+    const shaped = sendError(ctx, res, error)
+    reportDeadlineReply(res.req, shaped)
+    return shaped.status
   }
   const scope = scopeOf(res)
   if (!first.done && scope !== undefined) {
@@ -69,9 +71,12 @@ export async function streamCompletion(
   const recutter = new SseRecutter()
   const onCut = () => {
     cut = true
+    const shaped = errorReply(options.deadline.reason)
+    // A cut at the deadline (not a drain's): the ingress span says expired.
+    reportDeadlineReply(res.req, shaped)
     if (scope === undefined) return
     scope.cut = true
-    scope.errorCode ??= errorReply(options.deadline.reason).body.error.code
+    scope.errorCode ??= shaped.body.error.code
   }
   const write = async (text: string): Promise<void> => {
     const out = recutter.push(Buffer.from(text, 'utf8'))
@@ -97,6 +102,7 @@ export async function streamCompletion(
     if (cut) return 200
     if (shaped.status === 499 || res.destroyed) clientLeft = true
     else {
+      reportDeadlineReply(res.req, shaped)
       ctx.log('warn', 'stream-interrupted', { model: reply.model, error: shaped.body.error.code })
       await write(openAISseData(shaped.body))
     }

@@ -11,7 +11,7 @@ import { limitKindOf } from '../errors/limitKindOf.js'
 import type { ModelFailure } from '../errors/ModelFailure.js'
 import { isProviderError, type ProviderError } from '../errors/ProviderError.js'
 import { isStreamInterrupted } from '../errors/StreamInterruptedError.js'
-import { clampAttempts, decideRetry } from '../retry/decideRetry.js'
+import { clampAttempts, decideRetry, type RetryDecisionInput } from '../retry/decideRetry.js'
 import { retryDelay } from '../retry/retryDelay.js'
 import type { ChatRequest, ChatResponse } from '../types.js'
 import { type AttemptRecord, reportAttempt } from './AttemptRecord.js'
@@ -20,6 +20,8 @@ import type { CallState } from './CallState.js'
 import { endedKind } from './endedKind.js'
 import type { StreamSink } from './ModelStream.js'
 import { earliestOf, targetOf } from './outlook.js'
+import { endedWhy, retrySkippedWhy } from './retrySkippedWhy.js'
+import { runModelSend } from './runModelSend.js'
 import { keepsRawArguments, StreamCollector } from './StreamCollector.js'
 import { isFirstTokenTimeout, type StreamReceived, streamAttempt } from './streamAttempt.js'
 
@@ -77,6 +79,7 @@ export async function runModel(
           {
             deadline,
             attempt: state.attempts,
+            modelAttempt: attempt,
             model: base.model,
             provider: base.provider,
             latencyMs: 0,
@@ -115,6 +118,7 @@ export async function runModel(
           {
             deadline,
             attempt: state.attempts,
+            modelAttempt: attempt,
             model: base.model,
             provider: base.provider,
             latencyMs: Math.round(clock.now() - started),
@@ -144,10 +148,11 @@ export async function runModel(
         : { answered: false, collector: new StreamCollector(keepsRawArguments(adapter)) }
     let result: SendResult
     try {
-      result =
+      // In MODEL_SEND: the HTTP attempt inside is this model attempt's, not a call of its own.
+      result = await runModelSend(() =>
         sink === undefined
-          ? await adapter.send(request, send)
-          : await streamAttempt({
+          ? adapter.send(request, send)
+          : streamAttempt({
               adapter,
               request,
               send,
@@ -158,7 +163,8 @@ export async function runModel(
               // The provider is answering: release waiters on a half-open probe now, not at the end.
               onFirstToken: () => void permit?.report({ ok: true })?.catch(() => {}),
               received,
-            })
+            }),
+      )
     } catch (thrown) {
       permit?.release()
       // A rate limit or overload in an error frame after the first token
@@ -197,13 +203,15 @@ export async function runModel(
         const billed = billedOf(received, send)
         state.costUsd += chargeBilledFailure(budget, adapter.model, request, billed)
       }
+      // Stopped (the deadline, an abort) or cut after the first token: a
+      // count by kind would miss the attempt without one.
+      const errorKind = endedKind(thrown, state)
       const ended: Partial<AttemptRecord> & Pick<AttemptRecord, 'decision'> = {
         decision: 'fail',
         errorClass: className(thrown),
-        // Stopped (the deadline, an abort) or cut after the first token: a
-        // count by kind would miss the attempt without one.
-        errorKind: endedKind(thrown, state),
+        errorKind,
         reason: 'the call was ended',
+        why: endedWhy(thrown, errorKind),
       }
       // A stream broken after its 2xx headers had an HTTP answer: its status.
       if (received?.status !== undefined) ended.status = received.status
@@ -269,12 +277,14 @@ export async function runModel(
         // The provider answered (and may bill) this attempt: it is recorded
         // with its answer, not lost because the call ended while admission
         // was writing the cooldown.
-        const ended = endedKind(thrown, state) ?? className(thrown)
+        const stop = endedKind(thrown, state)
+        const ended = stop ?? className(thrown)
         record({
           decision: 'fail',
           status: error.status,
           errorClass: className(error.cause ?? error),
           errorKind: error.kind,
+          why: endedWhy(thrown, stop),
           // The provider's answer time, not the store's wait.
           latencyMs: Math.round(latencyMs),
           reason: `${error.kind} (HTTP ${error.status}); the call was ended (${ended}) while admission wrote the cooldown to its store`,
@@ -317,7 +327,7 @@ export async function runModel(
     // at once to a failing provider (5xx, network, timeouts).
     const cooled = limited && admission !== undefined
     const own = cooled ? admission.forecast(targetOf(adapter)) : undefined
-    const decision = decideRetry({
+    const decisionInput: RetryDecisionInput = {
       ...retry.delay,
       error: retryable === error.retryable ? error.normalized : { ...error.normalized, retryable },
       attempt,
@@ -334,7 +344,8 @@ export async function runModel(
       waitMs: own?.waitMs,
       latencyMs: own?.latencyMs,
       fallback: limited && hasFallback ? earliestOf(state, later) : undefined,
-    })
+    }
+    const decision = decideRetry(decisionInput)
     record({
       decision: decision.action,
       status: error.status,
@@ -342,6 +353,7 @@ export async function runModel(
       errorKind: error.kind,
       delayMs: decision.action === 'retry' ? decision.delayMs : undefined,
       reason: decision.reason,
+      why: retrySkippedWhy(decisionInput, decision),
     })
     if (decision.action === 'retry') {
       if (resend) resent = true
