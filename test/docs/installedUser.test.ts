@@ -5,6 +5,7 @@ import { fileURLToPath } from 'node:url'
 import ts from 'typescript'
 import { describe, expect, it } from 'vitest'
 import { docPaths } from '../support/docPaths.js'
+import { tsBlocks } from '../support/tsBlocks.js'
 
 // What a user who installs the packages from the registry meets first, read
 // from the repo (no pack, no build): the packages a README's or a docs
@@ -13,7 +14,6 @@ import { docPaths } from '../support/docPaths.js'
 // readmeSnippets.test.ts type-checks the same blocks. See test/README.md.
 
 const repoRoot = fileURLToPath(new URL('../..', import.meta.url))
-const FENCE = /^ {0,3}(`{3,}|~{3,})\s*([^\s`]*)/
 
 // A quick start is pasted as it stands, right after the README's install
 // line: every package a ```ts block of a package's README imports must be
@@ -27,25 +27,12 @@ const FENCE = /^ {0,3}(`{3,}|~{3,})\s*([^\s`]*)/
 function importsOf(file: string): { name: string; line: number }[] {
   const lines = readFileSync(path.join(repoRoot, file), 'utf8').split(/\r?\n/)
   const found: { name: string; line: number }[] = []
-  for (let i = 0; i < lines.length; i++) {
-    const open = FENCE.exec(lines[i] ?? '')
-    if (!open) continue
-    const [, marker = '', lang = ''] = open
-    let close = i + 1
-    while (close < lines.length) {
-      const m = FENCE.exec(lines[close] ?? '')
-      if (m && m[1]?.[0] === marker[0] && (m[1]?.length ?? 0) >= marker.length && !m[2]) break
-      close++
+  for (const { firstLine, code } of tsBlocks(lines)) {
+    for (const ref of ts.preProcessFile(code, true, true).importedFiles) {
+      const name = packageOf(ref.fileName)
+      const line = firstLine + (code.slice(0, ref.pos).match(/\n/g)?.length ?? 0)
+      if (name !== undefined) found.push({ name, line })
     }
-    if (lang === 'ts' || lang === 'typescript') {
-      const code = lines.slice(i + 1, close).join('\n')
-      for (const ref of ts.preProcessFile(code, true, true).importedFiles) {
-        const name = packageOf(ref.fileName)
-        const line = i + 2 + (code.slice(0, ref.pos).match(/\n/g)?.length ?? 0)
-        if (name !== undefined) found.push({ name, line })
-      }
-    }
-    i = close
   }
   return found
 }

@@ -4,6 +4,7 @@ import { fileURLToPath } from 'node:url'
 import ts from 'typescript'
 import { describe, expect, it } from 'vitest'
 import { docPaths } from '../support/docPaths.js'
+import { tsBlocks } from '../support/tsBlocks.js'
 
 // Every ```ts / ```typescript block in the root README, each package's
 // README and each package's reference pages (packages/*/docs/*.md) is
@@ -44,7 +45,6 @@ function readmePaths(): string[] {
   return ['README.md', ...packages.sort(), ...docPaths()]
 }
 
-const FENCE = /^ {0,3}(`{3,}|~{3,})\s*([^\s`]*)/
 const DIRECTIVE = /^<!--\s*snippet(-preamble)?\s*:\s*([\s\S]*?)\s*-->$/
 
 /** The `<!-- snippet… -->` comments ending on the line right before `fence` (0-based). */
@@ -87,28 +87,16 @@ function extractSnippets(readme: string): Snippet[] {
   const lines = readFileSync(path.join(repoRoot, readme), 'utf8').split(/\r?\n/)
   const snippets: Snippet[] = []
   const used = new Set<number>()
-  for (let i = 0; i < lines.length; i++) {
-    const open = FENCE.exec(lines[i] ?? '')
-    if (!open) continue
-    const [, marker = '', lang = ''] = open
-    let close = i + 1
-    while (close < lines.length) {
-      const m = FENCE.exec(lines[close] ?? '')
-      if (m && m[1]?.[0] === marker[0] && (m[1]?.length ?? 0) >= marker.length && !m[2]) break
-      close++
-    }
-    if (lang === 'ts' || lang === 'typescript') {
-      const { preamble, skip } = directivesBefore(lines, i, readme, used)
-      snippets.push({
-        readme,
-        firstLine: i + 2,
-        preambleLine: preamble?.line,
-        preamble: preamble?.text,
-        code: lines.slice(i + 1, close).join('\n'),
-        skip,
-      })
-    }
-    i = close
+  for (const block of tsBlocks(lines)) {
+    const { preamble, skip } = directivesBefore(lines, block.fence, readme, used)
+    snippets.push({
+      readme,
+      firstLine: block.firstLine,
+      preambleLine: preamble?.line,
+      preamble: preamble?.text,
+      code: block.code,
+      skip,
+    })
   }
   lines.forEach((line, n) => {
     if (/^\s*<!--\s*snippet/.test(line) && !used.has(n)) strayDirectives.push(`${readme}:${n + 1}`)
