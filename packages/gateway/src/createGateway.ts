@@ -111,6 +111,13 @@ export type GatewayRouter = Router & {
    * the metrics close. Safe to call twice.
    */
   close(): Promise<void>
+  /**
+   * Writes one record through the gateway's logger — its level, redaction
+   * and secret scrub, the same JSON lines — for what an app has to say about
+   * the gateway (the CLI's forced exit on a second signal). `fields.message`
+   * becomes the line's `msg`.
+   */
+  log(level: LogLevel, event: string, fields?: Record<string, unknown>): void
 }
 
 /**
@@ -343,6 +350,7 @@ export function createGateway(config: unknown, options: GatewayOptions = {}): Ga
     close,
     ready: (timeoutMs?: number) => ready(timeoutMs),
     redisState: () => health.state(),
+    log,
   }) as GatewayRouter
   startHooks.set(gateway, { closeSilently: () => shutDown(false), ready })
   return gateway

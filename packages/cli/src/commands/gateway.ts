@@ -1,6 +1,6 @@
 import { lookup } from 'node:dns/promises'
 import { isIP } from 'node:net'
-import type { Command, Io } from '../Command.js'
+import type { Command } from '../Command.js'
 import { intOption, parseCommandArgs } from '../parseCommandArgs.js'
 import { UsageError } from '../UsageError.js'
 
@@ -123,7 +123,14 @@ A flag wins over its environment variable.
       throw error
     }
     // Listen for the signals before saying "listening": whoever reads that line may signal at once.
-    const stop = untilSignalled(io)
+    const stop = untilSignalled((signal) =>
+      // Through the gateway's logger: its JSON lines on stderr, not a plain line among them.
+      running.gateway.log('error', 'shutdown', {
+        message: `hourglass gateway: ${signal} again: exiting without waiting for the drain`,
+        forced: true,
+        signal,
+      }),
+    )
     // Told to stop while it started (the signal was held, and comes next):
     // it never was ready, so it does not say it is listening.
     if (running.signalledWhileStarting === undefined) {
@@ -144,9 +151,13 @@ A flag wins over its environment variable.
  * Resolves `first` on the first SIGINT or SIGTERM. A second one, during the
  * drain, exits at once (128 + the signal's number, as a shell reports it):
  * the operator who presses Ctrl-C again, or the supervisor that signals
- * twice, does not want to wait out `--drain-timeout-ms`.
+ * twice, does not want to wait out `--drain-timeout-ms`. `forced` writes
+ * the shutdown record first (the drain's own line never comes).
  */
-function untilSignalled(io: Io): { first: Promise<void>; release(): void } {
+function untilSignalled(forced: (signal: NodeJS.Signals) => void): {
+  first: Promise<void>
+  release(): void
+} {
   let signalled = () => {}
   const first = new Promise<void>((resolve) => {
     signalled = resolve
@@ -154,7 +165,7 @@ function untilSignalled(io: Io): { first: Promise<void>; release(): void } {
   let count = 0
   const onSignal = (signal: NodeJS.Signals) => {
     if (++count === 1) return signalled()
-    io.stderr(`hourglass gateway: ${signal} again: exiting without waiting for the drain\n`)
+    forced(signal)
     process.exit(128 + (signal === 'SIGINT' ? 2 : 15))
   }
   process.on('SIGINT', onSignal)

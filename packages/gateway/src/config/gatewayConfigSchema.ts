@@ -27,6 +27,14 @@ const price = z.strictObject({
   outputPerMTok: z.number('expected USD per million output tokens').min(0),
 })
 
+/**
+ * What a provider's name may hold. It travels further than the config: in
+ * every answer's `x-hourglass-provider` header (where a non-ASCII or control
+ * character throws after the provider answered and billed, or arrives
+ * garbled), as a metric label and in log fields. Plain token characters.
+ */
+const PROVIDER_NAME = /^[A-Za-z0-9._:/-]+$/
+
 /** A record of names that must not be empty (a gateway without providers or models serves nothing). */
 const nonEmptyRecord = <T extends z.ZodType>(value: T, what: string) =>
   z
@@ -172,9 +180,10 @@ export function gatewayConfigSchema(env: Env) {
 
 /**
  * Names that must point at something: fallback targets at providers, routes
- * and aliases at models, prices for a cost budget. `value` may be partly
- * invalid here (see `when` above), so every step checks what it reads; a
- * provider that exists but is itself misconfigured is still "known".
+ * and aliases at models, prices for a cost budget; and provider names fit
+ * for a header. `value` may be partly invalid here (see `when` above), so
+ * every step checks what it reads; a provider that exists but is itself
+ * misconfigured is still "known".
  */
 function crossReferences(value: unknown, ctx: z.RefinementCtx): void {
   const issue = (path: PropertyKey[], message: string) =>
@@ -187,6 +196,16 @@ function crossReferences(value: unknown, ctx: z.RefinementCtx): void {
   const deadline = isRecord(value['deadline']) ? value['deadline'] : {}
   const known = Object.keys(providers)
   const costBudget = typeof policy['maxCostUsdPerRequest'] === 'number'
+  // Here, not as the record's key schema: a name refused there would drop
+  // its provider, and every fallback naming it would be reported unknown too.
+  for (const name of known) {
+    if (name !== '' && !PROVIDER_NAME.test(name)) {
+      issue(
+        ['providers', name],
+        'expected a provider name of ASCII letters, digits and - _ . : / only (it is sent in the x-hourglass-provider header and used as a metric label)',
+      )
+    }
+  }
   for (const [name, entry] of Object.entries(models)) {
     if (!isRecord(entry)) continue
     const list = Array.isArray(entry['fallback']) ? entry['fallback'] : []

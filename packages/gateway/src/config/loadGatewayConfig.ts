@@ -27,6 +27,9 @@ export async function loadGatewayConfig(
       { file: path, cause },
     )
   }
+  // A UTF-8 byte order mark, as Windows editors save: not JSON, but not the
+  // user's mistake either (the file is otherwise valid).
+  if (text.charCodeAt(0) === 0xfeff) text = text.slice(1)
   let json: unknown
   try {
     json = JSON.parse(text)

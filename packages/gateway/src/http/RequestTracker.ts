@@ -13,6 +13,7 @@ import type { GatewayConfig } from '../config/gatewayConfigSchema.js'
 import type { Log } from '../log/createLog.js'
 import type { GatewayMetrics } from '../metrics/GatewayMetrics.js'
 import { clientRetryCount, clientTimeoutMs } from './clientHeaders.js'
+import { closeAfterAnswer } from './closeAfterAnswer.js'
 import { GatewayShutdownError } from './GatewayShutdownError.js'
 import { pathOf } from './pathOf.js'
 import {
@@ -100,7 +101,8 @@ export class RequestTracker {
       if (this.#draining && api) {
         scope.errorCode = 'shutting_down'
         res.once('close', () => countRequest(metrics, clock, res, scope))
-        res.setHeader('connection', 'close')
+        // A body may still be on its way: closed without losing the 503.
+        closeAfterAnswer(res)
         res.setHeader('x-should-retry', 'true')
         res.setHeader('retry-after', '1')
         sendJson(res, 503, {
@@ -121,6 +123,10 @@ export class RequestTracker {
         })
         return
       }
+      // In a drain every answer closes its connection: a client told
+      // keep-alive reuses the socket right after, and the drain's end
+      // (`closeAllConnections`) resets it under that next request.
+      if (this.#draining) res.setHeader('connection', 'close')
       attachScope(req, scope)
       attachScope(res, scope)
       this.#open.set(res, scope)
@@ -188,10 +194,16 @@ export class RequestTracker {
    * Stop taking API requests (503 `shutting_down`, `/readyz` 503) and wait up
    * to `timeoutMs` for those in flight to finish. The ones still running are
    * then cancelled (their deadline's reason says shutdown: they answer 503,
-   * streams end with an error event) and, after a short grace, cut.
+   * streams end with an error event) and, after a short grace, cut. Every
+   * answer from now on says `connection: close`.
    */
   async drain(timeoutMs: number): Promise<DrainReport> {
     this.#draining = true
+    // Those in flight too, unless their headers are out (a stream): the
+    // connection closes after their answer, not under the client's next request.
+    for (const res of this.#open.keys()) {
+      if (!res.headersSent) res.setHeader('connection', 'close')
+    }
     const started = performance.now()
     const inFlight = this.#open.size
     await this.#idle(timeoutMs)

@@ -1,9 +1,10 @@
 import { GatewayRequestError } from './GatewayRequestError.js'
 
 /**
- * body-parser's errors (bad JSON, too large, a body its Content-Encoding
- * cannot decode, invalid UTF-8) → what the client should fix. Every error it
- * raises for the client's bytes is a 4xx here; the rest (undefined) are ours.
+ * The body reader's errors, typed as body-parser's (bad JSON, too large, a
+ * body its Content-Encoding cannot decode, invalid UTF-8; see `jsonBody`)
+ * → what the client should fix. Every error it raises for the client's
+ * bytes is a 4xx here; the rest (undefined) are ours.
  */
 export function bodyError(error: unknown): GatewayRequestError | undefined {
   const { type, status, code } = (error ?? {}) as {

@@ -21,6 +21,7 @@ import { refuseUntranslatable } from './refuseUntranslatable.js'
 import { scopeOf } from './requestScope.js'
 import { sendError } from './sendError.js'
 import { sendJson } from './sendJson.js'
+import { setProviderHeader } from './setProviderHeader.js'
 import { streamCompletion } from './streamCompletion.js'
 
 /**
@@ -78,7 +79,7 @@ export function chatCompletions(ctx: GatewayContext) {
         const response = await callModel(options)
         fields['provider'] = response.provider
         fields['upstreamModel'] = response.model
-        res.setHeader('x-hourglass-provider', response.provider)
+        setProviderHeader(res, response.provider)
         res.setHeader('cache-control', 'no-store')
         sendJson(res, 200, toOpenAIResponse(response, { model: requested }))
         // Not all handed to the OS: the client is not reading (yet). Waited

@@ -1,39 +1,36 @@
 import { isUtf8 } from 'node:buffer'
 import type { IncomingMessage } from 'node:http'
 import type { Deadline } from '@hourglass/core'
-import express, { type Request, type RequestHandler } from 'express'
+import type { Request, RequestHandler, Response } from 'express'
 import { INVALID_UTF8 } from './bodyError.js'
+import { closeAfterAnswer } from './closeAfterAnswer.js'
+import { type BodyError, bodyFailure, readBody } from './readBody.js'
 
 /**
  * The JSON body parser of `POST /v1/chat/completions`: bodies up to
  * `limitBytes` (larger: 413), gzip/deflate/br decoded (corrupt: 400), and
  * UTF-8 checked strictly — decoding would otherwise turn invalid bytes into
  * U+FFFD and send the provider text the client never wrote (400 instead).
+ * What express.json does, with its error types (`bodyError` maps them),
+ * except that a body past the limit is refused as soon as it is (see
+ * `readBody`), and a connection whose upload was not read to its end is
+ * closed after the answer without losing it (`closeAfterAnswer`).
  */
 export function jsonBody(
   limitBytes: number,
   readDeadline?: (req: Request) => Deadline,
   releaseDeadline?: (req: Request) => void,
 ): RequestHandler {
-  const json = express.json({ limit: limitBytes, verify: verifyUtf8 })
-  // A body declared too large is refused before a byte of it is read.
-  // body-parser refuses it at once too, but then reads the whole upload to
-  // its end before answering: a 1 GB upload was taken in (or waited on until
-  // the deadline) for a 413. The connection closes after the answer (the
-  // client still owes the body, which nobody will read), as nginx does.
-  const parse: RequestHandler = (req, res, next) => {
-    if (declaredTooLarge(req, limitBytes)) {
-      res.setHeader('connection', 'close')
-      next(Object.assign(new Error('request entity too large'), { type: 'entity.too.large' }))
-      return
+  if (readDeadline === undefined) {
+    return (req, res, next) => {
+      parseJson(req, res, limitBytes, next)
     }
-    json(req, res, next)
   }
-  if (readDeadline === undefined) return parse
   return (req, res, next) => {
     const deadline = readDeadline(req)
     let settled = false
     let off: (() => void) | undefined
+    let stop: (() => void) | undefined
     const finish = (error?: unknown) => {
       if (settled) return
       settled = true
@@ -49,17 +46,126 @@ export function jsonBody(
     // through the router's error handler. The socket still owes body bytes
     // nobody will read: close it after the answer.
     off = deadline.onDone((reason) => {
-      if (!res.headersSent) res.setHeader('connection', 'close')
+      stop?.()
+      closeAfterAnswer(res)
       finish(reason)
     })
-    if (!settled) parse(req, res, finish)
+    if (!settled) stop = parseJson(req, res, limitBytes, finish)
   }
 }
 
-function verifyUtf8(_req: IncomingMessage, _res: unknown, body: Buffer, encoding: string): void {
-  if (/^utf-?8$/i.test(encoding) && !isUtf8(body)) {
-    throw Object.assign(new Error('the body is not valid UTF-8'), { type: INVALID_UTF8 })
+const utf8 = new TextDecoder('utf-8')
+const utf16le = new TextDecoder('utf-16le')
+const utf16be = new TextDecoder('utf-16be')
+
+/**
+ * Reads and parses the body into `req.body`, then `next()`; `next(error)`
+ * with body-parser's error types. Returns a stop function (nothing more is
+ * read, `next` is not called).
+ */
+function parseJson(
+  req: Request,
+  res: Response,
+  limitBytes: number,
+  next: (error?: unknown) => void,
+): (() => void) | undefined {
+  // Read already (an app's own body parser before the gateway): as it left it.
+  if (req.readableEnded || (req as { _body?: unknown })._body === true) {
+    next()
+    return undefined
   }
+  // No body, or not JSON: `req.body` stays unset and the handler says what is missing.
+  if (!hasBody(req) || !isJson(req.headers['content-type'])) {
+    next()
+    return undefined
+  }
+  const charset = charsetOf(req.headers['content-type']) ?? 'utf-8'
+  const decoder =
+    charset === 'utf-8'
+      ? utf8
+      : charset === 'utf-16le' || charset === 'utf-16'
+        ? utf16le
+        : charset === 'utf-16be'
+          ? utf16be
+          : undefined
+  if (decoder === undefined) {
+    refuse(
+      req,
+      res,
+      next,
+      bodyFailure(415, 'charset.unsupported', `unsupported charset "${charset.toUpperCase()}"`),
+    )
+    return undefined
+  }
+  // A body declared too large is refused before a byte of it is read. (A
+  // compressed one's limit applies to what it inflates to, which its
+  // length does not tell: `readBody` counts it.)
+  if (declaredTooLarge(req, limitBytes)) {
+    refuse(req, res, next, bodyFailure(413, 'entity.too.large', 'request entity too large'))
+    return undefined
+  }
+  return readBody(req, limitBytes, (error, body) => {
+    if (error !== undefined) return refuse(req, res, next, error)
+    const bytes = body as Buffer
+    if (decoder === utf8 && !isUtf8(bytes)) {
+      return next(bodyFailure(400, INVALID_UTF8, 'the body is not valid UTF-8'))
+    }
+    try {
+      req.body = parseStrict(decoder.decode(bytes))
+    } catch (cause) {
+      return next(
+        Object.assign(bodyFailure(400, 'entity.parse.failed', 'the body is not valid JSON'), {
+          cause,
+        }),
+      )
+    }
+    next()
+  })
+}
+
+/** Refused before the body was read to its end: the connection closes after the answer. */
+function refuse(
+  req: IncomingMessage,
+  res: Response,
+  next: (error?: unknown) => void,
+  error: BodyError,
+): void {
+  if (!req.complete) closeAfterAnswer(res)
+  next(error)
+}
+
+/** As body-parser's strict mode: an object or an array (an empty body reads as `{}`). */
+function parseStrict(text: string): unknown {
+  if (text.length === 0) return {}
+  const first = /^[ \t\n\r]*(.)/.exec(text)?.[1]
+  if (first !== '{' && first !== '[') throw new SyntaxError(`unexpected ${JSON.stringify(first)}`)
+  return JSON.parse(text)
+}
+
+/** As type-is's `hasBody`: a Transfer-Encoding, or a Content-Length that is a number. */
+function hasBody(req: IncomingMessage): boolean {
+  return (
+    req.headers['transfer-encoding'] !== undefined ||
+    (req.headers['content-length'] !== undefined &&
+      !Number.isNaN(Number(req.headers['content-length'])))
+  )
+}
+
+function isJson(contentType: string | undefined): boolean {
+  if (contentType === undefined) return false
+  const semi = contentType.indexOf(';')
+  return (
+    (semi === -1 ? contentType : contentType.slice(0, semi)).trim().toLowerCase() ===
+    'application/json'
+  )
+}
+
+/** The charset parameter, lower-cased (quotes removed); undefined when none is given. */
+function charsetOf(contentType: string | undefined): string | undefined {
+  if (contentType === undefined || !contentType.includes(';')) return undefined
+  const match = /;\s*charset\s*=\s*(?:"([^"]*)"|([^;\s]*))/i.exec(contentType)
+  if (match === null) return undefined
+  return (match[1] ?? match[2] ?? '').toLowerCase()
 }
 
 /**

@@ -1,0 +1,126 @@
+import type { IncomingMessage } from 'node:http'
+import type { Transform } from 'node:stream'
+import * as zlib from 'node:zlib'
+
+/** What `readBody` hands back: the whole body (decoded), or an error shaped as body-parser's (`type`, `status`). */
+export type BodyCallback = (error: BodyError | undefined, body?: Buffer) => void
+
+export type BodyError = Error & { type?: string; status: number; code?: string }
+
+/**
+ * Reads a request body to a Buffer, decoding gzip, deflate, br (and zstd
+ * where Node has it), and stops at `limitBytes` — counted both as sent and
+ * as inflated — with a 413 error (`entity.too.large`) the moment either
+ * passes it, without reading further. (body-parser, asked the same, read
+ * the whole upload before its 413, or waited on one that kept coming until
+ * the deadline: a 413 only once nothing was left to refuse.) After an error
+ * nothing more is collected: what the client still sends flows to nowhere,
+ * and the caller closes the connection after its answer. Returns a stop
+ * function (the deadline ran out): `done` is then not called.
+ */
+export function readBody(req: IncomingMessage, limitBytes: number, done: BodyCallback): () => void {
+  const coding = (req.headers['content-encoding'] ?? 'identity').toLowerCase()
+  let decoder: Transform | undefined
+  if (coding !== 'identity') {
+    decoder = decoderFor(coding)
+    if (decoder === undefined) {
+      done(bodyFailure(415, 'encoding.unsupported', `unsupported content encoding "${coding}"`))
+      return noop
+    }
+  }
+  const chunks: Buffer[] = []
+  let sent = 0
+  let inflated = 0
+  let settled = false
+
+  const cleanUp = () => {
+    settled = true
+    req.off('data', onSent)
+    req.off('end', onSentEnd)
+    req.off('error', onAborted)
+    req.off('close', onAborted)
+    if (decoder !== undefined) {
+      decoder.off('data', onInflated)
+      decoder.off('end', onDecoded)
+      decoder.destroy()
+    }
+    chunks.length = 0
+  }
+  const fail = (error: BodyError) => {
+    if (settled) return
+    cleanUp()
+    // Flowing with no listener: the rest of the upload is read and dropped
+    // (until the connection closes after the answer), never buffered.
+    req.resume()
+    done(error)
+  }
+  const succeed = () => {
+    if (settled) return
+    const body = chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks)
+    cleanUp()
+    done(undefined, body)
+  }
+  const tooLarge = () => fail(bodyFailure(413, 'entity.too.large', 'request entity too large'))
+
+  function onSent(chunk: Buffer) {
+    sent += chunk.length
+    if (sent > limitBytes) return tooLarge()
+    if (decoder === undefined) chunks.push(chunk)
+    else decoder.write(chunk)
+  }
+  function onSentEnd() {
+    if (decoder === undefined) succeed()
+    else decoder.end()
+  }
+  function onInflated(chunk: Buffer) {
+    inflated += chunk.length
+    if (inflated > limitBytes) return tooLarge()
+    chunks.push(chunk)
+  }
+  function onDecoded() {
+    succeed()
+  }
+  function onAborted() {
+    if (!req.complete) fail(bodyFailure(400, 'request.aborted', 'request aborted'))
+  }
+
+  if (decoder !== undefined) {
+    decoder.on('data', onInflated)
+    decoder.on('end', onDecoded)
+    // zlib's own error (Z_DATA_ERROR, ERR__ERROR_*…), kept with its code: the client's bytes are corrupt.
+    decoder.on('error', (error: Error) => fail(Object.assign(error, { status: 400 })))
+  }
+  req.on('data', onSent)
+  req.on('end', onSentEnd)
+  req.on('error', onAborted)
+  req.on('close', onAborted)
+  return () => {
+    if (settled) return
+    cleanUp()
+    req.resume()
+  }
+}
+
+function decoderFor(coding: string): Transform | undefined {
+  switch (coding) {
+    case 'gzip':
+      return zlib.createGunzip()
+    case 'deflate':
+      return zlib.createInflate()
+    case 'br':
+      return zlib.createBrotliDecompress()
+    case 'zstd': {
+      // Node 22.15+ only.
+      const create = (zlib as { createZstdDecompress?: () => Transform }).createZstdDecompress
+      return create?.()
+    }
+    default:
+      return undefined
+  }
+}
+
+export function bodyFailure(status: number, type: string, message: string): BodyError {
+  return Object.assign(new Error(message), { status, type })
+}
+
+function noop(): void {}
