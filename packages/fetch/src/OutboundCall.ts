@@ -252,8 +252,17 @@ export class OutboundCall {
       this.drive({
         send: (number) => {
           send(number).then((result) => {
-            if (result.retry) this.settle(result.delayMs)
-            else resolve(result.value)
+            if (result.retry) {
+              this.settle(result.delayMs)
+              return
+            }
+            // The loop is over: let go of the driver, whose `end` holds this
+            // promise and with it the value. The attempt keeps this call
+            // (its finish hooks) while its body is open, and a Response held
+            // from there is one undici's fetch can never collect: it cancels
+            // a body left unread only once its Response is garbage.
+            this.#driver = undefined
+            resolve(result.value)
           }, reject)
         },
         end: reject,

@@ -1,5 +1,6 @@
 import { isHourglassError } from '@hourglass/core'
 import type { Attempt } from './Attempt.js'
+import { BodyNotReadError, UNDICI_COLLECTED_REASON } from './errors/BodyNotReadError.js'
 import { BodyTimeoutError } from './errors/BodyTimeoutError.js'
 import { ConnectError } from './errors/ConnectError.js'
 import { ConnectTimeoutError } from './errors/ConnectTimeoutError.js'
@@ -13,7 +14,9 @@ const DNS_CODES = new Set(['ENOTFOUND', 'EAI_AGAIN', 'EAI_FAIL', 'EAI_NONAME', '
  * Map what undici reports to our typed failures. Errors we raised ourselves
  * pass through; undici's own timeouts (from an Agent configured with its
  * limits) and OS connect errors get their Hourglass class; anything else
- * (a socket closed mid-response, a parser error) is returned as is.
+ * (a socket closed mid-response, a parser error) is returned as is. A body
+ * undici's fetch cancelled because its Response was collected unread is
+ * `BODY_NOT_READ`.
  */
 export function classifyError(error: unknown, attempt: Attempt): unknown {
   if (isHourglassError(error)) return error
@@ -26,6 +29,12 @@ export function classifyError(error: unknown, attempt: Attempt): unknown {
   if (code === 'UND_ERR_CONNECT_TIMEOUT') return new ConnectTimeoutError(details)
   if (code === 'UND_ERR_HEADERS_TIMEOUT') return new HeadersTimeoutError(details)
   if (code === 'UND_ERR_BODY_TIMEOUT') return new BodyTimeoutError(details)
+  // undici's fetch collected a Response whose body nobody read, and cancelled
+  // the body with this reason, which reaches us as is (a string: its end
+  // would say UNKNOWN).
+  if (error === UNDICI_COLLECTED_REASON && attempt.state === 'body') {
+    return new BodyNotReadError(details)
+  }
   if (typeof code === 'string' && DNS_CODES.has(code) && attempt.state === 'queued') {
     const hostname = (error as { hostname?: unknown }).hostname
     return new DnsError({ ...details, hostname: typeof hostname === 'string' ? hostname : '' })

@@ -15,6 +15,7 @@ import { eventUrl, publishRetrySkipped } from './channels.js'
 import { type ConnectorOptions, connectorFor } from './createConnector.js'
 import { FETCH_ATTEMPT, type FetchAttempt, interceptorFor } from './deadlineInterceptor.js'
 import { hasHeader, isRepeatable } from './dispatchHeaders.js'
+import { BodyNotReadError } from './errors/BodyNotReadError.js'
 import { TooManyRedirectsError } from './errors/TooManyRedirectsError.js'
 import { OutboundCall, type OutboundCallInit, type SendResult } from './OutboundCall.js'
 import { FETCH_OPTION_NAMES, mergeRetry, type RetryOptions, resolveOptions } from './options.js'
@@ -186,7 +187,7 @@ export function createFetch(
       return { retry: true, delayMs }
     }
     const delayMs = outbound.judge(
-      { status: response.status, header: (name) => response.headers.get(name), bytesReceived: 0 },
+      { status: response.status, header: headerLookup(response), bytesReceived: 0 },
       number,
     )
     if (delayMs !== undefined) {
@@ -196,6 +197,8 @@ export function createFetch(
     // A failure while the body is read is past the first byte: never retried, but said so.
     attempt?.onFinish((ended) => {
       if (ended.error === undefined || outbound.init.retry === false) return
+      // Dropped unread: nobody wanted this body, so there is no failure to retry.
+      if (ended.error instanceof BodyNotReadError) return
       publishRetrySkipped(() => ({
         deadline: outbound.init.deadline,
         method: outbound.init.method,
@@ -266,6 +269,17 @@ class FetchCallInit implements OutboundCallInit {
 function eventUrlOf(input: RequestInfo | string): string {
   const target = typeof input === 'string' ? new URL(input) : new URL(String(input))
   return eventUrl(target.origin, target.pathname)
+}
+
+/**
+ * A response header by name, for the retry decision. A function of its own:
+ * a closure in `send` that named `response` would put it in the context every
+ * closure of `send` shares, the attempt's abort and finish hooks among them,
+ * which the connection holds while the body is open: a Response dropped
+ * unread could then never be collected, and undici never cancel its body.
+ */
+function headerLookup(response: Response): (name: string) => string | null {
+  return (name) => response.headers.get(name)
 }
 
 /**
