@@ -24,11 +24,12 @@ export const probeCommand: Command = {
 Makes --warmup calls (not measured), then --samples sequential GETs, each on
 a fresh connection, and prints median / p90 / max per phase (dns, connect,
 headers = time to first byte, body, bodyGap = the longest silence in the
-body, which the suggested bodyTimeoutMs covers), a latency histogram, a warning when
-p90 ≥ 3 × median (a fixed timeout there is a lottery), and suggested
-@hourglass/fetch settings for the budget as JSON ready to paste. Each setting
-covers the slowest sample; when the budget caps one below it, a warning says
-which share of the samples it would cut. An IP address gets no DNS limit.
+body, which the suggested bodyTimeoutMs covers), a latency histogram, a
+warning when p90 ≥ 3 × median (a fixed timeout there is a lottery), and
+suggested @hourglass/fetch settings for the budget as JSON ready to paste.
+Each setting covers the slowest sample; when the budget caps one below it, a
+warning says which share of the samples it would cut. An IP address gets no
+DNS limit.
 A URL that redirects is refused (exit 1): probe the one it redirects to.
 A call that takes ${CALL_TIMEOUT_BUDGETS} × --budget is abandoned and ends the probe (exit 1).
 
