@@ -62,7 +62,15 @@ afterEach(async () => {
   await server?.close()
 })
 
-describe('10,000 calls through both interceptors', () => {
+// A warm-up, then the measured calls. Hooks, timers and handles are counted
+// exactly, so a leak of one per call shows at any count; the heap bound
+// scales with the count (0.9 KB per measured call, as 8 MB over 9,000 did).
+const WARMUP = 1000
+const MEASURED = 3000
+const TOTAL = WARMUP + MEASURED
+const MAX_HEAP_GROWTH_MB = (MEASURED * 0.9) / 1024
+
+describe('4,000 calls through both interceptors', () => {
   it('leave heap, handles, pending timers and hooks on the long-lived caller deadline flat', async () => {
     const clock = countingClock()
     const handler: handleUnaryCall<unknown, unknown> = (_call, callback) => {
@@ -127,11 +135,11 @@ describe('10,000 calls through both interceptors', () => {
     }
 
     const startedAt = performance.now()
-    await run(1000)
+    await run(WARMUP)
     const heapBefore = heapMB()
     const handlesBefore = process.getActiveResourcesInfo().length
     const hooksBefore = hooks.added - hooks.released
-    await run(9000)
+    await run(MEASURED)
     // The server's end event follows the client's answer by a tick or two. (A
     // short call whose client gave up before the server read its headers never
     // starts there: grpc-js drops it before any interceptor runs.)
@@ -146,25 +154,27 @@ describe('10,000 calls through both interceptors', () => {
     grpcChannels.clientEnd.unsubscribe(onClientEnd)
 
     console.info(
-      `10,000 gRPC calls in ${tookS.toFixed(1)} s: heap ${heapBefore.toFixed(1)} → ${heapAfter.toFixed(1)} MB ` +
-        `(after 1,000 → after 10,000), active handles ${handlesBefore} → ${handlesAfter}, ` +
+      `${TOTAL} gRPC calls in ${tookS.toFixed(1)} s: heap ${heapBefore.toFixed(1)} → ${heapAfter.toFixed(1)} MB ` +
+        `(after ${WARMUP} → after ${TOTAL}), active handles ${handlesBefore} → ${handlesAfter}, ` +
         `pending server timers ${clock.pending.size}, caller hooks ${hooks.added} added / ${hooks.released} released, ` +
         `server ${serverStarts} started, ${JSON.stringify(serverOutcomes)}, client ${JSON.stringify(clientOutcomes)}`,
     )
     // Every call the server started, it ended and released.
     expect(serverEnds()).toBe(serverStarts)
-    expect(serverOutcomes.ok).toBe(9000)
+    expect(serverOutcomes.ok).toBe((TOTAL * 9) / 10)
     // A loaded box may let the client's own 12 ms timer end a short call first
     // (the server then sees a cancel, or nothing at all); the caller's view is the same.
-    expect(serverOutcomes.expired + serverOutcomes['client-cancelled']).toBeLessThanOrEqual(1000)
+    expect(serverOutcomes.expired + serverOutcomes['client-cancelled']).toBeLessThanOrEqual(
+      TOTAL / 10,
+    )
     // A pause (GC) between creating the 12 ms slice and sending may leave it
     // under minBudgetMs: refused instead of sent. Either way DEADLINE_EXCEEDED.
-    expect(clientOutcomes.ok).toBe(9000)
-    expect((clientOutcomes.expired ?? 0) + (clientOutcomes.refused ?? 0)).toBe(1000)
+    expect(clientOutcomes.ok).toBe((TOTAL * 9) / 10)
+    expect((clientOutcomes.expired ?? 0) + (clientOutcomes.refused ?? 0)).toBe(TOTAL / 10)
     expect(hooksBefore).toBe(0)
-    expect(hooks).toEqual({ added: 9000, released: 9000 })
+    expect(hooks).toEqual({ added: (TOTAL * 9) / 10, released: (TOTAL * 9) / 10 })
     expect(clock.pending.size).toBe(0)
     expect(handlesAfter).toBeLessThanOrEqual(handlesBefore + 2)
-    expect(heapAfter - heapBefore).toBeLessThan(8)
+    expect(heapAfter - heapBefore).toBeLessThan(MAX_HEAP_GROWTH_MB)
   }, 120_000)
 })
