@@ -46,8 +46,8 @@ export interface LlmAttemptMessage {
    * budget is drained), `retry-after-too-long` (beyond `maxRetryAfterMs`),
    * `fallback-sooner` (the next model is expected to answer first),
    * `background` (an overload, `priority: 'background'`), `keys-retired`,
-   * `after-first-byte` (a stream broken after its first token), `not-retried`
-   * (none of these alone).
+   * `after-first-byte` (a stream broken after its first token). Named by
+   * `decideRetry` itself (the rule that matched first: its `why`).
    */
   why?: string | undefined
 }

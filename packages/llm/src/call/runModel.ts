@@ -18,9 +18,9 @@ import { type AttemptRecord, reportAttempt } from './AttemptRecord.js'
 import { admit } from './admit.js'
 import type { CallState } from './CallState.js'
 import { endedKind } from './endedKind.js'
+import { endedWhy } from './endedWhy.js'
 import type { StreamSink } from './ModelStream.js'
 import { earliestOf, targetOf } from './outlook.js'
-import { endedWhy, retrySkippedWhy } from './retrySkippedWhy.js'
 import { runModelSend } from './runModelSend.js'
 import { keepsRawArguments, StreamCollector } from './StreamCollector.js'
 import { isFirstTokenTimeout, type StreamReceived, streamAttempt } from './streamAttempt.js'
@@ -353,7 +353,7 @@ export async function runModel(
       errorKind: error.kind,
       delayMs: decision.action === 'retry' ? decision.delayMs : undefined,
       reason: decision.reason,
-      why: retrySkippedWhy(decisionInput, decision),
+      why: decision.action === 'retry' ? undefined : decision.why,
     })
     if (decision.action === 'retry') {
       if (resend) resent = true

@@ -63,10 +63,25 @@ export interface RetryDecisionInput extends RetryDelayOptions {
   fallback?: ModelOutlook | undefined
 }
 
+/**
+ * Which rule refused a retry, for events and metrics (low cardinality): the
+ * llm attempt message's `why`.
+ */
+export type RetrySkipWhy =
+  | 'no-budget'
+  | 'not-retryable'
+  | 'background'
+  | 'max-overloads'
+  | 'max-attempts'
+  | 'retry-budget'
+  | 'retry-after-too-long'
+  | 'fallback-sooner'
+  | 'keys-retired'
+
 export type RetryDecision =
   | { action: 'retry'; delayMs: number; delaySource: DelaySource; reason: string }
-  | { action: 'fallback'; reason: string; waitMs?: number | undefined }
-  | { action: 'fail'; reason: string; waitMs?: number | undefined }
+  | { action: 'fallback'; reason: string; why: RetrySkipWhy; waitMs?: number | undefined }
+  | { action: 'fail'; reason: string; why: RetrySkipWhy; waitMs?: number | undefined }
 
 /** Upper bound on `maxAttempts`: beyond it a "retry" is a load generator. */
 export const MAX_ATTEMPTS_CAP = 10
@@ -115,11 +130,11 @@ export function decideRetry(input: RetryDecisionInput): RetryDecision {
   const overloaded = limit === 'overloaded'
   const overloads = input.overloads ?? (overloaded ? 1 : 0)
   const what = `${limit ?? error.kind} (HTTP ${error.status}${error.providerCode === undefined ? '' : `, ${error.providerCode}`})`
-  const giveUp = (reason: string, waitMs?: number): RetryDecision => {
+  const giveUp = (why: RetrySkipWhy, reason: string, waitMs?: number): RetryDecision => {
     const base =
       input.hasFallback === true
-        ? { action: 'fallback' as const, reason }
-        : { action: 'fail' as const, reason }
+        ? { action: 'fallback' as const, reason, why }
+        : { action: 'fail' as const, reason, why }
     return waitMs === undefined ? base : { ...base, waitMs }
   }
 
@@ -127,26 +142,42 @@ export function decideRetry(input: RetryDecisionInput): RetryDecision {
     return {
       action: 'fail',
       reason: `${what}; ${fmt(remainingMs)} ms left, too little for another attempt`,
+      why: 'no-budget',
     }
   }
   if (REQUEST_BOUND_KINDS.has(error.kind)) {
-    return { action: 'fail', reason: `${what} is permanent for this request: never retried` }
+    return {
+      action: 'fail',
+      reason: `${what} is permanent for this request: never retried`,
+      why: 'not-retryable',
+    }
   }
   if (!error.retryable) {
-    return giveUp(`${what} is not retryable`)
+    return giveUp('not-retryable', `${what} is not retryable`)
   }
   if (overloaded && input.priority === 'background') {
-    return { action: 'fail', reason: `${what}: background work fails at once on overload` }
+    return {
+      action: 'fail',
+      reason: `${what}: background work fails at once on overload`,
+      why: 'background',
+    }
   }
   if (overloaded && overloads > max529Retries) {
-    return giveUp(`${what}: ${overloads} overload(s), more than max529Retries (${max529Retries})`)
+    return giveUp(
+      'max-overloads',
+      `${what}: ${overloads} overload(s), more than max529Retries (${max529Retries})`,
+    )
   }
   if (input.attempt >= maxAttempts) {
-    return giveUp(`${what}: attempts exhausted (${input.attempt} of ${maxAttempts})`)
+    return giveUp(
+      'max-attempts',
+      `${what}: attempts exhausted (${input.attempt} of ${maxAttempts})`,
+    )
   }
   if (input.retryBudget !== undefined && !input.retryBudget.canRetry()) {
     const tokens = input.retryBudget.tokens.toFixed(1)
     return giveUp(
+      'retry-budget',
       `${what}: provider retry budget drained (${tokens} of ${input.retryBudget.maxTokens} tokens)`,
     )
   }
@@ -163,6 +194,7 @@ export function decideRetry(input: RetryDecisionInput): RetryDecision {
   if (hint !== undefined && hint > maxRetryAfterMs && known !== 0) {
     const asked = Math.min(hint, MAX_TIMER_MS)
     return giveUp(
+      'retry-after-too-long',
       `${what}: the provider asked for ${hintSeconds(asked)}, beyond maxRetryAfterMs (${maxRetryAfterMs} ms); not slept`,
       asked,
     )
@@ -179,17 +211,22 @@ export function decideRetry(input: RetryDecisionInput): RetryDecision {
     const here: ModelOutlook = { label: 'this model', waitMs: delayMs, latencyMs: input.latencyMs }
     if (answersBefore(input.fallback, here)) {
       return giveUp(
+        'fallback-sooner',
         `${what}: ${describeOutlook(input.fallback)} is expected to answer before ${describeOutlook(here)}; falling back now`,
         delayMs,
       )
     }
   }
   if (!Number.isFinite(delayMs)) {
-    return giveUp(`${what}: this model cannot be sent to again (every key retired); not slept`)
+    return giveUp(
+      'keys-retired',
+      `${what}: this model cannot be sent to again (every key retired); not slept`,
+    )
   }
   if (delayMs + minAttemptMs > remainingMs) {
     const label = source === 'server' ? 'server-requested wait' : `${source} wait`
     return giveUp(
+      'no-budget',
       `${what}: ${label} of ${delayMs} ms does not fit in the ${fmt(remainingMs)} ms left; not slept`,
       delayMs,
     )

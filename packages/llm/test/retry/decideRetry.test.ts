@@ -42,6 +42,7 @@ describe('decideRetry', () => {
     expect(decideRetry({ error: noRetry, attempt: 1 })).toEqual({
       action: 'fail',
       reason: 'server_error (HTTP 500) is not retryable',
+      why: 'not-retryable',
     })
     expect(decideRetry({ error: noRetry, attempt: 1, hasFallback: true }).action).toBe('fallback')
   })
@@ -51,6 +52,7 @@ describe('decideRetry', () => {
     expect(decideRetry({ error: quota, attempt: 1, hasFallback: true })).toEqual({
       action: 'fallback',
       reason: 'quota_exhausted (HTTP 429, insufficient_quota) is not retryable',
+      why: 'not-retryable',
     })
     expect(decideRetry({ error: error('auth', { status: 401 }), attempt: 1 }).action).toBe('fail')
   })
@@ -67,6 +69,7 @@ describe('decideRetry', () => {
       waitMs: 2000,
       reason:
         'rate_limited (HTTP 429): server-requested wait of 2000 ms does not fit in the 500 ms left; not slept',
+      why: 'no-budget',
     })
   })
 
@@ -101,6 +104,7 @@ describe('decideRetry', () => {
     expect(decision).toEqual({
       action: 'fail',
       reason: 'overloaded (HTTP 529): background work fails at once on overload',
+      why: 'background',
     })
   })
 
@@ -126,6 +130,7 @@ describe('decideRetry', () => {
     expect(decideRetry({ error: e, attempt: 3, random: zero })).toEqual({
       action: 'fail',
       reason: 'server_error (HTTP 500): attempts exhausted (3 of 3)',
+      why: 'max-attempts',
     })
     expect(decideRetry({ error: e, attempt: 9, maxAttempts: 50, random: zero }).action).toBe(
       'retry',
@@ -143,6 +148,7 @@ describe('decideRetry', () => {
     expect(decideRetry({ ...input, hasFallback: true })).toEqual({
       action: 'fallback',
       reason: 'rate_limited (HTTP 429): provider retry budget drained (2.0 of 4 tokens)',
+      why: 'retry-budget',
     })
   })
 })
@@ -208,6 +214,7 @@ describe('decideRetry: the earliest answer wins', () => {
         waitMs: 86_400_000,
         reason:
           'rate_limited (HTTP 429): the provider asked for 86400 s, beyond maxRetryAfterMs (60000 ms); not slept',
+        why: 'retry-after-too-long',
       })
     }
     expect(decideRetry({ error: day, attempt: 1, hasFallback: true })).toMatchObject({
