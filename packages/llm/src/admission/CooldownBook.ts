@@ -40,6 +40,15 @@ export interface CooldownBookOptions {
 export const MAX_IDLE_SLOTS = 4096
 
 /**
+ * Retirements held at most; past it the oldest is forgotten (its key gets
+ * one more real request, retired again on its next 401). A retired slot is
+ * never idle, so with the default `retireMs` (until restart) a service
+ * passing its clients' own keys through kept a slot for every bad key any
+ * client ever sent.
+ */
+export const MAX_RETIRED_SLOTS = 1024
+
+/**
  * This process's view of every provider+key: the local mirror of the store,
  * kept so a decision right after a report needs no round trip, and so the
  * process keeps working (on what it knows) while the store is down.
@@ -47,6 +56,8 @@ export const MAX_IDLE_SLOTS = 4096
 export class CooldownBook {
   readonly #o: CooldownBookOptions
   readonly #slots = new Map<string, Slot>()
+  /** The retired slots, the longest retired first (`MAX_RETIRED_SLOTS` at most). */
+  readonly #retired = new Set<Slot>()
   /** The size at which the next sweep for idle slots runs. */
   #sweepAt = MAX_IDLE_SLOTS
   #sweepQueued = false
@@ -100,7 +111,12 @@ export class CooldownBook {
   #sweep(): void {
     this.#sweepQueued = false
     const now = this.#o.clock.now()
-    for (const [name, slot] of this.#slots) if (isIdle(slot, now)) this.#slots.delete(name)
+    for (const [name, slot] of this.#slots) {
+      if (!isIdle(slot, now)) continue
+      this.#slots.delete(name)
+      // A retirement that ran out (a finite `retireMs`) is done with too.
+      this.#retired.delete(slot)
+    }
     this.#sweepAt = Math.max(MAX_IDLE_SLOTS, 2 * this.#slots.size)
   }
 
@@ -109,15 +125,16 @@ export class CooldownBook {
    * looks up again. A request in flight keeps the slots it was granted on;
    * if a sweep dropped one meanwhile (it was idle), what the request learned
    * would otherwise stay on a slot nobody looks at — a retirement is kept
-   * nowhere else. Merged into the slot made since, if any.
+   * nowhere else. Merged into the slot made since, if any: the one kept is
+   * returned.
    */
-  #keep(slot: Slot): void {
+  #keep(slot: Slot): Slot {
     const name = `${slot.scope}\u0000${slot.storeId}`
     const current = this.#slots.get(name)
-    if (current === slot) return
+    if (current === slot) return slot
     if (current === undefined) {
       this.#slots.set(name, slot)
-      return
+      return slot
     }
     if (slot.untilMs > current.untilMs) current.untilMs = slot.untilMs
     if (slot.halfOpen && !current.halfOpen) {
@@ -130,6 +147,29 @@ export class CooldownBook {
       current.retiredFor = slot.retiredFor
     }
     wake(current)
+    return current
+  }
+
+  /**
+   * `slot` (kept) was just retired: it goes last in the order of
+   * retirements, and past `MAX_RETIRED_SLOTS` the longest retired is
+   * forgotten. Its key is tried again by the next request that names it (a
+   * bad key costs one more 401 per `MAX_RETIRED_SLOTS` others retired since);
+   * its slot is then idle, and goes with the next sweep. Only on a
+   * retirement, never on a call's path.
+   */
+  #retire(slot: Slot, now: number): void {
+    this.#retired.delete(slot)
+    this.#retired.add(slot)
+    if (this.#retired.size <= MAX_RETIRED_SLOTS) return
+    const oldest = this.#retired.values().next().value as Slot
+    this.#retired.delete(oldest)
+    // Ran out already (a finite `retireMs`): nothing to forget.
+    if (oldest.retiredUntilMs <= now) return
+    oldest.retiredUntilMs = 0
+    oldest.retiredFor = undefined
+    // A caller waiting for another key of its lanes may take this one now.
+    wake(oldest)
   }
 
   /** The lane a request on `keyId` (for `model`, when named) goes through: key, model, provider. */
@@ -251,7 +291,7 @@ export class CooldownBook {
       if (this.#o.retireMs <= 0) return
       slot.retiredUntilMs = now + this.#o.retireMs
       slot.retiredFor = kind
-      this.#keep(slot)
+      this.#retire(this.#keep(slot), now)
       this.#cooldownEvent(slot, 'start', `retired: ${kind}`, slot.retiredUntilMs)
       wake(slot)
       if (Number.isFinite(this.#o.retireMs)) {

@@ -6,10 +6,24 @@ export interface MemoryCooldownStoreOptions {
   clock?: Clock | undefined
 }
 
-/** Cooldowns in this process's memory: the default store. Expired entries are dropped when read. */
+/**
+ * Entries held before the expired ones are swept. An entry read again after
+ * it expired is dropped then, but one never read again (a client's key or
+ * model seen once, cooled once) stayed for the life of the process: a
+ * store that sees many distinct keys grew without end.
+ */
+export const MAX_STORED_COOLDOWNS = 4096
+
+/**
+ * Cooldowns in this process's memory: the default store. An expired entry
+ * is dropped when read, and every expired one when the store passes its
+ * sweep size (no timer: one would hold the process, or need `unref`).
+ */
 export class MemoryCooldownStore implements CooldownStore {
   readonly #clock: Clock
   readonly #until = new Map<string, number>()
+  /** The size at which the next sweep for expired entries runs. */
+  #sweepAt = MAX_STORED_COOLDOWNS
 
   constructor(options: MemoryCooldownStoreOptions = {}) {
     this.#clock = options.clock ?? systemClock
@@ -34,11 +48,29 @@ export class MemoryCooldownStore implements CooldownStore {
   extend(provider: string, keyId: string, waitMs: number): Promise<CooldownExtension> {
     const now = this.#clock.now()
     const name = entry(provider, keyId)
-    const current = this.#until.get(name) ?? 0
+    const current = this.#until.get(name)
+    const held = current ?? 0
     const wanted = now + Math.max(0, waitMs)
-    if (wanted <= current) return Promise.resolve({ remainingMs: current - now, extended: false })
+    if (wanted <= held) return Promise.resolve({ remainingMs: held - now, extended: false })
     this.#until.set(name, wanted)
+    // Only a new entry grows the map: O(1) per write on average.
+    if (current === undefined && this.#until.size >= this.#sweepAt) this.#sweep(now)
     return Promise.resolve({ remainingMs: wanted - now, extended: true })
+  }
+
+  /** Entries held, expired ones not yet swept included (for tests and diagnostics). */
+  get size(): number {
+    return this.#until.size
+  }
+
+  /**
+   * Drops every expired entry. A live one stays (dropping it would lift its
+   * cooldown); when most are live, the next sweep waits until the map has
+   * doubled, so a sweep costs O(1) per entry made whatever is kept.
+   */
+  #sweep(now: number): void {
+    for (const [name, until] of this.#until) if (until <= now) this.#until.delete(name)
+    this.#sweepAt = Math.max(MAX_STORED_COOLDOWNS, 2 * this.#until.size)
   }
 }
 

@@ -1,11 +1,20 @@
 import { Deadline, ManualClock } from '@hourglass/core'
 import { describe, expect, it } from 'vitest'
 import { Admission } from '../../src/admission/Admission.js'
-import { CooldownBook, MAX_IDLE_SLOTS, modelScope } from '../../src/admission/CooldownBook.js'
+import type { AdmissionPermit } from '../../src/admission/AdmissionPermit.js'
+import {
+  CooldownBook,
+  MAX_IDLE_SLOTS,
+  MAX_RETIRED_SLOTS,
+  modelScope,
+} from '../../src/admission/CooldownBook.js'
 import { KeyIdCache, MAX_CACHED_KEY_IDS } from '../../src/admission/KeyIdCache.js'
 import { keyId } from '../../src/admission/keyId.js'
 import { LatencyTracker, MAX_LATENCY_RINGS } from '../../src/admission/LatencyTracker.js'
-import { MemoryCooldownStore } from '../../src/admission/MemoryCooldownStore.js'
+import {
+  MAX_STORED_COOLDOWNS,
+  MemoryCooldownStore,
+} from '../../src/admission/MemoryCooldownStore.js'
 import { isKeysRetired } from '../../src/errors/KeysRetiredError.js'
 import { isRateLimited } from '../../src/errors/RateLimitedError.js'
 
@@ -130,5 +139,73 @@ describe('admission forgets idle keys and models, never a cooldown', () => {
     }
     expect(held).toBeLessThanOrEqual(MAX_CACHED_KEY_IDS)
     for (const key of ['sk-user-0', 'sk-user-4999', undefined]) expect(ids.id(key)).toBe(keyId(key))
+  })
+
+  it(`${MAX_IDLE_SLOTS + MAX_RETIRED_SLOTS} distinct bad keys, each rejected (retired until restart): the slots stay under their cap`, async () => {
+    const cooldowns = book()
+    let slots = 0
+    for (let i = 0; i < MAX_IDLE_SLOTS + MAX_RETIRED_SLOTS; i++) {
+      // A bring-your-own-key client's key, passed through and rejected.
+      await cooldowns.apply(
+        cooldowns.lane('openai', 'openai', `k${i}`, undefined),
+        rejected,
+        undefined,
+        undefined,
+      )
+      slots = Math.max(slots, cooldowns.size)
+    }
+    expect(slots).toBeLessThanOrEqual(MAX_IDLE_SLOTS)
+  })
+
+  it(`through Admission: past ${MAX_RETIRED_SLOTS} bad keys the oldest is tried once more, then retired again; the latest stay retired`, async () => {
+    const clock = new ManualClock(1_000)
+    const admission = new Admission({ clock, logger: quiet })
+    using deadline = Deadline.after(10_000, { clock })
+    const ask = (key: string) =>
+      admission
+        .acquire({ provider: 'openai', keys: [key], deadline, maxWaitMs: 0 })
+        .catch((e: unknown) => e)
+    await admission.report('openai', 'sk-bad-first', rejected)
+    expect(isKeysRetired(await ask('sk-bad-first'))).toBe(true)
+    for (let i = 0; i < MAX_RETIRED_SLOTS; i++) {
+      await admission.report('openai', `sk-bad-${i}`, rejected)
+    }
+    // Forgotten: one more real request goes, and its 401 retires the key again.
+    const permit = await ask('sk-bad-first')
+    expect(permit).toMatchObject({ probe: false })
+    await (permit as AdmissionPermit).report(rejected)
+    expect(isKeysRetired(await ask('sk-bad-first'))).toBe(true)
+    // Every other key rejected since is still refused with nothing sent.
+    for (const i of [1, MAX_RETIRED_SLOTS >> 1, MAX_RETIRED_SLOTS - 1]) {
+      expect(isKeysRetired(await ask(`sk-bad-${i}`))).toBe(true)
+    }
+  })
+
+  it(`the default store: ${2 * MAX_STORED_COOLDOWNS} distinct cooldowns run out unread, the entries stay under their cap, the live ones are kept`, async () => {
+    const clock = new ManualClock(1_000)
+    const store = new MemoryCooldownStore({ clock })
+    const live: string[] = []
+    let held = 0
+    for (let i = 0; i < 2 * MAX_STORED_COOLDOWNS; i++) {
+      // Most cool for a second and are never read again; one in eight for an hour.
+      const long = i % 8 === 0
+      if (long) live.push(`k${i}`)
+      await store.extend('openai', `k${i}`, long ? 3_600_000 : 1_000)
+      clock.advance(10)
+      held = Math.max(held, store.size)
+    }
+    expect(held).toBeLessThanOrEqual(MAX_STORED_COOLDOWNS)
+    // Every live cooldown is still there, for the time it was given.
+    const left = await store.remaining('openai', live)
+    expect(left).toEqual(live.map((_, i) => 3_600_000 - 10 * (2 * MAX_STORED_COOLDOWNS - 8 * i)))
+    // And past the cap, with most entries live, none is dropped: the sweep waits for more.
+    for (let i = 0; i < MAX_STORED_COOLDOWNS; i++) {
+      await store.extend('openai', `more-${i}`, 3_600_000)
+    }
+    const more = await store.remaining(
+      'openai',
+      Array.from({ length: MAX_STORED_COOLDOWNS }, (_, i) => `more-${i}`),
+    )
+    expect(more.every((ms) => ms > 0)).toBe(true)
   })
 })
