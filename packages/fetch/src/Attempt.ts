@@ -127,7 +127,7 @@ export class Attempt {
       this.abort(signal.reason)
       return
     }
-    if (signal && !(deadline && signal === deadline.signal)) {
+    if (signal && !isDeadlineSignal(deadline, signal)) {
       // Not the deadline's own signal (a plan slice's step is given its
       // slice's, a dark-mode handler `req.deadline.signal`): onDone above
       // already stops the attempt when it aborts (for an observe-only
@@ -367,4 +367,17 @@ export class Attempt {
 function phaseOf(error: unknown, fallback: string | undefined): string | undefined {
   const phase = (error as { phase?: unknown } | null)?.phase
   return typeof phase === 'string' ? phase : fallback
+}
+
+/**
+ * `signal` is `deadline.signal`, asked without reading `deadline.signal`
+ * (its first read makes an AbortController). A deadline from an older
+ * copy of core (two installed versions share one context) lacks
+ * `ownsSignal`, and is compared the old way.
+ */
+function isDeadlineSignal(deadline: Deadline | undefined, signal: AbortSignal): boolean {
+  if (deadline === undefined) return false
+  return typeof deadline.ownsSignal === 'function'
+    ? deadline.ownsSignal(signal)
+    : signal === deadline.signal
 }
