@@ -27,6 +27,8 @@ type NextCallResult = ReturnType<NextCall>
  * given, the `x-deadline-remaining-ms` it carries, the cancel when the
  * caller's deadline ends, and the release of that hook when the call ends.
  * Or, with no budget left, a call that fails at once and is never sent.
+ * Or, with no deadline at all, a unary or client-streaming call given
+ * `defaultMs` as its gRPC deadline.
  */
 export class ClientCall {
   readonly #deadline: Deadline | undefined
@@ -72,6 +74,18 @@ export class ClientCall {
       if (Number.isFinite(left) && left <= MAX_TIMER_MS) {
         given = Math.min(ownValid, Date.now() + wireSafeMs(left))
       }
+    } else if (
+      !deadline &&
+      ownValid === Number.POSITIVE_INFINITY &&
+      this.#options.defaultMs !== Number.POSITIVE_INFINITY &&
+      !callOptions.method_definition.responseStream
+    ) {
+      // No deadline anywhere: a call that waits for one answer (unary,
+      // client-streaming) would hang as long as its server does. It gets
+      // `defaultMs` as its gRPC deadline, so grpc-js ends it DEADLINE_EXCEEDED
+      // and the server reads the same budget from grpc-timeout. A response
+      // stream (a subscription, a watch) is long-lived by design: none.
+      given = Date.now() + wireSafeMs(this.#options.defaultMs)
     }
     this.#budgetMs = Number.isNaN(given)
       ? Number.POSITIVE_INFINITY

@@ -91,7 +91,10 @@ export interface GrpcClientStartMessage {
   /** The caller's deadline (explicit or current), if any. */
   deadline: Deadline | undefined
   method: string
-  /** The deadline given to the call, in ms from now: `min(its own, remaining − reserveMs)`; Infinity for none. */
+  /**
+   * The deadline given to the call, in ms from now: `min(its own, remaining − reserveMs)`;
+   * `defaultMs` for a unary or client-streaming call with no deadline at all; Infinity for none.
+   */
   budgetMs: number
   /** What was left on the caller's deadline, in ms (Infinity without one). */
   remainingMs: number

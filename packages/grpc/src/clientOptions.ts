@@ -1,4 +1,5 @@
-import { nonNegative } from './validateMs.js'
+import { DEFAULT_INGRESS_MAX_MS } from '@hourglass/core'
+import { nonNegative, positiveOrNone } from './validateMs.js'
 
 /** Options of the client `deadlineInterceptor()`. */
 export interface ClientDeadlineOptions {
@@ -14,16 +15,32 @@ export interface ClientDeadlineOptions {
    * @hourglass/fetch. 0 = only when nothing at all is left.
    */
   minBudgetMs?: number | undefined
+  /**
+   * Budget for a unary or client-streaming call that has no deadline at all
+   * (none in the context, no `withCallDeadline`, no `deadline` call option),
+   * in ms: sent as its gRPC deadline, so a server that never answers ends it
+   * `DEADLINE_EXCEEDED` instead of leaving it pending forever. Default 30000,
+   * the most a Hourglass server gives any call (its `maxMs`). Server-streaming
+   * and bidi calls (subscriptions, watches) get none. `Infinity` = none: such
+   * calls are left alone. Must be > 0 and at most 2^31−1 (grpc-js's server
+   * reads a longer `grpc-timeout` wrapped into the past).
+   */
+  defaultMs?: number | undefined
 }
 
 export interface ResolvedClientOptions {
   reserveMs: number
   minBudgetMs: number
+  /** Infinity: no default. */
+  defaultMs: number
 }
 
 export function resolveClientOptions(options: ClientDeadlineOptions): ResolvedClientOptions {
   return {
     reserveMs: nonNegative('reserveMs', options.reserveMs ?? 0),
     minBudgetMs: nonNegative('minBudgetMs', options.minBudgetMs ?? 5),
+    // The safe behaviour is the default: a call with no deadline anywhere hung
+    // for as long as its server did.
+    defaultMs: positiveOrNone('defaultMs', options.defaultMs ?? DEFAULT_INGRESS_MAX_MS),
   }
 }

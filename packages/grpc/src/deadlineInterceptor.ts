@@ -16,7 +16,10 @@ import { explicitDeadline } from './withCallDeadline.js'
  * - with less than `minBudgetMs` left the call fails at once with
  *   `DEADLINE_EXCEEDED`, and nothing is sent;
  * - when the caller's deadline ends (it expires, or is cancelled because the
- *   caller left) the call is cancelled: `DEADLINE_EXCEEDED` or `CANCELLED`.
+ *   caller left) the call is cancelled: `DEADLINE_EXCEEDED` or `CANCELLED`;
+ * - a unary or client-streaming call with no deadline at all (none here, none
+ *   of its own) gets `defaultMs` (30 s) as its gRPC deadline instead of
+ *   waiting forever for a server that never answers.
  *
  * grpc-js runs interceptors synchronously inside the method call, so the
  * current deadline is the caller's.

@@ -169,10 +169,10 @@ describe('deadlineInterceptor: every call carries the caller deadline', () => {
     expect(arrivals[0]!.grpcMs).toBeLessThanOrEqual(1234)
   })
 
-  it('a call without any deadline is left alone: no gRPC deadline, no header', async () => {
+  it('a call without any deadline gets no header, and no gRPC deadline with defaultMs: Infinity (see noDeadlineDefault.test.ts)', async () => {
     const { arrivals } = await echoServer()
     const ends = watch<GrpcClientEndMessage>(grpcChannels.clientEnd)
-    await unary(client(), {})
+    await unary(client({ defaultMs: Number.POSITIVE_INFINITY }), {})
     expect(arrivals[0]).toEqual({ grpcMs: Number.POSITIVE_INFINITY, header: undefined })
     expect(ends.messages[0]).toMatchObject({ deadline: undefined, code: status.OK, outcome: 'ok' })
   })
