@@ -10,6 +10,8 @@ import {
 } from './createGateway.js'
 import { drainOnSignals } from './drainOnSignals.js'
 import { holdSignals } from './holdSignals.js'
+import { closeAfterAnswer } from './http/closeAfterAnswer.js'
+import { hasBody } from './http/readBody.js'
 import { scopeOf } from './http/requestScope.js'
 import { sendJson } from './http/sendJson.js'
 import { optionError } from './optionError.js'
@@ -137,6 +139,8 @@ function notRouted(error: unknown, res: ServerResponse): void {
     return
   }
   const notFound = error === undefined || error === 'route' || error === 'router'
+  // Its body (a POST to no route) is read by nobody: the last answer on the connection.
+  if (!res.req.complete && hasBody(res.req)) closeAfterAnswer(res)
   // Counted as the code the client gets (`not_found`), not as `http_404`.
   const scope = scopeOf(res)
   if (scope !== undefined) scope.errorCode ??= notFound ? 'not_found' : 'internal_error'

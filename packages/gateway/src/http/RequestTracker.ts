@@ -16,6 +16,7 @@ import { clientRetryCount, clientTimeoutMs } from './clientHeaders.js'
 import { closeAfterAnswer } from './closeAfterAnswer.js'
 import { GatewayShutdownError } from './GatewayShutdownError.js'
 import { pathOf } from './pathOf.js'
+import { hasBody } from './readBody.js'
 import {
   attachScope,
   REQUEST_ID_HEADER,
@@ -82,7 +83,8 @@ export class RequestTracker {
    * characters) or generated, set on the response before anything can answer
    * it; a scope for the request; 503 `shutting_down` for API calls arriving
    * during a drain (logged and counted, not waited for); the request's
-   * metrics when its response ends.
+   * metrics when its response ends. A request whose body will not be read
+   * to its end gets the last answer on its connection (`closeAfterAnswer`).
    */
   arrive(): RequestHandler {
     const { owner, clock, metrics, log } = this.#o
@@ -125,12 +127,29 @@ export class RequestTracker {
       }
       // In a drain every answer closes its connection: a client told
       // keep-alive reuses the socket right after, and the drain's end
-      // (`closeAllConnections`) resets it under that next request.
-      if (this.#draining) res.setHeader('connection', 'close')
+      // (`closeAllConnections`) resets it under that next request. Outside
+      // one, only POST /v1/chat/completions reads a body: any other
+      // request's (a GET with one, a POST to no route) is never read, and
+      // Node would read and drop it, however long it runs, after the answer.
+      if (
+        this.#draining ||
+        (req.method !== 'POST' &&
+          !req.complete &&
+          hasBody(req) &&
+          req.headers['content-length'] !== '0')
+      ) {
+        closeAfterAnswer(res)
+      }
       attachScope(req, scope)
       attachScope(res, scope)
       this.#open.set(res, scope)
       res.once('close', () => {
+        // Answered with its body still coming, by what had no reason to say
+        // `connection: close` (a budget spent on arrival, refused before the
+        // body is read): Node kept the connection and reads on what comes.
+        // Closed now, lingering. A body that came whole in the meantime (a
+        // small one, in the packet with the headers) leaves it open.
+        if (!req.complete && res.writableFinished) closeAfterAnswer(res)
         this.#open.delete(res)
         // Gone before the end: stop everything done for it (this listener may
         // run before the ingress middleware's, and disposing first would unlink
@@ -195,15 +214,16 @@ export class RequestTracker {
    * to `timeoutMs` for those in flight to finish. The ones still running are
    * then cancelled (their deadline's reason says shutdown: they answer 503,
    * streams end with an error event) and, after a short grace, cut. Every
-   * answer from now on says `connection: close`.
+   * answer from now on is the last on its connection: it says `connection:
+   * close`, or, a stream whose headers went out before, has its connection
+   * closed when it ends.
    */
   async drain(timeoutMs: number): Promise<DrainReport> {
     this.#draining = true
-    // Those in flight too, unless their headers are out (a stream): the
-    // connection closes after their answer, not under the client's next request.
-    for (const res of this.#open.keys()) {
-      if (!res.headersSent) res.setHeader('connection', 'close')
-    }
+    // Those in flight too: the connection closes after their answer, not
+    // under the client's next request — said in their headers, or, for a
+    // stream whose headers said keep-alive before the drain, done when it ends.
+    for (const res of this.#open.keys()) closeAfterAnswer(res)
     const started = performance.now()
     const inFlight = this.#open.size
     await this.#idle(timeoutMs)

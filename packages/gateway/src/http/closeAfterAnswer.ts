@@ -1,32 +1,48 @@
+import type { ServerResponse } from 'node:http'
 import type { Socket } from 'node:net'
-import type { Response } from 'express'
 
 /** How long a connection whose upload was refused is still read from after the answer, at most. */
 export const LINGER_MS = 2000
 /** How much of such an upload is read and thrown away after the answer, at most. */
 export const LINGER_BYTES = 16 * 1024 * 1024
 
+/** Sockets closed after their answer (`destroySoon` replaced or the close begun): at most once each. */
 const lingering = new WeakSet<Socket>()
+/** Sockets whose lingering close has begun. */
+const ended = new WeakSet<Socket>()
 
 /**
- * The answer to a request whose body was not read to its end (too large,
- * refused, its deadline spent) closes the connection — the client still owes
- * body bytes nobody will read — without losing the answer. Node ends such a
- * connection with `destroySoon()`: FIN, then destroy as soon as the answer is
- * written; with upload bytes still unread, the kernel answers them with a
- * reset, and a client still sending (python's requests and httpx send the
- * whole body before they read) never sees the answer. So, as nginx's
- * lingering close: FIN after the answer, then keep reading and throwing
- * away what the client sends until it stops (its own FIN), for at most
- * `LINGER_MS` or `LINGER_BYTES`, then destroy. A socket closed by the server
- * (a drain's `closeAllConnections`) goes at once.
+ * The answer to this request is the last on its connection: a request whose
+ * body was not read to its end (too large, refused, not JSON, a route that
+ * reads none, its deadline spent) — the client still owes body bytes nobody
+ * will read, and Node would otherwise read and drop them, however many and
+ * however slowly they come, to keep the connection usable — or any answer
+ * during a drain. Before the answer's headers: it says `connection: close`,
+ * and Node ends the connection after the answer. After them (a stream that
+ * said keep-alive, an answer already written): the connection is ended
+ * here once the answer is written.
+ *
+ * Node ends such a connection with `destroySoon()`: FIN, then destroy as
+ * soon as the answer is written; with upload bytes still unread, the kernel
+ * answers them with a reset, and a client still sending (python's requests
+ * and httpx send the whole body before they read) never sees the answer.
+ * So, as nginx's lingering close: FIN after the answer, then keep reading
+ * and throwing away what the client sends until it stops (its own FIN), for
+ * at most `LINGER_MS` or `LINGER_BYTES`, then destroy. A socket closed by
+ * the server (a drain's `closeAllConnections`) goes at once.
  */
-export function closeAfterAnswer(res: Response): void {
+export function closeAfterAnswer(res: ServerResponse): void {
   if (!res.headersSent) res.setHeader('connection', 'close')
-  const socket = res.socket
+  // Detached from a finished response: the request still has it.
+  const socket = res.socket ?? res.req.socket
   if (socket === null || socket.destroyed || lingering.has(socket)) return
   lingering.add(socket)
   socket.destroySoon = () => linger(socket)
+  if (!res.headersSent) return
+  // Told keep-alive already: Node would keep the connection open after the
+  // answer (and read on whatever body is left), so the close is ours.
+  if (res.writableFinished) linger(socket)
+  else res.once('finish', () => linger(socket))
 }
 
 /** How often a lingering connection's bytes read are checked against `LINGER_BYTES`. */
@@ -39,9 +55,11 @@ const CHECK_MS = 50
  * parser mid-read, and the body no longer reaches the request.
  */
 function linger(socket: Socket): void {
+  if (ended.has(socket) || socket.destroyed) return
+  ended.add(socket)
   if (socket.writable) socket.end()
   const from = socket.bytesRead
-  const end = () => {
+  const done = () => {
     clearInterval(check)
     clearTimeout(timer)
   }
@@ -51,10 +69,12 @@ function linger(socket: Socket): void {
   }, CHECK_MS)
   timer.unref()
   check.unref()
-  socket.once('close', end)
+  socket.once('close', done)
   // The client is done sending: close once the answer is written (destroy() drops what is still queued).
-  socket.once('end', () => {
+  const clientDone = () => {
     if (socket.writableFinished) socket.destroy()
     else socket.once('finish', () => socket.destroy())
-  })
+  }
+  if (socket.readableEnded) clientDone()
+  else socket.once('end', clientDone)
 }

@@ -4,7 +4,7 @@ import type { Deadline } from '@hourglass/core'
 import type { Request, RequestHandler, Response } from 'express'
 import { INVALID_UTF8 } from './bodyError.js'
 import { closeAfterAnswer } from './closeAfterAnswer.js'
-import { type BodyError, bodyFailure, readBody } from './readBody.js'
+import { type BodyError, bodyFailure, hasBody, readBody } from './readBody.js'
 
 /**
  * The JSON body parser of `POST /v1/chat/completions`: bodies up to
@@ -13,8 +13,9 @@ import { type BodyError, bodyFailure, readBody } from './readBody.js'
  * U+FFFD and send the provider text the client never wrote (400 instead).
  * What express.json does, with its error types (`bodyError` maps them),
  * except that a body past the limit is refused as soon as it is (see
- * `readBody`), and a connection whose upload was not read to its end is
- * closed after the answer without losing it (`closeAfterAnswer`).
+ * `readBody`), and a connection whose upload was not read to its end (a
+ * refusal, a body that is not JSON) is closed after the answer without
+ * losing it (`closeAfterAnswer`).
  */
 export function jsonBody(
   limitBytes: number,
@@ -75,7 +76,14 @@ function parseJson(
     return undefined
   }
   // No body, or not JSON: `req.body` stays unset and the handler says what is missing.
-  if (!hasBody(req) || !isJson(req.headers['content-type'])) {
+  if (!hasBody(req)) {
+    next()
+    return undefined
+  }
+  if (!isJson(req.headers['content-type'])) {
+    // Its 400 comes before the body's end, which nobody will read: the
+    // connection closes after it rather than reading on whatever still comes.
+    if (!req.complete) closeAfterAnswer(res)
     next()
     return undefined
   }
@@ -140,15 +148,6 @@ function parseStrict(text: string): unknown {
   const first = /^[ \t\n\r]*(.)/.exec(text)?.[1]
   if (first !== '{' && first !== '[') throw new SyntaxError(`unexpected ${JSON.stringify(first)}`)
   return JSON.parse(text)
-}
-
-/** As type-is's `hasBody`: a Transfer-Encoding, or a Content-Length that is a number. */
-function hasBody(req: IncomingMessage): boolean {
-  return (
-    req.headers['transfer-encoding'] !== undefined ||
-    (req.headers['content-length'] !== undefined &&
-      !Number.isNaN(Number(req.headers['content-length'])))
-  )
 }
 
 function isJson(contentType: string | undefined): boolean {

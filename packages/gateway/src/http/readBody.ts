@@ -119,6 +119,20 @@ function decoderFor(coding: string): Transform | undefined {
   }
 }
 
+/**
+ * As type-is's `hasBody`: a Transfer-Encoding, or a Content-Length that is a
+ * number. (A request without one has no body: Node has it complete as soon as
+ * its headers are parsed, though `req.complete` says so only once its
+ * handlers have run.)
+ */
+export function hasBody(req: IncomingMessage): boolean {
+  return (
+    req.headers['transfer-encoding'] !== undefined ||
+    (req.headers['content-length'] !== undefined &&
+      !Number.isNaN(Number(req.headers['content-length'])))
+  )
+}
+
 export function bodyFailure(status: number, type: string, message: string): BodyError {
   return Object.assign(new Error(message), { status, type })
 }
