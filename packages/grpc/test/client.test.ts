@@ -29,6 +29,8 @@ import {
   withCallDeadline,
 } from '../src/index.js'
 import {
+  type Arrival,
+  arrival,
   connect,
   deferred,
   type RunningServer,
@@ -37,13 +39,6 @@ import {
   unary,
   type WorkClientApi,
 } from './support/grpc.js'
-
-/** What a plain grpc-js server (no Hourglass) sees of a call. */
-interface Arrival {
-  /** ms left on the call's gRPC deadline when it arrived (Infinity: none). */
-  grpcMs: number
-  header: string | undefined
-}
 
 let server: RunningServer | undefined
 const clients: WorkClientApi[] = []
@@ -60,16 +55,6 @@ function watch<T>(channel: { name: string }) {
   const r = record<T>(channel)
   recordings.push(r)
   return r
-}
-
-function arrival(call: ServerUnaryCall<unknown, unknown>): Arrival {
-  const at = call.getDeadline()
-  const ms = at instanceof Date ? at.getTime() : at
-  const header = call.metadata.get('x-deadline-remaining-ms')[0]
-  return {
-    grpcMs: Number.isFinite(ms) ? ms - Date.now() : ms,
-    header: header === undefined ? undefined : String(header),
-  }
 }
 
 /** A plain server that answers every unary call with what it saw. */

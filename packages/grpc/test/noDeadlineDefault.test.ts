@@ -27,6 +27,8 @@ import {
   withCallDeadline,
 } from '../src/index.js'
 import {
+  type Arrival,
+  arrival,
   connect,
   deferred,
   type RunningServer,
@@ -40,13 +42,6 @@ import {
 // used to be sent with no gRPC deadline: against a server that never
 // answers, a unary call stayed pending forever. Now unary and
 // client-streaming calls get `defaultMs` as their gRPC deadline.
-
-/** What a plain grpc-js server (no Hourglass) sees of a call. */
-interface Arrival {
-  /** ms left on the call's gRPC deadline (its grpc-timeout) when it arrived; Infinity: none. */
-  grpcMs: number
-  header: string | undefined
-}
 
 let server: RunningServer | undefined
 const clients: WorkClientApi[] = []
@@ -63,16 +58,6 @@ function watch<T>(channel: { name: string }) {
   const r = record<T>(channel)
   recordings.push(r)
   return r
-}
-
-function arrival(call: { getDeadline(): GrpcDeadline; metadata: Metadata }): Arrival {
-  const at = call.getDeadline()
-  const ms = at instanceof Date ? at.getTime() : at
-  const header = call.metadata.get('x-deadline-remaining-ms')[0]
-  return {
-    grpcMs: Number.isFinite(ms) ? ms - Date.now() : ms,
-    header: header === undefined ? undefined : String(header),
-  }
 }
 
 /**

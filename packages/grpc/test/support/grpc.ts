@@ -201,3 +201,24 @@ export async function rawUnary(
     session.close()
   }
 }
+
+/** What a plain grpc-js server (no Hourglass) sees of a call. */
+export interface Arrival {
+  /** ms left on the call's gRPC deadline (its grpc-timeout) when it arrived; Infinity: none. */
+  grpcMs: number
+  header: string | undefined
+}
+
+/** The deadline and `x-deadline-remaining-ms` a server call arrived with. */
+export function arrival(call: {
+  getDeadline(): import('@grpc/grpc-js').Deadline
+  metadata: import('@grpc/grpc-js').Metadata
+}): Arrival {
+  const at = call.getDeadline()
+  const ms = at instanceof Date ? at.getTime() : at
+  const header = call.metadata.get('x-deadline-remaining-ms')[0]
+  return {
+    grpcMs: Number.isFinite(ms) ? ms - Date.now() : ms,
+    header: header === undefined ? undefined : String(header),
+  }
+}
