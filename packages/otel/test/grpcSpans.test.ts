@@ -257,7 +257,9 @@ describe('instrumentDeadlines: gRPC', () => {
       'hourglass.deadline.invalid_header.name': 'x-deadline-remaining-ms',
       'hourglass.deadline.invalid_header.reason': expect.any(String),
     })
-    expect(inbound.attributes['hourglass.deadline.source']).toBe('default')
+    // The budget comes from the other source the call carried: the client's
+    // default gRPC deadline for a call with none (its `defaultMs`).
+    expect(inbound.attributes['hourglass.deadline.source']).toBe('grpc-timeout')
   })
 
   it('a call `strict` refuses still has its server span: the malformed header as an event, outcome refused, INVALID_ARGUMENT', async () => {
@@ -278,8 +280,8 @@ describe('instrumentDeadlines: gRPC', () => {
     expect(inbound.events.map((e) => e.name)).toContain('hourglass.deadline.invalid_header')
     expect(inbound.attributes['hourglass.deadline.outcome']).toBe('refused')
     expect(inbound.attributes['rpc.grpc.status_code']).toBe(status.INVALID_ARGUMENT)
-    // The fallback budget is named as such (source default); none of it was left to spend.
-    expect(inbound.attributes['hourglass.deadline.source']).toBe('default')
+    // The budget's source is named (the client's default gRPC deadline); none of it was left to spend.
+    expect(inbound.attributes['hourglass.deadline.source']).toBe('grpc-timeout')
     expect(inbound.attributes).not.toHaveProperty('hourglass.deadline.remaining_ms')
   })
 
