@@ -18,6 +18,8 @@ export interface DeadlineOptions {
    * Observe only (dark mode): expiry is reported (`onExpire`, the
    * `hourglass:deadline:expire` event) but the signal is not aborted and
    * `throwIfExpired()` does not throw for it. Inherited from the parent.
+   * Under an enforcing parent it is still ended when that parent expires
+   * (cancelled with the parent's reason): the parent's caller was answered.
    */
   observe?: boolean | undefined
   /** Called once when the deadline expires (not when it is cancelled). */
@@ -324,13 +326,26 @@ export class Deadline {
         observe: this.observe,
       }))
     }
-    if (!this.observe) this.#forEachChild((child) => child.#expire())
+    if (!this.observe) this.#forEachChild((child) => child.#expireUnder(this))
     else if (this.#children) for (const child of this.#children) child.#expire()
+  }
+
+  /**
+   * Expired with its enforcing parent. Its own time is up too (a child never
+   * outlives its parent), so it expires as usual; an observe-only child's
+   * expiry aborts nothing, but the parent's caller has been answered (a 504):
+   * nobody waits for its work any more, so it is cancelled with the parent's
+   * reason, as a cancel of the parent would. Its own earlier expiry, if any,
+   * was only observed and left it here, live for a cancel.
+   */
+  #expireUnder(parent: Deadline): void {
+    this.#expire()
+    if (this.observe) this.cancel(parent.#reason)
   }
 
   /** Created under a parent that has already ended. */
   #adopt(parent: Deadline): void {
-    if (parent.#state === 'expired') this.#expire()
+    if (parent.#state === 'expired') this.#expireUnder(parent)
     else this.cancel(parent.#reason)
   }
 

@@ -85,9 +85,16 @@ export class SlicePlan {
     }
   }
 
-  /** What `slice(name)` would allot if it started now, in ms. */
+  /**
+   * What `slice(name)` would allot if it started now, in ms; for a slice that
+   * has started, what it was allotted then (as `report()` says).
+   */
   allotment(name: string): number {
     const state = this.#get(name)
+    // A started slice is no longer among the shares left to split: its own
+    // share over the others' gave a figure nobody was given (Infinity once
+    // it was the last).
+    if (state.started) return state.allottedMs
     const available = Math.max(0, this.deadline.remaining() - this.reserveMs)
     if (typeof state.entry !== 'number') return Math.min(state.entry.ms, available)
     let fixedAhead = 0
@@ -106,7 +113,8 @@ export class SlicePlan {
    * Start slice `name`: a child deadline allotted its part of what is left.
    * Dispose it (or call `end(name)`, or use `run`) when the step ends:
    * disposing it ends the slice — `ok`, or `exceeded` / `cancelled` when its
-   * deadline had already ended so. A slice starts once.
+   * deadline had already ended so, or `observed` when it was observe-only
+   * and its time had run out. A slice starts once.
    */
   slice(name: string): Deadline {
     const state = this.#get(name)
@@ -116,7 +124,7 @@ export class SlicePlan {
     // one deadline, not a hook on every Deadline: `run` ends its slices itself.
     const dispose = deadline.dispose
     deadline.dispose = () => {
-      this.#end(state, deadline, deadline.reason === undefined ? 'ok' : outcomeOf(deadline.reason))
+      this.#end(state, deadline, endedAs(deadline))
       dispose.call(deadline)
     }
     return deadline
@@ -169,7 +177,7 @@ export class SlicePlan {
       work.catch(() => {})
       stopped.catch(() => {})
       const value = await Promise.race([work, stopped])
-      this.#end(state, slice, 'ok')
+      this.#end(state, slice, finishedAs(slice))
       return value
     } catch (error) {
       const named = this.#name(error, slice)
@@ -191,11 +199,15 @@ export class SlicePlan {
     }))
   }
 
-  /** Mark a slice started with `slice()` as finished (what `run` does for you). */
-  end(name: string, outcome: Exclude<SliceOutcome, 'not-started' | 'running'> = 'ok'): void {
+  /**
+   * Mark a slice started with `slice()` as finished (what `run` does for
+   * you). Without `outcome`, judged as disposing it is: `ok`, `exceeded`,
+   * `cancelled` or `observed`.
+   */
+  end(name: string, outcome?: Exclude<SliceOutcome, 'not-started' | 'running'>): void {
     const state = this.#get(name)
     if (!state.deadline) throw new Error(`slice "${name}" has not started`)
-    this.#end(state, state.deadline, outcome)
+    this.#end(state, state.deadline, outcome ?? endedAs(state.deadline))
     state.deadline.dispose()
   }
 
@@ -237,6 +249,20 @@ export class SlicePlan {
     }
     return state
   }
+}
+
+/** How a slice whose step finished stands: by how its deadline ended, if it did. */
+function endedAs(slice: Deadline): SliceOutcome {
+  return slice.reason === undefined ? finishedAs(slice) : outcomeOf(slice.reason)
+}
+
+/**
+ * A step that finished is `ok`, unless its slice only observed (dark mode)
+ * and its time ran out first: enforcement would have cut it, and an `ok`
+ * hid the overrun from the very report dark mode is rolled out to read.
+ */
+function finishedAs(slice: Deadline): SliceOutcome {
+  return slice.observe && slice.expired ? 'observed' : 'ok'
 }
 
 function outcomeOf(error: unknown): SliceOutcome {

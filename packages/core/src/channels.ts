@@ -37,10 +37,19 @@ export interface SliceEndMessage {
 
 /**
  * Where a slice stands: `ok` (finished in time), `exceeded` (its time or the
- * whole deadline ran out), `failed` (threw something else), `cancelled`
- * (aborted, e.g. the client left), `running`, `not-started`.
+ * whole deadline ran out), `observed` (dark mode: it finished, but after its
+ * time had run out, which was only observed; enforced it would have been
+ * `exceeded`), `failed` (threw something else), `cancelled` (aborted, e.g.
+ * the client left), `running`, `not-started`.
  */
-export type SliceOutcome = 'ok' | 'exceeded' | 'failed' | 'cancelled' | 'running' | 'not-started'
+export type SliceOutcome =
+  | 'ok'
+  | 'exceeded'
+  | 'observed'
+  | 'failed'
+  | 'cancelled'
+  | 'running'
+  | 'not-started'
 
 /**
  * The diagnostics channels core publishes on: a deadline's life and its
@@ -52,7 +61,10 @@ export const coreChannels = defineChannels('core', {
   deadlineCreate: defineChannel<DeadlineCreateMessage>('hourglass:deadline:create'),
   /** A deadline's time ran out (also in dark mode, with `observe: true`). */
   deadlineExpire: defineChannel<DeadlineExpireMessage>('hourglass:deadline:expire'),
-  /** `cancel()` ended a deadline before its time (the caller left; a parent was cancelled). */
+  /**
+   * `cancel()` ended a deadline (the caller left; a parent was cancelled; an
+   * observe-only child's enforcing parent expired, with the parent's reason).
+   */
   deadlineCancel: defineChannel<DeadlineCancelMessage>('hourglass:deadline:cancel'),
   /** A slice of a plan started. */
   sliceStart: defineChannel<SliceStartMessage>('hourglass:slice:start'),
