@@ -63,7 +63,7 @@ export const ATTR_DEADLINE_SLICE = 'hourglass.deadline.slice'
 export const ATTR_DEADLINE_SLICE_ALLOTTED_MS = 'hourglass.deadline.slice.allotted_ms'
 /** How long the slice ran, in ms. */
 export const ATTR_DEADLINE_SLICE_USED_MS = 'hourglass.deadline.slice.used_ms'
-/** `ok`, `exceeded`, `failed` or `cancelled`. */
+/** `ok`, `exceeded`, `observed` (dark mode: it ran over, nothing was done), `failed` or `cancelled`. */
 export const ATTR_DEADLINE_SLICE_OUTCOME = 'hourglass.deadline.slice.outcome'
 
 /** Outbound attempt number (or a job's attempt), 1 for the first (events and the succeeded-calls counter). */

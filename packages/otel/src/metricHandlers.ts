@@ -102,7 +102,8 @@ export function metricHandlers(meter: Meter): Handlers {
     },
     core: {
       sliceEnd(m) {
-        if (m.outcome === 'exceeded') countExceeded('slice', m.slice)
+        // Dark mode's overruns too, as a request's observed expiry is counted.
+        if (m.outcome === 'exceeded' || m.outcome === 'observed') countExceeded('slice', m.slice)
       },
     },
     fetch: {

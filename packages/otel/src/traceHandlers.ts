@@ -218,6 +218,19 @@ export function traceHandlers(sdkTracer: Tracer): Handlers {
           )
           span.setAttribute(ATTR_ERROR_TYPE, 'DEADLINE_EXCEEDED')
           span.setStatus({ code: SpanStatusCode.ERROR, message: `slice "${m.slice}" ran out` })
+        } else if (m.outcome === 'observed') {
+          // Dark mode: the slice ran over and nothing was done. The event says
+          // so, as a request's observed expiry does; the status stays unset.
+          span.addEvent(
+            EVENT_DEADLINE_EXCEEDED,
+            defined({
+              [ATTR_DEADLINE_STAGE]: 'slice',
+              [ATTR_DEADLINE_SLICE]: m.slice,
+              [ATTR_DEADLINE_SLICE_ALLOTTED_MS]: ms(m.allottedMs),
+              [ATTR_DEADLINE_SLICE_USED_MS]: ms(m.usedMs),
+              [ATTR_DEADLINE_ACTION]: 'observed',
+            }),
+          )
         } else if (m.outcome === 'failed') {
           span.setAttribute(ATTR_ERROR_TYPE, errorType(m.error))
           span.setStatus({ code: SpanStatusCode.ERROR, message: `slice "${m.slice}" failed` })

@@ -364,6 +364,34 @@ describe('instrumentDeadlines: slices', () => {
     ).toBe(1)
   })
 
+  it('gives a dark-mode slice that ran over an observed deadline.exceeded event, no error status, and counts it', async () => {
+    const plan = Deadline.after(110, { clock, observe: true }).plan({ model: 1 }, { reserveMs: 10 })
+    const step = plan.run('model', () => new Promise((r) => setImmediate(r)))
+    clock.advance(150)
+    await step
+    const slice = spanNamed(otel.exporter.getFinishedSpans(), 'deadline.slice model')
+    expect(slice.status.code).toBe(SpanStatusCode.UNSET)
+    expect(slice.attributes['hourglass.deadline.slice.outcome']).toBe('observed')
+    expect(slice.events.map((e) => [e.name, e.attributes])).toEqual([
+      [
+        'hourglass.deadline.exceeded',
+        {
+          'hourglass.deadline.stage': 'slice',
+          'hourglass.deadline.slice': 'model',
+          'hourglass.deadline.slice.allotted_ms': 100,
+          'hourglass.deadline.slice.used_ms': 150,
+          'hourglass.deadline.action': 'observed',
+        },
+      ],
+    ])
+    expect(
+      await otel.counter('hourglass.deadline.exceeded', {
+        'hourglass.deadline.stage': 'slice',
+        'hourglass.deadline.slice': 'model',
+      }),
+    ).toBe(1)
+  })
+
   it('gives a slice that failed for another reason its error code as error.type', async () => {
     const plan = Deadline.after(100, { clock }).plan({ parse: 1 })
     const failure = Object.assign(new Error('bad json'), { code: 'BAD_JSON' })
