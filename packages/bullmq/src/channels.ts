@@ -99,6 +99,19 @@ export type BullmqAttemptOutcome =
   | 'deadline_exceeded'
   | 'deferred'
 
+/**
+ * What enforcement would have made of an attempt that ran under an
+ * observe-only deadline (dark mode), where that differs from what it did:
+ * - `expired`: it reached the worker too late (past its deadline, or with less
+ *   than `minBudgetMs` left): enforcement would not have run it at all, as the
+ *   `expire` message says, whatever the run then did;
+ * - `deadline_exceeded`: it started in time and failed after its deadline:
+ *   enforcement would have stopped it there;
+ * - `no_time_to_retry`: it failed before its deadline and BullMQ retries it,
+ *   but the next attempt would start too late: enforcement would have failed it.
+ */
+export type BullmqEnforcedOutcome = 'expired' | 'deadline_exceeded' | 'no_time_to_retry'
+
 /** `hourglass:bullmq:end` — an attempt that had a `start` ended; its resources are released. */
 export interface BullmqEndMessage extends BullmqJobMessage {
   deadline: Deadline
@@ -107,10 +120,12 @@ export interface BullmqEndMessage extends BullmqJobMessage {
   elapsedMs: number
   outcome: BullmqAttemptOutcome
   /**
-   * Observe mode only: the outcome enforcement would have given this attempt
-   * (`deadline_exceeded`, `no_time_to_retry`), when it differs from `outcome`.
+   * Observe mode only: what enforcement would have made of this attempt
+   * (`expired`, `deadline_exceeded`, `no_time_to_retry`), when it differs
+   * from `outcome`. `expired` when the attempt started too late (after an
+   * `expire` message with `observe: true`): enforcement would not have run it.
    */
-  enforcedOutcome?: BullmqAttemptOutcome
+  enforcedOutcome?: BullmqEnforcedOutcome
   /** What the processor threw, for every outcome but the `completed` ones. */
   error?: unknown
 }

@@ -3,6 +3,7 @@ export {
   type BullmqAddMessage,
   type BullmqAttemptOutcome,
   type BullmqEndMessage,
+  type BullmqEnforcedOutcome,
   type BullmqEnqueueMessage,
   type BullmqExpireMessage,
   type BullmqInvalidMessage,

@@ -9,7 +9,12 @@ import {
   systemClock,
 } from '@hourglass/core'
 import type { Job, Processor } from 'bullmq'
-import { type BullmqAttemptOutcome, type BullmqJobMessage, bullmqChannels } from './channels.js'
+import {
+  type BullmqAttemptOutcome,
+  type BullmqEnforcedOutcome,
+  type BullmqJobMessage,
+  bullmqChannels,
+} from './channels.js'
 import { JobDeadlineExceededError } from './JobDeadlineExceededError.js'
 import { isDeferral, nextAttempt } from './nextAttempt.js'
 import { readRedisTime, scriptClientOf, toLocalMs } from './redisTime.js'
@@ -174,7 +179,8 @@ export function withDeadline<
     })
     const attempt = job.attemptsMade + 1
 
-    if (remaining <= 0 || remaining < minBudgetMs) {
+    const tooLate = remaining <= 0 || remaining < minBudgetMs
+    if (tooLate) {
       const stalled = job.stalledCounter > 0
       bullmqChannels.expire.publish(() => ({
         ...about(remaining),
@@ -202,7 +208,11 @@ export function withDeadline<
     const startedAt = clock.now()
     bullmqChannels.start.publish(() => ({ ...about(deadline.remaining()), deadline, attempt }))
     let outcome: BullmqAttemptOutcome = 'failed'
-    let enforced: BullmqAttemptOutcome | undefined
+    // Only an observe-only deadline gets here too late. Enforcement would not
+    // have run this attempt at all, so that is what it would have made of it,
+    // however the run ends: not `deadline_exceeded` (stopped while running)
+    // or `no_time_to_retry`, nor nothing because the run happened to succeed.
+    let enforced: BullmqEnforcedOutcome | undefined = tooLate ? 'expired' : undefined
     let thrown: unknown
     try {
       const result = await runWithDeadline(deadline, () =>
@@ -221,7 +231,7 @@ export function withDeadline<
         counts,
       )
       outcome = decided.outcome
-      enforced = decided.enforced
+      enforced ??= decided.enforced
       throw decided.error
     } finally {
       const ended = deadline.done || deadline.expired
@@ -255,7 +265,7 @@ async function decide(
   { budgetMs, budgetRecorded }: { budgetMs: number; budgetRecorded: boolean },
   minBudgetMs: number,
   counts: DeadlineCounts,
-): Promise<{ outcome: BullmqAttemptOutcome; error: unknown; enforced?: BullmqAttemptOutcome }> {
+): Promise<{ outcome: BullmqAttemptOutcome; error: unknown; enforced?: BullmqEnforcedOutcome }> {
   const fail = (stage: 'running' | 'retry', retryDelayMs?: number) =>
     new JobDeadlineExceededError({
       stage,

@@ -157,7 +157,9 @@ export function bullmqTraceHandlers(tracer: Tracer): BullmqHandlers {
         case 'deferred':
           break
         case 'completed_late':
-          ranOut(m.deadline.observe ? 'observed' : 'completed')
+          // In dark mode, reached too late (`enforcedOutcome: expired`): the
+          // queued event already says what enforcement would have done.
+          if (m.enforcedOutcome !== 'expired') ranOut(m.deadline.observe ? 'observed' : 'completed')
           break
         case 'deadline_exceeded':
           ranOut('failed')

@@ -162,6 +162,45 @@ describe.skipIf(!available)('instrumentDeadlines: BullMQ', () => {
     expect(event?.attributes?.['hourglass.deadline.late_ms']).toBeGreaterThan(0)
   })
 
+  it('dark mode: a job that reached its worker too late and then completed has one observed deadline.exceeded event, at stage queued', async () => {
+    const { queue: q, events, name } = await queue()
+    let runs = 0
+    const w = worker(
+      name,
+      withDeadline(async () => {
+        runs++
+      }),
+      false,
+    )
+    const { job } = await addAsProducer(
+      q,
+      Deadline.after(100, { observe: true, clock: new ManualClock() }),
+    )
+    const { expiresAtMs } = (job.opts as unknown as { hourglass: { expiresAtMs: number } })
+      .hourglass
+    const client = new Redis(bull.port(), '127.0.0.1')
+    bull.onClose(() => client.quit())
+    await expect
+      .poll(async () => timeMs(await client.time()), { interval: 20, timeout: 10_000 })
+      .toBeGreaterThan(expiresAtMs)
+    w.run()
+    await job.waitUntilFinished(events)
+    const spans = await otel.spansWhere((all) => all.some((s) => s.name === `process ${name}`))
+    const span = jobSpan(spans, name)
+    expect(runs).toBe(1)
+    expect(span.attributes).toMatchObject({ 'hourglass.deadline.mode': 'observe' })
+    // What enforcement would have done (not run it) is the queued event; the
+    // run that followed is not a second overrun "while handling".
+    expect(
+      span.events
+        .filter((e) => e.name === 'hourglass.deadline.exceeded')
+        .map((e) => [
+          e.attributes?.['hourglass.deadline.stage'],
+          e.attributes?.['hourglass.deadline.action'],
+        ]),
+    ).toEqual([['queued', 'observed']])
+  })
+
   it('a job stopped by its deadline while running fails its span with a deadline.exceeded event at stage handler', async () => {
     const { queue: q, events, name } = await queue()
     // The worker's deadline moved by hand once the job runs: no real 300 ms
