@@ -12,6 +12,7 @@ import {
   runWithDeadline,
   type SlicePlan,
 } from '@hourglass/core'
+import type { Request, Response } from 'express'
 import { callHook } from './callHook.js'
 import {
   expressChannels,
@@ -19,6 +20,7 @@ import {
   type IngressExpireMessage,
   type IngressLateWriteMessage,
 } from './channels.js'
+import { clientLeft, serverCut } from './clientLeft.js'
 import type { ResolvedOptions } from './options.js'
 import { shieldSocket } from './shieldSocket.js'
 import { stopPipedSources, swallowLateWrites } from './swallowLateWrites.js'
@@ -81,6 +83,10 @@ export class IngressRequest {
   #expiredOnArrival = false
   #answered = false
   #outcome: IngressEndMessage['outcome'] = 'ok'
+  /** For outcome `error`: what the response was destroyed with, or the server's cut (see `serverCut`). */
+  #error: unknown
+  /** The server cut the response without an error (see `cut`). */
+  #cut = false
   #finished = false
   /** Set when our own timer's 504 is written: when it was due (system clock), to time its flush. */
   #timedOutAt: number | undefined
@@ -115,6 +121,15 @@ export class IngressRequest {
   /** True once the deadline answered (504 written, or a started response ended). */
   get answered(): boolean {
     return this.#answered
+  }
+
+  /**
+   * True once the server cut the response without an error before it ended
+   * (`res.destroy()`, `closeAllConnections()`, a server timeout: outcome
+   * `error`, the deadline cancelled with that cut).
+   */
+  get cut(): boolean {
+    return this.#cut
   }
 
   /** True once the client left before the response ended (outcome `client-closed`). */
@@ -248,11 +263,7 @@ export class IngressRequest {
       const reason = this.deadline.done
         ? this.deadline.reason
         : new DeadlineExceededError({ budgetMs: this.budgetMs, elapsedMs, slice })
-      action = writeExpired(this.res, this.req.method, {
-        budgetMs: this.budgetMs,
-        elapsedMs,
-        slice,
-      })
+      action = this.#answer(reason, elapsedMs, slice)
       // Our timer's 504: how late it leaves feeds the adaptive reserve.
       if (action === '504' && stage === 'handler' && this.deadline.clock.realTime === true) {
         this.#timedOutAt = this.deadline.expiresAt
@@ -263,6 +274,30 @@ export class IngressRequest {
       this.deadline.cancel(reason)
     }
     this.#publishExpire(stage, action, slice, elapsedMs)
+  }
+
+  /**
+   * The 504 — the app's (`respond`) when it gave one and the response has
+   * not started — or the end of a started response. A `respond` that throws
+   * has its error rethrown on the next tick, as a hook's; whatever it left
+   * unended gets the plain answer, so the request is answered all the same.
+   */
+  #answer(reason: unknown, elapsedMs: number, slice: string | undefined): '504' | 'ended' {
+    const respond = this.#options.respond
+    if (respond !== undefined && !this.res.headersSent) {
+      const error = isDeadlineExceeded(reason)
+        ? reason
+        : new DeadlineExceededError({ budgetMs: this.budgetMs, elapsedMs, slice })
+      try {
+        respond(this.req as Request, this.res as Response, error)
+      } catch (thrown) {
+        process.nextTick(() => {
+          throw thrown
+        })
+      }
+      if (this.res.writableEnded) return '504'
+    }
+    return writeExpired(this.res, this.req.method, { budgetMs: this.budgetMs, elapsedMs, slice })
   }
 
   #publishExpire(
@@ -308,12 +343,16 @@ export class IngressRequest {
       // Over before it was complete: nobody will read the rest, so stop
       // everything done for it; no 504. Either the server's own code
       // destroyed it with an error (a `pipeline` whose source failed
-      // destroys the response with that error), or the caller left: a
-      // client's FIN or reset closes the response without setting
-      // `errored`.
-      const error = this.res.errored
+      // destroys the response with that error), or the caller left (its FIN
+      // or reset, seen on the socket), or the server cut it without an error
+      // (`res.destroy()`, `closeAllConnections()`, a server timeout): that is
+      // the server's doing too, with the client still there, so `error`.
+      const errored = this.res.errored
+      const error = errored ?? (clientLeft(this.req) ? undefined : serverCut(this.req))
       if (error) {
+        this.#cut = !errored
         this.#outcome = 'error'
+        this.#error = error
         this.deadline.cancel(error)
       } else {
         this.#outcome = 'client-closed'
@@ -346,7 +385,7 @@ export class IngressRequest {
           elapsedMs: this.deadline.elapsed(),
           outcome: this.#outcome,
         }
-        if (this.#outcome === 'error') message.error = this.res.errored
+        if (this.#outcome === 'error') message.error = this.#error
         return message
       })
     }

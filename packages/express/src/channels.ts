@@ -76,15 +76,21 @@ export interface IngressEndMessage {
   elapsedMs: number
   /**
    * `ok` finished in time; `expired` answered/ended by the deadline;
-   * `client-closed` the caller left before the response ended (before a
-   * 400 under `strict` could reach it included); `error` the server's own
-   * code destroyed the response with an error before it ended (a
-   * `pipeline(source, res)` whose source failed mid-body); `refused`
+   * `client-closed` the caller left before the response ended (its FIN or
+   * reset on the connection; before a 400 under `strict` could reach it
+   * included); `error` the server destroyed the response before it ended:
+   * with an error (a `pipeline(source, res)` whose source failed mid-body)
+   * or without one (`res.destroy()`, `server.closeAllConnections()`, a
+   * server timeout), the client still there; `refused`
    * answered 400 under `strict` (a malformed deadline header), the chain
    * never ran.
    */
   outcome: 'ok' | 'expired' | 'client-closed' | 'error' | 'refused'
-  /** For outcome `error`: the error the response was destroyed with (`res.errored`). */
+  /**
+   * For outcome `error`: the error the response was destroyed with
+   * (`res.errored`); for a cut without one, the socket's error
+   * (`ERR_HTTP_REQUEST_TIMEOUT`) or else Node's `ERR_STREAM_PREMATURE_CLOSE`.
+   */
   error?: unknown
 }
 

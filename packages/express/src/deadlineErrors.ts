@@ -21,7 +21,10 @@ import { writeExpired } from './writeExpired.js'
  *   `ClientClosedError`.
  * - Node's `ERR_STREAM_PREMATURE_CLOSE` for a request whose client left or
  *   whose deadline answered: what `pipeline(source, res)` rejects with when
- *   the response closes under it. Swallowed.
+ *   the response closes under it. Swallowed. So is the work stopped when the
+ *   server cut the response itself without an error (`res.destroy()`,
+ *   `closeAllConnections()`): its deadline was cancelled with that premature
+ *   close.
  *
  * Bodies never carry an error's message or stack.
  */
@@ -35,6 +38,12 @@ export function deadlineErrors(): ErrorRequestHandler {
     // deadline ended it) fails with Node's premature close: `pipeline`
     // rejects with it when the response closes under it. Nobody to tell.
     if (ingress && (ingress.clientClosed || ingress.answered) && isPrematureClose(error)) return
+    // The server cut the response itself (`res.destroy()`, a shutdown's
+    // `closeAllConnections()`, a server timeout): the work that cut stopped
+    // (its deadline was cancelled with it) has nobody to answer, and is no
+    // error of the app's — passed on, the final handler logged a stack per
+    // request in flight at every shutdown.
+    if (ingress?.cut && (reason === ingress.deadline.reason || isPrematureClose(error))) return
     if (ingress?.answered) {
       if (deadlineError || isAbortError(error)) return
       next(error)

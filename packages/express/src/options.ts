@@ -1,12 +1,14 @@
 import {
   type Clock,
   Deadline,
+  type DeadlineExceededError,
   type DeadlineSource,
   type PlanEntry,
   type ResolvedIngressOptions,
   refuseUnknownOptions,
   resolveIngressOptions,
 } from '@hourglass/core'
+import type { Request, Response } from 'express'
 import type {
   IngressExpireMessage,
   IngressInvalidHeaderMessage,
@@ -59,6 +61,15 @@ export interface DeadlineMiddlewareOptions {
   onInvalidHeader?: ((event: IngressInvalidHeaderMessage) => void) | undefined
   /** The handler touched the response after the deadline answered for it; the call was swallowed. */
   onLateWrite?: ((event: IngressLateWriteMessage) => void) | undefined
+  /**
+   * Writes the answer to a request whose time ran out before its response
+   * started (on arrival, or when the handler's deadline ends), in place of
+   * the plain 504: an API's own error shape. It must end the response; what
+   * it leaves unended gets the plain answer. A response already started is
+   * ended (or cut) as without it. Called once per expired request, never on
+   * the success path.
+   */
+  respond?: ((req: Request, res: Response, error: DeadlineExceededError) => void) | undefined
 }
 
 export interface ResolvedOptions extends ResolvedIngressOptions {
@@ -66,9 +77,10 @@ export interface ResolvedOptions extends ResolvedIngressOptions {
   onExpire: DeadlineMiddlewareOptions['onExpire']
   onInvalidHeader: DeadlineMiddlewareOptions['onInvalidHeader']
   onLateWrite: DeadlineMiddlewareOptions['onLateWrite']
+  respond: DeadlineMiddlewareOptions['respond']
 }
 
-const HOOKS = ['onExpire', 'onInvalidHeader', 'onLateWrite'] as const
+const HOOKS = ['onExpire', 'onInvalidHeader', 'onLateWrite', 'respond'] as const
 
 /** Every option `deadline()` reads; a `Record` so the compiler fails when the interface gains one this lacks. */
 const OPTION_NAMES = Object.keys({
@@ -83,6 +95,7 @@ const OPTION_NAMES = Object.keys({
   onExpire: true,
   onInvalidHeader: true,
   onLateWrite: true,
+  respond: true,
 } satisfies Record<keyof DeadlineMiddlewareOptions, true>)
 
 /**
@@ -132,5 +145,6 @@ export function resolveOptions(options: DeadlineMiddlewareOptions): ResolvedOpti
     onExpire: options.onExpire,
     onInvalidHeader: options.onInvalidHeader,
     onLateWrite: options.onLateWrite,
+    respond: options.respond,
   }
 }

@@ -67,7 +67,7 @@ describe('deadline() options', () => {
     [
       'retries',
       { retries: 3 },
-      /^unknown option "retries"; deadline\(\) takes defaultMs, maxMs, reserveMs, trust, strict, mode, plan, clock, onExpire, onInvalidHeader, onLateWrite$/,
+      /^unknown option "retries"; deadline\(\) takes defaultMs, maxMs, reserveMs, trust, strict, mode, plan, clock, onExpire, onInvalidHeader, onLateWrite, respond$/,
     ],
     // A name every object inherits is still no option.
     ['constructor', { constructor: 1 }, /^unknown option "constructor"; deadline\(\) takes /],
@@ -111,6 +111,7 @@ describe('deadline() options', () => {
       onExpire: () => {},
       onInvalidHeader: () => {},
       onLateWrite: () => {},
+      respond: () => {},
     }
     expect(typeof deadline(every)).toBe('function')
   })

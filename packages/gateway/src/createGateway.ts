@@ -13,7 +13,6 @@ import { healthz, type RedisState, readyz } from './http/health.js'
 import { jsonBody } from './http/jsonBody.js'
 import { pathOf } from './http/pathOf.js'
 import { RequestTracker } from './http/RequestTracker.js'
-import { refuseSpentBudget } from './http/refuseSpentBudget.js'
 import { currentRequest, scopeOf } from './http/requestScope.js'
 import { sendError } from './http/sendError.js'
 import { sendJson } from './http/sendJson.js'
@@ -260,16 +259,42 @@ export function createGateway(config: unknown, options: GatewayOptions = {}): Ga
     trustStainlessTimeout: options.trustStainlessTimeout !== false,
   })
 
+  /** The `request` log line of a request no handler of ours ran for (refused ahead of it, or by the router's error handler). */
+  const logAnswered = (req: Request, status: number, error: string | undefined) => {
+    const scope = scopeOf(req)
+    log(status >= 500 ? 'warn' : 'info', 'request', {
+      ...(scope === undefined ? {} : { requestId: scope.id }),
+      path: pathOf(req),
+      status,
+      error,
+      ...(scope === undefined ? {} : { latencyMs: Math.round(clock.now() - scope.startedAt) }),
+    })
+  }
+
   const router = express.Router()
   router.use(tracker.arrive())
   if (options.mountDeadline !== false) {
-    router.use(refuseSpentBudget(valid.deadline))
     router.use(
       deadline({
         defaultMs: valid.deadline.defaultMs,
         maxMs: valid.deadline.maxMs,
         reserveMs: valid.deadline.reserveMs,
         clock,
+        // Its 504s in OpenAI's error shape (`x-should-retry: false`, so the
+        // official SDKs do not retry them): a budget spent on arrival, and
+        // the backstop when the handler's own answer is late. Both stay
+        // deadline()'s expiries, published as any app's are (stage
+        // `arrival` or `handler`). Called on expiry only.
+        respond: (_req, res, error) => {
+          sendError(ctx, res, error)
+        },
+        // Refused on arrival, the chain never runs: no handler writes the
+        // request's log line. (A handler-stage expiry's handler still does.)
+        onExpire: (event) => {
+          if (event.stage !== 'arrival') return
+          const req = event.req as Request
+          logAnswered(req, req.res?.statusCode ?? 504, scopeOf(req)?.errorCode)
+        },
       }),
     )
   }
@@ -299,14 +324,7 @@ export function createGateway(config: unknown, options: GatewayOptions = {}): Ga
     disposeHandlerDeadline(req)
     if (res.headersSent) return next(error)
     const shaped = sendError(ctx, res, bodyError(error) ?? error)
-    const scope = scopeOf(req)
-    log(shaped.status >= 500 ? 'warn' : 'info', 'request', {
-      ...(scope === undefined ? {} : { requestId: scope.id }),
-      path: pathOf(req),
-      status: shaped.status,
-      error: shaped.body.error.code,
-      ...(scope === undefined ? {} : { latencyMs: Math.round(clock.now() - scope.startedAt) }),
-    })
+    logAnswered(req, shaped.status, shaped.body.error.code)
   })
 
   let closing: Promise<void> | undefined

@@ -1,8 +1,8 @@
 import { currentDeadline, Deadline } from '@hourglass/core'
 import type { Request, Response } from 'express'
 import { targetKey } from '../call/createAdapters.js'
-import type { ModelTarget } from '../config/gatewayConfigSchema.js'
 import { gateClientRetry, refundClientRetry } from '../call/gateClientRetry.js'
+import type { ModelTarget } from '../config/gatewayConfigSchema.js'
 import type { GatewayContext } from '../GatewayContext.js'
 import {
   type AttemptRecord,
@@ -13,7 +13,7 @@ import {
 } from '../llm.js'
 import { toOpenAIResponse } from '../openai/encode.js'
 import { resolveModel } from '../routing/resolveModel.js'
-import { errorReply } from './errorReply.js'
+import { errorReply, reportDeadlineReply } from './errorReply.js'
 import { flushedOrCut } from './flushedOrCut.js'
 import { GatewayRequestError } from './GatewayRequestError.js'
 import { parseChatRequest } from './parseChatRequest.js'
@@ -140,12 +140,20 @@ const adapterLists = new WeakMap<
   WeakMap<readonly ModelTarget[], readonly ModelAdapter[]>
 >()
 
-/** The gateway closed the connection of a client that did not read its answer: 200, with the deadline's error code. */
+/**
+ * The gateway closed the connection of a client that did not read its
+ * answer: 200, with the deadline's error code. A cut at the deadline (not a
+ * drain's) is the request's expiry, as a stream's cut is: reported to the
+ * ingress middleware, so its end says `expired` and its expire event fires
+ * (action `app`) before the close that follows reads as an ordinary end.
+ */
 function cutAtDeadline(res: Response, deadline: Deadline): void {
+  const shaped = errorReply(deadline.reason)
+  reportDeadlineReply(res.req, shaped)
   const scope = scopeOf(res)
   if (scope === undefined) return
   scope.cut = true
-  scope.errorCode ??= errorReply(deadline.reason).body.error.code
+  scope.errorCode ??= shaped.body.error.code
 }
 
 type CallOptions = Parameters<typeof callModel>[0]
