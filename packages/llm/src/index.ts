@@ -157,6 +157,7 @@ export type {
   CooldownScope,
   FinishReason,
   NormalizedError,
+  OverLimit,
   StreamEvent,
   TextBlock,
   ThinkingBlock,

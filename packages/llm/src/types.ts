@@ -148,6 +148,22 @@ export interface NormalizedError {
    * admission's rule by kind (docs/admission.md, "Cooldown scopes").
    */
   scope?: CooldownScope | undefined
+  /**
+   * For `request_too_large`, when the provider's message names them: the
+   * limit the request alone exceeds (`TPM`, `TPD`), its size and the
+   * request's, in tokens — what the error's reason and the gateway's 413
+   * tell the caller, without the provider's text (it names the account's
+   * organisation).
+   */
+  overLimit?: OverLimit | undefined
+}
+
+/** A request bigger than a whole limit: `NormalizedError.overLimit`. */
+export interface OverLimit {
+  /** The limit's name as the provider abbreviates it: `TPM` (tokens per minute), `TPD` (per day). */
+  limit: string
+  limitTokens: number
+  requestedTokens: number
 }
 
 /** What one cooldown holds back (see `NormalizedError.scope`). */

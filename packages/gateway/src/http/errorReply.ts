@@ -163,12 +163,15 @@ function providerReply(error: ProviderError): ErrorReply {
   const code = error.providerCode === undefined ? '' : ` (${error.providerCode})`
   const message = CLIENT_FIXABLE.has(error.kind)
     ? `${error.provider}: ${error.normalized.message}`
-    : `${error.provider}/${error.model}: ${kindName(error.kind)}${code}`
+    : error.kind === 'request_too_large'
+      ? `${error.provider}/${error.model}: ${tooLargeWhy(error)}`
+      : `${error.provider}/${error.model}: ${kindName(error.kind)}${code}`
   const headers: Record<string, string> = {}
   if (error.kind === 'rate_limited' && error.retryAfterMs !== undefined) {
     Object.assign(headers, retryHeaders(error.retryAfterMs))
   }
-  if (!error.retryable) Object.assign(headers, NO_RETRY)
+  // The same request gets the same refusal, whatever the provider's `x-should-retry`.
+  if (!error.retryable || error.kind === 'request_too_large') Object.assign(headers, NO_RETRY)
   return reply(
     shaped.status,
     message,
@@ -180,12 +183,14 @@ function providerReply(error: ProviderError): ErrorReply {
 }
 
 /**
- * Every model of the fallback list failed. All of them limited → 429 with
- * the soonest retry; all overloaded or limited → 503; otherwise 502, listing
+ * Every model of the fallback list failed. All of them refusing the request
+ * as bigger than their whole limit → 413; all limited → 429 with the
+ * soonest retry; all overloaded or limited → 503; otherwise 502, listing
  * what each provider did (kind only: no upstream text).
  */
 function unavailableReply(causes: unknown[]): ErrorReply {
   if (causes.some((c) => isDeadlineExceeded(c))) return deadlineReply()
+  if (causes.length > 0 && causes.every(isTooLarge)) return tooLargeReply(causes)
   const waits: number[] = []
   let limited = 0
   let overloaded = 0
@@ -209,7 +214,9 @@ function unavailableReply(causes: unknown[]): ErrorReply {
         limited++
         if (limit !== undefined) waits.push(limit)
       } else if (cause.kind === 'overloaded') overloaded++
-      parts.push(`${cause.provider}/${cause.model}: ${kindName(cause.kind)}`)
+      parts.push(
+        `${cause.provider}/${cause.model}: ${cause.kind === 'request_too_large' ? tooLargeWhy(cause) : kindName(cause.kind)}`,
+      )
     } else if (isKeysRetired(cause)) {
       parts.push(`${cause.provider}: ${retiredWhy(cause)}`)
     } else {
@@ -252,6 +259,48 @@ function unavailableReply(causes: unknown[]): ErrorReply {
     )
   }
   return reply(502, summary, 'server_error', 'upstream_error')
+}
+
+/**
+ * The request is bigger than this model's whole limit: the provider said so
+ * (`request_too_large`), or the gateway's own TPM accounting refused it with
+ * no wait that helps (admission's `retryAfterMs` Infinity).
+ */
+function isTooLarge(cause: unknown): boolean {
+  if (isProviderError(cause)) return cause.kind === 'request_too_large'
+  return isRateLimited(cause) && !Number.isFinite(cause.retryAfterMs)
+}
+
+/**
+ * 413, not 429: no wait lets this request through, so the client must not be
+ * told to come back with it (`x-should-retry: false`); a smaller one, or a
+ * tier with a larger limit, is served. Each provider's figures, not its text
+ * (OpenAI's names the account's organisation).
+ */
+function tooLargeReply(causes: unknown[]): ErrorReply {
+  const parts = causes.map((cause) =>
+    isProviderError(cause)
+      ? `${cause.provider}/${cause.model}: ${tooLargeWhy(cause)}`
+      : isRateLimited(cause)
+        ? `${cause.provider}: ${cause.reason}`
+        : 'failed',
+  )
+  return reply(
+    413,
+    `the request is too large for every provider's limits; reduce the input or max_tokens (${parts.join('; ')})`,
+    'invalid_request_error',
+    'request_too_large',
+    null,
+    NO_RETRY,
+  )
+}
+
+/** "the request alone (50000 tokens) exceeds the provider's TPM limit (30000 tokens)", figures when the provider gave them. */
+function tooLargeWhy(error: ProviderError): string {
+  const over = error.normalized.overLimit
+  return over === undefined
+    ? "the request alone exceeds the provider's limit"
+    : `the request alone (${over.requestedTokens} tokens) exceeds the provider's ${over.limit} limit (${over.limitTokens} tokens)`
 }
 
 /** What a failed model's cause says went wrong, as an error kind (undefined: not a provider's failure). */

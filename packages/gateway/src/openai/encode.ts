@@ -188,6 +188,9 @@ const ERROR_SHAPES: Record<NormalizedError['kind'], [number, string, string]> = 
   auth: [502, 'upstream_auth_failed', 'server_error'],
   content_policy: [400, 'content_policy_violation', 'invalid_request_error'],
   context_too_long: [400, 'context_length_exceeded', 'invalid_request_error'],
+  // Bigger than the provider's whole per-minute limit: a 429 would invite
+  // the same request again; only a smaller one (or a higher tier) helps.
+  request_too_large: [413, 'request_too_large', 'invalid_request_error'],
   not_found: [404, 'model_not_found', 'invalid_request_error'],
 }
 

@@ -3,7 +3,8 @@ import { currentDeadline, systemClock } from '@hourglass/core'
 import { defaultAdmissionFor } from '../admission/defaultAdmission.js'
 import { idempotencyKey as deriveKey } from '../agent/idempotencyKey.js'
 import type { ModelFailure } from '../errors/ModelFailure.js'
-import type { ProviderError } from '../errors/ProviderError.js'
+import { isModelUnavailable, ModelUnavailableError } from '../errors/ModelUnavailableError.js'
+import { isProviderError, type ProviderError } from '../errors/ProviderError.js'
 import { isRequestRejected, RequestRejectedError } from '../errors/RequestRejectedError.js'
 import { defaultRetryBudgets } from '../retry/defaultRetryBudgets.js'
 import type { ChatRequest, ChatResponse } from '../types.js'
@@ -97,7 +98,10 @@ function callState(options: CallModelOptions, signal: AbortSignal | undefined): 
 
 /**
  * One full call of `request`, with the prompt_too_long layers: the caller's
- * `collapse`, then its `compact`, then the refusal surfaces.
+ * `collapse`, then its `compact`, then the refusal surfaces. A request every
+ * model refused as bigger than its whole limit (`request_too_large`: each
+ * was tried, as a fallback) is shrunk the same way — a smaller request is
+ * what every such refusal asks for.
  */
 async function complete(
   state: CallState,
@@ -122,21 +126,43 @@ async function complete(
         sink,
       )
     } catch (error) {
-      if (!isRequestRejected(error) || error.kind !== 'context_too_long') throw error
+      const refused = tooBig(error)
+      if (refused === undefined) throw error
       const next = reducers[done.length]
       if (next === undefined) {
-        if (done.length === 0) throw error
-        throw new RequestRejectedError({
-          error: error.cause as ProviderError,
-          attempts: error.attempts,
-          causes: [...tried, ...error.causes],
-          recoveries: done,
-        })
+        if (done.length === 0) throw refused
+        throw isRequestRejected(refused)
+          ? new RequestRejectedError({
+              error: refused.cause as ProviderError,
+              attempts: refused.attempts,
+              causes: [...tried, ...refused.causes],
+              recoveries: done,
+            })
+          : new ModelUnavailableError({
+              attempts: refused.attempts,
+              causes: [...tried, ...refused.causes],
+              lastCause: refused.lastCause,
+              reason: `${refused.reason} (after ${done.join(', ')})`,
+            })
       }
-      tried.push(...error.causes)
+      tried.push(...refused.causes)
       const [name, reduce] = next
       done.push(name)
       current = { ...current, messages: await reduce([...current.messages]) }
     }
   }
+}
+
+/**
+ * The refusals a smaller request may get past: the prompt too long for the
+ * context window, or every model of the list (each was tried, as a fallback)
+ * refusing it as bigger than its whole limit (`request_too_large`).
+ */
+function tooBig(error: unknown): RequestRejectedError | ModelUnavailableError | undefined {
+  if (isRequestRejected(error)) return error.kind === 'context_too_long' ? error : undefined
+  if (!isModelUnavailable(error) || error.causes.length === 0) return undefined
+  const everywhere = error.causes.every(
+    (c) => isProviderError(c.cause) && c.cause.kind === 'request_too_large',
+  )
+  return everywhere ? error : undefined
 }

@@ -1,6 +1,6 @@
 import { type ErrorKind, RETRYABLE_KINDS } from '../errors/errorKinds.js'
 import { limitKindOf } from '../errors/limitKindOf.js'
-import type { CooldownScope, NormalizedError } from '../types.js'
+import type { CooldownScope, NormalizedError, OverLimit } from '../types.js'
 import type { ErrorInput } from './ErrorInput.js'
 import { headerValue, retryAfterFromHeaders, shouldRetryHeader } from './errorHeaders.js'
 import { parseAnswerJson, parseJson } from './safeJson.js'
@@ -19,6 +19,8 @@ export interface BodyVerdict {
   retryAfterMs?: number | undefined
   /** What the limit applies to, when the body says (Gemini's quota dimensions). */
   scope?: CooldownScope | undefined
+  /** The limit a `request_too_large` request alone exceeds, when the message names it. */
+  overLimit?: OverLimit | undefined
 }
 
 /**
@@ -110,6 +112,9 @@ export function classifyError(input: ErrorInput, read: BodyReader): NormalizedEr
     message,
     ...(retryAfterMs === undefined ? {} : { retryAfterMs }),
     ...(verdict?.scope === undefined ? {} : { scope: verdict.scope }),
+    ...(verdict?.overLimit === undefined || kind !== 'request_too_large'
+      ? {}
+      : { overLimit: verdict.overLimit }),
   }
 }
 

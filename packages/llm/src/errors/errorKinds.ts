@@ -37,6 +37,12 @@ export const ERROR_KIND_TABLE = {
   auth: { retryable: false, requestBound: false, limit: 'retire' },
   content_policy: { retryable: false, requestBound: true, limit: 'answered' },
   context_too_long: { retryable: false, requestBound: true, limit: 'answered' },
+  // Bigger than this model's whole per-minute limit (OpenAI's 429 "Request
+  // too large for … on tokens per min"): no wait lifts it, so never retried
+  // here, and no cooldown — the limit is not holding anybody else back, so
+  // the provider is answering. Not request-bound: another model or provider
+  // with a larger limit takes the same request, so it goes to a fallback.
+  request_too_large: { retryable: false, requestBound: false, limit: 'answered' },
   quota_exhausted: { retryable: false, requestBound: false, limit: 'quota' },
   not_found: { retryable: false, requestBound: false, limit: 'answered' },
 } as const satisfies Record<string, ErrorKindTraits>

@@ -1,4 +1,5 @@
 import { MAX_TIMER_MS } from '@hourglass/core'
+import { describeOverLimit } from '../errors/describeOverLimit.js'
 import { REQUEST_BOUND_KINDS } from '../errors/errorKinds.js'
 import { limitKindOf } from '../errors/limitKindOf.js'
 import type { NormalizedError } from '../types.js'
@@ -95,24 +96,28 @@ export const MAX_ATTEMPTS_CAP = 10
  * 1. no time left for another attempt → fail;
  * 2. bad request, content policy, context too long → fail (never retried,
  *    never sent to another model);
- * 3. not retryable (auth, quota exhausted, not found, or the server said
+ * 3. the request alone is bigger than this model's whole limit
+ *    (`request_too_large`) → fall back, else fail, naming the limit and the
+ *    request's size: never retried here (no wait lifts it, whatever
+ *    `x-should-retry` says), but a model with a larger limit takes it;
+ * 4. not retryable (auth, quota exhausted, not found, or the server said
  *    `x-should-retry: false`) → fall back, else fail;
- * 4. overload (`overloaded`, or a 503/529 labelled a server error) with
+ * 5. overload (`overloaded`, or a 503/529 labelled a server error) with
  *    `priority: 'background'` → fail at once;
- * 5. more overloads than `max529Retries` → fall back, else fail;
- * 6. `maxAttempts` reached → fall back, else fail;
- * 7. retry budget drained → fall back, else fail;
- * 8. the server asked for a wait longer than `maxRetryAfterMs` (60 s by
+ * 6. more overloads than `max529Retries` → fall back, else fail;
+ * 7. `maxAttempts` reached → fall back, else fail;
+ * 8. retry budget drained → fall back, else fail;
+ * 9. the server asked for a wait longer than `maxRetryAfterMs` (60 s by
  *    default), and no other key is free now (`waitMs` 0) → not slept: fall
  *    back, else fail, naming the wait — with or without a deadline;
- * 9. a rate limit or overload (`limitKindOf`: the kind, or a 429/503/529
+ * 10. a rate limit or overload (`limitKindOf`: the kind, or a 429/503/529
  *    labelled a server error), and `fallback` is expected to answer before
  *    this model's wait plus its latency (`latencyMs`), by a whole ms at
  *    least (`answersBefore`) → fall back now: the earliest answer wins (no
  *    history counts as answering at once);
- * 10. the wait (`waitMs`, else `retryDelay`) plus `minAttemptMs` does not fit
+ * 11. the wait (`waitMs`, else `retryDelay`) plus `minAttemptMs` does not fit
  *    in `remainingMs` → not slept: fall back, else fail, naming the wait;
- * 11. otherwise retry after the wait.
+ * 12. otherwise retry after the wait.
  *
  * Numbers are checked first (`checkDecisionInput`): NaN is never given a
  * meaning — it would retry an overload for ever or sleep a NaN wait as 0.
@@ -151,6 +156,12 @@ export function decideRetry(input: RetryDecisionInput): RetryDecision {
       reason: `${what} is permanent for this request: never retried`,
       why: 'not-retryable',
     }
+  }
+  if (error.kind === 'request_too_large') {
+    return giveUp(
+      'not-retryable',
+      `${what}: ${describeOverLimit(error.overLimit, 'this model')}; no wait lifts it: not retried on this model`,
+    )
   }
   if (!error.retryable) {
     return giveUp('not-retryable', `${what} is not retryable`)

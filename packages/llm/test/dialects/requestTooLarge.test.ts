@@ -6,7 +6,7 @@ import { Admission } from '../../src/admission/Admission.js'
 import type { AttemptRecord } from '../../src/call/AttemptRecord.js'
 import { callModel } from '../../src/call/callModel.js'
 import { dialects } from '../../src/dialects/dialects.js'
-import { isRequestRejected } from '../../src/errors/RequestRejectedError.js'
+import { isModelUnavailable } from '../../src/errors/ModelUnavailableError.js'
 import { useFakes, user } from '../call/support/fakes.js'
 import { drive, WaitClock } from '../support/waitClock.js'
 import { errorOver } from './support/errorOver.js'
@@ -58,12 +58,12 @@ const RATE_LIMITED = {
 }
 
 describe('"Request too large" is the request’s size, not a rate limit', () => {
-  it('OpenAI’s 429 "Request too large … must be reduced" is context_too_long: not retryable, no wait', async () => {
+  it('OpenAI’s 429 "Request too large … must be reduced" is request_too_large: not retryable, no wait', async () => {
     const e = dialects.openai.normalizeError(
       await errorOver(429, JSON.stringify(TOO_LARGE), TOO_LARGE_HEADERS),
     )
     expect(e).toMatchObject({
-      kind: 'context_too_long',
+      kind: 'request_too_large',
       retryable: false,
       status: 429,
       providerCode: 'rate_limit_exceeded',
@@ -77,9 +77,9 @@ describe('"Request too large" is the request’s size, not a rate limit', () => 
     expect(e).toMatchObject({ kind: 'rate_limited', retryable: true, status: 429 })
   })
 
-  it('Groq’s 413 with the same words and code is context_too_long too', () => {
+  it('Groq’s 413 with the same words and code is request_too_large too', () => {
     const e = dialects.openai.normalizeError({ status: 413, body: JSON.stringify(GROQ_TOO_LARGE) })
-    expect(e).toMatchObject({ kind: 'context_too_long', retryable: false, status: 413 })
+    expect(e).toMatchObject({ kind: 'request_too_large', retryable: false, status: 413 })
   })
 
   it('mid-stream, and through the dialects that reuse OpenAI’s reader (DeepSeek, Doubao), it reads the same', () => {
@@ -87,10 +87,10 @@ describe('"Request too large" is the request’s size, not a rate limit', () => 
       event: undefined,
       data: JSON.stringify(TOO_LARGE),
     })
-    expect(frame).toMatchObject({ kind: 'context_too_long', retryable: false })
+    expect(frame).toMatchObject({ kind: 'request_too_large', retryable: false })
     for (const name of ['deepseek', 'doubao'] as const) {
       const e = dialects[name].normalizeError({ status: 429, body: JSON.stringify(TOO_LARGE) })
-      expect(e, name).toMatchObject({ kind: 'context_too_long', retryable: false })
+      expect(e, name).toMatchObject({ kind: 'request_too_large', retryable: false })
     }
   })
 
@@ -124,11 +124,11 @@ describe('"Request too large" is the request’s size, not a rate limit', () => 
     const records: AttemptRecord[] = []
     const [oversized] = await drive(clock, [call('word '.repeat(1_000), (r) => records.push(r))])
     const refused = oversized?.status === 'rejected' ? oversized.reason : undefined
-    expect.soft(isRequestRejected(refused)).toBe(true)
-    expect.soft(refused).toMatchObject({ kind: 'context_too_long' })
+    // No model left to take it: every model was tried (this one), none could serve it.
+    expect.soft(isModelUnavailable(refused)).toBe(true)
     expect
       .soft(records.map((r) => [r.errorKind, r.decision]))
-      .toEqual([['context_too_long', 'fail']])
+      .toEqual([['request_too_large', 'fail']])
     expect.soft(fake.requests).toHaveLength(1)
 
     // Neither key nor the model cools: the honest calls are sent at once.

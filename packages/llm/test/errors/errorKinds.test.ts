@@ -20,7 +20,7 @@ const failure = (kind: (typeof ERROR_KINDS)[number]): NormalizedError => ({
 
 describe('the one table of error kinds', () => {
   it('lists every kind once, transient kinds first, and derives the sets from it', () => {
-    expect(ERROR_KINDS).toHaveLength(11)
+    expect(ERROR_KINDS).toHaveLength(12)
     expect(new Set(ERROR_KINDS).size).toBe(ERROR_KINDS.length)
     expect([...RETRYABLE_KINDS]).toEqual(ERROR_KINDS.slice(0, 5))
     expect([...REQUEST_BOUND_KINDS].sort()).toEqual([

@@ -1,4 +1,4 @@
-import type { ErrorKind, NormalizedError } from '../../types.js'
+import type { ErrorKind, NormalizedError, OverLimit } from '../../types.js'
 import { type BodyVerdict, classifyError, classifyStreamError } from '../classifyError.js'
 import type { ErrorInput, StreamErrorInput } from '../ErrorInput.js'
 import { getCode, getRecord, getString } from '../safeJson.js'
@@ -32,11 +32,14 @@ export function readOpenAIError(
   const code = getCode(error, 'code')
   const type = getString(error, 'type')
   const message = getString(error, 'message')
-  const kind = requestTooLarge(message) ?? lookup(codes, code) ?? lookup(codes, type)
+  const tooLarge = isRequestTooLarge(message)
+  const kind = tooLarge ? 'request_too_large' : (lookup(codes, code) ?? lookup(codes, type))
+  const overLimit = tooLarge ? overLimitOf(message) : undefined
   return {
     providerCode: code ?? type,
     message,
     kind,
+    ...(overLimit === undefined ? {} : { overLimit }),
   }
 }
 
@@ -46,17 +49,39 @@ export function readOpenAIError(
  * `"code":"rate_limit_exceeded"`, `"type":"tokens"` — but says "Request too
  * large for gpt-4o in organization org-… on tokens per min (TPM): Limit
  * 30000, Requested 50000. The input or output tokens must be reduced in
- * order to run successfully." (Groq sends the same words and code on a 413.)
- * No wait lifts it: read as a rate limit, each such request cooled the model
- * on the key for everybody (with growing back-off) and its client was told
- * to retry. It is the request's size, like an over-long context: never
- * retried, no cooldown, and `recovery.collapse`/`compact` may shrink it. A
- * real rate limit says "Rate limit reached for …", so the message decides.
+ * order to run successfully." (Groq sends the same words and code on a 413;
+ * Azure OpenAI passes OpenAI's on.) No wait lifts it: read as a rate limit,
+ * each such request cooled the model on the key for everybody (with growing
+ * back-off) and its client was told to retry. Nor is it the context window:
+ * the model could take it, and a model or provider with a larger limit (a
+ * higher tier) serves it — so `request_too_large`, which falls back, not
+ * `context_too_long`, which does not. A real rate limit says "Rate limit
+ * reached for …", so the message decides.
  */
-function requestTooLarge(message: string | undefined): ErrorKind | undefined {
+function isRequestTooLarge(message: string | undefined): boolean {
   const start = message?.slice(0, 64).trimStart().toLowerCase()
-  return start?.startsWith('request too large for ') ? 'context_too_long' : undefined
+  return start?.startsWith('request too large for ') === true
 }
+
+/**
+ * "… on tokens per min (TPM): Limit 30000, Requested 50000" (Groq: "per
+ * minute") → `{ limit: 'TPM', limitTokens: 30000, requestedTokens: 50000 }`.
+ * Read from the message's first 500 characters (all `cleanMessage` keeps);
+ * undefined when they do not say it so.
+ */
+function overLimitOf(message: string | undefined): OverLimit | undefined {
+  const found = OVER_LIMIT.exec(message?.slice(0, 500) ?? '')
+  if (found === null) return undefined
+  const [, limit = '', max = '', requested = ''] = found
+  const limitTokens = Number(max)
+  const requestedTokens = Number(requested)
+  if (!Number.isSafeInteger(limitTokens) || !Number.isSafeInteger(requestedTokens)) return undefined
+  return { limit: limit.toUpperCase(), limitTokens, requestedTokens }
+}
+
+// No nested or overlapping quantifiers: linear on any text.
+const OVER_LIMIT =
+  /on tokens per [a-z]{1,8} \(([a-z]{2,4})\): limit (\d{1,15}), requested (\d{1,15})/i
 
 export function lookup(
   table: Readonly<Record<string, ErrorKind>>,

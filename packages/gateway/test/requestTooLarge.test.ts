@@ -1,0 +1,110 @@
+import { reply } from '@hourglass/testkit'
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
+import { fakeProvider, fallback, type Harness, startHarness } from './support/harness.js'
+
+const within = { 'x-deadline-remaining-ms': '5000' }
+
+/**
+ * OpenAI's answer to one request bigger than the organisation's whole TPM
+ * limit (aider#1880, shell_gpt#653): a 429 with the rate limit's code, and a
+ * message that names the organisation and says no wait helps.
+ */
+const TOO_LARGE = {
+  error: {
+    message:
+      'Request too large for gpt-4o in organization org-2itOgSdqw0DhUYp0QyLhttLL on tokens per min (TPM): Limit 30000, Requested 36278. The input or output tokens must be reduced in order to run successfully. Visit https://platform.openai.com/account/rate-limits to learn more.',
+    type: 'tokens',
+    param: null,
+    code: 'rate_limit_exceeded',
+  },
+}
+
+describe('a request bigger than a provider’s whole TPM limit', () => {
+  let a: Awaited<ReturnType<typeof fakeProvider>>
+  let b: Awaited<ReturnType<typeof fakeProvider>>
+  let harness: Harness
+  // One gateway for both tests: `only` has provider a alone, `m` falls back to b.
+  beforeAll(async () => {
+    a = await fakeProvider('openai', ['sk-a-0000000001'])
+    b = await fakeProvider('deepseek', ['sk-b-0000000002'])
+    // Over a's limit only when big: a small request on the same key is served.
+    a.fake.setReply((r) =>
+      JSON.stringify(r.body).length > 1_000 ? reply.error(429, TOO_LARGE) : reply.text('from a'),
+    )
+    b.fake.setReply(reply.text('from b'))
+    harness = await startHarness({
+      providers: { a: a.entry, b: b.entry },
+      models: {
+        only: fallback(['a', 'gpt-4o']),
+        m: fallback(['a', 'gpt-4o'], ['b', 'deepseek-chat']),
+      },
+    })
+  })
+  afterAll(async () => {
+    await harness?.close()
+    await Promise.all([a?.fake.close(), b?.fake.close()])
+  })
+  // Requests each fake received since the test began.
+  let seenA = 0
+  let seenB = 0
+  beforeEach(() => {
+    seenA = a.fake.requests.length
+    seenB = b.fake.requests.length
+  })
+  const sentA = () => a.fake.requests.length - seenA
+  const sentB = () => b.fake.requests.length - seenB
+
+  const BIG = 'word '.repeat(1_000)
+
+  async function post(model: string, content: string): Promise<Response> {
+    return fetch(`${harness.url}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-request-id': `big-${model}`, ...within },
+      body: JSON.stringify({ model, messages: [{ role: 'user', content }], max_tokens: 16 }),
+    })
+  }
+
+  it('from the only provider: 413 request_too_large with both figures, x-should-retry false, and nothing cools', async () => {
+    const res = await post('only', BIG)
+    expect(res.status).toBe(413)
+    expect(res.headers.get('x-should-retry')).toBe('false')
+    expect(res.headers.get('retry-after')).toBeNull()
+    const body = (await res.json()) as { error: Record<string, unknown> }
+    expect(body).toEqual({
+      error: {
+        message:
+          "the request is too large for every provider's limits; reduce the input or max_tokens (a/gpt-4o: the request alone (36278 tokens) exceeds the provider's TPM limit (30000 tokens))",
+        type: 'invalid_request_error',
+        param: null,
+        code: 'request_too_large',
+      },
+    })
+    // The provider's own text names the operator's organisation: not passed on.
+    expect(JSON.stringify(body)).not.toContain('org-')
+    expect(sentA()).toBe(1)
+    // Logged (and counted) under the code the client was told.
+    const line = harness.logs.find((l) => l.event === 'request' && l['requestId'] === 'big-only')
+    expect(line).toMatchObject({ status: 413, error: 'request_too_large' })
+
+    // No cooldown: the next (small) request to the same provider is sent.
+    const next = await post('only', 'x')
+    expect(next.status).toBe(200)
+    expect(sentA()).toBe(2)
+  })
+
+  it('with a second provider: falls back to it at once, the client gets its answer', async () => {
+    const c = await harness.client.chat.completions.create(
+      { model: 'm', messages: [{ role: 'user', content: BIG }], max_tokens: 16 },
+      { headers: within },
+    )
+    expect(c.choices[0]?.message.content).toBe('from b')
+    expect(sentA()).toBe(1)
+    expect(sentB()).toBe(1)
+    const attempts = harness.logs.filter((l) => l.event === 'attempt' && l['model'] === 'gpt-4o')
+    expect(attempts.at(-1)).toMatchObject({
+      provider: 'a',
+      errorKind: 'request_too_large',
+      decision: 'fallback',
+    })
+  })
+})
