@@ -45,7 +45,7 @@ describe('per-provider RPM limits in the gateway', () => {
     expect(b.fake.requests).toHaveLength(3)
   })
 
-  it("a request larger than a provider's whole TPM limit goes to the next provider; with none left it is a 429 that says no wait helps", async () => {
+  it("a request larger than a provider's whole TPM limit goes to the next provider; with none left it is a 413 request_too_large that says no wait helps", async () => {
     const a = await fakeProvider('openai', ['ka'], { limits: { tpm: 500 } })
     const b = await fakeProvider('deepseek', ['kb'])
     fakes.push(a.fake, b.fake)
@@ -70,11 +70,14 @@ describe('per-provider RPM limits in the gateway', () => {
       headers: { 'content-type': 'application/json', ...within.headers },
       body: JSON.stringify({ model: 'only', ...big }),
     })
-    expect(res.status).toBe(429)
+    // No window ever lets it through: the provider's own word for it, not a rate limit to come back to.
+    expect(res.status).toBe(413)
     expect(res.headers.get('retry-after')).toBeNull()
     expect(res.headers.get('x-should-retry')).toBe('false')
-    expect(((await res.json()) as { error: { message: string } }).error.message).toMatch(
-      /^a: the request alone \(\d+ tokens\) exceeds the TPM limit \(\d+ tokens\)$/,
+    const { error } = (await res.json()) as { error: { message: string; code: string } }
+    expect(error.code).toBe('request_too_large')
+    expect(error.message).toMatch(
+      /\(a: the request alone \(\d+ tokens\) exceeds the TPM limit \(\d+ tokens\)\)$/,
     )
     expect(a.fake.requests).toHaveLength(1)
     expect(b.fake.requests).toHaveLength(1)

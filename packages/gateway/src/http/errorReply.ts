@@ -66,6 +66,7 @@ export function errorReply(error: unknown): ErrorReply {
     )
   }
   if (isRateLimited(error)) {
+    if (error.kind === 'request_too_large') return tooLargeReply([error])
     return error.kind === 'overloaded'
       ? overloadReply(error.provider, error.retryAfterMs)
       : rateLimitReply(error.provider, error.retryAfterMs, error.reason)
@@ -262,13 +263,13 @@ function unavailableReply(causes: unknown[]): ErrorReply {
 }
 
 /**
- * The request is bigger than this model's whole limit: the provider said so
- * (`request_too_large`), or the gateway's own TPM accounting refused it with
- * no wait that helps (admission's `retryAfterMs` Infinity).
+ * The request is bigger than this model's whole limit: the provider said so,
+ * or the gateway's own TPM accounting refused it for good (both
+ * `request_too_large`). Not a request above this process's share while Redis
+ * is down: that share grows back, and it stays a 429.
  */
 function isTooLarge(cause: unknown): boolean {
-  if (isProviderError(cause)) return cause.kind === 'request_too_large'
-  return isRateLimited(cause) && !Number.isFinite(cause.retryAfterMs)
+  return (isProviderError(cause) || isRateLimited(cause)) && cause.kind === 'request_too_large'
 }
 
 /**

@@ -344,6 +344,7 @@ export class Admission {
                   provider,
                   model: request.model,
                   limit: limit.limit,
+                  ...(limit.tooLarge ? { kind: 'request_too_large' as const } : {}),
                   retryAfterMs: waitMs,
                   retryAtMs: limit.retryAtMs,
                   reason: why,

@@ -79,6 +79,12 @@ export type LimitDecision =
        * Redis is unavailable, this process's share of it.
        */
       reason?: string | undefined
+      /**
+       * The request alone exceeds the whole TPM limit: no window, and no
+       * Redis coming back, ever admits it (a bigger request than this
+       * process's share while Redis is down is not: that share grows back).
+       */
+      tooLarge?: true | undefined
     }
 
 interface Pair {
@@ -262,10 +268,13 @@ export class ProviderLimits {
       ...(reason === undefined ? {} : { reason }),
     })
     if (pair.tpm && weight > pair.tpmPoints) {
-      return refuse(
-        'tpm',
-        Number.POSITIVE_INFINITY,
-        `the request alone (${weight} tokens) exceeds the TPM limit (${pair.tpmPoints} tokens)`,
+      return Object.assign(
+        refuse(
+          'tpm',
+          Number.POSITIVE_INFINITY,
+          `the request alone (${weight} tokens) exceeds the TPM limit (${pair.tpmPoints} tokens)`,
+        ),
+        { tooLarge: true as const },
       )
     }
     const usesBefore = this.#fallbackUses

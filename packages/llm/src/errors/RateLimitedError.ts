@@ -9,10 +9,13 @@ export type RateLimit = 'cooldown' | 'rpm' | 'tpm'
 /**
  * What started the cooldown that refused: `overloaded` when it is the
  * provider-wide cooldown an overload starts (503/529: the provider's
- * capacity, every key), else `rate_limited` (a rate limit or quota on the
- * key or model, and every RPM/TPM refusal).
+ * capacity, every key); `request_too_large` when the request alone exceeds
+ * the provider's whole TPM limit (`ProviderLimits`: no window ever admits
+ * it, as the provider's own `request_too_large` answer says); else
+ * `rate_limited` (a rate limit or quota on the key or model, and every other
+ * RPM/TPM refusal).
  */
-export type RateLimitedKind = 'rate_limited' | 'overloaded'
+export type RateLimitedKind = 'rate_limited' | 'overloaded' | 'request_too_large'
 
 export interface RateLimitedDetails {
   provider: string
@@ -47,8 +50,9 @@ export class RateLimitedError extends HourglassError {
   readonly limit: RateLimit
   /**
    * `overloaded` when the provider's overload cooldown refused (so the
-   * provider is answering nobody, not limiting this caller), else
-   * `rate_limited`.
+   * provider is answering nobody, not limiting this caller);
+   * `request_too_large` when the request alone exceeds the whole TPM limit;
+   * else `rate_limited`.
    */
   readonly kind: RateLimitedKind
   /** Infinity when no wait helps (the request alone exceeds the TPM limit). */

@@ -57,11 +57,15 @@ describe("RateLimitedError's reason", () => {
     expect((error as RateLimitedError).reason).toBe(
       'the request alone (1001 tokens) exceeds the TPM limit (1000 tokens)',
     )
+    // No window ever admits it: the kind says so, as a provider's own refusal does.
+    expect((error as RateLimitedError).kind).toBe('request_too_large')
   })
 
   it('is public, with the kind type, from the package entry', () => {
     expectTypeOf<PublicRateLimitedError['reason']>().toEqualTypeOf<string>()
-    expectTypeOf<RateLimitedKind>().toEqualTypeOf<'rate_limited' | 'overloaded'>()
+    expectTypeOf<RateLimitedKind>().toEqualTypeOf<
+      'rate_limited' | 'overloaded' | 'request_too_large'
+    >()
     expectTypeOf<PublicRateLimitedError['kind']>().toEqualTypeOf<RateLimitedKind>()
   })
 })
