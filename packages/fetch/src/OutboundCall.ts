@@ -56,7 +56,9 @@ class CallAttemptInit implements AttemptInit {
     this.signal = call.signal
     this.limits = call.limits ?? call.config
     this.clock = clockFor(call.config, call.deadline?.clock)
-    this.method = call.method
+    // A hop is sent with its own method: fetch turns a POST answered with
+    // 301/302, and anything but GET/HEAD answered with 303, into a GET.
+    this.method = hop === undefined ? call.method : hop.method.toUpperCase()
     this.number = number
     this.measureGaps = call.onAttemptEnd !== undefined
   }
@@ -74,6 +76,8 @@ export interface RedirectHop {
   /** The dispatch's `origin` and `path`, read only when an event is published. */
   origin: unknown
   path: string
+  /** The dispatch's method: not always the call's (a redirected POST may go on as a GET). */
+  method: string
 }
 
 /** What `OutboundCall.drive` runs: one object per call, so the loop needs no closure per request. */

@@ -9,6 +9,7 @@ export interface EgressAttemptMessage {
    */
   handle: object
   deadline: Deadline | undefined
+  /** The method sent: a redirect hop's own (a POST redirected with 303 goes on as a GET). */
   method: string
   url: string
   /** 1 for the first attempt; a redirect hop keeps its attempt's number. */

@@ -1,4 +1,4 @@
-import { currentDeadline, type Deadline, errorCode, refuseUnknownOptions } from '@hourglass/core'
+import { currentDeadline, type Deadline, refuseUnknownOptions } from '@hourglass/core'
 import {
   Agent,
   type Dispatcher,
@@ -11,7 +11,7 @@ import {
 import type { Attempt } from './Attempt.js'
 import { adoptFormData } from './adoptFormData.js'
 import { adoptRequest, type FetchInput } from './adoptRequest.js'
-import { eventUrl, publishRetrySkipped } from './channels.js'
+import { eventUrl } from './channels.js'
 import { type ConnectorOptions, connectorFor } from './createConnector.js'
 import { FETCH_ATTEMPT, type FetchAttempt, interceptorFor } from './deadlineInterceptor.js'
 import { hasHeader, isRepeatable } from './dispatchHeaders.js'
@@ -191,22 +191,26 @@ export function createFetch(
       number,
     )
     if (delayMs !== undefined) {
+      // This answer is the retry's evidence, not a failure: its attempt ends
+      // with its status, as the interceptor's does, before the body is
+      // cancelled. Ended by the cancel instead, a body still arriving (any
+      // more than a few KB) ended it as `AbortError` — an errored egress
+      // span for a 503 that was retried.
+      attempt?.finish()
       await response.body?.cancel()
       return { retry: true, delayMs }
     }
-    // A failure while the body is read is past the first byte: never retried, but said so.
+    // A failure while the body is read is past the first byte: never
+    // retried, but said so — judged as the interceptor judges it, so the
+    // deadline running out mid-body says `no-budget` and the caller's own
+    // cancel `aborted`, not `after-first-byte` for both.
     attempt?.onFinish((ended) => {
-      if (ended.error === undefined || outbound.init.retry === false) return
       // Dropped unread: nobody wanted this body, so there is no failure to retry.
-      if (ended.error instanceof BodyNotReadError) return
-      publishRetrySkipped(() => ({
-        deadline: outbound.init.deadline,
-        method: outbound.init.method,
-        url: outbound.init.url,
-        attempt: number,
-        reason: errorCode(ended.error),
-        why: 'after-first-byte',
-      }))
+      if (ended.error === undefined || ended.error instanceof BodyNotReadError) return
+      outbound.judge(
+        { error: ended.error, afterHeaders: true, bytesReceived: ended.bytesReceived },
+        number,
+      )
     })
     return { retry: false, value: response }
   }
@@ -289,7 +293,11 @@ function headerLookup(response: Response): (name: string) => string | null {
  * and the retry rules never read it as a network failure.
  */
 function unwrap(error: unknown, hops: number): unknown {
-  if (!(error instanceof TypeError) || error.cause === undefined) return error
+  // Only that wrapper: undici's other TypeErrors with a cause carry the
+  // message worth keeping ("Failed to parse URL from http://host:80a", whose
+  // cause says only "Invalid URL").
+  if (!(error instanceof TypeError) || error.message !== 'fetch failed') return error
+  if (error.cause === undefined) return error
   const cause = error.cause
   if (cause instanceof Error && cause.message === 'redirect count exceeded') {
     return new TooManyRedirectsError(Math.max(0, hops - 1), cause)

@@ -84,7 +84,9 @@ export function interceptorFor(config: ResolvedOptions): Dispatcher.DispatcherCo
       const redirect = fetchAttempt.hops
       const attempt = fetchAttempt.call.attempt(
         fetchAttempt.number,
-        redirect === 0 ? undefined : { redirect, origin: opts.origin, path: opts.path },
+        redirect === 0
+          ? undefined
+          : { redirect, origin: opts.origin, path: opts.path, method: opts.method },
       )
       fetchAttempt.started(attempt)
       if (attempt.reason !== undefined) {
