@@ -18,6 +18,13 @@ export interface ThinkingBlock {
   type: 'thinking'
   thinking: string
   signature?: string | undefined
+  /**
+   * Reasoning the provider encrypted (Anthropic's `redacted_thinking`):
+   * `thinking` is empty and `signature` holds the block's `data`, which goes
+   * back as the same `redacted_thinking` block — not as a thinking block
+   * signed with it, which Anthropic refuses.
+   */
+  redacted?: boolean | undefined
 }
 
 export interface ToolCallBlock {
@@ -120,7 +127,12 @@ export interface ChatResponse {
 export type StreamEvent =
   | { type: 'text'; text: string }
   | { type: 'thinking'; thinking: string }
-  | { type: 'signature'; signature: string }
+  | {
+      type: 'signature'
+      signature: string
+      /** A whole encrypted reasoning block (`ThinkingBlock.redacted`), not the signature of the thinking before it. */
+      redacted?: boolean | undefined
+    }
   | { type: 'tool_call'; id: string; name: string; argumentsDelta: string }
   | {
       type: 'finish'

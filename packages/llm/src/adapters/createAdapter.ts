@@ -477,7 +477,9 @@ export function createAdapter(
 async function* eventsOf(response: ChatResponse): AsyncGenerator<StreamEvent, void, undefined> {
   for (const block of response.content) {
     if (block.type === 'text') yield { type: 'text', text: block.text }
-    else if (block.type === 'thinking') {
+    else if (block.type === 'thinking' && block.redacted === true) {
+      if (block.signature) yield { type: 'signature', signature: block.signature, redacted: true }
+    } else if (block.type === 'thinking') {
       yield { type: 'thinking', thinking: block.thinking }
       if (block.signature) yield { type: 'signature', signature: block.signature }
     } else if (block.type === 'tool_call') {

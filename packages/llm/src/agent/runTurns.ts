@@ -133,6 +133,19 @@ async function runTool(
       isError: true,
     }
   }
+  // Arguments that are not JSON are a call the model never finished — cut
+  // at `maxTokens` mid-call (a streamed answer, which is not recovered), or
+  // garbled: running it would act on a fragment (an email of "I qu"). The
+  // model reads why instead, and may call again.
+  const unreadable = unreadableArguments(call)
+  if (unreadable !== undefined) {
+    return {
+      type: 'tool_result',
+      toolCallId: call.id,
+      content: `the arguments of this call are not valid JSON (${unreadable}); the tool was not run`,
+      isError: true,
+    }
+  }
   // The model's call id changes when a turn is re-generated; the operation, turn, tool and arguments do not.
   const key = idempotencyKey({
     operation: options.operationId,
@@ -194,5 +207,24 @@ class RunBounds {
 
   dispose(): void {
     this.#both?.dispose()
+  }
+}
+
+/**
+ * Why a tool call's arguments are not JSON, or undefined when they are. They
+ * arrive as text, kept as it came when it does not parse (`parseArguments`);
+ * text that parsed is an object (or, as the model sent it, another JSON value).
+ */
+function unreadableArguments(
+  call: Extract<ContentBlock, { type: 'tool_call' }>,
+): string | undefined {
+  if (typeof call.arguments !== 'string') return undefined
+  const text = call.rawArguments ?? call.arguments
+  if (text.trim() === '') return undefined
+  try {
+    JSON.parse(text)
+    return undefined
+  } catch (error) {
+    return error instanceof Error ? error.message : String(error)
   }
 }

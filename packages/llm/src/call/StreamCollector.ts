@@ -60,12 +60,27 @@ export class StreamCollector {
           last.thinking += event.thinking
         else this.#blocks.push({ type: 'thinking', thinking: event.thinking })
         return
-      case 'signature': {
-        const thinking = this.#blocks.findLast((b) => b.type === 'thinking')
-        if (thinking?.type === 'thinking')
-          thinking.signature = (thinking.signature ?? '') + event.signature
+      case 'signature':
+        // The signature of the thinking just streamed (Anthropic's
+        // `signature_delta`) completes that block. One with no thinking right
+        // before it — Gemini's `thoughtSignature` on an answer part (its text,
+        // its function call), with thought summaries off or after other parts
+        // — starts a signed, empty thinking block where it came, as a whole
+        // answer's parser puts it (`geminiParts`): it used to be dropped, or
+        // pinned to an earlier thought, and the next turn sent it back on the
+        // wrong part or not at all (Gemini 3 refuses a function call without it).
+        // A redacted block (Anthropic's encrypted reasoning) is a block of its own.
+        if (event.redacted === true) {
+          this.#blocks.push({
+            type: 'thinking',
+            thinking: '',
+            signature: event.signature,
+            redacted: true,
+          })
+        } else if (last?.type === 'thinking' && last.redacted !== true) {
+          last.signature = (last.signature ?? '') + event.signature
+        } else this.#blocks.push({ type: 'thinking', thinking: '', signature: event.signature })
         return
-      }
       case 'tool_call': {
         this.#sawToken = true
         let entry = this.#toolArgs.get(event.id)

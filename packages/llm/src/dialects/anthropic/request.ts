@@ -166,7 +166,9 @@ function toAnthropicContent(
         if (block.text !== '') content.push({ type: 'text', text: block.text })
         break
       case 'thinking':
-        if (block.signature) {
+        if (block.signature && block.redacted === true) {
+          content.push({ type: 'redacted_thinking', data: block.signature })
+        } else if (block.signature) {
           content.push({ type: 'thinking', thinking: block.thinking, signature: block.signature })
         }
         break

@@ -28,7 +28,7 @@ function num(v: unknown): number {
   return typeof v === 'number' && Number.isFinite(v) && v > 0 ? v : 0
 }
 
-/** Messages API body → normalised response. `redacted_thinking` is kept as signed, empty thinking. */
+/** Messages API body → normalised response. `redacted_thinking` is kept as empty thinking, `redacted`, its `data` as the signature. */
 export function parseAnthropicResponse(body: unknown, meta: ResponseMeta = {}): ChatResponse {
   const json = typeof body === 'string' ? parseAnswerJson(body) : body
   const blocks = get(json, 'content')
@@ -46,7 +46,13 @@ export function parseAnthropicResponse(body: unknown, meta: ResponseMeta = {}): 
         signature: getString(block, 'signature'),
       })
     } else if (type === 'redacted_thinking') {
-      content.push({ type: 'thinking', thinking: '', signature: getString(block, 'data') })
+      // Sent back as it came (`buildAnthropicRequest`): the `data` is no signature.
+      content.push({
+        type: 'thinking',
+        thinking: '',
+        signature: getString(block, 'data'),
+        redacted: true,
+      })
     } else if (type === 'tool_use') {
       content.push({
         type: 'tool_call',

@@ -59,6 +59,13 @@ export function createAnthropicStreamParser(): StreamParser {
         }
         case 'content_block_start': {
           const block = getRecord(event, 'content_block')
+          // Encrypted reasoning comes whole, in its start: kept as a whole
+          // answer keeps it, or the next turn's tool_use lacks the reasoning
+          // before it (Anthropic refuses that history while thinking is on).
+          if (getString(block, 'type') === 'redacted_thinking') {
+            const data = getString(block, 'data')
+            return data ? [{ type: 'signature', signature: data, redacted: true }] : []
+          }
           if (getString(block, 'type') !== 'tool_use') return []
           const tool: StreamedTool = {
             id: getString(block, 'id') ?? '',
