@@ -7,6 +7,7 @@ import type {
 } from '../adapters/ModelAdapter.js'
 import { classify } from '../admission/slot.js'
 import { type BilledFailure, billedBy, chargeBilledFailure } from '../budget/billedFailure.js'
+import { chargeAnswer } from '../budget/chargeAnswer.js'
 import { limitKindOf } from '../errors/limitKindOf.js'
 import type { ModelFailure } from '../errors/ModelFailure.js'
 import { isProviderError, type ProviderError } from '../errors/ProviderError.js'
@@ -226,7 +227,8 @@ export async function runModel(
       const { response } = result
       await permit?.report({ ok: true, latencyMs })
       retryBudget?.recordSuccess()
-      if (budget !== undefined) state.costUsd += budget.record(adapter.model, response.usage)
+      if (budget !== undefined)
+        state.costUsd += chargeAnswer(budget, adapter.model, request, response)
       record({
         decision: 'success',
         status: result.status,

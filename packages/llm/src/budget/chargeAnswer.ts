@@ -1,0 +1,45 @@
+import type { ChatRequest, ChatResponse, ContentBlock } from '../types.js'
+import { deliveredTokens } from './billedFailure.js'
+import type { CostBudget } from './CostBudget.js'
+
+/**
+ * Adds what an answered attempt costs to `budget` and returns it, in USD:
+ * its usage, as the provider reported it; or, when it reported none (no
+ * input token — every real call has some: an OpenAI-compatible server that
+ * ignores `stream_options.include_usage`, a proxy that strips `usage`), the
+ * prompt estimate plus the output it delivered, `ceil(characters / 4)`, as
+ * a cut stream is charged. Charged nothing, such answers never tripped the
+ * limit, however many were paid for. @internal
+ */
+export function chargeAnswer(
+  budget: CostBudget,
+  model: string,
+  request: Pick<ChatRequest, 'messages' | 'tools'>,
+  response: Pick<ChatResponse, 'usage' | 'content'>,
+): number {
+  const { usage } = response
+  if (usage !== undefined && usage.inputTokens > 0) return budget.record(model, usage)
+  return budget.recordEstimate(
+    model,
+    request,
+    Math.max(usage?.outputTokens ?? 0, deliveredTokens(outputChars(response.content))),
+  )
+}
+
+/** The characters of text, thinking, tool names and argument text in `content` (what a stream counts as delivered). */
+function outputChars(content: readonly ContentBlock[]): number {
+  let chars = 0
+  for (const block of content) {
+    if (block.type === 'text') chars += block.text.length
+    else if (block.type === 'thinking') chars += block.thinking.length
+    else if (block.type === 'tool_call') {
+      chars += block.name.length
+      chars +=
+        block.rawArguments?.length ??
+        (typeof block.arguments === 'string'
+          ? block.arguments.length
+          : (JSON.stringify(block.arguments) ?? '').length)
+    }
+  }
+  return chars
+}
