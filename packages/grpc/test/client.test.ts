@@ -3,7 +3,6 @@ import {
   type handleServerStreamingCall,
   type handleUnaryCall,
   Metadata,
-  type ServerUnaryCall,
   type ServiceError,
   status,
 } from '@grpc/grpc-js'

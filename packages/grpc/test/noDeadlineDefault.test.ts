@@ -1,6 +1,5 @@
 import {
   type ClientReadableStream,
-  type Deadline as GrpcDeadline,
   type handleBidiStreamingCall,
   type handleClientStreamingCall,
   type handleServerStreamingCall,
