@@ -5,6 +5,7 @@ import {
   isClock,
   isDeadlineExceeded,
   optionError,
+  runOutsideContext,
   runWithDeadline,
   systemClock,
 } from '@hourglass/core'
@@ -152,7 +153,13 @@ export function withDeadline<
         ? (problem) => reportMalformed(job, problem)
         : undefined,
     )
-    if (!stored) return processor(job, token, signal)
+    // Outside the context the worker was made in: everything a worker starts
+    // keeps it, and a worker made where it is first needed (a request handler,
+    // a gRPC handler, a job) ran every job without a deadline of its own under
+    // that request's — long over — so its createFetch, callModel and gRPC
+    // calls were refused as out of time. A job starts from a clean context:
+    // none, or its own deadline.
+    if (!stored) return runOutsideContext(() => processor(job, token, signal))
 
     const client = await scriptClientOf((job as unknown as { backend: unknown }).backend)
     const sample = await readRedisTime(client, `${job.queueQualifiedName}:meta`, clock)
@@ -215,8 +222,10 @@ export function withDeadline<
     let enforced: BullmqEnforcedOutcome | undefined = tooLate ? 'expired' : undefined
     let thrown: unknown
     try {
-      const result = await runWithDeadline(deadline, () =>
-        processor(job, token, wantsSignal ? deadline.signal : undefined),
+      const result = await runOutsideContext(() =>
+        runWithDeadline(deadline, () =>
+          processor(job, token, wantsSignal ? deadline.signal : undefined),
+        ),
       )
       outcome = deadline.expired ? 'completed_late' : 'completed'
       return result

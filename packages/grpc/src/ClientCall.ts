@@ -23,6 +23,14 @@ import { withReason } from './fromGrpcError.js'
 type NextCallResult = ReturnType<NextCall>
 
 /**
+ * How much sooner than the caller's deadline grpc-js's own timer for the same
+ * instant may fire, ms. grpc-js arms a plain timer on the wall clock's whole
+ * ms (up to 1 ms early, measured); core's deadline never fires early. Well
+ * above that, a DEADLINE_EXCEEDED is another's (the server's) and goes on at once.
+ */
+const GRPC_TIMER_SLACK_MS = 5
+
+/**
  * One outbound call under the caller's deadline: the gRPC deadline it is
  * given, the `x-deadline-remaining-ms` it carries, the cancel when the
  * caller's deadline ends, and the release of that hook when the call ends.
@@ -42,6 +50,10 @@ export class ClientCall {
   #off: (() => void) | undefined
   #cancelReason: unknown
   #ended = false
+  /** The gRPC deadline given is the caller's (not the call's own, nor `defaultMs`). */
+  #callersDeadline = false
+  /** grpc-js's status is in, held until the caller's deadline ends. */
+  #holding = false
 
   constructor(options: ResolvedClientOptions, method: string, deadline: Deadline | undefined) {
     this.#options = options
@@ -72,7 +84,9 @@ export class ClientCall {
       // into an int32 and wraps it to a deadline already past: no gRPC
       // deadline of ours then, as grpc-js itself does for one that far.
       if (Number.isFinite(left) && left <= MAX_TIMER_MS) {
-        given = Math.min(ownValid, Date.now() + wireSafeMs(left))
+        const callers = Date.now() + wireSafeMs(left)
+        this.#callersDeadline = callers < ownValid
+        given = Math.min(ownValid, callers)
       }
     } else if (
       !deadline &&
@@ -110,7 +124,11 @@ export class ClientCall {
             metadata: outbound,
           }))
         }
-        const ending: Listener = { onReceiveStatus: (ended, pass) => pass(this.#end(ended)) }
+        const ending: Listener = {
+          onReceiveStatus: (ended, pass) => {
+            if (!this.#holdForCaller(ended, () => pass(this.#end(ended)))) pass(this.#end(ended))
+          },
+        }
         start(sent.metadata, ending)
         // After start: a deadline that is already over cancels a started call.
         if (deadline) this.#off = deadline.onDone((reason) => this.#cancel(reason))
@@ -194,7 +212,53 @@ export class ClientCall {
   #cancel(reason: unknown): void {
     if (this.#ended) return
     this.#cancelReason = reason
+    // A held call is over already: only its reason is still to come.
+    if (this.#holding) return
     this.#next?.cancelWithStatus(codeFor(reason), `cancelled: ${messageOf(reason)}`)
+  }
+
+  /**
+   * grpc-js's own timer for the caller's deadline fired a hair before that
+   * deadline did: the call failed DEADLINE_EXCEEDED while the caller's
+   * deadline was still live. Passed on as it is, the caller saw its call
+   * ended by a deadline that had not ended — a BullMQ job's deadline
+   * stopping its gRPC call was failed as an ordinary error, not as stopped
+   * by its deadline, about one time in five. Hold the status until the
+   * caller's deadline ends (at most a few ms: its timer is due), so the call
+   * fails with that deadline's own reason, after it. Bounded on the
+   * deadline's clock too: a deadline disposed meanwhile never ends.
+   */
+  #holdForCaller(ended: StatusObject, deliver: () => void): boolean {
+    const deadline = this.#deadline
+    if (
+      !deadline ||
+      !this.#callersDeadline ||
+      ended.code !== status.DEADLINE_EXCEEDED ||
+      this.#cancelReason !== undefined ||
+      deadline.done
+    ) {
+      return false
+    }
+    const left = deadline.remaining()
+    if (left > GRPC_TIMER_SLACK_MS) return false
+    this.#holding = true
+    let released = false
+    let off: (() => void) | undefined
+    let timer: unknown
+    const release = () => {
+      if (released) return
+      released = true
+      off?.()
+      deadline.clock.clearTimeout(timer)
+      deliver()
+    }
+    timer = deadline.clock.setTimeout(release, Math.ceil(left) + GRPC_TIMER_SLACK_MS, {
+      keepAlive: true,
+    })
+    // After the interceptor's own hook (#cancel), registered at start: the
+    // reason is recorded before the status goes on.
+    off = deadline.onDone(release)
+    return true
   }
 
   #end(ended: StatusObject): StatusObject {
