@@ -6,6 +6,9 @@ import { UsageError } from '../UsageError.js'
 
 const LOG_LEVELS = ['debug', 'info', 'warn', 'error'] as const
 
+/** The gateway's own default replyReserveMs, passed explicitly so the check below judges the value used. */
+const REPLY_RESERVE_MS = 25
+
 export const gatewayCommand: Command = {
   name: 'gateway',
   summary: 'an OpenAI-compatible gateway over your providers (@hourglass/gateway)',
@@ -90,11 +93,23 @@ A flag wins over its environment variable.
     )
     let running: Awaited<ReturnType<typeof startGateway>>
     try {
+      const config = await loadGatewayConfig(configPath)
+      // createGateway refuses a default budget no longer than the time it
+      // keeps to write its 504 (replyReserveMs, which this command has no
+      // flag for): said as the config field it is, like the schema's problems.
+      const defaultMs = config.deadline.defaultMs
+      if (defaultMs <= REPLY_RESERVE_MS) {
+        io.stderr(
+          `hourglass gateway: ${configPath}: deadline.defaultMs: must be more than ${REPLY_RESERVE_MS} ms, the time the gateway keeps to write its 504 before the deadline (got ${defaultMs})\n`,
+        )
+        return 2
+      }
       running = await startGateway({
-        config: await loadGatewayConfig(configPath),
+        config,
         port,
         host,
         drainTimeoutMs,
+        replyReserveMs: REPLY_RESERVE_MS,
         logLevel: logLevel as (typeof LOG_LEVELS)[number],
         // Its own handlers (below): exit 0 after the drain, a line for a second signal.
         drainOnSignals: false,

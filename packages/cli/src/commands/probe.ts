@@ -37,7 +37,8 @@ Options:
   --warmup <n>          calls before measuring (default 3)
   --samples <n>         calls measured (default 10)
   --budget <ms>         the request budget the call must fit in (default 2000)
-  -H, --header <h>      'name: value' sent on every call; repeatable
+  -H, --header <h>      'name: value' sent on every call; repeatable (not Host
+                        or Content-Length: fetch sets those from the URL)
   --json                print samples, stats and settings as one JSON object
   -h, --help            this help
 `,

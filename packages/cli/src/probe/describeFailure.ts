@@ -75,6 +75,13 @@ export function describeFailure(error: unknown, url: URL, bound?: CallBound): st
   if (socketCode === 'UND_ERR_SOCKET' || socketCode === 'ECONNRESET' || socketCode === 'EPIPE') {
     return `${where} closed the connection before the answer was complete (${message})`
   }
+  // fetch decodes the body as its Content-Encoding says; zlib refusing it
+  // surfaces as fetch's bare "terminated", its cause the only clue.
+  if (typeof socketCode === 'string' && socketCode.startsWith('Z_')) {
+    const cause = (error as { cause?: unknown }).cause
+    const why = cause instanceof Error ? cause.message : message
+    return `${where} sent a body that does not decode as its Content-Encoding says (${socketCode}: ${why})`
+  }
   // undici's HTTP/1.1 parser refused the answer: not an HTTP server (its
   // `code`, HPE_*, is not always set; its name is).
   if (nameOf(error) === 'HTTPParserError') {

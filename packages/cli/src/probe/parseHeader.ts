@@ -5,6 +5,17 @@ import { UsageError } from '../UsageError.js'
 // and refuses from a caller.
 const CLIENT_OWNED = new Set(['transfer-encoding', 'keep-alive', 'upgrade', 'expect'])
 
+// Headers fetch deletes from a caller's request without a word: given, they
+// would be promised "on every call" and never sent — a `Host` would time the
+// default virtual host of the address instead of the one asked for.
+const FETCH_DROPS = new Map([
+  [
+    'host',
+    'fetch sets Host from the URL; put the host name in the URL (map it to the address in /etc/hosts to reach one server)',
+  ],
+  ['content-length', 'fetch sets it (a probe GET has no body)'],
+])
+
 /**
  * `--header 'name: value'` as a [name, value] pair, or a UsageError saying
  * what is wrong. The value is never quoted back: it is often a credential.
@@ -36,6 +47,10 @@ export function parseHeader(text: string): [string, string] {
     throw new UsageError(
       `hourglass probe: --header '${name}' has a character a header value cannot carry (a control character, or one past Latin-1 such as a pasted '…')`,
     )
+  }
+  const dropped = FETCH_DROPS.get(name.toLowerCase())
+  if (dropped !== undefined) {
+    throw new UsageError(`hourglass probe: --header '${name}' cannot be sent: ${dropped}`)
   }
   if (CLIENT_OWNED.has(name.toLowerCase())) {
     throw new UsageError(

@@ -1,0 +1,43 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { afterEach, beforeAll, expect, it } from 'vitest'
+import { runMain } from '../../../test/cli/runMain.js'
+
+// A config whose deadline.defaultMs is at most the gateway's 25 ms reply
+// reserve passes the config schema but is refused by createGateway. The CLI
+// exited 1 ("failed") with createGateway's line about `replyReserveMs`, an
+// option `hourglass gateway` has no flag for, though its README promises a
+// config the gateway rejects is a bad argument: exit 2, naming the field.
+// The gateway refuses before it opens anything, so main() runs in-process.
+
+// The command imports the gateway when it runs: loaded once here, so the
+// test times the command, not the first transform of the gateway's sources.
+beforeAll(async () => {
+  await import('@hourglass/gateway')
+})
+
+let dir: string | undefined
+afterEach(() => {
+  if (dir) rmSync(dir, { recursive: true, force: true })
+  dir = undefined
+})
+
+it('deadline.defaultMs of 20 ms is a bad argument (exit 2) naming the file and the field', async () => {
+  dir = mkdtempSync(join(tmpdir(), 'hourglass-cli-'))
+  const config = join(dir, 'gateway.json')
+  writeFileSync(
+    config,
+    JSON.stringify({
+      providers: { p: { dialect: 'openai', baseURL: 'http://127.0.0.1:9/v1', apiKeys: ['k'] } },
+      models: { m: { fallback: [{ provider: 'p', model: 'x' }] } },
+      deadline: { defaultMs: 20 },
+    }),
+  )
+  const run = await runMain(['gateway', '--config', config, '--port', '0'])
+  expect(run.code).toBe(2)
+  expect(run.stderr.trim().split('\n')).toEqual([
+    `hourglass gateway: ${config}: deadline.defaultMs: must be more than 25 ms, the time the gateway keeps to write its 504 before the deadline (got 20)`,
+  ])
+  expect(run.stdout).toBe('')
+})

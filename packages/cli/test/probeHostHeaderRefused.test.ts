@@ -1,0 +1,34 @@
+import { type FaultServer, faultServer } from '@hourglass/testkit'
+import { afterEach, expect, it } from 'vitest'
+import { runMain } from '../../../test/cli/runMain.js'
+
+// `hourglass probe http://10.0.0.5/ -H 'Host: api.example.com'` (curl's way to
+// reach one virtual host by address) exited 0 with figures, but fetch deletes
+// a caller's Host (and Content-Length) before sending: the probe timed the
+// default virtual host while saying it sent the header on every call. It now
+// refuses such a header as a bad argument, before any call, and says why.
+
+let server: FaultServer | undefined
+afterEach(async () => {
+  await server?.close()
+  server = undefined
+})
+
+it.each([
+  [
+    'Host: api.example.com',
+    /^hourglass probe: --header 'Host' cannot be sent: fetch sets Host from the URL/,
+  ],
+  [
+    'content-length: 3',
+    /^hourglass probe: --header 'content-length' cannot be sent: fetch sets it/,
+  ],
+])("-H '%s' is refused (exit 2, one line) and no call is made", async (header, line) => {
+  server = await faultServer({ type: 'respond', body: 'ok' })
+  const run = await runMain(['probe', server.url, '--warmup', '0', '--samples', '1', '-H', header])
+  expect(run.code).toBe(2)
+  expect(run.stderr).toMatch(line)
+  expect(run.stderr.trim().split('\n')).toHaveLength(1)
+  expect(run.stdout).toBe('')
+  expect(server.records).toHaveLength(0)
+})
