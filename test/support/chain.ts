@@ -1,6 +1,6 @@
 import { isDeadlineExceeded } from '@hourglass/core'
 import { deadline, deadlineErrors } from '@hourglass/express'
-import { createFetch, type LookupFunction } from '@hourglass/fetch'
+import { createConnector, createFetch, type LookupFunction } from '@hourglass/fetch'
 import {
   callModel,
   MemorySideEffectStore,
@@ -11,6 +11,7 @@ import {
 } from '@hourglass/llm'
 import { closedPort, type FaultServer, faultServer, startFakeProvider } from '@hourglass/testkit'
 import express, { type NextFunction, type Request, type Response } from 'express'
+import { Agent } from 'undici'
 import type { CountingClock } from './CountingClock.js'
 import { type FaultKind, isModelFault, modelReply, upstreamFault } from './faultCatalogue.js'
 import { type Listening, listen } from './listen.js'
@@ -33,6 +34,13 @@ export interface ChainOptions {
   watch: ProcessWatch
   /** `maxMs` of the edge; default 10 000. */
   maxMs?: number
+  /**
+   * How long the hops' fetch pools keep an unused connection, ms; default
+   * undici's (here 3 s: the servers' 5 s keep-alive hint less undici's 2 s
+   * margin). `idle()` waits this long after the last request; the chaos run,
+   * which waits for it twice, sets 1 s.
+   */
+  keepAliveMs?: number
 }
 
 /**
@@ -65,6 +73,16 @@ export interface Chain {
   readonly stuckLookups: number
   /** Forget every record kept so far (a soak's bookkeeping must not grow with it). */
   resetRecords(): void
+  /**
+   * Resolves once no hop holds a connection or a request: the edge, the model
+   * service and the fault server have no connection open, and the hops' fetch
+   * pools neither a connection nor an unfinished request (to the fake
+   * provider either). Every piece of work is then over on every hop, and the
+   * pools have let their connections go on their own, at their keep-alive
+   * timeout (`keepAliveMs`). Rejects after `timeoutMs` (default 30 s), naming
+   * what is still held.
+   */
+  idle(timeoutMs?: number): Promise<void>
   /** Close the hops' keep-alive pools and wait until every server has no connection left. */
   closePools(): Promise<void>
   close(): Promise<void>
@@ -106,8 +124,38 @@ export async function startChain(options: ChainOptions): Promise<Chain> {
     }
     callback(null, opts.all ? [{ address: '127.0.0.1', family: 4 }] : '127.0.0.1', 4)
   }
-  const edgeFetch = createFetch({ clock })
-  const serviceFetch = createFetch({ clock, lookup: stuck, dnsTimeoutMs: 200 })
+  // The pools are built here, as createFetch builds its own (its connector, no
+  // header or body timer of undici's), so their keep-alive can be set and
+  // their connections counted.
+  const { keepAliveMs } = options
+  const pool = (connector: Parameters<typeof createConnector>[0]) =>
+    new Agent({
+      connect: createConnector(connector),
+      headersTimeout: 0,
+      bodyTimeout: 0,
+      ...(keepAliveMs === undefined
+        ? {}
+        : { keepAliveTimeout: keepAliveMs, keepAliveMaxTimeout: keepAliveMs }),
+    })
+  const edgePool = pool({ clock })
+  const servicePool = pool({ clock, lookup: stuck, dnsTimeoutMs: 200 })
+  const edgeFetch = createFetch({ clock, dispatcher: edgePool })
+  const serviceFetch = createFetch({
+    clock,
+    lookup: stuck,
+    dnsTimeoutMs: 200,
+    dispatcher: servicePool,
+  })
+  /** Connections a pool holds and requests it has not finished (queued, connecting, sent). */
+  const held = (agent: Agent): [connections: number, requests: number] => {
+    let connections = 0
+    let requests = 0
+    for (const origin of Object.values(agent.stats)) {
+      connections += Number(origin.connected)
+      requests += origin.size ?? 0
+    }
+    return [connections, requests]
+  }
   const adapters: Record<'qwen' | 'ernie', ModelAdapter> = {
     qwen: openAICompatible({
       dialect: 'qwen',
@@ -257,6 +305,19 @@ export async function startChain(options: ChainOptions): Promise<Chain> {
   }, lastResort('edge'))
   const edgeServer = await listen(edge)
   let poolsClosed = false
+  const stillHeld = async () => {
+    const [edgeConnections, edgeRequests] = held(edgePool)
+    const [serviceConnections, serviceRequests] = held(servicePool)
+    return {
+      'edge connections': await edgeServer.connections(),
+      'service connections': await serviceServer.connections(),
+      'fault server connections': upstream.openConnections,
+      'edge fetch connections': edgeConnections,
+      'edge fetch requests': edgeRequests,
+      'service fetch connections': serviceConnections,
+      'service fetch requests': serviceRequests,
+    }
+  }
 
   return {
     edge: edgeServer,
@@ -283,10 +344,33 @@ export async function startChain(options: ChainOptions): Promise<Chain> {
       for (const m of [effectRuns, serviceReceipts, upstreamSettledAt, badGateways]) m.clear()
       errors.length = 0
     },
+    async idle(timeoutMs = 30_000) {
+      const started = performance.now()
+      let timer: NodeJS.Timeout | undefined
+      try {
+        // The fault server says when its last connection closes (mostly the
+        // last to); the rest is counted from then on.
+        await Promise.race([
+          upstream.idle(),
+          new Promise<void>((resolve) => {
+            timer = setTimeout(resolve, timeoutMs)
+          }),
+        ])
+      } finally {
+        clearTimeout(timer)
+      }
+      const total = async () => Object.values(await stillHeld()).reduce((sum, n) => sum + n, 0)
+      const left = Math.max(0, timeoutMs - (performance.now() - started))
+      await until(async () => (await total()) === 0, left, '').catch(async () => {
+        throw new Error(
+          `timed out after ${timeoutMs} ms waiting for every hop to let go, still held: ${JSON.stringify(await stillHeld())}`,
+        )
+      })
+    },
     async closePools() {
       if (poolsClosed) return
       poolsClosed = true
-      await Promise.all([edgeFetch.close(), serviceFetch.close()])
+      await Promise.all([edgePool.close(), servicePool.close()])
       const open = async () =>
         (await edgeServer.connections()) +
         (await serviceServer.connections()) +
@@ -296,7 +380,9 @@ export async function startChain(options: ChainOptions): Promise<Chain> {
     async close() {
       await edgeServer.close()
       await serviceServer.close()
-      if (!poolsClosed) await Promise.all([edgeFetch.close(), serviceFetch.close()])
+      // Destroyed, not closed: a pool's close() waits for its requests, and a
+      // test that failed on a request never stopped would hang here too.
+      await Promise.all([edgePool.destroy(), servicePool.destroy()])
       await Promise.all([upstream.close(), provider.close()])
     },
   }
