@@ -158,7 +158,9 @@ export async function run({ quick, log }) {
           'leaves (WeakRefs, finalization-registry entries, signals): 0.79–0.84× of raw in those runs. With a ' +
           'process per client: 0.90–1.06× in four runs of this section and 0.82–0.93× in three full runs, always ' +
           '0.93–1.03× of that floor. Raw itself climbs from round to round (see the rounds below), so a single ' +
-          'run moves by several percent either way.',
+          'run moves by several percent either way. On 2026-12-02 the machine was noisier still: a full run gave ' +
+          '0.83× of raw and 0.85× of that floor, raw spanning 7,677–15,986 req/s between its rounds and its own ' +
+          'CPU per call 64–132 µs; this section alone, run right after, 1.26× of raw.',
         'Every client process enables the one AsyncLocalStorage of Hourglass before it starts, as a service with ' +
           '`deadline()` in front has it: on Node 20, once enabled, it adds work to every promise of the process ' +
           '(~13 % of the instructions of a raw `undici.request` call: 740k without it, 849k with it), and every ' +
