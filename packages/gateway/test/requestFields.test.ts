@@ -105,7 +105,7 @@ const SAMPLES: Record<string, Sample> = {
   prompt_cache_key: { value: 'cache-1' },
   prompt_cache_retention: { value: '24h' },
   service_tier: { value: 'flex' },
-  store: { value: false },
+  store: { value: true },
   metadata: { value: { team: 'search' } },
   modalities: { value: ['text'] },
   prediction: { value: { type: 'content', content: 'draft' } },

@@ -289,6 +289,15 @@ describe('extra Chat Completions fields (request.extra)', () => {
       'claude',
     ).body as Record<string, unknown>
 
+  it("accepts OpenAI's own defaults that clients send explicitly (penalties 0, store false), sending none of them; refuses any other value", () => {
+    const body = build({ frequency_penalty: 0, presence_penalty: 0, store: false })
+    for (const field of ['frequency_penalty', 'presence_penalty', 'store']) {
+      expect(body).not.toHaveProperty(field)
+    }
+    expect(() => build({ presence_penalty: 0.5 })).toThrow(/presence_penalty/)
+    expect(() => build({ store: true })).toThrow(/store/)
+  })
+
   it('translates tool_choice, parallel_tool_calls: false and user; accepts the defaults', () => {
     expect(build({ tool_choice: 'required' })['tool_choice']).toEqual({ type: 'any' })
     expect(build({ tool_choice: 'none' })['tool_choice']).toEqual({ type: 'none' })

@@ -278,6 +278,11 @@ describe('extra Chat Completions fields (request.extra)', () => {
     gemini.buildRequest({ messages: [{ role: 'user', content: 'hi' }], maxTokens: 10, extra }, 'g')
       .body as Record<string, unknown>
 
+  it("accepts store: false, OpenAI's default that clients send explicitly, sending nothing; refuses store: true", () => {
+    expect(build({ store: false })).not.toHaveProperty('store')
+    expect(() => build({ store: true })).toThrow(/store/)
+  })
+
   it('up to 5 stop sequences are sent; more throws naming stop', () => {
     const withStop = (n: number) =>
       gemini.buildRequest(

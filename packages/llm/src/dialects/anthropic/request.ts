@@ -91,8 +91,9 @@ export function buildAnthropicRequest(request: ChatRequest, model: string): Buil
  * The client's other Chat Completions fields: translated where Anthropic has
  * an equivalent (`tool_choice`, `parallel_tool_calls: false`, `user` and
  * `safety_identifier`), kept when they ask for Anthropic's default (`n: 1`,
- * `response_format` text, `modalities`, `logprobs: false`, `stream_options`
- * without obfuscation); any other throws naming it, so none is dropped silently.
+ * `response_format` text, `modalities`, `logprobs: false`, penalties of 0,
+ * `store: false`, `stream_options` without obfuscation); any other throws
+ * naming it, so none is dropped silently.
  */
 function applyExtra(extra: Record<string, unknown>, body: Record<string, unknown>): void {
   let toolChoice: Record<string, unknown> | undefined
@@ -150,6 +151,10 @@ function isDefault(field: string, value: unknown): boolean {
   if (field === 'logprobs') return value === false
   if (field === 'modalities') return Array.isArray(value) && value.every((m) => m === 'text')
   if (field === 'response_format') return (value as { type?: unknown }).type === 'text'
+  // OpenAI's own defaults, which clients (LangChain's ChatOpenAI among them)
+  // send explicitly on every request: no penalty, nothing stored.
+  if (field === 'frequency_penalty' || field === 'presence_penalty') return value === 0
+  if (field === 'store') return value === false
   return false
 }
 

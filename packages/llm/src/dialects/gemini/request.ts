@@ -144,7 +144,7 @@ const GENERATION_FIELDS: Readonly<Record<string, string>> = {
  * OpenAPI's subset and refuses `additionalProperties`; `tool_choice` →
  * `toolConfig`; `seed`, penalties), kept when they ask for Gemini's default
  * (`n: 1`, `parallel_tool_calls: true`, text `modalities`, `logprobs: false`,
- * `stream_options` without obfuscation); any other throws naming it, so none
+ * `store: false`, `stream_options` without obfuscation); any other throws naming it, so none
  * is dropped silently.
  */
 function applyExtra(
@@ -228,6 +228,8 @@ function isDefault(field: string, value: unknown): boolean {
   if (field === 'logprobs') return value === false
   if (field === 'modalities') return Array.isArray(value) && value.every((m) => m === 'text')
   if (field === 'parallel_tool_calls') return value === true
+  // OpenAI's default, which clients send explicitly: nothing stored.
+  if (field === 'store') return value === false
   return false
 }
 
