@@ -206,7 +206,10 @@ export function traceHandlers(sdkTracer: Tracer): Handlers {
             [ATTR_DEADLINE_SLICE_OUTCOME]: m.outcome,
           }),
         )
-        if (m.outcome === 'exceeded') {
+        if (m.outcome === 'exceeded' || m.outcome === 'observed') {
+          // Ran over. In dark mode (`observed`) nothing was done: the event
+          // says so, as a request's observed expiry does, and the status stays unset.
+          const observed = m.outcome === 'observed'
           span.addEvent(
             EVENT_DEADLINE_EXCEEDED,
             defined({
@@ -214,23 +217,13 @@ export function traceHandlers(sdkTracer: Tracer): Handlers {
               [ATTR_DEADLINE_SLICE]: m.slice,
               [ATTR_DEADLINE_SLICE_ALLOTTED_MS]: ms(m.allottedMs),
               [ATTR_DEADLINE_SLICE_USED_MS]: ms(m.usedMs),
+              [ATTR_DEADLINE_ACTION]: observed ? 'observed' : undefined,
             }),
           )
-          span.setAttribute(ATTR_ERROR_TYPE, 'DEADLINE_EXCEEDED')
-          span.setStatus({ code: SpanStatusCode.ERROR, message: `slice "${m.slice}" ran out` })
-        } else if (m.outcome === 'observed') {
-          // Dark mode: the slice ran over and nothing was done. The event says
-          // so, as a request's observed expiry does; the status stays unset.
-          span.addEvent(
-            EVENT_DEADLINE_EXCEEDED,
-            defined({
-              [ATTR_DEADLINE_STAGE]: 'slice',
-              [ATTR_DEADLINE_SLICE]: m.slice,
-              [ATTR_DEADLINE_SLICE_ALLOTTED_MS]: ms(m.allottedMs),
-              [ATTR_DEADLINE_SLICE_USED_MS]: ms(m.usedMs),
-              [ATTR_DEADLINE_ACTION]: 'observed',
-            }),
-          )
+          if (!observed) {
+            span.setAttribute(ATTR_ERROR_TYPE, 'DEADLINE_EXCEEDED')
+            span.setStatus({ code: SpanStatusCode.ERROR, message: `slice "${m.slice}" ran out` })
+          }
         } else if (m.outcome === 'failed') {
           span.setAttribute(ATTR_ERROR_TYPE, errorType(m.error))
           span.setStatus({ code: SpanStatusCode.ERROR, message: `slice "${m.slice}" failed` })
