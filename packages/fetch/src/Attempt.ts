@@ -73,6 +73,11 @@ export class Attempt {
   state: State = 'queued'
   bytesReceived = 0
   statusCode: number | undefined
+  /**
+   * The `Location` a 3xx answer carried (createFetch names it when fetch
+   * cannot follow the redirect). Read only for a 3xx: nothing on a 2xx.
+   */
+  location: string | undefined
   headerMs: number | undefined
   /** Why the attempt was stopped by us (phase limit, deadline, caller); undefined otherwise. */
   reason: unknown

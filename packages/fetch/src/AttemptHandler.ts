@@ -111,6 +111,7 @@ abstract class AttemptPhases {
   /** Final response headers; false = swallowed (retried), nothing reaches the inner handler. */
   protected headers(status: number, header: HeaderLookup): boolean {
     this.attempt.statusCode = status
+    if (status >= 300 && status < 400) this.attempt.location = header('location')
     this.attempt.enter('body')
     if (this.hooks.beforeResponse?.(status, header, this.attempt)) {
       this.swallow = true

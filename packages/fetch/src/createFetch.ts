@@ -16,6 +16,7 @@ import { type ConnectorOptions, connectorFor } from './createConnector.js'
 import { FETCH_ATTEMPT, type FetchAttempt, interceptorFor } from './deadlineInterceptor.js'
 import { hasHeader, isRepeatable } from './dispatchHeaders.js'
 import { BodyNotReadError } from './errors/BodyNotReadError.js'
+import { RedirectWithStreamBodyError } from './errors/RedirectWithStreamBodyError.js'
 import { TooManyRedirectsError } from './errors/TooManyRedirectsError.js'
 import { OutboundCall, type OutboundCallInit, type SendResult } from './OutboundCall.js'
 import { FETCH_OPTION_NAMES, mergeRetry, type RetryOptions, resolveOptions } from './options.js'
@@ -175,7 +176,11 @@ export function createFetch(
       // without can be sent again as it is.
       response = await undiciFetch(input, fetchInit)
     } catch (thrown) {
-      const error = attempt?.reason ?? attempt?.error ?? unwrap(thrown, carrier.hops)
+      const error =
+        attempt?.reason ??
+        attempt?.error ??
+        refusedRedirect(thrown, attempt, outbound.init.replayable, init, input) ??
+        unwrap(thrown, carrier.hops)
       attempt?.finish(error)
       const signal = outbound.init.signal
       if (signal?.aborted) throw signal.reason
@@ -303,4 +308,44 @@ function unwrap(error: unknown, hops: number): unknown {
     return new TooManyRedirectsError(Math.max(0, hops - 1), cause)
   }
   return cause
+}
+
+/**
+ * The redirect fetch would not follow because the body is a stream: a 301,
+ * 302, 307 or 308 with a `Location`, under `redirect: 'follow'`, for a body
+ * that cannot be sent again. undici fails it with a bare network error (no
+ * message, no code: the fetch spec's step that refuses it gives no reason),
+ * so it is told by its circumstances — the last hop's answer and the body —
+ * with that empty message as the last check: every other network error
+ * undici returns at a redirect (a bad `Location`, a scheme that is not
+ * HTTP(S), the redirect limit) has one, and keeps it. Read on failure only.
+ */
+function refusedRedirect(
+  thrown: unknown,
+  attempt: Attempt | undefined,
+  replayable: boolean,
+  init: RequestInit,
+  input: RequestInfo,
+): RedirectWithStreamBodyError | undefined {
+  if (replayable || attempt === undefined) return undefined
+  const status = attempt.statusCode
+  const location = attempt.location
+  if (
+    location === undefined ||
+    !(status === 301 || status === 302 || status === 307 || status === 308)
+  ) {
+    return undefined
+  }
+  const mode = init.redirect ?? (input instanceof UndiciRequest ? input.redirect : 'follow')
+  if (mode !== 'follow') return undefined
+  if (!(thrown instanceof TypeError) || thrown.message !== 'fetch failed') return undefined
+  const cause = thrown.cause
+  if (!(cause instanceof Error) || cause.message !== '') return undefined
+  let target = location
+  try {
+    target = new URL(location, attempt.init.url).href
+  } catch {
+    // undici parsed it before it refused (a bad Location fails earlier, with its own message).
+  }
+  return new RedirectWithStreamBodyError(attempt.init.url, status, target, cause)
 }

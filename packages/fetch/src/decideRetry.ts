@@ -10,6 +10,7 @@ import {
 import { isConnectError } from './errors/ConnectError.js'
 import { isDnsError } from './errors/DnsError.js'
 import { isHeadersTimeout } from './errors/HeadersTimeoutError.js'
+import { isRedirectWithStreamBody } from './errors/RedirectWithStreamBodyError.js'
 import { isTooManyRedirects } from './errors/TooManyRedirectsError.js'
 import type { ResolvedRetry } from './options.js'
 
@@ -59,6 +60,8 @@ export type RetryDecision =
  *   (never when the server asks for more than `maxRetryAfterMs`);
  * - a name that does not resolve → never (it is not a refused connect);
  * - more redirects than fetch follows → never (a retry walks the same chain);
+ * - a redirect fetch cannot follow with a stream body → never (a retry
+ *   cannot send the body either);
  * - never when what would be left is under `minBudgetMs`.
  */
 export function decideRetry(outcome: Outcome, state: RetryState): RetryDecision {
@@ -89,6 +92,9 @@ export function decideRetry(outcome: Outcome, state: RetryState): RetryDecision 
   // Before the byte count: whether the last redirect had a body or not, a
   // retry walks the same chain again (the same answer, for the same reason).
   if (isTooManyRedirects(error)) return no('not-retryable')
+  // The body is a stream: no retry could send it either (the redirect's body
+  // bytes, if any, are not this request's answer).
+  if (isRedirectWithStreamBody(error)) return no('body-not-replayable')
   if (error !== undefined && (outcome.bytesReceived > 0 || outcome.afterHeaders)) {
     return no('after-first-byte')
   }

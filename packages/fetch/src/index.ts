@@ -24,6 +24,10 @@ export { DnsTimeoutError, isDnsTimeout } from './errors/DnsTimeoutError.js'
 export { EgressError, type EgressErrorDetails, type EgressPhase } from './errors/EgressError.js'
 export { HeadersTimeoutError, isHeadersTimeout } from './errors/HeadersTimeoutError.js'
 export { isProbeRedirect, ProbeRedirectError } from './errors/ProbeRedirectError.js'
+export {
+  isRedirectWithStreamBody,
+  RedirectWithStreamBodyError,
+} from './errors/RedirectWithStreamBodyError.js'
 export { isTooManyRedirects, TooManyRedirectsError } from './errors/TooManyRedirectsError.js'
 export type { EgressOptions, EmptyReadRetry, LookupFunction, RetryOptions } from './options.js'
 export {
