@@ -19,7 +19,7 @@ Options:
   -h, --help     this help
   -v, --version  print the version
 
-Run 'hourglass <command> --help' for a command's options.
+Run 'hourglass help <command>' (or '<command> --help') for its options.
 `
 
 /**
@@ -29,10 +29,11 @@ Run 'hourglass <command> --help' for a command's options.
  */
 export async function main(argv: string[], io: Io): Promise<number> {
   const [name, ...rest] = argv
-  if (name === '--help' || name === '-h' || name === 'help') {
+  if (name === '--help' || name === '-h') {
     io.stdout(mainHelp)
     return 0
   }
+  if (name === 'help') return help(rest, io)
   if (name === '--version' || name === '-v') {
     io.stdout(`${cliVersion()}\n`)
     return 0
@@ -61,4 +62,32 @@ export async function main(argv: string[], io: Io): Promise<number> {
     io.stderr(`hourglass ${name}: ${message.split('\n')[0]}\n`)
     return 1
   }
+}
+
+/**
+ * `hourglass help [<command>]`: the command's `--help`, word for word (the
+ * top-level help without one). An operator who types `help probe` wants
+ * probe's options, not the list of commands again.
+ */
+function help(args: string[], io: Io): number {
+  const [topic, extra] = args
+  if (topic === undefined || topic === '--help' || topic === '-h') {
+    io.stdout(mainHelp)
+    return 0
+  }
+  const command = commands.find((c) => c.name === topic)
+  if (command === undefined) {
+    io.stderr(
+      `hourglass help: unknown command '${topic}': demo, probe or gateway (see hourglass --help)\n`,
+    )
+    return 2
+  }
+  if (extra !== undefined) {
+    io.stderr(
+      `hourglass help: takes one command, got '${extra}' after '${topic}' (see hourglass ${topic} --help)\n`,
+    )
+    return 2
+  }
+  io.stdout(command.help)
+  return 0
 }
