@@ -172,7 +172,7 @@ export function createGateway(config: unknown, options: GatewayOptions = {}): Ga
 
   const ownRedis =
     options.redis === undefined && valid.redis !== undefined
-      ? createRedisClient(valid.redis, log)
+      ? createRedisClient(valid.redis, log, clock)
       : undefined
   const redis = options.redis ?? ownRedis
   const prefix = valid.redis?.keyPrefix ?? 'hourglass:gateway'

@@ -1,3 +1,4 @@
+import { type Clock, systemClock } from '@hourglass/core'
 import { Redis } from 'ioredis'
 import type { GatewayConfig } from './config/gatewayConfigSchema.js'
 import type { GatewayContext } from './GatewayContext.js'
@@ -11,6 +12,7 @@ import type { GatewayContext } from './GatewayContext.js'
 export function createRedisClient(
   config: NonNullable<GatewayConfig['redis']>,
   log: GatewayContext['log'],
+  clock: Clock = systemClock,
 ): Redis {
   const client = new Redis(config.url, {
     lazyConnect: false,
@@ -18,8 +20,22 @@ export function createRedisClient(
     autoResendUnfulfilledCommands: false,
     commandTimeout: config.commandTimeoutMs,
   })
-  watchStart(client, config.url, log)
+  watchStart(client, config.url, log, clock, startAnswerMs(config.commandTimeoutMs))
   return client
+}
+
+/**
+ * How long a Redis that has not connected may stay silent at start before
+ * the warning: twice `commandTimeoutMs`, at most 2 s. ioredis gives up on
+ * its own only after two unanswered rounds (the client-info commands, then
+ * the INFO of its ready check), each bounded by `commandTimeoutMs` — 2 min
+ * with the largest — and a socket that connects but never answers raises no
+ * other error. 2 s is as long as `startGateway` waits for Redis before it
+ * serves, so the warning comes no later than the first request counted
+ * locally; small timeouts keep the warning as early as ioredis's own error.
+ */
+function startAnswerMs(commandTimeoutMs: number): number {
+  return Math.min(2 * commandTimeoutMs, 2000)
 }
 
 /**
@@ -28,20 +44,40 @@ export function createRedisClient(
  * Later outages are reported by the limits and admission themselves. Only
  * host and port are named: the URL may carry a password.
  */
-function watchStart(client: Redis, url: string, log: GatewayContext['log']): void {
+function watchStart(
+  client: Redis,
+  url: string,
+  log: GatewayContext['log'],
+  clock: Clock,
+  answerMs: number,
+): void {
   let connected = false
   let warned = false
   const where = hostOf(url)
-  // ioredis reports connection errors as events; without a listener they would crash the process.
-  client.on('error', (error: NodeJS.ErrnoException) => {
+  const warn = (why: string) => {
     if (connected || warned) return
     warned = true
+    clock.clearTimeout(silence)
     log('warn', 'redis', {
-      message: `Redis at ${where} is unreachable (${error.code ?? 'error'}): limits and cooldowns are counted on this instance alone (limit / instances) until it connects`,
+      message: `Redis at ${where} is unreachable (${why}): limits and cooldowns are counted on this instance alone (limit / instances) until it connects`,
       redis: 'unreachable',
     })
-  })
+  }
+  // A Redis that accepts the connection and never answers raises no error
+  // for up to twice commandTimeoutMs (see startAnswerMs): the silence is the news.
+  const silence = clock.setTimeout(
+    () =>
+      warn(
+        client.status === 'connect'
+          ? `connected, no answer within ${answerMs} ms`
+          : `no connection within ${answerMs} ms`,
+      ),
+    answerMs,
+  )
+  // ioredis reports connection errors as events; without a listener they would crash the process.
+  client.on('error', (error: NodeJS.ErrnoException) => warn(error.code ?? firstLine(error.message)))
   client.on('ready', () => {
+    clock.clearTimeout(silence)
     if (warned && !connected) {
       log('info', 'redis', {
         message: `Redis at ${where} connected: limits are shared`,
@@ -50,6 +86,15 @@ function watchStart(client: Redis, url: string, log: GatewayContext['log']): voi
     }
     connected = true
   })
+  // disconnect() (the gateway closing) before either: nothing more to say.
+  client.once('end', () => clock.clearTimeout(silence))
+}
+
+/** An error without a code is said by its message ("Command timed out", "NOAUTH …"): one short line. */
+function firstLine(message: string | undefined): string {
+  const line = (message ?? '').split('\n')[0]?.trim() ?? ''
+  if (line === '') return 'error'
+  return line.length > 200 ? `${line.slice(0, 200)}…` : line
 }
 
 function hostOf(url: string): string {
