@@ -48,7 +48,10 @@ export interface RunTurnsOptions {
   tools: Readonly<Record<string, AgentTool>>
   /** The hard circuit breaker: model calls per run. Default 10. */
   maxTurns?: number | undefined
-  /** Where completed tool runs are remembered. Default: `sideEffect`'s in-memory store. */
+  /**
+   * Where completed tool runs are remembered. Default: `sideEffect`'s
+   * in-memory store (the process's last 10 000 completed runs).
+   */
   store?: SideEffectStore | undefined
   /**
    * Bounds the tools (`call` is bounded by its own, usually the same

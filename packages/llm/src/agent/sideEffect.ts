@@ -4,7 +4,11 @@ import { MemorySideEffectStore } from './MemorySideEffectStore.js'
 import type { SideEffectStore } from './SideEffectStore.js'
 
 export interface SideEffectOptions {
-  /** Where completed runs are remembered. Default: one in-memory store shared by the process. */
+  /**
+   * Where completed runs are remembered. Default: one `MemorySideEffectStore`
+   * shared by the process, holding the last 10 000 completed runs (a key
+   * dropped from it runs `fn` again); pass your own for another bound.
+   */
   store?: SideEffectStore | undefined
   /** How long a completed run is remembered, in ms. Default 86 400 000 (24 h); `Infinity` = as long as the store keeps it; 0 = not remembered once done (only concurrent callers share the run). */
   ttlMs?: number | undefined
@@ -22,6 +26,10 @@ export interface SideEffectOptions {
 /** 24 h, as payment APIs keep idempotency keys. */
 export const DEFAULT_SIDE_EFFECT_TTL_MS = 86_400_000
 
+// Bounded (`DEFAULT_MAX_SIDE_EFFECT_ENTRIES`): it lives as long as the
+// process, and unbounded it held every result of the last `ttlMs` (24 h).
+// Runs in progress are in `inFlight`, never in a store, so the bound can
+// never let a second run of a key start while its first is running.
 const defaultStore = new MemorySideEffectStore()
 const inFlight = new WeakMap<SideEffectStore, Map<string, Promise<unknown>>>()
 // Runs that completed but that their store failed to record (Redis down at
