@@ -34,6 +34,9 @@ import { optionError } from './optionError.js'
 import { createRedisClient, redisPassword } from './redisClient.js'
 import { modelNames } from './routing/resolveModel.js'
 
+/** `replyReserveMs` when none is given: time kept back to write the OpenAI-shaped 504, in ms. */
+export const DEFAULT_REPLY_RESERVE_MS = 25
+
 export interface GatewayOptions {
   /**
    * Where logs go: your pino logger (the gateway logs through a child that
@@ -133,14 +136,18 @@ export function createGateway(config: unknown, options: GatewayOptions = {}): Ga
   // Checked before anything is opened (Redis, sockets): a bad option leaves nothing running.
   const drainTimeoutMs = msOption('drainTimeoutMs', options.drainTimeoutMs, 10_000)
   const maxBodyBytes = bytesOption('maxBodyBytes', options.maxBodyBytes, 4 * 1024 * 1024)
-  const replyReserveMs = msOption('replyReserveMs', options.replyReserveMs, 25)
+  const replyReserveMs = msOption(
+    'replyReserveMs',
+    options.replyReserveMs,
+    DEFAULT_REPLY_RESERVE_MS,
+  )
   if (replyReserveMs >= valid.deadline.defaultMs) {
     // The handler's deadline is the request's less this: as large as the
     // default budget, every request that names no budget would be a 504 at 0 ms.
     throw optionError(
       'createGateway',
       'replyReserveMs',
-      `less than the config's deadline.defaultMs (${valid.deadline.defaultMs} ms)${options.replyReserveMs === undefined ? '; its default is 25 ms, so set it lower or raise deadline.defaultMs' : ''}`,
+      `less than the config's deadline.defaultMs (${valid.deadline.defaultMs} ms)${options.replyReserveMs === undefined ? `; its default is ${DEFAULT_REPLY_RESERVE_MS} ms, so set it lower or raise deadline.defaultMs` : ''}`,
       replyReserveMs,
     )
   }

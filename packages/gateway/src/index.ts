@@ -11,7 +11,12 @@ export type {
 } from './config/gatewayConfigSchema.js'
 export { loadGatewayConfig } from './config/loadGatewayConfig.js'
 export { type ParseGatewayConfigOptions, parseGatewayConfig } from './config/parseGatewayConfig.js'
-export { createGateway, type GatewayOptions, type GatewayRouter } from './createGateway.js'
+export {
+  createGateway,
+  DEFAULT_REPLY_RESERVE_MS,
+  type GatewayOptions,
+  type GatewayRouter,
+} from './createGateway.js'
 export { type ErrorReply, errorReply } from './http/errorReply.js'
 export { GatewayRequestError, isGatewayRequestError } from './http/GatewayRequestError.js'
 export type { RedisState } from './http/health.js'

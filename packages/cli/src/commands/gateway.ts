@@ -6,9 +6,6 @@ import { UsageError } from '../UsageError.js'
 
 const LOG_LEVELS = ['debug', 'info', 'warn', 'error'] as const
 
-/** The gateway's own default replyReserveMs, passed explicitly so the check below judges the value used. */
-const REPLY_RESERVE_MS = 25
-
 export const gatewayCommand: Command = {
   name: 'gateway',
   summary: 'an OpenAI-compatible gateway over your providers (@hourglass/gateway)',
@@ -88,9 +85,8 @@ A flag wins over its environment variable.
     if (isIP(host) === 0) await checkResolves(host)
     // Imported when used: the gateway package (and what it pulls in) costs the
     // other commands nothing.
-    const { isGatewayConfigError, loadGatewayConfig, startGateway } = await import(
-      '@hourglass/gateway'
-    )
+    const { DEFAULT_REPLY_RESERVE_MS, isGatewayConfigError, loadGatewayConfig, startGateway } =
+      await import('@hourglass/gateway')
     let running: Awaited<ReturnType<typeof startGateway>>
     try {
       const config = await loadGatewayConfig(configPath)
@@ -98,9 +94,9 @@ A flag wins over its environment variable.
       // keeps to write its 504 (replyReserveMs, which this command has no
       // flag for): said as the config field it is, like the schema's problems.
       const defaultMs = config.deadline.defaultMs
-      if (defaultMs <= REPLY_RESERVE_MS) {
+      if (defaultMs <= DEFAULT_REPLY_RESERVE_MS) {
         io.stderr(
-          `hourglass gateway: ${configPath}: deadline.defaultMs: must be more than ${REPLY_RESERVE_MS} ms, the time the gateway keeps to write its 504 before the deadline (got ${defaultMs})\n`,
+          `hourglass gateway: ${configPath}: deadline.defaultMs: must be more than ${DEFAULT_REPLY_RESERVE_MS} ms, the time the gateway keeps to write its 504 before the deadline (got ${defaultMs})\n`,
         )
         return 2
       }
@@ -109,7 +105,7 @@ A flag wins over its environment variable.
         port,
         host,
         drainTimeoutMs,
-        replyReserveMs: REPLY_RESERVE_MS,
+        replyReserveMs: DEFAULT_REPLY_RESERVE_MS,
         logLevel: logLevel as (typeof LOG_LEVELS)[number],
         // Its own handlers (below): exit 0 after the drain, a line for a second signal.
         drainOnSignals: false,
