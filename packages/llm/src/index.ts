@@ -68,7 +68,12 @@ export {
   withRepair,
 } from './agent/withRepair.js'
 // Cost
-export { CostBudget, type CostBudgetOptions, type ModelPrice } from './budget/CostBudget.js'
+export {
+  CostBudget,
+  type CostBudgetOptions,
+  type CostReservation,
+  type ModelPrice,
+} from './budget/CostBudget.js'
 export { estimatePromptTokens } from './budget/estimatePromptTokens.js'
 export type { AttemptRecord } from './call/AttemptRecord.js'
 export type {

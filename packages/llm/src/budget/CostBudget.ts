@@ -24,20 +24,25 @@ export interface CostBudgetOptions {
 }
 
 /**
- * Money as a budget, like time: checked before every attempt
- * (`assertCanSpend(estimate(model, request))`), recorded after from the usage
- * the provider reports — or, for an attempt that failed after the provider
- * took it (and so may bill it), from an estimate (`recordEstimate`).
+ * Money as a budget, like time: checked before every attempt, recorded
+ * after from the usage the provider reports — or, for an attempt that failed
+ * after the provider took it (and so may bill it), from an estimate
+ * (`recordEstimate`).
  *
- * Not a reservation system: two attempts checked concurrently against the
- * same budget may both pass and together overshoot by at most their
- * estimates. Share one budget per call (or per turn) to keep that bounded.
+ * `callModel` holds each attempt's estimate (`reserve`) from the check until
+ * its cost is recorded, so attempts in flight at once on one budget (parallel
+ * calls of an agent, one budget per tenant) cannot together spend past the
+ * limit: each is checked against what is spent plus what the others hold.
+ * Without the hold, ten concurrent calls each estimated at the whole limit
+ * all passed, and spent ten times it.
  */
 export class CostBudget {
   readonly limitUsd: number
   readonly #prices: Readonly<Record<string, ModelPrice>>
   readonly #allowUnpriced: boolean
   #spentUsd = 0
+  #reservedUsd = 0
+  #reservations = 0
 
   constructor(options: CostBudgetOptions) {
     if (typeof options?.prices !== 'object' || options.prices === null) {
@@ -67,9 +72,14 @@ export class CostBudget {
     return this.#spentUsd
   }
 
-  /** USD left; never negative. */
+  /** USD left, not counting what attempts in flight hold (`reservedUsd`); never negative. */
   get remainingUsd(): number {
     return Math.max(0, this.limitUsd - this.#spentUsd)
+  }
+
+  /** USD held by attempts in flight: their estimates, until their cost is recorded. */
+  get reservedUsd(): number {
+    return this.#reservedUsd
   }
 
   /**
@@ -82,19 +92,47 @@ export class CostBudget {
     return cost(price, estimatePromptTokens(request), request.maxTokens)
   }
 
-  /** Throws `BudgetExceededError` when `estimateUsd` does not fit in what is left. Sends nothing. */
+  /**
+   * Throws `BudgetExceededError` when `estimateUsd` does not fit in what is
+   * left once the attempts in flight have what they hold. Sends nothing.
+   */
   assertCanSpend(estimateUsd: number): void {
     if (typeof estimateUsd !== 'number' || !(estimateUsd >= 0)) {
       throw optionError('CostBudget: an estimate', 'a number ≥ 0', estimateUsd)
     }
     // Within float rounding of the limit is at it: 0.1 spent + 0.2 estimated
     // is 0.30000000000000004 in binary, and must fit a 0.3 limit.
-    if (this.#spentUsd + estimateUsd - this.limitUsd > ROUNDING_USD) {
+    if (this.#spentUsd + this.#reservedUsd + estimateUsd - this.limitUsd > ROUNDING_USD) {
       throw new BudgetExceededError({
         limitUsd: this.limitUsd,
         spentUsd: this.#spentUsd,
+        reservedUsd: this.#reservedUsd,
         estimateUsd,
       })
+    }
+  }
+
+  /**
+   * `assertCanSpend(estimateUsd)`, then holds `estimateUsd` until the
+   * reservation is released, so every other check counts it meanwhile.
+   * Record the attempt's cost (`record`, `recordEstimate`) before releasing,
+   * never after: in between, the attempt's money would be neither held nor
+   * spent. `release()` gives the hold back once; later calls do nothing.
+   */
+  reserve(estimateUsd: number): CostReservation {
+    this.assertCanSpend(estimateUsd)
+    this.#reservedUsd += estimateUsd
+    this.#reservations++
+    let held = true
+    return {
+      usd: estimateUsd,
+      release: () => {
+        if (!held) return
+        held = false
+        // Back to exactly 0 when nothing is held: sums and differences of
+        // floats leave crumbs (1e-18) that would otherwise stay for ever.
+        this.#reservedUsd = --this.#reservations === 0 ? 0 : this.#reservedUsd - estimateUsd
+      },
     }
   }
 
@@ -130,6 +168,14 @@ export class CostBudget {
     if (this.#allowUnpriced) return { inputPerMTok: 0, outputPerMTok: 0 }
     throw new UnknownPriceError(model)
   }
+}
+
+/** An attempt's estimate, held against a `CostBudget` until `release()`. */
+export interface CostReservation {
+  /** What is held, in USD. */
+  readonly usd: number
+  /** Gives the hold back; once (later calls do nothing). */
+  release(): void
 }
 
 /**

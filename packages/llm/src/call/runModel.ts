@@ -97,10 +97,20 @@ export async function runModel(
       }
     }
     const budget = options.limits?.budget
-    if (budget !== undefined) budget.assertCanSpend(budget.estimate(adapter.model, request))
+    // The estimate is held from this check until the attempt's cost is
+    // recorded (each exit below releases it), so calls in flight at once on
+    // one budget are each checked against what the others may spend.
+    const reservation = budget?.reserve(budget.estimate(adapter.model, request))
 
-    const admitted = await admit(state, adapter, request, later)
+    let admitted: Awaited<ReturnType<typeof admit>>
+    try {
+      admitted = await admit(state, adapter, request, later)
+    } catch (thrown) {
+      reservation?.release()
+      throw thrown
+    }
     if (admitted.kind === 'refused') {
+      reservation?.release()
       const { error: refused, reason } = admitted
       const failure = { ...base, attempts: attempt, cause: refused, reason }
       return hasFallback ? { kind: 'fallback', failure } : { kind: 'fail', failure, error: refused }
@@ -200,9 +210,13 @@ export async function runModel(
       // through as it is; a cut by anything else comes back as a failure,
       // charged below the same way): charged before the record, which
       // carries the cost.
-      if (budget !== undefined) {
-        const billed = billedOf(received, send)
-        state.costUsd += chargeBilledFailure(budget, adapter.model, request, billed)
+      try {
+        if (budget !== undefined) {
+          const billed = billedOf(received, send)
+          state.costUsd += chargeBilledFailure(budget, adapter.model, request, billed)
+        }
+      } finally {
+        reservation?.release()
       }
       // Stopped (the deadline, an abort) or cut after the first token: a
       // count by kind would miss the attempt without one.
@@ -225,10 +239,15 @@ export async function runModel(
     const latencyMs = clock.now() - started
     if (result.ok) {
       const { response } = result
+      // Charged before anything is awaited: the hold ends only once the cost is spent.
+      try {
+        if (budget !== undefined)
+          state.costUsd += chargeAnswer(budget, adapter.model, request, response)
+      } finally {
+        reservation?.release()
+      }
       await permit?.report({ ok: true, latencyMs })
       retryBudget?.recordSuccess()
-      if (budget !== undefined)
-        state.costUsd += chargeAnswer(budget, adapter.model, request, response)
       record({
         decision: 'success',
         status: result.status,
@@ -243,9 +262,13 @@ export async function runModel(
     const error: ProviderError = result.error
     // A 2xx cut while read, or a stream that took the request then sent no
     // token: billed by the provider, so charged (the records below carry it).
-    if (budget !== undefined) {
-      const billed = billedBy(error, received?.answered)
-      state.costUsd += chargeBilledFailure(budget, adapter.model, request, billed)
+    try {
+      if (budget !== undefined) {
+        const billed = billedBy(error, received?.answered)
+        state.costUsd += chargeBilledFailure(budget, adapter.model, request, billed)
+      }
+    } finally {
+      reservation?.release()
     }
     // A rate limit or overload by the one test admission and `decideRetry`
     // apply too (`limitKindOf`), so the wait asked for here is the cooldown

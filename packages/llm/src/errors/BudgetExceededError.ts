@@ -5,6 +5,8 @@ export interface BudgetExceededDetails {
   limitUsd: number
   /** What had been spent before this attempt, in USD. */
   spentUsd: number
+  /** What other attempts in flight held (their estimates), in USD; 0 when none. */
+  reservedUsd?: number | undefined
   /** What the refused attempt was estimated to cost, in USD. */
   estimateUsd: number
   cause?: unknown
@@ -19,18 +21,25 @@ export class BudgetExceededError extends HourglassError {
   static readonly code = 'BUDGET_EXCEEDED'
   readonly limitUsd: number
   readonly spentUsd: number
+  readonly reservedUsd: number
   readonly estimateUsd: number
 
   constructor(details: BudgetExceededDetails) {
     super(
       BudgetExceededError.code,
-      `cost budget exceeded: ${usd(details.spentUsd)} spent + ${usd(details.estimateUsd)} estimated > ${usd(details.limitUsd)} limit; the attempt was not sent`,
+      `cost budget exceeded: ${usd(details.spentUsd)} spent + ${held(details.reservedUsd)}${usd(details.estimateUsd)} estimated > ${usd(details.limitUsd)} limit; the attempt was not sent`,
       details.cause === undefined ? undefined : { cause: details.cause },
     )
     this.limitUsd = details.limitUsd
     this.spentUsd = details.spentUsd
+    this.reservedUsd = details.reservedUsd ?? 0
     this.estimateUsd = details.estimateUsd
   }
+}
+
+/** The attempts in flight's share of the message; nothing when they hold nothing. */
+function held(reservedUsd: number | undefined): string {
+  return reservedUsd ? `${usd(reservedUsd)} held by attempts in flight + ` : ''
 }
 
 function usd(value: number): string {
