@@ -35,7 +35,8 @@ export function gateClientRetry(
   if (scope.clientRetry === 0 || scope.retryCharge !== undefined) return models
   const spent: string[] = []
   for (const [i, adapter] of models.entries()) {
-    const budget = retryBudgets.get(adapter.name)
+    // The bucket callModel charges this provider's own retries to.
+    const budget = retryBudgets.forProvider(adapter)
     if (!budget.canRetry()) {
       metrics.clientRetry(adapter.name, 'refused')
       spent.push(adapter.name)

@@ -50,7 +50,7 @@ describe('SDK retries and the retry budget', () => {
     for (let i = 0; i < 4; i++) statuses.push((await post('1')).status)
     expect(statuses).toEqual([502, 502, 502, 503])
     expect(p.fake.requests).toHaveLength(3)
-    expect(retryBudgets.get('p').tokens).toBe(4)
+    expect(retryBudgets.forProvider({ name: 'p', baseURL: p.fake.baseURL }).tokens).toBe(4)
     const refused = await post('2')
     expect(refused.status).toBe(503)
     expect(refused.headers.get('x-should-retry')).toBe('false')
@@ -85,7 +85,7 @@ describe('SDK retries and the retry budget', () => {
     )
     // First attempts are never gated, and cost nothing.
     for (const count of [undefined, '0', 'abc']) expect((await post(count)).status).toBe(200)
-    expect(retryBudgets.get('p').tokens).toBe(4)
+    expect(retryBudgets.forProvider({ name: 'p', baseURL: p.fake.baseURL }).tokens).toBe(4)
     // Answered: charged, then refunded. Before, three of these left the
     // budget at half and the fourth retry — of anyone — was refused.
     for (let i = 0; i < 6; i++) expect((await post('1')).status).toBe(200)
@@ -104,8 +104,8 @@ describe('SDK retries and the retry budget', () => {
     })
     expect(spent.status).toBe(504)
     expect(p.fake.requests).toHaveLength(15)
-    expect(retryBudgets.get('p').tokens).toBe(4)
-    expect(retryBudgets.get('p').canRetry()).toBe(true)
+    expect(retryBudgets.forProvider({ name: 'p', baseURL: p.fake.baseURL }).tokens).toBe(4)
+    expect(retryBudgets.forProvider({ name: 'p', baseURL: p.fake.baseURL }).canRetry()).toBe(true)
   })
 
   it('a retry refused by a spent provider goes to the next provider of the list', async () => {
@@ -114,7 +114,7 @@ describe('SDK retries and the retry budget', () => {
     fakes.push(a.fake, b.fake)
     b.fake.setReply(reply.text('from b'))
     const retryBudgets = new RetryBudgetRegistry({ maxTokens: 2 })
-    retryBudgets.get('a').recordFailure()
+    retryBudgets.forProvider({ name: 'a', baseURL: a.fake.baseURL }).recordFailure()
     harness = await startHarness(
       {
         providers: { a: a.entry, b: b.entry },
@@ -128,7 +128,7 @@ describe('SDK retries and the retry budget', () => {
     expect(res.headers.get('x-hourglass-provider')).toBe('b')
     expect(a.fake.requests).toHaveLength(0)
     // Charged where it went (and refunded: it was answered).
-    expect(retryBudgets.get('b').tokens).toBe(2)
+    expect(retryBudgets.forProvider({ name: 'b', baseURL: b.fake.baseURL }).tokens).toBe(2)
     const page = await (await fetch(`${harness.url}/metrics`)).text()
     expect(page).toMatch(
       /hourglass_gateway_client_retries_total\{provider="b",outcome="admitted"\} 1/,
@@ -158,7 +158,7 @@ describe('SDK retries and the retry budget', () => {
     expect(p.fake.requests).toHaveLength(2)
     // The provider's 500 (a retryable failure): 1 token; the client's retry
     // was charged one and, answered, refunded it; one success back.
-    expect(retryBudgets.get('p').tokens).toBeCloseTo(9.1)
+    expect(retryBudgets.forProvider({ name: 'p', baseURL: p.fake.baseURL }).tokens).toBeCloseTo(9.1)
     const lines = harness.logs.filter((l) => l.event === 'request')
     expect(lines.map((l) => l['status'])).toEqual([502, 200])
   })

@@ -51,7 +51,7 @@ export async function runModel(
 ): Promise<ModelOutcome> {
   const { options, deadline, signal, clock, admission, retry } = state
   const hasFallback = later.length > 0
-  const retryBudget = state.retryBudgets?.get(adapter.name)
+  const retryBudget = state.retryBudgets?.forProvider(adapter)
   const maxAttempts = clampAttempts(retry.maxAttempts)
   let attempt = 0
   let overloads = 0

@@ -16,6 +16,20 @@ export class RetryBudgetRegistry {
     this.#options = { ...options }
   }
 
+  /**
+   * The budget of the provider an adapter sends to: its name and base URL,
+   * as admission keys its cooldowns. By name alone, every
+   * `openAICompatible` adapter (all named `openai` unless given a `name`)
+   * shared one bucket: a failing self-hosted endpoint drained the retries
+   * of the calls to OpenAI itself. `callModel` takes its budgets this way.
+   */
+  forProvider(target: {
+    readonly name: string
+    readonly baseURL?: string | undefined
+  }): RetryBudget {
+    return this.get(target.baseURL ? `${target.name} ${target.baseURL}` : target.name)
+  }
+
   /** The budget for `provider` (any stable name: `openai`, `anthropic`, a base URL…). */
   get(provider: string): RetryBudget {
     let budget = this.#budgets.get(provider)
@@ -26,7 +40,7 @@ export class RetryBudgetRegistry {
     return budget
   }
 
-  /** Providers seen so far. */
+  /** Providers seen so far (their keys: a name, or `forProvider`'s name and base URL). */
   providers(): string[] {
     return [...this.#budgets.keys()]
   }

@@ -213,7 +213,7 @@ describe('an undici InvalidArgumentError while sending is not retried', () => {
     ])
     expect(records[0]?.reason).toMatch(/not retryable/)
     expect(fake.requests).toHaveLength(0) // nothing ever left
-    expect(budgets.get('primary').tokens).toBe(budgets.get('backup').tokens)
+    expect(budgets.forProvider(primary).tokens).toBe(budgets.forProvider(backup).tokens)
   })
 
   it('with no other model: one attempt, a ModelUnavailableError whose cause says why', async () => {

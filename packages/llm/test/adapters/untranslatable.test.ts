@@ -49,7 +49,7 @@ describe('a request the adapter cannot translate', () => {
       expect(records).toHaveLength(1)
       expect(records[0]).toMatchObject({ decision: 'fail', errorClass: 'InvalidChatRequestError' })
       expect(records[0]?.errorKind).toBeUndefined()
-      const budget = budgets.get('anthropic')
+      const budget = budgets.forProvider(claude)
       expect(budget.tokens).toBe(budget.maxTokens)
     },
   )

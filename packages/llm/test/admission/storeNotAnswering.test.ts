@@ -9,6 +9,7 @@ import {
 } from '@hourglass/testkit'
 import { Redis } from 'ioredis'
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
+import type { ModelAdapter } from '../../src/adapters/ModelAdapter.js'
 import { openAICompatible } from '../../src/adapters/openAICompatible.js'
 import { Admission } from '../../src/admission/Admission.js'
 import { ProviderLimits } from '../../src/admission/ProviderLimits.js'
@@ -192,10 +193,14 @@ describe.skipIf(!available)(
           call?.result ?? callModel({ ...options, request: { messages, maxTokens: 5 } })
         ).catch((e: unknown) => e)
         await extending
-        return { fake, clock, deadline, records, ended, cancel: call?.cancel }
+        return { fake, model, clock, deadline, records, ended, cancel: call?.cancel }
       }
 
-      const expectOneRecordOfThe429 = (records: AttemptRecord[], kind: string) => {
+      const expectOneRecordOfThe429 = (
+        records: AttemptRecord[],
+        kind: string,
+        model: ModelAdapter,
+      ) => {
         expect(records).toHaveLength(1)
         expect(records[0]).toMatchObject({
           attempt: 1,
@@ -210,35 +215,35 @@ describe.skipIf(!available)(
           [429, 'rate_limited', 'fail'],
         ])
         // The provider's failure counts against its retry budget too.
-        expect(defaultRetryBudgets().get('held').tokens).toBe(9)
+        expect(defaultRetryBudgets().forProvider(model).tokens).toBe(9)
       }
 
       it('ended by the deadline', async () => {
-        const { fake, clock, deadline, records, ended } = await heldOnTheWrite(false)
+        const { fake, model, clock, deadline, records, ended } = await heldOnTheWrite(false)
         expect(records).toHaveLength(0) // still writing the cooldown
         clock.advance(10_000)
         expect(isDeadlineExceeded(await ended)).toBe(true)
         expect(fake.requests).toHaveLength(1)
-        expectOneRecordOfThe429(records, 'deadline_exceeded')
+        expectOneRecordOfThe429(records, 'deadline_exceeded', model)
         deadline.dispose()
       })
 
       it("ended by the caller's signal", async () => {
         const controller = new AbortController()
-        const { records, ended, deadline } = await heldOnTheWrite(false, controller.signal)
+        const { model, records, ended, deadline } = await heldOnTheWrite(false, controller.signal)
         const reason = new Error('the caller left')
         controller.abort(reason)
         expect(await ended).toBe(reason)
-        expectOneRecordOfThe429(records, 'aborted')
+        expectOneRecordOfThe429(records, 'aborted', model)
         deadline.dispose()
       })
 
       it('a stream ended by its cancel', async () => {
-        const { records, ended, cancel, deadline } = await heldOnTheWrite(true)
+        const { model, records, ended, cancel, deadline } = await heldOnTheWrite(true)
         const reason = new Error('the user left')
         cancel?.(reason)
         expect(await ended).toBe(reason)
-        expectOneRecordOfThe429(records, 'aborted')
+        expectOneRecordOfThe429(records, 'aborted', model)
         deadline.dispose()
       })
     })

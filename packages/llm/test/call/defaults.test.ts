@@ -120,7 +120,7 @@ describe('safe by default', () => {
     // Each call: a failure, a retry, a failure — 2 tokens of 10; a retry needs more than 5 left.
     for (let i = 0; i < 2; i++) await ask(common)
     expect(fake.requests).toHaveLength(4)
-    expect(defaultRetryBudgets().get('flaky').tokens).toBe(6)
+    expect(defaultRetryBudgets().forProvider(model).tokens).toBe(6)
     const drained = await ask(common)
     expect(String((drained as Error).message)).toMatch(/retry budget drained/)
     expect(fake.requests).toHaveLength(5)

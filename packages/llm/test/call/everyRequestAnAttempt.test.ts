@@ -88,7 +88,7 @@ describe('every upstream request is an attempt', () => {
     expect(records).toHaveLength(1)
     expect(records[0]).toMatchObject({ status: 0, errorKind: 'network', decision: 'retry' })
     expect(records[0]?.delayMs).toBe(1000) // the policy's backoff, on the deadline's clock
-    expect(defaultRetryBudgets().get('refusing').tokens).toBe(9)
+    expect(defaultRetryBudgets().forProvider(model).tokens).toBe(9)
 
     // The provider comes up; the policy's wait ends.
     const { port: fakePort } = new URL(fake.url)
@@ -102,6 +102,6 @@ describe('every upstream request is an attempt', () => {
     ])
     expect(fake.requests).toHaveLength(1)
     expect(egress).toHaveLength(2) // one upstream request per attempt record
-    expect(defaultRetryBudgets().get('refusing').tokens).toBeCloseTo(9.1, 10)
+    expect(defaultRetryBudgets().forProvider(model).tokens).toBeCloseTo(9.1, 10)
   })
 })

@@ -138,7 +138,7 @@ describe('a key out of quota: the call goes on with the next key of the provider
       }),
     )
     const budgets = new RetryBudgetRegistry()
-    const budget = budgets.get(model.name)
+    const budget = budgets.forProvider(model)
     for (let i = 0; i < budget.maxTokens; i++) budget.recordFailure()
     expect(budget.canRetry()).toBe(false)
     const answer = await callModel({
