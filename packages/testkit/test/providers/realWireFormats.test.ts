@@ -317,4 +317,93 @@ describe('error helpers added by the audit', () => {
       },
     })
   })
+
+  it('anthropicErrors.usageLimitReached and organizationDisabled: 400 invalid_request_error, verbatim', () => {
+    // anthropics/claude-code#38035 and #2127; #19028 and #72457.
+    expect(anthropicErrors.usageLimitReached()).toMatchObject({
+      status: 400,
+      body: {
+        type: 'error',
+        error: {
+          type: 'invalid_request_error',
+          message:
+            'You have reached your specified API usage limits. You will regain access on 2026-04-01 at 00:00 UTC.',
+        },
+      },
+    })
+    expect(anthropicErrors.organizationDisabled()).toMatchObject({
+      status: 400,
+      body: {
+        error: { type: 'invalid_request_error', message: 'This organization has been disabled.' },
+      },
+    })
+  })
+
+  it('geminiErrors.prepaymentDepleted (429 RESOURCE_EXHAUSTED, no details) and freeTierUnavailable (400 FAILED_PRECONDITION)', () => {
+    // discuss.ai.google.dev/t/170539; ai.google.dev/gemini-api/docs/troubleshooting.
+    expect(geminiErrors.prepaymentDepleted()).toMatchObject({
+      status: 429,
+      body: {
+        error: {
+          code: 429,
+          status: 'RESOURCE_EXHAUSTED',
+          message: expect.stringMatching(/^Your prepayment credits are depleted\./),
+        },
+      },
+    })
+    expect((geminiErrors.prepaymentDepleted().body as { error: object }).error).not.toHaveProperty(
+      'details',
+    )
+    expect(geminiErrors.freeTierUnavailable()).toMatchObject({
+      status: 400,
+      body: { error: { code: 400, status: 'FAILED_PRECONDITION' } },
+    })
+  })
+})
+
+describe('Anthropic stream usage', () => {
+  it('message_delta carries the cumulative usage, input counts repeated, as the API sends it today', async () => {
+    // A captured stream (vercel/ai, @ai-sdk/anthropic fixture
+    // anthropic-json-tool.1.chunks.txt) ends `"usage":{"input_tokens":849,
+    // "cache_creation_input_tokens":0,"cache_read_input_tokens":0,"output_tokens":47}`.
+    fake = await startFakeProvider({
+      dialect: 'anthropic',
+      reply: reply.text('one two', { usage: { inputTokens: 849, outputTokens: 47 } }),
+    })
+    const res = await fetch(`${fake.baseURL}/v1/messages`, {
+      method: 'POST',
+      headers: { 'x-api-key': 'k', 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'm', max_tokens: 9, stream: true, messages: [] }),
+    })
+    const events = (await readSse(res)).events.map((e) => JSON.parse(e.data) as { type: string })
+    expect(events.find((e) => e.type === 'message_delta')).toEqual({
+      type: 'message_delta',
+      delta: { stop_reason: 'end_turn', stop_sequence: null },
+      usage: {
+        input_tokens: 849,
+        cache_creation_input_tokens: 0,
+        cache_read_input_tokens: 0,
+        output_tokens: 47,
+      },
+    })
+    expect(events[0]).toMatchObject({
+      message: { usage: { input_tokens: 849, service_tier: 'standard', cache_creation: {} } },
+    })
+  })
+})
+
+describe('OpenAI rate-limit headers', () => {
+  it('x-ratelimit-reset-requests is a Go duration, as OpenAI writes it (1m30s, not 90s)', () => {
+    // platform.openai.com/docs/guides/rate-limits: `x-ratelimit-reset-tokens: 6m0s`.
+    const reset = (retryAfterS: number) =>
+      openAIErrors.rateLimited({ retryAfterS }).headers?.['x-ratelimit-reset-requests']
+    expect([reset(1), reset(20), reset(90), reset(360), reset(3725), reset(0.12)]).toEqual([
+      '1s',
+      '20s',
+      '1m30s',
+      '6m0s',
+      '1h2m5s',
+      '120ms',
+    ])
+  })
 })

@@ -63,6 +63,22 @@ export const anthropicErrors = {
   authentication(): ErrorReply {
     return error(401, 'authentication_error', 'invalid x-api-key')
   },
+  /**
+   * 400 `invalid_request_error` for the workspace's spend limit: the account
+   * is refused, not the request, until the date it names (verbatim in
+   * anthropics/claude-code#38035 and #2127).
+   */
+  usageLimitReached(regainAccess = '2026-04-01 at 00:00 UTC'): ErrorReply {
+    return error(
+      400,
+      'invalid_request_error',
+      `You have reached your specified API usage limits. You will regain access on ${regainAccess}.`,
+    )
+  },
+  /** 400 `invalid_request_error` "This organization has been disabled." (anthropics/claude-code#19028). */
+  organizationDisabled(): ErrorReply {
+    return error(400, 'invalid_request_error', 'This organization has been disabled.')
+  },
   apiError(): ErrorReply {
     return error(500, 'api_error', 'Internal server error')
   },

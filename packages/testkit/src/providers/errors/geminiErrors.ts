@@ -52,6 +52,46 @@ export const geminiErrors = {
       headers: {},
     }
   },
+  /**
+   * 429 `RESOURCE_EXHAUSTED` without details: a prepaid billing account's
+   * balance is spent, and every key on it stops until someone pays
+   * (verbatim in discuss.ai.google.dev/t/170539). Not a rate limit.
+   */
+  prepaymentDepleted(): ErrorReply {
+    return {
+      kind: 'error',
+      status: 429,
+      body: {
+        error: {
+          code: 429,
+          message:
+            'Your prepayment credits are depleted. Please go to AI Studio at https://ai.studio/projects to manage your project and billing.',
+          status: 'RESOURCE_EXHAUSTED',
+        },
+      },
+      headers: {},
+    }
+  },
+  /**
+   * 400 `FAILED_PRECONDITION`: the project, not the request — the free tier
+   * is not offered where it calls from and billing is off
+   * (ai.google.dev/gemini-api/docs/troubleshooting, error-code table).
+   */
+  freeTierUnavailable(): ErrorReply {
+    return {
+      kind: 'error',
+      status: 400,
+      body: {
+        error: {
+          code: 400,
+          message:
+            'Gemini API free tier is not available in your country. Please enable billing on your project in Google AI Studio.',
+          status: 'FAILED_PRECONDITION',
+        },
+      },
+      headers: {},
+    }
+  },
   /** 503 `UNAVAILABLE`: the model is overloaded. */
   unavailable(): ErrorReply {
     return {

@@ -14,7 +14,7 @@ export const openAIErrors = {
     const headers: Record<string, string> = {
       'x-ratelimit-limit-requests': '500',
       'x-ratelimit-remaining-requests': '0',
-      'x-ratelimit-reset-requests': `${options.retryAfterS ?? 1}s`,
+      'x-ratelimit-reset-requests': goDuration(options.retryAfterS ?? 1),
     }
     if (options.retryAfterS !== undefined) headers['retry-after'] = String(options.retryAfterS)
     if (options.retryAfterMs !== undefined) headers['retry-after-ms'] = String(options.retryAfterMs)
@@ -88,4 +88,19 @@ export const openAIErrors = {
       headers,
     )
   },
+}
+
+/**
+ * Seconds as Go's `time.Duration` prints them, which is how OpenAI writes
+ * its `x-ratelimit-reset-*` headers: `1s`, `1m30s`, `6m0s`, `1h0m0s` —
+ * never `90s` (platform.openai.com/docs/guides/rate-limits, headers table).
+ */
+function goDuration(seconds: number): string {
+  const total = Number.isFinite(seconds) && seconds > 0 ? seconds : 0
+  if (total > 0 && total < 1) return `${Number((total * 1000).toFixed(3))}ms`
+  const h = Math.floor(total / 3600)
+  const m = Math.floor((total % 3600) / 60)
+  const s = `${Number((total % 60).toFixed(3))}s`
+  if (h > 0) return `${h}h${m}m${s}`
+  return m > 0 ? `${m}m${s}` : s
 }

@@ -48,7 +48,9 @@ export const anthropicMessages: WireFormat = {
         input_tokens: plan.inputTokens,
         cache_creation_input_tokens: 0,
         cache_read_input_tokens: 0,
+        cache_creation: { ephemeral_5m_input_tokens: 0, ephemeral_1h_input_tokens: 0 },
         output_tokens: plan.outputTokens,
+        service_tier: 'standard',
       },
     }
   },
@@ -69,7 +71,9 @@ export const anthropicMessages: WireFormat = {
             input_tokens: plan.inputTokens,
             cache_creation_input_tokens: 0,
             cache_read_input_tokens: 0,
+            cache_creation: { ephemeral_5m_input_tokens: 0, ephemeral_1h_input_tokens: 0 },
             output_tokens: 1,
+            service_tier: 'standard',
           },
         },
       }),
@@ -110,10 +114,21 @@ export const anthropicMessages: WireFormat = {
       )
     }
     frames.push(
+      // The usage here is cumulative and repeats the input counts, as the API
+      // sends it today: a real captured stream ends `"usage":{"input_tokens":849,
+      // "cache_creation_input_tokens":0,"cache_read_input_tokens":0,
+      // "output_tokens":47}` (vercel/ai, @ai-sdk/anthropic fixture
+      // `anthropic-json-tool.1.chunks.txt`; `MessageDeltaUsage` in the SDKs,
+      // every input field nullable). Not just `output_tokens`.
       event('message_delta', {
         type: 'message_delta',
         delta: { stop_reason: STOP_REASONS[plan.finishReason], stop_sequence: null },
-        usage: { output_tokens: plan.outputTokens },
+        usage: {
+          input_tokens: plan.inputTokens,
+          cache_creation_input_tokens: 0,
+          cache_read_input_tokens: 0,
+          output_tokens: plan.outputTokens,
+        },
       }),
       event('message_stop', { type: 'message_stop' }),
     )
