@@ -1,6 +1,7 @@
-import { anthropicErrors, openAIErrors, reply } from '@hourglass/testkit'
+import { anthropicErrors, geminiErrors, openAIErrors, reply } from '@hourglass/testkit'
 import { describe, expect, it } from 'vitest'
 import { anthropic } from '../../src/adapters/anthropic.js'
+import { gemini } from '../../src/adapters/gemini.js'
 import { openAICompatible } from '../../src/adapters/openAICompatible.js'
 import { callModel } from '../../src/call/callModel.js'
 import { isProviderError } from '../../src/errors/ProviderError.js'
@@ -146,4 +147,60 @@ describe('fallback', () => {
     expect(error.message).toContain('openai/gpt-5: not_found (HTTP 404')
     expect(error.message).toContain('anthropic/claude-opus-4-6: overloaded (HTTP 529')
   })
+
+  // The account is refused, not the request: Anthropic's spend limit and a
+  // disabled organisation (400 invalid_request_error, anthropics/claude-code
+  // #38035, #19028), Gemini's spent prepaid balance (429 RESOURCE_EXHAUSTED,
+  // discuss.ai.google.dev/t/170539) and free tier unavailable where it calls
+  // from (400 FAILED_PRECONDITION, ai.google.dev/gemini-api/docs/troubleshooting).
+  // Each goes to the next model at once, and is not sent again to this one.
+  const accountRefusals = [
+    [
+      'Anthropic 400 spend limit',
+      'anthropic',
+      anthropicErrors.usageLimitReached(),
+      'quota_exhausted',
+    ],
+    [
+      'Anthropic 400 organization disabled',
+      'anthropic',
+      anthropicErrors.organizationDisabled(),
+      'auth',
+    ],
+    [
+      'Gemini 429 prepayment credits depleted',
+      'gemini',
+      geminiErrors.prepaymentDepleted(),
+      'quota_exhausted',
+    ],
+    [
+      'Gemini 400 FAILED_PRECONDITION',
+      'gemini',
+      geminiErrors.freeTierUnavailable(),
+      'quota_exhausted',
+    ],
+  ] as const
+  for (const [label, dialect, refusal, kind] of accountRefusals) {
+    it(`${label}: ${kind}, the next model at once, not blamed on the request`, async () => {
+      const refusing = await fakes.start({ dialect, reply: refusal })
+      const backupFake = await fakes.start({ dialect: 'openai', reply: reply.text('ok') })
+      const options = { baseURL: refusing.baseURL, apiKey: 'sk-primary', model: 'primary' }
+      const primary = fakes.adapter(dialect === 'anthropic' ? anthropic(options) : gemini(options))
+      const backup = fakes.adapter(
+        openAICompatible({ baseURL: backupFake.baseURL, apiKey: 'sk-b', model: 'gpt-4o' }),
+      )
+      const kinds: unknown[] = []
+      const response = await callModel({
+        models: [primary, backup],
+        request: { messages: [{ role: 'user', content: 'hi' }], maxTokens: 16 },
+        retry: { delay: FAST_RETRIES },
+        onAttempt: (r) => kinds.push(r.errorKind),
+      }).catch((e: unknown) => e)
+      expect(isRequestRejected(response)).toBe(false)
+      expect(response).toMatchObject({ text: 'ok' })
+      expect(kinds).toEqual([kind, undefined])
+      expect(refusing.requests).toHaveLength(1)
+      expect(backupFake.requests).toHaveLength(1)
+    })
+  }
 })

@@ -142,4 +142,32 @@ describe('Anthropic errors', () => {
       retryable: false,
     })
   })
+
+  it('a 400 invalid_request_error that refuses the account, not the request: spend limit quota_exhausted, disabled organisation auth', () => {
+    // Verbatim bodies: anthropics/claude-code#38035 and #2127 (spend limit),
+    // #19028 and #72457 (disabled organisation). As bad_request they were
+    // request-bound: no fallback, and the client told to fix its request.
+    expect(
+      anthropic.normalizeError({
+        status: 400,
+        body: err(
+          'invalid_request_error',
+          'You have reached your specified API usage limits. You will regain access on 2026-04-01 at 00:00 UTC.',
+        ),
+      }),
+    ).toMatchObject({ kind: 'quota_exhausted', retryable: false, status: 400 })
+    expect(
+      anthropic.normalizeError({
+        status: 400,
+        body: err('invalid_request_error', 'This organization has been disabled.'),
+      }),
+    ).toMatchObject({ kind: 'auth', retryable: false, status: 400 })
+    // A request Anthropic does refuse stays the client's to fix.
+    expect(
+      anthropic.normalizeError({
+        status: 400,
+        body: err('invalid_request_error', 'messages: at least one message is required'),
+      }),
+    ).toMatchObject({ kind: 'bad_request' })
+  })
 })

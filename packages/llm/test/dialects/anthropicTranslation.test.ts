@@ -237,6 +237,59 @@ describe('Anthropic Messages translation', () => {
     expect(parser.done).toBe(true)
   })
 
+  it('message_delta usage is merged field by field: a null or absent input count keeps message_start’s, cache counts included', () => {
+    // MessageDeltaUsage: cumulative, every input field nullable; the SDK
+    // keeps a null one (anthropic-sdk-typescript src/lib/MessageStream.ts).
+    const start = {
+      type: 'message_start',
+      message: {
+        id: 'msg_u',
+        type: 'message',
+        role: 'assistant',
+        content: [],
+        usage: {
+          input_tokens: 100,
+          cache_creation_input_tokens: 20,
+          cache_read_input_tokens: 500,
+          output_tokens: 1,
+        },
+      },
+    }
+    const finishOf = (usage: object) => {
+      const parser = anthropic.createStreamParser()
+      for (const event of [
+        start,
+        { type: 'message_delta', delta: { stop_reason: 'end_turn', stop_sequence: null }, usage },
+        { type: 'message_stop' },
+      ]) {
+        const out = parser.parseStreamEvent({ event: event.type, data: JSON.stringify(event) })
+        if (out.length > 0) return out.at(-1)
+      }
+      return undefined
+    }
+    const billed = { type: 'finish', usage: { inputTokens: 620, outputTokens: 15 } }
+    expect(
+      finishOf({
+        input_tokens: null,
+        cache_creation_input_tokens: null,
+        cache_read_input_tokens: null,
+        output_tokens: 15,
+      }),
+    ).toMatchObject(billed)
+    expect(finishOf({ input_tokens: 100, output_tokens: 15 })).toMatchObject(billed)
+    expect(finishOf({ output_tokens: 15 })).toMatchObject(billed)
+    // The real shape today repeats every count (a captured stream in
+    // vercel/ai's anthropic-json-tool.1.chunks.txt): the delta's counts win.
+    expect(
+      finishOf({
+        input_tokens: 100,
+        cache_creation_input_tokens: 0,
+        cache_read_input_tokens: 700,
+        output_tokens: 15,
+      }),
+    ).toMatchObject({ usage: { inputTokens: 800, outputTokens: 15 } })
+  })
+
   it('an `event: error` overloaded_error after the 200 and some text throws retryable overload', async () => {
     const stream =
       sse('message_start', {

@@ -159,4 +159,62 @@ describe('Gemini errors', () => {
       status: 200,
     })
   })
+
+  it('billing, not a rate limit: spent prepaid credits (429 or 402 RESOURCE_EXHAUSTED) and FAILED_PRECONDITION are quota_exhausted', () => {
+    // Verbatim in discuss.ai.google.dev/t/170539: no details, no RetryInfo.
+    const depleted = (code: number) =>
+      JSON.stringify({
+        error: {
+          code,
+          message:
+            'Your prepayment credits are depleted. Please go to AI Studio at https://ai.studio/projects to manage your project and billing.',
+          status: 'RESOURCE_EXHAUSTED',
+        },
+      })
+    expect(gemini.normalizeError({ status: 429, body: depleted(429) })).toMatchObject({
+      kind: 'quota_exhausted',
+      retryable: false,
+      providerCode: 'RESOURCE_EXHAUSTED',
+    })
+    expect(
+      gemini.normalizeError({ status: 402, body: resourceExhausted('15', undefined, 'x') }),
+    ).toMatchObject({ kind: 'quota_exhausted', retryable: false })
+    // ai.google.dev/gemini-api/docs/troubleshooting: the only FAILED_PRECONDITION
+    // it lists is about the project (billing off where the free tier is not offered).
+    const precondition = JSON.stringify({
+      error: {
+        code: 400,
+        message:
+          'Gemini API free tier is not available in your country. Please enable billing on your project in Google AI Studio.',
+        status: 'FAILED_PRECONDITION',
+      },
+    })
+    expect(gemini.normalizeError({ status: 400, body: precondition })).toMatchObject({
+      kind: 'quota_exhausted',
+      retryable: false,
+    })
+    // The ordinary per-minute 429 stays a rate limit.
+    expect(
+      gemini.normalizeError({ status: 429, body: resourceExhausted('15', '34s', 'quota') }),
+    ).toMatchObject({ kind: 'rate_limited', retryable: true })
+  })
+
+  it('499 CANCELLED "The operation was cancelled." (reason backendError) is a retryable server error, not the request', () => {
+    // Verbatim in google-gemini/gemini-cli#20309 (under heavy load).
+    const body = JSON.stringify({
+      error: {
+        code: 499,
+        message: 'The operation was cancelled.',
+        errors: [
+          { message: 'The operation was cancelled.', domain: 'global', reason: 'backendError' },
+        ],
+        status: 'CANCELLED',
+      },
+    })
+    expect(gemini.normalizeError({ status: 499, body })).toMatchObject({
+      kind: 'server_error',
+      retryable: true,
+      providerCode: 'CANCELLED',
+    })
+  })
 })

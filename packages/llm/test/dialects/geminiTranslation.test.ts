@@ -176,6 +176,11 @@ describe('Gemini generateContent translation', () => {
     ['SAFETY', 'content_filter'],
     ['RECITATION', 'content_filter'],
     ['MALFORMED_FUNCTION_CALL', 'error'],
+    // js-genai FinishReason / Vertex AI v1 Candidate's newer reasons.
+    ['UNEXPECTED_TOOL_CALL', 'error'],
+    ['TOO_MANY_TOOL_CALLS', 'error'],
+    ['IMAGE_PROHIBITED_CONTENT', 'content_filter'],
+    ['MODEL_ARMOR', 'content_filter'],
     ['OTHER', 'unknown'],
   ])('finishReason %s maps to %s', (reason, finish) => {
     const parsed = gemini.parseResponse({

@@ -220,6 +220,44 @@ describe('OpenAI chat completions translation', () => {
     expect(parser.done).toBe(true)
   })
 
+  it('a refusal streams as delta.refusal and comes out as its text, as the whole answer’s does', async () => {
+    // openai-openapi ChatCompletionStreamResponseDelta.refusal: with
+    // structured outputs the model's refusal streams there, content null.
+    const chunk = (delta: object, finish: string | null = null) =>
+      `data: ${JSON.stringify({ id: 'chatcmpl-r', object: 'chat.completion.chunk', created: 1, model: 'gpt-4o', choices: [{ index: 0, delta, logprobs: null, finish_reason: finish }] })}\n\n`
+    const sse =
+      chunk({ role: 'assistant', content: null, refusal: '' }) +
+      chunk({ refusal: "I'm sorry, " }) +
+      chunk({ refusal: 'I cannot help with that.' }) +
+      chunk({}, 'stop') +
+      'data: [DONE]\n\n'
+    server = await startReplayServer(() => ({
+      status: 200,
+      headers: { 'content-type': 'text/event-stream' },
+      chunks: [sse],
+    }))
+    const { events } = await streamThrough(
+      await fetch(server.url),
+      dialects.openai.createStreamParser(),
+    )
+    const whole = dialects.openai.parseResponse({
+      id: 'chatcmpl-r',
+      choices: [
+        {
+          index: 0,
+          message: {
+            role: 'assistant',
+            content: null,
+            refusal: "I'm sorry, I cannot help with that.",
+          },
+          finish_reason: 'stop',
+        },
+      ],
+    })
+    expect(textOf(events)).toBe("I'm sorry, I cannot help with that.")
+    expect(textOf(events)).toBe(whole.text)
+  })
+
   it('DeepSeek `: keep-alive` comments come out as comments, never as stream events', async () => {
     const sse =
       ': keep-alive\n\n: keep-alive\n\n' +

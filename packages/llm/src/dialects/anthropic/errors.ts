@@ -31,10 +31,29 @@ function readAnthropicError(json: unknown): BodyVerdict | undefined {
     return { providerCode: type, message, heuristicKind: 'overloaded' }
   }
   let kind = lookup(ANTHROPIC_TYPES, type)
-  const m = message?.toLowerCase() ?? ''
-  if (kind === 'bad_request' && m.includes('prompt is too long')) kind = 'context_too_long'
-  if (kind === 'bad_request' && m.includes('credit balance is too low')) kind = 'quota_exhausted'
+  if (kind === 'bad_request') kind = kindInMessage(message) ?? kind
   return { providerCode: type, message, kind }
+}
+
+/**
+ * `invalid_request_error` (a 400) covers more than bad requests; the message
+ * tells them apart. An over-long prompt is the context window. The others
+ * refuse the account, not the request: read as `bad_request`
+ * (request-bound), each failed the whole call with `RequestRejectedError` —
+ * no fallback, and the client told to fix a request that was fine. Verbatim:
+ * "You have reached your specified API usage limits. You will regain access
+ * on 2026-04-01 at 00:00 UTC." (the workspace spend limit:
+ * anthropics/claude-code#38035, #2127), "This organization has been
+ * disabled." (anthropics/claude-code#19028, #72457), "Your credit balance is
+ * too low to access the Anthropic API".
+ */
+function kindInMessage(message: string | undefined): ErrorKind | undefined {
+  const m = message?.slice(0, 500).toLowerCase() ?? ''
+  if (m.includes('prompt is too long')) return 'context_too_long'
+  if (m.includes('credit balance is too low')) return 'quota_exhausted'
+  if (m.includes('reached your specified api usage limits')) return 'quota_exhausted'
+  if (m.includes('organization has been disabled')) return 'auth'
+  return undefined
 }
 
 export function normalizeAnthropicError(input: ErrorInput): NormalizedError | undefined {

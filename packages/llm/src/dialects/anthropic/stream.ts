@@ -20,7 +20,8 @@ import { ANTHROPIC_FINISH, anthropicUsage } from './response.js'
 export function createAnthropicStreamParser(): StreamParser {
   const tools = new Map<string, StreamedTool>()
   let id: string | undefined
-  let inputUsage: unknown
+  /** The input counts so far: `message_start`'s, updated by `message_delta`. */
+  let inputUsage: Record<string, unknown> = {}
   let outputTokens: unknown
   let finishReason: FinishReason | undefined
   let finished = false
@@ -54,7 +55,7 @@ export function createAnthropicStreamParser(): StreamParser {
         case 'message_start': {
           const msg = getRecord(event, 'message')
           id = getString(msg, 'id')
-          inputUsage = get(msg, 'usage')
+          inputUsage = { ...getRecord(msg, 'usage') }
           return []
         }
         case 'content_block_start': {
@@ -87,9 +88,20 @@ export function createAnthropicStreamParser(): StreamParser {
             finishReason = mapFinish(ANTHROPIC_FINISH, reason)
           const usage = getRecord(event, 'usage')
           if (usage !== undefined) {
-            outputTokens = get(usage, 'output_tokens')
-            // Newer API versions repeat cumulative input usage here.
-            if (get(usage, 'input_tokens') !== undefined) inputUsage = usage
+            const output = get(usage, 'output_tokens')
+            if (output !== undefined && output !== null) outputTokens = output
+            // The API repeats the cumulative input counts here (input, cache
+            // writes, cache reads), each of them nullable
+            // (`MessageDeltaUsage`). Merged field by field, a null or absent
+            // one keeping what `message_start` said, as the SDK's
+            // MessageStream does (anthropic-sdk-typescript
+            // src/lib/MessageStream.ts, `message_delta`): replacing the whole
+            // record billed a delta of `input_tokens: null` as 0 input tokens
+            // and dropped the cache counts of one without them.
+            for (const field of INPUT_USAGE_FIELDS) {
+              const value = get(usage, field)
+              if (value !== undefined && value !== null) inputUsage[field] = value
+            }
           }
           return []
         }
@@ -103,6 +115,13 @@ export function createAnthropicStreamParser(): StreamParser {
     end: () => (finishReason === undefined ? [] : finish()),
   }
 }
+
+/** The cumulative input counts a `message_delta` may repeat (`anthropicUsage` sums them). */
+const INPUT_USAGE_FIELDS = [
+  'input_tokens',
+  'cache_creation_input_tokens',
+  'cache_read_input_tokens',
+] as const
 
 /** A tool_use block being streamed; `hasArguments` once argument text (or its `{}`) came. */
 interface StreamedTool {

@@ -13,12 +13,22 @@ const GEMINI_STATUSES: Readonly<Record<string, ErrorKind>> = {
   UNKNOWN: 'server_error',
   DEADLINE_EXCEEDED: 'timeout',
   INVALID_ARGUMENT: 'bad_request',
-  FAILED_PRECONDITION: 'bad_request',
+  // The Gemini API's one documented FAILED_PRECONDITION is about the
+  // project, not the request: "Gemini API free tier is not available in your
+  // country. Please enable billing on your project in Google AI Studio."
+  // (ai.google.dev/gemini-api/docs/troubleshooting, error-code table). As
+  // `bad_request` it failed the call with no fallback and blamed the client.
+  FAILED_PRECONDITION: 'quota_exhausted',
   OUT_OF_RANGE: 'bad_request',
   PERMISSION_DENIED: 'auth',
   UNAUTHENTICATED: 'auth',
   NOT_FOUND: 'not_found',
   ABORTED: 'server_error',
+  // HTTP 499 "The operation was cancelled." with reason `backendError`, under
+  // heavy load (verbatim in google-gemini/gemini-cli#20309): Google's side
+  // gave up, not the request. Unlisted, a 499 was a 4xx — `bad_request`,
+  // request-bound: no retry, no fallback, and the client blamed.
+  CANCELLED: 'server_error',
 }
 
 const RETRY_INFO = 'type.googleapis.com/google.rpc.RetryInfo'
@@ -34,7 +44,11 @@ const MAX_DETAILS = 32
  * was blocked (`promptFeedback.blockReason`, no candidates) is a refusal, not
  * an empty success.
  */
-function readGeminiError(json: unknown): BodyVerdict | undefined {
+function readGeminiError(
+  json: unknown,
+  _text: string,
+  httpStatus: number,
+): BodyVerdict | undefined {
   // streamGenerateContent without alt=sse answers a JSON array; errors come as its first element.
   const root = Array.isArray(json) ? json[0] : json
   const error = getRecord(root, 'error')
@@ -58,6 +72,20 @@ function readGeminiError(json: unknown): BodyVerdict | undefined {
   }
   const text = message ?? ''
   if (kind === 'rate_limited' && /\blimit:\s*0\b/.test(text)) kind = 'quota_exhausted'
+  // Prepaid billing's empty balance is RESOURCE_EXHAUSTED too, with no
+  // details: `429 {"error":{"code":429,"message":"Your prepayment credits are
+  // depleted. Please go to AI Studio at https://ai.studio/projects to manage
+  // your project and billing.","status":"RESOURCE_EXHAUSTED"}}` (verbatim in
+  // discuss.ai.google.dev/t/170539). Every key of the billing account stops
+  // until someone pays: read as a rate limit, it was retried and cooled
+  // again and again instead of falling back.
+  // A 402 (Payment Required) says the same whatever the message.
+  if (
+    kind === 'rate_limited' &&
+    (httpStatus === 402 || /prepayment credits are depleted/i.test(text.slice(0, 500)))
+  ) {
+    kind = 'quota_exhausted'
+  }
   if (kind === 'bad_request' && /input token count.*exceeds the maximum/i.test(text)) {
     kind = 'context_too_long'
   }

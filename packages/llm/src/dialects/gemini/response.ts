@@ -14,7 +14,15 @@ export const GEMINI_FINISH: Readonly<Record<string, FinishReason>> = {
   PROHIBITED_CONTENT: 'content_filter',
   SPII: 'content_filter',
   IMAGE_SAFETY: 'content_filter',
+  // Newer reasons (js-genai `FinishReason`; Vertex AI v1 `Candidate`):
+  // blocked output, and tool calls the model got wrong — not an unexplained
+  // stop, which is what `unknown` told the caller (and the gateway's client).
+  IMAGE_PROHIBITED_CONTENT: 'content_filter',
+  IMAGE_RECITATION: 'content_filter',
+  MODEL_ARMOR: 'content_filter',
   MALFORMED_FUNCTION_CALL: 'error',
+  UNEXPECTED_TOOL_CALL: 'error',
+  TOO_MANY_TOOL_CALLS: 'error',
   LANGUAGE: 'unknown',
   OTHER: 'unknown',
   FINISH_REASON_UNSPECIFIED: 'unknown',

@@ -99,6 +99,13 @@ export function createOpenAIStreamParser(
         if (reasoning) out.push({ type: 'thinking', thinking: reasoning })
         const text = getString(delta, 'content')
         if (text) out.push({ type: 'text', text })
+        // A refusal (structured outputs) streams as `delta.refusal` with no
+        // content (openai-openapi `ChatCompletionStreamResponseDelta.refusal`;
+        // openai-node's stream helper gathers it as `refusal.delta`). Its
+        // text, as the whole answer's parser gives it: read as content only,
+        // a streamed refusal was an empty answer that finished with `stop`.
+        const refusal = getString(delta, 'refusal')
+        if (refusal) out.push({ type: 'text', text: refusal })
         for (const call of asArray(get(delta, 'tool_calls'))) {
           const fn = getRecord(call, 'function')
           const n = callOf(call, fn)
