@@ -149,15 +149,22 @@ export class DeadlinePropagator implements TextMapPropagator {
  */
 export function remainingIn(context: Context): number | undefined {
   const candidates: number[] = []
+  const deadline = currentDeadline()
   const stored = context.getValue(DEADLINE_CONTEXT_KEY)
   if (stored instanceof Deadline) {
     const ms = msLeft(stored)
     if (ms !== undefined) candidates.push(ms)
   } else if (isPropagated(stored)) {
     const age = stored.clock.now() - stored.receivedAt
-    candidates.push(Math.max(0, Math.floor(stored.budgetMs - age)))
+    const ms = Math.max(0, Math.floor(stored.budgetMs - age))
+    // Under an observe-only current deadline (dark mode: @hourglass/express
+    // with `mode: 'observe'`) the extracted budget is the same inbound one the
+    // service only observes: once it has run out it is dropped, as a passed
+    // observe-only deadline is, not sent on as 0 — which made the next hop
+    // refuse at once, every request past its budget a 504 there.
+    if (ms > 0 || deadline?.observe !== true) candidates.push(ms)
   }
-  const current = msLeft(currentDeadline())
+  const current = msLeft(deadline)
   if (current !== undefined) candidates.push(current)
   return candidates.length === 0 ? undefined : Math.min(...candidates)
 }

@@ -1,3 +1,4 @@
+import { optionError } from '@hourglass/core'
 import { type Attributes, type HrTime, type SpanContext, SpanStatusCode } from '@opentelemetry/api'
 import {
   ATTR_DEADLINE_ACTION,
@@ -27,7 +28,7 @@ export interface WaterfallSpan {
 }
 
 export interface WaterfallOptions {
-  /** Line width in characters. Default 80; below 60 is raised to 60. */
+  /** Line width in characters. Default 80; below 60 is raised to 60; not a finite number: refused. */
   columns?: number | undefined
   /**
    * End with a key to the labels the waterfall uses (only those it uses),
@@ -57,11 +58,23 @@ export function formatWaterfall(
   spans: readonly WaterfallSpan[],
   options: WaterfallOptions = {},
 ): string {
+  const given = options.columns
+  // Checked before anything is drawn: Infinity or NaN drew empty bars, or
+  // threw "Invalid count value" from deep inside.
+  if (given !== undefined && (typeof given !== 'number' || !Number.isFinite(given))) {
+    throw optionError('formatWaterfall: columns', 'a finite number of characters', given)
+  }
   if (spans.length === 0) return '(no spans)\n'
-  const columns = Math.max(60, options.columns ?? 80)
+  const columns = Math.max(60, Math.floor(given ?? 80))
   const barWidth = columns - LABEL_WIDTH - DURATION_WIDTH - 4 - 10
-  const t0 = Math.min(...spans.map((s) => toMs(s.startTime)))
-  const t1 = Math.max(...spans.map((s) => toMs(s.endTime)))
+  // A loop, not Math.min(...spans): spreading an exporter's 150 000 spans
+  // into arguments overflowed the stack.
+  let t0 = Number.POSITIVE_INFINITY
+  let t1 = Number.NEGATIVE_INFINITY
+  for (const s of spans) {
+    t0 = Math.min(t0, toMs(s.startTime))
+    t1 = Math.max(t1, toMs(s.endTime))
+  }
   const total = Math.max(t1 - t0, 1e-3)
 
   const ids = new Set(spans.map((s) => s.spanContext().spanId))
@@ -87,7 +100,11 @@ export function formatWaterfall(
       `trace ${[...traceIds].map((id) => id.slice(0, 8)).join(',')}  ${spans.length} spans  ${fmtMs(total)}`,
     ),
   ]
+  // No span drawn inside itself: one listed as its own parent (ids repeated
+  // across the spans given) recursed until the stack overflowed.
+  const path = new Set<WaterfallSpan>()
   const visit = (span: WaterfallSpan, depth: number) => {
+    if (path.has(span)) return
     const start = toMs(span.startTime) - t0
     const end = toMs(span.endTime) - t0
     const from = Math.min(barWidth - 1, Math.floor((start / total) * barWidth))
@@ -112,7 +129,9 @@ export function formatWaterfall(
       const detail = eventDetail(attributes)
       lines.push(fit(`${'  '.repeat(depth + 1)}! ${name}  ${at}  ${detail}`.trimEnd()))
     }
+    path.add(span)
     for (const child of children.get(span.spanContext().spanId) ?? []) visit(child, depth + 1)
+    path.delete(span)
   }
   for (const root of children.get(undefined) ?? []) visit(root, 0)
   if (options.legend !== false) lines.push('', ...legend(used, columns))

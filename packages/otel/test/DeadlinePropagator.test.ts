@@ -130,6 +130,25 @@ describe('DeadlinePropagator', () => {
     expect(runWithDeadline(dark, () => injected())).not.toHaveProperty('x-deadline-remaining-ms')
   })
 
+  it('in dark mode, an extracted budget that ran out is not sent on as 0 (the next hop would refuse at once)', () => {
+    const inbound = propagation.extract(ROOT_CONTEXT, { 'x-deadline-remaining-ms': '100' })
+    // The ingress observes the same inbound budget (express `mode: 'observe'`).
+    const dark = Deadline.after(100, { clock, observe: true })
+    const header = (deadline: Deadline) =>
+      runWithDeadline(deadline, () => injected(inbound))['x-deadline-remaining-ms']
+    clock.advance(40)
+    expect(header(dark)).toBe('60')
+    clock.advance(110)
+    expect(header(dark)).toBeUndefined()
+    expect(runWithDeadline(dark, () => remainingIn(inbound))).toBeUndefined()
+    // Enforcing, or with no Hourglass deadline at all, it is 0: the next hop refuses.
+    expect(header(Deadline.after(100, { clock }))).toBe('0')
+    expect(injected(inbound)['x-deadline-remaining-ms']).toBe('0')
+    // The client leaving still says 0, in dark mode too.
+    dark.cancel(new ClientClosedError())
+    expect(header(dark)).toBe('0')
+  })
+
   it('a deadline cancelled (the client left) tells the next hop there is no time: 0, as an expired one does', () => {
     const header = (deadline: Deadline, ctx = context.active()) =>
       runWithDeadline(deadline, () => injected(ctx))['x-deadline-remaining-ms']

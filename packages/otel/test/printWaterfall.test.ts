@@ -137,6 +137,28 @@ describe('formatWaterfall', () => {
     )
   })
 
+  it('refuses a columns that is no finite number, naming it, and draws a whole exporter’s worth of spans', () => {
+    const spans = recordTrace()
+    expect(() => formatWaterfall(spans, { columns: Number.POSITIVE_INFINITY })).toThrow(
+      new RangeError(
+        'formatWaterfall: columns must be a finite number of characters, got Infinity',
+      ),
+    )
+    expect(() => formatWaterfall(spans, { columns: Number.NaN })).toThrow(RangeError)
+    expect(() => formatWaterfall(spans, { columns: '120' as never })).toThrow(TypeError)
+    const [server] = spans.filter((s) => s.name === 'GET /quote')
+    // 150 000 spans (a load test's exporter): no stack overflow, one line each.
+    const many = Array.from({ length: 150_000 }, () => server as (typeof spans)[number])
+    expect(formatWaterfall(many, { legend: false }).split('\n')).toHaveLength(150_000 + 2)
+    // A span listed as its own parent (ids repeated) is drawn once, not forever.
+    const own = {
+      ...server,
+      spanContext: server?.spanContext,
+      parentSpanContext: server?.spanContext(),
+    }
+    expect(formatWaterfall([server, own] as never, { legend: false }).split('\n')).toHaveLength(4)
+  })
+
   it('says so when there is nothing to draw, and prints through the writer it is given', () => {
     expect(formatWaterfall([])).toBe('(no spans)\n')
     const out: string[] = []
