@@ -68,8 +68,16 @@ export function wait(ms: number, options: WaitOptions = {}): Promise<WaitResult>
       if (timer !== undefined) clock.clearTimeout(timer)
       if (holdOpen !== undefined) clearInterval(holdOpen)
       offDeadline?.()
-      offWake?.()
       signal?.removeEventListener('abort', onAbort)
+      try {
+        offWake?.()
+      } catch (error) {
+        // The caller's unsubscribe threw: thrown here, out of a timer or an
+        // abort listener, it left the wait unsettled for good (and the
+        // error uncaught). A wait that would have resolved rejects with it.
+        reject(ok ? error : value)
+        return
+      }
       if (ok) resolve(value as WaitResult)
       else reject(value)
     }
@@ -105,7 +113,7 @@ export function wait(ms: number, options: WaitOptions = {}): Promise<WaitResult>
     signal?.addEventListener('abort', onAbort, { once: true })
     if (deadline) offDeadline = deadline.onDone((reason) => settle(false, reason))
     if (options.wakeOn && !settled) {
-      let off: () => void
+      let off: (() => void) | undefined
       try {
         off = options.wakeOn(() => settle(true, 'woken'))
       } catch (error) {
@@ -115,9 +123,22 @@ export function wait(ms: number, options: WaitOptions = {}): Promise<WaitResult>
         settle(false, error)
         return
       }
+      if (off !== undefined && typeof off !== 'function') {
+        // `(wake) => emitter.once('free', wake)` returns the emitter: called
+        // as the unsubscribe when the wait settled, it threw there, and the
+        // wait never settled. Refused at once, naming what came back; the
+        // subscription it made is the caller's to undo.
+        settle(
+          false,
+          new TypeError(
+            `wait: wakeOn must return its unsubscribe function (or nothing), got ${describeValue(off)}`,
+          ),
+        )
+        return
+      }
       // Woken while subscribing (the slot was already free): settle ran
       // before this unsubscribe existed, so release the subscription now.
-      if (settled) off()
+      if (settled) off?.()
       else offWake = off
     }
     if (settled) return

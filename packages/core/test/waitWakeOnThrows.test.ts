@@ -1,4 +1,4 @@
-import { getEventListeners } from 'node:events'
+import { EventEmitter, getEventListeners } from 'node:events'
 import { type Deadline, ManualClock, wait } from '@hourglass/core'
 import { describe, expect, it } from 'vitest'
 
@@ -60,5 +60,43 @@ describe('wait() whose wakeOn throws', () => {
     await expect(waiting).resolves.toBe('woken')
     expect(getEventListeners(shutdown.signal, 'abort')).toHaveLength(0)
     expect(clock.pendingTimers).toBe(0)
+  })
+})
+
+// The unsubscribe is called as the wait settles, from a timer or an abort
+// listener: a throw there (or a value that is no function) escaped before
+// the wait resolved, and the wait never settled.
+describe('wait() whose wakeOn unsubscribe fails', () => {
+  it('returning something that is no function (the emitter of `emitter.once`): rejects at once with a TypeError, nothing armed', async () => {
+    const clock = new ManualClock()
+    const shutdown = new AbortController()
+    const slots = new EventEmitter()
+    const waiting = wait(1000, {
+      signal: shutdown.signal,
+      clock,
+      wakeOn: (wake) => slots.once('free', wake) as unknown as () => void,
+    })
+    await expect(waiting).rejects.toThrow(
+      'wait: wakeOn must return its unsubscribe function (or nothing), got an object',
+    )
+    expect(getEventListeners(shutdown.signal, 'abort')).toHaveLength(0)
+    expect(clock.pendingTimers).toBe(0)
+  })
+
+  it('that throws: the wait rejects with its error when its time is up, and the clock moves on', async () => {
+    const clock = new ManualClock()
+    const failure = new Error('unsubscribe failed')
+    const waiting = wait(1000, {
+      clock,
+      wakeOn: () => () => {
+        throw failure
+      },
+    })
+    const settled = waiting.then(
+      (value) => ({ value }),
+      (error: unknown) => ({ error }),
+    )
+    expect(() => clock.advance(1000)).not.toThrow()
+    expect(await settled).toEqual({ error: failure })
   })
 })
