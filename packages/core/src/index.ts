@@ -70,6 +70,7 @@ export {
 export { type PlanEntry, type PlanOptions, SlicePlan, type SliceReport } from './SlicePlan.js'
 export {
   adaptiveReserveMs,
+  defaultReserveMs,
   MAX_RESERVE_MS,
   MIN_RESERVE_MS,
   recordAnswerLateness,

@@ -1,4 +1,5 @@
 import { type IntervalHistogram, monitorEventLoopDelay } from 'node:perf_hooks'
+import type { Clock } from './clock.js'
 import { runOutsideContext } from './context.js'
 
 /** Bounds of the adaptive reserve, ms: never less than the old fixed default, never more than a tenth of a second. */
@@ -106,6 +107,18 @@ export function timerLatenessMs(now = performance.now()): number {
     windowStartedAt = now
   }
   return latenessMs
+}
+
+/**
+ * The reserve a server keeps back for its timeout answer when `reserveMs` is
+ * not given: adaptive (`adaptiveReserveMs()`) on a clock that runs on real
+ * time, the floor (10 ms) on one that moves when told (a `ManualClock`):
+ * read from the machine's load, the reserve moved such a clock's 504 by
+ * 10–100 ms from run to run, on a clock meant to make tests exact. One rule
+ * for @hourglass/express, @hourglass/grpc and the gateway.
+ */
+export function defaultReserveMs(clock: Pick<Clock, 'realTime'>): number {
+  return clock.realTime === true ? adaptiveReserveMs() : MIN_RESERVE_MS
 }
 
 /**

@@ -1,11 +1,11 @@
 import { EventEmitter } from 'node:events'
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import {
-  adaptiveReserveMs,
   ClientClosedError,
   Deadline,
   DeadlineExceededError,
   type DeadlineSource,
+  defaultReserveMs,
   type InvalidDeadlineHeader,
   isDeadlineExceeded,
   recordAnswerLateness,
@@ -101,7 +101,8 @@ export class IngressRequest {
     this.res = res
     this.budgetMs = budgetMs
     this.#options = options
-    const reserveMs = options.reserveMs ?? adaptiveReserveMs()
+    // Adaptive on the real clock; the floor on a ManualClock (core's rule).
+    const reserveMs = options.reserveMs ?? defaultReserveMs(options.clock)
     this.deadline = Deadline.after(budgetMs - reserveMs, {
       clock: options.clock,
       observe: options.observe,
@@ -130,6 +131,11 @@ export class IngressRequest {
    */
   get cut(): boolean {
     return this.#cut
+  }
+
+  /** True once the response is over (finished, or closed before it ended) and its end published. */
+  get over(): boolean {
+    return this.#finished
   }
 
   /** True once the client left before the response ended (outcome `client-closed`). */
@@ -251,8 +257,14 @@ export class IngressRequest {
   }
 
   #expire(stage: IngressExpireMessage['stage'], slice = this.#runningSlice()): void {
-    // Already answered (by us), or the handler's own response is flushing.
-    if (this.#answered || this.res.writableEnded) return
+    // Already answered (by us), or the handler's own response is flushing,
+    // or the response is over (its end published: the client left, the
+    // server cut it). A deadline error that reaches deadlineErrors() after
+    // the client left (a downstream's, a slice of the app's own) found a
+    // destroyed response: it wrote a 504 to nobody and published `expire`
+    // (action '504') and called onExpire after the request had ended
+    // `client-closed`, counting it twice.
+    if (this.#answered || this.#finished || this.res.writableEnded) return
     const elapsedMs = this.deadline.elapsed()
     let action: IngressExpireMessage['action'] = 'observed'
     if (!this.#options.observe) {
@@ -331,6 +343,15 @@ export class IngressRequest {
   }
 
   readonly #onFinish = (): void => {
+    // HTTP/2's compat API emits 'finish' (then 'close') for a stream that
+    // closed, ended or not: a client's RST_STREAM came here as a response
+    // finished in time — outcome `ok`, the deadline disposed, not cancelled,
+    // and the work went on for a caller who had left. Over HTTP/1 'finish'
+    // follows `end()`: this reads true.
+    if (!this.res.writableEnded) {
+      this.#onClose()
+      return
+    }
     // Our own 504 was flushed: how late, after its deadline, feeds the adaptive reserve.
     if (this.#timedOutAt !== undefined) {
       recordAnswerLateness(this.deadline.clock.now() - this.#timedOutAt)

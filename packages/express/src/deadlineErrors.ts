@@ -12,7 +12,9 @@ import { writeExpired } from './writeExpired.js'
  *   response already streaming is ended.
  * - `ClientClosedError`: nothing — nobody is left to answer.
  * - An abort or deadline error that arrives after the deadline already
- *   answered for the request: swallowed; it is the handler noticing.
+ *   answered for the request: swallowed; it is the handler noticing. So is
+ *   the "headers already sent" a file send still looking up its file
+ *   (`res.sendFile`, `express.static`) fails with on finding the 504.
  * - An error whose `cause` (or its cause's, …) is one of those two: judged
  *   as that cause. Node's own APIs wrap the signal's reason in an
  *   `AbortError` so, and `@hourglass/llm` a streamed answer cut by its
@@ -45,7 +47,7 @@ export function deadlineErrors(): ErrorRequestHandler {
     // request in flight at every shutdown.
     if (ingress?.cut && (reason === ingress.deadline.reason || isPrematureClose(error))) return
     if (ingress?.answered) {
-      if (deadlineError || isAbortError(error)) return
+      if (deadlineError || isAbortError(error) || isHeadersSent(error)) return
       next(error)
       return
     }
@@ -53,6 +55,9 @@ export function deadlineErrors(): ErrorRequestHandler {
       next(error)
       return
     }
+    // The response is over (the client left, the server cut it, or it was
+    // answered in full): nobody to answer, nothing to report as an expiry.
+    if (ingress?.over) return
     if (ingress && !ingress.observe) {
       ingress.expire('handler', reason.slice)
       return
@@ -73,6 +78,23 @@ export function deadlineErrors(): ErrorRequestHandler {
  */
 function isUploadAborted(error: unknown): boolean {
   return (error as { type?: unknown } | null)?.type === 'request.aborted'
+}
+
+/**
+ * A file send (`res.sendFile`, `res.download`, `express.static`: the `send`
+ * package) that was looking up its file when the deadline answered finds
+ * the headers sent when the lookup returns, and fails with this (a 500,
+ * `expose: false`; Node's own `ERR_HTTP_HEADERS_SENT` for code that wrote
+ * past the swallowed writers). Passed on, the app's error handler logged a
+ * "Can't set headers after they are sent" bug for every such 504, one the
+ * deadline caused, not the app.
+ */
+function isHeadersSent(error: unknown): boolean {
+  const e = error as { code?: unknown; message?: unknown } | null
+  return (
+    e?.code === 'ERR_HTTP_HEADERS_SENT' ||
+    (error instanceof Error && e?.message === "Can't set headers after they are sent.")
+  )
 }
 
 /** Node's error for a stream that closed before it ended or finished. */

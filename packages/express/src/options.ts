@@ -34,7 +34,7 @@ export interface DeadlineMiddlewareOptions {
    * deadline timers' own lateness) and the p99 of how late its last 64
    * timeout answers were flushed plus that lateness, + 2 ms, bounded to
    * 10–100 ms, so the 504 reaches the caller by its deadline on a busy
-   * machine too.
+   * machine too. On a clock without `realTime` (a `ManualClock`): 10 ms.
    */
   reserveMs?: number | undefined
   /**

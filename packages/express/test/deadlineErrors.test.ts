@@ -1,10 +1,22 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
-import { ClientClosedError, DeadlineExceededError } from '@hourglass/core'
-import type { ErrorRequestHandler } from 'express'
+import { ClientClosedError, DeadlineExceededError, ManualClock } from '@hourglass/core'
+import express, { type ErrorRequestHandler } from 'express'
+import express4 from 'express4'
 import { request } from 'undici'
 import { afterEach, describe, expect, it } from 'vitest'
 import { deadline, deadlineErrors } from '../src/index.js'
-import { aborted, client, deferred, listen, majors, type Running } from './support/servers.js'
+import {
+  aborted,
+  client,
+  deferred,
+  listen,
+  majors,
+  type Running,
+  record,
+} from './support/servers.js'
 
 describe.each(majors)('deadlineErrors() ($name)', (major) => {
   let server: Running | undefined
@@ -242,5 +254,88 @@ describe.each(majors)('deadlineErrors() ($name)', (major) => {
     const res = await request(url, { dispatcher: agent })
     expect(res.statusCode).toBe(200)
     expect(await res.body.text()).toBe('partial ')
+  })
+
+  it('passes on no "headers already sent" from a static file route the 504 went out ahead of', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'hourglass-static-'))
+    writeFileSync(join(dir, 'report.txt'), 'the report')
+    try {
+      const clock = new ManualClock()
+      const app = major.app()
+      const passedOn: unknown[] = []
+      app.use(deadline({ clock, reserveMs: 0 }))
+      // A slow auth check: the deadline runs out (504) before it lets the request on.
+      app.use((req, _res, next) => {
+        if (req.path === '/report.txt') clock.advance(5000)
+        next()
+      })
+      // `send` looks the file up, then finds the 504's headers sent: a 500 error it hands to next.
+      const serveStatic = (major.name === 'express 5' ? express.static : express4.static)(dir)
+      const lookedUp = deferred<unknown>()
+      app.use((req, res, next) => {
+        serveStatic(req, res, (error?: unknown) => {
+          next(error)
+          lookedUp.resolve(error)
+        })
+      })
+      app.get('/next', (_req, res) => {
+        res.json({ next: true })
+      })
+      app.use(deadlineErrors())
+      app.use(((error, _req, res, _next) => {
+        passedOn.push(error)
+        res.status(500).end()
+      }) as ErrorRequestHandler)
+      server = await listen(app)
+      const got = await get(`${server.url}/report.txt`)
+      expect(got.status).toBe(504)
+      expect(await lookedUp.promise).toMatchObject({ status: 500 })
+      expect(passedOn.map((e) => (e as Error).message)).toEqual([])
+      expect((await get(`${server.url}/next`)).body).toEqual({ next: true })
+    } finally {
+      rmSync(dir, { recursive: true, force: true })
+    }
+  })
+
+  it('answers nothing and reports no expiry for a deadline error that arrives after the client left', async () => {
+    const expires = record<{ action: string }>('hourglass:ingress:expire')
+    const ends = record<{ outcome: string }>('hourglass:ingress:end')
+    const judged = deferred()
+    const started = deferred()
+    const onExpire: string[] = []
+    try {
+      const app = major.app()
+      const passedOn: unknown[] = []
+      app.use(deadline({ reserveMs: 10, onExpire: (event) => onExpire.push(event.action) }))
+      app.get('/', (_req, res, next) => {
+        started.resolve()
+        // The caller gives up; then a step of the handler's own (a downstream
+        // that ran out, a deadline of its own) fails with a deadline error.
+        res.on('close', () => {
+          next(new DeadlineExceededError({ budgetMs: 100, elapsedMs: 100, slice: 'model' }))
+          judged.resolve()
+        })
+      })
+      app.use(deadlineErrors())
+      app.use(((error, _req, res, _next) => {
+        passedOn.push(error)
+        res.status(500).end()
+      }) as ErrorRequestHandler)
+      server = await listen(app)
+      const controller = new AbortController()
+      const call = request(server.url, { dispatcher: agent, signal: controller.signal })
+      await started.promise
+      controller.abort()
+      await expect(call).rejects.toThrow()
+      await judged.promise
+      expect(ends.messages.map((m) => m.outcome)).toEqual(['client-closed'])
+      // No 504 went anywhere: no expire event, no onExpire, nothing passed on.
+      expect(expires.messages.map((m) => m.action)).toEqual([])
+      expect(onExpire).toEqual([])
+      expect(passedOn).toEqual([])
+    } finally {
+      expires.stop()
+      ends.stop()
+    }
   })
 })

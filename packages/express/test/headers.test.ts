@@ -1,5 +1,10 @@
 import diagnostics from 'node:diagnostics_channel'
-import { currentDeadline, ManualClock } from '@hourglass/core'
+import {
+  currentDeadline,
+  ManualClock,
+  recordAnswerLateness,
+  resetTimerLateness,
+} from '@hourglass/core'
 import type { NextFunction, Request, Response } from 'express'
 import { request } from 'undici'
 import { afterEach, describe, expect, it } from 'vitest'
@@ -67,6 +72,19 @@ describe.each(majors)('inbound deadline headers ($name)', (major) => {
       mode: 'enforce',
       refused: false,
     })
+  })
+
+  it('on a ManualClock the default reserve is the floor (10 ms), whatever load this process has seen', async () => {
+    // Late 504s on the real clock raise the adaptive reserve (to ~82 ms here):
+    // that is the real clock's lateness, not the test clock's, whose 504s
+    // must fall where the test puts them.
+    for (let i = 0; i < 8; i++) recordAnswerLateness(80)
+    try {
+      const { url } = await serve({ defaultMs: 1500 })
+      expect((await get(url)).body).toEqual({ remainingMs: 1490, inContext: true })
+    } finally {
+      resetTimerLateness()
+    }
   })
 
   it.each([

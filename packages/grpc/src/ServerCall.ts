@@ -7,10 +7,10 @@ import {
   status,
 } from '@grpc/grpc-js'
 import {
-  adaptiveReserveMs,
   ClientClosedError,
   Deadline,
   DeadlineExceededError,
+  defaultReserveMs,
   type InvalidDeadlineHeader,
   readDeadline,
   runWithDeadline,
@@ -115,16 +115,19 @@ export class ServerCall {
     }
     this.#budgetMs = read.ms ?? options.defaultMs
     this.#arriving = true
-    const deadline = Deadline.after(this.#budgetMs - (options.reserveMs ?? adaptiveReserveMs()), {
-      clock: options.clock,
-      observe: options.observe,
-      onExpire: () => {
-        // An empty budget expires inside Deadline.after, before anything is
-        // wired up: arrival answers for it.
-        if (this.#arriving) this.#expiredOnArrival = true
-        else this.#expire('handler')
+    const deadline = Deadline.after(
+      this.#budgetMs - (options.reserveMs ?? defaultReserveMs(options.clock)),
+      {
+        clock: options.clock,
+        observe: options.observe,
+        onExpire: () => {
+          // An empty budget expires inside Deadline.after, before anything is
+          // wired up: arrival answers for it.
+          if (this.#arriving) this.#expiredOnArrival = true
+          else this.#expire('handler')
+        },
       },
-    })
+    )
     this.#arriving = false
     this.#deadline = deadline
     // A refused call gets its deadline and its start and end events like any

@@ -1,9 +1,9 @@
 import {
-  adaptiveReserveMs,
   ClientClosedError,
   type Clock,
   DEADLINE_EXPIRED_HEADER,
   Deadline,
+  defaultReserveMs,
   isDeadlineExceeded,
   runWithDeadline,
   wait,
@@ -186,7 +186,7 @@ export class RequestTracker {
       const ownMs =
         clientMs === undefined
           ? Number.POSITIVE_INFINITY
-          : clientMs - (config.deadline.reserveMs ?? adaptiveReserveMs())
+          : clientMs - (config.deadline.reserveMs ?? defaultReserveMs(clock))
       const parent = (req as { deadline?: Deadline }).deadline
       const own =
         parent === undefined

@@ -1,0 +1,77 @@
+import { once } from 'node:events'
+import http2 from 'node:http2'
+import type { AddressInfo } from 'node:net'
+import { isClientClosed } from '@hourglass/core'
+import type { NextFunction, Request, Response } from 'express'
+import { afterEach, describe, expect, it } from 'vitest'
+import { deadline, type IngressEndMessage } from '../src/index.js'
+import { deferred, record } from './support/servers.js'
+
+/**
+ * The middleware on Node's HTTP/2 compat API (Express itself does not run
+ * there). Its response emits 'finish' for a stream that closed, ended or
+ * not: a client's RST_STREAM must not read as an answer finished in time.
+ */
+describe('deadline() on an HTTP/2 compat server', () => {
+  let close: (() => void) | undefined
+  afterEach(() => {
+    close?.()
+    close = undefined
+  })
+
+  async function serve(handler: (req: Request, res: Response) => void) {
+    const middleware = deadline({ defaultMs: 10_000, reserveMs: 10 })
+    const server = http2.createServer((req, res) => {
+      const next = (() =>
+        handler(req as unknown as Request, res as unknown as Response)) as NextFunction
+      middleware(req as unknown as Request, res as unknown as Response, next)
+    })
+    server.listen(0, '127.0.0.1')
+    await once(server, 'listening')
+    const session = http2.connect(`http://127.0.0.1:${(server.address() as AddressInfo).port}`)
+    close = () => {
+      session.destroy()
+      server.close()
+    }
+    return session
+  }
+
+  it('a stream the client cancels ends client-closed, and its deadline is cancelled for the work in flight', async () => {
+    const ends = record<IngressEndMessage>('hourglass:ingress:end')
+    const started = deferred<Request>()
+    try {
+      const session = await serve((req) => started.resolve(req))
+      const stream = session.request({ ':path': '/slow' })
+      stream.on('error', () => {})
+      const req = await started.promise
+      stream.close(http2.constants.NGHTTP2_CANCEL)
+      await ends.count(1)
+      expect(ends.messages.map((m) => m.outcome)).toEqual(['client-closed'])
+      expect(req.deadline.signal.aborted).toBe(true)
+      expect(isClientClosed(req.deadline.reason)).toBe(true)
+    } finally {
+      ends.stop()
+    }
+  })
+
+  it('a stream answered in full still ends ok', async () => {
+    const ends = record<IngressEndMessage>('hourglass:ingress:end')
+    try {
+      const session = await serve((_req, res) => {
+        res.end('done')
+      })
+      const stream = session.request({ ':path': '/' })
+      stream.setEncoding('utf8')
+      let body = ''
+      stream.on('data', (chunk: string) => {
+        body += chunk
+      })
+      await once(stream, 'end')
+      await ends.count(1)
+      expect(body).toBe('done')
+      expect(ends.messages.map((m) => [m.outcome, m.statusCode])).toEqual([['ok', 200]])
+    } finally {
+      ends.stop()
+    }
+  })
+})
