@@ -14,8 +14,8 @@ export type HeaderTarget =
  * so call it just before the request is sent. Relative, not absolute: clock
  * skew between hosts cannot eat the budget. Returns the value written, or
  * undefined when nothing was written: no deadline of its own (`never()`), or
- * an observe-only deadline that has passed (dark mode must not make the next
- * hop answer 504).
+ * an observe-only deadline that has passed or has less than a whole
+ * millisecond left (dark mode must not make the next hop answer 504).
  *
  * A deadline that has ended with a reason — cancelled by its owner (the
  * client left; in dark mode too, and a `never()` one), or expired while
@@ -36,7 +36,10 @@ export function writeDeadline(
   if (!(deadline.done && deadline.reason !== undefined)) {
     const remaining = deadline.remaining()
     if (!Number.isFinite(remaining)) return undefined
-    if (deadline.observe && remaining === 0) return undefined
+    // Under a whole millisecond is 0 on the wire: for an observe-only
+    // deadline that is as good as passed, and a "0" made the next,
+    // enforcing, hop answer 504 at once.
+    if (deadline.observe && remaining < 1) return undefined
     // A reader takes at most 2^31-1 ms (a timer's limit) and clamps that to
     // its own maximum; more would be refused as malformed.
     ms = Math.min(Math.floor(remaining), MAX_TIMER_MS)

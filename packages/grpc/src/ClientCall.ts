@@ -197,9 +197,10 @@ export class ClientCall {
     // A shorter deadline of the call's own is the budget it really has: a
     // server that reads only this header must not plan on the caller's longer one.
     if (this.#ownEpochMs - Date.now() < left) left = this.#ownEpochMs - Date.now()
-    // No deadline of its own; or dark mode past its deadline, which must not
-    // make the next hop answer DEADLINE_EXCEEDED.
-    if (!Number.isFinite(left) || (deadline.observe && left <= 0)) {
+    // No deadline of its own; or dark mode past its deadline (or within a
+    // millisecond of it: "0" on the wire), which must not make the next hop
+    // answer DEADLINE_EXCEEDED.
+    if (!Number.isFinite(left) || (deadline.observe && left < 1)) {
       return { metadata, headerMs: undefined }
     }
     // Capped where readers stop accepting it (2^31-1 ms); they clamp to their own maxMs.
