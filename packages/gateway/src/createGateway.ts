@@ -1,4 +1,3 @@
-import { once } from 'node:events'
 import { type Clock, isClock, systemClock } from '@hourglass/core'
 import { deadline } from '@hourglass/express'
 import { createFetch, type HourglassFetch } from '@hourglass/fetch'
@@ -80,7 +79,7 @@ export interface GatewayOptions {
   env?: Readonly<Record<string, string | undefined>> | undefined
   /** `close()` waits this long for requests in flight before cancelling them, in ms. Default 10 000; 0 = cancel at once. */
   drainTimeoutMs?: number | undefined
-  /** Shorten a request's deadline to the OpenAI SDK's own timeout (`X-Stainless-Timeout`). Default true. */
+  /** End the wait for an answer (a stream's first token) at the OpenAI SDK's own timeout (`X-Stainless-Timeout`). Default true. */
   trustStainlessTimeout?: boolean | undefined
   /** Serve `GET /metrics` (Prometheus text format). Default true; false when it must not share the API's port. */
   metrics?: boolean | undefined
@@ -354,21 +353,31 @@ export function createGateway(config: unknown, options: GatewayOptions = {}): Ga
   }
   const close = () => shutDown(true)
   const ready = async (timeoutMs = 2000, signal?: AbortSignal): Promise<boolean> => {
-    if (ownRedis === undefined || ownRedis.status === 'ready') return true
-    if (signal?.aborted) return false
-    const controller = new AbortController()
-    const timer = setTimeout(() => controller.abort(), timeoutMs)
-    const stop = () => controller.abort()
-    signal?.addEventListener('abort', stop, { once: true })
-    try {
-      await once(ownRedis, 'ready', { signal: controller.signal })
-      return true
-    } catch {
-      return false
-    } finally {
-      clearTimeout(timer)
-      signal?.removeEventListener('abort', stop)
-    }
+    const client = ownRedis
+    if (client === undefined || client.status === 'ready') return true
+    // Closed (the gateway's close()), or told to stop: it will not connect.
+    if (signal?.aborted || client.status === 'end') return false
+    // Not `events.once(client, 'ready')`: it rejects on the first 'error'
+    // event, and ioredis emits one for every failed connection attempt, then
+    // reconnects. A Redis still starting (refusing connections for its first
+    // moments, as one started beside the gateway does) read as no Redis at
+    // once: the gateway served on local limits instead of waiting the bound.
+    return await new Promise<boolean>((resolve) => {
+      const settle = (connected: boolean) => {
+        clearTimeout(timer)
+        client.off('ready', onReady)
+        client.off('end', onGone)
+        signal?.removeEventListener('abort', onGone)
+        resolve(connected)
+      }
+      const onReady = () => settle(true)
+      // Given up (the bound, the caller's signal), or the client closed: it will not connect.
+      const onGone = () => settle(false)
+      const timer = setTimeout(onGone, timeoutMs)
+      client.once('ready', onReady)
+      client.once('end', onGone)
+      signal?.addEventListener('abort', onGone, { once: true })
+    })
   }
   const gateway = Object.assign(router, {
     config: valid,

@@ -97,6 +97,31 @@ describe('gateway config validation names the field', () => {
     ])
   })
 
+  it('a baseURL with a user or password, a query or a fragment is refused at its field, never quoted (the password was dropped, the query swallowed the path)', () => {
+    const USERINFO =
+      'providers.openai.baseURL: expected no user or password in the URL: they are not sent (the provider answers 401 and the keys are retired); put a credential in apiKeys or headers'
+    const QUERY =
+      'providers.openai.baseURL: expected no query string or fragment: the request path is appended to baseURL, so it would land inside them'
+    const withBase = (baseURL: unknown) => {
+      const input = valid() as { providers: { openai: { baseURL: unknown } } }
+      input.providers.openai.baseURL = baseURL
+      return input
+    }
+    expect(problems(withBase('https://proxy:s3cret-pass@llm.internal/v1'))).toEqual([USERINFO])
+    expect(problems(withBase('https://proxy@llm.internal/v1'))).toEqual([USERINFO])
+    expect(problems(withBase('https://x.openai.azure.com/v1?api-version=2024-06-01'))).toEqual([
+      QUERY,
+    ])
+    expect(problems(withBase('https://api.openai.com/v1?'))).toEqual([QUERY])
+    expect(problems(withBase('https://api.openai.com/v1#chat'))).toEqual([QUERY])
+    // From the environment, validated like a literal; the value is never quoted back.
+    const fromEnv = problems(withBase({ env: 'BASE' }), { BASE: 'https://u:s3cret-pass@h/v1?a=1' })
+    expect(fromEnv).toEqual([USERINFO, QUERY])
+    expect(JSON.stringify(fromEnv)).not.toContain('s3cret-pass')
+    // A trailing slash, a port and a path stay fine.
+    expect(problems(withBase('http://127.0.0.1:8080/compatible-mode/v1/'))).toEqual([])
+  })
+
   it('an unknown dialect, provider, route target and alias target are each named', () => {
     const input = valid() as ReturnType<typeof valid> & Record<string, unknown>
     ;(input.providers.openai as Record<string, unknown>)['dialect'] = 'openia'

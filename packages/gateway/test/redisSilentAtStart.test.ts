@@ -1,5 +1,6 @@
 import { type AddressInfo, createServer, type Server, type Socket } from 'node:net'
 import { ManualClock } from '@hourglass/core'
+import { closedPort } from '@hourglass/testkit'
 import { afterEach, describe, expect, it } from 'vitest'
 import { until } from '../../../test/support/until.js'
 import { createGateway, type GatewayRouter } from '../src/index.js'
@@ -19,7 +20,7 @@ type LogRecord = { level: string; event: string; msg?: string; redis?: string }
  * A Redis-shaped listener on loopback: it reads every command and answers each
  * with `answer` (a RESP line), or never when `answer` is undefined.
  */
-async function fakeRedis(answer?: string) {
+async function fakeRedis(answer?: string, port = 0) {
   const sockets = new Set<Socket>()
   let received = ''
   const server: Server = createServer((socket) => {
@@ -37,10 +38,9 @@ async function fakeRedis(answer?: string) {
       for (const line of lines) if (line.startsWith('*')) socket.write(`${answer}\r\n`)
     })
   })
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
-  const { port } = server.address() as AddressInfo
+  await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', resolve))
   return {
-    port,
+    port: (server.address() as AddressInfo).port,
     received: () => received,
     close: () => {
       for (const socket of sockets) socket.destroy()
@@ -118,5 +118,17 @@ describe('Redis at start: one warning, saying why', () => {
     expect(await gateway!.ready(900)).toBe(true)
     clock.advance(600_000)
     expect(redisLogs()).toEqual([])
+  })
+
+  it('a Redis that refuses the first connections and comes up within the bound: ready() waits for it, not false at the first refusal', async () => {
+    const port = await closedPort()
+    const redisLogs = start(port, 250)
+    const ready = gateway!.ready(5000)
+    // The first connection was refused (ECONNREFUSED, warned); then Redis starts.
+    await until(() => redisLogs().length > 0, 2000, 'the warning')
+    expect(redisLogs()[0]?.msg).toMatch(/is unreachable \(ECONNREFUSED\)/)
+    redis = await fakeRedis('+OK', port)
+    expect(await ready).toBe(true)
+    expect(gateway!.redisState()).not.toBe('unreachable')
   })
 })

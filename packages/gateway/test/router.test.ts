@@ -152,6 +152,43 @@ describe('the gateway router', () => {
     expect(small.requests.length + large.requests.length).toBe(0)
   })
 
+  it('a value of the right type but out of range is told its range, not "expected a number" or "expected a string"', async () => {
+    const { small, large } = await smallAndLarge()
+    const messageFor = async (fields: Record<string, unknown>) => {
+      const res = await fetch(`${harness!.url}/v1/chat/completions`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({
+          model: 'small',
+          messages: [{ role: 'user', content: 'x' }],
+          ...fields,
+        }),
+      })
+      expect(res.status).toBe(400)
+      return ((await res.json()) as { error: { message: string } }).error.message
+    }
+    expect(await messageFor({ temperature: 3 })).toBe('temperature: expected a number from 0 to 2')
+    expect(await messageFor({ top_p: 1.5 })).toBe('top_p: expected a number from 0 to 1')
+    expect(await messageFor({ presence_penalty: -5 })).toBe(
+      'presence_penalty: expected a number from -2 to 2',
+    )
+    expect(await messageFor({ model: '' })).toBe('model: expected a non-empty string')
+    expect(await messageFor({ model: 'm'.repeat(257) })).toBe(
+      'model: expected at most 256 characters',
+    )
+    expect(await messageFor({ messages: [] })).toBe('messages: expected at least one message')
+    expect(await messageFor({ user: 'u'.repeat(1025) })).toBe(
+      'user: expected at most 1024 characters',
+    )
+    expect(await messageFor({ seed: 1.5 })).toBe(
+      'seed: expected an integer from -(2^53 - 1) to 2^53 - 1',
+    )
+    expect(await messageFor({ logit_bias: { '50256': -101 } })).toBe(
+      'logit_bias["50256"]: expected a number from -100 to 100',
+    )
+    expect(small.requests.length + large.requests.length).toBe(0)
+  })
+
   it('all providers overloaded → 503 naming each provider, without upstream text', async () => {
     const a = await fakeProvider('anthropic', ['k1'])
     const b = await fakeProvider('anthropic', ['k2'])

@@ -148,6 +148,35 @@ describe('SSE through the gateway', () => {
     expect(text).not.toContain('[DONE]')
   })
 
+  it("a stream started within the SDK's own timeout (x-stainless-timeout) is read to its end past it, as the provider alone would be", async () => {
+    // The SDK's timer stops at the response's headers: openai-node reads a
+    // started stream as long as it runs. Through the gateway it was cut at
+    // the timeout with a deadline_exceeded event, half the answer lost.
+    const fake = await one('openai')
+    fake.enqueue(reply.text('a b c d e f g h', { tokenDelayMs: 100 }))
+    const res = await fetch(`${harness!.url}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-stainless-timeout': '0.3' },
+      body: JSON.stringify({
+        model: 'm',
+        stream: true,
+        messages: [{ role: 'user', content: 'hi' }],
+      }),
+    })
+    expect(res.status).toBe(200)
+    const { text } = await readRaw(res)
+    const content = text
+      .split('\n\n')
+      .filter((e) => e.startsWith('data: {'))
+      .map((e) => JSON.parse(e.slice(6)) as { choices?: { delta?: { content?: string } }[] })
+      .map((chunk) => chunk.choices?.[0]?.delta?.content ?? '')
+      .join('')
+    expect(text).not.toContain('"error"')
+    expect(content).toBe('a b c d e f g h')
+    expect(text).toContain('[DONE]')
+    expect(fake.requests[0]?.outcome).toBe('success')
+  })
+
   it('a client that stops reading mid-stream ends the upstream call too', async () => {
     const fake = await one('openai')
     fake.enqueue(

@@ -35,6 +35,32 @@ const price = z.strictObject({
  */
 const PROVIDER_NAME = /^[A-Za-z0-9._:/-]+$/
 
+/**
+ * The adapters send to `baseURL` + the dialect's path, as text, through
+ * undici: a `user:password@` is dropped on the way (every request a 401
+ * that retires the provider's keys, and the password travels in the
+ * endpoint the diagnostics events carry), and a `?query` or `#fragment`
+ * swallows the path (`/v1?api-version=1/chat/completions` asks `/v1`).
+ * A URL that does not parse is said by the URL check before these.
+ */
+function hasUserInfo(url: string): boolean {
+  const parsed = parseURL(url)
+  return parsed !== undefined && (parsed.username !== '' || parsed.password !== '')
+}
+
+function hasQueryOrFragment(url: string): boolean {
+  // The characters, not `search`: a bare `?` parses to an empty one and still swallows the path.
+  return parseURL(url) !== undefined && (url.includes('?') || url.includes('#'))
+}
+
+function parseURL(url: string): URL | undefined {
+  try {
+    return new URL(url)
+  } catch {
+    return undefined
+  }
+}
+
 /** A record of names that must not be empty (a gateway without providers or models serves nothing). */
 const nonEmptyRecord = <T extends z.ZodType>(value: T, what: string) =>
   z
@@ -87,7 +113,19 @@ export function gatewayConfigSchema(env: Env) {
 
   const provider = z.strictObject({
     dialect: oneOf(DIALECTS),
-    baseURL: envString(env, z.url({ protocol: /^https?$/, error: 'expected an http(s) URL' })),
+    baseURL: envString(
+      env,
+      z
+        .url({ protocol: /^https?$/, error: 'expected an http(s) URL' })
+        .refine((url) => !hasUserInfo(url), {
+          message:
+            'expected no user or password in the URL: they are not sent (the provider answers 401 and the keys are retired); put a credential in apiKeys or headers',
+        })
+        .refine((url) => !hasQueryOrFragment(url), {
+          message:
+            'expected no query string or fragment: the request path is appended to baseURL, so it would land inside them',
+        }),
+    ),
     apiKeys: z.array(apiKey, 'expected an array of keys').default([]),
     /** Extra request headers (never logged). */
     headers: z

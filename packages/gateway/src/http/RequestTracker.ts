@@ -156,6 +156,7 @@ export class RequestTracker {
         // the request's deadline from the cancel that one sends).
         if (!res.writableFinished) scope.deadline?.cancel(new ClientClosedError())
         else scope.deadline?.dispose()
+        scope.answerBy?.dispose()
         if (api) countRequest(metrics, clock, res, scope)
         if (this.#open.size === 0) this.#onIdle?.()
       })
@@ -165,9 +166,11 @@ export class RequestTracker {
 
   /**
    * After the ingress `deadline()`: the request's own deadline under it,
-   * shortened to the client SDK's timeout when one came (`x-stainless-timeout`,
-   * clamped to `deadline.maxMs`, less the ingress reserve), so the gateway
-   * never works for a client that has given up. It can only shorten: what a
+   * and, when the client SDK sent its timeout (`x-stainless-timeout`,
+   * clamped to `deadline.maxMs`, less the ingress reserve), `answerBy` under
+   * that: the handler answers by then — a whole non-streamed answer, a
+   * stream's first token — so the gateway never works for a client that has
+   * given up (its timer ends at the response's headers). It can only shorten: what a
    * client claims must not buy more than `deadline.defaultMs`. Without an
    * ingress deadline, `deadline.defaultMs`. openai-node 6.x sends the header
    * only for a per-request `timeout` (`create(body, { timeout })`, whole
@@ -183,15 +186,18 @@ export class RequestTracker {
       const clientMs = trustStainlessTimeout
         ? clientTimeoutMs(req.headers, config.deadline.maxMs)
         : undefined
-      const ownMs =
-        clientMs === undefined
-          ? Number.POSITIVE_INFINITY
-          : clientMs - (config.deadline.reserveMs ?? defaultReserveMs(clock))
       const parent = (req as { deadline?: Deadline }).deadline
       const own =
-        parent === undefined
-          ? Deadline.after(Math.min(config.deadline.defaultMs, ownMs), { clock })
-          : parent.child(Math.max(0, ownMs))
+        parent === undefined ? Deadline.after(config.deadline.defaultMs, { clock }) : parent.child()
+      // Not the request's deadline itself: the SDK's timer stops at the
+      // response's headers, so a stream that has started is read to its end
+      // however long it runs. Narrowing the whole request cut such a stream
+      // at the timeout (`timeout: 30_000`, a 40 s answer: a deadline error
+      // at 30 s, where the provider alone streams it whole).
+      if (clientMs !== undefined) {
+        const reserveMs = config.deadline.reserveMs ?? defaultReserveMs(clock)
+        scope.answerBy = own.child(Math.max(0, clientMs - reserveMs))
+      }
       scope.deadline = own
       req.deadline = own
       runWithDeadline(own, next)

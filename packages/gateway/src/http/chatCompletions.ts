@@ -35,6 +35,9 @@ export function chatCompletions(ctx: GatewayContext) {
   return async (req: Request, res: Response): Promise<void> => {
     const startedAt = ctx.clock.now()
     const deadline = handlerDeadline(ctx, req)
+    // The client's own timeout (x-stainless-timeout): until the answer's headers go out.
+    const answerBy = clientBound(ctx, req)
+    let headersSent = noop
     const fields: Record<string, unknown> = { path: pathOf(req) }
     let status = 200
     try {
@@ -63,8 +66,15 @@ export function chatCompletions(ctx: GatewayContext) {
         ctx.retryBudgets,
         ctx.metrics,
       )
-      const options = callOptions(ctx, models, request, deadline, fields)
-      if (request.stream === true) {
+      const streamed = request.stream === true
+      // A whole answer is sent with its headers: the client's timeout is its
+      // deadline (and the one told upstream). A stream is read as long as it
+      // runs once it has started: the client's timeout only ends a wait for
+      // its first event (`headersSent` lifts it then).
+      const callDeadline = streamed ? deadline : (answerBy ?? deadline)
+      if (streamed && answerBy !== undefined) headersSent = endAt(answerBy, deadline)
+      const options = callOptions(ctx, models, request, callDeadline, fields)
+      if (streamed) {
         status = await streamCompletion(
           ctx,
           res,
@@ -74,6 +84,7 @@ export function chatCompletions(ctx: GatewayContext) {
           {
             model: requested,
             includeUsage,
+            onFirstEvent: headersSent,
           },
         )
       } else {
@@ -96,6 +107,8 @@ export function chatCompletions(ctx: GatewayContext) {
       status = shaped.status
       fields['error'] = shaped.body.error.code
     } finally {
+      headersSent()
+      answerBy?.dispose()
       disposeHandlerDeadline(req)
       refundClientRetry(req, status, fields['attempts'] !== undefined)
       // A stream's status is 200 (or 499): the error it ended with, if any, is on the request's scope.
@@ -219,6 +232,25 @@ function callOptions(
     },
   }
 }
+
+/**
+ * The client SDK's timeout (`scope.answerBy`, from `x-stainless-timeout`)
+ * less `replyReserveMs`, so the gateway's 504 goes out before the client's
+ * timer fires. That timer covers the wait for the response's headers: the
+ * whole of a non-streamed answer, a stream's wait for its first event.
+ */
+function clientBound(ctx: GatewayContext, req: Request): Deadline | undefined {
+  const answerBy = scopeOf(req)?.answerBy
+  if (answerBy === undefined) return undefined
+  return answerBy.child(Math.max(0, answerBy.remaining() - ctx.replyReserveMs))
+}
+
+/** Ends `deadline` when `bound` ends (its reason: a 504 at its expiry), until the release is called. */
+function endAt(bound: Deadline, deadline: Deadline): () => void {
+  return bound.onDone((reason) => deadline.cancel(reason))
+}
+
+function noop(): void {}
 
 /**
  * The call's own deadline ends `replyReserveMs` before the request's, so

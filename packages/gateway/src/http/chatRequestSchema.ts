@@ -15,6 +15,15 @@ const MAX_MESSAGES = 100_000
 const MAX_TOOLS = 512
 const MAX_ID = 1024
 
+/**
+ * A check's own message. A schema-level `error` (`z.string({ error })`) is
+ * zod's message for every issue of that schema, its checks' included: without
+ * one of their own, `temperature: 3` was told "expected a number" and a
+ * 300-character model "expected a string".
+ */
+const upTo = (max: number, what = 'characters') => ({ error: `expected at most ${max} ${what}` })
+const nonEmpty = { error: 'expected a non-empty string' }
+
 const shallow = <T extends z.ZodType>(schema: T) =>
   schema.refine((value) => !nestsDeeperThan(value, MAX_JSON_DEPTH), {
     error: `nested deeper than ${MAX_JSON_DEPTH} levels`,
@@ -34,7 +43,7 @@ const content = z.union([z.string(), z.array(textPart)], {
 })
 
 /** A participant's name: forwarded by OpenAI-compatible dialects, refused by the others. */
-const name = z.string({ error: 'expected a string' }).max(MAX_ID).nullish()
+const name = z.string({ error: 'expected a string' }).max(MAX_ID, upTo(MAX_ID)).nullish()
 
 const toolCall = z.strictObject({
   id: z.string().min(1).max(MAX_ID),
@@ -73,7 +82,10 @@ const message = z.discriminatedUnion(
     z.strictObject({
       role: z.literal('tool'),
       content,
-      tool_call_id: z.string({ error: 'expected a string' }).min(1).max(MAX_ID),
+      tool_call_id: z
+        .string({ error: 'expected a string' })
+        .min(1, nonEmpty)
+        .max(MAX_ID, upTo(MAX_ID)),
     }),
   ],
   { error: 'expected an object whose role is system, developer, user, assistant or tool' },
@@ -122,8 +134,10 @@ const responseFormat = z.discriminatedUnion(
   { error: 'expected type text, json_object or json_schema' },
 )
 
-const number = (min: number, max: number) =>
-  z.number({ error: 'expected a number' }).min(min).max(max).nullish()
+const number = (min: number, max: number) => {
+  const range = { error: `expected a number from ${min} to ${max}` }
+  return z.number(range).min(min, range).max(max, range).nullish()
+}
 const TOKENS = { error: `expected an integer from 1 to ${2 ** 31 - 1}` }
 const tokens = z
   .number(TOKENS)
@@ -131,11 +145,16 @@ const tokens = z
   .min(1, TOKENS)
   .max(2 ** 31 - 1, TOKENS)
   .nullish()
-const shortString = z.string({ error: 'expected a string' }).max(MAX_ID).nullish()
+const SEED = { error: 'expected an integer from -(2^53 - 1) to 2^53 - 1' }
+const BIAS = { error: 'expected a number from -100 to 100' }
+const shortString = z.string({ error: 'expected a string' }).max(MAX_ID, upTo(MAX_ID)).nullish()
 
 export const chatRequestSchema = z.looseObject({
-  model: z.string({ error: 'expected a string' }).min(1).max(256),
-  messages: z.array(message, { error: 'expected an array of messages' }).min(1).max(MAX_MESSAGES),
+  model: z.string({ error: 'expected a string' }).min(1, nonEmpty).max(256, upTo(256)),
+  messages: z
+    .array(message, { error: 'expected an array of messages' })
+    .min(1, { error: 'expected at least one message' })
+    .max(MAX_MESSAGES, upTo(MAX_MESSAGES, 'messages')),
   max_tokens: tokens,
   max_completion_tokens: tokens,
   temperature: number(0, 2),
@@ -152,18 +171,26 @@ export const chatRequestSchema = z.looseObject({
       include_obfuscation: z.boolean().nullish(),
     })
     .nullish(),
-  tools: z.array(tool, { error: 'expected an array of tools' }).max(MAX_TOOLS).nullish(),
+  tools: z
+    .array(tool, { error: 'expected an array of tools' })
+    .max(MAX_TOOLS, upTo(MAX_TOOLS, 'tools'))
+    .nullish(),
   tool_choice: toolChoice.nullish(),
   parallel_tool_calls: z.boolean({ error: 'expected true or false' }).nullish(),
   response_format: responseFormat.nullish(),
-  seed: z.number().int().min(Number.MIN_SAFE_INTEGER).max(Number.MAX_SAFE_INTEGER).nullish(),
+  seed: z
+    .number(SEED)
+    .int(SEED)
+    .min(Number.MIN_SAFE_INTEGER, SEED)
+    .max(Number.MAX_SAFE_INTEGER, SEED)
+    .nullish(),
   n: z.literal(1, { error: 'only 1: the gateway answers with one choice' }).nullish(),
   frequency_penalty: number(-2, 2),
   presence_penalty: number(-2, 2),
   logit_bias: z
     .record(
       z.string().regex(/^\d{1,10}$/, { error: 'keys are token ids' }),
-      z.number().min(-100).max(100),
+      z.number(BIAS).min(-100, BIAS).max(100, BIAS),
     )
     .nullish(),
   logprobs: z
@@ -183,8 +210,8 @@ export const chatRequestSchema = z.looseObject({
     .nullish(),
   audio: z.null({ error: 'not supported: the gateway answers text only' }).optional(),
   prediction: z.strictObject({ type: z.literal('content'), content }).nullish(),
-  reasoning_effort: z.string({ error: 'expected a string' }).max(64).nullish(),
-  verbosity: z.string({ error: 'expected a string' }).max(64).nullish(),
+  reasoning_effort: z.string({ error: 'expected a string' }).max(64, upTo(64)).nullish(),
+  verbosity: z.string({ error: 'expected a string' }).max(64, upTo(64)).nullish(),
   web_search_options: shallow(jsonObject).nullish(),
 })
 

@@ -24,8 +24,15 @@ export interface RequestScope {
    * refunded when the request ends without a provider's failure.
    */
   retryCharge: RetryBudget | undefined
-  /** The request's deadline under the ingress one: narrowed by `x-stainless-timeout`, cancelled when a drain times out. */
+  /** The request's deadline under the ingress one: cancelled when the client leaves or a drain times out. */
   deadline: Deadline | undefined
+  /**
+   * The client SDK's own timeout (`x-stainless-timeout`, less the ingress
+   * reserve), under `deadline`: when the answer's headers must be out. The
+   * SDK's timer stops at the response's headers, so it bounds a whole
+   * non-streamed answer but only a stream's wait for its first token.
+   */
+  answerBy?: Deadline | undefined
   /** The error code the client was answered with (`deadline_exceeded`, `client_closed`…), if any. */
   errorCode: string | undefined
   /**

@@ -15,6 +15,8 @@ export interface StreamReplyOptions {
   model: string
   /** Send a last chunk with usage (`stream_options.include_usage`). */
   includeUsage: boolean
+  /** Called when the first event arrived, before the headers are written (the client's timeout ends there). */
+  onFirstEvent?: (() => void) | undefined
 }
 
 /**
@@ -45,6 +47,7 @@ export async function streamCompletion(
     reportDeadlineReply(res.req, shaped)
     return shaped.status
   }
+  reply.onFirstEvent?.()
   const scope = scopeOf(res)
   if (!first.done && scope !== undefined) {
     ctx.metrics.timeToFirstToken(reply.model, ctx.clock.now() - scope.startedAt)

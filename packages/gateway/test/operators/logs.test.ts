@@ -233,6 +233,49 @@ describe('createLog: pino redaction and the value scrub', () => {
     expect(records[0]?.msg).toBe('provider said: Incorrect API key provided: [redacted]')
   })
 
+  it('a key nested deeper than the scrub walks is scrubbed all the same; a cycle down there does not throw', () => {
+    const { records, log } = capture()
+    const deep: Record<string, unknown> = { j: `quoted ${KEY}` }
+    let outer: Record<string, unknown> = deep
+    for (const k of ['i', 'h', 'g', 'f', 'e', 'd', 'c', 'b', 'a']) outer = { [k]: outer }
+    log('warn', 'app', { nested: outer })
+    deep['self'] = outer
+    log('warn', 'app', { nested: outer })
+    expect(records).toHaveLength(2)
+    expect(JSON.stringify(records)).not.toContain(KEY)
+  })
+
+  it('an Error keeps its class, message, stack and cause (scrubbed), under err or any other field; a Date stays its date', () => {
+    const records: LogRecord[] = []
+    const lines: string[] = []
+    const own = pino({}, { write: (line: string) => lines.push(line) })
+    const fn = createLog((r) => records.push(r), [KEY])
+    const mine = createLog(own, [KEY])
+    const error = Object.assign(
+      new TypeError(`bad key ${KEY}`, { cause: new Error(`inner ${KEY}`) }),
+      { code: 'E_BAD' },
+    )
+    for (const { log } of [fn, mine])
+      log('error', 'app', { err: error, failure: error, at: new Date(0) })
+    const parsed = lines.map((l) => JSON.parse(l) as LogRecord)
+    for (const record of [records[0], parsed[0]]) {
+      expect(record?.['err']).toMatchObject({
+        type: 'TypeError',
+        message: expect.stringContaining('bad key [redacted]'),
+        stack: expect.stringContaining('TypeError: bad key [redacted]'),
+        code: 'E_BAD',
+      })
+      expect(record?.['failure']).toMatchObject({
+        message: 'bad key [redacted]',
+        stack: expect.stringContaining('TypeError: bad key [redacted]'),
+        cause: { message: 'inner [redacted]' },
+        code: 'E_BAD',
+      })
+      expect(record?.['at']).toBe('1970-01-01T00:00:00.000Z')
+    }
+    expect(JSON.stringify([records, lines])).not.toContain(KEY)
+  })
+
   it('a logger that throws never takes the caller down', () => {
     const { log } = createLog(() => {
       throw new Error('disk full')
