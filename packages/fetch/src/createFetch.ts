@@ -1,4 +1,11 @@
-import { currentDeadline, type Deadline, refuseUnknownOptions } from '@hourglass/core'
+import {
+  currentDeadline,
+  type Deadline,
+  isAbortError,
+  isClientClosed,
+  isDeadlineExceeded,
+  refuseUnknownOptions,
+} from '@hourglass/core'
 import {
   Agent,
   type Dispatcher,
@@ -183,7 +190,26 @@ export function createFetch(
         unwrap(thrown, carrier.hops)
       attempt?.finish(error)
       const signal = outbound.init.signal
-      if (signal?.aborted) throw signal.reason
+      if (signal?.aborted) {
+        const reason: unknown = signal.reason
+        // The caller's signal ended the call (a slice's signal when the client
+        // left or the slice ran out): never retried, but said so, as the
+        // interceptor, a body read and a cancelled deadline say it (`aborted`,
+        // `no-budget`). Without this, `fetch(url, { signal })` announced
+        // nothing where `fetch(url)` under the same deadline did. Only reasons
+        // the rules end at once are judged, so no retry is ever announced here.
+        if (isClientClosed(reason) || isAbortError(reason) || isDeadlineExceeded(reason)) {
+          outbound.judge(
+            {
+              error: reason,
+              bytesReceived: attempt?.bytesReceived ?? 0,
+              redirected: carrier.hops > 1,
+            },
+            number,
+          )
+        }
+        throw reason
+      }
       const delayMs = outbound.judge(
         { error, bytesReceived: attempt?.bytesReceived ?? 0, redirected: carrier.hops > 1 },
         number,
