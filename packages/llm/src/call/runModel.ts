@@ -352,6 +352,13 @@ export async function runModel(
     // at once to a failing provider (5xx, network, timeouts).
     const cooled = limited && admission !== undefined
     const own = cooled ? admission.forecast(targetOf(adapter)) : undefined
+    // Unless the server's wait was 0 ("retry now": `Retry-After: 0`,
+    // `retry-after-ms: 0`): the cooldown it starts ends at once, each failed
+    // probe extends it by 0 and hands over to the next caller in line, and
+    // every retry is sent back to back to the key that was just refused.
+    // Ungated, 20 calls in such a storm sent all their attempts: 60
+    // requests in ~100 ms. The budget gates those, as it gates 5xx retries.
+    const held = cooled && error.retryAfterMs !== 0
     const decisionInput: RetryDecisionInput = {
       ...retry.delay,
       error: retryable === error.retryable ? error.normalized : { ...error.normalized, retryable },
@@ -365,7 +372,7 @@ export async function runModel(
       minAttemptMs: retry.minAttemptMs,
       maxRetryAfterMs: retry.maxRetryAfterMs,
       hasFallback,
-      retryBudget: cooled ? undefined : retryBudget,
+      retryBudget: held ? undefined : retryBudget,
       waitMs: own?.waitMs,
       latencyMs: own?.latencyMs,
       fallback: limited && hasFallback ? earliestOf(state, later) : undefined,
