@@ -111,6 +111,17 @@ export class StreamCollector {
     }
   }
 
+  /**
+   * True when nothing of an answer came: no token, no finish reason, no
+   * usage, no id — a stream of `data: [DONE]` alone, or of keep-alives and
+   * bookkeeping the parser drops.
+   */
+  get empty(): boolean {
+    return (
+      !this.#sawToken && this.#finishReason === 'unknown' && !this.#usageReported && this.#id === ''
+    )
+  }
+
   /** The usage the provider reported (in its `finish` event), if it came. */
   get reportedUsage(): Usage | undefined {
     return this.#usageReported ? this.#usage : undefined

@@ -80,6 +80,25 @@ export async function streamAttempt(options: StreamAttemptOptions): Promise<Send
       sink.push(event)
     }
     stopTimer()
+    // An end marker with nothing before it is no answer: as a whole answer's
+    // empty 200 body, a retryable server_error, not a success with no text
+    // (a gateway passed it on as a 200 of `[DONE]` alone). Nothing of it was
+    // delivered, so the call may still ask again or fall back.
+    if (collector.empty) {
+      return {
+        ok: false,
+        error: new ProviderError({
+          provider: adapter.name,
+          model: adapter.model,
+          error: {
+            kind: 'server_error',
+            retryable: true,
+            status: opened.status,
+            message: `the ${opened.status} stream ended with no answer (no token, finish reason, usage or id: an end marker alone); nothing was generated, asked again`,
+          },
+        }),
+      }
+    }
     for (const early of held.splice(0)) sink.push(early)
     return {
       ok: true,
