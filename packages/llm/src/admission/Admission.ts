@@ -24,6 +24,7 @@ import { LatencyTracker } from './LatencyTracker.js'
 import { MemoryCooldownStore } from './MemoryCooldownStore.js'
 import type { ProviderLimits } from './ProviderLimits.js'
 import { publishAdmission } from './publish.js'
+import { RedisCooldownStore } from './RedisCooldownStore.js'
 import type { AdmissionOutcome, Lane, ProbeToken, Slot } from './slot.js'
 import { followerDelayMs, joinLine, leaveLine, mayProbe, onChange } from './waitLine.js'
 
@@ -61,6 +62,16 @@ export interface AdmissionOptions {
   retireMs?: number | undefined
   /** Told once when the store fails (and once when it is back). Default `console`. */
   logger?: { warn(message: string): void } | undefined
+  /**
+   * After a store command fails (a `commandTimeout` against a frozen Redis,
+   * a lost connection), decide on this process's view for this long, in ms,
+   * without asking the store; then one `acquire` asks again (the others stay
+   * local until it is answered). A frozen Redis then costs one command
+   * timeout per back-off, not one per call. Reports still write through.
+   * 0 asks the store on every `acquire`. Default 1000 (as `ProviderLimits`'
+   * `redisBackoffMs`) for a `RedisCooldownStore`, 0 for any other store.
+   */
+  storeBackoffMs?: number | undefined
   /** Random source in [0, 1) for jitter. Default `Math.random`. */
   random?: (() => number) | undefined
   /**
@@ -187,6 +198,13 @@ export class Admission {
       maxRetryAfterMs,
       latency: this.#latency,
       logger: options.logger ?? console,
+      // By default only a RedisCooldownStore's failures back off: its round
+      // trip is the one a frozen Redis holds until `commandTimeout`. Another
+      // store (or a wrapper watching every command's outcome) is asked as before.
+      storeBackoffMs: Math.min(
+        Math.max(0, options.storeBackoffMs ?? (store instanceof RedisCooldownStore ? 1000 : 0)),
+        MAX_TIMER_MS,
+      ),
     })
   }
 
@@ -523,6 +541,7 @@ const NUMERIC_OPTIONS = [
   'latencySamples',
   'latencyPercentile',
   'retireMs',
+  'storeBackoffMs',
 ] as const
 
 /**

@@ -1,9 +1,10 @@
 import type { Clock } from '@hourglass/core'
 import { warnSafely } from '../callHook.js'
 import { limitKindOf } from '../errors/limitKindOf.js'
+import { serverHintMs } from '../retry/maxRetryAfter.js'
 import type { CooldownScope } from '../types.js'
 import type { CooldownStore } from './CooldownStore.js'
-import type { CooldownInput } from './defaultCooldownMs.js'
+import { type CooldownInput, defaultCooldownMs } from './defaultCooldownMs.js'
 import type { LatencyTracker } from './LatencyTracker.js'
 import { publishCooldown } from './publish.js'
 import {
@@ -29,6 +30,13 @@ export interface CooldownBookOptions {
   maxRetryAfterMs: number
   latency: LatencyTracker
   logger: { warn(message: string): void }
+  /**
+   * After the store fails (a command timeout against a frozen Redis, a lost
+   * connection), how long `refresh` decides on this process's view without
+   * asking it, in ms; then one refresh asks again. 0 = ask every time.
+   * Default 1000.
+   */
+  storeBackoffMs?: number | undefined
 }
 
 /**
@@ -62,9 +70,23 @@ export class CooldownBook {
   #sweepAt = MAX_IDLE_SLOTS
   #sweepQueued = false
   #storeFailing = false
+  /**
+   * On the clock: until when `refresh` does not ask the store. -Infinity
+   * while nothing has failed. A frozen Redis keeps its connection open and
+   * answers nothing: every `acquire` waited the client's `commandTimeout`
+   * for a refresh bound to fail (250 ms added to every call of the process,
+   * and to every re-check after a wait), for as long as Redis stayed frozen.
+   */
+  #storeRetryAtMs = Number.NEGATIVE_INFINITY
+  readonly #backoffMs: number
+  /** Store failures so far: an answer to a command sent before the latest failure clears nothing. */
+  #storeFailures = 0
+  /** The store's connection was seen other than `ready` during this back-off. */
+  #storeSeenDown = false
 
   constructor(options: CooldownBookOptions) {
     this.#o = options
+    this.#backoffMs = options.storeBackoffMs ?? 1000
   }
 
   /**
@@ -185,13 +207,22 @@ export class CooldownBook {
   async refresh(slots: readonly Slot[]): Promise<void> {
     const scope = slots[0]?.scope
     if (scope === undefined) return
+    if (this.#storeRetryAtMs !== Number.NEGATIVE_INFINITY) {
+      const now = this.#o.clock.now()
+      // Backing off after a failure: decide on what this process knows —
+      // unless the store reconnected since (a restarted Redis): ask it now.
+      if (now < this.#storeRetryAtMs && !this.#storeReconnected()) return
+      // This refresh asks again; the others stay local until it is answered.
+      this.#storeRetryAtMs = now + this.#backoffMs
+    }
+    const failures = this.#storeFailures
     let remaining: number[]
     try {
       remaining = await this.#o.store.remaining(
         scope,
         slots.map((s) => s.storeId),
       )
-      this.#storeUp()
+      this.#storeAnswered(failures)
     } catch (error) {
       this.#storeDown(error)
       return
@@ -286,7 +317,11 @@ export class CooldownBook {
   ): Promise<void> {
     const now = this.#o.clock.now()
     const verdict = classify(outcome)
-    const { kind, status, retryAfterMs } = outcome.error
+    const { kind, status } = outcome.error
+    // As the retry path reads a hint (`serverHintMs`): NaN or a negative is
+    // none. A NaN hint made the cooldown NaN — nothing held back, here or in
+    // the fleet — and Redis refused the write, logged as the store being down.
+    const retryAfterMs = serverHintMs(outcome.error.retryAfterMs)
     if (verdict === 'retire') {
       if (this.#o.retireMs <= 0) return
       slot.retiredUntilMs = now + this.#o.retireMs
@@ -313,7 +348,7 @@ export class CooldownBook {
     if (late && retryAfterMs === undefined) return
     if (!late) slot.strikes++
     if (!wasCooling) slot.coolingSince = now
-    const own = outcome.cooldownMs
+    const own = finiteWait(outcome.cooldownMs)
     // A server's hint is capped, not trusted: this cooldown is shared by every
     // call of the process (of the fleet, on Redis), so one `Retry-After:
     // 86400` — a proxy's default, a daily-quota message, a bug — blocked the
@@ -323,12 +358,12 @@ export class CooldownBook {
     // traffic comes back within that much once it is lifted.
     const cap = this.#o.maxRetryAfterMs
     const capped = retryAfterMs !== undefined && retryAfterMs > cap ? retryAfterMs : undefined
-    const waitMs = Math.max(
-      0,
+    const input = { kind, status, strikes: slot.strikes }
+    const waitMs =
       (capped !== undefined ? cap : retryAfterMs) ??
-        own ??
-        this.#o.cooldownMs({ kind, status, strikes: slot.strikes }),
-    )
+      own ??
+      finiteWait(this.#o.cooldownMs(input)) ??
+      defaultCooldownMs(input)
     slot.untilMs = Math.max(slot.untilMs, now + waitMs)
     slot.halfOpen = true
     this.#keep(slot)
@@ -352,10 +387,15 @@ export class CooldownBook {
     await this.#extendStore(slot, waitMs, reason)
   }
 
+  /**
+   * Written even while refreshes back off: a limit learned is what the
+   * fleet needs to hear, and writes come only with limits, not with every call.
+   */
   async #extendStore(slot: Slot, waitMs: number, reason: string): Promise<void> {
+    const failures = this.#storeFailures
     try {
       await this.#o.store.extend(slot.scope, slot.storeId, waitMs, reason)
-      this.#storeUp()
+      this.#storeAnswered(failures)
     } catch (error) {
       this.#storeDown(error)
     }
@@ -382,7 +422,28 @@ export class CooldownBook {
     })
   }
 
+  /**
+   * The store's connection (when it says: `CooldownStore.status`) was seen
+   * down during this back-off and is `ready` now: a new connection, which
+   * Redis answered. Counts once.
+   */
+  #storeReconnected(): boolean {
+    const status = this.#o.store.status
+    if (status === undefined) return false
+    if (status !== 'ready') {
+      this.#storeSeenDown = true
+      return false
+    }
+    if (!this.#storeSeenDown) return false
+    this.#storeSeenDown = false
+    return true
+  }
+
   #storeDown(error: unknown): void {
+    this.#storeFailures++
+    this.#storeRetryAtMs = this.#o.clock.now() + this.#backoffMs
+    const status = this.#o.store.status
+    this.#storeSeenDown = status !== undefined && status !== 'ready'
     if (this.#storeFailing) return
     this.#storeFailing = true
     warnSafely(
@@ -391,11 +452,27 @@ export class CooldownBook {
     )
   }
 
-  #storeUp(): void {
+  /**
+   * The store answered a command sent when `failures` had happened: unless
+   * one failed since, it is back — refreshes ask it again.
+   */
+  #storeAnswered(failures: number): void {
+    if (failures !== this.#storeFailures) return
+    this.#storeRetryAtMs = Number.NEGATIVE_INFINITY
     if (!this.#storeFailing) return
     this.#storeFailing = false
     warnSafely(this.#o.logger, 'hourglass admission: cooldown store available again')
   }
+}
+
+/**
+ * A wait some code other than the server's computed (a caller's `cooldownMs`,
+ * the `cooldownMs` option): a finite number of ms, negatives as 0, else none.
+ * An Infinity cooled the slot for good in this process and could not be
+ * written to Redis (`PX` takes an integer), so the fleet never heard of it.
+ */
+function finiteWait(ms: number | undefined): number | undefined {
+  return typeof ms === 'number' && Number.isFinite(ms) ? Math.max(0, ms) : undefined
 }
 
 /** Holds nothing a later request needs: dropped by a sweep (`CooldownBook`). */

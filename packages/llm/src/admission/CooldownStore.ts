@@ -18,6 +18,13 @@ export interface CooldownStore {
     waitMs: number,
     reason: string,
   ): Promise<CooldownExtension>
+  /**
+   * Optional: the connection's state (`RedisCooldownStore` passes on
+   * ioredis's). After a failure admission stops asking the store for a
+   * while; a store seen other than `ready` meanwhile, then `ready` again,
+   * has a new connection that answered, and is asked again at once.
+   */
+  readonly status?: string | undefined
 }
 
 export interface CooldownExtension {

@@ -105,13 +105,19 @@ interface Pair {
  * window of an RPM limit of 5, three processes hammering). Here a refused
  * consume counts nothing, and a give-back (negative points, the request
  * count of a request the TPM limit refused) only goes to a window that
- * still exists, never below zero.
+ * still exists — the one its count saw (ARGV[5], its PTTL then), not one
+ * another process started since — never below zero.
  */
 export const LIMIT_SCRIPT = `
 local points = tonumber(ARGV[1])
 if points < 0 then
   local current = tonumber(redis.call('get', KEYS[1]))
   if current == nil then return {0, 0} end
+  -- ARGV[5]: the PTTL the request's count saw. A window expiring later than
+  -- that started since (another process's request): not the one to give to.
+  if ARGV[5] and redis.call('pttl', KEYS[1]) > tonumber(ARGV[5]) then
+    return {current, redis.call('pttl', KEYS[1])}
+  end
   local back = math.min(-points, math.max(current, 0))
   -- Nothing to give back (a window at 0): Lua's -0 goes out as "-0", which INCRBY refuses.
   if back == 0 then return {current, redis.call('pttl', KEYS[1])} end
@@ -279,15 +285,28 @@ export class ProviderLimits {
     }
     const usesBefore = this.#fallbackUses
     try {
+      // When the RPM count's window ends: a give-back goes to that window only.
+      let rpmWindowMs: number | undefined
       if (pair.rpm) {
-        const refused = await take(pair.rpm, provider, 1)
+        const refused = await take(pair.rpm, provider, 1, (ms) => {
+          rpmWindowMs = ms
+        })
         if (refused !== undefined) return refuse('rpm', refused)
       }
       if (pair.tpm && weight > 0) {
         const refused = await take(pair.tpm, provider, weight)
         if (refused !== undefined) {
-          // The request is not going: give back the request it was counted as.
-          if (pair.rpm) await pair.rpm.reward(provider, 1)
+          // The request is not going: give back the request it was counted
+          // as — to its own window. Given to a window another process had
+          // started since (the count's had ended meanwhile), it lent that
+          // window one more request than the limit.
+          if (pair.rpm) {
+            this.#redis?.giveBackTo(rpmWindowMs)
+            // `reward` reaches the script synchronously (or the local limiter, which never reads it).
+            const givenBack = pair.rpm.reward(provider, 1)
+            this.#redis?.giveBackTo(undefined)
+            await givenBack
+          }
           // Only the local share refuses for good (LocalShareLimiter): the whole limit was checked above.
           return Number.isFinite(refused)
             ? refuse('tpm', refused)
@@ -300,7 +319,15 @@ export class ProviderLimits {
       }
       return ADMITTED
     } finally {
-      if (this.#degraded && this.#fallbackUses === usesBefore && this.#redis?.status === 'ready') {
+      // A client without `status` (it is optional: any object with
+      // `evalsha`/`eval` fits) that answered is back too: read as `ready`,
+      // it stayed degraded for good, "back" never said, once Redis had failed.
+      const status = this.#redis?.status
+      if (
+        this.#degraded &&
+        this.#fallbackUses === usesBefore &&
+        (status === undefined || status === 'ready')
+      ) {
         this.#degraded = false
         warnSafely(this.#logger, 'hourglass limits: Redis is back; limits are shared again')
       }
@@ -328,9 +355,12 @@ async function take(
   limiter: RateLimiterAbstract,
   key: string,
   points: number,
+  /** Told the taken count's window's ms left. */
+  onTaken?: (msBeforeNext: number) => void,
 ): Promise<number | undefined> {
   try {
-    await limiter.consume(key, points)
+    const taken = await limiter.consume(key, points)
+    onTaken?.(taken.msBeforeNext)
     return undefined
   } catch (error) {
     const ms = (error as { msBeforeNext?: unknown } | undefined)?.msBeforeNext

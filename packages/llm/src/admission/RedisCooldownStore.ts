@@ -6,6 +6,8 @@ import type { CooldownExtension, CooldownStore } from './CooldownStore.js'
  * @hourglass/llm needs no Redis dependency: an `ioredis` client fits as is.
  */
 export interface RedisScriptClient {
+  /** ioredis's connection state, when the client has one: admission reads it after a failure. */
+  readonly status?: string | undefined
   evalsha(sha1: string, numKeys: number, ...args: Array<string | number>): Promise<unknown>
   eval(script: string, numKeys: number, ...args: Array<string | number>): Promise<unknown>
 }
@@ -41,6 +43,9 @@ end
 return out
 `
 
+/** The longest cooldown written, in ms (~31,700 years): a whole number Redis takes as `PX`. */
+const MAX_PX_MS = 1e15
+
 const SCRIPT_SHA1 = createHash('sha1').update(COOLDOWN_SCRIPT).digest('hex')
 
 /**
@@ -59,6 +64,11 @@ export class RedisCooldownStore implements CooldownStore {
     this.#prefix = options.keyPrefix ?? 'hourglass:cooldown:'
   }
 
+  /** The client's connection state (`ready`, `reconnecting`…), undefined when it has none. */
+  get status(): string | undefined {
+    return this.#client.status
+  }
+
   async remaining(provider: string, keyIds: readonly string[]): Promise<number[]> {
     if (keyIds.length === 0) return []
     const keys = keyIds.map((id) => this.#key(provider, id))
@@ -73,8 +83,11 @@ export class RedisCooldownStore implements CooldownStore {
     waitMs: number,
     reason: string,
   ): Promise<CooldownExtension> {
-    // PX needs a whole, positive number of ms.
-    const wantMs = Math.max(1, Math.ceil(waitMs))
+    // PX needs a whole, positive number of ms that Redis can add to its
+    // clock: 1e20 (a `retireMs` meaning "for good, fleet-wide") went out as
+    // "1e+20", refused by Redis — the fleet never heard, and the refusal
+    // read as the store being down.
+    const wantMs = Math.min(Math.max(1, Math.ceil(waitMs)), MAX_PX_MS)
     const reply = await this.#run([this.#key(provider, keyId)], ['extend', wantMs, reason])
     if (!Array.isArray(reply)) throw new TypeError('unexpected reply from the cooldown script')
     return { remainingMs: Number(reply[0]), extended: Number(reply[1]) === 1 }

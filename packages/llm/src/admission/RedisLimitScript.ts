@@ -52,6 +52,8 @@ export class RedisLimitScript {
   #failures = 0
   /** The client was seen disconnected during a back-off: its next `ready` is a new connection. */
   #seenDown = false
+  /** The window's PTTL the next give-back's count saw (`giveBackTo`), read by the next `rlflxIncr`. */
+  #giveBackTo: number | undefined
 
   constructor(client: RedisLimitClient, script: string, backoffMs: number, clock: Clock) {
     this.#client = client
@@ -81,10 +83,27 @@ export class RedisLimitScript {
   }
 
   /**
+   * The give-back about to be made (`reward`, which calls `rlflxIncr`
+   * synchronously) is for a count that saw its window expire in `pttlMs`:
+   * `LIMIT_SCRIPT` gives back only to that window, not to one started
+   * since. Undefined clears it (a give-back that went to the local limiter
+   * never called `rlflxIncr`).
+   */
+  giveBackTo(pttlMs: number | undefined): void {
+    this.#giveBackTo = pttlMs
+  }
+
+  /**
    * rate-limiter-flexible's call: `[key, points, windowSeconds, limit,
    * duration]`, answered `[count, pttl]` as its own command would be.
    */
-  async rlflxIncr(args: readonly string[]): Promise<unknown> {
+  async rlflxIncr(given: readonly string[]): Promise<unknown> {
+    const within = this.#giveBackTo
+    this.#giveBackTo = undefined
+    const args =
+      within !== undefined && Number.isFinite(within) && Number(given[1]) < 0
+        ? [...given, String(Math.max(0, Math.ceil(within)))]
+        : given
     const failures = this.#failures
     if (this.#retryAtMs !== Number.NEGATIVE_INFINITY) {
       // This count tries Redis again: the others stay local until it is answered.

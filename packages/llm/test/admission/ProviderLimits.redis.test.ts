@@ -159,6 +159,34 @@ describe.skipIf(!available)('ProviderLimits on a real Redis', () => {
     }
   })
 
+  it("a request's share given back after its window ended never goes to the window another process started since: that window admits the limit, not more", async () => {
+    const inspector = await client()
+    const gate = holdingGiveBacks(await client())
+    const prefix = `given-back-late-${Math.random()}`
+    const options = {
+      limits: { acme: { rpm: 2, tpm: 100 } },
+      windowMs: 5000,
+      keyPrefix: prefix,
+      logger: { warn: () => {} },
+    }
+    const one = new ProviderLimits({ ...options, redis: gate.client })
+    const other = new ProviderLimits({ ...options, redis: await client() })
+    expect(await admitted(one, 1, 90)).toBe(1)
+    // The window is ending as the next request is counted in it.
+    await inspector.pexpire(`${prefix}:rpm:acme`, 1000)
+    const held = gate.nextHeld()
+    const big = one.tryAcquire('acme', 50)
+    await held
+    // Both windows end (here at once) while the give-back is on its way; the other process starts the next.
+    await inspector.del(`${prefix}:rpm:acme`, `${prefix}:tpm:acme`)
+    expect(await admitted(other, 2)).toBe(2)
+    gate.release()
+    expect(await big).toMatchObject({ admitted: false, limit: 'tpm' })
+
+    expect(await admitted(other, 3), 'admitted past the RPM limit in the new window').toBe(0)
+    expect(Number(await inspector.get(`${prefix}:rpm:acme`))).toBe(2)
+  })
+
   // A give-back to a window whose count is 0 (it ended between the count and
   // the give-back): `-0` to INCRBY was a Redis error, read as Redis unavailable.
   it('the counter script gives nothing back and answers the count and its expiry', async () => {

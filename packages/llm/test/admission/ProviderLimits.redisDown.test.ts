@@ -104,6 +104,27 @@ describe('ProviderLimits after a Redis command fails', () => {
     ])
   })
 
+  it('a client without `status` that answers again is back: not degraded, and said so once', async () => {
+    const redis = fakeRedis()
+    delete (redis as { status?: string }).status
+    const clock = new ManualClock()
+    const warnings: string[] = []
+    const limits = limitsOn(redis, clock, warnings)
+    redis.mode = 'time out'
+    expect(await admittedOf(limits, 1)).toBe(1)
+    expect(limits.degraded).toBe(true)
+    redis.mode = 'answer'
+    clock.advance(1000)
+    const runs = redis.runs
+    expect(await admittedOf(limits, 2)).toBe(2)
+    expect(redis.runs, 'counted in Redis again').toBe(runs + 4)
+    expect(limits.degraded, 'degraded after Redis answered again').toBe(false)
+    expect(warnings).toEqual([
+      expect.stringMatching(/Redis unavailable/),
+      expect.stringMatching(/Redis is back/),
+    ])
+  })
+
   it('while the request trying Redis again waits for it, the others decide locally without waiting', async () => {
     const redis = fakeRedis()
     const clock = new ManualClock()

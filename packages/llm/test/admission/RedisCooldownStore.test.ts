@@ -201,6 +201,30 @@ describe.skipIf(!available)('RedisCooldownStore (real redis-server)', () => {
     expect(await store.remaining('other', ['k2'])).toEqual([0])
   })
 
+  it('a key retired for longer than Redis can count (retireMs 1e20: for good, fleet-wide) is retired in the other instance too, and no store failure is said', async () => {
+    const prefix = `t5:${Math.random()}:`
+    const warnings: string[] = []
+    const logger = { warn: (m: string) => warnings.push(m) }
+    const one = new Admission({
+      store: new RedisCooldownStore(await client(), { keyPrefix: prefix }),
+      retireMs: 1e20,
+      logger,
+    })
+    const two = new Admission({
+      store: new RedisCooldownStore(await client(), { keyPrefix: prefix }),
+      logger,
+    })
+    await one.report('acme', KEY, { ok: false, error: { kind: 'auth', status: 401 } })
+    expect(warnings, 'a store failure said').toEqual([])
+    using deadline = Deadline.after(5000)
+    const refused = await two.acquire({ provider: 'acme', keys: [KEY], deadline }).then(
+      () => undefined,
+      (error: unknown) => error,
+    )
+    expect(isRateLimited(refused), 'the other instance sends with the retired key').toBe(true)
+    expect((refused as { retryAfterMs: number }).retryAfterMs).toBeGreaterThan(1e14)
+  })
+
   it('reloads its script after Redis forgets it (restart or SCRIPT FLUSH)', async () => {
     const c = await client()
     const store = new RedisCooldownStore(c, { keyPrefix: `t3:${Math.random()}:` })

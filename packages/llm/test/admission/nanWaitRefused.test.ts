@@ -1,6 +1,8 @@
 import { Deadline, ManualClock } from '@hourglass/core'
 import { describe, expect, it } from 'vitest'
 import { Admission } from '../../src/admission/Admission.js'
+import { MemoryCooldownStore } from '../../src/admission/MemoryCooldownStore.js'
+import { isRateLimited } from '../../src/errors/RateLimitedError.js'
 
 const limited = {
   ok: false as const,
@@ -52,6 +54,7 @@ describe('NaN waits are refused, not spun on', () => {
     'latencySamples',
     'latencyPercentile',
     'retireMs',
+    'storeBackoffMs',
   ] as const)('new Admission({ %s: NaN }) is a RangeError, a string a TypeError', (name) => {
     expect(() => new Admission({ [name]: Number.NaN })).toThrow(new RegExp(`${name}.*NaN`))
     expect(() => new Admission({ [name]: '5' as unknown as number })).toThrow(TypeError)
@@ -63,5 +66,48 @@ describe('NaN waits are refused, not spun on', () => {
     await expect(admission.acquire({ provider: 'p', maxWaitMs: Number.NaN })).rejects.toThrow(
       /maxWaitMs/,
     )
+  })
+})
+
+/** A memory store that records the waits it is told (what Redis would be sent as `PX`). */
+class RecordingStore extends MemoryCooldownStore {
+  readonly waits: number[] = []
+  override extend(provider: string, keyId: string, waitMs: number) {
+    this.waits.push(waitMs)
+    return super.extend(provider, keyId, waitMs)
+  }
+}
+
+describe('a limit reported with a wait that is no number of ms still cools, for a finite time', () => {
+  // A NaN hint made the cooldown NaN: the next call went at once, and Redis
+  // refused the write ("value is not an integer"), logged as the store being
+  // down. An Infinity of the caller's own cooled the model for good in this
+  // process while the fleet never heard of it.
+  it.each([
+    ['a NaN server hint', { retryAfterMs: Number.NaN }],
+    ['a negative server hint', { retryAfterMs: -5 }],
+    ["a NaN caller's wait", { cooldownMs: Number.NaN }],
+    ["an Infinity caller's wait", { cooldownMs: Number.POSITIVE_INFINITY }],
+  ] as const)('%s: the backoff instead, here and in the store', async (_, given) => {
+    const clock = new ManualClock()
+    const store = new RecordingStore({ clock })
+    const admission = new Admission({ clock, store, random: () => 0 })
+    const { retryAfterMs, cooldownMs } = given as { retryAfterMs?: number; cooldownMs?: number }
+    await admission.report(
+      'p',
+      'k',
+      { ok: false, error: { kind: 'rate_limited', status: 429, retryAfterMs }, cooldownMs },
+      { model: 'm' },
+    )
+    expect(store.waits, 'the wait written to the store').toEqual([1000])
+    using deadline = Deadline.after(500, { clock })
+    const refused = await admission
+      .acquire({ provider: 'p', keys: ['k'], model: 'm', deadline, neededMs: 0 })
+      .then(
+        (permit) => permit,
+        (error: unknown) => error,
+      )
+    expect(isRateLimited(refused), 'the next call is held back').toBe(true)
+    expect((refused as { retryAfterMs: number }).retryAfterMs).toBe(1000)
   })
 })
