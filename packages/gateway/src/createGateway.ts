@@ -237,6 +237,13 @@ export function createGateway(config: unknown, options: GatewayOptions = {}): Ga
     logger: warn('admission'),
     limits,
     ...(store === undefined ? {} : { store }),
+    // As the limits' back-off above, for the same reason: after a failed
+    // cooldown read, calls decide on this process's view for this long, and
+    // a frozen Redis holds one request for the command timeout per back-off,
+    // not every request (250 ms added to each, by default).
+    ...(store === undefined
+      ? {}
+      : { storeBackoffMs: Math.max(1000, valid.redis?.commandTimeoutMs ?? 0) }),
   })
   const prices: Record<string, ModelPrice> = {}
   for (const p of Object.values(valid.providers)) Object.assign(prices, p.prices ?? {})

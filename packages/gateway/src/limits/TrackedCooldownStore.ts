@@ -23,6 +23,11 @@ export class TrackedCooldownStore implements CooldownStore {
     this.#onSuccess = onSuccess
   }
 
+  /** The inner store's connection state (admission ends its back-off when a reconnected one is ready). */
+  get status(): string | undefined {
+    return this.#inner.status
+  }
+
   remaining(provider: string, keyIds: readonly string[]): Promise<number[]> {
     return this.#watch(this.#inner.remaining(provider, keyIds))
   }

@@ -1,3 +1,4 @@
+import { ManualClock } from '@hourglass/core'
 import {
   closedPort,
   type FakeProvider,
@@ -9,6 +10,7 @@ import {
 import { Redis } from 'ioredis'
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
 import { until } from '../../../../test/support/until.js'
+import type { GatewayOptions } from '../../src/index.js'
 import { fakeProvider, fallback, type Harness, startHarness } from '../support/harness.js'
 
 const available = redisAvailable()
@@ -85,15 +87,18 @@ describe('/healthz and /readyz tell the truth about Redis', () => {
       })
       afterEach(() => redis?.thaw())
       /** A gateway whose limits and cooldowns are in this Redis (100 ms per command), one provider answering 'ok'. */
-      async function startOnRedis(name: string) {
+      async function startOnRedis(name: string, options: GatewayOptions = {}) {
         const provider = await fakeProvider('openai', ['k'], { limits: { rpm: 100 } })
         fake = provider.fake
         fake.setReply(reply.text('ok'))
-        harness = await startHarness({
-          providers: { p: provider.entry },
-          models: { m: fallback(['p', 'gpt']) },
-          redis: { url: redis.url, keyPrefix: `${name}-${Date.now()}`, commandTimeoutMs: 100 },
-        })
+        harness = await startHarness(
+          {
+            providers: { p: provider.entry },
+            models: { m: fallback(['p', 'gpt']) },
+            redis: { url: redis.url, keyPrefix: `${name}-${Date.now()}`, commandTimeoutMs: 100 },
+          },
+          options,
+        )
         return { fake: provider.fake, logs: harness.logs }
       }
       afterAll(async () => {
@@ -136,8 +141,31 @@ describe('/healthz and /readyz tell the truth about Redis', () => {
         expect(await readyz()).toEqual({ status: 200, body: { status: 'ready', redis: 'shared' } })
       })
 
+      it('frozen: the cooldowns ask Redis once a back-off, not on every request (each waited the command timeout)', async () => {
+        await startOnRedis('frozen-backoff')
+        expect((await ask()).choices[0]?.message.content).toBe('ok')
+        /** The scripts Redis has run: what was sent to it while frozen runs once it is thawed. */
+        const scriptsRun = async () => {
+          const stats = await admin.info('commandstats')
+          let calls = 0
+          for (const m of stats.matchAll(/^cmdstat_eval(?:sha)?:calls=(\d+)/gm))
+            calls += Number(m[1])
+          return calls
+        }
+        const before = await scriptsRun()
+        redis.freeze()
+        for (let i = 0; i < 5; i++) expect((await ask()).choices[0]?.message.content).toBe('ok')
+        redis.thaw()
+        await admin.ping()
+        // The first request's limit count and cooldown read, then nothing
+        // until the back-off ends: 6 before (a cooldown read per request).
+        expect((await scriptsRun()) - before).toBeLessThanOrEqual(2)
+      })
+
       it('answering again after a pause: /readyz says shared at once, before any request succeeds', async () => {
-        const started = await startOnRedis('readyz-back')
+        // The gateway's clock: the back-offs after a failed command (1 s) are moved past, not waited.
+        const clock = new ManualClock()
+        const started = await startOnRedis('readyz-back', { clock })
         redis.freeze()
         expect((await ask()).choices[0]?.message.content).toBe('ok')
         // Still hanging: the probe's own check times out too, and the probe still answers.
@@ -153,8 +181,12 @@ describe('/healthz and /readyz tell the truth about Redis', () => {
         expect(await readyz()).toEqual({ status: 200, body: { status: 'ready', redis: 'shared' } })
         // redisState() keeps what that probe's PING found (no request since) …
         expect(redisState()).toBe('shared')
-        // … until something newer is known: a cooldown command failing after
-        // that PING is local-fallback at once, with no probe in between.
+        // … until something newer is known: once the back-off after the
+        // first failure is over (calls decide locally meanwhile, asking a
+        // frozen Redis once per back-off, not on every call), a cooldown
+        // command failing after that PING is local-fallback at once, with no
+        // probe in between.
+        clock.advance(1000)
         redis.freeze()
         expect((await ask()).choices[0]?.message.content).toBe('ok')
         expect(redisState()).toBe('local-fallback')
