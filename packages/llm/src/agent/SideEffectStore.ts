@@ -13,6 +13,7 @@ export interface SideEffectRecord {
  * stays per process; see `sideEffect`).
  */
 export interface SideEffectStore {
+  /** The record, or undefined when there is none (`null`, as a Redis GET answers, is read as none too). */
   get(key: string): SideEffectRecord | undefined | Promise<SideEffectRecord | undefined>
   /** Remember `record` under `key` for `ttlMs` ms (`Infinity` = for as long as the store lives). */
   set(key: string, record: SideEffectRecord, ttlMs: number): void | Promise<void>

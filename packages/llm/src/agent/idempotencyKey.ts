@@ -21,7 +21,12 @@ export function idempotencyKey(parts: Readonly<Record<string, unknown>>): string
   return createHash('sha256').update(canonicalJson(parts)).digest('base64url')
 }
 
-/** JSON with object keys sorted at every depth (JSON's own rules otherwise: `undefined` dropped, `toJSON` honoured). */
+/**
+ * JSON with object keys sorted at every depth (JSON's own rules otherwise:
+ * `undefined` dropped, `toJSON` honoured). A BigInt, a cycle, and a Map or a
+ * Set (which JSON writes as `{}`, losing what tells two keys apart) are
+ * refused with a `TypeError`.
+ */
 export function canonicalJson(value: unknown): string {
   return write(value, new Set())
 }
@@ -35,6 +40,19 @@ function write(value: unknown, seen: Set<object>): string {
     return write((value as { toJSON: () => unknown }).toJSON(), seen)
   }
   if (typeof value === 'bigint') throw new TypeError('canonicalJson: BigInt is not JSON')
+  // JSON writes a Map or a Set as `{}` whatever it holds: two operations
+  // differing only there (`args: new Map([['to', 'ana']])` and `'bob'`) got
+  // one key, and the second got the first's remembered result, unsent.
+  if (
+    value instanceof Map ||
+    value instanceof Set ||
+    value instanceof WeakMap ||
+    value instanceof WeakSet
+  ) {
+    throw new TypeError(
+      `canonicalJson: a ${value.constructor.name} is written as {} whatever it holds; pass an object or an array`,
+    )
+  }
   if (value === null || typeof value !== 'object') return JSON.stringify(value) ?? 'null'
   if (seen.has(value)) throw new TypeError('canonicalJson: circular structure')
   seen.add(value)

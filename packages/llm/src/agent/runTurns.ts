@@ -1,4 +1,4 @@
-import { currentDeadline, type Deadline } from '@hourglass/core'
+import { currentDeadline, type Deadline, errorCode, optionError, untilEnded } from '@hourglass/core'
 import { describeError } from '../errors/describeError.js'
 import { MaxTurnsExceededError } from '../errors/MaxTurnsExceededError.js'
 import { notNaN } from '../retry/checkNumber.js'
@@ -35,18 +35,20 @@ export interface RunTurnsOptions {
   /** The history to start from. */
   messages: ChatMessage[]
   /**
-   * One model call (usually `callModel`, passing `idempotencyKey` on).
-   * `lastTurn` is true on turn `maxTurns`: tools asked for then are not run
-   * (nothing would read their results), so a caller may ask for an answer
-   * without tools (`extra: { tool_choice: 'none' }`).
+   * One model call (usually `callModel`, passing `idempotencyKey` and
+   * `signal` on). `lastTurn` is true on turn `maxTurns`: tools asked for
+   * then are not run (nothing would read their results), so a caller may
+   * ask for an answer without tools (`extra: { tool_choice: 'none' }`).
+   * `signal` is the one tools get: it aborts when the run's deadline ends or
+   * its `signal` aborts. A call still running then is no longer waited for.
    */
   call: (
     messages: ChatMessage[],
-    info: { turn: number; idempotencyKey: string; lastTurn: boolean },
+    info: { turn: number; idempotencyKey: string; lastTurn: boolean; signal: AbortSignal },
   ) => Promise<ChatResponse>
   /** Tools by name. A call to an unknown tool gets an error result, not an exception. */
   tools: Readonly<Record<string, AgentTool>>
-  /** The hard circuit breaker: model calls per run. Default 10. */
+  /** The hard circuit breaker: model calls per run, ≥ 1 (`Infinity`: none). Default 10. */
   maxTurns?: number | undefined
   /**
    * Where completed tool runs are remembered. Default: `sideEffect`'s
@@ -54,12 +56,13 @@ export interface RunTurnsOptions {
    */
   store?: SideEffectStore | undefined
   /**
-   * Bounds the tools (`call` is bounded by its own, usually the same
-   * `currentDeadline()`): a tool still running when it ends is no longer
-   * waited for, and the run rejects with its reason. Default: `currentDeadline()`.
+   * Bounds the run: no model call starts once it has ended, and a tool or a
+   * model call still running when it ends is no longer waited for — the run
+   * rejects with its reason (`call` is also bounded by its own, usually the
+   * same `currentDeadline()`). Default: `currentDeadline()`.
    */
   deadline?: Deadline | undefined
-  /** Aborts the tools as `deadline` does, and the run with its reason. */
+  /** Ends the run as `deadline` does, with the signal's reason. */
   signal?: AbortSignal | undefined
 }
 
@@ -83,6 +86,22 @@ export async function runTurns(options: RunTurnsOptions): Promise<TurnsResult> {
   // NaN would end the loop before the first turn with "exceeded NaN turns":
   // refused, naming it, as withRepair refuses a NaN maxRepairs.
   notNaN('runTurns', 'maxTurns', options.maxTurns)
+  // 0 or a negative count used to mean 1: a caller passing what is left of
+  // its own turn budget got a model call it had none left for.
+  if (options.maxTurns !== undefined && !(options.maxTurns >= 1)) {
+    throw optionError('runTurns: maxTurns', 'a number ≥ 1 (Infinity: no breaker)', options.maxTurns)
+  }
+  // Every key derives from it: a missing one (`undefined`, dropped from the
+  // key like any undefined part) gave every run of the process the same
+  // keys, so another conversation's identical tool call got the first one's
+  // remembered result — its email never sent, its model told it was.
+  if (typeof options.operationId !== 'string' || options.operationId === '') {
+    throw optionError(
+      'runTurns: operationId',
+      'a non-empty string (the run’s own id)',
+      options.operationId,
+    )
+  }
   const maxTurns = Math.max(1, Math.floor(options.maxTurns ?? 10))
   const messages = [...options.messages]
   const run = new RunBounds(options.deadline ?? currentDeadline(), options.signal)
@@ -100,11 +119,20 @@ async function turns(
   messages: ChatMessage[],
 ): Promise<TurnsResult> {
   for (let turn = 1; turn <= maxTurns; turn++) {
-    const response = await options.call([...messages], {
-      turn,
-      idempotencyKey: idempotencyKey({ operation: options.operationId, turn }),
-      lastTurn: turn === maxTurns,
-    })
+    // A run its caller gave up on (the signal aborted, the deadline spent)
+    // kept calling the model: a turn whose tool calls were all unknown or
+    // unreadable reached no tool to notice, so an aborted run paid for every
+    // remaining turn and ended in `MaxTurnsExceededError`, not its reason.
+    run.throwIfEnded()
+    const response = await untilEnded(
+      options.call([...messages], {
+        turn,
+        idempotencyKey: idempotencyKey({ operation: options.operationId, turn }),
+        lastTurn: turn === maxTurns,
+        signal: run.signal,
+      }),
+      { deadline: run.deadline, signal: options.signal },
+    )
     const calls = response.content.filter((b) => b.type === 'tool_call')
     messages.push({ role: 'assistant', content: response.content })
     if (calls.length === 0) return { response, messages, turns: turn }
@@ -156,17 +184,16 @@ async function runTool(
     tool: call.name,
     args: call.arguments,
   })
+  let value: unknown
   try {
     // Waited for no longer than the run's deadline and signal; a run of the
     // same key still in progress (an earlier, timed-out run of this
     // operation) is joined, not started again.
-    const value = await sideEffect(
+    value = await sideEffect(
       key,
       (k) => tool(call.arguments, { key: k, turn, signal: run.signal, deadline: run.deadline }),
       { store: options.store, deadline: run.deadline, signal: options.signal },
     )
-    const content = typeof value === 'string' ? value : JSON.stringify(value ?? null)
-    return { type: 'tool_result', toolCallId: call.id, content }
   } catch (error) {
     // The run's own end is no tool error for the model to read: the turn
     // fails with its reason (what the tool threw, honouring the signal, too).
@@ -174,9 +201,66 @@ async function runTool(
     return {
       type: 'tool_result',
       toolCallId: call.id,
-      content: describeError(error),
+      content: describeThrown(error),
       isError: true,
     }
+  }
+  // Outside the `try`: the tool ran (the email is sent) whatever its value
+  // turns out to be. A value JSON cannot carry (a BigInt id, a circular
+  // SDK object) was reported as the tool's error — the model then called it
+  // again — and a re-run got the same remembered value, and the same error.
+  return { type: 'tool_result', toolCallId: call.id, content: resultContent(value) }
+}
+
+/**
+ * A tool's value as the text the model reads: a string as it is, anything
+ * else as JSON, with what JSON cannot carry written so that it still says
+ * the tool completed — a BigInt as its decimal string, a circular reference
+ * as `"[Circular]"`; `undefined`, a function or a symbol as `null` (as
+ * `JSON.stringify` drops them in an object), never a missing `content`.
+ */
+function resultContent(value: unknown): string {
+  if (typeof value === 'string') return value
+  try {
+    return JSON.stringify(value, jsonSafe()) ?? 'null'
+  } catch (error) {
+    // A `toJSON` or getter that throws: the tool still completed.
+    return `the tool completed, but its result could not be written as JSON (${describeThrown(error)})`
+  }
+}
+
+/** A `JSON.stringify` replacer for BigInt and circular references. */
+function jsonSafe(): (this: unknown, key: string, value: unknown) => unknown {
+  // The objects on the path from the root to the value being written.
+  const path: unknown[] = []
+  return function (this: unknown, _key, value) {
+    if (typeof value === 'bigint') return value.toString()
+    if (typeof value !== 'object' || value === null) return value
+    // `this` is the object holding `value`: drop the path below it.
+    while (path.length > 0 && path.at(-1) !== this) path.pop()
+    if (path.includes(value)) return '[Circular]'
+    path.push(value)
+    return value
+  }
+}
+
+/**
+ * `describeError`, never empty and never throwing. An error without a
+ * message — Node's `AggregateError` for a connection refused on every
+ * address of a host, an `Error()` — gave the model an empty tool result to
+ * read: it is named by its code and its inner errors instead.
+ */
+function describeThrown(error: unknown): string {
+  try {
+    const text = describeError(error)
+    if (text.trim() !== '') return text
+    const inner = (error as { errors?: unknown }).errors
+    const details = Array.isArray(inner) ? inner.slice(0, 5).map(describeThrown).join('; ') : ''
+    return details === ''
+      ? `the tool failed (${errorCode(error)})`
+      : `${errorCode(error)}: ${details}`
+  } catch {
+    return 'the tool failed with a value that cannot be described'
   }
 }
 

@@ -1,7 +1,7 @@
 import { currentDeadline, type Deadline, untilEnded } from '@hourglass/core'
 import { notNaN } from '../retry/checkNumber.js'
 import { MemorySideEffectStore } from './MemorySideEffectStore.js'
-import type { SideEffectStore } from './SideEffectStore.js'
+import type { SideEffectRecord, SideEffectStore } from './SideEffectStore.js'
 
 export interface SideEffectOptions {
   /**
@@ -48,8 +48,14 @@ const unrecorded = new WeakMap<SideEffectStore, MemorySideEffectStore>()
  *   again while it may still complete (a caller that arrives while a run
  *   that will never settle is in progress can only fail by its deadline —
  *   a second run could do the work twice);
- * - a run whose store fails to record it still returns its result (the side
- *   effect happened); this process then remembers it instead, for `ttlMs`;
+ * - a caller out of time before `fn` starts — on arrival, or while the
+ *   store is read — starts nothing; a caller that joined that run with time
+ *   left starts its own;
+ * - a run returns its result once `fn` completes, without waiting for the
+ *   store's write; until that write settles, calls with the key share the
+ *   result in this process. A write that fails leaves the result returned
+ *   (the side effect happened); this process then remembers it instead,
+ *   for `ttlMs`;
  * - a run that throws is **not** remembered: the error goes to every caller
  *   sharing that run and the next call runs `fn` again. That assumes a
  *   throwing tool did not act. A tool that can fail after acting (the mail
@@ -84,40 +90,103 @@ export function sideEffect<T>(
     return Promise.reject(reason)
   }
   const shared = running.get(key)
-  if (shared !== undefined) return untilEnded(shared as Promise<T>, until)
+  if (shared !== undefined) {
+    // A run whose caller ran out of time before `fn` started is gone from
+    // `running`: a caller joining it that still has time starts its own.
+    return untilEnded(shared as Promise<T>, until).catch((error: unknown) => {
+      if (!(error instanceof NotStarted)) throw error
+      return sideEffect(key, fn, { ...options, deadline: until.deadline })
+    })
+  }
 
+  // Set once `fn` has completed, before `run` resolves: the store's write.
+  let recording: Promise<void> | undefined
   const run = (async () => {
     const kept = unrecorded.get(store)?.get(key)
     if (kept !== undefined) return kept.value as T
-    const done = await store.get(key)
-    if (done !== undefined) return done.value as T
+    // Waited for no longer than this caller's deadline or signal, and
+    // checked again before `fn`: as on entry, a caller out of time starts
+    // nothing. A read that answered late (a Redis client queueing commands
+    // while Redis is down) ran `fn` — sent the email — for a caller long
+    // gone, and one that never answered held the key for good, every later
+    // call joining it and failing by its deadline.
+    const done = await untilEnded(
+      Promise.resolve().then(() => store.get(key)),
+      until,
+    ).catch((error: unknown) => {
+      throw endedReason(until) === undefined ? error : new NotStarted(endedReason(until))
+    })
+    // `null` too: what a Redis GET answers for a missing key, and what a
+    // store over it easily passes on. Read as a record, it failed every run
+    // of the key with "Cannot read properties of null" and `fn` never ran.
+    if (done !== undefined && done !== null) return done.value as T
+    const ended = endedReason(until)
+    if (ended !== undefined) throw new NotStarted(ended)
     const value = await fn(key)
-    const record = { value, completedAtMs: Date.now() }
-    try {
-      await store.set(key, record, ttlMs)
-    } catch {
-      // The side effect happened: its caller gets its result. Failing the
-      // run instead would hand the agent an error, and its model would call
-      // the tool again — the email sent twice. The store does not know of
-      // the run, so this process remembers it for the same ttl.
-      let local = unrecorded.get(store)
-      if (local === undefined) {
-        local = new MemorySideEffectStore()
-        unrecorded.set(store, local)
-      }
-      local.set(key, record, ttlMs)
-    }
+    // Not awaited: the caller gets the result as soon as the side effect has
+    // happened. Awaiting it held the result behind the store's write, so a
+    // slow write (a Redis at seconds of latency) spent the caller's deadline
+    // on bookkeeping and one that never answered (a client queueing
+    // commands while Redis is down) lost it: the email sent, the caller —
+    // and every re-run, joining that run — failed by its deadline. The run
+    // stays in `running` until the write settles (below), so a call in
+    // between gets this value rather than a store that does not know it yet.
+    recording = record(store, key, { value, completedAtMs: Date.now() }, ttlMs)
     return value
   })()
   // Registered before the first await above resolves, so a caller arriving in
   // the same tick already finds the run.
   running.set(key, run)
   const forget = () => {
-    running.delete(key)
+    if (running.get(key) === run) running.delete(key)
   }
-  run.then(forget, forget)
+  run.then(() => (recording ?? Promise.resolve()).then(forget), forget)
   // The run goes on when this caller stops waiting (its deadline, its
   // signal): it is remembered when it completes, and callers joining it
   // meanwhile wait for it as above.
-  return untilEnded(run, until)
+  return untilEnded(run, until).catch((error: unknown) => {
+    throw error instanceof NotStarted ? error.reason : error
+  })
+}
+
+/** A run that ended before `fn` started: its caller ran out of time while the store was read. */
+class NotStarted {
+  readonly reason: unknown
+  constructor(reason: unknown) {
+    this.reason = reason
+  }
+}
+
+/** The reason the caller's deadline or signal ended with, or undefined while neither has. */
+function endedReason(until: { deadline: Deadline | undefined; signal: AbortSignal | undefined }) {
+  if (until.signal?.aborted) return until.signal.reason as unknown
+  try {
+    until.deadline?.throwIfExpired()
+  } catch (reason) {
+    return reason
+  }
+  return undefined
+}
+
+/** Writes a completed run to its store; never rejects. */
+async function record(
+  store: SideEffectStore,
+  key: string,
+  result: SideEffectRecord,
+  ttlMs: number,
+): Promise<void> {
+  try {
+    await store.set(key, result, ttlMs)
+  } catch {
+    // The side effect happened: its caller gets its result. Failing the
+    // run instead would hand the agent an error, and its model would call
+    // the tool again — the email sent twice. The store does not know of
+    // the run, so this process remembers it for the same ttl.
+    let local = unrecorded.get(store)
+    if (local === undefined) {
+      local = new MemorySideEffectStore()
+      unrecorded.set(store, local)
+    }
+    local.set(key, result, ttlMs)
+  }
 }

@@ -1,3 +1,4 @@
+import { endedBy, isAbortError } from '@hourglass/core'
 import { describeError } from '../errors/describeError.js'
 import { RepairFailedError } from '../errors/RepairFailedError.js'
 import { notNaN } from '../retry/checkNumber.js'
@@ -9,7 +10,12 @@ export type RepairableCall = (
   info: { repair: number },
 ) => Promise<ChatResponse>
 
-/** Returns the parsed value, or throws (anything) to reject the answer. May be async. */
+/**
+ * Returns the parsed value, or throws (anything) to reject the answer. May be
+ * async. A deadline's or a cancel's error (`DeadlineExceededError`,
+ * `ClientClosedError`, one in the `cause` chain, an `AbortError`) does not
+ * reject the answer: `withRepair` rethrows it.
+ */
 export type Validate<T> = (response: ChatResponse) => T | Promise<T>
 
 export interface RepairOptions {
@@ -64,6 +70,12 @@ export async function withRepair<T>(
       const value = await validate(response)
       return { value, response, repairs: repair, messages: [...messages, assistantTurn(response)] }
     } catch (error) {
+      // A deadline that ran out, or a cancel, while validating (an async
+      // validator awaiting a lookup) says nothing about the answer: it is
+      // the caller's end, rethrown as is — counted as a failed validation it
+      // became a repair turn, or on the last one a `RepairFailedError` (a
+      // 500 instead of the 504 a deadline maps to).
+      if (endedBy(error) !== undefined || isAbortError(error)) throw error
       errors.push(error)
       if (repair >= maxRepairs) {
         throw new RepairFailedError({ errors, lastResponse: response, repairs: repair })

@@ -125,6 +125,63 @@ describe('runTurns', () => {
     expect(calls).toBe(0)
   })
 
+  it('refuses a maxTurns below 1 before calling the model, rather than making one call anyway', async () => {
+    for (const maxTurns of [0, -3, 0.5]) {
+      let calls = 0
+      const error = await runTurns({
+        operationId: 'op-zero',
+        messages: [user('hi')],
+        maxTurns,
+        call: async () => {
+          calls++
+          throw new Error('not reached')
+        },
+        tools: {},
+      }).catch((e: unknown) => e)
+      expect(error).toBeInstanceOf(RangeError)
+      expect(String(error)).toMatch(/runTurns: maxTurns must be a number ≥ 1/)
+      expect(calls).toBe(0)
+    }
+  })
+
+  it('refuses a missing or empty operationId: runs without one shared every tool key, so one conversation got another’s remembered result', async () => {
+    const store = new MemorySideEffectStore()
+    const sentTo: string[] = []
+    const run = (operationId: unknown, to: string) =>
+      runTurns({
+        operationId: operationId as string,
+        messages: [user(`email ${to}`)],
+        store,
+        call: async (messages) => ({
+          id: 'r',
+          model: 'm',
+          provider: 'stub',
+          content:
+            messages.at(-1)?.role === 'tool'
+              ? [{ type: 'text', text: 'done' }]
+              : [{ type: 'tool_call', id: 'c1', name: 'send', arguments: { template: 'welcome' } }],
+          text: '',
+          finishReason: 'stop',
+          usage: { inputTokens: 1, outputTokens: 1 },
+        }),
+        tools: {
+          send: () => {
+            sentTo.push(to)
+            return 'sent'
+          },
+        },
+      }).catch((e: unknown) => e)
+    for (const missing of [undefined, '']) {
+      const error = await run(missing, 'ana')
+      expect(error).toBeInstanceOf(TypeError)
+      expect(String(error)).toMatch(/runTurns: operationId must be a non-empty string/)
+    }
+    // Two conversations with their own ids each run their tool.
+    await run('conversation-1', 'ana')
+    await run('conversation-2', 'bob')
+    expect(sentTo).toEqual(['ana', 'bob'])
+  })
+
   it('maxTurns is a hard breaker for a model that never stops calling tools: the last turn’s tools are not run', async () => {
     const fake = await fakes.start({
       dialect: 'openai',

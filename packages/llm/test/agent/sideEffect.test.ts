@@ -1,9 +1,22 @@
-import { ManualClock } from '@hourglass/core'
+import { Deadline, ManualClock } from '@hourglass/core'
 import { describe, expect, it } from 'vitest'
 import { canonicalJson, idempotencyKey } from '../../src/agent/idempotencyKey.js'
 import { MemorySideEffectStore } from '../../src/agent/MemorySideEffectStore.js'
 import type { SideEffectRecord, SideEffectStore } from '../../src/agent/SideEffectStore.js'
 import { sideEffect } from '../../src/agent/sideEffect.js'
+
+/** Lets settled promises run their callbacks (no time passes on the manual clock). */
+const flush = () => new Promise<void>((resolve) => setImmediate(resolve))
+
+/** What a promise has done so far, without waiting for it. */
+function watch<T>(promise: Promise<T>) {
+  const state: { settled: boolean; value?: T; error?: unknown } = { settled: false }
+  promise.then(
+    (value) => Object.assign(state, { settled: true, value }),
+    (error: unknown) => Object.assign(state, { settled: true, error }),
+  )
+  return state
+}
 
 describe('sideEffect', () => {
   it('a retried agent turn does not send the email twice', async () => {
@@ -141,6 +154,109 @@ describe('sideEffect', () => {
     expect(writes).toBe(1)
   })
 
+  it('returns the result once the side effect is done, not once a slow or hung store has recorded it', async () => {
+    // A store whose write does not answer (a Redis client queueing commands
+    // while Redis is down). The result used to wait for it: the email went
+    // out, the caller failed by its deadline, and a re-run joined that run
+    // and failed the same way.
+    const clock = new ManualClock()
+    const deadline = Deadline.after(1_000, { clock })
+    const data = new Map<string, SideEffectRecord>()
+    let finishWrite!: () => void
+    let reads = 0
+    const slowStore: SideEffectStore = {
+      get: async (key) => {
+        reads++
+        return data.get(key)
+      },
+      set: (key, record) =>
+        new Promise<void>((resolve) => {
+          finishWrite = () => {
+            data.set(key, record)
+            resolve()
+          }
+        }),
+    }
+    let sent = 0
+    const send = async () => ({ messageId: `m_${++sent}` })
+    const first = watch(sideEffect('send-email-8', send, { store: slowStore, deadline }))
+    await flush()
+    expect(first.settled).toBe(true)
+    expect(first.value).toEqual({ messageId: 'm_1' })
+    // While the write is pending, the store does not know the run: this process does.
+    expect(await sideEffect('send-email-8', send, { store: slowStore, deadline })).toEqual({
+      messageId: 'm_1',
+    })
+    expect(reads).toBe(1)
+    finishWrite()
+    await flush()
+    expect(await sideEffect('send-email-8', send, { store: slowStore, deadline })).toEqual({
+      messageId: 'm_1',
+    })
+    expect(reads).toBe(2)
+    expect(sent).toBe(1)
+    expect(deadline.expired).toBe(false)
+  })
+
+  it('a store read that outlasts its caller starts nothing: no email sent for a caller that left, and the key is not held', async () => {
+    // A store whose reads answer only when told to (a Redis client queueing
+    // commands while Redis is down, then reconnecting).
+    const clock = new ManualClock()
+    const reads: Array<(record: SideEffectRecord | undefined) => void> = []
+    const queued: SideEffectStore = {
+      get: () =>
+        new Promise((resolve) => {
+          reads.push(resolve)
+        }),
+      set: () => {},
+    }
+    let sent = 0
+    const send = async () => ({ messageId: `m_${++sent}` })
+    const first = Deadline.after(100, { clock })
+    const a = watch(sideEffect('send-email-10', send, { store: queued, deadline: first }))
+    const b = watch(
+      sideEffect('send-email-10', send, {
+        store: queued,
+        deadline: Deadline.after(1_000, { clock }),
+      }),
+    )
+    await flush()
+    expect(reads).toHaveLength(1)
+    clock.advance(100)
+    await flush()
+    expect(a.error).toBe(first.reason)
+    // The read answers after its caller left: nothing is sent for it.
+    reads[0]!(undefined)
+    await flush()
+    expect(sent).toBe(0)
+    // The caller that joined it, with time left, read again itself and was not failed.
+    expect(b.settled).toBe(false)
+    expect(reads).toHaveLength(2)
+    reads[1]!(undefined)
+    await flush()
+    expect(b.value).toEqual({ messageId: 'm_1' })
+    expect(sent).toBe(1)
+  })
+
+  it('reads a store’s null (a Redis GET for a missing key) as no record: the side effect runs, once', async () => {
+    const data = new Map<string, SideEffectRecord>()
+    const redisLike = {
+      get: async (key: string) => data.get(key) ?? null,
+      set: async (key: string, record: SideEffectRecord) => {
+        data.set(key, record)
+      },
+    } as unknown as SideEffectStore
+    let sent = 0
+    const send = async () => ({ messageId: `m_${++sent}` })
+    expect(await sideEffect('send-email-9', send, { store: redisLike })).toEqual({
+      messageId: 'm_1',
+    })
+    expect(await sideEffect('send-email-9', send, { store: redisLike })).toEqual({
+      messageId: 'm_1',
+    })
+    expect(sent).toBe(1)
+  })
+
   it('refuses an empty key', () => {
     expect(() => sideEffect('', () => 1)).toThrow(/non-empty/)
   })
@@ -176,6 +292,14 @@ describe('idempotencyKey', () => {
     expect(a).toBe(b)
     expect(a).not.toBe(c)
     expect(a).toMatch(/^[A-Za-z0-9_-]{43}$/)
+  })
+
+  it('refuses a Map or a Set, which JSON writes as {} whatever it holds: two operations would share one key', () => {
+    for (const args of [new Map([['to', 'ana']]), new Set(['ana']), { nested: [new Map()] }]) {
+      expect(() => idempotencyKey({ operation: 'op', args })).toThrow(
+        /canonicalJson: a (Map|Set) is written as \{\} whatever it holds/,
+      )
+    }
   })
 
   it('refuses parts named after the attempt: a key per attempt defeats the point', () => {

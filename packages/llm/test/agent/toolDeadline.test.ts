@@ -100,6 +100,69 @@ describe('runTurns: a tool does not outlive the run', () => {
     expect(run.error).toBe(reason)
   })
 
+  it('a run whose signal aborts makes no further model call: it rejects with the reason, not MaxTurnsExceededError after every turn', async () => {
+    const controller = new AbortController()
+    const reason = new Error('the user left')
+    const seen: AbortSignal[] = []
+    const error = await runTurns({
+      operationId: 'aborted-run',
+      messages: [{ role: 'user', content: 'go' }],
+      maxTurns: 5,
+      store: new MemorySideEffectStore(),
+      signal: controller.signal,
+      // A model that keeps asking for a tool there is none of: no tool runs to notice the abort.
+      call: async (_messages, info) => {
+        seen.push(info.signal)
+        controller.abort(reason)
+        return answer([{ type: 'tool_call', id: 'c', name: 'missing', arguments: {} }])
+      },
+      tools: {},
+    }).catch((e: unknown) => e)
+    expect(error).toBe(reason)
+    expect(seen).toHaveLength(1)
+    // The call is given the run's signal to pass on (to callModel): it aborted with the reason.
+    expect(seen[0]?.aborted).toBe(true)
+    expect(seen[0]?.reason).toBe(reason)
+  })
+
+  it('a model call still running when the run’s signal aborts is no longer waited for; a run already ended calls no model', async () => {
+    const controller = new AbortController()
+    const reason = new Error('the user left')
+    const run = watch(
+      runTurns({
+        operationId: 'hung-call',
+        messages: [{ role: 'user', content: 'go' }],
+        store: new MemorySideEffectStore(),
+        signal: controller.signal,
+        call: () => new Promise<ChatResponse>(() => {}),
+        tools: {},
+      }),
+    )
+    await flush()
+    expect(run.settled).toBe(false)
+    controller.abort(reason)
+    await flush()
+    expect(run.error).toBe(reason)
+
+    const clock = new ManualClock()
+    const deadline = Deadline.after(10, { clock })
+    clock.advance(10)
+    let calls = 0
+    const late = await runTurns({
+      operationId: 'late-run',
+      messages: [{ role: 'user', content: 'go' }],
+      store: new MemorySideEffectStore(),
+      deadline,
+      call: async () => {
+        calls++
+        return answer([{ type: 'text', text: 'hi' }])
+      },
+      tools: {},
+    }).catch((e: unknown) => e)
+    expect(late).toBe(deadline.reason)
+    expect(calls).toBe(0)
+  })
+
   it('a re-run of the operation while the first run’s tool is in flight waits for it by its own deadline, and never runs the tool twice', async () => {
     const clock = new ManualClock()
     const store = new MemorySideEffectStore({ clock })

@@ -1,3 +1,4 @@
+import { ClientClosedError, Deadline, isDeadlineExceeded, ManualClock } from '@hourglass/core'
 import { describe, expect, it } from 'vitest'
 import { withRepair } from '../../src/agent/withRepair.js'
 import { isRepairFailed, RepairFailedError } from '../../src/errors/RepairFailedError.js'
@@ -109,5 +110,51 @@ describe('withRepair', () => {
       { messages: history, repairPrompt: (e, n) => `fix #${n}: ${(e as Error).message}` },
     )
     expect(seen[1]![2]).toEqual({ role: 'user', content: 'fix #1: age must be a number' })
+  })
+
+  it('rethrows a deadline that ran out while validating, not RepairFailedError (a 504, not a 500), and sends no repair turn', async () => {
+    const clock = new ManualClock()
+    const deadline = Deadline.after(100, { clock })
+    let calls = 0
+    const error = await withRepair(
+      async () => {
+        calls++
+        return answer('{"age":36}')
+      },
+      async (response) => {
+        // An async validator whose lookup outlived the request's budget.
+        clock.advance(100)
+        deadline.throwIfExpired()
+        return parseAge(response)
+      },
+      { messages: history, maxRepairs: 0 },
+    ).catch((e: unknown) => e)
+    expect(isRepairFailed(error)).toBe(false)
+    expect(isDeadlineExceeded(error)).toBe(true)
+    expect(error).toBe(deadline.reason)
+    expect(calls).toBe(1)
+  })
+
+  it('rethrows a cancel (ClientClosedError, an AbortError, one as the cause) thrown by validate before any repair turn', async () => {
+    const reasons: unknown[] = [
+      new ClientClosedError(),
+      new DOMException('This operation was aborted', 'AbortError'),
+      new Error('lookup failed', { cause: new ClientClosedError() }),
+    ]
+    for (const reason of reasons) {
+      let calls = 0
+      const error = await withRepair(
+        async () => {
+          calls++
+          return answer('{"age":36}')
+        },
+        () => {
+          throw reason
+        },
+        { messages: history, maxRepairs: 2 },
+      ).catch((e: unknown) => e)
+      expect(error).toBe(reason)
+      expect(calls).toBe(1)
+    }
   })
 })

@@ -1,0 +1,131 @@
+import { describe, expect, it } from 'vitest'
+import { MemorySideEffectStore } from '../../src/agent/MemorySideEffectStore.js'
+import { runTurns } from '../../src/agent/runTurns.js'
+import type { ChatMessage, ChatResponse, ContentBlock } from '../../src/types.js'
+
+// A tool's value reached the model through `JSON.stringify` inside the
+// `try` that reports a tool's failure: a value JSON cannot carry (a BigInt
+// id, a circular SDK object) told the model the tool had failed although it
+// had run (the email sent) — so it called it again — and a re-run of the
+// operation got the same remembered value and the same error. A function or
+// a symbol gave a tool result with no `content` at all.
+
+const answer = (content: ChatResponse['content']): ChatResponse => ({
+  id: 'r',
+  model: 'm',
+  provider: 'stub',
+  content,
+  text: content.flatMap((b) => (b.type === 'text' ? [b.text] : [])).join(''),
+  finishReason: content.some((b) => b.type === 'tool_call') ? 'tool_calls' : 'stop',
+  usage: { inputTokens: 1, outputTokens: 1 },
+})
+
+/** A model that asks for `send` once, then answers. */
+const model = async (messages: ChatMessage[]): Promise<ChatResponse> =>
+  messages.at(-1)?.role === 'tool'
+    ? answer([{ type: 'text', text: 'done' }])
+    : answer([{ type: 'tool_call', id: 'call_1', name: 'send', arguments: { to: 'ana' } }])
+
+/** The tool result the model read, from a finished run's history. */
+function toolResult(messages: ChatMessage[]): Extract<ContentBlock, { type: 'tool_result' }> {
+  const turn = messages.find((m) => m.role === 'tool')
+  const block = Array.isArray(turn?.content) ? turn.content[0] : undefined
+  if (block?.type !== 'tool_result') throw new Error('no tool result in the history')
+  return block
+}
+
+describe('runTurns: a tool’s value the model reads', () => {
+  const circular: Record<string, unknown> = { id: 'msg_1' }
+  circular.self = circular
+  const shared = { ok: true }
+  const cases: Array<[string, unknown, string]> = [
+    ['a BigInt', 12345678901234567890n, '"12345678901234567890"'],
+    ['a nested BigInt', { id: 7n, at: [1n] }, '{"id":"7","at":["1"]}'],
+    ['a circular object', circular, '{"id":"msg_1","self":"[Circular]"}'],
+    [
+      'a shared, not circular, object',
+      { a: shared, b: shared },
+      '{"a":{"ok":true},"b":{"ok":true}}',
+    ],
+    ['a function', () => 1, 'null'],
+    ['a symbol', Symbol('sent'), 'null'],
+    ['undefined', undefined, 'null'],
+  ]
+  for (const [name, value, content] of cases) {
+    it(`${name}: the tool completed, and a re-run reads the same result without running it again`, async () => {
+      const store = new MemorySideEffectStore()
+      let runs = 0
+      const options = {
+        operationId: `result-${name}`,
+        messages: [{ role: 'user', content: 'email Ana' }] satisfies ChatMessage[],
+        call: model,
+        store,
+        tools: {
+          send: () => {
+            runs++
+            return value
+          },
+        },
+      }
+      const first = toolResult((await runTurns(options)).messages)
+      expect(first).toEqual({ type: 'tool_result', toolCallId: 'call_1', content })
+      const again = toolResult((await runTurns(options)).messages)
+      expect(again).toEqual(first)
+      expect(runs).toBe(1)
+    })
+  }
+
+  it('a value whose toJSON throws: the model reads that the tool completed, not that it failed', async () => {
+    const result = await runTurns({
+      operationId: 'result-toJSON-throws',
+      messages: [{ role: 'user', content: 'email Ana' }],
+      call: model,
+      store: new MemorySideEffectStore(),
+      tools: {
+        send: () => ({
+          toJSON() {
+            throw new Error('not serialisable')
+          },
+        }),
+      },
+    })
+    const block = toolResult(result.messages)
+    expect(block.isError).toBeUndefined()
+    expect(block.content).toBe(
+      'the tool completed, but its result could not be written as JSON (not serialisable)',
+    )
+  })
+
+  it('a tool failing with an error without a message: the model reads its code and inner errors, not an empty result', async () => {
+    const refused = (address: string) =>
+      Object.assign(new Error(`connect ECONNREFUSED ${address}`), { code: 'ECONNREFUSED' })
+    const thrown: unknown[] = [
+      // What Node's net throws when every address of a host refuses.
+      Object.assign(new AggregateError([refused('::1:80'), refused('127.0.0.1:80')], ''), {
+        code: 'ECONNREFUSED',
+      }),
+      new Error(),
+    ]
+    const read: string[] = []
+    for (const [i, error] of thrown.entries()) {
+      const result = await runTurns({
+        operationId: `empty-error-${i}`,
+        messages: [{ role: 'user', content: 'email Ana' }],
+        call: model,
+        store: new MemorySideEffectStore(),
+        tools: {
+          send: () => {
+            throw error
+          },
+        },
+      })
+      const block = toolResult(result.messages)
+      expect(block.isError).toBe(true)
+      read.push(block.content)
+    }
+    expect(read).toEqual([
+      'ECONNREFUSED: connect ECONNREFUSED ::1:80; connect ECONNREFUSED 127.0.0.1:80',
+      'the tool failed (Error)',
+    ])
+  })
+})
