@@ -1,6 +1,7 @@
 import {
   currentDeadline,
   type Deadline,
+  describeValue,
   MAX_TIMER_MS,
   optionError,
   untilEnded,
@@ -70,10 +71,11 @@ export async function addWithDeadline<DataType, ResultType, NameType extends str
   data: DataType,
   options: AddWithDeadlineOptions = {},
 ): Promise<Job<DataType, ResultType, NameType>> {
-  const { deadline = currentDeadline(), maxMs: maxOption, ...opts } = options
+  const { deadline: given, maxMs: maxOption, ...opts } = options
   // Checked on every call, with or without a deadline: a bad value fails
   // where it is written, not only once a deadline comes along.
   const maxMs = resolveMaxMs(maxOption)
+  const deadline = given === undefined ? currentDeadline() : resolveDeadline(given)
   if (!deadline) return queue.add(name, data, opts)
   // Before the no-expiry shortcut: a cancelled Deadline.never() (the caller
   // left) has ended too, and its job must not be enqueued either.
@@ -128,6 +130,29 @@ export async function addWithDeadline<DataType, ResultType, NameType extends str
     ...(stored.trace ? { trace: stored.trace } : {}),
   }))
   return job
+}
+
+/**
+ * The `deadline` option: a core `Deadline` (of any installed copy), or
+ * `null` for none, as JavaScript callers write it. A number of ms, a `Date`
+ * or an epoch time where the Deadline belongs failed as "deadline.throwIfExpired
+ * is not a function", and a `0` was taken for no deadline at all: the job
+ * was enqueued unbounded. Refused, naming what was given.
+ */
+function resolveDeadline(value: unknown): Deadline | undefined {
+  if (value === null) return undefined
+  const d = value as Partial<Deadline> | undefined
+  if (
+    typeof d !== 'object' ||
+    typeof d.throwIfExpired !== 'function' ||
+    typeof d.remaining !== 'function' ||
+    typeof d.expiresAt !== 'number'
+  ) {
+    throw new TypeError(
+      `addWithDeadline: deadline must be a Deadline from @hourglass/core (Deadline.after(ms)), got ${describeValue(value)}`,
+    )
+  }
+  return value as Deadline
 }
 
 /**

@@ -11,6 +11,7 @@ export {
   type BullmqStartMessage,
   bullmqChannels,
 } from './channels.js'
+export { fromJobError } from './fromJobError.js'
 export {
   isJobDeadlineExceeded,
   type JobDeadlineExceededDetails,

@@ -4,6 +4,7 @@ import {
   describeValue,
   isClock,
   isDeadlineExceeded,
+  MAX_TIMER_MS,
   optionError,
   runOutsideContext,
   runWithDeadline,
@@ -29,8 +30,9 @@ export interface WithDeadlineOptions {
    */
   minBudgetMs?: number | undefined
   /**
-   * The most time a job that recorded no `budgetMs` is given, in ms — one
-   * whose `hourglass` option another producer, or a hand, wrote: its expiry
+   * The most time a job that recorded no `budgetMs` (or one beyond 2³¹−1 ms,
+   * which addWithDeadline never records) is given, in ms — one whose
+   * `hourglass` option another producer, or a hand, wrote: its expiry
    * alone could say anything (a µs slip puts it 57,000 years away). A job
    * added by `addWithDeadline` records its budget and is bounded by that,
    * not by this. Default 3 600 000 (an hour).
@@ -169,8 +171,14 @@ export function withDeadline<
     // make the job's deadline years long: cut to the budget it recorded. A job
     // that recorded none has nothing to check its expiry against, so it is
     // cut to the worker's maxMs: every deadline a worker gives is bounded.
+    // So is one whose recorded budget is beyond 2³¹−1 ms, which no
+    // addWithDeadline records (its maxMs is cut to that): such a budget
+    // vouches for nothing, and a job recording 1e300 with an expiry as far
+    // ran with no bound at all.
     const fromExpiry = toLocalMs(stored.expiresAtMs, sample) - clock.now()
-    const remaining = Math.min(fromExpiry, stored.budgetMs ?? maxMs)
+    const vouched =
+      stored.budgetMs !== undefined && stored.budgetMs <= MAX_TIMER_MS ? stored.budgetMs : maxMs
+    const remaining = Math.min(fromExpiry, vouched)
     // A job that recorded no budget is not reported as "added with 0 ms":
     // messages say undefined, and errors measure against the time it had when
     // this worker took it, and say that no budget was recorded.

@@ -114,3 +114,33 @@ describe('addWithDeadline: a maxMs that is not a finite number > 0', () => {
     }
   })
 })
+
+describe('addWithDeadline: a deadline option that is not a Deadline', () => {
+  const queue: QueueLike<unknown, unknown, string> = {
+    name: 'q',
+    qualifiedName: 'bull:q',
+    backend: undefined,
+    add: () => {
+      throw new Error('the queue must not be touched')
+    },
+  }
+
+  it('is a TypeError naming what was given, before anything is enqueued: a number of ms, a Date, 0 (not "no deadline")', async () => {
+    const cases: [unknown, string][] = [
+      [60_000, '60000'],
+      [0, '0'],
+      [new Date(Date.now() + 60_000), 'an object'],
+      ['5000', "'5000' (a string)"],
+      [{ expiresAt: 1 }, 'an object'],
+    ]
+    for (const [deadline, shown] of cases) {
+      const added = addWithDeadline(queue, 'job', {}, { deadline: deadline as Deadline })
+      await expect(added, shown).rejects.toThrow(
+        new TypeError(
+          `addWithDeadline: deadline must be a Deadline from @hourglass/core (Deadline.after(ms)), got ${shown}`,
+        ),
+      )
+      await expect(added).rejects.toBeInstanceOf(TypeError)
+    }
+  })
+})

@@ -28,6 +28,9 @@ describe.skipIf(!available)('withDeadline: deadlines written by other producers'
         // A unit slip: µs on the wall clock, ~57,000 years away.
         micros: { expiresAtMs: Date.now() * 1000 },
         far: { expiresAtMs: Number.MAX_VALUE },
+        // A budget no addWithDeadline records (beyond 2^31-1 ms) vouches for nothing either.
+        hugeBudget: { expiresAtMs: Number.MAX_VALUE, budgetMs: Number.MAX_VALUE },
+        microsBudget: { expiresAtMs: Date.now() * 1000, budgetMs: 60_000_000_000 },
         // A near expiry is kept: the cap only ever shortens.
         near: { expiresAtMs: now + 30_000 },
       }
@@ -54,12 +57,15 @@ describe.skipIf(!available)('withDeadline: deadlines written by other producers'
     const byDefault = await run({})
     expect(byDefault.seen.micros).toBe(HOUR_MS)
     expect(byDefault.seen.far).toBe(HOUR_MS)
+    expect(byDefault.seen.hugeBudget).toBe(HOUR_MS)
+    expect(byDefault.seen.microsBudget).toBe(HOUR_MS)
     expect(byDefault.seen.near).toBeLessThanOrEqual(30_000)
     for (const start of byDefault.starts) expect(start.remainingMs).toBeLessThanOrEqual(HOUR_MS)
 
     const capped = await run({ maxMs: 60_000 })
     expect(capped.seen.micros).toBe(60_000)
     expect(capped.seen.far).toBe(60_000)
+    expect(capped.seen.hugeBudget).toBe(60_000)
     expect(capped.seen.near).toBeLessThanOrEqual(30_000)
   })
 
