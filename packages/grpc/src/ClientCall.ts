@@ -12,6 +12,7 @@ import {
   DEADLINE_HEADER,
   type Deadline,
   DeadlineExceededError,
+  describeValue,
   isDeadlineExceeded,
   MAX_TIMER_MS,
   systemClock,
@@ -63,6 +64,23 @@ export class ClientCall {
 
   /** The `InterceptingCall` the interceptor returns. */
   intercept(callOptions: InterceptorOptions, nextCall: NextCall): InterceptingCall {
+    // grpc-js refuses a `deadline` that is neither a Date nor a number when
+    // it creates the call, synchronously, where the caller can see it. Mixed
+    // with ours (Math.min coerces it: a string to NaN, `true` to 1970) it
+    // became a call failed DEADLINE_EXCEEDED at once, or, on a connected
+    // channel, grpc-js's "Deadline is too far in the future" thrown where
+    // nothing catches it: the process crashed. Refused here the same way.
+    const ownOption: unknown = callOptions.deadline
+    if (
+      ownOption !== undefined &&
+      ownOption !== null &&
+      typeof ownOption !== 'number' &&
+      !(ownOption instanceof Date)
+    ) {
+      throw new TypeError(
+        `deadlineInterceptor: the call's deadline option must be a Date or a number of epoch ms, got ${describeValue(ownOption)}`,
+      )
+    }
     const refusal = this.#refusal()
     if (refusal) return this.#refuse(refusal)
     const own = toEpochMs(callOptions.deadline)

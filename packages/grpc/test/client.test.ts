@@ -124,6 +124,36 @@ describe('deadlineInterceptor: every call carries the caller deadline', () => {
     expect(arrivals[0]!.grpcMs).toBeLessThanOrEqual(900) // the caller's deadline, not none
   })
 
+  it('a call whose own deadline is neither a Date nor a number (an ISO string out of JSON) is refused where it is made, as grpc-js refuses it: a TypeError, not an instant DEADLINE_EXCEEDED or a crash', async () => {
+    const { calls } = await echoServer()
+    const work = client()
+    const deadline = Deadline.after(5_000, { clock: new ManualClock() })
+    // Connected first: on a connected channel the coerced NaN reached grpc-js's
+    // "Deadline is too far in the future", thrown where nothing caught it.
+    expect((await runWithDeadline(deadline, () => unary(work, {}))).error).toBeUndefined()
+    const answered: unknown[] = []
+    for (const own of ['2030-01-01T00:00:00Z', {}, true]) {
+      expect(() =>
+        runWithDeadline(deadline, () =>
+          work.unary({}, new Metadata(), { deadline: own } as unknown as CallOptions, (error) =>
+            answered.push(error),
+          ),
+        ),
+      ).toThrow(TypeError)
+    }
+    expect(() =>
+      runWithDeadline(deadline, () =>
+        work.unary({}, new Metadata(), { deadline: '2030' } as unknown as CallOptions, () => {}),
+      ),
+    ).toThrow(
+      "deadlineInterceptor: the call's deadline option must be a Date or a number of epoch ms, got '2030' (a string)",
+    )
+    // A round trip later: nothing was sent, and no callback was called.
+    expect((await runWithDeadline(deadline, () => unary(work, {}))).error).toBeUndefined()
+    expect(calls()).toBe(2)
+    expect(answered).toEqual([])
+  })
+
   it.each([
     ['an invalid Date', new Date(Number.NaN)],
     ['NaN', Number.NaN],
@@ -151,6 +181,27 @@ describe('deadlineInterceptor: every call carries the caller deadline', () => {
     await unary(work, {}, withCallDeadline(deadline, { deadline: Date.now() + 60_000 }))
     expect(arrivals[0]!.header).toBe('1234')
     expect(arrivals[0]!.grpcMs).toBeLessThanOrEqual(1234)
+  })
+
+  it('withCallDeadline refuses what is not a Deadline (a number of ms, a Date) where it is written, naming it', async () => {
+    const { calls } = await echoServer()
+    const work = client()
+    for (const [given, shown] of [
+      [5_000, '5000'],
+      [new Date(Date.now() + 5_000), 'an object'],
+      ['5000', "'5000' (a string)"],
+    ] as const) {
+      expect(() => unary(work, {}, withCallDeadline(given as unknown as Deadline))).toThrow(
+        new TypeError(
+          `withCallDeadline: deadline must be a Deadline from @hourglass/core (Deadline.after(ms)), got ${shown}`,
+        ),
+      )
+    }
+    // None current is none given: the call goes out as without it.
+    expect(
+      (await unary(work, {}, withCallDeadline(undefined as unknown as Deadline))).error,
+    ).toBeUndefined()
+    expect(calls()).toBe(1)
   })
 
   it('a call without any deadline gets no header, and no gRPC deadline with defaultMs: Infinity (see noDeadlineDefault.test.ts)', async () => {
