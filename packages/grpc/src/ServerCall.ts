@@ -113,7 +113,12 @@ export class ServerCall {
         invalid: read.invalid,
       }))
     }
-    this.#budgetMs = read.ms ?? options.defaultMs
+    // A server-streaming or bidi call with no deadline (a watch, a
+    // subscription: long-lived by design, and sent none by our own client)
+    // gets none either, only the client's cancel: `defaultMs` ended every
+    // such stream after 2 s. A unary or client-streaming call gets it.
+    this.#budgetMs =
+      read.ms ?? (this.#method.responseStream ? Number.POSITIVE_INFINITY : options.defaultMs)
     this.#arriving = true
     const deadline = Deadline.after(
       this.#budgetMs - (options.reserveMs ?? defaultReserveMs(options.clock)),
