@@ -13,7 +13,7 @@ export interface GrpcServerStartMessage {
   deadline: Deadline
   /** The full method path, `/package.Service/Method`. */
   method: string
-  /** The call's budget (inbound or `defaultMs`, clamped to `maxMs`), in ms. */
+  /** The call's budget (inbound or `defaultMs`, clamped to `maxMs`; Infinity for a stream sent none), in ms. */
   budgetMs: number
   /** What the handler has at start, in ms: `budgetMs − reserveMs` (0 when it arrived expired). */
   remainingMs: number
