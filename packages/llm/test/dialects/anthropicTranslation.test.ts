@@ -19,6 +19,40 @@ afterEach(async () => {
 const sse = (event: string, data: object) => `event: ${event}\ndata: ${JSON.stringify(data)}\n\n`
 
 describe('Anthropic Messages translation', () => {
+  const hi = [{ role: 'user' as const, content: 'hi' }]
+
+  it('sends no neutral temperature or top_p beside the other (Claude 4.5 and later refuse both)', () => {
+    const sampling = (temperature: number | undefined, topP: number | undefined) => {
+      const { body } = anthropic.buildRequest(
+        { maxTokens: 10, messages: hi, temperature, topP },
+        'claude-sonnet-4-5',
+      )
+      return { temperature: body['temperature'], top_p: body['top_p'] }
+    }
+    expect(sampling(0.7, 1)).toEqual({ temperature: 0.7, top_p: undefined })
+    expect(sampling(1, 1)).toEqual({ temperature: 1, top_p: undefined })
+    expect(sampling(1, 0.9)).toEqual({ temperature: undefined, top_p: 0.9 })
+    expect(sampling(undefined, 0.9)).toEqual({ temperature: undefined, top_p: 0.9 })
+    expect(sampling(1, undefined)).toEqual({ temperature: 1, top_p: undefined })
+    // Both changing sampling: sent as they are (older models take both).
+    expect(sampling(0.7, 0.9)).toEqual({ temperature: 0.7, top_p: 0.9 })
+  })
+
+  it('refuses a stop sequence that is empty or only whitespace (Anthropic answers 400 to it), naming it', () => {
+    const refusal = (stop: string[]) => {
+      try {
+        anthropic.buildRequest({ maxTokens: 10, messages: hi, stop }, 'claude-sonnet-4-5')
+        return undefined
+      } catch (error) {
+        return (error as { field?: string }).field
+      }
+    }
+    expect(refusal(['\n'])).toBe('stop')
+    expect(refusal(['END', ' \t\n'])).toBe('stop[1]')
+    expect(refusal(['', 'END'])).toBe('stop[0]')
+    expect(refusal(['\nEND', ' x '])).toBeUndefined()
+  })
+
   it('builds the request: system extracted, tool results in a user turn, signed thinking kept, unsigned dropped', () => {
     const built = anthropic.buildRequest(
       {

@@ -332,6 +332,11 @@ describe('extra Chat Completions fields (request.extra)', () => {
     })
   })
 
+  it('sends no penalty of 0 (OpenAI’s default, which Gemini 2.5 answers with 400); a seed of 0 goes', () => {
+    const config = build({ frequency_penalty: 0, presence_penalty: 0, seed: 0 })['generationConfig']
+    expect(config).toEqual({ maxOutputTokens: 10, seed: 0 })
+  })
+
   it('throws InvalidChatRequestError naming any field it has no equivalent for', () => {
     for (const [field, value] of [
       ['parallel_tool_calls', false],

@@ -70,8 +70,20 @@ export function buildAnthropicRequest(request: ChatRequest, model: string): Buil
     }
     body['temperature'] = request.temperature
   }
-  if (request.topP !== undefined) body['top_p'] = request.topP
-  if (request.stop !== undefined && request.stop.length > 0) body['stop_sequences'] = request.stop
+  // Claude Sonnet 4.5 and later answer 400 "`temperature` and `top_p` cannot
+  // both be specified for this model" — and OpenAI clients often send both,
+  // one of them at its neutral value (LangChain's and chat UIs' `top_p: 1`).
+  // A neutral value asks for what Anthropic does anyway, so it is not sent:
+  // `top_p: 1` (no nucleus cut), or `temperature: 1` (Anthropic's default)
+  // beside a `top_p` that does cut. Two values that both change sampling go
+  // as they are (older models take both).
+  if (request.topP !== undefined && request.topP !== 1) {
+    body['top_p'] = request.topP
+    if (body['temperature'] === 1) delete body['temperature']
+  }
+  if (request.stop !== undefined && request.stop.length > 0) {
+    body['stop_sequences'] = anthropicStopSequences(request.stop)
+  }
   if (request.tools !== undefined && request.tools.length > 0) {
     refuseStrictTools(request.tools, 'Anthropic')
     body['tools'] = request.tools.map((t) => {
@@ -85,6 +97,26 @@ export function buildAnthropicRequest(request: ChatRequest, model: string): Buil
   if (request.stream) body['stream'] = true
   if (request.extra !== undefined) applyExtra(request.extra, body)
   return { path: '/v1/messages', body, headers: { 'anthropic-version': ANTHROPIC_VERSION } }
+}
+
+/**
+ * Anthropic answers 400 to a stop sequence that is empty ("each stop sequence
+ * must be non-empty") or only whitespace ("each stop sequence must contain
+ * non-whitespace": `stop: "\n"`, common in OpenAI prompts; BerriAI/litellm
+ * #3286). That 400 is a bad request, never sent to a fallback: refused here
+ * instead, before anything is sent, naming the sequence; dropping it would
+ * let the answer run past where the client asked it to stop.
+ */
+function anthropicStopSequences(stop: readonly string[]): string[] {
+  stop.forEach((sequence, i) => {
+    if (sequence.trim() === '') {
+      throw new InvalidChatRequestError(
+        stop.length === 1 ? 'stop' : `stop[${i}]`,
+        `Anthropic takes no stop sequence that is empty or only whitespace, got ${JSON.stringify(sequence.slice(0, 20))}`,
+      )
+    }
+  })
+  return [...stop]
 }
 
 /**

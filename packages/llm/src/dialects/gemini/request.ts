@@ -156,6 +156,12 @@ function applyExtra(
     if (value === undefined || value === null) continue
     const renamed = GENERATION_FIELDS[field]
     if (renamed !== undefined && Object.hasOwn(GENERATION_FIELDS, field)) {
+      // A penalty of 0 is none, OpenAI's default, which clients (LangChain's
+      // ChatOpenAI among them) send on every request. Sent, it made Gemini
+      // 2.5 answer 400 "Penalty is not enabled for models/gemini-2.5-flash"
+      // (vercel/ai #17102), a bad request that never falls back: so 0 asks
+      // for Gemini's default, as it does for Anthropic, and is not sent.
+      if (value === 0 && field !== 'seed') continue
       generationConfig[renamed] = value
     } else if (field === 'response_format') {
       Object.assign(generationConfig, geminiResponseFormat(value))
