@@ -86,6 +86,28 @@ describe('the official openai client against the gateway', () => {
     }
   })
 
+  it('answers a completion cut at max_tokens as it came — 200, finish_reason length, one request upstream', async () => {
+    const fakes = await gatewayOverEveryDialect()
+    for (const [dialect, fake] of fakes) {
+      fake.enqueue(
+        reply.text('one two three', {
+          finishReason: 'length',
+          usage: { inputTokens: 4, outputTokens: 3 },
+        }),
+      )
+      const completion = await harness!.client.chat.completions.create({
+        model: `m-${dialect}`,
+        messages: [{ role: 'user', content: 'count' }],
+        max_tokens: 3,
+      })
+      expect(completion.choices[0]?.finish_reason, dialect).toBe('length')
+      expect(completion.choices[0]?.message.content, dialect).toBe('one two three')
+      expect(completion.usage, dialect).toMatchObject({ prompt_tokens: 4, completion_tokens: 3 })
+      // The client's cap is its own: not raised, no "continue" turn added, nothing billed twice.
+      expect(fake.requests.length, dialect).toBe(1)
+    }
+  })
+
   it('passes tool calls through in both directions', async () => {
     const { fake, entry } = await fakeProvider('anthropic', ['key-a'])
     fakes.push(fake)

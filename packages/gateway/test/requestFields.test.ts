@@ -284,6 +284,32 @@ describe('every Chat Completions field is forwarded, translated or refused (READ
     expect(result.sent).toHaveLength(0)
   }
 
+  it('max_tokens beside a different max_completion_tokens is refused, nothing sent; the same value is one cap', async () => {
+    for (const dialect of ['openai', 'qwen', 'anthropic', 'gemini'] as const) {
+      const both = await send(dialect, { max_tokens: 10, max_completion_tokens: 20 })
+      expect(both.status, both.text).toBe(400)
+      expect(JSON.parse(both.text).error).toMatchObject({
+        code: 'invalid_request',
+        param: 'max_tokens',
+      })
+      expect(both.sent).toHaveLength(0)
+      const same = await send(dialect, { max_tokens: 10, max_completion_tokens: 10 })
+      expect(same.status, same.text).toBe(200)
+    }
+  })
+
+  it('a stop sequence that is empty or only whitespace is refused for Anthropic (its 400), forwarded to OpenAI', async () => {
+    expectRefused('anthropic', await send('anthropic', { stop: '\n' }), 'stop')
+    expectRefused('anthropic', await send('anthropic', { stop: ['END', ' \t'] }), 'stop[1]')
+    expectRefused('anthropic', await send('anthropic', { stop: ['END', ''] }), 'stop[1]')
+    const kept = await send('anthropic', { stop: ['\nEND', ' x '] })
+    expect(kept.status, kept.text).toBe(200)
+    expect(at(kept.upstream, 'stop_sequences')).toEqual(['\nEND', ' x '])
+    const openai = await send('openai', { stop: '\n' })
+    expect(openai.status, openai.text).toBe(200)
+    expect(at(openai.upstream, 'stop')).toEqual(['\n'])
+  })
+
   it('tool-call arguments reach OpenAI-compatible providers byte for byte, whatever they hold', async () => {
     const texts = [
       '{"id": 12345678901234567890}',

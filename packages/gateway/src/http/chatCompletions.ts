@@ -7,8 +7,10 @@ import type { GatewayContext } from '../GatewayContext.js'
 import {
   type AttemptRecord,
   type ChatRequest,
+  type ChatResponse,
   CostBudget,
   callModel,
+  isOutputTruncated,
   type ModelAdapter,
 } from '../llm.js'
 import { toOpenAIResponse } from '../openai/encode.js'
@@ -88,7 +90,7 @@ export function chatCompletions(ctx: GatewayContext) {
           },
         )
       } else {
-        const response = await callModel(options)
+        const response = await callModel(options).catch(answerCutAtCap)
         fields['provider'] = response.provider
         fields['upstreamModel'] = response.model
         setProviderHeader(res, response.provider)
@@ -171,6 +173,15 @@ function cutAtDeadline(res: Response, deadline: Deadline): void {
 
 type CallOptions = Parameters<typeof callModel>[0]
 
+/**
+ * With `maxRecoveries: 0` callModel reports a `max_tokens` stop as
+ * `OutputTruncatedError`, carrying the answer: the client's answer.
+ */
+function answerCutAtCap(error: unknown): ChatResponse {
+  if (isOutputTruncated(error)) return error.response
+  throw error
+}
+
 function callOptions(
   ctx: GatewayContext,
   models: readonly ModelAdapter[],
@@ -184,6 +195,12 @@ function callOptions(
     request,
     deadline,
     firstTokenTimeoutMs: ctx.firstTokenTimeoutMs,
+    // An answer cut at the client's `max_tokens` is that answer, as OpenAI
+    // gives it: 200 with `finish_reason: "length"`. callModel's default
+    // recovery instead re-asked with twice the cap, then appended the cut
+    // answer and a "continue" turn of its own, up to 3 more billed calls, and
+    // failed with OutputTruncatedError (a 500): the cap is the client's to set.
+    recovery: { maxRecoveries: 0 },
     retry: {
       maxAttempts: policy.maxAttempts,
       max529Retries: policy.max529Retries,

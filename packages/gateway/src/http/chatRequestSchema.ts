@@ -209,6 +209,16 @@ export const chatRequestSchema = z.looseObject({
     .array(z.literal('text', { error: 'only text: the gateway answers text only' }))
     .nullish(),
   audio: z.null({ error: 'not supported: the gateway answers text only' }).optional(),
+  // The deprecated function calling. Forwarded as an unknown field, a
+  // provider answered `message.function_call`, which the gateway's answer has
+  // no place for: the client got `finish_reason: "tool_calls"` with neither
+  // the call nor any tool_calls. `tools` / `tool_choice` say the same.
+  functions: z
+    .null({ error: 'deprecated and not supported: use tools (answers carry tool_calls)' })
+    .optional(),
+  function_call: z
+    .null({ error: 'deprecated and not supported: use tool_choice (answers carry tool_calls)' })
+    .optional(),
   prediction: z.strictObject({ type: z.literal('content'), content }).nullish(),
   reasoning_effort: z.string({ error: 'expected a string' }).max(64, upTo(64)).nullish(),
   verbosity: z.string({ error: 'expected a string' }).max(64, upTo(64)).nullish(),

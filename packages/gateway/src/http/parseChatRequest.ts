@@ -56,6 +56,19 @@ export function parseChatRequest(
   if (valid.stream_options != null && valid.stream !== true) {
     throw invalid('stream_options', 'only with stream: true')
   }
+  // Two different caps: one of them would be dropped. OpenAI refuses both
+  // set ("Setting 'max_tokens' and 'max_completion_tokens' at the same time
+  // is not supported", param max_tokens); the same value twice asks for one cap.
+  if (
+    valid.max_tokens != null &&
+    valid.max_completion_tokens != null &&
+    valid.max_tokens !== valid.max_completion_tokens
+  ) {
+    throw invalid(
+      'max_tokens',
+      `${valid.max_tokens} beside max_completion_tokens ${valid.max_completion_tokens}: set one of them`,
+    )
+  }
   const request: ChatRequest = {
     messages: valid.messages.map((m, i) => toMessage(m, `messages[${i}]`)),
     maxTokens: valid.max_completion_tokens ?? valid.max_tokens ?? options.defaultMaxTokens,
