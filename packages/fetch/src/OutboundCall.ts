@@ -27,6 +27,36 @@ export interface OutboundCallInit {
   replayable: boolean
   /** Told about every attempt when it ends, its phase timings complete (probe). */
   onAttemptEnd?: ((attempt: Attempt) => void) | undefined
+  /**
+   * Where the call sits while it waits to retry, so its owner can end the
+   * wait (createFetch's `close()`: a wait of up to `maxRetryAfterMs` outlived it).
+   */
+  readonly waiting?: RetryWaits | undefined
+}
+
+/**
+ * The calls of one owner that wait to retry, which it can end at once and
+ * for good (createFetch's `close()`): a call that comes to wait after that
+ * is stopped as it begins.
+ */
+export class RetryWaits {
+  readonly #calls = new Set<OutboundCall>()
+  #reason: unknown
+
+  /** Stop every call waiting now or later with `reason` (the first reason stays). */
+  end(reason: unknown): void {
+    this.#reason ??= reason
+    for (const call of this.#calls) call.stop(this.#reason)
+  }
+
+  enter(call: OutboundCall): void {
+    if (this.#reason !== undefined) call.stop(this.#reason)
+    else this.#calls.add(call)
+  }
+
+  leave(call: OutboundCall): void {
+    this.#calls.delete(call)
+  }
 }
 
 /**
@@ -247,7 +277,22 @@ export class OutboundCall {
       queueMicrotask(step)
       return
     }
-    this.#pause(delayMs).then(step, (error: unknown) => this.#driver?.end(error))
+    const waiting = this.init.waiting
+    if (waiting === undefined) {
+      this.#pause(delayMs).then(step, (error: unknown) => this.#driver?.end(error))
+      return
+    }
+    waiting.enter(this)
+    this.#pause(delayMs).then(
+      () => {
+        waiting.leave(this)
+        step()
+      },
+      (error: unknown) => {
+        waiting.leave(this)
+        this.#driver?.end(error)
+      },
+    )
   }
 
   /** The same loop for a promise-returning `send` (createFetch). */

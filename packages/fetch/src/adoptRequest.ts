@@ -1,4 +1,17 @@
 import { type RequestInfo, type RequestInit, Request as UndiciRequest } from 'undici'
+import { type StoppableBody, stoppableBody } from './stoppableBody.js'
+
+/** The stoppable body of each Request rebuilt here (see `adoptedUpload`). */
+const uploads = new WeakMap<UndiciRequest, StoppableBody>()
+
+/**
+ * The body of a `Request` rebuilt by `adoptRequest`, which the call stops
+ * reading once it has ended (see stoppableBody); undefined for any other
+ * input (undici's own Request is read by undici as it is).
+ */
+export function adoptedUpload(request: UndiciRequest): StoppableBody | undefined {
+  return uploads.get(request)
+}
 
 /** What `createFetch`'s fetch takes: undici's inputs, or Node's global `Request`. */
 export type FetchInput = RequestInfo | globalThis.Request
@@ -24,13 +37,17 @@ export function adoptRequest(input: FetchInput): RequestInfo {
     referrer: foreign.referrer,
     referrerPolicy: foreign.referrerPolicy,
   }
+  // Its body is a web ReadableStream, the same class in both: sent as a
+  // stream (so, like any Request with a body, the call is never retried),
+  // through a reader the call can stop.
+  const upload = foreign.body === null ? undefined : stoppableBody(foreign.body)
   if (foreign.body !== null) {
-    // Its body is a web ReadableStream, the same class in both: sent as a
-    // stream (so, like any Request with a body, the call is never retried).
-    init.body = foreign.body as unknown as NonNullable<RequestInit['body']>
+    init.body = (upload?.body ?? foreign.body) as unknown as NonNullable<RequestInit['body']>
     init.duplex = 'half'
   }
-  return new UndiciRequest(foreign.url, init)
+  const request = new UndiciRequest(foreign.url, init)
+  if (upload) uploads.set(request, upload)
+  return request
 }
 
 /** Enough of the WHATWG Request interface to rebuild one from it (a URL has no method). */

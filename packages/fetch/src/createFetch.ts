@@ -4,6 +4,7 @@ import {
   isAbortError,
   isClientClosed,
   isDeadlineExceeded,
+  optionError,
   refuseUnknownOptions,
 } from '@hourglass/core'
 import {
@@ -13,11 +14,12 @@ import {
   type RequestInit,
   type Response,
   Request as UndiciRequest,
+  errors as undiciErrors,
   fetch as undiciFetch,
 } from 'undici'
 import type { Attempt } from './Attempt.js'
 import { adoptFormData } from './adoptFormData.js'
-import { adoptRequest, type FetchInput } from './adoptRequest.js'
+import { adoptedUpload, adoptRequest, type FetchInput } from './adoptRequest.js'
 import { eventUrl } from './channels.js'
 import { type ConnectorOptions, connectorFor } from './createConnector.js'
 import { FETCH_ATTEMPT, type FetchAttempt, interceptorFor } from './deadlineInterceptor.js'
@@ -25,8 +27,9 @@ import { hasHeader, isRepeatable } from './dispatchHeaders.js'
 import { BodyNotReadError } from './errors/BodyNotReadError.js'
 import { RedirectWithStreamBodyError } from './errors/RedirectWithStreamBodyError.js'
 import { TooManyRedirectsError } from './errors/TooManyRedirectsError.js'
-import { OutboundCall, type OutboundCallInit, type SendResult } from './OutboundCall.js'
+import { OutboundCall, type OutboundCallInit, RetryWaits, type SendResult } from './OutboundCall.js'
 import { FETCH_OPTION_NAMES, mergeRetry, type RetryOptions, resolveOptions } from './options.js'
+import { type StoppableBody, stoppableBody } from './stoppableBody.js'
 
 export interface CreateFetchOptions extends ConnectorOptions {
   /**
@@ -87,6 +90,11 @@ export function createFetch(
     ? undefined
     : new Agent({ connect: connectorFor(config, options.tls), headersTimeout: 0, bodyTimeout: 0 })
   const dispatcher = (options.dispatcher ?? own!).compose(interceptorFor(config))
+  // Calls waiting to retry, which close() ends: undici's close waits for the
+  // requests in flight, not for a call between two attempts, which slept on
+  // (a Retry-After of up to a minute, keeping the process up) and then failed
+  // on the closed Agent. Only with our own Agent: yours stays open.
+  const waiting = own ? new RetryWaits() : undefined
 
   const call = (input: FetchInput, given?: HourglassRequestInit | null): Promise<Response> => {
     // fetch() never throws: a bad per-call option (a retry rule, a method
@@ -107,20 +115,39 @@ export function createFetch(
     const given = givenInit ?? {}
     const { deadline: explicit, retry } = given
     const request = input instanceof UndiciRequest ? input : undefined
-    const method = (given.method ?? request?.method ?? 'GET').toUpperCase()
+    // String(): fetch converts a method as a string (its WebIDL ByteString);
+    // `method: 5` failed here with "….toUpperCase is not a function".
+    const method = String(given.method ?? request?.method ?? 'GET').toUpperCase()
     // Node's global FormData, rebuilt as undici's (a copy of the init only then).
     const body = adoptFormData(given.body)
+    // A stream body is read through a reader the call can stop (see
+    // stoppableBody): undici's fetch went on draining it after the call ended.
+    // A global Request's was wrapped when it was rebuilt; the init's body, if
+    // any, is sent in its place.
+    const initUpload = stoppableBody(body)
+    const sent = initUpload ? initUpload.body : body
+    const upload =
+      initUpload ??
+      (request && input !== givenInput && given.body === undefined
+        ? adoptedUpload(request)
+        : undefined)
     const init: RequestInit =
-      body === given.body
+      sent === given.body
         ? (given as RequestInit)
-        : (Object.assign({}, given, { body }) as RequestInit)
+        : (Object.assign({}, given, { body: sent }) as RequestInit)
+    const signal = init.signal ?? request?.signal ?? undefined
+    if (signal !== undefined && !isAbortSignal(signal)) {
+      // fetch refuses it too, but only after our attempt has tried to listen
+      // to it: the caller read "signal.addEventListener is not a function".
+      throw optionError('signal', 'an AbortSignal', signal)
+    }
     const outbound = new OutboundCall(
       new FetchCallInit({
         config,
         deadline: explicit ?? currentDeadline(),
         // The Request's own signal when the init brings none, as fetch() does
         // (ours replaces it on the copy each attempt sends).
-        signal: init.signal ?? request?.signal ?? undefined,
+        signal,
         method,
         retry: mergeRetry(config.retry, retry),
         replayable:
@@ -131,11 +158,12 @@ export function createFetch(
             ('getReader' in body || Symbol.asyncIterator in body)
           ),
         onAttemptEnd: hooks.onAttempt,
+        waiting,
         target: request ?? input,
         headers: init.headers ?? request?.headers,
       }),
     )
-    return outbound.run((number) => send(outbound, number, input, init))
+    return outbound.run((number) => send(outbound, number, input, init, upload))
   }
 
   /** One attempt through undici's fetch; the interceptor gets the call through a per-call dispatcher. */
@@ -144,6 +172,7 @@ export function createFetch(
     number: number,
     input: RequestInfo,
     init: RequestInit,
+    upload: StoppableBody | undefined,
   ): Promise<SendResult<Response>> => {
     let attempt: Attempt | undefined
     // fetch ends a body it has handed out only through its signal: the
@@ -159,7 +188,11 @@ export function createFetch(
       started: (started) => {
         carrier.hops += 1
         attempt = started
-        started.onAbort((reason) => controller.abort(reason))
+        started.onAbort((reason) => {
+          controller.abort(reason)
+          // A stream body is sent once (never retried): its call is over.
+          upload?.stop(reason)
+        })
       },
     }
     const perCall = {
@@ -189,6 +222,10 @@ export function createFetch(
         refusedRedirect(thrown, attempt, outbound.init.replayable, init, input) ??
         unwrap(thrown, carrier.hops)
       attempt?.finish(error)
+      // Failed before an answer (a reset, a refused connect or redirect): the
+      // stream body, sent once, is read no more. Even one not read yet is
+      // cancelled: undici's fetch has locked it for good, its source left open.
+      upload?.stop(error)
       const signal = outbound.init.signal
       if (signal?.aborted) {
         const reason: unknown = signal.reason
@@ -252,7 +289,14 @@ export function createFetch(
   return Object.assign(call, {
     dispatcher,
     close: (): Promise<void> => {
-      closing ??= own ? own.close().then(() => undefined) : Promise.resolve()
+      if (closing) return closing
+      closing = own ? own.close().then(() => undefined) : Promise.resolve()
+      // The error a call made now gets from undici, saying why this one got it.
+      waiting?.end(
+        new undiciErrors.ClientClosedError(
+          'fetch.close() was called while this call waited to retry: it was not sent again',
+        ),
+      )
       return closing
     },
   })
@@ -271,6 +315,7 @@ class FetchCallInit implements OutboundCallInit {
   readonly retry: OutboundCallInit['retry']
   readonly replayable: boolean
   readonly onAttemptEnd: OutboundCallInit['onAttemptEnd']
+  readonly waiting: RetryWaits | undefined
   readonly #target: RequestInfo
   readonly #headers: unknown
   #url: string | undefined
@@ -285,6 +330,7 @@ class FetchCallInit implements OutboundCallInit {
     this.retry = init.retry
     this.replayable = init.replayable
     this.onAttemptEnd = init.onAttemptEnd
+    this.waiting = init.waiting
     this.#target = init.target
     this.#headers = init.headers
   }
@@ -298,6 +344,17 @@ class FetchCallInit implements OutboundCallInit {
   repeatable(): boolean {
     return isRepeatable(this.method, hasHeader(this.#headers, 'idempotency-key'))
   }
+}
+
+/** What the attempt listens to: an AbortSignal (of any copy of the class: Node's global one, a polyfill's). */
+function isAbortSignal(value: unknown): value is AbortSignal {
+  return (
+    typeof value === 'object' &&
+    value !== null &&
+    typeof (value as AbortSignal).aborted === 'boolean' &&
+    typeof (value as AbortSignal).addEventListener === 'function' &&
+    typeof (value as AbortSignal).removeEventListener === 'function'
+  )
 }
 
 /** Origin and path of a fetch input, for events (never the query: it may carry secrets). */

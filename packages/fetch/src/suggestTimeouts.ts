@@ -1,3 +1,4 @@
+import { optionError } from '@hourglass/core'
 import type { PhaseStats, ProbeResult, ProbeSample } from './probe.js'
 
 /** A setting `suggestTimeouts` sizes. */
@@ -68,13 +69,20 @@ export function suggestTimeouts(
   budgetMs: number,
   options: SuggestOptions = {},
 ): SuggestedTimeouts {
+  // Every suggestion is at most the budget, and 0 is "no limit" to each of
+  // these settings: a budget of 0 (or NaN) suggested exactly that — every
+  // phase unbounded — under a budget meant to be tight.
+  if (typeof budgetMs !== 'number' || !Number.isFinite(budgetMs) || !(budgetMs > 0)) {
+    throw optionError('budgetMs', 'a finite number > 0 (ms)', budgetMs)
+  }
   const headroom = options.headroom ?? 2
   const maxHeadroom = options.maxHeadroom ?? 1.25
   const floorMs = options.floorMs ?? 10
+  // At least 1 ms for the same reason (a floorMs of 0 over a phase measured at 0 ms).
   const cover = (s: Pick<PhaseStats, 'p90Ms' | 'maxMs'>, floor: number) =>
     Math.min(
       budgetMs,
-      Math.max(floor, Math.ceil(s.p90Ms * headroom), Math.ceil(s.maxMs * maxHeadroom)),
+      Math.max(1, floor, Math.ceil(s.p90Ms * headroom), Math.ceil(s.maxMs * maxHeadroom)),
     )
   const { phases, samples } = result
   const dnsTimeoutMs = phases.dns && cover(phases.dns, floorMs)

@@ -132,6 +132,18 @@ describe('suggestTimeouts sizes bodyTimeoutMs from the gaps', () => {
     expect(s.warnings.filter((w) => w.includes('bodyTimeoutMs'))).toEqual([])
   })
 
+  it('never suggests 0, which each setting reads as no limit: a budget of 0 or NaN is refused, a floorMs of 0 gives 1 ms', () => {
+    // A budget of 0 suggested 0 for every phase (all unbounded); NaN suggested NaN (null in JSON).
+    expect(() => suggestTimeouts(stream(), 0)).toThrow(
+      new RangeError('budgetMs must be a finite number > 0 (ms), got 0'),
+    )
+    expect(() => suggestTimeouts(stream(), Number.NaN)).toThrow(RangeError)
+    expect(() => suggestTimeouts(stream(), '500' as unknown as number)).toThrow(TypeError)
+    const instant = stream()
+    instant.phases.connect = { medianMs: 0, p90Ms: 0, maxMs: 0, samples: 10 }
+    expect(suggestTimeouts(instant, 30_000, { floorMs: 0 }).connectTimeoutMs).toBe(1)
+  })
+
   it('a gap the budget caps is reported as a cut of the gaps', () => {
     const result = stream()
     result.samples[0] = { ...result.samples[0]!, bodyGapMs: 900 }

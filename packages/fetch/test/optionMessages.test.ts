@@ -54,3 +54,29 @@ it('retry.statuses names the entry that is not a status, not just "an array"', (
     'retry.statuses must be an array of HTTP statuses (integers 100–599), got 503',
   )
 })
+
+it('a per-call signal that is not an AbortSignal is refused by name, before anything listens to it', async () => {
+  const fetch = createFetch()
+  try {
+    const refused = await fetch('http://127.0.0.1:65535/', { signal: {} as AbortSignal }).then(
+      () => undefined,
+      (error: unknown) => error,
+    )
+    // It read "signal.addEventListener is not a function".
+    expect(refused).toBeInstanceOf(TypeError)
+    expect((refused as Error).message).toBe('signal must be an AbortSignal, got an object')
+  } finally {
+    await fetch.close()
+  }
+})
+
+it('a method that is not a string is converted as fetch converts it, not a TypeError of ours', async () => {
+  const fetch = createFetch()
+  try {
+    // A data: URL answers whatever the method; no socket is opened.
+    const res = await fetch('data:,ok', { method: 5 as unknown as string })
+    expect(await res.text()).toBe('ok')
+  } finally {
+    await fetch.close()
+  }
+})

@@ -1,11 +1,11 @@
 import { once } from 'node:events'
 import { createServer, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
-import { Deadline } from '@hourglass/core'
+import { Deadline, ManualClock } from '@hourglass/core'
 import { Agent, request } from 'undici'
 import { afterEach, describe, expect, it } from 'vitest'
 import { createFetch, deadlineInterceptor, retryAfterMs } from '../src/index.js'
-import { type EgressEvents, recordEgress } from './helpers.js'
+import { type EgressEvents, nextRetry, recordEgress } from './helpers.js'
 
 let server: Server | undefined
 let events: EgressEvents | undefined
@@ -128,4 +128,48 @@ describe('fetch.close()', () => {
     await fetch.close()
     await expect(fetch.close()).resolves.toBeUndefined()
   })
+
+  it('ends a call waiting to retry at once, with undici’s ClientClosedError: it slept out its Retry-After, keeping the process up, then failed', async () => {
+    const busy = await busyTwice(30)
+    // A manual clock nobody moves: the 30 s wait ends by close() or never.
+    const fetch = createFetch({ retry: { statuses: [503] }, clock: new ManualClock() })
+    const retried = nextRetry()
+    const call = fetch(busy.url).then(
+      () => 'answered',
+      (error: unknown) => error,
+    )
+    expect(await retried).toMatchObject({ reason: 'HTTP_503', delayMs: 30_000 })
+    await fetch.close()
+    const settled = await Promise.race([call, turns(1000).then(() => 'still waiting to retry')])
+    expect(settled).toMatchObject({
+      code: 'UND_ERR_CLOSED',
+      message: expect.stringMatching(/close\(\)/),
+    })
+    expect(busy.requests()).toBe(1)
+  })
+
+  it('leaves a call of a fetch built on your dispatcher waiting: close() does not close yours', async () => {
+    const busy = await busyTwice(30)
+    const clock = new ManualClock()
+    const agent = new Agent()
+    const fetch = createFetch({ retry: { statuses: [503] }, clock, dispatcher: agent })
+    try {
+      const retried = nextRetry()
+      const call = fetch(busy.url).then((res) => res.status)
+      await retried
+      await fetch.close()
+      // The retry's wait is armed a few microtasks after its event.
+      for (let i = 0; i < 1000 && clock.pendingTimers === 0; i++) await turns(1)
+      expect(clock.pendingTimers).toBe(1)
+      clock.advance(30_001)
+      expect(await call).toBe(503)
+      expect(busy.requests()).toBe(2)
+    } finally {
+      await agent.close()
+    }
+  })
 })
+
+async function turns(n: number): Promise<void> {
+  for (let i = 0; i < n; i++) await new Promise((resolve) => setImmediate(resolve))
+}

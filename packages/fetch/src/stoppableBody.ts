@@ -1,0 +1,145 @@
+import { Readable } from 'node:stream'
+
+/** A stream request body the call reads through, and stops reading when it ends. */
+export interface StoppableBody {
+  /** What undici's fetch is given in place of the caller's body. */
+  readonly body: ReadableStream<unknown> | AsyncIterable<unknown>
+  /** The call ended: stop reading the caller's body and cancel it with `reason`. */
+  stop(reason: unknown): void
+}
+
+/**
+ * A `ReadableStream` or async-iterable request body behind a reader we can
+ * stop. undici's fetch reads an upload in a loop that, once the fetch is
+ * aborted or has failed, goes on reading the body to its end and drops each
+ * chunk (its per-chunk "if terminated, abort these steps" skips the send,
+ * not the read): after the deadline, the caller's signal or a reset
+ * connection ended the call, the caller's stream was still pulled — a file
+ * read to its end, an endless stream forever. The fetch spec's abort step
+ * cancels the request's body with the error; through this one, `stop`
+ * cancels the caller's body (its `cancel(reason)`, an iterator's `return()`,
+ * so a Node stream is destroyed) and undici's loop sees the end at its next
+ * read.
+ *
+ * Anything else — an in-memory body, or a stream undici refuses as it is
+ * (locked or already read: its "disturbed or locked" TypeError) — is left
+ * as it is (undefined). Nothing is read or locked before undici asks for the
+ * first chunk: a call refused before it is sent leaves the caller's stream
+ * untouched.
+ */
+export function stoppableBody(body: unknown): StoppableBody | undefined {
+  if (typeof body !== 'object' || body === null) return undefined
+  if ('getReader' in body && typeof body.getReader === 'function') {
+    const stream = body as ReadableStream<unknown>
+    if (stream.locked || isDisturbed(stream)) return undefined
+    return new StoppableStream(stream)
+  }
+  if (Symbol.asyncIterator in body) {
+    const iterable = body as AsyncIterable<unknown> & { locked?: unknown }
+    // undici refuses these too (a Node stream already read from).
+    if (iterable.locked === true || isDisturbed(iterable)) return undefined
+    return new StoppableIterable(iterable)
+  }
+  return undefined
+}
+
+/** A web stream: a stream of ours that reads the caller's through one reader, made on the first pull. */
+class StoppableStream implements StoppableBody {
+  readonly body: ReadableStream<unknown>
+  readonly #source: ReadableStream<unknown>
+  #reader: ReadableStreamDefaultReader<unknown> | undefined
+  #stopped = false
+
+  constructor(source: ReadableStream<unknown>) {
+    this.#source = source
+    this.body = new ReadableStream<unknown>(
+      {
+        pull: (controller) => {
+          if (this.#stopped) {
+            controller.close()
+            return
+          }
+          this.#reader ??= this.#source.getReader()
+          return this.#reader.read().then(({ done, value }) => {
+            if (done || this.#stopped) {
+              try {
+                controller.close()
+              } catch {
+                // undici cancelled ours (that is what stopped it): closed already.
+              }
+              return
+            }
+            controller.enqueue(value)
+          })
+        },
+        // undici cancels ours (a redirect it will not follow): the caller's goes with it.
+        cancel: (reason) => this.stop(reason),
+      },
+      // Read nothing ahead of undici: a chunk is pulled from the caller only when undici wants one.
+      { highWaterMark: 0 },
+    )
+  }
+
+  stop(reason: unknown): void {
+    if (this.#stopped) return
+    this.#stopped = true
+    // A read in progress ends at once (done) with the cancel. A caller's
+    // cancel that throws or rejects is its own affair: the call is over.
+    const cancelled = this.#reader
+      ? this.#reader.cancel(reason)
+      : this.#source.locked
+        ? undefined
+        : this.#source.cancel(reason)
+    cancelled?.catch(noop)
+  }
+}
+
+/**
+ * An async iterable (a Node stream, a generator): an iterable of ours over
+ * the caller's iterator, done once stopped. undici turns it into a stream
+ * as it would the caller's, chunk conversion included.
+ */
+class StoppableIterable implements StoppableBody, AsyncIterable<unknown> {
+  readonly body: AsyncIterable<unknown> = this
+  readonly #source: AsyncIterable<unknown>
+  #iterator: AsyncIterator<unknown> | undefined
+  #stopped = false
+
+  constructor(source: AsyncIterable<unknown>) {
+    this.#source = source
+  }
+
+  [Symbol.asyncIterator](): AsyncIterator<unknown> {
+    return {
+      next: () => {
+        if (this.#stopped) return Promise.resolve({ done: true, value: undefined })
+        this.#iterator ??= this.#source[Symbol.asyncIterator]()
+        return this.#iterator.next()
+      },
+      return: (value?: unknown) => {
+        this.stop(undefined)
+        return Promise.resolve({ done: true, value })
+      },
+    }
+  }
+
+  stop(_reason: unknown): void {
+    if (this.#stopped) return
+    this.#stopped = true
+    // return() ends a generator and destroys a Node stream (its iterator's
+    // return); one never started is ended the same way.
+    try {
+      const iterator = this.#iterator ?? this.#source[Symbol.asyncIterator]()
+      Promise.resolve(iterator.return?.()).catch(noop)
+    } catch {
+      // An iterator whose return throws: nothing more we can stop.
+    }
+  }
+}
+
+const noop = (): void => {}
+
+/** Read from already (node:stream's test, which undici's fetch applies to web streams and Node streams alike). */
+function isDisturbed(body: unknown): boolean {
+  return Readable.isDisturbed(body as Readable)
+}
