@@ -258,7 +258,9 @@ describe('/healthz and /readyz tell the truth about Redis', () => {
             // Not compared with redisState() here: the connection may come
             // back between the probe's answer and the read.
             seen = (await probe()).body.redis
-            return seen !== 'unreachable'
+            // On a loaded machine a probe of the fresh connection can miss
+            // its 100 ms command timeout once (`local-fallback`): asked again.
+            return seen === 'shared'
           },
           10_000,
           "the gateway's Redis client to reconnect",
