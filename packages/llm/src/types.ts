@@ -11,6 +11,14 @@ export type { ErrorKind } from './errors/errorKinds.js'
 export interface TextBlock {
   type: 'text'
   text: string
+  /**
+   * The model's refusal (OpenAI's structured outputs: `message.refusal`,
+   * streamed as `delta.refusal`), not an answer: a client that parses the
+   * answer as JSON must not parse this. Still text, so `ChatResponse.text`
+   * and the next turn's history carry it as before; `ChatResponse.refusal`
+   * holds it alone.
+   */
+  refusal?: boolean | undefined
 }
 
 /** A reasoning block. `signature` is provider-issued and only valid for that provider/model. */
@@ -103,8 +111,23 @@ export interface ChatRequest {
 export type FinishReason = 'stop' | 'length' | 'tool_calls' | 'content_filter' | 'error' | 'unknown'
 
 export interface Usage {
+  /** Every input token, cached ones included. */
   inputTokens: number
+  /** Every output token, reasoning included. */
   outputTokens: number
+  /**
+   * Of `inputTokens`, those read from the provider's prompt cache (OpenAI's
+   * `prompt_tokens_details.cached_tokens`, Anthropic's
+   * `cache_read_input_tokens`, Gemini's `cachedContentTokenCount`), when it
+   * reported them.
+   */
+  cachedInputTokens?: number | undefined
+  /**
+   * Of `outputTokens`, those spent reasoning (OpenAI's
+   * `completion_tokens_details.reasoning_tokens`, Gemini's
+   * `thoughtsTokenCount`), when the provider reported them.
+   */
+  reasoningTokens?: number | undefined
 }
 
 export interface ChatResponse {
@@ -115,8 +138,14 @@ export interface ChatResponse {
   /** The provider adapter's name (`openai`, `anthropic`, …). */
   provider: string
   content: ContentBlock[]
-  /** All text blocks joined: the convenience most callers want. */
+  /** All text blocks joined: the convenience most callers want (a refusal's text included). */
   text: string
+  /**
+   * The refusal's text (the text blocks marked `refusal`, joined), when the
+   * model refused (OpenAI's `message.refusal`): check it before parsing
+   * `text` as structured output.
+   */
+  refusal?: string | undefined
   finishReason: FinishReason
   usage: Usage
   /** The provider's request id header (`x-request-id`, `request-id`, …), for support tickets. */
@@ -125,7 +154,12 @@ export interface ChatResponse {
 
 /** One piece of a streamed answer, normalised. */
 export type StreamEvent =
-  | { type: 'text'; text: string }
+  | {
+      type: 'text'
+      text: string
+      /** A piece of the model's refusal (`delta.refusal`), not of its answer: `TextBlock.refusal`. */
+      refusal?: boolean | undefined
+    }
   | { type: 'thinking'; thinking: string }
   | {
       type: 'signature'

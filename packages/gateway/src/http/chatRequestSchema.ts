@@ -65,8 +65,9 @@ const message = z.discriminatedUnion(
         content: content.nullish(),
         name,
         tool_calls: z.array(toolCall).max(MAX_TOOLS).optional(),
-        // What the gateway's own answers carry, echoed back by clients.
-        refusal: z.null({ error: 'only null (a refusal cannot be sent back)' }).optional(),
+        // What the gateway's own answers carry, echoed back by clients: a
+        // refused answer is `content: null` with its text here.
+        refusal: z.string({ error: 'expected a string or null' }).nullish(),
         annotations: z.array(z.never()).max(0).optional(),
         // The answer's thinking (DeepSeek's spelling). Accepted so the answer
         // can be pushed back as it came, and sent to no provider: llm's
@@ -75,8 +76,8 @@ const message = z.discriminatedUnion(
         // OpenAI shape has no place for (README, "Request fields").
         reasoning_content: z.string({ error: 'expected a string or null' }).nullish(),
       })
-      .refine((m) => m.content != null || (m.tool_calls?.length ?? 0) > 0, {
-        error: 'expected a string or an array of text parts (or tool_calls)',
+      .refine((m) => m.content != null || m.refusal != null || (m.tool_calls?.length ?? 0) > 0, {
+        error: 'expected a string or an array of text parts (or tool_calls, or a refusal)',
         path: ['content'],
       }),
     z.strictObject({

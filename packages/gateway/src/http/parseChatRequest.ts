@@ -128,6 +128,9 @@ function toMessage(m: ChatRequestBody['messages'][number], path: string): Messag
   if (m.role === 'assistant') {
     const text = textOf(m.content)
     const blocks: Block[] = text === '' ? [] : [{ type: 'text', text }]
+    // A refused answer pushed back as it came (`content: null`, its text in
+    // `refusal`): the model's turn, marked as the refusal it was.
+    if (m.refusal) blocks.push({ type: 'text', text: m.refusal, refusal: true })
     m.tool_calls?.forEach((call, i) => {
       const written = call.function.arguments
       const args = parseArguments(written)

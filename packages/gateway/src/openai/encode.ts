@@ -26,12 +26,25 @@ export function toOpenAIFinish(reason: FinishReason): OpenAIFinish {
     : 'stop'
 }
 
-function openAIUsage(usage: Usage): Record<string, number> {
-  return {
+/**
+ * OpenAI's `CompletionUsage`, with `prompt_tokens_details.cached_tokens` and
+ * `completion_tokens_details.reasoning_tokens` when the provider reported
+ * them (its cache reads and thoughts map there): absent, not 0, when it did
+ * not, so a client cannot read "nothing cached" into "not said".
+ */
+function openAIUsage(usage: Usage): Record<string, unknown> {
+  const out: Record<string, unknown> = {
     prompt_tokens: usage.inputTokens,
     completion_tokens: usage.outputTokens,
     total_tokens: usage.inputTokens + usage.outputTokens,
   }
+  if (usage.cachedInputTokens !== undefined) {
+    out['prompt_tokens_details'] = { cached_tokens: usage.cachedInputTokens }
+  }
+  if (usage.reasoningTokens !== undefined) {
+    out['completion_tokens_details'] = { reasoning_tokens: usage.reasoningTokens }
+  }
+  return out
 }
 
 export interface OpenAIEncodeOptions {
@@ -63,6 +76,16 @@ export function toOpenAIResponse(
   const thinking = response.content
     .flatMap((b) => (b.type === 'thinking' ? [b.thinking] : []))
     .join('')
+  // A refusal goes in `refusal`, as OpenAI answers it, and not in `content`
+  // (`text` holds it too, for llm callers): a client parsing structured
+  // output from `content` must not parse the refusal's text.
+  let content = ''
+  let refusal: string | null = null
+  for (const b of response.content) {
+    if (b.type !== 'text') continue
+    if (b.refusal === true) refusal = (refusal ?? '') + b.text
+    else content += b.text
+  }
   return {
     id: response.id,
     object: 'chat.completion',
@@ -73,8 +96,8 @@ export function toOpenAIResponse(
         index: 0,
         message: {
           role: 'assistant',
-          content: response.text === '' && toolCalls.length > 0 ? null : response.text,
-          refusal: null,
+          content: content === '' && (toolCalls.length > 0 || refusal !== null) ? null : content,
+          refusal,
           ...(thinking === '' ? {} : { reasoning_content: thinking }),
           ...(toolCalls.length > 0 ? { tool_calls: toolCalls } : {}),
         },
@@ -113,7 +136,10 @@ export class OpenAIChunkEncoder {
   encode(event: StreamEvent): Record<string, unknown>[] {
     switch (event.type) {
       case 'text':
-        return [this.#chunk({ content: event.text })]
+        // A refusal's piece is `delta.refusal`, as OpenAI streams it.
+        return [
+          this.#chunk(event.refusal === true ? { refusal: event.text } : { content: event.text }),
+        ]
       case 'thinking':
         return [this.#chunk({ reasoning_content: event.thinking })]
       case 'signature':

@@ -1,4 +1,4 @@
-import { parseArguments, textOf } from '../dialects/blocks.js'
+import { parseArguments, refusalOf, textOf } from '../dialects/blocks.js'
 import type { ChatResponse, ContentBlock, FinishReason, StreamEvent, Usage } from '../types.js'
 
 /**
@@ -50,7 +50,12 @@ export class StreamCollector {
       case 'text':
         this.#sawToken = true
         this.#outputChars += event.text.length
-        if (last?.type === 'text') last.text += event.text
+        // A refusal's pieces join each other, never the answer's text: the
+        // block's `refusal` mark is what keeps it out of parsed content.
+        if (last?.type === 'text' && (last.refusal === true) === (event.refusal === true))
+          last.text += event.text
+        else if (event.refusal === true)
+          this.#blocks.push({ type: 'text', text: event.text, refusal: true })
         else this.#blocks.push({ type: 'text', text: event.text })
         return
       case 'thinking':
@@ -160,6 +165,8 @@ export class StreamCollector {
       finishReason: this.#finishReason,
       usage: this.#usage,
     }
+    const refusal = refusalOf(content)
+    if (refusal !== undefined) response.refusal = refusal
     if (providerRequestId !== undefined) response.providerRequestId = providerRequestId
     return response
   }

@@ -13,6 +13,15 @@ export function textOf(blocks: readonly ContentBlock[]): string {
   return text
 }
 
+/** The refusal blocks' text joined (`ChatResponse.refusal`); undefined when the model did not refuse. */
+export function refusalOf(blocks: readonly ContentBlock[]): string | undefined {
+  let refusal: string | undefined
+  for (const block of blocks) {
+    if (block.type === 'text' && block.refusal === true) refusal = (refusal ?? '') + block.text
+  }
+  return refusal
+}
+
 /** Tool arguments arrive as JSON text; keep the raw text when it does not parse. */
 export function parseArguments(text: string): unknown {
   if (text.trim() === '') return {}
@@ -29,6 +38,22 @@ export function stringifyArguments(args: unknown): string {
 
 export function usageOf(inputTokens: unknown, outputTokens: unknown): Usage {
   return { inputTokens: count(inputTokens), outputTokens: count(outputTokens) }
+}
+
+/**
+ * `usage` with the cached-input and reasoning counts the provider reported
+ * (`Usage.cachedInputTokens`, `Usage.reasoningTokens`). A count that is not
+ * a finite non-negative number was not reported: the field stays absent,
+ * not 0, so "none cached" and "not said" stay apart.
+ */
+export function withUsageDetails(usage: Usage, cached: unknown, reasoning: unknown): Usage {
+  if (isCount(cached)) usage.cachedInputTokens = cached
+  if (isCount(reasoning)) usage.reasoningTokens = reasoning
+  return usage
+}
+
+function isCount(value: unknown): value is number {
+  return typeof value === 'number' && Number.isFinite(value) && value >= 0
 }
 
 function count(value: unknown): number {

@@ -159,7 +159,7 @@ describe('Anthropic Messages translation', () => {
       ],
       text: '我来查一下。',
       finishReason: 'tool_calls',
-      usage: { inputTokens: 125, outputTokens: 42 },
+      usage: { inputTokens: 125, outputTokens: 42, cachedInputTokens: 5 },
       providerRequestId: 'req_018EeWyXxfu5pfWkrYcMdjWG',
     })
   })

@@ -167,7 +167,7 @@ describe('Gemini generateContent translation', () => {
       ],
       text: '好的。',
       finishReason: 'tool_calls',
-      usage: { inputTokens: 40, outputTokens: 42 },
+      usage: { inputTokens: 40, outputTokens: 42, reasoningTokens: 30 },
     })
   })
 

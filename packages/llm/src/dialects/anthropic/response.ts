@@ -1,6 +1,6 @@
 import { malformedReply } from '../../errors/ProviderReplyError.js'
 import type { ChatResponse, ContentBlock, FinishReason, Usage } from '../../types.js'
-import { mapFinish, textOf, usageOf } from '../blocks.js'
+import { mapFinish, textOf, usageOf, withUsageDetails } from '../blocks.js'
 import type { ResponseMeta } from '../Dialect.js'
 import { headerValue } from '../errorHeaders.js'
 import { asArray, get, getRecord, getString, parseAnswerJson } from '../safeJson.js'
@@ -15,13 +15,23 @@ export const ANTHROPIC_FINISH: Readonly<Record<string, FinishReason>> = {
   pause_turn: 'unknown',
 }
 
-/** Cache reads and writes are input too: they are billed and they fill the window. */
+/**
+ * Cache reads and writes are input too: they are billed and they fill the
+ * window. The reads are also `cachedInputTokens`, as OpenAI's `cached_tokens`
+ * is the cached part of its `prompt_tokens`. Anthropic reports no separate
+ * count of thinking tokens (they are in `output_tokens`).
+ */
 export function anthropicUsage(usage: unknown, outputTokens?: unknown): Usage {
+  const cacheRead = get(usage, 'cache_read_input_tokens')
   const input =
     num(get(usage, 'input_tokens')) +
     num(get(usage, 'cache_creation_input_tokens')) +
-    num(get(usage, 'cache_read_input_tokens'))
-  return usageOf(input, outputTokens ?? get(usage, 'output_tokens'))
+    num(cacheRead)
+  return withUsageDetails(
+    usageOf(input, outputTokens ?? get(usage, 'output_tokens')),
+    cacheRead,
+    undefined,
+  )
 }
 
 function num(v: unknown): number {

@@ -1,6 +1,6 @@
 import { malformedReply, ProviderReplyError } from '../../errors/ProviderReplyError.js'
 import type { ChatResponse, ContentBlock, FinishReason, Usage } from '../../types.js'
-import { mapFinish, textOf, usageOf } from '../blocks.js'
+import { mapFinish, textOf, usageOf, withUsageDetails } from '../blocks.js'
 import type { ResponseMeta } from '../Dialect.js'
 import { GeneratedCallIds } from '../GeneratedCallIds.js'
 import { asArray, get, getRecord, getString, parseAnswerJson } from '../safeJson.js'
@@ -28,12 +28,21 @@ export const GEMINI_FINISH: Readonly<Record<string, FinishReason>> = {
   FINISH_REASON_UNSPECIFIED: 'unknown',
 }
 
-/** Thoughts are billed as output. */
+/**
+ * Thoughts are billed as output: `outputTokens` counts them, and
+ * `reasoningTokens` is them alone (`thoughtsTokenCount`). The prompt count
+ * already includes cached content; `cachedContentTokenCount` is that part
+ * (`cachedInputTokens`), as OpenAI's `cached_tokens` is of its `prompt_tokens`.
+ */
 export function geminiUsage(metadata: unknown): Usage {
   const out = get(metadata, 'candidatesTokenCount')
   const thoughts = get(metadata, 'thoughtsTokenCount')
   const output = (typeof out === 'number' ? out : 0) + (typeof thoughts === 'number' ? thoughts : 0)
-  return usageOf(get(metadata, 'promptTokenCount'), output)
+  return withUsageDetails(
+    usageOf(get(metadata, 'promptTokenCount'), output),
+    get(metadata, 'cachedContentTokenCount'),
+    thoughts,
+  )
 }
 
 /**

@@ -1,6 +1,13 @@
 import { malformedReply } from '../../errors/ProviderReplyError.js'
-import type { ChatResponse, ContentBlock, FinishReason } from '../../types.js'
-import { mapFinish, parseArguments, textOf, usageOf } from '../blocks.js'
+import type { ChatResponse, ContentBlock, FinishReason, Usage } from '../../types.js'
+import {
+  mapFinish,
+  parseArguments,
+  refusalOf,
+  textOf,
+  usageOf,
+  withUsageDetails,
+} from '../blocks.js'
 import type { ResponseMeta } from '../Dialect.js'
 import { EMPTY_ARGUMENTS, isEmptyArguments } from '../emptyToolArguments.js'
 import { headerValue } from '../errorHeaders.js'
@@ -33,8 +40,13 @@ export function parseOpenAIResponse(
   const content: ContentBlock[] = []
   const reasoning = getString(message, 'reasoning_content')
   if (reasoning) content.push({ type: 'thinking', thinking: reasoning })
-  const text = getString(message, 'content') ?? getString(message, 'refusal')
+  const text = getString(message, 'content')
   if (text) content.push({ type: 'text', text })
+  // A refusal (structured outputs) comes as `refusal` with `content: null`:
+  // kept as text, marked, so the gateway answers it as `refusal` again and
+  // a client parsing the content as JSON never parses the refusal.
+  const refusal = getString(message, 'refusal')
+  if (refusal) content.push({ type: 'text', text: refusal, refusal: true })
   for (const call of asArray(get(message, 'tool_calls'))) {
     const fn = getRecord(call, 'function')
     // A call without arguments (no `arguments`, or blank: some
@@ -53,8 +65,8 @@ export function parseOpenAIResponse(
       rawArguments,
     })
   }
-  const usage = getRecord(json, 'usage')
   const requestId = headerValue(meta.headers, 'x-request-id')
+  const refused = refusalOf(content)
   return {
     id: getString(json, 'id') ?? '',
     model: getString(json, 'model') ?? '',
@@ -62,7 +74,25 @@ export function parseOpenAIResponse(
     content,
     text: textOf(content),
     finishReason: mapFinish(OPENAI_FINISH, get(choice, 'finish_reason')),
-    usage: usageOf(get(usage, 'prompt_tokens'), get(usage, 'completion_tokens')),
+    usage: openAIUsage(getRecord(json, 'usage')),
+    ...(refused === undefined ? {} : { refusal: refused }),
     ...(requestId === undefined ? {} : { providerRequestId: requestId }),
   }
+}
+
+/**
+ * OpenAI's `usage` (`CompletionUsage`) → normalised: with the cached part of
+ * the prompt (`prompt_tokens_details.cached_tokens`; DeepSeek's older
+ * `prompt_cache_hit_tokens` when that is absent) and the reasoning part of
+ * the completion (`completion_tokens_details.reasoning_tokens`).
+ */
+export function openAIUsage(usage: Record<string, unknown> | undefined): Usage {
+  const cached =
+    get(getRecord(usage, 'prompt_tokens_details'), 'cached_tokens') ??
+    get(usage, 'prompt_cache_hit_tokens')
+  return withUsageDetails(
+    usageOf(get(usage, 'prompt_tokens'), get(usage, 'completion_tokens')),
+    cached,
+    get(getRecord(usage, 'completion_tokens_details'), 'reasoning_tokens'),
+  )
 }

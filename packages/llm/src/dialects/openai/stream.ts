@@ -1,6 +1,6 @@
 import { malformedReply, ProviderReplyError } from '../../errors/ProviderReplyError.js'
 import type { FinishReason, NormalizedError, StreamEvent, Usage } from '../../types.js'
-import { mapFinish, usageOf } from '../blocks.js'
+import { mapFinish } from '../blocks.js'
 import type { StreamParser } from '../Dialect.js'
 import type { StreamErrorInput } from '../ErrorInput.js'
 import { GeneratedCallIds } from '../GeneratedCallIds.js'
@@ -14,7 +14,7 @@ import {
   getString,
   parseAnswerJson,
 } from '../safeJson.js'
-import { OPENAI_FINISH } from './response.js'
+import { OPENAI_FINISH, openAIUsage } from './response.js'
 
 /**
  * `chat.completion.chunk` events → normalised events. Tool-call deltas name
@@ -102,10 +102,11 @@ export function createOpenAIStreamParser(
         // A refusal (structured outputs) streams as `delta.refusal` with no
         // content (openai-openapi `ChatCompletionStreamResponseDelta.refusal`;
         // openai-node's stream helper gathers it as `refusal.delta`). Its
-        // text, as the whole answer's parser gives it: read as content only,
-        // a streamed refusal was an empty answer that finished with `stop`.
+        // text, marked, as the whole answer's parser gives it: read as content
+        // only, a streamed refusal was an empty answer that finished with
+        // `stop`; unmarked, the gateway sent it on as `content`.
         const refusal = getString(delta, 'refusal')
-        if (refusal) out.push({ type: 'text', text: refusal })
+        if (refusal) out.push({ type: 'text', text: refusal, refusal: true })
         for (const call of asArray(get(delta, 'tool_calls'))) {
           const fn = getRecord(call, 'function')
           const n = callOf(call, fn)
@@ -133,7 +134,7 @@ export function createOpenAIStreamParser(
         if (reason !== undefined && reason !== null) finishReason = mapFinish(OPENAI_FINISH, reason)
       }
       const u = getRecord(chunk, 'usage')
-      if (u !== undefined) usage = usageOf(get(u, 'prompt_tokens'), get(u, 'completion_tokens'))
+      if (u !== undefined) usage = openAIUsage(u)
       if (finishReason !== undefined && usage !== undefined) out.push(...flush())
       return out
     },

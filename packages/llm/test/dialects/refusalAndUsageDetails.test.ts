@@ -1,0 +1,203 @@
+import { describe, expect, it } from 'vitest'
+import { StreamCollector } from '../../src/call/StreamCollector.js'
+import { dialects } from '../../src/dialects/dialects.js'
+import type { StreamEvent } from '../../src/types.js'
+
+/** Every event of `frames` (SSE data payloads) through a fresh parser of `dialect`, then its end. */
+function parse(dialect: 'openai' | 'anthropic' | 'gemini', frames: unknown[]): StreamEvent[] {
+  const parser = dialects[dialect].createStreamParser()
+  const out: StreamEvent[] = []
+  for (const frame of frames) {
+    const data = typeof frame === 'string' ? frame : JSON.stringify(frame)
+    const event = dialect === 'anthropic' ? (frame as { type: string }).type : undefined
+    out.push(...parser.parseStreamEvent({ event, data }))
+  }
+  out.push(...parser.end())
+  return out
+}
+
+function collect(events: StreamEvent[]) {
+  const collector = new StreamCollector()
+  for (const event of events) collector.add(event)
+  return collector.response('openai', 'gpt-4o')
+}
+
+const chunk = (delta: object, finish: string | null = null, usage?: object) => ({
+  id: 'chatcmpl-r',
+  object: 'chat.completion.chunk',
+  choices: [{ index: 0, delta, logprobs: null, finish_reason: finish }],
+  ...(usage === undefined ? {} : { usage }),
+})
+
+// OpenAI's CompletionUsage (openai-node src/resources/completions.ts).
+const openAIUsageWire = {
+  prompt_tokens: 1200,
+  completion_tokens: 300,
+  total_tokens: 1500,
+  prompt_tokens_details: { cached_tokens: 1024, audio_tokens: 0 },
+  completion_tokens_details: { reasoning_tokens: 192, audio_tokens: 0 },
+}
+
+describe('refusals (OpenAI structured outputs) stay apart from the answer', () => {
+  it('a whole answer’s message.refusal is a refusal text block and ChatResponse.refusal', () => {
+    const answer = dialects.openai.parseResponse({
+      id: 'chatcmpl-r',
+      choices: [
+        {
+          index: 0,
+          message: { role: 'assistant', content: null, refusal: 'I cannot help with that.' },
+          finish_reason: 'stop',
+        },
+      ],
+    })
+    expect(answer.refusal).toBe('I cannot help with that.')
+    expect(answer.content).toEqual([
+      { type: 'text', text: 'I cannot help with that.', refusal: true },
+    ])
+    // Backward compatible: `text` still holds it, as before.
+    expect(answer.text).toBe('I cannot help with that.')
+  })
+
+  it('an answer without a refusal has no refusal field', () => {
+    const answer = dialects.openai.parseResponse({
+      choices: [{ message: { role: 'assistant', content: '{"a":1}', refusal: null } }],
+    })
+    expect(answer.refusal).toBeUndefined()
+    expect(answer.content).toEqual([{ type: 'text', text: '{"a":1}' }])
+  })
+
+  it('streamed delta.refusal pieces are marked text events, collected into one refusal block', () => {
+    const events = parse('openai', [
+      chunk({ role: 'assistant', content: null, refusal: '' }),
+      chunk({ refusal: "I'm sorry, " }),
+      chunk({ refusal: 'I cannot help with that.' }),
+      chunk({}, 'stop'),
+      '[DONE]',
+    ])
+    expect(events.filter((e) => e.type === 'text')).toEqual([
+      { type: 'text', text: "I'm sorry, ", refusal: true },
+      { type: 'text', text: 'I cannot help with that.', refusal: true },
+    ])
+    const answer = collect(events)
+    expect(answer.refusal).toBe("I'm sorry, I cannot help with that.")
+    expect(answer.content).toEqual([
+      { type: 'text', text: "I'm sorry, I cannot help with that.", refusal: true },
+    ])
+  })
+
+  it('the collector never joins refusal text onto answer text, nor the reverse', () => {
+    const answer = collect([
+      { type: 'text', text: 'partial ' },
+      { type: 'text', text: 'no.', refusal: true },
+      { type: 'text', text: ' more' },
+      { type: 'finish', finishReason: 'stop' },
+    ])
+    expect(answer.content).toEqual([
+      { type: 'text', text: 'partial ' },
+      { type: 'text', text: 'no.', refusal: true },
+      { type: 'text', text: ' more' },
+    ])
+    expect(answer.refusal).toBe('no.')
+    expect(answer.text).toBe('partial no. more')
+  })
+})
+
+describe('cached and reasoning token counts', () => {
+  it('OpenAI: prompt_tokens_details.cached_tokens and completion_tokens_details.reasoning_tokens, whole and streamed', () => {
+    const whole = dialects.openai.parseResponse({
+      choices: [{ message: { role: 'assistant', content: 'ok' }, finish_reason: 'stop' }],
+      usage: openAIUsageWire,
+    })
+    const expected = {
+      inputTokens: 1200,
+      outputTokens: 300,
+      cachedInputTokens: 1024,
+      reasoningTokens: 192,
+    }
+    expect(whole.usage).toEqual(expected)
+    const events = parse('openai', [
+      chunk({ content: 'ok' }),
+      chunk({}, 'stop'),
+      { id: 'chatcmpl-r', choices: [], usage: openAIUsageWire },
+      '[DONE]',
+    ])
+    expect(events.at(-1)).toMatchObject({ type: 'finish', usage: expected })
+  })
+
+  it('OpenAI-compatible: DeepSeek’s prompt_cache_hit_tokens when prompt_tokens_details is absent', () => {
+    const whole = dialects.openai.parseResponse({
+      choices: [{ message: { role: 'assistant', content: 'ok' } }],
+      usage: { prompt_tokens: 50, completion_tokens: 5, prompt_cache_hit_tokens: 32 },
+    })
+    expect(whole.usage).toEqual({ inputTokens: 50, outputTokens: 5, cachedInputTokens: 32 })
+  })
+
+  it('counts not reported (or not numbers) stay absent, not 0', () => {
+    const whole = dialects.openai.parseResponse({
+      choices: [{ message: { role: 'assistant', content: 'ok' } }],
+      usage: {
+        prompt_tokens: 5,
+        completion_tokens: 1,
+        prompt_tokens_details: { cached_tokens: 'lots' },
+        completion_tokens_details: null,
+      },
+    })
+    expect(whole.usage).toStrictEqual({ inputTokens: 5, outputTokens: 1 })
+  })
+
+  it('Anthropic: cache_read_input_tokens is the cached part of the input, whole and streamed', () => {
+    const usage = {
+      input_tokens: 10,
+      cache_creation_input_tokens: 20,
+      cache_read_input_tokens: 2000,
+      output_tokens: 7,
+    }
+    const whole = dialects.anthropic.parseResponse({
+      type: 'message',
+      id: 'msg_1',
+      content: [{ type: 'text', text: 'hi' }],
+      stop_reason: 'end_turn',
+      usage,
+    })
+    expect(whole.usage).toEqual({ inputTokens: 2030, outputTokens: 7, cachedInputTokens: 2000 })
+    const events = parse('anthropic', [
+      { type: 'message_start', message: { id: 'msg_1', usage: { ...usage, output_tokens: 1 } } },
+      { type: 'content_block_start', index: 0, content_block: { type: 'text', text: '' } },
+      { type: 'content_block_delta', index: 0, delta: { type: 'text_delta', text: 'hi' } },
+      { type: 'content_block_stop', index: 0 },
+      {
+        type: 'message_delta',
+        delta: { stop_reason: 'end_turn' },
+        usage: { output_tokens: 7, input_tokens: null, cache_read_input_tokens: null },
+      },
+      { type: 'message_stop' },
+    ])
+    expect(events.at(-1)).toMatchObject({
+      type: 'finish',
+      usage: { inputTokens: 2030, outputTokens: 7, cachedInputTokens: 2000 },
+    })
+  })
+
+  it('Gemini: cachedContentTokenCount and thoughtsTokenCount, whole and streamed', () => {
+    const usageMetadata = {
+      promptTokenCount: 4000,
+      cachedContentTokenCount: 3500,
+      candidatesTokenCount: 100,
+      thoughtsTokenCount: 250,
+      totalTokenCount: 4350,
+    }
+    const expected = {
+      inputTokens: 4000,
+      outputTokens: 350,
+      cachedInputTokens: 3500,
+      reasoningTokens: 250,
+    }
+    const body = {
+      responseId: 'r1',
+      candidates: [{ content: { parts: [{ text: 'hi' }] }, finishReason: 'STOP' }],
+      usageMetadata,
+    }
+    expect(dialects.gemini.parseResponse(body).usage).toEqual(expected)
+    expect(parse('gemini', [body]).at(-1)).toMatchObject({ type: 'finish', usage: expected })
+  })
+})
