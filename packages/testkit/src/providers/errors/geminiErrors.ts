@@ -58,19 +58,11 @@ export const geminiErrors = {
    * (verbatim in discuss.ai.google.dev/t/170539). Not a rate limit.
    */
   prepaymentDepleted(): ErrorReply {
-    return {
-      kind: 'error',
-      status: 429,
-      body: {
-        error: {
-          code: 429,
-          message:
-            'Your prepayment credits are depleted. Please go to AI Studio at https://ai.studio/projects to manage your project and billing.',
-          status: 'RESOURCE_EXHAUSTED',
-        },
-      },
-      headers: {},
-    }
+    return rpcError(
+      429,
+      'RESOURCE_EXHAUSTED',
+      'Your prepayment credits are depleted. Please go to AI Studio at https://ai.studio/projects to manage your project and billing.',
+    )
   },
   /**
    * 400 `FAILED_PRECONDITION`: the project, not the request — the free tier
@@ -78,34 +70,15 @@ export const geminiErrors = {
    * (ai.google.dev/gemini-api/docs/troubleshooting, error-code table).
    */
   freeTierUnavailable(): ErrorReply {
-    return {
-      kind: 'error',
-      status: 400,
-      body: {
-        error: {
-          code: 400,
-          message:
-            'Gemini API free tier is not available in your country. Please enable billing on your project in Google AI Studio.',
-          status: 'FAILED_PRECONDITION',
-        },
-      },
-      headers: {},
-    }
+    return rpcError(
+      400,
+      'FAILED_PRECONDITION',
+      'Gemini API free tier is not available in your country. Please enable billing on your project in Google AI Studio.',
+    )
   },
   /** 503 `UNAVAILABLE`: the model is overloaded. */
   unavailable(): ErrorReply {
-    return {
-      kind: 'error',
-      status: 503,
-      body: {
-        error: {
-          code: 503,
-          message: 'The model is overloaded. Please try again later.',
-          status: 'UNAVAILABLE',
-        },
-      },
-      headers: {},
-    }
+    return rpcError(503, 'UNAVAILABLE', 'The model is overloaded. Please try again later.')
   },
   /** 400 `INVALID_ARGUMENT`: "The input token count (N) exceeds the maximum number of tokens allowed (M)." */
   contextTooLong(options: { tokens?: number; limit?: number } = {}): ErrorReply {
@@ -141,11 +114,16 @@ export const geminiErrors = {
     }
   },
   invalidArgument(message = 'Request contains an invalid argument.'): ErrorReply {
-    return {
-      kind: 'error',
-      status: 400,
-      body: { error: { code: 400, message, status: 'INVALID_ARGUMENT' } },
-      headers: {},
-    }
+    return rpcError(400, 'INVALID_ARGUMENT', message)
   },
+}
+
+/** A `google.rpc.Status` error body without details, on its HTTP status. */
+function rpcError(status: number, code: string, message: string): ErrorReply {
+  return {
+    kind: 'error',
+    status,
+    body: { error: { code: status, message, status: code } },
+    headers: {},
+  }
 }
