@@ -1,5 +1,5 @@
 import { coreChannels } from './channels.js'
-import { type Clock, MAX_TIMER_MS, systemClock } from './clock.js'
+import { type Clock, isClock, MAX_TIMER_MS, systemClock } from './clock.js'
 import { DeadlineExceededError } from './DeadlineExceededError.js'
 import { describeValue } from './describeValue.js'
 import { type PlanEntry, type PlanOptions, SlicePlan } from './SlicePlan.js'
@@ -69,11 +69,29 @@ export class Deadline {
 
   private constructor(budgetMs: number, options: DeadlineOptions) {
     const parent = options.parent
+    if (options.clock != null && !isClock(options.clock)) {
+      // Else "this.clock.now is not a function", naming no option.
+      throw new TypeError(
+        `Deadline: clock must be a Clock ({ now, setTimeout, clearTimeout }), got ${describeValue(options.clock)}`,
+      )
+    }
+    if (options.signal != null && !isSignal(options.signal)) {
+      throw new TypeError(
+        `Deadline: signal must be an AbortSignal, got ${describeValue(options.signal)}`,
+      )
+    }
     this.clock = options.clock ?? parent?.clock ?? systemClock
     this.parent = parent
     this.name = options.name
     this.observe = options.observe ?? parent?.observe ?? false
-    this.#onExpire = options.onExpire
+    if (options.onExpire != null && typeof options.onExpire !== 'function') {
+      // Called only at expiry, where its TypeError is reported as uncaught
+      // (see `isolated`): the process died seconds after the bad call.
+      throw new TypeError(
+        `Deadline: onExpire must be a function, got ${describeValue(options.onExpire)}`,
+      )
+    }
+    this.#onExpire = options.onExpire ?? undefined
     const now = this.clock.now()
     if (typeof now !== 'number' || Number.isNaN(now)) {
       // NaN arithmetic never reaches an expiry: the deadline would never
@@ -122,7 +140,9 @@ export class Deadline {
    * A deadline `ms` from now (under `parent`, if given). Negative budgets mean
    * "already expired"; `Infinity` means "no deadline of its own".
    */
-  static after(ms: number, options: DeadlineOptions = {}): Deadline {
+  static after(ms: number, options: DeadlineOptions | null = {}): Deadline {
+    // `null` reads as no options (it crashed reading `null.parent`).
+    options ??= {}
     if (typeof ms !== 'number' || Number.isNaN(ms)) {
       throw new TypeError(`Deadline.after expects a number of milliseconds, got ${String(ms)}`)
     }
@@ -135,8 +155,8 @@ export class Deadline {
   }
 
   /** A deadline that never expires on its own; it can still be cancelled. */
-  static never(options: Omit<DeadlineOptions, 'parent' | 'onExpire'> = {}): Deadline {
-    return new Deadline(Number.POSITIVE_INFINITY, options)
+  static never(options: Omit<DeadlineOptions, 'parent' | 'onExpire'> | null = {}): Deadline {
+    return new Deadline(Number.POSITIVE_INFINITY, options ?? {})
   }
 
   /** Milliseconds left, never negative; Infinity for a deadline that never expires. */
@@ -197,6 +217,11 @@ export class Deadline {
    * aborted, `listener` is called at once.
    */
   onDone(listener: (reason: unknown) => void): () => void {
+    if (typeof listener !== 'function') {
+      // Else kept until the abort, then reported as uncaught there: a crash
+      // of the process at some later expiry, far from the bad call.
+      throw new TypeError(`onDone: listener must be a function, got ${describeValue(listener)}`)
+    }
     if (this.#aborts()) {
       listener(this.#reason)
       return noop
@@ -403,6 +428,17 @@ export class Deadline {
 }
 
 function noop(): void {}
+
+/** Enough of an AbortSignal to follow: `aborted`, `reason` and its listeners. */
+function isSignal(value: unknown): value is AbortSignal {
+  const s = value as Partial<AbortSignal> | null
+  return (
+    typeof s === 'object' &&
+    s !== null &&
+    typeof s.addEventListener === 'function' &&
+    typeof s.removeEventListener === 'function'
+  )
+}
 
 /**
  * A child of a deadline made by another installed copy of this package (two

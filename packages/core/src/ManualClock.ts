@@ -1,4 +1,5 @@
-import type { Clock } from './clock.js'
+import { type Clock, MAX_TIMER_MS } from './clock.js'
+import { describeValue } from './describeValue.js'
 
 interface PendingTimer {
   at: number
@@ -17,6 +18,13 @@ export class ManualClock implements Clock {
   readonly #timers = new Map<number, PendingTimer>()
 
   constructor(startMs = 0) {
+    // NaN (or a string) made every deadline on this clock throw "clock.now()
+    // must return a number" at creation, far from the cause.
+    if (typeof startMs !== 'number' || !Number.isFinite(startMs)) {
+      throw new RangeError(
+        `ManualClock expects a finite start in ms, got ${describeValue(startMs)}`,
+      )
+    }
     this.#now = startMs
   }
 
@@ -25,9 +33,15 @@ export class ManualClock implements Clock {
   }
 
   setTimeout(callback: () => void, ms: number): unknown {
-    const seq = ++this.#seq
-    this.#timers.set(seq, { at: this.#now + Math.max(0, ms), seq, callback })
-    return seq
+    // Refused here, as Node's setTimeout does: else `advance` threw
+    // "callback is not a function" later, from whatever test drove time.
+    if (typeof callback !== 'function') {
+      throw new TypeError(
+        `ManualClock.setTimeout expects a function, got ${describeValue(callback)}`,
+      )
+    }
+    this.#timers.set(++this.#seq, { at: this.#now + delayOf(ms), seq: this.#seq, callback })
+    return this.#seq
   }
 
   clearTimeout(handle: unknown): void {
@@ -67,4 +81,18 @@ export class ManualClock implements Clock {
     // monotonic clock backwards.
     this.#now = Math.max(this.#now, target)
   }
+}
+
+/**
+ * The delay a timer of `ms` waits on this clock, as `systemClock` would wait
+ * it: a delay that is not a number ≥ 0 (NaN, undefined, negative) is due at
+ * once, as Node fires it (after its 1 ms floor) — a timer at `now + NaN` was
+ * never due, and what it guarded hung in the test while it fired in
+ * production; past 2³¹−1 ms (Infinity included) it is cut to 2³¹−1 ms, as
+ * `systemClock` cuts it (Node's own timers would overflow to 1 ms).
+ */
+function delayOf(ms: unknown): number {
+  const n = Number(ms)
+  if (!(n > 0)) return 0
+  return Math.min(n, MAX_TIMER_MS)
 }

@@ -2,9 +2,12 @@ import { coreChannels, type SliceOutcome } from './channels.js'
 import { runWithDeadline } from './context.js'
 import type { Deadline } from './Deadline.js'
 import { DeadlineExceededError, isDeadlineExceeded } from './DeadlineExceededError.js'
+import { describeValue } from './describeValue.js'
 import { endedBy } from './endedBy.js'
 import { isAbortError } from './errorCode.js'
 import { optionError } from './optionError.js'
+import { SliceAlreadyStartedError, SliceNotStartedError } from './SliceStateError.js'
+import { UnknownSliceError } from './UnknownSliceError.js'
 
 /** A share of the time left (any positive number; shares are relative) or a fixed `{ ms }`. */
 export type PlanEntry = number | { ms: number }
@@ -53,9 +56,24 @@ export class SlicePlan {
   readonly reserveMs: number
   readonly #slices: SliceState[]
 
-  constructor(deadline: Deadline, entries: Record<string, PlanEntry>, options: PlanOptions = {}) {
+  constructor(
+    deadline: Deadline,
+    entries: Record<string, PlanEntry>,
+    options: PlanOptions | null = {},
+  ) {
     this.deadline = deadline
-    const reserveMs = options.reserveMs ?? 10
+    // `plan(null)` failed inside Object.entries with "Cannot convert undefined
+    // or null to object", naming neither the plan nor the value; a string or
+    // an array was split into slices named "0", "1", …
+    if (typeof entries !== 'object' || entries === null || Array.isArray(entries)) {
+      throw optionError('plan: entries', 'an object of { name: share or { ms } }', entries)
+    }
+    // `null` options read as none, like an omitted argument (not a crash
+    // reading `null.reserveMs`).
+    if (options !== null && options !== undefined && typeof options !== 'object') {
+      throw optionError('plan: options', 'an object', options)
+    }
+    const reserveMs = options?.reserveMs ?? 10
     if (typeof reserveMs !== 'number' || !Number.isFinite(reserveMs) || reserveMs < 0) {
       throw optionError('reserveMs', 'a finite number ≥ 0', reserveMs)
     }
@@ -69,9 +87,13 @@ export class SlicePlan {
             Number.isFinite(entry.ms) &&
             entry.ms >= 0
       if (!valid) {
-        throw new RangeError(
-          `slice "${name}" must be a positive share or { ms: ≥ 0 }, got ${JSON.stringify(entry)}`,
-        )
+        // describeValue, not JSON.stringify: a BigInt share threw "Do not
+        // know how to serialize a BigInt" instead of naming the slice.
+        const fixed = typeof entry === 'object' && entry !== null && !Array.isArray(entry)
+        const value: unknown = fixed ? (entry as { ms?: unknown }).ms : entry
+        const shown = fixed ? `{ ms: ${describeValue(value)} }` : describeValue(value)
+        const message = `slice "${name}" must be a positive share or { ms: ≥ 0 }, got ${shown}`
+        throw typeof value === 'number' ? new RangeError(message) : new TypeError(message)
       }
       return { name, entry, started: false, allottedMs: 0, usedMs: 0, outcome: 'not-started' }
     })
@@ -132,7 +154,7 @@ export class SlicePlan {
 
   #start(state: SliceState): Deadline {
     const { name } = state
-    if (state.started) throw new Error(`slice "${name}" has already started`)
+    if (state.started) throw new SliceAlreadyStartedError(name)
     const allottedMs = this.allotment(name)
     state.started = true
     state.outcome = 'running'
@@ -206,7 +228,7 @@ export class SlicePlan {
    */
   end(name: string, outcome?: Exclude<SliceOutcome, 'not-started' | 'running'>): void {
     const state = this.#get(name)
-    if (!state.deadline) throw new Error(`slice "${name}" has not started`)
+    if (!state.deadline) throw new SliceNotStartedError(name)
     this.#end(state, state.deadline, outcome ?? endedAs(state.deadline))
     state.deadline.dispose()
   }
@@ -243,8 +265,9 @@ export class SlicePlan {
   #get(name: string): SliceState {
     const state = this.#slices.find((s) => s.name === name)
     if (!state) {
-      throw new Error(
-        `no slice named "${name}" in this plan (${this.#slices.map((s) => s.name).join(', ')})`,
+      throw new UnknownSliceError(
+        name,
+        this.#slices.map((s) => s.name),
       )
     }
     return state

@@ -1,5 +1,6 @@
 import { AsyncLocalStorage } from 'node:async_hooks'
 import type { Deadline } from './Deadline.js'
+import { describeValue } from './describeValue.js'
 
 /**
  * A named value carried by the context (the deadline is one; @hourglass/fetch
@@ -55,6 +56,16 @@ export function readContext<T>(key: ContextKey<T>): T | undefined {
 
 /** Run `fn` with `deadline` as the current deadline for everything it starts. */
 export function runWithDeadline<T>(deadline: Deadline, fn: () => T): T {
+  // Checked here, not where it is read: anything else became the current
+  // deadline, and every `remainingMs()`, fetch and slice below failed with
+  // "remaining is not a function", far from the call. By shape, not class:
+  // a deadline of another installed copy of core is one too.
+  if (
+    deadline != null &&
+    typeof (deadline as { remaining?: unknown } | null)?.remaining !== 'function'
+  ) {
+    throw new TypeError(`runWithDeadline expects a Deadline, got ${describeValue(deadline)}`)
+  }
   return storage.run(frame(DEADLINE, deadline), fn)
 }
 

@@ -13,12 +13,25 @@
  */
 export function errorCode(error: unknown): string {
   if (typeof error === 'object' && error !== null) {
-    const code = (error as { code?: unknown }).code
+    const code = read(error, 'code')
     if (typeof code === 'string' && code !== '') return code
-    const name = (error as { name?: unknown }).name
+    const name = read(error, 'name')
     if (typeof name === 'string' && name !== '') return name
   }
   return 'UNKNOWN'
+}
+
+/**
+ * A property of something thrown, or undefined when reading it throws (a
+ * revoked Proxy, a throwing getter): these run inside error handlers, where
+ * their own throw replaced the error being handled, or escaped a listener.
+ */
+function read(error: object, key: 'code' | 'name'): unknown {
+  try {
+    return (error as Record<string, unknown>)[key]
+  } catch {
+    return undefined
+  }
 }
 
 /**
@@ -29,8 +42,5 @@ export function errorCode(error: unknown): string {
  */
 export function isAbortError(error: unknown): boolean {
   if (typeof error !== 'object' || error === null) return false
-  return (
-    (error as { name?: unknown }).name === 'AbortError' ||
-    (error as { code?: unknown }).code === 'ABORT_ERR'
-  )
+  return read(error, 'name') === 'AbortError' || read(error, 'code') === 'ABORT_ERR'
 }

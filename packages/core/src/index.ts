@@ -68,6 +68,7 @@ export {
   resolveIngressOptions,
 } from './resolveIngressOptions.js'
 export { type PlanEntry, type PlanOptions, SlicePlan, type SliceReport } from './SlicePlan.js'
+export { SliceAlreadyStartedError, SliceNotStartedError } from './SliceStateError.js'
 export {
   adaptiveReserveMs,
   defaultReserveMs,
@@ -78,6 +79,7 @@ export {
   SAMPLE_MAX_AGE_MS,
   timerLatenessMs,
 } from './timerLateness.js'
+export { UnknownSliceError } from './UnknownSliceError.js'
 export { untilEnded } from './untilEnded.js'
 export { type WaitOptions, type WaitResult, wait } from './wait.js'
 export { type HeaderTarget, writeDeadline } from './writeDeadline.js'

@@ -7,6 +7,7 @@ import {
   KNOWN_DEADLINE_SOURCES,
   STAINLESS_TIMEOUT_HEADER,
 } from './headerNames.js'
+import { optionError } from './optionError.js'
 
 /**
  * Anything headers come in: Node's `IncomingHttpHeaders`, a WHATWG `Headers`,
@@ -81,7 +82,7 @@ const GRPC_UNIT_MS: Record<string, number> = {
  */
 export function readDeadline(
   headers: HeaderSource,
-  options: ReadDeadlineOptions = {},
+  options: ReadDeadlineOptions | null = {},
 ): ReadDeadlineResult {
   if (typeof headers !== 'object' || headers === null) {
     // Else "Cannot read properties of undefined (reading 'get')", naming nothing.
@@ -89,9 +90,16 @@ export function readDeadline(
       `readDeadline: headers must be an object (IncomingHttpHeaders, Headers or a record), got ${describeValue(headers)}`,
     )
   }
-  const maxMs = clampOption(options.maxMs, MAX_TIMER_MS)
-  const minMs = Math.min(clampOption(options.minMs, 0), maxMs)
+  // `null` reads as no options (it crashed reading `null.maxMs`).
+  options ??= {}
+  const maxMs = clampOption('maxMs', options.maxMs, MAX_TIMER_MS)
+  const minMs = Math.min(clampOption('minMs', options.minMs, 0), maxMs)
   const sources = options.sources ?? DEADLINE_SOURCES
+  if (!Array.isArray(sources)) {
+    // A string was searched as text: 'x-deadline-remaining-ms' trusted that
+    // header and any name it happens to contain.
+    throw optionError('readDeadline: sources', 'an array of header names', sources)
+  }
   const invalid: InvalidDeadlineHeader[] = []
   let best: number | undefined
   let source: DeadlineSource | undefined
@@ -250,8 +258,13 @@ function headerValue(value: unknown): string | readonly string[] | undefined {
   return String(value)
 }
 
-function clampOption(value: number | undefined, fallback: number): number {
-  if (value === undefined || Number.isNaN(value)) return fallback
+function clampOption(name: string, value: number | undefined, fallback: number): number {
+  if (value === undefined) return fallback
+  if (typeof value === 'number' ? Number.isNaN(value) : value !== null) {
+    // A `maxMs` read from an unset environment variable (`Number(undefined)`)
+    // lifted the cap on an untrusted budget to 2^31-1 ms without a word.
+    throw optionError(`readDeadline: ${name}`, 'a number of ms', value)
+  }
   return Math.min(Math.max(0, Math.floor(value)), MAX_TIMER_MS)
 }
 

@@ -10,14 +10,19 @@ import { type WaitOptions, wait } from './wait.js'
  * Without a deadline or a signal it is `work`'s outcome, however long it takes.
  */
 export async function untilEnded<T>(
-  work: Promise<T>,
-  until: Pick<WaitOptions, 'deadline' | 'signal' | 'clock'>,
+  work: Promise<T> | T,
+  until: Pick<WaitOptions, 'deadline' | 'signal' | 'clock'> | null = {},
 ): Promise<T> {
-  if (until.deadline === undefined && until.signal === undefined) return work
+  // Omitted or `null`: no bound (it threw reading `until.deadline`). A value
+  // or a thenable that is no Promise is awaited as `await` would (it threw
+  // "work.catch is not a function" once a deadline was given).
+  until ??= {}
+  if (until.deadline == null && until.signal == null) return work
+  const promise = Promise.resolve(work)
   // When the deadline or the signal has already ended, `wait` rejects before
   // `work` is ever subscribed to: its later rejection, which nobody awaits
   // any more, must not be an unhandled rejection (that ends the process).
-  work.catch(noop)
+  promise.catch(noop)
   // The one object `work`'s handlers reach. `work` may be shared and outlive
   // this caller by far (a run other callers join, a store round trip that
   // never answers): handlers that held `wake` itself kept this wait's settle,
@@ -29,7 +34,7 @@ export async function untilEnded<T>(
     ...until,
     wakeOn: (wake) => {
       link.wake = wake
-      work.then(
+      promise.then(
         (value) => {
           link.outcome = { ok: true, value }
           link.wake?.()

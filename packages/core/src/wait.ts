@@ -38,7 +38,10 @@ export type WaitResult = 'timer' | 'woken'
  * Delays past 2^31−1 ms are waited in steps (Node's timers overflow there).
  * A negative, NaN or zero `ms` resolves on the next microtask.
  */
-export function wait(ms: number, options: WaitOptions = {}): Promise<WaitResult> {
+export function wait(ms: number, options: WaitOptions | null = {}): Promise<WaitResult> {
+  // `null` reads as no options: destructuring it threw synchronously out of
+  // a function whose callers only handle its rejection.
+  options ??= {}
   const { deadline, signal } = options
   // Not a number (undefined, a string): `Math.max(0, ms)` is NaN, and a wait
   // whose end is NaN never ends — the awaiting work hung for good.

@@ -1,5 +1,6 @@
 import { MAX_TIMER_MS } from './clock.js'
 import type { Deadline } from './Deadline.js'
+import { describeValue } from './describeValue.js'
 import { DEADLINE_HEADER } from './headerNames.js'
 
 /** Where `writeDeadline` can put the header. */
@@ -29,6 +30,12 @@ export function writeDeadline(
   headers: HeaderTarget,
   deadline: Deadline | undefined,
 ): number | undefined {
+  if (typeof headers !== 'object' || headers === null) {
+    // Else "Cannot read properties of null (reading 'set')", naming nothing.
+    throw new TypeError(
+      `writeDeadline: headers must be an object (Headers, a response or a record), got ${describeValue(headers)}`,
+    )
+  }
   if (!deadline) return undefined
   let ms = 0
   // `reason` is set only by a cancel or an enforced expiry (an observed

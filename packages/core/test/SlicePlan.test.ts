@@ -1,5 +1,15 @@
 import diagnostics from 'node:diagnostics_channel'
-import { coreChannels, currentDeadline, Deadline, ManualClock } from '@hourglass/core'
+import {
+  coreChannels,
+  currentDeadline,
+  Deadline,
+  hasErrorCode,
+  isHourglassError,
+  ManualClock,
+  SliceAlreadyStartedError,
+  SliceNotStartedError,
+  UnknownSliceError,
+} from '@hourglass/core'
 import fc from 'fast-check'
 import { describe, expect, it, vi } from 'vitest'
 
@@ -196,5 +206,56 @@ describe('a slice that is over before its step starts', () => {
     await expect(plan.run('model', step)).rejects.toBe(reason)
     await new Promise((resolve) => setImmediate(resolve))
     expect(step).not.toHaveBeenCalled()
+  })
+})
+
+describe('misuse of a plan', () => {
+  it('refuses an unknown, repeated or unstarted slice with a stable code, in run too', async () => {
+    const d = Deadline.after(100, { clock: new ManualClock() })
+    const plan = d.plan({ model: 1, write: { ms: 5 } })
+    const step = vi.fn(() => 'answer')
+    const typo = await plan.run('modle', step).catch((e: unknown) => e)
+    expect(typo).toMatchObject({
+      code: 'UNKNOWN_SLICE',
+      slice: 'modle',
+      known: ['model', 'write'],
+      message: 'no slice named "modle" in this plan (model, write)',
+    })
+    expect(typo).toBeInstanceOf(UnknownSliceError)
+    expect(hasErrorCode(typo, 'UNKNOWN_SLICE')).toBe(true)
+    expect(step).not.toHaveBeenCalled()
+    expect(() => plan.allotment('nope')).toThrow(expect.objectContaining({ code: 'UNKNOWN_SLICE' }))
+    expect(() => plan.end('write')).toThrow(expect.objectContaining({ code: 'SLICE_NOT_STARTED' }))
+    await plan.run('model', step)
+    const again = await plan.run('model', step).catch((e: unknown) => e)
+    expect(again).toBeInstanceOf(SliceAlreadyStartedError)
+    expect(again).toMatchObject({ code: 'SLICE_ALREADY_STARTED', slice: 'model' })
+    expect(() => plan.slice('model')).toThrow(SliceAlreadyStartedError)
+    expect(step).toHaveBeenCalledTimes(1)
+    expect(isHourglassError(new SliceNotStartedError('x'))).toBe(true)
+  })
+
+  it('names the bad value when the entries are not a record of shares', () => {
+    const d = Deadline.after(100, { clock: new ManualClock() })
+    const plan = (entries: unknown) => () => d.plan(entries as Record<string, number>)
+    expect(plan(null)).toThrow(
+      new TypeError('plan: entries must be an object of { name: share or { ms } }, got null'),
+    )
+    expect(plan(undefined)).toThrow(/plan: entries must be an object .*, got undefined/)
+    expect(plan('ab')).toThrow(/got 'ab' \(a string\)/)
+    expect(plan([0.5, 0.5])).toThrow(/got an array/)
+    // JSON.stringify threw "Do not know how to serialize a BigInt".
+    expect(plan({ a: 1n })).toThrow(
+      new TypeError('slice "a" must be a positive share or { ms: ≥ 0 }, got 1'),
+    )
+    expect(plan({ a: { ms: '5' } })).toThrow(
+      new TypeError(
+        `slice "a" must be a positive share or { ms: ≥ 0 }, got { ms: '5' (a string) }`,
+      ),
+    )
+    expect(plan({ a: { ms: -5 } })).toThrow(RangeError)
+    // null options read as none.
+    expect(d.plan({ a: 1 }, null as unknown as undefined).reserveMs).toBe(10)
+    expect(() => d.plan({ a: 1 }, 'fast' as never)).toThrow(/plan: options must be an object/)
   })
 })

@@ -1,6 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises'
 import { currentDeadline, Deadline, remainingMs, runWithDeadline } from '@hourglass/core'
-import { describe, expect, it } from 'vitest'
+import { describe, expect, it, vi } from 'vitest'
 
 describe('AsyncLocalStorage context', () => {
   it('carries the deadline across awaits and timers, and is absent outside', async () => {
@@ -31,4 +31,13 @@ describe('AsyncLocalStorage context', () => {
     })
     outer.cancel()
   })
+})
+
+it('runWithDeadline refuses what is no deadline at the call, not at every read below it', () => {
+  const fn = vi.fn()
+  expect(() => runWithDeadline({ ms: 50 } as never, fn)).toThrow(
+    new TypeError('runWithDeadline expects a Deadline, got an object'),
+  )
+  expect(() => runWithDeadline(500 as never, fn)).toThrow(/got 500/)
+  expect(fn).not.toHaveBeenCalled()
 })

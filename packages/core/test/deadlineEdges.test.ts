@@ -97,3 +97,46 @@ describe('a listener that throws', () => {
     expect(reported).toHaveLength(1)
   })
 })
+
+describe('bad options and listeners are refused where they are given', () => {
+  // A non-function onExpire or onDone listener was kept, called at expiry,
+  // and its TypeError reported as uncaught on the next tick: the process
+  // died at some later expiry, far from the bad call.
+  it('a non-function onExpire or onDone listener is a TypeError at once, not a crash at expiry', () => {
+    const clock = new ManualClock()
+    expect(() => Deadline.after(10, { clock, onExpire: 'log' as unknown as () => void })).toThrow(
+      new TypeError(`Deadline: onExpire must be a function, got 'log' (a string)`),
+    )
+    const deadline = Deadline.after(10, { clock })
+    expect(() => deadline.onDone(undefined as unknown as () => void)).toThrow(
+      new TypeError('onDone: listener must be a function, got undefined'),
+    )
+    const uncaught = vi.fn()
+    process.on('uncaughtException', uncaught)
+    try {
+      clock.advance(20)
+      expect(deadline.expired).toBe(true)
+    } finally {
+      process.off('uncaughtException', uncaught)
+    }
+    expect(clock.pendingTimers).toBe(0)
+  })
+
+  it('null options read as none; a clock or signal that is none is named', () => {
+    const clock = new ManualClock()
+    expect(Deadline.after(5, null).remaining()).toBeGreaterThan(0)
+    expect(Deadline.never(null).remaining()).toBe(Number.POSITIVE_INFINITY)
+    expect(() => Deadline.after(5, { clock: {} as never })).toThrow(
+      /Deadline: clock must be a Clock .*, got an object/,
+    )
+    expect(() => Deadline.after(5, { clock, signal: { aborted: false } as never })).toThrow(
+      new TypeError('Deadline: signal must be an AbortSignal, got an object'),
+    )
+  })
+})
+
+it('a listener or clock given as a number is a TypeError (a wrong type), not a RangeError', () => {
+  expect(() => Deadline.after(5, { onExpire: 5 as never })).toThrow(TypeError)
+  expect(() => Deadline.after(5, { clock: 5 as never })).toThrow(TypeError)
+  expect(() => Deadline.after(5).onDone(5 as never)).toThrow(TypeError)
+})

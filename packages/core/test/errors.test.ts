@@ -75,4 +75,21 @@ describe('typed errors', () => {
       expect(isAbortError(odd)).toBe(false)
     }
   })
+
+  // errorCode runs inside error handlers and event listeners: a thrown value
+  // whose `code` or `name` read throws (a revoked Proxy, a getter) made the
+  // handler throw instead, losing the error it was handling.
+  it('errorCode and isAbortError never throw for a value whose properties throw', () => {
+    const { proxy, revoke } = Proxy.revocable({}, {})
+    revoke()
+    const getter = Object.defineProperty({}, 'code', {
+      get() {
+        throw new Error('no')
+      },
+    })
+    expect(errorCode(proxy)).toBe('UNKNOWN')
+    expect(isAbortError(proxy)).toBe(false)
+    expect(errorCode(Object.assign(getter, { name: 'Odd' }))).toBe('Odd')
+    expect(isAbortError(getter)).toBe(false)
+  })
 })

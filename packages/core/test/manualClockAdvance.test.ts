@@ -35,3 +35,31 @@ it('never moves back when a timer callback advances past the outer step', () => 
   clock.advance(50)
   expect(deadline.expired).toBe(true)
 })
+
+// Node fires setTimeout(fn, NaN) after 1 ms, and systemClock cuts Infinity to
+// 2^31-1 ms; ManualClock kept both at `now + NaN` / `now + Infinity`, never
+// due: what such a timer guarded hung in the test and ran in production.
+it('fires a timer given NaN, undefined or a negative delay at once, and Infinity at 2^31-1 ms', () => {
+  const clock = new ManualClock()
+  const fired: string[] = []
+  clock.setTimeout(() => fired.push('NaN'), Number.NaN)
+  clock.setTimeout(() => fired.push('undefined'), undefined as unknown as number)
+  clock.setTimeout(() => fired.push('negative'), -5)
+  clock.setTimeout(() => fired.push('Infinity'), Number.POSITIVE_INFINITY)
+  clock.advance(1)
+  expect(fired).toEqual(['NaN', 'undefined', 'negative'])
+  clock.advance(2 ** 31 - 2)
+  expect(fired).toEqual(['NaN', 'undefined', 'negative', 'Infinity'])
+  expect(clock.pendingTimers).toBe(0)
+})
+
+it('refuses a callback that is no function, and a start that is no finite number, when given', () => {
+  const clock = new ManualClock()
+  expect(() => clock.setTimeout('tick' as unknown as () => void, 5)).toThrow(
+    new TypeError(`ManualClock.setTimeout expects a function, got 'tick' (a string)`),
+  )
+  expect(clock.pendingTimers).toBe(0)
+  clock.advance(10) // threw "callback is not a function" here
+  expect(() => new ManualClock(Number.NaN)).toThrow(RangeError)
+  expect(() => new ManualClock('5' as unknown as number)).toThrow(/got '5' \(a string\)/)
+})

@@ -107,3 +107,18 @@ it('headers that are not an object at all is a TypeError that says so (a caller 
     expect(() => readDeadline(headers as never)).toThrow(/^readDeadline: headers must be an object/)
   }
 })
+
+it('odd options: null reads as none, a NaN cap or a string of sources is refused, not lifted or searched', () => {
+  const headers = { [DEADLINE_HEADER]: '5000' }
+  expect(readDeadline(headers, null).ms).toBe(5000)
+  // Number(process.env.UNSET) is NaN: the cap on an untrusted budget went
+  // silently to 2^31-1 ms.
+  expect(() => readDeadline(headers, { maxMs: Number.NaN })).toThrow(
+    new RangeError('readDeadline: maxMs must be a number of ms, got NaN'),
+  )
+  expect(() => readDeadline(headers, { minMs: '5' as never })).toThrow(TypeError)
+  // A string was searched as text.
+  expect(() =>
+    readDeadline({ 'grpc-timeout': '1m' }, { sources: 'grpc-timeout' as never }),
+  ).toThrow(/readDeadline: sources must be an array of header names, got 'grpc-timeout'/)
+})

@@ -4,6 +4,7 @@ import {
   isDeadlineExceeded,
   ManualClock,
   untilEnded,
+  wait,
 } from '@hourglass/core'
 import { describe, expect, it } from 'vitest'
 
@@ -62,5 +63,19 @@ describe('untilEnded, called when the deadline or the signal has already ended',
     } finally {
       process.off('unhandledRejection', listener)
     }
+  })
+})
+
+describe('untilEnded and wait with odd options', () => {
+  // They threw "Cannot read properties of null/undefined (reading 'deadline')",
+  // and a value that is no Promise "work.catch is not a function".
+  it('null or omitted options read as none; a plain value is awaited as await would', async () => {
+    await expect(untilEnded(Promise.resolve(1), null)).resolves.toBe(1)
+    await expect(untilEnded(Promise.resolve(2))).resolves.toBe(2)
+    const clock = new ManualClock()
+    const deadline = Deadline.after(100, { clock })
+    await expect(untilEnded(3 as unknown as Promise<number>, { deadline })).resolves.toBe(3)
+    const waited = wait(5, null)
+    await expect(waited).resolves.toBe('timer')
   })
 })

@@ -68,3 +68,12 @@ describe('writeDeadline under a deadline that has ended', () => {
     expect(writeDeadline(headers, deadline)).toBe(0)
   })
 })
+
+it('headers that are no object are a TypeError naming the value, not a read of null', () => {
+  const deadline = Deadline.after(100, { clock: new ManualClock() })
+  expect(() => writeDeadline(null as never, deadline)).toThrow(
+    new TypeError(
+      'writeDeadline: headers must be an object (Headers, a response or a record), got null',
+    ),
+  )
+})

@@ -1,0 +1,28 @@
+import { HourglassError } from './HourglassError.js'
+
+/**
+ * A slice used out of order: started a second time (`slice` or `run` after
+ * it started once), or ended (`end`) before it started. `code` says which.
+ * A slice starts once: a second start would allot it again from what is
+ * left and report only the last run.
+ */
+export class SliceAlreadyStartedError extends HourglassError {
+  static readonly code = 'SLICE_ALREADY_STARTED'
+  readonly slice: string
+
+  constructor(slice: string) {
+    super(SliceAlreadyStartedError.code, `slice "${slice}" has already started`)
+    this.slice = slice
+  }
+}
+
+/** `end(name)` for a slice that was never started. */
+export class SliceNotStartedError extends HourglassError {
+  static readonly code = 'SLICE_NOT_STARTED'
+  readonly slice: string
+
+  constructor(slice: string) {
+    super(SliceNotStartedError.code, `slice "${slice}" has not started`)
+    this.slice = slice
+  }
+}
