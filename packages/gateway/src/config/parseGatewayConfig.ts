@@ -22,8 +22,31 @@ export function parseGatewayConfig(
 ): GatewayConfig {
   // reportInput: only to tell a missing field from a wrong one; values are never printed.
   const result = schemaFor(options.env ?? process.env).safeParse(input, { reportInput: true })
-  if (result.success) return result.data
-  throw new GatewayConfigError(result.error.issues.flatMap(toProblems), { file: options.file })
+  const reserved = reservedNames(input)
+  if (result.success && reserved.length === 0) return result.data
+  const problems = result.success ? [] : result.error.issues.flatMap(toProblems)
+  throw new GatewayConfigError([...reserved, ...problems], { file: options.file })
+}
+
+/**
+ * A provider, model or alias named `__proto__`: JSON.parse keeps it as a
+ * key, but zod's records (like any object literal) drop it, so the entry
+ * vanished without a word — "providers: expected at least one entry" for a
+ * config that had one, or "unknown provider" for every fallback naming it.
+ */
+function reservedNames(input: unknown): ConfigProblem[] {
+  const problems: ConfigProblem[] = []
+  if (typeof input !== 'object' || input === null) return problems
+  for (const section of ['providers', 'models', 'aliases']) {
+    const entries = (input as Record<string, unknown>)[section]
+    if (typeof entries === 'object' && entries !== null && Object.hasOwn(entries, '__proto__')) {
+      problems.push({
+        field: fieldPath([section, '__proto__']),
+        message: 'a name JavaScript objects cannot hold: pick another',
+      })
+    }
+  }
+  return problems
 }
 
 /**
