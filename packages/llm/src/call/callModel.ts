@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto'
-import { currentDeadline, systemClock } from '@hourglass/core'
+import { currentDeadline, systemClock, untilEnded } from '@hourglass/core'
 import { defaultAdmissionFor } from '../admission/defaultAdmission.js'
 import { idempotencyKey as deriveKey } from '../agent/idempotencyKey.js'
 import type { ModelFailure } from '../errors/ModelFailure.js'
@@ -10,7 +10,7 @@ import { defaultRetryBudgets } from '../retry/defaultRetryBudgets.js'
 import type { ChatRequest, ChatResponse } from '../types.js'
 import type { CallModelOptions, MessageReducer } from './CallModelOptions.js'
 import type { CallState } from './CallState.js'
-import { checkCallOptions } from './checkCallOptions.js'
+import { checkCallOptions, checkMessages } from './checkCallOptions.js'
 import { createModelStream, type ModelStream, type StreamSink } from './ModelStream.js'
 import { recoverOutputLimit } from './recoverOutputLimit.js'
 import { runModels } from './runModels.js'
@@ -148,9 +148,33 @@ async function complete(
       tried.push(...refused.causes)
       const [name, reduce] = next
       done.push(name)
-      current = { ...current, messages: await reduce([...current.messages]) }
+      current = { ...current, messages: await shrink(state, name, reduce, current.messages) }
     }
   }
+}
+
+/**
+ * One recovery step's smaller history. The step is the caller's code (often
+ * a summarising model call) and runs inside the call: it is bounded by the
+ * call's deadline and signal like every other wait — a step that never
+ * settled held the call past its deadline for good. What it returns is
+ * checked as the request's own messages are: a non-array or a null message
+ * went out as a `TypeError` from deep inside a request builder, or was sent.
+ */
+async function shrink(
+  state: CallState,
+  name: string,
+  reduce: MessageReducer,
+  messages: ChatRequest['messages'],
+): Promise<ChatRequest['messages']> {
+  const { deadline, signal, clock } = state
+  const smaller = await untilEnded(
+    // A synchronous throw becomes the step's rejection, as an async one's.
+    new Promise<unknown>((resolve) => resolve(reduce([...messages]))),
+    { deadline, signal, clock },
+  )
+  checkMessages(smaller, `recovery.${name}`)
+  return smaller as ChatRequest['messages']
 }
 
 /**

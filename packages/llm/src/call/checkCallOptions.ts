@@ -35,31 +35,7 @@ export function checkCallOptions(options: CallModelOptions): void {
       `callModel: request must be a ChatRequest ({ messages, maxTokens, … }), got ${describeValue(request)}`,
     )
   }
-  if (!Array.isArray(request.messages)) {
-    throw new InvalidChatRequestError(
-      'messages',
-      `expected an array, got ${describeValue(request.messages)}`,
-    )
-  }
-  // Each message is read by the request builder: a null or a message without
-  // a role surfaced as "Cannot read properties of null" from deep inside it.
-  // A hole (a sparse array) is left to the builders, which skip it.
-  for (let i = 0; i < request.messages.length; i++) {
-    if (!(i in request.messages)) continue
-    const message: unknown = request.messages[i]
-    const { role, content } = (message ?? {}) as { role?: unknown; content?: unknown }
-    if (
-      typeof message !== 'object' ||
-      message === null ||
-      typeof role !== 'string' ||
-      (typeof content !== 'string' && !Array.isArray(content))
-    ) {
-      throw new InvalidChatRequestError(
-        `messages[${i}]`,
-        `expected { role, content: string | ContentBlock[] }, got ${describeValue(message)}`,
-      )
-    }
-  }
+  checkMessages(request.messages)
   const { maxTokens } = request
   if (!Number.isSafeInteger(maxTokens) || maxTokens < 1) {
     throw new InvalidChatRequestError(
@@ -68,6 +44,30 @@ export function checkCallOptions(options: CallModelOptions): void {
     )
   }
   nonNegative('firstTokenTimeoutMs', options.firstTokenTimeoutMs, 'ms')
+  // Read on every attempt: a number of ms for `deadline`, or an
+  // AbortController for `signal`, failed as "deadline?.throwIfExpired is not
+  // a function" — thrown out of `callModel` itself for a stream's signal.
+  const { deadline, signal, onAttempt } = options
+  if (deadline != null && typeof deadline.throwIfExpired !== 'function') {
+    throw new TypeError(
+      `callModel: deadline must be a Deadline (Deadline.after(ms)), got ${describeValue(deadline)}`,
+    )
+  }
+  if (
+    signal != null &&
+    (typeof signal.throwIfAborted !== 'function' || typeof signal.addEventListener !== 'function')
+  ) {
+    throw new TypeError(
+      `callModel: signal must be an AbortSignal (controller.signal), got ${describeValue(signal)}`,
+    )
+  }
+  // Its failures are ignored (a logging hook must not change the outcome):
+  // one that is no function was too, and every record went nowhere unseen.
+  if (onAttempt !== undefined && typeof onAttempt !== 'function') {
+    throw new TypeError(
+      `callModel: onAttempt must be a function (record) => void, got ${describeValue(onAttempt)}`,
+    )
+  }
   // Sent as a header on every attempt: a line break made undici refuse each
   // one, reported as a network failure of every model in the list.
   const key = options.idempotencyKey
@@ -104,6 +104,17 @@ export function checkCallOptions(options: CallModelOptions): void {
   if (recovery !== undefined) {
     wholeNumber('recovery.maxTokensCeiling', recovery.maxTokensCeiling, 'tokens')
     wholeNumber('recovery.maxRecoveries', recovery.maxRecoveries, 'steps')
+    // Called only once a model refused the prompt as too long: a step that is
+    // no function failed then, as "reduce is not a function", after a request
+    // had been sent and billed.
+    for (const step of ['collapse', 'compact'] as const) {
+      const reduce: unknown = recovery[step]
+      if (reduce !== undefined && typeof reduce !== 'function') {
+        throw new TypeError(
+          `callModel: recovery.${step} must be a function (messages) => messages, got ${describeValue(reduce)}`,
+        )
+      }
+    }
   }
 }
 
@@ -142,4 +153,39 @@ function wholeNumber(name: string, value: number | undefined, unit: string): voi
 /** A `TypeError` for a value that is no number, a `RangeError` for one out of range (NaN included). */
 function refuse(name: string, value: unknown, rule: string): never {
   throw optionError(`callModel: ${name}`, rule, value)
+}
+
+/**
+ * Refuses a history the request builders cannot read: not an array, or an
+ * entry that is no `{ role, content }`. `source` names who produced it when
+ * it is not the caller's request (a recovery step's result), so the error
+ * points at the culprit. A hole (a sparse array) is left to the builders,
+ * which skip it.
+ */
+export function checkMessages(messages: unknown, source?: string | undefined): void {
+  const at = source === undefined ? '' : `${source} → `
+  if (!Array.isArray(messages)) {
+    throw new InvalidChatRequestError(
+      `${at}messages`,
+      `expected an array, got ${describeValue(messages)}`,
+    )
+  }
+  // Each message is read by the request builder: a null or a message without
+  // a role surfaced as "Cannot read properties of null" from deep inside it.
+  for (let i = 0; i < messages.length; i++) {
+    if (!(i in messages)) continue
+    const message: unknown = messages[i]
+    const { role, content } = (message ?? {}) as { role?: unknown; content?: unknown }
+    if (
+      typeof message !== 'object' ||
+      message === null ||
+      typeof role !== 'string' ||
+      (typeof content !== 'string' && !Array.isArray(content))
+    ) {
+      throw new InvalidChatRequestError(
+        `${at}messages[${i}]`,
+        `expected { role, content: string | ContentBlock[] }, got ${describeValue(message)}`,
+      )
+    }
+  }
 }

@@ -1,3 +1,4 @@
+import { refusalOf } from '../dialects/blocks.js'
 import { OutputTruncatedError } from '../errors/OutputTruncatedError.js'
 import type { ChatRequest, ChatResponse, ContentBlock, Usage } from '../types.js'
 
@@ -70,7 +71,9 @@ export async function recoverOutputLimit(
 /**
  * Continuation parts as one answer: content and text joined, usage summed
  * (with `discarded`'s, an answer replaced by a retry with a raised cap), the
- * last part's ids.
+ * last part's ids. A refusal's text joins only refusal text (as the stream
+ * collector keeps them apart), so `refusal` is the parts' refusals, not the
+ * last part's alone, and answer text is never marked as one.
  */
 function join(parts: ChatResponse[], discarded?: Usage | undefined): ChatResponse {
   const last = parts.at(-1) as ChatResponse
@@ -78,21 +81,49 @@ function join(parts: ChatResponse[], discarded?: Usage | undefined): ChatRespons
   for (const part of parts) {
     for (const block of part.content) {
       const prev = content.at(-1)
-      if (block.type === 'text' && prev?.type === 'text') {
-        content[content.length - 1] = { type: 'text', text: prev.text + block.text }
+      if (
+        block.type === 'text' &&
+        prev?.type === 'text' &&
+        (prev.refusal === true) === (block.refusal === true)
+      ) {
+        content[content.length - 1] =
+          block.refusal === true
+            ? { type: 'text', text: prev.text + block.text, refusal: true }
+            : { type: 'text', text: prev.text + block.text }
       } else content.push(block)
     }
   }
-  return {
-    ...last,
+  const { refusal: _lastRefusal, ...rest } = last
+  const joined: ChatResponse = {
+    ...rest,
     content,
     text: parts.map((p) => p.text).join(''),
-    usage: {
-      inputTokens: parts.reduce((sum, p) => sum + p.usage.inputTokens, discarded?.inputTokens ?? 0),
-      outputTokens: parts.reduce(
-        (sum, p) => sum + p.usage.outputTokens,
-        discarded?.outputTokens ?? 0,
-      ),
-    },
+    usage: sumUsage(
+      discarded === undefined
+        ? parts.map((p) => p.usage)
+        : [discarded, ...parts.map((p) => p.usage)],
+    ),
   }
+  const refusal = refusalOf(content)
+  if (refusal !== undefined) joined.refusal = refusal
+  return joined
+}
+
+/**
+ * Every generation's usage added up. The optional counts (cached input,
+ * reasoning) are summed over the parts that reported them, and present
+ * when any did: dropping them under-reported what the cache saved and what
+ * reasoning cost for every recovered answer.
+ */
+function sumUsage(usages: readonly Usage[]): Usage {
+  const sum: Usage = { inputTokens: 0, outputTokens: 0 }
+  for (const usage of usages) {
+    sum.inputTokens += usage.inputTokens
+    sum.outputTokens += usage.outputTokens
+    if (usage.cachedInputTokens !== undefined)
+      sum.cachedInputTokens = (sum.cachedInputTokens ?? 0) + usage.cachedInputTokens
+    if (usage.reasoningTokens !== undefined)
+      sum.reasoningTokens = (sum.reasoningTokens ?? 0) + usage.reasoningTokens
+  }
+  return sum
 }

@@ -1,3 +1,4 @@
+import type { ModelAdapter } from '../adapters/ModelAdapter.js'
 import { REQUEST_BOUND_KINDS } from '../errors/errorKinds.js'
 import type { ModelFailure } from '../errors/ModelFailure.js'
 import { ModelUnavailableError } from '../errors/ModelUnavailableError.js'
@@ -14,7 +15,12 @@ import { stripThinkingSignatures } from './stripThinkingSignatures.js'
 /**
  * Down the models list: the primary gets the history as given; every
  * fallback gets the same history with thinking signatures stripped (a
- * signature is valid only for the model that issued it; the text is kept).
+ * signature is valid only for the model that issued it; the text is kept) —
+ * except a fallback that is the primary's model again (the same provider and
+ * model through another key, endpoint or proxy), which takes the history as
+ * the primary does: stripped, Anthropic's thinking was left out, and with
+ * thinking on a tool-use turn without its thinking is refused, so an
+ * overload of the primary became a `bad_request` of the whole call.
  * A fallback is not a new turn: same request, same `Idempotency-Key`.
  */
 export async function runModels(
@@ -27,12 +33,14 @@ export async function runModels(
   const causes: ModelFailure[] = []
   let stripped: ChatRequest | undefined
   let arrival = 'first model in the list'
+  const primary = models[0] as ModelAdapter
   for (const [index, adapter] of models.entries()) {
-    if (index > 0) stripped ??= { ...request, messages: stripThinkingSignatures(request.messages) }
+    const asPrimary = index === 0 || sameModel(adapter, primary)
+    if (!asPrimary) stripped ??= { ...request, messages: stripThinkingSignatures(request.messages) }
     const outcome = await runModel(
       state,
       adapter,
-      stripped ?? request,
+      asPrimary ? request : (stripped as ChatRequest),
       idempotencyKey,
       models.slice(index + 1),
       arrival,
@@ -63,4 +71,9 @@ export async function runModels(
     lastCause: last?.cause,
     reason: `every model in the list failed (${models.length})`,
   })
+}
+
+/** The same provider's same model (a signature it issued is valid for both). */
+function sameModel(a: ModelAdapter, b: ModelAdapter): boolean {
+  return a.name === b.name && a.model === b.model
 }
