@@ -6,6 +6,10 @@ import { startToolkitChain } from './toolkitChain.js'
 /** Keep both chains up until SIGINT/SIGTERM and print requests to try. */
 export async function serveDemo(seed: number, io: Io): Promise<void> {
   const [toolkit, naive] = await Promise.all([startToolkitChain(seed), startNaiveChain(seed)])
+  // Listened for before the banner: a SIGTERM sent as soon as it is read (a
+  // supervisor, a test) found no handler yet and killed the process (1 start
+  // in 8) instead of stopping it cleanly.
+  const stop = Promise.race([once(process, 'SIGINT'), once(process, 'SIGTERM')])
   const curl = (url: string, budgetMs: number) =>
     `  curl -si ${url} -H 'content-type: application/json' \\\n` +
     `       -H 'x-deadline-remaining-ms: ${budgetMs}' -d '{"question":"why?"}'\n`
@@ -24,7 +28,7 @@ export async function serveDemo(seed: number, io: Io): Promise<void> {
       curl(naive.url, 300) +
       '\nCtrl-C to stop.\n',
   )
-  await Promise.race([once(process, 'SIGINT'), once(process, 'SIGTERM')])
+  await stop
   io.stdout('\nstopping…\n')
   await Promise.all([toolkit.close(), naive.close()])
 }
