@@ -38,6 +38,9 @@ describe('hourglass probe with its stderr closed (`2>&1 >out.json | head -1`, a 
   })
 })
 
+/** What the test's preload prints on stderr once the child has written to its stdout. */
+const FIRST_WRITE = 'pipes.test: first write to stdout made'
+
 /** A port free a moment ago. */
 async function freePort(): Promise<number> {
   const probe = createServer()
@@ -63,11 +66,39 @@ describe.each([
           models: { m: { fallback: [{ provider: 'p', model: 'x' }] } },
         }),
       )
+      // The demo answers nobody we know of (its ports go to the closed stdout):
+      // this preload says on stderr when its first write to stdout has been
+      // made, the banner it prints once both chains listen, just before it
+      // waits for a signal. A SIGTERM sent before that (after a fixed 2.3 s,
+      // as before: a start took 0.6–1.7 s with the CPU merely busy) finds no
+      // handler of its own and ends it by the signal: exit null, not 0.
+      const firstWrite = join(dir, 'firstWrite.cjs')
+      await writeFile(
+        firstWrite,
+        `const { writeSync } = require('node:fs')
+const write = process.stdout.write
+let said = false
+process.stdout.write = function (...args) {
+  const result = write.apply(this, args)
+  if (!said) {
+    said = true
+    writeSync(2, '${FIRST_WRITE}\\n')
+  }
+  return result
+}
+`,
+      )
       const port = await freePort()
       const args = name === 'gateway' ? ['gateway', '--port', String(port)] : ['demo']
       const child = spawn(
         process.execPath,
-        [hourglassBin, ...args, ...extra.map((a) => (a === '<config>' ? config : a))],
+        [
+          '--require',
+          firstWrite,
+          hourglassBin,
+          ...args,
+          ...extra.map((a) => (a === '<config>' ? config : a)),
+        ],
         { cwd: repoRoot, stdio: ['ignore', 'pipe', 'pipe'] },
       )
       child.stdout.destroy()
@@ -78,15 +109,19 @@ describe.each([
       void exited.then(() => (alive = false))
       const guard = setTimeout(() => child.kill('SIGKILL'), 20_000)
       try {
-        // Up once it answers (the gateway) or once it has had the time to print its banner
-        // (the demo prints it after both chains listen): either way, past its first write.
-        for (let i = 0; i < 40 && alive; i++) {
+        // Up once it answers (the gateway) or once it has made its first write
+        // (the demo's banner, printed after both chains listen): either way,
+        // its SIGTERM handler is in place. Waited for, not timed: a loaded box
+        // took more than the 2 s this used to allow (the guard ends it at 20 s).
+        while (alive) {
           if (name === 'gateway') {
             const ok = await fetch(`http://127.0.0.1:${port}/healthz`).then(
               (r) => r.ok,
               () => false,
             )
             if (ok) break
+          } else if (stderr.includes(FIRST_WRITE)) {
+            break
           }
           await new Promise((resolve) => setTimeout(resolve, 50))
         }

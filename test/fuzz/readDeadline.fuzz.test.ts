@@ -18,7 +18,8 @@ import { beforeEach, describe, expect, it } from 'vitest'
  * hostile: Unicode digits, signs, exponents, hex, whitespace of every kind,
  * comma-joined and repeated values, 10 000-character values, `__proto__`
  * header names. The parser answers a typed result or lists the value as
- * invalid; it never throws, never grants more than it was given, never
+ * invalid; it never throws on a header (a NaN `maxMs` or `minMs` option is a
+ * RangeError), never grants more than it was given, never
  * pollutes a prototype.
  */
 
@@ -199,8 +200,24 @@ function check(
   } else {
     input = values
   }
-  const result = readDeadline(input, opts)
   cases++
+  // A `maxMs` or `minMs` of NaN (`Number()` of an unset variable) is a
+  // RangeError naming the option, never a lifted cap (core's README): that is
+  // the whole answer for such options, whatever the headers hold.
+  const nanOption = (['maxMs', 'minMs'] as const).find((name) => Number.isNaN(opts[name]))
+  if (nanOption !== undefined) {
+    let thrown: unknown
+    try {
+      readDeadline(input, opts)
+    } catch (error) {
+      thrown = error
+    }
+    return (
+      thrown instanceof RangeError &&
+      thrown.message === `readDeadline: ${nanOption} must be a number of ms, got NaN`
+    )
+  }
+  const result = readDeadline(input, opts)
 
   const trusted = opts.sources ?? DEADLINE_SOURCES
   const valid = trusted.flatMap((h) => {
@@ -213,11 +230,9 @@ function check(
     (a, b) => (a === undefined || b < a ? b : a),
     undefined,
   )
-  // Options: NaN or absent = the default; otherwise whole ms within [0, 2^31-1].
+  // Options: absent = the default; otherwise whole ms within [0, 2^31-1] (NaN threw above).
   const option = (v: number | undefined, fallback: number) =>
-    v === undefined || Number.isNaN(v)
-      ? fallback
-      : Math.min(Math.max(0, Math.floor(v)), MAX_TIMER_MS)
+    v === undefined ? fallback : Math.min(Math.max(0, Math.floor(v)), MAX_TIMER_MS)
   const maxMs = option(opts.maxMs, MAX_TIMER_MS)
   const minMs = Math.min(option(opts.minMs, 0), maxMs)
   const expected =

@@ -51,18 +51,36 @@ describe.each(majors)('deadlineErrors() ($name)', (major) => {
   }
 
   it('maps a slice running out to 504 with the slice named and x-deadline-expired: 1', async () => {
+    // A manual clock, moved 1 ms at a time once the model step runs: the
+    // elapsed time is where the slice ends, not how late a busy machine's
+    // timer fired (a real clock's 504 came at 285+ ms under load).
+    const clock = new ManualClock()
+    const modelStarted = deferred()
     const { url, passedOn } = await serve((app) => {
+      app.use(deadline({ clock, reserveMs: 10, plan: { preprocess: 0.2, model: 0.7, write: 0.1 } }))
       app.get(
         '/',
         major.route(async (req, res) => {
           await req.plan?.run('preprocess', async () => {})
           // The model step ignores its signal; run() gives up at the slice's end anyway.
-          await req.plan?.run('model', () => new Promise(() => {}))
+          await req.plan?.run('model', () => {
+            modelStarted.resolve()
+            return new Promise(() => {})
+          })
           res.json({ never: true })
         }),
       )
+    }, false)
+    let answered = false
+    const pending = get(url, { 'x-deadline-remaining-ms': '300' }).finally(() => {
+      answered = true
     })
-    const got = await get(url, { 'x-deadline-remaining-ms': '300' })
+    await modelStarted.promise
+    for (let ms = 0; !answered && ms < 400; ms++) {
+      clock.advance(1)
+      await new Promise((resolve) => setImmediate(resolve))
+    }
+    const got = await pending
     expect(got.status).toBe(504)
     expect(got.headers['x-deadline-expired']).toBe('1')
     expect(got.body).toEqual({

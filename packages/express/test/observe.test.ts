@@ -1,4 +1,4 @@
-import { DEADLINE_HEADER, writeDeadline } from '@hourglass/core'
+import { DEADLINE_HEADER, ManualClock, writeDeadline } from '@hourglass/core'
 import { request } from 'undici'
 import { afterEach, describe, expect, it } from 'vitest'
 import { deadline, type IngressExpireMessage } from '../src/index.js'
@@ -13,11 +13,17 @@ describe.each(majors)("mode: 'observe' ($name)", (major) => {
   })
 
   it('computes and propagates the deadline, reports the request that would have been cut, and lets it finish', async () => {
+    // A manual clock, moved past the deadline once the handler has propagated
+    // it: what is propagated is the budget less the reserve, not less however
+    // long a loaded machine took to reach the handler (5 ms were left once).
+    const clock = new ManualClock()
     const app = major.app()
     const expired: IngressExpireMessage[] = []
     const reported = deferred()
+    const propagated = deferred()
     app.use(
       deadline({
+        clock,
         mode: 'observe',
         reserveMs: 10,
         onExpire: (event) => {
@@ -31,16 +37,20 @@ describe.each(majors)("mode: 'observe' ($name)", (major) => {
       major.route(async (req, res) => {
         const outbound: Record<string, string> = {}
         writeDeadline(outbound, req.deadline)
+        propagated.resolve()
         // Outlive the deadline: the report comes, the handler carries on.
         await reported.promise
         res.json({ propagated: outbound[DEADLINE_HEADER], aborted: req.deadline.signal.aborted })
       }),
     )
     server = await listen(app)
-    const res = await request(server.url, {
+    const answer = request(server.url, {
       headers: { 'x-deadline-remaining-ms': '80' },
       dispatcher: agent,
     })
+    await propagated.promise
+    clock.advance(80)
+    const res = await answer
     expect(res.statusCode).toBe(200)
     expect(res.headers['x-deadline-expired']).toBeUndefined()
     const body = (await res.body.json()) as { propagated: string; aborted: boolean }

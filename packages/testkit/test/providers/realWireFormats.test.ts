@@ -2,6 +2,7 @@
  * Pins the fakes to what the real APIs send, where an audit found the fake
  * differed. Each case cites the source it was checked against.
  */
+import { ManualClock } from '@hourglass/core'
 import { afterEach, describe, expect, it } from 'vitest'
 import {
   anthropicErrors,
@@ -108,17 +109,29 @@ describe('DeepSeek keeps a slow non-streamed request alive with empty lines', ()
   // Continuously return empty lines ... These contents do not affect the
   // parsing of the JSON body by the OpenAI SDK."
   it('sends the headers at once, then blank lines while generating, then the JSON', async () => {
+    // The fake's time is a manual clock: the headers must come before any of
+    // it passes, whatever a busy machine does to a real 150 ms bound.
+    const clock = new ManualClock()
     fake = await startFakeProvider({
       dialect: 'deepseek',
+      clock,
       reply: reply.text('答案', { firstTokenDelayMs: 200, keepAliveEveryMs: 40 }),
     })
-    const started = performance.now()
     const res = await chat(fake.baseURL)
-    const headersMs = performance.now() - started
+    expect(clock.now()).toBe(0)
     expect(res.status).toBe(200)
-    expect(headersMs).toBeLessThan(150)
     expect(res.headers.get('content-length')).toBeNull()
-    const text = await res.text()
+    // Then the generation's 200 ms pass, 1 ms at a time, each step once the
+    // fake has written what the last one was due.
+    let done = false
+    const body = res.text().finally(() => {
+      done = true
+    })
+    for (let ms = 0; !done && ms < 1000; ms++) {
+      clock.advance(1)
+      await new Promise((resolve) => setImmediate(resolve))
+    }
+    const text = await body
     expect(text).toMatch(/^\n{2,}\{/)
     expect(JSON.parse(text)).toMatchObject({ choices: [{ message: { content: '答案' } }] })
     expect(fake.requests[0]).toMatchObject({ outcome: 'success', paid: true })
