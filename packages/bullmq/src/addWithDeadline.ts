@@ -2,6 +2,7 @@ import {
   currentDeadline,
   type Deadline,
   describeValue,
+  isDeadline,
   MAX_TIMER_MS,
   optionError,
   untilEnded,
@@ -141,18 +142,12 @@ export async function addWithDeadline<DataType, ResultType, NameType extends str
  */
 function resolveDeadline(value: unknown): Deadline | undefined {
   if (value === null) return undefined
-  const d = value as Partial<Deadline> | undefined
-  if (
-    typeof d !== 'object' ||
-    typeof d.throwIfExpired !== 'function' ||
-    typeof d.remaining !== 'function' ||
-    typeof d.expiresAt !== 'number'
-  ) {
+  if (!isDeadline(value)) {
     throw new TypeError(
       `addWithDeadline: deadline must be a Deadline from @hourglass/core (Deadline.after(ms)), got ${describeValue(value)}`,
     )
   }
-  return value as Deadline
+  return value
 }
 
 /**

@@ -2,6 +2,7 @@ import { coreChannels } from './channels.js'
 import { type Clock, isClock, MAX_TIMER_MS, systemClock } from './clock.js'
 import { DeadlineExceededError } from './DeadlineExceededError.js'
 import { describeValue } from './describeValue.js'
+import { isAbortSignal } from './isAbortSignal.js'
 import { type PlanEntry, type PlanOptions, SlicePlan } from './SlicePlan.js'
 import { recordTimerLateness } from './timerLateness.js'
 
@@ -75,7 +76,7 @@ export class Deadline {
         `Deadline: clock must be a Clock ({ now, setTimeout, clearTimeout }), got ${describeValue(options.clock)}`,
       )
     }
-    if (options.signal != null && !isSignal(options.signal)) {
+    if (options.signal != null && !isAbortSignal(options.signal)) {
       throw new TypeError(
         `Deadline: signal must be an AbortSignal, got ${describeValue(options.signal)}`,
       )
@@ -428,17 +429,6 @@ export class Deadline {
 }
 
 function noop(): void {}
-
-/** Enough of an AbortSignal to follow: `aborted`, `reason` and its listeners. */
-function isSignal(value: unknown): value is AbortSignal {
-  const s = value as Partial<AbortSignal> | null
-  return (
-    typeof s === 'object' &&
-    s !== null &&
-    typeof s.addEventListener === 'function' &&
-    typeof s.removeEventListener === 'function'
-  )
-}
 
 /**
  * A child of a deadline made by another installed copy of this package (two

@@ -1,6 +1,7 @@
 import { AsyncLocalStorage } from 'node:async_hooks'
 import type { Deadline } from './Deadline.js'
 import { describeValue } from './describeValue.js'
+import { isDeadline } from './isDeadline.js'
 
 /**
  * A named value carried by the context (the deadline is one; @hourglass/fetch
@@ -60,10 +61,7 @@ export function runWithDeadline<T>(deadline: Deadline, fn: () => T): T {
   // deadline, and every `remainingMs()`, fetch and slice below failed with
   // "remaining is not a function", far from the call. By shape, not class:
   // a deadline of another installed copy of core is one too.
-  if (
-    deadline != null &&
-    typeof (deadline as { remaining?: unknown } | null)?.remaining !== 'function'
-  ) {
+  if (deadline != null && !isDeadline(deadline)) {
     throw new TypeError(`runWithDeadline expects a Deadline, got ${describeValue(deadline)}`)
   }
   return storage.run(frame(DEADLINE, deadline), fn)

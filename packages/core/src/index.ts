@@ -50,6 +50,8 @@ export {
   STAINLESS_TIMEOUT_HEADER,
 } from './headerNames.js'
 export { isHeaderName, isHeaderValue, isVisibleAscii } from './httpField.js'
+export { isAbortSignal } from './isAbortSignal.js'
+export { isDeadline } from './isDeadline.js'
 export { ManualClock } from './ManualClock.js'
 export { optionError } from './optionError.js'
 export {

@@ -2,6 +2,7 @@ import {
   currentDeadline,
   type Deadline,
   isAbortError,
+  isAbortSignal,
   isClientClosed,
   isDeadlineExceeded,
   optionError,
@@ -344,17 +345,6 @@ class FetchCallInit implements OutboundCallInit {
   repeatable(): boolean {
     return isRepeatable(this.method, hasHeader(this.#headers, 'idempotency-key'))
   }
-}
-
-/** What the attempt listens to: an AbortSignal (of any copy of the class: Node's global one, a polyfill's). */
-function isAbortSignal(value: unknown): value is AbortSignal {
-  return (
-    typeof value === 'object' &&
-    value !== null &&
-    typeof (value as AbortSignal).aborted === 'boolean' &&
-    typeof (value as AbortSignal).addEventListener === 'function' &&
-    typeof (value as AbortSignal).removeEventListener === 'function'
-  )
 }
 
 /** Origin and path of a fetch input, for events (never the query: it may carry secrets). */

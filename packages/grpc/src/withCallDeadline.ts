@@ -1,5 +1,5 @@
 import type { CallOptions } from '@grpc/grpc-js'
-import { type Deadline, describeValue } from '@hourglass/core'
+import { type Deadline, describeValue, isDeadline } from '@hourglass/core'
 
 // A symbol, not a `deadline` field: grpc-js's own `deadline` option is a Date
 // or epoch ms, and a client without our interceptor must not be handed an
@@ -17,14 +17,7 @@ export function withCallDeadline(deadline: Deadline, options: CallOptions = {}):
   // `deadline` option's types) failed only at the call, inside the
   // interceptor, as "deadline.remaining is not a function". Undefined (a
   // `currentDeadline()` with none current) leaves the call to the current one.
-  const d = deadline as Partial<Deadline> | undefined
-  if (
-    deadline !== undefined &&
-    (typeof d !== 'object' ||
-      d === null ||
-      typeof d.remaining !== 'function' ||
-      typeof d.onDone !== 'function')
-  ) {
+  if (deadline !== undefined && !isDeadline(deadline)) {
     throw new TypeError(
       `withCallDeadline: deadline must be a Deadline from @hourglass/core (Deadline.after(ms)), got ${describeValue(deadline)}`,
     )

@@ -1,4 +1,10 @@
-import { describeValue, isHeaderValue, optionError } from '@hourglass/core'
+import {
+  describeValue,
+  isAbortSignal,
+  isDeadline,
+  isHeaderValue,
+  optionError,
+} from '@hourglass/core'
 import { InvalidChatRequestError } from '../errors/InvalidChatRequestError.js'
 import type { CallModelOptions } from './CallModelOptions.js'
 
@@ -48,15 +54,12 @@ export function checkCallOptions(options: CallModelOptions): void {
   // AbortController for `signal`, failed as "deadline?.throwIfExpired is not
   // a function" — thrown out of `callModel` itself for a stream's signal.
   const { deadline, signal, onAttempt } = options
-  if (deadline != null && typeof deadline.throwIfExpired !== 'function') {
+  if (deadline != null && !isDeadline(deadline)) {
     throw new TypeError(
       `callModel: deadline must be a Deadline (Deadline.after(ms)), got ${describeValue(deadline)}`,
     )
   }
-  if (
-    signal != null &&
-    (typeof signal.throwIfAborted !== 'function' || typeof signal.addEventListener !== 'function')
-  ) {
+  if (signal != null && !isAbortSignal(signal)) {
     throw new TypeError(
       `callModel: signal must be an AbortSignal (controller.signal), got ${describeValue(signal)}`,
     )
