@@ -149,7 +149,13 @@ export class ClientCall {
         }
         start(sent.metadata, ending)
         // After start: a deadline that is already over cancels a started call.
-        if (deadline) this.#off = deadline.onDone((reason) => this.#cancel(reason))
+        // Not for a call that ended inside start (an interceptor after ours
+        // answered at once: a circuit breaker, a cache, a mock): #end has run
+        // and released nothing, so the hook taken now stayed on the caller's
+        // deadline for good — one per call on a long-lived one.
+        if (deadline && !this.#ended) {
+          this.#off = deadline.onDone((reason) => this.#cancel(reason))
+        }
       },
     }
     return new InterceptingCall(next, requester)

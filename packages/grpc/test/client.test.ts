@@ -2,6 +2,8 @@ import {
   type CallOptions,
   type handleServerStreamingCall,
   type handleUnaryCall,
+  InterceptingCall,
+  type Interceptor,
   Metadata,
   type ServiceError,
   status,
@@ -415,6 +417,41 @@ describe('deadlineInterceptor: the call ends when the caller deadline does', () 
     expect(received).toEqual([{ n: 1 }])
     expect(error.code).toBe(status.CANCELLED)
     await cancelled
+  })
+
+  it('a call answered inside start by an interceptor after ours leaves no hook on a long-lived caller deadline', async () => {
+    await echoServer()
+    // A circuit breaker (or a cache, a mock) that answers at once, from start().
+    const breaker: Interceptor = (options, nextCall) =>
+      new InterceptingCall(nextCall(options), {
+        start(_metadata, listener) {
+          listener.onReceiveStatus({
+            code: status.UNAVAILABLE,
+            details: 'circuit open',
+            metadata: new Metadata(),
+          })
+        },
+      })
+    const work = connect(server!.address, [deadlineInterceptor(), breaker])
+    clients.push(work)
+    // A deadline for the whole process (a worker's), its hooks counted.
+    const parent = Deadline.never()
+    let hooks = 0
+    const onDone = parent.onDone.bind(parent)
+    parent.onDone = (listener) => {
+      hooks++
+      const off = onDone(listener)
+      return () => {
+        hooks--
+        off()
+      }
+    }
+    const CALLS = 50
+    for (let i = 0; i < CALLS; i++) {
+      const result = await runWithDeadline(parent, () => unary(work, {}))
+      expect(result.error?.code).toBe(status.UNAVAILABLE)
+    }
+    expect(hooks, 'onDone hooks left on the caller deadline').toBe(0)
   })
 
   it('a DEADLINE_EXCEEDED from the server reads as a DeadlineExceededError; other errors are left as they are', async () => {
