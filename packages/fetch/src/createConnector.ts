@@ -9,7 +9,7 @@ import { refuseUnknownOptions, runOutsideContext, systemClock } from '@hourglass
 import type { buildConnector } from 'undici'
 import { Attempt } from './Attempt.js'
 import { claimConnectAttempt } from './attemptContext.js'
-import { coalescedLookup } from './coalescedLookup.js'
+import { lookupAbandonable } from './lookupAbandonable.js'
 import { ConnectError } from './errors/ConnectError.js'
 import { DnsError } from './errors/DnsError.js'
 import {
@@ -43,7 +43,7 @@ export function connectorFor(
   config: ResolvedOptions,
   tls: ConnectionOptions | undefined,
 ): buildConnector.connector {
-  const lookup = config.lookup ?? coalescedLookup
+  const own = config.lookup
   return (opts, callback) => {
     const claimed = claimConnectAttempt()
     const attempt =
@@ -60,10 +60,13 @@ export function connectorFor(
       })
     let socket: Socket | undefined
     let settled = false
+    // The default lookup's: stop waiting for a name (see lookupAbandonable).
+    let abandonLookup: (() => void) | undefined
     const settle = (error: Error | null, ready?: Socket) => {
       if (settled) return
       settled = true
       unregister()
+      abandonLookup?.()
       if (error) {
         socket?.destroy()
         if (!claimed) attempt.finish(error)
@@ -182,7 +185,8 @@ export function connectorFor(
       open(addresses)
     }
     try {
-      lookup(opts.hostname, { all: true }, onAnswer)
+      if (own) own(opts.hostname, { all: true }, onAnswer)
+      else abandonLookup = lookupAbandonable(opts.hostname, { all: true }, onAnswer)
     } catch (error) {
       onAnswer(error as NodeJS.ErrnoException, [])
     }
