@@ -118,7 +118,10 @@ export const ATTR_DEADLINE_INVALID_JOB_REASON = 'hourglass.deadline.invalid_job.
 export const ATTR_HTTP_REQUEST_RESEND_COUNT = 'http.request.resend_count'
 /** Stable semconv: a low-cardinality class of error (we use Hourglass error codes). */
 export const ATTR_ERROR_TYPE = 'error.type'
+/** Stable semconv: the request's method when the conventions know it (`GET`, …, `QUERY`), else `_OTHER`. */
 export const ATTR_HTTP_REQUEST_METHOD = 'http.request.method'
+/** Stable semconv: the method as sent, on a span whose `http.request.method` is `_OTHER`. */
+export const ATTR_HTTP_REQUEST_METHOD_ORIGINAL = 'http.request.method_original'
 export const ATTR_HTTP_RESPONSE_STATUS_CODE = 'http.response.status_code'
 export const ATTR_URL_FULL = 'url.full'
 /** RPC semconv, on the gRPC client and server spans: `grpc`. */

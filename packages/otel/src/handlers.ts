@@ -49,6 +49,33 @@ export function defined(
 export const errorType = errorCode
 
 /**
+ * The methods the HTTP semantic conventions know (RFC 9110, PATCH, QUERY):
+ * `http.request.method` takes one of these or `_OTHER`.
+ */
+const KNOWN_METHODS: ReadonlySet<string> = new Set([
+  'CONNECT',
+  'DELETE',
+  'GET',
+  'HEAD',
+  'OPTIONS',
+  'PATCH',
+  'POST',
+  'PUT',
+  'QUERY',
+  'TRACE',
+])
+
+/**
+ * `http.request.method` as the HTTP conventions require it: a known method,
+ * else `_OTHER`. fetch sends any token as a method, and a proxy that passes
+ * its caller's on (an HTTP/2 `:method` is any token) made every distinct one
+ * a new series of the egress histogram, and a new span name.
+ */
+export function httpMethod(method: string): string {
+  return KNOWN_METHODS.has(method) ? method : '_OTHER'
+}
+
+/**
  * `hourglass.deadline.retry.reason` for a model retry: its kind, else its
  * error's class, else its HTTP status. `hourglass:llm:attempt` declares all
  * three optional, so a message may name none: then undefined, and the

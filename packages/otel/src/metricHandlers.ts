@@ -22,7 +22,7 @@ import {
   METRIC_RETRIES,
   METRIC_SUCCEEDED,
 } from './attributes.js'
-import { defined, type Handlers, modelRetryReason } from './handlers.js'
+import { defined, type Handlers, httpMethod, modelRetryReason } from './handlers.js'
 import { inModelSend } from './inModelSend.js'
 
 /**
@@ -113,7 +113,8 @@ export function metricHandlers(meter: Meter): Handlers {
         // One sample per attempt: a hop that follows a redirect is part of its attempt.
         if (m.redirect !== undefined || !Number.isFinite(m.remainingMs)) return
         egressRemaining.record(seconds(m.remainingMs), {
-          [ATTR_HTTP_REQUEST_METHOD]: m.method,
+          // Known methods only: any other token is `_OTHER`, not a series of its own.
+          [ATTR_HTTP_REQUEST_METHOD]: httpMethod(m.method),
           [ATTR_DEADLINE_ATTEMPT]: m.attempt,
         })
       },

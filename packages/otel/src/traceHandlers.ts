@@ -36,6 +36,7 @@ import {
   ATTR_GEN_AI_USAGE_INPUT_TOKENS,
   ATTR_GEN_AI_USAGE_OUTPUT_TOKENS,
   ATTR_HTTP_REQUEST_METHOD,
+  ATTR_HTTP_REQUEST_METHOD_ORIGINAL,
   ATTR_HTTP_REQUEST_RESEND_COUNT,
   ATTR_HTTP_RESPONSE_STATUS_CODE,
   ATTR_LLM_ADMISSION_ACTION,
@@ -63,7 +64,7 @@ import {
 } from './attributes.js'
 import { parentContext } from './deadlineSpans.js'
 import { grpcTraceHandlers } from './grpcSpans.js'
-import { defined, errorType, type Handlers, modelRetryReason, ms } from './handlers.js'
+import { defined, errorType, type Handlers, httpMethod, modelRetryReason, ms } from './handlers.js'
 import { bullmqTraceHandlers } from './jobSpans.js'
 import { withRequestIds } from './withRequestIds.js'
 
@@ -236,12 +237,16 @@ export function traceHandlers(sdkTracer: Tracer): Handlers {
         // Sends before this one, for any reason (the semconv counts
         // redirects): the attempt's retries, then its redirect hops.
         const resends = m.attempt - 1 + (m.redirect ?? 0)
+        // A method the conventions do not know is `_OTHER` in the name and
+        // the attribute (span names must stay few), the original beside it.
+        const method = httpMethod(m.method)
         const span = tracer.startSpan(
-          SPAN_EGRESS_PREFIX + m.method,
+          SPAN_EGRESS_PREFIX + method,
           {
             kind: SpanKind.INTERNAL,
             attributes: defined({
-              [ATTR_HTTP_REQUEST_METHOD]: m.method,
+              [ATTR_HTTP_REQUEST_METHOD]: method,
+              [ATTR_HTTP_REQUEST_METHOD_ORIGINAL]: method === m.method ? undefined : m.method,
               [ATTR_URL_FULL]: m.url,
               [ATTR_DEADLINE_ATTEMPT]: m.attempt,
               [ATTR_DEADLINE_REDIRECT]: m.redirect,

@@ -157,3 +157,43 @@ describe('what counts as a call that succeeded', () => {
     expect(decisions.map((p) => p.attributes['hourglass.deadline.call.kind'])).not.toContain('http')
   })
 })
+
+describe('methods a caller chooses', () => {
+  it('a method the HTTP conventions do not know is one `_OTHER` series and span name, not one each', async () => {
+    const upstream = await faultServer(() => ({ type: 'respond', status: 200, body: 'ok' }))
+    const fetch = createFetch({ retry: false })
+    // Methods a proxy passes on from its callers: any token is a method.
+    const methods = ['GET', 'PURGE', 'X-SCAN-1', 'X-SCAN-2', 'X-SCAN-3']
+    const deadline = Deadline.after(60_000, { clock: new ManualClock() })
+    try {
+      for (const method of methods) {
+        const answer = await runWithDeadline(deadline, () => fetch(upstream.url, { method }))
+        await answer.text()
+      }
+    } finally {
+      deadline.dispose()
+      await fetch.close()
+      await upstream.close()
+    }
+    const series = (await otel.points('hourglass.deadline.egress.remaining')).map(
+      (p) => p.attributes['http.request.method'],
+    )
+    expect(series.sort()).toEqual(['GET', '_OTHER'])
+    expect((await otel.histogram('hourglass.deadline.egress.remaining')).count).toBe(5)
+    const spans = otel.exporter
+      .getFinishedSpans()
+      .filter((s) => s.name.startsWith('deadline.egress '))
+      .map((s) => [
+        s.name,
+        s.attributes['http.request.method'],
+        s.attributes['http.request.method_original'],
+      ])
+    expect(spans).toEqual([
+      ['deadline.egress GET', 'GET', undefined],
+      ['deadline.egress _OTHER', '_OTHER', 'PURGE'],
+      ['deadline.egress _OTHER', '_OTHER', 'X-SCAN-1'],
+      ['deadline.egress _OTHER', '_OTHER', 'X-SCAN-2'],
+      ['deadline.egress _OTHER', '_OTHER', 'X-SCAN-3'],
+    ])
+  })
+})
