@@ -36,7 +36,11 @@ type State = 'live' | 'expired' | 'cancelled'
  * - A child never outlives its parent, and is aborted when the parent is.
  * - Resources (one timer, one entry in the parent's child set, one listener on
  *   an external signal) are released as soon as the deadline expires, is
- *   cancelled, or is disposed. `dispose()` releases without aborting.
+ *   cancelled, or is disposed. `dispose()` releases without aborting. One
+ *   exception: an `observe` deadline whose time ran out aborted nothing, so
+ *   it keeps its parent entry and signal listener (a later cancel must still
+ *   reach it) until it is cancelled, disposed or its parent ends: dispose
+ *   dark-mode children you create under a long-lived parent.
  * - Parents hold children in a `Set`, not as `abort` listeners on their signal:
  *   a long-lived parent with a million short-lived children keeps no listener
  *   and no closure per child (the leak `AbortSignal.any` has on Node 20).
