@@ -1,4 +1,5 @@
-import type { Command, Io } from './Command.js'
+import { optionError } from '@hourglass/core'
+import { type Command, type Io, processIo } from './Command.js'
 import { cliVersion } from './cliVersion.js'
 import { demoCommand } from './commands/demo.js'
 import { gatewayCommand } from './commands/gateway.js'
@@ -25,10 +26,21 @@ Run 'hourglass help <command>' (or '<command> --help') for its options.
 /**
  * Run `hourglass …` with `argv` (without node and the script) and return the
  * exit code: 0 done (help and version included), 1 failed, 2 bad arguments
- * (one line on stderr).
+ * (one line on stderr). `io` defaults to the process's stdout and stderr, as
+ * the `hourglass` binary uses: a script calling `main(['probe', url])` gets
+ * the command's output, not a TypeError from inside it.
  */
-export async function main(argv: string[], io: Io): Promise<number> {
-  const [name, ...rest] = argv
+export async function main(argv: readonly string[], io: Io = processIo()): Promise<number> {
+  // Checked here, where the mistake is made: `main('probe')` would otherwise
+  // run a command named 'p', and `main()` fail inside with no word of argv.
+  if (!Array.isArray(argv) || argv.some((arg) => typeof arg !== 'string')) {
+    throw optionError(
+      'argv',
+      'an array of strings, without node and the script (process.argv.slice(2))',
+      argv,
+    )
+  }
+  const [name, ...rest] = argv as string[]
   if (name === '--help' || name === '-h') {
     io.stdout(mainHelp)
     return 0

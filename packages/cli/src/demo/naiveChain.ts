@@ -5,6 +5,7 @@ import express, { type Request } from 'express'
 import { Agent, request } from 'undici'
 import { listen } from '../listen.js'
 import { CASE_ID_HEADER, type Chain } from './Chain.js'
+import { clientErrors } from './clientErrors.js'
 import { LARGE_MODEL, providerScript } from './providerScript.js'
 import { preprocessMs, work, writeMs } from './simulatedWork.js'
 import { WorkLog } from './WorkLog.js'
@@ -102,6 +103,7 @@ export async function startNaiveChain(seed: number): Promise<Chain> {
       })
       .catch(next)
   })
+  edgeApp.use(clientErrors)
   const edge = await listen(edgeApp)
 
   return {

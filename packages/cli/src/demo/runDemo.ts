@@ -1,4 +1,4 @@
-import { wait } from '@hourglass/core'
+import { optionError, wait } from '@hourglass/core'
 import { Agent } from 'undici'
 import type { Chain } from './Chain.js'
 import type { DemoFigures } from './DemoFigures.js'
@@ -29,6 +29,7 @@ export interface RunDemoOptions {
  * wait for the upstream work to stop (or `drainMs`), and return the figures.
  */
 export async function runDemo(options: RunDemoOptions = {}): Promise<DemoFigures> {
+  checkOptions(options)
   const seed = options.seed ?? 7
   const budgetsMs = options.budgetsMs ?? [300, 1000, 2000]
   const graceMs = options.graceMs ?? 250
@@ -69,6 +70,50 @@ export async function runDemo(options: RunDemoOptions = {}): Promise<DemoFigures
   } finally {
     await agent.close()
     await Promise.all(chains.map((c) => c.close()))
+  }
+}
+
+const MAX_INT32 = 2 ** 31 - 1
+
+/**
+ * Judged before any server starts, as the CLI judges its flags: `budgetsMs:
+ * []` ran 30 requests with an `undefined` budget, a seed `'x'` ran as if
+ * given, a negative budget was sent as a header — figures of nothing, with
+ * no word of why.
+ */
+function checkOptions(options: RunDemoOptions): void {
+  if (typeof options !== 'object' || options === null || Array.isArray(options)) {
+    throw optionError('options', 'an object (RunDemoOptions)', options)
+  }
+  const whole = (name: keyof RunDemoOptions, min: number, max: number) => {
+    const value = options[name]
+    if (value === undefined) return
+    if (typeof value !== 'number' || !Number.isInteger(value) || value < min || value > max) {
+      throw optionError(name, `a whole number from ${min} to ${max}`, value)
+    }
+  }
+  whole('seed', 0, MAX_INT32)
+  whole('requests', 1, 10_000)
+  whole('everyMs', 0, MAX_INT32)
+  whole('graceMs', 0, MAX_INT32)
+  whole('drainMs', 0, MAX_INT32)
+  const { budgetsMs, onProgress } = options
+  if (
+    budgetsMs !== undefined &&
+    (!Array.isArray(budgetsMs) ||
+      budgetsMs.length === 0 ||
+      budgetsMs.some(
+        (ms) => typeof ms !== 'number' || !Number.isInteger(ms) || ms < 1 || ms > MAX_INT32,
+      ))
+  ) {
+    throw optionError(
+      'budgetsMs',
+      `a non-empty array of whole numbers of ms from 1 to ${MAX_INT32}`,
+      budgetsMs,
+    )
+  }
+  if (onProgress !== undefined && typeof onProgress !== 'function') {
+    throw optionError('onProgress', 'a function', onProgress)
   }
 }
 

@@ -12,6 +12,7 @@ import { startFakeProvider } from '@hourglass/testkit'
 import express, { type Request } from 'express'
 import { listen } from '../listen.js'
 import { CASE_ID_HEADER, type Chain } from './Chain.js'
+import { clientErrors } from './clientErrors.js'
 import { LARGE_MODEL, providerScript, SMALL_MODEL } from './providerScript.js'
 import { preprocessMs, work, writeMs } from './simulatedWork.js'
 import { WorkLog } from './WorkLog.js'
@@ -180,6 +181,7 @@ export async function startToolkitChain(seed: number): Promise<Chain> {
       .catch(next)
   })
   edgeApp.use(deadlineErrors())
+  edgeApp.use(clientErrors)
   const edge = await listen(edgeApp)
 
   return {

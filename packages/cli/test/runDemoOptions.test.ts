@@ -1,0 +1,23 @@
+import { expect, it } from 'vitest'
+import { type RunDemoOptions, runDemo } from '../src/index.js'
+
+// runDemo(options) is the README's programmatic demo. Nothing judged its
+// options: `budgetsMs: []` ran 30 requests with an undefined budget (figures
+// under a budget "undefined"), a seed 'x' ran as if given, a negative budget
+// went out as a header. Each is now refused before any server starts, naming
+// the option, as the CLI refuses its flags.
+
+it.each<[RunDemoOptions, string]>([
+  [
+    { budgetsMs: [] },
+    'budgetsMs must be a non-empty array of whole numbers of ms from 1 to 2147483647, got an array',
+  ],
+  [{ budgetsMs: [300, -5] }, 'budgetsMs must be a non-empty array'],
+  [{ seed: 'x' as unknown as number }, "seed must be a whole number from 0 to 2147483647, got 'x'"],
+  [{ requests: 0 }, 'requests must be a whole number from 1 to 10000, got 0'],
+  [{ graceMs: -1 }, 'graceMs must be a whole number from 0 to 2147483647, got -1'],
+  [{ everyMs: Number.NaN }, 'everyMs must be a whole number'],
+  [{ onProgress: 1 as unknown as () => void }, 'onProgress must be a function'],
+])('runDemo(%j) is refused at once, naming the option', async (options, message) => {
+  await expect(runDemo(options)).rejects.toThrow(message)
+})
