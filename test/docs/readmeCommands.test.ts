@@ -1,8 +1,9 @@
-import { existsSync, readFileSync } from 'node:fs'
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { describe, expect, it } from 'vitest'
 import { parseHeader } from '../../packages/cli/src/probe/parseHeader.js'
+import { docPaths } from '../support/docPaths.js'
 
 // The `-H` headers the READMEs show are meant to be pasted: each must be one
 // the CLI accepts (a pasted '…' placeholder is refused with exit 2). A
@@ -40,4 +41,58 @@ describe('README command lines', () => {
     const missing = targets.filter((t) => !existsSync(path.join(root, path.dirname(readme), t)))
     expect(missing).toEqual([])
   })
+})
+
+/** GitHub's anchors for a markdown file's headings (lower case, punctuation dropped, spaces → `-`, repeats numbered). */
+function anchorsOf(file: string): Set<string> {
+  const anchors = new Set<string>()
+  const seen = new Map<string, number>()
+  let fenced = false
+  for (const line of readFileSync(file, 'utf8').split(/\r?\n/)) {
+    if (/^ {0,3}(```|~~~)/.test(line)) fenced = !fenced
+    const heading = !fenced && /^#{1,6}\s+(.*?)\s*#*\s*$/.exec(line)
+    if (!heading) continue
+    const base = heading[1]!
+      .toLowerCase()
+      .replace(/[^\p{L}\p{N}\s_-]/gu, '')
+      .replace(/\s/g, '-')
+    const n = seen.get(base) ?? 0
+    seen.set(base, n + 1)
+    anchors.add(n === 0 ? base : `${base}-${n}`)
+  }
+  return anchors
+}
+
+describe('README anchors', () => {
+  const root = fileURLToPath(new URL('../../', import.meta.url))
+  const docs = [
+    'README.md',
+    ...readdirSync(path.join(root, 'packages'))
+      .map((name) => path.join('packages', name, 'README.md'))
+      .filter((file) => existsSync(path.join(root, file))),
+    ...docPaths(),
+  ]
+
+  it.each(docs)(
+    '%s: every #anchor into a markdown file of the repo names one of its headings',
+    (doc) => {
+      const text = readFileSync(path.join(root, doc), 'utf8')
+      const broken: string[] = []
+      for (const m of text.matchAll(/\]\(([^)\s]*#[^)\s]+)\)/g)) {
+        const [target = '', anchor = ''] = m[1]!.split('#')
+        const inRepo =
+          /^https:\/\/github\.com\/hourglass-dev\/hourglass\/(?:blob|tree)\/main\/(.+)$/.exec(
+            target,
+          )
+        if (target !== '' && !inRepo && /^[a-z]+:/i.test(target)) continue // another site
+        const file = inRepo
+          ? path.join(root, inRepo[1]!)
+          : path.join(root, path.dirname(doc), target === '' ? path.basename(doc) : target)
+        // A folder's `#readme` is GitHub's own anchor for the README it shows.
+        if (!existsSync(file) || statSync(file).isDirectory() || !file.endsWith('.md')) continue
+        if (!anchorsOf(file).has(decodeURIComponent(anchor))) broken.push(m[1]!)
+      }
+      expect(broken).toEqual([])
+    },
+  )
 })

@@ -5,6 +5,7 @@ import ts from 'typescript'
 import { describe, expect, it } from 'vitest'
 import { docPaths } from '../support/docPaths.js'
 import { tsBlocks } from '../support/tsBlocks.js'
+import { optionTablesModule } from './optionTables.js'
 
 // Every ```ts / ```typescript block in the root README, each package's
 // README and each package's reference pages (packages/*/docs/*.md) is
@@ -155,7 +156,15 @@ describe('README code blocks', () => {
       byFile.set(path.normalize(file), s)
     }
 
-    const program = ts.createProgram({ rootNames: [...byFile.keys()], options: compilerOptions() })
+    // The options tables ride in the same program (one compile, not two).
+    const tables = optionTablesModule()
+    const tablesFile = path.join(scratchDir, 'option-tables.ts')
+    writeFileSync(tablesFile, tables.source)
+    const program = ts.createProgram({
+      rootNames: [...byFile.keys(), tablesFile],
+      options: compilerOptions(),
+    })
+    optionTableReport = optionTableDiagnostics(program, tablesFile, tables)
     const diagnostics: ts.Diagnostic[] = [
       ...program.getOptionsDiagnostics(),
       ...program.getGlobalDiagnostics(),
@@ -185,4 +194,36 @@ describe('README code blocks', () => {
     })
     expect(report, `checked ${checked.length} blocks`).toEqual([])
   })
+
+  it('every option an options table lists is a key of the options its function takes', () => {
+    // Set by the type check above, which compiles the tables' module too.
+    expect(optionTableReport, 'run with the type-check test').toBeDefined()
+    expect(optionTableReport?.checked).toBeGreaterThan(50)
+    expect(optionTableReport?.problems, `checked ${optionTableReport?.checked} options`).toEqual([])
+  })
 })
+
+let optionTableReport: { checked: number; problems: string[] } | undefined
+
+/** The diagnostics of the options tables' module, each naming the doc, section and option. */
+function optionTableDiagnostics(
+  program: ts.Program,
+  file: string,
+  tables: { source: string; options: string[] },
+): { checked: number; problems: string[] } {
+  const sf = program.getSourceFile(file)
+  if (!sf) throw new Error(`not in the program: ${file}`)
+  const lines = tables.source.split('\n')
+  const problems = [
+    ...program.getSyntacticDiagnostics(sf),
+    ...program.getSemanticDiagnostics(sf),
+  ].map((d) => {
+    const line = sf.getLineAndCharacterOfPosition(d.start ?? 0).line
+    const n = /^export const k(\d+)/.exec(lines[line] ?? '')?.[1]
+    const message = ts.flattenDiagnosticMessageText(d.messageText, ' ')
+    return n === undefined
+      ? `${lines[line]}: ${message}`
+      : `${tables.options[Number(n)]}: ${message}`
+  })
+  return { checked: tables.options.length, problems }
+}
