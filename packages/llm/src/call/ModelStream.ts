@@ -15,11 +15,30 @@ export interface ModelStream extends AsyncIterable<StreamEvent> {
    * `reason` as it is.
    */
   cancel(reason?: unknown): void
+  /**
+   * Read the provider at the consumer's pace from now on: while this stream
+   * is iterated and more than `highWaterMark` (characters of event text,
+   * plus 64 per event; default 65536) wait unread, the call stops reading
+   * the provider's body until the consumer has taken half of them, so the
+   * provider's socket — not memory — holds the rest. For a proxy whose own
+   * client reads slowly: without it a client that stops reading made the
+   * whole answer wait in memory (200k tokens: +85 MB of heap, per client).
+   * Not iterated, the stream is still read at the provider's pace. A paced
+   * stream that is neither iterated on nor left (`return`, `cancel`) waits,
+   * and `result` with it, until the deadline or the caller's signal.
+   */
+  readAtConsumerPace(highWaterMark?: number): void
 }
 
 /** Where a call writes the events of its committed attempt. @internal */
 export interface StreamSink {
   push(event: StreamEvent): void
+  /**
+   * While the consumer reads at its own pace (`readAtConsumerPace`) and is
+   * behind by more than the high-water mark: a promise of the moment it has
+   * caught up (or left). Otherwise undefined: nothing allocated per event.
+   */
+  behind(): Promise<void> | undefined
   /** Aborted when the consumer stops reading or cancels, or the caller's signal aborts. */
   readonly signal: AbortSignal
   /**
@@ -42,6 +61,15 @@ export function createModelStream(
   signal?: AbortSignal | undefined,
 ): ModelStream {
   const queue: StreamEvent[] = []
+  // `readAtConsumerPace`: the high-water mark (0 = off), and the weight of what is queued.
+  let pace = 0
+  let queued = 0
+  // The producer, parked while the consumer is behind.
+  const parked: Array<() => void> = []
+  const unpark = () => {
+    if (parked.length === 0) return
+    for (const wake of parked.splice(0)) wake()
+  }
   const controller = new AbortController()
   // Every read waiting for an event: the async iterator protocol lets a
   // consumer ask for the next event before the last one came, and a single
@@ -75,7 +103,16 @@ export function createModelStream(
   const sink: StreamSink = {
     push(event) {
       queue.push(event)
+      // Counted paced or not: pacing may be asked for once events wait.
+      queued += weightOf(event)
       notify()
+    },
+    behind() {
+      // Only an iterated stream is paced: one nobody reads still settles `result`.
+      if (pace === 0 || !iterating || returned || queued <= pace) return undefined
+      return new Promise<void>((resolve) => {
+        parked.push(resolve)
+      })
     },
     signal: controller.signal,
     stoppedAfterFinish: (reason) => afterFinish !== undefined && reason === afterFinish,
@@ -85,6 +122,7 @@ export function createModelStream(
       signal?.removeEventListener('abort', onAbort)
       ended = true
       notify()
+      unpark()
       return response
     },
     (error: unknown) => {
@@ -92,6 +130,7 @@ export function createModelStream(
       ended = true
       failure = { error }
       notify()
+      unpark()
       throw error
     },
   )
@@ -100,6 +139,18 @@ export function createModelStream(
   return {
     result,
     cancel,
+    readAtConsumerPace(highWaterMark = DEFAULT_HIGH_WATER_MARK) {
+      if (
+        typeof highWaterMark !== 'number' ||
+        !Number.isFinite(highWaterMark) ||
+        highWaterMark < 1
+      ) {
+        throw new RangeError(
+          `readAtConsumerPace: highWaterMark must be a finite number ≥ 1, got ${String(highWaterMark)}`,
+        )
+      }
+      pace = highWaterMark
+    },
     [Symbol.asyncIterator](): AsyncIterator<StreamEvent> {
       if (iterating) throw new TypeError('a ModelStream can be iterated only once')
       iterating = true
@@ -110,6 +161,9 @@ export function createModelStream(
             const event = queue.shift()
             if (event !== undefined) {
               if (event.type === 'finish') finishRead = true
+              queued -= weightOf(event)
+              // Half, not the mark itself: the provider is read in runs, not one event at a time.
+              if (pace > 0 && queued <= pace / 2) unpark()
               return { done: false, value: event }
             }
             if (failure !== undefined) throw failure.error
@@ -122,6 +176,8 @@ export function createModelStream(
         async return(): Promise<IteratorResult<StreamEvent>> {
           returned = true
           queue.length = 0
+          queued = 0
+          unpark()
           if (!ended && !controller.signal.aborted) {
             // After `finish` the answer is whole: the attempt in flight (still
             // reading up to the provider's end marker) is stopped all the
@@ -140,5 +196,24 @@ export function createModelStream(
         },
       }
     },
+  }
+}
+
+/** The default of `readAtConsumerPace`: some 1000 tokens' events. */
+const DEFAULT_HIGH_WATER_MARK = 64 * 1024
+
+/** What an event weighs against the high-water mark: its text, and a share for the object. */
+function weightOf(event: StreamEvent): number {
+  switch (event.type) {
+    case 'text':
+      return 64 + event.text.length
+    case 'thinking':
+      return 64 + event.thinking.length
+    case 'signature':
+      return 64 + event.signature.length
+    case 'tool_call':
+      return 64 + event.name.length + event.argumentsDelta.length
+    default:
+      return 64
   }
 }
