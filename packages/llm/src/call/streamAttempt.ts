@@ -1,5 +1,6 @@
 import { type Clock, systemClock } from '@hourglass/core'
 import type { ModelAdapter, SendOptions, SendResult } from '../adapters/ModelAdapter.js'
+import { END_GRACE_MS } from '../adapters/readEvents.js'
 import { ProviderError } from '../errors/ProviderError.js'
 import { StreamInterruptedError } from '../errors/StreamInterruptedError.js'
 import type { ChatRequest, StreamEvent } from '../types.js'
@@ -56,6 +57,25 @@ export async function streamAttempt(options: StreamAttemptOptions): Promise<Send
   const stopTimer = () => {
     if (timer !== undefined) clock.clearTimeout(timer)
   }
+  // The answer's `finish` came (OpenAI's, with its usage, comes before
+  // `[DONE]`): a body silent and still open END_GRACE_MS later is not read on. A
+  // server or proxy that sent the whole answer but neither `[DONE]` nor the
+  // body's end held it until the deadline, which then failed it as
+  // interrupted (a gateway's client got the finish, then an error event).
+  const afterFinish = new AfterFinishGrace()
+  let graceTimer: ReturnType<Clock['setTimeout']> | undefined
+  let finished = false
+  const stopGrace = () => {
+    if (graceTimer !== undefined) clock.clearTimeout(graceTimer)
+  }
+  const whole = (status: number): SendResult => {
+    for (const early of held.splice(0)) sink.push(early)
+    return {
+      ok: true,
+      status,
+      response: collector.response(adapter.name, adapter.model, providerRequestId),
+    }
+  }
   // The request id header the adapter read from the 200 (as a whole answer carries it).
   let providerRequestId: string | undefined
   try {
@@ -66,7 +86,24 @@ export async function streamAttempt(options: StreamAttemptOptions): Promise<Send
     received.status = opened.status
     providerRequestId = opened.providerRequestId
     for await (const event of opened.events) {
+      // An empty text or thinking delta (Anthropic's `text_delta` of "",
+      // Gemini's part of `text: ""`) carries nothing: it is no first token.
+      // Counted as one, it stopped the first-token timer and ended retries:
+      // an overload frame right after it failed the call ("broke after the
+      // first token (0 characters received)") instead of asking again.
+      if (isEmptyDelta(event)) continue
       collector.add(event)
+      if (event.type === 'finish') {
+        finished = true
+        stopGrace()
+        graceTimer = clock.setTimeout(() => options.abort(afterFinish), END_GRACE_MS)
+      } else if (finished && event.type !== 'signature') {
+        // Answer after a finish: that finish was no end (a server's bogus or
+        // early one), so neither a silence nor a cut after it is a whole answer.
+        finished = false
+        stopGrace()
+        graceTimer = undefined
+      }
       if (!collector.sawToken) {
         held.push(event)
         continue
@@ -78,6 +115,10 @@ export async function streamAttempt(options: StreamAttemptOptions): Promise<Send
         for (const early of held.splice(0)) sink.push(early)
       }
       sink.push(event)
+      // A consumer reading at its own pace and behind: stop reading the
+      // body (the provider's socket holds the rest) until it catches up.
+      const behind = sink.behind()
+      if (behind !== undefined) await caughtUp(behind, options.send.signal)
     }
     stopTimer()
     // An end marker with nothing before it is no answer: as a whole answer's
@@ -99,13 +140,17 @@ export async function streamAttempt(options: StreamAttemptOptions): Promise<Send
         }),
       }
     }
-    for (const early of held.splice(0)) sink.push(early)
-    return {
-      ok: true,
-      status: opened.status,
-      response: collector.response(adapter.name, adapter.model, providerRequestId),
-    }
+    return whole(opened.status)
   } catch (thrown) {
+    // The whole answer came and the body did not end: done, as at its end
+    // marker. So is one whose body broke after it (a reset instead of
+    // `[DONE]`): the consumer was handed the finish, and a body that closes
+    // there is whole (readEvents) — the outcome must not depend on how the
+    // connection ended. Only the consumer's own stop passes through.
+    if (thrown === afterFinish) return whole(received.status ?? 200)
+    if (finished && !(sink.signal.aborted && thrown === sink.signal.reason)) {
+      return whole(received.status ?? 200)
+    }
     if (thrown === timeout) {
       // The request was sent: the provider has it and may be generating —
       // and billing — an answer it was slow to start (or, before its
@@ -163,6 +208,42 @@ export async function streamAttempt(options: StreamAttemptOptions): Promise<Send
     })
   } finally {
     stopTimer()
+    stopGrace()
+  }
+}
+
+function isEmptyDelta(event: StreamEvent): boolean {
+  return (
+    (event.type === 'text' && event.text === '') ||
+    (event.type === 'thinking' && event.thinking === '')
+  )
+}
+
+/** The reason the wait for the end marker after a `finish` is given up with; recognised by identity. */
+class AfterFinishGrace extends Error {
+  constructor() {
+    super(`no end marker within ${END_GRACE_MS} ms of the answer's finish`)
+    this.name = 'AfterFinishGrace'
+  }
+}
+
+/**
+ * Waits for a consumer that is behind, or for the attempt's end (the
+ * deadline, a cancel): the loop then reads on and meets the aborted body.
+ */
+async function caughtUp(behind: Promise<void>, signal: AbortSignal): Promise<void> {
+  if (signal.aborted) return
+  let onAbort: (() => void) | undefined
+  try {
+    await Promise.race([
+      behind,
+      new Promise<void>((resolve) => {
+        onAbort = () => resolve()
+        signal.addEventListener('abort', onAbort, { once: true })
+      }),
+    ])
+  } finally {
+    if (onAbort !== undefined) signal.removeEventListener('abort', onAbort)
   }
 }
 

@@ -55,8 +55,12 @@ afterEach(() => {
   }
 })
 
-/** Writes `wire`'s answer to every request; `keepOpen`: never ends the body after the marker (a proxy holding it). */
-async function wireServer(wire: Wire, keepOpen: boolean): Promise<WireServer> {
+/**
+ * Writes `wire`'s answer to every request; `keepOpen`: never ends the body
+ * after the marker (a proxy holding it); `noMarker`: the answer without its
+ * end marker (OpenAI's `[DONE]`), the body held open all the same.
+ */
+async function wireServer(wire: Wire, keepOpen: boolean, noMarker = false): Promise<WireServer> {
   let lastWriteAt = 0
   let closed: (ms: number) => void = () => {}
   const firstClosed = new Promise<number>((resolve) => {
@@ -65,7 +69,8 @@ async function wireServer(wire: Wire, keepOpen: boolean): Promise<WireServer> {
   const server = createServer((req, res) => {
     req.resume()
     res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' })
-    for (const frame of WIRE[wire]) res.write(frame)
+    const frames = noMarker ? WIRE[wire].slice(0, -1) : WIRE[wire]
+    for (const frame of frames) res.write(frame)
     lastWriteAt = performance.now()
     // As over a real network: the end of the chunked body follows the
     // marker a moment later, in a packet of its own.
@@ -140,6 +145,64 @@ describe('a stream ends at the provider’s end marker', () => {
       expect(settled).toBe('closed')
     },
   )
+
+  it('openai: a server that sends the whole answer (finish and usage) but neither [DONE] nor the end of the body gives the answer once the grace after its finish is over, not a failure at the deadline', async () => {
+    const upstream = await wireServer('openai', true, true)
+    const clock = new ManualClock()
+    using deadline = Deadline.after(3000, { clock })
+    const answer = stream(adapterFor('openai', upstream.baseURL), deadline)
+    const read = (async () => {
+      const types: string[] = []
+      for await (const event of answer) {
+        types.push(event.type)
+        // The grace runs from the finish the call received, on the call's clock.
+        if (event.type === 'finish') clock.advance(END_GRACE_MS)
+      }
+      return types
+    })()
+    // Before: nothing ended the read but the deadline, which failed the whole
+    // answer as interrupted (STREAM_INTERRUPTED after its finish).
+    const outcome = await Promise.race([
+      read.then(
+        (types) => types,
+        (error: unknown) => `failed: ${String(error)}`,
+      ),
+      new Promise((resolve) => setTimeout(resolve, 2000, 'still reading 2 s after the finish')),
+    ])
+    expect(outcome).toEqual(['text', 'finish'])
+    const response = await answer.result
+    expect(response).toMatchObject({ text: 'Hello', finishReason: 'stop' })
+    expect(response.usage).toMatchObject({ inputTokens: 3, outputTokens: 1 })
+    // The connection held open is closed, not left to the deadline.
+    await upstream.firstClosed
+  })
+
+  it('openai: a connection reset after the whole answer (finish and usage) instead of [DONE] is the whole answer, not an interruption', async () => {
+    let socket: Socket | undefined
+    const server = createServer((req, res) => {
+      req.resume()
+      socket = res.socket ?? undefined
+      res.writeHead(200, { 'content-type': 'text/event-stream' })
+      for (const frame of WIRE.openai.slice(0, -1)) res.write(frame)
+    })
+    servers.push(server)
+    server.listen(0, '127.0.0.1')
+    await once(server, 'listening')
+    const baseURL = `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`
+    using deadline = Deadline.after(3000)
+    const answer = stream(adapterFor('openai', baseURL), deadline)
+    const types: string[] = []
+    // Before: the finish, then STREAM_INTERRUPTED from the iterator and `result`.
+    for await (const event of answer) {
+      types.push(event.type)
+      // The consumer has the finish: now the connection breaks (a proxy's reset).
+      if (event.type === 'finish') socket?.resetAndDestroy()
+    }
+    expect(types).toEqual(['text', 'finish'])
+    const response = await answer.result
+    expect(response).toMatchObject({ text: 'Hello', finishReason: 'stop' })
+    expect(response.usage).toMatchObject({ inputTokens: 3, outputTokens: 1 })
+  })
 
   it('a body that ends right after the marker keeps its connection for the next call', async () => {
     const upstream = await wireServer('openai', false)

@@ -220,6 +220,33 @@ describe('OpenAI chat completions translation', () => {
     expect(parser.done).toBe(true)
   })
 
+  it('a finish_reason of "" on every chunk, usage on every chunk too, is no finish: one finish, at the end, with the last usage', () => {
+    const parser = dialects.openai.createStreamParser()
+    const chunk = (content: string, finish: string, completion: number) => ({
+      event: undefined,
+      data: JSON.stringify({
+        id: 'c',
+        choices: [{ index: 0, delta: { content }, finish_reason: finish }],
+        usage: { prompt_tokens: 5, completion_tokens: completion, total_tokens: 5 + completion },
+      }),
+    })
+    const events = [
+      ...parser.parseStreamEvent(chunk('one ', '', 1)),
+      ...parser.parseStreamEvent(chunk('two', '', 2)),
+      ...parser.parseStreamEvent(chunk('', 'stop', 2)),
+      ...parser.parseStreamEvent({ event: undefined, data: '[DONE]' }),
+    ]
+    // Before: a finish (reason "unknown", 1 output token) right after "one ",
+    // the text after it, and no finish at the end.
+    expect(events.map((e) => e.type)).toEqual(['text', 'text', 'finish'])
+    expect(events.at(-1)).toEqual({
+      type: 'finish',
+      finishReason: 'stop',
+      usage: { inputTokens: 5, outputTokens: 2 },
+      id: 'c',
+    })
+  })
+
   it('a refusal streams as delta.refusal and comes out as its text, as the whole answer’s does', async () => {
     // openai-openapi ChatCompletionStreamResponseDelta.refusal: with
     // structured outputs the model's refusal streams there, content null.

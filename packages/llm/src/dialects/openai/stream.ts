@@ -131,7 +131,11 @@ export function createOpenAIStreamParser(
           })
         }
         const reason = get(choice, 'finish_reason')
-        if (reason !== undefined && reason !== null) finishReason = mapFinish(OPENAI_FINISH, reason)
+        // `""` is no reason (some compatible servers send it on every chunk):
+        // read as one, with usage on every chunk too, it ended the answer at
+        // its first chunk.
+        if (reason !== undefined && reason !== null && reason !== '')
+          finishReason = mapFinish(OPENAI_FINISH, reason)
       }
       const u = getRecord(chunk, 'usage')
       if (u !== undefined) usage = openAIUsage(u)
