@@ -5,6 +5,7 @@ import {
   reply,
   startFakeProvider,
 } from '../../src/providers/index.js'
+import { anthropicMessages } from '../../src/providers/wire/anthropicMessages.js'
 import { readSse } from './sse.js'
 
 interface AnthropicEvent {
@@ -214,5 +215,27 @@ describe('fake Anthropic Messages', () => {
       'error',
     ])
     expect(fake.paidGenerations).toBe(0)
+  })
+})
+
+describe('fake Anthropic Messages, long answers', () => {
+  it('frames an answer of 200 000 text tokens (a spread of that many deltas overflowed the stack, and the fake dropped the connection unanswered)', () => {
+    const textTokens = Array.from({ length: 200_000 }, (_, i) => `w${i} `)
+    const frames = anthropicMessages.frames({
+      dialect: 'anthropic',
+      model: 'claude-opus-4-6',
+      id: 'msg_long',
+      created: 0,
+      thinkingTokens: [],
+      signature: undefined,
+      textTokens,
+      toolCalls: [],
+      finishReason: 'stop',
+      inputTokens: 1,
+      outputTokens: textTokens.length,
+      includeUsage: false,
+    })
+    expect(frames.filter((f) => f.token === true)).toHaveLength(textTokens.length)
+    expect(frames.at(-1)?.text).toContain('message_stop')
   })
 })

@@ -84,7 +84,9 @@ export const anthropicMessages: WireFormat = {
       frames.push(
         event('content_block_start', { type: 'content_block_start', index, content_block: start }),
       )
-      frames.push(...deltas)
+      // One by one, not `push(...deltas)`: a spread of some 120k+ deltas (a
+      // long answer) overflows the stack, and the fake dropped the connection.
+      for (const d of deltas) frames.push(d)
       frames.push(event('content_block_stop', { type: 'content_block_stop', index }))
       index++
     }
