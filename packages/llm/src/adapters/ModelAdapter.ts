@@ -32,6 +32,33 @@ export interface SendOptions {
   answerStarted?: boolean | undefined
 }
 
+/**
+ * The signal of an attempt nothing can end but its deadline (a whole answer,
+ * no caller's signal), given only to adapters that take it as "no signal"
+ * (`takesNeverAborted`): one for the process instead of a controller and a
+ * signal per attempt, which undici would listen to for nothing (~5 µs an
+ * attempt). Never aborted. @internal
+ */
+export const NEVER_ABORTED: AbortSignal = new AbortController().signal
+
+/** The `send` functions of `createAdapter`'s adapters: they hand undici no signal for `NEVER_ABORTED`, and add no listener to it. */
+const neverAbortedTakers = new WeakSet<object>()
+
+/** Marks `send` as one that takes `NEVER_ABORTED` as no signal at all. @internal */
+export function takesNeverAborted(send: ModelAdapter['send']): void {
+  neverAbortedTakers.add(send)
+}
+
+/**
+ * Whether `adapter.send` is such a function. By the function, not the
+ * adapter: a copy of an adapter with a `send` of its own (which might add a
+ * listener to the signal and leave it there) gets a signal per attempt.
+ * @internal
+ */
+export function sendTakesNeverAborted(adapter: ModelAdapter): boolean {
+  return neverAbortedTakers.has(adapter.send)
+}
+
 /** A request built for one adapter, key not yet chosen (`ModelAdapter.prepare`). Opaque. */
 export interface PreparedRequest {
   readonly stream: boolean

@@ -14,13 +14,15 @@ import type { ChatRequest, ChatResponse, StreamEvent } from '../types.js'
 import { checkAdapterOptions } from './checkAdapterOptions.js'
 import { classifyThrown } from './classifyTransport.js'
 import { redactError, redactingDialect, secretValues } from './keyRedaction.js'
-import type {
-  AdapterOptions,
-  ModelAdapter,
-  OpenResult,
-  PreparedRequest,
-  SendOptions,
-  SendResult,
+import {
+  type AdapterOptions,
+  type ModelAdapter,
+  NEVER_ABORTED,
+  type OpenResult,
+  type PreparedRequest,
+  type SendOptions,
+  type SendResult,
+  takesNeverAborted,
 } from './ModelAdapter.js'
 import { declaredLength, discardBody, readBody } from './readBody.js'
 import { type EventBody, readEvents } from './readEvents.js'
@@ -184,7 +186,9 @@ export function createAdapter(
       method: 'POST',
       headers,
       body: made.body,
-      signal: send.signal,
+      // None when nothing can abort the attempt (its deadline reaches undici
+      // through the interceptor): undici would listen to it for nothing.
+      signal: send.signal === NEVER_ABORTED ? undefined : send.signal,
       dispatcher: fetch.dispatcher,
       // No transport retry at all, not even fetch's fast-connect one: every
       // request that leaves here is one attempt of the model policy, so it
@@ -464,6 +468,10 @@ export function createAdapter(
       await own?.close()
     },
   }
+
+  // Its `send` gives undici no signal for NEVER_ABORTED (see `prepare`), and
+  // reads the signal only for `aborted` and `reason` (classifyThrown).
+  takesNeverAborted(adapter.send)
 
   /** The answer names the adapter as its provider, and the model asked for when it names none. */
   function attribute(response: ChatResponse): ChatResponse {

@@ -1,9 +1,11 @@
 import { enforcedRemaining, untilEnded, wait } from '@hourglass/core'
-import type {
-  ModelAdapter,
-  PreparedRequest,
-  SendOptions,
-  SendResult,
+import {
+  type ModelAdapter,
+  NEVER_ABORTED,
+  type PreparedRequest,
+  type SendOptions,
+  type SendResult,
+  sendTakesNeverAborted,
 } from '../adapters/ModelAdapter.js'
 import { classify } from '../admission/slot.js'
 import { type BilledFailure, billedBy, chargeBilledFailure } from '../budget/billedFailure.js'
@@ -141,13 +143,19 @@ export async function runModel(
         ),
         options.onAttempt,
       )
-    const controller = new AbortController()
-    const unlink = follow(controller, signal)
+    // A whole answer without a caller's signal, from an adapter of
+    // `createAdapter`: nothing but the deadline (which the adapter is given)
+    // can end the attempt, so no controller or signal is made for it.
+    const controller =
+      sink === undefined && signal === undefined && sendTakesNeverAborted(adapter)
+        ? undefined
+        : new AbortController()
+    const unlink = controller === undefined ? noop : follow(controller, signal)
     const send: SendOptions = {
       apiKey: permit ? permit.key : unrejectedKey(adapter, rejectedKeys),
       idempotencyKey,
       deadline,
-      signal: controller.signal,
+      signal: controller === undefined ? NEVER_ABORTED : controller.signal,
       prepared,
       // Set by the adapter once a 2xx answer's body is being read.
       answerStarted: false,
@@ -167,7 +175,7 @@ export async function runModel(
               adapter,
               request,
               send,
-              abort: (reason) => controller.abort(reason),
+              abort: (reason) => controller?.abort(reason),
               sink,
               firstTokenTimeoutMs: Math.max(0, options.firstTokenTimeoutMs ?? 0),
               clock: deadline?.clock,

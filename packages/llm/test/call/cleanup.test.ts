@@ -1,7 +1,14 @@
 import { getEventListeners } from 'node:events'
 import { Deadline } from '@hourglass/core'
+import { createFetch, type HourglassFetch } from '@hourglass/fetch'
 import { openAIErrors, reply } from '@hourglass/testkit'
+import type { Dispatcher } from 'undici'
 import { describe, expect, it } from 'vitest'
+import {
+  type ModelAdapter,
+  NEVER_ABORTED,
+  type SendOptions,
+} from '../../src/adapters/ModelAdapter.js'
 import { openAICompatible } from '../../src/adapters/openAICompatible.js'
 import { callModel } from '../../src/call/callModel.js'
 import { FAST_RETRIES, useFakes, user } from './support/fakes.js'
@@ -62,4 +69,86 @@ describe('cleanup', () => {
     await expect(call).rejects.toThrow('user left')
     expect(fake.requests).toHaveLength(1)
   })
+
+  it('a whole answer nothing but its deadline can end: undici is given no signal to listen to, and none is left listened to', async () => {
+    const fake = await fakes.start({ dialect: 'openai' })
+    fake.enqueue(reply.text('one'), reply.text('two'))
+    const signals: unknown[] = []
+    const model = fakes.adapter(
+      openAICompatible({
+        baseURL: fake.baseURL,
+        apiKey: 'sk',
+        model: 'gpt-4o',
+        fetch: watchingSignals(signals),
+      }),
+    )
+    using deadline = Deadline.after(10_000)
+    const request = { messages: [user('hi')], maxTokens: 8 }
+    await callModel({ models: [model], request, deadline })
+    // With a caller's signal, the attempt's own follows it, and undici listens to that.
+    const controller = new AbortController()
+    await callModel({ models: [model], request, deadline, signal: controller.signal })
+    expect(signals).toHaveLength(2)
+    expect(signals[0]).toBeUndefined()
+    expect(signals[1]).toBeInstanceOf(AbortSignal)
+    expect(getEventListeners(NEVER_ABORTED, 'abort')).toHaveLength(0)
+    expect(getEventListeners(controller.signal, 'abort')).toHaveLength(0)
+  })
+
+  it('an adapter of your own still gets a signal of its own on every attempt, never aborted after a whole answer', async () => {
+    const sends: SendOptions[] = []
+    const model: ModelAdapter = {
+      name: 'mine',
+      model: 'm',
+      baseURL: 'http://127.0.0.1:9',
+      dialect: openAICompatible({ baseURL: 'http://127.0.0.1:9', model: 'm' }).dialect,
+      apiKeys: [],
+      nextKey: () => undefined,
+      async send(_request: unknown, send: SendOptions) {
+        sends.push(send)
+        return {
+          ok: true as const,
+          status: 200,
+          response: {
+            id: 'r',
+            model: 'm',
+            provider: 'mine',
+            content: [{ type: 'text' as const, text: 'hi' }],
+            text: 'hi',
+            finishReason: 'stop' as const,
+            usage: { inputTokens: 1, outputTokens: 1 },
+          },
+        }
+      },
+      open: async () => {
+        throw new Error('not streamed')
+      },
+      close: async () => {},
+    }
+    const request = { messages: [user('hi')], maxTokens: 8 }
+    await callModel({ models: [model], request })
+    await callModel({ models: [model], request })
+    expect(sends).toHaveLength(2)
+    const [first, second] = sends as [SendOptions, SendOptions]
+    expect(first.signal).toBeInstanceOf(AbortSignal)
+    expect(first.signal).not.toBe(second.signal)
+    expect(first.signal).not.toBe(NEVER_ABORTED)
+    expect(first.signal.aborted).toBe(false)
+  })
 })
+
+/** A fetch whose dispatcher notes the `signal` each request is dispatched with. */
+function watchingSignals(signals: unknown[]): HourglassFetch {
+  const inner = createFetch()
+  const dispatcher = inner.dispatcher.compose(
+    (dispatch: Dispatcher.Dispatch): Dispatcher.Dispatch =>
+      (options, handler) => {
+        signals.push((options as { signal?: unknown }).signal)
+        return dispatch(options, handler)
+      },
+  )
+  return Object.assign((...args: Parameters<HourglassFetch>) => inner(...args), {
+    dispatcher,
+    close: () => inner.close(),
+  }) as unknown as HourglassFetch
+}
