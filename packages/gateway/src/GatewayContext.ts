@@ -18,6 +18,8 @@ export interface GatewayContext {
   metrics: GatewayMetrics
   /** Logs through pino, keys scrubbed; inside a request every record carries its `requestId`. */
   log(level: LogLevel, event: string, fields?: Record<string, unknown>): void
+  /** Whether a line at `level` would be written: a line that would not is not built. */
+  logEnabled(level: LogLevel): boolean
   /** Scrubs every configured key out of a value bound for the client. */
   redact<T>(value: T): T
 }

@@ -160,10 +160,14 @@ export function createGateway(config: unknown, options: GatewayOptions = {}): Ga
     ...redisPassword(valid.redis?.url),
   ]
   const redact = redactSecrets(secrets)
-  const { log: write } = createLog(options.logger, secrets, logLevelOption(options.logLevel))
+  const { log: write, enabled: logEnabled } = createLog(
+    options.logger,
+    secrets,
+    logLevelOption(options.logLevel),
+  )
   const log: GatewayContext['log'] = (level, event, fields = {}) => {
-    const requestId = currentRequest()?.id
-    write(level, event, requestId === undefined ? fields : { requestId, ...fields })
+    // The id goes in where the record is built: no copy of `fields` to put it first.
+    write(level, event, fields, currentRequest()?.id)
   }
   const warn = (source: string) => ({ warn: (message: string) => log('warn', source, { message }) })
 
@@ -261,6 +265,7 @@ export function createGateway(config: unknown, options: GatewayOptions = {}): Ga
     firstTokenTimeoutMs,
     metrics,
     log,
+    logEnabled,
     redact,
   }
   const tracker = new RequestTracker({

@@ -149,6 +149,15 @@ describe('the gateway router', () => {
       status: 404,
       body: { error: { code: 'model_not_found', param: 'model' } },
     })
+    // Strict, as body-parser's: an object or an array, JSON whitespace before it allowed.
+    for (const notAnObject of ['  "a string"', '\n\t 42', 'null', '\u2028{}', ' \r\n ']) {
+      expect((await post(notAnObject)).body).toMatchObject({ error: { code: 'invalid_json' } })
+    }
+    expect(
+      await post(
+        ` \r\n\t${JSON.stringify({ model: 'gpt-5', messages: [{ role: 'user', content: 'x' }] })}`,
+      ),
+    ).toMatchObject({ status: 404, body: { error: { code: 'model_not_found' } } })
     expect(small.requests.length + large.requests.length).toBe(0)
   })
 

@@ -233,7 +233,10 @@ function callOptions(
       // upstreamModel, attempts, costUsd): one info line per request, and a
       // warn line for every attempt that did not answer. `logLevel: 'debug'`
       // shows the answering one too.
-      ctx.log(record.decision === 'success' ? 'debug' : 'warn', 'attempt', {
+      const level = record.decision === 'success' ? 'debug' : 'warn'
+      // Built only when written: at the default level the answering attempt's line is not.
+      if (!ctx.logEnabled(level)) return
+      ctx.log(level, 'attempt', {
         model: record.model,
         provider: record.provider,
         attempt: record.attempt,

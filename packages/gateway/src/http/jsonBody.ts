@@ -145,9 +145,25 @@ function refuse(
 /** As body-parser's strict mode: an object or an array (an empty body reads as `{}`). */
 function parseStrict(text: string): unknown {
   if (text.length === 0) return {}
-  const first = /^[ \t\n\r]*(.)/.exec(text)?.[1]
-  if (first !== '{' && first !== '[') throw new SyntaxError(`unexpected ${JSON.stringify(first)}`)
+  // Indexes, not a regular expression: no match array per request.
+  let i = 0
+  while (i < text.length && isJsonSpace(text.charCodeAt(i))) i++
+  const code = text.charCodeAt(i)
+  if (code !== 0x7b && code !== 0x5b) {
+    // Named as the pattern `^[ \t\n\r]*(.)` did: nothing for an end of
+    // text or a line terminator, which `.` does not match.
+    const first = i === text.length || isLineTerminator(code) ? undefined : text.charAt(i)
+    throw new SyntaxError(`unexpected ${JSON.stringify(first)}`)
+  }
   return JSON.parse(text)
+}
+
+function isJsonSpace(code: number): boolean {
+  return code === 0x20 || code === 0x09 || code === 0x0a || code === 0x0d
+}
+
+function isLineTerminator(code: number): boolean {
+  return code === 0x0a || code === 0x0d || code === 0x2028 || code === 0x2029
 }
 
 function isJson(contentType: string | undefined): boolean {

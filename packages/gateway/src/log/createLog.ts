@@ -27,19 +27,26 @@ export const REDACT_PATHS: readonly string[] = [
   `${at}headers["x-goog-api-key"]`,
 ])
 
-export type Log = (level: LogLevel, event: string, fields?: Record<string, unknown>) => void
+export type Log = (
+  level: LogLevel,
+  event: string,
+  fields?: Record<string, unknown>,
+  /** The request's id: the record's first field after `event` (a `requestId` in `fields` wins). */
+  requestId?: string,
+) => void
 
 /**
  * The gateway's logging: pino with `redact` on the paths above, plus a scrub
  * of the configured secrets' values out of every string. pino's paths cannot
  * see a key a provider echoes inside an error message or a reason; the scrub
  * can, so it stays as the second lock. `message` becomes pino's `msg`.
+ * `enabled(level)`: whether a line at `level` is written (build it only then).
  */
 export function createLog(
   logger: GatewayLogger | undefined,
   secrets: Iterable<string>,
   level: LogLevel = 'info',
-): { log: Log; pino: Logger } {
+): { log: Log; pino: Logger; enabled(level: LogLevel): boolean } {
   const scrub = redactSecrets(secrets)
   const redact = { paths: [...REDACT_PATHS], censor: REDACTED }
   const own: LoggerOptions = {
@@ -65,15 +72,45 @@ export function createLog(
   } else {
     target = pino(own, pino.destination({ dest: 2, sync: true }))
   }
-  const log: Log = (level, event, fields = {}) => {
+  const log: Log = (level, event, fields = {}, requestId) => {
     // Before the scrub's copy: a line below the logger's level costs nothing.
     if (!target.isLevelEnabled(level)) return
     try {
-      const { message, ...rest } = scrub(fields)
+      if (isPlainRecord(fields)) {
+        // The record built in one pass: the same fields, in the same order,
+        // as the copies below make (event, requestId, the rest; `message` out),
+        // without four copies of every line's fields (~2 µs a line).
+        const record: Record<string, unknown> = { event }
+        if (requestId !== undefined) record['requestId'] = scrub(requestId)
+        let message: unknown
+        for (const key of Object.keys(fields)) {
+          if (key === 'message') message = scrub(fields[key], 1)
+          else record[key] = scrub(fields[key], 1)
+        }
+        target[level](record, typeof message === 'string' ? message : event)
+        return
+      }
+      const { message, ...rest } = scrub(
+        requestId === undefined ? fields : { requestId, ...fields },
+      )
       target[level]({ event, ...rest }, typeof message === 'string' ? message : event)
     } catch {
       // A logger must not take a request down.
     }
   }
-  return { log, pino: target }
+  return { log, pino: target, enabled: (at) => target.isLevelEnabled(at) }
+}
+
+/**
+ * An object literal's kind of record (no class, no `toJSON`), which the scrub
+ * would copy field by field: a record of another kind (an `Error`, a `Date`)
+ * is scrubbed whole, as it always was.
+ */
+function isPlainRecord(fields: object): boolean {
+  const proto = Object.getPrototypeOf(fields)
+  return (
+    (proto === Object.prototype || proto === null) &&
+    typeof (fields as { toJSON?: unknown }).toJSON !== 'function' &&
+    !Array.isArray(fields)
+  )
 }

@@ -19,7 +19,7 @@ const MAX_DEPTH = 8
  * enumerable), and a value with `toJSON` (a `Date`, a `URL`) is scrubbed as
  * what it serialises to.
  */
-export function redactSecrets(secrets: Iterable<string>): <T>(value: T) => T {
+export function redactSecrets(secrets: Iterable<string>): <T>(value: T, depth?: number) => T {
   // Longest first, so a key that contains another is replaced whole.
   const list = [...new Set(secrets)]
     .filter((s) => s.length >= 4)
@@ -54,7 +54,9 @@ export function redactSecrets(secrets: Iterable<string>): <T>(value: T) => T {
     if (error.cause !== undefined) copy['cause'] = scrub(error.cause, depth + 1)
     return copy as unknown as Error
   }
-  return <T>(value: T) => scrub(value, 0) as T
+  // `depth`: how deep `value` sits in what is scrubbed (a record's field is at
+  // 1), so a record scrubbed field by field is cut at the same depth as whole.
+  return <T>(value: T, depth = 0) => scrub(value, depth) as T
 }
 
 /** A value's JSON text, for what is nested too deep to walk (cycles and BigInts included). */
