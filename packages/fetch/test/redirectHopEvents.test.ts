@@ -1,6 +1,7 @@
-import { type Clock, systemClock } from '@hourglass/core'
+import { ClientClosedError, type Clock, Deadline, systemClock } from '@hourglass/core'
 import { type FaultServer, faultServer } from '@hourglass/testkit'
 import { afterEach, expect, it } from 'vitest'
+import { fetchChannels } from '../src/channels.js'
 import { createFetch, type HourglassFetch } from '../src/index.js'
 import { type EgressEvents, recordEgress, rejection } from './helpers.js'
 
@@ -105,4 +106,32 @@ it('a retry after a redirect is the next attempt, starting again at the first UR
   ])
   // The retry decision is the call's: it names the URL the call starts from.
   expect(events.retries).toMatchObject([{ url: `${origin}/`, attempt: 2 }])
+})
+
+it('a deadline cancelled between two redirect hops fails the call with its reason, sending no second hop', async () => {
+  // The next hop's attempt is stopped before it is sent (the interceptor's
+  // "ended before it was sent" path): fetch's own handler must hear it in
+  // its own API, or the call would never settle.
+  const seen: string[] = []
+  const server = await serve((r) => {
+    seen.push(r.url)
+    if (r.url === '/start') return { type: 'respond', status: 302, headers: { location: '/next' } }
+    return { type: 'respond', body: 'here' }
+  })
+  const deadline = Deadline.after(30_000)
+  const reason = new ClientClosedError()
+  // The first hop's attempt-end: its attempt has let go of the deadline, and
+  // fetch has yet to dispatch the redirect.
+  const onEnd = (m: { statusCode?: number | undefined }) => {
+    if (m.statusCode === 302) deadline.cancel(reason)
+  }
+  fetchChannels.attemptEnd.subscribe(onEnd)
+  try {
+    const error = await rejection(client()(`${server.url}/start`, { deadline }))
+    expect(error).toBe(reason)
+    expect(seen).toEqual(['/start'])
+  } finally {
+    fetchChannels.attemptEnd.unsubscribe(onEnd)
+    deadline.dispose()
+  }
 })
