@@ -21,8 +21,10 @@ describe('examples/', () => {
       /^budget 1000 ms → 504 after (\d+) ms: \{"error":"deadline_exceeded","budgetMs":1000,.*"slice":"model"\}$/,
     )
     expect(slowMatch, slow).not.toBeNull()
-    // The provider would take 1.5 s: the 504 comes by the 1 s deadline instead (slack for a loaded box).
-    expect(Number(slowMatch![1])).toBeLessThan(1000 + 150)
+    // The provider would take 1.5 s: the 504 comes by the 1 s deadline instead. The
+    // slack is for a loaded box (a child process: no in-process control can see
+    // its stalls); unenforced, this reads 1500 or more.
+    expect(Number(slowMatch![1])).toBeLessThan(1000 + 400)
     expect(provider).toBe('provider: 2 calls, 1 paid; the slow one ended as "client-closed"')
   })
 

@@ -51,6 +51,9 @@ describe('a streaming client that reads slowly', () => {
       request.once('response', resolve),
     )
     res.pause() // reads nothing until the provider has stopped
+    // The answer's headers can come before the provider has the request: a
+    // count that is still 0 for 200 ms on a loaded box is not "steady".
+    await fake.waitForRequests(1)
     const sent = await steady(() => fake!.requests[0]?.tokensSent ?? 0)
     // Before: the gateway read all 20 MB from the provider into memory
     // (a 200k-token answer: +85 MB of heap, +103 MB RSS for one such client).
