@@ -143,6 +143,22 @@ export async function run({ quick, log }) {
           'against one, and their garbage (1.5 µs more GC per request, measured with a `gc` PerformanceObserver in ' +
           'the server). An earlier note here put the gap on what the context reaches; measured again, the floor ' +
           'with `{ req, res }` as its context costs the same as with `{}` (127.2 against 125.8 µs).',
+        'This round (issue #15). What makes the hidden classes unique is narrower than the prototype change: two ' +
+          'requests still share one map right after `Object.setPrototypeOf`, and stop sharing at the first ' +
+          'property added to them (`%HaveSameMap`), so every new property on `req` or `res` — Express’s, or our ' +
+          '`req.deadline` — builds a map of its own. In a server profile (200 µs sampling, line ticks) that store ' +
+          'was still the largest line of ours, ~1% of the server’s samples (~1.5 µs a request). Changed: the ' +
+          'response gets one listener, `close` (Node emits it after `finish` on every response, alone on one cut ' +
+          'short); `finish` is added too only while something subscribes to `hourglass:ingress:end` (so tracing ' +
+          'still sees the end before its span closes) and when our own 504 is written (its flush feeds the ' +
+          'adaptive reserve); the deadline’s `onExpire` is one shared function, not a closure per request; the ' +
+          'adaptive reserve reads `perf_hooks`’ `performance`, not the global getter. Measured back to back ' +
+          '(server CPU per request, medians of 6 interleaved 4 s rounds, the old and new builds side by side): ' +
+          '96.0 → 94.1 µs (lower in each of the 6 rounds, by 0.2–4.9 µs) and 93.1 → 92.3 µs, the floor at 94.6 and ' +
+          '92.8 µs in the same runs. Tried and dropped: skipping `readDeadline` when no trusted header is present ' +
+          '(checked with plain lookups) measured slower in both runs (98.0 against 92.3 µs, 106.5 against ' +
+          '96.4 µs). The machine ran at a load average of 8–13 on 2 cores throughout: single runs of this section ' +
+          'moved by more than these changes.',
         'How far this row moves between runs on a shared machine: this round, with no change to the path a ' +
           'request takes through `deadline()`, two full runs gave 0.81× and 0.87× of the floor and a run of this ' +
           'section alone 1.01×, bare Express spanning 3,844–8,350 req/s between the rounds of one run. Read the ' +

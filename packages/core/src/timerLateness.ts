@@ -1,4 +1,6 @@
-import { type IntervalHistogram, monitorEventLoopDelay } from 'node:perf_hooks'
+// perf_hooks' own `performance`: Node's global one is a lazy getter, read on
+// every call (adaptiveReserveMs runs per request).
+import { type IntervalHistogram, monitorEventLoopDelay, performance } from 'node:perf_hooks'
 import type { Clock } from './clock.js'
 import { runOutsideContext } from './context.js'
 

@@ -47,6 +47,10 @@ const { on, prependListener, removeListener } = EventEmitter.prototype
 
 type Tagged = { [INGRESS]?: IngressRequest; parent?: unknown }
 
+// Set by `#onDeadlineExpire` when a deadline expires inside `Deadline.after`,
+// read right after it returns (synchronous: no other request in between).
+let expiredInAfter = false
+
 /**
  * One request's life under its deadline: arrival, the chain running inside
  * it, the 504 (or the observation) when it runs out, the client leaving, and
@@ -79,8 +83,9 @@ export class IngressRequest {
   /** The request's budget (inbound or default, clamped), in ms; the handler gets `reserveMs` less. */
   readonly budgetMs: number
   readonly #options: ResolvedOptions
-  #arriving = true
   #expiredOnArrival = false
+  /** Made only when 'finish' is listened to (see `start`): removed in `#finish`. */
+  #onFinish: (() => void) | undefined
   #answered = false
   #outcome: IngressEndMessage['outcome'] = 'ok'
   /** For outcome `error`: what the response was destroyed with, or the server's cut (see `serverCut`). */
@@ -103,20 +108,26 @@ export class IngressRequest {
     this.#options = options
     // Adaptive on the real clock; the floor on a ManualClock (core's rule).
     const reserveMs = options.reserveMs ?? defaultReserveMs(options.clock)
+    expiredInAfter = false
     this.deadline = Deadline.after(budgetMs - reserveMs, {
       clock: options.clock,
       observe: options.observe,
-      onExpire: () => {
-        // An empty budget expires inside Deadline.after, before anything is
-        // wired up: `start` answers for it.
-        if (this.#arriving) this.#expiredOnArrival = true
-        else this.#expire('handler')
-      },
+      onExpire: IngressRequest.#onDeadlineExpire,
     })
-    this.#arriving = false
+    this.#expiredOnArrival = expiredInAfter
     this.plan = options.plan ? this.deadline.plan(options.plan, { reserveMs }) : undefined
     ;(this.deadline as Tagged)[INGRESS] = this
     ;(req as { deadline?: Deadline }).deadline = this.deadline
+  }
+
+  // One function for every request's deadline, not a closure per request:
+  // the deadline it is called with leads to its request.
+  static readonly #onDeadlineExpire = (deadline: Deadline): void => {
+    const ingress = (deadline as Tagged)[INGRESS]
+    // An empty budget expires inside Deadline.after, before the deadline is
+    // tagged and anything is wired up: `start` answers for it.
+    if (ingress === undefined) expiredInAfter = true
+    else ingress.#expire('handler')
   }
 
   /** True once the deadline answered (504 written, or a started response ended). */
@@ -151,12 +162,17 @@ export class IngressRequest {
   /** Announce the request, then run the rest of the chain inside its deadline. */
   start(source: DeadlineSource | 'default', clamped: boolean, next: () => void): void {
     this.#announce(source, clamped, false)
-    // 'finish' as well as 'close': the request's end is announced the moment
-    // the response is handed to the OS, before the tracing that listens to
-    // 'finish' ends the request's span ('close' comes a tick later). `on`,
-    // not `once`: #finish removes both, and `once` would allocate a wrapper
+    // 'close' is enough to see every end: Node emits it after 'finish' on
+    // every response (HTTP/2's compat API too), and alone for one that ended
+    // early. 'finish' as well only when somebody listens to the end event:
+    // then the end is announced the moment the response is handed to the OS,
+    // before the tracing that listens to 'finish' ends the request's span
+    // ('close' comes a tick later). Express leaves each response a hidden
+    // class of its own, so every listener added and removed takes V8's slow
+    // path: a second one is not paid for nobody. Our own 504 adds it too (see `#expire`). `on`,
+    // not `once`: #finish removes them, and `once` would allocate a wrapper
     // per listener per request.
-    on.call(this.res, 'finish', this.#onFinish)
+    if (expressChannels.end.hasSubscribers) this.#listenFinish()
     // Prepended: a caller that leaves is announced before the listeners added
     // ahead of us (instrumentation-http ends the request's span on this
     // 'close'), so tracing sees the departure on a span that is still open.
@@ -275,6 +291,8 @@ export class IngressRequest {
       const reason = this.deadline.done
         ? this.deadline.reason
         : new DeadlineExceededError({ budgetMs: this.budgetMs, elapsedMs, slice })
+      // The answer's flush is timed from 'finish' (see `#finishEvent`).
+      this.#listenFinish()
       action = this.#answer(reason, elapsedMs, slice)
       // Our timer's 504: how late it leaves feeds the adaptive reserve.
       if (action === '504' && stage === 'handler' && this.deadline.clock.realTime === true) {
@@ -342,7 +360,13 @@ export class IngressRequest {
     callHook(this.#options.onLateWrite, event)
   }
 
-  readonly #onFinish = (): void => {
+  #listenFinish(): void {
+    if (this.#onFinish !== undefined || this.#finished) return
+    this.#onFinish = () => this.#finishEvent()
+    on.call(this.res, 'finish', this.#onFinish)
+  }
+
+  #finishEvent(): void {
     // HTTP/2's compat API emits 'finish' (then 'close') for a stream that
     // closed, ended or not: a client's RST_STREAM came here as a response
     // finished in time — outcome `ok`, the deadline disposed, not cancelled,
@@ -394,7 +418,7 @@ export class IngressRequest {
   #finish(): void {
     if (this.#finished) return
     this.#finished = true
-    removeListener.call(this.res, 'finish', this.#onFinish)
+    if (this.#onFinish !== undefined) removeListener.call(this.res, 'finish', this.#onFinish)
     removeListener.call(this.res, 'close', this.#onClose)
     this.deadline.dispose()
     if (expressChannels.end.hasSubscribers) {

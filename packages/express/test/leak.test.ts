@@ -149,3 +149,48 @@ describe.each(majors)('10,000 requests on four keep-alive connections ($name)', 
     expect(heapAfter - heapBefore).toBeLessThan(8)
   }, 60_000)
 })
+
+describe.each(majors)('the listeners a request adds to its response ($name)', (major) => {
+  let server: Running | undefined
+  const agent = client()
+  afterEach(async () => {
+    await server?.close()
+    server = undefined
+  })
+
+  it("with nobody listening to the end event: one ('close'), removed when the response is over", async () => {
+    const app = major.app()
+    const seen: { before: number; during: number; finish: number; after: number }[] = []
+    app.use((_req, res, next) => {
+      const entry = { before: 0, during: 0, finish: res.listenerCount('finish'), after: -1 }
+      // Appended before deadline() prepends its own: runs after it.
+      res.on('close', () => {
+        entry.after = listenerTotal(res)
+      })
+      entry.before = listenerTotal(res)
+      seen.push(entry)
+      next()
+    })
+    app.use(deadline({ defaultMs: 5000 }))
+    app.get('/', (_req, res) => {
+      const entry = seen.at(-1) as (typeof seen)[number]
+      entry.during = listenerTotal(res)
+      entry.finish = res.listenerCount('finish') - entry.finish
+      res.send('ok')
+    })
+    server = await listen(app)
+    expect(expressChannels.end.hasSubscribers).toBe(false)
+    for (let i = 0; i < 3; i++) {
+      const res = await request(server.url, { dispatcher: agent })
+      expect(await res.body.text()).toBe('ok')
+    }
+    await server.close()
+    server = undefined
+    // A second listener per request costs ~1 µs in a real server (Express
+    // gives every response a hidden class of its own): not paid for nobody.
+    expect(seen.map((e) => ({ added: e.during - e.before, after: e.after - e.before }))).toEqual(
+      Array.from({ length: 3 }, () => ({ added: 1, after: 0 })),
+    )
+    expect(seen.map((e) => e.finish)).toEqual([0, 0, 0])
+  })
+})
