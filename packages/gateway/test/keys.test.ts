@@ -87,6 +87,48 @@ describe('API keys: rotated when limited, retired when rejected, never shown', (
     ])
   })
 
+  it("a firewall's 403 page set off by a client's prompt retires no key: the other clients are still answered", async () => {
+    const { fake, entry } = await fakeProvider('openai', [
+      'sk-first-key-0001',
+      'sk-second-key-0002',
+      'sk-third-key-0003',
+    ])
+    fakes.push(fake)
+    harness = await startHarness({
+      providers: { openai: entry },
+      models: { m: fallback(['openai', 'gpt-4o-mini']) },
+    })
+    // What a CDN in front of a provider answers a body its firewall rule
+    // matches (an HTML page, not the provider's JSON error), whatever the key.
+    fake.setReply((request) =>
+      request.rawBody.includes('<script>')
+        ? reply.error(
+            403,
+            '<!DOCTYPE html><html><head><title>Attention Required! | Cloudflare</title></head><body>Sorry, you have been blocked</body></html>',
+            { 'content-type': 'text/html; charset=UTF-8', server: 'cloudflare' },
+          )
+        : reply.text('ok'),
+    )
+    const hostile = { model: 'm', messages: [{ role: 'user' as const, content: '<script>x' }] }
+    for (let i = 0; i < 2; i++) {
+      await expect(harness.client.chat.completions.create(hostile)).rejects.toMatchObject({
+        status: 502,
+      })
+    }
+    const answer = await harness.client.chat.completions.create({
+      model: 'm',
+      messages: [{ role: 'user', content: 'hi' }],
+    })
+    expect(answer.choices[0]?.message.content, 'a plain request after the blocked ones').toBe('ok')
+    // Each blocked request was sent once (the same body meets the same
+    // filter, whatever the key), and the first key was never retired.
+    expect(fake.requests.map((r) => r.apiKey)).toEqual([
+      'sk-first-key-0001',
+      'sk-first-key-0001',
+      'sk-first-key-0001',
+    ])
+  })
+
   it('no key appears in any log line, error body, response header or span attribute', async () => {
     const exporter = new InMemorySpanExporter()
     const stop = instrumentDeadlines({

@@ -51,11 +51,12 @@ export function classifyError(input: ErrorInput, read: BodyReader): NormalizedEr
   let text = typeof input?.body === 'string' ? input.body : ''
   const ok = status >= 200 && status < 300
   let verdict: BodyVerdict | undefined
+  let json: unknown
   try {
     // A 2xx body is the answer (or a stream event after a 200): parsed
     // whatever its size, as the response parser will parse it — bounded by
     // the adapter's read limit, not by the error-body guard.
-    let json = input?.json !== undefined ? input.json : ok ? parseAnswerJson(text) : parseJson(text)
+    json = input?.json !== undefined ? input.json : ok ? parseAnswerJson(text) : parseJson(text)
     if (json === undefined && !ok) {
       const framed = parseSseFramedJson(text)
       if (framed !== undefined) ({ json, text } = framed)
@@ -83,7 +84,19 @@ export function classifyError(input: ErrorInput, read: BodyReader): NormalizedEr
     shouldRetry === undefined && (status < 400 || status >= 500)
       ? (verdict?.heuristicKind ?? (kindFromBody ? undefined : sniffKind(text)))
       : undefined
-  const named = kindFromBody ?? heuristic ?? (ok ? 'server_error' : kindFromStatus(status))
+  // A 403 that is not JSON is a page from whatever stands in front of the
+  // provider — a CDN's firewall (Cloudflare's "Sorry, you have been
+  // blocked", "error code: 1020"), a proxy's filter — and is often set off
+  // by what the request says. Every provider answers a bad key with a JSON
+  // error. Read as `auth`, such a page retired the key, and at once the
+  // next key the call moved to: a client's request could disable the
+  // provider for every client until a restart. It judges the request, not
+  // the key: nothing is retired, the same model is not asked again (the same
+  // request meets the same filter), and a fallback may answer.
+  const inFront = status === 403 && kindFromBody === undefined && json === undefined
+  const named = inFront
+    ? 'server_error'
+    : (kindFromBody ?? heuristic ?? (ok ? 'server_error' : kindFromStatus(status)))
   // A 429, 503 or 529 whose body names only a generic failure (OpenAI's 503
   // "The engine is currently overloaded" is `type: server_error`, Anthropic's
   // `api_error`, Gemini's `INTERNAL`…) is the limit its status says, as
@@ -100,11 +113,14 @@ export function classifyError(input: ErrorInput, read: BodyReader): NormalizedEr
   }
   const retryAfterMs = headerWaitMs ?? verdict?.retryAfterMs
   const message = cleanMessage(
-    verdict?.message ?? (text.trim() || redirectMessage(status, input.headers) || `HTTP ${status}`),
+    inFront
+      ? `HTTP 403 that is not the provider's JSON error (a firewall's or proxy's page?): refused in front of the provider, no key judged${text.trim() === '' ? '' : `: ${text.trim()}`}`
+      : (verdict?.message ??
+          (text.trim() || redirectMessage(status, input.headers) || `HTTP ${status}`)),
   )
   return {
     kind,
-    retryable: shouldRetry ?? RETRYABLE_KINDS.has(kind),
+    retryable: shouldRetry ?? (inFront ? false : RETRYABLE_KINDS.has(kind)),
     status,
     ...(verdict?.providerCode === undefined
       ? {}

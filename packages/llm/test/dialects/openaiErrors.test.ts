@@ -104,6 +104,28 @@ describe('OpenAI errors', () => {
     expect(e?.message).not.toContain('abc123DEF456ghi789')
   })
 
+  it("a 403 that is not JSON (a firewall's page) judges the request, not the key: not auth, not retried", () => {
+    const cloudflare = '<html><head><title>Attention Required! | Cloudflare</title></head></html>'
+    // Every dialect reads it alike: the page comes from in front of the provider.
+    for (const dialect of Object.values(dialects)) {
+      for (const page of [cloudflare, 'error code: 1020', '']) {
+        const e = dialect.normalizeError({ status: 403, body: page })
+        expect(e, `${dialect.name}: ${JSON.stringify(page)}`).toMatchObject({
+          kind: 'server_error',
+          retryable: false,
+          status: 403,
+        })
+        expect(e?.message).toContain('no key judged')
+      }
+    }
+    // The provider's own JSON 403 still says the key is refused.
+    const own = openai.normalizeError({
+      status: 403,
+      body: body(null, 'invalid_request_error', 'Project does not have access'),
+    })
+    expect(own).toMatchObject({ kind: 'auth', retryable: false })
+  })
+
   it('a 200 chat completion is a success; a 200 carrying an error object is not', () => {
     expect(
       openai.normalizeError({ status: 200, body: JSON.stringify({ id: 'x', choices: [] }) }),
