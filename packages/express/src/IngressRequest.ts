@@ -21,6 +21,7 @@ import {
   type IngressLateWriteMessage,
 } from './channels.js'
 import { clientLeft, serverCut } from './clientLeft.js'
+import { closeIfOrphaned } from './closeIfOrphaned.js'
 import type { ResolvedOptions } from './options.js'
 import { shieldSocket } from './shieldSocket.js'
 import { stopPipedSources, swallowLateWrites } from './swallowLateWrites.js'
@@ -177,6 +178,9 @@ export class IngressRequest {
     // ahead of us (instrumentation-http ends the request's span on this
     // 'close'), so tracing sees the departure on a span that is still open.
     prependListener.call(this.res, 'close', this.#onClose)
+    // Pipelined behind an answer still being written: Node tells only that
+    // answer when the connection dies (see closeIfOrphaned).
+    if (this.res.socket === null) closeIfOrphaned(this.req, this.res)
     // A middleware ahead of us awaited something while the client left: the
     // response's 'close' has already fired and will not come again. Without
     // this the handler would run its whole budget for nobody. It runs as if

@@ -7,6 +7,7 @@ export {
   type IngressLateWriteMessage,
   type IngressStartMessage,
 } from './channels.js'
+export { closeIfOrphaned } from './closeIfOrphaned.js'
 export { deadline } from './deadline.js'
 export { deadlineErrors } from './deadlineErrors.js'
 export type { DeadlineMiddlewareOptions } from './options.js'

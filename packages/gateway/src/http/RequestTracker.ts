@@ -8,6 +8,7 @@ import {
   runWithDeadline,
   wait,
 } from '@hourglass/core'
+import { closeIfOrphaned } from '@hourglass/express'
 import type { RequestHandler, Response } from 'express'
 import type { GatewayConfig } from '../config/gatewayConfigSchema.js'
 import type { Log } from '../log/createLog.js'
@@ -143,6 +144,9 @@ export class RequestTracker {
       attachScope(req, scope)
       attachScope(res, scope)
       this.#open.set(res, scope)
+      // Pipelined behind an answer still being written: its client leaving
+      // must reach this 'close' too (with or without deadline() mounted).
+      closeIfOrphaned(req, res)
       res.once('close', () => {
         // Answered with its body still coming, by what had no reason to say
         // `connection: close` (a budget spent on arrival, refused before the
