@@ -340,7 +340,14 @@ export function createGateway(config: unknown, options: GatewayOptions = {}): Ga
   router.use((error: unknown, req: Request, res: Response, next: NextFunction) => {
     // A body read, then refused before the handler (a drain): its deadline ends here.
     disposeHandlerDeadline(req)
-    if (res.headersSent) return next(error)
+    if (res.headersSent) {
+      // Answered by the ingress backstop while the body was still coming
+      // (its timer and the body read's both overdue after a stalled event
+      // loop, the backstop's ran first): no handler of ours ran or will, so
+      // the request's one log line is written here.
+      logAnswered(req, res.statusCode, scopeOf(req)?.errorCode)
+      return next(error)
+    }
     const shaped = sendError(ctx, res, bodyError(error) ?? error)
     logAnswered(req, shaped.status, shaped.body.error.code)
   })

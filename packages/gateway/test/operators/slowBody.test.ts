@@ -85,6 +85,29 @@ describe('a request body that stops arriving', () => {
     expect(fake.requests).toHaveLength(0)
   })
 
+  it('answered by the ingress backstop while the body is still coming (replyReserveMs 0): still one request log line', async () => {
+    // With no reply reserve the body read's deadline ends with the request's
+    // own, so deadline()'s backstop writes the 504 first (as it also does
+    // when a stalled event loop leaves both timers overdue). The body read
+    // then fails into the router's error handler with the answer sent: it
+    // wrote no line, and the request was in no log.
+    const provider = await fakeProvider('openai', ['k'])
+    fake = provider.fake
+    harness = await startHarness(
+      { providers: { p: provider.entry }, models: { m: fallback(['p', 'gpt']) } },
+      { replyReserveMs: 0 },
+    )
+    const { res, body, closed } = await stall({ 'x-deadline-remaining-ms': '300' })
+    expect(res.statusCode).toBe(504)
+    expect(body).toMatchObject({ error: { code: 'deadline_exceeded' } })
+    await closed
+    const lines = harness.logs.filter((l) => l.event === 'request')
+    expect(lines).toMatchObject([
+      { requestId: 'stalled-body-1', status: 504, error: 'deadline_exceeded' },
+    ])
+    expect(fake.requests).toHaveLength(0)
+  })
+
   it('a body declared larger than maxBodyBytes gets its 413 at once, before the upload is read, and its socket closed', async () => {
     const provider = await fakeProvider('openai', ['k'])
     fake = provider.fake
