@@ -2,6 +2,7 @@ import { status } from '@grpc/grpc-js'
 import { DEADLINE_HEADER, isClientClosed, isDeadlineExceeded } from '@hourglass/core'
 import { request } from 'undici'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { watchLoopStalls } from '../support/loopStalls.js'
 import { type MixedChain, type Mode, startMixedChain } from './support/mixedChain.js'
 
 let chain: MixedChain
@@ -30,6 +31,14 @@ async function measure(mode: Mode) {
   const stopped: number[] = []
   /** The same, for work stopped by its own deadline (not by its caller leaving). */
   const stoppedByOwn: number[] = []
+  /**
+   * Per request, how long this process (all three hops run in it) was kept
+   * from running while it was in flight: a loaded box's share, allowed on
+   * top of each lateness bound (broken, a figure reads seconds, not tens of ms).
+   */
+  const stalled: number[] = []
+  /** `stalled` of the requests that have an `inner` figure. */
+  const innerStalled: number[] = []
   for (let i = 0; i < runs; i++) {
     const from = {
       edge: chain.edgeStarts.length,
@@ -39,12 +48,14 @@ async function measure(mode: Mode) {
       innerAnswers: chain.innerAnswers.length,
       grpcAnswers: chain.grpcAnswers.length,
     }
+    const stalls = watchLoopStalls()
     const res = await request(`${chain.edgeUrl}/ask?mode=${mode}`, {
       headers: { [DEADLINE_HEADER]: String(budgetMs) },
     })
     const arrivedAt = performance.now()
     expect(res.statusCode).toBe(504)
     await res.body.dump()
+    stalled.push(stalls.stop())
     const grpcAnswer = chain.grpcAnswers[from.grpcAnswers]!
     const innerAnswer = chain.innerAnswers[from.innerAnswers]!
     const work = chain.innerWork[from.work]!
@@ -63,7 +74,10 @@ async function measure(mode: Mode) {
     edge.push(arrivedAt - chain.edgeStarts[from.edge]!.deadline.expiresAt)
     grpc.push(grpcAnswer.at - chain.grpcStarts[from.grpc]!.deadline.expiresAt)
     const innerExpiresAt = chain.innerStarts[from.inner]!.deadline.expiresAt
-    if (innerAnswer.status !== undefined) inner.push(innerAnswer.at - innerExpiresAt)
+    if (innerAnswer.status !== undefined) {
+      inner.push(innerAnswer.at - innerExpiresAt)
+      innerStalled.push(stalled.at(-1) ?? 0)
+    }
     stopped.push(work.abortedAt! - work.deadline.expiresAt)
     if (isDeadlineExceeded(work.reason))
       stoppedByOwn.push(work.abortedAt! - work.deadline.expiresAt)
@@ -71,18 +85,24 @@ async function measure(mode: Mode) {
   console.info(
     `[${mode}] ${runs} requests with ${budgetMs} ms, each figure vs the hop's own deadline: ` +
       `504 at the client ${fmt(edge)}; DEADLINE_EXCEEDED at the edge handler ${fmt(grpc)}; ` +
-      `inner 504 at the gRPC handler ${fmt(inner)}; inner work stopped ${fmt(stopped)}`,
+      `inner 504 at the gRPC handler ${fmt(inner)}; inner work stopped ${fmt(stopped)}; ` +
+      `process kept from running per request ${fmt(stalled)}`,
   )
-  return { edge, grpc, inner, stopped, stoppedByOwn }
+  /** The latest figure once each request's stall is taken off it. */
+  const late = (values: number[]) => {
+    const stalls = values === inner ? innerStalled : stalled
+    return max(values.map((v, i) => v - (stalls[i] ?? 0)))
+  }
+  return { edge, grpc, inner, stopped, stoppedByOwn, late }
 }
 
 describe('Express → gRPC → Express, on time at every level', () => {
   it('slow inner work: each level is answered by its own deadline + 50 ms, and the inner work stops within 50 ms of its deadline (never before)', async () => {
-    const { edge, grpc, inner, stopped, stoppedByOwn } = await measure('hang')
-    expect(max(edge)).toBeLessThan(50)
-    expect(max(grpc)).toBeLessThan(50)
-    if (inner.length > 0) expect(max(inner)).toBeLessThan(50)
-    expect(max(stopped)).toBeLessThan(50)
+    const { edge, grpc, inner, stopped, stoppedByOwn, late } = await measure('hang')
+    expect(late(edge)).toBeLessThan(50)
+    expect(late(grpc)).toBeLessThan(50)
+    if (inner.length > 0) expect(late(inner)).toBeLessThan(50)
+    expect(late(stopped)).toBeLessThan(50)
     // Never before its own deadline when that deadline stopped it. Work stopped
     // by its caller leaving may stop before its own deadline: that deadline
     // starts at the request's arrival, so it lies later than the caller's by
@@ -92,11 +112,11 @@ describe('Express → gRPC → Express, on time at every level', () => {
   })
 
   it("a gRPC handler that ignores the inner 504: the gRPC hop's own deadline answers within 50 ms, the edge still by its own", async () => {
-    const { edge, grpc, stopped } = await measure('ignore')
-    expect(max(grpc)).toBeLessThan(50)
+    const { edge, grpc, stopped, late } = await measure('ignore')
+    expect(late(grpc)).toBeLessThan(50)
     expect(min(grpc)).toBeGreaterThanOrEqual(-1)
-    expect(max(edge)).toBeLessThan(50)
-    expect(max(stopped)).toBeLessThan(50)
+    expect(late(edge)).toBeLessThan(50)
+    expect(late(stopped)).toBeLessThan(50)
   })
 
   it('the client leaves: the inner work is stopped within 50 ms', async () => {
