@@ -396,7 +396,7 @@ export class IngressRequest {
       // or reset, seen on the socket), or the server cut it without an error
       // (`res.destroy()`, `closeAllConnections()`, a server timeout): that is
       // the server's doing too, with the client still there, so `error`.
-      const errored = this.res.errored
+      const errored = ownError(this.res.errored)
       const error = errored ?? (clientLeft(this.req) ? undefined : serverCut(this.req))
       if (error) {
         this.#cut = !errored
@@ -439,4 +439,18 @@ export class IngressRequest {
       })
     }
   }
+}
+
+/**
+ * What the response was destroyed with, unless it is Node's own mark of a
+ * connection that closed under it: Node 24 destroys every response still
+ * queued behind the one being written with `ConnResetException('aborted')`
+ * (`abortOutgoing` in _http_server; code ECONNRESET, no syscall), which says
+ * nothing of whether the client left or the server cut it — the socket does
+ * (`clientLeft`, `serverCut`), as on Node 20 and 22, which set no error.
+ */
+function ownError(errored: Error | null | undefined): Error | null | undefined {
+  const e = errored as (Error & { code?: unknown; syscall?: unknown }) | null | undefined
+  if (e?.code === 'ECONNRESET' && e.message === 'aborted' && e.syscall === undefined) return null
+  return errored
 }
