@@ -60,7 +60,10 @@ export const systemClock: Clock = {
   // perf_hooks' own object: Node's global \`performance\` is a lazy getter, read on every call.
   now: () => performance.now(),
   setTimeout(callback, ms, options) {
-    const timer = setTimeout(callback, Math.min(Math.max(0, ms), MAX_TIMER_MS))
+    // Not a number above 0 (NaN, undefined, negative): due at once, as
+    // ManualClock has it. Passed on, NaN fired after 1 ms anyway, and Node
+    // ≥ 23 printed a TimeoutNaNWarning for each.
+    const timer = setTimeout(callback, ms > 0 ? Math.min(ms, MAX_TIMER_MS) : 0)
     if (options?.keepAlive !== true) timer.unref()
     return timer
   },
