@@ -211,6 +211,28 @@ export class FakeProvider {
         },
         reply,
       )
+    } catch (error) {
+      // A reply script's exception, or the fake's own. It was said nowhere:
+      // the connection was destroyed and read as a provider that dropped it
+      // for no reason (a long Anthropic answer once hid a stack overflow so).
+      // Before anything was written it is a 500 naming it, as a script that
+      // returns no reply gets; after, the connection is cut (the server's
+      // catch). The record keeps the exception either way.
+      record.failure = error
+      if (res.headersSent || res.destroyed) {
+        if (record.outcome === 'pending') record.outcome = 'cut'
+        throw error
+      }
+      record.outcome = 'error'
+      res.writeHead(500, { 'content-type': 'application/json' }).end(
+        JSON.stringify({
+          error: {
+            message: `the fake provider failed while answering: ${String(error).slice(0, 500)}`,
+            type: 'fake_provider_script_error',
+            code: 'reply_failed',
+          },
+        }),
+      )
     } finally {
       res.off('close', onClose)
       this.#inFlight.delete(controller)

@@ -147,6 +147,13 @@ export interface RecordedRequest {
   tokensSent: number
   /** True once the request reached generation: it succeeded, or tokens were written before it ended. */
   paid: boolean
+  /**
+   * What a reply script (or the fake itself) threw while answering: before
+   * anything was written the client got a 500 `reply_failed` naming it
+   * (outcome `error`), after it the connection was cut (outcome `cut`).
+   * Undefined otherwise.
+   */
+  failure?: unknown
 }
 
 /** A reply, or a function choosing one per request. */

@@ -57,3 +57,20 @@ it.each([
     expect(fake.inFlight).toBe(0)
   },
 )
+
+it('a script function that throws gets a 500 naming the exception, and the record keeps it', async () => {
+  const thrown = new Error('the script broke')
+  fake = await startFakeProvider({
+    reply: () => {
+      throw thrown
+    },
+  })
+  const res = await post(fake)
+  // Before: the connection was destroyed (fetch failed), and nothing said why.
+  expect(res.status).toBe(500)
+  const body = (await res.json()) as { error: { code: string; message: string } }
+  expect(body.error.code).toBe('reply_failed')
+  expect(body.error.message).toContain('the script broke')
+  expect(fake.requests[0]).toMatchObject({ outcome: 'error', failure: thrown })
+  expect(fake.inFlight).toBe(0)
+})
