@@ -101,6 +101,8 @@ export class Attempt {
    * chunk then re-arms nothing, and reads no clock.
    */
   #untimed = false
+  /** When the phase timer was last armed (our clock). */
+  #armedAt = 0
   #bodyPaused = false
   /** Since when the body has been silent (measureGaps): the phase start, the last chunk or the reader's resume. */
   #gapFrom = 0
@@ -190,6 +192,23 @@ export class Attempt {
     this.#closeTiming(this.init.clock.now())
     this.#clear()
     this.state = 'queued'
+  }
+
+  /**
+   * A piece of the request went out (a body chunk, or its end): the headers
+   * limit counts from the last one. It is the server's time to first byte,
+   * not the upload's length: counted from the first byte written, a normal
+   * upload longer than `headersTimeoutMs` failed as a HEADERS_TIMEOUT with
+   * the server still reading it (undici restarts its own headersTimeout when
+   * the request is written, too). A stalled upload still fails at the limit.
+   * Re-armed only when at least a millisecond has passed: a body written at
+   * once (a string, a Buffer) costs no timer churn.
+   */
+  sending(): void {
+    if (this.state !== 'headers' || this.#untimed || this.#timer === undefined) return
+    const now = this.init.clock.now()
+    if (now - this.#armedAt < 1) return
+    this.#arm(now)
   }
 
   /** A body chunk arrived: count it and restart the idle timer. */
@@ -305,6 +324,7 @@ export class Attempt {
 
   #arm(now: number): void {
     this.#clear()
+    this.#armedAt = now
     const phase = this.state
     if (phase === 'queued' || phase === 'done') return
     const own = this.#limit(phase)

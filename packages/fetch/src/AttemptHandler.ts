@@ -70,7 +70,8 @@ export function attemptHandler(
 
 /**
  * What both handler APIs share: an `Attempt` driven through its phases —
- * headers from the moment the request is written, body from the first byte,
+ * headers from the moment the request is written (restarted by each piece
+ * of the upload, where the handler API tells of it), body from the first byte,
  * idle gaps between chunks — and a stop on the deadline or the caller's
  * signal, even while the request still waits for its connection.
  */
@@ -259,11 +260,15 @@ class LegacyAttemptHandler extends AttemptPhases implements LegacyHandler {
     this.#inner.onResponseStarted?.()
   }
 
+  // Each piece of the upload restarts the headers limit (Attempt.sending):
+  // it bounds the server's silence, not how long the body takes to send.
   onBodySent(chunkSize: number, totalBytesSent: number): void {
+    this.attempt.sending()
     this.#inner.onBodySent?.(chunkSize, totalBytesSent)
   }
 
   onRequestSent(): void {
+    this.attempt.sending()
     this.#inner.onRequestSent?.()
   }
 

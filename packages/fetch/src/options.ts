@@ -48,7 +48,7 @@ export interface EgressOptions {
   dnsTimeoutMs?: number
   /** TCP connect + TLS handshake limit, ms. Default 3000. `0` = no own limit. */
   connectTimeoutMs?: number
-  /** Request sent → response headers (first byte) limit, ms. Default 10000. `0` = no own limit. */
+  /** Last piece of the request sent (each upload chunk restarts it) → response headers (first byte) limit, ms. Default 10000. `0` = no own limit. */
   headersTimeoutMs?: number
   /** Longest silence between two body chunks, ms. Default 10000. `0` = no own limit. */
   bodyTimeoutMs?: number

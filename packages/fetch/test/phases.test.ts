@@ -1,4 +1,12 @@
-import { ClientClosedError, Deadline, isDeadlineExceeded, systemClock } from '@hourglass/core'
+import { createServer } from 'node:http'
+import type { AddressInfo } from 'node:net'
+import {
+  ClientClosedError,
+  Deadline,
+  isDeadlineExceeded,
+  ManualClock,
+  systemClock,
+} from '@hourglass/core'
 import {
   closedPort,
   type FaultServer,
@@ -283,6 +291,109 @@ describe('headers phase', () => {
       }),
     )
     expect(isDeadlineExceeded(error)).toBe(true)
+  })
+
+  // A server that reads an upload and answers at its end; `received(n)`
+  // resolves once it holds n bytes, so the test moves its clock only after
+  // the client has written them.
+  async function uploadSink() {
+    let bytes = 0
+    const waiters: { at: number; resolve: () => void }[] = []
+    const server = createServer((req, res) => {
+      req.on('data', (chunk: Buffer) => {
+        bytes += chunk.length
+        for (const w of waiters.filter((w) => bytes >= w.at)) {
+          waiters.splice(waiters.indexOf(w), 1)
+          w.resolve()
+        }
+      })
+      req.on('end', () => res.end(`got ${bytes}`))
+      req.on('error', () => {})
+    })
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+    servers.push({
+      close: () => {
+        server.closeAllConnections()
+        return new Promise<void>((resolve) => server.close(() => resolve()))
+      },
+    })
+    return {
+      url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/upload`,
+      received: (at: number) => new Promise<void>((resolve) => waiters.push({ at, resolve })),
+    }
+  }
+  /** An upload of 16 KiB chunks, each sent when `next()` is called; `finish()` ends it. */
+  function pacedUpload() {
+    // Decisions queue up until the body is pulled: undici starts reading it
+    // when it writes the request, which may be after the first `next()`.
+    const decisions: boolean[] = []
+    let waiting: ((more: boolean) => void) | undefined
+    const decide = (more: boolean) => {
+      if (waiting) {
+        const resolve = waiting
+        waiting = undefined
+        resolve(more)
+      } else decisions.push(more)
+    }
+    async function* body() {
+      for (;;) {
+        const more =
+          decisions.length > 0
+            ? decisions.shift()
+            : await new Promise<boolean>((resolve) => {
+                waiting = resolve
+              })
+        if (!more) return
+        yield new Uint8Array(16384)
+      }
+    }
+    return { body: body(), next: () => decide(true), finish: () => decide(false) }
+  }
+
+  it('with the defaults, an upload longer than headersTimeoutMs is answered: the limit counts from the last piece sent', async () => {
+    // Before, the limit counted from the request's first byte: a 12 s upload
+    // under a 30 s deadline failed as HEADERS_TIMEOUT at 10 s, the server
+    // still reading it.
+    const sink = await uploadSink()
+    const clock = new ManualClock()
+    const upload = pacedUpload()
+    const call = client()(sink.url, {
+      method: 'PUT',
+      body: upload.body as never,
+      duplex: 'half',
+      deadline: Deadline.after(30_000, { clock }),
+    } as never)
+    const outcome = call.then(
+      async (res) => `${res.status} ${await res.text()}`,
+      (error: { code?: string }) => `failed ${error.code}`,
+    )
+    for (let i = 1; i <= 3; i++) {
+      const got = sink.received(i * 16384).then(() => 'sent')
+      upload.next()
+      // A call that has already failed sends no more: stop and report how.
+      if ((await Promise.race([got, outcome])) !== 'sent') break
+      clock.advance(6000) // 18 s of upload in all: each piece within 10 s of the last
+    }
+    upload.finish()
+    expect(await outcome).toBe('200 got 49152')
+  })
+
+  it('an upload that stalls for headersTimeoutMs still fails with HEADERS_TIMEOUT', async () => {
+    const sink = await uploadSink()
+    const clock = new ManualClock()
+    const upload = pacedUpload()
+    const call = client()(sink.url, {
+      method: 'PUT',
+      body: upload.body as never,
+      duplex: 'half',
+      deadline: Deadline.after(30_000, { clock }),
+    } as never)
+    const got = sink.received(16384)
+    upload.next()
+    await got
+    clock.advance(10_000)
+    expect(await rejection(call)).toMatchObject({ code: 'HEADERS_TIMEOUT', limitMs: 10_000 })
+    upload.finish()
   })
 
   it('headersTimeoutMs: 0 leaves only the deadline to bound the wait', async () => {
