@@ -163,6 +163,24 @@ describe.each(majors)('inbound deadline headers ($name)', (major) => {
     expect((await get(url)).body.remainingMs).toBe(3000)
   })
 
+  it('a defaultMs above the default maxMs, with no maxMs given, is the budget: the cap follows it up', async () => {
+    // Before, `{ defaultMs: 60_000 }` (a model route) silently got 30 s.
+    const { url } = await serve({ defaultMs: 60_000, reserveMs: 0 })
+    const none = await get(url)
+    expect(none.body.remainingMs).toBe(60_000)
+    expect(none.start).toMatchObject({ budgetMs: 60_000 })
+    // A caller may ask for what a caller without a header gets, no more.
+    const longer = await get(url, { 'x-deadline-remaining-ms': '90000' })
+    expect(longer.start).toMatchObject({ budgetMs: 60_000, clamped: true })
+    const shorter = await get(url, { 'x-deadline-remaining-ms': '45000' })
+    expect(shorter.body.remainingMs).toBe(45_000)
+    // Below the default cap nothing changes: a caller still gets up to 30 s.
+    await server?.close()
+    const { url: small } = await serve({ defaultMs: 2000, reserveMs: 0 })
+    const capped = await get(small, { 'x-deadline-remaining-ms': '90000' })
+    expect(capped.start).toMatchObject({ budgetMs: 30_000, clamped: true })
+  })
+
   it('trust: [] ignores every inbound deadline header', async () => {
     const { url } = await serve({ defaultMs: 1000, reserveMs: 0, trust: [] })
     const got = await get(url, {
