@@ -8,6 +8,23 @@ import { estimatePromptTokens } from './estimatePromptTokens.js'
 export interface ModelPrice {
   inputPerMTok: number
   outputPerMTok: number
+  /**
+   * USD per million input tokens read from the provider's prompt cache
+   * (`Usage.cachedInputTokens`: OpenAI bills them at a half to a tenth of
+   * the input price, Anthropic's cache reads at a tenth). Absent: the input
+   * price, an over-estimate where the provider discounts them.
+   */
+  cachedInputPerMTok?: number | undefined
+  /**
+   * Reasoning tokens the model may generate, and the provider bill as
+   * output, beyond `maxTokens`: for a provider whose cap leaves the
+   * reasoning out (DeepSeek-R1's first API: up to 32K tokens of chain of
+   * thought beside a `max_tokens` of the answer; SiliconFlow's
+   * `thinking_budget`). `estimate` adds them to `maxTokens`, so the check
+   * before sending holds the real worst case. Default 0: OpenAI, Anthropic
+   * and Gemini count reasoning within the cap.
+   */
+  uncappedReasoningTokens?: number | undefined
 }
 
 export interface CostBudgetOptions {
@@ -15,6 +32,13 @@ export interface CostBudgetOptions {
   limitUsd: number
   /** Prices per model name, e.g. `{ 'gpt-4o-mini': { inputPerMTok: 0.15, outputPerMTok: 0.6 } }`. */
   prices: Readonly<Record<string, ModelPrice>>
+  /**
+   * Prices per provider (the adapter's `name`) and model, looked up before
+   * `prices`: for one model name two providers bill differently (a reseller,
+   * a cloud's own price). `callModel` names the provider of each attempt, so
+   * an attempt is priced at its own provider's price, never another's.
+   */
+  providerPrices?: Readonly<Record<string, Readonly<Record<string, ModelPrice>>>> | undefined
   /**
    * Count models missing from `prices` as free instead of throwing
    * `UnknownPriceError`. Default `false`: a typo in a model name must not
@@ -39,6 +63,7 @@ export interface CostBudgetOptions {
 export class CostBudget {
   readonly limitUsd: number
   readonly #prices: Readonly<Record<string, ModelPrice>>
+  readonly #providerPrices: Readonly<Record<string, Readonly<Record<string, ModelPrice>>>>
   readonly #allowUnpriced: boolean
   #spentUsd = 0
   #reservedUsd = 0
@@ -55,15 +80,24 @@ export class CostBudget {
     ) {
       throw optionError('CostBudget: limitUsd', 'a number ≥ 0', options.limitUsd)
     }
-    for (const [model, price] of Object.entries(options.prices)) {
-      if (!isPrice(price?.inputPerMTok) || !isPrice(price?.outputPerMTok)) {
+    checkPrices('prices', options.prices)
+    const providerPrices = options.providerPrices ?? {}
+    if (typeof providerPrices !== 'object' || providerPrices === null) {
+      throw new TypeError(
+        'CostBudget: providerPrices must be an object of provider name → model name → ModelPrice',
+      )
+    }
+    for (const [provider, prices] of Object.entries(providerPrices)) {
+      if (typeof prices !== 'object' || prices === null) {
         throw new TypeError(
-          `CostBudget: prices["${model}"] needs finite inputPerMTok and outputPerMTok >= 0 (USD per million tokens)`,
+          `CostBudget: providerPrices["${provider}"] must be an object of model name → ModelPrice`,
         )
       }
+      checkPrices(`providerPrices["${provider}"]`, prices)
     }
     this.limitUsd = options.limitUsd
     this.#prices = options.prices
+    this.#providerPrices = providerPrices
     this.#allowUnpriced = options.allowUnpriced ?? false
   }
 
@@ -86,10 +120,34 @@ export class CostBudget {
    * What one attempt of `request` on `model` may cost, in USD: the prompt
    * (see `estimatePromptTokens`) at the input price plus the whole
    * `maxTokens` at the output price — the worst case the request allows.
+   * `provider`: whose price (`providerPrices`), when it has one.
    */
-  estimate(model: string, request: Pick<ChatRequest, 'messages' | 'tools' | 'maxTokens'>): number {
-    const price = this.#price(model)
-    return cost(price, estimatePromptTokens(request), request.maxTokens)
+  estimate(
+    model: string,
+    request: Pick<ChatRequest, 'messages' | 'tools' | 'extra' | 'maxTokens'>,
+    provider?: string,
+  ): number {
+    const price = this.#price(model, provider)
+    return cost(price, estimatePromptTokens(request), worstOutput(price, request.maxTokens))
+  }
+
+  /**
+   * The most output an attempt capped at `maxTokens` may be billed on
+   * `model` (of `provider`): `maxTokens` plus the price's
+   * `uncappedReasoningTokens`. What `estimate` counts, and what an answer
+   * lost whole (its usage unknown) is charged.
+   */
+  worstOutputTokens(model: string, maxTokens: number, provider?: string): number {
+    return worstOutput(this.#price(model, provider), tokens(maxTokens))
+  }
+
+  /**
+   * Throws `UnknownPriceError` when `model` (of `provider`) has no price and
+   * `allowUnpriced` is not set. Sends nothing; `callModel` checks every model
+   * of its list so before the first is sent.
+   */
+  assertPriced(model: string, provider?: string): void {
+    this.#price(model, provider)
   }
 
   /**
@@ -136,12 +194,19 @@ export class CostBudget {
     }
   }
 
-  /** Adds the actual cost of `usage` on `model` to the spend and returns it, in USD. */
-  record(model: string, usage: Usage): number {
+  /** Adds the actual cost of `usage` on `model` (of `provider`, as `estimate`) to the spend and returns it, in USD. */
+  record(model: string, usage: Usage, provider?: string): number {
     // Usage is the provider's word (or a custom adapter's): untrusted, so
     // clamped. A NaN count made the spend NaN, and a NaN spend never trips
     // the limit again; a negative one would give money back.
-    const usd = cost(this.#price(model), tokens(usage?.inputTokens), tokens(usage?.outputTokens))
+    const input = tokens(usage?.inputTokens)
+    const usd = cost(
+      this.#price(model, provider),
+      input,
+      tokens(usage?.outputTokens),
+      // A part of the input: never more than it.
+      Math.min(tokens(usage?.cachedInputTokens), input),
+    )
     this.#spentUsd += usd
     return usd
   }
@@ -150,19 +215,29 @@ export class CostBudget {
    * Adds the estimated cost of an attempt whose usage is unknown — one that
    * failed after the provider took it — to the spend and returns it, in USD:
    * the prompt (`estimatePromptTokens`, as in `estimate`) at the input price
-   * plus `outputTokens` at the output price.
+   * plus `outputTokens` at the output price (of `provider`, as `estimate`).
    */
   recordEstimate(
     model: string,
-    request: Pick<ChatRequest, 'messages' | 'tools'>,
+    request: Pick<ChatRequest, 'messages' | 'tools' | 'extra'>,
     outputTokens: number,
+    provider?: string,
   ): number {
-    const usd = cost(this.#price(model), estimatePromptTokens(request), tokens(outputTokens))
+    const usd = cost(
+      this.#price(model, provider),
+      estimatePromptTokens(request),
+      tokens(outputTokens),
+    )
     this.#spentUsd += usd
     return usd
   }
 
-  #price(model: string): ModelPrice {
+  #price(model: string, provider: string | undefined): ModelPrice {
+    const own =
+      provider !== undefined && Object.hasOwn(this.#providerPrices, provider)
+        ? this.#providerPrices[provider]!
+        : undefined
+    if (own !== undefined && Object.hasOwn(own, model)) return own[model]!
     const price = Object.hasOwn(this.#prices, model) ? this.#prices[model] : undefined
     if (price !== undefined) return price
     if (this.#allowUnpriced) return { inputPerMTok: 0, outputPerMTok: 0 }
@@ -185,8 +260,24 @@ export interface CostReservation {
  */
 const ROUNDING_USD = 1e-10
 
-function cost(price: ModelPrice, inputTokens: number, outputTokens: number): number {
-  return (inputTokens * price.inputPerMTok + outputTokens * price.outputPerMTok) / 1_000_000
+/** USD for the counts at `price`; `cachedTokens` (a part of `inputTokens`) at the cache price, when it has one. */
+function cost(
+  price: ModelPrice,
+  inputTokens: number,
+  outputTokens: number,
+  cachedTokens = 0,
+): number {
+  const cachedPrice = price.cachedInputPerMTok ?? price.inputPerMTok
+  return (
+    ((inputTokens - cachedTokens) * price.inputPerMTok +
+      cachedTokens * cachedPrice +
+      outputTokens * price.outputPerMTok) /
+    1_000_000
+  )
+}
+
+function worstOutput(price: ModelPrice, maxTokens: number): number {
+  return maxTokens + (price.uncappedReasoningTokens ?? 0)
 }
 
 /**
@@ -196,6 +287,27 @@ function cost(price: ModelPrice, inputTokens: number, outputTokens: number): num
  */
 function tokens(value: unknown): number {
   return typeof value === 'number' && value >= 0 ? Math.min(value, Number.MAX_VALUE) : 0
+}
+
+function checkPrices(name: string, prices: Readonly<Record<string, ModelPrice>>): void {
+  for (const [model, price] of Object.entries(prices)) {
+    if (!isPrice(price?.inputPerMTok) || !isPrice(price?.outputPerMTok)) {
+      throw new TypeError(
+        `CostBudget: ${name}["${model}"] needs finite inputPerMTok and outputPerMTok >= 0 (USD per million tokens)`,
+      )
+    }
+    if (price.cachedInputPerMTok !== undefined && !isPrice(price.cachedInputPerMTok)) {
+      throw new TypeError(
+        `CostBudget: ${name}["${model}"].cachedInputPerMTok must be a finite number >= 0 (USD per million tokens)`,
+      )
+    }
+    const uncapped = price.uncappedReasoningTokens
+    if (uncapped !== undefined && !(Number.isSafeInteger(uncapped) && uncapped >= 0)) {
+      throw new TypeError(
+        `CostBudget: ${name}["${model}"].uncappedReasoningTokens must be a whole number of tokens >= 0`,
+      )
+    }
+  }
 }
 
 function isPrice(value: unknown): boolean {

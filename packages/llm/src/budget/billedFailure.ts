@@ -19,7 +19,8 @@ import type { CostBudget } from './CostBudget.js'
  *   deadline, the caller's signal), was past `maxResponseBytes` while its
  *   body was read, or could not be read (JSON cut short or without the
  *   answer in it): the whole generation happened, its usage is unknown: the
- *   prompt estimate plus `maxTokens`, the worst case `estimate` uses.
+ *   prompt estimate plus `maxTokens` (and the price's
+ *   `uncappedReasoningTokens`), the worst case `estimate` uses.
  * - `prompt` — a stream whose 2xx headers came, then no token (a first-token
  *   timeout, a cut, the call ended, past `maxStreamBytes`, an event that
  *   could not be read): the prompt estimate only.
@@ -36,24 +37,30 @@ export type BilledFailure =
   | { kind: 'whole' }
   | { kind: 'prompt' }
 
-/** Adds what `billed` is charged (above) to `budget` and returns it, in USD; 0 for `undefined`. */
+/** Adds what `billed` is charged (above) to `budget`, at `provider`'s price, and returns it, in USD; 0 for `undefined`. */
 export function chargeBilledFailure(
   budget: CostBudget,
   model: string,
-  request: Pick<ChatRequest, 'messages' | 'tools' | 'maxTokens'>,
+  request: Pick<ChatRequest, 'messages' | 'tools' | 'extra' | 'maxTokens'>,
   billed: BilledFailure | undefined,
+  provider?: string,
 ): number {
   switch (billed?.kind) {
     case undefined:
       return 0
     case 'cut':
       return billed.usage !== undefined
-        ? budget.record(model, billed.usage)
-        : budget.recordEstimate(model, request, deliveredTokens(billed.outputChars))
+        ? budget.record(model, billed.usage, provider)
+        : budget.recordEstimate(model, request, deliveredTokens(billed.outputChars), provider)
     case 'whole':
-      return budget.recordEstimate(model, request, request.maxTokens)
+      return budget.recordEstimate(
+        model,
+        request,
+        budget.worstOutputTokens(model, request.maxTokens, provider),
+        provider,
+      )
     case 'prompt':
-      return budget.recordEstimate(model, request, 0)
+      return budget.recordEstimate(model, request, 0, provider)
   }
 }
 

@@ -3,7 +3,7 @@ import { deliveredTokens } from './billedFailure.js'
 import type { CostBudget } from './CostBudget.js'
 
 /**
- * Adds what an answered attempt costs to `budget` and returns it, in USD:
+ * Adds what an answered attempt costs to `budget` (at `provider`'s price) and returns it, in USD:
  * its usage, as the provider reported it; or, when it reported none (no
  * input token — every real call has some: an OpenAI-compatible server that
  * ignores `stream_options.include_usage`, a proxy that strips `usage`), the
@@ -14,15 +14,17 @@ import type { CostBudget } from './CostBudget.js'
 export function chargeAnswer(
   budget: CostBudget,
   model: string,
-  request: Pick<ChatRequest, 'messages' | 'tools'>,
+  request: Pick<ChatRequest, 'messages' | 'tools' | 'extra'>,
   response: Pick<ChatResponse, 'usage' | 'content'>,
+  provider?: string,
 ): number {
   const { usage } = response
-  if (usage !== undefined && usage.inputTokens > 0) return budget.record(model, usage)
+  if (usage !== undefined && usage.inputTokens > 0) return budget.record(model, usage, provider)
   return budget.recordEstimate(
     model,
     request,
     Math.max(usage?.outputTokens ?? 0, deliveredTokens(outputChars(response.content))),
+    provider,
   )
 }
 

@@ -102,7 +102,8 @@ export async function runModel(
     // The estimate is held from this check until the attempt's cost is
     // recorded (each exit below releases it), so calls in flight at once on
     // one budget are each checked against what the others may spend.
-    const reservation = budget?.reserve(budget.estimate(adapter.model, request))
+    // Priced as this provider bills the model (`providerPrices`), when the budget says.
+    const reservation = budget?.reserve(budget.estimate(adapter.model, request, adapter.name))
 
     let admitted: Awaited<ReturnType<typeof admit>>
     try {
@@ -221,7 +222,7 @@ export async function runModel(
       try {
         if (budget !== undefined) {
           const billed = billedOf(received, send)
-          state.costUsd += chargeBilledFailure(budget, adapter.model, request, billed)
+          state.costUsd += chargeBilledFailure(budget, adapter.model, request, billed, adapter.name)
         }
       } finally {
         reservation?.release()
@@ -250,7 +251,7 @@ export async function runModel(
       // Charged before anything is awaited: the hold ends only once the cost is spent.
       try {
         if (budget !== undefined)
-          state.costUsd += chargeAnswer(budget, adapter.model, request, response)
+          state.costUsd += chargeAnswer(budget, adapter.model, request, response, adapter.name)
       } finally {
         reservation?.release()
       }
@@ -273,7 +274,7 @@ export async function runModel(
     try {
       if (budget !== undefined) {
         const billed = billedBy(error, received?.answered)
-        state.costUsd += chargeBilledFailure(budget, adapter.model, request, billed)
+        state.costUsd += chargeBilledFailure(budget, adapter.model, request, billed, adapter.name)
       }
     } finally {
       reservation?.release()

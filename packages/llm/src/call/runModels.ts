@@ -34,6 +34,12 @@ export async function runModels(
   let stripped: ChatRequest | undefined
   let arrival = 'first model in the list'
   const primary = models[0] as ModelAdapter
+  // Every model's price, before anything is sent: a fallback missing from
+  // the price table (a typo) threw UnknownPriceError only once the primary
+  // had failed — after its attempts were sent and billed, and in place of
+  // the primary's own error.
+  const budget = state.options.limits?.budget
+  if (budget !== undefined) for (const m of models) budget.assertPriced(m.model, m.name)
   for (const [index, adapter] of models.entries()) {
     const asPrimary = index === 0 || sameModel(adapter, primary)
     if (!asPrimary) stripped ??= { ...request, messages: stripThinkingSignatures(request.messages) }

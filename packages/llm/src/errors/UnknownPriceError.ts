@@ -13,7 +13,7 @@ export class UnknownPriceError extends HourglassError {
   constructor(model: string) {
     super(
       UnknownPriceError.code,
-      `no price for model "${model}" in the cost budget's price table (add it to \`prices\`, or set \`allowUnpriced: true\` to count it as free)`,
+      `no price for model "${model}" in the cost budget's price table (add it to \`prices\` or the provider's \`providerPrices\`, or set \`allowUnpriced: true\` to count it as free)`,
     )
     this.model = model
   }

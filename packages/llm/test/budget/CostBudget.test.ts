@@ -45,6 +45,23 @@ describe('estimatePromptTokens', () => {
       'abcd'.length + 'f{"a":1}'.length + 'abcd'.length + JSON.stringify(withBlocks.tools).length
     expect(estimatePromptTokens(withBlocks)).toBe(Math.ceil(chars / 4) + 8)
   })
+
+  it('counts the other fields sent (extra) as text: a response_format schema is billed as input', () => {
+    const schema = { type: 'object', description: 'x'.repeat(400_000) }
+    const extra = { response_format: { type: 'json_schema', json_schema: { name: 's', schema } } }
+    const withSchema: ChatRequest = { ...request('hi'), extra }
+    expect(estimatePromptTokens(withSchema)).toBe(
+      Math.ceil(('hi'.length + JSON.stringify(extra).length) / 4) + 4,
+    )
+    // So the check before sending sees it: 100k tokens at $2.5 per million.
+    const budget = new CostBudget({
+      limitUsd: 0.01,
+      prices: { 'gpt-4o': { inputPerMTok: 2.5, outputPerMTok: 10 } },
+    })
+    expect(() =>
+      budget.reserve(budget.estimate('gpt-4o', { ...withSchema, maxTokens: 100 })),
+    ).toThrow(BudgetExceededError)
+  })
 })
 
 describe('CostBudget', () => {
@@ -110,6 +127,49 @@ describe('CostBudget', () => {
     expect(() => budget.estimate('toString', request('x'))).toThrow(/no price/)
   })
 
+  it('prices cached input at cachedInputPerMTok and reasoning as the output it is, each count once', () => {
+    const budget = new CostBudget({
+      limitUsd: 1,
+      prices: {
+        cached: { inputPerMTok: 1, outputPerMTok: 4, cachedInputPerMTok: 0.1 },
+        plain: { inputPerMTok: 1, outputPerMTok: 4 },
+      },
+    })
+    // 1000 input of which 800 read from the cache; 500 output of which 300 reasoning.
+    const usage = {
+      inputTokens: 1000,
+      outputTokens: 500,
+      cachedInputTokens: 800,
+      reasoningTokens: 300,
+    }
+    // 200 × $1 + 800 × $0.1 + 500 × $4, per million.
+    expect(budget.record('cached', usage)).toBeCloseTo(0.00228, 15)
+    // No cache price: every input token at the input price.
+    expect(budget.record('plain', usage)).toBeCloseTo(0.003, 15)
+    // A cached count above the input (a provider's slip) is no more than the input.
+    expect(budget.record('cached', { ...usage, cachedInputTokens: 5000 })).toBeCloseTo(0.0021, 15)
+  })
+
+  it('adds uncappedReasoningTokens to maxTokens where the provider bills reasoning beyond the cap', () => {
+    const budget = new CostBudget({
+      limitUsd: 0.05,
+      prices: { r1: { inputPerMTok: 0, outputPerMTok: 2, uncappedReasoningTokens: 32_000 } },
+    })
+    // (1000 + 32000) output tokens at $2 per million.
+    expect(budget.estimate('r1', request('', 1000))).toBeCloseTo(0.066, 12)
+    expect(budget.worstOutputTokens('r1', 1000)).toBe(33_000)
+    expect(() => budget.reserve(budget.estimate('r1', request('', 1000)))).toThrow(
+      BudgetExceededError,
+    )
+    expect(
+      () =>
+        new CostBudget({
+          limitUsd: 1,
+          prices: { m: { inputPerMTok: 1, outputPerMTok: 1, uncappedReasoningTokens: 1.5 } },
+        }),
+    ).toThrow(/uncappedReasoningTokens/)
+  })
+
   it('counts unpriced models as free only when allowUnpriced is set', () => {
     const budget = new CostBudget({ limitUsd: 1, prices, allowUnpriced: true })
     expect(budget.estimate('local-llama', request('x'.repeat(100)))).toBe(0)
@@ -126,6 +186,14 @@ describe('CostBudget', () => {
     expect(
       () => new CostBudget({ limitUsd: 1, prices: { m: { inputPerMTok: -1, outputPerMTok: 1 } } }),
     ).toThrow(/prices\["m"\]/)
+    expect(
+      () =>
+        new CostBudget({
+          limitUsd: 1,
+          prices,
+          providerPrices: { p: { m: { inputPerMTok: 1, outputPerMTok: Number.NaN } } },
+        }),
+    ).toThrow(/providerPrices\["p"\]\["m"\]/)
     expect(() => new CostBudget({ limitUsd: 1, prices }).assertCanSpend(Number.NaN)).toThrow(
       RangeError,
     )

@@ -129,3 +129,67 @@ describe('a cost budget shared by calls in flight at once', () => {
     expect(budget.reservedUsd).toBe(0)
   })
 })
+
+describe('a model two providers price differently (providerPrices)', () => {
+  it('checks and charges each attempt at its own provider’s price, not at a price of the same model name elsewhere', async () => {
+    // Two providers serve "gpt-4o": the dear one bills $2 / $8 per million,
+    // a reseller $0.1 / $0.1. Keyed by model name alone, one price served both.
+    const dearFake = await fakes.start({
+      dialect: 'openai',
+      reply: () => reply.text('ok', { usage: { inputTokens: 1000, outputTokens: 1000 } }),
+    })
+    const cheapFake = await fakes.start({
+      dialect: 'openai',
+      reply: () => reply.text('ok', { usage: { inputTokens: 1000, outputTokens: 1000 } }),
+    })
+    const at = (name: string, baseURL: string) =>
+      fakes.adapter(openAICompatible({ name, baseURL, apiKey: 'sk', model: 'gpt-4o' }))
+    const dear = at('dear', dearFake.baseURL)
+    const cheap = at('cheap', cheapFake.baseURL)
+    const providerPrices = {
+      dear: { 'gpt-4o': { inputPerMTok: 2, outputPerMTok: 8 } },
+      cheap: { 'gpt-4o': { inputPerMTok: 0.1, outputPerMTok: 0.1 } },
+    }
+    const ask = { messages: [user('Hi')], maxTokens: 1000 }
+    const budget = new CostBudget({ limitUsd: 1, prices: {}, providerPrices })
+    await callModel({ models: [dear], request: ask, limits: { budget } })
+    // 1000 × $2 + 1000 × $8 per million.
+    expect(budget.spentUsd).toBeCloseTo(0.01, 12)
+    await callModel({ models: [cheap], request: ask, limits: { budget } })
+    expect(budget.spentUsd).toBeCloseTo(0.0102, 12)
+    // The check before sending uses the provider's price too: $0.005 holds
+    // the cheap provider's worst case ($0.0001…), not the dear one's ($0.008…).
+    const tight = new CostBudget({ limitUsd: 0.005, prices: {}, providerPrices })
+    await expect(
+      callModel({ models: [dear], request: ask, limits: { budget: tight } }),
+    ).rejects.toMatchObject({ code: 'BUDGET_EXCEEDED' })
+    await callModel({ models: [cheap], request: ask, limits: { budget: tight } })
+    expect(dearFake.requests).toHaveLength(1)
+    expect(cheapFake.requests).toHaveLength(2)
+    expect(tight.reservedUsd).toBe(0)
+  })
+})
+
+describe('a model of the list missing from the price table', () => {
+  it('is refused before anything is sent, not after the primary was tried and billed', async () => {
+    const primary = await fakes.start({
+      dialect: 'openai',
+      reply: () => reply.error(500, { error: { message: 'down' } }),
+    })
+    const models = [
+      fakes.adapter(openAICompatible({ baseURL: primary.baseURL, apiKey: 'sk', model: 'dear' })),
+      // A typo: no such price.
+      fakes.adapter(openAICompatible({ baseURL: primary.baseURL, apiKey: 'sk', model: 'deer' })),
+    ]
+    const budget = new CostBudget({ limitUsd: 10, prices })
+    const error = await callModel({
+      models,
+      request,
+      limits: { budget },
+      retry: { maxAttempts: 1 },
+    }).catch((e: unknown) => e)
+    expect(error).toMatchObject({ code: 'UNKNOWN_PRICE', model: 'deer' })
+    expect(primary.requests).toHaveLength(0)
+    expect(budget.reservedUsd).toBe(0)
+  })
+})
