@@ -10,8 +10,8 @@ export interface GatewayContext {
   adapters: Map<string, ModelAdapter>
   admission: Admission
   retryBudgets: RetryBudgetRegistry | undefined
-  /** Prices by model name, merged over providers, for per-request cost budgets. */
-  prices: Record<string, ModelPrice>
+  /** Prices by provider name, then model name, for per-request cost budgets. */
+  providerPrices: Record<string, Record<string, ModelPrice>>
   clock: Clock
   replyReserveMs: number
   firstTokenTimeoutMs: number

@@ -249,8 +249,11 @@ export function createGateway(config: unknown, options: GatewayOptions = {}): Ga
       ? {}
       : { storeBackoffMs: Math.max(1000, valid.redis?.commandTimeoutMs ?? 0) }),
   })
-  const prices: Record<string, ModelPrice> = {}
-  for (const p of Object.values(valid.providers)) Object.assign(prices, p.prices ?? {})
+  // Each provider's own prices: one model name may cost differently at two
+  // providers, and merged by name the last one priced both — a fallback to
+  // the dearer one was checked and charged at the cheaper price (12× under).
+  const providerPrices: Record<string, Record<string, ModelPrice>> = {}
+  for (const [name, p] of Object.entries(valid.providers)) providerPrices[name] = p.prices ?? {}
   const retryBudgets =
     options.retryBudgets === false ? undefined : (options.retryBudgets ?? new RetryBudgetRegistry())
 
@@ -259,7 +262,7 @@ export function createGateway(config: unknown, options: GatewayOptions = {}): Ga
     adapters,
     admission,
     retryBudgets,
-    prices,
+    providerPrices,
     clock,
     replyReserveMs,
     firstTokenTimeoutMs,

@@ -25,6 +25,12 @@ const byteCount = z
 const price = z.strictObject({
   inputPerMTok: z.number('expected USD per million input tokens').min(0),
   outputPerMTok: z.number('expected USD per million output tokens').min(0),
+  cachedInputPerMTok: z.number('expected USD per million cached input tokens').min(0).optional(),
+  uncappedReasoningTokens: z
+    .number('expected a whole number of tokens')
+    .int('expected a whole number of tokens')
+    .min(0)
+    .optional(),
 })
 
 /**

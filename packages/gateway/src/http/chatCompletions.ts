@@ -20,6 +20,7 @@ import { flushedOrCut } from './flushedOrCut.js'
 import { GatewayRequestError } from './GatewayRequestError.js'
 import { parseChatRequest } from './parseChatRequest.js'
 import { pathOf } from './pathOf.js'
+import { refuseUnpricedFields } from './refuseUnpricedFields.js'
 import { refuseUntranslatable } from './refuseUntranslatable.js'
 import { scopeOf } from './requestScope.js'
 import { sendError } from './sendError.js'
@@ -63,6 +64,8 @@ export function chatCompletions(ctx: GatewayContext) {
       }
       if (resolved.route) fields['route'] = `${resolved.route.side}:${resolved.name}`
       refuseUntranslatable(ctx.config, resolved.targets, request)
+      // A cost bound must bound the bill: fields billed beyond the price table are refused under it.
+      if (ctx.config.policy.maxCostUsdPerRequest !== undefined) refuseUnpricedFields(request)
       const models = gateClientRetry(
         adaptersFor(ctx.adapters, resolved.targets),
         ctx.retryBudgets,
@@ -214,7 +217,11 @@ function callOptions(
       budget:
         policy.maxCostUsdPerRequest === undefined
           ? undefined
-          : new CostBudget({ limitUsd: policy.maxCostUsdPerRequest, prices: ctx.prices }),
+          : new CostBudget({
+              limitUsd: policy.maxCostUsdPerRequest,
+              prices: {},
+              providerPrices: ctx.providerPrices,
+            }),
     },
     onAttempt: (record: AttemptRecord) => {
       fields['attempts'] = record.attempt
