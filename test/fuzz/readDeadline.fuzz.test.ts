@@ -1,6 +1,7 @@
 import {
   DEADLINE_HEADER,
   DEADLINE_SOURCES,
+  DEFAULT_INGRESS_MAX_MS,
   type DeadlineSource,
   ENVOY_TIMEOUT_HEADER,
   GRPC_TIMEOUT_HEADER,
@@ -233,7 +234,7 @@ function check(
   // Options: absent = the default; otherwise whole ms within [0, 2^31-1] (NaN threw above).
   const option = (v: number | undefined, fallback: number) =>
     v === undefined ? fallback : Math.min(Math.max(0, Math.floor(v)), MAX_TIMER_MS)
-  const maxMs = option(opts.maxMs, MAX_TIMER_MS)
+  const maxMs = option(opts.maxMs, DEFAULT_INGRESS_MAX_MS)
   const minMs = Math.min(option(opts.minMs, 0), maxMs)
   const expected =
     smallest === undefined ? undefined : Math.min(Math.max(Number(smallest), minMs), maxMs)

@@ -8,6 +8,7 @@ import {
   STAINLESS_TIMEOUT_HEADER,
 } from './headerNames.js'
 import { optionError } from './optionError.js'
+import { DEFAULT_INGRESS_MAX_MS } from './resolveIngressOptions.js'
 
 /**
  * Anything headers come in: Node's `IncomingHttpHeaders`, a WHATWG `Headers`,
@@ -19,7 +20,7 @@ export type HeaderSource =
   | Readonly<Record<string, string | readonly string[] | number | undefined>>
 
 export interface ReadDeadlineOptions {
-  /** Values above this are cut to it (untrusted callers cannot buy more time). Default 2^31−1. */
+  /** Values above this are cut to it (untrusted callers cannot buy more time). Default `DEFAULT_INGRESS_MAX_MS` (30 000), as every ingress. */
   maxMs?: number | undefined
   /** Values below this are raised to it. Default 0: a caller with 0 ms left gets 0. */
   minMs?: number | undefined
@@ -92,7 +93,10 @@ export function readDeadline(
   }
   // `null` reads as no options (it crashed reading `null.maxMs`).
   options ??= {}
-  const maxMs = clampOption('maxMs', options.maxMs, MAX_TIMER_MS)
+  // An inbound budget is untrusted: left out, the cap is every ingress's
+  // (30 s), not 2^31-1 ms — a direct caller that passed none trusted any
+  // caller's 24 days.
+  const maxMs = clampOption('maxMs', options.maxMs, DEFAULT_INGRESS_MAX_MS)
   const minMs = Math.min(clampOption('minMs', options.minMs, 0), maxMs)
   const sources = options.sources ?? DEADLINE_SOURCES
   if (!Array.isArray(sources)) {

@@ -1,4 +1,4 @@
-import { MAX_TIMER_MS, readDeadline } from '@hourglass/core'
+import { DEFAULT_INGRESS_MAX_MS, MAX_TIMER_MS, readDeadline } from '@hourglass/core'
 import { describe, expect, it } from 'vitest'
 
 // A well-formed value past 2^31-1 ms was listed invalid, so the ingress fell
@@ -19,7 +19,10 @@ describe('readDeadline: a well-formed value past 2^31-1 ms', () => {
       clamped: true,
       invalid: [],
     })
-    expect(readDeadline({ [header]: value }).ms).toBe(MAX_TIMER_MS)
+    // No maxMs: the ingress default (an inbound budget is untrusted); a
+    // caller that allows the most gets the timer's limit.
+    expect(readDeadline({ [header]: value }).ms).toBe(DEFAULT_INGRESS_MAX_MS)
+    expect(readDeadline({ [header]: value }, { maxMs: MAX_TIMER_MS }).ms).toBe(MAX_TIMER_MS)
   })
 
   it('x-stainless-timeout past it too (when trusted), and a shorter header still wins', () => {
