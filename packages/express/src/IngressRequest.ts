@@ -388,6 +388,9 @@ export class IngressRequest {
   }
 
   readonly #onClose = (): void => {
+    // Once: `start` calls it for a response already closed, and
+    // closeIfOrphaned may have closed it (synchronously) just before.
+    if (this.#finished) return
     if (!this.res.writableEnded && !this.#answered) {
       // Over before it was complete: nobody will read the rest, so stop
       // everything done for it; no 504. Either the server's own code

@@ -16,13 +16,21 @@ const queuedOn = new WeakMap<Socket, Set<ServerResponse>>()
  * one at its head (`onServerResponseClose`: `destroyed`, `_closed`, 'close').
  * One listener per connection however many wait on it; a response leaves the
  * list when its turn comes (Node then watches the socket for it) or it ends.
- * Safe to call twice for one response; a no-op for one that has its socket.
+ * A connection already closed closes the response at once (synchronously:
+ * listen to 'close' first). Safe to call twice for one response; a no-op
+ * for one that has its socket.
  */
 export function closeIfOrphaned(req: IncomingMessage, res: ServerResponse): void {
   if (res.socket !== null) return
   const socket = req.socket
   // HTTP/2's compat API has no queue: every stream has its own close.
   if (socket === null || socket === undefined) return
+  // Gone already (while a middleware ahead awaited something): its 'close'
+  // will not come again, and Node 20/22 never marked this response.
+  if (socket.closed) {
+    closeOrphan(res)
+    return
+  }
   let queued = queuedOn.get(socket)
   if (queued === undefined) {
     const waiting = new Set<ServerResponse>()

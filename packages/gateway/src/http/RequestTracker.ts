@@ -144,9 +144,6 @@ export class RequestTracker {
       attachScope(req, scope)
       attachScope(res, scope)
       this.#open.set(res, scope)
-      // Pipelined behind an answer still being written: its client leaving
-      // must reach this 'close' too (with or without deadline() mounted).
-      closeIfOrphaned(req, res)
       res.once('close', () => {
         // Answered with its body still coming, by what had no reason to say
         // `connection: close` (a budget spent on arrival, refused before the
@@ -164,6 +161,11 @@ export class RequestTracker {
         if (api) countRequest(metrics, clock, res, scope)
         if (this.#open.size === 0) this.#onIdle?.()
       })
+      // Pipelined behind an answer still being written: its client leaving
+      // must reach the 'close' above too (with or without deadline()
+      // mounted). After it is listened to: a connection already gone closes
+      // the response at once.
+      closeIfOrphaned(req, res)
       runInRequest(scope, next)
     }
   }
