@@ -234,7 +234,8 @@ function check(
   // Options: absent = the default; otherwise whole ms within [0, 2^31-1] (NaN threw above).
   const option = (v: number | undefined, fallback: number) =>
     v === undefined ? fallback : Math.min(Math.max(0, Math.floor(v)), MAX_TIMER_MS)
-  const maxMs = option(opts.maxMs, DEFAULT_INGRESS_MAX_MS)
+  // No maxMs: the ingress cap, raised to a larger minMs.
+  const maxMs = option(opts.maxMs, Math.max(DEFAULT_INGRESS_MAX_MS, option(opts.minMs, 0)))
   const minMs = Math.min(option(opts.minMs, 0), maxMs)
   const expected =
     smallest === undefined ? undefined : Math.min(Math.max(Number(smallest), minMs), maxMs)

@@ -96,8 +96,12 @@ export function readDeadline(
   // An inbound budget is untrusted: left out, the cap is every ingress's
   // (30 s), not 2^31-1 ms — a direct caller that passed none trusted any
   // caller's 24 days.
-  const maxMs = clampOption('maxMs', options.maxMs, DEFAULT_INGRESS_MAX_MS)
-  const minMs = Math.min(clampOption('minMs', options.minMs, 0), maxMs)
+  // A floor above that cap, with no cap given, raises the cap: "values
+  // below minMs are raised to it" holds for a caller that passed only minMs.
+  const givenMax = options.maxMs === undefined ? undefined : clampOption('maxMs', options.maxMs, 0)
+  const askedMin = clampOption('minMs', options.minMs, 0)
+  const maxMs = givenMax ?? Math.max(DEFAULT_INGRESS_MAX_MS, askedMin)
+  const minMs = Math.min(askedMin, maxMs)
   const sources = options.sources ?? DEADLINE_SOURCES
   if (!Array.isArray(sources)) {
     // A string was searched as text: 'x-deadline-remaining-ms' trusted that

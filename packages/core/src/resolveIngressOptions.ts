@@ -38,12 +38,23 @@ export const DEFAULT_INGRESS_MAX_MS = 30_000
 /**
  * Validate an ingress's options once, when it is created — a typo fails at
  * boot, not per request — with a message that names the field. Defaults:
- * `defaultMs` 2000, `maxMs` 30000 (at most 2³¹−1), `reserveMs` adaptive,
+ * `defaultMs` 2000, `maxMs` 30000 or `defaultMs` when that is larger (at
+ * most 2³¹−1), `reserveMs` adaptive,
  * the three deadline headers trusted (`x-stainless-timeout` only when
  * listed), not strict, enforcing, the system clock.
  */
 export function resolveIngressOptions(options: IngressOptions): ResolvedIngressOptions {
-  const maxMs = Math.min(positive('maxMs', options.maxMs ?? DEFAULT_INGRESS_MAX_MS), MAX_TIMER_MS)
+  // A `defaultMs` above the default cap, with no `maxMs` of its own, is the
+  // budget the app asked for: cut to 30 s, `{ defaultMs: 60_000 }` for a
+  // model route silently gave 30 s. The cap follows it up (a caller may ask
+  // for what a caller without a header gets, no more); a `maxMs` given still
+  // cuts it. Express and gRPC alike.
+  const askedMs = options.defaultMs
+  const defaultCap =
+    typeof askedMs === 'number' && Number.isFinite(askedMs) && askedMs > DEFAULT_INGRESS_MAX_MS
+      ? askedMs
+      : DEFAULT_INGRESS_MAX_MS
+  const maxMs = Math.min(positive('maxMs', options.maxMs ?? defaultCap), MAX_TIMER_MS)
   const defaultMs = Math.min(positive('defaultMs', options.defaultMs ?? 2000), maxMs)
   const reserveMs = options.reserveMs
   if (

@@ -94,3 +94,13 @@ describe('readDeadline: names in any letter case', () => {
     ).toEqual({ ms: 2000, source: 'grpc-timeout', clamped: false, invalid: [] })
   })
 })
+
+it('with only minMs given, a floor above the default cap is kept: values below it are raised to it', () => {
+  // Before the default cap was 30 s this held by accident; with it, the floor
+  // was cut to the cap without a word (60 s asked, 30 s given).
+  expect(readDeadline({ 'x-deadline-remaining-ms': '45000' }, { minMs: 60_000 })).toMatchObject({
+    ms: 60_000,
+    clamped: true,
+  })
+  expect(readDeadline({ 'x-deadline-remaining-ms': '45000' }).ms).toBe(DEFAULT_INGRESS_MAX_MS)
+})

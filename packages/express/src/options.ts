@@ -1,6 +1,5 @@
 import {
   type Clock,
-  DEFAULT_INGRESS_MAX_MS,
   Deadline,
   type DeadlineExceededError,
   type DeadlineSource,
@@ -114,20 +113,8 @@ const MEANT_INSTEAD: ReadonlyMap<string, string> = new Map([
 /** Validate once, when the middleware is created: a typo should fail at boot, not per request. */
 export function resolveOptions(options: DeadlineMiddlewareOptions): ResolvedOptions {
   refuseUnknownOptions(options, OPTION_NAMES, 'deadline()', { meant: MEANT_INSTEAD })
-  // A `defaultMs` above the default cap with no `maxMs` of its own is the
-  // budget the app asked for: cut to 30 s, `{ defaultMs: 60_000 }` for a
-  // model route silently gave 30 s. The cap follows it up (a caller may ask
-  // for what a caller without a header gets, no more); a `maxMs` given
-  // still cuts it.
-  const defaultMs = options.defaultMs
-  const ingress = resolveIngressOptions(
-    options.maxMs === undefined &&
-      typeof defaultMs === 'number' &&
-      Number.isFinite(defaultMs) &&
-      defaultMs > DEFAULT_INGRESS_MAX_MS
-      ? { ...options, maxMs: defaultMs }
-      : options,
-  )
+  // Core's rule: with no `maxMs`, the cap follows a larger `defaultMs` up.
+  const ingress = resolveIngressOptions(options)
   // A reserve as large as the whole budget leaves the handler nothing: every
   // request (or every one without a deadline header) would get its 504 on
   // arrival, a misconfiguration that looks like an outage, not a typo.
