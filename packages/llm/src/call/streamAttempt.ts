@@ -1,4 +1,4 @@
-import { type Clock, systemClock } from '@hourglass/core'
+import { type Clock, type Deadline, systemClock } from '@hourglass/core'
 import type { ModelAdapter, SendOptions, SendResult } from '../adapters/ModelAdapter.js'
 import { END_GRACE_MS } from '../adapters/readEvents.js'
 import { ProviderError } from '../errors/ProviderError.js'
@@ -118,7 +118,7 @@ export async function streamAttempt(options: StreamAttemptOptions): Promise<Send
       // A consumer reading at its own pace and behind: stop reading the
       // body (the provider's socket holds the rest) until it catches up.
       const behind = sink.behind()
-      if (behind !== undefined) await caughtUp(behind, options.send.signal)
+      if (behind !== undefined) await caughtUp(behind, options.send.signal, options.send.deadline)
     }
     stopTimer()
     // An end marker with nothing before it is no answer: as a whole answer's
@@ -228,22 +228,33 @@ class AfterFinishGrace extends Error {
 }
 
 /**
- * Waits for a consumer that is behind, or for the attempt's end (the
- * deadline, a cancel): the loop then reads on and meets the aborted body.
+ * Waits for a consumer that is behind, or for the attempt's end (a cancel,
+ * the caller's signal, or the deadline — which reaches undici through the
+ * interceptor and aborts no signal of ours, so it is listened to itself: a
+ * consumer that kept its iterator but stopped reading left `result` pending
+ * past the deadline, and a cost budget's reservation held): the loop then
+ * reads on and meets the aborted body.
  */
-async function caughtUp(behind: Promise<void>, signal: AbortSignal): Promise<void> {
+async function caughtUp(
+  behind: Promise<void>,
+  signal: AbortSignal,
+  deadline: Deadline | undefined,
+): Promise<void> {
   if (signal.aborted) return
   let onAbort: (() => void) | undefined
+  let offDeadline: (() => void) | undefined
   try {
     await Promise.race([
       behind,
       new Promise<void>((resolve) => {
         onAbort = () => resolve()
         signal.addEventListener('abort', onAbort, { once: true })
+        offDeadline = deadline?.onDone(() => resolve())
       }),
     ])
   } finally {
     if (onAbort !== undefined) signal.removeEventListener('abort', onAbort)
+    offDeadline?.()
   }
 }
 

@@ -94,4 +94,52 @@ describe('ModelStream.readAtConsumerPace', () => {
     expect(() => stream.readAtConsumerPace(Number.NaN)).toThrow(/highWaterMark/)
     stream.cancel()
   })
+
+  it('the deadline ends the wait of a consumer that keeps its iterator but stops reading: result settles', async () => {
+    // The deadline reaches the provider's body through fetch's interceptor
+    // and aborts no signal of the call's: the parked read listened only to
+    // the signal, so `result` stayed pending past the deadline (and a cost
+    // budget's reservation with it).
+    const clock = new ManualClock()
+    const deadline = Deadline.after(1000, { clock })
+    const base = openAICompatible({ baseURL: 'http://127.0.0.1:9', apiKey: 'sk', model: 'm' })
+    async function* events(send: { deadline?: Deadline | undefined }): AsyncGenerator<StreamEvent> {
+      for (let i = 0; i < TOKENS; i++) {
+        // As the interceptor ends a body at the deadline.
+        if (send.deadline?.done === true) throw send.deadline.reason
+        yield { type: 'text', text: `token${i} ` }
+      }
+    }
+    const model: ModelAdapter = Object.assign(Object.create(base) as ModelAdapter, {
+      name: 'p',
+      model: 'm',
+      open: async (_request: unknown, send: { deadline?: Deadline }): Promise<OpenResult> => ({
+        ok: true,
+        status: 200,
+        events: events(send),
+      }),
+    })
+    const stream = callModel({
+      models: [model],
+      request: { messages: [{ role: 'user', content: 'hi' }], maxTokens: 16, stream: true },
+      deadline,
+      limits: { admission: false },
+      retry: { budgets: false },
+    })
+    stream.readAtConsumerPace(4096)
+    const outcome = stream.result.then(
+      () => 'resolved',
+      (error: unknown) => (error as { code?: string }).code ?? String(error),
+    )
+    const iterator = stream[Symbol.asyncIterator]()
+    await iterator.next()
+    await settled()
+    clock.advance(1000)
+    await settled()
+    // Broken: still pending here, for good.
+    expect(await Promise.race([outcome, settled().then(() => 'pending')])).toBe(
+      'STREAM_INTERRUPTED',
+    )
+    await iterator.return?.()
+  })
 })
