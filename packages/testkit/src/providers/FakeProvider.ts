@@ -218,6 +218,8 @@ export class FakeProvider {
       // Before anything was written it is a 500 naming it, as a script that
       // returns no reply gets; after, the connection is cut (the server's
       // catch). The record keeps the exception either way.
+      // The client leaving mid-upload is its doing, not a failure of ours.
+      if (record.outcome === 'client-closed') throw error
       record.failure = error
       if (res.headersSent || res.destroyed) {
         if (record.outcome === 'pending') record.outcome = 'cut'
