@@ -18,6 +18,7 @@ it.each<[RunDemoOptions, string]>([
   [{ graceMs: -1 }, 'graceMs must be a whole number from 0 to 2147483647, got -1'],
   [{ everyMs: Number.NaN }, 'everyMs must be a whole number'],
   [{ onProgress: 1 as unknown as () => void }, 'onProgress must be a function'],
+  [{ budgetMs: [500] } as unknown as RunDemoOptions, 'budgetMs'],
 ])('runDemo(%j) is refused at once, naming the option', async (options, message) => {
   await expect(runDemo(options)).rejects.toThrow(message)
 })

@@ -1,4 +1,4 @@
-import { optionError, wait } from '@hourglass/core'
+import { optionError, refuseUnknownOptions, wait } from '@hourglass/core'
 import { Agent } from 'undici'
 import type { Chain } from './Chain.js'
 import type { DemoFigures } from './DemoFigures.js'
@@ -75,6 +75,16 @@ export async function runDemo(options: RunDemoOptions = {}): Promise<DemoFigures
 
 const MAX_INT32 = 2 ** 31 - 1
 
+const OPTION_NAMES: readonly (keyof RunDemoOptions)[] = [
+  'seed',
+  'requests',
+  'everyMs',
+  'budgetsMs',
+  'graceMs',
+  'drainMs',
+  'onProgress',
+]
+
 /**
  * Judged before any server starts, as the CLI judges its flags: `budgetsMs:
  * []` ran 30 requests with an `undefined` budget, a seed `'x'` ran as if
@@ -85,6 +95,8 @@ function checkOptions(options: RunDemoOptions): void {
   if (typeof options !== 'object' || options === null || Array.isArray(options)) {
     throw optionError('options', 'an object (RunDemoOptions)', options)
   }
+  // `{ budgetMs: [500] }` ran the defaults without a word.
+  refuseUnknownOptions(options, OPTION_NAMES, 'runDemo()')
   const whole = (name: keyof RunDemoOptions, min: number, max: number) => {
     const value = options[name]
     if (value === undefined) return
