@@ -9,9 +9,9 @@ import { refuseUnknownOptions, runOutsideContext, systemClock } from '@hourglass
 import type { buildConnector } from 'undici'
 import { Attempt } from './Attempt.js'
 import { claimConnectAttempt } from './attemptContext.js'
-import { lookupAbandonable } from './lookupAbandonable.js'
 import { ConnectError } from './errors/ConnectError.js'
 import { DnsError } from './errors/DnsError.js'
+import { lookupAbandonable } from './lookupAbandonable.js'
 import {
   CONNECTOR_OPTION_NAMES,
   type EgressOptions,
