@@ -1,4 +1,4 @@
-import { type Clock, type Deadline, systemClock } from '@hourglass/core'
+import { type Clock, type Deadline, systemClock, untilEnded } from '@hourglass/core'
 import type { ModelAdapter, SendOptions, SendResult } from '../adapters/ModelAdapter.js'
 import { END_GRACE_MS } from '../adapters/readEvents.js'
 import { ProviderError } from '../errors/ProviderError.js'
@@ -240,22 +240,9 @@ async function caughtUp(
   signal: AbortSignal,
   deadline: Deadline | undefined,
 ): Promise<void> {
-  if (signal.aborted) return
-  let onAbort: (() => void) | undefined
-  let offDeadline: (() => void) | undefined
-  try {
-    await Promise.race([
-      behind,
-      new Promise<void>((resolve) => {
-        onAbort = () => resolve()
-        signal.addEventListener('abort', onAbort, { once: true })
-        offDeadline = deadline?.onDone(() => resolve())
-      }),
-    ])
-  } finally {
-    if (onAbort !== undefined) signal.removeEventListener('abort', onAbort)
-    offDeadline?.()
-  }
+  // Core's one wait; its rejection (the deadline's or the signal's reason)
+  // is not this loop's to throw: the aborted body it reads next says it.
+  await untilEnded(behind, { signal, deadline }).catch(noop)
 }
 
 /** The reason a first-token timer aborts with; recognised by identity, and the cause of its `ProviderError`. */
@@ -270,3 +257,5 @@ class FirstTokenTimeout extends Error {
 export function isFirstTokenTimeout(error: ProviderError): boolean {
   return error.cause instanceof FirstTokenTimeout
 }
+
+function noop(): void {}
