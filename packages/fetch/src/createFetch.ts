@@ -28,6 +28,7 @@ import { hasHeader, isRepeatable } from './dispatchHeaders.js'
 import { BodyNotReadError } from './errors/BodyNotReadError.js'
 import { RedirectWithStreamBodyError } from './errors/RedirectWithStreamBodyError.js'
 import { TooManyRedirectsError } from './errors/TooManyRedirectsError.js'
+import { type UrlRefusal, UrlRefusedError } from './errors/UrlRefusedError.js'
 import { OutboundCall, type OutboundCallInit, RetryWaits, type SendResult } from './OutboundCall.js'
 import { FETCH_OPTION_NAMES, mergeRetry, type RetryOptions, resolveOptions } from './options.js'
 import { type StoppableBody, stoppableBody } from './stoppableBody.js'
@@ -221,6 +222,7 @@ export function createFetch(
         attempt?.reason ??
         attempt?.error ??
         refusedRedirect(thrown, attempt, outbound.init.replayable, init, input) ??
+        refusedUrl(thrown, attempt, input) ??
         unwrap(thrown, carrier.hops)
       attempt?.finish(error)
       // Failed before an answer (a reset, a refused connect or redirect): the
@@ -349,7 +351,15 @@ class FetchCallInit implements OutboundCallInit {
 
 /** Origin and path of a fetch input, for events (never the query: it may carry secrets). */
 function eventUrlOf(input: RequestInfo | string): string {
-  const target = typeof input === 'string' ? new URL(input) : new URL(String(input))
+  let target: URL
+  try {
+    target = new URL(String(input))
+  } catch {
+    // A URL that does not parse (fetch refuses it, naming it): read for the
+    // retry-skipped event, this threw ERR_INVALID_URL in place of fetch's
+    // "Failed to parse URL from …" whenever someone subscribed.
+    return String(input).split(/[?#]/)[0] as string
+  }
   return eventUrl(target.origin, target.pathname)
 }
 
@@ -421,4 +431,48 @@ function refusedRedirect(
     // undici parsed it before it refused (a bad Location fails earlier, with its own message).
   }
   return new RedirectWithStreamBodyError(attempt.init.url, status, target, cause)
+}
+
+/**
+ * undici's messages for a URL fetch refuses before it sends anything (the
+ * fetch spec's port blocking and scheme fetch; a redirect's Location is
+ * checked the same way): bare `Error`s, no code. A message not listed here
+ * (undici reworded it) is passed on as it is.
+ */
+const REFUSALS: ReadonlyMap<string, UrlRefusal> = new Map([
+  ['bad port', 'bad-port'],
+  ['unknown scheme', 'unsupported-scheme'],
+  ['not implemented... yet...', 'unsupported-scheme'], // file:
+  ['about scheme is not supported', 'unsupported-scheme'],
+  ['URL scheme must be a HTTP(S) scheme', 'unsupported-scheme'], // a redirect's Location
+])
+
+/**
+ * A URL fetch refused without sending anything to it (a blocked port, a
+ * scheme it does not fetch), as `UrlRefusedError`. After a redirect
+ * (`attempt`, the hop that answered it, has a `Location`) it is that
+ * Location that was refused; else the caller's URL.
+ */
+function refusedUrl(
+  thrown: unknown,
+  attempt: Attempt | undefined,
+  input: RequestInfo,
+): UrlRefusedError | undefined {
+  if (!(thrown instanceof TypeError) || thrown.message !== 'fetch failed') return undefined
+  const cause = thrown.cause
+  if (!(cause instanceof Error) || (cause as { code?: unknown }).code !== undefined)
+    return undefined
+  const reason = REFUSALS.get(cause.message)
+  if (reason === undefined) return undefined
+  const location = attempt?.location
+  const redirect = attempt !== undefined && location !== undefined
+  let url = redirect ? location : String(input instanceof UndiciRequest ? input.url : input)
+  try {
+    const parsed = redirect ? new URL(location, attempt.init.url) : new URL(url)
+    // Never the query (a message is logged); a scheme with no host (file:) has no origin.
+    url = `${parsed.protocol}${parsed.host ? `//${parsed.host}` : ''}${parsed.pathname}`
+  } catch {
+    url = url.split(/[?#]/)[0] as string
+  }
+  return new UrlRefusedError(reason, url, redirect, cause)
 }

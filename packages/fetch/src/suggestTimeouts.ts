@@ -110,7 +110,7 @@ export function suggestTimeouts(
   if (result.warning) warnings.push(result.warning)
   if (!fits) {
     warnings.push(
-      `p90 (${Math.round(result.p90Ms)} ms) exceeds the ${budgetMs} ms budget: the call will often fail; raise the budget, add a fallback, or speed up the upstream`,
+      `p90 (${Math.round(result.p90Ms * 10) / 10} ms) exceeds the ${budgetMs} ms budget: the call will often fail; raise the budget, add a fallback, or speed up the upstream`,
     )
   }
   for (const c of cuts) {

@@ -144,6 +144,15 @@ describe('suggestTimeouts sizes bodyTimeoutMs from the gaps', () => {
     expect(suggestTimeouts(instant, 30_000, { floorMs: 0 }).connectTimeoutMs).toBe(1)
   })
 
+  it('names the p90 as the probe warning does, to a tenth of a ms (302.5 in both, not 303 here)', () => {
+    const result = stream()
+    result.p90Ms = 302.5
+    result.warning =
+      'p90 (302.5 ms) is 3× the median (100 ms): a fixed timeout here is a lottery; budget for the tail or fix it'
+    const s = suggestTimeouts(result, 200)
+    expect(s.warnings[1]).toMatch(/^p90 \(302\.5 ms\) exceeds the 200 ms budget/)
+  })
+
   it('a gap the budget caps is reported as a cut of the gaps', () => {
     const result = stream()
     result.samples[0] = { ...result.samples[0]!, bodyGapMs: 900 }
