@@ -13,6 +13,7 @@ import {
   type SlicePlan,
 } from '@hourglass/core'
 import type { Request, Response } from 'express'
+import { boundUpload } from './boundUpload.js'
 import { callHook } from './callHook.js'
 import {
   expressChannels,
@@ -193,6 +194,7 @@ export class IngressRequest {
       this.#expire('arrival')
       if (this.#answered) return
     }
+    continueUpload(this.res)
     runWithDeadline(this.deadline, next)
   }
 
@@ -304,6 +306,8 @@ export class IngressRequest {
       }
       // Whatever the handler still does must not reach the wire or the socket.
       swallowLateWrites(this.res, reason, (method) => this.#reportLateWrite(method))
+      // An upload still arriving stays bounded by Node's requestTimeout (see boundUpload).
+      boundUpload(this.req, this.req.socket, this.deadline)
       shieldSocket(this.req)
       this.deadline.cancel(reason)
     }
@@ -456,4 +460,20 @@ function ownError(errored: Error | null | undefined): Error | null | undefined {
   const e = errored as (Error & { code?: unknown; syscall?: unknown }) | null | undefined
   if (e?.code === 'ECONNRESET' && e.message === 'aborted' && e.syscall === undefined) return null
   return errored
+}
+
+/**
+ * `Expect: 100-continue` left to us: the server has a `checkContinue`
+ * listener (`server.on('checkContinue', app)`), so Node wrote no `100
+ * Continue` and the client is holding its body back. The request has budget
+ * and its chain runs, so the upload may come now. One that arrived expired,
+ * or that `strict` refused, is answered without it: no upload for a 504 or a
+ * 400, and Node closes that connection after the answer (the body never came).
+ * Without such a listener Node answered `100 Continue` itself on arrival,
+ * before any middleware (`_sent100`): nothing to do. HTTP/2's response has
+ * neither flag: left as Node leaves it.
+ */
+function continueUpload(res: ServerResponse): void {
+  const flags = res as unknown as { _expect_continue?: boolean; _sent100?: boolean }
+  if (flags._expect_continue === true && flags._sent100 !== true) res.writeContinue()
 }

@@ -1,0 +1,80 @@
+import { once } from 'node:events'
+import { createServer, type Server } from 'node:http'
+import { type AddressInfo, connect, type Socket } from 'node:net'
+import express from 'express'
+import { afterEach, describe, expect, it } from 'vitest'
+import { deadline } from '../src/index.js'
+
+/**
+ * `Expect: 100-continue`: the client holds its body back until the server
+ * says `100 Continue`. Node says it on arrival, before any middleware, unless
+ * the server listens to `checkContinue`; with the app as that listener,
+ * `deadline()` says it once the request has budget, so a request that
+ * arrived with its budget spent gets its 504 without uploading for it.
+ */
+let server: Server | undefined
+afterEach(async () => {
+  if (server) {
+    server.closeAllConnections()
+    server.close()
+    await once(server, 'close')
+  }
+  server = undefined
+})
+
+async function start(): Promise<{ port: number; uploads: () => number }> {
+  const app = express()
+  let uploads = 0
+  app.use(deadline({ reserveMs: 10 }))
+  app.post('/', (req, res) => {
+    uploads++
+    let length = 0
+    req.on('data', (chunk: Buffer) => {
+      length += chunk.length
+    })
+    req.on('end', () => res.json({ length }))
+  })
+  server = createServer(app)
+  server.on('checkContinue', app)
+  server.listen(0, '127.0.0.1')
+  await once(server, 'listening')
+  return { port: (server.address() as AddressInfo).port, uploads: () => uploads }
+}
+
+/** Sends the head of a POST with `Expect: 100-continue`; resolves with what the server writes first. */
+function head(port: number, budgetMs: number): { socket: Socket; first: Promise<string> } {
+  const socket = connect(port, '127.0.0.1')
+  socket.write(
+    'POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\nExpect: 100-continue\r\n' +
+      `x-deadline-remaining-ms: ${budgetMs}\r\n\r\n`,
+  )
+  socket.setEncoding('latin1')
+  const first = once(socket, 'data').then(([data]) => String(data))
+  return { socket, first }
+}
+
+describe('Expect: 100-continue with the app as the server`s checkContinue listener', () => {
+  it('a spent budget gets its 504 at once, with no 100 Continue: the body is never asked for', async () => {
+    const { port, uploads } = await start()
+    const { socket, first } = head(port, 1)
+    const answer = await first
+    expect(answer.split('\r\n')[0]).toBe('HTTP/1.1 504 Gateway Timeout')
+    expect(answer).not.toContain('100 Continue')
+    // Node closes the connection after the answer: the body it never asked for is not awaited.
+    await once(socket, 'close')
+    expect(uploads()).toBe(0)
+  })
+
+  it('a request with budget is told 100 Continue, then uploads and is answered', async () => {
+    const { port, uploads } = await start()
+    const { socket, first } = head(port, 5000)
+    expect(await first).toBe('HTTP/1.1 100 Continue\r\n\r\n')
+    const answer = once(socket, 'data').then(([data]) => String(data))
+    socket.write('hello')
+    const text = await answer
+    expect(text.split('\r\n')[0]).toBe('HTTP/1.1 200 OK')
+    expect(text).toContain('{"length":5}')
+    expect(uploads()).toBe(1)
+    socket.destroy()
+  })
+})
