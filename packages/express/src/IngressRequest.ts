@@ -13,7 +13,6 @@ import {
   type SlicePlan,
 } from '@hourglass/core'
 import type { Request, Response } from 'express'
-import { boundUpload } from './boundUpload.js'
 import { callHook } from './callHook.js'
 import {
   expressChannels,
@@ -306,8 +305,6 @@ export class IngressRequest {
       }
       // Whatever the handler still does must not reach the wire or the socket.
       swallowLateWrites(this.res, reason, (method) => this.#reportLateWrite(method))
-      // An upload still arriving stays bounded by Node's requestTimeout (see boundUpload).
-      boundUpload(this.req, this.req.socket, this.deadline)
       shieldSocket(this.req)
       this.deadline.cancel(reason)
     }
