@@ -133,6 +133,10 @@ export {
   isResponseTooLarge,
   type ResponseTooLargeError,
 } from './errors/ResponseTooLargeError.js'
+export {
+  isSideEffectStoreError,
+  type SideEffectStoreError,
+} from './errors/SideEffectStoreError.js'
 // The gateway's SSE re-cutter raises the decoder's overflow error: the class is public.
 export { isSseBufferOverflow, SseBufferOverflowError } from './errors/SseBufferOverflowError.js'
 export {

@@ -6,7 +6,7 @@ import * as llm from '../src/index.js'
  * a decision, made here on purpose, not a side effect of a refactor.
  */
 describe('the public surface of @hourglass/llm', () => {
-  it('exports exactly these 48 runtime names', () => {
+  it('exports exactly these 49 runtime names', () => {
     expect(Object.keys(llm).sort()).toEqual(
       [
         'Admission',
@@ -44,6 +44,7 @@ describe('the public surface of @hourglass/llm', () => {
         'isRateLimited',
         'isRepairFailed',
         'isRequestRejected',
+        'isSideEffectStoreError',
         'isResponseTooLarge',
         'isSseBufferOverflow',
         'isStreamInterrupted',
@@ -63,7 +64,7 @@ describe('the public surface of @hourglass/llm', () => {
 
   it('has one guard per error it can throw, and no error class to instanceof (but the one the gateway raises)', () => {
     const guards = Object.keys(llm).filter((name) => /^is[A-Z]/.test(name))
-    expect(guards).toHaveLength(15)
+    expect(guards).toHaveLength(16)
     const classes = Object.keys(llm).filter((name) => /^[A-Z]\w*Error$/.test(name))
     expect(classes).toEqual(['SseBufferOverflowError'])
   })

@@ -59,8 +59,49 @@ export async function* readEvents(
   // A `finish` was delivered: the answer is whole (its stop reason came).
   let finished = false
   let readBytes = 0
+  const clock = send.deadline?.clock ?? systemClock
+  // While the parser holds a finish back (its stop reason came; usage or the
+  // end marker did not): when that began, on the call's clock, and the read
+  // left pending when the grace ran out (the body is destroyed under it).
+  let finishingSince: number | undefined
+  let abandoned: Promise<unknown> | undefined
+  const nextChunk = (): Promise<IteratorResult<Uint8Array> | typeof GRACE_OVER> => {
+    if (!parser.finishing) {
+      finishingSince = undefined
+      return chunks.next()
+    }
+    finishingSince ??= clock.now()
+    const read = chunks.next()
+    const leftMs = finishingSince + END_GRACE_MS - clock.now()
+    if (leftMs <= 0) {
+      abandoned = read
+      return Promise.resolve(GRACE_OVER)
+    }
+    let timer: unknown
+    const over = new Promise<typeof GRACE_OVER>((resolve) => {
+      // Awaited, so it keeps the process up (core's rule for a wait).
+      timer = clock.setTimeout(() => resolve(GRACE_OVER), leftMs, { keepAlive: true })
+    })
+    return Promise.race([read, over]).then((next) => {
+      clock.clearTimeout(timer)
+      if (next === GRACE_OVER) abandoned = read
+      return next
+    })
+  }
   try {
-    for (let next = await chunks.next(); !next.done; next = await chunks.next()) {
+    for (let next = await nextChunk(); ; next = await nextChunk()) {
+      if (next === GRACE_OVER) {
+        // The answer's stop reason came END_GRACE_MS ago and the body has
+        // said nothing since (no usage chunk, no `[DONE]`, no
+        // `message_stop`, no end): the answer is whole; its held-back
+        // `finish` (without usage, then: charged by estimate) ends it.
+        for (const event of parser.end()) {
+          if (event.type === 'finish') finished = true
+          yield event
+        }
+        return
+      }
+      if (next.done) break
       let chunk = next.value
       readBytes += chunk.byteLength
       // The chunk that goes past the limit is decoded up to it: what is
@@ -71,6 +112,9 @@ export async function* readEvents(
         if (frame.type !== 'event') continue
         for (const event of parser.parseStreamEvent(frame)) {
           if (event.type === 'finish') finished = true
+          // More answer after the stop reason: that was no end yet, so the
+          // grace starts again from here.
+          else finishingSince = undefined
           yield event
         }
         if (parser.done) {
@@ -122,11 +166,21 @@ export async function* readEvents(
     throw 'rethrow' in verdict ? verdict.rethrow : verdict.error
   } finally {
     // As `for await` would: a stream left early (an error, the reader
-    // stopped) destroys the body, and with it the connection.
-    if (marked) release(chunks, body, send)
+    // stopped) destroys the body, and with it the connection. One whose
+    // grace ran out has waited enough: destroyed at once, the read still
+    // pending on it settled and ignored.
+    if (abandoned !== undefined) {
+      abandoned.catch(noop)
+      body.destroy()
+    } else if (marked) release(chunks, body, send)
     else await chunks.return?.()
   }
 }
+
+/** What `nextChunk` answers when the grace after a held-back finish ran out. */
+const GRACE_OVER = Symbol('grace over')
+
+function noop(): void {}
 
 /**
  * An event of the 200 stream that is not the dialect's JSON (a proxy that

@@ -364,7 +364,9 @@ export class Admission {
                   limit: limit.limit,
                   ...(limit.tooLarge ? { kind: 'request_too_large' as const } : {}),
                   retryAfterMs: waitMs,
-                  retryAtMs: limit.retryAtMs,
+                  // On this admission's wall clock, as a cooldown's refusal
+                  // dates it (the limits' own is `Date.now`'s).
+                  retryAtMs: this.#wall() + waitMs,
                   reason: why,
                 })
               }

@@ -1,6 +1,7 @@
 import { currentDeadline, type Deadline, errorCode, optionError, untilEnded } from '@hourglass/core'
 import { describeError } from '../errors/describeError.js'
 import { MaxTurnsExceededError } from '../errors/MaxTurnsExceededError.js'
+import { isSideEffectStoreError } from '../errors/SideEffectStoreError.js'
 import { notNaN } from '../retry/checkNumber.js'
 import type { ChatMessage, ChatResponse, ContentBlock } from '../types.js'
 import { idempotencyKey } from './idempotencyKey.js'
@@ -198,6 +199,10 @@ async function runTool(
     // The run's own end is no tool error for the model to read: the turn
     // fails with its reason (what the tool threw, honouring the signal, too).
     run.throwIfEnded()
+    // Nor is a store that could not be read: the tool did not run. Handed to
+    // the model, the store's error (a Redis address, a driver's wording) read
+    // as the tool's failure, and the run answered as if the tool had failed.
+    if (isSideEffectStoreError(error)) throw error
     return {
       type: 'tool_result',
       toolCallId: call.id,

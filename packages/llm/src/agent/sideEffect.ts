@@ -1,4 +1,5 @@
 import { currentDeadline, type Deadline, untilEnded } from '@hourglass/core'
+import { SideEffectStoreError } from '../errors/SideEffectStoreError.js'
 import { notNaN } from '../retry/checkNumber.js'
 import { MemorySideEffectStore } from './MemorySideEffectStore.js'
 import type { SideEffectRecord, SideEffectStore } from './SideEffectStore.js'
@@ -56,6 +57,9 @@ const unrecorded = new WeakMap<SideEffectStore, MemorySideEffectStore>()
  *   result in this process. A write that fails leaves the result returned
  *   (the side effect happened); this process then remembers it instead,
  *   for `ttlMs`;
+ * - a store that cannot be read (it throws or rejects) runs nothing: the
+ *   promise rejects with a `SideEffectStoreError` (`SIDE_EFFECT_STORE_FAILED`,
+ *   the store's error as its `cause`);
  * - a run that throws is **not** remembered: the error goes to every caller
  *   sharing that run and the next call runs `fn` again. That assumes a
  *   throwing tool did not act. A tool that can fail after acting (the mail
@@ -114,7 +118,12 @@ export function sideEffect<T>(
       Promise.resolve().then(() => store.get(key)),
       until,
     ).catch((error: unknown) => {
-      throw endedReason(until) === undefined ? error : new NotStarted(endedReason(until))
+      const ended = endedReason(until)
+      if (ended !== undefined) throw new NotStarted(ended)
+      // The store's own error, named as such (a stable code, the store's
+      // error as its cause): told apart from what `fn` throws, it is not
+      // taken for the tool's failure (`runTurns`).
+      throw new SideEffectStoreError(key, error)
     })
     // `null` too: what a Redis GET answers for a missing key, and what a
     // store over it easily passes on. Read as a record, it failed every run

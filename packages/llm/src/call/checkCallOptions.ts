@@ -49,6 +49,7 @@ export function checkCallOptions(options: CallModelOptions): void {
       `required, a whole number of tokens ≥ 1 (it bounds cost and latency), got ${describeValue(maxTokens)}`,
     )
   }
+  checkRequestFields(request)
   nonNegative('firstTokenTimeoutMs', options.firstTokenTimeoutMs, 'ms')
   // Read on every attempt: a number of ms for `deadline`, or an
   // AbortController for `signal`, failed as "deadline?.throwIfExpired is not
@@ -189,6 +190,112 @@ export function checkMessages(messages: unknown, source?: string | undefined): v
         `${at}messages[${i}]`,
         `expected { role, content: string | ContentBlock[] }, got ${describeValue(message)}`,
       )
+    }
+    if (Array.isArray(content)) checkBlocks(content, `${at}messages[${i}]`)
+  }
+}
+
+/**
+ * The request's optional fields, as the builders read them. Each used to go
+ * its own way: a NaN `temperature` went out as `null` (the provider's
+ * default: NaN given a meaning), a `tools` that is no array was dropped (the
+ * model answered without its tools), and `stop: "END"` (a string, as
+ * OpenAI's API takes it), a null tool or `extra: null` threw a raw
+ * TypeError from inside Anthropic's or Gemini's builder — or, for `stop`,
+ * went to Gemini as is, whose 400 is never sent to a fallback.
+ */
+function checkRequestFields(request: CallModelOptions['request']): void {
+  for (const field of ['temperature', 'topP'] as const) {
+    const value: unknown = request[field]
+    if (
+      value !== undefined &&
+      !(typeof value === 'number' && Number.isFinite(value) && value >= 0)
+    ) {
+      throw new InvalidChatRequestError(field, `a finite number ≥ 0, got ${describeValue(value)}`)
+    }
+  }
+  const stop: unknown = request.stop
+  if (stop !== undefined) {
+    if (!Array.isArray(stop)) {
+      throw new InvalidChatRequestError(
+        'stop',
+        typeof stop === 'string'
+          ? `an array of strings, got a string (one sequence is written [${JSON.stringify(stop.slice(0, 20))}])`
+          : `an array of strings, got ${describeValue(stop)}`,
+      )
+    }
+    stop.forEach((sequence: unknown, i) => {
+      if (typeof sequence !== 'string') {
+        throw new InvalidChatRequestError(`stop[${i}]`, `a string, got ${describeValue(sequence)}`)
+      }
+    })
+  }
+  const tools: unknown = request.tools
+  if (tools !== undefined) {
+    if (!Array.isArray(tools)) {
+      throw new InvalidChatRequestError(
+        'tools',
+        `an array of tool definitions, got ${describeValue(tools)}`,
+      )
+    }
+    tools.forEach((tool: unknown, i) => {
+      const name =
+        typeof tool === 'object' && tool !== null ? (tool as { name?: unknown }).name : undefined
+      if (typeof name !== 'string') {
+        throw new InvalidChatRequestError(
+          `tools[${i}]`,
+          `a tool definition ({ name, parameters }), got ${describeValue(tool)}`,
+        )
+      }
+    })
+  }
+  const extra: unknown = request.extra
+  if (
+    extra !== undefined &&
+    (typeof extra !== 'object' || extra === null || Array.isArray(extra))
+  ) {
+    throw new InvalidChatRequestError(
+      'extra',
+      `an object of provider fields, got ${describeValue(extra)}`,
+    )
+  }
+}
+
+/**
+ * The fields each block type is read by: a string each. A block of another
+ * type (an OpenAI `image_url` part, a typo) was dropped by every request
+ * builder without a word — the model answered a message without its image,
+ * or, on OpenAI's wire, an empty one — and a null block surfaced as "Cannot
+ * read properties of null" from inside a builder.
+ */
+const BLOCK_FIELDS: Readonly<Record<string, readonly string[]>> = {
+  text: ['text'],
+  thinking: ['thinking'],
+  tool_call: ['id', 'name'],
+  tool_result: ['toolCallId', 'content'],
+}
+
+function checkBlocks(blocks: readonly unknown[], at: string): void {
+  for (let j = 0; j < blocks.length; j++) {
+    if (!(j in blocks)) continue
+    const block = blocks[j] as { type?: unknown } | null
+    const type = typeof block === 'object' && block !== null ? block.type : undefined
+    const fields =
+      typeof type === 'string' && Object.hasOwn(BLOCK_FIELDS, type) ? BLOCK_FIELDS[type] : undefined
+    if (fields === undefined) {
+      throw new InvalidChatRequestError(
+        `${at}.content[${j}]`,
+        `expected a text, thinking, tool_call or tool_result block, got ${typeof type === 'string' ? `a block of type ${JSON.stringify(type.slice(0, 40))}` : describeValue(block)}; nothing was sent`,
+      )
+    }
+    for (const field of fields) {
+      const value = (block as Record<string, unknown>)[field]
+      if (typeof value !== 'string') {
+        throw new InvalidChatRequestError(
+          `${at}.content[${j}].${field}`,
+          `a ${type as string} block's ${field} must be a string, got ${describeValue(value)}`,
+        )
+      }
     }
   }
 }

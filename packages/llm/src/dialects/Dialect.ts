@@ -29,6 +29,15 @@ export interface StreamParser {
   end(): StreamEvent[]
   /** True once the provider's end marker (`[DONE]`, `message_stop`, a finish reason) was seen. */
   readonly done: boolean
+  /**
+   * True while the answer's stop reason has come but its `finish` is held
+   * back (OpenAI's for the usage chunk or `[DONE]`, Anthropic's for
+   * `message_stop`): the answer is whole, only bookkeeping is missing. The
+   * reader then waits `END_GRACE_MS` at most for the rest, and takes `end()`'s
+   * `finish`: a server that stops there and leaves the body open must not
+   * hold the answer until the deadline. Absent: false.
+   */
+  readonly finishing?: boolean
 }
 
 export type DialectName =

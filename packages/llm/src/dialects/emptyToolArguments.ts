@@ -58,6 +58,9 @@ export function withEmptyArgumentsAsObject(parser: StreamParser): StreamParser {
     get done() {
       return parser.done
     },
+    get finishing() {
+      return parser.finishing === true
+    },
     parseStreamEvent: (message) => pass(parser.parseStreamEvent(message)),
     end: () => pass(parser.end()),
   }

@@ -1,3 +1,4 @@
+import { canonicalEndpoint } from '../admission/keyId.js'
 import { RetryBudget, type RetryBudgetOptions } from './RetryBudget.js'
 
 /**
@@ -27,7 +28,10 @@ export class RetryBudgetRegistry {
     readonly name: string
     readonly baseURL?: string | undefined
   }): RetryBudget {
-    return this.get(target.baseURL ? `${target.name} ${target.baseURL}` : target.name)
+    // One spelling per endpoint (`canonicalEndpoint`), as admission's cooldowns have.
+    return this.get(
+      target.baseURL ? `${target.name} ${canonicalEndpoint(target.baseURL)}` : target.name,
+    )
   }
 
   /** The budget for `provider` (any stable name: `openai`, `anthropic`, a base URL…). */

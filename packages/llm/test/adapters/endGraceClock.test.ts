@@ -1,6 +1,7 @@
 import { once } from 'node:events'
 import { Deadline, ManualClock } from '@hourglass/core'
 import { describe, expect, it } from 'vitest'
+import { anthropic } from '../../src/adapters/anthropic.js'
 import type { SendOptions } from '../../src/adapters/ModelAdapter.js'
 import { openAICompatible } from '../../src/adapters/openAICompatible.js'
 import { END_GRACE_MS, type EventBody, readEvents } from '../../src/adapters/readEvents.js'
@@ -127,6 +128,90 @@ describe('the grace after a stream’s end marker runs on the call’s clock', (
       // The body's release waits on the call's clock, not on a timer of its own.
       expect(clock.nextTimerAt()).toBe(clock.now() + END_GRACE_MS)
       clock.advance(END_GRACE_MS)
+      await closed
+    } finally {
+      server.close()
+    }
+  })
+})
+
+describe('a stream whose stop reason came, but not the rest, ends after the grace, not at the deadline', () => {
+  const OPENAI_NO_USAGE = WIRE.slice(0, 2)
+  const ANTHROPIC_NO_STOP = [
+    'event: message_start\ndata: {"type":"message_start","message":{"id":"msg_1","usage":{"input_tokens":3}}}\n\n',
+    'event: content_block_start\ndata: {"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}}\n\n',
+    'event: content_block_delta\ndata: {"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"Hello"}}\n\n',
+    'event: content_block_stop\ndata: {"type":"content_block_stop","index":0}\n\n',
+    'event: message_delta\ndata: {"type":"message_delta","delta":{"stop_reason":"end_turn"},"usage":{"output_tokens":1}}\n\n',
+    ': ping\n\n',
+  ]
+
+  it.each([
+    [
+      'openai: a finish_reason chunk, then no usage (include_usage ignored), no [DONE], the body open',
+      'openai',
+      OPENAI_NO_USAGE,
+    ],
+    [
+      'anthropic: message_delta with its stop_reason, then no message_stop, the body open',
+      'anthropic',
+      ANTHROPIC_NO_STOP,
+    ],
+  ] as const)('%s', async (_, wire, frames) => {
+    let closed: Promise<unknown> | undefined
+    const server = await rawServer((req, res) => {
+      req.resume()
+      closed = once(res, 'close')
+      res.writeHead(200, { 'content-type': 'text/event-stream' })
+      for (const frame of frames) res.write(frame)
+      // and never res.end()
+    })
+    try {
+      const clock = new WaitClock()
+      const deadline = Deadline.after(60_000, { clock })
+      const options = { baseURL: server.baseURL, apiKey: 'sk', model: 'm' }
+      const model = fakes.adapter(
+        wire === 'openai'
+          ? openAICompatible(options)
+          : anthropic({ ...options, baseURL: server.baseURL.replace(/\/v1$/, '') }),
+      )
+      // The grace is a wait on the call's clock, armed once the stop reason is read.
+      const armed = new Promise<void>((resolve) => {
+        const stop = clock.onChange(() => {
+          if (clock.pendingWaits > 0) {
+            stop()
+            resolve()
+          }
+        })
+      })
+      const stream = callModel({
+        models: [model],
+        deadline,
+        request: { messages: [user('Hi')], maxTokens: 10, stream: true },
+        limits: { admission: false },
+      })
+      const types: string[] = []
+      const read = (async () => {
+        for await (const event of stream) types.push(event.type)
+      })()
+      // Before: no grace was armed; the read went on until the deadline, which
+      // failed the whole answer as STREAM_INTERRUPTED.
+      const outcome = await Promise.race([
+        armed.then(() => 'armed'),
+        new Promise((resolve) => setTimeout(resolve, 3000, 'no grace armed after the stop reason')),
+      ])
+      expect(outcome).toBe('armed')
+      clock.advance(END_GRACE_MS - 1)
+      await new Promise((resolve) => setImmediate(resolve))
+      expect(types).toEqual(['text'])
+      clock.advance(1)
+      await read
+      expect(types).toEqual(['text', 'finish'])
+      const answer = await stream.result
+      expect(answer).toMatchObject({ text: 'Hello', finishReason: 'stop' })
+      if (wire === 'anthropic')
+        expect(answer.usage).toMatchObject({ inputTokens: 3, outputTokens: 1 })
+      // The connection held open is closed at once, not left to the deadline.
       await closed
     } finally {
       server.close()

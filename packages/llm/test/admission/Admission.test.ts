@@ -5,6 +5,7 @@ import { Admission } from '../../src/admission/Admission.js'
 import type { AdmissionPermit } from '../../src/admission/AdmissionPermit.js'
 import { defaultCooldownMs } from '../../src/admission/defaultCooldownMs.js'
 import { keyId } from '../../src/admission/keyId.js'
+import { ProviderLimits } from '../../src/admission/ProviderLimits.js'
 import {
   type LlmAdmissionMessage,
   type LlmCooldownMessage,
@@ -341,6 +342,50 @@ describe('waitedMs', () => {
     const held = await pending
     held.release()
     expect(held.waitedMs).toBe(200)
+  })
+
+  it('one endpoint spelt two ways (host case, the default port, a trailing slash) shares one cooldown', async () => {
+    const gate = admission()
+    await gate.report('openai', KEY_A, limited(1000), {
+      endpoint: 'https://API.OpenAI.com:443/v1/',
+      model: 'm1',
+    })
+    const deadline = Deadline.after(500, { clock })
+    // Before: a cooldown of its own (none), so the request went out into the same 429.
+    await expect(
+      gate.acquire({
+        provider: 'openai',
+        endpoint: 'https://api.openai.com/v1',
+        keys: [KEY_A],
+        deadline,
+        model: 'm1',
+      }),
+    ).rejects.toMatchObject({ code: 'RATE_LIMITED', retryAfterMs: 1000 })
+    // Another endpoint (the path is case-sensitive) is not held back.
+    const other = await gate.acquire({
+      provider: 'openai',
+      endpoint: 'https://api.openai.com/V1',
+      keys: [KEY_A],
+      deadline,
+      model: 'm1',
+    })
+    other.release()
+    deadline.dispose()
+  })
+
+  it('a refusal by the RPM/TPM limits dates its retryAtMs on the admission’s wall clock, as a cooldown’s', async () => {
+    const gate = admission({ limits: new ProviderLimits({ limits: { acme: { rpm: 1 } } }) })
+    const deadline = Deadline.after(500, { clock })
+    const permit = await gate.acquire({ provider: 'acme', keys: [KEY_A], deadline, model: 'm1' })
+    permit.release()
+    const error = (await gate
+      .acquire({ provider: 'acme', keys: [KEY_A], deadline, model: 'm1' })
+      .catch((e: unknown) => e)) as RateLimitedError
+    expect(isRateLimited(error)).toBe(true)
+    expect(error.limit).toBe('rpm')
+    // Before: Date.now() + retryAfterMs, another clock than the cooldowns' retryAtMs.
+    expect(error.retryAtMs).toBe(1_700_000_000_000 + clock.now() + error.retryAfterMs)
+    deadline.dispose()
   })
 })
 

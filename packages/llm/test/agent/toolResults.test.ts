@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest'
 import { MemorySideEffectStore } from '../../src/agent/MemorySideEffectStore.js'
 import { runTurns } from '../../src/agent/runTurns.js'
+import { isSideEffectStoreError } from '../../src/errors/SideEffectStoreError.js'
 import type { ChatMessage, ChatResponse, ContentBlock } from '../../src/types.js'
 
 // A tool's value reached the model through `JSON.stringify` inside the
@@ -127,5 +128,47 @@ describe('runTurns: a tool’s value the model reads', () => {
       'ECONNREFUSED: connect ECONNREFUSED ::1:80; connect ECONNREFUSED 127.0.0.1:80',
       'the tool failed (Error)',
     ])
+  })
+})
+
+describe('runTurns: a side-effect store that cannot be read', () => {
+  it('fails the run with SIDE_EFFECT_STORE_FAILED (the store’s error its cause); the tool is not run and the model is not told the tool failed', async () => {
+    const outage = new Error('connect ECONNREFUSED 10.0.3.7:6379')
+    let reads = 0
+    const store = {
+      get: async () => {
+        reads++
+        throw outage
+      },
+      set: async () => {},
+    }
+    let runs = 0
+    const calls: ChatMessage[][] = []
+    const error = await runTurns({
+      operationId: 'store-down',
+      messages: [{ role: 'user', content: 'email Ana' }],
+      call: async (messages) => {
+        calls.push(messages)
+        return model(messages)
+      },
+      tools: {
+        send: () => {
+          runs++
+          return 'sent'
+        },
+      },
+      store,
+    }).then(
+      (result) => result.messages,
+      (thrown: unknown) => thrown,
+    )
+    // Before: the run answered 'done', its model having read the store's
+    // error — a Redis address — as the tool's result.
+    expect(isSideEffectStoreError(error)).toBe(true)
+    expect(error).toMatchObject({ code: 'SIDE_EFFECT_STORE_FAILED', cause: outage })
+    expect(reads).toBe(1)
+    expect(runs).toBe(0)
+    // One model call (the one that asked for the tool): nothing went back to it.
+    expect(calls).toHaveLength(1)
   })
 })

@@ -62,6 +62,60 @@ describe('hostile options are refused by name, before sending', () => {
     expect(fake.requests).toHaveLength(0)
   })
 
+  it('a content block of another type (an image part), a null block or a text that is no string is refused naming the block, before sending', async () => {
+    const { fake, call } = await setup()
+    const cases: Array<[unknown, RegExp]> = [
+      // Before: dropped without a word — OpenAI's wire sent `content: ""`, and the model answered that.
+      [
+        { type: 'image_url', image_url: { url: 'https://x/cat.png' } },
+        /^messages\[1\]\.content\[1\]: .*"image_url"/,
+      ],
+      // Before: "Cannot read properties of null (reading 'type')", a TypeError from the builder.
+      [null, /^messages\[1\]\.content\[1\]: .*got null/],
+      [{ type: 'text', text: 5 }, /^messages\[1\]\.content\[1\]\.text: /],
+    ]
+    for (const [block, message] of cases) {
+      const messages = [
+        user('a'),
+        { role: 'user', content: [{ type: 'text', text: 'look:' }, block] },
+      ]
+      const refused = await call({ request: { messages, maxTokens: 8 } }).then(
+        () => undefined,
+        (error: unknown) => error,
+      )
+      expect(isInvalidChatRequest(refused), JSON.stringify(block)).toBe(true)
+      expect((refused as Error).message).toMatch(message)
+    }
+    expect(fake.requests).toHaveLength(0)
+  })
+
+  it('request fields a builder cannot read are refused naming the field, before sending', async () => {
+    const { fake, call } = await setup()
+    const cases: Array<[Record<string, unknown>, RegExp]> = [
+      // Before: `"temperature": null` went out (NaN given the provider's default).
+      [{ temperature: Number.NaN }, /^temperature: /],
+      [{ topP: '0.9' }, /^topP: /],
+      // Before: OpenAI took it; Anthropic threw "stop.forEach is not a function"; Gemini sent it (a 400).
+      [{ stop: 'END' }, /^stop: .*\["END"\]/],
+      [{ stop: [1] }, /^stop\[0\]: /],
+      // Before: dropped, and the model answered without its tools.
+      [{ tools: { name: 'search', parameters: {} } }, /^tools: /],
+      [{ tools: [null] }, /^tools\[0\]: /],
+      [{ extra: null }, /^extra: /],
+    ]
+    for (const [patch, message] of cases) {
+      const refused = await call({
+        request: { messages: [user('hi')], maxTokens: 8, ...patch },
+      }).then(
+        () => undefined,
+        (error: unknown) => error,
+      )
+      expect(isInvalidChatRequest(refused), JSON.stringify(patch)).toBe(true)
+      expect((refused as Error).message).toMatch(message)
+    }
+    expect(fake.requests).toHaveLength(0)
+  })
+
   // The refusal read `options.request.stream` once more to choose a promise
   // or a stream: a getter that threw there threw out of callModel itself.
   it('an options getter that throws rejects the promise; callModel itself does not throw', async () => {

@@ -201,3 +201,42 @@ describe('cached and reasoning token counts', () => {
     expect(parse('gemini', [body]).at(-1)).toMatchObject({ type: 'finish', usage: expected })
   })
 })
+
+describe('OpenAI-compatible content given as an array of parts (Mistral’s Magistral models)', () => {
+  const thinking = { type: 'thinking', thinking: [{ type: 'text', text: 'Two and two…' }] }
+  const text = { type: 'text', text: 'Four.' }
+
+  it('a whole answer: the text parts are its text, the thinking parts its thinking', () => {
+    const response = dialects.openai.parseResponse({
+      id: 'r',
+      model: 'magistral-medium-latest',
+      choices: [
+        {
+          index: 0,
+          message: { role: 'assistant', content: [thinking, text] },
+          finish_reason: 'stop',
+        },
+      ],
+      usage: { prompt_tokens: 5, completion_tokens: 9 },
+    })
+    // Before: '' — the array was read as no content, an empty success.
+    expect(response.text).toBe('Four.')
+    expect(response.content).toEqual([
+      { type: 'thinking', thinking: 'Two and two…' },
+      { type: 'text', text: 'Four.' },
+    ])
+  })
+
+  it('a stream: delta.content parts become thinking and text events', () => {
+    const events = parse('openai', [
+      chunk({ role: 'assistant', content: [thinking] }),
+      chunk({ content: [text] }),
+      chunk({ content: '' }, 'stop', { prompt_tokens: 5, completion_tokens: 9 }),
+    ])
+    expect(events.filter((e) => e.type !== 'finish')).toEqual([
+      { type: 'thinking', thinking: 'Two and two…' },
+      { type: 'text', text: 'Four.' },
+    ])
+    expect(collect(events).text).toBe('Four.')
+  })
+})

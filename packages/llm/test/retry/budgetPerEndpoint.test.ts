@@ -49,4 +49,12 @@ describe('retry budgets are per endpoint, as admission’s cooldowns are', () =>
       `openai ${openai.baseURL}`,
     ])
   })
+
+  it('one endpoint spelt two ways (host case, the default port, a trailing slash) has one budget', () => {
+    const budgets = new RetryBudgetRegistry({ maxTokens: 4 })
+    const a = budgets.forProvider({ name: 'openai', baseURL: 'https://API.openai.com:443/v1/' })
+    const b = budgets.forProvider({ name: 'openai', baseURL: 'https://api.openai.com/v1' })
+    expect(a).toBe(b)
+    expect(budgets.providers()).toEqual(['openai https://api.openai.com/v1'])
+  })
 })

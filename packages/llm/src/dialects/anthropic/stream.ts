@@ -42,6 +42,10 @@ export function createAnthropicStreamParser(): StreamParser {
     get done() {
       return done
     },
+    // `message_delta` gave the stop reason; `message_stop` is still to come.
+    get finishing() {
+      return finishReason !== undefined && !finished
+    },
     parseStreamEvent(message) {
       const error = normalizeAnthropicStreamError(message)
       if (error !== undefined) throw new ProviderReplyError(error)

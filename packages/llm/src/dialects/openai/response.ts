@@ -40,8 +40,9 @@ export function parseOpenAIResponse(
   const content: ContentBlock[] = []
   const reasoning = getString(message, 'reasoning_content')
   if (reasoning) content.push({ type: 'thinking', thinking: reasoning })
-  const text = getString(message, 'content')
-  if (text) content.push({ type: 'text', text })
+  const parts = contentParts(get(message, 'content'))
+  if (parts.thinking) content.push({ type: 'thinking', thinking: parts.thinking })
+  if (parts.text) content.push({ type: 'text', text: parts.text })
   // A refusal (structured outputs) comes as `refusal` with `content: null`:
   // kept as text, marked, so the gateway answers it as `refusal` again and
   // a client parsing the content as JSON never parses the refusal.
@@ -95,4 +96,31 @@ export function openAIUsage(usage: Record<string, unknown> | undefined): Usage {
     cached,
     get(getRecord(usage, 'completion_tokens_details'), 'reasoning_tokens'),
   )
+}
+
+/**
+ * A message's (or a delta's) `content`: a string, or — from some
+ * OpenAI-compatible servers (Mistral's Magistral models, proxies passing
+ * another API's blocks on) — an array of parts: `{ type: 'text', text }`
+ * and `{ type: 'thinking', thinking }`, whose `thinking` is a string or
+ * itself an array of text parts. Read as a string only, such an answer was
+ * an empty success: its text dropped, billed all the same.
+ */
+export function contentParts(value: unknown): { text: string; thinking: string } {
+  if (typeof value === 'string') return { text: value, thinking: '' }
+  let text = ''
+  let thinking = ''
+  for (const part of asArray(value)) {
+    const type = getString(part, 'type')
+    if (type === 'text' || type === 'output_text') text += getString(part, 'text') ?? ''
+    else if (type === 'thinking') thinking += textOfParts(get(part, 'thinking'))
+  }
+  return { text, thinking }
+}
+
+function textOfParts(value: unknown): string {
+  if (typeof value === 'string') return value
+  let text = ''
+  for (const part of asArray(value)) text += getString(part, 'text') ?? ''
+  return text
 }

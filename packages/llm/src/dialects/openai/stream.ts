@@ -14,7 +14,7 @@ import {
   getString,
   parseAnswerJson,
 } from '../safeJson.js'
-import { OPENAI_FINISH, openAIUsage } from './response.js'
+import { contentParts, OPENAI_FINISH, openAIUsage } from './response.js'
 
 /**
  * `chat.completion.chunk` events → normalised events. Tool-call deltas name
@@ -79,6 +79,11 @@ export function createOpenAIStreamParser(
     get done() {
       return done
     },
+    // A finish reason came, its usage (or `[DONE]`) not yet: a server that
+    // ignores `stream_options.include_usage` may send neither.
+    get finishing() {
+      return finishReason !== undefined && !finished
+    },
     parseStreamEvent(message) {
       const error = normalizeStreamError(message)
       if (error !== undefined) throw new ProviderReplyError(error)
@@ -97,8 +102,10 @@ export function createOpenAIStreamParser(
         const delta = getRecord(choice, 'delta')
         const reasoning = getString(delta, 'reasoning_content')
         if (reasoning) out.push({ type: 'thinking', thinking: reasoning })
-        const text = getString(delta, 'content')
-        if (text) out.push({ type: 'text', text })
+        // A string, or an array of text and thinking parts (`contentParts`).
+        const parts = contentParts(get(delta, 'content'))
+        if (parts.thinking) out.push({ type: 'thinking', thinking: parts.thinking })
+        if (parts.text) out.push({ type: 'text', text: parts.text })
         // A refusal (structured outputs) streams as `delta.refusal` with no
         // content (openai-openapi `ChatCompletionStreamResponseDelta.refusal`;
         // openai-node's stream helper gathers it as `refusal.delta`). Its
