@@ -20,6 +20,8 @@ export interface GatewayContext {
   log(level: LogLevel, event: string, fields?: Record<string, unknown>): void
   /** Whether a line at `level` would be written: a line that would not is not built. */
   logEnabled(level: LogLevel): boolean
+  /** How long until a key of a provider may be used again (admission's forecast), for the error a failed call gets. */
+  keyWaitMs(provider: string, model: string): number | undefined
   /** Scrubs every configured key out of a value bound for the client. */
   redact<T>(value: T): T
 }

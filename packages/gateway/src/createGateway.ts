@@ -1,8 +1,9 @@
+import type { IncomingMessage, ServerResponse } from 'node:http'
 import { type Clock, isClock, systemClock } from '@hourglass/core'
 import { deadline } from '@hourglass/express'
 import { createFetch, type HourglassFetch } from '@hourglass/fetch'
 import express, { type NextFunction, type Request, type Response, type Router } from 'express'
-import { createAdapters } from './call/createAdapters.js'
+import { createAdapters, targetKey } from './call/createAdapters.js'
 import type { GatewayConfig } from './config/gatewayConfigSchema.js'
 import { parseGatewayConfig } from './config/parseGatewayConfig.js'
 import type { GatewayContext } from './GatewayContext.js'
@@ -10,6 +11,7 @@ import { bodyError } from './http/bodyError.js'
 import { chatCompletions, disposeHandlerDeadline, handlerDeadline } from './http/chatCompletions.js'
 import { healthz, type RedisState, readyz } from './http/health.js'
 import { jsonBody } from './http/jsonBody.js'
+import { methodNotAllowed } from './http/methodNotAllowed.js'
 import { pathOf } from './http/pathOf.js'
 import { RequestTracker } from './http/RequestTracker.js'
 import { currentRequest, scopeOf } from './http/requestScope.js'
@@ -119,6 +121,13 @@ export type GatewayRouter = Router & {
    * becomes the line's `msg`.
    */
   log(level: LogLevel, event: string, fields?: Record<string, unknown>): void
+  /**
+   * Serves this gateway's metrics (Prometheus text format, what `GET
+   * /metrics` answers; 503 after `close()`) on a server of your own: with
+   * `metrics: false`, mount it where only your scraper reaches (an admin
+   * port), e.g. `admin.get('/metrics', gateway.serveMetrics)`.
+   */
+  serveMetrics(req: IncomingMessage, res: ServerResponse): void
 }
 
 /**
@@ -270,6 +279,16 @@ export function createGateway(config: unknown, options: GatewayOptions = {}): Ga
     log,
     logEnabled,
     redact,
+    keyWaitMs: (provider, model) => {
+      const adapter = adapters.get(targetKey({ provider, model }))
+      if (adapter === undefined) return undefined
+      return admission.forecast({
+        provider: adapter.name,
+        endpoint: adapter.baseURL,
+        keys: adapter.apiKeys,
+        model: adapter.model,
+      }).waitMs
+    },
   }
   const tracker = new RequestTracker({
     owner,
@@ -340,6 +359,11 @@ export function createGateway(config: unknown, options: GatewayOptions = {}): Ga
     tracker.reenter(),
     chatCompletions(ctx),
   )
+  // The gateway's paths asked with another method: 405 with `Allow`, not the 404 of a missing route.
+  router.all('/v1/chat/completions', methodNotAllowed(['POST'], logAnswered))
+  const getOnly = methodNotAllowed(['GET', 'HEAD'], logAnswered)
+  for (const path of ['/v1/models', '/healthz', '/readyz']) router.all(path, getOnly)
+  if (options.metrics !== false) router.all('/metrics', getOnly)
   router.use((error: unknown, req: Request, res: Response, next: NextFunction) => {
     // A body read, then refused before the handler (a drain): its deadline ends here.
     disposeHandlerDeadline(req)
@@ -407,6 +431,7 @@ export function createGateway(config: unknown, options: GatewayOptions = {}): Ga
     ready: (timeoutMs?: number) => ready(timeoutMs),
     redisState: () => health.state(),
     log,
+    serveMetrics: (req: IncomingMessage, res: ServerResponse) => metrics.serve(req, res),
   }) as GatewayRouter
   startHooks.set(gateway, { closeSilently: () => shutDown(false), ready })
   return gateway

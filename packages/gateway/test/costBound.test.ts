@@ -92,6 +92,22 @@ describe('the per-request cost bound bounds the bill', () => {
     expect(p.fake.requests).toHaveLength(0)
   })
 
+  it('a prediction (Predicted Outputs: rejected predicted tokens are billed as output, beyond max_tokens) is checked at the output price: 400 predicted tokens do not pass a $0.011 bound beside a $0.01 cap', async () => {
+    const fake = await onePriced({ maxCostUsdPerRequest: 0.011 })
+    // ~400 tokens: $0.0005 at the input price (which passed: $0.0105 in
+    // all), $0.004 at the output price, as OpenAI bills the rejected ones.
+    const prediction = { type: 'content' as const, content: 'x'.repeat(1600) }
+    const refused = await harness!.client.chat.completions
+      .create({ ...ask, prediction })
+      .catch((e: unknown) => e)
+    expect(refused).toMatchObject({ status: 402, code: 'budget_exceeded' })
+    expect(fake.requests).toHaveLength(0)
+    // Within the bound (a smaller cap), it goes as sent.
+    fake.enqueue(reply.text('ok'))
+    await harness!.client.chat.completions.create({ ...ask, max_tokens: 500, prediction })
+    expect(fake.requests[0]?.body).toMatchObject({ prediction })
+  })
+
   it('without the bound, service_tier "priority" is forwarded as sent', async () => {
     const fake = await onePriced({})
     fake.enqueue(reply.text('ok'))

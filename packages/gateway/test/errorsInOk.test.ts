@@ -1,3 +1,5 @@
+import { createServer } from 'node:http'
+import type { AddressInfo } from 'node:net'
 import { ernieErrors, type FakeProvider, qwenErrors, reply } from '@hourglass/testkit'
 import { APIError } from 'openai'
 import { afterEach, describe, expect, it } from 'vitest'
@@ -165,5 +167,72 @@ describe('an error hidden in an HTTP 200 is never an empty success', () => {
       error: { code: 'rate_limit_exceeded', type: 'requests' },
     })
     expect(qwen.requests.length + ernie.requests.length + openai.requests.length).toBe(sent)
+  })
+
+  it('an answer the provider ended in an error (DeepSeek insufficient_system_resource: cut short) is no complete answer: 502 whole, an error event streamed, never finish_reason stop', async () => {
+    // What DeepSeek sends when it runs out of capacity mid-answer: the text
+    // so far, then a finish reason of its own (the fakes script OpenAI's only).
+    const chunk = (delta: object, finish: string | null) =>
+      `data: ${JSON.stringify({ id: 'x', object: 'chat.completion.chunk', created: 1, model: 'deepseek-chat', choices: [{ index: 0, delta, finish_reason: finish }], usage: finish === null ? null : { prompt_tokens: 5, completion_tokens: 3, total_tokens: 8 } })}\n\n`
+    const deepseek = createServer((req, res) => {
+      let body = ''
+      req.on('data', (c: Buffer) => {
+        body += c
+      })
+      req.on('end', () => {
+        if ((JSON.parse(body) as { stream?: boolean }).stream === true) {
+          res.writeHead(200, { 'content-type': 'text/event-stream' })
+          res.write(chunk({ role: 'assistant', content: 'The answer is' }, null))
+          res.end(`${chunk({}, 'insufficient_system_resource')}data: [DONE]\n\n`)
+          return
+        }
+        res.writeHead(200, { 'content-type': 'application/json' })
+        res.end(
+          JSON.stringify({
+            id: 'x',
+            object: 'chat.completion',
+            created: 1,
+            model: 'deepseek-chat',
+            choices: [
+              {
+                index: 0,
+                message: { role: 'assistant', content: 'The answer is' },
+                finish_reason: 'insufficient_system_resource',
+              },
+            ],
+            usage: { prompt_tokens: 5, completion_tokens: 3, total_tokens: 8 },
+          }),
+        )
+      })
+    })
+    await new Promise<void>((resolve) => deepseek.listen(0, '127.0.0.1', resolve))
+    try {
+      const { port } = deepseek.address() as AddressInfo
+      harness = await startHarness({
+        providers: {
+          deepseek: { dialect: 'deepseek', baseURL: `http://127.0.0.1:${port}`, apiKeys: ['k'] },
+        },
+        models: { chat: fallback(['deepseek', 'deepseek-chat']) },
+      })
+      const ask = { model: 'chat', messages: [{ role: 'user' as const, content: 'q' }] }
+      const whole = await harness.client.chat.completions.create(ask).then(
+        (answer) => `200 finish_reason ${answer.choices[0]?.finish_reason}`,
+        (e: APIError) => `${e.status} ${e.code}`,
+      )
+      expect(whole).toBe('502 upstream_error')
+      const text: string[] = []
+      const streamed = await (async () => {
+        const stream = await harness!.client.chat.completions.create({ ...ask, stream: true })
+        for await (const c of stream) {
+          text.push(c.choices[0]?.delta.content ?? '')
+          if (c.choices[0]?.finish_reason) return `finish_reason ${c.choices[0].finish_reason}`
+        }
+        return 'ended'
+      })().catch((e: APIError) => `${e.constructor.name} ${e.code}`)
+      expect(streamed).toBe('APIError stream_interrupted')
+      expect(text.join('')).toBe('The answer is')
+    } finally {
+      await new Promise((resolve) => deepseek.close(resolve))
+    }
   })
 })

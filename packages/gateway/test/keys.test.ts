@@ -87,6 +87,81 @@ describe('API keys: rotated when limited, retired when rejected, never shown', (
     ])
   })
 
+  it("a 429 on key 1, then a 401 on key 2 with the attempts spent: 429 with the cooling key's Retry-After, not a 502 saying every key was rejected", async () => {
+    const { fake, entry } = await fakeProvider('openai', [
+      'sk-first-key-0001',
+      'sk-second-key-0002',
+    ])
+    fakes.push(fake)
+    harness = await startHarness({
+      providers: { openai: entry },
+      models: { m: fallback(['openai', 'gpt-4o-mini']) },
+      policy: { maxAttempts: 2 },
+    })
+    fake.enqueue(
+      openAIErrors.rateLimited({ retryAfterS: 20 }),
+      reply.error(401, {
+        error: {
+          message: 'Incorrect API key provided',
+          type: 'invalid_request_error',
+          param: null,
+          code: 'invalid_api_key',
+        },
+      }),
+    )
+    const res = await fetch(`${harness.url}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'm', messages: [{ role: 'user', content: 'hi' }] }),
+    })
+    const body = (await res.json()) as { error: { code: string; message: string } }
+    expect(`${res.status} ${body.error.code}`).toBe('429 rate_limit_exceeded')
+    // Key 1 is back in the 20 s the provider named: that is when to come back.
+    expect(Number(res.headers.get('retry-after'))).toBeGreaterThanOrEqual(15)
+    expect(Number(res.headers.get('retry-after'))).toBeLessThanOrEqual(20)
+    expect(res.headers.get('x-should-retry')).not.toBe('false')
+    expect(body.error.message).toContain('openai/gpt-4o-mini: auth, another key rate limited')
+    expect(fake.requests.map((r) => r.apiKey)).toEqual(['sk-first-key-0001', 'sk-second-key-0002'])
+  })
+
+  it('a 401 on key 1 with the attempts spent (maxAttempts 1) while key 2 is free: 502 upstream_auth_failed that the SDK may retry, and the retry is served', async () => {
+    const { fake, entry } = await fakeProvider('openai', [
+      'sk-first-key-0001',
+      'sk-second-key-0002',
+    ])
+    fakes.push(fake)
+    harness = await startHarness({
+      providers: { openai: entry },
+      models: { m: fallback(['openai', 'gpt-4o-mini']) },
+      policy: { maxAttempts: 1 },
+    })
+    fake.enqueue(
+      reply.error(401, {
+        error: {
+          message: 'Incorrect API key provided',
+          type: 'invalid_request_error',
+          param: null,
+          code: 'invalid_api_key',
+        },
+      }),
+      reply.text('answered with key two'),
+    )
+    const ask = () =>
+      fetch(`${harness!.url}/v1/chat/completions`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ model: 'm', messages: [{ role: 'user', content: 'hi' }] }),
+      })
+    const res = await ask()
+    const body = (await res.json()) as { error: { code: string; message: string } }
+    expect(
+      `${res.status} ${body.error.code} x-should-retry: ${res.headers.get('x-should-retry')}`,
+    ).toBe('502 upstream_auth_failed x-should-retry: null')
+    expect(body.error.message).toContain('openai/gpt-4o-mini: auth, another key left')
+    expect((await ask()).status).toBe(200)
+    expect(fake.requests.map((r) => r.apiKey)).toEqual(['sk-first-key-0001', 'sk-second-key-0002'])
+  })
+
   it("a firewall's 403 page set off by a client's prompt retires no key: the other clients are still answered", async () => {
     const { fake, entry } = await fakeProvider('openai', [
       'sk-first-key-0001',

@@ -83,13 +83,11 @@ describe('the gateway router', () => {
     expect(await ready.json()).toEqual({ status: 'ready', redis: 'none' })
   })
 
-  it('startGateway (a bare node:http server around the router): unknown paths and methods 404 in OpenAI error shape, HEAD answers like GET without a body, OPTIONS lists the methods', async () => {
+  it('startGateway (a bare node:http server around the router): unknown paths 404 in OpenAI error shape, HEAD answers like GET without a body, OPTIONS lists the methods', async () => {
     const { small } = await smallAndLarge()
     for (const [method, path] of [
       ['GET', '/nope'],
       ['POST', '/v1/nope'],
-      ['GET', '/v1/chat/completions'],
-      ['DELETE', '/v1/models'],
     ] as const) {
       const res = await fetch(`${harness!.url}${path}`, { method })
       expect(res.status, `${method} ${path}`).toBe(404)
@@ -109,6 +107,43 @@ describe('the gateway router', () => {
     const options = await fetch(`${harness!.url}/v1/chat/completions`, { method: 'OPTIONS' })
     expect(options.status).toBe(200)
     expect(options.headers.get('allow')).toBe('POST')
+    expect(small.requests).toHaveLength(0)
+  })
+
+  it("a gateway path asked with a method it does not serve: 405 with Allow in OpenAI's error shape, counted as method_not_allowed, not a 404 that says the route is missing", async () => {
+    const { small } = await smallAndLarge()
+    for (const [method, path, allow] of [
+      ['GET', '/v1/chat/completions', 'POST'],
+      ['PUT', '/v1/chat/completions', 'POST'],
+      ['DELETE', '/v1/chat/completions', 'POST'],
+      ['POST', '/v1/models', 'GET, HEAD'],
+      ['DELETE', '/v1/models', 'GET, HEAD'],
+      ['POST', '/healthz', 'GET, HEAD'],
+      ['POST', '/readyz', 'GET, HEAD'],
+      ['POST', '/metrics', 'GET, HEAD'],
+    ] as const) {
+      const res = await fetch(`${harness!.url}${path}`, { method })
+      expect(`${method} ${path}: ${res.status} allow ${res.headers.get('allow')}`).toBe(
+        `${method} ${path}: 405 allow ${allow}`,
+      )
+      expect(await res.json()).toEqual({
+        error: {
+          message: `${method} is not allowed here (allowed: ${allow})`,
+          type: 'invalid_request_error',
+          param: null,
+          code: 'method_not_allowed',
+        },
+      })
+    }
+    // Counted as API requests are: the five under /v1/, not the probes and the scrape.
+    const page = await (await fetch(`${harness!.url}/metrics`)).text()
+    expect(page).toMatch(/hourglass_gateway_errors_total\{kind="method_not_allowed"[^}]*\} 5\b/)
+    // One request line each, saying what was refused.
+    expect(harness!.logs.filter((l) => l.event === 'request')[0]).toMatchObject({
+      path: '/v1/chat/completions',
+      status: 405,
+      error: 'method_not_allowed',
+    })
     expect(small.requests).toHaveLength(0)
   })
 

@@ -4,7 +4,8 @@ export const GATEWAY_REQUEST = 'GATEWAY_REQUEST'
 
 /**
  * A request the gateway refuses by itself, before any provider is asked: a
- * body that is not JSON, an unknown model. Carries the OpenAI error fields.
+ * body that is not JSON, an unknown model; or an answer it will not pass on
+ * as one (a provider's that ended in an error). Carries the OpenAI error fields.
  */
 export class GatewayRequestError extends HourglassError {
   static readonly code = GATEWAY_REQUEST
@@ -14,6 +15,8 @@ export class GatewayRequestError extends HourglassError {
   /** OpenAI's `error.code` (`model_not_found`). */
   readonly errorCode: string
   readonly param: string | null
+  /** A retry may be answered (no `x-should-retry: false`). Default false: the same request gets the same refusal. */
+  readonly retryable: boolean
 
   constructor(
     details: {
@@ -22,6 +25,7 @@ export class GatewayRequestError extends HourglassError {
       errorCode: string
       param?: string | null
       message: string
+      retryable?: boolean
     },
     options?: ErrorOptions,
   ) {
@@ -30,6 +34,7 @@ export class GatewayRequestError extends HourglassError {
     this.type = details.type ?? 'invalid_request_error'
     this.errorCode = details.errorCode
     this.param = details.param ?? null
+    this.retryable = details.retryable ?? false
   }
 }
 

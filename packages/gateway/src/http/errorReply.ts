@@ -47,13 +47,20 @@ const DEADLINE_EXCEEDED_CODE = 'deadline_exceeded'
  * is passed on only when it tells the client what to fix in its request.
  * `x-should-retry` tells the official SDKs whether retrying can help.
  */
-export function errorReply(error: unknown): ErrorReply {
+export function errorReply(error: unknown, keyWaitMs?: KeyWaitMs): ErrorReply {
   if (causedBy(error, isGatewayShutdown)) return shutdownReply()
   // The client left: nobody reads this answer (sendError writes nothing), but the log and the metrics say what happened.
   if (causedBy(error, isClientClosed)) return clientClosedReply()
   if (isDeadlineExceeded(error)) return deadlineReply()
   if (isGatewayRequestError(error)) {
-    return reply(error.status, error.message, error.type, error.errorCode, error.param, NO_RETRY)
+    return reply(
+      error.status,
+      error.message,
+      error.type,
+      error.errorCode,
+      error.param,
+      error.retryable ? {} : NO_RETRY,
+    )
   }
   if (isInvalidChatRequest(error)) {
     return reply(
@@ -108,9 +115,21 @@ export function errorReply(error: unknown): ErrorReply {
       NO_RETRY,
     )
   }
-  if (isModelUnavailable(error)) return unavailableReply(error.causes.map((c) => c.cause))
+  if (isModelUnavailable(error)) {
+    return unavailableReply(
+      error.causes.map((c) => c.cause),
+      keyWaitMs,
+    )
+  }
   return reply(500, 'internal gateway error', 'server_error', 'internal_error')
 }
+
+/**
+ * How long until a key of `provider` (for `model`) may be used again, in ms,
+ * as admission sees it now: 0 at once, Infinity when every key is retired,
+ * undefined when not known (the gateway's `Admission.forecast`).
+ */
+export type KeyWaitMs = (provider: string, model: string) => number | undefined
 
 /** What a client that hung up is logged and counted as (nginx's 499); never written. */
 export function clientClosedReply(): ErrorReply {
@@ -189,7 +208,7 @@ function providerReply(error: ProviderError): ErrorReply {
  * soonest retry; all overloaded or limited → 503; otherwise 502, listing
  * what each provider did (kind only: no upstream text).
  */
-function unavailableReply(causes: unknown[]): ErrorReply {
+function unavailableReply(causes: unknown[], keyWaitMs: KeyWaitMs | undefined): ErrorReply {
   if (causes.some((c) => isDeadlineExceeded(c))) return deadlineReply()
   if (causes.length > 0 && causes.every(isTooLarge)) return tooLargeReply(causes)
   const waits: number[] = []
@@ -198,6 +217,8 @@ function unavailableReply(causes: unknown[]): ErrorReply {
   // Refused by admission, nothing sent: each names its wait.
   let refused = 0
   const parts: string[] = []
+  // Failures that took one key out of a provider that has another ready.
+  const keysLeft = new Set<unknown>()
   for (const cause of causes) {
     if (isRateLimited(cause)) {
       refused++
@@ -211,6 +232,27 @@ function unavailableReply(causes: unknown[]): ErrorReply {
       )
     } else if (isProviderError(cause)) {
       const limit = cause.retryAfterMs
+      const keyBack = keyLeft(cause, keyWaitMs)
+      if (keyBack !== undefined && keyBack > 0) {
+        // The last attempt met a key that is gone (401, quota), but the
+        // provider has a key that is only cooling (the 429 an earlier
+        // attempt met): it answers again once that key is back. A 502
+        // `upstream_auth_failed` with `x-should-retry: false` said every
+        // key was rejected, though the next request was served.
+        limited++
+        waits.push(keyBack)
+        parts.push(
+          `${cause.provider}/${cause.model}: ${kindName(cause.kind)}, another key rate limited`,
+        )
+        continue
+      }
+      if (keyBack !== undefined) {
+        // Another key is free now (the attempts ran out first): the kind
+        // stands, but a retry is served, so `x-should-retry` is not false.
+        keysLeft.add(cause)
+        parts.push(`${cause.provider}/${cause.model}: ${kindName(cause.kind)}, another key left`)
+        continue
+      }
       if (cause.kind === 'rate_limited') {
         limited++
         if (limit !== undefined) waits.push(limit)
@@ -247,7 +289,9 @@ function unavailableReply(causes: unknown[]): ErrorReply {
   const first = kinds[0]
   if (first !== undefined && kinds.every((k) => k === first)) {
     const shaped = toOpenAIError({ kind: first, retryable: false, status: 0, message: '' })
-    const headers = causes.every((c) => isKeysRetired(c) || (isProviderError(c) && !c.retryable))
+    const headers = causes.every(
+      (c) => isKeysRetired(c) || (isProviderError(c) && !c.retryable && !keysLeft.has(c)),
+    )
       ? NO_RETRY
       : {}
     return reply(
@@ -302,6 +346,18 @@ function tooLargeWhy(error: ProviderError): string {
   return over === undefined
     ? "the request alone exceeds the provider's limit"
     : `the request alone (${over.requestedTokens} tokens) exceeds the provider's ${over.limit} limit (${over.limitTokens} tokens)`
+}
+
+/**
+ * For a failure that took one key out (`auth`: retired; `quota_exhausted`:
+ * spent), the wait until another key of the provider may be used, when one
+ * is left (a finite wait); undefined otherwise.
+ */
+function keyLeft(cause: ProviderError, keyWaitMs: KeyWaitMs | undefined): number | undefined {
+  if (keyWaitMs === undefined) return undefined
+  if (cause.kind !== 'auth' && cause.kind !== 'quota_exhausted') return undefined
+  const waitMs = keyWaitMs(cause.provider, cause.model)
+  return waitMs !== undefined && Number.isFinite(waitMs) ? Math.max(0, waitMs) : undefined
 }
 
 /** What a failed model's cause says went wrong, as an error kind (undefined: not a provider's failure). */

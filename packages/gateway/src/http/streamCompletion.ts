@@ -5,6 +5,7 @@ import type { GatewayContext } from '../GatewayContext.js'
 import { callModel, type StreamEvent } from '../llm.js'
 import { OPENAI_SSE_DONE, OpenAIChunkEncoder, openAISseData } from '../openai/encode.js'
 import { SseRecutter } from '../sse/SseRecutter.js'
+import { endedInError } from './endedInError.js'
 import { errorReply, reportDeadlineReply } from './errorReply.js'
 import { flushedOrCut } from './flushedOrCut.js'
 import { scopeOf } from './requestScope.js'
@@ -17,6 +18,8 @@ export interface StreamReplyOptions {
   includeUsage: boolean
   /** Called when the first event arrived, before the headers are written (the client's timeout ends there). */
   onFirstEvent?: (() => void) | undefined
+  /** `provider/model` of the attempt that answered, for an error's message. */
+  answeredBy?: (() => string | undefined) | undefined
 }
 
 /**
@@ -46,6 +49,13 @@ export async function streamCompletion(
   let first: IteratorResult<StreamEvent>
   try {
     first = await events.next()
+    // Nothing but an answer that ended in an error: an error before the
+    // headers. Read to its end first (the finish is the last event), so the
+    // attempt is recorded and the message can name who answered.
+    if (endsInError(first)) {
+      await events.next()
+      throw endedInError(reply.answeredBy?.(), false)
+    }
   } catch (error) {
     const shaped = sendError(ctx, res, error)
     reportDeadlineReply(res.req, shaped)
@@ -96,9 +106,13 @@ export async function streamCompletion(
   res.setHeader('x-accel-buffering', 'no')
   res.flushHeaders()
   try {
+    let endedBadly = false
     for (let next = first; !next.done; next = await events.next()) {
-      for (const chunk of encoder.encode(next.value)) await write(openAISseData(chunk))
+      // Not encoded (no finish_reason, no usage chunk): read on to the end, as above.
+      if (endsInError(next)) endedBadly = true
+      else for (const chunk of encoder.encode(next.value)) await write(openAISseData(chunk))
     }
+    if (endedBadly) throw endedInError(reply.answeredBy?.(), true)
     await write(OPENAI_SSE_DONE)
   } catch (error) {
     const shaped = ctx.redact(errorReply(error))
@@ -121,4 +135,9 @@ export async function streamCompletion(
   }
   if (clientLeft && scope !== undefined) scope.errorCode ??= 'client_closed'
   return clientLeft ? 499 : 200
+}
+
+/** The provider's `finish` said the answer ended in an error (see `endedInError`). */
+function endsInError(next: IteratorResult<StreamEvent>): boolean {
+  return !next.done && next.value.type === 'finish' && next.value.finishReason === 'error'
 }

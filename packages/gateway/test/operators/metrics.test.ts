@@ -1,3 +1,5 @@
+import { createServer } from 'node:http'
+import type { AddressInfo } from 'node:net'
 import { keyId } from '@hourglass/llm'
 import { type FakeProvider, openAIErrors, reply } from '@hourglass/testkit'
 import { afterEach, describe, expect, it } from 'vitest'
@@ -328,5 +330,29 @@ describe('GET /metrics', () => {
       { metrics: false },
     )
     expect((await fetch(`${harness.url}/metrics`)).status).toBe(404)
+  })
+
+  it('with metrics: false, serveMetrics serves the same page on a server of your own (an admin port)', async () => {
+    const a = await fakeProvider('openai', ['key-one'])
+    fakes.push(a.fake)
+    harness = await startHarness(
+      { providers: { a: a.entry }, models: { m: fallback(['a', 'model-a']) } },
+      { metrics: false },
+    )
+    const gateway = harness.running.gateway
+    const admin = createServer((req, res) => gateway.serveMetrics(req, res))
+    await new Promise<void>((resolve) => admin.listen(0, '127.0.0.1', resolve))
+    try {
+      await harness.client.chat.completions.create({
+        model: 'm',
+        messages: [{ role: 'user', content: 'x' }],
+      })
+      const { port } = admin.address() as AddressInfo
+      const page = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text()
+      expect(value(page, 'hourglass_gateway_upstream_attempts_total')).toBe(1)
+      expect((await fetch(`${harness.url}/metrics`)).status).toBe(404)
+    } finally {
+      await new Promise((resolve) => admin.close(resolve))
+    }
   })
 })

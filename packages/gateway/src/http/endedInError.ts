@@ -1,0 +1,25 @@
+import { GatewayRequestError } from './GatewayRequestError.js'
+
+/**
+ * A provider's answer that ended in an error (llm's finish reason `error`:
+ * DeepSeek's `insufficient_system_resource`, generation cut short for lack
+ * of capacity; Gemini's `MALFORMED_FUNCTION_CALL`, `UNEXPECTED_TOOL_CALL`,
+ * `TOO_MANY_TOOL_CALLS`). OpenAI's finish reasons have no word for it, and
+ * passed on as `stop` the client took a cut or empty answer for a whole
+ * one. A failure instead, which a retry may mend: 502 `upstream_error`
+ * before anything is written, a stream's error event
+ * (`stream_interrupted`, no `[DONE]`) after its first event.
+ */
+export function endedInError(
+  answeredBy: string | undefined,
+  afterFirstEvent: boolean,
+): GatewayRequestError {
+  const who = answeredBy === undefined ? 'the provider' : answeredBy
+  return new GatewayRequestError({
+    status: 502,
+    type: 'server_error',
+    errorCode: afterFirstEvent ? 'stream_interrupted' : 'upstream_error',
+    message: `${who}: the answer ended in an error (cut short by the provider, or a malformed tool call); not a complete answer`,
+    retryable: true,
+  })
+}
