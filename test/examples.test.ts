@@ -1,6 +1,9 @@
+import { execFileSync, spawn } from 'node:child_process'
+import { once } from 'node:events'
+import { existsSync, readFileSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
 import { describe, expect, it } from 'vitest'
-import { assertBuilt, cliBin, runNode } from './cli/runNode.js'
+import { assertBuilt, cliBin, repoRoot, runNode } from './cli/runNode.js'
 
 // Every example runs with one command against the built packages; these
 // tests run them exactly so, and check what they print, so they cannot rot.
@@ -20,6 +23,19 @@ describe('examples/', () => {
     expect(counts).toBe('primary: 1 call(s), outcomes error; backup: 2 answer(s)')
   })
 
+  it('gateway-openai: its shutdown, what a user copies into a SIGTERM handler, drains before it drops the connections', () => {
+    // Read, not run: the example has nothing in flight when it stops. Copied
+    // into a server, closeAllConnections() before gateway.close() cuts every
+    // request in flight, which the drain exists to finish.
+    const source = readFileSync(example('gateway-openai'), 'utf8')
+    const drain = source.indexOf('await gateway.close()')
+    expect(drain).toBeGreaterThan(0)
+    expect(
+      source.indexOf('server.closeAllConnections()'),
+      'where server.closeAllConnections() is, after await gateway.close()',
+    ).toBeGreaterThan(drain)
+  })
+
   for (const name of ['bullmq-queue', 'one-trace']) {
     it(`${name}: without redis-server on PATH, one line saying what to install (exit 1), not a stack trace`, async () => {
       assertBuilt(fileURLToPath(new URL('../packages/bullmq/dist/index.js', import.meta.url)))
@@ -35,4 +51,38 @@ describe('examples/', () => {
       expect(run.code).toBe(1)
     })
   }
+  it('bullmq-queue: a SIGTERM mid-run stops the redis-server it started (none left running, orphaned)', async (ctx) => {
+    assertBuilt(fileURLToPath(new URL('../packages/bullmq/dist/index.js', import.meta.url)))
+    const { redisAvailable } = await import('@hourglass/testkit')
+    // Finds the child by its parent with `ps` and reads its state in /proc: Linux only.
+    if (!redisAvailable() || process.platform !== 'linux') ctx.skip()
+    const child = spawn(process.execPath, [example('bullmq-queue')], {
+      cwd: repoRoot,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    })
+    const guard = setTimeout(() => child.kill('SIGKILL'), 20_000)
+    const exited = once(child, 'exit')
+    let redisPid: number | undefined
+    try {
+      // Its first line comes once Redis is up, with job 2 (a 500 ms budget) still to run.
+      await once(child.stdout, 'data')
+      const children = execFileSync('ps', ['-o', 'pid=,comm=', '--ppid', String(child.pid)], {
+        encoding: 'utf8',
+      })
+      redisPid = Number(/(\d+)\s+redis-server/.exec(children)?.[1])
+      expect(redisPid, children).toBeGreaterThan(0)
+      child.kill('SIGTERM')
+      const [code, signal] = await exited
+      // Stopped and reaped before the example exited: gone, not running (nor a zombie).
+      const stat = `/proc/${redisPid}/stat`
+      const state = existsSync(stat) ? readFileSync(stat, 'utf8').split(') ')[1]?.[0] : 'gone'
+      expect(state, 'redis-server state after the example exited').toBe('gone')
+      // Exits as the signal would have, with the code a shell reports for it.
+      expect({ code, signal }).toEqual({ code: 143, signal: null })
+    } finally {
+      clearTimeout(guard)
+      if (redisPid !== undefined && existsSync(`/proc/${redisPid}`))
+        process.kill(redisPid, 'SIGKILL')
+    }
+  })
 })

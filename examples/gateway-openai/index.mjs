@@ -62,7 +62,12 @@ console.log(
   `primary: ${primary.requests.length} call(s), outcomes ${primary.requests.map((r) => r.outcome).join(', ')}; backup: ${backup.paidGenerations} answer(s)`,
 )
 
-server.closeAllConnections()
-server.close()
+// Shutdown, in the order a server stopped mid-traffic needs (a SIGTERM
+// handler): stop accepting, let the gateway drain the requests in flight
+// (close() answers them, or cancels them at drainTimeoutMs), and only then
+// drop the connections left. Dropped first, the requests in flight are cut.
+const closed = new Promise((resolve) => server.close(resolve))
 await gateway.close()
+server.closeAllConnections()
+await closed
 await Promise.all([primary.close(), backup.close()])

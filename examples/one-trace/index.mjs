@@ -69,6 +69,17 @@ const redis = await startRedis().catch((error) => {
   )
   process.exit(1)
 })
+// redis-server is a child of this process: nothing stops it when this
+// process ends, so a Ctrl-C, a kill or a failure below would leave it running,
+// orphaned, holding its port. Stopped on a stop signal (then exit as the signal
+// would have), and at any exit (stop() sends its SIGTERM at once).
+process.once('exit', () => void redis.stop())
+for (const [signal, code] of [
+  ['SIGINT', 130],
+  ['SIGTERM', 143],
+]) {
+  process.once(signal, () => void redis.stop().finally(() => process.exit(code)))
+}
 const connection = { host: '127.0.0.1', port: redis.port, maxRetriesPerRequest: null }
 const fetch = createFetch()
 const worker = new Worker(

@@ -1,4 +1,5 @@
 import { spawn } from 'node:child_process'
+import { closeSync, existsSync, openSync } from 'node:fs'
 import { mkdtemp, rm, writeFile } from 'node:fs/promises'
 import { createServer, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
@@ -36,6 +37,40 @@ describe('hourglass probe with its stderr closed (`2>&1 >out.json | head -1`, a 
     const report = JSON.parse(stdout)
     expect(report.samples).toHaveLength(20)
   })
+})
+
+describe('hourglass probe --json with its stdout on a full disk (`> report.json`, ENOSPC)', () => {
+  // /dev/full fails every write with ENOSPC, as a file on a full disk does.
+  it.skipIf(!existsSync('/dev/full'))(
+    'says in one line that its output is lost and exits 1, not 0 with nothing written',
+    async () => {
+      assertBuilt()
+      server = createServer((_req, res) => res.end('ok'))
+      await new Promise<void>((resolve) => server!.listen(0, '127.0.0.1', resolve))
+      const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/`
+      const full = openSync('/dev/full', 'w')
+      try {
+        const child = spawn(
+          process.execPath,
+          [hourglassBin, 'probe', url, '--warmup', '0', '--samples', '2', '--json'],
+          { cwd: repoRoot, stdio: ['ignore', full, 'pipe'] },
+        )
+        let stderr = ''
+        // stdio[2] is 'pipe': there is a stream (the type cannot tell, with fd 1 a number).
+        child.stderr!.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk))
+        const guard = setTimeout(() => child.kill('SIGKILL'), 20_000)
+        const code = await new Promise<number | null>((resolve) => child.once('close', resolve))
+        clearTimeout(guard)
+        expect(stderr.trimEnd().split('\n').at(-1)).toBe(
+          'hourglass: could not write its output to stdout (ENOSPC): the output is incomplete',
+        )
+        expect(stderr).not.toMatch(/\n\s+at /)
+        expect(code).toBe(1)
+      } finally {
+        closeSync(full)
+      }
+    },
+  )
 })
 
 /** What the test's preload prints on stderr once the child has written to its stdout. */
