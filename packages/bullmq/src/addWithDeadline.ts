@@ -1,6 +1,7 @@
 import {
   currentDeadline,
   type Deadline,
+  DeadlineExceededError,
   describeValue,
   isDeadline,
   MAX_TIMER_MS,
@@ -83,6 +84,9 @@ export async function addWithDeadline<DataType, ResultType, NameType extends str
   if (!deadline.observe) deadline.throwIfExpired()
   if (!Number.isFinite(deadline.expiresAt)) return queue.add(name, data, opts)
 
+  // Before the clock reading, so that nothing is sent for a job refused here.
+  refuseUnrunnable(name, opts.delay, deadline, Math.min(deadline.remaining(), maxMs))
+
   const key = `${queue.qualifiedName}:meta`
   // Bounded by the deadline: a Redis that does not answer (paused, or down
   // behind a client that queues commands) must not hold the producer past it.
@@ -98,6 +102,8 @@ export async function addWithDeadline<DataType, ResultType, NameType extends str
   const clamped = remaining > maxMs
   const budgetMs = Math.floor(clamped ? maxMs : remaining)
   const expiresAt = clamped ? deadline.expiresAt - (remaining - maxMs) : deadline.expiresAt
+  // Again with the budget the job is given: the reading took some of it.
+  refuseUnrunnable(name, opts.delay, deadline, budgetMs)
   const stored: StoredDeadline = {
     expiresAtMs: toRedisMs(expiresAt, sample),
     budgetMs,
@@ -116,7 +122,17 @@ export async function addWithDeadline<DataType, ResultType, NameType extends str
     }))
     if (Object.keys(trace).length > 0) stored.trace = trace
   }
-  const job = await queue.add(name, data, { ...opts, [DEADLINE_OPTION]: stored } as JobsOptions)
+  // Bounded by the deadline too: a Redis that stops answering after the clock
+  // reading held the producer past it, for as long as Redis stayed away. Safe
+  // to give up on: an add that lands after the deadline carries an expiry no
+  // later than it (early by the reading's round trip, never late), so the
+  // worker fails that job unrun. An add that reached Redis just before the
+  // deadline but whose reply came after may still run, briefly, as with any
+  // write whose reply is lost: the caller's deadline is over either way.
+  const job = await untilEnded(
+    queue.add(name, data, { ...opts, [DEADLINE_OPTION]: stored } as JobsOptions),
+    { deadline },
+  )
 
   bullmqChannels.add.publish(() => ({
     jobId: job.id ?? '',
@@ -131,6 +147,31 @@ export async function addWithDeadline<DataType, ResultType, NameType extends str
     ...(stored.trace ? { trace: stored.trace } : {}),
   }))
   return job
+}
+
+/**
+ * A job delayed for at least the time it is given can never run: it reaches
+ * a worker after its deadline, which fails it unrun. Enqueued, that was a
+ * silent loss found hours later — typically a reminder scheduled from a
+ * request handler, which took the request's 30 s by default. Refused as
+ * fetch and gRPC refuse a call with too little time to start: a deadline
+ * error, so a retry under the same deadline is not attempted. The message
+ * names the fix. Dark mode refuses nothing (the worker reports the job).
+ */
+function refuseUnrunnable(
+  name: string,
+  delay: unknown,
+  deadline: Deadline,
+  budgetMs: number,
+): void {
+  if (deadline.observe || typeof delay !== 'number' || !(delay > 0) || delay < budgetMs) return
+  const error = new DeadlineExceededError({
+    budgetMs: deadline.budgetMs,
+    elapsedMs: deadline.elapsed(),
+    slice: deadline.name,
+  })
+  error.message = `addWithDeadline: job ${JSON.stringify(name)} has a delay of ${delay} ms but only ${Math.max(0, Math.floor(budgetMs))} ms left of its deadline (at most maxMs): it could never run, so it is not added. To schedule it past this deadline, give it its own ({ deadline: Deadline.after(ms) }) or none (Deadline.never())`
+  throw error
 }
 
 /**

@@ -6,10 +6,16 @@ import {
   ManualClock,
   runWithDeadline,
 } from '@hourglass/core'
-import { describe, expect, it, vi } from 'vitest'
-import { addWithDeadline, withDeadline } from '../src/index.js'
+import { describe, expect, it, onTestFinished, vi } from 'vitest'
+import { addWithDeadline, bullmqChannels, withDeadline } from '../src/index.js'
 import { finished, signal } from './support/observe.js'
-import { available, redisNowMs, useRedisQueues } from './support/redisQueues.js'
+import {
+  available,
+  redisClockPasses,
+  redisNowMs,
+  storedExpiry,
+  useRedisQueues,
+} from './support/redisQueues.js'
 import { track } from './support/track.js'
 
 const HOUR_MS = 3_600_000
@@ -83,6 +89,65 @@ describe.skipIf(!available)('addWithDeadline: the deadline rides with the job', 
     redis.redis.thaw()
     await other.ping()
     expect(await queue.count()).toBe(0)
+  })
+
+  it('a Redis that stops answering after the clock reading does not hold the producer past its deadline either; the job that lands late never runs', async () => {
+    const { queue, events, name } = await redis.queue()
+    const other = redis.client()
+    await other.ping()
+    const clock = new ManualClock()
+    const deadline = Deadline.after(300, { clock })
+    // Redis hangs between the clock reading and the add: the add is sent, its reply never comes.
+    const frozen = signal()
+    const freeze = () => {
+      redis.redis.freeze()
+      frozen.resolve()
+    }
+    bullmqChannels.enqueue.subscribe(freeze)
+    onTestFinished(() => bullmqChannels.enqueue.unsubscribe(freeze))
+    const add = track(addWithDeadline(queue, 'paused-add', {}, { deadline }))
+    // The enqueue message is published after the clock reading, right before the add is sent.
+    await frozen.promise
+    clock.advance(300)
+    await new Promise((resolve) => setImmediate(resolve))
+    expect(isDeadlineExceeded(add.outcome)).toBe(true)
+    // Redis answers again: the add it held lands, with an expiry no later than the producer's deadline.
+    redis.redis.thaw()
+    await vi.waitFor(async () => expect(await queue.count()).toBe(1))
+    const [late] = await queue.getJobs(['wait'])
+    await redisClockPasses(other, storedExpiry(late!))
+    const ran = vi.fn()
+    redis.worker(name, withDeadline(ran))
+    const outcome = await finished(late!, events, queue)
+    expect(ran).not.toHaveBeenCalled()
+    expect(outcome.failedReason).toMatch(/^deadline_exceeded: /)
+  })
+
+  it('refuses a job whose delay outlasts its deadline (it could never run), before anything reaches Redis; a delay that fits, a dark-mode deadline or a deadline of its own are added', async () => {
+    const { queue } = await redis.queue()
+    const clock = new ManualClock()
+    // A request handler with 30 s left schedules a reminder for an hour later, under the request's deadline.
+    const request = Deadline.after(30_000, { clock })
+    const refused = await runWithDeadline(request, () =>
+      addWithDeadline(queue, 'remind', {}, { delay: HOUR_MS }),
+    ).catch((e) => e)
+    expect(isDeadlineExceeded(refused)).toBe(true)
+    expect(refused.message).toMatch(/delay of 3600000 ms.*30000 ms left.*could never run/)
+    expect(await queue.count()).toBe(0)
+    // A delay within what is left: the job starts with the rest.
+    const fits = await addWithDeadline(queue, 'soon', {}, { deadline: request, delay: 10_000 })
+    expect(fits.opts).toMatchObject({ delay: 10_000, hourglass: { budgetMs: 30_000 } })
+    // Dark mode never refuses: the worker reports what it would have done.
+    const observed = Deadline.after(30_000, { clock, observe: true })
+    await addWithDeadline(queue, 'dark', {}, { deadline: observed, delay: HOUR_MS })
+    // The fix the message suggests: a deadline of its own.
+    await addWithDeadline(
+      queue,
+      'own',
+      {},
+      { deadline: Deadline.after(2 * HOUR_MS, { clock }), delay: HOUR_MS },
+    )
+    expect(await queue.count()).toBe(3)
   })
 
   it.each([
