@@ -1,5 +1,5 @@
 import { type ServerErrorResponse, status } from '@grpc/grpc-js'
-import { endedBy, isAbortError } from '@hourglass/core'
+import { describeValue, endedBy, isAbortError } from '@hourglass/core'
 import { deadlineOf } from './deadlineOf.js'
 import { toServiceError } from './toServiceError.js'
 
@@ -45,9 +45,16 @@ export function deadlineErrors<T extends object>(implementation: T): T {
 
 function wrap(handler: Handler, self: object): Handler {
   return function hourglassHandler(call, callback) {
+    // Whether the handler has answered through its callback. An async handler
+    // that answers and then rejects (a follow-up write that fails) had its
+    // rejection answered too: grpc-js sent that status before the answer's
+    // OK, and the client got UNKNOWN instead of the value it was given. (A
+    // streaming handler's answer is its end(): see `ended`.)
+    let answered = false
     const answer =
       typeof callback === 'function'
         ? (error: unknown, ...rest: unknown[]) => {
+            answered = true
             if (!error) {
               callback(error, ...rest)
               return
@@ -67,7 +74,9 @@ function wrap(handler: Handler, self: object): Handler {
     }
     if (isThenable(result)) {
       result.then(undefined, (error: unknown) => {
-        if (!handled(call, error)) fail(call, callback, asStatus(error))
+        if (handled(call, error)) return
+        if (answered || ended(call)) failedAfterAnswer(call, error)
+        else fail(call, callback, asStatus(error))
       })
     }
   }
@@ -78,6 +87,31 @@ function handled(call: HandlerCall, error: unknown): boolean {
   const deadline = deadlineOf(call)
   const ended = deadline?.done === true && deadline.reason !== undefined
   return ended && (endedBy(error) !== undefined || isAbortError(error))
+}
+
+/**
+ * A streaming handler's answer is its `end()`: the stream has ended (Node's
+ * `writableEnded`), so its OK status is on its way and an error emitted now
+ * replaced it — the client, which had every message, got UNKNOWN.
+ */
+function ended(call: HandlerCall): boolean {
+  return (call as { writableEnded?: unknown }).writableEnded === true
+}
+
+/**
+ * The answer given stands; the error has no caller left to go to. Not left
+ * as an unhandled rejection (that ends the process by default), nor dropped
+ * unseen: a process warning, with a stable code.
+ */
+function failedAfterAnswer(call: HandlerCall, error: unknown): void {
+  const path = (call as { getPath?: () => string }).getPath?.() ?? 'a gRPC method'
+  // Not String(): a thrown object whose toString throws would escape as the unhandled rejection avoided here.
+  const message = error instanceof Error ? error.message : describeValue(error)
+  process.emitWarning(`the handler of ${path} rejected after it had answered: ${message}`, {
+    type: 'HourglassWarning',
+    code: 'HOURGLASS_GRPC_FAILED_AFTER_ANSWER',
+    detail: 'The answer it gave was sent; this error was not.',
+  })
 }
 
 function fail(call: HandlerCall, callback: Callback | undefined, error: ServerErrorResponse): void {

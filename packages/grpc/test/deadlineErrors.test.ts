@@ -13,7 +13,7 @@ import {
   ManualClock,
   wait,
 } from '@hourglass/core'
-import { afterEach, describe, expect, it } from 'vitest'
+import { afterEach, describe, expect, it, vi } from 'vitest'
 import {
   deadlineErrors,
   deadlineServerInterceptor,
@@ -181,6 +181,57 @@ describe('deadlineErrors: the deadline errors become gRPC statuses', () => {
     await new Promise((resolve) => setImmediate(resolve))
     expect(late.messages).toEqual([])
     expect(ends.messages[0]!.outcome).toBe('expired')
+  })
+
+  it('an async unary handler that rejects after it has answered: the client keeps its answer (not UNKNOWN), and the error is a process warning, not an unhandled rejection', async () => {
+    const warnings: Error[] = []
+    const onWarning = (warning: Error) => warnings.push(warning)
+    process.on('warning', onWarning)
+    try {
+      const work = await serve({
+        async unary(_call: Unary, callback: sendUnaryData<unknown>) {
+          callback(null, { saved: true })
+          throw new Error('audit log unavailable') // after answering, e.g. a follow-up write
+        },
+      })
+      const result = await unary(work, {})
+      expect(result).toEqual({ value: { saved: true } })
+      await vi.waitFor(() => expect(warnings).toHaveLength(1))
+      expect(warnings[0]).toMatchObject({
+        code: 'HOURGLASS_GRPC_FAILED_AFTER_ANSWER',
+        message: expect.stringContaining('audit log unavailable'),
+      })
+    } finally {
+      process.off('warning', onWarning)
+    }
+  })
+
+  it('an async server-streaming handler that rejects after it ended its stream: the client keeps every message and the OK, not UNKNOWN', async () => {
+    const warnings: Error[] = []
+    const onWarning = (warning: Error) => warnings.push(warning)
+    process.on('warning', onWarning)
+    try {
+      const work = await serve({
+        async serverStream(call: ServerWritableStream<unknown, unknown>) {
+          call.write({ n: 1 })
+          call.end()
+          throw new Error('cleanup failed')
+        },
+      })
+      const stream = work.serverStream({}, new Metadata(), {})
+      const received: unknown[] = []
+      stream.on('data', (m) => received.push(m))
+      const ended = await new Promise<{ code: number }>((resolve) => {
+        stream.on('error', resolve)
+        stream.on('status', resolve)
+      })
+      expect(ended.code).toBe(status.OK)
+      expect(received).toEqual([{ n: 1 }])
+      await vi.waitFor(() => expect(warnings).toHaveLength(1))
+      expect(warnings[0]).toMatchObject({ code: 'HOURGLASS_GRPC_FAILED_AFTER_ANSWER' })
+    } finally {
+      process.off('warning', onWarning)
+    }
   })
 
   it('works on a class instance (methods on the prototype, `this` kept)', async () => {
