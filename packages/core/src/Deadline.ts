@@ -149,7 +149,10 @@ export class Deadline {
     // `null` reads as no options (it crashed reading `null.parent`).
     options ??= {}
     if (typeof ms !== 'number' || Number.isNaN(ms)) {
-      throw new TypeError(`Deadline.after expects a number of milliseconds, got ${String(ms)}`)
+      // Shown as every option error shows a value: `String('100')` read as the number 100.
+      throw new TypeError(
+        `Deadline.after expects a number of milliseconds, got ${describeValue(ms)}`,
+      )
     }
     const parent = options.parent
     // `#state in`: a brand check, no allocation (Deadline.after runs per request).

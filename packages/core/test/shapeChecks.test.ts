@@ -26,4 +26,16 @@ describe('the shape checks every package uses where a deadline or a signal is gi
       expect(isAbortSignal(value)).toBe(false)
     }
   })
+
+  it('Deadline.after names what it was given as every option error does: a string shown as one, not read as the number', () => {
+    expect(() => Deadline.after('100' as unknown as number)).toThrow(
+      "Deadline.after expects a number of milliseconds, got '100' (a string)",
+    )
+    expect(() => Deadline.after({} as unknown as number)).toThrow(
+      'Deadline.after expects a number of milliseconds, got an object',
+    )
+    expect(() => Deadline.after(Number.NaN)).toThrow(
+      'Deadline.after expects a number of milliseconds, got NaN',
+    )
+  })
 })

@@ -3,9 +3,10 @@ import {
   currentDeadline,
   DEADLINE_HEADER,
   DEFAULT_INGRESS_MAX_MS,
-  Deadline,
+  type Deadline,
   type DeadlineSource,
   isClock,
+  isDeadline,
   KNOWN_DEADLINE_SOURCES,
   optionError,
   readDeadline,
@@ -151,7 +152,10 @@ export function remainingIn(context: Context): number | undefined {
   const candidates: number[] = []
   const deadline = currentDeadline()
   const stored = context.getValue(DEADLINE_CONTEXT_KEY)
-  if (stored instanceof Deadline) {
+  // By shape, not `instanceof`: a Deadline of another installed copy of core
+  // (what `currentDeadline()` may return, and so what gets stored) was
+  // neither this copy's nor a PropagatedDeadline, and nothing was written.
+  if (isDeadline(stored)) {
     const ms = msLeft(stored)
     if (ms !== undefined) candidates.push(ms)
   } else if (isPropagated(stored)) {

@@ -120,6 +120,31 @@ describe('DeadlinePropagator', () => {
     expect(runWithDeadline(tight, () => injected(ctx))['x-deadline-remaining-ms']).toBe('100')
   })
 
+  it("injects a Deadline stored in the Context by another installed copy of core (currentDeadline() may return one), not only this copy's", () => {
+    const own = Deadline.after(300, { clock })
+    // Another copy's Deadline: the same members on another prototype, so not `instanceof` this one.
+    const foreign = Object.create({
+      remaining: () => own.remaining(),
+      elapsed: () => own.elapsed(),
+      throwIfExpired: () => own.throwIfExpired(),
+      onDone: (fn: (reason: unknown) => void) => own.onDone(fn),
+      get done() {
+        return own.done
+      },
+      get reason() {
+        return own.reason
+      },
+      get observe() {
+        return own.observe
+      },
+    })
+    expect(foreign).not.toBeInstanceOf(Deadline)
+    const ctx = ROOT_CONTEXT.setValue(DEADLINE_CONTEXT_KEY, foreign)
+    expect(injected(ctx)['x-deadline-remaining-ms']).toBe('300')
+    own.cancel(new ClientClosedError())
+    expect(injected(ctx)['x-deadline-remaining-ms']).toBe('0')
+  })
+
   it('writes nothing without a deadline, for a never() deadline, or for a passed observe-only one', () => {
     expect(injected()).not.toHaveProperty('x-deadline-remaining-ms')
     expect(runWithDeadline(Deadline.never({ clock }), () => injected())).not.toHaveProperty(
