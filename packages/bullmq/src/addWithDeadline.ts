@@ -1,6 +1,6 @@
 import {
   currentDeadline,
-  type Deadline,
+  Deadline,
   DeadlineExceededError,
   describeValue,
   isDeadline,
@@ -129,10 +129,14 @@ export async function addWithDeadline<DataType, ResultType, NameType extends str
   // worker fails that job unrun. An add that reached Redis just before the
   // deadline but whose reply came after may still run, briefly, as with any
   // write whose reply is lost: the caller's deadline is over either way.
-  const job = await untilEnded(
-    queue.add(name, data, { ...opts, [DEADLINE_OPTION]: stored } as JobsOptions),
-    { deadline },
-  )
+  //
+  // By the expiry alone, not a cancel: a cancelled deadline (the client left)
+  // keeps its expiry in the future, so an add abandoned on the cancel still
+  // landed and ran with its whole budget while the producer was told it had
+  // not been added. On a cancel the add is awaited, as before, and the job
+  // returned. An observe-only deadline bounds nothing.
+  const adding = queue.add(name, data, { ...opts, [DEADLINE_OPTION]: stored } as JobsOptions)
+  const job = deadline.observe ? await adding : await untilExpiry(adding, deadline)
 
   bullmqChannels.add.publish(() => ({
     jobId: job.id ?? '',
@@ -203,4 +207,22 @@ function resolveMaxMs(value: number | undefined): number {
     throw optionError('addWithDeadline: maxMs', 'a finite number of ms > 0', value)
   }
   return Math.min(value, MAX_TIMER_MS)
+}
+
+/**
+ * `work`, unless `deadline`'s expiry comes first (then the deadline's own
+ * reason): a deadline of its own, with no parent, that a cancel of
+ * `deadline` does not end; released as soon as `work` settles.
+ */
+async function untilExpiry<T>(work: Promise<T>, deadline: Deadline): Promise<T> {
+  const expiry = Deadline.after(Math.max(0, deadline.remaining()), { clock: deadline.clock })
+  try {
+    return await untilEnded(work, { deadline: expiry })
+  } catch (error) {
+    // Expired: the caller's deadline has (same expiry, same clock); its reason names its slice and budget.
+    if (expiry.expired) deadline.throwIfExpired()
+    throw error
+  } finally {
+    expiry.cancel()
+  }
 }

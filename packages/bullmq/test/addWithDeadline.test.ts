@@ -123,6 +123,22 @@ describe.skipIf(!available)('addWithDeadline: the deadline rides with the job', 
     expect(outcome.failedReason).toMatch(/^deadline_exceeded: /)
   })
 
+  it('a deadline cancelled while the job is being added (the client left): the add is awaited and the job returned, as it is in Redis and will run', async () => {
+    const { queue } = await redis.queue()
+    const clock = new ManualClock()
+    const deadline = Deadline.after(10_000, { clock })
+    // The cancel comes right after the add is sent (the enqueue message is published just before it).
+    const cancel = () => setImmediate(() => deadline.cancel(new ClientClosedError()))
+    bullmqChannels.enqueue.subscribe(cancel)
+    onTestFinished(() => bullmqChannels.enqueue.unsubscribe(cancel))
+    const job = await addWithDeadline(queue, 'charge', {}, { deadline })
+    expect(deadline.done && !deadline.expired).toBe(true)
+    expect(await queue.count()).toBe(1)
+    expect((await queue.getJobs(['wait']))[0]?.id).toBe(job.id)
+    // Nothing of the bound is left armed on the caller's clock.
+    expect(clock.pendingTimers).toBe(0)
+  })
+
   it('refuses a job whose delay outlasts its deadline (it could never run), before anything reaches Redis; a delay that fits, a dark-mode deadline or a deadline of its own are added', async () => {
     const { queue } = await redis.queue()
     const clock = new ManualClock()

@@ -69,7 +69,10 @@ function wrap(handler: Handler, self: object): Handler {
       // grpc-js answers other thrown errors itself (UNKNOWN).
       const mapped = toServiceError(error)
       if (!mapped) throw error
-      if (!handled(call, error)) fail(call, callback, mapped)
+      if (handled(call, error)) return
+      // Thrown after it answered (callback, or a stream's end()): the answer stands, as for a rejection below.
+      if (answered || ended(call)) failedAfterAnswer(call, error)
+      else fail(call, callback, mapped)
       return
     }
     if (isThenable(result)) {

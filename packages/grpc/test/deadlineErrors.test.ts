@@ -206,6 +206,26 @@ describe('deadlineErrors: the deadline errors become gRPC statuses', () => {
     }
   })
 
+  it('a handler that answers and then throws a deadline error synchronously: the client keeps its answer (not DEADLINE_EXCEEDED), the error is a process warning', async () => {
+    const warnings: Error[] = []
+    const onWarning = (warning: Error) => warnings.push(warning)
+    process.on('warning', onWarning)
+    try {
+      const work = await serve({
+        unary(_call: Unary, callback: sendUnaryData<unknown>) {
+          callback(null, { saved: true })
+          // A slice that ran out after the answer was given (an audit write, say).
+          throw new DeadlineExceededError({ budgetMs: 10, elapsedMs: 10, slice: 'audit' })
+        },
+      })
+      expect(await unary(work, {})).toEqual({ value: { saved: true } })
+      await vi.waitFor(() => expect(warnings).toHaveLength(1))
+      expect(warnings[0]).toMatchObject({ code: 'HOURGLASS_GRPC_FAILED_AFTER_ANSWER' })
+    } finally {
+      process.off('warning', onWarning)
+    }
+  })
+
   it('an async server-streaming handler that rejects after it ended its stream: the client keeps every message and the OK, not UNKNOWN', async () => {
     const warnings: Error[] = []
     const onWarning = (warning: Error) => warnings.push(warning)
