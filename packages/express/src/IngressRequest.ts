@@ -25,7 +25,7 @@ import { closeIfOrphaned } from './closeIfOrphaned.js'
 import type { ResolvedOptions } from './options.js'
 import { shieldSocket } from './shieldSocket.js'
 import { stopPipedSources, swallowLateWrites } from './swallowLateWrites.js'
-import { writeExpired } from './writeExpired.js'
+import { discardUnsentHead, writeExpired } from './writeExpired.js'
 import { writeInvalid } from './writeInvalid.js'
 
 // Touch Express's req and res as little as possible. Express 5 sets every
@@ -191,7 +191,8 @@ export class IngressRequest {
       if (this.#expiredOnArrival) return
     } else if (this.#expiredOnArrival) {
       this.#expire('arrival')
-      if (this.#answered) return
+      // Answered, or its client turned out to be gone (see `#expire`): not run.
+      if (this.#answered || this.#finished) return
     }
     continueUpload(this.res)
     runWithDeadline(this.deadline, next)
@@ -213,7 +214,9 @@ export class IngressRequest {
     // there to read the 400. Ended as `start` ends a request whose client
     // left first (one that arrived expired too): `client-closed`, with its
     // event. The malformed header was reported all the same (invalid-header).
-    if (this.res.destroyed) {
+    // So is one whose FIN has ended the socket, its response's 'close' a
+    // loop turn away (see `#connectionGone`): a 400 to nobody, `refused`.
+    if (this.res.destroyed || this.#connectionGone()) {
       this.#onClose()
       return
     }
@@ -286,6 +289,18 @@ export class IngressRequest {
     // (action '504') and called onExpire after the request had ended
     // `client-closed`, counting it twice.
     if (this.#answered || this.#finished || this.res.writableEnded) return
+    // The client already left, and its response's 'close' is on its way:
+    // its FIN reached Node, which ended the socket (the response's 'close'
+    // comes about a loop turn later), or its reset destroyed it. Answered
+    // here, a 504 went to nobody and the request ended `expired` (action
+    // '504', onExpire) where the caller had left first: ended as that
+    // 'close' would end it (`client-closed`, its event; the deadline
+    // cancelled with ClientClosedError unless its own timer, this expiry,
+    // already aborted it), in every mode.
+    if (this.#connectionGone()) {
+      this.#onClose()
+      return
+    }
     const elapsedMs = this.deadline.elapsed()
     let action: IngressExpireMessage['action'] = 'observed'
     if (!this.#options.observe) {
@@ -312,6 +327,20 @@ export class IngressRequest {
   }
 
   /**
+   * The connection cannot carry this response any more: destroyed, or
+   * ended by Node after the client's FIN (a server that does not allow
+   * half-open connections, the default, ends the socket then). A
+   * half-open socket still writable (`httpAllowHalfOpen`) can: not gone.
+   * HTTP/2's `req.socket` is the whole session's: never judged here.
+   */
+  #connectionGone(): boolean {
+    if (this.req.httpVersionMajor >= 2) return false
+    const socket = this.req.socket as { destroyed?: boolean; writable?: boolean } | null
+    if (socket === null || socket === undefined) return false
+    return socket.destroyed === true || socket.writable === false
+  }
+
+  /**
    * The 504 — the app's (`respond`) when it gave one and the response has
    * not started — or the end of a started response. A `respond` that throws
    * has its error rethrown on the next tick, as a hook's; whatever it left
@@ -319,7 +348,11 @@ export class IngressRequest {
    */
   #answer(reason: unknown, elapsedMs: number, slice: string | undefined): '504' | 'ended' {
     const respond = this.#options.respond
-    if (respond !== undefined && !this.res.headersSent) {
+    // A head stored by writeHead() and not sent yet is no started response: respond answers it.
+    if (
+      respond !== undefined &&
+      (!this.res.headersSent || discardUnsentHead(this.res, this.req.method))
+    ) {
       const error = isDeadlineExceeded(reason)
         ? reason
         : new DeadlineExceededError({ budgetMs: this.budgetMs, elapsedMs, slice })

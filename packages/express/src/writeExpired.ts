@@ -46,7 +46,7 @@ export function writeExpired(
   // after it: deadlineErrors() without deadline(), or in observe mode). It
   // may still be flushing: a destroy here would cut a whole answer short.
   if (res.writableEnded) return 'ended'
-  if (res.headersSent) {
+  if (res.headersSent && !discardUnsentHead(res, method)) {
     // A Content-Length passed to writeHead(status, headers) is not stored
     // (getHeader cannot see it), but then Node has kept a response that is
     // neither chunked nor closing the connection: its length is declared.
@@ -75,4 +75,39 @@ export function writeExpired(
   res.setHeader(DEADLINE_EXPIRED_HEADER, '1')
   res.end(body)
   return '504'
+}
+
+/**
+ * A head the handler wrote with `writeHead()` (or that a middleware wrote
+ * for it) which has not left the process: Node stores it and sends it with
+ * the first body byte, `flushHeaders()` or `end()`. Nothing of the response
+ * is on the wire, so it has not started: ended as a stream, the client read
+ * a 200 with an empty body that looked whole (an SSE route's `writeHead(200,
+ * …)` before its first event); one that declared a `Content-Length` had its
+ * socket destroyed, the caller getting no answer at all and the keep-alive
+ * connection lost. The stored head is dropped (with what it set on the
+ * response: chunked framing, no body for a 204/304), so the 504 is written
+ * as for a response not started. Not when a content coding was chosen for
+ * it (`compression` decides on the head and then encodes whatever `end()`
+ * is given): that one ends as a started response, as before. HTTP/1 only
+ * (`_header`, `_headerSent`: Node's own marks); HTTP/2's compat response has
+ * neither and is left as it is. True when the head was dropped.
+ */
+export function discardUnsentHead(res: ServerResponse, method: string | undefined): boolean {
+  const out = res as ServerResponse & {
+    _header?: unknown
+    _headerSent?: unknown
+    _hasBody?: boolean
+  }
+  if (typeof out._header !== 'string' || out._headerSent !== false) return false
+  // Body bytes written: on Node 24 `_headerSent` stays false after a
+  // `write()` (the chunk waits in the response's own buffer, the head to go
+  // with it), so only the bytes waiting tell a started response apart.
+  if (res.writableLength !== 0) return false
+  if (res.getHeader('content-encoding') !== undefined) return false
+  out._header = null
+  res.chunkedEncoding = false
+  // writeHead(204 | 304) said "no body"; the 504 has one (a HEAD's never does).
+  out._hasBody = method !== 'HEAD'
+  return true
 }

@@ -1,0 +1,248 @@
+import { once } from 'node:events'
+import type { IncomingMessage, ServerResponse } from 'node:http'
+import net from 'node:net'
+import { ManualClock } from '@hourglass/core'
+import { afterEach, describe, expect, it } from 'vitest'
+import {
+  deadline,
+  expressChannels,
+  type IngressEndMessage,
+  type IngressExpireMessage,
+} from '../src/index.js'
+import { listen, majors, type Running, record } from './support/servers.js'
+
+/**
+ * Two things at the deadline's instant, put in one tick by a ManualClock
+ * the handler advances itself. What reaches the client is read off a raw
+ * socket: every status line on the wire, not what a client library makes
+ * of it.
+ */
+
+/** `GET /first`, then a pipelined `GET /next` that closes the connection; every byte the server sends. */
+async function wire(url: string): Promise<string> {
+  const { port } = new URL(url)
+  const socket = net.connect(Number(port), '127.0.0.1')
+  await once(socket, 'connect')
+  let received = ''
+  socket.setEncoding('latin1')
+  socket.on('data', (chunk: string) => {
+    received += chunk
+  })
+  socket.write(
+    'GET /first HTTP/1.1\r\nHost: x\r\n\r\nGET /next HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n',
+  )
+  await once(socket, 'close')
+  return received
+}
+
+const statusLines = (received: string) => received.match(/HTTP\/1\.1 \d+/g)
+
+describe.each(majors)('the deadline and something else in the same tick ($name)', (major) => {
+  let server: Running | undefined
+  afterEach(async () => {
+    await server?.close()
+    server = undefined
+  })
+
+  it.each([
+    {
+      how: 'writeHead(200, headers): a stream whose first byte never came',
+      head: (res: ServerResponse) => res.writeHead(200, { 'content-type': 'text/event-stream' }),
+    },
+    {
+      how: 'writeHead(200) with a Content-Length',
+      head: (res: ServerResponse) =>
+        res.writeHead(200, { 'content-type': 'text/plain', 'content-length': '1000' }),
+    },
+    { how: 'writeHead(204)', head: (res: ServerResponse) => res.writeHead(204) },
+  ])(
+    'a head stored by $how and not sent yet gets the 504, and the connection carries the next request',
+    async ({ head }) => {
+      const clock = new ManualClock()
+      const app = major.app()
+      app.use(deadline({ clock, defaultMs: 100, reserveMs: 0 }))
+      app.get('/first', (_req, res) => {
+        head(res)
+        clock.advance(100) // the deadline, before the first byte is written
+      })
+      app.get('/next', (_req, res) => {
+        res.send('next')
+      })
+      server = await listen(app)
+      const ends = record<IngressEndMessage>(expressChannels.end.name)
+      try {
+        const received = await wire(server.url)
+        await ends.count(2)
+        expect(statusLines(received)).toEqual(['HTTP/1.1 504', 'HTTP/1.1 200'])
+        expect(received).toContain(
+          '{"error":"deadline_exceeded","budgetMs":100,"elapsedMs":100,"slice":null}HTTP/1.1 200',
+        )
+        expect(received.endsWith('next')).toBe(true)
+        expect(
+          ends.messages.map((m) => [(m.req as IncomingMessage).url, m.outcome, m.statusCode]),
+        ).toEqual([
+          ['/first', 'expired', 504],
+          ['/next', 'ok', 200],
+        ])
+        expect(clock.pendingTimers).toBe(0)
+      } finally {
+        ends.stop()
+      }
+    },
+  )
+
+  it('respond answers a head stored and not sent yet, in its own shape', async () => {
+    const clock = new ManualClock()
+    const app = major.app()
+    app.use(
+      deadline({
+        clock,
+        defaultMs: 100,
+        reserveMs: 0,
+        respond: (_req, res) => {
+          res.status(504).json({ code: 'too_slow' })
+        },
+      }),
+    )
+    app.get('/first', (_req, res) => {
+      res.writeHead(200, { 'content-type': 'text/event-stream' })
+      clock.advance(100)
+    })
+    app.get('/next', (_req, res) => {
+      res.send('next')
+    })
+    server = await listen(app)
+    const received = await wire(server.url)
+    expect(statusLines(received)).toEqual(['HTTP/1.1 504', 'HTTP/1.1 200'])
+    expect(received).toContain('{"code":"too_slow"}HTTP/1.1 200')
+  })
+
+  it('a head already flushed (flushHeaders) is a started stream: ended, not spliced with a 504', async () => {
+    const clock = new ManualClock()
+    const app = major.app()
+    app.use(deadline({ clock, defaultMs: 100, reserveMs: 0 }))
+    app.get('/first', (_req, res) => {
+      res.writeHead(200, { 'content-type': 'text/event-stream' })
+      res.flushHeaders()
+      clock.advance(100)
+    })
+    app.get('/next', (_req, res) => {
+      res.send('next')
+    })
+    server = await listen(app)
+    const received = await wire(server.url)
+    expect(statusLines(received)).toEqual(['HTTP/1.1 200', 'HTTP/1.1 200'])
+    expect(received).toContain('Transfer-Encoding: chunked\r\n\r\n0\r\n\r\nHTTP/1.1 200')
+  })
+
+  it.each([
+    {
+      how: "its FIN (the socket's 'end': Node ends the socket, the response's close comes a turn later)",
+      when: 'end',
+      leave: (socket: net.Socket) => socket.end(),
+    },
+    {
+      how: "its reset (the request's 'aborted', before the response's close)",
+      when: 'aborted',
+      leave: (socket: net.Socket) => socket.resetAndDestroy(),
+    },
+  ])(
+    'the client leaving by $how as the deadline expires: client-closed, no 504 for nobody',
+    async ({ when, leave }) => {
+      const clock = new ManualClock()
+      const expiries: IngressExpireMessage[] = []
+      const app = major.app()
+      app.use(deadline({ clock, defaultMs: 100, reserveMs: 0, onExpire: (m) => expiries.push(m) }))
+      let reason: unknown
+      app.get('/first', (req, res) => {
+        const expireNow = () => {
+          clock.advance(100)
+          reason = req.deadline.reason
+        }
+        if (when === 'end') req.socket.once('end', expireNow)
+        else req.once('aborted', expireNow)
+        res.write('') // nothing yet: the handler waits on its model
+      })
+      server = await listen(app)
+      const ends = record<IngressEndMessage>(expressChannels.end.name)
+      const closed = record(expressChannels.clientClosed.name)
+      const expired = record<IngressExpireMessage>(expressChannels.expire.name)
+      try {
+        const socket = net.connect(Number(new URL(server.url).port), '127.0.0.1')
+        socket.on('error', () => {})
+        await once(socket, 'connect')
+        socket.write('GET /first HTTP/1.1\r\nHost: x\r\n\r\n')
+        await once(socket, 'data') // the handler runs
+        leave(socket)
+        await ends.count(1)
+        expect(ends.messages.map((m) => m.outcome)).toEqual(['client-closed'])
+        expect(closed.messages).toHaveLength(1)
+        expect(expired.messages).toEqual([])
+        expect(expiries).toEqual([])
+        // Aborted all the same (by its own timer, the expiry that came with the departure).
+        expect(reason).toBeDefined()
+        expect(clock.pendingTimers).toBe(0)
+      } finally {
+        ends.stop()
+        closed.stop()
+        expired.stop()
+      }
+    },
+  )
+
+  it("strict refusing a request whose client's FIN came while a middleware ahead worked: client-closed, no 400 to nobody", async () => {
+    const app = major.app()
+    // The middleware ahead is still working when the client's FIN arrives.
+    app.use((req, _res, next) => {
+      req.socket.once('end', () => next())
+    })
+    app.use(deadline({ clock: new ManualClock(), strict: true }))
+    app.get('/first', (_req, res) => {
+      res.send('never')
+    })
+    server = await listen(app)
+    const ends = record<IngressEndMessage>(expressChannels.end.name)
+    const closed = record(expressChannels.clientClosed.name)
+    try {
+      const socket = net.connect(Number(new URL(server.url).port), '127.0.0.1')
+      socket.on('error', () => {})
+      await once(socket, 'connect')
+      socket.end('GET /first HTTP/1.1\r\nHost: x\r\nx-deadline-remaining-ms: soon\r\n\r\n')
+      await ends.count(1)
+      expect(ends.messages.map((m) => m.outcome)).toEqual(['client-closed'])
+      expect(closed.messages).toHaveLength(1)
+    } finally {
+      ends.stop()
+      closed.stop()
+    }
+  })
+
+  it("a request arriving expired whose client's FIN came while a middleware ahead worked: client-closed, no 504 to nobody, handler not run", async () => {
+    const app = major.app()
+    app.use((req, _res, next) => {
+      req.socket.once('end', () => next())
+    })
+    app.use(deadline({ clock: new ManualClock() }))
+    let ran = false
+    app.get('/first', (_req, res) => {
+      ran = true
+      res.send('never')
+    })
+    server = await listen(app)
+    const ends = record<IngressEndMessage>(expressChannels.end.name)
+    const expired = record<IngressExpireMessage>(expressChannels.expire.name)
+    try {
+      const socket = net.connect(Number(new URL(server.url).port), '127.0.0.1')
+      socket.on('error', () => {})
+      await once(socket, 'connect')
+      socket.end('GET /first HTTP/1.1\r\nHost: x\r\nx-deadline-remaining-ms: 0\r\n\r\n')
+      await ends.count(1)
+      expect(ends.messages.map((m) => m.outcome)).toEqual(['client-closed'])
+      expect(expired.messages).toEqual([])
+      expect(ran).toBe(false)
+    } finally {
+      ends.stop()
+      expired.stop()
+    }
+  })
+})
