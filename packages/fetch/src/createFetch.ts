@@ -358,7 +358,8 @@ function eventUrlOf(input: RequestInfo | string): string {
     // A URL that does not parse (fetch refuses it, naming it): read for the
     // retry-skipped event, this threw ERR_INVALID_URL in place of fetch's
     // "Failed to parse URL from …" whenever someone subscribed.
-    return String(input).split(/[?#]/)[0] as string
+    // Never its credentials either (`user:pass@`), as a parsed URL's origin has none.
+    return (String(input).split(/[?#]/)[0] as string).replace(/^([^/]*\/\/)[^/@]*@/, '$1')
   }
   return eventUrl(target.origin, target.pathname)
 }
@@ -469,8 +470,12 @@ function refusedUrl(
   let url = redirect ? location : String(input instanceof UndiciRequest ? input.url : input)
   try {
     const parsed = redirect ? new URL(location, attempt.init.url) : new URL(url)
-    // Never the query (a message is logged); a scheme with no host (file:) has no origin.
-    url = `${parsed.protocol}${parsed.host ? `//${parsed.host}` : ''}${parsed.pathname}`
+    // Never the query (a message is logged); a scheme with no host (file:) has
+    // no origin; a data: URL is its payload, of any size: its scheme alone.
+    url =
+      parsed.protocol === 'data:'
+        ? 'data:'
+        : `${parsed.protocol}${parsed.host ? `//${parsed.host}` : ''}${parsed.pathname}`
   } catch {
     url = url.split(/[?#]/)[0] as string
   }

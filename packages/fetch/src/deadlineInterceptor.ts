@@ -10,6 +10,7 @@ import {
 } from './AttemptHandler.js'
 import { dispatchEventUrl } from './channels.js'
 import { dispatchHasHeader, isBodyInMemory, isRepeatable } from './dispatchHeaders.js'
+import { noBudgetError } from './noBudgetError.js'
 import { type CallDriver, OutboundCall, type OutboundCallInit } from './OutboundCall.js'
 import {
   CONNECTOR_OPTION_NAMES,
@@ -88,6 +89,17 @@ export function interceptorFor(config: ResolvedOptions): Dispatcher.DispatcherCo
           ? undefined
           : { redirect, origin: opts.origin, path: opts.path, method: opts.method },
       )
+      // A hop is a request of its own, and fetch dispatches it whenever the
+      // redirect arrives: with the budget spent (under `minBudgetMs`, or 0
+      // with the deadline's timer not yet run on a busy loop) it went out
+      // all the same, `x-deadline-remaining-ms: 0`, to a server that would
+      // then work for a caller already failing. The first attempt and every
+      // retry are refused so (OutboundCall's `#refusal`): the hop is too,
+      // before it is announced or sent, as if the deadline had ended.
+      if (redirect > 0 && attempt.reason === undefined) {
+        const spent = noBudgetError(fetchAttempt.call.init.deadline, config.minBudgetMs)
+        if (spent !== undefined) attempt.abort(spent)
+      }
       fetchAttempt.started(attempt)
       if (attempt.reason !== undefined) {
         // Ended before it was sent: the deadline or the caller went between

@@ -127,7 +127,12 @@ export function decideRetry(outcome: Outcome, state: RetryState): RetryDecision 
   if (!state.replayable) return no('body-not-replayable')
   // An observe-only deadline decides nothing: dark mode retries as without it.
   const left = enforcedRemaining(state.deadline)
-  if (left - delayMs < state.minBudgetMs || left <= 0) return no('no-budget')
+  // Nothing at all left once the wait is over (`minBudgetMs: 0`, a
+  // Retry-After that ends exactly at the deadline): the wait would end with
+  // the deadline, and the retry it announced could never be sent — the
+  // caller waited out the Retry-After for a DEADLINE_EXCEEDED where the
+  // answer in hand (the 503) was its to read at once.
+  if (left - delayMs < state.minBudgetMs || left - delayMs <= 0) return no('no-budget')
   return { retry: true, rule, reason, delayMs }
 }
 

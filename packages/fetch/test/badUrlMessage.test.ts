@@ -22,7 +22,12 @@ describe('createFetch with a URL that does not parse', () => {
       expect((error as Error).message).toBe(
         'Failed to parse URL from http://127.0.0.1:80a/?token=x',
       )
-      expect(events.skipped.map((m) => m.url)).toEqual(['http://127.0.0.1:80a/'])
+      // Nor its credentials, which a URL that parses never shows in an event.
+      await fetch('http://user:pw@127.0.0.1:80a/').catch(() => {})
+      expect(events.skipped.map((m) => m.url)).toEqual([
+        'http://127.0.0.1:80a/',
+        'http://127.0.0.1:80a/',
+      ])
     } finally {
       events.stop()
     }
@@ -66,6 +71,8 @@ describe('createFetch with a URL fetch refuses to send to', () => {
   it.each([
     ['http://127.0.0.1:6000/next?sig=x', 'bad-port', 'http://127.0.0.1:6000/next'],
     ['ftp://127.0.0.1/next', 'unsupported-scheme', 'ftp://127.0.0.1/next'],
+    // A data: URL is fetched when asked for, never redirected to: the message must not say otherwise, nor carry its payload.
+    ['data:text/plain,hello', 'unsupported-scheme', 'data:'],
   ])(
     'a redirect to %s is refused as a redirect (%s): the first request was sent',
     async (location, reason, shown) => {
@@ -81,6 +88,7 @@ describe('createFetch with a URL fetch refuses to send to', () => {
         const refused = error as UrlRefusedError
         expect([refused.reason, refused.url, refused.redirect]).toEqual([reason, shown, true])
         expect(refused.message).not.toContain('sig=')
+        expect(refused.message).not.toContain('only http:, https: and data:')
       } finally {
         server.closeAllConnections()
         server.close()

@@ -1,4 +1,4 @@
-import { ClientClosedError, type Clock, Deadline, systemClock } from '@hourglass/core'
+import { ClientClosedError, type Clock, Deadline, ManualClock, systemClock } from '@hourglass/core'
 import { type FaultServer, faultServer } from '@hourglass/testkit'
 import { afterEach, expect, it } from 'vitest'
 import { fetchChannels } from '../src/channels.js'
@@ -130,6 +130,39 @@ it('a deadline cancelled between two redirect hops fails the call with its reaso
     const error = await rejection(client()(`${server.url}/start`, { deadline }))
     expect(error).toBe(reason)
     expect(seen).toEqual(['/start'])
+  } finally {
+    fetchChannels.attemptEnd.unsubscribe(onEnd)
+    deadline.dispose()
+  }
+})
+
+it('a redirect that arrives with less than minBudgetMs left is not followed: nothing reaches its target', async () => {
+  // fetch dispatches the hop whenever the redirect arrives. The first
+  // attempt and every retry are refused under minBudgetMs; the hop went out
+  // all the same (with the deadline at 0 and its timer late on a busy loop,
+  // too), for a caller already failing.
+  const seen: string[] = []
+  const server = await serve((r) => {
+    seen.push(r.url)
+    if (r.url === '/start') return { type: 'respond', status: 302, headers: { location: '/next' } }
+    return { type: 'respond', body: 'here' }
+  })
+  const clock = new ManualClock()
+  const deadline = Deadline.after(1000, { clock })
+  // As the 302 arrives, 3 ms are left: under the default minBudgetMs (5).
+  const onEnd = (m: { statusCode?: number | undefined }) => {
+    if (m.statusCode === 302) clock.advance(997)
+  }
+  fetchChannels.attemptEnd.subscribe(onEnd)
+  events = recordEgress()
+  try {
+    const error = await rejection(client()(`${server.url}/start`, { deadline }))
+    expect(error).toMatchObject({ code: 'DEADLINE_EXCEEDED' })
+    expect(seen).toEqual(['/start'])
+    // The hop was never sent: no attempt of its own, and the call's end said so.
+    expect(events.attempts.map((m) => m.redirect)).toEqual([undefined])
+    expect(events.ends.map((m) => m.statusCode)).toEqual([302])
+    expect(events.skipped.map((m) => m.why)).toEqual(['no-budget'])
   } finally {
     fetchChannels.attemptEnd.unsubscribe(onEnd)
     deadline.dispose()

@@ -4,7 +4,7 @@ import type { AddressInfo } from 'node:net'
 import { Deadline, ManualClock } from '@hourglass/core'
 import { Agent, request } from 'undici'
 import { afterEach, describe, expect, it } from 'vitest'
-import { createFetch, deadlineInterceptor, retryAfterMs } from '../src/index.js'
+import { createFetch, deadlineInterceptor, fetchChannels, retryAfterMs } from '../src/index.js'
 import { type EgressEvents, nextRetry, recordEgress } from './helpers.js'
 
 let server: Server | undefined
@@ -74,6 +74,37 @@ describe('a Retry-After field sent twice', () => {
     expect(retryAfterMs('5,6', now)).toBe(5000)
     const date = new Date(now + 3000).toUTCString()
     expect(retryAfterMs(`${date}, ${date}`, now)).toBe(3000)
+  })
+})
+
+describe('a Retry-After that ends exactly at the deadline', () => {
+  it('with minBudgetMs: 0 is not waited for: the 503 is the answer at once, no retry announced', async () => {
+    events = recordEgress()
+    const busy = await busyTwice(1)
+    const clock = new ManualClock()
+    const deadline = Deadline.after(1000, { clock })
+    // Were a retry announced, its wait would end with the deadline: time is
+    // moved there, so the call settles either way.
+    const onRetry = () => clock.advance(1000)
+    fetchChannels.retry.subscribe(onRetry)
+    const fetch = createFetch({ minBudgetMs: 0, retry: { statuses: [503] } })
+    try {
+      const outcome = await fetch(busy.url, { deadline }).then(
+        async (res) => {
+          await res.body?.cancel()
+          return res.status
+        },
+        (error: { code?: string }) => error.code,
+      )
+      expect(outcome).toBe(503)
+      expect(events.retries).toEqual([])
+      expect(events.skipped.map((m) => m.why)).toEqual(['no-budget'])
+      expect(busy.requests()).toBe(1)
+    } finally {
+      fetchChannels.retry.unsubscribe(onRetry)
+      deadline.dispose()
+      await fetch.close()
+    }
   })
 })
 

@@ -27,7 +27,9 @@ export class UrlRefusedError extends HourglassError {
     const what =
       reason === 'bad-port'
         ? `its port is one the fetch spec blocks (a "bad port")`
-        : `fetch does not fetch that scheme (only http:, https: and data:)`
+        : redirect
+          ? `a redirect can only go to http: or https:`
+          : `fetch does not fetch that scheme (only http:, https: and data:)`
     super(
       UrlRefusedError.code,
       redirect
