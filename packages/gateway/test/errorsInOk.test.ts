@@ -235,4 +235,72 @@ describe('an error hidden in an HTTP 200 is never an empty success', () => {
       await new Promise((resolve) => deepseek.close(resolve))
     }
   })
+
+  it('an answer that ended in an error before anything reached the client goes to the fallback the config lists, whole and streamed', async () => {
+    // DeepSeek out of capacity before its first token: a finish reason of its own, no text.
+    const ended = {
+      id: 'x',
+      object: 'chat.completion',
+      created: 1,
+      model: 'deepseek-chat',
+      choices: [
+        {
+          index: 0,
+          message: { role: 'assistant', content: '' },
+          finish_reason: 'insufficient_system_resource',
+        },
+      ],
+      usage: { prompt_tokens: 5, completion_tokens: 0, total_tokens: 5 },
+    }
+    const endedStream = [
+      {
+        ...ended,
+        object: 'chat.completion.chunk',
+        choices: [{ index: 0, delta: { role: 'assistant', content: '' }, finish_reason: null }],
+        usage: null,
+      },
+      {
+        ...ended,
+        object: 'chat.completion.chunk',
+        choices: [{ index: 0, delta: {}, finish_reason: 'insufficient_system_resource' }],
+      },
+    ]
+      .map((c) => `data: ${JSON.stringify(c)}\n\n`)
+      .join('')
+    const deepseek = await fakeProvider('deepseek', ['ds-key'])
+    const backup = await fakeProvider('openai', ['oa-key'])
+    fakes.push(deepseek.fake, backup.fake)
+    deepseek.fake.enqueue(reply.error(200, ended))
+    deepseek.fake.enqueue(
+      reply.error(200, `${endedStream}data: [DONE]\n\n`, { 'content-type': 'text/event-stream' }),
+    )
+    backup.fake.setReply(reply.text('from the fallback'))
+    harness = await startHarness(
+      {
+        providers: { deepseek: deepseek.entry, backup: backup.entry },
+        models: { chat: fallback(['deepseek', 'deepseek-chat'], ['backup', 'gpt-4o-mini']) },
+        policy: { maxAttempts: 1 },
+      },
+      { logLevel: 'debug' },
+    )
+    const ask = { model: 'chat', messages: [{ role: 'user' as const, content: 'q' }] }
+    const whole = await harness.client.chat.completions.create(ask).then(
+      (answer) => `200 ${answer.choices[0]?.message.content}`,
+      (e: APIError) => `${e.status} ${e.code}`,
+    )
+    expect(whole, 'the whole answer').toBe('200 from the fallback')
+    const stream = await harness.client.chat.completions.create({ ...ask, stream: true })
+    let text = ''
+    for await (const c of stream) text += c.choices[0]?.delta.content ?? ''
+    expect(text, 'the streamed answer').toBe('from the fallback')
+    const decisions = harness.logs
+      .filter((l) => l.event === 'attempt')
+      .map((l) => `${l['provider']} ${l['decision']}`)
+    expect(decisions).toEqual([
+      'deepseek fallback',
+      'backup success',
+      'deepseek fallback',
+      'backup success',
+    ])
+  })
 })

@@ -159,12 +159,14 @@ export {
 } from './sse/SseDecoder.js'
 export type { SseComment, SseFrame, SseMessage } from './sse/SseFrame.js'
 export type {
+  Annotation,
   ChatMessage,
   ChatRequest,
   ChatResponse,
   ContentBlock,
   CooldownScope,
   FinishReason,
+  Logprobs,
   NormalizedError,
   OverLimit,
   StreamEvent,

@@ -128,6 +128,14 @@ export interface Usage {
    * `thoughtsTokenCount`), when the provider reported them.
    */
   reasoningTokens?: number | undefined
+  /**
+   * Of `outputTokens`, the Predicted Outputs tokens the answer used and those
+   * it did not (billed all the same): OpenAI's
+   * `completion_tokens_details.accepted_prediction_tokens` and
+   * `rejected_prediction_tokens`, when the provider reported them.
+   */
+  acceptedPredictionTokens?: number | undefined
+  rejectedPredictionTokens?: number | undefined
 }
 
 export interface ChatResponse {
@@ -150,7 +158,37 @@ export interface ChatResponse {
   usage: Usage
   /** The provider's request id header (`x-request-id`, `request-id`, …), for support tickets. */
   providerRequestId?: string | undefined
+  /**
+   * The backend configuration that answered (OpenAI's `system_fingerprint`),
+   * when the provider said: with `seed`, what tells a client whether two
+   * answers can be compared. OpenAI-compatible dialects only.
+   */
+  systemFingerprint?: string | undefined
+  /** The tier that served the answer (OpenAI's `service_tier`: `default`, `flex`, …), when said. */
+  serviceTier?: string | undefined
+  /**
+   * The answer's citations (OpenAI's `message.annotations`, `url_citation`
+   * from search models and `web_search_options`), as the provider sent them.
+   * OpenAI-compatible dialects only; absent when none came.
+   */
+  annotations?: Annotation[] | undefined
+  /**
+   * The choice's token log probabilities (OpenAI's `choices[0].logprobs`:
+   * `{ content, refusal }`, arrays of `{ token, logprob, bytes, top_logprobs }`),
+   * as sent, when `extra.logprobs` asked for them; a stream's pieces joined.
+   * OpenAI-compatible dialects only.
+   */
+  logprobs?: Logprobs | undefined
 }
+
+/** OpenAI's `ChoiceLogprobs`: each list's entries as the provider sent them. */
+export interface Logprobs {
+  content: unknown[] | null
+  refusal: unknown[] | null
+}
+
+/** One of OpenAI's message annotations (`{ type: 'url_citation', url_citation: { url, title, start_index, end_index } }`), as sent. */
+export type Annotation = Record<string, unknown>
 
 /** One piece of a streamed answer, normalised. */
 export type StreamEvent =
@@ -167,12 +205,34 @@ export type StreamEvent =
       /** A whole encrypted reasoning block (`ThinkingBlock.redacted`), not the signature of the thinking before it. */
       redacted?: boolean | undefined
     }
-  | { type: 'tool_call'; id: string; name: string; argumentsDelta: string }
+  | {
+      type: 'tool_call'
+      id: string
+      name: string
+      argumentsDelta: string
+      /**
+       * The call's position in the answer (0, 1, …), when the dialect knows
+       * it (OpenAI's wire). Two parallel calls a server gave the same id (or
+       * none after their first delta) are told apart by it, not by `id`.
+       */
+      index?: number | undefined
+    }
   | {
       type: 'finish'
       finishReason: FinishReason
       usage?: Usage | undefined
       id?: string | undefined
+      /** `ChatResponse.systemFingerprint`, when the stream said. */
+      systemFingerprint?: string | undefined
+      /** `ChatResponse.serviceTier`, when the stream said. */
+      serviceTier?: string | undefined
+      /**
+       * `ChatResponse.annotations`: every `delta.annotations` of the stream,
+       * in order, gathered here (a client gets them with the finish).
+       */
+      annotations?: Annotation[] | undefined
+      /** `ChatResponse.logprobs`: every chunk's `logprobs`, joined. */
+      logprobs?: Logprobs | undefined
     }
 
 /** What a dialect's error normaliser returns for one failed response. */

@@ -13,6 +13,8 @@ import { MAX_JSON_DEPTH, nestsDeeperThan } from './jsonDepth.js'
 /** Limits on free-form strings and lists: far above real use, below what hurts. */
 const MAX_MESSAGES = 100_000
 const MAX_TOOLS = 512
+/** Citations of one assistant message sent back: far past what a search answer cites. */
+const MAX_ANNOTATIONS = 1024
 const MAX_ID = 1024
 
 /**
@@ -68,7 +70,13 @@ const message = z.discriminatedUnion(
         // What the gateway's own answers carry, echoed back by clients: a
         // refused answer is `content: null` with its text here.
         refusal: z.string({ error: 'expected a string or null' }).nullish(),
-        annotations: z.array(z.never()).max(0).optional(),
+        // The citations the gateway's answers now carry (`url_citation`s):
+        // accepted so such an answer can be pushed back as it came (only
+        // `[]` was, a 400 for every answer with a citation), sent to no provider.
+        annotations: z
+          .array(z.record(z.string(), z.unknown()), { error: 'expected an array of objects' })
+          .max(MAX_ANNOTATIONS)
+          .nullish(),
         // The answer's thinking (DeepSeek's spelling). Accepted so the answer
         // can be pushed back as it came, and sent to no provider: llm's
         // OpenAI-compatible requests carry no thinking (DeepSeek's reasoner

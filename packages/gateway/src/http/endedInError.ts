@@ -8,7 +8,11 @@ import { GatewayRequestError } from './GatewayRequestError.js'
  * passed on as `stop` the client took a cut or empty answer for a whole
  * one. A failure instead, which a retry may mend: 502 `upstream_error`
  * before anything is written, a stream's error event
- * (`stream_interrupted`, no `[DONE]`) after its first event.
+ * (`stream_interrupted`, no `[DONE]`) after its first event. llm already
+ * treats such an answer of which the caller got nothing (a whole answer, a
+ * stream before its first token) as a failed attempt, retried and handed
+ * to the fallbacks: what reaches here is a stream that ended so after its
+ * tokens, kept as a guard for any answer that still does.
  */
 export function endedInError(
   answeredBy: string | undefined,

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto'
 import type {
   ChatResponse,
   FinishReason,
@@ -28,7 +29,8 @@ export function toOpenAIFinish(reason: FinishReason): OpenAIFinish {
 
 /**
  * OpenAI's `CompletionUsage`, with `prompt_tokens_details.cached_tokens` and
- * `completion_tokens_details.reasoning_tokens` when the provider reported
+ * `completion_tokens_details` (`reasoning_tokens`, `accepted_prediction_tokens`,
+ * `rejected_prediction_tokens`) when the provider reported
  * them (its cache reads and thoughts map there): absent, not 0, when it did
  * not, so a client cannot read "nothing cached" into "not said".
  */
@@ -41,9 +43,16 @@ function openAIUsage(usage: Usage): Record<string, unknown> {
   if (usage.cachedInputTokens !== undefined) {
     out['prompt_tokens_details'] = { cached_tokens: usage.cachedInputTokens }
   }
-  if (usage.reasoningTokens !== undefined) {
-    out['completion_tokens_details'] = { reasoning_tokens: usage.reasoningTokens }
+  const completion: Record<string, number> = {}
+  if (usage.reasoningTokens !== undefined) completion['reasoning_tokens'] = usage.reasoningTokens
+  // Predicted Outputs (`prediction`): what a client reads to see the prediction pay off.
+  if (usage.acceptedPredictionTokens !== undefined) {
+    completion['accepted_prediction_tokens'] = usage.acceptedPredictionTokens
   }
+  if (usage.rejectedPredictionTokens !== undefined) {
+    completion['rejected_prediction_tokens'] = usage.rejectedPredictionTokens
+  }
+  if (Object.keys(completion).length > 0) out['completion_tokens_details'] = completion
   return out
 }
 
@@ -87,7 +96,9 @@ export function toOpenAIResponse(
     else content += b.text
   }
   return {
-    id: response.id,
+    // A provider that gave no id (a compatible server's answer without one):
+    // one of ours, as a stream's, not `""` — clients key answers by it.
+    id: response.id === '' ? `chatcmpl-${randomUUID()}` : response.id,
     object: 'chat.completion',
     created: options.createdS ?? Math.floor(Date.now() / 1000),
     model: options.model ?? response.model,
@@ -100,12 +111,20 @@ export function toOpenAIResponse(
           refusal,
           ...(thinking === '' ? {} : { reasoning_content: thinking }),
           ...(toolCalls.length > 0 ? { tool_calls: toolCalls } : {}),
+          // Citations (search models, `web_search_options`), as the provider sent them.
+          ...(response.annotations === undefined ? {} : { annotations: response.annotations }),
         },
         logprobs: null,
         finish_reason: toOpenAIFinish(response.finishReason),
       },
     ],
     usage: openAIUsage(response.usage),
+    // The provider's, when it said (OpenAI-compatible upstreams): with `seed`,
+    // what tells a client whether two answers came from the same backend.
+    ...(response.systemFingerprint === undefined
+      ? {}
+      : { system_fingerprint: response.systemFingerprint }),
+    ...(response.serviceTier === undefined ? {} : { service_tier: response.serviceTier }),
   }
 }
 
@@ -120,13 +139,20 @@ export interface OpenAIChunkEncoderOptions extends OpenAIEncodeOptions {
 /**
  * Normalised stream events → `chat.completion.chunk` objects. Stateful: the
  * first chunk carries the role, each tool call gets an index and sends its
- * id and name once.
+ * id and name once. A call is known by its `index` when the event has one
+ * (two parallel calls may share an id: keyed by id, the second was sent as
+ * more arguments of the first, its name lost), else by its id. The finish
+ * carries what the stream said once (`system_fingerprint`, `service_tier`,
+ * the citations as a `delta.annotations` chunk just before it): from then
+ * on every chunk carries the first two, as OpenAI's chunks each do.
  */
 export class OpenAIChunkEncoder {
   readonly #options: OpenAIChunkEncoderOptions
   readonly #created: number
-  readonly #toolIndex = new Map<string, number>()
+  readonly #toolIndex = new Map<string | number, number>()
   #sentRole = false
+  #fingerprint: string | undefined
+  #serviceTier: string | undefined
 
   constructor(options: OpenAIChunkEncoderOptions) {
     this.#options = options
@@ -145,11 +171,12 @@ export class OpenAIChunkEncoder {
       case 'signature':
         return []
       case 'tool_call': {
-        let index = this.#toolIndex.get(event.id)
+        const key = event.index ?? event.id
+        let index = this.#toolIndex.get(key)
         const first = index === undefined
         if (index === undefined) {
           index = this.#toolIndex.size
-          this.#toolIndex.set(event.id, index)
+          this.#toolIndex.set(key, index)
         }
         const call = first
           ? {
@@ -162,7 +189,13 @@ export class OpenAIChunkEncoder {
         return [this.#chunk({ tool_calls: [call] })]
       }
       case 'finish': {
-        const out: Record<string, unknown>[] = [this.#chunk({}, toOpenAIFinish(event.finishReason))]
+        this.#fingerprint = event.systemFingerprint
+        this.#serviceTier = event.serviceTier
+        const out: Record<string, unknown>[] = []
+        if (event.annotations !== undefined && event.annotations.length > 0) {
+          out.push(this.#chunk({ annotations: event.annotations }))
+        }
+        out.push(this.#chunk({}, toOpenAIFinish(event.finishReason)))
         if (this.#options.includeUsage && event.usage !== undefined) {
           out.push(this.#base([], openAIUsage(event.usage)))
         }
@@ -181,6 +214,8 @@ export class OpenAIChunkEncoder {
       model: this.#options.model,
       choices,
     }
+    if (this.#fingerprint !== undefined) chunk['system_fingerprint'] = this.#fingerprint
+    if (this.#serviceTier !== undefined) chunk['service_tier'] = this.#serviceTier
     if (usage !== undefined) chunk['usage'] = usage
     return chunk
   }

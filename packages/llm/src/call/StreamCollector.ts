@@ -1,5 +1,13 @@
 import { parseArguments, refusalOf, textOf } from '../dialects/blocks.js'
-import type { ChatResponse, ContentBlock, FinishReason, StreamEvent, Usage } from '../types.js'
+import type {
+  Annotation,
+  ChatResponse,
+  ContentBlock,
+  FinishReason,
+  Logprobs,
+  StreamEvent,
+  Usage,
+} from '../types.js'
 
 /**
  * Whether an adapter's streamed tool calls keep their argument text as
@@ -17,8 +25,9 @@ export function keepsRawArguments(adapter: {
 /** Builds the whole answer from stream events, so a streamed call ends with a `ChatResponse` too. */
 export class StreamCollector {
   readonly #blocks: ContentBlock[] = []
+  // By the call's `index` when the event has one (two calls may share an id), else by id.
   readonly #toolArgs = new Map<
-    string,
+    string | number,
     { block: ContentBlock & { type: 'tool_call' }; raw: string }
   >()
   #finishReason: FinishReason = 'unknown'
@@ -27,6 +36,10 @@ export class StreamCollector {
   // Characters of output received: text, thinking, tool names and argument text.
   #outputChars = 0
   #id = ''
+  #systemFingerprint: string | undefined
+  #serviceTier: string | undefined
+  #annotations: Annotation[] | undefined
+  #logprobs: Logprobs | undefined
   #sawToken = false
   readonly #keepRaw: boolean
 
@@ -88,7 +101,8 @@ export class StreamCollector {
         return
       case 'tool_call': {
         this.#sawToken = true
-        let entry = this.#toolArgs.get(event.id)
+        const key = event.index ?? event.id
+        let entry = this.#toolArgs.get(key)
         if (entry === undefined) {
           const block = {
             type: 'tool_call' as const,
@@ -99,7 +113,7 @@ export class StreamCollector {
           this.#blocks.push(block)
           this.#outputChars += event.name.length
           entry = { block, raw: '' }
-          this.#toolArgs.set(event.id, entry)
+          this.#toolArgs.set(key, entry)
         }
         entry.raw += event.argumentsDelta
         this.#outputChars += event.argumentsDelta.length
@@ -112,6 +126,10 @@ export class StreamCollector {
           this.#usageReported = true
         }
         if (event.id !== undefined) this.#id = event.id
+        if (event.systemFingerprint !== undefined) this.#systemFingerprint = event.systemFingerprint
+        if (event.serviceTier !== undefined) this.#serviceTier = event.serviceTier
+        if (event.annotations !== undefined) this.#annotations = event.annotations
+        if (event.logprobs !== undefined) this.#logprobs = event.logprobs
         return
     }
   }
@@ -125,6 +143,11 @@ export class StreamCollector {
     return (
       !this.#sawToken && this.#finishReason === 'unknown' && !this.#usageReported && this.#id === ''
     )
+  }
+
+  /** The finish reason received so far (`unknown` before the finish). */
+  get finishReason(): FinishReason {
+    return this.#finishReason
   }
 
   /** The usage the provider reported (in its `finish` event), if it came. */
@@ -168,6 +191,10 @@ export class StreamCollector {
     const refusal = refusalOf(content)
     if (refusal !== undefined) response.refusal = refusal
     if (providerRequestId !== undefined) response.providerRequestId = providerRequestId
+    if (this.#systemFingerprint !== undefined) response.systemFingerprint = this.#systemFingerprint
+    if (this.#serviceTier !== undefined) response.serviceTier = this.#serviceTier
+    if (this.#annotations !== undefined) response.annotations = this.#annotations
+    if (this.#logprobs !== undefined) response.logprobs = this.#logprobs
     return response
   }
 }

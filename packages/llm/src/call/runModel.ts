@@ -12,7 +12,7 @@ import { type BilledFailure, billedBy, chargeBilledFailure } from '../budget/bil
 import { chargeAnswer } from '../budget/chargeAnswer.js'
 import { limitKindOf } from '../errors/limitKindOf.js'
 import type { ModelFailure } from '../errors/ModelFailure.js'
-import { isProviderError, type ProviderError } from '../errors/ProviderError.js'
+import { isProviderError, ProviderError } from '../errors/ProviderError.js'
 import { isStreamInterrupted } from '../errors/StreamInterruptedError.js'
 import { clampAttempts, decideRetry, type RetryDecisionInput } from '../retry/decideRetry.js'
 import { retryDelay } from '../retry/retryDelay.js'
@@ -246,6 +246,34 @@ export async function runModel(
     }
 
     const latencyMs = clock.now() - started
+    // An answer that ended in an error (finish reason `error`: DeepSeek's
+    // `insufficient_system_resource`, Gemini's `MALFORMED_FUNCTION_CALL`)
+    // of which the caller got nothing yet — a whole answer, or a stream
+    // before its first token — is a failed attempt, not an answer: retried
+    // or handed to the next model as a 5xx would be. Returned as a success,
+    // a fallback the caller listed never answered, and the record said
+    // `success`. Charged as the answer it was (its usage came with it).
+    let charged = false
+    if (
+      result.ok &&
+      result.response.finishReason === 'error' &&
+      received?.collector.sawToken !== true
+    ) {
+      try {
+        if (budget !== undefined)
+          state.costUsd += chargeAnswer(
+            budget,
+            adapter.model,
+            request,
+            result.response,
+            adapter.name,
+          )
+      } finally {
+        reservation?.release()
+      }
+      charged = true
+      result = { ok: false, error: answerEndedInError(adapter, result.status) }
+    }
     if (result.ok) {
       const { response } = result
       // Charged before anything is awaited: the hold ends only once the cost is spent.
@@ -272,7 +300,7 @@ export async function runModel(
     // A 2xx cut while read, or a stream that took the request then sent no
     // token: billed by the provider, so charged (the records below carry it).
     try {
-      if (budget !== undefined) {
+      if (budget !== undefined && !charged) {
         const billed = billedBy(error, received?.answered)
         state.costUsd += chargeBilledFailure(budget, adapter.model, request, billed, adapter.name)
       }
@@ -408,6 +436,21 @@ export async function runModel(
       ? { kind: 'fallback', failure }
       : { kind: 'fail', failure, error }
   }
+}
+
+/** A whole answer (or a stream with no token) that ended in an error: a retryable server error. */
+function answerEndedInError(adapter: ModelAdapter, status: number): ProviderError {
+  return new ProviderError({
+    provider: adapter.name,
+    model: adapter.model,
+    error: {
+      kind: 'server_error',
+      retryable: true,
+      status,
+      message:
+        'the answer ended in an error (finish reason `error`: cut short by the provider, or a malformed tool call); not a complete answer',
+    },
+  })
 }
 
 /**

@@ -69,7 +69,12 @@ export async function streamAttempt(options: StreamAttemptOptions): Promise<Send
     if (graceTimer !== undefined) clock.clearTimeout(graceTimer)
   }
   const whole = (status: number): SendResult => {
-    for (const early of held.splice(0)) sink.push(early)
+    // An answer that ended in an error with no token (finish reason `error`
+    // alone): nothing of it reaches the consumer, runModel makes it a failed
+    // attempt (`answerEndedInError`) and asks again or falls back.
+    if (committed || collector.finishReason !== 'error') {
+      for (const early of held.splice(0)) sink.push(early)
+    }
     return {
       ok: true,
       status,

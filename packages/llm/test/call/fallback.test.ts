@@ -203,4 +203,59 @@ describe('fallback', () => {
       expect(backupFake.requests).toHaveLength(1)
     })
   }
+
+  it('an answer that ended in an error before the caller got any of it is a failed attempt: the fallback answers, whole and streamed', async () => {
+    // Gemini's MALFORMED_FUNCTION_CALL: no part, a finish reason of its own.
+    const malformed = {
+      responseId: 'r1',
+      modelVersion: 'gemini-2.5-flash',
+      candidates: [
+        { content: { role: 'model', parts: [] }, finishReason: 'MALFORMED_FUNCTION_CALL' },
+      ],
+      usageMetadata: { promptTokenCount: 5, candidatesTokenCount: 0, totalTokenCount: 5 },
+    }
+    const geminiFake = await fakes.start({ dialect: 'gemini' })
+    geminiFake.enqueue(
+      reply.error(200, malformed),
+      reply.error(200, `data: ${JSON.stringify(malformed)}\r\n\r\n`, {
+        'content-type': 'text/event-stream',
+      }),
+    )
+    const backupFake = await fakes.start({
+      dialect: 'openai',
+      reply: reply.text('from the fallback'),
+    })
+    const models = [
+      fakes.adapter(
+        gemini({ baseURL: geminiFake.baseURL, apiKey: 'g', model: 'gemini-2.5-flash' }),
+      ),
+      fakes.adapter(
+        openAICompatible({ baseURL: backupFake.baseURL, apiKey: 'o', model: 'gpt-4o-mini' }),
+      ),
+    ]
+    const decisions: string[] = []
+    const onAttempt = (r: { provider: string; decision: string; errorKind?: string | undefined }) =>
+      decisions.push(`${r.provider} ${r.decision} ${r.errorKind ?? ''}`.trim())
+    const request = { messages: [{ role: 'user' as const, content: 'q' }], maxTokens: 64 }
+    const whole = await callModel({ models, request, retry: { maxAttempts: 1 }, onAttempt })
+    expect(whole.text, 'the whole answer').toBe('from the fallback')
+    const stream = callModel({
+      models,
+      request: { ...request, stream: true },
+      retry: { maxAttempts: 1 },
+      onAttempt,
+    })
+    const events: string[] = []
+    for await (const event of stream)
+      events.push(event.type === 'finish' ? event.finishReason : event.type)
+    expect((await stream.result).text, 'the streamed answer').toBe('from the fallback')
+    expect(events.at(-1), 'the one finish the consumer read').toBe('stop')
+    expect(events.filter((e) => e === 'error')).toEqual([])
+    expect(decisions).toEqual([
+      'gemini fallback server_error',
+      'openai success',
+      'gemini fallback server_error',
+      'openai success',
+    ])
+  })
 })

@@ -205,9 +205,15 @@ describe('OpenAI chat completions translation', () => {
     const { events } = await streamThrough(await fetch(server.url), parser)
     expect(textOf(events)).toBe('你好，世界😀')
     expect(events.filter((e) => e.type === 'tool_call')).toEqual([
-      { type: 'tool_call', id: 'call_1', name: 'get_weather', argumentsDelta: '' },
-      { type: 'tool_call', id: 'call_1', name: 'get_weather', argumentsDelta: '{"city":' },
-      { type: 'tool_call', id: 'call_1', name: 'get_weather', argumentsDelta: '"北京"}' },
+      { type: 'tool_call', id: 'call_1', name: 'get_weather', argumentsDelta: '', index: 0 },
+      {
+        type: 'tool_call',
+        id: 'call_1',
+        name: 'get_weather',
+        argumentsDelta: '{"city":',
+        index: 0,
+      },
+      { type: 'tool_call', id: 'call_1', name: 'get_weather', argumentsDelta: '"北京"}', index: 0 },
     ])
     expect(events.filter((e) => e.type === 'finish')).toEqual([
       {
@@ -349,6 +355,18 @@ describe('extra Chat Completions fields (request.extra)', () => {
     expect(body['max_completion_tokens']).toBe(10)
     expect(JSON.stringify(body)).toContain('"__proto__":{"x":1}')
     expect(Object.getPrototypeOf(body)).toBe(Object.prototype)
+  })
+
+  it('n other than 1 is refused before anything is sent: an answer holds one choice', () => {
+    const ask = (n: unknown) => () =>
+      dialects.openai.buildRequest(
+        { messages: [{ role: 'user', content: 'hi' }], maxTokens: 10, stream: true, extra: { n } },
+        'gpt-4o',
+      )
+    expect(ask(2)).toThrow(/^n: only 1/)
+    expect(ask('2')).toThrow(/^n: only 1/)
+    expect((ask(1)().body as Record<string, unknown>)['n']).toBe(1)
+    expect(ask(null)).not.toThrow()
   })
 
   it('stream_options ride beside the include_usage: true the builder always asks for', () => {

@@ -240,3 +240,72 @@ describe('OpenAI-compatible content given as an array of parts (Mistral’s Magi
     expect(collect(events).text).toBe('Four.')
   })
 })
+
+describe('what an OpenAI answer says besides its message, kept', () => {
+  const lp = (token: string) => ({ token, logprob: -0.1, bytes: null, top_logprobs: [] })
+  const cite = {
+    type: 'url_citation',
+    url_citation: { url: 'https://example.com', title: 'E', start_index: 0, end_index: 2 },
+  }
+
+  it('whole: system_fingerprint, service_tier, annotations, logprobs and the prediction counts', () => {
+    const response = dialects.openai.parseResponse({
+      id: 'chatcmpl-w',
+      model: 'gpt-4o',
+      system_fingerprint: 'fp_1',
+      service_tier: 'flex',
+      choices: [
+        {
+          index: 0,
+          message: { role: 'assistant', content: 'Hi there', annotations: [cite] },
+          logprobs: { content: [lp('Hi'), lp(' there')], refusal: null },
+          finish_reason: 'stop',
+        },
+      ],
+      usage: {
+        prompt_tokens: 5,
+        completion_tokens: 9,
+        completion_tokens_details: { accepted_prediction_tokens: 3, rejected_prediction_tokens: 4 },
+      },
+    })
+    expect(response).toMatchObject({
+      systemFingerprint: 'fp_1',
+      serviceTier: 'flex',
+      annotations: [cite],
+      logprobs: { content: [lp('Hi'), lp(' there')], refusal: null },
+      usage: { acceptedPredictionTokens: 3, rejectedPredictionTokens: 4 },
+    })
+  })
+
+  it('streamed: the same, each chunk’s logprobs and annotations joined onto the finish', () => {
+    const withLogprobs = (delta: object, token: string) => ({
+      ...chunk(delta),
+      system_fingerprint: 'fp_1',
+      choices: [{ index: 0, delta, logprobs: { content: [lp(token)] }, finish_reason: null }],
+    })
+    const events = parse('openai', [
+      withLogprobs({ role: 'assistant', content: 'Hi' }, 'Hi'),
+      withLogprobs({ content: ' there' }, ' there'),
+      chunk({ annotations: [cite] }),
+      { ...chunk({}, 'stop'), service_tier: 'flex' },
+      { id: 'chatcmpl-r', choices: [], usage: { prompt_tokens: 5, completion_tokens: 2 } },
+      '[DONE]',
+    ])
+    expect(collect(events)).toMatchObject({
+      text: 'Hi there',
+      systemFingerprint: 'fp_1',
+      serviceTier: 'flex',
+      annotations: [cite],
+      logprobs: { content: [lp('Hi'), lp(' there')], refusal: null },
+    })
+  })
+
+  it('a plain answer gains none of them', () => {
+    const response = dialects.openai.parseResponse({
+      id: 'c',
+      choices: [{ index: 0, message: { role: 'assistant', content: 'x' }, logprobs: null }],
+    })
+    for (const key of ['systemFingerprint', 'serviceTier', 'annotations', 'logprobs'])
+      expect(response, key).not.toHaveProperty(key)
+  })
+})

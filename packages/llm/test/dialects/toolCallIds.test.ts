@@ -143,6 +143,37 @@ describe('OpenAI-compatible streams: which call a tool-call delta belongs to', (
     )
   })
 
+  it('parallel calls at their own indexes that share one id stay two calls, each event saying its index', () => {
+    const { events, content } = parse(dialects.openai.createStreamParser(), [
+      chunk({
+        tool_calls: [
+          { index: 0, id: 'dup', type: 'function', function: { name: 'a', arguments: '' } },
+        ],
+      }),
+      chunk({ tool_calls: [{ index: 0, function: { arguments: '{"x":1}' } }] }),
+      chunk({
+        tool_calls: [
+          { index: 1, id: 'dup', type: 'function', function: { name: 'b', arguments: '' } },
+        ],
+      }),
+      chunk({ tool_calls: [{ index: 1, function: { arguments: '{"y":2}' } }] }),
+      chunk({}, 'tool_calls'),
+      { event: undefined, data: '[DONE]' },
+    ])
+    expect(content.map((b) => (b.type === 'tool_call' ? [b.id, b.name, b.arguments] : []))).toEqual(
+      [
+        ['dup', 'a', { x: 1 }],
+        ['dup', 'b', { y: 2 }],
+      ],
+    )
+    expect(events.flatMap((e) => (e.type === 'tool_call' ? [[e.name, e.index]] : []))).toEqual([
+      ['a', 0],
+      ['a', 0],
+      ['b', 1],
+      ['b', 1],
+    ])
+  })
+
   it('ids made for calls a server sent without one differ from one stream to the next', () => {
     const frames = [
       chunk({ tool_calls: [{ index: 0, function: { name: 'weather', arguments: '{}' } }] }),

@@ -48,6 +48,14 @@ export function buildOpenAIRequest(
     body['stream'] = true
     body['stream_options'] = streamOptions(request.extra?.['stream_options'])
   }
+  // A `ChatResponse` (and a stream's events) holds one choice: more were
+  // billed and then dropped (a whole answer's `choices[1]`), or streamed
+  // into one answer (each chunk names its choice by `index`; the parser
+  // reads the first choice of every chunk). Refused before anything is sent.
+  const n = request.extra?.['n']
+  if (n !== undefined && n !== null && n !== 1) {
+    throw new InvalidChatRequestError('n', 'only 1: an answer holds one choice')
+  }
   // The client's other fields travel as sent; never over a field built above.
   for (const [key, value] of Object.entries(request.extra ?? {})) {
     if (Object.hasOwn(body, key) || value === undefined) continue

@@ -1,5 +1,12 @@
 import { malformedReply } from '../../errors/ProviderReplyError.js'
-import type { ChatResponse, ContentBlock, FinishReason, Usage } from '../../types.js'
+import type {
+  Annotation,
+  ChatResponse,
+  ContentBlock,
+  FinishReason,
+  Logprobs,
+  Usage,
+} from '../../types.js'
 import {
   mapFinish,
   parseArguments,
@@ -68,7 +75,7 @@ export function parseOpenAIResponse(
   }
   const requestId = headerValue(meta.headers, 'x-request-id')
   const refused = refusalOf(content)
-  return {
+  const response: ChatResponse = {
     id: getString(json, 'id') ?? '',
     model: getString(json, 'model') ?? '',
     provider,
@@ -79,23 +86,73 @@ export function parseOpenAIResponse(
     ...(refused === undefined ? {} : { refusal: refused }),
     ...(requestId === undefined ? {} : { providerRequestId: requestId }),
   }
+  // What an OpenAI client reads besides the message, kept for whoever passes
+  // the answer on (the gateway): dropped, `web_search_options` was forwarded
+  // and billed but its citations never reached the client.
+  const fingerprint = getString(json, 'system_fingerprint')
+  if (fingerprint) response.systemFingerprint = fingerprint
+  const tier = getString(json, 'service_tier')
+  if (tier) response.serviceTier = tier
+  const annotations = annotationsOf(get(message, 'annotations'))
+  if (annotations.length > 0) response.annotations = annotations
+  const logprobs = logprobsOf(get(choice, 'logprobs'))
+  if (logprobs !== undefined) response.logprobs = logprobs
+  return response
+}
+
+/**
+ * A choice's `logprobs` (`{ content, refusal }`), when it is an object:
+ * each list as sent, `null` when absent. `into` joins a stream's pieces.
+ */
+export function logprobsOf(value: unknown, into?: Logprobs): Logprobs | undefined {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return into
+  const out = into ?? { content: null, refusal: null }
+  for (const key of ['content', 'refusal'] as const) {
+    const list = get(value, key)
+    if (Array.isArray(list)) out[key] = out[key] === null ? [...list] : [...out[key], ...list]
+  }
+  return out
+}
+
+/** A message's (or a delta's) `annotations`: the objects among them, as sent. */
+export function annotationsOf(value: unknown): Annotation[] {
+  const out: Annotation[] = []
+  for (const item of asArray(value)) {
+    if (typeof item === 'object' && item !== null && !Array.isArray(item)) {
+      out.push(item as Annotation)
+    }
+  }
+  return out
 }
 
 /**
  * OpenAI's `usage` (`CompletionUsage`) → normalised: with the cached part of
  * the prompt (`prompt_tokens_details.cached_tokens`; DeepSeek's older
- * `prompt_cache_hit_tokens` when that is absent) and the reasoning part of
- * the completion (`completion_tokens_details.reasoning_tokens`).
+ * `prompt_cache_hit_tokens` when that is absent), the reasoning part of
+ * the completion (`completion_tokens_details.reasoning_tokens`) and its
+ * prediction counts (`accepted_prediction_tokens`, `rejected_prediction_tokens`).
  */
 export function openAIUsage(usage: Record<string, unknown> | undefined): Usage {
   const cached =
     get(getRecord(usage, 'prompt_tokens_details'), 'cached_tokens') ??
     get(usage, 'prompt_cache_hit_tokens')
-  return withUsageDetails(
+  const details = getRecord(usage, 'completion_tokens_details')
+  const out = withUsageDetails(
     usageOf(get(usage, 'prompt_tokens'), get(usage, 'completion_tokens')),
     cached,
-    get(getRecord(usage, 'completion_tokens_details'), 'reasoning_tokens'),
+    get(details, 'reasoning_tokens'),
   )
+  // Predicted Outputs (`prediction`, forwarded as sent): how much of the
+  // prediction the answer used; the rejected part is billed as output.
+  const accepted = get(details, 'accepted_prediction_tokens')
+  if (isCount(accepted)) out.acceptedPredictionTokens = accepted
+  const rejected = get(details, 'rejected_prediction_tokens')
+  if (isCount(rejected)) out.rejectedPredictionTokens = rejected
+  return out
+}
+
+function isCount(value: unknown): value is number {
+  return typeof value === 'number' && Number.isFinite(value) && value >= 0
 }
 
 /**

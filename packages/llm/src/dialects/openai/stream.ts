@@ -1,5 +1,12 @@
 import { malformedReply, ProviderReplyError } from '../../errors/ProviderReplyError.js'
-import type { FinishReason, NormalizedError, StreamEvent, Usage } from '../../types.js'
+import type {
+  Annotation,
+  FinishReason,
+  Logprobs,
+  NormalizedError,
+  StreamEvent,
+  Usage,
+} from '../../types.js'
 import { mapFinish } from '../blocks.js'
 import type { StreamParser } from '../Dialect.js'
 import type { StreamErrorInput } from '../ErrorInput.js'
@@ -14,7 +21,7 @@ import {
   getString,
   parseAnswerJson,
 } from '../safeJson.js'
-import { contentParts, OPENAI_FINISH, openAIUsage } from './response.js'
+import { annotationsOf, contentParts, logprobsOf, OPENAI_FINISH, openAIUsage } from './response.js'
 
 /**
  * `chat.completion.chunk` events → normalised events. Tool-call deltas name
@@ -55,7 +62,10 @@ export function createOpenAIStreamParser(
       const known = current === undefined ? undefined : tools.get(current)
       if (current !== undefined && (!id || known?.id === id || known?.named === false))
         return current
-      const n = (id ? byId(id) : undefined) ?? tools.size
+      // An index not seen before is a call of its own, whatever its id: a
+      // server that gives two parallel calls one id (or reuses one) had the
+      // second's deltas joined to the first (one call, `{"x":1}{"y":2}`).
+      const n = current === undefined ? tools.size : ((id ? byId(id) : undefined) ?? tools.size)
       atIndex.set(wire, n)
       return n
     }
@@ -66,13 +76,22 @@ export function createOpenAIStreamParser(
   let finishReason: FinishReason | undefined
   let usage: Usage | undefined
   let id: string | undefined
+  let fingerprint: string | undefined
+  let tier: string | undefined
+  const annotations: Annotation[] = []
+  let logprobs: Logprobs | undefined
   let finished = false
   let done = false
 
   const flush = (): StreamEvent[] => {
     if (finished || finishReason === undefined) return []
     finished = true
-    return [{ type: 'finish', finishReason, usage, id }]
+    const finish: StreamEvent & { type: 'finish' } = { type: 'finish', finishReason, usage, id }
+    if (fingerprint !== undefined) finish.systemFingerprint = fingerprint
+    if (tier !== undefined) finish.serviceTier = tier
+    if (annotations.length > 0) finish.annotations = annotations
+    if (logprobs !== undefined) finish.logprobs = logprobs
+    return [finish]
   }
 
   return {
@@ -97,6 +116,9 @@ export function createOpenAIStreamParser(
       const chunk = parseAnswerJson(message.data)
       if (asRecord(chunk) === undefined) throw malformedReply('stream chunk')
       id ??= getString(chunk, 'id')
+      // Every chunk repeats them (a usage chunk may carry them alone): the first one said is kept.
+      fingerprint ??= getString(chunk, 'system_fingerprint') || undefined
+      tier ??= getString(chunk, 'service_tier') || undefined
       const out: StreamEvent[] = []
       for (const choice of asArray(get(chunk, 'choices')).slice(0, 1)) {
         const delta = getRecord(choice, 'delta')
@@ -114,6 +136,12 @@ export function createOpenAIStreamParser(
         // `stop`; unmarked, the gateway sent it on as `content`.
         const refusal = getString(delta, 'refusal')
         if (refusal) out.push({ type: 'text', text: refusal, refusal: true })
+        // Citations (`url_citation`) come as `delta.annotations`, usually in
+        // a chunk of their own near the end: gathered onto the finish.
+        // Each chunk's tokens' log probabilities (`extra.logprobs`), joined onto the finish.
+        logprobs = logprobsOf(get(choice, 'logprobs'), logprobs)
+        const cited = get(delta, 'annotations')
+        if (cited !== undefined && cited !== null) annotations.push(...annotationsOf(cited))
         for (const call of asArray(get(delta, 'tool_calls'))) {
           const fn = getRecord(call, 'function')
           const n = callOf(call, fn)
@@ -135,6 +163,7 @@ export function createOpenAIStreamParser(
             id: known.id,
             name: known.name,
             argumentsDelta: getString(fn, 'arguments') ?? '',
+            index: n,
           })
         }
         const reason = get(choice, 'finish_reason')

@@ -1,0 +1,235 @@
+import { type FakeProvider, reply } from '@hourglass/testkit'
+import { afterEach, describe, expect, it } from 'vitest'
+import { fakeProvider, fallback, type Harness, startHarness } from './support/harness.js'
+
+/**
+ * What an OpenAI-compatible upstream answers besides the message, through
+ * the gateway to the official `openai` client: `system_fingerprint`,
+ * `service_tier`, the message's `annotations` (search models' citations),
+ * and parallel streamed tool calls a server gave one id. The upstream's raw
+ * replies are scripted with `reply.error(200, …)` (a verbatim body).
+ */
+
+const sse = (events: unknown[]) =>
+  `${events.map((e) => `data: ${typeof e === 'string' ? e : JSON.stringify(e)}\n\n`).join('')}`
+
+const chunk = (delta: object, finish: string | null = null) => ({
+  id: 'chatcmpl-up',
+  object: 'chat.completion.chunk',
+  created: 1,
+  model: 'gpt-4o-search-preview',
+  system_fingerprint: 'fp_up',
+  service_tier: 'default',
+  choices: [{ index: 0, delta, logprobs: null, finish_reason: finish }],
+})
+
+const CITATIONS = [
+  {
+    type: 'url_citation',
+    url_citation: { url: 'https://example.com/a', title: 'A', start_index: 0, end_index: 5 },
+  },
+  {
+    type: 'url_citation',
+    url_citation: { url: 'https://example.com/b', title: 'B', start_index: 6, end_index: 11 },
+  },
+]
+
+const TOOLS = ['a', 'b'].map((name) => ({
+  type: 'function' as const,
+  function: { name, parameters: { type: 'object' } },
+}))
+
+describe('answer fields an OpenAI client reads, passed on', () => {
+  let fake: FakeProvider | undefined
+  let harness: Harness | undefined
+  afterEach(async () => {
+    await harness?.close()
+    await fake?.close()
+    fake = undefined
+    harness = undefined
+  })
+
+  async function gateway(): Promise<FakeProvider> {
+    const started = await fakeProvider('openai', ['key-1'])
+    fake = started.fake
+    harness = await startHarness({
+      providers: { up: started.entry },
+      models: { m: fallback(['up', 'gpt-4o-search-preview']) },
+    })
+    return started.fake
+  }
+
+  it('a whole answer keeps system_fingerprint, service_tier and the citations of web_search_options', async () => {
+    const up = await gateway()
+    up.enqueue(
+      reply.error(200, {
+        id: 'chatcmpl-up',
+        object: 'chat.completion',
+        created: 1,
+        model: 'gpt-4o-search-preview',
+        system_fingerprint: 'fp_up',
+        service_tier: 'default',
+        choices: [
+          {
+            index: 0,
+            message: { role: 'assistant', content: 'hello world', annotations: CITATIONS },
+            logprobs: null,
+            finish_reason: 'stop',
+          },
+        ],
+        usage: { prompt_tokens: 5, completion_tokens: 2, total_tokens: 7 },
+      }),
+    )
+    const completion = await harness!.client.chat.completions.create({
+      model: 'm',
+      messages: [{ role: 'user', content: 'news?' }],
+      web_search_options: {},
+    })
+    expect(up.requests[0]!.body).toMatchObject({ web_search_options: {} })
+    expect(completion.system_fingerprint, 'system_fingerprint').toBe('fp_up')
+    expect(completion.service_tier, 'service_tier').toBe('default')
+    expect(completion.choices[0]!.message.annotations, 'message.annotations').toEqual(CITATIONS)
+
+    // Pushed back as it came, citations and all: taken, and sent to no provider.
+    up.enqueue(reply.text('more'))
+    const next = await harness!.client.chat.completions.create({
+      model: 'm',
+      messages: [
+        { role: 'user', content: 'news?' },
+        completion.choices[0]!.message,
+        { role: 'user', content: 'more?' },
+      ],
+    })
+    expect(next.choices[0]!.message.content, 'the next turn').toBe('more')
+    expect(up.requests[1]!.rawBody).not.toContain('url_citation')
+  })
+
+  it('a streamed answer keeps them too: the citations as delta.annotations, the fingerprint on the chunks from the finish on', async () => {
+    const up = await gateway()
+    up.enqueue(
+      reply.error(
+        200,
+        sse([
+          chunk({ role: 'assistant', content: '' }),
+          chunk({ content: 'hello world' }),
+          chunk({ annotations: [CITATIONS[0]] }),
+          chunk({ annotations: [CITATIONS[1]] }),
+          chunk({}, 'stop'),
+          '[DONE]',
+        ]),
+        { 'content-type': 'text/event-stream' },
+      ),
+    )
+    const stream = harness!.client.chat.completions.stream({
+      model: 'm',
+      messages: [{ role: 'user', content: 'news?' }],
+      web_search_options: {},
+    })
+    const annotations: unknown[] = []
+    const fingerprints = new Set<unknown>()
+    for await (const part of stream) {
+      annotations.push(
+        ...((part.choices[0]?.delta as { annotations?: unknown[] })?.annotations ?? []),
+      )
+      if (part.choices[0]?.finish_reason) fingerprints.add(part.system_fingerprint)
+    }
+    const final = await stream.finalChatCompletion()
+    expect(annotations, 'delta.annotations').toEqual(CITATIONS)
+    expect([...fingerprints], 'the finish chunk’s system_fingerprint').toEqual(['fp_up'])
+    expect(final.system_fingerprint, 'finalChatCompletion().system_fingerprint').toBe('fp_up')
+    expect(final.choices[0]!.message.content).toBe('hello world')
+  })
+
+  it('two parallel streamed tool calls a server gave one id stay two calls, each at its own index', async () => {
+    const up = await gateway()
+    up.enqueue(
+      reply.error(
+        200,
+        sse([
+          chunk({ role: 'assistant', content: null }),
+          chunk({
+            tool_calls: [
+              { index: 0, id: 'call_1', type: 'function', function: { name: 'a', arguments: '' } },
+            ],
+          }),
+          chunk({ tool_calls: [{ index: 0, function: { arguments: '{"x":1}' } }] }),
+          chunk({
+            tool_calls: [
+              { index: 1, id: 'call_1', type: 'function', function: { name: 'b', arguments: '' } },
+            ],
+          }),
+          chunk({ tool_calls: [{ index: 1, function: { arguments: '{"y":2}' } }] }),
+          chunk({}, 'tool_calls'),
+          '[DONE]',
+        ]),
+        { 'content-type': 'text/event-stream' },
+      ),
+    )
+    const stream = harness!.client.chat.completions.stream({
+      model: 'm',
+      messages: [{ role: 'user', content: 'do both' }],
+      tools: TOOLS,
+    })
+    const final = await stream.finalChatCompletion()
+    const calls = final.choices[0]!.message.tool_calls!.map((c) => ({
+      name: c.function.name,
+      arguments: c.function.arguments,
+    }))
+    expect(calls, 'the calls the client assembled').toEqual([
+      { name: 'a', arguments: '{"x":1}' },
+      { name: 'b', arguments: '{"y":2}' },
+    ])
+  })
+
+  it('the prediction counts of Predicted Outputs reach the client in usage, whole and streamed; an answer without an id gets one', async () => {
+    const up = await gateway()
+    const usage = {
+      prompt_tokens: 50,
+      completion_tokens: 40,
+      total_tokens: 90,
+      completion_tokens_details: {
+        reasoning_tokens: 0,
+        accepted_prediction_tokens: 30,
+        rejected_prediction_tokens: 8,
+      },
+    }
+    const details = { accepted_prediction_tokens: 30, rejected_prediction_tokens: 8 }
+    up.enqueue(
+      reply.error(200, {
+        object: 'chat.completion',
+        created: 1,
+        model: 'gpt-4o',
+        choices: [
+          { index: 0, message: { role: 'assistant', content: 'code' }, finish_reason: 'stop' },
+        ],
+        usage,
+      }),
+      reply.error(
+        200,
+        sse([
+          chunk({ role: 'assistant', content: 'code' }),
+          chunk({}, 'stop'),
+          { id: 'chatcmpl-up', object: 'chat.completion.chunk', choices: [], usage },
+          '[DONE]',
+        ]),
+        { 'content-type': 'text/event-stream' },
+      ),
+    )
+    const ask = {
+      model: 'm',
+      messages: [{ role: 'user' as const, content: 'edit this' }],
+      prediction: { type: 'content' as const, content: 'code' },
+    }
+    const whole = await harness!.client.chat.completions.create(ask)
+    expect(whole.usage?.completion_tokens_details, 'whole usage').toMatchObject(details)
+    expect(whole.id, 'the answer’s id').toMatch(/^chatcmpl-./)
+    const stream = await harness!.client.chat.completions.create({
+      ...ask,
+      stream: true,
+      stream_options: { include_usage: true },
+    })
+    let streamed: unknown
+    for await (const part of stream) streamed = part.usage ?? streamed
+    expect(streamed, 'streamed usage').toMatchObject({ completion_tokens_details: details })
+  })
+})
