@@ -78,6 +78,10 @@ export function redactingDialect(dialect: Dialect, keys: readonly string[]): Red
         get done() {
           return parser.done
         },
+        // Passed on, or the after-finish grace (readEvents) never ran for an adapter with a key.
+        get finishing() {
+          return parser.finishing === true
+        },
         parseStreamEvent: (message) => scoped(() => parser.parseStreamEvent(message)),
         end: () => scoped(() => parser.end()),
       }

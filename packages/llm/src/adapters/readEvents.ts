@@ -82,11 +82,19 @@ export async function* readEvents(
       // Awaited, so it keeps the process up (core's rule for a wait).
       timer = clock.setTimeout(() => resolve(GRACE_OVER), leftMs, { keepAlive: true })
     })
-    return Promise.race([read, over]).then((next) => {
-      clock.clearTimeout(timer)
-      if (next === GRACE_OVER) abandoned = read
-      return next
-    })
+    return Promise.race([read, over]).then(
+      (next) => {
+        clock.clearTimeout(timer)
+        if (next === GRACE_OVER) abandoned = read
+        return next
+      },
+      (error: unknown) => {
+        // A read that failed inside the grace (a cut, an abort): the timer
+        // goes too, or it held the process up to END_GRACE_MS for nothing.
+        clock.clearTimeout(timer)
+        throw error
+      },
+    )
   }
   try {
     for (let next = await nextChunk(); ; next = await nextChunk()) {

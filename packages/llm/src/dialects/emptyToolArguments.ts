@@ -25,8 +25,15 @@ export function isEmptyArguments(text: string): boolean {
  * tool calls).
  */
 export function withEmptyArgumentsAsObject(parser: StreamParser): StreamParser {
-  // Each tool call by id, in the order it came: whether argument text came for it.
-  let calls: Map<string, { name: string; hasArguments: boolean }> | undefined
+  // Each tool call by its wire index (else its id, as the collector keys
+  // them), in the order it came: whether argument text came for it. Keyed by
+  // id alone, the `{}` added for a call with an index was read as a second call.
+  let calls:
+    | Map<
+        number | string,
+        { id: string; index: number | undefined; name: string; hasArguments: boolean }
+      >
+    | undefined
 
   const pass = (events: StreamEvent[]): StreamEvent[] => {
     let finishAt = -1
@@ -34,10 +41,12 @@ export function withEmptyArgumentsAsObject(parser: StreamParser): StreamParser {
       const event = events[i] as StreamEvent
       if (event.type === 'tool_call') {
         calls ??= new Map()
-        const call = calls.get(event.id)
+        const key = event.index ?? event.id
+        const call = calls.get(key)
         const hasArguments = !isEmptyArguments(event.argumentsDelta)
-        if (call === undefined) calls.set(event.id, { name: event.name, hasArguments })
-        else if (hasArguments) call.hasArguments = true
+        if (call === undefined) {
+          calls.set(key, { id: event.id, index: event.index, name: event.name, hasArguments })
+        } else if (hasArguments) call.hasArguments = true
       } else if (event.type === 'finish') {
         finishAt = i
         break
@@ -45,10 +54,15 @@ export function withEmptyArgumentsAsObject(parser: StreamParser): StreamParser {
     }
     if (finishAt < 0 || calls === undefined) return events
     const empty: StreamEvent[] = []
-    for (const [id, call] of calls) {
+    for (const call of calls.values()) {
       if (call.hasArguments) continue
       call.hasArguments = true
-      empty.push({ type: 'tool_call', id, name: call.name, argumentsDelta: EMPTY_ARGUMENTS })
+      const { id, index, name } = call
+      empty.push(
+        index === undefined
+          ? { type: 'tool_call', id, name, argumentsDelta: EMPTY_ARGUMENTS }
+          : { type: 'tool_call', id, name, argumentsDelta: EMPTY_ARGUMENTS, index },
+      )
     }
     if (empty.length === 0) return events
     return [...events.slice(0, finishAt), ...empty, ...events.slice(finishAt)]

@@ -103,6 +103,32 @@ describe('the grace after a stream’s end marker runs on the call’s clock', (
     expect(clock.pendingTimers).toBe(armed)
   })
 
+  it('readEvents: a body that fails inside the grace (a cut) leaves no timer behind on the clock', async () => {
+    const clock = new ManualClock()
+    const deadline = Deadline.after(60_000, { clock })
+    const armed = clock.pendingTimers
+    const signal = new AbortController().signal
+    const send: SendOptions = { apiKey: undefined, idempotencyKey: 'k', deadline, signal }
+    // The stop reason, then the connection is cut before usage or [DONE].
+    const chunks = WIRE.slice(0, 2).map((chunk) => new TextEncoder().encode(chunk))
+    const body: EventBody = {
+      destroy() {},
+      async *[Symbol.asyncIterator]() {
+        yield* chunks
+        await new Promise((resolve) => setImmediate(resolve))
+        throw Object.assign(new Error('other side closed'), { code: 'UND_ERR_SOCKET' })
+      },
+    }
+    const context = { provider: 'openai', model: 'm', signal, deadline }
+    const read = (async () => {
+      for await (const _ of readEvents(body, dialects.openai, send, context, 1 << 20)) {
+        // read until it fails
+      }
+    })()
+    await expect(read).rejects.toBeDefined()
+    expect(clock.pendingTimers).toBe(armed)
+  })
+
   it('callModel: a server that keeps the connection open after [DONE]: answered at once, the connection closed when the call’s clock passes the grace', async () => {
     let closed: Promise<unknown> | undefined
     const server = await rawServer((req, res) => {
@@ -169,7 +195,8 @@ describe('a stream whose stop reason came, but not the rest, ends after the grac
     try {
       const clock = new WaitClock()
       const deadline = Deadline.after(60_000, { clock })
-      const options = { baseURL: server.baseURL, apiKey: 'sk', model: 'm' }
+      // A key of a real key's length: redacted, so the dialect's parser is wrapped (keyRedaction), as in production.
+      const options = { baseURL: server.baseURL, apiKey: 'sk-test-0123456789abcdef', model: 'm' }
       const model = fakes.adapter(
         wire === 'openai'
           ? openAICompatible(options)

@@ -174,6 +174,27 @@ describe('OpenAI-compatible streams: which call a tool-call delta belongs to', (
     ])
   })
 
+  it('a streamed call with no argument text stays one call: the `{}` it is given says its index', () => {
+    const { events, content } = parse(dialects.openai.createStreamParser(), [
+      chunk({
+        tool_calls: [
+          { index: 0, id: 'call_1', type: 'function', function: { name: 'now', arguments: '' } },
+        ],
+      }),
+      chunk({}, 'tool_calls'),
+      { event: undefined, data: '[DONE]' },
+    ])
+    expect(content.map((b) => (b.type === 'tool_call' ? [b.id, b.name, b.arguments] : []))).toEqual(
+      [['call_1', 'now', {}]],
+    )
+    expect(
+      events.flatMap((e) => (e.type === 'tool_call' ? [[e.argumentsDelta, e.index]] : [])),
+    ).toEqual([
+      ['', 0],
+      ['{}', 0],
+    ])
+  })
+
   it('ids made for calls a server sent without one differ from one stream to the next', () => {
     const frames = [
       chunk({ tool_calls: [{ index: 0, function: { name: 'weather', arguments: '{}' } }] }),
