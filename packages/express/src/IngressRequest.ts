@@ -194,7 +194,7 @@ export class IngressRequest {
       // Answered, or its client turned out to be gone (see `#expire`): not run.
       if (this.#answered || this.#finished) return
     }
-    continueUpload(this.res)
+    continueUpload(this.req, this.res)
     runWithDeadline(this.deadline, next)
   }
 
@@ -496,14 +496,24 @@ function ownError(errored: Error | null | undefined): Error | null | undefined {
  * `Expect: 100-continue` left to us: the server has a `checkContinue`
  * listener (`server.on('checkContinue', app)`), so Node wrote no `100
  * Continue` and the client is holding its body back. The request has budget
- * and its chain runs, so the upload may come now. One that arrived expired,
- * or that `strict` refused, is answered without it: no upload for a 504 or a
- * 400, and Node closes that connection after the answer (the body never came).
+ * and its chain runs: the upload may come once something reads the body (a
+ * `data` or `readable` listener: a body parser, a pipe, an async iteration),
+ * not before — a middleware that refuses first (an auth check's 401, a
+ * route's 404) answers with no upload, as the listener is meant to allow.
+ * One that arrived expired, or that `strict` refused, is answered without it
+ * too. Node closes the connection after an answer whose body never came.
  * Without such a listener Node answered `100 Continue` itself on arrival,
  * before any middleware (`_sent100`): nothing to do. HTTP/2's response has
  * neither flag: left as Node leaves it.
  */
-function continueUpload(res: ServerResponse): void {
+function continueUpload(req: IncomingMessage, res: ServerResponse): void {
   const flags = res as unknown as { _expect_continue?: boolean; _sent100?: boolean }
-  if (flags._expect_continue === true && flags._sent100 !== true) res.writeContinue()
+  if (flags._expect_continue !== true || flags._sent100 === true) return
+  const onListener = (event: string | symbol): void => {
+    if (event !== 'data' && event !== 'readable') return
+    req.off('newListener', onListener)
+    // Not once an answer started: a 100 after it would corrupt the stream.
+    if (flags._sent100 !== true && !res.headersSent) res.writeContinue()
+  }
+  req.on('newListener', onListener)
 }

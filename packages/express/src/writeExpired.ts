@@ -106,6 +106,15 @@ export function discardUnsentHead(res: ServerResponse, method: string | undefine
   if (res.writableLength !== 0) return false
   if (res.getHeader('content-encoding') !== undefined) return false
   out._header = null
+  // What the head said of its own body goes with it: `writeHead(status,
+  // headers)` merges its headers into the stored ones (whenever one was set
+  // before it, as Express's X-Powered-By always is) and its reason phrase
+  // stays on the response. `respond` answered with them: `504 OK`, its JSON
+  // typed `text/event-stream`, or sent chunked.
+  res.statusMessage = undefined as unknown as string
+  for (const name of STALE_HEADERS) res.removeHeader(name)
+  res.removeHeader('content-type')
+  res.removeHeader('content-length')
   res.chunkedEncoding = false
   // writeHead(204 | 304) said "no body"; the 504 has one (a HEAD's never does).
   out._hasBody = method !== 'HEAD'

@@ -115,6 +115,11 @@ describe.each(majors)('the deadline and something else in the same tick ($name)'
     const received = await wire(server.url)
     expect(statusLines(received)).toEqual(['HTTP/1.1 504', 'HTTP/1.1 200'])
     expect(received).toContain('{"code":"too_slow"}HTTP/1.1 200')
+    // Nothing of the dropped head shapes it: not its reason phrase, not its content type.
+    const head = received.slice(0, received.indexOf('\r\n\r\n'))
+    expect(head.split('\r\n')[0]).toBe('HTTP/1.1 504 Gateway Timeout')
+    expect(head).toMatch(/content-type: application\/json/i)
+    expect(head).not.toMatch(/event-stream|transfer-encoding/i)
   })
 
   it('a head already flushed (flushHeaders) is a started stream: ended, not spliced with a 504', async () => {

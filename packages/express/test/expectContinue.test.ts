@@ -26,6 +26,11 @@ async function start(): Promise<{ port: number; uploads: () => number }> {
   const app = express()
   let uploads = 0
   app.use(deadline({ reserveMs: 10 }))
+  // An auth check ahead of the body's reader: a refusal needs no upload.
+  app.use((req, res, next) => {
+    if (req.headers.authorization === 'no') res.status(401).json({ error: 'unauthorized' })
+    else next()
+  })
   app.post('/', (req, res) => {
     uploads++
     let length = 0
@@ -42,11 +47,15 @@ async function start(): Promise<{ port: number; uploads: () => number }> {
 }
 
 /** Sends the head of a POST with `Expect: 100-continue`; resolves with what the server writes first. */
-function head(port: number, budgetMs: number): { socket: Socket; first: Promise<string> } {
+function head(
+  port: number,
+  budgetMs: number,
+  extra = '',
+): { socket: Socket; first: Promise<string> } {
   const socket = connect(port, '127.0.0.1')
   socket.write(
     'POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\nExpect: 100-continue\r\n' +
-      `x-deadline-remaining-ms: ${budgetMs}\r\n\r\n`,
+      `x-deadline-remaining-ms: ${budgetMs}\r\n${extra}\r\n`,
   )
   socket.setEncoding('latin1')
   const first = once(socket, 'data').then(([data]) => String(data))
@@ -61,6 +70,16 @@ describe('Expect: 100-continue with the app as the server`s checkContinue listen
     expect(answer.split('\r\n')[0]).toBe('HTTP/1.1 504 Gateway Timeout')
     expect(answer).not.toContain('100 Continue')
     // Node closes the connection after the answer: the body it never asked for is not awaited.
+    await once(socket, 'close')
+    expect(uploads()).toBe(0)
+  })
+
+  it('a middleware that refuses before anything reads the body (an auth check) answers with no 100 Continue: no upload for a 401', async () => {
+    const { port, uploads } = await start()
+    const { socket, first } = head(port, 5000, 'Authorization: no\r\n')
+    const answer = await first
+    expect(answer.split('\r\n')[0]).toBe('HTTP/1.1 401 Unauthorized')
+    expect(answer).not.toContain('100 Continue')
     await once(socket, 'close')
     expect(uploads()).toBe(0)
   })
