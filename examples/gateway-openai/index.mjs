@@ -66,8 +66,11 @@ console.log(
 // handler): stop accepting, let the gateway drain the requests in flight
 // (close() answers them, or cancels them at drainTimeoutMs), and only then
 // drop the connections left. Dropped first, the requests in flight are cut.
+// close() resolves how the drain went: requests cut off make the stop
+// unclean, worth an exit code a supervisor sees (`hourglass gateway` exits 3).
 const closed = new Promise((resolve) => server.close(resolve))
-await gateway.close()
+const { cutOff } = await gateway.close()
+if (cutOff > 0) process.exitCode = 3
 server.closeAllConnections()
 await closed
 await Promise.all([primary.close(), backup.close()])

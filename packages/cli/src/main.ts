@@ -26,9 +26,10 @@ Run 'hourglass help <command>' (or '<command> --help') for its options.
 /**
  * Run `hourglass …` with `argv` (without node and the script) and return the
  * exit code: 0 done (help and version included), 1 failed, 2 bad arguments
- * (one line on stderr). `io` defaults to the process's stdout and stderr, as
- * the `hourglass` binary uses: a script calling `main(['probe', url])` gets
- * the command's output, not a TypeError from inside it.
+ * (one line on stderr), 3 a gateway whose drain cut requests off. `io`
+ * defaults to the process's stdout and stderr, as the `hourglass` binary
+ * uses: a script calling `main(['probe', url])` gets the command's output,
+ * not a TypeError from inside it.
  */
 export async function main(argv: readonly string[], io: Io = processIo()): Promise<number> {
   // Checked here, where the mistake is made: `main('probe')` would otherwise

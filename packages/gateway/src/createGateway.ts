@@ -13,7 +13,7 @@ import { healthz, type RedisState, readyz } from './http/health.js'
 import { jsonBody } from './http/jsonBody.js'
 import { methodNotAllowed } from './http/methodNotAllowed.js'
 import { pathOf } from './http/pathOf.js'
-import { RequestTracker } from './http/RequestTracker.js'
+import { type DrainReport, RequestTracker } from './http/RequestTracker.js'
 import { currentRequest, scopeOf } from './http/requestScope.js'
 import { sendError } from './http/sendError.js'
 import { sendJson } from './http/sendJson.js'
@@ -111,9 +111,12 @@ export type GatewayRouter = Router & {
    * to finish, then are cancelled (503 / a stream error event) and cut; one
    * log line says how it went (`shutdown: drained N in X ms[, M cut off]`).
    * Then upstream connections, a Redis client the gateway created itself, and
-   * the metrics close. Safe to call twice.
+   * the metrics close. Safe to call twice (both resolve the same report).
+   *
+   * Resolves how the drain went: `cutOff > 0` means requests were cancelled
+   * unfinished, an unclean stop worth telling a supervisor (the CLI exits 3).
    */
-  close(): Promise<void>
+  close(): Promise<DrainReport>
   /**
    * Writes one record through the gateway's logger — its level, redaction
    * and secret scrub, the same JSON lines — for what an app has to say about
@@ -379,8 +382,8 @@ export function createGateway(config: unknown, options: GatewayOptions = {}): Ga
     logAnswered(req, shaped.status, shaped.body.error.code)
   })
 
-  let closing: Promise<void> | undefined
-  const shutDown = (logIt: boolean) => {
+  let closing: Promise<DrainReport> | undefined
+  const shutDown = (logIt: boolean): Promise<DrainReport> => {
     closing ??= (async () => {
       const report = await tracker.drain(drainTimeoutMs)
       if (logIt) {
@@ -394,6 +397,7 @@ export function createGateway(config: unknown, options: GatewayOptions = {}): Ga
       await ownFetch?.close()
       if (ownRedis) ownRedis.disconnect()
       await metrics.close()
+      return report
     })()
     return closing
   }
@@ -439,14 +443,14 @@ export function createGateway(config: unknown, options: GatewayOptions = {}): Ga
 
 /** What `startGateway` needs of a gateway beyond its public face. */
 interface StartHooks {
-  closeSilently(): Promise<void>
+  closeSilently(): Promise<DrainReport>
   ready(timeoutMs: number | undefined, signal: AbortSignal): Promise<boolean>
 }
 
 const startHooks = new WeakMap<GatewayRouter, StartHooks>()
 
 /** Closes a gateway that never served (its start failed) without a shutdown log line. @internal */
-export function closeUnstarted(gateway: GatewayRouter): Promise<void> {
+export function closeUnstarted(gateway: GatewayRouter): Promise<DrainReport> {
   return startHooks.get(gateway)?.closeSilently() ?? gateway.close()
 }
 

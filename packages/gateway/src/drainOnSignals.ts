@@ -17,7 +17,7 @@ export const STOP_SIGNALS = ['SIGINT', 'SIGTERM'] as const
  * release, which `close()` calls: a gateway closed by its owner leaves no
  * listener behind.
  */
-export function drainOnSignals(close: () => Promise<void>): () => void {
+export function drainOnSignals(close: () => Promise<unknown>): () => void {
   const release = () => {
     for (const name of STOP_SIGNALS) process.off(name, onSignal)
   }

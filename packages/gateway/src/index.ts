@@ -20,6 +20,7 @@ export {
 export { type ErrorReply, errorReply } from './http/errorReply.js'
 export { GatewayRequestError, isGatewayRequestError } from './http/GatewayRequestError.js'
 export type { RedisState } from './http/health.js'
+export type { DrainReport } from './http/RequestTracker.js'
 export type { GatewayRedisClient } from './limits/GatewayRedisClient.js'
 export type { GatewayLogger, LogLevel, LogRecord } from './log/GatewayLogger.js'
 export { OpenAIChunkEncoder, toOpenAIError, toOpenAIResponse } from './openai/encode.js'

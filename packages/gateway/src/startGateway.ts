@@ -1,4 +1,4 @@
-import { createServer, type ServerResponse } from 'node:http'
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import type { Request, Response } from 'express'
 import {
@@ -11,6 +11,7 @@ import {
 import { drainOnSignals } from './drainOnSignals.js'
 import { holdSignals } from './holdSignals.js'
 import { closeAfterAnswer } from './http/closeAfterAnswer.js'
+import type { DrainReport } from './http/RequestTracker.js'
 import { hasBody } from './http/readBody.js'
 import { scopeOf } from './http/requestScope.js'
 import { sendJson } from './http/sendJson.js'
@@ -47,9 +48,10 @@ export interface RunningGateway {
   /**
    * Stops accepting connections, drains (see `GatewayRouter.close`: requests
    * in flight get `drainTimeoutMs`, then are cancelled), closes upstream
-   * connections and Redis, then every remaining connection.
+   * connections and Redis, then every remaining connection. Resolves the
+   * drain's report (`gateway.close()`'s): `cutOff > 0` is an unclean stop.
    */
-  close(): Promise<void>
+  close(): Promise<DrainReport>
 }
 
 /**
@@ -86,9 +88,18 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
     throw optionError('startGateway', 'drainOnSignals', 'true or false', onSignals)
   }
   const gateway = createGateway(config, gatewayOptions)
-  const server = createServer((req, res) => {
+  const serve = (req: IncomingMessage, res: ServerResponse) => {
     gateway(req as Request, res as Response, (error?: unknown) => notRouted(error, res))
-  })
+  }
+  const server = createServer(serve)
+  // `Expect: 100-continue`: without a listener here Node writes `100
+  // Continue` on arrival, and a client refused anyway (its budget spent, a
+  // drain under way) uploads its whole body to read the 504 or 503. With
+  // one, the router's deadline() writes it once the request is taken
+  // (@hourglass/express, "Arrived already expired"); one refused before
+  // gets its answer with no upload, and Node closes that connection.
+  // Without the router's deadline() nothing would write it: Node's default.
+  if (gatewayOptions.mountDeadline !== false) server.on('checkContinue', serve)
   // A SIGTERM while starting is handled as one just after: the caller gets a
   // running gateway and then the signal, so it drains and logs as usual (see holdSignals).
   const signals = holdSignals()
@@ -107,15 +118,16 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
     await closeUnstarted(gateway)
     throw error
   }
-  let closing: Promise<void> | undefined
+  let closing: Promise<DrainReport> | undefined
   const close = () => {
     closing ??= (async () => {
       releaseSignals()
       const closed = new Promise<void>((resolve) => server.close(() => resolve()))
       server.closeIdleConnections()
-      await gateway.close()
+      const report = await gateway.close()
       server.closeAllConnections()
       await closed
+      return report
     })()
     return closing
   }

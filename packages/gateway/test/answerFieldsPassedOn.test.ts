@@ -232,4 +232,79 @@ describe('answer fields an OpenAI client reads, passed on', () => {
     for await (const part of stream) streamed = part.usage ?? streamed
     expect(streamed, 'streamed usage').toMatchObject({ completion_tokens_details: details })
   })
+
+  it("logprobs: true and top_logprobs are forwarded, and the tokens' log probabilities come back whole and streamed", async () => {
+    const token = (t: string, logprob: number) => ({
+      token: t,
+      logprob,
+      bytes: [...Buffer.from(t)],
+      top_logprobs: [{ token: t, logprob, bytes: [...Buffer.from(t)] }],
+    })
+    const up = await gateway()
+    up.enqueue(
+      reply.error(200, {
+        id: 'chatcmpl-up',
+        object: 'chat.completion',
+        created: 1,
+        model: 'gpt-4o',
+        choices: [
+          {
+            index: 0,
+            message: { role: 'assistant', content: 'hi there' },
+            logprobs: { content: [token('hi', -0.1), token(' there', -0.4)], refusal: null },
+            finish_reason: 'stop',
+          },
+        ],
+        usage: { prompt_tokens: 5, completion_tokens: 2, total_tokens: 7 },
+      }),
+    )
+    const completion = await harness!.client.chat.completions.create({
+      model: 'm',
+      messages: [{ role: 'user', content: 'hi' }],
+      logprobs: true,
+      top_logprobs: 1,
+    })
+    expect(up.requests[0]!.body).toMatchObject({ logprobs: true, top_logprobs: 1 })
+    expect(completion.choices[0]!.logprobs, 'choices[0].logprobs').toEqual({
+      content: [token('hi', -0.1), token(' there', -0.4)],
+      refusal: null,
+    })
+
+    // Streamed: each upstream chunk carries its tokens'; the client gathers them all.
+    const lp = (...tokens: object[]) => ({ content: tokens, refusal: null })
+    const withLogprobs = (delta: object, logprobs: object | null, finish: string | null = null) => {
+      const c = chunk(delta, finish)
+      c.choices[0]!.logprobs = logprobs as null
+      return c
+    }
+    up.enqueue(
+      reply.error(
+        200,
+        sse([
+          withLogprobs({ role: 'assistant', content: '' }, null),
+          withLogprobs({ content: 'hi' }, lp(token('hi', -0.1))),
+          withLogprobs({ content: ' there' }, lp(token(' there', -0.4))),
+          withLogprobs({}, null, 'stop'),
+          '[DONE]',
+        ]),
+        { 'content-type': 'text/event-stream' },
+      ),
+    )
+    const stream = harness!.client.chat.completions.stream({
+      model: 'm',
+      messages: [{ role: 'user', content: 'hi' }],
+      logprobs: true,
+      top_logprobs: 1,
+    })
+    const streamed: unknown[] = []
+    for await (const part of stream) streamed.push(...(part.choices[0]?.logprobs?.content ?? []))
+    const final = await stream.finalChatCompletion()
+    expect(up.requests[1]!.body).toMatchObject({ logprobs: true, top_logprobs: 1, stream: true })
+    expect(streamed, 'the chunks’ logprobs').toEqual([token('hi', -0.1), token(' there', -0.4)])
+    expect(final.choices[0]!.logprobs?.content, 'finalChatCompletion()').toEqual([
+      token('hi', -0.1),
+      token(' there', -0.4),
+    ])
+    expect(final.choices[0]!.message.content).toBe('hi there')
+  })
 })

@@ -326,7 +326,8 @@ function badRequests(): Case[] {
     },
     { name: 'stop: [1]', body: json(ok({ stop: [1] })) },
     { name: 'n: 2', body: json(ok({ n: 2 })) },
-    { name: 'logprobs: true', body: json(ok({ logprobs: true })) },
+    { name: 'logprobs: "yes"', body: json(ok({ logprobs: 'yes' })) },
+    { name: 'top_logprobs: 21', body: json(ok({ top_logprobs: 21 })) },
     {
       name: 'stream_options without stream',
       body: json(ok({ stream_options: { include_usage: true } })),

@@ -6,6 +6,9 @@ import { UsageError } from '../UsageError.js'
 
 const LOG_LEVELS = ['debug', 'info', 'warn', 'error'] as const
 
+/** The exit code of a stop whose drain timed out and cancelled requests in flight. */
+export const EXIT_CUT_OFF = 3
+
 export const gatewayCommand: Command = {
   name: 'gateway',
   summary: 'an OpenAI-compatible gateway over your providers (@hourglass/gateway)',
@@ -14,8 +17,8 @@ export const gatewayCommand: Command = {
 Serves @hourglass/gateway: POST /v1/chat/completions, GET /v1/models,
 GET /healthz, GET /readyz, GET /metrics. Point any OpenAI client at
 http://<host>:<port>/v1. Logs are JSON lines (pino) on stderr. SIGTERM or
-SIGINT drains: requests in flight get --drain-timeout-ms to finish; a
-second signal exits at once.
+SIGINT drains: requests in flight get --drain-timeout-ms to finish (exit 0),
+else are cancelled (exit 3); a second signal exits at once.
 
 Options:
   --config <file>          the gateway config (JSON): providers, keys, limits,
@@ -107,7 +110,8 @@ A flag wins over its environment variable.
         drainTimeoutMs,
         replyReserveMs: DEFAULT_REPLY_RESERVE_MS,
         logLevel: logLevel as (typeof LOG_LEVELS)[number],
-        // Its own handlers (below): exit 0 after the drain, a line for a second signal.
+        // Its own handlers (below): exit 0 after a clean drain (3 if it cut
+        // requests off), a line for a second signal.
         drainOnSignals: false,
       })
     } catch (error) {
@@ -148,13 +152,16 @@ A flag wins over its environment variable.
       io.stdout(`hourglass gateway listening on ${running.url}/v1\n`)
     }
     await stop.first
+    let report: Awaited<ReturnType<typeof running.close>>
     try {
       // Drains: requests in flight get drainTimeoutMs, then are cancelled; the log says how it went.
-      await running.close()
+      report = await running.close()
     } finally {
       stop.release()
     }
-    return 0
+    // Requests cancelled unfinished: an unclean stop, said in the exit code
+    // too, so a supervisor or a deploy sees it without reading the log.
+    return report.cutOff > 0 ? EXIT_CUT_OFF : 0
   },
 }
 

@@ -156,6 +156,8 @@ const tokens = z
   .nullish()
 const SEED = { error: 'expected an integer from -(2^53 - 1) to 2^53 - 1' }
 const BIAS = { error: 'expected a number from -100 to 100' }
+// OpenAI's range: at most 20 alternatives per token.
+const TOP_LOGPROBS = { error: 'expected an integer from 0 to 20' }
 const shortString = z.string({ error: 'expected a string' }).max(MAX_ID, upTo(MAX_ID)).nullish()
 
 export const chatRequestSchema = z.looseObject({
@@ -202,11 +204,15 @@ export const chatRequestSchema = z.looseObject({
       z.number(BIAS).min(-100, BIAS).max(100, BIAS),
     )
     .nullish(),
-  logprobs: z
-    .literal(false, { error: 'only false: the gateway answers without logprobs' })
+  // Forwarded to OpenAI-compatible providers and written back in the answer
+  // (`choices[0].logprobs`); Anthropic and Gemini have none, and refuse `true`.
+  logprobs: z.boolean({ error: 'expected true or false' }).nullish(),
+  top_logprobs: z
+    .number(TOP_LOGPROBS)
+    .int(TOP_LOGPROBS)
+    .min(0, TOP_LOGPROBS)
+    .max(20, TOP_LOGPROBS)
     .nullish(),
-  // `null` is "not set" here too (clients that spell out every field send it).
-  top_logprobs: z.null({ error: 'not supported: the gateway answers without logprobs' }).optional(),
   user: shortString,
   safety_identifier: shortString,
   prompt_cache_key: shortString,

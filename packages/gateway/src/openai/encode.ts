@@ -114,7 +114,8 @@ export function toOpenAIResponse(
           // Citations (search models, `web_search_options`), as the provider sent them.
           ...(response.annotations === undefined ? {} : { annotations: response.annotations }),
         },
-        logprobs: null,
+        // The tokens' log probabilities when `logprobs: true` asked an OpenAI-compatible provider.
+        logprobs: response.logprobs ?? null,
         finish_reason: toOpenAIFinish(response.finishReason),
       },
     ],
@@ -195,7 +196,10 @@ export class OpenAIChunkEncoder {
         if (event.annotations !== undefined && event.annotations.length > 0) {
           out.push(this.#chunk({ annotations: event.annotations }))
         }
-        out.push(this.#chunk({}, toOpenAIFinish(event.finishReason)))
+        // llm hands a stream's log probabilities over joined, with the finish:
+        // they go on its chunk, which OpenAI's clients append to the
+        // choice's `logprobs` as they do each chunk's.
+        out.push(this.#chunk({}, toOpenAIFinish(event.finishReason), event.logprobs ?? null))
         if (this.#options.includeUsage && event.usage !== undefined) {
           out.push(this.#base([], openAIUsage(event.usage)))
         }
@@ -223,10 +227,11 @@ export class OpenAIChunkEncoder {
   #chunk(
     delta: Record<string, unknown>,
     finishReason: OpenAIFinish | null = null,
+    logprobs: unknown = null,
   ): Record<string, unknown> {
     const withRole = this.#sentRole ? delta : { role: 'assistant', ...delta }
     this.#sentRole = true
-    return this.#base([{ index: 0, delta: withRole, logprobs: null, finish_reason: finishReason }])
+    return this.#base([{ index: 0, delta: withRole, logprobs, finish_reason: finishReason }])
   }
 }
 

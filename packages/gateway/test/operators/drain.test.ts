@@ -3,7 +3,7 @@ import { type FakeProvider, reply } from '@hourglass/testkit'
 import express from 'express'
 import { afterEach, describe, expect, it } from 'vitest'
 import { createGateway, type GatewayRouter, type LogRecord } from '../../src/index.js'
-import { fakeProvider, fallback } from '../support/harness.js'
+import { fakeProvider, fallback, startHarness } from '../support/harness.js'
 
 /**
  * The gateway mounted in an app whose server keeps listening, so what a
@@ -68,7 +68,7 @@ describe('graceful shutdown', () => {
       ((await answer.json()) as { choices: { message: { content: string } }[] }).choices[0]?.message
         .content,
     ).toBe('finished during the drain')
-    await closing
+    expect(await closing).toEqual({ inFlight: 1, drained: 1, cutOff: 0, ms: expect.any(Number) })
     const shutdown = logs.filter((l) => l.event === 'shutdown')
     expect(shutdown).toHaveLength(1)
     expect(shutdown[0]).toMatchObject({ level: 'info', inFlight: 1, drained: 1, cutOff: 0 })
@@ -123,7 +123,10 @@ describe('graceful shutdown', () => {
     fake.enqueue(reply.text('never', { latencyMs: 10_000 }))
     const inFlight = post()
     await fake.waitForRequests(1)
-    await gateway.close()
+    const report = await gateway.close()
+    // What the log line says, resolved for the caller to act on (the CLI's exit code).
+    expect(report).toEqual({ inFlight: 1, drained: 0, cutOff: 1, ms: expect.any(Number) })
+    expect(await gateway.close()).toBe(report)
     const answer = await inFlight
     expect(answer.status).toBe(503)
     expect(((await answer.json()) as { error: { code: string } }).error.code).toBe('shutting_down')
@@ -147,5 +150,22 @@ describe('graceful shutdown', () => {
     const body = await text
     expect(body).toContain('"code":"shutting_down"')
     expect(body).not.toContain('[DONE]')
+  })
+
+  it("startGateway's close() resolves the drain's report: a request cut off is counted for the caller", async () => {
+    const provider = await fakeProvider('openai', ['k'])
+    fake = provider.fake
+    const harness = await startHarness(
+      { providers: { p: provider.entry }, models: { m: fallback(['p', 'gpt']) } },
+      { drainTimeoutMs: 0 },
+    )
+    provider.fake.enqueue(reply.hang())
+    const inFlight = harness.client.chat.completions
+      .create({ model: 'm', messages: [{ role: 'user', content: 'x' }] })
+      .catch((error: unknown) => (error as { status?: number }).status)
+    await provider.fake.waitForRequests(1)
+    const report = await harness.running.close()
+    expect(report).toEqual({ inFlight: 1, drained: 0, cutOff: 1, ms: expect.any(Number) })
+    expect(await inFlight).toBe(503)
   })
 })

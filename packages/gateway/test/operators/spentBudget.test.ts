@@ -1,3 +1,5 @@
+import { once } from 'node:events'
+import { connect } from 'node:net'
 import type { FakeProvider } from '@hourglass/testkit'
 import OpenAI, { APIError } from 'openai'
 import { afterEach, describe, expect, it } from 'vitest'
@@ -67,4 +69,31 @@ describe('a budget spent before the request arrives', () => {
       expect(fake.requests).toHaveLength(0)
     })
   }
+
+  it('with Expect: 100-continue the 504 comes without 100 Continue: no body is uploaded to read it; a request with budget gets 100 Continue', async () => {
+    const provider = await fakeProvider('openai', ['k'])
+    fake = provider.fake
+    harness = await startHarness({
+      providers: { p: provider.entry },
+      models: { m: fallback(['p', 'gpt']) },
+    })
+    const body = JSON.stringify({ model: 'm', messages: [{ role: 'user', content: 'hi' }] })
+    const { port } = new URL(harness.url)
+    /** Sends the head only, holding the body back as such a client does; resolves the first thing the server says. */
+    const firstAnswer = async (extra: string) => {
+      const socket = connect(Number(port), '127.0.0.1')
+      socket.setEncoding('utf8')
+      try {
+        socket.write(
+          `POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nExpect: 100-continue\r\n${extra}\r\n`,
+        )
+        const [data] = (await once(socket, 'data')) as [string]
+        return data.split('\r\n')[0]
+      } finally {
+        socket.destroy()
+      }
+    }
+    expect(await firstAnswer('x-deadline-remaining-ms: 0\r\n')).toBe('HTTP/1.1 504 Gateway Timeout')
+    expect(await firstAnswer('')).toBe('HTTP/1.1 100 Continue')
+  })
 })

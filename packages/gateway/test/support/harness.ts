@@ -29,7 +29,15 @@ export async function startHarness(
     ...options,
   })
   const client = new OpenAI({ baseURL: `${running.url}/v1`, apiKey: 'x', maxRetries: 0 })
-  return { url: running.url, client, logs, running, close: () => running.close() }
+  return {
+    url: running.url,
+    client,
+    logs,
+    running,
+    close: async () => {
+      await running.close()
+    },
+  }
 }
 
 /** A fake provider and the config entry pointing at it. */

@@ -34,6 +34,60 @@ export interface RedisServer {
 const READY_LINE = /ready to accept connections/i
 
 /**
+ * The redis-servers this process has running. A child outlives its parent:
+ * a process that ends (a test worker's `process.exit`, a script's failure)
+ * or is signalled while a server starts would leave it running, orphaned,
+ * holding its port. One `'exit'` listener for them all kills them (a
+ * synchronous `kill`, all an exit handler can do; nothing is persisted), and
+ * goes with the last one, so a suite that starts and stops hundreds of
+ * servers leaves no listener behind.
+ */
+const live = new Set<ChildProcess>()
+const STOP_SIGNALS = ['SIGINT', 'SIGTERM'] as const
+/** spawnReady calls in progress: while any runs, a stop signal nobody else handles kills the servers first. */
+let starting = 0
+
+function killLive(): void {
+  for (const child of live) child.kill('SIGKILL')
+}
+
+function track(child: ChildProcess): void {
+  if (live.size === 0) process.on('exit', killLive)
+  live.add(child)
+  child.once('exit', () => {
+    live.delete(child)
+    if (live.size === 0) process.off('exit', killLive)
+  })
+}
+
+/**
+ * A SIGINT or SIGTERM that arrives while a server starts, before the caller
+ * could install a handler of its own (it has no server to stop yet), ends
+ * the process by its default action, and Node runs no `'exit'` listener
+ * then. Listened for only in that window and only acted on when nobody else
+ * listens: the servers are killed, then the signal is raised again with our
+ * listener gone, ending the process as it would have. A process that
+ * handles the signal itself keeps it (its exit runs `killLive`).
+ */
+function onStopSignal(signal: NodeJS.Signals): void {
+  if (process.listenerCount(signal) > 1) return
+  // All of it, whatever else is starting: the raised signal must meet no listener of ours.
+  starting = 0
+  for (const name of STOP_SIGNALS) process.off(name, onStopSignal)
+  killLive()
+  process.kill(process.pid, signal)
+}
+
+function listenStopSignals(): void {
+  if (starting++ === 0) for (const name of STOP_SIGNALS) process.on(name, onStopSignal)
+}
+
+function unlistenStopSignals(): void {
+  if (starting === 0) return
+  if (--starting === 0) for (const name of STOP_SIGNALS) process.off(name, onStopSignal)
+}
+
+/**
  * Spawn the machine's `redis-server` on a free loopback port with persistence
  * off (`--save '' --appendonly no`) and resolve once its log says it accepts
  * connections: no polling, no sleeps.
@@ -129,6 +183,9 @@ function spawnReady(binary: string, port: number, readyTimeoutMs: number): Promi
     ],
     { stdio: ['ignore', 'pipe', 'pipe'] },
   )
+  // A binary that cannot be spawned has no pid and never emits 'exit': nothing to track.
+  if (child.pid !== undefined) track(child)
+  listenStopSignals()
   return new Promise<ChildProcess>((resolve, reject) => {
     let log = ''
     const onData = (chunk: Buffer) => {
@@ -148,6 +205,7 @@ function spawnReady(binary: string, port: number, readyTimeoutMs: number): Promi
     )
     function settle(error?: Error) {
       clearTimeout(timer)
+      unlistenStopSignals()
       child.stdout?.off('data', onData)
       child.off('exit', onExit)
       child.off('error', onError)
