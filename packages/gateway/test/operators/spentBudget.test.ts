@@ -80,12 +80,16 @@ describe('a budget spent before the request arrives', () => {
     const body = JSON.stringify({ model: 'm', messages: [{ role: 'user', content: 'hi' }] })
     const { port } = new URL(harness.url)
     /** Sends the head only, holding the body back as such a client does; resolves the first thing the server says. */
-    const firstAnswer = async (extra: string) => {
+    const firstAnswer = async (
+      extra: string,
+      path = '/v1/chat/completions',
+      length = Buffer.byteLength(body),
+    ) => {
       const socket = connect(Number(port), '127.0.0.1')
       socket.setEncoding('utf8')
       try {
         socket.write(
-          `POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nExpect: 100-continue\r\n${extra}\r\n`,
+          `POST ${path} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: ${length}\r\nExpect: 100-continue\r\n${extra}\r\n`,
         )
         const [data] = (await once(socket, 'data')) as [string]
         return data.split('\r\n')[0]
@@ -95,5 +99,8 @@ describe('a budget spent before the request arrives', () => {
     }
     expect(await firstAnswer('x-deadline-remaining-ms: 0\r\n')).toBe('HTTP/1.1 504 Gateway Timeout')
     expect(await firstAnswer('')).toBe('HTTP/1.1 100 Continue')
+    // Refused before anything reads the body: no upload asked for either.
+    expect(await firstAnswer('', '/v1/nowhere')).toBe('HTTP/1.1 404 Not Found')
+    expect(await firstAnswer('', '/v1/chat/completions', 1e9)).toMatch(/^HTTP\/1\.1 413 /)
   })
 })
