@@ -89,3 +89,23 @@ export function modelRetryReason(m: {
 }): string | undefined {
   return m.errorKind ?? m.errorClass ?? (m.status === undefined ? undefined : String(m.status))
 }
+
+/**
+ * A model attempt llm returned as its answer (`success`) although that
+ * answer ended in an error: finish reason `error` (DeepSeek's
+ * `insufficient_system_resource`, Gemini's `MALFORMED_FUNCTION_CALL`) on a
+ * stream that had delivered tokens first, so llm could neither retry it
+ * nor hand it to a fallback. The same answer with nothing delivered is a
+ * failed attempt (`server_error`), and a stream broken after its first
+ * token by an error frame is one too (`why = after-first-byte`): this one
+ * is reported as that twin, or it was an UNSET span and a success in
+ * `calls.succeeded` while the gateway answered it as `stream_interrupted`.
+ */
+export function endedInError(m: { decision: string; finishReason?: string | undefined }): boolean {
+  return m.decision === 'success' && m.finishReason === 'error'
+}
+
+/** `error.type` and retry reason of an answer that ended in an error: llm's kind for the same answer with no token. */
+export const ENDED_IN_ERROR_TYPE = 'server_error'
+/** Why it was not tried again: llm's `why` for a stream broken after its first token. */
+export const ENDED_IN_ERROR_WHY = 'after-first-byte'

@@ -22,7 +22,15 @@ import {
   METRIC_RETRIES,
   METRIC_SUCCEEDED,
 } from './attributes.js'
-import { defined, type Handlers, httpMethod, modelRetryReason } from './handlers.js'
+import {
+  defined,
+  ENDED_IN_ERROR_TYPE,
+  ENDED_IN_ERROR_WHY,
+  endedInError,
+  type Handlers,
+  httpMethod,
+  modelRetryReason,
+} from './handlers.js'
 import { inModelSend } from './inModelSend.js'
 
 /**
@@ -152,7 +160,16 @@ export function metricHandlers(meter: Meter): Handlers {
     },
     llm: {
       attempt(m) {
-        if (m.decision === 'success') {
+        if (endedInError(m)) {
+          // Returned, but ended in an error after its first token: no answer
+          // got, and not retried, as the same stream cut by an error frame.
+          retries.add(1, {
+            [ATTR_DEADLINE_RETRY_OUTCOME]: 'skipped',
+            [ATTR_DEADLINE_RETRY_REASON]: ENDED_IN_ERROR_TYPE,
+            [ATTR_DEADLINE_RETRY_WHY]: ENDED_IN_ERROR_WHY,
+            [ATTR_DEADLINE_CALL_KIND]: 'llm',
+          })
+        } else if (m.decision === 'success') {
           // The attempt on the model that answered: a fallback's first answer is attempt 1.
           succeeded.add(1, {
             [ATTR_DEADLINE_ATTEMPT]: m.modelAttempt ?? m.attempt,

@@ -64,7 +64,17 @@ import {
 } from './attributes.js'
 import { parentContext } from './deadlineSpans.js'
 import { grpcTraceHandlers } from './grpcSpans.js'
-import { defined, errorType, type Handlers, httpMethod, modelRetryReason, ms } from './handlers.js'
+import {
+  defined,
+  ENDED_IN_ERROR_TYPE,
+  ENDED_IN_ERROR_WHY,
+  endedInError,
+  errorType,
+  type Handlers,
+  httpMethod,
+  modelRetryReason,
+  ms,
+} from './handlers.js'
 import { bullmqTraceHandlers } from './jobSpans.js'
 import { withRequestIds } from './withRequestIds.js'
 
@@ -301,6 +311,16 @@ export function traceHandlers(sdkTracer: Tracer): Handlers {
     llm: {
       attempt(m) {
         modelAttemptSpan(tracer, m)
+        // An answer that ended in an error after its first token: not retried,
+        // as the same stream broken by an error frame (see `endedInError`).
+        if (endedInError(m)) {
+          open(trace.getSpan(parentContext(m.deadline)))?.addEvent(EVENT_DEADLINE_RETRY_SKIPPED, {
+            [ATTR_DEADLINE_ATTEMPT]: m.attempt,
+            [ATTR_DEADLINE_RETRY_REASON]: ENDED_IN_ERROR_TYPE,
+            [ATTR_DEADLINE_RETRY_WHY]: ENDED_IN_ERROR_WHY,
+          })
+          return
+        }
         // A failed attempt this model was not tried again after: as fetch's retry_skipped.
         if (m.why !== undefined && m.decision !== 'retry' && m.decision !== 'success') {
           open(trace.getSpan(parentContext(m.deadline)))?.addEvent(
@@ -386,8 +406,10 @@ function genAiProvider(name: string): string {
 
 /** One model attempt as a GenAI inference span, ended as it is made (see above). */
 function modelAttemptSpan(tracer: Tracer, m: LlmAttemptMessage): void {
-  const failure =
-    m.decision === 'success'
+  // A success whose answer ended in an error failed all the same (see `endedInError`).
+  const failure = endedInError(m)
+    ? ENDED_IN_ERROR_TYPE
+    : m.decision === 'success'
       ? undefined
       : (m.errorKind ?? m.errorClass ?? (m.status === undefined ? 'error' : String(m.status)))
   const end = performance.timeOrigin + performance.now()

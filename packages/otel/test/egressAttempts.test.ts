@@ -197,3 +197,79 @@ describe('methods a caller chooses', () => {
     ])
   })
 })
+
+describe('a model answer that ended in an error', () => {
+  /** One OpenAI-wire stream chunk of DeepSeek's, as its server writes it. */
+  const chunk = (choice: object, extra: object = {}) =>
+    `data: ${JSON.stringify({ id: 'c1', object: 'chat.completion.chunk', model: 'ds', choices: [{ index: 0, ...choice }], ...extra })}\n\n`
+
+  it('after its first token: an ERROR chat span (server_error), a skipped retry, not a success — as the same stream cut by an error frame', async () => {
+    const provider = await startFakeProvider({ dialect: 'deepseek' })
+    const model = openAICompatible({ baseURL: provider.baseURL, apiKey: 'sk-a', model: 'ds' })
+    // A token, then DeepSeek's `insufficient_system_resource`: llm returns
+    // what came (finish reason `error`), having nothing to retry it with.
+    provider.enqueue(
+      reply.error(
+        200,
+        chunk({ delta: { role: 'assistant', content: 'Hel' }, finish_reason: null }) +
+          chunk(
+            { delta: {}, finish_reason: 'insufficient_system_resource' },
+            { usage: { prompt_tokens: 5, completion_tokens: 1, total_tokens: 6 } },
+          ) +
+          'data: [DONE]\n\n',
+        { 'content-type': 'text/event-stream' },
+      ),
+    )
+    const caller = otel.tracer.startSpan('caller')
+    try {
+      const stream = context.with(trace.setSpan(context.active(), caller), () =>
+        callModel({
+          models: [model],
+          request: { messages: [{ role: 'user', content: 'hi' }], maxTokens: 5, stream: true },
+          limits: { admission: false },
+        }),
+      )
+      for await (const _ of stream) {
+        // read to the end
+      }
+      expect((await stream.result).finishReason).toBe('error')
+    } finally {
+      caller.end()
+      await model.close?.()
+      await provider.close()
+    }
+    const spans = otel.exporter.getFinishedSpans()
+    const chat = spans.find((s) => s.name === 'chat ds')
+    expect(chat?.attributes).toMatchObject({
+      'gen_ai.response.finish_reasons': ['error'],
+      'gen_ai.usage.output_tokens': 1,
+      'hourglass.llm.decision': 'success',
+      'error.type': 'server_error',
+    })
+    expect(chat?.status.code).toBe(SpanStatusCode.ERROR)
+    const events = spans.find((s) => s.name === 'caller')?.events
+    expect(events?.map((e) => [e.name, e.attributes])).toEqual([
+      [
+        'hourglass.deadline.retry_skipped',
+        {
+          'hourglass.deadline.attempt': 1,
+          'hourglass.deadline.retry.reason': 'server_error',
+          'hourglass.deadline.retry.why': 'after-first-byte',
+        },
+      ],
+    ])
+    expect(await otel.points('hourglass.deadline.calls.succeeded')).toEqual([])
+    const decisions = await otel.points('hourglass.deadline.retries')
+    expect(decisions.map((p) => [p.attributes, p.value])).toEqual([
+      [
+        {
+          'hourglass.deadline.retry.outcome': 'skipped',
+          'hourglass.deadline.retry.reason': 'server_error',
+          'hourglass.deadline.retry.why': 'after-first-byte',
+          'hourglass.deadline.call.kind': 'llm',
+        },
+        1,
+      ],
+    ])
+  })
+})
