@@ -16,13 +16,13 @@ import { DEFAULT_MAX_RETRY_AFTER_MS } from '../retry/maxRetryAfter.js'
 import { type AdmissionPermit, createPermit } from './AdmissionPermit.js'
 import { CooldownBook, modelScope } from './CooldownBook.js'
 import type { CooldownStore } from './CooldownStore.js'
-import { chooseSlot } from './chooseSlot.js'
+import { chooseSlot, type SlotChoice } from './chooseSlot.js'
 import { type CooldownInput, defaultCooldownMs } from './defaultCooldownMs.js'
 import { KeyIdCache } from './KeyIdCache.js'
 import { endpointId } from './keyId.js'
 import { LatencyTracker } from './LatencyTracker.js'
 import { MemoryCooldownStore } from './MemoryCooldownStore.js'
-import type { ProviderLimits } from './ProviderLimits.js'
+import type { CountedDecision, ProviderLimits } from './ProviderLimits.js'
 import { publishAdmission } from './publish.js'
 import { RedisCooldownStore } from './RedisCooldownStore.js'
 import type { AdmissionOutcome, Lane, ProbeToken, Slot } from './slot.js'
@@ -336,9 +336,19 @@ export class Admission {
             }
             // Bounded too: a Redis that holds the counters' commands (paused,
             // or dying with the command in flight) must not hold the call.
-            const counted = this.#limits.tryAcquire(provider, tokens, { deadline, neededMs })
-            const limit = await (this.#limits.remote ? untilEnded(counted, until) : counted)
-            ended()
+            const counted = this.#limits.count(provider, tokens, { deadline, neededMs })
+            let limit: CountedDecision
+            try {
+              limit = await (this.#limits.remote ? untilEnded(counted, until) : counted)
+              ended()
+            } catch (stopped) {
+              // The call ended while its count was in flight (or as it was
+              // answered): nothing goes out, so what it took goes back once
+              // it is answered. Kept, a tenant whose clients hung up during
+              // a slow Redis held the TPM limit with requests never sent.
+              counted.then((taken) => (taken.admitted ? taken.giveBack?.() : undefined)).catch(noop)
+              throw stopped
+            }
             if (!limit.admitted) {
               const waitMs = limit.retryAfterMs
               const remaining = enforcedRemaining(deadline)
@@ -381,6 +391,18 @@ export class Admission {
               callHook(this.#limits.onWait, provider, limit.limit, waitMs)
               heldBack = true
               await wait(Math.min(waitMs, MAX_TIMER_MS), until)
+              continue
+            }
+            // The lanes as they are now, not as they were before the
+            // count's round trip: a 429 reported meanwhile (a cooldown), a
+            // key retired (auth), or a probe another caller took holds this
+            // request back. Granted on the old choice, it went out to a key
+            // known to be cooling or rejected (or as a second probe). What
+            // it counted goes back; it is counted again when it may go.
+            if (
+              !sameGrant(choice, chooseSlot(lanes, this.#clock.now(), neededMs, this.#staggerMs))
+            ) {
+              void limit.giveBack?.()
               continue
             }
           }
@@ -582,3 +604,10 @@ function scopeOf(provider: string, endpoint: string | undefined): string {
     ? provider
     : `${provider}@${endpointId(endpoint)}`
 }
+
+/** `now` grants what `before` did: the same lane, a probe or not alike. */
+function sameGrant(before: SlotChoice & { kind: 'grant' }, now: SlotChoice): boolean {
+  return now.kind === 'grant' && now.index === before.index && now.probe === before.probe
+}
+
+function noop(): void {}

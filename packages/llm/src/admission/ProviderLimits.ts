@@ -87,6 +87,17 @@ export type LimitDecision =
       tooLarge?: true | undefined
     }
 
+/**
+ * `LimitDecision` as `Admission` takes it: an admitted request may give back
+ * what it counted (the request, its tokens) when it is not sent after all —
+ * its call ended while the count's round trip was in flight, or the cooldown
+ * gate closed meanwhile. Only to the window the count went to; once; never
+ * rejects. @internal
+ */
+export type CountedDecision =
+  | Exclude<LimitDecision, { admitted: true }>
+  | { admitted: true; giveBack?: (() => Promise<void>) | undefined }
+
 interface Pair {
   rpm: RateLimiterAbstract | undefined
   tpm: RateLimiterAbstract | undefined
@@ -248,6 +259,16 @@ export class ProviderLimits {
     tokens: number | (() => number),
     options: LimitOptions = {},
   ): Promise<LimitDecision> {
+    const decision = await this.count(provider, tokens, options)
+    return decision.admitted ? ADMITTED : decision
+  }
+
+  /** `tryAcquire`, with the give-back of what an admitted request counted (`CountedDecision`). @internal */
+  async count(
+    provider: string,
+    tokens: number | (() => number),
+    options: LimitOptions = {},
+  ): Promise<CountedDecision> {
     const pair = this.#pairs.get(provider)
     if (!pair) return ADMITTED
     const remaining = enforcedRemaining(options.deadline ?? currentDeadline())
@@ -293,20 +314,17 @@ export class ProviderLimits {
         })
         if (refused !== undefined) return refuse('rpm', refused)
       }
+      let tpmWindowMs: number | undefined
       if (pair.tpm && weight > 0) {
-        const refused = await take(pair.tpm, provider, weight)
+        const refused = await take(pair.tpm, provider, weight, (ms) => {
+          tpmWindowMs = ms
+        })
         if (refused !== undefined) {
           // The request is not going: give back the request it was counted
           // as — to its own window. Given to a window another process had
           // started since (the count's had ended meanwhile), it lent that
           // window one more request than the limit.
-          if (pair.rpm) {
-            this.#redis?.giveBackTo(rpmWindowMs)
-            // `reward` reaches the script synchronously (or the local limiter, which never reads it).
-            const givenBack = pair.rpm.reward(provider, 1)
-            this.#redis?.giveBackTo(undefined)
-            await givenBack
-          }
+          if (pair.rpm) await this.#reward(pair.rpm, provider, 1, rpmWindowMs)
           // Only the local share refuses for good (LocalShareLimiter): the whole limit was checked above.
           return Number.isFinite(refused)
             ? refuse('tpm', refused)
@@ -317,7 +335,19 @@ export class ProviderLimits {
               )
         }
       }
-      return ADMITTED
+      if (!pair.rpm && !(pair.tpm && weight > 0)) return ADMITTED
+      let given = false
+      const giveBack = async (): Promise<void> => {
+        if (given) return
+        given = true
+        try {
+          if (pair.rpm) await this.#reward(pair.rpm, provider, 1, rpmWindowMs)
+          if (pair.tpm && weight > 0) await this.#reward(pair.tpm, provider, weight, tpmWindowMs)
+        } catch {
+          // Redis failing: the count stays, an unused share until its window ends.
+        }
+      }
+      return { admitted: true, giveBack }
     } finally {
       // A client without `status` (it is optional: any object with
       // `evalsha`/`eval` fits) that answered is back too: read as `ready`,
@@ -332,6 +362,20 @@ export class ProviderLimits {
         warnSafely(this.#logger, 'hourglass limits: Redis is back; limits are shared again')
       }
     }
+  }
+
+  /** Gives `points` back to `limiter`'s window of `provider` that a count saw `windowMs` left of (Redis: `LIMIT_SCRIPT`'s ARGV[5]). */
+  #reward(
+    limiter: RateLimiterAbstract,
+    provider: string,
+    points: number,
+    windowMs: number | undefined,
+  ): Promise<unknown> {
+    this.#redis?.giveBackTo(windowMs)
+    // `reward` reaches the script synchronously (or the local limiter, which never reads it).
+    const givenBack = limiter.reward(provider, points)
+    this.#redis?.giveBackTo(undefined)
+    return givenBack
   }
 
   #onFallback(): void {

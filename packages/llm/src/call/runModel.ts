@@ -333,6 +333,10 @@ export async function runModel(
     // The local view is updated at once; the store's write may not answer
     // (Redis down): not past the deadline, nor after a cancel.
     if (reported !== undefined) {
+      // Ended already (the deadline or a cancel at the same moment as this
+      // attempt's failure: a first-token timeout due when the deadline is):
+      // the store's write did not end the call, and the record must not say so.
+      const endedBefore = signal?.aborted === true || stopsNow(deadline)
       try {
         await untilEnded(reported, { deadline, signal, clock })
       } catch (thrown) {
@@ -349,7 +353,9 @@ export async function runModel(
           why: endedWhy(thrown, stop),
           // The provider's answer time, not the store's wait.
           latencyMs: Math.round(latencyMs),
-          reason: `${error.kind} (HTTP ${error.status}); the call was ended (${ended}) while admission wrote the cooldown to its store`,
+          reason: endedBefore
+            ? `${error.kind} (HTTP ${error.status}); the call was ended (${ended})`
+            : `${error.kind} (HTTP ${error.status}); the call was ended (${ended}) while admission wrote the cooldown to its store`,
         })
         throw thrown
       }
@@ -509,6 +515,16 @@ function follow(controller: AbortController, signal: AbortSignal | undefined): (
 }
 
 const noop = () => {}
+
+/** The deadline has ended the call (expired, or cancelled; not an observe-only one's expiry). */
+function stopsNow(deadline: CallState['deadline']): boolean {
+  try {
+    deadline?.throwIfExpired()
+    return false
+  } catch {
+    return true
+  }
+}
 
 /** The adapter's next key in rotation, skipping keys this call saw rejected. */
 function unrejectedKey(adapter: ModelAdapter, rejected: ReadonlySet<string>): string | undefined {

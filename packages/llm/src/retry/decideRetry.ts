@@ -116,7 +116,8 @@ export const MAX_ATTEMPTS_CAP = 10
  *    least (`answersBefore`) → fall back now: the earliest answer wins (no
  *    history counts as answering at once);
  * 11. the wait (`waitMs`, else `retryDelay`) plus `minAttemptMs` does not fit
- *    in `remainingMs` → not slept: fall back, else fail, naming the wait;
+ *    in `remainingMs`, or the wait leaves no time at all → not slept: fall
+ *    back, else fail, naming the wait;
  * 12. otherwise retry after the wait.
  *
  * Numbers are checked first (`checkDecisionInput`): NaN is never given a
@@ -234,7 +235,12 @@ export function decideRetry(input: RetryDecisionInput): RetryDecision {
       `${what}: this model cannot be sent to again (every key retired); not slept`,
     )
   }
-  if (delayMs + minAttemptMs > remainingMs) {
+  // A wait that ends at the deadline (or past what the attempt needs) is
+  // not slept: with `minAttemptMs` 0, a backoff of exactly the time left was
+  // slept to the end and the call failed by its deadline — its record said
+  // `retry`, no retry went out, and a fallback that could have answered
+  // was never asked.
+  if (delayMs + minAttemptMs > remainingMs || delayMs >= remainingMs) {
     const label = source === 'server' ? 'server-requested wait' : `${source} wait`
     return giveUp(
       'no-budget',

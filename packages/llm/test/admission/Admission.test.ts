@@ -387,6 +387,107 @@ describe('waitedMs', () => {
     expect(error.retryAtMs).toBe(1_700_000_000_000 + clock.now() + error.retryAfterMs)
     deadline.dispose()
   })
+
+  it('a 429 or an auth failure reported while a request’s RPM/TPM count is in flight (a Redis round trip) holds that request back: no permit for a key known to be cooling or rejected', async () => {
+    /** Limits whose every count is held until the test lets it answer, as a slow Redis holds it. */
+    class HeldLimits extends ProviderLimits {
+      readonly counting: Array<() => void> = []
+      #onCount: (() => void) | undefined
+      override get remote(): boolean {
+        return true
+      }
+      nextCount(): Promise<void> {
+        return new Promise((resolve) => (this.#onCount = resolve))
+      }
+      override async count(...args: Parameters<ProviderLimits['count']>) {
+        await new Promise<void>((resolve) => {
+          this.counting.push(resolve)
+          this.#onCount?.()
+        })
+        return super.count(...args)
+      }
+    }
+    // One request a minute: the count a held-back request took is given
+    // back, or the request could not go once the cooldown is over.
+    const limits = new HeldLimits({ limits: { acme: { rpm: 1 } } })
+    const gate = admission({ limits })
+    const deadline = Deadline.after(60_000, { clock })
+    const target = { provider: 'acme', keys: [KEY_A], model: 'm1', deadline }
+
+    // A 429 for this model on this key while the count is in flight.
+    let counted = limits.nextCount()
+    let settled: AdmissionPermit | unknown
+    let pending = gate.acquire(target).then(
+      (permit) => (settled = permit),
+      (error: unknown) => (settled = error),
+    )
+    await counted
+    await gate.report('acme', KEY_A, limited(5_000), { model: 'm1' })
+    limits.counting.shift()?.()
+    await flush()
+    await flush()
+    expect(settled, 'no permit while the key is cooling').toBeUndefined()
+    // It waits out the cooldown, then is the probe.
+    counted = limits.nextCount()
+    clock.advance(5_000)
+    await counted
+    limits.counting.shift()?.()
+    await pending
+    expect((settled as AdmissionPermit).probe).toBe(true)
+    ;(settled as AdmissionPermit).release()
+
+    // A key rejected (401) while the count is in flight: refused, never granted with that key.
+    const other = new HeldLimits({ limits: { acme: { rpm: 1 } } })
+    counted = other.nextCount()
+    settled = undefined
+    const gate2 = admission({ limits: other })
+    pending = gate2.acquire(target).then(
+      (permit) => (settled = permit),
+      (error: unknown) => (settled = error),
+    )
+    await counted
+    await gate2.report('acme', KEY_A, { ok: false, error: { kind: 'auth', status: 401 } })
+    other.counting.shift()?.()
+    await pending
+    expect(isKeysRetired(settled), 'refused: every key retired').toBe(true)
+    deadline.dispose()
+  })
+
+  it('a call that ends while its RPM/TPM count is in flight gives the count back: a request never sent holds no share of the limit', async () => {
+    class HeldLimits extends ProviderLimits {
+      readonly counting: Array<() => void> = []
+      override get remote(): boolean {
+        return true
+      }
+      override async count(...args: Parameters<ProviderLimits['count']>) {
+        await new Promise<void>((resolve) => this.counting.push(resolve))
+        return super.count(...args)
+      }
+    }
+    const limits = new HeldLimits({ limits: { acme: { rpm: 1, tpm: 100 } } })
+    const gate = admission({ limits })
+    // The minute's window does not fit it: a spent limit is refused at once, not waited for.
+    const deadline = Deadline.after(1_000, { clock })
+    const target = { provider: 'acme', keys: [KEY_A], model: 'm1', tokens: 60, deadline }
+    const left = new AbortController()
+    const gone = gate.acquire({ ...target, signal: left.signal }).catch((error: unknown) => error)
+    await flush()
+    expect(limits.counting).toHaveLength(1)
+    left.abort(new Error('the client left'))
+    expect(((await gone) as Error).message).toBe('the client left')
+    // Its count is answered after the call has gone.
+    limits.counting.shift()?.()
+    await flush()
+    await flush()
+    const next = gate.acquire(target)
+    await flush()
+    limits.counting.shift()?.()
+    const permit = await next.catch((error: unknown) => error)
+    expect(permit, 'the next request gets the share the gone one took').toMatchObject({
+      key: KEY_A,
+    })
+    deadline.dispose()
+  })
 })
 
 describe('defaultCooldownMs', () => {

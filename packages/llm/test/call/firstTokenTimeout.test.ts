@@ -1,6 +1,9 @@
+import { Deadline, isDeadlineExceeded, ManualClock } from '@hourglass/core'
 import { reply } from '@hourglass/testkit'
 import { describe, expect, it } from 'vitest'
 import { openAICompatible } from '../../src/adapters/openAICompatible.js'
+import { Admission } from '../../src/admission/Admission.js'
+import { CostBudget } from '../../src/budget/CostBudget.js'
 import type { AttemptRecord } from '../../src/call/AttemptRecord.js'
 import { callModel } from '../../src/call/callModel.js'
 import { isModelUnavailable } from '../../src/errors/ModelUnavailableError.js'
@@ -101,5 +104,42 @@ describe('a first-token timeout', () => {
     expect(records[1]?.choice).toBe('retry 2 of 3 on this model (resendAfterFirstTokenTimeout)')
     // Both attempts carried the same Idempotency-Key: the resend is the same operation.
     expect(new Set(fake.requests.map((r) => r.headers['idempotency-key'])).size).toBe(1)
+  })
+
+  it('due when the deadline is: the deadline ends the call, the one record says so without blaming the cooldown store, no fallback is sent, nothing stays held', async () => {
+    const clock = new ManualClock()
+    const { fake, model } = await keepAliveOnly()
+    const backup = await fakes.start({ dialect: 'openai', reply: reply.text('too late') })
+    const fallback = fakes.adapter(
+      openAICompatible({ baseURL: backup.baseURL, apiKey: 'sk', model: 'gpt-4o-mini' }),
+    )
+    const budget = new CostBudget({
+      limitUsd: 10,
+      prices: {
+        'gpt-4o': { inputPerMTok: 1, outputPerMTok: 1 },
+        'gpt-4o-mini': { inputPerMTok: 1, outputPerMTok: 1 },
+      },
+    })
+    const records: AttemptRecord[] = []
+    const stream = callModel({
+      models: [model, fallback],
+      request,
+      deadline: Deadline.after(500, { clock }),
+      firstTokenTimeoutMs: 500,
+      limits: { admission: new Admission({ clock }), budget },
+      retry: { budgets: false },
+      onAttempt: (record) => records.push(record),
+    })
+    const ended = stream.result.catch((error: unknown) => error)
+    // The 200 and a keep-alive have come: the request is in the provider's hands.
+    while (fake.requests.length === 0) await new Promise((resolve) => setImmediate(resolve))
+    await new Promise((resolve) => setTimeout(resolve, 30))
+    clock.advance(500)
+    expect(isDeadlineExceeded(await ended)).toBe(true)
+    expect(backup.requests).toHaveLength(0)
+    expect(records).toHaveLength(1)
+    expect(records[0]).toMatchObject({ decision: 'fail', errorKind: 'timeout', why: 'no-budget' })
+    expect(records[0]?.reason).toBe('timeout (HTTP 200); the call was ended (deadline_exceeded)')
+    expect(budget.reservedUsd).toBe(0)
   })
 })

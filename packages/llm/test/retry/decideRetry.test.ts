@@ -94,6 +94,26 @@ describe('decideRetry', () => {
     })
   })
 
+  it('a wait that ends exactly at the deadline is not slept: the fallback is asked now, or the call fails now', () => {
+    // 1000 ms backoff (attempt 1, no jitter) with exactly 1000 ms left: after
+    // it no attempt can go out. Slept, the call ended by its deadline with a
+    // record saying `retry` and the fallback never asked.
+    const input = { error: error('server_error'), attempt: 1, random: zero, remainingMs: 1000 }
+    expect(decideRetry(input)).toMatchObject({
+      action: 'fail',
+      why: 'no-budget',
+      reason:
+        'server_error (HTTP 500): backoff wait of 1000 ms does not fit in the 1000 ms left; not slept',
+    })
+    expect(decideRetry({ ...input, hasFallback: true })).toMatchObject({ action: 'fallback' })
+    // A cooldown admission says ends at the deadline: the same.
+    expect(
+      decideRetry({ ...input, error: error('rate_limited'), waitMs: 1000, hasFallback: true }),
+    ).toMatchObject({ action: 'fallback', why: 'no-budget' })
+    // One ms to spare is a retry.
+    expect(decideRetry({ ...input, remainingMs: 1001 }).action).toBe('retry')
+  })
+
   it('background work fails at once on overload, even with a fallback model', () => {
     const decision = decideRetry({
       error: error('overloaded'),
