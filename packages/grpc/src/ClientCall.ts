@@ -125,6 +125,11 @@ export class ClientCall {
     const next = nextCall(given === own ? callOptions : { ...callOptions, deadline: given })
     this.#next = next
     const requester: Requester = {
+      // The caller's own `call.cancel()` meets the same grpc-js gap as ours (see #cancel).
+      cancel: (cancel) => {
+        cancel()
+        cancelAgainLater(cancel)
+      },
       start: (metadata, _listener, start) => {
         const sent = this.#withHeader(metadata)
         if (grpcChannels.clientStart.hasSubscribers) {
@@ -239,7 +244,11 @@ export class ClientCall {
     this.#cancelReason = reason
     // A held call is over already: only its reason is still to come.
     if (this.#holding) return
-    this.#next?.cancelWithStatus(codeFor(reason), `cancelled: ${messageOf(reason)}`)
+    const next = this.#next
+    if (!next) return
+    const cancel = () => next.cancelWithStatus(codeFor(reason), `cancelled: ${messageOf(reason)}`)
+    cancel()
+    cancelAgainLater(cancel)
   }
 
   /**
@@ -324,6 +333,21 @@ const unsent: NextCallResult = {
   startRead() {},
   halfClose() {},
   getAuthContext: () => null,
+}
+
+/**
+ * Cancel once more on the next turn of the event loop. grpc-js (1.14) makes
+ * the call it sends a few microtasks after `start` (its ResolvingCall creates
+ * its child in a promise callback, without checking whether the call ended
+ * meanwhile). A cancel in that window (a caller's deadline cancelled, or a
+ * `call.cancel()`, in the same tick as the call) gave the caller CANCELLED,
+ * yet the request went out anyway and was never reset: the server ran the
+ * handler to the end for nobody. By the next turn the child exists, and a
+ * second cancel reaches it (RST_STREAM); grpc-js delivers the status once
+ * either way, and a cancel of a call that is over changes nothing.
+ */
+function cancelAgainLater(cancel: () => void): void {
+  setImmediate(cancel)
 }
 
 function codeFor(reason: unknown): status {

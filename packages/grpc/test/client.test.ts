@@ -26,6 +26,7 @@ import {
   fromGrpcError,
   type GrpcClientEndMessage,
   type GrpcClientStartMessage,
+  type GrpcServerEndMessage,
   type GrpcServerStartMessage,
   grpcChannels,
   withCallDeadline,
@@ -423,6 +424,49 @@ describe('deadlineInterceptor: the call ends when the caller deadline does', () 
     expect(received).toEqual([{ n: 1 }])
     expect(error.code).toBe(status.CANCELLED)
     await cancelled
+  })
+
+  it('a caller that leaves in the same tick as its call (a cancel, sync or on a microtask, or call.cancel()) is cancelled at the server too: its handler does not run on for nobody', async () => {
+    // grpc-js creates the stream it sends a few microtasks after start; a
+    // cancel before that ended the call for the caller, but the request went
+    // out anyway and was never reset.
+    const ends = watch<GrpcServerEndMessage>(grpcChannels.serverEnd)
+    const unaryHandler: handleUnaryCall<unknown, unknown> = (call, callback) => {
+      if ((call.request as { warmUp?: boolean }).warmUp) return callback(null, {})
+      // Not told within a second: it ran to the end, answering a caller who had left.
+      const ran = setTimeout(() => callback(null, {}), 1000)
+      call.on('cancelled', () => clearTimeout(ran))
+    }
+    server = await startServer({ unary: unaryHandler }, [deadlineServerInterceptor()])
+    const work = client()
+    // Connected first: the window is there once the channel is ready.
+    expect((await unary(work, { warmUp: true })).value).toEqual({})
+    const left = () => new ClientClosedError()
+    const sync = Deadline.after(10_000)
+    const bySync = unary(work, {}, withCallDeadline(sync))
+    sync.cancel(left())
+    const microtask = Deadline.after(10_000)
+    const byMicrotask = unary(work, {}, withCallDeadline(microtask))
+    queueMicrotask(() => microtask.cancel(left()))
+    const byCallCancel = new Promise<ServiceError | null>((resolve) => {
+      const call = work.unary({}, new Metadata(), withCallDeadline(Deadline.after(10_000)), (e) =>
+        resolve(e),
+      )
+      call.cancel()
+    })
+    const results = await Promise.all([bySync, byMicrotask, byCallCancel])
+    expect(results.map((r) => (r && 'code' in r ? r.code : r?.error?.code))).toEqual([
+      status.CANCELLED,
+      status.CANCELLED,
+      status.CANCELLED,
+    ])
+    // Each call reached the server (one before them: the warm-up).
+    await ends.count(4)
+    expect(ends.messages.slice(1).map((m) => m.outcome)).toEqual([
+      'client-cancelled',
+      'client-cancelled',
+      'client-cancelled',
+    ])
   })
 
   it('a call answered inside start by an interceptor after ours leaves no hook on a long-lived caller deadline', async () => {
