@@ -27,12 +27,27 @@ export interface LlmAttemptMessage {
   delayMs?: number | undefined
   promptVersion?: string | undefined
   costUsd: number
+  /**
+   * Tokens the provider reported for the attempt's answer (a success, or an
+   * answer that ended in an error, charged as it came). Left out when it
+   * reported none (a stream whose usage chunk never came), never 0 for unknown.
+   */
   inputTokens?: number | undefined
   outputTokens?: number | undefined
-  /** On success: the model that answered, as the provider named it. */
+  /** When an answer came (a success, or an answer that ended in an error): the model that answered, as the provider named it. */
   responseModel?: string | undefined
-  /** On success: why the generation stopped (`stop`, `length`, `tool_calls`, …). */
+  /**
+   * When an answer came: why the generation stopped (`stop`, `length`,
+   * `tool_calls`, …; `error` on the failed attempt of an answer that ended
+   * in an error before the caller got any of it).
+   */
   finishReason?: string | undefined
+  /** When an answer came: the provider's response id (`ChatResponse.id`), when it named one. */
+  responseId?: string | undefined
+  /** When an answer came: `ChatResponse.systemFingerprint` (OpenAI-compatible dialects), when said. */
+  systemFingerprint?: string | undefined
+  /** When an answer came: `ChatResponse.serviceTier` (`default`, `flex`, …), when said. */
+  serviceTier?: string | undefined
   /** Why this attempt went to this model (first in the list, a retry after a cooldown, a fallback expected to answer sooner). */
   choice?: string | undefined
   /**
@@ -41,7 +56,8 @@ export interface LlmAttemptMessage {
    * @hourglass/fetch's `retry-skipped` names it. `no-budget`: the wait and
    * another attempt do not fit in the time left, or the deadline ended the
    * attempt; `aborted`: the caller's signal did; `not-retryable`: the failure
-   * is permanent (or the provider said not to retry); `max-attempts`,
+   * is permanent (or the provider said not to retry; or the adapter could
+   * not build the request, nothing sent); `max-attempts`,
    * `max-overloads` (`max529Retries`), `retry-budget` (the provider's retry
    * budget is drained), `retry-after-too-long` (beyond `maxRetryAfterMs`),
    * `fallback-sooner` (the next model is expected to answer first),

@@ -158,13 +158,26 @@ export const ATTR_GEN_AI_OPERATION_NAME = 'gen_ai.operation.name'
 export const ATTR_GEN_AI_PROVIDER_NAME = 'gen_ai.provider.name'
 /** The model asked for. */
 export const ATTR_GEN_AI_REQUEST_MODEL = 'gen_ai.request.model'
-/** The model that answered, on successful attempts (for a streamed one, the model asked for: llm does not read it from the stream). */
+/**
+ * The model that answered, on attempts that got an answer (a success, or an
+ * answer that ended in an error); for a streamed one, the model asked for:
+ * llm does not read it from the stream.
+ */
 export const ATTR_GEN_AI_RESPONSE_MODEL = 'gen_ai.response.model'
-/** Why the model stopped, on successful attempts: one reason, llm's normalised one (`stop`, `length`, `tool_calls`, …). */
+/** Why the model stopped, on attempts that got an answer: one reason, llm's normalised one (`stop`, `length`, `tool_calls`, `error`, …). */
 export const ATTR_GEN_AI_RESPONSE_FINISH_REASONS = 'gen_ai.response.finish_reasons'
-/** Tokens in the prompt. */
+/** The provider's id of the answer (`chatcmpl-…`, `msg_…`), when it named one. Spans only: one value per answer. */
+export const ATTR_GEN_AI_RESPONSE_ID = 'gen_ai.response.id'
+/**
+ * OpenAI's `system_fingerprint` and `service_tier` of the answer, when the
+ * provider sent them (OpenAI-compatible dialects), under the OpenAI
+ * conventions' names (semconv 1.45; `gen_ai.openai.response.*` before). Spans only.
+ */
+export const ATTR_OPENAI_RESPONSE_SYSTEM_FINGERPRINT = 'openai.response.system_fingerprint'
+export const ATTR_OPENAI_RESPONSE_SERVICE_TIER = 'openai.response.service_tier'
+/** Tokens in the prompt, when the provider reported them (left out, not 0, when it did not). */
 export const ATTR_GEN_AI_USAGE_INPUT_TOKENS = 'gen_ai.usage.input_tokens'
-/** Tokens in the answer. */
+/** Tokens in the answer, when the provider reported them. */
 export const ATTR_GEN_AI_USAGE_OUTPUT_TOKENS = 'gen_ai.usage.output_tokens'
 /** What @hourglass/llm decided after a model attempt: `success`, `retry`, `fallback`, `fail`. */
 export const ATTR_LLM_DECISION = 'hourglass.llm.decision'

@@ -109,3 +109,15 @@ export function endedInError(m: { decision: string; finishReason?: string | unde
 export const ENDED_IN_ERROR_TYPE = 'server_error'
 /** Why it was not tried again: llm's `why` for a stream broken after its first token. */
 export const ENDED_IN_ERROR_WHY = 'after-first-byte'
+
+/**
+ * A model attempt's `errorKind` as the chat span's `error.type`. llm's kinds
+ * (`rate_limited`, `overloaded`, `aborted`, …) are its own low-cardinality
+ * vocabulary and kept; but the deadline ending the attempt is the one failure
+ * every other Hourglass span names too, and they all say `DEADLINE_EXCEEDED`
+ * (core's code): with llm's `deadline_exceeded` beside it, a query for
+ * `error.type = DEADLINE_EXCEEDED` missed every model attempt the deadline ended.
+ */
+export function modelErrorType(errorKind: string | undefined): string | undefined {
+  return errorKind === 'deadline_exceeded' ? 'DEADLINE_EXCEEDED' : errorKind
+}

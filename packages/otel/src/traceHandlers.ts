@@ -32,6 +32,7 @@ import {
   ATTR_GEN_AI_PROVIDER_NAME,
   ATTR_GEN_AI_REQUEST_MODEL,
   ATTR_GEN_AI_RESPONSE_FINISH_REASONS,
+  ATTR_GEN_AI_RESPONSE_ID,
   ATTR_GEN_AI_RESPONSE_MODEL,
   ATTR_GEN_AI_USAGE_INPUT_TOKENS,
   ATTR_GEN_AI_USAGE_OUTPUT_TOKENS,
@@ -48,6 +49,8 @@ import {
   ATTR_LLM_COOLDOWN_STATE,
   ATTR_LLM_DECISION,
   ATTR_LLM_KEY_ID,
+  ATTR_OPENAI_RESPONSE_SERVICE_TIER,
+  ATTR_OPENAI_RESPONSE_SYSTEM_FINGERPRINT,
   ATTR_REQUEST_ID,
   ATTR_URL_FULL,
   EVENT_DEADLINE_CLIENT_CLOSED,
@@ -72,6 +75,7 @@ import {
   errorType,
   type Handlers,
   httpMethod,
+  modelErrorType,
   modelRetryReason,
   ms,
 } from './handlers.js'
@@ -411,7 +415,9 @@ function modelAttemptSpan(tracer: Tracer, m: LlmAttemptMessage): void {
     ? ENDED_IN_ERROR_TYPE
     : m.decision === 'success'
       ? undefined
-      : (m.errorKind ?? m.errorClass ?? (m.status === undefined ? 'error' : String(m.status)))
+      : (modelErrorType(m.errorKind) ??
+        m.errorClass ??
+        (m.status === undefined ? 'error' : String(m.status)))
   const end = performance.timeOrigin + performance.now()
   const span = tracer.startSpan(
     SPAN_LLM_PREFIX + m.model,
@@ -425,6 +431,9 @@ function modelAttemptSpan(tracer: Tracer, m: LlmAttemptMessage): void {
         [ATTR_GEN_AI_USAGE_INPUT_TOKENS]: m.inputTokens,
         [ATTR_GEN_AI_USAGE_OUTPUT_TOKENS]: m.outputTokens,
         [ATTR_GEN_AI_RESPONSE_MODEL]: m.responseModel,
+        [ATTR_GEN_AI_RESPONSE_ID]: m.responseId,
+        [ATTR_OPENAI_RESPONSE_SYSTEM_FINGERPRINT]: m.systemFingerprint,
+        [ATTR_OPENAI_RESPONSE_SERVICE_TIER]: m.serviceTier,
         [ATTR_HTTP_RESPONSE_STATUS_CODE]: m.status,
         [ATTR_DEADLINE_ATTEMPT]: m.attempt,
         [ATTR_LLM_DECISION]: m.decision,

@@ -4,9 +4,12 @@ import {
   ATTR_GEN_AI_PROVIDER_NAME,
   ATTR_GEN_AI_REQUEST_MODEL,
   ATTR_GEN_AI_RESPONSE_FINISH_REASONS,
+  ATTR_GEN_AI_RESPONSE_ID,
   ATTR_GEN_AI_RESPONSE_MODEL,
   ATTR_GEN_AI_USAGE_INPUT_TOKENS,
   ATTR_GEN_AI_USAGE_OUTPUT_TOKENS,
+  ATTR_OPENAI_RESPONSE_SERVICE_TIER,
+  ATTR_OPENAI_RESPONSE_SYSTEM_FINGERPRINT,
 } from '@hourglass/otel'
 import { describe, expect, it } from 'vitest'
 import * as attributes from '../src/attributes.js'
@@ -21,6 +24,9 @@ describe('names', () => {
       ATTR_GEN_AI_RESPONSE_FINISH_REASONS,
       ATTR_GEN_AI_USAGE_INPUT_TOKENS,
       ATTR_GEN_AI_USAGE_OUTPUT_TOKENS,
+      ATTR_GEN_AI_RESPONSE_ID,
+      ATTR_OPENAI_RESPONSE_SYSTEM_FINGERPRINT,
+      ATTR_OPENAI_RESPONSE_SERVICE_TIER,
     ]).toEqual([
       'gen_ai.operation.name',
       'gen_ai.provider.name',
@@ -29,6 +35,9 @@ describe('names', () => {
       'gen_ai.response.finish_reasons',
       'gen_ai.usage.input_tokens',
       'gen_ai.usage.output_tokens',
+      'gen_ai.response.id',
+      'openai.response.system_fingerprint',
+      'openai.response.service_tier',
     ])
   })
 
@@ -40,8 +49,10 @@ describe('names', () => {
   })
 
   it('every attribute, event and metric name is under hourglass. or borrowed from a convention that has it', () => {
-    // OpenTelemetry's semantic conventions, and BullMQ's own telemetry for a job's name.
-    const borrowed = /^(http\.|url\.|error\.type$|rpc\.|messaging\.|gen_ai\.|bullmq\.job\.name$)/
+    // OpenTelemetry's semantic conventions (OpenAI's response fields among
+    // them), and BullMQ's own telemetry for a job's name.
+    const borrowed =
+      /^(http\.|url\.|error\.type$|rpc\.|messaging\.|gen_ai\.|openai\.response\.(system_fingerprint|service_tier)$|bullmq\.job\.name$)/
     const names = Object.entries(attributes)
       .filter(([name]) => /^(ATTR|EVENT|METRIC)_/.test(name))
       .map(([, value]) => value as string)

@@ -90,6 +90,9 @@ export async function runModel(
             costUsd: state.costUsd,
             decision: 'fail',
             errorClass: className(thrown),
+            // As a permanent failure: the same request is refused again, and
+            // `why` is what retry metrics and events count a failure by.
+            why: 'not-retryable',
             reason: 'the request cannot be built for this model: nothing was sent',
             choice,
           },
@@ -254,6 +257,8 @@ export async function runModel(
     // a fallback the caller listed never answered, and the record said
     // `success`. Charged as the answer it was (its usage came with it).
     let charged = false
+    // What the answer that ended in an error said of itself, for its failure records.
+    let endedAnswer: Partial<AttemptRecord> | undefined
     if (
       result.ok &&
       result.response.finishReason === 'error' &&
@@ -272,6 +277,7 @@ export async function runModel(
         reservation?.release()
       }
       charged = true
+      endedAnswer = answerFields(result.response, received)
       result = { ok: false, error: answerEndedInError(adapter, result.status) }
     }
     if (result.ok) {
@@ -285,14 +291,12 @@ export async function runModel(
       }
       await permit?.report({ ok: true, latencyMs })
       retryBudget?.recordSuccess()
-      record({
-        decision: 'success',
-        status: result.status,
-        inputTokens: response.usage.inputTokens,
-        outputTokens: response.usage.outputTokens,
-        responseModel: response.model,
-        finishReason: response.finishReason,
-      })
+      record(
+        Object.assign(
+          { decision: 'success' as const, status: result.status },
+          answerFields(response, received),
+        ),
+      )
       return { kind: 'success', response }
     }
 
@@ -346,6 +350,7 @@ export async function runModel(
         const stop = endedKind(thrown, state)
         const ended = stop ?? className(thrown)
         record({
+          ...endedAnswer,
           decision: 'fail',
           status: error.status,
           errorClass: className(error.cause ?? error),
@@ -422,6 +427,7 @@ export async function runModel(
     }
     const decision = decideRetry(decisionInput)
     record({
+      ...endedAnswer,
       decision: decision.action,
       status: error.status,
       errorClass: className(error.cause ?? error),
@@ -442,6 +448,36 @@ export async function runModel(
       ? { kind: 'fallback', failure }
       : { kind: 'fail', failure, error }
   }
+}
+
+/**
+ * What an answer says of itself, for its attempt's record: the provider's
+ * response id, the model that answered, why it stopped, the backend's
+ * fingerprint and tier, and its tokens — only when the provider reported
+ * them. A stream whose usage never came (`include_usage` ignored, a body
+ * ended by the grace after its finish) has zeros in `response.usage`: as
+ * tokens on the record they read as a call that used none (the budget
+ * charges it by its estimate all the same).
+ */
+function answerFields(
+  response: ChatResponse,
+  received: StreamReceived | undefined,
+): Partial<AttemptRecord> {
+  const usage = received === undefined ? response.usage : received.collector.reportedUsage
+  const fields: Partial<AttemptRecord> = {
+    responseModel: response.model,
+    finishReason: response.finishReason,
+  }
+  if (usage !== undefined) {
+    fields.inputTokens = usage.inputTokens
+    fields.outputTokens = usage.outputTokens
+  }
+  // Left out when empty: a stream that named no id (or a body with none) has ''.
+  if (response.id !== '') fields.responseId = response.id
+  if (response.systemFingerprint !== undefined)
+    fields.systemFingerprint = response.systemFingerprint
+  if (response.serviceTier !== undefined) fields.serviceTier = response.serviceTier
+  return fields
 }
 
 /** A whole answer (or a stream with no token) that ended in an error: a retryable server error. */

@@ -185,3 +185,109 @@ describe('attempt records', () => {
     })
   })
 })
+
+describe('what an answer said of itself, on its record', () => {
+  const prices = { m: { inputPerMTok: 1, outputPerMTok: 1000 } }
+  const SSE = { 'content-type': 'text/event-stream' }
+
+  it('an answer that ended in an error: the failed record keeps its finish reason, tokens (it was charged by them), model and id', async () => {
+    const fake = await fakes.start({ dialect: 'deepseek' })
+    fake.enqueue(
+      reply.error(200, {
+        id: 'cmpl-err-1',
+        object: 'chat.completion',
+        model: 'deepseek-chat-0324',
+        choices: [
+          {
+            index: 0,
+            message: { role: 'assistant', content: '' },
+            finish_reason: 'insufficient_system_resource',
+          },
+        ],
+        usage: { prompt_tokens: 11, completion_tokens: 3, total_tokens: 14 },
+      }),
+    )
+    const model = fakes.adapter(
+      openAICompatible({ baseURL: fake.baseURL, apiKey: 'sk', model: 'm', dialect: 'deepseek' }),
+    )
+    const budget = new CostBudget({ limitUsd: 1, prices })
+    const records: AttemptRecord[] = []
+    await callModel({
+      models: [model],
+      request: { messages: [user('hi')], maxTokens: 8 },
+      onAttempt: (r) => records.push(r),
+      retry: { maxAttempts: 1, budgets: false },
+      limits: { budget, admission: false },
+    }).catch(() => {})
+    expect(records).toHaveLength(1)
+    expect(records[0]).toMatchObject({
+      decision: 'fail',
+      errorKind: 'server_error',
+      finishReason: 'error',
+      inputTokens: 11,
+      outputTokens: 3,
+      responseModel: 'deepseek-chat-0324',
+      responseId: 'cmpl-err-1',
+    })
+    expect(records[0]?.costUsd).toBe(budget.spentUsd)
+    expect(budget.spentUsd).toBeCloseTo((11 * 1 + 3 * 1000) / 1e6, 10)
+  })
+
+  it('a stream whose usage never came: no tokens on the record (not 0), the cost charged by the estimate all the same', async () => {
+    const fake = await fakes.start({ dialect: 'openai' })
+    const chunk = (choice: object) =>
+      `data: ${JSON.stringify({ id: 'c1', object: 'chat.completion.chunk', model: 'm', system_fingerprint: 'fp_1', service_tier: 'default', choices: [{ index: 0, ...choice }] })}\n\n`
+    fake.enqueue(
+      reply.error(
+        200,
+        chunk({ delta: { role: 'assistant', content: 'Hello' }, finish_reason: null }) +
+          chunk({ delta: {}, finish_reason: 'stop' }) +
+          'data: [DONE]\n\n',
+        SSE,
+      ),
+    )
+    const model = fakes.adapter(
+      openAICompatible({ baseURL: fake.baseURL, apiKey: 'sk', model: 'm' }),
+    )
+    const budget = new CostBudget({ limitUsd: 1, prices })
+    const records: AttemptRecord[] = []
+    const stream = callModel({
+      models: [model],
+      request: { messages: [user('hi')], maxTokens: 8, stream: true },
+      onAttempt: (r) => records.push(r),
+      retry: { budgets: false },
+      limits: { budget, admission: false },
+    })
+    for await (const _ of stream) {
+      // read to the end
+    }
+    expect((await stream.result).text).toBe('Hello')
+    expect(records).toHaveLength(1)
+    expect(records[0]).toMatchObject({
+      decision: 'success',
+      finishReason: 'stop',
+      responseId: 'c1',
+      systemFingerprint: 'fp_1',
+      serviceTier: 'default',
+    })
+    expect(records[0]).not.toHaveProperty('inputTokens')
+    expect(records[0]).not.toHaveProperty('outputTokens')
+    expect(budget.spentUsd).toBeGreaterThan(0)
+    expect(records[0]?.costUsd).toBe(budget.spentUsd)
+  })
+
+  it('a request the adapter cannot build: decision fail with why `not-retryable`', async () => {
+    const fake = await fakes.start({ dialect: 'anthropic' })
+    const claude = fakes.adapter(anthropic({ baseURL: fake.baseURL, apiKey: 'sk-ant', model: 'c' }))
+    const records: AttemptRecord[] = []
+    await callModel({
+      models: [claude],
+      request: { messages: [{ ...user('hi'), name: 'bob' }], maxTokens: 8 },
+      onAttempt: (r) => records.push(r),
+      limits: { admission: false },
+    }).catch(() => {})
+    expect(fake.requests).toHaveLength(0)
+    expect(records.map((r) => [r.decision, r.why])).toEqual([['fail', 'not-retryable']])
+    expect(published.map((m) => [m.decision, m.why])).toEqual([['fail', 'not-retryable']])
+  })
+})

@@ -1,0 +1,235 @@
+import { Deadline, ManualClock } from '@hourglass/core'
+import {
+  anthropic,
+  type CallModelOptions,
+  CostBudget,
+  callModel,
+  openAICompatible,
+} from '@hourglass/llm'
+import { instrumentDeadlines, type StopInstrumentation } from '@hourglass/otel'
+import { type FakeProvider, reply, startFakeProvider } from '@hourglass/testkit'
+import { context, SpanStatusCode, trace } from '@opentelemetry/api'
+import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { setupOtel } from './helpers/otel.js'
+
+/**
+ * What a model attempt's chat span and the llm metrics say, through the real
+ * llm, a loopback provider and the real SDK: everything the attempt's answer
+ * told about itself, nothing it did not.
+ */
+
+let otel: ReturnType<typeof setupOtel>
+let stop: StopInstrumentation
+const providers: FakeProvider[] = []
+
+beforeEach(() => {
+  otel = setupOtel()
+  stop = instrumentDeadlines({
+    tracerProvider: otel.tracerProvider,
+    meterProvider: otel.meterProvider,
+  })
+})
+afterEach(async () => {
+  stop()
+  await otel.shutdown()
+  await Promise.all(providers.splice(0).map((p) => p.close()))
+})
+
+async function provider(dialect: 'openai' | 'deepseek' | 'anthropic'): Promise<FakeProvider> {
+  const started = await startFakeProvider({ dialect })
+  providers.push(started)
+  return started
+}
+
+/** Runs `run` under a span `caller`, ended after it; returns the chat spans and the caller's events. */
+async function underCaller(run: () => Promise<unknown>) {
+  const caller = otel.tracer.startSpan('caller')
+  try {
+    await context.with(trace.setSpan(context.active(), caller), run)
+  } finally {
+    caller.end()
+  }
+  const spans = otel.exporter.getFinishedSpans()
+  return {
+    chats: spans.filter((s) => s.name.startsWith('chat ')),
+    events: spans.find((s) => s.name === 'caller')?.events ?? [],
+  }
+}
+
+const request = { messages: [{ role: 'user' as const, content: 'hi' }], maxTokens: 8 }
+const once: Pick<CallModelOptions, 'retry' | 'limits'> = {
+  retry: { maxAttempts: 1, budgets: false },
+  limits: { admission: false },
+}
+const SSE = { 'content-type': 'text/event-stream' }
+
+describe('a whole answer that ended in an error (a failed attempt)', () => {
+  it('its chat span carries the finish reason, the usage it was charged by, the response model and id', async () => {
+    const fake = await provider('deepseek')
+    // DeepSeek's `insufficient_system_resource`, whole: llm's finish reason `error`.
+    fake.enqueue(
+      reply.error(200, {
+        id: 'cmpl-err-1',
+        object: 'chat.completion',
+        model: 'deepseek-chat-0324',
+        choices: [
+          {
+            index: 0,
+            message: { role: 'assistant', content: '' },
+            finish_reason: 'insufficient_system_resource',
+          },
+        ],
+        usage: { prompt_tokens: 11, completion_tokens: 3, total_tokens: 14 },
+      }),
+    )
+    const model = openAICompatible({
+      baseURL: fake.baseURL,
+      apiKey: 'sk-a',
+      model: 'ds',
+      dialect: 'deepseek',
+    })
+    const { chats, events } = await underCaller(() =>
+      callModel({ models: [model], request, ...once }).catch((e: unknown) => e),
+    )
+    await model.close?.()
+    expect(chats).toHaveLength(1)
+    expect(chats[0]?.attributes).toMatchObject({
+      'hourglass.llm.decision': 'fail',
+      'error.type': 'server_error',
+      'gen_ai.response.finish_reasons': ['error'],
+      'gen_ai.usage.input_tokens': 11,
+      'gen_ai.usage.output_tokens': 3,
+      'gen_ai.response.model': 'deepseek-chat-0324',
+      'gen_ai.response.id': 'cmpl-err-1',
+    })
+    expect(chats[0]?.status.code).toBe(SpanStatusCode.ERROR)
+    // Still a failed attempt that was not retried, not the success of a streamed twin.
+    expect(events.map((e) => e.attributes?.['hourglass.deadline.retry.why'])).toEqual([
+      'max-attempts',
+    ])
+    expect(await otel.points('hourglass.deadline.calls.succeeded')).toEqual([])
+  })
+})
+
+describe('a stream whose usage never came', () => {
+  it('has no gen_ai.usage.* on its span (not 0), and its cost is still charged by the estimate', async () => {
+    const fake = await provider('openai')
+    const chunk = (choice: object) =>
+      `data: ${JSON.stringify({ id: 'c1', object: 'chat.completion.chunk', model: 'm', choices: [{ index: 0, ...choice }] })}\n\n`
+    // `include_usage` ignored (a proxy, a compatible server): no usage chunk before [DONE].
+    fake.enqueue(
+      reply.error(
+        200,
+        chunk({ delta: { role: 'assistant', content: 'Hello' }, finish_reason: null }) +
+          chunk({ delta: {}, finish_reason: 'stop' }) +
+          'data: [DONE]\n\n',
+        SSE,
+      ),
+    )
+    const model = openAICompatible({ baseURL: fake.baseURL, apiKey: 'sk-a', model: 'm' })
+    const budget = new CostBudget({
+      limitUsd: 1,
+      prices: { m: { inputPerMTok: 1, outputPerMTok: 1000 } },
+    })
+    const { chats } = await underCaller(async () => {
+      const stream = callModel({
+        models: [model],
+        request: { ...request, stream: true },
+        ...once,
+        limits: { admission: false, budget },
+      })
+      for await (const _ of stream) {
+        // read to the end
+      }
+      expect((await stream.result).text).toBe('Hello')
+    })
+    await model.close?.()
+    expect(chats).toHaveLength(1)
+    expect(chats[0]?.attributes).toMatchObject({
+      'hourglass.llm.decision': 'success',
+      'gen_ai.response.finish_reasons': ['stop'],
+    })
+    expect(chats[0]?.attributes).not.toHaveProperty('gen_ai.usage.input_tokens')
+    expect(chats[0]?.attributes).not.toHaveProperty('gen_ai.usage.output_tokens')
+    expect(budget.spentUsd).toBeGreaterThan(0)
+  })
+})
+
+describe('a request the adapter cannot build', () => {
+  it('is a failed attempt with a why: on the retry-skipped event and the retries counter', async () => {
+    const fake = await provider('anthropic')
+    const claude = anthropic({ baseURL: fake.baseURL, apiKey: 'sk-ant', model: 'claude' })
+    // Anthropic has no equivalent of a message's `name`: its adapter refuses it.
+    const { chats, events } = await underCaller(() =>
+      callModel({
+        models: [claude],
+        request: { messages: [{ role: 'user', content: 'hi', name: 'bob' }], maxTokens: 8 },
+        ...once,
+      }).catch((e: unknown) => e),
+    )
+    await claude.close?.()
+    expect(fake.requests).toHaveLength(0)
+    expect(chats[0]?.attributes).toMatchObject({ 'hourglass.llm.decision': 'fail' })
+    expect(events.map((e) => [e.name, e.attributes?.['hourglass.deadline.retry.why']])).toEqual([
+      ['hourglass.deadline.retry_skipped', 'not-retryable'],
+    ])
+    const retries = await otel.points('hourglass.deadline.retries')
+    expect(retries.map((p) => p.attributes['hourglass.deadline.retry.why'])).toEqual([
+      'not-retryable',
+    ])
+  })
+})
+
+describe("the answer's id, system fingerprint and service tier", () => {
+  it('are on the chat span under the GenAI and OpenAI names, never on a metric', async () => {
+    const fake = await provider('openai')
+    fake.enqueue(
+      reply.error(200, {
+        id: 'chatcmpl-abc',
+        object: 'chat.completion',
+        model: 'gpt-x-2026',
+        system_fingerprint: 'fp_44709d6fcb',
+        service_tier: 'flex',
+        choices: [
+          { index: 0, message: { role: 'assistant', content: 'ok' }, finish_reason: 'stop' },
+        ],
+        usage: { prompt_tokens: 4, completion_tokens: 1, total_tokens: 5 },
+      }),
+    )
+    const model = openAICompatible({ baseURL: fake.baseURL, apiKey: 'sk-a', model: 'gpt-x' })
+    const { chats } = await underCaller(() => callModel({ models: [model], request, ...once }))
+    await model.close?.()
+    expect(chats[0]?.attributes).toMatchObject({
+      'gen_ai.response.id': 'chatcmpl-abc',
+      'openai.response.system_fingerprint': 'fp_44709d6fcb',
+      'openai.response.service_tier': 'flex',
+      'gen_ai.response.model': 'gpt-x-2026',
+    })
+    const succeeded = await otel.points('hourglass.deadline.calls.succeeded')
+    expect(succeeded.map((p) => p.attributes)).toEqual([
+      { 'hourglass.deadline.attempt': 1, 'hourglass.deadline.call.kind': 'llm' },
+    ])
+  })
+})
+
+describe('a model attempt the deadline ended', () => {
+  it('says error.type DEADLINE_EXCEEDED, as every other Hourglass span does', async () => {
+    const fake = await provider('openai')
+    fake.enqueue(reply.hang())
+    const model = openAICompatible({ baseURL: fake.baseURL, apiKey: 'sk-a', model: 'm' })
+    const clock = new ManualClock()
+    const { chats } = await underCaller(async () => {
+      using deadline = Deadline.after(1_000, { clock })
+      const call = callModel({ models: [model], request, deadline, ...once }).catch(
+        (e: unknown) => e,
+      )
+      await expect.poll(() => fake.requests.length).toBe(1)
+      clock.advance(1_000)
+      await call
+    })
+    await model.close?.()
+    expect(chats).toHaveLength(1)
+    expect(chats[0]?.attributes).toMatchObject({ 'error.type': 'DEADLINE_EXCEEDED' })
+    expect(chats[0]?.status.code).toBe(SpanStatusCode.ERROR)
+  })
+})
