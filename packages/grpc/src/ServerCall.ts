@@ -59,11 +59,6 @@ export class ServerCall {
   #code: number | undefined
   #outcome: GrpcServerEndMessage['outcome'] = 'ok'
   #finished = false
-  #reserveMs = 0
-  /** Response messages grpc-js has been handed and has not written yet (their write callback is due). */
-  #writing = 0
-  /** The deadline ended while the handler's messages were being written: answered once they are, or at `timer`. */
-  #draining: { stage: GrpcServerExpireMessage['stage']; timer: unknown } | undefined
 
   constructor(
     method: ServerMethodDefinition<unknown, unknown>,
@@ -102,7 +97,6 @@ export class ServerCall {
         return
       }
       this.#code ??= sent.code
-      this.#stopDraining()
       next(sent)
     },
   }
@@ -126,17 +120,19 @@ export class ServerCall {
     this.#budgetMs =
       read.ms ?? (this.#method.responseStream ? Number.POSITIVE_INFINITY : options.defaultMs)
     this.#arriving = true
-    this.#reserveMs = options.reserveMs ?? defaultReserveMs(options.clock)
-    const deadline = Deadline.after(this.#budgetMs - this.#reserveMs, {
-      clock: options.clock,
-      observe: options.observe,
-      onExpire: () => {
-        // An empty budget expires inside Deadline.after, before anything is
-        // wired up: arrival answers for it.
-        if (this.#arriving) this.#expiredOnArrival = true
-        else this.#expire('handler')
+    const deadline = Deadline.after(
+      this.#budgetMs - (options.reserveMs ?? defaultReserveMs(options.clock)),
+      {
+        clock: options.clock,
+        observe: options.observe,
+        onExpire: () => {
+          // An empty budget expires inside Deadline.after, before anything is
+          // wired up: arrival answers for it.
+          if (this.#arriving) this.#expiredOnArrival = true
+          else this.#expire('handler')
+        },
       },
-    })
+    )
     this.#arriving = false
     this.#deadline = deadline
     // A refused call gets its deadline and its start and end events like any
@@ -190,75 +186,10 @@ export class ServerCall {
     else fn()
   }
 
-  /**
-   * @internal The write callback of one response message on its way to
-   * grpc-js, wrapped to count it until grpc-js has written it.
-   */
-  trackWrite(callback: (error?: Error | null) => void): (error?: Error | null) => void {
-    this.#writing++
-    let written = false
-    return (error) => {
-      if (!written) {
-        written = true
-        this.#writing--
-      }
-      callback(error)
-      if (this.#draining && this.#writing === 0) {
-        // What the handler queued comes on once this write is done: the
-        // next message (in the callback or on the next tick), or, after the
-        // last one, its end() as a status (on the next tick). Idle after that,
-        // it has nothing more to send in time.
-        setImmediate(() => {
-          if (this.#draining && this.#writing === 0) this.#expireNow()
-        })
-      }
-    }
-  }
-
   #expire(stage: GrpcServerExpireMessage['stage']): void {
     const deadline = this.#deadline
     // Already answered by the handler (a unary response being written counts).
     if (!deadline || this.#finished || this.#code !== undefined || this.#responding) return
-    // A server stream still writing what its handler wrote in time (grpc-js
-    // writes one message at a time, and sends the status of its end() after
-    // the last): answered DEADLINE_EXCEEDED now, those messages were dropped
-    // as late writes and the client got a cut stream and DEADLINE_EXCEEDED
-    // from a handler that had finished before its deadline. It goes on for at
-    // most half the reserve (kept for sending the status), then is cut.
-    const holdMs = Math.floor(this.#reserveMs / 2)
-    if (
-      !this.#options.observe &&
-      this.#method.responseStream &&
-      this.#writing > 0 &&
-      !this.#draining &&
-      holdMs > 0
-    ) {
-      this.#draining = {
-        stage,
-        timer: deadline.clock.setTimeout(() => this.#expireNow(), holdMs),
-      }
-      return
-    }
-    this.#answerExpired(deadline, stage)
-  }
-
-  /** The drain is over (idle, or out of time): answer DEADLINE_EXCEEDED unless the handler's status went first. */
-  #expireNow(): void {
-    const draining = this.#draining
-    const deadline = this.#deadline
-    this.#stopDraining()
-    if (!draining || !deadline || this.#finished || this.#code !== undefined) return
-    this.#answerExpired(deadline, draining.stage)
-  }
-
-  #stopDraining(): void {
-    const draining = this.#draining
-    if (!draining) return
-    this.#draining = undefined
-    this.#deadline?.clock.clearTimeout(draining.timer)
-  }
-
-  #answerExpired(deadline: Deadline, stage: GrpcServerExpireMessage['stage']): void {
     const elapsedMs = deadline.elapsed()
     let action: GrpcServerExpireMessage['action'] = 'observed'
     if (!this.#options.observe) {
@@ -364,7 +295,6 @@ export class ServerCall {
 
   #finish(deadline: Deadline): void {
     this.#finished = true
-    this.#stopDraining()
     // Released, not aborted: work the handler leaves running on purpose after answering goes on.
     deadline.dispose()
     grpcChannels.serverEnd.publish(() => ({

@@ -16,17 +16,9 @@ export function deadlineServerInterceptor(options: ServerDeadlineOptions = {}): 
   const resolved = resolveServerOptions(options)
   return (method, call) => {
     const state = new ServerCall(method, call, resolved)
-    const intercepting = new ServerInterceptingCall(call, {
+    return new ServerInterceptingCall(call, {
       ...state.responder,
       start: (next) => next(state.listener),
     })
-    if (method.responseStream) {
-      // The responder sees a message go, not when it is written: the write
-      // callback says that, and a stream's end() follows its last one.
-      const sendMessage = intercepting.sendMessage.bind(intercepting)
-      intercepting.sendMessage = (message, callback) =>
-        sendMessage(message, state.trackWrite(callback))
-    }
-    return intercepting
   }
 }
