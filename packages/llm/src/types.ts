@@ -155,7 +155,21 @@ export interface ChatResponse {
    */
   refusal?: string | undefined
   finishReason: FinishReason
+  /**
+   * The tokens the provider reported. When it reported none (an
+   * OpenAI-compatible server or proxy that leaves `usage` out, a stream whose
+   * usage chunk never came, an Anthropic or Gemini answer without its
+   * counts), `usage` is all zeros and `usageReported` is `false`: zeros that
+   * mean "not said", not "none used".
+   */
   usage: Usage
+  /**
+   * `false` when the provider reported no usage for this answer (`usage` is
+   * then zeros, not counts); absent when it did. Attempt records and chat
+   * spans leave the tokens out for such an answer, and a `CostBudget`
+   * charges it by estimate. An adapter of your own may leave it unset.
+   */
+  usageReported?: false | undefined
   /** The provider's request id header (`x-request-id`, `request-id`, …), for support tickets. */
   providerRequestId?: string | undefined
   /**

@@ -155,6 +155,98 @@ describe('a stream whose usage never came', () => {
   })
 })
 
+describe('a whole answer without usage', () => {
+  it('has no gen_ai.usage.* on its span (not 0), and its cost is charged by the estimate', async () => {
+    const fake = await provider('openai')
+    // A compatible server or proxy that leaves `usage` out of a whole answer.
+    fake.enqueue(
+      reply.error(200, {
+        id: 'c1',
+        object: 'chat.completion',
+        model: 'm',
+        choices: [
+          { index: 0, message: { role: 'assistant', content: 'Hello' }, finish_reason: 'stop' },
+        ],
+      }),
+    )
+    const model = openAICompatible({ baseURL: fake.baseURL, apiKey: 'sk-a', model: 'm' })
+    const budget = new CostBudget({
+      limitUsd: 1,
+      prices: { m: { inputPerMTok: 1, outputPerMTok: 1000 } },
+    })
+    let answer: Awaited<ReturnType<typeof callModel>> | undefined
+    const { chats } = await underCaller(async () => {
+      answer = await callModel({
+        models: [model],
+        request,
+        ...once,
+        limits: { admission: false, budget },
+      })
+    })
+    await model.close?.()
+    expect(chats).toHaveLength(1)
+    expect(chats[0]?.attributes).toMatchObject({
+      'hourglass.llm.decision': 'success',
+      'gen_ai.response.finish_reasons': ['stop'],
+      'gen_ai.response.id': 'c1',
+    })
+    expect(chats[0]?.attributes).not.toHaveProperty('gen_ai.usage.input_tokens')
+    expect(chats[0]?.attributes).not.toHaveProperty('gen_ai.usage.output_tokens')
+    // The prompt estimate plus ceil(5 / 4) = 2 output tokens at $1000/MTok, not $0.
+    expect(budget.spentUsd).toBeGreaterThanOrEqual((2 * 1000) / 1e6)
+    expect(answer?.usageReported).toBe(false)
+  })
+})
+
+describe('a stream cut after its first token whose usage had come', () => {
+  it('has the usage it was charged by on its failed span', async () => {
+    const fake = await provider('openai')
+    const chunk = (choice: object, extra: object = {}) =>
+      `data: ${JSON.stringify({ id: 'c1', object: 'chat.completion.chunk', model: 'm', choices: [{ index: 0, ...choice }], ...extra })}\n\n`
+    // An early finish with its usage, more answer after it, then an error frame.
+    fake.enqueue(
+      reply.error(
+        200,
+        chunk({ delta: { role: 'assistant', content: 'Hello' }, finish_reason: null }) +
+          chunk(
+            { delta: {}, finish_reason: 'stop' },
+            { usage: { prompt_tokens: 11, completion_tokens: 3, total_tokens: 14 } },
+          ) +
+          chunk({ delta: { content: ' more' }, finish_reason: null }) +
+          `data: ${JSON.stringify({ error: { message: 'boom', type: 'server_error' } })}\n\n`,
+        SSE,
+      ),
+    )
+    const model = openAICompatible({ baseURL: fake.baseURL, apiKey: 'sk-a', model: 'm' })
+    const budget = new CostBudget({
+      limitUsd: 1,
+      prices: { m: { inputPerMTok: 1, outputPerMTok: 1000 } },
+    })
+    const { chats } = await underCaller(async () => {
+      const stream = callModel({
+        models: [model],
+        request: { ...request, stream: true },
+        ...once,
+        limits: { admission: false, budget },
+      })
+      await (async () => {
+        for await (const _ of stream) {
+          // read until it breaks
+        }
+      })().catch(() => {})
+    })
+    await model.close?.()
+    expect(budget.spentUsd).toBeCloseTo((11 * 1 + 3 * 1000) / 1e6, 10)
+    expect(chats).toHaveLength(1)
+    expect(chats[0]?.attributes).toMatchObject({
+      'hourglass.llm.decision': 'fail',
+      'gen_ai.usage.input_tokens': 11,
+      'gen_ai.usage.output_tokens': 3,
+    })
+    expect(chats[0]?.status.code).toBe(SpanStatusCode.ERROR)
+  })
+})
+
 describe('a request the adapter cannot build', () => {
   it('is a failed attempt with a why: on the retry-skipped event and the retries counter', async () => {
     const fake = await provider('anthropic')

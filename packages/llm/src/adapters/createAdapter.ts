@@ -503,7 +503,8 @@ async function* eventsOf(response: ChatResponse): AsyncGenerator<StreamEvent, vo
   yield {
     type: 'finish',
     finishReason: response.finishReason,
-    usage: response.usage,
+    // None when the answer had none: its zeros would read as a report of none used.
+    usage: response.usageReported === false ? undefined : response.usage,
     id: response.id,
   }
 }

@@ -15,11 +15,14 @@ export function chargeAnswer(
   budget: CostBudget,
   model: string,
   request: Pick<ChatRequest, 'messages' | 'tools' | 'extra'>,
-  response: Pick<ChatResponse, 'usage' | 'content'>,
+  response: Pick<ChatResponse, 'usage' | 'content' | 'usageReported'>,
   provider?: string,
 ): number {
   const { usage } = response
-  if (usage !== undefined && usage.inputTokens > 0) return budget.record(model, usage, provider)
+  // A dialect says when no usage came (`usageReported: false`); an adapter
+  // of your own may not, and its zeros are told by the missing input.
+  if (usage !== undefined && response.usageReported !== false && usage.inputTokens > 0)
+    return budget.record(model, usage, provider)
   return budget.recordEstimate(
     model,
     request,

@@ -188,6 +188,8 @@ export class StreamCollector {
       finishReason: this.#finishReason,
       usage: this.#usage,
     }
+    // No usage came: `usage`'s zeros are "not said" (`ChatResponse.usageReported`).
+    if (!this.#usageReported) response.usageReported = false
     const refusal = refusalOf(content)
     if (refusal !== undefined) response.refusal = refusal
     if (providerRequestId !== undefined) response.providerRequestId = providerRequestId

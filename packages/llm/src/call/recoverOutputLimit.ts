@@ -36,7 +36,7 @@ export async function recoverOutputLimit(
   let raised = false
   // The answer cut before the cap was raised is not part of the result, but
   // it was generated and billed: its usage still counts in the call's.
-  let discarded: Usage | undefined
+  let discarded: ChatResponse | undefined
   while (response.finishReason === 'length') {
     if (steps.length >= limit) {
       throw new OutputTruncatedError({
@@ -46,7 +46,7 @@ export async function recoverOutputLimit(
     }
     if (!raised && ceiling > current.maxTokens) {
       raised = true
-      discarded = response.usage
+      discarded = response
       current = { ...current, maxTokens: Math.min(current.maxTokens * 2, ceiling) }
       steps.push('raise-cap')
     } else {
@@ -75,7 +75,7 @@ export async function recoverOutputLimit(
  * collector keeps them apart), so `refusal` is the parts' refusals, not the
  * last part's alone, and answer text is never marked as one.
  */
-function join(parts: ChatResponse[], discarded?: Usage | undefined): ChatResponse {
+function join(parts: ChatResponse[], discarded?: ChatResponse | undefined): ChatResponse {
   const last = parts.at(-1) as ChatResponse
   const content: ContentBlock[] = []
   for (const part of parts) {
@@ -93,17 +93,17 @@ function join(parts: ChatResponse[], discarded?: Usage | undefined): ChatRespons
       } else content.push(block)
     }
   }
-  const { refusal: _lastRefusal, ...rest } = last
+  const { refusal: _lastRefusal, usageReported: _lastReported, ...rest } = last
+  const generations = discarded === undefined ? parts : [discarded, ...parts]
   const joined: ChatResponse = {
     ...rest,
     content,
     text: parts.map((p) => p.text).join(''),
-    usage: sumUsage(
-      discarded === undefined
-        ? parts.map((p) => p.usage)
-        : [discarded, ...parts.map((p) => p.usage)],
-    ),
+    usage: sumUsage(generations.map((p) => p.usage)),
   }
+  // The sum is a count when any generation reported one (a lower bound if
+  // not all did); zeros from none of them are "not said", as for one answer.
+  if (generations.every((p) => p.usageReported === false)) joined.usageReported = false
   const refusal = refusalOf(content)
   if (refusal !== undefined) joined.refusal = refusal
   return joined

@@ -222,11 +222,10 @@ export async function runModel(
       // through as it is; a cut by anything else comes back as a failure,
       // charged below the same way): charged before the record, which
       // carries the cost.
+      const billed = billedOf(received, send)
       try {
-        if (budget !== undefined) {
-          const billed = billedOf(received, send)
+        if (budget !== undefined)
           state.costUsd += chargeBilledFailure(budget, adapter.model, request, billed, adapter.name)
-        }
       } finally {
         reservation?.release()
       }
@@ -242,6 +241,12 @@ export async function runModel(
       }
       // A stream broken after its 2xx headers had an HTTP answer: its status.
       if (received?.status !== undefined) ended.status = received.status
+      // A stream cut after its usage came (an early finish, then more
+      // answer): charged by that usage, so its tokens are on the record too.
+      if (billed?.kind === 'cut' && billed.usage !== undefined) {
+        ended.inputTokens = billed.usage.inputTokens
+        ended.outputTokens = billed.usage.outputTokens
+      }
       record(ended)
       throw thrown
     } finally {
@@ -455,15 +460,21 @@ export async function runModel(
  * response id, the model that answered, why it stopped, the backend's
  * fingerprint and tier, and its tokens — only when the provider reported
  * them. A stream whose usage never came (`include_usage` ignored, a body
- * ended by the grace after its finish) has zeros in `response.usage`: as
- * tokens on the record they read as a call that used none (the budget
- * charges it by its estimate all the same).
+ * ended by the grace after its finish), or a whole answer without one
+ * (`usageReported: false`: a server or proxy that leaves `usage` out), has
+ * zeros in `response.usage`: as tokens on the record they read as a call
+ * that used none (the budget charges it by its estimate all the same).
  */
 function answerFields(
   response: ChatResponse,
   received: StreamReceived | undefined,
 ): Partial<AttemptRecord> {
-  const usage = received === undefined ? response.usage : received.collector.reportedUsage
+  const usage =
+    received !== undefined
+      ? received.collector.reportedUsage
+      : response.usageReported === false
+        ? undefined
+        : response.usage
   const fields: Partial<AttemptRecord> = {
     responseModel: response.model,
     finishReason: response.finishReason,

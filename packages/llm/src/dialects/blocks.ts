@@ -36,6 +36,16 @@ export function stringifyArguments(args: unknown): string {
   return typeof args === 'string' ? args : JSON.stringify(args ?? {})
 }
 
+/**
+ * Whether a provider's usage said anything: one of its counts is a finite
+ * non-negative number. A missing `usage` (or one of nulls) is read as zeros
+ * by `usageOf`; this tells those zeros from a report of none
+ * (`ChatResponse.usageReported`).
+ */
+export function anyCount(...values: unknown[]): boolean {
+  return values.some(isCount)
+}
+
 export function usageOf(inputTokens: unknown, outputTokens: unknown): Usage {
   return { inputTokens: count(inputTokens), outputTokens: count(outputTokens) }
 }

@@ -276,6 +276,146 @@ describe('what an answer said of itself, on its record', () => {
     expect(records[0]?.costUsd).toBe(budget.spentUsd)
   })
 
+  // A whole answer with no usage (OpenAI-compatible servers, proxies that strip
+  // it, Ollama variants; an Anthropic or Gemini body without its counts).
+  const withoutUsage = {
+    openai: {
+      id: 'c1',
+      object: 'chat.completion',
+      model: 'm',
+      choices: [
+        { index: 0, message: { role: 'assistant', content: 'Hello' }, finish_reason: 'stop' },
+      ],
+    },
+    anthropic: {
+      id: 'msg_1',
+      type: 'message',
+      role: 'assistant',
+      model: 'm',
+      content: [{ type: 'text', text: 'Hello' }],
+      stop_reason: 'end_turn',
+    },
+    gemini: {
+      responseId: 'g1',
+      modelVersion: 'm',
+      candidates: [
+        { content: { role: 'model', parts: [{ text: 'Hello' }] }, finishReason: 'STOP' },
+      ],
+    },
+  } as const
+  for (const dialect of ['openai', 'anthropic', 'gemini'] as const) {
+    it(`a whole ${dialect} answer without usage: no tokens on the record (not 0), usageReported false, charged by the estimate`, async () => {
+      const fake = await fakes.start({ dialect })
+      fake.enqueue(reply.error(200, withoutUsage[dialect]))
+      const model = fakes.adapterFor(dialect, fake.baseURL, 'm')
+      const budget = new CostBudget({ limitUsd: 1, prices })
+      const records: AttemptRecord[] = []
+      const response = await callModel({
+        models: [model],
+        request: { messages: [user('hi')], maxTokens: 8 },
+        onAttempt: (r) => records.push(r),
+        retry: { budgets: false },
+        limits: { budget, admission: false },
+      })
+      expect(response.text).toBe('Hello')
+      expect(records).toHaveLength(1)
+      expect(records[0]).toMatchObject({ decision: 'success', finishReason: 'stop' })
+      expect(records[0]).not.toHaveProperty('inputTokens')
+      expect(records[0]).not.toHaveProperty('outputTokens')
+      expect(published[0]).not.toHaveProperty('inputTokens')
+      expect(response.usageReported).toBe(false)
+      // The prompt estimate plus ceil(5 / 4) = 2 output tokens at $1000/MTok: not $0.
+      expect(budget.spentUsd).toBeGreaterThanOrEqual((2 * 1000) / 1e6)
+      expect(records[0]?.costUsd).toBe(budget.spentUsd)
+    })
+  }
+
+  it('a stream request answered with a whole JSON answer without usage: no tokens on the record either', async () => {
+    const fake = await fakes.start({ dialect: 'openai' })
+    fake.enqueue(reply.error(200, withoutUsage.openai))
+    const model = fakes.adapterFor('openai', fake.baseURL, 'm')
+    const records: AttemptRecord[] = []
+    const stream = callModel({
+      models: [model],
+      request: { messages: [user('hi')], maxTokens: 8, stream: true },
+      onAttempt: (r) => records.push(r),
+      retry: { budgets: false },
+      limits: { admission: false },
+    })
+    for await (const _ of stream) {
+      // read to the end
+    }
+    expect((await stream.result).text).toBe('Hello')
+    expect(records).toHaveLength(1)
+    expect(records[0]).toMatchObject({ decision: 'success', finishReason: 'stop' })
+    expect(records[0]).not.toHaveProperty('inputTokens')
+    expect((await stream.result).usageReported).toBe(false)
+  })
+
+  it('a whole answer with usage: its tokens on the record, no usageReported', async () => {
+    const fake = await fakes.start({ dialect: 'anthropic' })
+    fake.enqueue(
+      reply.error(200, {
+        ...withoutUsage.anthropic,
+        usage: { input_tokens: 7, output_tokens: 2 },
+      }),
+    )
+    const model = fakes.adapterFor('anthropic', fake.baseURL, 'm')
+    const records: AttemptRecord[] = []
+    const response = await callModel({
+      models: [model],
+      request: { messages: [user('hi')], maxTokens: 8 },
+      onAttempt: (r) => records.push(r),
+      retry: { budgets: false },
+      limits: { admission: false },
+    })
+    expect(response).not.toHaveProperty('usageReported')
+    expect(records[0]).toMatchObject({ inputTokens: 7, outputTokens: 2 })
+  })
+
+  it('a stream cut after its first token whose usage had come: the failed record carries the tokens it was charged by', async () => {
+    const fake = await fakes.start({ dialect: 'openai' })
+    const chunk = (choice: object, extra: object = {}) =>
+      `data: ${JSON.stringify({ id: 'c1', object: 'chat.completion.chunk', model: 'm', choices: [{ index: 0, ...choice }], ...extra })}\n\n`
+    // An early finish with its usage, more answer after it (so no whole
+    // answer), then an error frame: cut after the first token.
+    fake.enqueue(
+      reply.error(
+        200,
+        chunk({ delta: { role: 'assistant', content: 'Hello' }, finish_reason: null }) +
+          chunk(
+            { delta: {}, finish_reason: 'stop' },
+            { usage: { prompt_tokens: 11, completion_tokens: 3, total_tokens: 14 } },
+          ) +
+          chunk({ delta: { content: ' more' }, finish_reason: null }) +
+          `data: ${JSON.stringify({ error: { message: 'boom', type: 'server_error' } })}\n\n`,
+        SSE,
+      ),
+    )
+    const model = fakes.adapter(
+      openAICompatible({ baseURL: fake.baseURL, apiKey: 'sk', model: 'm' }),
+    )
+    const budget = new CostBudget({ limitUsd: 1, prices })
+    const records: AttemptRecord[] = []
+    const stream = callModel({
+      models: [model],
+      request: { messages: [user('hi')], maxTokens: 8, stream: true },
+      onAttempt: (r) => records.push(r),
+      retry: { budgets: false },
+      limits: { budget, admission: false },
+    })
+    const error = await (async () => {
+      for await (const _ of stream) {
+        // read until it breaks
+      }
+    })().catch((e: unknown) => e)
+    expect(isStreamInterrupted(error)).toBe(true)
+    expect(budget.spentUsd).toBeCloseTo((11 * 1 + 3 * 1000) / 1e6, 10)
+    expect(records).toHaveLength(1)
+    expect(records[0]).toMatchObject({ decision: 'fail', inputTokens: 11, outputTokens: 3 })
+    expect(records[0]?.costUsd).toBe(budget.spentUsd)
+  })
+
   it('a request the adapter cannot build: decision fail with why `not-retryable`', async () => {
     const fake = await fakes.start({ dialect: 'anthropic' })
     const claude = fakes.adapter(anthropic({ baseURL: fake.baseURL, apiKey: 'sk-ant', model: 'c' }))

@@ -309,3 +309,69 @@ describe('what an OpenAI answer says besides its message, kept', () => {
       expect(response, key).not.toHaveProperty(key)
   })
 })
+
+describe('usage the provider did not report', () => {
+  // Whole answers without their counts, as some servers and proxies send them.
+  const bodies = {
+    openai: {
+      id: 'c1',
+      object: 'chat.completion',
+      choices: [{ index: 0, message: { role: 'assistant', content: 'hi' }, finish_reason: 'stop' }],
+    },
+    anthropic: {
+      id: 'msg_1',
+      type: 'message',
+      role: 'assistant',
+      content: [{ type: 'text', text: 'hi' }],
+      stop_reason: 'end_turn',
+    },
+    gemini: {
+      candidates: [{ content: { role: 'model', parts: [{ text: 'hi' }] }, finishReason: 'STOP' }],
+    },
+  } as const
+  const usages = {
+    openai: { usage: { prompt_tokens: 4, completion_tokens: 1 } },
+    anthropic: { usage: { input_tokens: 4, output_tokens: 1 } },
+    gemini: { usageMetadata: { promptTokenCount: 4, candidatesTokenCount: 1 } },
+  } as const
+
+  for (const dialect of ['openai', 'anthropic', 'gemini'] as const) {
+    it(`${dialect}: a whole answer without usage says usageReported false (its zeros are not counts)`, () => {
+      const missing = dialects[dialect].parseResponse(bodies[dialect])
+      expect(missing.usage).toEqual({ inputTokens: 0, outputTokens: 0 })
+      expect(missing.usageReported).toBe(false)
+      const nulls = dialects[dialect].parseResponse({
+        ...bodies[dialect],
+        ...(dialect === 'gemini' ? { usageMetadata: {} } : { usage: null }),
+      })
+      expect(nulls.usageReported).toBe(false)
+      const reported = dialects[dialect].parseResponse({ ...bodies[dialect], ...usages[dialect] })
+      expect(reported.usage).toEqual({ inputTokens: 4, outputTokens: 1 })
+      expect(reported).not.toHaveProperty('usageReported')
+    })
+  }
+
+  it('anthropic and gemini: a stream without counts finishes with no usage, and its answer says usageReported false', () => {
+    const anthropicEvents = parse('anthropic', [
+      {
+        type: 'message_start',
+        message: { id: 'msg_1', type: 'message', role: 'assistant', content: [] },
+      },
+      { type: 'content_block_start', index: 0, content_block: { type: 'text', text: '' } },
+      { type: 'content_block_delta', index: 0, delta: { type: 'text_delta', text: 'hi' } },
+      { type: 'message_delta', delta: { stop_reason: 'end_turn' } },
+      { type: 'message_stop' },
+    ])
+    const geminiEvents = parse('gemini', [
+      {
+        candidates: [{ content: { role: 'model', parts: [{ text: 'hi' }] }, finishReason: 'STOP' }],
+      },
+    ])
+    for (const events of [anthropicEvents, geminiEvents]) {
+      const finish = events.find((e) => e.type === 'finish')
+      expect(finish).toMatchObject({ type: 'finish', finishReason: 'stop' })
+      expect(finish).toHaveProperty('usage', undefined)
+      expect(collect(events).usageReported).toBe(false)
+    }
+  })
+})

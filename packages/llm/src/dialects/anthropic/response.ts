@@ -1,6 +1,6 @@
 import { malformedReply } from '../../errors/ProviderReplyError.js'
 import type { ChatResponse, ContentBlock, FinishReason, Usage } from '../../types.js'
-import { mapFinish, textOf, usageOf, withUsageDetails } from '../blocks.js'
+import { anyCount, mapFinish, textOf, usageOf, withUsageDetails } from '../blocks.js'
 import type { ResponseMeta } from '../Dialect.js'
 import { headerValue } from '../errorHeaders.js'
 import { asArray, get, getRecord, getString, parseAnswerJson } from '../safeJson.js'
@@ -31,6 +31,16 @@ export function anthropicUsage(usage: unknown, outputTokens?: unknown): Usage {
     usageOf(input, outputTokens ?? get(usage, 'output_tokens')),
     cacheRead,
     undefined,
+  )
+}
+
+/** Whether Anthropic's `usage` (and a stream's `output_tokens`) had any count `anthropicUsage` reads. */
+export function anthropicUsageReported(usage: unknown, outputTokens?: unknown): boolean {
+  return anyCount(
+    get(usage, 'input_tokens'),
+    get(usage, 'cache_creation_input_tokens'),
+    get(usage, 'cache_read_input_tokens'),
+    outputTokens ?? get(usage, 'output_tokens'),
   )
 }
 
@@ -73,6 +83,7 @@ export function parseAnthropicResponse(body: unknown, meta: ResponseMeta = {}): 
     }
   }
   const requestId = headerValue(meta.headers, 'request-id')
+  const usage = get(json, 'usage')
   return {
     id: getString(json, 'id') ?? '',
     model: getString(json, 'model') ?? '',
@@ -80,7 +91,9 @@ export function parseAnthropicResponse(body: unknown, meta: ResponseMeta = {}): 
     content,
     text: textOf(content),
     finishReason: mapFinish(ANTHROPIC_FINISH, get(json, 'stop_reason')),
-    usage: anthropicUsage(get(json, 'usage')),
+    usage: anthropicUsage(usage),
+    // Zeros that mean "not said" are told apart (`ChatResponse.usageReported`).
+    ...(anthropicUsageReported(usage) ? {} : { usageReported: false as const }),
     ...(requestId === undefined ? {} : { providerRequestId: requestId }),
   }
 }

@@ -6,7 +6,7 @@ import { EMPTY_ARGUMENTS, isEmptyArguments } from '../emptyToolArguments.js'
 import { isBlank } from '../isBlank.js'
 import { asRecord, get, getCode, getRecord, getString, parseAnswerJson } from '../safeJson.js'
 import { normalizeAnthropicStreamError } from './errors.js'
-import { ANTHROPIC_FINISH, anthropicUsage } from './response.js'
+import { ANTHROPIC_FINISH, anthropicUsage, anthropicUsageReported } from './response.js'
 
 /**
  * Messages streaming events → normalised events: `message_start` (id, input
@@ -30,7 +30,11 @@ export function createAnthropicStreamParser(): StreamParser {
   const finish = (): StreamEvent[] => {
     if (finished) return []
     finished = true
-    const usage = anthropicUsage(inputUsage, outputTokens)
+    // None when neither `message_start` nor `message_delta` had a count:
+    // zeros would read as a report of none used.
+    const usage = anthropicUsageReported(inputUsage, outputTokens)
+      ? anthropicUsage(inputUsage, outputTokens)
+      : undefined
     // A tool block the stream never stopped still gets its `{}`.
     const out: StreamEvent[] = []
     for (const tool of tools.values()) out.push(...closeTool(tool))

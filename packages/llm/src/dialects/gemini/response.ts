@@ -1,6 +1,6 @@
 import { malformedReply, ProviderReplyError } from '../../errors/ProviderReplyError.js'
 import type { ChatResponse, ContentBlock, FinishReason, Usage } from '../../types.js'
-import { mapFinish, textOf, usageOf, withUsageDetails } from '../blocks.js'
+import { anyCount, mapFinish, textOf, usageOf, withUsageDetails } from '../blocks.js'
 import type { ResponseMeta } from '../Dialect.js'
 import { GeneratedCallIds } from '../GeneratedCallIds.js'
 import { asArray, get, getRecord, getString, parseAnswerJson } from '../safeJson.js'
@@ -42,6 +42,15 @@ export function geminiUsage(metadata: unknown): Usage {
     usageOf(get(metadata, 'promptTokenCount'), output),
     get(metadata, 'cachedContentTokenCount'),
     thoughts,
+  )
+}
+
+/** Whether Gemini's `usageMetadata` had any count `geminiUsage` reads. */
+export function geminiUsageReported(metadata: unknown): boolean {
+  return anyCount(
+    get(metadata, 'promptTokenCount'),
+    get(metadata, 'candidatesTokenCount'),
+    get(metadata, 'thoughtsTokenCount'),
   )
 }
 
@@ -96,6 +105,7 @@ export function parseGeminiResponse(body: unknown, _meta: ResponseMeta = {}): Ch
     })
   }
   const content = geminiParts(get(getRecord(candidate, 'content'), 'parts'), new GeneratedCallIds())
+  const metadata = get(json, 'usageMetadata')
   return {
     id: getString(json, 'responseId') ?? '',
     model: getString(json, 'modelVersion') ?? '',
@@ -103,6 +113,8 @@ export function parseGeminiResponse(body: unknown, _meta: ResponseMeta = {}): Ch
     content,
     text: textOf(content),
     finishReason: geminiFinish(get(candidate, 'finishReason'), content),
-    usage: geminiUsage(get(json, 'usageMetadata')),
+    usage: geminiUsage(metadata),
+    // Zeros that mean "not said" are told apart (`ChatResponse.usageReported`).
+    ...(geminiUsageReported(metadata) ? {} : { usageReported: false as const }),
   }
 }

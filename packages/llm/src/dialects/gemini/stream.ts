@@ -5,7 +5,7 @@ import { GeneratedCallIds } from '../GeneratedCallIds.js'
 import { isBlank } from '../isBlank.js'
 import { asArray, asRecord, get, getRecord, getString, parseAnswerJson } from '../safeJson.js'
 import { normalizeGeminiStreamError } from './errors.js'
-import { geminiFinish, geminiParts, geminiUsage } from './response.js'
+import { geminiFinish, geminiParts, geminiUsage, geminiUsageReported } from './response.js'
 
 /**
  * `streamGenerateContent?alt=sse` events → normalised events. Every event is
@@ -55,10 +55,12 @@ export function createGeminiStreamParser(): StreamParser {
           reason,
           sawToolCall ? [{ type: 'tool_call', id: '', name: '', arguments: {} }] : [],
         )
+        const metadata = get(chunk, 'usageMetadata')
         out.push({
           type: 'finish',
           finishReason,
-          usage: geminiUsage(get(chunk, 'usageMetadata')),
+          // None when the chunk had no counts: zeros would read as a report of none used.
+          usage: geminiUsageReported(metadata) ? geminiUsage(metadata) : undefined,
           id: getString(chunk, 'responseId'),
         })
       }

@@ -8,6 +8,7 @@ import type {
   Usage,
 } from '../../types.js'
 import {
+  anyCount,
   mapFinish,
   parseArguments,
   refusalOf,
@@ -75,6 +76,7 @@ export function parseOpenAIResponse(
   }
   const requestId = headerValue(meta.headers, 'x-request-id')
   const refused = refusalOf(content)
+  const usage = getRecord(json, 'usage')
   const response: ChatResponse = {
     id: getString(json, 'id') ?? '',
     model: getString(json, 'model') ?? '',
@@ -82,7 +84,10 @@ export function parseOpenAIResponse(
     content,
     text: textOf(content),
     finishReason: mapFinish(OPENAI_FINISH, get(choice, 'finish_reason')),
-    usage: openAIUsage(getRecord(json, 'usage')),
+    usage: openAIUsage(usage),
+    // No `usage` (some compatible servers, proxies, Ollama variants): its
+    // zeros mean "not said", told apart (`ChatResponse.usageReported`).
+    ...(openAIUsageReported(usage) ? {} : { usageReported: false as const }),
     ...(refused === undefined ? {} : { refusal: refused }),
     ...(requestId === undefined ? {} : { providerRequestId: requestId }),
   }
@@ -149,6 +154,11 @@ export function openAIUsage(usage: Record<string, unknown> | undefined): Usage {
   const rejected = get(details, 'rejected_prediction_tokens')
   if (isCount(rejected)) out.rejectedPredictionTokens = rejected
   return out
+}
+
+/** Whether OpenAI's `usage` had a prompt or completion count (`openAIUsage` reads zeros for neither). */
+export function openAIUsageReported(usage: Record<string, unknown> | undefined): boolean {
+  return anyCount(get(usage, 'prompt_tokens'), get(usage, 'completion_tokens'))
 }
 
 function isCount(value: unknown): value is number {
