@@ -104,6 +104,32 @@ describe('answer fields an OpenAI client reads, passed on', () => {
     expect(up.requests[1]!.rawBody).not.toContain('url_citation')
   })
 
+  it('a whole answer whose provider reported no usage has no usage (not zeros a client would read as its bill)', async () => {
+    const up = await gateway()
+    up.enqueue(
+      reply.error(200, {
+        id: 'chatcmpl-up',
+        object: 'chat.completion',
+        created: 1,
+        model: 'gpt-4o-search-preview',
+        choices: [
+          {
+            index: 0,
+            message: { role: 'assistant', content: 'hello' },
+            logprobs: null,
+            finish_reason: 'stop',
+          },
+        ],
+      }),
+    )
+    const completion = await harness!.client.chat.completions.create({
+      model: 'm',
+      messages: [{ role: 'user', content: 'hi' }],
+    })
+    expect(completion.choices[0]!.message.content).toBe('hello')
+    expect(completion.usage, 'usage').toBeUndefined()
+  })
+
   it('a streamed answer keeps them too: the citations as delta.annotations, the fingerprint on the chunks from the finish on', async () => {
     const up = await gateway()
     up.enqueue(
