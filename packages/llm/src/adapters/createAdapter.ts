@@ -1,5 +1,6 @@
 import { createFetch, type DeadlineDispatchOptions, type HourglassFetch } from '@hourglass/fetch'
 import { request as undiciRequest } from 'undici'
+import { usageUnreported } from '../call/usageUnreported.js'
 import type { Dialect } from '../dialects/Dialect.js'
 import { headerValue } from '../dialects/errorHeaders.js'
 import { MAX_JSON_BODY_CHARS, parseAnswerJson, parseJson } from '../dialects/safeJson.js'
@@ -504,8 +505,17 @@ async function* eventsOf(response: ChatResponse): AsyncGenerator<StreamEvent, vo
     type: 'finish',
     finishReason: response.finishReason,
     // None when the answer had none: its zeros would read as a report of none used.
-    usage: response.usageReported === false ? undefined : response.usage,
+    usage: usageUnreported(response) ? undefined : response.usage,
     id: response.id,
+    // What the answer said of itself, as a stream's finish carries it: replayed
+    // without them, a stream request answered whole lost them (result, record,
+    // span, and the gateway's chunks).
+    ...(response.systemFingerprint === undefined
+      ? {}
+      : { systemFingerprint: response.systemFingerprint }),
+    ...(response.serviceTier === undefined ? {} : { serviceTier: response.serviceTier }),
+    ...(response.annotations === undefined ? {} : { annotations: response.annotations }),
+    ...(response.logprobs === undefined ? {} : { logprobs: response.logprobs }),
   }
 }
 

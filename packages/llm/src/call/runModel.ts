@@ -27,6 +27,7 @@ import { earliestOf, targetOf } from './outlook.js'
 import { runModelSend } from './runModelSend.js'
 import { keepsRawArguments, StreamCollector } from './StreamCollector.js'
 import { isFirstTokenTimeout, type StreamReceived, streamAttempt } from './streamAttempt.js'
+import { usageUnreported } from './usageUnreported.js'
 
 export type ModelOutcome =
   | { kind: 'success'; response: ChatResponse }
@@ -472,7 +473,7 @@ function answerFields(
   const usage =
     received !== undefined
       ? received.collector.reportedUsage
-      : response.usageReported === false
+      : usageUnreported(response)
         ? undefined
         : response.usage
   const fields: Partial<AttemptRecord> = {

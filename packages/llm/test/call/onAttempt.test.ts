@@ -3,11 +3,13 @@ import { Deadline, isDeadlineExceeded, ManualClock } from '@hourglass/core'
 import { anthropicErrors, closedPort, openAIErrors, reply } from '@hourglass/testkit'
 import { afterEach, describe, expect, it } from 'vitest'
 import { anthropic } from '../../src/adapters/anthropic.js'
+import { createAdapter } from '../../src/adapters/createAdapter.js'
 import { openAICompatible } from '../../src/adapters/openAICompatible.js'
 import { CostBudget } from '../../src/budget/CostBudget.js'
 import type { AttemptRecord } from '../../src/call/AttemptRecord.js'
 import { callModel } from '../../src/call/callModel.js'
 import { type LlmAttemptMessage, llmChannels } from '../../src/channels.js'
+import { dialects } from '../../src/dialects/dialects.js'
 import { isStreamInterrupted } from '../../src/errors/StreamInterruptedError.js'
 import { useFakes, user } from './support/fakes.js'
 
@@ -350,6 +352,95 @@ describe('what an answer said of itself, on its record', () => {
     expect(records[0]).toMatchObject({ decision: 'success', finishReason: 'stop' })
     expect(records[0]).not.toHaveProperty('inputTokens')
     expect((await stream.result).usageReported).toBe(false)
+  })
+
+  it('a dialect of your own that wraps a built-in parser and fills usage from elsewhere: its counts are believed (record, charge)', async () => {
+    const fake = await fakes.start({ dialect: 'openai' })
+    fake.enqueue(
+      reply.error(200, { ...withoutUsage.openai, meta: { tokens_in: 11, tokens_out: 3 } }),
+    )
+    const mine = {
+      ...dialects.openai,
+      parseResponse(body: unknown, meta: Parameters<typeof dialects.openai.parseResponse>[1]) {
+        const parsed = dialects.openai.parseResponse(body, meta)
+        const json = (typeof body === 'string' ? JSON.parse(body) : body) as {
+          meta: { tokens_in: number; tokens_out: number }
+        }
+        // The spread copies usageReported: false (the body has no `usage`).
+        return {
+          ...parsed,
+          usage: { inputTokens: json.meta.tokens_in, outputTokens: json.meta.tokens_out },
+        }
+      },
+    }
+    const model = fakes.adapter(
+      createAdapter(mine, { baseURL: fake.baseURL, apiKey: 'sk-test1234', model: 'm' }),
+    )
+    const budget = new CostBudget({ limitUsd: 1, prices })
+    const records: AttemptRecord[] = []
+    await callModel({
+      models: [model],
+      request: { messages: [user('hi')], maxTokens: 8 },
+      onAttempt: (r) => records.push(r),
+      retry: { budgets: false },
+      limits: { budget, admission: false },
+    })
+    expect(records[0]).toMatchObject({ inputTokens: 11, outputTokens: 3 })
+    expect(budget.spentUsd).toBeCloseTo((11 * 1 + 3 * 1000) / 1e6, 10)
+  })
+
+  it('a stream request answered with a whole JSON answer keeps what it said of itself (fingerprint, tier)', async () => {
+    const fake = await fakes.start({ dialect: 'openai' })
+    fake.enqueue(
+      reply.error(200, {
+        ...withoutUsage.openai,
+        system_fingerprint: 'fp_1',
+        service_tier: 'default',
+        usage: { prompt_tokens: 11, completion_tokens: 3, total_tokens: 14 },
+      }),
+    )
+    const model = fakes.adapterFor('openai', fake.baseURL, 'm')
+    const stream = callModel({
+      models: [model],
+      request: { messages: [user('hi')], maxTokens: 8, stream: true },
+      retry: { budgets: false },
+      limits: { admission: false },
+    })
+    for await (const _ of stream) {
+      // read to the end
+    }
+    expect(await stream.result).toMatchObject({ systemFingerprint: 'fp_1', serviceTier: 'default' })
+    expect(published[0]).toMatchObject({ systemFingerprint: 'fp_1', serviceTier: 'default' })
+  })
+
+  it('a stream whose usage chunk has no counts ({}, total_tokens alone) reports none, as a whole answer does: no tokens on the record', async () => {
+    const fake = await fakes.start({ dialect: 'openai' })
+    const chunk = (choice: object, extra: object = {}) =>
+      `data: ${JSON.stringify({ id: 'c1', object: 'chat.completion.chunk', model: 'm', choices: choice === undefined ? [] : [{ index: 0, ...choice }], ...extra })}\n\n`
+    fake.enqueue(
+      reply.error(
+        200,
+        chunk({ delta: { role: 'assistant', content: 'Hello' }, finish_reason: null }) +
+          chunk({ delta: {}, finish_reason: 'stop' }) +
+          `data: ${JSON.stringify({ id: 'c1', object: 'chat.completion.chunk', model: 'm', choices: [], usage: { total_tokens: 14 } })}\n\n` +
+          'data: [DONE]\n\n',
+        SSE,
+      ),
+    )
+    const model = fakes.adapterFor('openai', fake.baseURL, 'm')
+    const records: AttemptRecord[] = []
+    const stream = callModel({
+      models: [model],
+      request: { messages: [user('hi')], maxTokens: 8, stream: true },
+      onAttempt: (r) => records.push(r),
+      retry: { budgets: false },
+      limits: { admission: false },
+    })
+    for await (const _ of stream) {
+      // read to the end
+    }
+    expect((await stream.result).usageReported).toBe(false)
+    expect(records[0]).not.toHaveProperty('inputTokens')
   })
 
   it('a whole answer with usage: its tokens on the record, no usageReported', async () => {

@@ -21,7 +21,14 @@ import {
   getString,
   parseAnswerJson,
 } from '../safeJson.js'
-import { annotationsOf, contentParts, logprobsOf, OPENAI_FINISH, openAIUsage } from './response.js'
+import {
+  annotationsOf,
+  contentParts,
+  logprobsOf,
+  OPENAI_FINISH,
+  openAIUsage,
+  openAIUsageReported,
+} from './response.js'
 
 /**
  * `chat.completion.chunk` events → normalised events. Tool-call deltas name
@@ -174,7 +181,8 @@ export function createOpenAIStreamParser(
           finishReason = mapFinish(OPENAI_FINISH, reason)
       }
       const u = getRecord(chunk, 'usage')
-      if (u !== undefined) usage = openAIUsage(u)
+      // A usage with no counts (`{}`, only `total_tokens`) is none, as in a whole answer.
+      if (u !== undefined && openAIUsageReported(u)) usage = openAIUsage(u)
       if (finishReason !== undefined && usage !== undefined) out.push(...flush())
       return out
     },
