@@ -122,11 +122,7 @@ export function toOpenAIResponse(
     // Left out when the provider reported none (its zeros are no figures):
     // a client would take `prompt_tokens: 0` for its bill, as a stream's
     // usage chunk is left out then too.
-    ...(response.usageReported === false &&
-    response.usage.inputTokens === 0 &&
-    response.usage.outputTokens === 0
-      ? {}
-      : { usage: openAIUsage(response.usage) }),
+    ...(response.usageReported === false ? {} : { usage: openAIUsage(response.usage) }),
     // The provider's, when it said (OpenAI-compatible upstreams): with `seed`,
     // what tells a client whether two answers came from the same backend.
     ...(response.systemFingerprint === undefined

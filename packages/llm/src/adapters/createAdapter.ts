@@ -1,6 +1,5 @@
 import { createFetch, type DeadlineDispatchOptions, type HourglassFetch } from '@hourglass/fetch'
 import { request as undiciRequest } from 'undici'
-import { usageUnreported } from '../call/usageUnreported.js'
 import type { Dialect } from '../dialects/Dialect.js'
 import { headerValue } from '../dialects/errorHeaders.js'
 import { MAX_JSON_BODY_CHARS, parseAnswerJson, parseJson } from '../dialects/safeJson.js'
@@ -377,7 +376,7 @@ export function createAdapter(
       }
       throw thrown
     }
-    return { ok: true, response: attribute(response) }
+    return { ok: true, response: attribute(withReportedUsage(response)) }
   }
 
   const adapter: ModelAdapter = {
@@ -505,7 +504,7 @@ async function* eventsOf(response: ChatResponse): AsyncGenerator<StreamEvent, vo
     type: 'finish',
     finishReason: response.finishReason,
     // None when the answer had none: its zeros would read as a report of none used.
-    usage: usageUnreported(response) ? undefined : response.usage,
+    usage: response.usageReported === false ? undefined : response.usage,
     id: response.id,
     // What the answer said of itself, as a stream's finish carries it: replayed
     // without them, a stream request answered whole lost them (result, record,
@@ -581,4 +580,20 @@ function lowerCaseNames(
     if (value !== undefined) out[name.toLowerCase()] = value
   }
   return out
+}
+
+/**
+ * `usageReported: false` only while `usage` is still the zeros it stands
+ * for. A dialect of your own that wraps a built-in parser and fills `usage`
+ * from where its provider puts it (`{ ...parsed, usage }`) copies the flag
+ * along with the rest: its counts stand, and the flag goes here, where the
+ * parser's answer enters, so that nothing after (the charge, the record,
+ * the gateway) has to doubt it.
+ */
+function withReportedUsage(response: ChatResponse): ChatResponse {
+  if (response.usageReported !== false) return response
+  const { usage } = response
+  if (usage.inputTokens === 0 && usage.outputTokens === 0) return response
+  const { usageReported: _stale, ...reported } = response
+  return reported
 }

@@ -1,4 +1,3 @@
-import { usageUnreported } from '../call/usageUnreported.js'
 import type { ChatRequest, ChatResponse, ContentBlock } from '../types.js'
 import { deliveredTokens } from './billedFailure.js'
 import type { CostBudget } from './CostBudget.js'
@@ -22,7 +21,7 @@ export function chargeAnswer(
   const { usage } = response
   // A dialect says when no usage came (`usageReported: false`); an adapter
   // of your own may not, and its zeros are told by the missing input.
-  if (usage !== undefined && !usageUnreported(response) && usage.inputTokens > 0)
+  if (usage !== undefined && response.usageReported !== false && usage.inputTokens > 0)
     return budget.record(model, usage, provider)
   return budget.recordEstimate(
     model,

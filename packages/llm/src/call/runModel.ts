@@ -27,7 +27,6 @@ import { earliestOf, targetOf } from './outlook.js'
 import { runModelSend } from './runModelSend.js'
 import { keepsRawArguments, StreamCollector } from './StreamCollector.js'
 import { isFirstTokenTimeout, type StreamReceived, streamAttempt } from './streamAttempt.js'
-import { usageUnreported } from './usageUnreported.js'
 
 export type ModelOutcome =
   | { kind: 'success'; response: ChatResponse }
@@ -473,7 +472,7 @@ function answerFields(
   const usage =
     received !== undefined
       ? received.collector.reportedUsage
-      : usageUnreported(response)
+      : response.usageReported === false
         ? undefined
         : response.usage
   const fields: Partial<AttemptRecord> = {
