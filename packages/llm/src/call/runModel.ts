@@ -254,21 +254,11 @@ export async function runModel(
     }
 
     const latencyMs = clock.now() - started
-    // An answer that ended in an error (finish reason `error`: DeepSeek's
-    // `insufficient_system_resource`, Gemini's `MALFORMED_FUNCTION_CALL`)
-    // of which the caller got nothing yet — a whole answer, or a stream
-    // before its first token — is a failed attempt, not an answer: retried
-    // or handed to the next model as a 5xx would be. Returned as a success,
-    // a fallback the caller listed never answered, and the record said
-    // `success`. Charged as the answer it was (its usage came with it).
+    // An answer is charged before anything is awaited (the hold ends only
+    // once the cost is spent), whether it is returned or, ended in an
+    // error, becomes a failed attempt below: charged once, as what it was.
     let charged = false
-    // What the answer that ended in an error said of itself, for its failure records.
-    let endedAnswer: Partial<AttemptRecord> | undefined
-    if (
-      result.ok &&
-      result.response.finishReason === 'error' &&
-      received?.collector.sawToken !== true
-    ) {
+    if (result.ok) {
       try {
         if (budget !== undefined)
           state.costUsd += chargeAnswer(
@@ -282,18 +272,26 @@ export async function runModel(
         reservation?.release()
       }
       charged = true
+    }
+    // An answer that ended in an error (finish reason `error`: DeepSeek's
+    // `insufficient_system_resource`, Gemini's `MALFORMED_FUNCTION_CALL`)
+    // of which the caller got nothing yet — a whole answer, or a stream
+    // before its first token — is a failed attempt, not an answer: retried
+    // or handed to the next model as a 5xx would be. Returned as a success,
+    // a fallback the caller listed never answered, and the record said
+    // `success`. Charged as the answer it was (its usage came with it).
+    // What the answer that ended in an error said of itself, for its failure records.
+    let endedAnswer: Partial<AttemptRecord> | undefined
+    if (
+      result.ok &&
+      result.response.finishReason === 'error' &&
+      received?.collector.sawToken !== true
+    ) {
       endedAnswer = answerFields(result.response, received)
       result = { ok: false, error: answerEndedInError(adapter, result.status) }
     }
     if (result.ok) {
       const { response } = result
-      // Charged before anything is awaited: the hold ends only once the cost is spent.
-      try {
-        if (budget !== undefined)
-          state.costUsd += chargeAnswer(budget, adapter.model, request, response, adapter.name)
-      } finally {
-        reservation?.release()
-      }
       await permit?.report({ ok: true, latencyMs })
       retryBudget?.recordSuccess()
       record(
