@@ -104,8 +104,12 @@ export class Deadline {
       throw new TypeError(`clock.now() must return a number of ms, got ${String(now)}`)
     }
     this.startedAt = now
-    this.expiresAt = Math.min(now + budgetMs, parent ? parent.expiresAt : Number.POSITIVE_INFINITY)
-    this.budgetMs = Math.max(0, this.expiresAt - now)
+    const ownEnd = now + budgetMs
+    const parentEnd = parent ? parent.expiresAt : Number.POSITIVE_INFINITY
+    this.expiresAt = Math.min(ownEnd, parentEnd)
+    // The budget asked for, not `expiresAt - now`: with a fractional `now`
+    // (performance.now) that difference reads 1990.0000000000002 for 1990.
+    this.budgetMs = Math.max(0, ownEnd <= parentEnd ? budgetMs : parentEnd - now)
 
     if (coreChannels.deadlineCreate.hasSubscribers) {
       coreChannels.deadlineCreate.publish(() => ({

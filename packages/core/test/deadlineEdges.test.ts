@@ -140,3 +140,16 @@ it('a listener or clock given as a number is a TypeError (a wrong type), not a R
   expect(() => Deadline.after(5, { clock: 5 as never })).toThrow(TypeError)
   expect(() => Deadline.after(5).onDone(5 as never)).toThrow(TypeError)
 })
+
+describe('budgetMs on a clock that reads fractions (performance.now)', () => {
+  it('is the budget asked for, not a float residue of expiresAt - now', () => {
+    // 123.456 + 1990 - 123.456 is 1990.0000000000002 in doubles.
+    const c = new ManualClock(123.456)
+    expect(Deadline.after(1990, { clock: c }).budgetMs).toBe(1990)
+    const parent = Deadline.after(5000, { clock: c })
+    expect(parent.child(1990).budgetMs).toBe(1990)
+    // Cut by its parent: what the parent has left.
+    c.advance(0.5)
+    expect(parent.child(10_000).budgetMs).toBe(parent.expiresAt - c.now())
+  })
+})
