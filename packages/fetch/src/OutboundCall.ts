@@ -88,7 +88,7 @@ class CallAttemptInit implements AttemptInit {
     this.clock = clockFor(call.config, call.deadline?.clock)
     // A hop is sent with its own method: fetch turns a POST answered with
     // 301/302, and anything but GET/HEAD answered with 303, into a GET.
-    this.method = hop === undefined ? call.method : hop.method.toUpperCase()
+    this.method = hop === undefined ? call.method : hop.method
     this.number = number
     this.measureGaps = call.onAttemptEnd !== undefined
   }

@@ -103,6 +103,21 @@ export function eventUrl(origin: string, path: string): string {
 }
 
 /**
+ * A parsed URL as events and messages show it: origin and path. A scheme
+ * other than HTTP(S) (`blob:`, `file:`, `data:`; fetch's refusals) has no
+ * origin worth the name — Node's `blob:nodedata:…` has `null`, read as
+ * `nullnodedata:…`, and `blob:https://host/…` the origin of the page that
+ * made it, read as an HTTP URL — so it is its scheme, host if any and path;
+ * a `data:` URL its scheme alone (the rest is its payload, of any size).
+ */
+export function parsedEventUrl(url: URL): string {
+  const scheme = url.protocol
+  if (scheme === 'http:' || scheme === 'https:') return eventUrl(url.origin, url.pathname)
+  if (scheme === 'data:') return 'data:'
+  return `${scheme}${url.host ? `//${url.host}` : ''}${url.pathname}`
+}
+
+/**
  * Origin and path of an undici dispatch, for events: `origin` as undici
  * takes it (a `URL`, or a string that may end in `/` — used as it was, the
  * URL read `http://host:port//path`).

@@ -1,10 +1,7 @@
 import {
   currentDeadline,
   type Deadline,
-  isAbortError,
   isAbortSignal,
-  isClientClosed,
-  isDeadlineExceeded,
   optionError,
   refuseUnknownOptions,
 } from '@hourglass/core'
@@ -21,7 +18,7 @@ import {
 import type { Attempt } from './Attempt.js'
 import { adoptFormData } from './adoptFormData.js'
 import { adoptedUpload, adoptRequest, type FetchInput } from './adoptRequest.js'
-import { eventUrl } from './channels.js'
+import { parsedEventUrl } from './channels.js'
 import { type ConnectorOptions, connectorFor } from './createConnector.js'
 import { FETCH_ATTEMPT, type FetchAttempt, interceptorFor } from './deadlineInterceptor.js'
 import { hasHeader, isRepeatable } from './dispatchHeaders.js'
@@ -29,9 +26,11 @@ import { BodyNotReadError } from './errors/BodyNotReadError.js'
 import { RedirectWithStreamBodyError } from './errors/RedirectWithStreamBodyError.js'
 import { TooManyRedirectsError } from './errors/TooManyRedirectsError.js'
 import { type UrlRefusal, UrlRefusedError } from './errors/UrlRefusedError.js'
+import { fetchMethod } from './fetchMethod.js'
 import { OutboundCall, type OutboundCallInit, RetryWaits, type SendResult } from './OutboundCall.js'
 import { FETCH_OPTION_NAMES, mergeRetry, type RetryOptions, resolveOptions } from './options.js'
 import { type StoppableBody, stoppableBody } from './stoppableBody.js'
+import { waitEndingDispatcher } from './waitEndingDispatcher.js'
 
 export interface CreateFetchOptions extends ConnectorOptions {
   /**
@@ -91,12 +90,14 @@ export function createFetch(
   const own = options.dispatcher
     ? undefined
     : new Agent({ connect: connectorFor(config, options.tls), headersTimeout: 0, bodyTimeout: 0 })
-  const dispatcher = (options.dispatcher ?? own!).compose(interceptorFor(config))
+  const composed = (options.dispatcher ?? own!).compose(interceptorFor(config))
   // Calls waiting to retry, which close() ends: undici's close waits for the
   // requests in flight, not for a call between two attempts, which slept on
   // (a Retry-After of up to a minute, keeping the process up) and then failed
   // on the closed Agent. Only with our own Agent: yours stays open.
   const waiting = own ? new RetryWaits() : undefined
+  // Its close() and destroy() end those waits too (yours, again, ends none).
+  const dispatcher = waiting ? waitEndingDispatcher(composed, waiting) : composed
 
   const call = (input: FetchInput, given?: HourglassRequestInit | null): Promise<Response> => {
     // fetch() never throws: a bad per-call option (a retry rule, a method
@@ -117,9 +118,10 @@ export function createFetch(
     const given = givenInit ?? {}
     const { deadline: explicit, retry } = given
     const request = input instanceof UndiciRequest ? input : undefined
-    // String(): fetch converts a method as a string (its WebIDL ByteString);
-    // `method: 5` failed here with "….toUpperCase is not a function".
-    const method = String(given.method ?? request?.method ?? 'GET').toUpperCase()
+    // As fetch reads it (a string, `null` included; `method: 5` failed here
+    // with "….toUpperCase is not a function"): the retry rules judge the
+    // method that is sent.
+    const method = fetchMethod(given.method, request?.method)
     // Node's global FormData, rebuilt as undici's (a copy of the init only then).
     const body = adoptFormData(given.body)
     // A stream body is read through a reader the call can stop (see
@@ -222,7 +224,7 @@ export function createFetch(
         attempt?.reason ??
         attempt?.error ??
         refusedRedirect(thrown, attempt, outbound.init.replayable, init, input) ??
-        refusedUrl(thrown, attempt, input) ??
+        refusedUrl(thrown, attempt, input, outbound.init.method) ??
         unwrap(thrown, carrier.hops)
       attempt?.finish(error)
       // Failed before an answer (a reset, a refused connect or redirect): the
@@ -235,19 +237,20 @@ export function createFetch(
         // The caller's signal ended the call (a slice's signal when the client
         // left or the slice ran out): never retried, but said so, as the
         // interceptor, a body read and a cancelled deadline say it (`aborted`,
-        // `no-budget`). Without this, `fetch(url, { signal })` announced
-        // nothing where `fetch(url)` under the same deadline did. Only reasons
-        // the rules end at once are judged, so no retry is ever announced here.
-        if (isClientClosed(reason) || isAbortError(reason) || isDeadlineExceeded(reason)) {
-          outbound.judge(
-            {
-              error: reason,
-              bytesReceived: attempt?.bytesReceived ?? 0,
-              redirected: carrier.hops > 1,
-            },
-            number,
-          )
-        }
+        // `no-budget`; a reason of the caller's own — `AbortSignal.timeout`'s
+        // `TimeoutError` — `not-retryable`, as the interceptor says it: it
+        // was announced by the interceptor alone). Without this,
+        // `fetch(url, { signal })` announced nothing where `fetch(url)` under
+        // the same deadline did. `callerAborted`: no retry is ever announced here.
+        outbound.judge(
+          {
+            error: reason,
+            bytesReceived: attempt?.bytesReceived ?? 0,
+            redirected: carrier.hops > 1,
+            callerAborted: true,
+          },
+          number,
+        )
         throw reason
       }
       const delayMs = outbound.judge(
@@ -361,7 +364,7 @@ function eventUrlOf(input: RequestInfo | string): string {
     // Never its credentials either (`user:pass@`), as a parsed URL's origin has none.
     return (String(input).split(/[?#]/)[0] as string).replace(/^([^/]*\/\/)[^/@]*@/, '$1')
   }
-  return eventUrl(target.origin, target.pathname)
+  return parsedEventUrl(target)
 }
 
 /**
@@ -448,9 +451,17 @@ const REFUSALS: ReadonlyMap<string, UrlRefusal> = new Map([
   ['URL scheme must be a HTTP(S) scheme', 'unsupported-scheme'], // a redirect's Location
 ])
 
+/** undici's messages for a `blob:` URL it would not fetch: a refusal only for that scheme (`blobRefusal`). */
+const BLOB_REFUSALS: ReadonlySet<string> = new Set([
+  'invalid method',
+  'NetworkError when attempting to fetch resource.',
+])
+
 /**
  * A URL fetch refused without sending anything to it (a blocked port, a
- * scheme it does not fetch), as `UrlRefusedError`. After a redirect
+ * scheme it does not fetch, a `blob:` URL with no Blob behind it or asked
+ * for with another method than GET — undici's "invalid method" for both,
+ * bare, which createFetch passed on as it was), as `UrlRefusedError`. After a redirect
  * (`attempt`, the hop that answered it, has a `Location`) it is that
  * Location that was refused; else the caller's URL.
  */
@@ -458,26 +469,41 @@ function refusedUrl(
   thrown: unknown,
   attempt: Attempt | undefined,
   input: RequestInfo,
+  method: string,
 ): UrlRefusedError | undefined {
   if (!(thrown instanceof TypeError) || thrown.message !== 'fetch failed') return undefined
   const cause = thrown.cause
   if (!(cause instanceof Error) || (cause as { code?: unknown }).code !== undefined)
     return undefined
   const reason = REFUSALS.get(cause.message)
-  if (reason === undefined) return undefined
+  if (reason === undefined && !BLOB_REFUSALS.has(cause.message)) return undefined
   const location = attempt?.location
   const redirect = attempt !== undefined && location !== undefined
   let url = redirect ? location : String(input instanceof UndiciRequest ? input.url : input)
+  let scheme: string | undefined
   try {
     const parsed = redirect ? new URL(location, attempt.init.url) : new URL(url)
-    // Never the query (a message is logged); a scheme with no host (file:) has
-    // no origin; a data: URL is its payload, of any size: its scheme alone.
-    url =
-      parsed.protocol === 'data:'
-        ? 'data:'
-        : `${parsed.protocol}${parsed.host ? `//${parsed.host}` : ''}${parsed.pathname}`
+    scheme = parsed.protocol
+    // Never the query (a message is logged).
+    url = parsedEventUrl(parsed)
   } catch {
     url = url.split(/[?#]/)[0] as string
   }
-  return new UrlRefusedError(reason, url, redirect, cause)
+  const why = reason ?? blobRefusal(scheme, cause.message, method)
+  return why === undefined ? undefined : new UrlRefusedError(why, url, redirect, cause)
+}
+
+/**
+ * Why undici refused a `blob:` URL it fetches otherwise: its "invalid
+ * method" says so for a revoked or unknown URL fetched with GET too, and
+ * a URL with a query (Node's `resolveObjectURL` does not ignore one) gets a
+ * browser's generic "NetworkError when attempting to fetch resource."
+ */
+function blobRefusal(
+  scheme: string | undefined,
+  message: string,
+  method: string,
+): UrlRefusal | undefined {
+  if (scheme !== 'blob:') return undefined
+  return method === 'GET' || message !== 'invalid method' ? 'blob-not-found' : 'blob-method'
 }

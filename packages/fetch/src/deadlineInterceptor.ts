@@ -22,7 +22,7 @@ import {
   type RetryOptions,
   resolveOptions,
 } from './options.js'
-import { sendAttempt } from './sendAttempt.js'
+import { SENT_BY_HOURGLASS, sendAttempt } from './sendAttempt.js'
 
 /** Extra dispatch options the interceptor reads (cast them in: undici's types do not list them). */
 export interface DeadlineDispatchOptions {
@@ -55,7 +55,10 @@ export interface FetchAttempt {
 }
 
 type Opts = Dispatcher.DispatchOptions &
-  DeadlineDispatchOptions & { [FETCH_ATTEMPT]?: FetchAttempt | undefined }
+  DeadlineDispatchOptions & {
+    [FETCH_ATTEMPT]?: FetchAttempt | undefined
+    [SENT_BY_HOURGLASS]?: true
+  }
 
 /**
  * The behaviour of `createFetch` as an undici interceptor, for code that uses
@@ -78,6 +81,10 @@ export function deadlineInterceptor(
 /** The interceptor over options already resolved (createFetch resolves them once for agent, connector and interceptor). */
 export function interceptorFor(config: ResolvedOptions): Dispatcher.DispatcherComposeInterceptor {
   return (dispatch) => (opts: Opts, handler) => {
+    // An attempt of a deadline layer above this one (createFetch's, or this
+    // interceptor composed twice): that layer's call owns it — its phase
+    // limits, header and retries — so this one adds none of its own.
+    if (opts[SENT_BY_HOURGLASS] === true) return dispatch(opts, handler)
     const fetchAttempt = opts[FETCH_ATTEMPT]
     if (fetchAttempt) {
       // createFetch drives this call and its retries: one attempt here, or
@@ -146,7 +153,9 @@ class DispatchCallInit implements OutboundCallInit {
     this.config = config
     this.deadline = opts.deadline ?? currentDeadline()
     this.signal = abortSignalOf((opts as { signal?: unknown }).signal)
-    this.method = opts.method.toUpperCase()
+    // As undici sends it (it does not change a method's case): the retry
+    // rules and the events name the request that goes out.
+    this.method = opts.method
     this.retry = mergeRetry(config.retry, opts.retry)
     this.replayable = isBodyInMemory(opts.body)
     this.limits = callerLimits(config, opts.headersTimeout, opts.bodyTimeout)

@@ -23,6 +23,12 @@ export interface Outcome {
   /** The failure came after the response headers (the first byte) arrived. */
   afterHeaders?: boolean
   /**
+   * The caller's signal ended the attempt, with a reason of its own (an
+   * `AbortSignal.timeout`'s `TimeoutError`, an `Error` it chose): never
+   * retried, whatever that reason looks like — the caller is gone.
+   */
+  callerAborted?: boolean
+  /**
    * The request was redirected before it failed: a server received it and
    * answered, so a retry (which starts again at the first URL) sends it to
    * that server again.
@@ -86,6 +92,7 @@ export function decideRetry(outcome: Outcome, state: RetryState): RetryDecision 
     return { retry: false, reason: undefined, why: undefined }
   const policy = state.retry
   if (policy === false) return no('retry-disabled')
+  if (outcome.callerAborted) return no('not-retryable')
 
   let rule: string
   let delayMs = 0

@@ -101,9 +101,15 @@ export function isBodyInMemory(body: unknown): boolean {
   return body == null || typeof body === 'string' || body instanceof Uint8Array
 }
 
-/** True when the request may be sent twice without changing the outcome. */
+/**
+ * True when the request may be sent twice without changing the outcome.
+ * `method` as it goes on the wire, where methods are case-sensitive: undici
+ * sends `get` as `get`, which is not GET (a server may refuse it, or route
+ * it anywhere), so it is not taken for one. fetch's normalised methods are
+ * upper case already (`fetchMethod`).
+ */
 export function isRepeatable(method: string, hasIdempotencyKey: boolean): boolean {
-  return IDEMPOTENT.has(method.toUpperCase()) || hasIdempotencyKey
+  return IDEMPOTENT.has(method) || hasIdempotencyKey
 }
 
 const IDEMPOTENT = new Set(['GET', 'HEAD', 'PUT', 'DELETE', 'OPTIONS', 'TRACE'])

@@ -4,6 +4,19 @@ import { runWithAttempt } from './attemptContext.js'
 import { isBodyInMemory, withDeadlineHeader } from './dispatchHeaders.js'
 
 /**
+ * Set on the dispatch options of every attempt an interceptor sends: a
+ * deadline interceptor beneath it (a dispatcher already composed with
+ * `deadlineInterceptor` given to `createFetch`, or composed twice) lets
+ * such a request pass as it is. Without it each layer made the request its
+ * own: two attempts per request with their own phase timers (and, with
+ * createFetch's, a redirect hop that was none), and where neither saw the
+ * other's call (two installed copies of this package, or the interceptor
+ * composed twice) two retry loops, one inside the other. `Symbol.for`: the
+ * copies must agree on it.
+ */
+export const SENT_BY_HOURGLASS: unique symbol = Symbol.for('@hourglass/fetch.sent')
+
+/**
  * Dispatch one attempt: the deadline header is computed here, just before the
  * request leaves, and the connector (if it is ours) finds the attempt it
  * connects for (`runWithAttempt`). A caller's own per-request undici
@@ -37,8 +50,11 @@ function attemptOptions(
   opts: Dispatcher.DispatchOptions,
   headers: string[],
 ): Dispatcher.DispatchOptions {
-  const out = Object.assign({}, opts)
+  const out = Object.assign({}, opts) as Dispatcher.DispatchOptions & {
+    [SENT_BY_HOURGLASS]?: true
+  }
   out.headers = headers
+  out[SENT_BY_HOURGLASS] = true
   // A caller's own value is already this attempt's phase limit (the
   // interceptor's `callerLimits`) and replaces the Agent's, as in undici:
   // its timer goes. None given: none set, so the Agent's value applies.

@@ -1,15 +1,24 @@
 import { HourglassError, hasErrorCode } from '@hourglass/core'
 
-/** Why fetch refused a URL without sending anything to it. */
-export type UrlRefusal = 'bad-port' | 'unsupported-scheme'
+/**
+ * Why fetch refused a URL without sending anything to it. The two `blob:`
+ * reasons are for a `blob:` URL fetch does fetch otherwise (a live one made
+ * by `URL.createObjectURL` in this process, with GET): `blob-not-found` —
+ * no Blob under it (never made here, revoked, or the URL given a query) —
+ * and `blob-method`, a method other than GET.
+ */
+export type UrlRefusal = 'bad-port' | 'unsupported-scheme' | 'blob-not-found' | 'blob-method'
 
 /**
  * `createFetch` refused the URL before anything was sent to it: a port the
  * fetch spec blocks (`bad port`: 1, 6000, 25, … — ports of protocols a
  * crafted HTTP request could talk to), or a scheme fetch does not fetch in
- * Node (`file:`, `ftp:`, `ws:`, `about:`; `data:` is fetched). undici says
- * so with a bare `Error` ("bad port", "unknown scheme", "not implemented...
- * yet...") that has no code, which the retry events named `Error`. With
+ * Node (`file:`, `ftp:`, `ws:`, `about:`; `data:` and `blob:` are fetched),
+ * or a `blob:` URL with no Blob behind it or asked for with another method
+ * than GET. undici says so with a bare `Error` ("bad port", "unknown scheme",
+ * "not implemented... yet...", "invalid method" — for a revoked blob: URL
+ * fetched with GET too) that has no code, which the retry events named
+ * `Error`. With
  * `redirect` true a server answered the request first and its `Location`
  * pointed here: the first request was sent, the redirect was not followed.
  * Never retried: the same URL is refused again. Not an `EgressError`: no
@@ -27,9 +36,13 @@ export class UrlRefusedError extends HourglassError {
     const what =
       reason === 'bad-port'
         ? `its port is one the fetch spec blocks (a "bad port")`
-        : redirect
-          ? `a redirect can only go to http: or https:`
-          : `fetch does not fetch that scheme (only http:, https: and data:)`
+        : reason === 'blob-not-found'
+          ? `no Blob is registered under that URL in this process (never made here by URL.createObjectURL, revoked, or given a query)`
+          : reason === 'blob-method'
+            ? `a blob: URL is fetched with GET only`
+            : redirect
+              ? `a redirect can only go to http: or https:`
+              : `fetch does not fetch that scheme (only http:, https:, data: and blob:)`
     super(
       UrlRefusedError.code,
       redirect

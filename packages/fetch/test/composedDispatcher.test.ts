@@ -1,0 +1,115 @@
+import { once } from 'node:events'
+import { createServer, type Server } from 'node:http'
+import { type AddressInfo, createServer as createTcpServer } from 'node:net'
+import { Agent, request } from 'undici'
+import { afterEach, describe, expect, it } from 'vitest'
+import { createFetch, deadlineInterceptor } from '../src/index.js'
+import { recordEgress } from './helpers.js'
+
+let closers: { close(): Promise<unknown> }[] = []
+let server: Server | undefined
+afterEach(async () => {
+  for (const closer of closers) await closer.close()
+  closers = []
+  if (server) {
+    server.closeAllConnections()
+    server.close()
+    await once(server, 'close')
+  }
+  server = undefined
+})
+
+/** Answers every request 503 and counts them. */
+async function always503(): Promise<{ url: string; seen: () => number }> {
+  let seen = 0
+  server = createServer((_req, res) => {
+    seen += 1
+    res.writeHead(503).end()
+  })
+  server.listen(0, '127.0.0.1')
+  await once(server, 'listening')
+  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/x`, seen: () => seen }
+}
+
+function agent(): Agent {
+  const made = new Agent({ headersTimeout: 0, bodyTimeout: 0 })
+  closers.push(made)
+  return made
+}
+
+const retry = { statuses: [503] }
+
+/**
+ * A dispatcher already composed with `deadlineInterceptor` and given to
+ * `createFetch` (or the interceptor composed twice) is one deadline layer,
+ * not two: each layer took every request as its own — two attempts with
+ * their own timers for each one sent, and, beneath createFetch's, a
+ * redirect hop that was none.
+ */
+describe('a dispatcher already composed with deadlineInterceptor', () => {
+  it('given to createFetch: a retried 503 is two requests and two attempts, none of them a redirect', async () => {
+    const { url, seen } = await always503()
+    const fetch = createFetch({
+      dispatcher: agent().compose(deadlineInterceptor({ retry })),
+      retry,
+    })
+    const events = recordEgress()
+    try {
+      const res = await fetch(url)
+      expect(res.status).toBe(503)
+      expect(seen()).toBe(2)
+      expect(events.attempts.map((m) => [m.attempt, m.redirect])).toEqual([
+        [1, undefined],
+        [2, undefined],
+      ])
+      expect(events.ends.map((m) => [m.attempt, m.statusCode])).toEqual([
+        [1, 503],
+        [2, 503],
+      ])
+      expect(events.retries).toHaveLength(1)
+      expect(events.skipped.map((m) => m.why)).toEqual(['already-retried'])
+    } finally {
+      events.stop()
+    }
+  })
+
+  it('given to createFetch: a POST whose connect fails fast is retried once, as through a plain Agent (it was read as a failed redirect)', async () => {
+    const closed = createTcpServer()
+    closed.listen(0, '127.0.0.1')
+    await once(closed, 'listening')
+    const port = (closed.address() as AddressInfo).port
+    closed.close()
+    await once(closed, 'close')
+    const fetch = createFetch({ dispatcher: agent().compose(deadlineInterceptor()) })
+    const events = recordEgress()
+    try {
+      const error = await fetch(`http://127.0.0.1:${port}/`, { method: 'POST', body: 'x' }).catch(
+        (e: unknown) => e,
+      )
+      expect((error as { code?: unknown }).code).toBe('CONNECT_FAILED')
+      expect(events.retries.map((m) => m.reason)).toEqual(['CONNECT_FAILED'])
+      expect(events.skipped.map((m) => m.why)).toEqual(['already-retried'])
+    } finally {
+      events.stop()
+    }
+  })
+
+  it('composed twice, under undici.request: a retried 503 is two requests, one retry loop', async () => {
+    const { url, seen } = await always503()
+    const dispatcher = agent().compose(
+      deadlineInterceptor({ retry }),
+      deadlineInterceptor({ retry }),
+    )
+    const events = recordEgress()
+    try {
+      const res = await request(url, { dispatcher })
+      await res.body.dump()
+      expect(res.statusCode).toBe(503)
+      expect(seen()).toBe(2)
+      expect(events.attempts).toHaveLength(2)
+      expect(events.retries).toHaveLength(1)
+    } finally {
+      events.stop()
+    }
+  })
+})
