@@ -73,6 +73,7 @@ export {
   type CostBudgetOptions,
   type CostReservation,
   type ModelPrice,
+  type TierPrice,
 } from './budget/CostBudget.js'
 export { estimatePromptTokens } from './budget/estimatePromptTokens.js'
 export type { AttemptRecord } from './call/AttemptRecord.js'

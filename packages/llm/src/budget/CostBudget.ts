@@ -3,11 +3,37 @@ import { BudgetExceededError } from '../errors/BudgetExceededError.js'
 import { UnknownPriceError } from '../errors/UnknownPriceError.js'
 import type { ChatRequest, Usage } from '../types.js'
 import { estimatePromptTokens } from './estimatePromptTokens.js'
+import { requestedServiceTier } from './requestedServiceTier.js'
+
+/** USD per million tokens at one service tier (`ModelPrice.serviceTiers`). */
+export interface TierPrice {
+  inputPerMTok: number
+  outputPerMTok: number
+  /** As `ModelPrice.cachedInputPerMTok`, at this tier. */
+  cachedInputPerMTok?: number | undefined
+}
 
 /** USD per million tokens. */
 export interface ModelPrice {
   inputPerMTok: number
   outputPerMTok: number
+  /**
+   * Prices of the model's other service tiers, by the name the provider
+   * uses (OpenAI's `priority`, `flex`, `scale`), for requests that set
+   * `extra.service_tier` or may be served at another tier. The fields above
+   * are the standard tier's (`default`, Anthropic's `standard`).
+   *
+   * A request is held at the price of the tier it may be billed at: the one
+   * it names; for `auto`, and for no `service_tier` at all (OpenAI's `auto`:
+   * the tier the project is configured for, which may be priority), the
+   * highest of these prices and the standard one — list the tiers your
+   * project may use. A tier named that is not listed here is priced as the
+   * standard tier when it bills no more (`default`, `standard`,
+   * `standard_only`, `flex`, `scale`); any other (`priority`) is an
+   * `UnknownPriceError`, as an unpriced model is. An answer is charged at the tier that served it (the answer's
+   * `serviceTier`), else as it was held.
+   */
+  serviceTiers?: Readonly<Record<string, TierPrice>> | undefined
   /**
    * USD per million input tokens read from the provider's prompt cache
    * (`Usage.cachedInputTokens`: OpenAI bills them at a half to a tenth of
@@ -119,16 +145,20 @@ export class CostBudget {
   /**
    * What one attempt of `request` on `model` may cost, in USD: the prompt
    * (see `estimatePromptTokens`) at the input price plus the whole
-   * `maxTokens` at the output price — the worst case the request allows.
-   * `provider`: whose price (`providerPrices`), when it has one.
+   * `maxTokens` at the output price — the worst case the request allows,
+   * at the price of the service tier it may be billed at
+   * (`ModelPrice.serviceTiers`: the one `extra.service_tier` names; for
+   * `auto` or none, the dearest listed). `provider`: whose price
+   * (`providerPrices`), when it has one.
    */
   estimate(
     model: string,
     request: Pick<ChatRequest, 'messages' | 'tools' | 'extra' | 'maxTokens'>,
     provider?: string,
   ): number {
-    const price = this.#price(model, provider)
-    return cost(price, estimatePromptTokens(request), worstOutput(price, request.maxTokens))
+    const base = this.#price(model, provider)
+    const price = this.#tierPrice(model, base, requestedServiceTier(request))
+    return cost(price, estimatePromptTokens(request), worstOutput(base, request.maxTokens))
   }
 
   /**
@@ -142,12 +172,14 @@ export class CostBudget {
   }
 
   /**
-   * Throws `UnknownPriceError` when `model` (of `provider`) has no price and
-   * `allowUnpriced` is not set. Sends nothing; `callModel` checks every model
-   * of its list so before the first is sent.
+   * Throws `UnknownPriceError` when `model` (of `provider`) has no price, or
+   * no price for `serviceTier` (a request's `extra.service_tier`: see
+   * `ModelPrice.serviceTiers`), and `allowUnpriced` is not set. Sends
+   * nothing; `callModel` checks every model of its list so before the first
+   * is sent.
    */
-  assertPriced(model: string, provider?: string): void {
-    this.#price(model, provider)
+  assertPriced(model: string, provider?: string, serviceTier?: string): void {
+    this.#tierPrice(model, this.#price(model, provider), serviceTier)
   }
 
   /**
@@ -194,14 +226,19 @@ export class CostBudget {
     }
   }
 
-  /** Adds the actual cost of `usage` on `model` (of `provider`, as `estimate`) to the spend and returns it, in USD. */
-  record(model: string, usage: Usage, provider?: string): number {
+  /**
+   * Adds the actual cost of `usage` on `model` (of `provider`, as `estimate`)
+   * to the spend and returns it, in USD. `serviceTier`: the tier that served
+   * it (`ChatResponse.serviceTier`), priced by `ModelPrice.serviceTiers`;
+   * unknown or unpriced, the dearest listed, as `estimate` holds `auto`.
+   */
+  record(model: string, usage: Usage, provider?: string, serviceTier?: string): number {
     // Usage is the provider's word (or a custom adapter's): untrusted, so
     // clamped. A NaN count made the spend NaN, and a NaN spend never trips
     // the limit again; a negative one would give money back.
     const input = tokens(usage?.inputTokens)
     const usd = cost(
-      this.#price(model, provider),
+      billedPrice(this.#price(model, provider), serviceTier),
       input,
       tokens(usage?.outputTokens),
       // A part of the input: never more than it.
@@ -215,16 +252,19 @@ export class CostBudget {
    * Adds the estimated cost of an attempt whose usage is unknown — one that
    * failed after the provider took it — to the spend and returns it, in USD:
    * the prompt (`estimatePromptTokens`, as in `estimate`) at the input price
-   * plus `outputTokens` at the output price (of `provider`, as `estimate`).
+   * plus `outputTokens` at the output price (of `provider`, as `estimate`),
+   * at the tier `serviceTier` names when given (the tier that served it),
+   * else the request's (`extra.service_tier`), as `record` prices a tier.
    */
   recordEstimate(
     model: string,
     request: Pick<ChatRequest, 'messages' | 'tools' | 'extra'>,
     outputTokens: number,
     provider?: string,
+    serviceTier?: string,
   ): number {
     const usd = cost(
-      this.#price(model, provider),
+      billedPrice(this.#price(model, provider), serviceTier ?? requestedServiceTier(request)),
       estimatePromptTokens(request),
       tokens(outputTokens),
     )
@@ -243,6 +283,74 @@ export class CostBudget {
     if (this.#allowUnpriced) return { inputPerMTok: 0, outputPerMTok: 0 }
     throw new UnknownPriceError(model)
   }
+
+  /** `price` at the tier a request names (`tier`), for a check before sending: a tier it cannot price throws. */
+  #tierPrice(model: string, price: ModelPrice, tier: string | undefined): ModelPrice {
+    const priced = atTier(price, tier)
+    if (priced !== undefined) return priced
+    // Priced at the standard tier, as an unpriced model is priced at 0.
+    if (this.#allowUnpriced) return price
+    throw new UnknownPriceError(model, tier)
+  }
+}
+
+/**
+ * Tiers billed at no more than the standard price, priced by the fields of
+ * `ModelPrice` when `serviceTiers` does not list them: the standard tier's
+ * names (OpenAI's `default`, Anthropic's `standard`, `standard_only`), and
+ * OpenAI's `flex` (about half the price) and `scale` (prepaid units): an
+ * over-estimate at worst. Any other tier unlisted (`priority`, a new name)
+ * is unpriced: refused before sending rather than held at a price below
+ * its bill.
+ */
+const AT_MOST_STANDARD: ReadonlySet<string> = new Set([
+  'default',
+  'standard',
+  'standard_only',
+  'flex',
+  'scale',
+])
+
+/**
+ * `price` at `tier`: the tier's own price; the standard one for its names;
+ * for `auto` or none (the provider picks: the project's tier), the dearest of
+ * all, component by component; `undefined` for a tier it does not price.
+ */
+function atTier(price: ModelPrice, tier: string | undefined): ModelPrice | undefined {
+  const tiers = price.serviceTiers
+  if (tier === undefined || tier === 'auto') return dearest(price)
+  // A tier without a cache price reads its cache at its own input price, not the standard tier's cache price.
+  if (tiers !== undefined && Object.hasOwn(tiers, tier))
+    return { ...price, cachedInputPerMTok: undefined, ...tiers[tier] }
+  return AT_MOST_STANDARD.has(tier) ? price : undefined
+}
+
+/**
+ * What an attempt served at `tier` is charged at: as `atTier`, but a tier
+ * it does not price (a new name, or none said) is the dearest: the bill is
+ * already run up, so a charge never throws, and never under-counts.
+ */
+function billedPrice(price: ModelPrice, tier: string | undefined): ModelPrice {
+  return atTier(price, tier) ?? dearest(price)
+}
+
+function dearest(price: ModelPrice): ModelPrice {
+  const tiers = price.serviceTiers
+  if (tiers === undefined) return price
+  let worst: ModelPrice = { ...price, cachedInputPerMTok: cachedPrice(price) }
+  for (const tier of Object.values(tiers)) {
+    worst = {
+      ...worst,
+      inputPerMTok: Math.max(worst.inputPerMTok, tier.inputPerMTok),
+      outputPerMTok: Math.max(worst.outputPerMTok, tier.outputPerMTok),
+      cachedInputPerMTok: Math.max(worst.cachedInputPerMTok ?? 0, cachedPrice(tier)),
+    }
+  }
+  return worst
+}
+
+function cachedPrice(price: TierPrice): number {
+  return price.cachedInputPerMTok ?? price.inputPerMTok
 }
 
 /** An attempt's estimate, held against a `CostBudget` until `release()`. */
@@ -267,10 +375,9 @@ function cost(
   outputTokens: number,
   cachedTokens = 0,
 ): number {
-  const cachedPrice = price.cachedInputPerMTok ?? price.inputPerMTok
   return (
     ((inputTokens - cachedTokens) * price.inputPerMTok +
-      cachedTokens * cachedPrice +
+      cachedTokens * cachedPrice(price) +
       outputTokens * price.outputPerMTok) /
     1_000_000
   )
@@ -291,15 +398,17 @@ function tokens(value: unknown): number {
 
 function checkPrices(name: string, prices: Readonly<Record<string, ModelPrice>>): void {
   for (const [model, price] of Object.entries(prices)) {
-    if (!isPrice(price?.inputPerMTok) || !isPrice(price?.outputPerMTok)) {
-      throw new TypeError(
-        `CostBudget: ${name}["${model}"] needs finite inputPerMTok and outputPerMTok >= 0 (USD per million tokens)`,
-      )
-    }
-    if (price.cachedInputPerMTok !== undefined && !isPrice(price.cachedInputPerMTok)) {
-      throw new TypeError(
-        `CostBudget: ${name}["${model}"].cachedInputPerMTok must be a finite number >= 0 (USD per million tokens)`,
-      )
+    checkPrice(`${name}["${model}"]`, price)
+    const tiers = price.serviceTiers
+    if (tiers !== undefined) {
+      if (typeof tiers !== 'object' || tiers === null) {
+        throw new TypeError(
+          `CostBudget: ${name}["${model}"].serviceTiers must be an object of tier name → price`,
+        )
+      }
+      for (const [tier, tierPrice] of Object.entries(tiers)) {
+        checkPrice(`${name}["${model}"].serviceTiers["${tier}"]`, tierPrice)
+      }
     }
     const uncapped = price.uncappedReasoningTokens
     if (uncapped !== undefined && !(Number.isSafeInteger(uncapped) && uncapped >= 0)) {
@@ -307,6 +416,19 @@ function checkPrices(name: string, prices: Readonly<Record<string, ModelPrice>>)
         `CostBudget: ${name}["${model}"].uncappedReasoningTokens must be a whole number of tokens >= 0`,
       )
     }
+  }
+}
+
+function checkPrice(name: string, price: TierPrice): void {
+  if (!isPrice(price?.inputPerMTok) || !isPrice(price?.outputPerMTok)) {
+    throw new TypeError(
+      `CostBudget: ${name} needs finite inputPerMTok and outputPerMTok >= 0 (USD per million tokens)`,
+    )
+  }
+  if (price.cachedInputPerMTok !== undefined && !isPrice(price.cachedInputPerMTok)) {
+    throw new TypeError(
+      `CostBudget: ${name}.cachedInputPerMTok must be a finite number >= 0 (USD per million tokens)`,
+    )
   }
 }
 

@@ -3,6 +3,7 @@ import { isMalformedReply, isProviderReplyError } from '../errors/ProviderReplyE
 import { isResponseTooLarge } from '../errors/ResponseTooLargeError.js'
 import type { ChatRequest, Usage } from '../types.js'
 import type { CostBudget } from './CostBudget.js'
+import { requestedServiceTier } from './requestedServiceTier.js'
 
 /**
  * An attempt that failed after the provider took the request: the provider
@@ -50,7 +51,7 @@ export function chargeBilledFailure(
       return 0
     case 'cut':
       return billed.usage !== undefined
-        ? budget.record(model, billed.usage, provider)
+        ? budget.record(model, billed.usage, provider, requestedServiceTier(request))
         : budget.recordEstimate(model, request, deliveredTokens(billed.outputChars), provider)
     case 'whole':
       return budget.recordEstimate(

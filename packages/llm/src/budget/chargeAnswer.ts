@@ -1,6 +1,7 @@
 import type { ChatRequest, ChatResponse, ContentBlock } from '../types.js'
 import { deliveredTokens } from './billedFailure.js'
 import type { CostBudget } from './CostBudget.js'
+import { requestedServiceTier } from './requestedServiceTier.js'
 
 /**
  * Adds what an answered attempt costs to `budget` (at `provider`'s price) and returns it, in USD:
@@ -15,19 +16,23 @@ export function chargeAnswer(
   budget: CostBudget,
   model: string,
   request: Pick<ChatRequest, 'messages' | 'tools' | 'extra'>,
-  response: Pick<ChatResponse, 'usage' | 'content' | 'usageReported'>,
+  response: Pick<ChatResponse, 'usage' | 'content' | 'usageReported' | 'serviceTier'>,
   provider?: string,
 ): number {
   const { usage } = response
+  // Billed at the tier that served it (OpenAI says, in the answer), else at
+  // the one asked for: `auto` or none is held at the dearest.
+  const tier = response.serviceTier ?? requestedServiceTier(request)
   // A dialect says when no usage came (`usageReported: false`); an adapter
   // of your own may not, and its zeros are told by the missing input.
   if (usage !== undefined && response.usageReported !== false && usage.inputTokens > 0)
-    return budget.record(model, usage, provider)
+    return budget.record(model, usage, provider, tier)
   return budget.recordEstimate(
     model,
     request,
     Math.max(usage?.outputTokens ?? 0, deliveredTokens(outputChars(response.content))),
     provider,
+    tier,
   )
 }
 

@@ -6,6 +6,7 @@ import {
   optionError,
 } from '@hourglass/core'
 import { InvalidChatRequestError } from '../errors/InvalidChatRequestError.js'
+import type { ChatMessage } from '../types.js'
 import type { CallModelOptions } from './CallModelOptions.js'
 
 /**
@@ -191,9 +192,25 @@ export function checkMessages(messages: unknown, source?: string | undefined): v
         `expected { role, content: string | ContentBlock[] }, got ${describeValue(message)}`,
       )
     }
+    // Anthropic's and Gemini's builders read any role but assistant (and
+    // system, tool) as the user's: OpenAI's `developer` instructions, or a
+    // typo, went out as a user turn, on a fallback without a word.
+    if (!ROLES.has(role)) {
+      throw new InvalidChatRequestError(
+        `${at}messages[${i}]`,
+        `expected role system, user, assistant or tool, got ${JSON.stringify(role)}${role === 'developer' ? " (write OpenAI's developer message as 'system': every dialect sends it as the model's instructions)" : ''}`,
+      )
+    }
     if (Array.isArray(content)) checkBlocks(content, `${at}messages[${i}]`)
   }
 }
+
+const ROLES: ReadonlySet<string> = new Set<ChatMessage['role']>([
+  'system',
+  'user',
+  'assistant',
+  'tool',
+])
 
 /**
  * The request's optional fields, as the builders read them. Each used to go

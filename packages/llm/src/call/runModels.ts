@@ -1,4 +1,5 @@
 import type { ModelAdapter } from '../adapters/ModelAdapter.js'
+import { requestedServiceTier } from '../budget/requestedServiceTier.js'
 import { REQUEST_BOUND_KINDS } from '../errors/errorKinds.js'
 import type { ModelFailure } from '../errors/ModelFailure.js'
 import { ModelUnavailableError } from '../errors/ModelUnavailableError.js'
@@ -39,7 +40,11 @@ export async function runModels(
   // had failed — after its attempts were sent and billed, and in place of
   // the primary's own error.
   const budget = state.options.limits?.budget
-  if (budget !== undefined) for (const m of models) budget.assertPriced(m.model, m.name)
+  // The tier asked for too (`extra.service_tier`): a priority request on a
+  // model without a priority price would be held, and charged, at the
+  // standard price.
+  const tier = requestedServiceTier(request)
+  if (budget !== undefined) for (const m of models) budget.assertPriced(m.model, m.name, tier)
   for (const [index, adapter] of models.entries()) {
     const asPrimary = index === 0 || sameModel(adapter, primary)
     if (!asPrimary) stripped ??= { ...request, messages: stripThinkingSignatures(request.messages) }

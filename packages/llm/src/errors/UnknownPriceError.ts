@@ -9,13 +9,22 @@ import { HourglassError, hasErrorCode } from '@hourglass/core'
 export class UnknownPriceError extends HourglassError {
   static readonly code = 'UNKNOWN_PRICE'
   readonly model: string
+  /**
+   * The service tier asked for (`extra.service_tier`) that the model's price
+   * has no price for (`ModelPrice.serviceTiers`); absent when the model
+   * itself has no price.
+   */
+  readonly serviceTier: string | undefined
 
-  constructor(model: string) {
+  constructor(model: string, serviceTier?: string) {
     super(
       UnknownPriceError.code,
-      `no price for model "${model}" in the cost budget's price table (add it to \`prices\` or the provider's \`providerPrices\`, or set \`allowUnpriced: true\` to count it as free)`,
+      serviceTier === undefined
+        ? `no price for model "${model}" in the cost budget's price table (add it to \`prices\` or the provider's \`providerPrices\`, or set \`allowUnpriced: true\` to count it as free)`
+        : `no price for service tier "${serviceTier}" of model "${model}" in the cost budget's price table (add it to the model's \`serviceTiers\`, or set \`allowUnpriced: true\` to price it as the standard tier)`,
     )
     this.model = model
+    this.serviceTier = serviceTier
   }
 }
 

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest'
+import { anthropic } from '../../src/adapters/anthropic.js'
 import { openAICompatible } from '../../src/adapters/openAICompatible.js'
 import type { CallModelOptions } from '../../src/call/CallModelOptions.js'
 import { callModel } from '../../src/call/callModel.js'
@@ -58,6 +59,30 @@ describe('hostile options are refused by name, before sending', () => {
       )
       expect(isInvalidChatRequest(refused), String(bad)).toBe(true)
       expect((refused as Error).message).toMatch(/^messages\[1\]/)
+    }
+    expect(fake.requests).toHaveLength(0)
+  })
+
+  // Anthropic's and Gemini's builders read every role but assistant (and
+  // system, tool) as the user's: OpenAI's `developer` instructions, or a
+  // typo, went out as a user turn — on a fallback, without a word.
+  it('a message whose role is none of system, user, assistant, tool (OpenAI’s developer, a typo) is refused naming it, before sending', async () => {
+    const fake = await fakes.start({ dialect: 'anthropic' })
+    const model = fakes.adapter(
+      anthropic({ baseURL: fake.baseURL, apiKey: 'sk-ant-test', model: 'claude-x' }),
+    )
+    for (const role of ['developer', 'User', 'bot']) {
+      const refused = await callModel({
+        models: [model],
+        request: { messages: [user('a'), { role, content: 'be brief' }], maxTokens: 8 },
+        limits: { admission: false },
+      } as CallModelOptions).then(
+        () => undefined,
+        (error: unknown) => error,
+      )
+      expect(isInvalidChatRequest(refused), role).toBe(true)
+      expect((refused as Error).message).toMatch(/^messages\[1\]: .*role/)
+      expect((refused as Error).message).toContain(`"${role}"`)
     }
     expect(fake.requests).toHaveLength(0)
   })
