@@ -55,6 +55,8 @@ export class ClientCall {
   #callersDeadline = false
   /** grpc-js's status is in, held until the caller's deadline ends. */
   #holding = false
+  /** The turn of the event loop the call was started in (see #passCancel). */
+  #startTurn: Turn | undefined
 
   constructor(options: ResolvedClientOptions, method: string, deadline: Deadline | undefined) {
     this.#options = options
@@ -125,11 +127,8 @@ export class ClientCall {
     const next = nextCall(given === own ? callOptions : { ...callOptions, deadline: given })
     this.#next = next
     const requester: Requester = {
-      // The caller's own `call.cancel()` meets the same grpc-js gap as ours (see #cancel).
-      cancel: (cancel) => {
-        cancel()
-        cancelAgainLater(cancel)
-      },
+      // The caller's own `call.cancel()` meets the same grpc-js gap as ours (see #passCancel).
+      cancel: (cancel) => this.#passCancel(cancel),
       start: (metadata, _listener, start) => {
         const sent = this.#withHeader(metadata)
         if (grpcChannels.clientStart.hasSubscribers) {
@@ -152,6 +151,7 @@ export class ClientCall {
             if (!this.#holdForCaller(ended, () => pass(this.#end(ended)))) pass(this.#end(ended))
           },
         }
+        this.#startTurn = thisTurn()
         start(sent.metadata, ending)
         // After start: a deadline that is already over cancels a started call.
         // Not for a call that ended inside start (an interceptor after ours
@@ -246,9 +246,27 @@ export class ClientCall {
     if (this.#holding) return
     const next = this.#next
     if (!next) return
-    const cancel = () => next.cancelWithStatus(codeFor(reason), `cancelled: ${messageOf(reason)}`)
-    cancel()
-    cancelAgainLater(cancel)
+    this.#passCancel(() =>
+      next.cancelWithStatus(codeFor(reason), `cancelled: ${messageOf(reason)}`),
+    )
+  }
+
+  /**
+   * Pass a cancel on once: at once, or, within the turn of the event loop
+   * the call was started in, on the next turn. grpc-js (1.14) makes the
+   * stream it sends a few microtasks after `start` (its ResolvingCall
+   * creates its child in a promise callback, without checking whether the
+   * call ended meanwhile). A cancel in that window (a caller's deadline
+   * cancelled, or a `call.cancel()`, in the same tick as the call) gave the
+   * caller CANCELLED, yet the request went out anyway and was never reset:
+   * the server ran the handler to the end for nobody. By the next turn the
+   * stream exists and the cancel reaches it (RST_STREAM). It used to be sent
+   * both at once and again on the next turn, every time: an interceptor after
+   * ours (a retry, a metrics one) was asked to cancel every call twice.
+   */
+  #passCancel(cancel: () => void): void {
+    if (this.#startTurn !== undefined && !this.#startTurn.over) setImmediate(cancel)
+    else cancel()
   }
 
   /**
@@ -335,19 +353,28 @@ const unsent: NextCallResult = {
   getAuthContext: () => null,
 }
 
+/** One turn of the event loop: `over` once the next `setImmediate` phase has run. */
+interface Turn {
+  over: boolean
+}
+
+let currentTurn: Turn | undefined
+
 /**
- * Cancel once more on the next turn of the event loop. grpc-js (1.14) makes
- * the call it sends a few microtasks after `start` (its ResolvingCall creates
- * its child in a promise callback, without checking whether the call ended
- * meanwhile). A cancel in that window (a caller's deadline cancelled, or a
- * `call.cancel()`, in the same tick as the call) gave the caller CANCELLED,
- * yet the request went out anyway and was never reset: the server ran the
- * handler to the end for nobody. By the next turn the child exists, and a
- * second cancel reaches it (RST_STREAM); grpc-js delivers the status once
- * either way, and a cancel of a call that is over changes nothing.
+ * The turn running now. One `setImmediate` for every call started in it,
+ * not one per call: a turn ends, for this purpose, when the immediates
+ * queued in it run — after every microtask queued with the calls started
+ * in it, grpc-js's creation of their streams included.
  */
-function cancelAgainLater(cancel: () => void): void {
-  setImmediate(cancel)
+function thisTurn(): Turn {
+  if (currentTurn) return currentTurn
+  const turn: Turn = { over: false }
+  currentTurn = turn
+  setImmediate(() => {
+    turn.over = true
+    if (currentTurn === turn) currentTurn = undefined
+  })
+  return turn
 }
 
 function codeFor(reason: unknown): status {

@@ -68,6 +68,21 @@ export interface GrpcServerLateWriteMessage {
   operation: 'sendMessage' | 'sendStatus'
 }
 
+/**
+ * `hourglass:grpc:server-failed-after-answer`: a handler wrapped by
+ * `deadlineErrors` failed (threw, or its promise rejected) after it had
+ * answered. The answer stands; the error went to no caller (it is also a
+ * process warning, code `HOURGLASS_GRPC_FAILED_AFTER_ANSWER`).
+ */
+export interface GrpcServerFailedAfterAnswerMessage {
+  /** The call's deadline, when it went through `deadlineServerInterceptor()`. */
+  deadline: Deadline | undefined
+  /** The full method path, `/package.Service/Method` (`unknown` when the call does not say). */
+  method: string
+  /** What the handler threw or rejected with. */
+  error: unknown
+}
+
 /** `hourglass:grpc:server-end`: the call is over; its timer and hooks are released. */
 export interface GrpcServerEndMessage {
   deadline: Deadline
@@ -146,6 +161,10 @@ export const grpcChannels = defineChannels('grpc', {
   ),
   /** The handler answered after the deadline did; it was swallowed. */
   serverLateWrite: defineChannel<GrpcServerLateWriteMessage>('hourglass:grpc:server-late-write'),
+  /** A handler failed after it had answered; the answer stands. */
+  serverFailedAfterAnswer: defineChannel<GrpcServerFailedAfterAnswerMessage>(
+    'hourglass:grpc:server-failed-after-answer',
+  ),
   /** The call is over; its timer and hooks are released. */
   serverEnd: defineChannel<GrpcServerEndMessage>('hourglass:grpc:server-end'),
   /** An outbound call is about to be sent (or refused). */

@@ -1,4 +1,4 @@
-import { DEFAULT_INGRESS_MAX_MS } from '@hourglass/core'
+import { DEFAULT_INGRESS_MAX_MS, refuseUnknownOptions } from '@hourglass/core'
 import { nonNegative, positiveOrNone } from './validateMs.js'
 
 /** Options of the client `deadlineInterceptor()`. */
@@ -35,7 +35,21 @@ export interface ResolvedClientOptions {
   defaultMs: number
 }
 
+const OPTION_NAMES = Object.keys({
+  reserveMs: true,
+  minBudgetMs: true,
+  defaultMs: true,
+} satisfies Record<keyof ClientDeadlineOptions, true>)
+
+/** Another library's word for the no-deadline budget. */
+const MEANT_INSTEAD: ReadonlyMap<string, string> = new Map([
+  ['timeout', 'defaultMs'],
+  ['timeoutMs', 'defaultMs'],
+])
+
 export function resolveClientOptions(options: ClientDeadlineOptions): ResolvedClientOptions {
+  // Ignored, a typo (`{ reserveMS: 50 }`) left the default in force unseen.
+  refuseUnknownOptions(options, OPTION_NAMES, 'deadlineInterceptor()', { meant: MEANT_INSTEAD })
   return {
     reserveMs: nonNegative('reserveMs', options.reserveMs ?? 0),
     minBudgetMs: nonNegative('minBudgetMs', options.minBudgetMs ?? 5),

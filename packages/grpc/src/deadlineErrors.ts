@@ -1,5 +1,6 @@
 import { type ServerErrorResponse, status } from '@grpc/grpc-js'
 import { describeValue, endedBy, isAbortError } from '@hourglass/core'
+import { grpcChannels } from './channels.js'
 import { deadlineOf } from './deadlineOf.js'
 import { toServiceError } from './toServiceError.js'
 
@@ -104,10 +105,17 @@ function ended(call: HandlerCall): boolean {
 /**
  * The answer given stands; the error has no caller left to go to. Not left
  * as an unhandled rejection (that ends the process by default), nor dropped
- * unseen: a process warning, with a stable code.
+ * unseen: a process warning, with a stable code, and a message on
+ * `serverFailedAfterAnswer`, so that metrics see it rise.
  */
 function failedAfterAnswer(call: HandlerCall, error: unknown): void {
-  const path = (call as { getPath?: () => string }).getPath?.() ?? 'a gRPC method'
+  const method = (call as { getPath?: () => string }).getPath?.()
+  grpcChannels.serverFailedAfterAnswer.publish(() => ({
+    deadline: deadlineOf(call),
+    method: method ?? 'unknown',
+    error,
+  }))
+  const path = method ?? 'a gRPC method'
   // Not String(): a thrown object whose toString throws would escape as the unhandled rejection avoided here.
   const message = error instanceof Error ? error.message : describeValue(error)
   process.emitWarning(`the handler of ${path} rejected after it had answered: ${message}`, {

@@ -4,6 +4,7 @@ export {
   type GrpcServerClientCancelledMessage,
   type GrpcServerEndMessage,
   type GrpcServerExpireMessage,
+  type GrpcServerFailedAfterAnswerMessage,
   type GrpcServerInvalidHeaderMessage,
   type GrpcServerLateWriteMessage,
   type GrpcServerStartMessage,

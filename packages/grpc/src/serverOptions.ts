@@ -2,6 +2,7 @@ import {
   type Clock,
   type DeadlineSource,
   type ResolvedIngressOptions,
+  refuseUnknownOptions,
   resolveIngressOptions,
 } from '@hourglass/core'
 
@@ -50,7 +51,32 @@ export interface ServerDeadlineOptions {
 
 export type ResolvedServerOptions = ResolvedIngressOptions
 
-/** Validate once, when the interceptor is created: a typo should fail at boot, not per call. */
+const OPTION_NAMES = Object.keys({
+  defaultMs: true,
+  maxMs: true,
+  reserveMs: true,
+  trust: true,
+  strict: true,
+  mode: true,
+  clock: true,
+} satisfies Record<keyof ServerDeadlineOptions, true>)
+
+/** Names that no edit distance leads from: a value of another option, as @hourglass/express maps them. */
+const MEANT_INSTEAD: ReadonlyMap<string, string> = new Map([
+  ['observe', "mode: 'observe'"],
+  ['enforce', "mode: 'enforce'"],
+  ['timeout', 'defaultMs'],
+  ['timeoutMs', 'defaultMs'],
+])
+
+/**
+ * Validate once, when the interceptor is created: a typo should fail at
+ * boot, not per call. An unknown key too, as `deadline()` and `createFetch()`
+ * refuse one: ignored, `{ maxMS: 5000 }` left every call its 30 s.
+ */
 export function resolveServerOptions(options: ServerDeadlineOptions): ResolvedServerOptions {
+  refuseUnknownOptions(options, OPTION_NAMES, 'deadlineServerInterceptor()', {
+    meant: MEANT_INSTEAD,
+  })
   return resolveIngressOptions(options)
 }

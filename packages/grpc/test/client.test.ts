@@ -320,6 +320,13 @@ describe('deadlineInterceptor: every call carries the caller deadline', () => {
     expect(() => deadlineInterceptor({ reserveMs: -1 })).toThrow(/reserveMs/)
     expect(() => deadlineInterceptor({ minBudgetMs: Number.NaN })).toThrow(/minBudgetMs/)
   })
+
+  it('an option it does not know (a typo) is refused when the interceptor is created, naming the one meant', () => {
+    const typo = () => deadlineInterceptor({ reserveMS: 50 } as never)
+    expect(typo).toThrow(TypeError)
+    expect(typo).toThrow(/"reserveMS" \(did you mean reserveMs\?\)/)
+    expect(() => deadlineInterceptor({ timeout: 1000 } as never)).toThrow(/did you mean defaultMs/)
+  })
 })
 
 describe('deadlineInterceptor: no budget, no call', () => {
@@ -461,6 +468,72 @@ describe('deadlineInterceptor: the call ends when the caller deadline does', () 
       status.CANCELLED,
     ])
     // Each call reached the server (one before them: the warm-up).
+    await ends.count(4)
+    expect(ends.messages.slice(1).map((m) => m.outcome)).toEqual([
+      'client-cancelled',
+      'client-cancelled',
+      'client-cancelled',
+    ])
+  })
+
+  it('an interceptor after ours is asked to cancel once, whether the caller leaves in the same tick as its call or later, and the server still sees each cancel', async () => {
+    const ends = watch<GrpcServerEndMessage>(grpcChannels.serverEnd)
+    const arrived: Array<() => void> = []
+    const unaryHandler: handleUnaryCall<unknown, unknown> = (call, callback) => {
+      if ((call.request as { warmUp?: boolean }).warmUp) return callback(null, {})
+      const ran = setTimeout(() => callback(null, {}), 1000)
+      call.on('cancelled', () => clearTimeout(ran))
+      arrived.shift()?.()
+    }
+    server = await startServer({ unary: unaryHandler }, [deadlineServerInterceptor()])
+    // A retry or metrics interceptor placed after ours: it counts the cancels it is asked to pass on.
+    let cancels = 0
+    const counting: Interceptor = (options, nextCall) =>
+      new InterceptingCall(nextCall(options), {
+        cancel(next) {
+          cancels++
+          next()
+        },
+      })
+    const work = connect(server!.address, [deadlineInterceptor(), counting])
+    clients.push(work)
+    expect((await unary(work, { warmUp: true })).value).toEqual({})
+    expect(cancels).toBe(0)
+    const left = () => new ClientClosedError()
+    /** The cancels passed on for one call, counted once it has ended and two more turns have passed (the old re-send came on the next). */
+    const settledCancels = async (pending: Promise<unknown>) => {
+      await pending
+      await new Promise((resolve) => setImmediate(resolve))
+      await new Promise((resolve) => setImmediate(resolve))
+      const counted = cancels
+      cancels = 0
+      return counted
+    }
+
+    // The caller's deadline cancelled in the same tick as the call.
+    const sameTick = Deadline.after(10_000)
+    const bySameTick = unary(work, {}, withCallDeadline(sameTick))
+    sameTick.cancel(left())
+    expect(await settledCancels(bySameTick), 'same tick').toBe(1)
+
+    // Cancelled once the call is running at the server.
+    const later = Deadline.after(10_000)
+    const running = new Promise<void>((resolve) => arrived.push(resolve))
+    const byLater = unary(work, {}, withCallDeadline(later))
+    await running
+    later.cancel(left())
+    expect(await settledCancels(byLater), 'while running').toBe(1)
+
+    // The caller's own call.cancel(), in the same tick.
+    const byCallCancel = new Promise<ServiceError | null>((resolve) => {
+      const call = work.unary({}, new Metadata(), withCallDeadline(Deadline.after(10_000)), (e) =>
+        resolve(e),
+      )
+      call.cancel()
+    })
+    expect(await settledCancels(byCallCancel), 'call.cancel()').toBe(1)
+
+    // Each reached the server and was cancelled there (one before them: the warm-up).
     await ends.count(4)
     expect(ends.messages.slice(1).map((m) => m.outcome)).toEqual([
       'client-cancelled',

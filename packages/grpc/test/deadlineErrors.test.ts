@@ -18,6 +18,7 @@ import {
   deadlineErrors,
   deadlineServerInterceptor,
   type GrpcServerEndMessage,
+  type GrpcServerFailedAfterAnswerMessage,
   type GrpcServerLateWriteMessage,
   type GrpcServerStartMessage,
   grpcChannels,
@@ -249,6 +250,46 @@ describe('deadlineErrors: the deadline errors become gRPC statuses', () => {
       expect(received).toEqual([{ n: 1 }])
       await vi.waitFor(() => expect(warnings).toHaveLength(1))
       expect(warnings[0]).toMatchObject({ code: 'HOURGLASS_GRPC_FAILED_AFTER_ANSWER' })
+    } finally {
+      process.off('warning', onWarning)
+    }
+  })
+
+  it('a handler that fails after it has answered is published on serverFailedAfterAnswer (method, deadline, error), once per failure, beside the warning', async () => {
+    const failed = watch<GrpcServerFailedAfterAnswerMessage>(grpcChannels.serverFailedAfterAnswer)
+    const starts = watch<GrpcServerStartMessage>(grpcChannels.serverStart)
+    const onWarning = () => {}
+    process.on('warning', onWarning)
+    try {
+      const audit = new Error('audit log unavailable')
+      const work = await serve({
+        async unary(call: Unary, callback: sendUnaryData<unknown>) {
+          callback(null, { saved: true })
+          if ((call.request as { fail?: boolean }).fail) throw audit
+        },
+        async serverStream(call: ServerWritableStream<unknown, unknown>) {
+          call.end()
+          throw new Error('cleanup failed')
+        },
+      })
+      // An answer with no failure after it publishes nothing.
+      expect(await unary(work, {})).toEqual({ value: { saved: true } })
+      expect(await unary(work, { fail: true })).toEqual({ value: { saved: true } })
+      await failed.count(1)
+      expect(failed.messages[0]).toEqual({
+        deadline: starts.messages[1]!.deadline,
+        method: '/hourglass.test.Work/Unary',
+        error: audit,
+      })
+      const stream = work.serverStream({}, new Metadata(), {})
+      stream.resume()
+      await new Promise((resolve) => stream.on('status', resolve))
+      await failed.count(2)
+      expect(failed.messages[1]).toMatchObject({
+        method: '/hourglass.test.Work/ServerStream',
+        error: expect.objectContaining({ message: 'cleanup failed' }),
+      })
+      expect(failed.messages).toHaveLength(2)
     } finally {
       process.off('warning', onWarning)
     }

@@ -292,6 +292,16 @@ describe('deadlineServerInterceptor: where the budget comes from', () => {
     expect(() => deadlineServerInterceptor({ mode: 'loud' as never })).toThrow(/mode/)
     expect(() => deadlineServerInterceptor({ trust: ['x-timeout' as never] })).toThrow(/trust/)
   })
+
+  it('an option it does not know (a typo) is refused when the interceptor is created, naming the one meant, as deadline() refuses one', () => {
+    const typo = () => deadlineServerInterceptor({ maxMS: 5000 } as never)
+    expect(typo).toThrow(TypeError)
+    expect(typo).toThrow(/"maxMS" \(did you mean maxMs\?\)/)
+    expect(() => deadlineServerInterceptor({ observe: true } as never)).toThrow(
+      /did you mean mode: 'observe'/,
+    )
+    expect(() => deadlineServerInterceptor({ maxMs: 5000, clock: undefined })).not.toThrow()
+  })
 })
 
 describe('deadlineServerInterceptor: when time runs out', () => {
