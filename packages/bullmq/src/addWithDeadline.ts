@@ -9,8 +9,9 @@ import {
   untilEnded,
 } from '@hourglass/core'
 import type { Job, JobsOptions } from 'bullmq'
-import { bullmqChannels } from './channels.js'
-import { readRedisTime, scriptClientOf, toRedisMs } from './redisTime.js'
+import { type BullmqRefuseMessage, bullmqChannels } from './channels.js'
+import { keptInstead, mayBeDuplicate } from './keptInstead.js'
+import { readRedisTime, scriptClientOf, toLocalMs, toRedisMs } from './redisTime.js'
 import { DEADLINE_OPTION, type StoredDeadline } from './storedDeadline.js'
 
 export interface AddWithDeadlineOptions extends JobsOptions {
@@ -79,13 +80,14 @@ export async function addWithDeadline<DataType, ResultType, NameType extends str
   const maxMs = resolveMaxMs(maxOption)
   const deadline = given === undefined ? currentDeadline() : resolveDeadline(given)
   if (!deadline) return queue.add(name, data, opts)
+  const refusal: Refusal = { queue: queue.name, name, delay: opts.delay, deadline, maxMs }
   // Before the no-expiry shortcut: a cancelled Deadline.never() (the caller
   // left) has ended too, and its job must not be enqueued either.
-  if (!deadline.observe) deadline.throwIfExpired()
+  refuseEnded(refusal)
   if (!Number.isFinite(deadline.expiresAt)) return queue.add(name, data, opts)
 
   // Before the clock reading, so that nothing is sent for a job refused here.
-  refuseUnrunnable(name, opts.delay, deadline, Math.min(deadline.remaining(), maxMs))
+  refuseUnrunnable(refusal, Math.min(deadline.remaining(), maxMs))
 
   const key = `${queue.qualifiedName}:meta`
   // Bounded by the deadline: a Redis that does not answer (paused, or down
@@ -95,15 +97,19 @@ export async function addWithDeadline<DataType, ResultType, NameType extends str
   const sample = await untilEnded(
     scriptClientOf(queue.backend).then((client) => readRedisTime(client, key, deadline.clock)),
     { deadline },
-  )
-  if (!deadline.observe) deadline.throwIfExpired()
+  ).catch((error: unknown) => {
+    // The deadline ended during the reading: refused as one that had ended before it.
+    if (deadline.done && error === deadline.reason) throw published(refusal, 'ended', error)
+    throw error
+  })
+  refuseEnded(refusal)
   const remaining = deadline.remaining()
   // Cut to maxMs, expiry and budget alike, from the same reading of the clock.
   const clamped = remaining > maxMs
   const budgetMs = Math.floor(clamped ? maxMs : remaining)
   const expiresAt = clamped ? deadline.expiresAt - (remaining - maxMs) : deadline.expiresAt
   // Again with the budget the job is given: the reading took some of it.
-  refuseUnrunnable(name, opts.delay, deadline, budgetMs)
+  refuseUnrunnable(refusal, budgetMs)
   const stored: StoredDeadline = {
     expiresAtMs: toRedisMs(expiresAt, sample),
     budgetMs,
@@ -138,18 +144,46 @@ export async function addWithDeadline<DataType, ResultType, NameType extends str
   const adding = queue.add(name, data, { ...opts, [DEADLINE_OPTION]: stored } as JobsOptions)
   const job = deadline.observe ? await adding : await untilExpiry(adding, deadline)
 
-  bullmqChannels.add.publish(() => ({
-    jobId: job.id ?? '',
-    queue: queue.name,
-    name,
-    budgetMs,
-    clamped,
-    remainingMs: Math.max(0, Math.floor(expiresAt - deadline.clock.now())),
-    expiresAtMs: stored.expiresAtMs,
-    clockErrorMs: sample.receivedAt - sample.sentAt,
-    observe: deadline.observe,
-    ...(stored.trace ? { trace: stored.trace } : {}),
-  }))
+  // A job with the same id kept by BullMQ (`jobId`, a deduplication id):
+  // reported as what it is, not as the budget this call would have given
+  // it. Read back only for a subscriber, and only when an id was given.
+  const kept =
+    bullmqChannels.add.hasSubscribers && job.id !== undefined && mayBeDuplicate(opts)
+      ? await keptInstead(queue.backend, `${queue.qualifiedName}:${job.id}`, stored, deadline)
+      : undefined
+  bullmqChannels.add.publish(() => {
+    const common = {
+      jobId: job.id ?? '',
+      queue: queue.name,
+      name,
+      clockErrorMs: sample.receivedAt - sample.sentAt,
+    }
+    if (kept) {
+      const other = kept.deadline
+      return {
+        ...common,
+        budgetMs: other?.budgetMs,
+        clamped: false,
+        remainingMs: other
+          ? Math.max(0, Math.floor(toLocalMs(other.expiresAtMs, sample) - deadline.clock.now()))
+          : Number.POSITIVE_INFINITY,
+        expiresAtMs: other?.expiresAtMs,
+        observe: other?.observe === true,
+        duplicate: true,
+        ...(other?.trace ? { trace: other.trace } : {}),
+      }
+    }
+    return {
+      ...common,
+      budgetMs,
+      clamped,
+      remainingMs: Math.max(0, Math.floor(expiresAt - deadline.clock.now())),
+      expiresAtMs: stored.expiresAtMs,
+      observe: deadline.observe,
+      duplicate: false,
+      ...(stored.trace ? { trace: stored.trace } : {}),
+    }
+  })
   return job
 }
 
@@ -162,12 +196,8 @@ export async function addWithDeadline<DataType, ResultType, NameType extends str
  * error, so a retry under the same deadline is not attempted. The message
  * names the fix. Dark mode refuses nothing (the worker reports the job).
  */
-function refuseUnrunnable(
-  name: string,
-  delay: unknown,
-  deadline: Deadline,
-  budgetMs: number,
-): void {
+function refuseUnrunnable(refusal: Refusal, budgetMs: number): void {
+  const { name, delay, deadline } = refusal
   if (deadline.observe || typeof delay !== 'number' || !(delay > 0) || delay < budgetMs) return
   const error = new DeadlineExceededError({
     budgetMs: deadline.budgetMs,
@@ -175,7 +205,51 @@ function refuseUnrunnable(
     slice: deadline.name,
   })
   error.message = `addWithDeadline: job ${JSON.stringify(name)} has a delay of ${delay} ms but only ${Math.max(0, Math.floor(budgetMs))} ms left of its deadline (at most maxMs): it could never run, so it is not added. To schedule it past this deadline, give it its own ({ deadline: Deadline.after(ms) }) or none (Deadline.never())`
-  throw error
+  throw published(refusal, 'delay', error, budgetMs)
+}
+
+/** A job about to be refused: what `refuse` reports of it. */
+interface Refusal {
+  queue: string
+  name: string
+  delay: unknown
+  deadline: Deadline
+  maxMs: number
+}
+
+/** An enforced deadline that has ended (expired, or cancelled): its reason is thrown, nothing is added. */
+function refuseEnded(refusal: Refusal): void {
+  if (refusal.deadline.observe) return
+  try {
+    refusal.deadline.throwIfExpired()
+  } catch (error) {
+    throw published(refusal, 'ended', error)
+  }
+}
+
+/**
+ * `error`, once `refuse` has reported it: a refused job was seen by nobody
+ * but its producer (no worker's `expire` comes for a job never added), so
+ * no metric rose for it.
+ */
+function published(
+  refusal: Refusal,
+  reason: BullmqRefuseMessage['reason'],
+  error: unknown,
+  remainingMs = 0,
+): unknown {
+  const { queue, name, delay, deadline } = refusal
+  bullmqChannels.refuse.publish(() => ({
+    queue,
+    name,
+    deadline,
+    reason,
+    delayMs: typeof delay === 'number' ? delay : undefined,
+    remainingMs: Math.max(0, Math.floor(remainingMs)),
+    error,
+    outcome: 'refused',
+  }))
+  return error
 }
 
 /**

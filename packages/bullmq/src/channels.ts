@@ -43,18 +43,66 @@ export interface BullmqEnqueueMessage {
   trace: Record<string, string>
 }
 
-/** `hourglass:bullmq:add` — a job was added with its deadline. */
+/**
+ * `hourglass:bullmq:add` — a job was added with its deadline; or, when
+ * `duplicate`, BullMQ kept a job it already had with that id and returned
+ * it, and the fields describe that job.
+ */
 export interface BullmqAddMessage extends BullmqJobMessage {
-  /** The time the job was given, in ms: what its deadline had left, at most `maxMs`. */
-  budgetMs: number
-  /** The deadline had more left than `maxMs`: the job was given `maxMs`. */
+  /**
+   * The time the job was given, in ms: what its deadline had left, at most
+   * `maxMs`. For a `duplicate`, the kept job's (undefined when it recorded
+   * none, or has no deadline at all).
+   */
+  budgetMs: number | undefined
+  /** The deadline had more left than `maxMs`: the job was given `maxMs` (false for a `duplicate`). */
   clamped: boolean
-  /** When the job's time runs out, in ms on the Redis server's clock (what the job carries). */
-  expiresAtMs: number
+  /**
+   * When the job's time runs out, in ms on the Redis server's clock (what
+   * the job carries). For a `duplicate`, the kept job's: undefined when it
+   * has no deadline (`remainingMs` is then Infinity).
+   */
+  expiresAtMs: number | undefined
   /** The round trip of the Redis `TIME` read, in ms: the most the stored expiry is early by. */
   clockErrorMs: number
-  /** The producer's deadline was observe-only (dark mode): the worker reports, never enforces. */
+  /** The job's deadline is observe-only (dark mode): the worker reports, never enforces. */
   observe: boolean
+  /**
+   * BullMQ already had a job with this id (`jobId`, or a deduplication id):
+   * it kept that one, unchanged, and `queue.add` returned it as if added,
+   * so this call's deadline was never stored and the fields above are the
+   * kept job's. Known only from Redis: read back when somebody subscribes
+   * here and the job was given an id; false when it could not be read.
+   */
+  duplicate: boolean
+}
+
+/**
+ * `hourglass:bullmq:refuse` — `addWithDeadline` did not add a job: it could
+ * never have run in time. Nothing reached Redis for it (it has no id); the
+ * producer got `error`.
+ */
+export interface BullmqRefuseMessage {
+  /** The queue's name (without the key prefix). */
+  queue: string
+  /** The job's name. */
+  name: string
+  /** The producer's deadline, the one the job would have been added under. */
+  deadline: Deadline
+  /**
+   * - `delay`: its `delay` is at least the time it would be given (what the
+   *   deadline has left, at most `maxMs`): it would reach a worker after its
+   *   deadline, which fails it unrun;
+   * - `ended`: the deadline had already ended (expired, or cancelled: the caller left).
+   */
+  reason: 'delay' | 'ended'
+  /** The job's `delay` option, in ms (undefined when it had none). */
+  delayMs: number | undefined
+  /** What the job would have been given, in ms: the deadline's remainder, at most `maxMs` (0 once it has ended). */
+  remainingMs: number
+  /** What `addWithDeadline` threw: a `DeadlineExceededError`, or the cancel reason. */
+  error: unknown
+  outcome: 'refused'
 }
 
 /** `hourglass:bullmq:expire` — a job reached a worker after its deadline; it was not run. */
@@ -154,9 +202,9 @@ export interface BullmqInvalidMessage {
 
 /**
  * The diagnostics channels @hourglass/bullmq publishes on (only while somebody
- * subscribes). Every message but `enqueue` and `invalid` carries the job id,
- * queue, `budgetMs` and `remainingMs` (and the stored `trace`, if any);
- * `expire` and `end` carry an `outcome`.
+ * subscribes). Every message but `enqueue`, `refuse` and `invalid` carries the
+ * job id, queue, `budgetMs` and `remainingMs` (and the stored `trace`, if
+ * any); `refuse`, `expire` and `end` carry an `outcome`.
  */
 export const bullmqChannels = defineChannels('bullmq', {
   /** A job with a deadline is about to be added: a tracer may store its context with it. */
@@ -167,6 +215,8 @@ export const bullmqChannels = defineChannels('bullmq', {
   start: defineChannel<BullmqStartMessage>('hourglass:bullmq:start'),
   /** An attempt that had a `start` ended. */
   end: defineChannel<BullmqEndMessage>('hourglass:bullmq:end'),
+  /** A job was not added: its delay outlasts its deadline, or the deadline had ended. */
+  refuse: defineChannel<BullmqRefuseMessage>('hourglass:bullmq:refuse'),
   /** A job reached a worker after its deadline; it was not run. */
   expire: defineChannel<BullmqExpireMessage>('hourglass:bullmq:expire'),
   /** A worker took a job whose stored deadline is malformed; it runs without one. */

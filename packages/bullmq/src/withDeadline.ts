@@ -6,6 +6,7 @@ import {
   isDeadlineExceeded,
   MAX_TIMER_MS,
   optionError,
+  refuseUnknownOptions,
   runOutsideContext,
   runWithDeadline,
   systemClock,
@@ -53,6 +54,12 @@ export interface WithDeadlineOptions {
  * need longer records `budgetMs`, or its workers raise `maxMs`.
  */
 const DEFAULT_MAX_MS = 3_600_000
+
+const OPTION_NAMES = Object.keys({
+  minBudgetMs: true,
+  maxMs: true,
+  clock: true,
+} satisfies Record<keyof WithDeadlineOptions, true>)
 
 /** What a wrapped processor has done to jobs with deadlines, since it was created. */
 export interface DeadlineCounts {
@@ -103,6 +110,9 @@ export function withDeadline<
   processor: Processor<DataType, ResultType, NameType>,
   options: WithDeadlineOptions = {},
 ): DeadlineProcessor<DataType, ResultType, NameType> {
+  // A typo is refused as every factory refuses one: ignored, `{ maxMS: 60_000 }`
+  // left jobs that recorded no budget their hour, unseen.
+  refuseUnknownOptions(options, OPTION_NAMES, 'withDeadline()')
   // Bad values are shown as every package shows them (core's describeValue):
   // `String('60000')` read as the number 60000, the very value that was fine.
   const minBudgetMs = options.minBudgetMs ?? 5

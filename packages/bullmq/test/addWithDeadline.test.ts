@@ -8,7 +8,7 @@ import {
 } from '@hourglass/core'
 import { describe, expect, it, onTestFinished, vi } from 'vitest'
 import { addWithDeadline, bullmqChannels, withDeadline } from '../src/index.js'
-import { finished, signal } from './support/observe.js'
+import { collect, finished, signal } from './support/observe.js'
 import {
   available,
   redisClockPasses,
@@ -164,6 +164,128 @@ describe.skipIf(!available)('addWithDeadline: the deadline rides with the job', 
       { deadline: Deadline.after(2 * HOUR_MS, { clock }), delay: HOUR_MS },
     )
     expect(await queue.count()).toBe(3)
+  })
+
+  it('a refused job is published on refuse (why, its delay, what it would have had), as a worker publishes expire for one that came too late; an added job is not', async () => {
+    const { queue } = await redis.queue()
+    const refusals = collect(bullmqChannels.refuse)
+    const clock = new ManualClock()
+    const request = Deadline.after(30_000, { clock })
+    const late = await addWithDeadline(
+      queue,
+      'remind',
+      {},
+      { deadline: request, delay: HOUR_MS },
+    ).catch((e) => e)
+    expect(isDeadlineExceeded(late)).toBe(true)
+    expect(refusals).toEqual([
+      {
+        queue: queue.name,
+        name: 'remind',
+        deadline: request,
+        reason: 'delay',
+        delayMs: HOUR_MS,
+        remainingMs: 30_000,
+        error: late,
+        outcome: 'refused',
+      },
+    ])
+    // Cut to maxMs: what it would have been given.
+    await addWithDeadline(
+      queue,
+      'remind',
+      {},
+      { deadline: request, delay: 20_000, maxMs: 10_000 },
+    ).catch(() => {})
+    expect(refusals[1]).toMatchObject({ reason: 'delay', delayMs: 20_000, remainingMs: 10_000 })
+    // A deadline that has ended: nothing is added, and that is published too.
+    const gone = Deadline.after(10_000, { clock })
+    const left = new ClientClosedError()
+    gone.cancel(left)
+    await expect(addWithDeadline(queue, 'gone', {}, { deadline: gone })).rejects.toBe(left)
+    expect(refusals[2]).toEqual({
+      queue: queue.name,
+      name: 'gone',
+      deadline: gone,
+      reason: 'ended',
+      delayMs: undefined,
+      remainingMs: 0,
+      error: left,
+      outcome: 'refused',
+    })
+    // Added: nothing on refuse.
+    await addWithDeadline(queue, 'soon', {}, { deadline: request, delay: 10_000 })
+    await addWithDeadline(
+      queue,
+      'dark',
+      {},
+      {
+        deadline: Deadline.after(30_000, { clock, observe: true }),
+        delay: HOUR_MS,
+      },
+    )
+    expect(refusals).toHaveLength(3)
+    expect(await queue.count()).toBe(2)
+  })
+
+  it('a jobId BullMQ already has: the add message reports the job BullMQ kept (its budget and expiry, duplicate: true), not the budget this call would have given', async () => {
+    const { queue } = await redis.queue()
+    const adds = collect(bullmqChannels.add)
+    const clock = new ManualClock()
+    const first = await addWithDeadline(
+      queue,
+      'charge',
+      { n: 1 },
+      {
+        jobId: 'order-7',
+        deadline: Deadline.after(30_000, { clock }),
+      },
+    )
+    expect(adds[0]).toMatchObject({ jobId: 'order-7', budgetMs: 30_000 })
+    const keptExpiry = adds[0]!.expiresAtMs
+    // The same id again, under a shorter deadline: BullMQ keeps the first job and returns it.
+    const again = await addWithDeadline(
+      queue,
+      'charge',
+      { n: 2 },
+      {
+        jobId: 'order-7',
+        deadline: Deadline.after(5_000, { clock }),
+      },
+    )
+    expect(again.id).toBe(first.id)
+    const stored = (await queue.getJob('order-7'))!.opts as { hourglass?: { budgetMs: number } }
+    expect(stored.hourglass?.budgetMs).toBe(30_000)
+    expect(adds[1]).toMatchObject({
+      jobId: 'order-7',
+      budgetMs: 30_000,
+      expiresAtMs: keptExpiry,
+      clamped: false,
+      observe: false,
+      duplicate: true,
+    })
+    expect(adds[0]!.duplicate).toBe(false)
+    expect(adds[1]!.remainingMs).toBeGreaterThan(5_000)
+    expect(adds[1]!.remainingMs).toBeLessThanOrEqual(30_000)
+    // Kept from a plain queue.add: no deadline at all.
+    await queue.add('charge', {}, { jobId: 'order-8' })
+    await addWithDeadline(
+      queue,
+      'charge',
+      {},
+      {
+        jobId: 'order-8',
+        deadline: Deadline.after(5_000, { clock }),
+      },
+    )
+    expect(adds[2]).toMatchObject({
+      jobId: 'order-8',
+      budgetMs: undefined,
+      expiresAtMs: undefined,
+      remainingMs: Number.POSITIVE_INFINITY,
+      duplicate: true,
+    })
+    expect(await queue.count()).toBe(2)
   })
 
   it.each([

@@ -507,7 +507,7 @@ describe.skipIf(!available)('withDeadline: a worker enforces the deadline a job 
     expect(starts).toEqual([expect.objectContaining({ ...common, attempt: 1 })])
     expect(ends).toEqual([expect.objectContaining({ ...common, attempt: 1, outcome: 'completed' })])
     expect(starts[0]!.deadline).toBe(ends[0]!.deadline)
-    expect(starts[0]!.remainingMs).toBeLessThanOrEqual(adds[0]!.budgetMs)
+    expect(starts[0]!.remainingMs).toBeLessThanOrEqual(adds[0]!.budgetMs!)
     expect(ends[0]!.elapsedMs).toBeGreaterThanOrEqual(0)
     expect(ends[0]).not.toHaveProperty('error')
   })

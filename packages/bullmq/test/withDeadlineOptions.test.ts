@@ -44,6 +44,16 @@ it('refuses a maxMs that is not a finite number > 0 (RangeError; TypeError for a
   expect(() => withDeadline(job, { maxMs: 86_400_000 })).not.toThrow()
 })
 
+it('refuses an option it does not know (a typo) when it is created, naming the one meant', () => {
+  const job = async () => 1
+  const typo = () => withDeadline(job, { maxMS: 60_000 } as never)
+  expect(typo).toThrow(TypeError)
+  expect(typo).toThrow(
+    /"maxMS" \(did you mean maxMs\?\).*withDeadline\(\) takes minBudgetMs, maxMs, clock/,
+  )
+  expect(() => withDeadline(job, { minBudgetMs: 5, maxMs: 60_000, clock: undefined })).not.toThrow()
+})
+
 // The value after "got" reads as every package shows one (core's
 // describeValue): a string quoted and said to be one — `String('5')` read as
 // the number 5, a value that would have been fine — an object by kind.

@@ -1,0 +1,53 @@
+import { type Deadline, untilEnded } from '@hourglass/core'
+import type { JobsOptions } from 'bullmq'
+import { scriptClientOf } from './redisTime.js'
+import { type ReadDeadline, readStoredDeadline, type StoredDeadline } from './storedDeadline.js'
+
+// Through the same script abstraction as the clock reading (redisTime.ts), so
+// it works with every client BullMQ supports; the key routes it, in a
+// cluster, to the node that holds the queue.
+const COMMAND = 'hourglassJobOpts'
+const LUA = "return redis.call('HGET', KEYS[1], 'opts')"
+
+const defined = new WeakSet<object>()
+
+/** Options with which BullMQ may hand back a job it already has instead of adding this one. */
+export function mayBeDuplicate(opts: JobsOptions): boolean {
+  const o = opts as JobsOptions & { debounce?: unknown; deduplication?: unknown }
+  return o.jobId !== undefined || o.deduplication !== undefined || o.debounce !== undefined
+}
+
+/**
+ * What BullMQ kept instead of the job just added, when it kept another: a
+ * job with the same id (`jobId`, or a deduplication id) stays as it is, and
+ * `queue.add` returns it as if added — carrying the new options in memory
+ * only. Its stored deadline (`deadline`: undefined when it has none, or a
+ * malformed one) is read back from Redis and told from the one just
+ * written by its expiry and budget.
+ *
+ * Undefined when the job stored is the one just added — or is gone already
+ * (removed on completion), or could not be read in time: then nothing is
+ * known of another, and the job is reported as added. Never throws: the
+ * job was added (or kept) either way, and this only corrects a report.
+ */
+export async function keptInstead(
+  backend: unknown,
+  jobKey: string,
+  ours: StoredDeadline,
+  deadline: Deadline,
+): Promise<{ deadline: ReadDeadline | undefined } | undefined> {
+  try {
+    const client = await scriptClientOf(backend)
+    if (!defined.has(client)) {
+      client.defineCommand(COMMAND, { numberOfKeys: 1, lua: LUA })
+      defined.add(client)
+    }
+    const reply = await untilEnded(client.runCommand(COMMAND, [jobKey]), { deadline })
+    if (typeof reply !== 'string') return undefined
+    const kept = readStoredDeadline(JSON.parse(reply))
+    if (kept?.expiresAtMs === ours.expiresAtMs && kept.budgetMs === ours.budgetMs) return undefined
+    return { deadline: kept }
+  } catch {
+    return undefined
+  }
+}
