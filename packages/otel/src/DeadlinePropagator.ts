@@ -64,7 +64,7 @@ export interface DeadlinePropagatorOptions {
  * - `inject` writes the whole ms left on the tighter of: the deadline in the
  *   OpenTelemetry `Context` (`DEADLINE_CONTEXT_KEY`) and Hourglass's current
  *   deadline (`currentDeadline()`). It writes nothing without a deadline, and
- *   leaves a carrier alone that already has the header (someone, e.g.
+ *   leaves a carrier alone that already has the header, in any letter case (someone, e.g.
  *   `@hourglass/fetch`, wrote a fresher value). A cancelled deadline (the
  *   client left) writes 0, as an expired one does.
  * - `extract` reads the inbound headers with `readDeadline` (smallest valid
@@ -196,13 +196,27 @@ function isPropagated(value: unknown): value is PropagatedDeadline {
   )
 }
 
+/**
+ * Whether the carrier holds the header, in any letter case. A carrier with
+ * `has()` is asked, then its `keys()` read too: `Headers.has` ignores case,
+ * but a `Map`'s does not, and a Map holding `X-Deadline-Remaining-Ms` was
+ * given a second, lower-case copy with another value beside it.
+ */
 function hasHeader(carrier: unknown): boolean {
   if (typeof carrier !== 'object' || carrier === null) return false
-  if (typeof (carrier as { has?: unknown }).has === 'function') {
-    return (carrier as { has(name: string): boolean }).has(DEADLINE_HEADER)
+  const c = carrier as { has?: unknown; keys?: unknown }
+  if (
+    typeof c.has === 'function' &&
+    (c.has as (name: string) => unknown).call(carrier, DEADLINE_HEADER)
+  ) {
+    return true
   }
-  for (const key of Object.keys(carrier)) {
-    if (key.toLowerCase() === DEADLINE_HEADER) return true
+  const keys: Iterable<unknown> =
+    typeof c.keys === 'function'
+      ? (c.keys as () => Iterable<unknown>).call(carrier)
+      : Object.keys(carrier)
+  for (const key of keys) {
+    if (typeof key === 'string' && key.toLowerCase() === DEADLINE_HEADER) return true
   }
   return false
 }

@@ -241,6 +241,12 @@ export const METRIC_SUCCEEDED = 'hourglass.deadline.calls.succeeded'
  * with the job is malformed, by queue, job name and the malformed field.
  */
 export const METRIC_INVALID_JOB = 'hourglass.deadline.invalid_job'
+/**
+ * Counter: gRPC handlers (wrapped by @hourglass/grpc's `deadlineErrors`) that
+ * failed after they had answered, by `rpc.*` and `error.type`. The answer
+ * stood; the error reached nobody but a process warning.
+ */
+export const METRIC_GRPC_FAILED_AFTER_ANSWER = 'hourglass.grpc.server.failed_after_answer'
 
 /**
  * Where a deadline ran out, the value of `hourglass.deadline.stage`:

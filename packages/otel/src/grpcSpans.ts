@@ -211,7 +211,8 @@ function spanName(path: string): string {
   return path.startsWith('/') ? path.slice(1) : path
 }
 
-function rpcAttributes(path: string): Record<string, string> {
+/** `rpc.system`, `rpc.service` and `rpc.method` of a method path, as the RPC conventions split it. */
+export function rpcAttributes(path: string): Record<string, string> {
   const name = spanName(path)
   const slash = name.lastIndexOf('/')
   return slash === -1

@@ -11,22 +11,26 @@ import {
   ATTR_DEADLINE_SLICE,
   ATTR_DEADLINE_SOURCE,
   ATTR_DEADLINE_STAGE,
+  ATTR_ERROR_TYPE,
   ATTR_HTTP_REQUEST_METHOD,
   ATTR_MESSAGING_DESTINATION_NAME,
   type DeadlineStage,
   METRIC_CLIENT_CLOSED,
   METRIC_EGRESS_REMAINING,
   METRIC_EXCEEDED,
+  METRIC_GRPC_FAILED_AFTER_ANSWER,
   METRIC_INGRESS_REMAINING,
   METRIC_INVALID_JOB,
   METRIC_RETRIES,
   METRIC_SUCCEEDED,
 } from './attributes.js'
+import { rpcAttributes } from './grpcSpans.js'
 import {
   defined,
   ENDED_IN_ERROR_TYPE,
   ENDED_IN_ERROR_WHY,
   endedInError,
+  errorType,
   type Handlers,
   httpMethod,
   modelRetryReason,
@@ -81,6 +85,11 @@ export function metricHandlers(meter: Meter): Handlers {
     description:
       'Job attempts that ran without a deadline because the one stored with the job is malformed, by queue, job name and field',
     unit: '{attempt}',
+  })
+  const failedAfterAnswer = meter.createCounter(METRIC_GRPC_FAILED_AFTER_ANSWER, {
+    description:
+      'gRPC handlers that failed after they had answered (the answer stood; the error reached no caller), by method and error type',
+    unit: '{call}',
   })
   const countExceeded = (stage: DeadlineStage, slice?: string) =>
     exceeded.add(1, defined({ [ATTR_DEADLINE_STAGE]: stage, [ATTR_DEADLINE_SLICE]: slice }))
@@ -196,6 +205,17 @@ export function metricHandlers(meter: Meter): Handlers {
             }),
           )
         }
+      },
+    },
+    grpc: {
+      // A handler whose follow-up work (an audit write, a cleanup) fails after
+      // every answer: only a process warning otherwise. The method and the
+      // error's class (its stable code) are bounded; its message is not.
+      serverFailedAfterAnswer(m) {
+        failedAfterAnswer.add(1, {
+          ...rpcAttributes(m.method),
+          [ATTR_ERROR_TYPE]: errorType(m.error),
+        })
       },
     },
     bullmq: {

@@ -7,7 +7,7 @@ import {
   type PropagatedDeadline,
   remainingIn,
 } from '@hourglass/otel'
-import { context, propagation, ROOT_CONTEXT, trace } from '@opentelemetry/api'
+import { context, propagation, ROOT_CONTEXT, type TextMapSetter, trace } from '@opentelemetry/api'
 import { CompositePropagator, W3CTraceContextPropagator } from '@opentelemetry/core'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { setupOtel } from './helpers/otel.js'
@@ -206,6 +206,25 @@ describe('DeadlinePropagator', () => {
       propagation.inject(context.active(), headers),
     )
     expect(headers).toEqual({ 'X-Deadline-Remaining-Ms': '42' })
+  })
+
+  it('leaves a Map carrier alone that holds the header in another letter case: no second spelling beside it', () => {
+    const carrier = new Map<string, string>([['X-Deadline-Remaining-Ms', '42']])
+    const setter: TextMapSetter<Map<string, string>> = {
+      set: (map, key, value) => {
+        map.set(key, value)
+      },
+    }
+    runWithDeadline(Deadline.after(1000, { clock }), () =>
+      new DeadlinePropagator({ clock }).inject(context.active(), carrier, setter),
+    )
+    expect([...carrier]).toEqual([['X-Deadline-Remaining-Ms', '42']])
+    // Without the header, a Map gets it as every carrier does.
+    const empty = new Map<string, string>()
+    runWithDeadline(Deadline.after(1000, { clock }), () =>
+      new DeadlinePropagator({ clock }).inject(context.active(), empty, setter),
+    )
+    expect([...empty]).toEqual([['x-deadline-remaining-ms', '1000']])
   })
 
   it('declares its header in fields(), and the composite lists it next to traceparent', () => {

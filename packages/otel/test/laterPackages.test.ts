@@ -80,6 +80,8 @@ describe('instrumentDeadlines: packages loaded after it was called', () => {
       'hourglass:grpc:server-expire',
       'hourglass:grpc:server-client-cancelled',
       'hourglass:grpc:server-late-write',
+      // A handler that failed after it answered: counted.
+      'hourglass:grpc:server-failed-after-answer',
       'hourglass:grpc:server-end',
       'hourglass:grpc:client-start',
       'hourglass:grpc:client-end',

@@ -1,0 +1,123 @@
+import {
+  credentials,
+  Metadata,
+  makeGenericClientConstructor,
+  Server,
+  ServerCredentials,
+  type ServiceError,
+} from '@grpc/grpc-js'
+import { DeadlineExceededError } from '@hourglass/core'
+import { deadlineErrors, deadlineServerInterceptor } from '@hourglass/grpc'
+import { instrumentDeadlines, type StopInstrumentation } from '@hourglass/otel'
+import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { setupOtel } from './helpers/otel.js'
+
+// Real grpc-js over loopback HTTP/2; the counter comes from instrumentDeadlines
+// on the real SDK's MeterProvider, read with a pull reader.
+
+const json = {
+  serialize: (value: unknown) => Buffer.from(JSON.stringify(value ?? null)),
+  deserialize: (bytes: Buffer) => JSON.parse(bytes.toString('utf8')) as unknown,
+}
+const service = {
+  save: {
+    path: '/shop.Orders/Save',
+    requestStream: false,
+    responseStream: false,
+    requestSerialize: json.serialize,
+    requestDeserialize: json.deserialize,
+    responseSerialize: json.serialize,
+    responseDeserialize: json.deserialize,
+  },
+}
+interface OrdersClient {
+  save(
+    request: unknown,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, value?: unknown) => void,
+  ): unknown
+  close(): void
+}
+const OrdersClient = makeGenericClientConstructor(service, 'Orders')
+
+const METRIC = 'hourglass.grpc.server.failed_after_answer'
+
+let otel: ReturnType<typeof setupOtel>
+let stop: StopInstrumentation
+const closers: Array<() => void> = []
+const ignoreWarning = () => {}
+
+beforeEach(() => {
+  otel = setupOtel()
+  stop = instrumentDeadlines({
+    tracerProvider: otel.tracerProvider,
+    meterProvider: otel.meterProvider,
+  })
+  // The failures below are process warnings too: kept off the test output.
+  process.on('warning', ignoreWarning)
+})
+afterEach(async () => {
+  try {
+    for (const close of closers.splice(0)) close()
+  } finally {
+    process.off('warning', ignoreWarning)
+    stop()
+    await otel.shutdown()
+  }
+})
+
+describe('gRPC handlers that fail after they answered', () => {
+  it('are counted in hourglass.grpc.server.failed_after_answer, by method and error type; an answer that stood alone is not', async () => {
+    const server = new Server({ interceptors: [deadlineServerInterceptor()] })
+    server.addService(
+      service,
+      deadlineErrors({
+        async save(
+          call: { request: { after?: string } },
+          callback: (error: null, value: unknown) => void,
+        ) {
+          callback(null, { saved: true })
+          // Follow-up work after the answer: an audit write that fails.
+          if (call.request.after === 'error') throw new Error('audit log unavailable')
+          if (call.request.after === 'deadline') {
+            throw new DeadlineExceededError({ budgetMs: 10, elapsedMs: 10, slice: 'audit' })
+          }
+        },
+      }),
+    )
+    const port = await new Promise<number>((resolve, reject) =>
+      server.bindAsync('127.0.0.1:0', ServerCredentials.createInsecure(), (error, bound) =>
+        error ? reject(error) : resolve(bound),
+      ),
+    )
+    const client = new OrdersClient(
+      `127.0.0.1:${port}`,
+      credentials.createInsecure(),
+    ) as unknown as OrdersClient
+    closers.push(
+      () => client.close(),
+      () => server.forceShutdown(),
+    )
+    const save = (request: unknown) =>
+      new Promise<unknown>((resolve, reject) =>
+        client.save(request, new Metadata(), (error, value) =>
+          error ? reject(error) : resolve(value),
+        ),
+      )
+
+    expect(await save({})).toEqual({ saved: true })
+    expect(await save({ after: 'error' })).toEqual({ saved: true })
+    expect(await save({ after: 'error' })).toEqual({ saved: true })
+    expect(await save({ after: 'deadline' })).toEqual({ saved: true })
+
+    const method = { 'rpc.system': 'grpc', 'rpc.service': 'shop.Orders', 'rpc.method': 'Save' }
+    await expect.poll(() => otel.counter(METRIC)).toBe(3)
+    expect(await otel.counter(METRIC, { ...method, 'error.type': 'Error' })).toBe(2)
+    expect(await otel.counter(METRIC, { ...method, 'error.type': 'DEADLINE_EXCEEDED' })).toBe(1)
+    // Low cardinality: never the message.
+    const points = await otel.points(METRIC)
+    expect(points.flatMap((p) => Object.values(p.attributes))).not.toContain(
+      'audit log unavailable',
+    )
+  })
+})
