@@ -18,8 +18,16 @@ export function bodyError(error: unknown): GatewayRequestError | undefined {
   if (type === 'entity.too.large') {
     return refuse(413, 'request_too_large', 'the body is too large')
   }
+  if (type === JSON_TOO_MANY_KEYS) {
+    // Its message names the limit (jsonKeyLimit.ts): the client's to fix, no retry helps.
+    return refuse(413, 'request_too_large', String((error as Error).message))
+  }
   if (type === INVALID_UTF8) {
     return refuse(400, 'invalid_utf8', 'the body is not valid UTF-8')
+  }
+  if (type === INVALID_UTF16) {
+    // The charset the client named, in the message: the code says the same as for UTF-8.
+    return refuse(400, 'invalid_utf8', String((error as Error).message))
   }
   if (
     (typeof type === 'string' && type.startsWith('encoding.')) ||
@@ -47,6 +55,12 @@ export function bodyError(error: unknown): GatewayRequestError | undefined {
 
 /** The `type` of the error `verifyUtf8` throws. */
 export const INVALID_UTF8 = 'charset.invalid'
+
+/** The `type` of a body that is not valid for the UTF-16 charset it names. */
+export const INVALID_UTF16 = 'charset.invalid.utf16'
+
+/** The `type` of a body refused for its keys before parsing (`jsonKeyLimit.ts`). */
+export const JSON_TOO_MANY_KEYS = 'entity.too.many.keys'
 
 function refuse(status: number, errorCode: string, message: string): GatewayRequestError {
   return new GatewayRequestError({ status, errorCode, message })

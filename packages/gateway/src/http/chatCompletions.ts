@@ -132,9 +132,21 @@ export function chatCompletions(ctx: GatewayContext) {
       // field after a spread costs ~0.4 µs.
       fields['status'] = status
       fields['latencyMs'] = Math.round(ctx.clock.now() - startedAt)
-      ctx.log(status >= 500 ? 'warn' : 'info', 'request', fields)
+      ctx.log(requestLevel(status, fields['error']), 'request', fields)
     }
   }
+}
+
+/**
+ * The request line's level: `warn` for a failure the gateway answered (5xx),
+ * and for an answer that failed after its 200 went out — a stream that ended
+ * with an error event (`stream_interrupted`, `deadline_exceeded`, a drain's
+ * `shutting_down`) or an answer cut because its client stopped reading —,
+ * the same failure that, before the headers, is a 502, 503 or 504. A client
+ * that left (499) is `info`: nothing went wrong on this side.
+ */
+function requestLevel(status: number, error: unknown): 'info' | 'warn' {
+  return status >= 500 || (status < 300 && error !== undefined) ? 'warn' : 'info'
 }
 
 /**
@@ -263,7 +275,10 @@ function callOptions(
         decision: record.decision,
         delayMs: record.delayMs,
         latencyMs: Math.round(record.latencyMs),
-        costUsd: record.costUsd,
+        // Priced only under a cost budget: without one llm's record says 0
+        // for every attempt, a cut stream's paid tokens included. Left out
+        // rather than logged as a bill of nothing.
+        ...(policy.maxCostUsdPerRequest === undefined ? {} : { costUsd: record.costUsd }),
         reason: record.reason,
       })
     },

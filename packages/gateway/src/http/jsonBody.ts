@@ -2,8 +2,9 @@ import { isUtf8 } from 'node:buffer'
 import type { IncomingMessage } from 'node:http'
 import type { Deadline } from '@hourglass/core'
 import type { Request, RequestHandler, Response } from 'express'
-import { INVALID_UTF8 } from './bodyError.js'
+import { INVALID_UTF8, INVALID_UTF16, JSON_TOO_MANY_KEYS } from './bodyError.js'
 import { closeAfterAnswer } from './closeAfterAnswer.js'
+import { keyLimitProblem } from './jsonKeyLimit.js'
 import { type BodyError, bodyFailure, hasBody, readBody } from './readBody.js'
 
 /**
@@ -56,8 +57,15 @@ export function jsonBody(
 }
 
 const utf8 = new TextDecoder('utf-8')
-const utf16le = new TextDecoder('utf-16le')
-const utf16be = new TextDecoder('utf-16be')
+// Fatal, as UTF-8 is checked: a lone surrogate or an odd byte would
+// otherwise be decoded to U+FFFD and sent as text the client never wrote.
+const utf16le = new TextDecoder('utf-16le', { fatal: true })
+const utf16be = new TextDecoder('utf-16be', { fatal: true })
+/** `utf-16`: the byte order its BOM says; without one, little-endian (what Windows and .NET send). */
+const utf16 = {
+  decode: (bytes: Uint8Array) =>
+    (bytes[0] === 0xfe && bytes[1] === 0xff ? utf16be : utf16le).decode(bytes),
+}
 
 /**
  * Reads and parses the body into `req.body`, then `next()`; `next(error)`
@@ -91,11 +99,13 @@ function parseJson(
   const decoder =
     charset === 'utf-8'
       ? utf8
-      : charset === 'utf-16le' || charset === 'utf-16'
-        ? utf16le
-        : charset === 'utf-16be'
-          ? utf16be
-          : undefined
+      : charset === 'utf-16'
+        ? utf16
+        : charset === 'utf-16le'
+          ? utf16le
+          : charset === 'utf-16be'
+            ? utf16be
+            : undefined
   if (decoder === undefined) {
     refuse(
       req,
@@ -118,8 +128,18 @@ function parseJson(
     if (decoder === utf8 && !isUtf8(bytes)) {
       return next(bodyFailure(400, INVALID_UTF8, 'the body is not valid UTF-8'))
     }
+    let text: string
     try {
-      req.body = parseStrict(decoder.decode(bytes))
+      text = decoder.decode(bytes)
+    } catch {
+      // Only UTF-16's decoders are fatal (UTF-8 was checked above).
+      return next(bodyFailure(400, INVALID_UTF16, `the body is not valid ${charset.toUpperCase()}`))
+    }
+    // Before the parse: what makes a body costly to parse is its keys (jsonKeyLimit.ts).
+    const tooMany = keyLimitProblem(text)
+    if (tooMany !== undefined) return next(bodyFailure(413, JSON_TOO_MANY_KEYS, tooMany))
+    try {
+      req.body = parseStrict(text)
     } catch (cause) {
       return next(
         Object.assign(bodyFailure(400, 'entity.parse.failed', 'the body is not valid JSON'), {
