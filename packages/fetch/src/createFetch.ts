@@ -139,7 +139,10 @@ export function createFetch(
       sent === given.body
         ? (given as RequestInit)
         : (Object.assign({}, given, { body: sent }) as RequestInit)
-    const signal = init.signal ?? request?.signal ?? undefined
+    // The Request's own signal when the init brings none, as fetch() does;
+    // `signal: null` in the init is none at all (fetch drops the Request's
+    // then: a call it would finish was aborted here).
+    const signal = init.signal === null ? undefined : (init.signal ?? request?.signal ?? undefined)
     if (signal !== undefined && !isAbortSignal(signal)) {
       // fetch refuses it too, but only after our attempt has tried to listen
       // to it: the caller read "signal.addEventListener is not a function".
@@ -149,8 +152,7 @@ export function createFetch(
       new FetchCallInit({
         config,
         deadline: explicit ?? currentDeadline(),
-        // The Request's own signal when the init brings none, as fetch() does
-        // (ours replaces it on the copy each attempt sends).
+        // Ours replaces it on the copy each attempt sends.
         signal,
         method,
         retry: mergeRetry(config.retry, retry),
