@@ -85,6 +85,30 @@ describe("a caller's abort with a reason of its own", () => {
     }
   })
 
+  it('the interceptor: a reason that looks retryable (a headers-timeout code) is never announced as a retry', async () => {
+    const { url, arrived } = await silent()
+    const agent = new Agent()
+    closers.push(agent)
+    const dispatcher = agent.compose(deadlineInterceptor())
+    const events = recordEgress()
+    try {
+      const controller = new AbortController()
+      const call = request(url, { dispatcher, signal: controller.signal }).catch((e: unknown) => e)
+      await arrived
+      const given = Object.assign(new Error('my own headers limit'), {
+        code: 'UND_ERR_HEADERS_TIMEOUT',
+      })
+      controller.abort(given)
+      expect(await call).toBe(given)
+      expect(events.retries).toEqual([])
+      expect(events.skipped.map((m) => [m.reason, m.why])).toEqual([
+        ['UND_ERR_HEADERS_TIMEOUT', 'not-retryable'],
+      ])
+    } finally {
+      events.stop()
+    }
+  })
+
   it('createFetch under retry: false still announces nothing (it asked for no retry decisions)', async () => {
     const { url, arrived } = await silent()
     const fetch = createFetch({ retry: false })
