@@ -1,3 +1,4 @@
+import { resolveObjectURL } from 'node:buffer'
 import {
   currentDeadline,
   type Deadline,
@@ -298,7 +299,17 @@ export function createFetch(
     dispatcher,
     close: (): Promise<void> => {
       if (closing) return closing
-      closing = own ? own.close().then(() => undefined) : Promise.resolve()
+      // After `fetch.dispatcher.destroy()` (the README's advice for held
+      // bodies) there is nothing left to close: resolved, not undici's
+      // ClientDestroyedError for a shutdown hook that calls both.
+      closing = own
+        ? own.close().then(
+            () => undefined,
+            (error: unknown) => {
+              if (!own.destroyed) throw error
+            },
+          )
+        : Promise.resolve()
       // The error a call made now gets from undici, saying why this one got it.
       waiting?.end(
         new undiciErrors.ClientClosedError(
@@ -482,16 +493,15 @@ function refusedUrl(
   const location = attempt?.location
   const redirect = attempt !== undefined && location !== undefined
   let url = redirect ? location : String(input instanceof UndiciRequest ? input.url : input)
-  let scheme: string | undefined
+  let parsed: URL | undefined
   try {
-    const parsed = redirect ? new URL(location, attempt.init.url) : new URL(url)
-    scheme = parsed.protocol
+    parsed = redirect ? new URL(location, attempt.init.url) : new URL(url)
     // Never the query (a message is logged).
     url = parsedEventUrl(parsed)
   } catch {
     url = url.split(/[?#]/)[0] as string
   }
-  const why = reason ?? blobRefusal(scheme, cause.message, method)
+  const why = reason ?? blobRefusal(parsed, cause.message, method)
   return why === undefined ? undefined : new UrlRefusedError(why, url, redirect, cause)
 }
 
@@ -502,10 +512,17 @@ function refusedUrl(
  * browser's generic "NetworkError when attempting to fetch resource."
  */
 function blobRefusal(
-  scheme: string | undefined,
+  url: URL | undefined,
   message: string,
   method: string,
 ): UrlRefusal | undefined {
-  if (scheme !== 'blob:') return undefined
-  return method === 'GET' || message !== 'invalid method' ? 'blob-not-found' : 'blob-method'
+  if (url?.protocol !== 'blob:') return undefined
+  // "invalid method" for another method than GET only when a Blob is there:
+  // a revoked URL asked for with POST is not found — "GET only" sent the
+  // caller to a GET that was refused again.
+  return method !== 'GET' &&
+    message === 'invalid method' &&
+    resolveObjectURL(url.href) !== undefined
+    ? 'blob-method'
+    : 'blob-not-found'
 }

@@ -239,7 +239,16 @@ class DispatchCall implements CallDriver, AttemptHandlerHooks {
   beforeError(error: unknown, responded: boolean, attempt: Attempt): boolean {
     return this.#decide(
       this.#call.judge(
-        { error, afterHeaders: responded, bytesReceived: attempt.bytesReceived },
+        {
+          error,
+          afterHeaders: responded,
+          bytesReceived: attempt.bytesReceived,
+          // The caller aborted (its signal, through the view): its reason is
+          // judged as the end it is, not as a failure to retry — a fan-out
+          // stopping its other calls with the first one's HeadersTimeoutError
+          // had a retry announced that was never sent. As createFetch judges it.
+          callerAborted: !responded && this.#call.stopped,
+        },
         attempt.init.number,
       ),
     )

@@ -50,6 +50,14 @@ describe('createFetch with a blob: URL', () => {
     }
   })
 
+  it('a revoked blob: URL asked for with POST is blob-not-found, not "GET only" (a GET is refused too)', async () => {
+    const url = URL.createObjectURL(new Blob(['hello']))
+    URL.revokeObjectURL(url)
+    const error = await fetch(url, { method: 'POST', body: 'x' }).catch((e: unknown) => e)
+    expect(isUrlRefused(error)).toBe(true)
+    expect((error as UrlRefusedError).reason).toBe('blob-not-found')
+  })
+
   it('a live blob: URL asked for with POST is a UrlRefusedError (blob-method)', async () => {
     const url = URL.createObjectURL(new Blob(['hello']))
     try {

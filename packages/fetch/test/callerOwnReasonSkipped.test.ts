@@ -3,7 +3,7 @@ import { createServer, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { Agent, request } from 'undici'
 import { afterEach, describe, expect, it } from 'vitest'
-import { createFetch, deadlineInterceptor } from '../src/index.js'
+import { createFetch, deadlineInterceptor, HeadersTimeoutError } from '../src/index.js'
 import { recordEgress } from './helpers.js'
 
 let server: Server | undefined
@@ -85,7 +85,7 @@ describe("a caller's abort with a reason of its own", () => {
     }
   })
 
-  it('the interceptor: a reason that looks retryable (a headers-timeout code) is never announced as a retry', async () => {
+  it('the interceptor: a reason that looks retryable (a HeadersTimeoutError) is never announced as a retry', async () => {
     const { url, arrived } = await silent()
     const agent = new Agent()
     closers.push(agent)
@@ -95,14 +95,13 @@ describe("a caller's abort with a reason of its own", () => {
       const controller = new AbortController()
       const call = request(url, { dispatcher, signal: controller.signal }).catch((e: unknown) => e)
       await arrived
-      const given = Object.assign(new Error('my own headers limit'), {
-        code: 'UND_ERR_HEADERS_TIMEOUT',
-      })
+      // A fan-out stopping its other calls with the first one's failure.
+      const given = new HeadersTimeoutError({ method: 'GET', url, elapsedMs: 1, bytesReceived: 0 })
       controller.abort(given)
       expect(await call).toBe(given)
       expect(events.retries).toEqual([])
       expect(events.skipped.map((m) => [m.reason, m.why])).toEqual([
-        ['UND_ERR_HEADERS_TIMEOUT', 'not-retryable'],
+        ['HEADERS_TIMEOUT', 'not-retryable'],
       ])
     } finally {
       events.stop()

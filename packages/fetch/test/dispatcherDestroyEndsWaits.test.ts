@@ -67,3 +67,12 @@ describe("the dispatcher of createFetch's own Agent", () => {
     },
   )
 })
+
+it('fetch.close() after fetch.dispatcher.destroy() resolves: a shutdown hook may call both', async () => {
+  const { url } = await busy()
+  const fetch = createFetch()
+  await fetch(url).then((res) => res.body?.cancel())
+  await fetch.dispatcher.destroy()
+  await expect(fetch.close()).resolves.toBeUndefined()
+  await expect(fetch.close()).resolves.toBeUndefined()
+})
