@@ -96,7 +96,7 @@ describe("a caller's abort with a reason of its own", () => {
       const call = request(url, { dispatcher, signal: controller.signal }).catch((e: unknown) => e)
       await arrived
       // A fan-out stopping its other calls with the first one's failure.
-      const given = new HeadersTimeoutError({ method: 'GET', url, elapsedMs: 1, bytesReceived: 0 })
+      const given = new HeadersTimeoutError({ elapsedMs: 1, bytesReceived: 0, limitMs: 1 })
       controller.abort(given)
       expect(await call).toBe(given)
       expect(events.retries).toEqual([])
