@@ -1,7 +1,11 @@
 import type { FakeProvider } from '@hourglass/testkit'
 import { request } from 'undici'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { keyLimitProblem, MAX_KEY_NAMES, MAX_KEYS_PER_OBJECT } from '../src/http/jsonKeyLimit.js'
+import {
+  keyLimitProblem,
+  MAX_KEY_SEQUENCES,
+  MAX_KEYS_PER_OBJECT,
+} from '../src/http/jsonKeyLimit.js'
 import { fakeProvider, fallback, type Harness, startHarness } from './support/harness.js'
 
 /**
@@ -78,7 +82,19 @@ describe('bodies made of many JSON keys', () => {
     const many = Array.from({ length: 300 }, (_, i) => keys(100, i * 100))
     const r = await post({ ...ok, x_extra: many })
     expect(r.status).toBe(413)
-    expect(r.error?.message).toContain(`more than ${MAX_KEY_NAMES} distinct key names`)
+    expect(r.error?.message).toContain(`more than ${MAX_KEY_SEQUENCES} distinct sequences`)
+    expect(fake.requests.length).toBe(before)
+  })
+
+  it('300 objects of 100 keys drawn from only 1,000 names, each a run of its own: 413 (within any cap on names)', async () => {
+    const before = fake.requests.length
+    const names = Array.from({ length: 1_000 }, (_, i) => `n${i}`)
+    const many = Array.from({ length: 300 }, (_, j) =>
+      Object.fromEntries(Array.from({ length: 100 }, (_, i) => [names[(j + i) % 1_000], 1])),
+    )
+    const r = await post({ ...ok, x_extra: many })
+    expect(r.status).toBe(413)
+    expect(r.error?.message).toContain(`more than ${MAX_KEY_SEQUENCES} distinct sequences`)
     expect(fake.requests.length).toBe(before)
   })
 
@@ -106,7 +122,9 @@ describe('keyLimitProblem counts keys, not what strings hold', () => {
 
   it('keys with white space before their colon, or escapes in their names, still count', () => {
     const keys = Array.from({ length: MAX_KEYS_PER_OBJECT + 1 }, (_, i) => `"k\\"${i}" :\n1`)
-    expect(keyLimitProblem(`{"extra": {${keys.join(', ')}}}`)).toMatch(/more than 1000 keys/)
+    expect(keyLimitProblem(`{"extra": {${keys.join(', ')}}}`)).toContain(
+      `more than ${MAX_KEYS_PER_OBJECT} keys`,
+    )
     expect(keyLimitProblem(`{"extra": {${keys.slice(1).join(', ')}}}`)).toBeUndefined()
   })
 })
