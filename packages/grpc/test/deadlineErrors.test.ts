@@ -24,6 +24,7 @@ import {
   grpcChannels,
   type ServerDeadlineOptions,
 } from '../src/index.js'
+import { captureWarnings } from './support/captureWarnings.js'
 import {
   connect,
   deferred,
@@ -62,6 +63,15 @@ async function serve(
 }
 
 type Unary = ServerUnaryCall<unknown, unknown>
+
+/** The warning a handler that failed after answering is reported by. */
+const FAILED_AFTER_ANSWER = 'HOURGLASS_GRPC_FAILED_AFTER_ANSWER'
+const failedAfterAnswer = (method: string, message: string) => ({
+  message: `the handler of /hourglass.test.Work/${method} rejected after it had answered: ${message}`,
+  type: 'HourglassWarning',
+  code: FAILED_AFTER_ANSWER,
+  detail: 'The answer it gave was sent; this error was not.',
+})
 
 describe('deadlineErrors: the deadline errors become gRPC statuses', () => {
   it('a DeadlineExceededError given to the callback (a slice ran out) is DEADLINE_EXCEEDED with x-deadline-expired, not UNKNOWN', async () => {
@@ -185,9 +195,7 @@ describe('deadlineErrors: the deadline errors become gRPC statuses', () => {
   })
 
   it('an async unary handler that rejects after it has answered: the client keeps its answer (not UNKNOWN), and the error is a process warning, not an unhandled rejection', async () => {
-    const warnings: Error[] = []
-    const onWarning = (warning: Error) => warnings.push(warning)
-    process.on('warning', onWarning)
+    const { warnings, restore } = captureWarnings(FAILED_AFTER_ANSWER)
     try {
       const work = await serve({
         async unary(_call: Unary, callback: sendUnaryData<unknown>) {
@@ -198,19 +206,14 @@ describe('deadlineErrors: the deadline errors become gRPC statuses', () => {
       const result = await unary(work, {})
       expect(result).toEqual({ value: { saved: true } })
       await vi.waitFor(() => expect(warnings).toHaveLength(1))
-      expect(warnings[0]).toMatchObject({
-        code: 'HOURGLASS_GRPC_FAILED_AFTER_ANSWER',
-        message: expect.stringContaining('audit log unavailable'),
-      })
+      expect(warnings).toEqual([failedAfterAnswer('Unary', 'audit log unavailable')])
     } finally {
-      process.off('warning', onWarning)
+      restore()
     }
   })
 
   it('a handler that answers and then throws a deadline error synchronously: the client keeps its answer (not DEADLINE_EXCEEDED), the error is a process warning', async () => {
-    const warnings: Error[] = []
-    const onWarning = (warning: Error) => warnings.push(warning)
-    process.on('warning', onWarning)
+    const { warnings, restore } = captureWarnings(FAILED_AFTER_ANSWER)
     try {
       const work = await serve({
         unary(_call: Unary, callback: sendUnaryData<unknown>) {
@@ -221,16 +224,19 @@ describe('deadlineErrors: the deadline errors become gRPC statuses', () => {
       })
       expect(await unary(work, {})).toEqual({ value: { saved: true } })
       await vi.waitFor(() => expect(warnings).toHaveLength(1))
-      expect(warnings[0]).toMatchObject({ code: 'HOURGLASS_GRPC_FAILED_AFTER_ANSWER' })
+      expect(warnings).toEqual([
+        failedAfterAnswer(
+          'Unary',
+          'deadline exceeded in slice "audit": 10 ms elapsed of a 10 ms budget',
+        ),
+      ])
     } finally {
-      process.off('warning', onWarning)
+      restore()
     }
   })
 
   it('an async server-streaming handler that rejects after it ended its stream: the client keeps every message and the OK, not UNKNOWN', async () => {
-    const warnings: Error[] = []
-    const onWarning = (warning: Error) => warnings.push(warning)
-    process.on('warning', onWarning)
+    const { warnings, restore } = captureWarnings(FAILED_AFTER_ANSWER)
     try {
       const work = await serve({
         async serverStream(call: ServerWritableStream<unknown, unknown>) {
@@ -249,17 +255,16 @@ describe('deadlineErrors: the deadline errors become gRPC statuses', () => {
       expect(ended.code).toBe(status.OK)
       expect(received).toEqual([{ n: 1 }])
       await vi.waitFor(() => expect(warnings).toHaveLength(1))
-      expect(warnings[0]).toMatchObject({ code: 'HOURGLASS_GRPC_FAILED_AFTER_ANSWER' })
+      expect(warnings).toEqual([failedAfterAnswer('ServerStream', 'cleanup failed')])
     } finally {
-      process.off('warning', onWarning)
+      restore()
     }
   })
 
   it('a handler that fails after it has answered is published on serverFailedAfterAnswer (method, deadline, error), once per failure, beside the warning', async () => {
     const failed = watch<GrpcServerFailedAfterAnswerMessage>(grpcChannels.serverFailedAfterAnswer)
     const starts = watch<GrpcServerStartMessage>(grpcChannels.serverStart)
-    const onWarning = () => {}
-    process.on('warning', onWarning)
+    const { warnings, restore } = captureWarnings(FAILED_AFTER_ANSWER)
     try {
       const audit = new Error('audit log unavailable')
       const work = await serve({
@@ -290,8 +295,14 @@ describe('deadlineErrors: the deadline errors become gRPC statuses', () => {
         error: expect.objectContaining({ message: 'cleanup failed' }),
       })
       expect(failed.messages).toHaveLength(2)
+      // Beside each message, its warning: one per failure.
+      await vi.waitFor(() => expect(warnings).toHaveLength(2))
+      expect(warnings).toEqual([
+        failedAfterAnswer('Unary', 'audit log unavailable'),
+        failedAfterAnswer('ServerStream', 'cleanup failed'),
+      ])
     } finally {
-      process.off('warning', onWarning)
+      restore()
     }
   })
 

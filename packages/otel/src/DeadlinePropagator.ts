@@ -10,6 +10,7 @@ import {
   KNOWN_DEADLINE_SOURCES,
   optionError,
   readDeadline,
+  refuseUnknownOptions,
   systemClock,
   writeDeadline,
 } from '@hourglass/core'
@@ -56,6 +57,15 @@ export interface DeadlinePropagatorOptions {
   clock?: Clock | undefined
 }
 
+const OPTION_NAMES = Object.keys({
+  maxMs: true,
+  sources: true,
+  clock: true,
+} satisfies Record<keyof DeadlinePropagatorOptions, true>)
+
+/** The ingresses (`deadline()`, the gRPC server interceptor) call the same list `trust`. */
+const MEANT_INSTEAD: ReadonlyMap<string, string> = new Map([['trust', 'sources']])
+
 /**
  * An OpenTelemetry `TextMapPropagator` for `x-deadline-remaining-ms`, so a
  * service that only uses OpenTelemetry auto-instrumentation still passes the
@@ -80,6 +90,11 @@ export class DeadlinePropagator implements TextMapPropagator {
     // which made every extracted budget 0 ms — every request downstream a
     // 504 — and a bad `sources` or `clock` threw from every extract, where
     // OpenTelemetry's CompositePropagator swallows it (no deadline, no error).
+    // An unknown key too, as deadline() and createFetch() refuse one:
+    // ignored, `{ maxMS: 5000 }` left every inbound budget capped at 30 s.
+    refuseUnknownOptions(options, OPTION_NAMES, 'new DeadlinePropagator()', {
+      meant: MEANT_INSTEAD,
+    })
     const { maxMs, sources, clock } = options
     if (maxMs !== undefined && (typeof maxMs !== 'number' || !(maxMs >= 0))) {
       throw optionError('DeadlinePropagator: maxMs', 'a number of ms ≥ 0', maxMs)

@@ -1,4 +1,4 @@
-import { type HourglassChannel, onChannels } from '@hourglass/core'
+import { type HourglassChannel, onChannels, refuseUnknownOptions } from '@hourglass/core'
 import { diag, type MeterProvider, metrics, type TracerProvider, trace } from '@opentelemetry/api'
 import type { Handlers, ObservedGroups } from './handlers.js'
 import { metricHandlers } from './metricHandlers.js'
@@ -17,6 +17,19 @@ export interface HourglassInstrumentationConfig {
    * instrumentation does; NodeSDK enables a disabled one when it starts.
    */
   enabled?: boolean
+}
+
+/** OpenTelemetry's `InstrumentationConfig` has `enabled` alone; this one reads nothing else. */
+const CONFIG_NAMES = Object.keys({
+  enabled: true,
+} satisfies Record<keyof HourglassInstrumentationConfig, true>)
+
+/**
+ * An unknown key is a mistake, refused as deadline() and createFetch() refuse
+ * one: ignored, `{ enable: false }` left the instrumentation subscribed.
+ */
+function checkConfig(config: HourglassInstrumentationConfig): void {
+  refuseUnknownOptions(config, CONFIG_NAMES, 'new HourglassInstrumentation()')
 }
 
 /**
@@ -45,6 +58,7 @@ export class HourglassInstrumentation {
   readonly #metricStops: Array<() => void> = []
 
   constructor(config: HourglassInstrumentationConfig = {}) {
+    checkConfig(config)
     this.#config = { ...config, enabled: config.enabled ?? true }
     if (this.#config.enabled) this.enable()
   }
@@ -103,6 +117,7 @@ export class HourglassInstrumentation {
 
   /** Replaces the config; `enabled` (default `true`) takes effect at the next construction, as in OpenTelemetry's base class. */
   setConfig(config: HourglassInstrumentationConfig): void {
+    checkConfig(config)
     this.#config = { enabled: true, ...config }
   }
 

@@ -1,3 +1,4 @@
+import { refuseUnknownOptions } from '@hourglass/core'
 import type { MeterProvider, TracerProvider } from '@opentelemetry/api'
 import { HourglassInstrumentation } from './HourglassInstrumentation.js'
 
@@ -15,6 +16,17 @@ export interface InstrumentDeadlinesOptions {
   meterProvider?: MeterProvider | undefined
 }
 
+const OPTION_NAMES = Object.keys({
+  tracerProvider: true,
+  meterProvider: true,
+} satisfies Record<keyof InstrumentDeadlinesOptions, true>)
+
+/** Names no edit distance leads from: what the providers hand out. */
+const MEANT_INSTEAD: ReadonlyMap<string, string> = new Map([
+  ['tracer', 'tracerProvider'],
+  ['meter', 'meterProvider'],
+])
+
 /** Unsubscribes every listener `instrumentDeadlines` added. Calling it twice is harmless. */
 export type StopInstrumentation = () => void
 
@@ -23,6 +35,9 @@ export type StopInstrumentation = () => void
  * providers (or the global ones); `stop()` is its `disable()`.
  */
 export function instrumentDeadlines(options: InstrumentDeadlinesOptions = {}): StopInstrumentation {
+  // Before anything subscribes. Ignored, `{ meter: provider }` sent every
+  // metric to the global meter provider — a no-op one without an SDK.
+  refuseUnknownOptions(options, OPTION_NAMES, 'instrumentDeadlines()', { meant: MEANT_INSTEAD })
   const instrumentation = new HourglassInstrumentation({ enabled: false })
   if (options.tracerProvider !== undefined) {
     instrumentation.setTracerProvider(options.tracerProvider)

@@ -65,7 +65,7 @@ export function metricHandlers(meter: Meter): Handlers {
     advice: { explicitBucketBoundaries: BUDGET_BUCKETS_S },
   })
   const exceeded = meter.createCounter(METRIC_EXCEEDED, {
-    description: 'Times a deadline ran out, by stage (arrival, handler, slice, upstream)',
+    description: 'Times a deadline ran out, by stage (arrival, handler, queued, slice, upstream)',
     unit: '{deadline}',
   })
   const clientClosed = meter.createCounter(METRIC_CLIENT_CLOSED, {
@@ -208,6 +208,11 @@ export function metricHandlers(meter: Meter): Handlers {
       },
     },
     grpc: {
+      // As an HTTP request's: `arrival` (no time when it came in) or
+      // `handler`, dark mode's observed ones too. The message names no slice.
+      serverExpire(m) {
+        countExceeded(m.stage)
+      },
       // A handler whose follow-up work (an audit write, a cleanup) fails after
       // every answer: only a process warning otherwise. The method and the
       // error's class (its stable code) are bounded; its message is not.
@@ -219,6 +224,15 @@ export function metricHandlers(meter: Meter): Handlers {
       },
     },
     bullmq: {
+      // Reached a worker after its deadline (observed in dark mode, where it ran anyway).
+      expire() {
+        countExceeded('queued')
+      },
+      // Ran out while running: each attempt whose span gets a `handler`
+      // exceeded event. Not a late job that was already counted `queued`.
+      end(m) {
+        if (ranOutWhileRunning(m)) countExceeded('handler')
+      },
       // Corrupt job data runs unbounded: an operator needs to see it rise.
       // Queue and job name find the producer; the value found is never an
       // attribute (it is whatever was written to Redis: unbounded, maybe secret).
@@ -231,6 +245,17 @@ export function metricHandlers(meter: Meter): Handlers {
       },
     },
   }
+}
+
+/**
+ * An attempt its deadline ran out on while it ran: stopped by it, returned
+ * after it (unless dark mode's `expired` already says it reached the worker
+ * too late), or, in dark mode, failed after it.
+ */
+function ranOutWhileRunning(m: { outcome: string; enforcedOutcome?: string | undefined }): boolean {
+  if (m.outcome === 'deadline_exceeded') return true
+  if (m.outcome === 'completed_late') return m.enforcedOutcome !== 'expired'
+  return m.enforcedOutcome === 'deadline_exceeded'
 }
 
 /** The statuses fetch follows (`redirect: 'follow'`, its default). */

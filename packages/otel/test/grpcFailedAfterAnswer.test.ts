@@ -10,6 +10,7 @@ import { DeadlineExceededError } from '@hourglass/core'
 import { deadlineErrors, deadlineServerInterceptor } from '@hourglass/grpc'
 import { instrumentDeadlines, type StopInstrumentation } from '@hourglass/otel'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { captureWarnings } from '../../grpc/test/support/captureWarnings.js'
 import { setupOtel } from './helpers/otel.js'
 
 // Real grpc-js over loopback HTTP/2; the counter comes from instrumentDeadlines
@@ -45,7 +46,7 @@ const METRIC = 'hourglass.grpc.server.failed_after_answer'
 let otel: ReturnType<typeof setupOtel>
 let stop: StopInstrumentation
 const closers: Array<() => void> = []
-const ignoreWarning = () => {}
+let captured: ReturnType<typeof captureWarnings>
 
 beforeEach(() => {
   otel = setupOtel()
@@ -53,14 +54,16 @@ beforeEach(() => {
     tracerProvider: otel.tracerProvider,
     meterProvider: otel.meterProvider,
   })
-  // The failures below are process warnings too: kept off the test output.
-  process.on('warning', ignoreWarning)
+  // The failures below are process warnings too: taken here, asserted on, and
+  // kept off the test output (a 'warning' listener only watches: Node still
+  // prints each). Any other warning still shows.
+  captured = captureWarnings('HOURGLASS_GRPC_FAILED_AFTER_ANSWER')
 })
 afterEach(async () => {
   try {
     for (const close of closers.splice(0)) close()
   } finally {
-    process.off('warning', ignoreWarning)
+    captured.restore()
     stop()
     await otel.shutdown()
   }
@@ -118,6 +121,17 @@ describe('gRPC handlers that fail after they answered', () => {
     const points = await otel.points(METRIC)
     expect(points.flatMap((p) => Object.values(p.attributes))).not.toContain(
       'audit log unavailable',
+    )
+    // One warning per failure counted, the answer that stood alone none.
+    expect(captured.warnings.map((w) => [w.code, w.message])).toEqual(
+      [
+        'audit log unavailable',
+        'audit log unavailable',
+        'deadline exceeded in slice "audit": 10 ms elapsed of a 10 ms budget',
+      ].map((message) => [
+        'HOURGLASS_GRPC_FAILED_AFTER_ANSWER',
+        `the handler of /shop.Orders/Save rejected after it had answered: ${message}`,
+      ]),
     )
   })
 })
