@@ -22,6 +22,7 @@ import {
 } from './channels.js'
 import { clientLeft, serverCut } from './clientLeft.js'
 import { closeIfOrphaned } from './closeIfOrphaned.js'
+import { dropBodyHeaders } from './dropBodyHeaders.js'
 import type { ResolvedOptions } from './options.js'
 import { shieldSocket } from './shieldSocket.js'
 import { stopPipedSources, swallowLateWrites } from './swallowLateWrites.js'
@@ -353,6 +354,11 @@ export class IngressRequest {
       respond !== undefined &&
       (!this.res.headersSent || discardUnsentHead(this.res, this.req.method))
     ) {
+      // What the handler set with setHeader() for its own body would label
+      // respond's: its JSON typed `text/event-stream` (res.json keeps a type
+      // already set), labelled gzip, saved as a download. The plain 504
+      // drops them; so does a head discarded above.
+      dropBodyHeaders(this.res, true)
       const error = isDeadlineExceeded(reason)
         ? reason
         : new DeadlineExceededError({ budgetMs: this.budgetMs, elapsedMs, slice })

@@ -1,5 +1,6 @@
 import { endedBy, isAbortError, isClientClosed, isDeadlineExceeded } from '@hourglass/core'
 import type { ErrorRequestHandler } from 'express'
+import { clientLeft } from './clientLeft.js'
 import { IngressRequest } from './IngressRequest.js'
 import { writeExpired } from './writeExpired.js'
 
@@ -23,7 +24,9 @@ import { writeExpired } from './writeExpired.js'
  *   `ClientClosedError`.
  * - Node's `ERR_STREAM_PREMATURE_CLOSE` for a request whose client left or
  *   whose deadline answered: what `pipeline(source, res)` rejects with when
- *   the response closes under it. Swallowed. So is the work stopped when the
+ *   the response closes under it. Swallowed. So is Express's "Request
+ *   aborted" (`ECONNABORTED`) that `res.sendFile`/`res.download` hand their
+ *   callback for such a response. So is the work stopped when the
  *   server cut the response itself without an error (`res.destroy()`,
  *   `closeAllConnections()`): its deadline was cancelled with that premature
  *   close.
@@ -40,6 +43,16 @@ export function deadlineErrors(): ErrorRequestHandler {
     // deadline ended it) fails with Node's premature close: `pipeline`
     // rejects with it when the response closes under it. Nobody to tell.
     if (ingress && (ingress.clientClosed || ingress.answered) && isPrematureClose(error)) return
+    // A file send (`res.sendFile`, `res.download`) whose response the
+    // deadline ended or cut, or whose client left, hands its callback
+    // Express's "Request aborted": Express drops it when given no callback,
+    // but the callback Express's docs show passes it on, and the app's error
+    // handler logged it for every download a deadline cut or a client left.
+    // A client's reset reaches the send (the socket's 'error') before the
+    // response's 'close' tells us: read from the socket then (`clientLeft`).
+    if (ingress && isSendAborted(error) && (ingress.answered || ingress.over || clientLeft(req))) {
+      return
+    }
     // The server cut the response itself (`res.destroy()`, a shutdown's
     // `closeAllConnections()`, a server timeout): the work that cut stopped
     // (its deadline was cancelled with it) has nobody to answer, and is no
@@ -95,6 +108,15 @@ function isHeadersSent(error: unknown): boolean {
     e?.code === 'ERR_HTTP_HEADERS_SENT' ||
     (error instanceof Error && e?.message === "Can't set headers after they are sent.")
   )
+}
+
+/**
+ * Express's error for a file send (`res.sendFile`, `res.download`) whose
+ * response finished or closed before the file was sent in full.
+ */
+function isSendAborted(error: unknown): boolean {
+  const e = error as { code?: unknown; message?: unknown } | null
+  return e?.code === 'ECONNABORTED' && e.message === 'Request aborted'
 }
 
 /** Node's error for a stream that closed before it ended or finished. */

@@ -8,7 +8,11 @@ import type { Readable } from 'node:stream'
 // our 504 when the deadline's signal aborted its upstream — and a destroyed
 // response destroys its socket: the keep-alive connection the 504 went out
 // on, and the requests queued behind it. (writeExpired's own destroy of a
-// cut-short fixed-length response comes before this.)
+// cut-short fixed-length response comes before this.) `writeProcessing`
+// (and `writeContinue`, `writeEarlyHints`) write their interim head straight
+// to the socket while the 504 is still its message: a `102 Processing` a
+// handler sends to keep a slow answer alive landed after the 504, as the
+// start of a response nobody asked for, and the client closed the connection.
 const WRITERS = [
   'write',
   'end',
@@ -21,6 +25,7 @@ const WRITERS = [
   'addTrailers',
   'writeContinue',
   'writeEarlyHints',
+  'writeProcessing',
   'status',
   'links',
   'send',

@@ -1,5 +1,6 @@
 import type { ServerResponse } from 'node:http'
 import { DEADLINE_EXPIRED_HEADER } from '@hourglass/core'
+import { dropBodyHeaders } from './dropBodyHeaders.js'
 
 export interface ExpiredBody {
   /** The request's budget, in ms. */
@@ -9,24 +10,6 @@ export interface ExpiredBody {
   /** The slice that was running, if known. */
   slice: string | undefined
 }
-
-// Headers a handler may have set for the body it meant to send; on our JSON
-// they would lie (a gzip label on plain JSON, a stale validator, a download,
-// a checksum of other bytes that a client verifying digests rejects).
-const STALE_HEADERS = [
-  'content-encoding',
-  'content-range',
-  'content-disposition',
-  'content-language',
-  'content-location',
-  'content-md5',
-  'content-digest',
-  'repr-digest',
-  'digest',
-  'etag',
-  'last-modified',
-  'transfer-encoding',
-]
 
 /**
  * Answer for a request whose time ran out. Before the response started: a 504
@@ -66,7 +49,7 @@ export function writeExpired(
     elapsedMs: Math.round(details.elapsedMs),
     slice: details.slice ?? null,
   })
-  for (const name of STALE_HEADERS) res.removeHeader(name)
+  dropBodyHeaders(res, false)
   res.statusCode = 504
   res.statusMessage = 'Gateway Timeout'
   res.setHeader('content-type', 'application/json; charset=utf-8')
@@ -112,9 +95,7 @@ export function discardUnsentHead(res: ServerResponse, method: string | undefine
   // stays on the response. `respond` answered with them: `504 OK`, its JSON
   // typed `text/event-stream`, or sent chunked.
   res.statusMessage = undefined as unknown as string
-  for (const name of STALE_HEADERS) res.removeHeader(name)
-  res.removeHeader('content-type')
-  res.removeHeader('content-length')
+  dropBodyHeaders(res, true)
   res.chunkedEncoding = false
   // writeHead(204 | 304) said "no body"; the 504 has one (a HEAD's never does).
   out._hasBody = method !== 'HEAD'

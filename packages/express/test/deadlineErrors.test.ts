@@ -1,4 +1,6 @@
+import { once } from 'node:events'
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { connect } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
@@ -272,6 +274,44 @@ describe.each(majors)('deadlineErrors() ($name)', (major) => {
     const res = await request(url, { dispatcher: agent })
     expect(res.statusCode).toBe(200)
     expect(await res.body.text()).toBe('partial ')
+  })
+
+  it('passes on no "Request aborted" from res.download(file, callback) whose client reset the connection mid-file', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'hourglass-download-'))
+    // Larger than loopback's buffers: the send is still going when the client resets.
+    writeFileSync(join(dir, 'big.bin'), Buffer.alloc(32 * 1024 * 1024))
+    try {
+      const app = major.app()
+      const passedOn: unknown[] = []
+      const sent = deferred<unknown>()
+      const ended = record<{ outcome: string }>('hourglass:ingress:end')
+      app.use(deadline({ reserveMs: 10 }))
+      app.get('/big.bin', (_req, res, next) => {
+        // The callback Express's docs show: an error goes on to the error handlers.
+        res.download(join(dir, 'big.bin'), (error) => {
+          if (error) next(error)
+          sent.resolve(error)
+        })
+      })
+      app.use(deadlineErrors())
+      app.use(((error, _req, res, _next) => {
+        passedOn.push(error)
+        if (!res.headersSent) res.status(500).end()
+      }) as ErrorRequestHandler)
+      server = await listen(app)
+      const { port } = new URL(server.url)
+      const socket = connect(Number(port), '127.0.0.1')
+      socket.write('GET /big.bin HTTP/1.1\r\nHost: x\r\n\r\n')
+      await once(socket, 'data')
+      socket.resetAndDestroy()
+      expect(await sent.promise).toMatchObject({ code: 'ECONNABORTED' })
+      await ended.count(1)
+      ended.stop()
+      expect(ended.messages.map((m) => m.outcome)).toEqual(['client-closed'])
+      expect(passedOn.map((e) => (e as Error).message)).toEqual([])
+    } finally {
+      rmSync(dir, { recursive: true, force: true })
+    }
   })
 
   it('passes on no "headers already sent" from a static file route the 504 went out ahead of', async () => {

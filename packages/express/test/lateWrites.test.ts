@@ -127,6 +127,28 @@ describe.each(majors)('writes after the 504 ($name)', (major) => {
     expect(server.connections).toHaveLength(1)
   })
 
+  it('a 102 Processing the handler sends when its signal aborts is swallowed: no interim head after the 504, the connection serves the next request', async () => {
+    const app = major.app()
+    const late: IngressLateWriteMessage[] = []
+    app.use(deadline({ reserveMs: 10, onLateWrite: (event) => late.push(event) }))
+    app.get('/slow', (req, res) => {
+      // A handler that keeps a slow answer alive with interim heads.
+      req.deadline.signal.addEventListener('abort', () => res.writeProcessing())
+    })
+    server = await listen(app)
+    const res = await request(`${server.url}/slow`, {
+      headers: { 'x-deadline-remaining-ms': '60' },
+      dispatcher: agent,
+    })
+    expect(res.statusCode).toBe(504)
+    await res.body.dump()
+    const next = await request(`${server.url}/missing`, { dispatcher: agent })
+    expect(next.statusCode).toBe(404)
+    await next.body.dump()
+    expect(server.connections).toHaveLength(1)
+    expect(late.map((e) => e.method)).toEqual(['writeProcessing'])
+  })
+
   it('are swallowed through a middleware that wrapped the writers on the response itself (as compression and on-headers do); the next response of the app writes as usual', async () => {
     const app = major.app()
     const late: string[] = []

@@ -22,6 +22,13 @@ describe('deadline() options', () => {
     [{ maxMs: 50, reserveMs: 100 }, /reserveMs \(100\) must be less than maxMs \(50\)/],
     // …or every request that carries no deadline header.
     [{ defaultMs: 20, reserveMs: 30 }, /reserveMs \(30\) must be less than defaultMs \(20\)/],
+    // The same with the default reserve, which is never below its floor (10 ms).
+    [
+      { maxMs: 10 },
+      /maxMs \(10\) must be more than the default reserveMs's floor \(10 ms\): every request would/,
+    ],
+    [{ defaultMs: 8 }, /defaultMs \(8\) must be more than the default reserveMs's floor \(10 ms\)/],
+    [{ defaultMs: 60_000, maxMs: 5 }, /maxMs \(5\)/],
     // Values of the wrong type (often from an environment variable), named with their type.
     [
       { maxMs: '100' as unknown as number },
@@ -120,6 +127,9 @@ describe('deadline() options', () => {
     expect(typeof deadline()).toBe('function')
     expect(typeof deadline({ reserveMs: 0, trust: [], mode: 'observe' })).toBe('function')
     expect(typeof deadline({ defaultMs: 20, maxMs: 50, reserveMs: 19 })).toBe('function')
+    // A budget at the default reserve's floor is fine with a reserve of its own.
+    expect(typeof deadline({ defaultMs: 10, maxMs: 10, reserveMs: 0 })).toBe('function')
+    expect(typeof deadline({ defaultMs: 11 })).toBe('function')
     expect(typeof deadline({ onExpire: undefined, onLateWrite: () => {} })).toBe('function')
   })
 })

@@ -106,6 +106,37 @@ describe.each(majors)('deadline({ respond }) ($name)', (major) => {
     expect(ended.messages.map((m) => m.outcome)).toEqual(['expired'])
   })
 
+  it('its answer carries none of the headers the handler set for its own body: not typed text/event-stream, not gzip, not a download', async () => {
+    const { respond } = apiShape()
+    const clock = new ManualClock()
+    const app = major.app()
+    const entered = deferred()
+    app.use(deadline({ defaultMs: 1000, reserveMs: 10, clock, respond }))
+    app.get('/', (_req, res) => {
+      // Set for the stream it meant to send, then waiting on a first token.
+      res.setHeader('content-type', 'text/event-stream')
+      res.setHeader('content-encoding', 'gzip')
+      res.setHeader('content-disposition', 'attachment; filename="events.txt"')
+      res.setHeader('etag', '"v1"')
+      res.setHeader('x-kept', 'yes')
+      entered.resolve()
+    })
+    server = await listen(app)
+    const answer = request(server.url, { dispatcher: agent })
+    await entered.promise
+    clock.advance(990)
+    const res = await answer
+    expect(res.statusCode).toBe(504)
+    expect(res.headers['content-type']).toMatch(/^application\/json/)
+    for (const name of ['content-encoding', 'content-disposition']) {
+      expect(res.headers[name], name).toBeUndefined()
+    }
+    expect(res.headers.etag).not.toBe('"v1"')
+    expect(res.headers['x-kept']).toBe('yes')
+    expect(await res.body.json()).toEqual({
+      error: { code: 'deadline_exceeded', type: 'timeout' },
+    })
+  })
   it('a response already started is ended as without it: respond is not called', async () => {
     const { respond, calls } = apiShape()
     const clock = new ManualClock()

@@ -1,0 +1,35 @@
+import type { ServerResponse } from 'node:http'
+
+// Headers a handler may have set for the body it meant to send; on an
+// answer to its deadline they would lie (a gzip label on plain JSON, a stale
+// validator, a download, a checksum of other bytes that a client verifying
+// digests rejects).
+const STALE_HEADERS = [
+  'content-encoding',
+  'content-range',
+  'content-disposition',
+  'content-language',
+  'content-location',
+  'content-md5',
+  'content-digest',
+  'repr-digest',
+  'digest',
+  'etag',
+  'last-modified',
+  'transfer-encoding',
+]
+
+/**
+ * Remove what a handler set on a response not sent yet for the body it meant
+ * to send, before another body (the 504, or `respond`'s) takes its place.
+ * `typeAndLength` also drops `content-type` and `content-length`: Express's
+ * `res.json`/`res.send` keep a type already set (a JSON error went out as
+ * `text/event-stream`), and a raw `res.end(body)` keeps a stale length (the
+ * client waits for bytes that never come). The plain 504 sets both itself.
+ */
+export function dropBodyHeaders(res: ServerResponse, typeAndLength: boolean): void {
+  for (const name of STALE_HEADERS) res.removeHeader(name)
+  if (!typeAndLength) return
+  res.removeHeader('content-type')
+  res.removeHeader('content-length')
+}
