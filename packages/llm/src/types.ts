@@ -178,7 +178,11 @@ export interface ChatResponse {
    * answers can be compared. OpenAI-compatible dialects only.
    */
   systemFingerprint?: string | undefined
-  /** The tier that served the answer (OpenAI's `service_tier`: `default`, `flex`, …), when said. */
+  /**
+   * The tier that served the answer, when said: OpenAI's `service_tier`
+   * (`default`, `flex`, `priority`, …), Anthropic's `usage.service_tier`
+   * (`standard`, `priority`, `batch`). A `CostBudget` charges the answer at it.
+   */
   serviceTier?: string | undefined
   /**
    * The answer's citations (OpenAI's `message.annotations`, `url_citation`

@@ -6,6 +6,15 @@ import { isProviderReplyError } from '../errors/ProviderReplyError.js'
 import type { ErrorKind } from '../types.js'
 
 /**
+ * How long after sending a close before the response headers is read as a
+ * cut generation rather than a connection the server had closed as the
+ * request arrived: a keep-alive race ends within a round trip, while a
+ * provider's headers come after its time to first token — for a
+ * non-streamed request, after the whole generation: seconds.
+ */
+export const CLOSED_AFTER_WAIT_MS = 1000
+
+/**
  * Anything thrown while sending or reading, as a `ProviderError` — or the
  * thrown value itself when the attempt was ended on purpose (the deadline,
  * the caller's signal, a first-token timer): those are not the provider's
@@ -21,6 +30,8 @@ export function classifyThrown(
     deadline: Deadline | undefined
     /** The adapter's secrets, redacted from the message (`redactableKeys`). */
     keys?: readonly string[] | undefined
+    /** ms from sending the request to the failure, when measured. */
+    waitedMs?: number | undefined
   },
   answered?: number,
   streamed = false,
@@ -45,6 +56,15 @@ export function classifyThrown(
   // (`streamed`), even before its first token: the provider had taken the
   // request and started the generation, which it may bill.
   const readTimeout = code === 'HEADERS_TIMEOUT' || code === 'BODY_TIMEOUT'
+  // The connection closed before any response headers, a while after the
+  // request left (a proxy's or load balancer's idle cut of a long
+  // generation): the same case as the headers timeout, from the other side.
+  // A close at once (a keep-alive connection the server had just closed)
+  // reached no generation, and stays retryable, as do connect failures.
+  const closedAfterWait =
+    answered === undefined &&
+    (code === 'UND_ERR_SOCKET' || code === 'ECONNRESET') &&
+    (context.waitedMs ?? 0) >= CLOSED_AFTER_WAIT_MS
   const kind: ErrorKind = readTimeout ? 'timeout' : 'network'
   const text = cutRedacted(
     thrown instanceof Error ? thrown.message : String(thrown),
@@ -58,18 +78,20 @@ export function classifyThrown(
   const refused = code === 'UND_ERR_INVALID_ARG' && answered === undefined
   const message = refused
     ? `the HTTP client refused to send the request (${text}); not retried: it would be refused the same way every time — check the adapter's apiKey, headers and fetch`
-    : answered === undefined
-      ? text
-      : streamed
-        ? `the ${answered} stream broke off while it was read (${text}); not resent to this model: the provider had started the generation, and may bill it`
-        : `the ${answered} reply broke off while its body was read (${text}); not resent to this model: the provider generated, and billed, it`
+    : closedAfterWait
+      ? `the connection closed ${Math.round(context.waitedMs ?? 0)} ms after the request was sent, before any response headers (${text}); not resent to this model: the provider may have generated, and billed, it`
+      : answered === undefined
+        ? text
+        : streamed
+          ? `the ${answered} stream broke off while it was read (${text}); not resent to this model: the provider had started the generation, and may bill it`
+          : `the ${answered} reply broke off while its body was read (${text}); not resent to this model: the provider generated, and billed, it`
   return {
     error: new ProviderError({
       provider,
       model,
       error: {
         kind,
-        retryable: !readTimeout && !refused && answered === undefined,
+        retryable: !readTimeout && !refused && !closedAfterWait && answered === undefined,
         status: answered ?? 0,
         message,
       },

@@ -1,3 +1,4 @@
+import { systemClock } from '@hourglass/core'
 import { createFetch, type DeadlineDispatchOptions, type HourglassFetch } from '@hourglass/fetch'
 import { request as undiciRequest } from 'undici'
 import type { Dialect } from '../dialects/Dialect.js'
@@ -223,10 +224,14 @@ export function createAdapter(
     work: (res: Reply) => Promise<T | Failure>,
   ): Promise<T | Failure> => {
     const out = prepare(request, send, stream)
+    const clock = send.deadline?.clock ?? systemClock
+    const sentAt = clock.now()
     try {
       return await work(await undiciRequest(out.url, out.options))
     } catch (thrown) {
-      const verdict = classifyThrown(thrown, context(send))
+      // How long the request waited: a close before any headers long after
+      // sending is a cut generation, not a stale connection (classifyThrown).
+      const verdict = classifyThrown(thrown, { ...context(send), waitedMs: clock.now() - sentAt })
       if ('rethrow' in verdict) throw verdict.rethrow
       return { ok: false as const, error: verdict.error }
     }

@@ -29,7 +29,7 @@ export interface ModelPrice {
    * highest of these prices and the standard one — list the tiers your
    * project may use. A tier named that is not listed here is priced as the
    * standard tier when it bills no more (`default`, `standard`,
-   * `standard_only`, `flex`, `scale`); any other (`priority`) is an
+   * `standard_only`, `flex`, `scale`, `batch`); any other (`priority`) is an
    * `UnknownPriceError`, as an unpriced model is. An answer is charged at the tier that served it (the answer's
    * `serviceTier`), else as it was held.
    */
@@ -297,11 +297,11 @@ export class CostBudget {
 /**
  * Tiers billed at no more than the standard price, priced by the fields of
  * `ModelPrice` when `serviceTiers` does not list them: the standard tier's
- * names (OpenAI's `default`, Anthropic's `standard`, `standard_only`), and
- * OpenAI's `flex` (about half the price) and `scale` (prepaid units): an
- * over-estimate at worst. Any other tier unlisted (`priority`, a new name)
- * is unpriced: refused before sending rather than held at a price below
- * its bill.
+ * names (OpenAI's `default`, Anthropic's `standard`, `standard_only`),
+ * OpenAI's `flex` (about half the price) and `scale` (prepaid units), and
+ * Anthropic's `batch` (half the price): an over-estimate at worst. Any
+ * other tier unlisted (`priority`, a new name) is unpriced: refused before
+ * sending rather than held at a price below its bill.
  */
 const AT_MOST_STANDARD: ReadonlySet<string> = new Set([
   'default',
@@ -309,6 +309,8 @@ const AT_MOST_STANDARD: ReadonlySet<string> = new Set([
   'standard_only',
   'flex',
   'scale',
+  // Anthropic's batch tier: half the standard price.
+  'batch',
 ])
 
 /**

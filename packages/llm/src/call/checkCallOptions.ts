@@ -161,11 +161,12 @@ function refuse(name: string, value: unknown, rule: string): never {
 }
 
 /**
- * Refuses a history the request builders cannot read: not an array, or an
- * entry that is no `{ role, content }`. `source` names who produced it when
- * it is not the caller's request (a recovery step's result), so the error
- * points at the culprit. A hole (a sparse array) is left to the builders,
- * which skip it.
+ * Refuses a history the request builders cannot read: not an array, an
+ * entry that is no `{ role, content }`, or no message at all. `source`
+ * names who produced it when it is not the caller's request (a recovery
+ * step's result), so the error points at the culprit. A hole (a sparse
+ * array) is left to the builders, which skip it (an array of holes alone
+ * is no message at all).
  */
 export function checkMessages(messages: unknown, source?: string | undefined): void {
   const at = source === undefined ? '' : `${source} → `
@@ -177,8 +178,10 @@ export function checkMessages(messages: unknown, source?: string | undefined): v
   }
   // Each message is read by the request builder: a null or a message without
   // a role surfaced as "Cannot read properties of null" from deep inside it.
+  let present = 0
   for (let i = 0; i < messages.length; i++) {
     if (!(i in messages)) continue
+    present++
     const message: unknown = messages[i]
     const { role, content } = (message ?? {}) as { role?: unknown; content?: unknown }
     if (
@@ -202,6 +205,18 @@ export function checkMessages(messages: unknown, source?: string | undefined): v
       )
     }
     if (Array.isArray(content)) checkBlocks(content, `${at}messages[${i}]`)
+  }
+  // No dialect takes an empty conversation: OpenAI-compatible servers answer
+  // 400 (`messages` too short), and Anthropic's and Gemini's builders refuse
+  // one without a user or assistant turn. A system prompt has no field of its
+  // own in a `ChatRequest` (it is a `system` message), so none is lost here.
+  // OpenAI's wire sent `messages: []` and got its 400 back after a request
+  // went out. Holes are no messages either (the builders skip them).
+  if (present === 0) {
+    throw new InvalidChatRequestError(
+      `${at}messages`,
+      `expected at least one message (no provider answers an empty conversation), got ${messages.length === 0 ? '[]' : `${messages.length} empty slots`}`,
+    )
   }
 }
 

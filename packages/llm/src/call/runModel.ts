@@ -9,7 +9,9 @@ import {
 } from '../adapters/ModelAdapter.js'
 import { classify } from '../admission/slot.js'
 import { type BilledFailure, billedBy, chargeBilledFailure } from '../budget/billedFailure.js'
+import type { CostReservation } from '../budget/CostBudget.js'
 import { chargeAnswer } from '../budget/chargeAnswer.js'
+import { isBudgetExceeded, unaffordable } from '../errors/BudgetExceededError.js'
 import { limitKindOf } from '../errors/limitKindOf.js'
 import type { ModelFailure } from '../errors/ModelFailure.js'
 import { isProviderError, ProviderError } from '../errors/ProviderError.js'
@@ -106,7 +108,25 @@ export async function runModel(
     // recorded (each exit below releases it), so calls in flight at once on
     // one budget are each checked against what the others may spend.
     // Priced as this provider bills the model (`providerPrices`), when the budget says.
-    const reservation = budget?.reserve(budget.estimate(adapter.model, request, adapter.name))
+    let reservation: CostReservation | undefined
+    try {
+      reservation = budget?.reserve(budget.estimate(adapter.model, request, adapter.name))
+    } catch (thrown) {
+      if (!isBudgetExceeded(thrown)) throw thrown
+      // A model the budget cannot afford (its first attempt, or a retry
+      // after a billed failure, or while other calls hold the budget) is
+      // given up on with nothing sent, and the next model of the list — a
+      // cheaper one may fit — is tried, as a model admission refuses is.
+      // Thrown here, it ended the whole call at the first model too dear,
+      // its cheap fallback never asked.
+      const failure = {
+        ...base,
+        attempts: attempt,
+        cause: thrown,
+        reason: unaffordable(thrown),
+      }
+      return hasFallback ? { kind: 'fallback', failure } : { kind: 'fail', failure, error: thrown }
+    }
 
     let admitted: Awaited<ReturnType<typeof admit>>
     try {

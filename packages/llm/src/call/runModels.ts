@@ -1,5 +1,6 @@
 import type { ModelAdapter } from '../adapters/ModelAdapter.js'
 import { requestedServiceTier } from '../budget/requestedServiceTier.js'
+import { BudgetExceededError, isBudgetExceeded } from '../errors/BudgetExceededError.js'
 import { REQUEST_BOUND_KINDS } from '../errors/errorKinds.js'
 import type { ModelFailure } from '../errors/ModelFailure.js'
 import { ModelUnavailableError } from '../errors/ModelUnavailableError.js'
@@ -64,6 +65,18 @@ export async function runModels(
       const { error } = outcome
       if (isProviderError(error) && REQUEST_BOUND_KINDS.has(error.kind)) {
         throw new RequestRejectedError({ error, attempts: state.attempts, causes })
+      }
+      // The budget could not afford the last model (those before it failed,
+      // or did not fit either): the budget is what ended the call, and its
+      // error names every model and why each gave up.
+      if (isBudgetExceeded(error)) {
+        throw new BudgetExceededError({
+          limitUsd: error.limitUsd,
+          spentUsd: error.spentUsd,
+          reservedUsd: error.reservedUsd,
+          estimateUsd: error.estimateUsd,
+          causes,
+        })
       }
       // Admission refused every model without sending: say when to come back.
       if (isRateLimited(error) && causes.every((c) => isRateLimited(c.cause))) throw error

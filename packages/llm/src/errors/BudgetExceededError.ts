@@ -1,4 +1,5 @@
 import { HourglassError, hasErrorCode } from '@hourglass/core'
+import { describeFailures, type ModelFailure } from './ModelFailure.js'
 
 export interface BudgetExceededDetails {
   /** The budget's limit, in USD. */
@@ -9,13 +10,22 @@ export interface BudgetExceededDetails {
   reservedUsd?: number | undefined
   /** What the refused attempt was estimated to cost, in USD. */
   estimateUsd: number
+  /**
+   * From `callModel`: every model of the list, in order, and why each gave
+   * up — the ones the budget could not afford (nothing sent to them) and any
+   * tried before them.
+   */
+  causes?: ModelFailure[] | undefined
   cause?: unknown
 }
 
 /**
  * An attempt would have taken spending past the cost budget, so it was not
  * sent. Thrown before the request leaves: the retry loop is where unbounded
- * bills are born, so the check sits in front of every attempt.
+ * bills are born, so the check sits in front of every attempt. `callModel`
+ * skips a model the budget cannot afford for the next one of its list, and
+ * throws this only when the last one does not fit either (`causes` names
+ * them all); the figures are that last refusal's.
  */
 export class BudgetExceededError extends HourglassError {
   static readonly code = 'BUDGET_EXCEEDED'
@@ -23,18 +33,31 @@ export class BudgetExceededError extends HourglassError {
   readonly spentUsd: number
   readonly reservedUsd: number
   readonly estimateUsd: number
+  /** The models of the call and why each gave up (empty when thrown by `CostBudget` itself). */
+  readonly causes: ModelFailure[]
 
   constructor(details: BudgetExceededDetails) {
+    const causes = details.causes ?? []
+    const tried = describeFailures(causes)
     super(
       BudgetExceededError.code,
-      `cost budget exceeded: ${usd(details.spentUsd)} spent + ${held(details.reservedUsd)}${usd(details.estimateUsd)} estimated > ${usd(details.limitUsd)} limit; the attempt was not sent`,
+      `cost budget exceeded: ${usd(details.spentUsd)} spent + ${held(details.reservedUsd)}${usd(details.estimateUsd)} estimated > ${usd(details.limitUsd)} limit; the attempt was not sent${tried === '' ? '' : ` [${tried}]`}`,
       details.cause === undefined ? undefined : { cause: details.cause },
     )
     this.limitUsd = details.limitUsd
     this.spentUsd = details.spentUsd
     this.reservedUsd = details.reservedUsd ?? 0
     this.estimateUsd = details.estimateUsd
+    this.causes = causes
   }
+}
+
+/**
+ * Why a model was skipped for the budget, for its `ModelFailure.reason`
+ * (and so the next model's `choice`). @internal
+ */
+export function unaffordable(error: BudgetExceededError): string {
+  return `the cost budget cannot afford it: ${usd(error.estimateUsd)} estimated, ${usd(error.spentUsd)} spent${error.reservedUsd ? ` and ${usd(error.reservedUsd)} held by attempts in flight` : ''} of the ${usd(error.limitUsd)} limit; not sent`
 }
 
 /** The attempts in flight's share of the message; nothing when they hold nothing. */

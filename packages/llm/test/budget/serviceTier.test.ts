@@ -1,4 +1,5 @@
 import {
+  anthropic,
   CostBudget,
   callModel,
   estimatePromptTokens,
@@ -184,5 +185,91 @@ describe('serviceTiers prices', () => {
     const usage = { inputTokens: 10, outputTokens: 0, cachedInputTokens: 10 }
     expect(budget.record('m1', usage, undefined, 'default')).toBeCloseTo(1, 6)
     expect(budget.record('m1', usage, undefined, 'priority')).toBeCloseTo(20, 6)
+  })
+})
+
+// Anthropic says which tier served an answer in `usage.service_tier`
+// (`standard`, `priority`, `batch`; streamed: in `message_start`'s usage). It
+// was not read: every Anthropic answer was charged as it was held — at the
+// dearest tier listed — so a standard answer on a model with a priority
+// price was charged twice its bill, and the answer did not say its tier.
+describe('Anthropic’s service tier', () => {
+  const anthropicAnswer = (tier: string) =>
+    JSON.stringify({
+      id: 'msg_1',
+      type: 'message',
+      role: 'assistant',
+      model: 'm1',
+      content: [{ type: 'text', text: 'hi' }],
+      stop_reason: 'end_turn',
+      usage: { input_tokens: 10, output_tokens: 10, service_tier: tier },
+    })
+  const event = (name: string, data: Record<string, unknown>) =>
+    `event: ${name}\ndata: ${JSON.stringify({ type: name, ...data })}\n\n`
+  const anthropicStream = (tier: string) =>
+    event('message_start', {
+      message: {
+        id: 'msg_1',
+        type: 'message',
+        role: 'assistant',
+        model: 'm1',
+        content: [],
+        usage: { input_tokens: 10, output_tokens: 1, service_tier: tier },
+      },
+    }) +
+    event('content_block_start', { index: 0, content_block: { type: 'text', text: '' } }) +
+    event('content_block_delta', { index: 0, delta: { type: 'text_delta', text: 'hi' } }) +
+    event('content_block_stop', { index: 0 }) +
+    event('message_delta', { delta: { stop_reason: 'end_turn' }, usage: { output_tokens: 10 } }) +
+    event('message_stop', {})
+
+  const servedBy = async (body: string, streamed: boolean) => {
+    const server = await faultServer({
+      type: 'respond',
+      status: 200,
+      headers: { 'content-type': streamed ? 'text/event-stream' : 'application/json' },
+      body,
+    })
+    try {
+      const budget = new CostBudget({ limitUsd: 1000, prices })
+      const options = {
+        models: [anthropic({ baseURL: server.url, apiKey: 'sk-ant-test-0000', model: 'm1' })],
+        limits: { budget, admission: false as const },
+        retry: { budgets: false as const },
+      }
+      const answer = streamed
+        ? await callModel({ ...options, request: { ...request(), stream: true } }).result
+        : await callModel({ ...options, request: request() })
+      return { answer, budget }
+    } finally {
+      await server.close()
+    }
+  }
+
+  it.each([
+    ['standard', 20],
+    ['priority', 40],
+  ])('a whole answer served at %s says so and is charged at that tier ($%i)', async (tier, usd) => {
+    const { answer, budget } = await servedBy(anthropicAnswer(tier), false)
+    expect(answer.serviceTier).toBe(tier)
+    expect(budget.spentUsd).toBeCloseTo(usd, 6)
+  })
+
+  it.each([
+    ['standard', 20],
+    ['priority', 40],
+  ])(
+    'a streamed answer served at %s (message_start’s usage) says so and is charged at that tier ($%i)',
+    async (tier, usd) => {
+      const { answer, budget } = await servedBy(anthropicStream(tier), true)
+      expect(answer.serviceTier).toBe(tier)
+      expect(budget.spentUsd).toBeCloseTo(usd, 6)
+    },
+  )
+
+  it('a batch answer (half the standard price) is charged no more than the standard price', async () => {
+    const { answer, budget } = await servedBy(anthropicAnswer('batch'), false)
+    expect(answer.serviceTier).toBe('batch')
+    expect(budget.spentUsd).toBeCloseTo(20, 6)
   })
 })

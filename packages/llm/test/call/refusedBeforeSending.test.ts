@@ -141,6 +141,24 @@ describe('hostile options are refused by name, before sending', () => {
     expect(fake.requests).toHaveLength(0)
   })
 
+  // No chat API takes an empty conversation (OpenAI-compatible servers answer
+  // 400 `messages` too short; Anthropic's and Gemini's builders already
+  // refused it): OpenAI's wire sent `messages: []`, and the provider's 400
+  // came back as RequestRejectedError after a request went out.
+  it('an empty messages list (or one of holes only) is an InvalidChatRequestError naming messages, before sending', async () => {
+    const { fake, call } = await setup()
+    for (const messages of [[], new Array(2)]) {
+      const refused = await call({ request: { messages, maxTokens: 8 } }).then(
+        () => undefined,
+        (error: unknown) => error,
+      )
+      expect(isInvalidChatRequest(refused), JSON.stringify(messages)).toBe(true)
+      expect((refused as { field: string }).field).toBe('messages')
+      expect((refused as Error).message).toMatch(/^messages: .*at least one message/)
+    }
+    expect(fake.requests).toHaveLength(0)
+  })
+
   // The refusal read `options.request.stream` once more to choose a promise
   // or a stream: a getter that threw there threw out of callModel itself.
   it('an options getter that throws rejects the promise; callModel itself does not throw', async () => {

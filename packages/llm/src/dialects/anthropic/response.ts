@@ -84,6 +84,7 @@ export function parseAnthropicResponse(body: unknown, meta: ResponseMeta = {}): 
   }
   const requestId = headerValue(meta.headers, 'request-id')
   const usage = get(json, 'usage')
+  const tier = anthropicServiceTier(usage)
   return {
     id: getString(json, 'id') ?? '',
     model: getString(json, 'model') ?? '',
@@ -95,5 +96,15 @@ export function parseAnthropicResponse(body: unknown, meta: ResponseMeta = {}): 
     // Zeros that mean "not said" are told apart (`ChatResponse.usageReported`).
     ...(anthropicUsageReported(usage) ? {} : { usageReported: false as const }),
     ...(requestId === undefined ? {} : { providerRequestId: requestId }),
+    ...(tier === undefined ? {} : { serviceTier: tier }),
   }
+}
+
+/**
+ * The tier that served the answer: `usage.service_tier` (`standard`,
+ * `priority`, `batch`), when said — the cost budget charges the answer at
+ * it (unread, every answer was charged at the dearest tier listed).
+ */
+export function anthropicServiceTier(usage: unknown): string | undefined {
+  return getString(usage, 'service_tier') || undefined
 }

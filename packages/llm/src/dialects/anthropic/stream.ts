@@ -6,12 +6,17 @@ import { EMPTY_ARGUMENTS, isEmptyArguments } from '../emptyToolArguments.js'
 import { isBlank } from '../isBlank.js'
 import { asRecord, get, getCode, getRecord, getString, parseAnswerJson } from '../safeJson.js'
 import { normalizeAnthropicStreamError } from './errors.js'
-import { ANTHROPIC_FINISH, anthropicUsage, anthropicUsageReported } from './response.js'
+import {
+  ANTHROPIC_FINISH,
+  anthropicServiceTier,
+  anthropicUsage,
+  anthropicUsageReported,
+} from './response.js'
 
 /**
  * Messages streaming events → normalised events: `message_start` (id, input
- * usage), `content_block_start` (a tool call's id and name), deltas for text,
- * thinking, signature and tool input JSON, `message_delta` (stop reason,
+ * usage, the service tier), `content_block_start` (a tool call's id and
+ * name), deltas for text, thinking, signature and tool input JSON, `message_delta` (stop reason,
  * output usage), `message_stop` (the one `finish`). `ping` is ignored;
  * `error` throws `ProviderReplyError`, even after text has streamed. A
  * tool call without arguments streams `partial_json: ""` (or no delta): at
@@ -23,6 +28,8 @@ export function createAnthropicStreamParser(): StreamParser {
   /** The input counts so far: `message_start`'s, updated by `message_delta`. */
   let inputUsage: Record<string, unknown> = {}
   let outputTokens: unknown
+  /** `message_start`'s `usage.service_tier`: the tier serving the answer. */
+  let serviceTier: string | undefined
   let finishReason: FinishReason | undefined
   let finished = false
   let done = false
@@ -38,7 +45,13 @@ export function createAnthropicStreamParser(): StreamParser {
     // A tool block the stream never stopped still gets its `{}`.
     const out: StreamEvent[] = []
     for (const tool of tools.values()) out.push(...closeTool(tool))
-    out.push({ type: 'finish', finishReason: finishReason ?? 'unknown', usage, id })
+    out.push({
+      type: 'finish',
+      finishReason: finishReason ?? 'unknown',
+      usage,
+      id,
+      ...(serviceTier === undefined ? {} : { serviceTier }),
+    })
     return out
   }
 
@@ -64,6 +77,7 @@ export function createAnthropicStreamParser(): StreamParser {
           const msg = getRecord(event, 'message')
           id = getString(msg, 'id')
           inputUsage = { ...getRecord(msg, 'usage') }
+          serviceTier = anthropicServiceTier(inputUsage)
           return []
         }
         case 'content_block_start': {
