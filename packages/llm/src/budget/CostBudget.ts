@@ -29,7 +29,8 @@ export interface ModelPrice {
    * highest of these prices and the standard one — list the tiers your
    * project may use. A tier named that is not listed here is priced as the
    * standard tier when it bills no more (`default`, `standard`,
-   * `standard_only`, `flex`, `scale`, `batch`); any other (`priority`) is an
+   * `standard_only`, `flex`, `scale`, `batch`, `on_demand`); any other (`priority`, a name of
+   * another provider's) is an
    * `UnknownPriceError`, as an unpriced model is. An answer is charged at the tier that served it (the answer's
    * `serviceTier`), else as it was held.
    */
@@ -299,7 +300,8 @@ export class CostBudget {
  * `ModelPrice` when `serviceTiers` does not list them: the standard tier's
  * names (OpenAI's `default`, Anthropic's `standard`, `standard_only`),
  * OpenAI's `flex` (about half the price) and `scale` (prepaid units), and
- * Anthropic's `batch` (half the price): an over-estimate at worst. Any
+ * Anthropic's `batch` (half the price) and Groq's `on_demand` (its standard
+ * tier): an over-estimate at worst. Any
  * other tier unlisted (`priority`, a new name) is unpriced: refused before
  * sending rather than held at a price below its bill.
  */
@@ -311,6 +313,8 @@ const AT_MOST_STANDARD: ReadonlySet<string> = new Set([
   'scale',
   // Anthropic's batch tier: half the standard price.
   'batch',
+  // Groq's standard tier (OpenAI-compatible): its price is the model's.
+  'on_demand',
 ])
 
 /**

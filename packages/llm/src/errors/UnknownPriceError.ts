@@ -21,7 +21,7 @@ export class UnknownPriceError extends HourglassError {
       UnknownPriceError.code,
       serviceTier === undefined
         ? `no price for model "${model}" in the cost budget's price table (add it to \`prices\` or the provider's \`providerPrices\`, or set \`allowUnpriced: true\` to count it as free)`
-        : `no price for service tier "${serviceTier}" of model "${model}" in the cost budget's price table (add it to the model's \`serviceTiers\`, or set \`allowUnpriced: true\` to price it as the standard tier)`,
+        : `no price for service tier "${serviceTier}" of model "${model}" in the cost budget's price table (add it to the model's \`serviceTiers\` — at the standard price if it bills no more — or send a tier the price lists)`,
     )
     this.model = model
     this.serviceTier = serviceTier

@@ -273,3 +273,16 @@ describe('Anthropic’s service tier', () => {
     expect(budget.spentUsd).toBeCloseTo(20, 6)
   })
 })
+
+describe('a tier of another OpenAI-compatible provider', () => {
+  it("Groq's on_demand (its standard tier) is priced at the model's price, not refused", () => {
+    const budget = new CostBudget({
+      limitUsd: 1,
+      prices: { 'llama-3.3-70b': { inputPerMTok: 1, outputPerMTok: 2 } },
+    })
+    expect(() => budget.assertPriced('llama-3.3-70b', undefined, 'on_demand')).not.toThrow()
+    expect(() => budget.assertPriced('llama-3.3-70b', undefined, 'performance')).toThrow(
+      /add it to the model's `serviceTiers`/,
+    )
+  })
+})
