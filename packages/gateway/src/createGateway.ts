@@ -12,9 +12,11 @@ import { chatCompletions, disposeHandlerDeadline, handlerDeadline } from './http
 import { healthz, type RedisState, readyz } from './http/health.js'
 import { jsonBody } from './http/jsonBody.js'
 import { methodNotAllowed } from './http/methodNotAllowed.js'
+import { pathError } from './http/pathError.js'
 import { pathOf } from './http/pathOf.js'
 import { type DrainReport, RequestTracker } from './http/RequestTracker.js'
 import { currentRequest, scopeOf } from './http/requestScope.js'
+import { modelObject, retrieveModel } from './http/retrieveModel.js'
 import { sendError } from './http/sendError.js'
 import { sendJson } from './http/sendJson.js'
 import type { GatewayRedisClient } from './limits/GatewayRedisClient.js'
@@ -346,16 +348,9 @@ export function createGateway(config: unknown, options: GatewayOptions = {}): Ga
   router.get('/readyz', readyz({ draining: () => tracker.draining, redis: () => health.check() }))
   if (options.metrics !== false) router.get('/metrics', (req, res) => metrics.serve(req, res))
   router.get('/v1/models', (_req, res) => {
-    sendJson(res, 200, {
-      object: 'list',
-      data: modelNames(valid).map((id) => ({
-        id,
-        object: 'model',
-        created: 0,
-        owned_by: 'hourglass',
-      })),
-    })
+    sendJson(res, 200, { object: 'list', data: modelNames(valid).map(modelObject) })
   })
+  router.get('/v1/models/:id', retrieveModel(ctx))
   router.post(
     '/v1/chat/completions',
     jsonBody(maxBodyBytes, (req) => handlerDeadline(ctx, req), disposeHandlerDeadline),
@@ -365,7 +360,9 @@ export function createGateway(config: unknown, options: GatewayOptions = {}): Ga
   // The gateway's paths asked with another method: 405 with `Allow`, not the 404 of a missing route.
   router.all('/v1/chat/completions', methodNotAllowed(['POST'], logAnswered))
   const getOnly = methodNotAllowed(['GET', 'HEAD'], logAnswered)
-  for (const path of ['/v1/models', '/healthz', '/readyz']) router.all(path, getOnly)
+  for (const path of ['/v1/models', '/v1/models/:id', '/healthz', '/readyz']) {
+    router.all(path, getOnly)
+  }
   if (options.metrics !== false) router.all('/metrics', getOnly)
   router.use((error: unknown, req: Request, res: Response, next: NextFunction) => {
     // A body read, then refused before the handler (a drain): its deadline ends here.
@@ -378,7 +375,7 @@ export function createGateway(config: unknown, options: GatewayOptions = {}): Ga
       logAnswered(req, res.statusCode, scopeOf(req)?.errorCode)
       return next(error)
     }
-    const shaped = sendError(ctx, res, bodyError(error) ?? error)
+    const shaped = sendError(ctx, res, bodyError(error) ?? pathError(error) ?? error)
     logAnswered(req, shaped.status, shaped.body.error.code)
   })
 

@@ -27,6 +27,7 @@ export {
   isRateLimited,
   isRequestRejected,
   isStreamInterrupted,
+  isUnknownPrice,
   type KeysRetiredError,
   llmChannels,
   type ModelAdapter,

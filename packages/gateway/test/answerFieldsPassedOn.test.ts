@@ -104,6 +104,36 @@ describe('answer fields an OpenAI client reads, passed on', () => {
     expect(up.requests[1]!.rawBody).not.toContain('url_citation')
   })
 
+  it("an Anthropic answer's service tier in OpenAI's words: standard is default, priority stays", async () => {
+    const started = await fakeProvider('anthropic', ['key-1'])
+    fake = started.fake
+    harness = await startHarness({
+      providers: { up: started.entry },
+      models: { m: fallback(['up', 'claude-sonnet-4-5']) },
+    })
+    for (const [served, said] of [
+      ['standard', 'default'],
+      ['priority', 'priority'],
+    ] as const) {
+      started.fake.enqueue(
+        reply.error(200, {
+          id: `msg_${served}`,
+          type: 'message',
+          role: 'assistant',
+          model: 'claude-sonnet-4-5',
+          content: [{ type: 'text', text: 'hi' }],
+          stop_reason: 'end_turn',
+          usage: { input_tokens: 5, output_tokens: 1, service_tier: served },
+        }),
+      )
+      const completion = await harness.client.chat.completions.create({
+        model: 'm',
+        messages: [{ role: 'user', content: 'hi' }],
+      })
+      expect(completion.service_tier, served).toBe(said)
+    }
+  })
+
   it('a whole answer whose provider reported no usage has no usage (not zeros a client would read as its bill)', async () => {
     const up = await gateway()
     up.enqueue(

@@ -22,10 +22,25 @@ const byteCount = z
   .int('expected a whole number of bytes')
   .min(1, 'expected 1 byte or more')
 
-const price = z.strictObject({
+const tierPrice = z.strictObject({
   inputPerMTok: z.number('expected USD per million input tokens').min(0),
   outputPerMTok: z.number('expected USD per million output tokens').min(0),
   cachedInputPerMTok: z.number('expected USD per million cached input tokens').min(0).optional(),
+})
+
+/**
+ * llm's `ModelPrice`: the standard tier's prices, and (`serviceTiers`) the
+ * other tiers' by the provider's name for them (`priority`, `flex`).
+ */
+const price = z.strictObject({
+  ...tierPrice.shape,
+  serviceTiers: z
+    .record(
+      nonEmpty,
+      tierPrice,
+      'expected an object of tier name → { inputPerMTok, outputPerMTok }',
+    )
+    .optional(),
   uncappedReasoningTokens: z
     .number('expected a whole number of tokens')
     .int('expected a whole number of tokens')

@@ -68,7 +68,9 @@ export function chatCompletions(ctx: GatewayContext) {
       if (resolved.route) fields['route'] = `${resolved.route.side}:${resolved.name}`
       refuseUntranslatable(ctx.config, resolved.targets, request)
       // A cost bound must bound the bill: fields billed beyond the price table are refused under it.
-      if (ctx.config.policy.maxCostUsdPerRequest !== undefined) refuseUnpricedFields(request)
+      if (ctx.config.policy.maxCostUsdPerRequest !== undefined) {
+        refuseUnpricedFields(request, resolved.targets, ctx.providerPrices)
+      }
       const models = gateClientRetry(
         adaptersFor(ctx.adapters, resolved.targets),
         ctx.retryBudgets,

@@ -24,7 +24,20 @@ export interface ErrorReply {
   status: number
   headers: Record<string, string>
   body: {
-    error: { message: string; type: string; param: string | null; code: string }
+    error: {
+      message: string
+      type: string
+      param: string | null
+      code: string
+      /**
+       * The provider's own code (`error.code` or its type: `invalid_value`,
+       * `context_length_exceeded`, Anthropic's `invalid_request_error`,
+       * Gemini's `INVALID_ARGUMENT`) when it refused the request itself (a
+       * 400 the client can act on); `code` keeps the gateway's vocabulary,
+       * whatever provider answered.
+       */
+      provider_code?: string
+    }
   }
 }
 
@@ -192,7 +205,7 @@ function providerReply(error: ProviderError): ErrorReply {
   }
   // The same request gets the same refusal, whatever the provider's `x-should-retry`.
   if (!error.retryable || error.kind === 'request_too_large') Object.assign(headers, NO_RETRY)
-  return reply(
+  const shapedReply = reply(
     shaped.status,
     message,
     shaped.body.error.type,
@@ -200,6 +213,13 @@ function providerReply(error: ProviderError): ErrorReply {
     null,
     headers,
   )
+  // A refusal's own code says what to fix more precisely than the kind the
+  // gateway's `code` names (`invalid_value` is one of many `invalid_request`s).
+  // Beside it, not in its place: a client matching the gateway's codes keeps working.
+  if (CLIENT_FIXABLE.has(error.kind) && error.providerCode !== undefined) {
+    shapedReply.body.error.provider_code = error.providerCode
+  }
+  return shapedReply
 }
 
 /**

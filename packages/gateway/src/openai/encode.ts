@@ -128,8 +128,20 @@ export function toOpenAIResponse(
     ...(response.systemFingerprint === undefined
       ? {}
       : { system_fingerprint: response.systemFingerprint }),
-    ...(response.serviceTier === undefined ? {} : { service_tier: response.serviceTier }),
+    ...(response.serviceTier === undefined
+      ? {}
+      : { service_tier: openAIServiceTier(response.serviceTier) }),
   }
+}
+
+/**
+ * The tier that served an answer, in OpenAI's words: Anthropic says
+ * `standard` for what OpenAI calls `default` (an OpenAI client's types list
+ * `auto`, `default`, `flex`, `scale`, `priority`); the rest as the provider
+ * said them (`priority` is both's).
+ */
+function openAIServiceTier(tier: string): string {
+  return tier === 'standard' ? 'default' : tier
 }
 
 export interface OpenAIChunkEncoderOptions extends OpenAIEncodeOptions {
@@ -194,7 +206,8 @@ export class OpenAIChunkEncoder {
       }
       case 'finish': {
         this.#fingerprint = event.systemFingerprint
-        this.#serviceTier = event.serviceTier
+        this.#serviceTier =
+          event.serviceTier === undefined ? undefined : openAIServiceTier(event.serviceTier)
         const out: Record<string, unknown>[] = []
         if (event.annotations !== undefined && event.annotations.length > 0) {
           out.push(this.#chunk({ annotations: event.annotations }))

@@ -1,0 +1,102 @@
+import { type FakeProvider, type ProviderDialect, reply } from '@hourglass/testkit'
+import { BadRequestError } from 'openai'
+import { afterEach, describe, expect, it } from 'vitest'
+import { fakeProvider, fallback, type Harness, startHarness } from './support/harness.js'
+
+/**
+ * A provider that refuses the request itself (a 400) says why in its own
+ * code; the gateway answers in its own vocabulary (`code`) and passes the
+ * provider's beside it (`provider_code`), scrubbed like the message.
+ */
+describe('a provider’s refusal keeps its own code', () => {
+  let fake: FakeProvider | undefined
+  let harness: Harness | undefined
+  afterEach(async () => {
+    await harness?.close()
+    await fake?.close()
+    harness = undefined
+    fake = undefined
+  })
+
+  async function start(dialect: ProviderDialect, extra: Record<string, unknown> = {}) {
+    const p = await fakeProvider(dialect, ['sk-refusal-key-0001'], extra)
+    fake = p.fake
+    harness = await startHarness({ providers: { p: p.entry }, models: { m: fallback(['p', 'x']) } })
+  }
+
+  const ask = { model: 'm', messages: [{ role: 'user' as const, content: 'hi' }] }
+  const refusal = () =>
+    harness!.client.chat.completions.create(ask).then(
+      () => undefined,
+      (e: unknown) => e as BadRequestError,
+    )
+
+  it('OpenAI’s invalid_value and context_length_exceeded: the gateway’s code, and the provider’s as provider_code', async () => {
+    await start('openai')
+    for (const [providerCode, code] of [
+      ['invalid_value', 'invalid_request'],
+      ['context_length_exceeded', 'context_length_exceeded'],
+    ] as const) {
+      fake!.enqueue(
+        reply.error(400, {
+          error: {
+            message: `refused: ${providerCode}`,
+            type: 'invalid_request_error',
+            param: 'messages[0].content',
+            code: providerCode,
+          },
+        }),
+      )
+      const error = await refusal()
+      expect(error, providerCode).toBeInstanceOf(BadRequestError)
+      expect(error, providerCode).toMatchObject({ status: 400, code })
+      expect(error?.error, providerCode).toMatchObject({ code, provider_code: providerCode })
+    }
+  })
+
+  it('Anthropic’s refusal carries its error type as provider_code', async () => {
+    await start('anthropic')
+    fake!.enqueue(
+      reply.error(400, {
+        type: 'error',
+        error: {
+          type: 'invalid_request_error',
+          message: 'messages: at least one message is required',
+        },
+      }),
+    )
+    const error = await refusal()
+    expect(error).toMatchObject({ status: 400, code: 'invalid_request' })
+    expect(error?.error).toMatchObject({ provider_code: 'invalid_request_error' })
+  })
+
+  it('a configured secret the provider echoes in its code is scrubbed from provider_code', async () => {
+    await start('openai', { headers: { 'x-project': 'proj-echoed-secret-0001' } })
+    fake!.enqueue(
+      reply.error(400, {
+        error: {
+          message: 'unknown project',
+          type: 'invalid_request_error',
+          param: null,
+          code: 'unknown_project:proj-echoed-secret-0001',
+        },
+      }),
+    )
+    const error = await refusal()
+    expect(error?.error).toMatchObject({ provider_code: 'unknown_project:[redacted]' })
+    expect(JSON.stringify(error?.error)).not.toContain('proj-echoed-secret-0001')
+  })
+
+  it('a failure that is not a refusal of the request has no provider_code', async () => {
+    await start('openai')
+    fake!.enqueue(
+      reply.error(500, { error: { message: 'boom', type: 'server_error', code: 'internal' } }),
+    )
+    fake!.enqueue(
+      reply.error(500, { error: { message: 'boom', type: 'server_error', code: 'internal' } }),
+    )
+    const error = await refusal()
+    expect(error).toMatchObject({ status: 502 })
+    expect(error?.error).not.toHaveProperty('provider_code')
+  })
+})
