@@ -56,6 +56,33 @@ describe('the per-request cost bound bounds the bill', () => {
     expect(fake.requests[0]?.body).toMatchObject({ service_tier: 'flex' })
   })
 
+  it('a fallback the bound cannot afford after the first model failed: 402, saying the earlier attempts were sent', async () => {
+    const cheap = await fakeProvider('openai', ['sk-cost-key-0002'], {
+      prices: { 'gpt-5-mini': { inputPerMTok: 0.25, outputPerMTok: 2 } },
+    })
+    const dear = await fakeProvider('openai', ['sk-cost-key-0003'], {
+      prices: { 'gpt-5': { inputPerMTok: 1.25, outputPerMTok: 100 } },
+    })
+    fakes.push(cheap.fake, dear.fake)
+    harness = await startHarness({
+      providers: { cheap: cheap.entry, dear: dear.entry },
+      models: { m: fallback(['cheap', 'gpt-5-mini'], ['dear', 'gpt-5']) },
+      // 1000 output tokens: $0.002 on the first, $0.1 on the second.
+      policy: { maxCostUsdPerRequest: 0.05 },
+    })
+    for (let i = 0; i < 5; i++) {
+      cheap.fake.enqueue(
+        reply.error(503, { error: { message: 'overloaded', type: 'server_error' } }),
+      )
+    }
+    const refused = await harness.client.chat.completions.create(ask).catch((e: unknown) => e)
+    expect(refused).toMatchObject({ status: 402, code: 'budget_exceeded' })
+    expect(cheap.fake.requests.length).toBeGreaterThan(0)
+    expect(dear.fake.requests).toHaveLength(0)
+    expect((refused as Error).message).not.toContain('nothing was sent')
+    expect((refused as Error).message).toContain('sent before')
+  })
+
   it('counts a response_format schema as prompt: "hi" with a 400 kB schema (~100k input tokens) does not pass a $0.011 bound as a 6-token prompt', async () => {
     const fake = await onePriced({ maxCostUsdPerRequest: 0.011 })
     const schema = { type: 'object', description: 'x'.repeat(400_000) }

@@ -103,9 +103,14 @@ export function errorReply(error: unknown, keyWaitMs?: KeyWaitMs): ErrorReply {
     )
   }
   if (isBudgetExceeded(error)) {
+    // llm skips a model the budget cannot afford for the next: this is the
+    // last one refused, and models before it may have been sent and failed.
+    const sent = error.causes.reduce((n, c) => n + c.attempts, 0)
     return reply(
       402,
-      'the request would exceed its cost budget; nothing was sent',
+      sent === 0
+        ? 'the request would exceed its cost budget; nothing was sent'
+        : `the request would exceed its cost budget on every model left; ${sent} attempt${sent === 1 ? ' was' : 's were'} sent before and failed`,
       'invalid_request_error',
       'budget_exceeded',
       null,
