@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto'
 import {
   currentDeadline,
   Deadline,
@@ -115,6 +116,12 @@ export async function addWithDeadline<DataType, ResultType, NameType extends str
     budgetMs,
   }
   if (deadline.observe) stored.observe = true
+  // Which add wrote the job, told back by `keptInstead`: two adds of one
+  // jobId under one deadline share a clock reading (redisTime.ts) and so
+  // store the same expiry and budget, and the one BullMQ kept the other's
+  // was reported as added. Only where that report is made.
+  const checkKept = bullmqChannels.add.hasSubscribers && mayBeDuplicate(opts)
+  if (checkKept) stored.addId = randomUUID()
   if (bullmqChannels.enqueue.hasSubscribers) {
     // Where a tracer leaves its context for the worker: stored only if one did.
     const trace: Record<string, string> = {}
@@ -148,7 +155,7 @@ export async function addWithDeadline<DataType, ResultType, NameType extends str
   // reported as what it is, not as the budget this call would have given
   // it. Read back only for a subscriber, and only when an id was given.
   const kept =
-    bullmqChannels.add.hasSubscribers && job.id !== undefined && mayBeDuplicate(opts)
+    checkKept && job.id !== undefined
       ? await keptInstead(queue.backend, `${queue.qualifiedName}:${job.id}`, stored, deadline)
       : undefined
   bullmqChannels.add.publish(() => {

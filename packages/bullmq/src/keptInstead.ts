@@ -1,7 +1,12 @@
 import { type Deadline, untilEnded } from '@hourglass/core'
 import type { JobsOptions } from 'bullmq'
 import { scriptClientOf } from './redisTime.js'
-import { type ReadDeadline, readStoredDeadline, type StoredDeadline } from './storedDeadline.js'
+import {
+  DEADLINE_OPTION,
+  type ReadDeadline,
+  readStoredDeadline,
+  type StoredDeadline,
+} from './storedDeadline.js'
 
 // Through the same script abstraction as the clock reading (redisTime.ts), so
 // it works with every client BullMQ supports; the key routes it, in a
@@ -23,7 +28,7 @@ export function mayBeDuplicate(opts: JobsOptions): boolean {
  * `queue.add` returns it as if added — carrying the new options in memory
  * only. Its stored deadline (`deadline`: undefined when it has none, or a
  * malformed one) is read back from Redis and told from the one just
- * written by its expiry and budget.
+ * written by the add's id (`StoredDeadline.addId`).
  *
  * Undefined when the job stored is the one just added — or is gone already
  * (removed on completion), or could not be read in time: then nothing is
@@ -44,9 +49,13 @@ export async function keptInstead(
     }
     const reply = await untilEnded(client.runCommand(COMMAND, [jobKey]), { deadline })
     if (typeof reply !== 'string') return undefined
-    const kept = readStoredDeadline(JSON.parse(reply))
-    if (kept?.expiresAtMs === ours.expiresAtMs && kept.budgetMs === ours.budgetMs) return undefined
-    return { deadline: kept }
+    const opts: unknown = JSON.parse(reply)
+    // Told by the add's own id: two adds sharing a clock reading store the same expiry and budget.
+    const addId = (opts as Record<string, { addId?: unknown } | undefined> | null)?.[
+      DEADLINE_OPTION
+    ]?.addId
+    if (addId === ours.addId) return undefined
+    return { deadline: readStoredDeadline(opts) }
   } catch {
     return undefined
   }

@@ -23,6 +23,11 @@ export interface StoredDeadline {
    * producer's trace.
    */
   trace?: Record<string, string>
+  /**
+   * Which `addWithDeadline` call wrote it, when one reports whether BullMQ
+   * kept another job under its id (`keptInstead`); a worker ignores it.
+   */
+  addId?: string
 }
 
 /** A trace context is a few short strings: a `tracestate` is at most 512 characters. */

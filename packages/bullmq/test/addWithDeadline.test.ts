@@ -228,6 +228,22 @@ describe.skipIf(!available)('addWithDeadline: the deadline rides with the job', 
     expect(await queue.count()).toBe(2)
   })
 
+  it('the same jobId added twice at once under one deadline: exactly one of the two is reported the duplicate (they share a clock reading, so expiry and budget cannot tell them apart)', async () => {
+    const { queue } = await redis.queue()
+    const adds = collect(bullmqChannels.add)
+    for (let i = 0; i < 5; i++) {
+      const deadline = Deadline.after(30_000, { clock: new ManualClock() })
+      await Promise.all([
+        addWithDeadline(queue, 'charge', { n: 1 }, { jobId: `twice-${i}`, deadline }),
+        addWithDeadline(queue, 'charge', { n: 2 }, { jobId: `twice-${i}`, deadline }),
+      ])
+      const pair = adds.splice(0)
+      expect(pair.map((m) => m.jobId)).toEqual([`twice-${i}`, `twice-${i}`])
+      expect(pair.filter((m) => m.duplicate).length, `pair ${i}`).toBe(1)
+    }
+    expect(await queue.count()).toBe(5)
+  })
+
   it('a jobId BullMQ already has: the add message reports the job BullMQ kept (its budget and expiry, duplicate: true), not the budget this call would have given', async () => {
     const { queue } = await redis.queue()
     const adds = collect(bullmqChannels.add)
