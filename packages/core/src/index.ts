@@ -65,6 +65,7 @@ export { refuseUnknownOptions } from './refuseUnknownOptions.js'
 export { currentRequestId, runWithRequestId } from './requestId.js'
 export {
   DEFAULT_INGRESS_MAX_MS,
+  INGRESS_MEANT_INSTEAD,
   type IngressOptions,
   type ResolvedIngressOptions,
   resolveIngressOptions,

@@ -16,6 +16,19 @@ export interface IngressOptions {
   clock?: Clock | undefined
 }
 
+/**
+ * Names people reach for in an ingress's options that no edit distance
+ * leads from — a value of another option (`observe` is `mode: 'observe'`),
+ * or another library's word for the budget (connect-timeout's `timeout`) —
+ * and what they meant: `refuseUnknownOptions`' `meant` for every ingress.
+ */
+export const INGRESS_MEANT_INSTEAD: ReadonlyMap<string, string> = new Map([
+  ['observe', "mode: 'observe'"],
+  ['enforce', "mode: 'enforce'"],
+  ['timeout', 'defaultMs'],
+  ['timeoutMs', 'defaultMs'],
+])
+
 export interface ResolvedIngressOptions {
   defaultMs: number
   maxMs: number

@@ -3,6 +3,7 @@ import {
   Deadline,
   type DeadlineExceededError,
   type DeadlineSource,
+  INGRESS_MEANT_INSTEAD,
   MIN_RESERVE_MS,
   type PlanEntry,
   type ResolvedIngressOptions,
@@ -99,21 +100,9 @@ const OPTION_NAMES = Object.keys({
   respond: true,
 } satisfies Record<keyof DeadlineMiddlewareOptions, true>)
 
-/**
- * Names people reach for that no edit distance leads from: a value of
- * another option (`observe` is `mode: 'observe'`), or another library's
- * word for the budget (connect-timeout's `timeout`).
- */
-const MEANT_INSTEAD: ReadonlyMap<string, string> = new Map([
-  ['observe', "mode: 'observe'"],
-  ['enforce', "mode: 'enforce'"],
-  ['timeout', 'defaultMs'],
-  ['timeoutMs', 'defaultMs'],
-])
-
 /** Validate once, when the middleware is created: a typo should fail at boot, not per request. */
 export function resolveOptions(options: DeadlineMiddlewareOptions): ResolvedOptions {
-  refuseUnknownOptions(options, OPTION_NAMES, 'deadline()', { meant: MEANT_INSTEAD })
+  refuseUnknownOptions(options, OPTION_NAMES, 'deadline()', { meant: INGRESS_MEANT_INSTEAD })
   // Core's rule: with no `maxMs`, the cap follows a larger `defaultMs` up.
   const ingress = resolveIngressOptions(options)
   // A reserve as large as the whole budget leaves the handler nothing: every

@@ -1,6 +1,7 @@
 import {
   type Clock,
   type DeadlineSource,
+  INGRESS_MEANT_INSTEAD,
   type ResolvedIngressOptions,
   refuseUnknownOptions,
   resolveIngressOptions,
@@ -61,14 +62,6 @@ const OPTION_NAMES = Object.keys({
   clock: true,
 } satisfies Record<keyof ServerDeadlineOptions, true>)
 
-/** Names that no edit distance leads from: a value of another option, as @hourglass/express maps them. */
-const MEANT_INSTEAD: ReadonlyMap<string, string> = new Map([
-  ['observe', "mode: 'observe'"],
-  ['enforce', "mode: 'enforce'"],
-  ['timeout', 'defaultMs'],
-  ['timeoutMs', 'defaultMs'],
-])
-
 /**
  * Validate once, when the interceptor is created: a typo should fail at
  * boot, not per call. An unknown key too, as `deadline()` and `createFetch()`
@@ -76,7 +69,7 @@ const MEANT_INSTEAD: ReadonlyMap<string, string> = new Map([
  */
 export function resolveServerOptions(options: ServerDeadlineOptions): ResolvedServerOptions {
   refuseUnknownOptions(options, OPTION_NAMES, 'deadlineServerInterceptor()', {
-    meant: MEANT_INSTEAD,
+    meant: INGRESS_MEANT_INSTEAD,
   })
   return resolveIngressOptions(options)
 }
