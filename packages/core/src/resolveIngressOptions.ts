@@ -1,6 +1,7 @@
 import { type Clock, isClock, MAX_TIMER_MS, systemClock } from './clock.js'
 import { DEADLINE_SOURCES, type DeadlineSource, KNOWN_DEADLINE_SOURCES } from './headerNames.js'
 import { optionError } from './optionError.js'
+import { MIN_RESERVE_MS } from './timerLateness.js'
 
 /**
  * What every ingress (the Express middleware, the gRPC server interceptor)
@@ -75,6 +76,21 @@ export function resolveIngressOptions(options: IngressOptions): ResolvedIngressO
     (typeof reserveMs !== 'number' || !Number.isFinite(reserveMs) || reserveMs < 0)
   ) {
     throw optionError('reserveMs', 'a finite number ≥ 0', reserveMs)
+  }
+  // The default reserve is adaptive but never below its floor: a budget at
+  // or under that floor is spent on arrival — every request (or every one
+  // without a deadline header) answered 504 at once, an outage, not a typo.
+  if (reserveMs === undefined) {
+    for (const [name, ms, who] of [
+      ['maxMs', maxMs, 'every request'],
+      ['defaultMs', defaultMs, 'every request without a deadline header'],
+    ] as const) {
+      if (ms <= MIN_RESERVE_MS) {
+        throw new RangeError(
+          `${name} (${ms}) must be more than the default reserveMs's floor (${MIN_RESERVE_MS} ms): ${who} would be answered 504 on arrival; pass a smaller reserveMs (0 for none)`,
+        )
+      }
+    }
   }
   const mode = options.mode ?? 'enforce'
   if (mode !== 'enforce' && mode !== 'observe') {

@@ -4,7 +4,6 @@ import {
   type DeadlineExceededError,
   type DeadlineSource,
   INGRESS_MEANT_INSTEAD,
-  MIN_RESERVE_MS,
   type PlanEntry,
   type ResolvedIngressOptions,
   refuseUnknownOptions,
@@ -108,20 +107,8 @@ export function resolveOptions(options: DeadlineMiddlewareOptions): ResolvedOpti
   // A reserve as large as the whole budget leaves the handler nothing: every
   // request (or every one without a deadline header) would get its 504 on
   // arrival, a misconfiguration that looks like an outage, not a typo.
-  // The default reserve is adaptive but never below its floor: a budget at
-  // or under that floor is spent on arrival just the same.
-  if (ingress.reserveMs === undefined) {
-    for (const [name, ms, who] of [
-      ['maxMs', ingress.maxMs, 'every request'],
-      ['defaultMs', ingress.defaultMs, 'every request without a deadline header'],
-    ] as const) {
-      if (ms <= MIN_RESERVE_MS) {
-        throw new RangeError(
-          `${name} (${ms}) must be more than the default reserveMs's floor (${MIN_RESERVE_MS} ms): ${who} would be answered 504 on arrival; pass a smaller reserveMs (0 for none)`,
-        )
-      }
-    }
-  } else {
+  // (The default reserve's floor is checked by core: resolveIngressOptions.)
+  if (ingress.reserveMs !== undefined) {
     if (ingress.reserveMs >= ingress.maxMs) {
       throw new RangeError(
         `reserveMs (${ingress.reserveMs}) must be less than maxMs (${ingress.maxMs}): every request would be answered 504 on arrival`,

@@ -302,6 +302,15 @@ describe('deadlineServerInterceptor: where the budget comes from', () => {
     )
     expect(() => deadlineServerInterceptor({ maxMs: 5000, clock: undefined })).not.toThrow()
   })
+
+  it('a maxMs or defaultMs at or under the default reserve’s floor (10 ms) is refused, as deadline() refuses it: every call would be answered DEADLINE_EXCEEDED on arrival', () => {
+    expect(() => deadlineServerInterceptor({ maxMs: 5 })).toThrow(
+      /maxMs \(5\) must be more than the default reserveMs's floor \(10 ms\)/,
+    )
+    expect(() => deadlineServerInterceptor({ defaultMs: 10 })).toThrow(RangeError)
+    // With a reserve of its own (0: none), a small budget is the caller's choice.
+    expect(() => deadlineServerInterceptor({ maxMs: 5, reserveMs: 0 })).not.toThrow()
+  })
 })
 
 describe('deadlineServerInterceptor: when time runs out', () => {

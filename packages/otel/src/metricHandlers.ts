@@ -54,6 +54,8 @@ const seconds = (ms: number) => ms / 1000
  * numbers only.
  */
 export function metricHandlers(meter: Meter): Handlers {
+  /** gRPC calls whose expiry was counted (see `grpc.serverExpire`). */
+  const grpcExpired = new WeakSet<object>()
   const ingressRemaining = meter.createHistogram(METRIC_INGRESS_REMAINING, {
     description: 'Time left on a request deadline when it started',
     unit: 's',
@@ -210,7 +212,12 @@ export function metricHandlers(meter: Meter): Handlers {
     grpc: {
       // As an HTTP request's: `arrival` (no time when it came in) or
       // `handler`, dark mode's observed ones too. The message names no slice.
+      // Once per call: in dark mode our timer publishes the observed expiry,
+      // and grpc-js's own `grpc-timeout` timer, answering later, a second
+      // (`action: 'status'`) for the same deadline — one call counted two.
       serverExpire(m) {
+        if (grpcExpired.has(m.deadline)) return
+        grpcExpired.add(m.deadline)
         countExceeded(m.stage)
       },
       // A handler whose follow-up work (an audit write, a cleanup) fails after

@@ -1,3 +1,4 @@
+import diagnostics from 'node:diagnostics_channel'
 import {
   credentials,
   Metadata,
@@ -9,7 +10,11 @@ import {
 } from '@grpc/grpc-js'
 import { addWithDeadline, withDeadline } from '@hourglass/bullmq'
 import { Deadline, ManualClock, runWithDeadline } from '@hourglass/core'
-import { deadlineServerInterceptor, type ServerDeadlineOptions } from '@hourglass/grpc'
+import {
+  deadlineServerInterceptor,
+  grpcChannels,
+  type ServerDeadlineOptions,
+} from '@hourglass/grpc'
 import { instrumentDeadlines, type StopInstrumentation } from '@hourglass/otel'
 import { Redis } from 'ioredis'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
@@ -45,6 +50,7 @@ interface QuotesClient {
   ask(
     request: unknown,
     metadata: Metadata,
+    options: { deadline?: number },
     callback: (error: ServiceError | null, value?: unknown) => void,
   ): unknown
   close(): void
@@ -103,16 +109,38 @@ async function quotes(options: ServerDeadlineOptions) {
     () => client.close(),
     () => server.forceShutdown(),
   )
-  const ask = (budgetMs: number) =>
+  /** `grpcTimeoutMs`: a real gRPC deadline as well (`grpc-timeout`, which grpc-js's own timer enforces). */
+  const ask = (budgetMs: number, grpcTimeoutMs?: number) =>
     new Promise<{ code: number }>((resolve) => {
       const metadata = new Metadata()
       metadata.set('x-deadline-remaining-ms', String(budgetMs))
-      client.ask({}, metadata, (error) => resolve({ code: error ? error.code : status.OK }))
+      const options = grpcTimeoutMs === undefined ? {} : { deadline: Date.now() + grpcTimeoutMs }
+      client.ask({}, metadata, options, (error) =>
+        resolve({ code: error ? error.code : status.OK }),
+      )
     })
   return { ask, running, answer: () => answer() }
 }
 
 describe('hourglass.deadline.exceeded: gRPC server calls', () => {
+  it('counts a dark-mode call once when grpc-js’s own timer answers after the observed expiry', async () => {
+    const clock = new ManualClock()
+    const server = await quotes({ clock, mode: 'observe', reserveMs: 0 })
+    const expiries: string[] = []
+    const heard = (m: unknown) => expiries.push((m as { action: string }).action)
+    diagnostics.subscribe(grpcChannels.serverExpire.name, heard)
+    closers.push(() => diagnostics.unsubscribe(grpcChannels.serverExpire.name, heard))
+    // Budget 200 ms from grpc-timeout: observed on our clock, then enforced by grpc-js's real timer.
+    const call = server.ask(5_000, 200)
+    await server.running
+    clock.advance(5_001)
+    expect((await call).code).toBe(status.DEADLINE_EXCEEDED)
+    // Both messages of that one call are out: ours (observed), then grpc-js's answer.
+    await expect.poll(() => expiries).toEqual(['observed', 'status'])
+    expect(await otel.counter(METRIC)).toBe(1)
+    expect(await otel.counter(METRIC, { 'hourglass.deadline.stage': 'handler' })).toBe(1)
+  })
+
   it('counts a call that ran out in its handler at stage handler, and one that arrived with no time at stage arrival', async () => {
     const clock = new ManualClock()
     const server = await quotes({ clock, reserveMs: 0 })
