@@ -226,12 +226,19 @@ export function createAdapter(
     const out = prepare(request, send, stream)
     const clock = send.deadline?.clock ?? systemClock
     const sentAt = clock.now()
+    let headersAt: number | undefined
     try {
-      return await work(await undiciRequest(out.url, out.options))
+      const res = await undiciRequest(out.url, out.options)
+      headersAt = clock.now()
+      return await work(res)
     } catch (thrown) {
-      // How long the request waited: a close before any headers long after
-      // sending is a cut generation, not a stale connection (classifyThrown).
-      const verdict = classifyThrown(thrown, { ...context(send), waitedMs: clock.now() - sentAt })
+      // How long the request waited for its headers: a close before any
+      // headers long after sending is a cut generation, not a stale
+      // connection (classifyThrown). Once headers came (an error status
+      // whose body then broke off, rethrown by `brokeOff`), no such wait:
+      // a 503 cut mid-body was taken for a billed generation, not retried.
+      const waitedMs = headersAt === undefined ? clock.now() - sentAt : undefined
+      const verdict = classifyThrown(thrown, { ...context(send), waitedMs })
       if ('rethrow' in verdict) throw verdict.rethrow
       return { ok: false as const, error: verdict.error }
     }

@@ -76,6 +76,7 @@ export async function runModels(
           reservedUsd: error.reservedUsd,
           estimateUsd: error.estimateUsd,
           causes,
+          cause: error,
         })
       }
       // Admission refused every model without sending: say when to come back.

@@ -1,4 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http'
+import { type Clock, Deadline, systemClock } from '@hourglass/core'
 import { afterEach, describe, expect, it } from 'vitest'
 import { openAICompatible } from '../../src/adapters/openAICompatible.js'
 import { callModel } from '../../src/call/callModel.js'
@@ -14,25 +15,46 @@ afterEach(() => {
 })
 
 /**
+ * The system clock, jumped forward by hand (`jump`): its timers (a retry's
+ * backoff) stay real; a wait the test makes long costs no real time.
+ */
+function jumpingClock(): Clock & { jump(ms: number): void } {
+  let jumpedMs = 0
+  return {
+    now: () => systemClock.now() + jumpedMs,
+    setTimeout: (callback, ms, options) => systemClock.setTimeout(callback, ms, options),
+    clearTimeout: (handle) => systemClock.clearTimeout(handle),
+    jump(ms) {
+      jumpedMs += ms
+    },
+  }
+}
+
+/**
  * A provider (or the proxy in front of it) that reads the whole request,
- * then closes the connection after `waitMs` without any response headers:
- * a load balancer's idle cut of a long generation, or, at once, a
- * keep-alive connection closed as the request arrived.
+ * then closes the connection `waitMs` later on the call's clock (`deadline`)
+ * without any response headers: a load balancer's idle cut of a long
+ * generation, or, at once, a keep-alive connection closed as the request
+ * arrived.
  */
 async function closingAfter(waitMs: number) {
   const requests: number[] = []
+  const clock = jumpingClock()
   const server = await rawServer((req: IncomingMessage, _res: ServerResponse) => {
     req.resume()
     req.on('end', () => {
       requests.push(Date.now())
-      setTimeout(() => req.socket.destroy(), waitMs)
+      setImmediate(() => {
+        clock.jump(waitMs)
+        req.socket.destroy()
+      })
     })
   })
   servers.push(server)
   const adapter = fakes.adapter(
     openAICompatible({ baseURL: server.baseURL, apiKey: 'sk-test-0000', model: 'gpt-4o' }),
   )
-  return { adapter, requests }
+  return { adapter, requests, deadline: Deadline.after(600_000, { clock }) }
 }
 
 const request = { messages: [user('Write a long report.')], maxTokens: 2000 }
@@ -43,12 +65,13 @@ describe('a connection closed before any response headers', () => {
   // most likely generating (and billing) it for those seconds; resending it
   // pays again, and the same cut ends it the same way.
   it('after the request was sent and a long wait: not resent to the same model (status 0, network, not retryable)', async () => {
-    const { adapter, requests } = await closingAfter(2500)
+    const { adapter, requests, deadline } = await closingAfter(2500)
     const error = await callModel({
       models: [adapter],
       request,
       retry,
       limits: { admission: false },
+      deadline,
     }).catch((e: unknown) => e)
     expect(isModelUnavailable(error)).toBe(true)
     const cause = (error as { lastCause: unknown }).lastCause
@@ -56,31 +79,33 @@ describe('a connection closed before any response headers', () => {
     expect(cause).toMatchObject({ kind: 'network', status: 0, retryable: false })
     expect(String((cause as Error).message)).toMatch(/not resent to this model/)
     expect(requests).toHaveLength(1)
-  }, 20_000)
+  })
 
   it('after a long wait the next model is still asked', async () => {
-    const { adapter, requests } = await closingAfter(2500)
+    const { adapter, requests, deadline } = await closingAfter(2500)
     const backup = await fakes.start({ dialect: 'openai' })
     const answer = await callModel({
       models: [adapter, fakes.adapterFor('openai', backup.baseURL, 'gpt-4o-mini')],
       request,
       retry,
       limits: { admission: false },
+      deadline,
     })
     expect(answer.text.length).toBeGreaterThan(0)
     expect(requests).toHaveLength(1)
     expect(backup.requests).toHaveLength(1)
-  }, 20_000)
+  })
 
   // A close as the request arrives (a keep-alive connection the server had
   // just closed): nothing was generated, so the same model is asked again.
   it('at once after the request: retried on the same model', async () => {
-    const { adapter, requests } = await closingAfter(0)
+    const { adapter, requests, deadline } = await closingAfter(0)
     const error = await callModel({
       models: [adapter],
       request,
       retry,
       limits: { admission: false },
+      deadline,
     }).catch((e: unknown) => e)
     expect(isModelUnavailable(error)).toBe(true)
     expect((error as { lastCause: unknown }).lastCause).toMatchObject({
@@ -88,6 +113,45 @@ describe('a connection closed before any response headers', () => {
       status: 0,
       retryable: true,
     })
+    expect(requests).toHaveLength(3)
+  })
+})
+
+describe('an error status whose body breaks off long after sending', () => {
+  // The headers came: the provider answered 503, nothing was generated.
+  // The wait is measured to the headers, not to the body's cut: that 503
+  // was taken for a cut generation and not retried.
+  it('is retried as any 503, however late its body is cut', async () => {
+    const clock = jumpingClock()
+    const requests: number[] = []
+    const server = await rawServer((req: IncomingMessage, res: ServerResponse) => {
+      req.resume()
+      req.on('end', () => {
+        requests.push(requests.length)
+        res.writeHead(503, { 'content-type': 'application/json', 'content-length': '100' })
+        res.write('{"error":{"message":"overlo')
+        // Its body cut 1.5 s after the request was sent, on the call's clock.
+        setImmediate(() => {
+          clock.jump(1_500)
+          req.socket.destroy()
+        })
+      })
+    })
+    servers.push(server)
+    const adapter = fakes.adapter(
+      openAICompatible({ baseURL: server.baseURL, apiKey: 'sk-test-0000', model: 'gpt-4o' }),
+    )
+    const error = await callModel({
+      models: [adapter],
+      request,
+      retry,
+      limits: { admission: false },
+      deadline: Deadline.after(60_000, { clock }),
+    }).catch((e: unknown) => e)
+    expect(isModelUnavailable(error)).toBe(true)
+    expect(String((error as { lastCause: Error }).lastCause.message)).not.toMatch(
+      /before any response headers/,
+    )
     expect(requests).toHaveLength(3)
   })
 })
