@@ -98,6 +98,15 @@ describe('bodies made of many JSON keys', () => {
     expect(fake.requests.length).toBe(before)
   })
 
+  it('48 objects of the same 9,999 keys (each a hash table to V8): 413, where one such object is answered', async () => {
+    const before = fake.requests.length
+    const big = keys(9_999)
+    const r = await post({ ...ok, x_extra: Array.from({ length: 48 }, () => big) })
+    expect(r.status).toBe(413)
+    expect(r.error?.message).toContain(`more than ${MAX_KEY_SEQUENCES} distinct sequences`)
+    expect(fake.requests.length).toBe(before)
+  })
+
   it('a body at the limits is answered: an object of exactly the most keys, 20,000 messages repeating their names', async () => {
     const before = fake.requests.length
     const messages = Array.from({ length: 20_000 }, (_, i) => ({ role: 'user', content: `m${i}` }))
@@ -126,5 +135,18 @@ describe('keyLimitProblem counts keys, not what strings hold', () => {
       `more than ${MAX_KEYS_PER_OBJECT} keys`,
     )
     expect(keyLimitProblem(`{"extra": {${keys.slice(1).join(', ')}}}`)).toBeUndefined()
+  })
+})
+
+describe('keyLimitProblem on a body of nothing but open braces', () => {
+  it('keeps a bounded state: 4 MiB of { is left to JSON.parse, which refuses it at once', () => {
+    const body = '{'.repeat(4 * 1024 * 1024)
+    const cpu = process.cpuUsage()
+    expect(keyLimitProblem(body)).toBeUndefined()
+    // Three numbers a level, 12 million entries, took 1.5–2 s of CPU and
+    // ~300 MB before; a counter past the depth followed takes milliseconds.
+    // A guard against that blow-up, 20 times the margin, not a speed target.
+    const { user, system } = process.cpuUsage(cpu)
+    expect((user + system) / 1000).toBeLessThan(400)
   })
 })
