@@ -36,6 +36,12 @@ export function writeDeadline(
       `writeDeadline: headers must be an object (Headers, a response or a record), got ${describeValue(headers)}`,
     )
   }
+  if (Array.isArray(headers)) {
+    // undici's other form: the value became a property of the array, never sent, no error.
+    throw new TypeError(
+      'writeDeadline: headers must be Headers, a response or a record, not an array of pairs',
+    )
+  }
   if (!deadline) return undefined
   let ms = 0
   // `reason` is set only by a cancel or an enforced expiry (an observed

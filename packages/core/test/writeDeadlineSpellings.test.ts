@@ -34,3 +34,13 @@ describe('writeDeadline into headers that hold another spelling of it', () => {
     expect([...headers]).toEqual([['x-deadline-remaining-ms', '250']])
   })
 })
+
+describe('writeDeadline into an array of header pairs', () => {
+  it('is a TypeError naming the forms it takes, not a property set on the array and never sent', () => {
+    const pairs: string[] = ['content-type', 'application/json']
+    expect(() =>
+      writeDeadline(pairs as never, Deadline.after(250, { clock: new ManualClock() })),
+    ).toThrow(/not an array of pairs/)
+    expect(pairs).toEqual(['content-type', 'application/json'])
+  })
+})

@@ -17,6 +17,11 @@ const STALE_HEADERS = [
   'etag',
   'last-modified',
   'transfer-encoding',
+  // A handler's caching of the body it meant to send (`public, max-age=…`)
+  // let a CDN keep the deadline's answer for the next callers; the plain
+  // 504 says `no-store`, and `respond` sets its own if it wants one.
+  'cache-control',
+  'expires',
 ]
 
 /**

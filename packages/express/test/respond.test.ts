@@ -118,6 +118,8 @@ describe.each(majors)('deadline({ respond }) ($name)', (major) => {
       res.setHeader('content-encoding', 'gzip')
       res.setHeader('content-disposition', 'attachment; filename="events.txt"')
       res.setHeader('etag', '"v1"')
+      res.setHeader('cache-control', 'public, max-age=3600')
+      res.setHeader('expires', 'Thu, 01 Jan 2099 00:00:00 GMT')
       res.setHeader('x-kept', 'yes')
       entered.resolve()
     })
@@ -128,7 +130,8 @@ describe.each(majors)('deadline({ respond }) ($name)', (major) => {
     const res = await answer
     expect(res.statusCode).toBe(504)
     expect(res.headers['content-type']).toMatch(/^application\/json/)
-    for (const name of ['content-encoding', 'content-disposition']) {
+    // Not cached for the next callers as the body the handler meant to send.
+    for (const name of ['content-encoding', 'content-disposition', 'cache-control', 'expires']) {
       expect(res.headers[name], name).toBeUndefined()
     }
     expect(res.headers.etag).not.toBe('"v1"')
