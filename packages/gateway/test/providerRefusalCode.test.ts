@@ -51,6 +51,8 @@ describe('a provider’s refusal keeps its own code', () => {
       expect(error, providerCode).toBeInstanceOf(BadRequestError)
       expect(error, providerCode).toMatchObject({ status: 400, code })
       expect(error?.error, providerCode).toMatchObject({ code, provider_code: providerCode })
+      // The field the provider named: what openai-node reads as `error.param`.
+      expect(error?.param, providerCode).toBe('messages[0].content')
     }
   })
 

@@ -261,6 +261,11 @@ export interface NormalizedError {
   status: number
   /** The provider's own code (`insufficient_quota`, `Throttling.RateQuota`, `336501`, …). */
   providerCode?: string | undefined
+  /**
+   * The request field the provider names as the problem (OpenAI's `param`:
+   * `messages[0].content`, `response_format`), when it names one.
+   */
+  param?: string | undefined
   /** The provider's message, cut to 500 characters. Never contains request headers or keys. */
   message: string
   /** How long the provider asked us to wait, from headers or body, in ms. */

@@ -215,7 +215,8 @@ function providerReply(error: ProviderError): ErrorReply {
     message,
     shaped.body.error.type,
     shaped.body.error.code,
-    null,
+    // The field the provider named, for a refusal the client can fix (its message is passed on too).
+    CLIENT_FIXABLE.has(error.kind) ? (error.normalized.param ?? null) : null,
     headers,
   )
   // A refusal's own code says what to fix more precisely than the kind the

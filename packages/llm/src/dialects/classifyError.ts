@@ -10,6 +10,8 @@ import { parseSseFramedJson } from './sseErrorBody.js'
 export interface BodyVerdict {
   /** The provider's code, as it sent it. */
   providerCode?: string | undefined
+  /** The request field it names as the problem (OpenAI's `param`). */
+  param?: string | undefined
   message?: string | undefined
   /** The kind the provider's code means. Wins over the status. */
   kind?: ErrorKind | undefined
@@ -125,6 +127,9 @@ export function classifyError(input: ErrorInput, read: BodyReader): NormalizedEr
     ...(verdict?.providerCode === undefined
       ? {}
       : { providerCode: cutRedacted(verdict.providerCode, MAX_CODE_CHARS, activeKeys) }),
+    ...(verdict?.param === undefined
+      ? {}
+      : { param: cutRedacted(verdict.param, MAX_CODE_CHARS, activeKeys) }),
     message,
     ...(retryAfterMs === undefined ? {} : { retryAfterMs }),
     ...(verdict?.scope === undefined ? {} : { scope: verdict.scope }),

@@ -35,10 +35,12 @@ export function readOpenAIError(
   const tooLarge = isRequestTooLarge(message)
   const kind = tooLarge ? 'request_too_large' : (lookup(codes, code) ?? lookup(codes, type))
   const overLimit = tooLarge ? overLimitOf(message) : undefined
+  const param = getString(error, 'param')
   return {
     providerCode: code ?? type,
     message,
     kind,
+    ...(param === undefined || param === '' ? {} : { param }),
     ...(overLimit === undefined ? {} : { overLimit }),
   }
 }
