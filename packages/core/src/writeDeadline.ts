@@ -60,35 +60,36 @@ export function writeDeadline(
   const value = String(ms)
   if (typeof (headers as { set?: unknown }).set === 'function') {
     // A Map is a record by another name: its keys are case-sensitive, where Headers' are not.
-    if (headers instanceof Map) dropOtherSpellings(headers.keys(), (key) => headers.delete(key))
+    if (headers instanceof Map) {
+      // Deleting while a Map is iterated is safe: the rest is still visited.
+      for (const key of headers.keys()) if (isOtherSpelling(key)) headers.delete(key)
+    }
     ;(headers as { set(n: string, v: string): unknown }).set(DEADLINE_HEADER, value)
   } else if (typeof (headers as { setHeader?: unknown }).setHeader === 'function') {
     ;(headers as { setHeader(n: string, v: string): unknown }).setHeader(DEADLINE_HEADER, value)
   } else {
     const record = headers as Record<string, string>
-    dropOtherSpellings(Object.keys(record), (key) => delete record[key])
+    // for-in, not Object.keys: createFetch writes into a fresh `{}` per
+    // attempt, and this allocates nothing; deleting the key being visited is safe.
+    for (const key in record) {
+      if (isOtherSpelling(key) && Object.hasOwn(record, key)) delete record[key]
+    }
     record[DEADLINE_HEADER] = value
   }
   return ms
 }
 
 /**
- * Removes the header under another letter case (`X-Deadline-Remaining-Ms`):
- * a record (or a Map) that held one got ours beside it, and a request sent
+ * The header under another letter case (`X-Deadline-Remaining-Ms`): a
+ * record (or a Map) that held one got ours beside it, and a request sent
  * with both carries the header twice — which a reader refuses as malformed
  * (core's `readDeadline`), falling back to its default budget.
  */
-function dropOtherSpellings(keys: Iterable<unknown>, remove: (key: string) => unknown): void {
-  const spelled: string[] = []
-  for (const key of keys) {
-    if (
-      typeof key === 'string' &&
-      key !== DEADLINE_HEADER &&
-      key.length === DEADLINE_HEADER.length &&
-      key.toLowerCase() === DEADLINE_HEADER
-    ) {
-      spelled.push(key)
-    }
-  }
-  for (const key of spelled) remove(key)
+function isOtherSpelling(key: unknown): boolean {
+  return (
+    typeof key === 'string' &&
+    key !== DEADLINE_HEADER &&
+    key.length === DEADLINE_HEADER.length &&
+    key.toLowerCase() === DEADLINE_HEADER
+  )
 }
