@@ -92,9 +92,13 @@ export class ClientCall {
     // an unhandled "Deadline is too far in the future") and every event said
     // a NaN budget. The smallest valid deadline wins, as for headers; without
     // one of ours it is passed to grpc-js as given.
-    const ownValid = Number.isNaN(own) ? Number.POSITIVE_INFINITY : own
+    // One further than grpc-js's server can read (see `wireSafeMs`) arrived
+    // as a deadline long past: the call failed DEADLINE_EXCEEDED on arrival.
+    // It is sent as the furthest deadline that server reads, never later than
+    // the one asked for.
+    const ownValid = Number.isNaN(own) ? Number.POSITIVE_INFINITY : wireSafeDeadline(own)
     this.#ownEpochMs = ownValid
-    let given = own
+    let given = ownValid === own || Number.isNaN(own) ? own : ownValid
     const deadline = this.#deadline
     // Dark mode propagates the header but leaves the call's own deadline alone:
     // enforcing it here would change outcomes.
@@ -397,6 +401,18 @@ function outcomeOf(code: number, cancelReason: unknown): GrpcClientEndMessage['o
  */
 function wireSafeMs(left: number): number {
   return left < 1e8 ? left : Math.floor(left / 1000) * 1000
+}
+
+/**
+ * An epoch-ms deadline as grpc-js's server will read it: as it is when less
+ * than 10^8 ms away (or past, or none); further, whole seconds rounded down,
+ * at most 2^31-1 ms from now.
+ */
+function wireSafeDeadline(at: number): number {
+  const now = Date.now()
+  const left = at - now
+  if (!Number.isFinite(left) || left < 1e8) return at
+  return now + wireSafeMs(Math.min(left, MAX_TIMER_MS))
 }
 
 function toEpochMs(deadline: Date | number | null | undefined): number {

@@ -316,6 +316,42 @@ describe('deadlineInterceptor: every call carries the caller deadline', () => {
     }
   })
 
+  it.each([
+    ['30 days out, no caller deadline', 30 * 24 * 3600 * 1000, undefined],
+    [
+      '30 days out, under a caller deadline of 40 days',
+      30 * 24 * 3600 * 1000,
+      40 * 24 * 3600 * 1000,
+    ],
+    ['just under 2^31-1 ms out', MAX_TIMER_MS - 100, undefined],
+  ] as const)(
+    "a call's own deadline option %s is answered, not DEADLINE_EXCEEDED on arrival (grpc-js's server wraps it into the past)",
+    async (_, ownMs, callerMs) => {
+      const { arrivals } = await echoServer() // a plain grpc-js server
+      const call = (work: WorkClientApi) => {
+        const run = () => unary(work, {}, { deadline: Date.now() + ownMs })
+        return callerMs === undefined
+          ? run()
+          : runWithDeadline(Deadline.after(callerMs, { clock: new ManualClock() }), run)
+      }
+      const plain = await call(client())
+      expect(plain.error?.details).toBeUndefined()
+      // Bounded still: at most 2^31-1 ms, never later than the call asked.
+      expect(arrivals[0]!.grpcMs).toBeGreaterThan(
+        MAX_TIMER_MS - 2000 - (MAX_TIMER_MS - Math.min(ownMs, MAX_TIMER_MS)),
+      )
+      expect(arrivals[0]!.grpcMs).toBeLessThanOrEqual(Math.min(ownMs, MAX_TIMER_MS))
+      const answer: handleUnaryCall<unknown, unknown> = (_call, callback) => callback(null, {})
+      const ours = await startServer({ unary: answer }, [deadlineServerInterceptor()])
+      try {
+        const answered = await call(client({}, ours.address))
+        expect(answered.error?.details).toBeUndefined()
+      } finally {
+        await ours.close()
+      }
+    },
+  )
+
   it('options are checked when the interceptor is created', () => {
     expect(() => deadlineInterceptor({ reserveMs: -1 })).toThrow(/reserveMs/)
     expect(() => deadlineInterceptor({ minBudgetMs: Number.NaN })).toThrow(/minBudgetMs/)
