@@ -136,6 +136,12 @@ export const ATTR_RPC_GRPC_STATUS_CODE = 'rpc.grpc.status_code'
 export const ATTR_MESSAGING_SYSTEM = 'messaging.system'
 /** `process`: the job span is the worker processing one job attempt. */
 export const ATTR_MESSAGING_OPERATION_TYPE = 'messaging.operation.type'
+/**
+ * The system's own name for the operation, required by the messaging
+ * conventions beside its type: `process`, as BullMQ's own telemetry names
+ * its worker span's operation.
+ */
+export const ATTR_MESSAGING_OPERATION_NAME = 'messaging.operation.name'
 /** The queue's name. */
 export const ATTR_MESSAGING_DESTINATION_NAME = 'messaging.destination.name'
 /** The job's id. */
@@ -179,6 +185,8 @@ export const ATTR_OPENAI_RESPONSE_SERVICE_TIER = 'openai.response.service_tier'
 export const ATTR_GEN_AI_USAGE_INPUT_TOKENS = 'gen_ai.usage.input_tokens'
 /** Tokens in the answer, when the provider reported them. */
 export const ATTR_GEN_AI_USAGE_OUTPUT_TOKENS = 'gen_ai.usage.output_tokens'
+/** On `gen_ai.client.token.usage`: which tokens a sample counts, `input` or `output`. */
+export const ATTR_GEN_AI_TOKEN_TYPE = 'gen_ai.token.type'
 /** What @hourglass/llm decided after a model attempt: `success`, `retry`, `fallback`, `fail`. */
 export const ATTR_LLM_DECISION = 'hourglass.llm.decision'
 /** The key an llm admission decision or cooldown is about: llm's short, non-reversible id (`*`: every key of the provider). */
@@ -247,6 +255,20 @@ export const METRIC_INVALID_JOB = 'hourglass.deadline.invalid_job'
  * stood; the error reached nobody but a process warning.
  */
 export const METRIC_GRPC_FAILED_AFTER_ANSWER = 'hourglass.grpc.server.failed_after_answer'
+
+/**
+ * GenAI conventions' client metrics (the duration one is required of a GenAI
+ * instrumentation): histogram, s, one sample per model attempt, by
+ * `gen_ai.operation.name`, `gen_ai.provider.name`, `gen_ai.request.model`,
+ * `gen_ai.response.model` (when an answer came) and `error.type` (when it failed).
+ */
+export const METRIC_GEN_AI_CLIENT_OPERATION_DURATION = 'gen_ai.client.operation.duration'
+/**
+ * Histogram, `{token}`: the input and output tokens the provider reported for
+ * a model attempt, one sample each by `gen_ai.token.type` (none when it
+ * reported none: never a guess, never 0 for unknown).
+ */
+export const METRIC_GEN_AI_CLIENT_TOKEN_USAGE = 'gen_ai.client.token.usage'
 
 /**
  * Where a deadline ran out, the value of `hourglass.deadline.stage`:

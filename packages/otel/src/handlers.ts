@@ -121,3 +121,35 @@ export const ENDED_IN_ERROR_WHY = 'after-first-byte'
 export function modelErrorType(errorKind: string | undefined): string | undefined {
   return errorKind === 'deadline_exceeded' ? 'DEADLINE_EXCEEDED' : errorKind
 }
+
+/**
+ * A model attempt's `error.type`, on its chat span and its duration metric
+ * alike; undefined for a success. A success whose answer ended in an error
+ * failed all the same (see `endedInError`).
+ */
+export function modelAttemptErrorType(m: {
+  decision: string
+  finishReason?: string | undefined
+  errorKind?: string | undefined
+  errorClass?: string | undefined
+  status?: number | undefined
+}): string | undefined {
+  if (endedInError(m)) return ENDED_IN_ERROR_TYPE
+  if (m.decision === 'success') return undefined
+  return (
+    modelErrorType(m.errorKind) ??
+    m.errorClass ??
+    (m.status === undefined ? 'error' : String(m.status))
+  )
+}
+
+/**
+ * Adapter names that are not the GenAI conventions' provider names. Any other
+ * name (`openai`, `anthropic`, or one the user gave an adapter) is used as is.
+ */
+const GEN_AI_PROVIDER_NAMES: Readonly<Record<string, string>> = { gemini: 'gcp.gemini' }
+
+/** An llm adapter's name as the GenAI conventions' provider name. */
+export function genAiProvider(name: string): string {
+  return GEN_AI_PROVIDER_NAMES[name] ?? name
+}

@@ -30,6 +30,7 @@ import {
   ATTR_ERROR_TYPE,
   ATTR_MESSAGING_DESTINATION_NAME,
   ATTR_MESSAGING_MESSAGE_ID,
+  ATTR_MESSAGING_OPERATION_NAME,
   ATTR_MESSAGING_OPERATION_TYPE,
   ATTR_MESSAGING_SYSTEM,
   EVENT_DEADLINE_EXCEEDED,
@@ -69,6 +70,7 @@ export function bullmqTraceHandlers(tracer: Tracer): BullmqHandlers {
         kind: SpanKind.CONSUMER,
         attributes: defined({
           [ATTR_MESSAGING_SYSTEM]: 'bullmq',
+          [ATTR_MESSAGING_OPERATION_NAME]: 'process',
           [ATTR_MESSAGING_OPERATION_TYPE]: 'process',
           [ATTR_MESSAGING_DESTINATION_NAME]: m.queue,
           [ATTR_MESSAGING_MESSAGE_ID]: m.jobId,

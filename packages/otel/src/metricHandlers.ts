@@ -1,3 +1,4 @@
+import type { LlmAttemptMessage } from '@hourglass/llm'
 import type { Meter } from '@opentelemetry/api'
 import {
   ATTR_BULLMQ_JOB_NAME,
@@ -12,12 +13,19 @@ import {
   ATTR_DEADLINE_SOURCE,
   ATTR_DEADLINE_STAGE,
   ATTR_ERROR_TYPE,
+  ATTR_GEN_AI_OPERATION_NAME,
+  ATTR_GEN_AI_PROVIDER_NAME,
+  ATTR_GEN_AI_REQUEST_MODEL,
+  ATTR_GEN_AI_RESPONSE_MODEL,
+  ATTR_GEN_AI_TOKEN_TYPE,
   ATTR_HTTP_REQUEST_METHOD,
   ATTR_MESSAGING_DESTINATION_NAME,
   type DeadlineStage,
   METRIC_CLIENT_CLOSED,
   METRIC_EGRESS_REMAINING,
   METRIC_EXCEEDED,
+  METRIC_GEN_AI_CLIENT_OPERATION_DURATION,
+  METRIC_GEN_AI_CLIENT_TOKEN_USAGE,
   METRIC_GRPC_FAILED_AFTER_ANSWER,
   METRIC_INGRESS_REMAINING,
   METRIC_INVALID_JOB,
@@ -31,8 +39,10 @@ import {
   ENDED_IN_ERROR_WHY,
   endedInError,
   errorType,
+  genAiProvider,
   type Handlers,
   httpMethod,
+  modelAttemptErrorType,
   modelRetryReason,
 } from './handlers.js'
 import { inModelSend } from './inModelSend.js'
@@ -43,6 +53,15 @@ import { inModelSend } from './inModelSend.js'
  */
 const BUDGET_BUCKETS_S = [
   0, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300,
+]
+
+/** The GenAI conventions' advice for `gen_ai.client.operation.duration`, in s. */
+const GEN_AI_DURATION_BUCKETS_S = [
+  0.01, 0.02, 0.04, 0.08, 0.16, 0.32, 0.64, 1.28, 2.56, 5.12, 10.24, 20.48, 40.96, 81.92,
+]
+/** The GenAI conventions' advice for `gen_ai.client.token.usage`: powers of 4. */
+const GEN_AI_TOKEN_BUCKETS = [
+  1, 4, 16, 64, 256, 1024, 4096, 16384, 65536, 262144, 1048576, 4194304, 16777216, 67108864,
 ]
 
 /** Deadlines count in ms; OpenTelemetry's duration metrics are in seconds. */
@@ -93,11 +112,45 @@ export function metricHandlers(meter: Meter): Handlers {
       'gRPC handlers that failed after they had answered (the answer stood; the error reached no caller), by method and error type',
     unit: '{call}',
   })
+  // The GenAI conventions' client metrics, so dashboards built on them (not
+  // on Hourglass's names) see @hourglass/llm's model attempts.
+  const genAiDuration = meter.createHistogram(METRIC_GEN_AI_CLIENT_OPERATION_DURATION, {
+    description: 'GenAI operation duration',
+    unit: 's',
+    advice: { explicitBucketBoundaries: GEN_AI_DURATION_BUCKETS_S },
+  })
+  const genAiTokens = meter.createHistogram(METRIC_GEN_AI_CLIENT_TOKEN_USAGE, {
+    description: 'Number of input and output tokens used',
+    unit: '{token}',
+    advice: { explicitBucketBoundaries: GEN_AI_TOKEN_BUCKETS },
+  })
   const countExceeded = (stage: DeadlineStage, slice?: string) =>
     exceeded.add(1, defined({ [ATTR_DEADLINE_STAGE]: stage, [ATTR_DEADLINE_SLICE]: slice }))
   // HTTP attempts sent for a model attempt (by their handle), from their
   // start to their end: counted as the model attempt (`llm`), not as `http`.
   const modelSends = new WeakSet<object>()
+
+  /** One model attempt (a request to the model) in the GenAI client metrics. */
+  const recordGenAi = (m: LlmAttemptMessage) => {
+    const attributes = defined({
+      [ATTR_GEN_AI_OPERATION_NAME]: 'chat',
+      [ATTR_GEN_AI_PROVIDER_NAME]: genAiProvider(m.provider),
+      [ATTR_GEN_AI_REQUEST_MODEL]: m.model,
+      // Empty when the body named none: no model is better than a blank series.
+      [ATTR_GEN_AI_RESPONSE_MODEL]: m.responseModel || undefined,
+    })
+    if (Number.isFinite(m.latencyMs)) {
+      genAiDuration.record(
+        seconds(Math.max(0, m.latencyMs)),
+        defined({ ...attributes, [ATTR_ERROR_TYPE]: modelAttemptErrorType(m) }),
+      )
+    }
+    // Only what the provider reported (llm's estimate when it did not is not usage).
+    if (m.inputTokens !== undefined)
+      genAiTokens.record(m.inputTokens, { ...attributes, [ATTR_GEN_AI_TOKEN_TYPE]: 'input' })
+    if (m.outputTokens !== undefined)
+      genAiTokens.record(m.outputTokens, { ...attributes, [ATTR_GEN_AI_TOKEN_TYPE]: 'output' })
+  }
 
   return {
     express: {
@@ -171,6 +224,7 @@ export function metricHandlers(meter: Meter): Handlers {
     },
     llm: {
       attempt(m) {
+        recordGenAi(m)
         if (endedInError(m)) {
           // Returned, but ended in an error after its first token: no answer
           // got, and not retried, as the same stream cut by an error frame.

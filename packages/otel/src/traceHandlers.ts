@@ -73,9 +73,10 @@ import {
   ENDED_IN_ERROR_WHY,
   endedInError,
   errorType,
+  genAiProvider,
   type Handlers,
   httpMethod,
-  modelErrorType,
+  modelAttemptErrorType,
   modelRetryReason,
   ms,
 } from './handlers.js'
@@ -397,27 +398,9 @@ function open(span: Span | undefined): Span | undefined {
   return span?.isRecording() ? span : undefined
 }
 
-/**
- * Adapter names that are not the GenAI conventions' provider names. Any other
- * name (`openai`, `anthropic`, or one the user gave an adapter) is used as is.
- */
-const GEN_AI_PROVIDER_NAMES: Readonly<Record<string, string>> = { gemini: 'gcp.gemini' }
-
-/** An llm adapter's name as the GenAI conventions' provider name. */
-function genAiProvider(name: string): string {
-  return GEN_AI_PROVIDER_NAMES[name] ?? name
-}
-
 /** One model attempt as a GenAI inference span, ended as it is made (see above). */
 function modelAttemptSpan(tracer: Tracer, m: LlmAttemptMessage): void {
-  // A success whose answer ended in an error failed all the same (see `endedInError`).
-  const failure = endedInError(m)
-    ? ENDED_IN_ERROR_TYPE
-    : m.decision === 'success'
-      ? undefined
-      : (modelErrorType(m.errorKind) ??
-        m.errorClass ??
-        (m.status === undefined ? 'error' : String(m.status)))
+  const failure = modelAttemptErrorType(m)
   const end = performance.timeOrigin + performance.now()
   const span = tracer.startSpan(
     SPAN_LLM_PREFIX + m.model,

@@ -325,3 +325,90 @@ describe('a model attempt the deadline ended', () => {
     expect(chats[0]?.status.code).toBe(SpanStatusCode.ERROR)
   })
 })
+
+describe("the GenAI client metrics (the conventions' required operation duration, and token usage)", () => {
+  const DURATION_BUCKETS_S = [
+    0.01, 0.02, 0.04, 0.08, 0.16, 0.32, 0.64, 1.28, 2.56, 5.12, 10.24, 20.48, 40.96, 81.92,
+  ]
+  const TOKEN_BUCKETS = [
+    1, 4, 16, 64, 256, 1024, 4096, 16384, 65536, 262144, 1048576, 4194304, 16777216, 67108864,
+  ]
+  const boundaries = (value: unknown) =>
+    (value as { buckets: { boundaries: number[] } }).buckets.boundaries
+
+  it('record an answered attempt: its duration in s and its input and output tokens', async () => {
+    const fake = await provider('openai')
+    fake.enqueue(
+      reply.error(200, {
+        id: 'chatcmpl-1',
+        object: 'chat.completion',
+        model: 'gpt-x-2026',
+        choices: [
+          { index: 0, message: { role: 'assistant', content: 'ok' }, finish_reason: 'stop' },
+        ],
+        usage: { prompt_tokens: 4, completion_tokens: 1, total_tokens: 5 },
+      }),
+    )
+    const model = openAICompatible({ baseURL: fake.baseURL, apiKey: 'sk-a', model: 'gpt-x' })
+    await underCaller(() => callModel({ models: [model], request, ...once }))
+    await model.close?.()
+    const durations = await otel.points('gen_ai.client.operation.duration')
+    expect(durations.map((p) => [p.attributes, boundaries(p.value)])).toEqual([
+      [
+        {
+          'gen_ai.operation.name': 'chat',
+          'gen_ai.provider.name': 'openai',
+          'gen_ai.request.model': 'gpt-x',
+          'gen_ai.response.model': 'gpt-x-2026',
+        },
+        DURATION_BUCKETS_S,
+      ],
+    ])
+    expect(await otel.unit('gen_ai.client.operation.duration')).toBe('s')
+    expect(await otel.unit('gen_ai.client.token.usage')).toBe('{token}')
+    const tokens = await otel.points('gen_ai.client.token.usage')
+    expect(
+      tokens.map((p) => [
+        p.attributes['gen_ai.token.type'],
+        (p.value as { sum: number }).sum,
+        boundaries(p.value),
+      ]),
+    ).toEqual([
+      ['input', 4, TOKEN_BUCKETS],
+      ['output', 1, TOKEN_BUCKETS],
+    ])
+    expect(tokens[0]?.attributes).toMatchObject({
+      'gen_ai.operation.name': 'chat',
+      'gen_ai.provider.name': 'openai',
+      'gen_ai.request.model': 'gpt-x',
+      'gen_ai.response.model': 'gpt-x-2026',
+    })
+  })
+
+  it('record a failed attempt with its error.type, and no tokens it was not told of', async () => {
+    const fake = await provider('openai')
+    fake.enqueue(reply.hang())
+    const model = openAICompatible({ baseURL: fake.baseURL, apiKey: 'sk-a', model: 'm' })
+    const clock = new ManualClock()
+    await underCaller(async () => {
+      using deadline = Deadline.after(1_000, { clock })
+      const call = callModel({ models: [model], request, deadline, ...once }).catch(
+        (e: unknown) => e,
+      )
+      await expect.poll(() => fake.requests.length).toBe(1)
+      clock.advance(1_000)
+      await call
+    })
+    await model.close?.()
+    const durations = await otel.points('gen_ai.client.operation.duration')
+    expect(durations.map((p) => p.attributes)).toEqual([
+      {
+        'gen_ai.operation.name': 'chat',
+        'gen_ai.provider.name': 'openai',
+        'gen_ai.request.model': 'm',
+        'error.type': 'DEADLINE_EXCEEDED',
+      },
+    ])
+    expect(await otel.points('gen_ai.client.token.usage')).toEqual([])
+  })
+})

@@ -105,6 +105,17 @@ export function setupOtel() {
     return out
   }
 
+  /** The unit metric `name` was created with (undefined when nothing recorded it). */
+  async function unit(name: string): Promise<string | undefined> {
+    const rm = await collect()
+    for (const scope of rm.scopeMetrics) {
+      for (const metric of scope.metrics) {
+        if (metric.descriptor.name === name) return metric.descriptor.unit
+      }
+    }
+    return undefined
+  }
+
   /** Sum of a counter over the points whose attributes include `where`. */
   async function counter(name: string, where: Attrs = {}): Promise<number> {
     let sum = 0
@@ -145,6 +156,7 @@ export function setupOtel() {
     counter,
     histogram,
     points,
+    unit,
     spansWhere,
     shutdown,
   }
