@@ -2,7 +2,7 @@ import type { Deadline } from '@hourglass/core'
 import type { HourglassFetch } from '@hourglass/fetch'
 import type { Dialect } from '../dialects/Dialect.js'
 import type { ProviderError } from '../errors/ProviderError.js'
-import type { ChatRequest, ChatResponse, StreamEvent } from '../types.js'
+import type { ChatRequest, ChatResponse, StreamEvent, Usage } from '../types.js'
 
 /** What one attempt needs besides the request. */
 export interface SendOptions {
@@ -77,6 +77,12 @@ export type OpenResult =
       events: AsyncIterable<StreamEvent>
       /** The provider's request id header (`Dialect.requestIdHeader`), when it sent one. */
       providerRequestId?: string | undefined
+      /**
+       * The counts the provider has sent so far, before its `finish`
+       * (`StreamParser.usageSoFar`), read when the stream breaks: a cut
+       * stream is charged by them rather than by the prompt estimate.
+       */
+      usageSoFar?: (() => Usage | undefined) | undefined
     }
   | { ok: false; error: ProviderError }
 

@@ -11,7 +11,7 @@ import {
   type ProviderReplyError,
 } from '../errors/ProviderReplyError.js'
 import { ResponseTooLargeError } from '../errors/ResponseTooLargeError.js'
-import type { ChatRequest, ChatResponse, StreamEvent } from '../types.js'
+import type { ChatRequest, ChatResponse, StreamEvent, Usage } from '../types.js'
 import { checkAdapterOptions } from './checkAdapterOptions.js'
 import { classifyThrown } from './classifyTransport.js'
 import { redactError, redactingDialect, secretValues } from './keyRedaction.js'
@@ -431,13 +431,7 @@ export function createAdapter(
             return {
               ok: true,
               status: res.statusCode,
-              events: readEvents(
-                bodyOfText(text),
-                dialectFor(send),
-                send,
-                context(send),
-                maxStreamBytes,
-              ),
+              ...streamOf(bodyOfText(text), dialectFor(send), send, context(send), maxStreamBytes),
               providerRequestId:
                 dialect.requestIdHeader === undefined
                   ? undefined
@@ -468,7 +462,7 @@ export function createAdapter(
         return {
           ok: true,
           status: res.statusCode,
-          events: readEvents(res.body, dialectFor(send), send, context(send), maxStreamBytes),
+          ...streamOf(res.body, dialectFor(send), send, context(send), maxStreamBytes),
           providerRequestId:
             dialect.requestIdHeader === undefined
               ? undefined
@@ -608,4 +602,23 @@ function withReportedUsage(response: ChatResponse): ChatResponse {
   if (usage.inputTokens === 0 && usage.outputTokens === 0) return response
   const { usageReported: _stale, ...reported } = response
   return reported
+}
+
+/**
+ * A stream's events read through one parser of `dialect`, and that parser's
+ * counts so far (`OpenResult.usageSoFar`), for charging a stream cut before
+ * its usage event.
+ */
+function streamOf(
+  body: EventBody,
+  dialect: Pick<Dialect, 'createStreamParser'>,
+  send: SendOptions,
+  context: Parameters<typeof readEvents>[3],
+  limitBytes: number,
+): { events: AsyncIterable<StreamEvent>; usageSoFar: () => Usage | undefined } {
+  const parser = dialect.createStreamParser()
+  return {
+    events: readEvents(body, { createStreamParser: () => parser }, send, context, limitBytes),
+    usageSoFar: () => parser.usageSoFar,
+  }
 }

@@ -82,6 +82,10 @@ export function redactingDialect(dialect: Dialect, keys: readonly string[]): Red
         get finishing() {
           return parser.finishing === true
         },
+        // Passed on, or a cut stream of an adapter with a key was charged by the estimate.
+        get usageSoFar() {
+          return parser.usageSoFar
+        },
         parseStreamEvent: (message) => scoped(() => parser.parseStreamEvent(message)),
         end: () => scoped(() => parser.end()),
       }

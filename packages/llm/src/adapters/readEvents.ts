@@ -1,7 +1,11 @@
 import { systemClock } from '@hourglass/core'
 import type { Dialect } from '../dialects/Dialect.js'
 import { ProviderError } from '../errors/ProviderError.js'
-import { isMalformedReply, type ProviderReplyError } from '../errors/ProviderReplyError.js'
+import {
+  isMalformedReply,
+  isProviderReplyError,
+  type ProviderReplyError,
+} from '../errors/ProviderReplyError.js'
 import { ResponseTooLargeError } from '../errors/ResponseTooLargeError.js'
 import { SseDecoder } from '../sse/SseDecoder.js'
 import type { StreamEvent } from '../types.js'
@@ -33,7 +37,8 @@ export interface EventBody extends AsyncIterable<Uint8Array> {
  * `ProviderError` with status 200 that is not retryable: the provider had
  * the request and had started generating it. A body that ends after the
  * `finish` (the marker missing, or cut off with its blank line) is a whole
- * answer. An event that cannot be read (not the dialect's JSON: a proxy that
+ * answer; so is a transport cut while the parser holds the `finish` back
+ * (its stop reason came, its usage or end marker not yet). An event that cannot be read (not the dialect's JSON: a proxy that
  * garbled it) is the same case as a cut, not a reason to ask again.
  *
  * The body is read up to `limitBytes` in all (the adapter's
@@ -171,7 +176,19 @@ export async function* readEvents(
     // event that cannot be read is no verdict, but bytes lost on the way.
     const failure = isMalformedReply(thrown) ? unreadable(context, thrown) : thrown
     const verdict = classifyThrown(failure, { ...context, signal: send.signal }, 200, true)
-    throw 'rethrow' in verdict ? verdict.rethrow : verdict.error
+    if ('rethrow' in verdict) throw verdict.rethrow
+    // A connection cut while the parser holds the finish back (its stop
+    // reason came: Anthropic's `message_delta`, OpenAI's `finish_reason`;
+    // `message_stop`, the usage chunk or `[DONE]` did not) lost only
+    // bookkeeping: the answer is whole, as when the body ends or goes quiet
+    // there. Failed, a whole answer reached the caller as a broken stream,
+    // charged and not asked again. A provider's error frame, an unreadable
+    // event or a body past its limit are no such cut, and still fail.
+    if (parser.finishing === true && !finished && isTransportCut(thrown)) {
+      for (const event of parser.end()) yield event
+      return
+    }
+    throw verdict.error
   } finally {
     // As `for await` would: a stream left early (an error, the reader
     // stopped) destroys the body, and with it the connection. One whose
@@ -183,6 +200,13 @@ export async function* readEvents(
     } else if (marked) release(chunks, body, send)
     else await chunks.return?.()
   }
+}
+
+/** A failure of the connection itself, not an answer the dialect or the byte limit judged. */
+function isTransportCut(thrown: unknown): boolean {
+  return (
+    !(thrown instanceof ProviderError) && !isProviderReplyError(thrown) && !isMalformedReply(thrown)
+  )
 }
 
 /** What `nextChunk` answers when the grace after a held-back finish ran out. */

@@ -8,7 +8,12 @@ import {
   sendTakesNeverAborted,
 } from '../adapters/ModelAdapter.js'
 import { classify } from '../admission/slot.js'
-import { type BilledFailure, billedBy, chargeBilledFailure } from '../budget/billedFailure.js'
+import {
+  type BilledFailure,
+  billedBy,
+  chargeBilledFailure,
+  deliveredTokens,
+} from '../budget/billedFailure.js'
 import type { CostReservation } from '../budget/CostBudget.js'
 import { chargeAnswer } from '../budget/chargeAnswer.js'
 import { isBudgetExceeded, unaffordable } from '../errors/BudgetExceededError.js'
@@ -18,7 +23,7 @@ import { isProviderError, ProviderError } from '../errors/ProviderError.js'
 import { isStreamInterrupted } from '../errors/StreamInterruptedError.js'
 import { clampAttempts, decideRetry, type RetryDecisionInput } from '../retry/decideRetry.js'
 import { retryDelay } from '../retry/retryDelay.js'
-import type { ChatRequest, ChatResponse } from '../types.js'
+import type { ChatRequest, ChatResponse, Usage } from '../types.js'
 import { type AttemptRecord, reportAttempt } from './AttemptRecord.js'
 import { admit } from './admit.js'
 import type { CallState } from './CallState.js'
@@ -262,7 +267,8 @@ export async function runModel(
       // A stream broken after its 2xx headers had an HTTP answer: its status.
       if (received?.status !== undefined) ended.status = received.status
       // A stream cut after its usage came (an early finish, then more
-      // answer): charged by that usage, so its tokens are on the record too.
+      // answer), or after its input counts (`cutUsage`): charged by that
+      // usage, so its tokens are on the record too.
       if (billed?.kind === 'cut' && billed.usage !== undefined) {
         ended.inputTokens = billed.usage.inputTokens
         ended.outputTokens = billed.usage.outputTokens
@@ -328,7 +334,7 @@ export async function runModel(
     // token: billed by the provider, so charged (the records below carry it).
     try {
       if (budget !== undefined && !charged) {
-        const billed = billedBy(error, received?.answered)
+        const billed = withInputCounts(billedBy(error, received?.answered), received)
         state.costUsd += chargeBilledFailure(budget, adapter.model, request, billed, adapter.name)
       }
     } finally {
@@ -557,15 +563,56 @@ function billedOf(
   if (received?.answered === true) {
     const { collector } = received
     if (collector.sawToken) {
-      return { kind: 'cut', outputChars: collector.outputChars, usage: collector.reportedUsage }
+      return {
+        kind: 'cut',
+        outputChars: collector.outputChars,
+        usage: collector.reportedUsage ?? cutUsage(received, collector.outputChars),
+      }
     }
-    return PROMPT
+    return withInputCounts(PROMPT, received)
   }
   return send.answerStarted === true ? WHOLE : undefined
 }
 
+/**
+ * A stream that took the request and sent no token is charged by the input
+ * counts it had sent (`cutUsage`), when it had: the prompt estimate only
+ * when it had not.
+ */
+function withInputCounts(
+  billed: BilledFailure | undefined,
+  received: StreamReceived | undefined,
+): BilledFailure | undefined {
+  if (billed?.kind !== 'prompt' || received === undefined) return billed
+  const usage = cutUsage(received, 0)
+  return usage === undefined ? billed : { kind: 'cut', outputChars: 0, usage }
+}
+
 const PROMPT: BilledFailure = { kind: 'prompt' }
 const WHOLE: BilledFailure = { kind: 'whole' }
+
+/**
+ * The usage a stream cut before its `finish` is charged by, when the provider
+ * had already sent its input counts (Anthropic's `message_start`, Gemini's
+ * `usageMetadata` on every chunk): those counts — the cached and uncached
+ * input as billed, not the prompt estimate — and the output so far, the
+ * larger of the provider's running count and what was delivered
+ * (`deliveredTokens`). Undefined without an input count: the estimate stands.
+ */
+function cutUsage(received: StreamReceived, outputChars: number): Usage | undefined {
+  let soFar: Usage | undefined
+  try {
+    soFar = received.usageSoFar?.()
+  } catch {
+    // A custom parser's getter that throws: the estimate stands.
+    return undefined
+  }
+  if (soFar === undefined || !(soFar.inputTokens > 0)) return undefined
+  return {
+    ...soFar,
+    outputTokens: Math.max(soFar.outputTokens, deliveredTokens(outputChars)),
+  }
+}
 
 /** Aborts `controller` when `signal` does, with its reason; returns the unlink. */
 function follow(controller: AbortController, signal: AbortSignal | undefined): () => void {

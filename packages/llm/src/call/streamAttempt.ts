@@ -3,7 +3,7 @@ import type { ModelAdapter, SendOptions, SendResult } from '../adapters/ModelAda
 import { END_GRACE_MS } from '../adapters/readEvents.js'
 import { ProviderError } from '../errors/ProviderError.js'
 import { StreamInterruptedError } from '../errors/StreamInterruptedError.js'
-import type { ChatRequest, StreamEvent } from '../types.js'
+import type { ChatRequest, StreamEvent, Usage } from '../types.js'
 import type { StreamSink } from './ModelStream.js'
 import { keepsRawArguments, StreamCollector } from './StreamCollector.js'
 
@@ -30,6 +30,8 @@ export interface StreamReceived {
   status?: number | undefined
   /** The events received. */
   readonly collector: StreamCollector
+  /** The counts the provider sent before its `finish`, when the adapter reads them (`OpenResult.usageSoFar`). */
+  usageSoFar?: (() => Usage | undefined) | undefined
 }
 
 /**
@@ -89,6 +91,7 @@ export async function streamAttempt(options: StreamAttemptOptions): Promise<Send
     // The 200's headers came (the timer runs from sending, before them).
     received.answered = true
     received.status = opened.status
+    received.usageSoFar = opened.usageSoFar
     providerRequestId = opened.providerRequestId
     for await (const event of opened.events) {
       // An empty text or thinking delta (Anthropic's `text_delta` of "",

@@ -1,5 +1,5 @@
 import type { SseMessage } from '../sse/SseFrame.js'
-import type { ChatRequest, ChatResponse, NormalizedError, StreamEvent } from '../types.js'
+import type { ChatRequest, ChatResponse, NormalizedError, StreamEvent, Usage } from '../types.js'
 import type { ErrorInput, StreamErrorInput } from './ErrorInput.js'
 import type { HeaderInput } from './errorHeaders.js'
 
@@ -38,6 +38,13 @@ export interface StreamParser {
    * hold the answer until the deadline. Absent: false.
    */
   readonly finishing?: boolean
+  /**
+   * The counts the provider has sent before its `finish` (Anthropic's
+   * `message_start` input and cache counts, Gemini's `usageMetadata` on
+   * every chunk), when it sent any: what a stream cut before its usage
+   * event is charged by, instead of the prompt estimate. Absent: none.
+   */
+  readonly usageSoFar?: Usage | undefined
 }
 
 export type DialectName =

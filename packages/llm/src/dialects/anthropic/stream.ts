@@ -135,7 +135,22 @@ export function createAnthropicStreamParser(): StreamParser {
       }
     },
     end: () => (finishReason === undefined ? [] : finish()),
+    // The input side is known from `message_start` on (billed from then,
+    // whatever follows); `output_tokens` so far is a lower bound.
+    get usageSoFar() {
+      return anthropicInputReported(inputUsage)
+        ? anthropicUsage(inputUsage, outputTokens)
+        : undefined
+    },
   }
+}
+
+/** Whether `usage` has an input count (`message_start`'s, or a `message_delta`'s). */
+function anthropicInputReported(usage: Record<string, unknown>): boolean {
+  return INPUT_USAGE_FIELDS.some((field) => {
+    const value = usage[field]
+    return typeof value === 'number' && Number.isFinite(value) && value > 0
+  })
 }
 
 /** The cumulative input counts a `message_delta` may repeat (`anthropicUsage` sums them). */

@@ -18,6 +18,8 @@ export function createGeminiStreamParser(): StreamParser {
   const ids = new GeneratedCallIds()
   let sawToolCall = false
   let done = false
+  /** The latest chunk's `usageMetadata` with counts: every chunk carries the running totals. */
+  let latestUsage: unknown
 
   return {
     get done() {
@@ -31,6 +33,8 @@ export function createGeminiStreamParser(): StreamParser {
       if (isBlank(message.data)) return []
       const chunk = parseAnswerJson(message.data)
       if (asRecord(chunk) === undefined) throw malformedReply('Gemini stream chunk')
+      const chunkUsage = get(chunk, 'usageMetadata')
+      if (geminiUsageReported(chunkUsage)) latestUsage = chunkUsage
       const candidate = asArray(get(chunk, 'candidates'))[0]
       const out: StreamEvent[] = []
       for (const block of geminiParts(get(getRecord(candidate, 'content'), 'parts'), ids)) {
@@ -67,5 +71,8 @@ export function createGeminiStreamParser(): StreamParser {
       return out
     },
     end: () => [],
+    get usageSoFar() {
+      return latestUsage === undefined ? undefined : geminiUsage(latestUsage)
+    },
   }
 }

@@ -1,0 +1,139 @@
+import { Deadline } from '@hourglass/core'
+import { afterEach, describe, expect, it } from 'vitest'
+import { CostBudget } from '../../src/budget/CostBudget.js'
+import type { AttemptRecord } from '../../src/call/AttemptRecord.js'
+import { callModel } from '../../src/call/callModel.js'
+import { isStreamInterrupted } from '../../src/errors/StreamInterruptedError.js'
+import { rawServer } from '../adapters/support/rawServer.js'
+import { FAST_RETRIES, useFakes, user } from '../call/support/fakes.js'
+
+const fakes = useFakes()
+
+// $1 per input token, $0.1 per cached input token, $2 per output token.
+const prices = {
+  big: { inputPerMTok: 1_000_000, cachedInputPerMTok: 100_000, outputPerMTok: 2_000_000 },
+}
+const messages = [user('Write at length about the sea.')]
+// 'The sea is wide' (15 characters) is 4 output tokens.
+const OUTPUT_USD = 4 * 2
+
+const servers: Array<{ close(): void }> = []
+afterEach(() => {
+  for (const server of servers.splice(0)) server.close()
+})
+
+/** A 200 stream that sends `frames`, then is cut (its connection destroyed once they are written). */
+async function cutAfter(frames: string) {
+  const server = await rawServer((req, res) => {
+    req.resume()
+    res.writeHead(200, { 'content-type': 'text/event-stream' })
+    res.write(frames, () => res.destroy())
+  })
+  servers.push(server)
+  return server.baseURL
+}
+
+async function callCut(dialect: 'anthropic' | 'gemini', baseURL: string) {
+  const budget = new CostBudget({ limitUsd: 1_000_000, prices })
+  const records: AttemptRecord[] = []
+  const error = await callModel({
+    models: [fakes.adapterFor(dialect, baseURL, 'big')],
+    deadline: Deadline.after(10_000),
+    request: { messages, maxTokens: 100, stream: true },
+    retry: { maxAttempts: 1, delay: FAST_RETRIES },
+    onAttempt: (r) => records.push(r),
+    limits: { budget, admission: false },
+  }).result.catch((e: unknown) => e)
+  return { error, budget, records }
+}
+
+const anthropicEvent = (type: string, data: Record<string, unknown>) =>
+  `event: ${type}\ndata: ${JSON.stringify({ type, ...data })}\n\n`
+
+describe('a stream cut before its usage event is charged by the input counts the provider already sent', () => {
+  it('Anthropic: message_start’s input count, not the prompt estimate', async () => {
+    const baseURL = await cutAfter(
+      anthropicEvent('message_start', {
+        message: {
+          id: 'msg_1',
+          type: 'message',
+          role: 'assistant',
+          content: [],
+          model: 'big',
+          stop_reason: null,
+          usage: { input_tokens: 6000, output_tokens: 1 },
+        },
+      }) +
+        anthropicEvent('content_block_start', {
+          index: 0,
+          content_block: { type: 'text', text: '' },
+        }) +
+        anthropicEvent('content_block_delta', {
+          index: 0,
+          delta: { type: 'text_delta', text: 'The sea is wide' },
+        }),
+    )
+    // The Anthropic adapter's base URL has no /v1 (its path is /v1/messages).
+    const { error, budget, records } = await callCut('anthropic', baseURL.replace(/\/v1$/, ''))
+    expect(isStreamInterrupted(error)).toBe(true)
+    expect(budget.spentUsd).toBeCloseTo(6000 * 1 + OUTPUT_USD, 6)
+    expect(records[0]).toMatchObject({ inputTokens: 6000, outputTokens: 4 })
+  })
+
+  it('Gemini: the last chunk’s usageMetadata (prompt and cached content), not the prompt estimate', async () => {
+    const chunk = {
+      candidates: [{ content: { role: 'model', parts: [{ text: 'The sea is wide' }] }, index: 0 }],
+      usageMetadata: {
+        promptTokenCount: 6000,
+        cachedContentTokenCount: 5000,
+        candidatesTokenCount: 4,
+        totalTokenCount: 6004,
+      },
+      modelVersion: 'big',
+      responseId: 'r1',
+    }
+    const baseURL = await cutAfter(`data: ${JSON.stringify(chunk)}\r\n\r\n`)
+    const { error, budget, records } = await callCut('gemini', baseURL)
+    expect(isStreamInterrupted(error)).toBe(true)
+    // 1000 uncached prompt tokens, 5000 read from Gemini's (implicit) cache.
+    expect(budget.spentUsd).toBeCloseTo(1000 * 1 + 5000 * 0.1 + OUTPUT_USD, 6)
+    expect(records[0]).toMatchObject({ inputTokens: 6000, outputTokens: 4 })
+  })
+})
+
+describe('a stream that took the request and sent no token is charged by the input counts it sent', () => {
+  it('Anthropic: message_start, then no token before the first-token timeout', async () => {
+    const server = await rawServer((req, res) => {
+      req.resume()
+      res.writeHead(200, { 'content-type': 'text/event-stream' })
+      res.write(
+        anthropicEvent('message_start', {
+          message: {
+            id: 'msg_1',
+            type: 'message',
+            role: 'assistant',
+            content: [],
+            model: 'big',
+            stop_reason: null,
+            usage: { input_tokens: 6000, output_tokens: 1 },
+          },
+        }),
+      )
+    })
+    servers.push(server)
+    const budget = new CostBudget({ limitUsd: 1_000_000, prices })
+    const records: AttemptRecord[] = []
+    await callModel({
+      models: [fakes.adapterFor('anthropic', server.baseURL.replace(/\/v1$/, ''), 'big')],
+      deadline: Deadline.after(10_000),
+      request: { messages, maxTokens: 100, stream: true },
+      firstTokenTimeoutMs: 200,
+      retry: { maxAttempts: 1, delay: FAST_RETRIES },
+      onAttempt: (r) => records.push(r),
+      limits: { budget, admission: false },
+    }).result.catch(() => {})
+    // The input as counted, and message_start's 1 output token.
+    expect(budget.spentUsd).toBeCloseTo(6000 + 2, 6)
+    expect(records[0]).toMatchObject({ errorKind: 'timeout', costUsd: expect.closeTo(6002, 6) })
+  })
+})
