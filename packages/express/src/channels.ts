@@ -63,7 +63,8 @@ export interface IngressLateWriteMessage {
   req: unknown
   /**
    * The response method the handler called too late (`write`, `end`,
-   * `setHeader`, …), or `pipe` for a stream piped into the response.
+   * `setHeader`, …), `statusCode` or `statusMessage` for one it assigned,
+   * or `pipe` for a stream piped into the response.
    */
   method: string
 }

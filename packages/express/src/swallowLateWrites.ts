@@ -92,6 +92,26 @@ function wrapWriters(res: ServerResponse): void {
     const current = target[method]
     if (typeof current === 'function') target[method] = swallowed(method, current as Method)
   }
+  for (const name of ASSIGNED) keepSent(res, name)
+}
+
+/**
+ * What a handler assigns rather than calls (`res.statusCode = 500` in a
+ * catch block or an abort listener). The assignment reached nothing on the
+ * wire, but everything that reads the status at the response's end — our
+ * end event, a request logger, an HTTP span — reported a 500 that was never
+ * sent. Kept at what went out, the assignment reported as a late write.
+ */
+const ASSIGNED = ['statusCode', 'statusMessage'] as const
+
+function keepSent(res: ServerResponse, name: (typeof ASSIGNED)[number]): void {
+  const sent: unknown = res[name]
+  Object.defineProperty(res, name, {
+    configurable: true,
+    enumerable: true,
+    get: () => sent,
+    set: () => over.get(res)?.report?.(name),
+  })
 }
 
 /** `method` for an answered response; `original` for anything else it is called on. */
