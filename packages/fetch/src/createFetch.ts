@@ -26,6 +26,7 @@ import { hasHeader, isRepeatable } from './dispatchHeaders.js'
 import { BodyNotReadError } from './errors/BodyNotReadError.js'
 import { RedirectWithStreamBodyError } from './errors/RedirectWithStreamBodyError.js'
 import { TooManyRedirectsError } from './errors/TooManyRedirectsError.js'
+import { UnexpectedRedirectError } from './errors/UnexpectedRedirectError.js'
 import { type UrlRefusal, UrlRefusedError } from './errors/UrlRefusedError.js'
 import { fetchMethod } from './fetchMethod.js'
 import { OutboundCall, type OutboundCallInit, RetryWaits, type SendResult } from './OutboundCall.js'
@@ -227,6 +228,7 @@ export function createFetch(
         attempt?.reason ??
         attempt?.error ??
         refusedRedirect(thrown, attempt, outbound.init.replayable, init, input) ??
+        unexpectedRedirect(thrown, attempt) ??
         refusedUrl(thrown, attempt, input, outbound.init.method) ??
         unwrap(thrown, carrier.hops)
       attempt?.finish(error)
@@ -448,6 +450,30 @@ function refusedRedirect(
     // undici parsed it before it refused (a bad Location fails earlier, with its own message).
   }
   return new RedirectWithStreamBodyError(attempt.init.url, status, target, cause)
+}
+
+/**
+ * The redirect `redirect: 'error'` refused: undici's "fetch failed" around a
+ * bare `Error('unexpected redirect')`, told by that message (undici's own
+ * wording: one reworded is passed on as it is) and the hop's status.
+ */
+function unexpectedRedirect(
+  thrown: unknown,
+  attempt: Attempt | undefined,
+): UnexpectedRedirectError | undefined {
+  if (attempt?.statusCode === undefined) return undefined
+  if (!(thrown instanceof TypeError) || thrown.message !== 'fetch failed') return undefined
+  const cause = thrown.cause
+  if (!(cause instanceof Error) || cause.message !== 'unexpected redirect') return undefined
+  let target = attempt.location
+  if (target !== undefined) {
+    try {
+      target = new URL(target, attempt.init.url).href
+    } catch {
+      // Left as the server sent it: a Location that does not parse.
+    }
+  }
+  return new UnexpectedRedirectError(attempt.init.url, attempt.statusCode, target, cause)
 }
 
 /**

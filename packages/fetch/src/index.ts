@@ -29,6 +29,10 @@ export {
   RedirectWithStreamBodyError,
 } from './errors/RedirectWithStreamBodyError.js'
 export { isTooManyRedirects, TooManyRedirectsError } from './errors/TooManyRedirectsError.js'
+export {
+  isUnexpectedRedirect,
+  UnexpectedRedirectError,
+} from './errors/UnexpectedRedirectError.js'
 export { isUrlRefused, type UrlRefusal, UrlRefusedError } from './errors/UrlRefusedError.js'
 export type { EgressOptions, EmptyReadRetry, LookupFunction, RetryOptions } from './options.js'
 export {

@@ -1,0 +1,40 @@
+import { HourglassError, hasErrorCode } from '@hourglass/core'
+
+/**
+ * `createFetch` was answered with a redirect under `redirect: 'error'`, as
+ * the caller asked fetch to fail then. undici fails it with a bare `Error`
+ * ("unexpected redirect", no code) inside its "fetch failed": this names the
+ * status and where it redirects. Never retried: the server would answer the
+ * same. Not an `EgressError`: no phase failed.
+ */
+export class UnexpectedRedirectError extends HourglassError {
+  static readonly code = 'UNEXPECTED_REDIRECT'
+  /** The redirect's status (301, 302, 303, 307 or 308). */
+  readonly status: number
+  /** Where it redirects (the `Location` header, resolved against the URL that answered), when it gave one. */
+  readonly location: string | undefined
+
+  constructor(url: string, status: number, location: string | undefined, cause: unknown) {
+    super(
+      UnexpectedRedirectError.code,
+      `${url} answered ${status}, a redirect${location === undefined ? '' : ` to ${withoutQuery(location)}`}, and redirect: 'error' refuses to follow it`,
+      { cause },
+    )
+    this.status = status
+    this.location = location
+  }
+}
+
+export function isUnexpectedRedirect(error: unknown): error is UnexpectedRedirectError {
+  return hasErrorCode(error, UnexpectedRedirectError.code)
+}
+
+/** Origin and path: a message is logged, and a redirect's query may carry a signature. */
+function withoutQuery(location: string): string {
+  try {
+    const url = new URL(location)
+    return `${url.origin}${url.pathname}`
+  } catch {
+    return location
+  }
+}

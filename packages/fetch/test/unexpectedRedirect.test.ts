@@ -1,0 +1,58 @@
+import { once } from 'node:events'
+import { createServer, type Server } from 'node:http'
+import type { AddressInfo } from 'node:net'
+import { Deadline } from '@hourglass/core'
+import { afterEach, expect, it } from 'vitest'
+import { createFetch, isUnexpectedRedirect, UnexpectedRedirectError } from '../src/index.js'
+import { recordEgress } from './helpers.js'
+
+// `redirect: 'error'` asks fetch to fail on a redirect. undici fails it with
+// a bare `Error('unexpected redirect')` inside its "fetch failed": createFetch
+// passed on that bare Error — no code, no guard, nothing saying which status
+// or where to — so a caller could match it only on undici's wording.
+
+let server: Server | undefined
+afterEach(async () => {
+  if (server) {
+    server.closeAllConnections()
+    server.close()
+    await once(server, 'close')
+  }
+  server = undefined
+})
+
+it("redirect: 'error' on a 302 rejects with UnexpectedRedirectError naming the status and the resolved Location, sent once", async () => {
+  let requests = 0
+  server = createServer((_req, res) => {
+    requests++
+    res.writeHead(302, { location: '/next?sig=secret' }).end('moved')
+  })
+  server.listen(0, '127.0.0.1')
+  await once(server, 'listening')
+  const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
+  const events = recordEgress()
+  const fetch = createFetch()
+  let error: unknown
+  try {
+    await fetch(`${base}/start`, { redirect: 'error', deadline: Deadline.after(2000) })
+  } catch (thrown) {
+    error = thrown
+  } finally {
+    events.stop()
+    await fetch.close()
+  }
+  expect(isUnexpectedRedirect(error)).toBe(true)
+  expect(error).toBeInstanceOf(UnexpectedRedirectError)
+  expect(error).toMatchObject({
+    code: 'UNEXPECTED_REDIRECT',
+    status: 302,
+    location: `${base}/next?sig=secret`,
+    cause: { message: 'unexpected redirect' },
+  })
+  // The message is logged: the Location's query (a signature) stays out of it.
+  expect((error as Error).message).not.toContain('secret')
+  expect(requests).toBe(1)
+  // The attempt itself got its answer: the 302.
+  expect(events.ends.map((e) => e.statusCode)).toEqual([302])
+  expect(events.retries).toHaveLength(0)
+})
