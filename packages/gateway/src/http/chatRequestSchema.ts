@@ -44,6 +44,36 @@ const content = z.union([z.string(), z.array(textPart)], {
   error: 'expected a string or an array of text parts',
 })
 
+/**
+ * A field openai-node's helpers add to the message they hand back (any JSON),
+ * which the usual chat loop pushes back into `messages` as it came: taken,
+ * as OpenAI's API takes it (strict compatible servers refused it, so
+ * openai-node's own tool runner now strips it: openai/openai-node#1990), and
+ * sent to no provider.
+ */
+const helperOnly = shallow(z.unknown()).optional()
+
+/**
+ * An assistant message's content: text parts, and the refusal parts OpenAI's
+ * assistant message takes too (`{ type: "refusal", refusal }`, the same turn
+ * as the `refusal` field).
+ */
+const refusalPart = z.strictObject({
+  type: z.literal('refusal'),
+  refusal: z.string({ error: 'expected a string' }),
+})
+const assistantContent = z.union(
+  [
+    z.string(),
+    z.array(
+      z.discriminatedUnion('type', [textPart, refusalPart], {
+        error: 'only text and refusal parts are supported (no audio)',
+      }),
+    ),
+  ],
+  { error: 'expected a string or an array of text or refusal parts' },
+)
+
 /** A participant's name: forwarded by OpenAI-compatible dialects, refused by the others. */
 const name = z.string({ error: 'expected a string' }).max(MAX_ID, upTo(MAX_ID)).nullish()
 
@@ -53,6 +83,9 @@ const toolCall = z.strictObject({
   function: z.strictObject({
     name: z.string().min(1).max(MAX_ID),
     arguments: z.string({ error: 'expected a JSON string' }),
+    // openai-node's `.parse()` with `zodFunction` tools: the arguments it
+    // parsed, on the message a client pushes back. `arguments` says it all.
+    parsed_arguments: helperOnly,
   }),
 })
 
@@ -64,7 +97,7 @@ const message = z.discriminatedUnion(
     z
       .strictObject({
         role: z.literal('assistant'),
-        content: content.nullish(),
+        content: assistantContent.nullish(),
         name,
         tool_calls: z.array(toolCall).max(MAX_TOOLS).optional(),
         // What the gateway's own answers carry, echoed back by clients: a
@@ -83,6 +116,9 @@ const message = z.discriminatedUnion(
         // refused it sent back), and Anthropic's would need the signature the
         // OpenAI shape has no place for (README, "Request fields").
         reasoning_content: z.string({ error: 'expected a string or null' }).nullish(),
+        // `.parse()`'s parsed content, and `null` on every message of
+        // `.stream()`'s finalMessage(): `content` holds what was parsed.
+        parsed: helperOnly,
       })
       .refine((m) => m.content != null || m.refusal != null || (m.tool_calls?.length ?? 0) > 0, {
         error: 'expected a string or an array of text parts (or tool_calls, or a refusal)',

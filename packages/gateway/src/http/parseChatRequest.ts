@@ -126,11 +126,20 @@ function toMessage(m: ChatRequestBody['messages'][number], path: string): Messag
     }
   }
   if (m.role === 'assistant') {
-    const text = textOf(m.content)
+    // Refusal parts are the `refusal` field in another shape: after the text,
+    // as a refused answer's message has them.
+    const parts = typeof m.content === 'string' || m.content == null ? [] : m.content
+    const text = textOf(
+      typeof m.content === 'string'
+        ? m.content
+        : parts.flatMap((p) => (p.type === 'text' ? [p] : [])),
+    )
+    const refusal =
+      parts.flatMap((p) => (p.type === 'refusal' ? [p.refusal] : [])).join('') + (m.refusal ?? '')
     const blocks: Block[] = text === '' ? [] : [{ type: 'text', text }]
     // A refused answer pushed back as it came (`content: null`, its text in
     // `refusal`): the model's turn, marked as the refusal it was.
-    if (m.refusal) blocks.push({ type: 'text', text: m.refusal, refusal: true })
+    if (refusal !== '') blocks.push({ type: 'text', text: refusal, refusal: true })
     m.tool_calls?.forEach((call, i) => {
       const written = call.function.arguments
       const args = parseArguments(written)
