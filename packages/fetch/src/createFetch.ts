@@ -443,13 +443,12 @@ function refusedRedirect(
   if (!(thrown instanceof TypeError) || thrown.message !== 'fetch failed') return undefined
   const cause = thrown.cause
   if (!(cause instanceof Error) || cause.message !== '') return undefined
-  let target = location
-  try {
-    target = new URL(location, attempt.init.url).href
-  } catch {
-    // undici parsed it before it refused (a bad Location fails earlier, with its own message).
-  }
-  return new RedirectWithStreamBodyError(attempt.init.url, status, target, cause)
+  return new RedirectWithStreamBodyError(
+    attempt.init.url,
+    status,
+    resolvedLocation(location, attempt),
+    cause,
+  )
 }
 
 /**
@@ -465,15 +464,22 @@ function unexpectedRedirect(
   if (!(thrown instanceof TypeError) || thrown.message !== 'fetch failed') return undefined
   const cause = thrown.cause
   if (!(cause instanceof Error) || cause.message !== 'unexpected redirect') return undefined
-  let target = attempt.location
-  if (target !== undefined) {
-    try {
-      target = new URL(target, attempt.init.url).href
-    } catch {
-      // Left as the server sent it: a Location that does not parse.
-    }
-  }
+  const location = attempt.location
+  const target = location === undefined ? undefined : resolvedLocation(location, attempt)
   return new UnexpectedRedirectError(attempt.init.url, attempt.statusCode, target, cause)
+}
+
+/**
+ * A redirect's `Location`, resolved against the URL that answered it; as the
+ * server sent it when it does not parse (undici parses it before it follows
+ * or refuses a redirect, so such a Location fails earlier, with its own message).
+ */
+function resolvedLocation(location: string, attempt: Attempt): string {
+  try {
+    return new URL(location, attempt.init.url).href
+  } catch {
+    return location
+  }
 }
 
 /**

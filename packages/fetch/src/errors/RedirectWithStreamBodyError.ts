@@ -1,4 +1,5 @@
 import { HourglassError, hasErrorCode } from '@hourglass/core'
+import { withoutQuery } from './withoutQuery.js'
 
 /**
  * `createFetch` was answered 301, 302, 307 or 308 with a `Location` for a
@@ -30,14 +31,4 @@ export class RedirectWithStreamBodyError extends HourglassError {
 
 export function isRedirectWithStreamBody(error: unknown): error is RedirectWithStreamBodyError {
   return hasErrorCode(error, RedirectWithStreamBodyError.code)
-}
-
-/** Origin and path: a message is logged, and a redirect's query may carry a signature. */
-function withoutQuery(location: string): string {
-  try {
-    const url = new URL(location)
-    return `${url.origin}${url.pathname}`
-  } catch {
-    return location
-  }
 }

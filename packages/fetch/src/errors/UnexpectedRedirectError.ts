@@ -1,4 +1,5 @@
 import { HourglassError, hasErrorCode } from '@hourglass/core'
+import { withoutQuery } from './withoutQuery.js'
 
 /**
  * `createFetch` was answered with a redirect under `redirect: 'error'`, as
@@ -27,14 +28,4 @@ export class UnexpectedRedirectError extends HourglassError {
 
 export function isUnexpectedRedirect(error: unknown): error is UnexpectedRedirectError {
   return hasErrorCode(error, UnexpectedRedirectError.code)
-}
-
-/** Origin and path: a message is logged, and a redirect's query may carry a signature. */
-function withoutQuery(location: string): string {
-  try {
-    const url = new URL(location)
-    return `${url.origin}${url.pathname}`
-  } catch {
-    return location
-  }
 }
