@@ -22,9 +22,7 @@ import { requestedServiceTier } from './requestedServiceTier.js'
  * - `whole` — a 2xx answer that broke off (a cut, the body timeout, the
  *   deadline, the caller's signal), was past `maxResponseBytes` while its
  *   body was read, or could not be read (JSON cut short or without the
- *   answer in it); or a non-streamed attempt whose response headers timed
- *   out (or whose connection closed a while after it was sent, before
- *   them): the whole generation happened, its usage is unknown: the
+ *   answer in it): the whole generation happened, its usage is unknown: the
  *   prompt estimate plus `maxTokens` (and the price's
  *   `uncappedReasoningTokens`), the worst case `estimate` uses.
  * - `prompt` — a stream whose 2xx headers came, then no token (a first-token
@@ -37,8 +35,11 @@ import { requestedServiceTier } from './requestedServiceTier.js'
  * attempt had received (a stream's events, `SendOptions.answerStarted`).
  * A refusal (an error status, an error the provider put in a 2xx body or
  * stream frame, a connect failure, nothing sent) and an attempt stopped
- * before any response headers (by the deadline, the caller's signal, or —
- * streamed — its headers timeout) cost nothing. @internal
+ * before any response headers cost nothing — a non-streamed one whose
+ * headers timed out too, though the provider may have been generating it:
+ * a stalled upload the provider never read ends the same way (the headers
+ * limit counts from the last piece written), and nothing here tells the
+ * two apart. @internal
  */
 export type BilledFailure =
   | { kind: 'cut'; outputChars: number; usage: Usage | undefined }
@@ -86,7 +87,6 @@ export function billedBy(
   error: ProviderError,
   streamAnswered: boolean | undefined,
 ): BilledFailure | undefined {
-  if (streamAnswered === undefined && generatedUnanswered(error)) return WHOLE
   if (!(error.status >= 200 && error.status < 300)) return undefined
   // A 2xx the provider answered that could not be read: a stream's event,
   // charged as a cut (the provider had started the generation); a whole
@@ -95,22 +95,6 @@ export function billedBy(
   if (isMalformedReply(error.cause)) return streamAnswered === true ? PROMPT : WHOLE
   if (!lostInTransit(error)) return undefined
   return streamAnswered === true ? PROMPT : WHOLE
-}
-
-/**
- * A non-streamed attempt that reached the provider and got no response
- * headers in time — its headers timeout, or the connection closed a while
- * after the request left (`classifyThrown`'s "closed after a wait") — was
- * generating: a whole answer's headers come after the whole generation, and
- * "a read timeout still costs a full generation" (DESIGN.md). Not resent to
- * the model for that reason; charged nothing, a run of them through the
- * fallbacks never tripped the budget, however many were billed.
- */
-function generatedUnanswered(error: ProviderError): boolean {
-  if (error.status !== 0 || error.retryable) return false
-  const code = (error.cause as { code?: unknown } | null | undefined)?.code
-  if (error.kind === 'timeout') return code === 'HEADERS_TIMEOUT'
-  return error.kind === 'network' && (code === 'UND_ERR_SOCKET' || code === 'ECONNRESET')
 }
 
 const PROMPT: BilledFailure = { kind: 'prompt' }

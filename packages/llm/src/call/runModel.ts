@@ -271,7 +271,13 @@ export async function runModel(
       // usage, so its tokens are on the record too.
       if (billed?.kind === 'cut' && billed.usage !== undefined) {
         ended.inputTokens = billed.usage.inputTokens
-        ended.outputTokens = billed.usage.outputTokens
+        // The output count only when the provider's usage had come: a cut
+        // before it was charged by the delivered text where that was more
+        // (`cutUsage`), an estimate the record — and the GenAI token
+        // metric read from it — must not pass off as the provider's count.
+        if (received?.collector.reportedUsage !== undefined) {
+          ended.outputTokens = billed.usage.outputTokens
+        }
       }
       record(ended)
       throw thrown

@@ -77,7 +77,11 @@ describe('a stream cut before its usage event is charged by the input counts the
     const { error, budget, records } = await callCut('anthropic', baseURL.replace(/\/v1$/, ''))
     expect(isStreamInterrupted(error)).toBe(true)
     expect(budget.spentUsd).toBeCloseTo(6000 * 1 + OUTPUT_USD, 6)
-    expect(records[0]).toMatchObject({ inputTokens: 6000, outputTokens: 4 })
+    // The record carries the provider's counts only: its input count, and no
+    // output count (message_start's `output_tokens: 1` is a placeholder; the
+    // 4 charged are the delivered text's estimate, never passed off as usage).
+    expect(records[0]).toMatchObject({ inputTokens: 6000 })
+    expect(records[0]?.outputTokens).toBeUndefined()
   })
 
   it('Gemini: the last chunk’s usageMetadata (prompt and cached content), not the prompt estimate', async () => {
@@ -97,7 +101,8 @@ describe('a stream cut before its usage event is charged by the input counts the
     expect(isStreamInterrupted(error)).toBe(true)
     // 1000 uncached prompt tokens, 5000 read from Gemini's (implicit) cache.
     expect(budget.spentUsd).toBeCloseTo(1000 * 1 + 5000 * 0.1 + OUTPUT_USD, 6)
-    expect(records[0]).toMatchObject({ inputTokens: 6000, outputTokens: 4 })
+    expect(records[0]).toMatchObject({ inputTokens: 6000 })
+    expect(records[0]?.outputTokens).toBeUndefined()
   })
 })
 
