@@ -12,6 +12,7 @@ import { isDnsError } from './errors/DnsError.js'
 import { isHeadersTimeout } from './errors/HeadersTimeoutError.js'
 import { isRedirectWithStreamBody } from './errors/RedirectWithStreamBodyError.js'
 import { isTooManyRedirects } from './errors/TooManyRedirectsError.js'
+import { isUnexpectedRedirect } from './errors/UnexpectedRedirectError.js'
 import type { ResolvedRetry } from './options.js'
 
 /** What ended an attempt: an error, or a response status (with its headers). */
@@ -98,7 +99,8 @@ export function decideRetry(outcome: Outcome, state: RetryState): RetryDecision 
   let delayMs = 0
   // Before the byte count: whether the last redirect had a body or not, a
   // retry walks the same chain again (the same answer, for the same reason).
-  if (isTooManyRedirects(error)) return no('not-retryable')
+  // A redirect `redirect: 'error'` refused: the server answers the same again.
+  if (isTooManyRedirects(error) || isUnexpectedRedirect(error)) return no('not-retryable')
   // The body is a stream: no retry could send it either (the redirect's body
   // bytes, if any, are not this request's answer).
   if (isRedirectWithStreamBody(error)) return no('body-not-replayable')

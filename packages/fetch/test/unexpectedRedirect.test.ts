@@ -56,3 +56,27 @@ it("redirect: 'error' on a 302 rejects with UnexpectedRedirectError naming the s
   expect(events.ends.map((e) => e.statusCode)).toEqual([302])
   expect(events.retries).toHaveLength(0)
 })
+
+// Review: the why of a skipped retry was `after-first-byte` for a redirect
+// with a body (its bytes counted) and `not-retryable` without one.
+it.each([
+  ['with a body', 'moved'],
+  ['without a body', ''],
+])(
+  "redirect: 'error' on a 302 %s: retry-skipped says not-retryable either way",
+  async (_, body) => {
+    server = createServer((_req, res) => {
+      res.writeHead(302, { location: '/next' }).end(body)
+    })
+    server.listen(0, '127.0.0.1')
+    await once(server, 'listening')
+    const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
+    const events = recordEgress()
+    const fetch = createFetch()
+    const error = await fetch(`${base}/start`, { redirect: 'error' }).catch((e: unknown) => e)
+    events.stop()
+    await fetch.close()
+    expect(isUnexpectedRedirect(error)).toBe(true)
+    expect(events.skipped.map((s) => s.why)).toEqual(['not-retryable'])
+  },
+)
