@@ -35,6 +35,7 @@ const RETRY_INFO = 'type.googleapis.com/google.rpc.RetryInfo'
 const QUOTA_FAILURE = 'type.googleapis.com/google.rpc.QuotaFailure'
 const ERROR_INFO = 'type.googleapis.com/google.rpc.ErrorInfo'
 const MAX_DETAILS = 32
+const DAY_MS = 24 * 60 * 60 * 1000
 
 /**
  * `{"error":{"code":429,"message","status":"RESOURCE_EXHAUSTED","details":[…]}}`.
@@ -58,6 +59,7 @@ function readGeminiError(
   let kind = lookup(GEMINI_STATUSES, status)
   let retryAfterMs: number | undefined
   let scope: CooldownScope | undefined
+  let daily = false
   for (const detail of asArray(get(error, 'details')).slice(0, MAX_DETAILS)) {
     const type = getString(detail, '@type')
     if (type === RETRY_INFO) {
@@ -65,6 +67,7 @@ function readGeminiError(
       retryAfterMs = delay === undefined ? undefined : parseProtoDurationMs(delay)
     } else if (type === QUOTA_FAILURE) {
       if (hasZeroQuota(detail)) kind = 'quota_exhausted'
+      else if (kind === 'rate_limited' && hasDailyQuota(detail)) daily = true
       scope = quotaScope(detail)
     } else if (type === ERROR_INFO && getString(detail, 'reason') === 'API_KEY_INVALID') {
       kind = 'auth'
@@ -90,6 +93,18 @@ function readGeminiError(
     kind = 'context_too_long'
   }
   retryAfterMs ??= retryInMessage(text)
+  if (daily && kind === 'rate_limited') {
+    // A spent per-day quota is a quota, not a rate limit: retried after
+    // RetryInfo's wait (often seconds) it is refused again until the daily
+    // reset. Not retried, so the call falls back at once; still in its
+    // scope (a `…PerModel` quota: that model on that key, the key's other
+    // models free). Given a wait, admission cools that scope for it (capped
+    // at its maxRetryAfterMs) instead of retiring the key; without RetryInfo
+    // the bound is the day the quota counts: it "resets at midnight Pacific
+    // time" (ai.google.dev/gemini-api/docs/rate-limits), so within 24 h.
+    kind = 'quota_exhausted'
+    retryAfterMs ??= DAY_MS
+  }
   return { providerCode: status ?? getCode(error, 'code'), message, kind, retryAfterMs, scope }
 }
 
@@ -106,6 +121,18 @@ function quotaScope(detail: unknown): CooldownScope | undefined {
     getString(getRecord(v, 'quotaDimensions'), 'model') !== undefined ||
     /PerModel/i.test(getString(v, 'quotaId') ?? '')
   return violations.every(perModel) ? 'model' : 'key'
+}
+
+/**
+ * Whether a violated quota counts per day: its `quotaId` names the window
+ * (`GenerateRequestsPerDayPerProjectPerModel-FreeTier`, beside
+ * `…PerMinute…`; google.rpc.QuotaFailure.Violation, googleapis
+ * google/rpc/error_details.proto).
+ */
+function hasDailyQuota(detail: unknown): boolean {
+  return asArray(get(detail, 'violations'))
+    .slice(0, MAX_DETAILS)
+    .some((v) => /PerDay/i.test(getString(v, 'quotaId') ?? ''))
 }
 
 function hasZeroQuota(detail: unknown): boolean {

@@ -89,6 +89,13 @@ export function buildGeminiRequest(request: ChatRequest, model: string): BuiltRe
           // parameters). FunctionDeclaration.parametersJsonSchema takes JSON
           // Schema: https://ai.google.dev/api/caching#FunctionDeclaration,
           // googleapis/js-genai src/types.ts `parametersJsonSchema`.
+          // Sent as it is, `$schema` included (openai-node's `zodFunction`
+          // writes draft-07's, zod 4's `z.toJSONSchema` 2020-12's): the JSON
+          // Schema fields are free JSON values (`value (Value format)`), not
+          // the `Schema` message whose unknown fields are refused, and Google
+          // documents that "the full JSON Schema may be sent", keywords
+          // outside the supported list not enforced (GenerationConfig
+          // `responseJsonSchema`, ai.google.dev/api/generate-content).
           declaration['parametersJsonSchema'] = t.parameters
           return declaration
         }),
@@ -194,7 +201,13 @@ interface JsonSchemaFormat {
 }
 
 /**
- * `json_schema.schema` (`null` is not set: JSON without a schema), with
+ * `json_schema.schema` as it is (`null` is not set: JSON without a schema),
+ * `$schema` included: "While the full JSON Schema may be sent, not all
+ * features are supported. Specifically, only the following properties are
+ * supported: `$id`, `$defs`, `$ref`, … `required`" (GenerationConfig
+ * `responseJsonSchema`, ai.google.dev/api/generate-content) — an unlisted
+ * keyword is sent and not enforced, not refused; only `responseSchema` (a
+ * `Schema` message, never sent here) answers "Unknown name \"$schema\"". With
  * `json_schema.description` as the schema's own top-level `description` —
  * where JSON Schema, and so Gemini, reads what a schema is for. A
  * description with no schema to carry it, or beside a different one of the

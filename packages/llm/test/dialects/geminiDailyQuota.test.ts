@@ -1,0 +1,65 @@
+import { describe, expect, it } from 'vitest'
+import { dialects } from '../../src/dialects/dialects.js'
+
+const gemini = dialects.gemini
+
+function exhausted(quotaIds: string[], retryDelay?: string, model = 'gemini-2.5-pro') {
+  const details: unknown[] = [
+    {
+      '@type': 'type.googleapis.com/google.rpc.QuotaFailure',
+      violations: quotaIds.map((quotaId) => ({
+        quotaMetric: 'generativelanguage.googleapis.com/generate_content_free_tier_requests',
+        quotaId,
+        quotaDimensions: quotaId.includes('PerModel') ? { location: 'global', model } : {},
+        quotaValue: '50',
+      })),
+    },
+  ]
+  if (retryDelay !== undefined) {
+    details.push({ '@type': 'type.googleapis.com/google.rpc.RetryInfo', retryDelay })
+  }
+  const body = JSON.stringify({
+    error: {
+      code: 429,
+      message: 'You exceeded your current quota.',
+      status: 'RESOURCE_EXHAUSTED',
+      details,
+    },
+  })
+  return gemini.normalizeError({ status: 429, body })
+}
+
+describe('Gemini per-day quotas', () => {
+  it('a per-day per-model quota is quota_exhausted, scoped to the model, waiting RetryInfo', () => {
+    expect(exhausted(['GenerateRequestsPerDayPerProjectPerModel-FreeTier'], '21s')).toMatchObject({
+      kind: 'quota_exhausted',
+      retryable: false,
+      scope: 'model',
+      retryAfterMs: 21_000,
+    })
+  })
+
+  it('without RetryInfo, the wait is a day (the daily window), never none (which retires the key)', () => {
+    expect(exhausted(['GenerateRequestsPerDayPerProjectPerModel-FreeTier'])).toMatchObject({
+      kind: 'quota_exhausted',
+      scope: 'model',
+      retryAfterMs: 86_400_000,
+    })
+  })
+
+  it('a per-day quota of the project, naming no model, holds back the key', () => {
+    expect(exhausted(['GenerateRequestsPerDayPerProject'], '5s')).toMatchObject({
+      kind: 'quota_exhausted',
+      scope: 'key',
+      retryAfterMs: 5_000,
+    })
+  })
+
+  it('a per-minute quota stays a rate limit; beside a per-day one, the day wins', () => {
+    const perMinute = 'GenerateRequestsPerMinutePerProjectPerModel-FreeTier'
+    expect(exhausted([perMinute], '3s')).toMatchObject({ kind: 'rate_limited', retryable: true })
+    expect(
+      exhausted([perMinute, 'GenerateRequestsPerDayPerProjectPerModel-FreeTier'], '3s'),
+    ).toMatchObject({ kind: 'quota_exhausted', scope: 'model', retryAfterMs: 3_000 })
+  })
+})
