@@ -100,8 +100,9 @@ export class ClientCall {
     this.#ownEpochMs = ownValid
     let given = ownValid === own || Number.isNaN(own) ? own : ownValid
     const deadline = this.#deadline
-    // Dark mode propagates the header but leaves the call's own deadline alone:
-    // enforcing it here would change outcomes.
+    // Dark mode propagates the header but adds no deadline of ours to the
+    // call (enforcing it here would change outcomes); the call's own is sent
+    // as above, wire-safe, in every mode.
     if (deadline && !deadline.observe) {
       const left = deadline.remaining() - this.#options.reserveMs
       // Beyond 2^31-1 ms (~24.8 days) grpc-js's server reads grpc-timeout
