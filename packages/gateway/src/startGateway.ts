@@ -1,5 +1,6 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http'
 import type { AddressInfo } from 'node:net'
+import { type Clock, systemClock } from '@hourglass/core'
 import type { Request, Response } from 'express'
 import {
   closeUnstarted,
@@ -11,6 +12,7 @@ import {
 import { drainOnSignals } from './drainOnSignals.js'
 import { holdSignals } from './holdSignals.js'
 import { closeAfterAnswer } from './http/closeAfterAnswer.js'
+import { pathOf } from './http/pathOf.js'
 import type { DrainReport } from './http/RequestTracker.js'
 import { hasBody } from './http/readBody.js'
 import { scopeOf } from './http/requestScope.js'
@@ -88,8 +90,14 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
     throw optionError('startGateway', 'drainOnSignals', 'true or false', onSignals)
   }
   const gateway = createGateway(config, gatewayOptions)
+  const clock = gatewayOptions.clock ?? systemClock
   const serve = (req: IncomingMessage, res: ServerResponse) => {
-    gateway(req as Request, res as Response, (error?: unknown) => notRouted(error, res))
+    gateway(req as Request, res as Response, (error?: unknown) => {
+      // Answered already (an error after the headers): its handler logged it.
+      const answered = res.headersSent
+      notRouted(error, res)
+      if (!answered) logNotRouted(gateway, clock, res)
+    })
   }
   const server = createServer(serve)
   // `Expect: 100-continue`: without a listener here Node writes `100
@@ -138,6 +146,27 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
   const address = server.address() as AddressInfo
   const shownHost = address.family === 'IPv6' ? `[${address.address}]` : address.address
   return { url: `http://${shownHost}:${address.port}`, gateway, signalledWhileStarting, close }
+}
+
+const API_PATH = /^\/v1\//i
+
+/**
+ * The `request` line every other API answer has (a 405, a 400, a drain's
+ * 503): without it, a 404 counted in `/metrics` and answered with its
+ * `x-request-id` left nothing in the logs for that id. API paths only, as
+ * they are the ones counted (a probe of `/favicon.ico` is not).
+ */
+function logNotRouted(gateway: GatewayRouter, clock: Clock, res: ServerResponse): void {
+  const scope = scopeOf(res)
+  const path = pathOf(res.req)
+  if (scope === undefined || !API_PATH.test(path)) return
+  gateway.log(res.statusCode >= 500 ? 'warn' : 'info', 'request', {
+    requestId: scope.id,
+    path,
+    status: res.statusCode,
+    error: scope.errorCode,
+    latencyMs: Math.round(clock.now() - scope.startedAt),
+  })
 }
 
 /**

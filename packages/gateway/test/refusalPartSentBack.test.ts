@@ -67,6 +67,15 @@ describe('an assistant message whose content holds a refusal part', () => {
       })
       expect(mixed.status, dialect).toBe(200)
       expect(fake.requests.at(-1)?.body, dialect).toEqual(bothBody)
+      // Review: the same refusal as a part and as the field (a history built
+      // by hand) was sent twice, glued: "I cannot help.I cannot help."
+      fake.enqueue(reply.text('ok'))
+      const twice = await post(`m-${dialect}`, {
+        content: [{ type: 'refusal', refusal: 'I cannot help.' }],
+        refusal: 'I cannot help.',
+      })
+      expect(twice.status, dialect).toBe(200)
+      expect(fake.requests.at(-1)?.body, dialect).toEqual(fieldBody)
     }
   })
 

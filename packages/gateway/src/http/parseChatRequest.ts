@@ -69,6 +69,7 @@ export function parseChatRequest(
       `${valid.max_tokens} beside max_completion_tokens ${valid.max_completion_tokens}: set one of them`,
     )
   }
+  refuseCustomToolChoice(valid.tool_choice)
   const request: ChatRequest = {
     messages: valid.messages.map((m, i) => toMessage(m, `messages[${i}]`)),
     maxTokens: valid.max_completion_tokens ?? valid.max_tokens ?? options.defaultMaxTokens,
@@ -134,8 +135,14 @@ function toMessage(m: ChatRequestBody['messages'][number], path: string): Messag
         ? m.content
         : parts.flatMap((p) => (p.type === 'text' ? [p] : [])),
     )
+    // Given both ways (a history built by hand), the same refusal once; two
+    // different ones both, a line apart.
+    const fromParts = parts.flatMap((p) => (p.type === 'refusal' ? [p.refusal] : [])).join('')
+    const field = m.refusal ?? ''
     const refusal =
-      parts.flatMap((p) => (p.type === 'refusal' ? [p.refusal] : [])).join('') + (m.refusal ?? '')
+      fromParts === '' || field === '' || field === fromParts
+        ? fromParts || field
+        : `${fromParts}\n${field}`
     const blocks: Block[] = text === '' ? [] : [{ type: 'text', text }]
     // A refused answer pushed back as it came (`content: null`, its text in
     // `refusal`): the model's turn, marked as the refusal it was.
@@ -188,6 +195,28 @@ function parseArguments(text: string): unknown {
     return text
   }
 }
+
+/**
+ * Custom tools are refused (`tools[0].type`), so a choice naming one points
+ * at a tool the request cannot carry: it was forwarded to OpenAI-compatible
+ * providers as an unknown kind of choice. Refused the same way, as is a
+ * custom tool in an `allowed_tools` list.
+ */
+function refuseCustomToolChoice(choice: ChatRequestBody['tool_choice']): void {
+  if (typeof choice !== 'object' || choice === null) return
+  if (choice.type === 'custom') throw invalid('tool_choice.type', CUSTOM_TOOLS)
+  if (choice.type !== 'allowed_tools') return
+  const allowed = (choice as { allowed_tools?: unknown }).allowed_tools
+  const tools = (allowed as { tools?: unknown } | null | undefined)?.tools
+  if (!Array.isArray(tools)) return
+  tools.forEach((tool: unknown, i) => {
+    if ((tool as { type?: unknown } | null)?.type === 'custom') {
+      throw invalid(`tool_choice.allowed_tools.tools[${i}].type`, CUSTOM_TOOLS)
+    }
+  })
+}
+
+const CUSTOM_TOOLS = 'only function tools are supported'
 
 function invalid(field: string, problem: string): GatewayRequestError {
   return new GatewayRequestError({

@@ -49,7 +49,7 @@ export class GatewayMetrics {
       description: 'API requests ended, by status class (499, the client left first, is a 4xx)',
       unit: '{request}',
     })
-    this.#duration = meter.createHistogram('hourglass.gateway.request.duration', {
+    this.#duration = meter.createHistogram('hourglass.gateway.request.duration.seconds', {
       description: 'Time from arrival to the end of the response',
       unit: 's',
       advice: { explicitBucketBoundaries: SECONDS },
@@ -83,12 +83,12 @@ export class GatewayMetrics {
       description: 'Waits before sending: a key cooling down, or an RPM/TPM window',
       unit: '{wait}',
     })
-    this.#waitDuration = meter.createHistogram('hourglass.gateway.wait.duration', {
+    this.#waitDuration = meter.createHistogram('hourglass.gateway.wait.duration.seconds', {
       description: 'Length of those waits',
       unit: 's',
       advice: { explicitBucketBoundaries: WAIT_SECONDS },
     })
-    this.#ttft = meter.createHistogram('hourglass.gateway.time_to_first_token', {
+    this.#ttft = meter.createHistogram('hourglass.gateway.time_to_first_token.seconds', {
       description: 'Streams: time from arrival to the first token written',
       unit: 's',
       advice: { explicitBucketBoundaries: SECONDS },

@@ -103,7 +103,9 @@ describe('graceful shutdown', () => {
       .toMatch(/^hourglass_gateway_errors_total\{kind="shutting_down"\} 1$/m)
     const page = await (await fetch(`${url}/metrics`)).text()
     expect(page).toMatch(/^hourglass_gateway_requests_total\{status_class="5xx"\} 1$/m)
-    expect(page).toMatch(/^hourglass_gateway_request_duration_count\{status_class="5xx"\} 1$/m)
+    expect(page).toMatch(
+      /^hourglass_gateway_request_duration_seconds_count\{status_class="5xx"\} 1$/m,
+    )
 
     leaving.abort()
     expect(await inFlight).toBe('left')

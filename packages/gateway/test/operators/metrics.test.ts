@@ -126,22 +126,24 @@ describe('GET /metrics', () => {
     expect(value(page, 'hourglass_gateway_waits_total', { provider: 'b', reason: 'rpm' })).toBe(1)
     // Counted once, as what it was: not also as a cooldown wait.
     expect(value(page, 'hourglass_gateway_waits_total', { provider: 'b' })).toBe(1)
-    expect(value(page, 'hourglass_gateway_wait_duration_count', { reason: 'rpm' })).toBe(1)
+    expect(value(page, 'hourglass_gateway_wait_duration_seconds_count', { reason: 'rpm' })).toBe(1)
     expect(
       value(page, 'hourglass_gateway_tokens_total', { provider: 'b', type: 'input' }),
     ).toBeGreaterThanOrEqual(11)
     expect(
       value(page, 'hourglass_gateway_tokens_total', { provider: 'b', type: 'output' }),
     ).toBeGreaterThanOrEqual(3)
-    expect(value(page, 'hourglass_gateway_time_to_first_token_count', { model: 'only_b' })).toBe(1)
     expect(
-      value(page, 'hourglass_gateway_time_to_first_token_sum', { model: 'only_b' }),
+      value(page, 'hourglass_gateway_time_to_first_token_seconds_count', { model: 'only_b' }),
+    ).toBe(1)
+    expect(
+      value(page, 'hourglass_gateway_time_to_first_token_seconds_sum', { model: 'only_b' }),
     ).toBeGreaterThan(0.02)
-    expect(value(page, 'hourglass_gateway_request_duration_count')).toBe(6)
+    expect(value(page, 'hourglass_gateway_request_duration_seconds_count')).toBe(6)
     // Units in metadata, durations in seconds.
-    expect(page).toContain('# UNIT hourglass_gateway_request_duration s')
-    expect(page).toContain('# UNIT hourglass_gateway_time_to_first_token s')
-    expect(page).toContain('# UNIT hourglass_gateway_wait_duration s')
+    expect(page).toContain('# UNIT hourglass_gateway_request_duration_seconds s')
+    expect(page).toContain('# UNIT hourglass_gateway_time_to_first_token_seconds s')
+    expect(page).toContain('# UNIT hourglass_gateway_wait_duration_seconds s')
     expect(page).toContain('# TYPE hourglass_gateway_requests_total counter')
     // Key ids, never keys.
     expect(page).not.toMatch(/sk-metrics-key|metrics-key-a|metrics-key-b/)
@@ -170,9 +172,9 @@ describe('GET /metrics', () => {
     expect(value(page, 'hourglass_gateway_cooldowns_total', { provider: 'p' })).toBe(1)
     expect(value(page, 'hourglass_gateway_waits_total', labels)).toBe(1)
     expect(value(page, 'hourglass_gateway_waits_total')).toBe(1)
-    expect(value(page, 'hourglass_gateway_wait_duration_count', labels)).toBe(1)
+    expect(value(page, 'hourglass_gateway_wait_duration_seconds_count', labels)).toBe(1)
     // The wait's length, in seconds: what was left of the 200 ms when the retry was admitted.
-    const waited = value(page, 'hourglass_gateway_wait_duration_sum', labels)
+    const waited = value(page, 'hourglass_gateway_wait_duration_seconds_sum', labels)
     expect(waited).toBeGreaterThan(0)
     expect(waited).toBeLessThanOrEqual(0.2)
     expect(page).not.toContain(key)
