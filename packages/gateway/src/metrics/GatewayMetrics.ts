@@ -157,6 +157,9 @@ export class GatewayMetrics {
       res.end('# the gateway is closed: no metrics\n')
       return
     }
+    // Never cached, as /healthz and /readyz: a proxy between the scraper and
+    // the gateway must not serve an old page (counters that seem to stand still).
+    res.setHeader('cache-control', 'no-store')
     this.#exporter.getMetricsRequestHandler(req, res)
   }
 

@@ -63,4 +63,16 @@ describe('/metrics names', () => {
     }
     expect(problems).toEqual([])
   })
+
+  // As /healthz and /readyz: a proxy or CDN between the scraper and the
+  // gateway must not hand it an old page (a counter that seems to stand still).
+  it('is never cached', async () => {
+    const { fake, entry } = await fakeProvider('openai', ['sk-metric-names-0002'])
+    closeFake = () => fake.close()
+    harness = await startHarness({ providers: { p: entry }, models: { m: fallback(['p', 'x']) } })
+    const res = await fetch(`${harness.url}/metrics`)
+    await res.text()
+    expect(res.status).toBe(200)
+    expect(res.headers.get('cache-control')).toBe('no-store')
+  })
 })
