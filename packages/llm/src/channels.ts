@@ -22,7 +22,20 @@ export interface LlmAttemptMessage {
    * something else thrown (`errorClass` names it).
    */
   errorKind?: string | undefined
+  /**
+   * Time from sending the request to the attempt's end, in ms; 0 for an
+   * attempt never sent (`sent: false`).
+   */
   latencyMs: number
+  /**
+   * `false` when the request never left for the provider: the adapter could
+   * not build it for this model (`InvalidChatRequestError`, or what its
+   * request builder threw), or the HTTP client refused to send it (a header
+   * value with a line break: a `network` failure of status 0) — no operation
+   * took place to time or trace. Absent when the request was sent, whatever
+   * came of it (an answer, an error status, a connection refused or cut).
+   */
+  sent?: false | undefined
   decision: 'success' | 'retry' | 'fallback' | 'fail'
   delayMs?: number | undefined
   promptVersion?: string | undefined

@@ -132,6 +132,10 @@ export function metricHandlers(meter: Meter): Handlers {
 
   /** One model attempt (a request to the model) in the GenAI client metrics. */
   const recordGenAi = (m: LlmAttemptMessage) => {
+    // Never sent (llm could not build the request): no GenAI operation took
+    // place, and its 0 s sample with an error.type would pull the latency
+    // percentiles down. The retries counter still counts its failure.
+    if (m.sent === false) return
     const attributes = defined({
       [ATTR_GEN_AI_OPERATION_NAME]: 'chat',
       [ATTR_GEN_AI_PROVIDER_NAME]: genAiProvider(m.provider),

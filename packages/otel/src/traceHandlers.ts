@@ -315,7 +315,11 @@ export function traceHandlers(sdkTracer: Tracer): Handlers {
     },
     llm: {
       attempt(m) {
-        modelAttemptSpan(tracer, m)
+        // A GenAI inference span is a request to the model: an attempt never
+        // sent (llm could not build the request) made none, and a 0 ms CLIENT
+        // span would stand for a call that did not happen. Its failure is on
+        // the caller's span, as the retry_skipped event below.
+        if (m.sent !== false) modelAttemptSpan(tracer, m)
         // An answer that ended in an error after its first token: not retried,
         // as the same stream broken by an error frame (see `endedInError`).
         if (endedInError(m)) {

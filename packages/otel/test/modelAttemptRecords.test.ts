@@ -261,7 +261,6 @@ describe('a request the adapter cannot build', () => {
     )
     await claude.close?.()
     expect(fake.requests).toHaveLength(0)
-    expect(chats[0]?.attributes).toMatchObject({ 'hourglass.llm.decision': 'fail' })
     expect(events.map((e) => [e.name, e.attributes?.['hourglass.deadline.retry.why']])).toEqual([
       ['hourglass.deadline.retry_skipped', 'not-retryable'],
     ])
@@ -269,6 +268,39 @@ describe('a request the adapter cannot build', () => {
     expect(retries.map((p) => p.attributes['hourglass.deadline.retry.why'])).toEqual([
       'not-retryable',
     ])
+    // Nothing went to the model: no GenAI operation to time or trace (below).
+    expect(chats).toEqual([])
+  })
+
+  it('has no chat span and no gen_ai.client.operation.duration sample: no request went to the model', async () => {
+    const fake = await provider('anthropic')
+    fake.enqueue(
+      reply.error(200, {
+        id: 'msg_1',
+        type: 'message',
+        role: 'assistant',
+        model: 'claude',
+        content: [{ type: 'text', text: 'ok' }],
+        stop_reason: 'end_turn',
+        usage: { input_tokens: 4, output_tokens: 1 },
+      }),
+    )
+    const claude = anthropic({ baseURL: fake.baseURL, apiKey: 'sk-ant', model: 'claude' })
+    const { chats } = await underCaller(async () => {
+      // Refused before sending (Anthropic has no message `name`), then one sent and answered.
+      await callModel({
+        models: [claude],
+        request: { messages: [{ role: 'user', content: 'hi', name: 'bob' }], maxTokens: 8 },
+        ...once,
+      }).catch((e: unknown) => e)
+      await callModel({ models: [claude], request, ...once })
+    })
+    await claude.close?.()
+    expect(fake.requests).toHaveLength(1)
+    // A 0 s sample with an error.type would pull the latency percentiles down.
+    const durations = await otel.points('gen_ai.client.operation.duration')
+    expect(durations.map((p) => p.attributes['error.type'] ?? 'answered')).toEqual(['answered'])
+    expect(chats.map((s) => s.attributes['hourglass.llm.decision'])).toEqual(['success'])
   })
 })
 

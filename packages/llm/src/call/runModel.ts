@@ -17,6 +17,7 @@ import {
 import type { CostReservation } from '../budget/CostBudget.js'
 import { chargeAnswer } from '../budget/chargeAnswer.js'
 import { isBudgetExceeded, unaffordable } from '../errors/BudgetExceededError.js'
+import { isInvalidChatRequest } from '../errors/InvalidChatRequestError.js'
 import { limitKindOf } from '../errors/limitKindOf.js'
 import type { ModelFailure } from '../errors/ModelFailure.js'
 import { isProviderError, ProviderError } from '../errors/ProviderError.js'
@@ -101,6 +102,7 @@ export async function runModel(
             // `why` is what retry metrics and events count a failure by.
             why: 'not-retryable',
             reason: 'the request cannot be built for this model: nothing was sent',
+            sent: false,
             choice,
           },
           options.onAttempt,
@@ -269,15 +271,11 @@ export async function runModel(
       // A stream cut after its usage came (an early finish, then more
       // answer), or after its input counts (`cutUsage`): charged by that
       // usage, so its tokens are on the record too.
-      if (billed?.kind === 'cut' && billed.usage !== undefined) {
-        ended.inputTokens = billed.usage.inputTokens
-        // The output count only when the provider's usage had come: a cut
-        // before it was charged by the delivered text where that was more
-        // (`cutUsage`), an estimate the record — and the GenAI token
-        // metric read from it — must not pass off as the provider's count.
-        if (received?.collector.reportedUsage !== undefined) {
-          ended.outputTokens = billed.usage.outputTokens
-        }
+      Object.assign(ended, billedCounts(billed, received))
+      // A request the adapter refused to build when sending (an adapter
+      // without `prepare`): it never left, as the refusal before admission.
+      if (isInvalidChatRequest(thrown) && received?.answered !== true && !send.answerStarted) {
+        ended.sent = false
       }
       record(ended)
       throw thrown
@@ -337,15 +335,23 @@ export async function runModel(
 
     const error: ProviderError = result.error
     // A 2xx cut while read, or a stream that took the request then sent no
-    // token: billed by the provider, so charged (the records below carry it).
+    // token: billed by the provider, so charged. Its records carry the
+    // provider's counts it was charged by (Anthropic's `message_start`
+    // before a first-token timeout), with or without a budget; an answer
+    // that ended in an error carries its own (`endedAnswer`).
+    let counts: Partial<AttemptRecord> | undefined = endedAnswer
     try {
-      if (budget !== undefined && !charged) {
+      if (!charged) {
         const billed = withInputCounts(billedBy(error, received?.answered), received)
-        state.costUsd += chargeBilledFailure(budget, adapter.model, request, billed, adapter.name)
+        counts = billedCounts(billed, received)
+        if (budget !== undefined)
+          state.costUsd += chargeBilledFailure(budget, adapter.model, request, billed, adapter.name)
       }
     } finally {
       reservation?.release()
     }
+    // Refused by the HTTP client before it left: said so on its records.
+    if (refusedBySender(error)) counts = { ...counts, sent: false }
     // A rate limit or overload by the one test admission and `decideRetry`
     // apply too (`limitKindOf`), so the wait asked for here is the cooldown
     // admission starts, and the earliest-answer rule sees the same limit.
@@ -385,7 +391,7 @@ export async function runModel(
         const stop = endedKind(thrown, state)
         const ended = stop ?? className(thrown)
         record({
-          ...endedAnswer,
+          ...counts,
           decision: 'fail',
           status: error.status,
           errorClass: className(error.cause ?? error),
@@ -462,7 +468,7 @@ export async function runModel(
     }
     const decision = decideRetry(decisionInput)
     record({
-      ...endedAnswer,
+      ...counts,
       decision: decision.action,
       status: error.status,
       errorClass: className(error.cause ?? error),
@@ -581,6 +587,25 @@ function billedOf(
 }
 
 /**
+ * The provider's counts a billed failure was charged by, for its record:
+ * the input count of a `cut` charged by usage, and the output count only
+ * when the provider's usage had come — before it, the charge took the
+ * delivered text where that was more (`cutUsage`), an estimate the record
+ * (and the GenAI token metric read from it) must not pass off as the
+ * provider's count. Nothing for a charge by the estimate.
+ */
+function billedCounts(
+  billed: BilledFailure | undefined,
+  received: StreamReceived | undefined,
+): Partial<AttemptRecord> | undefined {
+  if (billed?.kind !== 'cut' || billed.usage === undefined) return undefined
+  const counts: Partial<AttemptRecord> = { inputTokens: billed.usage.inputTokens }
+  if (received?.collector.reportedUsage !== undefined)
+    counts.outputTokens = billed.usage.outputTokens
+  return counts
+}
+
+/**
  * A stream that took the request and sent no token is charged by the input
  * counts it had sent (`cutUsage`), when it had: the prompt estimate only
  * when it had not.
@@ -592,6 +617,16 @@ function withInputCounts(
   if (billed?.kind !== 'prompt' || received === undefined) return billed
   const usage = cutUsage(received, 0)
   return usage === undefined ? billed : { kind: 'cut', outputChars: 0, usage }
+}
+
+/**
+ * undici refused to send the request (`UND_ERR_INVALID_ARG` before any
+ * answer: a header value with a line break, `classifyTransport`): nothing
+ * left, so the attempt is no operation on the provider.
+ */
+function refusedBySender(error: ProviderError): boolean {
+  const cause = error.cause as { code?: unknown } | undefined
+  return error.status === 0 && error.kind === 'network' && cause?.code === 'UND_ERR_INVALID_ARG'
 }
 
 const PROMPT: BilledFailure = { kind: 'prompt' }

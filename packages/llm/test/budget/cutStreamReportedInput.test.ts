@@ -2,6 +2,7 @@ import { Deadline } from '@hourglass/core'
 import { afterEach, describe, expect, it } from 'vitest'
 import { CostBudget } from '../../src/budget/CostBudget.js'
 import type { AttemptRecord } from '../../src/call/AttemptRecord.js'
+import type { CallModelOptions } from '../../src/call/CallModelOptions.js'
 import { callModel } from '../../src/call/callModel.js'
 import { isStreamInterrupted } from '../../src/errors/StreamInterruptedError.js'
 import { rawServer } from '../adapters/support/rawServer.js'
@@ -140,5 +141,44 @@ describe('a stream that took the request and sent no token is charged by the inp
     // The input as counted, and message_start's 1 output token.
     expect(budget.spentUsd).toBeCloseTo(6000 + 2, 6)
     expect(records[0]).toMatchObject({ errorKind: 'timeout', costUsd: expect.closeTo(6002, 6) })
+  })
+
+  it('its record carries the input count it was charged by, and no output count', async () => {
+    const server = await rawServer((req, res) => {
+      req.resume()
+      res.writeHead(200, { 'content-type': 'text/event-stream' })
+      res.write(
+        anthropicEvent('message_start', {
+          message: {
+            id: 'msg_1',
+            type: 'message',
+            role: 'assistant',
+            content: [],
+            model: 'big',
+            stop_reason: null,
+            usage: { input_tokens: 6000, output_tokens: 1 },
+          },
+        }),
+      )
+    })
+    servers.push(server)
+    const records: AttemptRecord[] = []
+    const call = (limits: CallModelOptions['limits']) =>
+      callModel({
+        models: [fakes.adapterFor('anthropic', server.baseURL.replace(/\/v1$/, ''), 'big')],
+        deadline: Deadline.after(10_000),
+        request: { messages, maxTokens: 100, stream: true },
+        firstTokenTimeoutMs: 200,
+        retry: { maxAttempts: 1, delay: FAST_RETRIES },
+        onAttempt: (r) => records.push(r),
+        limits,
+      }).result.catch(() => {})
+    // With a budget (charged by those counts) and without one: the same record.
+    await call({ budget: new CostBudget({ limitUsd: 1_000_000, prices }), admission: false })
+    await call({ admission: false })
+    expect(records.map((r) => [r.errorKind, r.inputTokens, r.outputTokens])).toEqual([
+      ['timeout', 6000, undefined],
+      ['timeout', 6000, undefined],
+    ])
   })
 })

@@ -11,7 +11,7 @@ import { callModel } from '../../src/call/callModel.js'
 import { type LlmAttemptMessage, llmChannels } from '../../src/channels.js'
 import { dialects } from '../../src/dialects/dialects.js'
 import { isStreamInterrupted } from '../../src/errors/StreamInterruptedError.js'
-import { useFakes, user } from './support/fakes.js'
+import { FAST_RETRIES, useFakes, user } from './support/fakes.js'
 
 const fakes = useFakes()
 const published: LlmAttemptMessage[] = []
@@ -520,5 +520,54 @@ describe('what an answer said of itself, on its record', () => {
     expect(fake.requests).toHaveLength(0)
     expect(records.map((r) => [r.decision, r.why])).toEqual([['fail', 'not-retryable']])
     expect(published.map((m) => [m.decision, m.why])).toEqual([['fail', 'not-retryable']])
+  })
+
+  it('an attempt never sent says `sent: false`; one that reached the provider does not', async () => {
+    const fake = await fakes.start({ dialect: 'anthropic' })
+    fake.enqueue(anthropicErrors.overloaded(), reply.text('ok'))
+    const claude = fakes.adapter(anthropic({ baseURL: fake.baseURL, apiKey: 'sk-ant', model: 'c' }))
+    // The same adapter without `prepare`: its `send` refuses the request instead.
+    const { prepare: _prepare, ...unprepared } = claude
+    const records: AttemptRecord[] = []
+    const bad = { messages: [{ ...user('hi'), name: 'bob' }], maxTokens: 8 }
+    const options = {
+      onAttempt: (r: AttemptRecord) => records.push(r),
+      limits: { admission: false as const },
+    }
+    await callModel({ models: [claude], request: bad, ...options }).catch(() => {})
+    await callModel({ models: [unprepared], request: bad, ...options }).catch(() => {})
+    await callModel({
+      models: [claude],
+      request: { messages: [user('hi')], maxTokens: 8 },
+      retry: { delay: FAST_RETRIES, budgets: false },
+      ...options,
+    })
+    expect(fake.requests).toHaveLength(2)
+    expect(records.map((r) => [r.decision, r.sent])).toEqual([
+      ['fail', false],
+      ['fail', false],
+      ['retry', undefined],
+      ['success', undefined],
+    ])
+    expect(published.map((m) => m.sent)).toEqual([false, false, undefined, undefined])
+  })
+
+  it('a request the HTTP client refused to send (a header value with a line break) says `sent: false`', async () => {
+    const fake = await fakes.start({ dialect: 'openai', reply: reply.text('never') })
+    const broken = { ...dialects.openai, authHeaders: () => ({ authorization: 'Bearer sk-1\n' }) }
+    const adapter = fakes.adapter(
+      createAdapter(broken, { baseURL: fake.baseURL, apiKey: 'sk-1', model: 'gpt-4o' }),
+    )
+    const records: AttemptRecord[] = []
+    await callModel({
+      models: [adapter],
+      request: { messages: [user('hi')], maxTokens: 8 },
+      onAttempt: (r) => records.push(r),
+      limits: { admission: false },
+    }).catch(() => {})
+    expect(fake.requests).toHaveLength(0)
+    expect(records.map((r) => [r.errorKind, r.decision, r.sent])).toEqual([
+      ['network', 'fail', false],
+    ])
   })
 })
