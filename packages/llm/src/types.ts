@@ -278,6 +278,12 @@ export interface NormalizedError {
    */
   scope?: CooldownScope | undefined
   /**
+   * `day` for a spent quota that counts per day (Gemini's `…PerDay…`
+   * quotas): `retryAfterMs` is then the day, not the provider's hint, and
+   * admission's cooldown says so.
+   */
+  quotaWindow?: 'day' | undefined
+  /**
    * For `request_too_large`, when the provider's message names them: the
    * limit the request alone exceeds (`TPM`, `TPD`), its size and the
    * request's, in tokens — what the error's reason and the gateway's 413

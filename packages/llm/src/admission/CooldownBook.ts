@@ -371,11 +371,14 @@ export class CooldownBook {
     // wait (5–10 s) is no backoff step, and a 503 labelled `server_error` is
     // an overload here as there.
     const limit = limitKindOf(outcome.error)
+    const hint = outcome.error.quotaWindow === 'day' ? 'a per-day quota: a day' : 'server hint'
     const source =
       capped !== undefined
-        ? `server hint of ${Math.ceil(capped)} ms capped at maxRetryAfterMs (${cap} ms)`
+        ? outcome.error.quotaWindow === 'day'
+          ? `${hint}, capped at maxRetryAfterMs (${cap} ms)`
+          : `${hint} of ${Math.ceil(capped)} ms capped at maxRetryAfterMs (${cap} ms)`
         : retryAfterMs !== undefined
-          ? 'server hint'
+          ? hint
           : own !== undefined
             ? "caller's wait"
             : limit === 'overloaded'

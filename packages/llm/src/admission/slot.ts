@@ -120,6 +120,8 @@ export type AdmissionFailure = Pick<NormalizedError, 'kind' | 'status'> & {
   retryAfterMs?: number | undefined
   /** What the cooldown holds back; default by kind (`cooldownScopeOf`). */
   scope?: CooldownScope | undefined
+  /** `day`: a spent per-day quota, whose `retryAfterMs` is the day, not a server hint. */
+  quotaWindow?: 'day' | undefined
 }
 
 /**

@@ -21,6 +21,12 @@ export interface BodyVerdict {
   retryAfterMs?: number | undefined
   /** What the limit applies to, when the body says (Gemini's quota dimensions). */
   scope?: CooldownScope | undefined
+  /**
+   * `day`: a spent quota that counts per day (Gemini's `…PerDay…` quotas).
+   * Its wait is the day, whatever shorter wait the provider hints: asked
+   * again after `RetryInfo`'s seconds it is refused again until the reset.
+   */
+  quotaWindow?: 'day' | undefined
   /** The limit a `request_too_large` request alone exceeds, when the message names it. */
   overLimit?: OverLimit | undefined
 }
@@ -32,6 +38,8 @@ export interface BodyVerdict {
  */
 export type BodyReader = (json: unknown, text: string, status: number) => BodyVerdict | undefined
 
+/** The window of a per-day quota, in ms: its wait when spent (`BodyVerdict.quotaWindow`). */
+const DAY_MS = 24 * 60 * 60 * 1000
 const MAX_MESSAGE_CHARS = 500
 const MAX_CODE_CHARS = 200
 /** Text sniffing never looks past this much of a body: hostile bodies can be huge. */
@@ -113,7 +121,8 @@ export function classifyError(input: ErrorInput, read: BodyReader): NormalizedEr
   } catch {
     headerWaitMs = undefined
   }
-  const retryAfterMs = headerWaitMs ?? verdict?.retryAfterMs
+  const hintMs = headerWaitMs ?? verdict?.retryAfterMs
+  const retryAfterMs = verdict?.quotaWindow === 'day' ? Math.max(DAY_MS, hintMs ?? 0) : hintMs
   const message = cleanMessage(
     inFront
       ? `HTTP 403 that is not the provider's JSON error (a firewall's or proxy's page?): refused in front of the provider, no key judged${text.trim() === '' ? '' : `: ${text.trim()}`}`
@@ -133,6 +142,7 @@ export function classifyError(input: ErrorInput, read: BodyReader): NormalizedEr
     message,
     ...(retryAfterMs === undefined ? {} : { retryAfterMs }),
     ...(verdict?.scope === undefined ? {} : { scope: verdict.scope }),
+    ...(verdict?.quotaWindow === undefined ? {} : { quotaWindow: verdict.quotaWindow }),
     ...(verdict?.overLimit === undefined || kind !== 'request_too_large'
       ? {}
       : { overLimit: verdict.overLimit }),

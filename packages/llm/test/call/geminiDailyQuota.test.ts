@@ -5,6 +5,7 @@ import { gemini } from '../../src/adapters/gemini.js'
 import { Admission } from '../../src/admission/Admission.js'
 import type { AttemptRecord } from '../../src/call/AttemptRecord.js'
 import { callModel } from '../../src/call/callModel.js'
+import { llmChannels } from '../../src/channels.js'
 import { useFakes, user } from './support/fakes.js'
 
 const fakes = useFakes()
@@ -110,5 +111,40 @@ describe('Gemini: a spent per-day quota', () => {
       'gemini-2.5-pro',
       'gemini-2.5-flash',
     ])
+  })
+})
+
+// Review: waiting RetryInfo's 17 s, every later call was held those seconds
+// and then sent to the spent model again (4 calls 17 s apart: 4 requests),
+// and the cooldown said "server hint of 86400000 ms" for a day the server
+// never named.
+describe('Gemini: a spent per-day quota with RetryInfo 17s', () => {
+  it('is not asked again 17 s later, and the cooldown says it is a day, not a server hint', async () => {
+    const clock = new ManualClock(1_000)
+    const admission = new Admission({ clock, defaultNeededMs: 0, logger: { warn: () => {} } })
+    const fake = await fakes.start({
+      dialect: 'gemini',
+      reply: perDayQuota('gemini-2.5-pro', '17s'),
+    })
+    const pro = fakes.adapter(
+      gemini({ baseURL: fake.baseURL, apiKey: 'AIza-1', model: 'gemini-2.5-pro' }),
+    )
+    const reasons: string[] = []
+    const onCooldown = (m: unknown) => reasons.push((m as { reason: string }).reason)
+    llmChannels.cooldown.subscribe(onCooldown)
+    try {
+      for (let i = 0; i < 3; i++) {
+        using deadline = Deadline.after(5_000, { clock })
+        await callModel({ models: [pro], request, deadline, limits: { admission } }).catch(
+          () => undefined,
+        )
+        clock.advance(17_001)
+      }
+    } finally {
+      llmChannels.cooldown.unsubscribe(onCooldown)
+    }
+    expect(fake.requests).toHaveLength(1)
+    expect(reasons[0]).toMatch(/per-day quota: a day, capped at maxRetryAfterMs/)
+    expect(reasons.join(' | ')).not.toMatch(/server hint/)
   })
 })

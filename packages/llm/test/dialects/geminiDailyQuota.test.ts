@@ -30,12 +30,15 @@ function exhausted(quotaIds: string[], retryDelay?: string, model = 'gemini-2.5-
 }
 
 describe('Gemini per-day quotas', () => {
-  it('a per-day per-model quota is quota_exhausted, scoped to the model, waiting RetryInfo', () => {
+  // Review: waiting RetryInfo's seconds, every later call sent to the spent
+  // model again each time they were over. The wait is the day, marked as ours.
+  it('a per-day per-model quota is quota_exhausted, scoped to the model, waiting the day, not RetryInfo', () => {
     expect(exhausted(['GenerateRequestsPerDayPerProjectPerModel-FreeTier'], '21s')).toMatchObject({
       kind: 'quota_exhausted',
       retryable: false,
       scope: 'model',
-      retryAfterMs: 21_000,
+      retryAfterMs: 86_400_000,
+      quotaWindow: 'day',
     })
   })
 
@@ -51,7 +54,7 @@ describe('Gemini per-day quotas', () => {
     expect(exhausted(['GenerateRequestsPerDayPerProject'], '5s')).toMatchObject({
       kind: 'quota_exhausted',
       scope: 'key',
-      retryAfterMs: 5_000,
+      retryAfterMs: 86_400_000,
     })
   })
 
@@ -60,6 +63,6 @@ describe('Gemini per-day quotas', () => {
     expect(exhausted([perMinute], '3s')).toMatchObject({ kind: 'rate_limited', retryable: true })
     expect(
       exhausted([perMinute, 'GenerateRequestsPerDayPerProjectPerModel-FreeTier'], '3s'),
-    ).toMatchObject({ kind: 'quota_exhausted', scope: 'model', retryAfterMs: 3_000 })
+    ).toMatchObject({ kind: 'quota_exhausted', scope: 'model', retryAfterMs: 86_400_000 })
   })
 })

@@ -35,7 +35,6 @@ const RETRY_INFO = 'type.googleapis.com/google.rpc.RetryInfo'
 const QUOTA_FAILURE = 'type.googleapis.com/google.rpc.QuotaFailure'
 const ERROR_INFO = 'type.googleapis.com/google.rpc.ErrorInfo'
 const MAX_DETAILS = 32
-const DAY_MS = 24 * 60 * 60 * 1000
 
 /**
  * `{"error":{"code":429,"message","status":"RESOURCE_EXHAUSTED","details":[…]}}`.
@@ -98,14 +97,22 @@ function readGeminiError(
     // RetryInfo's wait (often seconds) it is refused again until the daily
     // reset. Not retried, so the call falls back at once; still in its
     // scope (a `…PerModel` quota: that model on that key, the key's other
-    // models free). Given a wait, admission cools that scope for it (capped
-    // at its maxRetryAfterMs) instead of retiring the key; without RetryInfo
-    // the bound is the day the quota counts: it "resets at midnight Pacific
-    // time" (ai.google.dev/gemini-api/docs/rate-limits), so within 24 h.
+    // models free). Its wait is the day the quota counts, whatever
+    // RetryInfo says (it "resets at midnight Pacific time":
+    // ai.google.dev/gemini-api/docs/rate-limits; `quotaWindow`), so
+    // admission cools that scope (one probe per maxRetryAfterMs) instead of
+    // retiring the key — and later calls do not send to the spent model
+    // again each time RetryInfo's seconds are over.
     kind = 'quota_exhausted'
-    retryAfterMs ??= DAY_MS
   }
-  return { providerCode: status ?? getCode(error, 'code'), message, kind, retryAfterMs, scope }
+  return {
+    providerCode: status ?? getCode(error, 'code'),
+    message,
+    kind,
+    retryAfterMs,
+    scope,
+    ...(daily && kind === 'quota_exhausted' ? { quotaWindow: 'day' as const } : {}),
+  }
 }
 
 /**
