@@ -23,17 +23,20 @@ export interface LlmAttemptMessage {
    */
   errorKind?: string | undefined
   /**
-   * Time from sending the request to the attempt's end, in ms; 0 for an
+   * Time from sending the request to the attempt's end, in ms; about 0 for an
    * attempt never sent (`sent: false`).
    */
   latencyMs: number
   /**
    * `false` when the request never left for the provider: the adapter could
    * not build it for this model (`InvalidChatRequestError`, or what its
-   * request builder threw), or the HTTP client refused to send it (a header
-   * value with a line break: a `network` failure of status 0) — no operation
-   * took place to time or trace. Absent when the request was sent, whatever
-   * came of it (an answer, an error status, a connection refused or cut).
+   * request builder threw), or undici refused its headers (a value with a
+   * line break: a `network` failure of status 0) — no operation took place
+   * to time or trace. Absent when the request was sent, whatever came of it
+   * (an answer, an error status, a connection refused or cut) — and when
+   * @hourglass/fetch refused it for want of budget (the deadline over, or
+   * under its `minBudgetMs` left): that `deadline_exceeded` cannot be told
+   * here from a deadline that ended in flight.
    */
   sent?: false | undefined
   decision: 'success' | 'retry' | 'fallback' | 'fail'

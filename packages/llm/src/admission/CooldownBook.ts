@@ -371,7 +371,8 @@ export class CooldownBook {
     // wait (5–10 s) is no backoff step, and a 503 labelled `server_error` is
     // an overload here as there.
     const limit = limitKindOf(outcome.error)
-    const hint = outcome.error.quotaWindow === 'day' ? 'a per-day quota: a day' : 'server hint'
+    const hint =
+      outcome.error.quotaWindow === 'day' ? 'a per-day quota: until its reset' : 'server hint'
     const source =
       capped !== undefined
         ? outcome.error.quotaWindow === 'day'

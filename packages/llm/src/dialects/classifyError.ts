@@ -38,8 +38,31 @@ export interface BodyVerdict {
  */
 export type BodyReader = (json: unknown, text: string, status: number) => BodyVerdict | undefined
 
-/** The window of a per-day quota, in ms: its wait when spent (`BodyVerdict.quotaWindow`). */
-const DAY_MS = 24 * 60 * 60 * 1000
+const DAY_S = 24 * 60 * 60
+const PACIFIC = new Intl.DateTimeFormat('en-US', {
+  timeZone: 'America/Los_Angeles',
+  hourCycle: 'h23',
+  hour: 'numeric',
+  minute: 'numeric',
+  second: 'numeric',
+})
+
+/**
+ * The wait of a spent per-day quota (`BodyVerdict.quotaWindow`): until the
+ * next midnight Pacific time, when Gemini's requests-per-day quotas reset
+ * (ai.google.dev/gemini-api/docs/rate-limits), at least a second. A flat
+ * day overshot the reset by up to 24 h for anyone whose `maxRetryAfterMs`
+ * lets a cooldown run that long. On a day that changes the clocks it is an
+ * hour off, either way.
+ */
+export function msUntilQuotaDay(nowMs: number): number {
+  const parts = PACIFIC.formatToParts(new Date(nowMs))
+  const part = (type: Intl.DateTimeFormatPartTypes) =>
+    Number(parts.find((p) => p.type === type)?.value ?? 0)
+  const intoDayS = part('hour') * 3600 + part('minute') * 60 + part('second')
+  const ms = (DAY_S - intoDayS) * 1000 - (((nowMs % 1000) + 1000) % 1000)
+  return Math.min(DAY_S * 1000, Math.max(1000, ms))
+}
 const MAX_MESSAGE_CHARS = 500
 const MAX_CODE_CHARS = 200
 /** Text sniffing never looks past this much of a body: hostile bodies can be huge. */
@@ -122,7 +145,8 @@ export function classifyError(input: ErrorInput, read: BodyReader): NormalizedEr
     headerWaitMs = undefined
   }
   const hintMs = headerWaitMs ?? verdict?.retryAfterMs
-  const retryAfterMs = verdict?.quotaWindow === 'day' ? Math.max(DAY_MS, hintMs ?? 0) : hintMs
+  const retryAfterMs =
+    verdict?.quotaWindow === 'day' ? Math.max(msUntilQuotaDay(Date.now()), hintMs ?? 0) : hintMs
   const message = cleanMessage(
     inFront
       ? `HTTP 403 that is not the provider's JSON error (a firewall's or proxy's page?): refused in front of the provider, no key judged${text.trim() === '' ? '' : `: ${text.trim()}`}`

@@ -119,7 +119,7 @@ describe('Gemini: a spent per-day quota', () => {
 // and the cooldown said "server hint of 86400000 ms" for a day the server
 // never named.
 describe('Gemini: a spent per-day quota with RetryInfo 17s', () => {
-  it('is not asked again 17 s later, and the cooldown says it is a day, not a server hint', async () => {
+  it('is not asked again 17 s later, and the cooldown says it is a per-day quota, not a server hint', async () => {
     const clock = new ManualClock(1_000)
     const admission = new Admission({ clock, defaultNeededMs: 0, logger: { warn: () => {} } })
     const fake = await fakes.start({
@@ -144,7 +144,7 @@ describe('Gemini: a spent per-day quota with RetryInfo 17s', () => {
       llmChannels.cooldown.unsubscribe(onCooldown)
     }
     expect(fake.requests).toHaveLength(1)
-    expect(reasons[0]).toMatch(/per-day quota: a day, capped at maxRetryAfterMs/)
+    expect(reasons[0]).toMatch(/per-day quota: until its reset, capped at maxRetryAfterMs/)
     expect(reasons.join(' | ')).not.toMatch(/server hint/)
   })
 })

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest'
+import { msUntilQuotaDay } from '../../src/dialects/classifyError.js'
 import { dialects } from '../../src/dialects/dialects.js'
 
 const gemini = dialects.gemini
@@ -32,21 +33,21 @@ function exhausted(quotaIds: string[], retryDelay?: string, model = 'gemini-2.5-
 describe('Gemini per-day quotas', () => {
   // Review: waiting RetryInfo's seconds, every later call sent to the spent
   // model again each time they were over. The wait is the day, marked as ours.
-  it('a per-day per-model quota is quota_exhausted, scoped to the model, waiting the day, not RetryInfo', () => {
+  it('a per-day per-model quota is quota_exhausted, scoped to the model, waiting until the reset, not RetryInfo', () => {
     expect(exhausted(['GenerateRequestsPerDayPerProjectPerModel-FreeTier'], '21s')).toMatchObject({
       kind: 'quota_exhausted',
       retryable: false,
       scope: 'model',
-      retryAfterMs: 86_400_000,
+      retryAfterMs: untilReset(),
       quotaWindow: 'day',
     })
   })
 
-  it('without RetryInfo, the wait is a day (the daily window), never none (which retires the key)', () => {
+  it('without RetryInfo, the wait is until the reset, never none (which retires the key)', () => {
     expect(exhausted(['GenerateRequestsPerDayPerProjectPerModel-FreeTier'])).toMatchObject({
       kind: 'quota_exhausted',
       scope: 'model',
-      retryAfterMs: 86_400_000,
+      retryAfterMs: untilReset(),
     })
   })
 
@@ -54,7 +55,7 @@ describe('Gemini per-day quotas', () => {
     expect(exhausted(['GenerateRequestsPerDayPerProject'], '5s')).toMatchObject({
       kind: 'quota_exhausted',
       scope: 'key',
-      retryAfterMs: 86_400_000,
+      retryAfterMs: untilReset(),
     })
   })
 
@@ -63,6 +64,24 @@ describe('Gemini per-day quotas', () => {
     expect(exhausted([perMinute], '3s')).toMatchObject({ kind: 'rate_limited', retryable: true })
     expect(
       exhausted([perMinute, 'GenerateRequestsPerDayPerProjectPerModel-FreeTier'], '3s'),
-    ).toMatchObject({ kind: 'quota_exhausted', scope: 'model', retryAfterMs: 86_400_000 })
+    ).toMatchObject({ kind: 'quota_exhausted', scope: 'model', retryAfterMs: untilReset() })
+  })
+})
+
+/** The wait the dialect gives now, within the second the test takes. */
+function untilReset(): unknown {
+  return expect.closeTo(msUntilQuotaDay(Date.now()), -4)
+}
+
+// Review: a flat day overshot the reset (midnight Pacific time) by up to
+// 24 h for anyone whose maxRetryAfterMs lets a cooldown run that long.
+describe('msUntilQuotaDay: the wait until midnight Pacific time', () => {
+  it.each([
+    ['2026-12-03T08:00:00Z', 24 * 3600_000], // midnight PST: a whole day
+    ['2026-12-03T02:10:00Z', (5 * 3600 + 50 * 60) * 1000], // 18:10 PST
+    ['2026-07-01T07:00:00Z', 24 * 3600_000], // midnight PDT
+    ['2026-12-03T07:59:59.500Z', 1000], // at least a second
+  ])('%s: %d ms', (iso, ms) => {
+    expect(msUntilQuotaDay(Date.parse(iso))).toBe(ms)
   })
 })
