@@ -51,20 +51,34 @@ async function callCut(dialect: 'anthropic' | 'gemini', baseURL: string) {
 const anthropicEvent = (type: string, data: Record<string, unknown>) =>
   `event: ${type}\ndata: ${JSON.stringify({ type, ...data })}\n\n`
 
+/** Anthropic's first event: the input as counted, and a placeholder output count of 1. */
+const MESSAGE_START = anthropicEvent('message_start', {
+  message: {
+    id: 'msg_1',
+    type: 'message',
+    role: 'assistant',
+    content: [],
+    model: 'big',
+    stop_reason: null,
+    usage: { input_tokens: 6000, output_tokens: 1 },
+  },
+})
+
+/** A 200 Anthropic stream that sends `message_start`, then nothing: no token, no end. */
+async function messageStartThenSilence() {
+  const server = await rawServer((req, res) => {
+    req.resume()
+    res.writeHead(200, { 'content-type': 'text/event-stream' })
+    res.write(MESSAGE_START)
+  })
+  servers.push(server)
+  return server
+}
+
 describe('a stream cut before its usage event is charged by the input counts the provider already sent', () => {
   it('Anthropic: message_start’s input count, not the prompt estimate', async () => {
     const baseURL = await cutAfter(
-      anthropicEvent('message_start', {
-        message: {
-          id: 'msg_1',
-          type: 'message',
-          role: 'assistant',
-          content: [],
-          model: 'big',
-          stop_reason: null,
-          usage: { input_tokens: 6000, output_tokens: 1 },
-        },
-      }) +
+      MESSAGE_START +
         anthropicEvent('content_block_start', {
           index: 0,
           content_block: { type: 'text', text: '' },
@@ -109,24 +123,7 @@ describe('a stream cut before its usage event is charged by the input counts the
 
 describe('a stream that took the request and sent no token is charged by the input counts it sent', () => {
   it('Anthropic: message_start, then no token before the first-token timeout', async () => {
-    const server = await rawServer((req, res) => {
-      req.resume()
-      res.writeHead(200, { 'content-type': 'text/event-stream' })
-      res.write(
-        anthropicEvent('message_start', {
-          message: {
-            id: 'msg_1',
-            type: 'message',
-            role: 'assistant',
-            content: [],
-            model: 'big',
-            stop_reason: null,
-            usage: { input_tokens: 6000, output_tokens: 1 },
-          },
-        }),
-      )
-    })
-    servers.push(server)
+    const server = await messageStartThenSilence()
     const budget = new CostBudget({ limitUsd: 1_000_000, prices })
     const records: AttemptRecord[] = []
     await callModel({
@@ -144,24 +141,7 @@ describe('a stream that took the request and sent no token is charged by the inp
   })
 
   it('its record carries the input count it was charged by, and no output count', async () => {
-    const server = await rawServer((req, res) => {
-      req.resume()
-      res.writeHead(200, { 'content-type': 'text/event-stream' })
-      res.write(
-        anthropicEvent('message_start', {
-          message: {
-            id: 'msg_1',
-            type: 'message',
-            role: 'assistant',
-            content: [],
-            model: 'big',
-            stop_reason: null,
-            usage: { input_tokens: 6000, output_tokens: 1 },
-          },
-        }),
-      )
-    })
-    servers.push(server)
+    const server = await messageStartThenSilence()
     const records: AttemptRecord[] = []
     const call = (limits: CallModelOptions['limits']) =>
       callModel({
