@@ -42,12 +42,16 @@ export async function main(argv: readonly string[], io: Io = processIo()): Promi
     )
   }
   const [name, ...rest] = argv as string[]
-  if (name === '--help' || name === '-h') {
-    io.stdout(mainHelp)
-    return 0
-  }
-  if (name === 'help') return help(rest, io)
+  // `--help probe` asks for probe's help, as `help probe` does; nothing else
+  // may follow `--version`, where it would be dropped in silence.
+  if (name === '--help' || name === '-h' || name === 'help') return help(rest, io)
   if (name === '--version' || name === '-v') {
+    if (rest.length > 0) {
+      io.stderr(
+        `hourglass: ${name} takes nothing after it, got '${rest[0]}' (see hourglass --help)\n`,
+      )
+      return 2
+    }
     io.stdout(`${cliVersion()}\n`)
     return 0
   }

@@ -18,8 +18,9 @@ export function parseCommandArgs<C extends Config>(
   let current = [...args]
   // Each round joins one ambiguous option to its value; there are at most as many as arguments.
   for (let round = 0; ; round++) {
+    let parsed: ReturnType<typeof parseArgs<C & { args: string[]; strict: true; tokens: true }>>
     try {
-      return parseArgs({ ...config, args: current, strict: true as const })
+      parsed = parseArgs({ ...config, args: current, strict: true as const, tokens: true as const })
     } catch (error) {
       const joined = round < args.length ? joinNegativeValue(current, error) : undefined
       if (joined) {
@@ -31,6 +32,44 @@ export function parseCommandArgs<C extends Config>(
         { cause: error },
       )
     }
+    refuseRepeats(command, config, parsed.tokens as readonly OptionToken[] | undefined)
+    const { tokens: _, ...result } = parsed
+    return result as ReturnType<typeof parseArgs<C & { args: string[]; strict: true }>>
+  }
+}
+
+/** The part of `parseArgs`'s tokens read here (its own types narrow poorly through generics). */
+interface OptionToken {
+  kind: string
+  name?: string
+  value?: string | undefined
+}
+
+/**
+ * An option that takes one value, given twice, is a bad argument: Node keeps
+ * the last one without a word, so `--config prod.json … --config
+ * staging.json` served staging, and whichever came last decided silently.
+ * On/off options and repeatable ones (`-H`) may repeat.
+ */
+function refuseRepeats(
+  command: string,
+  config: Config,
+  tokens: readonly OptionToken[] | undefined,
+): void {
+  const seen = new Map<string, string>()
+  for (const token of tokens ?? []) {
+    if (token.kind !== 'option' || token.name === undefined) continue
+    const option = config.options?.[token.name]
+    if (option?.type !== 'string' || option.multiple) continue
+    // Cut as the other argument messages cut what they echo: one line, not a pasted file.
+    const value = (token.value ?? '').slice(0, 64)
+    const earlier = seen.get(token.name)
+    if (earlier !== undefined) {
+      throw new UsageError(
+        `hourglass ${command}: --${token.name} given twice ('${earlier}', then '${value}'): give it once (see hourglass ${command} --help)`,
+      )
+    }
+    seen.set(token.name, value)
   }
 }
 

@@ -50,6 +50,13 @@ A flag wins over its environment variable.
       io.stdout(gatewayCommand.help)
       return 0
     }
+    // `--config "$CONFIG"` with CONFIG unset: named as the empty flag it is,
+    // not as a file called '' that cannot be read.
+    if (values.config !== undefined && values.config.trim() === '') {
+      throw new UsageError(
+        'hourglass gateway: --config is empty: give the path of the gateway config (see hourglass gateway --help)',
+      )
+    }
     const env = process.env
     const configPath = values.config ?? nonEmpty(env['HOURGLASS_GATEWAY_CONFIG'])
     if (configPath === undefined) {
@@ -124,7 +131,11 @@ A flag wins over its environment variable.
       }
       const code = (error as NodeJS.ErrnoException).code
       if (code === 'EADDRINUSE') {
-        io.stderr(`hourglass gateway: ${host}:${port} is already in use\n`)
+        // An IPv6 address in brackets, as a URL writes it: `::1:8080` reads as neither.
+        const address = isIP(host) === 6 ? `[${host}]:${port}` : `${host}:${port}`
+        io.stderr(
+          `hourglass gateway: ${address} is already in use: another process listens there (pick another --port, or 0 for any free port)\n`,
+        )
         return 1
       }
       if (code === 'ENOTFOUND' || code === 'EAI_AGAIN' || code === 'EADDRNOTAVAIL') {

@@ -34,8 +34,8 @@ A URL that redirects is refused (exit 1): probe the one it redirects to.
 A call that takes ${CALL_TIMEOUT_BUDGETS} × --budget is abandoned and ends the probe (exit 1).
 
 Options:
-  --warmup <n>          calls before measuring (default 3)
-  --samples <n>         calls measured (default 10)
+  --warmup <n>          calls before measuring (default 3; 0 to 1000)
+  --samples <n>         calls measured (default 10; 1 to 10000)
   --budget <ms>         the request budget the call must fit in (default 2000)
   -H, --header <h>      'name: value' sent on every call; repeatable (not Host
                         or Content-Length: fetch sets those from the URL)

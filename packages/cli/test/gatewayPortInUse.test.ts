@@ -1,0 +1,60 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { createServer, type Server } from 'node:net'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { afterEach, expect, it } from 'vitest'
+import { runMain } from '../../../test/cli/runMain.js'
+
+// A second gateway on a port already taken said `::1:8080 is already in
+// use` for an IPv6 host: an address and a port no one can tell apart (nor
+// paste). The address is written as a URL writes it, `[::1]:8080`.
+
+let dir: string | undefined
+let taken: Server | undefined
+afterEach(async () => {
+  await new Promise((resolve) => (taken ? taken.close(resolve) : resolve(undefined)))
+  taken = undefined
+  if (dir) rmSync(dir, { recursive: true, force: true })
+  dir = undefined
+})
+
+it.for([
+  ['127.0.0.1', '127.0.0.1'],
+  ['::1', '[::1]'],
+] as const)(
+  'a port already in use on %s: one line naming %s:<port>, exit 1',
+  async ([host, shown], ctx) => {
+    taken = createServer()
+    const listening = await new Promise<boolean>((resolve, reject) => {
+      taken!.once('error', (error: NodeJS.ErrnoException) =>
+        // A machine without an IPv6 loopback cannot host the case; it says nothing of the CLI.
+        error.code === 'EADDRNOTAVAIL' || error.code === 'EAFNOSUPPORT'
+          ? resolve(false)
+          : reject(error),
+      )
+      taken!.listen(0, host, () => resolve(true))
+    })
+    if (!listening) {
+      taken = undefined
+      return ctx.skip()
+    }
+    const port = (taken.address() as { port: number }).port
+    dir = mkdtempSync(join(tmpdir(), 'hourglass-cli-'))
+    const config = join(dir, 'gateway.json')
+    writeFileSync(
+      config,
+      JSON.stringify({
+        providers: {
+          fake: { dialect: 'openai', baseURL: 'http://127.0.0.1:9/v1', apiKeys: ['k'] },
+        },
+        models: { small: { fallback: [{ provider: 'fake', model: 'm' }] } },
+      }),
+    )
+    const run = await runMain(['gateway', '--config', config, '--host', host, '--port', `${port}`])
+    expect(run.stderr).toBe(
+      `hourglass gateway: ${shown}:${port} is already in use: another process listens there (pick another --port, or 0 for any free port)\n`,
+    )
+    expect(run.stdout).toBe('')
+    expect(run.code).toBe(1)
+  },
+)

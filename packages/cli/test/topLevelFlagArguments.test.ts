@@ -1,0 +1,38 @@
+import { expect, it } from 'vitest'
+import { runMain } from '../../../test/cli/runMain.js'
+
+// `hourglass --help probe` printed the list of commands, not probe's options
+// (`hourglass help probe` and `hourglass probe --help` did), and
+// `hourglass --version probe` printed the version, exit 0, with 'probe'
+// dropped in silence. The top-level flags now read what follows them.
+
+it.each([['--help'], ['-h']])(
+  "'hourglass %s probe' prints probe's help, as 'help probe' does",
+  async (flag) => {
+    const run = await runMain([flag, 'probe'])
+    expect(run).toEqual(await runMain(['help', 'probe']))
+    expect(run.stdout).toMatch(/^Usage: hourglass probe <url>/)
+    expect(run.code).toBe(0)
+  },
+)
+
+it("'hourglass --help nosuch' is refused as 'help nosuch' is: one line, exit 2", async () => {
+  const run = await runMain(['--help', 'nosuch'])
+  expect(run.stderr).toBe(
+    "hourglass help: unknown command 'nosuch': demo, probe or gateway (see hourglass --help)\n",
+  )
+  expect(run.stdout).toBe('')
+  expect(run.code).toBe(2)
+})
+
+it.each([['--version'], ['-v']])(
+  "'hourglass %s probe' is refused: one line naming what follows, exit 2",
+  async (flag) => {
+    const run = await runMain([flag, 'probe'])
+    expect(run.stderr).toBe(
+      `hourglass: ${flag} takes nothing after it, got 'probe' (see hourglass --help)\n`,
+    )
+    expect(run.stdout).toBe('')
+    expect(run.code).toBe(2)
+  },
+)
