@@ -3,6 +3,7 @@ import { describeValue } from './describeValue.js'
 import {
   DEADLINE_SOURCES,
   type DeadlineSource,
+  ENVOY_TIMEOUT_HEADER,
   GRPC_TIMEOUT_HEADER,
   KNOWN_DEADLINE_SOURCES,
   STAINLESS_TIMEOUT_HEADER,
@@ -130,7 +131,10 @@ export function readDeadline(
         ? parseGrpcTimeout(raw)
         : header === STAINLESS_TIMEOUT_HEADER
           ? parseSeconds(raw)
-          : parseMs(raw)
+          : header === ENVOY_TIMEOUT_HEADER
+            ? parseEnvoyMs(raw)
+            : parseMs(raw)
+    if (parsed === undefined) continue // well-formed, and no deadline (see parseSeconds, parseEnvoyMs)
     if (typeof parsed === 'string') {
       invalid.push({ header, value: preview(raw), reason: parsed })
       continue
@@ -166,12 +170,26 @@ function parseMs(raw: string | readonly string[]): number | string {
 }
 
 /**
- * Parse `x-stainless-timeout`: seconds, whole (`600`, as openai-node sends)
- * or decimal (`1.5`, at most 3 decimals). 0 is refused: it is not "no time
- * left" but a timeout under a second that the SDK truncated (`Math.trunc(ms /
- * 1000)`), and a client with `timeout: 500` must not get a 504 at once.
+ * Parse `x-envoy-expected-rq-timeout-ms`: whole ms, as `parseMs`, except 0,
+ * which is no deadline (undefined). Envoy takes a timeout of 0 as none at
+ * all: its router never sends 0 (out of time, it sends 1), and an Envoy
+ * that respects the header reads 0 as "infinite". Read as 0 ms left, a
+ * caller speaking Envoy's convention got a 504 on arrival.
  */
-function parseSeconds(raw: string | readonly string[]): number | string {
+function parseEnvoyMs(raw: string | readonly string[]): number | string | undefined {
+  const ms = parseMs(raw)
+  return ms === 0 ? undefined : ms
+}
+
+/**
+ * Parse `x-stainless-timeout`: seconds, whole (`600`, as openai-node sends)
+ * or decimal (`1.5`, at most 3 decimals). 0 is no deadline (undefined): it
+ * is not "no time left" but a timeout under a second that the SDK truncated
+ * (`Math.trunc(ms / 1000)`), and a client with `timeout: 500` must not get a
+ * 504 at once. Nor is it malformed: listed as invalid, `strict` answered
+ * every such SDK call 400, and every server reported it as a bad header.
+ */
+function parseSeconds(raw: string | readonly string[]): number | string | undefined {
   if (typeof raw !== 'string') return 'repeated header'
   const value = raw.trim()
   if (value === '') return 'empty'
@@ -183,7 +201,7 @@ function parseSeconds(raw: string | readonly string[]): number | string {
   }
   // Whole ms, rounded down: never grant more than was given.
   const ms = Number(match[1]) * 1000 + Number((match[2] ?? '').padEnd(3, '0'))
-  if (ms === 0) return 'zero (a truncated sub-second timeout)'
+  if (ms === 0) return undefined
   return ms
 }
 

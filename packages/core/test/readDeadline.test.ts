@@ -125,9 +125,23 @@ describe('readDeadline', () => {
     })
   })
 
+  it.each(['0', '0.000'])(
+    'ignores x-stainless-timeout: %j (a sub-second timeout the SDK truncated): no deadline, not malformed',
+    (value) => {
+      const result = readDeadline(
+        { 'x-stainless-timeout': value, 'grpc-timeout': 'bad' },
+        { sources: [STAINLESS, 'grpc-timeout'] },
+      )
+      expect(result).toEqual({
+        ms: undefined,
+        source: undefined,
+        clamped: false,
+        invalid: [expect.objectContaining({ header: 'grpc-timeout' })],
+      })
+    },
+  )
+
   it.each([
-    ['0', 'zero (a truncated sub-second timeout)'],
-    ['0.000', 'zero (a truncated sub-second timeout)'],
     ['-1', 'negative'],
     ['1.2345', 'too long'],
     ['99999999', 'too long'],

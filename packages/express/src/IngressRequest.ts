@@ -2,6 +2,7 @@ import { EventEmitter } from 'node:events'
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import {
   ClientClosedError,
+  DEADLINE_EXPIRED_HEADER,
   Deadline,
   DeadlineExceededError,
   type DeadlineSource,
@@ -225,7 +226,7 @@ export class IngressRequest {
     try {
       // Throws when a middleware ahead already sent headers (Express passes
       // that on as an error): the deadline is released all the same.
-      writeInvalid(this.res, invalid)
+      writeInvalid(this.res, this.req.method, invalid)
     } finally {
       // Now, not on 'finish': the end event reaches the server span while
       // instrumentation-http still has it open, and nothing waits on the socket.
@@ -359,6 +360,11 @@ export class IngressRequest {
       // already set), labelled gzip, saved as a download. The plain 504
       // drops them; so does a head discarded above.
       dropBodyHeaders(this.res, true)
+      // The wire's word that this answer is the deadline's, whatever its
+      // shape: a caller seeing it does not retry (its budget is gone too).
+      // Without it a caller retrying 504s sent the spent request again.
+      // Set first: respond may still remove it.
+      this.res.setHeader(DEADLINE_EXPIRED_HEADER, '1')
       const error = isDeadlineExceeded(reason)
         ? reason
         : new DeadlineExceededError({ budgetMs: this.budgetMs, elapsedMs, slice })

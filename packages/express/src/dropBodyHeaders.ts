@@ -17,6 +17,11 @@ const STALE_HEADERS = [
   'etag',
   'last-modified',
   'transfer-encoding',
+  // Trailers it declared for its streamed body (`Trailer: Server-Timing`):
+  // Node throws ERR_HTTP_TRAILER_INVALID for a declared trailer on a body
+  // with a Content-Length, as the 504 has — from the deadline's timer, an
+  // uncaught exception that took the process down, no answer sent.
+  'trailer',
   // A handler's caching of the body it meant to send (`public, max-age=…`)
   // let a CDN keep the deadline's answer for the next callers; the plain
   // 504 says `no-store`, and `respond` sets its own if it wants one.

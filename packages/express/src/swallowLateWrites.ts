@@ -1,5 +1,6 @@
 import type { ServerResponse } from 'node:http'
 import type { Readable } from 'node:stream'
+import { isHttp2 } from './isHttp2.js'
 
 // Node's own writers and Express's (4 and 5) helpers: anything that would
 // write, or throw "Cannot set headers after they are sent", once answered.
@@ -92,7 +93,9 @@ function wrapWriters(res: ServerResponse): void {
     const current = target[method]
     if (typeof current === 'function') target[method] = swallowed(method, current as Method)
   }
-  for (const name of ASSIGNED) keepSent(res, name)
+  keepSent(res, 'statusCode')
+  // HTTP/2 sends no reason phrase (and warns on any use of one): nothing to keep.
+  if (!isHttp2(res)) keepSent(res, 'statusMessage')
 }
 
 /**
@@ -100,7 +103,9 @@ function wrapWriters(res: ServerResponse): void {
  * catch block or an abort listener). The assignment reached nothing on the
  * wire, but everything that reads the status at the response's end — our
  * end event, a request logger, an HTTP span — reported a 500 that was never
- * sent. Kept at what went out, the assignment reported as a late write.
+ * sent. Kept at what went out, the assignment reported as a late write —
+ * unless it assigns what went out (a handler's own timeout path setting
+ * `504`): that changes nothing, and is no late write.
  */
 const ASSIGNED = ['statusCode', 'statusMessage'] as const
 
@@ -110,7 +115,9 @@ function keepSent(res: ServerResponse, name: (typeof ASSIGNED)[number]): void {
     configurable: true,
     enumerable: true,
     get: () => sent,
-    set: () => over.get(res)?.report?.(name),
+    set: (value: unknown) => {
+      if (value !== sent) over.get(res)?.report?.(name)
+    },
   })
 }
 

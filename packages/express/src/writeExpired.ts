@@ -1,6 +1,7 @@
 import type { ServerResponse } from 'node:http'
 import { DEADLINE_EXPIRED_HEADER } from '@hourglass/core'
 import { dropBodyHeaders } from './dropBodyHeaders.js'
+import { isHttp2 } from './isHttp2.js'
 
 export interface ExpiredBody {
   /** The request's budget, in ms. */
@@ -51,12 +52,17 @@ export function writeExpired(
   })
   dropBodyHeaders(res, false)
   res.statusCode = 504
-  res.statusMessage = 'Gateway Timeout'
+  if (!isHttp2(res)) res.statusMessage = 'Gateway Timeout'
   res.setHeader('content-type', 'application/json; charset=utf-8')
   res.setHeader('content-length', Buffer.byteLength(body))
   res.setHeader('cache-control', 'no-store')
   res.setHeader(DEADLINE_EXPIRED_HEADER, '1')
-  res.end(body)
+  // A HEAD's answer has the headers of the body and not the body: Node
+  // drops one written anyway, or, on a server made with
+  // `rejectNonStandardBodyWrites`, throws (from the deadline's timer: an
+  // uncaught exception, the process down).
+  if (method === 'HEAD') res.end()
+  else res.end(body)
   return '504'
 }
 

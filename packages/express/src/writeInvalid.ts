@@ -2,7 +2,11 @@ import type { ServerResponse } from 'node:http'
 import type { InvalidDeadlineHeader } from '@hourglass/core'
 
 /** `strict: true`: a malformed deadline is the caller's bug; say which header and why, nothing more. */
-export function writeInvalid(res: ServerResponse, invalid: readonly InvalidDeadlineHeader[]): void {
+export function writeInvalid(
+  res: ServerResponse,
+  method: string | undefined,
+  invalid: readonly InvalidDeadlineHeader[],
+): void {
   const body = JSON.stringify({
     error: 'invalid_deadline_header',
     invalid: invalid.map(({ header, reason }) => ({ header, reason })),
@@ -13,5 +17,7 @@ export function writeInvalid(res: ServerResponse, invalid: readonly InvalidDeadl
   res.setHeader('content-length', Buffer.byteLength(body))
   res.setHeader('cache-control', 'no-store')
   res.statusCode = 400
-  res.end(body)
+  // No body for a HEAD (see writeExpired).
+  if (method === 'HEAD') res.end()
+  else res.end(body)
 }

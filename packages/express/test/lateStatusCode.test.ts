@@ -50,6 +50,36 @@ describe.each(majors)('a status assigned after the 504 ($name)', (major) => {
     expect(late.map((e) => e.method)).toEqual(['statusCode', 'statusMessage'])
   })
 
+  it('assigning the status that already went out is no late write', async () => {
+    const app = major.app()
+    const late: IngressLateWriteMessage[] = []
+    let seen: { statusCode: number; statusMessage: string } | undefined
+    app.use(deadline({ reserveMs: 10, onLateWrite: (event) => late.push(event) }))
+    app.get('/slow', (req, res) => {
+      req.deadline.signal.addEventListener('abort', () => {
+        // What a handler's own timeout path writes: the 504 that was sent.
+        res.statusCode = 504
+        res.statusMessage = 'Gateway Timeout'
+        seen = { statusCode: res.statusCode, statusMessage: res.statusMessage }
+        // A different value is still a late write.
+        res.statusMessage = 'Timed Out'
+      })
+    })
+    server = await listen(app)
+    const ends = record<IngressEndMessage>(expressChannels.end.name)
+    const res = await request(`${server.url}/slow`, {
+      headers: { 'x-deadline-remaining-ms': '60' },
+      dispatcher: client({ connections: 1 }),
+    })
+    await res.body.text()
+    await ends.count(1)
+    ends.stop()
+
+    expect(res.statusCode).toBe(504)
+    expect(seen).toEqual({ statusCode: 504, statusMessage: 'Gateway Timeout' })
+    expect(late.map((e) => e.method)).toEqual(['statusMessage'])
+  })
+
   it('a response that ends normally keeps its status assignable', async () => {
     const app = major.app()
     app.use(deadline({ reserveMs: 10 }))
