@@ -29,6 +29,7 @@ export {
   isStreamInterrupted,
   isUnknownPrice,
   type KeysRetiredError,
+  type LlmAttemptMessage,
   llmChannels,
   type ModelAdapter,
   type ModelPrice,

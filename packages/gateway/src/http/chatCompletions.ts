@@ -2,6 +2,7 @@ import { currentDeadline, Deadline } from '@hourglass/core'
 import type { Request, Response } from 'express'
 import { targetKey } from '../call/createAdapters.js'
 import { gateClientRetry, refundClientRetry } from '../call/gateClientRetry.js'
+import { leftByClient } from '../call/leftByClient.js'
 import type { ModelTarget } from '../config/gatewayConfigSchema.js'
 import type { GatewayContext } from '../GatewayContext.js'
 import {
@@ -263,8 +264,10 @@ function callOptions(
       // The answering attempt is the request line's news already (provider,
       // upstreamModel, attempts, costUsd): one info line per request, and a
       // warn line for every attempt that did not answer. `logLevel: 'debug'`
-      // shows the answering one too.
-      const level = record.decision === 'success' ? 'debug' : 'warn'
+      // shows the answering one too, and an attempt whose client left (the
+      // request line's 499 says so; nothing failed on either side).
+      const left = leftByClient(record)
+      const level = record.decision === 'success' || left ? 'debug' : 'warn'
       // Built only when written: at the default level the answering attempt's line is not.
       if (!ctx.logEnabled(level)) return
       ctx.log(level, 'attempt', {
@@ -274,7 +277,7 @@ function callOptions(
         status: record.status,
         errorKind: record.errorKind,
         errorClass: record.errorClass,
-        decision: record.decision,
+        decision: left ? 'client_closed' : record.decision,
         delayMs: record.delayMs,
         latencyMs: Math.round(record.latencyMs),
         // Priced only under a cost budget: without one llm's record says 0

@@ -2,6 +2,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http'
 import type { ChannelMessage } from '@hourglass/core'
 import { PrometheusExporter } from '@opentelemetry/exporter-prometheus'
 import { MeterProvider } from '@opentelemetry/sdk-metrics'
+import { leftByClient } from '../call/leftByClient.js'
 import { currentRequest } from '../http/requestScope.js'
 import { llmChannels } from '../llm.js'
 
@@ -101,11 +102,15 @@ export class GatewayMetrics {
 
     const onAttempt = (m: ChannelMessage<typeof llmChannels.attempt>) => {
       if (!this.#mine()) return
-      this.#attempts.add(1, {
-        provider: m.provider,
-        outcome: m.decision,
-        ...(m.errorKind === undefined ? {} : { error_kind: m.errorKind }),
-      })
+      // A client that left ended the attempt: not the provider's failure (llm says `fail`, `aborted`).
+      if (leftByClient(m)) this.#attempts.add(1, { provider: m.provider, outcome: 'client_closed' })
+      else {
+        this.#attempts.add(1, {
+          provider: m.provider,
+          outcome: m.decision,
+          ...(m.errorKind === undefined ? {} : { error_kind: m.errorKind }),
+        })
+      }
       if (m.decision === 'fallback') this.#fallbacks.add(1, { provider: m.provider })
       if (m.inputTokens) this.#tokens.add(m.inputTokens, { provider: m.provider, type: 'input' })
       if (m.outputTokens) this.#tokens.add(m.outputTokens, { provider: m.provider, type: 'output' })

@@ -22,15 +22,22 @@ describe('the request line carries the cost of every billed attempt, whatever th
   // A high price, so the cost of a few tokens is far from 0.
   const prices = (model: string) => ({ [model]: { inputPerMTok: 1000, outputPerMTok: 1000 } })
 
-  async function start(models: Record<string, unknown>, policy: Record<string, unknown> = {}) {
+  async function start(
+    models: Record<string, unknown>,
+    policy: Record<string, unknown> = {},
+    options: { logLevel?: 'debug' } = {},
+  ) {
     const p = await fakeProvider('openai', ['sk-cost-key-0001'], { prices: prices('model-x') })
     const q = await fakeProvider('openai', ['sk-cost-key-0002'], { prices: prices('model-y') })
     fakes.push(p.fake, q.fake)
-    harness = await startHarness({
-      providers: { p: p.entry, q: q.entry },
-      models,
-      policy: { maxCostUsdPerRequest: 5, ...policy },
-    })
+    harness = await startHarness(
+      {
+        providers: { p: p.entry, q: q.entry },
+        models,
+        policy: { maxCostUsdPerRequest: 5, ...policy },
+      },
+      options,
+    )
     return { p: p.fake, q: q.fake }
   }
 
@@ -38,7 +45,8 @@ describe('the request line carries the cost of every billed attempt, whatever th
   const ask = { model: 'm', messages: [{ role: 'user' as const, content: 'hi' }], max_tokens: 100 }
 
   it('a client that leaves after two streamed chunks: 499, with the cost of the tokens it was sent and who sent them', async () => {
-    const { p } = await start({ m: fallback(['p', 'model-x']) })
+    // The attempt a client left is not a failure: its line is at debug.
+    const { p } = await start({ m: fallback(['p', 'model-x']) }, {}, { logLevel: 'debug' })
     const words = Array.from({ length: 40 }, (_, i) => ` w${i}`).join('')
     p.enqueue(reply.text(words, { tokenDelayMs: 20 }))
     const controller = new AbortController()
@@ -53,7 +61,7 @@ describe('the request line carries the cost of every billed attempt, whatever th
     } catch {}
     await expect.poll(() => lines('request').length).toBe(1)
     const [attempt] = lines('attempt')
-    expect(attempt).toMatchObject({ provider: 'p', decision: 'fail' })
+    expect(attempt).toMatchObject({ provider: 'p', decision: 'client_closed', level: 'debug' })
     expect(attempt?.['costUsd']).toBeGreaterThan(0)
     expect(lines('request')[0]).toMatchObject({
       status: 499,
