@@ -29,6 +29,7 @@ import { TooManyRedirectsError } from './errors/TooManyRedirectsError.js'
 import { UnexpectedRedirectError } from './errors/UnexpectedRedirectError.js'
 import { type UrlRefusal, UrlRefusedError } from './errors/UrlRefusedError.js'
 import { fetchMethod } from './fetchMethod.js'
+import { noBudgetError } from './noBudgetError.js'
 import { OutboundCall, type OutboundCallInit, RetryWaits, type SendResult } from './OutboundCall.js'
 import { FETCH_OPTION_NAMES, mergeRetry, type RetryOptions, resolveOptions } from './options.js'
 import { type StoppableBody, stoppableBody } from './stoppableBody.js'
@@ -61,6 +62,14 @@ export interface HourglassFetch {
   readonly dispatcher: Dispatcher
   /** Close the connections this fetch opened (only the Agent it created itself). */
   close(): Promise<void>
+  /**
+   * Whether a call made now with this deadline (default `currentDeadline()`)
+   * and signal would fail at once, nothing sent: the signal aborted, the
+   * deadline over, or under this fetch's `minBudgetMs` left. The check the
+   * call itself makes, for a caller that must know afterwards whether its
+   * failed request ever left (the error is the same as for one cut in flight).
+   */
+  wouldRefuse(init?: { deadline?: Deadline | undefined; signal?: AbortSignal | undefined }): boolean
 }
 
 /** @internal Lets `probe` see each attempt's phase timings. */
@@ -299,6 +308,9 @@ export function createFetch(
   let closing: Promise<void> | undefined
   return Object.assign(call, {
     dispatcher,
+    wouldRefuse: (init?: { deadline?: Deadline | undefined; signal?: AbortSignal | undefined }) =>
+      init?.signal?.aborted === true ||
+      noBudgetError(init?.deadline ?? currentDeadline(), config.minBudgetMs) !== undefined,
     close: (): Promise<void> => {
       if (closing) return closing
       // After `fetch.dispatcher.destroy()` (the README's advice for held

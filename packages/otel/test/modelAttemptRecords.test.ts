@@ -392,6 +392,8 @@ describe("the GenAI client metrics (the conventions' required operation duration
           'gen_ai.provider.name': 'openai',
           'gen_ai.request.model': 'gpt-x',
           'gen_ai.response.model': 'gpt-x-2026',
+          'server.address': '127.0.0.1',
+          'server.port': Number(new URL(fake.baseURL).port),
         },
         DURATION_BUCKETS_S,
       ],
@@ -438,6 +440,8 @@ describe("the GenAI client metrics (the conventions' required operation duration
         'gen_ai.operation.name': 'chat',
         'gen_ai.provider.name': 'openai',
         'gen_ai.request.model': 'm',
+        'server.address': '127.0.0.1',
+        'server.port': Number(new URL(fake.baseURL).port),
         'error.type': 'DEADLINE_EXCEEDED',
       },
     ])

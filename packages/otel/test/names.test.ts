@@ -49,10 +49,10 @@ describe('names', () => {
   })
 
   it('every attribute, event and metric name is under hourglass. or borrowed from a convention that has it', () => {
-    // OpenTelemetry's semantic conventions (OpenAI's response fields among
-    // them), and BullMQ's own telemetry for a job's name.
+    // OpenTelemetry's semantic conventions (OpenAI's response fields and the
+    // server's address among them), and BullMQ's own telemetry for a job's name.
     const borrowed =
-      /^(http\.|url\.|error\.type$|rpc\.|messaging\.|gen_ai\.|openai\.response\.(system_fingerprint|service_tier)$|bullmq\.job\.name$)/
+      /^(http\.|url\.|error\.type$|rpc\.|messaging\.|gen_ai\.|openai\.response\.(system_fingerprint|service_tier)$|server\.(address|port)$|bullmq\.job\.name$)/
     const names = Object.entries(attributes)
       .filter(([name]) => /^(ATTR|EVENT|METRIC)_/.test(name))
       .map(([, value]) => value as string)

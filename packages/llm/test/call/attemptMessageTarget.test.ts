@@ -1,0 +1,63 @@
+import diagnostics from 'node:diagnostics_channel'
+import { reply } from '@hourglass/testkit'
+import { afterEach, describe, expect, it } from 'vitest'
+import { openAICompatible } from '../../src/adapters/openAICompatible.js'
+import type { AttemptRecord } from '../../src/call/AttemptRecord.js'
+import { serverOf } from '../../src/call/attemptTarget.js'
+import { callModel } from '../../src/call/callModel.js'
+import type { LlmAttemptMessage } from '../../src/channels.js'
+import { useFakes, user } from './support/fakes.js'
+
+const fakes = useFakes()
+const messages: LlmAttemptMessage[] = []
+const onMessage = (m: unknown) => messages.push(m as LlmAttemptMessage)
+afterEach(() => {
+  diagnostics.unsubscribe('hourglass:llm:attempt', onMessage)
+  messages.length = 0
+})
+
+describe('the attempt message names where the request went and what it asked', () => {
+  it('host, port and the parameters the caller set, on the channel; not on onAttempt’s record', async () => {
+    diagnostics.subscribe('hourglass:llm:attempt', onMessage)
+    const fake = await fakes.start({ dialect: 'openai' })
+    fake.enqueue(reply.text('ok'))
+    const model = fakes.adapter(
+      openAICompatible({ baseURL: fake.baseURL, apiKey: 'sk', model: 'gpt-4o' }),
+    )
+    const records: AttemptRecord[] = []
+    await callModel({
+      models: [model],
+      request: {
+        messages: [user('hi')],
+        maxTokens: 16,
+        temperature: 0,
+        stop: ['END'],
+        extra: { seed: 3, frequency_penalty: 'high' },
+      },
+      limits: { admission: false },
+      onAttempt: (r) => records.push(r),
+    })
+    expect(messages).toHaveLength(1)
+    expect(messages[0]).toMatchObject({
+      serverAddress: '127.0.0.1',
+      serverPort: Number(new URL(fake.baseURL).port),
+      request: { maxTokens: 16, temperature: 0, stopSequences: ['END'], seed: 3 },
+    })
+    // Not a number: left out, not passed on as it came.
+    expect(messages[0]?.request).not.toHaveProperty('frequencyPenalty')
+    expect(records[0]).not.toHaveProperty('serverAddress')
+    expect(records[0]).not.toHaveProperty('request')
+  })
+
+  it('a URL without a port has its scheme’s default; an IPv6 host loses its brackets', () => {
+    const at = (baseURL: string | undefined) =>
+      serverOf({ baseURL } as unknown as Parameters<typeof serverOf>[0])
+    expect(at('https://api.openai.com/v1')).toEqual({
+      serverAddress: 'api.openai.com',
+      serverPort: 443,
+    })
+    expect(at('http://[::1]:8080')).toEqual({ serverAddress: '::1', serverPort: 8080 })
+    expect(at('not a url')).toEqual({})
+    expect(at(undefined)).toEqual({})
+  })
+})
