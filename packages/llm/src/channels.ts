@@ -31,12 +31,12 @@ export interface LlmAttemptMessage {
    * `false` when the request never left for the provider: the adapter could
    * not build it for this model (`InvalidChatRequestError`, or what its
    * request builder threw), or undici refused its headers (a value with a
-   * line break: a `network` failure of status 0) — no operation took place
-   * to time or trace. Absent when the request was sent, whatever came of it
-   * (an answer, an error status, a connection refused or cut) — and when
-   * @hourglass/fetch refused it for want of budget (the deadline over, or
-   * under its `minBudgetMs` left): that `deadline_exceeded` cannot be told
-   * here from a deadline that ended in flight.
+   * line break: a `network` failure of status 0), or @hourglass/fetch was
+   * to refuse it at once (a `deadline_exceeded` or `aborted` attempt whose
+   * deadline was over, or under that fetch's `minBudgetMs` left, or whose
+   * signal was aborted, when it was handed on: `fetch.wouldRefuse()`) — no operation took
+   * place to time or trace. Absent when the request was sent, whatever came
+   * of it (an answer, an error status, a connection refused or cut).
    */
   sent?: false | undefined
   decision: 'success' | 'retry' | 'fallback' | 'fail'
@@ -82,6 +82,34 @@ export interface LlmAttemptMessage {
    * `decideRetry` itself (the rule that matched first: its `why`).
    */
   why?: string | undefined
+  /**
+   * The host the request went to, from the adapter's `baseURL` (an IPv6
+   * address without its brackets). Only on the channel's message (not on
+   * `onAttempt`'s record), for an attempt that was sent.
+   */
+  serverAddress?: string | undefined
+  /** Its port: the URL's, else the scheme's default (443, 80). As `serverAddress`. */
+  serverPort?: number | undefined
+  /** The generation parameters the caller set on the request sent. As `serverAddress`. */
+  request?: LlmRequestParams | undefined
+}
+
+/** What a call asked of the model's generation: each field only when the caller set it. */
+export interface LlmRequestParams {
+  /** `ChatRequest.maxTokens` (always set). */
+  maxTokens: number
+  temperature?: number | undefined
+  topP?: number | undefined
+  /** `ChatRequest.stop`, when not empty. */
+  stopSequences?: readonly string[] | undefined
+  /** `extra.seed`, an integer. */
+  seed?: number | undefined
+  /** `extra.frequency_penalty`. */
+  frequencyPenalty?: number | undefined
+  /** `extra.presence_penalty`. */
+  presencePenalty?: number | undefined
+  /** `extra.top_k` (providers that take it through the OpenAI-compatible API). */
+  topK?: number | undefined
 }
 
 /** `hourglass:llm:cooldown`. `keyId` is a short non-reversible id, never the key. */

@@ -92,6 +92,7 @@ export {
   type LlmAdmissionMessage,
   type LlmAttemptMessage,
   type LlmCooldownMessage,
+  type LlmRequestParams,
   llmChannels,
 } from './channels.js'
 // Provider dialects and SSE
@@ -170,6 +171,7 @@ export type {
   Logprobs,
   NormalizedError,
   OverLimit,
+  RateLimitedBy,
   StreamEvent,
   TextBlock,
   ThinkingBlock,

@@ -291,7 +291,19 @@ export interface NormalizedError {
    * organisation).
    */
   overLimit?: OverLimit | undefined
+  /**
+   * For `rate_limited`, when the provider says which limit it hit: its
+   * `requests` per minute (or day), or its `tokens` (input, output or both).
+   * Read from the body (OpenAI's `type`, Gemini's `QuotaFailure` quota id),
+   * else the remaining-count header at 0 (`x-ratelimit-remaining-tokens`,
+   * `anthropic-ratelimit-input-tokens-remaining`, …), else the message
+   * ("tokens per min (TPM)"). Absent when it does not say, or names both.
+   */
+  limitedBy?: RateLimitedBy | undefined
 }
+
+/** Which limit a rate limit hit: `NormalizedError.limitedBy`. */
+export type RateLimitedBy = 'requests' | 'tokens'
 
 /** A request bigger than a whole limit: `NormalizedError.overLimit`. */
 export interface OverLimit {

@@ -187,6 +187,26 @@ export const ATTR_GEN_AI_USAGE_INPUT_TOKENS = 'gen_ai.usage.input_tokens'
 export const ATTR_GEN_AI_USAGE_OUTPUT_TOKENS = 'gen_ai.usage.output_tokens'
 /** On `gen_ai.client.token.usage`: which tokens a sample counts, `input` or `output`. */
 export const ATTR_GEN_AI_TOKEN_TYPE = 'gen_ai.token.type'
+/**
+ * The request parameters the caller set (the GenAI conventions' `gen_ai.request.*`,
+ * Recommended; `seed` Conditionally Required when set): spans only, never metrics (each value would be a series).
+ */
+export const ATTR_GEN_AI_REQUEST_MAX_TOKENS = 'gen_ai.request.max_tokens'
+export const ATTR_GEN_AI_REQUEST_TEMPERATURE = 'gen_ai.request.temperature'
+export const ATTR_GEN_AI_REQUEST_TOP_P = 'gen_ai.request.top_p'
+export const ATTR_GEN_AI_REQUEST_TOP_K = 'gen_ai.request.top_k'
+export const ATTR_GEN_AI_REQUEST_STOP_SEQUENCES = 'gen_ai.request.stop_sequences'
+export const ATTR_GEN_AI_REQUEST_SEED = 'gen_ai.request.seed'
+export const ATTR_GEN_AI_REQUEST_FREQUENCY_PENALTY = 'gen_ai.request.frequency_penalty'
+export const ATTR_GEN_AI_REQUEST_PRESENCE_PENALTY = 'gen_ai.request.presence_penalty'
+/**
+ * The provider's host and port, from the adapter's `baseURL` (the scheme's
+ * default port when it names none): on model attempt spans and the GenAI
+ * client metrics (Recommended; `server.port` Conditionally Required when
+ * `server.address` is set).
+ */
+export const ATTR_SERVER_ADDRESS = 'server.address'
+export const ATTR_SERVER_PORT = 'server.port'
 /** What @hourglass/llm decided after a model attempt: `success`, `retry`, `fallback`, `fail`. */
 export const ATTR_LLM_DECISION = 'hourglass.llm.decision'
 /** The key an llm admission decision or cooldown is about: llm's short, non-reversible id (`*`: every key of the provider). */

@@ -20,6 +20,8 @@ import {
   ATTR_GEN_AI_TOKEN_TYPE,
   ATTR_HTTP_REQUEST_METHOD,
   ATTR_MESSAGING_DESTINATION_NAME,
+  ATTR_SERVER_ADDRESS,
+  ATTR_SERVER_PORT,
   type DeadlineStage,
   METRIC_CLIENT_CLOSED,
   METRIC_EGRESS_REMAINING,
@@ -142,6 +144,8 @@ export function metricHandlers(meter: Meter): Handlers {
       [ATTR_GEN_AI_REQUEST_MODEL]: m.model,
       // Empty when the body named none: no model is better than a blank series.
       [ATTR_GEN_AI_RESPONSE_MODEL]: m.responseModel || undefined,
+      [ATTR_SERVER_ADDRESS]: m.serverAddress,
+      [ATTR_SERVER_PORT]: m.serverAddress === undefined ? undefined : m.serverPort,
     })
     if (Number.isFinite(m.latencyMs)) {
       genAiDuration.record(

@@ -30,7 +30,15 @@ import {
   ATTR_ERROR_TYPE,
   ATTR_GEN_AI_OPERATION_NAME,
   ATTR_GEN_AI_PROVIDER_NAME,
+  ATTR_GEN_AI_REQUEST_FREQUENCY_PENALTY,
+  ATTR_GEN_AI_REQUEST_MAX_TOKENS,
   ATTR_GEN_AI_REQUEST_MODEL,
+  ATTR_GEN_AI_REQUEST_PRESENCE_PENALTY,
+  ATTR_GEN_AI_REQUEST_SEED,
+  ATTR_GEN_AI_REQUEST_STOP_SEQUENCES,
+  ATTR_GEN_AI_REQUEST_TEMPERATURE,
+  ATTR_GEN_AI_REQUEST_TOP_K,
+  ATTR_GEN_AI_REQUEST_TOP_P,
   ATTR_GEN_AI_RESPONSE_FINISH_REASONS,
   ATTR_GEN_AI_RESPONSE_ID,
   ATTR_GEN_AI_RESPONSE_MODEL,
@@ -52,6 +60,8 @@ import {
   ATTR_OPENAI_RESPONSE_SERVICE_TIER,
   ATTR_OPENAI_RESPONSE_SYSTEM_FINGERPRINT,
   ATTR_REQUEST_ID,
+  ATTR_SERVER_ADDRESS,
+  ATTR_SERVER_PORT,
   ATTR_URL_FULL,
   EVENT_DEADLINE_CLIENT_CLOSED,
   EVENT_DEADLINE_EXCEEDED,
@@ -415,6 +425,8 @@ function modelAttemptSpan(tracer: Tracer, m: LlmAttemptMessage): void {
         [ATTR_GEN_AI_OPERATION_NAME]: 'chat',
         [ATTR_GEN_AI_PROVIDER_NAME]: genAiProvider(m.provider),
         [ATTR_GEN_AI_REQUEST_MODEL]: m.model,
+        [ATTR_SERVER_ADDRESS]: m.serverAddress,
+        [ATTR_SERVER_PORT]: m.serverAddress === undefined ? undefined : m.serverPort,
         [ATTR_GEN_AI_USAGE_INPUT_TOKENS]: m.inputTokens,
         [ATTR_GEN_AI_USAGE_OUTPUT_TOKENS]: m.outputTokens,
         [ATTR_GEN_AI_RESPONSE_MODEL]: m.responseModel,
@@ -432,6 +444,22 @@ function modelAttemptSpan(tracer: Tracer, m: LlmAttemptMessage): void {
   // An array attribute: `defined()` takes scalars only.
   if (m.finishReason !== undefined)
     span.setAttribute(ATTR_GEN_AI_RESPONSE_FINISH_REASONS, [m.finishReason])
+  const asked = m.request
+  if (asked !== undefined) {
+    span.setAttributes(
+      defined({
+        [ATTR_GEN_AI_REQUEST_MAX_TOKENS]: asked.maxTokens,
+        [ATTR_GEN_AI_REQUEST_TEMPERATURE]: asked.temperature,
+        [ATTR_GEN_AI_REQUEST_TOP_P]: asked.topP,
+        [ATTR_GEN_AI_REQUEST_TOP_K]: asked.topK,
+        [ATTR_GEN_AI_REQUEST_SEED]: asked.seed,
+        [ATTR_GEN_AI_REQUEST_FREQUENCY_PENALTY]: asked.frequencyPenalty,
+        [ATTR_GEN_AI_REQUEST_PRESENCE_PENALTY]: asked.presencePenalty,
+      }),
+    )
+    if (asked.stopSequences !== undefined)
+      span.setAttribute(ATTR_GEN_AI_REQUEST_STOP_SEQUENCES, [...asked.stopSequences])
+  }
   if (failure !== undefined) span.setStatus({ code: SpanStatusCode.ERROR, message: failure })
   span.end(end)
 }

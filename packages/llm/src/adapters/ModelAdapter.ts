@@ -30,6 +30,15 @@ export interface SendOptions {
    * attempt is not charged.
    */
   answerStarted?: boolean | undefined
+  /**
+   * Written by the adapter, read by `callModel` when the attempt ended by
+   * the deadline or the caller's signal: `false` when the request was never
+   * handed on — the HTTP client was to refuse it at once (the deadline over,
+   * or under @hourglass/fetch's `minBudgetMs` left, or the signal already
+   * aborted). The attempt's record then says `sent: false`. An adapter of
+   * your own that never sets it: such an attempt counts as sent.
+   */
+  sent?: false | undefined
 }
 
 /**

@@ -224,6 +224,12 @@ export function createAdapter(
     work: (res: Reply) => Promise<T | Failure>,
   ): Promise<T | Failure> => {
     const out = prepare(request, send, stream)
+    // fetch refuses such a request without a byte sent, with the same error
+    // a deadline or abort in flight gives: known here, not after. (A fetch
+    // stand-in without the check, a test's, counts every request as sent.)
+    if (fetch.wouldRefuse?.({ deadline: send.deadline, signal: send.signal }) === true) {
+      send.sent = false
+    }
     const clock = send.deadline?.clock ?? systemClock
     const sentAt = clock.now()
     let headersAt: number | undefined

@@ -1,5 +1,8 @@
+import type { ModelAdapter } from '../adapters/ModelAdapter.js'
 import { callHook } from '../callHook.js'
 import { type LlmAttemptMessage, llmChannels } from '../channels.js'
+import type { ChatRequest } from '../types.js'
+import { requestParamsOf, serverOf } from './attemptTarget.js'
 
 /**
  * What `onAttempt` receives after every attempt: the `hourglass:llm:attempt`
@@ -10,13 +13,23 @@ export interface AttemptRecord extends LlmAttemptMessage {
   reason?: string | undefined
 }
 
-/** Hands the record to `onAttempt` and publishes it (without `reason`) when someone listens. */
+/**
+ * Hands the record to `onAttempt` and publishes it (without `reason`) when
+ * someone listens. `sentTo`, for an attempt that was sent: the adapter and
+ * the request, read for the message's server and request parameters only
+ * while someone listens (nothing per attempt otherwise).
+ */
 export function reportAttempt(
   record: AttemptRecord,
   onAttempt: ((record: AttemptRecord) => void) | undefined,
+  sentTo?: { adapter: ModelAdapter; request: ChatRequest } | undefined,
 ): void {
   llmChannels.attempt.publish(() => {
     const { reason: _reason, ...message } = record
+    if (sentTo !== undefined && record.sent !== false) {
+      Object.assign(message, serverOf(sentTo.adapter))
+      message.request = requestParamsOf(sentTo.request)
+    }
     return message satisfies LlmAttemptMessage
   })
   // A logging hook must not change the outcome of a model call: what it

@@ -73,6 +73,8 @@ export async function runModel(
   let choice = arrival
   // The request as this model takes it, built once, before admission.
   let prepared: PreparedRequest | undefined
+  // Where its attempts go and what they ask, read for the attempt message only while someone listens.
+  const sentTo = { adapter, request }
 
   for (;;) {
     signal?.throwIfAborted()
@@ -173,6 +175,7 @@ export async function runModel(
           { choice: chosenBecause },
         ),
         options.onAttempt,
+        sentTo,
       )
     // A whole answer without a caller's signal, from an adapter of
     // `createAdapter`: nothing but the deadline (which the adapter is given)
@@ -275,6 +278,16 @@ export async function runModel(
       // A request the adapter refused to build when sending (an adapter
       // without `prepare`): it never left, as the refusal before admission.
       if (isInvalidChatRequest(thrown) && received?.answered !== true && !send.answerStarted) {
+        ended.sent = false
+      }
+      // Stopped before it was handed on: the HTTP client refused it for want
+      // of budget, or for the signal, and its stop is no provider's latency.
+      if (
+        send.sent === false &&
+        (errorKind === 'deadline_exceeded' || errorKind === 'aborted') &&
+        received?.answered !== true &&
+        !send.answerStarted
+      ) {
         ended.sent = false
       }
       record(ended)

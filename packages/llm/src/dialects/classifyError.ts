@@ -1,8 +1,9 @@
 import { type ErrorKind, RETRYABLE_KINDS } from '../errors/errorKinds.js'
 import { limitKindOf } from '../errors/limitKindOf.js'
-import type { CooldownScope, NormalizedError, OverLimit } from '../types.js'
+import type { CooldownScope, NormalizedError, OverLimit, RateLimitedBy } from '../types.js'
 import type { ErrorInput } from './ErrorInput.js'
 import { headerValue, retryAfterFromHeaders, shouldRetryHeader } from './errorHeaders.js'
+import { limitedByCode, limitedByHeaders, limitedByText } from './rateLimitedBy.js'
 import { parseAnswerJson, parseJson } from './safeJson.js'
 import { parseSseFramedJson } from './sseErrorBody.js'
 
@@ -29,6 +30,8 @@ export interface BodyVerdict {
   quotaWindow?: 'day' | undefined
   /** The limit a `request_too_large` request alone exceeds, when the message names it. */
   overLimit?: OverLimit | undefined
+  /** Which limit a rate limit hit, when the body's fields say (not its words: `limitedByText`). */
+  limitedBy?: RateLimitedBy | undefined
 }
 
 /**
@@ -147,6 +150,19 @@ export function classifyError(input: ErrorInput, read: BodyReader): NormalizedEr
   const hintMs = headerWaitMs ?? verdict?.retryAfterMs
   const retryAfterMs =
     verdict?.quotaWindow === 'day' ? Math.max(msUntilQuotaDay(Date.now()), hintMs ?? 0) : hintMs
+  // Only for a rate limit: the field says nothing on any other failure.
+  let limitedBy: RateLimitedBy | undefined
+  if (kind === 'rate_limited') {
+    try {
+      limitedBy =
+        verdict?.limitedBy ??
+        limitedByCode(verdict?.providerCode) ??
+        limitedByHeaders(input.headers) ??
+        limitedByText(verdict?.message ?? text)
+    } catch {
+      limitedBy = undefined
+    }
+  }
   const message = cleanMessage(
     inFront
       ? `HTTP 403 that is not the provider's JSON error (a firewall's or proxy's page?): refused in front of the provider, no key judged${text.trim() === '' ? '' : `: ${text.trim()}`}`
@@ -170,6 +186,7 @@ export function classifyError(input: ErrorInput, read: BodyReader): NormalizedEr
     ...(verdict?.overLimit === undefined || kind !== 'request_too_large'
       ? {}
       : { overLimit: verdict.overLimit }),
+    ...(limitedBy === undefined ? {} : { limitedBy }),
   }
 }
 

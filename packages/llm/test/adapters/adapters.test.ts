@@ -88,6 +88,7 @@ describe('provider adapters', () => {
     const fetch: HourglassFetch = Object.assign(notCalled, {
       dispatcher,
       close: () => base.close(),
+      wouldRefuse: base.wouldRefuse,
     })
     const model = fakes.adapter(
       openAICompatible({ baseURL: fake.baseURL, apiKey: 'sk', model: 'gpt-4o-mini', fetch }),

@@ -1,12 +1,17 @@
 import { Deadline, ManualClock } from '@hourglass/core'
+import { createFetch } from '@hourglass/fetch'
 import { reply } from '@hourglass/testkit'
-import { describe, expect, it } from 'vitest'
+import { afterEach, describe, expect, it } from 'vitest'
 import { openAICompatible } from '../../src/adapters/openAICompatible.js'
 import type { AttemptRecord } from '../../src/call/AttemptRecord.js'
 import { callModel } from '../../src/call/callModel.js'
 import { useFakes, user } from './support/fakes.js'
 
 const fakes = useFakes()
+const closing: Array<{ close(): Promise<unknown> }> = []
+afterEach(async () => {
+  await Promise.all(closing.splice(0).map((item) => item.close()))
+})
 
 /**
  * An attempt @hourglass/fetch refuses before anything leaves — the deadline
@@ -37,6 +42,29 @@ describe('attempts refused before they left are sent: false', () => {
       onAttempt: (r) => records.push(r),
     })
     await expect(stream.result).rejects.toThrow()
+    expect(fake.requests).toHaveLength(0)
+    expect(records.map((r) => [r.errorKind, r.sent])).toEqual([['deadline_exceeded', false]])
+  })
+
+  it('a fetch of yours: judged by its own minBudgetMs, not the default', async () => {
+    const fake = await fakes.start({ dialect: 'openai' })
+    const fetch = createFetch({ minBudgetMs: 50 })
+    closing.push(fetch)
+    const model = fakes.adapter(
+      openAICompatible({ baseURL: fake.baseURL, apiKey: 'sk', model: 'gpt-4o', fetch }),
+    )
+    const records: AttemptRecord[] = []
+    // 30 ms left: above the default 5, under this fetch's 50.
+    using deadline = Deadline.after(30, { clock: new ManualClock() })
+    const call = callModel({
+      models: [model],
+      request: { messages: [user('hi')], maxTokens: 8 },
+      deadline,
+      limits: { admission: false },
+      retry: { budgets: false },
+      onAttempt: (r) => records.push(r),
+    })
+    await expect(call).rejects.toThrow()
     expect(fake.requests).toHaveLength(0)
     expect(records.map((r) => [r.errorKind, r.sent])).toEqual([['deadline_exceeded', false]])
   })

@@ -1,4 +1,4 @@
-import type { CooldownScope, ErrorKind, NormalizedError } from '../../types.js'
+import type { CooldownScope, ErrorKind, NormalizedError, RateLimitedBy } from '../../types.js'
 import { type BodyVerdict, classifyError, classifyStreamError } from '../classifyError.js'
 import { parseProtoDurationMs } from '../durations.js'
 import type { ErrorInput, StreamErrorInput } from '../ErrorInput.js'
@@ -59,6 +59,7 @@ function readGeminiError(
   let retryAfterMs: number | undefined
   let scope: CooldownScope | undefined
   let daily = false
+  let limitedBy: RateLimitedBy | undefined
   for (const detail of asArray(get(error, 'details')).slice(0, MAX_DETAILS)) {
     const type = getString(detail, '@type')
     if (type === RETRY_INFO) {
@@ -68,6 +69,7 @@ function readGeminiError(
       if (hasZeroQuota(detail)) kind = 'quota_exhausted'
       else if (kind === 'rate_limited' && hasDailyQuota(detail)) daily = true
       scope = quotaScope(detail)
+      limitedBy = quotaLimitedBy(detail)
     } else if (type === ERROR_INFO && getString(detail, 'reason') === 'API_KEY_INVALID') {
       kind = 'auth'
     }
@@ -112,7 +114,29 @@ function readGeminiError(
     retryAfterMs,
     scope,
     ...(daily && kind === 'quota_exhausted' ? { quotaWindow: 'day' as const } : {}),
+    ...(limitedBy === undefined ? {} : { limitedBy }),
   }
+}
+
+/**
+ * Which limit the violated quotas count: `tokens` when each quota id (or,
+ * without one, metric) names tokens
+ * (`GenerateContentInputTokensPerModelPerMinute-FreeTier`,
+ * `…/generate_content_free_tier_input_token_count`), `requests` when each
+ * names requests (`GenerateRequestsPerMinutePerProjectPerModel-FreeTier`);
+ * undefined for a mix or neither.
+ */
+function quotaLimitedBy(detail: unknown): RateLimitedBy | undefined {
+  const violations = asArray(get(detail, 'violations')).slice(0, MAX_DETAILS)
+  if (violations.length === 0) return undefined
+  const counts = violations.map((v) => {
+    const named = getString(v, 'quotaId') ?? getString(v, 'quotaMetric') ?? ''
+    if (/token/i.test(named)) return 'tokens'
+    if (/request/i.test(named)) return 'requests'
+    return undefined
+  })
+  const first = counts[0]
+  return first !== undefined && counts.every((c) => c === first) ? first : undefined
 }
 
 /**

@@ -36,12 +36,15 @@ export function readOpenAIError(
   const kind = tooLarge ? 'request_too_large' : (lookup(codes, code) ?? lookup(codes, type))
   const overLimit = tooLarge ? overLimitOf(message) : undefined
   const param = getString(error, 'param')
+  // OpenAI's 429 `type` names the limit hit: `tokens` (TPM, TPD) or `requests` (RPM, RPD).
+  const limitedBy = type === 'tokens' ? 'tokens' : type === 'requests' ? 'requests' : undefined
   return {
     providerCode: code ?? type,
     message,
     kind,
     ...(param === undefined || param === '' ? {} : { param }),
     ...(overLimit === undefined ? {} : { overLimit }),
+    ...(limitedBy === undefined ? {} : { limitedBy }),
   }
 }
 
