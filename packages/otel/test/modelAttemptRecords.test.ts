@@ -1,5 +1,7 @@
 import { Deadline, ManualClock } from '@hourglass/core'
 import {
+  Admission,
+  type AttemptRecord,
   anthropic,
   type CallModelOptions,
   CostBudget,
@@ -7,7 +9,7 @@ import {
   openAICompatible,
 } from '@hourglass/llm'
 import { instrumentDeadlines, type StopInstrumentation } from '@hourglass/otel'
-import { type FakeProvider, reply, startFakeProvider } from '@hourglass/testkit'
+import { type FakeProvider, openAIErrors, reply, startFakeProvider } from '@hourglass/testkit'
 import { context, SpanStatusCode, trace } from '@opentelemetry/api'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { setupOtel } from './helpers/otel.js'
@@ -446,5 +448,143 @@ describe("the GenAI client metrics (the conventions' required operation duration
       },
     ])
     expect(await otel.points('gen_ai.client.token.usage')).toEqual([])
+  })
+})
+
+const answer = reply.error(200, {
+  id: 'chatcmpl-1',
+  object: 'chat.completion',
+  model: 'gpt-x-2026',
+  choices: [{ index: 0, message: { role: 'assistant', content: 'ok' }, finish_reason: 'stop' }],
+  usage: { prompt_tokens: 4, completion_tokens: 1, total_tokens: 5 },
+})
+/**
+ * The GenAI conventions recommend `server.address` and `server.port` on a
+ * model call's span and on its client metrics, and the request parameters
+ * (`gen_ai.request.*`) the caller set on its span.
+ */
+describe('a model attempt’s chat span and GenAI metrics', () => {
+  it('carry server.address and server.port, and the request parameters the caller set', async () => {
+    const fake = await provider('openai')
+    fake.enqueue(answer)
+    const model = openAICompatible({ baseURL: fake.baseURL, apiKey: 'sk-a', model: 'gpt-x' })
+    const port = Number(new URL(fake.baseURL).port)
+    await callModel({
+      models: [model],
+      request: {
+        messages: [{ role: 'user', content: 'hi' }],
+        maxTokens: 64,
+        temperature: 0.2,
+        topP: 0.9,
+        stop: ['END', '###'],
+        extra: { seed: 7, frequency_penalty: 0.5, presence_penalty: 0.1 },
+      },
+      ...once,
+    })
+    await model.close()
+    const [chat] = otel.exporter.getFinishedSpans().filter((s) => s.name.startsWith('chat '))
+    expect(chat?.attributes).toMatchObject({
+      'server.address': '127.0.0.1',
+      'server.port': port,
+      'gen_ai.request.max_tokens': 64,
+      'gen_ai.request.temperature': 0.2,
+      'gen_ai.request.top_p': 0.9,
+      'gen_ai.request.stop_sequences': ['END', '###'],
+      'gen_ai.request.seed': 7,
+      'gen_ai.request.frequency_penalty': 0.5,
+      'gen_ai.request.presence_penalty': 0.1,
+    })
+    for (const name of ['gen_ai.client.operation.duration', 'gen_ai.client.token.usage']) {
+      const points = await otel.points(name)
+      expect(points.length, name).toBeGreaterThan(0)
+      for (const p of points) {
+        expect(p.attributes, name).toMatchObject({
+          'server.address': '127.0.0.1',
+          'server.port': port,
+        })
+        // Request parameters are span attributes only: on a metric each value is a series.
+        expect(p.attributes, name).not.toHaveProperty('gen_ai.request.temperature')
+      }
+    }
+  })
+
+  it('leave out the parameters the caller did not set', async () => {
+    const fake = await provider('openai')
+    fake.enqueue(answer)
+    const model = openAICompatible({ baseURL: fake.baseURL, apiKey: 'sk-a', model: 'gpt-x' })
+    await callModel({
+      models: [model],
+      request: { messages: [{ role: 'user', content: 'hi' }], maxTokens: 8 },
+      ...once,
+    })
+    await model.close()
+    const [chat] = otel.exporter.getFinishedSpans().filter((s) => s.name.startsWith('chat '))
+    expect(chat?.attributes['gen_ai.request.max_tokens']).toBe(8)
+    for (const name of ['temperature', 'top_p', 'stop_sequences', 'seed', 'frequency_penalty']) {
+      expect(chat?.attributes).not.toHaveProperty(`gen_ai.request.${name}`)
+    }
+  })
+})
+
+/**
+ * A model attempt whose request never left (refused by @hourglass/fetch for
+ * want of budget, or stopped by the caller before it was handed on) was no
+ * operation on the provider: no chat span, no GenAI duration sample — and its
+ * record says `sent: false`.
+ */
+describe('an attempt @hourglass/fetch refuses for want of budget', () => {
+  it('under fetch’s minBudgetMs left: sent false, no chat span, no operation duration', async () => {
+    const fake = await provider('openai')
+    const model = openAICompatible({ baseURL: fake.baseURL, apiKey: 'sk-a', model: 'm' })
+    const records: AttemptRecord[] = []
+    // 3 ms left: under fetch's default minBudgetMs (5), so it fails without touching the network.
+    using deadline = Deadline.after(3, { clock: new ManualClock() })
+    const failed = await callModel({
+      models: [model],
+      request,
+      deadline,
+      onAttempt: (r) => records.push(r),
+      ...once,
+    }).catch((e: unknown) => e)
+    await model.close?.()
+    expect(failed).toBeInstanceOf(Error)
+    expect(fake.requests).toHaveLength(0)
+    expect(records.map((r) => [r.errorKind, r.sent])).toEqual([['deadline_exceeded', false]])
+    const chats = otel.exporter.getFinishedSpans().filter((s) => s.name.startsWith('chat '))
+    expect(chats.map((s) => s.name)).toEqual([])
+    expect(await otel.points('gen_ai.client.operation.duration')).toEqual([])
+  })
+})
+
+describe('a caller’s abort while admission waits before a retry', () => {
+  it('leaves one chat span and one duration sample: the 429 that was sent, none for the retry never sent', async () => {
+    const fake = await provider('openai')
+    fake.enqueue(openAIErrors.rateLimited({ retryAfterS: 30 }))
+    const model = openAICompatible({ baseURL: fake.baseURL, apiKey: 'sk-a', model: 'm' })
+    const records: AttemptRecord[] = []
+    const controller = new AbortController()
+    const failed = await callModel({
+      models: [model],
+      request,
+      signal: controller.signal,
+      retry: { maxAttempts: 2, budgets: false, maxRetryAfterMs: 60_000 },
+      limits: { admission: new Admission() },
+      onAttempt: (r) => {
+        records.push(r)
+        // Admission holds the retry for the provider's 30 s: the caller leaves meanwhile.
+        if (r.decision === 'retry') setImmediate(() => controller.abort(new Error('gone')))
+      },
+    }).catch((e: unknown) => e)
+    await model.close?.()
+    expect((failed as Error).message).toBe('gone')
+    expect(fake.requests).toHaveLength(1)
+    const unsent = records.filter((r) => r.sent === false)
+    const sent = records.filter((r) => r.sent !== false)
+    expect(sent.map((r) => [r.decision, r.errorKind])).toEqual([['retry', 'rate_limited']])
+    expect(unsent.every((r) => r.errorKind === 'aborted')).toBe(true)
+    const chats = otel.exporter.getFinishedSpans().filter((s) => s.name.startsWith('chat '))
+    expect(chats).toHaveLength(1)
+    const durations = await otel.points('gen_ai.client.operation.duration')
+    expect(durations.reduce((n, p) => n + (p.value as { count: number }).count, 0)).toBe(1)
   })
 })
