@@ -89,7 +89,7 @@ export function errorReply(error: unknown, keyWaitMs?: KeyWaitMs): ErrorReply {
     if (error.kind === 'request_too_large') return tooLargeReply([error])
     return error.kind === 'overloaded'
       ? overloadReply(error.provider, error.retryAfterMs)
-      : rateLimitReply(error.provider, error.retryAfterMs, error.reason)
+      : rateLimitReply(error.provider, error.retryAfterMs, error.reason, error.limit === 'tpm')
   }
   if (isKeysRetired(error)) {
     const shaped = toOpenAIError({ kind: error.reason, retryable: false, status: 0, message: '' })
@@ -239,6 +239,8 @@ function unavailableReply(causes: unknown[], keyWaitMs: KeyWaitMs | undefined): 
   if (causes.length > 0 && causes.every(isTooLarge)) return tooLargeReply(causes)
   const waits: number[] = []
   let limited = 0
+  // Of those, the limits known to count tokens (OpenAI's 429 `type: tokens`).
+  let limitedByTokens = 0
   let overloaded = 0
   // Refused by admission, nothing sent: each names its wait.
   let refused = 0
@@ -251,7 +253,10 @@ function unavailableReply(causes: unknown[], keyWaitMs: KeyWaitMs | undefined): 
       waits.push(cause.retryAfterMs)
       // An overload's cooldown is the provider's overload, not a rate limit.
       if (cause.kind === 'overloaded') overloaded++
-      else limited++
+      else {
+        limited++
+        if (cause.limit === 'tpm') limitedByTokens++
+      }
       // A refusal no wait helps says which limit the request alone exceeds.
       parts.push(
         `${cause.provider}: ${Number.isFinite(cause.retryAfterMs) ? kindName(cause.kind) : cause.reason}`,
@@ -281,6 +286,7 @@ function unavailableReply(causes: unknown[], keyWaitMs: KeyWaitMs | undefined): 
       }
       if (cause.kind === 'rate_limited') {
         limited++
+        if (cause.normalized.limitedBy === 'tokens') limitedByTokens++
         if (limit !== undefined) waits.push(limit)
       } else if (cause.kind === 'overloaded') overloaded++
       parts.push(
@@ -295,7 +301,9 @@ function unavailableReply(causes: unknown[], keyWaitMs: KeyWaitMs | undefined): 
   const summary = `no provider could answer (${parts.join('; ')})`
   if (causes.length > 0 && limited === causes.length) {
     const finite = waits.filter((w) => Number.isFinite(w))
-    return reply(429, summary, 'requests', 'rate_limit_exceeded', null, {
+    // `tokens` only when every limit met counts tokens: a smaller request helps then.
+    const type = limitedByTokens === causes.length ? 'tokens' : 'requests'
+    return reply(429, summary, type, 'rate_limit_exceeded', null, {
       ...(finite.length > 0 ? retryHeaders(Math.min(...finite)) : {}),
     })
   }
@@ -448,14 +456,19 @@ function overloadReply(provider: string, retryAfterMs: number): ErrorReply {
  * one once Redis is back, goes through). Token counts and instance counts
  * only: nothing of the provider's own.
  */
-function rateLimitReply(provider: string, retryAfterMs: number, reason: string): ErrorReply {
+function rateLimitReply(
+  provider: string,
+  retryAfterMs: number,
+  reason: string,
+  byTokens: boolean,
+): ErrorReply {
   const finite = Number.isFinite(retryAfterMs)
   return reply(
     429,
     finite
       ? `${provider} is rate limited: retry after ${Math.ceil(retryAfterMs)} ms`
       : `${provider}: ${reason}`,
-    'requests',
+    byTokens ? 'tokens' : 'requests',
     'rate_limit_exceeded',
     null,
     finite ? retryHeaders(retryAfterMs) : NO_RETRY,

@@ -284,6 +284,13 @@ export function toOpenAIError(error: NormalizedError): {
   status: number
   body: { error: { message: string; type: string; param: null; code: string } }
 } {
-  const [status, code, type] = ERROR_SHAPES[error.kind] ?? [502, 'upstream_error', 'server_error']
+  const [status, code, shapeType] = ERROR_SHAPES[error.kind] ?? [
+    502,
+    'upstream_error',
+    'server_error',
+  ]
+  // OpenAI's 429 names the limit hit in `type`: `tokens` or `requests` (the
+  // default, when the provider did not say).
+  const type = error.kind === 'rate_limited' ? (error.limitedBy ?? shapeType) : shapeType
   return { status, body: { error: { message: error.message, type, param: null, code } } }
 }
