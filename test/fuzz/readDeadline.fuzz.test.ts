@@ -66,8 +66,14 @@ function grpcOracle(raw: unknown): bigint | undefined {
   return ms
 }
 
-const oracle = (header: DeadlineSource, raw: unknown) =>
-  header === GRPC_TIMEOUT_HEADER ? grpcOracle(raw) : msOracle(raw)
+/** Well-formed, and no deadline at all: Envoy's `x-envoy-expected-rq-timeout-ms: 0` (its "no timeout"). */
+const NO_DEADLINE = 'no deadline'
+
+const oracle = (header: DeadlineSource, raw: unknown): bigint | undefined | typeof NO_DEADLINE => {
+  if (header === GRPC_TIMEOUT_HEADER) return grpcOracle(raw)
+  const ms = msOracle(raw)
+  return header === ENVOY_TIMEOUT_HEADER && ms === 0n ? NO_DEADLINE : ms
+}
 
 const digits = fc.stringMatching(/^[0-9]{0,14}$/)
 const hostileText = fc.oneof(
@@ -221,10 +227,15 @@ function check(
   const result = readDeadline(input, opts)
 
   const trusted = opts.sources ?? DEADLINE_SOURCES
+  let none = 0
   const valid = trusted.flatMap((h) => {
     if (!(h in values)) return []
     const raw = values[h]
     const ms = raw === undefined ? undefined : oracle(h, raw)
+    if (ms === NO_DEADLINE) {
+      none++
+      return []
+    }
     return ms === undefined ? [] : [ms]
   })
   const smallest = valid.reduce<bigint | undefined>(
@@ -240,7 +251,7 @@ function check(
   const expected =
     smallest === undefined ? undefined : Math.min(Math.max(Number(smallest), minMs), maxMs)
   const invalidCount =
-    trusted.filter((h) => h in values && values[h] !== undefined).length - valid.length
+    trusted.filter((h) => h in values && values[h] !== undefined).length - valid.length - none
   return (
     result.ms === expected &&
     (result.ms === undefined) === (result.source === undefined) &&
