@@ -24,6 +24,7 @@ import {
 import { clientLeft, serverCut } from './clientLeft.js'
 import { closeIfOrphaned } from './closeIfOrphaned.js'
 import { dropBodyHeaders } from './dropBodyHeaders.js'
+import { dropHeadBody } from './dropHeadBody.js'
 import type { ResolvedOptions } from './options.js'
 import { shieldSocket } from './shieldSocket.js'
 import { stopPipedSources, swallowLateWrites } from './swallowLateWrites.js'
@@ -368,12 +369,15 @@ export class IngressRequest {
       const error = isDeadlineExceeded(reason)
         ? reason
         : new DeadlineExceededError({ budgetMs: this.budgetMs, elapsedMs, slice })
+      const putBack = this.req.method === 'HEAD' ? dropHeadBody(this.res) : undefined
       try {
         respond(this.req as Request, this.res as Response, error)
       } catch (thrown) {
         process.nextTick(() => {
           throw thrown
         })
+      } finally {
+        putBack?.()
       }
       if (this.res.writableEnded) return '504'
     }

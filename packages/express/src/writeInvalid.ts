@@ -1,5 +1,6 @@
 import type { ServerResponse } from 'node:http'
 import type { InvalidDeadlineHeader } from '@hourglass/core'
+import { dropBodyHeaders } from './dropBodyHeaders.js'
 
 /** `strict: true`: a malformed deadline is the caller's bug; say which header and why, nothing more. */
 export function writeInvalid(
@@ -16,6 +17,9 @@ export function writeInvalid(
   res.setHeader('content-type', 'application/json; charset=utf-8')
   res.setHeader('content-length', Buffer.byteLength(body))
   res.setHeader('cache-control', 'no-store')
+  // What a middleware ahead set for a body of its own (a declared `Trailer`
+  // made Node throw on this one, which has a length), as for the 504.
+  dropBodyHeaders(res, false)
   res.statusCode = 400
   // No body for a HEAD (see writeExpired).
   if (method === 'HEAD') res.end()

@@ -55,3 +55,31 @@ describe.each(majors)('a Trailer the handler declared before the deadline ($name
     },
   )
 })
+
+describe.each(majors)('a Trailer a middleware declared before strict refuses ($name)', (major) => {
+  let server: Running | undefined
+  afterEach(async () => {
+    await server?.close()
+    server = undefined
+  })
+
+  it('is dropped from the 400: it goes out, the connection serves the next request', async () => {
+    const app = major.app()
+    app.use((_req, res, next) => {
+      res.setHeader('Trailer', 'Server-Timing')
+      next()
+    })
+    app.use(deadline({ strict: true }))
+    app.get('/stream', () => {})
+    server = await listen(app)
+    const agent = client({ connections: 1, headersTimeout: 2000 })
+    const res = await request(`${server.url}/stream`, {
+      headers: { 'x-deadline-remaining-ms': 'soon' },
+      dispatcher: agent,
+    })
+    expect(await res.body.json()).toMatchObject({ error: 'invalid_deadline_header' })
+    expect(res.statusCode).toBe(400)
+    expect(res.headers.trailer).toBeUndefined()
+    expect(server.connections).toHaveLength(1)
+  })
+})
