@@ -4,6 +4,7 @@ import { cliVersion } from './cliVersion.js'
 import { demoCommand } from './commands/demo.js'
 import { gatewayCommand } from './commands/gateway.js'
 import { probeCommand } from './commands/probe.js'
+import { printable } from './printable.js'
 import { isUsageError } from './UsageError.js'
 
 export const commands: readonly Command[] = [demoCommand, probeCommand, gatewayCommand]
@@ -48,7 +49,7 @@ export async function main(argv: readonly string[], io: Io = processIo()): Promi
   if (name === '--version' || name === '-v') {
     if (rest.length > 0) {
       io.stderr(
-        `hourglass: ${name} takes nothing after it, got '${rest[0]}' (see hourglass --help)\n`,
+        `hourglass: ${name} takes nothing after it, got '${printable(rest[0]!)}' (see hourglass --help)\n`,
       )
       return 2
     }
@@ -63,8 +64,8 @@ export async function main(argv: readonly string[], io: Io = processIo()): Promi
   if (command === undefined) {
     io.stderr(
       name.startsWith('-')
-        ? `hourglass: unknown option '${name}': name a command first: demo, probe or gateway (see hourglass --help)\n`
-        : `hourglass: unknown command '${name}': demo, probe or gateway (see hourglass --help)\n`,
+        ? `hourglass: unknown option '${printable(name)}': name a command first: demo, probe or gateway (see hourglass --help)\n`
+        : `hourglass: unknown command '${printable(name)}': demo, probe or gateway (see hourglass --help)\n`,
     )
     return 2
   }
@@ -88,20 +89,23 @@ export async function main(argv: readonly string[], io: Io = processIo()): Promi
  */
 function help(args: string[], io: Io): number {
   const [topic, extra] = args
-  if (topic === undefined || topic === '--help' || topic === '-h') {
+  // `-h -h probe` is `-h probe`: nothing after a help flag is dropped.
+  if (topic === '--help' || topic === '-h') return help(args.slice(1), io)
+  // `-h -v`: the help asked for first (as before `--help <command>` was read).
+  if (topic === undefined || ((topic === '--version' || topic === '-v') && extra === undefined)) {
     io.stdout(mainHelp)
     return 0
   }
   const command = commands.find((c) => c.name === topic)
   if (command === undefined) {
     io.stderr(
-      `hourglass help: unknown command '${topic}': demo, probe or gateway (see hourglass --help)\n`,
+      `hourglass help: unknown ${topic.startsWith('-') ? 'option' : 'command'} '${printable(topic)}': demo, probe or gateway (see hourglass --help)\n`,
     )
     return 2
   }
   if (extra !== undefined) {
     io.stderr(
-      `hourglass help: takes one command, got '${extra}' after '${topic}' (see hourglass ${topic} --help)\n`,
+      `hourglass help: takes one command, got '${printable(extra)}' after '${topic}' (see hourglass ${topic} --help)\n`,
     )
     return 2
   }

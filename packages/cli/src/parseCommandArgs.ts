@@ -1,4 +1,5 @@
 import { type ParseArgsConfig, parseArgs } from 'node:util'
+import { printable } from './printable.js'
 import { UsageError } from './UsageError.js'
 
 type Config = Omit<ParseArgsConfig, 'args' | 'strict'>
@@ -61,8 +62,8 @@ function refuseRepeats(
     if (token.kind !== 'option' || token.name === undefined) continue
     const option = config.options?.[token.name]
     if (option?.type !== 'string' || option.multiple) continue
-    // Cut as the other argument messages cut what they echo: one line, not a pasted file.
-    const value = (token.value ?? '').slice(0, 64)
+    // Quoted as the other argument messages quote: one line, not a pasted file.
+    const value = printable(token.value ?? '', 64)
     const earlier = seen.get(token.name)
     if (earlier !== undefined) {
       throw new UsageError(
@@ -73,14 +74,18 @@ function refuseRepeats(
   }
 }
 
+const NEGATIVE = /^-\d|^-\.\d/
+
 /** `[…, '--budget', '-5', …]` → `[…, '--budget=-5', …]` when Node found that option ambiguous. */
 function joinNegativeValue(args: string[], error: unknown): string[] | undefined {
   const message = error instanceof Error ? error.message : ''
   const option = /^Option '(-{1,2}[^\s']+)(?: <value>)?' argument is ambiguous/.exec(message)?.[1]
   if (option === undefined) return undefined
-  const at = args.indexOf(option)
-  const value = args[at + 1]
-  if (at < 0 || value === undefined || !/^-\d|^-\.\d/.test(value)) return undefined
+  // The occurrence Node stopped at: the one a negative number follows (an
+  // option given twice may have a plain value first).
+  const at = args.findIndex((arg, i) => arg === option && NEGATIVE.test(args[i + 1] ?? ''))
+  if (at < 0) return undefined
+  const value = args[at + 1]!
   const together = option.startsWith('--') ? `${option}=${value}` : `${option}${value}`
   return [...args.slice(0, at), together, ...args.slice(at + 2)]
 }
@@ -110,7 +115,7 @@ export function intOption(
   const n = /^\d+$/.test(value) ? Number(value) : Number.NaN
   if (!Number.isSafeInteger(n) || n < min || n > max) {
     throw new UsageError(
-      `hourglass ${command}: --${name} must be a whole number from ${min} to ${max}, got '${value}'`,
+      `hourglass ${command}: --${name} must be a whole number from ${min} to ${max}, got '${printable(value)}'`,
     )
   }
   return n

@@ -37,6 +37,16 @@ it.each([
     "hourglass probe: --budget given twice ('-5', then '300'): give it once (see hourglass probe --help)\n",
   ],
   [
+    // The second negative: still named as given twice, not as a value-less option.
+    ['probe', 'http://127.0.0.1:9/', '--budget', '300', '--budget', '-5'],
+    "hourglass probe: --budget given twice ('300', then '-5'): give it once (see hourglass probe --help)\n",
+  ],
+  [
+    // Echoed on one line: a pasted newline or a terminal escape is shown as ?.
+    ['demo', '--seed', '1\n\u001b[2J', '--seed', '2'],
+    "hourglass demo: --seed given twice ('1??[2J', then '2'): give it once (see hourglass demo --help)\n",
+  ],
+  [
     ['demo', '--seed', '7', '--seed', '7'],
     "hourglass demo: --seed given twice ('7', then '7'): give it once (see hourglass demo --help)\n",
   ],

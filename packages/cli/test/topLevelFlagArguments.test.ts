@@ -36,3 +36,21 @@ it.each([['--version'], ['-v']])(
     expect(run.code).toBe(2)
   },
 )
+
+it("'hourglass -h -v' prints the main help, exit 0, as before --help read what follows it", async () => {
+  const run = await runMain(['-h', '-v'])
+  expect(run).toEqual(await runMain(['--help']))
+  expect(run.code).toBe(0)
+})
+
+it("'hourglass -h -h probe' prints probe's help: nothing after a help flag is dropped", async () => {
+  expect(await runMain(['-h', '-h', 'probe'])).toEqual(await runMain(['help', 'probe']))
+})
+
+it("'hourglass --help -x' names an unknown option, not a command; control characters shown as ?", async () => {
+  const run = await runMain(['--help', '-x\u001b[2J'])
+  expect(run.stderr).toBe(
+    "hourglass help: unknown option '-x?[2J': demo, probe or gateway (see hourglass --help)\n",
+  )
+  expect(run.code).toBe(2)
+})

@@ -1,4 +1,5 @@
 import { isHeaderName } from '@hourglass/core'
+import { printable } from '../printable.js'
 import { UsageError } from '../UsageError.js'
 
 // Headers that frame the connection or the message, which undici sets itself
@@ -58,11 +59,4 @@ export function parseHeader(text: string): [string, string] {
     )
   }
   return [name, value]
-}
-
-/** A name to quote back on one line: control characters shown as `?`, at most 40 characters. */
-function printable(name: string): string {
-  // biome-ignore lint/suspicious/noControlCharactersInRegex: replacing them is the point
-  const shown = name.replace(/[\x00-\x1f\x7f]/g, '?')
-  return shown.length > 40 ? `${shown.slice(0, 39)}…` : shown
 }
