@@ -100,7 +100,7 @@ export interface LlmRequestParams {
   maxTokens: number
   temperature?: number | undefined
   topP?: number | undefined
-  /** `ChatRequest.stop`, when not empty. */
+  /** `ChatRequest.stop`, when not empty: its first 16, each cut to 256 characters. */
   stopSequences?: readonly string[] | undefined
   /** `extra.seed`, an integer. */
   seed?: number | undefined

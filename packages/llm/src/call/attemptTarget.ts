@@ -56,7 +56,13 @@ export function requestParamsOf(request: ChatRequest): LlmRequestParams {
   if (finite(request.topP)) params.topP = request.topP
   const stop = request.stop
   if (Array.isArray(stop) && stop.length > 0 && stop.every((s) => typeof s === 'string')) {
-    params.stopSequences = stop
+    // Bounded: nothing caps a caller's list (a provider refuses more than
+    // its few, after the attempt is made), and one request's megabytes on
+    // every attempt's span can fill an export batch past a collector's limit.
+    params.stopSequences =
+      stop.length <= MAX_STOP_SEQUENCES && stop.every((s) => s.length <= MAX_STOP_LENGTH)
+        ? stop
+        : stop.slice(0, MAX_STOP_SEQUENCES).map((s) => s.slice(0, MAX_STOP_LENGTH))
   }
   const extra = request.extra
   if (typeof extra === 'object' && extra !== null) {
@@ -67,6 +73,10 @@ export function requestParamsOf(request: ChatRequest): LlmRequestParams {
   }
   return params
 }
+
+/** What a chat span keeps of `stop`: OpenAI takes 4 sequences, Anthropic's lists run longer. */
+const MAX_STOP_SEQUENCES = 16
+const MAX_STOP_LENGTH = 256
 
 function finite(value: unknown): value is number {
   return typeof value === 'number' && Number.isFinite(value)

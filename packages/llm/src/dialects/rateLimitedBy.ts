@@ -28,7 +28,7 @@ export function limitedByHeaders(headers: HeaderInput | undefined): RateLimitedB
  * Which limit a rate limit hit, from the provider's words (its first 500
  * characters: all a message keeps): "tokens per min (TPM)", "30,000 input
  * tokens per minute", "Number of request tokens has exceeded…" name tokens;
- * "requests per min (RPM)" requests. Undefined when it names neither, or both.
+ * "requests per min (RPM)", "Number of requests has exceeded…" requests. Undefined when it names neither, or both.
  */
 export function limitedByText(text: string | undefined): RateLimitedBy | undefined {
   if (text === undefined) return undefined
@@ -41,7 +41,7 @@ export function limitedByText(text: string | undefined): RateLimitedBy | undefin
 
 // No nested or overlapping quantifiers: linear on any text.
 const TOKENS_TEXT = /\btokens (?:per|has exceeded)\b|\b(?:tpm|tpd|itpm|otpm)\b/i
-const REQUESTS_TEXT = /\brequests (?:per)\b|\b(?:rpm|rpd)\b/i
+const REQUESTS_TEXT = /\brequests (?:per|has exceeded)\b|\b(?:rpm|rpd)\b/i
 
 /**
  * Which limit a rate limit hit, from the provider's code where the code

@@ -3,7 +3,7 @@ import { reply } from '@hourglass/testkit'
 import { afterEach, describe, expect, it } from 'vitest'
 import { openAICompatible } from '../../src/adapters/openAICompatible.js'
 import type { AttemptRecord } from '../../src/call/AttemptRecord.js'
-import { serverOf } from '../../src/call/attemptTarget.js'
+import { requestParamsOf, serverOf } from '../../src/call/attemptTarget.js'
 import { callModel } from '../../src/call/callModel.js'
 import type { LlmAttemptMessage } from '../../src/channels.js'
 import { useFakes, user } from './support/fakes.js'
@@ -59,5 +59,17 @@ describe('the attempt message names where the request went and what it asked', (
     expect(at('http://[::1]:8080')).toEqual({ serverAddress: '::1', serverPort: 8080 })
     expect(at('not a url')).toEqual({})
     expect(at(undefined)).toEqual({})
+  })
+})
+
+describe('requestParamsOf: what a span keeps of a caller’s stop list', () => {
+  it('a list as providers take it, whole; a hostile one, its first 16, each cut to 256 characters', () => {
+    const ask = (stop: string[]) =>
+      requestParamsOf({ messages: [user('hi')], maxTokens: 8, stop }).stopSequences
+    expect(ask(['END', '###'])).toEqual(['END', '###'])
+    const huge = ask(Array.from({ length: 200_000 }, (_, i) => `s${i}`))
+    expect(huge).toHaveLength(16)
+    expect(huge?.[15]).toBe('s15')
+    expect(ask(['x'.repeat(1_000_000)])?.[0]).toHaveLength(256)
   })
 })

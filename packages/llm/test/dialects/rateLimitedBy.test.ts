@@ -181,4 +181,34 @@ describe('codes that name the limit', () => {
     expect(await qwen('Throttling.RateQuota')).toBe('requests')
     expect(await qwen('Throttling.AllocationQuota')).toBe('tokens')
   })
+
+  it('Qwen compatible mode, the endpoint most call: limit_requests, and its token throttle in billing words', async () => {
+    const compat = async (error: object) =>
+      dialects.qwen.normalizeError(await errorOver(429, JSON.stringify({ error })))
+    const requests = await compat({
+      message: 'Requests rate limit exceeded, please try again later.',
+      type: 'limit_requests',
+      code: 'limit_requests',
+    })
+    expect([requests?.kind, requests?.limitedBy]).toEqual(['rate_limited', 'requests'])
+    const tokens = await compat({
+      message:
+        'You exceeded your current quota, please check your plan and billing details. For details, see: https://help.aliyun.com/zh/model-studio/error-code#token-limit',
+      type: 'insufficient_quota',
+      code: 'insufficient_quota',
+    })
+    expect([tokens?.kind, tokens?.limitedBy]).toEqual(['rate_limited', 'tokens'])
+  })
+})
+
+describe('an error frame in a stream (no headers): the words', () => {
+  it('Anthropic’s “Number of request tokens …” is tokens, “Number of requests …” requests', () => {
+    const frame = (message: string) =>
+      dialects.anthropic.normalizeStreamError({
+        event: 'error',
+        data: anthropicBody(message),
+      })?.limitedBy
+    expect(frame('Number of request tokens has exceeded your per-minute rate limit')).toBe('tokens')
+    expect(frame('Number of requests has exceeded your per-minute rate limit')).toBe('requests')
+  })
 })

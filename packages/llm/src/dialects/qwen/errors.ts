@@ -49,10 +49,18 @@ function readQwenError(json: unknown, _text: string, status: number): BodyVerdic
   }
   const message = compat?.message ?? getString(json, 'message')
   const kind = lookup(QWEN_CODES, code) ?? contextTooLong(message)
+  const throttled = tokenThrottle(kind, code, message, status)
+  // Compatible mode's codes name the limit: its token throttle (above), `limit_requests`.
+  const limitedBy = throttled
+    ? 'tokens'
+    : code === 'limit_requests'
+      ? 'requests'
+      : compat?.limitedBy
   return {
     providerCode: code,
     message,
-    kind: tokenThrottle(kind, code, message, status) ? 'rate_limited' : kind,
+    kind: throttled ? 'rate_limited' : kind,
+    ...(limitedBy === undefined ? {} : { limitedBy }),
   }
 }
 
