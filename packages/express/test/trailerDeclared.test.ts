@@ -80,6 +80,8 @@ describe.each(majors)('a Trailer a middleware declared before strict refuses ($n
     expect(await res.body.json()).toMatchObject({ error: 'invalid_deadline_header' })
     expect(res.statusCode).toBe(400)
     expect(res.headers.trailer).toBeUndefined()
+    // Its own headers stay: a cache must not keep the refusal.
+    expect(res.headers['cache-control']).toBe('no-store')
     expect(server.connections).toHaveLength(1)
   })
 })
