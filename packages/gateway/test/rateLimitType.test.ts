@@ -92,4 +92,43 @@ describe("a provider's rate limit reaches the client with the limit it named", (
     })
     expect(fake.requests).toHaveLength(1)
   })
+
+  it.each([false, true])(
+    'the next request, refused by the cooldown that 429 started, says tokens too (stream %s)',
+    async (stream) => {
+      const provider = await fakeProvider('openai', ['k'])
+      fake = provider.fake
+      fake.setReply(
+        reply.error(
+          429,
+          {
+            error: {
+              message: 'Rate limit reached on tokens per min (TPM): Limit 30000',
+              type: 'tokens',
+              code: 'rate_limit_exceeded',
+            },
+          },
+          { 'retry-after': '30' },
+        ),
+      )
+      harness = await startHarness({
+        providers: { p: provider.entry },
+        models: { m: fallback(['p', 'gpt']) },
+      })
+      const ask = async () => {
+        const res = await fetch(`${harness!.url}/v1/chat/completions`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', 'x-deadline-remaining-ms': '2000' },
+          body: JSON.stringify({ model: 'm', stream, messages: [{ role: 'user', content: 'hi' }] }),
+        })
+        return { status: res.status, body: (await res.json()) as { error: { type: string } } }
+      }
+      const first = await ask()
+      const second = await ask()
+      expect([first.status, first.body.error.type]).toEqual([429, 'tokens'])
+      // Refused with nothing sent: the cooldown remembers which limit started it.
+      expect(fake.requests).toHaveLength(1)
+      expect([second.status, second.body.error.type]).toEqual([429, 'tokens'])
+    },
+  )
 })

@@ -89,7 +89,12 @@ export function errorReply(error: unknown, keyWaitMs?: KeyWaitMs): ErrorReply {
     if (error.kind === 'request_too_large') return tooLargeReply([error])
     return error.kind === 'overloaded'
       ? overloadReply(error.provider, error.retryAfterMs)
-      : rateLimitReply(error.provider, error.retryAfterMs, error.reason, error.limit === 'tpm')
+      : rateLimitReply(
+          error.provider,
+          error.retryAfterMs,
+          error.reason,
+          error.limitedBy === 'tokens',
+        )
   }
   if (isKeysRetired(error)) {
     const shaped = toOpenAIError({ kind: error.reason, retryable: false, status: 0, message: '' })
@@ -255,7 +260,7 @@ function unavailableReply(causes: unknown[], keyWaitMs: KeyWaitMs | undefined): 
       if (cause.kind === 'overloaded') overloaded++
       else {
         limited++
-        if (cause.limit === 'tpm') limitedByTokens++
+        if (cause.limitedBy === 'tokens') limitedByTokens++
       }
       // A refusal no wait helps says which limit the request alone exceeds.
       parts.push(

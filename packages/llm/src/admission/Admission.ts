@@ -13,6 +13,7 @@ import { callHook } from '../callHook.js'
 import { KeysRetiredError } from '../errors/KeysRetiredError.js'
 import { RateLimitedError } from '../errors/RateLimitedError.js'
 import { DEFAULT_MAX_RETRY_AFTER_MS } from '../retry/maxRetryAfter.js'
+import type { RateLimitedBy } from '../types.js'
 import { type AdmissionPermit, createPermit } from './AdmissionPermit.js'
 import { CooldownBook, modelScope } from './CooldownBook.js'
 import type { CooldownStore } from './CooldownStore.js'
@@ -461,6 +462,7 @@ export class Admission {
             provider,
             model: request.model,
             kind: overloaded ? 'overloaded' : 'rate_limited',
+            limitedBy: overloaded ? undefined : coolingLimitedBy(lanes, now),
             retryAfterMs: waitMs,
             retryAtMs: this.#wall() + waitMs,
             reason: overloaded
@@ -611,3 +613,22 @@ function sameGrant(before: SlotChoice & { kind: 'grant' }, now: SlotChoice): boo
 }
 
 function noop(): void {}
+
+/**
+ * The limit every cooling slot's rate limit named, when they all named the
+ * same: what a refusal by cooldowns says (the gateway's 429 `type`).
+ * Undefined when one did not say, or they differ.
+ */
+function coolingLimitedBy(lanes: readonly Lane[], now: number): RateLimitedBy | undefined {
+  let named: RateLimitedBy | undefined
+  for (const lane of lanes) {
+    for (const slot of lane) {
+      if (!(slot.untilMs > now || slot.halfOpen)) continue
+      if (slot.limitedBy === undefined || (named !== undefined && slot.limitedBy !== named)) {
+        return undefined
+      }
+      named = slot.limitedBy
+    }
+  }
+  return named
+}

@@ -158,7 +158,10 @@ export class CooldownBook {
       this.#slots.set(name, slot)
       return slot
     }
-    if (slot.untilMs > current.untilMs) current.untilMs = slot.untilMs
+    if (slot.untilMs > current.untilMs) {
+      current.untilMs = slot.untilMs
+      current.limitedBy = slot.limitedBy
+    }
     if (slot.halfOpen && !current.halfOpen) {
       current.halfOpen = true
       current.coolingSince = slot.coolingSince
@@ -234,7 +237,11 @@ export class CooldownBook {
       const until = now + ms
       const fresh = !slot.halfOpen && slot.untilMs <= now
       // Sub-millisecond differences are the store's rounding, not news.
-      if (until > slot.untilMs + 1) slot.untilMs = until
+      if (until > slot.untilMs + 1) {
+        slot.untilMs = until
+        // Another instance's cooldown: the store keeps no cause.
+        slot.limitedBy = undefined
+      }
       slot.halfOpen = true
       if (fresh) {
         slot.coolingSince = now
@@ -365,6 +372,8 @@ export class CooldownBook {
       finiteWait(this.#o.cooldownMs(input)) ??
       defaultCooldownMs(input)
     slot.untilMs = Math.max(slot.untilMs, now + waitMs)
+    // Which limit holds it, for a refusal to say (a 429 `tokens` invites a smaller request).
+    slot.limitedBy = kind === 'rate_limited' ? outcome.error.limitedBy : undefined
     slot.halfOpen = true
     this.#keep(slot)
     // Named as the retry path names it (`limitKindOf`): an overload's own

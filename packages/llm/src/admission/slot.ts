@@ -1,6 +1,6 @@
 import { errorKindTraits } from '../errors/errorKinds.js'
 import { limitKindOf } from '../errors/limitKindOf.js'
-import type { CooldownScope, NormalizedError } from '../types.js'
+import type { CooldownScope, NormalizedError, RateLimitedBy } from '../types.js'
 
 /**
  * What one cooldown holds back, as this process sees it: a model on a key
@@ -40,6 +40,12 @@ export interface Slot {
   retiredUntilMs: number
   /** The error kind that retired it (`auth`, `quota_exhausted`): what `KeysRetiredError` reports. */
   retiredFor: string | undefined
+  /**
+   * Which limit the rate limit that set this cooldown named, when it did;
+   * undefined for any other cooldown, and for one learned from the store
+   * (another instance's, whose cause is not stored).
+   */
+  limitedBy: RateLimitedBy | undefined
   /** Bumped each time an answer closes a half-open slot: waiters see they were released. */
   reopened: number
   /**
@@ -102,6 +108,7 @@ export function createSlot(
     probeFor: undefined,
     retiredUntilMs: 0,
     retiredFor: undefined,
+    limitedBy: undefined,
     reopened: 0,
     followers: [],
     wakers: new Map(),
@@ -122,6 +129,8 @@ export type AdmissionFailure = Pick<NormalizedError, 'kind' | 'status'> & {
   scope?: CooldownScope | undefined
   /** `day`: a spent per-day quota, whose `retryAfterMs` is the day, not a server hint. */
   quotaWindow?: 'day' | undefined
+  /** For a rate limit: which limit the provider said it was (`NormalizedError.limitedBy`). */
+  limitedBy?: RateLimitedBy | undefined
 }
 
 /**

@@ -1,4 +1,5 @@
 import { HourglassError, hasErrorCode } from '@hourglass/core'
+import type { RateLimitedBy } from '../types.js'
 
 /**
  * What refused: a provider cooldown (a 429/529 it sent), or this process's
@@ -24,6 +25,12 @@ export interface RateLimitedDetails {
   limit?: RateLimit | undefined
   /** What started the cooldown. Default `'rate_limited'`. */
   kind?: RateLimitedKind | undefined
+  /**
+   * For a cooldown's refusal: the limit every rate limit that set the
+   * cooldowns named, when they named the same. Default from `limit` (`tpm`:
+   * tokens, `rpm`: requests), else none.
+   */
+  limitedBy?: RateLimitedBy | undefined
   /**
    * How long from when the error was made until a retry may succeed, in ms.
    * Infinity: never — the request alone exceeds the provider's TPM limit.
@@ -55,6 +62,12 @@ export class RateLimitedError extends HourglassError {
    * else `rate_limited`.
    */
   readonly kind: RateLimitedKind
+  /**
+   * Which limit refused, as OpenAI's 429 `type` names it: `tokens` (a
+   * smaller request may pass sooner) or `requests`; undefined when not
+   * known (a cooldown learned from another instance, or whose 429 did not say).
+   */
+  readonly limitedBy: RateLimitedBy | undefined
   /** Infinity when no wait helps (the request alone exceeds the TPM limit). */
   readonly retryAfterMs: number
   readonly retryAtMs: number
@@ -85,6 +98,8 @@ export class RateLimitedError extends HourglassError {
     this.model = details.model
     this.limit = limit
     this.kind = kind
+    this.limitedBy =
+      details.limitedBy ?? (limit === 'tpm' ? 'tokens' : limit === 'rpm' ? 'requests' : undefined)
     this.retryAfterMs = retryAfterMs
     this.retryAtMs = details.retryAtMs ?? Date.now() + retryAfterMs
     this.reason = details.reason
