@@ -88,9 +88,9 @@ export async function main(argv: readonly string[], io: Io = processIo()): Promi
  * probe's options, not the list of commands again.
  */
 function help(args: string[], io: Io): number {
-  const [topic, extra] = args
-  // `-h -h probe` is `-h probe`: nothing after a help flag is dropped.
-  if (topic === '--help' || topic === '-h') return help(args.slice(1), io)
+  // Help asked twice is help asked once: `-h -h probe`, `help probe -h` and
+  // `-h help probe` all ask for probe's.
+  const [topic, extra] = args.filter((arg) => arg !== '-h' && arg !== '--help' && arg !== 'help')
   // `-h -v`: the help asked for first (as before `--help <command>` was read).
   if (topic === undefined || ((topic === '--version' || topic === '-v') && extra === undefined)) {
     io.stdout(mainHelp)

@@ -99,7 +99,8 @@ function describe(error: unknown): string {
     return `${ambiguous[1]} needs a value; to give one starting with a dash write ${long}=<value>`
   }
   const first = message.split('\n')[0]!.split('. ')[0]!.replace(/\.$/, '')
-  return `${first.charAt(0).toLowerCase()}${first.slice(1)}`
+  // It quotes the argument as given (`unknown option '--…'`): one line, no terminal escapes.
+  return printable(`${first.charAt(0).toLowerCase()}${first.slice(1)}`, 200)
 }
 
 /** A whole number option within [min, max], or a UsageError naming it. */

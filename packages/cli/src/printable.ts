@@ -6,5 +6,7 @@
 export function printable(text: string, max = 40): string {
   // biome-ignore lint/suspicious/noControlCharactersInRegex: replacing them is the point
   const shown = text.replace(/[\x00-\x1f\x7f-\x9f]/g, '?')
-  return shown.length > max ? `${shown.slice(0, max - 1)}…` : shown
+  if (shown.length <= max) return shown
+  // Not between the two halves of a surrogate pair (an emoji): a lone half is no text.
+  return `${shown.slice(0, max - 1).replace(/[\uD800-\uDBFF]$/, '')}…`
 }

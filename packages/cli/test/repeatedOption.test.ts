@@ -4,6 +4,7 @@ import { join } from 'node:path'
 import { afterAll, expect, it } from 'vitest'
 import { runMain } from '../../../test/cli/runMain.js'
 import { assertBuilt, hourglassBin, runNode } from '../../../test/cli/runNode.js'
+import { printable } from '../src/printable.js'
 
 // `hourglass gateway --config prod.json --port 8080 … --config staging.json`
 // served staging.json: an option that takes one value, given twice, kept the
@@ -29,7 +30,8 @@ it.each([
   [
     ['gateway', '--config', '/nonexistent/a.json', '--config', config],
     "hourglass gateway: --config given twice ('/nonexistent/a.json', then '" +
-      config +
+      // Quoted as every echoed argument is (a long TMPDIR's path is cut).
+      printable(config, 64) +
       "'): give it once (see hourglass gateway --help)\n",
   ],
   [

@@ -54,3 +54,24 @@ it("'hourglass --help -x' names an unknown option, not a command; control charac
   )
   expect(run.code).toBe(2)
 })
+
+it.each([[['help', 'probe', '-h']], [['-h', 'help', 'probe']], [['--help', 'probe', '--help']]])(
+  "'hourglass %j' prints probe's help: help asked twice is help asked once",
+  async (args) => {
+    expect(await runMain(args)).toEqual(await runMain(['help', 'probe']))
+  },
+)
+
+it('a flood of -h prints the main help, exit 0 (no recursion per flag)', async () => {
+  const run = await runMain(Array(20_000).fill('-h'))
+  expect(run).toEqual(await runMain(['--help']))
+})
+
+it('a long argument is cut whole: never half an emoji', async () => {
+  const run = await runMain(['--help', '😀'.repeat(30)])
+  expect(run.code).toBe(2)
+  expect(run.stderr).not.toMatch(LONE_SURROGATE)
+})
+
+/** Half of a surrogate pair without its other half (String#isWellFormed, ES2024). */
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/

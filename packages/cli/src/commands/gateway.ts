@@ -2,6 +2,7 @@ import { lookup } from 'node:dns/promises'
 import { isIP } from 'node:net'
 import type { Command } from '../Command.js'
 import { intOption, parseCommandArgs } from '../parseCommandArgs.js'
+import { printable } from '../printable.js'
 import { UsageError } from '../UsageError.js'
 
 const LOG_LEVELS = ['debug', 'info', 'warn', 'error'] as const
@@ -86,7 +87,7 @@ A flag wins over its environment variable.
     const logLevel = values['log-level'] ?? nonEmpty(env['LOG_LEVEL']) ?? 'info'
     if (!LOG_LEVELS.includes(logLevel as (typeof LOG_LEVELS)[number])) {
       throw new UsageError(
-        `hourglass gateway: ${values['log-level'] !== undefined ? '--log-level' : 'LOG_LEVEL'} must be one of ${LOG_LEVELS.join(', ')}, got ${JSON.stringify(logLevel.slice(0, 40))}`,
+        `hourglass gateway: ${values['log-level'] !== undefined ? '--log-level' : 'LOG_LEVEL'} must be one of ${LOG_LEVELS.join(', ')}, got '${printable(logLevel)}'`,
       )
     }
     // A name that does not resolve is the caller's setting: say so before the
@@ -231,7 +232,7 @@ function envPort(value: string): number {
   const n = /^\d+$/.test(value.trim()) ? Number(value.trim()) : Number.NaN
   if (!Number.isSafeInteger(n) || n > 65_535) {
     throw new UsageError(
-      `hourglass gateway: PORT must be a whole number from 0 to 65535, got '${value.slice(0, 40)}'`,
+      `hourglass gateway: PORT must be a whole number from 0 to 65535, got '${printable(value)}'`,
     )
   }
   return n
@@ -255,7 +256,7 @@ function checkHost(host: string, from: string): string {
       : 'is not an IP address or a host name'
   if (why !== undefined) {
     throw new UsageError(
-      `hourglass gateway: ${from} '${host.slice(0, 64)}' ${why} (in a container, 0.0.0.0)`,
+      `hourglass gateway: ${from} '${printable(host, 64)}' ${why} (in a container, 0.0.0.0)`,
     )
   }
   return bare

@@ -1,6 +1,7 @@
 import { subscribe, unsubscribe } from 'node:diagnostics_channel'
 import type { Command } from '../Command.js'
 import { intOption, parseCommandArgs } from '../parseCommandArgs.js'
+import { printable } from '../printable.js'
 import { parseHeader } from '../probe/parseHeader.js'
 import { UsageError } from '../UsageError.js'
 
@@ -155,7 +156,9 @@ function parseUrl(text: string): URL {
   try {
     url = new URL(text)
   } catch {
-    throw new UsageError(`hourglass probe: '${text}' is not a URL (try http://host:port/path)`)
+    // Quoted on one line, without what could be a password (`user:pass@`).
+    const shown = printable(text.replace(/\/\/[^/?#]*@/, '//…@'), 80)
+    throw new UsageError(`hourglass probe: '${shown}' is not a URL (try http://host:port/path)`)
   }
   if (url.protocol !== 'http:' && url.protocol !== 'https:') {
     throw new UsageError(

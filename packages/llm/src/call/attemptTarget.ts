@@ -62,7 +62,7 @@ export function requestParamsOf(request: ChatRequest): LlmRequestParams {
     params.stopSequences =
       stop.length <= MAX_STOP_SEQUENCES && stop.every((s) => s.length <= MAX_STOP_LENGTH)
         ? stop
-        : stop.slice(0, MAX_STOP_SEQUENCES).map((s) => s.slice(0, MAX_STOP_LENGTH))
+        : stop.slice(0, MAX_STOP_SEQUENCES).map(cutStop)
   }
   const extra = request.extra
   if (typeof extra === 'object' && extra !== null) {
@@ -77,6 +77,12 @@ export function requestParamsOf(request: ChatRequest): LlmRequestParams {
 /** What a chat span keeps of `stop`: OpenAI takes 4 sequences, Anthropic's lists run longer. */
 const MAX_STOP_SEQUENCES = 16
 const MAX_STOP_LENGTH = 256
+
+/** Cut to MAX_STOP_LENGTH, never between the halves of a surrogate pair (an emoji). */
+function cutStop(sequence: string): string {
+  if (sequence.length <= MAX_STOP_LENGTH) return sequence
+  return sequence.slice(0, MAX_STOP_LENGTH).replace(/[\uD800-\uDBFF]$/, '')
+}
 
 function finite(value: unknown): value is number {
   return typeof value === 'number' && Number.isFinite(value)

@@ -71,5 +71,10 @@ describe('requestParamsOf: what a span keeps of a caller’s stop list', () => {
     expect(huge).toHaveLength(16)
     expect(huge?.[15]).toBe('s15')
     expect(ask(['x'.repeat(1_000_000)])?.[0]).toHaveLength(256)
+    // Never half an emoji: a lone surrogate is no text (OTLP turns it into U+FFFD).
+    expect(ask([`${'a'.repeat(255)}😀`])?.[0]).not.toMatch(LONE_SURROGATE)
   })
 })
+
+/** Half of a surrogate pair without its other half (String#isWellFormed, ES2024). */
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/
