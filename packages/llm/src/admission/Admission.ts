@@ -622,8 +622,15 @@ function noop(): void {}
 function coolingLimitedBy(lanes: readonly Lane[], now: number): RateLimitedBy | undefined {
   let named: RateLimitedBy | undefined
   for (const lane of lanes) {
+    // As `chooseSlot` reads a lane: a retired key's is out, and of the rest
+    // only the slots that hold their lane back count (cooling, or a probe
+    // in flight) — not a half-open one whose wait is over.
+    if (lane.some((slot) => slot.retiredUntilMs > now)) continue
     for (const slot of lane) {
-      if (!(slot.untilMs > now || slot.halfOpen)) continue
+      const holds =
+        slot.untilMs > now ||
+        (slot.halfOpen && slot.probe !== undefined && slot.probe.leaseUntil > now)
+      if (!holds) continue
       if (slot.limitedBy === undefined || (named !== undefined && slot.limitedBy !== named)) {
         return undefined
       }

@@ -165,6 +165,7 @@ export class CooldownBook {
     if (slot.halfOpen && !current.halfOpen) {
       current.halfOpen = true
       current.coolingSince = slot.coolingSince
+      current.limitedBy = slot.limitedBy
     }
     current.strikes = Math.max(current.strikes, slot.strikes)
     if (slot.retiredUntilMs > current.retiredUntilMs) {
@@ -237,11 +238,11 @@ export class CooldownBook {
       const until = now + ms
       const fresh = !slot.halfOpen && slot.untilMs <= now
       // Sub-millisecond differences are the store's rounding, not news.
-      if (until > slot.untilMs + 1) {
-        slot.untilMs = until
-        // Another instance's cooldown: the store keeps no cause.
-        slot.limitedBy = undefined
-      }
+      if (until > slot.untilMs + 1) slot.untilMs = until
+      // A cooldown new to this slot is another instance's, whose cause the
+      // store does not keep; this process's own, read back a round trip
+      // later (a little longer), keeps the cause it had.
+      if (fresh) slot.limitedBy = undefined
       slot.halfOpen = true
       if (fresh) {
         slot.coolingSince = now
@@ -371,9 +372,14 @@ export class CooldownBook {
       own ??
       finiteWait(this.#o.cooldownMs(input)) ??
       defaultCooldownMs(input)
+    // Which limit holds it, for a refusal to say (a 429 `tokens` invites a
+    // smaller request): this failure's, when it starts the cooldown or moves
+    // its end; one that does not (a late, shorter report) leaves the cause
+    // of the end that holds.
+    if (!wasCooling || now + waitMs > slot.untilMs) {
+      slot.limitedBy = kind === 'rate_limited' ? outcome.error.limitedBy : undefined
+    }
     slot.untilMs = Math.max(slot.untilMs, now + waitMs)
-    // Which limit holds it, for a refusal to say (a 429 `tokens` invites a smaller request).
-    slot.limitedBy = kind === 'rate_limited' ? outcome.error.limitedBy : undefined
     slot.halfOpen = true
     this.#keep(slot)
     // Named as the retry path names it (`limitKindOf`): an overload's own

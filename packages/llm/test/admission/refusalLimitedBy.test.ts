@@ -1,0 +1,108 @@
+import { Deadline, ManualClock } from '@hourglass/core'
+import { describe, expect, it } from 'vitest'
+import { Admission } from '../../src/admission/Admission.js'
+import { MemoryCooldownStore } from '../../src/admission/MemoryCooldownStore.js'
+import type { AdmissionOutcome } from '../../src/admission/slot.js'
+import { isRateLimited, type RateLimitedError } from '../../src/errors/RateLimitedError.js'
+
+const KEY_A = 'sk-live-AAAAAAAAAAAAAAAAAAAAAAAA'
+const KEY_B = 'sk-live-BBBBBBBBBBBBBBBBBBBBBBBB'
+
+// A refusal by a cooldown says which limit started it (`limitedBy`), as the
+// provider's 429 did: the gateway answers the client's next request with the
+// same 429 `type` (`tokens` invites a smaller request), not `requests`.
+
+const limited = (by: 'tokens' | 'requests', ms: number): AdmissionOutcome => ({
+  ok: false,
+  error: { kind: 'rate_limited', status: 429, retryAfterMs: ms, limitedBy: by },
+})
+
+function gate(options: { store?: MemoryCooldownStore } = {}) {
+  const clock = new ManualClock(1_000)
+  const admission = new Admission({
+    clock,
+    staggerMs: 0,
+    defaultNeededMs: 0,
+    logger: { warn: () => {} },
+    ...options,
+  })
+  const refusal = async (keys = [KEY_A]) => {
+    using deadline = Deadline.after(2_000, { clock })
+    const error = await admission
+      .acquire({ provider: 'acme', model: 'm', keys, deadline })
+      .catch((e: unknown) => e)
+    expect(isRateLimited(error)).toBe(true)
+    return error as RateLimitedError
+  }
+  const acquire = () => {
+    const deadline = Deadline.after(60_000, { clock })
+    return admission.acquire({ provider: 'acme', model: 'm', keys: [KEY_A], deadline })
+  }
+  return { clock, admission, refusal, acquire }
+}
+
+describe('a refusal by cooldown says which limit started it', () => {
+  it('a tokens 429: tokens; a requests 429: requests; one that did not say: none', async () => {
+    for (const by of ['tokens', 'requests'] as const) {
+      const { admission, refusal } = gate()
+      await admission.report('acme', KEY_A, limited(by, 30_000), { model: 'm' })
+      expect((await refusal()).limitedBy).toBe(by)
+    }
+    const { admission, refusal } = gate()
+    await admission.report(
+      'acme',
+      KEY_A,
+      { ok: false, error: { kind: 'rate_limited', status: 429, retryAfterMs: 30_000 } },
+      { model: 'm' },
+    )
+    expect((await refusal()).limitedBy).toBeUndefined()
+  })
+
+  it('a late, shorter report of another limit leaves the cause of the end that holds', async () => {
+    const { clock, refusal, acquire } = gate()
+    const a = await acquire()
+    const b = await acquire()
+    clock.advance(10)
+    await a.report(limited('requests', 30_000))
+    clock.advance(10)
+    await b.report(limited('tokens', 1_000))
+    const error = await refusal()
+    expect(error.retryAfterMs).toBeGreaterThan(20_000)
+    expect(error.limitedBy).toBe('requests')
+  })
+
+  it('an overload’s half-open provider slot, its wait over, does not blur the tokens cooldown after it', async () => {
+    const { clock, admission, refusal, acquire } = gate()
+    await admission.report(
+      'acme',
+      KEY_A,
+      { ok: false, error: { kind: 'overloaded', status: 529, retryAfterMs: 5_000 } },
+      { model: 'm' },
+    )
+    clock.advance(6_000)
+    const probe = await acquire()
+    await probe.report(limited('tokens', 30_000))
+    expect((await refusal()).limitedBy).toBe('tokens')
+  })
+
+  it('a retired key does not count', async () => {
+    const { admission, refusal } = gate()
+    await admission.report('acme', KEY_B, limited('requests', 30_000), { model: 'm' })
+    await admission.report('acme', KEY_B, { ok: false, error: { kind: 'auth', status: 401 } }, {})
+    await admission.report('acme', KEY_A, limited('tokens', 30_000), { model: 'm' })
+    expect((await refusal([KEY_A, KEY_B])).limitedBy).toBe('tokens')
+  })
+
+  it('its own cooldown read back from the store a little longer keeps its cause', async () => {
+    const store = new MemoryCooldownStore()
+    const { clock, admission, refusal } = gate({ store })
+    // A store whose clock runs a round trip ahead: what it reads back ends 2 ms later.
+    const extend = store.extend.bind(store)
+    store.extend = async (...args: Parameters<typeof store.extend>) => {
+      clock.advance(2)
+      return extend(...args)
+    }
+    await admission.report('acme', KEY_A, limited('tokens', 30_000), { model: 'm' })
+    expect((await refusal()).limitedBy).toBe('tokens')
+  })
+})
