@@ -98,8 +98,11 @@ function describe(error: unknown): string {
     const long = /use '(--[^=']+)=/.exec(message)?.[1] ?? ambiguous[1]!
     return `${ambiguous[1]} needs a value; to give one starting with a dash write ${long}=<value>`
   }
+  // Node quotes the argument as given (`Unknown option '--…'. To specify…`):
+  // taken whole, before its wording is cut, and quoted on one line.
+  const quoted = /^(Unknown option|Unexpected argument) '([\s\S]*?)'\. /.exec(message)
+  if (quoted) return `${quoted[1]!.toLowerCase()} '${printable(quoted[2]!, 64)}'`
   const first = message.split('\n')[0]!.split('. ')[0]!.replace(/\.$/, '')
-  // It quotes the argument as given (`unknown option '--…'`): one line, no terminal escapes.
   return printable(`${first.charAt(0).toLowerCase()}${first.slice(1)}`, 200)
 }
 

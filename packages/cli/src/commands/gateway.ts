@@ -107,7 +107,7 @@ A flag wins over its environment variable.
       const defaultMs = config.deadline.defaultMs
       if (defaultMs <= DEFAULT_REPLY_RESERVE_MS) {
         io.stderr(
-          `hourglass gateway: ${configPath}: deadline.defaultMs: must be more than ${DEFAULT_REPLY_RESERVE_MS} ms, the time the gateway keeps to write its 504 before the deadline (got ${defaultMs})\n`,
+          `hourglass gateway: ${printable(configPath, 80)}: deadline.defaultMs: must be more than ${DEFAULT_REPLY_RESERVE_MS} ms, the time the gateway keeps to write its 504 before the deadline (got ${defaultMs})\n`,
         )
         return 2
       }
@@ -126,7 +126,9 @@ A flag wins over its environment variable.
       if (isGatewayConfigError(error)) {
         // One line per bad field: a typo names the field, not a stack trace.
         for (const problem of error.problems) {
-          io.stderr(`hourglass gateway: ${configPath}: ${problem.field}: ${problem.message}\n`)
+          io.stderr(
+            `hourglass gateway: ${printable(configPath, 80)}: ${printable(problem.field, 120)}: ${problem.message}\n`,
+          )
         }
         return 2
       }

@@ -156,8 +156,9 @@ function parseUrl(text: string): URL {
   try {
     url = new URL(text)
   } catch {
-    // Quoted on one line, without what could be a password (`user:pass@`).
-    const shown = printable(text.replace(/\/\/[^/?#]*@/, '//…@'), 80)
+    // Quoted on one line, without what could be a password: everything up
+    // to the last `@` (a password may hold `/`, `?`, `#` or `@`), the scheme kept.
+    const shown = printable(text.replace(/^([a-z][a-z0-9+.-]*:[\\/]*)?[\s\S]*@/i, '$1…@'), 80)
     throw new UsageError(`hourglass probe: '${shown}' is not a URL (try http://host:port/path)`)
   }
   if (url.protocol !== 'http:' && url.protocol !== 'https:') {
