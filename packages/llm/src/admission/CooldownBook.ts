@@ -220,6 +220,9 @@ export class CooldownBook {
       this.#storeRetryAtMs = now + this.#backoffMs
     }
     const failures = this.#storeFailures
+    // The store measures what is left when the question reaches it, after
+    // this: `askedAt + ms` is the least its end can be.
+    const askedAt = this.#o.clock.now()
     let remaining: number[]
     try {
       remaining = await this.#o.store.remaining(
@@ -239,10 +242,11 @@ export class CooldownBook {
       const fresh = !slot.halfOpen && slot.untilMs <= now
       // Sub-millisecond differences are the store's rounding, not news.
       if (until > slot.untilMs + 1) slot.untilMs = until
-      // A cooldown new to this slot is another instance's, whose cause the
-      // store does not keep; this process's own, read back a round trip
-      // later (a little longer), keeps the cause it had.
-      if (fresh) slot.limitedBy = undefined
+      // An end this process did not write is another instance's, whose cause
+      // the store does not keep: a wrong `tokens` would send clients off
+      // shrinking requests. Its own write, read back a round trip later
+      // (a little longer), ends by what it wrote and keeps its cause.
+      if (fresh || askedAt + ms > slot.ownStoreUntilMs + 1) slot.limitedBy = undefined
       slot.halfOpen = true
       if (fresh) {
         slot.coolingSince = now
@@ -414,6 +418,8 @@ export class CooldownBook {
     const failures = this.#storeFailures
     try {
       await this.#o.store.extend(slot.scope, slot.storeId, waitMs, reason)
+      // The store started its wait before it answered: its end is at most this.
+      slot.ownStoreUntilMs = Math.max(slot.ownStoreUntilMs, this.#o.clock.now() + waitMs)
       this.#storeAnswered(failures)
     } catch (error) {
       this.#storeDown(error)

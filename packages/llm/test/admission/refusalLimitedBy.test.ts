@@ -17,14 +17,14 @@ const limited = (by: 'tokens' | 'requests', ms: number): AdmissionOutcome => ({
   error: { kind: 'rate_limited', status: 429, retryAfterMs: ms, limitedBy: by },
 })
 
-function gate(options: { store?: MemoryCooldownStore } = {}) {
-  const clock = new ManualClock(1_000)
+function gate(options: { store?: MemoryCooldownStore; clock?: ManualClock } = {}) {
+  const clock = options.clock ?? new ManualClock(1_000)
   const admission = new Admission({
     clock,
     staggerMs: 0,
     defaultNeededMs: 0,
     logger: { warn: () => {} },
-    ...options,
+    ...(options.store === undefined ? {} : { store: options.store }),
   })
   const refusal = async (keys = [KEY_A]) => {
     using deadline = Deadline.after(2_000, { clock })
@@ -93,16 +93,43 @@ describe('a refusal by cooldown says which limit started it', () => {
     expect((await refusal([KEY_A, KEY_B])).limitedBy).toBe('tokens')
   })
 
-  it('its own cooldown read back from the store a little longer keeps its cause', async () => {
-    const store = new MemoryCooldownStore()
-    const { clock, admission, refusal } = gate({ store })
-    // A store whose clock runs a round trip ahead: what it reads back ends 2 ms later.
+  it('its own cooldown read back from the store a round trip longer keeps its cause', async () => {
+    const clock = new ManualClock(1_000)
+    const store = new MemoryCooldownStore({ clock })
+    const { admission, refusal } = gate({ store, clock })
+    // A store a 50 ms round trip away: it starts the wait when the write
+    // arrives, and answers what is left when the question arrives.
     const extend = store.extend.bind(store)
     store.extend = async (...args: Parameters<typeof store.extend>) => {
-      clock.advance(2)
-      return extend(...args)
+      clock.advance(25)
+      const done = await extend(...args)
+      clock.advance(25)
+      return done
+    }
+    const remaining = store.remaining.bind(store)
+    store.remaining = async (...args: Parameters<typeof store.remaining>) => {
+      clock.advance(25)
+      const left = await remaining(...args)
+      clock.advance(25)
+      return left
     }
     await admission.report('acme', KEY_A, limited('tokens', 30_000), { model: 'm' })
     expect((await refusal()).limitedBy).toBe('tokens')
+  })
+
+  it.each([
+    ['after this process’s own cooldown ran out', 2_000],
+    ['while this process’s own shorter cooldown still runs', 0],
+  ])('another instance’s longer cooldown of another limit, %s: no cause', async (_when, gapMs) => {
+    const clock = new ManualClock(1_000)
+    const store = new MemoryCooldownStore({ clock })
+    const here = gate({ store, clock })
+    const there = gate({ store, clock })
+    await here.admission.report('acme', KEY_A, limited('tokens', 1_000), { model: 'm' })
+    clock.advance(gapMs)
+    await there.admission.report('acme', KEY_A, limited('requests', 30_000), { model: 'm' })
+    const error = await here.refusal()
+    expect(error.retryAfterMs).toBeGreaterThan(20_000)
+    expect(error.limitedBy).toBeUndefined()
   })
 })
