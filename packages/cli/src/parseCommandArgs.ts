@@ -100,7 +100,7 @@ function describe(error: unknown): string {
   }
   // Node quotes the argument as given (`Unknown option '--…'. To specify…`):
   // taken whole, before its wording is cut, and quoted on one line.
-  const quoted = /^(Unknown option|Unexpected argument) '([\s\S]*?)'\. /.exec(message)
+  const quoted = /^(Unknown option|Unexpected argument) '([\s\S]*?)'(?:\. |$)/.exec(message)
   if (quoted) return `${quoted[1]!.toLowerCase()} '${printable(quoted[2]!, 64)}'`
   const first = message.split('\n')[0]!.split('. ')[0]!.replace(/\.$/, '')
   return printable(`${first.charAt(0).toLowerCase()}${first.slice(1)}`, 200)

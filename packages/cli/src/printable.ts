@@ -1,10 +1,9 @@
 /**
- * Control characters, and what reorders or splits a line in a terminal:
- * bidi overrides and isolates, zero-width characters, the line and
- * paragraph separators.
+ * Control characters (C0 and C1: a terminal escape), format characters (bidi
+ * overrides and isolates, zero-width and invisible ones) and the line and
+ * paragraph separators: what hides, reorders or splits a line in a terminal.
  */
-// biome-ignore lint/suspicious/noControlCharactersInRegex: matching them is the point
-const UNPRINTABLE = /[\x00-\x1f\x7f-\x9f\u200b-\u200f\u2028-\u202e\u2066-\u2069\ufeff]/g
+const UNPRINTABLE = /[\p{Cc}\p{Cf}\p{Zl}\p{Zp}]/gu
 
 /**
  * An argument to quote back in a one-line message: what `UNPRINTABLE`

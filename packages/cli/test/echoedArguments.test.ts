@@ -1,4 +1,9 @@
-import { expect, it } from 'vitest'
+import { once } from 'node:events'
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { type AddressInfo, createServer } from 'node:net'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { expect, it, onTestFinished } from 'vitest'
 import { runMain } from '../../../test/cli/runMain.js'
 
 // Every argument a message quotes back goes through one printable(): a
@@ -19,6 +24,8 @@ it.each([
   [['demo', 'a\nb'], "hourglass demo: unexpected argument 'a?b' (see"],
   [['probe', 'http://127.0.0.1:9/', '--a\nb'], "hourglass probe: unknown option '--a?b' (see"],
   [['gateway', '--config', 'nope\u001b[2J\n.json'], 'hourglass gateway: nope?[2J?.json: '],
+  // parseArgs says no more than `Unknown option '…'` for a command without positionals.
+  [['demo', '--a\nb'], "hourglass demo: unknown option '--a?b' (see"],
   // What reorders a line in a terminal (a right-to-left override) is shown as ? too.
   [['demo', 'x\u202ey'], "hourglass demo: unexpected argument 'x?y' (see"],
 ])('hourglass %j: one line, control characters as ?', async (args, start) => {
@@ -28,4 +35,61 @@ it.each([
   expect(run.stderr).not.toContain('\u001b')
   expect(run.stderr).not.toContain('s3cret')
   expect(run.stderr.split('\n')).toHaveLength(2)
+})
+
+// Quadratic before (a regex backtracking over the slashes): 100,000 took 6 s, a
+// million would outlast the test's timeout. Linear now.
+it('an invalid URL of a million slashes is refused in one pass', async () => {
+  const run = await runMain(['probe', `http:${'/'.repeat(1_000_000)}`])
+  expect(run.code).toBe(2)
+  expect(run.stderr).toMatch(/^hourglass probe: 'http:\/+…' is not a URL/)
+})
+
+it('a config’s { env } name is quoted through printable() too', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'hourglass-cli-'))
+  onTestFinished(() => rmSync(dir, { recursive: true, force: true }))
+  const config = join(dir, 'gateway.json')
+  writeFileSync(
+    config,
+    JSON.stringify({
+      providers: {
+        p: { dialect: 'openai', baseURL: { env: 'X\u001b[2J\nY' }, apiKeys: ['k'] },
+      },
+      models: { m: { fallback: [{ provider: 'p', model: 'x' }] } },
+    }),
+  )
+  const run = await runMain(['gateway', '--config', config, '--port', '0'])
+  expect(run.code).toBe(2)
+  expect(run.stderr).toContain('environment variable X?[2J?Y is not set')
+  expect(run.stderr).not.toContain('\u001b')
+})
+
+it('a redirect target that is no URL is quoted through printable() (a C1 escape in the header)', async () => {
+  const server = createServer((socket) => {
+    socket.on('data', () => {
+      socket.end(
+        Buffer.from(
+          'HTTP/1.1 302 Found\r\nLocation: http://[x\x9b2J\r\nContent-Length: 0\r\n\r\n',
+          'latin1',
+        ),
+      )
+    })
+  })
+  server.listen(0, '127.0.0.1')
+  await once(server, 'listening')
+  onTestFinished(() => {
+    server.close()
+  })
+  const port = (server.address() as AddressInfo).port
+  const run = await runMain([
+    'probe',
+    `http://127.0.0.1:${port}/`,
+    '--warmup',
+    '0',
+    '--samples',
+    '1',
+  ])
+  expect(run.code).toBe(1)
+  expect(run.stderr).toContain('a redirect to http://[x?2J')
+  expect(run.stderr).not.toMatch(/[\x80-\x9f]/)
 })

@@ -130,7 +130,7 @@ Options:
     // without a Location is the endpoint's answer, measured as such.
     if (isProbeRedirect(failure)) {
       io.stderr(
-        `hourglass probe: ${shown} answered ${failure.status}, a redirect to ${failure.location}: probe the URL it redirects to (probe times one request; across a redirect it would time the last hop alone)\n`,
+        `hourglass probe: ${shown} answered ${failure.status}, a redirect to ${printable(failure.location, 200)}: probe the URL it redirects to (probe times one request; across a redirect it would time the last hop alone)\n`,
       )
       return 1
     }
@@ -157,8 +157,11 @@ function parseUrl(text: string): URL {
     url = new URL(text)
   } catch {
     // Quoted on one line, without what could be a password: everything up
-    // to the last `@` (a password may hold `/`, `?`, `#` or `@`), the scheme kept.
-    const shown = printable(text.replace(/^([a-z][a-z0-9+.-]*:[\\/]*)?[\s\S]*@/i, '$1…@'), 80)
+    // to the last `@` (a password may hold `/`, `?`, `#` or `@`), the scheme
+    // kept. No regex across the whole text: linear on any argument.
+    const at = text.lastIndexOf('@')
+    const scheme = at < 0 ? '' : (/^[a-z][a-z0-9+.-]*:[\\/]*/i.exec(text.slice(0, at))?.[0] ?? '')
+    const shown = printable(at < 0 ? text : `${scheme}…${text.slice(at)}`, 80)
     throw new UsageError(`hourglass probe: '${shown}' is not a URL (try http://host:port/path)`)
   }
   if (url.protocol !== 'http:' && url.protocol !== 'https:') {
