@@ -1,9 +1,10 @@
 /**
  * Control characters (C0 and C1: a terminal escape), format characters (bidi
- * overrides and isolates, zero-width and invisible ones) and the line and
- * paragraph separators: what hides, reorders or splits a line in a terminal.
+ * overrides and isolates, zero-width and invisible ones), the line and
+ * paragraph separators, and half a surrogate pair: what hides, reorders or
+ * splits a line in a terminal, or is no text at all.
  */
-const UNPRINTABLE = /[\p{Cc}\p{Cf}\p{Zl}\p{Zp}]/gu
+const UNPRINTABLE = /[\p{Cc}\p{Cf}\p{Zl}\p{Zp}\p{Cs}]/gu
 
 /**
  * An argument to quote back in a one-line message: what `UNPRINTABLE`

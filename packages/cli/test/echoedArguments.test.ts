@@ -93,3 +93,28 @@ it('a redirect target that is no URL is quoted through printable() (a C1 escape 
   expect(run.stderr).toContain('a redirect to http://[x?2J')
   expect(run.stderr).not.toMatch(/[\x80-\x9f]/)
 })
+
+it('a long redirect target is shown whole: the message says to probe it', async () => {
+  const target = `http://127.0.0.1:1/login?next=${'a'.repeat(300)}`
+  const server = createServer((socket) => {
+    socket.on('data', () => {
+      socket.end(`HTTP/1.1 302 Found\r\nLocation: ${target}\r\nContent-Length: 0\r\n\r\n`)
+    })
+  })
+  server.listen(0, '127.0.0.1')
+  await once(server, 'listening')
+  onTestFinished(() => {
+    server.close()
+  })
+  const port = (server.address() as AddressInfo).port
+  const run = await runMain([
+    'probe',
+    `http://127.0.0.1:${port}/`,
+    '--warmup',
+    '0',
+    '--samples',
+    '1',
+  ])
+  expect(run.code).toBe(1)
+  expect(run.stderr).toContain(`a redirect to ${target}: probe`)
+})

@@ -127,7 +127,7 @@ A flag wins over its environment variable.
         // One line per bad field: a typo names the field, not a stack trace.
         for (const problem of error.problems) {
           io.stderr(
-            `hourglass gateway: ${printable(configPath, 80)}: ${printable(problem.field, 120)}: ${printable(problem.message, 300)}\n`,
+            `hourglass gateway: ${printable(configPath, 80)}: ${printable(problem.field, 120)}: ${printable(problem.message, Number.POSITIVE_INFINITY)}\n`,
           )
         }
         return 2

@@ -130,7 +130,7 @@ Options:
     // without a Location is the endpoint's answer, measured as such.
     if (isProbeRedirect(failure)) {
       io.stderr(
-        `hourglass probe: ${shown} answered ${failure.status}, a redirect to ${printable(failure.location, 200)}: probe the URL it redirects to (probe times one request; across a redirect it would time the last hop alone)\n`,
+        `hourglass probe: ${shown} answered ${failure.status}, a redirect to ${printable(failure.location, Number.POSITIVE_INFINITY)}: probe the URL it redirects to (probe times one request; across a redirect it would time the last hop alone)\n`,
       )
       return 1
     }
