@@ -20,6 +20,14 @@ import {
   wake,
 } from './slot.js'
 
+/**
+ * How much later than this process's own end a cooldown read from the store
+ * may end and still be taken for its own write read back: a round trip on a
+ * busy loop, the store's whole-ms rounding, its clock against this one. An
+ * instance whose end is within it changes little of which end holds.
+ */
+const OWN_END_SLACK_MS = 1_000
+
 export interface CooldownBookOptions {
   store: CooldownStore
   clock: Clock
@@ -240,13 +248,15 @@ export class CooldownBook {
       if (ms <= 0) continue
       const until = now + ms
       const fresh = !slot.halfOpen && slot.untilMs <= now
+      // An end later than this process's own is another instance's, whose
+      // cause the store does not keep: a wrong `tokens` would send clients
+      // off shrinking requests. Its own write read back (a round trip, the
+      // store's rounding and clock later) or a shorter end elsewhere leaves
+      // the local end holding, and its cause. `askedAt + ms` is the least
+      // the store's end can be.
+      if (fresh || askedAt + ms > slot.untilMs + OWN_END_SLACK_MS) slot.limitedBy = undefined
       // Sub-millisecond differences are the store's rounding, not news.
       if (until > slot.untilMs + 1) slot.untilMs = until
-      // An end this process did not write is another instance's, whose cause
-      // the store does not keep: a wrong `tokens` would send clients off
-      // shrinking requests. Its own write, read back a round trip later
-      // (a little longer), ends by what it wrote and keeps its cause.
-      if (fresh || askedAt + ms > slot.ownStoreUntilMs + 1) slot.limitedBy = undefined
       slot.halfOpen = true
       if (fresh) {
         slot.coolingSince = now
@@ -418,8 +428,6 @@ export class CooldownBook {
     const failures = this.#storeFailures
     try {
       await this.#o.store.extend(slot.scope, slot.storeId, waitMs, reason)
-      // The store started its wait before it answered: its end is at most this.
-      slot.ownStoreUntilMs = Math.max(slot.ownStoreUntilMs, this.#o.clock.now() + waitMs)
       this.#storeAnswered(failures)
     } catch (error) {
       this.#storeDown(error)

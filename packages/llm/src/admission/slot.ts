@@ -46,8 +46,6 @@ export interface Slot {
    * (another instance's, whose cause is not stored).
    */
   limitedBy: RateLimitedBy | undefined
-  /** The latest end this process wrote to the store for this slot (the Admission clock's ms), 0 = none. */
-  ownStoreUntilMs: number
   /** Bumped each time an answer closes a half-open slot: waiters see they were released. */
   reopened: number
   /**
@@ -111,7 +109,6 @@ export function createSlot(
     retiredUntilMs: 0,
     retiredFor: undefined,
     limitedBy: undefined,
-    ownStoreUntilMs: 0,
     reopened: 0,
     followers: [],
     wakers: new Map(),

@@ -132,4 +132,29 @@ describe('a refusal by cooldown says which limit started it', () => {
     expect(error.retryAfterMs).toBeGreaterThan(20_000)
     expect(error.limitedBy).toBeUndefined()
   })
+
+  it('its own write failed, another instance’s shorter cooldown in the store: its own end holds, and its cause', async () => {
+    const clock = new ManualClock(1_000)
+    const shared = new MemoryCooldownStore({ clock })
+    let fail = true
+    const flaky = Object.assign(Object.create(shared) as MemoryCooldownStore, {
+      remaining: shared.remaining.bind(shared),
+      extend: async (...args: Parameters<MemoryCooldownStore['extend']>) => {
+        if (fail) {
+          fail = false
+          throw new Error('command timed out')
+        }
+        return shared.extend(...args)
+      },
+    })
+    const here = gate({ store: flaky, clock })
+    const there = gate({ store: shared, clock })
+    await here.admission.report('acme', KEY_A, limited('tokens', 60_000), { model: 'm' })
+    await there.admission.report('acme', KEY_A, limited('requests', 10_000), { model: 'm' })
+    // Past the back-off after the failed write: the store is asked again.
+    clock.advance(1_100)
+    const error = await here.refusal()
+    expect(error.retryAfterMs).toBeGreaterThan(50_000)
+    expect(error.limitedBy).toBe('tokens')
+  })
 })
