@@ -21,12 +21,11 @@ import {
 } from './slot.js'
 
 /**
- * How much later than this process's own end a cooldown read from the store
- * may end and still be taken for its own write read back: a round trip on a
- * busy loop, the store's whole-ms rounding, its clock against this one. An
- * instance whose end is within it changes little of which end holds.
+ * How much later than the latest end this process knows of a cooldown read
+ * from the store may end and still be that end: the store's whole-ms
+ * truncation, its clock against this one.
  */
-const OWN_END_SLACK_MS = 1_000
+const STORE_END_SLACK_MS = 50
 
 export interface CooldownBookOptions {
   store: CooldownStore
@@ -248,13 +247,13 @@ export class CooldownBook {
       if (ms <= 0) continue
       const until = now + ms
       const fresh = !slot.halfOpen && slot.untilMs <= now
-      // An end later than this process's own is another instance's, whose
-      // cause the store does not keep: a wrong `tokens` would send clients
-      // off shrinking requests. Its own write read back (a round trip, the
-      // store's rounding and clock later) or a shorter end elsewhere leaves
-      // the local end holding, and its cause. `askedAt + ms` is the least
-      // the store's end can be.
-      if (fresh || askedAt + ms > slot.untilMs + OWN_END_SLACK_MS) slot.limitedBy = undefined
+      // An end later than any this process set or wrote is another
+      // instance's, whose cause the store does not keep: a wrong `tokens`
+      // would send clients off shrinking requests. Its own write read back,
+      // or a shorter end elsewhere (its own write failed), leaves its cause.
+      // `askedAt + ms` is the least the store's end can be.
+      const known = Math.max(slot.untilMs, slot.ownStoreUntilMs)
+      if (fresh || askedAt + ms > known + STORE_END_SLACK_MS) slot.limitedBy = undefined
       // Sub-millisecond differences are the store's rounding, not news.
       if (until > slot.untilMs + 1) slot.untilMs = until
       slot.halfOpen = true
@@ -428,6 +427,13 @@ export class CooldownBook {
     const failures = this.#storeFailures
     try {
       await this.#o.store.extend(slot.scope, slot.storeId, waitMs, reason)
+      // The store started the wait before its answer came (however late a
+      // busy loop or an offline queue made that), in whole ms rounded up:
+      // its end is at most this.
+      slot.ownStoreUntilMs = Math.max(
+        slot.ownStoreUntilMs,
+        this.#o.clock.now() + Math.max(1, Math.ceil(waitMs)),
+      )
       this.#storeAnswered(failures)
     } catch (error) {
       this.#storeDown(error)

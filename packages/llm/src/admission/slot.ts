@@ -41,11 +41,14 @@ export interface Slot {
   /** The error kind that retired it (`auth`, `quota_exhausted`): what `KeysRetiredError` reports. */
   retiredFor: string | undefined
   /**
-   * Which limit the rate limit that set this cooldown named, when it did;
-   * undefined for any other cooldown, and for one learned from the store
-   * (another instance's, whose cause is not stored).
+   * Which limit the rate limit that set this cooldown's end named, when it
+   * did; undefined for any other cooldown, and once the store shows an end
+   * later than any this process set or wrote (another instance's, whose
+   * cause is not stored).
    */
   limitedBy: RateLimitedBy | undefined
+  /** The latest end this process's writes to the store can have (the Admission clock's ms); 0 = none. */
+  ownStoreUntilMs: number
   /** Bumped each time an answer closes a half-open slot: waiters see they were released. */
   reopened: number
   /**
@@ -109,6 +112,7 @@ export function createSlot(
     retiredUntilMs: 0,
     retiredFor: undefined,
     limitedBy: undefined,
+    ownStoreUntilMs: 0,
     reopened: 0,
     followers: [],
     wakers: new Map(),

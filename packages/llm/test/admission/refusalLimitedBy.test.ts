@@ -26,8 +26,8 @@ function gate(options: { store?: MemoryCooldownStore; clock?: ManualClock } = {}
     logger: { warn: () => {} },
     ...(options.store === undefined ? {} : { store: options.store }),
   })
-  const refusal = async (keys = [KEY_A]) => {
-    using deadline = Deadline.after(2_000, { clock })
+  const refusal = async (keys = [KEY_A], budgetMs = 2_000) => {
+    using deadline = Deadline.after(budgetMs, { clock })
     const error = await admission
       .acquire({ provider: 'acme', model: 'm', keys, deadline })
       .catch((e: unknown) => e)
@@ -118,19 +118,39 @@ describe('a refusal by cooldown says which limit started it', () => {
   })
 
   it.each([
-    ['after this process’s own cooldown ran out', 2_000],
-    ['while this process’s own shorter cooldown still runs', 0],
-  ])('another instance’s longer cooldown of another limit, %s: no cause', async (_when, gapMs) => {
+    ['after this process’s own cooldown ran out', 2_000, 30_000],
+    ['while this process’s own shorter cooldown still runs', 0, 30_000],
+    ['ending 0.8 s after this process’s own', 0, 1_800],
+    ['after this process’s own ran out, though shorter than it was', 1_000, 900],
+  ])(
+    'another instance’s cooldown of another limit, %s: no cause',
+    async (_when, gapMs, theirsMs) => {
+      const clock = new ManualClock(1_000)
+      const store = new MemoryCooldownStore({ clock })
+      const here = gate({ store, clock })
+      const there = gate({ store, clock })
+      await here.admission.report('acme', KEY_A, limited('tokens', 1_000), { model: 'm' })
+      clock.advance(gapMs)
+      await there.admission.report('acme', KEY_A, limited('requests', theirsMs), { model: 'm' })
+      // A budget shorter than any of these waits: refused, not waiting.
+      const error = await here.refusal([KEY_A], 500)
+      expect(error.retryAfterMs).toBeGreaterThan(theirsMs - 200)
+      expect(error.limitedBy).toBeUndefined()
+    },
+  )
+
+  it('its own write answered late (a stalled loop, an offline queue): still its own, cause kept', async () => {
     const clock = new ManualClock(1_000)
     const store = new MemoryCooldownStore({ clock })
-    const here = gate({ store, clock })
-    const there = gate({ store, clock })
-    await here.admission.report('acme', KEY_A, limited('tokens', 1_000), { model: 'm' })
-    clock.advance(gapMs)
-    await there.admission.report('acme', KEY_A, limited('requests', 30_000), { model: 'm' })
-    const error = await here.refusal()
-    expect(error.retryAfterMs).toBeGreaterThan(20_000)
-    expect(error.limitedBy).toBeUndefined()
+    const { admission, refusal } = gate({ store, clock })
+    // The write reaches the store 1.2 s after the limit was met, and is answered then.
+    const extend = store.extend.bind(store)
+    store.extend = async (...args: Parameters<typeof store.extend>) => {
+      clock.advance(1_200)
+      return extend(...args)
+    }
+    await admission.report('acme', KEY_A, limited('tokens', 5_000), { model: 'm' })
+    expect((await refusal()).limitedBy).toBe('tokens')
   })
 
   it('its own write failed, another instance’s shorter cooldown in the store: its own end holds, and its cause', async () => {
