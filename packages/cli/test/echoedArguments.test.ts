@@ -1,9 +1,8 @@
-import { once } from 'node:events'
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
-import { type AddressInfo, createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { expect, it, onTestFinished } from 'vitest'
+import { answerRaw, probeOnce } from '../../../test/cli/answerRaw.js'
 import { runMain } from '../../../test/cli/runMain.js'
 
 // Every argument a message quotes back goes through one printable(): a
@@ -64,57 +63,23 @@ it('a config’s { env } name is quoted through printable() too', async () => {
   expect(run.stderr).not.toContain('\u001b')
 })
 
-it('a redirect target that is no URL is quoted through printable() (a C1 escape in the header)', async () => {
-  const server = createServer((socket) => {
-    socket.on('data', () => {
-      socket.end(
-        Buffer.from(
-          'HTTP/1.1 302 Found\r\nLocation: http://[x\x9b2J\r\nContent-Length: 0\r\n\r\n',
-          'latin1',
-        ),
-      )
-    })
-  })
-  server.listen(0, '127.0.0.1')
-  await once(server, 'listening')
-  onTestFinished(() => {
-    server.close()
-  })
-  const port = (server.address() as AddressInfo).port
-  const run = await runMain([
-    'probe',
-    `http://127.0.0.1:${port}/`,
-    '--warmup',
-    '0',
-    '--samples',
-    '1',
-  ])
-  expect(run.code).toBe(1)
-  expect(run.stderr).toContain('a redirect to http://[x?2J')
-  expect(run.stderr).not.toMatch(/[\x80-\x9f]/)
-})
+const LONG_TARGET = `http://127.0.0.1:1/login?next=${'a'.repeat(300)}`
 
-it('a long redirect target is shown whole: the message says to probe it', async () => {
-  const target = `http://127.0.0.1:1/login?next=${'a'.repeat(300)}`
-  const server = createServer((socket) => {
-    socket.on('data', () => {
-      socket.end(`HTTP/1.1 302 Found\r\nLocation: ${target}\r\nContent-Length: 0\r\n\r\n`)
-    })
-  })
-  server.listen(0, '127.0.0.1')
-  await once(server, 'listening')
-  onTestFinished(() => {
-    server.close()
-  })
-  const port = (server.address() as AddressInfo).port
-  const run = await runMain([
-    'probe',
-    `http://127.0.0.1:${port}/`,
-    '--warmup',
-    '0',
-    '--samples',
-    '1',
-  ])
+it.each([
+  // A C1 escape in the header (undici reads header bytes as Latin-1): masked.
+  [Buffer.from('http://[x\x9b2J', 'latin1'), 'a redirect to http://[x?2J: probe'],
+  // A long target is shown whole: the message says to probe it.
+  [LONG_TARGET, `a redirect to ${LONG_TARGET}: probe`],
+])('a redirect target is quoted through printable(), not cut (%#)', async (location, line) => {
+  const url = await answerRaw(
+    Buffer.concat([
+      Buffer.from('HTTP/1.1 302 Found\r\nLocation: '),
+      Buffer.from(location as string | Buffer),
+      Buffer.from('\r\nContent-Length: 0\r\n\r\n'),
+    ]),
+  )
+  const run = await probeOnce(url)
   expect(run.code).toBe(1)
-  expect(run.stderr).toContain(`a redirect to ${target}: probe`)
+  expect(run.stderr).toContain(line)
+  expect(run.stderr).not.toMatch(/[\x80-\x9f]/)
 })

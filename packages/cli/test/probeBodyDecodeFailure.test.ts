@@ -1,6 +1,5 @@
-import { createServer, type Server } from 'node:net'
-import { afterEach, expect, it } from 'vitest'
-import { runMain } from '../../../test/cli/runMain.js'
+import { expect, it } from 'vitest'
+import { answerRaw, probeOnce } from '../../../test/cli/answerRaw.js'
 
 // An endpoint whose body does not decode as its Content-Encoding says (a
 // proxy that labels plain text gzip) ended the probe with the single word
@@ -8,30 +7,12 @@ import { runMain } from '../../../test/cli/runMain.js'
 // Z_DATA_ERROR) was the only thing that said what went wrong. A failed call
 // is one line naming the phase (README): here, the body.
 
-let server: Server | undefined
-afterEach(async () => {
-  await new Promise((resolve) => server?.close(resolve) ?? resolve(undefined))
-  server = undefined
-})
-
 it('a body that its Content-Encoding does not decode is named as such (exit 1, one line)', async () => {
-  server = createServer((socket) =>
-    socket.once('data', () =>
-      socket.end(
-        'HTTP/1.1 200 OK\r\nContent-Encoding: gzip\r\nContent-Length: 5\r\nConnection: close\r\n\r\nhello',
-      ),
-    ),
+  const url = await answerRaw(
+    'HTTP/1.1 200 OK\r\nContent-Encoding: gzip\r\nContent-Length: 5\r\nConnection: close\r\n\r\nhello',
   )
-  await new Promise<void>((resolve) => server!.listen(0, '127.0.0.1', resolve))
-  const { port } = server.address() as { port: number }
-  const run = await runMain([
-    'probe',
-    `http://127.0.0.1:${port}/`,
-    '--warmup',
-    '0',
-    '--samples',
-    '1',
-  ])
+  const { port } = new URL(url)
+  const run = await probeOnce(url)
   expect(run.code).toBe(1)
   const lines = run.stderr.trim().split('\n')
   expect(lines.at(-1)).toBe(
