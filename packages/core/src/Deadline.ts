@@ -13,7 +13,10 @@ export interface DeadlineOptions {
   signal?: AbortSignal | undefined
   /** Time source; defaults to the parent's clock, else the system clock. */
   clock?: Clock | undefined
-  /** A name for this deadline (slices use the slice name); reported in errors. */
+  /**
+   * A name for this deadline (slices use the slice name); reported in errors.
+   * Without one, a child takes its parent's (the nearest named ancestor's).
+   */
   name?: string | undefined
   /**
    * Observe only (dark mode): expiry is reported (`onExpire`, the
@@ -87,7 +90,11 @@ export class Deadline {
     }
     this.clock = options.clock ?? parent?.clock ?? systemClock
     this.parent = parent
-    this.name = options.name
+    // A nameless child (a step's own timeout under its slice) runs out in
+    // that slice: its error names it, not `undefined` (a 504 saying
+    // `"slice": null`). The parent's name is already its nearest named
+    // ancestor's.
+    this.name = options.name ?? parent?.name
     this.observe = options.observe ?? parent?.observe ?? false
     if (options.onExpire != null && typeof options.onExpire !== 'function') {
       // Called only at expiry, where its TypeError is reported as uncaught

@@ -28,6 +28,7 @@ import { dropHeadBody } from './dropHeadBody.js'
 import type { ResolvedOptions } from './options.js'
 import { shieldSocket } from './shieldSocket.js'
 import { stopPipedSources, swallowLateWrites } from './swallowLateWrites.js'
+import { watchEnd } from './watchEnd.js'
 import { discardUnsentHead, writeExpired } from './writeExpired.js'
 import { writeInvalid } from './writeInvalid.js'
 
@@ -369,6 +370,7 @@ export class IngressRequest {
       const error = isDeadlineExceeded(reason)
         ? reason
         : new DeadlineExceededError({ budgetMs: this.budgetMs, elapsedMs, slice })
+      const ending = watchEnd(this.res)
       const putBack = this.req.method === 'HEAD' ? dropHeadBody(this.res) : undefined
       try {
         respond(this.req as Request, this.res as Response, error)
@@ -378,8 +380,9 @@ export class IngressRequest {
         })
       } finally {
         putBack?.()
+        ending.stop()
       }
-      if (this.res.writableEnded) return '504'
+      if (this.res.writableEnded || ending.called) return '504'
     }
     return writeExpired(this.res, this.req.method, { budgetMs: this.budgetMs, elapsedMs, slice })
   }

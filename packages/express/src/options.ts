@@ -65,9 +65,11 @@ export interface DeadlineMiddlewareOptions {
   /**
    * Writes the answer to a request whose time ran out before its response
    * started (on arrival, or when the handler's deadline ends), in place of
-   * the plain 504: an API's own error shape. It must end the response; what
-   * it leaves unended gets the plain answer. A response already started is
-   * ended (or cut) as without it. Called once per expired request, never on
+   * the plain 504: an API's own error shape. It must end the response before
+   * it returns (calling `end`, `json` or `send` is enough, also through a
+   * middleware that completes the end later); what it leaves unended — an
+   * `async` one writing after an `await` too — gets the plain answer. A
+   * response already started is ended (or cut) as without it. Called once per expired request, never on
    * the success path.
    */
   respond?: ((req: Request, res: Response, error: DeadlineExceededError) => void) | undefined

@@ -40,7 +40,7 @@ export function writeExpired(
     // A client that stopped reading (the buffers are full: a write is
     // waiting for 'drain') would never receive the end either: ending it
     // would hold the socket, and everything the response buffered, for good.
-    if ((fixedLength && !bodiless) || res.writableNeedDrain) res.destroy()
+    if ((fixedLength && !bodiless) || needsDrain(res)) res.destroy()
     else res.end()
     return 'ended'
   }
@@ -64,6 +64,19 @@ export function writeExpired(
   if (method === 'HEAD') res.end()
   else res.end(body)
   return '504'
+}
+
+/**
+ * A write is waiting for room. HTTP/2's compat response has no
+ * `writableNeedDrain` of its own: its stream's says it (the client's flow
+ * control window is spent). Ended rather than destroyed there, the end
+ * waited for room that never came, and the request never ended.
+ */
+function needsDrain(res: ServerResponse): boolean {
+  if (res.writableNeedDrain) return true
+  if (!isHttp2(res)) return false
+  const stream = (res as { stream?: { writableNeedDrain?: unknown } }).stream
+  return stream?.writableNeedDrain === true
 }
 
 /**

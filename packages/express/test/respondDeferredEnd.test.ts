@@ -1,0 +1,131 @@
+import { ManualClock } from '@hourglass/core'
+import type { RequestHandler } from 'express'
+import { request } from 'undici'
+import { afterEach, describe, expect, it, onTestFinished } from 'vitest'
+import {
+  type DeadlineMiddlewareOptions,
+  deadline,
+  deadlineErrors,
+  expressChannels,
+  type IngressEndMessage,
+} from '../src/index.js'
+import { client, deferred, listen, majors, type Running, record } from './support/servers.js'
+
+/**
+ * A middleware whose `res.end` finishes later, as express-session's does
+ * whenever it saves the session (a new one, a modified one, `rolling`): it
+ * sends all but the body's last byte at once and the rest, with the end,
+ * once its store has answered. `respond` has ended its answer when it
+ * returns, but the response is not `writableEnded` yet: taken for an answer
+ * left unended, the plain 504 was written over it, found it started with a
+ * length, and destroyed the socket — the caller got no answer at all
+ * ("other side closed"), on every expiry of a session-using app.
+ */
+function endsAfterSaving(): RequestHandler {
+  return (_req, res, next) => {
+    const write = res.write as (chunk: Buffer) => boolean
+    const end = res.end as (chunk: Buffer) => unknown
+    res.end = function endAfterSave(this: typeof res, chunk?: unknown) {
+      const body = Buffer.isBuffer(chunk)
+        ? chunk
+        : Buffer.from(typeof chunk === 'string' ? chunk : '')
+      if (body.length > 1) write.call(this, body.subarray(0, -1))
+      setImmediate(() => end.call(this, body.subarray(-1)))
+      return this
+    } as typeof res.end
+    next()
+  }
+}
+
+describe.each(majors)(
+  'respond behind a middleware that ends the response later ($name)',
+  (major) => {
+    let server: Running | undefined
+    const agent = client({ connections: 1 })
+    afterEach(async () => {
+      await server?.close()
+      server = undefined
+    })
+
+    const respond: NonNullable<DeadlineMiddlewareOptions['respond']> = (_req, res) => {
+      res.status(504).json({ error: { code: 'deadline_exceeded' } })
+    }
+
+    it.each([
+      ['its own timer', false],
+      ['deadlineErrors()', true],
+    ])(
+      'its answer goes out whole, the connection kept (answered by %s)',
+      async (_by, viaErrors) => {
+        const clock = new ManualClock()
+        const ended = record<IngressEndMessage>(expressChannels.end.name)
+        try {
+          const app = major.app()
+          const entered = deferred()
+          app.use(deadline({ defaultMs: 1000, reserveMs: 10, clock, respond }))
+          app.use(endsAfterSaving())
+          app.get(
+            '/',
+            major.route(async (req) => {
+              entered.resolve()
+              if (!viaErrors) return new Promise(() => {})
+              const step = req.deadline.child(100, { name: 'model' })
+              await new Promise((resolve) => step.signal.addEventListener('abort', resolve))
+              throw step.reason
+            }),
+          )
+          app.get('/next', (_req, res) => {
+            res.json({ next: true })
+          })
+          app.use(deadlineErrors())
+          server = await listen(app)
+          const answer = request(server.url, { dispatcher: agent })
+          await entered.promise
+          clock.advance(viaErrors ? 100 : 990)
+          const res = await answer
+          expect(res.statusCode).toBe(504)
+          expect(await res.body.json()).toEqual({ error: { code: 'deadline_exceeded' } })
+          expect(res.headers['x-deadline-expired']).toBe('1')
+          await ended.count(1)
+          expect(ended.messages.map((m) => [m.outcome, m.statusCode])).toEqual([['expired', 504]])
+          const next = await request(`${server.url}/next`, { dispatcher: agent })
+          expect(await next.body.json()).toEqual({ next: true })
+          expect(server.connections).toHaveLength(1)
+        } finally {
+          ended.stop()
+        }
+      },
+    )
+
+    it('a respond whose end throws ended nothing: the plain 504 goes out, the throw is rethrown', async () => {
+      const uncaught: unknown[] = []
+      const onUncaught = (error: unknown) => uncaught.push(error)
+      process.on('uncaughtException', onUncaught)
+      onTestFinished(() => {
+        process.off('uncaughtException', onUncaught)
+      })
+      const clock = new ManualClock()
+      const app = major.app()
+      const entered = deferred()
+      app.use(
+        deadline({
+          defaultMs: 1000,
+          reserveMs: 10,
+          clock,
+          // A status passed where the body goes: Node throws ERR_INVALID_ARG_TYPE.
+          respond: (_req, res) => res.end(504 as unknown as string),
+        }),
+      )
+      app.get('/', () => entered.resolve())
+      server = await listen(app)
+      const answer = request(server.url, { dispatcher: agent })
+      await entered.promise
+      clock.advance(990)
+      const res = await answer
+      expect(res.statusCode).toBe(504)
+      expect(await res.body.json()).toMatchObject({ error: 'deadline_exceeded' })
+      await new Promise<void>((resolve) => process.nextTick(resolve))
+      expect(uncaught).toMatchObject([{ code: 'ERR_INVALID_ARG_TYPE' }])
+    })
+  },
+)
