@@ -1,6 +1,11 @@
 #!/usr/bin/env node
 import { processIo } from './Command.js'
-import { main } from './main.js'
+import { holdStartupSignals, releaseStartupSignals } from './startupSignals.js'
+
+// First, before anything heavy loads: a SIGTERM while the command starts is
+// held for its handlers instead of killing the process without a word.
+holdStartupSignals()
+const { main } = await import('./main.js')
 
 // A reader that went away (`| head`, a closed log pipe) is no reason to stop:
 // without a listener, its EPIPE would end the command with a stack trace —
@@ -18,6 +23,9 @@ process.stdout.on('error', (error) => {
 process.stderr.on('error', () => {})
 
 const code = await main(process.argv.slice(2), processIo())
+// A signal still held: the command ended by itself (a bad config, a usage
+// error) before it had anything to stop; its exit code stands.
+releaseStartupSignals({ redeliver: false })
 // Exit once what was printed is flushed: the demo's abandoned naive work (its
 // very point) must not hold the process open.
 // A write that failed has said so by now: in an 'error' event, or, when the

@@ -43,10 +43,23 @@ export async function main(argv: readonly string[], io: Io = processIo()): Promi
     )
   }
   const [name, ...rest] = argv as string[]
-  // `--help probe` asks for probe's help, as `help probe` does; nothing else
-  // may follow `--version`, where it would be dropped in silence.
-  if (name === '--help' || name === '-h' || name === 'help') return help(rest, io)
-  if (name === '--version' || name === '-v') {
+  // `--help probe …` runs `probe --help …`, as `help probe …` does; nothing
+  // else may follow `--version`, where it would be dropped in silence.
+  let command: Command | undefined
+  let args = rest
+  if (name === '--help' || name === '-h' || name === 'help') {
+    const topic = helpTopic(rest)
+    if (typeof topic === 'string') {
+      io.stderr(topic)
+      return 2
+    }
+    if (topic.command === undefined) {
+      io.stdout(mainHelp)
+      return 0
+    }
+    command = topic.command
+    args = ['--help', ...topic.rest]
+  } else if (name === '--version' || name === '-v') {
     if (rest.length > 0) {
       io.stderr(
         `hourglass: ${name} takes nothing after it, got '${printable(rest[0]!)}' (see hourglass --help)\n`,
@@ -55,60 +68,53 @@ export async function main(argv: readonly string[], io: Io = processIo()): Promi
     }
     io.stdout(`${cliVersion()}\n`)
     return 0
-  }
-  if (name === undefined) {
+  } else if (name === undefined) {
     io.stderr('hourglass: missing command: demo, probe or gateway (see hourglass --help)\n')
     return 2
+  } else {
+    command = commands.find((c) => c.name === name)
   }
-  const command = commands.find((c) => c.name === name)
   if (command === undefined) {
     io.stderr(
-      name.startsWith('-')
+      name!.startsWith('-')
         ? `hourglass: unknown option '${printable(name)}': name a command first: demo, probe or gateway (see hourglass --help)\n`
         : `hourglass: unknown command '${printable(name)}': demo, probe or gateway (see hourglass --help)\n`,
     )
     return 2
   }
   try {
-    return await command.run(rest, io)
+    return await command.run(args, io)
   } catch (error) {
     if (isUsageError(error)) {
       io.stderr(`${error.message}\n`)
       return 2
     }
     const message = error instanceof Error ? error.message : String(error)
-    io.stderr(`hourglass ${name}: ${message.split('\n')[0]}\n`)
+    io.stderr(`hourglass ${command.name}: ${message.split('\n')[0]}\n`)
     return 1
   }
 }
 
 /**
- * `hourglass help [<command>]`: the command's `--help`, word for word (the
- * top-level help without one). An operator who types `help probe` wants
- * probe's options, not the list of commands again.
+ * `hourglass help [<command>] …` (and `--help <command> …`): the command's
+ * own `--help`, with whatever follows, so the one rule for a help flag
+ * (`parseCommandArgs`: an argument next to it is refused) holds however help
+ * is asked for. An operator who types `help probe` wants probe's options,
+ * not the list of commands again. `undefined`: the top-level help.
  */
-function help(args: string[], io: Io): number {
-  // Help asked twice is help asked once: `-h -h probe`, `help probe -h` and
-  // `-h help probe` all ask for probe's.
-  const [topic, extra] = args.filter((arg) => arg !== '-h' && arg !== '--help' && arg !== 'help')
-  // `-h -v`: the help asked for first (as before `--help <command>` was read).
-  if (topic === undefined || ((topic === '--version' || topic === '-v') && extra === undefined)) {
-    io.stdout(mainHelp)
-    return 0
-  }
+function helpTopic(args: string[]): { command?: Command; rest: string[] } | string {
+  // Help asked twice is help asked once (`-h -h probe`, `-h help probe`), and
+  // before a command, help wins over the version (`-h -v`, `help -v probe`),
+  // as it did when help read nothing after it.
+  let at = 0
+  while (at < args.length && TOP_LEVEL_FLAGS.has(args[at]!)) at++
+  const topic = args[at]
+  if (topic === undefined) return { rest: [] }
   const command = commands.find((c) => c.name === topic)
   if (command === undefined) {
-    io.stderr(
-      `hourglass help: unknown ${topic.startsWith('-') ? 'option' : 'command'} '${printable(topic)}': demo, probe or gateway (see hourglass --help)\n`,
-    )
-    return 2
+    return `hourglass help: unknown ${topic.startsWith('-') ? 'option' : 'command'} '${printable(topic)}': demo, probe or gateway (see hourglass --help)\n`
   }
-  if (extra !== undefined) {
-    io.stderr(
-      `hourglass help: takes one command, got '${printable(extra)}' after '${topic}' (see hourglass ${topic} --help)\n`,
-    )
-    return 2
-  }
-  io.stdout(command.help)
-  return 0
+  return { command, rest: args.slice(at + 1) }
 }
+
+const TOP_LEVEL_FLAGS = new Set(['-h', '--help', 'help', '-v', '--version'])

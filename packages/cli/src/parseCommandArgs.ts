@@ -19,9 +19,19 @@ export function parseCommandArgs<C extends Config>(
   let current = [...args]
   // Each round joins one ambiguous option to its value; there are at most as many as arguments.
   for (let round = 0; ; round++) {
-    let parsed: ReturnType<typeof parseArgs<C & { args: string[]; strict: true; tokens: true }>>
+    let parsed: ReturnType<
+      typeof parseArgs<C & { args: string[]; strict: true; tokens: true; allowPositionals: true }>
+    >
     try {
-      parsed = parseArgs({ ...config, args: current, strict: true as const, tokens: true as const })
+      // Positionals are always read, and refused below: one rule for a help
+      // flag next to them, whether or not the command takes any.
+      parsed = parseArgs({
+        ...config,
+        args: current,
+        strict: true as const,
+        tokens: true as const,
+        allowPositionals: true,
+      })
     } catch (error) {
       const joined = round < args.length ? joinNegativeValue(current, error) : undefined
       if (joined) {
@@ -34,6 +44,7 @@ export function parseCommandArgs<C extends Config>(
       )
     }
     refuseRepeats(command, config, parsed.tokens as readonly OptionToken[] | undefined)
+    refuseStrayPositionals(command, config, parsed.positionals, parsed.values)
     const { tokens: _, ...result } = parsed
     return result as ReturnType<typeof parseArgs<C & { args: string[]; strict: true }>>
   }
@@ -71,6 +82,33 @@ function refuseRepeats(
       )
     }
     seen.set(token.name, value)
+  }
+}
+
+/**
+ * With a help flag, any argument is refused, in every command: the help is
+ * the same whatever follows, so `probe -h x y` printing it (exit 0) while
+ * `demo --help x` failed (exit 2) told a script nothing either way. Options
+ * the command knows may come with the flag (their values unread). Without
+ * one, a command that takes no arguments refuses the first, as Node would.
+ */
+function refuseStrayPositionals(
+  command: string,
+  config: Config,
+  positionals: readonly string[],
+  values: Record<string, unknown>,
+): void {
+  const [first] = positionals
+  if (first === undefined) return
+  if (values['help'] === true) {
+    throw new UsageError(
+      `hourglass ${command}: help takes no arguments, got '${printable(first, 64)}' (run hourglass ${command} --help)`,
+    )
+  }
+  if (!config.allowPositionals) {
+    throw new UsageError(
+      `hourglass ${command}: unexpected argument '${printable(first, 64)}' (see hourglass ${command} --help)`,
+    )
   }
 }
 

@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { createServer, type Server } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { afterEach, expect, it } from 'vitest'
+import { afterEach, expect, it, vi } from 'vitest'
 import { runMain } from '../../../test/cli/runMain.js'
 
 // A second gateway on a port already taken said `::1:8080 is already in
@@ -12,6 +12,7 @@ import { runMain } from '../../../test/cli/runMain.js'
 let dir: string | undefined
 let taken: Server | undefined
 afterEach(async () => {
+  vi.unstubAllEnvs()
   await new Promise((resolve) => (taken ? taken.close(resolve) : resolve(undefined)))
   taken = undefined
   if (dir) rmSync(dir, { recursive: true, force: true })
@@ -55,6 +56,45 @@ it.for([
       `hourglass gateway: ${shown}:${port} is already in use: another process listens there (pick another --port, or 0 for any free port)\n`,
     )
     expect(run.stdout).toBe('')
+    expect(run.code).toBe(1)
+  },
+)
+
+// The port from PORT (a container's usual way) was refused with "pick another
+// --port": a flag the operator never gave, in a deployment that sets none.
+// The line names where the port came from.
+it.for([
+  ['--port', (port: number) => ['--port', `${port}`], undefined, 'pick another --port'],
+  ['PORT', () => [], (port: number) => `${port}`, 'set PORT to another port'],
+] as const)(
+  'a port in use that came from %s: the line names that source',
+  async ([, flags, envPort, advice]) => {
+    taken = createServer()
+    await new Promise<void>((resolve) => taken!.listen(0, '127.0.0.1', resolve))
+    const port = (taken.address() as { port: number }).port
+    dir = mkdtempSync(join(tmpdir(), 'hourglass-cli-'))
+    const config = join(dir, 'gateway.json')
+    writeFileSync(
+      config,
+      JSON.stringify({
+        providers: {
+          fake: { dialect: 'openai', baseURL: 'http://127.0.0.1:9/v1', apiKeys: ['k'] },
+        },
+        models: { small: { fallback: [{ provider: 'fake', model: 'm' }] } },
+      }),
+    )
+    vi.stubEnv('PORT', envPort === undefined ? '' : envPort(port))
+    const run = await runMain([
+      'gateway',
+      '--config',
+      config,
+      '--host',
+      '127.0.0.1',
+      ...flags(port),
+    ])
+    expect(run.stderr).toBe(
+      `hourglass gateway: 127.0.0.1:${port} is already in use: another process listens there (${advice}, or 0 for any free port)\n`,
+    )
     expect(run.code).toBe(1)
   },
 )

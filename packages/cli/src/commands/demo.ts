@@ -1,5 +1,7 @@
 import type { Command } from '../Command.js'
+import { exitOnStopSignals } from '../exitOnStopSignals.js'
 import { intOption, parseCommandArgs } from '../parseCommandArgs.js'
+import { releaseStartupSignals } from '../startupSignals.js'
 import { UsageError } from '../UsageError.js'
 
 export const demoCommand: Command = {
@@ -34,6 +36,13 @@ Options:
     if (values.help) {
       io.stdout(demoCommand.help)
       return 0
+    }
+    // A run has nothing to drain: a signal ends it, from its first moment on,
+    // PID 1 in a container included. --serve stops cleanly on one, and holds
+    // it until it listens (serveDemo).
+    if (!values.serve) {
+      exitOnStopSignals()
+      releaseStartupSignals()
     }
     const seed = intOption('demo', 'seed', values.seed, 7, 0)
     if (values.serve && values.json) {

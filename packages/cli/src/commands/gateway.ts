@@ -3,6 +3,7 @@ import { isIP } from 'node:net'
 import type { Command } from '../Command.js'
 import { intOption, parseCommandArgs } from '../parseCommandArgs.js'
 import { printable } from '../printable.js'
+import { heldStartupSignal, releaseStartupSignals } from '../startupSignals.js'
 import { UsageError } from '../UsageError.js'
 
 const LOG_LEVELS = ['debug', 'info', 'warn', 'error'] as const
@@ -65,10 +66,12 @@ A flag wins over its environment variable.
         'hourglass gateway: --config <file.json> (or HOURGLASS_GATEWAY_CONFIG) is required (see hourglass gateway --help)',
       )
     }
-    const port =
-      values.port !== undefined || nonEmpty(env['PORT']) === undefined
-        ? intOption('gateway', 'port', values.port, 8080, 0, 65_535)
-        : envPort(env['PORT'] as string)
+    // Where the port came from: a port in use is refused naming that source,
+    // not a --port the operator in a container (PORT set) never gave.
+    const portFromEnv = values.port === undefined && nonEmpty(env['PORT']) !== undefined
+    const port = portFromEnv
+      ? envPort(env['PORT'] as string)
+      : intOption('gateway', 'port', values.port, 8080, 0, 65_535)
     const host = checkHost(
       values.host ?? nonEmpty(env['HOST']) ?? '127.0.0.1',
       values.host !== undefined
@@ -99,6 +102,7 @@ A flag wins over its environment variable.
     const { DEFAULT_REPLY_RESERVE_MS, isGatewayConfigError, loadGatewayConfig, startGateway } =
       await import('@hourglass/gateway')
     let running: Awaited<ReturnType<typeof startGateway>>
+    let signalledEarly: NodeJS.Signals | undefined
     try {
       const config = await loadGatewayConfig(configPath)
       // createGateway refuses a default budget no longer than the time it
@@ -111,6 +115,11 @@ A flag wins over its environment variable.
         )
         return 2
       }
+      // startGateway holds the stop signals from its first line (synchronously,
+      // before this call returns): a signal held since the binary started
+      // reaches it, and is handled as one during start-up.
+      signalledEarly = heldStartupSignal()
+      releaseStartupSignals()
       running = await startGateway({
         config,
         port,
@@ -133,11 +142,20 @@ A flag wins over its environment variable.
         return 2
       }
       const code = (error as NodeJS.ErrnoException).code
+      // An IPv6 address in brackets, as a URL writes it: `::1:8080` reads as neither.
+      const address = isIP(host) === 6 ? `[${host}]:${port}` : `${host}:${port}`
+      // Named as the operator set it: a container sets PORT, and has no --port to change.
+      const otherPort = `${portFromEnv ? 'set PORT to another port' : 'pick another --port'}, or 0 for any free port`
       if (code === 'EADDRINUSE') {
-        // An IPv6 address in brackets, as a URL writes it: `::1:8080` reads as neither.
-        const address = isIP(host) === 6 ? `[${host}]:${port}` : `${host}:${port}`
         io.stderr(
-          `hourglass gateway: ${address} is already in use: another process listens there (pick another --port, or 0 for any free port)\n`,
+          `hourglass gateway: ${address} is already in use: another process listens there (${otherPort})\n`,
+        )
+        return 1
+      }
+      if (code === 'EACCES' && port > 0 && port < 1024) {
+        // A container that runs as a user, given PORT=80: Node's `listen EACCES` said neither why nor what to do.
+        io.stderr(
+          `hourglass gateway: cannot listen on ${address}: permission denied (a port below 1024 needs privileges: ${otherPort})\n`,
         )
         return 1
       }
@@ -160,9 +178,10 @@ A flag wins over its environment variable.
         signal,
       }),
     )
-    // Told to stop while it started (the signal was held, and comes next):
-    // it never was ready, so it does not say it is listening.
-    if (running.signalledWhileStarting === undefined) {
+    // Told to stop while it started (the signal was held, by startGateway or
+    // since the binary's first line, and comes next): it never was ready, so
+    // it does not say it is listening.
+    if (running.signalledWhileStarting === undefined && signalledEarly === undefined) {
       io.stdout(`hourglass gateway listening on ${running.url}/v1\n`)
     }
     await stop.first

@@ -1,8 +1,10 @@
 import { subscribe, unsubscribe } from 'node:diagnostics_channel'
 import type { Command } from '../Command.js'
+import { exitOnStopSignals } from '../exitOnStopSignals.js'
 import { intOption, parseCommandArgs } from '../parseCommandArgs.js'
 import { printable } from '../printable.js'
 import { parseHeader } from '../probe/parseHeader.js'
+import { releaseStartupSignals } from '../startupSignals.js'
 import { UsageError } from '../UsageError.js'
 
 /**
@@ -44,6 +46,10 @@ Options:
   -h, --help            this help
 `,
   async run(args, io) {
+    // Nothing to drain: a signal ends the probe, from its first moment on,
+    // PID 1 in a container included.
+    exitOnStopSignals()
+    releaseStartupSignals()
     const { values, positionals } = parseCommandArgs('probe', args, {
       allowPositionals: true,
       options: {

@@ -1,5 +1,6 @@
 import { once } from 'node:events'
 import type { Io } from '../Command.js'
+import { heldStartupSignal, releaseStartupSignals } from '../startupSignals.js'
 import { startNaiveChain } from './naiveChain.js'
 import { startToolkitChain } from './toolkitChain.js'
 
@@ -10,25 +11,33 @@ export async function serveDemo(seed: number, io: Io): Promise<void> {
   // supervisor, a test) found no handler yet and killed the process (1 start
   // in 8) instead of stopping it cleanly.
   const stop = Promise.race([once(process, 'SIGINT'), once(process, 'SIGTERM')])
+  // Stopped while it started (the signal was held, and comes next): it never
+  // was up for anyone to try, so no banner.
+  const stoppedWhileStarting = heldStartupSignal() !== undefined
+  releaseStartupSignals()
+  if (!stoppedWhileStarting) printBanner(io, toolkit.url, naive.url)
+  await stop
+  io.stdout(stoppedWhileStarting ? 'stopping…\n' : '\nstopping…\n')
+  await Promise.all([toolkit.close(), naive.close()])
+}
+
+function printBanner(io: Io, toolkitUrl: string, naiveUrl: string): void {
   const curl = (url: string, budgetMs: number) =>
     `  curl -si ${url} -H 'content-type: application/json' \\\n` +
     `       -H 'x-deadline-remaining-ms: ${budgetMs}' -d '{"question":"why?"}'\n`
   io.stdout(
     'Both chains are up (edge → api → model service → fake LLM provider).\n\n' +
-      `toolkit chain: ${toolkit.url}\n` +
-      `naive chain:   ${naive.url}\n\n` +
+      `toolkit chain: ${toolkitUrl}\n` +
+      `naive chain:   ${naiveUrl}\n\n` +
       'A tight budget through the toolkit chain: mostly a 504 by the deadline, its\n' +
       'body naming the budget you sent and the slice that ran out: one of the api\n' +
       "service's (dns, preprocess, model, write), or the edge's own (api), e.g.\n" +
       '  {"error":"deadline_exceeded","budgetMs":300,"elapsedMs":236,"slice":"model"}\n' +
-      curl(toolkit.url, 300) +
+      curl(toolkitUrl, 300) +
       'A comfortable one (mostly a 200):\n' +
-      curl(toolkit.url, 2000) +
+      curl(toolkitUrl, 2000) +
       'The naive chain ignores the budget (add --max-time 0.3 to give up like a user):\n' +
-      curl(naive.url, 300) +
+      curl(naiveUrl, 300) +
       '\nCtrl-C to stop.\n',
   )
-  await stop
-  io.stdout('\nstopping…\n')
-  await Promise.all([toolkit.close(), naive.close()])
 }

@@ -1,0 +1,70 @@
+/**
+ * SIGINT and SIGTERM held from the first line of the `hourglass` binary
+ * until the command knows what a stop means for it. Before, a signal in the
+ * first moments of start-up (the gateway's or the demo's modules loading:
+ * 0.7 s and more on a busy machine) met no handler and killed the process —
+ * 143, no log line — where the same signal a moment later drained and
+ * exited 0. The command releases the hold where it listens itself (the
+ * gateway just before `startGateway`, which holds its own; `demo --serve`
+ * once its chains are up), or at once (probe, a demo run: a signal ends
+ * them, as it always did).
+ *
+ * Like @hourglass/gateway's holdSignals: the first signal is held, a second
+ * is not (its default action ends the process at once), and a held one is
+ * delivered again on release. Imported by nothing heavy, so the binary can
+ * hold before it loads anything else.
+ */
+const STOP_SIGNALS = ['SIGINT', 'SIGTERM'] as const
+
+let held: NodeJS.Signals | undefined
+let binary = false
+
+const onSignal = (signal: NodeJS.Signals) => {
+  held = signal
+  stopHolding()
+}
+
+function stopHolding(): void {
+  for (const name of STOP_SIGNALS) process.off(name, onSignal)
+}
+
+/** Start holding (the binary only: `main()` in a caller's process holds nothing). */
+export function holdStartupSignals(): void {
+  binary = true
+  stopHolding()
+  for (const name of STOP_SIGNALS) process.on(name, onSignal)
+}
+
+/**
+ * Whether this process is the `hourglass` binary (it held from its first
+ * line): only then may a command decide what a signal does to the process.
+ * `main()` called in a caller's process leaves its signals alone.
+ */
+export function isHourglassBinary(): boolean {
+  return binary
+}
+
+/** The stop signal held so far, else undefined. */
+export function heldStartupSignal(): NodeJS.Signals | undefined {
+  return held
+}
+
+/**
+ * Stops holding. A signal held meanwhile is delivered again after the
+ * caller's pending microtasks, to the handlers it has installed by then
+ * (none: its default action, as if it had just arrived) — unless
+ * `redeliver` is false: the command has ended by itself, and its exit code
+ * stands.
+ */
+export function releaseStartupSignals({ redeliver = true } = {}): void {
+  stopHolding()
+  const signal = held
+  held = undefined
+  if (signal === undefined || !redeliver) return
+  // The check phase runs after every pending microtask: the caller's
+  // continuation, and the handlers it installs, come first.
+  setImmediate(() => {
+    if (process.listenerCount(signal) > 0) process.emit(signal, signal)
+    else process.kill(process.pid, signal)
+  })
+}

@@ -1,0 +1,77 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { pathToFileURL } from 'node:url'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { assertBuilt, hourglassBin, runNode } from './runNode.js'
+
+// A SIGTERM or SIGINT in the first moments of start-up — while the command
+// loads the gateway, the demo chains, their dependencies (0.7 s and more on
+// a busy machine) — met no handler and killed the process: no log line, and
+// 143 where the same signal a moment later drained and exited 0. A
+// supervisor that stops a container just after starting it saw a crash.
+// The child signals itself as it starts importing the module named (module
+// hooks, signalAtImport.mjs): a point of start-up fixed by an event.
+
+const hooks = pathToFileURL(new URL('./signalAtImport.mjs', import.meta.url).pathname).href
+const preload = (at: string, signal: NodeJS.Signals) =>
+  `data:text/javascript,import{register}from'node:module';register(${JSON.stringify(hooks)},{data:${JSON.stringify({ at, signal })}})`
+
+let dir: string
+let config: string
+beforeAll(() => {
+  dir = mkdtempSync(join(tmpdir(), 'hourglass-cli-'))
+  config = join(dir, 'gateway.json')
+  writeFileSync(
+    config,
+    JSON.stringify({
+      providers: { fake: { dialect: 'openai', baseURL: 'http://127.0.0.1:9/v1', apiKeys: ['k'] } },
+      models: { small: { fallback: [{ provider: 'fake', model: 'm' }] } },
+    }),
+  )
+})
+afterAll(() => rmSync(dir, { recursive: true, force: true }))
+
+function startSignalled(signal: NodeJS.Signals, at: string, args: string[]) {
+  assertBuilt()
+  return runNode(['--import', preload(at, signal), hourglassBin, ...args], { killAfterMs: 30_000 })
+}
+
+describe('a signal while hourglass starts', () => {
+  it.for(['SIGTERM', 'SIGINT'] as const)(
+    'gateway, %s while it loads @hourglass/gateway: exit 0 and the shutdown log line, never "listening"',
+    async (signal) => {
+      const run = await startSignalled(signal, '@hourglass/gateway', [
+        'gateway',
+        '--config',
+        config,
+        '--port',
+        '0',
+      ])
+      expect({ code: run.code, signal: run.signal }, run.stderr).toEqual({ code: 0, signal: null })
+      expect(run.stdout).toBe('')
+      expect(run.stderr).toMatch(/"event":"shutdown"/)
+    },
+  )
+
+  it('demo --serve, SIGTERM while it loads its chains: stops cleanly, exit 0, no banner', async () => {
+    const run = await startSignalled('SIGTERM', '/serveDemo.js', ['demo', '--serve'])
+    expect({ code: run.code, signal: run.signal }, run.stderr).toEqual({ code: 0, signal: null })
+    expect(run.stdout).toBe('stopping…\n')
+  })
+
+  it('probe, SIGTERM while it loads @hourglass/fetch: ends by the signal, as it does later (not held)', async () => {
+    const run = await startSignalled('SIGTERM', '@hourglass/fetch', [
+      'probe',
+      'http://127.0.0.1:9/',
+      '--warmup',
+      '0',
+      '--samples',
+      '1',
+    ])
+    expect({ code: run.code, signal: run.signal }, run.stderr).toEqual({
+      code: null,
+      signal: 'SIGTERM',
+    })
+  })
+})
