@@ -20,6 +20,7 @@ import {
 import { type GrpcClientEndMessage, grpcChannels } from './channels.js'
 import type { ResolvedClientOptions } from './clientOptions.js'
 import { withReason } from './fromGrpcError.js'
+import { isUnboundedStream } from './unboundedStream.js'
 
 type NextCallResult = ReturnType<NextCall>
 
@@ -100,10 +101,15 @@ export class ClientCall {
     this.#ownEpochMs = ownValid
     let given = ownValid === own || Number.isNaN(own) ? own : ownValid
     const deadline = this.#deadline
+    // A server stream's deadline with no expiry (it came with none) carries
+    // only its client's cancel: a call made under it has no deadline at all.
+    // Taken for a caller's `Deadline.never()`, a unary call a watch handler
+    // made went out with none and waited as long as its server did.
+    const unbounded = deadline !== undefined && isUnboundedStream(deadline)
     // Dark mode propagates the header but adds no deadline of ours to the
     // call (enforcing it here would change outcomes); the call's own is sent
     // as above, wire-safe, in every mode.
-    if (deadline && !deadline.observe) {
+    if (deadline && !unbounded && !deadline.observe) {
       const left = deadline.remaining() - this.#options.reserveMs
       // Beyond 2^31-1 ms (~24.8 days) grpc-js's server reads grpc-timeout
       // into an int32 and wraps it to a deadline already past: no gRPC
@@ -114,7 +120,7 @@ export class ClientCall {
         given = Math.min(ownValid, callers)
       }
     } else if (
-      !deadline &&
+      (!deadline || unbounded) &&
       ownValid === Number.POSITIVE_INFINITY &&
       this.#options.defaultMs !== Number.POSITIVE_INFINITY &&
       !callOptions.method_definition.responseStream

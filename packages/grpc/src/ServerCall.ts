@@ -12,6 +12,7 @@ import {
   DeadlineExceededError,
   defaultReserveMs,
   type InvalidDeadlineHeader,
+  isDeadlineExceeded,
   readDeadline,
   runWithDeadline,
 } from '@hourglass/core'
@@ -25,6 +26,7 @@ import { attachDeadline } from './deadlineOf.js'
 import { expiredStatus } from './expiredStatus.js'
 import { metadataHeaders } from './metadataHeaders.js'
 import type { ResolvedServerOptions } from './serverOptions.js'
+import { markUnboundedStream } from './unboundedStream.js'
 
 /** How early grpc-js's own deadline timer may fire against the wall clock, ms. */
 const GRPC_TIMER_SLACK_MS = 5
@@ -48,6 +50,8 @@ export class ServerCall {
   readonly #options: ResolvedServerOptions
   #deadline: Deadline | undefined
   #budgetMs = 0
+  #reserveMs = 0
+  #budgetFromDefault = false
   #arriving = false
   #expiredOnArrival = false
   /** The handler will never see this call: refused or expired on arrival. */
@@ -119,22 +123,22 @@ export class ServerCall {
     // such stream after 2 s. A unary or client-streaming call gets it.
     this.#budgetMs =
       read.ms ?? (this.#method.responseStream ? Number.POSITIVE_INFINITY : options.defaultMs)
+    this.#budgetFromDefault = read.ms === undefined
     this.#arriving = true
-    const deadline = Deadline.after(
-      this.#budgetMs - (options.reserveMs ?? defaultReserveMs(options.clock)),
-      {
-        clock: options.clock,
-        observe: options.observe,
-        onExpire: () => {
-          // An empty budget expires inside Deadline.after, before anything is
-          // wired up: arrival answers for it.
-          if (this.#arriving) this.#expiredOnArrival = true
-          else this.#expire('handler')
-        },
+    this.#reserveMs = options.reserveMs ?? defaultReserveMs(options.clock)
+    const deadline = Deadline.after(this.#budgetMs - this.#reserveMs, {
+      clock: options.clock,
+      observe: options.observe,
+      onExpire: () => {
+        // An empty budget expires inside Deadline.after, before anything is
+        // wired up: arrival answers for it.
+        if (this.#arriving) this.#expiredOnArrival = true
+        else this.#expire('handler')
       },
-    )
+    })
     this.#arriving = false
     this.#deadline = deadline
+    if (this.#budgetMs === Number.POSITIVE_INFINITY) markUnboundedStream(deadline)
     // A refused call gets its deadline and its start and end events like any
     // other: a tracer that saw nothing of it could not show why it failed.
     const refused = read.invalid.length > 0 && options.strict
@@ -198,7 +202,17 @@ export class ServerCall {
       this.#outcome = 'expired'
       this.#code = status.DEADLINE_EXCEEDED
       // Straight to the next call: our own responder would take it for the handler's.
-      this.#call.sendStatus(expiredStatus(this.#budgetMs, elapsedMs))
+      // The reason the handler's signal aborts with, so both say the same.
+      const reason = isDeadlineExceeded(deadline.reason)
+        ? deadline.reason
+        : new DeadlineExceededError({ budgetMs: deadline.budgetMs, elapsedMs })
+      this.#call.sendStatus(
+        expiredStatus(
+          reason,
+          { ms: this.#budgetMs, fromDefault: this.#budgetFromDefault },
+          this.#reserveMs,
+        ),
+      )
       // The deadline has expired already, so its signal aborted before this
       // status went out: work done for the call is being stopped.
     }

@@ -126,12 +126,16 @@ export const ATTR_HTTP_RESPONSE_STATUS_CODE = 'http.response.status_code'
 export const ATTR_URL_FULL = 'url.full'
 /** RPC semconv, on the gRPC client and server spans: `grpc`. */
 export const ATTR_RPC_SYSTEM = 'rpc.system'
-/** The full service name, `package.Service`. */
+/** The full service name, `package.Service` (older conventions only). */
 export const ATTR_RPC_SERVICE = 'rpc.service'
-/** The method's name, `Method`. */
+/** The method's name: `Method` (older conventions), `package.Service/Method` (stable). */
 export const ATTR_RPC_METHOD = 'rpc.method'
 /** The numeric gRPC status code that ended the call. */
 export const ATTR_RPC_GRPC_STATUS_CODE = 'rpc.grpc.status_code'
+/** Stable RPC semconv (1.45), under `OTEL_SEMCONV_STABILITY_OPT_IN=rpc` or `rpc/dup`: `grpc`. */
+export const ATTR_RPC_SYSTEM_NAME = 'rpc.system.name'
+/** Stable RPC semconv, under the same opt-in: the status's name (`DEADLINE_EXCEEDED`). */
+export const ATTR_RPC_STATUS_CODE = 'rpc.status_code'
 /** Messaging semconv, on a job's span: `bullmq`. */
 export const ATTR_MESSAGING_SYSTEM = 'messaging.system'
 /** `process`: the job span is the worker processing one job attempt. */

@@ -23,10 +23,6 @@ import {
   ATTR_DEADLINE_SOURCE,
   ATTR_DEADLINE_STAGE,
   ATTR_ERROR_TYPE,
-  ATTR_RPC_GRPC_STATUS_CODE,
-  ATTR_RPC_METHOD,
-  ATTR_RPC_SERVICE,
-  ATTR_RPC_SYSTEM,
   EVENT_DEADLINE_CLIENT_CLOSED,
   EVENT_DEADLINE_EXCEEDED,
   EVENT_DEADLINE_INVALID_HEADER,
@@ -35,6 +31,13 @@ import {
 import { metadataGetter, metadataSetter } from './carriers.js'
 import { deadlineSpan, parentContext, setDeadlineSpan } from './deadlineSpans.js'
 import { defined, type Handlers, ms } from './handlers.js'
+import {
+  fullMethod,
+  grpcStatusName,
+  rpcAttributes,
+  rpcConventions,
+  rpcStatusAttributes,
+} from './rpcConventions.js'
 
 /**
  * Spans for @hourglass/grpc, as the RPC semantic conventions name them
@@ -50,6 +53,7 @@ import { defined, type Handlers, ms } from './handlers.js'
  *   @hourglass/grpc is about to send, so the server's span joins the trace.
  */
 export function grpcTraceHandlers(tracer: Tracer): NonNullable<Handlers['grpc']> {
+  const conventions = rpcConventions()
   const servers = new WeakMap<Deadline, Span>()
   const clients = new WeakMap<object, Span>()
   // Published just before the call's server-start (which has the span), a
@@ -67,11 +71,11 @@ export function grpcTraceHandlers(tracer: Tracer): NonNullable<Handlers['grpc']>
     serverStart(m) {
       const parent = propagation.extract(ROOT_CONTEXT, m.metadata, metadataGetter)
       const span = tracer.startSpan(
-        spanName(m.method),
+        fullMethod(m.method),
         {
           kind: SpanKind.SERVER,
           attributes: defined({
-            ...rpcAttributes(m.method),
+            ...rpcAttributes(m.method, conventions),
             [ATTR_DEADLINE_BUDGET_MS]: ms(m.budgetMs),
             // A refused call never runs: none of its fallback budget is left to spend.
             [ATTR_DEADLINE_REMAINING_MS]: m.refused ? undefined : ms(m.remainingMs),
@@ -129,25 +133,25 @@ export function grpcTraceHandlers(tracer: Tracer): NonNullable<Handlers['grpc']>
       servers.delete(m.deadline)
       span.setAttributes(
         defined({
-          [ATTR_RPC_GRPC_STATUS_CODE]: m.code,
+          ...rpcStatusAttributes(m.code, conventions),
           [ATTR_DEADLINE_OUTCOME]: m.outcome,
           [ATTR_DEADLINE_ELAPSED_MS]: ms(m.elapsedMs),
         }),
       )
       if (SERVER_ERRORS.has(m.code)) {
-        span.setAttribute(ATTR_ERROR_TYPE, statusName(m.code))
-        span.setStatus({ code: SpanStatusCode.ERROR, message: statusName(m.code) })
+        span.setAttribute(ATTR_ERROR_TYPE, grpcStatusName(m.code))
+        span.setStatus({ code: SpanStatusCode.ERROR, message: grpcStatusName(m.code) })
       }
       span.end()
     },
     clientStart(m) {
       const parent = parentContext(m.deadline)
       const span = tracer.startSpan(
-        spanName(m.method),
+        fullMethod(m.method),
         {
           kind: SpanKind.CLIENT,
           attributes: defined({
-            ...rpcAttributes(m.method),
+            ...rpcAttributes(m.method, conventions),
             [ATTR_DEADLINE_BUDGET_MS]: ms(m.budgetMs),
             [ATTR_DEADLINE_REMAINING_MS]: ms(m.remainingMs),
             [ATTR_DEADLINE_HEADER_MS]: m.headerMs,
@@ -164,62 +168,20 @@ export function grpcTraceHandlers(tracer: Tracer): NonNullable<Handlers['grpc']>
       clients.delete(m.call)
       span.setAttributes(
         defined({
-          [ATTR_RPC_GRPC_STATUS_CODE]: m.code,
+          ...rpcStatusAttributes(m.code, conventions),
           [ATTR_DEADLINE_OUTCOME]: m.outcome,
           [ATTR_DEADLINE_ELAPSED_MS]: ms(m.elapsedMs),
         }),
       )
       // RPC semconv: on the client, every status but OK is an error.
       if (m.code !== 0) {
-        span.setAttribute(ATTR_ERROR_TYPE, statusName(m.code))
-        span.setStatus({ code: SpanStatusCode.ERROR, message: statusName(m.code) })
+        span.setAttribute(ATTR_ERROR_TYPE, grpcStatusName(m.code))
+        span.setStatus({ code: SpanStatusCode.ERROR, message: grpcStatusName(m.code) })
       }
       span.end()
     },
   }
 }
 
-const STATUS_NAMES = [
-  'OK',
-  'CANCELLED',
-  'UNKNOWN',
-  'INVALID_ARGUMENT',
-  'DEADLINE_EXCEEDED',
-  'NOT_FOUND',
-  'ALREADY_EXISTS',
-  'PERMISSION_DENIED',
-  'RESOURCE_EXHAUSTED',
-  'FAILED_PRECONDITION',
-  'ABORTED',
-  'OUT_OF_RANGE',
-  'UNIMPLEMENTED',
-  'INTERNAL',
-  'UNAVAILABLE',
-  'DATA_LOSS',
-  'UNAUTHENTICATED',
-]
-
 /** RPC semconv: the statuses that make a server span an error (the rest are the caller's). */
 const SERVER_ERRORS = new Set([2, 4, 12, 13, 14, 15])
-
-function statusName(code: number): string {
-  return STATUS_NAMES[code] ?? String(code)
-}
-
-/** `/package.Service/Method` → `package.Service/Method`, the RPC span name. */
-function spanName(path: string): string {
-  return path.startsWith('/') ? path.slice(1) : path
-}
-
-/** `rpc.system`, `rpc.service` and `rpc.method` of a method path, as the RPC conventions split it. */
-export function rpcAttributes(path: string): Record<string, string> {
-  const name = spanName(path)
-  const slash = name.lastIndexOf('/')
-  return slash === -1
-    ? { [ATTR_RPC_SYSTEM]: 'grpc', [ATTR_RPC_METHOD]: name }
-    : {
-        [ATTR_RPC_SYSTEM]: 'grpc',
-        [ATTR_RPC_SERVICE]: name.slice(0, slash),
-        [ATTR_RPC_METHOD]: name.slice(slash + 1),
-      }
-}

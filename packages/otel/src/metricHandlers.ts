@@ -34,7 +34,6 @@ import {
   METRIC_RETRIES,
   METRIC_SUCCEEDED,
 } from './attributes.js'
-import { rpcAttributes } from './grpcSpans.js'
 import {
   defined,
   ENDED_IN_ERROR_TYPE,
@@ -48,6 +47,7 @@ import {
   modelRetryReason,
 } from './handlers.js'
 import { inModelSend } from './inModelSend.js'
+import { rpcAttributes, rpcConventions } from './rpcConventions.js'
 
 /**
  * Budgets span milliseconds to minutes, in seconds: the default histogram
@@ -77,6 +77,7 @@ const seconds = (ms: number) => ms / 1000
 export function metricHandlers(meter: Meter): Handlers {
   /** gRPC calls whose expiry was counted (see `grpc.serverExpire`). */
   const grpcExpired = new WeakSet<object>()
+  const conventions = rpcConventions()
   const ingressRemaining = meter.createHistogram(METRIC_INGRESS_REMAINING, {
     description: 'Time left on a request deadline when it started',
     unit: 's',
@@ -272,6 +273,23 @@ export function metricHandlers(meter: Meter): Handlers {
       },
     },
     grpc: {
+      // A gRPC server is an ingress as an Express app is: its calls' budgets
+      // and its callers that leave go in the same metrics, with the method.
+      // Not a call `strict` refused (it never ran; its budget is the fallback),
+      // nor a stream that came with no deadline (none to measure).
+      serverStart(m) {
+        if (m.refused) return
+        const remaining = m.deadline.remaining()
+        if (!Number.isFinite(remaining)) return
+        ingressRemaining.record(seconds(remaining), {
+          [ATTR_DEADLINE_SOURCE]: m.source,
+          [ATTR_DEADLINE_MODE]: m.mode,
+          ...rpcAttributes(m.method, conventions),
+        })
+      },
+      serverClientCancelled() {
+        clientClosed.add(1)
+      },
       // As an HTTP request's: `arrival` (no time when it came in) or
       // `handler`, dark mode's observed ones too. The message names no slice.
       // Once per call: in dark mode our timer publishes the observed expiry,
@@ -287,7 +305,7 @@ export function metricHandlers(meter: Meter): Handlers {
       // error's class (its stable code) are bounded; its message is not.
       serverFailedAfterAnswer(m) {
         failedAfterAnswer.add(1, {
-          ...rpcAttributes(m.method),
+          ...rpcAttributes(m.method, conventions),
           [ATTR_ERROR_TYPE]: errorType(m.error),
         })
       },
