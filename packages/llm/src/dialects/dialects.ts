@@ -12,12 +12,8 @@ import { normalizeGeminiError, normalizeGeminiStreamError } from './gemini/error
 import { buildGeminiRequest } from './gemini/request.js'
 import { parseGeminiResponse } from './gemini/response.js'
 import { createGeminiStreamParser } from './gemini/stream.js'
-import {
-  normalizeDeepSeekError,
-  normalizeDeepSeekStreamError,
-  normalizeOpenAIError,
-  normalizeOpenAIStreamError,
-} from './openai/errors.js'
+import { normalizeDeepSeekError, normalizeDeepSeekStreamError } from './openai/errors.js'
+import { normalizeOpenAIError, normalizeOpenAIStreamError } from './openai/normalizeOpenAIError.js'
 import { buildOpenAIRequest } from './openai/request.js'
 import { parseOpenAIResponse } from './openai/response.js'
 import { createOpenAIStreamParser } from './openai/stream.js'

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { normalizeOpenAIError } from '../../src/dialects/openai/errors.js'
+import { normalizeOpenAIError } from '../../src/dialects/openai/normalizeOpenAIError.js'
 
 describe("OpenAI's param", () => {
   it('is carried on the normalised error when the provider names a field, absent when null', () => {

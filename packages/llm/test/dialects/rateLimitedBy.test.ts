@@ -115,6 +115,41 @@ describe('Anthropic 429s', () => {
     expect(requests?.limitedBy).toBe('requests')
   })
 
+  it('requests at 0 is a request limit though a token count reads 0: those are rounded to the nearest thousand', async () => {
+    // docs.claude.com/en/api/rate-limits: the token `remaining` headers are
+    // rounded to the nearest thousand, so "0" is anything under 500 left;
+    // the request count is exact, and at 0 it refuses any request.
+    const e = dialects.anthropic.normalizeError(
+      await errorOver(
+        429,
+        anthropicBody(
+          'This request would exceed your account’s rate limit. Please try again later.',
+        ),
+        {
+          'retry-after': '7',
+          'anthropic-ratelimit-requests-limit': '50',
+          'anthropic-ratelimit-requests-remaining': '0',
+          'anthropic-ratelimit-input-tokens-limit': '30000',
+          'anthropic-ratelimit-input-tokens-remaining': '0',
+          'anthropic-ratelimit-output-tokens-limit': '8000',
+          'anthropic-ratelimit-output-tokens-remaining': '8000',
+          'anthropic-ratelimit-tokens-limit': '38000',
+          'anthropic-ratelimit-tokens-remaining': '0',
+        },
+      ),
+    )
+    expect([e?.kind, e?.limitedBy]).toEqual(['rate_limited', 'requests'])
+    // Exact counts both at 0 (OpenAI's headers) still name neither.
+    const both = dialects.deepseek.normalizeError(
+      await errorOver(429, JSON.stringify({ error: { message: 'Slow down' } }), {
+        'x-ratelimit-remaining-requests': '0',
+        'x-ratelimit-remaining-tokens': '0',
+      }),
+    )
+    expect(both?.kind).toBe('rate_limited')
+    expect(both).not.toHaveProperty('limitedBy')
+  })
+
   it('without headers, the message: “… 30,000 input tokens per minute”', async () => {
     const e = dialects.anthropic.normalizeError(
       await errorOver(
@@ -125,6 +160,23 @@ describe('Anthropic 429s', () => {
       ),
     )
     expect(e?.limitedBy).toBe('tokens')
+  })
+
+  it('the testkit’s 429 names one limit in its headers and its words alike: requests by default, tokens when asked', async () => {
+    const byHeaders = async (fake: ReturnType<typeof anthropicErrors.rateLimited>) =>
+      dialects.anthropic.normalizeError(
+        await errorOver(fake.status, JSON.stringify(fake.body), fake.headers),
+      )?.limitedBy
+    // The words alone: an error frame mid-stream carries no headers.
+    const byWords = (fake: ReturnType<typeof anthropicErrors.rateLimited>) =>
+      dialects.anthropic.normalizeStreamError({ event: 'error', data: JSON.stringify(fake.body) })
+        ?.limitedBy
+    const requests = anthropicErrors.rateLimited()
+    expect([await byHeaders(requests), byWords(requests)]).toEqual(['requests', 'requests'])
+    for (const limit of ['input_tokens', 'output_tokens'] as const) {
+      const tokens = anthropicErrors.rateLimited({ limit })
+      expect([limit, await byHeaders(tokens), byWords(tokens)]).toEqual([limit, 'tokens', 'tokens'])
+    }
   })
 
   it('a 529 overload says no limit', async () => {

@@ -178,6 +178,45 @@ describe('fake Anthropic Messages', () => {
     expect(await res.json()).toMatchObject({ error: { type: 'rate_limit_error' } })
   })
 
+  it('a 429 speaks of one limit: the one whose remaining count is 0 is the one its message names', async () => {
+    fake = await startFakeProvider({ dialect: 'anthropic', reply: anthropicErrors.rateLimited() })
+    const res = await messages(fake.baseURL)
+    expect(res.status).toBe(429)
+    // Every 429 carries the whole set, as Anthropic's do; only the request count is spent.
+    expect(res.headers.get('anthropic-ratelimit-requests-remaining')).toBe('0')
+    for (const kind of ['input-tokens', 'output-tokens', 'tokens']) {
+      expect(Number(res.headers.get(`anthropic-ratelimit-${kind}-remaining`))).toBeGreaterThan(0)
+    }
+    const { error } = (await res.json()) as { error: { type: string; message: string } }
+    expect(error.type).toBe('rate_limit_error')
+    expect(error.message).toMatch(/rate limit of 50 requests per minute/)
+    expect(error.message).not.toMatch(/tokens/)
+  })
+
+  it.each([
+    ['input_tokens', 'input-tokens', /30,000 input tokens per minute/],
+    ['output_tokens', 'output-tokens', /8,000 output tokens per minute/],
+  ] as const)(
+    'rateLimited({ limit: %j }) spends that token limit, and says so',
+    async (limit, header, words) => {
+      fake = await startFakeProvider({
+        dialect: 'anthropic',
+        reply: anthropicErrors.rateLimited({ limit, retryAfterS: 5 }),
+      })
+      const res = await messages(fake.baseURL)
+      expect(res.status).toBe(429)
+      expect(res.headers.get('retry-after')).toBe('5')
+      expect(res.headers.get(`anthropic-ratelimit-${header}-remaining`)).toBe('0')
+      expect(Number(res.headers.get('anthropic-ratelimit-requests-remaining'))).toBeGreaterThan(0)
+      expect(Date.parse(res.headers.get(`anthropic-ratelimit-${header}-reset`)!)).toBeGreaterThan(
+        Date.now(),
+      )
+      const { error } = (await res.json()) as { error: { message: string } }
+      expect(error.message).toMatch(words)
+      expect(error.message).not.toMatch(/requests per minute/)
+    },
+  )
+
   it('sends event: error after a 200 and some tokens, then ends the stream', async () => {
     fake = await startFakeProvider({
       dialect: 'anthropic',

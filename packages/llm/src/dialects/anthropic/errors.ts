@@ -32,7 +32,26 @@ function readAnthropicError(json: unknown): BodyVerdict | undefined {
   }
   let kind = lookup(ANTHROPIC_TYPES, type)
   if (kind === 'bad_request') kind = kindInMessage(message) ?? kind
+  if (kind === 'rate_limited' && isSpendCap(error, message)) kind = 'quota_exhausted'
   return { providerCode: type, message, kind }
+}
+
+/**
+ * The organisation's monthly spend cap, set by its usage tier, answers 429
+ * `rate_limit_error` — but no wait within the month lifts it: no
+ * `retry-after`, `error.details.error_code: "enforced_spend_limit_reached"`,
+ * "You have reached your API usage limits: your organization has crossed
+ * its monthly API usage threshold … You will regain access on 2026-09-01 at
+ * 00:00 UTC." (docs.claude.com/en/api/rate-limits: retries fail until access
+ * resumes). Read as a rate limit it was retried, and the key cooled with a
+ * growing back-off, again and again for the rest of the month; it is the
+ * account's quota, as the workspace limit's 400 is (`kindInMessage`).
+ */
+function isSpendCap(error: Record<string, unknown>, message: string | undefined): boolean {
+  if (getString(getRecord(error, 'details'), 'error_code') === 'enforced_spend_limit_reached') {
+    return true
+  }
+  return message?.slice(0, 500).toLowerCase().includes('reached your api usage limits') === true
 }
 
 /**

@@ -44,7 +44,7 @@ const MAX_DETAILS = 32
  * was blocked (`promptFeedback.blockReason`, no candidates) is a refusal, not
  * an empty success.
  */
-function readGeminiError(
+export function readGeminiError(
   json: unknown,
   _text: string,
   httpStatus: number,

@@ -1,5 +1,6 @@
 import type { ErrorKind, NormalizedError, OverLimit } from '../../types.js'
 import { type BodyVerdict, classifyError, classifyStreamError } from '../classifyError.js'
+import { parseGoDurationMs } from '../durations.js'
 import type { ErrorInput, StreamErrorInput } from '../ErrorInput.js'
 import { getCode, getRecord, getString } from '../safeJson.js'
 
@@ -38,15 +39,36 @@ export function readOpenAIError(
   const param = getString(error, 'param')
   // OpenAI's 429 `type` names the limit hit: `tokens` (TPM, TPD) or `requests` (RPM, RPD).
   const limitedBy = type === 'tokens' ? 'tokens' : type === 'requests' ? 'requests' : undefined
+  const retryAfterMs = tryAgainInMs(message)
   return {
     providerCode: code ?? type,
     message,
     kind,
+    ...(retryAfterMs === undefined ? {} : { retryAfterMs }),
     ...(param === undefined || param === '' ? {} : { param }),
     ...(overLimit === undefined ? {} : { overLimit }),
     ...(limitedBy === undefined ? {} : { limitedBy }),
   }
 }
+
+/**
+ * The wait OpenAI (and Groq, in the same words) writes into a 429's message:
+ * "… on requests per day (RPD): Limit 200, Used 200, Requested 1. Please
+ * try again in 7m12s.", "… Please try again in 800ms." — a Go duration.
+ * The `x-ratelimit-*` headers count the per-minute limits only: on a daily
+ * limit, or a token limit whose remaining count is not 0 but too small for
+ * this request, no header names a wait, and without this one a spent daily
+ * limit was retried after a second's backoff, again and again. Used only
+ * when no header gives a wait (`BodyVerdict.retryAfterMs`).
+ */
+function tryAgainInMs(message: string | undefined): number | undefined {
+  const found = TRY_AGAIN_IN.exec(message?.slice(0, 500) ?? '')
+  // The sentence's full stop is no part of the duration: "7m12s." → "7m12s".
+  return found === null ? undefined : parseGoDurationMs((found[1] ?? '').replace(/\.+$/, ''))
+}
+
+// The duration's characters only (digits, dot, unit letters): linear on any text.
+const TRY_AGAIN_IN = /\btry again in ([0-9.µa-z]{1,32})/i
 
 /**
  * OpenAI refuses a single request bigger than the organisation's whole
@@ -93,15 +115,6 @@ export function lookup(
   key: string | undefined,
 ): ErrorKind | undefined {
   return key !== undefined && Object.hasOwn(table, key) ? table[key] : undefined
-}
-
-export function normalizeOpenAIError(input: ErrorInput): NormalizedError | undefined {
-  return classifyError(input, (json) => readOpenAIError(json))
-}
-
-/** OpenAI reports a failure mid-stream as a data frame holding `{"error":{…}}`. */
-export function normalizeOpenAIStreamError(frame: StreamErrorInput): NormalizedError | undefined {
-  return classifyStreamError(frame, (json) => readOpenAIError(json))
 }
 
 /**

@@ -18,6 +18,26 @@ const error = (
   headers: { 'request-id': 'req_011CFakeHourglass', ...headers },
 })
 
+/**
+ * Tier 1's limits (docs.claude.com/en/api/rate-limits) and what a 429 of
+ * another limit leaves of each; `header` is the `anthropic-ratelimit-*` name.
+ */
+const RATE_LIMITS = {
+  requests: { header: 'requests', limit: 50, roomLeft: 31, words: '50 requests' },
+  input_tokens: {
+    header: 'input-tokens',
+    limit: 30_000,
+    roomLeft: 27_000,
+    words: '30,000 input tokens',
+  },
+  output_tokens: {
+    header: 'output-tokens',
+    limit: 8_000,
+    roomLeft: 8_000,
+    words: '8,000 output tokens',
+  },
+} as const
+
 /** Anthropic's documented error bodies (`{"type":"error","error":{…}}`) and headers. */
 export const anthropicErrors = {
   /** 529 `overloaded_error`; `shouldRetry` adds `x-should-retry`. */
@@ -29,22 +49,77 @@ export const anthropicErrors = {
       options.shouldRetry === undefined ? {} : { 'x-should-retry': String(options.shouldRetry) },
     )
   },
-  /** 429 `rate_limit_error` with `retry-after` (s) and `anthropic-ratelimit-requests-*` headers. */
-  rateLimited(options: { retryAfterS?: number } = {}): ErrorReply {
+  /**
+   * 429 `rate_limit_error` for one spent limit, in Anthropic's words and
+   * headers (docs.claude.com/en/api/rate-limits), at Tier 1's sizes: 50
+   * requests, 30,000 input and 8,000 output tokens a minute. `limit`:
+   * `requests` (the default), `input_tokens` or `output_tokens`. Like a real
+   * 429 it carries `retry-after` (s) and every `anthropic-ratelimit-*`
+   * header: the spent limit's `remaining` is 0 and it resets after
+   * `retryAfterS`; the others have room (token counts in whole thousands,
+   * as Anthropic rounds them). `anthropic-ratelimit-tokens-*` is the most
+   * restrictive token limit. The message is the one each limit answers:
+   * "This request would exceed your organization's rate limit of 50
+   * requests per minute (org: …, model: …)…", "… of 30,000 input tokens per
+   * minute …".
+   */
+  rateLimited(
+    options: { retryAfterS?: number; limit?: 'requests' | 'input_tokens' | 'output_tokens' } = {},
+  ): ErrorReply {
     const retryAfterS = options.retryAfterS ?? 1
+    const limit = options.limit ?? 'requests'
+    // RFC 3339 in whole seconds, as Anthropic writes it; rounded up so the
+    // reset is never before the wait `retry-after` asks for.
+    const reset = new Date(Math.ceil((Date.now() + retryAfterS * 1000) / 1000) * 1000)
+      .toISOString()
+      .replace(/\.\d{3}Z$/, 'Z')
+    const spent = RATE_LIMITS[limit]
+    const headers: Record<string, string> = { 'retry-after': String(retryAfterS) }
+    for (const each of Object.values(RATE_LIMITS)) {
+      headers[`anthropic-ratelimit-${each.header}-limit`] = String(each.limit)
+      headers[`anthropic-ratelimit-${each.header}-remaining`] =
+        each === spent ? '0' : String(each.roomLeft)
+      headers[`anthropic-ratelimit-${each.header}-reset`] = reset
+    }
+    // The most restrictive token limit: the spent one, else input's.
+    const tokens = limit === 'requests' ? RATE_LIMITS.input_tokens : spent
+    headers['anthropic-ratelimit-tokens-limit'] = String(tokens.limit)
+    headers['anthropic-ratelimit-tokens-remaining'] =
+      limit === 'requests' ? String(tokens.roomLeft) : '0'
+    headers['anthropic-ratelimit-tokens-reset'] = reset
+    const advice =
+      limit === 'requests'
+        ? 'Try again later.'
+        : 'Please reduce the prompt length or the maximum tokens requested, or try again later. You may also contact sales at https://claude.com/contact-sales to discuss your options for a rate limit increase.'
     return error(
       429,
       'rate_limit_error',
-      'Number of request tokens has exceeded your per-minute rate limit (https://docs.anthropic.com/en/api/rate-limits); see the response headers for current usage. Please reduce the prompt length or the maximum tokens requested, or try again later. You may also contact sales at https://www.anthropic.com/contact-sales to discuss your options for a rate limit increase.',
-      {
-        'retry-after': String(retryAfterS),
-        'anthropic-ratelimit-requests-limit': '50',
-        'anthropic-ratelimit-requests-remaining': '0',
-        'anthropic-ratelimit-requests-reset': new Date(
-          Date.now() + retryAfterS * 1000,
-        ).toISOString(),
-      },
+      `This request would exceed your organization's rate limit of ${spent.words} per minute (org: 00000000-0000-4000-8000-fakehourglass, model: claude-sonnet-4-5). For details, refer to: https://docs.claude.com/en/api/rate-limits. You can see the response headers for current usage. ${advice}`,
+      headers,
     )
+  },
+  /**
+   * 429 `rate_limit_error` for the organisation's monthly spend cap, set by
+   * its usage tier: no `retry-after`, the message names the day access
+   * resumes, and `error.details.error_code` is `enforced_spend_limit_reached`
+   * (docs.claude.com/en/api/rate-limits: API usage pauses until the first of
+   * the next month, 00:00 UTC; retries fail until then).
+   */
+  spendCapReached(regainAccess = '2026-09-01 at 00:00 UTC'): ErrorReply {
+    return {
+      kind: 'error',
+      status: 429,
+      body: {
+        type: 'error',
+        error: {
+          type: 'rate_limit_error',
+          message: `You have reached your API usage limits: your organization has crossed its monthly API usage threshold, set based on your organization's API tier. You will regain access on ${regainAccess}.`,
+          details: { error_code: 'enforced_spend_limit_reached' },
+        },
+        request_id: 'req_011CFakeHourglass',
+      },
+      headers: { 'request-id': 'req_011CFakeHourglass' },
+    }
   },
   invalidRequest(message = 'messages: at least one message is required'): ErrorReply {
     return error(400, 'invalid_request_error', message)

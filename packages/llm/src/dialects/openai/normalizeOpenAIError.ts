@@ -1,0 +1,46 @@
+import type { NormalizedError } from '../../types.js'
+import { type BodyVerdict, classifyError, classifyStreamError } from '../classifyError.js'
+import type { ErrorInput, StreamErrorInput } from '../ErrorInput.js'
+import { readGeminiError } from '../gemini/errors.js'
+import { getRecord } from '../safeJson.js'
+import { readOpenAIError } from './errors.js'
+
+/**
+ * The openai dialect's errors: OpenAI's `{"error":{"message","type","code"}}`
+ * — and Google's, which Gemini's OpenAI-compatible endpoint
+ * (generativelanguage.googleapis.com/v1beta/openai) answers with: a
+ * one-element array of `{"error":{"code":400,"message","status":
+ * "INVALID_ARGUMENT","details":[…]}}` (verbatim in continuedev/continue#8516,
+ * n4ze3m/page-assist#406). Read as OpenAI's, that body named nothing: a bad
+ * key (`API_KEY_INVALID`) was the status's `bad_request` — the call failed
+ * as the client's fault, no fallback — and every message was the raw JSON.
+ * Gemini's own reader knows it: its statuses, `RetryInfo`, `QuotaFailure`.
+ */
+export function normalizeOpenAIError(input: ErrorInput): NormalizedError | undefined {
+  return classifyError(input, readCompatibleError)
+}
+
+/** OpenAI reports a failure mid-stream as a data frame holding `{"error":{…}}`. */
+export function normalizeOpenAIStreamError(frame: StreamErrorInput): NormalizedError | undefined {
+  return classifyStreamError(frame, readCompatibleError)
+}
+
+function readCompatibleError(json: unknown, text: string, status: number): BodyVerdict | undefined {
+  return isGoogleError(json) ? readGeminiError(json, text, status) : readOpenAIError(json)
+}
+
+/**
+ * Google's shape: a numeric `code` and a google.rpc `status` name
+ * (`INVALID_ARGUMENT`), no OpenAI `type` — alone or first in an array.
+ */
+function isGoogleError(json: unknown): boolean {
+  const root = Array.isArray(json) ? json[0] : json
+  const error = getRecord(root, 'error')
+  return (
+    error !== undefined &&
+    typeof error.code === 'number' &&
+    typeof error.status === 'string' &&
+    /^[A-Z_]+$/.test(error.status) &&
+    error.type === undefined
+  )
+}
