@@ -1,5 +1,6 @@
 import type { Clock } from '@hourglass/core'
 import type { GatewayConfig } from './config/gatewayConfigSchema.js'
+import type { KeyWait } from './http/errorReply.js'
 import type { Admission, ModelAdapter, ModelPrice, RetryBudgetRegistry } from './llm.js'
 import type { LogLevel } from './log/GatewayLogger.js'
 import type { GatewayMetrics } from './metrics/GatewayMetrics.js'
@@ -20,8 +21,8 @@ export interface GatewayContext {
   log(level: LogLevel, event: string, fields?: Record<string, unknown>): void
   /** Whether a line at `level` would be written: a line that would not is not built. */
   logEnabled(level: LogLevel): boolean
-  /** How long until a key of a provider may be used again (admission's forecast), for the error a failed call gets. */
-  keyWaitMs(provider: string, model: string): number | undefined
+  /** How long until a key of a provider may be used again, and what holds it (admission's forecast), for the error a failed call gets. */
+  keyWait: KeyWait
   /** Scrubs every configured key out of a value bound for the client. */
   redact<T>(value: T): T
 }

@@ -284,15 +284,18 @@ export function createGateway(config: unknown, options: GatewayOptions = {}): Ga
     log,
     logEnabled,
     redact,
-    keyWaitMs: (provider, model) => {
+    keyWait: (provider, model) => {
       const adapter = adapters.get(targetKey({ provider, model }))
       if (adapter === undefined) return undefined
-      return admission.forecast({
+      // `limitedBy`: which limit holds the key (the one its 429 named), as a
+      // refusal by cooldowns says it.
+      const forecast = admission.forecast({
         provider: adapter.name,
         endpoint: adapter.baseURL,
         keys: adapter.apiKeys,
         model: adapter.model,
-      }).waitMs
+      })
+      return { waitMs: forecast.waitMs, limitedBy: forecast.limitedBy }
     },
   }
   const tracker = new RequestTracker({

@@ -5,6 +5,7 @@
  */
 export {
   Admission,
+  type AdmissionForecast,
   type AttemptRecord,
   anthropic,
   type ChatRequest,
@@ -36,6 +37,7 @@ export {
   openAICompatible,
   type ProviderError,
   ProviderLimits,
+  type RateLimitedBy,
   REQUEST_BOUND_KINDS,
   RedisCooldownStore,
   type RedisScriptClient,

@@ -274,7 +274,10 @@ function countRequest(metrics: GatewayMetrics, clock: Clock, res: Response, scop
   // doing, not the client's — the ingress middleware's backstop can close a
   // stream (or end it short) before the handler has noted its cut; a client
   // that leaves ends the deadline with `ClientClosedError` instead.
-  const expired = isDeadlineExceeded(scope.deadline?.reason)
+  // A whole answer that reached the client is none (it waited its turn
+  // behind another on a pipelined connection past its deadline).
+  const expired =
+    isDeadlineExceeded(scope.deadline?.reason) && !(scope.answered === true && res.writableFinished)
   const status = res.writableFinished || scope.cut === true || expired ? res.statusCode : 499
   if (expired) scope.errorCode ??= 'deadline_exceeded'
   metrics.request(status, errorCodeOf(res, status, scope), clock.now() - scope.startedAt)

@@ -112,6 +112,8 @@ export function chatCompletions(ctx: GatewayContext) {
         setProviderHeader(res, response.provider)
         res.setHeader('cache-control', 'no-store')
         sendJson(res, 200, toOpenAIResponse(response, { model: requested }))
+        const scope = scopeOf(res)
+        if (scope !== undefined) scope.answered = true
         // Not all handed to the OS: the client is not reading (yet). Waited
         // for under the deadline, as a stream's writes are: a client that
         // never reads would otherwise hold its socket, and the answer

@@ -13,6 +13,7 @@ import {
   isStreamInterrupted,
   type KeysRetiredError,
   type ProviderError,
+  type RateLimitedBy,
   REQUEST_BOUND_KINDS,
 } from '../llm.js'
 import { toOpenAIError } from '../openai/encode.js'
@@ -60,7 +61,7 @@ const DEADLINE_EXCEEDED_CODE = 'deadline_exceeded'
  * is passed on only when it tells the client what to fix in its request.
  * `x-should-retry` tells the official SDKs whether retrying can help.
  */
-export function errorReply(error: unknown, keyWaitMs?: KeyWaitMs): ErrorReply {
+export function errorReply(error: unknown, keyWait?: KeyWait): ErrorReply {
   if (causedBy(error, isGatewayShutdown)) return shutdownReply()
   // The client left: nobody reads this answer (sendError writes nothing), but the log and the metrics say what happened.
   if (causedBy(error, isClientClosed)) return clientClosedReply()
@@ -141,18 +142,23 @@ export function errorReply(error: unknown, keyWaitMs?: KeyWaitMs): ErrorReply {
   if (isModelUnavailable(error)) {
     return unavailableReply(
       error.causes.map((c) => c.cause),
-      keyWaitMs,
+      keyWait,
     )
   }
   return reply(500, 'internal gateway error', 'server_error', 'internal_error')
 }
 
 /**
- * How long until a key of `provider` (for `model`) may be used again, in ms,
- * as admission sees it now: 0 at once, Infinity when every key is retired,
- * undefined when not known (the gateway's `Admission.forecast`).
+ * How long until a key of `provider` (for `model`) may be used again, in ms
+ * (`waitMs`: 0 at once, Infinity when every key is retired), and which
+ * limit holds it back when admission knows (`limitedBy`, the limit the
+ * provider's 429 named), as admission sees it now; undefined when not known
+ * (the gateway's `Admission.forecast`).
  */
-export type KeyWaitMs = (provider: string, model: string) => number | undefined
+export type KeyWait = (
+  provider: string,
+  model: string,
+) => { waitMs: number; limitedBy?: RateLimitedBy | undefined } | undefined
 
 /** What a client that hung up is logged and counted as (nginx's 499); never written. */
 export function clientClosedReply(): ErrorReply {
@@ -239,7 +245,7 @@ function providerReply(error: ProviderError): ErrorReply {
  * soonest retry; all overloaded or limited → 503; otherwise 502, listing
  * what each provider did (kind only: no upstream text).
  */
-function unavailableReply(causes: unknown[], keyWaitMs: KeyWaitMs | undefined): ErrorReply {
+function unavailableReply(causes: unknown[], keyWait: KeyWait | undefined): ErrorReply {
   if (causes.some((c) => isDeadlineExceeded(c))) return deadlineReply()
   if (causes.length > 0 && causes.every(isTooLarge)) return tooLargeReply(causes)
   const waits: number[] = []
@@ -268,17 +274,21 @@ function unavailableReply(causes: unknown[], keyWaitMs: KeyWaitMs | undefined): 
       )
     } else if (isProviderError(cause)) {
       const limit = cause.retryAfterMs
-      const keyBack = keyLeft(cause, keyWaitMs)
-      if (keyBack !== undefined && keyBack > 0) {
+      const keyBack = keyLeft(cause, keyWait)
+      if (keyBack !== undefined && keyBack.waitMs > 0) {
         // The last attempt met a key that is gone (401, quota), but the
         // provider has a key that is only cooling (the 429 an earlier
         // attempt met): it answers again once that key is back. A 502
         // `upstream_auth_failed` with `x-should-retry: false` said every
         // key was rejected, though the next request was served.
         limited++
-        waits.push(keyBack)
+        // Which limit holds that key, as for any 429: a token limit is
+        // one a smaller request gets under, a request limit is not.
+        if (keyBack.limitedBy === 'tokens') limitedByTokens++
+        waits.push(keyBack.waitMs)
+        const on = keyBack.limitedBy === undefined ? '' : ` on ${keyBack.limitedBy}`
         parts.push(
-          `${cause.provider}/${cause.model}: ${kindName(cause.kind)}, another key rate limited`,
+          `${cause.provider}/${cause.model}: ${kindName(cause.kind)}, another key rate limited${on}`,
         )
         continue
       }
@@ -389,14 +399,18 @@ function tooLargeWhy(error: ProviderError): string {
 
 /**
  * For a failure that took one key out (`auth`: retired; `quota_exhausted`:
- * spent), the wait until another key of the provider may be used, when one
- * is left (a finite wait); undefined otherwise.
+ * spent), the wait until another key of the provider may be used and the
+ * limit that holds it, when one is left (a finite wait); undefined otherwise.
  */
-function keyLeft(cause: ProviderError, keyWaitMs: KeyWaitMs | undefined): number | undefined {
-  if (keyWaitMs === undefined) return undefined
+function keyLeft(
+  cause: ProviderError,
+  keyWait: KeyWait | undefined,
+): { waitMs: number; limitedBy: RateLimitedBy | undefined } | undefined {
+  if (keyWait === undefined) return undefined
   if (cause.kind !== 'auth' && cause.kind !== 'quota_exhausted') return undefined
-  const waitMs = keyWaitMs(cause.provider, cause.model)
-  return waitMs !== undefined && Number.isFinite(waitMs) ? Math.max(0, waitMs) : undefined
+  const wait = keyWait(cause.provider, cause.model)
+  if (wait === undefined || !Number.isFinite(wait.waitMs)) return undefined
+  return { waitMs: Math.max(0, wait.waitMs), limitedBy: wait.limitedBy }
 }
 
 /** What a failed model's cause says went wrong, as an error kind (undefined: not a provider's failure). */

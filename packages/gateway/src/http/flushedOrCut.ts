@@ -3,6 +3,13 @@ import type { Deadline } from '@hourglass/core'
 import type { Response } from 'express'
 
 /**
+ * How long an answer whose deadline ran out while it was queued behind an
+ * earlier one on its connection gets, once its turn comes, to be taken by
+ * the client before the connection is closed, in ms.
+ */
+export const QUEUED_GRACE_MS = 1000
+
+/**
  * Waits for the client to take what `res` has buffered: `'drain'` (a
  * stream's next write may go) or `'finish'` (a whole answer handed to the
  * OS), or for the response to close. A client that keeps its connection
@@ -14,6 +21,14 @@ import type { Response } from 'express'
  * timer answered first, it ended `res` (which cannot flush either) and made
  * `res.destroy()` a no-op. A deadline ended by the client leaving (the
  * response is already closed) is no cut: that is a 499.
+ *
+ * An answer pipelined behind another on its connection (HTTP/1.1: no
+ * socket yet, `res.socket` null) is not held by its client but by the
+ * answer ahead of it, whose own wait ends with its own deadline (and a cut
+ * there closes the connection, which closes this response too:
+ * `closeIfOrphaned`). Cut at its deadline, it was lost behind a stream the
+ * client was reading the whole time. So its deadline only starts a grace of
+ * `QUEUED_GRACE_MS` from the moment its turn comes.
  */
 export async function flushedOrCut(
   res: Response,
@@ -22,12 +37,21 @@ export async function flushedOrCut(
   onCut: () => void,
 ): Promise<void> {
   const controller = new AbortController()
-  const off = deadline.onDone(() => {
+  const { clock } = deadline
+  let grace: unknown
+  const cut = () => {
     if (!res.destroyed) {
       onCut()
       ;(res.socket ?? res).destroy()
     }
     controller.abort()
+  }
+  const onTurn = () => {
+    grace = clock.setTimeout(cut, QUEUED_GRACE_MS)
+  }
+  const off = deadline.onDone(() => {
+    if (res.socket === null && !res.destroyed) res.once('socket', onTurn)
+    else cut()
   })
   try {
     await Promise.race([
@@ -38,6 +62,8 @@ export async function flushedOrCut(
     // The other event won, or the deadline ended: either way stop waiting.
   } finally {
     off()
+    res.off('socket', onTurn)
+    if (grace !== undefined) clock.clearTimeout(grace)
     controller.abort()
   }
 }

@@ -41,6 +41,12 @@ export interface RequestScope {
    * not a 499.
    */
   cut?: boolean | undefined
+  /**
+   * The handler wrote its whole answer (a non-streamed one). Delivered, it
+   * is no expiry even when the deadline ran out while it waited its turn
+   * behind an earlier answer on a pipelined connection.
+   */
+  answered?: boolean | undefined
 }
 
 const REQUEST = contextKey<RequestScope>('@hourglass/gateway.request')

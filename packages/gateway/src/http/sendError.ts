@@ -20,7 +20,7 @@ import { sendJson } from './sendJson.js'
 export function sendError(ctx: GatewayContext, res: Response, error: unknown): ErrorReply {
   // Gone before we could answer, whatever the error says (the deadline may have fired as it left).
   const gone = !res.writableFinished && (res.destroyed || res.socket?.destroyed === true)
-  const shaped = gone ? clientClosedReply() : ctx.redact(errorReply(error, ctx.keyWaitMs))
+  const shaped = gone ? clientClosedReply() : ctx.redact(errorReply(error, ctx.keyWait))
   const scope = scopeOf(res)
   if (scope !== undefined) scope.errorCode ??= shaped.body.error.code
   if (shaped.status !== 499 && !res.headersSent && !res.writableEnded && !res.destroyed) {

@@ -104,6 +104,13 @@ export interface AdmissionForecast {
   waitMs: number
   /** The model's recent latency percentile (p90 by default), ms; undefined before its first success. */
   latencyMs: number | undefined
+  /**
+   * While it waits on keys cooling after rate limits: the limit their 429s
+   * named, when they all named the same (what a refusal by those cooldowns
+   * says: `RateLimitedError.limitedBy`); undefined otherwise, an overload's
+   * cooldown included.
+   */
+  limitedBy?: RateLimitedBy | undefined
 }
 
 export interface AdmissionRequest extends AdmissionTarget {
@@ -231,16 +238,18 @@ export class Admission {
       this.#staggerMs,
     )
     const scope = scopeOf(target.provider, target.endpoint)
+    const latencyMs = this.#latency.estimate(
+      target.model === undefined ? scope : modelScope(scope, target.model),
+    )
+    if (choice.kind === 'grant') return { waitMs: 0, latencyMs }
+    if (choice.kind !== 'wait') return { waitMs: Number.POSITIVE_INFINITY, latencyMs }
+    // As a refusal by these cooldowns names its limit (acquire): a gateway
+    // whose last key failed otherwise says which limit holds the one left.
+    const overloaded = overloadHolds(lanes[choice.index] as Lane, now)
     return {
-      waitMs:
-        choice.kind === 'grant'
-          ? 0
-          : choice.kind === 'wait'
-            ? Math.max(0, choice.readyAt - now)
-            : Number.POSITIVE_INFINITY,
-      latencyMs: this.#latency.estimate(
-        target.model === undefined ? scope : modelScope(scope, target.model),
-      ),
+      waitMs: Math.max(0, choice.readyAt - now),
+      latencyMs,
+      limitedBy: overloaded ? undefined : coolingLimitedBy(lanes, now),
     }
   }
 

@@ -9,21 +9,35 @@ const error = (status: number, body: object, headers: Record<string, string> = {
 
 /** OpenAI's documented error bodies and headers. */
 export const openAIErrors = {
-  /** 429 `rate_limit_exceeded` with `retry-after` (s), optional `retry-after-ms`, and `x-ratelimit-*` reset headers. */
-  rateLimited(options: { retryAfterS?: number; retryAfterMs?: number } = {}): ErrorReply {
-    const headers: Record<string, string> = {
-      'x-ratelimit-limit-requests': '500',
-      'x-ratelimit-remaining-requests': '0',
-      'x-ratelimit-reset-requests': goDuration(options.retryAfterS ?? 1),
-    }
+  /** 429 `rate_limit_exceeded` on the request limit (default) or the token limit (`limit: 'tokens'`), with `retry-after` (s), optional `retry-after-ms`, and that limit's `x-ratelimit-*` headers. */
+  rateLimited(
+    options: { retryAfterS?: number; retryAfterMs?: number; limit?: 'requests' | 'tokens' } = {},
+  ): ErrorReply {
+    const reset = goDuration(options.retryAfterS ?? 1)
+    // OpenAI's 429 names the limit twice: `type` and the message's "on
+    // requests per min (RPM)" / "on tokens per min (TPM)"; the headers say
+    // which count is spent.
+    const tokens = options.limit === 'tokens'
+    const headers: Record<string, string> = tokens
+      ? {
+          'x-ratelimit-limit-tokens': '200000',
+          'x-ratelimit-remaining-tokens': '0',
+          'x-ratelimit-reset-tokens': reset,
+        }
+      : {
+          'x-ratelimit-limit-requests': '500',
+          'x-ratelimit-remaining-requests': '0',
+          'x-ratelimit-reset-requests': reset,
+        }
     if (options.retryAfterS !== undefined) headers['retry-after'] = String(options.retryAfterS)
     if (options.retryAfterMs !== undefined) headers['retry-after-ms'] = String(options.retryAfterMs)
     return error(
       429,
       {
-        message:
-          'Rate limit reached for gpt-4o-mini in organization org-fake on requests per min (RPM): Limit 500, Used 500, Requested 1. Please try again in 120ms.',
-        type: 'requests',
+        message: tokens
+          ? 'Rate limit reached for gpt-4o-mini in organization org-fake on tokens per min (TPM): Limit 200000, Used 200000, Requested 512. Please try again in 153ms.'
+          : 'Rate limit reached for gpt-4o-mini in organization org-fake on requests per min (RPM): Limit 500, Used 500, Requested 1. Please try again in 120ms.',
+        type: tokens ? 'tokens' : 'requests',
         code: 'rate_limit_exceeded',
       },
       headers,
