@@ -119,7 +119,13 @@ export function chatCompletions(ctx: GatewayContext) {
         // never reads would otherwise hold its socket, and the answer
         // buffered in it, for as long as it stays connected.
         if (!res.writableFinished) {
-          await flushedOrCut(res, 'finish', deadline, () => cutAtDeadline(res, deadline))
+          await flushedOrCut(
+            res,
+            'finish',
+            deadline,
+            () => cutAtDeadline(res, deadline),
+            ctx.config.deadline.maxMs,
+          )
         }
       }
     } catch (error) {

@@ -28,30 +28,40 @@ export const QUEUED_GRACE_MS = 1000
  * there closes the connection, which closes this response too:
  * `closeIfOrphaned`). Cut at its deadline, it was lost behind a stream the
  * client was reading the whole time. So its deadline only starts a grace of
- * `QUEUED_GRACE_MS` from the moment its turn comes.
+ * `QUEUED_GRACE_MS` from the moment its turn comes — within `queuedMaxMs`
+ * (the gateway's `deadline.maxMs`: no answer ahead, started earlier, runs
+ * longer under its own deadline): an answer ahead that was ended but is
+ * never taken (its last write not waited for) holds the turn for good, and
+ * then the connection is closed, as a client that stopped reading.
  */
 export async function flushedOrCut(
   res: Response,
   event: 'drain' | 'finish',
   deadline: Deadline,
   onCut: () => void,
+  queuedMaxMs: number,
 ): Promise<void> {
   const controller = new AbortController()
   const { clock } = deadline
-  let grace: unknown
+  let timer: unknown
   const cut = () => {
     if (!res.destroyed) {
       onCut()
-      ;(res.socket ?? res).destroy()
+      // Queued, `res` has no socket yet (its destroy waits for one): the
+      // connection is the request's.
+      ;(res.socket ?? res.req?.socket ?? res).destroy()
     }
     controller.abort()
   }
   const onTurn = () => {
-    grace = clock.setTimeout(cut, QUEUED_GRACE_MS)
+    clock.clearTimeout(timer)
+    timer = clock.setTimeout(cut, QUEUED_GRACE_MS)
   }
   const off = deadline.onDone(() => {
-    if (res.socket === null && !res.destroyed) res.once('socket', onTurn)
-    else cut()
+    if (res.socket === null && !res.destroyed) {
+      res.once('socket', onTurn)
+      timer = clock.setTimeout(cut, queuedMaxMs + QUEUED_GRACE_MS)
+    } else cut()
   })
   try {
     await Promise.race([
@@ -63,7 +73,7 @@ export async function flushedOrCut(
   } finally {
     off()
     res.off('socket', onTurn)
-    if (grace !== undefined) clock.clearTimeout(grace)
+    if (timer !== undefined) clock.clearTimeout(timer)
     controller.abort()
   }
 }

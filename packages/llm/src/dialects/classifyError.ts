@@ -20,6 +20,14 @@ export interface BodyVerdict {
   heuristicKind?: ErrorKind | undefined
   /** A wait found in the body (Gemini `RetryInfo`), used when headers give none. */
   retryAfterMs?: number | undefined
+  /**
+   * A wait read from the message's words (OpenAI's "Please try again in
+   * 7m12s."), used when neither headers nor `retryAfterMs` give one — and
+   * for a rate limit only: a server error's "try again in 30s" or a spent
+   * quota's says nothing a cooldown should act on (a quota with a wait is
+   * cooled, not retired).
+   */
+  messageWaitMs?: number | undefined
   /** What the limit applies to, when the body says (Gemini's quota dimensions). */
   scope?: CooldownScope | undefined
   /**
@@ -147,7 +155,10 @@ export function classifyError(input: ErrorInput, read: BodyReader): NormalizedEr
   } catch {
     headerWaitMs = undefined
   }
-  const hintMs = headerWaitMs ?? verdict?.retryAfterMs
+  const hintMs =
+    headerWaitMs ??
+    verdict?.retryAfterMs ??
+    (kind === 'rate_limited' ? verdict?.messageWaitMs : undefined)
   const retryAfterMs =
     verdict?.quotaWindow === 'day' ? Math.max(msUntilQuotaDay(Date.now()), hintMs ?? 0) : hintMs
   // Only for a rate limit: the field says nothing on any other failure.

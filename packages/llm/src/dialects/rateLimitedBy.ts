@@ -61,8 +61,8 @@ export function limitedByText(text: string | undefined): RateLimitedBy | undefin
 }
 
 // No nested or overlapping quantifiers: linear on any text.
-// A link ends where URL characters do: "…/error-code#token-limit，TPM …" keeps its TPM.
-const LINK = /\bhttps?:\/\/[\w\-.~:/?#[\]@!$&()*+,;=%]*/gi
+// A link ends where URL characters do, and at punctuation prose puts after one (`,`, `;`, `)`): "…/error-code),TPM …" keeps its TPM.
+const LINK = /\bhttps?:\/\/[\w\-.~:/?#[\]@&=%]*/gi
 const TOKENS_TEXT =
   /\btokens (?:per|has exceeded)\b|\b(?:tpm|tpd|itpm|otpm)\b|_token_count\b|_tokens_per_/i
 const TPS_TEXT = /\btps\b/i

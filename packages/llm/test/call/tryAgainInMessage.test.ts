@@ -54,6 +54,39 @@ describe('“Please try again in …” in a 429’s message', () => {
     expect(await wait(rpd.error.message, { 'retry-after': '3' })).toBe(3000)
   })
 
+  it('is no wait for anything but a rate limit: a server error, a spent quota, a stream error frame', async () => {
+    const serverError = await dialects.openai.normalizeError(
+      await errorOver(
+        500,
+        JSON.stringify({
+          error: { message: 'Service busy, please try again in 30s.', type: 'server_error' },
+        }),
+      ),
+    )
+    expect([serverError?.kind, serverError?.retryAfterMs]).toEqual(['server_error', undefined])
+    // A quota given a wait is cooled, not retired: its words must not give it one.
+    const quota = await dialects.openai.normalizeError(
+      await errorOver(
+        429,
+        JSON.stringify({
+          error: {
+            message: 'You exceeded your current quota. Please try again in 20s.',
+            type: 'insufficient_quota',
+            code: 'insufficient_quota',
+          },
+        }),
+      ),
+    )
+    expect([quota?.kind, quota?.retryAfterMs]).toEqual(['quota_exhausted', undefined])
+    const frame = dialects.openai.normalizeStreamError({
+      event: undefined,
+      data: JSON.stringify({
+        error: { message: 'Service busy, please try again in 30s.', type: 'server_error' },
+      }),
+    })
+    expect([frame?.kind, frame?.retryAfterMs]).toEqual(['server_error', undefined])
+  })
+
   it('a spent daily limit is not retried every second: one request, and the call names the wait', async () => {
     const fake = await fakes.start({ dialect: 'openai', reply: reply.error(429, rpd, perMinute) })
     const failure = await callModel({

@@ -61,6 +61,14 @@ describe('the words of a 429 name its limit', () => {
       (await relayed('详见 https://help.aliyun.com/zh/model-studio/rate-limit，TPM 超限'))
         ?.limitedBy,
     ).toBe('tokens')
+    // … and at the punctuation prose puts after a link.
+    expect(
+      (await relayed('Too many requests (see https://help.aliyun.com/error-code),TPM exceeded'))
+        ?.limitedBy,
+    ).toBe('tokens')
+    expect(
+      (await relayed('Throttled; see https://example.com/limits;TPM exceeded'))?.limitedBy,
+    ).toBe('tokens')
   })
 
   it('DashScope’s “Requests rate limit exceeded” under its bare Throttling code, and its burst guard', async () => {

@@ -39,12 +39,12 @@ export function readOpenAIError(
   const param = getString(error, 'param')
   // OpenAI's 429 `type` names the limit hit: `tokens` (TPM, TPD) or `requests` (RPM, RPD).
   const limitedBy = type === 'tokens' ? 'tokens' : type === 'requests' ? 'requests' : undefined
-  const retryAfterMs = tryAgainInMs(message)
+  const messageWaitMs = tryAgainInMs(message)
   return {
     providerCode: code ?? type,
     message,
     kind,
-    ...(retryAfterMs === undefined ? {} : { retryAfterMs }),
+    ...(messageWaitMs === undefined ? {} : { messageWaitMs }),
     ...(param === undefined || param === '' ? {} : { param }),
     ...(overLimit === undefined ? {} : { overLimit }),
     ...(limitedBy === undefined ? {} : { limitedBy }),
@@ -59,7 +59,7 @@ export function readOpenAIError(
  * limit, or a token limit whose remaining count is not 0 but too small for
  * this request, no header names a wait, and without this one a spent daily
  * limit was retried after a second's backoff, again and again. Used only
- * when no header gives a wait (`BodyVerdict.retryAfterMs`).
+ * for a rate limit, when no header gives a wait (`BodyVerdict.messageWaitMs`).
  */
 function tryAgainInMs(message: string | undefined): number | undefined {
   const found = TRY_AGAIN_IN.exec(message?.slice(0, 500) ?? '')

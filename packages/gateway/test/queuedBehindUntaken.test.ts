@@ -1,0 +1,75 @@
+import { once } from 'node:events'
+import { createServer, type ServerResponse } from 'node:http'
+import { type AddressInfo, connect } from 'node:net'
+import { Deadline, ManualClock } from '@hourglass/core'
+import type { Response } from 'express'
+import { afterEach, expect, it } from 'vitest'
+import { flushedOrCut, QUEUED_GRACE_MS } from '../src/http/flushedOrCut.js'
+
+/**
+ * An answer pipelined behind another waits for its turn past its own
+ * deadline (test/pipelinedBehindStream.timing.test.ts) — but not for ever:
+ * an answer ahead that was ended and is never taken (a client that stopped
+ * reading; its last write not waited for) holds the turn for good, and the
+ * answer behind it, its handler and its listeners were held with it until
+ * the connection died. Within `queuedMaxMs` (the gateway's `deadline.maxMs`)
+ * of its deadline it is cut: the connection closed.
+ */
+const closers: Array<() => void> = []
+afterEach(() => {
+  for (const close of closers.splice(0)) close()
+})
+
+it('an answer queued behind one the client never takes is cut once no answer ahead can still be running', async () => {
+  const clock = new ManualClock()
+  const queuedMaxMs = 5_000
+  let cuts = 0
+  let waited: Promise<void> | undefined
+  let resolveQueued!: (res: ServerResponse) => void
+  const queued = new Promise<ServerResponse>((resolve) => {
+    resolveQueued = resolve
+  })
+  const server = createServer((req, res) => {
+    // Ended at once, not waited for: 64 MiB the client never reads.
+    if (req.url === '/big') return void res.end(Buffer.alloc(64 * 1024 * 1024, 'a'))
+    res.end('{"ok":true}')
+    waited = flushedOrCut(
+      res as unknown as Response,
+      'finish',
+      Deadline.after(200, { clock }),
+      () => {
+        cuts++
+      },
+      queuedMaxMs,
+    )
+    resolveQueued(res)
+  })
+  server.listen(0, '127.0.0.1')
+  await once(server, 'listening')
+  closers.push(() => {
+    server.closeAllConnections()
+    server.close()
+  })
+  const socket = connect((server.address() as AddressInfo).port, '127.0.0.1')
+  closers.push(() => socket.destroy())
+  await once(socket, 'connect')
+  socket.pause() // the client stops reading
+  socket.write('GET /big HTTP/1.1\r\nhost: x\r\n\r\nGET /small HTTP/1.1\r\nhost: x\r\n\r\n')
+  const res = await queued
+  expect(res.socket, 'queued behind /big').toBeNull()
+
+  clock.advance(200) // its deadline: it waits for its turn
+  clock.advance(queuedMaxMs + QUEUED_GRACE_MS - 1)
+  expect(cuts, 'still within the time an answer ahead may run').toBe(0)
+  clock.advance(1)
+  // Settled within the turn (the cut is synchronous; the wait ends in microtasks).
+  const pending = Symbol('pending')
+  const settled = await Promise.race([
+    waited,
+    new Promise((resolve) => setImmediate(resolve, pending)),
+  ])
+  expect(settled, 'the wait ended').not.toBe(pending)
+  expect(cuts).toBe(1)
+  // The connection, closed by the gateway (the paused client would not see it).
+  expect(res.req.socket.destroyed).toBe(true)
+})
