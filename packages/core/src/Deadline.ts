@@ -3,6 +3,7 @@ import { type Clock, isClock, MAX_TIMER_MS, systemClock } from './clock.js'
 import { DeadlineExceededError } from './DeadlineExceededError.js'
 import { describeValue } from './describeValue.js'
 import { isAbortSignal } from './isAbortSignal.js'
+import { isNameLent, lendName } from './lentName.js'
 import { type PlanEntry, type PlanOptions, SlicePlan } from './SlicePlan.js'
 import { recordTimerLateness } from './timerLateness.js'
 
@@ -95,6 +96,8 @@ export class Deadline {
     // `"slice": null`). The parent's name is already its nearest named
     // ancestor's.
     this.name = options.name ?? parent?.name
+    // Lent, not its own: a slice still reports this child's expiry as its own (see lentName).
+    if (options.name === undefined && this.name !== undefined) lendName(this)
     this.observe = options.observe ?? parent?.observe ?? false
     if (options.onExpire != null && typeof options.onExpire !== 'function') {
       // Called only at expiry, where its TypeError is reported as uncaught
@@ -349,6 +352,7 @@ export class Deadline {
         elapsedMs,
         slice: this.name,
       })
+      if (isNameLent(this)) lendName(this.#reason as object)
     }
     // The owner's answer first (a server's 504 or DEADLINE_EXCEEDED), then
     // the signal and onDone: code that reacts to the abort at once — a

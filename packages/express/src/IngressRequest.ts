@@ -28,7 +28,7 @@ import { dropHeadBody } from './dropHeadBody.js'
 import type { ResolvedOptions } from './options.js'
 import { shieldSocket } from './shieldSocket.js'
 import { stopPipedSources, swallowLateWrites } from './swallowLateWrites.js'
-import { watchEnd } from './watchEnd.js'
+import { RESPOND_END_GRACE_MS, watchEnd } from './watchEnd.js'
 import { discardUnsentHead, writeExpired } from './writeExpired.js'
 import { writeInvalid } from './writeInvalid.js'
 
@@ -100,6 +100,8 @@ export class IngressRequest {
   #finished = false
   /** Set when our own timer's 504 is written: when it was due (system clock), to time its flush. */
   #timedOutAt: number | undefined
+  /** Armed when respond's `end` has not finished when it returns (see `#boundDeferredEnd`); cleared in `#finish`. */
+  #endGrace: unknown
 
   constructor(
     req: IncomingMessage,
@@ -382,9 +384,31 @@ export class IngressRequest {
         putBack?.()
         ending.stop()
       }
-      if (this.res.writableEnded || ending.called) return '504'
+      if (this.res.writableEnded) return '504'
+      if (ending.called) {
+        this.#boundDeferredEnd()
+        return '504'
+      }
     }
     return writeExpired(this.res, this.req.method, { budgetMs: this.budgetMs, elapsedMs, slice })
+  }
+
+  /**
+   * `respond` called `end` and a middleware completes it later
+   * (express-session, once its store has answered): the answer is kept, but
+   * not for ever. A store that never answers held the socket and everything
+   * buffered for good, the request never ended (no end event): past the
+   * grace the response is destroyed, and `#onClose` ends the request
+   * `expired`. The timer is on the deadline's clock, cleared by `#finish`.
+   */
+  #boundDeferredEnd(): void {
+    const res = this.res
+    // Taken now: the late writers' swallowing (next in `#expire`) wraps `destroy` too.
+    const destroy = res.destroy
+    this.#endGrace = this.deadline.clock.setTimeout(() => {
+      this.#endGrace = undefined
+      if (!this.#finished && !res.writableFinished) destroy.call(res)
+    }, RESPOND_END_GRACE_MS)
   }
 
   #publishExpire(
@@ -478,6 +502,10 @@ export class IngressRequest {
   #finish(): void {
     if (this.#finished) return
     this.#finished = true
+    if (this.#endGrace !== undefined) {
+      this.deadline.clock.clearTimeout(this.#endGrace)
+      this.#endGrace = undefined
+    }
     if (this.#onFinish !== undefined) removeListener.call(this.res, 'finish', this.#onFinish)
     removeListener.call(this.res, 'close', this.#onClose)
     this.deadline.dispose()

@@ -67,7 +67,8 @@ export interface DeadlineMiddlewareOptions {
    * started (on arrival, or when the handler's deadline ends), in place of
    * the plain 504: an API's own error shape. It must end the response before
    * it returns (calling `end`, `json` or `send` is enough, also through a
-   * middleware that completes the end later); what it leaves unended — an
+   * middleware that completes the end later, within a second: past that the
+   * response is destroyed); what it leaves unended — an
    * `async` one writing after an `await` too — gets the plain answer. A
    * response already started is ended (or cut) as without it. Called once per expired request, never on
    * the success path.
