@@ -34,7 +34,7 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }))
 
 function startSignalled(signal: NodeJS.Signals, at: string, args: string[]) {
   assertBuilt()
-  return runNode(['--import', preload(at, signal), hourglassBin, ...args], { killAfterMs: 30_000 })
+  return runNode(['--import', preload(at, signal), hourglassBin, ...args], { killAfterMs: 14_000 })
 }
 
 describe('a signal while hourglass starts', () => {

@@ -11,17 +11,22 @@
  *
  * Like @hourglass/gateway's holdSignals: the first signal is held, a second
  * is not (its default action ends the process at once), and a held one is
- * delivered again on release. Imported by nothing heavy, so the binary can
- * hold before it loads anything else.
+ * delivered again on release. A held signal also aborts
+ * `startupStopSignal()`: a command's own start-up I/O (the gateway's config
+ * read, its host lookup) may wait for good — a FIFO nobody writes, a hung
+ * resolver — and a signal only recorded meanwhile stopped nothing. Imported
+ * by nothing heavy, so the binary can hold before it loads anything else.
  */
 const STOP_SIGNALS = ['SIGINT', 'SIGTERM'] as const
 
 let held: NodeJS.Signals | undefined
 let binary = false
+let stopping = new AbortController()
 
 const onSignal = (signal: NodeJS.Signals) => {
   held = signal
   stopHolding()
+  stopping.abort(signal)
 }
 
 function stopHolding(): void {
@@ -32,6 +37,7 @@ function stopHolding(): void {
 export function holdStartupSignals(): void {
   binary = true
   stopHolding()
+  if (stopping.signal.aborted) stopping = new AbortController()
   for (const name of STOP_SIGNALS) process.on(name, onSignal)
 }
 
@@ -42,6 +48,16 @@ export function holdStartupSignals(): void {
  */
 export function isHourglassBinary(): boolean {
   return binary
+}
+
+/**
+ * Aborts when a stop signal is held (its `reason`: the signal's name): what
+ * the command waits for while it starts can stop waiting. Never aborts in a
+ * caller's process (`main()` as a library holds nothing), nor after the
+ * hold is released: the command's own handlers take a signal from then on.
+ */
+export function startupStopSignal(): AbortSignal {
+  return stopping.signal
 }
 
 /** The stop signal held so far, else undefined. */

@@ -1,10 +1,14 @@
 import { lookup } from 'node:dns/promises'
 import { isIP } from 'node:net'
-import type { Command } from '../Command.js'
+import { hostname } from 'node:os'
+import type { Command, Io } from '../Command.js'
 import { intOption, parseCommandArgs } from '../parseCommandArgs.js'
 import { printable } from '../printable.js'
-import { heldStartupSignal, releaseStartupSignals } from '../startupSignals.js'
+import { releaseFifoReaders } from '../releaseFifoReaders.js'
+import { heldStartupSignal, releaseStartupSignals, startupStopSignal } from '../startupSignals.js'
 import { UsageError } from '../UsageError.js'
+import { STOPPED, unlessStopped } from '../unlessStopped.js'
+import { unprivilegedPortStart } from '../unprivilegedPortStart.js'
 
 const LOG_LEVELS = ['debug', 'info', 'warn', 'error'] as const
 
@@ -96,7 +100,25 @@ A flag wins over its environment variable.
     // A name that does not resolve is the caller's setting: say so before the
     // gateway starts, which would first dial Redis (a config's `redis.url`),
     // wait for it and log about it, and only then fail to listen.
-    if (isIP(host) === 0) await checkResolves(host)
+    // A stop signal held while this command's own start-up I/O waits (a
+    // resolver that hangs, a config that is a FIFO nobody writes, a slow
+    // mount) stops it there: the wait may never end, and the signal was only
+    // recorded. Nothing is started yet, so nothing to drain: exit 0.
+    const startupStop = startupStopSignal()
+    const stopped = () => {
+      stoppedWhileStarting(
+        io,
+        heldStartupSignal() ?? (startupStop.reason as NodeJS.Signals),
+        logLevel,
+      )
+      return 0
+    }
+    if (
+      isIP(host) === 0 &&
+      (await unlessStopped(startupStop, () => checkResolves(host))) === STOPPED
+    ) {
+      return stopped()
+    }
     // Imported when used: the gateway package (and what it pulls in) costs the
     // other commands nothing.
     const { DEFAULT_REPLY_RESERVE_MS, isGatewayConfigError, loadGatewayConfig, startGateway } =
@@ -104,7 +126,13 @@ A flag wins over its environment variable.
     let running: Awaited<ReturnType<typeof startGateway>>
     let signalledEarly: NodeJS.Signals | undefined
     try {
-      const config = await loadGatewayConfig(configPath)
+      const config = await unlessStopped(
+        startupStop,
+        () => loadGatewayConfig(configPath),
+        // Node's exit would wait for the read left behind: let a FIFO's go.
+        () => releaseFifoReaders(configPath),
+      )
+      if (config === STOPPED) return stopped()
       // createGateway refuses a default budget no longer than the time it
       // keeps to write its 504 (replyReserveMs, which this command has no
       // flag for): said as the config field it is, like the schema's problems.
@@ -152,10 +180,12 @@ A flag wins over its environment variable.
         )
         return 1
       }
-      if (code === 'EACCES' && port > 0 && port < 1024) {
+      const portStart = code === 'EACCES' ? unprivilegedPortStart() : 0
+      if (code === 'EACCES' && port > 0 && port < portStart) {
         // A container that runs as a user, given PORT=80: Node's `listen EACCES` said neither why nor what to do.
+        // The bound as this machine sets it: not always 1024.
         io.stderr(
-          `hourglass gateway: cannot listen on ${address}: permission denied (a port below 1024 needs privileges: ${otherPort})\n`,
+          `hourglass gateway: cannot listen on ${address}: permission denied (a port below ${portStart} needs privileges: ${otherPort})\n`,
         )
         return 1
       }
@@ -228,6 +258,27 @@ function untilSignalled(forced: (signal: NodeJS.Signals) => void): {
       process.off('SIGTERM', onSignal)
     },
   }
+}
+
+/**
+ * The line a stop during start-up gets, as the gateway's logger writes its
+ * shutdown record (a JSON line on stderr, at info): a supervisor that stops
+ * the gateway while it reads its config reads the same event as one that
+ * stops it while it listens, not silence.
+ */
+function stoppedWhileStarting(io: Io, signal: NodeJS.Signals, logLevel: string): void {
+  if (logLevel !== 'debug' && logLevel !== 'info') return
+  io.stderr(
+    `${JSON.stringify({
+      level: 'info',
+      time: Date.now(),
+      pid: process.pid,
+      hostname: hostname(),
+      event: 'shutdown',
+      signal,
+      msg: `shutdown: ${signal} while starting: stopped before listening`,
+    })}\n`,
+  )
 }
 
 const LISTEN_HINT = ' (set --host or HOST; in a container, 0.0.0.0)'
