@@ -104,8 +104,9 @@ export class ClientCall {
     // A server stream's deadline with no expiry (it came with none) carries
     // only its client's cancel: a call made under it has no deadline at all.
     // Taken for a caller's `Deadline.never()`, a unary call a watch handler
-    // made went out with none and waited as long as its server did.
-    const unbounded = deadline !== undefined && isUnboundedStream(deadline)
+    // made went out with none and waited as long as its server did. Not an
+    // observe-only one: dark mode adds no gRPC deadline, `defaultMs` included.
+    const unbounded = deadline !== undefined && !deadline.observe && isUnboundedStream(deadline)
     // Dark mode propagates the header but adds no deadline of ours to the
     // call (enforcing it here would change outcomes); the call's own is sent
     // as above, wire-safe, in every mode.

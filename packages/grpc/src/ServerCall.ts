@@ -10,9 +10,12 @@ import {
   ClientClosedError,
   Deadline,
   DeadlineExceededError,
+  type DeadlineSource,
   defaultReserveMs,
   type InvalidDeadlineHeader,
   isDeadlineExceeded,
+  KNOWN_DEADLINE_SOURCES,
+  type ReadDeadlineResult,
   readDeadline,
   runWithDeadline,
 } from '@hourglass/core'
@@ -23,10 +26,12 @@ import {
   grpcChannels,
 } from './channels.js'
 import { attachDeadline } from './deadlineOf.js'
-import { expiredStatus } from './expiredStatus.js'
+import { type ExpiredBudget, expiredStatus } from './expiredStatus.js'
 import { metadataHeaders } from './metadataHeaders.js'
 import type { ResolvedServerOptions } from './serverOptions.js'
 import { markUnboundedStream } from './unboundedStream.js'
+
+const NONE: readonly never[] = []
 
 /** How early grpc-js's own deadline timer may fire against the wall clock, ms. */
 const GRPC_TIMER_SLACK_MS = 5
@@ -51,7 +56,10 @@ export class ServerCall {
   #deadline: Deadline | undefined
   #budgetMs = 0
   #reserveMs = 0
-  #budgetFromDefault = false
+  /** How the budget was read, for the `DEADLINE_EXCEEDED` details. */
+  #read: ReadDeadlineResult | undefined
+  /** Deadline headers the call sent that `trust` leaves out (looked for only when `defaultMs` was used). */
+  #untrusted: readonly DeadlineSource[] = NONE
   #arriving = false
   #expiredOnArrival = false
   /** The handler will never see this call: refused or expired on arrival. */
@@ -107,10 +115,8 @@ export class ServerCall {
 
   #arrive(metadata: Metadata, next: (metadata: Metadata) => void): void {
     const options = this.#options
-    const read = readDeadline(metadataHeaders(metadata, this.#call.getDeadline()), {
-      maxMs: options.maxMs,
-      sources: options.trust,
-    })
+    const headers = metadataHeaders(metadata, this.#call.getDeadline())
+    const read = readDeadline(headers, { maxMs: options.maxMs, sources: options.trust })
     if (read.invalid.length > 0) {
       grpcChannels.serverInvalidHeader.publish(() => ({
         method: this.#method.path,
@@ -123,7 +129,15 @@ export class ServerCall {
     // such stream after 2 s. A unary or client-streaming call gets it.
     this.#budgetMs =
       read.ms ?? (this.#method.responseStream ? Number.POSITIVE_INFINITY : options.defaultMs)
-    this.#budgetFromDefault = read.ms === undefined
+    this.#read = read
+    // Read now, before a handler can pass this metadata on: a header the call
+    // sent that is not trusted is why it got the default, not "it sent none".
+    // (A stream sent none never expires: nothing to explain.)
+    if (read.ms === undefined && !this.#method.responseStream) {
+      this.#untrusted = KNOWN_DEADLINE_SOURCES.filter(
+        (header) => !options.trust.includes(header) && headers.get(header) !== null,
+      )
+    }
     this.#arriving = true
     this.#reserveMs = options.reserveMs ?? defaultReserveMs(options.clock)
     const deadline = Deadline.after(this.#budgetMs - this.#reserveMs, {
@@ -206,13 +220,15 @@ export class ServerCall {
       const reason = isDeadlineExceeded(deadline.reason)
         ? deadline.reason
         : new DeadlineExceededError({ budgetMs: deadline.budgetMs, elapsedMs })
-      this.#call.sendStatus(
-        expiredStatus(
-          reason,
-          { ms: this.#budgetMs, fromDefault: this.#budgetFromDefault },
-          this.#reserveMs,
-        ),
-      )
+      const read = this.#read
+      const budget: ExpiredBudget = {
+        ms: this.#budgetMs,
+        source: read?.source,
+        clamped: read?.clamped ?? false,
+        invalid: read?.invalid ?? NONE,
+        untrusted: this.#untrusted,
+      }
+      this.#call.sendStatus(expiredStatus(reason, budget, this.#reserveMs))
       // The deadline has expired already, so its signal aborted before this
       // status went out: work done for the call is being stopped.
     }

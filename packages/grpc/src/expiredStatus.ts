@@ -1,5 +1,10 @@
 import { Metadata, status } from '@grpc/grpc-js'
-import { DEADLINE_EXPIRED_HEADER, type DeadlineExceededError } from '@hourglass/core'
+import {
+  DEADLINE_EXPIRED_HEADER,
+  type DeadlineExceededError,
+  type DeadlineSource,
+  type InvalidDeadlineHeader,
+} from '@hourglass/core'
 
 /**
  * The trailer of every `DEADLINE_EXCEEDED` Hourglass sends, like the 504's
@@ -11,28 +16,56 @@ export function expiredTrailer(): Metadata {
   return trailer
 }
 
+/** How a call's budget was set, as `readDeadline` read its metadata. */
+export interface ExpiredBudget {
+  /** The budget the call was given, before the reserve, in ms. */
+  ms: number
+  /** The trusted header it came from; undefined: the server's `defaultMs`. */
+  source: DeadlineSource | undefined
+  /** The caller's value was larger and was cut to `maxMs`. */
+  clamped: boolean
+  /** Trusted headers that were malformed (`strict` off). */
+  invalid: readonly InvalidDeadlineHeader[]
+  /** Deadline headers the call sent that the server does not trust. */
+  untrusted: readonly DeadlineSource[]
+}
+
 /**
  * The status the server interceptor answers with when a call's time runs out.
- * The details are core's `DeadlineExceededError` message for the handler's
- * deadline (the reason its signal aborted with), then, when a reserve was
- * kept, the budget the call came with and the reserve. "279 ms elapsed of a
- * 287 ms budget" told a caller a budget that counted the server's reserve,
- * and a call cut before its own time seemed to be.
+ * The details start with core's `DeadlineExceededError` message for the
+ * handler's deadline (the reason its signal aborted with); its two numbers
+ * are the same, so the parenthesis says what the caller can act on: where
+ * the budget came from (its header, the server's `maxMs` cap, or
+ * `defaultMs` and why: none sent, one not trusted, one malformed), then the
+ * reserve kept back. Told "the 300 ms left when the call arrived", a caller
+ * that sent 5000 ms (cut to maxMs), or one whose header was not trusted,
+ * could not tell what to fix.
  */
 export function expiredStatus(
   expired: DeadlineExceededError,
-  budget: { ms: number; fromDefault: boolean },
+  budget: ExpiredBudget,
   reserveMs: number,
 ): { code: status; details: string; metadata: Metadata } {
-  const came = budget.fromDefault
-    ? 'the server gives a call without a deadline'
-    : 'left when the call arrived'
+  const reserve = reserveMs > 0 ? `, less ${Math.round(reserveMs)} ms kept back to answer` : ''
   return {
     code: status.DEADLINE_EXCEEDED,
-    details:
-      reserveMs > 0
-        ? `${expired.message} (the ${Math.round(budget.ms)} ms ${came}, less ${Math.round(reserveMs)} ms kept back to answer)`
-        : expired.message,
+    details: `${expired.message} (the ${Math.round(budget.ms)} ms ${cameFrom(budget)}${reserve})`,
     metadata: expiredTrailer(),
   }
+}
+
+function cameFrom(budget: ExpiredBudget): string {
+  if (budget.source !== undefined) {
+    return budget.clamped
+      ? `this server allows a call (maxMs: its ${budget.source} asked for more)`
+      : `its ${budget.source} left when the call arrived`
+  }
+  if (budget.invalid.length > 0) {
+    const why = budget.invalid.map(({ header, reason }) => `${header}: ${reason}`).join('; ')
+    return `the server gives a call without a valid deadline (${why})`
+  }
+  if (budget.untrusted.length > 0) {
+    return `the server gives a call without a deadline it trusts (not trusted: ${budget.untrusted.join(', ')})`
+  }
+  return 'the server gives a call without a deadline'
 }

@@ -1,5 +1,5 @@
 import type { Deadline as GrpcDeadline, Metadata } from '@grpc/grpc-js'
-import { GRPC_TIMEOUT_HEADER, type HeaderSource, MAX_TIMER_MS } from '@hourglass/core'
+import { GRPC_TIMEOUT_HEADER, MAX_TIMER_MS } from '@hourglass/core'
 
 /**
  * An inbound call's deadline sources as headers core's `readDeadline` reads,
@@ -13,7 +13,10 @@ import { GRPC_TIMEOUT_HEADER, type HeaderSource, MAX_TIMER_MS } from '@hourglass
  * microseconds ago, so no skew enters. Other metadata values are read as
  * they came; a header sent twice is joined with `, ` and rejected as repeated.
  */
-export function metadataHeaders(metadata: Metadata, grpcDeadline: GrpcDeadline): HeaderSource {
+export function metadataHeaders(
+  metadata: Metadata,
+  grpcDeadline: GrpcDeadline,
+): { get(name: string): string | null } {
   const at = grpcDeadline instanceof Date ? grpcDeadline.getTime() : grpcDeadline
   const grpcMs = Number.isFinite(at) ? Math.max(0, Math.floor(at - Date.now())) : undefined
   return {

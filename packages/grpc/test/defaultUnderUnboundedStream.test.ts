@@ -21,6 +21,13 @@ const servers: RunningServer[] = []
 const clients: WorkClientApi[] = []
 const recordings: Recording<unknown>[] = []
 
+interface ChainOptions {
+  /** The inbound stream the outbound call is made under. */
+  kind?: 'serverStream' | 'bidi'
+  /** The server interceptor's mode on that stream. */
+  mode?: 'enforce' | 'observe'
+}
+
 afterEach(async () => {
   for (const c of clients.splice(0)) c.close()
   for (const s of servers.splice(0)) await s.close()
@@ -36,26 +43,26 @@ afterEach(async () => {
  * stuck backend for as long as the watch lived.
  */
 describe('a unary call made from a server stream that has no deadline', () => {
-  async function chain(outbound: (toC: WorkClientApi) => Promise<unknown>) {
+  async function chain(
+    outbound: (toC: WorkClientApi) => Promise<unknown>,
+    { kind = 'serverStream', mode = 'enforce' }: ChainOptions = {},
+  ) {
     const stuck = await startServer({ unary: () => {} }, [deadlineServerInterceptor()])
     servers.push(stuck)
     const toC = connect(stuck.address, [deadlineInterceptor({ defaultMs: 300 })])
     clients.push(toC)
     let result: unknown
-    const watch = await startServer(
-      {
-        serverStream: async (call: { end(): void }) => {
-          result = await outbound(toC)
-          call.end()
-        },
-      },
-      [deadlineServerInterceptor()],
-    )
+    const handler = async (call: { end(): void }) => {
+      result = await outbound(toC)
+      call.end()
+    }
+    const watch = await startServer({ [kind]: handler }, [deadlineServerInterceptor({ mode })])
     servers.push(watch)
     const toB = connect(watch.address)
     clients.push(toB)
     await new Promise<void>((resolve) => {
-      const stream = toB.serverStream({}, new Metadata(), {})
+      const stream =
+        kind === 'bidi' ? toB.bidi(new Metadata(), {}) : toB.serverStream({}, new Metadata(), {})
       stream.on('data', () => {})
       stream.on('status', () => resolve())
     })
@@ -87,4 +94,31 @@ describe('a unary call made from a server stream that has no deadline', () => {
     })
     expect(starts.messages[0]!.budgetMs).toBe(Number.POSITIVE_INFINITY)
   })
+
+  it('made from a bidi stream that has no deadline, it gets defaultMs too', async () => {
+    const starts = record<GrpcClientStartMessage>(grpcChannels.clientStart)
+    recordings.push(starts as Recording<unknown>)
+    const code = await chain((toC) => unaryCall(toC), { kind: 'bidi' })
+    expect(code).toBe(status.DEADLINE_EXCEEDED)
+    expect(starts.messages[0]!.budgetMs).toBeLessThanOrEqual(300)
+  })
+
+  // Dark mode changes no outcome: the stream's observe-only deadline adds no
+  // gRPC deadline to a call made under it, defaultMs included.
+  for (const kind of ['serverStream', 'bidi'] as const) {
+    it(`in observe mode (${kind}), it goes out with no gRPC deadline, not defaultMs`, async () => {
+      const starts = record<GrpcClientStartMessage>(grpcChannels.clientStart)
+      recordings.push(starts as Recording<unknown>)
+      await chain(
+        (toC) => {
+          const call = toC.unary({}, new Metadata(), {}, () => {})
+          const sent = starts.messages[0]?.budgetMs
+          call.cancel()
+          return Promise.resolve(sent)
+        },
+        { kind, mode: 'observe' },
+      )
+      expect(starts.messages[0]!.budgetMs).toBe(Number.POSITIVE_INFINITY)
+    })
+  }
 })

@@ -37,7 +37,7 @@ function remaining(ms: string): Metadata {
 }
 
 describe('the DEADLINE_EXCEEDED details tell the caller its own budget, and the reserve apart', () => {
-  it('a 300 ms call cut by a server keeping 13 ms back reads "287 ms elapsed of a 287 ms budget", and names the 300 ms and the 13 ms', async () => {
+  it('a 300 ms call cut by a server keeping 13 ms back reads "287 ms elapsed of a 287 ms budget", and names the 300 ms, the header that sent them and the 13 ms', async () => {
     const clock = new ManualClock()
     const running = deferred()
     const work = await serve(() => running.resolve(), { clock, reserveMs: 13 })
@@ -47,7 +47,7 @@ describe('the DEADLINE_EXCEEDED details tell the caller its own budget, and the 
     const result = await pending
     expect(result.error?.code).toBe(status.DEADLINE_EXCEEDED)
     expect(result.error?.details).toBe(
-      'deadline exceeded: 287 ms elapsed of a 287 ms budget (the 300 ms left when the call arrived, less 13 ms kept back to answer)',
+      'deadline exceeded: 287 ms elapsed of a 287 ms budget (the 300 ms its x-deadline-remaining-ms left when the call arrived, less 13 ms kept back to answer)',
     )
   })
 
@@ -71,7 +71,7 @@ describe('the DEADLINE_EXCEEDED details tell the caller its own budget, and the 
     expect(result.error?.details.startsWith(reason.message)).toBe(true)
   })
 
-  it("with no reserve the details are core's message as it is", async () => {
+  it('with no reserve the parenthesis names the budget and where it came from alone', async () => {
     const clock = new ManualClock()
     const running = deferred()
     const work = await serve(() => running.resolve(), { clock, reserveMs: 0 })
@@ -79,7 +79,7 @@ describe('the DEADLINE_EXCEEDED details tell the caller its own budget, and the 
     await running.promise
     clock.advance(400)
     expect((await pending).error?.details).toBe(
-      'deadline exceeded: 400 ms elapsed of a 400 ms budget',
+      'deadline exceeded: 400 ms elapsed of a 400 ms budget (the 400 ms its x-deadline-remaining-ms left when the call arrived)',
     )
   })
 
@@ -88,7 +88,7 @@ describe('the DEADLINE_EXCEEDED details tell the caller its own budget, and the 
     const result = await unary(work, {}, {}, remaining('8'))
     expect(result.error?.code).toBe(status.DEADLINE_EXCEEDED)
     expect(result.error?.details).toBe(
-      'deadline exceeded: 0 ms elapsed of a 0 ms budget (the 8 ms left when the call arrived, less 10 ms kept back to answer)',
+      'deadline exceeded: 0 ms elapsed of a 0 ms budget (the 8 ms its x-deadline-remaining-ms left when the call arrived, less 10 ms kept back to answer)',
     )
   })
 
@@ -101,6 +101,60 @@ describe('the DEADLINE_EXCEEDED details tell the caller its own budget, and the 
     clock.advance(190)
     expect((await pending).error?.details).toBe(
       'deadline exceeded: 190 ms elapsed of a 190 ms budget (the 200 ms the server gives a call without a deadline, less 10 ms kept back to answer)',
+    )
+  })
+
+  it('a call whose budget was cut to maxMs is told the server allows no more, not that it had that much left', async () => {
+    const clock = new ManualClock()
+    const running = deferred()
+    const work = await serve(() => running.resolve(), { clock, reserveMs: 13, maxMs: 300 })
+    const pending = unary(work, {}, {}, remaining('5000'))
+    await running.promise
+    clock.advance(287)
+    expect((await pending).error?.details).toBe(
+      'deadline exceeded: 287 ms elapsed of a 287 ms budget (the 300 ms this server allows a call (maxMs: its x-deadline-remaining-ms asked for more), less 13 ms kept back to answer)',
+    )
+  })
+
+  it('a call whose deadline header the server does not trust is told so, not that it sent none', async () => {
+    const clock = new ManualClock()
+    const running = deferred()
+    const work = await serve(() => running.resolve(), {
+      clock,
+      reserveMs: 10,
+      defaultMs: 200,
+      trust: [],
+    })
+    const pending = unary(work, {}, {}, remaining('5000'))
+    await running.promise
+    clock.advance(190)
+    expect((await pending).error?.details).toBe(
+      'deadline exceeded: 190 ms elapsed of a 190 ms budget (the 200 ms the server gives a call without a deadline it trusts (not trusted: x-deadline-remaining-ms), less 10 ms kept back to answer)',
+    )
+  })
+
+  it('a call whose deadline header was malformed (not strict) is told which and why, not that it sent none', async () => {
+    const clock = new ManualClock()
+    const running = deferred()
+    const work = await serve(() => running.resolve(), { clock, reserveMs: 10, defaultMs: 200 })
+    const pending = unary(work, {}, {}, remaining('soon'))
+    await running.promise
+    clock.advance(190)
+    expect((await pending).error?.details).toBe(
+      'deadline exceeded: 190 ms elapsed of a 190 ms budget (the 200 ms the server gives a call without a valid deadline (x-deadline-remaining-ms: not a number), less 10 ms kept back to answer)',
+    )
+  })
+
+  it("a budget from the call's own gRPC deadline is named grpc-timeout", async () => {
+    const clock = new ManualClock()
+    const running = deferred()
+    const work = await serve(() => running.resolve(), { clock, reserveMs: 10 })
+    // Far enough that grpc-js's own timer stays out of it: the ManualClock decides.
+    const pending = unary(work, {}, { deadline: Date.now() + 20_000 })
+    await running.promise
+    clock.advance(20_000)
+    expect((await pending).error?.details).toMatch(
+      /^deadline exceeded: \d+ ms elapsed of a \d+ ms budget \(the \d+ ms its grpc-timeout left when the call arrived, less 10 ms kept back to answer\)$/,
     )
   })
 })

@@ -365,7 +365,7 @@ describe('deadlineServerInterceptor: when time runs out', () => {
     const result = await pending
     expect(result.error?.code).toBe(status.DEADLINE_EXCEEDED)
     expect(result.error?.details).toBe(
-      'deadline exceeded: 990 ms elapsed of a 990 ms budget (the 1000 ms left when the call arrived, less 10 ms kept back to answer)',
+      'deadline exceeded: 990 ms elapsed of a 990 ms budget (the 1000 ms its x-deadline-remaining-ms left when the call arrived, less 10 ms kept back to answer)',
     )
     expect(result.error?.metadata.get('x-deadline-expired')).toEqual(['1'])
     expect(isDeadlineExceeded(await aborted.promise)).toBe(true)

@@ -1,5 +1,5 @@
 import type { LlmAttemptMessage } from '@hourglass/llm'
-import type { Meter } from '@opentelemetry/api'
+import type { Attributes, Meter } from '@opentelemetry/api'
 import {
   ATTR_BULLMQ_JOB_NAME,
   ATTR_DEADLINE_ATTEMPT,
@@ -127,6 +127,24 @@ export function metricHandlers(meter: Meter): Handlers {
     unit: '{token}',
     advice: { explicitBucketBoundaries: GEN_AI_TOKEN_BUCKETS },
   })
+  /**
+   * What an ingress's handler had left when it started. Not a call `strict`
+   * refused (it never ran; its budget is only the fallback), nor one with no
+   * deadline (a gRPC stream that came with none: nothing to measure).
+   */
+  const recordIngress = (
+    m: { refused: boolean; deadline: { remaining(): number }; source: string; mode: string },
+    attributes: Attributes = {},
+  ) => {
+    if (m.refused) return
+    const remaining = m.deadline.remaining()
+    if (!Number.isFinite(remaining)) return
+    ingressRemaining.record(seconds(remaining), {
+      [ATTR_DEADLINE_SOURCE]: m.source,
+      [ATTR_DEADLINE_MODE]: m.mode,
+      ...attributes,
+    })
+  }
   const countExceeded = (stage: DeadlineStage, slice?: string) =>
     exceeded.add(1, defined({ [ATTR_DEADLINE_STAGE]: stage, [ATTR_DEADLINE_SLICE]: slice }))
   // HTTP attempts sent for a model attempt (by their handle), from their
@@ -164,15 +182,7 @@ export function metricHandlers(meter: Meter): Handlers {
   return {
     express: {
       start(m) {
-        // Refused under `strict` (a malformed header): it never ran, and its
-        // budget is only the fallback `defaultMs`, not one a caller gave.
-        if (m.refused) return
-        const remaining = m.deadline.remaining()
-        if (!Number.isFinite(remaining)) return
-        ingressRemaining.record(seconds(remaining), {
-          [ATTR_DEADLINE_SOURCE]: m.source,
-          [ATTR_DEADLINE_MODE]: m.mode,
-        })
+        recordIngress(m)
       },
       expire(m) {
         countExceeded(m.stage, m.slice)
@@ -275,20 +285,14 @@ export function metricHandlers(meter: Meter): Handlers {
     grpc: {
       // A gRPC server is an ingress as an Express app is: its calls' budgets
       // and its callers that leave go in the same metrics, with the method.
-      // Not a call `strict` refused (it never ran; its budget is the fallback),
-      // nor a stream that came with no deadline (none to measure).
       serverStart(m) {
-        if (m.refused) return
-        const remaining = m.deadline.remaining()
-        if (!Number.isFinite(remaining)) return
-        ingressRemaining.record(seconds(remaining), {
-          [ATTR_DEADLINE_SOURCE]: m.source,
-          [ATTR_DEADLINE_MODE]: m.mode,
-          ...rpcAttributes(m.method, conventions),
-        })
+        recordIngress(m, rpcAttributes(m.method, conventions))
       },
-      serverClientCancelled() {
-        clientClosed.add(1)
+      // Not a stream that came with no deadline, as `ingress.remaining` leaves
+      // it out: its client cancelling is how a watch normally ends, and every
+      // one of them counted as a caller that left.
+      serverClientCancelled(m) {
+        if (Number.isFinite(m.deadline.expiresAt)) clientClosed.add(1)
       },
       // As an HTTP request's: `arrival` (no time when it came in) or
       // `handler`, dark mode's observed ones too. The message names no slice.

@@ -30,29 +30,34 @@ import { setupOtel } from './helpers/otel.js'
 // a ManualClock, moved by hand once the handler runs.
 
 const METRIC = 'hourglass.deadline.exceeded'
+const REMAINING = 'hourglass.deadline.ingress.remaining'
+const CLOSED = 'hourglass.deadline.client_closed'
 
 const json = {
   serialize: (value: unknown) => Buffer.from(JSON.stringify(value ?? null)),
   deserialize: (bytes: Buffer) => JSON.parse(bytes.toString('utf8')) as unknown,
 }
-const service = {
-  ask: {
-    path: '/shop.Quotes/Ask',
-    requestStream: false,
-    responseStream: false,
-    requestSerialize: json.serialize,
-    requestDeserialize: json.deserialize,
-    responseSerialize: json.serialize,
-    responseDeserialize: json.deserialize,
-  },
-}
+const method = (name: string, responseStream: boolean) => ({
+  path: `/shop.Quotes/${name}`,
+  requestStream: false,
+  responseStream,
+  requestSerialize: json.serialize,
+  requestDeserialize: json.deserialize,
+  responseSerialize: json.serialize,
+  responseDeserialize: json.deserialize,
+})
+const service = { ask: method('Ask', false), watch: method('Watch', true) }
 interface QuotesClient {
   ask(
     request: unknown,
     metadata: Metadata,
     options: { deadline?: number },
     callback: (error: ServiceError | null, value?: unknown) => void,
-  ): unknown
+  ): { cancel(): void }
+  watch(
+    request: unknown,
+    metadata: Metadata,
+  ): { cancel(): void; on(event: string, listener: () => void): unknown }
   close(): void
 }
 const QuotesClient = makeGenericClientConstructor(service, 'Quotes')
@@ -80,10 +85,12 @@ afterEach(async () => {
 })
 
 /**
- * A server whose handler answers only when told; `started` resolves once
- * a handler runs. Calls carry `x-deadline-remaining-ms: budget`.
+ * A server whose handler answers only when told; `running` resolves once
+ * a handler runs. Calls carry `x-deadline-remaining-ms: budget` (none when
+ * it is undefined). `Watch` streams end only when `watchEnds` is true (else
+ * when their client cancels). `client` makes calls of its own.
  */
-async function quotes(options: ServerDeadlineOptions) {
+async function quotes(options: ServerDeadlineOptions, { watchEnds = false } = {}) {
   let started = () => {}
   let answer = () => {}
   const running = new Promise<void>((resolve) => {
@@ -94,6 +101,10 @@ async function quotes(options: ServerDeadlineOptions) {
     ask(_call: unknown, callback: (error: null, value: unknown) => void) {
       answer = () => callback(null, { price: 1 })
       started()
+    },
+    watch(call: { end(): void }) {
+      started()
+      if (watchEnds) call.end()
     },
   })
   const port = await new Promise<number>((resolve, reject) =>
@@ -110,16 +121,16 @@ async function quotes(options: ServerDeadlineOptions) {
     () => server.forceShutdown(),
   )
   /** `grpcTimeoutMs`: a real gRPC deadline as well (`grpc-timeout`, which grpc-js's own timer enforces). */
-  const ask = (budgetMs: number, grpcTimeoutMs?: number) =>
+  const ask = (budgetMs: number | string | undefined, grpcTimeoutMs?: number) =>
     new Promise<{ code: number }>((resolve) => {
       const metadata = new Metadata()
-      metadata.set('x-deadline-remaining-ms', String(budgetMs))
+      if (budgetMs !== undefined) metadata.set('x-deadline-remaining-ms', String(budgetMs))
       const options = grpcTimeoutMs === undefined ? {} : { deadline: Date.now() + grpcTimeoutMs }
       client.ask({}, metadata, options, (error) =>
         resolve({ code: error ? error.code : status.OK }),
       )
     })
-  return { ask, running, answer: () => answer() }
+  return { ask, running, answer: () => answer(), client }
 }
 
 describe('hourglass.deadline.exceeded: gRPC server calls', () => {
@@ -130,13 +141,15 @@ describe('hourglass.deadline.exceeded: gRPC server calls', () => {
     const heard = (m: unknown) => expiries.push((m as { action: string }).action)
     diagnostics.subscribe(grpcChannels.serverExpire.name, heard)
     closers.push(() => diagnostics.unsubscribe(grpcChannels.serverExpire.name, heard))
-    // Budget 200 ms from grpc-timeout: observed on our clock, then enforced by grpc-js's real timer.
-    const call = server.ask(5_000, 200)
+    // Budget 1 s from grpc-timeout: observed on our clock, then enforced by
+    // grpc-js's real timer. (200 ms spent in transit on a loaded box made the
+    // call arrive spent: stage arrival.)
+    const call = server.ask(5_000, 1_000)
     await server.running
     clock.advance(5_001)
     expect((await call).code).toBe(status.DEADLINE_EXCEEDED)
     // Both messages of that one call are out: ours (observed), then grpc-js's answer.
-    await expect.poll(() => expiries).toEqual(['observed', 'status'])
+    await expect.poll(() => expiries, { timeout: 5_000 }).toEqual(['observed', 'status'])
     expect(await otel.counter(METRIC)).toBe(1)
     expect(await otel.counter(METRIC, { 'hourglass.deadline.stage': 'handler' })).toBe(1)
   })
@@ -170,6 +183,72 @@ describe('hourglass.deadline.exceeded: gRPC server calls', () => {
     expect((await call).code).toBe(status.OK)
     await expect.poll(() => otel.counter(METRIC, { 'hourglass.deadline.stage': 'handler' })).toBe(1)
     expect(await otel.counter(METRIC)).toBe(1)
+  })
+})
+
+// A gRPC server is an ingress as an Express app is: the budget its calls
+// arrive with, and the callers that leave, belong in the same metrics.
+describe('gRPC server calls in the ingress metrics', () => {
+  it('a call records what its handler had left in hourglass.deadline.ingress.remaining, by source, mode and method', async () => {
+    const server = await quotes({ reserveMs: 10 })
+    const call = server.ask(undefined, 800)
+    await server.running
+    server.answer()
+    expect((await call).code).toBe(status.OK)
+    const seen = await otel.histogram(REMAINING, {
+      'hourglass.deadline.source': 'grpc-timeout',
+      'hourglass.deadline.mode': 'enforce',
+      'rpc.system': 'grpc',
+      'rpc.method': 'Ask',
+    })
+    expect(seen.count).toBe(1)
+    expect(seen.max).toBeLessThanOrEqual(0.79)
+    expect(seen.min).toBeGreaterThan(0.5)
+  })
+
+  it('not a call strict refused (its budget is only the fallback), nor a stream without a deadline', async () => {
+    const server = await quotes({ reserveMs: 10, strict: true }, { watchEnds: true })
+    expect((await server.ask('soon')).code).toBe(status.INVALID_ARGUMENT)
+    await new Promise((resolve) =>
+      server.client.watch({}, new Metadata()).on('status', () => resolve(null)),
+    )
+    expect((await otel.histogram(REMAINING)).count).toBe(0)
+  })
+
+  it('a caller that leaves before the answer counts in hourglass.deadline.client_closed', async () => {
+    const server = await quotes({ reserveMs: 10 })
+    const call = server.client.ask({}, new Metadata(), { deadline: Date.now() + 5000 }, () => {})
+    await server.running
+    call.cancel()
+    await expect.poll(() => otel.counter(CLOSED)).toBe(1)
+  })
+
+  it('a stream without a deadline that its client cancels (how a watch ends) is not counted in client_closed; one with a deadline is', async () => {
+    const server = await quotes({ reserveMs: 10 })
+    const seen = { starts: 0, ends: 0 }
+    const started = () => seen.starts++
+    const ended = () => seen.ends++
+    diagnostics.subscribe(grpcChannels.serverStart.name, started)
+    diagnostics.subscribe(grpcChannels.serverEnd.name, ended)
+    closers.push(
+      () => diagnostics.unsubscribe(grpcChannels.serverStart.name, started),
+      () => diagnostics.unsubscribe(grpcChannels.serverEnd.name, ended),
+    )
+    const watch = async (metadata: Metadata) => {
+      const stream = server.client.watch({}, metadata)
+      stream.on('error', () => {})
+      const calls = seen.starts + 1
+      await expect.poll(() => seen.starts).toBe(calls)
+      stream.cancel()
+      await expect.poll(() => seen.ends).toBe(calls)
+    }
+
+    await watch(new Metadata())
+    expect(await otel.counter(CLOSED)).toBe(0)
+    const withDeadline = new Metadata()
+    withDeadline.set('x-deadline-remaining-ms', '5000')
+    await watch(withDeadline)
+    expect(await otel.counter(CLOSED)).toBe(1)
   })
 })
 

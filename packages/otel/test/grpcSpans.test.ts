@@ -354,3 +354,74 @@ describe('instrumentDeadlines: gRPC', () => {
     )
   })
 })
+
+// RPC semconv 1.45 (stable): an instrumentation that emitted the older RPC
+// attributes keeps them by default and SHOULD emit the stable ones under
+// OTEL_SEMCONV_STABILITY_OPT_IN=rpc (only those) or rpc/dup (both).
+describe('gRPC spans follow OTEL_SEMCONV_STABILITY_OPT_IN for the RPC conventions', () => {
+  const optInBefore = process.env.OTEL_SEMCONV_STABILITY_OPT_IN
+  afterEach(() => {
+    if (optInBefore === undefined) delete process.env.OTEL_SEMCONV_STABILITY_OPT_IN
+    else process.env.OTEL_SEMCONV_STABILITY_OPT_IN = optInBefore
+  })
+
+  /** One call answered UNAVAILABLE by the server, seen with the opt-in set to `optIn`. */
+  async function spansOfOneCall(optIn: string | undefined): Promise<ReadableSpan[]> {
+    if (optIn === undefined) delete process.env.OTEL_SEMCONV_STABILITY_OPT_IN
+    else process.env.OTEL_SEMCONV_STABILITY_OPT_IN = optIn
+    // The opt-in is read when instrumenting: again, now that it is set.
+    stop()
+    stop = instrumentDeadlines({ tracerProvider: otel.tracerProvider })
+    const client = await start(
+      (_call, callback) => callback({ code: status.UNAVAILABLE, details: 'down for maintenance' }),
+      { reserveMs: 10 },
+    )
+    const { error } = await runWithDeadline(Deadline.after(5000), () => ask(client))
+    expect(error?.code).toBe(status.UNAVAILABLE)
+    return otel.spansWhere(bothEnded)
+  }
+  const of = (spans: ReadableSpan[], kind: SpanKind) => kindOf(spans, kind).attributes
+
+  it('unset: the older attributes, as before (rpc.system, rpc.service, a short rpc.method, the numeric rpc.grpc.status_code)', async () => {
+    const spans = await spansOfOneCall(undefined)
+    for (const kind of [SpanKind.CLIENT, SpanKind.SERVER]) {
+      const attributes = of(spans, kind)
+      expect(attributes).toMatchObject({
+        'rpc.system': 'grpc',
+        'rpc.service': 'shop.Quotes',
+        'rpc.method': 'Ask',
+        'rpc.grpc.status_code': status.UNAVAILABLE,
+      })
+      expect(attributes['rpc.system.name']).toBeUndefined()
+      expect(attributes['rpc.status_code']).toBeUndefined()
+    }
+  })
+
+  it('rpc: only the stable ones — rpc.system.name, the fully-qualified rpc.method, the status name in rpc.status_code', async () => {
+    const spans = await spansOfOneCall('http, rpc')
+    for (const kind of [SpanKind.CLIENT, SpanKind.SERVER]) {
+      const attributes = of(spans, kind)
+      expect(attributes).toMatchObject({
+        'rpc.system.name': 'grpc',
+        'rpc.method': 'shop.Quotes/Ask',
+        'rpc.status_code': 'UNAVAILABLE',
+        'error.type': 'UNAVAILABLE',
+      })
+      expect(attributes['rpc.system']).toBeUndefined()
+      expect(attributes['rpc.service']).toBeUndefined()
+      expect(attributes['rpc.grpc.status_code']).toBeUndefined()
+    }
+  })
+
+  it('rpc/dup (over rpc): both, with rpc.method fully qualified as the stable conventions have it', async () => {
+    const spans = await spansOfOneCall('rpc,rpc/dup')
+    expect(of(spans, SpanKind.SERVER)).toMatchObject({
+      'rpc.system': 'grpc',
+      'rpc.system.name': 'grpc',
+      'rpc.service': 'shop.Quotes',
+      'rpc.method': 'shop.Quotes/Ask',
+      'rpc.grpc.status_code': status.UNAVAILABLE,
+      'rpc.status_code': 'UNAVAILABLE',
+    })
+  })
+})
