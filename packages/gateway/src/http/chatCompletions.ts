@@ -119,13 +119,7 @@ export function chatCompletions(ctx: GatewayContext) {
         // never reads would otherwise hold its socket, and the answer
         // buffered in it, for as long as it stays connected.
         if (!res.writableFinished) {
-          await flushedOrCut(
-            res,
-            'finish',
-            deadline,
-            () => cutAtDeadline(res, deadline),
-            ctx.config.deadline.maxMs,
-          )
+          await flushedOrCut(res, 'finish', deadline, () => cutAtDeadline(res, deadline))
         }
       }
     } catch (error) {

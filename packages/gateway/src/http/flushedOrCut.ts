@@ -10,6 +10,13 @@ import type { Response } from 'express'
 export const QUEUED_GRACE_MS = 1000
 
 /**
+ * While such an answer waits for its turn: how long its connection may have
+ * bytes waiting to go out and send none of them before it is taken for a
+ * client that stopped reading, and closed, in ms.
+ */
+export const QUEUED_STALL_MS = 10_000
+
+/**
  * Waits for the client to take what `res` has buffered: `'drain'` (a
  * stream's next write may go) or `'finish'` (a whole answer handed to the
  * OS), or for the response to close. A client that keeps its connection
@@ -24,22 +31,21 @@ export const QUEUED_GRACE_MS = 1000
  *
  * An answer pipelined behind another on its connection (HTTP/1.1: no
  * socket yet, `res.socket` null) is not held by its client but by the
- * answer ahead of it, whose own wait ends with its own deadline (and a cut
- * there closes the connection, which closes this response too:
- * `closeIfOrphaned`). Cut at its deadline, it was lost behind a stream the
+ * answer ahead of it. Cut at its deadline, it was lost behind a stream the
  * client was reading the whole time. So its deadline only starts a grace of
- * `QUEUED_GRACE_MS` from the moment its turn comes — within `queuedMaxMs`
- * (the gateway's `deadline.maxMs`: no answer ahead, started earlier, runs
- * longer under its own deadline): an answer ahead that was ended but is
- * never taken (its last write not waited for) holds the turn for good, and
- * then the connection is closed, as a client that stopped reading.
+ * `QUEUED_GRACE_MS` from the moment its turn comes. Until then the
+ * connection is watched, not timed: no bound on the answer ahead holds (the
+ * host app's own routes, or its own `deadline()` when it mounts the
+ * gateway's, may run longer than the gateway's `maxMs`), but an answer ahead
+ * that was ended and is never taken holds the turn for good, so when the
+ * connection has had bytes waiting and sent none for `QUEUED_STALL_MS` it
+ * is closed, as for a client that stopped reading.
  */
 export async function flushedOrCut(
   res: Response,
   event: 'drain' | 'finish',
   deadline: Deadline,
   onCut: () => void,
-  queuedMaxMs: number,
 ): Promise<void> {
   const controller = new AbortController()
   const { clock } = deadline
@@ -57,10 +63,21 @@ export async function flushedOrCut(
     clock.clearTimeout(timer)
     timer = clock.setTimeout(cut, QUEUED_GRACE_MS)
   }
+  // Bytes the connection has handed to the OS (`bytesWritten` counts those
+  // still buffered too), when it was last looked at.
+  let sent = -1
+  const watchQueue = () => {
+    const connection = res.req?.socket
+    if (connection == null || connection.destroyed) return
+    const now = connection.bytesWritten - connection.writableLength
+    if (connection.writableLength > 0 && now === sent) return cut()
+    sent = now
+    timer = clock.setTimeout(watchQueue, QUEUED_STALL_MS)
+  }
   const off = deadline.onDone(() => {
     if (res.socket === null && !res.destroyed) {
       res.once('socket', onTurn)
-      timer = clock.setTimeout(cut, queuedMaxMs + QUEUED_GRACE_MS)
+      watchQueue()
     } else cut()
   })
   try {

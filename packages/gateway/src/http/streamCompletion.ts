@@ -98,8 +98,7 @@ export async function streamCompletion(
   const write = async (text: string): Promise<void> => {
     const out = recutter.push(Buffer.from(text, 'utf8'))
     if (out === undefined || res.writableEnded || res.destroyed) return
-    if (!res.write(out))
-      await flushedOrCut(res, 'drain', options.deadline, onCut, ctx.config.deadline.maxMs)
+    if (!res.write(out)) await flushedOrCut(res, 'drain', options.deadline, onCut)
   }
   res.statusCode = 200
   res.setHeader('content-type', 'text/event-stream; charset=utf-8')
