@@ -1,4 +1,5 @@
 import type { ServerResponse } from 'node:http'
+import { replaceOwn } from './replaceOwn.js'
 
 type Writer = (...args: unknown[]) => unknown
 
@@ -14,16 +15,17 @@ export function dropHeadBody(res: ServerResponse): () => void {
   const write = Object.getOwnPropertyDescriptor(res, 'write')
   const end = Object.getOwnPropertyDescriptor(res, 'end')
   const realEnd = res.end as unknown as Writer
-  ;(res as unknown as { write: Writer }).write = (...args) => {
+  // Defined, not assigned (a pinned writer is left as it is: replaceOwn).
+  replaceOwn(res, 'write', (...args: unknown[]) => {
     // Node calls a dropped write's callback too: whoever waits on it is not left hanging.
     const callback = args.findLast((a) => typeof a === 'function') as (() => void) | undefined
     if (callback !== undefined) process.nextTick(callback)
     return true
-  }
-  ;(res as unknown as { end: Writer }).end = (...args) => {
+  })
+  replaceOwn(res, 'end', (...args: unknown[]) => {
     const callback = args.find((a) => typeof a === 'function')
     return callback === undefined ? realEnd.call(res) : realEnd.call(res, callback)
-  }
+  })
   return () => {
     restore(res, 'write', write)
     restore(res, 'end', end)
@@ -31,6 +33,10 @@ export function dropHeadBody(res: ServerResponse): () => void {
 }
 
 function restore(res: ServerResponse, name: 'write' | 'end', own: PropertyDescriptor | undefined) {
-  if (own === undefined) delete (res as unknown as Record<string, unknown>)[name]
-  else Object.defineProperty(res, name, own)
+  try {
+    if (own === undefined) delete (res as unknown as Record<string, unknown>)[name]
+    else Object.defineProperty(res, name, own)
+  } catch {
+    // Pinned for good: never replaced.
+  }
 }

@@ -1,6 +1,7 @@
 import type { ServerResponse } from 'node:http'
 import type { Readable } from 'node:stream'
 import { isHttp2 } from './isHttp2.js'
+import { replaceOwn } from './replaceOwn.js'
 
 // Node's own writers and Express's (4 and 5) helpers: anything that would
 // write, or throw "Cannot set headers after they are sent", once answered.
@@ -91,7 +92,8 @@ function wrapWriters(res: ServerResponse): void {
   delete target[SLOW_PROPERTIES]
   for (const method of WRITERS) {
     const current = target[method]
-    if (typeof current === 'function') target[method] = swallowed(method, current as Method)
+    if (typeof current === 'function')
+      replaceOwn(target, method, swallowed(method, current as Method))
   }
   keepSent(res, 'statusCode')
   // HTTP/2 sends no reason phrase (and warns on any use of one): nothing to keep.

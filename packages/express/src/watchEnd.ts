@@ -1,4 +1,5 @@
 import type { ServerResponse } from 'node:http'
+import { replaceOwn } from './replaceOwn.js'
 
 /**
  * How long, on the deadline's clock, a response whose `end` `respond`
@@ -52,15 +53,5 @@ export function watchEnd(res: ServerResponse): EndWatch {
     watch.called = true
     return result
   }
-  try {
-    Object.defineProperty(res, 'end', {
-      value: watchedEnd,
-      writable: true,
-      configurable: true,
-      enumerable: own?.enumerable ?? false,
-    })
-  } catch {
-    return unwatched
-  }
-  return watch
+  return replaceOwn(res, 'end', watchedEnd) ? watch : unwatched
 }
