@@ -3,7 +3,6 @@ import { type Clock, isClock, MAX_TIMER_MS, systemClock } from './clock.js'
 import { DeadlineExceededError } from './DeadlineExceededError.js'
 import { describeValue } from './describeValue.js'
 import { isAbortSignal } from './isAbortSignal.js'
-import { isNameLent, lendName } from './lentName.js'
 import { type PlanEntry, type PlanOptions, SlicePlan } from './SlicePlan.js'
 import { recordTimerLateness } from './timerLateness.js'
 
@@ -14,10 +13,7 @@ export interface DeadlineOptions {
   signal?: AbortSignal | undefined
   /** Time source; defaults to the parent's clock, else the system clock. */
   clock?: Clock | undefined
-  /**
-   * A name for this deadline (slices use the slice name); reported in errors.
-   * Without one, a child takes its parent's (the nearest named ancestor's).
-   */
+  /** A name for this deadline (slices use the slice name); reported in errors. */
   name?: string | undefined
   /**
    * Observe only (dark mode): expiry is reported (`onExpire`, the
@@ -91,13 +87,7 @@ export class Deadline {
     }
     this.clock = options.clock ?? parent?.clock ?? systemClock
     this.parent = parent
-    // A nameless child (a step's own timeout under its slice) runs out in
-    // that slice: its error names it, not `undefined` (a 504 saying
-    // `"slice": null`). The parent's name is already its nearest named
-    // ancestor's.
-    this.name = options.name ?? parent?.name
-    // Lent, not its own: a slice still reports this child's expiry as its own (see lentName).
-    if (options.name === undefined && this.name !== undefined) lendName(this)
+    this.name = options.name
     this.observe = options.observe ?? parent?.observe ?? false
     if (options.onExpire != null && typeof options.onExpire !== 'function') {
       // Called only at expiry, where its TypeError is reported as uncaught
@@ -352,7 +342,6 @@ export class Deadline {
         elapsedMs,
         slice: this.name,
       })
-      if (isNameLent(this)) lendName(this.#reason as object)
     }
     // The owner's answer first (a server's 504 or DEADLINE_EXCEEDED), then
     // the signal and onDone: code that reacts to the abort at once — a

@@ -5,7 +5,6 @@ import { DeadlineExceededError, isDeadlineExceeded } from './DeadlineExceededErr
 import { describeValue } from './describeValue.js'
 import { endedBy } from './endedBy.js'
 import { isAbortError } from './errorCode.js'
-import { ownSlice } from './lentName.js'
 import { optionError } from './optionError.js'
 import { SliceAlreadyStartedError, SliceNotStartedError } from './SliceStateError.js'
 import { UnknownSliceError } from './UnknownSliceError.js'
@@ -250,16 +249,9 @@ export class SlicePlan {
     }
   }
 
-  /**
-   * A deadline error raised while this slice ran is reported as this
-   * slice's: its budget (what `report()` says it was allotted), the error as
-   * `cause`. So is one named only with a name lent by an ancestor — a step's
-   * own nameless timeout (`slice.child(50)`) is named after the slice, yet
-   * its 50 ms are not the slice's budget. One named on its own (the slice's
-   * own expiry, a named step inside it) is left as it is.
-   */
+  /** A deadline error raised while this slice ran is reported as this slice's. */
   #name(error: unknown, slice: Deadline): unknown {
-    if (isDeadlineExceeded(error) && ownSlice(error) === undefined) {
+    if (isDeadlineExceeded(error) && error.slice === undefined) {
       return new DeadlineExceededError({
         budgetMs: slice.budgetMs,
         elapsedMs: slice.elapsed(),

@@ -3,7 +3,6 @@ import { MAX_TIMER_MS } from './clock.js'
 import { currentDeadline } from './context.js'
 import type { Deadline } from './Deadline.js'
 import { DeadlineExceededError, isDeadlineExceeded } from './DeadlineExceededError.js'
-import { isNameLent, lendName, ownSlice } from './lentName.js'
 
 /** Work that may be cancellable: a promise with an optional `cancel()` (PCancelable and friends). */
 export type GuardedWork<T> = PromiseLike<T> & { cancel?: () => void }
@@ -38,21 +37,13 @@ export function guard<T>(
   }
   if (!deadline) return Promise.resolve(promise)
   const slice = options.slice ?? deadline.name
-  // A name the deadline was lent by an ancestor (a nameless child of a
-  // slice) names guard's error too, lent as well: the slice still reports
-  // it as its own (see lentName).
-  const lent = options.slice === undefined && isNameLent(deadline)
-  const ownName = lent ? undefined : slice
-  const exceeded = (cause?: unknown) => {
-    const error = new DeadlineExceededError({
+  const exceeded = (cause?: unknown) =>
+    new DeadlineExceededError({
       budgetMs: deadline.budgetMs,
       elapsedMs: deadline.elapsed(),
       slice,
       cause,
     })
-    if (lent) lendName(error)
-    return error
-  }
   const cancel = () => promise.cancel?.()
 
   // Aborted already: expired (unless observing), or cancelled — an
@@ -116,11 +107,8 @@ export function guard<T>(
   }) as Promise<T>
   return bounded
     .catch((error: unknown) => {
-      // The deadline's own timer may win the race, or the work fail with a
-      // deadline error of its own (a nameless child's, named after the slice
-      // it lent its name): report it under this slice, its budget, the error
-      // as cause. Compared by the names they own, not those lent them.
-      throw isDeadlineExceeded(error) && ownSlice(error) !== ownName ? exceeded(error) : error
+      // The deadline's own timer may win the race: report it under this slice's name.
+      throw isDeadlineExceeded(error) && error.slice !== slice ? exceeded(error) : error
     })
     .finally(() => signal.removeEventListener('abort', onAbort))
 }
