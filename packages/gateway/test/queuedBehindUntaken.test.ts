@@ -12,8 +12,8 @@ import { flushedOrCut, QUEUED_STALL_MS } from '../src/http/flushedOrCut.js'
  * an answer ahead that was ended and is never taken (a client that stopped
  * reading; its last write not waited for) holds the turn for good, and the
  * answer behind it, its handler and its listeners were held with it until
- * the connection died. Within `queuedMaxMs` (the gateway's `deadline.maxMs`)
- * of its deadline it is cut: the connection closed.
+ * the connection died. Once its connection has had bytes waiting and none
+ * of them taken for `QUEUED_STALL_MS`, it is cut: the connection closed.
  */
 const closers: Array<() => void> = []
 afterEach(() => {
@@ -130,4 +130,68 @@ it('an answer queued behind a long one the client reads is not cut, however long
   expect(clock.pendingTimers, 'the grace its turn started, released').toBe(0)
   while (!received.includes('{"ok":true}')) await once(socket, 'data')
   expect(received).toContain('END-OF-LONG')
+})
+
+it('an answer queued behind one big answer a slow client is still reading is not cut; once it stops reading, it is', async () => {
+  // One write of 64 MiB: its bytes count as written and as buffered until
+  // the whole write is done, so only libuv's write queue shows the client
+  // taking it piece by piece.
+  const clock = new ManualClock()
+  let cuts = 0
+  let waited: Promise<void> | undefined
+  let resolveQueued!: (res: ServerResponse) => void
+  const queued = new Promise<ServerResponse>((resolve) => {
+    resolveQueued = resolve
+  })
+  const server = createServer((req, res) => {
+    if (req.url === '/big') return void res.end(Buffer.alloc(64 * 1024 * 1024, 'a'))
+    res.end('{"ok":true}')
+    waited = flushedOrCut(
+      res as unknown as Response,
+      'finish',
+      Deadline.after(200, { clock }),
+      () => {
+        cuts++
+      },
+    )
+    resolveQueued(res)
+  })
+  server.listen(0, '127.0.0.1')
+  await once(server, 'listening')
+  closers.push(() => {
+    server.closeAllConnections()
+    server.close()
+  })
+  const socket = connect((server.address() as AddressInfo).port, '127.0.0.1')
+  closers.push(() => socket.destroy())
+  await once(socket, 'connect')
+  socket.pause()
+  socket.write('GET /big HTTP/1.1\r\nhost: x\r\n\r\nGET /small HTTP/1.1\r\nhost: x\r\n\r\n')
+  const res = await queued
+  expect(res.socket, 'queued behind /big').toBeNull()
+  /** The client reads at least `bytes`, then stops again. */
+  const readAtLeast = (bytes: number) =>
+    new Promise<void>((resolve) => {
+      let read = 0
+      const onData = (chunk: Buffer) => {
+        read += chunk.length
+        if (read < bytes) return
+        socket.off('data', onData)
+        socket.pause()
+        resolve()
+      }
+      socket.on('data', onData)
+      socket.resume()
+    })
+
+  clock.advance(200)
+  for (let period = 0; period < 3; period++) {
+    await readAtLeast(8 * 1024 * 1024) // a slow reader: 8 MiB a period
+    clock.advance(QUEUED_STALL_MS)
+    expect(cuts, `period ${period}: cut while the client was reading`).toBe(0)
+  }
+  // It stops reading: within a few periods nothing moves, and it is cut.
+  for (let period = 0; period < 3 && cuts === 0; period++) clock.advance(QUEUED_STALL_MS)
+  expect(cuts).toBe(1)
+  await waited
 })

@@ -1,4 +1,5 @@
 import { once } from 'node:events'
+import type { Socket } from 'node:net'
 import type { Deadline } from '@hourglass/core'
 import type { Response } from 'express'
 
@@ -38,8 +39,8 @@ export const QUEUED_STALL_MS = 10_000
  * host app's own routes, or its own `deadline()` when it mounts the
  * gateway's, may run longer than the gateway's `maxMs`), but an answer ahead
  * that was ended and is never taken holds the turn for good, so when the
- * connection has had bytes waiting and sent none for `QUEUED_STALL_MS` it
- * is closed, as for a client that stopped reading.
+ * connection has had bytes waiting and none of them taken for
+ * `QUEUED_STALL_MS` it is closed, as for a client that stopped reading.
  */
 export async function flushedOrCut(
   res: Response,
@@ -63,15 +64,22 @@ export async function flushedOrCut(
     clock.clearTimeout(timer)
     timer = clock.setTimeout(cut, QUEUED_GRACE_MS)
   }
-  // Bytes the connection has handed to the OS (`bytesWritten` counts those
-  // still buffered too), when it was last looked at.
-  let sent = -1
+  // Progress of the connection's writes, as Node's own socket timeout reads
+  // it: a write's bytes count in `bytesWritten` and `writableLength` alike
+  // until the whole write is done, so only libuv's queue shows a large
+  // write being taken piece by piece (a slow reader of one big answer).
+  let lastDone = -1
+  let lastQueued = -1
   const watchQueue = () => {
-    const connection = res.req?.socket
+    const connection = res.req?.socket as
+      | (Socket & { _handle?: { writeQueueSize?: number } })
+      | undefined
     if (connection == null || connection.destroyed) return
-    const now = connection.bytesWritten - connection.writableLength
-    if (connection.writableLength > 0 && now === sent) return cut()
-    sent = now
+    const done = connection.bytesWritten - connection.writableLength
+    const queued = connection._handle?.writeQueueSize ?? -1
+    if (connection.writableLength > 0 && done === lastDone && queued === lastQueued) return cut()
+    lastDone = done
+    lastQueued = queued
     timer = clock.setTimeout(watchQueue, QUEUED_STALL_MS)
   }
   const off = deadline.onDone(() => {
