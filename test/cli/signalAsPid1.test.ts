@@ -15,8 +15,19 @@ import { type SpawnedGroup, spawnGroup } from './spawnGroup.js'
 // group of its own leave nothing behind.
 
 const UNSHARE = ['--pid', '--fork', '--kill-child', '--mount-proc']
+// The CLI's pid is read from its parent's `children` file: a kernel built
+// without it (gVisor, CONFIG_PROC_CHILDREN off) cannot run these tests.
+const canReadChildren = (() => {
+  try {
+    readFileSync(`/proc/${process.pid}/task/${process.pid}/children`, 'utf8')
+    return true
+  } catch {
+    return false
+  }
+})()
 const canUnshare =
   process.platform === 'linux' &&
+  canReadChildren &&
   spawnSync('unshare', [...UNSHARE, 'true'], { stdio: 'ignore', timeout: 5_000 }).status === 0
 
 let server: Server | undefined
