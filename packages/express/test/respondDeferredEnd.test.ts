@@ -1,5 +1,4 @@
 import { ManualClock } from '@hourglass/core'
-import type { RequestHandler } from 'express'
 import { request } from 'undici'
 import { afterEach, describe, expect, it, onTestFinished } from 'vitest'
 import {
@@ -9,34 +8,18 @@ import {
   expressChannels,
   type IngressEndMessage,
 } from '../src/index.js'
+import { deferredEnd } from './support/deferredEnd.js'
 import { client, deferred, listen, majors, type Running, record } from './support/servers.js'
 
 /**
- * A middleware whose `res.end` finishes later, as express-session's does
- * whenever it saves the session (a new one, a modified one, `rolling`): it
- * sends all but the body's last byte at once and the rest, with the end,
- * once its store has answered. `respond` has ended its answer when it
- * returns, but the response is not `writableEnded` yet: taken for an answer
- * left unended, the plain 504 was written over it, found it started with a
- * length, and destroyed the socket — the caller got no answer at all
- * ("other side closed"), on every expiry of a session-using app.
+ * `respond` behind a middleware whose `res.end` finishes later
+ * (express-session saving the session: `deferredEnd`). `respond` has ended
+ * its answer when it returns, but the response is not `writableEnded` yet:
+ * taken for an answer left unended, the plain 504 was written over it,
+ * found it started with a length, and destroyed the socket — the caller got
+ * no answer at all ("other side closed"), on every expiry of a
+ * session-using app.
  */
-function endsAfterSaving(): RequestHandler {
-  return (_req, res, next) => {
-    const write = res.write as (chunk: Buffer) => boolean
-    const end = res.end as (chunk: Buffer) => unknown
-    res.end = function endAfterSave(this: typeof res, chunk?: unknown) {
-      const body = Buffer.isBuffer(chunk)
-        ? chunk
-        : Buffer.from(typeof chunk === 'string' ? chunk : '')
-      if (body.length > 1) write.call(this, body.subarray(0, -1))
-      setImmediate(() => end.call(this, body.subarray(-1)))
-      return this
-    } as typeof res.end
-    next()
-  }
-}
-
 describe.each(majors)(
   'respond behind a middleware that ends the response later ($name)',
   (major) => {
@@ -63,7 +46,7 @@ describe.each(majors)(
           const app = major.app()
           const entered = deferred()
           app.use(deadline({ defaultMs: 1000, reserveMs: 10, clock, respond }))
-          app.use(endsAfterSaving())
+          app.use(deferredEnd('answers'))
           app.get(
             '/',
             major.route(async (req) => {

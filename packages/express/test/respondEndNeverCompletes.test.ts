@@ -9,52 +9,21 @@ import {
   type IngressEndMessage,
 } from '../src/index.js'
 import { RESPOND_END_GRACE_MS } from '../src/watchEnd.js'
+import { deferredEnd } from './support/deferredEnd.js'
 import { deferred, listen, majors, type Running, record } from './support/servers.js'
-
-/**
- * A middleware whose deferred end never completes: express-session whose
- * store never calls back. `respond` called `end`, so its answer is taken as
- * given (the end may still come) — but not for ever: a response still
- * unfinished `RESPOND_END_GRACE_MS` after `respond` returned is destroyed,
- * and the request ends `expired`. Without the bound the socket and the
- * buffered answer were held for good, and no end event was published.
- */
-function endsWhenStoreAnswers(): RequestHandler {
-  return (_req, res, next) => {
-    const write = res.write as (c: Buffer) => boolean
-    res.end = function (this: typeof res, chunk?: unknown) {
-      const body = Buffer.isBuffer(chunk)
-        ? chunk
-        : Buffer.from(typeof chunk === 'string' ? chunk : '')
-      if (!this.headersSent) this.setHeader('content-length', body.length)
-      write.call(this, body.subarray(0, -1))
-      return this // store.set never calls back
-    } as typeof res.end
-    next()
-  }
-}
-
-/** As express-session does when its store answers: the rest and the end, a moment later. */
-function endsAfterSaving(): RequestHandler {
-  return (_req, res, next) => {
-    const write = res.write as (chunk: Buffer) => boolean
-    const end = res.end as (chunk: Buffer) => unknown
-    res.end = function endAfterSave(this: typeof res, chunk?: unknown) {
-      const body = Buffer.isBuffer(chunk)
-        ? chunk
-        : Buffer.from(typeof chunk === 'string' ? chunk : '')
-      write.call(this, body.subarray(0, -1))
-      setImmediate(() => end.call(this, body.subarray(-1)))
-      return this
-    } as typeof res.end
-    next()
-  }
-}
 
 const respond: NonNullable<DeadlineMiddlewareOptions['respond']> = (_req, res) => {
   res.status(504).send('{"error":"deadline_exceeded"}')
 }
 
+/**
+ * A middleware whose deferred end never completes (express-session whose
+ * store never calls back): `respond` called `end`, so its answer is taken
+ * as given — but not for ever: a response still unfinished
+ * `RESPOND_END_GRACE_MS` after `respond` returned is destroyed, and the
+ * request ends `expired`. Without the bound the socket and the buffered
+ * answer were held for good, and no end event was published.
+ */
 describe.each(majors)('respond behind an end that never completes ($name)', (major) => {
   let server: Running | undefined
   afterEach(async () => {
@@ -78,7 +47,7 @@ describe.each(majors)('respond behind an end that never completes ($name)', (maj
   it('is destroyed a grace after respond returned, and the request ends expired', async () => {
     const ended = record<IngressEndMessage>(expressChannels.end.name)
     try {
-      const { clock, answer, res } = await serve(endsWhenStoreAnswers())
+      const { clock, answer, res } = await serve(deferredEnd('never'))
       clock.advance(990)
       const reply = await answer
       expect(reply.statusCode).toBe(504)
@@ -99,7 +68,7 @@ describe.each(majors)('respond behind an end that never completes ($name)', (maj
   it('keeps an end that completes within the grace, and leaves no timer behind', async () => {
     const ended = record<IngressEndMessage>(expressChannels.end.name)
     try {
-      const { clock, answer } = await serve(endsAfterSaving())
+      const { clock, answer } = await serve(deferredEnd('answers'))
       clock.advance(990)
       const reply = await answer
       expect(await reply.body.text()).toBe('{"error":"deadline_exceeded"}')
