@@ -31,7 +31,7 @@ describe('an answer queued behind a stream on its connection', () => {
     // own call, on a loaded machine too) more than twice over.
     fake.setReply((request) =>
       request.stream
-        ? reply.text('one two three four five six seven eight', { tokenDelayMs: 500 })
+        ? reply.text('one two three four five six seven eight', { tokenDelayMs: 400 })
         : reply.text('quick answer'),
     )
     harness = await startHarness({

@@ -134,7 +134,7 @@ export function metricHandlers(meter: Meter): Handlers {
    */
   const recordIngress = (
     m: { refused: boolean; deadline: { remaining(): number }; source: string; mode: string },
-    attributes: Attributes = {},
+    attributes?: Attributes,
   ) => {
     if (m.refused) return
     const remaining = m.deadline.remaining()

@@ -13,7 +13,7 @@ export interface ErrorInput {
    * and parsing it once saves a JSON.parse per call.
    */
   json?: unknown
-  /** Wall-clock "now" for HTTP-date and RFC 3339 hints. Default `Date.now()`. */
+  /** Wall-clock "now" for HTTP-date and RFC 3339 hints and a per-day quota's reset. Default `Date.now()`. */
   nowMs?: number | undefined
 }
 

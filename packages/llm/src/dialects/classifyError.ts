@@ -147,9 +147,13 @@ export function classifyError(input: ErrorInput, read: BodyReader): NormalizedEr
   // admission has always counted it: the kind every reader then sees
   // (`limitKindOf`), not a backoff retry that the cooldown holds back.
   const kind = limitKindOf({ kind: named, status }) ?? named
+  // The caller's clock (a test's, a replay's), for header dates and a
+  // quota's day alike; a value that is no time is the system clock's.
+  const nowMs =
+    typeof input.nowMs === 'number' && Number.isFinite(input.nowMs) ? input.nowMs : Date.now()
   try {
     headerWaitMs = retryAfterFromHeaders(input.headers, {
-      nowMs: typeof input.nowMs === 'number' ? input.nowMs : Date.now(),
+      nowMs,
       useResetHeaders: kind === 'rate_limited',
     })
   } catch {
@@ -160,7 +164,7 @@ export function classifyError(input: ErrorInput, read: BodyReader): NormalizedEr
     verdict?.retryAfterMs ??
     (kind === 'rate_limited' ? verdict?.messageWaitMs : undefined)
   const retryAfterMs =
-    verdict?.quotaWindow === 'day' ? Math.max(msUntilQuotaDay(Date.now()), hintMs ?? 0) : hintMs
+    verdict?.quotaWindow === 'day' ? Math.max(msUntilQuotaDay(nowMs), hintMs ?? 0) : hintMs
   // Only for a rate limit: the field says nothing on any other failure.
   let limitedBy: RateLimitedBy | undefined
   if (kind === 'rate_limited') {

@@ -4,7 +4,12 @@ import { dialects } from '../../src/dialects/dialects.js'
 
 const gemini = dialects.gemini
 
-function exhausted(quotaIds: string[], retryDelay?: string, model = 'gemini-2.5-pro') {
+function exhausted(
+  quotaIds: string[],
+  retryDelay?: string,
+  model = 'gemini-2.5-pro',
+  nowMs?: number,
+) {
   const details: unknown[] = [
     {
       '@type': 'type.googleapis.com/google.rpc.QuotaFailure',
@@ -27,10 +32,21 @@ function exhausted(quotaIds: string[], retryDelay?: string, model = 'gemini-2.5-
       details,
     },
   })
-  return gemini.normalizeError({ status: 429, body })
+  return gemini.normalizeError({ status: 429, body, nowMs })
 }
 
 describe('Gemini per-day quotas', () => {
+  // The caller's clock, as for header dates: the wait read the system clock
+  // whatever `nowMs` said (a test's or a replay's).
+  it('counts the wait until the reset from the caller’s nowMs', () => {
+    // 07:00 UTC on 15 January is 23:00 in Mountain View (PST): an hour left.
+    const nowMs = Date.UTC(2026, 0, 15, 7, 0, 0)
+    expect(
+      exhausted(['GenerateRequestsPerDayPerProjectPerModel-FreeTier'], '21s', undefined, nowMs)
+        ?.retryAfterMs,
+    ).toBe(3_600_000)
+  })
+
   // Review: waiting RetryInfo's seconds, every later call sent to the spent
   // model again each time they were over. The wait is the day, marked as ours.
   it('a per-day per-model quota is quota_exhausted, scoped to the model, waiting until the reset, not RetryInfo', () => {
