@@ -19,6 +19,22 @@ afterEach(async () => {
   dir = undefined
 })
 
+/** A valid gateway config in a fresh folder (removed after the test). */
+function writeConfig(): string {
+  dir = mkdtempSync(join(tmpdir(), 'hourglass-cli-'))
+  const config = join(dir, 'gateway.json')
+  writeFileSync(
+    config,
+    JSON.stringify({
+      providers: {
+        fake: { dialect: 'openai', baseURL: 'http://127.0.0.1:9/v1', apiKeys: ['k'] },
+      },
+      models: { small: { fallback: [{ provider: 'fake', model: 'm' }] } },
+    }),
+  )
+  return config
+}
+
 it.for([
   ['127.0.0.1', '127.0.0.1'],
   ['::1', '[::1]'],
@@ -40,17 +56,7 @@ it.for([
       return ctx.skip()
     }
     const port = (taken.address() as { port: number }).port
-    dir = mkdtempSync(join(tmpdir(), 'hourglass-cli-'))
-    const config = join(dir, 'gateway.json')
-    writeFileSync(
-      config,
-      JSON.stringify({
-        providers: {
-          fake: { dialect: 'openai', baseURL: 'http://127.0.0.1:9/v1', apiKeys: ['k'] },
-        },
-        models: { small: { fallback: [{ provider: 'fake', model: 'm' }] } },
-      }),
-    )
+    const config = writeConfig()
     const run = await runMain(['gateway', '--config', config, '--host', host, '--port', `${port}`])
     expect(run.stderr).toBe(
       `hourglass gateway: ${shown}:${port} is already in use: another process listens there (pick another --port, or 0 for any free port)\n`,
@@ -72,17 +78,7 @@ it.for([
     taken = createServer()
     await new Promise<void>((resolve) => taken!.listen(0, '127.0.0.1', resolve))
     const port = (taken.address() as { port: number }).port
-    dir = mkdtempSync(join(tmpdir(), 'hourglass-cli-'))
-    const config = join(dir, 'gateway.json')
-    writeFileSync(
-      config,
-      JSON.stringify({
-        providers: {
-          fake: { dialect: 'openai', baseURL: 'http://127.0.0.1:9/v1', apiKeys: ['k'] },
-        },
-        models: { small: { fallback: [{ provider: 'fake', model: 'm' }] } },
-      }),
-    )
+    const config = writeConfig()
     vi.stubEnv('PORT', envPort === undefined ? '' : envPort(port))
     const run = await runMain([
       'gateway',
