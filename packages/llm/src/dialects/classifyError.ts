@@ -28,6 +28,13 @@ export interface BodyVerdict {
    * cooled, not retired).
    */
   messageWaitMs?: number | undefined
+  /**
+   * `messageWaitMs` is a per-day limit's ("… on requests per day (RPD) …"):
+   * it beats the rate-limit reset headers, which count the per-minute
+   * limits — a spent daily limit retried when the minute's count refills
+   * is refused again, every few seconds, until the day's count does.
+   */
+  messageWaitPerDay?: boolean | undefined
   /** What the limit applies to, when the body says (Gemini's quota dimensions). */
   scope?: CooldownScope | undefined
   /**
@@ -151,18 +158,23 @@ export function classifyError(input: ErrorInput, read: BodyReader): NormalizedEr
   // quota's day alike; a value that is no time is the system clock's.
   const nowMs =
     typeof input.nowMs === 'number' && Number.isFinite(input.nowMs) ? input.nowMs : Date.now()
+  const messageWaitMs = kind === 'rate_limited' ? verdict?.messageWaitMs : undefined
+  // A per-day limit's own wait: the reset headers (per-minute counts) may
+  // lengthen it, never shorten it; `Retry-After` is still the provider's word.
+  const perDayWaitMs = verdict?.messageWaitPerDay === true ? messageWaitMs : undefined
   try {
-    headerWaitMs = retryAfterFromHeaders(input.headers, {
-      nowMs,
-      useResetHeaders: kind === 'rate_limited',
-    })
+    headerWaitMs =
+      retryAfterFromHeaders(input.headers, { nowMs, useResetHeaders: false }) ??
+      (kind === 'rate_limited'
+        ? maxDefined(
+            retryAfterFromHeaders(input.headers, { nowMs, useResetHeaders: true }),
+            perDayWaitMs,
+          )
+        : undefined)
   } catch {
-    headerWaitMs = undefined
+    headerWaitMs = perDayWaitMs
   }
-  const hintMs =
-    headerWaitMs ??
-    verdict?.retryAfterMs ??
-    (kind === 'rate_limited' ? verdict?.messageWaitMs : undefined)
+  const hintMs = headerWaitMs ?? verdict?.retryAfterMs ?? messageWaitMs
   const retryAfterMs =
     verdict?.quotaWindow === 'day' ? Math.max(msUntilQuotaDay(nowMs), hintMs ?? 0) : hintMs
   // Only for a rate limit: the field says nothing on any other failure.
@@ -203,6 +215,10 @@ export function classifyError(input: ErrorInput, read: BodyReader): NormalizedEr
       : { overLimit: verdict.overLimit }),
     ...(limitedBy === undefined ? {} : { limitedBy }),
   }
+}
+
+function maxDefined(a: number | undefined, b: number | undefined): number | undefined {
+  return a === undefined ? b : b === undefined ? a : Math.max(a, b)
 }
 
 /**

@@ -63,12 +63,14 @@ export function limitedByText(text: string | undefined): RateLimitedBy | undefin
 // No nested or overlapping quantifiers: linear on any text.
 // A link ends where URL characters do, and at punctuation prose puts after one (`,`, `;`, `)`): "…/error-code),TPM …" keeps its TPM.
 const LINK = /\bhttps?:\/\/[\w\-.~:/?#[\]@&=%]*/gi
+// Azure OpenAI names its two limits "token rate limit" and "call rate limit"
+// ("… have exceeded token rate limit of your current OpenAI S0 pricing tier").
 const TOKENS_TEXT =
-  /\btokens (?:per|has exceeded)\b|\b(?:tpm|tpd|itpm|otpm)\b|_token_count\b|_tokens_per_/i
+  /\btokens (?:per|has exceeded)\b|\btoken rate limit\b|\b(?:tpm|tpd|itpm|otpm)\b|_token_count\b|_tokens_per_/i
 const TPS_TEXT = /\btps\b/i
 const TRANSACTIONS_TEXT = /\btransactions per second\b/i
 const REQUESTS_TEXT =
-  /\brequests (?:per|has exceeded)\b|\brequests? rate\b|\bqueries per\b|\b(?:rpm|rpd|rps|qps|qpm)\b|_tier_requests\b|_requests_per_/i
+  /\brequests (?:per|has exceeded)\b|\brequests? rate\b|\bcall rate limit\b|\bqueries per\b|\b(?:rpm|rpd|rps|qps|qpm)\b|_tier_requests\b|_requests_per_/i
 
 /**
  * Which limit a rate limit hit, from the provider's code where the code

@@ -87,6 +87,59 @@ describe('“Please try again in …” in a 429’s message', () => {
     expect([frame?.kind, frame?.retryAfterMs]).toEqual(['server_error', undefined])
   })
 
+  it('Azure OpenAI\'s words are a wait too: "Please retry after 56 seconds.", "Try again in 30 seconds."', async () => {
+    // Azure's 429 body is OpenAI's shape with `code: "429"` (verbatim in
+    // microsoft/sample-app-aoai-chatGPT#406, langchain-ai/langchain#12986);
+    // Azure API Management's "Rate limit is exceeded. Try again in 30
+    // seconds." (Azure-Samples/azure-search-openai-demo#177).
+    const azure = async (message: string) =>
+      dialects.openai.normalizeError(
+        await errorOver(429, JSON.stringify({ error: { code: '429', message } })),
+      )?.retryAfterMs
+    expect(
+      await azure(
+        'Requests to the ChatCompletions_Create Operation under Azure OpenAI API version 2024-02-01 have exceeded token rate limit of your current OpenAI S0 pricing tier. Please retry after 56 seconds. Please go here: https://aka.ms/oai/quotaincrease if you would like to further increase the default rate limit.',
+      ),
+    ).toBe(56_000)
+    expect(await azure('Rate limit is exceeded. Try again in 30 seconds.')).toBe(30_000)
+    expect(await azure('Rate limit is exceeded. Try again in 1 second.')).toBe(1000)
+    // Still a rate limit's only: Azure's 500 with the same words gives no wait.
+    const serverError = dialects.openai.normalizeError(
+      await errorOver(
+        500,
+        JSON.stringify({ error: { code: '500', message: 'Please retry after 56 seconds.' } }),
+      ),
+    )
+    expect([serverError?.kind, serverError?.retryAfterMs]).toEqual(['server_error', undefined])
+  })
+
+  it("a per-day limit's wait beats a per-minute reset header, which counts another limit", async () => {
+    const wait = async (headers: Record<string, string>) =>
+      dialects.openai.normalizeError(await errorOver(429, JSON.stringify(rpd), headers))
+        ?.retryAfterMs
+    // The per-minute request count is spent too, or says nothing of what is left.
+    expect(
+      await wait({ 'x-ratelimit-remaining-requests': '0', 'x-ratelimit-reset-requests': '2s' }),
+    ).toBe(432_000)
+    expect(await wait({ 'x-ratelimit-reset-tokens': '6ms' })).toBe(432_000)
+    // A per-minute limit's message does not overrule its own header.
+    const rpm = {
+      error: {
+        ...rpd.error,
+        message:
+          'Rate limit reached for gpt-4o-mini in organization org-fake on requests per min (RPM): Limit 500, Used 500, Requested 1. Please try again in 7m12s.',
+      },
+    }
+    expect(
+      dialects.openai.normalizeError(
+        await errorOver(429, JSON.stringify(rpm), {
+          'x-ratelimit-remaining-requests': '0',
+          'x-ratelimit-reset-requests': '2s',
+        }),
+      )?.retryAfterMs,
+    ).toBe(2000)
+  })
+
   it('a spent daily limit is not retried every second: one request, and the call names the wait', async () => {
     const fake = await fakes.start({ dialect: 'openai', reply: reply.error(429, rpd, perMinute) })
     const failure = await callModel({

@@ -82,6 +82,69 @@ describe('Gemini errors', () => {
     })
   })
 
+  it('a quota at zero with its wait only in the message keeps that wait (cooled in its scope, not the key retired)', () => {
+    const body = JSON.stringify({
+      error: {
+        code: 429,
+        status: 'RESOURCE_EXHAUSTED',
+        message:
+          'Quota exceeded for metric: x, limit: 0, model: gemini-2.5-pro. Please retry in 20.5s.',
+      },
+    })
+    expect(gemini.normalizeError({ status: 429, body })).toMatchObject({
+      kind: 'quota_exhausted',
+      retryAfterMs: 20_500,
+    })
+  })
+
+  it('"Please retry in 34.5s." in the message is a rate limit\'s wait only, not a server error\'s', async () => {
+    const read = async (status: number, googleStatus: string, message: string) =>
+      gemini.normalizeError(
+        await errorOver(
+          status,
+          JSON.stringify({ error: { code: status, message, status: googleStatus } }),
+        ),
+      )
+    const limited = await read(
+      429,
+      'RESOURCE_EXHAUSTED',
+      'Resource exhausted. Please retry in 34.5s.',
+    )
+    expect([limited?.kind, limited?.retryAfterMs]).toEqual(['rate_limited', 34_500])
+    const internal = await read(
+      500,
+      'INTERNAL',
+      'An internal error has occurred. Please retry in 34.5s.',
+    )
+    expect([internal?.kind, internal?.retryAfterMs]).toEqual(['server_error', undefined])
+    const overloaded = await read(
+      503,
+      'UNAVAILABLE',
+      'The model is overloaded. Please retry in 34.5s.',
+    )
+    expect([overloaded?.kind, overloaded?.retryAfterMs]).toEqual(['overloaded', undefined])
+  })
+
+  it('"Please retry in 2h47m56.584147483s." and "… in 717.654253ms." are waits too: Google writes a Go-style duration', async () => {
+    // A spent free tier's daily requests, as Gemini words it when no
+    // RetryInfo came along: the wait was lost, and the limit retried after a
+    // second's backoff, again and again.
+    const wait = async (message: string) =>
+      gemini.normalizeError(
+        await errorOver(
+          429,
+          JSON.stringify({ error: { code: 429, message, status: 'RESOURCE_EXHAUSTED' } }),
+        ),
+      )?.retryAfterMs
+    expect(
+      await wait(
+        'You exceeded your current quota, please check your plan and billing details. * Quota exceeded for metric: generativelanguage.googleapis.com/generate_content_free_tier_requests, limit: 20, model: gemini-2.5-flash Please retry in 2h47m56.584147483s.',
+      ),
+    ).toBe(10_076_585)
+    expect(await wait('Resource exhausted. Please retry in 717.654253ms.')).toBe(718)
+    expect(await wait('Resource exhausted. Please retry in 34.427s.')).toBe(34_427)
+  })
+
   it('a Retry-After header wins over the body’s RetryInfo', () => {
     const e = gemini.normalizeError({
       status: 429,

@@ -43,6 +43,24 @@ describe('the words of a 429 name its limit', () => {
     ).toBe('tokens')
   })
 
+  it("Azure OpenAI's “exceeded token rate limit” is a token limit, its “exceeded call rate limit” a request limit", async () => {
+    // Verbatim shapes: microsoft/sample-app-aoai-chatGPT#406, langchain-ai/langchain#12986.
+    const azure = async (message: string) =>
+      dialects.openai.normalizeError(
+        await errorOver(429, JSON.stringify({ error: { code: '429', message } })),
+      )?.limitedBy
+    expect(
+      await azure(
+        'Requests to the ChatCompletions_Create Operation under Azure OpenAI API version 2024-02-01 have exceeded token rate limit of your current OpenAI S0 pricing tier. Please retry after 56 seconds.',
+      ),
+    ).toBe('tokens')
+    expect(
+      await azure(
+        'Requests to the Embeddings_Create Operation under Azure OpenAI API version 2023-07-01-preview have exceeded call rate limit of your current OpenAI S0 pricing tier. Please retry after 3 seconds.',
+      ),
+    ).toBe('requests')
+  })
+
   it('TPS spelled out as transactions per second counts requests, not tokens', async () => {
     expect(
       (await relayed('You have exceeded the transactions per second (TPS) limit of this endpoint'))

@@ -419,4 +419,24 @@ describe('OpenAI rate-limit headers', () => {
       '120ms',
     ])
   })
+
+  it('the message\'s "Please try again in …" names the wait the reset header names', () => {
+    for (const options of [
+      {},
+      { retryAfterS: 20 },
+      { retryAfterS: 90, limit: 'tokens' as const },
+      // `retry-after-ms` alone: the reset and the message name its wait, not a second.
+      { retryAfterMs: 200 },
+    ]) {
+      const reply = openAIErrors.rateLimited(options)
+      const message = (reply.body as { error: { message: string } }).error.message
+      const reset =
+        reply.headers?.['x-ratelimit-reset-requests'] ?? reply.headers?.['x-ratelimit-reset-tokens']
+      expect(message).toContain(`Please try again in ${reset}.`)
+    }
+    expect(openAIErrors.rateLimited({ retryAfterMs: 200 }).headers).toMatchObject({
+      'retry-after-ms': '200',
+      'x-ratelimit-reset-requests': '200ms',
+    })
+  })
 })

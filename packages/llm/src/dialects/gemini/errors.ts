@@ -1,6 +1,6 @@
 import type { CooldownScope, ErrorKind, NormalizedError, RateLimitedBy } from '../../types.js'
 import { type BodyVerdict, classifyError, classifyStreamError } from '../classifyError.js'
-import { parseProtoDurationMs } from '../durations.js'
+import { parseGoDurationMs, parseProtoDurationMs } from '../durations.js'
 import type { ErrorInput, StreamErrorInput } from '../ErrorInput.js'
 import { lookup } from '../openai/errors.js'
 import { asArray, get, getCode, getRecord, getString } from '../safeJson.js'
@@ -93,7 +93,6 @@ export function readGeminiError(
   if (kind === 'bad_request' && /input token count.*exceeds the maximum/i.test(text)) {
     kind = 'context_too_long'
   }
-  retryAfterMs ??= retryInMessage(text)
   if (daily && kind === 'rate_limited') {
     // A spent per-day quota is a quota, not a rate limit: retried after
     // RetryInfo's wait (often seconds) it is refused again until the daily
@@ -107,11 +106,20 @@ export function readGeminiError(
     // again each time RetryInfo's seconds are over.
     kind = 'quota_exhausted'
   }
+  // A quota at zero ("limit: 0": that model is not in the key's tier) keeps
+  // the message's wait when no RetryInfo gives one: cooled in its scope, not
+  // the whole key retired (which would stop the key's other models too).
+  const messageWaitMs = retryInMessage(text)
+  if (kind === 'quota_exhausted' && !daily) retryAfterMs ??= messageWaitMs
   return {
     providerCode: status ?? getCode(error, 'code'),
     message,
     kind,
     retryAfterMs,
+    // The message's "Please retry in 34.5s." is a rate limit's wait only
+    // (`messageWaitMs`): Google writes it into other failures too, and a
+    // server error or overload given it waited as if cooled by a limit.
+    messageWaitMs,
     scope,
     ...(daily && kind === 'quota_exhausted' ? { quotaWindow: 'day' as const } : {}),
     ...(limitedBy === undefined ? {} : { limitedBy }),
@@ -175,11 +183,20 @@ function hasZeroQuota(detail: unknown): boolean {
     })
 }
 
-/** Gemini also writes "Please retry in 34.427s." into the message. */
+/**
+ * Gemini also writes the wait into the message, as Google's backends print
+ * a duration (Go's and absl's format): "Please retry in 34.427s.", "…
+ * in 717.654253ms.", and for a spent daily allowance "… in
+ * 2h47m56.584147483s." — read as seconds only, the last two were no wait.
+ */
 function retryInMessage(text: string): number | undefined {
-  const match = /retry in (\d+(?:\.\d+)?)s\b/i.exec(text.slice(0, 2000))
-  return match ? parseProtoDurationMs(`${match[1]}s`) : undefined
+  const match = RETRY_IN.exec(text.slice(0, 2000))
+  // The sentence's full stop is no part of the duration: "34.427s." → "34.427s".
+  return match === null ? undefined : parseGoDurationMs((match[1] ?? '').replace(/\.+$/, ''))
 }
+
+// The duration's characters only (digits, dot, unit letters): linear on any text.
+const RETRY_IN = /\bretry in ([0-9.µa-z]{1,40})/i
 
 function blockedPrompt(root: unknown): BodyVerdict | undefined {
   const reason = getString(getRecord(root, 'promptFeedback'), 'blockReason')

@@ -1,6 +1,6 @@
 import type { ErrorKind, NormalizedError, OverLimit } from '../../types.js'
 import { type BodyVerdict, classifyError, classifyStreamError } from '../classifyError.js'
-import { parseGoDurationMs } from '../durations.js'
+import { parseGoDurationMs, parseSecondsMs } from '../durations.js'
 import type { ErrorInput, StreamErrorInput } from '../ErrorInput.js'
 import { getCode, getRecord, getString } from '../safeJson.js'
 
@@ -45,11 +45,20 @@ export function readOpenAIError(
     message,
     kind,
     ...(messageWaitMs === undefined ? {} : { messageWaitMs }),
+    ...(messageWaitMs !== undefined && PER_DAY.test(message?.slice(0, 500) ?? '')
+      ? { messageWaitPerDay: true }
+      : {}),
     ...(param === undefined || param === '' ? {} : { param }),
     ...(overLimit === undefined ? {} : { overLimit }),
     ...(limitedBy === undefined ? {} : { limitedBy }),
   }
 }
+
+/**
+ * "… on requests per day (RPD): …", "… on tokens per day (TPD): …": the
+ * limit that refused is a daily one, which no `x-ratelimit-*` header counts.
+ */
+const PER_DAY = /\bper day \([a-z]{2,4}\)/i
 
 /**
  * The wait OpenAI (and Groq, in the same words) writes into a 429's message:
@@ -62,13 +71,23 @@ export function readOpenAIError(
  * for a rate limit, when no header gives a wait (`BodyVerdict.messageWaitMs`).
  */
 function tryAgainInMs(message: string | undefined): number | undefined {
-  const found = TRY_AGAIN_IN.exec(message?.slice(0, 500) ?? '')
+  const text = message?.slice(0, 500) ?? ''
+  const found = TRY_AGAIN_IN.exec(text)
   // The sentence's full stop is no part of the duration: "7m12s." → "7m12s".
-  return found === null ? undefined : parseGoDurationMs((found[1] ?? '').replace(/\.+$/, ''))
+  const go = found === null ? undefined : parseGoDurationMs((found[1] ?? '').replace(/\.+$/, ''))
+  if (go !== undefined) return go
+  // Azure OpenAI passes OpenAI's body shape on with its own words: "…
+  // exceeded token rate limit of your current OpenAI S0 pricing tier.
+  // Please retry after 56 seconds." (microsoft/sample-app-aoai-chatGPT#406),
+  // and its API gateway's "Rate limit is exceeded. Try again in 30
+  // seconds." — seconds spelt out, which no Go duration reads.
+  const seconds = IN_SECONDS.exec(text)
+  return seconds === null ? undefined : parseSecondsMs(seconds[1] ?? '')
 }
 
 // The duration's characters only (digits, dot, unit letters): linear on any text.
 const TRY_AGAIN_IN = /\btry again in ([0-9.µa-z]{1,32})/i
+const IN_SECONDS = /\b(?:retry after|try again in) (\d{1,9}(?:\.\d{1,6})?) seconds?\b/i
 
 /**
  * OpenAI refuses a single request bigger than the organisation's whole

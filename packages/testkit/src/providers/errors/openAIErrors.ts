@@ -9,14 +9,19 @@ const error = (status: number, body: object, headers: Record<string, string> = {
 
 /** OpenAI's documented error bodies and headers. */
 export const openAIErrors = {
-  /** 429 `rate_limit_exceeded` on the request limit (default) or the token limit (`limit: 'tokens'`), with `retry-after` (s), optional `retry-after-ms`, and that limit's `x-ratelimit-*` headers. */
+  /** 429 `rate_limit_exceeded` on the request limit (default) or the token limit (`limit: 'tokens'`), with `retry-after` (s), optional `retry-after-ms`, and that limit's `x-ratelimit-*` headers; the reset header and the message's "Please try again in …" name `retryAfterS`, else `retryAfterMs`, else 1 s. */
   rateLimited(
     options: { retryAfterS?: number; retryAfterMs?: number; limit?: 'requests' | 'tokens' } = {},
   ): ErrorReply {
-    const reset = goDuration(options.retryAfterS ?? 1)
+    // One wait named everywhere: `retry-after-ms` alone sets the reset too
+    // (a reset of 1 s beside `retry-after-ms: 200` described two limits).
+    const reset = goDuration(
+      options.retryAfterS ?? (options.retryAfterMs === undefined ? 1 : options.retryAfterMs / 1000),
+    )
     // OpenAI's 429 names the limit twice: `type` and the message's "on
     // requests per min (RPM)" / "on tokens per min (TPM)"; the headers say
-    // which count is spent.
+    // which count is spent. The message's wait is the header's: OpenAI
+    // names one wait, and a fake whose two disagreed tested neither.
     const tokens = options.limit === 'tokens'
     const headers: Record<string, string> = tokens
       ? {
@@ -35,8 +40,8 @@ export const openAIErrors = {
       429,
       {
         message: tokens
-          ? 'Rate limit reached for gpt-4o-mini in organization org-fake on tokens per min (TPM): Limit 200000, Used 200000, Requested 512. Please try again in 153ms.'
-          : 'Rate limit reached for gpt-4o-mini in organization org-fake on requests per min (RPM): Limit 500, Used 500, Requested 1. Please try again in 120ms.',
+          ? `Rate limit reached for gpt-4o-mini in organization org-fake on tokens per min (TPM): Limit 200000, Used 200000, Requested 512. Please try again in ${reset}.`
+          : `Rate limit reached for gpt-4o-mini in organization org-fake on requests per min (RPM): Limit 500, Used 500, Requested 1. Please try again in ${reset}.`,
         type: tokens ? 'tokens' : 'requests',
         code: 'rate_limit_exceeded',
       },
