@@ -6,6 +6,13 @@ import { isAbortSignal } from './isAbortSignal.js'
 import { type PlanEntry, type PlanOptions, SlicePlan } from './SlicePlan.js'
 import { recordTimerLateness } from './timerLateness.js'
 
+/**
+ * The last plan made with `deadline.plan()` (undefined for a deadline of
+ * another installed copy): what `runningSlice` reads. Not exported from the
+ * package.
+ */
+export let lastPlanOf: (deadline: Deadline) => SlicePlan | undefined
+
 export interface DeadlineOptions {
   /** The deadline this one lives under: it never outlives it (`min(parent, own)`). */
   parent?: Deadline | undefined
@@ -71,6 +78,9 @@ export class Deadline {
   #onExpire: ((deadline: Deadline) => void) | undefined
   #external: AbortSignal | undefined
   #externalListener: (() => void) | undefined
+  // The last plan made on this deadline (see `lastPlanOf`). The last only:
+  // a long-lived deadline making a plan per job must not keep them all.
+  #lastPlan: SlicePlan | undefined
 
   private constructor(budgetMs: number, options: DeadlineOptions) {
     const parent = options.parent
@@ -275,7 +285,16 @@ export class Deadline {
    * (re-normalised over the slices not yet started) and/or fixed `{ ms }`.
    */
   plan(entries: Record<string, PlanEntry>, options?: PlanOptions): SlicePlan {
-    return new SlicePlan(this, entries, options)
+    const plan = new SlicePlan(this, entries, options)
+    this.#lastPlan = plan
+    return plan
+  }
+
+  static {
+    lastPlanOf = (deadline) =>
+      typeof deadline === 'object' && deadline !== null && #lastPlan in deadline
+        ? deadline.#lastPlan
+        : undefined
   }
 
   /**

@@ -3,6 +3,8 @@ import { MAX_TIMER_MS } from './clock.js'
 import { currentDeadline } from './context.js'
 import type { Deadline } from './Deadline.js'
 import { DeadlineExceededError, isDeadlineExceeded } from './DeadlineExceededError.js'
+import { describeValue } from './describeValue.js'
+import { isDeadline } from './isDeadline.js'
 
 /** Work that may be cancellable: a promise with an optional `cancel()` (PCancelable and friends). */
 export type GuardedWork<T> = PromiseLike<T> & { cancel?: () => void }
@@ -26,9 +28,18 @@ export interface GuardOptions {
  */
 export function guard<T>(
   work: GuardedWork<T> | (() => GuardedWork<T> | T),
-  options: GuardOptions = {},
+  options: GuardOptions | null = {},
 ): Promise<T> {
-  const deadline = options.deadline ?? currentDeadline()
+  const given = options?.deadline
+  // A number of ms where the Deadline belongs threw "Cannot read properties
+  // of undefined (reading 'aborted')" synchronously, out of a function whose
+  // callers handle only its rejection.
+  if (given != null && !isDeadline(given)) {
+    return Promise.reject(
+      new TypeError(`guard: deadline must be a Deadline, got ${describeValue(given)}`),
+    )
+  }
+  const deadline = given ?? currentDeadline()
   let promise: GuardedWork<T>
   try {
     promise = typeof work === 'function' ? toWork(work()) : work
@@ -36,7 +47,7 @@ export function guard<T>(
     return Promise.reject(error)
   }
   if (!deadline) return Promise.resolve(promise)
-  const slice = options.slice ?? deadline.name
+  const slice = options?.slice ?? deadline.name
   const exceeded = (cause?: unknown) =>
     new DeadlineExceededError({
       budgetMs: deadline.budgetMs,

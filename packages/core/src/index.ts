@@ -70,6 +70,7 @@ export {
   type ResolvedIngressOptions,
   resolveIngressOptions,
 } from './resolveIngressOptions.js'
+export { runningSlice } from './runningSlice.js'
 export { type PlanEntry, type PlanOptions, SlicePlan, type SliceReport } from './SlicePlan.js'
 export { SliceAlreadyStartedError, SliceNotStartedError } from './SliceStateError.js'
 export {

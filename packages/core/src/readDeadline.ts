@@ -152,7 +152,7 @@ export function readDeadline(
 /** Parse `x-deadline-remaining-ms`-style values: whole non-negative ms. Returns the reason on failure. */
 function parseMs(raw: string | readonly string[]): number | string {
   if (typeof raw !== 'string') return 'repeated header'
-  const value = raw.trim()
+  const value = trimOws(raw)
   if (value === '') return 'empty'
   if (value.includes(',')) return 'repeated header (comma-joined values)'
   if (value.startsWith('-')) return 'negative'
@@ -191,7 +191,7 @@ function parseEnvoyMs(raw: string | readonly string[]): number | string | undefi
  */
 function parseSeconds(raw: string | readonly string[]): number | string | undefined {
   if (typeof raw !== 'string') return 'repeated header'
-  const value = raw.trim()
+  const value = trimOws(raw)
   if (value === '') return 'empty'
   if (value.includes(',')) return 'repeated header (comma-joined values)'
   if (value.startsWith('-')) return 'negative'
@@ -208,7 +208,7 @@ function parseSeconds(raw: string | readonly string[]): number | string | undefi
 /** Parse gRPC's `TimeoutValue TimeoutUnit` (1–8 digits, unit H M S m u n, case-sensitive). */
 function parseGrpcTimeout(raw: string | readonly string[]): number | string {
   if (typeof raw !== 'string') return 'repeated header'
-  const value = raw.trim()
+  const value = trimOws(raw)
   if (value === '') return 'empty'
   if (value.includes(',')) return 'repeated header (comma-joined values)'
   const match = GRPC_PATTERN.exec(value)
@@ -221,6 +221,20 @@ function parseGrpcTimeout(raw: string | readonly string[]): number | string {
   // Past 2^31-1 ms (grpc-js sends `2592000S` for a 30-day deadline) is
   // clamped to maxMs like any long budget, not refused.
   return Math.floor(Number(match[1]) * (GRPC_UNIT_MS[match[2] as string] as number))
+}
+
+/**
+ * Strip HTTP's optional whitespace, SP and HTAB (RFC 9110 §5.6.3), from
+ * either end, and nothing else. `String.prototype.trim` also strips \v, \f
+ * and every Unicode space: Node decodes header bytes as Latin-1, so a 0xA0
+ * byte arrives as U+00A0 (NBSP), and "500\u00a0" was read as 500.
+ */
+function trimOws(raw: string): string {
+  let start = 0
+  let end = raw.length
+  while (start < end && (raw[start] === ' ' || raw[start] === '\t')) start++
+  while (end > start && (raw[end - 1] === ' ' || raw[end - 1] === '\t')) end--
+  return raw.slice(start, end)
 }
 
 function getHeader(

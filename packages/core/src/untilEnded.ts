@@ -1,4 +1,6 @@
-import { type WaitOptions, wait } from './wait.js'
+import { describeValue } from './describeValue.js'
+import { isAbortSignal } from './isAbortSignal.js'
+import { hooksDone, type WaitOptions, wait } from './wait.js'
 
 /**
  * `work`'s outcome, unless the deadline or the signal ends first: then its
@@ -18,6 +20,20 @@ export async function untilEnded<T>(
   // "work.catch is not a function" once a deadline was given).
   until ??= {}
   if (until.deadline == null && until.signal == null) return work
+  if (until.deadline != null && !hooksDone(until.deadline)) {
+    return Promise.reject(
+      new TypeError(
+        `untilEnded: deadline must be a Deadline, got ${describeValue(until.deadline)}`,
+      ),
+    )
+  }
+  if (until.signal != null && !isAbortSignal(until.signal)) {
+    return Promise.reject(
+      new TypeError(
+        `untilEnded: signal must be an AbortSignal, got ${describeValue(until.signal)}`,
+      ),
+    )
+  }
   const promise = Promise.resolve(work)
   // When the deadline or the signal has already ended, `wait` rejects before
   // `work` is ever subscribed to: its later rejection, which nobody awaits

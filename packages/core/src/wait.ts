@@ -1,6 +1,7 @@
 import { type Clock, MAX_TIMER_MS, systemClock } from './clock.js'
 import type { Deadline } from './Deadline.js'
 import { describeValue } from './describeValue.js'
+import { isAbortSignal } from './isAbortSignal.js'
 
 export interface WaitOptions {
   /** Ends the wait at once, rejecting with its reason, when it expires or is cancelled (an observe-only deadline's expiry never ends a wait; its cancel does). */
@@ -43,6 +44,18 @@ export function wait(ms: number, options: WaitOptions | null = {}): Promise<Wait
   // a function whose callers only handle its rejection.
   options ??= {}
   const { deadline, signal } = options
+  // A number of ms or an AbortController where these belong failed inside
+  // the wait ("deadline.onDone is not a function"), naming nothing.
+  if (deadline != null && !hooksDone(deadline)) {
+    return Promise.reject(
+      new TypeError(`wait: deadline must be a Deadline, got ${describeValue(deadline)}`),
+    )
+  }
+  if (signal != null && !isAbortSignal(signal)) {
+    return Promise.reject(
+      new TypeError(`wait: signal must be an AbortSignal, got ${describeValue(signal)}`),
+    )
+  }
   // Not a number (undefined, a string): `Math.max(0, ms)` is NaN, and a wait
   // whose end is NaN never ends — the awaiting work hung for good.
   if (typeof ms !== 'number') {
@@ -155,3 +168,16 @@ export function wait(ms: number, options: WaitOptions | null = {}): Promise<Wait
 
 /** What the interval holding an infinite wait's process open runs: nothing. */
 function keepOpen(): void {}
+
+/**
+ * What a wait needs of its deadline: `onDone` (a wait reads nothing else but
+ * `done`, `reason` and `clock`). Checked by that member, not by
+ * `isDeadline`'s whole shape: a stand-in made for the wait alone is fine.
+ */
+export function hooksDone(value: unknown): value is Deadline {
+  return (
+    typeof value === 'object' &&
+    value !== null &&
+    typeof (value as { onDone?: unknown }).onDone === 'function'
+  )
+}

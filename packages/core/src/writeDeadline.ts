@@ -2,6 +2,7 @@ import { MAX_TIMER_MS } from './clock.js'
 import type { Deadline } from './Deadline.js'
 import { describeValue } from './describeValue.js'
 import { DEADLINE_HEADER } from './headerNames.js'
+import { isDeadline } from './isDeadline.js'
 
 /** Where `writeDeadline` can put the header. */
 export type HeaderTarget =
@@ -42,7 +43,13 @@ export function writeDeadline(
       'writeDeadline: headers must be Headers, a response or a record, not an array of pairs',
     )
   }
-  if (!deadline) return undefined
+  if (deadline === undefined || deadline === null) return undefined
+  if (!isDeadline(deadline)) {
+    // A number of ms failed with "deadline.remaining is not a function".
+    throw new TypeError(
+      `writeDeadline: deadline must be a Deadline, got ${describeValue(deadline)}`,
+    )
+  }
   let ms = 0
   // `reason` is set only by a cancel or an enforced expiry (an observed
   // expiry aborts nothing and keeps none): either way the work is over.

@@ -6,6 +6,7 @@ import {
   hasErrorCode,
   isHourglassError,
   ManualClock,
+  runningSlice,
   SliceAlreadyStartedError,
   SliceNotStartedError,
   UnknownSliceError,
@@ -257,5 +258,23 @@ describe('misuse of a plan', () => {
     // null options read as none.
     expect(d.plan({ a: 1 }, null as unknown as undefined).reserveMs).toBe(10)
     expect(() => d.plan({ a: 1 }, 'fast' as never)).toThrow(/plan: options must be an object/)
+  })
+})
+
+describe('runningSlice', () => {
+  it('names the running slice of the last plan made on a deadline, and nothing for anything else', () => {
+    const d = Deadline.after(1000, { clock: new ManualClock() })
+    expect(runningSlice(d)).toBeUndefined()
+    const first = d.plan({ fetch: 1, model: 1 })
+    first.slice('fetch')
+    expect(runningSlice(d)).toBe('fetch')
+    first.end('fetch')
+    expect(runningSlice(d)).toBeUndefined()
+    // A later plan replaces it: a deadline making a plan per job keeps one.
+    d.plan({ score: 1 }).slice('score')
+    expect(runningSlice(d)).toBe('score')
+    expect(runningSlice({} as Deadline)).toBeUndefined()
+    expect(runningSlice(null as unknown as Deadline)).toBeUndefined()
+    d.dispose()
   })
 })

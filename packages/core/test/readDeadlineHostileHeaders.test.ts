@@ -122,3 +122,26 @@ it('odd options: null reads as none, a NaN cap or a string of sources is refused
     readDeadline({ 'grpc-timeout': '1m' }, { sources: 'grpc-timeout' as never }),
   ).toThrow(/readDeadline: sources must be an array of header names, got 'grpc-timeout'/)
 })
+
+it("only HTTP's optional whitespace (space, tab) is stripped: a Latin-1 NBSP or another Unicode space leaves a value malformed", () => {
+  // Node decodes header bytes as Latin-1: a 0xA0 byte arrives as U+00A0,
+  // which String.prototype.trim strips (with \v, \f, U+2003, …). RFC 9110
+  // §5.6.3 allows only SP and HTAB around a value, so "500\u00a0" is no 500.
+  expect(readDeadline({ [DEADLINE_HEADER]: ' \t500\t ' }).ms).toBe(500)
+  expect(readDeadline({ 'grpc-timeout': '\t2S ' }).ms).toBe(2000)
+  for (const space of ['\u00a0', '\u000b', '\u000c', '\u2003', '\ufeff', '\u3000']) {
+    for (const [header, value] of [
+      [DEADLINE_HEADER, `500${space}`],
+      ['grpc-timeout', `${space}2S`],
+      ['x-envoy-expected-rq-timeout-ms', `500${space}`],
+      ['x-stainless-timeout', `${space}1.5`],
+    ] as const) {
+      const read = readDeadline(
+        { [header]: value },
+        { sources: [header as typeof DEADLINE_HEADER] },
+      )
+      expect(read.ms, `${header}: ${JSON.stringify(value)}`).toBeUndefined()
+      expect(read.invalid.map((i) => i.header)).toEqual([header])
+    }
+  }
+})

@@ -27,6 +27,14 @@ const STALE_HEADERS = [
   // 504 says `no-store`, and `respond` sets its own if it wants one.
   'cache-control',
   'expires',
+  // Where it chose to send the caller (`res.location()` before the work that
+  // ran out): a 504 naming that target says the request went somewhere it
+  // never got, and a browser follows `Refresh` on any status. Cookies, CORS
+  // and `Vary` stay: finalhandler, Express's own error answer, keeps them
+  // (it removes only content-encoding, -language and -range), and a browser
+  // denied the CORS header reads the 504 as a network error.
+  'location',
+  'refresh',
 ]
 
 /**

@@ -103,6 +103,45 @@ describe.each(majors)('reportExpired ($name)', (major) => {
     }
   })
 
+  it("names the running slice of a plan the route made (req.deadline.plan), in the timer's 504 too", async () => {
+    // Only deadline({ plan })'s plan was consulted: a route that made its
+    // own (the README's way to plan some routes only) got `slice: null`.
+    const clock = new ManualClock()
+    const app = major.app()
+    app.use(deadline({ clock, defaultMs: 1000, reserveMs: 10 }))
+    const started = deferred()
+    app.get('/timer', async (req) => {
+      const plan = req.deadline.plan({ fetch: 1, model: 3 })
+      await plan.run('fetch', async () => {})
+      // A step that ignores its slice's signal: still running at the 504.
+      plan.slice('model')
+      started.resolve()
+    })
+    app.get('/app', (req, res) => {
+      req.deadline.plan({ model: 1 }).slice('model')
+      res.status(504).end()
+      reportExpired(req)
+    })
+    server = await listen(app)
+    const events = recordings()
+    try {
+      const pending = request(`${server.url}/timer`, { dispatcher: agent })
+      await started.promise
+      clock.advance(1000)
+      const answer = await pending
+      expect(answer.statusCode).toBe(504)
+      expect(await answer.body.json()).toMatchObject({ slice: 'model' })
+      await (await request(`${server.url}/app`, { dispatcher: agent })).body.dump()
+      await events.ended.count(2)
+      expect(events.expired.messages.map((m) => [m.action, m.slice])).toEqual([
+        ['504', 'model'],
+        ['app', 'model'],
+      ])
+    } finally {
+      events.stop()
+    }
+  })
+
   it('ends a stream the app closed with its own error event expired, not ok', async () => {
     const app = major.app()
     app.use(deadline({ clock: new ManualClock(), defaultMs: 10_000 }))

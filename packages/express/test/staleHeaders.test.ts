@@ -57,5 +57,38 @@ describe.each(majors)(
       // Headers that do not describe the body stay.
       expect(res.headers['x-kept']).toBe('yes')
     })
+
+    it("a redirect target the handler set goes (location, refresh); cookies and CORS stay, as on Express's own error answer", async () => {
+      const app = major.app()
+      app.use(deadline({ reserveMs: 5 }))
+      app.post('/login', (req, res) => {
+        // A handler that chose where to send the caller, then ran out of
+        // time before it answered: a 504 naming that target (a browser
+        // follows `Refresh` on any status) sends the caller on as if the
+        // request had worked.
+        res.location('/welcome')
+        res.setHeader('refresh', '0; url=/welcome')
+        // finalhandler keeps these on its error answers (it removes only
+        // content-encoding, -language and -range): so does the 504. A
+        // browser that cannot read the 504 (no CORS header) sees a network
+        // error instead of a timeout.
+        res.cookie('sid', 'abc')
+        res.setHeader('access-control-allow-origin', 'https://app.example')
+        res.vary('origin')
+        req.deadline.onDone(() => {})
+      })
+      server = await listen(app)
+      const res = await request(`${server.url}/login`, {
+        method: 'POST',
+        headers: { 'x-deadline-remaining-ms': '40' },
+      })
+      expect(res.statusCode).toBe(504)
+      await res.body.dump()
+      expect(res.headers.location).toBeUndefined()
+      expect(res.headers.refresh).toBeUndefined()
+      expect(res.headers['set-cookie']).toBe('sid=abc; Path=/')
+      expect(res.headers['access-control-allow-origin']).toBe('https://app.example')
+      expect(res.headers.vary).toBe('origin')
+    })
   },
 )

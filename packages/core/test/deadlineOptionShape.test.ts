@@ -1,0 +1,39 @@
+import { guard, untilEnded, wait, writeDeadline } from '@hourglass/core'
+import { expect, it } from 'vitest'
+
+// A number of ms (or a Date, or an AbortController) passed where a Deadline
+// or an AbortSignal belongs failed far from the call with "deadline.onDone
+// is not a function" or "Cannot read properties of undefined (reading
+// 'aborted')" — and guard threw that synchronously out of a function whose
+// callers handle only its rejection. Refused where given, naming the option,
+// as Deadline.after refuses a parent or a signal of the wrong shape.
+
+it('wait, untilEnded and guard reject a deadline or a signal of the wrong shape with a TypeError naming it', async () => {
+  await expect(wait(5, { deadline: 500 as never })).rejects.toThrow(
+    new TypeError('wait: deadline must be a Deadline, got 500'),
+  )
+  await expect(wait(5, { signal: new AbortController() as never })).rejects.toThrow(
+    /^wait: signal must be an AbortSignal, got /,
+  )
+  await expect(untilEnded(Promise.resolve(1), { deadline: {} as never })).rejects.toThrow(
+    new TypeError('untilEnded: deadline must be a Deadline, got an object'),
+  )
+  await expect(untilEnded(1, { signal: 'soon' as never })).rejects.toThrow(
+    /^untilEnded: signal must be an AbortSignal, got 'soon'/,
+  )
+  let guarded: Promise<unknown> | undefined
+  expect(() => {
+    guarded = guard(async () => 1, { deadline: 500 as never })
+  }).not.toThrow()
+  await expect(guarded).rejects.toThrow(
+    new TypeError('guard: deadline must be a Deadline, got 500'),
+  )
+})
+
+it('writeDeadline refuses a deadline of the wrong shape with a TypeError naming it', () => {
+  expect(() => writeDeadline({}, 500 as never)).toThrow(
+    new TypeError('writeDeadline: deadline must be a Deadline, got 500'),
+  )
+  // Absent is still "no deadline": nothing written.
+  expect(writeDeadline({}, undefined)).toBeUndefined()
+})
