@@ -97,7 +97,8 @@ abstract class AttemptPhases {
 
   /** Abort the request in flight; false when there is none yet. */
   protected abstract abortRequest(reason: Error): boolean
-  protected abstract forwardError(error: Error): void
+  /** `error` as it is: a caller's abort reason that is not an Error reaches it unwrapped, as undici passes it. */
+  protected abstract forwardError(error: unknown): void
 
   /** The request is on its way; false = do not tell the inner handler (stopped, or a retry). */
   protected started(): boolean {
@@ -147,7 +148,7 @@ abstract class AttemptPhases {
       this.attempt.finish(error)
     }
     if (this.hooks.beforeError?.(error, this.responded, this.attempt)) return
-    this.forwardError(asError(error))
+    this.forwardError(error)
   }
 }
 
@@ -172,8 +173,8 @@ export class AttemptHandler extends AttemptPhases implements Handler {
     return true
   }
 
-  protected forwardError(error: Error): void {
-    this.#inner.onResponseError?.(this.view, error)
+  protected forwardError(error: unknown): void {
+    this.#inner.onResponseError?.(this.view, error as Error)
   }
 
   onRequestStart(controller: Controller, context: unknown): void {
@@ -183,6 +184,7 @@ export class AttemptHandler extends AttemptPhases implements Handler {
   }
 
   onRequestUpgrade(_controller: Controller, status: number, headers: never, socket: never): void {
+    this.attempt.statusCode = status // the answer, as a response's status is
     this.attempt.finish()
     this.#inner.onRequestUpgrade?.(this.view, status, headers, socket)
   }
@@ -246,8 +248,8 @@ class LegacyAttemptHandler extends AttemptPhases implements LegacyHandler {
     return true
   }
 
-  protected forwardError(error: Error): void {
-    this.#inner.onError?.(error)
+  protected forwardError(error: unknown): void {
+    this.#inner.onError?.(error as Error)
   }
 
   onConnect(abort: (reason?: Error) => void, context?: unknown): void {
@@ -273,6 +275,7 @@ class LegacyAttemptHandler extends AttemptPhases implements LegacyHandler {
   }
 
   onUpgrade(status: number, rawHeaders: Buffer[] | null, socket: unknown): void {
+    this.attempt.statusCode = status // the answer, as a response's status is
     this.attempt.finish()
     this.#inner.onUpgrade?.(status, rawHeaders, socket)
   }
@@ -344,11 +347,13 @@ export class ControllerView implements Controller {
   }
   abort(reason: Error): void {
     this.#call?.stop(reason)
-    // The request in flight, through whichever handler API it speaks; an
+    // The request in flight, through whichever handler API it speaks, even
+    // when its attempt is already over: createFetch ends a retried answer's
+    // attempt before it cancels the body, and that cancel must still close
+    // the socket (undici ignores an abort of a request that completed). An
     // attempt still waiting for its connection is stopped directly.
-    const live = this.attempt?.done !== true
-    if (live && this.controller) this.controller.abort(reason)
-    else if (live && this.abortRequest) this.abortRequest(reason)
+    if (this.controller) this.controller.abort(reason)
+    else if (this.abortRequest) this.abortRequest(reason)
     else this.attempt?.abort(reason)
   }
   pause(): void {

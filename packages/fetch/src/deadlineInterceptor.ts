@@ -9,7 +9,7 @@ import {
   type HeaderLookup,
 } from './AttemptHandler.js'
 import { dispatchEventUrl } from './channels.js'
-import { dispatchHasHeader, isBodyInMemory, isRepeatable } from './dispatchHeaders.js'
+import { dispatchHasHeader, isBodyReplayable, isRepeatable } from './dispatchHeaders.js'
 import { noBudgetError } from './noBudgetError.js'
 import { type CallDriver, OutboundCall, type OutboundCallInit } from './OutboundCall.js'
 import {
@@ -157,7 +157,7 @@ class DispatchCallInit implements OutboundCallInit {
     // rules and the events name the request that goes out.
     this.method = opts.method
     this.retry = mergeRetry(config.retry, opts.retry)
-    this.replayable = isBodyInMemory(opts.body)
+    this.replayable = isBodyReplayable(opts.body)
     this.limits = callerLimits(config, opts.headersTimeout, opts.bodyTimeout)
     this.#origin = opts.origin
     this.#path = opts.path
@@ -227,7 +227,8 @@ class DispatchCall implements CallDriver, AttemptHandlerHooks {
   /** Refused before a send (no budget), or stopped between attempts: the caller has had no answer yet, so this is it. */
   end(error: unknown): void {
     if (this.#answered) return
-    queueMicrotask(() => this.#handler.onResponseError?.(this.#view, asError(error)))
+    // As it is: a caller's reason that is not an Error is what undici itself rejects with.
+    queueMicrotask(() => this.#handler.onResponseError?.(this.#view, error as Error))
   }
 
   forwardRequestStart(): boolean {

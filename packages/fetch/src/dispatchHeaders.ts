@@ -102,6 +102,20 @@ export function isBodyInMemory(body: unknown): boolean {
 }
 
 /**
+ * A dispatch body undici turns into bytes afresh for every request it
+ * writes, so a retry can send it again: one held in memory, any other
+ * ArrayBuffer or view of one, a Blob (read again through `stream()` or
+ * `arrayBuffer()`), a FormData (encoded again). Recognised by their tag, as
+ * undici does, so another realm's or copy's Blob and FormData count too.
+ */
+export function isBodyReplayable(body: unknown): boolean {
+  if (isBodyInMemory(body) || body instanceof ArrayBuffer || ArrayBuffer.isView(body)) return true
+  if (typeof body !== 'object' || body === null) return false
+  const tag = (body as { [Symbol.toStringTag]?: unknown })[Symbol.toStringTag]
+  return tag === 'Blob' || tag === 'File' || tag === 'FormData'
+}
+
+/**
  * True when the request may be sent twice without changing the outcome.
  * `method` as it goes on the wire, where methods are case-sensitive: undici
  * sends `get` as `get`, which is not GET (a server may refuse it, or route

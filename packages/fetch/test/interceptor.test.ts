@@ -9,7 +9,7 @@ import {
   runWithDeadline,
 } from '@hourglass/core'
 import { type FaultServer, faultServer } from '@hourglass/testkit'
-import { Agent, request } from 'undici'
+import { Agent, FormData, request, upgrade } from 'undici'
 import { afterEach, describe, expect, it } from 'vitest'
 import {
   createConnector,
@@ -114,6 +114,23 @@ describe('deadlineInterceptor with undici.request', () => {
     expect(server.records).toHaveLength(2) // the 503, then the control: no retry
   })
 
+  // undici's request() rejects with the signal's reason as it is, an Error
+  // or not (`abort('shutdown')` rejects with 'shutdown'); the interceptor
+  // wrapped any other value in an Error, so a caller matching on its own
+  // reason (`error === signal.reason`) missed it.
+  it("the caller's abort reason, an Error or not, is what the call rejects with", async () => {
+    const server = await serve({ type: 'hang' })
+    const dispatcher = agent()
+    const before = await rejection(
+      request(server.url, { dispatcher, signal: AbortSignal.abort('shutdown') }),
+    )
+    const controller = new AbortController()
+    const during = rejection(request(server.url, { dispatcher, signal: controller.signal }))
+    await server.request(0) // it is on the server: the abort cuts it in flight
+    controller.abort(42)
+    expect({ before, during: await during }).toEqual({ before: 'shutdown', during: 42 })
+  })
+
   it('a pending retry ends at once when the deadline ends (here: cancelled), and nothing is sent after that', async () => {
     const server = await serve((_r, i) =>
       i === 0 ? { type: 'retry-after', status: 503, retryAfter: 1 } : { type: 'respond' },
@@ -145,6 +162,72 @@ describe('deadlineInterceptor with undici.request', () => {
     })
     expect(await body.text()).toBe('up')
     expect(events.retries).toMatchObject([{ reason: 'CONNECT_FAILED' }])
+  })
+
+  // undici turns an ArrayBuffer, a DataView, a Blob or a FormData into bytes
+  // afresh for every request it writes, as it does a string: each can be sent
+  // twice. Only a string, null or a Uint8Array was taken for one, so a 503
+  // answered to a Blob upload was returned, `body-not-replayable`, where the
+  // same call with a string was retried.
+  it('an in-memory body of any kind undici accepts is sent again by a status retry', async () => {
+    const received: Record<string, string[]> = {}
+    const server = createServer(async (req, res) => {
+      let body = ''
+      for await (const chunk of req) body += chunk
+      const kind = String(req.headers['x-kind'])
+      const sent = received[kind] ?? []
+      received[kind] = sent
+      sent.push(body)
+      res.writeHead(sent.length === 1 ? 503 : 200, { 'retry-after': '0' }).end()
+    })
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+    closers.push({ close: () => new Promise<void>((resolve) => server.close(() => resolve())) })
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/`
+    const dispatcher = agent({ retry: { statuses: [503] } })
+    const form = new FormData()
+    form.append('k', 'form')
+    const given = {
+      blob: new Blob(['blob']),
+      arrayBuffer: new TextEncoder().encode('ab').buffer,
+      dataView: new DataView(new TextEncoder().encode('view').buffer),
+      formData: form,
+    }
+    const statuses: Record<string, number> = {}
+    for (const [kind, body] of Object.entries(given)) {
+      const headers = { 'x-kind': kind }
+      const res = await request(url, { dispatcher, method: 'PUT', headers, body: body as never })
+      await res.body.dump()
+      statuses[kind] = res.statusCode
+    }
+    expect(statuses).toEqual({ blob: 200, arrayBuffer: 200, dataView: 200, formData: 200 })
+    expect([received.blob, received.arrayBuffer, received.dataView]).toEqual([
+      ['blob', 'blob'],
+      ['ab', 'ab'],
+      ['view', 'view'],
+    ])
+    expect(received.formData?.map((body) => body.includes('form'))).toEqual([true, true])
+  })
+
+  // An upgrade (undici's `upgrade()`, its WebSocket) is answered with a 101,
+  // not with response headers: its attempt ended with no status at all, so
+  // its egress span had no `http.response.status_code`.
+  it("an upgrade's attempt ends with the 101 it was answered", async () => {
+    const server = createServer()
+    server.on('upgrade', (_req, socket) => {
+      socket.end('HTTP/1.1 101 Switching Protocols\r\nUpgrade: x\r\nConnection: Upgrade\r\n\r\n')
+    })
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+    closers.push({ close: () => new Promise<void>((resolve) => server.close(() => resolve())) })
+    events = recordEgress()
+    const { port } = server.address() as AddressInfo
+    const { socket } = await upgrade(`http://127.0.0.1:${port}/`, {
+      dispatcher: agent(),
+      protocol: 'x',
+    })
+    socket.destroy()
+    expect(events.ends.map(({ statusCode, errorCode }) => ({ statusCode, errorCode }))).toEqual([
+      { statusCode: 101, errorCode: undefined },
+    ])
   })
 })
 

@@ -1,3 +1,6 @@
+import { once } from 'node:events'
+import { createServer } from 'node:http'
+import type { AddressInfo, Socket } from 'node:net'
 import { Deadline } from '@hourglass/core'
 import { type FaultServer, faultServer } from '@hourglass/testkit'
 import { Agent, request } from 'undici'
@@ -77,3 +80,34 @@ it('the interceptor reports the same retried 503 the same way (the control)', as
     { attempt: 2, statusCode: 200, errorCode: undefined },
   ])
 })
+
+// The same cancel must still reach the connection. Ended first (above), the
+// attempt no longer passed fetch's cancel on to undici: the 503's body was
+// left unread on its socket, held with no deadline to end it — a connection
+// lost per retried 503 that did not fit in one read, and `fetch.close()`
+// waiting on it for ever.
+it("createFetch: the retried 503's connection is closed, not held with its body unread", async () => {
+  let first: Socket | undefined
+  const server = createServer((req, res) => {
+    if (first) return void res.end('ok')
+    first = req.socket
+    res.writeHead(503)
+    res.write(Buffer.alloc(1 << 20)) // more than one read, and never ended
+  })
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  closers.push({
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections()
+        server.close(() => resolve())
+      }),
+  })
+  const fetch = createFetch({ retry })
+  closers.push(fetch)
+  const res = await fetch(`http://127.0.0.1:${(server.address() as AddressInfo).port}/`)
+  expect(await res.text()).toBe('ok')
+  const socket = first as Socket
+  if (!socket.destroyed) await once(socket, 'close') // never, before: the test timed out
+  await fetch.close()
+  expect(socket.destroyed).toBe(true)
+}, 3000)

@@ -413,6 +413,35 @@ describe('gRPC spans follow OTEL_SEMCONV_STABILITY_OPT_IN for the RPC convention
     }
   })
 
+  // The stable conventions ask for `rpc.method = _OTHER` on a method the
+  // server does not know. grpc-js answers such a call UNIMPLEMENTED before any
+  // server interceptor runs: there is no server span to name it, and the
+  // client's names the method its stub called.
+  it('rpc: a method the server does not serve has no server span; the client span names the method called', async () => {
+    process.env.OTEL_SEMCONV_STABILITY_OPT_IN = 'rpc'
+    stop()
+    stop = instrumentDeadlines({ tracerProvider: otel.tracerProvider })
+    const served = await start((_call, callback) => callback(null, {}))
+    const target = (served as unknown as { getChannel(): { getTarget(): string } })
+      .getChannel()
+      .getTarget()
+      .replace(/^dns:/, '')
+    const Unknown = makeGenericClientConstructor(
+      { ask: { ...service.ask, path: '/shop.Quotes/Bid' } },
+      'Quotes',
+    )
+    const client = new Unknown(target, credentials.createInsecure(), {
+      interceptors: [deadlineInterceptor()],
+    }) as unknown as QuotesClient
+    closers.push(() => client.close())
+    const { error } = await runWithDeadline(Deadline.after(5000), () => ask(client))
+    expect(error?.code).toBe(status.UNIMPLEMENTED)
+    const spans = await otel.spansWhere((all) => all.some((s) => s.name === 'shop.Quotes/Bid'))
+    expect(
+      spans.map((s) => ({ name: s.name, kind: s.kind, method: s.attributes['rpc.method'] })),
+    ).toEqual([{ name: 'shop.Quotes/Bid', kind: SpanKind.CLIENT, method: 'shop.Quotes/Bid' }])
+  })
+
   it('rpc/dup (over rpc): both, with rpc.method fully qualified as the stable conventions have it', async () => {
     const spans = await spansOfOneCall('rpc,rpc/dup')
     expect(of(spans, SpanKind.SERVER)).toMatchObject({
