@@ -112,6 +112,29 @@ describe('a tool result whose call is not in the history', () => {
   })
 })
 
+describe('a tool result carrying the name of its function (the OpenAI cookbook’s shape, which OpenAI takes)', () => {
+  for (const dialect of DIALECTS) {
+    it(`is taken for ${dialect}: the result goes, paired by its tool_call_id, without the name`, async () => {
+      const { error, upstream } = await send(dialect, {
+        messages: [
+          { role: 'user', content: 'hi' },
+          {
+            role: 'assistant',
+            content: null,
+            tool_calls: [{ id: 'c1', type: 'function', function: { name: 'w', arguments: '{}' } }],
+          },
+          // Not in openai-node's types: what a hand-built history often holds.
+          { role: 'tool', tool_call_id: 'c1', name: 'w', content: 'r' } as never,
+        ],
+      })
+      expect(error?.error).toBeUndefined()
+      const sent = JSON.stringify(upstream)
+      expect(sent).toContain('"r"')
+      expect(sent).not.toContain('"name":"w","content"')
+    })
+  }
+})
+
 describe('a conversation with nothing but system text', () => {
   for (const dialect of DIALECTS) {
     it(`is refused for ${dialect} (empty messages/contents), nothing sent`, async () => {

@@ -86,6 +86,28 @@ describe('the official openai client against the gateway', () => {
     }
   })
 
+  it('under include_usage, every chunk but the usage one says usage: null, as OpenAI documents; without it, none has the field', async () => {
+    const { fake, entry } = await fakeProvider('anthropic', ['key-a'])
+    fakes.push(fake)
+    harness = await startHarness({ providers: { a: entry }, models: { m: fallback(['a', 'c']) } })
+    const request = { model: 'm', messages: [{ role: 'user' as const, content: 'hi' }] }
+    fake.enqueue(reply.text('two words', { usage: { inputTokens: 4, outputTokens: 2 } }))
+    const withUsage = await harness.client.chat.completions.create({
+      ...request,
+      stream: true,
+      stream_options: { include_usage: true },
+    })
+    const usages: unknown[] = []
+    for await (const chunk of withUsage) usages.push('usage' in chunk ? chunk.usage : 'absent')
+    expect(usages.length).toBeGreaterThan(2)
+    expect(usages.slice(0, -1)).toEqual(usages.slice(0, -1).map(() => null))
+    expect(usages.at(-1)).toMatchObject({ prompt_tokens: 4, completion_tokens: 2 })
+
+    fake.enqueue(reply.text('two words'))
+    const without = await harness.client.chat.completions.create({ ...request, stream: true })
+    for await (const chunk of without) expect('usage' in chunk).toBe(false)
+  })
+
   it('answers a completion cut at max_tokens as it came — 200, finish_reason length, one request upstream', async () => {
     const fakes = await gatewayOverEveryDialect()
     for (const [dialect, fake] of fakes) {

@@ -34,7 +34,7 @@ describe('a body past maxBodyBytes', () => {
   /** Starts a POST that is never ended: only an answer given before the upload's end can arrive. */
   function unendedPost(headers: Record<string, string>): {
     req: ClientRequest
-    response: Promise<{ res: IncomingMessage; body: { error: { code: string } } }>
+    response: Promise<{ res: IncomingMessage; body: { error: { code: string; message: string } } }>
   } {
     const { port } = new URL(harness.url)
     const req = request({
@@ -63,11 +63,14 @@ describe('a body past maxBodyBytes', () => {
 
   function expectRefused(
     res: IncomingMessage,
-    body: { error: { code: string } },
+    body: { error: { code: string; message: string } },
     requestId: string,
   ): void {
     expect(res.statusCode).toBe(413)
     expect(body.error.code).toBe('request_too_large')
+    // The same code as a request over a provider's TPM limit: the message
+    // tells them apart, and names the limit the client must stay under.
+    expect(body.error.message).toBe(`the body exceeds this gateway's limit of ${LIMIT} bytes`)
     expect(res.headers.connection).toBe('close')
     const line = harness.logs.find((l) => l.event === 'request' && l['requestId'] === requestId)
     expect(line).toMatchObject({ status: 413, error: 'request_too_large' })

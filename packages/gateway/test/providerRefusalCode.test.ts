@@ -89,6 +89,37 @@ describe('a provider’s refusal keeps its own code', () => {
     expect(JSON.stringify(error?.error)).not.toContain('proj-echoed-secret-0001')
   })
 
+  it('a provider that does not know its configured model is the operator’s to fix: 502, logged at warn — not the 404 model_not_found of a model GET /v1/models does not list', async () => {
+    for (const [dialect, body] of [
+      [
+        'openai',
+        {
+          error: {
+            message: 'The model `x` does not exist or you do not have access to it.',
+            type: 'invalid_request_error',
+            param: null,
+            code: 'model_not_found',
+          },
+        },
+      ],
+      ['anthropic', { type: 'error', error: { type: 'not_found_error', message: 'model: x' } }],
+    ] as const) {
+      await start(dialect)
+      fake!.enqueue(reply.error(404, body))
+      const error = await refusal()
+      expect(error, dialect).toMatchObject({ status: 502, code: 'upstream_not_found' })
+      expect(error?.type, dialect).toBe('server_error')
+      // Asked again it fails again, until the config changes.
+      expect(error?.headers?.get('x-should-retry'), dialect).toBe('false')
+      const line = harness!.logs.find((l) => l.event === 'request')
+      expect(line, dialect).toMatchObject({ level: 'warn', status: 502 })
+      await harness!.close()
+      await fake!.close()
+      harness = undefined
+      fake = undefined
+    }
+  })
+
   it('a failure that is not a refusal of the request has no provider_code', async () => {
     await start('openai')
     fake!.enqueue(

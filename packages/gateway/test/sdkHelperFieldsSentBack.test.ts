@@ -149,4 +149,53 @@ describe("a message from openai-node's helpers, pushed back as it came", () => {
     )
     expect(fake.requests.length).toBe(sentBefore)
   })
+
+  it("openai-python's `message.model_dump()` (every unset field as null: tool_calls, audio, function_call) is taken as not set; a set audio or function_call is still refused", async () => {
+    const byDialect = await gatewayOver(['openai', 'anthropic'])
+    const post = (model: string, assistant: Record<string, unknown>) =>
+      fetch(`${harness!.url}/v1/chat/completions`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({
+          model,
+          messages: [
+            { role: 'user', content: 'hi' },
+            assistant,
+            { role: 'user', content: 'again' },
+          ],
+        }),
+      })
+    // pydantic's model_dump() of a ChatCompletionMessage the gateway answered.
+    const dumped = {
+      content: 'the answer',
+      refusal: null,
+      role: 'assistant',
+      annotations: null,
+      audio: null,
+      function_call: null,
+      tool_calls: null,
+    }
+    for (const [dialect, fake] of byDialect) {
+      fake.enqueue(reply.text('ok'))
+      const res = await post(`m-${dialect}`, dumped)
+      expect(res.status, `${dialect}: ${await res.clone().text()}`).toBe(200)
+      const sent = JSON.stringify(fake.requests.at(-1)?.body)
+      expect(sent, dialect).toContain('the answer')
+      for (const field of ['audio', 'function_call', 'tool_calls', 'annotations']) {
+        expect(sent, dialect).not.toContain(`"${field}"`)
+      }
+    }
+    const fake = byDialect.get('openai')!
+    const sentBefore = fake.requests.length
+    for (const [field, value] of [
+      ['audio', { id: 'audio_1' }],
+      ['function_call', { name: 'f', arguments: '{}' }],
+    ] as const) {
+      const refused = await post('m-openai', { ...dumped, [field]: value })
+      expect(refused.status, field).toBe(400)
+      const { error } = (await refused.json()) as { error: { param: string } }
+      expect(error.param, field).toBe(`messages[1].${field}`)
+    }
+    expect(fake.requests.length).toBe(sentBefore)
+  })
 })

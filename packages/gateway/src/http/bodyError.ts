@@ -7,16 +7,26 @@ import { GatewayRequestError } from './GatewayRequestError.js'
  * bytes is a 4xx here; the rest (undefined) are ours.
  */
 export function bodyError(error: unknown): GatewayRequestError | undefined {
-  const { type, status, code } = (error ?? {}) as {
+  const { type, status, code, limit } = (error ?? {}) as {
     type?: unknown
     status?: unknown
     code?: unknown
+    limit?: unknown
   }
   if (type === 'entity.parse.failed') {
     return refuse(400, 'invalid_json', 'the body is not valid JSON')
   }
   if (type === 'entity.too.large') {
-    return refuse(413, 'request_too_large', 'the body is too large')
+    // The code a request over a provider's TPM limit gets too (the same
+    // remedy: a smaller request, never the same one again): the message
+    // tells them apart, and names the limit to stay under.
+    return refuse(
+      413,
+      'request_too_large',
+      typeof limit === 'number'
+        ? `the body exceeds this gateway's limit of ${limit} bytes`
+        : 'the body is too large',
+    )
   }
   if (type === JSON_TOO_MANY_KEYS) {
     // Its message names the limit (jsonKeyLimit.ts): the client's to fix, no retry helps.

@@ -99,7 +99,20 @@ const message = z.discriminatedUnion(
         role: z.literal('assistant'),
         content: assistantContent.nullish(),
         name,
-        tool_calls: z.array(toolCall).max(MAX_TOOLS).optional(),
+        tool_calls: z.array(toolCall).max(MAX_TOOLS).nullish(),
+        // OpenAI's assistant message has these too; openai-python's
+        // `message.model_dump()` sends them as `null` on every answer pushed
+        // back (`null` is "not set", as OpenAI takes it). Set, they are
+        // refused: the gateway answers text only, and `tool_calls` replaced
+        // `function_call` (README, "Refused for every provider").
+        audio: z
+          .null({ error: 'audio answers are not supported (text only); expected null' })
+          .optional(),
+        function_call: z
+          .null({
+            error: 'deprecated function calling is not supported (use tool_calls); expected null',
+          })
+          .optional(),
         // What the gateway's own answers carry, echoed back by clients: a
         // refused answer is `content: null` with its text here.
         refusal: z.string({ error: 'expected a string or null' }).nullish(),
@@ -127,6 +140,10 @@ const message = z.discriminatedUnion(
     z.strictObject({
       role: z.literal('tool'),
       content,
+      // The function's name, as OpenAI's cookbook wrote tool results (OpenAI
+      // takes it): sent to no provider, since it repeats the
+      // name of the call `tool_call_id` names, which is what pairs them.
+      name,
       tool_call_id: z
         .string({ error: 'expected a string' })
         .min(1, nonEmpty)

@@ -5,7 +5,7 @@ import type { Request, RequestHandler, Response } from 'express'
 import { INVALID_UTF8, INVALID_UTF16, JSON_TOO_MANY_KEYS } from './bodyError.js'
 import { closeAfterAnswer } from './closeAfterAnswer.js'
 import { keyLimitProblem } from './jsonKeyLimit.js'
-import { type BodyError, bodyFailure, hasBody, readBody } from './readBody.js'
+import { type BodyError, bodyFailure, hasBody, readBody, tooLargeFailure } from './readBody.js'
 
 /**
  * The JSON body parser of `POST /v1/chat/completions`: bodies up to
@@ -119,7 +119,7 @@ function parseJson(
   // compressed one's limit applies to what it inflates to, which its
   // length does not tell: `readBody` counts it.)
   if (declaredTooLarge(req, limitBytes)) {
-    refuse(req, res, next, bodyFailure(413, 'entity.too.large', 'request entity too large'))
+    refuse(req, res, next, tooLargeFailure(limitBytes))
     return undefined
   }
   return readBody(req, limitBytes, (error, body) => {

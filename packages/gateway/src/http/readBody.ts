@@ -60,7 +60,7 @@ export function readBody(req: IncomingMessage, limitBytes: number, done: BodyCal
     cleanUp()
     done(undefined, body)
   }
-  const tooLarge = () => fail(bodyFailure(413, 'entity.too.large', 'request entity too large'))
+  const tooLarge = () => fail(tooLargeFailure(limitBytes))
 
   function onSent(chunk: Buffer) {
     sent += chunk.length
@@ -135,6 +135,13 @@ export function hasBody(req: IncomingMessage): boolean {
 
 export function bodyFailure(status: number, type: string, message: string): BodyError {
   return Object.assign(new Error(message), { status, type })
+}
+
+/** A body past `limitBytes`, with the limit as body-parser's error carries it (`limit`). */
+export function tooLargeFailure(limitBytes: number): BodyError {
+  return Object.assign(bodyFailure(413, 'entity.too.large', 'request entity too large'), {
+    limit: limitBytes,
+  })
 }
 
 function noop(): void {}

@@ -148,7 +148,10 @@ export interface OpenAIChunkEncoderOptions extends OpenAIEncodeOptions {
   /** The `id` every chunk carries (`chatcmpl-…`). */
   id: string
   model: string
-  /** Send a last chunk with `usage` and no choices, as `stream_options.include_usage` asks. Default false. */
+  /**
+   * Send a last chunk with `usage` and no choices, as `stream_options.include_usage`
+   * asks, and `usage: null` on every other chunk, as OpenAI does then. Default false.
+   */
   includeUsage?: boolean | undefined
 }
 
@@ -236,7 +239,10 @@ export class OpenAIChunkEncoder {
     }
     if (this.#fingerprint !== undefined) chunk['system_fingerprint'] = this.#fingerprint
     if (this.#serviceTier !== undefined) chunk['service_tier'] = this.#serviceTier
+    // Under include_usage OpenAI gives every other chunk `usage: null`
+    // (documented): a client may tell the usage chunk by the field's value.
     if (usage !== undefined) chunk['usage'] = usage
+    else if (this.#options.includeUsage === true) chunk['usage'] = null
     return chunk
   }
 
@@ -273,7 +279,11 @@ const ERROR_SHAPES: Record<NormalizedError['kind'], [number, string, string]> = 
   // Bigger than the provider's whole per-minute limit: a 429 would invite
   // the same request again; only a smaller one (or a higher tier) helps.
   request_too_large: [413, 'request_too_large', 'invalid_request_error'],
-  not_found: [404, 'model_not_found', 'invalid_request_error'],
+  // The provider does not know the configured model (or path): the
+  // operator's config, not the client's request — a 404 `model_not_found`
+  // told the client its model was unknown while GET /v1/models listed it,
+  // and counted a broken config as client errors (4xx, logged at info).
+  not_found: [502, 'upstream_not_found', 'server_error'],
 }
 
 /**
