@@ -1,3 +1,4 @@
+import { MAX_TIMER_MS } from '@hourglass/core'
 import { type ErrorKind, RETRYABLE_KINDS } from '../errors/errorKinds.js'
 import { limitKindOf } from '../errors/limitKindOf.js'
 import type { CooldownScope, NormalizedError, OverLimit, RateLimitedBy } from '../types.js'
@@ -174,7 +175,10 @@ export function classifyError(input: ErrorInput, read: BodyReader): NormalizedEr
   } catch {
     headerWaitMs = perDayWaitMs
   }
-  const hintMs = headerWaitMs ?? verdict?.retryAfterMs ?? messageWaitMs
+  // Capped as the headers' waits are (a body's "999999h" is no timer's): the
+  // field reaches reasons and the gateway's Retry-After as it is.
+  const givenMs = headerWaitMs ?? verdict?.retryAfterMs ?? messageWaitMs
+  const hintMs = givenMs === undefined ? undefined : Math.min(givenMs, MAX_TIMER_MS)
   const retryAfterMs =
     verdict?.quotaWindow === 'day' ? Math.max(msUntilQuotaDay(nowMs), hintMs ?? 0) : hintMs
   // Only for a rate limit: the field says nothing on any other failure.

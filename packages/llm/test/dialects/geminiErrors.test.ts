@@ -1,3 +1,4 @@
+import { MAX_TIMER_MS } from '@hourglass/core'
 import { describe, expect, it } from 'vitest'
 import { dialects } from '../../src/dialects/dialects.js'
 import { errorOver } from './support/errorOver.js'
@@ -279,5 +280,28 @@ describe('Gemini errors', () => {
       retryable: true,
       providerCode: 'CANCELLED',
     })
+  })
+})
+
+describe('a wait written in a message', () => {
+  it('is capped at the longest timer, as a header’s is (it reaches reasons and Retry-After as it is)', () => {
+    const openai = dialects.openai.normalizeError({
+      status: 429,
+      headers: new Headers(),
+      body: JSON.stringify({
+        error: {
+          message: 'Rate limit is exceeded. Try again in 999999999 seconds.',
+          type: 'requests',
+          code: 'rate_limit_exceeded',
+        },
+      }),
+    })
+    const gemini = dialects.gemini.normalizeError({
+      status: 429,
+      body: JSON.stringify({
+        error: { code: 429, status: 'RESOURCE_EXHAUSTED', message: 'Please retry in 99999999h.' },
+      }),
+    })
+    expect([openai?.retryAfterMs, gemini?.retryAfterMs]).toEqual([MAX_TIMER_MS, MAX_TIMER_MS])
   })
 })
