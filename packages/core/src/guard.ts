@@ -34,7 +34,8 @@ export function guard<T>(
   // A number of ms where the Deadline belongs threw "Cannot read properties
   // of undefined (reading 'aborted')" synchronously, out of a function whose
   // callers handle only its rejection.
-  if (given != null && !isDeadline(given)) {
+  // `false` is none, as before (`{ deadline: useIt && req.deadline }`).
+  if (given != null && (given as unknown) !== false && !isDeadline(given)) {
     return Promise.reject(
       new TypeError(`guard: deadline must be a Deadline, got ${describeValue(given)}`),
     )

@@ -20,7 +20,12 @@ export async function untilEnded<T>(
   // "work.catch is not a function" once a deadline was given).
   until ??= {}
   if (until.deadline == null && until.signal == null) return work
-  if (until.deadline != null && !hooksDone(until.deadline)) {
+  // `false` is none, as before (`{ deadline: useIt && req.deadline }`).
+  if (
+    until.deadline != null &&
+    (until.deadline as unknown) !== false &&
+    !hooksDone(until.deadline)
+  ) {
     return Promise.reject(
       new TypeError(
         `untilEnded: deadline must be a Deadline, got ${describeValue(until.deadline)}`,

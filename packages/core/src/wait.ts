@@ -46,7 +46,8 @@ export function wait(ms: number, options: WaitOptions | null = {}): Promise<Wait
   const { deadline, signal } = options
   // A number of ms or an AbortController where these belong failed inside
   // the wait ("deadline.onDone is not a function"), naming nothing.
-  if (deadline != null && !hooksDone(deadline)) {
+  // `false` is none, as before (`{ deadline: useIt && req.deadline }`).
+  if (deadline != null && (deadline as unknown) !== false && !hooksDone(deadline)) {
     return Promise.reject(
       new TypeError(`wait: deadline must be a Deadline, got ${describeValue(deadline)}`),
     )

@@ -43,7 +43,9 @@ export function writeDeadline(
       'writeDeadline: headers must be Headers, a response or a record, not an array of pairs',
     )
   }
-  if (deadline === undefined || deadline === null) return undefined
+  // `false` is none, as before (`useIt && req.deadline`).
+  if (deadline === undefined || deadline === null || (deadline as unknown) === false)
+    return undefined
   if (!isDeadline(deadline)) {
     // A number of ms failed with "deadline.remaining is not a function".
     throw new TypeError(

@@ -37,3 +37,11 @@ it('writeDeadline refuses a deadline of the wrong shape with a TypeError naming 
   // Absent is still "no deadline": nothing written.
   expect(writeDeadline({}, undefined)).toBeUndefined()
 })
+
+it('false is none, as it always was (`{ deadline: useIt && req.deadline }` from JavaScript)', async () => {
+  const no = false as never
+  expect(writeDeadline({}, no)).toBeUndefined()
+  await expect(guard(Promise.resolve(1), { deadline: no })).resolves.toBe(1)
+  await expect(wait(1, { deadline: no })).resolves.toBe('timer')
+  await expect(untilEnded(Promise.resolve(2), { deadline: no })).resolves.toBe(2)
+})

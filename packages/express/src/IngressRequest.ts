@@ -391,34 +391,7 @@ export class IngressRequest {
         return '504'
       }
     }
-    return writeExpired(
-      this.res,
-      this.req.method,
-      { budgetMs: this.budgetMs, elapsedMs, slice },
-      (stalled) => this.#cutStarted(stalled),
-    )
-  }
-
-  /**
-   * A started response with a declared length, not all of it sent, at the
-   * deadline. A middleware that wrapped `res.end` may be completing an end
-   * the handler called in time: express-session, saving the session, sends
-   * all but the last byte and ends once its store answers (with the `end`
-   * it captured, which our late-write swallowing does not reach). Destroyed
-   * at once, that whole answer was lost with the connection. So with an own
-   * `end` on the response, the cut waits as for respond's deferred end
-   * (`#boundDeferredEnd`): an end that completes is kept; a body that never
-   * will (the handler's own writes are swallowed from now on) is cut once
-   * the grace is over. Cut at once as before: a client that stopped reading
-   * (no end could be flushed to it), and a response something is piped into
-   * (a `sendFile`, a proxied body: `pipe` listens for 'unpipe' on it) — no
-   * end of the handler's is pending there, and the source would go on being
-   * read into the swallowed writes for the whole grace.
-   */
-  #cutStarted(stalled: boolean): void {
-    const piped = this.res.listenerCount('unpipe') > 0
-    if (!stalled && !piped && Object.hasOwn(this.res, 'end')) this.#boundDeferredEnd()
-    else this.res.destroy()
+    return writeExpired(this.res, this.req.method, { budgetMs: this.budgetMs, elapsedMs, slice })
   }
 
   /**

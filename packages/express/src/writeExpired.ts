@@ -19,15 +19,12 @@ export interface ExpiredBody {
  * (a stream): end it — unless it declared a Content-Length, which a cut-short
  * body would contradict and desynchronise the connection, or its client has
  * stopped reading (its buffers are full), so an end could never be flushed:
- * then the socket is destroyed, the cases where nothing cleaner is correct
- * (by `cut`, told whether the client stopped reading: the caller may wait
- * for an end a middleware completes later).
+ * then the socket is destroyed, the cases where nothing cleaner is correct.
  */
 export function writeExpired(
   res: ServerResponse,
   method: string | undefined,
   details: ExpiredBody,
-  cut: (stalled: boolean) => void = () => res.destroy(),
 ): '504' | 'ended' {
   // The handler's own response is complete (the error came from work done
   // after it: deadlineErrors() without deadline(), or in observe mode). It
@@ -43,8 +40,7 @@ export function writeExpired(
     // A client that stopped reading (the buffers are full: a write is
     // waiting for 'drain') would never receive the end either: ending it
     // would hold the socket, and everything the response buffered, for good.
-    const stalled = needsDrain(res)
-    if ((fixedLength && !bodiless) || stalled) cut(stalled)
+    if ((fixedLength && !bodiless) || needsDrain(res)) res.destroy()
     else res.end()
     return 'ended'
   }
