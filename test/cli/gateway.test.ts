@@ -103,8 +103,11 @@ describe('hourglass gateway', () => {
       const ready = await fetch(`${fromEnv.url}/readyz`)
       expect(await ready.json()).toEqual({ status: 'ready', redis: 'none' })
     } finally {
-      expect(await fromEnv.stop()).toBe(0)
+      // A hang-up (a terminal closed, a process manager's HUP) drains as
+      // SIGTERM does: it was killed at once, every request in flight cut.
+      expect(await fromEnv.stop('SIGHUP')).toBe(0)
     }
+    expect(fromEnv.stderr()).toMatch(/"event":"shutdown".*"msg":"shutdown: drained 0 in \d+ ms"/)
     // Flags win: --host over HOST, --config over HOURGLASS_GATEWAY_CONFIG.
     const flags = await serveUntilListening(['--host', '127.0.0.1', '--config', file], {
       ...env,
@@ -143,6 +146,23 @@ describe('hourglass gateway', () => {
     expect(run.code).toBe(2)
     expect(run.stderr.trim().split('\n')).toEqual([expect.stringContaining(line)])
     expect(run.stderr).not.toMatch(/getaddrinfo|\n\s+at /)
+  })
+
+  it.each([
+    [[], { LOG_LEVEL: 'INFO' }],
+    [['--log-level', 'Warn'], {}],
+  ])('a log level in any case is taken (%j %j): operators write INFO', async (args, env) => {
+    // A default budget the gateway refuses: the next check after the level,
+    // so the run stops there, before anything listens.
+    const file = await writeConfig({
+      providers: { p: { dialect: 'openai', baseURL: 'http://127.0.0.1:1/v1', apiKeys: ['k'] } },
+      models: { m: { fallback: [{ provider: 'p', model: 'x' }] } },
+      deadline: { defaultMs: 20 },
+    })
+    for (const [name, value] of Object.entries(env)) vi.stubEnv(name, value)
+    const run = await runMain(['gateway', '--config', file, ...args])
+    expect(run.stderr).not.toContain('must be one of')
+    expect(run.stderr).toContain('deadline.defaultMs')
   })
 
   it("reports every problem of the README's kind of bad config in one run, one line each", async () => {
@@ -213,7 +233,7 @@ describe('hourglass gateway shutdown', () => {
   )
 })
 
-/** `hourglass gateway …` in a child process, resolved once it listens; `stop()` sends SIGTERM and resolves its exit code. */
+/** `hourglass gateway …` in a child process, resolved once it listens; `stop()` sends SIGTERM (or the signal given) and resolves its exit code. */
 async function serveUntilListening(args: string[], env: Record<string, string>) {
   const child = spawn(process.execPath, [hourglassBin, 'gateway', ...args], {
     cwd: repoRoot,
@@ -238,9 +258,9 @@ async function serveUntilListening(args: string[], env: Record<string, string>) 
     url,
     child,
     stderr: () => stderr,
-    async stop(): Promise<number | null> {
+    async stop(signal: NodeJS.Signals = 'SIGTERM'): Promise<number | null> {
       const exited = once(child, 'exit')
-      child.kill('SIGTERM')
+      child.kill(signal)
       const [code] = await exited
       return code as number | null
     },

@@ -1,5 +1,5 @@
-import { execFileSync } from 'node:child_process'
-import { closeSync, constants, mkdtempSync, openSync, rmSync } from 'node:fs'
+import { execFileSync, spawnSync } from 'node:child_process'
+import { closeSync, constants, mkdtempSync, openSync, rmSync, writeFileSync } from 'node:fs'
 import { type FileHandle, open } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -113,3 +113,65 @@ describe.skipIf(process.platform === 'win32')(
     })
   },
 )
+
+/**
+ * A getaddrinfo that hangs for names holding `hang` (a resolver that never
+ * answers, an NSS module stuck on LDAP), preloaded into the gateway: it
+ * says on stderr when the lookup is under way. Built with the machine's C
+ * compiler; without one, the test is skipped.
+ */
+const HANGING_RESOLVER = `#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <netdb.h>
+#include <string.h>
+#include <unistd.h>
+int getaddrinfo(const char *node, const char *service, const struct addrinfo *hints, struct addrinfo **res) {
+  static int (*real)(const char *, const char *, const struct addrinfo *, struct addrinfo **);
+  if (!real) real = (int (*)(const char *, const char *, const struct addrinfo *, struct addrinfo **))dlsym(RTLD_NEXT, "getaddrinfo");
+  if (node && strstr(node, "hang")) { write(2, "looking up\\n", 11); sleep(120); }
+  return real(node, service, hints, res);
+}
+`
+const haveCc =
+  process.platform === 'linux' && spawnSync('cc', ['--version'], { stdio: 'ignore' }).status === 0
+
+describe.skipIf(!haveCc)('hourglass gateway, a signal while --host is looked up', () => {
+  it('SIGTERM while the lookup hangs: the shutdown line, then the process ends by the signal at once, not when the lookup gives up', async () => {
+    // Node's exit waits for every thread of its pool, the one stuck in
+    // getaddrinfo included: the process said it stopped, then lived on
+    // until the lookup gave up (here 120 s; the guard killed it at 14 s).
+    const source = join(dir, 'hang.c')
+    const shim = join(dir, 'hang.so')
+    writeFileSync(source, HANGING_RESOLVER)
+    execFileSync('cc', ['-shared', '-fPIC', '-o', shim, source, '-ldl'])
+    writeFileSync(join(dir, 'gateway.json'), '{}')
+    run = spawnGroup(
+      process.execPath,
+      [hourglassBin, 'gateway', '--config', join(dir, 'gateway.json'), '--host', 'hang.test'],
+      { env: { LD_PRELOAD: shim } },
+    )
+    const exited = run.closed.then((r) => r)
+    const lookingUp = await Promise.race([
+      new Promise<boolean>((resolve) => {
+        const check = () => run!.stderr().includes('looking up') && resolve(true)
+        run!.child.stderr.on('data', check)
+        check()
+      }),
+      exited.then(() => false),
+    ])
+    expect(lookingUp, run.stderr()).toBe(true)
+    process.kill(run.child.pid!, 'SIGTERM')
+    const done = await exited
+    // Killed by the signal it was sent (a shell reports 143), not by the guard.
+    expect({ code: done.code, signal: done.signal }, done.stderr).toEqual({
+      code: null,
+      signal: 'SIGTERM',
+    })
+    expect(done.stdout).toBe('')
+    expect(shutdownRecord(done.stderr.replace('looking up\n', ''))).toMatchObject({
+      event: 'shutdown',
+      signal: 'SIGTERM',
+      msg: 'shutdown: SIGTERM while starting: stopped before listening',
+    })
+  })
+})

@@ -1,6 +1,10 @@
 #!/usr/bin/env node
 import { processIo } from './Command.js'
-import { holdStartupSignals, releaseStartupSignals } from './startupSignals.js'
+import { holdStartupSignals, releaseStartupSignals, startupStopSignal } from './startupSignals.js'
+import { abandonedWorkSettled } from './unlessStopped.js'
+
+/** How long work a stop abandoned, and let go of, gets to end before the process exits without it. */
+const ABANDONED_WORK_GRACE_MS = 1500
 
 // First, before anything heavy loads: a SIGTERM while the command starts is
 // held for its handlers instead of killing the process without a word.
@@ -41,10 +45,29 @@ process.stdout.write('', (error) => {
     | undefined
   // A gone reader (EPIPE) is no failure: see above.
   const lost = failure != null && failure.code !== 'EPIPE' ? failure : undefined
-  process.stderr.write(lost === undefined ? '' : lostOutput(lost), () =>
-    process.exit(lost !== undefined && code === 0 ? 1 : code),
+  process.stderr.write(
+    lost === undefined ? '' : lostOutput(lost),
+    () => void exit(lost !== undefined && code === 0 ? 1 : code),
   )
 })
+
+/**
+ * Exits with `code` — unless start-up work a stop signal abandoned (a host
+ * lookup on a hung resolver, a FIFO read whose writer stays silent) still
+ * holds one of libuv's threads, which Node's exit would wait for: then the
+ * signal's default action ends the process at once, as a shell reports it
+ * (143 for SIGTERM). Work let go of (a FIFO's reader released) gets a
+ * moment to end, and the code stands.
+ */
+async function exit(code: number): Promise<never> {
+  if (!(await abandonedWorkSettled(ABANDONED_WORK_GRACE_MS))) {
+    const signal = startupStopSignal().reason as NodeJS.Signals
+    for (const name of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.removeAllListeners(name)
+    process.kill(process.pid, signal)
+  }
+  // Still here (PID 1, where the kernel drops a signal with no handler): the code.
+  process.exit(code)
+}
 
 function lostOutput(failure: NodeJS.ErrnoException): string {
   const why = failure.code ?? failure.message.split('\n')[0]

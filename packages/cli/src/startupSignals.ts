@@ -1,5 +1,5 @@
 /**
- * SIGINT and SIGTERM held from the first line of the `hourglass` binary
+ * SIGINT, SIGTERM and SIGHUP held from the first line of the `hourglass` binary
  * until the command knows what a stop means for it. Before, a signal in the
  * first moments of start-up (the gateway's or the demo's modules loading:
  * 0.7 s and more on a busy machine) met no handler and killed the process —
@@ -17,7 +17,9 @@
  * resolver — and a signal only recorded meanwhile stopped nothing. Imported
  * by nothing heavy, so the binary can hold before it loads anything else.
  */
-const STOP_SIGNALS = ['SIGINT', 'SIGTERM'] as const
+// SIGHUP too: the gateway drains on it (a terminal closed, a process
+// manager's HUP); probe and a demo run, released at once, still end by it.
+const STOP_SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const
 
 let held: NodeJS.Signals | undefined
 let binary = false

@@ -1,6 +1,31 @@
 /** What `unlessStopped` gives when the stop came first. */
 export const STOPPED: unique symbol = Symbol('stopped')
 
+/** Work abandoned by a stop and still running, until it settles. */
+const abandonedWork = new Set<Promise<unknown>>()
+
+/**
+ * Resolves true once every piece of work a stop abandoned has settled,
+ * false if some still runs after `withinMs`. Node's exit waits for every
+ * thread of libuv's pool, and a lookup on a hung resolver, or a read of a
+ * FIFO whose writer stays silent, holds one: the process that said it
+ * stopped lived on until the lookup gave up. The binary asks this before
+ * it exits, and ends by the signal (which waits for no thread) when false.
+ */
+export async function abandonedWorkSettled(withinMs: number): Promise<boolean> {
+  if (abandonedWork.size === 0) return true
+  let timer: NodeJS.Timeout | undefined
+  const late = new Promise<false>((resolve) => {
+    timer = setTimeout(() => resolve(false), withinMs)
+  })
+  const settled = Promise.all([...abandonedWork]).then(() => true as const)
+  try {
+    return await Promise.race([settled, late])
+  } finally {
+    clearTimeout(timer)
+  }
+}
+
 /**
  * The work `start` begins, raced against `stop`: its result, or `STOPPED`
  * once `stop` aborts (at once, not when the work ends: a read of a FIFO
@@ -25,7 +50,12 @@ export async function unlessStopped<T>(
     const first = await Promise.race([work, stopped])
     if (first === STOPPED) {
       // Its failure, if it ever comes, is no one's to hear: not an unhandled rejection.
-      work.catch(() => {})
+      const settled = work.then(
+        () => {},
+        () => {},
+      )
+      abandonedWork.add(settled)
+      void settled.then(() => abandonedWork.delete(settled))
       abandoned?.()
     }
     return first

@@ -1,8 +1,15 @@
-/** The signals a supervisor or an operator stops a gateway with; held while it starts, drained on after. */
-export const STOP_SIGNALS = ['SIGINT', 'SIGTERM'] as const
+/**
+ * The signals a supervisor or an operator stops a gateway with; held while it
+ * starts, drained on after. SIGHUP too: a terminal closed under it, or a
+ * process manager that stops with HUP, killed it at once, cutting every
+ * request in flight. A hang-up is taken as a stop (as nginx's workers and
+ * most servers that do not reload take it), not as a reload: the gateway
+ * reads its config once.
+ */
+export const STOP_SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const
 
 /**
- * `startGateway`'s default: the first SIGINT or SIGTERM drains the gateway
+ * `startGateway`'s default: the first SIGINT, SIGTERM or SIGHUP drains the gateway
  * (`close()`: requests in flight get `drainTimeoutMs`, one log line says how
  * it went), then the signal does what it would have done without us — it is
  * raised again, and with no other listener its default action ends the
@@ -13,7 +20,8 @@ export const STOP_SIGNALS = ['SIGINT', 'SIGTERM'] as const
  * Our listeners go at the first signal, so a second one (Ctrl-C again, a
  * supervisor that signals twice) meets Node's default and ends the process
  * at once, without waiting out the drain. A process that listens for the
- * signal itself keeps it: we drain, and do not raise it again. Returns the
+ * signal itself keeps it: we drain, and do not raise it again — except a
+ * SIGHUP it handles, which is its own (a reload) and drains nothing. Returns the
  * release, which `close()` calls: a gateway closed by its owner leaves no
  * listener behind.
  */
@@ -22,11 +30,22 @@ export function drainOnSignals(close: () => Promise<unknown>): () => void {
     for (const name of STOP_SIGNALS) process.off(name, onSignal)
   }
   const onSignal = (signal: NodeJS.Signals) => {
+    // Counted as the signal arrives, ours included: a handler added with
+    // `process.once` has removed itself by the time the drain ends, and
+    // the process's own shutdown (which may still be closing a database)
+    // must not be killed by a re-raise then.
+    const handledElsewhere = process.listenerCount(signal) > 1
+    // A hang-up means what the process says it means (often: reload its
+    // config, reopen its logs); only where it would have ended the process
+    // is it a stop, drained.
+    if (signal === 'SIGHUP' && handledElsewhere) return
     release()
     void close()
       .catch(() => {})
       .finally(() => {
-        if (process.listenerCount(signal) === 0) process.kill(process.pid, signal)
+        if (!handledElsewhere && process.listenerCount(signal) === 0) {
+          process.kill(process.pid, signal)
+        }
       })
   }
   for (const name of STOP_SIGNALS) process.on(name, onSignal)

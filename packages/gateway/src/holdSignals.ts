@@ -10,7 +10,7 @@ export interface HeldSignals {
 }
 
 /**
- * Holds SIGINT and SIGTERM while a server starts, for a caller that handles
+ * Holds SIGINT, SIGTERM and SIGHUP (STOP_SIGNALS) while a server starts, for a caller that handles
  * them once it has something to stop: `hourglass gateway` installs its
  * handlers when `startGateway` resolves. Before, a signal in that window —
  * most of it the wait for Redis — met no handler and killed the process

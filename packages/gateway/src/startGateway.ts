@@ -27,7 +27,7 @@ export interface StartGatewayOptions extends GatewayOptions {
   /** Interface to listen on. Default `127.0.0.1` (say `0.0.0.0` to expose it). */
   host?: string | undefined
   /**
-   * Drain on the first SIGINT or SIGTERM (`close()`), then let the signal end
+   * Drain on the first SIGINT, SIGTERM or SIGHUP (`close()`), then let the signal end
    * the process as it would have. Default true; false when the process
    * handles its signals itself (then call `close()` from your handler).
    */
@@ -39,7 +39,7 @@ export interface RunningGateway {
   url: string
   gateway: GatewayRouter
   /**
-   * The SIGINT or SIGTERM that arrived while it was starting, when nothing
+   * The SIGINT, SIGTERM or SIGHUP that arrived while it was starting, when nothing
    * else listened for it: held, and delivered again just after this resolves
    * (to a handler installed right after, or to the drain). Undefined
    * otherwise. The process was told to stop before it was ready: a caller

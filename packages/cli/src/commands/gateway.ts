@@ -1,6 +1,6 @@
 import { lookup } from 'node:dns/promises'
 import { isIP } from 'node:net'
-import { hostname } from 'node:os'
+import { constants, hostname } from 'node:os'
 import type { Command, Io } from '../Command.js'
 import { intOption, parseCommandArgs } from '../parseCommandArgs.js'
 import { printable } from '../printable.js'
@@ -12,6 +12,13 @@ import { unprivilegedPortStart } from '../unprivilegedPortStart.js'
 
 const LOG_LEVELS = ['debug', 'info', 'warn', 'error'] as const
 
+/**
+ * What stops the gateway with a drain. SIGHUP as SIGTERM: a terminal closed
+ * under it, or a process manager's HUP, killed it at once and cut every
+ * request in flight; it reads its config once, so a hang-up is no reload.
+ */
+const STOP_SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const
+
 /** The exit code of a stop whose drain timed out and cancelled requests in flight. */
 export const EXIT_CUT_OFF = 3
 
@@ -22,9 +29,9 @@ export const gatewayCommand: Command = {
 
 Serves @hourglass/gateway: POST /v1/chat/completions, GET /v1/models,
 GET /healthz, GET /readyz, GET /metrics. Point any OpenAI client at
-http://<host>:<port>/v1. Logs are JSON lines (pino) on stderr. SIGTERM or
-SIGINT drains: requests in flight get --drain-timeout-ms to finish (exit 0),
-else are cancelled (exit 3); a second signal exits at once.
+http://<host>:<port>/v1. Logs are JSON lines (pino) on stderr. SIGTERM,
+SIGINT or SIGHUP drains: requests in flight get --drain-timeout-ms to finish
+(exit 0), else are cancelled (exit 3); a second signal exits at once.
 
 Options:
   --config <file>          the gateway config (JSON): providers, keys, limits,
@@ -34,8 +41,9 @@ Options:
                            container, 0.0.0.0)
   --drain-timeout-ms <ms>  on shutdown, the wait for requests in flight before
                            they are cancelled (default 10000; 0 = at once)
-  --log-level <level>      debug, info, warn or error (env LOG_LEVEL; default
-                           info: one line per request, one per failed attempt)
+  --log-level <level>      debug, info, warn or error, any case (env LOG_LEVEL;
+                           default info: one line per request, one per failed
+                           attempt)
   -h, --help               this help
 
 A flag wins over its environment variable.
@@ -91,10 +99,12 @@ A flag wins over its environment variable.
       10_000,
       0,
     )
-    const logLevel = values['log-level'] ?? nonEmpty(env['LOG_LEVEL']) ?? 'info'
+    const givenLevel = values['log-level'] ?? nonEmpty(env['LOG_LEVEL']) ?? 'info'
+    // pino's levels are lower case; operators write LOG_LEVEL=INFO or WARN.
+    const logLevel = givenLevel.trim().toLowerCase()
     if (!LOG_LEVELS.includes(logLevel as (typeof LOG_LEVELS)[number])) {
       throw new UsageError(
-        `hourglass gateway: ${values['log-level'] !== undefined ? '--log-level' : 'LOG_LEVEL'} must be one of ${LOG_LEVELS.join(', ')}, got '${printable(logLevel)}'`,
+        `hourglass gateway: ${values['log-level'] !== undefined ? '--log-level' : 'LOG_LEVEL'} must be one of ${LOG_LEVELS.join(', ')} (any case), got '${printable(givenLevel)}'`,
       )
     }
     // A name that does not resolve is the caller's setting: say so before the
@@ -229,8 +239,8 @@ A flag wins over its environment variable.
 }
 
 /**
- * Resolves `first` on the first SIGINT or SIGTERM. A second one, during the
- * drain, exits at once (128 + the signal's number, as a shell reports it):
+ * Resolves `first` on the first SIGINT, SIGTERM or SIGHUP. A second one, during
+ * the drain, exits at once (128 + the signal's number, as a shell reports it):
  * the operator who presses Ctrl-C again, or the supervisor that signals
  * twice, does not want to wait out `--drain-timeout-ms`. `forced` writes
  * the shutdown record first (the drain's own line never comes).
@@ -247,15 +257,13 @@ function untilSignalled(forced: (signal: NodeJS.Signals) => void): {
   const onSignal = (signal: NodeJS.Signals) => {
     if (++count === 1) return signalled()
     forced(signal)
-    process.exit(128 + (signal === 'SIGINT' ? 2 : 15))
+    process.exit(128 + constants.signals[signal])
   }
-  process.on('SIGINT', onSignal)
-  process.on('SIGTERM', onSignal)
+  for (const name of STOP_SIGNALS) process.on(name, onSignal)
   return {
     first,
     release() {
-      process.off('SIGINT', onSignal)
-      process.off('SIGTERM', onSignal)
+      for (const name of STOP_SIGNALS) process.off(name, onSignal)
     },
   }
 }

@@ -33,7 +33,8 @@ suggested @hourglass/fetch settings for the budget as JSON ready to paste.
 Each setting covers the slowest sample; when the budget caps one below it, a
 warning says which share of the samples it would cut. An IP address gets no
 DNS limit.
-A URL that redirects is refused (exit 1): probe the one it redirects to.
+A URL that redirects is refused (exit 1): probe the one it redirects to; so
+is one that answers an error status (4xx, 5xx) to every measured call.
 A call that takes ${CALL_TIMEOUT_BUDGETS} × --budget is abandoned and ends the probe (exit 1).
 
 Options:
@@ -142,6 +143,18 @@ Options:
     }
     if (measured === undefined) {
       io.stderr(`hourglass probe: ${describeFailure(failure, url, { budgetMs, callTimeoutMs })}\n`)
+      return 1
+    }
+    // Every call an error (a 503, a wrong path's 404, a missing header's
+    // 401): what was timed is the error path, usually far faster than the
+    // work, and settings sized from it would cut the real calls. A failure,
+    // said as one, with nothing to paste; some errors among successes are
+    // the endpoint as it is, measured (the report notes their statuses).
+    const statuses = [...new Set(measured.samples.map((s) => s.status))]
+    if (statuses.every((status) => status >= 400)) {
+      io.stderr(
+        `hourglass probe: ${shown} answered ${statuses.join(' or ')} to every one of the ${measured.samples.length} calls measured: the figures would time the error, not the endpoint's work (check the URL, -H headers such as authorization, or the service)\n`,
+      )
       return 1
     }
     const result = { ...measured, url: shown }

@@ -14,5 +14,9 @@ export interface Chain {
   log: WorkLog
   /** The API service's slice reports by request id (toolkit chain only). */
   slices: Map<string, SliceReport[]>
-  close(): Promise<void>
+  /**
+   * Stops the chain. `drainMs` (default 0): how long requests in flight at
+   * the edge get to be answered, the hops behind it serving them meanwhile.
+   */
+  close(drainMs?: number): Promise<void>
 }

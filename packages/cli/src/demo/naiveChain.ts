@@ -112,8 +112,10 @@ export async function startNaiveChain(seed: number): Promise<Chain> {
     provider,
     log,
     slices: new Map(),
-    async close() {
-      await Promise.all([edge.close(), api.close(), model.close()])
+    async close(drainMs = 0) {
+      // The edge first: its requests in flight need the hops behind it.
+      await edge.close(drainMs)
+      await Promise.all([api.close(), model.close()])
       await agent.destroy()
       await provider.close()
     },

@@ -1,25 +1,54 @@
 import { once } from 'node:events'
+import { constants } from 'node:os'
 import type { Io } from '../Command.js'
-import { heldStartupSignal, releaseStartupSignals } from '../startupSignals.js'
+import { heldStartupSignal, isHourglassBinary, releaseStartupSignals } from '../startupSignals.js'
 import { startNaiveChain } from './naiveChain.js'
 import { startToolkitChain } from './toolkitChain.js'
 
-/** Keep both chains up until SIGINT/SIGTERM and print requests to try. */
+/** Keep both chains up until SIGINT/SIGTERM and print requests to try; then drain them. */
 export async function serveDemo(seed: number, io: Io): Promise<void> {
   const [toolkit, naive] = await Promise.all([startToolkitChain(seed), startNaiveChain(seed)])
   // Listened for before the banner: a SIGTERM sent as soon as it is read (a
   // supervisor, a test) found no handler yet and killed the process (1 start
   // in 8) instead of stopping it cleanly.
-  const stop = Promise.race([once(process, 'SIGINT'), once(process, 'SIGTERM')])
+  const listening = new AbortController()
+  const stop = Promise.race([
+    once(process, 'SIGINT', { signal: listening.signal }),
+    once(process, 'SIGTERM', { signal: listening.signal }),
+  ])
   // Stopped while it started (the signal was held, and comes next): it never
   // was up for anyone to try, so no banner.
   const stoppedWhileStarting = heldStartupSignal() !== undefined
   releaseStartupSignals()
   if (!stoppedWhileStarting) printBanner(io, toolkit.url, naive.url)
   await stop
-  io.stdout(stoppedWhileStarting ? 'stopping…\n' : '\nstopping…\n')
-  await Promise.all([toolkit.close(), naive.close()])
+  // The other signal's listener too: a second signal must not meet it.
+  listening.abort()
+  // Drained, not dropped: a curl still waiting got an empty reply (curl
+  // exit 52). Bounded, as the naive chain may hold a request for minutes;
+  // a second signal stops at once (in a caller's process: its default
+  // action, or the caller's handler).
+  const again = (signal: NodeJS.Signals) => process.exit(128 + constants.signals[signal])
+  if (isHourglassBinary()) {
+    process.once('SIGINT', again)
+    process.once('SIGTERM', again)
+  }
+  // Never up for anyone to call: nothing in flight to speak of.
+  io.stdout(
+    stoppedWhileStarting
+      ? 'stopping…\n'
+      : `\nstopping… (requests in flight get up to ${DRAIN_MS / 1000} s; Ctrl-C again to stop at once)\n`,
+  )
+  try {
+    await Promise.all([toolkit.close(DRAIN_MS), naive.close(DRAIN_MS)])
+  } finally {
+    process.off('SIGINT', again)
+    process.off('SIGTERM', again)
+  }
 }
+
+/** How long requests in flight get when the demo is stopped. */
+const DRAIN_MS = 5000
 
 function printBanner(io: Io, toolkitUrl: string, naiveUrl: string): void {
   const curl = (url: string, budgetMs: number) =>

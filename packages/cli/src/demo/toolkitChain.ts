@@ -190,8 +190,10 @@ export async function startToolkitChain(seed: number): Promise<Chain> {
     provider,
     log,
     slices,
-    async close() {
-      await Promise.all([edge.close(), api.close(), model.close()])
+    async close(drainMs = 0) {
+      // The edge first: its requests in flight need the hops behind it.
+      await edge.close(drainMs)
+      await Promise.all([api.close(), model.close()])
       await Promise.all(fetches.map((f) => f.close()))
       await provider.close()
     },

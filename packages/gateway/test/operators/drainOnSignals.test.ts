@@ -5,7 +5,7 @@ import { fileURLToPath } from 'node:url'
 import { startGateway } from '@hourglass/gateway'
 import { type FaultServer, faultServer } from '@hourglass/testkit'
 import { request } from 'undici'
-import { afterEach, describe, expect, it } from 'vitest'
+import { afterEach, describe, expect, it, vi } from 'vitest'
 
 // The built gateway (npm test builds first), as a user runs it: a child that
 // transpiled the TypeScript sources on load took 15 s to start on a loaded
@@ -124,6 +124,69 @@ describe('startGateway drains on SIGTERM by default', () => {
     })
     expect(signalListeners()).toBe(before)
     await quiet.close()
+  })
+
+  it('a process with its own handler keeps the signal, one added with process.once too: drained, never raised again', async () => {
+    // A library user's shutdown code (`process.once('SIGTERM', …)`, then a
+    // database to close) saw the process killed by the re-raised SIGTERM
+    // (143) once the drain ended: the once-handler had removed itself by
+    // then, and the count taken after the drain read "nobody listens".
+    upstream = await faultServer(() => ({ type: 'respond', body: ANSWER }))
+    const running = await startGateway({ config: config(upstream.url), port: 0, logger: () => {} })
+    const kill = vi.spyOn(process, 'kill').mockImplementation(() => true)
+    let mine = 0
+    process.once('SIGTERM', () => mine++)
+    try {
+      process.emit('SIGTERM', 'SIGTERM')
+      const report = await running.close()
+      // The re-raise, when there is one, follows the drain's end.
+      await new Promise((resolve) => setImmediate(resolve))
+      expect(report.cutOff).toBe(0)
+      expect(mine).toBe(1)
+      expect(kill.mock.calls).toEqual([])
+    } finally {
+      kill.mockRestore()
+    }
+  })
+
+  it('SIGHUP (a terminal closed, a process manager) drains as SIGTERM does, then ends the process as the signal says', async () => {
+    upstream = await faultServer(() => ({ type: 'respond', body: ANSWER }))
+    const lines: string[] = []
+    const running = await startGateway({
+      config: config(upstream.url),
+      port: 0,
+      logger: (entry) => lines.push(JSON.stringify(entry)),
+    })
+    const kill = vi.spyOn(process, 'kill').mockImplementation(() => true)
+    try {
+      process.emit('SIGHUP', 'SIGHUP')
+      // The drain the signal began (close() resolves the same report), then the re-raise.
+      await running.close()
+      await new Promise((resolve) => setImmediate(resolve))
+      expect(kill.mock.calls).toEqual([[process.pid, 'SIGHUP']])
+      expect(lines.filter((line) => line.includes('"shutdown"'))).toHaveLength(1)
+    } finally {
+      kill.mockRestore()
+    }
+  })
+
+  it('a SIGHUP the process handles itself (a reload, a log reopen) is its own: the gateway goes on serving', async () => {
+    upstream = await faultServer(() => ({ type: 'respond', body: ANSWER }))
+    const running = await startGateway({ config: config(upstream.url), port: 0, logger: () => {} })
+    const kill = vi.spyOn(process, 'kill').mockImplementation(() => true)
+    let reloads = 0
+    const reload = () => reloads++
+    process.on('SIGHUP', reload)
+    try {
+      process.emit('SIGHUP', 'SIGHUP')
+      expect(reloads).toBe(1)
+      expect((await fetch(`${running.url}/readyz`)).status).toBe(200)
+      expect(kill.mock.calls).toEqual([])
+    } finally {
+      process.off('SIGHUP', reload)
+      kill.mockRestore()
+      await running.close()
+    }
   })
 
   it('refuses a drainOnSignals that is not a boolean, before anything starts', async () => {
