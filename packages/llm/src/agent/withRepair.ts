@@ -1,7 +1,7 @@
 import { endedBy, isAbortError } from '@hourglass/core'
 import { describeError } from '../errors/describeError.js'
 import { RepairFailedError } from '../errors/RepairFailedError.js'
-import { notNaN } from '../retry/checkNumber.js'
+import { wholeNumberUpTo } from '../retry/checkNumber.js'
 import type { ChatMessage, ChatResponse, ContentBlock } from '../types.js'
 
 /** One model call over a given history. `repair` is 0 for the first call, then 1, 2, … */
@@ -21,7 +21,10 @@ export type Validate<T> = (response: ChatResponse) => T | Promise<T>
 export interface RepairOptions {
   /** The conversation so far. */
   messages: ChatMessage[]
-  /** Repair turns after the first answer. Default 2; 0 = validate once, no repair. */
+  /**
+   * Repair turns after the first answer: a whole number from 0 to 10
+   * (`RangeError` otherwise). Default 2; 0 = validate once, no repair.
+   */
   maxRepairs?: number | undefined
   /** The user message of a repair turn. Default: names the error and asks for a corrected answer. */
   repairPrompt?: ((error: unknown, repair: number) => string) | undefined
@@ -35,6 +38,9 @@ export interface Repaired<T> {
   /** The history including every repair turn, ending with the valid answer. */
   messages: ChatMessage[]
 }
+
+/** The most repair turns `maxRepairs` may ask for. */
+const MAX_REPAIRS = 10
 
 /** Validation messages beyond this are cut: a huge schema dump costs tokens and helps no model. */
 const MAX_ERROR_CHARS = 2000
@@ -57,10 +63,14 @@ export async function withRepair<T>(
   validate: Validate<T>,
   options: RepairOptions,
 ): Promise<Repaired<T>> {
-  // NaN passes every `repair >= maxRepairs` test: the loop would pay for
-  // repair turns without end. Refused, as callModel refuses its NaN options.
-  notNaN('withRepair', 'maxRepairs', options.maxRepairs)
-  const maxRepairs = Math.max(0, Math.floor(options.maxRepairs ?? 2))
+  // Each repair turn is a paid model call. NaN passes every `repair >=
+  // maxRepairs` test and Infinity none: the loop would pay without end. A
+  // model that ten corrections did not bring to a valid answer is not
+  // brought by more (callModel's attempts stop at 10 too), so anything
+  // past 10 — or a count that is no whole number — is refused, not read
+  // as some other count.
+  wholeNumberUpTo('withRepair', 'maxRepairs', options.maxRepairs, MAX_REPAIRS)
+  const maxRepairs = options.maxRepairs ?? 2
   const prompt = options.repairPrompt ?? defaultRepairPrompt
   const errors: unknown[] = []
   let messages = [...options.messages]

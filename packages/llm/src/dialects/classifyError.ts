@@ -248,7 +248,9 @@ export function kindFromStatus(status: number): ErrorKind {
     case 409:
       return 'server_error'
     case 413:
-      return 'context_too_long'
+      // Content Too Large: the HTTP body over a size limit (Anthropic's 32 MB,
+      // a proxy's), not the context window — another provider may take it.
+      return 'request_too_large'
     case 429:
       return 'rate_limited'
     case 503:

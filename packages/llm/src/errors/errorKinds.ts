@@ -37,8 +37,9 @@ export const ERROR_KIND_TABLE = {
   auth: { retryable: false, requestBound: false, limit: 'retire' },
   content_policy: { retryable: false, requestBound: true, limit: 'answered' },
   context_too_long: { retryable: false, requestBound: true, limit: 'answered' },
-  // Bigger than this model's whole per-minute limit (OpenAI's 429 "Request
-  // too large for … on tokens per min"): no wait lifts it, so never retried
+  // Bigger than a limit of this provider that no wait lifts: its whole
+  // per-minute limit (OpenAI's 429 "Request too large for … on tokens per
+  // min"), or its HTTP body size (a 413: Anthropic's 32 MB). Never retried
   // here, and no cooldown — the limit is not holding anybody else back, so
   // the provider is answering. Not request-bound: another model or provider
   // with a larger limit takes the same request, so it goes to a fallback.

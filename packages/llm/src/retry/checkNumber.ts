@@ -27,6 +27,17 @@ export function notNaN(where: string, name: string, value: unknown): void {
   refuse(where, name, value, 'a number (not NaN)')
 }
 
+/** A whole number from 0 to `max`; undefined = the default. */
+export function wholeNumberUpTo(where: string, name: string, value: unknown, max: number): void {
+  if (
+    value === undefined ||
+    (Number.isSafeInteger(value) && (value as number) >= 0 && (value as number) <= max)
+  ) {
+    return
+  }
+  refuse(where, name, value, `a whole number from 0 to ${max}`)
+}
+
 /** A finite number ≥ `min`; required. */
 export function finiteAtLeast(where: string, name: string, value: unknown, min: number): void {
   if (typeof value === 'number' && value >= min && value < Infinity) return

@@ -99,6 +99,28 @@ describe('withRepair', () => {
     expect(calls).toBe(0)
   })
 
+  // Only NaN was refused: Infinity (or 1e9) paid for repair turns without
+  // end, a negative or fractional count was quietly read as another.
+  it('refuses a maxRepairs that is not a whole number from 0 to 10, before calling the model', async () => {
+    let calls = 0
+    const call = async () => {
+      if (++calls > 20) throw new Error('called without end')
+      return answer('not JSON')
+    }
+    for (const maxRepairs of [Number.POSITIVE_INFINITY, 1e9, 11, -1, 1.5]) {
+      const error = await withRepair(call, parseAge, { messages: history, maxRepairs }).catch(
+        (e: unknown) => e,
+      )
+      expect(error, String(maxRepairs)).toBeInstanceOf(RangeError)
+      expect(String(error)).toMatch(/withRepair: maxRepairs must be a whole number from 0 to 10/)
+    }
+    expect(calls).toBe(0)
+    await expect(withRepair(call, parseAge, { messages: history, maxRepairs: 10 })).rejects.toThrow(
+      /repair/i,
+    )
+    expect(calls).toBe(11)
+  })
+
   it('lets the caller word the repair turn and accepts async validators', async () => {
     const seen: ChatMessage[][] = []
     await withRepair(

@@ -258,4 +258,30 @@ describe('fallback', () => {
       'openai success',
     ])
   })
+
+  // Both came back as `unknown`, which a gateway's client read as `stop`: a
+  // cut answer taken for a whole one.
+  it("Gemini's LANGUAGE is a block the caller is told of; its OTHER is cut short: the fallback answers", async () => {
+    const ended = (finishReason: string) =>
+      reply.error(200, {
+        candidates: [{ content: { role: 'model', parts: [{ text: 'Die Ant' }] }, finishReason }],
+        usageMetadata: { promptTokenCount: 5, candidatesTokenCount: 2 },
+      })
+    const geminiFake = await fakes.start({ dialect: 'gemini' })
+    geminiFake.enqueue(ended('LANGUAGE'), ended('OTHER'))
+    const backupFake = await fakes.start({ dialect: 'openai', reply: reply.text('the answer') })
+    const models = [
+      fakes.adapter(
+        gemini({ baseURL: geminiFake.baseURL, apiKey: 'g', model: 'gemini-2.5-flash' }),
+      ),
+      fakes.adapter(
+        openAICompatible({ baseURL: backupFake.baseURL, apiKey: 'o', model: 'gpt-4o-mini' }),
+      ),
+    ]
+    const request = { messages: [{ role: 'user' as const, content: 'q' }], maxTokens: 64 }
+    const blocked = await callModel({ models, request, retry: { maxAttempts: 1 } })
+    expect([blocked.provider, blocked.finishReason]).toEqual(['gemini', 'content_filter'])
+    const cut = await callModel({ models, request, retry: { maxAttempts: 1 } })
+    expect([cut.provider, cut.text]).toEqual(['openai', 'the answer'])
+  })
 })

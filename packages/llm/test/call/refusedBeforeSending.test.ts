@@ -1,9 +1,11 @@
+import { reply } from '@hourglass/testkit'
 import { describe, expect, it } from 'vitest'
 import { anthropic } from '../../src/adapters/anthropic.js'
 import { openAICompatible } from '../../src/adapters/openAICompatible.js'
 import type { CallModelOptions } from '../../src/call/CallModelOptions.js'
 import { callModel } from '../../src/call/callModel.js'
 import { isInvalidChatRequest } from '../../src/errors/InvalidChatRequestError.js'
+import type { ChatMessage } from '../../src/types.js'
 import { useFakes, user } from './support/fakes.js'
 
 const fakes = useFakes()
@@ -174,4 +176,48 @@ describe('hostile options are refused by name, before sending', () => {
     }).not.toThrow()
     await expect(returned).rejects.toThrow()
   })
+})
+
+/**
+ * Anthropic's and Gemini's builders drop a message with nothing to send
+ * (Anthropic refuses empty text). Dropped at the end, a user's empty turn
+ * left the assistant's turn last — which both providers continue as a
+ * prefill instead of answering (Anthropic's API would have answered 400).
+ */
+describe('an empty last user turn is refused, not dropped into a prefill', () => {
+  const hiYo = [user('hi'), { role: 'assistant' as const, content: 'yo' }]
+  for (const [dialect, model] of [
+    ['anthropic', 'claude-sonnet-4-5'],
+    ['gemini', 'gemini-2.5-flash'],
+  ] as const) {
+    it(`${dialect}: refused naming the message, before sending; an empty turn that changes nothing still goes`, async () => {
+      const fake = await fakes.start({ dialect, reply: reply.text('answer') })
+      const adapter = fakes.adapterFor(dialect, fake.baseURL, model)
+      const send = (messages: ChatMessage[]) =>
+        callModel({
+          models: [adapter],
+          request: { messages, maxTokens: 8 },
+          limits: { admission: false },
+        }).then(
+          (response) => response.text,
+          (error: unknown) => error,
+        )
+      for (const [messages, field] of [
+        [[...hiYo, user('')], 'messages[2].content'],
+        [[...hiYo, { role: 'user', content: [{ type: 'text', text: '' }] }], 'messages[2].content'],
+        [[...hiYo, { role: 'user', content: [] }], 'messages[2].content'],
+        [[...hiYo, user(''), { role: 'system', content: 'be brief' }], 'messages[2].content'],
+      ] as [ChatMessage[], string][]) {
+        const refused = await send(messages)
+        expect(isInvalidChatRequest(refused), JSON.stringify(messages)).toBe(true)
+        expect((refused as { field: string }).field).toBe(field)
+      }
+      expect(fake.requests).toHaveLength(0)
+      // The meaning is kept: the user still speaks last, or the assistant's
+      // empty turn asked for nothing to continue.
+      expect(await send([user('hi'), user('')])).toBe('answer')
+      expect(await send([user('hi'), { role: 'assistant', content: '' }])).toBe('answer')
+      expect(fake.requests).toHaveLength(2)
+    })
+  }
 })

@@ -54,7 +54,7 @@ describe('Anthropic errors', () => {
     expect(e?.retryAfterMs).toBe(5000)
   })
 
-  it('400 "prompt is too long" is context_too_long; 413 request_too_large too; both permanent', () => {
+  it('400 "prompt is too long" is context_too_long; 413 request_too_large is the body’s size; both permanent', () => {
     expect(
       anthropic.normalizeError({
         status: 400,
@@ -70,7 +70,7 @@ describe('Anthropic errors', () => {
         body: err('request_too_large', 'Request exceeds the maximum allowed number of bytes.'),
       }),
     ).toMatchObject({
-      kind: 'context_too_long',
+      kind: 'request_too_large',
       retryable: false,
     })
     expect(

@@ -181,7 +181,17 @@ describe('Gemini generateContent translation', () => {
     ['TOO_MANY_TOOL_CALLS', 'error'],
     ['IMAGE_PROHIBITED_CONTENT', 'content_filter'],
     ['MODEL_ARMOR', 'content_filter'],
-    ['OTHER', 'unknown'],
+    // Output stopped for its unsupported language: a block, not the model's stop.
+    ['LANGUAGE', 'content_filter'],
+    // "All other reasons that stopped the token generation": cut short by
+    // Gemini for a reason it does not give — not a complete answer.
+    ['OTHER', 'error'],
+    ['IMAGE_OTHER', 'error'],
+    ['NO_IMAGE', 'error'],
+    ['MALFORMED_RESPONSE', 'error'],
+    ['MISSING_THOUGHT_SIGNATURE', 'error'],
+    // Gemini said nothing: no reason to tell.
+    ['FINISH_REASON_UNSPECIFIED', 'unknown'],
   ])('finishReason %s maps to %s', (reason, finish) => {
     const parsed = gemini.parseResponse({
       candidates: [{ content: { parts: [{ text: 'x' }] }, finishReason: reason }],

@@ -74,6 +74,29 @@ describe('OpenAI errors', () => {
     expect(policy).toMatchObject({ kind: 'content_policy', retryable: false })
   })
 
+  // One field's string over its limit ("Expected a string with maximum
+  // length 10485760", a tool description over 1024): no context window is
+  // involved, so not context_length_exceeded — the field is named.
+  it('string_above_max_length is a bad request naming the field, not the context window', () => {
+    const e = openai.normalizeError({
+      status: 400,
+      body: JSON.stringify({
+        error: {
+          message:
+            "Invalid 'tools[0].function.description': string too long. Expected a string with maximum length 1024, but got a string with length 1500 instead.",
+          type: 'invalid_request_error',
+          param: 'tools[0].function.description',
+          code: 'string_above_max_length',
+        },
+      }),
+    })
+    expect(e).toMatchObject({
+      kind: 'bad_request',
+      retryable: false,
+      param: 'tools[0].function.description',
+    })
+  })
+
   it('x-should-retry: false stops a 500 from being retried; x-should-retry: true makes a 400 retryable', async () => {
     const e500 = openai.normalizeError(
       await errorOver(

@@ -208,4 +208,46 @@ describe('Qwen / DashScope errors', () => {
       )
     })
   })
+
+  // The compatible-mode reader built its verdict anew from OpenAI's: the
+  // field a 400 names, a 429's "try again in" and a too-large request's
+  // figures (and kind) were lost.
+  it('compatible mode keeps what OpenAI’s reader finds: param, the message’s wait, a too-large request', () => {
+    const body = (error: Record<string, unknown>) => JSON.stringify({ error, request_id: 'r-1' })
+    expect(
+      qwen.normalizeError({
+        status: 400,
+        body: body({
+          message: 'Range of max_tokens should be [1, 8192]',
+          type: 'invalid_request_error',
+          param: 'max_tokens',
+          code: 'invalid_parameter_error',
+        }),
+      }),
+    ).toMatchObject({ kind: 'bad_request', param: 'max_tokens' })
+    expect(
+      qwen.normalizeError({
+        status: 429,
+        body: body({
+          message: 'Requests rate limit exceeded, please try again in 20s.',
+          type: 'limit_requests',
+          code: 'limit_requests',
+        }),
+      }),
+    ).toMatchObject({ kind: 'rate_limited', retryAfterMs: 20_000, limitedBy: 'requests' })
+    expect(
+      qwen.normalizeError({
+        status: 429,
+        body: body({
+          message:
+            'Request too large for qwen-plus on tokens per min (TPM): Limit 30000, Requested 50000.',
+          type: 'tokens',
+          code: 'rate_limit_exceeded',
+        }),
+      }),
+    ).toMatchObject({
+      kind: 'request_too_large',
+      overLimit: { limit: 'TPM', limitTokens: 30000, requestedTokens: 50000 },
+    })
+  })
 })

@@ -1,6 +1,7 @@
 import { Deadline } from '@hourglass/core'
-import { reply } from '@hourglass/testkit'
+import { anthropicErrors, reply } from '@hourglass/testkit'
 import { describe, expect, it } from 'vitest'
+import { anthropic } from '../../src/adapters/anthropic.js'
 import { openAICompatible } from '../../src/adapters/openAICompatible.js'
 import { Admission } from '../../src/admission/Admission.js'
 import type { AttemptRecord } from '../../src/call/AttemptRecord.js'
@@ -58,6 +59,34 @@ describe('"Request too large" is the request’s size, not a rate limit', () => 
   it('Groq’s 413 with the same words and code is request_too_large too', () => {
     const e = dialects.openai.normalizeError({ status: 413, body: JSON.stringify(GROQ_TOO_LARGE) })
     expect(e).toMatchObject({ kind: 'request_too_large', retryable: false, status: 413 })
+  })
+
+  // Anthropic's 413 is its HTTP body over 32 MB (docs.claude.com/en/api/errors:
+  // "Request exceeds the maximum allowed number of bytes", answered by
+  // Cloudflare before the API reads it), not the context window: read as
+  // context_too_long, the call ended as RequestRejectedError and the next
+  // model — with a larger limit — was never asked.
+  it('Anthropic’s 413 request_too_large (the body over its byte limit) is request_too_large: the next model answers', async () => {
+    const e = dialects.anthropic.normalizeError(
+      await errorOver(413, JSON.stringify(anthropicErrors.requestTooLarge().body)),
+    )
+    expect(e).toMatchObject({ kind: 'request_too_large', retryable: false, status: 413 })
+    // A 413 whose body says nothing (a proxy's page) is the body's size too.
+    expect(dialects.openai.normalizeError({ status: 413, body: '<html>413</html>' })).toMatchObject(
+      { kind: 'request_too_large', retryable: false },
+    )
+    const claude = await fakes.start({ dialect: 'anthropic' })
+    claude.enqueue(anthropicErrors.requestTooLarge())
+    const backup = await fakes.start({ dialect: 'openai', reply: reply.text('served') })
+    const answer = await callModel({
+      models: [
+        fakes.adapter(anthropic({ baseURL: claude.baseURL, apiKey: 'a', model: 'claude-x' })),
+        fakes.adapter(openAICompatible({ baseURL: backup.baseURL, apiKey: 'o', model: 'gpt-4o' })),
+      ],
+      request: { messages: [user('a big one')], maxTokens: 8 },
+      limits: { admission: false },
+    })
+    expect(answer.text).toBe('served')
   })
 
   it('mid-stream, and through the dialects that reuse OpenAI’s reader (DeepSeek, Doubao), it reads the same', () => {

@@ -9,7 +9,13 @@ const ANTHROPIC_TYPES: Readonly<Record<string, ErrorKind>> = {
   api_error: 'server_error',
   timeout_error: 'timeout',
   invalid_request_error: 'bad_request',
-  request_too_large: 'context_too_long',
+  // 413: the HTTP body over the Messages API's 32 MB, refused by Cloudflare
+  // before the API reads it (docs.claude.com/en/api/errors) — not the
+  // context window: 32 MB of base64 images or PDFs is far fewer tokens than
+  // the window takes, and another provider's limit may take the body. As
+  // `request_too_large` it goes to the next model; refused by every one,
+  // the recovery steps make it smaller.
+  request_too_large: 'request_too_large',
   authentication_error: 'auth',
   permission_error: 'auth',
   not_found_error: 'not_found',

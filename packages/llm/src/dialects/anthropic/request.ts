@@ -2,6 +2,7 @@ import { InvalidChatRequestError } from '../../errors/InvalidChatRequestError.js
 import type { ChatMessage, ChatRequest, ContentBlock } from '../../types.js'
 import { blocksOf } from '../blocks.js'
 import type { BuiltRequest } from '../Dialect.js'
+import { refuseEmptyLastTurn } from '../refuseEmptyLastTurn.js'
 import { refuseStreamOptions } from '../refuseStreamOptions.js'
 import { refuseStrictTools } from '../refuseStrictTools.js'
 import { argumentsObject } from '../toolArguments.js'
@@ -19,7 +20,8 @@ type Role = 'user' | 'assistant'
  * Anthropic rejects unsigned thinking, and after a fallback the signature is
  * gone by design. A message `name` has no equivalent and throws
  * `InvalidChatRequestError`; so do tool-call arguments that are not a JSON
- * object (`tool_use.input` is one).
+ * object (`tool_use.input` is one), and an empty last user message, which
+ * dropped would turn the request into a prefill (`refuseEmptyLastTurn`).
  */
 export function buildAnthropicRequest(request: ChatRequest, model: string): BuiltRequest {
   const system: string[] = []
@@ -53,6 +55,7 @@ export function buildAnthropicRequest(request: ChatRequest, model: string): Buil
       'Anthropic needs at least one user or assistant message with content besides system messages',
     )
   }
+  refuseEmptyLastTurn(request.messages, turns.at(-1)?.role === 'assistant', 'Anthropic')
   const body: Record<string, unknown> = {
     model,
     max_tokens: request.maxTokens,

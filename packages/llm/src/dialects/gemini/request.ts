@@ -2,6 +2,7 @@ import { InvalidChatRequestError } from '../../errors/InvalidChatRequestError.js
 import type { ChatMessage, ChatRequest, ContentBlock } from '../../types.js'
 import { blocksOf } from '../blocks.js'
 import type { BuiltRequest } from '../Dialect.js'
+import { refuseEmptyLastTurn } from '../refuseEmptyLastTurn.js'
 import { refuseStreamOptions } from '../refuseStreamOptions.js'
 import { refuseStrictTools } from '../refuseStrictTools.js'
 import { argumentsObject } from '../toolArguments.js'
@@ -18,7 +19,9 @@ type Role = 'user' | 'model'
  * thinking block hands its signature to the next part as `thoughtSignature`
  * (Gemini signs the part that follows the thought, not the thought). A
  * message `name` has no equivalent and throws `InvalidChatRequestError`; so
- * do tool-call arguments that are not a JSON object (`functionCall.args` is one).
+ * do tool-call arguments that are not a JSON object (`functionCall.args` is one),
+ * and an empty last user message, which dropped would leave the model's turn
+ * last (`refuseEmptyLastTurn`).
  */
 export function buildGeminiRequest(request: ChatRequest, model: string): BuiltRequest {
   // The calls made before each message, the latest per id: a tool result
@@ -56,6 +59,7 @@ export function buildGeminiRequest(request: ChatRequest, model: string): BuiltRe
       'Gemini needs at least one user or assistant message with content besides system messages',
     )
   }
+  refuseEmptyLastTurn(request.messages, contents.at(-1)?.role === 'model', 'Gemini')
   if (requiresSignedCalls(model)) signUnsignedCalls(contents)
   const generationConfig: Record<string, unknown> = { maxOutputTokens: request.maxTokens }
   if (request.temperature !== undefined) generationConfig['temperature'] = request.temperature

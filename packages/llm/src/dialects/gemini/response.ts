@@ -20,11 +20,23 @@ export const GEMINI_FINISH: Readonly<Record<string, FinishReason>> = {
   IMAGE_PROHIBITED_CONTENT: 'content_filter',
   IMAGE_RECITATION: 'content_filter',
   MODEL_ARMOR: 'content_filter',
+  // "The token generation stopped because of using an unsupported
+  // language": output blocked, as the others above.
+  LANGUAGE: 'content_filter',
   MALFORMED_FUNCTION_CALL: 'error',
   UNEXPECTED_TOOL_CALL: 'error',
   TOO_MANY_TOOL_CALLS: 'error',
-  LANGUAGE: 'unknown',
-  OTHER: 'unknown',
+  MALFORMED_RESPONSE: 'error',
+  MISSING_THOUGHT_SIGNATURE: 'error',
+  NO_IMAGE: 'error',
+  // "All other reasons that stopped the token generation" (js-genai): cut
+  // short by Gemini for a reason it does not give, so not a complete answer
+  // and not knowingly a block — `error` (a failed attempt: retried, or the
+  // next model asked, while the caller has none of it), which `unknown` was
+  // not: a gateway's client read it as `stop`.
+  OTHER: 'error',
+  IMAGE_OTHER: 'error',
+  // Gemini said nothing at all: nothing to tell.
   FINISH_REASON_UNSPECIFIED: 'unknown',
 }
 

@@ -10,7 +10,11 @@ const OPENAI_CODES: Readonly<Record<string, ErrorKind>> = {
   billing_hard_limit_reached: 'quota_exhausted',
   rate_limit_exceeded: 'rate_limited',
   context_length_exceeded: 'context_too_long',
-  string_above_max_length: 'context_too_long',
+  // One field's string over its own limit ("Invalid 'tools[0].function.description':
+  // string too long. Expected a string with maximum length 1024"; a message's
+  // content over 10485760 characters): no context window is involved, and
+  // `param` names the field to fix.
+  string_above_max_length: 'bad_request',
   content_policy_violation: 'content_policy',
   content_filter: 'content_policy',
   invalid_api_key: 'auth',

@@ -48,7 +48,7 @@ function readQwenError(json: unknown, _text: string, status: number): BodyVerdic
     return undefined
   }
   const message = compat?.message ?? getString(json, 'message')
-  const kind = lookup(QWEN_CODES, code) ?? contextTooLong(message)
+  const kind = compat?.kind ?? lookup(QWEN_CODES, code) ?? contextTooLong(message)
   const throttled = tokenThrottle(kind, code, message, status)
   // Compatible mode's codes name the limit: its token throttle (above), `limit_requests`.
   const limitedBy = throttled
@@ -56,12 +56,17 @@ function readQwenError(json: unknown, _text: string, status: number): BodyVerdic
     : code === 'limit_requests'
       ? 'requests'
       : compat?.limitedBy
-  return {
+  // Compatible mode's verdict is OpenAI's reader's, corrected: built anew,
+  // it lost what that reader finds (the `param` a 400 names, a wait in the
+  // message's words, a too-large request's kind and figures).
+  const verdict: BodyVerdict = {
+    ...compat,
     providerCode: code,
     message,
     kind: throttled ? 'rate_limited' : kind,
-    ...(limitedBy === undefined ? {} : { limitedBy }),
   }
+  if (limitedBy !== undefined) verdict.limitedBy = limitedBy
+  return verdict
 }
 
 /**
