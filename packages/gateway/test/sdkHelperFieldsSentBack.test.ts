@@ -198,4 +198,35 @@ describe("a message from openai-node's helpers, pushed back as it came", () => {
     }
     expect(fake.requests.length).toBe(sentBefore)
   })
+
+  it("openai-python's stream helper: the index it leaves on each tool call of the message sent back is taken and sent to no provider", async () => {
+    const fake = (await gatewayOver(['openai'])).get('openai')!
+    fake.enqueue(reply.text('sunny'))
+    const res = await fetch(`${harness!.url}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({
+        model: 'm-openai',
+        messages: [
+          { role: 'user', content: 'weather?' },
+          {
+            role: 'assistant',
+            content: null,
+            tool_calls: [
+              {
+                index: 0,
+                id: 'call_1',
+                type: 'function',
+                function: { name: 'weather', arguments: '{}', parsed_arguments: {} },
+              },
+            ],
+          },
+          { role: 'tool', tool_call_id: 'call_1', content: 'sunny' },
+        ],
+      }),
+    })
+    expect(res.status, await res.clone().text()).toBe(200)
+    const sent = fake.requests.at(-1)?.body as { messages: { tool_calls?: object[] }[] }
+    expect(sent.messages[1]?.tool_calls?.[0]).not.toHaveProperty('index')
+  })
 })

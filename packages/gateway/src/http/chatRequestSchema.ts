@@ -80,6 +80,11 @@ const name = z.string({ error: 'expected a string' }).max(MAX_ID, upTo(MAX_ID)).
 const toolCall = z.strictObject({
   id: z.string().min(1).max(MAX_ID),
   type: z.literal('function'),
+  // openai-python's stream helper keeps the delta's `index` on each call of
+  // the message it assembles (its models allow extra fields), and the chat
+  // loop sends that message back: taken, sent to no provider (the calls'
+  // order is the array's).
+  index: z.number({ error: 'expected a number' }).int().min(0).optional(),
   function: z.strictObject({
     name: z.string().min(1).max(MAX_ID),
     arguments: z.string({ error: 'expected a JSON string' }),

@@ -202,7 +202,11 @@ export function classifyError(input: ErrorInput, read: BodyReader): NormalizedEr
   )
   return {
     kind,
-    retryable: shouldRetry ?? (inFront ? false : RETRYABLE_KINDS.has(kind)),
+    // A provider that does not know the model (or path) asked for does not
+    // learn it on a second try, whatever its `x-should-retry` says: true
+    // there made the gateway's 502 a retry for the client's SDK too.
+    retryable:
+      kind === 'not_found' ? false : (shouldRetry ?? (inFront ? false : RETRYABLE_KINDS.has(kind))),
     status,
     ...(verdict?.providerCode === undefined
       ? {}

@@ -281,3 +281,20 @@ describe('DeepSeek errors', () => {
     ).toMatchObject({ kind: 'bad_request', retryable: false })
   })
 })
+
+describe('a provider 404', () => {
+  it('is never retryable, even with x-should-retry: true (a model the provider does not know stays unknown)', () => {
+    const e = dialects.openai.normalizeError({
+      status: 404,
+      headers: new Headers({ 'x-should-retry': 'true' }),
+      body: JSON.stringify({
+        error: {
+          message: 'The model `gpt-x` does not exist or you do not have access to it.',
+          type: 'invalid_request_error',
+          code: 'model_not_found',
+        },
+      }),
+    })
+    expect(e).toMatchObject({ kind: 'not_found', retryable: false })
+  })
+})
