@@ -41,6 +41,8 @@ export interface AttemptInit {
   measureGaps?: boolean | undefined
   /** The redirect this dispatch follows within attempt `number` (createFetch); undefined for the attempt's own request. */
   redirect?: number | undefined
+  /** On a retry: the failure code that justified it (its attempt message says so). */
+  retryReason?: string | undefined
   /** Publish no events (the connector's own bookkeeping for connections made outside any attempt). */
   silent?: boolean
 }
@@ -167,6 +169,7 @@ export class Attempt {
       redirect: this.init.redirect,
       remainingMs: this.init.deadline ? this.init.deadline.remaining() : Number.POSITIVE_INFINITY,
       headerMs,
+      retryReason: this.init.retryReason,
     }))
   }
 

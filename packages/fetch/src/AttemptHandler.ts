@@ -1,8 +1,11 @@
 import type { Dispatcher } from 'undici'
 import type { Attempt } from './Attempt.js'
+import { asError } from './asError.js'
 import { classifyError } from './classifyError.js'
 import { BodyTimeoutError } from './errors/BodyTimeoutError.js'
 import { HeadersTimeoutError } from './errors/HeadersTimeoutError.js'
+import { forwardedReason } from './forwardedReason.js'
+import { isSmallBody } from './isSmallBody.js'
 
 type Handler = Dispatcher.DispatchHandler
 type Controller = Dispatcher.DispatchController
@@ -21,8 +24,14 @@ export interface AttemptHandlerHooks {
    * return true to swallow it (the caller retries instead).
    */
   beforeError?(error: unknown, responded: boolean, attempt: Attempt): boolean
-  /** Response headers arrived; return true to swallow this response (it will be retried). */
-  beforeResponse?(status: number, header: HeaderLookup, attempt: Attempt): boolean
+  /**
+   * Response headers arrived; return true to swallow this response (it will
+   * be retried). `drain`: its body is read to its end (a small one) rather
+   * than aborted, and `afterDrain` says when it is over.
+   */
+  beforeResponse?(status: number, header: HeaderLookup, attempt: Attempt, drain: boolean): boolean
+  /** A swallowed answer being drained is over (read to its end, or failed): its connection is free, or gone. */
+  afterDrain?(): void
   /** Whether to forward the request's start (a retry must not hand the inner handler a second start). */
   forwardRequestStart?(): boolean
 }
@@ -81,6 +90,8 @@ abstract class AttemptPhases {
   protected readonly view: ControllerView
   protected errored = false
   protected swallow = false
+  /** A swallowed answer read to its end (its connection kept for the retry) rather than aborted. */
+  protected draining = false
   protected responded = false
 
   constructor(attempt: Attempt, hooks: AttemptHandlerHooks, view: ControllerView | undefined) {
@@ -115,9 +126,14 @@ abstract class AttemptPhases {
     this.attempt.statusCode = status
     if (status >= 300 && status < 400) this.attempt.location = header('location')
     this.attempt.enter('body')
-    if (this.hooks.beforeResponse?.(status, header, this.attempt)) {
+    // Small: read to its end, as undici's RetryHandler reads a retried
+    // answer, so the retry can go on the same connection; aborted, the
+    // connection was closed (a new one per retried 503).
+    const drain = isSmallBody(header('content-length'))
+    if (this.hooks.beforeResponse?.(status, header, this.attempt, drain)) {
       this.swallow = true
-      this.abortRequest(new Error('retrying'))
+      if (drain) this.draining = true
+      else this.abortRequest(new Error('retrying'))
       return false
     }
     this.responded = true
@@ -126,10 +142,27 @@ abstract class AttemptPhases {
 
   protected error(error: Error): void {
     if (this.swallow) {
-      this.attempt.finish()
+      this.swallowed()
       return
     }
     this.fail(this.attempt.reason ?? error)
+  }
+
+  /** A swallowed (retried) answer is over: it ends with its status; a drained one lets its retry go. */
+  protected swallowed(): void {
+    this.attempt.finish()
+    if (!this.draining) return
+    this.draining = false
+    // Once undici is done with this answer: it marks the connection free
+    // only after this callback returns (a resume it schedules then), and a
+    // retry sent from here went out on a new connection.
+    const hooks = this.hooks
+    queueMicrotask(() => hooks.afterDrain?.())
+  }
+
+  /** A chunk of a swallowed answer: only a drained one's is counted (its body idle timer runs on). */
+  protected swallowChunk(bytes: number): void {
+    if (this.draining) this.attempt.chunk(bytes)
   }
 
   protected fail(raw: unknown): void {
@@ -174,7 +207,7 @@ export class AttemptHandler extends AttemptPhases implements Handler {
   }
 
   protected forwardError(error: unknown): void {
-    this.#inner.onResponseError?.(this.view, error as Error)
+    this.#inner.onResponseError?.(this.view, forwardedReason(error))
   }
 
   onRequestStart(controller: Controller, context: unknown): void {
@@ -201,7 +234,11 @@ export class AttemptHandler extends AttemptPhases implements Handler {
   }
 
   onResponseData(_controller: Controller, chunk: Buffer): void {
-    if (this.errored || this.swallow) return
+    if (this.errored) return
+    if (this.swallow) {
+      this.swallowChunk(chunk.length)
+      return
+    }
     this.attempt.chunk(chunk.length)
     this.#inner.onResponseData?.(this.view, chunk)
   }
@@ -210,7 +247,11 @@ export class AttemptHandler extends AttemptPhases implements Handler {
     _controller: Controller,
     trailers: Record<string, string | string[] | undefined>,
   ): void {
-    if (this.errored || this.swallow) return
+    if (this.errored) return
+    if (this.swallow) {
+      this.swallowed()
+      return
+    }
     this.attempt.finish()
     this.#inner.onResponseEnd?.(this.view, trailers)
   }
@@ -249,7 +290,7 @@ class LegacyAttemptHandler extends AttemptPhases implements LegacyHandler {
   }
 
   protected forwardError(error: unknown): void {
-    this.#inner.onError?.(error as Error)
+    this.#inner.onError?.(forwardedReason(error))
   }
 
   onConnect(abort: (reason?: Error) => void, context?: unknown): void {
@@ -293,7 +334,11 @@ class LegacyAttemptHandler extends AttemptPhases implements LegacyHandler {
   }
 
   onData(chunk: Buffer): boolean {
-    if (this.errored || this.swallow) return true
+    if (this.errored) return true
+    if (this.swallow) {
+      this.swallowChunk(chunk.length)
+      return true
+    }
     this.attempt.chunk(chunk.length)
     const more = this.#inner.onData?.(chunk)
     if (more === false) this.attempt.pauseBody(true)
@@ -301,7 +346,11 @@ class LegacyAttemptHandler extends AttemptPhases implements LegacyHandler {
   }
 
   onComplete(trailers: Buffer[] | null): void {
-    if (this.errored || this.swallow) return
+    if (this.errored) return
+    if (this.swallow) {
+      this.swallowed()
+      return
+    }
     this.attempt.finish()
     this.#inner.onComplete?.(trailers)
   }
@@ -405,8 +454,4 @@ function callerReason(attempt: Attempt): unknown {
 /** A headers or body timeout (ours, or undici's classified as ours). */
 function isTimeout(error: unknown): boolean {
   return error instanceof HeadersTimeoutError || error instanceof BodyTimeoutError
-}
-
-function asError(reason: unknown): Error {
-  return reason instanceof Error ? reason : new Error(String(reason), { cause: reason })
 }

@@ -1,5 +1,5 @@
 import type { AsyncResource } from 'node:async_hooks'
-import { type Clock, type Deadline, wait } from '@hourglass/core'
+import { type Clock, type Deadline, isDeadlineExceeded, wait } from '@hourglass/core'
 import { Attempt, type AttemptInit } from './Attempt.js'
 import { dispatchEventUrl, publishRetry, publishRetrySkipped } from './channels.js'
 import { decideRetry, type Outcome } from './decideRetry.js'
@@ -75,11 +75,19 @@ class CallAttemptInit implements AttemptInit {
   readonly redirect: number | undefined
   /** Whoever reads the attempt's timings (probe) gets its body gaps measured too. */
   readonly measureGaps: boolean
+  readonly retryReason: string | undefined
   readonly #call: OutboundCallInit
   readonly #hop: RedirectHop | undefined
 
-  constructor(call: OutboundCallInit, number: number, hop: RedirectHop | undefined) {
+  constructor(
+    call: OutboundCallInit,
+    number: number,
+    hop: RedirectHop | undefined,
+    retryReason: string | undefined,
+  ) {
     this.#call = call
+    // A redirect hop is part of its attempt, not a retry of its own.
+    this.retryReason = hop === undefined ? retryReason : undefined
     this.#hop = hop
     this.redirect = hop?.redirect
     this.deadline = call.deadline
@@ -142,6 +150,11 @@ export class OutboundCall {
   #wake: (() => void) | undefined
   #driver: CallDriver | undefined
   #number = 0
+  /**
+   * The reason of the retry announced last: named by the attempt that sends
+   * it, or by the `retry-skipped` that says it was never sent.
+   */
+  #retryReason: string | undefined
 
   /**
    * The caller's async context, for a driver whose outcomes arrive in
@@ -188,7 +201,8 @@ export class OutboundCall {
    * `number` (its events name the hop's URL).
    */
   attempt(number: number, hop?: RedirectHop): Attempt {
-    const attempt = new Attempt(new CallAttemptInit(this.init, number, hop))
+    const reason = number > 1 ? this.#retryReason : undefined
+    const attempt = new Attempt(new CallAttemptInit(this.init, number, hop, reason))
     const onEnd = this.init.onAttemptEnd
     if (onEnd) attempt.onFinish(onEnd)
     return attempt
@@ -239,6 +253,7 @@ export class OutboundCall {
       return undefined
     }
     this.#used.add(decision.rule)
+    this.#retryReason = decision.reason
     publishRetry(() => ({
       deadline: init.deadline,
       method: init.method,
@@ -273,13 +288,17 @@ export class OutboundCall {
         ? () => this.#step(next)
         : () => scope.runInAsyncScope(this.#step, this, next)
     if (delayMs <= 0) {
-      // Not from inside undici's callback for the attempt that just ended.
-      queueMicrotask(step)
+      // Not from inside undici's callback for the attempt that just ended,
+      // and not before undici has freed its connection: after a complete
+      // answer its client resumes in a setImmediate of its own, and a retry
+      // dispatched in a microtask found the connection busy and opened
+      // another (a retried 503 read to its end: its connection unused).
+      setImmediate(step)
       return
     }
     const waiting = this.init.waiting
     if (waiting === undefined) {
-      this.#pause(delayMs).then(step, (error: unknown) => this.#driver?.end(error))
+      this.#pause(delayMs).then(step, (error: unknown) => this.#abandon(error))
       return
     }
     waiting.enter(this)
@@ -290,7 +309,7 @@ export class OutboundCall {
       },
       (error: unknown) => {
         waiting.leave(this)
-        this.#driver?.end(error)
+        this.#abandon(error)
       },
     )
   }
@@ -324,11 +343,35 @@ export class OutboundCall {
     if (!driver) return
     const refused = this.#refusal()
     if (refused !== undefined) {
-      driver.end(refused)
+      if (number > 1) this.#abandon(refused)
+      else driver.end(refused)
       return
     }
     this.#number = number
     driver.send(number)
+  }
+
+  /**
+   * The retry announced for the attempt before is never sent: the caller
+   * left, the deadline ended or was cancelled, or close() was called during
+   * its wait. Said so, as a `retry-skipped` for that attempt — else its
+   * `retry` event stood alone, read (otel's counter) as a retry made.
+   */
+  #abandon(error: unknown): void {
+    const { init } = this
+    const number = this.#number
+    const reason = this.#retryReason
+    if (reason !== undefined) {
+      publishRetrySkipped(() => ({
+        deadline: init.deadline,
+        method: init.method,
+        url: init.url,
+        attempt: number,
+        reason,
+        why: isDeadlineExceeded(error) ? 'no-budget' : 'aborted',
+      }))
+    }
+    this.#driver?.end(error)
   }
 
   /** What forbids another attempt — the caller left, or too little time is left — or undefined. */

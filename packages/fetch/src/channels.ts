@@ -24,6 +24,12 @@ export interface EgressAttemptMessage {
   remainingMs: number
   /** The `x-deadline-remaining-ms` value written, if any. */
   headerMs: number | undefined
+  /**
+   * Set on a retry (attempt 2 and on, not a redirect hop): the failure code
+   * that justified it, as its `retry` event said. A retry is made when it is
+   * sent: one announced and then abandoned ends in a `retry-skipped` instead.
+   */
+  retryReason?: string | undefined
 }
 
 /** `hourglass:egress:attempt-end`. */

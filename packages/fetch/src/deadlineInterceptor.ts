@@ -8,8 +8,10 @@ import {
   ControllerView,
   type HeaderLookup,
 } from './AttemptHandler.js'
+import { asError } from './asError.js'
 import { dispatchEventUrl } from './channels.js'
 import { dispatchHasHeader, isBodyReplayable, isRepeatable } from './dispatchHeaders.js'
+import { forwardedReason } from './forwardedReason.js'
 import { noBudgetError } from './noBudgetError.js'
 import { type CallDriver, OutboundCall, type OutboundCallInit } from './OutboundCall.js'
 import {
@@ -67,7 +69,7 @@ type Opts = Dispatcher.DispatchOptions &
  * default too: the phase limits only narrow them).
  * Propagates the deadline header, bounds the headers and body phases (the
  * connector bounds DNS and connect), and retries on evidence — only bodies
- * that can be sent twice (none, string, bytes) — through the same retry loop
+ * that can be sent twice (none, a string, bytes, a Blob, a FormData: `isBodyReplayable`) — through the same retry loop
  * as `createFetch` (`OutboundCall`).
  */
 export function deadlineInterceptor(
@@ -192,6 +194,8 @@ class DispatchCall implements CallDriver, AttemptHandlerHooks {
   readonly #view: ControllerView
   #started = false
   #answered = false
+  /** The wait before the retry of an answer whose body is still being read to its end. */
+  #drainedDelayMs: number | undefined
 
   constructor(
     config: ResolvedOptions,
@@ -228,7 +232,7 @@ class DispatchCall implements CallDriver, AttemptHandlerHooks {
   end(error: unknown): void {
     if (this.#answered) return
     // As it is: a caller's reason that is not an Error is what undici itself rejects with.
-    queueMicrotask(() => this.#handler.onResponseError?.(this.#view, error as Error))
+    queueMicrotask(() => this.#handler.onResponseError?.(this.#view, forwardedReason(error)))
   }
 
   forwardRequestStart(): boolean {
@@ -255,8 +259,19 @@ class DispatchCall implements CallDriver, AttemptHandlerHooks {
     )
   }
 
-  beforeResponse(status: number, header: HeaderLookup, attempt: Attempt): boolean {
-    return this.#decide(this.#call.judge({ status, header, bytesReceived: 0 }, attempt.init.number))
+  beforeResponse(status: number, header: HeaderLookup, attempt: Attempt, drain: boolean): boolean {
+    const delayMs = this.#call.judge({ status, header, bytesReceived: 0 }, attempt.init.number)
+    if (delayMs === undefined || !drain) return this.#decide(delayMs)
+    // Its body is read to its end first: the retry goes when it is over
+    // (afterDrain), on the connection it frees.
+    this.#drainedDelayMs = delayMs
+    return true
+  }
+
+  afterDrain(): void {
+    const delayMs = this.#drainedDelayMs
+    this.#drainedDelayMs = undefined
+    if (delayMs !== undefined) this.#call.settle(delayMs)
   }
 
   #decide(delayMs: number | undefined): boolean {
@@ -303,8 +318,4 @@ function abortSignalOf(signal: unknown): AbortSignal | undefined {
     typeof (signal as AbortSignal).aborted === 'boolean'
     ? (signal as AbortSignal)
     : undefined
-}
-
-function asError(reason: unknown): Error {
-  return reason instanceof Error ? reason : new Error(String(reason), { cause: reason })
 }

@@ -60,8 +60,10 @@ export type RetryDecision =
  * a connect failed, the upstream's deadline marker) rather than on counts:
  * - a connect failure in < 50 ms → once (after a redirect, only if safe to
  *   repeat: the first hop reached a server);
- * - a headers timeout with 0 bytes → once, if the request is safe to repeat
- *   (`emptyRead`: `'idempotent'` | `true` | `false`);
+ * - a headers timeout with 0 bytes, or the connection closed (FIN or RST)
+ *   before any byte of the answer — the stale keep-alive race — → once (one
+ *   rule for both), if the request is safe to repeat (`emptyRead`:
+ *   `'idempotent'` | `true` | `false`);
  * - anything after the first byte → never; a 504 with `x-deadline-expired: 1`
  *   → never; a listed status → once, if safe to repeat, after `Retry-After`
  *   (never when the server asks for more than `maxRetryAfterMs`);
@@ -119,7 +121,7 @@ export function decideRetry(outcome: Outcome, state: RetryState): RetryDecision 
       return no('not-idempotent')
     }
     rule = 'fast-connect'
-  } else if (isHeadersTimeout(error)) {
+  } else if (isHeadersTimeout(error) || isClosedBeforeAnswer(error)) {
     if (policy.emptyRead === false) return no('retry-disabled')
     if (policy.emptyRead === 'idempotent' && !state.repeatable) return no('not-idempotent')
     rule = 'empty-read'
@@ -167,4 +169,22 @@ function firstMember(value: string): string {
   if (seconds) return seconds[1] as string
   const gmt = value.indexOf(' GMT,')
   return gmt === -1 ? value : value.slice(0, gmt + 4)
+}
+
+/**
+ * undici's codes for a connection that ended under a request it had written
+ * (a refused or reset connect is a `ConnectError` by then): "other side
+ * closed" (`UND_ERR_SOCKET`, a FIN), `ECONNRESET` (an RST), `EPIPE` (closed
+ * while the request was written). Before the first byte of an answer
+ * (checked by the caller) it is the stale keep-alive race: the server closed
+ * an idle socket as the request went out on it. undici's RetryHandler
+ * retries these codes for idempotent methods, and Node's http docs advise
+ * retrying an `ECONNRESET` on a reused socket; the server may still have
+ * read and acted on the request, so a method not safe to repeat is retried
+ * only under `emptyRead: true`, as for a silent server.
+ */
+const CLOSED_CODES: ReadonlySet<unknown> = new Set(['UND_ERR_SOCKET', 'ECONNRESET', 'EPIPE'])
+
+function isClosedBeforeAnswer(error: unknown): boolean {
+  return CLOSED_CODES.has((error as { code?: unknown } | null)?.code)
 }

@@ -111,9 +111,20 @@ export function isBodyInMemory(body: unknown): boolean {
 export function isBodyReplayable(body: unknown): boolean {
   if (isBodyInMemory(body) || body instanceof ArrayBuffer || ArrayBuffer.isView(body)) return true
   if (typeof body !== 'object' || body === null) return false
-  const tag = (body as { [Symbol.toStringTag]?: unknown })[Symbol.toStringTag]
-  return tag === 'Blob' || tag === 'File' || tag === 'FormData'
+  const like = body as Record<PropertyKey, unknown>
+  // A stream first, as undici checks it first: the `form-data` package's
+  // object is tagged 'FormData' but is a one-shot stream, sent as one (a
+  // retry of it sent nothing and waited out the headers limit).
+  if (typeof like['pipe'] === 'function' && typeof like['on'] === 'function') return false
+  const tag = like[Symbol.toStringTag]
+  if (tag === 'Blob' || tag === 'File') {
+    return typeof like['stream'] === 'function' || typeof like['arrayBuffer'] === 'function'
+  }
+  // undici's own test of a FormData (util.isFormDataLike): the methods, not just the tag.
+  return tag === 'FormData' && FORM_DATA_METHODS.every((name) => typeof like[name] === 'function')
 }
+
+const FORM_DATA_METHODS = ['append', 'delete', 'get', 'getAll', 'has', 'set', 'keys'] as const
 
 /**
  * True when the request may be sent twice without changing the outcome.

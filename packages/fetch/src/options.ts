@@ -7,14 +7,22 @@ import {
   systemClock,
 } from '@hourglass/core'
 
-/** When a headers timeout with 0 bytes received may be retried: `idempotent` methods/keys only, always (`true`), never (`false`). */
+/**
+ * When an empty read — a headers timeout with 0 bytes received, or the
+ * connection closed before any byte of the answer — may be retried:
+ * `idempotent` methods/keys only, always (`true`), never (`false`).
+ */
 export type EmptyReadRetry = 'idempotent' | boolean
 
 /** Retry rules. A field left undefined takes the default (per call: the factory's value). */
 export interface RetryOptions {
   /** Retry once a connect failure that failed in under 50 ms (refused, reset). Default `true`. */
   fastConnectFailure?: boolean | undefined
-  /** Retry once a headers timeout with 0 bytes received. Default `'idempotent'`. */
+  /**
+   * Retry once a headers timeout with 0 bytes received, or a connection
+   * closed before any byte of the answer (a stale keep-alive socket).
+   * Default `'idempotent'`.
+   */
   emptyRead?: EmptyReadRetry | undefined
   /**
    * Response statuses retried once when the request is safe to repeat (same

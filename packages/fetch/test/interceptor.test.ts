@@ -131,6 +131,20 @@ describe('deadlineInterceptor with undici.request', () => {
     expect({ before, during: await during }).toEqual({ before: 'shutdown', during: 42 })
   })
 
+  it("a falsy abort reason (0, null) rejects with undici's RequestAbortedError, as undici alone does (it resolved { opaque })", async () => {
+    const server = await serve({ type: 'hang' })
+    const dispatcher = agent()
+    const before = await rejection(
+      request(server.url, { dispatcher, signal: AbortSignal.abort(null) }),
+    )
+    const controller = new AbortController()
+    const during = rejection(request(server.url, { dispatcher, signal: controller.signal }))
+    await server.request(0)
+    controller.abort(0)
+    const codes = [before, await during].map((e) => (e as { code?: string } | undefined)?.code)
+    expect(codes).toEqual(['UND_ERR_ABORTED', 'UND_ERR_ABORTED'])
+  })
+
   it('a pending retry ends at once when the deadline ends (here: cancelled), and nothing is sent after that', async () => {
     const server = await serve((_r, i) =>
       i === 0 ? { type: 'retry-after', status: 503, retryAfter: 1 } : { type: 'respond' },
@@ -206,6 +220,19 @@ describe('deadlineInterceptor with undici.request', () => {
       ['view', 'view'],
     ])
     expect(received.formData?.map((body) => body.includes('form'))).toEqual([true, true])
+  })
+
+  it("a stream tagged FormData (the form-data package's object) is a stream: its 503 is answered, not retried", async () => {
+    const server = await serve({ type: 'retry-after', status: 503, retryAfter: 0 })
+    const body = Readable.from(['k=form'])
+    Object.defineProperty(body, Symbol.toStringTag, { value: 'FormData' })
+    const res = await request(server.url, {
+      dispatcher: agent({ retry: { statuses: [503] } }),
+      method: 'PUT',
+      body: body as never,
+    })
+    await res.body.dump()
+    expect([res.statusCode, server.records.length]).toEqual([503, 1])
   })
 
   // An upgrade (undici's `upgrade()`, its WebSocket) is answered with a 101,

@@ -234,6 +234,52 @@ describe('headers timeout with 0 bytes', () => {
   })
 })
 
+describe('a connection closed before any response byte', () => {
+  // The stale keep-alive race: the server closed an idle socket just as the
+  // request was written on it. Its view from the client — "other side closed"
+  // (a FIN) or ECONNRESET (an RST), no byte back — is this fault's.
+  const closeThenAnswer = (type: 'close' | 'reset') => (_req: unknown, index: number) =>
+    index === 0 ? ({ type } as const) : ({ type: 'respond', body: 'second' } as const)
+
+  it.each([
+    ['close', 'UND_ERR_SOCKET'],
+    ['reset', 'ECONNRESET'],
+  ] as const)(
+    '(%s) is retried once for an idempotent method, as a headers timeout with 0 bytes is',
+    async (type, reason) => {
+      events = recordEgress()
+      const server = await serve(closeThenAnswer(type))
+      const res = await client()(server.url)
+      expect(await res.text()).toBe('second')
+      expect(server.records).toHaveLength(2)
+      expect(events.retries).toMatchObject([{ reason, attempt: 2, delayMs: 0 }])
+    },
+  )
+
+  it('is not retried for a POST without an Idempotency-Key (the server may have acted on it); emptyRead: true retries it', async () => {
+    events = recordEgress()
+    const server = await serve(closeThenAnswer('close'))
+    const error = await rejection(client()(server.url, { method: 'POST', body: 'v' }))
+    expect(error).toMatchObject({ code: 'UND_ERR_SOCKET' })
+    expect(events.skipped).toMatchObject([{ reason: 'UND_ERR_SOCKET', why: 'not-idempotent' }])
+    server.setPlan(closeThenAnswer('close'))
+    const res = await client({ retry: { emptyRead: true } })(server.url, {
+      method: 'POST',
+      body: 'v',
+    })
+    expect(await res.text()).toBe('second')
+  })
+
+  it('is retried once only: a second close is thrown, `already-retried`', async () => {
+    events = recordEgress()
+    const server = await serve({ type: 'close' })
+    const error = await rejection(client()(server.url))
+    expect(error).toMatchObject({ code: 'UND_ERR_SOCKET' })
+    expect(server.records).toHaveLength(2)
+    expect(events.skipped).toMatchObject([{ attempt: 2, why: 'already-retried' }])
+  })
+})
+
 describe('after the first byte', () => {
   it('a body timeout is never retried, even for GET', async () => {
     events = recordEgress()

@@ -204,3 +204,79 @@ describe('fetch.close()', () => {
 async function turns(n: number): Promise<void> {
   for (let i = 0; i < n; i++) await new Promise((resolve) => setImmediate(resolve))
 }
+
+describe('a retry announced and then abandoned during its Retry-After wait', () => {
+  it('createFetch: the caller aborting says so, retry-skipped `aborted`, and sends nothing', async () => {
+    events = recordEgress()
+    const busy = await busyTwice(5)
+    // A manual clock nobody moves: the wait ends by the abort or never.
+    const fetch = createFetch({ retry: { statuses: [503] }, clock: new ManualClock() })
+    const ac = new AbortController()
+    try {
+      const retried = nextRetry()
+      const call = fetch(busy.url, { signal: ac.signal }).then(
+        () => 'answered',
+        (error: unknown) => error,
+      )
+      await retried
+      ac.abort()
+      expect(await call).toMatchObject({ name: 'AbortError' })
+    } finally {
+      await fetch.close()
+    }
+    expect(busy.requests()).toBe(1)
+    expect(events.retries).toMatchObject([{ attempt: 2, reason: 'HTTP_503' }])
+    expect(events.skipped).toMatchObject([{ attempt: 1, reason: 'HTTP_503', why: 'aborted' }])
+    expect(events.attempts.map((m) => m.retryReason)).toEqual([undefined])
+  })
+
+  it('the interceptor: the deadline cancelled says so too; the deadline running out is `no-budget`', async () => {
+    events = recordEgress()
+    const busy = await busyTwice(5)
+    const clock = new ManualClock()
+    const agent = new Agent()
+    const dispatcher = agent.compose(deadlineInterceptor({ retry: { statuses: [503] }, clock }))
+    const cancelled = Deadline.after(60_000, { clock })
+    const expiring = Deadline.after(6000, { clock })
+    try {
+      let retried = nextRetry()
+      const first = request(busy.url, { dispatcher, deadline: cancelled } as never).catch(
+        (error: unknown) => error,
+      )
+      await retried
+      cancelled.cancel()
+      expect(await first).toMatchObject({ name: 'AbortError' })
+      retried = nextRetry()
+      const second = request(busy.url, { dispatcher, deadline: expiring } as never).catch(
+        (error: unknown) => error,
+      )
+      await retried
+      clock.advance(6000)
+      expect(await second).toMatchObject({ code: 'DEADLINE_EXCEEDED' })
+    } finally {
+      await agent.close()
+    }
+    expect(busy.requests()).toBe(2)
+    expect(events.skipped).toMatchObject([
+      { attempt: 1, reason: 'HTTP_503', why: 'aborted' },
+      { attempt: 1, reason: 'HTTP_503', why: 'no-budget' },
+    ])
+  })
+
+  it('a retry sent names its reason on its attempt (what otel counts as retried)', async () => {
+    events = recordEgress()
+    const busy = await busyTwice(0)
+    const fetch = createFetch({ retry: { statuses: [503] } })
+    try {
+      const res = await fetch(busy.url)
+      expect(res.status).toBe(503)
+      await res.body?.cancel()
+    } finally {
+      await fetch.close()
+    }
+    expect(events.attempts.map((m) => [m.attempt, m.retryReason])).toEqual([
+      [1, undefined],
+      [2, 'HTTP_503'],
+    ])
+  })
+})

@@ -201,6 +201,16 @@ export function metricHandlers(meter: Meter): Handlers {
       attempt(m) {
         // Announced as it is dispatched, in the context of the code sending it.
         if (inModelSend()) modelSends.add(m.handle)
+        // A retry counts when it is sent, not when it is announced: one
+        // announced and then abandoned (the caller left, the deadline ended
+        // during its Retry-After wait) ends in a retry-skipped instead.
+        if (m.retryReason !== undefined) {
+          retries.add(1, {
+            [ATTR_DEADLINE_RETRY_OUTCOME]: 'retried',
+            [ATTR_DEADLINE_RETRY_REASON]: m.retryReason,
+            [ATTR_DEADLINE_CALL_KIND]: 'http',
+          })
+        }
         // One sample per attempt: a hop that follows a redirect is part of its attempt.
         if (m.redirect !== undefined || !Number.isFinite(m.remainingMs)) return
         egressRemaining.record(seconds(m.remainingMs), {
@@ -222,13 +232,6 @@ export function metricHandlers(meter: Meter): Handlers {
             [ATTR_DEADLINE_CALL_KIND]: 'http',
           })
         }
-      },
-      retry(m) {
-        retries.add(1, {
-          [ATTR_DEADLINE_RETRY_OUTCOME]: 'retried',
-          [ATTR_DEADLINE_RETRY_REASON]: m.reason,
-          [ATTR_DEADLINE_CALL_KIND]: 'http',
-        })
       },
       retrySkipped(m) {
         retries.add(1, {

@@ -1,5 +1,5 @@
 import { Deadline, ManualClock, runWithDeadline } from '@hourglass/core'
-import { createFetch } from '@hourglass/fetch'
+import { createFetch, fetchChannels } from '@hourglass/fetch'
 import { callModel, openAICompatible } from '@hourglass/llm'
 import { instrumentDeadlines, type StopInstrumentation } from '@hourglass/otel'
 import { faultServer, reply, startFakeProvider } from '@hourglass/testkit'
@@ -278,6 +278,73 @@ describe('a model answer that ended in an error', () => {
           'hourglass.deadline.retry.reason': 'server_error',
           'hourglass.deadline.retry.why': 'after-first-byte',
           'hourglass.deadline.call.kind': 'llm',
+        },
+        1,
+      ],
+    ])
+  })
+})
+
+describe('a retry announced and then abandoned', () => {
+  it('is counted as skipped (`aborted`), never as retried: the caller left during its Retry-After wait, nothing was sent again', async () => {
+    const upstream = await faultServer(() => ({
+      type: 'respond',
+      status: 503,
+      body: 'busy',
+      headers: { 'retry-after': '5' },
+    }))
+    // A clock nobody moves: the wait ends by the abort alone.
+    const fetch = createFetch({ retry: { statuses: [503] }, clock: new ManualClock() })
+    const ac = new AbortController()
+    // The caller leaves once the retry is announced.
+    const onRetry = () => queueMicrotask(() => ac.abort())
+    fetchChannels.retry.subscribe(onRetry)
+    try {
+      const outcome = await fetch(`${upstream.url}/price`, { signal: ac.signal }).then(
+        () => 'answered',
+        (error: { name?: string }) => error.name,
+      )
+      expect(outcome).toBe('AbortError')
+      expect(upstream.records).toHaveLength(1)
+    } finally {
+      fetchChannels.retry.unsubscribe(onRetry)
+      await fetch.close()
+      await upstream.close()
+    }
+    const decisions = await otel.points('hourglass.deadline.retries')
+    expect(decisions.map((p) => [p.attributes, p.value])).toEqual([
+      [
+        {
+          'hourglass.deadline.retry.outcome': 'skipped',
+          'hourglass.deadline.retry.reason': 'HTTP_503',
+          'hourglass.deadline.retry.why': 'aborted',
+          'hourglass.deadline.call.kind': 'http',
+        },
+        1,
+      ],
+    ])
+  })
+
+  it('a retry sent is counted once, as retried', async () => {
+    const upstream = await faultServer((_req, i) =>
+      i === 0
+        ? { type: 'respond', status: 503, body: 'busy' }
+        : { type: 'respond', status: 200, body: 'ok' },
+    )
+    const fetch = createFetch({ retry: { statuses: [503] } })
+    try {
+      expect(await fetch(`${upstream.url}/price`).then((r) => r.text())).toBe('ok')
+    } finally {
+      await fetch.close()
+      await upstream.close()
+    }
+    const decisions = await otel.points('hourglass.deadline.retries')
+    expect(decisions.map((p) => [p.attributes, p.value])).toEqual([
+      [
+        {
+          'hourglass.deadline.retry.outcome': 'retried',
+          'hourglass.deadline.retry.reason': 'HTTP_503',
+          'hourglass.deadline.call.kind': 'http',
         },
         1,
       ],

@@ -467,7 +467,8 @@ describe('instrumentDeadlines: egress', () => {
         delayMs: 20,
       })
       clock.advance(20)
-      publish(fetchChannels.attempt, attempt(deadline, 2))
+      // A retry is counted when it is sent: its attempt names its reason.
+      publish(fetchChannels.attempt, { ...attempt(deadline, 2), retryReason: 'CONNECT_TIMEOUT' })
       publish(
         fetchChannels.attemptEnd,
         attemptEnd(deadline, 2, { statusCode: 200, bytesReceived: 17 }),
