@@ -1,6 +1,11 @@
 #!/usr/bin/env node
 import { processIo } from './Command.js'
-import { holdStartupSignals, releaseStartupSignals, startupStopSignal } from './startupSignals.js'
+import {
+  holdStartupSignals,
+  releaseStartupSignals,
+  signalToEndBy,
+  startupStopSignal,
+} from './startupSignals.js'
 import { abandonedWorkSettled } from './unlessStopped.js'
 
 /** How long work a stop abandoned, and let go of, gets to end before the process exits without it. */
@@ -60,12 +65,18 @@ process.stdout.write('', (error) => {
  * moment to end, and the code stands.
  */
 async function exit(code: number): Promise<never> {
-  if (!(await abandonedWorkSettled(ABANDONED_WORK_GRACE_MS))) {
-    const signal = startupStopSignal().reason as NodeJS.Signals
+  const stoppedBy = startupStopSignal().reason as NodeJS.Signals | undefined
+  // A hang-up ends by itself too (`endBySignal`): Node 20's exit crashed on the hung-up tty.
+  const ending = signalToEndBy() ?? (stoppedBy === 'SIGHUP' ? stoppedBy : undefined)
+  const signal =
+    ending ?? (!(await abandonedWorkSettled(ABANDONED_WORK_GRACE_MS)) ? stoppedBy : undefined)
+  if (signal !== undefined) {
     for (const name of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.removeAllListeners(name)
     process.kill(process.pid, signal)
   }
-  // Still here (PID 1, where the kernel drops a signal with no handler): the code.
+  // Still here (PID 1, where the kernel drops a signal with no handler): the
+  // code — after the abandoned work, which Node's exit waits for (a hung
+  // lookup: run a container with `--init`).
   process.exit(code)
 }
 

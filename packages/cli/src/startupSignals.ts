@@ -86,3 +86,21 @@ export function releaseStartupSignals({ redeliver = true } = {}): void {
     else process.kill(process.pid, signal)
   })
 }
+
+let endingSignal: NodeJS.Signals | undefined
+
+/**
+ * A command stopped by a hang-up asks the binary to end by that signal once
+ * its output is flushed, rather than by `process.exit`: a terminal closed
+ * under it has hung up, and Node 20's exit, resetting that tty, failed an
+ * assertion and died by SIGSEGV (nodejs/node#51519). Ended by the signal's
+ * default action, nothing resets the tty, and a shell reports 129.
+ */
+export function endBySignal(signal: NodeJS.Signals): void {
+  endingSignal = signal
+}
+
+/** The signal `endBySignal` asked for, else undefined. */
+export function signalToEndBy(): NodeJS.Signals | undefined {
+  return endingSignal
+}

@@ -30,8 +30,9 @@ export function drainOnSignals(close: () => Promise<unknown>): () => void {
     for (const name of STOP_SIGNALS) process.off(name, onSignal)
   }
   const onSignal = (signal: NodeJS.Signals) => {
-    // Counted as the signal arrives, ours included: a handler added with
-    // `process.once` has removed itself by the time the drain ends, and
+    // Counted as the signal arrives, ours first (prepended): a handler added
+    // with `process.once`, before us or after, has removed itself by the
+    // time the drain ends — and by the time a listener after it runs — and
     // the process's own shutdown (which may still be closing a database)
     // must not be killed by a re-raise then.
     const handledElsewhere = process.listenerCount(signal) > 1
@@ -40,14 +41,20 @@ export function drainOnSignals(close: () => Promise<unknown>): () => void {
     // is it a stop, drained.
     if (signal === 'SIGHUP' && handledElsewhere) return
     release()
+    // A terminal closed sends its hang-up twice (the kernel to the
+    // foreground group, the shell to its jobs): the second is the same
+    // hang-up, and must not end the drain it started.
+    const sameHangUp = () => {}
+    if (signal === 'SIGHUP') process.on('SIGHUP', sameHangUp)
     void close()
       .catch(() => {})
       .finally(() => {
+        process.off('SIGHUP', sameHangUp)
         if (!handledElsewhere && process.listenerCount(signal) === 0) {
           process.kill(process.pid, signal)
         }
       })
   }
-  for (const name of STOP_SIGNALS) process.on(name, onSignal)
+  for (const name of STOP_SIGNALS) process.prependListener(name, onSignal)
   return release
 }

@@ -5,7 +5,12 @@ import type { Command, Io } from '../Command.js'
 import { intOption, parseCommandArgs } from '../parseCommandArgs.js'
 import { printable } from '../printable.js'
 import { releaseFifoReaders } from '../releaseFifoReaders.js'
-import { heldStartupSignal, releaseStartupSignals, startupStopSignal } from '../startupSignals.js'
+import {
+  endBySignal,
+  heldStartupSignal,
+  releaseStartupSignals,
+  startupStopSignal,
+} from '../startupSignals.js'
 import { UsageError } from '../UsageError.js'
 import { STOPPED, unlessStopped } from '../unlessStopped.js'
 import { unprivilegedPortStart } from '../unprivilegedPortStart.js'
@@ -224,7 +229,7 @@ A flag wins over its environment variable.
     if (running.signalledWhileStarting === undefined && signalledEarly === undefined) {
       io.stdout(`hourglass gateway listening on ${running.url}/v1\n`)
     }
-    await stop.first
+    const signal = await stop.first
     let report: Awaited<ReturnType<typeof running.close>>
     try {
       // Drains: requests in flight get drainTimeoutMs, then are cancelled; the log says how it went.
@@ -232,6 +237,9 @@ A flag wins over its environment variable.
     } finally {
       stop.release()
     }
+    // A hang-up (a terminal closed under it) ends by the signal, 129, once
+    // the output is flushed: Node 20's own exit crashed on the hung-up tty.
+    if (signal === 'SIGHUP') endBySignal(signal)
     // Requests cancelled unfinished: an unclean stop, said in the exit code
     // too, so a supervisor or a deploy sees it without reading the log.
     return report.cutOff > 0 ? EXIT_CUT_OFF : 0
@@ -246,16 +254,23 @@ A flag wins over its environment variable.
  * the shutdown record first (the drain's own line never comes).
  */
 function untilSignalled(forced: (signal: NodeJS.Signals) => void): {
-  first: Promise<void>
+  first: Promise<NodeJS.Signals>
   release(): void
 } {
-  let signalled = () => {}
-  const first = new Promise<void>((resolve) => {
+  let signalled: (signal: NodeJS.Signals) => void = () => {}
+  const first = new Promise<NodeJS.Signals>((resolve) => {
     signalled = resolve
   })
-  let count = 0
+  let firstSignal: NodeJS.Signals | undefined
   const onSignal = (signal: NodeJS.Signals) => {
-    if (++count === 1) return signalled()
+    if (firstSignal === undefined) {
+      firstSignal = signal
+      return signalled(signal)
+    }
+    // A terminal closed sends its hang-up twice (the kernel to the
+    // foreground group, the shell to its jobs): a second SIGHUP is the same
+    // hang-up, not an operator asking to skip the drain.
+    if (signal === 'SIGHUP') return
     forced(signal)
     process.exit(128 + constants.signals[signal])
   }

@@ -126,28 +126,42 @@ describe('startGateway drains on SIGTERM by default', () => {
     await quiet.close()
   })
 
-  it('a process with its own handler keeps the signal, one added with process.once too: drained, never raised again', async () => {
-    // A library user's shutdown code (`process.once('SIGTERM', …)`, then a
-    // database to close) saw the process killed by the re-raised SIGTERM
-    // (143) once the drain ended: the once-handler had removed itself by
-    // then, and the count taken after the drain read "nobody listens".
-    upstream = await faultServer(() => ({ type: 'respond', body: ANSWER }))
-    const running = await startGateway({ config: config(upstream.url), port: 0, logger: () => {} })
-    const kill = vi.spyOn(process, 'kill').mockImplementation(() => true)
-    let mine = 0
-    process.once('SIGTERM', () => mine++)
-    try {
-      process.emit('SIGTERM', 'SIGTERM')
-      const report = await running.close()
-      // The re-raise, when there is one, follows the drain's end.
-      await new Promise((resolve) => setImmediate(resolve))
-      expect(report.cutOff).toBe(0)
-      expect(mine).toBe(1)
-      expect(kill.mock.calls).toEqual([])
-    } finally {
-      kill.mockRestore()
-    }
-  })
+  it.each([
+    ['after', 'SIGTERM'],
+    ['before', 'SIGTERM'],
+    ['before', 'SIGHUP'],
+  ] as const)(
+    'a process with its own handler keeps the signal, one added with process.once (%s startGateway) too: drained or left alone, never raised again (%s)',
+    async (when, signal) => {
+      // A library user's shutdown code (`process.once('SIGTERM', …)`, then a
+      // database to close) saw the process killed by the re-raised SIGTERM
+      // (143) once the drain ended: the once-handler had removed itself by
+      // then, and the count taken after the drain read "nobody listens" — and
+      // one added before startGateway had removed itself before our listener
+      // ran (the usual order: shutdown code first, then the server).
+      upstream = await faultServer(() => ({ type: 'respond', body: ANSWER }))
+      let mine = 0
+      if (when === 'before') process.once(signal, () => mine++)
+      const running = await startGateway({
+        config: config(upstream.url),
+        port: 0,
+        logger: () => {},
+      })
+      const kill = vi.spyOn(process, 'kill').mockImplementation(() => true)
+      if (when === 'after') process.once(signal, () => mine++)
+      try {
+        process.emit(signal, signal)
+        const report = await running.close()
+        // The re-raise, when there is one, follows the drain's end.
+        await new Promise((resolve) => setImmediate(resolve))
+        expect(report.cutOff).toBe(0)
+        expect(mine).toBe(1)
+        expect(kill.mock.calls).toEqual([])
+      } finally {
+        kill.mockRestore()
+      }
+    },
+  )
 
   it('SIGHUP (a terminal closed, a process manager) drains as SIGTERM does, then ends the process as the signal says', async () => {
     upstream = await faultServer(() => ({ type: 'respond', body: ANSWER }))
