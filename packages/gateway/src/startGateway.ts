@@ -108,6 +108,11 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
   // gets its answer with no upload, and Node closes that connection.
   // Without the router's deadline() nothing would write it: Node's default.
   if (gatewayOptions.mountDeadline !== false) server.on('checkContinue', serve)
+  // Any other `Expect` (none other is defined): served as if absent, which
+  // RFC 9110 §10.1.1 allows (a 417 there is a MAY). Without a listener Node
+  // answered 417 itself, ahead of the router: an empty body, no
+  // `x-request-id`, no log line, not counted — a refusal nobody could trace.
+  server.on('checkExpectation', serve)
   // A SIGTERM while starting is handled as one just after: the caller gets a
   // running gateway and then the signal, so it drains and logs as usual (see holdSignals).
   const signals = holdSignals()

@@ -501,4 +501,33 @@ describe('loadGatewayConfig', () => {
       { field: '(file)', message: 'cannot read it (ENOENT)' },
     ])
   })
+
+  // Read whole before: `--config /dev/zero` (or a log file named by mistake)
+  // grew the heap until the process died, with no message.
+  const TOO_LARGE = {
+    field: '(file)',
+    message: 'larger than 1 MiB (1048576 bytes), the most a config may be: is it the right file?',
+  }
+
+  it('a file over 1 MiB is refused as such, before it is parsed; one of 1 MiB loads', async () => {
+    dir = await mkdtemp(join(tmpdir(), 'gateway-config-'))
+    const file = join(dir, 'gateway.json')
+    const json = JSON.stringify(valid())
+    // Valid JSON either way: only the size refuses it.
+    await writeFile(file, json.padEnd(1024 * 1024 + 1, ' '))
+    const error = await loadGatewayConfig(file).catch((e: unknown) => e)
+    expect((error as GatewayConfigError).problems).toEqual([TOO_LARGE])
+    expect((error as GatewayConfigError).file).toBe(file)
+    await writeFile(file, json.padEnd(1024 * 1024, ' '))
+    expect(Object.keys((await loadGatewayConfig(file)).models)).toEqual(['small', 'large', 'auto'])
+  })
+
+  it.skipIf(process.platform === 'win32')(
+    'an endless file (/dev/zero) is refused at 1 MiB',
+    async () => {
+      const error = await loadGatewayConfig('/dev/zero').catch((e: unknown) => e)
+      expect(isGatewayConfigError(error)).toBe(true)
+      expect((error as GatewayConfigError).problems).toEqual([TOO_LARGE])
+    },
+  )
 })

@@ -108,3 +108,96 @@ describe('a request bigger than a provider’s whole TPM limit', () => {
     })
   })
 })
+
+/**
+ * Anthropic's 413 for a body over the Messages API's 32 MB (Cloudflare's,
+ * before the API reads it; docs.claude.com/en/api/errors), and a proxy's
+ * bare 413: byte limits, which no figures in tokens describe and which a
+ * smaller `max_tokens` does not get under.
+ */
+const BYTES_TOO_LARGE = {
+  type: 'error',
+  error: {
+    type: 'request_too_large',
+    message: 'Request exceeds the maximum allowed number of bytes.',
+  },
+}
+
+describe('a request over a provider’s body-size limit (no token figures)', () => {
+  let a: Awaited<ReturnType<typeof fakeProvider>>
+  let b: Awaited<ReturnType<typeof fakeProvider>>
+  let harness: Harness
+  beforeAll(async () => {
+    a = await fakeProvider('anthropic', ['sk-ant-0000000001'])
+    b = await fakeProvider('deepseek', ['sk-b-0000000002'])
+    a.fake.setReply(reply.error(413, BYTES_TOO_LARGE))
+    // A proxy's page, with the operator's key echoed back: never passed on.
+    b.fake.setReply(
+      reply.error(
+        413,
+        `413 Request Entity Too Large\n\nkey sk-b-0000000002 body over 1m\n${'x'.repeat(2_000)}`,
+      ),
+    )
+    harness = await startHarness({
+      providers: { a: a.entry, b: b.entry },
+      models: {
+        claude: fallback(['a', 'claude-sonnet-4-5']),
+        both: fallback(['a', 'claude-sonnet-4-5'], ['b', 'deepseek-chat']),
+      },
+    })
+  })
+  afterAll(async () => {
+    await harness?.close()
+    await Promise.all([a?.fake.close(), b?.fake.close()])
+  })
+
+  async function post(model: string): Promise<{ error: Record<string, unknown> }> {
+    const res = await fetch(`${harness.url}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', ...within },
+      body: JSON.stringify({ model, messages: [{ role: 'user', content: 'hi' }], max_tokens: 16 }),
+    })
+    expect(res.status).toBe(413)
+    expect(res.headers.get('x-should-retry')).toBe('false')
+    return (await res.json()) as { error: Record<string, unknown> }
+  }
+
+  it('says what the provider said, not that max_tokens would help', async () => {
+    const { error } = await post('claude')
+    expect(error['code']).toBe('request_too_large')
+    expect(error['message']).toBe(
+      "the request is too large for every provider's limits; reduce the input (a/claude-sonnet-4-5: the provider refused it as too large: Request exceeds the maximum allowed number of bytes.)",
+    )
+  })
+
+  it("a proxy's bare 413: its text bounded, on one line, with no key in it", async () => {
+    const { error } = await post('both')
+    const message = String(error['message'])
+    expect(message).not.toContain('max_tokens')
+    expect(message).toContain(
+      'b/deepseek-chat: the provider refused it as too large: 413 Request Entity Too Large key [redacted] body over 1m x',
+    )
+    expect(message).not.toContain('sk-b-0000000002')
+    expect(message).not.toContain('\n')
+    expect(message.length).toBeLessThan(600)
+  })
+
+  it('OpenAI’s words without figures: the organisation id is not passed on', async () => {
+    b.fake.setReply(
+      reply.error(429, {
+        error: {
+          message:
+            'Request too large for gpt-4o in organization org-2itOgSdqw0DhUYp0QyLhttLL. Reduce the request.',
+          type: 'tokens',
+          param: null,
+          code: 'rate_limit_exceeded',
+        },
+      }),
+    )
+    const { error } = await post('both')
+    expect(error['message']).toContain(
+      'b/deepseek-chat: the provider refused it as too large: Request too large for gpt-4o in organization org-[redacted]. Reduce the request.',
+    )
+    expect(error['message']).not.toContain('2itOgSdqw0')
+  })
+})

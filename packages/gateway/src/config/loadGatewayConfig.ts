@@ -1,20 +1,29 @@
-import { readFile } from 'node:fs/promises'
+import { open } from 'node:fs/promises'
 import { GatewayConfigError } from './GatewayConfigError.js'
 import type { GatewayConfig } from './gatewayConfigSchema.js'
 import { type ParseGatewayConfigOptions, parseGatewayConfig } from './parseGatewayConfig.js'
 
 /**
- * Reads a JSON config file and validates it. Unreadable files and JSON syntax
- * errors are `GatewayConfigError`s too (field `(file)` / `(json)`), so a CLI
- * can print one kind of error and exit.
+ * The most a config file may hold: 1 MiB. A config is a few kilobytes (the
+ * README's, two providers and a model, is 0.5 KB: one a thousand times as
+ * large still fits); a file past it is the wrong one — a log, a dump,
+ * `/dev/zero` — and read whole it grew the heap until the process died,
+ * with no message.
+ */
+const MAX_CONFIG_BYTES = 1024 * 1024
+
+/**
+ * Reads a JSON config file (at most 1 MiB) and validates it. Unreadable or
+ * larger files and JSON syntax errors are `GatewayConfigError`s too (field
+ * `(file)` / `(json)`), so a CLI can print one kind of error and exit.
  */
 export async function loadGatewayConfig(
   path: string,
   options: Omit<ParseGatewayConfigOptions, 'file'> = {},
 ): Promise<GatewayConfig> {
-  let text: string
+  let text: string | undefined
   try {
-    text = await readFile(path, 'utf8')
+    text = await readAtMost(path, MAX_CONFIG_BYTES)
   } catch (cause) {
     const code = (cause as { code?: unknown }).code
     throw new GatewayConfigError(
@@ -25,6 +34,17 @@ export async function loadGatewayConfig(
         },
       ],
       { file: path, cause },
+    )
+  }
+  if (text === undefined) {
+    throw new GatewayConfigError(
+      [
+        {
+          field: '(file)',
+          message: `larger than 1 MiB (${MAX_CONFIG_BYTES} bytes), the most a config may be: is it the right file?`,
+        },
+      ],
+      { file: path },
     )
   }
   // A UTF-8 byte order mark, as Windows editors save: not JSON, but not the
@@ -46,4 +66,26 @@ export async function loadGatewayConfig(
 function jsonPosition(cause: unknown): string {
   const match = cause instanceof Error ? /position (\d+)/.exec(cause.message) : null
   return match ? ` (at character ${match[1]})` : ''
+}
+
+/**
+ * The file's text, or undefined when it holds more than `maxBytes`: read
+ * until then, never further (a device or a pipe may not end), whatever its
+ * size says (a device's and a pipe's say 0).
+ */
+async function readAtMost(path: string, maxBytes: number): Promise<string | undefined> {
+  const file = await open(path, 'r')
+  try {
+    // One byte more than allowed: reading it says the file is too large.
+    const buffer = Buffer.alloc(maxBytes + 1)
+    let filled = 0
+    while (filled < buffer.length) {
+      const { bytesRead } = await file.read(buffer, filled, buffer.length - filled, null)
+      if (bytesRead === 0) return buffer.toString('utf8', 0, filled)
+      filled += bytesRead
+    }
+    return undefined
+  } finally {
+    await file.close()
+  }
 }

@@ -243,7 +243,8 @@ function providerReply(error: ProviderError): ErrorReply {
  * Every model of the fallback list failed. All of them refusing the request
  * as bigger than their whole limit → 413; all limited → 429 with the
  * soonest retry; all overloaded or limited → 503; otherwise 502, listing
- * what each provider did (kind only: no upstream text).
+ * what each provider did (kind only: no upstream text, but for a
+ * too-large refusal without figures, `tooLargeWhy`).
  */
 function unavailableReply(causes: unknown[], keyWait: KeyWait | undefined): ErrorReply {
   if (causes.some((c) => isDeadlineExceeded(c))) return deadlineReply()
@@ -369,9 +370,15 @@ function isTooLarge(cause: unknown): boolean {
  * 413, not 429: no wait lets this request through, so the client must not be
  * told to come back with it (`x-should-retry: false`); a smaller one, or a
  * tier with a larger limit, is served. Each provider's figures, not its text
- * (OpenAI's names the account's organisation).
+ * (OpenAI's names the account's organisation); its text, trimmed, only when
+ * it gave none (`tooLargeWhy`).
  */
 function tooLargeReply(causes: unknown[]): ErrorReply {
+  // max_tokens counts against a token limit (admission's TPM, a provider's
+  // figures), never against a body's bytes (Anthropic's 32 MB, a proxy's 413).
+  const tokens = causes.some(
+    (c) => isRateLimited(c) || (isProviderError(c) && c.normalized.overLimit !== undefined),
+  )
   const parts = causes.map((cause) =>
     isProviderError(cause)
       ? `${cause.provider}/${cause.model}: ${tooLargeWhy(cause)}`
@@ -381,7 +388,7 @@ function tooLargeReply(causes: unknown[]): ErrorReply {
   )
   return reply(
     413,
-    `the request is too large for every provider's limits; reduce the input or max_tokens (${parts.join('; ')})`,
+    `the request is too large for every provider's limits; reduce the input${tokens ? ' or max_tokens' : ''} (${parts.join('; ')})`,
     'invalid_request_error',
     'request_too_large',
     null,
@@ -389,12 +396,34 @@ function tooLargeReply(causes: unknown[]): ErrorReply {
   )
 }
 
-/** "the request alone (50000 tokens) exceeds the provider's TPM limit (30000 tokens)", figures when the provider gave them. */
+/**
+ * "the request alone (50000 tokens) exceeds the provider's TPM limit (30000
+ * tokens)" when the provider gave figures; otherwise what it said (a body
+ * over Anthropic's 32 MB, a proxy's bare 413: a limit in bytes, which the
+ * client can only act on knowing which one).
+ */
 function tooLargeWhy(error: ProviderError): string {
   const over = error.normalized.overLimit
   return over === undefined
-    ? "the request alone exceeds the provider's limit"
+    ? `the provider refused it as too large: ${tooLargeText(error.normalized.message)}`
     : `the request alone (${over.requestedTokens} tokens) exceeds the provider's ${over.limit} limit (${over.limitTokens} tokens)`
+}
+
+const MAX_TOO_LARGE_CHARS = 300
+
+/**
+ * The provider's message, already cut and cleared of keys by llm, on one
+ * line (a proxy's page has several) and shorter: one of several in the
+ * reply. An organisation id (OpenAI's "Request too large for gpt-4o in
+ * organization org-…" when its figures did not parse) is the operator's.
+ */
+function tooLargeText(message: string): string {
+  const text = message
+    .replace(/\borg-[A-Za-z0-9]+/g, 'org-[redacted]')
+    .replace(/\s+/g, ' ')
+    .trim()
+  if (text === '') return 'no reason given'
+  return text.length > MAX_TOO_LARGE_CHARS ? `${text.slice(0, MAX_TOO_LARGE_CHARS - 1)}…` : text
 }
 
 /**

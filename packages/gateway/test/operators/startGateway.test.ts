@@ -1,7 +1,8 @@
 import { once } from 'node:events'
-import { type AddressInfo, createServer, type Server, type Socket } from 'node:net'
+import { type AddressInfo, connect, createServer, type Server, type Socket } from 'node:net'
 import { afterEach, describe, expect, it } from 'vitest'
 import { startGateway } from '../../src/index.js'
+import { fakeProvider, fallback, type Harness, startHarness } from '../support/harness.js'
 
 /**
  * `startGateway` as an operator's own code calls it: a bad port or host is
@@ -71,5 +72,61 @@ describe('startGateway refuses bad listen options before opening anything', () =
       expect((error as { code?: unknown }).code).toBe('GATEWAY_OPTION_INVALID')
     }
     expect(fake.connections()).toBe(0)
+  })
+})
+
+/**
+ * An `Expect` other than `100-continue` (none other is defined): RFC 9110
+ * §10.1.1 lets a server answer 417 or ignore it. Node answered 417 itself,
+ * ahead of the router: an empty body, no `x-request-id`, no log line, not
+ * counted. The gateway ignores it and serves the request as any other.
+ */
+describe('a request with an unknown Expect under startGateway', () => {
+  let harness: Harness | undefined
+  let closeFake: (() => Promise<void>) | undefined
+  afterEach(async () => {
+    await harness?.close()
+    await closeFake?.()
+    harness = undefined
+  })
+
+  /** One raw request (undici refuses to send `Expect`); resolves the whole answer. */
+  async function raw(url: string, head: string, body = ''): Promise<string> {
+    const socket = connect(Number(new URL(url).port), '127.0.0.1')
+    socket.setEncoding('utf8')
+    let text = ''
+    socket.on('data', (chunk: string) => {
+      text += chunk
+    })
+    socket.write(`${head}Host: x\r\nConnection: close\r\n\r\n${body}`)
+    await once(socket, 'end')
+    socket.destroy()
+    return text
+  }
+
+  it('is served: its answer, x-request-id, its request line and its count', async () => {
+    const { fake, entry } = await fakeProvider('openai', ['sk-expect-0000001'])
+    closeFake = () => fake.close()
+    harness = await startHarness({ providers: { p: entry }, models: { m: fallback(['p', 'x']) } })
+    const body = JSON.stringify({ model: 'm', messages: [{ role: 'user', content: 'hi' }] })
+    const answer = await raw(
+      harness.url,
+      `POST /v1/chat/completions HTTP/1.1\r\nExpect: something-else\r\nx-request-id: rid-expect\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n`,
+      body,
+    )
+    expect(answer.split('\r\n')[0]).toBe('HTTP/1.1 200 OK')
+    expect(answer).toMatch(/\r\nx-request-id: rid-expect\r\n/i)
+    expect(answer).toContain('"chat.completion"')
+    expect(fake.requests).toHaveLength(1)
+    // A path it does not serve: the gateway's own 404, as without the header.
+    const missing = await raw(harness.url, 'GET /v1/nowhere HTTP/1.1\r\nExpect: foo\r\n')
+    expect(missing.split('\r\n')[0]).toBe('HTTP/1.1 404 Not Found')
+    expect(missing).toContain('"code":"not_found"')
+    expect(harness.logs.filter((l) => l.event === 'request')).toEqual([
+      expect.objectContaining({ requestId: 'rid-expect', status: 200 }),
+      expect.objectContaining({ path: '/v1/nowhere', status: 404, error: 'not_found' }),
+    ])
+    const page = await (await fetch(`${harness.url}/metrics`)).text()
+    expect(page).toMatch(/hourglass_gateway_requests_total\{[^}]*status_class="2xx"[^}]*\} 1\b/)
   })
 })
