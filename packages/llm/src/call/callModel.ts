@@ -179,14 +179,17 @@ async function shrink(
 
 /**
  * The refusals a smaller request may get past: the prompt too long for the
- * context window, or every model of the list (each was tried, as a fallback)
- * refusing it as bigger than its whole limit (`request_too_large`).
+ * context window, or a model of the list (each was tried, as a fallback)
+ * refusing it as bigger than its limit (`request_too_large`) — whatever the
+ * others failed with: one overloaded or rate limited beside it left the
+ * call with no recovery at all, where the smaller request would have gone
+ * to the model that refused the size.
  */
 function tooBig(error: unknown): RequestRejectedError | ModelUnavailableError | undefined {
   if (isRequestRejected(error)) return error.kind === 'context_too_long' ? error : undefined
-  if (!isModelUnavailable(error) || error.causes.length === 0) return undefined
-  const everywhere = error.causes.every(
+  if (!isModelUnavailable(error)) return undefined
+  const somewhere = error.causes.some(
     (c) => isProviderError(c.cause) && c.cause.kind === 'request_too_large',
   )
-  return everywhere ? error : undefined
+  return somewhere ? error : undefined
 }

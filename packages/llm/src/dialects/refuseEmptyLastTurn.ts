@@ -15,14 +15,16 @@ import type { ChatMessage } from '../types.js'
  */
 export function refuseEmptyLastTurn(
   messages: readonly ChatMessage[],
-  lastSentIsAssistant: boolean,
+  lastSent: number,
   provider: string,
 ): void {
-  if (!lastSentIsAssistant) return
-  for (let i = messages.length - 1; i >= 0; i--) {
+  // The last message the builder sent anything of: an empty assistant
+  // message after it was dropped too, so it is no turn that ends the
+  // conversation.
+  if (messages[lastSent]?.role !== 'assistant') return
+  for (let i = messages.length - 1; i > lastSent; i--) {
     const message = messages[i]
-    if (message === undefined || message.role === 'system') continue
-    if (message.role === 'assistant') return
+    if (message === undefined || message.role === 'system' || message.role === 'assistant') continue
     throw new InvalidChatRequestError(
       `messages[${i}].content`,
       `${provider} takes no empty last ${message.role} message: left out, the assistant's turn before it would come last, and ${provider} continues that turn instead of answering`,

@@ -52,6 +52,35 @@ describe('prompt_too_long recovery', () => {
     expect(fake.requests[2]?.rawBody).toContain('the question that matters')
   })
 
+  it('a body one model refuses as too large while the other is overloaded still gets the steps, and is answered smaller', async () => {
+    const claude = await fakes.start({ dialect: 'anthropic' })
+    claude.enqueue(anthropicErrors.requestTooLarge(), reply.text('served after collapse'))
+    const busy = await fakes.start({
+      dialect: 'openai',
+      reply: openAIErrors.serverError({ status: 503 }),
+    })
+    const steps: string[] = []
+    const text = await callModel({
+      models: [
+        fakes.adapter(anthropic({ baseURL: claude.baseURL, apiKey: 'a', model: 'claude-x' })),
+        fakes.adapter(openAICompatible({ baseURL: busy.baseURL, apiKey: 'o', model: 'gpt-4o' })),
+      ],
+      request: { messages: longHistory, maxTokens: 8 },
+      recovery: {
+        collapse: (messages) => {
+          steps.push('collapse')
+          return messages.slice(-1)
+        },
+      },
+      limits: { admission: false },
+      retry: { maxAttempts: 1 },
+    }).then(
+      (r) => r.text,
+      (e: unknown) => String(e),
+    )
+    expect({ steps, text }).toEqual({ steps: ['collapse'], text: 'served after collapse' })
+  })
+
   it('surfaces the refusal after collapse and compaction both fail, naming them', async () => {
     const fake = await fakes.start({ dialect: 'openai', reply: openAIErrors.contextTooLong() })
     const model = fakes.adapter(

@@ -207,6 +207,8 @@ describe('an empty last user turn is refused, not dropped into a prefill', () =>
         [[...hiYo, { role: 'user', content: [{ type: 'text', text: '' }] }], 'messages[2].content'],
         [[...hiYo, { role: 'user', content: [] }], 'messages[2].content'],
         [[...hiYo, user(''), { role: 'system', content: 'be brief' }], 'messages[2].content'],
+        // An empty assistant message after it is dropped too: "yo" still came last.
+        [[...hiYo, user(''), { role: 'assistant', content: '' }], 'messages[2].content'],
       ] as [ChatMessage[], string][]) {
         const refused = await send(messages)
         expect(isInvalidChatRequest(refused), JSON.stringify(messages)).toBe(true)

@@ -26,6 +26,8 @@ type Role = 'user' | 'assistant'
 export function buildAnthropicRequest(request: ChatRequest, model: string): BuiltRequest {
   const system: string[] = []
   const turns: { role: Role; content: Record<string, unknown>[] }[] = []
+  // The last message anything was sent of (see refuseEmptyLastTurn).
+  let lastSent = -1
   for (let i = 0; i < request.messages.length; i++) {
     const message = request.messages[i] as ChatMessage
     if (message.name !== undefined) {
@@ -41,6 +43,7 @@ export function buildAnthropicRequest(request: ChatRequest, model: string): Buil
     const role: Role = message.role === 'assistant' ? 'assistant' : 'user'
     const content = toAnthropicContent(blocksOf(message), i)
     if (content.length === 0) continue
+    lastSent = i
     const last = turns.at(-1)
     if (last?.role === role) last.content.push(...content)
     else turns.push({ role, content })
@@ -55,7 +58,7 @@ export function buildAnthropicRequest(request: ChatRequest, model: string): Buil
       'Anthropic needs at least one user or assistant message with content besides system messages',
     )
   }
-  refuseEmptyLastTurn(request.messages, turns.at(-1)?.role === 'assistant', 'Anthropic')
+  refuseEmptyLastTurn(request.messages, lastSent, 'Anthropic')
   const body: Record<string, unknown> = {
     model,
     max_tokens: request.maxTokens,

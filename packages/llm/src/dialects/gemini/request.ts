@@ -29,6 +29,8 @@ export function buildGeminiRequest(request: ChatRequest, model: string): BuiltRe
   const names = new Map<string, string>()
   const system: string[] = []
   const contents: { role: Role; parts: Record<string, unknown>[] }[] = []
+  // The last message anything was sent of (see refuseEmptyLastTurn).
+  let lastSent = -1
   for (let i = 0; i < request.messages.length; i++) {
     const message = request.messages[i] as ChatMessage
     if (message.name !== undefined) {
@@ -46,6 +48,7 @@ export function buildGeminiRequest(request: ChatRequest, model: string): BuiltRe
     const parts = toParts(blocks, names, request.messages, i)
     for (const b of blocks) if (b.type === 'tool_call') names.set(b.id, b.name)
     if (parts.length === 0) continue
+    lastSent = i
     const last = contents.at(-1)
     if (last?.role === role) last.parts.push(...parts)
     else contents.push({ role, parts })
@@ -59,7 +62,7 @@ export function buildGeminiRequest(request: ChatRequest, model: string): BuiltRe
       'Gemini needs at least one user or assistant message with content besides system messages',
     )
   }
-  refuseEmptyLastTurn(request.messages, contents.at(-1)?.role === 'model', 'Gemini')
+  refuseEmptyLastTurn(request.messages, lastSent, 'Gemini')
   if (requiresSignedCalls(model)) signUnsignedCalls(contents)
   const generationConfig: Record<string, unknown> = { maxOutputTokens: request.maxTokens }
   if (request.temperature !== undefined) generationConfig['temperature'] = request.temperature
