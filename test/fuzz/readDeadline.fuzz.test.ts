@@ -27,13 +27,13 @@ import { beforeEach, describe, expect, it } from 'vitest'
 /**
  * One value as it reaches the parser: a number as its string, a repeated
  * header (an array of more than one) as invalid. Surrounding whitespace is
- * ignored, as `String.prototype.trim` does it (a little more lenient than
- * HTTP's spaces and tabs: a stray U+00A0 or BOM around the digits is dropped).
+ * HTTP's optional whitespace, spaces and tabs only (RFC 9110 §5.6.3): a
+ * U+00A0, a BOM or a vertical tab around the digits makes the value invalid.
  */
 function single(raw: unknown): string | undefined {
   if (Array.isArray(raw)) return raw.length === 1 ? single(raw[0]) : undefined
   if (typeof raw === 'number') return String(raw)
-  return typeof raw === 'string' ? raw.trim() : undefined
+  return typeof raw === 'string' ? raw.replace(/^[ \t]+|[ \t]+$/g, '') : undefined
 }
 
 /** Milliseconds as the wire format defines them; undefined = invalid. */
