@@ -200,4 +200,19 @@ describe('a request over a provider’s body-size limit (no token figures)', () 
     )
     expect(error['message']).not.toContain('2itOgSdqw0')
   })
+
+  it('a page with escapes, a credentialed URL and a cut emoji: printable, no password, no lone surrogate', async () => {
+    b.fake.setReply(
+      reply.error(
+        413,
+        `\u001b[2J\u001b[31mToo large\u0007\u0000 \u202Eevil\u0085 https://admin:hunter2@10.0.0.5:8443/v1 ${'x'.repeat(239)}😀😀 tail`,
+      ),
+    )
+    const { error } = await post('both')
+    const message = String(error['message'])
+    expect(message).not.toMatch(/[\p{Cc}\u202e]/u)
+    expect(message).not.toContain('hunter2')
+    expect(message).toContain('https://[redacted]@10.0.0.5:8443/v1')
+    expect(message).not.toMatch(/[\uD800-\uDBFF](?![\uDC00-\uDFFF])/)
+  })
 })

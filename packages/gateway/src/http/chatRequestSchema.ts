@@ -84,7 +84,11 @@ const toolCall = z.strictObject({
   // the message it assembles (its models allow extra fields), and the chat
   // loop sends that message back: taken, sent to no provider (the calls'
   // order is the array's).
-  index: z.number({ error: 'expected a number' }).int().min(0).optional(),
+  index: z
+    .number({ error: 'expected a number' })
+    .int('expected a whole number')
+    .min(0, 'expected 0 or more')
+    .optional(),
   function: z.strictObject({
     name: z.string().min(1).max(MAX_ID),
     arguments: z.string({ error: 'expected a JSON string' }),

@@ -420,10 +420,20 @@ const MAX_TOO_LARGE_CHARS = 300
 function tooLargeText(message: string): string {
   const text = message
     .replace(/\borg-[A-Za-z0-9]+/g, 'org-[redacted]')
-    .replace(/\s+/g, ' ')
+    // A proxy's page may name its upstream with credentials in it.
+    .replace(/\b([a-z][a-z0-9+.-]*:\/\/)[^\s/@]+@/gi, '$1[redacted]@')
+    // Control and format characters (ANSI escapes, NUL, NEL, bidi
+    // overrides) are nothing a client should print: a space, as a line break.
+    .replace(/[\s\p{Cc}\p{Cf}\u2028\u2029]+/gu, ' ')
     .trim()
   if (text === '') return 'no reason given'
-  return text.length > MAX_TOO_LARGE_CHARS ? `${text.slice(0, MAX_TOO_LARGE_CHARS - 1)}…` : text
+  if (text.length <= MAX_TOO_LARGE_CHARS) return text
+  // Not between the two halves of a surrogate pair: a lone half is no text a
+  // client can encode (openai-python raised on printing it).
+  let end = MAX_TOO_LARGE_CHARS - 1
+  const last = text.charCodeAt(end - 1)
+  if (last >= 0xd800 && last <= 0xdbff) end--
+  return `${text.slice(0, end)}…`
 }
 
 /**
