@@ -5,7 +5,6 @@ import { classifyError } from './classifyError.js'
 import { BodyTimeoutError } from './errors/BodyTimeoutError.js'
 import { HeadersTimeoutError } from './errors/HeadersTimeoutError.js'
 import { forwardedReason } from './forwardedReason.js'
-import { isSmallBody } from './isSmallBody.js'
 
 type Handler = Dispatcher.DispatchHandler
 type Controller = Dispatcher.DispatchController
@@ -24,14 +23,8 @@ export interface AttemptHandlerHooks {
    * return true to swallow it (the caller retries instead).
    */
   beforeError?(error: unknown, responded: boolean, attempt: Attempt): boolean
-  /**
-   * Response headers arrived; return true to swallow this response (it will
-   * be retried). `drain`: its body is read to its end (a small one) rather
-   * than aborted, and `afterDrain` says when it is over.
-   */
-  beforeResponse?(status: number, header: HeaderLookup, attempt: Attempt, drain: boolean): boolean
-  /** A swallowed answer being drained is over (read to its end, or failed): its connection is free, or gone. */
-  afterDrain?(): void
+  /** Response headers arrived; return true to swallow this response (it will be retried). */
+  beforeResponse?(status: number, header: HeaderLookup, attempt: Attempt): boolean
   /** Whether to forward the request's start (a retry must not hand the inner handler a second start). */
   forwardRequestStart?(): boolean
 }
@@ -90,8 +83,6 @@ abstract class AttemptPhases {
   protected readonly view: ControllerView
   protected errored = false
   protected swallow = false
-  /** A swallowed answer read to its end (its connection kept for the retry) rather than aborted. */
-  protected draining = false
   protected responded = false
 
   constructor(attempt: Attempt, hooks: AttemptHandlerHooks, view: ControllerView | undefined) {
@@ -126,14 +117,9 @@ abstract class AttemptPhases {
     this.attempt.statusCode = status
     if (status >= 300 && status < 400) this.attempt.location = header('location')
     this.attempt.enter('body')
-    // Small: read to its end, as undici's RetryHandler reads a retried
-    // answer, so the retry can go on the same connection; aborted, the
-    // connection was closed (a new one per retried 503).
-    const drain = isSmallBody(header('content-length'))
-    if (this.hooks.beforeResponse?.(status, header, this.attempt, drain)) {
+    if (this.hooks.beforeResponse?.(status, header, this.attempt)) {
       this.swallow = true
-      if (drain) this.draining = true
-      else this.abortRequest(new Error('retrying'))
+      this.abortRequest(new Error('retrying'))
       return false
     }
     this.responded = true
@@ -142,27 +128,10 @@ abstract class AttemptPhases {
 
   protected error(error: Error): void {
     if (this.swallow) {
-      this.swallowed()
+      this.attempt.finish()
       return
     }
     this.fail(this.attempt.reason ?? error)
-  }
-
-  /** A swallowed (retried) answer is over: it ends with its status; a drained one lets its retry go. */
-  protected swallowed(): void {
-    this.attempt.finish()
-    if (!this.draining) return
-    this.draining = false
-    // Once undici is done with this answer: it marks the connection free
-    // only after this callback returns (a resume it schedules then), and a
-    // retry sent from here went out on a new connection.
-    const hooks = this.hooks
-    queueMicrotask(() => hooks.afterDrain?.())
-  }
-
-  /** A chunk of a swallowed answer: only a drained one's is counted (its body idle timer runs on). */
-  protected swallowChunk(bytes: number): void {
-    if (this.draining) this.attempt.chunk(bytes)
   }
 
   protected fail(raw: unknown): void {
@@ -234,11 +203,7 @@ export class AttemptHandler extends AttemptPhases implements Handler {
   }
 
   onResponseData(_controller: Controller, chunk: Buffer): void {
-    if (this.errored) return
-    if (this.swallow) {
-      this.swallowChunk(chunk.length)
-      return
-    }
+    if (this.errored || this.swallow) return
     this.attempt.chunk(chunk.length)
     this.#inner.onResponseData?.(this.view, chunk)
   }
@@ -247,11 +212,7 @@ export class AttemptHandler extends AttemptPhases implements Handler {
     _controller: Controller,
     trailers: Record<string, string | string[] | undefined>,
   ): void {
-    if (this.errored) return
-    if (this.swallow) {
-      this.swallowed()
-      return
-    }
+    if (this.errored || this.swallow) return
     this.attempt.finish()
     this.#inner.onResponseEnd?.(this.view, trailers)
   }
@@ -334,11 +295,7 @@ class LegacyAttemptHandler extends AttemptPhases implements LegacyHandler {
   }
 
   onData(chunk: Buffer): boolean {
-    if (this.errored) return true
-    if (this.swallow) {
-      this.swallowChunk(chunk.length)
-      return true
-    }
+    if (this.errored || this.swallow) return true
     this.attempt.chunk(chunk.length)
     const more = this.#inner.onData?.(chunk)
     if (more === false) this.attempt.pauseBody(true)
@@ -346,11 +303,7 @@ class LegacyAttemptHandler extends AttemptPhases implements LegacyHandler {
   }
 
   onComplete(trailers: Buffer[] | null): void {
-    if (this.errored) return
-    if (this.swallow) {
-      this.swallowed()
-      return
-    }
+    if (this.errored || this.swallow) return
     this.attempt.finish()
     this.#inner.onComplete?.(trailers)
   }

@@ -288,12 +288,8 @@ export class OutboundCall {
         ? () => this.#step(next)
         : () => scope.runInAsyncScope(this.#step, this, next)
     if (delayMs <= 0) {
-      // Not from inside undici's callback for the attempt that just ended,
-      // and not before undici has freed its connection: after a complete
-      // answer its client resumes in a setImmediate of its own, and a retry
-      // dispatched in a microtask found the connection busy and opened
-      // another (a retried 503 read to its end: its connection unused).
-      setImmediate(step)
+      // Not from inside undici's callback for the attempt that just ended.
+      queueMicrotask(step)
       return
     }
     const waiting = this.init.waiting

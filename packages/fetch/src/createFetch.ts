@@ -29,7 +29,6 @@ import { TooManyRedirectsError } from './errors/TooManyRedirectsError.js'
 import { UnexpectedRedirectError } from './errors/UnexpectedRedirectError.js'
 import { type UrlRefusal, UrlRefusedError } from './errors/UrlRefusedError.js'
 import { fetchMethod } from './fetchMethod.js'
-import { isSmallBody } from './isSmallBody.js'
 import { noBudgetError } from './noBudgetError.js'
 import { OutboundCall, type OutboundCallInit, RetryWaits, type SendResult } from './OutboundCall.js'
 import { FETCH_OPTION_NAMES, mergeRetry, type RetryOptions, resolveOptions } from './options.js'
@@ -285,16 +284,6 @@ export function createFetch(
       // cancelled. Ended by the cancel instead, a body still arriving (any
       // more than a few KB) ended it as `AbortError` — an errored egress
       // span for a 503 that was retried.
-      if (response.body !== null && isSmallBody(response.headers.get('content-length'))) {
-        // Read to its end, as undici's RetryHandler reads a retried answer,
-        // so its connection is free for the retry: cancelled while still
-        // arriving, it was closed — a new connection per retried 503. Read
-        // under the attempt's own limits (body idle, the deadline, the
-        // caller's abort), which end it as they end any body; the attempt
-        // then ends with its status, as below.
-        await response.arrayBuffer().catch(() => undefined)
-        return { retry: true, delayMs }
-      }
       attempt?.finish()
       await response.body?.cancel()
       return { retry: true, delayMs }

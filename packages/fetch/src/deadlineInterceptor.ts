@@ -194,8 +194,6 @@ class DispatchCall implements CallDriver, AttemptHandlerHooks {
   readonly #view: ControllerView
   #started = false
   #answered = false
-  /** The wait before the retry of an answer whose body is still being read to its end. */
-  #drainedDelayMs: number | undefined
 
   constructor(
     config: ResolvedOptions,
@@ -259,19 +257,8 @@ class DispatchCall implements CallDriver, AttemptHandlerHooks {
     )
   }
 
-  beforeResponse(status: number, header: HeaderLookup, attempt: Attempt, drain: boolean): boolean {
-    const delayMs = this.#call.judge({ status, header, bytesReceived: 0 }, attempt.init.number)
-    if (delayMs === undefined || !drain) return this.#decide(delayMs)
-    // Its body is read to its end first: the retry goes when it is over
-    // (afterDrain), on the connection it frees.
-    this.#drainedDelayMs = delayMs
-    return true
-  }
-
-  afterDrain(): void {
-    const delayMs = this.#drainedDelayMs
-    this.#drainedDelayMs = undefined
-    if (delayMs !== undefined) this.#call.settle(delayMs)
+  beforeResponse(status: number, header: HeaderLookup, attempt: Attempt): boolean {
+    return this.#decide(this.#call.judge({ status, header, bytesReceived: 0 }, attempt.init.number))
   }
 
   #decide(delayMs: number | undefined): boolean {

@@ -1,11 +1,11 @@
 import { once } from 'node:events'
 import { createServer } from 'node:http'
 import type { AddressInfo, Socket } from 'node:net'
-import { Deadline, ManualClock } from '@hourglass/core'
+import { Deadline } from '@hourglass/core'
 import { type FaultServer, faultServer } from '@hourglass/testkit'
 import { Agent, request } from 'undici'
 import { afterEach, expect, it } from 'vitest'
-import { createConnector, createFetch, deadlineInterceptor, fetchChannels } from '../src/index.js'
+import { createConnector, createFetch, deadlineInterceptor } from '../src/index.js'
 import { type EgressEvents, recordEgress } from './helpers.js'
 
 // A listed status (503 here) is retried: createFetch cancels the answer's
@@ -111,103 +111,3 @@ it("createFetch: the retried 503's connection is closed, not held with its body 
   await fetch.close()
   expect(socket.destroyed).toBe(true)
 }, 3000)
-
-// A small retried answer (a declared length of at most 64 KiB) is read to its
-// end before the retry is sent, as undici's RetryHandler reads a retried
-// answer: its connection is kept for the retry, not closed. Before, the 503
-// was cancelled as soon as its headers came, its body still on the way (here
-// it follows the headers in a write of its own), and every retried 503 cost a
-// new connection. The server answers on its next turn: the test waits on no timer.
-async function smallBusyOnce(): Promise<{ url: string; sockets: () => Set<Socket> }> {
-  const sockets = new Set<Socket>()
-  let n = 0
-  const server = createServer((req, res) => {
-    sockets.add(req.socket)
-    if (n++ > 0) return void res.end('ok')
-    res.writeHead(503, { 'content-length': '4', 'retry-after': '0' })
-    res.flushHeaders()
-    setImmediate(() => res.end('busy'))
-  })
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
-  closers.push({
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections()
-        server.close(() => resolve())
-      }),
-  })
-  return {
-    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/`,
-    sockets: () => sockets,
-  }
-}
-
-it('createFetch: a small retried 503 is read to its end and its connection reused for the retry', async () => {
-  const server = await smallBusyOnce()
-  const fetch = createFetch({ retry })
-  closers.push(fetch)
-  events = recordEgress()
-  const res = await fetch(server.url)
-  expect(await res.text()).toBe('ok')
-  expect(server.sockets().size).toBe(1)
-  expect(events.ends.map(({ statusCode, errorCode }) => ({ statusCode, errorCode }))).toEqual([
-    { statusCode: 503, errorCode: undefined },
-    { statusCode: 200, errorCode: undefined },
-  ])
-})
-
-it('the interceptor: a small retried 503 is read to its end and its connection reused for the retry', async () => {
-  const server = await smallBusyOnce()
-  const agent = new Agent({ connect: createConnector(), headersTimeout: 0, bodyTimeout: 0 })
-  closers.push(agent)
-  events = recordEgress()
-  const res = await request(server.url, {
-    dispatcher: agent.compose(deadlineInterceptor({ retry })),
-  })
-  expect(await res.body.text()).toBe('ok')
-  expect(server.sockets().size).toBe(1)
-  expect(events.ends.map(({ statusCode, errorCode }) => ({ statusCode, errorCode }))).toEqual([
-    { statusCode: 503, errorCode: undefined },
-    { statusCode: 200, errorCode: undefined },
-  ])
-})
-
-// Read to its end under the attempt's own limits: a small answer whose body
-// never comes is ended by the body idle limit, as any body is, and the retry
-// then goes (on a new connection): no call held for a body that never ends.
-it.each(['createFetch', 'interceptor'] as const)(
-  '%s: a small retried 503 whose body never comes is ended by bodyTimeoutMs, and the retry goes',
-  async (entry) => {
-    const server = await faultServer((_r, i) =>
-      i === 0
-        ? { type: 'headers-then-stall', status: 503, headers: { 'content-length': '4' } }
-        : { type: 'respond', body: 'ok' },
-    )
-    closers.push(server)
-    const clock = new ManualClock()
-    events = recordEgress()
-    const onRetry = () => queueMicrotask(() => clock.advance(1000))
-    fetchChannels.retry.subscribe(onRetry)
-    try {
-      const options = { retry, bodyTimeoutMs: 1000, clock }
-      if (entry === 'createFetch') {
-        const fetch = createFetch(options)
-        closers.push(fetch)
-        expect(await (await fetch(server.url)).text()).toBe('ok')
-      } else {
-        const agent = new Agent({ connect: createConnector(), headersTimeout: 0, bodyTimeout: 0 })
-        closers.push(agent)
-        const res = await request(server.url, {
-          dispatcher: agent.compose(deadlineInterceptor(options)),
-        })
-        expect(await res.body.text()).toBe('ok')
-      }
-    } finally {
-      fetchChannels.retry.unsubscribe(onRetry)
-    }
-    expect(events.ends.map(({ statusCode, errorCode }) => ({ statusCode, errorCode }))).toEqual([
-      { statusCode: 503, errorCode: 'BODY_TIMEOUT' },
-      { statusCode: 200, errorCode: undefined },
-    ])
-  },
-)
