@@ -66,8 +66,11 @@ process.stdout.write('', (error) => {
  */
 async function exit(code: number): Promise<never> {
   const stoppedBy = startupStopSignal().reason as NodeJS.Signals | undefined
-  // A hang-up ends by itself too (`endBySignal`): Node 20's exit crashed on the hung-up tty.
-  const ending = signalToEndBy() ?? (stoppedBy === 'SIGHUP' ? stoppedBy : undefined)
+  // A hang-up that stopped the command ends the process by itself (129)
+  // where the command stopped cleanly (`endBySignal`, or 0 after a stop at
+  // start-up): Node 20's exit crashed on the tty that hung up. Any other
+  // exit code (a usage error found first) stands.
+  const ending = signalToEndBy() ?? (stoppedBy === 'SIGHUP' && code === 0 ? stoppedBy : undefined)
   const signal =
     ending ?? (!(await abandonedWorkSettled(ABANDONED_WORK_GRACE_MS)) ? stoppedBy : undefined)
   if (signal !== undefined) {

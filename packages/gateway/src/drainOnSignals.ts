@@ -40,6 +40,14 @@ export function drainOnSignals(close: () => Promise<unknown>): () => void {
     // config, reopen its logs); only where it would have ended the process
     // is it a stop, drained.
     if (signal === 'SIGHUP' && handledElsewhere) return
+    // The drain (and with it our listeners' release: `close()` releases
+    // them) starts once this signal's other listeners have run: one that
+    // ends the process when it is the last listener left (signal-exit, which
+    // execa, ora and write-file-atomic load) would otherwise see itself
+    // alone and kill the process before the drain.
+    queueMicrotask(() => drain(signal, handledElsewhere))
+  }
+  const drain = (signal: NodeJS.Signals, handledElsewhere: boolean) => {
     release()
     // A terminal closed sends its hang-up twice (the kernel to the
     // foreground group, the shell to its jobs): the second is the same

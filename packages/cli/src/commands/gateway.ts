@@ -229,7 +229,7 @@ A flag wins over its environment variable.
     if (running.signalledWhileStarting === undefined && signalledEarly === undefined) {
       io.stdout(`hourglass gateway listening on ${running.url}/v1\n`)
     }
-    const signal = await stop.first
+    await stop.first
     let report: Awaited<ReturnType<typeof running.close>>
     try {
       // Drains: requests in flight get drainTimeoutMs, then are cancelled; the log says how it went.
@@ -237,9 +237,6 @@ A flag wins over its environment variable.
     } finally {
       stop.release()
     }
-    // A hang-up (a terminal closed under it) ends by the signal, 129, once
-    // the output is flushed: Node 20's own exit crashed on the hung-up tty.
-    if (signal === 'SIGHUP') endBySignal(signal)
     // Requests cancelled unfinished: an unclean stop, said in the exit code
     // too, so a supervisor or a deploy sees it without reading the log.
     return report.cutOff > 0 ? EXIT_CUT_OFF : 0
@@ -263,13 +260,16 @@ function untilSignalled(forced: (signal: NodeJS.Signals) => void): {
   })
   let firstSignal: NodeJS.Signals | undefined
   const onSignal = (signal: NodeJS.Signals) => {
+    // Whenever it comes, a hang-up ends the process by the signal once the
+    // drain is over: the terminal may be gone, and Node 20's exit crashed on it.
+    if (signal === 'SIGHUP') endBySignal(signal)
     if (firstSignal === undefined) {
       firstSignal = signal
       return signalled(signal)
     }
     // A terminal closed sends its hang-up twice (the kernel to the
-    // foreground group, the shell to its jobs): a second SIGHUP is the same
-    // hang-up, not an operator asking to skip the drain.
+    // foreground group, the shell to its jobs), also after a Ctrl-C: a
+    // SIGHUP is no operator asking to skip the drain.
     if (signal === 'SIGHUP') return
     forced(signal)
     process.exit(128 + constants.signals[signal])

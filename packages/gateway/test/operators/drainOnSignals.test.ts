@@ -163,6 +163,32 @@ describe('startGateway drains on SIGTERM by default', () => {
     },
   )
 
+  it('a listener that ends the process when it is the last one (signal-exit, loaded by execa and ora) still sees ours during the signal: no kill before the drain', async () => {
+    upstream = await faultServer(() => ({ type: 'respond', body: ANSWER }))
+    const kill = vi.spyOn(process, 'kill').mockImplementation(() => true)
+    // signal-exit v4's listener: it re-raises when it is the only one left.
+    const signalExit = () => {
+      if (process.listeners('SIGTERM').length === 1) {
+        process.off('SIGTERM', signalExit)
+        process.kill(process.pid, 'SIGTERM')
+      }
+    }
+    process.on('SIGTERM', signalExit)
+    try {
+      const running = await startGateway({
+        config: config(upstream.url),
+        port: 0,
+        logger: () => {},
+      })
+      process.emit('SIGTERM', 'SIGTERM')
+      expect(kill.mock.calls).toEqual([])
+      await running.close()
+    } finally {
+      process.off('SIGTERM', signalExit)
+      kill.mockRestore()
+    }
+  })
+
   it('SIGHUP (a terminal closed, a process manager) drains as SIGTERM does, then ends the process as the signal says', async () => {
     upstream = await faultServer(() => ({ type: 'respond', body: ANSWER }))
     const lines: string[] = []
