@@ -50,6 +50,8 @@ export interface QueueLike<DataType, ResultType, NameType extends string> {
   readonly name: string
   readonly qualifiedName: string
   readonly backend: unknown
+  /** BullMQ's Queue: the options every job gets unless its own say otherwise (a `delay` among them). */
+  readonly defaultJobOptions?: JobsOptions | undefined
   add(
     name: NameType,
     data: DataType,
@@ -81,7 +83,12 @@ export async function addWithDeadline<DataType, ResultType, NameType extends str
   const maxMs = resolveMaxMs(maxOption)
   const deadline = given === undefined ? currentDeadline() : resolveDeadline(given)
   if (!deadline) return queue.add(name, data, opts)
-  const refusal: Refusal = { queue: queue.name, name, delay: opts.delay, deadline, maxMs }
+  // The delay BullMQ will apply: the job's own, else the queue's default
+  // (merged as BullMQ merges them, an own `delay: undefined` included). Read
+  // from `opts` alone, a queue made with `defaultJobOptions: { delay }` had
+  // its jobs added to expire unrun instead of refused.
+  const delay = Object.hasOwn(opts, 'delay') ? opts.delay : queue.defaultJobOptions?.delay
+  const refusal: Refusal = { queue: queue.name, name, delay, deadline, maxMs }
   // Before the no-expiry shortcut: a cancelled Deadline.never() (the caller
   // left) has ended too, and its job must not be enqueued either.
   refuseEnded(refusal)

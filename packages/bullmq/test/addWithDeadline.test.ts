@@ -6,6 +6,7 @@ import {
   ManualClock,
   runWithDeadline,
 } from '@hourglass/core'
+import { Queue } from 'bullmq'
 import { describe, expect, it, onTestFinished, vi } from 'vitest'
 import { addWithDeadline, bullmqChannels, withDeadline } from '../src/index.js'
 import { collect, finished, signal } from './support/observe.js'
@@ -164,6 +165,26 @@ describe.skipIf(!available)('addWithDeadline: the deadline rides with the job', 
       { deadline: Deadline.after(2 * HOUR_MS, { clock }), delay: HOUR_MS },
     )
     expect(await queue.count()).toBe(3)
+  })
+
+  it("refuses a job whose queue's defaultJobOptions.delay outlasts its deadline, as BullMQ would apply it; the job's own delay still overrides the default", async () => {
+    const name = `defaults-${process.pid}`
+    const queue = new Queue(name, {
+      connection: redis.connection(),
+      defaultJobOptions: { delay: HOUR_MS },
+    })
+    onTestFinished(() => queue.close())
+    const request = Deadline.after(30_000, { clock: new ManualClock() })
+    const refused = await addWithDeadline(queue, 'remind', {}, { deadline: request }).catch(
+      (e) => e,
+    )
+    expect(refused).toMatchObject({
+      message: expect.stringMatching(/delay of 3600000 ms.*30000 ms left.*could never run/),
+    })
+    expect(await queue.count()).toBe(0)
+    // The job's own delay wins over the queue's, as BullMQ merges them.
+    const own = await addWithDeadline(queue, 'now', {}, { deadline: request, delay: 0 })
+    expect(own.opts).toMatchObject({ delay: 0, hourglass: { budgetMs: 30_000 } })
   })
 
   it('a refused job is published on refuse (why, its delay, what it would have had), as a worker publishes expire for one that came too late; an added job is not', async () => {

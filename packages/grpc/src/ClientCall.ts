@@ -202,7 +202,11 @@ export class ClientCall {
   #refuse(reason: unknown): InterceptingCall {
     const code = codeFor(reason)
     const refused: Requester = {
-      start: (_metadata, listener) => {
+      start: (metadata, listener, next) => {
+        // `unsent` started (it does nothing), so grpc-js passes the caller's
+        // writes on to it rather than holding them (one at a time) for a
+        // start that never came.
+        next(metadata, {})
         const deadline = this.#deadline
         grpcChannels.clientStart.publish(() => ({
           call: this,
@@ -223,8 +227,13 @@ export class ClientCall {
           listener.onReceiveStatus(withReason({ code, details, metadata: new Metadata() }, reason))
         })
       },
-      sendMessage: () => {},
-      halfClose: () => {},
+      // On to `unsent`, which completes each write as not sent. Dropped here
+      // (or held for a start that never came), a write's callback never ran,
+      // so a client-streaming caller's end() never finished either: a writer
+      // awaiting them (pipeline, drain) hung for good, where a call that
+      // fails (UNAVAILABLE) completes its writes.
+      sendMessage: (message, next) => next(message),
+      halfClose: (next) => next(),
       cancel: () => {},
     }
     return new InterceptingCall(unsent, refused)
@@ -242,7 +251,14 @@ export class ClientCall {
     // millisecond of it: "0" on the wire), which must not make the next hop
     // answer DEADLINE_EXCEEDED.
     if (!Number.isFinite(left) || (deadline.observe && left < 1)) {
-      return { metadata, headerMs: undefined }
+      // Nor one the caller's metadata brought along: a handler forwarding its
+      // inbound metadata passed its own caller's header on, stale, and a call
+      // exempted with Deadline.never() was cut by the next hop to that
+      // caller's budget.
+      if (metadata.get(DEADLINE_HEADER).length === 0) return { metadata, headerMs: undefined }
+      const copy = metadata.clone()
+      copy.remove(DEADLINE_HEADER)
+      return { metadata: copy, headerMs: undefined }
     }
     // Capped where readers stop accepting it (2^31-1 ms); they clamp to their own maxMs.
     const headerMs = Math.min(Math.max(0, Math.floor(left)), MAX_TIMER_MS)
@@ -358,7 +374,10 @@ const unsent: NextCallResult = {
   cancelWithStatus() {},
   getPeer: () => 'unknown',
   start() {},
-  sendMessageWithContext() {},
+  // Completed, not sent: the caller's write callback must run (see #refuse).
+  sendMessageWithContext(context) {
+    context.callback?.()
+  },
   sendMessage() {},
   startRead() {},
   halfClose() {},

@@ -2,7 +2,7 @@ import type { Interceptor } from '@grpc/grpc-js'
 import { currentDeadline } from '@hourglass/core'
 import { ClientCall } from './ClientCall.js'
 import { type ClientDeadlineOptions, resolveClientOptions } from './clientOptions.js'
-import { explicitDeadline } from './withCallDeadline.js'
+import { explicitDeadline, markDeadlineInterceptor } from './withCallDeadline.js'
 
 /**
  * A grpc-js client interceptor (`new Client(address, credentials, { interceptors: [...] })`)
@@ -26,11 +26,13 @@ import { explicitDeadline } from './withCallDeadline.js'
  */
 export function deadlineInterceptor(options: ClientDeadlineOptions = {}): Interceptor {
   const resolved = resolveClientOptions(options)
-  return (callOptions, nextCall) => {
+  // Marked, so withCallDeadline can tell whether a call's own interceptors
+  // (which replace the client's) still include one.
+  return markDeadlineInterceptor<Interceptor>((callOptions, nextCall) => {
     const deadline = explicitDeadline(callOptions) ?? currentDeadline()
     return new ClientCall(resolved, callOptions.method_definition.path, deadline).intercept(
       callOptions,
       nextCall,
     )
-  }
+  })
 }

@@ -5,6 +5,9 @@ import { type Deadline, describeValue, isDeadline } from '@hourglass/core'
 // or epoch ms, and a client without our interceptor must not be handed an
 // object it would do arithmetic on.
 const CALL_DEADLINE = Symbol.for('@hourglass/grpc.call-deadline')
+// Marks the interceptors deadlineInterceptor() makes. Symbol.for: two
+// installed copies of this package recognise each other's.
+const DEADLINE_INTERCEPTOR = Symbol.for('@hourglass/grpc.deadline-interceptor')
 
 /**
  * Call options that give this one call `deadline` explicitly — for code where
@@ -22,7 +25,31 @@ export function withCallDeadline(deadline: Deadline, options: CallOptions = {}):
       `withCallDeadline: deadline must be a Deadline from @hourglass/core (Deadline.after(ms)), got ${describeValue(deadline)}`,
     )
   }
+  // grpc-js runs a call's own `interceptors` instead of the client's, not as
+  // well: without ours among them nothing reads the deadline, and the call
+  // went out with no gRPC deadline at all (not even `defaultMs`), silently.
+  // (`interceptor_providers` cannot be checked: what they return is known
+  // only at the call.)
+  const own = options.interceptors
+  if (Array.isArray(own) && own.length > 0 && !own.some(isDeadlineInterceptor)) {
+    throw new TypeError(
+      "withCallDeadline: the call options have interceptors of their own, which grpc-js runs instead of the client's: without deadlineInterceptor() among them the deadline would be ignored. Add deadlineInterceptor() to them",
+    )
+  }
   return { ...options, [CALL_DEADLINE]: deadline } as CallOptions
+}
+
+/** @internal Mark an interceptor as one deadlineInterceptor() made. */
+export function markDeadlineInterceptor<T extends object>(interceptor: T): T {
+  Object.defineProperty(interceptor, DEADLINE_INTERCEPTOR, { value: true })
+  return interceptor
+}
+
+function isDeadlineInterceptor(interceptor: unknown): boolean {
+  return (
+    typeof interceptor === 'function' &&
+    (interceptor as { [DEADLINE_INTERCEPTOR]?: unknown })[DEADLINE_INTERCEPTOR] === true
+  )
 }
 
 /** @internal The deadline `withCallDeadline` put on a call's options. */

@@ -213,12 +213,43 @@ describe('deadlineInterceptor: every call carries the caller deadline', () => {
     expect(calls()).toBe(1)
   })
 
+  it("withCallDeadline with interceptors of its own (which replace the client's in grpc-js) is refused where it is written unless they include deadlineInterceptor(): the deadline would be ignored", async () => {
+    const { arrivals } = await echoServer()
+    const work = client()
+    const deadline = Deadline.after(1234, { clock: new ManualClock() })
+    const logging: Interceptor = (options, nextCall) => new InterceptingCall(nextCall(options))
+    expect(() => unary(work, {}, withCallDeadline(deadline, { interceptors: [logging] }))).toThrow(
+      /withCallDeadline: .*interceptors.*deadlineInterceptor\(\)/,
+    )
+    expect(arrivals).toHaveLength(0)
+    // With ours among them, the call carries the deadline.
+    const listed = withCallDeadline(deadline, { interceptors: [logging, deadlineInterceptor()] })
+    expect((await unary(work, {}, listed)).error).toBeUndefined()
+    expect(arrivals[0]!.header).toBe('1234')
+    expect(arrivals[0]!.grpcMs).toBeLessThanOrEqual(1234)
+  })
+
   it('a call without any deadline gets no header, and no gRPC deadline with defaultMs: Infinity (see noDeadlineDefault.test.ts)', async () => {
     const { arrivals } = await echoServer()
     const ends = watch<GrpcClientEndMessage>(grpcChannels.clientEnd)
     await unary(client({ defaultMs: Number.POSITIVE_INFINITY }), {})
     expect(arrivals[0]).toEqual({ grpcMs: Number.POSITIVE_INFINITY, header: undefined })
     expect(ends.messages[0]).toMatchObject({ deadline: undefined, code: status.OK, outcome: 'ok' })
+  })
+
+  it('a handler forwarding its inbound metadata (x-deadline-remaining-ms: 50) on a call exempted with Deadline.never(), or under a dark-mode deadline already past, does not send that stale header on', async () => {
+    const { arrivals } = await echoServer()
+    const work = client()
+    const inbound = new Metadata()
+    inbound.set('x-deadline-remaining-ms', '50')
+    await unary(work, {}, withCallDeadline(Deadline.never()), inbound)
+    const clock = new ManualClock()
+    const dark = Deadline.after(100, { clock, observe: true })
+    clock.advance(200)
+    await unary(work, {}, withCallDeadline(dark), inbound)
+    expect(arrivals.map((a) => a.header)).toEqual([undefined, undefined])
+    // The caller's object is left as it was.
+    expect(inbound.get('x-deadline-remaining-ms')).toEqual(['50'])
   })
 
   it("the caller's Metadata object is not changed (it may be shared by calls)", async () => {
@@ -384,6 +415,36 @@ describe('deadlineInterceptor: no budget, no call', () => {
     // The channel never tried to connect.
     expect(work.getChannel().getConnectivityState(false)).toBe(0)
   })
+
+  it('a refused client-streaming call completes its writes and its end() as a failed call does: a writer awaiting them (pipeline, drain) is not left hanging', async () => {
+    const { calls } = await echoServer()
+    const work = client()
+    const clock = new ManualClock()
+    const spent = Deadline.after(1, { clock })
+    clock.advance(1)
+    const ended = deferred<number | undefined>()
+    const call = work.clientStream(new Metadata(), withCallDeadline(spent), (error) =>
+      ended.resolve(error?.code),
+    )
+    const written = deferred()
+    const finished = deferred()
+    call.write({ part: 1 }, () => written.resolve())
+    call.end(() => finished.resolve())
+    expect(await ended.promise).toBe(status.DEADLINE_EXCEEDED)
+    // On the old code these never settled: the test ran into its timeout.
+    await written.promise
+    await finished.promise
+    // A bidi call's writable side the same.
+    const bidi = work.bidi(new Metadata(), withCallDeadline(spent))
+    bidi.on('error', () => {})
+    const bidiWritten = deferred()
+    const bidiFinished = deferred()
+    bidi.write({ part: 1 }, () => bidiWritten.resolve())
+    bidi.end(() => bidiFinished.resolve())
+    await bidiWritten.promise
+    await bidiFinished.promise
+    expect(calls()).toBe(0)
+  }, 2_000)
 
   it('a caller whose deadline was cancelled (it left) gets CANCELLED at once, with the reason', async () => {
     const { calls } = await echoServer()
