@@ -213,18 +213,21 @@ function isPropagated(value: unknown): value is PropagatedDeadline {
 
 /**
  * Whether the carrier holds the header, in any letter case. A carrier with
- * `has()` is asked, then its `keys()` read too: `Headers.has` ignores case,
+ * `has()` (else with `get()`) is asked, then its `keys()` read too: `Headers.has` ignores case,
  * but a `Map`'s does not, and a Map holding `X-Deadline-Remaining-Ms` was
  * given a second, lower-case copy with another value beside it.
  */
 function hasHeader(carrier: unknown): boolean {
   if (typeof carrier !== 'object' || carrier === null) return false
-  const c = carrier as { has?: unknown; keys?: unknown }
-  if (
-    typeof c.has === 'function' &&
-    (c.has as (name: string) => unknown).call(carrier, DEADLINE_HEADER)
-  ) {
-    return true
+  const c = carrier as { has?: unknown; get?: unknown; keys?: unknown }
+  if (typeof c.has === 'function') {
+    if ((c.has as (name: string) => unknown).call(carrier, DEADLINE_HEADER)) return true
+  } else if (typeof c.get === 'function') {
+    // A carrier with get() alone: grpc-js's Metadata (instrumentation-grpc
+    // injects into it), whose set() replaced the fresher value already there.
+    // It answers [] for a header it lacks.
+    const value: unknown = (c.get as (name: string) => unknown).call(carrier, DEADLINE_HEADER)
+    if (value != null && !(Array.isArray(value) && value.length === 0)) return true
   }
   const keys: Iterable<unknown> =
     typeof c.keys === 'function'

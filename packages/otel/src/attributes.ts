@@ -238,7 +238,10 @@ export const SPAN_SLICE_PREFIX = 'deadline.slice '
 export const SPAN_EGRESS_PREFIX = 'deadline.egress '
 /** Span of one attempt of a job: `process <queue>` (CONSUMER). gRPC spans are named `package.Service/Method`. */
 export const SPAN_JOB_PREFIX = 'process '
-/** Span of one model attempt, as the GenAI conventions name it: `chat <model>` (CLIENT). */
+/**
+ * Span of one model attempt, as the GenAI conventions name it: `chat <model>`
+ * (CLIENT); a Gemini adapter's is `generate_content <model>`.
+ */
 export const SPAN_LLM_PREFIX = 'chat '
 
 export const EVENT_DEADLINE_EXCEEDED = 'hourglass.deadline.exceeded'

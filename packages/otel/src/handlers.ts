@@ -153,3 +153,14 @@ const GEN_AI_PROVIDER_NAMES: Readonly<Record<string, string>> = { gemini: 'gcp.g
 export function genAiProvider(name: string): string {
   return GEN_AI_PROVIDER_NAMES[name] ?? name
 }
+
+/**
+ * The GenAI conventions' `gen_ai.operation.name` of a model attempt: `chat`,
+ * but `generate_content` for Gemini, the conventions' own example of that
+ * value ("if one of them applies, that value MUST be used"), and what
+ * Google's instrumentations report. `chat` made a Gemini call a series apart
+ * from every other Gemini client's on the same dashboard.
+ */
+export function genAiOperation(provider: string): string {
+  return provider === 'gemini' ? 'generate_content' : 'chat'
+}

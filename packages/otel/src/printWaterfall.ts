@@ -20,6 +20,12 @@ export interface WaterfallSpan {
   readonly name: string
   spanContext(): SpanContext
   readonly parentSpanContext?: SpanContext | undefined
+  /**
+   * The parent's id as OpenTelemetry SDK 1.x spans carry it (2.x has
+   * `parentSpanContext`): read when `parentSpanContext` is absent, or a 1.x
+   * exporter's spans were drawn flat, every one a root.
+   */
+  readonly parentSpanId?: string | undefined
   readonly startTime: HrTime
   readonly endTime: HrTime
   readonly attributes: Attributes
@@ -80,7 +86,7 @@ export function formatWaterfall(
   const ids = new Set(spans.map((s) => s.spanContext().spanId))
   const children = new Map<string | undefined, WaterfallSpan[]>()
   for (const span of spans) {
-    const parent = span.parentSpanContext?.spanId
+    const parent = span.parentSpanContext?.spanId ?? span.parentSpanId
     const key = parent !== undefined && ids.has(parent) ? parent : undefined
     const list = children.get(key) ?? []
     list.push(span)
@@ -103,8 +109,10 @@ export function formatWaterfall(
   // No span drawn inside itself: one listed as its own parent (ids repeated
   // across the spans given) recursed until the stack overflowed.
   const path = new Set<WaterfallSpan>()
+  const drawn = new Set<WaterfallSpan>()
   const visit = (span: WaterfallSpan, depth: number) => {
     if (path.has(span)) return
+    drawn.add(span)
     const start = toMs(span.startTime) - t0
     const end = toMs(span.endTime) - t0
     const from = Math.min(barWidth - 1, Math.floor((start / total) * barWidth))
@@ -134,6 +142,13 @@ export function formatWaterfall(
     path.delete(span)
   }
   for (const root of children.get(undefined) ?? []) visit(root, 0)
+  // Spans whose parents form a loop (one its own parent, or two each the
+  // other's: ids reused across exports) have no root to be reached from: they
+  // were left out, under a header that counted them. Each such loop is drawn
+  // from its earliest span.
+  for (const span of [...spans].sort((a, b) => toMs(a.startTime) - toMs(b.startTime))) {
+    if (!drawn.has(span)) visit(span, 0)
+  }
   if (options.legend !== false) lines.push('', ...legend(used, columns))
   return `${lines.join('\n')}\n`
 }

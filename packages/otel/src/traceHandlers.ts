@@ -83,6 +83,7 @@ import {
   ENDED_IN_ERROR_WHY,
   endedInError,
   errorType,
+  genAiOperation,
   genAiProvider,
   type Handlers,
   httpMethod,
@@ -416,13 +417,15 @@ function open(span: Span | undefined): Span | undefined {
 function modelAttemptSpan(tracer: Tracer, m: LlmAttemptMessage): void {
   const failure = modelAttemptErrorType(m)
   const end = performance.timeOrigin + performance.now()
+  const operation = genAiOperation(m.provider)
   const span = tracer.startSpan(
-    SPAN_LLM_PREFIX + m.model,
+    // `chat <model>`, as SPAN_LLM_PREFIX says; Gemini's `generate_content <model>`.
+    operation === 'chat' ? SPAN_LLM_PREFIX + m.model : `${operation} ${m.model}`,
     {
       kind: SpanKind.CLIENT,
       startTime: Number.isFinite(m.latencyMs) ? end - Math.max(0, m.latencyMs) : end,
       attributes: defined({
-        [ATTR_GEN_AI_OPERATION_NAME]: 'chat',
+        [ATTR_GEN_AI_OPERATION_NAME]: operation,
         [ATTR_GEN_AI_PROVIDER_NAME]: genAiProvider(m.provider),
         [ATTR_GEN_AI_REQUEST_MODEL]: m.model,
         [ATTR_SERVER_ADDRESS]: m.serverAddress,

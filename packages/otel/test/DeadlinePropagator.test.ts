@@ -1,5 +1,6 @@
 import http from 'node:http'
 import type { AddressInfo } from 'node:net'
+import { Metadata } from '@grpc/grpc-js'
 import { ClientClosedError, Deadline, ManualClock, runWithDeadline } from '@hourglass/core'
 import {
   DEADLINE_CONTEXT_KEY,
@@ -225,6 +226,23 @@ describe('DeadlinePropagator', () => {
       new DeadlinePropagator({ clock }).inject(context.active(), empty, setter),
     )
     expect([...empty]).toEqual([['x-deadline-remaining-ms', '1000']])
+  })
+
+  it('leaves a grpc-js Metadata alone that already carries the header: set() would replace the fresher value', () => {
+    // What instrumentation-grpc injects into, with this setter: Metadata has
+    // neither has() nor keys(), and its own fields are no header names.
+    const metadata = new Metadata()
+    metadata.set('x-deadline-remaining-ms', '42')
+    const setter: TextMapSetter<Metadata> = { set: (m, key, value) => m.set(key, value) }
+    runWithDeadline(Deadline.after(1000, { clock }), () =>
+      new DeadlinePropagator({ clock }).inject(context.active(), metadata, setter),
+    )
+    expect(metadata.get('x-deadline-remaining-ms')).toEqual(['42'])
+    const empty = new Metadata()
+    runWithDeadline(Deadline.after(1000, { clock }), () =>
+      new DeadlinePropagator({ clock }).inject(context.active(), empty, setter),
+    )
+    expect(empty.get('x-deadline-remaining-ms')).toEqual(['1000'])
   })
 
   it('declares its header in fields(), and the composite lists it next to traceparent', () => {

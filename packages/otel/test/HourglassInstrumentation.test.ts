@@ -224,7 +224,7 @@ describe('HourglassInstrumentation in NodeSDK', () => {
     ])
   })
 
-  it('names a Gemini adapter by the conventions’ provider name', () => {
+  it('names a Gemini adapter by the conventions’ provider name, and its operation generate_content', async () => {
     inServerSpan(() => {
       publish(llmChannels.attempt, {
         deadline: undefined,
@@ -236,7 +236,19 @@ describe('HourglassInstrumentation in NodeSDK', () => {
         costUsd: 0,
       })
     })
-    const chat = spanNamed(exporter.getFinishedSpans(), 'chat gemini-2.5-flash')
-    expect(chat.attributes['gen_ai.provider.name']).toBe('gcp.gemini')
+    // The conventions' value for Gemini Generate Content ("if one of them
+    // applies, that value MUST be used"), as Google's own instrumentations say it.
+    expect(exporter.getFinishedSpans().map((s) => s.name)).toContain(
+      'generate_content gemini-2.5-flash',
+    )
+    const call = spanNamed(exporter.getFinishedSpans(), 'generate_content gemini-2.5-flash')
+    expect(call.attributes).toMatchObject({
+      'gen_ai.provider.name': 'gcp.gemini',
+      'gen_ai.operation.name': 'generate_content',
+    })
+    const duration = await metric('gen_ai.client.operation.duration')
+    expect(duration.dataPoints.map((p) => p.attributes['gen_ai.operation.name'])).toEqual([
+      'generate_content',
+    ])
   })
 })

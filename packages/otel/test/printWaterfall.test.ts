@@ -159,6 +159,55 @@ describe('formatWaterfall', () => {
     expect(formatWaterfall([server, own] as never, { legend: false }).split('\n')).toHaveLength(4)
   })
 
+  it('draws the tree of spans from an OpenTelemetry SDK 1.x too (parentSpanId, no parentSpanContext)', () => {
+    const v1 = recordTrace().map((s) => ({
+      name: s.name,
+      spanContext: () => s.spanContext(),
+      parentSpanId: s.parentSpanContext?.spanId,
+      startTime: s.startTime,
+      endTime: s.endTime,
+      attributes: s.attributes,
+      status: s.status,
+      events: s.events,
+    }))
+    const rows = formatWaterfall(v1, { legend: false }).trimEnd().split('\n').slice(1)
+    expect(rows.map((l) => l.slice(0, 30).trimEnd())).toEqual([
+      ' GET /quote',
+      '  !deadline.slice preprocess',
+      '    ! deadline.exceeded  +250.',
+      '   deadline.egress GET with a~',
+    ])
+  })
+
+  it('draws every span it counts, those whose parents form a loop too (no root among them)', () => {
+    const spans = recordTrace()
+    const [server, slice] = ['GET /quote', 'deadline.slice preprocess'].map(
+      (name) => spans.find((s) => s.name === name)!,
+    ) as [(typeof spans)[number], (typeof spans)[number]]
+    // Alone and listed as its own parent: the header said "1 spans" over an empty drawing.
+    const own = {
+      ...server,
+      spanContext: server.spanContext,
+      parentSpanContext: server.spanContext(),
+    }
+    const alone = formatWaterfall([own] as never, { legend: false })
+      .trimEnd()
+      .split('\n')
+    expect(alone.slice(1).map((l) => l.slice(0, 30).trimEnd())).toEqual([' GET /quote'])
+    // Two spans each the other's parent (ids reused across exports): both drawn, once each.
+    const a = { ...server, spanContext: server.spanContext, parentSpanContext: slice.spanContext() }
+    const b = { ...slice, spanContext: slice.spanContext, parentSpanContext: server.spanContext() }
+    const rows = formatWaterfall([a, b] as never, { legend: false })
+      .trimEnd()
+      .split('\n')
+      .slice(1)
+    expect(rows.map((l) => l.slice(0, 30).trimEnd())).toEqual([
+      ' GET /quote',
+      '  !deadline.slice preprocess',
+      '    ! deadline.exceeded  +250.',
+    ])
+  })
+
   it('says so when there is nothing to draw, and prints through the writer it is given', () => {
     expect(formatWaterfall([])).toBe('(no spans)\n')
     const out: string[] = []

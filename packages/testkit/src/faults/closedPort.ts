@@ -8,7 +8,15 @@ import { createServer } from 'node:net'
  */
 export async function closedPort(host = '127.0.0.1'): Promise<number> {
   const server = createServer()
-  await new Promise<void>((resolve) => server.listen(0, host, resolve))
+  // A host it cannot bind (`::1` where there is no IPv6) is a rejection, not
+  // an uncaught 'error' event and a promise that never settles.
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject)
+    server.listen(0, host, () => {
+      server.off('error', reject)
+      resolve()
+    })
+  })
   const { port } = server.address() as AddressInfo
   await new Promise<void>((resolve) => server.close(() => resolve()))
   return port

@@ -1,5 +1,6 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http'
 import type { AddressInfo, Socket } from 'node:net'
+import { refuseUnknownOptions } from '@hourglass/core'
 import type { Fault, FaultPlan } from './Fault.js'
 import { type RequestLog, type RequestRecord, recordOf, recordRequests } from './recordRequests.js'
 
@@ -39,6 +40,10 @@ export async function faultServer(
   plan: FaultPlan,
   options: FaultServerOptions = {},
 ): Promise<FaultServer> {
+  // Before the port opens: ignored, a misspelt option left its default, and a
+  // fixed plan that is no Fault left every request unanswered.
+  refuseUnknownOptions(options, OPTION_NAMES, 'faultServer()')
+  checkPlan(plan)
   let current = plan
   const server = createServer({ keepAliveTimeout: options.keepAliveTimeoutMs ?? 5000 })
   const log = recordRequests(server)
@@ -56,14 +61,24 @@ export async function faultServer(
       for (const resolve of waiters) resolve()
     })
   })
+  // The first plan that threw or gave no fault: `close()` rejects with it.
+  let planError: Error | undefined
   server.on('request', (req: IncomingMessage, res: ServerResponse) => {
     const record = recordOf(req)!
-    const fault =
-      typeof current === 'function'
-        ? current({ method: record.method, url: record.url, headers: record.headers }, record.index)
-        : current
     // Drain the request body so the client can finish writing.
     req.resume()
+    let fault: Fault
+    try {
+      fault = pick(current, record)
+    } catch (error) {
+      // Thrown from here it was an uncaught exception, and the request hung
+      // until the test timed out: answer at once, and fail the test at close().
+      const failure = error instanceof Error ? error : new Error(String(error))
+      planError ??= failure
+      res.writeHead(500, { 'content-type': 'text/plain' })
+      res.end(failure.message)
+      return
+    }
     serve(fault, res, {
       stop: () => log.markStopped(record.index),
       serverAborted: () => log.markServerAborted(record.index),
@@ -95,16 +110,65 @@ export async function faultServer(
       return new Promise<void>((resolve) => idleWaiters.push(resolve))
     },
     setPlan(next) {
+      checkPlan(next)
       current = next
     },
     close() {
       log.detach()
-      return new Promise<void>((resolve) => {
-        server.close(() => resolve())
+      return new Promise<void>((resolve, reject) => {
+        server.close(() => (planError === undefined ? resolve() : reject(planError)))
         server.closeAllConnections()
       })
     },
   }
+}
+
+const OPTION_NAMES = Object.keys({
+  host: true,
+  keepAliveTimeoutMs: true,
+} satisfies Record<keyof FaultServerOptions, true>)
+
+/** A fixed plan is checked once, where it is given; a function's faults as it gives them. */
+function checkPlan(plan: FaultPlan): void {
+  if (typeof plan === 'function' || isFault(plan)) return
+  const got = typeof plan === 'object' && plan !== null ? describe(plan) : String(plan)
+  throw new TypeError(`faultServer: the plan is no Fault (got ${got})`)
+}
+
+function isFault(value: unknown): value is Fault {
+  return typeof value === 'object' && value !== null && FAULT_TYPES.has((value as Fault).type)
+}
+
+const FAULT_TYPES: ReadonlySet<unknown> = new Set<Fault['type']>([
+  'respond',
+  'stream',
+  'headers-then-stall',
+  'bytes-then-stall',
+  'close',
+  'reset',
+  'retry-after',
+  'hang',
+])
+
+/** The plan's fault for this request; throws, naming the request, when the plan fails or gives none. */
+function pick(plan: FaultPlan, record: RequestRecord): Fault {
+  let fault: unknown
+  try {
+    fault =
+      typeof plan === 'function'
+        ? plan({ method: record.method, url: record.url, headers: record.headers }, record.index)
+        : plan
+  } catch (error) {
+    const message = error instanceof Error ? error.message : String(error)
+    throw new Error(`faultServer: the plan threw for request ${record.index}: ${message}`, {
+      cause: error,
+    })
+  }
+  if (isFault(fault)) return fault
+  const got = typeof fault === 'object' && fault !== null ? describe(fault) : String(fault)
+  throw new TypeError(
+    `faultServer: the plan gave no Fault for request ${record.index} (got ${got})`,
+  )
 }
 
 interface Marks {
@@ -196,4 +260,12 @@ function statusText(status: 429 | 503 | 529): string {
   if (status === 429) return 'rate_limit_error'
   if (status === 529) return 'overloaded_error'
   return 'service_unavailable'
+}
+
+function describe(value: object): string {
+  try {
+    return JSON.stringify(value)
+  } catch {
+    return Object.prototype.toString.call(value)
+  }
 }

@@ -1,6 +1,6 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http'
 import type { AddressInfo } from 'node:net'
-import { type Clock, isClock, systemClock } from '@hourglass/core'
+import { type Clock, isClock, refuseUnknownOptions, systemClock } from '@hourglass/core'
 import { defaultRateLimitReply } from './defaultRateLimitReply.js'
 import { apiKeyOf, routeRequest } from './routeRequest.js'
 import type { ProviderDialect, ProviderReply, RecordedRequest, ReplyScript } from './types.js'
@@ -101,6 +101,23 @@ export class FakeProvider {
    * seconds, rounded up) without touching the queue.
    */
   rateLimit(options: { forMs: number; reply?: ProviderReply | undefined }): this {
+    // Else `forMS` (or a string) made a window ending at NaN: never open, nothing limited.
+    refuseUnknownOptions(options, RATE_LIMIT_OPTION_NAMES, 'FakeProvider.rateLimit()')
+    const { forMs, reply } = options
+    if (typeof forMs !== 'number' || !(forMs >= 0)) {
+      throw new TypeError(
+        `FakeProvider.rateLimit: forMs must be a number of ms ≥ 0, got ${String(forMs)}`,
+      )
+    }
+    if (reply !== undefined) {
+      // The window answers with the reply itself: a function would not be called.
+      if (typeof reply === 'function') {
+        throw new TypeError(
+          'FakeProvider.rateLimit: reply must be reply.text(), reply.error() or reply.hang(), got a function',
+        )
+      }
+      checkScript('rateLimit', reply)
+    }
     this.#windows.push({
       untilMs: this.#clock.now() + options.forMs,
       reply: options.reply ?? defaultRateLimitReply(this.dialect, options.forMs),
@@ -136,12 +153,12 @@ export class FakeProvider {
     this.#records.length = 0
   }
 
-  /** Stops listening and ends every open connection, hung ones included. */
   /** Replies still being written: 0 once every client got its answer or went away (a leak check). */
   get inFlight(): number {
     return this.#inFlight.size
   }
 
+  /** Stops listening and ends every open connection, hung ones included. */
   async close(): Promise<void> {
     for (const controller of this.#inFlight) controller.abort()
     const closed = new Promise<void>((resolve) => this.#server.close(() => resolve()))
@@ -295,7 +312,18 @@ function checkScript(where: string, script: unknown): void {
   )
 }
 
+const RATE_LIMIT_OPTION_NAMES = ['forMs', 'reply']
+
+const OPTION_NAMES = Object.keys({
+  dialect: true,
+  reply: true,
+  models: true,
+  clock: true,
+} satisfies Record<keyof FakeProviderOptions, true>)
+
 function checkOptions(options: FakeProviderOptions): void {
+  // Ignored, a misspelt `dialect` left the fake speaking OpenAI's wire format.
+  refuseUnknownOptions(options, OPTION_NAMES, 'startFakeProvider()')
   const { dialect, models, clock, reply } = options
   if (dialect !== undefined && !Object.hasOwn(BASE_PATHS, dialect)) {
     throw new TypeError(

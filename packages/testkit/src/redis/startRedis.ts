@@ -1,6 +1,7 @@
 import { type ChildProcess, spawn } from 'node:child_process'
 import { once } from 'node:events'
 import { createServer } from 'node:net'
+import { refuseUnknownOptions } from '@hourglass/core'
 
 export interface StartRedisOptions {
   /** The server binary. Default `redis-server` (found on PATH). */
@@ -30,6 +31,11 @@ export interface RedisServer {
   /** SIGCONT a frozen server. */
   thaw(): void
 }
+
+const OPTION_NAMES = Object.keys({
+  binary: true,
+  readyTimeoutMs: true,
+} satisfies Record<keyof StartRedisOptions, true>)
 
 const READY_LINE = /ready to accept connections/i
 
@@ -93,6 +99,8 @@ function unlistenStopSignals(): void {
  * connections: no polling, no sleeps.
  */
 export async function startRedis(options: StartRedisOptions = {}): Promise<RedisServer> {
+  // Ignored, a misspelt `readyTimeoutMs` left the 10 s default.
+  refuseUnknownOptions(options, OPTION_NAMES, 'startRedis()')
   const binary = options.binary ?? 'redis-server'
   const readyTimeoutMs = options.readyTimeoutMs ?? 10_000
   // A port picked by the kernel can be taken again before redis binds it; try a few.

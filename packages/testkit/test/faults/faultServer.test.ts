@@ -181,6 +181,40 @@ describe('faultServer', () => {
     expect(server.openConnections).toBe(0)
     await expect(get(server.url)).rejects.toMatchObject({ code: 'ECONNREFUSED' })
   })
+
+  it('refuses an unknown option or a fixed plan that is no Fault at start, naming it', async () => {
+    // Ignored, `keepAliveTimeoutMS` left the 5 s default; a misspelt fault
+    // type left every request unanswered until the test timed out.
+    await expect(
+      faultServer({ type: 'hang' }, { keepAliveTimeoutMS: 100 } as never),
+    ).rejects.toThrow('unknown option "keepAliveTimeoutMS" (did you mean keepAliveTimeoutMs?)')
+    await expect(faultServer({ type: 'respnd' } as never)).rejects.toThrow(
+      new TypeError('faultServer: the plan is no Fault (got {"type":"respnd"})'),
+    )
+  })
+
+  it('a plan that throws or gives no fault: the request gets a 500 naming why, close() rejects with it', async () => {
+    // A plan that runs past its list (a third attempt where two were planned)
+    // threw an uncaught TypeError, and the request hung until the test timed out.
+    const planned = [{ type: 'respond' } as const]
+    const server = await faultServer((_, index) => {
+      if (index === 2) throw new Error('no third attempt planned')
+      return planned[index]!
+    })
+    expect((await get(server.url)).status).toBe(200)
+    const missing = await get(server.url)
+    expect(missing).toMatchObject({ status: 500 })
+    expect(missing.body).toBe('faultServer: the plan gave no Fault for request 1 (got undefined)')
+    expect(await get(server.url)).toMatchObject({
+      status: 500,
+      body: 'faultServer: the plan threw for request 2: no third attempt planned',
+    })
+    // The first such error, so a test that got the 500 it expected still fails.
+    await expect(server.close()).rejects.toThrow(
+      new TypeError('faultServer: the plan gave no Fault for request 1 (got undefined)'),
+    )
+    await expect(get(server.url)).rejects.toMatchObject({ code: 'ECONNREFUSED' })
+  })
 })
 
 describe('closedPort and tcpFaultServer', () => {
@@ -190,6 +224,12 @@ describe('closedPort and tcpFaultServer', () => {
       connect(port, '127.0.0.1').on('error', resolve),
     )
     expect(error.code).toBe('ECONNREFUSED')
+  })
+
+  it('closedPort on a host this machine cannot bind (::1 without IPv6) rejects, naming why', async () => {
+    // 192.0.2.1 (TEST-NET-1) is no local address. It was an uncaught 'error'
+    // event that crashed the test file, and a promise that never settled.
+    await expect(closedPort('192.0.2.1')).rejects.toMatchObject({ code: 'EADDRNOTAVAIL' })
   })
 
   it('tcpFaultServer silent: accepts and never says a byte; idle() resolves when the client leaves', async () => {

@@ -27,6 +27,8 @@ it.each([
   [{ models: 'fake-model' }, /models must be an array/],
   [{ clock: {} }, /clock must be a Clock/],
   [{ reply: 5 }, /a reply must be/],
+  // Ignored, a misspelt dialect left the fake speaking OpenAI to an Anthropic client.
+  [{ dialcet: 'anthropic' }, 'unknown option "dialcet" (did you mean dialect?)'],
 ])('startFakeProvider(%j) is a TypeError naming the option', async (options, message) => {
   await expect(startFakeProvider(options as never)).rejects.toThrow(message)
 })
@@ -40,6 +42,20 @@ it('enqueue and setReply refuse what is not a reply', async () => {
   expect(f.queuedReplies).toBe(0)
   f.enqueue(reply.text('fine'), () => reply.hang())
   expect(f.queuedReplies).toBe(2)
+})
+
+it('rateLimit refuses a window it cannot keep: an unknown option, a forMs that is no number of ms', async () => {
+  // `forMS` made the window end at NaN: never open, and no request was limited.
+  fake = await startFakeProvider()
+  const f = fake
+  expect(() => f.rateLimit({ forMS: 1000 } as never)).toThrow(
+    'unknown option "forMS" (did you mean forMs?)',
+  )
+  expect(() => f.rateLimit({ forMs: '1000' } as never)).toThrow(TypeError)
+  expect(() => f.rateLimit({ forMs: -1 })).toThrow(/forMs/)
+  expect(() => f.rateLimit({ forMs: 10_000, reply: 'nope' } as never)).toThrow(TypeError)
+  f.rateLimit({ forMs: 10_000 })
+  expect((await post(f)).status).toBe(429)
 })
 
 it.each([

@@ -93,6 +93,17 @@ describe.skipIf(!available)('startRedis', () => {
   })
 })
 
+describe('startRedis options', () => {
+  it('refuses an unknown option before spawning anything, naming the one meant', async () => {
+    // Ignored, `readyTimeoutMS` left the 10 s default a slow CI machine needed lifted.
+    await expect(startRedis({ readyTimeoutMS: 60_000 } as never)).rejects.toThrow(
+      new TypeError(
+        'unknown option "readyTimeoutMS" (did you mean readyTimeoutMs?); startRedis() takes binary, readyTimeoutMs',
+      ),
+    )
+  })
+})
+
 describe('redisAvailable', () => {
   it('is false for a binary that does not exist, outside CI', () => {
     vi.stubEnv('CI', '')
