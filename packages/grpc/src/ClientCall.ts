@@ -374,9 +374,12 @@ const unsent: NextCallResult = {
   cancelWithStatus() {},
   getPeer: () => 'unknown',
   start() {},
-  // Completed, not sent: the caller's write callback must run (see #refuse).
+  // Completed, not sent: the caller's write callback must run (see #refuse)
+  // — on the next tick, as grpc-js completes a write: run at once, the
+  // stream's buffer never filled and write() never said false, so a
+  // "write until full" producer spun for good.
   sendMessageWithContext(context) {
-    context.callback?.()
+    if (context.callback) process.nextTick(context.callback)
   },
   sendMessage() {},
   startRead() {},

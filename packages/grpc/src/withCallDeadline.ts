@@ -6,7 +6,8 @@ import { type Deadline, describeValue, isDeadline } from '@hourglass/core'
 // object it would do arithmetic on.
 const CALL_DEADLINE = Symbol.for('@hourglass/grpc.call-deadline')
 // Marks the interceptors deadlineInterceptor() makes. Symbol.for: two
-// installed copies of this package recognise each other's.
+// installed copies of this package (both of a version that marks them)
+// recognise each other's.
 const DEADLINE_INTERCEPTOR = Symbol.for('@hourglass/grpc.deadline-interceptor')
 
 /**

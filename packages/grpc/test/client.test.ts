@@ -444,6 +444,13 @@ describe('deadlineInterceptor: no budget, no call', () => {
     await bidiWritten.promise
     await bidiFinished.promise
     expect(calls()).toBe(0)
+    // And it fills as a failed call's does: write() says false at its
+    // high-water mark (completed at once, it never did, and a "write until
+    // full" producer spun for good).
+    const full = work.clientStream(new Metadata(), withCallDeadline(spent), () => {})
+    let n = 0
+    while (n < 100_000 && full.write({ part: n })) n++
+    expect(n).toBeLessThan(100)
   }, 2_000)
 
   it('a caller whose deadline was cancelled (it left) gets CANCELLED at once, with the reason', async () => {
