@@ -92,6 +92,12 @@ export interface LlmAttemptMessage {
   serverPort?: number | undefined
   /** The generation parameters the caller set on the request sent. As `serverAddress`. */
   request?: LlmRequestParams | undefined
+  /**
+   * The wire format the attempt spoke (`Dialect.name`: `openai`,
+   * `anthropic`, `gemini`, …), whatever the adapter is called (`provider`
+   * is its name, which a caller may set). As `serverAddress`.
+   */
+  dialect?: string | undefined
 }
 
 /** What a call asked of the model's generation: each field only when the caller set it. */

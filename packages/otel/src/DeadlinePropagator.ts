@@ -225,9 +225,10 @@ function hasHeader(carrier: unknown): boolean {
   } else if (typeof c.get === 'function') {
     // A carrier with get() alone: grpc-js's Metadata (instrumentation-grpc
     // injects into it), whose set() replaced the fresher value already there.
-    // It answers [] for a header it lacks.
+    // It answers [] for a header it lacks; a value is a non-empty string or
+    // list (a Map-like carrier answering '' or 0 for a missing one is no header).
     const value: unknown = (c.get as (name: string) => unknown).call(carrier, DEADLINE_HEADER)
-    if (value != null && !(Array.isArray(value) && value.length === 0)) return true
+    if ((typeof value === 'string' || Array.isArray(value)) && value.length > 0) return true
   }
   const keys: Iterable<unknown> =
     typeof c.keys === 'function'

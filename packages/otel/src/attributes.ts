@@ -240,7 +240,8 @@ export const SPAN_EGRESS_PREFIX = 'deadline.egress '
 export const SPAN_JOB_PREFIX = 'process '
 /**
  * Span of one model attempt, as the GenAI conventions name it: `chat <model>`
- * (CLIENT); a Gemini adapter's is `generate_content <model>`.
+ * (CLIENT); one that spoke Gemini's own API is `generate_content <model>`
+ * (find them all by `gen_ai.operation.name`, not by this prefix).
  */
 export const SPAN_LLM_PREFIX = 'chat '
 

@@ -156,11 +156,14 @@ export function genAiProvider(name: string): string {
 
 /**
  * The GenAI conventions' `gen_ai.operation.name` of a model attempt: `chat`,
- * but `generate_content` for Gemini, the conventions' own example of that
- * value ("if one of them applies, that value MUST be used"), and what
- * Google's instrumentations report. `chat` made a Gemini call a series apart
- * from every other Gemini client's on the same dashboard.
+ * but `generate_content` for Gemini's own API (`:generateContent`), the
+ * conventions' own example of that value ("if one of them applies, that
+ * value MUST be used"), as the google-genai instrumentation reports it
+ * (Vertex AI's still says `chat`). Chosen by the wire format the attempt
+ * spoke (`dialect`), not by the adapter's name, which a caller may set:
+ * Gemini's OpenAI-compatible endpoint is `chat`. An attempt never sent has
+ * no dialect: its adapter's name stands in.
  */
-export function genAiOperation(provider: string): string {
-  return provider === 'gemini' ? 'generate_content' : 'chat'
+export function genAiOperation(m: { dialect?: string | undefined; provider: string }): string {
+  return (m.dialect ?? m.provider) === 'gemini' ? 'generate_content' : 'chat'
 }

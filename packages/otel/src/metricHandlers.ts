@@ -159,7 +159,7 @@ export function metricHandlers(meter: Meter): Handlers {
     // percentiles down. The retries counter still counts its failure.
     if (m.sent === false) return
     const attributes = defined({
-      [ATTR_GEN_AI_OPERATION_NAME]: genAiOperation(m.provider),
+      [ATTR_GEN_AI_OPERATION_NAME]: genAiOperation(m),
       [ATTR_GEN_AI_PROVIDER_NAME]: genAiProvider(m.provider),
       [ATTR_GEN_AI_REQUEST_MODEL]: m.model,
       // Empty when the body named none: no model is better than a blank series.

@@ -145,8 +145,36 @@ export function formatWaterfall(
   // Spans whose parents form a loop (one its own parent, or two each the
   // other's: ids reused across exports) have no root to be reached from: they
   // were left out, under a header that counted them. Each such loop is drawn
-  // from its earliest span.
-  for (const span of [...spans].sort((a, b) => toMs(a.startTime) - toMs(b.startTime))) {
+  // from its earliest span; what hangs under a loop is drawn under it (a
+  // span reached from the loop, never drawn as a root of its own first).
+  const firstId = new Map<string, WaterfallSpan>()
+  for (const span of spans) {
+    const id = span.spanContext().spanId
+    if (!firstId.has(id)) firstId.set(id, span)
+  }
+  const parentOf = (span: WaterfallSpan) => {
+    const id = span.parentSpanContext?.spanId ?? span.parentSpanId
+    return id === undefined ? undefined : firstId.get(id)
+  }
+  const byStart = (a: WaterfallSpan, b: WaterfallSpan) => toMs(a.startTime) - toMs(b.startTime)
+  for (const span of [...spans].sort(byStart)) {
+    if (drawn.has(span)) continue
+    // Up its parents until one repeats: that one is in the loop above it.
+    const seen = new Set<WaterfallSpan>()
+    let at: WaterfallSpan | undefined = span
+    while (at !== undefined && !seen.has(at)) {
+      seen.add(at)
+      at = parentOf(at)
+    }
+    const loop: WaterfallSpan[] = []
+    for (
+      let member = at;
+      member !== undefined && !loop.includes(member);
+      member = parentOf(member)
+    ) {
+      loop.push(member)
+    }
+    visit(loop.length > 0 ? (loop.sort(byStart)[0] as WaterfallSpan) : span, 0)
     if (!drawn.has(span)) visit(span, 0)
   }
   if (options.legend !== false) lines.push('', ...legend(used, columns))

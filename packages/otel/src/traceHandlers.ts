@@ -72,7 +72,6 @@ import {
   EVENT_LLM_ADMISSION,
   EVENT_LLM_COOLDOWN,
   SPAN_EGRESS_PREFIX,
-  SPAN_LLM_PREFIX,
   SPAN_SLICE_PREFIX,
 } from './attributes.js'
 import { parentContext } from './deadlineSpans.js'
@@ -417,10 +416,11 @@ function open(span: Span | undefined): Span | undefined {
 function modelAttemptSpan(tracer: Tracer, m: LlmAttemptMessage): void {
   const failure = modelAttemptErrorType(m)
   const end = performance.timeOrigin + performance.now()
-  const operation = genAiOperation(m.provider)
+  const operation = genAiOperation(m)
   const span = tracer.startSpan(
-    // `chat <model>`, as SPAN_LLM_PREFIX says; Gemini's `generate_content <model>`.
-    operation === 'chat' ? SPAN_LLM_PREFIX + m.model : `${operation} ${m.model}`,
+    // `chat <model>`, as SPAN_LLM_PREFIX says; Gemini's `generate_content
+    // <model>`; the operation alone when no model is named (the conventions).
+    m.model === '' ? operation : `${operation} ${m.model}`,
     {
       kind: SpanKind.CLIENT,
       startTime: Number.isFinite(m.latencyMs) ? end - Math.max(0, m.latencyMs) : end,

@@ -251,4 +251,28 @@ describe('HourglassInstrumentation in NodeSDK', () => {
       'generate_content',
     ])
   })
+
+  it('takes the operation from the wire format spoken, not the adapter’s name; no model, the operation alone', () => {
+    const attempt = (provider: string, dialect: string, model: string) =>
+      publish(llmChannels.attempt, {
+        deadline: undefined,
+        attempt: 1,
+        model,
+        provider,
+        dialect,
+        latencyMs: 10,
+        decision: 'success',
+        costUsd: 0,
+      })
+    inServerSpan(() => {
+      // A Gemini adapter named by its caller, and Gemini's OpenAI-compatible endpoint named `gemini`.
+      attempt('gemini-eu', 'gemini', 'gemini-2.5-flash')
+      attempt('gemini', 'openai', 'gemini-2.5-pro')
+      attempt('local', 'openai', '')
+    })
+    const names = exporter.getFinishedSpans().map((s) => s.name)
+    expect(names).toEqual(
+      expect.arrayContaining(['generate_content gemini-2.5-flash', 'chat gemini-2.5-pro', 'chat']),
+    )
+  })
 })

@@ -208,6 +208,36 @@ describe('formatWaterfall', () => {
     ])
   })
 
+  it('draws a span that hangs under a parent loop once, under the loop, even when it started first', () => {
+    const span = (name: string, id: string, parent: string | undefined, startMs: number) => ({
+      name,
+      spanContext: () => ({ traceId: 't'.repeat(32), spanId: id, traceFlags: 1 }),
+      parentSpanContext:
+        parent === undefined
+          ? undefined
+          : { traceId: 't'.repeat(32), spanId: parent, traceFlags: 1 },
+      startTime: [0, startMs * 1e6],
+      endTime: [0, (startMs + 10) * 1e6],
+      status: { code: 0 },
+      attributes: {},
+      events: [],
+    })
+    const rows = formatWaterfall(
+      [
+        span('root', 'r', undefined, 0),
+        span('loop-a', 'a', 'b', 20),
+        span('loop-b', 'b', 'a', 30),
+        span('child-of-a', 'c', 'a', 5),
+      ] as never,
+      { legend: false },
+    )
+      .trimEnd()
+      .split('\n')
+      .slice(1)
+      .map((l) => l.slice(0, 30).trimEnd())
+    expect(rows).toEqual([' root', ' loop-a', '   child-of-a', '   loop-b'])
+  })
+
   it('says so when there is nothing to draw, and prints through the writer it is given', () => {
     expect(formatWaterfall([])).toBe('(no spans)\n')
     const out: string[] = []

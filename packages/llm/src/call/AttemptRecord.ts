@@ -29,6 +29,7 @@ export function reportAttempt(
     if (sentTo !== undefined && record.sent !== false) {
       Object.assign(message, serverOf(sentTo.adapter))
       message.request = requestParamsOf(sentTo.request)
+      message.dialect = sentTo.adapter.dialect.name
     }
     return message satisfies LlmAttemptMessage
   })
