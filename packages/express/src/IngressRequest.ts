@@ -50,6 +50,9 @@ import { writeInvalid } from './writeInvalid.js'
 // ephemeron table of short-lived keys.
 const INGRESS = Symbol('@hourglass/express.ingress')
 const { on, prependListener, removeListener } = EventEmitter.prototype
+// The deadline's own methods, for our calls: `req.deadline`'s are shadowed
+// (see `handlerEnded`) so a handler that ends it still gets its 504.
+const { cancel: cancelDeadline, dispose: disposeDeadline } = Deadline.prototype
 
 type Tagged = { [INGRESS]?: IngressRequest; parent?: unknown }
 
@@ -103,6 +106,8 @@ export class IngressRequest {
   #timedOutAt: number | undefined
   /** Armed when respond's `end` has not finished when it returns (see `#boundDeferredEnd`); cleared in `#finish`. */
   #endGrace: unknown
+  /** Armed when the handler cancelled or disposed its deadline unanswered (see `handlerEnded`); cleared in `#finish`. */
+  #stillDue: unknown
 
   constructor(
     req: IncomingMessage,
@@ -125,6 +130,10 @@ export class IngressRequest {
     this.#expiredOnArrival = expiredInAfter
     this.plan = options.plan ? this.deadline.plan(options.plan, { reserveMs }) : undefined
     ;(this.deadline as Tagged)[INGRESS] = this
+    // One shared function each, not closures: every request's deadline
+    // gets the same two properties in the same order (one hidden class).
+    ;(this.deadline as { cancel: Deadline['cancel'] }).cancel = handlerCancels
+    ;(this.deadline as { dispose: Deadline['dispose'] }).dispose = handlerDisposes
     ;(req as { deadline?: Deadline }).deadline = this.deadline
   }
 
@@ -136,6 +145,34 @@ export class IngressRequest {
     // tagged and anything is wired up: `start` answers for it.
     if (ingress === undefined) expiredInAfter = true
     else ingress.#expire('handler')
+  }
+
+  /**
+   * The handler cancelled or disposed `req.deadline` itself (to stop its
+   * work), which released the deadline's timer: a handler that then never
+   * answered left its caller waiting for good, no 504. The answer is still
+   * due when the deadline's time runs out; the response ending first
+   * (`#finish`) clears it. Internal: called by `req.deadline`'s own
+   * `cancel` and `dispose` (see `handlerCancels`), not by users.
+   */
+  static readonly handlerEnded = (deadline: Deadline): void => {
+    const ingress = (deadline as Tagged)[INGRESS]
+    if (ingress === undefined || ingress.#stillDue !== undefined) return
+    if (ingress.#answered || ingress.#finished) return
+    const clock = deadline.clock
+    const delay = deadline.expiresAt - clock.now()
+    // Its time already passed and its timer answered (or observed it): done.
+    if (delay <= 0 || !Number.isFinite(delay)) return
+    // Whole ms, capped as core caps its timers (a deadline never answers early).
+    ingress.#stillDue = clock.setTimeout(
+      () => {
+        ingress.#stillDue = undefined
+        ingress.#expire('handler')
+      },
+      Math.min(Math.ceil(delay), 2 ** 31 - 1),
+    )
+    // A real timer must not keep the process alive, as the deadline's own does not.
+    ;(ingress.#stillDue as { unref?: () => void }).unref?.()
   }
 
   /** True once the deadline answered (504 written, or a started response ended). */
@@ -282,7 +319,7 @@ export class IngressRequest {
     const reason = isDeadlineExceeded(this.deadline.reason)
       ? this.deadline.reason
       : new DeadlineExceededError({ budgetMs: this.budgetMs, elapsedMs, slice })
-    this.deadline.cancel(reason)
+    cancelDeadline.call(this.deadline, reason)
     this.#publishExpire('handler', 'app', slice, elapsedMs)
     return true
   }
@@ -328,7 +365,7 @@ export class IngressRequest {
       // Whatever the handler still does must not reach the wire or the socket.
       swallowLateWrites(this.res, reason, (method) => this.#reportLateWrite(method))
       shieldSocket(this.req)
-      this.deadline.cancel(reason)
+      cancelDeadline.call(this.deadline, reason)
     }
     this.#publishExpire(stage, action, slice, elapsedMs)
   }
@@ -494,10 +531,10 @@ export class IngressRequest {
         this.#cut = !errored
         this.#outcome = 'error'
         this.#error = error
-        this.deadline.cancel(error)
+        cancelDeadline.call(this.deadline, error)
       } else {
         this.#outcome = 'client-closed'
-        this.deadline.cancel(new ClientClosedError())
+        cancelDeadline.call(this.deadline, new ClientClosedError())
         expressChannels.clientClosed.publish(() => ({
           deadline: this.deadline,
           req: this.req,
@@ -518,9 +555,13 @@ export class IngressRequest {
       this.deadline.clock.clearTimeout(this.#endGrace)
       this.#endGrace = undefined
     }
+    if (this.#stillDue !== undefined) {
+      this.deadline.clock.clearTimeout(this.#stillDue)
+      this.#stillDue = undefined
+    }
     if (this.#onFinish !== undefined) removeListener.call(this.res, 'finish', this.#onFinish)
     removeListener.call(this.res, 'close', this.#onClose)
-    this.deadline.dispose()
+    disposeDeadline.call(this.deadline)
     if (expressChannels.end.hasSubscribers) {
       expressChannels.end.publish(() => {
         const message: IngressEndMessage = {
@@ -575,4 +616,17 @@ function continueUpload(req: IncomingMessage, res: ServerResponse): void {
     if (flags._sent100 !== true && !res.headersSent) res.writeContinue()
   }
   req.on('newListener', onListener)
+}
+
+/** `req.deadline.cancel()`, as the handler calls it: see `IngressRequest.handlerEnded`. */
+function handlerCancels(this: Deadline, ...reason: [reason?: unknown]): void {
+  // Passed on as given: no argument keeps cancel's own default reason.
+  cancelDeadline.apply(this, reason)
+  IngressRequest.handlerEnded(this)
+}
+
+/** `req.deadline.dispose()` (or `using`), as the handler calls it: see `IngressRequest.handlerEnded`. */
+function handlerDisposes(this: Deadline): void {
+  disposeDeadline.call(this)
+  IngressRequest.handlerEnded(this)
 }
