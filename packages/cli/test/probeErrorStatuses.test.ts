@@ -26,7 +26,7 @@ it.each([[[]], [['--json']]])(
     const lines = run.stderr.trimEnd().split('\n')
     expect(lines).toHaveLength(2)
     expect(lines[1]).toBe(
-      `hourglass probe: ${new URL(server.url).href} answered 503 to every one of the 2 calls measured: the figures would time the error, not the endpoint's work (check the URL, -H headers such as authorization, or the service)`,
+      `hourglass probe: ${new URL(server.url).href} answered 503 to every one of the 2 calls measured: the figures would time the error, not the endpoint's work (check the URL, -H headers such as authorization, or the service; --allow-errors to measure it as it is)`,
     )
   },
 )
@@ -39,4 +39,20 @@ it('a probe where some calls answer 200 still reports, noting the error statuses
   const run = await runMain(['probe', server.url, '--warmup', '0', '--samples', '2'])
   expect(run.code, run.stderr).toBe(0)
   expect(run.stdout).toContain('note: statuses seen: 500, 200')
+})
+
+it('--allow-errors measures an endpoint that answers an error status by design (exit 0, --json on stdout)', async () => {
+  server = await faultServer({ type: 'respond', status: 401, body: 'who are you' })
+  const run = await runMain([
+    'probe',
+    server.url,
+    '--warmup',
+    '0',
+    '--samples',
+    '2',
+    '--json',
+    '--allow-errors',
+  ])
+  expect(run.code, run.stderr).toBe(0)
+  expect(JSON.parse(run.stdout).samples).toHaveLength(2)
 })

@@ -1,28 +1,17 @@
 import { lookup } from 'node:dns/promises'
 import { isIP } from 'node:net'
-import { constants, hostname } from 'node:os'
+import { hostname } from 'node:os'
 import type { Command, Io } from '../Command.js'
 import { intOption, parseCommandArgs } from '../parseCommandArgs.js'
 import { printable } from '../printable.js'
 import { releaseFifoReaders } from '../releaseFifoReaders.js'
-import {
-  endBySignal,
-  heldStartupSignal,
-  releaseStartupSignals,
-  startupStopSignal,
-} from '../startupSignals.js'
+import { heldStartupSignal, releaseStartupSignals, startupStopSignal } from '../startupSignals.js'
 import { UsageError } from '../UsageError.js'
 import { STOPPED, unlessStopped } from '../unlessStopped.js'
 import { unprivilegedPortStart } from '../unprivilegedPortStart.js'
+import { untilSignalled } from '../untilSignalled.js'
 
 const LOG_LEVELS = ['debug', 'info', 'warn', 'error'] as const
-
-/**
- * What stops the gateway with a drain. SIGHUP as SIGTERM: a terminal closed
- * under it, or a process manager's HUP, killed it at once and cut every
- * request in flight; it reads its config once, so a hang-up is no reload.
- */
-const STOP_SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const
 
 /** The exit code of a stop whose drain timed out and cancelled requests in flight. */
 export const EXIT_CUT_OFF = 3
@@ -215,10 +204,12 @@ A flag wins over its environment variable.
       throw error
     }
     // Listen for the signals before saying "listening": whoever reads that line may signal at once.
-    const stop = untilSignalled((signal) =>
+    const stop = untilSignalled((signal, first) =>
       // Through the gateway's logger: its JSON lines on stderr, not a plain line among them.
       running.gateway.log('error', 'shutdown', {
-        message: `hourglass gateway: ${signal} again: exiting without waiting for the drain`,
+        // "again" after another stop signal (a second stop, whichever it is;
+        // test/cli pins it); a hang-up first was no operator's stop.
+        message: `hourglass gateway: ${signal}${first === 'SIGHUP' ? ' after SIGHUP' : ' again'}: exiting without waiting for the drain`,
         forced: true,
         signal,
       }),
@@ -241,46 +232,6 @@ A flag wins over its environment variable.
     // too, so a supervisor or a deploy sees it without reading the log.
     return report.cutOff > 0 ? EXIT_CUT_OFF : 0
   },
-}
-
-/**
- * Resolves `first` on the first SIGINT, SIGTERM or SIGHUP. A second one, during
- * the drain, exits at once (128 + the signal's number, as a shell reports it):
- * the operator who presses Ctrl-C again, or the supervisor that signals
- * twice, does not want to wait out `--drain-timeout-ms`. `forced` writes
- * the shutdown record first (the drain's own line never comes).
- */
-function untilSignalled(forced: (signal: NodeJS.Signals) => void): {
-  first: Promise<NodeJS.Signals>
-  release(): void
-} {
-  let signalled: (signal: NodeJS.Signals) => void = () => {}
-  const first = new Promise<NodeJS.Signals>((resolve) => {
-    signalled = resolve
-  })
-  let firstSignal: NodeJS.Signals | undefined
-  const onSignal = (signal: NodeJS.Signals) => {
-    // Whenever it comes, a hang-up ends the process by the signal once the
-    // drain is over: the terminal may be gone, and Node 20's exit crashed on it.
-    if (signal === 'SIGHUP') endBySignal(signal)
-    if (firstSignal === undefined) {
-      firstSignal = signal
-      return signalled(signal)
-    }
-    // A terminal closed sends its hang-up twice (the kernel to the
-    // foreground group, the shell to its jobs), also after a Ctrl-C: a
-    // SIGHUP is no operator asking to skip the drain.
-    if (signal === 'SIGHUP') return
-    forced(signal)
-    process.exit(128 + constants.signals[signal])
-  }
-  for (const name of STOP_SIGNALS) process.on(name, onSignal)
-  return {
-    first,
-    release() {
-      for (const name of STOP_SIGNALS) process.off(name, onSignal)
-    },
-  }
 }
 
 /**

@@ -22,7 +22,7 @@ export const probeCommand: Command = {
   name: 'probe',
   summary: 'measure an endpoint and suggest its timeouts and slice',
   help: `Usage: hourglass probe <url> [--warmup 3] [--samples 10] [--budget 2000]
-                       [--header 'name: value']... [--json]
+                       [--header 'name: value']... [--json] [--allow-errors]
 
 Makes --warmup calls (not measured), then --samples sequential GETs, each on
 a fresh connection, and prints median / p90 / max per phase (dns, connect,
@@ -34,7 +34,8 @@ Each setting covers the slowest sample; when the budget caps one below it, a
 warning says which share of the samples it would cut. An IP address gets no
 DNS limit.
 A URL that redirects is refused (exit 1): probe the one it redirects to; so
-is one that answers an error status (4xx, 5xx) to every measured call.
+is one that answers an error status (4xx, 5xx) to every measured call,
+unless --allow-errors says that status is what the endpoint answers.
 A call that takes ${CALL_TIMEOUT_BUDGETS} × --budget is abandoned and ends the probe (exit 1).
 
 Options:
@@ -44,6 +45,8 @@ Options:
   -H, --header <h>      'name: value' sent on every call; repeatable (not Host
                         or Content-Length: fetch sets those from the URL)
   --json                print samples, stats and settings as one JSON object
+  --allow-errors        measure even when every call answers 4xx/5xx (an
+                        endpoint that answers 401 or 404 by design)
   -h, --help            this help
 `,
   async run(args, io) {
@@ -59,6 +62,7 @@ Options:
         budget: { type: 'string' },
         header: { type: 'string', short: 'H', multiple: true },
         json: { type: 'boolean' },
+        'allow-errors': { type: 'boolean' },
         help: { type: 'boolean', short: 'h' },
       },
     })
@@ -150,10 +154,12 @@ Options:
     // work, and settings sized from it would cut the real calls. A failure,
     // said as one, with nothing to paste; some errors among successes are
     // the endpoint as it is, measured (the report notes their statuses).
+    // `--allow-errors`: the error is the endpoint's answer (a health check
+    // that answers 401 to strangers, a 404 by design), and it is measured.
     const statuses = [...new Set(measured.samples.map((s) => s.status))]
-    if (statuses.every((status) => status >= 400)) {
+    if (values['allow-errors'] !== true && statuses.every((status) => status >= 400)) {
       io.stderr(
-        `hourglass probe: ${shown} answered ${statuses.join(' or ')} to every one of the ${measured.samples.length} calls measured: the figures would time the error, not the endpoint's work (check the URL, -H headers such as authorization, or the service)\n`,
+        `hourglass probe: ${shown} answered ${statuses.join(' or ')} to every one of the ${measured.samples.length} calls measured: the figures would time the error, not the endpoint's work (check the URL, -H headers such as authorization, or the service; --allow-errors to measure it as it is)\n`,
       )
       return 1
     }
