@@ -2,11 +2,28 @@ import { type ChildProcess, fork } from 'node:child_process'
 import { once } from 'node:events'
 import { fileURLToPath } from 'node:url'
 
+export interface SlowServerReport {
+  /** When each job's request arrived (`monotonicMs()`). */
+  arrived: Record<string, number>
+  /** When each job's connection closed (`monotonicMs()`). */
+  closed: Record<string, number>
+  /** When the server's own event loop did not run for over 20 ms (`monotonicMs()`), and for how long. */
+  stalls: { from: number; ms: number }[]
+}
+
 export interface SlowServer {
   url: string
-  /** When each job's request arrived and its connection closed (performance.timeOrigin + now()). */
-  report(): Promise<{ arrived: Record<string, number>; closed: Record<string, number> }>
+  report(): Promise<SlowServerReport>
   stop(): Promise<void>
+}
+
+/**
+ * CLOCK_MONOTONIC in ms, the clock the slow server's times are on: one clock
+ * for every process on this host (performance.now() is too, but from each
+ * process's own start; performance.timeOrigin is a wall-clock reading).
+ */
+export function monotonicMs(): number {
+  return Number(process.hrtime.bigint()) / 1e6
 }
 
 /** Start support/slowServer.mjs in a child process (a server that never answers). */
@@ -20,7 +37,7 @@ export async function startSlowServer(): Promise<SlowServer> {
     async report() {
       child.send('report')
       const [message] = await once(child, 'message')
-      return message as { arrived: Record<string, number>; closed: Record<string, number> }
+      return message as SlowServerReport
     },
     async stop() {
       if (child.exitCode !== null) return
