@@ -18,6 +18,7 @@ import {
   type BullmqJobMessage,
   bullmqChannels,
 } from './channels.js'
+import { guardDelay, isDelayRefusal } from './guardDelay.js'
 import { JobDeadlineExceededError } from './JobDeadlineExceededError.js'
 import { isDeferral, nextAttempt } from './nextAttempt.js'
 import { readRedisTime, scriptClientOf, toLocalMs } from './redisTime.js'
@@ -239,6 +240,10 @@ export function withDeadline<
     // or `no_time_to_retry`, nor nothing because the run happened to succeed.
     let enforced: BullmqEnforcedOutcome | undefined = tooLate ? 'expired' : undefined
     let thrown: unknown
+    // An enforced deadline only: dark mode changes no outcome.
+    const unguard = deadline.observe
+      ? undefined
+      : guardDelay(job, deadline, { budgetMs, budgetRecorded, minBudgetMs })
     try {
       const result = await runOutsideContext(() =>
         runWithDeadline(deadline, () =>
@@ -261,6 +266,7 @@ export function withDeadline<
       enforced ??= decided.enforced
       throw decided.error
     } finally {
+      unguard?.()
       const ended = deadline.done || deadline.expired
       deadline.dispose()
       bullmqChannels.end.publish(() => ({
@@ -315,6 +321,12 @@ async function decide(
   if (ranOut && !deadline.observe) {
     counts.stopped++
     return { outcome: 'deadline_exceeded', error: fail('running') }
+  }
+  // The processor asked to park the job past its deadline (guardDelay): the
+  // job is still active, so this failure is final, as a retry that would not fit.
+  if (isDelayRefusal(error)) {
+    counts.retriesDropped++
+    return { outcome: 'no_time_to_retry', error }
   }
   // Observe mode: what enforcement would have made of it, when that differs.
   const observed = ranOut ? { enforced: 'deadline_exceeded' as const } : {}

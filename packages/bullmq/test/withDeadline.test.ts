@@ -8,7 +8,7 @@ import {
   ManualClock,
 } from '@hourglass/core'
 import { createFetch } from '@hourglass/fetch'
-import type { Job, JobsOptions } from 'bullmq'
+import { DelayedError, type Job, type JobsOptions } from 'bullmq'
 import { afterEach, describe, expect, it } from 'vitest'
 import {
   addWithDeadline,
@@ -251,6 +251,49 @@ describe.skipIf(!available)('withDeadline: a worker enforces the deadline a job 
     expect((failure as Error).cause).toEqual(new Error('upstream 503'))
     expect(ends.map((e) => e.outcome)).toEqual(['no_time_to_retry'])
     expect(processor.counts).toEqual({ expired: 0, stopped: 0, retriesDropped: 1 })
+  })
+
+  it('a processor that moves its job to delayed past the deadline (job.moveToDelayed) is failed at once with deadline_exceeded, not parked to fail when the delay ends', async () => {
+    const { queue, events, name } = await redis.queue()
+    const ends = collect(bullmqChannels.end)
+    const processor = withDeadline(async (job: Job, token?: string) => {
+      await job.moveToDelayed(Date.now() + 60_000, token)
+      throw new DelayedError()
+    })
+    redis.worker(name, processor)
+    const job = await addWithDeadline(queue, 'poll', {}, { deadline: Deadline.after(5_000) })
+    // Either BullMQ fails it now, or it sits a minute in delayed.
+    const first = await Promise.race([
+      once(events, 'failed').then(() => 'failed'),
+      once(events, 'delayed').then(() => 'delayed'),
+    ])
+    expect(first).toBe('failed')
+    const stored = await queue.getJob(job.id!)
+    const reason = stored?.failedReason ?? ''
+    expect(reason).toMatch(
+      /^deadline_exceeded: job \d+ .* failed with \d+ ms left \(added with \d+ ms left\) and its next attempt, after \d+ ms, would not fit; not retried: moveToDelayed\(\d+\) would resume the job after its deadline; it was not moved$/,
+    )
+    // The delay asked for, measured as BullMQ measures it (from now, on the wall clock).
+    const delayMs = Number(/after (\d+) ms/.exec(reason)?.[1])
+    expect(delayMs).toBeGreaterThan(50_000)
+    expect(delayMs).toBeLessThanOrEqual(60_000)
+    expect(ends.map((e) => e.outcome)).toEqual(['no_time_to_retry'])
+    expect(processor.counts).toEqual({ expired: 0, stopped: 0, retriesDropped: 1 })
+  })
+
+  it("a moveToDelayed that leaves time is BullMQ's as before: the job is delayed, then runs again", async () => {
+    const { queue, events, name } = await redis.queue()
+    let calls = 0
+    const processor = withDeadline(async (job: Job, token?: string) => {
+      if (++calls > 1) return 'again'
+      await job.moveToDelayed(Date.now() + 50, token)
+      throw new DelayedError()
+    })
+    redis.worker(name, processor)
+    const job = await addWithDeadline(queue, 'poll', {}, { deadline: Deadline.after(20_000) })
+    const result = await finished(job, events, queue)
+    expect(result).toMatchObject({ ok: true, value: 'again', state: 'completed' })
+    expect(processor.counts).toEqual({ expired: 0, stopped: 0, retriesDropped: 0 })
   })
 
   it('observe mode: a retry enforcement would drop is kept, and the end message says what enforcement would have done', async () => {
