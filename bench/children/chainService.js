@@ -21,9 +21,11 @@ const idOf = (req) => ({ 'x-bench-id': String(req.headers['x-bench-id']) })
 
 // The hop's own view, to split the caller's lateness into parts: how long a
 // request took to reach the hop (the caller stamps `x-bench-sent-at` on the
-// shared wall-clock scale, performance.timeOrigin + now), and when the hop
-// finished writing its answer relative to arrival + budget.
-const now = () => performance.timeOrigin + performance.now()
+// host's monotonic clock, one for every process: not performance.timeOrigin
+// + now(), whose origin is a wall-clock reading per process, shifted by any
+// clock step between the two starts), and when the hop finished writing its
+// answer relative to arrival + budget.
+const now = () => Number(process.hrtime.bigint()) / 1e6
 const seen = new Map()
 function observe(req, res, next) {
   const arrivedAt = now()

@@ -42,7 +42,7 @@ export async function run({ quick, log }) {
           mode === 'deadline' ? CLIENT_CAP_MS : budgetMs,
         )
         const headers = {
-          'x-bench-sent-at': String(performance.timeOrigin + performance.now()),
+          'x-bench-sent-at': String(Number(process.hrtime.bigint()) / 1e6),
           'x-bench-id': id,
           'x-deadline-remaining-ms': String(mode === 'deadline' ? budgetMs : 10_000),
         }
@@ -204,7 +204,7 @@ export async function run({ quick, log }) {
           'Lateness is measured by the caller, in the bench process: from when it sent the request plus its budget, to when the whole answer was read. ' +
             'It includes the time a request waits before the hop reads its header (the relative budget starts there) and ' +
             "the event loops' lag with 200 requests in flight on 2 shared cores: the floor row shows that share. " +
-            "The hop's-view rows split it: the caller stamps the send time (performance.timeOrigin + now, one machine), " +
+            "The hop's-view rows split it: the caller stamps the send time (the host's monotonic clock, `process.hrtime`, one for every process), " +
             'the hop records when it read the request and when its answer finished writing.',
         ],
       },
