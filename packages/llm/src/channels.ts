@@ -50,6 +50,13 @@ export interface LlmAttemptMessage {
    */
   inputTokens?: number | undefined
   outputTokens?: number | undefined
+  /**
+   * Of `inputTokens`, those read from and written to the provider's prompt
+   * cache (`Usage.cachedInputTokens`, `Usage.cacheCreationInputTokens`), when
+   * it reported them.
+   */
+  cachedInputTokens?: number | undefined
+  cacheCreationInputTokens?: number | undefined
   /** When an answer came (a success, or an answer that ended in an error): the model that answered, as the provider named it. */
   responseModel?: string | undefined
   /**

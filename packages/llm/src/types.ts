@@ -123,6 +123,12 @@ export interface Usage {
    */
   cachedInputTokens?: number | undefined
   /**
+   * Of `inputTokens`, those written to the provider's prompt cache
+   * (Anthropic's `cache_creation_input_tokens`, billed above the input
+   * price), when it reported them.
+   */
+  cacheCreationInputTokens?: number | undefined
+  /**
    * Of `outputTokens`, those spent reasoning (OpenAI's
    * `completion_tokens_details.reasoning_tokens`, Gemini's
    * `thoughtsTokenCount`), when the provider reported them.
@@ -155,6 +161,12 @@ export interface ChatResponse {
    */
   refusal?: string | undefined
   finishReason: FinishReason
+  /**
+   * The provider's own finish reason, as sent, when `finishReason` is
+   * `error` (Gemini's `OTHER`, `MALFORMED_FUNCTION_CALL`; DeepSeek's
+   * `insufficient_system_resource`): which of them it was.
+   */
+  providerFinishReason?: string | undefined
   /**
    * The tokens the provider reported. When it reported none (an
    * OpenAI-compatible server or proxy that leaves `usage` out, a stream whose
@@ -238,6 +250,8 @@ export type StreamEvent =
   | {
       type: 'finish'
       finishReason: FinishReason
+      /** `ChatResponse.providerFinishReason`, when `finishReason` is `error`. */
+      providerFinishReason?: string | undefined
       usage?: Usage | undefined
       id?: string | undefined
       /** `ChatResponse.systemFingerprint`, when the stream said. */

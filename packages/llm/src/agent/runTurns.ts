@@ -1,4 +1,5 @@
-import { currentDeadline, type Deadline, errorCode, optionError, untilEnded } from '@hourglass/core'
+import { type Deadline, errorCode, optionError, untilEnded } from '@hourglass/core'
+import { callDeadline } from '../call/callDeadline.js'
 import { describeError } from '../errors/describeError.js'
 import { MaxTurnsExceededError } from '../errors/MaxTurnsExceededError.js'
 import { isSideEffectStoreError } from '../errors/SideEffectStoreError.js'
@@ -60,7 +61,8 @@ export interface RunTurnsOptions {
    * Bounds the run: no model call starts once it has ended, and a tool or a
    * model call still running when it ends is no longer waited for — the run
    * rejects with its reason (`call` is also bounded by its own, usually the
-   * same `currentDeadline()`). Default: `currentDeadline()`.
+   * same `currentDeadline()`). Default: `currentDeadline()`; `false` = none,
+   * not even the ambient one (as in core).
    */
   deadline?: Deadline | undefined
   /** Ends the run as `deadline` does, with the signal's reason. */
@@ -105,7 +107,7 @@ export async function runTurns(options: RunTurnsOptions): Promise<TurnsResult> {
   }
   const maxTurns = Math.max(1, Math.floor(options.maxTurns ?? 10))
   const messages = [...options.messages]
-  const run = new RunBounds(options.deadline ?? currentDeadline(), options.signal)
+  const run = new RunBounds(callDeadline(options.deadline), options.signal)
   try {
     return await turns(options, run, maxTurns, messages)
   } finally {

@@ -1,4 +1,5 @@
-import { currentDeadline, type Deadline, untilEnded } from '@hourglass/core'
+import { type Deadline, untilEnded } from '@hourglass/core'
+import { callDeadline } from '../call/callDeadline.js'
 import { SideEffectStoreError } from '../errors/SideEffectStoreError.js'
 import { notNaN } from '../retry/checkNumber.js'
 import { MemorySideEffectStore } from './MemorySideEffectStore.js'
@@ -17,7 +18,7 @@ export interface SideEffectOptions {
    * Bounds how long this caller waits for the run (its own, or the one in
    * progress it joins): when it ends first, the promise rejects with its
    * reason while the run goes on, and is remembered when it completes.
-   * Default: `currentDeadline()`.
+   * Default: `currentDeadline()`; `false` = none, not even the ambient one (as in core).
    */
   deadline?: Deadline | undefined
   /** Ends this caller's wait as `deadline` does, with the signal's reason. */
@@ -84,7 +85,7 @@ export function sideEffect<T>(
     running = new Map()
     inFlight.set(store, running)
   }
-  const until = { deadline: options.deadline ?? currentDeadline(), signal: options.signal }
+  const until = { deadline: callDeadline(options.deadline), signal: options.signal }
   // A caller already out of time starts nothing: the side effect would
   // happen for a caller that cannot wait for it.
   if (until.signal?.aborted) return Promise.reject(until.signal.reason)
@@ -99,7 +100,8 @@ export function sideEffect<T>(
     // `running`: a caller joining it that still has time starts its own.
     return untilEnded(shared as Promise<T>, until).catch((error: unknown) => {
       if (!(error instanceof NotStarted)) throw error
-      return sideEffect(key, fn, { ...options, deadline: until.deadline })
+      // `false` (none) stays none rather than becoming the ambient deadline.
+      return sideEffect(key, fn, { ...options, deadline: until.deadline ?? options.deadline })
     })
   }
 

@@ -76,7 +76,7 @@ export interface CallModelOptions {
   /** The primary model first, then the fallbacks, in order. At least one. */
   models: readonly ModelAdapter[]
   request: ChatRequest
-  /** Bounds the whole call, waits included. Default `currentDeadline()`; none = no time limit. */
+  /** Bounds the whole call, waits included. Default `currentDeadline()`; none = no time limit; `false` = none, not even the ambient one (as in core). */
   deadline?: Deadline | undefined
   /** Aborts the call; the attempt in flight is cancelled. */
   signal?: AbortSignal | undefined

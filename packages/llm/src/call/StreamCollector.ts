@@ -31,6 +31,7 @@ export class StreamCollector {
     { block: ContentBlock & { type: 'tool_call' }; raw: string }
   >()
   #finishReason: FinishReason = 'unknown'
+  #providerFinishReason: string | undefined
   #usage: Usage = { inputTokens: 0, outputTokens: 0 }
   #usageReported = false
   // Characters of output received: text, thinking, tool names and argument text.
@@ -121,6 +122,7 @@ export class StreamCollector {
       }
       case 'finish':
         this.#finishReason = event.finishReason
+        this.#providerFinishReason = event.providerFinishReason
         if (event.usage !== undefined) {
           this.#usage = event.usage
           this.#usageReported = true
@@ -193,6 +195,8 @@ export class StreamCollector {
     const refusal = refusalOf(content)
     if (refusal !== undefined) response.refusal = refusal
     if (providerRequestId !== undefined) response.providerRequestId = providerRequestId
+    if (this.#providerFinishReason !== undefined)
+      response.providerFinishReason = this.#providerFinishReason
     if (this.#systemFingerprint !== undefined) response.systemFingerprint = this.#systemFingerprint
     if (this.#serviceTier !== undefined) response.serviceTier = this.#serviceTier
     if (this.#annotations !== undefined) response.annotations = this.#annotations

@@ -56,7 +56,8 @@ export function checkCallOptions(options: CallModelOptions): void {
   // AbortController for `signal`, failed as "deadline?.throwIfExpired is not
   // a function" — thrown out of `callModel` itself for a stream's signal.
   const { deadline, signal, onAttempt } = options
-  if (deadline != null && !isDeadline(deadline)) {
+  // `false` is none, as in core (see callDeadline).
+  if (deadline != null && (deadline as unknown) !== false && !isDeadline(deadline)) {
     throw new TypeError(
       `callModel: deadline must be a Deadline (Deadline.after(ms)), got ${describeValue(deadline)}`,
     )

@@ -109,21 +109,30 @@ function join(parts: ChatResponse[], discarded?: ChatResponse | undefined): Chat
   return joined
 }
 
+/** The optional counts of `Usage`: each summed over the parts that reported it. */
+const OPTIONAL_COUNTS = [
+  'cachedInputTokens',
+  'cacheCreationInputTokens',
+  'reasoningTokens',
+  'acceptedPredictionTokens',
+  'rejectedPredictionTokens',
+] as const satisfies readonly (keyof Usage)[]
+
 /**
  * Every generation's usage added up. The optional counts (cached input,
- * reasoning) are summed over the parts that reported them, and present
- * when any did: dropping them under-reported what the cache saved and what
- * reasoning cost for every recovered answer.
+ * cache writes, reasoning, Predicted Outputs) are summed over the parts that
+ * reported them, and present when any did: dropping them under-reported what
+ * the cache saved and what reasoning cost for every recovered answer.
  */
 function sumUsage(usages: readonly Usage[]): Usage {
   const sum: Usage = { inputTokens: 0, outputTokens: 0 }
   for (const usage of usages) {
     sum.inputTokens += usage.inputTokens
     sum.outputTokens += usage.outputTokens
-    if (usage.cachedInputTokens !== undefined)
-      sum.cachedInputTokens = (sum.cachedInputTokens ?? 0) + usage.cachedInputTokens
-    if (usage.reasoningTokens !== undefined)
-      sum.reasoningTokens = (sum.reasoningTokens ?? 0) + usage.reasoningTokens
+    for (const field of OPTIONAL_COUNTS) {
+      const count = usage[field]
+      if (count !== undefined) sum[field] = (sum[field] ?? 0) + count
+    }
   }
   return sum
 }

@@ -21,7 +21,11 @@ import { isInvalidChatRequest } from '../errors/InvalidChatRequestError.js'
 import { limitKindOf } from '../errors/limitKindOf.js'
 import type { ModelFailure } from '../errors/ModelFailure.js'
 import { isProviderError, ProviderError } from '../errors/ProviderError.js'
-import { isStreamInterrupted } from '../errors/StreamInterruptedError.js'
+import {
+  describeReceived,
+  isStreamInterrupted,
+  type StreamInterruptedError,
+} from '../errors/StreamInterruptedError.js'
 import { clampAttempts, decideRetry, type RetryDecisionInput } from '../retry/decideRetry.js'
 import { retryDelay } from '../retry/retryDelay.js'
 import type { ChatRequest, ChatResponse, Usage } from '../types.js'
@@ -266,7 +270,11 @@ export async function runModel(
         decision: 'fail',
         errorClass: className(thrown),
         errorKind,
-        reason: 'the call was ended',
+        // A stream broken after its first token was not ended by the caller:
+        // "the call was ended" read as a deadline or an abort in the logs.
+        reason: isStreamInterrupted(thrown)
+          ? interruptedReason(thrown, errorKind, received?.status)
+          : 'the call was ended',
         why: endedWhy(thrown, errorKind),
       }
       // A stream broken after its 2xx headers had an HTTP answer: its status.
@@ -331,7 +339,10 @@ export async function runModel(
       received?.collector.sawToken !== true
     ) {
       endedAnswer = answerFields(result.response, received)
-      result = { ok: false, error: answerEndedInError(adapter, result.status) }
+      result = {
+        ok: false,
+        error: answerEndedInError(adapter, result.status, result.response.providerFinishReason),
+      }
     }
     if (result.ok) {
       const { response } = result
@@ -531,6 +542,7 @@ function answerFields(
   if (usage !== undefined) {
     fields.inputTokens = usage.inputTokens
     fields.outputTokens = usage.outputTokens
+    cacheCounts(fields, usage)
   }
   // Left out when empty: a stream that named no id (or a body with none) has ''.
   if (response.id !== '') fields.responseId = response.id
@@ -540,8 +552,27 @@ function answerFields(
   return fields
 }
 
+/** A stream broken after its first token, in the words of the other reasons: what broke it, and what had come. */
+function interruptedReason(
+  thrown: StreamInterruptedError,
+  errorKind: string | undefined,
+  status: number | undefined,
+): string {
+  const code = isProviderError(thrown.cause) ? thrown.cause.providerCode : undefined
+  const http = status === undefined ? '' : `HTTP ${status}`
+  const said = [http, code].filter((part) => part !== undefined && part !== '').join(', ')
+  return `${errorKind ?? 'error'}${said === '' ? '' : ` (${said})`}: the stream broke after the first token (${describeReceived(thrown)}); not restarted`
+}
+
 /** A whole answer (or a stream with no token) that ended in an error: a retryable server error. */
-function answerEndedInError(adapter: ModelAdapter, status: number): ProviderError {
+function answerEndedInError(
+  adapter: ModelAdapter,
+  status: number,
+  providerFinishReason: string | undefined,
+): ProviderError {
+  // The provider's own reason (Gemini's OTHER, MALFORMED_FUNCTION_CALL) as
+  // the code, so the attempt's reason and the error name which it was.
+  const said = providerFinishReason === undefined ? '`error`' : providerFinishReason
   return new ProviderError({
     provider: adapter.name,
     model: adapter.model,
@@ -549,8 +580,10 @@ function answerEndedInError(adapter: ModelAdapter, status: number): ProviderErro
       kind: 'server_error',
       retryable: true,
       status,
-      message:
-        'the answer ended in an error (finish reason `error`: cut short by the provider, or a malformed tool call); not a complete answer',
+      ...(providerFinishReason === undefined
+        ? {}
+        : { providerCode: `finishReason:${providerFinishReason}` }),
+      message: `the answer ended in an error (finish reason ${said}: cut short by the provider, or a malformed tool call); not a complete answer`,
     },
   })
 }
@@ -615,7 +648,15 @@ function billedCounts(
   const counts: Partial<AttemptRecord> = { inputTokens: billed.usage.inputTokens }
   if (received?.collector.reportedUsage !== undefined)
     counts.outputTokens = billed.usage.outputTokens
+  cacheCounts(counts, billed.usage)
   return counts
+}
+
+/** The prompt-cache counts of `usage` onto a record, those the provider reported. */
+function cacheCounts(fields: Partial<AttemptRecord>, usage: Usage): void {
+  if (usage.cachedInputTokens !== undefined) fields.cachedInputTokens = usage.cachedInputTokens
+  if (usage.cacheCreationInputTokens !== undefined)
+    fields.cacheCreationInputTokens = usage.cacheCreationInputTokens
 }
 
 /**

@@ -62,7 +62,8 @@ export function withUsageDetails(usage: Usage, cached: unknown, reasoning: unkno
   return usage
 }
 
-function isCount(value: unknown): value is number {
+/** A finite number ≥ 0: a count the provider reported. */
+export function isCount(value: unknown): value is number {
   return typeof value === 'number' && Number.isFinite(value) && value >= 0
 }
 

@@ -27,7 +27,7 @@ export class StreamInterruptedError extends HourglassError {
   constructor(details: StreamInterruptedDetails) {
     super(
       StreamInterruptedError.code,
-      `stream from ${details.provider}/${details.model} broke after the first token (${received(details)}); not restarted`,
+      `stream from ${details.provider}/${details.model} broke after the first token (${describeReceived(details)}); not restarted`,
       details.cause === undefined ? undefined : { cause: details.cause },
     )
     this.model = details.model
@@ -41,7 +41,10 @@ export class StreamInterruptedError extends HourglassError {
  * What arrived, for the message. Reasoning and tool calls count as the first
  * token too: a stream cut during thinking said "0 characters received".
  */
-function received({ partialText, partialContent }: StreamInterruptedDetails): string {
+export function describeReceived({
+  partialText,
+  partialContent,
+}: Pick<StreamInterruptedDetails, 'partialText' | 'partialContent'>): string {
   let thinking = 0
   let toolCalls = 0
   for (const block of partialContent) {

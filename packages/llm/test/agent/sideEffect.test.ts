@@ -1,4 +1,4 @@
-import { Deadline, ManualClock } from '@hourglass/core'
+import { Deadline, ManualClock, runWithDeadline } from '@hourglass/core'
 import { describe, expect, it } from 'vitest'
 import { canonicalJson, idempotencyKey } from '../../src/agent/idempotencyKey.js'
 import { MemorySideEffectStore } from '../../src/agent/MemorySideEffectStore.js'
@@ -315,5 +315,12 @@ describe('idempotencyKey', () => {
     loop['self'] = loop
     expect(() => canonicalJson(loop)).toThrow(/circular/)
     expect(canonicalJson({ s: [1, 1] })).toBe('{"s":[1,1]}')
+  })
+  it('deadline: false is none, as in core: the ambient deadline, spent, does not refuse the run', async () => {
+    const store = new MemorySideEffectStore()
+    const result = await runWithDeadline(Deadline.after(0), () =>
+      sideEffect('none', async () => 'done', { store, deadline: false as unknown as Deadline }),
+    )
+    expect(result).toBe('done')
   })
 })

@@ -118,6 +118,28 @@ describe('why a model was not tried again', () => {
     ])
   })
 
+  it('after-first-byte: a stream broken mid-way by an error frame says so and names the error, not "the call was ended"', async () => {
+    const { fake, adapter } = await model()
+    fake.enqueue(
+      reply.text('one two three', {
+        streamError: { afterTokens: 2, body: { error: { message: 'boom', type: 'server_error' } } },
+      }),
+    )
+    const records: AttemptRecord[] = []
+    const stream = callModel({
+      models: [adapter],
+      request: { ...request, stream: true },
+      onAttempt: (r) => records.push(r),
+      limits: { admission: false },
+    })
+    await expect(stream.result).rejects.toThrow('broke after the first token')
+    expect(records).toHaveLength(1)
+    expect(records[0]).toMatchObject({ decision: 'fail', why: 'after-first-byte' })
+    expect(records[0]?.reason).toBe(
+      'server_error (HTTP 200, server_error): the stream broke after the first token (7 characters received); not restarted',
+    )
+  })
+
   it("marks its HTTP attempts as a model attempt's (MODEL_SEND), for a tracer to count once", async () => {
     const { adapter } = await model()
     const seen: Array<true | undefined> = []

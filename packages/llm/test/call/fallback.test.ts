@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest'
 import { anthropic } from '../../src/adapters/anthropic.js'
 import { gemini } from '../../src/adapters/gemini.js'
 import { openAICompatible } from '../../src/adapters/openAICompatible.js'
+import type { AttemptRecord } from '../../src/call/AttemptRecord.js'
 import { callModel } from '../../src/call/callModel.js'
 import { isProviderError } from '../../src/errors/ProviderError.js'
 import { isRequestRejected } from '../../src/errors/RequestRejectedError.js'
@@ -234,8 +235,11 @@ describe('fallback', () => {
       ),
     ]
     const decisions: string[] = []
-    const onAttempt = (r: { provider: string; decision: string; errorKind?: string | undefined }) =>
+    const reasons: string[] = []
+    const onAttempt = (r: AttemptRecord) => {
       decisions.push(`${r.provider} ${r.decision} ${r.errorKind ?? ''}`.trim())
+      if (r.provider === 'gemini') reasons.push(r.reason ?? '')
+    }
     const request = { messages: [{ role: 'user' as const, content: 'q' }], maxTokens: 64 }
     const whole = await callModel({ models, request, retry: { maxAttempts: 1 }, onAttempt })
     expect(whole.text, 'the whole answer').toBe('from the fallback')
@@ -257,6 +261,9 @@ describe('fallback', () => {
       'gemini fallback server_error',
       'openai success',
     ])
+    // The reason names the provider's own finish reason, not only `error`.
+    for (const reason of reasons) expect(reason).toContain('MALFORMED_FUNCTION_CALL')
+    expect(reasons).toHaveLength(2)
   })
 
   // Both came back as `unknown`, which a gateway's client read as `stop`: a

@@ -570,4 +570,62 @@ describe('what an answer said of itself, on its record', () => {
       ['network', 'fail', false],
     ])
   })
+  it('prompt-cache counts ride on the record and the message: Anthropic reads and writes, OpenAI cached_tokens', async () => {
+    const claude = await fakes.start({ dialect: 'anthropic' })
+    claude.enqueue(
+      reply.error(200, {
+        id: 'msg_c',
+        type: 'message',
+        role: 'assistant',
+        model: 'claude-sonnet-4-5',
+        content: [{ type: 'text', text: 'ok' }],
+        stop_reason: 'end_turn',
+        usage: {
+          input_tokens: 10,
+          cache_creation_input_tokens: 200,
+          cache_read_input_tokens: 3000,
+          output_tokens: 4,
+        },
+      }),
+    )
+    const gpt = await fakes.start({ dialect: 'openai' })
+    gpt.enqueue(
+      reply.error(200, {
+        id: 'c1',
+        object: 'chat.completion',
+        model: 'gpt-4o-mini',
+        choices: [
+          { index: 0, message: { role: 'assistant', content: 'ok' }, finish_reason: 'stop' },
+        ],
+        usage: {
+          prompt_tokens: 2000,
+          completion_tokens: 4,
+          total_tokens: 2004,
+          prompt_tokens_details: { cached_tokens: 1920 },
+        },
+      }),
+    )
+    const records: AttemptRecord[] = []
+    for (const model of [
+      fakes.adapterFor('anthropic', claude.baseURL, 'claude-sonnet-4-5'),
+      fakes.adapterFor('openai', gpt.baseURL, 'gpt-4o-mini'),
+    ]) {
+      await callModel({
+        models: [model],
+        request: { messages: [user('hi')], maxTokens: 8 },
+        onAttempt: (r) => records.push(r),
+        retry: { budgets: false },
+        limits: { admission: false },
+      })
+    }
+    expect(records[0]).toMatchObject({
+      inputTokens: 3210,
+      cachedInputTokens: 3000,
+      cacheCreationInputTokens: 200,
+    })
+    expect(records[1]).toMatchObject({ inputTokens: 2000, cachedInputTokens: 1920 })
+    expect(records[1]).not.toHaveProperty('cacheCreationInputTokens')
+    expect(published[0]).toMatchObject({ cachedInputTokens: 3000, cacheCreationInputTokens: 200 })
+    expect(published[1]).toMatchObject({ cachedInputTokens: 1920 })
+  })
 })

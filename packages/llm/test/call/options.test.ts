@@ -1,4 +1,4 @@
-import { Deadline } from '@hourglass/core'
+import { Deadline, runWithDeadline } from '@hourglass/core'
 import { openAIErrors, reply } from '@hourglass/testkit'
 import { describe, expect, it } from 'vitest'
 import type { ModelAdapter } from '../../src/adapters/ModelAdapter.js'
@@ -231,5 +231,21 @@ describe('callModel refuses options it cannot honour, at the call, naming the op
     })
     expect(response.text).toBe('Hello from the fake provider.')
     expect(fake.requests).toHaveLength(1)
+  })
+  it('deadline: false is none, as in core (`{ deadline: useIt && req.deadline }`): not even the ambient one', async () => {
+    const { fake, adapter } = await model()
+    const spent = Deadline.after(0)
+    const call = (stream: boolean) =>
+      runWithDeadline(spent, () =>
+        outcome({
+          models: [adapter],
+          request: { ...request, stream },
+          deadline: false as unknown as Deadline,
+          limits: { admission: false },
+        }),
+      )
+    expect(await call(false)).toMatchObject({ text: 'Hello from the fake provider.' })
+    expect(await call(true)).toMatchObject({ text: 'Hello from the fake provider.' })
+    expect(fake.requests).toHaveLength(2)
   })
 })

@@ -58,6 +58,35 @@ describe('max_tokens recovery: the joined answer', () => {
     })
   })
 
+  it('sums the prompt-cache writes and the Predicted Outputs counts too (every optional count of Usage)', async () => {
+    const joined = await recover(
+      part([{ type: 'text', text: 'a' }], {
+        inputTokens: 100,
+        outputTokens: 10,
+        cacheCreationInputTokens: 90,
+        acceptedPredictionTokens: 5,
+        rejectedPredictionTokens: 1,
+      }),
+      part(
+        [{ type: 'text', text: 'b' }],
+        {
+          inputTokens: 100,
+          outputTokens: 6,
+          acceptedPredictionTokens: 2,
+          rejectedPredictionTokens: 3,
+        },
+        'stop',
+      ),
+    )
+    expect(joined.usage).toEqual({
+      inputTokens: 200,
+      outputTokens: 16,
+      cacheCreationInputTokens: 90,
+      acceptedPredictionTokens: 7,
+      rejectedPredictionTokens: 4,
+    })
+  })
+
   it('counts the optional tokens of the parts that reported them, and adds none when no part did', async () => {
     const some = await recover(
       part([{ type: 'text', text: 'a' }], { inputTokens: 1, outputTokens: 1 }),

@@ -159,7 +159,12 @@ describe('Anthropic Messages translation', () => {
       ],
       text: '我来查一下。',
       finishReason: 'tool_calls',
-      usage: { inputTokens: 125, outputTokens: 42, cachedInputTokens: 5 },
+      usage: {
+        inputTokens: 125,
+        outputTokens: 42,
+        cachedInputTokens: 5,
+        cacheCreationInputTokens: 20,
+      },
       providerRequestId: 'req_018EeWyXxfu5pfWkrYcMdjWG',
     })
   })
@@ -523,5 +528,69 @@ describe('messages Anthropic cannot carry as written', () => {
         'claude',
       ),
     ).toThrow('messages[1].name: Anthropic has no equivalent')
+  })
+  it('sends no whitespace-only text block (Anthropic answers 400: "text content blocks must contain non-whitespace text")', () => {
+    const { body } = anthropic.buildRequest(
+      {
+        maxTokens: 10,
+        messages: [
+          {
+            role: 'user',
+            content: [
+              { type: 'text', text: 'hi' },
+              { type: 'text', text: ' \n' },
+            ],
+          },
+          { role: 'assistant', content: '\n\n' },
+          { role: 'user', content: ' x ' },
+        ],
+      },
+      'claude',
+    )
+    expect(body['messages']).toEqual([
+      {
+        role: 'user',
+        content: [
+          { type: 'text', text: 'hi' },
+          { type: 'text', text: ' x ' },
+        ],
+      },
+    ])
+    // A last user message of whitespace alone is the empty last turn: refused, naming it.
+    expect(() =>
+      anthropic.buildRequest(
+        {
+          maxTokens: 10,
+          messages: [
+            { role: 'user', content: 'hi' },
+            { role: 'assistant', content: 'yes' },
+            { role: 'user', content: '  ' },
+          ],
+        },
+        'claude',
+      ),
+    ).toThrow('messages[2].content')
+  })
+  it('a last assistant turn (a prefill) goes without trailing whitespace (Anthropic answers 400: "final assistant content cannot end with trailing whitespace")', () => {
+    const { body } = anthropic.buildRequest(
+      {
+        maxTokens: 10,
+        messages: [
+          { role: 'user', content: 'Title this' },
+          { role: 'assistant', content: 'Sure.\n\n' },
+          { role: 'user', content: 'Now as JSON' },
+          { role: 'assistant', content: [{ type: 'text', text: '{"title": ' }] },
+        ],
+      },
+      'claude',
+    )
+    const turns = body['messages'] as { role: string; content: { text: string }[] }[]
+    // Only the final turn: an earlier assistant turn's whitespace is the model's own words.
+    expect(turns.map((t) => t.content.map((c) => c.text))).toEqual([
+      ['Title this'],
+      ['Sure.\n\n'],
+      ['Now as JSON'],
+      ['{"title":'],
+    ])
   })
 })

@@ -199,6 +199,36 @@ describe('Gemini generateContent translation', () => {
     expect(parsed.finishReason).toBe(finish)
   })
 
+  it('a streamed answer in its JSON-array form (streamGenerateContent without alt=sse, through a proxy that drops it) reads as one answer', () => {
+    const chunk = (parts: object[], extra: object = {}) => ({
+      candidates: [{ content: { role: 'model', parts }, index: 0, ...extra }],
+      usageMetadata: { promptTokenCount: 7, candidatesTokenCount: 2 },
+      modelVersion: 'gemini-2.5-flash',
+      responseId: 'r-1',
+    })
+    const answer = gemini.parseResponse(
+      JSON.stringify([
+        chunk([{ text: 'Hel' }]),
+        chunk([{ text: 'lo' }]),
+        chunk([{ functionCall: { name: 'f', args: { a: 1 } }, thoughtSignature: 'sig' }], {
+          finishReason: 'STOP',
+        }),
+      ]),
+    )
+    expect(answer).toMatchObject({
+      id: 'r-1',
+      model: 'gemini-2.5-flash',
+      text: 'Hello',
+      finishReason: 'tool_calls',
+      usage: { inputTokens: 7, outputTokens: 2 },
+    })
+    expect(answer.content.map((b) => b.type)).toEqual(['text', 'thinking', 'tool_call'])
+    // A blocked prompt in that form is still the refusal it is.
+    expect(() => gemini.parseResponse([{ promptFeedback: { blockReason: 'SAFETY' } }])).toThrow(
+      'prompt blocked: SAFETY',
+    )
+  })
+
   it('a blocked prompt throws a content-policy ProviderReplyError instead of returning nothing', () => {
     let caught: unknown
     try {

@@ -145,7 +145,7 @@ describe('cached and reasoning token counts', () => {
     expect(whole.usage).toStrictEqual({ inputTokens: 5, outputTokens: 1 })
   })
 
-  it('Anthropic: cache_read_input_tokens is the cached part of the input, whole and streamed', () => {
+  it('Anthropic: cache_read_input_tokens is the cached part of the input, cache_creation_input_tokens the written part, whole and streamed', () => {
     const usage = {
       input_tokens: 10,
       cache_creation_input_tokens: 20,
@@ -159,7 +159,12 @@ describe('cached and reasoning token counts', () => {
       stop_reason: 'end_turn',
       usage,
     })
-    expect(whole.usage).toEqual({ inputTokens: 2030, outputTokens: 7, cachedInputTokens: 2000 })
+    expect(whole.usage).toEqual({
+      inputTokens: 2030,
+      outputTokens: 7,
+      cachedInputTokens: 2000,
+      cacheCreationInputTokens: 20,
+    })
     const events = parse('anthropic', [
       { type: 'message_start', message: { id: 'msg_1', usage: { ...usage, output_tokens: 1 } } },
       { type: 'content_block_start', index: 0, content_block: { type: 'text', text: '' } },
@@ -174,7 +179,12 @@ describe('cached and reasoning token counts', () => {
     ])
     expect(events.at(-1)).toMatchObject({
       type: 'finish',
-      usage: { inputTokens: 2030, outputTokens: 7, cachedInputTokens: 2000 },
+      usage: {
+        inputTokens: 2030,
+        outputTokens: 7,
+        cachedInputTokens: 2000,
+        cacheCreationInputTokens: 20,
+      },
     })
   })
 

@@ -2,6 +2,7 @@ import { InvalidChatRequestError } from '../../errors/InvalidChatRequestError.js
 import type { ChatMessage, ChatRequest, ContentBlock } from '../../types.js'
 import { blocksOf } from '../blocks.js'
 import type { BuiltRequest } from '../Dialect.js'
+import { isBlank } from '../isBlank.js'
 import { refuseEmptyLastTurn } from '../refuseEmptyLastTurn.js'
 import { refuseStreamOptions } from '../refuseStreamOptions.js'
 import { refuseStrictTools } from '../refuseStrictTools.js'
@@ -37,7 +38,8 @@ export function buildAnthropicRequest(request: ChatRequest, model: string): Buil
       )
     }
     if (message.role === 'system') {
-      for (const b of blocksOf(message)) if (b.type === 'text') system.push(b.text)
+      for (const b of blocksOf(message))
+        if (b.type === 'text' && !isBlank(b.text)) system.push(b.text)
       continue
     }
     const role: Role = message.role === 'assistant' ? 'assistant' : 'user'
@@ -51,7 +53,7 @@ export function buildAnthropicRequest(request: ChatRequest, model: string): Buil
   if (turns.length === 0) {
     // Messages API: `messages` needs at least one message (system text goes
     // in the top-level `system`, not in `messages`), and empty text blocks are
-    // rejected, which is why they are skipped above.
+    // rejected, and so are blank ones: both are skipped above.
     // https://docs.anthropic.com/en/api/messages (messages: "Input messages").
     throw new InvalidChatRequestError(
       'messages',
@@ -59,6 +61,7 @@ export function buildAnthropicRequest(request: ChatRequest, model: string): Buil
     )
   }
   refuseEmptyLastTurn(request.messages, lastSent, 'Anthropic')
+  trimPrefill(turns.at(-1) as { role: Role; content: Record<string, unknown>[] })
   const body: Record<string, unknown> = {
     model,
     max_tokens: request.maxTokens,
@@ -103,6 +106,21 @@ export function buildAnthropicRequest(request: ChatRequest, model: string): Buil
   if (request.stream) body['stream'] = true
   if (request.extra !== undefined) applyExtra(request.extra, body)
   return { path: '/v1/messages', body, headers: { 'anthropic-version': ANTHROPIC_VERSION } }
+}
+
+/**
+ * A conversation that ends with the assistant's turn is a prefill, and
+ * Anthropic answers 400 to one whose text ends in whitespace ("final
+ * assistant content cannot end with trailing whitespace"): a 400 never goes
+ * to a fallback. Its last text block is sent without it, as LangChain's and
+ * Anthropic.SDK's adapters do; earlier assistant turns go as they are (the
+ * model's own words).
+ */
+function trimPrefill(last: { role: Role; content: Record<string, unknown>[] }): void {
+  const block = last.content.at(-1)
+  if (last.role !== 'assistant' || block?.['type'] !== 'text') return
+  // Not blank (blank blocks are skipped), so something is left.
+  block['text'] = (block['text'] as string).trimEnd()
 }
 
 /**
@@ -206,7 +224,9 @@ function toAnthropicContent(
   for (const block of blocks) {
     switch (block.type) {
       case 'text':
-        if (block.text !== '') content.push({ type: 'text', text: block.text })
+        // Anthropic answers 400 to a text block that is empty or only
+        // whitespace ("text content blocks must contain non-whitespace text").
+        if (!isBlank(block.text)) content.push({ type: 'text', text: block.text })
         break
       case 'thinking':
         if (block.signature && block.redacted === true) {

@@ -1,6 +1,6 @@
 import { malformedReply } from '../../errors/ProviderReplyError.js'
 import type { ChatResponse, ContentBlock, FinishReason, Usage } from '../../types.js'
-import { anyCount, mapFinish, textOf, usageOf, withUsageDetails } from '../blocks.js'
+import { anyCount, isCount, mapFinish, textOf, usageOf, withUsageDetails } from '../blocks.js'
 import type { ResponseMeta } from '../Dialect.js'
 import { headerValue } from '../errorHeaders.js'
 import { asArray, get, getRecord, getString, parseAnswerJson } from '../safeJson.js'
@@ -18,7 +18,7 @@ export const ANTHROPIC_FINISH: Readonly<Record<string, FinishReason>> = {
 /**
  * Cache reads and writes are input too: they are billed and they fill the
  * window. The reads are also `cachedInputTokens`, as OpenAI's `cached_tokens`
- * is the cached part of its `prompt_tokens`. Anthropic reports no separate
+ * is the cached part of its `prompt_tokens`; the writes `cacheCreationInputTokens`. Anthropic reports no separate
  * count of thinking tokens (they are in `output_tokens`).
  */
 export function anthropicUsage(usage: unknown, outputTokens?: unknown): Usage {
@@ -27,11 +27,14 @@ export function anthropicUsage(usage: unknown, outputTokens?: unknown): Usage {
     num(get(usage, 'input_tokens')) +
     num(get(usage, 'cache_creation_input_tokens')) +
     num(cacheRead)
-  return withUsageDetails(
+  const normalised = withUsageDetails(
     usageOf(input, outputTokens ?? get(usage, 'output_tokens')),
     cacheRead,
     undefined,
   )
+  const cacheWrite = get(usage, 'cache_creation_input_tokens')
+  if (isCount(cacheWrite)) normalised.cacheCreationInputTokens = cacheWrite
+  return normalised
 }
 
 /** Whether Anthropic's `usage` (and a stream's `output_tokens`) had any count `anthropicUsage` reads. */

@@ -4,6 +4,7 @@ import { anyCount, mapFinish, textOf, usageOf, withUsageDetails } from '../block
 import type { ResponseMeta } from '../Dialect.js'
 import { GeneratedCallIds } from '../GeneratedCallIds.js'
 import { asArray, get, getRecord, getString, parseAnswerJson } from '../safeJson.js'
+import { joinStreamedChunks } from './joinStreamedChunks.js'
 
 export const GEMINI_FINISH: Readonly<Record<string, FinishReason>> = {
   STOP: 'stop',
@@ -101,9 +102,13 @@ export function geminiFinish(reason: unknown, content: readonly ContentBlock[]):
   return mapped === 'stop' && content.some((b) => b.type === 'tool_call') ? 'tool_calls' : mapped
 }
 
-/** `GenerateContentResponse` → normalised response. No candidate means no answer: it throws. */
+/**
+ * `GenerateContentResponse` → normalised response (the streamed array form
+ * too: `joinStreamedChunks`). No candidate means no answer: it throws.
+ */
 export function parseGeminiResponse(body: unknown, _meta: ResponseMeta = {}): ChatResponse {
-  const json = typeof body === 'string' ? parseAnswerJson(body) : body
+  const parsed = typeof body === 'string' ? parseAnswerJson(body) : body
+  const json = Array.isArray(parsed) ? joinStreamedChunks(parsed) : parsed
   const candidate = asArray(get(json, 'candidates'))[0]
   if (candidate === undefined) {
     const blockReason = getString(getRecord(json, 'promptFeedback'), 'blockReason')
@@ -118,15 +123,18 @@ export function parseGeminiResponse(body: unknown, _meta: ResponseMeta = {}): Ch
   }
   const content = geminiParts(get(getRecord(candidate, 'content'), 'parts'), new GeneratedCallIds())
   const metadata = get(json, 'usageMetadata')
-  return {
+  const reason = get(candidate, 'finishReason')
+  const response: ChatResponse = {
     id: getString(json, 'responseId') ?? '',
     model: getString(json, 'modelVersion') ?? '',
     provider: 'gemini',
     content,
     text: textOf(content),
-    finishReason: geminiFinish(get(candidate, 'finishReason'), content),
+    finishReason: geminiFinish(reason, content),
     usage: geminiUsage(metadata),
     // Zeros that mean "not said" are told apart (`ChatResponse.usageReported`).
     ...(geminiUsageReported(metadata) ? {} : { usageReported: false as const }),
   }
+  if (response.finishReason === 'error') response.providerFinishReason = String(reason)
+  return response
 }

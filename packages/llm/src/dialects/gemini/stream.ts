@@ -63,6 +63,7 @@ export function createGeminiStreamParser(): StreamParser {
         out.push({
           type: 'finish',
           finishReason,
+          providerFinishReason: finishReason === 'error' ? reason : undefined,
           // None when the chunk had no counts: zeros would read as a report of none used.
           usage: geminiUsageReported(metadata) ? geminiUsage(metadata) : undefined,
           id: getString(chunk, 'responseId'),

@@ -94,6 +94,8 @@ export function parseOpenAIResponse(
   // What an OpenAI client reads besides the message, kept for whoever passes
   // the answer on (the gateway): dropped, `web_search_options` was forwarded
   // and billed but its citations never reached the client.
+  if (response.finishReason === 'error')
+    response.providerFinishReason = String(get(choice, 'finish_reason'))
   const fingerprint = getString(json, 'system_fingerprint')
   if (fingerprint) response.systemFingerprint = fingerprint
   const tier = getString(json, 'service_tier')

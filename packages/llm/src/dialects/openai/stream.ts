@@ -81,6 +81,8 @@ export function createOpenAIStreamParser(
     return last
   }
   let finishReason: FinishReason | undefined
+  // The finish reason as sent, when it mapped to `error` (`ChatResponse.providerFinishReason`).
+  let providerFinishReason: string | undefined
   let usage: Usage | undefined
   let id: string | undefined
   let fingerprint: string | undefined
@@ -94,6 +96,7 @@ export function createOpenAIStreamParser(
     if (finished || finishReason === undefined) return []
     finished = true
     const finish: StreamEvent & { type: 'finish' } = { type: 'finish', finishReason, usage, id }
+    if (providerFinishReason !== undefined) finish.providerFinishReason = providerFinishReason
     if (fingerprint !== undefined) finish.systemFingerprint = fingerprint
     if (tier !== undefined) finish.serviceTier = tier
     if (annotations.length > 0) finish.annotations = annotations
@@ -177,8 +180,10 @@ export function createOpenAIStreamParser(
         // `""` is no reason (some compatible servers send it on every chunk):
         // read as one, with usage on every chunk too, it ended the answer at
         // its first chunk.
-        if (reason !== undefined && reason !== null && reason !== '')
+        if (reason !== undefined && reason !== null && reason !== '') {
           finishReason = mapFinish(OPENAI_FINISH, reason)
+          providerFinishReason = finishReason === 'error' ? String(reason) : undefined
+        }
       }
       const u = getRecord(chunk, 'usage')
       // A usage with no counts (`{}`, only `total_tokens`) is none, as in a whole answer.
