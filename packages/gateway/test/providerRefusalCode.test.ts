@@ -120,6 +120,22 @@ describe('a provider’s refusal keeps its own code', () => {
     }
   })
 
+  it("a proxy's HTML 400 page in front of the provider: one plain sentence, no markup or server version", async () => {
+    await start('openai')
+    fake!.enqueue(
+      reply.error(
+        400,
+        '<html>\r\n<head><title>400 The plain HTTP request was sent to HTTPS port</title></head>\r\n<body>\r\n<center><h1>400 Bad Request</h1></center>\r\n<center>The plain HTTP request was sent to HTTPS port</center>\r\n<hr><center>nginx/1.25.3</center>\r\n</body>\r\n</html>\r\n',
+        { 'content-type': 'text/html' },
+      ),
+    )
+    const error = await refusal()
+    expect(error).toMatchObject({ status: 400 })
+    expect(error?.error).toMatchObject({
+      message: "p: an HTML page with status 400, not the provider's own error",
+    })
+  })
+
   it('a failure that is not a refusal of the request has no provider_code', async () => {
     await start('openai')
     fake!.enqueue(

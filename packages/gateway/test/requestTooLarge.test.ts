@@ -182,6 +182,23 @@ describe('a request over a provider’s body-size limit (no token figures)', () 
     expect(message.length).toBeLessThan(600)
   })
 
+  it("a proxy's HTML 413 page: a plain sentence with the status, no markup and no server version", async () => {
+    b.fake.setReply(
+      reply.error(
+        413,
+        '<html>\r\n<head><title>413 Request Entity Too Large</title></head>\r\n<body>\r\n<center><h1>413 Request Entity Too Large</h1></center>\r\n<hr><center>nginx/1.25.3</center>\r\n</body>\r\n</html>\r\n',
+        { 'content-type': 'text/html' },
+      ),
+    )
+    const { error } = await post('both')
+    const message = String(error['message'])
+    expect(message).toContain(
+      "b/deepseek-chat: the provider refused it as too large: an HTML page with status 413, not the provider's own error (most likely a proxy's limit on the body's bytes)",
+    )
+    expect(message).not.toMatch(/[<>]/)
+    expect(message).not.toContain('nginx')
+  })
+
   it('OpenAI’s words without figures: the organisation id is not passed on', async () => {
     b.fake.setReply(
       reply.error(429, {

@@ -211,7 +211,7 @@ function providerReply(error: ProviderError): ErrorReply {
   const shaped = toOpenAIError(error.normalized)
   const code = error.providerCode === undefined ? '' : ` (${error.providerCode})`
   const message = CLIENT_FIXABLE.has(error.kind)
-    ? `${error.provider}: ${error.normalized.message}`
+    ? `${error.provider}: ${isMarkupPage(error.normalized.message) ? markupPageText(error) : error.normalized.message}`
     : error.kind === 'request_too_large'
       ? `${error.provider}/${error.model}: ${tooLargeWhy(error)}`
       : `${error.provider}/${error.model}: ${kindName(error.kind)}${code}`
@@ -405,11 +405,34 @@ function tooLargeReply(causes: unknown[]): ErrorReply {
 function tooLargeWhy(error: ProviderError): string {
   const over = error.normalized.overLimit
   return over === undefined
-    ? `the provider refused it as too large: ${tooLargeText(error.normalized.message)}`
+    ? `the provider refused it as too large: ${
+        isMarkupPage(error.normalized.message)
+          ? `${markupPageText(error)} (most likely a proxy's limit on the body's bytes)`
+          : tooLargeText(error.normalized.message)
+      }`
     : `the request alone (${over.requestedTokens} tokens) exceeds the provider's ${over.limit} limit (${over.limitTokens} tokens)`
 }
 
 const MAX_TOO_LARGE_CHARS = 300
+
+/**
+ * A proxy's or load balancer's page (nginx's "<html><head><title>413 …",
+ * its 400 "The plain HTTP request was sent to HTTPS port"), not a
+ * provider's words: its tags and line breaks read as noise in a JSON error,
+ * name the server's version, and tell the client nothing it can fix.
+ */
+function isMarkupPage(message: string): boolean {
+  return MARKUP_PAGE.test(message)
+}
+
+// The openings of nginx's, Apache's, IIS's, Cloudflare's and Google's pages;
+// not any `<`: a provider's words may start with a tag they name ("<think> …").
+const MARKUP_PAGE = /^\s*<(?:!doctype\s+html|html|head|body|title|\?xml)\b/i
+
+/** Said instead of quoting a markup page (`isMarkupPage`). */
+function markupPageText(error: ProviderError): string {
+  return `an HTML page with status ${error.status}, not the provider's own error`
+}
 
 /**
  * The provider's message, already cut and cleared of keys by llm, on one
