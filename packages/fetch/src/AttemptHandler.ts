@@ -93,7 +93,15 @@ abstract class AttemptPhases {
     this.view.controller = undefined
     this.view.abortRequest = undefined
     attempt.onAbort((reason) => {
-      if (!this.abortRequest(asError(reason))) this.fail(reason) // still waiting for a socket: answer now, drop what comes later
+      // Still waiting for a socket: answer now, drop what comes later.
+      if (!this.abortRequest(asError(reason))) this.fail(reason)
+      // undici errors a request in its abort, at once. A layer beneath that
+      // holds the request between two tries of its own (undici's retry
+      // interceptor composed inside this one, asleep for its back-off) has
+      // no request to abort and says nothing until it wakes: the caller
+      // waited out that back-off (a Retry-After of up to 30 s) past its
+      // deadline. Answer now; what that layer says later is dropped.
+      else if (!this.errored && !this.swallow) this.fail(reason)
     })
   }
 

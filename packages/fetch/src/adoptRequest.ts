@@ -24,9 +24,19 @@ export type FetchInput = RequestInfo | globalThis.Request
  * "Invalid URL": the first `new Request(...)` a Node user writes. Anything
  * else is returned unchanged.
  */
-export function adoptRequest(input: FetchInput): RequestInfo {
+export function adoptRequest(input: FetchInput, initHasBody = false): RequestInfo {
   const foreign: unknown = input
   if (input instanceof UndiciRequest || !isRequestLike(foreign)) return input as RequestInfo
+  // Its body is sent only when the init brings none, as fetch reads a Request:
+  // then a body already read is refused in fetch's words (reading it here
+  // failed with "Response body object should not be disturbed or locked");
+  // else it is left alone, unread and unlocked, for the caller.
+  const body = initHasBody ? null : foreign.body
+  if (body !== null && (foreign.bodyUsed || body.locked)) {
+    throw new TypeError(
+      'Cannot construct a Request with a Request object that has already been used.',
+    )
+  }
   const init: RequestInit & { duplex?: 'half' } = {
     method: foreign.method,
     headers: foreign.headers as unknown as NonNullable<RequestInit['headers']>,
@@ -40,9 +50,9 @@ export function adoptRequest(input: FetchInput): RequestInfo {
   // Its body is a web ReadableStream, the same class in both: sent as a
   // stream (so, like any Request with a body, the call is never retried),
   // through a reader the call can stop.
-  const upload = foreign.body === null ? undefined : stoppableBody(foreign.body)
-  if (foreign.body !== null) {
-    init.body = (upload?.body ?? foreign.body) as unknown as NonNullable<RequestInit['body']>
+  const upload = body === null ? undefined : stoppableBody(body)
+  if (body !== null) {
+    init.body = (upload?.body ?? body) as unknown as NonNullable<RequestInit['body']>
     init.duplex = 'half'
   }
   const request = new UndiciRequest(foreign.url, init)

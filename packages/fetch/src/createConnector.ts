@@ -1,5 +1,6 @@
 import {
   isIP,
+  type NetConnectOpts,
   type LookupFunction as NetLookupFunction,
   connect as netConnect,
   type Socket,
@@ -98,7 +99,7 @@ export function connectorFor(
       // Node's own Happy Eyeballs tries them in turn, as it does for a plain
       // connect, from the answer our bounded lookup already has — a name
       // whose first address refuses (::1 before 127.0.0.1) still connects.
-      const target =
+      const target: NetConnectOpts =
         addresses.length === 1
           ? { host: (addresses[0] as ResolvedAddress).address, port }
           : {
@@ -107,6 +108,10 @@ export function connectorFor(
               autoSelectFamily: true,
               lookup: answerWith(addresses),
             }
+      // The Agent's `localAddress` (undici hands it to the connector, and its
+      // own connector binds to it): the connection left from the default
+      // address instead — past an egress allow-list keyed on the source.
+      if (opts.localAddress) target.localAddress = opts.localAddress
       try {
         // Outside the request's context: the socket is kept alive for later
         // requests, and an async resource keeps the context it was made in for

@@ -22,7 +22,7 @@ import { adoptedUpload, adoptRequest, type FetchInput } from './adoptRequest.js'
 import { parsedEventUrl } from './channels.js'
 import { type ConnectorOptions, connectorFor } from './createConnector.js'
 import { FETCH_ATTEMPT, type FetchAttempt, interceptorFor } from './deadlineInterceptor.js'
-import { hasHeader, isRepeatable } from './dispatchHeaders.js'
+import { hasHeader, isRepeatable, rereadableHeaders } from './dispatchHeaders.js'
 import { BodyNotReadError } from './errors/BodyNotReadError.js'
 import { RedirectWithStreamBodyError } from './errors/RedirectWithStreamBodyError.js'
 import { TooManyRedirectsError } from './errors/TooManyRedirectsError.js'
@@ -109,6 +109,19 @@ export function createFetch(
   const waiting = own ? new RetryWaits() : undefined
   // Its close() and destroy() end those waits too (yours, again, ends none).
   const dispatcher = waiting ? waitEndingDispatcher(composed, waiting) : composed
+  // A call's own `init.dispatcher` (undici fetch's per-call option: a
+  // ProxyAgent, a MockAgent) is the one it goes through, under this fetch's
+  // deadline layer, as `dispatcher` above is. It was replaced by ours: the
+  // request bypassed the caller's proxy. One layer per dispatcher, made once.
+  const layered = new WeakMap<object, Dispatcher.Dispatch>()
+  const through = (theirs: Dispatcher): Dispatcher.Dispatch => {
+    let dispatch = layered.get(theirs)
+    if (dispatch === undefined) {
+      dispatch = interceptorFor(config)(theirs.dispatch.bind(theirs))
+      layered.set(theirs, dispatch)
+    }
+    return dispatch
+  }
 
   const call = (input: FetchInput, given?: HourglassRequestInit | null): Promise<Response> => {
     // fetch() never throws: a bad per-call option (a retry rule, a method
@@ -124,9 +137,9 @@ export function createFetch(
     givenInput: FetchInput,
     givenInit?: HourglassRequestInit | null,
   ): Promise<Response> => {
-    const input = adoptRequest(givenInput)
     // null, like undefined, is no init: fetch() takes both.
     const given = givenInit ?? {}
+    const input = adoptRequest(givenInput, given.body != null)
     const { deadline: explicit, retry } = given
     const request = input instanceof UndiciRequest ? input : undefined
     // As fetch reads it (a string, `null` included; `method: 5` failed here
@@ -143,13 +156,15 @@ export function createFetch(
     const sent = initUpload ? initUpload.body : body
     const upload =
       initUpload ??
-      (request && input !== givenInput && given.body === undefined
-        ? adoptedUpload(request)
-        : undefined)
+      (request && input !== givenInput && given.body == null ? adoptedUpload(request) : undefined)
+    // Read by every attempt and by the retry rules (an Idempotency-Key): a
+    // one-shot iterator of pairs (`map.entries()`, a generator) is read
+    // once, here. Read by the first attempt, a retry went without them.
+    const headers = rereadableHeaders(given.headers as never) as RequestInit['headers']
     const init: RequestInit =
-      sent === given.body
+      sent === given.body && headers === given.headers
         ? (given as RequestInit)
-        : (Object.assign({}, given, { body: sent }) as RequestInit)
+        : (Object.assign({}, given, { body: sent, headers }) as RequestInit)
     // The Request's own signal when the init brings none, as fetch() does;
     // `signal: null` in the init is none at all (fetch drops the Request's
     // then: a call it would finish was aborted here).
@@ -175,7 +190,8 @@ export function createFetch(
             ('getReader' in body || Symbol.asyncIterator in body)
           ),
         onAttemptEnd: hooks.onAttempt,
-        waiting,
+        // fetch.close() closes our Agent, not a call's own dispatcher: its waits are not ours to end.
+        waiting: init.dispatcher == null ? waiting : undefined,
         target: request ?? input,
         headers: init.headers ?? request?.headers,
       }),
@@ -212,11 +228,13 @@ export function createFetch(
         })
       },
     }
+    const theirs = init.dispatcher ?? undefined
+    const theirDispatch = theirs ? through(theirs) : undefined
     const perCall = {
-      isMockActive: (dispatcher as { isMockActive?: boolean }).isMockActive ?? false,
+      isMockActive: ((theirs ?? dispatcher) as { isMockActive?: boolean }).isMockActive ?? false,
       dispatch(opts: Dispatcher.DispatchOptions, handler: Dispatcher.DispatchHandler): boolean {
         ;(opts as { [FETCH_ATTEMPT]?: FetchAttempt })[FETCH_ATTEMPT] = carrier
-        return dispatcher.dispatch(opts, handler)
+        return theirDispatch ? theirDispatch(opts, handler) : dispatcher.dispatch(opts, handler)
       },
     }
     let response: Response

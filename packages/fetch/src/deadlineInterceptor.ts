@@ -10,7 +10,12 @@ import {
 } from './AttemptHandler.js'
 import { asError } from './asError.js'
 import { dispatchEventUrl } from './channels.js'
-import { dispatchHasHeader, isBodyReplayable, isRepeatable } from './dispatchHeaders.js'
+import {
+  dispatchHasHeader,
+  isBodyReplayable,
+  isRepeatable,
+  rereadableHeaders,
+} from './dispatchHeaders.js'
 import { forwardedReason } from './forwardedReason.js'
 import { noBudgetError } from './noBudgetError.js'
 import { type CallDriver, OutboundCall, type OutboundCallInit } from './OutboundCall.js'
@@ -119,7 +124,10 @@ export function interceptorFor(config: ResolvedOptions): Dispatcher.DispatcherCo
       }
       return sendAttempt(dispatch, opts, attemptHandler(handler, attempt), attempt)
     }
-    new DispatchCall(config, dispatch, opts, handler).start()
+    // Read by every attempt: a one-shot iterator of headers is read once, here.
+    const headers = rereadableHeaders(opts.headers)
+    const own = headers === opts.headers ? opts : (Object.assign({}, opts, { headers }) as Opts)
+    new DispatchCall(config, dispatch, own, handler).start()
     return true
   }
 }

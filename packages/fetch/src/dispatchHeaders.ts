@@ -12,13 +12,20 @@ type Headers = Dispatcher.DispatchOptions['headers']
  * one) the caller's goes out as given, as it would without us — `probe`'s
  * and the CLI's `-H` included. Runs on every attempt: no lower-casing or
  * copying of a name that cannot be ours.
+ * Names and values are passed on as given, read as undici reads them (a
+ * record's own keys; an iterable only where undici takes one): undici
+ * checks them, so a value it refuses (an object) is refused and `null`
+ * goes out empty, as without us — converted to strings here, `{}` went
+ * out as "[object Object]" and `null` was dropped. Shapes undici refuses
+ * (a string, an odd array, a pair of three) are returned as they are, for
+ * undici to refuse: read here, they went out with no headers at all.
  * Returns the header value written (undefined when none).
  */
 export function withDeadlineHeader(
   headers: Headers,
   deadline: Deadline | undefined,
-): { headers: string[]; headerMs: number | undefined } {
-  const out: string[] = []
+): { headers: NonNullable<Headers>; headerMs: number | undefined } {
+  const out: unknown[] = []
   // Worked out first: whether the caller's header is dropped depends on it.
   const headerMs = deadline ? remainingHeader(deadline) : undefined
   const ours = headerMs !== undefined
@@ -27,32 +34,69 @@ export function withDeadlineHeader(
       // Not a flat [name, value, …] array (odd: a name without its value, or
       // [name, value] pairs): undici refuses it, and must still — dropping
       // the odd one out would send the request without that header.
-      return { headers: headers as string[], headerMs: undefined }
+      return { headers, headerMs: undefined }
     }
     for (let i = 0; i + 1 < headers.length; i += 2) push(out, headers[i], headers[i + 1], ours)
-  } else if (headers && typeof (headers as Iterable<unknown>)[Symbol.iterator] === 'function') {
-    for (const pair of headers as Iterable<[string, unknown]>) push(out, pair[0], pair[1], ours)
-  } else if (headers) {
-    const record = headers as Record<string, unknown>
-    for (const name in record) push(out, name, record[name], ours)
+  } else if (headers && typeof headers === 'object') {
+    if (hasSafeIterator(headers)) {
+      for (const pair of headers as Iterable<unknown>) {
+        if (!Array.isArray(pair) || pair.length !== 2)
+          return { headers: headers as never, headerMs: undefined }
+        push(out, pair[0], pair[1], ours)
+      }
+    } else {
+      const record = headers as Record<string, unknown>
+      for (const name of Object.keys(record)) push(out, name, record[name], ours)
+    }
+  } else if (headers != null) {
+    return { headers: headers as never, headerMs: undefined }
   }
   if (ours) out.push(DEADLINE_HEADER, String(headerMs))
-  return { headers: out, headerMs }
+  return { headers: out as string[], headerMs }
+}
+
+/**
+ * Dispatch headers that can be read more than once: an iterator that is
+ * its own iterable (`map.entries()`, a generator) is read once, here, into
+ * an iterable of its pairs — still pairs, so undici checks (and refuses)
+ * them as it would have. Every attempt reads the headers again, as does
+ * the retry decision (an `Idempotency-Key`): read from the iterator itself,
+ * the first send used it up — a key in it was not seen, and a retry went
+ * out with no headers at all. Anything else is returned as it is.
+ */
+export function rereadableHeaders(headers: Headers): Headers {
+  if (!headers || typeof headers !== 'object' || Array.isArray(headers)) return headers
+  if (!hasSafeIterator(headers)) return headers
+  const iterable = headers as Iterable<unknown>
+  if ((iterable[Symbol.iterator]() as unknown) !== iterable) return headers
+  const pairs = Array.from(iterable)
+  return { [Symbol.iterator]: () => pairs[Symbol.iterator]() } as Headers
+}
+
+/** undici's own test (core/util.js): an iterable it reads as pairs, not a record that inherits one. */
+function hasSafeIterator(headers: object): boolean {
+  const prototype: unknown = Object.getPrototypeOf(headers)
+  return (
+    Object.hasOwn(headers, Symbol.iterator) ||
+    (prototype != null &&
+      prototype !== Object.prototype &&
+      typeof (headers as Partial<Iterable<unknown>>)[Symbol.iterator] === 'function')
+  )
 }
 
 /** `dropDeadline`: ours is sent instead, so the caller's must not go too (a repeated value is invalid to a reader). */
-function push(out: string[], name: unknown, value: unknown, dropDeadline: boolean): void {
-  if (value === undefined || value === null) return
-  const key = String(name)
+function push(out: unknown[], name: unknown, value: unknown, dropDeadline: boolean): void {
+  // undici skips an undefined value (and sends null as empty).
+  if (value === undefined) return
   if (
     dropDeadline &&
-    key.length === DEADLINE_HEADER.length &&
-    key.toLowerCase() === DEADLINE_HEADER
+    typeof name === 'string' &&
+    name.length === DEADLINE_HEADER.length &&
+    name.toLowerCase() === DEADLINE_HEADER
   ) {
     return
   }
-  if (Array.isArray(value)) for (const item of value) out.push(key, String(item))
-  else out.push(key, String(value))
+  out.push(name, value)
 }
 
 /** What `writeDeadline` would write: whole ms left, none for `never()` or a passed observe-only deadline. */
@@ -73,7 +117,7 @@ export function dispatchHasHeader(headers: Headers, name: string): boolean {
     }
     return false
   }
-  if (headers && typeof (headers as Iterable<unknown>)[Symbol.iterator] === 'function') {
+  if (headers && typeof headers === 'object' && hasSafeIterator(headers)) {
     for (const pair of headers as Iterable<[string, unknown]>) {
       if (String(pair[0]).toLowerCase() === name && hasValue(pair[1])) return true
     }
@@ -81,7 +125,10 @@ export function dispatchHasHeader(headers: Headers, name: string): boolean {
   }
   if (!headers) return false
   const record = headers as Record<string, unknown>
-  for (const key in record) if (key.toLowerCase() === name && hasValue(record[key])) return true
+  // Own keys, as undici reads a record: an inherited one is not sent.
+  for (const key of Object.keys(record)) {
+    if (key.toLowerCase() === name && hasValue(record[key])) return true
+  }
   return false
 }
 
@@ -147,13 +194,19 @@ const IDEMPOTENT = new Set(['GET', 'HEAD', 'PUT', 'DELETE', 'OPTIONS', 'TRACE'])
  */
 export function hasHeader(headers: unknown, name: string): boolean {
   if (!headers || typeof headers !== 'object') return false
-  if (typeof (headers as { get?: unknown }).get === 'function') {
+  const like = headers as { [Symbol.toStringTag]?: unknown; get?: unknown }
+  if (like[Symbol.toStringTag] === 'Headers' && typeof like.get === 'function') {
     return hasValue((headers as { get(n: string): string | null }).get(name))
   }
-  if (Array.isArray(headers)) {
-    return headers.some(
-      (pair) => Array.isArray(pair) && String(pair[0]).toLowerCase() === name && hasValue(pair[1]),
-    )
+  // Any other iterable is what fetch reads it as, a sequence of pairs (a
+  // Map too: its get() is case-sensitive, and found no 'Idempotency-Key').
+  if (typeof (headers as Partial<Iterable<unknown>>)[Symbol.iterator] === 'function') {
+    for (const pair of headers as Iterable<unknown>) {
+      if (Array.isArray(pair) && String(pair[0]).toLowerCase() === name && hasValue(pair[1])) {
+        return true
+      }
+    }
+    return false
   }
   const record = headers as Record<string, unknown>
   return Object.keys(record).some((key) => key.toLowerCase() === name && hasValue(record[key]))

@@ -48,7 +48,7 @@ export function sendAttempt(
  */
 function attemptOptions(
   opts: Dispatcher.DispatchOptions,
-  headers: string[],
+  headers: NonNullable<Dispatcher.DispatchOptions['headers']>,
 ): Dispatcher.DispatchOptions {
   const out = Object.assign({}, opts) as Dispatcher.DispatchOptions & {
     [SENT_BY_HOURGLASS]?: true

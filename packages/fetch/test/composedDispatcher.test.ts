@@ -1,6 +1,7 @@
 import { once } from 'node:events'
 import { createServer, type Server } from 'node:http'
 import { type AddressInfo, createServer as createTcpServer } from 'node:net'
+import { Deadline } from '@hourglass/core'
 import { Agent, request } from 'undici'
 import { afterEach, describe, expect, it } from 'vitest'
 import { createFetch, deadlineInterceptor } from '../src/index.js'
@@ -111,5 +112,25 @@ describe('a dispatcher already composed with deadlineInterceptor', () => {
     } finally {
       events.stop()
     }
+  })
+})
+
+describe("a call's own init.dispatcher (undici fetch's per-call option)", () => {
+  it('is the one the request goes through, under the deadline layer: its 503 retried, the header sent', async () => {
+    const { url, seen } = await always503()
+    const through: string[] = []
+    // A caller's proxy or mock Agent, say: here one that notes what it sends.
+    const own = agent().compose((dispatch) => (opts, handler) => {
+      through.push(String((opts.headers as string[]).includes('x-deadline-remaining-ms')))
+      return dispatch(opts, handler)
+    })
+    const fetch = createFetch({ retry })
+    closers.push(fetch)
+    const res = await fetch(url, { dispatcher: own, deadline: Deadline.after(10_000) })
+    expect(res.status).toBe(503)
+    // Before: createFetch's own Agent sent it, the caller's was never called
+    // (a per-call ProxyAgent bypassed; a MockAgent's answer never given).
+    expect(through).toEqual(['true', 'true'])
+    expect(seen()).toBe(2)
   })
 })

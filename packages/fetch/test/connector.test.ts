@@ -1,11 +1,15 @@
+import { once } from 'node:events'
 import { readFileSync } from 'node:fs'
+import { createServer as createPlainServer } from 'node:http'
 import { createServer, type Server } from 'node:https'
 import type { AddressInfo } from 'node:net'
 import type { TLSSocket } from 'node:tls'
 import { type FaultServer, faultServer } from '@hourglass/testkit'
+import { Agent, request } from 'undici'
 import { afterEach, describe, expect, it } from 'vitest'
 import {
   ConnectError,
+  createConnector,
   createFetch,
   DnsError,
   type HourglassFetch,
@@ -147,5 +151,34 @@ describe('a lookup of ones own', () => {
     expect(error).toBeInstanceOf(DnsError)
     expect(error).toMatchObject({ code: 'DNS_FAILED', phase: 'dns', hostname: 'svc.test' })
     expect((error as Error).cause).toBe(boom)
+  })
+})
+
+describe("the Agent's own connect options", () => {
+  it("an Agent's localAddress is the address the connection leaves from, as with undici's connector", async () => {
+    const seenFrom: (string | undefined)[] = []
+    const server = createPlainServer((req, res) => {
+      seenFrom.push(req.socket.remoteAddress)
+      res.end('ok')
+    })
+    server.listen(0, '127.0.0.1')
+    await once(server, 'listening')
+    closers.push(async () => {
+      server.closeAllConnections()
+      server.close()
+    })
+    const { port } = server.address() as AddressInfo
+    // Egress from a chosen interface (an allow-listed source address): undici passes it to the connector.
+    const agent = new Agent({ connect: createConnector(), localAddress: '127.0.0.2' })
+    closers.push(() => agent.close())
+    const named = new Agent({
+      connect: createConnector({ lookup: loopback }),
+      localAddress: '127.0.0.2',
+    })
+    closers.push(() => named.close())
+    await (await request(`http://127.0.0.1:${port}/`, { dispatcher: agent })).body.text()
+    await (await request(`http://svc.test:${port}/`, { dispatcher: named })).body.text()
+    // Before: from 127.0.0.1, the Agent's localAddress ignored.
+    expect(seenFrom).toEqual(['127.0.0.2', '127.0.0.2'])
   })
 })

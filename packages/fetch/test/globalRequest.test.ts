@@ -72,6 +72,27 @@ describe("Node's global Request (another copy of undici's class)", () => {
     expect(seen).toEqual([expect.objectContaining({ method: 'POST', body: '{"q":1}' })])
   })
 
+  it("as fetch takes one: used, it is refused with fetch's words; with an init body, its own is left unread", async () => {
+    const { url, seen } = await recording()
+    const fetch = createFetch()
+    try {
+      const used = new globalThis.Request(url, { method: 'POST', body: 'spent' })
+      await used.text()
+      // Before: "Response body object should not be disturbed or locked".
+      await expect(fetch(used)).rejects.toThrow(
+        'Cannot construct a Request with a Request object that has already been used.',
+      )
+      const request = new globalThis.Request(url, { method: 'POST', body: 'own' })
+      const res = await fetch(request, { body: 'given', deadline: Deadline.after(5000) })
+      expect(await res.text()).toBe('given')
+      // As Node's fetch leaves it: the caller can still read or send it (it was locked for good).
+      expect([request.bodyUsed, request.body?.locked]).toEqual([false, false])
+    } finally {
+      await fetch.close()
+    }
+    expect(seen.map((s) => s.body)).toEqual(['given'])
+  })
+
   it('its own signal still cancels the call', async () => {
     const { url } = await recording()
     const controller = new AbortController()

@@ -8,6 +8,12 @@ describe('hasHeader (the Idempotency-Key check on every call)', () => {
     expect(hasHeader({ 'Idempotency-Key': 'k' }, 'idempotency-key')).toBe(true)
   })
 
+  it('reads any other iterable as fetch reads it, a sequence of pairs: a Map is not asked by its get()', () => {
+    // fetch sends this Map's entries; Map.get('idempotency-key') found no key (case).
+    expect(hasHeader(new Map([['Idempotency-Key', 'k']]), 'idempotency-key')).toBe(true)
+    expect(hasHeader(new Set([['idempotency-key', 'k']]), 'idempotency-key')).toBe(true)
+  })
+
   it('is false when the header is absent or there are no headers', () => {
     expect(hasHeader(new Headers({ accept: 'x' }), 'idempotency-key')).toBe(false)
     expect(hasHeader([['accept', 'x']], 'idempotency-key')).toBe(false)

@@ -61,3 +61,40 @@ it('with the redirect interceptor composed outside it, each hop carries what is 
   ])
   deadline.dispose()
 })
+
+it("with undici's retry interceptor composed beneath it, a deadline that ends during that interceptor's back-off answers the caller then", async () => {
+  const clock = new ManualClock()
+  let requests = 0
+  server = createServer((_req, res) => {
+    requests += 1
+    res.writeHead(503, { 'retry-after': '1' }).end()
+  })
+  server.listen(0, '127.0.0.1')
+  await once(server, 'listening')
+  const { port } = server.address() as AddressInfo
+  agent = new Agent()
+  let backOffOver = false
+  const retryBeneath = interceptors.retry({
+    statusCodes: [503],
+    maxRetries: 1,
+    // undici's back-off, during which the caller's budget runs out.
+    retry: (_error, _state, next) => {
+      clock.advance(2000)
+      setTimeout(() => {
+        backOffOver = true
+        next(null)
+      }, 300)
+    },
+  })
+  const dispatcher = agent.compose(retryBeneath, deadlineInterceptor())
+  const deadline = Deadline.after(1000, { clock })
+  const error = await request(`http://127.0.0.1:${port}/`, {
+    dispatcher,
+    deadline,
+  } as Parameters<typeof request>[1]).catch((e: unknown) => e)
+  // Before: the caller was answered only when undici's back-off ended (a
+  // Retry-After of up to 30 s past the deadline), by the retry it refused.
+  expect(backOffOver).toBe(false)
+  expect(error).toMatchObject({ code: 'DEADLINE_EXCEEDED' })
+  expect(requests).toBe(1)
+})

@@ -217,6 +217,52 @@ describe('Idempotency-Key: a key with no value is no key', () => {
     ])
   })
 
+  it('interceptor: headers given as a one-shot iterator (map.entries(), a generator) count and go out again on the retry', async () => {
+    const server = await serve(busyThenOk)
+    const headers = new Map([
+      ['idempotency-key', 'charge-8'],
+      ['authorization', 'Bearer t'],
+    ]).entries()
+    const { statusCode, body } = await request(server.url, {
+      method: 'POST',
+      body: 'charge 10 EUR',
+      headers,
+      dispatcher: agent({ retry: { statuses: [503] } }),
+    })
+    await body.text()
+    // Before: the first send used the iterator up — the key was not seen
+    // (a 503 answered, `not-idempotent`), and a retry went out with no headers.
+    expect(statusCode).toBe(200)
+    expect(
+      server.records.map((r) => [r.headers['idempotency-key'], r.headers.authorization]),
+    ).toEqual([
+      ['charge-8', 'Bearer t'],
+      ['charge-8', 'Bearer t'],
+    ])
+  })
+
+  it('createFetch: headers given as a one-shot iterator count and go out again on the retry', async () => {
+    const server = await serve(busyThenOk)
+    const headers = new Map([
+      ['idempotency-key', 'charge-9'],
+      ['authorization', 'Bearer t'],
+    ]).entries()
+    const res = await client({ retry: { statuses: [503] } })(server.url, {
+      method: 'POST',
+      body: 'charge 10 EUR',
+      headers: headers as unknown as Record<string, string>, // a sequence of pairs, as fetch takes one
+    })
+    await res.text()
+    // Before: the 503 was answered (the key unseen), and a GET's retry went without its headers.
+    expect(res.status).toBe(200)
+    expect(
+      server.records.map((r) => [r.headers['idempotency-key'], r.headers.authorization]),
+    ).toEqual([
+      ['charge-9', 'Bearer t'],
+      ['charge-9', 'Bearer t'],
+    ])
+  })
+
   it('createFetch: an empty Idempotency-Key is not a key', async () => {
     const server = await serve(busyThenOk)
     const res = await client({ retry: { statuses: [503] } })(server.url, {
@@ -244,6 +290,41 @@ describe('headers through the interceptor', () => {
       await rejection(request(server.url, { headers: odd, dispatcher: agent() })),
     ).toMatchObject({ code: 'UND_ERR_INVALID_ARG' })
     expect(server.records).toHaveLength(0)
+  })
+
+  it('header values and shapes undici refuses are refused, and the rest go out as undici sends them', async () => {
+    const server = await serve({ type: 'respond' })
+    const deadline = Deadline.after(10_000)
+    // undici alone: "invalid x-a header" / "headers must be …" (we sent
+    // "[object Object]", or the request with no headers at all).
+    const refused: unknown[] = [
+      { 'x-a': {} },
+      { 'x-a': ['1', {}] },
+      'x-a: 1',
+      new Set([['x-a', '1', '2']]),
+    ]
+    for (const headers of refused) {
+      const error = await rejection(
+        request(server.url, { headers: headers as never, deadline, dispatcher: agent() } as never),
+      )
+      expect(error).toMatchObject({ code: 'UND_ERR_INVALID_ARG' })
+    }
+    expect(server.records).toHaveLength(0)
+    // undici sends null as an empty value (we dropped the header, or sent
+    // "null"), and reads a record's own keys only.
+    const inherited = Object.assign(Object.create({ 'x-inherited': '1' }), { 'x-a': null })
+    for (const headers of [inherited, { 'x-a': ['1', null] }]) {
+      await (
+        await request(server.url, { headers, deadline, dispatcher: agent() } as never)
+      ).body.text()
+    }
+    expect(server.records.map((r) => [r.headers['x-a'], r.headers['x-inherited']])).toEqual([
+      ['', undefined],
+      ['1, ', undefined],
+    ])
+    expect(server.records.every((r) => r.headers['x-deadline-remaining-ms'] !== undefined)).toBe(
+      true,
+    )
   })
 })
 
