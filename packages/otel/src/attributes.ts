@@ -185,8 +185,27 @@ export const ATTR_GEN_AI_RESPONSE_ID = 'gen_ai.response.id'
  */
 export const ATTR_OPENAI_RESPONSE_SYSTEM_FINGERPRINT = 'openai.response.system_fingerprint'
 export const ATTR_OPENAI_RESPONSE_SERVICE_TIER = 'openai.response.service_tier'
-/** Tokens in the prompt, when the provider reported them (left out, not 0, when it did not). */
+/**
+ * Tokens in the prompt, when the provider reported them (left out, not 0,
+ * when it did not): every input token, the cache's reads and writes
+ * included, as the conventions ask — for Anthropic, whose `input_tokens`
+ * leaves them out, `input_tokens + cache_read_input_tokens +
+ * cache_creation_input_tokens` (llm's `Usage.inputTokens`).
+ */
 export const ATTR_GEN_AI_USAGE_INPUT_TOKENS = 'gen_ai.usage.input_tokens'
+/**
+ * Of the input tokens, those served from the provider's prompt cache
+ * (llm's `cachedInputTokens`: OpenAI's `cached_tokens`, Anthropic's
+ * `cache_read_input_tokens`, Gemini's `cachedContentTokenCount`), and those
+ * written to it (`cacheCreationInputTokens`: Anthropic's
+ * `cache_creation_input_tokens`), when the provider reported them. Both
+ * are parts of `gen_ai.usage.input_tokens` ("SHOULD be included" in it: the
+ * incubating constants of semconv 1.45). Spans only: the conventions' token
+ * types, on `gen_ai.client.token.usage`, are `input` and `output` alone.
+ */
+export const ATTR_GEN_AI_USAGE_CACHE_READ_INPUT_TOKENS = 'gen_ai.usage.cache_read.input_tokens'
+export const ATTR_GEN_AI_USAGE_CACHE_CREATION_INPUT_TOKENS =
+  'gen_ai.usage.cache_creation.input_tokens'
 /** Tokens in the answer, when the provider reported them. */
 export const ATTR_GEN_AI_USAGE_OUTPUT_TOKENS = 'gen_ai.usage.output_tokens'
 /** On `gen_ai.client.token.usage`: which tokens a sample counts, `input` or `output`. */

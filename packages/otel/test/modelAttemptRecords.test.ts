@@ -338,6 +338,56 @@ describe("the answer's id, system fingerprint and service tier", () => {
   })
 })
 
+describe('the prompt cache', () => {
+  it("Anthropic's cache reads and writes are on the chat span under the GenAI names, and in its input tokens (the conventions' sum)", async () => {
+    const fake = await provider('anthropic')
+    // Anthropic's `input_tokens` 10 leaves out the cache's 70 read and 20 written.
+    const cached = reply.text('ok', {
+      usage: { inputTokens: 100, cachedInputTokens: 70, cacheCreationInputTokens: 20 },
+    })
+    fake.enqueue(cached, cached)
+    const claude = anthropic({ baseURL: fake.baseURL, apiKey: 'sk-ant', model: 'claude' })
+    const { chats } = await underCaller(async () => {
+      await callModel({ models: [claude], request, ...once })
+      // Streamed too: the counts of `message_start` and `message_delta`.
+      const stream = callModel({ models: [claude], request: { ...request, stream: true }, ...once })
+      for await (const _ of stream);
+      await stream.result
+    })
+    await claude.close?.()
+    expect(chats).toHaveLength(2)
+    for (const chat of chats) {
+      expect(chat.attributes).toMatchObject({
+        'gen_ai.usage.input_tokens': 100,
+        'gen_ai.usage.cache_read.input_tokens': 70,
+        'gen_ai.usage.cache_creation.input_tokens': 20,
+      })
+    }
+    // The conventions' token types are `input` and `output` only: the cache's
+    // tokens are in the input sample, not a series of their own.
+    const tokens = await otel.points('gen_ai.client.token.usage')
+    expect(
+      tokens.map((p) => [p.attributes['gen_ai.token.type'], (p.value as { sum: number }).sum]),
+    ).toEqual([
+      ['input', 200],
+      ['output', 2],
+    ])
+  })
+
+  it("OpenAI's cached tokens are the span's cache reads; no cache writes it did not report", async () => {
+    const fake = await provider('openai')
+    fake.enqueue(reply.text('ok', { usage: { inputTokens: 100, cachedInputTokens: 64 } }))
+    const model = openAICompatible({ baseURL: fake.baseURL, apiKey: 'sk-a', model: 'gpt-x' })
+    const { chats } = await underCaller(() => callModel({ models: [model], request, ...once }))
+    await model.close?.()
+    expect(chats[0]?.attributes).toMatchObject({
+      'gen_ai.usage.input_tokens': 100,
+      'gen_ai.usage.cache_read.input_tokens': 64,
+    })
+    expect(chats[0]?.attributes).not.toHaveProperty('gen_ai.usage.cache_creation.input_tokens')
+  })
+})
+
 describe('a model attempt the deadline ended', () => {
   it('says error.type DEADLINE_EXCEEDED, as every other Hourglass span does', async () => {
     const fake = await provider('openai')

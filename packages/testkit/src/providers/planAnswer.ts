@@ -24,6 +24,17 @@ export function planAnswer(
   const generated =
     textTokens.length + thinkingTokens.length + toolCalls.reduce((n, c) => n + c.pieces.length, 0)
   const body = (request.body ?? {}) as { stream_options?: { include_usage?: unknown } }
+  const cached = reply.usage?.cachedInputTokens ?? 0
+  const cacheCreation = reply.usage?.cacheCreationInputTokens ?? 0
+  const inputTokens =
+    reply.usage?.inputTokens ??
+    Math.max(Math.ceil(Buffer.byteLength(request.rawBody) / 4), cached + cacheCreation)
+  if (cached + cacheCreation > inputTokens) {
+    // Anthropic's `input_tokens` would come out negative.
+    throw new TypeError(
+      `reply.usage: cachedInputTokens + cacheCreationInputTokens (${cached + cacheCreation}) are parts of inputTokens (${inputTokens}) and cannot exceed it`,
+    )
+  }
   return {
     dialect,
     model: reply.model ?? request.model ?? 'fake-model',
@@ -34,8 +45,10 @@ export function planAnswer(
     textTokens,
     toolCalls,
     finishReason: reply.finishReason ?? (toolCalls.length > 0 ? 'tool_calls' : 'stop'),
-    inputTokens: reply.usage?.inputTokens ?? Math.ceil(Buffer.byteLength(request.rawBody) / 4),
+    inputTokens,
     outputTokens: reply.usage?.outputTokens ?? generated,
+    cachedInputTokens: cached,
+    cacheCreationInputTokens: cacheCreation,
     includeUsage: body.stream_options?.include_usage === true,
   }
 }

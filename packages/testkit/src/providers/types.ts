@@ -65,8 +65,27 @@ export interface TextReply extends Pacing {
   toolCalls?: ScriptedToolCall[] | undefined
   /** Default `stop`, or `tool_calls` when `toolCalls` are given. */
   finishReason?: 'stop' | 'length' | 'tool_calls' | 'content_filter' | undefined
-  /** Reported usage. Defaults: input = ceil(request body bytes / 4), output = tokens sent. */
-  usage?: { inputTokens?: number | undefined; outputTokens?: number | undefined } | undefined
+  /**
+   * Reported usage. Defaults: input = ceil(request body bytes / 4) (at least
+   * the cache counts), output = tokens sent, no cache counts.
+   * `cachedInputTokens` (read from the prompt cache) and
+   * `cacheCreationInputTokens` (written to it) are parts of `inputTokens`,
+   * as in @hourglass/llm's `Usage`; each dialect reports them its own way:
+   * Anthropic's `input_tokens` leaves both out (`cache_read_input_tokens`,
+   * `cache_creation_input_tokens` beside it), OpenAI's `prompt_tokens`
+   * includes `prompt_tokens_details.cached_tokens` (DeepSeek's
+   * `prompt_cache_hit_tokens` too), Gemini's `promptTokenCount` includes
+   * `cachedContentTokenCount`. Only Anthropic reports cache writes; the
+   * others leave `cacheCreationInputTokens` out of their answers.
+   */
+  usage?:
+    | {
+        inputTokens?: number | undefined
+        outputTokens?: number | undefined
+        cachedInputTokens?: number | undefined
+        cacheCreationInputTokens?: number | undefined
+      }
+    | undefined
   /** The model named in the answer. Default: the model the request asked for. */
   model?: string | undefined
   /** Extra response headers. */

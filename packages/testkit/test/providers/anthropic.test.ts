@@ -120,6 +120,42 @@ describe('fake Anthropic Messages', () => {
     expect(data[0]).toMatchObject({ message: { usage: { input_tokens: 12 } } })
   })
 
+  it('reports prompt-cache reads and writes beside input_tokens, which leaves them out, JSON and streamed', async () => {
+    fake = await startFakeProvider({
+      dialect: 'anthropic',
+      reply: reply.text('ok', {
+        usage: { inputTokens: 100, cachedInputTokens: 70, cacheCreationInputTokens: 20 },
+      }),
+    })
+    const cache = {
+      input_tokens: 10,
+      cache_read_input_tokens: 70,
+      cache_creation_input_tokens: 20,
+    }
+    expect(
+      ((await (await messages(fake.baseURL)).json()) as { usage: unknown }).usage,
+    ).toMatchObject({
+      ...cache,
+      cache_creation: { ephemeral_5m_input_tokens: 20, ephemeral_1h_input_tokens: 0 },
+    })
+    const stream = await readSse(await messages(fake.baseURL, { stream: true }))
+    const data = stream.events.map(
+      (e) => JSON.parse(e.data) as { usage?: unknown; message?: { usage: unknown } },
+    )
+    expect(data[0]?.message?.usage).toMatchObject(cache)
+    expect(data.find((d) => d.usage !== undefined)?.usage).toMatchObject(cache)
+  })
+
+  it('refuses cache counts larger than the input they are part of, naming them', async () => {
+    fake = await startFakeProvider({
+      dialect: 'anthropic',
+      reply: reply.text('ok', { usage: { inputTokens: 10, cachedInputTokens: 11 } }),
+    })
+    const res = await messages(fake.baseURL)
+    expect(res.status).toBe(500)
+    expect(await res.text()).toMatch(/cachedInputTokens/)
+  })
+
   it('streams a tool_use block as input_json_delta pieces and stops with tool_use', async () => {
     fake = await startFakeProvider({
       dialect: 'anthropic',
@@ -273,6 +309,8 @@ describe('fake Anthropic Messages, long answers', () => {
       inputTokens: 1,
       outputTokens: textTokens.length,
       includeUsage: false,
+      cachedInputTokens: 0,
+      cacheCreationInputTokens: 0,
     })
     expect(frames.filter((f) => f.token === true)).toHaveLength(textTokens.length)
     expect(frames.at(-1)?.text).toContain('message_stop')

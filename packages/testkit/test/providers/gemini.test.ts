@@ -126,4 +126,15 @@ describe('fake Gemini', () => {
     const body = JSON.stringify(await (await generate(fake.baseURL, 'generateContent')).json())
     expect(body).toContain('"retryDelay":"60s"')
   })
+
+  it('reports the cached part of promptTokenCount as cachedContentTokenCount when a reply says so', async () => {
+    fake = await startFakeProvider({
+      dialect: 'gemini',
+      reply: reply.text('ok', { usage: { inputTokens: 100, cachedInputTokens: 64 } }),
+    })
+    const body = (await (await generate(fake.baseURL, 'generateContent')).json()) as {
+      usageMetadata: unknown
+    }
+    expect(body.usageMetadata).toMatchObject({ promptTokenCount: 100, cachedContentTokenCount: 64 })
+  })
 })

@@ -327,6 +327,31 @@ describe('fake OpenAI chat completions', () => {
     expect(fake.queuedReplies).toBe(0)
     expect((await chat(fake.baseURL, {})).status).toBe(200)
   })
+
+  it('reports the cached part of prompt_tokens when a reply says so (DeepSeek its hit and miss counts too)', async () => {
+    fake = await startFakeProvider({
+      reply: reply.text('ok', { usage: { inputTokens: 100, cachedInputTokens: 64 } }),
+    })
+    expect(((await (await chat(fake.baseURL, {})).json()) as { usage: unknown }).usage).toEqual({
+      prompt_tokens: 100,
+      completion_tokens: 1,
+      total_tokens: 101,
+      prompt_tokens_details: { cached_tokens: 64 },
+    })
+    await fake.close()
+    fake = await startFakeProvider({
+      dialect: 'deepseek',
+      reply: reply.text('ok', { usage: { inputTokens: 100, cachedInputTokens: 64 } }),
+    })
+    expect(
+      ((await (await chat(fake.baseURL, {})).json()) as { usage: unknown }).usage,
+    ).toMatchObject({
+      prompt_tokens: 100,
+      prompt_tokens_details: { cached_tokens: 64 },
+      prompt_cache_hit_tokens: 64,
+      prompt_cache_miss_tokens: 36,
+    })
+  })
 })
 
 describe('a client that leaves mid-stream', () => {

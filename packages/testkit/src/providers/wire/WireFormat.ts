@@ -19,8 +19,12 @@ export interface AnswerPlan {
   textTokens: string[]
   toolCalls: { id: string; name: string; argumentsJson: string; pieces: string[] }[]
   finishReason: 'stop' | 'length' | 'tool_calls' | 'content_filter'
+  /** Every input token, the cache's included. */
   inputTokens: number
   outputTokens: number
+  /** Parts of `inputTokens` read from and written to the prompt cache (0: none reported). */
+  cachedInputTokens: number
+  cacheCreationInputTokens: number
   /** OpenAI: the request asked for `stream_options.include_usage`. */
   includeUsage: boolean
 }

@@ -1,4 +1,4 @@
-import type { Frame, WireFormat } from './WireFormat.js'
+import type { AnswerPlan, Frame, WireFormat } from './WireFormat.js'
 
 const STOP_REASONS = {
   stop: 'end_turn',
@@ -44,14 +44,7 @@ export const anthropicMessages: WireFormat = {
       content,
       stop_reason: STOP_REASONS[plan.finishReason],
       stop_sequence: null,
-      usage: {
-        input_tokens: plan.inputTokens,
-        cache_creation_input_tokens: 0,
-        cache_read_input_tokens: 0,
-        cache_creation: { ephemeral_5m_input_tokens: 0, ephemeral_1h_input_tokens: 0 },
-        output_tokens: plan.outputTokens,
-        service_tier: 'standard',
-      },
+      usage: { ...inputUsage(plan), output_tokens: plan.outputTokens, service_tier: 'standard' },
     }
   },
 
@@ -67,14 +60,7 @@ export const anthropicMessages: WireFormat = {
           content: [],
           stop_reason: null,
           stop_sequence: null,
-          usage: {
-            input_tokens: plan.inputTokens,
-            cache_creation_input_tokens: 0,
-            cache_read_input_tokens: 0,
-            cache_creation: { ephemeral_5m_input_tokens: 0, ephemeral_1h_input_tokens: 0 },
-            output_tokens: 1,
-            service_tier: 'standard',
-          },
+          usage: { ...inputUsage(plan), output_tokens: 1, service_tier: 'standard' },
         },
       }),
       event('ping', { type: 'ping' }),
@@ -126,9 +112,9 @@ export const anthropicMessages: WireFormat = {
         type: 'message_delta',
         delta: { stop_reason: STOP_REASONS[plan.finishReason], stop_sequence: null },
         usage: {
-          input_tokens: plan.inputTokens,
-          cache_creation_input_tokens: 0,
-          cache_read_input_tokens: 0,
+          input_tokens: uncachedInput(plan),
+          cache_creation_input_tokens: plan.cacheCreationInputTokens,
+          cache_read_input_tokens: plan.cachedInputTokens,
           output_tokens: plan.outputTokens,
         },
       }),
@@ -140,6 +126,27 @@ export const anthropicMessages: WireFormat = {
   errorFrame(error) {
     return `event: error\ndata: ${JSON.stringify(error.body)}\n\n`
   },
+}
+
+/**
+ * Anthropic's input counts: `input_tokens` leaves out the cache's reads and
+ * writes, reported beside it (the total is their sum), and the writes split
+ * by lifetime (the fake writes 5-minute entries, the default `ephemeral`).
+ */
+function inputUsage(plan: AnswerPlan) {
+  return {
+    input_tokens: uncachedInput(plan),
+    cache_creation_input_tokens: plan.cacheCreationInputTokens,
+    cache_read_input_tokens: plan.cachedInputTokens,
+    cache_creation: {
+      ephemeral_5m_input_tokens: plan.cacheCreationInputTokens,
+      ephemeral_1h_input_tokens: 0,
+    },
+  }
+}
+
+function uncachedInput(plan: AnswerPlan): number {
+  return plan.inputTokens - plan.cachedInputTokens - plan.cacheCreationInputTokens
 }
 
 function event(name: string, data: unknown): Frame {

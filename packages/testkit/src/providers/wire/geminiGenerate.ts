@@ -71,7 +71,13 @@ function response(plan: AnswerPlan, parts: unknown[], final: boolean) {
     candidates: [candidate],
     usageMetadata: final
       ? usageMetadata(plan)
-      : { promptTokenCount: plan.inputTokens, totalTokenCount: plan.inputTokens },
+      : {
+          promptTokenCount: plan.inputTokens,
+          totalTokenCount: plan.inputTokens,
+          ...(plan.cachedInputTokens > 0
+            ? { cachedContentTokenCount: plan.cachedInputTokens }
+            : {}),
+        },
     modelVersion: plan.model,
     responseId: plan.id,
   }
@@ -89,6 +95,8 @@ function usageMetadata(plan: AnswerPlan) {
     promptTokenCount: plan.inputTokens,
     candidatesTokenCount: plan.outputTokens - thoughts,
     totalTokenCount: plan.inputTokens + plan.outputTokens,
+    // The cached part of `promptTokenCount`, which counts it.
+    ...(plan.cachedInputTokens > 0 ? { cachedContentTokenCount: plan.cachedInputTokens } : {}),
     ...(thoughts > 0 ? { thoughtsTokenCount: thoughts } : {}),
   }
 }

@@ -126,12 +126,18 @@ function usage(plan: AnswerPlan) {
     completion_tokens: plan.outputTokens,
     total_tokens: plan.inputTokens + plan.outputTokens,
   }
-  if (plan.dialect !== 'deepseek') return counts
+  if (plan.dialect !== 'deepseek') {
+    // The cached part of `prompt_tokens`, which counts it (only when a reply
+    // says so: the fake's other answers stay as they were).
+    return plan.cachedInputTokens > 0
+      ? { ...counts, prompt_tokens_details: { cached_tokens: plan.cachedInputTokens } }
+      : counts
+  }
   // DeepSeek's context-cache counts (brainlid/langchain#288, a raw chunk).
   return {
     ...counts,
-    prompt_tokens_details: { cached_tokens: 0 },
-    prompt_cache_hit_tokens: 0,
-    prompt_cache_miss_tokens: plan.inputTokens,
+    prompt_tokens_details: { cached_tokens: plan.cachedInputTokens },
+    prompt_cache_hit_tokens: plan.cachedInputTokens,
+    prompt_cache_miss_tokens: plan.inputTokens - plan.cachedInputTokens,
   }
 }
