@@ -133,7 +133,9 @@ export interface BullmqStartMessage extends BullmqJobMessage {
  * - `retry`: it failed and BullMQ retries it, and the next attempt fits before the deadline;
  * - `failed`: it failed and BullMQ does not retry it (attempts used up, an `UnrecoverableError`);
  * - `no_time_to_retry`: it failed, BullMQ would retry it, but the next attempt would start
- *   too late: failed with `deadline_exceeded` instead;
+ *   too late: failed with `deadline_exceeded` instead; or it asked `job.moveToDelayed` for a
+ *   time that would start it too late, and the refused move failed it (also when the
+ *   processor caught the refusal and threw `DelayedError`);
  * - `deadline_exceeded`: the deadline ended it while it ran: failed with `deadline_exceeded`;
  * - `deferred`: it moved itself (a `DelayedError`, `WaitingChildrenError`, `WaitingError`
  *   or a manual rate limit): BullMQ's control flow, passed through untouched.
@@ -156,7 +158,9 @@ export type BullmqAttemptOutcome =
  * - `deadline_exceeded`: it started in time and failed after its deadline:
  *   enforcement would have stopped it there;
  * - `no_time_to_retry`: it failed before its deadline and BullMQ retries it,
- *   but the next attempt would start too late: enforcement would have failed it.
+ *   but the next attempt would start too late, or it moved itself to delayed
+ *   (`job.moveToDelayed`, then `DelayedError`) to a time that leaves too
+ *   little: enforcement would have failed it.
  */
 export type BullmqEnforcedOutcome = 'expired' | 'deadline_exceeded' | 'no_time_to_retry'
 

@@ -12,50 +12,102 @@ export interface DelayGuardDetails {
   minBudgetMs: number
 }
 
+/** One attempt's guard on `job.moveToDelayed`. */
+export interface DelayGuard {
+  /**
+   * The last move it refused — under an observe-only deadline, the last one
+   * it would have refused (and let through) — unless a move it accepted has
+   * moved the job since: the job is then where that move put it.
+   */
+  readonly refusal: JobDeadlineExceededError | undefined
+  /** Put the job's own `moveToDelayed` back. */
+  undo(): void
+}
+
 /**
  * For one attempt, `job.moveToDelayed(timestamp, token)` refuses a delay
- * after which the job could never run: it throws the `retry`-stage
+ * after which the job could never run: it rejects with the `retry`-stage
  * `JobDeadlineExceededError` and leaves the job where it is (active, so the
  * attempt's failure fails it). Passed on, the job sat in `delayed` for the
  * whole delay — a poll "try again in an hour" under a 30 s deadline — and
  * was then failed unrun as one that "reached a worker after its deadline",
  * which blamed the queue for the processor's own step. addWithDeadline
- * refuses such a `delay` for the same reason. Returns the undo.
+ * refuses such a `delay` for the same reason.
+ *
+ * Under an observe-only deadline (dark mode) every move is made as asked,
+ * and the guard only records the one it would have refused, so the end
+ * message can say what enforcement would have made of the attempt.
  */
-export function guardDelay(job: Job, deadline: Deadline, details: DelayGuardDetails): () => void {
+export function guardDelay(job: Job, deadline: Deadline, details: DelayGuardDetails): DelayGuard {
   const hadOwn = Object.hasOwn(job, 'moveToDelayed')
   const original = job.moveToDelayed
-  job.moveToDelayed = function moveToDelayed(this: Job, timestamp: number, token?: string) {
-    // BullMQ's own arithmetic (Job.moveToDelayed): the target on this host's wall clock.
-    const delayMs = Math.max(0, timestamp - Date.now())
+  let refusal: JobDeadlineExceededError | undefined
+  // Async as BullMQ's is: a timestamp its arithmetic throws on (a BigInt, a
+  // Symbol, a valueOf that throws) rejects the call rather than throwing
+  // out of it — a processor that chains `.catch()` on it caught nothing.
+  job.moveToDelayed = async function moveToDelayed(this: Job, timestamp: number, token?: string) {
+    // BullMQ's own arithmetic (Job.moveToDelayed): the target on this host's
+    // wall clock, a delay that is no number (NaN) read as none.
+    const delay = timestamp - Date.now()
+    // biome-ignore lint/complexity/useMathMinMax: Math.max keeps NaN; BullMQ's ternary reads it as 0
+    const delayMs = delay > 0 ? delay : 0
     const left = deadline.remaining() - delayMs
-    // NaN (a timestamp that is no number) is left for BullMQ to handle as it does.
     if (left <= 0 || left < details.minBudgetMs) {
-      const remaining = deadline.remaining()
-      const error = new JobDeadlineExceededError({
-        stage: 'retry',
-        jobId: job.id ?? '',
-        queue: job.queueName,
-        budgetMs: details.budgetMs,
-        elapsedMs: details.budgetMs - remaining,
-        budgetRecorded: details.budgetRecorded,
-        retryDelayMs: delayMs,
-        cause: new Error(
-          `moveToDelayed(${timestamp}) would resume the job after its deadline; it was not moved`,
-        ),
-      })
-      refusals.add(error)
-      return Promise.reject(error)
+      const error = refusalOf(job, timestamp, delayMs, left, deadline, details)
+      refusal = error
+      if (!deadline.observe) {
+        refusals.add(error)
+        throw error
+      }
+      // Dark mode: moved as asked. This move is the one recorded, so it
+      // does not clear the refusal as an accepted move does.
+      return original.call(this, timestamp, token)
     }
-    return original.call(this, timestamp, token)
+    await original.call(this, timestamp, token)
+    // The job has moved: a refusal before this one no longer says where it is.
+    refusal = undefined
   }
-  return () => {
-    if (hadOwn) job.moveToDelayed = original
-    else delete (job as { moveToDelayed?: unknown }).moveToDelayed
+  return {
+    get refusal() {
+      return refusal
+    },
+    undo() {
+      if (hadOwn) job.moveToDelayed = original
+      else delete (job as { moveToDelayed?: unknown }).moveToDelayed
+    },
   }
 }
 
 /** The error is a `guardDelay` refusal. */
 export function isDelayRefusal(error: unknown): boolean {
   return typeof error === 'object' && error !== null && refusals.has(error)
+}
+
+function refusalOf(
+  job: Job,
+  timestamp: number,
+  delayMs: number,
+  left: number,
+  deadline: Deadline,
+  details: DelayGuardDetails,
+): JobDeadlineExceededError {
+  const remaining = deadline.remaining()
+  // Past the deadline, or before it with less than a worker starts a job
+  // with: the second is no "after its deadline", and said so it sent readers
+  // looking for a clock that ran late.
+  const when =
+    left <= 0
+      ? `${Math.ceil(-left)} ms after its deadline`
+      : `with ${Math.floor(left)} ms left, less than minBudgetMs (${details.minBudgetMs})`
+  const moved = deadline.observe ? 'moved as asked (observe-only deadline)' : 'it was not moved'
+  return new JobDeadlineExceededError({
+    stage: 'retry',
+    jobId: job.id ?? '',
+    queue: job.queueName,
+    budgetMs: details.budgetMs,
+    elapsedMs: details.budgetMs - remaining,
+    budgetRecorded: details.budgetRecorded,
+    retryDelayMs: delayMs,
+    cause: new Error(`moveToDelayed(${timestamp}) would resume the job ${when}; ${moved}`),
+  })
 }

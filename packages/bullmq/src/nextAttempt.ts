@@ -20,6 +20,14 @@ export function isDeferral(error: unknown): boolean {
 }
 
 /**
+ * A `DelayedError`: the processor says it has moved its job to delayed
+ * itself (`job.moveToDelayed`), and BullMQ leaves the job where it is.
+ */
+export function isDelayedError(error: unknown): boolean {
+  return error instanceof Error && error.name === 'DelayedError'
+}
+
+/**
  * Ask BullMQ itself whether, and after what back-off, it will retry this
  * failure: the same decision (attempts, `UnrecoverableError`,
  * `maxStartedAttempts`, the job's backoff, the worker's custom strategy) it

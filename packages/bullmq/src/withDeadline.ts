@@ -20,7 +20,7 @@ import {
 } from './channels.js'
 import { guardDelay, isDelayRefusal } from './guardDelay.js'
 import { JobDeadlineExceededError } from './JobDeadlineExceededError.js'
-import { isDeferral, nextAttempt } from './nextAttempt.js'
+import { isDeferral, isDelayedError, nextAttempt } from './nextAttempt.js'
 import { readRedisTime, scriptClientOf, toLocalMs } from './redisTime.js'
 import { type MalformedDeadline, readStoredDeadline } from './storedDeadline.js'
 
@@ -68,7 +68,13 @@ export interface DeadlineCounts {
   expired: number
   /** Attempts that were running when their deadline ended (their signal aborted) and were failed. */
   stopped: number
-  /** Failed attempts BullMQ would have retried, failed instead because the next attempt would start too late. */
+  /**
+   * Failed attempts BullMQ would have retried, failed instead because the
+   * next attempt would start too late; and attempts whose own
+   * `job.moveToDelayed` asked for a time that would start it too late: the
+   * move was refused and the attempt failed (whether the refusal propagated
+   * or the processor caught it and threw `DelayedError`).
+   */
   retriesDropped: number
 }
 
@@ -96,6 +102,14 @@ export type DeadlineProcessor<DataType, ResultType, NameType extends string> = P
  *   does (`worker.cancelJob`, a lost lock).
  * - A failed attempt is retried only if BullMQ's back-off leaves time for the
  *   next one; otherwise the job fails with `deadline_exceeded`.
+ * - A `job.moveToDelayed(timestamp, token)` that would resume the job after
+ *   its deadline, or with less than `minBudgetMs` left, is refused: it
+ *   rejects with that `deadline_exceeded` error and the job stays active,
+ *   and the attempt fails with it — also when the processor catches it and
+ *   throws `DelayedError` as if the job had moved (left so, it sat in active
+ *   until BullMQ's stall check). Under an observe-only deadline it moves as
+ *   asked, and the attempt's `DelayedError` ends it `deferred` with
+ *   `enforcedOutcome: 'no_time_to_retry'`.
  * - A job is never given more than the budget it was added with, nor, when
  *   it recorded none, than `maxMs`, whatever its stored expiry says.
  * - Jobs without a deadline — or with a malformed one — run exactly as before;
@@ -240,10 +254,8 @@ export function withDeadline<
     // or `no_time_to_retry`, nor nothing because the run happened to succeed.
     let enforced: BullmqEnforcedOutcome | undefined = tooLate ? 'expired' : undefined
     let thrown: unknown
-    // An enforced deadline only: dark mode changes no outcome.
-    const unguard = deadline.observe
-      ? undefined
-      : guardDelay(job, deadline, { budgetMs, budgetRecorded, minBudgetMs })
+    // Under an observe-only deadline it refuses nothing, and records what it would have refused.
+    const delayGuard = guardDelay(job, deadline, { budgetMs, budgetRecorded, minBudgetMs })
     try {
       const result = await runOutsideContext(() =>
         runWithDeadline(deadline, () =>
@@ -261,12 +273,13 @@ export function withDeadline<
         { budgetMs, budgetRecorded },
         minBudgetMs,
         counts,
+        delayGuard.refusal,
       )
       outcome = decided.outcome
       enforced ??= decided.enforced
       throw decided.error
     } finally {
-      unguard?.()
+      delayGuard.undo()
       const ended = deadline.done || deadline.expired
       deadline.dispose()
       bullmqChannels.end.publish(() => ({
@@ -298,6 +311,7 @@ async function decide(
   { budgetMs, budgetRecorded }: { budgetMs: number; budgetRecorded: boolean },
   minBudgetMs: number,
   counts: DeadlineCounts,
+  refusal: JobDeadlineExceededError | undefined,
 ): Promise<{ outcome: BullmqAttemptOutcome; error: unknown; enforced?: BullmqEnforcedOutcome }> {
   const fail = (stage: 'running' | 'retry', retryDelayMs?: number) =>
     new JobDeadlineExceededError({
@@ -310,6 +324,16 @@ async function decide(
       cause: error,
       ...(retryDelayMs === undefined ? {} : { retryDelayMs }),
     })
+  // A DelayedError after a refused moveToDelayed (BullMQ's step-job pattern,
+  // the refusal caught): the job never moved, and BullMQ, told it did, leaves
+  // it in active with no worker until its stall check puts it back, past its
+  // deadline. It fails now with the refusal. Other deferrals announce moves
+  // this never sees (to waiting-children, a rate limit): theirs stand.
+  if (refusal !== undefined && isDelayedError(error)) {
+    if (deadline.observe) return { outcome: 'deferred', error, enforced: 'no_time_to_retry' }
+    counts.retriesDropped++
+    return { outcome: 'no_time_to_retry', error: refusal }
+  }
   if (isDeferral(error)) return { outcome: 'deferred', error }
   // Ended by its deadline — not by BullMQ's own signal (a cancel, a lost lock),
   // whose reason BullMQ must see as it is. An observe-only deadline that has

@@ -271,7 +271,7 @@ describe.skipIf(!available)('withDeadline: a worker enforces the deadline a job 
     const stored = await queue.getJob(job.id!)
     const reason = stored?.failedReason ?? ''
     expect(reason).toMatch(
-      /^deadline_exceeded: job \d+ .* failed with \d+ ms left \(added with \d+ ms left\) and its next attempt, after \d+ ms, would not fit; not retried: moveToDelayed\(\d+\) would resume the job after its deadline; it was not moved$/,
+      /^deadline_exceeded: job \d+ .* failed with \d+ ms left \(added with \d+ ms left\) and its next attempt, after \d+ ms, would not fit; not retried: moveToDelayed\(\d+\) would resume the job \d+ ms after its deadline; it was not moved$/,
     )
     // The delay asked for, measured as BullMQ measures it (from now, on the wall clock).
     const delayMs = Number(/after (\d+) ms/.exec(reason)?.[1])
@@ -279,6 +279,25 @@ describe.skipIf(!available)('withDeadline: a worker enforces the deadline a job 
     expect(delayMs).toBeLessThanOrEqual(60_000)
     expect(ends.map((e) => e.outcome)).toEqual(['no_time_to_retry'])
     expect(processor.counts).toEqual({ expired: 0, stopped: 0, retriesDropped: 1 })
+  })
+
+  it('a moveToDelayed that would resume the job before its deadline but with less than minBudgetMs left is refused in those words, not as one after the deadline', async () => {
+    const { queue, events, name } = await redis.queue()
+    const processor = withDeadline(
+      async (job: Job, token?: string) => {
+        await job.moveToDelayed(Date.now() + 15_000, token)
+        throw new DelayedError()
+      },
+      { minBudgetMs: 10_000 },
+    )
+    redis.worker(name, processor)
+    const job = await addWithDeadline(queue, 'poll', {}, { deadline: Deadline.after(20_000) })
+    const result = await finished(job, events, queue)
+    expect(result.state).toBe('failed')
+    expect(result.failedReason).toMatch(
+      /not retried: moveToDelayed\(\d+\) would resume the job with \d+ ms left, less than minBudgetMs \(10000\); it was not moved$/,
+    )
+    expect(processor.counts.retriesDropped).toBe(1)
   })
 
   it("a moveToDelayed that leaves time is BullMQ's as before: the job is delayed, then runs again", async () => {
@@ -294,6 +313,119 @@ describe.skipIf(!available)('withDeadline: a worker enforces the deadline a job 
     const result = await finished(job, events, queue)
     expect(result).toMatchObject({ ok: true, value: 'again', state: 'completed' })
     expect(processor.counts).toEqual({ expired: 0, stopped: 0, retriesDropped: 0 })
+  })
+
+  it("a moveToDelayed given a timestamp no arithmetic takes (a BigInt, a Symbol, a valueOf that throws) rejects as BullMQ's does: it never throws synchronously", async () => {
+    const { queue, events, name } = await redis.queue()
+    const bad: [string, unknown][] = [
+      ['bigint', 10n],
+      ['symbol', Symbol('later')],
+      [
+        'valueOf',
+        {
+          valueOf: () => {
+            throw new Error('no time for you')
+          },
+        },
+      ],
+    ]
+    const processor = withDeadline(async (job: Job, token?: string) => {
+      const seen: string[] = []
+      for (const [label, timestamp] of bad) {
+        let pending: Promise<void>
+        try {
+          pending = job.moveToDelayed(timestamp as number, token)
+        } catch (error) {
+          seen.push(`${label}: threw ${(error as Error).message}`)
+          continue
+        }
+        await pending.then(
+          () => seen.push(`${label}: moved`),
+          (error: Error) => seen.push(`${label}: rejected ${error.constructor.name}`),
+        )
+      }
+      return seen
+    })
+    redis.worker(name, processor)
+    const job = await addWithDeadline(queue, 'poll', {}, { deadline: Deadline.after(20_000) })
+    const result = await finished(job, events, queue)
+    expect(result).toMatchObject({ ok: true, state: 'completed' })
+    expect(result.value).toEqual([
+      'bigint: rejected TypeError',
+      'symbol: rejected TypeError',
+      'valueOf: rejected Error',
+    ])
+  })
+
+  it("a processor that catches the refused moveToDelayed and throws DelayedError anyway (BullMQ's step-job pattern) fails now with the refusal, not left active for the stall check", async () => {
+    const { queue, events, name } = await redis.queue()
+    const ended = signal<BullmqEndMessage>()
+    bullmqChannels.end.subscribe(function onEnd(message) {
+      bullmqChannels.end.unsubscribe(onEnd)
+      ended.resolve(message)
+    })
+    const processor = withDeadline(async (job: Job, token?: string) => {
+      try {
+        await job.moveToDelayed(Date.now() + 60_000, token)
+      } catch {
+        // A step job's usual shape: whatever moveToDelayed did, the step ends here.
+      }
+      throw new DelayedError()
+    })
+    redis.worker(name, processor)
+    const job = await addWithDeadline(queue, 'step', {}, { deadline: Deadline.after(5_000) })
+    // Before: `deferred`, and the job sat in active, unlocked, until BullMQ's stall check.
+    expect((await ended.promise).outcome).toBe('no_time_to_retry')
+    const result = await finished(job, events, queue)
+    expect(result.state).toBe('failed')
+    expect(result.attemptsMade).toBe(1)
+    expect(result.failedReason).toMatch(
+      /^deadline_exceeded: job \d+ .* would not fit; not retried: moveToDelayed\(\d+\) would resume the job \d+ ms after its deadline; it was not moved$/,
+    )
+    expect(processor.counts).toEqual({ expired: 0, stopped: 0, retriesDropped: 1 })
+  })
+
+  it("a refused moveToDelayed followed by one that leaves time is forgotten: the job moved, and its DelayedError is BullMQ's as before", async () => {
+    const { queue, events, name } = await redis.queue()
+    let calls = 0
+    const processor = withDeadline(async (job: Job, token?: string) => {
+      if (++calls > 1) return 'again'
+      await job.moveToDelayed(Date.now() + 60_000, token).catch(() => {})
+      await job.moveToDelayed(Date.now() + 50, token)
+      throw new DelayedError()
+    })
+    redis.worker(name, processor)
+    const job = await addWithDeadline(queue, 'poll', {}, { deadline: Deadline.after(20_000) })
+    const result = await finished(job, events, queue)
+    expect(result).toMatchObject({ ok: true, value: 'again', state: 'completed' })
+    expect(processor.counts.retriesDropped).toBe(0)
+  })
+
+  it('observe mode: a moveToDelayed past the deadline moves the job as asked, and the end message says enforcement would have failed it (no_time_to_retry)', async () => {
+    const { queue, name } = await redis.queue()
+    const ended = signal<BullmqEndMessage>()
+    bullmqChannels.end.subscribe(function onEnd(message) {
+      bullmqChannels.end.unsubscribe(onEnd)
+      ended.resolve(message)
+    })
+    const processor = withDeadline(async (job: Job, token?: string) => {
+      await job.moveToDelayed(Date.now() + 60_000, token)
+      throw new DelayedError()
+    })
+    redis.worker(name, processor)
+    const job = await addWithDeadline(
+      queue,
+      'poll',
+      {},
+      { deadline: Deadline.after(5_000, { observe: true }) },
+    )
+    expect(await ended.promise).toMatchObject({
+      jobId: job.id,
+      outcome: 'deferred',
+      enforcedOutcome: 'no_time_to_retry',
+    })
+    expect(await (await queue.getJob(job.id!))?.getState()).toBe('delayed')
+    expect(processor.counts.retriesDropped).toBe(0)
   })
 
   it('observe mode: a retry enforcement would drop is kept, and the end message says what enforcement would have done', async () => {
