@@ -32,6 +32,14 @@ export interface DeadlineOptions {
   observe?: boolean | undefined
   /** Called once when the deadline expires (not when it is cancelled). */
   onExpire?: ((deadline: Deadline) => void) | undefined
+  /**
+   * Called once when `cancel()` ends this deadline while it is live (its
+   * parent's cancel or its signal's abort too), with the reason, before its
+   * signal aborts: not at expiry, not by `dispose()`, not for a cancel of a
+   * deadline already done (an observe-only one whose time passed included).
+   * A deadline disposed while live is still live: its cancel calls it.
+   */
+  onCancel?: ((deadline: Deadline, reason: unknown) => void) | undefined
 }
 
 type State = 'live' | 'expired' | 'cancelled'
@@ -76,6 +84,7 @@ export class Deadline {
   #children: Set<Deadline> | undefined
   #doneListeners: Set<(reason: unknown) => void> | undefined
   #onExpire: ((deadline: Deadline) => void) | undefined
+  #onCancel: ((deadline: Deadline, reason: unknown) => void) | undefined
   #external: AbortSignal | undefined
   #externalListener: (() => void) | undefined
   // The last plan made on this deadline (see `lastPlanOf`). The last only:
@@ -107,6 +116,14 @@ export class Deadline {
       )
     }
     this.#onExpire = options.onExpire ?? undefined
+    if (options.onCancel != null && typeof options.onCancel !== 'function') {
+      // Found only at the cancel otherwise: a client leaving, far from the bad call.
+      throw new TypeError(
+        `Deadline: onCancel must be a function, got ${describeValue(options.onCancel)}`,
+      )
+    }
+    // Before anything below that may cancel it (a parent or signal already aborted).
+    this.#onCancel = options.onCancel ?? undefined
     const now = this.clock.now()
     if (typeof now !== 'number' || Number.isNaN(now)) {
       // NaN arithmetic never reaches an expiry: the deadline would never
@@ -304,9 +321,23 @@ export class Deadline {
    */
   cancel(reason: unknown = new DOMException('This operation was aborted', 'AbortError')): void {
     if (this.#state !== 'live' && !(this.#state === 'expired' && this.observe)) return
+    // Only a live deadline's cancel is heard: an observed expiry already ended it for its owner.
+    const onCancel = this.#state === 'live' ? this.#onCancel : undefined
+    this.#onCancel = undefined
     this.#state = 'cancelled'
     this.#reason = reason
     this.#release()
+    // The owner first, as at expiry (see `#expire`). Isolated as `isolated`
+    // does, without its closure: servers cancel a deadline per request.
+    if (onCancel !== undefined) {
+      try {
+        onCancel(this, reason)
+      } catch (error) {
+        process.nextTick(() => {
+          throw error
+        })
+      }
+    }
     this.#controller?.abort(reason)
     this.#notifyDone(reason)
     if (coreChannels.deadlineCancel.hasSubscribers) {

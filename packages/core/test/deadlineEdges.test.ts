@@ -74,6 +74,24 @@ describe('a listener that throws', () => {
     expect(reported).toEqual([boom])
   })
 
+  it('in onCancel stops neither the abort nor the onDone listeners nor the children, and is reported', () => {
+    const c = new ManualClock()
+    const boom = new Error('hook bug')
+    const d = Deadline.after(100, {
+      clock: c,
+      onCancel: () => {
+        throw boom
+      },
+    })
+    const child = d.child()
+    const heard: unknown[] = []
+    d.onDone((why) => heard.push(why))
+    captureNextTick()
+    const reason = new Error('stop')
+    d.cancel(reason)
+    expect([d.signal.aborted, heard, child.done, reported]).toEqual([true, [reason], true, [boom]])
+  })
+
   it('at expiry (onExpire or onDone) leaves the signal aborted, the listeners called and the children expired', () => {
     const c = new ManualClock()
     const heard: string[] = []
@@ -135,8 +153,65 @@ describe('bad options and listeners are refused where they are given', () => {
   })
 })
 
+describe('onCancel: the owner hears a cancel that ends its live deadline', () => {
+  it('is called once with the deadline and the reason, before the signal aborts and the onDone listeners', () => {
+    const c = new ManualClock()
+    const heard: unknown[] = []
+    const d = Deadline.after(100, {
+      clock: c,
+      onCancel: (deadline, reason) => heard.push(['onCancel', deadline === d, reason, d.done]),
+    })
+    const signal = d.signal
+    signal.addEventListener('abort', () => heard.push('abort'))
+    d.onDone(() => heard.push('onDone'))
+    const reason = new Error('stop')
+    d.cancel(reason)
+    d.cancel(new Error('again'))
+    expect(heard).toEqual([['onCancel', true, reason, true], 'abort', 'onDone'])
+  })
+
+  it('hears a parent’s cancel, an external abort and a cancel after dispose; with no reason, the default', () => {
+    const c = new ManualClock()
+    const heard: unknown[] = []
+    const onCancel = (_: Deadline, reason: unknown) => heard.push(reason)
+    const parent = Deadline.after(100, { clock: c })
+    Deadline.after(50, { parent, onCancel })
+    const external = new AbortController()
+    Deadline.after(50, { clock: c, signal: external.signal, onCancel })
+    const disposed = Deadline.after(50, { clock: c, onCancel })
+    disposed.dispose()
+    parent.cancel('parent')
+    external.abort('external')
+    disposed.cancel('after dispose')
+    Deadline.after(50, { parent, onCancel }) // made under a cancelled parent: cancelled at once
+    Deadline.never({ clock: c, onCancel }).cancel()
+    expect(heard.slice(0, 4)).toEqual(['parent', 'external', 'after dispose', 'parent'])
+    expect(heard[4]).toBeInstanceOf(DOMException)
+  })
+
+  it('is not called at expiry, by dispose, or for a cancel after an observed expiry', () => {
+    const c = new ManualClock()
+    const heard: unknown[] = []
+    const onCancel = (_: Deadline, reason: unknown) => heard.push(reason)
+    const expiring = Deadline.after(10, { clock: c, onCancel })
+    Deadline.after(10, { clock: c, onCancel }).dispose()
+    const observed = Deadline.after(10, { clock: c, observe: true, onCancel })
+    c.advance(10)
+    expiring.cancel('late')
+    observed.cancel('the client left')
+    expect([heard, observed.signal.aborted]).toEqual([[], true])
+  })
+
+  it('one that is no function is a TypeError at once', () => {
+    expect(() => Deadline.after(5, { onCancel: 'log' as never })).toThrow(
+      new TypeError(`Deadline: onCancel must be a function, got 'log' (a string)`),
+    )
+  })
+})
+
 it('a listener or clock given as a number is a TypeError (a wrong type), not a RangeError', () => {
   expect(() => Deadline.after(5, { onExpire: 5 as never })).toThrow(TypeError)
+  expect(() => Deadline.after(5, { onCancel: 5 as never })).toThrow(TypeError)
   expect(() => Deadline.after(5, { clock: 5 as never })).toThrow(TypeError)
   expect(() => Deadline.after(5).onDone(5 as never)).toThrow(TypeError)
 })

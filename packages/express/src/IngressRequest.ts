@@ -9,6 +9,7 @@ import {
   defaultReserveMs,
   type InvalidDeadlineHeader,
   isDeadlineExceeded,
+  MAX_TIMER_MS,
   recordAnswerLateness,
   runningSlice,
   runWithDeadline,
@@ -30,7 +31,7 @@ import type { ResolvedOptions } from './options.js'
 import { shieldSocket } from './shieldSocket.js'
 import { stopPipedSources, swallowLateWrites } from './swallowLateWrites.js'
 import { RESPOND_END_GRACE_MS, watchEnd } from './watchEnd.js'
-import { discardUnsentHead, writeExpired } from './writeExpired.js'
+import { discardUnsentHead, headUnsent, writeExpired } from './writeExpired.js'
 import { writeInvalid } from './writeInvalid.js'
 
 // Touch Express's req and res as little as possible. Express 5 sets every
@@ -50,9 +51,6 @@ import { writeInvalid } from './writeInvalid.js'
 // ephemeron table of short-lived keys.
 const INGRESS = Symbol('@hourglass/express.ingress')
 const { on, prependListener, removeListener } = EventEmitter.prototype
-// The deadline's own methods, for our calls: `req.deadline`'s are shadowed
-// (see `handlerEnded`) so a handler that ends it still gets its 504.
-const { cancel: cancelDeadline, dispose: disposeDeadline } = Deadline.prototype
 
 type Tagged = { [INGRESS]?: IngressRequest; parent?: unknown }
 
@@ -106,8 +104,10 @@ export class IngressRequest {
   #timedOutAt: number | undefined
   /** Armed when respond's `end` has not finished when it returns (see `#boundDeferredEnd`); cleared in `#finish`. */
   #endGrace: unknown
-  /** Armed when the handler cancelled or disposed its deadline unanswered (see `handlerEnded`); cleared in `#finish`. */
+  /** The timer of the 504 still due after the handler cancelled its deadline (see `#onDeadlineCancel`). */
   #stillDue: unknown
+  /** Whether `#stillDue` is armed: a custom clock's timer handle may be anything, `undefined` too. */
+  #stillDueArmed = false
 
   constructor(
     req: IncomingMessage,
@@ -126,14 +126,11 @@ export class IngressRequest {
       clock: options.clock,
       observe: options.observe,
       onExpire: IngressRequest.#onDeadlineExpire,
+      onCancel: IngressRequest.#onDeadlineCancel,
     })
     this.#expiredOnArrival = expiredInAfter
     this.plan = options.plan ? this.deadline.plan(options.plan, { reserveMs }) : undefined
     ;(this.deadline as Tagged)[INGRESS] = this
-    // One shared function each, not closures: every request's deadline
-    // gets the same two properties in the same order (one hidden class).
-    ;(this.deadline as { cancel: Deadline['cancel'] }).cancel = handlerCancels
-    ;(this.deadline as { dispose: Deadline['dispose'] }).dispose = handlerDisposes
     ;(req as { deadline?: Deadline }).deadline = this.deadline
   }
 
@@ -148,31 +145,46 @@ export class IngressRequest {
   }
 
   /**
-   * The handler cancelled or disposed `req.deadline` itself (to stop its
-   * work), which released the deadline's timer: a handler that then never
-   * answered left its caller waiting for good, no 504. The answer is still
-   * due when the deadline's time runs out; the response ending first
-   * (`#finish`) clears it. Internal: called by `req.deadline`'s own
-   * `cancel` and `dispose` (see `handlerCancels`), not by users.
+   * `req.deadline` was cancelled, which released its timer: by the handler
+   * (an upstream failed, a user pressed stop) or by us. A handler that then
+   * never answered left its caller waiting for good, no 504: the 504 is
+   * still due at the deadline, from a timer of ours that the response's end
+   * (`#finish`) clears. Not for our own cancels (the 504, the client gone,
+   * the server's cut: answered, or the outcome set first), nor for a
+   * response already ended or started: a stream keeps the fate it had, the
+   * handler's to end (a head stored by `writeHead()` and not sent is no
+   * start: at the deadline the 504 replaces it, as `#answer` does). One
+   * function for every request, as `#onDeadlineExpire`. A disposed deadline
+   * gets nothing at its time: the handler opted out of it.
    */
-  static readonly handlerEnded = (deadline: Deadline): void => {
+  static readonly #onDeadlineCancel = (deadline: Deadline): void => {
     const ingress = (deadline as Tagged)[INGRESS]
-    if (ingress === undefined || ingress.#stillDue !== undefined) return
-    if (ingress.#answered || ingress.#finished) return
-    const clock = deadline.clock
-    const delay = deadline.expiresAt - clock.now()
-    // Its time already passed and its timer answered (or observed it): done.
-    if (delay <= 0 || !Number.isFinite(delay)) return
-    // Whole ms, capped as core caps its timers (a deadline never answers early).
-    ingress.#stillDue = clock.setTimeout(
-      () => {
-        ingress.#stillDue = undefined
-        ingress.#expire('handler')
-      },
-      Math.min(Math.ceil(delay), 2 ** 31 - 1),
+    if (ingress === undefined || ingress.#stillDueArmed || ingress.#answered) return
+    if (ingress.#finished || ingress.#outcome !== 'ok') return
+    const res = ingress.res
+    if (res.writableEnded || (res.headersSent && !headUnsent(res))) return
+    ingress.#armStillDue()
+  }
+
+  #armStillDue(): void {
+    const clock = this.deadline.clock
+    const delay = this.deadline.expiresAt - clock.now()
+    if (!Number.isFinite(delay)) return
+    this.#stillDueArmed = true
+    // Whole ms (Node truncates fractions), at least 0: cancelled past its
+    // time before its timer ran (a busy loop), it is answered at once.
+    this.#stillDue = clock.setTimeout(
+      () => this.#stillDueFired(),
+      Math.min(Math.max(0, Math.ceil(delay)), MAX_TIMER_MS),
     )
-    // A real timer must not keep the process alive, as the deadline's own does not.
-    ;(ingress.#stillDue as { unref?: () => void }).unref?.()
+  }
+
+  #stillDueFired(): void {
+    this.#stillDueArmed = false
+    // libuv may fire a timer up to ~1 ms early: never answer before the
+    // deadline (a 504 before its time, a negative lateness): wait the rest.
+    if (this.deadline.expiresAt > this.deadline.clock.now()) this.#armStillDue()
+    else this.#expire('handler')
   }
 
   /** True once the deadline answered (504 written, or a started response ended). */
@@ -319,7 +331,7 @@ export class IngressRequest {
     const reason = isDeadlineExceeded(this.deadline.reason)
       ? this.deadline.reason
       : new DeadlineExceededError({ budgetMs: this.budgetMs, elapsedMs, slice })
-    cancelDeadline.call(this.deadline, reason)
+    this.deadline.cancel(reason)
     this.#publishExpire('handler', 'app', slice, elapsedMs)
     return true
   }
@@ -351,8 +363,10 @@ export class IngressRequest {
       this.#answered = true
       this.#outcome = 'expired'
       // The timer's expiry already carries its reason; a slice that ran out
-      // first (via deadlineErrors) leaves the request's deadline live.
-      const reason = this.deadline.done
+      // first (via deadlineErrors) leaves the request's deadline live, and
+      // a handler's cancel (the 504 still due) left its own reason: late
+      // writes hear of the deadline, not of the handler's stop.
+      const reason = isDeadlineExceeded(this.deadline.reason)
         ? this.deadline.reason
         : new DeadlineExceededError({ budgetMs: this.budgetMs, elapsedMs, slice })
       // The answer's flush is timed from 'finish' (see `#finishEvent`).
@@ -365,7 +379,7 @@ export class IngressRequest {
       // Whatever the handler still does must not reach the wire or the socket.
       swallowLateWrites(this.res, reason, (method) => this.#reportLateWrite(method))
       shieldSocket(this.req)
-      cancelDeadline.call(this.deadline, reason)
+      this.deadline.cancel(reason)
     }
     this.#publishExpire(stage, action, slice, elapsedMs)
   }
@@ -531,10 +545,10 @@ export class IngressRequest {
         this.#cut = !errored
         this.#outcome = 'error'
         this.#error = error
-        cancelDeadline.call(this.deadline, error)
+        this.deadline.cancel(error)
       } else {
         this.#outcome = 'client-closed'
-        cancelDeadline.call(this.deadline, new ClientClosedError())
+        this.deadline.cancel(new ClientClosedError())
         expressChannels.clientClosed.publish(() => ({
           deadline: this.deadline,
           req: this.req,
@@ -555,13 +569,14 @@ export class IngressRequest {
       this.deadline.clock.clearTimeout(this.#endGrace)
       this.#endGrace = undefined
     }
-    if (this.#stillDue !== undefined) {
+    if (this.#stillDueArmed) {
+      this.#stillDueArmed = false
       this.deadline.clock.clearTimeout(this.#stillDue)
       this.#stillDue = undefined
     }
     if (this.#onFinish !== undefined) removeListener.call(this.res, 'finish', this.#onFinish)
     removeListener.call(this.res, 'close', this.#onClose)
-    disposeDeadline.call(this.deadline)
+    this.deadline.dispose()
     if (expressChannels.end.hasSubscribers) {
       expressChannels.end.publish(() => {
         const message: IngressEndMessage = {
@@ -616,17 +631,4 @@ function continueUpload(req: IncomingMessage, res: ServerResponse): void {
     if (flags._sent100 !== true && !res.headersSent) res.writeContinue()
   }
   req.on('newListener', onListener)
-}
-
-/** `req.deadline.cancel()`, as the handler calls it: see `IngressRequest.handlerEnded`. */
-function handlerCancels(this: Deadline, ...reason: [reason?: unknown]): void {
-  // Passed on as given: no argument keeps cancel's own default reason.
-  cancelDeadline.apply(this, reason)
-  IngressRequest.handlerEnded(this)
-}
-
-/** `req.deadline.dispose()` (or `using`), as the handler calls it: see `IngressRequest.handlerEnded`. */
-function handlerDisposes(this: Deadline): void {
-  disposeDeadline.call(this)
-  IngressRequest.handlerEnded(this)
 }

@@ -96,17 +96,8 @@ function needsDrain(res: ServerResponse): boolean {
  * neither and is left as it is. True when the head was dropped.
  */
 export function discardUnsentHead(res: ServerResponse, method: string | undefined): boolean {
-  const out = res as ServerResponse & {
-    _header?: unknown
-    _headerSent?: unknown
-    _hasBody?: boolean
-  }
-  if (typeof out._header !== 'string' || out._headerSent !== false) return false
-  // Body bytes written: on Node 24 `_headerSent` stays false after a
-  // `write()` (the chunk waits in the response's own buffer, the head to go
-  // with it), so only the bytes waiting tell a started response apart.
-  if (res.writableLength !== 0) return false
-  if (res.getHeader('content-encoding') !== undefined) return false
+  if (!headUnsent(res)) return false
+  const out = res as ServerResponse & { _header?: unknown; _hasBody?: boolean }
   out._header = null
   // What the head said of its own body goes with it: `writeHead(status,
   // headers)` merges its headers into the stored ones (whenever one was set
@@ -119,4 +110,18 @@ export function discardUnsentHead(res: ServerResponse, method: string | undefine
   // writeHead(204 | 304) said "no body"; the 504 has one (a HEAD's never does).
   out._hasBody = method !== 'HEAD'
   return true
+}
+
+/**
+ * The response holds a head `discardUnsentHead` would drop (see there): not
+ * started, for all that `headersSent` says. Reads only.
+ */
+export function headUnsent(res: ServerResponse): boolean {
+  const out = res as ServerResponse & { _header?: unknown; _headerSent?: unknown }
+  if (typeof out._header !== 'string' || out._headerSent !== false) return false
+  // Body bytes written: on Node 24 `_headerSent` stays false after a
+  // `write()` (the chunk waits in the response's own buffer, the head to go
+  // with it), so only the bytes waiting tell a started response apart.
+  if (res.writableLength !== 0) return false
+  return res.getHeader('content-encoding') === undefined
 }

@@ -1,15 +1,24 @@
-import { ClientClosedError, ManualClock } from '@hourglass/core'
+import { inspect } from 'node:util'
+import {
+  ClientClosedError,
+  type Clock,
+  Deadline,
+  isDeadlineExceeded,
+  ManualClock,
+} from '@hourglass/core'
+import type { Response } from 'express'
 import { request } from 'undici'
 import { afterEach, describe, expect, it } from 'vitest'
-import { deadline, deadlineErrors } from '../src/index.js'
+import { deadline, deadlineErrors, type IngressExpireMessage } from '../src/index.js'
 import { client, deferred, listen, majors, type Running } from './support/servers.js'
 
 // A handler that cancels its own `req.deadline` (to stop its work: an
-// upstream failed, a user pressed stop) or disposes it (`using d =
-// req.deadline`, leaving the handler while its work goes on) and then never
-// answers: the cancel released the deadline's timer, so no 504 ever came —
-// the request hung until the client or a server timeout gave up. The 504 is
-// the middleware's promise to the caller: it still comes at the deadline.
+// upstream failed, a user pressed stop) and then never answers: the cancel
+// released the deadline's timer, so no 504 ever came — the request hung
+// until the client or a server timeout gave up. The 504 is the middleware's
+// promise to the caller: it still comes at the deadline. A handler that
+// disposes its deadline (`using d = req.deadline`) opted out of its expiry,
+// as core documents: it answers for itself, no 504 from the deadline.
 
 describe.each(majors)('a handler that ends its own deadline ($name)', (major) => {
   let server: Running | undefined
@@ -18,31 +27,220 @@ describe.each(majors)('a handler that ends its own deadline ($name)', (major) =>
     server = undefined
   })
 
+  it('req.deadline.cancel() and no answer: the 504 still comes at the deadline', async () => {
+    const clock = new ManualClock()
+    const app = major.app()
+    const entered = deferred()
+    app.use(deadline({ defaultMs: 1000, reserveMs: 10, clock }))
+    app.get('/', (req) => {
+      req.deadline.cancel(new Error('stop the work'))
+      entered.resolve()
+    })
+    server = await listen(app)
+    const pending = request(server.url, { dispatcher: client() })
+    // Cut by the server's close if the assertion below fails: no unhandled rejection.
+    pending.catch(() => {})
+    await entered.promise
+    // Something is still due to answer (else the request below waits for good).
+    expect(clock.pendingTimers, 'timers left to answer the request').toBeGreaterThan(0)
+    clock.advance(990)
+    const res = await pending
+    await res.body.dump()
+    expect([res.statusCode, res.headers['x-deadline-expired']]).toEqual([504, '1'])
+  })
+
+  it('req.deadline.dispose(): the handler answers for itself, after the deadline too (no 504 from it)', async () => {
+    const clock = new ManualClock()
+    const app = major.app()
+    const entered = deferred<Response>()
+    app.use(deadline({ defaultMs: 1000, reserveMs: 10, clock }))
+    app.get('/', (req, res) => {
+      req.deadline.dispose()
+      entered.resolve(res)
+    })
+    server = await listen(app)
+    const pending = request(server.url, { dispatcher: client() })
+    pending.catch(() => {})
+    const res = await entered.promise
+    clock.advance(2000)
+    res.send('mine')
+    const answer = await pending
+    expect([answer.statusCode, await answer.body.text()]).toEqual([200, 'mine'])
+  })
+
+  it('disposed after its response started: the stream is not cut at the deadline', async () => {
+    const clock = new ManualClock()
+    const app = major.app()
+    const entered = deferred<Response>()
+    app.use(deadline({ defaultMs: 1000, reserveMs: 10, clock }))
+    app.get('/', (req, res) => {
+      res.writeHead(200, { 'content-type': 'text/plain' })
+      res.write('a')
+      req.deadline.dispose()
+      entered.resolve(res)
+    })
+    server = await listen(app)
+    const pending = request(server.url, { dispatcher: client() })
+    pending.catch(() => {})
+    const res = await entered.promise
+    const answer = await pending
+    clock.advance(2000)
+    res.end('b')
+    expect(await answer.body.text()).toBe('ab')
+  })
+
   it.each(['cancel', 'dispose'] as const)(
-    'req.deadline.%s() and no answer: the 504 still comes at the deadline',
+    'res.end() then req.deadline.%s() (the `using` pattern) arms no timer',
     async (end) => {
       const clock = new ManualClock()
       const app = major.app()
-      const entered = deferred()
+      let timers = -1
       app.use(deadline({ defaultMs: 1000, reserveMs: 10, clock }))
-      app.get('/', (req) => {
-        if (end === 'cancel') req.deadline.cancel(new Error('stop the work'))
-        else req.deadline.dispose()
-        entered.resolve()
+      app.get('/', (req, res) => {
+        res.end('ok')
+        req.deadline[end]()
+        timers = clock.pendingTimers
       })
       server = await listen(app)
-      const pending = request(server.url, { dispatcher: client() })
-      // Cut by the server's close if the assertion below fails: no unhandled rejection.
-      pending.catch(() => {})
-      await entered.promise
-      // Something is still due to answer (else the request below waits for good).
-      expect(clock.pendingTimers, 'timers left to answer the request').toBeGreaterThan(0)
-      clock.advance(990)
-      const res = await pending
-      await res.body.dump()
-      expect([res.statusCode, res.headers['x-deadline-expired']]).toEqual([504, '1'])
+      const res = await request(server.url, { dispatcher: client() })
+      expect([res.statusCode, await res.body.text(), timers]).toEqual([200, 'ok', 0])
     },
   )
+
+  it('a custom clock whose setTimeout returns undefined (core accepts it): cancel() and an answer is a 200', async () => {
+    const manual = new ManualClock()
+    const clock: Clock = {
+      now: () => manual.now(),
+      setTimeout: (fn, ms) => {
+        manual.setTimeout(fn, ms)
+        return undefined
+      },
+      clearTimeout: () => {},
+    }
+    const app = major.app()
+    app.use(deadline({ defaultMs: 1000, reserveMs: 10, clock }))
+    app.get('/', (req, res) => {
+      req.deadline.cancel(new Error('stop the work'))
+      res.send('stopped')
+    })
+    server = await listen(app)
+    const res = await request(server.url, { dispatcher: client() })
+    expect([res.statusCode, await res.body.text()]).toEqual([200, 'stopped'])
+  })
+
+  it('req.deadline has the own keys of a plain deadline, and inspects without cancel or dispose', async () => {
+    const clock = new ManualClock()
+    const app = major.app()
+    let seen: [string[], string] | undefined
+    app.use(deadline({ defaultMs: 1000, reserveMs: 10, clock }))
+    app.get('/', (req, res) => {
+      seen = [Object.keys(req.deadline), inspect(req.deadline)]
+      res.end()
+    })
+    server = await listen(app)
+    await (await request(server.url, { dispatcher: client() })).body.dump()
+    expect(seen?.[0]).toEqual(Object.keys(Deadline.after(100, { clock })))
+    expect(seen?.[1]).not.toMatch(/cancel|dispose/)
+  })
+
+  it('the timer due after a cancel fires early (libuv, by up to 1 ms): no 504 before the deadline', async () => {
+    const manual = new ManualClock()
+    // Every timer of more than 1 ms fires 1 ms early.
+    const clock: Clock = {
+      now: () => manual.now(),
+      setTimeout: (fn, ms) => manual.setTimeout(fn, ms > 1 ? ms - 1 : ms),
+      clearTimeout: (handle) => manual.clearTimeout(handle as never),
+    }
+    const expired: IngressExpireMessage[] = []
+    const app = major.app()
+    const entered = deferred()
+    app.use(deadline({ defaultMs: 1000, reserveMs: 10, clock, onExpire: (e) => expired.push(e) }))
+    app.get('/', (req) => {
+      req.deadline.cancel(new Error('stop the work'))
+      entered.resolve()
+    })
+    server = await listen(app)
+    const pending = request(server.url, { dispatcher: client() })
+    pending.catch(() => {})
+    await entered.promise
+    manual.advance(989)
+    expect(expired, 'answered before the deadline').toEqual([])
+    manual.advance(1)
+    const res = await pending
+    await res.body.dump()
+    expect([res.statusCode, expired.length]).toEqual([504, 1])
+  })
+
+  it('after the 504 still due, the handler’s late writes hear a DeadlineExceededError, not its own cancel reason', async () => {
+    const clock = new ManualClock()
+    const app = major.app()
+    const entered = deferred<Response>()
+    app.use(deadline({ defaultMs: 1000, reserveMs: 10, clock }))
+    app.get('/', (req, res) => {
+      req.deadline.cancel(new Error('stop the work'))
+      entered.resolve(res)
+    })
+    server = await listen(app)
+    const pending = request(server.url, { dispatcher: client() })
+    pending.catch(() => {})
+    const res = await entered.promise
+    clock.advance(990)
+    const answer = await pending
+    await answer.body.dump()
+    const heard = deferred<unknown>()
+    res.write('late', (error) => heard.resolve(error))
+    const error = await heard.promise
+    expect([answer.statusCode, isDeadlineExceeded(error)]).toEqual([504, true])
+  })
+
+  it('a head stored by writeHead() and not sent is no start: cancel() and no body, the 504 at the deadline', async () => {
+    const clock = new ManualClock()
+    const app = major.app()
+    const entered = deferred()
+    app.use(deadline({ defaultMs: 1000, reserveMs: 10, clock }))
+    app.get('/', (req, res) => {
+      res.writeHead(200, { 'content-type': 'text/event-stream' })
+      req.deadline.cancel(new Error('stop the work'))
+      entered.resolve()
+    })
+    server = await listen(app)
+    const pending = request(server.url, { dispatcher: client() })
+    pending.catch(() => {})
+    await entered.promise
+    clock.advance(990)
+    const res = await pending
+    await res.body.dump()
+    expect([res.statusCode, res.headers['x-deadline-expired']]).toEqual([504, '1'])
+  })
+
+  it('observe mode: cancel() and no answer is reported at the deadline (handler, observed), nothing written', async () => {
+    const clock = new ManualClock()
+    const expired: IngressExpireMessage[] = []
+    const app = major.app()
+    const entered = deferred<Response>()
+    app.use(
+      deadline({
+        defaultMs: 1000,
+        reserveMs: 10,
+        clock,
+        mode: 'observe',
+        onExpire: (e) => expired.push(e),
+      }),
+    )
+    app.get('/', (req, res) => {
+      req.deadline.cancel(new Error('stop the work'))
+      entered.resolve(res)
+    })
+    server = await listen(app)
+    const pending = request(server.url, { dispatcher: client() })
+    pending.catch(() => {})
+    const res = await entered.promise
+    clock.advance(990)
+    expect(expired.map((e) => [e.stage, e.action])).toEqual([['handler', 'observed']])
+    res.send('late')
+    const answer = await pending
+    expect([answer.statusCode, await answer.body.text()]).toEqual([200, 'late'])
+  })
 
   it('cancelled with ClientClosedError while the client is still there, passed to deadlineErrors() (which answers nothing for it): the 504 at the deadline', async () => {
     const clock = new ManualClock()
