@@ -10,8 +10,8 @@ import { isDeadline } from './isDeadline.js'
 export type GuardedWork<T> = PromiseLike<T> & { cancel?: () => void }
 
 export interface GuardOptions {
-  /** The deadline to bound the work by. Default: `currentDeadline()`; without either, the work runs unbounded. */
-  deadline?: Deadline | undefined
+  /** The deadline to bound the work by. Default: `currentDeadline()`; without either, or `false`, the work runs unbounded. */
+  deadline?: Deadline | false | undefined
   /** The slice name reported in the error. Default: the deadline's name. */
   slice?: string | undefined
 }
@@ -35,7 +35,7 @@ export function guard<T>(
   // of undefined (reading 'aborted')" synchronously, out of a function whose
   // callers handle only its rejection.
   // `false` is none, as before (`{ deadline: useIt && req.deadline }`).
-  if (given != null && (given as unknown) !== false && !isDeadline(given)) {
+  if (given != null && given !== false && !isDeadline(given)) {
     return Promise.reject(
       new TypeError(`guard: deadline must be a Deadline, got ${describeValue(given)}`),
     )

@@ -19,13 +19,10 @@ export async function untilEnded<T>(
   // or a thenable that is no Promise is awaited as `await` would (it threw
   // "work.catch is not a function" once a deadline was given).
   until ??= {}
-  if (until.deadline == null && until.signal == null) return work
+  // `false` too: through `wait(Infinity)` it kept the process alive while the work was pending.
+  if ((until.deadline == null || until.deadline === false) && until.signal == null) return work
   // `false` is none, as before (`{ deadline: useIt && req.deadline }`).
-  if (
-    until.deadline != null &&
-    (until.deadline as unknown) !== false &&
-    !hooksDone(until.deadline)
-  ) {
+  if (until.deadline != null && until.deadline !== false && !hooksDone(until.deadline)) {
     return Promise.reject(
       new TypeError(
         `untilEnded: deadline must be a Deadline, got ${describeValue(until.deadline)}`,

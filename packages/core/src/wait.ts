@@ -4,8 +4,8 @@ import { describeValue } from './describeValue.js'
 import { isAbortSignal } from './isAbortSignal.js'
 
 export interface WaitOptions {
-  /** Ends the wait at once, rejecting with its reason, when it expires or is cancelled (an observe-only deadline's expiry never ends a wait; its cancel does). */
-  deadline?: Deadline | undefined
+  /** Ends the wait at once, rejecting with its reason, when it expires or is cancelled (an observe-only deadline's expiry never ends a wait; its cancel does). `false`: none (`{ deadline: useIt && req.deadline }`). */
+  deadline?: Deadline | false | undefined
   /** Ends the wait at once, rejecting with its reason, when aborted. */
   signal?: AbortSignal | undefined
   /** Time source. Default: the deadline's clock, else the system clock. */
@@ -43,11 +43,12 @@ export function wait(ms: number, options: WaitOptions | null = {}): Promise<Wait
   // `null` reads as no options: destructuring it threw synchronously out of
   // a function whose callers only handle its rejection.
   options ??= {}
-  const { deadline, signal } = options
+  // `false` is none, as before (`{ deadline: useIt && req.deadline }`).
+  const deadline = options.deadline === false ? undefined : options.deadline
+  const { signal } = options
   // A number of ms or an AbortController where these belong failed inside
   // the wait ("deadline.onDone is not a function"), naming nothing.
-  // `false` is none, as before (`{ deadline: useIt && req.deadline }`).
-  if (deadline != null && (deadline as unknown) !== false && !hooksDone(deadline)) {
+  if (deadline != null && !hooksDone(deadline)) {
     return Promise.reject(
       new TypeError(`wait: deadline must be a Deadline, got ${describeValue(deadline)}`),
     )

@@ -1,4 +1,4 @@
-import { guard, untilEnded, wait, writeDeadline } from '@hourglass/core'
+import { Deadline, guard, untilEnded, wait, writeDeadline } from '@hourglass/core'
 import { expect, it } from 'vitest'
 
 // A number of ms (or a Date, or an AbortController) passed where a Deadline
@@ -39,8 +39,10 @@ it('writeDeadline refuses a deadline of the wrong shape with a TypeError naming 
 })
 
 it('false is none, as it always was (`{ deadline: useIt && req.deadline }` from JavaScript)', async () => {
-  const no = false as never
-  expect(writeDeadline({}, no)).toBeUndefined()
+  expect(writeDeadline({}, false as never)).toBeUndefined()
+  // Typed so too: no cast where a `false | Deadline` is given.
+  const useIt = false as boolean
+  const no = useIt && Deadline.after(0)
   await expect(guard(Promise.resolve(1), { deadline: no })).resolves.toBe(1)
   await expect(wait(1, { deadline: no })).resolves.toBe('timer')
   await expect(untilEnded(Promise.resolve(2), { deadline: no })).resolves.toBe(2)

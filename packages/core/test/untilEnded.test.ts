@@ -36,6 +36,15 @@ describe('untilEnded', () => {
   it("without a deadline or a signal is the promise's outcome, whenever it comes", async () => {
     await expect(untilEnded(Promise.resolve(1), {})).resolves.toBe(1)
   })
+
+  it('deadline: false is none, as omitted: it holds no timer open while the work is pending', async () => {
+    const timers = () => process.getActiveResourcesInfo().filter((r) => r === 'Timeout').length
+    const before = timers()
+    void untilEnded(never, { deadline: false })
+    // Through wait(Infinity), a pending promise kept the process alive for good.
+    expect(timers()).toBe(before)
+    await expect(untilEnded(Promise.resolve(2), { deadline: false })).resolves.toBe(2)
+  })
 })
 
 describe('untilEnded, called when the deadline or the signal has already ended', () => {
