@@ -1,5 +1,5 @@
 import { type Deadline, errorCode, optionError, untilEnded } from '@hourglass/core'
-import { callDeadline } from '../call/callDeadline.js'
+import { callDeadline, withCallDeadline } from '../call/callDeadline.js'
 import { describeError } from '../errors/describeError.js'
 import { MaxTurnsExceededError } from '../errors/MaxTurnsExceededError.js'
 import { isSideEffectStoreError } from '../errors/SideEffectStoreError.js'
@@ -62,9 +62,9 @@ export interface RunTurnsOptions {
    * model call still running when it ends is no longer waited for — the run
    * rejects with its reason (`call` is also bounded by its own, usually the
    * same `currentDeadline()`). Default: `currentDeadline()`; `false` = none,
-   * not even the ambient one (as in core).
+   * not even the ambient one (as in core), for the tools and `call` too.
    */
-  deadline?: Deadline | undefined
+  deadline?: Deadline | false | undefined
   /** Ends the run as `deadline` does, with the signal's reason. */
   signal?: AbortSignal | undefined
 }
@@ -109,7 +109,9 @@ export async function runTurns(options: RunTurnsOptions): Promise<TurnsResult> {
   const messages = [...options.messages]
   const run = new RunBounds(callDeadline(options.deadline), options.signal)
   try {
-    return await turns(options, run, maxTurns, messages)
+    // `false`: none through the whole run — the tools (`sideEffect`, given
+    // the run's none as undefined, read the ambient one) and `call` too.
+    return await withCallDeadline(options.deadline, () => turns(options, run, maxTurns, messages))
   } finally {
     run.dispose()
   }

@@ -1,5 +1,5 @@
 import { type Deadline, untilEnded } from '@hourglass/core'
-import { callDeadline } from '../call/callDeadline.js'
+import { callDeadline, withCallDeadline } from '../call/callDeadline.js'
 import { SideEffectStoreError } from '../errors/SideEffectStoreError.js'
 import { notNaN } from '../retry/checkNumber.js'
 import { MemorySideEffectStore } from './MemorySideEffectStore.js'
@@ -18,9 +18,10 @@ export interface SideEffectOptions {
    * Bounds how long this caller waits for the run (its own, or the one in
    * progress it joins): when it ends first, the promise rejects with its
    * reason while the run goes on, and is remembered when it completes.
-   * Default: `currentDeadline()`; `false` = none, not even the ambient one (as in core).
+   * Default: `currentDeadline()`; `false` = none, not even the ambient one
+   * (as in core), for `fn` too.
    */
-  deadline?: Deadline | undefined
+  deadline?: Deadline | false | undefined
   /** Ends this caller's wait as `deadline` does, with the signal's reason. */
   signal?: AbortSignal | undefined
 }
@@ -133,7 +134,8 @@ export function sideEffect<T>(
     if (done !== undefined && done !== null) return done.value as T
     const ended = endedReason(until)
     if (ended !== undefined) throw new NotStarted(ended)
-    const value = await fn(key)
+    // `false`: none for what `fn` starts too (a fetch, a model call), as in `callModel`.
+    const value = await withCallDeadline(options.deadline, () => fn(key))
     // Not awaited: the caller gets the result as soon as the side effect has
     // happened. Awaiting it held the result behind the store's write, so a
     // slow write (a Redis at seconds of latency) spent the caller's deadline

@@ -11,6 +11,8 @@ export interface TierPrice {
   outputPerMTok: number
   /** As `ModelPrice.cachedInputPerMTok`, at this tier. */
   cachedInputPerMTok?: number | undefined
+  /** As `ModelPrice.cacheCreationInputPerMTok`, at this tier (absent: twice this tier's input price). */
+  cacheCreationInputPerMTok?: number | undefined
 }
 
 /** USD per million tokens. */
@@ -42,6 +44,17 @@ export interface ModelPrice {
    * price, an over-estimate where the provider discounts them.
    */
   cachedInputPerMTok?: number | undefined
+  /**
+   * USD per million input tokens written to the provider's prompt cache
+   * (`Usage.cacheCreationInputTokens`, Anthropic's
+   * `cache_creation_input_tokens`: 1.25× the input price for a 5-minute
+   * entry, 2× for a 1-hour one). Absent: twice the input price, the dearest
+   * write Anthropic bills, so a write is never charged below its bill (as
+   * plain input it was: the spend fell short of the invoice, and the budget
+   * could be overrun). Set it to 1.25× the input price if you write only
+   * 5-minute entries.
+   */
+  cacheCreationInputPerMTok?: number | undefined
   /**
    * Reasoning tokens the model may generate, and the provider bill as
    * output, beyond `maxTokens`: for a provider whose cap leaves the
@@ -238,12 +251,14 @@ export class CostBudget {
     // clamped. A NaN count made the spend NaN, and a NaN spend never trips
     // the limit again; a negative one would give money back.
     const input = tokens(usage?.inputTokens)
+    // Parts of the input: never more than it, together.
+    const cached = Math.min(tokens(usage?.cachedInputTokens), input)
     const usd = cost(
       billedPrice(this.#price(model, provider), serviceTier),
       input,
       tokens(usage?.outputTokens),
-      // A part of the input: never more than it.
-      Math.min(tokens(usage?.cachedInputTokens), input),
+      cached,
+      Math.min(tokens(usage?.cacheCreationInputTokens), input - cached),
     )
     this.#spentUsd += usd
     return usd
@@ -325,9 +340,15 @@ const AT_MOST_STANDARD: ReadonlySet<string> = new Set([
 function atTier(price: ModelPrice, tier: string | undefined): ModelPrice | undefined {
   const tiers = price.serviceTiers
   if (tier === undefined || tier === 'auto') return dearest(price)
-  // A tier without a cache price reads its cache at its own input price, not the standard tier's cache price.
+  // A tier without cache prices reads its cache at its own input price and
+  // writes it at twice that, not at the standard tier's cache prices.
   if (tiers !== undefined && Object.hasOwn(tiers, tier))
-    return { ...price, cachedInputPerMTok: undefined, ...tiers[tier] }
+    return {
+      ...price,
+      cachedInputPerMTok: undefined,
+      cacheCreationInputPerMTok: undefined,
+      ...tiers[tier],
+    }
   return AT_MOST_STANDARD.has(tier) ? price : undefined
 }
 
@@ -343,13 +364,21 @@ function billedPrice(price: ModelPrice, tier: string | undefined): ModelPrice {
 function dearest(price: ModelPrice): ModelPrice {
   const tiers = price.serviceTiers
   if (tiers === undefined) return price
-  let worst: ModelPrice = { ...price, cachedInputPerMTok: cachedPrice(price) }
+  let worst: ModelPrice = {
+    ...price,
+    cachedInputPerMTok: cachedPrice(price),
+    cacheCreationInputPerMTok: cacheWritePrice(price),
+  }
   for (const tier of Object.values(tiers)) {
     worst = {
       ...worst,
       inputPerMTok: Math.max(worst.inputPerMTok, tier.inputPerMTok),
       outputPerMTok: Math.max(worst.outputPerMTok, tier.outputPerMTok),
       cachedInputPerMTok: Math.max(worst.cachedInputPerMTok ?? 0, cachedPrice(tier)),
+      cacheCreationInputPerMTok: Math.max(
+        worst.cacheCreationInputPerMTok ?? 0,
+        cacheWritePrice(tier),
+      ),
     }
   }
   return worst
@@ -358,6 +387,16 @@ function dearest(price: ModelPrice): ModelPrice {
 function cachedPrice(price: TierPrice): number {
   return price.cachedInputPerMTok ?? price.inputPerMTok
 }
+
+/**
+ * Anthropic bills a cache write at 1.25× (5-minute entry) or 2× (1-hour)
+ * its input price; unsaid, the dearer, so a write is never under-charged.
+ */
+function cacheWritePrice(price: TierPrice): number {
+  return price.cacheCreationInputPerMTok ?? CACHE_WRITE_DEFAULT_FACTOR * price.inputPerMTok
+}
+
+const CACHE_WRITE_DEFAULT_FACTOR = 2
 
 /** An attempt's estimate, held against a `CostBudget` until `release()`. */
 export interface CostReservation {
@@ -374,16 +413,22 @@ export interface CostReservation {
  */
 const ROUNDING_USD = 1e-10
 
-/** USD for the counts at `price`; `cachedTokens` (a part of `inputTokens`) at the cache price, when it has one. */
+/**
+ * USD for the counts at `price`; `cachedTokens` and `cacheWriteTokens`
+ * (parts of `inputTokens`, together no more than it) at the cache's read and
+ * write prices.
+ */
 function cost(
   price: ModelPrice,
   inputTokens: number,
   outputTokens: number,
   cachedTokens = 0,
+  cacheWriteTokens = 0,
 ): number {
   return (
-    ((inputTokens - cachedTokens) * price.inputPerMTok +
+    ((inputTokens - cachedTokens - cacheWriteTokens) * price.inputPerMTok +
       cachedTokens * cachedPrice(price) +
+      cacheWriteTokens * cacheWritePrice(price) +
       outputTokens * price.outputPerMTok) /
     1_000_000
   )
@@ -431,10 +476,12 @@ function checkPrice(name: string, price: TierPrice): void {
       `CostBudget: ${name} needs finite inputPerMTok and outputPerMTok >= 0 (USD per million tokens)`,
     )
   }
-  if (price.cachedInputPerMTok !== undefined && !isPrice(price.cachedInputPerMTok)) {
-    throw new TypeError(
-      `CostBudget: ${name}.cachedInputPerMTok must be a finite number >= 0 (USD per million tokens)`,
-    )
+  for (const field of ['cachedInputPerMTok', 'cacheCreationInputPerMTok'] as const) {
+    if (price[field] !== undefined && !isPrice(price[field])) {
+      throw new TypeError(
+        `CostBudget: ${name}.${field} must be a finite number >= 0 (USD per million tokens)`,
+      )
+    }
   }
 }
 

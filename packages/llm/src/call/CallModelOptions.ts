@@ -77,7 +77,7 @@ export interface CallModelOptions {
   models: readonly ModelAdapter[]
   request: ChatRequest
   /** Bounds the whole call, waits included. Default `currentDeadline()`; none = no time limit; `false` = none, not even the ambient one (as in core). */
-  deadline?: Deadline | undefined
+  deadline?: Deadline | false | undefined
   /** Aborts the call; the attempt in flight is cancelled. */
   signal?: AbortSignal | undefined
   /**

@@ -1,4 +1,4 @@
-import { currentDeadline, type Deadline } from '@hourglass/core'
+import { currentDeadline, type Deadline, runWithDeadline } from '@hourglass/core'
 
 /**
  * The deadline a call runs under: the one given, else the ambient one
@@ -10,4 +10,16 @@ import { currentDeadline, type Deadline } from '@hourglass/core'
 export function callDeadline(given: Deadline | false | null | undefined): Deadline | undefined {
   if (given === false) return undefined
   return given ?? currentDeadline()
+}
+
+/**
+ * `fn`, run with no ambient deadline when `given` is `false`, else as it is.
+ * `false` is none for everything the work starts too — admission, a fetch
+ * and its interceptor, a tool's own calls — which read `currentDeadline()`
+ * when given none: given only to the outer call, a spent ambient deadline
+ * still refused the tools of a `runTurns({ deadline: false })`.
+ */
+export function withCallDeadline<T>(given: Deadline | false | null | undefined, fn: () => T): T {
+  // Shadowed with undefined: `runWithDeadline` takes one (see core's context).
+  return given === false ? runWithDeadline(undefined as unknown as Deadline, fn) : fn()
 }

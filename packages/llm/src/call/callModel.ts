@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto'
-import { type Deadline, runWithDeadline, systemClock, untilEnded } from '@hourglass/core'
+import { systemClock, untilEnded } from '@hourglass/core'
 import { defaultAdmissionFor } from '../admission/defaultAdmission.js'
 import { idempotencyKey as deriveKey } from '../agent/idempotencyKey.js'
 import type { ModelFailure } from '../errors/ModelFailure.js'
@@ -10,7 +10,7 @@ import { defaultRetryBudgets } from '../retry/defaultRetryBudgets.js'
 import type { ChatRequest, ChatResponse } from '../types.js'
 import type { CallModelOptions, MessageReducer } from './CallModelOptions.js'
 import type { CallState } from './CallState.js'
-import { callDeadline } from './callDeadline.js'
+import { callDeadline, withCallDeadline } from './callDeadline.js'
 import { checkCallOptions, checkMessages } from './checkCallOptions.js'
 import { createModelStream, type ModelStream, type StreamSink } from './ModelStream.js'
 import { recoverOutputLimit } from './recoverOutputLimit.js'
@@ -42,13 +42,8 @@ export function callModel(options: CallModelOptions): Promise<ChatResponse> | Mo
       ? createModelStream(() => Promise.reject(refused))
       : Promise.reject(refused)
   }
-  if ((options.deadline as unknown) === false) {
-    // None, not even the ambient one (see callDeadline) — for the layers
-    // below too (admission, the fetch and its interceptor), which read
-    // `currentDeadline()` when given none: shadowed with undefined.
-    return runWithDeadline(undefined as unknown as Deadline, () => start(options))
-  }
-  return start(options)
+  // `false`: none, not even the ambient one, for the layers below too.
+  return withCallDeadline(options.deadline, () => start(options))
 }
 
 function start(options: CallModelOptions): Promise<ChatResponse> | ModelStream {

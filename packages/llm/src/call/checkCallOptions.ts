@@ -57,7 +57,7 @@ export function checkCallOptions(options: CallModelOptions): void {
   // a function" — thrown out of `callModel` itself for a stream's signal.
   const { deadline, signal, onAttempt } = options
   // `false` is none, as in core (see callDeadline).
-  if (deadline != null && (deadline as unknown) !== false && !isDeadline(deadline)) {
+  if (deadline != null && deadline !== false && !isDeadline(deadline)) {
     throw new TypeError(
       `callModel: deadline must be a Deadline (Deadline.after(ms)), got ${describeValue(deadline)}`,
     )

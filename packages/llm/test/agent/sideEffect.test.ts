@@ -1,4 +1,4 @@
-import { Deadline, ManualClock, runWithDeadline } from '@hourglass/core'
+import { currentDeadline, Deadline, ManualClock, runWithDeadline } from '@hourglass/core'
 import { describe, expect, it } from 'vitest'
 import { canonicalJson, idempotencyKey } from '../../src/agent/idempotencyKey.js'
 import { MemorySideEffectStore } from '../../src/agent/MemorySideEffectStore.js'
@@ -316,11 +316,22 @@ describe('idempotencyKey', () => {
     expect(() => canonicalJson(loop)).toThrow(/circular/)
     expect(canonicalJson({ s: [1, 1] })).toBe('{"s":[1,1]}')
   })
-  it('deadline: false is none, as in core: the ambient deadline, spent, does not refuse the run', async () => {
+  it('deadline: false is none, as in core: the ambient deadline, spent, neither refuses the run nor bounds fn', async () => {
     const store = new MemorySideEffectStore()
-    const result = await runWithDeadline(Deadline.after(0), () =>
-      sideEffect('none', async () => 'done', { store, deadline: false as unknown as Deadline }),
+    const spent = Deadline.after(0)
+    let runs = 0
+    const result = await runWithDeadline(spent, () =>
+      sideEffect(
+        'none',
+        async () => {
+          runs++
+          // What fn's own calls (a fetch, a callModel) would be bounded by.
+          return currentDeadline() === undefined ? 'unbounded' : 'under the spent deadline'
+        },
+        { store, deadline: false },
+      ),
     )
-    expect(result).toBe('done')
+    expect(result).toBe('unbounded')
+    expect(runs).toBe(1)
   })
 })

@@ -1,4 +1,10 @@
-import { Deadline, isDeadlineExceeded, ManualClock, runWithDeadline } from '@hourglass/core'
+import {
+  currentDeadline,
+  Deadline,
+  isDeadlineExceeded,
+  ManualClock,
+  runWithDeadline,
+} from '@hourglass/core'
 import { describe, expect, it } from 'vitest'
 import { MemorySideEffectStore } from '../../src/agent/MemorySideEffectStore.js'
 import { type AgentToolContext, runTurns } from '../../src/agent/runTurns.js'
@@ -222,6 +228,35 @@ describe('runTurns: a tool does not outlive the run', () => {
     await flush()
     expect(fourth.run.value?.response.text).toBe('answer: found')
     expect(invocations).toBe(1)
+  })
+})
+
+describe('runTurns({ deadline: false })', () => {
+  it('is none through the whole run, as in core: under a spent ambient deadline the tool runs once, its calls unbounded', async () => {
+    const spent = Deadline.after(0)
+    const seen: Array<{ ambient: unknown; deadline: unknown; aborted: boolean }> = []
+    const result = await runWithDeadline(spent, () =>
+      runTurns({
+        operationId: 'no-deadline',
+        messages: [{ role: 'user', content: 'go' }],
+        call: model,
+        store: new MemorySideEffectStore(),
+        deadline: false,
+        tools: {
+          lookup: (_args, context) => {
+            seen.push({
+              ambient: currentDeadline(),
+              deadline: context.deadline,
+              aborted: context.signal.aborted,
+            })
+            return 'found'
+          },
+        },
+      }),
+    )
+    // Before: the tool never ran, and the model read "deadline exceeded".
+    expect(result.response.text).toBe('answer: found')
+    expect(seen).toEqual([{ ambient: undefined, deadline: undefined, aborted: false }])
   })
 })
 

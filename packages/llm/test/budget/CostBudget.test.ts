@@ -150,6 +150,45 @@ describe('CostBudget', () => {
     expect(budget.record('cached', { ...usage, cachedInputTokens: 5000 })).toBeCloseTo(0.0021, 15)
   })
 
+  it('prices cache writes at cacheCreationInputPerMTok; without it at twice the input price, never under the bill', () => {
+    const budget = new CostBudget({
+      limitUsd: 1,
+      prices: {
+        // Anthropic's 5-minute writes: 1.25× the input price; reads 0.1×.
+        fiveMinute: {
+          inputPerMTok: 1,
+          outputPerMTok: 4,
+          cachedInputPerMTok: 0.1,
+          cacheCreationInputPerMTok: 1.25,
+        },
+        unsaid: { inputPerMTok: 1, outputPerMTok: 4, cachedInputPerMTok: 0.1 },
+      },
+    })
+    // 1000 input: 100 plain, 600 read from the cache, 300 written to it.
+    const usage = {
+      inputTokens: 1000,
+      outputTokens: 0,
+      cachedInputTokens: 600,
+      cacheCreationInputTokens: 300,
+    }
+    // 100 × $1 + 600 × $0.1 + 300 × $1.25, per million.
+    expect(budget.record('fiveMinute', usage)).toBeCloseTo(0.000535, 15)
+    // Unsaid: the dearest write Anthropic bills (1-hour, 2×): 100 + 60 + 600.
+    expect(budget.record('unsaid', usage)).toBeCloseTo(0.00076, 15)
+    // Writes above what the reads leave of the input (a provider's slip) are no more than it.
+    expect(budget.record('fiveMinute', { ...usage, cacheCreationInputTokens: 5000 })).toBeCloseTo(
+      (600 * 0.1 + 400 * 1.25) / 1e6,
+      15,
+    )
+    expect(
+      () =>
+        new CostBudget({
+          limitUsd: 1,
+          prices: { m: { inputPerMTok: 1, outputPerMTok: 1, cacheCreationInputPerMTok: -1 } },
+        }),
+    ).toThrow(/cacheCreationInputPerMTok must be a finite number >= 0/)
+  })
+
   it('adds uncappedReasoningTokens to maxTokens where the provider bills reasoning beyond the cap', () => {
     const budget = new CostBudget({
       limitUsd: 0.05,

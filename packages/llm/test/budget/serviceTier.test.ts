@@ -186,6 +186,24 @@ describe('serviceTiers prices', () => {
     expect(budget.record('m1', usage, undefined, 'default')).toBeCloseTo(1, 6)
     expect(budget.record('m1', usage, undefined, 'priority')).toBeCloseTo(20, 6)
   })
+
+  it('a tier without a cache-write price writes at twice its own input price; an unknown tier at the dearest write', () => {
+    const budget = new CostBudget({
+      limitUsd: 1e9,
+      prices: {
+        m1: {
+          inputPerMTok: 1e6,
+          outputPerMTok: 1e6,
+          cacheCreationInputPerMTok: 1.25e6,
+          serviceTiers: { priority: { inputPerMTok: 2e6, outputPerMTok: 2e6 } },
+        },
+      },
+    })
+    const usage = { inputTokens: 10, outputTokens: 0, cacheCreationInputTokens: 10 }
+    expect(budget.record('m1', usage, undefined, 'standard')).toBeCloseTo(12.5, 6)
+    expect(budget.record('m1', usage, undefined, 'priority')).toBeCloseTo(40, 6)
+    expect(budget.record('m1', usage, undefined, 'some-new-tier')).toBeCloseTo(40, 6)
+  })
 })
 
 // Anthropic says which tier served an answer in `usage.service_tier`

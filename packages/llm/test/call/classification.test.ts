@@ -1,8 +1,16 @@
 import { Deadline } from '@hourglass/core'
 import { createFetch } from '@hourglass/fetch'
-import { anthropicErrors, ernieErrors, openAIErrors, qwenErrors, reply } from '@hourglass/testkit'
+import {
+  anthropicErrors,
+  ernieErrors,
+  faultServer,
+  openAIErrors,
+  qwenErrors,
+  reply,
+} from '@hourglass/testkit'
 import { describe, expect, it } from 'vitest'
 import { anthropic } from '../../src/adapters/anthropic.js'
+import { gemini } from '../../src/adapters/gemini.js'
 import { openAICompatible } from '../../src/adapters/openAICompatible.js'
 import { Admission } from '../../src/admission/Admission.js'
 import { callModel } from '../../src/call/callModel.js'
@@ -288,6 +296,60 @@ describe('classification: what is retried, what is not', () => {
     expect(response.text).toBe('真正的回答')
     expect(fake.requests).toHaveLength(2)
     expect(records[0]).toMatchObject({ decision: 'retry', errorKind: 'rate_limited', status: 200 })
+  })
+
+  it('an error element in Gemini’s JSON-array answer, after text, is the provider’s error: retried, never a cut-short answer', async () => {
+    // streamGenerateContent without alt=sse (a proxy that drops the query)
+    // answers a JSON array; an error that broke the generation comes as its
+    // last element, after the chunks generated so far.
+    const chunk = (text: string, finishReason?: string) => ({
+      candidates: [{ content: { role: 'model', parts: [{ text }] }, index: 0, finishReason }],
+      usageMetadata: { promptTokenCount: 3, candidatesTokenCount: 2 },
+    })
+    const broken = [
+      chunk('Hel'),
+      { error: { code: 500, message: 'Internal error encountered.', status: 'INTERNAL' } },
+    ]
+    const server = await faultServer((_request, i) => ({
+      type: 'respond',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(i % 2 === 0 ? broken : [chunk('Hello', 'STOP')]),
+    }))
+    const model = fakes.adapter(
+      gemini({ baseURL: `${server.url}/v1beta`, apiKey: 'sk', model: 'gemini-2.5-flash' }),
+    )
+    try {
+      for (const stream of [false, true]) {
+        const records: Array<{ decision: string; errorKind?: string | undefined }> = []
+        const { clock, deadline } = manualTime()
+        const options = {
+          models: [model],
+          request,
+          deadline,
+          onAttempt: (r: { decision: string; errorKind?: string | undefined }) => records.push(r),
+          retry: { delay: FAST_RETRIES },
+        }
+        const response = await driveOne(
+          clock,
+          stream
+            ? callModel({ ...options, request: { ...request, stream: true } }).result
+            : callModel(options),
+        )
+        // Before: 'Hel', finishReason 'unknown', one request, a success.
+        expect({ stream, text: response.text, finishReason: response.finishReason }).toEqual({
+          stream,
+          text: 'Hello',
+          finishReason: 'stop',
+        })
+        expect(records.map((r) => [r.decision, r.errorKind])).toEqual([
+          ['retry', 'server_error'],
+          ['success', undefined],
+        ])
+      }
+      expect(server.records).toHaveLength(4)
+    } finally {
+      await server.close()
+    }
   })
 
   it('an ERNIE rate limit inside an HTTP 200 body goes to a ready fallback at once', async () => {

@@ -262,7 +262,7 @@ describe('fallback', () => {
       'openai success',
     ])
     // The reason names the provider's own finish reason, not only `error`.
-    for (const reason of reasons) expect(reason).toContain('MALFORMED_FUNCTION_CALL')
+    for (const reason of reasons) expect(reason).toContain('finishReason:MALFORMED_FUNCTION_CALL')
     expect(reasons).toHaveLength(2)
   })
 

@@ -240,7 +240,7 @@ describe('callModel refuses options it cannot honour, at the call, naming the op
         outcome({
           models: [adapter],
           request: { ...request, stream },
-          deadline: false as unknown as Deadline,
+          deadline: false,
           limits: { admission: false },
         }),
       )

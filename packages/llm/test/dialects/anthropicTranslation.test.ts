@@ -571,6 +571,40 @@ describe('messages Anthropic cannot carry as written', () => {
       ),
     ).toThrow('messages[2].content')
   })
+  it('a failed tool result with no content goes with a short placeholder (Anthropic answers 400: "content cannot be empty if `is_error` is true")', () => {
+    const call = { type: 'tool_call' as const, id: 'toolu_01', name: 'f', arguments: {} }
+    const failed = (content: string) =>
+      anthropic.buildRequest(
+        {
+          maxTokens: 10,
+          messages: [
+            { role: 'user', content: 'hi' },
+            { role: 'assistant', content: [call] },
+            {
+              role: 'tool',
+              content: [{ type: 'tool_result', toolCallId: 'toolu_01', content, isError: true }],
+            },
+          ],
+        },
+        'claude',
+      ).body['messages'] as { content: Record<string, unknown>[] }[]
+    for (const empty of ['', ' \n']) {
+      expect(failed(empty)[2]?.content).toEqual([
+        {
+          type: 'tool_result',
+          tool_use_id: 'toolu_01',
+          content: 'the tool failed, with no message',
+          is_error: true,
+        },
+      ])
+    }
+    // A failure that says something goes as it is.
+    expect(failed('timed out')[2]?.content[0]).toMatchObject({
+      content: 'timed out',
+      is_error: true,
+    })
+  })
+
   it('a last assistant turn (a prefill) goes without trailing whitespace (Anthropic answers 400: "final assistant content cannot end with trailing whitespace")', () => {
     const { body } = anthropic.buildRequest(
       {

@@ -214,6 +214,9 @@ function isDefault(field: string, value: unknown): boolean {
   return false
 }
 
+/** What a failed tool result with no content of its own says to Anthropic. */
+const EMPTY_TOOL_ERROR_CONTENT = 'the tool failed, with no message'
+
 /** A message's blocks → Anthropic's; `index` is the message's, for naming a tool call's arguments. */
 function toAnthropicContent(
   blocks: readonly ContentBlock[],
@@ -245,7 +248,14 @@ function toAnthropicContent(
         const result: Record<string, unknown> = {
           type: 'tool_result',
           tool_use_id: block.toolCallId,
-          content: block.content,
+          // Anthropic answers 400 to a failed result with nothing in it
+          // ("content cannot be empty if `is_error` is true"), which OpenAI
+          // and Gemini take: refused, an agent's history of a tool that
+          // failed silently could never be sent to Anthropic again, nor fall
+          // back to it. `is_error` says it failed; the placeholder only
+          // fills the field, and says no more than the empty text did.
+          content:
+            block.isError && isBlank(block.content) ? EMPTY_TOOL_ERROR_CONTENT : block.content,
         }
         if (block.isError) result['is_error'] = true
         content.push(result)

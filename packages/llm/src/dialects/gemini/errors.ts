@@ -49,8 +49,15 @@ export function readGeminiError(
   _text: string,
   httpStatus: number,
 ): BodyVerdict | undefined {
-  // streamGenerateContent without alt=sse answers a JSON array; errors come as its first element.
-  const root = Array.isArray(json) ? json[0] : json
+  // streamGenerateContent without alt=sse answers a JSON array. An error
+  // comes as an element of it: the first when nothing was generated, or
+  // after the chunks generated so far when the generation broke (as `data:
+  // {"error":…}` after text in SSE). Read only as the first, that broken
+  // answer was a success cut short (finishReason 'unknown', no retry, no
+  // fallback) — while its text never reached the caller.
+  const root = Array.isArray(json)
+    ? (json.find((element) => getRecord(element, 'error') !== undefined) ?? json[0])
+    : json
   const error = getRecord(root, 'error')
   if (error === undefined) return blockedPrompt(root)
   const status = getString(error, 'status')
