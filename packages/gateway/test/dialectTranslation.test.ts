@@ -201,3 +201,18 @@ describe('Gemini 3 function calls sent back without a thought signature', () => 
     }
   })
 })
+
+describe('a refusal that quotes what the client sent', () => {
+  it('shows a line or paragraph separator in it escaped, never raw (JSON.stringify leaves them)', async () => {
+    const { error, sent } = await send('anthropic', {
+      messages: [{ role: 'user', content: 'hi' }],
+      stop: ['\u2028\u2029'],
+    })
+    expect(error?.status).toBe(400)
+    expect(error?.error).toMatchObject({ param: 'stop' })
+    const message = String((error?.error as { message?: unknown } | undefined)?.message)
+    expect(message).toContain('"\\u2028\\u2029"')
+    expect(message).not.toMatch(/[\p{Cc}\p{Cf}\p{Zl}\p{Zp}]/u)
+    expect(sent).toHaveLength(0)
+  })
+})

@@ -450,6 +450,18 @@ describe('hostile request bodies get a 4xx naming the problem, never a 500', () 
     expect(refused.length).toBeGreaterThan(values.length * 0.8)
   })
 
+  it('a field name quoted in a refusal shows its bidi overrides, C1 controls and separators escaped, not raw', async () => {
+    const key = '\u202eevil\u0085\u009b31m\u2028\u200b'
+    const r = await post({
+      name: 'odd key',
+      body: JSON.stringify({ model: 'm', messages: [{ role: 'user', content: 'x', [key]: 1 }] }),
+    })
+    expect(r.status).toBe(400)
+    const shown = '["\\u202eevil\\u0085\\u009b31m\\u2028\\u200b"]'
+    expect(r.error?.param).toBe(`messages[0]${shown}`)
+    expect(r.error?.message).toBe(`messages[0]${shown}: unknown field`)
+  })
+
   it('a field nested exactly 64 levels deep is accepted and reaches the provider intact', async () => {
     const parameters = JSON.parse(deepObject(62)) // parameters + 62 = within the 64 levels
     const r = await post({

@@ -54,6 +54,47 @@ describe('GET /v1/models/{id} through the official client', () => {
     }
   })
 
+  it('an unknown model’s name is echoed escaped and bounded: no line break, NUL, escape or bidi override of its own', async () => {
+    await start()
+    const cases = [
+      ['gpt-4o\n', '"gpt-4o\\n"'],
+      ['a\u0000b\u001b[31m"q"\\', '"a\\u0000b\\u001b[31m\\"q\\"\\\\"'],
+      ['\u202eevil\u2028x', '"\\u202eevil\\u2028x"'],
+    ] as const
+    // The refusal, as openai-node raises it, from either path.
+    const refused = (answer: Promise<unknown>) =>
+      answer.then(
+        () => undefined,
+        (e: unknown) => e as NotFoundError,
+      )
+    const messageOf = (error: NotFoundError | undefined) =>
+      String((error?.error as { message?: unknown } | undefined)?.message)
+    const chat = (model: string) =>
+      refused(
+        harness!.client.chat.completions.create({
+          model,
+          messages: [{ role: 'user', content: 'x' }],
+        }),
+      )
+    const retrieve = (id: string) => refused(harness!.client.models.retrieve(id))
+    for (const [id, shown] of cases) {
+      for (const error of [await retrieve(id), await chat(id)]) {
+        expect(error, id).toMatchObject({ status: 404, code: 'model_not_found' })
+        const message = messageOf(error)
+        expect(message, id).toBe(
+          `the model ${shown} does not exist on this gateway (GET /v1/models lists them)`,
+        )
+      }
+    }
+    // Bounded, whole escapes only: never a cut one ("\u00…").
+    const long = `${'\u0000'.repeat(30)}${'x'.repeat(300)}`
+    for (const error of [await retrieve(long), await chat(long.slice(0, 256))]) {
+      const message = messageOf(error)
+      expect(message).toMatch(/^the model "(\\u0000){16}…" does not exist/)
+      expect(message).not.toMatch(/[\p{Cc}\p{Cf}]/u)
+    }
+  })
+
   it('an id that is not valid percent-encoding is a 400 in OpenAI’s error shape, not a 500', async () => {
     await start()
     for (const id of ['%E0%A4%A', '%']) {

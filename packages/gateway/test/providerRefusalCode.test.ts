@@ -136,6 +136,46 @@ describe('a provider’s refusal keeps its own code', () => {
     })
   })
 
+  it('a refusal’s text passed on is one printable line: no line breaks, escapes, NUL or bidi overrides, in message, param or provider_code', async () => {
+    await start('openai')
+    fake!.enqueue(
+      reply.error(400, {
+        error: {
+          message: `Invalid 'messages[0].content':\r\n  expected a string\u0000\u001b[31m red\u0007\u202eevil\u0085 next\u2028line ${'y'.repeat(900)}`,
+          type: 'invalid_request_error',
+          param: 'messages[0]\n.content\u0000',
+          code: 'invalid\r\nvalue\u001b',
+        },
+      }),
+    )
+    const error = await refusal()
+    expect(error).toMatchObject({ status: 400, code: 'invalid_request' })
+    const { message = '', param, provider_code } = (error?.error ?? {}) as Record<string, string>
+    expect(message).toMatch(
+      /^p: Invalid 'messages\[0\]\.content': expected a string \[31m red evil next line y+…$/,
+    )
+    expect(message.length).toBeLessThanOrEqual(503)
+    expect(param).toBe('messages[0] .content')
+    expect(provider_code).toBe('invalid value')
+    for (const text of [message, param, provider_code]) {
+      expect(text).not.toMatch(/[\p{Cc}\p{Cf}\u2028\u2029]/u)
+    }
+    // An organisation id is blanked; a word that starts like one is the provider's.
+    fake!.enqueue(
+      reply.error(400, {
+        error: {
+          message: 'org-level tools are off in organization org-2itOgSdqw0DhUYp0QyLhttLL',
+          type: 'invalid_request_error',
+          param: 'tools',
+          code: 'invalid_value',
+        },
+      }),
+    )
+    expect((await refusal())?.error).toMatchObject({
+      message: 'p: org-level tools are off in organization org-[redacted]',
+    })
+  })
+
   it('a failure that is not a refusal of the request has no provider_code', async () => {
     await start('openai')
     fake!.enqueue(

@@ -19,6 +19,17 @@ const TOO_LARGE = {
   },
 }
 
+/** The same answer as OpenAI writes it today: figures with thousands separators. */
+const TOO_LARGE_SEPARATED = {
+  error: {
+    ...TOO_LARGE.error,
+    message: TOO_LARGE.error.message.replace(
+      'Limit 30000, Requested 36278',
+      'Limit 30,000, Requested 36,278',
+    ),
+  },
+}
+
 describe('a request bigger than a provider’s whole TPM limit', () => {
   let a: Awaited<ReturnType<typeof fakeProvider>>
   let b: Awaited<ReturnType<typeof fakeProvider>>
@@ -29,7 +40,12 @@ describe('a request bigger than a provider’s whole TPM limit', () => {
     b = await fakeProvider('deepseek', ['sk-b-0000000002'])
     // Over a's limit only when big: a small request on the same key is served.
     a.fake.setReply((r) =>
-      JSON.stringify(r.body).length > 1_000 ? reply.error(429, TOO_LARGE) : reply.text('from a'),
+      JSON.stringify(r.body).length > 1_000
+        ? reply.error(
+            429,
+            JSON.stringify(r.body).includes('separated') ? TOO_LARGE_SEPARATED : TOO_LARGE,
+          )
+        : reply.text('from a'),
     )
     b.fake.setReply(reply.text('from b'))
     harness = await startHarness({
@@ -90,6 +106,15 @@ describe('a request bigger than a provider’s whole TPM limit', () => {
     const next = await post('only', 'x')
     expect(next.status).toBe(200)
     expect(sentA()).toBe(2)
+  })
+
+  it('figures written with thousands separators ("Limit 30,000, Requested 36,278") are read: both figures, and max_tokens named', async () => {
+    const res = await post('only', `separated ${BIG}`)
+    expect(res.status).toBe(413)
+    const body = (await res.json()) as { error: Record<string, unknown> }
+    expect(body.error['message']).toBe(
+      "the request is too large for every provider's limits; reduce the input or max_tokens (a/gpt-4o: the request alone (36278 tokens) exceeds the provider's TPM limit (30000 tokens))",
+    )
   })
 
   it('with a second provider: falls back to it at once, the client gets its answer', async () => {

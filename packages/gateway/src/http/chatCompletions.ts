@@ -21,7 +21,7 @@ import { resolveModel } from '../routing/resolveModel.js'
 import { endedInError } from './endedInError.js'
 import { errorReply, reportDeadlineReply } from './errorReply.js'
 import { flushedOrCut } from './flushedOrCut.js'
-import { GatewayRequestError } from './GatewayRequestError.js'
+import { modelNotFound } from './modelNotFound.js'
 import { parseChatRequest } from './parseChatRequest.js'
 import { pathOf } from './pathOf.js'
 import { refuseUnpricedFields } from './refuseUnpricedFields.js'
@@ -59,12 +59,7 @@ export function chatCompletions(ctx: GatewayContext) {
       fields['stream'] = request.stream === true
       const resolved = resolveModel(ctx.config, requested, request)
       if (resolved === undefined) {
-        throw new GatewayRequestError({
-          status: 404,
-          errorCode: 'model_not_found',
-          param: 'model',
-          message: `the model "${requested.slice(0, 100)}" does not exist on this gateway (GET /v1/models lists them)`,
-        })
+        throw modelNotFound(requested)
       }
       if (resolved.route) fields['route'] = `${resolved.route.side}:${resolved.name}`
       refuseUntranslatable(ctx.config, resolved.targets, request)

@@ -17,8 +17,10 @@ import {
   REQUEST_BOUND_KINDS,
 } from '../llm.js'
 import { toOpenAIError } from '../openai/encode.js'
+import { escapeUnprintable } from './escapeUnprintable.js'
 import { isGatewayRequestError } from './GatewayRequestError.js'
 import { isGatewayShutdown } from './GatewayShutdownError.js'
+import { MAX_PROVIDER_TEXT_CHARS, providerText } from './providerText.js'
 
 /** An error as the client sees it: OpenAI's error body, a status, and headers. */
 export interface ErrorReply {
@@ -211,7 +213,7 @@ function providerReply(error: ProviderError): ErrorReply {
   const shaped = toOpenAIError(error.normalized)
   const code = error.providerCode === undefined ? '' : ` (${error.providerCode})`
   const message = CLIENT_FIXABLE.has(error.kind)
-    ? `${error.provider}: ${isMarkupPage(error.normalized.message) ? markupPageText(error) : error.normalized.message}`
+    ? `${error.provider}: ${isMarkupPage(error.normalized.message) ? markupPageText(error) : providerText(error.normalized.message, MAX_PROVIDER_TEXT_CHARS)}`
     : error.kind === 'request_too_large'
       ? `${error.provider}/${error.model}: ${tooLargeWhy(error)}`
       : `${error.provider}/${error.model}: ${kindName(error.kind)}${code}`
@@ -227,16 +229,22 @@ function providerReply(error: ProviderError): ErrorReply {
     shaped.body.error.type,
     shaped.body.error.code,
     // The field the provider named, for a refusal the client can fix (its message is passed on too).
-    CLIENT_FIXABLE.has(error.kind) ? (error.normalized.param ?? null) : null,
+    CLIENT_FIXABLE.has(error.kind) ? codeText(error.normalized.param) : null,
     headers,
   )
   // A refusal's own code says what to fix more precisely than the kind the
   // gateway's `code` names (`invalid_value` is one of many `invalid_request`s).
   // Beside it, not in its place: a client matching the gateway's codes keeps working.
-  if (CLIENT_FIXABLE.has(error.kind) && error.providerCode !== undefined) {
-    shapedReply.body.error.provider_code = error.providerCode
-  }
+  const providerCode = CLIENT_FIXABLE.has(error.kind) ? codeText(error.providerCode) : null
+  if (providerCode !== null) shapedReply.body.error.provider_code = providerCode
   return shapedReply
+}
+
+/** A provider's `param` or code as the client is shown it; null when it names nothing. */
+function codeText(code: string | undefined): string | null {
+  if (code === undefined) return null
+  const text = providerText(code, MAX_CODE_CHARS, '')
+  return text === '' ? null : text
 }
 
 /**
@@ -408,12 +416,16 @@ function tooLargeWhy(error: ProviderError): string {
     ? `the provider refused it as too large: ${
         isMarkupPage(error.normalized.message)
           ? `${markupPageText(error)} (most likely a proxy's limit on the body's bytes)`
-          : tooLargeText(error.normalized.message)
+          : providerText(error.normalized.message, MAX_TOO_LARGE_CHARS)
       }`
     : `the request alone (${over.requestedTokens} tokens) exceeds the provider's ${over.limit} limit (${over.limitTokens} tokens)`
 }
 
+/** A too-large refusal's reason: one of several in the reply. */
 const MAX_TOO_LARGE_CHARS = 300
+
+/** A refusal's `param` and code: as long as llm keeps them. */
+const MAX_CODE_CHARS = 200
 
 /**
  * A proxy's or load balancer's page (nginx's "<html><head><title>413 …",
@@ -432,31 +444,6 @@ const MARKUP_PAGE = /^\s*<(?:!doctype\s+html|html|head|body|title|\?xml)\b/i
 /** Said instead of quoting a markup page (`isMarkupPage`). */
 function markupPageText(error: ProviderError): string {
   return `an HTML page with status ${error.status}, not the provider's own error`
-}
-
-/**
- * The provider's message, already cut and cleared of keys by llm, on one
- * line (a proxy's page has several) and shorter: one of several in the
- * reply. An organisation id (OpenAI's "Request too large for gpt-4o in
- * organization org-…" when its figures did not parse) is the operator's.
- */
-function tooLargeText(message: string): string {
-  const text = message
-    .replace(/\borg-[A-Za-z0-9]+/g, 'org-[redacted]')
-    // A proxy's page may name its upstream with credentials in it.
-    .replace(/\b([a-z][a-z0-9+.-]*:\/\/)[^\s/@]+@/gi, '$1[redacted]@')
-    // Control and format characters (ANSI escapes, NUL, NEL, bidi
-    // overrides) are nothing a client should print: a space, as a line break.
-    .replace(/[\s\p{Cc}\p{Cf}\u2028\u2029]+/gu, ' ')
-    .trim()
-  if (text === '') return 'no reason given'
-  if (text.length <= MAX_TOO_LARGE_CHARS) return text
-  // Not between the two halves of a surrogate pair: a lone half is no text a
-  // client can encode (openai-python raised on printing it).
-  let end = MAX_TOO_LARGE_CHARS - 1
-  const last = text.charCodeAt(end - 1)
-  if (last >= 0xd800 && last <= 0xdbff) end--
-  return `${text.slice(0, end)}…`
 }
 
 /**
@@ -568,6 +555,12 @@ function retryHeaders(retryAfterMs: number): Record<string, string> {
   return { 'retry-after': String(Math.max(1, Math.ceil(ms / 1000))), 'retry-after-ms': String(ms) }
 }
 
+/**
+ * Every error body the gateway writes. Its message and `param` may quote
+ * what the client sent (a field's name, a stop sequence llm names) or what
+ * a provider said: anything unprintable left in them is escaped here, the
+ * one place every reply passes.
+ */
 function reply(
   status: number,
   message: string,
@@ -576,5 +569,16 @@ function reply(
   param: string | null = null,
   headers: Record<string, string> = {},
 ): ErrorReply {
-  return { status, headers, body: { error: { message, type, param, code } } }
+  return {
+    status,
+    headers,
+    body: {
+      error: {
+        message: escapeUnprintable(message),
+        type,
+        param: param === null ? null : escapeUnprintable(param),
+        code,
+      },
+    },
+  }
 }

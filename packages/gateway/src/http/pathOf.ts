@@ -1,13 +1,26 @@
 import type { IncomingMessage } from 'node:http'
+import { cutText } from './cutText.js'
+
+/**
+ * The most of a path a log line carries. Every path the gateway serves is
+ * far shorter; the client's path is otherwise written whole into each line
+ * about its request (up to Node's 16 KiB of headers).
+ */
+const MAX_PATH_CHARS = 256
 
 /**
  * The request's path without its query, relative to where the gateway is
  * mounted (a router strips its mount path from `req.url`): what Express's
  * `req.path` gives, read from Node's own `req.url`, so the gateway's handlers
- * need no Express request and run as well on a bare `http` server.
+ * need no Express request and run as well on a bare `http` server. For log
+ * lines and prefix checks: a path longer than `MAX_PATH_CHARS` is cut, `…`
+ * last.
  */
 export function pathOf(req: IncomingMessage): string {
-  const url = req.url ?? '/'
+  return cutText(fullPath(req.url ?? '/'), MAX_PATH_CHARS)
+}
+
+function fullPath(url: string): string {
   if (url.startsWith('/')) {
     const query = url.indexOf('?')
     return query === -1 ? url : url.slice(0, query)

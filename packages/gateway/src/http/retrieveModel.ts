@@ -1,7 +1,7 @@
 import type { Request, Response } from 'express'
 import type { GatewayConfig } from '../config/gatewayConfigSchema.js'
 import type { GatewayContext } from '../GatewayContext.js'
-import { GatewayRequestError } from './GatewayRequestError.js'
+import { modelNotFound } from './modelNotFound.js'
 import { sendError } from './sendError.js'
 import { sendJson } from './sendJson.js'
 
@@ -33,15 +33,6 @@ export function retrieveModel(ctx: GatewayContext) {
       sendJson(res, 200, modelObject(id))
       return
     }
-    sendError(
-      ctx,
-      res,
-      new GatewayRequestError({
-        status: 404,
-        errorCode: 'model_not_found',
-        param: 'model',
-        message: `the model "${id.slice(0, 100)}" does not exist on this gateway (GET /v1/models lists them)`,
-      }),
-    )
+    sendError(ctx, res, modelNotFound(id))
   }
 }

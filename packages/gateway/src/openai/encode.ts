@@ -6,6 +6,7 @@ import type {
   StreamEvent,
   Usage,
 } from '@hourglass/llm'
+import { MAX_PROVIDER_TEXT_CHARS, providerText } from '../http/providerText.js'
 
 /**
  * Normalised → OpenAI's shapes, for a gateway that answers OpenAI clients
@@ -288,7 +289,8 @@ const ERROR_SHAPES: Record<NormalizedError['kind'], [number, string, string]> = 
 
 /**
  * A normalised error as OpenAI's error body and a suggested status. The
- * message is the normalised one (already cut and scrubbed of keys).
+ * message is the normalised one (already cut and scrubbed of keys), on one
+ * printable line (`providerText`).
  */
 export function toOpenAIError(error: NormalizedError): {
   status: number
@@ -302,5 +304,6 @@ export function toOpenAIError(error: NormalizedError): {
   // OpenAI's 429 names the limit hit in `type`: `tokens` or `requests` (the
   // default, when the provider did not say).
   const type = error.kind === 'rate_limited' ? (error.limitedBy ?? shapeType) : shapeType
-  return { status, body: { error: { message: error.message, type, param: null, code } } }
+  const message = providerText(error.message, MAX_PROVIDER_TEXT_CHARS)
+  return { status, body: { error: { message, type, param: null, code } } }
 }

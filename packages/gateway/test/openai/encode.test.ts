@@ -152,4 +152,15 @@ describe('normalised → OpenAI shapes, read by the official openai client', () 
     expect(caught).toBeInstanceOf(OpenAI.RateLimitError)
     expect(caught).toMatchObject({ status: 429, code: 'rate_limit_exceeded' })
   })
+
+  it('a provider’s message is written on one printable line, bounded, as the gateway writes it', () => {
+    const { body } = toOpenAIError({
+      kind: 'bad_request',
+      retryable: false,
+      status: 400,
+      message: `<html>\r\n<title>400</title>\u0000\u001b[31m\u202e ${'x'.repeat(900)}`,
+    })
+    expect(body.error.message).toMatch(/^<html> <title>400<\/title> \[31m x+…$/)
+    expect(body.error.message.length).toBeLessThanOrEqual(500)
+  })
 })

@@ -106,6 +106,27 @@ describe('logs that tell the truth', () => {
     })
   })
 
+  it('a request line carries at most 256 characters of the client’s path, however long the path it sent', async () => {
+    await one()
+    const long = `/v1/${'a'.repeat(12_000)}`
+    // An unknown path (404), a method the path does not take (405), the chat path with a tail.
+    for (const [method, path] of [
+      ['POST', long],
+      ['PUT', `/v1/chat/completions${'/b'.repeat(6_000)}`],
+      ['DELETE', `/v1/models/${'c'.repeat(12_000)}`],
+    ] as const) {
+      const res = await fetch(`${harness!.url}${path}`, { method })
+      expect(res.status, method).toBeGreaterThanOrEqual(400)
+      await res.arrayBuffer()
+    }
+    const paths = requestLines().map((l) => String(l['path']))
+    expect(paths).toHaveLength(3)
+    for (const path of paths) {
+      expect(path.length).toBeLessThanOrEqual(256)
+      expect(path).toMatch(/^\/v1\/.*…$/)
+    }
+  })
+
   it('logLevel debug adds the answering attempt; a logLevel that is no level is refused', async () => {
     const { fake, entry } = await fakeProvider('openai', ['sk-log-key-0002'])
     fakes.push(fake)

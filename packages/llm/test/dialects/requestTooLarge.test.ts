@@ -51,6 +51,37 @@ describe('"Request too large" is the request’s size, not a rate limit', () => 
     expect(e?.retryAfterMs).toBeUndefined()
   })
 
+  // OpenAI writes its figures with thousands separators today ("Limit 30,000,
+  // Requested 36,278"): read as plain digits only, the figures were lost and
+  // the gateway's 413 named neither them nor max_tokens.
+  it('figures with thousands separators are read: "Limit 30,000, Requested 1,036,278"', () => {
+    const message = TOO_LARGE.error.message.replace(
+      'Limit 30000, Requested 36278',
+      'Limit 30,000, Requested 1,036,278',
+    )
+    const e = dialects.openai.normalizeError({
+      status: 429,
+      body: JSON.stringify({ error: { ...TOO_LARGE.error, message } }),
+    })
+    expect(e).toMatchObject({
+      kind: 'request_too_large',
+      overLimit: { limit: 'TPM', limitTokens: 30_000, requestedTokens: 1_036_278 },
+    })
+    // Not a separator: a comma in the wrong place is no figure.
+    for (const odd of ['Limit 30,00, Requested 36278', 'Limit 3,0000, Requested 36278']) {
+      const v = dialects.openai.normalizeError({
+        status: 429,
+        body: JSON.stringify({
+          error: {
+            ...TOO_LARGE.error,
+            message: TOO_LARGE.error.message.replace('Limit 30000, Requested 36278', odd),
+          },
+        }),
+      })
+      expect(v?.overLimit, odd).toBeUndefined()
+    }
+  })
+
   it('a real "Rate limit reached" with the same code and type is still a rate limit', () => {
     const e = dialects.openai.normalizeError({ status: 429, body: JSON.stringify(RATE_LIMITED) })
     expect(e).toMatchObject({ kind: 'rate_limited', retryable: true, status: 429 })

@@ -115,7 +115,8 @@ function isRequestTooLarge(message: string | undefined): boolean {
 
 /**
  * "… on tokens per min (TPM): Limit 30000, Requested 50000" (Groq: "per
- * minute") → `{ limit: 'TPM', limitTokens: 30000, requestedTokens: 50000 }`.
+ * minute"; OpenAI now writes "Limit 30,000, Requested 36,278") →
+ * `{ limit: 'TPM', limitTokens: 30000, requestedTokens: 50000 }`.
  * Read from the message's first 500 characters (all `cleanMessage` keeps);
  * undefined when they do not say it so.
  */
@@ -123,15 +124,17 @@ function overLimitOf(message: string | undefined): OverLimit | undefined {
   const found = OVER_LIMIT.exec(message?.slice(0, 500) ?? '')
   if (found === null) return undefined
   const [, limit = '', max = '', requested = ''] = found
-  const limitTokens = Number(max)
-  const requestedTokens = Number(requested)
+  const limitTokens = Number(max.replaceAll(',', ''))
+  const requestedTokens = Number(requested.replaceAll(',', ''))
   if (!Number.isSafeInteger(limitTokens) || !Number.isSafeInteger(requestedTokens)) return undefined
   return { limit: limit.toUpperCase(), limitTokens, requestedTokens }
 }
 
-// No nested or overlapping quantifiers: linear on any text.
+// A figure is plain digits or grouped by thousands ("30,000"; a comma
+// anywhere else, "30,00", is no figure). No nested or overlapping
+// quantifiers (each group starts at a comma): linear on any text.
 const OVER_LIMIT =
-  /on tokens per [a-z]{1,8} \(([a-z]{2,4})\): limit (\d{1,15}), requested (\d{1,15})/i
+  /on tokens per [a-z]{1,8} \(([a-z]{2,4})\): limit (\d{1,3}(?:,\d{3}){1,4}|\d{1,15}), requested (\d{1,3}(?:,\d{3}){1,4}|\d{1,15})/i
 
 export function lookup(
   table: Readonly<Record<string, ErrorKind>>,
