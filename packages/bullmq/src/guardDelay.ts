@@ -42,30 +42,45 @@ export function guardDelay(job: Job, deadline: Deadline, details: DelayGuardDeta
   const hadOwn = Object.hasOwn(job, 'moveToDelayed')
   const original = job.moveToDelayed
   let refusal: JobDeadlineExceededError | undefined
-  // Async as BullMQ's is: a timestamp its arithmetic throws on (a BigInt, a
-  // Symbol, a valueOf that throws) rejects the call rather than throwing
-  // out of it — a processor that chains `.catch()` on it caught nothing.
-  job.moveToDelayed = async function moveToDelayed(this: Job, timestamp: number, token?: string) {
-    // BullMQ's own arithmetic (Job.moveToDelayed): the target on this host's
-    // wall clock, a delay that is no number (NaN) read as none.
-    const delay = timestamp - Date.now()
-    // biome-ignore lint/complexity/useMathMinMax: Math.max keeps NaN; BullMQ's ternary reads it as 0
-    const delayMs = delay > 0 ? delay : 0
-    const left = deadline.remaining() - delayMs
-    if (left <= 0 || left < details.minBudgetMs) {
-      const error = refusalOf(job, timestamp, delayMs, left, deadline, details)
-      refusal = error
-      if (!deadline.observe) {
-        refusals.add(error)
-        throw error
+  // A promise in every case, as BullMQ's async method gives: a timestamp its
+  // arithmetic throws on (a BigInt, a Symbol, a valueOf that throws) rejects
+  // the call rather than throwing out of it — a processor that chains
+  // `.catch()` on it caught nothing.
+  job.moveToDelayed = function moveToDelayed(this: Job, timestamp: number, token?: string) {
+    try {
+      // BullMQ's own arithmetic (Job.moveToDelayed): the target on this host's
+      // wall clock, a delay that is no number (NaN) read as none.
+      const delay = timestamp - Date.now()
+      // biome-ignore lint/complexity/useMathMinMax: Math.max keeps NaN; BullMQ's ternary reads it as 0
+      const delayMs = delay > 0 ? delay : 0
+      const left = deadline.remaining() - delayMs
+      if (left <= 0 || left < details.minBudgetMs) {
+        const error = refusalOf(job, timestamp, delayMs, left, deadline, details)
+        refusal = error
+        if (!deadline.observe) {
+          refusals.add(error)
+          const refused = Promise.reject(error)
+          // The refusal fails the attempt anyway (withDeadline reads
+          // `refusal`): a processor that did not await the move must not
+          // crash the worker with an unhandled rejection. One that awaits
+          // it still gets the error.
+          refused.catch(noop)
+          return refused
+        }
+        // Dark mode: moved as asked. This move is the one recorded, so it
+        // does not clear the refusal as an accepted move does.
+        return original.call(this, timestamp, token)
       }
-      // Dark mode: moved as asked. This move is the one recorded, so it
-      // does not clear the refusal as an accepted move does.
-      return original.call(this, timestamp, token)
+      const moving = original.call(this, timestamp, token)
+      // The job is being moved: a refusal before this one no longer says
+      // where it is — from the start of the move, not its end, or a move
+      // not awaited left the attempt judged by the refusal (and the job,
+      // moved all the same, reported dropped).
+      refusal = undefined
+      return moving
+    } catch (error) {
+      return Promise.reject(error)
     }
-    await original.call(this, timestamp, token)
-    // The job has moved: a refusal before this one no longer says where it is.
-    refusal = undefined
   }
   return {
     get refusal() {
@@ -77,6 +92,8 @@ export function guardDelay(job: Job, deadline: Deadline, details: DelayGuardDeta
     },
   }
 }
+
+function noop(): void {}
 
 /** The error is a `guardDelay` refusal. */
 export function isDelayRefusal(error: unknown): boolean {

@@ -9,7 +9,7 @@ import {
 } from '@hourglass/core'
 import { createFetch } from '@hourglass/fetch'
 import { DelayedError, type Job, type JobsOptions } from 'bullmq'
-import { afterEach, describe, expect, it } from 'vitest'
+import { afterEach, describe, expect, it, onTestFinished } from 'vitest'
 import {
   addWithDeadline,
   type BullmqEndMessage,
@@ -385,20 +385,51 @@ describe.skipIf(!available)('withDeadline: a worker enforces the deadline a job 
     expect(processor.counts).toEqual({ expired: 0, stopped: 0, retriesDropped: 1 })
   })
 
-  it("a refused moveToDelayed followed by one that leaves time is forgotten: the job moved, and its DelayedError is BullMQ's as before", async () => {
+  it.each([
+    ['awaited', true],
+    ['not awaited (forgotten from its start, not its end)', false],
+  ])(
+    "a refused moveToDelayed followed by one that leaves time, %s, is forgotten: the job moved, and its DelayedError is BullMQ's as before",
+    async (_, awaited) => {
+      const { queue, events, name } = await redis.queue()
+      const ends = collect(bullmqChannels.end)
+      let calls = 0
+      const processor = withDeadline(async (job: Job, token?: string) => {
+        if (++calls > 1) return 'again'
+        await job.moveToDelayed(Date.now() + 60_000, token).catch(() => {})
+        const moving = job.moveToDelayed(Date.now() + 50, token)
+        if (awaited) await moving
+        throw new DelayedError()
+      })
+      redis.worker(name, processor)
+      const job = await addWithDeadline(queue, 'poll', {}, { deadline: Deadline.after(20_000) })
+      const result = await finished(job, events, queue)
+      expect(result).toMatchObject({ ok: true, value: 'again', state: 'completed' })
+      expect(processor.counts.retriesDropped).toBe(0)
+      expect(ends.map((e) => e.outcome)).toEqual(['deferred', 'completed'])
+    },
+  )
+
+  it('a refused moveToDelayed the processor does not await is no unhandled rejection (it would end the worker process): the attempt fails with it', async () => {
     const { queue, events, name } = await redis.queue()
-    let calls = 0
+    const unhandled: unknown[] = []
+    const onUnhandled = (reason: unknown) => unhandled.push(reason)
+    process.on('unhandledRejection', onUnhandled)
+    onTestFinished(() => {
+      process.off('unhandledRejection', onUnhandled)
+    })
     const processor = withDeadline(async (job: Job, token?: string) => {
-      if (++calls > 1) return 'again'
-      await job.moveToDelayed(Date.now() + 60_000, token).catch(() => {})
-      await job.moveToDelayed(Date.now() + 50, token)
+      void job.moveToDelayed(Date.now() + 60_000, token)
       throw new DelayedError()
     })
     redis.worker(name, processor)
-    const job = await addWithDeadline(queue, 'poll', {}, { deadline: Deadline.after(20_000) })
+    const job = await addWithDeadline(queue, 'poll', {}, { deadline: Deadline.after(5_000) })
     const result = await finished(job, events, queue)
-    expect(result).toMatchObject({ ok: true, value: 'again', state: 'completed' })
-    expect(processor.counts.retriesDropped).toBe(0)
+    expect(result.state).toBe('failed')
+    expect(result.failedReason).toMatch(/it was not moved$/)
+    // An unhandled rejection is reported after a macrotask at most.
+    await new Promise((resolve) => setImmediate(resolve))
+    expect(unhandled.map(String)).toEqual([])
   })
 
   it('observe mode: a moveToDelayed past the deadline moves the job as asked, and the end message says enforcement would have failed it (no_time_to_retry)', async () => {
