@@ -110,6 +110,21 @@ abstract class AttemptPhases {
   /** `error` as it is: a caller's abort reason that is not an Error reaches it unwrapped, as undici passes it. */
   protected abstract forwardError(error: unknown): void
 
+  /**
+   * This attempt is over (failed, stopped, or its answer swallowed for a
+   * retry), yet a layer beneath still has a request for it: undici's retry
+   * interceptor composed inside this one sends its own retry (or resumes a
+   * broken body) when its back-off ends, through this attempt's handler —
+   * after the caller was answered, or while our retry of it streams. That
+   * request is stopped, and never becomes the call's: written into the
+   * shared controller view, it turned the caller's `aborted` true mid-body
+   * and took its `pause()` away from the live request.
+   */
+  protected over(): Error | undefined {
+    if (this.attempt.reason !== undefined) return asError(this.attempt.reason)
+    return this.errored || this.swallow ? new Error('this attempt is over') : undefined
+  }
+
   /** The request is on its way; false = do not tell the inner handler (stopped, or a retry). */
   protected started(): boolean {
     if (this.attempt.reason !== undefined) {
@@ -188,6 +203,11 @@ export class AttemptHandler extends AttemptPhases implements Handler {
   }
 
   onRequestStart(controller: Controller, context: unknown): void {
+    const over = this.over()
+    if (over !== undefined) {
+      controller.abort(over) // before it is written: undici checks at once
+      return
+    }
     this.#controller = controller
     this.view.controller = controller
     if (this.started()) this.#inner.onRequestStart?.(this.view, context)
@@ -200,18 +220,28 @@ export class AttemptHandler extends AttemptPhases implements Handler {
   }
 
   onResponseStart(
-    _controller: Controller,
+    controller: Controller,
     status: number,
     headers: Record<string, string | string[] | undefined>,
     message?: string,
   ): void {
-    if (this.errored) return
+    if (this.errored) {
+      stop(controller, this.over())
+      return
+    }
     if (status >= 200 && !this.headers(status, (name) => first(headers[name]))) return
     this.#inner.onResponseStart?.(this.view, status, headers, message)
   }
 
-  onResponseData(_controller: Controller, chunk: Buffer): void {
-    if (this.errored || this.swallow) return
+  onResponseData(controller: Controller, chunk: Buffer): void {
+    if (this.errored || this.swallow) {
+      // The caller has its answer, or a retry is on its way: what streams
+      // here is read for no one (undici's retry interceptor beneath resumes
+      // a broken body without a new onRequestStart: this is the first we
+      // hear of it, and its controller points at that request).
+      if (this.errored) stop(controller, this.over())
+      return
+    }
     this.attempt.chunk(chunk.length)
     this.#inner.onResponseData?.(this.view, chunk)
   }
@@ -263,6 +293,11 @@ class LegacyAttemptHandler extends AttemptPhases implements LegacyHandler {
   }
 
   onConnect(abort: (reason?: Error) => void, context?: unknown): void {
+    const over = this.over()
+    if (over !== undefined) {
+      abort(over) // see over(): the request is not written
+      return
+    }
     this.#abort = abort
     this.view.abortRequest = abort
     if (this.started()) this.#inner.onConnect?.(this.view.abortCall, context)
@@ -291,7 +326,10 @@ class LegacyAttemptHandler extends AttemptPhases implements LegacyHandler {
   }
 
   onHeaders(status: number, rawHeaders: Buffer[], resume: () => void, statusText: string): boolean {
-    if (this.errored) return true
+    if (this.errored) {
+      this.#abort?.(this.over()) // read for no one: see AttemptHandler.onResponseData
+      return true
+    }
     if (status >= 200) {
       if (!this.headers(status, (name) => rawHeader(rawHeaders, name))) return true
       this.#resume = resume
@@ -303,7 +341,10 @@ class LegacyAttemptHandler extends AttemptPhases implements LegacyHandler {
   }
 
   onData(chunk: Buffer): boolean {
-    if (this.errored || this.swallow) return true
+    if (this.errored || this.swallow) {
+      if (this.errored) this.#abort?.(this.over()) // see AttemptHandler.onResponseData
+      return true
+    }
     this.attempt.chunk(chunk.length)
     const more = this.#inner.onData?.(chunk)
     if (more === false) this.attempt.pauseBody(true)
@@ -381,6 +422,11 @@ export class ControllerView implements Controller {
       this.abort(reason ?? new DOMException('This operation was aborted', 'AbortError'))
     return this.#abortCall
   }
+}
+
+/** Abort a request whose answer is read for no one (once: undici ignores a second abort). */
+function stop(controller: Controller, reason: Error | undefined): void {
+  if (!controller.aborted) controller.abort(reason ?? new Error('this attempt is over'))
 }
 
 /** The first value of a raw header (undici's flat `[name, value, …]` buffers), by lower-case name. */

@@ -121,7 +121,8 @@ describe("a call's own init.dispatcher (undici fetch's per-call option)", () => 
     const through: string[] = []
     // A caller's proxy or mock Agent, say: here one that notes what it sends.
     const own = agent().compose((dispatch) => (opts, handler) => {
-      through.push(String((opts.headers as string[]).includes('x-deadline-remaining-ms')))
+      // Whatever the shape (fetch dispatches a record, kept a record).
+      through.push(String(JSON.stringify(opts.headers).includes('"x-deadline-remaining-ms"')))
       return dispatch(opts, handler)
     })
     const fetch = createFetch({ retry })

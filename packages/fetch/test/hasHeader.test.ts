@@ -1,5 +1,6 @@
+import { Deadline, ManualClock } from '@hourglass/core'
 import { describe, expect, it } from 'vitest'
-import { dispatchHasHeader, hasHeader } from '../src/dispatchHeaders.js'
+import { dispatchHasHeader, hasHeader, withDeadlineHeader } from '../src/dispatchHeaders.js'
 
 describe('hasHeader (the Idempotency-Key check on every call)', () => {
   it('finds a header in a Headers, an array of pairs or a record, in any letter case', () => {
@@ -43,5 +44,43 @@ describe('dispatchHasHeader (the same check on undici dispatch headers)', () => 
     expect(
       dispatchHasHeader(new Map([['idempotency-key', undefined]]) as never, 'idempotency-key'),
     ).toBe(false)
+  })
+})
+
+describe('withDeadlineHeader (the headers each attempt sends) keeps the caller’s shape', () => {
+  const deadline = Deadline.after(5000, { clock: new ManualClock() })
+
+  it('a record gives a record: a copy of its own keys with ours set, the caller’s stale one dropped in any case', () => {
+    const given = Object.assign(Object.create({ inherited: '1' }), {
+      authorization: 'Bearer t',
+      'X-Deadline-Remaining-Ms': '99999',
+    })
+    const { headers } = withDeadlineHeader(given, deadline)
+    // Before: a flat array, which undici's retry resume spread into
+    // numbered headers ("1": "Bearer t").
+    expect(headers).toEqual({ authorization: 'Bearer t', 'x-deadline-remaining-ms': '5000' })
+    expect(Object.getPrototypeOf(headers)).toBe(Object.prototype)
+    expect(given['X-Deadline-Remaining-Ms']).toBe('99999') // the caller's own object is left alone
+    // A key named __proto__ (JSON.parse makes one) is a key, not the prototype.
+    const parsed = withDeadlineHeader(JSON.parse('{"__proto__":"x"}'), deadline).headers
+    expect(Object.keys(parsed)).toEqual(['__proto__', 'x-deadline-remaining-ms'])
+    expect(Object.getPrototypeOf(parsed)).toBe(Object.prototype)
+    // Nothing of ours to write: the caller's record as it is.
+    expect(withDeadlineHeader(given, undefined).headers).toBe(given)
+  })
+
+  it('a flat array gives a flat array, an iterable of pairs a flat array', () => {
+    expect(withDeadlineHeader(['a', '1'], deadline).headers).toEqual([
+      'a',
+      '1',
+      'x-deadline-remaining-ms',
+      '5000',
+    ])
+    expect(withDeadlineHeader(new Map([['a', '1']]) as never, deadline).headers).toEqual([
+      'a',
+      '1',
+      'x-deadline-remaining-ms',
+      '5000',
+    ])
   })
 })
