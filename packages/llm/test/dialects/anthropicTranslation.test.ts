@@ -6,6 +6,7 @@ import {
 } from '../../../../test/support/replayServer.js'
 import { dialects } from '../../src/dialects/dialects.js'
 import { isProviderReplyError } from '../../src/errors/ProviderReplyError.js'
+import type { ToolDefinition } from '../../src/types.js'
 import { streamThrough, textOf } from './support/streamThrough.js'
 
 const anthropic = dialects.anthropic
@@ -375,11 +376,13 @@ describe('Anthropic Messages translation', () => {
 })
 
 describe('extra Chat Completions fields (request.extra)', () => {
-  const build = (extra: Record<string, unknown>) =>
+  const build = (extra: Record<string, unknown>, tools: ToolDefinition[] = []) =>
     dialects.anthropic.buildRequest(
-      { messages: [{ role: 'user', content: 'hi' }], maxTokens: 10, extra },
+      { messages: [{ role: 'user', content: 'hi' }], maxTokens: 10, tools, extra },
       'claude',
     ).body as Record<string, unknown>
+  const withTools = (extra: Record<string, unknown>) =>
+    build(extra, [{ name: 'f', parameters: { type: 'object' } }])
 
   it("accepts OpenAI's own defaults that clients send explicitly (penalties 0, store false), sending none of them; refuses any other value", () => {
     const body = build({ frequency_penalty: 0, presence_penalty: 0, store: false })
@@ -391,15 +394,15 @@ describe('extra Chat Completions fields (request.extra)', () => {
   })
 
   it('translates tool_choice, parallel_tool_calls: false and user; accepts the defaults', () => {
-    expect(build({ tool_choice: 'required' })['tool_choice']).toEqual({ type: 'any' })
-    expect(build({ tool_choice: 'none' })['tool_choice']).toEqual({ type: 'none' })
+    expect(withTools({ tool_choice: 'required' })['tool_choice']).toEqual({ type: 'any' })
+    expect(withTools({ tool_choice: 'none' })['tool_choice']).toEqual({ type: 'none' })
     expect(
-      build({
+      withTools({
         tool_choice: { type: 'function', function: { name: 'f' } },
         parallel_tool_calls: false,
       })['tool_choice'],
     ).toEqual({ type: 'tool', name: 'f', disable_parallel_tool_use: true })
-    expect(build({ parallel_tool_calls: false })['tool_choice']).toEqual({
+    expect(withTools({ parallel_tool_calls: false })['tool_choice']).toEqual({
       type: 'auto',
       disable_parallel_tool_use: true,
     })
@@ -446,19 +449,37 @@ describe('extra Chat Completions fields (request.extra)', () => {
 
   it('a tool_choice object with a key beyond type and function.name throws naming the key', () => {
     const fn = { name: 'f' }
-    expect(() => build({ tool_choice: { type: 'function', function: fn, extra: 1 } })).toThrow(
+    expect(() => withTools({ tool_choice: { type: 'function', function: fn, extra: 1 } })).toThrow(
       'tool_choice.extra: ',
     )
     expect(() =>
-      build({ tool_choice: { type: 'function', function: { name: 'f', strict: true } } }),
+      withTools({ tool_choice: { type: 'function', function: { name: 'f', strict: true } } }),
     ).toThrow('tool_choice.function.strict: ')
-    expect(() => build({ tool_choice: { type: 'allowed_tools', allowed_tools: {} } })).toThrow(
+    expect(() => withTools({ tool_choice: { type: 'allowed_tools', allowed_tools: {} } })).toThrow(
       'tool_choice: ',
     )
     // null is "not set".
     expect(
-      build({ tool_choice: { type: 'function', function: fn, extra: null } })['tool_choice'],
+      withTools({ tool_choice: { type: 'function', function: fn, extra: null } })['tool_choice'],
     ).toEqual({ type: 'tool', name: 'f' })
+  })
+
+  it('without tools, tool_choice auto or none and parallel_tool_calls are not sent (Anthropic answers 400: "tool_choice may only be specified while providing tools"); a demanded call throws naming tool_choice', () => {
+    for (const extra of [
+      { parallel_tool_calls: false },
+      { tool_choice: 'auto' },
+      { tool_choice: 'none', parallel_tool_calls: false },
+    ]) {
+      expect(build(extra), JSON.stringify(extra)).not.toHaveProperty('tool_choice')
+    }
+    expect(() => build({ tool_choice: 'required' })).toThrow(
+      'tool_choice: asks for a tool call, and the request has no tools',
+    )
+    const named = { type: 'function', function: { name: 'f' } }
+    expect(() => build({ tool_choice: named })).toThrow('tool_choice: ')
+    expect(() => withTools({ tool_choice: { ...named, function: { name: 'g' } } })).toThrow(
+      'tool_choice.function.name: no tool named "g" in tools',
+    )
   })
 
   it('stream_options: usage and no obfuscation are what it does anyway; obfuscation throws', () => {

@@ -6,6 +6,7 @@ import {
 } from '../../../../test/support/replayServer.js'
 import { dialects } from '../../src/dialects/dialects.js'
 import { isProviderReplyError } from '../../src/errors/ProviderReplyError.js'
+import type { ToolDefinition } from '../../src/types.js'
 import { streamThrough, textOf } from './support/streamThrough.js'
 
 const gemini = dialects.gemini
@@ -319,9 +320,13 @@ describe('Gemini generateContent translation', () => {
 })
 
 describe('extra Chat Completions fields (request.extra)', () => {
-  const build = (extra: Record<string, unknown>) =>
-    gemini.buildRequest({ messages: [{ role: 'user', content: 'hi' }], maxTokens: 10, extra }, 'g')
-      .body as Record<string, unknown>
+  const build = (extra: Record<string, unknown>, tools: ToolDefinition[] = []) =>
+    gemini.buildRequest(
+      { messages: [{ role: 'user', content: 'hi' }], maxTokens: 10, tools, extra },
+      'g',
+    ).body as Record<string, unknown>
+  const withTools = (extra: Record<string, unknown>) =>
+    build(extra, [{ name: 'f', parameters: { type: 'object' } }])
 
   it("accepts store: false, OpenAI's default that clients send explicitly, sending nothing; refuses store: true", () => {
     expect(build({ store: false })).not.toHaveProperty('store')
@@ -344,7 +349,7 @@ describe('extra Chat Completions fields (request.extra)', () => {
 
   it('translates response_format, tool_choice, seed and penalties; accepts the defaults', () => {
     const schema = { type: 'object', additionalProperties: false }
-    const body = build({
+    const body = withTools({
       response_format: { type: 'json_schema', json_schema: { name: 'a', schema } },
       tool_choice: { type: 'function', function: { name: 'f' } },
       seed: 3,
@@ -367,9 +372,27 @@ describe('extra Chat Completions fields (request.extra)', () => {
     expect(build({ response_format: { type: 'json_object' } })['generationConfig']).toMatchObject({
       responseMimeType: 'application/json',
     })
-    expect(build({ tool_choice: 'none' })['toolConfig']).toEqual({
+    expect(withTools({ tool_choice: 'none' })['toolConfig']).toEqual({
       functionCallingConfig: { mode: 'NONE' },
     })
+  })
+
+  it('without tools, tool_choice auto or none and parallel_tool_calls are not sent (Gemini answers 400: "Function calling config is set without function_declarations"); a demanded call throws naming tool_choice', () => {
+    for (const extra of [
+      { parallel_tool_calls: false },
+      { tool_choice: 'auto' },
+      { tool_choice: 'none', parallel_tool_calls: true },
+    ]) {
+      expect(build(extra), JSON.stringify(extra)).not.toHaveProperty('toolConfig')
+    }
+    expect(() => build({ tool_choice: 'required' })).toThrow(
+      'tool_choice: asks for a tool call, and the request has no tools',
+    )
+    const named = { type: 'function', function: { name: 'f' } }
+    expect(() => build({ tool_choice: named })).toThrow('tool_choice: ')
+    expect(() => withTools({ tool_choice: { ...named, function: { name: 'g' } } })).toThrow(
+      'tool_choice.function.name: no tool named "g" in tools',
+    )
   })
 
   it('sends no penalty of 0 (OpenAI’s default, which Gemini 2.5 answers with 400); a seed of 0 goes', () => {
@@ -384,7 +407,9 @@ describe('extra Chat Completions fields (request.extra)', () => {
       ['user', 'u'],
       ['enable_thinking', true],
     ] as const) {
-      expect(() => build({ [field]: value }), field).toThrow(`${field}: Gemini has no equivalent`)
+      expect(() => withTools({ [field]: value }), field).toThrow(
+        `${field}: Gemini has no equivalent`,
+      )
     }
   })
 
@@ -412,10 +437,10 @@ describe('extra Chat Completions fields (request.extra)', () => {
 
   it('a tool_choice object with a key beyond type and function.name throws naming the key; obfuscation throws', () => {
     expect(() =>
-      build({ tool_choice: { type: 'function', function: { name: 'f' }, extra: 1 } }),
+      withTools({ tool_choice: { type: 'function', function: { name: 'f' }, extra: 1 } }),
     ).toThrow('tool_choice.extra: ')
     expect(() =>
-      build({ tool_choice: { type: 'function', function: { name: 'f', strict: true } } }),
+      withTools({ tool_choice: { type: 'function', function: { name: 'f', strict: true } } }),
     ).toThrow('tool_choice.function.strict: ')
     expect(
       build({ stream_options: { include_usage: true, include_obfuscation: false } }),

@@ -6,7 +6,7 @@ import {
 } from '../../../../test/support/replayServer.js'
 import { dialects } from '../../src/dialects/dialects.js'
 import { isProviderReplyError } from '../../src/errors/ProviderReplyError.js'
-import type { ChatRequest } from '../../src/types.js'
+import type { ChatRequest, ToolDefinition } from '../../src/types.js'
 import { streamThrough, textOf } from './support/streamThrough.js'
 
 let server: ReplayServer | undefined
@@ -343,8 +343,9 @@ describe('extra Chat Completions fields (request.extra)', () => {
     const extra = JSON.parse(
       '{"response_format":{"type":"json_object"},"tool_choice":"required","seed":7,"enable_thinking":false,"max_tokens":1,"__proto__":{"x":1}}',
     )
+    const tools = [{ name: 'f', parameters: { type: 'object' } }]
     const built = dialects.openai.buildRequest(
-      { messages: [{ role: 'user', content: 'hi' }], maxTokens: 10, extra },
+      { messages: [{ role: 'user', content: 'hi' }], maxTokens: 10, tools, extra },
       'gpt-4o',
     )
     const body = built.body as Record<string, unknown>
@@ -355,6 +356,36 @@ describe('extra Chat Completions fields (request.extra)', () => {
     expect(body['max_completion_tokens']).toBe(10)
     expect(JSON.stringify(body)).toContain('"__proto__":{"x":1}')
     expect(Object.getPrototypeOf(body)).toBe(Object.prototype)
+  })
+
+  it("without tools, tool_choice auto or none and parallel_tool_calls are not sent (OpenAI answers 400: \"'parallel_tool_calls' is only allowed when 'tools' are specified\"); a demanded call throws naming tool_choice", () => {
+    const build = (extra: Record<string, unknown>, tools: ToolDefinition[] = []) =>
+      dialects.openai.buildRequest(
+        { messages: [{ role: 'user', content: 'hi' }], maxTokens: 10, tools, extra },
+        'gpt-4o',
+      ).body as Record<string, unknown>
+    for (const extra of [
+      { parallel_tool_calls: false },
+      { tool_choice: 'auto' },
+      { tool_choice: 'none', parallel_tool_calls: true },
+    ]) {
+      const body = build(extra)
+      expect(body, JSON.stringify(extra)).not.toHaveProperty('tool_choice')
+      expect(body, JSON.stringify(extra)).not.toHaveProperty('parallel_tool_calls')
+    }
+    expect(() => build({ tool_choice: 'required' })).toThrow(
+      'tool_choice: asks for a tool call, and the request has no tools',
+    )
+    const named = { type: 'function', function: { name: 'f' } }
+    expect(() => build({ tool_choice: named })).toThrow('tool_choice: ')
+    const tools = [{ name: 'f', parameters: { type: 'object' } }]
+    expect(build({ tool_choice: named, parallel_tool_calls: false }, tools)).toMatchObject({
+      tool_choice: named,
+      parallel_tool_calls: false,
+    })
+    expect(() => build({ tool_choice: { ...named, function: { name: 'g' } } }, tools)).toThrow(
+      'tool_choice.function.name: no tool named "g" in tools',
+    )
   })
 
   it('n other than 1 is refused before anything is sent: an answer holds one choice', () => {

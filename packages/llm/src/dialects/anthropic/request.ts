@@ -6,6 +6,7 @@ import { isBlank } from '../isBlank.js'
 import { refuseEmptyLastTurn } from '../refuseEmptyLastTurn.js'
 import { refuseStreamOptions } from '../refuseStreamOptions.js'
 import { refuseStrictTools } from '../refuseStrictTools.js'
+import { requestToolSettings } from '../requestToolSettings.js'
 import { argumentsObject } from '../toolArguments.js'
 import { toolChoiceName } from '../toolChoiceName.js'
 
@@ -104,7 +105,8 @@ export function buildAnthropicRequest(request: ChatRequest, model: string): Buil
     })
   }
   if (request.stream) body['stream'] = true
-  if (request.extra !== undefined) applyExtra(request.extra, body)
+  const extra = requestToolSettings(request)
+  if (extra !== undefined) applyExtra(extra, body)
   return { path: '/v1/messages', body, headers: { 'anthropic-version': ANTHROPIC_VERSION } }
 }
 
@@ -144,8 +146,10 @@ function anthropicStopSequences(stop: readonly string[]): string[] {
 }
 
 /**
- * The client's other Chat Completions fields: translated where Anthropic has
- * an equivalent (`tool_choice`, `parallel_tool_calls: false`, `user` and
+ * The client's other Chat Completions fields (tool settings that mean
+ * nothing without tools already left out, see `requestToolSettings`):
+ * translated where Anthropic has an equivalent (`tool_choice`,
+ * `parallel_tool_calls: false`, `user` and
  * `safety_identifier`), kept when they ask for Anthropic's default (`n: 1`,
  * `response_format` text, `modalities`, `logprobs: false`, penalties of 0,
  * `store: false`, `stream_options` without obfuscation); any other throws

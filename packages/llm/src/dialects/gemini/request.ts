@@ -5,6 +5,7 @@ import type { BuiltRequest } from '../Dialect.js'
 import { refuseEmptyLastTurn } from '../refuseEmptyLastTurn.js'
 import { refuseStreamOptions } from '../refuseStreamOptions.js'
 import { refuseStrictTools } from '../refuseStrictTools.js'
+import { requestToolSettings } from '../requestToolSettings.js'
 import { argumentsObject } from '../toolArguments.js'
 import { toolChoiceName } from '../toolChoiceName.js'
 
@@ -109,7 +110,8 @@ export function buildGeminiRequest(request: ChatRequest, model: string): BuiltRe
       },
     ]
   }
-  if (request.extra !== undefined) applyExtra(request.extra, body, generationConfig)
+  const extra = requestToolSettings(request)
+  if (extra !== undefined) applyExtra(extra, body, generationConfig)
   const path = request.stream
     ? `/models/${encodeURIComponent(model)}:streamGenerateContent?alt=sse`
     : `/models/${encodeURIComponent(model)}:generateContent`
@@ -152,9 +154,10 @@ const GENERATION_FIELDS: Readonly<Record<string, string>> = {
 }
 
 /**
- * The client's other Chat Completions fields: translated where Gemini has an
- * equivalent (`response_format` → `responseMimeType` + `responseJsonSchema`,
- * which takes JSON Schema as OpenAI clients write it — `responseSchema` is
+ * The client's other Chat Completions fields (tool settings that mean
+ * nothing without tools already left out, see `requestToolSettings`):
+ * translated where Gemini has an equivalent (`response_format` →
+ * `responseMimeType` + `responseJsonSchema`, which takes JSON Schema as OpenAI clients write it — `responseSchema` is
  * OpenAPI's subset and refuses `additionalProperties`; `tool_choice` →
  * `toolConfig`; `seed`, penalties), kept when they ask for Gemini's default
  * (`n: 1`, `parallel_tool_calls: true`, text `modalities`, `logprobs: false`,

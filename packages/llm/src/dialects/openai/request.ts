@@ -2,6 +2,7 @@ import { InvalidChatRequestError } from '../../errors/InvalidChatRequestError.js
 import type { ChatMessage, ChatRequest } from '../../types.js'
 import { blocksOf, stringifyArguments } from '../blocks.js'
 import type { BuiltRequest } from '../Dialect.js'
+import { requestToolSettings } from '../requestToolSettings.js'
 
 export interface OpenAIRequestOptions {
   /**
@@ -19,7 +20,8 @@ export interface OpenAIRequestOptions {
  * chunk, which is how cost is known for a streamed answer (the caller's
  * other `stream_options` go with it). `request.extra` (`response_format`,
  * `tool_choice`, `seed`, …), message names and tool-call arguments received
- * as text (`rawArguments`) are forwarded unchanged.
+ * as text (`rawArguments`) are forwarded unchanged, but for tool settings in
+ * a request without tools (`requestToolSettings`).
  */
 export function buildOpenAIRequest(
   request: ChatRequest,
@@ -56,8 +58,9 @@ export function buildOpenAIRequest(
   if (n !== undefined && n !== null && n !== 1) {
     throw new InvalidChatRequestError('n', 'only 1: an answer holds one choice')
   }
-  // The client's other fields travel as sent; never over a field built above.
-  for (const [key, value] of Object.entries(request.extra ?? {})) {
+  // The client's other fields travel as sent (but tool settings without
+  // tools, see requestToolSettings); never over a field built above.
+  for (const [key, value] of Object.entries(requestToolSettings(request) ?? {})) {
     if (Object.hasOwn(body, key) || value === undefined) continue
     setField(body, key, value)
   }

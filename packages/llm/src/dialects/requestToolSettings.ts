@@ -1,0 +1,62 @@
+import { InvalidChatRequestError } from '../errors/InvalidChatRequestError.js'
+import type { ChatRequest } from '../types.js'
+
+/**
+ * `request.extra` with its Chat Completions tool settings checked against
+ * `request.tools`, for every dialect's builder (the settings are in OpenAI's
+ * wire shape whichever provider they go to).
+ *
+ * Without tools, each provider answers a tool setting with a 400, a bad
+ * request that never falls back: OpenAI "'parallel_tool_calls' is only
+ * allowed when 'tools' are specified", Anthropic "tool_choice may only be
+ * specified while providing tools", Gemini "Function calling config is set
+ * without function_declarations". A setting that means nothing without tools
+ * (`parallel_tool_calls`, `tool_choice` `auto` or `none`: no call either way)
+ * is left out, as the OpenAI Agents SDK leaves `parallel_tool_calls` out
+ * (openai-agents-python #4330; LiteLLM's Anthropic translation forwards it,
+ * and its caller gets the 400). One that demands a call that cannot happen (`required`, a named
+ * function, any other kind of choice) throws `InvalidChatRequestError`
+ * naming `tool_choice`: dropped, the caller would get text where it asked
+ * for a tool call. With tools, a named function that is not one of them
+ * throws naming `tool_choice.function.name`.
+ *
+ * The caller's object is not written to; it is returned as it is when
+ * nothing is left out.
+ */
+export function requestToolSettings(request: ChatRequest): Record<string, unknown> | undefined {
+  const extra = request.extra
+  if (extra === undefined) return undefined
+  const choice = extra['tool_choice']
+  const parallel = extra['parallel_tool_calls']
+  const tools = request.tools ?? []
+  if (tools.length > 0) {
+    const name = namedFunction(choice)
+    if (name !== undefined && !tools.some((tool) => tool.name === name)) {
+      throw new InvalidChatRequestError(
+        'tool_choice.function.name',
+        `no tool named ${JSON.stringify(name.slice(0, 64))} in tools`,
+      )
+    }
+    return extra
+  }
+  const setChoice = choice !== undefined && choice !== null
+  if (setChoice && choice !== 'auto' && choice !== 'none') {
+    throw new InvalidChatRequestError(
+      'tool_choice',
+      'asks for a tool call, and the request has no tools',
+    )
+  }
+  if (!setChoice && (parallel === undefined || parallel === null)) return extra
+  const kept = { ...extra }
+  delete kept['tool_choice']
+  delete kept['parallel_tool_calls']
+  return kept
+}
+
+/** The function a `{ type: 'function', function: { name } }` choice forces. */
+function namedFunction(choice: unknown): string | undefined {
+  if (typeof choice !== 'object' || choice === null) return undefined
+  const { type, function: fn } = choice as { type?: unknown; function?: unknown }
+  const name = (fn as { name?: unknown } | null | undefined)?.name
+  return type === 'function' && typeof name === 'string' ? name : undefined
+}
