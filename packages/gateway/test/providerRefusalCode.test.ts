@@ -136,6 +136,22 @@ describe('a provider’s refusal keeps its own code', () => {
     })
   })
 
+  it("a provider's own JSON error whose words start with markup (an XML tool result it names) is quoted, not called a page", async () => {
+    await start('openai')
+    fake!.enqueue(
+      reply.error(400, {
+        error: {
+          message: '<?xml version="1.0"?> in tool result 2 is not valid: unclosed <result> tag',
+          type: 'invalid_request_error',
+        },
+      }),
+    )
+    const error = await refusal()
+    expect(error?.error).toMatchObject({
+      message: 'p: <?xml version="1.0"?> in tool result 2 is not valid: unclosed <result> tag',
+    })
+  })
+
   it('a refusal’s text passed on is one printable line: no line breaks, escapes, NUL or bidi overrides, in message, param or provider_code', async () => {
     await start('openai')
     fake!.enqueue(

@@ -439,7 +439,8 @@ function isMarkupPage(message: string): boolean {
 
 // The openings of nginx's, Apache's, IIS's, Cloudflare's and Google's pages;
 // not any `<`: a provider's words may start with a tag they name ("<think> …").
-const MARKUP_PAGE = /^\s*<(?:!doctype\s+html|html|head|body|title|\?xml)\b/i
+// Not `<?xml`: a provider's own words may quote XML they refuse (a tool result).
+const MARKUP_PAGE = /^\s*<(?:!doctype\s+html|html|head|body|title)\b/i
 
 /** Said instead of quoting a markup page (`isMarkupPage`). */
 function markupPageText(error: ProviderError): string {
