@@ -34,8 +34,9 @@ export interface DeadlineOptions {
   onExpire?: ((deadline: Deadline) => void) | undefined
   /**
    * Called once when `cancel()` ends this deadline while it is live (its
-   * parent's cancel or its signal's abort too), with the reason, before its
-   * signal aborts: not at expiry, not by `dispose()`, not for a cancel of a
+   * parent's cancel or its signal's abort too), with the reason, before the
+   * listeners of its signal hear the abort (`signal` read in it is already
+   * aborted, as `done` is true): not at expiry, not by `dispose()`, not for a cancel of a
    * deadline already done (an observe-only one whose time passed included).
    * A deadline disposed while live is still live: its cancel calls it.
    */
@@ -400,6 +401,8 @@ export class Deadline {
     // not pre-empt it (the client got a reset or a cut 200 instead of a 504).
     const onExpire = this.#onExpire
     this.#onExpire = undefined
+    // Never called once expired (see `cancel`): not kept alive with the deadline either.
+    this.#onCancel = undefined
     if (onExpire) isolated(() => onExpire(this))
     if (!this.observe) {
       this.#controller?.abort(this.#reason)
