@@ -47,7 +47,11 @@ export function untilSignalled(forced: (signal: NodeJS.Signals, first: NodeJS.Si
       // The terminal hung up: `process.exit` would reset the tty that is
       // gone, which crashed Node 20. Raised again with no listener, the
       // signal's default action ends the process without touching it (and
-      // a shell reports 128 + its number all the same).
+      // a shell reports 128 + its number all the same). That relies on
+      // libuv putting the default action back when a signal's last
+      // listener goes (checked in /proc/self/status: SigCgt cleared), not
+      // Node's own start-up handler, which resets the tty too (SIGABRT).
+      // The forced line is out by now: the CLI's pino destination is sync.
       for (const name of STOP_SIGNALS) process.removeAllListeners(name)
       process.kill(process.pid, signal)
     }
