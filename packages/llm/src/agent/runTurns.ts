@@ -1,5 +1,5 @@
 import { type Deadline, errorCode, optionError, untilEnded } from '@hourglass/core'
-import { callDeadline, withCallDeadline } from '../call/callDeadline.js'
+import { callDeadline, shadowAmbientIfFalse } from '../call/callDeadline.js'
 import { describeError } from '../errors/describeError.js'
 import { MaxTurnsExceededError } from '../errors/MaxTurnsExceededError.js'
 import { isSideEffectStoreError } from '../errors/SideEffectStoreError.js'
@@ -111,7 +111,9 @@ export async function runTurns(options: RunTurnsOptions): Promise<TurnsResult> {
   try {
     // `false`: none through the whole run — the tools (`sideEffect`, given
     // the run's none as undefined, read the ambient one) and `call` too.
-    return await withCallDeadline(options.deadline, () => turns(options, run, maxTurns, messages))
+    return await shadowAmbientIfFalse(options.deadline, () =>
+      turns(options, run, maxTurns, messages),
+    )
   } finally {
     run.dispose()
   }

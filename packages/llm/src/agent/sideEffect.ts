@@ -1,5 +1,5 @@
 import { type Deadline, untilEnded } from '@hourglass/core'
-import { callDeadline, withCallDeadline } from '../call/callDeadline.js'
+import { callDeadline, shadowAmbientIfFalse } from '../call/callDeadline.js'
 import { SideEffectStoreError } from '../errors/SideEffectStoreError.js'
 import { notNaN } from '../retry/checkNumber.js'
 import { MemorySideEffectStore } from './MemorySideEffectStore.js'
@@ -135,7 +135,7 @@ export function sideEffect<T>(
     const ended = endedReason(until)
     if (ended !== undefined) throw new NotStarted(ended)
     // `false`: none for what `fn` starts too (a fetch, a model call), as in `callModel`.
-    const value = await withCallDeadline(options.deadline, () => fn(key))
+    const value = await shadowAmbientIfFalse(options.deadline, () => fn(key))
     // Not awaited: the caller gets the result as soon as the side effect has
     // happened. Awaiting it held the result behind the store's write, so a
     // slow write (a Redis at seconds of latency) spent the caller's deadline

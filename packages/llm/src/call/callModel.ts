@@ -10,7 +10,7 @@ import { defaultRetryBudgets } from '../retry/defaultRetryBudgets.js'
 import type { ChatRequest, ChatResponse } from '../types.js'
 import type { CallModelOptions, MessageReducer } from './CallModelOptions.js'
 import type { CallState } from './CallState.js'
-import { callDeadline, withCallDeadline } from './callDeadline.js'
+import { callDeadline, shadowAmbientIfFalse } from './callDeadline.js'
 import { checkCallOptions, checkMessages } from './checkCallOptions.js'
 import { createModelStream, type ModelStream, type StreamSink } from './ModelStream.js'
 import { recoverOutputLimit } from './recoverOutputLimit.js'
@@ -43,7 +43,7 @@ export function callModel(options: CallModelOptions): Promise<ChatResponse> | Mo
       : Promise.reject(refused)
   }
   // `false`: none, not even the ambient one, for the layers below too.
-  return withCallDeadline(options.deadline, () => start(options))
+  return shadowAmbientIfFalse(options.deadline, () => start(options))
 }
 
 function start(options: CallModelOptions): Promise<ChatResponse> | ModelStream {
