@@ -7,20 +7,22 @@ type Headers = Dispatcher.DispatchOptions['headers']
  * undici dispatch headers with any `x-deadline-remaining-ms` of the
  * caller's (often an inbound one copied along, stale by now) replaced by what is left now. Only replaced: with no
  * header of ours to send (no deadline, `never()`, a passed observe-only
- * one) the caller's goes out as given, as it would without us — `probe`'s
+ * one) the caller's goes out as given (an iterable of pairs as a record of
+ * them, below), as it would without us — `probe`'s
  * and the CLI's `-H` included. Runs on every attempt: no lower-casing or
  * copying of a name that cannot be ours.
  * The caller's shape is kept where a layer beneath may read it: a record
  * comes out a record (see `withOurs`), a flat array a flat array; an
- * iterable of pairs comes out a flat `[name, value, …]` array, the form
- * undici reads fastest.
+ * iterable of pairs (a Map, a Headers, a generator) comes out a record of
+ * the same headers, ours or not (see `pairsAsRecord`): as a flat array,
+ * undici's retry resume spread it into numbered headers.
  * Names and values are passed on as given, read as undici reads them (a
  * record's own keys; an iterable only where undici takes one): undici
  * checks them, so a value it refuses (an object) is refused and `null`
  * goes out empty, as without us — converted to strings here, `{}` went
  * out as "[object Object]" and `null` was dropped. Shapes undici refuses
- * (a string, an odd array, a pair of three) are returned as they are, for
- * undici to refuse: read here, they went out with no headers at all.
+ * (a string, an odd array, a pair of three, a name that is no string) are
+ * returned as they are, for undici to refuse: read here, they went out with no headers at all.
  * Returns the header value written (undefined when none).
  */
 export function withDeadlineHeader(
@@ -34,6 +36,12 @@ export function withDeadlineHeader(
     // Values as given (undici checks them), so typed as undici's record only here.
     return { headers: withOurs(headers, headerMs) as NonNullable<Headers>, headerMs }
   }
+  if (headers && typeof headers === 'object' && !Array.isArray(headers)) {
+    // An iterable of pairs (a record went above).
+    const record = pairsAsRecord(headers as Iterable<unknown>, headerMs)
+    if (record === undefined) return { headers, headerMs: undefined }
+    return { headers: record as NonNullable<Headers>, headerMs }
+  }
   const out: unknown[] = []
   if (Array.isArray(headers)) {
     if (headers.length % 2 !== 0) {
@@ -43,18 +51,66 @@ export function withDeadlineHeader(
       return { headers, headerMs: undefined }
     }
     for (let i = 0; i + 1 < headers.length; i += 2) push(out, headers[i], headers[i + 1], ours)
-  } else if (headers && typeof headers === 'object') {
-    // An iterable of pairs (a record went above).
-    for (const pair of headers as Iterable<unknown>) {
-      if (!Array.isArray(pair) || pair.length !== 2)
-        return { headers: headers as never, headerMs: undefined }
-      push(out, pair[0], pair[1], ours)
-    }
   } else if (headers != null) {
     return { headers: headers as never, headerMs: undefined }
   }
   if (ours) out.push(DEADLINE_HEADER, String(headerMs))
   return { headers: out as string[], headerMs }
+}
+
+/**
+ * An iterable of pairs as a record of the same headers, ours set (when
+ * `headerMs` is given) and any caller's value of it, in any letter case,
+ * left out. A record, as for a record given: undici's retry interceptor
+ * resumes a broken body with `{ ...headers, range }`, which spreads a flat
+ * array into numbered headers (the credential under a header named "1"),
+ * and a Map or a Headers into nothing. Done whether or not there is a
+ * header of ours: that resume meets the headers either way. A name given twice (exactly
+ * so) becomes one array of its values, which undici sends as it sent the
+ * pairs, a line each; an undefined value is skipped, as undici skips it.
+ * Undefined (the caller's iterable is then sent as it is, for undici to
+ * refuse) when an item is not a pair or a name not a string: undici throws
+ * on those, and must still.
+ */
+function pairsAsRecord(
+  headers: Iterable<unknown>,
+  headerMs: number | undefined,
+): Record<string, unknown> | undefined {
+  const out: Record<string, unknown> = {}
+  for (const pair of headers) {
+    if (!Array.isArray(pair) || pair.length !== 2) return undefined
+    const name: unknown = pair[0]
+    const value: unknown = pair[1]
+    if (typeof name !== 'string') return undefined
+    if (value === undefined) continue
+    if (headerMs !== undefined && isDeadlineName(name)) continue
+    if (!Object.hasOwn(out, name)) setOwn(out, name, value)
+    else setOwn(out, name, [...asList(out[name]), ...asList(value)])
+  }
+  if (headerMs !== undefined) out[DEADLINE_HEADER] = String(headerMs)
+  return out
+}
+
+/** A header value as the list of values undici sends for it (an array is one already). */
+function asList(value: unknown): unknown[] {
+  return Array.isArray(value) ? value : [value]
+}
+
+/** Our header's name, in any letter case. */
+function isDeadlineName(name: string): boolean {
+  return name.length === DEADLINE_HEADER.length && name.toLowerCase() === DEADLINE_HEADER
+}
+
+/** `record[name] = value`, where a name `__proto__` (JSON.parse makes one) is a key: an assignment to it sets the prototype. */
+function setOwn(record: Record<string, unknown>, name: string, value: unknown): void {
+  if (name === '__proto__') {
+    Object.defineProperty(record, name, {
+      value,
+      enumerable: true,
+      writable: true,
+      configurable: true,
+    })
+  } else record[name] = value
 }
 
 /** Headers undici reads as a record: an object that is neither an array nor an iterable it takes. */
@@ -134,14 +190,7 @@ function hasSafeIterator(headers: object): boolean {
 function push(out: unknown[], name: unknown, value: unknown, dropDeadline: boolean): void {
   // undici skips an undefined value (and sends null as empty).
   if (value === undefined) return
-  if (
-    dropDeadline &&
-    typeof name === 'string' &&
-    name.length === DEADLINE_HEADER.length &&
-    name.toLowerCase() === DEADLINE_HEADER
-  ) {
-    return
-  }
+  if (dropDeadline && typeof name === 'string' && isDeadlineName(name)) return
   out.push(name, value)
 }
 

@@ -69,18 +69,54 @@ describe('withDeadlineHeader (the headers each attempt sends) keeps the callerâ€
     expect(withDeadlineHeader(given, undefined).headers).toBe(given)
   })
 
-  it('a flat array gives a flat array, an iterable of pairs a flat array', () => {
+  it('a flat array gives a flat array', () => {
     expect(withDeadlineHeader(['a', '1'], deadline).headers).toEqual([
       'a',
       '1',
       'x-deadline-remaining-ms',
       '5000',
     ])
-    expect(withDeadlineHeader(new Map([['a', '1']]) as never, deadline).headers).toEqual([
-      'a',
-      '1',
-      'x-deadline-remaining-ms',
-      '5000',
-    ])
+  })
+
+  it('an iterable of pairs gives a record: a repeated name an array, as undici reads one', () => {
+    const pairs = [
+      ['accept', 'a'],
+      ['X-Deadline-Remaining-Ms', '99999'],
+      ['skipped', undefined],
+      ['accept', ['b', 'c']],
+      ['accept', null],
+      ['__proto__', 'x'],
+      ['__proto__', 'y'],
+    ]
+    // Before: a flat array, which undici's retry resume spread into
+    // numbered headers ("1": "Bearer t").
+    const { headers } = withDeadlineHeader(
+      new Map([['authorization', 'Bearer t']]) as never,
+      deadline,
+    )
+    expect(headers).toEqual({ authorization: 'Bearer t', 'x-deadline-remaining-ms': '5000' })
+    const grouped = withDeadlineHeader(new Set(pairs) as never, deadline).headers as Record<
+      string,
+      unknown
+    >
+    expect(Object.keys(grouped)).toEqual(['accept', '__proto__', 'x-deadline-remaining-ms'])
+    expect(grouped['accept']).toEqual(['a', 'b', 'c', null])
+    // A name __proto__ is a key, given twice too, never the prototype.
+    expect(Object.getOwnPropertyDescriptor(grouped, '__proto__')?.value).toEqual(['x', 'y'])
+    expect(Object.getPrototypeOf(grouped)).toBe(Object.prototype)
+    // Nothing of ours to write: a record still, the caller's own header kept.
+    const stale = new Headers({ a: '1', 'x-deadline-remaining-ms': '7' })
+    expect(withDeadlineHeader(stale as never, undefined)).toEqual({
+      headers: { a: '1', 'x-deadline-remaining-ms': '7' },
+      headerMs: undefined,
+    })
+  })
+
+  it('a shape undici refuses is returned as given, for undici to refuse', () => {
+    // A pair of three; a name that is no string (undici throws on it).
+    for (const given of [[['a', '1', '2']], [[1, 'x']]]) {
+      const iterable = new Set(given)
+      expect(withDeadlineHeader(iterable as never, deadline).headers).toBe(iterable)
+    }
   })
 })

@@ -375,3 +375,56 @@ it("with undici's retry interceptor beneath it, a resumed request carries the ca
   expect(seen.error).toBeUndefined()
   expect(seen.chunks.join('')).toBe('x'.repeat(50) + 'y'.repeat(50))
 })
+
+it.each([
+  ['a Map', () => new Map([['authorization', 'Bearer t']])],
+  ['a Headers', () => new Headers({ authorization: 'Bearer t' })],
+  [
+    'a generator of pairs',
+    () =>
+      (function* () {
+        yield ['authorization', 'Bearer t']
+      })(),
+  ],
+] as const)(
+  "with undici's retry interceptor beneath it, a resumed request carries headers given as %s under their names",
+  async (_shape, given) => {
+    await resumesWithHeaders(given(), Deadline.after(10_000))
+  },
+)
+
+it("with undici's retry interceptor beneath it and no deadline, a resumed request carries headers given as a Map under their names", async () => {
+  // Nothing of ours to add: the caller's pairs still reach undici as a record.
+  await resumesWithHeaders(new Map([['authorization', 'Bearer t']]), undefined)
+})
+
+/** Sends `headers` through the interceptor over undici's retry, which resumes the body `breaksMidBody` breaks; checks what the resume carried. */
+async function resumesWithHeaders(headers: unknown, deadline: Deadline | undefined) {
+  const target = await breaksMidBody()
+  agent = new Agent()
+  const dispatcher = agent.compose(
+    interceptors.retry({ retry: (_error, _state, next) => next(null) }),
+    deadlineInterceptor(),
+  )
+  const { seen, handler } = recordingHandler()
+  dispatcher.dispatch(
+    {
+      origin: target.origin,
+      path: '/',
+      method: 'GET',
+      headers,
+      deadline,
+    } as unknown as Dispatcher.DispatchOptions,
+    handler,
+  )
+  await target.resumed
+  target.endAll()
+  await seen.ended.promise
+  deadline?.dispose()
+  // Before: our header was added to a flat array, which undici's resume
+  // spread into "0": "authorization", "1": "Bearer t".
+  expect(target.seen[1]).not.toHaveProperty('1')
+  expect(target.seen[1]).toMatchObject({ range: 'bytes=50-99', authorization: 'Bearer t' })
+  expect(seen.error).toBeUndefined()
+  expect(seen.chunks.join('')).toBe('x'.repeat(50) + 'y'.repeat(50))
+}

@@ -3,6 +3,7 @@ import { type AddressInfo, createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
+import { reply } from '@hourglass/testkit'
 import { afterEach, describe, expect, it } from 'vitest'
 import {
   createGateway,
@@ -11,6 +12,7 @@ import {
   loadGatewayConfig,
   parseGatewayConfig,
 } from '../src/index.js'
+import { fakeProvider, fallback, type Harness, startHarness } from './support/harness.js'
 
 const valid = () => ({
   providers: {
@@ -530,4 +532,65 @@ describe('loadGatewayConfig', () => {
       expect((error as GatewayConfigError).problems).toEqual([TOO_LARGE])
     },
   )
+})
+
+describe('a price’s cacheCreationInputPerMTok (llm’s CostBudget: what a prompt-cache write bills)', () => {
+  let harness: Harness | undefined
+  let closeFake: (() => Promise<void>) | undefined
+  afterEach(async () => {
+    await harness?.close()
+    await closeFake?.()
+    harness = undefined
+    closeFake = undefined
+  })
+
+  // Claude Sonnet's prices: a 5-minute cache write at 1.25× the input price.
+  const price = {
+    inputPerMTok: 3,
+    outputPerMTok: 15,
+    cachedInputPerMTok: 0.3,
+    cacheCreationInputPerMTok: 3.75,
+  }
+
+  it('is accepted, at the standard tier and a listed one, checked as the other prices are', () => {
+    const withPrice = (p: Record<string, unknown>) => {
+      const config = valid()
+      config.providers.qwen.prices = { 'qwen-plus': p as typeof price }
+      return config
+    }
+    // Before: "providers.qwen.prices.qwen-plus.cacheCreationInputPerMTok:
+    // unknown field (check the spelling)", and so at the tier.
+    expect(problems(withPrice({ ...price, serviceTiers: { priority: price } }))).toEqual([])
+    for (const bad of [-1, '3.75']) {
+      const lines = problems(withPrice({ ...price, cacheCreationInputPerMTok: bad }))
+      expect(lines).toHaveLength(1)
+      expect(lines[0]).toMatch(/^providers\.qwen\.prices\.qwen-plus\.cacheCreationInputPerMTok: /)
+    }
+  })
+
+  it('reaches the budget: a cache write is charged at the price given, not at twice the input price', async () => {
+    const p = await fakeProvider('anthropic', ['sk-ant-cache-0001'], {
+      prices: { 'claude-sonnet': price },
+    })
+    closeFake = () => p.fake.close()
+    harness = await startHarness({
+      providers: { p: p.entry },
+      models: { m: fallback(['p', 'claude-sonnet']) },
+      policy: { maxCostUsdPerRequest: 1 },
+    })
+    p.fake.enqueue(
+      reply.text('ok', {
+        usage: { inputTokens: 2000, cacheCreationInputTokens: 1000, outputTokens: 100 },
+      }),
+    )
+    await harness.client.chat.completions.create({
+      model: 'm',
+      messages: [{ role: 'user', content: 'hi' }],
+      max_tokens: 100,
+    })
+    const line = harness.logs.find((l) => l.event === 'request')
+    // 1000 plain input × $3 + 1000 written × $3.75 + 100 output × $15, per
+    // million (at the default, twice the input price: $0.0105).
+    expect(line?.['costUsd']).toBeCloseTo(0.00825, 12)
+  })
 })

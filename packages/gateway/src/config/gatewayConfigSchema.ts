@@ -26,6 +26,11 @@ const tierPrice = z.strictObject({
   inputPerMTok: z.number('expected USD per million input tokens').min(0),
   outputPerMTok: z.number('expected USD per million output tokens').min(0),
   cachedInputPerMTok: z.number('expected USD per million cached input tokens').min(0).optional(),
+  // Absent: llm's CostBudget charges a cache write at twice the input price.
+  cacheCreationInputPerMTok: z
+    .number('expected USD per million cache-write input tokens')
+    .min(0)
+    .optional(),
 })
 
 /**
