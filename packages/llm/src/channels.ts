@@ -57,6 +57,11 @@ export interface LlmAttemptMessage {
    */
   cachedInputTokens?: number | undefined
   cacheCreationInputTokens?: number | undefined
+  /**
+   * Of `outputTokens`, those spent reasoning (`Usage.reasoningTokens`), when
+   * the provider reported them.
+   */
+  reasoningTokens?: number | undefined
   /** When an answer came (a success, or an answer that ended in an error): the model that answered, as the provider named it. */
   responseModel?: string | undefined
   /**

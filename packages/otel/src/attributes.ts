@@ -208,6 +208,15 @@ export const ATTR_GEN_AI_USAGE_CACHE_CREATION_INPUT_TOKENS =
   'gen_ai.usage.cache_creation.input_tokens'
 /** Tokens in the answer, when the provider reported them. */
 export const ATTR_GEN_AI_USAGE_OUTPUT_TOKENS = 'gen_ai.usage.output_tokens'
+/**
+ * Of the output tokens, those spent reasoning (llm's `reasoningTokens`:
+ * OpenAI's `completion_tokens_details.reasoning_tokens`, Gemini's
+ * `thoughtsTokenCount`), when the provider reported them: a part of
+ * `gen_ai.usage.output_tokens` ("SHOULD be included" in it, semconv 1.45's
+ * incubating `ATTR_GEN_AI_USAGE_REASONING_OUTPUT_TOKENS`). Spans only, as
+ * the cache counts.
+ */
+export const ATTR_GEN_AI_USAGE_REASONING_OUTPUT_TOKENS = 'gen_ai.usage.reasoning.output_tokens'
 /** On `gen_ai.client.token.usage`: which tokens a sample counts, `input` or `output`. */
 export const ATTR_GEN_AI_TOKEN_TYPE = 'gen_ai.token.type'
 /**

@@ -385,6 +385,37 @@ describe('the prompt cache', () => {
       'gen_ai.usage.cache_read.input_tokens': 64,
     })
     expect(chats[0]?.attributes).not.toHaveProperty('gen_ai.usage.cache_creation.input_tokens')
+    // Nor reasoning tokens: none reported.
+    expect(chats[0]?.attributes).not.toHaveProperty('gen_ai.usage.reasoning.output_tokens')
+  })
+})
+
+describe('reasoning tokens', () => {
+  it("OpenAI's reasoning_tokens are the span's gen_ai.usage.reasoning.output_tokens, a part of its output tokens", async () => {
+    const fake = await provider('openai')
+    fake.enqueue(
+      reply.error(200, {
+        id: 'chatcmpl-r',
+        object: 'chat.completion',
+        model: 'o-x',
+        choices: [
+          { index: 0, message: { role: 'assistant', content: 'ok' }, finish_reason: 'stop' },
+        ],
+        usage: {
+          prompt_tokens: 4,
+          completion_tokens: 50,
+          total_tokens: 54,
+          completion_tokens_details: { reasoning_tokens: 48 },
+        },
+      }),
+    )
+    const model = openAICompatible({ baseURL: fake.baseURL, apiKey: 'sk-a', model: 'o-x' })
+    const { chats } = await underCaller(() => callModel({ models: [model], request, ...once }))
+    await model.close?.()
+    expect(chats[0]?.attributes).toMatchObject({
+      'gen_ai.usage.output_tokens': 50,
+      'gen_ai.usage.reasoning.output_tokens': 48,
+    })
   })
 })
 

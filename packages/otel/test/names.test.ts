@@ -10,6 +10,7 @@ import {
   ATTR_GEN_AI_USAGE_CACHE_READ_INPUT_TOKENS,
   ATTR_GEN_AI_USAGE_INPUT_TOKENS,
   ATTR_GEN_AI_USAGE_OUTPUT_TOKENS,
+  ATTR_GEN_AI_USAGE_REASONING_OUTPUT_TOKENS,
   ATTR_OPENAI_RESPONSE_SERVICE_TIER,
   ATTR_OPENAI_RESPONSE_SYSTEM_FINGERPRINT,
 } from '@hourglass/otel'
@@ -28,6 +29,7 @@ describe('names', () => {
       ATTR_GEN_AI_USAGE_OUTPUT_TOKENS,
       ATTR_GEN_AI_USAGE_CACHE_READ_INPUT_TOKENS,
       ATTR_GEN_AI_USAGE_CACHE_CREATION_INPUT_TOKENS,
+      ATTR_GEN_AI_USAGE_REASONING_OUTPUT_TOKENS,
       ATTR_GEN_AI_RESPONSE_ID,
       ATTR_OPENAI_RESPONSE_SYSTEM_FINGERPRINT,
       ATTR_OPENAI_RESPONSE_SERVICE_TIER,
@@ -41,6 +43,7 @@ describe('names', () => {
       'gen_ai.usage.output_tokens',
       'gen_ai.usage.cache_read.input_tokens',
       'gen_ai.usage.cache_creation.input_tokens',
+      'gen_ai.usage.reasoning.output_tokens',
       'gen_ai.response.id',
       'openai.response.system_fingerprint',
       'openai.response.service_tier',

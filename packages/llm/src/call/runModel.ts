@@ -652,11 +652,12 @@ function billedCounts(
   return counts
 }
 
-/** The prompt-cache counts of `usage` onto a record, those the provider reported. */
+/** The prompt-cache and reasoning counts of `usage` onto a record, those the provider reported. */
 function cacheCounts(fields: Partial<AttemptRecord>, usage: Usage): void {
   if (usage.cachedInputTokens !== undefined) fields.cachedInputTokens = usage.cachedInputTokens
   if (usage.cacheCreationInputTokens !== undefined)
     fields.cacheCreationInputTokens = usage.cacheCreationInputTokens
+  if (usage.reasoningTokens !== undefined) fields.reasoningTokens = usage.reasoningTokens
 }
 
 /**

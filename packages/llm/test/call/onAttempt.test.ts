@@ -570,7 +570,7 @@ describe('what an answer said of itself, on its record', () => {
       ['network', 'fail', false],
     ])
   })
-  it('prompt-cache counts ride on the record and the message: Anthropic reads and writes, OpenAI cached_tokens', async () => {
+  it('prompt-cache and reasoning counts ride on the record and the message: Anthropic reads and writes, OpenAI cached_tokens and reasoning_tokens', async () => {
     const claude = await fakes.start({ dialect: 'anthropic' })
     claude.enqueue(
       reply.error(200, {
@@ -602,6 +602,7 @@ describe('what an answer said of itself, on its record', () => {
           completion_tokens: 4,
           total_tokens: 2004,
           prompt_tokens_details: { cached_tokens: 1920 },
+          completion_tokens_details: { reasoning_tokens: 3 },
         },
       }),
     )
@@ -627,5 +628,9 @@ describe('what an answer said of itself, on its record', () => {
     expect(records[1]).not.toHaveProperty('cacheCreationInputTokens')
     expect(published[0]).toMatchObject({ cachedInputTokens: 3000, cacheCreationInputTokens: 200 })
     expect(published[1]).toMatchObject({ cachedInputTokens: 1920 })
+    // Reasoning tokens (a part of the output) only when the provider said them.
+    expect(records[1]).toMatchObject({ outputTokens: 4, reasoningTokens: 3 })
+    expect(published[1]).toMatchObject({ reasoningTokens: 3 })
+    expect(records[0]).not.toHaveProperty('reasoningTokens')
   })
 })

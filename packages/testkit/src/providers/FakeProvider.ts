@@ -1,9 +1,16 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { type Clock, isClock, refuseUnknownOptions, systemClock } from '@hourglass/core'
+import { checkUsage } from './checkUsage.js'
 import { defaultRateLimitReply } from './defaultRateLimitReply.js'
 import { apiKeyOf, routeRequest } from './routeRequest.js'
-import type { ProviderDialect, ProviderReply, RecordedRequest, ReplyScript } from './types.js'
+import type {
+  ProviderDialect,
+  ProviderReply,
+  RecordedRequest,
+  ReplyScript,
+  TextReply,
+} from './types.js'
 import { writeReply } from './writeReply.js'
 
 export interface FakeProviderOptions {
@@ -306,7 +313,11 @@ function checkScript(where: string, script: unknown): void {
   if (typeof script === 'function') return
   const kind =
     typeof script === 'object' && script !== null ? (script as { kind?: unknown }).kind : undefined
-  if (REPLY_KINDS.has(kind)) return
+  if (REPLY_KINDS.has(kind)) {
+    // A text reply written by hand, not through reply.text().
+    if (kind === 'text') checkUsage(`FakeProvider.${where}`, (script as TextReply).usage)
+    return
+  }
   throw new TypeError(
     `FakeProvider.${where}: a reply must be reply.text(), reply.error(), reply.hang() or a function returning one, got ${kind === undefined ? String(script) : `kind ${String(kind)}`}`,
   )

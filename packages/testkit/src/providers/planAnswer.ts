@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto'
+import { checkUsage } from './checkUsage.js'
 import { splitTokens } from './splitTokens.js'
 import type { ProviderDialect, RecordedRequest, TextReply } from './types.js'
 import type { AnswerPlan, WireFormat } from './wire/WireFormat.js'
@@ -10,6 +11,8 @@ export function planAnswer(
   wire: WireFormat,
   dialect: ProviderDialect,
 ): AnswerPlan {
+  // A script function's hand-built reply was not checked where it was written.
+  checkUsage('reply', reply.usage)
   const textTokens = reply.tokens ?? splitTokens(reply.text ?? '')
   const thinkingTokens = splitTokens(reply.thinking ?? '')
   const toolCalls = (reply.toolCalls ?? []).map((call) => {

@@ -1,9 +1,11 @@
+import { checkUsage } from './checkUsage.js'
 import type { ErrorReply, HangReply, TextReply } from './types.js'
 
 /** Builders for the three kinds of scripted reply. */
 export const reply = {
   /** A generated answer (JSON or SSE, as the request asked). */
   text(text: string, options: Omit<TextReply, 'kind' | 'text'> = {}): TextReply {
+    checkUsage('reply.text()', options.usage)
     return { ...options, kind: 'text', text }
   },
   /** Any status, body and headers, verbatim. */

@@ -2,6 +2,7 @@ import type { ServerResponse } from 'node:http'
 import type { Clock } from '@hourglass/core'
 import { pause, writePaced } from './pacing.js'
 import { planAnswer } from './planAnswer.js'
+import { toolSettingsWithoutTools } from './toolSettingsWithoutTools.js'
 import type {
   ErrorReply,
   HangReply,
@@ -34,24 +35,32 @@ export async function writeReply(ctx: ReplyContext, reply: ProviderReply): Promi
     case 'hang':
       return writeHang(ctx, reply)
     case 'text':
-      if (ctx.wire === undefined) {
-        return writeError(ctx, {
-          kind: 'error',
-          status: 404,
-          body: {
-            error: {
-              message: `the fake provider has no route ${ctx.record.method} ${ctx.record.path}`,
-              type: 'invalid_request_error',
-              code: 'not_found',
-            },
-          },
-        })
-      }
-      return ctx.record.stream ? writeStream(ctx, ctx.wire, reply) : writeJson(ctx, ctx.wire, reply)
+      return writeText(ctx, reply)
     default:
       // A typo in `kind`: nothing above answers it, and the client would wait for good.
       return writeBadScript(ctx, reply)
   }
+}
+
+/** A generated answer, unless the request is one the API would refuse first. */
+function writeText(ctx: ReplyContext, reply: TextReply): Promise<void> {
+  if (ctx.wire === undefined) {
+    return writeError(ctx, {
+      kind: 'error',
+      status: 404,
+      body: {
+        error: {
+          message: `the fake provider has no route ${ctx.record.method} ${ctx.record.path}`,
+          type: 'invalid_request_error',
+          code: 'not_found',
+        },
+      },
+    })
+  }
+  // The API refuses it before generating: the scripted answer is not given.
+  const refused = toolSettingsWithoutTools(ctx.record.route, ctx.record.body)
+  if (refused !== undefined) return writeError(ctx, refused)
+  return ctx.record.stream ? writeStream(ctx, ctx.wire, reply) : writeJson(ctx, ctx.wire, reply)
 }
 
 function writeBadScript(ctx: ReplyContext, reply: unknown): Promise<void> {

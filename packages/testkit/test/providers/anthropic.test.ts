@@ -147,9 +147,17 @@ describe('fake Anthropic Messages', () => {
   })
 
   it('refuses cache counts larger than the input they are part of, naming them', async () => {
+    // Where the reply is written; a script function's hand-built reply, at request time.
+    expect(() => reply.text('ok', { usage: { inputTokens: 10, cachedInputTokens: 11 } })).toThrow(
+      RangeError,
+    )
     fake = await startFakeProvider({
       dialect: 'anthropic',
-      reply: reply.text('ok', { usage: { inputTokens: 10, cachedInputTokens: 11 } }),
+      reply: () => ({
+        kind: 'text',
+        text: 'ok',
+        usage: { inputTokens: 10, cachedInputTokens: 11 },
+      }),
     })
     const res = await messages(fake.baseURL)
     expect(res.status).toBe(500)

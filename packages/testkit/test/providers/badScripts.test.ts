@@ -90,3 +90,42 @@ it('a script function that throws gets a 500 naming the exception, and the recor
   expect(fake.requests[0]).toMatchObject({ outcome: 'error', failure: thrown })
   expect(fake.inFlight).toBe(0)
 })
+
+it.each([
+  [{ inputTokens: -5 }, RangeError, 'inputTokens'],
+  [{ outputTokens: Number.NaN }, TypeError, 'outputTokens'],
+  [{ cachedInputTokens: '10' }, TypeError, 'cachedInputTokens'],
+  [{ cacheCreationInputTokens: 2.5 }, RangeError, 'cacheCreationInputTokens'],
+  [{ outputTokens: Number.POSITIVE_INFINITY }, TypeError, 'outputTokens'],
+  [
+    { inputTokens: 10, cachedInputTokens: 8, cacheCreationInputTokens: 5 },
+    RangeError,
+    'inputTokens',
+  ],
+])(
+  'reply.text(…, { usage: %j }) is refused where it is written, naming the count',
+  (usage, type, field) => {
+    // They went on the wire as given (`"cache_read_input_tokens":-5`), or, the
+    // cache counts above the input, failed later as a 500 at request time.
+    const build = () => reply.text('x', { usage: usage as never })
+    expect(build).toThrow(type)
+    expect(build).toThrow(field)
+  },
+)
+
+it('enqueue and setReply refuse a hand-built text reply with usage counts no provider reports', async () => {
+  fake = await startFakeProvider()
+  const f = fake
+  const bad = { kind: 'text', text: 'x', usage: { cachedInputTokens: -5 } } as const
+  expect(() => f.enqueue(bad)).toThrow(/cachedInputTokens/)
+  expect(() => f.setReply(bad)).toThrow(RangeError)
+  expect(() =>
+    f.enqueue({ kind: 'text', text: 'x', usage: { inputTokens: 4, cachedInputTokens: 5 } }),
+  ).toThrow(/cannot exceed/)
+  expect(f.queuedReplies).toBe(0)
+  // Whole numbers ≥ 0, the cache counts within the input: as before.
+  f.enqueue(
+    reply.text('ok', { usage: { inputTokens: 10, cachedInputTokens: 10, outputTokens: 0 } }),
+  )
+  expect(f.queuedReplies).toBe(1)
+})

@@ -440,3 +440,94 @@ describe('OpenAI rate-limit headers', () => {
     })
   })
 })
+
+describe('tool settings without tools', () => {
+  // Each real API refuses a tool choice (or OpenAI's parallel_tool_calls, or
+  // Gemini's function-calling config) sent without a tool to choose from: a
+  // 400 in its own error shape. The fakes answered 200, so a client that
+  // sent one passed its tests and failed against the provider.
+  const base = { messages: [{ role: 'user', content: 'hi' }] }
+  const cases: [string, ProviderDialect, string, Record<string, unknown>, unknown][] = [
+    [
+      'OpenAI tool_choice',
+      'openai',
+      '/chat/completions',
+      { model: 'm', ...base, tool_choice: 'none' },
+      {
+        error: {
+          message:
+            "Invalid value for 'tool_choice': 'tool_choice' is only allowed when 'tools' are specified.",
+          type: 'invalid_request_error',
+          param: 'tool_choice',
+          code: null,
+        },
+      },
+    ],
+    [
+      'OpenAI parallel_tool_calls',
+      'openai',
+      '/chat/completions',
+      { model: 'm', ...base, parallel_tool_calls: false },
+      {
+        error: {
+          message:
+            "Invalid value for 'parallel_tool_calls': 'parallel_tool_calls' is only allowed when 'tools' are specified.",
+          type: 'invalid_request_error',
+          param: 'parallel_tool_calls',
+          code: null,
+        },
+      },
+    ],
+    [
+      'Anthropic tool_choice',
+      'anthropic',
+      '/messages',
+      { model: 'm', max_tokens: 8, ...base, tool_choice: { type: 'auto' } },
+      {
+        type: 'error',
+        error: {
+          type: 'invalid_request_error',
+          message: 'tool_choice may only be specified while providing tools.',
+        },
+      },
+    ],
+    [
+      'Gemini toolConfig',
+      'gemini',
+      '/models/gemini-2.5-flash:generateContent',
+      {
+        contents: [{ role: 'user', parts: [{ text: 'hi' }] }],
+        toolConfig: { functionCallingConfig: { mode: 'NONE' } },
+      },
+      {
+        error: {
+          code: 400,
+          message: 'Function calling config is set without function_declarations.',
+          status: 'INVALID_ARGUMENT',
+        },
+      },
+    ],
+  ]
+  it.each(cases)(
+    '%s without tools is a 400 in the API’s own shape',
+    async (_, dialect, path, body, said) => {
+      fake = await startFakeProvider({ dialect, reply: reply.text('ok') })
+      const res = await fetch(`${fake.baseURL}${path}`, {
+        method: 'POST',
+        headers: { authorization: 'Bearer sk-test', 'content-type': 'application/json' },
+        body: JSON.stringify(body),
+      })
+      expect(res.status).toBe(400)
+      expect(await res.json()).toMatchObject(said as object)
+      expect(fake.requests[0]?.outcome).toBe('error')
+      expect(fake.paidGenerations).toBe(0)
+    },
+  )
+
+  it('the same settings with tools are answered', async () => {
+    fake = await startFakeProvider({ reply: reply.text('ok') })
+    const tools = [{ type: 'function', function: { name: 'f', parameters: { type: 'object' } } }]
+    const res = await chat(fake.baseURL, { tools, tool_choice: 'auto', parallel_tool_calls: false })
+    expect(res.status).toBe(200)
+  })
+})
