@@ -162,5 +162,8 @@ describe('normalised → OpenAI shapes, read by the official openai client', () 
     })
     expect(body.error.message).toMatch(/^<html> <title>400<\/title> \[31m x+…$/)
     expect(body.error.message.length).toBeLessThanOrEqual(500)
+    // A message with nothing printable in it says so.
+    const empty = toOpenAIError({ kind: 'bad_request', retryable: false, status: 400, message: '' })
+    expect(empty.body.error.message).toBe('no reason given')
   })
 })

@@ -84,6 +84,13 @@ export function msUntilQuotaDay(nowMs: number): number {
 }
 const MAX_MESSAGE_CHARS = 500
 const MAX_CODE_CHARS = 200
+/**
+ * How much of a message keys and key-shaped words are searched in before
+ * the cut: a body's words past it are never shown. Every pattern is linear,
+ * so a hostile body costs this much at most; wide, so only a redacted
+ * token of more than 15 500 characters can pull what lies past it into view.
+ */
+const MAX_WINDOW_CHARS = 32 * MAX_MESSAGE_CHARS
 /** Text sniffing never looks past this much of a body: hostile bodies can be huge. */
 const MAX_SNIFF_CHARS = 4096
 
@@ -210,10 +217,12 @@ export function classifyError(input: ErrorInput, read: BodyReader): NormalizedEr
     status,
     ...(verdict?.providerCode === undefined
       ? {}
-      : { providerCode: cutRedacted(verdict.providerCode, MAX_CODE_CHARS, activeKeys) }),
+      : {
+          providerCode: wholePairs(cutRedacted(verdict.providerCode, MAX_CODE_CHARS, activeKeys)),
+        }),
     ...(verdict?.param === undefined
       ? {}
-      : { param: cutRedacted(verdict.param, MAX_CODE_CHARS, activeKeys) }),
+      : { param: wholePairs(cutRedacted(verdict.param, MAX_CODE_CHARS, activeKeys)) }),
     message,
     ...(retryAfterMs === undefined ? {} : { retryAfterMs }),
     ...(verdict?.scope === undefined ? {} : { scope: verdict.scope }),
@@ -291,6 +300,13 @@ const SECRET_PATTERNS: ReadonlyArray<readonly [RegExp, string]> = [
   [/\bAIza[0-9A-Za-z_-]{10,}/g, '[redacted]'],
   [/\b(Bearer|Basic)\s+[A-Za-z0-9._~+/=-]+/gi, '$1 [redacted]'],
   [/\b(api[_-]?key|access_token|key)=[^&\s"']+/gi, '$1=[redacted]'],
+  // The operator's organisation (OpenAI's "… in organization org-…", 24
+  // letters and digits; not a provider's word such as "org-level").
+  [/\borg-[A-Za-z0-9]{16,}/g, 'org-[redacted]'],
+  // A URL's credentials (a proxy naming its upstream), to the last `@`
+  // before the host's end: a password may hold an `@`. The scheme is
+  // bounded: unbounded, `\b` at every letter of "a.a.a.…" made it quadratic.
+  [/\b([a-z][a-z0-9+.-]{0,31}:\/\/)[^\s/?#]+@/gi, '$1[redacted]@'],
 ]
 
 /**
@@ -378,13 +394,42 @@ export function cutRedacted(text: string, max: number, keys: readonly string[]):
 /**
  * Provider messages can echo a key ("Incorrect API key provided: sk-…").
  * Redact the keys in force (`withKeysRedacted`: the adapter's own, by exact
- * value, whatever their shape) and anything key-shaped, then cut to 500
- * characters.
+ * value, whatever their shape) and anything key-shaped — organisation ids
+ * and URL credentials too — then cut to 500 characters. Patterns run on a
+ * wider window (`MAX_WINDOW_CHARS`) before the cut: an id or URL the cut
+ * split matches no pattern afterwards, and its first half would leak.
  */
 export function cleanMessage(text: string, keys: readonly string[] = activeKeys): string {
-  let out = cutRedacted(text, 4 * MAX_MESSAGE_CHARS, keys)
+  let out = cutRedacted(text, MAX_WINDOW_CHARS, keys)
+  const cut = text.length > MAX_WINDOW_CHARS && out.length >= MAX_WINDOW_CHARS
+  // Cut at the window's last space: every secret the patterns find is one
+  // word, so none then straddles the end, half-matched and half-shown —
+  // what a long token's redaction (a 16 000-character bearer token's to 10)
+  // would pull into the first 500 characters.
+  if (cut) out = out.slice(0, lastSpaceAt(out))
   for (const [pattern, replacement] of SECRET_PATTERNS) out = out.replace(pattern, replacement)
-  return out.length > MAX_MESSAGE_CHARS ? `${out.slice(0, MAX_MESSAGE_CHARS - 1)}…` : out
+  if (!cut && out.length <= MAX_MESSAGE_CHARS) return out
+  // Never between the halves of a surrogate pair: a lone half is no text a
+  // client can encode (openai-python raised on printing one).
+  let end = Math.min(out.length, MAX_MESSAGE_CHARS - 1)
+  const last = out.charCodeAt(end - 1)
+  if (last >= 0xd800 && last <= 0xdbff) end--
+  return `${out.slice(0, end)}…`
+}
+
+/**
+ * `text` without the first half of a surrogate pair its cut left last: a
+ * lone half is no text a client can encode.
+ */
+function wholePairs(text: string): string {
+  const last = text.charCodeAt(text.length - 1)
+  return last >= 0xd800 && last <= 0xdbff ? text.slice(0, -1) : text
+}
+
+/** Where `text`'s last whitespace is; its length when it has none (one word: nothing to cut back to). */
+function lastSpaceAt(text: string): number {
+  for (let i = text.length - 1; i > 0; i--) if (/\s/.test(text[i] ?? '')) return i
+  return text.length
 }
 
 /**

@@ -31,6 +31,46 @@ describe('redacting keys by value', () => {
     expect(message.length).toBeLessThanOrEqual(500)
   })
 
+  it('an organisation id or a URL’s credentials across the 500-character cut leave no piece of themselves', () => {
+    const org = cleanMessage(`${'x '.repeat(242)}org-2itOgSdqw0DhUYp0QyLhttLL in organization`, [])
+    expect(org).not.toContain('org-2itOgSdqw0D')
+    const url = cleanMessage(
+      `${'x '.repeat(240)}https://admin:hunter2secret@proxy.internal/v1 refused`,
+      [],
+    )
+    expect(url).not.toContain('hunter2')
+    expect(url).not.toContain('admin')
+    // Whole, they are blanked too; a password with an `@` in it, to its last `@`.
+    expect(
+      cleanMessage(
+        'upstream https://admin:p@ssw0rd@proxy.internal/v1 refused for org-2itOgSdqw0DhUYp0QyLhttLL',
+        [],
+      ),
+    ).toBe('upstream https://[redacted]@proxy.internal/v1 refused for org-[redacted]')
+  })
+
+  it('credentials across the 16 000-character window, pulled before the cut by a long token’s redaction, leave no piece of themselves', () => {
+    // A 15 600-character bearer token shrinks to `[redacted]`: what followed
+    // it, the URL cut in its password by the window's end, would come into view.
+    const text = `Bearer ${'a'.repeat(15_600)} ${'y '.repeat(187)}https://admin:hunter2secret@proxy.internal/v1`
+    const message = cleanMessage(text, [])
+    expect(message).not.toContain('admin')
+    expect(message).toMatch(/^Bearer \[redacted\]( y)+…$/)
+  })
+
+  it('the 500-character cut never splits a surrogate pair: no lone half reaches a client', () => {
+    const message = cleanMessage(`${'x'.repeat(498)}😀 and more`, [])
+    // No lone half of a pair: what a client cannot encode.
+    expect(message).not.toMatch(/\p{Cs}/u)
+    expect(message).toBe(`${'x'.repeat(498)}…`)
+    // The 200-character cut of a provider's code and `param` too.
+    const long = `${'x'.repeat(199)}😀`
+    const body = JSON.stringify({ error: { code: long, param: long, message: 'bad' } })
+    const error = dialects.openai.normalizeError({ status: 400, body })
+    expect(error?.providerCode).toBe('x'.repeat(199))
+    expect(error?.param).toBe('x'.repeat(199))
+  })
+
   it('a key across the window, pulled before the cut by earlier redactions, is still found', () => {
     const keys = redactableKeys([UUID])
     // Ten keys early on shrink the text by 260 characters; the eleventh starts at
