@@ -366,8 +366,16 @@ export async function runModel(
     let counts: Partial<AttemptRecord> | undefined = endedAnswer
     try {
       if (!charged) {
-        const billed = withInputCounts(billedBy(error, received?.answered), received)
-        counts = billedCounts(billed, received)
+        let billed = withInputCounts(billedBy(error, received?.answered), received)
+        if (billed === undefined && error.usage !== undefined) {
+          // An error the provider put in a 2xx answer after reporting its
+          // counts (Gemini's JSON array: chunks with `usageMetadata`, then
+          // `{"error": …}`): billed as they say, charged as the answer it
+          // was — and those counts, the provider's own, are on its record.
+          billed = { kind: 'cut', outputChars: 0, usage: error.usage }
+          counts = { inputTokens: error.usage.inputTokens, outputTokens: error.usage.outputTokens }
+          cacheCounts(counts, error.usage)
+        } else counts = billedCounts(billed, received)
         if (budget !== undefined)
           state.costUsd += chargeBilledFailure(budget, adapter.model, request, billed, adapter.name)
       }

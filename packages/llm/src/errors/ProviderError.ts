@@ -1,14 +1,25 @@
 import { HourglassError, hasErrorCode } from '@hourglass/core'
-import type { ErrorKind, NormalizedError } from '../types.js'
+import type { ErrorKind, NormalizedError, Usage } from '../types.js'
 
 export interface ProviderErrorDetails {
   /** The adapter's name (`openai`, `anthropic`, …). */
   provider: string
   model: string
-  /** The failure as the provider's dialect classified it. */
-  error: NormalizedError
+  /**
+   * The failure as the provider's dialect classified it; with `usage` when
+   * the 2xx answer that carried it had reported counts (`ProviderError.usage`).
+   */
+  error: NormalizedErrorWithUsage
   cause?: unknown
 }
+
+/**
+ * A dialect's classification of an error in a 2xx answer, with the counts
+ * the answer had reported before it: Gemini's JSON-array answer
+ * (`streamGenerateContent` without `alt=sse`) whose chunks carried
+ * `usageMetadata`, then an `{"error": …}` element.
+ */
+export type NormalizedErrorWithUsage = NormalizedError & { usage?: Usage | undefined }
 
 /**
  * One failed model attempt, classified: an HTTP error, an error hidden in a
@@ -27,8 +38,15 @@ export class ProviderError extends HourglassError {
   readonly providerCode: string | undefined
   /** The wait the provider asked for, in ms, if it named one. */
   readonly retryAfterMs: number | undefined
-  /** The normalised error, as the dialect returned it. */
+  /** The normalised error, as the dialect returned it (without its `usage`). */
   readonly normalized: NormalizedError
+  /**
+   * The counts the provider reported in the 2xx answer this error came in,
+   * before the error (the last `usageMetadata` of Gemini's JSON-array
+   * answer): billed by the provider, so what the attempt is charged by and
+   * its record says. Undefined for any other error.
+   */
+  readonly usage: Usage | undefined
 
   constructor(details: ProviderErrorDetails) {
     const e = details.error
@@ -45,7 +63,13 @@ export class ProviderError extends HourglassError {
     this.status = e.status
     this.providerCode = e.providerCode
     this.retryAfterMs = e.retryAfterMs
-    this.normalized = e
+    this.usage = e.usage
+    // Kept off `normalized`: what reaches logs and the gateway's error body.
+    if (e.usage === undefined) this.normalized = e
+    else {
+      const { usage: _usage, ...rest } = e
+      this.normalized = rest
+    }
   }
 }
 

@@ -13,6 +13,8 @@ import { anthropic } from '../../src/adapters/anthropic.js'
 import { gemini } from '../../src/adapters/gemini.js'
 import { openAICompatible } from '../../src/adapters/openAICompatible.js'
 import { Admission } from '../../src/admission/Admission.js'
+import { CostBudget } from '../../src/budget/CostBudget.js'
+import type { AttemptRecord } from '../../src/call/AttemptRecord.js'
 import { callModel } from '../../src/call/callModel.js'
 import { targetOf } from '../../src/call/outlook.js'
 import { isModelUnavailable } from '../../src/errors/ModelUnavailableError.js'
@@ -347,6 +349,69 @@ describe('classification: what is retried, what is not', () => {
         ])
       }
       expect(server.records).toHaveLength(4)
+    } finally {
+      await server.close()
+    }
+  })
+
+  it('a Gemini JSON-array answer broken by an error element is charged by the usage its chunks reported, once', async () => {
+    // The provider billed the 1500 tokens it reported in that 200 body: the
+    // failed attempt is charged by them (as an answer that ended in error
+    // is), and says them on its record.
+    const chunk = (text: string, usageMetadata: object, finishReason?: string) => ({
+      candidates: [{ content: { role: 'model', parts: [{ text }] }, index: 0, finishReason }],
+      usageMetadata,
+    })
+    const broken = [
+      chunk('Hel', { promptTokenCount: 900, candidatesTokenCount: 1 }),
+      chunk('lo', { promptTokenCount: 1000, candidatesTokenCount: 500 }),
+      { error: { code: 500, message: 'Internal error encountered.', status: 'INTERNAL' } },
+    ]
+    const whole = [chunk('Hello', { promptTokenCount: 3, candidatesTokenCount: 2 }, 'STOP')]
+    const server = await faultServer((_request, i) => ({
+      type: 'respond',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(i % 2 === 0 ? broken : whole),
+    }))
+    const model = fakes.adapter(
+      gemini({ baseURL: `${server.url}/v1beta`, apiKey: 'sk', model: 'gemini-2.5-flash' }),
+    )
+    // 1 USD a token: each token reads as a dollar.
+    const prices = { 'gemini-2.5-flash': { inputPerMTok: 1e6, outputPerMTok: 1e6 } }
+    try {
+      for (const stream of [false, true]) {
+        const budget = new CostBudget({ limitUsd: 1e9, prices })
+        const records: AttemptRecord[] = []
+        const { clock, deadline } = manualTime()
+        const options = {
+          models: [model],
+          request,
+          deadline,
+          limits: { budget },
+          onAttempt: (r: AttemptRecord) => records.push(r),
+          retry: { delay: FAST_RETRIES },
+        }
+        await driveOne(
+          clock,
+          stream
+            ? callModel({ ...options, request: { ...request, stream: true } }).result
+            : callModel(options),
+        )
+        // Before: [retry, 0 USD, no tokens] — the 1500 billed tokens charged nothing.
+        expect(
+          records.map((r) => ({
+            stream,
+            decision: r.decision,
+            costUsd: r.costUsd,
+            inputTokens: r.inputTokens,
+            outputTokens: r.outputTokens,
+          })),
+        ).toEqual([
+          { stream, decision: 'retry', costUsd: 1500, inputTokens: 1000, outputTokens: 500 },
+          { stream, decision: 'success', costUsd: 1505, inputTokens: 3, outputTokens: 2 },
+        ])
+        expect(budget.spentUsd).toBe(1505)
+      }
     } finally {
       await server.close()
     }

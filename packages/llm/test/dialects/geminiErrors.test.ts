@@ -1,6 +1,7 @@
 import { MAX_TIMER_MS } from '@hourglass/core'
 import { describe, expect, it } from 'vitest'
 import { dialects } from '../../src/dialects/dialects.js'
+import { ProviderError } from '../../src/errors/ProviderError.js'
 import { errorOver } from './support/errorOver.js'
 
 const gemini = dialects.gemini
@@ -38,6 +39,32 @@ function resourceExhausted(quotaValue: string, retryDelay: string | undefined, m
 }
 
 describe('Gemini errors', () => {
+  it('an error element in a 200 JSON array carries the usage the chunks before it reported; ProviderError keeps it off `normalized`', () => {
+    const chunk = (text: string, promptTokenCount: number, candidatesTokenCount: number) => ({
+      candidates: [{ content: { role: 'model', parts: [{ text }] }, index: 0 }],
+      usageMetadata: { promptTokenCount, candidatesTokenCount, thoughtsTokenCount: 7 },
+    })
+    const error = {
+      error: { code: 500, message: 'Internal error encountered.', status: 'INTERNAL' },
+    }
+    const body = JSON.stringify([chunk('Hel', 900, 1), chunk('lo', 1000, 500), error])
+    const normalized = gemini.normalizeError({ status: 200, body })
+    expect(normalized).toMatchObject({
+      kind: 'server_error',
+      usage: { inputTokens: 1000, outputTokens: 507, reasoningTokens: 7 },
+    })
+    const thrown = new ProviderError({ provider: 'gemini', model: 'm', error: normalized! })
+    expect(thrown.usage).toEqual({ inputTokens: 1000, outputTokens: 507, reasoningTokens: 7 })
+    expect(thrown.normalized).not.toHaveProperty('usage')
+    // Nothing generated before the error, or an error status: no usage.
+    expect(
+      gemini.normalizeError({ status: 200, body: JSON.stringify([error]) }),
+    ).not.toHaveProperty('usage')
+    expect(
+      gemini.normalizeError({ status: 500, body: JSON.stringify([chunk('a', 5, 1), error]) }),
+    ).not.toHaveProperty('usage')
+  })
+
   it('RESOURCE_EXHAUSTED with RetryInfo waits retryDelay ("34.4s" → 34400 ms)', async () => {
     const e = gemini.normalizeError(
       await errorOver(

@@ -1,9 +1,17 @@
-import type { CooldownScope, ErrorKind, NormalizedError, RateLimitedBy } from '../../types.js'
+import type { NormalizedErrorWithUsage } from '../../errors/ProviderError.js'
+import type {
+  CooldownScope,
+  ErrorKind,
+  NormalizedError,
+  RateLimitedBy,
+  Usage,
+} from '../../types.js'
 import { type BodyVerdict, classifyError, classifyStreamError } from '../classifyError.js'
 import { parseGoDurationMs, parseProtoDurationMs } from '../durations.js'
 import type { ErrorInput, StreamErrorInput } from '../ErrorInput.js'
 import { lookup } from '../openai/errors.js'
-import { asArray, get, getCode, getRecord, getString } from '../safeJson.js'
+import { asArray, get, getCode, getRecord, getString, parseAnswerJson } from '../safeJson.js'
+import { geminiUsage, geminiUsageReported } from './response.js'
 
 /** google.rpc status names. */
 const GEMINI_STATUSES: Readonly<Record<string, ErrorKind>> = {
@@ -215,8 +223,41 @@ function blockedPrompt(root: unknown): BodyVerdict | undefined {
   }
 }
 
-export function normalizeGeminiError(input: ErrorInput): NormalizedError | undefined {
-  return classifyError(input, readGeminiError)
+/**
+ * An error in a 2xx JSON-array answer carries the usage its chunks reported
+ * before it (`usageBeforeError`): the provider bills those tokens, so the
+ * failed attempt is charged by them (`ProviderError.usage`), not as a
+ * refusal that cost nothing.
+ */
+export function normalizeGeminiError(input: ErrorInput): NormalizedErrorWithUsage | undefined {
+  const error = classifyError(input, readGeminiError)
+  if (error === undefined || !(error.status >= 200 && error.status < 300)) return error
+  const usage = usageBeforeError(input)
+  return usage === undefined ? error : { ...error, usage }
+}
+
+/**
+ * The last `usageMetadata` of the chunks before the `{"error": …}` element
+ * of a JSON-array answer (Gemini's counts are running totals, each chunk's
+ * the whole answer's so far), when one had an input count; else undefined.
+ */
+function usageBeforeError(input: ErrorInput): Usage | undefined {
+  let json = input.json
+  if (json === undefined) {
+    // Parsed again only for an array: the error path, never an answer's.
+    if (typeof input.body !== 'string' || !/^\s*\[/.test(input.body.slice(0, 64))) return undefined
+    json = parseAnswerJson(input.body)
+  }
+  if (!Array.isArray(json)) return undefined
+  let metadata: unknown
+  for (const element of json) {
+    if (getRecord(element, 'error') !== undefined) break
+    const said = get(element, 'usageMetadata')
+    if (geminiUsageReported(said)) metadata = said
+  }
+  if (metadata === undefined) return undefined
+  const usage = geminiUsage(metadata)
+  return usage.inputTokens > 0 ? usage : undefined
 }
 
 export function normalizeGeminiStreamError(frame: StreamErrorInput): NormalizedError | undefined {
