@@ -29,6 +29,10 @@ export function requestToolSettings(request: ChatRequest): Record<string, unknow
   const choice = extra['tool_choice']
   const parallel = extra['parallel_tool_calls']
   const tools = request.tools ?? []
+  // Tools sent through `extra` (OpenAI's custom tools, or function tools a
+  // caller writes in the wire shape) are tools too: go as they are.
+  const extraTools = extra['tools']
+  if (Array.isArray(extraTools) && extraTools.length > 0) return extra
   if (tools.length > 0) {
     const name = namedFunction(choice)
     if (name !== undefined && !tools.some((tool) => tool.name === name)) {
@@ -43,7 +47,7 @@ export function requestToolSettings(request: ChatRequest): Record<string, unknow
   if (setChoice && choice !== 'auto' && choice !== 'none') {
     throw new InvalidChatRequestError(
       'tool_choice',
-      'asks for a tool call, and the request has no tools',
+      'names tools or asks for a tool call, and the request has no tools',
     )
   }
   if (!setChoice && (parallel === undefined || parallel === null)) return extra

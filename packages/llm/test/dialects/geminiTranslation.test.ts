@@ -386,7 +386,7 @@ describe('extra Chat Completions fields (request.extra)', () => {
       expect(build(extra), JSON.stringify(extra)).not.toHaveProperty('toolConfig')
     }
     expect(() => build({ tool_choice: 'required' })).toThrow(
-      'tool_choice: asks for a tool call, and the request has no tools',
+      'tool_choice: names tools or asks for a tool call, and the request has no tools',
     )
     const named = { type: 'function', function: { name: 'f' } }
     expect(() => build({ tool_choice: named })).toThrow('tool_choice: ')

@@ -374,7 +374,7 @@ describe('extra Chat Completions fields (request.extra)', () => {
       expect(body, JSON.stringify(extra)).not.toHaveProperty('parallel_tool_calls')
     }
     expect(() => build({ tool_choice: 'required' })).toThrow(
-      'tool_choice: asks for a tool call, and the request has no tools',
+      'tool_choice: names tools or asks for a tool call, and the request has no tools',
     )
     const named = { type: 'function', function: { name: 'f' } }
     expect(() => build({ tool_choice: named })).toThrow('tool_choice: ')
@@ -386,6 +386,17 @@ describe('extra Chat Completions fields (request.extra)', () => {
     expect(() => build({ tool_choice: { ...named, function: { name: 'g' } } }, tools)).toThrow(
       'tool_choice.function.name: no tool named "g" in tools',
     )
+    // Tools sent through extra (custom tools, wire-shaped functions) are tools: all goes as given.
+    const custom = {
+      tools: [{ type: 'custom', custom: { name: 'grep' } }],
+      tool_choice: 'required',
+    }
+    expect(build(custom)).toMatchObject(custom)
+    const wire = {
+      tools: [{ type: 'function', function: { name: 'f', parameters: { type: 'object' } } }],
+      parallel_tool_calls: false,
+    }
+    expect(build(wire)).toMatchObject(wire)
   })
 
   it('n other than 1 is refused before anything is sent: an answer holds one choice', () => {
