@@ -75,8 +75,15 @@ export function guardDelay(job: Job, deadline: Deadline, details: DelayGuardDeta
       // The job is being moved: a refusal before this one no longer says
       // where it is — from the start of the move, not its end, or a move
       // not awaited left the attempt judged by the refusal (and the job,
-      // moved all the same, reported dropped).
+      // moved all the same, reported dropped). A move that fails (a lost
+      // lock) moved nothing: the refusal is back, unless another replaced it.
+      const earlier = refusal
       refusal = undefined
+      if (earlier !== undefined) {
+        Promise.resolve(moving).then(undefined, () => {
+          refusal ??= earlier
+        })
+      }
       return moving
     } catch (error) {
       return Promise.reject(error)
