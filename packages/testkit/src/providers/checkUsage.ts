@@ -17,12 +17,13 @@ const USAGE_NAMES = Object.keys({
  * the provider's.
  */
 export function checkUsage(where: string, usage: unknown): void {
-  if (usage === undefined) return
+  // `null` (a script built from JSON) is no usage, as `??` reads it where the answer is built.
+  if (usage == null) return
   refuseUnknownOptions(usage, USAGE_NAMES, `${where} usage`, { what: 'count' })
   const counts = usage as Record<string, unknown>
   for (const name of USAGE_NAMES) {
     const value = counts[name]
-    if (value === undefined) continue
+    if (value == null) continue
     if (typeof value !== 'number' || !Number.isFinite(value)) {
       throw new TypeError(
         `${where}: usage.${name} must be a number of tokens, got ${typeof value === 'string' ? JSON.stringify(value) : String(value)}`,
@@ -44,7 +45,7 @@ export function checkUsage(where: string, usage: unknown): void {
     cacheCreationInputTokens?: number
   }
   const cached = cachedInputTokens + cacheCreationInputTokens
-  if (inputTokens !== undefined && cached > inputTokens) {
+  if (inputTokens != null && cached > inputTokens) {
     // Anthropic's `input_tokens` would come out negative.
     throw new RangeError(
       `${where}: usage.cachedInputTokens + cacheCreationInputTokens (${cached}) are parts of inputTokens (${inputTokens}) and cannot exceed it`,

@@ -128,4 +128,8 @@ it('enqueue and setReply refuse a hand-built text reply with usage counts no pro
     reply.text('ok', { usage: { inputTokens: 10, cachedInputTokens: 10, outputTokens: 0 } }),
   )
   expect(f.queuedReplies).toBe(1)
+  // null, as a script built from JSON writes "none", is no usage (and no count).
+  f.enqueue(reply.text('ok', { usage: null as never }))
+  f.enqueue(reply.text('ok', { usage: { inputTokens: null, cachedInputTokens: null } as never }))
+  expect(f.queuedReplies).toBe(3)
 })
