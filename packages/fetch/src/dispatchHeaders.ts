@@ -40,10 +40,14 @@ export function withDeadlineHeader(
     // An iterable of pairs (a record went above).
     const record = pairsAsRecord(headers as Iterable<unknown>, headerMs)
     if (record === undefined) return { headers, headerMs: undefined }
-    return { headers: record as NonNullable<Headers>, headerMs }
+    if (record !== REPEATS_SINGLE) return { headers: record as NonNullable<Headers>, headerMs }
   }
   const out: unknown[] = []
-  if (Array.isArray(headers)) {
+  if (headers && typeof headers === 'object' && !Array.isArray(headers)) {
+    // Pairs that name a header undici takes one value of more than once: as
+    // undici reads them, one at a time (an array of values it refuses).
+    for (const pair of headers as Iterable<[unknown, unknown]>) push(out, pair[0], pair[1], ours)
+  } else if (Array.isArray(headers)) {
     if (headers.length % 2 !== 0) {
       // Not a flat [name, value, …] array (odd: a name without its value, or
       // [name, value] pairs): undici refuses it, and must still — dropping
@@ -66,7 +70,7 @@ export function withDeadlineHeader(
  * array into numbered headers (the credential under a header named "1"),
  * and a Map or a Headers into nothing. Done whether or not there is a
  * header of ours: that resume meets the headers either way. A name given twice (exactly
- * so) becomes one array of its values, which undici sends as it sent the
+ * so; not one of `SINGLE_VALUED`, whose pairs stay pairs) becomes one array of its values, which undici sends as it sent the
  * pairs, a line each; an undefined value is skipped, as undici skips it.
  * Undefined (the caller's iterable is then sent as it is, for undici to
  * refuse) when an item is not a pair or a name not a string: undici throws
@@ -75,7 +79,7 @@ export function withDeadlineHeader(
 function pairsAsRecord(
   headers: Iterable<unknown>,
   headerMs: number | undefined,
-): Record<string, unknown> | undefined {
+): Record<string, unknown> | typeof REPEATS_SINGLE | undefined {
   const out: Record<string, unknown> = {}
   for (const pair of headers) {
     if (!Array.isArray(pair) || pair.length !== 2) return undefined
@@ -85,11 +89,32 @@ function pairsAsRecord(
     if (value === undefined) continue
     if (headerMs !== undefined && isDeadlineName(name)) continue
     if (!Object.hasOwn(out, name)) setOwn(out, name, value)
+    else if (SINGLE_VALUED.has(name.toLowerCase())) return REPEATS_SINGLE
     else setOwn(out, name, [...asList(out[name]), ...asList(value)])
   }
   if (headerMs !== undefined) out[DEADLINE_HEADER] = String(headerMs)
   return out
 }
+
+/**
+ * Headers undici refuses an array of values for (`connection` must be one
+ * string, `content-type` becomes the request's content type, …), though it
+ * takes each given once per pair: a pair repeating one is not merged (see
+ * `pairsAsRecord`): `invalid connection header` where undici alone sent it.
+ */
+const SINGLE_VALUED = new Set([
+  'connection',
+  'content-type',
+  'content-length',
+  'host',
+  'transfer-encoding',
+  'keep-alive',
+  'upgrade',
+  'expect',
+])
+
+/** `pairsAsRecord`'s answer for pairs repeating a `SINGLE_VALUED` name. */
+const REPEATS_SINGLE = Symbol('repeats a single-valued header')
 
 /** A header value as the list of values undici sends for it (an array is one already). */
 function asList(value: unknown): unknown[] {

@@ -112,6 +112,22 @@ describe('withDeadlineHeader (the headers each attempt sends) keeps the callerâ€
     })
   })
 
+  it('pairs repeating a header undici takes one value of (connection, content-type) stay pairs: an array of them it refuses', () => {
+    // Merged, undici threw "invalid connection header" where it sent the pairs alone.
+    const pairs = new Map([['x-a', '1']]).entries()
+    const repeated = [['connection', 'keep-alive'], ['connection', 'keep-alive'], ...pairs]
+    expect(withDeadlineHeader(new Set(repeated) as never, deadline).headers).toEqual([
+      'connection',
+      'keep-alive',
+      'connection',
+      'keep-alive',
+      'x-a',
+      '1',
+      'x-deadline-remaining-ms',
+      '5000',
+    ])
+  })
+
   it('a shape undici refuses is returned as given, for undici to refuse', () => {
     // A pair of three; a name that is no string (undici throws on it).
     for (const given of [[['a', '1', '2']], [[1, 'x']]]) {
