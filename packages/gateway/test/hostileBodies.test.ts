@@ -450,14 +450,15 @@ describe('hostile request bodies get a 4xx naming the problem, never a 500', () 
     expect(refused.length).toBeGreaterThan(values.length * 0.8)
   })
 
-  it('a field name quoted in a refusal shows its bidi overrides, C1 controls and separators escaped, not raw', async () => {
-    const key = '\u202eevil\u0085\u009b31m\u2028\u200b'
+  it('a field name quoted in a refusal shows its bidi overrides, C1 controls, separators and joiners escaped, not raw', async () => {
+    // A zero-width joiner too: a name is an id, as a model name (kept in a provider's words).
+    const key = '\u202eevil\u0085\u009b31m\u2028\u200b\u200d'
     const r = await post({
       name: 'odd key',
       body: JSON.stringify({ model: 'm', messages: [{ role: 'user', content: 'x', [key]: 1 }] }),
     })
     expect(r.status).toBe(400)
-    const shown = '["\\u202eevil\\u0085\\u009b31m\\u2028\\u200b"]'
+    const shown = '["\\u202eevil\\u0085\\u009b31m\\u2028\\u200b\\u200d"]'
     expect(r.error?.param).toBe(`messages[0]${shown}`)
     expect(r.error?.message).toBe(`messages[0]${shown}: unknown field`)
   })

@@ -1,6 +1,7 @@
 import type { z } from 'zod'
 import type { ChatRequest } from '../llm.js'
 import { type ChatRequestBody, chatRequestSchema, KNOWN_FIELDS } from './chatRequestSchema.js'
+import { quoted } from './escapeUnprintable.js'
 import { GatewayRequestError } from './GatewayRequestError.js'
 import { MAX_JSON_DEPTH, nestsDeeperThan } from './jsonDepth.js'
 
@@ -264,7 +265,9 @@ function fieldPath(path: readonly PropertyKey[]): string {
     if (typeof key === 'number') out += `[${key}]`
     else if (/^[A-Za-z_$][\w$]*$/.test(String(key)))
       out += out === '' ? String(key) : `.${String(key)}`
-    else out += `[${JSON.stringify(String(key).slice(0, 64))}]`
+    // Escaped as a model name is (`quoted`): a name is an id, and an invisible
+    // character in it (a zero-width joiner) is why it is unknown.
+    else out += `[${quoted(String(key), 64)}]`
   }
   return out === '' ? 'body' : out
 }
