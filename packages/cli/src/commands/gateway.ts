@@ -32,7 +32,7 @@ Options:
                            models (env HOURGLASS_GATEWAY_CONFIG)
   --port <n>               port (env PORT; default 8080; 0 = any free port)
   --host <addr>            address to bind (env HOST; default 127.0.0.1; in a
-                           container, 0.0.0.0)
+                           container, set it to 0.0.0.0)
   --drain-timeout-ms <ms>  on shutdown, the wait for requests in flight before
                            they are cancelled (default 10000; 0 = at once)
   --log-level <level>      debug, info, warn or error, any case (env LOG_LEVEL;
