@@ -92,6 +92,22 @@ export function resolveIngressOptions(options: IngressOptions): ResolvedIngressO
       }
     }
   }
+  // A fixed reserve as large as the whole budget leaves the handler nothing:
+  // every request (or every one without a deadline) would be answered on
+  // arrival (a 504, gRPC's DEADLINE_EXCEEDED), an outage, not a typo.
+  // Express and gRPC alike.
+  if (reserveMs !== undefined) {
+    for (const [name, ms, who] of [
+      ['maxMs', maxMs, 'every request'],
+      ['defaultMs', defaultMs, 'every request without a deadline'],
+    ] as const) {
+      if (reserveMs >= ms) {
+        throw new RangeError(
+          `reserveMs (${reserveMs}) must be less than ${name} (${ms}): ${who} would be answered on arrival (504, gRPC's DEADLINE_EXCEEDED)`,
+        )
+      }
+    }
+  }
   const mode = options.mode ?? 'enforce'
   if (mode !== 'enforce' && mode !== 'observe') {
     throw new RangeError(`mode must be 'enforce' or 'observe', got ${String(mode)}`)

@@ -107,22 +107,8 @@ export function resolveOptions(options: DeadlineMiddlewareOptions): ResolvedOpti
   refuseUnknownOptions(options, OPTION_NAMES, 'deadline()', { meant: INGRESS_MEANT_INSTEAD })
   // Core's rule: with no `maxMs`, the cap follows a larger `defaultMs` up.
   const ingress = resolveIngressOptions(options)
-  // A reserve as large as the whole budget leaves the handler nothing: every
-  // request (or every one without a deadline header) would get its 504 on
-  // arrival, a misconfiguration that looks like an outage, not a typo.
-  // (The default reserve's floor is checked by core: resolveIngressOptions.)
-  if (ingress.reserveMs !== undefined) {
-    if (ingress.reserveMs >= ingress.maxMs) {
-      throw new RangeError(
-        `reserveMs (${ingress.reserveMs}) must be less than maxMs (${ingress.maxMs}): every request would be answered 504 on arrival`,
-      )
-    }
-    if (ingress.reserveMs >= ingress.defaultMs) {
-      throw new RangeError(
-        `reserveMs (${ingress.reserveMs}) must be less than defaultMs (${ingress.defaultMs}): every request without a deadline header would be answered 504 on arrival`,
-      )
-    }
-  }
+  // A fixed reserve not under the budget, and a budget at the default
+  // reserve's floor, are refused by core (resolveIngressOptions).
   // callHook would throw on the first request a non-function hook reports on
   // (rethrown on the next tick, taking the process down), not at boot.
   for (const name of HOOKS) {

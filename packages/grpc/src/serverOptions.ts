@@ -71,5 +71,6 @@ export function resolveServerOptions(options: ServerDeadlineOptions): ResolvedSe
   refuseUnknownOptions(options, OPTION_NAMES, 'deadlineServerInterceptor()', {
     meant: INGRESS_MEANT_INSTEAD,
   })
+  // Core refuses a fixed reserveMs not under maxMs and defaultMs, as deadline() does.
   return resolveIngressOptions(options)
 }

@@ -311,6 +311,20 @@ describe('deadlineServerInterceptor: where the budget comes from', () => {
     // With a reserve of its own (0: none), a small budget is the caller's choice.
     expect(() => deadlineServerInterceptor({ maxMs: 5, reserveMs: 0 })).not.toThrow()
   })
+
+  it('a fixed reserveMs at or above maxMs or defaultMs is refused, as deadline() refuses it: every call (or every one without a deadline) would be answered DEADLINE_EXCEEDED on arrival', () => {
+    expect(() => deadlineServerInterceptor({ maxMs: 40, reserveMs: 50 })).toThrow(
+      /reserveMs \(50\) must be less than maxMs \(40\)/,
+    )
+    expect(() => deadlineServerInterceptor({ defaultMs: 40, reserveMs: 40 })).toThrow(
+      /reserveMs \(40\) must be less than defaultMs \(40\)/,
+    )
+    // defaultMs is cut to maxMs first: the reserve is judged against what a call gets.
+    expect(() => deadlineServerInterceptor({ defaultMs: 100, maxMs: 40, reserveMs: 40 })).toThrow(
+      RangeError,
+    )
+    expect(() => deadlineServerInterceptor({ defaultMs: 41, reserveMs: 40 })).not.toThrow()
+  })
 })
 
 describe('deadlineServerInterceptor: when time runs out', () => {
