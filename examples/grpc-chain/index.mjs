@@ -1,7 +1,8 @@
 // One deadline across two protocols, on loopback:
 //   client ─HTTP─▶ edge (Express) ─gRPC─▶ inventory (grpc-js) ─HTTP─▶ stock (Express)
 // Each hop receives what is left of the caller's budget (x-deadline-remaining-ms,
-// grpc-timeout) and keeps 10 ms to answer. Run: npm run build && node examples/grpc-chain/index.mjs
+// grpc-timeout) and keeps back time to answer: the adaptive reserveMs, 10 ms on an
+// idle machine, up to 100 ms on a busy one. Run: npm run build && node examples/grpc-chain/index.mjs
 
 import * as grpc from '@grpc/grpc-js'
 import { DEADLINE_HEADER } from '@hourglass/core'
