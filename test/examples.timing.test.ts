@@ -73,8 +73,10 @@ describe('examples/', () => {
       )
       expect(m, line).not.toBeNull()
       const [edge, inventory, stock] = m!.slice(1).map(Number) as [number, number, number]
-      // Each hop has less than the one before: 10 ms kept by each to answer, plus transit.
-      expect(edge).toBe(edgeMs)
+      // Each hop has less than the one before: its reserve kept to answer
+      // (adaptive: 10 ms on an idle machine, up to 100 ms on a busy one), plus transit.
+      expect(edge).toBeLessThanOrEqual(edgeMs)
+      expect(edge).toBeGreaterThanOrEqual(edgeMs - 90)
       expect(inventory).toBeLessThanOrEqual(edge - 10)
       expect(stock).toBeLessThanOrEqual(inventory - 10)
     }
