@@ -8,8 +8,10 @@ import type { ErrorReply, ProviderRoute } from './types.js'
  * giving any tool, in its own error shape; undefined when the request is
  * not one. Answered 200, a client that sent one passed its tests against
  * the fake and failed against the provider:
- * - OpenAI-compatible chat: `tool_choice` or `parallel_tool_calls` without
- *   `tools` ("'parallel_tool_calls' is only allowed when 'tools' are specified").
+ * - OpenAI-compatible chat: `tools: []` ("Invalid 'tools': empty array…",
+ *   `param: 'tools'`, `code: 'empty_array'`: openai-python's error as quoted
+ *   in speaches-ai/speaches), else `tool_choice` or `parallel_tool_calls`
+ *   without `tools` ("'parallel_tool_calls' is only allowed when 'tools' are specified").
  * - Anthropic: `tool_choice` without `tools` ("tool_choice may only be
  *   specified while providing tools").
  * - Gemini: a `toolConfig.functionCallingConfig` without a tool's
@@ -23,6 +25,17 @@ export function toolSettingsWithoutTools(
   const json = (typeof body === 'object' && body !== null ? body : {}) as Record<string, unknown>
   switch (route) {
     case 'openai-chat': {
+      // An empty list fails the schema before any tool setting is read: a
+      // 400 naming `tools`, whatever else the request sets.
+      if (Array.isArray(json['tools']) && json['tools'].length === 0) {
+        return withParam(
+          openAIErrors.badRequest(
+            "Invalid 'tools': empty array. Expected an array with minimum length 1, but got an empty array instead.",
+          ),
+          'tools',
+          'empty_array',
+        )
+      }
       if (isPresent(json['tools'])) return undefined
       const param = ['tool_choice', 'parallel_tool_calls'].find((name) => isSet(json[name]))
       if (param === undefined) return undefined
@@ -70,8 +83,8 @@ function isPresent(value: unknown): boolean {
   return Array.isArray(value) && value.length > 0
 }
 
-/** OpenAI names the field at fault. */
-function withParam(reply: ErrorReply, param: string): ErrorReply {
+/** OpenAI names the field at fault (and, for schema failures, what was wrong with it). */
+function withParam(reply: ErrorReply, param: string, code: string | null = null): ErrorReply {
   const body = reply.body as { error: Record<string, unknown> }
-  return { ...reply, body: { error: { ...body.error, param } } }
+  return { ...reply, body: { error: { ...body.error, param, code } } }
 }

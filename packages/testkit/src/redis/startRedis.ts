@@ -41,17 +41,14 @@ const READY_LINE = /ready to accept connections/i
 
 /**
  * The redis-servers this process has running. A child outlives its parent:
- * a process that ends (a test worker's `process.exit`, a script's failure)
- * or is signalled while a server starts would leave it running, orphaned,
- * holding its port. One `'exit'` listener for them all kills them (a
- * synchronous `kill`, all an exit handler can do; nothing is persisted), and
- * goes with the last one, so a suite that starts and stops hundreds of
+ * a process that ends without stopping its servers would leave them
+ * running, orphaned, holding their ports. One `'exit'` listener for them all
+ * kills them at once on a normal exit (`process.exit()`, an uncaught error:
+ * a synchronous `kill`, all an exit handler can do; nothing is persisted),
+ * and goes with the last one, so a suite that starts and stops hundreds of
  * servers leaves no listener behind.
  */
 const live = new Set<ChildProcess>()
-const STOP_SIGNALS = ['SIGINT', 'SIGTERM'] as const
-/** spawnReady calls in progress: while any runs, a stop signal nobody else handles kills the servers first. */
-let starting = 0
 
 function killLive(): void {
   for (const child of live) child.kill('SIGKILL')
@@ -60,37 +57,43 @@ function killLive(): void {
 function track(child: ChildProcess): void {
   if (live.size === 0) process.on('exit', killLive)
   live.add(child)
+  const watchdog = watch(child)
   child.once('exit', () => {
+    watchdog?.kill('SIGKILL')
     live.delete(child)
     if (live.size === 0) process.off('exit', killLive)
   })
 }
 
 /**
- * A SIGINT or SIGTERM that arrives while a server starts, before the caller
- * could install a handler of its own (it has no server to stop yet), ends
- * the process by its default action, and Node runs no `'exit'` listener
- * then. Listened for only in that window and only acted on when nobody else
- * listens: the servers are killed, then the signal is raised again with our
- * listener gone, ending the process as it would have. A process that
- * handles the signal itself keeps it (its exit runs `killLive`).
+ * A process ended by a signal runs no `'exit'` listener: that is how
+ * Vitest's forks pool ends a worker (SIGTERM, then SIGKILL), and how a
+ * Ctrl-C, an OOM kill or a supervisor ends a script. A listener for SIGTERM
+ * cannot see SIGKILL, and changes what the process does with the signal: a
+ * handler that ends the process only when it is the signal's one listener
+ * (the gateway's drain, signal-exit) would leave that to ours, ours to it,
+ * and the process would go on. So each server gets a watchdog
+ * instead: a shell blocked reading a pipe from this process, which the
+ * kernel closes however the process ends; it then SIGKILLs the server.
+ * Unref'd: it never keeps this process alive. Undefined where no `sh` runs.
  */
-function onStopSignal(signal: NodeJS.Signals): void {
-  if (process.listenerCount(signal) > 1) return
-  // All of it, whatever else is starting: the raised signal must meet no listener of ours.
-  starting = 0
-  for (const name of STOP_SIGNALS) process.off(name, onStopSignal)
-  killLive()
-  process.kill(process.pid, signal)
-}
-
-function listenStopSignals(): void {
-  if (starting++ === 0) for (const name of STOP_SIGNALS) process.on(name, onStopSignal)
-}
-
-function unlistenStopSignals(): void {
-  if (starting === 0) return
-  if (--starting === 0) for (const name of STOP_SIGNALS) process.off(name, onStopSignal)
+function watch(child: ChildProcess): ChildProcess | undefined {
+  try {
+    const watchdog = spawn(
+      'sh',
+      ['-c', 'read _; kill -9 "$1" 2>/dev/null', 'watchdog', String(child.pid)],
+      {
+        stdio: ['pipe', 'ignore', 'ignore'],
+      },
+    )
+    watchdog.on('error', () => {})
+    watchdog.stdin?.on('error', () => {})
+    ;(watchdog.stdin as unknown as { unref?: () => void } | null)?.unref?.()
+    watchdog.unref()
+    return watchdog
+  } catch {
+    return undefined
+  }
 }
 
 /**
@@ -193,7 +196,6 @@ function spawnReady(binary: string, port: number, readyTimeoutMs: number): Promi
   )
   // A binary that cannot be spawned has no pid and never emits 'exit': nothing to track.
   if (child.pid !== undefined) track(child)
-  listenStopSignals()
   return new Promise<ChildProcess>((resolve, reject) => {
     let log = ''
     const onData = (chunk: Buffer) => {
@@ -213,7 +215,6 @@ function spawnReady(binary: string, port: number, readyTimeoutMs: number): Promi
     )
     function settle(error?: Error) {
       clearTimeout(timer)
-      unlistenStopSignals()
       child.stdout?.off('data', onData)
       child.off('exit', onExit)
       child.off('error', onError)

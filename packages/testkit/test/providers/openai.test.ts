@@ -328,6 +328,39 @@ describe('fake OpenAI chat completions', () => {
     expect((await chat(fake.baseURL, {})).status).toBe(200)
   })
 
+  // The API reference's chat completion object: both detail objects, zeros
+  // included, whether or not anything was cached or reasoned; the usage chunk
+  // of a stream carries the same `CompletionUsage`. A client that read
+  // `usage.prompt_tokens_details.cached_tokens` without `?.` passed against
+  // the fake and still works against OpenAI; one that treated a missing
+  // object as "not reported" saw the fake disagree with the API.
+  it('reports usage details as OpenAI does, zeros included, whole and streamed', async () => {
+    fake = await startFakeProvider({
+      reply: reply.text('One two', { thinking: 'Hmm', usage: { inputTokens: 10 } }),
+    })
+    const details = {
+      prompt_tokens: 10,
+      completion_tokens: 3,
+      total_tokens: 13,
+      prompt_tokens_details: { cached_tokens: 0, audio_tokens: 0 },
+      completion_tokens_details: {
+        reasoning_tokens: 1,
+        audio_tokens: 0,
+        accepted_prediction_tokens: 0,
+        rejected_prediction_tokens: 0,
+      },
+    }
+    expect(((await (await chat(fake.baseURL, {})).json()) as { usage: unknown }).usage).toEqual(
+      details,
+    )
+    const chunks = dataOf<{ usage?: unknown }>(
+      await readSse(
+        await chat(fake.baseURL, { stream: true, stream_options: { include_usage: true } }),
+      ),
+    )
+    expect(chunks.at(-1)!.usage).toEqual(details)
+  })
+
   it('reports the cached part of prompt_tokens when a reply says so (DeepSeek its hit and miss counts too)', async () => {
     fake = await startFakeProvider({
       reply: reply.text('ok', { usage: { inputTokens: 100, cachedInputTokens: 64 } }),
@@ -336,7 +369,13 @@ describe('fake OpenAI chat completions', () => {
       prompt_tokens: 100,
       completion_tokens: 1,
       total_tokens: 101,
-      prompt_tokens_details: { cached_tokens: 64 },
+      prompt_tokens_details: { cached_tokens: 64, audio_tokens: 0 },
+      completion_tokens_details: {
+        reasoning_tokens: 0,
+        audio_tokens: 0,
+        accepted_prediction_tokens: 0,
+        rejected_prediction_tokens: 0,
+      },
     })
     await fake.close()
     fake = await startFakeProvider({

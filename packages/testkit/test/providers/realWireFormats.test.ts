@@ -478,6 +478,40 @@ describe('tool settings without tools', () => {
         },
       },
     ],
+    // An empty list is refused on its own, before any tool setting is read,
+    // naming `tools` (openai-python's BadRequestError as quoted in
+    // speaches-ai/speaches src/speaches/realtime/chat_utils.py; the same
+    // `empty_array` shape for `messages[i].tool_calls` in chatboxai/chatbox#2079).
+    [
+      'OpenAI tools: [] with tool_choice',
+      'openai',
+      '/chat/completions',
+      { model: 'm', ...base, tools: [], tool_choice: 'auto' },
+      {
+        error: {
+          message:
+            "Invalid 'tools': empty array. Expected an array with minimum length 1, but got an empty array instead.",
+          type: 'invalid_request_error',
+          param: 'tools',
+          code: 'empty_array',
+        },
+      },
+    ],
+    [
+      'OpenAI tools: [] alone',
+      'openai',
+      '/chat/completions',
+      { model: 'm', ...base, tools: [] },
+      {
+        error: {
+          message:
+            "Invalid 'tools': empty array. Expected an array with minimum length 1, but got an empty array instead.",
+          type: 'invalid_request_error',
+          param: 'tools',
+          code: 'empty_array',
+        },
+      },
+    ],
     [
       'Anthropic tool_choice',
       'anthropic',

@@ -126,9 +126,24 @@ function usage(plan: AnswerPlan) {
     completion_tokens: plan.outputTokens,
     total_tokens: plan.inputTokens + plan.outputTokens,
   }
+  if (plan.dialect === 'openai') {
+    // OpenAI sends both detail objects on every answer, zeros included (the
+    // API reference's chat completion object), whole and in the usage chunk.
+    return {
+      ...counts,
+      prompt_tokens_details: { cached_tokens: plan.cachedInputTokens, audio_tokens: 0 },
+      completion_tokens_details: {
+        // Parts of `completion_tokens`: never more than it.
+        reasoning_tokens: Math.min(plan.thinkingTokens.length, plan.outputTokens),
+        audio_tokens: 0,
+        accepted_prediction_tokens: 0,
+        rejected_prediction_tokens: 0,
+      },
+    }
+  }
   if (plan.dialect !== 'deepseek') {
     // The cached part of `prompt_tokens`, which counts it (only when a reply
-    // says so: the fake's other answers stay as they were).
+    // says so: the compatible providers' fakes stay as they were).
     return plan.cachedInputTokens > 0
       ? { ...counts, prompt_tokens_details: { cached_tokens: plan.cachedInputTokens } }
       : counts
