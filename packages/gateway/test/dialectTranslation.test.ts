@@ -216,3 +216,30 @@ describe('a refusal that quotes what the client sent', () => {
     expect(sent).toHaveLength(0)
   })
 })
+
+describe('answer ids', () => {
+  // OpenAI's answers are `chatcmpl-…`, a stream's chunks all carry one id, and
+  // the gateway's streams already mint one; a whole answer kept the
+  // provider's format (Anthropic's `msg_…`, Gemini's bare `responseId`), so one
+  // endpoint answered in two id formats depending on the model behind it.
+  it.each(DIALECTS)(
+    '%s: whole and streamed answers are chatcmpl- ids, one per stream',
+    async (dialect) => {
+      const whole = await harness.client.chat.completions.create({
+        model: `m-${dialect}`,
+        messages: [{ role: 'user', content: 'hi' }],
+      })
+      expect(whole.id).toMatch(/^chatcmpl-/)
+      const stream = await harness.client.chat.completions.create({
+        model: `m-${dialect}`,
+        messages: [{ role: 'user', content: 'hi' }],
+        stream: true,
+      })
+      const ids = new Set<string>()
+      for await (const chunk of stream) ids.add(chunk.id)
+      expect([...ids]).toHaveLength(1)
+      expect([...ids][0]).toMatch(/^chatcmpl-/)
+      expect([...ids][0]).not.toBe(whole.id)
+    },
+  )
+})

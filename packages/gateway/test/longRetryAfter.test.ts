@@ -50,4 +50,47 @@ describe("a provider's day-long Retry-After", () => {
     // The second was refused by the cooldown, nothing sent.
     expect(fake.requests).toHaveLength(1)
   })
+
+  // A 429 or overload without Retry-After (Qwen's, Ernie's, Doubao's,
+  // Anthropic's 529): the gateway sets a cooldown all the same, and refuses
+  // (or holds) requests for it, but the answer that met the provider's
+  // refusal said nothing of it: the SDK retried on its own short back-off
+  // into that cooldown, spending its retries there.
+  it.each([
+    [
+      'a 429',
+      'openai',
+      429,
+      { error: { message: 'slow', type: 'requests', code: 'rate_limit_exceeded' } },
+    ],
+    [
+      'an overload',
+      'anthropic',
+      529,
+      { type: 'error', error: { type: 'overloaded_error', message: 'Overloaded' } },
+    ],
+  ] as const)(
+    'without one, the answer that met %s says when the gateway takes the request again',
+    async (_, dialect, status, body) => {
+      const provider = await fakeProvider(dialect, ['k'])
+      fake = provider.fake
+      fake.setReply(reply.error(status, body))
+      harness = await startHarness({
+        providers: { p: provider.entry },
+        models: { m: fallback(['p', 'model']) },
+        // One attempt: the answer is the provider's refusal itself.
+        policy: { maxAttempts: 1, max529Retries: 0 },
+      })
+      const res = await fetch(`${harness.url}/v1/chat/completions`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ model: 'm', messages: [{ role: 'user', content: 'hi' }] }),
+      })
+      await res.body?.cancel()
+      expect(res.status).toBe(status === 529 ? 503 : 429)
+      expect(fake.requests).toHaveLength(1)
+      expect(Number(res.headers.get('retry-after-ms')), 'retry-after-ms').toBeGreaterThan(0)
+      expect(Number(res.headers.get('retry-after')), 'retry-after').toBeGreaterThanOrEqual(1)
+    },
+  )
 })

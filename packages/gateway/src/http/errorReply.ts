@@ -264,6 +264,8 @@ function unavailableReply(causes: unknown[], keyWait: KeyWait | undefined): Erro
   let overloaded = 0
   // Refused by admission, nothing sent: each names its wait.
   let refused = 0
+  // Limited or overloaded providers whose wait is known (said, or their cooldown's).
+  let named = 0
   const parts: string[] = []
   // Failures that took one key out of a provider that has another ready.
   const keysLeft = new Set<unknown>()
@@ -308,11 +310,21 @@ function unavailableReply(causes: unknown[], keyWait: KeyWait | undefined): Erro
         parts.push(`${cause.provider}/${cause.model}: ${kindName(cause.kind)}, another key left`)
         continue
       }
-      if (cause.kind === 'rate_limited') {
-        limited++
-        if (cause.normalized.limitedBy === 'tokens') limitedByTokens++
-        if (limit !== undefined) waits.push(limit)
-      } else if (cause.kind === 'overloaded') overloaded++
+      if (cause.kind === 'rate_limited' || cause.kind === 'overloaded') {
+        if (cause.kind === 'rate_limited') {
+          limited++
+          if (cause.normalized.limitedBy === 'tokens') limitedByTokens++
+        } else overloaded++
+        // A provider that named no wait (Qwen's, Doubao's 429s, Anthropic's
+        // 529): the cooldown its refusal just set says when this model is
+        // tried again. Unsaid, the SDK retried on its own short back-off
+        // into that cooldown, spending its retries there.
+        const wait = limit ?? cooldownLeft(cause, keyWait)
+        if (wait !== undefined) {
+          waits.push(wait)
+          named++
+        }
+      }
       parts.push(
         `${cause.provider}/${cause.model}: ${cause.kind === 'request_too_large' ? tooLargeWhy(cause) : kindName(cause.kind)}`,
       )
@@ -336,7 +348,9 @@ function unavailableReply(causes: unknown[], keyWait: KeyWait | undefined): Erro
     // is known, as for the 429 above.
     const finite = waits.filter((w) => Number.isFinite(w))
     const headers =
-      refused === causes.length && finite.length > 0 ? retryHeaders(Math.min(...finite)) : {}
+      refused + named === causes.length && finite.length > 0
+        ? retryHeaders(Math.min(...finite))
+        : {}
     return reply(503, summary, 'server_error', 'overloaded', null, headers)
   }
   // One kind of failure everywhere (every key rejected, every provider down…):
@@ -461,6 +475,12 @@ function keyLeft(
   const wait = keyWait(cause.provider, cause.model)
   if (wait === undefined || !Number.isFinite(wait.waitMs)) return undefined
   return { waitMs: Math.max(0, wait.waitMs), limitedBy: wait.limitedBy }
+}
+
+/** The wait left on `cause`'s model by admission's cooldowns, in ms; undefined when none is known. */
+function cooldownLeft(cause: ProviderError, keyWait: KeyWait | undefined): number | undefined {
+  const wait = keyWait?.(cause.provider, cause.model)?.waitMs
+  return wait !== undefined && Number.isFinite(wait) && wait > 0 ? wait : undefined
 }
 
 /** What a failed model's cause says went wrong, as an error kind (undefined: not a provider's failure). */

@@ -97,9 +97,13 @@ export function toOpenAIResponse(
     else content += b.text
   }
   return {
-    // A provider that gave no id (a compatible server's answer without one):
-    // one of ours, as a stream's, not `""` — clients key answers by it.
-    id: response.id === '' ? `chatcmpl-${randomUUID()}` : response.id,
+    // OpenAI's id format, as a stream's (minted there: the provider's id
+    // comes with the finish, after the first chunk): the provider's when it
+    // already has it (an OpenAI-compatible upstream's), else one of ours. An
+    // Anthropic `msg_…` or Gemini's bare `responseId` in an OpenAI answer
+    // made one endpoint speak two id formats by the model behind it, and a
+    // provider that gave none left `""`, which clients key answers by.
+    id: response.id.startsWith('chatcmpl-') ? response.id : `chatcmpl-${randomUUID()}`,
     object: 'chat.completion',
     created: options.createdS ?? Math.floor(Date.now() / 1000),
     model: options.model ?? response.model,
