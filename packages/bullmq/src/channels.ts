@@ -135,7 +135,9 @@ export interface BullmqStartMessage extends BullmqJobMessage {
  * - `no_time_to_retry`: it failed, BullMQ would retry it, but the next attempt would start
  *   too late: failed with `deadline_exceeded` instead; or it asked `job.moveToDelayed` for a
  *   time that would start it too late, and the refused move failed it (also when the
- *   processor caught the refusal and threw `DelayedError`);
+ *   processor caught the refusal and threw `DelayedError`, `WaitingError` or
+ *   `WaitingChildrenError`); or its manual rate limit (`Worker.RateLimitError`) would
+ *   have started it again too late;
  * - `deadline_exceeded`: the deadline ended it while it ran: failed with `deadline_exceeded`;
  * - `deferred`: it moved itself (a `DelayedError`, `WaitingChildrenError`, `WaitingError`
  *   or a manual rate limit): BullMQ's control flow, passed through untouched.
@@ -160,7 +162,8 @@ export type BullmqAttemptOutcome =
  * - `no_time_to_retry`: it failed before its deadline and BullMQ retries it,
  *   but the next attempt would start too late, or it moved itself to delayed
  *   (`job.moveToDelayed`, then `DelayedError`) to a time that leaves too
- *   little: enforcement would have failed it.
+ *   little, or rate-limited itself (`Worker.RateLimitError`) for longer than
+ *   it had left: enforcement would have failed it.
  */
 export type BullmqEnforcedOutcome = 'expired' | 'deadline_exceeded' | 'no_time_to_retry'
 

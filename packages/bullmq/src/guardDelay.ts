@@ -16,11 +16,13 @@ export interface DelayGuardDetails {
 export interface DelayGuard {
   /**
    * The last move it refused — under an observe-only deadline, the last one
-   * it would have refused (and let through) — unless a move it accepted has
-   * moved the job since: the job is then where that move put it.
+   * it would have refused (and let through) — unless a move has moved the
+   * job since (a `moveToDelayed` it accepted, a `moveToWait`, a
+   * `moveToWaitingChildren` that moved it): the job is then where that move
+   * put it.
    */
   readonly refusal: JobDeadlineExceededError | undefined
-  /** Put the job's own `moveToDelayed` back. */
+  /** Put the job's own `moveToDelayed`, `moveToWait` and `moveToWaitingChildren` back. */
   undo(): void
 }
 
@@ -34,69 +36,125 @@ export interface DelayGuard {
  * which blamed the queue for the processor's own step. addWithDeadline
  * refuses such a `delay` for the same reason.
  *
+ * The job's other moves (`moveToWait`, `moveToWaitingChildren`) are watched,
+ * not judged: one that moves the job means a refusal before it no longer
+ * says where the job is.
+ *
  * Under an observe-only deadline (dark mode) every move is made as asked,
  * and the guard only records the one it would have refused, so the end
  * message can say what enforcement would have made of the attempt.
  */
 export function guardDelay(job: Job, deadline: Deadline, details: DelayGuardDetails): DelayGuard {
-  const hadOwn = Object.hasOwn(job, 'moveToDelayed')
-  const original = job.moveToDelayed
   let refusal: JobDeadlineExceededError | undefined
-  // A promise in every case, as BullMQ's async method gives: a timestamp its
-  // arithmetic throws on (a BigInt, a Symbol, a valueOf that throws) rejects
-  // the call rather than throwing out of it — a processor that chains
-  // `.catch()` on it caught nothing.
-  job.moveToDelayed = function moveToDelayed(this: Job, timestamp: number, token?: string) {
-    try {
-      // BullMQ's own arithmetic (Job.moveToDelayed): the target on this host's
-      // wall clock, a delay that is no number (NaN) read as none.
-      const delay = timestamp - Date.now()
-      // biome-ignore lint/complexity/useMathMinMax: Math.max keeps NaN; BullMQ's ternary reads it as 0
-      const delayMs = delay > 0 ? delay : 0
-      const left = deadline.remaining() - delayMs
-      if (left <= 0 || left < details.minBudgetMs) {
-        const error = refusalOf(job, timestamp, delayMs, left, deadline, details)
-        refusal = error
-        if (!deadline.observe) {
-          refusals.add(error)
-          const refused = Promise.reject(error)
-          // The refusal fails the attempt anyway (withDeadline reads
-          // `refusal`): a processor that did not await the move must not
-          // crash the worker with an unhandled rejection. One that awaits
-          // it still gets the error.
-          refused.catch(noop)
-          return refused
-        }
-        // Dark mode: moved as asked. This move is the one recorded, so it
-        // does not clear the refusal as an accepted move does.
-        return original.call(this, timestamp, token)
-      }
-      const moving = original.call(this, timestamp, token)
-      // The job is being moved: a refusal before this one no longer says
-      // where it is — from the start of the move, not its end, or a move
-      // not awaited left the attempt judged by the refusal (and the job,
-      // moved all the same, reported dropped). A move that fails (a lost
-      // lock) moved nothing: the refusal is back, unless another replaced it.
-      const earlier = refusal
-      refusal = undefined
-      if (earlier !== undefined) {
-        Promise.resolve(moving).then(undefined, () => {
+  // The job is being moved: a refusal before this one no longer says where
+  // it is — from the start of the move, not its end, or a move not awaited
+  // left the attempt judged by the refusal (and the job, moved all the same,
+  // reported dropped). A move that fails (a lost lock), or that moved
+  // nothing (`moveToWaitingChildren` with no child pending resolves false),
+  // gives the refusal back, unless another replaced it.
+  const moving = <T>(move: T, movedNothing?: (result: Awaited<T>) => boolean): T => {
+    const earlier = refusal
+    refusal = undefined
+    if (earlier !== undefined) {
+      Promise.resolve(move).then(
+        (result) => {
+          if (movedNothing?.(result)) refusal ??= earlier
+        },
+        () => {
           refusal ??= earlier
-        })
-      }
-      return moving
-    } catch (error) {
-      return Promise.reject(error)
+        },
+      )
     }
+    return move
   }
+  const undo = [
+    patch(
+      job,
+      'moveToDelayed',
+      (original) =>
+        // A promise in every case, as BullMQ's async method gives: a timestamp
+        // its arithmetic throws on (a BigInt, a Symbol, a valueOf that throws)
+        // rejects the call rather than throwing out of it — a processor that
+        // chains `.catch()` on it caught nothing.
+        function moveToDelayed(this: Job, timestamp: number, token?: string) {
+          try {
+            // Read once, and BullMQ handed the number read: given the
+            // timestamp itself it read it again, and a Date-like value whose
+            // valueOf changed between reads was checked at one time and moved
+            // to another (past the deadline). Unary plus is the conversion
+            // BullMQ's `timestamp - now` makes, and throws where it throws.
+            const at = +timestamp
+            // BullMQ's own arithmetic (Job.moveToDelayed): the target on this
+            // host's wall clock, a delay that is no number (NaN) read as none.
+            const delay = at - Date.now()
+            // biome-ignore lint/complexity/useMathMinMax: Math.max keeps NaN; BullMQ's ternary reads it as 0
+            const delayMs = delay > 0 ? delay : 0
+            const left = deadline.remaining() - delayMs
+            if (left <= 0 || left < details.minBudgetMs) {
+              const error = refusalOf(job, at, delayMs, left, deadline, details)
+              refusal = error
+              if (!deadline.observe) {
+                refusals.add(error)
+                const refused = Promise.reject(error)
+                // The refusal fails the attempt anyway (withDeadline reads
+                // `refusal`): a processor that did not await the move must not
+                // crash the worker with an unhandled rejection. One that awaits
+                // it still gets the error.
+                refused.catch(noop)
+                return refused
+              }
+              // Dark mode: moved as asked. This move is the one recorded, so it
+              // does not clear the refusal as an accepted move does.
+              return original.call(this, at, token)
+            }
+            return moving(original.call(this, at, token))
+          } catch (error) {
+            return Promise.reject(error)
+          }
+        },
+    ),
+    patch(
+      job,
+      'moveToWait',
+      (original) =>
+        function moveToWait(this: Job, ...args: Parameters<Job['moveToWait']>) {
+          return moving(original.apply(this, args))
+        },
+    ),
+    patch(
+      job,
+      'moveToWaitingChildren',
+      (original) =>
+        function moveToWaitingChildren(
+          this: Job,
+          ...args: Parameters<Job['moveToWaitingChildren']>
+        ) {
+          return moving(original.apply(this, args), (moved) => moved !== true)
+        },
+    ),
+  ]
   return {
     get refusal() {
       return refusal
     },
     undo() {
-      if (hadOwn) job.moveToDelayed = original
-      else delete (job as { moveToDelayed?: unknown }).moveToDelayed
+      for (const put of undo) put()
     },
+  }
+}
+
+/** Replace one of the job's methods for the attempt; returns what puts it back. */
+function patch<K extends 'moveToDelayed' | 'moveToWait' | 'moveToWaitingChildren'>(
+  job: Job,
+  key: K,
+  replace: (original: Job[K]) => Job[K],
+): () => void {
+  const hadOwn = Object.hasOwn(job, key)
+  const original = job[key]
+  job[key] = replace(original)
+  return () => {
+    if (hadOwn) job[key] = original
+    else delete (job as Partial<Job>)[key]
   }
 }
 
@@ -116,13 +174,7 @@ function refusalOf(
   details: DelayGuardDetails,
 ): JobDeadlineExceededError {
   const remaining = deadline.remaining()
-  // Past the deadline, or before it with less than a worker starts a job
-  // with: the second is no "after its deadline", and said so it sent readers
-  // looking for a clock that ran late.
-  const when =
-    left <= 0
-      ? `${Math.ceil(-left)} ms after its deadline`
-      : `with ${Math.floor(left)} ms left, less than minBudgetMs (${details.minBudgetMs})`
+  const when = describeResume(left, details.minBudgetMs)
   const moved = deadline.observe ? 'moved as asked (observe-only deadline)' : 'it was not moved'
   return new JobDeadlineExceededError({
     stage: 'retry',
@@ -134,4 +186,16 @@ function refusalOf(
     retryDelayMs: delayMs,
     cause: new Error(`moveToDelayed(${timestamp}) would resume the job ${when}; ${moved}`),
   })
+}
+
+/**
+ * When a job resumed with `leftMs` would start, in a refusal's words: past
+ * the deadline, or before it with less than a worker starts a job with. The
+ * second is no "after its deadline", and said so it sent readers looking for
+ * a clock that ran late.
+ */
+export function describeResume(leftMs: number, minBudgetMs: number): string {
+  return leftMs <= 0
+    ? `${Math.ceil(-leftMs)} ms after its deadline`
+    : `with ${Math.floor(leftMs)} ms left, less than minBudgetMs (${minBudgetMs})`
 }

@@ -19,12 +19,28 @@ export function isDeferral(error: unknown): boolean {
   return DEFERRED.has(error.name) || error.message === 'bullmq:rateLimitExceeded'
 }
 
+/** The errors by which a processor says it has moved its own job itself. */
+const OWN_MOVES = new Set(['DelayedError', 'WaitingError', 'WaitingChildrenError'])
+
 /**
- * A `DelayedError`: the processor says it has moved its job to delayed
- * itself (`job.moveToDelayed`), and BullMQ leaves the job where it is.
+ * A `DelayedError`, `WaitingError` or `WaitingChildrenError`: the processor
+ * says it has moved its job itself (`job.moveToDelayed`, `job.moveToWait`,
+ * `job.moveToWaitingChildren`), and BullMQ leaves the job where it is — in
+ * active, with no worker, if it did not. Not a rate limit: BullMQ moves
+ * that job itself.
  */
-export function isDelayedError(error: unknown): boolean {
-  return error instanceof Error && error.name === 'DelayedError'
+export function isOwnMove(error: unknown): boolean {
+  return error instanceof Error && OWN_MOVES.has(error.name)
+}
+
+/**
+ * BullMQ's manual rate limit (`throw Worker.RateLimitError()` after
+ * `worker.rateLimit(ms)` or `queue.rateLimit(ms)`): BullMQ moves the job back
+ * to wait, and no worker takes it before the limit ends. Told by message, as
+ * BullMQ tells it.
+ */
+export function isRateLimit(error: unknown): boolean {
+  return error instanceof Error && error.message === 'bullmq:rateLimitExceeded'
 }
 
 /**

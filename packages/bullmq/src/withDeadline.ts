@@ -20,7 +20,8 @@ import {
 } from './channels.js'
 import { guardDelay, isDelayRefusal } from './guardDelay.js'
 import { JobDeadlineExceededError } from './JobDeadlineExceededError.js'
-import { isDeferral, isDelayedError, nextAttempt } from './nextAttempt.js'
+import { isDeferral, isOwnMove, isRateLimit, nextAttempt } from './nextAttempt.js'
+import { rateLimitRefusal } from './rateLimitRefusal.js'
 import { readRedisTime, scriptClientOf, toLocalMs } from './redisTime.js'
 import { type MalformedDeadline, readStoredDeadline } from './storedDeadline.js'
 
@@ -73,7 +74,9 @@ export interface DeadlineCounts {
    * next attempt would start too late; and attempts whose own
    * `job.moveToDelayed` asked for a time that would start it too late: the
    * move was refused and the attempt failed (whether the refusal propagated
-   * or the processor caught it and threw `DelayedError`).
+   * or the processor caught it and threw `DelayedError`, `WaitingError` or
+   * `WaitingChildrenError`); and attempts whose manual rate limit
+   * (`Worker.RateLimitError`) would have started the job again too late.
    */
   retriesDropped: number
 }
@@ -106,10 +109,13 @@ export type DeadlineProcessor<DataType, ResultType, NameType extends string> = P
  *   its deadline, or with less than `minBudgetMs` left, is refused: it
  *   rejects with that `deadline_exceeded` error and the job stays active,
  *   and the attempt fails with it — also when the processor catches it and
- *   throws `DelayedError` as if the job had moved (left so, it sat in active
- *   until BullMQ's stall check). Under an observe-only deadline it moves as
- *   asked, and the attempt's `DelayedError` ends it `deferred` with
- *   `enforcedOutcome: 'no_time_to_retry'`.
+ *   throws `DelayedError`, `WaitingError` or `WaitingChildrenError` as if the
+ *   job had moved (left so, it sat in active until BullMQ's stall check).
+ *   Under an observe-only deadline it moves as asked, and the attempt's
+ *   `DelayedError` ends it `deferred` with `enforcedOutcome: 'no_time_to_retry'`.
+ * - A manual rate limit (`Worker.RateLimitError`) that would end with less
+ *   than `minBudgetMs` left fails the attempt now, as a refused move does,
+ *   rather than the job waiting out the limit in `wait` to fail unrun.
  * - A job is never given more than the budget it was added with, nor, when
  *   it recorded none, than `maxMs`, whatever its stored expiry says.
  * - Jobs without a deadline — or with a malformed one — run exactly as before;
@@ -324,15 +330,29 @@ async function decide(
       cause: error,
       ...(retryDelayMs === undefined ? {} : { retryDelayMs }),
     })
-  // A DelayedError after a refused moveToDelayed (BullMQ's step-job pattern,
-  // the refusal caught): the job never moved, and BullMQ, told it did, leaves
-  // it in active with no worker until its stall check puts it back, past its
-  // deadline. It fails now with the refusal. Other deferrals announce moves
-  // this never sees (to waiting-children, a rate limit): theirs stand.
-  if (refusal !== undefined && isDelayedError(error)) {
+  // A DelayedError, WaitingError or WaitingChildrenError after a refused
+  // moveToDelayed, with no move since (BullMQ's step-job pattern, the refusal
+  // caught): the job never moved, and BullMQ, told it did, leaves it in
+  // active with no worker until its stall check puts it back, past its
+  // deadline. It fails now with the refusal.
+  if (refusal !== undefined && isOwnMove(error)) {
     if (deadline.observe) return { outcome: 'deferred', error, enforced: 'no_time_to_retry' }
     counts.retriesDropped++
     return { outcome: 'no_time_to_retry', error: refusal }
+  }
+  // A manual rate limit that would leave the job too little: a retry that
+  // would not fit (rateLimitRefusal.ts). It fails now, as a refused
+  // moveToDelayed does; one that leaves time is BullMQ's.
+  if (isRateLimit(error)) {
+    const refused = await rateLimitRefusal(job, error, deadline, {
+      budgetMs,
+      budgetRecorded,
+      minBudgetMs,
+    })
+    if (refused === undefined) return { outcome: 'deferred', error }
+    if (deadline.observe) return { outcome: 'deferred', error, enforced: 'no_time_to_retry' }
+    counts.retriesDropped++
+    return { outcome: 'no_time_to_retry', error: refused }
   }
   if (isDeferral(error)) return { outcome: 'deferred', error }
   // Ended by its deadline — not by BullMQ's own signal (a cancel, a lost lock),

@@ -26,4 +26,30 @@ describe('guardDelay', () => {
     expect(guard.refusal).toBe(refused)
     guard.undo()
   })
+
+  it('a moveToWaitingChildren that moved nothing (no child pending) gives the refusal back; a moveToWait, which moves the job, forgets it', async () => {
+    const job = {
+      id: '1',
+      queueName: 'q',
+      moveToDelayed: async () => {},
+      moveToWaitingChildren: async () => false,
+      moveToWait: async () => 0,
+    } as unknown as Job
+    const own = { ...job }
+    const deadline = Deadline.after(10_000, { clock: new ManualClock() })
+    const guard = guardDelay(job, deadline, {
+      budgetMs: 10_000,
+      budgetRecorded: true,
+      minBudgetMs: 0,
+    })
+    await job.moveToDelayed(Date.now() + 60_000).catch(() => {})
+    const refused = guard.refusal
+    expect(refused).toBeDefined()
+    expect(await job.moveToWaitingChildren('token')).toBe(false)
+    expect(guard.refusal).toBe(refused)
+    await job.moveToWait('token')
+    expect(guard.refusal).toBeUndefined()
+    guard.undo()
+    expect(job).toEqual(own)
+  })
 })

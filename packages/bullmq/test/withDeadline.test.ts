@@ -8,7 +8,14 @@ import {
   ManualClock,
 } from '@hourglass/core'
 import { createFetch } from '@hourglass/fetch'
-import { DelayedError, type Job, type JobsOptions } from 'bullmq'
+import {
+  DelayedError,
+  type Job,
+  type JobsOptions,
+  WaitingChildrenError,
+  WaitingError,
+  Worker,
+} from 'bullmq'
 import { afterEach, describe, expect, it, onTestFinished } from 'vitest'
 import {
   addWithDeadline,
@@ -37,6 +44,16 @@ import {
 
 describe.skipIf(!available)('withDeadline: a worker enforces the deadline a job carries', () => {
   const redis = useRedisQueues()
+
+  /** The next attempt's `end` message. */
+  const nextEnd = (): Promise<BullmqEndMessage> => {
+    const ended = signal<BullmqEndMessage>()
+    bullmqChannels.end.subscribe(function onEnd(message) {
+      bullmqChannels.end.unsubscribe(onEnd)
+      ended.resolve(message)
+    })
+    return ended.promise
+  }
 
   it('a job whose deadline passed while it waited never runs: failed with deadline_exceeded, not retried, counted and reported', async () => {
     const { queue, events, name } = await redis.queue()
@@ -409,6 +426,177 @@ describe.skipIf(!available)('withDeadline: a worker enforces the deadline a job 
       expect(ends.map((e) => e.outcome)).toEqual(['deferred', 'completed'])
     },
   )
+
+  it.each([
+    ['WaitingChildrenError', () => new WaitingChildrenError()],
+    ['WaitingError', () => new WaitingError()],
+  ])(
+    'a processor that catches the refused moveToDelayed and throws %s (it never moved its job) fails now with the refusal, not left active for the stall check',
+    async (_, announce) => {
+      const { queue, events, name } = await redis.queue()
+      const ended = nextEnd()
+      let movedToWaitingChildren: unknown
+      const processor = withDeadline(async (job: Job, token?: string) => {
+        await job.moveToDelayed(Date.now() + 60_000, token).catch(() => {})
+        // No child pending: BullMQ moves nothing and says so.
+        movedToWaitingChildren = await job.moveToWaitingChildren(token!)
+        throw announce()
+      })
+      redis.worker(name, processor)
+      const job = await addWithDeadline(queue, 'step', {}, { deadline: Deadline.after(5_000) })
+      // Before: `deferred`, the job left in active, unlocked, until BullMQ's stall check.
+      expect((await ended).outcome).toBe('no_time_to_retry')
+      const result = await finished(job, events, queue)
+      expect(movedToWaitingChildren).toBe(false)
+      expect(result.state).toBe('failed')
+      expect(result.failedReason).toMatch(
+        /^deadline_exceeded: job \d+ .* would not fit; not retried: moveToDelayed\(\d+\) would resume the job \d+ ms after its deadline; it was not moved$/,
+      )
+      expect(processor.counts).toEqual({ expired: 0, stopped: 0, retriesDropped: 1 })
+    },
+  )
+
+  it.each([
+    ['moveToWait, then WaitingError', 'wait'],
+    ['moveToWaitingChildren with a child pending, then WaitingChildrenError', 'children'],
+  ])(
+    "a refused moveToDelayed followed by a move that moves the job (%s) is forgotten: the move is BullMQ's as before",
+    async (_, how) => {
+      const { queue, events, name } = await redis.queue()
+      const ends = collect(bullmqChannels.end)
+      let calls = 0
+      const processor = withDeadline(async (job: Job, token?: string) => {
+        if (job.name === 'child') return 'child done'
+        if (++calls > 1) return 'again'
+        await job.moveToDelayed(Date.now() + 60_000, token).catch(() => {})
+        if (how === 'wait') {
+          await job.moveToWait(token)
+          throw new WaitingError()
+        }
+        await queue.add('child', {}, { parent: { id: job.id!, queue: job.queueQualifiedName } })
+        expect(await job.moveToWaitingChildren(token!)).toBe(true)
+        throw new WaitingChildrenError()
+      })
+      redis.worker(name, processor)
+      const job = await addWithDeadline(queue, 'step', {}, { deadline: Deadline.after(20_000) })
+      const result = await finished(job, events, queue)
+      expect(result).toMatchObject({ ok: true, value: 'again', state: 'completed' })
+      expect(processor.counts.retriesDropped).toBe(0)
+      expect(ends.map((e) => e.outcome)).toEqual(['deferred', 'completed'])
+    },
+  )
+
+  it('a manual rate limit (worker.rateLimit, then Worker.RateLimitError) that would resume the job after its deadline fails the attempt now, not back to wait to fail unrun', async () => {
+    const { queue, events, name } = await redis.queue()
+    const ended = nextEnd()
+    let calls = 0
+    let worker: Worker<unknown, never>
+    const processor = withDeadline(async () => {
+      calls++
+      await worker.rateLimit(60_000)
+      throw Worker.RateLimitError()
+    })
+    // A `limiter`, as BullMQ's docs require for a manual rate limit.
+    worker = redis.worker(name, processor, { limiter: { max: 100, duration: 1_000 } })
+    const job = await addWithDeadline(queue, 'limited', {}, { deadline: Deadline.after(5_000) })
+    // Before: `deferred`, the job back in wait for a minute, then failed unrun "after its deadline".
+    expect((await ended).outcome).toBe('no_time_to_retry')
+    const result = await finished(job, events, queue)
+    expect(calls).toBe(1)
+    expect(result).toMatchObject({ state: 'failed', attemptsMade: 1 })
+    expect(result.failedReason).toMatch(
+      /^deadline_exceeded: job \d+ .* failed with \d+ ms left \(added with \d+ ms left\) and its next attempt, after \d+ ms, would not fit; not retried: rate limited for \d+ ms: the job would resume \d+ ms after its deadline; it was not moved back to wait$/,
+    )
+    const afterMs = Number(/after (\d+) ms/.exec(result.failedReason ?? '')?.[1])
+    expect(afterMs).toBeGreaterThan(50_000)
+    expect(afterMs).toBeLessThanOrEqual(60_000)
+    // The limit the processor set stands for the queue's other jobs.
+    expect(await queue.getRateLimitTtl()).toBeGreaterThan(50_000)
+    expect(processor.counts).toEqual({ expired: 0, stopped: 0, retriesDropped: 1 })
+  })
+
+  it("a manual rate limit that leaves time is BullMQ's as before: the job goes back to wait and runs again", async () => {
+    const { queue, events, name } = await redis.queue()
+    const ends = collect(bullmqChannels.end)
+    let calls = 0
+    let worker: Worker<unknown, string>
+    const processor = withDeadline(async () => {
+      if (++calls > 1) return 'again'
+      await worker.rateLimit(50)
+      throw Worker.RateLimitError()
+    })
+    worker = redis.worker(name, processor, { limiter: { max: 100, duration: 1_000 } })
+    const job = await addWithDeadline(queue, 'limited', {}, { deadline: Deadline.after(20_000) })
+    const result = await finished(job, events, queue)
+    expect(result).toMatchObject({ ok: true, value: 'again', state: 'completed' })
+    expect(ends.map((e) => e.outcome)).toEqual(['deferred', 'completed'])
+    expect(processor.counts.retriesDropped).toBe(0)
+  })
+
+  it("a RateLimitError while the workers' limiter window is still under its max is BullMQ's as before: another worker takes the job at once", async () => {
+    const { queue, events, name } = await redis.queue()
+    const limiter = { max: 100, duration: 60_000 }
+    let calls = 0
+    // The first attempt counts one job in a minute-long window, well under the max, and throws.
+    const processor = withDeadline(async () => {
+      if (++calls > 1) return 'again'
+      throw Worker.RateLimitError()
+    })
+    const taken = once(redis.worker(name, processor, { limiter }), 'active')
+    const job = await addWithDeadline(queue, 'limited', {}, { deadline: Deadline.after(5_000) })
+    await taken
+    // The worker that threw waits out the window itself; a second one is not limited.
+    redis.worker(name, processor, { limiter })
+    const result = await finished(job, events, queue)
+    expect(result).toMatchObject({ ok: true, value: 'again', state: 'completed' })
+    expect(processor.counts.retriesDropped).toBe(0)
+  })
+
+  it('observe mode: a manual rate limit past the deadline sends the job back to wait as asked, and the end message says enforcement would have failed it (no_time_to_retry)', async () => {
+    const { queue, name } = await redis.queue()
+    const ended = nextEnd()
+    let worker: Worker<unknown, never>
+    const processor = withDeadline(async () => {
+      await worker.rateLimit(60_000)
+      throw Worker.RateLimitError()
+    })
+    worker = redis.worker(name, processor, { limiter: { max: 100, duration: 1_000 } })
+    const job = await addWithDeadline(
+      queue,
+      'limited',
+      {},
+      { deadline: Deadline.after(5_000, { observe: true }) },
+    )
+    expect(await ended).toMatchObject({
+      jobId: job.id,
+      outcome: 'deferred',
+      enforcedOutcome: 'no_time_to_retry',
+    })
+    await expect.poll(async () => (await queue.getJob(job.id!))?.getState()).toBe('waiting')
+    expect(processor.counts.retriesDropped).toBe(0)
+  })
+
+  it('a moveToDelayed reads its timestamp once: a Date-like value whose valueOf changes between reads is moved to the time checked', async () => {
+    const { queue, events, name } = await redis.queue()
+    const ended = nextEnd()
+    let reads = 0
+    let calls = 0
+    const processor = withDeadline(async (job: Job, token?: string) => {
+      if (++calls > 1) return 'again'
+      const now = Date.now()
+      // Checked at 50 ms from now; read again, a minute away, past the deadline.
+      const at = { valueOf: () => (++reads === 1 ? now + 50 : now + 60_000) }
+      await job.moveToDelayed(at as unknown as number, token)
+      throw new DelayedError()
+    })
+    redis.worker(name, processor)
+    const job = await addWithDeadline(queue, 'poll', {}, { deadline: Deadline.after(5_000) })
+    await ended
+    // Before: read twice, and the job parked for a minute where a 50 ms delay was allowed.
+    expect(reads).toBe(1)
+    const result = await finished(job, events, queue)
+    expect(result).toMatchObject({ ok: true, value: 'again', state: 'completed' })
+  })
 
   it('a refused moveToDelayed the processor does not await is no unhandled rejection (it would end the worker process): the attempt fails with it', async () => {
     const { queue, events, name } = await redis.queue()
