@@ -82,6 +82,11 @@ export class Deadline {
   #reason: unknown
   #controller: AbortController | undefined
   #timer: unknown
+  // What the armed timer's callback reaches this deadline through, emptied
+  // when the timer is cleared: a clock whose setTimeout returns no handle
+  // (its type allows it) cannot clear the timer, which then kept a deadline
+  // long cancelled or disposed — and its parent — for its whole budget.
+  #timerLink: TimerLink | undefined
   #children: Set<Deadline> | undefined
   #doneListeners: Set<(reason: unknown) => void> | undefined
   #onExpire: ((deadline: Deadline) => void) | undefined
@@ -447,8 +452,11 @@ export class Deadline {
     const delay = this.expiresAt - now
     if (delay <= 0) {
       // Fired by our own timer (not at creation): how late it ran feeds the adaptive reserve.
-      if (this.#timer !== undefined && this.clock.realTime === true) recordTimerLateness(-delay)
+      if (this.#timerLink !== undefined && this.clock.realTime === true) {
+        recordTimerLateness(-delay)
+      }
       this.#timer = undefined
+      this.#timerLink = undefined
       this.#expire()
       return
     }
@@ -457,11 +465,21 @@ export class Deadline {
     // expiresAt: round up, and re-arm (above) if it still fires early. A
     // deadline never expires early. Past 2^31-1 ms Node's timers overflow:
     // far deadlines re-arm in steps.
-    this.#timer = this.clock.setTimeout(() => this.#arm(), Math.min(Math.ceil(delay), MAX_TIMER_MS))
+    const link: TimerLink = { deadline: this }
+    this.#timerLink = link
+    this.#timer = this.clock.setTimeout(
+      () => {
+        // Cleared (see `#timerLink`): a timer its clock could not cancel does nothing.
+        if (link.deadline !== undefined) link.deadline.#arm()
+      },
+      Math.min(Math.ceil(delay), MAX_TIMER_MS),
+    )
   }
 
   #clearTimer(): void {
-    if (this.#timer !== undefined) {
+    if (this.#timerLink !== undefined) {
+      this.#timerLink.deadline = undefined
+      this.#timerLink = undefined
       this.clock.clearTimeout(this.#timer)
       this.#timer = undefined
     }
@@ -493,6 +511,11 @@ export class Deadline {
 }
 
 function noop(): void {}
+
+/** See `#timerLink`. */
+interface TimerLink {
+  deadline: Deadline | undefined
+}
 
 /**
  * A child of a deadline made by another installed copy of this package (two

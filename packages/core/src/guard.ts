@@ -89,10 +89,14 @@ export function guard<T>(
   // is: guard never gives up early.
   const customTimers = {
     setTimeout: (callback: () => void, ms: number) => {
-      const handle: { timer: unknown } = { timer: undefined }
+      const handle: GuardTimer = { timer: undefined, cleared: false }
       const arm = (delay: number) => {
         handle.timer = clock.setTimeout(
           () => {
+            // Cleared, but by a clock whose setTimeout returns no handle (its
+            // type allows it) and so could not cancel it: the work had
+            // finished, and its cancel() was called at the deadline anyway.
+            if (handle.cleared) return
             const left = expiresAt - clock.now()
             if (left > 0) arm(left)
             else callback()
@@ -103,8 +107,10 @@ export function guard<T>(
       arm(ms)
       return handle
     },
-    clearTimeout: (handle: { timer: unknown } | undefined) => {
-      if (handle !== undefined) clock.clearTimeout(handle.timer)
+    clearTimeout: (handle: GuardTimer | undefined) => {
+      if (handle === undefined) return
+      handle.cleared = true
+      clock.clearTimeout(handle.timer)
     },
   } as unknown as { setTimeout: typeof setTimeout; clearTimeout: typeof clearTimeout }
   const bounded = pTimeout(Promise.resolve(promise), {
@@ -123,6 +129,12 @@ export function guard<T>(
       throw isDeadlineExceeded(error) && error.slice !== slice ? exceeded(error) : error
     })
     .finally(() => signal.removeEventListener('abort', onAbort))
+}
+
+/** guard's timer for p-timeout: the clock's handle, and whether it was cleared. */
+interface GuardTimer {
+  timer: unknown
+  cleared: boolean
 }
 
 function toWork<T>(value: GuardedWork<T> | T): GuardedWork<T> {

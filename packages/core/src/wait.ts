@@ -121,6 +121,9 @@ export function wait(ms: number, options: WaitOptions | null = {}): Promise<Wait
       timer = clock.setTimeout(
         () => {
           timer = undefined
+          // A clock whose setTimeout returns no handle (its type allows it)
+          // cannot clear this timer: fired after the wait settled, it re-armed.
+          if (settled) return
           if (clock.now() >= endsAt) settle(true, 'timer')
           else arm()
         },

@@ -1,5 +1,6 @@
-import { Deadline, ManualClock } from '@hourglass/core'
+import { type Clock, Deadline, ManualClock } from '@hourglass/core'
 import { afterEach, describe, expect, it, vi } from 'vitest'
+import { collectGarbage } from './support/collectGarbage.js'
 
 describe('a child made after its observe-only parent’s expiry', () => {
   it('is still cancelled with the parent when the client leaves in dark mode', () => {
@@ -226,5 +227,30 @@ describe('budgetMs on a clock that reads fractions (performance.now)', () => {
     // Cut by its parent: what the parent has left.
     c.advance(0.5)
     expect(parent.child(10_000).budgetMs).toBe(parent.expiresAt - c.now())
+  })
+})
+
+describe('a clock whose setTimeout returns no handle (its type allows it)', () => {
+  it('a deadline cancelled or disposed is not kept alive by the timer nobody could clear', async () => {
+    const manual = new ManualClock()
+    const handleless: Clock = {
+      now: () => manual.now(),
+      setTimeout: (callback, ms) => {
+        manual.setTimeout(callback, ms)
+        return undefined
+      },
+      clearTimeout: () => {},
+    }
+    const refs = (() => {
+      const cancelled = Deadline.after(60_000, { clock: handleless })
+      cancelled.cancel(new Error('done'))
+      const disposed = Deadline.after(60_000, { clock: handleless })
+      disposed.dispose()
+      return [new WeakRef(cancelled), new WeakRef(disposed)]
+    })()
+    await new Promise((resolve) => setImmediate(resolve))
+    collectGarbage()
+    expect(refs.map((ref) => ref.deref() === undefined)).toEqual([true, true])
+    expect(manual.pendingTimers).toBe(2)
   })
 })

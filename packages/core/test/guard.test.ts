@@ -71,3 +71,23 @@ describe('guard', () => {
     await expect(guarded).resolves.toBe(1)
   })
 })
+
+describe('a clock whose setTimeout returns no handle (its type allows it)', () => {
+  it('work that finished is never cancelled when the deadline’s time comes later', async () => {
+    const manual = new ManualClock()
+    const handleless = {
+      now: () => manual.now(),
+      setTimeout: (callback: () => void, ms: number) => {
+        manual.setTimeout(callback, ms)
+        return undefined
+      },
+      clearTimeout: () => {},
+    }
+    const deadline = Deadline.after(100, { clock: handleless })
+    let cancelled = 0
+    const work = Object.assign(Promise.resolve('done'), { cancel: () => cancelled++ })
+    await expect(guard(work, { deadline, slice: 'parse' })).resolves.toBe('done')
+    manual.advance(100)
+    expect(cancelled).toBe(0)
+  })
+})

@@ -102,3 +102,24 @@ describe('wait: the one cancellable wait', () => {
     expect(out.waitedMs).toBeGreaterThanOrEqual(299)
   })
 })
+
+describe('wait on a clock whose setTimeout returns no handle', () => {
+  it('once aborted, its timer firing early later arms nothing more', async () => {
+    const manual = new ManualClock()
+    // Timers fire up to 1 ms early (libuv), and nothing can clear them.
+    const handleless = {
+      now: () => manual.now(),
+      setTimeout: (callback: () => void, ms: number) => {
+        manual.setTimeout(callback, Math.max(1, ms - 1))
+        return undefined
+      },
+      clearTimeout: () => {},
+    }
+    const controller = new AbortController()
+    const pending = wait(100, { clock: handleless, signal: controller.signal })
+    controller.abort(new Error('stop'))
+    await expect(pending).rejects.toThrow('stop')
+    manual.advance(99)
+    expect(manual.pendingTimers).toBe(0)
+  })
+})
