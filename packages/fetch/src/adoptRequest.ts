@@ -1,4 +1,10 @@
-import { type RequestInfo, type RequestInit, Request as UndiciRequest } from 'undici'
+import {
+  type RequestInfo,
+  type RequestInit,
+  Headers as UndiciHeaders,
+  Request as UndiciRequest,
+} from 'undici'
+import { adoptFormData } from './adoptFormData.js'
 import { type StoppableBody, stoppableBody } from './stoppableBody.js'
 
 /** The stoppable body of each Request rebuilt here (see `adoptedUpload`). */
@@ -37,9 +43,18 @@ export function adoptRequest(input: FetchInput, initHasBody = false): RequestInf
       'Cannot construct a Request with a Request object that has already been used.',
     )
   }
+  const source = body === null ? undefined : bodySourceOf(foreign)
+  let headers = foreign.headers as unknown as NonNullable<RequestInit['headers']>
+  if (isForeignFormData(source) && NODE_FORM_TYPE.test(foreign.headers.get('content-type') ?? '')) {
+    // Rebuilt, the form gets a boundary of its own: the type that named the
+    // old one must go, or the server split the body on a boundary it lacks.
+    const own = new UndiciHeaders(headers)
+    own.delete('content-type')
+    headers = own
+  }
   const init: RequestInit & { duplex?: 'half' } = {
     method: foreign.method,
-    headers: foreign.headers as unknown as NonNullable<RequestInit['headers']>,
+    headers,
     signal: foreign.signal,
     redirect: foreign.redirect,
     keepalive: foreign.keepalive,
@@ -47,9 +62,18 @@ export function adoptRequest(input: FetchInput, initHasBody = false): RequestInf
     referrer: foreign.referrer,
     referrerPolicy: foreign.referrerPolicy,
   }
-  // Its body is a web ReadableStream, the same class in both: sent as a
-  // stream (so, like any Request with a body, the call is never retried),
-  // through a reader the call can stop.
+  if (source !== undefined && body !== null) {
+    // What it was made from (a string, bytes, a Blob, a form): sent as
+    // fetch sends it, with its Content-Length, and again after a 307/308.
+    // Its stream is left unread: cancelled, so that the Request reads as
+    // used, as fetch leaves it.
+    init.body = adoptFormData(source) as NonNullable<RequestInit['body']>
+    body.cancel().catch(() => {})
+    return new UndiciRequest(foreign.url, init)
+  }
+  // Otherwise its body is a web ReadableStream, the same class in both: sent
+  // as a stream (so, like any Request with a body, the call is never
+  // retried), through a reader the call can stop.
   const upload = body === null ? undefined : stoppableBody(body)
   if (body !== null) {
     init.body = (upload?.body ?? body) as unknown as NonNullable<RequestInit['body']>
@@ -71,5 +95,37 @@ function isRequestLike(value: unknown): value is globalThis.Request {
     r.headers !== null &&
     typeof r.clone === 'function' &&
     'body' in r
+  )
+}
+
+/** The Content-Type Node's fetch gives a FormData body (undici's extractBody). */
+const NODE_FORM_TYPE = /^multipart\/form-data; boundary=----formdata-undici-0\d{11}$/
+
+/**
+ * What a foreign Request's body was made from when it is not a stream: a
+ * string (URLSearchParams are one by then), bytes, a Blob or a FormData.
+ * Only a Request's internal state knows it (its `body` is a stream whatever
+ * it was made from), and that is reachable only where Node's copy of undici
+ * keeps it under a symbol (`Symbol(state)`, undici 6: Node 20 and 22).
+ * Undefined elsewhere (a private field in later versions) and for a stream:
+ * the body is then sent as the stream it reads as, without a length.
+ */
+function bodySourceOf(request: object): string | Uint8Array | Blob | FormData | undefined {
+  const key = Object.getOwnPropertySymbols(request).find((s) => s.description === 'state')
+  if (key === undefined) return undefined
+  const body = (request as Record<symbol, { body?: { source?: unknown } | null } | undefined>)[key]
+    ?.body
+  const source = body?.source
+  if (typeof source === 'string' || source instanceof Uint8Array || source instanceof Blob) {
+    return source
+  }
+  return isForeignFormData(source) ? source : undefined
+}
+
+function isForeignFormData(value: unknown): value is FormData {
+  return (
+    typeof value === 'object' &&
+    value !== null &&
+    (value as { [Symbol.toStringTag]?: unknown })[Symbol.toStringTag] === 'FormData'
   )
 }

@@ -83,12 +83,32 @@ export function connectorFor(
       settle(reason instanceof Error ? reason : new Error(String(reason)))
     })
 
-    const open = (addresses: readonly ResolvedAddress[]) => {
+    const https = opts.protocol === 'https:'
+    // A socket given by the caller (undici's `httpSocket`: the tunnel a
+    // ProxyAgent opened with CONNECT) carries the TLS connection, as undici's
+    // own connector has it. Ignored, the connection went straight to the
+    // origin, around the proxy: no lookup and no socket of ours here.
+    const tunnel = opts.httpSocket
+    if (tunnel && !https) {
+      // undici asserts it: a plain http origin has nothing to upgrade.
+      settle(
+        new TypeError('createConnector: httpSocket can only be given for https (a TLS upgrade)'),
+      )
+      return
+    }
+
+    const open = (given: readonly ResolvedAddress[]) => {
       if (settled) return
       attempt.enter('connect')
       const started = attempt.init.clock.now()
-      const port = Number(opts.port) || (opts.protocol === 'https:' ? 443 : 80)
-      const https = opts.protocol === 'https:'
+      const port = Number(opts.port) || (https ? 443 : 80)
+      // A `localAddress` binds one family: an address of the other failed
+      // with "bind EINVAL" (and Happy Eyeballs gave up there), so a name
+      // with both, under an IPv4 localAddress, never connected. Only its
+      // family is tried, when the name has one.
+      const from = opts.localAddress ? isIP(opts.localAddress) : 0
+      const same = from ? given.filter((a) => a.family === from) : given
+      const addresses = same.length > 0 ? same : given
       // undici's order (buildConnector): the request's servername, then the
       // connector's (`tls.servername`), then the name in the URL. Spreading
       // `tls` first and the URL's name after it silently dropped the caller's
@@ -100,18 +120,20 @@ export function connectorFor(
       // connect, from the answer our bounded lookup already has — a name
       // whose first address refuses (::1 before 127.0.0.1) still connects.
       const target: NetConnectOpts =
-        addresses.length === 1
-          ? { host: (addresses[0] as ResolvedAddress).address, port }
-          : {
-              host: opts.hostname,
-              port,
-              autoSelectFamily: true,
-              lookup: answerWith(addresses),
-            }
+        tunnel !== undefined
+          ? { host: opts.hostname, port }
+          : addresses.length === 1
+            ? { host: (addresses[0] as ResolvedAddress).address, port }
+            : {
+                host: opts.hostname,
+                port,
+                autoSelectFamily: true,
+                lookup: answerWith(addresses),
+              }
       // The Agent's `localAddress` (undici hands it to the connector, and its
       // own connector binds to it): the connection left from the default
       // address instead — past an egress allow-list keyed on the source.
-      if (opts.localAddress) target.localAddress = opts.localAddress
+      if (opts.localAddress && tunnel === undefined) target.localAddress = opts.localAddress
       try {
         // Outside the request's context: the socket is kept alive for later
         // requests, and an async resource keeps the context it was made in for
@@ -123,6 +145,7 @@ export function connectorFor(
             ? tlsConnect({
                 ...tls,
                 ...target,
+                ...(tunnel !== undefined ? { socket: tunnel } : {}),
                 ...(servername ? { servername } : {}),
                 ALPNProtocols: ['http/1.1'],
               })
@@ -159,6 +182,10 @@ export function connectorFor(
       })
     }
 
+    if (tunnel) {
+      open([])
+      return
+    }
     if (isIP(opts.hostname)) {
       open([{ address: opts.hostname, family: isIP(opts.hostname) }])
       return

@@ -29,6 +29,7 @@ import { TooManyRedirectsError } from './errors/TooManyRedirectsError.js'
 import { UnexpectedRedirectError } from './errors/UnexpectedRedirectError.js'
 import { type UrlRefusal, UrlRefusedError } from './errors/UrlRefusedError.js'
 import { fetchMethod } from './fetchMethod.js'
+import { keepOwnStack } from './keepOwnStack.js'
 import { noBudgetError } from './noBudgetError.js'
 import { OutboundCall, type OutboundCallInit, RetryWaits, type SendResult } from './OutboundCall.js'
 import { FETCH_OPTION_NAMES, mergeRetry, type RetryOptions, resolveOptions } from './options.js'
@@ -212,6 +213,7 @@ export function createFetch(
     // attempt's stop (phase limit, deadline, caller) aborts this one, so a
     // body read fails with that reason, not undici's bare "terminated".
     const controller = new AbortController()
+    let restoreStack: (() => void) | undefined
     // fetch follows redirects inside one attempt, each hop a dispatch of its
     // own (`hops`): a second hop means a server has answered this request already.
     const carrier: FetchAttempt = {
@@ -222,6 +224,8 @@ export function createFetch(
         carrier.hops += 1
         attempt = started
         started.onAbort((reason) => {
+          // fetch() rejects with this reason, and writes its stack onto it.
+          restoreStack = keepOwnStack(reason)
           controller.abort(reason)
           // A stream body is sent once (never retried): its call is over.
           upload?.stop(reason)
@@ -251,6 +255,7 @@ export function createFetch(
       // without can be sent again as it is.
       response = await undiciFetch(input, fetchInit)
     } catch (thrown) {
+      restoreStack?.()
       const error =
         attempt?.reason ??
         attempt?.error ??

@@ -125,3 +125,39 @@ describe("a caller's abort with a reason of its own", () => {
     }
   })
 })
+
+describe("createFetch: the caller's reason surfaces unchanged", () => {
+  it('a reason that is not an Error, from the signal or a cancelled deadline, gets no `stack` written onto it', async () => {
+    const { Deadline } = await import('@hourglass/core')
+    const { url, arrived } = await silent()
+    const fetch = createFetch()
+    closers.push(fetch)
+    const controller = new AbortController()
+    const bySignal = fetch(url, { signal: controller.signal }).catch((e: unknown) => e)
+    await arrived
+    const reason = { code: 'USER_LEFT' }
+    controller.abort(reason)
+    expect(await bySignal).toBe(reason)
+    const deadline = Deadline.after(5000)
+    const byDeadline = fetch(url, { deadline }).catch((e: unknown) => e)
+    const cancelled = { code: 'SHUTDOWN' }
+    setImmediate(() => deadline.cancel(cancelled))
+    expect(await byDeadline).toBe(cancelled)
+    // Before: undici's fetch() wrote its own stack trace onto each.
+    expect([Object.keys(reason), Object.keys(cancelled)]).toEqual([['code'], ['code']])
+  })
+
+  it("an Error's stack is left as the caller made it", async () => {
+    const { url, arrived } = await silent()
+    const fetch = createFetch()
+    closers.push(fetch)
+    const controller = new AbortController()
+    const call = fetch(url, { signal: controller.signal }).catch((e: unknown) => e)
+    await arrived
+    const reason = new Error('my own stop')
+    const stack = reason.stack
+    controller.abort(reason)
+    expect(await call).toBe(reason)
+    expect(reason.stack).toBe(stack)
+  })
+})

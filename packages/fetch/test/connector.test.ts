@@ -2,7 +2,7 @@ import { once } from 'node:events'
 import { readFileSync } from 'node:fs'
 import { createServer as createPlainServer } from 'node:http'
 import { createServer, type Server } from 'node:https'
-import type { AddressInfo } from 'node:net'
+import { type AddressInfo, connect as netConnect } from 'node:net'
 import type { TLSSocket } from 'node:tls'
 import { type FaultServer, faultServer } from '@hourglass/testkit'
 import { Agent, request } from 'undici'
@@ -180,5 +180,75 @@ describe("the Agent's own connect options", () => {
     await (await request(`http://svc.test:${port}/`, { dispatcher: named })).body.text()
     // Before: from 127.0.0.1, the Agent's localAddress ignored.
     expect(seenFrom).toEqual(['127.0.0.2', '127.0.0.2'])
+  })
+
+  it("a localAddress of one family connects a name that has both, from that family (undici's fails: bind EINVAL)", async () => {
+    const seenFrom: (string | undefined)[] = []
+    const server = createPlainServer((req, res) => {
+      seenFrom.push(req.socket.remoteAddress)
+      res.end('ok')
+    })
+    server.listen(0, '::')
+    await once(server, 'listening')
+    closers.push(async () => {
+      server.closeAllConnections()
+      server.close()
+    })
+    const { port } = server.address() as AddressInfo
+    const dualStack: LookupFunction = (_name, _options, callback) =>
+      callback(null, [
+        { address: '::1', family: 6 },
+        { address: '127.0.0.1', family: 4 },
+      ])
+    const agent = new Agent({
+      connect: createConnector({ lookup: dualStack }),
+      localAddress: '127.0.0.2',
+    })
+    closers.push(() => agent.close())
+    const res = await request(`http://svc.test:${port}/`, { dispatcher: agent })
+    expect(await res.body.text()).toBe('ok')
+    expect(seenFrom).toEqual(['::ffff:127.0.0.2'])
+  })
+
+  it("undici's httpSocket (a tunnel a proxy opened) carries the TLS connection: no lookup, no socket of its own", async () => {
+    const upstream = await tlsUpstream()
+    let lookups = 0
+    const counting: LookupFunction = (name, options, callback) => {
+      lookups++
+      loopback(name, options, callback)
+    }
+    const inner = createConnector({ lookup: counting, tls: { ca: cert } })
+    // What ProxyAgent does after its CONNECT: the tunnel's socket, handed on for TLS.
+    const tunnelling = new Agent({
+      connect: (opts, callback) => {
+        const tunnel = netConnect(upstream.port, '127.0.0.1')
+        tunnel.once('connect', () => inner({ ...opts, httpSocket: tunnel }, callback))
+      },
+    })
+    closers.push(() => tunnelling.close())
+    const res = await request(`https://svc.test:${upstream.port}/`, { dispatcher: tunnelling })
+    expect(await res.body.text()).toBe('ok')
+    expect([upstream.connections, lookups, upstream.servernames]).toEqual([1, 0, ['svc.test']])
+  })
+
+  it('an httpSocket for a plain http origin is refused, as undici refuses it (it can only carry TLS)', async () => {
+    const tunnel = netConnect(9, '127.0.0.1')
+    tunnel.on('error', () => {})
+    closers.push(async () => {
+      tunnel.destroy()
+    })
+    const error = await new Promise<Error | null>((resolve) =>
+      createConnector()(
+        {
+          hostname: '127.0.0.1',
+          host: '127.0.0.1:9',
+          protocol: 'http:',
+          port: '9',
+          httpSocket: tunnel,
+        },
+        (...args) => resolve(args[0]),
+      ),
+    )
+    expect(error?.message).toMatch(/httpSocket can only be given for https/)
   })
 })

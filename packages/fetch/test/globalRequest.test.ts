@@ -54,7 +54,7 @@ describe("Node's global Request (another copy of undici's class)", () => {
     expect(Number(seen[0]!.headers['x-deadline-remaining-ms'])).toBeGreaterThan(0)
   })
 
-  it('a POST carries its body once, and is not retried (its body is a stream)', async () => {
+  it('a POST carries its body once, and is not retried (a Request body is sent once)', async () => {
     const { url, seen } = await recording(1)
     const fetch = createFetch({ retry: { statuses: [503] } })
     try {
@@ -105,5 +105,75 @@ describe("Node's global Request (another copy of undici's class)", () => {
     } finally {
       await fetch.close()
     }
+  })
+})
+
+describe("a global Request's body is framed as Node's own fetch frames it", () => {
+  /** What a server sees of a body's framing, the form boundary made neutral. */
+  const framing = (s: Seen) => {
+    const boundary = /boundary=(.+)$/.exec(String(s.headers['content-type']))?.[1]
+    const neutral = (v: string) => (boundary ? v.split(boundary).join('B') : v)
+    return {
+      method: s.method,
+      contentType: neutral(String(s.headers['content-type'])),
+      contentLength: s.headers['content-length'],
+      transferEncoding: s.headers['transfer-encoding'],
+      body: neutral(s.body),
+    }
+  }
+  const form = () => {
+    const f = new globalThis.FormData()
+    f.append('a', 'one')
+    f.append('file', new Blob(['two'], { type: 'text/plain' }), 'f.txt')
+    return f
+  }
+  const bodies: Record<string, () => NonNullable<RequestInit['body']>> = {
+    string: () => 'a string',
+    ArrayBuffer: () => new TextEncoder().encode('bytes').buffer,
+    Uint8Array: () => new TextEncoder().encode('view'),
+    Blob: () => new Blob(['blob'], { type: 'application/x-blob' }),
+    URLSearchParams: () => new URLSearchParams({ q: 'x y' }),
+    FormData: form,
+    ReadableStream: () => new Blob(['streamed']).stream(),
+  }
+
+  it.each(Object.keys(bodies))('a %s body', async (kind) => {
+    const { url, seen } = await recording()
+    const make = () =>
+      new globalThis.Request(url, {
+        method: 'POST',
+        body: bodies[kind]!(),
+        duplex: 'half',
+      } as RequestInit)
+    await (await globalThis.fetch(make())).arrayBuffer()
+    const fetch = createFetch()
+    try {
+      await (await fetch(make(), { deadline: Deadline.after(5000) })).arrayBuffer()
+    } finally {
+      await fetch.close()
+    }
+    expect(seen.map(framing)[1]).toEqual(seen.map(framing)[0])
+  })
+
+  it('a string body follows a 307 and is sent again, as Node’s fetch does', async () => {
+    const seen: string[] = []
+    server = createServer(async (req, res) => {
+      let body = ''
+      for await (const chunk of req) body += chunk
+      seen.push(`${req.url} ${body}`)
+      if (req.url === '/from') res.writeHead(307, { location: '/to' }).end()
+      else res.end('ok')
+    })
+    server.listen(0, '127.0.0.1')
+    await once(server, 'listening')
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/from`
+    const fetch = createFetch()
+    try {
+      const res = await fetch(new globalThis.Request(url, { method: 'POST', body: 'again' }))
+      expect([res.status, await res.text()]).toEqual([200, 'ok'])
+    } finally {
+      await fetch.close()
+    }
+    expect(seen).toEqual(['/from again', '/to again'])
   })
 })
