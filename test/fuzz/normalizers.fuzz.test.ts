@@ -12,6 +12,7 @@ import {
 } from '@hourglass/testkit'
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
+import { jsonValue } from '../../packages/llm/test/support/jsonValue.js'
 
 /**
  * What packages/llm/test/dialects/normalizerFuzz.test.ts (105,000 random
@@ -104,7 +105,7 @@ const hostileValue = fc.oneof(
   ),
   fc.string({ maxLength: 16 }),
   fc.integer(),
-  fc.jsonValue({ maxDepth: 2 }),
+  jsonValue({ maxDepth: 2 }),
 )
 
 type Json = unknown

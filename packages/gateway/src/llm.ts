@@ -32,6 +32,7 @@ export {
   type KeysRetiredError,
   type LlmAttemptMessage,
   llmChannels,
+  looksLikeWebPage,
   type ModelAdapter,
   type ModelPrice,
   openAICompatible,

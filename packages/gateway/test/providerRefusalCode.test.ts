@@ -120,7 +120,7 @@ describe('a provider’s refusal keeps its own code', () => {
     }
   })
 
-  it("a proxy's HTML 400 page in front of the provider: one plain sentence, no markup or server version", async () => {
+  it("a proxy's HTML 400 page in front of the provider: the operator's misconfiguration, a 502 (not the client's 400), no markup or server version", async () => {
     await start('openai')
     fake!.enqueue(
       reply.error(
@@ -130,10 +130,11 @@ describe('a provider’s refusal keeps its own code', () => {
       ),
     )
     const error = await refusal()
-    expect(error).toMatchObject({ status: 400 })
-    expect(error?.error).toMatchObject({
-      message: "p: an HTML page with status 400, not the provider's own error",
-    })
+    // llm reads a web page with a bad request's status as the server's
+    // failure (nothing the client can fix): fallbacks tried, then a 502.
+    expect(error).toMatchObject({ status: 502 })
+    expect(error?.error).toMatchObject({ code: 'upstream_error' })
+    expect(String((error?.error as { message?: unknown })?.message)).not.toMatch(/[<>]|nginx/)
   })
 
   it("a provider's own JSON error whose words start with markup (an XML tool result it names) is quoted, not called a page", async () => {

@@ -98,6 +98,7 @@ export {
 // Provider dialects and SSE
 export type { Dialect, DialectName } from './dialects/Dialect.js'
 export { dialects } from './dialects/dialects.js'
+export { looksLikeWebPage } from './dialects/looksLikeWebPage.js'
 export {
   type BudgetExceededError,
   isBudgetExceeded,

@@ -6,7 +6,7 @@ import * as llm from '../src/index.js'
  * a decision, made here on purpose, not a side effect of a refactor.
  */
 describe('the public surface of @hourglass/llm', () => {
-  it('exports exactly these 49 runtime names', () => {
+  it('exports exactly these 50 runtime names', () => {
     expect(Object.keys(llm).sort()).toEqual(
       [
         'Admission',
@@ -51,6 +51,7 @@ describe('the public surface of @hourglass/llm', () => {
         'isUnknownPrice',
         'keyId',
         'llmChannels',
+        'looksLikeWebPage',
         'openAICompatible',
         'retryDelay',
         'runTurns',

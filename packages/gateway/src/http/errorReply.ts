@@ -12,6 +12,7 @@ import {
   isRequestRejected,
   isStreamInterrupted,
   type KeysRetiredError,
+  looksLikeWebPage,
   type ProviderError,
   type RateLimitedBy,
   REQUEST_BOUND_KINDS,
@@ -213,7 +214,7 @@ function providerReply(error: ProviderError): ErrorReply {
   const shaped = toOpenAIError(error.normalized)
   const code = error.providerCode === undefined ? '' : ` (${error.providerCode})`
   const message = CLIENT_FIXABLE.has(error.kind)
-    ? `${error.provider}: ${isMarkupPage(error.normalized.message) ? markupPageText(error) : providerText(error.normalized.message, MAX_PROVIDER_TEXT_CHARS)}`
+    ? `${error.provider}: ${looksLikeWebPage(error.normalized.message) ? markupPageText(error) : providerText(error.normalized.message, MAX_PROVIDER_TEXT_CHARS)}`
     : error.kind === 'request_too_large'
       ? `${error.provider}/${error.model}: ${tooLargeWhy(error)}`
       : `${error.provider}/${error.model}: ${kindName(error.kind)}${code}`
@@ -428,7 +429,7 @@ function tooLargeWhy(error: ProviderError): string {
   const over = error.normalized.overLimit
   return over === undefined
     ? `the provider refused it as too large: ${
-        isMarkupPage(error.normalized.message)
+        looksLikeWebPage(error.normalized.message)
           ? `${markupPageText(error)} (most likely a proxy's limit on the body's bytes)`
           : providerText(error.normalized.message, MAX_TOO_LARGE_CHARS)
       }`
@@ -441,22 +442,7 @@ const MAX_TOO_LARGE_CHARS = 300
 /** A refusal's `param` and code: as long as llm keeps them. */
 const MAX_CODE_CHARS = 200
 
-/**
- * A proxy's or load balancer's page (nginx's "<html><head><title>413 …",
- * its 400 "The plain HTTP request was sent to HTTPS port"), not a
- * provider's words: its tags and line breaks read as noise in a JSON error,
- * name the server's version, and tell the client nothing it can fix.
- */
-function isMarkupPage(message: string): boolean {
-  return MARKUP_PAGE.test(message)
-}
-
-// The openings of nginx's, Apache's, IIS's, Cloudflare's and Google's pages;
-// not any `<`: a provider's words may start with a tag they name ("<think> …").
-// Not `<?xml`: a provider's own words may quote XML they refuse (a tool result).
-const MARKUP_PAGE = /^\s*<(?:!doctype\s+html|html|head|body|title)\b/i
-
-/** Said instead of quoting a markup page (`isMarkupPage`). */
+/** Said instead of quoting a markup page (`looksLikeWebPage`). */
 function markupPageText(error: ProviderError): string {
   return `an HTML page with status ${error.status}, not the provider's own error`
 }

@@ -375,7 +375,15 @@ export async function runModel(
           billed = { kind: 'cut', outputChars: 0, usage: error.usage }
           counts = { inputTokens: error.usage.inputTokens, outputTokens: error.usage.outputTokens }
           cacheCounts(counts, error.usage)
-        } else counts = billedCounts(billed, received)
+        } else {
+          if (billed === undefined && error.outputCharsBeforeError !== undefined) {
+            // The same answer with output before its error but no counts:
+            // charged as a stream cut before its usage is (the prompt
+            // estimate plus the output it carried), not as a free refusal.
+            billed = { kind: 'cut', outputChars: error.outputCharsBeforeError, usage: undefined }
+          }
+          counts = billedCounts(billed, received)
+        }
         if (budget !== undefined)
           state.costUsd += chargeBilledFailure(budget, adapter.model, request, billed, adapter.name)
       }

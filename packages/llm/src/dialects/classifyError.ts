@@ -4,6 +4,7 @@ import { limitKindOf } from '../errors/limitKindOf.js'
 import type { CooldownScope, NormalizedError, OverLimit, RateLimitedBy } from '../types.js'
 import type { ErrorInput } from './ErrorInput.js'
 import { headerValue, retryAfterFromHeaders, shouldRetryHeader } from './errorHeaders.js'
+import { looksLikeWebPage } from './looksLikeWebPage.js'
 import { limitedByCode, limitedByHeaders, limitedByText } from './rateLimitedBy.js'
 import { parseAnswerJson, parseJson } from './safeJson.js'
 import { parseSseFramedJson } from './sseErrorBody.js'
@@ -152,7 +153,22 @@ export function classifyError(input: ErrorInput, read: BodyReader): NormalizedEr
   // provider for every client until a restart. It judges the request, not
   // the key: nothing is retired, the same model is not asked again (the same
   // request meets the same filter), and a fallback may answer.
-  const inFront = status === 403 && kindFromBody === undefined && json === undefined
+  //
+  // So is a web page with a status the client's bad request would have
+  // (400, 422, 405, 431…): every provider words a bad request as a JSON
+  // error. nginx's 400 "The plain HTTP request was sent to HTTPS port" is
+  // the operator's base URL pointing a plain request at a TLS port; as
+  // `bad_request` it refused the call with no fallback tried, and told the
+  // client to fix a request nothing was wrong with. (Plain text or nothing
+  // with such a status still classifies by status.)
+  const inFront =
+    kindFromBody === undefined &&
+    json === undefined &&
+    (status === 403 ||
+      (status >= 400 &&
+        status < 500 &&
+        kindFromStatus(status) === 'bad_request' &&
+        looksLikeWebPage(text)))
   const named = inFront
     ? 'server_error'
     : (kindFromBody ?? heuristic ?? (ok ? 'server_error' : kindFromStatus(status)))
@@ -203,7 +219,7 @@ export function classifyError(input: ErrorInput, read: BodyReader): NormalizedEr
   }
   const message = cleanMessage(
     inFront
-      ? `HTTP 403 that is not the provider's JSON error (a firewall's or proxy's page?): refused in front of the provider, no key judged${text.trim() === '' ? '' : `: ${text.trim()}`}`
+      ? `HTTP ${status} that is not the provider's JSON error (a ${status === 403 ? "firewall's or " : ''}proxy's page?): refused in front of the provider${status === 403 ? ', no key judged' : ''}${text.trim() === '' ? '' : `: ${text.trim()}`}`
       : (verdict?.message ??
           (text.trim() || redirectMessage(status, input.headers) || `HTTP ${status}`)),
   )
@@ -288,25 +304,37 @@ function redirectMessage(status: number, headers: ErrorInput['headers']): string
   return `HTTP ${status}: the provider redirected${location ? ` to ${location.slice(0, 200)}` : ''}; adapters do not follow redirects: set baseURL to the new address`
 }
 
+/**
+ * "overloaded" in any case. Without the `u` flag, `i` folds only ASCII
+ * letters onto these ASCII ones (ES Canonicalize), as `toLowerCase` then
+ * `includes` did, without a lowered copy of up to 4 KiB per error.
+ */
+const OVERLOADED = /overloaded/i
+
 /** Text heuristics for bodies without a recognised code. */
 function sniffKind(text: string): ErrorKind | undefined {
-  const t = text.slice(0, MAX_SNIFF_CHARS).toLowerCase()
-  if (t.includes('overloaded')) return 'overloaded'
+  if (OVERLOADED.test(text.slice(0, MAX_SNIFF_CHARS))) return 'overloaded'
   return undefined
 }
 
-const SECRET_PATTERNS: ReadonlyArray<readonly [RegExp, string]> = [
-  [/\bsk-[A-Za-z0-9_*.-]{6,}/g, '[redacted]'],
-  [/\bAIza[0-9A-Za-z_-]{10,}/g, '[redacted]'],
-  [/\b(Bearer|Basic)\s+[A-Za-z0-9._~+/=-]+/gi, '$1 [redacted]'],
-  [/\b(api[_-]?key|access_token|key)=[^&\s"']+/gi, '$1=[redacted]'],
+/**
+ * Each pattern with a piece of text every match of it contains, when there
+ * is one: a message without it is not searched (`includes` is a fast scan;
+ * a pattern that starts with `\b` is tried at every word of up to 16 000
+ * characters, and the URL one was most of a message's cleaning).
+ */
+const SECRET_PATTERNS: ReadonlyArray<readonly [RegExp, string, string | undefined]> = [
+  [/\bsk-[A-Za-z0-9_*.-]{6,}/g, '[redacted]', 'sk-'],
+  [/\bAIza[0-9A-Za-z_-]{10,}/g, '[redacted]', 'AIza'],
+  [/\b(Bearer|Basic)\s+[A-Za-z0-9._~+/=-]+/gi, '$1 [redacted]', undefined],
+  [/\b(api[_-]?key|access_token|key)=[^&\s"']+/gi, '$1=[redacted]', '='],
   // The operator's organisation (OpenAI's "… in organization org-…", 24
   // letters and digits; not a provider's word such as "org-level").
-  [/\borg-[A-Za-z0-9]{16,}/g, 'org-[redacted]'],
+  [/\borg-[A-Za-z0-9]{16,}/g, 'org-[redacted]', 'org-'],
   // A URL's credentials (a proxy naming its upstream), to the last `@`
   // before the host's end: a password may hold an `@`. The scheme is
   // bounded: unbounded, `\b` at every letter of "a.a.a.…" made it quadratic.
-  [/\b([a-z][a-z0-9+.-]{0,31}:\/\/)[^\s/?#]+@/gi, '$1[redacted]@'],
+  [/\b([a-z][a-z0-9+.-]{0,31}:\/\/)[^\s/?#]+@/gi, '$1[redacted]@', '://'],
 ]
 
 /**
@@ -407,7 +435,9 @@ export function cleanMessage(text: string, keys: readonly string[] = activeKeys)
   // what a long token's redaction (a 16 000-character bearer token's to 10)
   // would pull into the first 500 characters.
   if (cut) out = out.slice(0, lastSpaceAt(out))
-  for (const [pattern, replacement] of SECRET_PATTERNS) out = out.replace(pattern, replacement)
+  for (const [pattern, replacement, needle] of SECRET_PATTERNS) {
+    if (needle === undefined || out.includes(needle)) out = out.replace(pattern, replacement)
+  }
   if (!cut && out.length <= MAX_MESSAGE_CHARS) return out
   // Never between the halves of a surrogate pair: a lone half is no text a
   // client can encode (openai-python raised on printing one).
@@ -426,9 +456,19 @@ function wholePairs(text: string): string {
   return last >= 0xd800 && last <= 0xdbff ? text.slice(0, -1) : text
 }
 
-/** Where `text`'s last whitespace is; its length when it has none (one word: nothing to cut back to). */
+const SPACE = /\s/
+
+/**
+ * Where `text`'s last whitespace (`\s`) is; its length when it has none
+ * (one word: nothing to cut back to). ASCII is answered by its code (`\s`
+ * there is tab to carriage return and the space): a one-character string
+ * and a regex test per character made a 16 000-character word cost ~1 ms.
+ */
 function lastSpaceAt(text: string): number {
-  for (let i = text.length - 1; i > 0; i--) if (/\s/.test(text[i] ?? '')) return i
+  for (let i = text.length - 1; i > 0; i--) {
+    const c = text.charCodeAt(i)
+    if (c < 0x80 ? c === 0x20 || (c >= 0x09 && c <= 0x0d) : SPACE.test(text[i] ?? '')) return i
+  }
   return text.length
 }
 

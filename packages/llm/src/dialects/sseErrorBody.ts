@@ -44,7 +44,13 @@ export function parseSseFramedJson(body: string): FramedJson | undefined {
     const json = parseJson(joined)
     return json === undefined ? undefined : { json, text: joined }
   }
-  for (const line of start.split(/\r\n|\r|\n/)) {
+  // Line by line, not `split`: a body of 100,000 one-line events was cut
+  // into an array of every line to read its first eight events.
+  const lineEnd = /\r\n|\r|\n/g
+  for (let at = 0; at <= start.length; ) {
+    const end = lineEnd.exec(start)
+    const line = start.slice(at, end === null ? start.length : end.index)
+    at = end === null ? start.length + 1 : end.index + end[0].length
     if (line === '') {
       const found = dispatch()
       if (found !== undefined) return found

@@ -14,12 +14,16 @@ export interface ProviderErrorDetails {
 }
 
 /**
- * A dialect's classification of an error in a 2xx answer, with the counts
- * the answer had reported before it: Gemini's JSON-array answer
+ * A dialect's classification of an error in a 2xx answer, with what the
+ * answer had generated before it: Gemini's JSON-array answer
  * (`streamGenerateContent` without `alt=sse`) whose chunks carried
- * `usageMetadata`, then an `{"error": …}` element.
+ * `usageMetadata` (`usage`) or output without counts
+ * (`outputCharsBeforeError`), then an `{"error": …}` element.
  */
-export type NormalizedErrorWithUsage = NormalizedError & { usage?: Usage | undefined }
+export type NormalizedErrorWithUsage = NormalizedError & {
+  usage?: Usage | undefined
+  outputCharsBeforeError?: number | undefined
+}
 
 /**
  * One failed model attempt, classified: an HTTP error, an error hidden in a
@@ -47,6 +51,14 @@ export class ProviderError extends HourglassError {
    * its record says. Undefined for any other error.
    */
   readonly usage: Usage | undefined
+  /**
+   * The characters of output (text, thinking, function names and arguments)
+   * the 2xx answer this error came in had carried before it, when it
+   * reported no usage (Gemini's JSON-array answer): generated and billed, so
+   * the attempt is charged as a stream cut before its usage is. Undefined
+   * for any other error.
+   */
+  readonly outputCharsBeforeError: number | undefined
 
   constructor(details: ProviderErrorDetails) {
     const e = details.error
@@ -64,10 +76,11 @@ export class ProviderError extends HourglassError {
     this.providerCode = e.providerCode
     this.retryAfterMs = e.retryAfterMs
     this.usage = e.usage
+    this.outputCharsBeforeError = e.outputCharsBeforeError
     // Kept off `normalized`: what reaches logs and the gateway's error body.
-    if (e.usage === undefined) this.normalized = e
+    if (e.usage === undefined && e.outputCharsBeforeError === undefined) this.normalized = e
     else {
-      const { usage: _usage, ...rest } = e
+      const { usage: _usage, outputCharsBeforeError: _chars, ...rest } = e
       this.normalized = rest
     }
   }

@@ -417,6 +417,73 @@ describe('classification: what is retried, what is not', () => {
     }
   })
 
+  it('a Gemini JSON-array answer broken by an error element after output, with no usageMetadata, is charged as a stream cut before its usage is', async () => {
+    // Text was generated before the error, and billed: without counts, the
+    // prompt estimate plus ceil(characters / 4) of the output — as an SSE
+    // stream of any dialect broken after its first token is charged.
+    const chunk = (text: string) => ({
+      candidates: [{ content: { role: 'model', parts: [{ text }] }, index: 0 }],
+    })
+    const broken = [
+      chunk('Hel'),
+      chunk('lo, wor'),
+      { error: { code: 500, message: 'Internal error encountered.', status: 'INTERNAL' } },
+    ]
+    // An error as the first element: nothing generated, nothing billed.
+    const refused = [
+      { error: { code: 500, message: 'Internal error encountered.', status: 'INTERNAL' } },
+    ]
+    const prices = { 'gemini-2.5-flash': { inputPerMTok: 1e6, outputPerMTok: 1e6 } }
+    // What a cut stream of 10 characters without usage is charged: 3 output tokens.
+    const expected = new CostBudget({ limitUsd: 1e9, prices }).recordEstimate(
+      'gemini-2.5-flash',
+      request,
+      3,
+    )
+    expect(expected).toBeGreaterThan(3)
+    for (const [body, costUsd] of [
+      [broken, expected],
+      [refused, 0],
+    ] as const) {
+      const server = await faultServer(() => ({
+        type: 'respond',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify(body),
+      }))
+      const model = fakes.adapter(
+        gemini({ baseURL: `${server.url}/v1beta`, apiKey: 'sk', model: 'gemini-2.5-flash' }),
+      )
+      try {
+        for (const stream of [false, true]) {
+          const budget = new CostBudget({ limitUsd: 1e9, prices })
+          const records: AttemptRecord[] = []
+          const { clock, deadline } = manualTime()
+          const options = {
+            models: [model],
+            request,
+            deadline,
+            limits: { budget },
+            onAttempt: (r: AttemptRecord) => records.push(r),
+            retry: { maxAttempts: 1, delay: FAST_RETRIES },
+          }
+          await driveOne(
+            clock,
+            stream
+              ? callModel({ ...options, request: { ...request, stream: true } }).result
+              : callModel(options),
+          ).catch(() => undefined)
+          // Before: costUsd 0 for the broken answer, streamed or not.
+          expect(records.map((r) => [stream, r.decision, r.costUsd])).toEqual([
+            [stream, 'fail', costUsd],
+          ])
+          expect(budget.spentUsd).toBe(costUsd)
+        }
+      } finally {
+        await server.close()
+      }
+    }
+  })
+
   it('an ERNIE rate limit inside an HTTP 200 body goes to a ready fallback at once', async () => {
     const fake = await fakes.start({ dialect: 'ernie', reply: ernieErrors.rateLimited('rpm') })
     const backupFake = await fakes.start({

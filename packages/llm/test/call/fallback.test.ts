@@ -92,6 +92,37 @@ describe('fallback', () => {
     expect(backupFake.requests[0]?.rawBody).toContain('And divided by 17?')
   })
 
+  it("a proxy's HTML 400 page in front of a provider (its misconfiguration, not the request's fault) goes to the fallback, the page's model not asked again", async () => {
+    const nginx =
+      '<html>\r\n<head><title>400 The plain HTTP request was sent to HTTPS port</title></head>\r\n<body>\r\n<center><h1>400 Bad Request</h1></center>\r\n<center>The plain HTTP request was sent to HTTPS port</center>\r\n<hr><center>nginx/1.25.3</center>\r\n</body>\r\n</html>\r\n'
+    const proxied = await fakes.start({
+      dialect: 'openai',
+      reply: reply.error(400, nginx, { 'content-type': 'text/html' }),
+    })
+    const backupFake = await fakes.start({ dialect: 'anthropic', reply: reply.text('ok') })
+    const records: AttemptRecord[] = []
+    const response = await callModel({
+      models: [
+        fakes.adapter(openAICompatible({ baseURL: proxied.baseURL, apiKey: 'sk', model: 'gpt-5' })),
+        fakes.adapter(
+          anthropic({ baseURL: backupFake.baseURL, apiKey: 'sk', model: 'claude-opus-4-6' }),
+        ),
+      ],
+      request: { messages: [{ role: 'user', content: 'hi' }], maxTokens: 16 },
+      retry: { delay: FAST_RETRIES },
+      onAttempt: (record) => records.push(record),
+    })
+    expect(response.text).toBe('ok')
+    // The same proxy answers the same page: asked once.
+    expect(proxied.requests).toHaveLength(1)
+    expect(records[0]).toMatchObject({
+      provider: 'openai',
+      status: 400,
+      errorKind: 'server_error',
+      decision: 'fallback',
+    })
+  })
+
   it('a refusal after fallbacks names every model tried and why each gave up, not only the one that refused', async () => {
     const gone = await fakes.start({
       dialect: 'openai',

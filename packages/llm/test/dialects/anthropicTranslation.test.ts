@@ -6,7 +6,7 @@ import {
 } from '../../../../test/support/replayServer.js'
 import { dialects } from '../../src/dialects/dialects.js'
 import { isProviderReplyError } from '../../src/errors/ProviderReplyError.js'
-import type { ToolDefinition } from '../../src/types.js'
+import type { ChatMessage, ToolDefinition } from '../../src/types.js'
 import { streamThrough, textOf } from './support/streamThrough.js'
 
 const anthropic = dialects.anthropic
@@ -592,6 +592,50 @@ describe('messages Anthropic cannot carry as written', () => {
       ),
     ).toThrow('messages[2].content')
   })
+  it('a text block of only a BOM (U+FEFF) is blank as whitespace is: Anthropic counts zero-width characters as whitespace in that check', () => {
+    // Beside other content it is left out; the message still goes.
+    const { body } = anthropic.buildRequest(
+      {
+        maxTokens: 10,
+        messages: [
+          {
+            role: 'user',
+            content: [
+              { type: 'text', text: '\uFEFF' },
+              { type: 'text', text: 'hi' },
+            ],
+          },
+        ],
+      },
+      'claude',
+    )
+    expect(body['messages']).toEqual([{ role: 'user', content: [{ type: 'text', text: 'hi' }] }])
+    // Alone, the message is empty: refused here, naming it, as the API would
+    // refuse it (400) — nothing is sent and paid for to learn that.
+    const refusal = (messages: ChatMessage[]) => {
+      try {
+        anthropic.buildRequest({ maxTokens: 10, messages }, 'claude')
+        return undefined
+      } catch (error) {
+        return (error as { field?: string }).field
+      }
+    }
+    expect(refusal([{ role: 'user', content: '\uFEFF' }])).toBe('messages')
+    expect(
+      refusal([
+        { role: 'user', content: 'hi' },
+        { role: 'assistant', content: 'yes' },
+        { role: 'user', content: '\uFEFF\n' },
+      ]),
+    ).toBe('messages[2].content')
+    // A BOM before words is part of the text, sent as it is.
+    const words = anthropic.buildRequest(
+      { maxTokens: 10, messages: [{ role: 'user', content: '\uFEFFhi' }] },
+      'claude',
+    ).body['messages']
+    expect(words).toEqual([{ role: 'user', content: [{ type: 'text', text: '\uFEFFhi' }] }])
+  })
+
   it('a failed tool result with no content goes with a short placeholder (Anthropic answers 400: "content cannot be empty if `is_error` is true")', () => {
     const call = { type: 'tool_call' as const, id: 'toolu_01', name: 'f', arguments: {} }
     const failed = (content: string) =>

@@ -6,6 +6,7 @@ import { dialects } from '../../src/dialects/dialects.js'
 import { ERROR_KINDS } from '../../src/errors/errorKinds.js'
 import { isProviderReplyError } from '../../src/errors/ProviderReplyError.js'
 import type { NormalizedError } from '../../src/types.js'
+import { json, jsonValue } from '../support/jsonValue.js'
 
 /**
  * Hostile input for every normaliser and stream parser: 56,000 + 28,000 +
@@ -38,7 +39,7 @@ const CODES = [
   'toString',
 ]
 const code = fc.oneof(fc.constantFrom(...CODES), fc.string({ maxLength: 12 }), fc.integer())
-const anything = fc.jsonValue({ maxDepth: 3 })
+const anything = jsonValue({ maxDepth: 3 })
 
 const errorObject = fc.record(
   {
@@ -134,7 +135,7 @@ const body = fc.oneof(
     const s = JSON.stringify(o)
     return fc.nat({ max: s.length }).map((cut) => s.slice(0, cut)) // truncated JSON
   }),
-  fc.json({ maxDepth: 4 }),
+  json({ maxDepth: 4 }),
   fc.string({ maxLength: 200 }),
   fc.string({ unit: 'binary', maxLength: 100 }),
   hostile,

@@ -149,6 +149,30 @@ describe('OpenAI errors', () => {
     expect(own).toMatchObject({ kind: 'auth', retryable: false })
   })
 
+  it("a web page with a bad request's status (a proxy's 400) is refused in front of the provider: not the client's bad_request, not retried", () => {
+    const nginx =
+      '<html>\r\n<head><title>400 The plain HTTP request was sent to HTTPS port</title></head>\r\n<body>\r\n<center><h1>400 Bad Request</h1></center>\r\n</body>\r\n</html>\r\n'
+    for (const dialect of Object.values(dialects)) {
+      for (const [status, page] of [
+        [400, nginx],
+        [422, '<!DOCTYPE html><html><body>Unprocessable</body></html>'],
+        [431, '<html><head><title>431 Request Header Fields Too Large</title></head></html>'],
+      ] as const) {
+        const e = dialect.normalizeError({ status, body: page })
+        expect(e, `${dialect.name} ${status}`).toMatchObject({
+          kind: 'server_error',
+          retryable: false,
+          status,
+        })
+        expect(e?.message).toContain('refused in front of the provider')
+      }
+      // Plain text or nothing with a 400 still classifies by status.
+      for (const body of ['Bad Request', '']) {
+        expect(dialect.normalizeError({ status: 400, body })).toMatchObject({ kind: 'bad_request' })
+      }
+    }
+  })
+
   it('a 200 chat completion is a success; a 200 carrying an error object is not', () => {
     expect(
       openai.normalizeError({ status: 200, body: JSON.stringify({ id: 'x', choices: [] }) }),

@@ -89,7 +89,6 @@ describe('an SSE-framed error body is read as the JSON it frames', () => {
       'data: not json\n\n',
       'data: [DONE]\n\n',
       'Bad Request\ndata: {"error":{"code":"data_inspection_failed"}}',
-      '<html>data: {}</html>',
       'data:',
       '',
     ]) {
@@ -98,6 +97,13 @@ describe('an SSE-framed error body is read as the JSON it frames', () => {
         status: 400,
       })
     }
+    // A web page is not SSE either: a proxy's page, in front of the provider.
+    expect(
+      dialects.qwen.normalizeError({ status: 400, body: '<html>data: {}</html>' }),
+    ).toMatchObject({
+      kind: 'server_error',
+      status: 400,
+    })
   })
 
   it('only the first eight events with data are tried: a hostile body of many non-JSON events costs eight parses', () => {

@@ -224,24 +224,31 @@ function blockedPrompt(root: unknown): BodyVerdict | undefined {
 }
 
 /**
- * An error in a 2xx JSON-array answer carries the usage its chunks reported
- * before it (`usageBeforeError`): the provider bills those tokens, so the
- * failed attempt is charged by them (`ProviderError.usage`), not as a
- * refusal that cost nothing.
+ * An error in a 2xx JSON-array answer carries what its chunks before it were
+ * billed (`billedBeforeError`): the usage they reported, so the failed
+ * attempt is charged by it (`ProviderError.usage`); else, when chunks came
+ * without counts, the characters of output they carried
+ * (`ProviderError.outputCharsBeforeError`), charged as a stream cut before
+ * its usage is — not as a refusal that cost nothing.
  */
 export function normalizeGeminiError(input: ErrorInput): NormalizedErrorWithUsage | undefined {
   const error = classifyError(input, readGeminiError)
   if (error === undefined || !(error.status >= 200 && error.status < 300)) return error
-  const usage = usageBeforeError(input)
-  return usage === undefined ? error : { ...error, usage }
+  const billed = billedBeforeError(input)
+  return billed === undefined ? error : { ...error, ...billed }
 }
 
 /**
- * The last `usageMetadata` of the chunks before the `{"error": …}` element
- * of a JSON-array answer (Gemini's counts are running totals, each chunk's
- * the whole answer's so far), when one had an input count; else undefined.
+ * What the chunks before the `{"error": …}` element of a JSON-array answer
+ * say was generated: the last `usageMetadata` (Gemini's counts are running
+ * totals, each chunk's the whole answer's so far) when one had an input
+ * count; else, when any chunk with candidates came, the characters of its
+ * text, thinking, function names and arguments; else undefined (the error
+ * came first: nothing was generated).
  */
-function usageBeforeError(input: ErrorInput): Usage | undefined {
+function billedBeforeError(
+  input: ErrorInput,
+): { usage: Usage } | { outputCharsBeforeError: number } | undefined {
   let json = input.json
   if (json === undefined) {
     // Parsed again only for an array: the error path, never an answer's.
@@ -250,14 +257,37 @@ function usageBeforeError(input: ErrorInput): Usage | undefined {
   }
   if (!Array.isArray(json)) return undefined
   let metadata: unknown
+  let generated = false
+  let chars = 0
   for (const element of json) {
     if (getRecord(element, 'error') !== undefined) break
     const said = get(element, 'usageMetadata')
     if (geminiUsageReported(said)) metadata = said
+    const candidates = get(element, 'candidates')
+    if (!Array.isArray(candidates)) continue
+    generated = true
+    for (const candidate of candidates) {
+      for (const part of asArray(get(getRecord(candidate, 'content'), 'parts')))
+        chars += partChars(part)
+    }
   }
-  if (metadata === undefined) return undefined
-  const usage = geminiUsage(metadata)
-  return usage.inputTokens > 0 ? usage : undefined
+  if (metadata !== undefined) {
+    const usage = geminiUsage(metadata)
+    if (usage.inputTokens > 0) return { usage }
+  }
+  return generated ? { outputCharsBeforeError: chars } : undefined
+}
+
+/** A part's output characters, as a stream counts what it delivered: text or thinking, a call's name and arguments. */
+function partChars(part: unknown): number {
+  const text = getString(part, 'text')
+  const call = getRecord(part, 'functionCall')
+  const args = call === undefined ? undefined : getRecord(call, 'args')
+  return (
+    (text?.length ?? 0) +
+    (call === undefined ? 0 : (getString(call, 'name')?.length ?? 0)) +
+    (args === undefined ? 0 : JSON.stringify(args).length)
+  )
 }
 
 export function normalizeGeminiStreamError(frame: StreamErrorInput): NormalizedError | undefined {
