@@ -1,4 +1,4 @@
-import { Admission, callModel, openAICompatible } from '@hourglass/llm'
+import { Admission, anthropic, callModel, openAICompatible } from '@hourglass/llm'
 import { type FakeProvider, openAIErrors, reply, startFakeProvider } from '@hourglass/testkit'
 import { afterEach, describe, expect, it } from 'vitest'
 import { errorReply } from '../src/index.js'
@@ -90,4 +90,53 @@ describe('the 429 for a provider whose other key cools names the limit that hold
       expect(shaped.body.error.message).toContain(`another key rate limited ${says}`)
     },
   )
+
+  it('beside an overloaded provider: a 503 that names the wait, both waits being known', async () => {
+    const overloaded = await startFakeProvider({ dialect: 'anthropic' })
+    try {
+      fake = await startFakeProvider({ dialect: 'openai' })
+      fake.enqueue(
+        openAIErrors.rateLimited({ retryAfterS: 20 }),
+        reply.error(401, { error: { message: 'Incorrect API key', code: 'invalid_api_key' } }),
+      )
+      overloaded.setReply(
+        reply.error(529, {
+          type: 'error',
+          error: { type: 'overloaded_error', message: 'Overloaded' },
+        }),
+      )
+      const a = openAICompatible({
+        dialect: 'openai',
+        name: 'a',
+        baseURL: fake.baseURL,
+        apiKeys: ['sk-first-key-0001', 'sk-second-key-0002'],
+        model: 'x',
+      })
+      const b = anthropic({ name: 'b', baseURL: overloaded.baseURL, apiKey: 'k', model: 'y' })
+      const admission = new Admission()
+      const error = await callModel({
+        models: [a, b],
+        request: { messages: [{ role: 'user', content: 'hi' }], maxTokens: 16 },
+        retry: { maxAttempts: 2, max529Retries: 0 },
+        limits: { admission },
+      }).then(
+        () => expect.unreachable('answered'),
+        (e: unknown) => e,
+      )
+      const shaped = errorReply(error, (provider, model) => {
+        const adapter = provider === 'a' ? a : b
+        return admission.forecast({
+          provider,
+          endpoint: adapter.baseURL,
+          keys: adapter.apiKeys,
+          model,
+        })
+      })
+      expect(shaped.status, shaped.body.error.message).toBe(503)
+      // Before: no header, though key 1's wait and b's cooldown were both known.
+      expect(Number(shaped.headers['retry-after'])).toBeGreaterThanOrEqual(1)
+    } finally {
+      await overloaded.close()
+    }
+  })
 })

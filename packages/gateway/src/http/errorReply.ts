@@ -298,6 +298,7 @@ function unavailableReply(causes: unknown[], keyWait: KeyWait | undefined): Erro
         // one a smaller request gets under, a request limit is not.
         if (keyBack.limitedBy === 'tokens') limitedByTokens++
         waits.push(keyBack.waitMs)
+        named++
         const on = keyBack.limitedBy === undefined ? '' : ` on ${keyBack.limitedBy}`
         parts.push(
           `${cause.provider}/${cause.model}: ${kindName(cause.kind)}, another key rate limited${on}`,

@@ -103,7 +103,10 @@ export function toOpenAIResponse(
     // Anthropic `msg_…` or Gemini's bare `responseId` in an OpenAI answer
     // made one endpoint speak two id formats by the model behind it, and a
     // provider that gave none left `""`, which clients key answers by.
-    id: response.id.startsWith('chatcmpl-') ? response.id : `chatcmpl-${randomUUID()}`,
+    id:
+      typeof response.id === 'string' && response.id.startsWith('chatcmpl-')
+        ? response.id
+        : `chatcmpl-${randomUUID()}`,
     object: 'chat.completion',
     created: options.createdS ?? Math.floor(Date.now() / 1000),
     model: options.model ?? response.model,

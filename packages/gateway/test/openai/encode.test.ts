@@ -38,6 +38,13 @@ const answer: ChatResponse = {
 const client = (baseURL: string) => new OpenAI({ baseURL, apiKey: 'sk-test', maxRetries: 0 })
 
 describe('normalised → OpenAI shapes, read by the official openai client', () => {
+  it("an answer's id is OpenAI's format: an upstream's chatcmpl- id kept, any other (or none, from a JavaScript caller) minted", () => {
+    expect(toOpenAIResponse({ ...answer, id: 'chatcmpl-up' }).id).toBe('chatcmpl-up')
+    expect(toOpenAIResponse(answer).id).toMatch(/^chatcmpl-[0-9a-f-]{36}$/)
+    const { id: _, ...noId } = answer
+    expect(toOpenAIResponse(noId as ChatResponse).id).toMatch(/^chatcmpl-/)
+  })
+
   it('a whole response from another provider reads as a chat.completion', async () => {
     server = await startReplayServer(() => ({
       status: 200,
