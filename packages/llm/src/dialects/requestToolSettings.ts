@@ -33,6 +33,9 @@ export function requestToolSettings(request: ChatRequest): Record<string, unknow
   // caller writes in the wire shape) are tools too: go as they are.
   const extraTools = extra['tools']
   if (Array.isArray(extraTools) && extraTools.length > 0) return extra
+  // An empty list is no tools, and left out: OpenAI and DeepSeek refuse it
+  // ("Invalid 'tools': empty array"), and it would replace `request.tools`.
+  const emptyTools = Array.isArray(extraTools)
   if (tools.length > 0) {
     const name = namedFunction(choice)
     if (name !== undefined && !tools.some((tool) => tool.name === name)) {
@@ -41,7 +44,7 @@ export function requestToolSettings(request: ChatRequest): Record<string, unknow
         `no tool named ${JSON.stringify(name.slice(0, 64))} in tools`,
       )
     }
-    return extra
+    return emptyTools ? without(extra, ['tools']) : extra
   }
   const setChoice = choice !== undefined && choice !== null
   if (setChoice && choice !== 'auto' && choice !== 'none') {
@@ -50,10 +53,22 @@ export function requestToolSettings(request: ChatRequest): Record<string, unknow
       'names tools or asks for a tool call, and the request has no tools',
     )
   }
-  if (!setChoice && (parallel === undefined || parallel === null)) return extra
+  if (!setChoice && (parallel === undefined || parallel === null) && !emptyTools) return extra
+  return without(
+    extra,
+    emptyTools
+      ? ['tool_choice', 'parallel_tool_calls', 'tools']
+      : ['tool_choice', 'parallel_tool_calls'],
+  )
+}
+
+/** A copy of `extra` without `names`: the caller's object is not written to. */
+function without(
+  extra: Record<string, unknown>,
+  names: readonly string[],
+): Record<string, unknown> {
   const kept = { ...extra }
-  delete kept['tool_choice']
-  delete kept['parallel_tool_calls']
+  for (const name of names) delete kept[name]
   return kept
 }
 

@@ -399,6 +399,21 @@ describe('extra Chat Completions fields (request.extra)', () => {
     expect(build(wire)).toMatchObject(wire)
   })
 
+  it('an empty tools list in extra is left out (OpenAI answers 400 "Invalid \'tools\': empty array"), and does not replace request.tools', () => {
+    const build = (extra: Record<string, unknown>, tools: ToolDefinition[] = []) =>
+      dialects.openai.buildRequest(
+        { messages: [{ role: 'user', content: 'hi' }], maxTokens: 10, tools, extra },
+        'gpt-4o',
+      ).body as Record<string, unknown>
+    const extra = { tools: [], tool_choice: 'auto' }
+    const body = build(extra)
+    expect(body).not.toHaveProperty('tools')
+    expect(body).not.toHaveProperty('tool_choice')
+    expect(extra.tools).toEqual([]) // the caller's object is not written to
+    const tools = [{ name: 'f', parameters: { type: 'object' } }]
+    expect((build({ tools: [] }, tools)['tools'] as unknown[]).length).toBe(1)
+  })
+
   it('n other than 1 is refused before anything is sent: an answer holds one choice', () => {
     const ask = (n: unknown) => () =>
       dialects.openai.buildRequest(
