@@ -55,7 +55,11 @@ export const DEFAULT_INGRESS_MAX_MS = 30_000
  * `defaultMs` 2000, `maxMs` 30000 or `defaultMs` when that is larger (at
  * most 2³¹−1), `reserveMs` adaptive,
  * the three deadline headers trusted (`x-stainless-timeout` only when
- * listed), not strict, enforcing, the system clock.
+ * listed), not strict, enforcing, the system clock. Refused as outages,
+ * not typos: a fixed `reserveMs` not under `maxMs` and `defaultMs`, and,
+ * with the default reserve, a `maxMs` or `defaultMs` at or under its 10 ms
+ * floor (every request, or every one without a deadline, answered on
+ * arrival).
  */
 export function resolveIngressOptions(options: IngressOptions): ResolvedIngressOptions {
   // A `defaultMs` above the default cap, with no `maxMs` of its own, is the
@@ -99,7 +103,11 @@ export function resolveIngressOptions(options: IngressOptions): ResolvedIngressO
   if (reserveMs !== undefined) {
     for (const [name, ms, who] of [
       ['maxMs', maxMs, 'every request'],
-      ['defaultMs', defaultMs, 'every request without a deadline'],
+      [
+        'defaultMs',
+        defaultMs,
+        'every request without a deadline (in gRPC, every unary or client-streaming call without one)',
+      ],
     ] as const) {
       if (reserveMs >= ms) {
         throw new RangeError(
