@@ -11,10 +11,11 @@ export interface Clock {
    * Call `callback` after `ms`. The system clock's timers are unref'd (a
    * pending deadline alone never keeps a process alive) unless `keepAlive`
    * asks otherwise: a wait that somebody awaits must keep the process up.
-   * Returns the handle `clearTimeout` takes. A clock that returns none
-   * (`undefined`) is accepted, but cannot clear its timers: Hourglass's own
-   * callbacks then fire into nothing (and release what they held when
-   * cleared), yet a `keepAlive` timer of such a clock still keeps the
+   * Returns the handle `clearTimeout` takes: return one. A clock that
+   * returns none (`undefined`) cannot clear its timers: core's own callbacks
+   * then fire into nothing (and release what they held when cleared), but
+   * other packages' timers (fetch's phase limits, llm's first-token timer)
+   * act as if never cleared, and a `keepAlive` timer still keeps the
    * process up until it fires.
    */
   setTimeout(callback: () => void, ms: number, options?: TimerOptions): unknown
