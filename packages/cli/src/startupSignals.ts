@@ -40,6 +40,9 @@ export function holdStartupSignals(): void {
   binary = true
   stopHolding()
   if (stopping.signal.aborted) stopping = new AbortController()
+  // A new run of the binary's path (a test runs it again in one process):
+  // the last run's hang-up is not this one's way to end.
+  endingSignal = undefined
   for (const name of STOP_SIGNALS) process.on(name, onSignal)
 }
 

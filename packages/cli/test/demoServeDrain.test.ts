@@ -1,7 +1,8 @@
 import { once } from 'node:events'
 import { connect } from 'node:net'
-import { expect, it } from 'vitest'
+import { afterEach, beforeEach, describe, expect, it, type MockInstance, vi } from 'vitest'
 import { main } from '../src/index.js'
+import { holdStartupSignals, releaseStartupSignals, signalToEndBy } from '../src/startupSignals.js'
 
 // `hourglass demo --serve` stopped on Ctrl-C by dropping every connection:
 // a curl still waiting for its answer got an empty reply (curl exit 52).
@@ -58,3 +59,103 @@ it.each([
     expect(await exit).toBe(0)
   },
 )
+
+// The binary's own paths: it holds from its first line (holdStartupSignals),
+// so the demo decides what a second signal does to the process. Run here as
+// the binary runs them, with process.exit, process.kill and
+// removeAllListeners stubbed (the worker's own listeners stay).
+describe('in the binary, a second signal during the drain', () => {
+  let exit: MockInstance<typeof process.exit>
+  let kill: MockInstance<typeof process.kill>
+  let removeAllListeners: MockInstance<typeof process.removeAllListeners>
+  let running: Promise<number> | undefined
+  let stopped = () => false
+
+  beforeEach(() => {
+    exit = vi.spyOn(process, 'exit').mockImplementation((() => undefined) as never)
+    kill = vi.spyOn(process, 'kill').mockImplementation(() => true)
+    removeAllListeners = vi.spyOn(process, 'removeAllListeners').mockImplementation(() => process)
+  })
+
+  // A test that failed half-way must not leave the chains up and the demo's
+  // listeners on this worker's signals (the next files run in this process):
+  // stopped here, with the stubs still in place, and waited for.
+  afterEach(async () => {
+    const demo = running
+    running = undefined
+    if (demo === undefined) return
+    if (!stopped()) process.emit('SIGTERM', 'SIGTERM')
+    await demo.catch(() => {})
+    releaseStartupSignals({ redeliver: false })
+  })
+
+  /** `hourglass demo --serve` as the binary runs it, once its banner is out. */
+  async function serveInTheBinary() {
+    holdStartupSignals()
+    let output = ''
+    const waiting: { text: string; seen: () => void }[] = []
+    const code = main(['demo', '--serve'], {
+      stdout: (text) => {
+        output += text
+        for (const wait of waiting) if (output.includes(wait.text)) wait.seen()
+      },
+      stderr: () => {},
+      stderrIsTTY: false,
+    })
+    running = code
+    stopped = () => output.includes('stopping…')
+    const printed = (text: string) =>
+      Promise.race([
+        new Promise<void>((seen) => {
+          if (output.includes(text)) seen()
+          else waiting.push({ text, seen })
+        }),
+        // Ended first: that failure, not a wait for a line that never comes.
+        code.then((exitCode) => {
+          if (!output.includes(text))
+            throw new Error(`ended (${exitCode}) before "${text}": ${output}`)
+        }),
+      ])
+    await printed('Ctrl-C to stop')
+    return { code, printed }
+  }
+
+  it('a second SIGHUP (a closed terminal sends two) is no stop: the drain ends, and then the binary ends by SIGHUP', async () => {
+    const demo = await serveInTheBinary()
+    process.emit('SIGHUP', 'SIGHUP')
+    await demo.printed('stopping…')
+    process.emit('SIGHUP', 'SIGHUP')
+    expect(await demo.code).toBe(0)
+    expect(exit).not.toHaveBeenCalled()
+    expect(kill).not.toHaveBeenCalled()
+    // What bin.ts ends by once the output is flushed (129 in a shell).
+    expect(signalToEndBy()).toBe('SIGHUP')
+  })
+
+  it('a SIGINT after a SIGHUP ends by its default action (its listeners gone), not process.exit, which resets the hung-up tty', async () => {
+    const demo = await serveInTheBinary()
+    process.emit('SIGHUP', 'SIGHUP')
+    await demo.printed('stopping…')
+    process.emit('SIGINT', 'SIGINT')
+    expect(kill).toHaveBeenCalledWith(process.pid, 'SIGINT')
+    const killedAt = kill.mock.invocationCallOrder[0]!
+    for (const name of ['SIGINT', 'SIGTERM', 'SIGHUP']) {
+      const removedAt = removeAllListeners.mock.calls.findIndex(([event]) => event === name)
+      expect(removedAt, `${name}'s listeners removed`).toBeGreaterThanOrEqual(0)
+      expect(removeAllListeners.mock.invocationCallOrder[removedAt]!).toBeLessThan(killedAt)
+    }
+    expect(killedAt).toBeLessThan(exit.mock.invocationCallOrder[0] ?? Number.POSITIVE_INFINITY)
+    await demo.code
+  })
+
+  it('a second SIGINT exits at once with 130, by process.exit: no hang-up, the terminal is there', async () => {
+    const demo = await serveInTheBinary()
+    process.emit('SIGINT', 'SIGINT')
+    await demo.printed('stopping…')
+    process.emit('SIGINT', 'SIGINT')
+    expect(exit).toHaveBeenCalledWith(130)
+    expect(kill).not.toHaveBeenCalled()
+    expect(signalToEndBy()).toBeUndefined()
+    await demo.code
+  })
+})
