@@ -17,9 +17,9 @@ export interface DelayGuard {
   /**
    * The last move it refused — under an observe-only deadline, the last one
    * it would have refused (and let through) — unless a move has moved the
-   * job since (a `moveToDelayed` it accepted, a `moveToWait`, a
-   * `moveToWaitingChildren` that moved it): the job is then where that move
-   * put it.
+   * job, before the refusal or since (a `moveToDelayed` it accepted, a
+   * `moveToWait`, a `moveToWaitingChildren` that moved it): the job is then
+   * where that move put it.
    */
   readonly refusal: JobDeadlineExceededError | undefined
   /** Put the job's own `moveToDelayed`, `moveToWait` and `moveToWaitingChildren` back. */
@@ -46,25 +46,23 @@ export interface DelayGuard {
  */
 export function guardDelay(job: Job, deadline: Deadline, details: DelayGuardDetails): DelayGuard {
   let refusal: JobDeadlineExceededError | undefined
-  // The job is being moved: a refusal before this one no longer says where
-  // it is — from the start of the move, not its end, or a move not awaited
-  // left the attempt judged by the refusal (and the job, moved all the same,
-  // reported dropped). A move that fails (a lost lock), or that moved
-  // nothing (`moveToWaitingChildren` with no child pending resolves false),
-  // gives the refusal back, unless another replaced it.
+  // Moves that may have taken the job out of active: started, and neither
+  // failed (a lost lock) nor moved nothing (`moveToWaitingChildren` with no
+  // child pending resolves false). While there is one, no refusal — before it
+  // or after it — says where the job is: it is where that move put it, and a
+  // later refusal failing the attempt reported a job in waiting-children
+  // (that completed later) as dropped. Counted from the start of the move,
+  // not its end, or a move not awaited left the attempt judged by the
+  // refusal. The refused move itself still rejects to its caller.
+  let moves = 0
   const moving = <T>(move: T, movedNothing?: (result: Awaited<T>) => boolean): T => {
-    const earlier = refusal
-    refusal = undefined
-    if (earlier !== undefined) {
-      Promise.resolve(move).then(
-        (result) => {
-          if (movedNothing?.(result)) refusal ??= earlier
-        },
-        () => {
-          refusal ??= earlier
-        },
-      )
+    moves++
+    const undone = () => {
+      moves--
     }
+    Promise.resolve(move).then((result) => {
+      if (movedNothing?.(result)) undone()
+    }, undone)
     return move
   }
   const undo = [
@@ -135,7 +133,7 @@ export function guardDelay(job: Job, deadline: Deadline, details: DelayGuardDeta
   ]
   return {
     get refusal() {
-      return refusal
+      return moves > 0 ? undefined : refusal
     },
     undo() {
       for (const put of undo) put()

@@ -330,12 +330,28 @@ async function decide(
       cause: error,
       ...(retryDelayMs === undefined ? {} : { retryDelayMs }),
     })
+  // Ended by its deadline — not by BullMQ's own signal (a cancel, a lost lock),
+  // whose reason BullMQ must see as it is. An observe-only deadline that has
+  // passed is done with no reason (it aborted nothing): it ran out all the same.
+  const ranOut =
+    deadline.done && deadline.reason !== undefined
+      ? isDeadlineExceeded(deadline.reason)
+      : deadline.expired
   // A DelayedError, WaitingError or WaitingChildrenError after a refused
   // moveToDelayed, with no move since (BullMQ's step-job pattern, the refusal
   // caught): the job never moved, and BullMQ, told it did, leaves it in
   // active with no worker until its stall check puts it back, past its
-  // deadline. It fails now with the refusal.
-  if (refusal !== undefined && isOwnMove(error)) {
+  // deadline. A manual rate limit: BullMQ moves the job back to wait itself,
+  // after the attempt. Either way the job is still in active, so the attempt
+  // can be failed — by its deadline first, if that is what ended it.
+  const refusedMove = refusal !== undefined && isOwnMove(error)
+  const rateLimited = isRateLimit(error)
+  if ((refusedMove || rateLimited) && ranOut) {
+    if (deadline.observe) return { outcome: 'deferred', error, enforced: 'deadline_exceeded' }
+    counts.stopped++
+    return { outcome: 'deadline_exceeded', error: fail('running') }
+  }
+  if (refusedMove) {
     if (deadline.observe) return { outcome: 'deferred', error, enforced: 'no_time_to_retry' }
     counts.retriesDropped++
     return { outcome: 'no_time_to_retry', error: refusal }
@@ -343,7 +359,7 @@ async function decide(
   // A manual rate limit that would leave the job too little: a retry that
   // would not fit (rateLimitRefusal.ts). It fails now, as a refused
   // moveToDelayed does; one that leaves time is BullMQ's.
-  if (isRateLimit(error)) {
+  if (rateLimited) {
     const refused = await rateLimitRefusal(job, error, deadline, {
       budgetMs,
       budgetRecorded,
@@ -354,21 +370,19 @@ async function decide(
     counts.retriesDropped++
     return { outcome: 'no_time_to_retry', error: refused }
   }
+  // Other deferrals announce moves the job has made: it is no longer in
+  // active, and nothing here can fail it.
   if (isDeferral(error)) return { outcome: 'deferred', error }
-  // Ended by its deadline — not by BullMQ's own signal (a cancel, a lost lock),
-  // whose reason BullMQ must see as it is. An observe-only deadline that has
-  // passed is done with no reason (it aborted nothing): it ran out all the same.
-  const ranOut =
-    deadline.done && deadline.reason !== undefined
-      ? isDeadlineExceeded(deadline.reason)
-      : deadline.expired
   if (ranOut && !deadline.observe) {
     counts.stopped++
     return { outcome: 'deadline_exceeded', error: fail('running') }
   }
   // The processor asked to park the job past its deadline (guardDelay): the
-  // job is still active, so this failure is final, as a retry that would not fit.
-  if (isDelayRefusal(error)) {
+  // job is still active, so this failure is final, as a retry that would not
+  // fit — unless a move took the job out of active first (the guard then
+  // holds no refusal): it is where that move put it, and the refusal, thrown
+  // on, is the processor's error as any other.
+  if (isDelayRefusal(error) && refusal !== undefined) {
     counts.retriesDropped++
     return { outcome: 'no_time_to_retry', error }
   }

@@ -552,6 +552,185 @@ describe.skipIf(!available)('withDeadline: a worker enforces the deadline a job 
     expect(processor.counts.retriesDropped).toBe(0)
   })
 
+  it("a RateLimitError under a queue-wide limit (queue.setGlobalRateLimit) that is not reached is BullMQ's as before: the queue's max, not the worker's limiter.max, is the one BullMQ applies, and another worker takes the job", async () => {
+    const { queue, events, name } = await redis.queue()
+    await queue.setGlobalRateLimit(100, 60_000)
+    const limiter = { max: 1, duration: 60_000 }
+    let calls = 0
+    const processor = withDeadline(async () => {
+      if (++calls > 1) return 'again'
+      throw Worker.RateLimitError()
+    })
+    const taken = once(redis.worker(name, processor, { limiter }), 'active')
+    const job = await addWithDeadline(queue, 'limited', {}, { deadline: Deadline.after(20_000) })
+    await taken
+    redis.worker(name, processor, { limiter })
+    const result = await finished(job, events, queue)
+    // Before: failed, "rate limited for 59992 ms", by the worker's max of 1.
+    expect(result).toMatchObject({ ok: true, value: 'again', state: 'completed' })
+    expect(processor.counts.retriesDropped).toBe(0)
+  })
+
+  it("a RateLimitError when the queue-wide limit (queue.setGlobalRateLimit) is reached fails the attempt now, though the worker's own limiter.max is not", async () => {
+    const { queue, events, name } = await redis.queue()
+    await queue.setGlobalRateLimit(1, 60_000)
+    const ended = nextEnd()
+    const processor = withDeadline(async () => {
+      throw Worker.RateLimitError()
+    })
+    redis.worker(name, processor, { limiter: { max: 100, duration: 60_000 } })
+    const job = await addWithDeadline(queue, 'limited', {}, { deadline: Deadline.after(5_000) })
+    // Before: `deferred`, back in wait for a minute to fail unrun.
+    expect((await ended).outcome).toBe('no_time_to_retry')
+    const result = await finished(job, events, queue)
+    expect(result.state).toBe('failed')
+    expect(result.failedReason).toMatch(
+      /not retried: rate limited for \d+ ms: the job would resume/,
+    )
+    expect(await queue.getRateLimitTtl()).toBeGreaterThan(50_000)
+    expect(processor.counts.retriesDropped).toBe(1)
+  })
+
+  it('a manual rate limit with no limiter and no queue-wide max is checked by no worker (BullMQ applies none): another worker takes the job at once, as without Hourglass', async () => {
+    const { queue, events, name } = await redis.queue()
+    let calls = 0
+    let first: Worker<unknown, string>
+    const processor = withDeadline(async () => {
+      if (++calls > 1) return 'again'
+      await first.rateLimit(60_000)
+      throw Worker.RateLimitError()
+    })
+    first = redis.worker(name, processor)
+    const taken = once(first, 'active')
+    const job = await addWithDeadline(queue, 'limited', {}, { deadline: Deadline.after(20_000) })
+    await taken
+    redis.worker(name, processor)
+    const result = await finished(job, events, queue)
+    // Before: failed, "rate limited for 60000 ms", a limit no worker checks.
+    expect(result).toMatchObject({ ok: true, value: 'again', state: 'completed' })
+    expect(processor.counts.retriesDropped).toBe(0)
+  })
+
+  it('a RateLimitError with no limit in force that leaves less than minBudgetMs fails the attempt now: a 0 ms limit is judged as any other', async () => {
+    const { queue, events, name } = await redis.queue()
+    const clock = new ManualClock()
+    const ended = nextEnd()
+    let calls = 0
+    const processor = withDeadline(
+      async () => {
+        if (++calls > 1) return 'again'
+        clock.advance(currentDeadline()!.remaining() - 500)
+        throw Worker.RateLimitError()
+      },
+      { clock, minBudgetMs: 1_000 },
+    )
+    redis.worker(name, processor)
+    const job = await addWithDeadline(queue, 'limited', {}, { deadline: Deadline.after(20_000) })
+    // Before: `deferred`, back in wait with 500 ms left.
+    expect((await ended).outcome).toBe('no_time_to_retry')
+    const result = await finished(job, events, queue)
+    expect(result.state).toBe('failed')
+    expect(result.failedReason).toMatch(
+      /not retried: rate limited for 0 ms: the job would resume with 500 ms left, less than minBudgetMs \(1000\); it was not moved back to wait$/,
+    )
+    expect(processor.counts).toEqual({ expired: 0, stopped: 0, retriesDropped: 1 })
+  })
+
+  it.each([
+    ['a RateLimitError', 'rateLimit'],
+    ['a refused moveToDelayed, then DelayedError', 'delayed'],
+  ])(
+    'an attempt stopped by its deadline that then throws %s is reported stopped by its deadline (deadline_exceeded, counts.stopped)',
+    async (_, how) => {
+      const { queue, events, name } = await redis.queue()
+      const clock = new ManualClock()
+      const running = signal<Deadline>()
+      const ended = nextEnd()
+      let calls = 0
+      const processor = withDeadline(
+        async (job: Job, token?: string, jobSignal?: AbortSignal) => {
+          if (++calls > 1) return 'again'
+          running.resolve(currentDeadline()!)
+          await once(jobSignal!, 'abort')
+          if (how === 'rateLimit') throw Worker.RateLimitError()
+          await job.moveToDelayed(Date.now() + 60_000, token).catch(() => {})
+          throw new DelayedError()
+        },
+        { clock },
+      )
+      redis.worker(name, processor)
+      const job = await addWithDeadline(queue, 'stopped', {}, { deadline: Deadline.after(20_000) })
+      clock.advance((await running.promise).remaining() + 1)
+      // Before: `deferred` (the rate limit) or `no_time_to_retry` (the refusal).
+      expect((await ended).outcome).toBe('deadline_exceeded')
+      const result = await finished(job, events, queue)
+      expect(result.state).toBe('failed')
+      expect(result.failedReason).toMatch(/was stopped by its deadline/)
+      expect(processor.counts).toEqual({ expired: 0, stopped: 1, retriesDropped: 0 })
+    },
+  )
+
+  it('a RateLimitError while Redis does not answer ends at the deadline: the limit read is abandoned, not awaited forever', async () => {
+    const { queue, name } = await redis.queue()
+    const clock = new ManualClock()
+    const thrown = signal<Deadline>()
+    const ended = nextEnd()
+    const processor = withDeadline(
+      async () => {
+        redis.redis.freeze()
+        thrown.resolve(currentDeadline()!)
+        throw Worker.RateLimitError()
+      },
+      { clock },
+    )
+    redis.worker(name, processor, { limiter: { max: 100, duration: 1_000 } })
+    await addWithDeadline(queue, 'limited', {}, { deadline: Deadline.after(20_000) })
+    const deadline = await thrown.promise
+    // One turn of the loop: the attempt's catch is now waiting on Redis.
+    await new Promise((resolve) => setImmediate(resolve))
+    clock.advance(deadline.remaining() + 1)
+    // Before: no end, ever (the read waited for Redis inside the attempt).
+    expect((await ended).outcome).toBe('no_time_to_retry')
+    redis.redis.thaw()
+  })
+
+  it.each([
+    ['caught, then WaitingChildrenError', true, 'deferred'],
+    ['thrown on', false, 'failed'],
+  ])(
+    'a refused moveToDelayed after a move that took the job out of active (to waiting-children), %s, does not fail the attempt: the job is where that move put it',
+    async (_, caught, outcome) => {
+      const { queue, events, name } = await redis.queue()
+      const ends = collect(bullmqChannels.end)
+      let calls = 0
+      let refused: unknown
+      const processor = withDeadline(async (job: Job, token?: string) => {
+        if (job.name === 'child') return 'child done'
+        if (++calls > 1) return 'again'
+        await queue.add('child', {}, { parent: { id: job.id!, queue: job.queueQualifiedName } })
+        expect(await job.moveToWaitingChildren(token!)).toBe(true)
+        const moving = job.moveToDelayed(Date.now() + 60_000, token)
+        if (!caught) await moving
+        await moving.catch((error) => {
+          refused = error
+        })
+        throw new WaitingChildrenError()
+      })
+      redis.worker(name, processor)
+      const job = await addWithDeadline(queue, 'step', {}, { deadline: Deadline.after(20_000) })
+      const result = await finished(job, events, queue)
+      // Before: no_time_to_retry, retriesDropped 1 — yet the job was in waiting-children.
+      expect(ends.filter((e) => e.jobId === job.id).map((e) => e.outcome)).toEqual([
+        outcome,
+        'completed',
+      ])
+      expect(result).toMatchObject({ ok: true, value: 'again', state: 'completed' })
+      // The refused move itself still rejects to its caller.
+      if (caught) expect(isJobDeadlineExceeded(refused)).toBe(true)
+      expect(processor.counts.retriesDropped).toBe(0)
+    },
+  )
+
   it('observe mode: a manual rate limit past the deadline sends the job back to wait as asked, and the end message says enforcement would have failed it (no_time_to_retry)', async () => {
     const { queue, name } = await redis.queue()
     const ended = nextEnd()
