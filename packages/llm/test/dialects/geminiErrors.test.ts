@@ -39,6 +39,18 @@ function resourceExhausted(quotaValue: string, retryDelay: string | undefined, m
 }
 
 describe('Gemini errors', () => {
+  it('a 2xx JSON-array answer broken by an error, whose call arguments nest too deep to serialise again, is read without throwing', () => {
+    // Deep enough to overflow JSON.stringify's recursion (~5 000 levels on Node 20), with margin.
+    const depth = 20_000
+    const args = `${'{"a":'.repeat(depth)}1${'}'.repeat(depth)}`
+    const body = `[{"candidates":[{"content":{"role":"model","parts":[{"functionCall":{"name":"f","args":${args}}}]},"index":0}]},{"error":{"code":500,"message":"Internal error encountered.","status":"INTERNAL"}}]`
+    // Before: RangeError (Maximum call stack size exceeded), and the 200 was recorded as a network failure.
+    expect(dialects.gemini.normalizeError({ status: 200, body })).toMatchObject({
+      kind: 'server_error',
+      status: 200,
+    })
+  })
+
   it('an error element in a 200 JSON array carries the usage the chunks before it reported; ProviderError keeps it off `normalized`', () => {
     const chunk = (text: string, promptTokenCount: number, candidatesTokenCount: number) => ({
       candidates: [{ content: { role: 'model', parts: [{ text }] }, index: 0 }],

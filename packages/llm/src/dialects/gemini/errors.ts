@@ -286,8 +286,22 @@ function partChars(part: unknown): number {
   return (
     (text?.length ?? 0) +
     (call === undefined ? 0 : (getString(call, 'name')?.length ?? 0)) +
-    (args === undefined ? 0 : JSON.stringify(args).length)
+    (args === undefined ? 0 : argsChars(args))
   )
+}
+
+/**
+ * A call's arguments as characters of JSON. `JSON.parse` takes nesting that
+ * `JSON.stringify` overflows the stack on (100 000 levels): such arguments
+ * count for nothing rather than make the error's reading throw (a 200
+ * recorded as a network failure).
+ */
+function argsChars(args: Record<string, unknown>): number {
+  try {
+    return JSON.stringify(args).length
+  } catch {
+    return 0
+  }
 }
 
 export function normalizeGeminiStreamError(frame: StreamErrorInput): NormalizedError | undefined {
