@@ -103,11 +103,9 @@ export class IngressRequest {
   /** Set when our own timer's 504 is written: when it was due (system clock), to time its flush. */
   #timedOutAt: number | undefined
   /** Armed when respond's `end` has not finished when it returns (see `#boundDeferredEnd`); cleared in `#finish`. */
-  #endGrace: unknown
+  #endGrace: TimerLink | undefined
   /** The timer of the 504 still due after the handler cancelled its deadline (see `#onDeadlineCancel`). */
-  #stillDue: unknown
-  /** Whether `#stillDue` is armed: a custom clock's timer handle may be anything, `undefined` too. */
-  #stillDueArmed = false
+  #stillDue: TimerLink | undefined
 
   constructor(
     req: IncomingMessage,
@@ -159,7 +157,7 @@ export class IngressRequest {
    */
   static readonly #onDeadlineCancel = (deadline: Deadline): void => {
     const ingress = (deadline as Tagged)[INGRESS]
-    if (ingress === undefined || ingress.#stillDueArmed || ingress.#answered) return
+    if (ingress === undefined || ingress.#stillDue !== undefined || ingress.#answered) return
     if (ingress.#finished || ingress.#outcome !== 'ok') return
     const res = ingress.res
     if (res.writableEnded || (res.headersSent && !headUnsent(res))) return
@@ -170,21 +168,26 @@ export class IngressRequest {
     const clock = this.deadline.clock
     const delay = this.deadline.expiresAt - clock.now()
     if (!Number.isFinite(delay)) return
-    this.#stillDueArmed = true
+    const link: TimerLink = { ingress: this, destroy: undefined, handle: undefined }
+    this.#stillDue = link
     // Whole ms (Node truncates fractions), at least 0: cancelled past its
     // time before its timer ran (a busy loop), it is answered at once.
-    this.#stillDue = clock.setTimeout(
-      () => this.#stillDueFired(),
+    link.handle = clock.setTimeout(
+      () => IngressRequest.#stillDueFired(link),
       Math.min(Math.max(0, Math.ceil(delay)), MAX_TIMER_MS),
     )
   }
 
-  #stillDueFired(): void {
-    this.#stillDueArmed = false
+  static #stillDueFired(link: TimerLink): void {
+    const ingress = link.ingress
+    // Cleared, by a clock that could not cancel it (see `TimerLink`).
+    if (ingress === undefined) return
+    link.ingress = undefined
+    ingress.#stillDue = undefined
     // libuv may fire a timer up to ~1 ms early: never answer before the
     // deadline (a 504 before its time, a negative lateness): wait the rest.
-    if (this.deadline.expiresAt > this.deadline.clock.now()) this.#armStillDue()
-    else this.#expire('handler')
+    if (ingress.deadline.expiresAt > ingress.deadline.clock.now()) ingress.#armStillDue()
+    else ingress.#expire('handler')
   }
 
   /** True once the deadline answered (504 written, or a started response ended). */
@@ -454,13 +457,22 @@ export class IngressRequest {
    * `expired`. The timer is on the deadline's clock, cleared by `#finish`.
    */
   #boundDeferredEnd(): void {
-    const res = this.res
     // Taken now: the late writers' swallowing (next in `#expire`) wraps `destroy` too.
-    const destroy = res.destroy
-    this.#endGrace = this.deadline.clock.setTimeout(() => {
-      this.#endGrace = undefined
-      if (!this.#finished && !res.writableFinished) destroy.call(res)
-    }, RESPOND_END_GRACE_MS)
+    const link: TimerLink = { ingress: this, destroy: this.res.destroy, handle: undefined }
+    this.#endGrace = link
+    link.handle = this.deadline.clock.setTimeout(
+      () => IngressRequest.#endGraceFired(link),
+      RESPOND_END_GRACE_MS,
+    )
+  }
+
+  static #endGraceFired(link: TimerLink): void {
+    const { ingress, destroy } = link
+    // Cleared, by a clock that could not cancel it (see `TimerLink`).
+    if (ingress === undefined || destroy === undefined) return
+    unlink(link)
+    ingress.#endGrace = undefined
+    if (!ingress.#finished && !ingress.res.writableFinished) destroy.call(ingress.res)
   }
 
   #publishExpire(
@@ -566,12 +578,11 @@ export class IngressRequest {
     if (this.#finished) return
     this.#finished = true
     if (this.#endGrace !== undefined) {
-      this.deadline.clock.clearTimeout(this.#endGrace)
+      this.deadline.clock.clearTimeout(unlink(this.#endGrace))
       this.#endGrace = undefined
     }
-    if (this.#stillDueArmed) {
-      this.#stillDueArmed = false
-      this.deadline.clock.clearTimeout(this.#stillDue)
+    if (this.#stillDue !== undefined) {
+      this.deadline.clock.clearTimeout(unlink(this.#stillDue))
       this.#stillDue = undefined
     }
     if (this.#onFinish !== undefined) removeListener.call(this.res, 'finish', this.#onFinish)
@@ -591,6 +602,30 @@ export class IngressRequest {
       })
     }
   }
+}
+
+/**
+ * One of our timers (the 504 still due, respond's end grace), and what its
+ * callback reaches the request through: emptied when the timer is cleared or
+ * fires. A clock whose setTimeout returns no handle (core's Clock type
+ * allows it: `undefined`) cannot clear it, and a callback that held the
+ * request itself kept its req, res and everything they reach until it
+ * fired: the whole budget, or the grace. Made only when a timer is armed:
+ * a request that arms none (nearly all) allocates nothing for it.
+ */
+interface TimerLink {
+  ingress: IngressRequest | undefined
+  /** The grace's `res.destroy`, taken when armed (see `#boundDeferredEnd`). */
+  destroy: (() => void) | undefined
+  /** What the clock's setTimeout returned, for its clearTimeout. */
+  handle: unknown
+}
+
+/** Empties `link` (its callback then does nothing); returns the handle to clear. */
+function unlink(link: TimerLink): unknown {
+  link.ingress = undefined
+  link.destroy = undefined
+  return link.handle
 }
 
 /**

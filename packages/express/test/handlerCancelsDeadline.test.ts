@@ -10,7 +10,21 @@ import type { Response } from 'express'
 import { request } from 'undici'
 import { afterEach, describe, expect, it } from 'vitest'
 import { deadline, deadlineErrors, type IngressExpireMessage } from '../src/index.js'
+import { collected } from './support/collectGarbage.js'
+import { deferredEnd } from './support/deferredEnd.js'
 import { client, deferred, listen, majors, type Running } from './support/servers.js'
+
+/** A clock whose setTimeout returns no handle (core's Clock type allows it): its timers cannot be cleared. */
+function handleless(manual: ManualClock): Clock {
+  return {
+    now: () => manual.now(),
+    setTimeout: (fn, ms) => {
+      manual.setTimeout(fn, ms)
+      return undefined
+    },
+    clearTimeout: () => {},
+  }
+}
 
 // A handler that cancels its own `req.deadline` (to stop its work: an
 // upstream failed, a user pressed stop) and then never answers: the cancel
@@ -108,15 +122,7 @@ describe.each(majors)('a handler that ends its own deadline ($name)', (major) =>
   )
 
   it('a custom clock whose setTimeout returns undefined (core accepts it): cancel() and an answer is a 200', async () => {
-    const manual = new ManualClock()
-    const clock: Clock = {
-      now: () => manual.now(),
-      setTimeout: (fn, ms) => {
-        manual.setTimeout(fn, ms)
-        return undefined
-      },
-      clearTimeout: () => {},
-    }
+    const clock = handleless(new ManualClock())
     const app = major.app()
     app.use(deadline({ defaultMs: 1000, reserveMs: 10, clock }))
     app.get('/', (req, res) => {
@@ -126,6 +132,66 @@ describe.each(majors)('a handler that ends its own deadline ($name)', (major) =>
     server = await listen(app)
     const res = await request(server.url, { dispatcher: client() })
     expect([res.statusCode, await res.body.text()]).toEqual([200, 'stopped'])
+  })
+
+  it('a custom clock whose setTimeout returns undefined: cancel() then an answer, the request is not held by the 504 timer it could not clear', async () => {
+    const clock = handleless(new ManualClock())
+    const app = major.app()
+    const closed = deferred()
+    let ref: WeakRef<object> | undefined
+    app.use(deadline({ defaultMs: 1000, reserveMs: 10, clock }))
+    app.get('/', (req, res) => {
+      ref = new WeakRef(req)
+      // Node's Date header cache arms a timer of up to 1 s when a response
+      // reads it, holding the request's context (so its deadline) till then.
+      res.sendDate = false
+      // After ours (prepended): the request is over when this runs.
+      res.on('close', () => closed.resolve())
+      req.deadline.cancel(new Error('stop the work'))
+      res.send('stopped')
+    })
+    server = await listen(app)
+    const res = await request(server.url, { dispatcher: client() })
+    await res.body.dump()
+    await closed.promise
+    await server.close()
+    server = undefined
+    expect(await collected(ref), 'the request collected after its response').toBe(true)
+  })
+
+  it('a custom clock whose setTimeout returns undefined: a respond whose end completes later does not leave the request held by the grace timer it could not clear', async () => {
+    const manual = new ManualClock()
+    const app = major.app()
+    const entered = deferred()
+    const closed = deferred()
+    let ref: WeakRef<object> | undefined
+    app.use(
+      deadline({
+        defaultMs: 1000,
+        reserveMs: 10,
+        clock: handleless(manual),
+        respond: (_req, res) => res.status(504).json({ error: 'late' }),
+      }),
+    )
+    app.use(deferredEnd('answers'))
+    app.get('/', (req, res) => {
+      ref = new WeakRef(req)
+      res.sendDate = false // see above
+      res.on('close', () => closed.resolve())
+      entered.resolve()
+    })
+    server = await listen(app)
+    const pending = request(server.url, { dispatcher: client() })
+    pending.catch(() => {})
+    await entered.promise
+    manual.advance(990)
+    const res = await pending
+    await res.body.dump()
+    await closed.promise
+    await server.close()
+    server = undefined
+    expect(res.statusCode).toBe(504)
+    expect(await collected(ref), 'the request collected after its 504').toBe(true)
   })
 
   it('req.deadline has the own keys of a plain deadline, and inspects without cancel or dispose', async () => {

@@ -1,3 +1,4 @@
+import { describeValue } from '@hourglass/core'
 import type { Context, ContextManager } from '@opentelemetry/api'
 import { parentContext } from './deadlineSpans.js'
 
@@ -29,6 +30,15 @@ export class DeadlineContextManager implements ContextManager {
   readonly #inner: ContextManager
 
   constructor(inner: ContextManager) {
+    // Checked here, as the package's other constructors check theirs: taken
+    // as it came, `undefined` (a manager not yet made, a bad import) failed
+    // only at the first `active()`, inside the SDK, far from this line.
+    if (!isContextManager(inner)) {
+      // A TypeError whatever was passed (core's optionError makes a number a RangeError).
+      throw new TypeError(
+        `DeadlineContextManager: inner must be a ContextManager (active, with, bind, enable and disable functions), got ${describeValue(inner)}`,
+      )
+    }
     this.#inner = inner
   }
 
@@ -58,4 +68,16 @@ export class DeadlineContextManager implements ContextManager {
     this.#inner.disable()
     return this
   }
+}
+
+function isContextManager(value: unknown): value is ContextManager {
+  if (typeof value !== 'object' || value === null) return false
+  const m = value as Record<keyof ContextManager, unknown>
+  return (
+    typeof m.active === 'function' &&
+    typeof m.with === 'function' &&
+    typeof m.bind === 'function' &&
+    typeof m.enable === 'function' &&
+    typeof m.disable === 'function'
+  )
 }

@@ -1,5 +1,7 @@
 import { KNOWN_DEADLINE_SOURCES } from '@hourglass/core'
-import { DeadlinePropagator } from '@hourglass/otel'
+import { DeadlineContextManager, DeadlinePropagator } from '@hourglass/otel'
+import { ROOT_CONTEXT } from '@opentelemetry/api'
+import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks'
 import { expect, it } from 'vitest'
 
 // A bad option reads the same whichever package refused it: the propagator
@@ -37,4 +39,30 @@ it('names the option and shows the bad value as every package does', () => {
   expect(message({ clock: 'x'.repeat(100) })).toBe(
     `DeadlinePropagator: clock must be a Clock (now, setTimeout and clearTimeout functions), got '${'x'.repeat(40)}' (a string)`,
   )
+})
+
+it('new DeadlineContextManager() refuses what is no ContextManager at once, not at the first active() deep in the SDK', () => {
+  const rule =
+    'DeadlineContextManager: inner must be a ContextManager (active, with, bind, enable and disable functions)'
+  const refused = (inner: unknown): unknown => {
+    try {
+      new DeadlineContextManager(inner as never)
+    } catch (error) {
+      return error
+    }
+    return undefined
+  }
+  for (const [inner, got] of [
+    [undefined, 'undefined'],
+    [null, 'null'],
+    [{}, 'an object'],
+    [{ active: () => ROOT_CONTEXT }, 'an object'],
+    ['async-hooks', "'async-hooks' (a string)"],
+    [5, '5'],
+  ] as const) {
+    const error = refused(inner)
+    expect(error, `for ${got}`).toBeInstanceOf(TypeError)
+    expect((error as Error).message).toBe(`${rule}, got ${got}`)
+  }
+  expect(refused(new AsyncLocalStorageContextManager())).toBeUndefined()
 })
