@@ -40,6 +40,8 @@ interface Sample {
   /** The request's other fields (a tool for `tool_choice`, `stream` for `stream_options`). */
   with?: Record<string, unknown>
   value: unknown
+  /** Another value for a dialect whose cell names its own refusal (DeepSeek's `json_schema`). */
+  valueFor?: Partial<Record<ProviderDialect, unknown>>
   /** What a translating dialect must hold at the cell's first path. */
   translated?: Partial<Record<ProviderDialect, unknown>>
 }
@@ -92,6 +94,7 @@ const SAMPLES: Record<string, Sample> = {
   },
   response_format: {
     value: { type: 'json_schema', json_schema: { name: 'answer', schema: SCHEMA, strict: true } },
+    valueFor: { deepseek: { type: 'json_object' } },
     translated: { gemini: 'application/json' },
   },
   seed: { value: 42, translated: { gemini: 42 } },
@@ -207,8 +210,9 @@ describe('every Chat Completions field is forwarded, translated or refused (READ
       for (const dialect of dialects) {
         it(`${label} → ${dialect}: ${cell}`, async () => {
           const sample = SAMPLES[label] as Sample
+          const value = sample.valueFor?.[dialect] ?? sample.value
           const fields = structuredClone(sample.with ?? {})
-          if (sample.value !== undefined) put(fields, field, sample.value)
+          if (value !== undefined) put(fields, field, value)
           const { status, text, sent, upstream } = await send(dialect, fields)
           if (cell.startsWith('refused')) {
             expect(status, text).toBe(400)
@@ -223,7 +227,7 @@ describe('every Chat Completions field is forwarded, translated or refused (READ
           expect(status, text).toBe(200)
           expect(sent).toHaveLength(1)
           if (cell.startsWith('forwarded')) {
-            expect(at(upstream, field)).toEqual(sample.value)
+            expect(at(upstream, field)).toEqual(value)
           } else if (cell.startsWith('translated to')) {
             const paths = [...(cell.split('(')[0] as string).matchAll(/`([^`]+)`/g)]
               .map((m) => m[1] as string)
@@ -454,6 +458,24 @@ describe('every Chat Completions field is forwarded, translated or refused (READ
       await send('gemini', format({ description: 'x', schema: other })),
       param,
     )
+  })
+
+  it('response_format json_schema is refused for DeepSeek (its API answers 400 "This response_format type is unavailable now"), naming the field and provider; json_object and text are forwarded', async () => {
+    const schema = { type: 'json_schema', json_schema: { name: 'answer', schema: SCHEMA } }
+    const refused = await send('deepseek', { response_format: schema })
+    expectRefused('deepseek', refused, 'response_format.type')
+    expect(JSON.parse(refused.text).error.message).toContain('json_object')
+    for (const format of [{ type: 'json_object' }, { type: 'text' }]) {
+      const ok = await send('deepseek', { response_format: format })
+      expect(ok.status, ok.text).toBe(200)
+      expect(at(ok.upstream, 'response_format')).toEqual(format)
+    }
+    // The other OpenAI-compatible providers take it as sent.
+    for (const dialect of ['openai', 'qwen'] as const) {
+      const ok = await send(dialect, { response_format: schema })
+      expect(ok.status, ok.text).toBe(200)
+      expect(at(ok.upstream, 'response_format')).toEqual(schema)
+    }
   })
 
   it('json_schema.schema: null is not set: Gemini gets JSON without a schema, never responseJsonSchema: null; OpenAI gets the format as sent', async () => {
