@@ -1,5 +1,6 @@
 import type { ServerResponse } from 'node:http'
 import type { Clock } from '@hourglass/core'
+import { deepseekErrors } from './errors/deepseekErrors.js'
 import { pause, writePaced } from './pacing.js'
 import { planAnswer } from './planAnswer.js'
 import { toolSettingsWithoutTools } from './toolSettingsWithoutTools.js'
@@ -58,7 +59,9 @@ function writeText(ctx: ReplyContext, reply: TextReply): Promise<void> {
     })
   }
   // The API refuses it before generating: the scripted answer is not given.
-  const refused = toolSettingsWithoutTools(ctx.record.route, ctx.record.body)
+  const refused =
+    toolSettingsWithoutTools(ctx.record.route, ctx.record.body) ??
+    unavailableFormat(ctx.dialect, ctx.record.body)
   if (refused !== undefined) return writeError(ctx, refused)
   return ctx.record.stream ? writeStream(ctx, ctx.wire, reply) : writeJson(ctx, ctx.wire, reply)
 }
@@ -268,4 +271,11 @@ function requestIdHeader(ctx: ReplyContext, id: string): Record<string, string> 
   return ctx.record.route === 'anthropic-messages'
     ? { 'request-id': `req_${id}` }
     : { 'x-request-id': `req_${id}` }
+}
+
+/** DeepSeek's 400 for a `response_format` it does not take (`json_schema`); undefined otherwise. */
+function unavailableFormat(dialect: ProviderDialect, body: unknown): ErrorReply | undefined {
+  if (dialect !== 'deepseek' || typeof body !== 'object' || body === null) return undefined
+  const format = (body as { response_format?: { type?: unknown } | null }).response_format
+  return format?.type === 'json_schema' ? deepseekErrors.responseFormatUnavailable() : undefined
 }

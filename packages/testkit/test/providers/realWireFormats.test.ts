@@ -104,6 +104,27 @@ describe('usage in chat-completions streams', () => {
   })
 })
 
+describe("DeepSeek's response formats", () => {
+  it('refuses json_schema with its 400 (it has no structured outputs), answers json_object', async () => {
+    fake = await startFakeProvider({ dialect: 'deepseek', reply: reply.text('{}') })
+    const schema = { type: 'json_schema', json_schema: { name: 'x', schema: { type: 'object' } } }
+    const refused = await chat(fake.baseURL, { response_format: schema })
+    expect(refused.status).toBe(400)
+    expect(await refused.json()).toMatchObject({
+      error: { message: 'This response_format type is unavailable now' },
+    })
+    const json = await chat(fake.baseURL, { response_format: { type: 'json_object' } })
+    expect(json.status).toBe(200)
+    await json.body?.cancel()
+    // OpenAI takes it.
+    await fake.close()
+    fake = await startFakeProvider({ dialect: 'openai', reply: reply.text('{}') })
+    const openai = await chat(fake.baseURL, { response_format: schema })
+    expect(openai.status).toBe(200)
+    await openai.body?.cancel()
+  })
+})
+
 describe('DeepSeek keeps a slow non-streamed request alive with empty lines', () => {
   // api-docs.deepseek.com/quick_start/rate_limit: "Non-streaming requests:
   // Continuously return empty lines ... These contents do not affect the

@@ -25,6 +25,18 @@ export const deepseekErrors = {
   rateLimited(): ErrorReply {
     return error(429, 'Rate Limit Reached', 'rate_limit_reached', 'rate_limit_reached')
   },
+  /**
+   * 400 for `response_format: {type: "json_schema"}`: DeepSeek takes `text`
+   * and `json_object` only (llm-exe/llm-exe#662, khoj-ai/khoj#1336).
+   */
+  responseFormatUnavailable(): ErrorReply {
+    return error(
+      400,
+      'This response_format type is unavailable now',
+      'invalid_request_error',
+      'invalid_request_error',
+    )
+  },
   authentication(): ErrorReply {
     return error(
       401,
