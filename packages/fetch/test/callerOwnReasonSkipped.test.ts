@@ -4,6 +4,7 @@ import type { AddressInfo } from 'node:net'
 import { Agent, request } from 'undici'
 import { afterEach, describe, expect, it } from 'vitest'
 import { createFetch, deadlineInterceptor, HeadersTimeoutError } from '../src/index.js'
+import { keepOwnStack } from '../src/keepOwnStack.js'
 import { recordEgress } from './helpers.js'
 
 let server: Server | undefined
@@ -159,5 +160,20 @@ describe("createFetch: the caller's reason surfaces unchanged", () => {
     controller.abort(reason)
     expect(await call).toBe(reason)
     expect(reason.stack).toBe(stack)
+  })
+
+  it('an Error whose stack is an accessor (Node 22 and 24 make it one) gets its own text back', () => {
+    let text = 'Error: my own stop\n    at caller'
+    const reason = Object.defineProperty(new Error('my own stop'), 'stack', {
+      get: () => text,
+      set: (v: string) => {
+        text = v
+      },
+      configurable: true,
+    })
+    const restore = keepOwnStack(reason)
+    reason.stack = `${reason.stack}\n    at fetch (undici/index.js:155:3)` // what undici does
+    restore()
+    expect(reason.stack).toBe('Error: my own stop\n    at caller')
   })
 })
