@@ -482,6 +482,12 @@ describe('extra Chat Completions fields (request.extra)', () => {
     )
   })
 
+  it('an empty tools list in extra is no tools: left out with the settings, not refused as a field without an equivalent', () => {
+    const body = build({ tools: [], tool_choice: 'auto' })
+    expect(body).not.toHaveProperty('tools')
+    expect(body).not.toHaveProperty('tool_choice')
+  })
+
   it('stream_options: usage and no obfuscation are what it does anyway; obfuscation throws', () => {
     expect(
       build({ stream_options: { include_usage: false, include_obfuscation: false } }),

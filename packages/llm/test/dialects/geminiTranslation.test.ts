@@ -395,6 +395,12 @@ describe('extra Chat Completions fields (request.extra)', () => {
     )
   })
 
+  it('an empty tools list in extra is no tools: left out with the settings, not refused as a field without an equivalent', () => {
+    const body = build({ tools: [], tool_choice: 'auto' })
+    expect(body).not.toHaveProperty('tools')
+    expect(body).not.toHaveProperty('toolConfig')
+  })
+
   it('sends no penalty of 0 (OpenAI’s default, which Gemini 2.5 answers with 400); a seed of 0 goes', () => {
     const config = build({ frequency_penalty: 0, presence_penalty: 0, seed: 0 })['generationConfig']
     expect(config).toEqual({ maxOutputTokens: 10, seed: 0 })
