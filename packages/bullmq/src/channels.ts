@@ -136,11 +136,14 @@ export interface BullmqStartMessage extends BullmqJobMessage {
  *   too late: failed with `deadline_exceeded` instead; or it asked `job.moveToDelayed` for a
  *   time that would start it too late, and the refused move failed it (also when the
  *   processor caught the refusal and threw `DelayedError`, `WaitingError` or
- *   `WaitingChildrenError`); or its manual rate limit (`Worker.RateLimitError`) would
- *   have started it again too late;
+ *   `WaitingChildrenError`);
  * - `deadline_exceeded`: the deadline ended it while it ran: failed with `deadline_exceeded`;
  * - `deferred`: it moved itself (a `DelayedError`, `WaitingChildrenError`, `WaitingError`
- *   or a manual rate limit): BullMQ's control flow, passed through untouched.
+ *   or a manual rate limit): BullMQ's control flow, passed through untouched. A manual
+ *   rate limit (`Worker.RateLimitError`) is `deferred` even past the deadline, or stopped
+ *   by it: BullMQ puts the job back in wait and holds the worker until the limit ends,
+ *   which must hold for the worker's next jobs, and one worker cannot know when the job
+ *   will be taken again. Taken after its deadline, it is failed unrun (`expire`).
  */
 export type BullmqAttemptOutcome =
   | 'completed'
@@ -162,8 +165,11 @@ export type BullmqAttemptOutcome =
  * - `no_time_to_retry`: it failed before its deadline and BullMQ retries it,
  *   but the next attempt would start too late, or it moved itself to delayed
  *   (`job.moveToDelayed`, then `DelayedError`) to a time that leaves too
- *   little, or rate-limited itself (`Worker.RateLimitError`) for longer than
- *   it had left: enforcement would have failed it.
+ *   little: enforcement would have failed it.
+ *
+ * A manual rate limit (`Worker.RateLimitError`) adds none, even past the
+ * deadline: enforcement passes it through as well (`deferred`); only an
+ * attempt that started too late still says `expired`.
  */
 export type BullmqEnforcedOutcome = 'expired' | 'deadline_exceeded' | 'no_time_to_retry'
 

@@ -192,7 +192,7 @@ function refusalOf(
  * second is no "after its deadline", and said so it sent readers looking for
  * a clock that ran late.
  */
-export function describeResume(leftMs: number, minBudgetMs: number): string {
+function describeResume(leftMs: number, minBudgetMs: number): string {
   return leftMs <= 0
     ? `${Math.ceil(-leftMs)} ms after its deadline`
     : `with ${Math.floor(leftMs)} ms left, less than minBudgetMs (${minBudgetMs})`

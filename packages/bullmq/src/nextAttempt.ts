@@ -7,16 +7,23 @@ export interface NextAttempt {
   delayMs: number
 }
 
-const DEFERRED = new Set(['DelayedError', 'WaitingError', 'WaitingChildrenError', 'RateLimitError'])
+const DEFERRED = new Set(['DelayedError', 'WaitingError', 'WaitingChildrenError'])
+
+/** The message by which BullMQ (Worker.handleFailed) tells a manual rate limit. */
+const RATE_LIMIT_MESSAGE = 'bullmq:rateLimitExceeded'
 
 /**
  * The errors a processor throws to move its own job (to delayed, to waiting
  * for children, back under a rate limit): BullMQ's control flow, not failures.
- * BullMQ tells them by name too, so this works across installed copies.
+ * Told as BullMQ tells them, so this works across installed copies: the moves
+ * by name, a rate limit by its message alone. An error merely named
+ * `RateLimitError` (a processor's own, for an upstream's 429; BullMQ's given
+ * another message) is a failure to BullMQ, which retries it: read as a
+ * deferral, its retry past the deadline went unchecked.
  */
 export function isDeferral(error: unknown): boolean {
   if (!(error instanceof Error)) return false
-  return DEFERRED.has(error.name) || error.message === 'bullmq:rateLimitExceeded'
+  return DEFERRED.has(error.name) || error.message === RATE_LIMIT_MESSAGE
 }
 
 /** The errors by which a processor says it has moved its own job itself. */
@@ -31,16 +38,6 @@ const OWN_MOVES = new Set(['DelayedError', 'WaitingError', 'WaitingChildrenError
  */
 export function isOwnMove(error: unknown): boolean {
   return error instanceof Error && OWN_MOVES.has(error.name)
-}
-
-/**
- * BullMQ's manual rate limit (`throw Worker.RateLimitError()` after
- * `worker.rateLimit(ms)` or `queue.rateLimit(ms)`): BullMQ moves the job back
- * to wait, and no worker takes it before the limit ends. Told by message, as
- * BullMQ tells it.
- */
-export function isRateLimit(error: unknown): boolean {
-  return error instanceof Error && error.message === 'bullmq:rateLimitExceeded'
 }
 
 /**

@@ -20,8 +20,7 @@ import {
 } from './channels.js'
 import { guardDelay, isDelayRefusal } from './guardDelay.js'
 import { JobDeadlineExceededError } from './JobDeadlineExceededError.js'
-import { isDeferral, isOwnMove, isRateLimit, nextAttempt } from './nextAttempt.js'
-import { rateLimitRefusal } from './rateLimitRefusal.js'
+import { isDeferral, isOwnMove, nextAttempt } from './nextAttempt.js'
 import { readRedisTime, scriptClientOf, toLocalMs } from './redisTime.js'
 import { type MalformedDeadline, readStoredDeadline } from './storedDeadline.js'
 
@@ -75,8 +74,10 @@ export interface DeadlineCounts {
    * `job.moveToDelayed` asked for a time that would start it too late: the
    * move was refused and the attempt failed (whether the refusal propagated
    * or the processor caught it and threw `DelayedError`, `WaitingError` or
-   * `WaitingChildrenError`); and attempts whose manual rate limit
-   * (`Worker.RateLimitError`) would have started the job again too late.
+   * `WaitingChildrenError`). Not a manual rate limit (`Worker.RateLimitError`):
+   * the job goes back to wait as BullMQ does it (the limit must hold for the
+   * worker's next jobs), and if it is taken after its deadline it counts in
+   * `expired`.
    */
   retriesDropped: number
 }
@@ -113,9 +114,11 @@ export type DeadlineProcessor<DataType, ResultType, NameType extends string> = P
  *   job had moved (left so, it sat in active until BullMQ's stall check).
  *   Under an observe-only deadline it moves as asked, and the attempt's
  *   `DelayedError` ends it `deferred` with `enforcedOutcome: 'no_time_to_retry'`.
- * - A manual rate limit (`Worker.RateLimitError`) that would end with less
- *   than `minBudgetMs` left fails the attempt now, as a refused move does,
- *   rather than the job waiting out the limit in `wait` to fail unrun.
+ * - A manual rate limit (`Worker.RateLimitError`) is BullMQ's, even past the
+ *   deadline: the attempt ends `deferred`, the job goes back to wait and the
+ *   worker holds off until the limit ends, so the limit holds for its next
+ *   jobs. One worker cannot know when the job will be taken again; taken
+ *   after its deadline, it is failed unrun as `expired`.
  * - A job is never given more than the budget it was added with, nor, when
  *   it recorded none, than `maxMs`, whatever its stored expiry says.
  * - Jobs without a deadline — or with a malformed one — run exactly as before;
@@ -341,12 +344,10 @@ async function decide(
   // moveToDelayed, with no move since (BullMQ's step-job pattern, the refusal
   // caught): the job never moved, and BullMQ, told it did, leaves it in
   // active with no worker until its stall check puts it back, past its
-  // deadline. A manual rate limit: BullMQ moves the job back to wait itself,
-  // after the attempt. Either way the job is still in active, so the attempt
-  // can be failed — by its deadline first, if that is what ended it.
+  // deadline. The job is still in active, so the attempt can be failed — by
+  // its deadline first, if that is what ended it.
   const refusedMove = refusal !== undefined && isOwnMove(error)
-  const rateLimited = isRateLimit(error)
-  if ((refusedMove || rateLimited) && ranOut) {
+  if (refusedMove && ranOut) {
     if (deadline.observe) return { outcome: 'deferred', error, enforced: 'deadline_exceeded' }
     counts.stopped++
     return { outcome: 'deadline_exceeded', error: fail('running') }
@@ -356,22 +357,17 @@ async function decide(
     counts.retriesDropped++
     return { outcome: 'no_time_to_retry', error: refusal }
   }
-  // A manual rate limit that would leave the job too little: a retry that
-  // would not fit (rateLimitRefusal.ts). It fails now, as a refused
-  // moveToDelayed does; one that leaves time is BullMQ's.
-  if (rateLimited) {
-    const refused = await rateLimitRefusal(job, error, deadline, {
-      budgetMs,
-      budgetRecorded,
-      minBudgetMs,
-    })
-    if (refused === undefined) return { outcome: 'deferred', error }
-    if (deadline.observe) return { outcome: 'deferred', error, enforced: 'no_time_to_retry' }
-    counts.retriesDropped++
-    return { outcome: 'no_time_to_retry', error: refused }
-  }
   // Other deferrals announce moves the job has made: it is no longer in
-  // active, and nothing here can fail it.
+  // active, and nothing here can fail it. A manual rate limit
+  // (`Worker.RateLimitError`) passes through untouched too, even past the
+  // deadline or stopped by it: only that error makes BullMQ move the job back
+  // to wait *and* hold the throwing worker until the limit ends (its
+  // `limitUntil`). Failed in its place, the worker took its next job at once,
+  // against the limit just set for an upstream's 429. Nor can one worker
+  // judge whether the job would resume too late: which limit BullMQ applies
+  // depends on the queue-wide max, each worker's limiter and whether another
+  // worker is idle. A job taken after its deadline is failed unrun, counted
+  // `expired`, which names the real cause.
   if (isDeferral(error)) return { outcome: 'deferred', error }
   if (ranOut && !deadline.observe) {
     counts.stopped++

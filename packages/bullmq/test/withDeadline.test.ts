@@ -270,6 +270,30 @@ describe.skipIf(!available)('withDeadline: a worker enforces the deadline a job 
     expect(processor.counts).toEqual({ expired: 0, stopped: 0, retriesDropped: 1 })
   })
 
+  it("an error of the processor's own named RateLimitError (an upstream's 429) is a failure as any other, as BullMQ reads it (a rate limit is told by its message): its retry past the deadline is dropped, not reported deferred", async () => {
+    const { queue, events, name } = await redis.queue()
+    const ended = nextEnd()
+    class RateLimitError extends Error {
+      override name = 'RateLimitError'
+    }
+    const processor = withDeadline(async () => {
+      throw new RateLimitError('upstream 429')
+    })
+    redis.worker(name, processor)
+    const job = await addWithDeadline(
+      queue,
+      'flaky',
+      {},
+      { deadline: Deadline.after(5_000), attempts: 3, backoff: { type: 'fixed', delay: 60_000 } },
+    )
+    // Before: `deferred`, and BullMQ, which saw a plain failure, delayed the job a minute.
+    expect((await ended).outcome).toBe('no_time_to_retry')
+    const result = await finished(job, events, queue)
+    expect(result.state).toBe('failed')
+    expect(result.failedReason).toMatch(/would not fit; not retried: upstream 429$/)
+    expect(processor.counts).toEqual({ expired: 0, stopped: 0, retriesDropped: 1 })
+  })
+
   it('a processor that moves its job to delayed past the deadline (job.moveToDelayed) is failed at once with deadline_exceeded, not parked to fail when the delay ends', async () => {
     const { queue, events, name } = await redis.queue()
     const ends = collect(bullmqChannels.end)
@@ -486,212 +510,72 @@ describe.skipIf(!available)('withDeadline: a worker enforces the deadline a job 
     },
   )
 
-  it('a manual rate limit (worker.rateLimit, then Worker.RateLimitError) that would resume the job after its deadline fails the attempt now, not back to wait to fail unrun', async () => {
+  it("a manual rate limit (queue.rateLimit, then Worker.RateLimitError) is BullMQ's even past the deadline: the job goes back to wait, the worker takes nothing before the limit ends, and the job is then failed unrun as expired", async () => {
     const { queue, events, name } = await redis.queue()
+    // The deadline leaves a loaded machine's worker a whole second to take the job
+    // first (taken later, it is failed unrun at once and the test fails, never passes).
+    const limitMs = 1_300
     const ended = nextEnd()
     let calls = 0
-    let worker: Worker<unknown, never>
+    let limitedAt = 0
     const processor = withDeadline(async () => {
       calls++
-      await worker.rateLimit(60_000)
+      // Taken before the limit is set: the limit ends no earlier than this plus limitMs.
+      limitedAt = Date.now()
+      await queue.rateLimit(limitMs)
       throw Worker.RateLimitError()
     })
-    // A `limiter`, as BullMQ's docs require for a manual rate limit.
-    worker = redis.worker(name, processor, { limiter: { max: 100, duration: 1_000 } })
-    const job = await addWithDeadline(queue, 'limited', {}, { deadline: Deadline.after(5_000) })
-    // Before: `deferred`, the job back in wait for a minute, then failed unrun "after its deadline".
-    expect((await ended).outcome).toBe('no_time_to_retry')
+    // A `limiter`, as BullMQ's docs ask of a worker whose processor sets a manual rate limit.
+    const worker = redis.worker(name, processor, { limiter: { max: 100, duration: 1_000 } })
+    const takenAt: number[] = []
+    worker.on('active', () => takenAt.push(Date.now()))
+    const job = await addWithDeadline(
+      queue,
+      'limited',
+      {},
+      { deadline: Deadline.after(1_000, { clock: new ManualClock() }) },
+    )
+    const end = await ended
+    // Before: `no_time_to_retry`, the job failed at once, and BullMQ never
+    // held the worker for the limit, so it took its next job without waiting.
+    expect(end.outcome).toBe('deferred')
+    expect(end.enforcedOutcome).toBeUndefined()
     const result = await finished(job, events, queue)
     expect(calls).toBe(1)
-    expect(result).toMatchObject({ state: 'failed', attemptsMade: 1 })
-    expect(result.failedReason).toMatch(
-      /^deadline_exceeded: job \d+ .* failed with \d+ ms left \(added with \d+ ms left\) and its next attempt, after \d+ ms, would not fit; not retried: rate limited for \d+ ms: the job would resume \d+ ms after its deadline; it was not moved back to wait$/,
-    )
-    const afterMs = Number(/after (\d+) ms/.exec(result.failedReason ?? '')?.[1])
-    expect(afterMs).toBeGreaterThan(50_000)
-    expect(afterMs).toBeLessThanOrEqual(60_000)
-    // The limit the processor set stands for the queue's other jobs.
-    expect(await queue.getRateLimitTtl()).toBeGreaterThan(50_000)
-    expect(processor.counts).toEqual({ expired: 0, stopped: 0, retriesDropped: 1 })
-  })
-
-  it("a manual rate limit that leaves time is BullMQ's as before: the job goes back to wait and runs again", async () => {
-    const { queue, events, name } = await redis.queue()
-    const ends = collect(bullmqChannels.end)
-    let calls = 0
-    let worker: Worker<unknown, string>
-    const processor = withDeadline(async () => {
-      if (++calls > 1) return 'again'
-      await worker.rateLimit(50)
-      throw Worker.RateLimitError()
-    })
-    worker = redis.worker(name, processor, { limiter: { max: 100, duration: 1_000 } })
-    const job = await addWithDeadline(queue, 'limited', {}, { deadline: Deadline.after(20_000) })
-    const result = await finished(job, events, queue)
-    expect(result).toMatchObject({ ok: true, value: 'again', state: 'completed' })
-    expect(ends.map((e) => e.outcome)).toEqual(['deferred', 'completed'])
-    expect(processor.counts.retriesDropped).toBe(0)
-  })
-
-  it("a RateLimitError while the workers' limiter window is still under its max is BullMQ's as before: another worker takes the job at once", async () => {
-    const { queue, events, name } = await redis.queue()
-    const limiter = { max: 100, duration: 60_000 }
-    let calls = 0
-    // The first attempt counts one job in a minute-long window, well under the max, and throws.
-    const processor = withDeadline(async () => {
-      if (++calls > 1) return 'again'
-      throw Worker.RateLimitError()
-    })
-    const taken = once(redis.worker(name, processor, { limiter }), 'active')
-    const job = await addWithDeadline(queue, 'limited', {}, { deadline: Deadline.after(5_000) })
-    await taken
-    // The worker that threw waits out the window itself; a second one is not limited.
-    redis.worker(name, processor, { limiter })
-    const result = await finished(job, events, queue)
-    expect(result).toMatchObject({ ok: true, value: 'again', state: 'completed' })
-    expect(processor.counts.retriesDropped).toBe(0)
-  })
-
-  it("a RateLimitError under a queue-wide limit (queue.setGlobalRateLimit) that is not reached is BullMQ's as before: the queue's max, not the worker's limiter.max, is the one BullMQ applies, and another worker takes the job", async () => {
-    const { queue, events, name } = await redis.queue()
-    await queue.setGlobalRateLimit(100, 60_000)
-    const limiter = { max: 1, duration: 60_000 }
-    let calls = 0
-    const processor = withDeadline(async () => {
-      if (++calls > 1) return 'again'
-      throw Worker.RateLimitError()
-    })
-    const taken = once(redis.worker(name, processor, { limiter }), 'active')
-    const job = await addWithDeadline(queue, 'limited', {}, { deadline: Deadline.after(20_000) })
-    await taken
-    redis.worker(name, processor, { limiter })
-    const result = await finished(job, events, queue)
-    // Before: failed, "rate limited for 59992 ms", by the worker's max of 1.
-    expect(result).toMatchObject({ ok: true, value: 'again', state: 'completed' })
-    expect(processor.counts.retriesDropped).toBe(0)
-  })
-
-  it("a RateLimitError when the queue-wide limit (queue.setGlobalRateLimit) is reached fails the attempt now, though the worker's own limiter.max is not", async () => {
-    const { queue, events, name } = await redis.queue()
-    await queue.setGlobalRateLimit(1, 60_000)
-    const ended = nextEnd()
-    const processor = withDeadline(async () => {
-      throw Worker.RateLimitError()
-    })
-    redis.worker(name, processor, { limiter: { max: 100, duration: 60_000 } })
-    const job = await addWithDeadline(queue, 'limited', {}, { deadline: Deadline.after(5_000) })
-    // Before: `deferred`, back in wait for a minute to fail unrun.
-    expect((await ended).outcome).toBe('no_time_to_retry')
-    const result = await finished(job, events, queue)
+    expect(takenAt).toHaveLength(2)
+    expect(takenAt[1]! - limitedAt).toBeGreaterThanOrEqual(limitMs)
     expect(result.state).toBe('failed')
     expect(result.failedReason).toMatch(
-      /not retried: rate limited for \d+ ms: the job would resume/,
+      /^deadline_exceeded: job \d+ of q\d+-\d+ reached a worker \d+ ms after its deadline \(added with 1000 ms left\); not run$/,
     )
-    expect(await queue.getRateLimitTtl()).toBeGreaterThan(50_000)
-    expect(processor.counts.retriesDropped).toBe(1)
+    expect(processor.counts).toEqual({ expired: 1, stopped: 0, retriesDropped: 0 })
   })
 
-  it('a manual rate limit with no limiter and no queue-wide max is checked by no worker (BullMQ applies none): another worker takes the job at once, as without Hourglass', async () => {
-    const { queue, events, name } = await redis.queue()
-    let calls = 0
-    let first: Worker<unknown, string>
-    const processor = withDeadline(async () => {
-      if (++calls > 1) return 'again'
-      await first.rateLimit(60_000)
-      throw Worker.RateLimitError()
-    })
-    first = redis.worker(name, processor)
-    const taken = once(first, 'active')
-    const job = await addWithDeadline(queue, 'limited', {}, { deadline: Deadline.after(20_000) })
-    await taken
-    redis.worker(name, processor)
-    const result = await finished(job, events, queue)
-    // Before: failed, "rate limited for 60000 ms", a limit no worker checks.
-    expect(result).toMatchObject({ ok: true, value: 'again', state: 'completed' })
-    expect(processor.counts.retriesDropped).toBe(0)
-  })
-
-  it('a RateLimitError with no limit in force that leaves less than minBudgetMs fails the attempt now: a 0 ms limit is judged as any other', async () => {
+  it('an attempt stopped by its deadline that then throws DelayedError after a refused moveToDelayed is reported stopped by its deadline (deadline_exceeded, counts.stopped)', async () => {
     const { queue, events, name } = await redis.queue()
     const clock = new ManualClock()
+    const running = signal<Deadline>()
     const ended = nextEnd()
     let calls = 0
     const processor = withDeadline(
-      async () => {
+      async (job: Job, token?: string, jobSignal?: AbortSignal) => {
         if (++calls > 1) return 'again'
-        clock.advance(currentDeadline()!.remaining() - 500)
-        throw Worker.RateLimitError()
-      },
-      { clock, minBudgetMs: 1_000 },
-    )
-    redis.worker(name, processor)
-    const job = await addWithDeadline(queue, 'limited', {}, { deadline: Deadline.after(20_000) })
-    // Before: `deferred`, back in wait with 500 ms left.
-    expect((await ended).outcome).toBe('no_time_to_retry')
-    const result = await finished(job, events, queue)
-    expect(result.state).toBe('failed')
-    expect(result.failedReason).toMatch(
-      /not retried: rate limited for 0 ms: the job would resume with 500 ms left, less than minBudgetMs \(1000\); it was not moved back to wait$/,
-    )
-    expect(processor.counts).toEqual({ expired: 0, stopped: 0, retriesDropped: 1 })
-  })
-
-  it.each([
-    ['a RateLimitError', 'rateLimit'],
-    ['a refused moveToDelayed, then DelayedError', 'delayed'],
-  ])(
-    'an attempt stopped by its deadline that then throws %s is reported stopped by its deadline (deadline_exceeded, counts.stopped)',
-    async (_, how) => {
-      const { queue, events, name } = await redis.queue()
-      const clock = new ManualClock()
-      const running = signal<Deadline>()
-      const ended = nextEnd()
-      let calls = 0
-      const processor = withDeadline(
-        async (job: Job, token?: string, jobSignal?: AbortSignal) => {
-          if (++calls > 1) return 'again'
-          running.resolve(currentDeadline()!)
-          await once(jobSignal!, 'abort')
-          if (how === 'rateLimit') throw Worker.RateLimitError()
-          await job.moveToDelayed(Date.now() + 60_000, token).catch(() => {})
-          throw new DelayedError()
-        },
-        { clock },
-      )
-      redis.worker(name, processor)
-      const job = await addWithDeadline(queue, 'stopped', {}, { deadline: Deadline.after(20_000) })
-      clock.advance((await running.promise).remaining() + 1)
-      // Before: `deferred` (the rate limit) or `no_time_to_retry` (the refusal).
-      expect((await ended).outcome).toBe('deadline_exceeded')
-      const result = await finished(job, events, queue)
-      expect(result.state).toBe('failed')
-      expect(result.failedReason).toMatch(/was stopped by its deadline/)
-      expect(processor.counts).toEqual({ expired: 0, stopped: 1, retriesDropped: 0 })
-    },
-  )
-
-  it('a RateLimitError while Redis does not answer ends at the deadline: the limit read is abandoned, not awaited forever', async () => {
-    const { queue, name } = await redis.queue()
-    const clock = new ManualClock()
-    const thrown = signal<Deadline>()
-    const ended = nextEnd()
-    const processor = withDeadline(
-      async () => {
-        redis.redis.freeze()
-        thrown.resolve(currentDeadline()!)
-        throw Worker.RateLimitError()
+        running.resolve(currentDeadline()!)
+        await once(jobSignal!, 'abort')
+        await job.moveToDelayed(Date.now() + 60_000, token).catch(() => {})
+        throw new DelayedError()
       },
       { clock },
     )
-    redis.worker(name, processor, { limiter: { max: 100, duration: 1_000 } })
-    await addWithDeadline(queue, 'limited', {}, { deadline: Deadline.after(20_000) })
-    const deadline = await thrown.promise
-    // One turn of the loop: the attempt's catch is now waiting on Redis.
-    await new Promise((resolve) => setImmediate(resolve))
-    clock.advance(deadline.remaining() + 1)
-    // Before: no end, ever (the read waited for Redis inside the attempt).
-    expect((await ended).outcome).toBe('no_time_to_retry')
-    redis.redis.thaw()
+    redis.worker(name, processor)
+    const job = await addWithDeadline(queue, 'stopped', {}, { deadline: Deadline.after(20_000) })
+    clock.advance((await running.promise).remaining() + 1)
+    // Before: `no_time_to_retry` (the refusal).
+    expect((await ended).outcome).toBe('deadline_exceeded')
+    const result = await finished(job, events, queue)
+    expect(result.state).toBe('failed')
+    expect(result.failedReason).toMatch(/was stopped by its deadline/)
+    expect(processor.counts).toEqual({ expired: 0, stopped: 1, retriesDropped: 0 })
   })
 
   it.each([
@@ -730,30 +614,6 @@ describe.skipIf(!available)('withDeadline: a worker enforces the deadline a job 
       expect(processor.counts.retriesDropped).toBe(0)
     },
   )
-
-  it('observe mode: a manual rate limit past the deadline sends the job back to wait as asked, and the end message says enforcement would have failed it (no_time_to_retry)', async () => {
-    const { queue, name } = await redis.queue()
-    const ended = nextEnd()
-    let worker: Worker<unknown, never>
-    const processor = withDeadline(async () => {
-      await worker.rateLimit(60_000)
-      throw Worker.RateLimitError()
-    })
-    worker = redis.worker(name, processor, { limiter: { max: 100, duration: 1_000 } })
-    const job = await addWithDeadline(
-      queue,
-      'limited',
-      {},
-      { deadline: Deadline.after(5_000, { observe: true }) },
-    )
-    expect(await ended).toMatchObject({
-      jobId: job.id,
-      outcome: 'deferred',
-      enforcedOutcome: 'no_time_to_retry',
-    })
-    await expect.poll(async () => (await queue.getJob(job.id!))?.getState()).toBe('waiting')
-    expect(processor.counts.retriesDropped).toBe(0)
-  })
 
   it('a moveToDelayed reads its timestamp once: a Date-like value whose valueOf changes between reads is moved to the time checked', async () => {
     const { queue, events, name } = await redis.queue()
