@@ -141,9 +141,9 @@ export interface BullmqStartMessage extends BullmqJobMessage {
  * - `deferred`: it moved itself (a `DelayedError`, `WaitingChildrenError`, `WaitingError`
  *   or a manual rate limit): BullMQ's control flow, passed through untouched. A manual
  *   rate limit (`Worker.RateLimitError`) is `deferred` even past the deadline, or stopped
- *   by it: BullMQ puts the job back in wait and holds the worker until the limit ends,
- *   which must hold for the worker's next jobs, and one worker cannot know when the job
- *   will be taken again. Taken after its deadline, it is failed unrun (`expire`).
+ *   by it: BullMQ puts the job back in wait and the worker waits the limit out as BullMQ
+ *   has it; one worker cannot know when the job will be taken again. Taken after its
+ *   deadline, it is failed unrun (`expire`).
  */
 export type BullmqAttemptOutcome =
   | 'completed'
@@ -164,8 +164,9 @@ export type BullmqAttemptOutcome =
  *   enforcement would have stopped it there;
  * - `no_time_to_retry`: it failed before its deadline and BullMQ retries it,
  *   but the next attempt would start too late, or it moved itself to delayed
- *   (`job.moveToDelayed`, then `DelayedError`) to a time that leaves too
- *   little: enforcement would have failed it.
+ *   (`job.moveToDelayed`, then `DelayedError`, `WaitingError` or
+ *   `WaitingChildrenError`) to a time that leaves too little: enforcement
+ *   would have failed it.
  *
  * A manual rate limit (`Worker.RateLimitError`) adds none, even past the
  * deadline: enforcement passes it through as well (`deferred`); only an

@@ -75,9 +75,8 @@ export interface DeadlineCounts {
    * move was refused and the attempt failed (whether the refusal propagated
    * or the processor caught it and threw `DelayedError`, `WaitingError` or
    * `WaitingChildrenError`). Not a manual rate limit (`Worker.RateLimitError`):
-   * the job goes back to wait as BullMQ does it (the limit must hold for the
-   * worker's next jobs), and if it is taken after its deadline it counts in
-   * `expired`.
+   * the job goes back to wait as BullMQ does it, and if it is taken after its
+   * deadline it counts in `expired`.
    */
   retriesDropped: number
 }
@@ -116,9 +115,9 @@ export type DeadlineProcessor<DataType, ResultType, NameType extends string> = P
  *   `DelayedError` ends it `deferred` with `enforcedOutcome: 'no_time_to_retry'`.
  * - A manual rate limit (`Worker.RateLimitError`) is BullMQ's, even past the
  *   deadline: the attempt ends `deferred`, the job goes back to wait and the
- *   worker holds off until the limit ends, so the limit holds for its next
- *   jobs. One worker cannot know when the job will be taken again; taken
- *   after its deadline, it is failed unrun as `expired`.
+ *   worker waits the limit out as BullMQ has it (at most its
+ *   `maximumRateLimitDelay`). One worker cannot know when the job will be
+ *   taken again; taken after its deadline, it is failed unrun as `expired`.
  * - A job is never given more than the budget it was added with, nor, when
  *   it recorded none, than `maxMs`, whatever its stored expiry says.
  * - Jobs without a deadline — or with a malformed one — run exactly as before;
@@ -360,14 +359,14 @@ async function decide(
   // Other deferrals announce moves the job has made: it is no longer in
   // active, and nothing here can fail it. A manual rate limit
   // (`Worker.RateLimitError`) passes through untouched too, even past the
-  // deadline or stopped by it: only that error makes BullMQ move the job back
-  // to wait *and* hold the throwing worker until the limit ends (its
-  // `limitUntil`). Failed in its place, the worker took its next job at once,
-  // against the limit just set for an upstream's 429. Nor can one worker
-  // judge whether the job would resume too late: which limit BullMQ applies
-  // depends on the queue-wide max, each worker's limiter and whether another
-  // worker is idle. A job taken after its deadline is failed unrun, counted
-  // `expired`, which names the real cause.
+  // deadline or stopped by it. One worker cannot judge whether the job would
+  // resume too late: which limit BullMQ applies depends on the queue-wide
+  // max, each worker's limiter and whether another worker is idle. And a
+  // worker without a limiter holds off (its `limitUntil`, at most
+  // `maximumRateLimitDelay`) after that error only: failed in its place, it
+  // took its next job at once, against the limit just set for an upstream's
+  // 429. A job taken after its deadline is failed unrun, counted `expired`,
+  // which names the real cause.
   if (isDeferral(error)) return { outcome: 'deferred', error }
   if (ranOut && !deadline.observe) {
     counts.stopped++
