@@ -1,6 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { escapeUnprintable, quoted } from '../src/http/escapeUnprintable.js'
-import { providerText } from '../src/http/providerText.js'
+import { escapeUnprintable, providerText, quoted } from '../src/llm.js'
 
 describe('providerText: a provider’s words as a client is shown them', () => {
   it('a URL’s credentials are blanked to the last `@` before the host: a password may hold an `@`', () => {

@@ -1,4 +1,4 @@
-// The public API of @hourglass/llm: 48 runtime names, and the types a caller
+// The public API of @hourglass/llm: 55 runtime names, and the types a caller
 // writes code against. Everything else is internal (import paths under src/
 // are not part of the API). Errors are exported as types with an `isX()`
 // guard each: check with the guard (it survives two copies of the package),
@@ -161,6 +161,10 @@ export {
   type SseDecoderOptions,
 } from './sse/SseDecoder.js'
 export type { SseComment, SseFrame, SseMessage } from './sse/SseFrame.js'
+// Text: a provider's words and a caller's values as a terminal or client may be shown them
+export { cutText } from './text/cutText.js'
+export { escapeUnprintable, quoted } from './text/escapeUnprintable.js'
+export { MAX_PROVIDER_TEXT_CHARS, providerText } from './text/providerText.js'
 export type {
   Annotation,
   ChatMessage,

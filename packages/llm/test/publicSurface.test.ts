@@ -6,7 +6,7 @@ import * as llm from '../src/index.js'
  * a decision, made here on purpose, not a side effect of a refactor.
  */
 describe('the public surface of @hourglass/llm', () => {
-  it('exports exactly these 50 runtime names', () => {
+  it('exports exactly these 55 runtime names', () => {
     expect(Object.keys(llm).sort()).toEqual(
       [
         'Admission',
@@ -14,6 +14,7 @@ describe('the public surface of @hourglass/llm', () => {
         'DEFAULT_MAX_RETRY_AFTER_MS',
         'ERROR_KINDS',
         'ERROR_KIND_TABLE',
+        'MAX_PROVIDER_TEXT_CHARS',
         'MemoryCooldownStore',
         'MemorySideEffectStore',
         'ProviderLimits',
@@ -25,11 +26,13 @@ describe('the public surface of @hourglass/llm', () => {
         'anthropic',
         'callModel',
         'createAdapter',
+        'cutText',
         'decideRetry',
         'decodeSse',
         'defaultAdmission',
         'defaultRetryBudgets',
         'dialects',
+        'escapeUnprintable',
         'estimatePromptTokens',
         'gemini',
         'idempotencyKey',
@@ -53,6 +56,8 @@ describe('the public surface of @hourglass/llm', () => {
         'llmChannels',
         'looksLikeWebPage',
         'openAICompatible',
+        'providerText',
+        'quoted',
         'retryDelay',
         'runTurns',
         'setDefaultAdmission',

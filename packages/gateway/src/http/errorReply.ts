@@ -3,6 +3,7 @@ import { reportExpired } from '@hourglass/express'
 import {
   DEFAULT_MAX_RETRY_AFTER_MS,
   type ErrorKind,
+  escapeUnprintable,
   isBudgetExceeded,
   isInvalidChatRequest,
   isKeysRetired,
@@ -13,15 +14,15 @@ import {
   isStreamInterrupted,
   type KeysRetiredError,
   looksLikeWebPage,
+  MAX_PROVIDER_TEXT_CHARS,
   type ProviderError,
+  providerText,
   type RateLimitedBy,
   REQUEST_BOUND_KINDS,
 } from '../llm.js'
 import { toOpenAIError } from '../openai/encode.js'
-import { escapeUnprintable } from './escapeUnprintable.js'
 import { isGatewayRequestError } from './GatewayRequestError.js'
 import { isGatewayShutdown } from './GatewayShutdownError.js'
-import { MAX_PROVIDER_TEXT_CHARS, providerText } from './providerText.js'
 
 /** An error as the client sees it: OpenAI's error body, a status, and headers. */
 export interface ErrorReply {

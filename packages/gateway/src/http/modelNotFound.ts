@@ -1,4 +1,4 @@
-import { quoted } from './escapeUnprintable.js'
+import { quoted } from '../llm.js'
 import { GatewayRequestError } from './GatewayRequestError.js'
 
 /** How much of an unknown model's name the 404 echoes (escapes count). */

@@ -1,7 +1,7 @@
 import type { z } from 'zod'
 import type { ChatRequest } from '../llm.js'
+import { quoted } from '../llm.js'
 import { type ChatRequestBody, chatRequestSchema, KNOWN_FIELDS } from './chatRequestSchema.js'
-import { quoted } from './escapeUnprintable.js'
 import { GatewayRequestError } from './GatewayRequestError.js'
 import { MAX_JSON_DEPTH, nestsDeeperThan } from './jsonDepth.js'
 

@@ -1,5 +1,5 @@
 import type { IncomingMessage } from 'node:http'
-import { cutText } from './cutText.js'
+import { cutText } from '../llm.js'
 
 /**
  * The most of a path a log line carries. Every path the gateway serves is

@@ -6,7 +6,7 @@ import type {
   StreamEvent,
   Usage,
 } from '@hourglass/llm'
-import { MAX_PROVIDER_TEXT_CHARS, providerText } from '../http/providerText.js'
+import { MAX_PROVIDER_TEXT_CHARS, providerText } from '../llm.js'
 
 /**
  * Normalised → OpenAI's shapes, for a gateway that answers OpenAI clients

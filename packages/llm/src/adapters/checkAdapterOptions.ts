@@ -10,6 +10,7 @@
  * a header value is never quoted: either may be a secret.
  */
 import { isHeaderName, isHeaderValue, isVisibleAscii, optionError } from '@hourglass/core'
+import { quoted } from '../text/escapeUnprintable.js'
 
 /**
  * Headers an adapter cannot send: undici refuses the first four on every
@@ -59,7 +60,7 @@ export function checkAdapterOptions(name: string, options: CheckedOptions): void
     )
   }
   for (const [key, value] of Object.entries(headers)) {
-    const option = `headers[${JSON.stringify(key.slice(0, 40))}]`
+    const option = `headers[${quoted(key, 40)}]`
     if (!isHeaderName(key)) {
       throw new TypeError(
         `${where}: ${option} is not an HTTP header name (letters, digits and !#$%&'*+-.^_\`|~ only: no spaces, colons or line breaks); undici would refuse every request`,

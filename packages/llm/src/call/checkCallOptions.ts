@@ -6,6 +6,7 @@ import {
   optionError,
 } from '@hourglass/core'
 import { InvalidChatRequestError } from '../errors/InvalidChatRequestError.js'
+import { quoted } from '../text/escapeUnprintable.js'
 import type { ChatMessage } from '../types.js'
 import type { CallModelOptions } from './CallModelOptions.js'
 
@@ -202,7 +203,7 @@ export function checkMessages(messages: unknown, source?: string | undefined): v
     if (!ROLES.has(role)) {
       throw new InvalidChatRequestError(
         `${at}messages[${i}]`,
-        `expected role system, user, assistant or tool, got ${JSON.stringify(role)}${role === 'developer' ? " (write OpenAI's developer message as 'system': every dialect sends it as the model's instructions)" : ''}`,
+        `expected role system, user, assistant or tool, got ${quoted(role, 40)}${role === 'developer' ? " (write OpenAI's developer message as 'system': every dialect sends it as the model's instructions)" : ''}`,
       )
     }
     if (Array.isArray(content)) checkBlocks(content, `${at}messages[${i}]`)
@@ -253,7 +254,7 @@ function checkRequestFields(request: CallModelOptions['request']): void {
       throw new InvalidChatRequestError(
         'stop',
         typeof stop === 'string'
-          ? `an array of strings, got a string (one sequence is written [${JSON.stringify(stop.slice(0, 20))}])`
+          ? `an array of strings, got a string (one sequence is written [${quoted(stop, 20)}])`
           : `an array of strings, got ${describeValue(stop)}`,
       )
     }
@@ -318,7 +319,7 @@ function checkBlocks(blocks: readonly unknown[], at: string): void {
     if (fields === undefined) {
       throw new InvalidChatRequestError(
         `${at}.content[${j}]`,
-        `expected a text, thinking, tool_call or tool_result block, got ${typeof type === 'string' ? `a block of type ${JSON.stringify(type.slice(0, 40))}` : describeValue(block)}; nothing was sent`,
+        `expected a text, thinking, tool_call or tool_result block, got ${typeof type === 'string' ? `a block of type ${quoted(type, 40)}` : describeValue(block)}; nothing was sent`,
       )
     }
     for (const field of fields) {

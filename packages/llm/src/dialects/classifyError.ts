@@ -1,6 +1,9 @@
 import { MAX_TIMER_MS } from '@hourglass/core'
 import { type ErrorKind, RETRYABLE_KINDS } from '../errors/errorKinds.js'
 import { limitKindOf } from '../errors/limitKindOf.js'
+import { codeLine, MAX_CODE_CHARS } from '../errors/printableError.js'
+import { cutText } from '../text/cutText.js'
+import { MAX_PROVIDER_TEXT_CHARS, printableLine, redactSecrets } from '../text/providerText.js'
 import type { CooldownScope, NormalizedError, OverLimit, RateLimitedBy } from '../types.js'
 import type { ErrorInput } from './ErrorInput.js'
 import { headerValue, retryAfterFromHeaders, shouldRetryHeader } from './errorHeaders.js'
@@ -83,15 +86,13 @@ export function msUntilQuotaDay(nowMs: number): number {
   const ms = (DAY_S - intoDayS) * 1000 - (((nowMs % 1000) + 1000) % 1000)
   return Math.min(DAY_S * 1000, Math.max(1000, ms))
 }
-const MAX_MESSAGE_CHARS = 500
-const MAX_CODE_CHARS = 200
 /**
  * How much of a message keys and key-shaped words are searched in before
  * the cut: a body's words past it are never shown. Every pattern is linear,
  * so a hostile body costs this much at most; wide, so only a redacted
  * token of more than 15 500 characters can pull what lies past it into view.
  */
-const MAX_WINDOW_CHARS = 32 * MAX_MESSAGE_CHARS
+const MAX_WINDOW_CHARS = 32 * MAX_PROVIDER_TEXT_CHARS
 /** Text sniffing never looks past this much of a body: hostile bodies can be huge. */
 const MAX_SNIFF_CHARS = 4096
 
@@ -223,6 +224,9 @@ export function classifyError(input: ErrorInput, read: BodyReader): NormalizedEr
       : (verdict?.message ??
           (text.trim() || redirectMessage(status, input.headers) || `HTTP ${status}`)),
   )
+  // Keys redacted before the cut, as the message's are.
+  const providerCode = codeOf(verdict?.providerCode)
+  const param = codeOf(verdict?.param)
   return {
     kind,
     // A provider that does not know the model (or path) asked for does not
@@ -231,14 +235,8 @@ export function classifyError(input: ErrorInput, read: BodyReader): NormalizedEr
     retryable:
       kind === 'not_found' ? false : (shouldRetry ?? (inFront ? false : RETRYABLE_KINDS.has(kind))),
     status,
-    ...(verdict?.providerCode === undefined
-      ? {}
-      : {
-          providerCode: wholePairs(cutRedacted(verdict.providerCode, MAX_CODE_CHARS, activeKeys)),
-        }),
-    ...(verdict?.param === undefined
-      ? {}
-      : { param: wholePairs(cutRedacted(verdict.param, MAX_CODE_CHARS, activeKeys)) }),
+    ...(providerCode === undefined ? {} : { providerCode }),
+    ...(param === undefined ? {} : { param }),
     message,
     ...(retryAfterMs === undefined ? {} : { retryAfterMs }),
     ...(verdict?.scope === undefined ? {} : { scope: verdict.scope }),
@@ -316,26 +314,6 @@ function sniffKind(text: string): ErrorKind | undefined {
   if (OVERLOADED.test(text.slice(0, MAX_SNIFF_CHARS))) return 'overloaded'
   return undefined
 }
-
-/**
- * Each pattern with a piece of text every match of it contains, when there
- * is one: a message without it is not searched (`includes` is a fast scan;
- * a pattern that starts with `\b` is tried at every word of up to 16 000
- * characters, and the URL one was most of a message's cleaning).
- */
-const SECRET_PATTERNS: ReadonlyArray<readonly [RegExp, string, string | undefined]> = [
-  [/\bsk-[A-Za-z0-9_*.-]{6,}/g, '[redacted]', 'sk-'],
-  [/\bAIza[0-9A-Za-z_-]{10,}/g, '[redacted]', 'AIza'],
-  [/\b(Bearer|Basic)\s+[A-Za-z0-9._~+/=-]+/gi, '$1 [redacted]', undefined],
-  [/\b(api[_-]?key|access_token|key)=[^&\s"']+/gi, '$1=[redacted]', '='],
-  // The operator's organisation (OpenAI's "… in organization org-…", 24
-  // letters and digits; not a provider's word such as "org-level").
-  [/\borg-[A-Za-z0-9]{16,}/g, 'org-[redacted]', 'org-'],
-  // A URL's credentials (a proxy naming its upstream), to the last `@`
-  // before the host's end: a password may hold an `@`. The scheme is
-  // bounded: unbounded, `\b` at every letter of "a.a.a.…" made it quadratic.
-  [/\b([a-z][a-z0-9+.-]{0,31}:\/\/)[^\s/?#]+@/gi, '$1[redacted]@', '://'],
-]
 
 /**
  * Shorter values are not searched for: a key of a few characters (`sk`,
@@ -423,9 +401,10 @@ export function cutRedacted(text: string, max: number, keys: readonly string[]):
  * Provider messages can echo a key ("Incorrect API key provided: sk-…").
  * Redact the keys in force (`withKeysRedacted`: the adapter's own, by exact
  * value, whatever their shape) and anything key-shaped — organisation ids
- * and URL credentials too — then cut to 500 characters. Patterns run on a
- * wider window (`MAX_WINDOW_CHARS`) before the cut: an id or URL the cut
- * split matches no pattern afterwards, and its first half would leak.
+ * and URL credentials too — then put it on one printable line
+ * (`printableLine`) and cut to 500 characters. Patterns run on a wider
+ * window (`MAX_WINDOW_CHARS`) before the cut: an id or URL the cut split
+ * matches no pattern afterwards, and its first half would leak.
  */
 export function cleanMessage(text: string, keys: readonly string[] = activeKeys): string {
   let out = cutRedacted(text, MAX_WINDOW_CHARS, keys)
@@ -435,25 +414,29 @@ export function cleanMessage(text: string, keys: readonly string[] = activeKeys)
   // what a long token's redaction (a 16 000-character bearer token's to 10)
   // would pull into the first 500 characters.
   if (cut) out = out.slice(0, lastSpaceAt(out))
-  for (const [pattern, replacement, needle] of SECRET_PATTERNS) {
-    if (needle === undefined || out.includes(needle)) out = out.replace(pattern, replacement)
+  out = redactSecrets(out)
+  // The first 501 characters make the 500 shown (past 500, `…` says there
+  // was more) unless hidden runs shrank them: then, up to `MAX_LINE_CHARS`
+  // — a message of 16 000 characters is cleaned at the cost of 2 000.
+  if (out.length > MAX_PROVIDER_TEXT_CHARS + 1) {
+    const first = printableLine(out.slice(0, MAX_PROVIDER_TEXT_CHARS + 1))
+    if (first.length > MAX_PROVIDER_TEXT_CHARS) return cutText(first, MAX_PROVIDER_TEXT_CHARS)
   }
-  if (!cut && out.length <= MAX_MESSAGE_CHARS) return out
-  // Never between the halves of a surrogate pair: a lone half is no text a
-  // client can encode (openai-python raised on printing one).
-  let end = Math.min(out.length, MAX_MESSAGE_CHARS - 1)
-  const last = out.charCodeAt(end - 1)
-  if (last >= 0xd800 && last <= 0xdbff) end--
-  return `${out.slice(0, end)}…`
+  const more = cut || out.length > MAX_LINE_CHARS
+  const line = printableLine(more ? out.slice(0, MAX_LINE_CHARS) : out)
+  if (!more) return cutText(line, MAX_PROVIDER_TEXT_CHARS)
+  // Cut: said, however short the redaction or the hidden runs left what is shown.
+  return line.length < MAX_PROVIDER_TEXT_CHARS
+    ? `${line}…`
+    : cutText(`${line}…`, MAX_PROVIDER_TEXT_CHARS)
 }
 
-/**
- * `text` without the first half of a surrogate pair its cut left last: a
- * lone half is no text a client can encode.
- */
-function wholePairs(text: string): string {
-  const last = text.charCodeAt(text.length - 1)
-  return last >= 0xd800 && last <= 0xdbff ? text.slice(0, -1) : text
+/** The most of a redacted message `cleanMessage` puts on one line (`printableLine`). */
+const MAX_LINE_CHARS = 4 * MAX_PROVIDER_TEXT_CHARS
+
+/** A provider's code or `param`: the keys in force redacted before the cut, as a message's are. */
+function codeOf(code: string | undefined): string | undefined {
+  return code === undefined ? undefined : codeLine(cutRedacted(code, MAX_CODE_CHARS, activeKeys))
 }
 
 const SPACE = /\s/

@@ -1,4 +1,5 @@
 import { InvalidChatRequestError } from '../errors/InvalidChatRequestError.js'
+import { quoted } from '../text/escapeUnprintable.js'
 
 /**
  * `stream_options` for a dialect that streams in its own format: usage comes
@@ -19,7 +20,7 @@ export function refuseStreamOptions(value: unknown, provider: string): void {
       key === 'include_obfuscation' ? 'stream_options.include_obfuscation' : 'stream_options',
       key === 'include_obfuscation'
         ? `${provider} has no stream obfuscation (false, what it sends anyway, is accepted)`
-        : `${provider} has no equivalent of ${JSON.stringify(key.slice(0, 64))}`,
+        : `${provider} has no equivalent of ${quoted(key, 64)}`,
     )
   }
 }

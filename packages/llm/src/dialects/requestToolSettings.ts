@@ -1,4 +1,5 @@
 import { InvalidChatRequestError } from '../errors/InvalidChatRequestError.js'
+import { quoted } from '../text/escapeUnprintable.js'
 import type { ChatRequest } from '../types.js'
 
 /**
@@ -41,7 +42,7 @@ export function requestToolSettings(request: ChatRequest): Record<string, unknow
     if (name !== undefined && !tools.some((tool) => tool.name === name)) {
       throw new InvalidChatRequestError(
         'tool_choice.function.name',
-        `no tool named ${JSON.stringify(name.slice(0, 64))} in tools`,
+        `no tool named ${quoted(name, 64)} in tools`,
       )
     }
     return emptyTools ? without(extra, ['tools']) : extra

@@ -1,4 +1,5 @@
 import { InvalidChatRequestError } from '../errors/InvalidChatRequestError.js'
+import { quoted } from '../text/escapeUnprintable.js'
 
 /**
  * The function an OpenAI `tool_choice` object forces
@@ -28,7 +29,7 @@ function refuseOtherKeys(
   for (const key of Object.keys(object)) {
     const value = (object as Record<string, unknown>)[key]
     if (known.includes(key) || value === null || value === undefined) continue
-    const at = /^[A-Za-z_$][\w$]*$/.test(key) ? `.${key}` : `[${JSON.stringify(key.slice(0, 64))}]`
+    const at = /^[A-Za-z_$][\w$]*$/.test(key) ? `.${key}` : `[${quoted(key, 64)}]`
     throw new InvalidChatRequestError(
       `${path}${at}`,
       `${provider} has no equivalent of this tool_choice field`,

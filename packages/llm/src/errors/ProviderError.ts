@@ -1,5 +1,6 @@
 import { HourglassError, hasErrorCode } from '@hourglass/core'
 import type { ErrorKind, NormalizedError, Usage } from '../types.js'
+import { printableError } from './printableError.js'
 
 export interface ProviderErrorDetails {
   /** The adapter's name (`openai`, `anthropic`, …). */
@@ -61,7 +62,9 @@ export class ProviderError extends HourglassError {
   readonly outputCharsBeforeError: number | undefined
 
   constructor(details: ProviderErrorDetails) {
-    const e = details.error
+    // Whoever built it (a custom dialect, a finish reason), what reaches
+    // logs and clients is printable.
+    const e = printableError(details.error)
     const code = e.providerCode === undefined ? '' : `, ${e.providerCode}`
     super(
       ProviderError.code,

@@ -1,5 +1,6 @@
 import { HourglassError, hasErrorCode } from '@hourglass/core'
 import type { NormalizedError } from '../types.js'
+import { printableError } from './printableError.js'
 
 export const PROVIDER_REPLY = 'PROVIDER_REPLY'
 
@@ -13,8 +14,14 @@ export class ProviderReplyError extends HourglassError {
   readonly error: NormalizedError
 
   constructor(error: NormalizedError, options?: ErrorOptions) {
-    super(PROVIDER_REPLY, `provider reply failed (${error.kind}): ${error.message}`, options)
-    this.error = error
+    // A parser's words quote the provider's (Gemini's block reason).
+    const printable = printableError(error)
+    super(
+      PROVIDER_REPLY,
+      `provider reply failed (${printable.kind}): ${printable.message}`,
+      options,
+    )
+    this.error = printable
   }
 }
 

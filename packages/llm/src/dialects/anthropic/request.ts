@@ -1,4 +1,5 @@
 import { InvalidChatRequestError } from '../../errors/InvalidChatRequestError.js'
+import { quoted } from '../../text/escapeUnprintable.js'
 import type { ChatMessage, ChatRequest, ContentBlock } from '../../types.js'
 import { blocksOf } from '../blocks.js'
 import type { BuiltRequest } from '../Dialect.js'
@@ -138,7 +139,7 @@ function anthropicStopSequences(stop: readonly string[]): string[] {
     if (sequence.trim() === '') {
       throw new InvalidChatRequestError(
         stop.length === 1 ? 'stop' : `stop[${i}]`,
-        `Anthropic takes no stop sequence that is empty or only whitespace, got ${JSON.stringify(sequence.slice(0, 20))}`,
+        `Anthropic takes no stop sequence that is empty or only whitespace, got ${quoted(sequence, 20)}`,
       )
     }
   })

@@ -6,10 +6,9 @@
  * `\u202e`). JSON escapes the C0 ones on the wire, but a client parses
  * them back and prints them; `JSON.stringify` leaves the rest raw. Escaped
  * rather than removed: a model "gpt-4o\n" does not exist where "gpt-4o"
- * does, and the client must see why. Every error message and `param` the
- * gateway writes goes through here (`errorReply`), whatever it quotes — a
- * provider's words too: the format characters that are parts of words
- * (`IN_WORDS`) are left as they are.
+ * does, and the client must see why. For a message that quotes anything,
+ * a provider's words too (the gateway's error bodies): the format
+ * characters that are parts of words (`IN_WORDS`) are left as they are.
  */
 export function escapeUnprintable(text: string): string {
   return HIDDEN_ANY.test(text)
@@ -18,7 +17,8 @@ export function escapeUnprintable(text: string): string {
 }
 
 /**
- * A value the client sent (a model name), quoted as JSON writes a string —
+ * A value the caller sent (a model name, a stop sequence, a tool's name),
+ * quoted in a refusal as JSON writes a string —
  * `"gpt-4o\n"` — with `escapeUnprintable`'s escapes and every other format
  * character's too (a zero-width joiner): a name is an id, and an invisible
  * character in it is why it is unknown. At most `maxChars` characters
