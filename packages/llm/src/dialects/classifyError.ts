@@ -169,7 +169,7 @@ export function classifyError(input: ErrorInput, read: BodyReader): NormalizedEr
       (status >= 400 &&
         status < 500 &&
         kindFromStatus(status) === 'bad_request' &&
-        looksLikeWebPage(text)))
+        (looksLikeWebPage(text) || PLAIN_HTTP_TO_TLS.test(text))))
   const named = inFront
     ? 'server_error'
     : (kindFromBody ?? heuristic ?? (ok ? 'server_error' : kindFromStatus(status)))
@@ -301,6 +301,13 @@ function redirectMessage(status: number, headers: ErrorInput['headers']): string
   const location = headerValue(headers, 'location')
   return `HTTP ${status}: the provider redirected${location ? ` to ${location.slice(0, 200)}` : ''}; adapters do not follow redirects: set baseURL to the new address`
 }
+
+/**
+ * Go's net/http answer to plain HTTP on a TLS port, as text (Caddy,
+ * Traefik, Go relays such as one-api): the same misconfiguration as nginx's
+ * HTML 400 page, never a provider's words about a request.
+ */
+const PLAIN_HTTP_TO_TLS = /^\s*Client sent an HTTP request to an HTTPS server\.?\s*$/
 
 /**
  * "overloaded" in any case. Without the `u` flag, `i` folds only ASCII

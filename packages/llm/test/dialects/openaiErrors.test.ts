@@ -157,6 +157,8 @@ describe('OpenAI errors', () => {
         [400, nginx],
         [422, '<!DOCTYPE html><html><body>Unprocessable</body></html>'],
         [431, '<html><head><title>431 Request Header Fields Too Large</title></head></html>'],
+        // Go's net/http (Caddy, Traefik, one-api) says the same thing as text.
+        [400, 'Client sent an HTTP request to an HTTPS server.\n'],
       ] as const) {
         const e = dialect.normalizeError({ status, body: page })
         expect(e, `${dialect.name} ${status}`).toMatchObject({
