@@ -62,6 +62,14 @@ export interface Dialect {
   readonly wire: 'openai' | 'anthropic' | 'gemini'
   buildRequest(request: ChatRequest, model: string): BuiltRequest
   /**
+   * For a provider that speaks another's wire (DeepSeek, OpenAI's) but
+   * refuses some of what that wire takes: throws `InvalidChatRequestError`
+   * naming the field, as `buildRequest` does (it calls this first), without
+   * building the request — a cheap check before anything is sent (the
+   * gateway asks it of every model of a fallback list).
+   */
+  refuseFields?(request: ChatRequest): void
+  /**
    * The response header that carries the provider's request id
    * (`x-request-id`, Anthropic's `request-id`), read into
    * `providerRequestId` for whole and streamed answers alike; undefined when

@@ -1,4 +1,4 @@
-import type { NormalizedError } from '../types.js'
+import type { ChatRequest, NormalizedError } from '../types.js'
 import { normalizeAnthropicError, normalizeAnthropicStreamError } from './anthropic/errors.js'
 import { buildAnthropicRequest } from './anthropic/request.js'
 import { parseAnthropicResponse } from './anthropic/response.js'
@@ -18,6 +18,7 @@ import { buildOpenAIRequest } from './openai/request.js'
 import { parseOpenAIResponse } from './openai/response.js'
 import { createOpenAIStreamParser } from './openai/stream.js'
 import { normalizeQwenError, normalizeQwenStreamError } from './qwen/errors.js'
+import { refuseDeepSeekFields } from './refuseDeepSeekFields.js'
 
 /**
  * The OpenAI-compatible providers share OpenAI's translation; only their
@@ -27,13 +28,18 @@ function openAICompatible(
   name: DialectName,
   normalizeError: (input: ErrorInput) => NormalizedError | undefined,
   normalizeStreamError: (frame: StreamErrorInput) => NormalizedError | undefined,
+  refuseFields?: (request: ChatRequest) => void,
 ): Dialect {
   const maxTokensField = name === 'openai' ? 'max_completion_tokens' : 'max_tokens'
   return {
     name,
     wire: 'openai',
     requestIdHeader: 'x-request-id',
-    buildRequest: (request, model) => buildOpenAIRequest(request, model, { maxTokensField }),
+    buildRequest: (request, model) => {
+      refuseFields?.(request)
+      return buildOpenAIRequest(request, model, { maxTokensField })
+    },
+    ...(refuseFields === undefined ? {} : { refuseFields }),
     authHeaders: (apiKey) => ({ authorization: `Bearer ${apiKey}` }),
     parseResponse: (body, meta) => parseOpenAIResponse(body, meta, name),
     // A call streamed without argument text gets `{}`, as its whole answer does.
@@ -47,7 +53,12 @@ function openAICompatible(
 /** Every provider dialect by name. Frozen: a registry is configuration, not state. */
 export const dialects: Readonly<Record<DialectName, Dialect>> = Object.freeze({
   openai: openAICompatible('openai', normalizeOpenAIError, normalizeOpenAIStreamError),
-  deepseek: openAICompatible('deepseek', normalizeDeepSeekError, normalizeDeepSeekStreamError),
+  deepseek: openAICompatible(
+    'deepseek',
+    normalizeDeepSeekError,
+    normalizeDeepSeekStreamError,
+    refuseDeepSeekFields,
+  ),
   qwen: openAICompatible('qwen', normalizeQwenError, normalizeQwenStreamError),
   ernie: openAICompatible('ernie', normalizeErnieError, normalizeErnieStreamError),
   doubao: openAICompatible('doubao', normalizeDoubaoError, normalizeDoubaoStreamError),

@@ -399,6 +399,28 @@ describe('extra Chat Completions fields (request.extra)', () => {
     expect(build(wire)).toMatchObject(wire)
   })
 
+  it('DeepSeek refuses response_format json_schema before sending, naming the field (its API answers 400 "This response_format type is unavailable now"); json_object goes, and OpenAI takes json_schema', () => {
+    const request = (type: string): ChatRequest => ({
+      messages: [{ role: 'user', content: 'hi' }],
+      maxTokens: 10,
+      extra: { response_format: { type, json_schema: { name: 'x', schema: { type: 'object' } } } },
+    })
+    expect(() => dialects.deepseek.buildRequest(request('json_schema'), 'deepseek-chat')).toThrow(
+      /^response_format\.type: "json_schema" is refused by DeepSeek/,
+    )
+    expect(() => dialects.deepseek.refuseFields?.(request('json_schema'))).toThrow(
+      /^response_format\.type: /,
+    )
+    expect(
+      dialects.deepseek.buildRequest(request('json_object'), 'deepseek-chat').body,
+    ).toMatchObject({
+      response_format: { type: 'json_object' },
+    })
+    expect(dialects.openai.buildRequest(request('json_schema'), 'gpt-4o').body).toMatchObject({
+      response_format: { type: 'json_schema' },
+    })
+  })
+
   it('an empty tools list in extra is left out (OpenAI answers 400 "Invalid \'tools\': empty array"), and does not replace request.tools', () => {
     const build = (extra: Record<string, unknown>, tools: ToolDefinition[] = []) =>
       dialects.openai.buildRequest(
