@@ -218,12 +218,15 @@ export function classifyError(input: ErrorInput, read: BodyReader): NormalizedEr
       limitedBy = undefined
     }
   }
-  const message = cleanMessage(
-    inFront
-      ? `HTTP ${status} that is not the provider's JSON error (a ${status === 403 ? "firewall's or " : ''}proxy's page?): refused in front of the provider${status === 403 ? ', no key judged' : ''}${text.trim() === '' ? '' : `: ${text.trim()}`}`
-      : (verdict?.message ??
-          (text.trim() || redirectMessage(status, input.headers) || `HTTP ${status}`)),
-  )
+  // Words of hidden characters only (a NUL, a zero-width space) are cleaned
+  // away: the status then says what there is to say, as for an empty body.
+  const message =
+    cleanMessage(
+      inFront
+        ? `HTTP ${status} that is not the provider's JSON error (a ${status === 403 ? "firewall's or " : ''}proxy's page?): refused in front of the provider${status === 403 ? ', no key judged' : ''}${text.trim() === '' ? '' : `: ${text.trim()}`}`
+        : (verdict?.message ??
+            (text.trim() || redirectMessage(status, input.headers) || `HTTP ${status}`)),
+    ) || `HTTP ${status}`
   // Keys redacted before the cut, as the message's are.
   const providerCode = codeOf(verdict?.providerCode)
   const param = codeOf(verdict?.param)

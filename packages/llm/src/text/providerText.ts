@@ -59,7 +59,14 @@ const BLACK_FLAG = '\u{1f3f4}'
 const SECRET_PATTERNS: ReadonlyArray<readonly [RegExp, string, string | undefined]> = [
   [/\bsk-[A-Za-z0-9_*.-]{6,}/g, '[redacted]', 'sk-'],
   [/\bAIza[0-9A-Za-z_-]{10,}/g, '[redacted]', 'AIza'],
-  [/\b(Bearer|Basic)\s+[A-Za-z0-9._~+/=-]+/gi, '$1 [redacted]', undefined],
+  // A credential: 8 characters or more with a digit, or 20 or more (a
+  // random token without a digit is that rare). "basic auth_header" in a
+  // provider's `param` is words, not a secret.
+  [
+    /\b(Bearer|Basic)\s+(?:(?=[A-Za-z._~+/=-]*\d)[A-Za-z0-9._~+/=-]{8,}|[A-Za-z0-9._~+/=-]{20,})/gi,
+    '$1 [redacted]',
+    undefined,
+  ],
   [/\b(api[_-]?key|access_token|key)=[^&\s"']+/gi, '$1=[redacted]', '='],
   // The operator's organisation (OpenAI's "… in organization org-…", 24
   // letters and digits; not a provider's word such as "org-level").

@@ -8,6 +8,7 @@ import {
   isInvalidChatRequest,
   isProviderReplyError,
   isRequestRejected,
+  providerText,
 } from '../../src/index.js'
 import { useFakes } from '../call/support/fakes.js'
 
@@ -17,6 +18,31 @@ const fakes = useFakes()
 const UNPRINTABLE = /(?![\u200c\u200d])[\p{Cc}\p{Cf}\p{Cs}\p{Zl}\p{Zp}]/u
 
 describe('a provider’s words as a direct user of llm gets them', () => {
+  it('a message of hidden characters only reads as its status, not as nothing', () => {
+    const error = dialects.openai.normalizeError({
+      status: 500,
+      body: JSON.stringify({ error: { message: '\u200b\u0000', type: 'server_error' } }),
+    })
+    expect(error?.message).toBe('HTTP 500')
+  })
+
+  it('a short word after "basic" or "bearer" is no credential; a token is', () => {
+    const error = dialects.openai.normalizeError({
+      status: 400,
+      body: JSON.stringify({
+        error: {
+          message: 'Bearer abc123defgh rejected, bearer abcdefghijklmnopqrstuvwxyz too',
+          type: 'invalid_request_error',
+          param: 'basic auth_header',
+        },
+      }),
+    })
+    expect(error?.param).toBe('basic auth_header')
+    // The gateway passes a provider's param and code through providerText.
+    expect(providerText('basic auth_header', 200)).toBe('basic auth_header')
+    expect(error?.message).toBe('Bearer [redacted] rejected, bearer [redacted] too')
+  })
+
   it('a normalised error’s message, param and code are one printable line: no escape, NUL, BEL or bidi override', () => {
     const error = dialects.openai.normalizeError({
       status: 400,
