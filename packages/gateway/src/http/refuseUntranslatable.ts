@@ -1,5 +1,3 @@
-// `dialects` is imported here, not through ../llm.js, until that file re-exports it.
-
 import type { GatewayConfig, ModelTarget } from '../config/gatewayConfigSchema.js'
 import type { ChatRequest } from '../llm.js'
 import { dialects, isInvalidChatRequest } from '../llm.js'

@@ -160,8 +160,9 @@ export function classifyError(input: ErrorInput, read: BodyReader): NormalizedEr
   // error. nginx's 400 "The plain HTTP request was sent to HTTPS port" is
   // the operator's base URL pointing a plain request at a TLS port; as
   // `bad_request` it refused the call with no fallback tried, and told the
-  // client to fix a request nothing was wrong with. (Plain text or nothing
-  // with such a status still classifies by status.)
+  // client to fix a request nothing was wrong with; so is Go's text saying
+  // the same (PLAIN_HTTP_TO_TLS). (Other plain text, or nothing, with such a
+  // status still classifies by status.)
   const inFront =
     kindFromBody === undefined &&
     json === undefined &&
@@ -435,6 +436,8 @@ export function cleanMessage(text: string, keys: readonly string[] = activeKeys)
   const more = cut || out.length > MAX_LINE_CHARS
   const line = printableLine(more ? out.slice(0, MAX_LINE_CHARS) : out)
   if (!more) return cutText(line, MAX_PROVIDER_TEXT_CHARS)
+  // Nothing printable in it: no `…` alone (the caller says the status).
+  if (line === '') return ''
   // Cut: said, however short the redaction or the hidden runs left what is shown.
   return line.length < MAX_PROVIDER_TEXT_CHARS
     ? `${line}…`

@@ -59,11 +59,12 @@ const BLACK_FLAG = '\u{1f3f4}'
 const SECRET_PATTERNS: ReadonlyArray<readonly [RegExp, string, string | undefined]> = [
   [/\bsk-[A-Za-z0-9_*.-]{6,}/g, '[redacted]', 'sk-'],
   [/\bAIza[0-9A-Za-z_-]{10,}/g, '[redacted]', 'AIza'],
-  // A credential: 8 characters or more with a digit, or 20 or more (a
-  // random token without a digit is that rare). "basic auth_header" in a
-  // provider's `param` is words, not a secret.
+  // A credential: 8 characters or more with a digit or with both cases
+  // (base64 of "user:pass" is dXNlcjpwYXNz), or 20 or more. "basic
+  // auth_header" in a provider's `param` is words, not a secret.
   [
-    /\b(Bearer|Basic)\s+(?:(?=[A-Za-z._~+/=-]*\d)[A-Za-z0-9._~+/=-]{8,}|[A-Za-z0-9._~+/=-]{20,})/gi,
+    // Case-sensitive (the cases of the token count): the scheme in its usual spellings.
+    /\b([Bb]earer|BEARER|[Bb]asic|BASIC)\s+(?:(?:(?=[A-Za-z._~+/=-]*\d)|(?=[a-z0-9._~+/=-]*[A-Z])(?=[A-Z0-9._~+/=-]*[a-z]))[A-Za-z0-9._~+/=-]{8,}|[A-Za-z0-9._~+/=-]{20,})/g,
     '$1 [redacted]',
     undefined,
   ],

@@ -24,6 +24,12 @@ describe('a provider’s words as a direct user of llm gets them', () => {
       body: JSON.stringify({ error: { message: '\u200b\u0000', type: 'server_error' } }),
     })
     expect(error?.message).toBe('HTTP 500')
+    // Long enough to be cut: no lone `…` either.
+    const long = dialects.openai.normalizeError({
+      status: 500,
+      body: JSON.stringify({ error: { message: '\u200b'.repeat(3000), type: 'server_error' } }),
+    })
+    expect(long?.message).toBe('HTTP 500')
   })
 
   it('a short word after "basic" or "bearer" is no credential; a token is', () => {
@@ -40,6 +46,14 @@ describe('a provider’s words as a direct user of llm gets them', () => {
     expect(error?.param).toBe('basic auth_header')
     // The gateway passes a provider's param and code through providerText.
     expect(providerText('basic auth_header', 200)).toBe('basic auth_header')
+    expect(providerText('Basic authentication failed', 200)).toBe('Basic authentication failed')
+    // Credentials without a digit: base64 of "user:pass", a key of letters in both cases.
+    expect(providerText('Authorization: Basic dXNlcjpwYXNz rejected', 200)).toBe(
+      'Authorization: Basic [redacted] rejected',
+    )
+    expect(providerText('header was Bearer AbCdEfGhIjKlMnOp', 200)).toBe(
+      'header was Bearer [redacted]',
+    )
     expect(error?.message).toBe('Bearer [redacted] rejected, bearer [redacted] too')
   })
 
