@@ -97,11 +97,6 @@ export const ISOLATED = [
   'packages/gateway/test/keys.test.ts',
   'packages/gateway/test/operators/requestId.test.ts',
   '**/leak.test.ts',
-  // The binary's signal paths (holdStartupSignals): once run, this process
-  // is "the binary" for good, and a later file's main() as a library would
-  // take the binary's exit and kill paths.
-  'packages/cli/test/untilSignalled.test.ts',
-  'packages/cli/test/demoServeDrain.test.ts',
   'test/security/secrets.test.ts',
   'test/bench.test.ts',
 ]

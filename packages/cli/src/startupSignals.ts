@@ -47,6 +47,19 @@ export function holdStartupSignals(): void {
 }
 
 /**
+ * Undoes `holdStartupSignals` for good: the process is no longer the
+ * binary, nothing is held, no signal to end by. For tests that run the
+ * binary's path in a process other files share (the binary never calls it).
+ */
+export function forgetStartupSignals(): void {
+  stopHolding()
+  binary = false
+  held = undefined
+  endingSignal = undefined
+  stopping = new AbortController()
+}
+
+/**
  * Whether this process is the `hourglass` binary (it held from its first
  * line): only then may a command decide what a signal does to the process.
  * `main()` called in a caller's process leaves its signals alone.

@@ -1,8 +1,22 @@
 import { once } from 'node:events'
 import { connect } from 'node:net'
-import { afterEach, beforeEach, describe, expect, it, type MockInstance, vi } from 'vitest'
+import {
+  afterAll,
+  afterEach,
+  beforeEach,
+  describe,
+  expect,
+  it,
+  type MockInstance,
+  vi,
+} from 'vitest'
 import { main } from '../src/index.js'
-import { holdStartupSignals, releaseStartupSignals, signalToEndBy } from '../src/startupSignals.js'
+import {
+  forgetStartupSignals,
+  holdStartupSignals,
+  releaseStartupSignals,
+  signalToEndBy,
+} from '../src/startupSignals.js'
 
 // `hourglass demo --serve` stopped on Ctrl-C by dropping every connection:
 // a curl still waiting for its answer got an empty reply (curl exit 52).
@@ -65,6 +79,8 @@ it.each([
 // the binary runs them, with process.exit, process.kill and
 // removeAllListeners stubbed (the worker's own listeners stay).
 describe('in the binary, a second signal during the drain', () => {
+  // The next files in this worker run main() as a library: not the binary.
+  afterAll(forgetStartupSignals)
   let exit: MockInstance<typeof process.exit>
   let kill: MockInstance<typeof process.kill>
   let removeAllListeners: MockInstance<typeof process.removeAllListeners>

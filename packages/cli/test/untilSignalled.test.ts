@@ -1,5 +1,9 @@
-import { afterEach, expect, it, vi } from 'vitest'
-import { holdStartupSignals, releaseStartupSignals } from '../src/startupSignals.js'
+import { afterAll, afterEach, expect, it, vi } from 'vitest'
+import {
+  forgetStartupSignals,
+  holdStartupSignals,
+  releaseStartupSignals,
+} from '../src/startupSignals.js'
 import { untilSignalled } from '../src/untilSignalled.js'
 
 // The gateway's stop: a second SIGINT or SIGTERM during the drain ends the
@@ -12,6 +16,8 @@ import { untilSignalled } from '../src/untilSignalled.js'
 
 holdStartupSignals()
 releaseStartupSignals({ redeliver: false })
+// The next files in this worker run main() as a library: not the binary.
+afterAll(forgetStartupSignals)
 
 afterEach(() => {
   vi.restoreAllMocks()
