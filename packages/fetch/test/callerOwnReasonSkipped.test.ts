@@ -4,7 +4,6 @@ import type { AddressInfo } from 'node:net'
 import { Agent, request } from 'undici'
 import { afterEach, describe, expect, it } from 'vitest'
 import { createFetch, deadlineInterceptor, HeadersTimeoutError } from '../src/index.js'
-import { keepOwnStack } from '../src/keepOwnStack.js'
 import { recordEgress } from './helpers.js'
 
 let server: Server | undefined
@@ -146,34 +145,5 @@ describe("createFetch: the caller's reason surfaces unchanged", () => {
     expect(await byDeadline).toBe(cancelled)
     // Before: undici's fetch() wrote its own stack trace onto each.
     expect([Object.keys(reason), Object.keys(cancelled)]).toEqual([['code'], ['code']])
-  })
-
-  it("an Error's stack is left as the caller made it", async () => {
-    const { url, arrived } = await silent()
-    const fetch = createFetch()
-    closers.push(fetch)
-    const controller = new AbortController()
-    const call = fetch(url, { signal: controller.signal }).catch((e: unknown) => e)
-    await arrived
-    const reason = new Error('my own stop')
-    const stack = reason.stack
-    controller.abort(reason)
-    expect(await call).toBe(reason)
-    expect(reason.stack).toBe(stack)
-  })
-
-  it('an Error whose stack is an accessor (Node 22 and 24 make it one) gets its own text back', () => {
-    let text = 'Error: my own stop\n    at caller'
-    const reason = Object.defineProperty(new Error('my own stop'), 'stack', {
-      get: () => text,
-      set: (v: string) => {
-        text = v
-      },
-      configurable: true,
-    })
-    const restore = keepOwnStack(reason)
-    reason.stack = `${reason.stack}\n    at fetch (undici/index.js:155:3)` // what undici does
-    restore()
-    expect(reason.stack).toBe('Error: my own stop\n    at caller')
   })
 })
