@@ -109,8 +109,10 @@ const hostileValue = fc.oneof(
 )
 
 type Json = unknown
-/** Every path to a value inside a JSON tree. */
-function paths(value: Json, prefix: (string | number)[] = [], out: (string | number)[][] = []) {
+type Path = (string | number)[]
+
+/** Every path to a value inside a JSON tree, in pre-order (a node before its entries, entries in `Object.entries` order). */
+function paths(value: Json, prefix: Path = [], out: Path[] = []): Path[] {
   out.push(prefix)
   if (value !== null && typeof value === 'object') {
     for (const [k, v] of Object.entries(value)) {
@@ -120,32 +122,75 @@ function paths(value: Json, prefix: (string | number)[] = [], out: (string | num
   return out
 }
 
-/**
- * `paths` of a tree, the real bodies' computed once: every case starts from
- * one of them, and a tree is never changed in place (`setAt` copies), so a
- * body's paths stay its paths. About a third of the file's time went to
- * walking the same few real bodies again, and to a clone of them per case.
- */
-const pathsOnce = new WeakMap<object, (string | number)[][]>()
-function pathsOf(tree: Json): (string | number)[][] {
-  if (tree === null || typeof tree !== 'object') return [[]]
-  let all = pathsOnce.get(tree)
-  if (all === undefined) {
-    all = paths(tree)
-    pathsOnce.set(tree, all)
-  }
-  return all
+/** How many paths `paths(value)` has: one per node. */
+function countPaths(value: Json): number {
+  if (value === null || typeof value !== 'object') return 1
+  let n = 1
+  for (const v of Object.values(value)) n += countPaths(v)
+  return n
 }
 
-/** `tree` with the value at `path` replaced: a copy along the path, `tree` itself untouched. */
-function setAt(tree: Json, path: (string | number)[], value: Json): Json {
-  if (path.length === 0) return value
-  const [head, ...rest] = path
+/**
+ * `paths(tree)[index]`, found by one walk that builds no path but the one
+ * asked for (a tree made by a previous mutation is new each time: listing
+ * every path of it, an array per node, was most of the cost of choosing one).
+ */
+function pathAt(tree: Json, index: number): Path {
+  const stack: Path = []
+  let left = index
+  const walk = (value: Json): boolean => {
+    if (left === 0) return true
+    left--
+    if (value === null || typeof value !== 'object') return false
+    const array = Array.isArray(value)
+    for (const [k, v] of Object.entries(value)) {
+      stack.push(array ? Number(k) : k)
+      if (walk(v)) return true
+      stack.pop()
+    }
+    return false
+  }
+  walk(tree)
+  return stack
+}
+
+/**
+ * The real bodies' paths and JSON text, computed once: every case starts
+ * from one of them, and a tree is never changed in place (`setAt` copies),
+ * so a body's paths and text stay its paths and text.
+ */
+const REAL_PATHS = new WeakMap<object, Path[]>()
+const REAL_TEXT = new WeakMap<object, string>()
+for (const replies of Object.values(REAL)) {
+  for (const { body } of replies) {
+    if (body !== null && typeof body === 'object') {
+      REAL_PATHS.set(body, paths(body))
+      REAL_TEXT.set(body, JSON.stringify(body))
+    }
+  }
+}
+
+/** `paths(tree)[at % paths(tree).length]`. */
+function choosePath(tree: Json, at: number): Path {
+  if (tree === null || typeof tree !== 'object') return []
+  const all = REAL_PATHS.get(tree)
+  return all !== undefined ? all[at % all.length]! : pathAt(tree, at % countPaths(tree))
+}
+
+/** `JSON.stringify(tree)`, a real body's text read from the table. */
+function textOf(tree: Json): string | undefined {
+  return (tree !== null && typeof tree === 'object' && REAL_TEXT.get(tree)) || JSON.stringify(tree)
+}
+
+/** `tree` with the value at `path` (from `from` on) replaced: a copy along the path, `tree` itself untouched. */
+function setAt(tree: Json, path: Path, value: Json, from = 0): Json {
+  if (from === path.length) return value
+  const head = path[from]!
   const copy = (Array.isArray(tree) ? [...tree] : { ...(tree as object) }) as Record<
     string | number,
     Json
   >
-  copy[head!] = setAt(copy[head!], rest, value)
+  copy[head] = setAt(copy[head], path, value, from + 1)
   return copy
 }
 
@@ -190,6 +235,17 @@ const mutation: fc.Arbitrary<Mutation> = fc.oneof(
   { weight: 1, arbitrary: fc.constant({ kind: 'wrap-array' as const }) },
 )
 
+/** `'{"error":'.repeat(depth)` and its closing braces, built once per depth. */
+const NESTING = new Map<number, readonly [string, string]>()
+function nesting(depth: number): readonly [string, string] {
+  let both = NESTING.get(depth)
+  if (both === undefined) {
+    both = ['{"error":'.repeat(depth), '}'.repeat(depth)]
+    NESTING.set(depth, both)
+  }
+  return both
+}
+
 /**
  * The body text after applying the mutations to the real payload. Nothing
  * here changes a tree in place (`setAt` and `wrap-array` build new ones), so
@@ -201,30 +257,29 @@ function mutate(real: ErrorReply, mutations: Mutation[]): string {
   for (const m of mutations) {
     if (text !== undefined && m.kind !== 'truncate' && m.kind !== 'latin1') continue
     switch (m.kind) {
-      case 'replace': {
-        const all = pathsOf(tree)
-        tree = setAt(tree, all[m.at % all.length]!, m.value)
+      case 'replace':
+        tree = setAt(tree, choosePath(tree, m.at), m.value)
         break
-      }
       case 'plant': {
-        const all = pathsOf(tree)
-        const target = all[m.at % all.length]!
+        const target = choosePath(tree, m.at)
         const json = JSON.stringify(setAt(tree, target, { [m.key]: m.value, inner: 'x' }))
         // JSON.stringify drops a `__proto__` set through an object literal; write it in the text.
         text = json.replace('"inner":"x"', `${JSON.stringify(m.key)}:${JSON.stringify(m.value)}`)
         break
       }
-      case 'nest':
-        text = `${'{"error":'.repeat(m.depth)}${JSON.stringify(tree)}${'}'.repeat(m.depth)}`
+      case 'nest': {
+        const [open, close] = nesting(m.depth)
+        text = `${open}${textOf(tree)}${close}`
         break
+      }
       case 'truncate': {
-        const t = text ?? JSON.stringify(tree) ?? ''
+        const t = text ?? textOf(tree) ?? ''
         text = t.slice(0, m.at % (t.length + 1))
         break
       }
       case 'latin1': {
         // A UTF-8 body read as Latin-1 by a careless proxy, or raw bytes that are not UTF-8.
-        const t = text ?? JSON.stringify(tree) ?? ''
+        const t = text ?? textOf(tree) ?? ''
         text = Buffer.from(`${t}\u00ff\ufffe`, 'utf8').toString('latin1') + '\xc3('
         break
       }
@@ -236,7 +291,7 @@ function mutate(real: ErrorReply, mutations: Mutation[]): string {
         break
     }
   }
-  return text ?? (typeof tree === 'string' ? tree : (JSON.stringify(tree) ?? ''))
+  return text ?? (typeof tree === 'string' ? tree : (textOf(tree) ?? ''))
 }
 
 const names = Object.keys(REAL) as DialectName[]
