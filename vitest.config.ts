@@ -1,5 +1,4 @@
 import { defineConfig } from 'vitest/config'
-import { LongestFirstSequencer } from './test/support/LongestFirstSequencer.js'
 
 // Tests resolve every @hourglass/* package to its TypeScript source through the
 // "@hourglass/source" export condition, so one copy of each module (and one
@@ -48,16 +47,11 @@ export const TIMING = [
  * (OpenTelemetry's global providers, propagator and context manager, an
  * instrumentation's subscriptions), or they count heap, handles and
  * listeners after a flood, or they load both cores for seconds (the bench
- * smoke run). They run in the `isolated` project, each file in a fresh
- * process, in the first group with `otel` and `parallel`: the two workers
- * take the queue's files in project order (isolated, otel, parallel), the
- * longest of each project first (`LongestFirstSequencer`), so the long
- * isolated files run beside each other and the short files fill in around
- * them (a group of their own, after `parallel`, ended on one file with the
- * other worker idle: 40 s for 60 s of work). Every other file runs in
- * `parallel`, whose two workers each run file after file in one process
- * (`isolate: false`): loading the packages once per worker instead of once
- * per file takes a minute off the suite.
+ * smoke run). They run in the `isolated` project, two at a time, each file
+ * in a fresh process, after the `parallel` project and before `timing`.
+ * Every other file runs in `parallel`, whose two workers each run file after
+ * file in one process (`isolate: false`): loading the packages once per
+ * worker instead of once per file takes a minute off the suite.
  */
 /**
  * Timing files that also set process-wide state (OpenTelemetry's global
@@ -122,8 +116,6 @@ export default defineConfig({
   resolve: { conditions },
   ssr: { resolve: { conditions } },
   test: {
-    // Each project's longest files first (a fresh clone has no timings): see the class.
-    sequence: { sequencer: LongestFirstSequencer },
     projects: [
       {
         extends: true,
@@ -147,7 +139,7 @@ export default defineConfig({
           include: ISOLATED,
           exclude: ['**/node_modules/**', '**/dist/**', ...TIMING],
           maxWorkers: 2,
-          sequence: { groupOrder: 0 },
+          sequence: { groupOrder: 1 },
         },
       },
       {
@@ -157,16 +149,16 @@ export default defineConfig({
           name: 'otel',
           include: OTEL,
           exclude: ['**/node_modules/**', '**/dist/**', ...TIMING],
-          // In the first group, with `isolated` and `parallel`: Vitest wants
-          // the same maxWorkers for projects of one groupOrder (1 is refused),
-          // and sorts a group by project name, so the otel files come after
-          // the isolated ones and each of the two workers runs them file after
-          // file in one process, loading the packages once. Each file starts
-          // from OpenTelemetry's globals unset.
+          // Beside `isolated`, in its group: Vitest wants the same maxWorkers
+          // for projects of one groupOrder (1 is refused), and sorts a group by
+          // project name, so the otel files come after the isolated ones and
+          // each of the two workers runs them file after file in one process,
+          // loading the packages once. Each file starts from OpenTelemetry's
+          // globals unset.
           maxWorkers: 2,
           isolate: false,
           setupFiles: ['test/support/freshProcessState.ts', 'test/support/freshOtelState.ts'],
-          sequence: { groupOrder: 0 },
+          sequence: { groupOrder: 1 },
         },
       },
       {
@@ -184,7 +176,7 @@ export default defineConfig({
           maxWorkers: 1,
           isolate: false,
           setupFiles: ['test/support/freshProcessState.ts'],
-          sequence: { groupOrder: 1 },
+          sequence: { groupOrder: 2 },
         },
       },
       {
@@ -196,7 +188,7 @@ export default defineConfig({
           exclude: ['**/node_modules/**', '**/dist/**'],
           fileParallelism: false,
           maxWorkers: 1,
-          sequence: { groupOrder: 2 },
+          sequence: { groupOrder: 3 },
         },
       },
     ],
