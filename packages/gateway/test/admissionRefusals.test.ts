@@ -112,8 +112,9 @@ describe('refusals by admission', () => {
       status: 503,
       error: { code: 'overloaded', type: 'server_error' },
     })
+    // The cooldown's end, spread up to 2 s later (test/longRetryAfter.test.ts).
     expect(Number(second.retryAfter)).toBeGreaterThan(20)
-    expect(Number(second.retryAfter)).toBeLessThanOrEqual(30)
+    expect(Number(second.retryAfter)).toBeLessThanOrEqual(32)
     expect(p.fake.requests).toHaveLength(1)
 
     // The official client sees the same (a 503 it may retry, after Retry-After).

@@ -116,9 +116,10 @@ describe('API keys: rotated when limited, retired when rejected, never shown', (
     })
     const body = (await res.json()) as { error: { code: string; message: string } }
     expect(`${res.status} ${body.error.code}`).toBe('429 rate_limit_exceeded')
-    // Key 1 is back in the 20 s the provider named: that is when to come back.
+    // Key 1 is back in the 20 s the provider named: that is when to come
+    // back, spread up to 10 % later (test/longRetryAfter.test.ts).
     expect(Number(res.headers.get('retry-after'))).toBeGreaterThanOrEqual(15)
-    expect(Number(res.headers.get('retry-after'))).toBeLessThanOrEqual(20)
+    expect(Number(res.headers.get('retry-after'))).toBeLessThanOrEqual(22)
     expect(res.headers.get('x-should-retry')).not.toBe('false')
     expect(body.error.message).toContain('openai/gpt-4o-mini: auth, another key rate limited')
     expect(fake.requests.map((r) => r.apiKey)).toEqual(['sk-first-key-0001', 'sk-second-key-0002'])

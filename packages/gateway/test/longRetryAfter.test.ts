@@ -1,5 +1,8 @@
+import { ManualClock } from '@hourglass/core'
+import { Admission } from '@hourglass/llm'
 import { type FakeProvider, reply } from '@hourglass/testkit'
 import { afterEach, describe, expect, it } from 'vitest'
+import { errorReply } from '../src/http/errorReply.js'
 import { fakeProvider, fallback, type Harness, startHarness } from './support/harness.js'
 
 /**
@@ -91,6 +94,43 @@ describe("a provider's day-long Retry-After", () => {
       expect(fake.requests).toHaveLength(1)
       expect(Number(res.headers.get('retry-after-ms')), 'retry-after-ms').toBeGreaterThan(0)
       expect(Number(res.headers.get('retry-after')), 'retry-after').toBeGreaterThanOrEqual(1)
+    },
+  )
+
+  // Every client refused during one cooldown is refused until its end, and
+  // openai-node sleeps retry-after-ms exactly: told one instant, a burst
+  // comes back in one burst. Told a spread after the end, never before it.
+  it.each([
+    ['a rate limit', 'rate_limited', 429, 20_000, 2_000],
+    ['an overload', 'overloaded', 529, 5_000, 500],
+    ['a cooldown held at the 60 s cap', 'rate_limited', 429, 86_400_000, 0],
+  ] as const)(
+    'clients refused by %s at one moment are told to come back spread over the time after it, never before',
+    async (_, kind, status, retryAfterMs, spreadMs) => {
+      const clock = new ManualClock()
+      const admission = new Admission({ clock })
+      await admission.report('p', 'k', { ok: false, error: { kind, status, retryAfterMs } })
+      const refused = await admission.acquire({ provider: 'p', keys: ['k'], maxWaitMs: 0 }).then(
+        () => expect.unreachable('admitted'),
+        (e: unknown) => e,
+      )
+      const waits = Array.from({ length: 200 }, () => {
+        const { status: answered, headers } = errorReply(refused)
+        expect(answered).toBe(kind === 'overloaded' ? 503 : 429)
+        const ms = Number(headers['retry-after-ms'])
+        expect(Number(headers['retry-after'])).toBe(Math.max(1, Math.ceil(ms / 1000)))
+        return ms
+      })
+      const least = Math.min(retryAfterMs, 60_000)
+      expect(Math.min(...waits)).toBeGreaterThanOrEqual(least)
+      expect(Math.max(...waits)).toBeLessThanOrEqual(least + spreadMs)
+      // 200 draws over the spread: more than a handful of instants, and
+      // spread over most of it (a quarter at either end is empty with
+      // probability 2 × 0.75^200).
+      if (spreadMs > 0) {
+        expect(new Set(waits).size).toBeGreaterThan(50)
+        expect(Math.max(...waits) - Math.min(...waits)).toBeGreaterThan(spreadMs / 2)
+      }
     },
   )
 })

@@ -103,8 +103,9 @@ describe('per-provider RPM limits in the gateway', () => {
     })
     expect(res.status).toBe(429)
     const retryAfterS = Number(res.headers.get('retry-after'))
+    // The window's end, spread up to 2 s later (test/longRetryAfter.test.ts).
     expect(retryAfterS).toBeGreaterThan(20)
-    expect(retryAfterS).toBeLessThanOrEqual(30)
+    expect(retryAfterS).toBeLessThanOrEqual(32)
     expect(await res.json()).toMatchObject({ error: { code: 'rate_limit_exceeded' } })
     expect(a.fake.requests).toHaveLength(1)
   })

@@ -558,11 +558,25 @@ function rateLimitReply(
  * provider's hint at `DEFAULT_MAX_RETRY_AFTER_MS`, 60 s): a provider's
  * `Retry-After: 86400` would otherwise tell clients to stay away for a day
  * from a gateway that takes requests again within a minute.
+ *
+ * Spread later by up to `RETRY_SPREAD` of the wait (at most
+ * `MAX_RETRY_SPREAD_MS`), never earlier: every client refused during one
+ * cooldown is told the same instant, its end, and openai-node sleeps
+ * `retry-after-ms` exactly (no jitter of its own), so a burst refused
+ * together would come back together, at the moment the provider is least
+ * ready for it.
  */
 function retryHeaders(retryAfterMs: number): Record<string, string> {
-  const ms = Math.max(0, Math.ceil(Math.min(retryAfterMs, DEFAULT_MAX_RETRY_AFTER_MS)))
+  const wait = Math.min(retryAfterMs, DEFAULT_MAX_RETRY_AFTER_MS)
+  const spread = Math.random() * Math.min(wait * RETRY_SPREAD, MAX_RETRY_SPREAD_MS)
+  const ms = Math.max(0, Math.ceil(Math.min(wait + spread, DEFAULT_MAX_RETRY_AFTER_MS)))
   return { 'retry-after': String(Math.max(1, Math.ceil(ms / 1000))), 'retry-after-ms': String(ms) }
 }
+
+/** How much later than a cooldown's end a refused client may be told to come back, as a share of its wait. */
+const RETRY_SPREAD = 0.1
+/** …and at most this (a minute's cooldown spreads its returns over 2 s). */
+const MAX_RETRY_SPREAD_MS = 2000
 
 /**
  * Every error body the gateway writes. Its message and `param` may quote
