@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto'
 import { currentDeadline, Deadline } from '@hourglass/core'
 import type { Request, Response } from 'express'
 import { targetKey } from '../call/createAdapters.js'
@@ -88,6 +89,7 @@ export function chatCompletions(ctx: GatewayContext) {
             request: Object.assign({}, request, { stream: true as const }),
           }),
           {
+            id: mintedId(fields),
             model: requested,
             includeUsage,
             onFirstEvent: headersSent,
@@ -106,7 +108,9 @@ export function chatCompletions(ctx: GatewayContext) {
         }
         setProviderHeader(res, response.provider)
         res.setHeader('cache-control', 'no-store')
-        sendJson(res, 200, toOpenAIResponse(response, { model: requested }))
+        const answer = toOpenAIResponse(response, { model: requested })
+        fields['responseId'] = answer.id
+        sendJson(res, 200, answer)
         const scope = scopeOf(res)
         if (scope !== undefined) scope.answered = true
         // Not all handed to the OS: the client is not reading (yet). Waited
@@ -128,6 +132,11 @@ export function chatCompletions(ctx: GatewayContext) {
       refundClientRetry(req, status, fields['attempts'] !== undefined)
       // A stream's status is 200 (or 499): the error it ended with, if any, is on the request's scope.
       fields['error'] ??= scopeOf(res)?.errorCode
+      // The provider's id beside the client's only when they differ: an
+      // OpenAI-compatible upstream's `chatcmpl-…` is passed on unchanged.
+      if (fields['providerResponseId'] === fields['responseId']) {
+        fields['providerResponseId'] = undefined
+      }
       // Added to `fields`, not spread into a new record: on Node 20 each
       // field after a spread costs ~0.4 µs.
       fields['status'] = status
@@ -135,6 +144,17 @@ export function chatCompletions(ctx: GatewayContext) {
       ctx.log(requestLevel(status, fields['error']), 'request', fields)
     }
   }
+}
+
+/**
+ * A stream's `chatcmpl-…` id (a stream is answered before the provider names
+ * its own, which comes with the finish), on the request line as
+ * `responseId`: the id a client reports is the one the operator searches.
+ */
+function mintedId(fields: Record<string, unknown>): string {
+  const id = `chatcmpl-${randomUUID()}`
+  fields['responseId'] = id
+  return id
 }
 
 /**
@@ -253,6 +273,10 @@ function callOptions(
       // response, which names the model the provider ran).
       fields['provider'] = record.provider
       fields['upstreamModel'] = record.model
+      // The provider's own id of the answer (the last attempt's, as the
+      // provider above): what its support asks for. Logged only when the
+      // client was given another (see the request line).
+      fields['providerResponseId'] = record.responseId
       // The call's cost so far (llm sums every billed attempt into each
       // record): the request line's total even when no attempt answered — a
       // stream cut or left after tokens, a 2xx lost in transit, is billed.

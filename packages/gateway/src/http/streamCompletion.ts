@@ -1,4 +1,3 @@
-import { randomUUID } from 'node:crypto'
 import { type Deadline, isDeadlineExceeded } from '@hourglass/core'
 import type { Response } from 'express'
 import type { GatewayContext } from '../GatewayContext.js'
@@ -12,6 +11,8 @@ import { scopeOf } from './requestScope.js'
 import { sendError } from './sendError.js'
 
 export interface StreamReplyOptions {
+  /** The `id` every chunk carries (`chatcmpl-…`): minted by the handler, which logs it. */
+  id: string
   /** The model name reported in every chunk (the one the client asked for). */
   model: string
   /** Send a last chunk with usage (`stream_options.include_usage`). */
@@ -81,7 +82,7 @@ export async function streamCompletion(
   }
   res.once('close', onClose)
   const encoder = new OpenAIChunkEncoder({
-    id: `chatcmpl-${randomUUID()}`,
+    id: reply.id,
     model: reply.model,
     includeUsage: reply.includeUsage,
   })

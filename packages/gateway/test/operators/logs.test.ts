@@ -106,6 +106,45 @@ describe('logs that tell the truth', () => {
     })
   })
 
+  it('the request line names the id the client was given and, when it differs, the provider’s own id of the answer', async () => {
+    const ask = { model: 'm', messages: [{ role: 'user' as const, content: 'hi' }] }
+    // An OpenAI-compatible upstream's chatcmpl- id is passed on: one id.
+    const fake = await one()
+    fake.enqueue(reply.text('whole'))
+    const whole = await harness!.client.chat.completions.create(ask)
+    expect(whole.id).toMatch(/^chatcmpl-/)
+    expect(requestLines()[0]).toMatchObject({ responseId: whole.id })
+    expect(requestLines()[0]).not.toHaveProperty('providerResponseId')
+
+    // A stream's id is minted before the provider names its own.
+    harness!.logs.length = 0
+    fake.enqueue(reply.text('streamed'))
+    const stream = await harness!.client.chat.completions.create({ ...ask, stream: true })
+    const ids = new Set<string>()
+    for await (const chunk of stream) ids.add(chunk.id)
+    await expect.poll(() => requestLines().length).toBe(1)
+    expect(ids.size).toBe(1)
+    const [streamed] = ids
+    expect(requestLines()[0]).toMatchObject({ responseId: streamed })
+    expect(requestLines()[0]!['providerResponseId']).toMatch(/^chatcmpl-/)
+    expect(requestLines()[0]!['providerResponseId']).not.toBe(streamed)
+    await harness!.close()
+    harness = undefined
+
+    // Anthropic's msg_ id is not passed on to the client, but is logged.
+    const { fake: anthropic, entry } = await fakeProvider('anthropic', ['sk-ant-log-key-0001'])
+    fakes.push(anthropic)
+    harness = await startHarness({
+      providers: { a: entry },
+      models: { m: fallback(['a', 'claude-x']) },
+    })
+    anthropic.enqueue(reply.text('translated'))
+    const translated = await harness.client.chat.completions.create(ask)
+    expect(translated.id).toMatch(/^chatcmpl-/)
+    expect(requestLines()[0]).toMatchObject({ responseId: translated.id })
+    expect(requestLines()[0]!['providerResponseId']).toMatch(/^msg_/)
+  })
+
   it('a request line carries at most 256 characters of the client’s path, however long the path it sent', async () => {
     await one()
     const long = `/v1/${'a'.repeat(12_000)}`
