@@ -1,19 +1,14 @@
-/**
- * Control characters (C0 and C1: a terminal escape), format characters (bidi
- * overrides and isolates, zero-width and invisible ones), the line and
- * paragraph separators, and half a surrogate pair: what hides, reorders or
- * splits a line in a terminal, or is no text at all.
- */
-const UNPRINTABLE = /[\p{Cc}\p{Cf}\p{Zl}\p{Zp}\p{Cs}]/gu
+import { cutText, escapeId } from '@hourglass/core'
 
 /**
- * An argument to quote back in a one-line message: what `UNPRINTABLE`
- * matches shown as `?` (a pasted newline or a terminal escape must not break
- * the line or reach the terminal), cut to `max` characters.
+ * An argument to quote back in a one-line message, cut to `max` characters
+ * (never inside an emoji) and then shown by core's rule for a name
+ * (`escapeId`, `quoted`'s escapes without its quotes): every control,
+ * format or separator character as its escape, `\n`, `\u001b`, `\u202e`. A
+ * pasted newline or a terminal escape must not break the line or reach the
+ * terminal, and the user sees which character made the argument wrong. Cut
+ * before escaping, so no escape is cut in half.
  */
 export function printable(text: string, max = 40): string {
-  const shown = text.replace(UNPRINTABLE, '?')
-  if (shown.length <= max) return shown
-  // Not between the two halves of a surrogate pair (an emoji): a lone half is no text.
-  return `${shown.slice(0, max - 1).replace(/[\uD800-\uDBFF]$/, '')}…`
+  return escapeId(cutText(text, max))
 }

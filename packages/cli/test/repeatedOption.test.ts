@@ -44,9 +44,10 @@ it.each([
     "hourglass probe: --budget given twice ('300', then '-5'): give it once (see hourglass probe --help)\n",
   ],
   [
-    // Echoed on one line: a pasted newline or a terminal escape is shown as ?.
+    // Echoed on one line: a pasted newline or a terminal escape is shown as its escape.
     ['demo', '--seed', '1\n\u001b[2J', '--seed', '2'],
-    "hourglass demo: --seed given twice ('1??[2J', then '2'): give it once (see hourglass demo --help)\n",
+    String.raw`hourglass demo: --seed given twice ('1\n\u001b[2J', then '2'): give it once (see hourglass demo --help)` +
+      '\n',
   ],
   [
     ['demo', '--seed', '7', '--seed', '7'],

@@ -19,6 +19,7 @@ export {
   runWithContext,
   runWithDeadline,
 } from './context.js'
+export { cutText } from './cutText.js'
 export { Deadline, type DeadlineOptions } from './Deadline.js'
 export {
   type DeadlineExceededDetails,
@@ -37,6 +38,7 @@ export { describeValue } from './describeValue.js'
 export { endedBy } from './endedBy.js'
 export { enforcedRemaining } from './enforcedRemaining.js'
 export { errorCode, isAbortError } from './errorCode.js'
+export { escapeId, escapeUnprintable, FLAG_TAGS, IN_WORDS, quoted } from './escapeUnprintable.js'
 export { type GuardedWork, type GuardOptions, guard } from './guard.js'
 export { HourglassError, hasErrorCode, isHourglassError } from './HourglassError.js'
 export {

@@ -4,6 +4,9 @@
 // guard each: check with the guard (it survives two copies of the package),
 // never with `instanceof`.
 
+// Text a terminal or client may be shown: a caller's values are escaped and cut by
+// core's helpers (every package shows a value by one rule), re-exported as before.
+export { cutText, escapeUnprintable, quoted } from '@hourglass/core'
 // Adapters: one per provider + model
 export { anthropic } from './adapters/anthropic.js'
 export { type BodyHook, createAdapter } from './adapters/createAdapter.js'
@@ -161,9 +164,7 @@ export {
   type SseDecoderOptions,
 } from './sse/SseDecoder.js'
 export type { SseComment, SseFrame, SseMessage } from './sse/SseFrame.js'
-// Text: a provider's words and a caller's values as a terminal or client may be shown them
-export { cutText } from './text/cutText.js'
-export { escapeUnprintable, quoted } from './text/escapeUnprintable.js'
+// Text: a provider's words as a terminal or client may be shown them
 export { MAX_PROVIDER_TEXT_CHARS, providerText } from './text/providerText.js'
 export type {
   Annotation,

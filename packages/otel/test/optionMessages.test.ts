@@ -35,9 +35,9 @@ it('names the option and shows the bad value as every package does', () => {
   expect(message({ clock: {} })).toBe(
     'DeadlinePropagator: clock must be a Clock (now, setTimeout and clearTimeout functions), got an object',
   )
-  // A long string is cut, not copied whole into the message.
+  // A long string is cut to 40 characters, … last, not copied whole into the message.
   expect(message({ clock: 'x'.repeat(100) })).toBe(
-    `DeadlinePropagator: clock must be a Clock (now, setTimeout and clearTimeout functions), got '${'x'.repeat(40)}' (a string)`,
+    `DeadlinePropagator: clock must be a Clock (now, setTimeout and clearTimeout functions), got '${'x'.repeat(39)}…' (a string)`,
   )
 })
 

@@ -9,8 +9,7 @@
  * uses too, so a config the gateway accepts always makes adapters. A key or
  * a header value is never quoted: either may be a secret.
  */
-import { isHeaderName, isHeaderValue, isVisibleAscii, optionError } from '@hourglass/core'
-import { quoted } from '../text/escapeUnprintable.js'
+import { isHeaderName, isHeaderValue, isVisibleAscii, optionError, quoted } from '@hourglass/core'
 
 /**
  * Headers an adapter cannot send: undici refuses the first four on every

@@ -4,9 +4,9 @@ import {
   isDeadline,
   isHeaderValue,
   optionError,
+  quoted,
 } from '@hourglass/core'
 import { InvalidChatRequestError } from '../errors/InvalidChatRequestError.js'
-import { quoted } from '../text/escapeUnprintable.js'
 import type { ChatMessage } from '../types.js'
 import type { CallModelOptions } from './CallModelOptions.js'
 

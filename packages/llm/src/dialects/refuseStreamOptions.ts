@@ -1,5 +1,5 @@
+import { quoted } from '@hourglass/core'
 import { InvalidChatRequestError } from '../errors/InvalidChatRequestError.js'
-import { quoted } from '../text/escapeUnprintable.js'
 
 /**
  * `stream_options` for a dialect that streams in its own format: usage comes

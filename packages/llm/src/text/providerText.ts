@@ -1,5 +1,4 @@
-import { cutText } from './cutText.js'
-import { FLAG_TAGS, IN_WORDS } from './escapeUnprintable.js'
+import { cutText, FLAG_TAGS, IN_WORDS } from '@hourglass/core'
 
 /** All of a provider's message a normalised error keeps (`NormalizedError.message`). */
 export const MAX_PROVIDER_TEXT_CHARS = 500

@@ -1,5 +1,5 @@
+import { quoted } from '@hourglass/core'
 import { InvalidChatRequestError } from '../../errors/InvalidChatRequestError.js'
-import { quoted } from '../../text/escapeUnprintable.js'
 import type { ChatMessage, ChatRequest, ContentBlock } from '../../types.js'
 import { blocksOf } from '../blocks.js'
 import type { BuiltRequest } from '../Dialect.js'

@@ -27,16 +27,23 @@ export function escapeUnprintable(text: string): string {
 export function quoted(value: string, maxChars: number): string {
   let out = ''
   for (const char of value) {
-    const shown =
-      char === '"' || char === '\\'
-        ? `\\${char}`
-        : FORMAT.test(char)
-          ? escapeOne(char)
-          : escapeUnprintable(char)
+    const shown = char === '"' || char === '\\' ? `\\${char}` : escapeId(char)
     if (out.length + shown.length > maxChars) return `"${out}…"`
     out += shown
   }
   return `"${out}"`
+}
+
+/**
+ * `text` escaped as `quoted` escapes inside its quotes, without the quotes:
+ * `escapeUnprintable`'s escapes and every other format character's too (a
+ * zero-width joiner, a flag's tags), for what names something — an id, a
+ * command-line argument, a path — where an invisible character is why it
+ * is wrong. A `"` and a `\` stay as they are: with no JSON quotes around
+ * it there is nothing to close, and a Windows path reads as typed.
+ */
+export function escapeId(text: string): string {
+  return HIDDEN_OR_FORMAT_ANY.test(text) ? text.replace(HIDDEN_OR_FORMAT, escapeOne) : text
 }
 
 /**
@@ -57,7 +64,9 @@ export const FLAG_TAGS = String.raw`\u{1f3f4}[\u{e0020}-\u{e007e}]{1,32}\u{e007f
 const HIDDEN = String.raw`(?![${IN_WORDS}])[\p{Cc}\p{Cf}\p{Cs}\p{Zl}\p{Zp}]`
 const HIDDEN_ANY = new RegExp(HIDDEN, 'u')
 const ESCAPED_ALL = new RegExp(`(${FLAG_TAGS})|${HIDDEN}`, 'gu')
-const FORMAT = /^\p{Cf}$/u
+// escapeId's: every character HIDDEN matches and the format characters it spares.
+const HIDDEN_OR_FORMAT_ANY = /[\p{Cc}\p{Cf}\p{Cs}\p{Zl}\p{Zp}]/u
+const HIDDEN_OR_FORMAT = /[\p{Cc}\p{Cf}\p{Cs}\p{Zl}\p{Zp}]/gu
 
 const SHORT: Readonly<Record<string, string>> = { '\n': '\\n', '\r': '\\r', '\t': '\\t' }
 
