@@ -219,14 +219,17 @@ export function classifyError(input: ErrorInput, read: BodyReader): NormalizedEr
     }
   }
   // Words of hidden characters only (a NUL, a zero-width space) are cleaned
-  // away: the status then says what there is to say, as for an empty body.
+  // away: the status then says what there is to say, as for an empty body —
+  // but a bare "HTTP 200" would read as a success: an error inside a 2xx
+  // answer (a stream's error event, a body that is an error) says so.
   const message =
     cleanMessage(
       inFront
         ? `HTTP ${status} that is not the provider's JSON error (a ${status === 403 ? "firewall's or " : ''}proxy's page?): refused in front of the provider${status === 403 ? ', no key judged' : ''}${text.trim() === '' ? '' : `: ${text.trim()}`}`
         : (verdict?.message ??
             (text.trim() || redirectMessage(status, input.headers) || `HTTP ${status}`)),
-    ) || `HTTP ${status}`
+    ) ||
+    (ok ? `an error inside an HTTP ${status} answer, with no readable message` : `HTTP ${status}`)
   // Keys redacted before the cut, as the message's are.
   const providerCode = codeOf(verdict?.providerCode)
   const param = codeOf(verdict?.param)

@@ -32,6 +32,31 @@ describe('a provider’s words as a direct user of llm gets them', () => {
     expect(long?.message).toBe('HTTP 500')
   })
 
+  it('an error of hidden characters only inside a 200 (a stream’s error event, a body that is an error) does not read as "HTTP 200"', () => {
+    const hidden = '\u200b\u0000\u2028'
+    const frames = [
+      dialects.anthropic.normalizeStreamError({
+        event: 'error',
+        data: JSON.stringify({ type: 'error', error: { type: 'api_error', message: hidden } }),
+      }),
+      dialects.openai.normalizeStreamError({
+        event: undefined,
+        data: JSON.stringify({ error: { message: hidden, type: 'server_error' } }),
+      }),
+      dialects.anthropic.normalizeStreamError({ event: 'error', data: hidden }),
+    ]
+    for (const error of frames) {
+      expect(error?.status).toBe(200)
+      expect(error?.message).toBe('an error inside an HTTP 200 answer, with no readable message')
+    }
+    // A refusal's status alone still says it.
+    const status = dialects.anthropic.normalizeError({
+      status: 529,
+      body: JSON.stringify({ type: 'error', error: { type: 'overloaded_error', message: hidden } }),
+    })
+    expect(status?.message).toBe('HTTP 529')
+  })
+
   it('a short word after "basic" or "bearer" is no credential; a token is', () => {
     const error = dialects.openai.normalizeError({
       status: 400,
