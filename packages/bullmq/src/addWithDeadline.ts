@@ -10,7 +10,7 @@ import {
   untilEnded,
 } from '@hourglass/core'
 import type { Job, JobsOptions } from 'bullmq'
-import { type BullmqRefuseMessage, bullmqChannels } from './channels.js'
+import { type BullmqRefusal, bullmqChannels } from './channels.js'
 import { keptInstead, mayBeDuplicate } from './keptInstead.js'
 import { readRedisTime, scriptClientOf, toLocalMs, toRedisMs } from './redisTime.js'
 import { DEADLINE_OPTION, type StoredDeadline } from './storedDeadline.js'
@@ -67,9 +67,11 @@ export interface QueueLike<DataType, ResultType, NameType extends string> {
  * A deadline that has already ended is not enqueued: its reason is thrown
  * (`DeadlineExceededError`, or the cancel reason), as `createFetch` does
  * before it touches a socket. An observe-only deadline (dark mode) is stored
- * as such and never refuses anything. A deadline with more than `maxMs` left
- * (a day by default) gives the job `maxMs`: no budget rides with a job
- * unbounded, as none enters through an ingress unbounded.
+ * as such and never refuses anything: an add enforcement would refuse is
+ * added, and published on `refuse` with `outcome: 'observed'`. A deadline
+ * with more than `maxMs` left (a day by default) gives the job `maxMs`: no
+ * budget rides with a job unbounded, as none enters through an ingress
+ * unbounded.
  */
 export async function addWithDeadline<DataType, ResultType, NameType extends string>(
   queue: QueueLike<DataType, ResultType, NameType>,
@@ -92,7 +94,14 @@ export async function addWithDeadline<DataType, ResultType, NameType extends str
   // Before the no-expiry shortcut: a cancelled Deadline.never() (the caller
   // left) has ended too, and its job must not be enqueued either.
   refuseEnded(refusal)
-  if (!Number.isFinite(deadline.expiresAt)) return queue.add(name, data, opts)
+  if (!Number.isFinite(deadline.expiresAt)) {
+    // Observe-only and cancelled (refuseEnded let it through): added as a
+    // plain job, and reported as the refusal enforcement would have made.
+    const observed = deadline.observe ? wouldRefuse(refusal, Number.POSITIVE_INFINITY) : undefined
+    const job = await queue.add(name, data, opts)
+    if (observed) publishObserved(refusal, observed, job)
+    return job
+  }
 
   // Before the clock reading, so that nothing is sent for a job refused here.
   refuseUnrunnable(refusal, Math.min(deadline.remaining(), maxMs))
@@ -118,6 +127,8 @@ export async function addWithDeadline<DataType, ResultType, NameType extends str
   const expiresAt = clamped ? deadline.expiresAt - (remaining - maxMs) : deadline.expiresAt
   // Again with the budget the job is given: the reading took some of it.
   refuseUnrunnable(refusal, budgetMs)
+  // Dark mode: what the checks above would have refused, had they enforced.
+  const observed = deadline.observe ? wouldRefuse(refusal, budgetMs) : undefined
   const stored: StoredDeadline = {
     expiresAtMs: toRedisMs(expiresAt, sample),
     budgetMs,
@@ -198,6 +209,7 @@ export async function addWithDeadline<DataType, ResultType, NameType extends str
       ...(stored.trace ? { trace: stored.trace } : {}),
     }
   })
+  if (observed) publishObserved(refusal, observed, job)
   return job
 }
 
@@ -208,18 +220,34 @@ export async function addWithDeadline<DataType, ResultType, NameType extends str
  * request handler, which took the request's 30 s by default. Refused as
  * fetch and gRPC refuse a call with too little time to start: a deadline
  * error, so a retry under the same deadline is not attempted. The message
- * names the fix. Dark mode refuses nothing (the worker reports the job).
+ * names the fix. Dark mode refuses nothing: the job is added, and `refuse`
+ * says `observed` (see `wouldRefuse`); the worker reports it too.
  */
 function refuseUnrunnable(refusal: Refusal, budgetMs: number): void {
+  if (refusal.deadline.observe || !outlasts(refusal.delay, budgetMs)) return
+  throw published(
+    refusal,
+    'delay',
+    unrunnable(refusal, budgetMs, refusal.deadline.elapsed()),
+    budgetMs,
+  )
+}
+
+/** A `delay` of at least `budgetMs`: the job would reach a worker after its deadline. */
+function outlasts(delay: unknown, budgetMs: number): delay is number {
+  return typeof delay === 'number' && delay > 0 && delay >= budgetMs
+}
+
+/** What `refuseUnrunnable` throws: the message names the delay, what was left and the fix. */
+function unrunnable(refusal: Refusal, budgetMs: number, elapsedMs: number): DeadlineExceededError {
   const { name, delay, deadline } = refusal
-  if (deadline.observe || typeof delay !== 'number' || !(delay > 0) || delay < budgetMs) return
   const error = new DeadlineExceededError({
     budgetMs: deadline.budgetMs,
-    elapsedMs: deadline.elapsed(),
+    elapsedMs,
     slice: deadline.name,
   })
   error.message = `addWithDeadline: job ${JSON.stringify(name)} has a delay of ${delay} ms but only ${Math.max(0, Math.floor(budgetMs))} ms left of its deadline (at most maxMs): it could never run, so it is not added. To schedule it past this deadline, give it its own ({ deadline: Deadline.after(ms) }) or none (Deadline.never())`
-  throw published(refusal, 'delay', error, budgetMs)
+  return error
 }
 
 /** A job about to be refused: what `refuse` reports of it. */
@@ -248,12 +276,26 @@ function refuseEnded(refusal: Refusal): void {
  */
 function published(
   refusal: Refusal,
-  reason: BullmqRefuseMessage['reason'],
+  reason: BullmqRefusal['reason'],
   error: unknown,
   remainingMs = 0,
 ): unknown {
-  const { queue, name, delay, deadline } = refusal
   bullmqChannels.refuse.publish(() => ({
+    ...refusalFields(refusal, reason, remainingMs, error),
+    outcome: 'refused',
+  }))
+  return error
+}
+
+/** What `refuse` says of a job, observed or refused alike. */
+function refusalFields(
+  refusal: Refusal,
+  reason: BullmqRefusal['reason'],
+  remainingMs: number,
+  error: unknown,
+): BullmqRefusal {
+  const { queue, name, delay, deadline } = refusal
+  return {
     queue,
     name,
     deadline,
@@ -261,9 +303,60 @@ function published(
     delayMs: typeof delay === 'number' ? delay : undefined,
     remainingMs: Math.max(0, Math.floor(remainingMs)),
     error,
-    outcome: 'refused',
+  }
+}
+
+/** What enforcement would have refused an add for, read when it would have checked. */
+interface WouldRefuse {
+  reason: BullmqRefusal['reason']
+  remainingMs: number
+  /** Made only for a subscriber: an error captures a stack. */
+  error: () => unknown
+}
+
+/**
+ * Under an observe-only deadline, which refuses nothing: what `refuseEnded`
+ * and `refuseUnrunnable` would have refused the add for had it enforced
+ * (ended first, as they check), or undefined when it fits. Dark mode is
+ * where an operator learns which adds enforcing will refuse: silent here,
+ * they found out only once it refused them.
+ */
+function wouldRefuse(refusal: Refusal, budgetMs: number): WouldRefuse | undefined {
+  const { deadline, delay } = refusal
+  // An observed expiry aborted nothing and left no reason; a cancel did.
+  if (deadline.done || deadline.expired) {
+    const { reason: cancelled, budgetMs: budget, name: slice } = deadline
+    // As core's expiry makes it: the whole budget spent, at least.
+    const elapsedMs = Math.max(deadline.elapsed(), budget)
+    return {
+      reason: 'ended',
+      remainingMs: 0,
+      error: () => cancelled ?? new DeadlineExceededError({ budgetMs: budget, elapsedMs, slice }),
+    }
+  }
+  if (!outlasts(delay, budgetMs)) return undefined
+  const elapsedMs = deadline.elapsed()
+  return {
+    reason: 'delay',
+    remainingMs: budgetMs,
+    error: () => unrunnable(refusal, budgetMs, elapsedMs),
+  }
+}
+
+/**
+ * `refuse`, `outcome: 'observed'`: the add went ahead (dark mode) but
+ * enforcement would have refused it. After the add, so as to name the job.
+ */
+function publishObserved(
+  refusal: Refusal,
+  observed: WouldRefuse,
+  job: { id?: string | undefined },
+): void {
+  bullmqChannels.refuse.publish(() => ({
+    ...refusalFields(refusal, observed.reason, observed.remainingMs, observed.error()),
+    outcome: 'observed',
+    jobId: job.id ?? '',
   }))
-  return error
 }
 
 /**

@@ -78,16 +78,15 @@ export interface BullmqAddMessage extends BullmqJobMessage {
 }
 
 /**
- * `hourglass:bullmq:refuse` — `addWithDeadline` did not add a job: it could
- * never have run in time. Nothing reached Redis for it (it has no id); the
- * producer got `error`.
+ * What every `refuse` message says: the job, why enforcement refuses it,
+ * and what it throws for it.
  */
-export interface BullmqRefuseMessage {
+export interface BullmqRefusal {
   /** The queue's name (without the key prefix). */
   queue: string
   /** The job's name. */
   name: string
-  /** The producer's deadline, the one the job would have been added under. */
+  /** The producer's deadline, the one the job would have been (or, observed, was) added under. */
   deadline: Deadline
   /**
    * - `delay`: its `delay` is at least the time it would be given (what the
@@ -98,12 +97,33 @@ export interface BullmqRefuseMessage {
   reason: 'delay' | 'ended'
   /** The job's `delay` option, in ms (undefined when it had none). */
   delayMs: number | undefined
-  /** What the job would have been given, in ms: the deadline's remainder, at most `maxMs` (0 once it has ended). */
+  /** What the job would have been given (`observed`: was given), in ms: the deadline's remainder, at most `maxMs` (0 once it has ended). */
   remainingMs: number
-  /** What `addWithDeadline` threw: a `DeadlineExceededError`, or the cancel reason. */
+  /**
+   * What `addWithDeadline` threw (`refused`), or would have thrown had the
+   * deadline enforced (`observed`): a `DeadlineExceededError`, or the cancel reason.
+   */
   error: unknown
-  outcome: 'refused'
 }
+
+/**
+ * `hourglass:bullmq:refuse` — `addWithDeadline` refused a job that could
+ * never have run in time, or, under an observe-only deadline, would have:
+ * - `outcome: 'refused'`: it was not added. Nothing reached Redis for it (it
+ *   has no id); the producer got `error`;
+ * - `outcome: 'observed'`: the deadline is observe-only (dark mode), so the
+ *   job was added all the same, as without Hourglass (`jobId` is its id),
+ *   and `error` is what enforcement would have thrown. Published after the
+ *   add: what an operator rolling out in dark mode looks for, the adds that
+ *   enforcing would refuse. Not a refusal: nothing was refused.
+ */
+export type BullmqRefuseMessage =
+  | (BullmqRefusal & { outcome: 'refused'; jobId?: undefined })
+  | (BullmqRefusal & {
+      outcome: 'observed'
+      /** The id of the job added (BullMQ's `job.id`). */
+      jobId: string
+    })
 
 /** `hourglass:bullmq:expire` — a job reached a worker after its deadline; it was not run. */
 export interface BullmqExpireMessage extends BullmqJobMessage {
@@ -218,7 +238,8 @@ export interface BullmqInvalidMessage {
  * The diagnostics channels @hourglass/bullmq publishes on (only while somebody
  * subscribes). Every message but `enqueue`, `refuse` and `invalid` carries the
  * job id, queue, `budgetMs` and `remainingMs` (and the stored `trace`, if
- * any); `refuse`, `expire` and `end` carry an `outcome`.
+ * any); `refuse` carries the job id only when `observed` (that job was
+ * added). `refuse`, `expire` and `end` carry an `outcome`.
  */
 export const bullmqChannels = defineChannels('bullmq', {
   /** A job with a deadline is about to be added: a tracer may store its context with it. */
@@ -229,7 +250,7 @@ export const bullmqChannels = defineChannels('bullmq', {
   start: defineChannel<BullmqStartMessage>('hourglass:bullmq:start'),
   /** An attempt that had a `start` ended. */
   end: defineChannel<BullmqEndMessage>('hourglass:bullmq:end'),
-  /** A job was not added: its delay outlasts its deadline, or the deadline had ended. */
+  /** A job was not added, or (observe-only deadline) was added but enforcement would not have: its delay outlasts its deadline, or the deadline had ended. */
   refuse: defineChannel<BullmqRefuseMessage>('hourglass:bullmq:refuse'),
   /** A job reached a worker after its deadline; it was not run. */
   expire: defineChannel<BullmqExpireMessage>('hourglass:bullmq:expire'),

@@ -8,6 +8,7 @@ export {
   type BullmqExpireMessage,
   type BullmqInvalidMessage,
   type BullmqJobMessage,
+  type BullmqRefusal,
   type BullmqRefuseMessage,
   type BullmqStartMessage,
   bullmqChannels,

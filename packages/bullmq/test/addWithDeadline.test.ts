@@ -236,7 +236,10 @@ describe.skipIf(!available)('addWithDeadline: the deadline rides with the job', 
     })
     // Added: nothing on refuse.
     await addWithDeadline(queue, 'soon', {}, { deadline: request, delay: 10_000 })
-    await addWithDeadline(
+    expect(refusals).toHaveLength(3)
+    // Added in dark mode, though enforcement would refuse it: published as
+    // observed, never as a refusal (the job was added).
+    const dark = await addWithDeadline(
       queue,
       'dark',
       {},
@@ -245,8 +248,114 @@ describe.skipIf(!available)('addWithDeadline: the deadline rides with the job', 
         delay: HOUR_MS,
       },
     )
-    expect(refusals).toHaveLength(3)
+    expect(refusals.slice(3)).toEqual([
+      expect.objectContaining({
+        name: 'dark',
+        reason: 'delay',
+        outcome: 'observed',
+        jobId: dark.id,
+      }),
+    ])
+    expect(refusals.filter((m) => m.outcome === 'refused')).toHaveLength(3)
     expect(await queue.count()).toBe(2)
+  })
+
+  it('dark mode: an add enforcement would refuse is added all the same, and published on refuse as observed (why, and the id of the job added), with what enforcement would have thrown', async () => {
+    const { queue } = await redis.queue()
+    const refusals = collect(bullmqChannels.refuse)
+    const clock = new ManualClock()
+    // A delay past the deadline.
+    const dark = Deadline.after(30_000, { clock, observe: true })
+    const delayed = await addWithDeadline(queue, 'remind', {}, { deadline: dark, delay: HOUR_MS })
+    expect(delayed.opts).toMatchObject({
+      delay: HOUR_MS,
+      hourglass: { budgetMs: 30_000, observe: true },
+    })
+    // What enforce mode publishes for the same add, with the same reason text.
+    const enforced = Deadline.after(30_000, { clock })
+    const refused = await addWithDeadline(
+      queue,
+      'remind',
+      {},
+      { deadline: enforced, delay: HOUR_MS },
+    ).catch((e) => e)
+    expect(isDeadlineExceeded(refused)).toBe(true)
+    expect(refusals).toEqual([
+      {
+        queue: queue.name,
+        name: 'remind',
+        deadline: dark,
+        reason: 'delay',
+        delayMs: HOUR_MS,
+        remainingMs: 30_000,
+        error: expect.objectContaining({ code: 'DEADLINE_EXCEEDED', message: refused.message }),
+        outcome: 'observed',
+        jobId: delayed.id,
+      },
+      {
+        queue: queue.name,
+        name: 'remind',
+        deadline: enforced,
+        reason: 'delay',
+        delayMs: HOUR_MS,
+        remainingMs: 30_000,
+        error: refused,
+        outcome: 'refused',
+      },
+    ])
+
+    // A deadline that had already ended (its time passed, only observed).
+    const pastClock = new ManualClock()
+    const past = Deadline.after(100, { clock: pastClock, observe: true })
+    const pastEnforced = Deadline.after(100, { clock: pastClock })
+    pastClock.advance(100)
+    const late = await addWithDeadline(queue, 'late', {}, { deadline: past })
+    expect(late.opts).toMatchObject({ hourglass: { budgetMs: 0, observe: true } })
+    const lateRefused = await addWithDeadline(queue, 'late', {}, { deadline: pastEnforced }).catch(
+      (e) => e,
+    )
+    expect(isDeadlineExceeded(lateRefused)).toBe(true)
+    expect(refusals.slice(2)).toEqual([
+      {
+        queue: queue.name,
+        name: 'late',
+        deadline: past,
+        reason: 'ended',
+        delayMs: undefined,
+        remainingMs: 0,
+        error: expect.objectContaining({ code: 'DEADLINE_EXCEEDED', message: lateRefused.message }),
+        outcome: 'observed',
+        jobId: late.id,
+      },
+      expect.objectContaining({ deadline: pastEnforced, reason: 'ended', outcome: 'refused' }),
+    ])
+
+    // A deadline with no expiry, cancelled (its caller left): added as a
+    // plain job in dark mode, which enforcement would have refused.
+    const endless = Deadline.never({ observe: true })
+    const left = new ClientClosedError()
+    endless.cancel(left)
+    const plain = await addWithDeadline(queue, 'gone', {}, { deadline: endless })
+    expect(refusals.slice(4)).toEqual([
+      {
+        queue: queue.name,
+        name: 'gone',
+        deadline: endless,
+        reason: 'ended',
+        delayMs: undefined,
+        remainingMs: 0,
+        error: left,
+        outcome: 'observed',
+        jobId: plain.id,
+      },
+    ])
+
+    // Adds that fit publish nothing, in dark mode as in enforce mode.
+    await addWithDeadline(queue, 'soon', {}, { deadline: dark, delay: 10_000 })
+    await addWithDeadline(queue, 'now', {}, { deadline: dark })
+    expect(refusals).toHaveLength(5)
+    // Every dark-mode add is in Redis; no enforced one is.
+    expect(await queue.count()).toBe(5)
   })
 
   it('the same jobId added twice at once under one deadline: exactly one of the two is reported the duplicate (they share a clock reading, so expiry and budget cannot tell them apart)', async () => {
