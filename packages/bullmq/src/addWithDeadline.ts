@@ -67,8 +67,9 @@ export interface QueueLike<DataType, ResultType, NameType extends string> {
  * A deadline that has already ended is not enqueued: its reason is thrown
  * (`DeadlineExceededError`, or the cancel reason), as `createFetch` does
  * before it touches a socket. An observe-only deadline (dark mode) is stored
- * as such and never refuses anything: an add enforcement would refuse is
- * added, and published on `refuse` with `outcome: 'observed'`. A deadline
+ * as such and refuses nothing for its time: an add enforcement would refuse
+ * for it is added, and published on `refuse` with `outcome: 'observed'`. A
+ * cancel (the caller left) is refused in every mode. A deadline
  * with more than `maxMs` left (a day by default) gives the job `maxMs`: no
  * budget rides with a job unbounded, as none enters through an ingress
  * unbounded.
@@ -94,14 +95,7 @@ export async function addWithDeadline<DataType, ResultType, NameType extends str
   // Before the no-expiry shortcut: a cancelled Deadline.never() (the caller
   // left) has ended too, and its job must not be enqueued either.
   refuseEnded(refusal)
-  if (!Number.isFinite(deadline.expiresAt)) {
-    // Observe-only and cancelled (refuseEnded let it through): added as a
-    // plain job, and reported as the refusal enforcement would have made.
-    const observed = deadline.observe ? wouldRefuse(refusal, Number.POSITIVE_INFINITY) : undefined
-    const job = await queue.add(name, data, opts)
-    if (observed) publishObserved(refusal, observed, job)
-    return job
-  }
+  if (!Number.isFinite(deadline.expiresAt)) return queue.add(name, data, opts)
 
   // Before the clock reading, so that nothing is sent for a job refused here.
   refuseUnrunnable(refusal, Math.min(deadline.remaining(), maxMs))
@@ -259,9 +253,14 @@ interface Refusal {
   maxMs: number
 }
 
-/** An enforced deadline that has ended (expired, or cancelled): its reason is thrown, nothing is added. */
+/**
+ * A deadline that has ended — expired, or cancelled — : its reason is
+ * thrown, nothing is added. In dark mode only the expiry is observed: a
+ * cancel (the caller left) ends the work in every mode, as it does in
+ * `deadline()` and core (`throwIfExpired` throws a cancel's reason whatever
+ * the mode).
+ */
 function refuseEnded(refusal: Refusal): void {
-  if (refusal.deadline.observe) return
   try {
     refusal.deadline.throwIfExpired()
   } catch (error) {
@@ -315,23 +314,24 @@ interface WouldRefuse {
 }
 
 /**
- * Under an observe-only deadline, which refuses nothing: what `refuseEnded`
- * and `refuseUnrunnable` would have refused the add for had it enforced
- * (ended first, as they check), or undefined when it fits. Dark mode is
+ * Under an observe-only deadline, which refuses nothing for its time: what
+ * `refuseEnded` and `refuseUnrunnable` would have refused the add for had
+ * it enforced (expired first, as they check), or undefined when it fits. Dark mode is
  * where an operator learns which adds enforcing will refuse: silent here,
  * they found out only once it refused them.
  */
 function wouldRefuse(refusal: Refusal, budgetMs: number): WouldRefuse | undefined {
   const { deadline, delay } = refusal
-  // An observed expiry aborted nothing and left no reason; a cancel did.
-  if (deadline.done || deadline.expired) {
-    const { reason: cancelled, budgetMs: budget, name: slice } = deadline
+  // An observed expiry aborted nothing and left no reason (a cancel was
+  // refused by `refuseEnded` in every mode).
+  if (deadline.expired) {
+    const { budgetMs: budget, name: slice } = deadline
     // As core's expiry makes it: the whole budget spent, at least.
     const elapsedMs = Math.max(deadline.elapsed(), budget)
     return {
       reason: 'ended',
       remainingMs: 0,
-      error: () => cancelled ?? new DeadlineExceededError({ budgetMs: budget, elapsedMs, slice }),
+      error: () => new DeadlineExceededError({ budgetMs: budget, elapsedMs, slice }),
     }
   }
   if (!outlasts(delay, budgetMs)) return undefined
