@@ -198,11 +198,13 @@ export function connectorFor(
     const onAnswer: Parameters<LookupFunction>[2] = (error, answer, family) => {
       if (settled || answered) return
       answered = true
-      // A lookup of one's own may answer with one address whatever it was asked.
+      // A lookup of one's own may answer with one address whatever it was
+      // asked, and name a family as Node 18.0–18.3 did ('IPv4'): the family
+      // is read off the address itself, which cannot disagree with it.
       const addresses = Array.isArray(answer)
-        ? answer
+        ? answer.map(familyOf)
         : answer
-          ? [{ address: answer, family: family ?? isIP(answer) }]
+          ? [familyOf({ address: answer, family: family ?? 0 })]
           : []
       if (error || addresses.length === 0) {
         settle(
@@ -228,6 +230,14 @@ export function connectorFor(
 interface ResolvedAddress {
   address: string
   family: number
+}
+
+/** `answer` with the family its address has (4 or 6); as given when it is no IP address. */
+function familyOf(answer: { address: string; family: number | string }): ResolvedAddress {
+  const family = isIP(answer.address)
+  return family === answer.family
+    ? (answer as ResolvedAddress)
+    : { address: answer.address, family: family || Number(answer.family) || 0 }
 }
 
 /** A `lookup` for net.connect that answers at once with addresses already resolved. */

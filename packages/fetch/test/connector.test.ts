@@ -200,14 +200,24 @@ describe("the Agent's own connect options", () => {
         { address: '::1', family: 6 },
         { address: '127.0.0.1', family: 4 },
       ])
-    const agent = new Agent({
-      connect: createConnector({ lookup: dualStack }),
-      localAddress: '127.0.0.2',
-    })
-    closers.push(() => agent.close())
-    const res = await request(`http://svc.test:${port}/`, { dispatcher: agent })
-    expect(await res.body.text()).toBe('ok')
-    expect(seenFrom).toEqual(['::ffff:127.0.0.2'])
+    // The same answer with the families named as Node 18.0–18.3's
+    // dns.lookup named them, and with none: read off the addresses.
+    const named = (family: (n: 4 | 6) => unknown): LookupFunction =>
+      ((_name: string, _options: unknown, callback: (e: null, a: unknown) => void) =>
+        callback(null, [
+          { address: '::1', family: family(6) },
+          { address: '127.0.0.1', family: family(4) },
+        ])) as unknown as LookupFunction
+    for (const lookup of [dualStack, named((n) => `IPv${n}`), named(() => undefined)]) {
+      const agent = new Agent({
+        connect: createConnector({ lookup }),
+        localAddress: '127.0.0.2',
+      })
+      closers.push(() => agent.close())
+      const res = await request(`http://svc.test:${port}/`, { dispatcher: agent })
+      expect(await res.body.text()).toBe('ok')
+    }
+    expect(seenFrom).toEqual(['::ffff:127.0.0.2', '::ffff:127.0.0.2', '::ffff:127.0.0.2'])
   })
 
   it("undici's httpSocket (a tunnel a proxy opened) carries the TLS connection: no lookup, no socket of its own", async () => {
