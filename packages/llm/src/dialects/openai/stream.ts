@@ -91,6 +91,8 @@ export function createOpenAIStreamParser(
   let logprobs: Logprobs | undefined
   let finished = false
   let done = false
+  /** A chunk came: `[DONE]` then ends an answer, not an empty stream. */
+  let sawChunk = false
 
   const flush = (): StreamEvent[] => {
     if (finished || finishReason === undefined) return []
@@ -121,10 +123,20 @@ export function createOpenAIStreamParser(
       if (isBlank(message.data)) return []
       if (message.data.trim() === '[DONE]') {
         done = true
+        // The provider's end marker after an answer whose chunks named no
+        // finish reason (a compatible server that leaves it out): the answer
+        // is whole, as a whole answer without one is, so its finish goes out
+        // (`unknown`), with the usage it held. Without it, the stream ended
+        // with neither a finish nor an error: the usage was dropped and a
+        // gateway's client got an answer with no `finish_reason` chunk
+        // (openai-node: "missing finish_reason for choice 0"). `[DONE]`
+        // alone is no answer, and is left for the caller to refuse.
+        if (finishReason === undefined && sawChunk) finishReason = 'unknown'
         return flush()
       }
       const chunk = parseAnswerJson(message.data)
       if (asRecord(chunk) === undefined) throw malformedReply('stream chunk')
+      sawChunk = true
       id ??= getString(chunk, 'id')
       // Every chunk repeats them (a usage chunk may carry them alone): the first one said is kept.
       fingerprint ??= getString(chunk, 'system_fingerprint') || undefined
