@@ -48,6 +48,8 @@ describe('UTF-16 bodies', () => {
     ['utf-16', le(json)],
     ['utf-16', le(BOM + json)],
     ['utf-16', be(BOM + json)],
+    // The WHATWG label many clients write for UTF-8 (it was a 415).
+    ['utf8', Buffer.from(json)],
   ])('charset=%s (%#): the text reaches the provider as written', async (charset, body) => {
     const r = await post(charset, body)
     expect(r.status, JSON.stringify(r.body)).toBe(200)
@@ -65,6 +67,34 @@ describe('UTF-16 bodies', () => {
       code: 'invalid_utf8',
       message: 'the body is not valid UTF-16LE',
     })
+    expect(fake.requests.length).toBe(before)
+  })
+
+  it('a charset it does not read is a 415 naming it and what is read, nothing sent', async () => {
+    const before = fake.requests.length
+    const r = await post('us-ascii', Buffer.from(json))
+    expect(r.status).toBe(415)
+    expect(r.body['error']).toMatchObject({
+      code: 'unsupported_encoding',
+      message:
+        'unsupported charset "us-ascii": send UTF-8 (or UTF-16, named utf-16, utf-16le or utf-16be)',
+    })
+    expect(fake.requests.length).toBe(before)
+  })
+
+  it('a Content-Encoding it does not decode is a 415 naming it, nothing sent', async () => {
+    const before = fake.requests.length
+    const res = await request(`${h.url}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'content-encoding': 'x-gzip' },
+      body: json,
+    })
+    expect(res.statusCode).toBe(415)
+    const body = (await res.body.json()) as { error: { code: string; message: string } }
+    expect(body.error.code).toBe('unsupported_encoding')
+    expect(body.error.message).toMatch(
+      /^unsupported Content-Encoding "x-gzip": send identity, gzip, deflate or br/,
+    )
     expect(fake.requests.length).toBe(before)
   })
 })

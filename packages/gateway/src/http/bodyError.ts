@@ -43,7 +43,9 @@ export function bodyError(error: unknown): GatewayRequestError | undefined {
     (typeof type === 'string' && type.startsWith('encoding.')) ||
     type === 'charset.unsupported'
   ) {
-    return refuse(415, 'unsupported_encoding', 'the body encoding is not supported')
+    // The message names the charset or coding sent and what is accepted: a
+    // bare "not supported" sent users looking at compression for a charset.
+    return refuse(415, 'unsupported_encoding', String((error as Error).message))
   }
   // zlib's own errors, passed on by body-parser with status 400 and no `type`:
   // Z_DATA_ERROR / Z_BUF_ERROR (gzip, deflate), ERR__ERROR_* (br), ERR_ZSTD_* (zstd).

@@ -1,6 +1,6 @@
 import { isUtf8 } from 'node:buffer'
 import type { IncomingMessage } from 'node:http'
-import type { Deadline } from '@hourglass/core'
+import { type Deadline, quoted } from '@hourglass/core'
 import type { Request, RequestHandler, Response } from 'express'
 import { INVALID_UTF8, INVALID_UTF16, JSON_TOO_MANY_KEYS } from './bodyError.js'
 import { closeAfterAnswer } from './closeAfterAnswer.js'
@@ -97,7 +97,9 @@ function parseJson(
   }
   const charset = charsetOf(req.headers['content-type']) ?? 'utf-8'
   const decoder =
-    charset === 'utf-8'
+    // `utf8` too: the WHATWG Encoding label that curl users and many clients
+    // write for UTF-8 (a 415 for it sent users looking for another charset).
+    charset === 'utf-8' || charset === 'utf8'
       ? utf8
       : charset === 'utf-16'
         ? utf16
@@ -111,7 +113,11 @@ function parseJson(
       req,
       res,
       next,
-      bodyFailure(415, 'charset.unsupported', `unsupported charset "${charset.toUpperCase()}"`),
+      bodyFailure(
+        415,
+        'charset.unsupported',
+        `unsupported charset ${quoted(charset, 40)}: send UTF-8 (or UTF-16, named utf-16, utf-16le or utf-16be)`,
+      ),
     )
     return undefined
   }

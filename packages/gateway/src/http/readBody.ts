@@ -1,6 +1,7 @@
 import type { IncomingMessage } from 'node:http'
 import type { Transform } from 'node:stream'
 import * as zlib from 'node:zlib'
+import { quoted } from '@hourglass/core'
 
 /** What `readBody` hands back: the whole body (decoded), or an error shaped as body-parser's (`type`, `status`). */
 export type BodyCallback = (error: BodyError | undefined, body?: Buffer) => void
@@ -24,7 +25,13 @@ export function readBody(req: IncomingMessage, limitBytes: number, done: BodyCal
   if (coding !== 'identity') {
     decoder = decoderFor(coding)
     if (decoder === undefined) {
-      done(bodyFailure(415, 'encoding.unsupported', `unsupported content encoding "${coding}"`))
+      done(
+        bodyFailure(
+          415,
+          'encoding.unsupported',
+          `unsupported Content-Encoding ${quoted(coding, 40)}: send identity, gzip, deflate or br (zstd on Node 22.15 and later)`,
+        ),
+      )
       return noop
     }
   }
