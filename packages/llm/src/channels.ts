@@ -12,6 +12,12 @@ export interface LlmAttemptMessage {
   modelAttempt?: number | undefined
   model: string
   provider: string
+  /**
+   * The HTTP status the attempt got (a stream, or a whole 2xx answer, the
+   * deadline or the caller's signal stopped while it was read included); 0
+   * for a failure with no HTTP answer; absent for an attempt stopped before
+   * any response headers, or never sent for them.
+   */
   status?: number | undefined
   /** Class name of the error, when the attempt failed. */
   errorClass?: string | undefined
@@ -31,7 +37,9 @@ export interface LlmAttemptMessage {
    * `false` when the request never left for the provider: the adapter could
    * not build it for this model (`InvalidChatRequestError`, or what its
    * request builder threw), or undici refused its headers (a value with a
-   * line break: a `network` failure of status 0), or @hourglass/fetch was
+   * line break: a `network` failure of status 0), or the adapter was closed
+   * (`close()`: its HTTP client refuses every request, a `network` failure
+   * of status 0 too), or @hourglass/fetch was
    * to refuse it at once (a `deadline_exceeded` or `aborted` attempt whose
    * deadline was over, or under that fetch's `minBudgetMs` left, or whose
    * signal was aborted, when it was handed on: `fetch.wouldRefuse()`) — no operation took

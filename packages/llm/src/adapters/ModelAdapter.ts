@@ -31,6 +31,13 @@ export interface SendOptions {
    */
   answerStarted?: boolean | undefined
   /**
+   * Written by the adapter with `answerStarted`: that reply's 2xx status, for
+   * the record of an attempt the deadline or the caller's signal ends while
+   * its body is read (it had an HTTP answer). Unset with `answerStarted`
+   * set: taken as 200.
+   */
+  answerStatus?: number | undefined
+  /**
    * Written by the adapter, read by `callModel` when the attempt ended by
    * the deadline or the caller's signal: `false` when the request was never
    * handed on — the HTTP client was to refuse it at once (the deadline over,
@@ -138,7 +145,11 @@ export interface ModelAdapter {
    * thrown from the iterator, which ends at the provider's end marker.
    */
   open(request: ChatRequest, options: SendOptions): Promise<OpenResult>
-  /** Closes the connections of a fetch the adapter created itself. */
+  /**
+   * Closes the connections of a fetch the adapter created itself, once its
+   * requests in flight are done. Attempts on it after that fail at once
+   * with nothing sent (`sent: false`), not retried: the next model is tried.
+   */
   close(): Promise<void>
 }
 

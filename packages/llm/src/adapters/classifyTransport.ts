@@ -75,16 +75,27 @@ export function classifyThrown(
   // break, a header name that is no token…): nothing left, and the same
   // request is refused the same way every time — not worth a retry or a
   // retry-budget token. Another model (another adapter) may still answer.
-  const refused = code === 'UND_ERR_INVALID_ARG' && answered === undefined
-  const message = refused
+  const invalid = code === 'UND_ERR_INVALID_ARG' && answered === undefined
+  // The adapter's HTTP client was closed (`adapter.close()`, its fetch's
+  // `close()`: `UND_ERR_CLOSED` while the close waits for requests in
+  // flight, `UND_ERR_DESTROYED` once it is done): the same case. Every
+  // attempt on this adapter is refused the same way, so retrying it only
+  // waited out the backoff before the next model, and spent tokens of the
+  // retry budget the provider's live adapters share (a config reload
+  // closing old adapters while calls that hold them are between attempts).
+  const closedClient = isClosedClient(code) && answered === undefined
+  const refused = invalid || closedClient
+  const message = invalid
     ? `the HTTP client refused to send the request (${text}); not retried: it would be refused the same way every time — check the adapter's apiKey, headers and fetch`
-    : closedAfterWait
-      ? `the connection closed ${Math.round(context.waitedMs ?? 0)} ms after the request was sent, before any response headers (${text}); not resent to this model: the provider may have generated, and billed, it`
-      : answered === undefined
-        ? text
-        : streamed
-          ? `the ${answered} stream broke off while it was read (${text}); not resent to this model: the provider had started the generation, and may bill it`
-          : `the ${answered} reply broke off while its body was read (${text}); not resent to this model: the provider generated, and billed, it`
+    : closedClient
+      ? `the adapter's HTTP client is closed (${text}): the request was not sent; not retried on this adapter, which refuses every request once closed (\`close()\`)`
+      : closedAfterWait
+        ? `the connection closed ${Math.round(context.waitedMs ?? 0)} ms after the request was sent, before any response headers (${text}); not resent to this model: the provider may have generated, and billed, it`
+        : answered === undefined
+          ? text
+          : streamed
+            ? `the ${answered} stream broke off while it was read (${text}); not resent to this model: the provider had started the generation, and may bill it`
+            : `the ${answered} reply broke off while its body was read (${text}); not resent to this model: the provider generated, and billed, it`
   return {
     error: new ProviderError({
       provider,
@@ -98,4 +109,12 @@ export function classifyThrown(
       cause: thrown,
     }),
   }
+}
+
+/**
+ * undici's codes for a request its dispatcher refuses because it was
+ * closed (`ClientClosedError`) or destroyed (`ClientDestroyedError`).
+ */
+export function isClosedClient(code: unknown): boolean {
+  return code === 'UND_ERR_CLOSED' || code === 'UND_ERR_DESTROYED'
 }

@@ -308,6 +308,7 @@ export function createAdapter(
       // however its read ends: `callModel` charges an attempt the deadline
       // or the caller's signal ends now, which rethrows the stop as it is.
       send.answerStarted = true
+      send.answerStatus = res.statusCode
       // Announced too long: refused before a byte of it is read.
       const declared = declaredLength(res.headers)
       if (declared !== undefined && declared > maxResponseBytes) {

@@ -38,12 +38,23 @@ export async function admit(
     next === undefined
       ? undefined
       : Math.max(0, Math.ceil(expectedMs(next)) - (here.latencyMs ?? 0))
+  const target = targetOf(adapter)
+  // The time the attempt needs once admitted: what admission expects (the
+  // provider's recent latency, else its `defaultNeededMs`), and never less
+  // than `retry.minAttemptMs`, the caller's floor — a cooldown that leaves
+  // less is not waited for, as a retry's wait that leaves less is not slept.
+  const minAttemptMs = state.retry.minAttemptMs ?? 0
+  const neededMs =
+    minAttemptMs > 0
+      ? Math.max(minAttemptMs, admission.neededMs(target.provider, target.endpoint))
+      : undefined
   try {
     // Object.assign onto the target, not `{ ...targetOf(adapter), … }`: on
     // Node 20 each field after a spread costs ~0.4 µs (~4 µs here).
     const permit = await admission.acquire(
-      Object.assign(targetOf(adapter), {
+      Object.assign(target, {
         deadline,
+        neededMs,
         // The call's signal: a stream's cancel ends a cooldown wait at once, as the caller's signal does.
         signal,
         hasFallback: next !== undefined,

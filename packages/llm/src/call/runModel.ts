@@ -1,4 +1,5 @@
 import { enforcedRemaining, untilEnded, wait } from '@hourglass/core'
+import { isClosedClient } from '../adapters/classifyTransport.js'
 import {
   type ModelAdapter,
   NEVER_ABORTED,
@@ -117,42 +118,47 @@ export async function runModel(
       }
     }
     const budget = options.limits?.budget
-    // The estimate is held from this check until the attempt's cost is
-    // recorded (each exit below releases it), so calls in flight at once on
-    // one budget are each checked against what the others may spend.
     // Priced as this provider bills the model (`providerPrices`), when the budget says.
-    let reservation: CostReservation | undefined
-    try {
-      reservation = budget?.reserve(budget.estimate(adapter.model, request, adapter.name))
-    } catch (thrown) {
+    const estimateUsd = budget?.estimate(adapter.model, request, adapter.name)
+    // A model the budget cannot afford (its first attempt, or a retry after
+    // a billed failure, or while other calls hold the budget) is given up on
+    // with nothing sent, and the next model of the list — a cheaper one may
+    // fit — is tried, as a model admission refuses is. Thrown here, it ended
+    // the whole call at the first model too dear, its cheap fallback never
+    // asked.
+    const unaffordableHere = (thrown: unknown): ModelOutcome => {
       if (!isBudgetExceeded(thrown)) throw thrown
-      // A model the budget cannot afford (its first attempt, or a retry
-      // after a billed failure, or while other calls hold the budget) is
-      // given up on with nothing sent, and the next model of the list — a
-      // cheaper one may fit — is tried, as a model admission refuses is.
-      // Thrown here, it ended the whole call at the first model too dear,
-      // its cheap fallback never asked.
-      const failure = {
-        ...base,
-        attempts: attempt,
-        cause: thrown,
-        reason: unaffordable(thrown),
-      }
+      const failure = { ...base, attempts: attempt, cause: thrown, reason: unaffordable(thrown) }
       return hasFallback ? { kind: 'fallback', failure } : { kind: 'fail', failure, error: thrown }
     }
-
-    let admitted: Awaited<ReturnType<typeof admit>>
+    // Checked before admission, so a call that cannot afford the model never
+    // waits in its line; held only once admitted (below).
     try {
-      admitted = await admit(state, adapter, request, later)
+      if (estimateUsd !== undefined) budget?.assertCanSpend(estimateUsd)
     } catch (thrown) {
-      reservation?.release()
-      throw thrown
+      return unaffordableHere(thrown)
     }
+
+    const admitted = await admit(state, adapter, request, later)
     if (admitted.kind === 'refused') {
-      reservation?.release()
       const { error: refused, reason } = admitted
       const failure = { ...base, attempts: attempt, cause: refused, reason }
       return hasFallback ? { kind: 'fallback', failure } : { kind: 'fail', failure, error: refused }
+    }
+    // The estimate is held from here until the attempt's cost is recorded
+    // (each exit below releases it), so calls in flight at once on one
+    // budget are each checked against what the others may spend. Not while
+    // the call waited in admission's line: nothing was sent then, and a
+    // hold there refused calls to other, healthy providers for money no
+    // attempt was spending. So it is checked again: what other attempts
+    // took meanwhile may leave too little, and this model is then given up
+    // on as above, its permit handed back unused.
+    let reservation: CostReservation | undefined
+    try {
+      reservation = estimateUsd === undefined ? undefined : budget?.reserve(estimateUsd)
+    } catch (thrown) {
+      admitted.permit?.release()
+      return unaffordableHere(thrown)
     }
     const { permit } = admitted
     const chosenBecause = admitted.waited === undefined ? choice : `${choice}; ${admitted.waited}`
@@ -278,7 +284,10 @@ export async function runModel(
         why: endedWhy(thrown, errorKind),
       }
       // A stream broken after its 2xx headers had an HTTP answer: its status.
-      if (received?.status !== undefined) ended.status = received.status
+      // So had a whole answer whose body was being read (charged as one).
+      const status =
+        received?.status ?? (send.answerStarted === true ? (send.answerStatus ?? 200) : undefined)
+      if (status !== undefined) ended.status = status
       // A stream cut after its usage came (an early finish, then more
       // answer), or after its input counts (`cutUsage`): charged by that
       // usage, so its tokens are on the record too.
@@ -692,12 +701,17 @@ function withInputCounts(
 
 /**
  * undici refused to send the request (`UND_ERR_INVALID_ARG` before any
- * answer: a header value with a line break, `classifyTransport`): nothing
- * left, so the attempt is no operation on the provider.
+ * answer: a header value with a line break; or a closed adapter's client,
+ * `classifyTransport`): nothing left, so the attempt is no operation on
+ * the provider.
  */
 function refusedBySender(error: ProviderError): boolean {
-  const cause = error.cause as { code?: unknown } | undefined
-  return error.status === 0 && error.kind === 'network' && cause?.code === 'UND_ERR_INVALID_ARG'
+  const code = (error.cause as { code?: unknown } | undefined)?.code
+  return (
+    error.status === 0 &&
+    error.kind === 'network' &&
+    (code === 'UND_ERR_INVALID_ARG' || isClosedClient(code))
+  )
 }
 
 const PROMPT: BilledFailure = { kind: 'prompt' }

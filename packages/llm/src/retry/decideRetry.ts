@@ -242,11 +242,13 @@ export function decideRetry(input: RetryDecisionInput): RetryDecision {
   // was never asked.
   if (delayMs + minAttemptMs > remainingMs || delayMs >= remainingMs) {
     const label = source === 'server' ? 'server-requested wait' : `${source} wait`
-    return giveUp(
-      'no-budget',
-      `${what}: ${label} of ${delayMs} ms does not fit in the ${fmt(remainingMs)} ms left; not slept`,
-      delayMs,
-    )
+    // A wait that fits the time left but not with `minAttemptMs` after it:
+    // named, or the reason read as a wait longer than the time left.
+    const why =
+      delayMs < remainingMs
+        ? `leaves ${fmt(remainingMs - delayMs)} ms of the ${fmt(remainingMs)} ms left, less than retry.minAttemptMs (${fmt(minAttemptMs)} ms)`
+        : `does not fit in the ${fmt(remainingMs)} ms left`
+    return giveUp('no-budget', `${what}: ${label} of ${delayMs} ms ${why}; not slept`, delayMs)
   }
   return {
     action: 'retry',
