@@ -1,3 +1,4 @@
+import type { Socket } from 'node:net'
 import { type Clock, type Deadline, DeadlineExceededError, errorCode } from '@hourglass/core'
 import { allowFanOut } from './allowFanOut.js'
 import { publishAttempt, publishAttemptEnd } from './channels.js'
@@ -7,6 +8,7 @@ import { DnsTimeoutError } from './errors/DnsTimeoutError.js'
 import type { EgressErrorDetails, EgressPhase } from './errors/EgressError.js'
 import { HeadersTimeoutError } from './errors/HeadersTimeoutError.js'
 import type { PhaseLimits } from './options.js'
+import { queuedBytes } from './queuedBytes.js'
 
 /** Per-phase durations of one attempt, ms. A phase that did not happen (keep-alive, IP literal) is undefined. */
 export interface AttemptTimings {
@@ -94,6 +96,8 @@ export class Attempt {
   }
   /** Set by the connector that took this attempt's connection, so a socket is made for one attempt only. */
   connectClaimed = false
+  /** The request has a body (sendAttempt): its socket is watched while it is written (`watchUpload`). */
+  uploads = false
 
   #phaseStart = 0
   #timer: unknown
@@ -115,6 +119,13 @@ export class Attempt {
   #offDeadline: (() => void) | undefined
   #onSignal: (() => void) | undefined
   #finishHooks: ((attempt: Attempt) => void)[] | undefined
+  /**
+   * The socket an upload is being written to, while the attempt waits for
+   * the response headers; released when they arrive or the attempt ends.
+   */
+  #socket: Socket | undefined
+  /** What that socket still held (`queuedBytes`) at the last look. */
+  #queued = 0
 
   constructor(init: AttemptInit) {
     this.init = init
@@ -181,6 +192,7 @@ export class Attempt {
     this.#closeTiming(now)
     this.state = phase
     this.#phaseStart = now
+    this.#socket = undefined
     this.#untimed = false
     if (phase === 'body' && this.init.measureGaps) {
       this.#gapFrom = now
@@ -202,16 +214,38 @@ export class Attempt {
    * limit counts from the last one. It is the server's time to first byte,
    * not the upload's length: counted from the first byte written, a normal
    * upload longer than `headersTimeoutMs` failed as a HEADERS_TIMEOUT with
-   * the server still reading it (undici restarts its own headersTimeout when
-   * the request is written, too). A stalled upload still fails at the limit.
+   * the server still reading it. A stalled upload still fails at the limit.
+   * undici tells of pieces as it hands them to the socket: a body held in
+   * memory is one piece, told at once — `watchSocket` covers that.
    * Re-armed only when at least a millisecond has passed: a body written at
    * once (a string, a Buffer) costs no timer churn.
    */
   sending(): void {
     if (this.state !== 'headers' || this.#untimed || this.#timer === undefined) return
+    if (this.#socket !== undefined) this.#queued = queuedBytes(this.#socket)
     const now = this.init.clock.now()
     if (now - this.#armedAt < 1) return
     this.#arm(now)
+  }
+
+  /**
+   * The socket this attempt's upload is written to (`watchUpload`, HTTP/1.1).
+   * undici hands a body held in memory (a Buffer, a string, a Blob) to one
+   * `socket.write` and says it was sent at once, while the kernel takes it
+   * only as fast as the server reads: the headers limit, when it fires, looks
+   * at what the socket still holds instead, and waits again while that has
+   * moved since its last look. A peer that stopped reading moves nothing:
+   * the next look fails it, between one and two limits after it stopped.
+   */
+  watchSocket(socket: Socket): void {
+    if (this.state !== 'headers') return
+    this.#socket = socket
+    this.#queued = queuedBytes(socket)
+  }
+
+  /** The synchronous part of the request's write is over: what the socket holds now is the next look's reference. */
+  uploadWritten(): void {
+    if (this.#socket !== undefined) this.#queued = queuedBytes(this.#socket)
   }
 
   /** A body chunk arrived: count it and restart the idle timer. */
@@ -276,6 +310,7 @@ export class Attempt {
     this.state = 'done'
     this.error = error
     this.#clear()
+    this.#socket = undefined
     this.#abortHandlers = NONE
     const { signal } = this.init
     this.#offDeadline?.()
@@ -328,6 +363,7 @@ export class Attempt {
   #arm(now: number): void {
     this.#clear()
     this.#armedAt = now
+    if (this.#socket !== undefined) this.#queued = queuedBytes(this.#socket)
     const phase = this.state
     if (phase === 'queued' || phase === 'done') return
     const own = this.#limit(phase)
@@ -341,6 +377,10 @@ export class Attempt {
     }
     this.#timer = this.init.clock.setTimeout(() => {
       this.#timer = undefined
+      if (this.#uploadMoved()) {
+        this.#arm(this.init.clock.now())
+        return
+      }
       const Timeout = TIMEOUTS[phase]
       const error = new Timeout({
         elapsedMs: this.elapsed(),
@@ -351,6 +391,20 @@ export class Attempt {
       const left = enforced ? deadline.remaining() : Number.POSITIVE_INFINITY
       this.abort(left <= TIE_MS ? this.deadlineError(error) : error)
     }, own)
+  }
+
+  /**
+   * Part of the upload left Node for the kernel since the last look (or more
+   * of it was written): the server is reading, not silent. Either way is
+   * bounded — undici waits for the socket to drain before it writes more —
+   * so a peer that stopped reading is failed a look or two later. Once
+   * nothing is left in Node, the limit counts the server's silence, while
+   * it reads what the kernel's buffers still hold too (out of our sight).
+   */
+  #uploadMoved(): boolean {
+    const socket = this.#socket
+    if (socket === undefined || this.state !== 'headers' || socket.destroyed) return false
+    return queuedBytes(socket) !== this.#queued
   }
 
   #limit(phase: EgressPhase): number {

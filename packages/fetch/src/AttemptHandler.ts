@@ -5,6 +5,7 @@ import { classifyError } from './classifyError.js'
 import { BodyTimeoutError } from './errors/BodyTimeoutError.js'
 import { HeadersTimeoutError } from './errors/HeadersTimeoutError.js'
 import { forwardedReason } from './forwardedReason.js'
+import { watchUpload } from './watchUpload.js'
 
 type Handler = Dispatcher.DispatchHandler
 type Controller = Dispatcher.DispatchController
@@ -132,6 +133,9 @@ abstract class AttemptPhases {
       return false
     }
     this.attempt.enter('headers')
+    // undici writes the request next, in this same synchronous run: an
+    // upload's socket is found as it does (watchUpload).
+    if (this.attempt.uploads) watchUpload(this.attempt)
     return this.hooks.forwardRequestStart?.() ?? true
   }
 

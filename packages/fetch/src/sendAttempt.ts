@@ -35,6 +35,7 @@ export function sendAttempt(
 ): boolean {
   const { headers, headerMs } = withDeadlineHeader(opts.headers, attempt.init.deadline)
   attempt.dispatched(headerMs)
+  attempt.uploads = carriesBody(opts.body)
   const sent = attemptOptions(opts, headers)
   return runWithAttempt(attempt, !isBodyInMemory(opts.body), () => dispatch(sent, handler))
 }
@@ -67,4 +68,11 @@ function attemptOptions(
 /** undici's own check of `headersTimeout` / `bodyTimeout` (core/request.js): a finite number ≥ 0. */
 function undiciTakes(value: unknown): boolean {
   return typeof value === 'number' && Number.isFinite(value) && value >= 0
+}
+
+/** A body with bytes to send (an empty string or buffer is written whole with the headers). */
+function carriesBody(body: unknown): boolean {
+  if (body == null) return false
+  if (typeof body === 'string' || body instanceof Uint8Array) return body.length > 0
+  return true
 }
