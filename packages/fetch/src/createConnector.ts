@@ -1,4 +1,5 @@
 import {
+  getDefaultAutoSelectFamilyAttemptTimeout,
   isIP,
   type NetConnectOpts,
   type LookupFunction as NetLookupFunction,
@@ -12,6 +13,7 @@ import { Attempt } from './Attempt.js'
 import { claimConnectAttempt } from './attemptContext.js'
 import { ConnectError } from './errors/ConnectError.js'
 import { DnsError } from './errors/DnsError.js'
+import { isDnsTimeout, nameDnsTimeoutHost } from './errors/DnsTimeoutError.js'
 import { lookupAbandonable } from './lookupAbandonable.js'
 import {
   CONNECTOR_OPTION_NAMES,
@@ -63,11 +65,14 @@ export function connectorFor(
     let settled = false
     // The default lookup's: stop waiting for a name (see lookupAbandonable).
     let abandonLookup: (() => void) | undefined
+    // The wait before the next address is tried (`inTurn`): no timer outlives the connect.
+    let stopTurn: (() => void) | undefined
     const settle = (error: Error | null, ready?: Socket) => {
       if (settled) return
       settled = true
       unregister()
       abandonLookup?.()
+      stopTurn?.()
       if (error) {
         socket?.destroy()
         if (!claimed) attempt.finish(error)
@@ -83,6 +88,9 @@ export function connectorFor(
       settle(reason instanceof Error ? reason : new Error(String(reason)))
     })
 
+    const nameHost = (ended: Attempt) => {
+      if (isDnsTimeout(ended.error)) nameDnsTimeoutHost(ended.error, opts.hostname)
+    }
     const https = opts.protocol === 'https:'
     // A socket given by the caller (undici's `httpSocket`: the tunnel a
     // ProxyAgent opened with CONNECT) carries the TLS connection, as undici's
@@ -115,10 +123,22 @@ export function connectorFor(
       // SNI for every named host.
       const servername =
         opts.servername || tls?.servername || (isIP(opts.hostname) ? undefined : opts.hostname)
+      // The Agent's `localAddress` (undici hands it to the connector, and its
+      // own connector binds to it): the connection left from the default
+      // address instead — past an egress allow-list keyed on the source.
+      const localAddress = tunnel === undefined ? opts.localAddress || undefined : undefined
       // One address: connect to it. Several (IPv6 and IPv4 for one name):
       // Node's own Happy Eyeballs tries them in turn, as it does for a plain
       // connect, from the answer our bounded lookup already has — a name
       // whose first address refuses (::1 before 127.0.0.1) still connects.
+      // Not with a `localAddress`: Node then turns Happy Eyeballs off and
+      // asks the lookup for one address, so only the first was ever tried
+      // (and every retry tried it again). The addresses are tried in turn
+      // here instead, as Node would (`inTurn`).
+      if (tunnel === undefined && localAddress !== undefined && addresses.length > 1) {
+        inTurn(addresses, 0, port, localAddress, servername, started)
+        return
+      }
       const target: NetConnectOpts =
         tunnel !== undefined
           ? { host: opts.hostname, port }
@@ -130,10 +150,26 @@ export function connectorFor(
                 autoSelectFamily: true,
                 lookup: answerWith(addresses),
               }
-      // The Agent's `localAddress` (undici hands it to the connector, and its
-      // own connector binds to it): the connection left from the default
-      // address instead — past an egress allow-list keyed on the source.
-      if (opts.localAddress && tunnel === undefined) target.localAddress = opts.localAddress
+      if (localAddress !== undefined) target.localAddress = localAddress
+      const made = connectSocket(target, servername)
+      if (made === undefined) return
+      made.once(https ? 'secureConnect' : 'connect', function (this: Socket) {
+        settle(null, this)
+      })
+      made.on('error', function (this: Socket, error) {
+        if (settled) return
+        fail(this, error, started)
+      })
+    }
+
+    /**
+     * Open the socket (TLS over it for https, over the tunnel when there is
+     * one), or settle with Node's error when it refuses the options.
+     */
+    const connectSocket = (
+      target: NetConnectOpts,
+      servername: string | undefined,
+    ): Socket | undefined => {
       try {
         // Outside the request's context: the socket is kept alive for later
         // requests, and an async resource keeps the context it was made in for
@@ -158,27 +194,80 @@ export function connectorFor(
         // never answered: it fails with Node's error instead, as undici's
         // own connector fails it for an IP address.
         settle(error instanceof Error ? error : new Error(String(error)))
-        return
+        return undefined
       }
       socket.setNoDelay(true)
       socket.setKeepAlive(true, 60_000)
-      socket.once(https ? 'secureConnect' : 'connect', function (this: Socket) {
+      return socket
+    }
+
+    /** The connect failed: a `ConnectError` for the phase. */
+    const fail = (failed: Socket, error: Error, started: number) => {
+      const elapsedMs = attempt.init.clock.now() - started
+      // Node sets authorizationError just before it destroys a socket whose
+      // peer certificate failed verification (chain or hostname); it is null before.
+      const certificateRejected = https && Boolean((failed as TLSSocket).authorizationError)
+      settle(
+        new ConnectError({
+          elapsedMs: attempt.elapsed(),
+          phaseMs: elapsedMs,
+          cause: error,
+          certificateRejected,
+        }),
+      )
+    }
+
+    /**
+     * Connect to `addresses[at]` from `localAddress`; when its TCP connect
+     * fails, or has not answered within Node's own per-address wait
+     * (`net.getDefaultAutoSelectFamilyAttemptTimeout()`, 250 ms by default),
+     * move on to the next — all within the one connect limit, as Node's Happy
+     * Eyeballs does. The last address has the rest of the limit; its failure
+     * is the call's. A TLS failure (a rejected certificate) is no address's
+     * fault: it is not tried elsewhere.
+     */
+    const inTurn = (
+      addresses: readonly ResolvedAddress[],
+      at: number,
+      port: number,
+      localAddress: string,
+      servername: string | undefined,
+      started: number,
+    ) => {
+      if (settled) return
+      const address = addresses[at] as ResolvedAddress
+      const last = at === addresses.length - 1
+      const made = connectSocket({ host: address.address, port, localAddress }, servername)
+      if (made === undefined) return
+      const clock = attempt.init.clock
+      let timer: unknown
+      let reached = false
+      stopTurn = () => {
+        if (timer !== undefined) clock.clearTimeout(timer)
+        timer = undefined
+      }
+      const next = () => {
+        stopTurn?.()
+        made.destroy()
+        inTurn(addresses, at + 1, port, localAddress, servername, started)
+      }
+      if (!last) {
+        timer = clock.setTimeout(() => {
+          timer = undefined
+          if (!settled && !reached && socket === made) next()
+        }, getDefaultAutoSelectFamilyAttemptTimeout())
+      }
+      made.once('connect', () => {
+        reached = true
+        stopTurn?.()
+      })
+      made.once(https ? 'secureConnect' : 'connect', function (this: Socket) {
         settle(null, this)
       })
-      socket.on('error', function (this: Socket, error) {
-        if (settled) return
-        const elapsedMs = attempt.init.clock.now() - started
-        // Node sets authorizationError just before it destroys a socket whose
-        // peer certificate failed verification (chain or hostname); it is null before.
-        const certificateRejected = https && Boolean((this as TLSSocket).authorizationError)
-        settle(
-          new ConnectError({
-            elapsedMs: attempt.elapsed(),
-            phaseMs: elapsedMs,
-            cause: error,
-            certificateRejected,
-          }),
-        )
+      made.on('error', function (this: Socket, error) {
+        if (settled || socket !== made) return
+        if (!last && !reached) next()
+        else fail(this, error, started)
       })
     }
 
@@ -190,6 +279,9 @@ export function connectorFor(
       open([{ address: opts.hostname, family: isIP(opts.hostname) }])
       return
     }
+    // The attempt's DNS timer raises the DnsTimeoutError, knowing no host:
+    // it is named here as the attempt ends, before anyone is told of it.
+    attempt.onFinish(nameHost)
     attempt.enter('dns')
     // A lookup of one's own may call back twice or throw: a second answer
     // must not open a second socket (nobody would ever close it), and a

@@ -234,11 +234,23 @@ export function createFetch(
     }
     const theirs = init.dispatcher ?? undefined
     const theirDispatch = theirs ? through(theirs) : undefined
+    // The hop in flight: fetch dispatches the next one only once it follows
+    // this one's redirect, which it leaves unread and unended (see FetchHop).
+    let hop: FetchHop | undefined
     const perCall = {
       isMockActive: ((theirs ?? dispatcher) as { isMockActive?: boolean }).isMockActive ?? false,
       dispatch(opts: Dispatcher.DispatchOptions, handler: Dispatcher.DispatchHandler): boolean {
+        if (hop !== undefined) {
+          // The redirect's answer is the hop's end, as a retried status's
+          // is: its attempt ends with that status, and then its request
+          // stops, before the next hop asks for a connection.
+          attempt?.finish()
+          hop.leave()
+        }
+        hop = new FetchHop(handler as LegacyHandler)
         ;(opts as { [FETCH_ATTEMPT]?: FetchAttempt })[FETCH_ATTEMPT] = carrier
-        return theirDispatch ? theirDispatch(opts, handler) : dispatcher.dispatch(opts, handler)
+        const sent = hop as unknown as Dispatcher.DispatchHandler
+        return theirDispatch ? theirDispatch(opts, sent) : dispatcher.dispatch(opts, sent)
       },
     }
     let response: Response
@@ -264,6 +276,9 @@ export function createFetch(
         refusedUrl(thrown, attempt, input, outbound.init.method) ??
         unwrap(thrown, carrier.hops)
       attempt?.finish(error)
+      // A redirect fetch would not follow (`redirect: 'error'`, a stream
+      // body, the limit, a refused Location) is left unread as a followed one is.
+      hop?.leave()
       // Failed before an answer (a reset, a refused connect or redirect): the
       // stream body, sent once, is read no more. Even one not read yet is
       // cancelled: undici's fetch has locked it for good, its source left open.
@@ -356,6 +371,77 @@ export function createFetch(
       return closing
     },
   })
+}
+
+/** undici's first handler API, which its fetch() speaks. */
+interface LegacyHandler {
+  onConnect?(abort: (reason?: Error) => void, context?: unknown): void
+  onResponseStarted?(): void
+  onHeaders?(status: number, rawHeaders: Buffer[], resume: () => void, statusText: string): boolean
+  onData?(chunk: Buffer): boolean
+  onComplete?(trailers: Buffer[] | null): void
+  onError?(error: Error): void
+  onUpgrade?(status: number, rawHeaders: Buffer[] | null, socket: unknown): void
+  onBodySent?(chunkSize: number, totalBytesSent: number): void
+  onRequestSent?(): void
+}
+
+/**
+ * fetch's handler for one hop, which createFetch can end. fetch follows a
+ * redirect without reading its body or ending its request
+ * (nodejs/undici#5728): a body longer than its stream's buffer (~64 KB)
+ * stopped the socket for good — a connection held for ever, `fetch.close()`
+ * waiting on it, the hop's `attempt-end` never published, and under an
+ * Agent with one connection per origin the redirect's target queued behind
+ * it until the deadline. `leave()` aborts that request (undici closes the
+ * socket) and keeps its end from fetch: fetch's handler would take an error
+ * of the hop it left for the whole call's and stop the next hop with it.
+ */
+class FetchHop implements LegacyHandler {
+  readonly #inner: LegacyHandler
+  #abort: ((reason?: Error) => void) | undefined
+  #left = false
+
+  constructor(inner: LegacyHandler) {
+    this.#inner = inner
+  }
+
+  /** fetch is done with this hop: stop its request (a no-op once it completed) and drop what comes of it. */
+  leave(): void {
+    if (this.#left) return
+    this.#left = true
+    this.#abort?.(new Error('fetch left this redirect behind'))
+  }
+
+  onConnect(abort: (reason?: Error) => void, context?: unknown): void {
+    this.#abort = abort
+    if (this.#left) abort(new Error('fetch left this redirect behind'))
+    else this.#inner.onConnect?.(abort, context)
+  }
+  onResponseStarted(): void {
+    if (!this.#left) this.#inner.onResponseStarted?.()
+  }
+  onHeaders(status: number, rawHeaders: Buffer[], resume: () => void, statusText: string): boolean {
+    return this.#left || this.#inner.onHeaders?.(status, rawHeaders, resume, statusText) !== false
+  }
+  onData(chunk: Buffer): boolean {
+    return this.#left || this.#inner.onData?.(chunk) !== false
+  }
+  onComplete(trailers: Buffer[] | null): void {
+    if (!this.#left) this.#inner.onComplete?.(trailers)
+  }
+  onError(error: Error): void {
+    if (!this.#left) this.#inner.onError?.(error)
+  }
+  onUpgrade(status: number, rawHeaders: Buffer[] | null, socket: unknown): void {
+    this.#inner.onUpgrade?.(status, rawHeaders, socket)
+  }
+  onBodySent(chunkSize: number, totalBytesSent: number): void {
+    this.#inner.onBodySent?.(chunkSize, totalBytesSent)
+  }
+  onRequestSent(): void {
+    this.#inner.onRequestSent?.()
+  }
 }
 
 /**

@@ -133,6 +133,16 @@ export async function probe(url: string | URL, options: ProbeOptions = {}): Prom
   ) {
     throw optionError('callTimeoutMs', 'a finite number > 0 (ms)', callTimeoutMs)
   }
+  const scheme = schemeOf(url)
+  if (scheme === 'data:' || scheme === 'blob:') {
+    // fetch answers these itself, with no request: no attempt, nothing to
+    // time. Every call "succeeded" and the figures were read off no
+    // samples: "Cannot read properties of undefined (reading 'medianMs')".
+    // A scheme fetch refuses (`ftp:`) is left to it (`UrlRefusedError`).
+    throw new TypeError(
+      `probe: a ${scheme} URL is not a request over the network, there is nothing to time: probe an http: or https: URL`,
+    )
+  }
   const init = {
     redirect: 'manual' as const,
     ...(method ? { method } : {}),
@@ -219,6 +229,15 @@ function stats(values: readonly (number | undefined)[]): PhaseStats | undefined 
     p90Ms: percentile(seen, 0.9),
     maxMs: Math.max(...seen),
     samples: seen.length,
+  }
+}
+
+/** The URL's scheme (`https:`), or undefined when it does not parse (fetch then refuses it, naming it). */
+function schemeOf(url: string | URL): string | undefined {
+  try {
+    return new URL(String(url)).protocol
+  } catch {
+    return undefined
   }
 }
 

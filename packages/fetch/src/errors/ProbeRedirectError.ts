@@ -1,4 +1,5 @@
 import { HourglassError, hasErrorCode } from '@hourglass/core'
+import { withoutQuery } from './withoutQuery.js'
 
 /**
  * `probe()` was pointed at a URL that redirects. Refused rather than followed:
@@ -10,13 +11,15 @@ export class ProbeRedirectError extends HourglassError {
   static readonly code = 'PROBE_REDIRECTED'
   /** The redirect's status: 301, 302, 303, 307 or 308. */
   readonly status: number
-  /** Where it redirects (the `Location` header, resolved against the URL). */
+  /** Where it redirects (the `Location` header, resolved against the URL; the message leaves its query out). */
   readonly location: string
 
   constructor(url: string, status: number, location: string) {
+    // Neither query in the message, as in the package's other redirect
+    // errors: a message is logged, and a query may carry a key or a signature.
     super(
       ProbeRedirectError.code,
-      `probe: ${url} answered ${status}, a redirect to ${location}: probe the URL it redirects to (probe times one request; across a redirect it would time the last hop alone)`,
+      `probe: ${withoutQuery(url)} answered ${status}, a redirect to ${withoutQuery(location)}: probe the URL it redirects to (probe times one request; across a redirect it would time the last hop alone)`,
     )
     this.status = status
     this.location = location
