@@ -210,6 +210,14 @@ export interface BullmqEndMessage extends BullmqJobMessage {
   enforcedOutcome?: BullmqEnforcedOutcome
   /** What the processor threw, for every outcome but the `completed` ones. */
   error?: unknown
+  /**
+   * The back-off BullMQ waits before the next attempt, in ms (0: straight
+   * back to the queue), as BullMQ's own rule gives it: on a `retry`, and on
+   * a `no_time_to_retry` whose next attempt would have started too late (not
+   * one for a refused `job.moveToDelayed`). Undefined for every other end. A
+   * jittered back-off is BullMQ's draw when asked, and BullMQ draws again.
+   */
+  retryDelayMs?: number
 }
 
 /**

@@ -10,6 +10,8 @@ export interface DelayGuardDetails {
   budgetMs: number
   budgetRecorded: boolean
   minBudgetMs: number
+  /** How late a delayed job may reach a worker after its delay ends (withDeadline's `delayLagMs`; default 0). */
+  delayLagMs?: number | undefined
 }
 
 /** One attempt's guard on `job.moveToDelayed`. */
@@ -87,8 +89,11 @@ export function guardDelay(job: Job, deadline: Deadline, details: DelayGuardDeta
             const delay = at - Date.now()
             // biome-ignore lint/complexity/useMathMinMax: Math.max keeps NaN; BullMQ's ternary reads it as 0
             const delayMs = delay > 0 ? delay : 0
+            // What it has when its delay ends; a worker takes it up to
+            // delayLagMs later (BullMQ's promotion, on Redis's timer).
             const left = deadline.remaining() - delayMs
-            if (left <= 0 || left < details.minBudgetMs) {
+            const taken = left - (delayMs > 0 ? (details.delayLagMs ?? 0) : 0)
+            if (taken <= 0 || taken < details.minBudgetMs) {
               const error = refusalOf(job, at, delayMs, left, deadline, details)
               refusal = error
               if (!deadline.observe) {
@@ -172,7 +177,7 @@ function refusalOf(
   details: DelayGuardDetails,
 ): JobDeadlineExceededError {
   const remaining = deadline.remaining()
-  const when = describeResume(left, details.minBudgetMs)
+  const when = describeResume(left, details)
   const moved = deadline.observe ? 'moved as asked (observe-only deadline)' : 'it was not moved'
   return new JobDeadlineExceededError({
     stage: 'retry',
@@ -192,8 +197,14 @@ function refusalOf(
  * second is no "after its deadline", and said so it sent readers looking for
  * a clock that ran late.
  */
-function describeResume(leftMs: number, minBudgetMs: number): string {
-  return leftMs <= 0
-    ? `${Math.ceil(-leftMs)} ms after its deadline`
-    : `with ${Math.floor(leftMs)} ms left, less than minBudgetMs (${minBudgetMs})`
+function describeResume(
+  leftMs: number,
+  { minBudgetMs, delayLagMs = 0 }: DelayGuardDetails,
+): string {
+  if (leftMs <= 0) return `${Math.ceil(-leftMs)} ms after its deadline`
+  const left = `with ${Math.floor(leftMs)} ms left`
+  // Refused for the lag alone: said so, or the numbers did not add up.
+  return leftMs < minBudgetMs
+    ? `${left}, less than minBudgetMs (${minBudgetMs})`
+    : `${left}, and a worker may take it up to delayLagMs (${delayLagMs}) later: less than minBudgetMs (${minBudgetMs}) by then`
 }

@@ -32,6 +32,19 @@ export interface WithDeadlineOptions {
    */
   minBudgetMs?: number | undefined
   /**
+   * How late BullMQ may hand a delayed job — a retry's back-off, a
+   * `job.moveToDelayed` — to an idle worker after its delay ends, in ms: a
+   * retry (or a move) is let through only if `minBudgetMs` is left after its
+   * delay and this. An idle worker waits for a delayed job in a blocking
+   * Redis command (`BZPOPMIN` on the queue's marker, timed out at the job's
+   * time), and Redis times out blocked commands on its `hz` timer, 10 times a
+   * second by default: the job is taken up to 100 ms after its delay ends.
+   * Default 100; lower it for a Redis with a higher `hz`; `0` = a delay ends
+   * on time. Not counted for a back-off of 0, which puts the job straight
+   * back in wait.
+   */
+  delayLagMs?: number | undefined
+  /**
    * The most time a job that recorded no `budgetMs` (or one beyond 2³¹−1 ms,
    * which addWithDeadline never records) is given, in ms — one whose
    * `hourglass` option another producer, or a hand, wrote: its expiry
@@ -56,10 +69,23 @@ export interface WithDeadlineOptions {
  */
 const DEFAULT_MAX_MS = 3_600_000
 
+/**
+ * Default `delayLagMs`: Redis's default `hz` (10) checks a blocked command's
+ * timeout every 100 ms, so an idle worker's wait for a delayed job ends up
+ * to 100 ms after the job's time (measured on redis-server 7: 60–95 ms
+ * late at hz 10, a few ms at hz 100). Taken at face value, a retry let
+ * through with less than that to spare was failed unrun when it arrived,
+ * counted `expired` at stage `queued` — a dropped retry, reported late and
+ * as the queue's fault; or it ran, by the luck of where in Redis's 100 ms
+ * tick its delay ended.
+ */
+const DEFAULT_DELAY_LAG_MS = 100
+
 const OPTION_NAMES = Object.keys({
   minBudgetMs: true,
   maxMs: true,
   clock: true,
+  delayLagMs: true,
 } satisfies Record<keyof WithDeadlineOptions, true>)
 
 /** What a wrapped processor has done to jobs with deadlines, since it was created. */
@@ -103,12 +129,13 @@ export type DeadlineProcessor<DataType, ResultType, NameType extends string> = P
  *   `createFetch`, `callModel` and slices inside obey it) and as the signal
  *   passed to `fn`, which aborts at the deadline or when BullMQ's own signal
  *   does (`worker.cancelJob`, a lost lock).
- * - A failed attempt is retried only if BullMQ's back-off leaves time for the
- *   next one; otherwise the job fails with `deadline_exceeded`.
+ * - A failed attempt is retried only if BullMQ's back-off (and `delayLagMs`,
+ *   the lag of a delayed job) leaves time for the next one; otherwise the job
+ *   fails with `deadline_exceeded`.
  * - A `job.moveToDelayed(timestamp, token)` that would resume the job after
- *   its deadline, or with less than `minBudgetMs` left, is refused: it
- *   rejects with that `deadline_exceeded` error and the job stays active,
- *   and the attempt fails with it — also when the processor catches it and
+ *   its deadline, or with less than `minBudgetMs` left `delayLagMs` after
+ *   it, is refused: it rejects with that `deadline_exceeded` error and the
+ *   job stays active, and the attempt fails with it — also when the processor catches it and
  *   throws `DelayedError`, `WaitingError` or `WaitingChildrenError` as if the
  *   job had moved (left so, it sat in active until BullMQ's stall check).
  *   Under an observe-only deadline it moves as asked, and the attempt's
@@ -141,6 +168,11 @@ export function withDeadline<
   const minBudgetMs = options.minBudgetMs ?? 5
   if (typeof minBudgetMs !== 'number' || Number.isNaN(minBudgetMs) || minBudgetMs < 0) {
     throw optionError('withDeadline: minBudgetMs', 'a number ≥ 0', minBudgetMs)
+  }
+  const delayLagMs = options.delayLagMs ?? DEFAULT_DELAY_LAG_MS
+  if (typeof delayLagMs !== 'number' || !Number.isFinite(delayLagMs) || delayLagMs < 0) {
+    // Infinity would drop every delayed retry, a lag no Redis has.
+    throw optionError('withDeadline: delayLagMs', 'a finite number ≥ 0', delayLagMs)
   }
   const maxMs = options.maxMs ?? DEFAULT_MAX_MS
   if (typeof maxMs !== 'number' || !Number.isFinite(maxMs) || maxMs <= 0) {
@@ -262,8 +294,14 @@ export function withDeadline<
     // or `no_time_to_retry`, nor nothing because the run happened to succeed.
     let enforced: BullmqEnforcedOutcome | undefined = tooLate ? 'expired' : undefined
     let thrown: unknown
+    let retryDelayMs: number | undefined
     // Under an observe-only deadline it refuses nothing, and records what it would have refused.
-    const delayGuard = guardDelay(job, deadline, { budgetMs, budgetRecorded, minBudgetMs })
+    const delayGuard = guardDelay(job, deadline, {
+      budgetMs,
+      budgetRecorded,
+      minBudgetMs,
+      delayLagMs,
+    })
     try {
       const result = await runOutsideContext(() =>
         runWithDeadline(deadline, () =>
@@ -279,12 +317,13 @@ export function withDeadline<
         job,
         deadline,
         { budgetMs, budgetRecorded },
-        minBudgetMs,
+        { minBudgetMs, delayLagMs },
         counts,
         delayGuard.refusal,
       )
       outcome = decided.outcome
       enforced ??= decided.enforced
+      retryDelayMs = decided.retryDelayMs
       throw decided.error
     } finally {
       delayGuard.undo()
@@ -297,6 +336,7 @@ export function withDeadline<
         elapsedMs: clock.now() - startedAt,
         outcome,
         ...(enforced === undefined ? {} : { enforcedOutcome: enforced }),
+        ...(retryDelayMs === undefined ? {} : { retryDelayMs }),
         ...(outcome === 'completed' || outcome === 'completed_late' ? {} : { error: thrown }),
       }))
       // Deadlines of jobs started together end together, each on its own
@@ -317,10 +357,16 @@ async function decide(
   job: Job,
   deadline: Deadline,
   { budgetMs, budgetRecorded }: { budgetMs: number; budgetRecorded: boolean },
-  minBudgetMs: number,
+  { minBudgetMs, delayLagMs }: { minBudgetMs: number; delayLagMs: number },
   counts: DeadlineCounts,
   refusal: JobDeadlineExceededError | undefined,
-): Promise<{ outcome: BullmqAttemptOutcome; error: unknown; enforced?: BullmqEnforcedOutcome }> {
+): Promise<{
+  outcome: BullmqAttemptOutcome
+  error: unknown
+  enforced?: BullmqEnforcedOutcome
+  /** BullMQ's back-off before the next attempt, when it retries (or would have). */
+  retryDelayMs?: number
+}> {
   const fail = (stage: 'running' | 'retry', retryDelayMs?: number) =>
     new JobDeadlineExceededError({
       stage,
@@ -385,18 +431,26 @@ async function decide(
   const observed = ranOut ? { enforced: 'deadline_exceeded' as const } : {}
   const next = await nextAttempt(job, error)
   if (!next.retry) return { outcome: 'failed', error, ...observed }
-  const left = deadline.remaining() - next.delayMs
+  // A delayed retry reaches a worker up to delayLagMs after its back-off
+  // ends (BullMQ's promotion, on Redis's timer); one with no back-off goes
+  // straight back to wait.
+  const left = deadline.remaining() - next.delayMs - (next.delayMs > 0 ? delayLagMs : 0)
   if (left <= 0 || left < minBudgetMs) {
     if (deadline.observe)
       return {
         outcome: 'retry',
         error,
         enforced: ranOut ? 'deadline_exceeded' : 'no_time_to_retry',
+        retryDelayMs: next.delayMs,
       }
     counts.retriesDropped++
-    return { outcome: 'no_time_to_retry', error: fail('retry', next.delayMs) }
+    return {
+      outcome: 'no_time_to_retry',
+      error: fail('retry', next.delayMs),
+      retryDelayMs: next.delayMs,
+    }
   }
-  return { outcome: 'retry', error, ...observed }
+  return { outcome: 'retry', error, ...observed, retryDelayMs: next.delayMs }
 }
 
 /** `hourglass:bullmq:invalid`: the value described, never handed over as it is (it may be anything). */

@@ -29,16 +29,30 @@ export function deadlineSpan(deadline: Deadline | undefined): Span | undefined {
 
 /**
  * The context a span started for `deadline`'s work should have as parent:
- * the active one when it has a span (an HTTP server span, the caller's own),
- * else the active one with the span of the gRPC call or job the deadline (by
- * default, the current one) belongs to. Cheap when nothing is found: one
- * AsyncLocalStorage read and a WeakMap lookup per ancestor.
+ *
+ * 1. the active one when it has a span (an HTTP server span, the caller's
+ *    own, instrumentation-grpc's or BullMQ telemetry's): never replaced;
+ * 2. else the active one with the span of the gRPC call or job the *current*
+ *    deadline belongs to — the handler or processor the work runs in, the
+ *    span `DeadlineContextManager` would have made active. It wins over an
+ *    explicit deadline's: work given a deadline of its own inside a handler
+ *    (`withCallDeadline(Deadline.after(…))`, a fetch's `{ deadline }`, a job
+ *    added with its own, as the bullmq README advises for jobs that outlive
+ *    their caller) is still that handler's work, and searching the explicit
+ *    deadline's ancestors alone put each of them in a trace of its own;
+ * 3. else the span of the call or job `deadline` itself (or an ancestor)
+ *    belongs to: work handed a call's deadline outside its context.
+ *
+ * So it is the same parent with or without `DeadlineContextManager`. Cheap
+ * when nothing is found: one AsyncLocalStorage read and a WeakMap lookup per
+ * ancestor.
  */
 export function parentContext(
   deadline?: Deadline | undefined,
   active: Context = context.active(),
 ): Context {
   if (trace.getSpan(active)) return active
-  const span = deadlineSpan(deadline ?? currentDeadline())
+  const current = currentDeadline()
+  const span = deadlineSpan(current) ?? (deadline === current ? undefined : deadlineSpan(deadline))
   return span ? trace.setSpan(active, span) : active
 }

@@ -24,6 +24,8 @@ import {
   ATTR_DEADLINE_OUTCOME,
   ATTR_DEADLINE_REMAINING_AT_END_MS,
   ATTR_DEADLINE_REMAINING_MS,
+  ATTR_DEADLINE_RETRY_DELAY_MS,
+  ATTR_DEADLINE_RETRY_REASON,
   ATTR_DEADLINE_RETRY_WHY,
   ATTR_DEADLINE_STAGE,
   ATTR_DEADLINE_STALLED,
@@ -143,6 +145,8 @@ export function bullmqTraceHandlers(tracer: Tracer): BullmqHandlers {
           [ATTR_DEADLINE_REMAINING_AT_END_MS]: ms(m.remainingMs),
         }),
       )
+      // The failure a retry (or its refusal) was about: the attempt's error.type.
+      const reason = errorType(m.error)
       const ranOut = (action: string) =>
         span.addEvent(
           EVENT_DEADLINE_EXCEEDED,
@@ -170,12 +174,22 @@ export function bullmqTraceHandlers(tracer: Tracer): BullmqHandlers {
         case 'no_time_to_retry':
           span.addEvent(EVENT_DEADLINE_RETRY_SKIPPED, {
             [ATTR_DEADLINE_ATTEMPT]: m.attempt,
+            [ATTR_DEADLINE_RETRY_REASON]: reason,
             [ATTR_DEADLINE_RETRY_WHY]: 'no-budget',
           })
           fail(span, errorType(m.error), 'no time left to retry')
           break
         case 'retry':
-          span.addEvent(EVENT_DEADLINE_RETRY, { [ATTR_DEADLINE_ATTEMPT]: m.attempt + 1 })
+          // As fetch's and llm's retry events: the failure retried and the
+          // back-off before the next attempt (bullmq's `retryDelayMs`).
+          span.addEvent(
+            EVENT_DEADLINE_RETRY,
+            defined({
+              [ATTR_DEADLINE_ATTEMPT]: m.attempt + 1,
+              [ATTR_DEADLINE_RETRY_REASON]: reason,
+              [ATTR_DEADLINE_RETRY_DELAY_MS]: ms(m.retryDelayMs),
+            }),
+          )
           fail(span, errorType(m.error), 'attempt failed')
           break
         case 'failed':
@@ -189,6 +203,7 @@ export function bullmqTraceHandlers(tracer: Tracer): BullmqHandlers {
       else if (m.enforcedOutcome === 'no_time_to_retry') {
         span.addEvent(EVENT_DEADLINE_RETRY_SKIPPED, {
           [ATTR_DEADLINE_ATTEMPT]: m.attempt,
+          [ATTR_DEADLINE_RETRY_REASON]: reason,
           [ATTR_DEADLINE_RETRY_WHY]: 'no-budget',
           [ATTR_DEADLINE_ACTION]: 'observed',
         })

@@ -1,4 +1,4 @@
-import { optionError } from '@hourglass/core'
+import { optionError, refuseUnknownOptions } from '@hourglass/core'
 import { type Attributes, type HrTime, type SpanContext, SpanStatusCode } from '@opentelemetry/api'
 import {
   ATTR_DEADLINE_ACTION,
@@ -43,6 +43,11 @@ export interface WaterfallOptions {
   legend?: boolean | undefined
 }
 
+const OPTION_NAMES = Object.keys({
+  columns: true,
+  legend: true,
+} satisfies Record<keyof WaterfallOptions, true>)
+
 const LABEL_WIDTH = 30
 const DURATION_WIDTH = 9
 
@@ -64,6 +69,9 @@ export function formatWaterfall(
   spans: readonly WaterfallSpan[],
   options: WaterfallOptions = {},
 ): string {
+  // A typo is refused as every options object of the packages refuses one:
+  // ignored, `{ colums: 60 }` drew 80 columns without a word.
+  refuseUnknownOptions(options, OPTION_NAMES, 'formatWaterfall()')
   const given = options.columns
   // Checked before anything is drawn: Infinity or NaN drew empty bars, or
   // threw "Invalid count value" from deep inside.

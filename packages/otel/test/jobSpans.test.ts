@@ -313,11 +313,19 @@ describe.skipIf(!available)('instrumentDeadlines: BullMQ', () => {
     const span = jobSpan(spans, name)
     expect(span.attributes).toMatchObject({ 'hourglass.deadline.outcome': 'retry' })
     expect(span.events.map((e) => [e.name, e.attributes])).toEqual([
-      ['hourglass.deadline.retry', { 'hourglass.deadline.attempt': 2 }],
+      [
+        'hourglass.deadline.retry',
+        {
+          'hourglass.deadline.attempt': 2,
+          'hourglass.deadline.retry.reason': 'Error',
+          'hourglass.deadline.retry.delay_ms': 60_000,
+        },
+      ],
       [
         'hourglass.deadline.retry_skipped',
         {
           'hourglass.deadline.attempt': 1,
+          'hourglass.deadline.retry.reason': 'Error',
           'hourglass.deadline.retry.why': 'no-budget',
           'hourglass.deadline.action': 'observed',
         },

@@ -1,0 +1,53 @@
+import { formatWaterfall, printWaterfall } from '@hourglass/otel'
+import { describe, expect, it } from 'vitest'
+
+// formatWaterfall's options are refused when misspelt, as every other
+// options object of the packages is (createFetch, deadline(), the
+// DeadlinePropagator…): ignored, `{ colums: 60 }` drew 80 columns, and
+// `{ legnd: false }` the key, without a word.
+
+const T0 = 1_700_000_000_000
+const span = {
+  name: 'GET /quote',
+  spanContext: () => ({ traceId: 'ab'.repeat(16), spanId: 'cd'.repeat(8), traceFlags: 1 }),
+  startTime: [T0 / 1000, 0] as [number, number],
+  endTime: [T0 / 1000, 5_000_000] as [number, number],
+  attributes: {},
+  status: { code: 0 },
+  events: [],
+}
+
+describe('formatWaterfall options', () => {
+  it.each([
+    [
+      { colums: 60 },
+      'unknown option "colums" (did you mean columns?); formatWaterfall() takes columns, legend',
+    ],
+    [
+      { legnd: false },
+      'unknown option "legnd" (did you mean legend?); formatWaterfall() takes columns, legend',
+    ],
+  ])('refuses the misspelt %o with a TypeError naming the option meant', (options, message) => {
+    expect(() => formatWaterfall([span], options as never)).toThrow(new TypeError(message))
+    // printWaterfall hands its options on: refused before anything is written.
+    const written: string[] = []
+    expect(() => printWaterfall([span], (text) => written.push(text), options as never)).toThrow(
+      TypeError,
+    )
+    expect(written).toEqual([])
+  })
+
+  it('refuses options that are not an object, even with no spans to draw', () => {
+    expect(() => formatWaterfall([], 60 as never)).toThrow(
+      new TypeError('options must be an object, got 60'),
+    )
+  })
+
+  it('still takes its own options, and none', () => {
+    const line = (text: string) => text.split('\n')[1]!
+    const wide = formatWaterfall([span], { columns: 120, legend: false })
+    expect(line(wide).length).toBeGreaterThan(line(formatWaterfall([span])).length)
+    expect(wide).not.toContain('key:')
+    expect(formatWaterfall([span])).toContain('key:')
+  })
+})
