@@ -13,6 +13,42 @@ import { recordTimerLateness } from './timerLateness.js'
  */
 export let lastPlanOf: (deadline: Deadline) => SlicePlan | undefined
 
+/**
+ * True for a deadline disposed while live: it no longer expires, so nothing
+ * bounded by it (`guard`, a plan's slices, a child made after) may enforce
+ * its old expiry either. False for a deadline of another installed copy.
+ * Not exported from the package.
+ */
+export let disposedOf: (deadline: Deadline) => boolean
+
+/**
+ * The deadline each expiry's `DeadlineExceededError` was made by: where an
+ * error that reaches a `guard` or a slice came from. Weak: the entry goes
+ * with the error.
+ */
+const expiredBy = new WeakMap<object, Deadline>()
+
+/**
+ * True when `error` is the expiry of `deadline`'s own line: its own, an
+ * ancestor's (or a reason it inherited from one, a cancel included), or a
+ * descendant's (a step's own nameless `child(ms)`: its time is the slice's
+ * to report). Not an error of an unrelated deadline that merely passed
+ * through the work (a `Deadline.after(20)` cap of the step's own): reported
+ * under the slice's name, it told of the slice's expiry with most of its
+ * time left. What `guard` and `plan.run` check before reporting a deadline
+ * error as their own. Not exported from the package.
+ */
+export function isExpiryOf(error: unknown, deadline: Deadline): boolean {
+  if (typeof error !== 'object' || error === null) return false
+  for (let d: Deadline | undefined = deadline; d !== undefined; d = d.parent) {
+    if (d.reason === error) return true
+  }
+  for (let d = expiredBy.get(error); d !== undefined; d = d.parent) {
+    if (d === deadline) return true
+  }
+  return false
+}
+
 export interface DeadlineOptions {
   /** The deadline this one lives under: it never outlives it (`min(parent, own)`). */
   parent?: Deadline | undefined
@@ -138,7 +174,10 @@ export class Deadline {
     }
     this.startedAt = now
     const ownEnd = now + budgetMs
-    const parentEnd = parent ? parent.expiresAt : Number.POSITIVE_INFINITY
+    // A parent disposed while live no longer expires (see `dispose`): a child
+    // made now takes no expiry from it — only its own — and is still linked
+    // below, so the parent's cancel reaches it.
+    const parentEnd = parent && !parent.#disposed ? parent.expiresAt : Number.POSITIVE_INFINITY
     this.expiresAt = Math.min(ownEnd, parentEnd)
     // The budget asked for, not `expiresAt - now`: with a fractional `now`
     // (performance.now) that difference reads 1990.0000000000002 for 1990.
@@ -318,6 +357,10 @@ export class Deadline {
       typeof deadline === 'object' && deadline !== null && #lastPlan in deadline
         ? deadline.#lastPlan
         : undefined
+    disposedOf = (deadline) =>
+      typeof deadline === 'object' && deadline !== null && #disposed in deadline
+        ? deadline.#disposed
+        : false
   }
 
   /**
@@ -398,6 +441,7 @@ export class Deadline {
         elapsedMs,
         slice: this.name,
       })
+      expiredBy.set(this.#reason as object, this)
     }
     // The owner's answer first (a server's 504 or DEADLINE_EXCEEDED), then
     // the signal and onDone: code that reacts to the abort at once — a

@@ -1,6 +1,6 @@
 import { coreChannels, type SliceOutcome } from './channels.js'
 import { runWithDeadline } from './context.js'
-import type { Deadline } from './Deadline.js'
+import { type Deadline, disposedOf, isExpiryOf } from './Deadline.js'
 import { DeadlineExceededError, isDeadlineExceeded } from './DeadlineExceededError.js'
 import { describeValue } from './describeValue.js'
 import { endedBy } from './endedBy.js'
@@ -117,7 +117,12 @@ export class SlicePlan {
     // share over the others' gave a figure nobody was given (Infinity once
     // it was the last).
     if (state.started) return state.allottedMs
-    const available = Math.max(0, this.deadline.remaining() - this.reserveMs)
+    // A deadline disposed while live no longer expires (the handler opted
+    // out of it): its slices are allotted as a never-ending deadline's are —
+    // share slices unbounded, fixed `{ ms }` slices their ms — not from an
+    // expiry that will never come (they ran out at it regardless).
+    const left = disposedOf(this.deadline) ? Number.POSITIVE_INFINITY : this.deadline.remaining()
+    const available = Math.max(0, left - this.reserveMs)
     if (typeof state.entry !== 'number') return Math.min(state.entry.ms, available)
     let fixedAhead = 0
     let shares = 0
@@ -249,9 +254,16 @@ export class SlicePlan {
     }
   }
 
-  /** A deadline error raised while this slice ran is reported as this slice's. */
+  /**
+   * A nameless deadline error of the slice's own line while it ran — the
+   * plan's deadline or one above it, or a deadline made under the slice
+   * (`slice.child(50)`; see `isExpiryOf`) — is reported as this slice's.
+   * Not one of an unrelated deadline inside the step (a cap of its own on
+   * a call): renamed, it told of the slice's expiry with most of the
+   * slice's time left.
+   */
   #name(error: unknown, slice: Deadline): unknown {
-    if (isDeadlineExceeded(error) && error.slice === undefined) {
+    if (isDeadlineExceeded(error) && error.slice === undefined && isExpiryOf(error, slice)) {
       return new DeadlineExceededError({
         budgetMs: slice.budgetMs,
         elapsedMs: slice.elapsed(),

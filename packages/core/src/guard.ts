@@ -1,7 +1,7 @@
 import pTimeout from 'p-timeout'
 import { MAX_TIMER_MS } from './clock.js'
 import { currentDeadline } from './context.js'
-import type { Deadline } from './Deadline.js'
+import { type Deadline, disposedOf, isExpiryOf } from './Deadline.js'
 import { DeadlineExceededError, isDeadlineExceeded } from './DeadlineExceededError.js'
 import { describeValue } from './describeValue.js'
 import { isDeadline } from './isDeadline.js'
@@ -66,8 +66,12 @@ export function guard<T>(
     Promise.resolve(promise).catch(() => {})
     return Promise.reject(deadline.reason)
   }
+  // Its expiry is enforced unless it only observes, or was disposed (to opt
+  // out of it: it never expires after that, so guard does not end the work
+  // at its old expiry either). A cancel ends the wait in every case.
+  const enforces = !deadline.observe && !disposedOf(deadline)
   const remaining = deadline.remaining()
-  if (remaining <= 0 && !deadline.observe) {
+  if (remaining <= 0 && enforces) {
     cancel()
     Promise.resolve(promise).catch(() => {})
     return Promise.reject(exceeded())
@@ -75,10 +79,9 @@ export function guard<T>(
   const signal = deadline.signal
   const onAbort = () => cancel()
   signal.addEventListener('abort', onAbort, { once: true })
-  // Far deadlines (and observe-only ones) need no timer of ours: the deadline's
-  // own signal ends the wait if it is ever aborted.
-  const milliseconds =
-    deadline.observe || remaining > MAX_TIMER_MS ? Number.POSITIVE_INFINITY : remaining
+  // Far deadlines (and observe-only or disposed ones) need no timer of ours:
+  // the deadline's own signal ends the wait if it is ever aborted.
+  const milliseconds = !enforces || remaining > MAX_TIMER_MS ? Number.POSITIVE_INFINITY : remaining
   const clock = deadline.clock
   const expiresAt = deadline.expiresAt
   // p-timeout calls timers with `this` undefined; the clock's methods need
@@ -97,6 +100,9 @@ export function guard<T>(
             // type allows it) and so could not cancel it: the work had
             // finished, and its cancel() was called at the deadline anyway.
             if (handle.cleared) return
+            // Disposed while guard waited: it no longer expires; only the
+            // work, or a cancel through the signal, ends the wait now.
+            if (disposedOf(deadline)) return
             const left = expiresAt - clock.now()
             if (left > 0) arm(left)
             else callback()
@@ -125,8 +131,14 @@ export function guard<T>(
   }) as Promise<T>
   return bounded
     .catch((error: unknown) => {
-      // The deadline's own timer may win the race: report it under this slice's name.
-      throw isDeadlineExceeded(error) && error.slice !== slice ? exceeded(error) : error
+      // The deadline's own timer may win the race: report it under this
+      // slice's name. Only its own line's expiry (its, an ancestor's, or a
+      // deadline's made under it; see `isExpiryOf`): a deadline error of an
+      // unrelated deadline inside the work (a cap of its own) is not this
+      // guard's, and renamed it told of an expiry that had not come.
+      throw isDeadlineExceeded(error) && error.slice !== slice && isExpiryOf(error, deadline)
+        ? exceeded(error)
+        : error
     })
     .finally(() => signal.removeEventListener('abort', onAbort))
 }

@@ -30,6 +30,22 @@ export const INGRESS_MEANT_INSTEAD: ReadonlyMap<string, string> = new Map([
   ['timeoutMs', 'defaultMs'],
 ])
 
+/**
+ * How an ingress names itself and its refusal in the option errors core
+ * raises for it. Without one, the words are HTTP's (Express's `deadline()`):
+ * a gRPC server's error spoke of 504s and deadline headers.
+ */
+export interface IngressLabel {
+  /** Prefixed to every message: `deadlineServerInterceptor`. */
+  name: string
+  /** What a request whose time is spent is answered: `DEADLINE_EXCEEDED`. */
+  refusal: string
+  /** Every request it serves: `every call`. */
+  every: string
+  /** Every one that `defaultMs` bounds: `every unary or client-streaming call without a deadline`. */
+  everyWithoutDeadline: string
+}
+
 export interface ResolvedIngressOptions {
   defaultMs: number
   maxMs: number
@@ -59,9 +75,24 @@ export const DEFAULT_INGRESS_MAX_MS = 30_000
  * not typos: a fixed `reserveMs` not under `maxMs` and `defaultMs`, and,
  * with the default reserve, a `maxMs` or `defaultMs` at or under its 10 ms
  * floor (every request, or every one without a deadline, answered on
- * arrival).
+ * arrival). `label` names the ingress and its answer in the messages
+ * (default: HTTP's words, no prefix).
  */
-export function resolveIngressOptions(options: IngressOptions): ResolvedIngressOptions {
+export function resolveIngressOptions(
+  options: IngressOptions,
+  label?: IngressLabel,
+): ResolvedIngressOptions {
+  if (label === undefined) return resolve(options, undefined)
+  try {
+    return resolve(options, label)
+  } catch (error) {
+    // Every refusal names the ingress it is for, as its unknown-option error does.
+    if (error instanceof Error) error.message = `${label.name}: ${error.message}`
+    throw error
+  }
+}
+
+function resolve(options: IngressOptions, label: IngressLabel | undefined): ResolvedIngressOptions {
   // A `defaultMs` above the default cap, with no `maxMs` of its own, is the
   // budget the app asked for: cut to 30 s, `{ defaultMs: 60_000 }` for a
   // model route silently gave 30 s. The cap follows it up (a caller may ask
@@ -86,12 +117,16 @@ export function resolveIngressOptions(options: IngressOptions): ResolvedIngressO
   // without a deadline header) answered 504 at once, an outage, not a typo.
   if (reserveMs === undefined) {
     for (const [name, ms, who] of [
-      ['maxMs', maxMs, 'every request'],
-      ['defaultMs', defaultMs, 'every request without a deadline header'],
+      ['maxMs', maxMs, label?.every ?? 'every request'],
+      [
+        'defaultMs',
+        defaultMs,
+        label?.everyWithoutDeadline ?? 'every request without a deadline header',
+      ],
     ] as const) {
       if (ms <= MIN_RESERVE_MS) {
         throw new RangeError(
-          `${name} (${ms}) must be more than the default reserveMs's floor (${MIN_RESERVE_MS} ms): ${who} would be answered 504 on arrival; pass a smaller reserveMs (0 for none)`,
+          `${name} (${ms}) must be more than the default reserveMs's floor (${MIN_RESERVE_MS} ms): ${who} would be answered ${label?.refusal ?? '504'} on arrival; pass a smaller reserveMs (0 for none)`,
         )
       }
     }
@@ -102,16 +137,16 @@ export function resolveIngressOptions(options: IngressOptions): ResolvedIngressO
   // Express and gRPC alike.
   if (reserveMs !== undefined) {
     for (const [name, ms, who] of [
-      ['maxMs', maxMs, 'every request'],
+      ['maxMs', maxMs, label?.every ?? 'every request'],
       [
         'defaultMs',
         defaultMs,
-        'every request without a deadline (in gRPC, every unary or client-streaming call without one)',
+        label?.everyWithoutDeadline ?? 'every request without a deadline header',
       ],
     ] as const) {
       if (reserveMs >= ms) {
         throw new RangeError(
-          `reserveMs (${reserveMs}) must be less than ${name} (${ms}): ${who} would be answered on arrival (504, gRPC's DEADLINE_EXCEEDED)`,
+          `reserveMs (${reserveMs}) must be less than ${name} (${ms}): ${who} would be answered ${label?.refusal ?? '504'} on arrival`,
         )
       }
     }

@@ -31,7 +31,7 @@ import type { ResolvedOptions } from './options.js'
 import { shieldSocket } from './shieldSocket.js'
 import { stopPipedSources, swallowLateWrites } from './swallowLateWrites.js'
 import { RESPOND_END_GRACE_MS, watchEnd } from './watchEnd.js'
-import { discardUnsentHead, headUnsent, writeExpired } from './writeExpired.js'
+import { discardUnsentHead, headUnsent, queued, writeExpired } from './writeExpired.js'
 import { writeInvalid } from './writeInvalid.js'
 
 // Touch Express's req and res as little as possible. Express 5 sets every
@@ -375,8 +375,18 @@ export class IngressRequest {
       // The answer's flush is timed from 'finish' (see `#finishEvent`).
       this.#listenFinish()
       action = this.#answer(reason, elapsedMs, slice)
-      // Our timer's 504: how late it leaves feeds the adaptive reserve.
-      if (action === '504' && stage === 'handler' && this.deadline.clock.realTime === true) {
+      // Our timer's 504: how late it leaves feeds the adaptive reserve. Not
+      // one queued behind another pipelined response on its connection (no
+      // socket yet): it leaves when that one is done, a wait no reserve can
+      // cover and no sign of a late timer (whose own lateness Deadline
+      // samples). Counted, three such 504s behind a 1 s answer held the
+      // reserve at its ceiling for a minute: short budgets got 504 on arrival.
+      if (
+        action === '504' &&
+        stage === 'handler' &&
+        this.deadline.clock.realTime === true &&
+        !queued(this.res)
+      ) {
         this.#timedOutAt = this.deadline.expiresAt
       }
       // Whatever the handler still does must not reach the wire or the socket.

@@ -20,6 +20,8 @@ export interface ExpiredBody {
  * body would contradict and desynchronise the connection, or its client has
  * stopped reading (its buffers are full), so an end could never be flushed:
  * then the socket is destroyed, the cases where nothing cleaner is correct.
+ * A pipelined response still queued for its socket is ended: its buffered
+ * writes wait their turn, not a client that stopped reading (see `queued`).
  */
 export function writeExpired(
   res: ServerResponse,
@@ -40,7 +42,7 @@ export function writeExpired(
     // A client that stopped reading (the buffers are full: a write is
     // waiting for 'drain') would never receive the end either: ending it
     // would hold the socket, and everything the response buffered, for good.
-    if ((fixedLength && !bodiless) || needsDrain(res)) res.destroy()
+    if ((fixedLength && !bodiless) || (needsDrain(res) && !queued(res))) res.destroy()
     else res.end()
     return 'ended'
   }
@@ -64,6 +66,19 @@ export function writeExpired(
   if (method === 'HEAD') res.end()
   else res.end(body)
   return '504'
+}
+
+/**
+ * An HTTP/1 response queued behind another pipelined response on its
+ * connection: it has no socket until the answers ahead of it are done, and
+ * Node buffers what it writes meanwhile. Its writes past the high-water mark
+ * say it waits its turn, not that its client stopped reading: destroyed for
+ * that, it took the shared socket, and every later pipelined answer, with
+ * it. A client that really stopped reading holds the response ahead, which
+ * its own deadline ends. HTTP/2's streams each have their own flow control.
+ */
+export function queued(res: ServerResponse): boolean {
+  return !isHttp2(res) && res.socket === null && !res.destroyed
 }
 
 /**

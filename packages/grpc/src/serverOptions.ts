@@ -62,6 +62,14 @@ const OPTION_NAMES = Object.keys({
   clock: true,
 } satisfies Record<keyof ServerDeadlineOptions, true>)
 
+/** How core's option errors name this ingress and its refusal: gRPC's words, not HTTP's 504. */
+const SERVER_LABEL: NonNullable<Parameters<typeof resolveIngressOptions>[1]> = {
+  name: 'deadlineServerInterceptor',
+  refusal: 'DEADLINE_EXCEEDED',
+  every: 'every call',
+  everyWithoutDeadline: 'every unary or client-streaming call without a deadline',
+}
+
 /**
  * Validate once, when the interceptor is created: a typo should fail at
  * boot, not per call. An unknown key too, as `deadline()` and `createFetch()`
@@ -72,5 +80,5 @@ export function resolveServerOptions(options: ServerDeadlineOptions): ResolvedSe
     meant: INGRESS_MEANT_INSTEAD,
   })
   // Core refuses a fixed reserveMs not under maxMs and defaultMs, as deadline() does.
-  return resolveIngressOptions(options)
+  return resolveIngressOptions(options, SERVER_LABEL)
 }

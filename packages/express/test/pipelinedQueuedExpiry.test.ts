@@ -1,0 +1,146 @@
+import { once } from 'node:events'
+import { connect, type Socket } from 'node:net'
+import { afterEach, describe, expect, it, vi } from 'vitest'
+import { deadline, type IngressEndMessage, type IngressExpireMessage } from '../src/index.js'
+import { aborted, deferred, listen, majors, type Running, record } from './support/servers.js'
+
+// What the adaptive reserve learns from: spied on, so the test reads what was
+// sampled, not a reserve figure the machine's load would move.
+const sampled = vi.hoisted(() => ({ answers: [] as number[] }))
+vi.mock('@hourglass/core', async (importOriginal) => {
+  const core = await importOriginal<typeof import('@hourglass/core')>()
+  return {
+    ...core,
+    recordAnswerLateness: (ms: number, at?: number) => {
+      sampled.answers.push(ms)
+      core.recordAnswerLateness(ms, at)
+    },
+  }
+})
+
+/**
+ * A response queued behind another pipelined response on its connection has
+ * no socket until the ones ahead are done. Its deadline may expire while it
+ * waits: the wait is the answer ahead's, not a late timer and not a client
+ * that stopped reading.
+ */
+describe.each(majors)('a pipelined response queued when its deadline expires ($name)', (major) => {
+  const running: Running[] = []
+  const sockets: Socket[] = []
+  afterEach(async () => {
+    for (const socket of sockets.splice(0)) socket.destroy()
+    await Promise.all(running.splice(0).map((s) => s.close()))
+    sampled.answers.length = 0
+  })
+
+  /** Write `data` on one connection; `text()` is everything read once the server ends it. */
+  async function pipeline(server: Running, data: string) {
+    const socket = connect(Number(new URL(server.url).port), '127.0.0.1')
+    sockets.push(socket)
+    socket.on('error', () => {})
+    let text = ''
+    socket.on('data', (chunk: Buffer) => {
+      text += chunk.toString('latin1')
+    })
+    const closed = once(socket, 'close')
+    await once(socket, 'connect')
+    socket.write(data)
+    return {
+      /** Half-closes: the server ends the connection once it has answered. */
+      async text() {
+        socket.end()
+        await closed
+        return text
+      },
+    }
+  }
+
+  const get = (path: string, budgetMs?: number) =>
+    `GET ${path} HTTP/1.1\r\nHost: x\r\n${budgetMs === undefined ? '' : `x-deadline-remaining-ms: ${budgetMs}\r\n`}\r\n`
+
+  it('its 504 does not feed the adaptive reserve: the wait for its turn is no timer lateness', async () => {
+    const gate = deferred()
+    const expires = record<IngressExpireMessage>('hourglass:ingress:expire')
+    const ends = record<IngressEndMessage>('hourglass:ingress:end')
+    const app = major.app()
+    // A fixed reserve: the adaptive one, grown on a loaded machine, could
+    // answer a short budget on arrival, which is never sampled.
+    app.use(deadline({ defaultMs: 30_000, reserveMs: 0 }))
+    app.get(
+      '/slow',
+      major.route(async (_req, res) => {
+        await gate.promise
+        res.json({ slow: true })
+      }),
+    )
+    app.get('/hang', () => {
+      // Never answers: the middleware's own timer writes the 504.
+    })
+    const server = await listen(app)
+    running.push(server)
+    const connection = await pipeline(server, get('/slow') + get('/hang', 200).repeat(2))
+    // Both queued 504s are written (and wait for the socket) before the answer ahead is.
+    await expires.count(2)
+    expect(expires.messages.map((m) => [m.stage, m.action])).toEqual([
+      ['handler', '504'],
+      ['handler', '504'],
+    ])
+    gate.resolve()
+    await ends.count(3)
+    const text = await connection.text()
+    expect([...text.matchAll(/HTTP\/1\.1 (\d+)/g)].map((m) => m[1])).toEqual(['200', '504', '504'])
+    expect(sampled.answers, 'queued 504s sampled as late answers').toEqual([])
+
+    // Control: a 504 that had its socket is still sampled.
+    const alone = await pipeline(server, get('/hang', 200))
+    await ends.count(4)
+    await alone.text()
+    expect(sampled.answers).toHaveLength(1)
+    expires.stop()
+    ends.stop()
+  })
+
+  it('a stream past the high-water mark is ended cleanly, not destroyed with the shared connection', async () => {
+    const gate = deferred()
+    const expires = record<IngressExpireMessage>('hourglass:ingress:expire')
+    const ends = record<IngressEndMessage>('hourglass:ingress:end')
+    const app = major.app()
+    // A fixed reserve: the adaptive one, grown on a loaded machine, could
+    // answer a short budget on arrival, which is never sampled.
+    app.use(deadline({ defaultMs: 30_000, reserveMs: 0 }))
+    app.get(
+      '/slow',
+      major.route(async (_req, res) => {
+        await gate.promise
+        res.json({ slow: true })
+      }),
+    )
+    app.get(
+      '/big',
+      major.route(async (req, res) => {
+        res.setHeader('content-type', 'application/x-ndjson')
+        // Buffered by Node while the response waits for its socket: past the
+        // high-water mark, so `writableNeedDrain` is true.
+        res.write(`${'x'.repeat(100_000)}\n`)
+        await aborted(req.deadline.signal)
+      }),
+    )
+    app.get('/fast', (_req, res) => {
+      res.json({ fast: true })
+    })
+    const server = await listen(app)
+    running.push(server)
+    const connection = await pipeline(server, get('/slow') + get('/big', 200) + get('/fast'))
+    await expires.count(1)
+    gate.resolve()
+    await ends.count(3)
+    const text = await connection.text()
+    // Destroyed, the connection carried nothing at all: not even the answer ahead.
+    expect([...text.matchAll(/HTTP\/1\.1 (\d+)/g)].map((m) => m[1])).toEqual(['200', '200', '200'])
+    expect(text).toContain(`${'x'.repeat(100_000)}\n\r\n0\r\n\r\n`)
+    expect(text).toContain('{"fast":true}')
+    expect(ends.messages.map((m) => m.outcome)).toEqual(['ok', 'expired', 'ok'])
+    expires.stop()
+    ends.stop()
+  })
+})

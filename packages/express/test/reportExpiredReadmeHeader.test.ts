@@ -1,0 +1,20 @@
+import { readFileSync } from 'node:fs'
+import { describe, expect, it } from 'vitest'
+
+/**
+ * `reportExpired` writes nothing: the app's own 504 goes out as the app wrote
+ * it. The README's example is what apps copy, so it must carry the wire's
+ * "do not retry" (`x-deadline-expired: 1`) that `deadline()`'s own 504 and
+ * `respond`'s answer carry: without it a caller retrying 504s sent the spent
+ * request again.
+ */
+describe('the README example of reportExpired', () => {
+  it('sets x-deadline-expired on its own 504', () => {
+    const readme = readFileSync(new URL('../README.md', import.meta.url), 'utf8')
+    const section = readme.slice(readme.indexOf('## `reportExpired('))
+    const example = /```ts\n([\s\S]*?)```/.exec(section)?.[1] ?? ''
+    expect(example).toContain('reportExpired(req)')
+    const answer = example.split('\n').find((line) => line.includes('res.status(504)')) ?? ''
+    expect(answer).toMatch(/\.set\((DEADLINE_EXPIRED_HEADER|'x-deadline-expired'), '1'\)/)
+  })
+})
