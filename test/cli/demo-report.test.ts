@@ -43,3 +43,29 @@ describe('the demo report', () => {
     for (const l of report.split('\n')) expect(l.length).toBeLessThanOrEqual(80)
   })
 })
+
+describe("the demo report's last words", () => {
+  const closing = (report: string) => report.slice(report.lastIndexOf('\n\n') + 2)
+
+  it('say the toolkit chain answered by the deadline when the figures show it', () => {
+    const report = renderDemo({
+      ...figures,
+      toolkit: chain({ timeouts504: 5, timeout504VsDeadlineMs: { median: -12, max: -1 } }),
+    })
+    expect(closing(report)).toMatch(/^The toolkit chain answered every request by its deadline/)
+  })
+
+  it.each([
+    ['a 200 after the deadline', chain({ late: 2, latestAnswerVsDeadlineMs: 148 })],
+    [
+      'a 504 after the deadline',
+      chain({ timeouts504: 3, timeout504VsDeadlineMs: { median: -3, max: 20 } }),
+    ],
+    ['a client that gave up', chain({ gaveUp: 1 })],
+  ])('do not claim it when the table shows %s', (_what, toolkit) => {
+    const report = renderDemo({ ...figures, toolkit })
+    expect(report).not.toMatch(/answered every request by its deadline/)
+    expect(closing(report)).toMatch(/^In this run the toolkit chain missed deadlines/)
+    for (const l of report.split('\n')) expect(l.length).toBeLessThanOrEqual(80)
+  })
+})
