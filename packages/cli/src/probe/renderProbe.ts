@@ -10,7 +10,9 @@ export function pasteableSettings(suggested: SuggestedTimeouts): Record<string, 
       : {}),
     headersTimeoutMs: suggested.headersTimeoutMs,
     bodyTimeoutMs: suggested.bodyTimeoutMs,
-    slice: { ms: suggested.sliceMs, share: Math.round(suggested.share * 1000) / 1000 },
+    // Three significant digits, not three decimals: a slice under 0.05 % of
+    // a long budget printed `share: 0`, which the slice planner refuses.
+    slice: { ms: suggested.sliceMs, share: Number(suggested.share.toPrecision(3)) },
   }
 }
 
