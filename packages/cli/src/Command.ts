@@ -4,6 +4,8 @@ export interface Io {
   stderr: (text: string) => void
   /** Whether stderr is a terminal (progress lines are redrawn in place only then). */
   stderrIsTTY: boolean
+  /** The terminal's width in columns, read when a line is drawn (it may be resized); undefined when unknown. */
+  stderrColumns?: (() => number | undefined) | undefined
 }
 
 /** One `hourglass <name>` command. Its `run` returns the exit code. */
@@ -19,4 +21,5 @@ export const processIo = (): Io => ({
   stdout: (text) => process.stdout.write(text),
   stderr: (text) => process.stderr.write(text),
   stderrIsTTY: process.stderr.isTTY === true,
+  stderrColumns: () => process.stderr.columns,
 })

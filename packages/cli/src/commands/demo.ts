@@ -54,7 +54,7 @@ Options:
     // Loaded only now: the chains pull in Express, undici and every package,
     // which a bad argument or --help should not wait for.
     const [{ progressLine }, { renderDemo }, { runDemo }, { serveDemo }] = await Promise.all([
-      import('../demo/progressLine.js'),
+      import('../progressLine.js'),
       import('../demo/renderDemo.js'),
       import('../demo/runDemo.js'),
       import('../demo/serveDemo.js'),

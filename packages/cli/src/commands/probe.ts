@@ -4,6 +4,7 @@ import { exitOnStopSignals } from '../exitOnStopSignals.js'
 import { intOption, parseCommandArgs } from '../parseCommandArgs.js'
 import { printable } from '../printable.js'
 import { parseHeader } from '../probe/parseHeader.js'
+import { progressLine } from '../progressLine.js'
 import { releaseStartupSignals } from '../startupSignals.js'
 import { UsageError } from '../UsageError.js'
 
@@ -106,6 +107,7 @@ Options:
 
     const total = warmup + samples
     let calls = 0
+    const progress = progressLine(io)
     // Progress comes from @hourglass/fetch's own attempt events: no hook needed in probe().
     const onAttemptEnd = () => {
       calls++
@@ -114,7 +116,7 @@ Options:
           calls <= warmup
             ? `warming up ${calls}/${warmup}`
             : `sampling ${calls - warmup}/${samples}`
-        io.stderr(`\r${`probing ${url.host}: ${stage}`.padEnd(60)}`)
+        progress.update(`probing ${url.host}: ${stage}`)
       } else {
         io.stderr(calls === total ? '.\n' : '.')
       }
@@ -134,7 +136,7 @@ Options:
       failure = error
     } finally {
       unsubscribe(fetchChannels.attemptEnd.name, onAttemptEnd)
-      if (io.stderrIsTTY) io.stderr(`\r${' '.repeat(60)}\r`)
+      if (io.stderrIsTTY) progress.clear()
       else if (calls < total) io.stderr('\n')
     }
     // probe() refuses a redirect (it would time the last hop alone); a 3xx

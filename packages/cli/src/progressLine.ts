@@ -1,4 +1,4 @@
-import type { Io } from '../Command.js'
+import type { Io } from './Command.js'
 
 /**
  * A progress line on stderr, redrawn in place with `\r` — only on a terminal,
@@ -9,7 +9,11 @@ export function progressLine(io: Io): { update(text: string): void; clear(): voi
   return {
     update(text) {
       if (!io.stderrIsTTY) return
-      const line = text.slice(0, 79)
+      // One row less than the terminal is wide (80 when unknown): a line that
+      // wraps cannot be redrawn with `\r`, which goes back to the start of
+      // its last row only, and the rows above it piled up.
+      const columns = io.stderrColumns?.() ?? 80
+      const line = text.slice(0, Math.max(1, Math.min(79, columns - 1)))
       io.stderr(`\r${line.padEnd(width)}`)
       width = line.length
     },
