@@ -328,9 +328,13 @@ export function withDeadline<
     } finally {
       delayGuard.undo()
       const ended = deadline.done || deadline.expired
+      // Read before the dispose: a deadline disposed while live reads as one
+      // that never expires (remaining() Infinity), and the end reports what
+      // the job had left when it ended.
+      const leftMs = deadline.remaining()
       deadline.dispose()
       bullmqChannels.end.publish(() => ({
-        ...about(deadline.remaining()),
+        ...about(leftMs),
         deadline,
         attempt,
         elapsedMs: clock.now() - startedAt,

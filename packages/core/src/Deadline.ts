@@ -29,22 +29,45 @@ export let disposedOf: (deadline: Deadline) => boolean
 const expiredBy = new WeakMap<object, Deadline>()
 
 /**
- * True when `error` is the expiry of `deadline`'s own line: its own, an
- * ancestor's (or a reason it inherited from one, a cancel included), or a
- * descendant's (a step's own nameless `child(ms)`: its time is the slice's
- * to report). Not an error of an unrelated deadline that merely passed
- * through the work (a `Deadline.after(20)` cap of the step's own): reported
- * under the slice's name, it told of the slice's expiry with most of its
- * time left. What `guard` and `plan.run` check before reporting a deadline
- * error as their own. Not exported from the package.
+ * @internal Record that `error`, made by code acting for `deadline` rather
+ * than by its timer — `guard`'s and a slice's renamed error, a client's
+ * refusal for lack of budget, a downstream's DEADLINE_EXCEEDED under the
+ * budget it was sent — reports `deadline`'s expiry, so `isExpiryOf` knows it
+ * as that deadline's line's own (an Express app's 504 for its request, not
+ * an error of the app's). Returns `error`.
+ */
+export function markExpiryOf<E>(error: E, deadline: Deadline): E {
+  if (typeof error === 'object' && error !== null) expiredBy.set(error, deadline)
+  return error
+}
+
+/**
+ * @internal False only when `error` is known to be the expiry of a deadline
+ * outside `deadline`'s own line: its timer's, or an error made for it
+ * (`markExpiryOf`). Its own line is it, its ancestors (a reason inherited
+ * from one, a cancel included) and its descendants (a step's own nameless
+ * `child(ms)`: its time is the slice's to report), and errors made for them.
+ * Such an unrelated deadline is one that merely passed through the work (a
+ * `Deadline.after(20)` cap of the step's own): reported under the slice's
+ * name, it told of the slice's expiry with most of its time left. An error
+ * of no known deadline — a `DeadlineExceededError` the app made itself, as
+ * for a downstream's 504 — counts as the line's own, as it always did. What
+ * `guard` and `plan.run` check before reporting a deadline error as their
+ * own, and `@hourglass/express` before answering one as the request's expiry.
  */
 export function isExpiryOf(error: unknown, deadline: Deadline): boolean {
   if (typeof error !== 'object' || error === null) return false
   for (let d: Deadline | undefined = deadline; d !== undefined; d = d.parent) {
     if (d.reason === error) return true
   }
-  for (let d = expiredBy.get(error); d !== undefined; d = d.parent) {
+  const maker = expiredBy.get(error)
+  if (maker === undefined) return true
+  for (let d: Deadline | undefined = maker; d !== undefined; d = d.parent) {
     if (d === deadline) return true
+  }
+  // Made for an ancestor (a client's refusal for lack of the request's budget, inside a slice).
+  for (let d = deadline.parent; d !== undefined; d = d.parent) {
+    if (d === maker) return true
   }
   return false
 }
@@ -103,14 +126,23 @@ export class Deadline {
   readonly budgetMs: number
   /** Clock time at creation, in ms. */
   readonly startedAt: number
-  /** Clock time at expiry, in ms (Infinity for `never()`). */
-  readonly expiresAt: number
+  /**
+   * Clock time at expiry, in ms: Infinity for `never()`, and for a deadline
+   * disposed while live — it no longer expires (see `dispose`), so whatever
+   * reads the expiry (`remaining()`, `expired`, the headers written for the
+   * next hop, a client's own timer) reads none, not the old one.
+   */
+  get expiresAt(): number {
+    return this.#disposed ? Number.POSITIVE_INFINITY : this.#expiresAt
+  }
   readonly clock: Clock
   readonly name: string | undefined
   readonly observe: boolean
   readonly parent: Deadline | undefined
 
   #state: State = 'live'
+  // The expiry set at creation; `expiresAt` reads it unless disposed.
+  #expiresAt: number
   // Disposed while live: it never expires after that (not by its own timer,
   // not by a child due at the same time, not by throwIfExpired). A field of
   // its own, not a state: a disposed deadline is neither done nor aborted.
@@ -177,8 +209,8 @@ export class Deadline {
     // A parent disposed while live no longer expires (see `dispose`): a child
     // made now takes no expiry from it — only its own — and is still linked
     // below, so the parent's cancel reaches it.
-    const parentEnd = parent && !parent.#disposed ? parent.expiresAt : Number.POSITIVE_INFINITY
-    this.expiresAt = Math.min(ownEnd, parentEnd)
+    const parentEnd = parent ? parent.expiresAt : Number.POSITIVE_INFINITY
+    this.#expiresAt = Math.min(ownEnd, parentEnd)
     // The budget asked for, not `expiresAt - now`: with a fractional `now`
     // (performance.now) that difference reads 1990.0000000000002 for 1990.
     this.budgetMs = Math.max(0, ownEnd <= parentEnd ? budgetMs : parentEnd - now)
@@ -213,8 +245,8 @@ export class Deadline {
       this.#externalListener = () => this.cancel(external.reason)
       external.addEventListener('abort', this.#externalListener, { once: true })
     }
-    if (this.expiresAt <= now) this.#expire()
-    else if (Number.isFinite(this.expiresAt)) this.#arm(now)
+    if (this.#expiresAt <= now) this.#expire()
+    else if (Number.isFinite(this.#expiresAt)) this.#arm(now)
   }
 
   /**
@@ -243,7 +275,10 @@ export class Deadline {
     return new Deadline(Number.POSITIVE_INFINITY, options ?? {})
   }
 
-  /** Milliseconds left, never negative; Infinity for a deadline that never expires. */
+  /**
+   * Milliseconds left, never negative; Infinity for a deadline that never
+   * expires (`never()`, or one disposed while live).
+   */
   remaining(): number {
     if (this.#state === 'expired') return 0
     return Math.max(0, this.expiresAt - this.clock.now())
@@ -254,7 +289,10 @@ export class Deadline {
     return this.clock.now() - this.startedAt
   }
 
-  /** True once the time is up (whether or not the signal was aborted: see `observe`). */
+  /**
+   * True once the time is up (whether or not the signal was aborted: see
+   * `observe`). Never for a deadline disposed while live: it has no time to run out.
+   */
   get expired(): boolean {
     return this.#state === 'expired' || this.clock.now() >= this.expiresAt
   }
@@ -327,7 +365,7 @@ export class Deadline {
       this.#state === 'live' &&
       !this.#disposed &&
       !this.observe &&
-      this.clock.now() >= this.expiresAt
+      this.clock.now() >= this.#expiresAt
     )
       this.#expire()
     if (this.#aborts()) throw this.#reason
@@ -397,11 +435,16 @@ export class Deadline {
 
   /**
    * Release this deadline's timer and its links to its parent and external
-   * signal. It does not abort the signal (use `cancel()` for that); a disposed
-   * deadline no longer expires on its own.
+   * signal. It does not abort the signal (use `cancel()` for that). Disposed
+   * while live, it no longer expires, and reads as a deadline that never
+   * does (`expiresAt` and `remaining()` Infinity, `expired` false). Disposed
+   * once ended, it keeps its end: an expired one still reads expired.
    */
   dispose(): void {
-    this.#disposed = true
+    // Live and its time not yet up: a timer that runs late (a busy loop) has
+    // not marked an expiry that is already due, and one disposed then — a
+    // request that finished after its deadline — keeps reading expired.
+    if (this.#state === 'live' && this.clock.now() < this.#expiresAt) this.#disposed = true
     this.#release()
   }
 
@@ -418,7 +461,7 @@ export class Deadline {
       parent.#state === 'live' &&
       !parent.#disposed &&
       !parent.observe &&
-      parent.clock.now() >= parent.expiresAt
+      parent.clock.now() >= parent.#expiresAt
     ) {
       // Due together with its parent (the same expiry, or a child made after
       // the parent's time passed but before its timer ran on a busy loop): the
@@ -493,7 +536,7 @@ export class Deadline {
   }
 
   #arm(now = this.clock.now()): void {
-    const delay = this.expiresAt - now
+    const delay = this.#expiresAt - now
     if (delay <= 0) {
       // Fired by our own timer (not at creation): how late it ran feeds the adaptive reserve.
       if (this.#timerLink !== undefined && this.clock.realTime === true) {

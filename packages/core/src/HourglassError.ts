@@ -18,17 +18,32 @@ export class HourglassError extends Error {
   }
 }
 
-/** True for any error created by any installed copy of an Hourglass package. */
+/**
+ * True for any error created by any installed copy of an Hourglass package.
+ * Never throws: error handlers call it on whatever was thrown, and a value
+ * whose property reads throw (a revoked `Proxy`, a throwing getter) made
+ * their own throw replace the error being handled — in gRPC's, an uncaught
+ * exception that ended the process.
+ */
 export function isHourglassError(error: unknown): error is HourglassError {
-  return (
-    typeof error === 'object' &&
-    error !== null &&
-    (error as Record<symbol, unknown>)[MARKER] === true &&
-    typeof (error as { code?: unknown }).code === 'string'
-  )
+  if (typeof error !== 'object' || error === null) return false
+  try {
+    return (
+      (error as Record<symbol, unknown>)[MARKER] === true &&
+      typeof (error as { code?: unknown }).code === 'string'
+    )
+  } catch {
+    return false
+  }
 }
 
 /** True when `error` is an Hourglass error with the given stable `code`. */
 export function hasErrorCode(error: unknown, code: string): error is HourglassError {
-  return isHourglassError(error) && error.code === code
+  if (!isHourglassError(error)) return false
+  try {
+    // Read again: a getter may answer a string once and throw the next time.
+    return error.code === code
+  } catch {
+    return false
+  }
 }

@@ -1,5 +1,6 @@
 import { type Clock, MAX_TIMER_MS } from './clock.js'
 import { describeValue } from './describeValue.js'
+import { optionError } from './optionError.js'
 
 interface PendingTimer {
   at: number
@@ -19,11 +20,10 @@ export class ManualClock implements Clock {
 
   constructor(startMs = 0) {
     // NaN (or a string) made every deadline on this clock throw "clock.now()
-    // must return a number" at creation, far from the cause.
+    // must return a number" at creation, far from the cause. A string is a
+    // TypeError, NaN or Infinity a RangeError, as every option is refused.
     if (typeof startMs !== 'number' || !Number.isFinite(startMs)) {
-      throw new RangeError(
-        `ManualClock expects a finite start in ms, got ${describeValue(startMs)}`,
-      )
+      throw optionError('new ManualClock: startMs', 'a finite number of ms', startMs)
     }
     this.#now = startMs
   }

@@ -1,6 +1,6 @@
 import { coreChannels, type SliceOutcome } from './channels.js'
 import { runWithDeadline } from './context.js'
-import { type Deadline, disposedOf, isExpiryOf } from './Deadline.js'
+import { type Deadline, disposedOf, isExpiryOf, markExpiryOf } from './Deadline.js'
 import { DeadlineExceededError, isDeadlineExceeded } from './DeadlineExceededError.js'
 import { describeValue } from './describeValue.js'
 import { endedBy } from './endedBy.js'
@@ -208,7 +208,7 @@ export class SlicePlan {
       return value
     } catch (error) {
       const named = this.#name(error, slice)
-      this.#end(state, slice, outcomeOf(named), named)
+      this.#end(state, slice, outcomeOf(named, slice), named)
       throw named
     } finally {
       if (onAbort) signal.removeEventListener('abort', onAbort)
@@ -264,12 +264,15 @@ export class SlicePlan {
    */
   #name(error: unknown, slice: Deadline): unknown {
     if (isDeadlineExceeded(error) && error.slice === undefined && isExpiryOf(error, slice)) {
-      return new DeadlineExceededError({
-        budgetMs: slice.budgetMs,
-        elapsedMs: slice.elapsed(),
-        slice: slice.name,
-        cause: error,
-      })
+      return markExpiryOf(
+        new DeadlineExceededError({
+          budgetMs: slice.budgetMs,
+          elapsedMs: slice.elapsed(),
+          slice: slice.name,
+          cause: error,
+        }),
+        slice,
+      )
     }
     return error
   }
@@ -288,7 +291,7 @@ export class SlicePlan {
 
 /** How a slice whose step finished stands: by how its deadline ended, if it did. */
 function endedAs(slice: Deadline): SliceOutcome {
-  return slice.reason === undefined ? finishedAs(slice) : outcomeOf(slice.reason)
+  return slice.reason === undefined ? finishedAs(slice) : outcomeOf(slice.reason, slice)
 }
 
 /**
@@ -300,11 +303,14 @@ function finishedAs(slice: Deadline): SliceOutcome {
   return slice.observe && slice.expired ? 'observed' : 'ok'
 }
 
-function outcomeOf(error: unknown): SliceOutcome {
+function outcomeOf(error: unknown, slice: Deadline): SliceOutcome {
   // Judged by what ended the work: a streamed answer cut by the slice's
   // deadline fails with a wrapper whose cause is the deadline's error.
   const ended = endedBy(error)
-  if (isDeadlineExceeded(ended)) return 'exceeded'
+  // Only its own line's expiry (as `#name` judges it): an unrelated
+  // deadline's error — a cap of the step's own that it did not handle — is a
+  // failure of the step, not the slice running out with its time left.
+  if (isDeadlineExceeded(ended)) return isExpiryOf(ended, slice) ? 'exceeded' : 'failed'
   if (ended !== undefined || isAbortError(error)) return 'cancelled'
   return 'failed'
 }

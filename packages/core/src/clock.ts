@@ -43,14 +43,17 @@ export interface TimerOptions {
  * "clock.now is not a function".
  */
 export function isClock(value: unknown): value is Clock {
-  const c = value as Partial<Clock> | null
-  return (
-    typeof c === 'object' &&
-    c !== null &&
-    typeof c.now === 'function' &&
-    typeof c.setTimeout === 'function' &&
-    typeof c.clearTimeout === 'function'
-  )
+  if (typeof value !== 'object' || value === null) return false
+  const c = value as Partial<Clock>
+  try {
+    return (
+      typeof c.now === 'function' &&
+      typeof c.setTimeout === 'function' &&
+      typeof c.clearTimeout === 'function'
+    )
+  } catch {
+    return false // a revoked Proxy or a throwing getter: a guard answers, it does not throw
+  }
 }
 
 /** Node's timers overflow above this and fire after 1 ms instead. */

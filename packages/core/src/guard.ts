@@ -1,7 +1,7 @@
 import pTimeout from 'p-timeout'
 import { MAX_TIMER_MS } from './clock.js'
 import { currentDeadline } from './context.js'
-import { type Deadline, disposedOf, isExpiryOf } from './Deadline.js'
+import { type Deadline, disposedOf, isExpiryOf, markExpiryOf } from './Deadline.js'
 import { DeadlineExceededError, isDeadlineExceeded } from './DeadlineExceededError.js'
 import { describeValue } from './describeValue.js'
 import { isDeadline } from './isDeadline.js'
@@ -41,46 +41,61 @@ export function guard<T>(
     )
   }
   const deadline = given ?? currentDeadline()
+  if (!deadline) {
+    try {
+      return Promise.resolve(typeof work === 'function' ? work() : work) as Promise<T>
+    } catch (error) {
+      return Promise.reject(error)
+    }
+  }
+  const slice = options?.slice ?? deadline.name
+  // Marked as the deadline's: an Express app answers it as the request's expiry.
+  const exceeded = (cause?: unknown) =>
+    markExpiryOf(
+      new DeadlineExceededError({
+        budgetMs: deadline.budgetMs,
+        elapsedMs: deadline.elapsed(),
+        slice,
+        cause,
+      }),
+      deadline,
+    )
+  // Its expiry is enforced unless it only observes, or was disposed (to opt
+  // out of it: it never expires after that, so guard does not end the work
+  // at its old expiry either). A cancel ends the wait in every case.
+  const enforces = !deadline.observe && !disposedOf(deadline)
+  // Ended already: aborted (expired unless observing, or cancelled — an
+  // observe-only deadline too, once the client left), or its time passed
+  // before its timer ran. A function is not called: a paid model call, a
+  // write, that nobody will wait for (what `plan.run` does for a slice that
+  // has ended). Work already started is cancelled here: the abort listener
+  // below would never hear an abort that is over.
+  const ended = deadline.signal.aborted
+    ? deadline.reason
+    : enforces && deadline.remaining() <= 0
+      ? exceeded()
+      : undefined
+  if (ended !== undefined) {
+    if (typeof work !== 'function') {
+      work.cancel?.()
+      Promise.resolve(work).catch(() => {})
+    }
+    return Promise.reject(ended)
+  }
   let promise: GuardedWork<T>
   try {
     promise = typeof work === 'function' ? toWork(work()) : work
   } catch (error) {
     return Promise.reject(error)
   }
-  if (!deadline) return Promise.resolve(promise)
-  const slice = options?.slice ?? deadline.name
-  const exceeded = (cause?: unknown) =>
-    new DeadlineExceededError({
-      budgetMs: deadline.budgetMs,
-      elapsedMs: deadline.elapsed(),
-      slice,
-      cause,
-    })
   const cancel = () => promise.cancel?.()
-
-  // Aborted already: expired (unless observing), or cancelled — an
-  // observe-only deadline too, once the client left. Its work is cancelled
-  // here: the abort listener below would never hear an abort that is over.
-  if (deadline.signal.aborted) {
-    cancel()
-    Promise.resolve(promise).catch(() => {})
-    return Promise.reject(deadline.reason)
-  }
-  // Its expiry is enforced unless it only observes, or was disposed (to opt
-  // out of it: it never expires after that, so guard does not end the work
-  // at its old expiry either). A cancel ends the wait in every case.
-  const enforces = !deadline.observe && !disposedOf(deadline)
-  const remaining = deadline.remaining()
-  if (remaining <= 0 && enforces) {
-    cancel()
-    Promise.resolve(promise).catch(() => {})
-    return Promise.reject(exceeded())
-  }
   const signal = deadline.signal
   const onAbort = () => cancel()
   signal.addEventListener('abort', onAbort, { once: true })
   // Far deadlines (and observe-only or disposed ones) need no timer of ours:
   // the deadline's own signal ends the wait if it is ever aborted.
+  // Read after the work started: a function's synchronous part took some.
+  const remaining = deadline.remaining()
   const milliseconds = !enforces || remaining > MAX_TIMER_MS ? Number.POSITIVE_INFINITY : remaining
   const clock = deadline.clock
   const expiresAt = deadline.expiresAt

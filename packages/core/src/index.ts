@@ -20,7 +20,7 @@ export {
   runWithDeadline,
 } from './context.js'
 export { cutText } from './cutText.js'
-export { Deadline, type DeadlineOptions } from './Deadline.js'
+export { Deadline, type DeadlineOptions, isExpiryOf, markExpiryOf } from './Deadline.js'
 export {
   type DeadlineExceededDetails,
   DeadlineExceededError,

@@ -6,12 +6,15 @@
  * listener or a stream, where nothing caught it.
  */
 export function isAbortSignal(value: unknown): value is AbortSignal {
-  const s = value as Partial<AbortSignal> | null
-  return (
-    typeof s === 'object' &&
-    s !== null &&
-    typeof s.aborted === 'boolean' &&
-    typeof s.addEventListener === 'function' &&
-    typeof s.removeEventListener === 'function'
-  )
+  if (typeof value !== 'object' || value === null) return false
+  const s = value as Partial<AbortSignal>
+  try {
+    return (
+      typeof s.aborted === 'boolean' &&
+      typeof s.addEventListener === 'function' &&
+      typeof s.removeEventListener === 'function'
+    )
+  } catch {
+    return false // a revoked Proxy or a throwing getter: a guard answers, it does not throw
+  }
 }

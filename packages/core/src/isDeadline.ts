@@ -9,12 +9,15 @@ import type { Deadline } from './Deadline.js'
  * where a Deadline belongs).
  */
 export function isDeadline(value: unknown): value is Deadline {
-  const d = value as Partial<Deadline> | null
-  return (
-    typeof d === 'object' &&
-    d !== null &&
-    typeof d.remaining === 'function' &&
-    typeof d.throwIfExpired === 'function' &&
-    typeof d.onDone === 'function'
-  )
+  if (typeof value !== 'object' || value === null) return false
+  const d = value as Partial<Deadline>
+  try {
+    return (
+      typeof d.remaining === 'function' &&
+      typeof d.throwIfExpired === 'function' &&
+      typeof d.onDone === 'function'
+    )
+  } catch {
+    return false // a revoked Proxy or a throwing getter: a guard answers, it does not throw
+  }
 }

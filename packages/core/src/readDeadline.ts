@@ -101,6 +101,13 @@ export function readDeadline(
   // below minMs are raised to it" holds for a caller that passed only minMs.
   const givenMax = options.maxMs === undefined ? undefined : clampOption('maxMs', options.maxMs, 0)
   const askedMin = clampOption('minMs', options.minMs, 0)
+  if (givenMax !== undefined && askedMin > givenMax) {
+    // Clamped into an empty range, a value came back below the floor the
+    // caller asked for (maxMs won), without a word.
+    throw new RangeError(
+      `readDeadline: minMs (${String(options.minMs)}) must not be more than maxMs (${String(options.maxMs)})`,
+    )
+  }
   const maxMs = givenMax ?? Math.max(DEFAULT_INGRESS_MAX_MS, askedMin)
   const minMs = Math.min(askedMin, maxMs)
   const sources = options.sources ?? DEADLINE_SOURCES
@@ -304,6 +311,11 @@ function clampOption(name: string, value: number | undefined, fallback: number):
     // A `maxMs` read from an unset environment variable (`Number(undefined)`)
     // lifted the cap on an untrusted budget to 2^31-1 ms without a word.
     throw optionError(`readDeadline: ${name}`, 'a number of ms', value)
+  }
+  if (typeof value === 'number' && value < 0) {
+    // A negative maxMs cut every inbound budget to 0 ms: every request
+    // answered as expired on arrival, and nothing said why.
+    throw optionError(`readDeadline: ${name}`, 'a number of ms ≥ 0', value)
   }
   return Math.min(Math.max(0, Math.floor(value)), MAX_TIMER_MS)
 }

@@ -48,7 +48,9 @@ describe('a disposed deadline', () => {
     expect(d.done).toBe(false)
     expect(d.signal.aborted).toBe(false)
     expect(expired).toEqual([])
-    expect(d.expired).toBe(true) // the time is up; only the deadline's reaction is gone
+    // It no longer expires, so it reads as a deadline that never does (README: dispose()).
+    expect(d.expired).toBe(false)
+    expect(d.remaining()).toBe(Number.POSITIVE_INFINITY)
   })
 
   it('disposed through `using` ([Symbol.dispose]) never expires either', () => {

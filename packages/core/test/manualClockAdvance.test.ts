@@ -60,6 +60,13 @@ it('refuses a callback that is no function, and a start that is no finite number
   )
   expect(clock.pendingTimers).toBe(0)
   clock.advance(10) // threw "callback is not a function" here
-  expect(() => new ManualClock(Number.NaN)).toThrow(RangeError)
-  expect(() => new ManualClock('5' as unknown as number)).toThrow(/got '5' \(a string\)/)
+  expect(() => new ManualClock(Number.NaN)).toThrow(
+    new RangeError('new ManualClock: startMs must be a finite number of ms, got NaN'),
+  )
+  expect(() => new ManualClock(Number.POSITIVE_INFINITY)).toThrow(RangeError)
+  // A wrong type is a TypeError, as the README says and every option check does.
+  expect(() => new ManualClock('5' as unknown as number)).toThrow(TypeError)
+  expect(() => new ManualClock('5' as unknown as number)).toThrow(
+    new TypeError("new ManualClock: startMs must be a finite number of ms, got '5' (a string)"),
+  )
 })

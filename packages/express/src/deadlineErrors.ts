@@ -1,4 +1,10 @@
-import { endedBy, isAbortError, isClientClosed, isDeadlineExceeded } from '@hourglass/core'
+import {
+  endedBy,
+  isAbortError,
+  isClientClosed,
+  isDeadlineExceeded,
+  isExpiryOf,
+} from '@hourglass/core'
 import type { ErrorRequestHandler } from 'express'
 import { clientLeft } from './clientLeft.js'
 import { IngressRequest } from './IngressRequest.js'
@@ -10,7 +16,12 @@ import { writeExpired } from './writeExpired.js'
  *
  * - `DeadlineExceededError` (a slice ran out, or the request did): 504 with
  *   the same JSON body and `x-deadline-expired: 1` as the middleware; a
- *   response already streaming is ended.
+ *   response already streaming is ended. Only the request deadline's own
+ *   line's (see core's `isExpiryOf`): one of a deadline of the app's own (a
+ *   `Deadline.after(20)` cap on a lookup, not handled) is passed on, as any
+ *   error of the app's — answered as the request's expiry it was a 504 that
+ *   said the request had run out with most of its time left, and an expire
+ *   event, a metric, for an expiry that never came.
  * - `ClientClosedError`: nothing — nobody is left to answer.
  * - An abort or deadline error that arrives after the deadline already
  *   answered for the request: swallowed; it is the handler noticing. So is
@@ -71,6 +82,10 @@ export function deadlineErrors(): ErrorRequestHandler {
     // The response is over (the client left, the server cut it, or it was
     // answered in full): nobody to answer, nothing to report as an expiry.
     if (ingress?.over) return
+    if (ingress && !isExpiryOf(reason, ingress.deadline)) {
+      next(error)
+      return
+    }
     if (ingress && !ingress.observe) {
       ingress.expire('handler', reason.slice)
       return
@@ -90,7 +105,7 @@ export function deadlineErrors(): ErrorRequestHandler {
  * departure and cancels the deadline with `ClientClosedError`.
  */
 function isUploadAborted(error: unknown): boolean {
-  return (error as { type?: unknown } | null)?.type === 'request.aborted'
+  return field(error, 'type') === 'request.aborted'
 }
 
 /**
@@ -103,10 +118,9 @@ function isUploadAborted(error: unknown): boolean {
  * deadline caused, not the app.
  */
 function isHeadersSent(error: unknown): boolean {
-  const e = error as { code?: unknown; message?: unknown } | null
   return (
-    e?.code === 'ERR_HTTP_HEADERS_SENT' ||
-    (error instanceof Error && e?.message === "Can't set headers after they are sent.")
+    field(error, 'code') === 'ERR_HTTP_HEADERS_SENT' ||
+    field(error, 'message') === "Can't set headers after they are sent."
   )
 }
 
@@ -115,11 +129,24 @@ function isHeadersSent(error: unknown): boolean {
  * response finished or closed before the file was sent in full.
  */
 function isSendAborted(error: unknown): boolean {
-  const e = error as { code?: unknown; message?: unknown } | null
-  return e?.code === 'ECONNABORTED' && e.message === 'Request aborted'
+  return field(error, 'code') === 'ECONNABORTED' && field(error, 'message') === 'Request aborted'
 }
 
 /** Node's error for a stream that closed before it ended or finished. */
 function isPrematureClose(error: unknown): boolean {
-  return (error as { code?: unknown } | null)?.code === 'ERR_STREAM_PREMATURE_CLOSE'
+  return field(error, 'code') === 'ERR_STREAM_PREMATURE_CLOSE'
+}
+
+/**
+ * A property of what was passed to `next`, or undefined when it is no
+ * object or reading it throws (a revoked Proxy, a throwing getter): thrown
+ * here, that error replaced the app's own in its next error handler.
+ */
+function field(error: unknown, key: 'code' | 'message' | 'type'): unknown {
+  if (typeof error !== 'object' || error === null) return undefined
+  try {
+    return (error as Record<string, unknown>)[key]
+  } catch {
+    return undefined
+  }
 }

@@ -4,7 +4,14 @@ import { connect } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
-import { ClientClosedError, DeadlineExceededError, ManualClock } from '@hourglass/core'
+import {
+  ClientClosedError,
+  Deadline,
+  DeadlineExceededError,
+  guard,
+  ManualClock,
+  markExpiryOf,
+} from '@hourglass/core'
 import express, { type ErrorRequestHandler } from 'express'
 import express4 from 'express4'
 import { request } from 'undici'
@@ -245,12 +252,14 @@ describe.each(majors)('deadlineErrors() ($name)', (major) => {
       const app = major.app()
       if (observe) app.use(deadline({ mode: 'observe' }))
       // The handler answered in full (a Content-Length, more than the socket
-      // takes at once: still flushing), then a step after it (an audit call on
-      // a deadline of its own) ran out.
+      // takes at once: still flushing), then a step after it (an audit call
+      // under the request's deadline, refused by its client for lack of
+      // budget: that deadline's expiry, as the client marks it) ran out.
       const big = { text: 'x'.repeat(4 << 20) }
-      app.get('/', (_req, res, next) => {
+      app.get('/', (req, res, next) => {
         res.json(big)
-        next(new DeadlineExceededError({ budgetMs: 50, elapsedMs: 51 }))
+        const error = new DeadlineExceededError({ budgetMs: 50, elapsedMs: 51 })
+        next(req.deadline ? markExpiryOf(error, req.deadline) : error)
       })
       app.use(deadlineErrors())
       server = await listen(app)
@@ -266,9 +275,11 @@ describe.each(majors)('deadlineErrors() ($name)', (major) => {
 
   it('ends a stream already started instead of writing a 504 into it', async () => {
     const { url } = await serve((app) => {
-      app.get('/', (_req, res, next) => {
+      app.get('/', (req, res, next) => {
         res.write('partial ')
-        next(new DeadlineExceededError({ budgetMs: 100, elapsedMs: 100 }))
+        // A step bounded by a deadline of the request's line runs out.
+        const step = req.deadline?.child(5) ?? Deadline.after(5)
+        guard(new Promise(() => {}), { deadline: step }).catch(next)
       })
     })
     const res = await request(url, { dispatcher: agent })

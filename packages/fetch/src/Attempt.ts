@@ -1,5 +1,11 @@
 import type { Socket } from 'node:net'
-import { type Clock, type Deadline, DeadlineExceededError, errorCode } from '@hourglass/core'
+import {
+  type Clock,
+  type Deadline,
+  DeadlineExceededError,
+  errorCode,
+  markExpiryOf,
+} from '@hourglass/core'
 import { allowFanOut } from './allowFanOut.js'
 import { publishAttempt, publishAttemptEnd } from './channels.js'
 import { BodyTimeoutError } from './errors/BodyTimeoutError.js'
@@ -352,12 +358,15 @@ export class Attempt {
     const deadline = this.init.deadline
     if (!deadline) return cause
     if (deadline.reason !== undefined) return deadline.reason
-    return new DeadlineExceededError({
-      budgetMs: deadline.budgetMs,
-      elapsedMs: deadline.elapsed(),
-      slice: deadline.name,
-      cause,
-    })
+    return markExpiryOf(
+      new DeadlineExceededError({
+        budgetMs: deadline.budgetMs,
+        elapsedMs: deadline.elapsed(),
+        slice: deadline.name,
+        cause,
+      }),
+      deadline,
+    )
   }
 
   #arm(now: number): void {

@@ -1,5 +1,10 @@
 import { AsyncResource } from 'node:async_hooks'
-import { currentDeadline, type Deadline, refuseUnknownOptions } from '@hourglass/core'
+import {
+  currentDeadline,
+  type Deadline,
+  describeValue,
+  refuseUnknownOptions,
+} from '@hourglass/core'
 import type { Dispatcher } from 'undici'
 import type { Attempt } from './Attempt.js'
 import {
@@ -80,6 +85,14 @@ type Opts = Dispatcher.DispatchOptions &
 export function deadlineInterceptor(
   options: EgressOptions = {},
 ): Dispatcher.DispatcherComposeInterceptor {
+  if (typeof options !== 'object' || options === null || Array.isArray(options)) {
+    // Refused as createFetch refuses options that are no object, but named:
+    // "options must be an object" said nothing of which, and an interceptor
+    // is composed far from the call that fails (an Agent's compose()).
+    throw new TypeError(
+      `deadlineInterceptor: options must be an object, got ${describeValue(options)}`,
+    )
+  }
   // createConnector's options too (`tls`): one object serves both.
   refuseUnknownOptions(options, CONNECTOR_OPTION_NAMES, 'deadlineInterceptor()')
   return interceptorFor(resolveOptions(options))

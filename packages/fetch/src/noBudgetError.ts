@@ -1,4 +1,4 @@
-import { type Deadline, DeadlineExceededError } from '@hourglass/core'
+import { type Deadline, DeadlineExceededError, markExpiryOf } from '@hourglass/core'
 
 /**
  * The error to fail with, without touching the network, when the deadline has
@@ -13,9 +13,13 @@ export function noBudgetError(deadline: Deadline | undefined, minBudgetMs: numbe
   if (deadline.done) return deadline.reason
   const left = deadline.remaining()
   if (left > 0 && left >= minBudgetMs) return undefined
-  return new DeadlineExceededError({
-    budgetMs: deadline.budgetMs,
-    elapsedMs: deadline.elapsed(),
-    slice: deadline.name,
-  })
+  // The deadline's expiry, told early: an Express app answers it as the request's.
+  return markExpiryOf(
+    new DeadlineExceededError({
+      budgetMs: deadline.budgetMs,
+      elapsedMs: deadline.elapsed(),
+      slice: deadline.name,
+    }),
+    deadline,
+  )
 }

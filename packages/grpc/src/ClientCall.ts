@@ -15,6 +15,7 @@ import {
   describeValue,
   isDeadlineExceeded,
   MAX_TIMER_MS,
+  markExpiryOf,
   systemClock,
 } from '@hourglass/core'
 import { type GrpcClientEndMessage, grpcChannels } from './channels.js'
@@ -187,11 +188,15 @@ export class ClientCall {
     if (deadline.observe) return undefined
     const left = deadline.remaining() - this.#options.reserveMs
     if (left > 0 && left >= this.#options.minBudgetMs) return undefined
-    return new DeadlineExceededError({
-      budgetMs: deadline.budgetMs,
-      elapsedMs: deadline.elapsed(),
-      slice: deadline.name,
-    })
+    // The deadline's expiry, told early: an Express app answers it as the request's.
+    return markExpiryOf(
+      new DeadlineExceededError({
+        budgetMs: deadline.budgetMs,
+        elapsedMs: deadline.elapsed(),
+        slice: deadline.name,
+      }),
+      deadline,
+    )
   }
 
   /**
@@ -352,6 +357,10 @@ export class ClientCall {
         elapsedMs: systemClock.now() - this.#startedAt,
         cause: { code: ended.code, details: ended.details },
       })
+      // Under the gRPC deadline the caller's deadline set: that deadline's
+      // expiry, told early (an Express app answers it as the request's). Not
+      // under a shorter deadline of the call's own: a cap of the app's.
+      if (this.#callersDeadline && this.#deadline) markExpiryOf(reason, this.#deadline)
     }
     this.#publishEnd(ended.code, outcomeOf(ended.code, this.#cancelReason))
     return reason === undefined ? ended : withReason(ended, reason)

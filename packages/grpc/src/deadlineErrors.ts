@@ -23,8 +23,8 @@ type HandlerCall = Parameters<typeof deadlineOf>[0] & {
  * - An `async` handler's rejection (grpc-js ignores the promise a handler
  *   returns: it would be an unhandled rejection, and with the deadline
  *   aborting outbound calls those become common) is answered like a thrown
- *   error: the mapping above, an error whose `code` is a gRPC status (an
- *   integer 0–16) as it is, anything else — an HTTP client's `code: 503`
+ *   error: the mapping above, an error whose `code` is a gRPC failure status
+ *   (an integer 1–16) as it is, anything else — an HTTP client's `code: 503`
  *   too — `UNKNOWN` "Unknown error" (the message is not sent, as grpc-js
  *   does for a thrown error).
  * - An abort or deadline error that arrives after the call's deadline
@@ -117,12 +117,24 @@ function failedAfterAnswer(call: HandlerCall, error: unknown): void {
   }))
   const path = method ?? 'a gRPC method'
   // Not String(): a thrown object whose toString throws would escape as the unhandled rejection avoided here.
-  const message = error instanceof Error ? error.message : describeValue(error)
+  const message = messageOf(error)
   process.emitWarning(`the handler of ${path} rejected after it had answered: ${message}`, {
     type: 'HourglassWarning',
     code: 'HOURGLASS_GRPC_FAILED_AFTER_ANSWER',
     detail: 'The answer it gave was sent; this error was not.',
   })
+}
+
+/**
+ * An `Error`'s message, else `describeValue`. Never throws: a revoked
+ * `Proxy` throws for `instanceof` and `Array.isArray`, a getter for `message`.
+ */
+function messageOf(error: unknown): string {
+  try {
+    return error instanceof Error ? String(error.message) : describeValue(error)
+  } catch {
+    return 'an object whose properties cannot be read'
+  }
 }
 
 function fail(call: HandlerCall, callback: Callback | undefined, error: ServerErrorResponse): void {
@@ -133,8 +145,7 @@ function fail(call: HandlerCall, callback: Callback | undefined, error: ServerEr
 function asStatus(error: unknown): ServerErrorResponse {
   const mapped = toServiceError(error)
   if (mapped) return mapped
-  const code = (error as { code?: unknown } | null)?.code
-  if (error instanceof Error && isGrpcStatus(code)) return error
+  if (isStatusError(error)) return error
   return Object.assign(new Error('Unknown error', { cause: error }), {
     code: status.UNKNOWN,
     details: 'Unknown error',
@@ -142,12 +153,28 @@ function asStatus(error: unknown): ServerErrorResponse {
 }
 
 /**
- * One of gRPC's codes, 0 (`OK`) to 16 (`UNAUTHENTICATED`). Any other number —
- * an HTTP client's 503, an errno — is not a status: sent as one, the caller
- * reads a code it cannot map, with the message it was never meant to see.
+ * An `Error` whose `code` is a failure's gRPC status. Never throws: a value
+ * whose reads throw (a revoked `Proxy`, a throwing getter) made this throw
+ * inside the rejection handler — an uncaught exception that ended the
+ * process, and the call never answered. Such a value is `UNKNOWN`.
  */
-function isGrpcStatus(code: unknown): code is status {
-  return typeof code === 'number' && Number.isInteger(code) && code >= 0 && code <= 16
+function isStatusError(error: unknown): error is ServerErrorResponse {
+  try {
+    return error instanceof Error && isFailureStatus((error as { code?: unknown }).code)
+  } catch {
+    return false
+  }
+}
+
+/**
+ * One of gRPC's failure codes, 1 (`CANCELLED`) to 16 (`UNAUTHENTICATED`).
+ * Not 0 (`OK`): sent for a rejection, a failed (for a stream, cut short)
+ * call was reported complete, with the message it was never meant to see.
+ * Any other number — an HTTP client's 503, an errno — is not a status
+ * either: sent as one, the caller reads a code it cannot map.
+ */
+function isFailureStatus(code: unknown): code is status {
+  return typeof code === 'number' && Number.isInteger(code) && code >= 1 && code <= 16
 }
 
 function isThenable(value: unknown): value is PromiseLike<unknown> {

@@ -35,8 +35,10 @@ async function refusal(
       { model: 'm' },
     )
   }
+  // Awaited before `using` disposes the deadline: disposed while live, it
+  // reads as one that never expires, and the gate would wait out the cooldown.
   using deadline = Deadline.after(5_000, { clock })
-  return gate
+  return await gate
     .acquire({ provider: 'acme', model: 'm', keys: [KEY_A, KEY_B], deadline, hasFallback })
     .catch((e: unknown) => e)
 }
