@@ -208,21 +208,35 @@ function check(
     input = values
   }
   cases++
-  // A `maxMs` or `minMs` of NaN (`Number()` of an unset variable) is a
-  // RangeError naming the option, never a lifted cap (core's README): that is
-  // the whole answer for such options, whatever the headers hold.
-  const nanOption = (['maxMs', 'minMs'] as const).find((name) => Number.isNaN(opts[name]))
-  if (nanOption !== undefined) {
+  // Options: absent = the default; otherwise whole ms within [0, 2^31-1].
+  const option = (v: number | undefined, fallback: number) =>
+    v === undefined ? fallback : Math.min(Math.max(0, Math.floor(v)), MAX_TIMER_MS)
+  // Read in order, maxMs then minMs: a NaN (`Number()` of an unset
+  // variable) is a RangeError naming the option, never a lifted cap (core's
+  // README); so is a negative one (clamped, every inbound budget read 0 ms
+  // without a word); then a minMs above the maxMs given (once each is whole
+  // ms within range: clamped, a value came back below the floor asked for).
+  // That is the whole answer for such options, whatever the headers hold.
+  const refusal = (() => {
+    for (const name of ['maxMs', 'minMs'] as const) {
+      const value = opts[name]
+      if (Number.isNaN(value)) return `readDeadline: ${name} must be a number of ms, got NaN`
+      if (value !== undefined && value < 0) {
+        return `readDeadline: ${name} must be a number of ms ≥ 0, got ${value}`
+      }
+    }
+    return opts.maxMs !== undefined && option(opts.minMs, 0) > option(opts.maxMs, 0)
+      ? `readDeadline: minMs (${opts.minMs}) must not be more than maxMs (${opts.maxMs})`
+      : undefined
+  })()
+  if (refusal !== undefined) {
     let thrown: unknown
     try {
       readDeadline(input, opts)
     } catch (error) {
       thrown = error
     }
-    return (
-      thrown instanceof RangeError &&
-      thrown.message === `readDeadline: ${nanOption} must be a number of ms, got NaN`
-    )
+    return thrown instanceof RangeError && thrown.message === refusal
   }
   const result = readDeadline(input, opts)
 
@@ -242,9 +256,6 @@ function check(
     (a, b) => (a === undefined || b < a ? b : a),
     undefined,
   )
-  // Options: absent = the default; otherwise whole ms within [0, 2^31-1] (NaN threw above).
-  const option = (v: number | undefined, fallback: number) =>
-    v === undefined ? fallback : Math.min(Math.max(0, Math.floor(v)), MAX_TIMER_MS)
   // No maxMs: the ingress cap, raised to a larger minMs.
   const maxMs = option(opts.maxMs, Math.max(DEFAULT_INGRESS_MAX_MS, option(opts.minMs, 0)))
   const minMs = Math.min(option(opts.minMs, 0), maxMs)

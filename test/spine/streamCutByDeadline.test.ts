@@ -56,9 +56,13 @@ describe('express: a streamed answer cut after its first token', () => {
 
   beforeAll(async () => {
     const app = express()
-    app.use(deadline({ defaultMs: 30_000 }))
-    app.get('/slice', async (_req, res) => {
-      const { slice, runOut } = sliceOnDemand()
+    // The request's clock is the test's: its slice (a child of the request's
+    // deadline, as `req.plan` makes one) runs out when the test says so.
+    const clock = new ManualClock()
+    app.use(deadline({ defaultMs: 30_000, clock }))
+    app.get('/slice', async (req, res) => {
+      const slice = req.deadline.child(10_000, { name: 'model' })
+      const runOut = () => clock.advance(10_000)
       const stream = callModel({
         models: [model],
         request: { messages: MESSAGES, maxTokens: 100, stream: true },
