@@ -1,10 +1,11 @@
 import { coreChannels, type SliceOutcome } from './channels.js'
 import { runWithDeadline } from './context.js'
-import { type Deadline, disposedOf, isExpiryOf, markExpiryOf } from './Deadline.js'
-import { DeadlineExceededError, isDeadlineExceeded } from './DeadlineExceededError.js'
+import { type Deadline, disposedOf, isExpiryOf } from './Deadline.js'
+import { isDeadlineExceeded } from './DeadlineExceededError.js'
 import { describeValue } from './describeValue.js'
 import { endedBy } from './endedBy.js'
 import { isAbortError } from './errorCode.js'
+import { expiryError } from './expiryError.js'
 import { optionError } from './optionError.js'
 import { SliceAlreadyStartedError, SliceNotStartedError } from './SliceStateError.js'
 import { UnknownSliceError } from './UnknownSliceError.js'
@@ -264,15 +265,7 @@ export class SlicePlan {
    */
   #name(error: unknown, slice: Deadline): unknown {
     if (isDeadlineExceeded(error) && error.slice === undefined && isExpiryOf(error, slice)) {
-      return markExpiryOf(
-        new DeadlineExceededError({
-          budgetMs: slice.budgetMs,
-          elapsedMs: slice.elapsed(),
-          slice: slice.name,
-          cause: error,
-        }),
-        slice,
-      )
+      return expiryError(slice, { cause: error })
     }
     return error
   }

@@ -1,9 +1,10 @@
 import pTimeout from 'p-timeout'
 import { MAX_TIMER_MS } from './clock.js'
 import { currentDeadline } from './context.js'
-import { type Deadline, disposedOf, isExpiryOf, markExpiryOf } from './Deadline.js'
-import { DeadlineExceededError, isDeadlineExceeded } from './DeadlineExceededError.js'
+import { type Deadline, disposedOf, isExpiryOf } from './Deadline.js'
+import { isDeadlineExceeded } from './DeadlineExceededError.js'
 import { describeValue } from './describeValue.js'
+import { expiryError } from './expiryError.js'
 import { isDeadline } from './isDeadline.js'
 
 /** Work that may be cancellable: a promise with an optional `cancel()` (PCancelable and friends). */
@@ -50,16 +51,7 @@ export function guard<T>(
   }
   const slice = options?.slice ?? deadline.name
   // Marked as the deadline's: an Express app answers it as the request's expiry.
-  const exceeded = (cause?: unknown) =>
-    markExpiryOf(
-      new DeadlineExceededError({
-        budgetMs: deadline.budgetMs,
-        elapsedMs: deadline.elapsed(),
-        slice,
-        cause,
-      }),
-      deadline,
-    )
+  const exceeded = (cause?: unknown) => expiryError(deadline, { slice, cause })
   // Its expiry is enforced unless it only observes, or was disposed (to opt
   // out of it: it never expires after that, so guard does not end the work
   // at its old expiry either). A cancel ends the wait in every case.

@@ -39,6 +39,7 @@ export { endedBy } from './endedBy.js'
 export { enforcedRemaining } from './enforcedRemaining.js'
 export { errorCode, isAbortError } from './errorCode.js'
 export { escapeId, escapeUnprintable, FLAG_TAGS, IN_WORDS, quoted } from './escapeUnprintable.js'
+export { expiryError } from './expiryError.js'
 export { type GuardedWork, type GuardOptions, guard } from './guard.js'
 export { HourglassError, hasErrorCode, isHourglassError } from './HourglassError.js'
 export {

@@ -1,11 +1,5 @@
 import type { Socket } from 'node:net'
-import {
-  type Clock,
-  type Deadline,
-  DeadlineExceededError,
-  errorCode,
-  markExpiryOf,
-} from '@hourglass/core'
+import { type Clock, type Deadline, errorCode, expiryError } from '@hourglass/core'
 import { allowFanOut } from './allowFanOut.js'
 import { publishAttempt, publishAttemptEnd } from './channels.js'
 import { BodyTimeoutError } from './errors/BodyTimeoutError.js'
@@ -358,15 +352,7 @@ export class Attempt {
     const deadline = this.init.deadline
     if (!deadline) return cause
     if (deadline.reason !== undefined) return deadline.reason
-    return markExpiryOf(
-      new DeadlineExceededError({
-        budgetMs: deadline.budgetMs,
-        elapsedMs: deadline.elapsed(),
-        slice: deadline.name,
-        cause,
-      }),
-      deadline,
-    )
+    return expiryError(deadline, { cause })
   }
 
   #arm(now: number): void {

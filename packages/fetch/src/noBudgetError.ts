@@ -1,4 +1,4 @@
-import { type Deadline, DeadlineExceededError, markExpiryOf } from '@hourglass/core'
+import { type Deadline, expiryError } from '@hourglass/core'
 
 /**
  * The error to fail with, without touching the network, when the deadline has
@@ -14,12 +14,5 @@ export function noBudgetError(deadline: Deadline | undefined, minBudgetMs: numbe
   const left = deadline.remaining()
   if (left > 0 && left >= minBudgetMs) return undefined
   // The deadline's expiry, told early: an Express app answers it as the request's.
-  return markExpiryOf(
-    new DeadlineExceededError({
-      budgetMs: deadline.budgetMs,
-      elapsedMs: deadline.elapsed(),
-      slice: deadline.name,
-    }),
-    deadline,
-  )
+  return expiryError(deadline)
 }

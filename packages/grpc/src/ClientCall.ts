@@ -13,6 +13,7 @@ import {
   type Deadline,
   DeadlineExceededError,
   describeValue,
+  expiryError,
   isDeadlineExceeded,
   MAX_TIMER_MS,
   markExpiryOf,
@@ -189,14 +190,7 @@ export class ClientCall {
     const left = deadline.remaining() - this.#options.reserveMs
     if (left > 0 && left >= this.#options.minBudgetMs) return undefined
     // The deadline's expiry, told early: an Express app answers it as the request's.
-    return markExpiryOf(
-      new DeadlineExceededError({
-        budgetMs: deadline.budgetMs,
-        elapsedMs: deadline.elapsed(),
-        slice: deadline.name,
-      }),
-      deadline,
-    )
+    return expiryError(deadline)
   }
 
   /**
