@@ -1,6 +1,6 @@
 import { coreChannels, type SliceOutcome } from './channels.js'
 import { runWithDeadline } from './context.js'
-import { type Deadline, disposedOf, isExpiryOf } from './Deadline.js'
+import { type Deadline, isExpiryOf } from './Deadline.js'
 import { isDeadlineExceeded } from './DeadlineExceededError.js'
 import { describeValue } from './describeValue.js'
 import { endedBy } from './endedBy.js'
@@ -118,12 +118,10 @@ export class SlicePlan {
     // share over the others' gave a figure nobody was given (Infinity once
     // it was the last).
     if (state.started) return state.allottedMs
-    // A deadline disposed while live no longer expires (the handler opted
-    // out of it): its slices are allotted as a never-ending deadline's are —
-    // share slices unbounded, fixed `{ ms }` slices their ms — not from an
-    // expiry that will never come (they ran out at it regardless).
-    const left = disposedOf(this.deadline) ? Number.POSITIVE_INFINITY : this.deadline.remaining()
-    const available = Math.max(0, left - this.reserveMs)
+    // A deadline disposed while live (the handler opted out of it) reads
+    // Infinity here: its share slices are unbounded, fixed `{ ms }` slices
+    // their ms, as a never-ending deadline's are.
+    const available = Math.max(0, this.deadline.remaining() - this.reserveMs)
     if (typeof state.entry !== 'number') return Math.min(state.entry.ms, available)
     let fixedAhead = 0
     let shares = 0

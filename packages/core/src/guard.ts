@@ -52,10 +52,11 @@ export function guard<T>(
   const slice = options?.slice ?? deadline.name
   // Marked as the deadline's: an Express app answers it as the request's expiry.
   const exceeded = (cause?: unknown) => expiryError(deadline, { slice, cause })
-  // Its expiry is enforced unless it only observes, or was disposed (to opt
-  // out of it: it never expires after that, so guard does not end the work
-  // at its old expiry either). A cancel ends the wait in every case.
-  const enforces = !deadline.observe && !disposedOf(deadline)
+  // Its expiry is enforced unless it only observes. One disposed while live
+  // (to opt out of it) reads remaining() Infinity: no end, no timer; a
+  // disposal during the wait is checked when the timer fires. A cancel ends
+  // the wait in every case.
+  const enforces = !deadline.observe
   // Ended already: aborted (expired unless observing, or cancelled — an
   // observe-only deadline too, once the client left), or its time passed
   // before its timer ran. A function is not called: a paid model call, a
