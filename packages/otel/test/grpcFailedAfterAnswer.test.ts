@@ -11,26 +11,13 @@ import { deadlineErrors, deadlineServerInterceptor } from '@hourglass/grpc'
 import { instrumentDeadlines, type StopInstrumentation } from '@hourglass/otel'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { captureWarnings } from '../../grpc/test/support/captureWarnings.js'
+import { jsonUnary } from './helpers/jsonUnary.js'
 import { setupOtel } from './helpers/otel.js'
 
 // Real grpc-js over loopback HTTP/2; the counter comes from instrumentDeadlines
 // on the real SDK's MeterProvider, read with a pull reader.
 
-const json = {
-  serialize: (value: unknown) => Buffer.from(JSON.stringify(value ?? null)),
-  deserialize: (bytes: Buffer) => JSON.parse(bytes.toString('utf8')) as unknown,
-}
-const service = {
-  save: {
-    path: '/shop.Orders/Save',
-    requestStream: false,
-    responseStream: false,
-    requestSerialize: json.serialize,
-    requestDeserialize: json.deserialize,
-    responseSerialize: json.serialize,
-    responseDeserialize: json.deserialize,
-  },
-}
+const service = { save: jsonUnary('/shop.Orders/Save') }
 interface OrdersClient {
   save(
     request: unknown,

@@ -38,27 +38,14 @@ import { W3CTraceContextPropagator } from '@opentelemetry/core'
 import type { ReadableSpan } from '@opentelemetry/sdk-trace-base'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { watchLoopStalls } from '../../../test/support/loopStalls.js'
+import { jsonUnary } from './helpers/jsonUnary.js'
 import { setupOtel } from './helpers/otel.js'
 
 // Real grpc-js over loopback HTTP/2, with @hourglass/grpc's interceptors on
 // both sides; the spans come from instrumentDeadlines alone (no gRPC
 // instrumentation), the trace context crosses in the metadata.
 
-const json = {
-  serialize: (value: unknown) => Buffer.from(JSON.stringify(value ?? null)),
-  deserialize: (bytes: Buffer) => JSON.parse(bytes.toString('utf8')) as unknown,
-}
-const service = {
-  ask: {
-    path: '/shop.Quotes/Ask',
-    requestStream: false,
-    responseStream: false,
-    requestSerialize: json.serialize,
-    requestDeserialize: json.deserialize,
-    responseSerialize: json.serialize,
-    responseDeserialize: json.deserialize,
-  },
-}
+const service = { ask: jsonUnary('/shop.Quotes/Ask') }
 type Handler = (
   call: { request: unknown; metadata: Metadata; on(event: 'cancelled', fn: () => void): void },
   callback: (error: Partial<ServiceError> | null, value?: unknown) => void,

@@ -19,6 +19,7 @@ import { W3CTraceContextPropagator } from '@opentelemetry/core'
 import type { ReadableSpan } from '@opentelemetry/sdk-trace-base'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { useBullmqQueues } from './helpers/bullmqQueues.js'
+import { jsonUnary } from './helpers/jsonUnary.js'
 import { setupOtel } from './helpers/otel.js'
 
 // Without DeadlineContextManager, work a gRPC handler or a job's processor
@@ -30,21 +31,7 @@ import { setupOtel } from './helpers/otel.js'
 // only the explicit deadline's ancestors were searched, so each got no
 // parent and a trace of its own, and its retry events were dropped.
 
-const json = {
-  serialize: (value: unknown) => Buffer.from(JSON.stringify(value ?? null)),
-  deserialize: (bytes: Buffer) => JSON.parse(bytes.toString('utf8')) as unknown,
-}
-const service = {
-  ask: {
-    path: '/shop.Quotes/Ask',
-    requestStream: false,
-    responseStream: false,
-    requestSerialize: json.serialize,
-    requestDeserialize: json.deserialize,
-    responseSerialize: json.serialize,
-    responseDeserialize: json.deserialize,
-  },
-}
+const service = { ask: jsonUnary('/shop.Quotes/Ask') }
 interface QuotesClient {
   ask(
     request: unknown,
