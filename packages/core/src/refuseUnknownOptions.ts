@@ -20,7 +20,10 @@ export function refuseUnknownOptions(
   if (options === undefined) return
   if (typeof options !== 'object' || options === null || Array.isArray(options)) {
     // createFetch(500) read no limit from the number: the defaults applied.
-    throw new TypeError(`options must be an object, got ${describeValue(options)}`)
+    // Named after its taker: `options must be an object, got null` said
+    // nothing of which call, in a stack of factories run at startup.
+    const subject = what === 'option' ? 'options' : what
+    throw new TypeError(`${taker}: ${subject} must be an object, got ${describeValue(options)}`)
   }
   const unknown = Object.keys(options).filter((key) => !names.includes(key))
   if (unknown.length === 0) return

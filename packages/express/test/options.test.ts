@@ -94,9 +94,9 @@ describe('deadline() options', () => {
   )
 
   it.each([
-    [500, /^options must be an object, got 500$/],
-    [null, /^options must be an object, got null$/],
-    ['observe', /^options must be an object, got 'observe' \(a string\)$/],
+    [500, /^deadline\(\): options must be an object, got 500$/],
+    [null, /^deadline\(\): options must be an object, got null$/],
+    ['observe', /^deadline\(\): options must be an object, got 'observe' \(a string\)$/],
   ])(
     'refuses %j instead of options: the defaults would apply without a word',
     (options, message) => {

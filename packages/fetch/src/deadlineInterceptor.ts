@@ -1,10 +1,5 @@
 import { AsyncResource } from 'node:async_hooks'
-import {
-  currentDeadline,
-  type Deadline,
-  describeValue,
-  refuseUnknownOptions,
-} from '@hourglass/core'
+import { currentDeadline, type Deadline, refuseUnknownOptions } from '@hourglass/core'
 import type { Dispatcher } from 'undici'
 import type { Attempt } from './Attempt.js'
 import {
@@ -85,15 +80,9 @@ type Opts = Dispatcher.DispatchOptions &
 export function deadlineInterceptor(
   options: EgressOptions = {},
 ): Dispatcher.DispatcherComposeInterceptor {
-  if (typeof options !== 'object' || options === null || Array.isArray(options)) {
-    // Refused as createFetch refuses options that are no object, but named:
-    // "options must be an object" said nothing of which, and an interceptor
-    // is composed far from the call that fails (an Agent's compose()).
-    throw new TypeError(
-      `deadlineInterceptor: options must be an object, got ${describeValue(options)}`,
-    )
-  }
-  // createConnector's options too (`tls`): one object serves both.
+  // createConnector's options too (`tls`): one object serves both. Options
+  // that are no object are refused by name: an interceptor is composed far
+  // from the call that fails (an Agent's compose()).
   refuseUnknownOptions(options, CONNECTOR_OPTION_NAMES, 'deadlineInterceptor()')
   return interceptorFor(resolveOptions(options))
 }

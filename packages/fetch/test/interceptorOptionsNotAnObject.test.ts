@@ -10,14 +10,14 @@ it.each([[null], [500], ['fast'], [[]]] as unknown[][])(
   (options) => {
     expect(() => deadlineInterceptor(options as never)).toThrow(TypeError)
     expect(() => deadlineInterceptor(options as never)).toThrow(
-      /^deadlineInterceptor: options must be an object, got /,
+      /^deadlineInterceptor\(\): options must be an object, got /,
     )
   },
 )
 
 it('the exact message, and options omitted still read as none', () => {
   expect(() => deadlineInterceptor(null as never)).toThrow(
-    'deadlineInterceptor: options must be an object, got null',
+    'deadlineInterceptor(): options must be an object, got null',
   )
   expect(typeof deadlineInterceptor()).toBe('function')
 })

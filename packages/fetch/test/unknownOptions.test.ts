@@ -68,7 +68,7 @@ describe('unknown option keys', () => {
 
   it('options that are not an object are refused, not read as "no options"', () => {
     expect(refusal(() => createFetch(500 as never)).message).toBe(
-      'options must be an object, got 500',
+      'createFetch(): options must be an object, got 500',
     )
   })
 

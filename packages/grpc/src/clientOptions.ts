@@ -1,4 +1,4 @@
-import { DEFAULT_INGRESS_MAX_MS, describeValue, refuseUnknownOptions } from '@hourglass/core'
+import { DEFAULT_INGRESS_MAX_MS, refuseUnknownOptions } from '@hourglass/core'
 import { nonNegative, positiveOrNone } from './validateMs.js'
 
 /** Options of the client `deadlineInterceptor()`. */
@@ -48,13 +48,6 @@ const MEANT_INSTEAD: ReadonlyMap<string, string> = new Map([
 ])
 
 export function resolveClientOptions(options: ClientDeadlineOptions): ResolvedClientOptions {
-  if (typeof options !== 'object' || options === null || Array.isArray(options)) {
-    // Refused as every factory refuses options that are no object, but
-    // named: "options must be an object" said nothing of which.
-    throw new TypeError(
-      `deadlineInterceptor: options must be an object, got ${describeValue(options)}`,
-    )
-  }
   // Ignored, a typo (`{ reserveMS: 50 }`) left the default in force unseen.
   refuseUnknownOptions(options, OPTION_NAMES, 'deadlineInterceptor()', { meant: MEANT_INSTEAD })
   return {

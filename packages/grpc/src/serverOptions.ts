@@ -1,7 +1,6 @@
 import {
   type Clock,
   type DeadlineSource,
-  describeValue,
   INGRESS_MEANT_INSTEAD,
   type ResolvedIngressOptions,
   refuseUnknownOptions,
@@ -77,14 +76,6 @@ const SERVER_LABEL: NonNullable<Parameters<typeof resolveIngressOptions>[1]> = {
  * refuse one: ignored, `{ maxMS: 5000 }` left every call its 30 s.
  */
 export function resolveServerOptions(options: ServerDeadlineOptions): ResolvedServerOptions {
-  if (typeof options !== 'object' || options === null || Array.isArray(options)) {
-    // Refused as every factory refuses options that are no object
-    // (`createFetch(null)`, `deadline(null)`), but named: every other message
-    // of this one starts with its name, and this one named nothing.
-    throw new TypeError(
-      `deadlineServerInterceptor: options must be an object, got ${describeValue(options)}`,
-    )
-  }
   refuseUnknownOptions(options, OPTION_NAMES, 'deadlineServerInterceptor()', {
     meant: INGRESS_MEANT_INSTEAD,
   })

@@ -11,7 +11,7 @@ it.each([[null], [500], ['fast'], [[]]] as unknown[][])(
   (options) => {
     expect(() => deadlineServerInterceptor(options as never)).toThrow(TypeError)
     expect(() => deadlineServerInterceptor(options as never)).toThrow(
-      /^deadlineServerInterceptor: options must be an object, got /,
+      /^deadlineServerInterceptor\(\): options must be an object, got /,
     )
   },
 )
@@ -21,17 +21,17 @@ it.each([[null], [500], ['fast'], [[]]] as unknown[][])(
   (options) => {
     expect(() => deadlineInterceptor(options as never)).toThrow(TypeError)
     expect(() => deadlineInterceptor(options as never)).toThrow(
-      /^deadlineInterceptor: options must be an object, got /,
+      /^deadlineInterceptor\(\): options must be an object, got /,
     )
   },
 )
 
 it('the exact message, and options omitted still read as none', () => {
   expect(() => deadlineServerInterceptor(null as never)).toThrow(
-    'deadlineServerInterceptor: options must be an object, got null',
+    'deadlineServerInterceptor(): options must be an object, got null',
   )
   expect(() => deadlineInterceptor(null as never)).toThrow(
-    'deadlineInterceptor: options must be an object, got null',
+    'deadlineInterceptor(): options must be an object, got null',
   )
   expect(() => deadlineServerInterceptor()).not.toThrow()
   expect(() => deadlineInterceptor()).not.toThrow()

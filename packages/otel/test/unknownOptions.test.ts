@@ -52,7 +52,7 @@ describe('DeadlinePropagator', () => {
   it('refuses options that are not an object', () => {
     const error = refusal(() => new DeadlinePropagator(5000 as never))
     expect(error).toBeInstanceOf(TypeError)
-    expect(error.message).toBe('options must be an object, got 5000')
+    expect(error.message).toBe('new DeadlinePropagator(): options must be an object, got 5000')
   })
 
   it('still takes its own options, and none', () => {

@@ -39,7 +39,7 @@ describe('formatWaterfall options', () => {
 
   it('refuses options that are not an object, even with no spans to draw', () => {
     expect(() => formatWaterfall([], 60 as never)).toThrow(
-      new TypeError('options must be an object, got 60'),
+      new TypeError('formatWaterfall(): options must be an object, got 60'),
     )
   })
 
