@@ -29,6 +29,54 @@ export let disposedOf: (deadline: Deadline) => boolean
 const expiredBy = new WeakMap<object, Deadline>()
 
 /**
+ * The live deadlines following each external signal (the `signal` option),
+ * heard through one `abort` listener per signal, added with the first of them
+ * and removed with the last. A listener per deadline made a server that gives
+ * one shutdown signal to every request's deadline warn "Possible EventTarget
+ * memory leak detected. 11 abort listeners" (MaxListenersExceededWarning) at
+ * 11 requests in flight; raising that signal's limit is its owner's call, not
+ * ours. Weak: a signal nobody holds any more goes with its entry.
+ */
+const followersOf = new WeakMap<AbortSignal, Followers>()
+
+interface Followers {
+  readonly signal: AbortSignal
+  readonly deadlines: Set<Deadline>
+  readonly listener: () => void
+}
+
+/** Cancel `deadline` with `signal`'s reason when it aborts (`signal` not yet aborted). */
+function follow(signal: AbortSignal, deadline: Deadline): Followers {
+  let followers = followersOf.get(signal)
+  if (followers === undefined) {
+    const deadlines = new Set<Deadline>()
+    const listener = () => {
+      followersOf.delete(signal)
+      // The live set, not a copy: each cancel takes its deadline out, and one
+      // released meanwhile (an onCancel that disposes another) is skipped, as
+      // a listener removed during the dispatch was.
+      for (const each of deadlines) each.cancel(signal.reason)
+    }
+    followers = { signal, deadlines, listener }
+    followersOf.set(signal, followers)
+    signal.addEventListener('abort', listener, { once: true })
+  }
+  followers.deadlines.add(deadline)
+  return followers
+}
+
+/** `deadline` no longer follows its signal: the listener goes with the last deadline on it. */
+function unfollow(followers: Followers, deadline: Deadline): void {
+  const { signal, deadlines, listener } = followers
+  deadlines.delete(deadline)
+  // Still registered (not the abort being dispatched, whose listener is gone already).
+  if (deadlines.size === 0 && followersOf.get(signal) === followers) {
+    followersOf.delete(signal)
+    signal.removeEventListener('abort', listener)
+  }
+}
+
+/**
  * @internal Record that `error`, made by code acting for `deadline` rather
  * than by its timer — `guard`'s and a slice's renamed error, a client's
  * refusal for lack of budget, a downstream's DEADLINE_EXCEEDED under the
@@ -109,8 +157,9 @@ type State = 'live' | 'expired' | 'cancelled'
  * means to stop that work: Go's `context.WithDeadline`, for Node.
  *
  * - A child never outlives its parent, and is aborted when the parent is.
- * - Resources (one timer, one entry in the parent's child set, one listener on
- *   an external signal) are released as soon as the deadline expires, is
+ * - Resources (one timer, one entry in the parent's child set, one entry in
+ *   the set of deadlines following an external signal, which holds one
+ *   listener on it for all of them) are released as soon as the deadline expires, is
  *   cancelled, or is disposed. `dispose()` releases without aborting. One
  *   exception: an `observe` deadline whose time ran out aborted nothing, so
  *   it keeps its parent entry and signal listener (a later cancel must still
@@ -159,8 +208,8 @@ export class Deadline {
   #doneListeners: Set<(reason: unknown) => void> | undefined
   #onExpire: ((deadline: Deadline) => void) | undefined
   #onCancel: ((deadline: Deadline, reason: unknown) => void) | undefined
-  #external: AbortSignal | undefined
-  #externalListener: (() => void) | undefined
+  // The deadlines following the external signal, this one among them (see `followersOf`).
+  #followed: Followers | undefined
   // The last plan made on this deadline (see `lastPlanOf`). The last only:
   // a long-lived deadline making a plan per job must not keep them all.
   #lastPlan: SlicePlan | undefined
@@ -241,9 +290,7 @@ export class Deadline {
         this.cancel(external.reason)
         return
       }
-      this.#external = external
-      this.#externalListener = () => this.cancel(external.reason)
-      external.addEventListener('abort', this.#externalListener, { once: true })
+      this.#followed = follow(external, this)
     }
     if (this.#expiresAt <= now) this.#expire()
     else if (Number.isFinite(this.#expiresAt)) this.#arm(now)
@@ -575,10 +622,9 @@ export class Deadline {
   #release(): void {
     this.#clearTimer()
     if (this.parent) this.parent.#children?.delete(this)
-    if (this.#external && this.#externalListener) {
-      this.#external.removeEventListener('abort', this.#externalListener)
-      this.#external = undefined
-      this.#externalListener = undefined
+    if (this.#followed !== undefined) {
+      unfollow(this.#followed, this)
+      this.#followed = undefined
     }
   }
 

@@ -12,6 +12,16 @@ interface PendingTimer {
  * A clock that moves only when told to. `advance(ms)` fires every timer that
  * falls due, in order, synchronously — tests assert on what happened without
  * sleeping.
+ *
+ * Timers due in one `advance` run back to back (by due time, then by
+ * creation), with no microtask checkpoint between them, where Node runs the
+ * microtask queue after each of its own: a promise reaction one timer's
+ * callback queues (p-timeout clearing its timer once the race is settled)
+ * runs after `advance` returns, not before the next timer. It cannot do
+ * otherwise and stay synchronous — JavaScript has no way to drain the
+ * microtask queue from inside a call — and code under test should not rely
+ * on a checkpoint between two timers due together anyway. A test that wants
+ * one advances to the first timer, awaits, then advances again.
  */
 export class ManualClock implements Clock {
   #now: number

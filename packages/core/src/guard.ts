@@ -81,7 +81,18 @@ export function guard<T>(
   } catch (error) {
     return Promise.reject(error)
   }
-  const cancel = () => promise.cancel?.()
+  // Once, whichever comes first: the deadline's abort or guard's own timer.
+  // Both may fire in one stretch with no microtask between them (a
+  // ManualClock's advance() runs timers due together back to back; a cancel
+  // just before the timer falls due, with p-timeout's clear still queued),
+  // and a work's cancel() need not be idempotent (one that counts, rolls
+  // back or throws once done).
+  let cancelled = false
+  const cancel = () => {
+    if (cancelled) return
+    cancelled = true
+    promise.cancel?.()
+  }
   const signal = deadline.signal
   const onAbort = () => cancel()
   signal.addEventListener('abort', onAbort, { once: true })

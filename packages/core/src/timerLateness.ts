@@ -63,23 +63,33 @@ export function recordAnswerLateness(ms: number, at = performance.now()): void {
 }
 
 /**
- * p99 (at most SAMPLES samples: the largest but one) of a ring's samples
- * taken within the last SAMPLE_MAX_AGE_MS, ms.
+ * The p99 of a ring's samples taken within the last SAMPLE_MAX_AGE_MS, ms,
+ * never the largest one: of n samples sorted from smallest, the one at index
+ * min(⌊0.99·n⌋, n − 2), 0 with fewer than two. So 1 sample reads 0, 2 read
+ * the smaller, 3 to 64 (all a ring holds) the largest but one; were the ring
+ * larger, 200 would read the largest but one too, 1,000 the tenth largest.
+ *
+ * Why never the largest: up to 100 samples, the plain p99 is the largest, and
+ * one stall (a 300 ms CPU-bound handler that made one timeout answer late)
+ * set the reserve to its 100 ms ceiling for the minute its sample counts,
+ * answering every short-budget request 504 on arrival. Lateness the process
+ * sees twice within the minute still counts in full.
  */
 function p99Of(ring: Float64Array, takenAt: Float64Array, count: number, now: number): number {
   const n = Math.min(count, SAMPLES)
   const recent: number[] = []
   for (let i = 0; i < n; i++) if (now - takenAt[i]! <= SAMPLE_MAX_AGE_MS) recent.push(ring[i]!)
-  if (recent.length === 0) return 0
+  if (recent.length < 2) return 0
   recent.sort((a, b) => a - b)
-  return recent[Math.min(recent.length - 1, Math.floor(recent.length * 0.99))] ?? 0
+  return recent[Math.min(Math.floor(recent.length * 0.99), recent.length - 2)] ?? 0
 }
 
 /**
  * How late this process's timers run right now, in ms: the larger of the p99
  * of the event loop's delay (`perf_hooks.monitorEventLoopDelay`) over the
  * last complete window of about 1 s and the p99 of how late the last 64
- * deadline timers fired within the last minute (`SAMPLE_MAX_AGE_MS`). A timer due at T fires around T + this on a busy
+ * deadline timers fired within the last minute (`SAMPLE_MAX_AGE_MS`; never
+ * the largest of them: the largest but one, 0 with fewer than two). A timer due at T fires around T + this on a busy
  * process; 0 until a window has been measured.
  *
  * The monitor starts on the first call (one unref'd timer every 10 ms; it
@@ -132,7 +142,7 @@ export function defaultReserveMs(clock: Pick<Clock, 'realTime'>): number {
  *   for the write to be flushed, and at p99 both waits are about as long;
  * - the p99 of how late this process's last 64 timeout answers of the
  *   last minute were (deadline due → answer flushed, as the servers report
- *   it), plus
+ *   it; never the largest: the largest but one, 0 with fewer than two), plus
  *   the timer lateness once more, plus 2 ms: the same thing measured end to
  *   end, which also sees the stalls the sampling timer misses — and a
  *   flushed answer is not yet read: it still waits for its reader's loop,

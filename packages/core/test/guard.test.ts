@@ -15,7 +15,7 @@ describe('guard', () => {
       budgetMs: 100,
       elapsedMs: 100,
     })
-    expect(cancelled).toBeGreaterThanOrEqual(1)
+    expect(cancelled).toBe(1)
     expect(c.pendingTimers).toBe(0)
   })
 
@@ -89,5 +89,43 @@ describe('a clock whose setTimeout returns no handle (its type allows it)', () =
     await expect(guard(work, { deadline, slice: 'parse' })).resolves.toBe('done')
     manual.advance(100)
     expect(cancelled).toBe(0)
+  })
+})
+
+/**
+ * The deadline's abort and guard's own timer both end the wait, and may come
+ * in one stretch with no microtask between them: each called the work's
+ * `cancel()`, which need not be idempotent.
+ */
+describe("guard calls the work's cancel() once, whatever the order of events", () => {
+  /** A work that never settles and counts its cancels. */
+  function cancellable() {
+    const work = Object.assign(new Promise<never>(() => {}), { cancels: 0, cancel: () => {} })
+    work.cancel = () => {
+      work.cancels++
+    }
+    return work
+  }
+
+  it('the deadline and guard’s timer due at the same instant, fired back to back by advance()', async () => {
+    const clock = new ManualClock()
+    const deadline = Deadline.after(50, { clock })
+    const work = cancellable()
+    const guarded = guard(work, { deadline, slice: 'x' })
+    clock.advance(50)
+    await expect(guarded).rejects.toMatchObject({ code: 'DEADLINE_EXCEEDED', slice: 'x' })
+    expect(work.cancels).toBe(1)
+    expect(clock.pendingTimers).toBe(0)
+  })
+
+  it('a cancel of the deadline, then guard’s timer falling due before any microtask ran', async () => {
+    const clock = new ManualClock()
+    const deadline = Deadline.after(50, { clock })
+    const work = cancellable()
+    const guarded = guard(work, { deadline })
+    deadline.cancel(new Error('client left'))
+    clock.advance(50)
+    await expect(guarded).rejects.toThrow('client left')
+    expect(work.cancels).toBe(1)
   })
 })

@@ -7,6 +7,7 @@ import {
   timerLatenessMs,
 } from '@hourglass/core'
 import { afterEach, describe, expect, it } from 'vitest'
+import { recordTimerLateness } from '../src/timerLateness.js'
 
 afterEach(() => resetTimerLateness())
 
@@ -16,10 +17,11 @@ function fromTimersAlone(now: number): number {
 }
 
 describe('adaptive reserve: the samples it learns from', () => {
-  it('a late answer raises the reserve for a minute, then no longer counts', () => {
+  it('late answers raise the reserve for a minute, then no longer count', () => {
     resetTimerLateness()
     const t0 = performance.now()
     adaptiveReserveMs(t0) // starts the monitor
+    recordAnswerLateness(80, t0)
     recordAnswerLateness(80, t0)
     expect(adaptiveReserveMs(t0 + 1)).toBeGreaterThanOrEqual(82)
     // Still counted just before the minute is over (re-read after a second).
@@ -34,6 +36,7 @@ describe('adaptive reserve: the samples it learns from', () => {
   it('a new late answer is counted on the next read, without waiting for the second', () => {
     resetTimerLateness()
     const t0 = performance.now()
+    recordAnswerLateness(60, t0)
     const before = adaptiveReserveMs(t0)
     recordAnswerLateness(60, t0 + 1)
     expect(adaptiveReserveMs(t0 + 2)).toBeGreaterThanOrEqual(62)
@@ -44,8 +47,78 @@ describe('adaptive reserve: the samples it learns from', () => {
     const t0 = performance.now()
     adaptiveReserveMs(t0)
     recordAnswerLateness(90, t0)
+    recordAnswerLateness(90, t0)
     expect(adaptiveReserveMs(t0 + 1)).toBeGreaterThanOrEqual(92)
     resetTimerLateness()
     expect(adaptiveReserveMs(t0 + 2)).toBe(MIN_RESERVE_MS)
+  })
+})
+
+/**
+ * Exact figures: every read below is made synchronously, so the event-loop
+ * monitor has taken no sample (its timer runs on the loop) and the loop's
+ * share of the timer lateness is 0; only the samples given here count.
+ */
+describe('adaptive reserve: one outlier never sets it', () => {
+  /** The reserve after these answer samples (no timer lateness: read within the monitor's first window). */
+  function reserveAfterAnswers(samples: readonly number[]): number {
+    resetTimerLateness()
+    const t0 = performance.now()
+    adaptiveReserveMs(t0) // starts the monitor: lateness 0 until its first window closes
+    for (const ms of samples) recordAnswerLateness(ms, t0)
+    return adaptiveReserveMs(t0 + 1)
+  }
+
+  /** The timer lateness after these timer samples (the loop monitor's window holds none). */
+  function latenessAfterTimers(samples: readonly number[]): number {
+    resetTimerLateness()
+    const t0 = performance.now()
+    timerLatenessMs(t0) // starts the monitor and its window
+    for (const ms of samples) recordTimerLateness(ms, t0)
+    return timerLatenessMs(t0 + 1000) // the window closes: read the samples
+  }
+
+  const ones = (n: number) => Array.from({ length: n }, () => 1)
+
+  it('one sample alone reads 0: one late answer leaves the reserve at its floor', () => {
+    expect(reserveAfterAnswers([90])).toBe(MIN_RESERVE_MS)
+  })
+
+  it('two samples read the smaller', () => {
+    expect(reserveAfterAnswers([90, 40])).toBe(42)
+    expect(reserveAfterAnswers([40, 90])).toBe(42)
+  })
+
+  it('lateness seen twice counts in full', () => {
+    expect(reserveAfterAnswers([90, 90])).toBe(92)
+    expect(reserveAfterAnswers([1, 90, 1, 90])).toBe(92)
+  })
+
+  it('64 samples (a full ring) read the largest but one', () => {
+    // The tester's check: one 90 ms stall among 63 answers 1 ms late read 92 ms.
+    expect(reserveAfterAnswers([90, ...ones(63)])).toBe(MIN_RESERVE_MS)
+    expect(reserveAfterAnswers([...ones(31), 90, ...ones(31), 70])).toBe(72)
+  })
+
+  it('of 200 samples only the last 64 count, and of them the largest but one', () => {
+    // 136 answers 99 ms late, then 64 answers 1, 2, …, 64 ms late.
+    const last64 = Array.from({ length: 64 }, (_, i) => i + 1)
+    expect(reserveAfterAnswers([...Array.from({ length: 136 }, () => 99), ...last64])).toBe(65)
+  })
+
+  it('a sample older than a minute does not count as the second one', () => {
+    resetTimerLateness()
+    const t0 = performance.now()
+    adaptiveReserveMs(t0)
+    recordAnswerLateness(80, t0 - SAMPLE_MAX_AGE_MS - 1)
+    recordAnswerLateness(80, t0)
+    expect(adaptiveReserveMs(t0 + 1)).toBe(MIN_RESERVE_MS)
+  })
+
+  it("the deadlines' own timers follow the same rule", () => {
+    expect(latenessAfterTimers([90])).toBe(0)
+    expect(latenessAfterTimers([90, 40])).toBe(40)
+    expect(latenessAfterTimers([90, 90])).toBe(90)
+    expect(latenessAfterTimers([90, ...ones(63)])).toBe(1)
   })
 })
