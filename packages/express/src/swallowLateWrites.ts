@@ -233,8 +233,12 @@ export function stopPipedSources(res: ServerResponse, reason: unknown): void {
  *   deadline's signal given to `pipeline` would have done — with the
  *   reason (the deadline's error, the client's leaving) where someone
  *   listens for an error (`pipeline` does, and rejects with it), without
- *   where nobody does (an 'error' event nobody listens to is an uncaught
- *   exception).
+ *   where nobody does. A destroy without an error does not promise that
+ *   none is emitted: undici's response body turns it into its own
+ *   `RequestAbortedError` and emits that, and an 'error' event nobody
+ *   listens to is an uncaught exception — the host process went down for
+ *   a caller who had left. So a source nobody listens to gets a listener
+ *   that drops what our own destroy raises (see `dropError`).
  */
 function stopUnpiped(res: ServerResponse, state: Over, source: Readable | undefined): void {
   if (typeof source?.destroy !== 'function' || source.destroyed || source.readableEnded) return
@@ -248,5 +252,19 @@ function stopUnpiped(res: ServerResponse, state: Over, source: Readable | undefi
     return
   }
   if (source.listenerCount('data') > 0 || source.listenerCount('readable') > 0) return
-  source.destroy(source.listenerCount('error') > 0 ? (state.reason as Error) : undefined)
+  if (source.listenerCount('error') > 0) {
+    source.destroy(state.reason as Error)
+    return
+  }
+  source.on('error', dropError)
+  source.destroy()
 }
+
+/**
+ * The 'error' a source we destroy raises when nobody listens for one: the
+ * error is our destroy's own doing, for a response nobody reads, and nobody
+ * asked to hear of it. Not a `once`: a stream's teardown may emit more than
+ * one, and the source is destroyed, so the listener stays with it and dies
+ * with it. One function for every source, not a closure each.
+ */
+function dropError(): void {}
