@@ -78,9 +78,12 @@ export const OTEL = [
   'packages/otel/test/grpcSpans.test.ts',
   'packages/otel/test/instrumentDeadlines.test.ts',
   'packages/otel/test/jobSpans.test.ts',
+  'packages/otel/test/modelAttemptWithoutAnswer.test.ts',
   'packages/otel/test/names.test.ts',
+  'packages/otel/test/openAIResponseFields.test.ts',
   'packages/otel/test/printWaterfall.test.ts',
   'packages/otel/test/propagatorOptions.test.ts',
+  'packages/otel/test/requestIdSetBehindDeadline.test.ts',
   'packages/otel/test/retryReason.test.ts',
   // Asserts that a refused option left no subscriber: among files that undo theirs.
   'packages/otel/test/unknownOptions.test.ts',

@@ -6,7 +6,7 @@ import { type ChannelGroups, type ChannelMessage, errorCode } from '@hourglass/c
 import type {} from '@hourglass/express'
 import type {} from '@hourglass/fetch'
 import type {} from '@hourglass/grpc'
-import type {} from '@hourglass/llm'
+import type { DialectName } from '@hourglass/llm'
 
 /** The channel groups this package listens to, as their publishers declare them. */
 export type ObservedGroups = Pick<
@@ -77,7 +77,8 @@ export function httpMethod(method: string): string {
 
 /**
  * `hourglass.deadline.retry.reason` for a model retry: its kind, else its
- * error's class, else its HTTP status. `hourglass:llm:attempt` declares all
+ * error's class, else its HTTP status (`network` for status 0, see
+ * `modelStatusType`). `hourglass:llm:attempt` declares all
  * three optional, so a message may name none: then undefined, and the
  * attribute is left out, as OpenTelemetry users expect of a value not known —
  * never the string "undefined", which would count as a reason of its own.
@@ -87,7 +88,27 @@ export function modelRetryReason(m: {
   errorClass?: string | undefined
   status?: number | undefined
 }): string | undefined {
-  return m.errorKind ?? m.errorClass ?? (m.status === undefined ? undefined : String(m.status))
+  return m.errorKind ?? m.errorClass ?? modelStatusType(m.status)
+}
+
+/**
+ * A model attempt's HTTP status as a failure class: the status as text, but
+ * `network` for 0, which llm reports for a failure that got no HTTP answer
+ * (DNS, a refused or cut connection) and names `network` itself
+ * (`ErrorKind`); "0" read as a status no server sent.
+ */
+function modelStatusType(status: number | undefined): string | undefined {
+  if (status === undefined) return undefined
+  return status === 0 ? 'network' : String(status)
+}
+
+/**
+ * A model attempt's `http.response.status_code`: left out for llm's status 0
+ * (no HTTP answer came, as the egress span of the same send says by leaving
+ * it out) and, as always, when llm names none.
+ */
+export function modelHttpStatus(status: number | undefined): number | undefined {
+  return status === 0 ? undefined : status
 }
 
 /**
@@ -136,11 +157,7 @@ export function modelAttemptErrorType(m: {
 }): string | undefined {
   if (endedInError(m)) return ENDED_IN_ERROR_TYPE
   if (m.decision === 'success') return undefined
-  return (
-    modelErrorType(m.errorKind) ??
-    m.errorClass ??
-    (m.status === undefined ? 'error' : String(m.status))
-  )
+  return modelErrorType(m.errorKind) ?? m.errorClass ?? modelStatusType(m.status) ?? 'error'
 }
 
 /**
@@ -166,4 +183,33 @@ export function genAiProvider(name: string): string {
  */
 export function genAiOperation(m: { dialect?: string | undefined; provider: string }): string {
   return (m.dialect ?? m.provider) === 'gemini' ? 'generate_content' : 'chat'
+}
+
+/**
+ * The dialects that speak OpenAI's wire format (llm's `openAICompatible`),
+ * whose answers' `system_fingerprint` and `service_tier` the
+ * `openai.response.*` attributes name. Anthropic's answer has a
+ * `usage.service_tier` too (`standard`, `priority`), which llm reports as the
+ * same `serviceTier`: under an `openai.` name it read as OpenAI's tier on an
+ * Anthropic span. A record of every `DialectName`, so a dialect llm adds is a
+ * type error here until it is placed.
+ */
+const OPENAI_WIRE: Readonly<Record<DialectName, boolean>> = {
+  openai: true,
+  deepseek: true,
+  qwen: true,
+  ernie: true,
+  doubao: true,
+  anthropic: false,
+  gemini: false,
+}
+
+/**
+ * Whether a model attempt spoke an OpenAI-compatible dialect: by its
+ * `dialect`, else (an attempt never sent has none) its adapter's name, as
+ * `genAiOperation` reads it. A name llm does not know is not.
+ */
+export function spokeOpenAI(m: { dialect?: string | undefined; provider: string }): boolean {
+  const name = m.dialect ?? m.provider
+  return Object.hasOwn(OPENAI_WIRE, name) && OPENAI_WIRE[name as DialectName]
 }

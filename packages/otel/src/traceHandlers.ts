@@ -1,4 +1,4 @@
-import { currentRequestId, type Deadline } from '@hourglass/core'
+import { currentDeadline, currentRequestId, type Deadline } from '@hourglass/core'
 import type { LlmAttemptMessage } from '@hourglass/llm'
 import { type Span, SpanKind, SpanStatusCode, type Tracer, trace } from '@opentelemetry/api'
 import { AttemptSpans } from './AttemptSpans.js'
@@ -90,8 +90,10 @@ import {
   type Handlers,
   httpMethod,
   modelAttemptErrorType,
+  modelHttpStatus,
   modelRetryReason,
   ms,
+  spokeOpenAI,
 } from './handlers.js'
 import { bullmqTraceHandlers } from './jobSpans.js'
 import { withRequestIds } from './withRequestIds.js'
@@ -124,9 +126,33 @@ import { withRequestIds } from './withRequestIds.js'
  *   are its siblings, not its children.
  */
 export function traceHandlers(sdkTracer: Tracer): Handlers {
-  // Every span started here carries the request id of the work it was started in.
-  const tracer = withRequestIds(sdkTracer)
   const requestSpans = new WeakMap<Deadline, Span>()
+  // Server spans that found no request id at `express.start`: the app's
+  // deadline() runs ahead of the middleware that sets it (the gateway's
+  // router mounted behind one: its `runWithRequestId` comes later). The
+  // first span started inside the request with an id names it, or else the
+  // request's end if it comes in that context. Found by the handler's
+  // current deadline — the request's, or one under it — never by the active
+  // span, which may be anybody's. `unnamedCount` keeps the common case (every
+  // server span named at its start) to one comparison per span started.
+  const unnamed = new WeakMap<Deadline, Span>()
+  let unnamedCount = 0
+  const takeUnnamed = (deadline: Deadline): Span | undefined => {
+    const span = unnamed.get(deadline)
+    if (span !== undefined && unnamed.delete(deadline)) unnamedCount--
+    return span
+  }
+  const nameRequestSpan = (id: string): void => {
+    if (unnamedCount === 0) return
+    for (let d = currentDeadline(); d !== undefined; d = d.parent) {
+      const span = takeUnnamed(d)
+      if (span === undefined) continue
+      open(span)?.setAttribute(ATTR_REQUEST_ID, id)
+      return
+    }
+  }
+  // Every span started here carries the request id of the work it was started in.
+  const tracer = withRequestIds(sdkTracer, nameRequestSpan)
   const sliceSpans = new WeakMap<Deadline, Span>()
   const attempts = new AttemptSpans()
 
@@ -136,6 +162,11 @@ export function traceHandlers(sdkTracer: Tracer): Handlers {
         const span = trace.getActiveSpan()
         if (!span) return
         requestSpans.set(m.deadline, span)
+        const requestId = currentRequestId()
+        if (requestId === undefined && !unnamed.has(m.deadline)) {
+          unnamed.set(m.deadline, span)
+          unnamedCount++
+        }
         // A refused request (`strict`, a malformed header) never runs: its
         // budget is the fallback (source `default`) and nothing of it is
         // left to spend, so no remaining time is recorded for it.
@@ -146,7 +177,7 @@ export function traceHandlers(sdkTracer: Tracer): Handlers {
             [ATTR_DEADLINE_SOURCE]: m.source,
             [ATTR_DEADLINE_CLAMPED]: m.clamped,
             [ATTR_DEADLINE_MODE]: m.mode,
-            [ATTR_REQUEST_ID]: currentRequestId(),
+            [ATTR_REQUEST_ID]: requestId,
           }),
         )
       },
@@ -195,11 +226,15 @@ export function traceHandlers(sdkTracer: Tracer): Handlers {
       end(m) {
         const span = open(requestSpans.get(m.deadline))
         requestSpans.delete(m.deadline)
+        const unnamedSpan = takeUnnamed(m.deadline)
         if (!span) return
         span.setAttributes(
           defined({
             [ATTR_DEADLINE_OUTCOME]: m.outcome,
             [ATTR_DEADLINE_ELAPSED_MS]: ms(m.elapsedMs),
+            // Still unnamed: the end comes in the context that ended the
+            // response, the handler's when it answered (not our 504's timer).
+            [ATTR_REQUEST_ID]: unnamedSpan === undefined ? undefined : currentRequestId(),
           }),
         )
         // The server's own code destroyed the response with an error before it
@@ -420,6 +455,7 @@ function modelAttemptSpan(tracer: Tracer, m: LlmAttemptMessage): void {
   const failure = modelAttemptErrorType(m)
   const end = performance.timeOrigin + performance.now()
   const operation = genAiOperation(m)
+  const openai = spokeOpenAI(m)
   const span = tracer.startSpan(
     // `chat <model>`, as SPAN_LLM_PREFIX says; Gemini's `generate_content
     // <model>`; the operation alone when no model is named (the conventions).
@@ -440,9 +476,10 @@ function modelAttemptSpan(tracer: Tracer, m: LlmAttemptMessage): void {
         [ATTR_GEN_AI_USAGE_REASONING_OUTPUT_TOKENS]: m.reasoningTokens,
         [ATTR_GEN_AI_RESPONSE_MODEL]: m.responseModel,
         [ATTR_GEN_AI_RESPONSE_ID]: m.responseId,
-        [ATTR_OPENAI_RESPONSE_SYSTEM_FINGERPRINT]: m.systemFingerprint,
-        [ATTR_OPENAI_RESPONSE_SERVICE_TIER]: m.serviceTier,
-        [ATTR_HTTP_RESPONSE_STATUS_CODE]: m.status,
+        // OpenAI's fields, under its names: only from an OpenAI-compatible answer.
+        [ATTR_OPENAI_RESPONSE_SYSTEM_FINGERPRINT]: openai ? m.systemFingerprint : undefined,
+        [ATTR_OPENAI_RESPONSE_SERVICE_TIER]: openai ? m.serviceTier : undefined,
+        [ATTR_HTTP_RESPONSE_STATUS_CODE]: modelHttpStatus(m.status),
         [ATTR_DEADLINE_ATTEMPT]: m.attempt,
         [ATTR_LLM_DECISION]: m.decision,
         [ATTR_ERROR_TYPE]: failure,
