@@ -254,7 +254,7 @@ export const ATTR_LLM_COOLDOWN_SCOPE = 'hourglass.llm.cooldown.scope'
 /** `start`, `extend` or `end`. */
 export const ATTR_LLM_COOLDOWN_STATE = 'hourglass.llm.cooldown.state'
 /** How long the cooldown lasts from the event, in ms (left out for `end`, and for a key retired until restart). */
-export const ATTR_LLM_COOLDOWN_MS = 'hourglass.llm.cooldown.ms'
+export const ATTR_LLM_COOLDOWN_DURATION_MS = 'hourglass.llm.cooldown.duration_ms'
 /** Why it started (`rate_limited`, `overloaded`, …). */
 export const ATTR_LLM_COOLDOWN_REASON = 'hourglass.llm.cooldown.reason'
 

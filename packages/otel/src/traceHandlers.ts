@@ -54,7 +54,7 @@ import {
   ATTR_LLM_ADMISSION_ACTION,
   ATTR_LLM_ADMISSION_CAUSE,
   ATTR_LLM_ADMISSION_WAIT_MS,
-  ATTR_LLM_COOLDOWN_MS,
+  ATTR_LLM_COOLDOWN_DURATION_MS,
   ATTR_LLM_COOLDOWN_REASON,
   ATTR_LLM_COOLDOWN_SCOPE,
   ATTR_LLM_COOLDOWN_STATE,
@@ -428,7 +428,8 @@ export function traceHandlers(sdkTracer: Tracer): Handlers {
             [ATTR_LLM_KEY_ID]: m.keyId,
             [ATTR_LLM_COOLDOWN_SCOPE]: m.scope,
             [ATTR_LLM_COOLDOWN_STATE]: m.state,
-            [ATTR_LLM_COOLDOWN_MS]: untilMs === undefined ? undefined : ms(Math.max(0, untilMs)),
+            [ATTR_LLM_COOLDOWN_DURATION_MS]:
+              untilMs === undefined ? undefined : ms(Math.max(0, untilMs)),
             [ATTR_LLM_COOLDOWN_REASON]: m.reason,
           }),
         )

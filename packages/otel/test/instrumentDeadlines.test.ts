@@ -662,7 +662,7 @@ describe('instrumentDeadlines: llm admission and cooldowns', () => {
       'hourglass.llm.cooldown.state': 'start',
       'hourglass.llm.cooldown.reason': 'rate_limited',
     })
-    expect(start?.['hourglass.llm.cooldown.ms']).toBeGreaterThan(59_000)
+    expect(start?.['hourglass.llm.cooldown.duration_ms']).toBeGreaterThan(59_000)
     expect(admission).toEqual({
       'gen_ai.provider.name': 'gcp.gemini',
       'hourglass.llm.key_id': 'k1a2',
