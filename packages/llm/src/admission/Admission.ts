@@ -118,8 +118,18 @@ export interface AdmissionRequest extends AdmissionTarget {
   deadline?: Deadline | undefined
   /** Also ends a wait when aborted. */
   signal?: AbortSignal | undefined
-  /** Time the call needs once admitted, in ms. Default: recent latency percentile, else `defaultNeededMs`. */
+  /**
+   * Time the call needs once admitted, in ms. Default: recent latency
+   * percentile, else `defaultNeededMs` — read again on every pass of a wait,
+   * so the calls answered meanwhile count. A number given here stays as given.
+   */
   neededMs?: number | undefined
+  /**
+   * The least the call needs once admitted, in ms, under the figure read on
+   * each pass (callModel's `retry.minAttemptMs`): a floor, not a fixed
+   * figure, so the calls answered meanwhile still count above it.
+   */
+  minNeededMs?: number | undefined
   /**
    * Longest wait worth taking, in ms — a caller with another model expected
    * to answer sooner says so here. A longer wait is refused at once, like one
@@ -283,7 +293,6 @@ export class Admission {
       signal?.throwIfAborted()
       if (deadline?.done && deadline.reason !== undefined) throw deadline.reason
     }
-    const neededMs = Math.max(0, request.neededMs ?? this.neededMs(provider, request.endpoint))
     const maxWaitMs = Math.max(0, request.maxWaitMs ?? Number.POSITIVE_INFINITY)
     const startedAt = this.#clock.now()
     const place = { since: request.waitingSince ?? startedAt, arrival: ++this.#arrivals }
@@ -307,6 +316,15 @@ export class Admission {
         await (this.#storeIsLocal ? refreshed : untilEnded(refreshed, until))
         ended()
         const now = this.#clock.now()
+        // Read on every pass, not once when the call joined the line: calls
+        // answered while this one waited measured the provider's latency.
+        // Fixed at the 1000 ms default of a provider not yet measured, a
+        // waiter was refused a window reset that left it ample time.
+        const neededMs = Math.max(
+          0,
+          request.neededMs ??
+            Math.max(request.minNeededMs ?? 0, this.neededMs(provider, request.endpoint)),
+        )
         const choice = chooseSlot(lanes, now, neededMs, this.#staggerMs)
         if (choice.kind === 'grant') {
           // Released by a probe's success: the followers go in the order they

@@ -21,7 +21,7 @@ export type AgentTool = (args: unknown, context: AgentToolContext) => unknown | 
 export interface AgentToolContext {
   key: string
   turn: number
-  /** Aborted, with its reason, when the run's deadline ends or its signal aborts. */
+  /** Aborted, with its reason, when the run's deadline ends or its signal aborts, or the run fails (its error). */
   signal: AbortSignal
   /** The run's deadline, if it has one. */
   deadline: Deadline | undefined
@@ -42,7 +42,11 @@ export interface RunTurnsOptions {
    * then are not run (nothing would read their results), so a caller may
    * ask for an answer without tools (`extra: { tool_choice: 'none' }`).
    * `signal` is the one tools get: it aborts when the run's deadline ends or
-   * its `signal` aborts. A call still running then is no longer waited for.
+   * its `signal` aborts, or when the run fails for a reason of its own (the
+   * error it rejects with as the reason). A call still running then is no
+   * longer waited for. It must resolve to the `ChatResponse`: a streamed
+   * `callModel`'s `ModelStream` is refused (a `TypeError`) — return
+   * `stream.result`, or call without `stream: true`.
    */
   call: (
     messages: ChatMessage[],
@@ -114,6 +118,12 @@ export async function runTurns(options: RunTurnsOptions): Promise<TurnsResult> {
     return await shadowAmbientIfFalse(options.deadline, () =>
       turns(options, run, maxTurns, messages),
     )
+  } catch (error) {
+    // What `call` and the tools started with the run's signal stops with
+    // the run: a streamed answer handed back unawaited went on generating
+    // (and billing) after the run had rejected.
+    run.fail(error)
+    throw error
   } finally {
     run.dispose()
   }
@@ -140,6 +150,9 @@ async function turns(
       }),
       { deadline: run.deadline, signal: options.signal },
     )
+    // Read as a response, anything else failed on `.content` with a bare
+    // "Cannot read properties of undefined (reading 'filter')".
+    if (!isChatResponse(response)) throw notAResponse(response, turn)
     const calls = response.content.filter((b) => b.type === 'tool_call')
     messages.push({ role: 'assistant', content: response.content })
     if (calls.length === 0) return { response, messages, turns: turn }
@@ -275,14 +288,49 @@ function describeThrown(error: unknown): string {
   }
 }
 
+/** What `call` resolved to reads as a `ChatResponse`: an object with its `content` blocks. */
+function isChatResponse(value: unknown): value is ChatResponse {
+  return (
+    typeof value === 'object' &&
+    value !== null &&
+    Array.isArray((value as { content?: unknown }).content)
+  )
+}
+
+/** The `TypeError` for a `call` that resolved to something else, saying what it must return. */
+function notAResponse(value: unknown, turn: number): TypeError {
+  const expected = `runTurns: call must resolve to a ChatResponse (an object with a content array), got`
+  // `callModel` with `stream: true` returns a ModelStream (an async
+  // iterable with a `result` promise), not a promise of the answer.
+  const stream =
+    typeof value === 'object' &&
+    value !== null &&
+    (typeof (value as { result?: { then?: unknown } }).result?.then === 'function' ||
+      Symbol.asyncIterator in value)
+  if (stream) {
+    return new TypeError(
+      `${expected} a stream on turn ${turn} (callModel with stream: true returns a ModelStream): return its .result, or call without stream: true`,
+    )
+  }
+  const given =
+    value === null
+      ? 'null'
+      : typeof value === 'object'
+        ? 'an object without a content array'
+        : typeof value
+  return new TypeError(`${expected} ${given} on turn ${turn}`)
+}
+
 /**
- * The run's deadline and signal, and the one signal a tool gets for both:
- * made when a tool first asks for it, released when the run ends.
+ * The run's deadline and signal, and the one signal `call` and the tools get
+ * for both — and for the run's own failure (`fail`): made when first asked
+ * for, unlinked when the run ends.
  */
 class RunBounds {
   readonly deadline: Deadline | undefined
   readonly #signal: AbortSignal | undefined
-  #both: Deadline | undefined
+  #controller: AbortController | undefined
+  readonly #unlink: Array<() => void> = []
 
   constructor(deadline: Deadline | undefined, signal: AbortSignal | undefined) {
     this.deadline = deadline
@@ -290,11 +338,29 @@ class RunBounds {
   }
 
   get signal(): AbortSignal {
-    if (this.deadline === undefined) return this.#signal ?? new AbortController().signal
-    if (this.#signal === undefined) return this.deadline.signal
-    // A child of the deadline that also follows the signal: aborted by either.
-    this.#both ??= this.deadline.child(Number.POSITIVE_INFINITY, { signal: this.#signal })
-    return this.#both.signal
+    if (this.#controller === undefined) {
+      const controller = new AbortController()
+      this.#controller = controller
+      // Aborted by the deadline or the signal, with its reason, as by `fail`.
+      for (const source of [this.deadline?.signal, this.#signal]) {
+        if (source === undefined) continue
+        if (source.aborted) {
+          controller.abort(source.reason)
+          break
+        }
+        const follow = () => controller.abort(source.reason)
+        source.addEventListener('abort', follow, { once: true })
+        this.#unlink.push(() => source.removeEventListener('abort', follow))
+      }
+    }
+    return this.#controller.signal
+  }
+
+  /** The run rejects with `reason`: what it started with `signal` is told to stop. */
+  fail(reason: unknown): void {
+    if (this.#controller !== undefined && !this.#controller.signal.aborted) {
+      this.#controller.abort(reason)
+    }
   }
 
   /** Throws the signal's reason, or the deadline's, once either has ended. */
@@ -304,7 +370,7 @@ class RunBounds {
   }
 
   dispose(): void {
-    this.#both?.dispose()
+    for (const unlink of this.#unlink.splice(0)) unlink()
   }
 }
 

@@ -43,18 +43,17 @@ export async function admit(
   // provider's recent latency, else its `defaultNeededMs`), and never less
   // than `retry.minAttemptMs`, the caller's floor — a cooldown that leaves
   // less is not waited for, as a retry's wait that leaves less is not slept.
+  // A floor, not a figure fixed now: admission reads the provider's latency
+  // again on each pass of a wait, as calls answered meanwhile measure it.
   const minAttemptMs = state.retry.minAttemptMs ?? 0
-  const neededMs =
-    minAttemptMs > 0
-      ? Math.max(minAttemptMs, admission.neededMs(target.provider, target.endpoint))
-      : undefined
+  const minNeededMs = minAttemptMs > 0 ? minAttemptMs : undefined
   try {
     // Object.assign onto the target, not `{ ...targetOf(adapter), … }`: on
     // Node 20 each field after a spread costs ~0.4 µs (~4 µs here).
     const permit = await admission.acquire(
       Object.assign(target, {
         deadline,
-        neededMs,
+        minNeededMs,
         // The call's signal: a stream's cancel ends a cooldown wait at once, as the caller's signal does.
         signal,
         hasFallback: next !== undefined,

@@ -137,7 +137,10 @@ export function createOpenAIStreamParser(
       const chunk = parseAnswerJson(message.data)
       if (asRecord(chunk) === undefined) throw malformedReply('stream chunk')
       sawChunk = true
-      id ??= getString(chunk, 'id')
+      // `""` is no id: Azure OpenAI's first chunk (its prompt filter
+      // results, no choices) says `"id": ""`, the chunks after it the real
+      // one. Kept, the answer had no id and its record no `responseId`.
+      id ??= getString(chunk, 'id') || undefined
       // Every chunk repeats them (a usage chunk may carry them alone): the first one said is kept.
       fingerprint ??= getString(chunk, 'system_fingerprint') || undefined
       tier ??= getString(chunk, 'service_tier') || undefined
