@@ -1,3 +1,4 @@
+import type { Http2Stream } from 'node:http2'
 import type { Socket } from 'node:net'
 import { type Clock, type Deadline, errorCode, expiryError } from '@hourglass/core'
 import { allowFanOut } from './allowFanOut.js'
@@ -65,6 +66,15 @@ const noop = (): void => {}
 const TIE_MS = 1
 
 /**
+ * How far an HTTP/2 session's socket must write for an upload on it to count
+ * as moving (`watchStream`): more than the control frames a session writes
+ * while no data goes (a PING undici sends every minute, ~50 bytes with TLS),
+ * less than the window update (32 KB, half of the initial 64 KB) a server
+ * reading an upload sends.
+ */
+const H2_MOVE_BYTES = 16 * 1024
+
+/**
  * One outbound attempt: which phase it is in, one timer for that phase's
  * limit, and the links to the deadline and the caller's signal — all released
  * by `finish()`. A phase whose own limit is longer than the time left gets no
@@ -120,12 +130,14 @@ export class Attempt {
   #onSignal: (() => void) | undefined
   #finishHooks: ((attempt: Attempt) => void)[] | undefined
   /**
-   * The socket an upload is being written to, while the attempt waits for
-   * the response headers; released when they arrive or the attempt ends.
+   * Reads where an upload stands (`watchSocket`, `watchStream`) while the
+   * attempt waits for the response headers: a reading that changes while
+   * the upload moves, undefined once its connection is gone. Released when
+   * the headers arrive or the attempt ends.
    */
-  #socket: Socket | undefined
-  /** What that socket still held (`queuedBytes`) at the last look. */
-  #queued = 0
+  #upload: (() => number | undefined) | undefined
+  /** Its reading at the last look. */
+  #reading: number | undefined
 
   constructor(init: AttemptInit) {
     this.init = init
@@ -192,7 +204,7 @@ export class Attempt {
     this.#closeTiming(now)
     this.state = phase
     this.#phaseStart = now
-    this.#socket = undefined
+    this.#upload = undefined
     this.#untimed = false
     if (phase === 'body' && this.init.measureGaps) {
       this.#gapFrom = now
@@ -222,7 +234,7 @@ export class Attempt {
    */
   sending(): void {
     if (this.state !== 'headers' || this.#untimed || this.#timer === undefined) return
-    if (this.#socket !== undefined) this.#queued = queuedBytes(this.#socket)
+    if (this.#upload !== undefined) this.#reading = this.#upload()
     const now = this.init.clock.now()
     if (now - this.#armedAt < 1) return
     this.#arm(now)
@@ -238,14 +250,38 @@ export class Attempt {
    * the next look fails it, between one and two limits after it stopped.
    */
   watchSocket(socket: Socket): void {
-    if (this.state !== 'headers') return
-    this.#socket = socket
-    this.#queued = queuedBytes(socket)
+    this.#watch(() => (socket.destroyed ? undefined : queuedBytes(socket)))
   }
 
-  /** The synchronous part of the request's write is over: what the socket holds now is the next look's reference. */
+  /**
+   * The HTTP/2 stream this attempt's upload is written to, and its session's
+   * socket (`watchUpload`). The stream's own buffer holds a body held in
+   * memory whole until its last byte is sent, and Node tells no stream's
+   * progress apart: while the stream still holds some of it, the session's
+   * socket writing more counts as the upload moving — the rule Node's own
+   * `Http2Stream` timeout follows (`chunksSentSinceLastWrite`), once at
+   * least `H2_MOVE_BYTES` have gone since the last move counted. Once the
+   * stream's buffer is empty, the limit counts the server's silence.
+   */
+  watchStream(stream: Http2Stream, socket: Socket): void {
+    let counted = socket.bytesWritten
+    this.#watch(() => {
+      if (stream.destroyed || socket.destroyed) return undefined
+      if (stream.writableLength === 0) return -1
+      if (socket.bytesWritten - counted >= H2_MOVE_BYTES) counted = socket.bytesWritten
+      return counted
+    })
+  }
+
+  #watch(read: () => number | undefined): void {
+    if (this.state !== 'headers') return
+    this.#upload = read
+    this.#reading = read()
+  }
+
+  /** The synchronous part of the request's write is over: where the upload stands now is the next look's reference. */
   uploadWritten(): void {
-    if (this.#socket !== undefined) this.#queued = queuedBytes(this.#socket)
+    if (this.#upload !== undefined) this.#reading = this.#upload()
   }
 
   /** A body chunk arrived: count it and restart the idle timer. */
@@ -310,7 +346,7 @@ export class Attempt {
     this.state = 'done'
     this.error = error
     this.#clear()
-    this.#socket = undefined
+    this.#upload = undefined
     this.#abortHandlers = NONE
     const { signal } = this.init
     this.#offDeadline?.()
@@ -358,7 +394,7 @@ export class Attempt {
   #arm(now: number): void {
     this.#clear()
     this.#armedAt = now
-    if (this.#socket !== undefined) this.#queued = queuedBytes(this.#socket)
+    if (this.#upload !== undefined) this.#reading = this.#upload()
     const phase = this.state
     if (phase === 'queued' || phase === 'done') return
     const own = this.#limit(phase)
@@ -397,9 +433,9 @@ export class Attempt {
    * it reads what the kernel's buffers still hold too (out of our sight).
    */
   #uploadMoved(): boolean {
-    const socket = this.#socket
-    if (socket === undefined || this.state !== 'headers' || socket.destroyed) return false
-    return queuedBytes(socket) !== this.#queued
+    if (this.#upload === undefined || this.state !== 'headers') return false
+    const reading = this.#upload()
+    return reading !== undefined && reading !== this.#reading
   }
 
   #limit(phase: EgressPhase): number {

@@ -67,6 +67,9 @@ export type RetryDecision =
  * - anything after the first byte → never; a 504 with `x-deadline-expired: 1`
  *   → never; a listed status → once, if safe to repeat, after `Retry-After`
  *   (never when the server asks for more than `maxRetryAfterMs`);
+ * - an HTTP/2 stream the server refused (RST_STREAM REFUSED_STREAM) → once,
+ *   any method: the server says it did not process the request (after a
+ *   redirect, only if safe to repeat: the first hop reached a server);
  * - a name that does not resolve → never (it is not a refused connect);
  * - more redirects than fetch follows → never (a retry walks the same chain);
  * - a redirect fetch cannot follow with a stream body → never (a retry
@@ -121,6 +124,12 @@ export function decideRetry(outcome: Outcome, state: RetryState): RetryDecision 
       return no('not-idempotent')
     }
     rule = 'fast-connect'
+  } else if (isRefusedStream(error)) {
+    // Refused by a redirect's target: the request itself reached the first server.
+    if (outcome.redirected && policy.emptyRead !== true && !state.repeatable) {
+      return no('not-idempotent')
+    }
+    rule = 'refused-stream'
   } else if (isHeadersTimeout(error) || isClosedBeforeAnswer(error)) {
     if (policy.emptyRead === false) return no('retry-disabled')
     if (policy.emptyRead === 'idempotent' && !state.repeatable) return no('not-idempotent')
@@ -187,4 +196,20 @@ const CLOSED_CODES: ReadonlySet<unknown> = new Set(['UND_ERR_SOCKET', 'ECONNRESE
 
 function isClosedBeforeAnswer(error: unknown): boolean {
   return CLOSED_CODES.has((error as { code?: unknown } | null)?.code)
+}
+
+/**
+ * Node's error for an HTTP/2 stream the server reset with REFUSED_STREAM
+ * (`ERR_HTTP2_STREAM_ERROR`, its message naming the code: the error carries
+ * no other field for it). RFC 9113 §8.7: such a request was not processed
+ * and can be retried safely, whatever its method. Any other stream error
+ * (INTERNAL_ERROR, CANCEL, …) may come after the server acted: not retried.
+ */
+function isRefusedStream(error: unknown): boolean {
+  const { code, message } = (error ?? {}) as { code?: unknown; message?: unknown }
+  return (
+    code === 'ERR_HTTP2_STREAM_ERROR' &&
+    typeof message === 'string' &&
+    message.endsWith(' NGHTTP2_REFUSED_STREAM')
+  )
 }

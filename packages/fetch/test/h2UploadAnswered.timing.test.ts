@@ -1,0 +1,135 @@
+import { readFileSync } from 'node:fs'
+import {
+  createSecureServer,
+  type Http2SecureServer,
+  type Http2Session,
+  type ServerHttp2Stream,
+} from 'node:http2'
+import type { AddressInfo } from 'node:net'
+import { Deadline } from '@hourglass/core'
+import { Agent, request } from 'undici'
+import { afterEach, expect, it } from 'vitest'
+import { createFetch, deadlineInterceptor } from '../src/index.js'
+import { type EgressEvents, recordEgress } from './helpers.js'
+
+// The same as slowUploadAnswered.timing.test.ts, over HTTP/2 (an Agent of the
+// caller's with `allowH2`): undici writes a body held in memory to its
+// HTTP/2 stream in one write and says it was sent at once, and the session's
+// socket, shared by every stream, was never watched — such an upload failed
+// as HEADERS_TIMEOUT one limit after it was handed over, the server still
+// reading it, and a PUT was sent again, whole. The server reads slowly (one
+// DATA frame per timer turn) so the upload lasts several limits whatever the
+// machine's load; the checks are on what the server received and what the
+// caller got, never on times.
+
+const LIMIT_MS = 300
+const DEADLINE_MS = 60_000
+// A self-signed certificate for svc.test, other.test and 127.0.0.1.
+const cert = readFileSync(new URL('./fixtures/svc.test.cert.pem', import.meta.url))
+const key = readFileSync(new URL('./fixtures/svc.test.key.pem', import.meta.url))
+
+let server: Http2SecureServer | undefined
+let agent: Agent | undefined
+let events: EgressEvents | undefined
+const sessions = new Set<Http2Session>()
+
+afterEach(async () => {
+  events?.stop()
+  await agent?.destroy()
+  for (const session of sessions) session.destroy()
+  sessions.clear()
+  await new Promise((resolve) => server?.close(resolve))
+  server = agent = events = undefined
+})
+
+/** An HTTP/2 server calling `onStream` for each request; an Agent of the caller's that speaks HTTP/2 to it. */
+async function listen(onStream: (stream: ServerHttp2Stream) => void): Promise<string> {
+  server = createSecureServer({ key, cert })
+  server.on('session', (session) => sessions.add(session))
+  server.on('stream', (stream) => {
+    stream.on('error', () => {})
+    onStream(stream)
+  })
+  await new Promise<void>((resolve) => server?.listen(0, '127.0.0.1', resolve))
+  agent = new Agent({ allowH2: true, connect: { ca: cert }, headersTimeout: 0, bodyTimeout: 0 })
+  return `https://127.0.0.1:${(server.address() as AddressInfo).port}/upload`
+}
+
+/** Reads each upload one DATA frame (≤ 16 KB) per `pauseMs` timer turn, and answers 200 with the count once it has all of it. */
+function slowReader(pauseMs: number, received: number[]) {
+  return (stream: ServerHttp2Stream) => {
+    const at = received.push(0) - 1
+    stream.on('data', (chunk: Buffer) => {
+      received[at] = (received[at] ?? 0) + chunk.length
+      stream.pause()
+      setTimeout(() => stream.resume(), pauseMs)
+    })
+    stream.on('end', () => {
+      stream.respond({ ':status': 200 })
+      stream.end(String(received[at]))
+    })
+  }
+}
+
+it('createFetch over HTTP/2: a Buffer upload longer than headersTimeoutMs is answered, sent once', async () => {
+  // 4 MB in frames of ≤ 16 KB, one per 2 ms turn: ≥ 0.5 s, and a few times LIMIT_MS as timers go.
+  const body = Buffer.alloc(4 * 1024 * 1024, 7)
+  const received: number[] = []
+  const url = await listen(slowReader(2, received))
+  const fetch = createFetch({ dispatcher: agent as Agent, headersTimeoutMs: LIMIT_MS })
+  events = recordEgress()
+
+  // PUT: an idempotent upload that failed was also sent a second time, whole.
+  const res = await fetch(url, { method: 'PUT', body, deadline: Deadline.after(DEADLINE_MS) })
+
+  expect(res.status).toBe(200)
+  expect(await res.text()).toBe(String(body.length))
+  expect(received).toEqual([body.length])
+  expect(events.ends.map((end) => end.errorCode ?? end.statusCode)).toEqual([200])
+  expect(events.retries).toEqual([])
+}, 60_000)
+
+it('deadlineInterceptor over HTTP/2: a Buffer upload longer than headersTimeoutMs is answered, sent once', async () => {
+  const body = Buffer.alloc(4 * 1024 * 1024, 7)
+  const received: number[] = []
+  const url = await listen(slowReader(2, received))
+  const dispatcher = (agent as Agent).compose(deadlineInterceptor({ headersTimeoutMs: LIMIT_MS }))
+  events = recordEgress()
+
+  const res = await request(url, {
+    method: 'PUT',
+    body,
+    dispatcher,
+    deadline: Deadline.after(DEADLINE_MS),
+  } as Parameters<typeof request>[1])
+
+  expect(res.statusCode).toBe(200)
+  expect(await res.body.text()).toBe(String(body.length))
+  expect(received).toEqual([body.length])
+  expect(events.ends.map((end) => end.errorCode ?? end.statusCode)).toEqual([200])
+  expect(events.retries).toEqual([])
+}, 60_000)
+
+it('an HTTP/2 upload the server stopped reading still fails with HEADERS_TIMEOUT', async () => {
+  const body = Buffer.alloc(4 * 1024 * 1024, 7)
+  let streams = 0
+  // Reads nothing of the body (its flow-control window fills), and never answers.
+  const url = await listen((stream) => {
+    streams++
+    stream.pause()
+  })
+  const fetch = createFetch({ dispatcher: agent as Agent, headersTimeoutMs: LIMIT_MS })
+  events = recordEgress()
+
+  const failure = await fetch(url, {
+    method: 'POST',
+    body,
+    deadline: Deadline.after(DEADLINE_MS),
+  }).catch((error: unknown) => error)
+
+  expect(failure).toMatchObject({ code: 'HEADERS_TIMEOUT' })
+  expect(streams).toBe(1)
+  expect(events.ends.map((end) => [end.errorCode, end.phase])).toEqual([
+    ['HEADERS_TIMEOUT', 'headers'],
+  ])
+}, 60_000)
