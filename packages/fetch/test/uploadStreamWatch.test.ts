@@ -9,7 +9,7 @@ import { Attempt } from '../src/Attempt.js'
 // fields it reads: the stream's own buffer (`writableLength`, which holds a
 // body written in one piece whole until its last byte is sent) and what the
 // session's socket has written (`bytesWritten`, every stream's frames). The
-// real thing, over a real HTTP/2 server, is h2UploadAnswered.test.ts.
+// real thing, over a real HTTP/2 server, is h2UploadAnswered.timing.test.ts.
 
 const LIMIT_MS = 1000
 
