@@ -190,11 +190,20 @@ function parseEnvoyMs(raw: string | readonly string[]): number | string | undefi
 
 /**
  * Parse `x-stainless-timeout`: seconds, whole (`600`, as openai-node sends)
- * or decimal (`1.5`, at most 3 decimals). 0 is no deadline (undefined): it
- * is not "no time left" but a timeout under a second that the SDK truncated
- * (`Math.trunc(ms / 1000)`), and a client with `timeout: 500` must not get a
- * 504 at once. Nor is it malformed: listed as invalid, `strict` answered
- * every such SDK call 400, and every server reported it as a bad header.
+ * or decimal (`1.5`, at most 3 decimals). A whole number N ≥ 1 is read as
+ * the most the client's timer can be, N + 1 s less 1 ms: the Stainless SDKs
+ * (openai-node, Anthropic's) send `Math.trunc(ms / 1000)`, so `timeout:
+ * 1900` arrives as `1`, and read as exactly 1000 ms a server answered 504
+ * 900 ms before the client would have given up (its fallback never tried).
+ * Read this way a server never gives up before its client does; a client
+ * that gives up first stops the work by hanging up. A decimal value is
+ * exact (a Python SDK's `1.9`). 0 is no deadline (undefined): `0` is a
+ * timeout under a second, not "no time left" (a client with `timeout: 500`
+ * must not get a 504 at once). Not read as a 999 ms bound either: that
+ * bound never fires before the client's own timer, whose hang-up stops the
+ * work, and the ingresses (express, grpc, otel) document 0 as no deadline.
+ * Nor is it malformed: listed as invalid, `strict` answered every such SDK
+ * call 400, and every server reported it as a bad header.
  */
 function parseSeconds(raw: string | readonly string[]): number | string | undefined {
   if (typeof raw !== 'string') return 'repeated header'
@@ -209,7 +218,8 @@ function parseSeconds(raw: string | readonly string[]): number | string | undefi
   // Whole ms, rounded down: never grant more than was given.
   const ms = Number(match[1]) * 1000 + Number((match[2] ?? '').padEnd(3, '0'))
   if (ms === 0) return undefined
-  return ms
+  // Truncated to whole seconds: the client's timer is in [N, N + 1) s.
+  return match[2] === undefined ? ms + 999 : ms
 }
 
 /** Parse gRPC's `TimeoutValue TimeoutUnit` (1–8 digits, unit H M S m u n, case-sensitive). */

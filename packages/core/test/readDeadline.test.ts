@@ -99,12 +99,12 @@ describe('readDeadline', () => {
   })
 
   it('x-stainless-timeout (seconds) is read only when trusted, and the smallest trusted source wins', () => {
-    const sdk = { 'x-stainless-timeout': '1', 'x-deadline-remaining-ms': '1500' }
+    const sdk = { 'x-stainless-timeout': '1', 'x-deadline-remaining-ms': '2500' }
     // Opt-in: the openai SDK sends its 600 s default on every request.
-    expect(readDeadline(sdk)).toMatchObject({ ms: 1500, source: 'x-deadline-remaining-ms' })
+    expect(readDeadline(sdk)).toMatchObject({ ms: 2500, source: 'x-deadline-remaining-ms' })
     const all = [...DEADLINE_SOURCES, STAINLESS] as const
     expect(readDeadline(sdk, { sources: all })).toEqual({
-      ms: 1000,
+      ms: 1999,
       source: 'x-stainless-timeout',
       clamped: false,
       invalid: [],
@@ -112,11 +112,16 @@ describe('readDeadline', () => {
     expect(readDeadline({ ...sdk, 'grpc-timeout': '900m' }, { sources: all }).ms).toBe(900)
     const ms = (v: string) =>
       readDeadline({ 'X-Stainless-Timeout': v }, { sources: all, maxMs: MAX_TIMER_MS }).ms
-    expect(ms('600')).toBe(600_000)
+    // Whole seconds are truncated by the SDK (Math.trunc(ms / 1000)): the
+    // client's timer is somewhere in [N, N + 1) s, read as the most it can be.
+    expect(ms('600')).toBe(600_999)
+    expect(ms('1')).toBe(1999)
+    expect(ms(' 3 ')).toBe(3999)
+    // Decimal seconds are exact.
     expect(ms('1.5')).toBe(1500)
     expect(ms('0.25')).toBe(250)
     expect(ms('2.125')).toBe(2125)
-    expect(ms(' 3 ')).toBe(3000)
+    expect(ms('1.0')).toBe(1000)
     expect(
       readDeadline({ 'x-stainless-timeout': '600' }, { sources: all, maxMs: 300_000 }),
     ).toMatchObject({

@@ -2,7 +2,13 @@ import type { IncomingMessage, ServerResponse } from 'node:http'
 import { type Clock, isClock, systemClock } from '@hourglass/core'
 import { deadline } from '@hourglass/express'
 import { createFetch, type HourglassFetch } from '@hourglass/fetch'
-import express, { type NextFunction, type Request, type Response, type Router } from 'express'
+import express, {
+  type NextFunction,
+  type Request,
+  type RequestHandler,
+  type Response,
+  type Router,
+} from 'express'
 import { createAdapters, targetKey } from './call/createAdapters.js'
 import type { GatewayConfig } from './config/gatewayConfigSchema.js'
 import { parseGatewayConfig } from './config/parseGatewayConfig.js'
@@ -10,6 +16,7 @@ import type { GatewayContext } from './GatewayContext.js'
 import { bodyError } from './http/bodyError.js'
 import { chatCompletions, disposeHandlerDeadline, handlerDeadline } from './http/chatCompletions.js'
 import { healthz, type RedisState, readyz } from './http/health.js'
+import { isGatewayPath } from './http/isGatewayPath.js'
 import { jsonBody } from './http/jsonBody.js'
 import { methodNotAllowed } from './http/methodNotAllowed.js'
 import { pathError } from './http/pathError.js'
@@ -35,6 +42,7 @@ import { redactSecrets } from './log/redactSecrets.js'
 import { GatewayMetrics } from './metrics/GatewayMetrics.js'
 import { optionError } from './optionError.js'
 import { createRedisClient, redisPassword } from './redisClient.js'
+import { GATEWAY_OPTION_NAMES, refuseUnknownGatewayOptions } from './refuseUnknownGatewayOptions.js'
 import { modelNames } from './routing/resolveModel.js'
 
 /** `replyReserveMs` when none is given: time kept back to write the OpenAI-shaped 504, in ms. */
@@ -144,7 +152,26 @@ export type GatewayRouter = Router & {
  * on the first request.
  */
 export function createGateway(config: unknown, options: GatewayOptions = {}): GatewayRouter {
+  return buildGateway(config, options, false)
+}
+
+/**
+ * The gateway `startGateway` serves: there every request is the gateway's
+ * (it answers 404 for any path it has no route for), so every request is
+ * tracked, given a deadline and drained. @internal
+ */
+export function createStandaloneGateway(config: unknown, options: GatewayOptions): GatewayRouter {
+  return buildGateway(config, options, true)
+}
+
+function buildGateway(
+  config: unknown,
+  options: GatewayOptions,
+  ownsEveryPath: boolean,
+): GatewayRouter {
+  refuseUnknownGatewayOptions(options, GATEWAY_OPTION_NAMES, 'createGateway()')
   checkObjectOptions(options)
+  const serveMetrics = booleanOption('metrics', options.metrics, true)
   const valid = parseGatewayConfig(config, { env: options.env })
   // Checked before anything is opened (Redis, sockets): a bad option leaves nothing running.
   const drainTimeoutMs = msOption('drainTimeoutMs', options.drainTimeoutMs, 10_000)
@@ -319,37 +346,50 @@ export function createGateway(config: unknown, options: GatewayOptions = {}): Ga
     })
   }
 
+  // Mounted in an app, the router sees the app's requests too: tracking,
+  // deadline and drain are for the requests it answers (see isGatewayPath).
+  // Applied to all, an app's own slow route after it got the gateway's 504
+  // at deadline.defaultMs, and close() counted and cut the app's requests.
+  const ours = (req: Request) => ownsEveryPath || isGatewayPath(pathOf(req), serveMetrics)
+  const forOurs =
+    (handler: RequestHandler): RequestHandler =>
+    (req, res, next) => {
+      if (ours(req)) handler(req, res, next)
+      else next()
+    }
   const router = express.Router()
-  router.use(tracker.arrive())
+  router.use(forOurs(tracker.arrive()))
   if (options.mountDeadline !== false) {
     router.use(
-      deadline({
-        defaultMs: valid.deadline.defaultMs,
-        maxMs: valid.deadline.maxMs,
-        reserveMs: valid.deadline.reserveMs,
-        clock,
-        // Its 504s in OpenAI's error shape (`x-should-retry: false`, so the
-        // official SDKs do not retry them): a budget spent on arrival, and
-        // the backstop when the handler's own answer is late. Both stay
-        // deadline()'s expiries, published as any app's are (stage
-        // `arrival` or `handler`). Called on expiry only.
-        respond: (_req, res, error) => {
-          sendError(ctx, res, error)
-        },
-        // Refused on arrival, the chain never runs: no handler writes the
-        // request's log line. (A handler-stage expiry's handler still does.)
-        onExpire: (event) => {
-          if (event.stage !== 'arrival') return
-          const req = event.req as Request
-          logAnswered(req, req.res?.statusCode ?? 504, scopeOf(req)?.errorCode)
-        },
-      }),
+      forOurs(
+        deadline({
+          defaultMs: valid.deadline.defaultMs,
+          maxMs: valid.deadline.maxMs,
+          reserveMs: valid.deadline.reserveMs,
+          clock,
+          // Its 504s in OpenAI's error shape (`x-should-retry: false`, so the
+          // official SDKs do not retry them): a budget spent on arrival, and
+          // the backstop when the handler's own answer is late. Both stay
+          // deadline()'s expiries, published as any app's are (stage
+          // `arrival` or `handler`). Called on expiry only.
+          respond: (_req, res, error) => {
+            sendError(ctx, res, error)
+          },
+          // Refused on arrival, the chain never runs: no handler writes the
+          // request's log line. (A handler-stage expiry's handler still does.)
+          onExpire: (event) => {
+            if (event.stage !== 'arrival') return
+            const req = event.req as Request
+            logAnswered(req, req.res?.statusCode ?? 504, scopeOf(req)?.errorCode)
+          },
+        }),
+      ),
     )
   }
-  router.use(tracker.scopeDeadline())
+  router.use(forOurs(tracker.scopeDeadline()))
   router.get('/healthz', healthz())
   router.get('/readyz', readyz({ draining: () => tracker.draining, redis: () => health.check() }))
-  if (options.metrics !== false) router.get('/metrics', (req, res) => metrics.serve(req, res))
+  if (serveMetrics) router.get('/metrics', (req, res) => metrics.serve(req, res))
   router.get('/v1/models', (_req, res) => {
     sendJson(res, 200, { object: 'list', data: modelNames(valid).map(modelObject) })
   })
@@ -366,7 +406,7 @@ export function createGateway(config: unknown, options: GatewayOptions = {}): Ga
   for (const path of ['/v1/models', '/v1/models/:id', '/healthz', '/readyz']) {
     router.all(path, getOnly)
   }
-  if (options.metrics !== false) router.all('/metrics', getOnly)
+  if (serveMetrics) router.all('/metrics', getOnly)
   router.use((error: unknown, req: Request, res: Response, next: NextFunction) => {
     // A body read, then refused before the handler (a drain): its deadline ends here.
     disposeHandlerDeadline(req)
@@ -500,6 +540,23 @@ function checkObjectOptions(options: GatewayOptions): void {
   if (env !== undefined && (typeof env !== 'object' || env === null)) {
     throw optionError('createGateway', 'env', 'a record of environment variables', env)
   }
+}
+
+/**
+ * A boolean option: true, false or left out. `metrics: 'false'` (read from
+ * an environment variable) served `/metrics`, as anything but `false` did.
+ */
+function booleanOption(name: string, value: boolean | undefined, fallback: boolean): boolean {
+  if (value === undefined) return fallback
+  if (typeof value !== 'boolean') {
+    // A TypeError whatever the value: core's optionError makes a number a
+    // RangeError (out of range), and 0 is not out of a boolean's range.
+    const error = optionError('createGateway', name, 'true or false', value)
+    throw error instanceof TypeError
+      ? error
+      : Object.assign(new TypeError(error.message), { code: error.code })
+  }
+  return value
 }
 
 const LOG_LEVELS: readonly LogLevel[] = ['debug', 'info', 'warn', 'error']

@@ -4,7 +4,7 @@ import { type Clock, systemClock } from '@hourglass/core'
 import type { Request, Response } from 'express'
 import {
   closeUnstarted,
-  createGateway,
+  createStandaloneGateway,
   type GatewayOptions,
   type GatewayRouter,
   readyUnlessAborted,
@@ -18,6 +18,7 @@ import { hasBody } from './http/readBody.js'
 import { scopeOf } from './http/requestScope.js'
 import { sendJson } from './http/sendJson.js'
 import { optionError } from './optionError.js'
+import { GATEWAY_OPTION_NAMES, refuseUnknownGatewayOptions } from './refuseUnknownGatewayOptions.js'
 
 export interface StartGatewayOptions extends GatewayOptions {
   /** A config object (validated here) — e.g. from `loadGatewayConfig(path)`. */
@@ -56,6 +57,17 @@ export interface RunningGateway {
   close(): Promise<DrainReport>
 }
 
+/** Every option `startGateway` reads: its own and the gateway's. */
+const START_OPTION_NAMES = [
+  ...Object.keys({
+    config: true,
+    port: true,
+    host: true,
+    drainOnSignals: true,
+  } satisfies Record<Exclude<keyof StartGatewayOptions, keyof GatewayOptions>, true>),
+  ...GATEWAY_OPTION_NAMES,
+]
+
 /**
  * A standalone gateway: its router served by a bare `node:http` server — what
  * `hourglass gateway` runs. Not an Express app: the router needs none (it
@@ -65,6 +77,7 @@ export interface RunningGateway {
  * this server's throughput, measured; BENCHMARKS.md §9).
  */
 export async function startGateway(options: StartGatewayOptions): Promise<RunningGateway> {
+  refuseUnknownGatewayOptions(options, START_OPTION_NAMES, 'startGateway()')
   const {
     config,
     port = 8080,
@@ -89,7 +102,7 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
   if (typeof onSignals !== 'boolean') {
     throw optionError('startGateway', 'drainOnSignals', 'true or false', onSignals)
   }
-  const gateway = createGateway(config, gatewayOptions)
+  const gateway = createStandaloneGateway(config, gatewayOptions)
   const clock = gatewayOptions.clock ?? systemClock
   const serve = (req: IncomingMessage, res: ServerResponse) => {
     gateway(req as Request, res as Response, (error?: unknown) => {

@@ -21,14 +21,19 @@ describe("an Envoy or Stainless timeout of 0 is no deadline to extract, as in co
     })
   })
 
-  it('x-stainless-timeout is read only when listed in sources: seconds, and 0 extracts nothing', () => {
+  it('x-stainless-timeout is read only when listed in sources: seconds (a whole N, as the SDKs truncate, up to N + 1 s), and 0 extracts nothing', () => {
     const p = new DeadlinePropagator({ sources: ['x-stainless-timeout'] })
     expect(p.extract(ROOT_CONTEXT, { 'x-stainless-timeout': '0' }, getter)).toBe(ROOT_CONTEXT)
     expect(
       p
         .extract(ROOT_CONTEXT, { 'x-stainless-timeout': '2' }, getter)
         .getValue(DEADLINE_CONTEXT_KEY),
-    ).toMatchObject({ budgetMs: 2000, source: 'x-stainless-timeout' })
+    ).toMatchObject({ budgetMs: 2999, source: 'x-stainless-timeout' })
+    expect(
+      p
+        .extract(ROOT_CONTEXT, { 'x-stainless-timeout': '2.5' }, getter)
+        .getValue(DEADLINE_CONTEXT_KEY),
+    ).toMatchObject({ budgetMs: 2500, source: 'x-stainless-timeout' })
     expect(
       new DeadlinePropagator().extract(ROOT_CONTEXT, { 'x-stainless-timeout': '2' }, getter),
     ).toBe(ROOT_CONTEXT)

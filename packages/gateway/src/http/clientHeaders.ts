@@ -6,8 +6,9 @@ const RETRY_COUNT = /^[0-9]{1,4}$/
 
 /**
  * The SDK's own per-attempt timeout (`X-Stainless-Timeout`, seconds), in ms,
- * clamped to `maxMs`; undefined when absent or malformed (core's rules: 0 is a
- * truncated sub-second timeout and ignored). `headers` are Node's, names
+ * clamped to `maxMs`; undefined when absent or malformed (core's rules: a
+ * whole N, truncated by the SDK, is read as N + 1 s less 1 ms, the most the
+ * client's timer can be; 0 is a truncated sub-second timeout and ignored). `headers` are Node's, names
  * lower case.
  */
 export function clientTimeoutMs(

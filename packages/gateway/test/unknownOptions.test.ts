@@ -1,0 +1,71 @@
+import { describe, expect, it } from 'vitest'
+import { createGateway, type GatewayOptions, startGateway } from '../src/index.js'
+
+const CONFIG = {
+  providers: { p: { dialect: 'openai', baseURL: 'http://127.0.0.1:9/v1', apiKeys: ['k'] } },
+  models: { m: { fallback: [{ provider: 'p', model: 'x' }] } },
+}
+
+/**
+ * An option name the gateway does not read, or a boolean option given as a
+ * string (from an environment variable), was silently ignored:
+ * `drainTimeoutMS: 100` left the 10 s drain in force, `metrics: 'false'`
+ * served `/metrics`. Both are refused when the gateway is made, before
+ * anything is opened.
+ */
+describe('options the gateway does not read', () => {
+  it('createGateway refuses an unknown option name, naming it and the one meant', () => {
+    const options = { drainTimeoutMS: 100 } as unknown as GatewayOptions
+    expect(() => createGateway(CONFIG, options)).toThrow(
+      expect.objectContaining({
+        name: 'TypeError',
+        code: 'GATEWAY_OPTION_INVALID',
+        message: expect.stringMatching(
+          /unknown option "drainTimeoutMS" \(did you mean drainTimeoutMs\?\); createGateway\(\) takes/,
+        ),
+      }),
+    )
+  })
+
+  it('startGateway refuses one too, before listening; its own options are known', async () => {
+    const options = { config: CONFIG, port: 0, drainOnSignals: false, metrix: false }
+    await expect(
+      startGateway(options as unknown as Parameters<typeof startGateway>[0]),
+    ).rejects.toMatchObject({
+      name: 'TypeError',
+      code: 'GATEWAY_OPTION_INVALID',
+      message: expect.stringMatching(
+        /unknown option "metrix" \(did you mean metrics\?\); startGateway\(\) takes/,
+      ),
+    })
+    const running = await startGateway({
+      config: CONFIG,
+      port: 0,
+      host: '127.0.0.1',
+      drainOnSignals: false,
+      logger: () => {},
+    })
+    await running.close()
+  })
+
+  it.each([['false'], [0], [null]])(
+    'metrics: %j is a TypeError naming metrics (true or false only)',
+    (value) => {
+      const options = { metrics: value } as unknown as GatewayOptions
+      expect(() => createGateway(CONFIG, options)).toThrow(
+        expect.objectContaining({
+          name: 'TypeError',
+          code: 'GATEWAY_OPTION_INVALID',
+          message: expect.stringContaining('createGateway: metrics'),
+        }),
+      )
+    },
+  )
+
+  it('metrics: false, true or left out are taken', async () => {
+    for (const metrics of [false, true, undefined]) {
+      const gateway = createGateway(CONFIG, { metrics, logger: () => {} })
+      await gateway.close()
+    }
+  })
+})
