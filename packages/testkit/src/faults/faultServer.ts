@@ -205,7 +205,12 @@ function serve(fault: Fault, res: ServerResponse, marks: Marks): void {
         res.flushHeaders()
         let sent = 0
         const chunk = 'x'.repeat(fault.chunkBytes ?? 16)
+        // Checked before each write: `chunks: 0` is headers then the end, no chunk.
         const drip = () => {
+          if (sent >= fault.chunks) {
+            res.end()
+            return
+          }
           res.write(chunk)
           sent++
           if (sent >= fault.chunks) res.end()

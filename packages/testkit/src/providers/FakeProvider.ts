@@ -3,6 +3,7 @@ import type { AddressInfo } from 'node:net'
 import { type Clock, isClock, refuseUnknownOptions, systemClock } from '@hourglass/core'
 import { checkUsage } from './checkUsage.js'
 import { defaultRateLimitReply } from './defaultRateLimitReply.js'
+import { modelList } from './modelList.js'
 import { apiKeyOf, routeRequest } from './routeRequest.js'
 import type {
   ProviderDialect,
@@ -18,7 +19,7 @@ export interface FakeProviderOptions {
   dialect?: ProviderDialect | undefined
   /** The reply when the queue is empty. Default: a short text answer. */
   reply?: ReplyScript | undefined
-  /** Model ids listed by `GET …/models`. Default `['fake-model']`. */
+  /** Model ids listed by `GET …/models` (in the shape of the API asked). Default `['fake-model']`. */
   models?: string[] | undefined
   /** Drives delays, rate-limit windows and `receivedAtMs`. Default: the system clock. */
   clock?: Clock | undefined
@@ -47,6 +48,12 @@ export class FakeProvider {
   readonly baseURL: string
   readonly #server: Server
   readonly #clock: Clock
+  /**
+   * Wall time when the fake's clock read 0: the clock is monotonic (or
+   * manual), and wall-clock headers (Anthropic's RFC 3339 resets) are this
+   * plus `clock.now()` — so advancing a `ManualClock` moves them too.
+   */
+  readonly #wallAnchorMs: number
   readonly #models: string[]
   readonly #queue: ReplyScript[] = []
   readonly #windows: { untilMs: number; reply: ProviderReply }[] = []
@@ -59,6 +66,7 @@ export class FakeProvider {
     this.#server = server
     this.dialect = options.dialect ?? 'openai'
     this.#clock = options.clock ?? systemClock
+    this.#wallAnchorMs = Date.now() - this.#clock.now()
     this.#models = options.models ?? ['fake-model']
     this.#default = options.reply ?? { kind: 'text', text: 'Hello from the fake provider.' }
     const { port } = server.address() as AddressInfo
@@ -200,15 +208,7 @@ export class FakeProvider {
       record.stream = route.stream
       this.#publish(record)
       if (route.route === 'models') {
-        const list = JSON.stringify({
-          object: 'list',
-          data: this.#models.map((id) => ({
-            id,
-            object: 'model',
-            created: 1_700_000_000,
-            owned_by: 'hourglass-fake',
-          })),
-        })
+        const list = JSON.stringify(modelList(this.dialect, record, this.#models))
         record.outcome = 'success'
         res.writeHead(200, { 'content-type': 'application/json' }).end(list)
         return
@@ -231,6 +231,7 @@ export class FakeProvider {
           wire: route.wire,
           dialect: this.dialect,
           clock: this.#clock,
+          wallNowMs: () => this.#wallAnchorMs + this.#clock.now(),
           signal: controller.signal,
         },
         reply,

@@ -37,7 +37,11 @@ export interface ScriptedToolCall {
   arguments: unknown
   /**
    * The arguments' JSON text exactly as sent, instead of `arguments`: for
-   * what a JavaScript value cannot hold (an integer past 2^53).
+   * what a JavaScript value cannot hold (an integer past 2^53). Malformed
+   * text is sent as written where arguments travel as text (OpenAI-style
+   * `arguments`, Anthropic's streamed `partial_json`); where they are a JSON
+   * object in the body (Anthropic unstreamed, Gemini) the fake answers a 500
+   * `reply_failed` saying why.
    */
   argumentsJson?: string | undefined
 }

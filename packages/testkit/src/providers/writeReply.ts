@@ -1,6 +1,7 @@
 import type { ServerResponse } from 'node:http'
 import type { Clock } from '@hourglass/core'
 import { deepseekErrors } from './errors/deepseekErrors.js'
+import { RESET_AFTER_S, stampResets } from './errors/resetAfterS.js'
 import { pause, writePaced } from './pacing.js'
 import { planAnswer } from './planAnswer.js'
 import { toolSettingsWithoutTools } from './toolSettingsWithoutTools.js'
@@ -12,6 +13,7 @@ import type {
   RecordedRequest,
   TextReply,
 } from './types.js'
+import { stringifyWithRaw } from './wire/RawJson.js'
 import type { Frame, WireFormat } from './wire/WireFormat.js'
 
 export interface ReplyContext {
@@ -20,6 +22,8 @@ export interface ReplyContext {
   wire: WireFormat | undefined
   dialect: ProviderDialect
   clock: Clock
+  /** Wall time (epoch ms) on the fake's clock: its start's wall time plus the clock's progress. */
+  wallNowMs: () => number
   /** Aborted when the client goes away or the fake closes. */
   signal: AbortSignal
 }
@@ -89,11 +93,14 @@ function describeReply(reply: unknown): string {
 async function writeError(ctx: ReplyContext, reply: ErrorReply): Promise<void> {
   if (!(await pause(ctx.clock, reply.latencyMs ?? 0, ctx.signal))) return
   const text = typeof reply.body === 'string' ? reply.body : JSON.stringify(reply.body)
+  const resetAfterS = (reply as { [RESET_AFTER_S]?: number })[RESET_AFTER_S]
   ctx.res.writeHead(reply.status, {
     'content-type':
       typeof reply.body === 'string' ? 'text/plain; charset=utf-8' : 'application/json',
     'content-length': Buffer.byteLength(text),
-    ...reply.headers,
+    ...(resetAfterS === undefined || reply.headers === undefined
+      ? reply.headers
+      : stampResets(reply.headers, ctx.wallNowMs(), resetAfterS)),
   })
   ctx.record.outcome = 'error'
   ctx.res.end(text)
@@ -124,11 +131,13 @@ async function writeJson(ctx: ReplyContext, wire: WireFormat, reply: TextReply):
   // A non-streamed answer arrives only after the whole generation.
   const generationMs =
     (reply.firstTokenDelayMs ?? 0) + (reply.tokenDelayMs ?? 0) * Math.max(0, tokens - 1)
-  const body = JSON.stringify(
+  const answer =
     ctx.record.route === 'gemini' && ctx.record.path.endsWith(':streamGenerateContent')
       ? [wire.json(plan)]
-      : wire.json(plan),
-  )
+      : wire.json(plan)
+  // Only tool calls carry raw JSON: a replacer on every answer would cost
+  // the fake (the floor of the gateway's benchmark) for nothing.
+  const body = plan.toolCalls.length > 0 ? stringifyWithRaw(answer) : JSON.stringify(answer)
   if (
     ctx.dialect === 'deepseek' &&
     ctx.record.route === 'openai-chat' &&
@@ -254,10 +263,18 @@ async function firstTokenWait(ctx: ReplyContext, reply: TextReply): Promise<bool
   return pause(ctx.clock, left, ctx.signal)
 }
 
+/**
+ * The frames before the error: up to `count` tokens, and never the frame
+ * that finishes the answer — an `afterTokens` at or past the answer's length
+ * puts the error in its place, not after a complete answer (`[DONE]`,
+ * `message_stop`), which a "mid-stream error → retry" test would pass
+ * without ever seeing a broken stream.
+ */
 function upToTokens(frames: Frame[], count: number): Frame[] {
   const kept: Frame[] = []
   let tokens = 0
   for (const frame of frames) {
+    if (frame.finish === true) break
     if (frame.token === true) {
       if (tokens === count) break
       tokens++

@@ -97,6 +97,13 @@ describe('faultServer', () => {
     expect(got.ms).toBeGreaterThanOrEqual(80)
   })
 
+  it('stream with chunks: 0 sends the headers and ends, no chunk', async () => {
+    const server = await serve({ type: 'stream', chunks: 0, intervalMs: 1, chunkBytes: 4 })
+    const got = await get(server.url)
+    expect(got.status).toBe(200)
+    expect(got.body).toBe('')
+  })
+
   it('close: the socket ends without an answer', async () => {
     const server = await serve({ type: 'close' })
     await expect(get(server.url)).rejects.toMatchObject({

@@ -451,8 +451,11 @@ describe('OpenAI rate-limit headers', () => {
     ]) {
       const reply = openAIErrors.rateLimited(options)
       const message = (reply.body as { error: { message: string } }).error.message
+      // The spent limit's reset: both sets are sent, the other with room.
       const reset =
-        reply.headers?.['x-ratelimit-reset-requests'] ?? reply.headers?.['x-ratelimit-reset-tokens']
+        reply.headers?.[
+          options.limit === 'tokens' ? 'x-ratelimit-reset-tokens' : 'x-ratelimit-reset-requests'
+        ]
       expect(message).toContain(`Please try again in ${reset}.`)
     }
     expect(openAIErrors.rateLimited({ retryAfterMs: 200 }).headers).toMatchObject({

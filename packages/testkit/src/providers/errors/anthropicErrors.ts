@@ -1,4 +1,5 @@
 import type { ErrorReply, TextReply } from '../types.js'
+import { RESET_AFTER_S, rfc3339Reset } from './resetAfterS.js'
 
 const body = (type: string, message: string) => ({
   type: 'error',
@@ -68,11 +69,9 @@ export const anthropicErrors = {
   ): ErrorReply {
     const retryAfterS = options.retryAfterS ?? 1
     const limit = options.limit ?? 'requests'
-    // RFC 3339 in whole seconds, as Anthropic writes it; rounded up so the
-    // reset is never before the wait `retry-after` asks for.
-    const reset = new Date(Math.ceil((Date.now() + retryAfterS * 1000) / 1000) * 1000)
-      .toISOString()
-      .replace(/\.\d{3}Z$/, 'Z')
+    // Stamped again from the fake's clock when the reply is sent (RESET_AFTER_S);
+    // the system clock's time here serves a reply used outside a fake.
+    const reset = rfc3339Reset(Date.now(), retryAfterS)
     const spent = RATE_LIMITS[limit]
     const headers: Record<string, string> = { 'retry-after': String(retryAfterS) }
     for (const each of Object.values(RATE_LIMITS)) {
@@ -91,11 +90,14 @@ export const anthropicErrors = {
       limit === 'requests'
         ? 'Try again later.'
         : 'Please reduce the prompt length or the maximum tokens requested, or try again later. You may also contact sales at https://claude.com/contact-sales to discuss your options for a rate limit increase.'
-    return error(
-      429,
-      'rate_limit_error',
-      `This request would exceed your organization's rate limit of ${spent.words} per minute (org: 00000000-0000-4000-8000-fakehourglass, model: claude-sonnet-4-5). For details, refer to: https://docs.claude.com/en/api/rate-limits. You can see the response headers for current usage. ${advice}`,
-      headers,
+    return Object.assign(
+      error(
+        429,
+        'rate_limit_error',
+        `This request would exceed your organization's rate limit of ${spent.words} per minute (org: 00000000-0000-4000-8000-fakehourglass, model: claude-sonnet-4-5). For details, refer to: https://docs.claude.com/en/api/rate-limits. You can see the response headers for current usage. ${advice}`,
+        headers,
+      ),
+      { [RESET_AFTER_S]: retryAfterS },
     )
   },
   /**

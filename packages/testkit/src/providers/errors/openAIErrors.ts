@@ -9,32 +9,40 @@ const error = (status: number, body: object, headers: Record<string, string> = {
 
 /** OpenAI's documented error bodies and headers. */
 export const openAIErrors = {
-  /** 429 `rate_limit_exceeded` on the request limit (default) or the token limit (`limit: 'tokens'`), with `retry-after` (s), optional `retry-after-ms`, and that limit's `x-ratelimit-*` headers; the reset header and the message's "Please try again in …" name `retryAfterS`, else `retryAfterMs`, else 1 s. */
+  /**
+   * 429 `rate_limit_exceeded` on the request limit (default) or the token
+   * limit (`limit: 'tokens'`). Always with `retry-after` (whole seconds:
+   * `retryAfterS`, else `retryAfterMs` rounded up, else 1), `retry-after-ms`
+   * when `retryAfterMs` is given, and both `x-ratelimit-*` sets, as OpenAI
+   * sends them on every answer: the spent limit's `remaining` is 0 and its
+   * reset — like the message's "Please try again in …" — names the wait; the
+   * other limit has room.
+   */
   rateLimited(
     options: { retryAfterS?: number; retryAfterMs?: number; limit?: 'requests' | 'tokens' } = {},
   ): ErrorReply {
     // One wait named everywhere: `retry-after-ms` alone sets the reset too
     // (a reset of 1 s beside `retry-after-ms: 200` described two limits).
-    const reset = goDuration(
-      options.retryAfterS ?? (options.retryAfterMs === undefined ? 1 : options.retryAfterMs / 1000),
-    )
+    const waitS =
+      options.retryAfterS ?? (options.retryAfterMs === undefined ? 1 : options.retryAfterMs / 1000)
+    const reset = goDuration(waitS)
     // OpenAI's 429 names the limit twice: `type` and the message's "on
     // requests per min (RPM)" / "on tokens per min (TPM)"; the headers say
     // which count is spent. The message's wait is the header's: OpenAI
     // names one wait, and a fake whose two disagreed tested neither.
     const tokens = options.limit === 'tokens'
-    const headers: Record<string, string> = tokens
-      ? {
-          'x-ratelimit-limit-tokens': '200000',
-          'x-ratelimit-remaining-tokens': '0',
-          'x-ratelimit-reset-tokens': reset,
-        }
-      : {
-          'x-ratelimit-limit-requests': '500',
-          'x-ratelimit-remaining-requests': '0',
-          'x-ratelimit-reset-requests': reset,
-        }
-    if (options.retryAfterS !== undefined) headers['retry-after'] = String(options.retryAfterS)
+    // Both sets, always: a real answer carries all six headers, the limit
+    // not spent with room left (here: one request's worth, 1 of 500 and
+    // 512 of 200,000 tokens, which refill in 120 ms and 154 ms).
+    const headers: Record<string, string> = {
+      'retry-after': String(options.retryAfterS ?? Math.max(0, Math.ceil(waitS))),
+      'x-ratelimit-limit-requests': '500',
+      'x-ratelimit-remaining-requests': tokens ? '499' : '0',
+      'x-ratelimit-reset-requests': tokens ? '120ms' : reset,
+      'x-ratelimit-limit-tokens': '200000',
+      'x-ratelimit-remaining-tokens': tokens ? '0' : '199488',
+      'x-ratelimit-reset-tokens': tokens ? reset : '154ms',
+    }
     if (options.retryAfterMs !== undefined) headers['retry-after-ms'] = String(options.retryAfterMs)
     return error(
       429,
@@ -115,7 +123,9 @@ export const openAIErrors = {
  * never `90s` (platform.openai.com/docs/guides/rate-limits, headers table).
  */
 function goDuration(seconds: number): string {
-  const total = Number.isFinite(seconds) && seconds > 0 ? seconds : 0
+  // Whole milliseconds first: 119.9999 s is `2m0s`, not `1m60s` (59.9999 s
+  // rounded to `60s` after the minutes were counted).
+  const total = Number.isFinite(seconds) && seconds > 0 ? Math.round(seconds * 1000) / 1000 : 0
   if (total > 0 && total < 1) return `${Number((total * 1000).toFixed(3))}ms`
   const h = Math.floor(total / 3600)
   const m = Math.floor((total % 3600) / 60)

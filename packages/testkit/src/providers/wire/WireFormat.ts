@@ -4,6 +4,12 @@ import type { ProviderDialect, ScriptedStreamError } from '../types.js'
 export interface Frame {
   text: string
   token?: boolean
+  /**
+   * The first frame that tells the client the answer is complete (a finish
+   * reason, `message_delta`, `is_end`). A scripted stream error never comes
+   * at or after it: an error after the whole answer tests nothing.
+   */
+  finish?: boolean
 }
 
 /** A scripted answer, resolved: everything a wire format needs to render it. */

@@ -1,3 +1,4 @@
+import { RawJson } from './RawJson.js'
 import type { AnswerPlan, Frame, WireFormat } from './WireFormat.js'
 
 const STOP_REASONS = {
@@ -33,7 +34,7 @@ export const anthropicMessages: WireFormat = {
         type: 'tool_use',
         id: call.id,
         name: call.name,
-        input: JSON.parse(call.argumentsJson),
+        input: new RawJson(call.argumentsJson, "Anthropic's unstreamed tool_use `input`"),
       })
     }
     return {
@@ -101,14 +102,14 @@ export const anthropicMessages: WireFormat = {
         call.pieces.map((p) => delta({ type: 'input_json_delta', partial_json: p }, true)),
       )
     }
-    frames.push(
+    frames.push({
       // The usage here is cumulative and repeats the input counts, as the API
       // sends it today: a real captured stream ends `"usage":{"input_tokens":849,
       // "cache_creation_input_tokens":0,"cache_read_input_tokens":0,
       // "output_tokens":47}` (vercel/ai, @ai-sdk/anthropic fixture
       // `anthropic-json-tool.1.chunks.txt`; `MessageDeltaUsage` in the SDKs,
       // every input field nullable). Not just `output_tokens`.
-      event('message_delta', {
+      ...event('message_delta', {
         type: 'message_delta',
         delta: { stop_reason: STOP_REASONS[plan.finishReason], stop_sequence: null },
         usage: {
@@ -118,8 +119,9 @@ export const anthropicMessages: WireFormat = {
           output_tokens: plan.outputTokens,
         },
       }),
-      event('message_stop', { type: 'message_stop' }),
-    )
+      finish: true,
+    })
+    frames.push(event('message_stop', { type: 'message_stop' }))
     return frames
   },
 

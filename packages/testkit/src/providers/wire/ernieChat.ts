@@ -44,6 +44,7 @@ export const ernieChat: WireFormat = {
           usage: usage(plan),
         })}\n\n`,
         token: t !== '',
+        finish: i === tokens.length - 1,
       }),
     )
   },

@@ -1,3 +1,4 @@
+import { RawJson, stringifyWithRaw } from './RawJson.js'
 import type { AnswerPlan, Frame, WireFormat } from './WireFormat.js'
 
 const FINISH = {
@@ -12,7 +13,10 @@ const FINISH = {
  * chunks are whole `GenerateContentResponse` objects separated by `\r\n\r\n`
  * (Gemini's framing, unlike the `\n\n` of the others); thoughts are parts with
  * `thought: true`, and the signature rides on the first answer part as
- * `thoughtSignature`.
+ * `thoughtSignature` — the first text part, or with no text the first
+ * `functionCall` part ("the first function call part … will have a
+ * signature", ai.google.dev/gemini-api/docs/thought-signatures), in both
+ * forms alike.
  */
 export const geminiGenerate: WireFormat = {
   toolIdPrefix: 'fc_',
@@ -25,9 +29,7 @@ export const geminiGenerate: WireFormat = {
       parts.push({ text: plan.thinkingTokens.join(''), thought: true })
     const answer: Record<string, unknown>[] = []
     if (plan.textTokens.length > 0) answer.push({ text: plan.textTokens.join('') })
-    for (const call of plan.toolCalls) {
-      answer.push({ functionCall: { name: call.name, args: JSON.parse(call.argumentsJson) } })
-    }
+    for (const call of plan.toolCalls) answer.push(functionCallPart(call))
     if (plan.signature !== undefined && answer[0] !== undefined)
       answer[0]['thoughtSignature'] = plan.signature
     parts.push(...answer)
@@ -37,7 +39,7 @@ export const geminiGenerate: WireFormat = {
   frames(plan) {
     const frames: Frame[] = []
     const chunk = (parts: unknown[], final: boolean): string =>
-      `data: ${JSON.stringify(response(plan, parts, final))}\r\n\r\n`
+      `data: ${stringifyWithRaw(response(plan, parts, final))}\r\n\r\n`
     for (const t of plan.thinkingTokens)
       frames.push({ text: chunk([{ text: t, thought: true }], false), token: true })
     plan.textTokens.forEach((t, i) => {
@@ -46,16 +48,24 @@ export const geminiGenerate: WireFormat = {
       frames.push({ text: chunk([part], false), token: true })
     })
     // Gemini sends a function call whole, in one chunk.
-    const calls = plan.toolCalls.map((c) => ({
-      functionCall: { name: c.name, args: JSON.parse(c.argumentsJson) },
-    }))
-    frames.push({ text: chunk(calls, true), token: calls.length > 0 })
+    const calls = plan.toolCalls.map(functionCallPart)
+    // No text part took the signature: the first function call carries it, as unstreamed.
+    if (plan.signature !== undefined && plan.textTokens.length === 0 && calls[0] !== undefined)
+      calls[0]['thoughtSignature'] = plan.signature
+    frames.push({ text: chunk(calls, true), token: calls.length > 0, finish: true })
     return frames
   },
 
   errorFrame(error) {
     return `data: ${JSON.stringify(error.body)}\r\n\r\n`
   },
+}
+
+/** `args` is the scripted `argumentsJson` as written (an integer past 2^53 kept whole). */
+function functionCallPart(call: AnswerPlan['toolCalls'][number]): Record<string, unknown> {
+  return {
+    functionCall: { name: call.name, args: new RawJson(call.argumentsJson, "Gemini's `args`") },
+  }
 }
 
 function response(plan: AnswerPlan, parts: unknown[], final: boolean) {

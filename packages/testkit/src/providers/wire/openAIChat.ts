@@ -92,6 +92,7 @@ export const openAIChat: WireFormat = {
     })
     frames.push({
       text: chunk({}, plan.finishReason, deepseek ? { usage: usage(plan) } : usageNull),
+      finish: true,
     })
     if (!deepseek && plan.includeUsage) {
       frames.push({
