@@ -164,6 +164,9 @@ export interface BullmqStartMessage extends BullmqJobMessage {
  *   by it: BullMQ puts the job back in wait and the worker waits the limit out as BullMQ
  *   has it; one worker cannot know when the job will be taken again. Taken after its
  *   deadline, it is failed unrun (`expire`).
+ * - `lock_lost`: the worker lost the job's lock while it ran (`lockRenewalFailed`): the
+ *   attempt was stopped (its signal aborted with a `JobLockLostError`), and whatever it
+ *   ended with BullMQ could not record; another worker may run the job.
  */
 export type BullmqAttemptOutcome =
   | 'completed'
@@ -173,6 +176,7 @@ export type BullmqAttemptOutcome =
   | 'no_time_to_retry'
   | 'deadline_exceeded'
   | 'deferred'
+  | 'lock_lost'
 
 /**
  * What enforcement would have made of an attempt that ran under an

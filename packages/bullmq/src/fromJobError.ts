@@ -1,4 +1,5 @@
-import { isDeadlineExceeded } from '@hourglass/core'
+import { currentDeadline, type Deadline, isDeadlineExceeded } from '@hourglass/core'
+import { asOwnOrForeignExpiry } from './asOwnOrForeignExpiry.js'
 import { JobDeadlineExceededError, type JobDeadlineStage } from './JobDeadlineExceededError.js'
 
 /**
@@ -55,10 +56,23 @@ const MAX_TRIES = 16
  * 500. A number the reason does not state (what a job that recorded no
  * budget was given, how long it ran) is `NaN`.
  *
+ * It is the expiry of the deadline the caller waits under (`deadline`,
+ * default `currentDeadline()`) only when that deadline has ended. While it
+ * still has its time — the job had a cap of its own, or gave up a retry
+ * whose back-off the request could not wait for, with most of the
+ * request's time left — the error is marked (core's `markExpiryOf`) as an
+ * unrelated deadline's: `deadlineErrors()` passes it on with `next(error)`,
+ * as it does an app's own cap, instead of answering 504
+ * `x-deadline-expired: 1` and an `expire` event for a request that had not
+ * run out. What it says (the job's `budgetMs`, `elapsedMs`) is unchanged.
+ *
  * Anything else — another failure, a deadline error already, a non-error —
  * is returned as it is.
  */
-export function fromJobError(error: unknown): unknown {
+export function fromJobError(
+  error: unknown,
+  options: { deadline?: Deadline | undefined } = {},
+): unknown {
   if (!(error instanceof Error) || isDeadlineExceeded(error)) return error
   const message = error.message
   if (typeof message !== 'string' || message.length > MAX_REASON || !message.startsWith(PREFIX)) {
@@ -74,7 +88,7 @@ export function fromJobError(error: unknown): unknown {
   // what a worker's upstream said is not for a remote caller. It stays on
   // `cause`, whose message is the whole reason.
   parsed.message = `${PREFIX}${said}`
-  return parsed
+  return asOwnOrForeignExpiry(parsed, options?.deadline ?? currentDeadline())
 }
 
 interface ReadReason {

@@ -20,7 +20,9 @@ import {
 } from './channels.js'
 import { guardDelay, isDelayRefusal } from './guardDelay.js'
 import { JobDeadlineExceededError } from './JobDeadlineExceededError.js'
+import { isJobLockLost, JobLockLostError } from './JobLockLostError.js'
 import { isDeferral, isOwnMove, nextAttempt } from './nextAttempt.js'
+import { onLockLost } from './onLockLost.js'
 import { readRedisTime, scriptClientOf, toLocalMs } from './redisTime.js'
 import { type MalformedDeadline, readStoredDeadline } from './storedDeadline.js'
 
@@ -127,8 +129,10 @@ export type DeadlineProcessor<DataType, ResultType, NameType extends string> = P
  *   reported on `hourglass:bullmq:expire`.
  * - A running attempt has the deadline as `currentDeadline()` (so
  *   `createFetch`, `callModel` and slices inside obey it) and as the signal
- *   passed to `fn`, which aborts at the deadline or when BullMQ's own signal
- *   does (`worker.cancelJob`, a lost lock).
+ *   passed to `fn`, which aborts at the deadline, when BullMQ's own signal
+ *   does (`worker.cancelJob`), or when the worker reports the job's lock lost
+ *   (`lockRenewalFailed`: another worker may be given the job) — with a
+ *   `JobLockLostError`, the attempt ending `lock_lost`.
  * - A failed attempt is retried only if BullMQ's back-off (and `delayLagMs`,
  *   the lag of a delayed job) leaves time for the next one; otherwise the job
  *   fails with `deadline_exceeded`.
@@ -285,6 +289,13 @@ export function withDeadline<
     }
 
     const deadline = Deadline.after(remaining, { clock, signal, observe: stored.observe === true })
+    // A lost lock: BullMQ may give the job to another worker, and aborts no
+    // signal for it (only cancelJob does). Stopped here, this attempt does
+    // not run the job a second time beside it. Even under an observe-only
+    // deadline: this is no deadline's enforcement.
+    const unwatch = onLockLost(job, () =>
+      deadline.cancel(new JobLockLostError({ jobId: job.id ?? '', queue: job.queueName })),
+    )
     const startedAt = clock.now()
     bullmqChannels.start.publish(() => ({ ...about(deadline.remaining()), deadline, attempt }))
     let outcome: BullmqAttemptOutcome = 'failed'
@@ -308,7 +319,9 @@ export function withDeadline<
           processor(job, token, wantsSignal ? deadline.signal : undefined),
         ),
       )
-      outcome = deadline.expired ? 'completed_late' : 'completed'
+      // Returned after the lost lock stopped it: BullMQ throws the result away.
+      if (isJobLockLost(deadline.reason)) outcome = 'lock_lost'
+      else outcome = deadline.expired ? 'completed_late' : 'completed'
       return result
     } catch (error) {
       thrown = error
@@ -326,6 +339,7 @@ export function withDeadline<
       retryDelayMs = decided.retryDelayMs
       throw decided.error
     } finally {
+      unwatch()
       delayGuard.undo()
       const ended = deadline.done || deadline.expired
       // Read before the dispose: a deadline disposed while live reads as one
@@ -371,6 +385,12 @@ async function decide(
   /** BullMQ's back-off before the next attempt, when it retries (or would have). */
   retryDelayMs?: number
 }> {
+  // Its worker lost the job's lock and this attempt was stopped for it
+  // (onLockLost): BullMQ can record nothing of it (the lock is gone), and
+  // another worker may have the job. Not retried, not counted as a deadline's.
+  if (isJobLockLost(deadline.reason)) {
+    return { outcome: 'lock_lost', error: isJobLockLost(error) ? error : deadline.reason }
+  }
   const fail = (stage: 'running' | 'retry', retryDelayMs?: number) =>
     new JobDeadlineExceededError({
       stage,

@@ -90,6 +90,27 @@ export function markExpiryOf<E>(error: E, deadline: Deadline): E {
 }
 
 /**
+ * Stands for every deadline outside the caller's line (`markForeignExpiry`):
+ * never expires, holds no timer; made when first needed.
+ */
+let elsewhere: Deadline | undefined
+
+/**
+ * @internal Record that `error` reports the expiry of a deadline outside the
+ * line of whoever reads it, though not which one: a remote's own cap behind
+ * a gRPC call, a job's cap, a retry refused for the back-off it needed —
+ * while the caller's deadline still has its time. `isExpiryOf` is then false
+ * for every deadline, so `@hourglass/express`'s `deadlineErrors()` passes it
+ * on (`next(error)`) instead of answering 504 `x-deadline-expired` with most
+ * of the request's time left. One sentinel for every package (grpc's client,
+ * bullmq's `fromJobError`). Returns `error`.
+ */
+export function markForeignExpiry<E>(error: E): E {
+  elsewhere ??= Deadline.never({ name: 'elsewhere' })
+  return markExpiryOf(error, elsewhere)
+}
+
+/**
  * @internal False only when `error` is known to be the expiry of a deadline
  * outside `deadline`'s own line: its timer's, or an error made for it
  * (`markExpiryOf`). Its own line is it, its ancestors (a reason inherited

@@ -20,7 +20,13 @@ export {
   runWithDeadline,
 } from './context.js'
 export { cutText } from './cutText.js'
-export { Deadline, type DeadlineOptions, isExpiryOf, markExpiryOf } from './Deadline.js'
+export {
+  Deadline,
+  type DeadlineOptions,
+  isExpiryOf,
+  markExpiryOf,
+  markForeignExpiry,
+} from './Deadline.js'
 export {
   type DeadlineExceededDetails,
   DeadlineExceededError,

@@ -1,5 +1,5 @@
 import { type ServerErrorResponse, status } from '@grpc/grpc-js'
-import { describeValue, endedBy, isAbortError } from '@hourglass/core'
+import { type Deadline, describeValue, endedBy, isAbortError } from '@hourglass/core'
 import { grpcChannels } from './channels.js'
 import { deadlineOf } from './deadlineOf.js'
 import { toServiceError } from './toServiceError.js'
@@ -60,7 +60,8 @@ function wrap(handler: Handler, self: object): Handler {
               callback(error, ...rest)
               return
             }
-            if (!handled(call, error)) callback(toServiceError(error) ?? error, ...rest)
+            if (!handled(call, error))
+              callback(toServiceError(error, deadlineOf(call)) ?? error, ...rest)
           }
         : undefined
     let result: unknown
@@ -68,7 +69,7 @@ function wrap(handler: Handler, self: object): Handler {
       result = answer ? handler.call(self, call, answer) : handler.call(self, call)
     } catch (error) {
       // grpc-js answers other thrown errors itself (UNKNOWN).
-      const mapped = toServiceError(error)
+      const mapped = toServiceError(error, deadlineOf(call))
       if (!mapped) throw error
       if (handled(call, error)) return
       // Thrown after it answered (callback, or a stream's end()): the answer stands, as for a rejection below.
@@ -80,7 +81,7 @@ function wrap(handler: Handler, self: object): Handler {
       result.then(undefined, (error: unknown) => {
         if (handled(call, error)) return
         if (answered || ended(call)) failedAfterAnswer(call, error)
-        else fail(call, callback, asStatus(error))
+        else fail(call, callback, asStatus(error, deadlineOf(call)))
       })
     }
   }
@@ -142,8 +143,8 @@ function fail(call: HandlerCall, callback: Callback | undefined, error: ServerEr
   else call.emit('error', error)
 }
 
-function asStatus(error: unknown): ServerErrorResponse {
-  const mapped = toServiceError(error)
+function asStatus(error: unknown, deadline: Deadline | undefined): ServerErrorResponse {
+  const mapped = toServiceError(error, deadline)
   if (mapped) return mapped
   if (isStatusError(error)) return error
   return Object.assign(new Error('Unknown error', { cause: error }), {

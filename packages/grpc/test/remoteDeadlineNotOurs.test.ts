@@ -1,0 +1,157 @@
+import { once } from 'node:events'
+import type { AddressInfo } from 'node:net'
+import { Metadata, type ServerUnaryCall, type sendUnaryData, status } from '@grpc/grpc-js'
+import {
+  currentDeadline,
+  Deadline,
+  DeadlineExceededError,
+  isDeadlineExceeded,
+  isExpiryOf,
+  markExpiryOf,
+  runWithDeadline,
+} from '@hourglass/core'
+import {
+  expressChannels,
+  deadlineErrors as httpDeadlineErrors,
+  deadline as ingressDeadline,
+} from '@hourglass/express'
+import express, { type NextFunction, type Request, type Response } from 'express'
+import { afterEach, describe, expect, it, onTestFinished } from 'vitest'
+import {
+  deadlineErrors,
+  deadlineInterceptor,
+  deadlineServerInterceptor,
+  fromGrpcError,
+  type ServerDeadlineOptions,
+} from '../src/index.js'
+import {
+  connect,
+  type RunningServer,
+  record,
+  startServer,
+  unary,
+  type WorkClientApi,
+} from './support/grpc.js'
+
+let server: RunningServer | undefined
+let client: WorkClientApi | undefined
+
+afterEach(async () => {
+  client?.close()
+  client = undefined
+  await server?.close()
+  server = undefined
+})
+
+type Unary = ServerUnaryCall<unknown, unknown>
+
+async function serve(
+  handler: (call: Unary, callback: sendUnaryData<unknown>) => void,
+  options: ServerDeadlineOptions = {},
+) {
+  server = await startServer(deadlineErrors({ unary: handler }), [
+    deadlineServerInterceptor(options),
+  ])
+  client = connect(server.address, [deadlineInterceptor()])
+  return client
+}
+
+/**
+ * A server whose work ran out of a deadline of its own (a 20 ms cap on a
+ * step, as a job's read back by fromJobError), with the caller's time left.
+ */
+const ownCapRanOut = (_call: Unary, callback: sendUnaryData<unknown>) => {
+  const cap = Deadline.after(20)
+  cap.onDone(() => callback(cap.reason as never))
+}
+
+describe("a server's DEADLINE_EXCEEDED while the caller's deadline has its time", () => {
+  it("is not the caller's expiry: an unrelated deadline's, with the budget sent and the time taken", async () => {
+    const work = await serve(ownCapRanOut)
+    const request = Deadline.after(60_000)
+    onTestFinished(() => request.dispose())
+    const { error } = await runWithDeadline(request, () => unary(work, {}))
+    const reason = fromGrpcError(error)
+    expect(isDeadlineExceeded(reason)).toBe(true)
+    expect(isExpiryOf(reason, request)).toBe(false)
+    const { budgetMs, elapsedMs } = reason as DeadlineExceededError
+    expect(budgetMs).toBeGreaterThan(elapsedMs)
+  })
+
+  it('through Express: passed on with next(error), no 504, no x-deadline-expired, no expire event', async () => {
+    const work = await serve(ownCapRanOut)
+    const expired = record(expressChannels.expire)
+    onTestFinished(() => expired.stop())
+    const passedOn: unknown[] = []
+    const app = express()
+    app.use(ingressDeadline({ defaultMs: 60_000 }))
+    app.get('/', (_req, res, next) => {
+      work.unary({}, new Metadata(), {}, (err, value) =>
+        err ? next(fromGrpcError(err)) : res.json(value),
+      )
+    })
+    app.use(httpDeadlineErrors())
+    app.use((error: unknown, _req: Request, res: Response, _next: NextFunction) => {
+      passedOn.push(error)
+      res.status(502).json({ passedOn: true })
+    })
+    const http = app.listen(0, '127.0.0.1')
+    await once(http, 'listening')
+    onTestFinished(() => {
+      http.close()
+      http.closeAllConnections()
+    })
+    const res = await fetch(`http://127.0.0.1:${(http.address() as AddressInfo).port}/`)
+    expect(res.status).toBe(502)
+    expect(res.headers.get('x-deadline-expired')).toBeNull()
+    expect(expired.messages).toHaveLength(0)
+    expect(isDeadlineExceeded(passedOn[0])).toBe(true)
+  })
+
+  it("the server sends no x-deadline-expired trailer for an unrelated deadline's error (a job's, read back by fromJobError)", async () => {
+    const unrelated = Deadline.never()
+    const work = await serve((_call, callback) =>
+      callback(
+        markExpiryOf(
+          new DeadlineExceededError({ budgetMs: 300, elapsedMs: 300 }),
+          unrelated,
+        ) as never,
+      ),
+    )
+    const { error } = await unary(work, {})
+    expect(error?.code).toBe(status.DEADLINE_EXCEEDED)
+    expect(error?.metadata.get('x-deadline-expired')).toEqual([])
+  })
+
+  it("the server's own deadline running out still sends the trailer", async () => {
+    const work = await serve(
+      (_call, callback) => {
+        const own = currentDeadline()!
+        own.onDone(() => callback(own.reason as never))
+      },
+      { reserveMs: 150 },
+    )
+    // It answers 150 ms before the 200 ms sent: well before grpc-js's own timer.
+    const { error } = await unary(work, {}, { deadline: Date.now() + 200 })
+    expect(error?.code).toBe(status.DEADLINE_EXCEEDED)
+    expect(error?.metadata.get('x-deadline-expired')).toEqual(['1'])
+  })
+
+  it("the budget sent running out on the server is still the caller's expiry", async () => {
+    // The server answers its own deadline's end, the budget this call sent
+    // less its reserve: before the budget sent has run out here.
+    const work = await serve(
+      (_call, callback) => {
+        const own = currentDeadline()!
+        own.onDone(() => callback(own.reason as never))
+      },
+      { reserveMs: 150 },
+    )
+    const request = Deadline.after(300)
+    onTestFinished(() => request.dispose())
+    const { error } = await runWithDeadline(request, () => unary(work, {}))
+    const reason = fromGrpcError(error)
+    expect(isDeadlineExceeded(reason)).toBe(true)
+    expect(isExpiryOf(reason, request)).toBe(true)
+  })
+})
