@@ -77,6 +77,7 @@ export const OTEL = [
   'packages/otel/test/foreignJobs.test.ts',
   'packages/otel/test/grpcSpans.test.ts',
   'packages/otel/test/instrumentDeadlines.test.ts',
+  'packages/otel/test/jobLockLostSpan.test.ts',
   'packages/otel/test/jobSpans.test.ts',
   'packages/otel/test/modelAttemptWithoutAnswer.test.ts',
   'packages/otel/test/names.test.ts',

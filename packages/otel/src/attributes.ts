@@ -37,7 +37,7 @@ export const ATTR_DEADLINE_MODE = 'hourglass.deadline.mode'
  * server call `ok`, `expired`, `client-cancelled`, `refused`; a gRPC client
  * call `ok`, `refused`, `expired`, `cancelled`, `error`; a job attempt
  * `completed`, `completed_late`, `retry`, `failed`, `no_time_to_retry`,
- * `deadline_exceeded`, `deferred`, or `expired` (never ran). `refused` at
+ * `deadline_exceeded`, `deferred`, `lock_lost` (stopped: its worker lost the job's lock), or `expired` (never ran). `refused` at
  * ingress is `strict` answering a malformed deadline header (400 or
  * `INVALID_ARGUMENT`); `error` at ingress is a response the server destroyed
  * with an error before it ended (a `pipeline` whose source failed).

@@ -195,6 +195,10 @@ export function bullmqTraceHandlers(tracer: Tracer): BullmqHandlers {
         case 'failed':
           fail(span, errorType(m.error), 'failed')
           break
+        case 'lock_lost':
+          // Stopped: its worker lost the job's lock, and another may run it.
+          fail(span, errorType(m.error), 'lock lost: stopped, another worker may run the job')
+          break
       }
       // Dark mode: what enforcement would have done, reported as the ingress
       // reports an observed expiry — an event with action `observed` — while

@@ -44,8 +44,13 @@ export function useBullmqQueues(prefix: string) {
       await Promise.all([q.waitUntilReady(), events.waitUntilReady()])
       return { queue: q, events, name }
     },
-    worker(name: string, processor: Processor, autorun = true): Worker {
-      const w = new Worker(name, processor, { connection: connection(), autorun })
+    worker(
+      name: string,
+      processor: Processor,
+      autorun = true,
+      options: { lockDuration?: number } = {},
+    ): Worker {
+      const w = new Worker(name, processor, { ...options, connection: connection(), autorun })
       w.on('error', () => {})
       closers.push(() => w.close(true))
       return w
