@@ -2,7 +2,7 @@ import { once } from 'node:events'
 import http from 'node:http'
 import type { AddressInfo } from 'node:net'
 import * as grpc from '@grpc/grpc-js'
-import { Deadline, ManualClock } from '@hourglass/core'
+import { currentDeadline, ManualClock } from '@hourglass/core'
 import {
   deadline,
   deadlineErrors,
@@ -39,13 +39,6 @@ afterAll(async () => {
   await model.close?.()
   await fake.close()
 })
-
-/** A slice deadline on a test clock: it runs out when the test says so, not by time. */
-function sliceOnDemand() {
-  const clock = new ManualClock()
-  const slice = Deadline.after(60_000, { clock, name: 'model' })
-  return { slice, runOut: () => clock.advance(60_000) }
-}
 
 describe('express: a streamed answer cut after its first token', () => {
   let server: http.Server
@@ -165,12 +158,20 @@ describe('gRPC: a server-streamed answer cut by its slice', () => {
   let client: grpc.Client & { stream(req: unknown): grpc.ClientReadableStream<unknown> }
 
   beforeAll(async () => {
-    server = new grpc.Server({ interceptors: [deadlineServerInterceptor({ defaultMs: 30_000 })] })
+    // The call's clock is the test's: its slice (a child of the call's
+    // deadline, as a plan makes one) runs out when the test says so. A
+    // deadline of no relation to the call's (a cap of the handler's own) is
+    // no expiry of the call: passed on as any other error (UNKNOWN).
+    const clock = new ManualClock()
+    server = new grpc.Server({
+      interceptors: [deadlineServerInterceptor({ defaultMs: 30_000, clock })],
+    })
     server.addService(
       service,
       grpcDeadlineErrors({
         async stream(call: grpc.ServerWritableStream<unknown, unknown>) {
-          const { slice, runOut } = sliceOnDemand()
+          const slice = currentDeadline()!.child(10_000, { name: 'model' })
+          const runOut = () => clock.advance(10_000)
           const answer = callModel({
             models: [model],
             request: { messages: MESSAGES, maxTokens: 100, stream: true },

@@ -13,12 +13,13 @@ const MARKER = Symbol.for('@hourglass/bullmq.JobLockLostError')
  * `hourglass:bullmq:end` (outcome `lock_lost`), not as a `failedReason`.
  */
 export class JobLockLostError extends HourglassError {
+  static readonly code = 'JOB_LOCK_LOST'
   readonly jobId: string
   readonly queue: string
 
   constructor(details: { jobId: string; queue: string }) {
     super(
-      'JOB_LOCK_LOST',
+      JobLockLostError.code,
       `job ${details.jobId} of ${details.queue} lost its lock (renewal failed); this attempt was stopped, another worker may run the job`,
     )
     this.jobId = details.jobId

@@ -9,7 +9,6 @@ import {
   status,
 } from '@grpc/grpc-js'
 import {
-  DEADLINE_EXPIRED_HEADER,
   DEADLINE_HEADER,
   type Deadline,
   DeadlineExceededError,
@@ -18,7 +17,6 @@ import {
   isDeadlineExceeded,
   MAX_TIMER_MS,
   markExpiryOf,
-  markForeignExpiry,
   systemClock,
 } from '@hourglass/core'
 import { type GrpcClientEndMessage, grpcChannels } from './channels.js'
@@ -348,33 +346,18 @@ export class ClientCall {
     this.#off = undefined
     let reason = this.#cancelReason
     if (reason === undefined && ended.code === status.DEADLINE_EXCEEDED) {
-      const elapsedMs = systemClock.now() - this.#startedAt
       reason = new DeadlineExceededError({
         budgetMs: this.#budgetMs,
-        elapsedMs,
+        elapsedMs: systemClock.now() - this.#startedAt,
         cause: { code: ended.code, details: ended.details },
       })
-      const deadline = this.#deadline
-      const deadlineEnded = deadline !== undefined && (deadline.done || deadline.expired)
-      // The gRPC deadline sent ran out: grpc-js's timer, or the server's
-      // reading of grpc-timeout, which starts later (within grpc-js's timer
-      // slack of its budget); or an Hourglass server says its call's deadline
-      // did (the trailer), which it answers up to its reserve early. It
-      // sends no trailer for a deadline error of another deadline's.
-      const sentRanOut =
-        elapsedMs + GRPC_TIMER_SLACK_MS >= this.#budgetMs || saysExpired(ended.metadata)
-      if (this.#callersDeadline && deadline && (sentRanOut || deadlineEnded)) {
-        // Under the gRPC deadline the caller's deadline set: that deadline's
-        // expiry, told early (an Express app answers it as the request's).
-        markExpiryOf(reason, deadline)
-      } else if (deadline && !deadlineEnded) {
-        // The caller's deadline still has its time: what ran out is the
-        // server's own cap, a job's or a downstream's deadline behind it, or
-        // a shorter deadline of the call's own — not the caller's. Left
-        // unmarked, core took it for the caller's expiry: a 504 with
-        // `x-deadline-expired` 42 ms into a 3 s request.
-        markForeignExpiry(reason)
-      }
+      // Under the gRPC deadline the caller's deadline set: that deadline's
+      // expiry, told early (an Express app answers it as the request's). Not
+      // under a shorter deadline of the call's own: a cap of the app's. A
+      // server's cap of its own, or a job's behind it, does not come back as
+      // DEADLINE_EXCEEDED from a server with deadlineErrors() (it passes
+      // such an error on: UNKNOWN), so what does is the caller's line's.
+      if (this.#callersDeadline && this.#deadline) markExpiryOf(reason, this.#deadline)
     }
     this.#publishEnd(ended.code, outcomeOf(ended.code, this.#cancelReason))
     return reason === undefined ? ended : withReason(ended, reason)
@@ -477,13 +460,4 @@ function toEpochMs(deadline: Date | number | null | undefined): number {
 
 function messageOf(reason: unknown): string {
   return reason instanceof Error ? reason.message : String(reason)
-}
-
-/** The `x-deadline-expired: 1` trailer an Hourglass server sends with its call's own expiry. */
-function saysExpired(trailers: Metadata | undefined): boolean {
-  try {
-    return trailers?.get(DEADLINE_EXPIRED_HEADER)[0] === '1'
-  } catch {
-    return false // not grpc-js's Metadata (a hand-built status)
-  }
 }

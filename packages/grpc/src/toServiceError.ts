@@ -13,10 +13,16 @@ import { expiredTrailer } from './expiredStatus.js'
  * original is the `cause`.
  *
  * A deadline error known to be an unrelated deadline's while the call's own
- * `deadline` still has its time (a job's cap, a retry refused for its
- * back-off: `@hourglass/bullmq`'s `fromJobError` marks them so) is still
- * `DEADLINE_EXCEEDED`, but without the trailer: the caller's budget is not
- * gone, and it was told not to retry a call that might well succeed.
+ * `deadline` still has its time (a cap of the handler's own, a job's read
+ * back by `@hourglass/bullmq`'s `fromJobError`, which marks it so) is no
+ * expiry of the call: undefined, passed on as any other error (grpc-js
+ * answers UNKNOWN with its message), as `@hourglass/express`'s
+ * `deadlineErrors()` passes it on with `next(error)`. As DEADLINE_EXCEEDED
+ * (with the trailer, "do not retry") a caller 42 ms into a 3 s request took
+ * it for its own expiry and answered 504; without the trailer it could not
+ * be told apart from a handler's own DEADLINE_EXCEEDED for its line's end
+ * (a downstream 504 answered by hand, earlier than the budget sent by the
+ * reserves of the hops behind it).
  */
 export function toServiceError(
   error: unknown,
@@ -24,10 +30,12 @@ export function toServiceError(
 ): ServerErrorResponse | undefined {
   const ended = endedBy(error)
   if (ended === undefined) return undefined
-  const code = isDeadlineExceeded(ended) ? status.DEADLINE_EXCEEDED : status.CANCELLED
-  const callsOwn =
-    deadline === undefined || deadline.done || deadline.expired || isExpiryOf(ended, deadline)
-  const metadata = code === status.DEADLINE_EXCEEDED && callsOwn ? expiredTrailer() : new Metadata()
+  const expired = isDeadlineExceeded(ended)
+  if (expired && deadline !== undefined && !deadline.done && !deadline.expired) {
+    if (!isExpiryOf(ended, deadline)) return undefined
+  }
+  const code = expired ? status.DEADLINE_EXCEEDED : status.CANCELLED
+  const metadata = expired ? expiredTrailer() : new Metadata()
   return Object.assign(new Error(ended.message, { cause: error }), {
     code,
     details: ended.message,
