@@ -1,4 +1,4 @@
-import { type Deadline, markForeignExpiry } from '@hourglass/core'
+import { type Deadline, MAX_RESERVE_MS, markForeignExpiry } from '@hourglass/core'
 
 /**
  * @internal `error`, a deadline error made from a job's deadline, as the
@@ -10,8 +10,16 @@ import { type Deadline, markForeignExpiry } from '@hourglass/core'
  * it on with `next(error)` rather than answering 504 `x-deadline-expired`
  * with most of the request's time left. Unmarked, core counts an error of
  * no known deadline as the caller's own, as it is with no `current`.
+ *
+ * Within `MAX_RESERVE_MS` (the largest reserve an ingress keeps) of its end,
+ * `current` counts as ended: a job given the request's deadline (the
+ * default) is stopped at its copy of it, conservative by a Redis round trip,
+ * so its news can come a few ms before the request's own timer — its
+ * expiry all the same; and any deadline error then leaves the request no
+ * time to do anything else.
  */
 export function asOwnOrForeignExpiry<E>(error: E, current: Deadline | undefined): E {
   if (current === undefined || current.done || current.expired) return error
+  if (current.remaining() <= MAX_RESERVE_MS) return error
   return markForeignExpiry(error)
 }

@@ -1,6 +1,13 @@
 import { once } from 'node:events'
 import type { AddressInfo } from 'node:net'
-import { Deadline, DeadlineExceededError, isDeadlineExceeded, ManualClock } from '@hourglass/core'
+import {
+  Deadline,
+  DeadlineExceededError,
+  isDeadlineExceeded,
+  isExpiryOf,
+  MAX_RESERVE_MS,
+  ManualClock,
+} from '@hourglass/core'
 import { deadlineErrors } from '@hourglass/express'
 import express from 'express'
 import { describe, expect, it } from 'vitest'
@@ -189,5 +196,33 @@ describe.skipIf(!available)('fromJobError: through a real queue and an Express h
       server.close()
       server.closeAllConnections()
     }
+  })
+})
+
+describe("whose expiry a job's deadline error is", () => {
+  const seen = () =>
+    asSeenByProducer({ stage: 'running', jobId: '7', queue: 'q', budgetMs: 900, elapsedMs: 900 })
+
+  it("the request's, when the request has at most MAX_RESERVE_MS left: a job on the request's deadline stops at its copy of it, a Redis round trip early", () => {
+    const clock = new ManualClock()
+    const request = Deadline.after(1000, { clock })
+    clock.advance(1000 - MAX_RESERVE_MS)
+    expect(isExpiryOf(fromJobError(seen(), { deadline: request }), request)).toBe(true)
+    request.dispose()
+  })
+
+  it('an unrelated deadline’s, while the request has more than that left (a cap of the job’s own)', () => {
+    const clock = new ManualClock()
+    const request = Deadline.after(1000, { clock })
+    clock.advance(1000 - MAX_RESERVE_MS - 1)
+    expect(isExpiryOf(fromJobError(seen(), { deadline: request }), request)).toBe(false)
+    request.dispose()
+  })
+
+  it("the request's, once its deadline has ended", () => {
+    const clock = new ManualClock()
+    const request = Deadline.after(1000, { clock })
+    clock.advance(1000)
+    expect(isExpiryOf(fromJobError(seen(), { deadline: request }), request)).toBe(true)
   })
 })

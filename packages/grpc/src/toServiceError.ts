@@ -14,8 +14,9 @@ import { expiredTrailer } from './expiredStatus.js'
  *
  * A deadline error known to be an unrelated deadline's while the call's own
  * `deadline` still has its time (a cap of the handler's own, a job's read
- * back by `@hourglass/bullmq`'s `fromJobError`, which marks it so) is no
- * expiry of the call: undefined, passed on as any other error (grpc-js
+ * back by `@hourglass/bullmq`'s `fromJobError`, which marks it so), more
+ * than `MAX_RESERVE_MS` before the call's deadline ends, is no expiry of the
+ * call: undefined, passed on as any other error (grpc-js
  * answers UNKNOWN with its message), as `@hourglass/express`'s
  * `deadlineErrors()` passes it on with `next(error)`. As DEADLINE_EXCEEDED
  * (with the trailer, "do not retry") a caller 42 ms into a 3 s request took
@@ -31,7 +32,14 @@ export function toServiceError(
   const ended = endedBy(error)
   if (ended === undefined) return undefined
   const expired = isDeadlineExceeded(ended)
-  if (expired && deadline !== undefined && !deadline.done && !deadline.expired) {
+  // Within the largest reserve of its end, the call's deadline counts as
+  // ended: an error of another deadline's then leaves it no time either.
+  if (
+    expired &&
+    deadline !== undefined &&
+    !deadline.done &&
+    deadline.remaining() > MAX_RESERVE_MS
+  ) {
     if (!isExpiryOf(ended, deadline)) return undefined
   }
   const code = expired ? status.DEADLINE_EXCEEDED : status.CANCELLED

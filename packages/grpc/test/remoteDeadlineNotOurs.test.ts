@@ -7,7 +7,10 @@ import {
   DeadlineExceededError,
   isDeadlineExceeded,
   isExpiryOf,
+  MAX_RESERVE_MS,
+  ManualClock,
   markExpiryOf,
+  markForeignExpiry,
   runWithDeadline,
 } from '@hourglass/core'
 import {
@@ -129,6 +132,25 @@ describe("a server's deadline error of its own while the call's deadline has its
     const { error } = await unary(work, {})
     expect(error?.code).toBe(status.UNKNOWN)
     expect(error?.metadata.get('x-deadline-expired')).toEqual([])
+  })
+
+  it("within MAX_RESERVE_MS of the call's end it is the call's expiry: DEADLINE_EXCEEDED with the trailer", async () => {
+    const clock = new ManualClock()
+    const work = await serve(
+      (_call, callback) => {
+        // The call's deadline (1000 ms less the 10 ms reserve) has 90 ms left.
+        clock.advance(900)
+        expect(currentDeadline()!.remaining()).toBeLessThanOrEqual(MAX_RESERVE_MS)
+        callback(
+          markForeignExpiry(new DeadlineExceededError({ budgetMs: 300, elapsedMs: 300 })) as never,
+        )
+      },
+      // The client sends its 30 s default: the server's maxMs cuts it to 1000.
+      { clock, defaultMs: 1000, maxMs: 1000 },
+    )
+    const { error } = await unary(work, {})
+    expect(error?.code).toBe(status.DEADLINE_EXCEEDED)
+    expect(error?.metadata.get('x-deadline-expired')).toEqual(['1'])
   })
 
   it("the server's own deadline running out still sends the trailer", async () => {
