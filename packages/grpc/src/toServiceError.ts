@@ -1,5 +1,11 @@
 import { Metadata, type ServerErrorResponse, status } from '@grpc/grpc-js'
-import { type Deadline, endedBy, isDeadlineExceeded, isExpiryOf } from '@hourglass/core'
+import {
+  type Deadline,
+  endedBy,
+  isDeadlineExceeded,
+  isExpiryOf,
+  MAX_RESERVE_MS,
+} from '@hourglass/core'
 import { expiredTrailer } from './expiredStatus.js'
 
 /**
