@@ -1,88 +1,22 @@
-import { anthropicErrors, type FakeProvider, type ProviderDialect, reply } from '@hourglass/testkit'
+import { anthropicErrors, reply } from '@hourglass/testkit'
 import { APIError } from 'openai'
 import { afterEach, describe, expect, it } from 'vitest'
-import { fakeProvider, fallback, type Harness, startHarness } from './support/harness.js'
+import { oneProviderGateway, readRaw } from './support/oneProviderGateway.js'
 
-const TEXT = '你好，世界！🌏 deadlines 不是 timeouts 👩‍💻🚀 — 中文与 emoji 混排，一字不差。'
-
-/** Reads a raw SSE response, decoding every network chunk on its own with a fatal decoder. */
-async function readRaw(res: Response): Promise<{ text: string; chunks: number }> {
-  const reader = res.body!.getReader()
-  let text = ''
-  let chunks = 0
-  for (;;) {
-    const { done, value } = await reader.read()
-    if (done) return { text, chunks }
-    chunks++
-    // Throws on any chunk that ends inside a character: the gateway writes whole events only.
-    text += new TextDecoder('utf-8', { fatal: true }).decode(value)
-  }
-}
-
+// Deadlines and breaks on a stream through the gateway: what these assert
+// (a 504, a cut, a stop) comes at a time, so the file runs in the timing
+// project. Characters split across writes: streamingUtf8.test.ts.
 describe('SSE through the gateway', () => {
-  let fakes: FakeProvider[] = []
-  let harness: Harness | undefined
-  afterEach(async () => {
-    await harness?.close()
-    await Promise.all(fakes.map((f) => f.close()))
-    fakes = []
-    harness = undefined
-  })
-
-  async function one(dialect: ProviderDialect, extra: Record<string, unknown> = {}) {
-    const { fake, entry } = await fakeProvider(dialect, [`key-${dialect}`])
-    fakes.push(fake)
-    harness = await startHarness({
-      providers: { p: entry },
-      models: { m: fallback(['p', 'model-x']) },
-      ...extra,
-    })
-    return fake
-  }
-
-  for (const dialect of ['openai', 'anthropic', 'gemini', 'qwen', 'ernie'] as const) {
-    it(`Chinese and emoji split across upstream writes arrive byte-identical with no U+FFFD (${dialect})`, async () => {
-      const fake = await one(dialect)
-      // Every frame written in 1–3 byte pieces: multi-byte characters are cut across TCP writes.
-      fake.enqueue(reply.text(TEXT, { splitBytes: 1 }), reply.text(TEXT, { splitBytes: 3 }))
-      const stream = await harness!.client.chat.completions.create({
-        model: 'm',
-        messages: [{ role: 'user', content: '说点什么' }],
-        stream: true,
-      })
-      let text = ''
-      for await (const chunk of stream) text += chunk.choices[0]?.delta.content ?? ''
-      expect(Buffer.from(text).equals(Buffer.from(TEXT))).toBe(true)
-      expect(text).not.toContain('\uFFFD')
-
-      const res = await fetch(`${harness!.url}/v1/chat/completions`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json' },
-        body: JSON.stringify({
-          model: 'm',
-          stream: true,
-          messages: [{ role: 'user', content: 'again' }],
-        }),
-      })
-      const raw = await readRaw(res)
-      expect(raw.text).not.toContain('\uFFFD')
-      expect(raw.text.endsWith('data: [DONE]\n\n')).toBe(true)
-      const joined = raw.text
-        .split('\n\n')
-        .filter((e) => e.startsWith('data: {'))
-        .map((e) => JSON.parse(e.slice(6)).choices[0]?.delta.content ?? '')
-        .join('')
-      expect(joined).toBe(TEXT)
-      expect(fake.requests.every((r) => r.outcome === 'success')).toBe(true)
-    })
-  }
+  const gw = oneProviderGateway()
+  const one = gw.one
+  afterEach(() => gw.close())
 
   it('a stream that breaks after its first token ends with one OpenAI error event, never restarted', async () => {
     const fake = await one('anthropic')
     fake.enqueue(
       anthropicErrors.overloadedInStream({ afterTokens: 3, text: 'one two three four five' }),
     )
-    const stream = await harness!.client.chat.completions.create({
+    const stream = await gw.harness.client.chat.completions.create({
       model: 'm',
       messages: [{ role: 'user', content: 'hi' }],
       stream: true,
@@ -101,7 +35,7 @@ describe('SSE through the gateway', () => {
     const fake = await one('openai')
     fake.enqueue(reply.text('too late', { latencyMs: 5000 }))
     const started = performance.now()
-    const res = await fetch(`${harness!.url}/v1/chat/completions`, {
+    const res = await fetch(`${gw.harness.url}/v1/chat/completions`, {
       method: 'POST',
       headers: { 'content-type': 'application/json', 'x-deadline-remaining-ms': '400' },
       body: JSON.stringify({ model: 'm', messages: [{ role: 'user', content: 'hi' }] }),
@@ -129,7 +63,7 @@ describe('SSE through the gateway', () => {
   it('time running out mid-stream ends the stream with a deadline_exceeded error event', async () => {
     const fake = await one('openai')
     fake.enqueue(reply.text('a b c d e f g h', { tokenDelayMs: 150 }))
-    const res = await fetch(`${harness!.url}/v1/chat/completions`, {
+    const res = await fetch(`${gw.harness.url}/v1/chat/completions`, {
       method: 'POST',
       headers: { 'content-type': 'application/json', 'x-deadline-remaining-ms': '500' },
       body: JSON.stringify({
@@ -154,7 +88,7 @@ describe('SSE through the gateway', () => {
     // the timeout with a deadline_exceeded event, half the answer lost.
     const fake = await one('openai')
     fake.enqueue(reply.text('a b c d e f g h', { tokenDelayMs: 100 }))
-    const res = await fetch(`${harness!.url}/v1/chat/completions`, {
+    const res = await fetch(`${gw.harness.url}/v1/chat/completions`, {
       method: 'POST',
       headers: { 'content-type': 'application/json', 'x-stainless-timeout': '0.3' },
       body: JSON.stringify({
@@ -183,7 +117,7 @@ describe('SSE through the gateway', () => {
       reply.text('one two three four five six seven eight nine ten', { tokenDelayMs: 100 }),
     )
     const controller = new AbortController()
-    const stream = await harness!.client.chat.completions.create(
+    const stream = await gw.harness.client.chat.completions.create(
       { model: 'm', messages: [{ role: 'user', content: 'hi' }], stream: true },
       { signal: controller.signal },
     )
