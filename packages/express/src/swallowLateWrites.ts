@@ -237,8 +237,11 @@ export function stopPipedSources(res: ServerResponse, reason: unknown): void {
  *   none is emitted: undici's response body turns it into its own
  *   `RequestAbortedError` and emits that, and an 'error' event nobody
  *   listens to is an uncaught exception — the host process went down for
- *   a caller who had left. So a source nobody listens to gets a listener
- *   that drops what our own destroy raises (see `dropError`).
+ *   a caller who had left. So every source we destroy gets a listener that
+ *   drops what our own destroy raises (see `dropError`);
+ * - a stream that fed it (`body.pipe(gzip).pipe(res)`: the one unpiped
+ *   here is the gzip) is unpiped from it as it closes, and stopped by the
+ *   same rules, back to the first.
  */
 function stopUnpiped(res: ServerResponse, state: Over, source: Readable | undefined): void {
   if (typeof source?.destroy !== 'function' || source.destroyed || source.readableEnded) return
@@ -252,12 +255,18 @@ function stopUnpiped(res: ServerResponse, state: Over, source: Readable | undefi
     return
   }
   if (source.listenerCount('data') > 0 || source.listenerCount('readable') > 0) return
-  if (source.listenerCount('error') > 0) {
-    source.destroy(state.reason as Error)
-    return
-  }
+  // A source fed by another (`body.pipe(gzip).pipe(res)`): as it closes,
+  // Node unpipes and pauses the one feeding it, which, paused, would hold
+  // its file or its upstream connection open: stopped by the same rules.
+  source.on('unpipe', (upstream: Readable) => stopUnpiped(res, state, upstream))
+  // Someone may listen for errors and not handle them: Node's own pipe
+  // (this source piped from another) rethrows the error when it was the
+  // only listener — the host process went down. So the listener that drops
+  // what our destroy raises goes on every source; the reason still reaches
+  // whoever listened (`pipeline` rejects with it).
+  const heard = source.listenerCount('error') > 0
   source.on('error', dropError)
-  source.destroy()
+  source.destroy(heard ? (state.reason as Error) : undefined)
 }
 
 /**

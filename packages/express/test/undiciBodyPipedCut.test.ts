@@ -1,6 +1,8 @@
 import { once } from 'node:events'
 import { createServer, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
+import { PassThrough, type Transform } from 'node:stream'
+import { createGzip } from 'node:zlib'
 import { ManualClock } from '@hourglass/core'
 import { Agent, request } from 'undici'
 import { afterAll, afterEach, describe, expect, it } from 'vitest'
@@ -82,7 +84,7 @@ describe.each(majors)('an undici body piped into the response, cut ($name)', (ma
     upstream = undefined
   })
 
-  async function proxy(clock: ManualClock) {
+  async function proxy(clock: ManualClock, through?: () => Transform) {
     const up = await slowUpstream()
     upstream = up
     const app = major.app()
@@ -93,7 +95,8 @@ describe.each(majors)('an undici body piped into the response, cut ($name)', (ma
       major.route(async (_req, res) => {
         const { body } = await request(up.url, { dispatcher: upstreamAgent })
         res.writeHead(200, { 'content-type': 'text/event-stream' })
-        body.pipe(res)
+        if (through === undefined) body.pipe(res)
+        else body.pipe(through()).pipe(res)
         // Its 'close' comes right after its 'error' — never, when that
         // 'error' was thrown: the test waits for either.
         const closed = new Promise<void>((resolve) => body.once('close', () => resolve()))
@@ -109,43 +112,60 @@ describe.each(majors)('an undici body piped into the response, cut ($name)', (ma
     await Promise.race([closed, spy?.first])
   }
 
-  it('the deadline ends the stream: the upstream request is closed and nothing is thrown', async () => {
-    const clock = new ManualClock()
-    const { up, piped } = await proxy(clock)
-    spy = uncaught()
-    const answer = await request(`${server?.url}/events`, {
-      headers: { 'x-deadline-remaining-ms': '1000' },
-      dispatcher: agent,
-    })
-    expect(answer.statusCode).toBe(200)
-    const proxied = await piped
-    const text = answer.body.text()
-    clock.advance(1000)
-    expect(await text).toBe('data: first\n\n')
-    await up.closed
-    await settled(proxied)
-    expect(proxied.body.destroyed).toBe(true)
-    expect(spy.seen).toEqual([])
-  })
+  // Through a transform (`body.pipe(gzip).pipe(res)`), the stream unpiped
+  // from the response is the transform, which Node's own pipe listens to for
+  // errors: destroyed with the reason, that listener threw it on (nobody
+  // else listened), and the body feeding it was left open, paused.
+  const chains: [string, (() => Transform) | undefined][] = [
+    ['piped straight', undefined],
+    ['through a PassThrough', () => new PassThrough()],
+    ['through gzip', () => createGzip()],
+  ]
 
-  it('the client leaves: the upstream request is closed and nothing is thrown', async () => {
-    const clock = new ManualClock()
-    const { up, piped } = await proxy(clock)
-    spy = uncaught()
-    const leave = new AbortController()
-    const answer = await request(`${server?.url}/events`, {
-      headers: { 'x-deadline-remaining-ms': '1000' },
-      dispatcher: agent,
-      signal: leave.signal,
-    })
-    expect(answer.statusCode).toBe(200)
-    const proxied = await piped
-    // The first event reached the client: the pipe is running when it leaves.
-    for await (const _chunk of answer.body) break
-    leave.abort()
-    await up.closed
-    await settled(proxied)
-    expect(proxied.body.destroyed).toBe(true)
-    expect(spy.seen).toEqual([])
-  })
+  it.each(chains)(
+    'the deadline ends the stream (%s): the upstream request is closed and nothing is thrown',
+    async (_, through) => {
+      const clock = new ManualClock()
+      const { up, piped } = await proxy(clock, through)
+      spy = uncaught()
+      const answer = await request(`${server?.url}/events`, {
+        headers: { 'x-deadline-remaining-ms': '1000' },
+        dispatcher: agent,
+      })
+      expect(answer.statusCode).toBe(200)
+      const proxied = await piped
+      const text = answer.body.text()
+      clock.advance(1000)
+      if (through === undefined) expect(await text).toBe('data: first\n\n')
+      else await text
+      await up.closed
+      await settled(proxied)
+      expect(proxied.body.destroyed).toBe(true)
+      expect(spy.seen).toEqual([])
+    },
+  )
+
+  it.each(chains)(
+    'the client leaves (%s): the upstream request is closed and nothing is thrown',
+    async (_, through) => {
+      const clock = new ManualClock()
+      const { up, piped } = await proxy(clock, through)
+      spy = uncaught()
+      const leave = new AbortController()
+      const answer = await request(`${server?.url}/events`, {
+        headers: { 'x-deadline-remaining-ms': '1000' },
+        dispatcher: agent,
+        signal: leave.signal,
+      })
+      expect(answer.statusCode).toBe(200)
+      const proxied = await piped
+      // The first event reached the client: the pipe is running when it leaves.
+      for await (const _chunk of answer.body) break
+      leave.abort()
+      await up.closed
+      await settled(proxied)
+      expect(proxied.body.destroyed).toBe(true)
+      expect(spy.seen).toEqual([])
+    },
+  )
 })
