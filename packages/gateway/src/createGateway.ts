@@ -350,7 +350,7 @@ function buildGateway(
   // deadline and drain are for the requests it answers (see isGatewayPath).
   // Applied to all, an app's own slow route after it got the gateway's 504
   // at deadline.defaultMs, and close() counted and cut the app's requests.
-  const ours = (req: Request) => ownsEveryPath || isGatewayPath(pathOf(req), serveMetrics)
+  const ours = (req: Request) => ownsEveryPath || isGatewayPath(routedPath(req), serveMetrics)
   const forOurs =
     (handler: RequestHandler): RequestHandler =>
     (req, res, next) => {
@@ -580,4 +580,19 @@ function bytesOption(name: string, value: number | undefined, fallback: number):
     throw optionError('createGateway', name, 'a whole number of bytes ≥ 1', value)
   }
   return value
+}
+
+/**
+ * The path the router matches its routes against: Express's `req.path`
+ * (parseurl: no query, no `#…`), whole — not `pathOf`, cut at 256
+ * characters for log lines (a long app path under `/v1/models/` cut to
+ * `/v1/models/aaa…` read as the gateway's). Outside an Express app, the
+ * target up to its query or fragment.
+ */
+function routedPath(req: Request): string {
+  const path = (req as { path?: unknown }).path
+  if (typeof path === 'string') return path
+  const url = req.url ?? '/'
+  const end = url.search(/[?#]/)
+  return end === -1 ? url : url.slice(0, end)
 }

@@ -69,6 +69,9 @@ describe('mounted at the root of an app with routes of its own', () => {
     app.get('/ping', (_req, res) => {
       res.send('pong')
     })
+    app.get('/v1/models/:id/versions', (_req, res) => {
+      res.json({ versions: [] })
+    })
     const listening = app.listen(0, '127.0.0.1')
     server = listening
     await new Promise((resolve) => listening.once('listening', resolve))
@@ -92,6 +95,16 @@ describe('mounted at the root of an app with routes of its own', () => {
       body: { report: 'done' },
     })
     expect(reported.headers.get('x-request-id')).toBeNull()
+  })
+
+  it('an app path under /v1/models/ longer than a log line is still the app’s (whole path matched, not the 256-character one logs show)', async () => {
+    const { base } = await mountedApp()
+    for (const id of ['v1-small', 'a'.repeat(300)]) {
+      const res = await fetch(`${base}/v1/models/${id}/versions`)
+      expect(res.status).toBe(200)
+      expect(await res.json()).toEqual({ versions: [] })
+      expect(res.headers.get('x-request-id')).toBeNull()
+    }
   })
 
   it("close() neither counts nor cuts an app response in flight; the app's later answers keep their connection", async () => {
