@@ -5,6 +5,8 @@ interface WorkerEvents {
   on(event: string, listener: (...args: unknown[]) => void): unknown
   off(event: string, listener: (...args: unknown[]) => void): unknown
   cancelJob(...args: unknown[]): unknown
+  /** Set once the worker starts closing (BullMQ's `close()` promise). */
+  readonly closing?: unknown
 }
 
 /** Per worker: the running attempts waiting to hear of their job's lost lock, by job id. */
@@ -25,6 +27,9 @@ export function onLockLost(job: Job, listener: () => void): () => void {
   const worker = workerOf(job)
   const id = job.id
   if (worker === undefined || id === undefined) return () => {}
+  // Closing (a force close emits 'closed' without waiting for the jobs it
+  // had started): a listener added now would never be released.
+  if (worker.closing) return () => {}
   let byJob = watchers.get(worker)
   if (byJob === undefined) {
     const jobs = new Map<string, Set<() => void>>()

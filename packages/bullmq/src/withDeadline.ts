@@ -232,7 +232,16 @@ export function withDeadline<
     // none, or its own deadline.
     if (!stored) return runOutsideContext(() => processor(job, token, signal))
 
-    const client = await scriptClientOf((job as unknown as { backend: unknown }).backend)
+    const backend = (job as unknown as { backend?: unknown }).backend
+    if (backend === undefined) {
+      // A sandboxed processor's job (a processor file run in a child process
+      // or a worker thread) is a copy without its queue's backend: every
+      // deadline job failed with "needs a Redis-backed queue", the wrong cause.
+      throw new TypeError(
+        '@hourglass/bullmq: withDeadline() runs in the worker’s own process only — a sandboxed processor (a processor file) has no Redis connection to read the job’s deadline through: wrap the processor function given to new Worker() instead',
+      )
+    }
+    const client = await scriptClientOf(backend)
     const sample = await readRedisTime(client, `${job.queueQualifiedName}:meta`, clock)
     // An honest job never has more left than it was added with (the producer
     // rounds both down). More means a bad expiry — a foreign producer's unit

@@ -172,6 +172,13 @@ function buildGateway(
   refuseUnknownGatewayOptions(options, GATEWAY_OPTION_NAMES, 'createGateway()')
   checkObjectOptions(options)
   const serveMetrics = booleanOption('metrics', options.metrics, true)
+  // `'false'` from an environment variable read as on, as any non-`false` did.
+  const mountDeadline = booleanOption('mountDeadline', options.mountDeadline, true)
+  const trustStainlessTimeout = booleanOption(
+    'trustStainlessTimeout',
+    options.trustStainlessTimeout,
+    true,
+  )
   const valid = parseGatewayConfig(config, { env: options.env })
   // Checked before anything is opened (Redis, sockets): a bad option leaves nothing running.
   const drainTimeoutMs = msOption('drainTimeoutMs', options.drainTimeoutMs, 10_000)
@@ -331,7 +338,7 @@ function buildGateway(
     clock,
     metrics,
     log,
-    trustStainlessTimeout: options.trustStainlessTimeout !== false,
+    trustStainlessTimeout,
   })
 
   /** The `request` log line of a request no handler of ours ran for (refused ahead of it, or by the router's error handler). */
@@ -359,7 +366,7 @@ function buildGateway(
     }
   const router = express.Router()
   router.use(forOurs(tracker.arrive()))
-  if (options.mountDeadline !== false) {
+  if (mountDeadline) {
     router.use(
       forOurs(
         deadline({

@@ -48,23 +48,26 @@ describe('options the gateway does not read', () => {
     await running.close()
   })
 
-  it.each([['false'], [0], [null]])(
-    'metrics: %j is a TypeError naming metrics (true or false only)',
-    (value) => {
-      const options = { metrics: value } as unknown as GatewayOptions
-      expect(() => createGateway(CONFIG, options)).toThrow(
-        expect.objectContaining({
-          name: 'TypeError',
-          code: 'GATEWAY_OPTION_INVALID',
-          message: expect.stringContaining('createGateway: metrics'),
-        }),
-      )
-    },
+  // The boolean options, as an environment variable hands them over.
+  const BOOLEANS = ['metrics', 'mountDeadline', 'trustStainlessTimeout'] as const
+  const each: [string, unknown][] = BOOLEANS.flatMap((name) =>
+    ['false', 0, null].map((v): [string, unknown] => [name, v]),
   )
 
-  it('metrics: false, true or left out are taken', async () => {
-    for (const metrics of [false, true, undefined]) {
-      const gateway = createGateway(CONFIG, { metrics, logger: () => {} })
+  it.each(each)('%s: %j is a TypeError naming it (true or false only)', (name, value) => {
+    const options = { [name]: value } as unknown as GatewayOptions
+    expect(() => createGateway(CONFIG, options)).toThrow(
+      expect.objectContaining({
+        name: 'TypeError',
+        code: 'GATEWAY_OPTION_INVALID',
+        message: expect.stringContaining(`createGateway: ${name}`),
+      }),
+    )
+  })
+
+  it.each(BOOLEANS)('%s: false, true or left out are taken', async (name) => {
+    for (const value of [false, true, undefined]) {
+      const gateway = createGateway(CONFIG, { [name]: value, logger: () => {} })
       await gateway.close()
     }
   })
