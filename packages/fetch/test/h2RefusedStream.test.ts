@@ -1,16 +1,9 @@
-import { readFileSync } from 'node:fs'
-import {
-  constants,
-  createSecureServer,
-  type Http2SecureServer,
-  type Http2Session,
-  type ServerHttp2Stream,
-} from 'node:http2'
-import type { AddressInfo } from 'node:net'
+import { constants } from 'node:http2'
 import { Deadline } from '@hourglass/core'
-import { Agent, request } from 'undici'
+import { request } from 'undici'
 import { afterEach, expect, it } from 'vitest'
 import { createFetch, deadlineInterceptor } from '../src/index.js'
+import { useH2Server } from './h2Server.js'
 import { type EgressEvents, recordEgress } from './helpers.js'
 
 // An HTTP/2 server that resets a stream with REFUSED_STREAM says it did not
@@ -18,30 +11,16 @@ import { type EgressEvents, recordEgress } from './helpers.js'
 // method. Node fails such a request with ERR_HTTP2_STREAM_ERROR, which the
 // retry rules did not know: it was never retried, not even a GET.
 
-// A self-signed certificate for svc.test, other.test and 127.0.0.1.
-const cert = readFileSync(new URL('./fixtures/svc.test.cert.pem', import.meta.url))
-const key = readFileSync(new URL('./fixtures/svc.test.key.pem', import.meta.url))
-
-let server: Http2SecureServer | undefined
-let agent: Agent | undefined
+const h2 = useH2Server()
 let events: EgressEvents | undefined
-const sessions = new Set<Http2Session>()
-
-afterEach(async () => {
+afterEach(() => {
   events?.stop()
-  await agent?.destroy()
-  for (const session of sessions) session.destroy()
-  sessions.clear()
-  await new Promise((resolve) => server?.close(resolve))
-  server = agent = events = undefined
+  events = undefined
 })
 
 /** Resets the first stream with `code`, answers the next ones 200; `streams` counts them. */
 async function resetFirst(code: number, seen: { streams: number }): Promise<string> {
-  server = createSecureServer({ key, cert })
-  server.on('session', (session) => sessions.add(session))
-  server.on('stream', (stream: ServerHttp2Stream) => {
-    stream.on('error', () => {})
+  return h2.listen((stream) => {
     if (seen.streams++ === 0) {
       stream.close(code)
       return
@@ -49,15 +28,12 @@ async function resetFirst(code: number, seen: { streams: number }): Promise<stri
     stream.respond({ ':status': 200 })
     stream.end('ok')
   })
-  await new Promise<void>((resolve) => server?.listen(0, '127.0.0.1', resolve))
-  agent = new Agent({ allowH2: true, connect: { ca: cert }, headersTimeout: 0, bodyTimeout: 0 })
-  return `https://127.0.0.1:${(server.address() as AddressInfo).port}/`
 }
 
 it('createFetch: a POST whose stream is refused is sent again, once', async () => {
   const seen = { streams: 0 }
   const url = await resetFirst(constants.NGHTTP2_REFUSED_STREAM, seen)
-  const fetch = createFetch({ dispatcher: agent as Agent })
+  const fetch = createFetch({ dispatcher: h2.agent })
   events = recordEgress()
 
   const res = await fetch(url, { method: 'POST', body: 'order', deadline: Deadline.after(5000) })
@@ -72,7 +48,7 @@ it('createFetch: a POST whose stream is refused is sent again, once', async () =
 it('deadlineInterceptor: a GET whose stream is refused is sent again, once', async () => {
   const seen = { streams: 0 }
   const url = await resetFirst(constants.NGHTTP2_REFUSED_STREAM, seen)
-  const dispatcher = (agent as Agent).compose(deadlineInterceptor({}))
+  const dispatcher = h2.agent.compose(deadlineInterceptor({}))
   events = recordEgress()
 
   const res = await request(url, { dispatcher, deadline: Deadline.after(5000) } as Parameters<
@@ -88,7 +64,7 @@ it('deadlineInterceptor: a GET whose stream is refused is sent again, once', asy
 it('another stream error (INTERNAL_ERROR: the server may have acted) is not retried', async () => {
   const seen = { streams: 0 }
   const url = await resetFirst(constants.NGHTTP2_INTERNAL_ERROR, seen)
-  const fetch = createFetch({ dispatcher: agent as Agent })
+  const fetch = createFetch({ dispatcher: h2.agent })
   events = recordEgress()
 
   const failure = await fetch(url, { deadline: Deadline.after(5000) }).catch((error) => error)

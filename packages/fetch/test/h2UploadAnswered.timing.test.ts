@@ -1,15 +1,9 @@
-import { readFileSync } from 'node:fs'
-import {
-  createSecureServer,
-  type Http2SecureServer,
-  type Http2Session,
-  type ServerHttp2Stream,
-} from 'node:http2'
-import type { AddressInfo } from 'node:net'
+import type { ServerHttp2Stream } from 'node:http2'
 import { Deadline } from '@hourglass/core'
-import { Agent, request } from 'undici'
+import { request } from 'undici'
 import { afterEach, expect, it } from 'vitest'
 import { createFetch, deadlineInterceptor } from '../src/index.js'
+import { useH2Server } from './h2Server.js'
 import { type EgressEvents, recordEgress } from './helpers.js'
 
 // The same as slowUploadAnswered.timing.test.ts, over HTTP/2 (an Agent of the
@@ -24,36 +18,12 @@ import { type EgressEvents, recordEgress } from './helpers.js'
 
 const LIMIT_MS = 300
 const DEADLINE_MS = 60_000
-// A self-signed certificate for svc.test, other.test and 127.0.0.1.
-const cert = readFileSync(new URL('./fixtures/svc.test.cert.pem', import.meta.url))
-const key = readFileSync(new URL('./fixtures/svc.test.key.pem', import.meta.url))
-
-let server: Http2SecureServer | undefined
-let agent: Agent | undefined
+const h2 = useH2Server()
 let events: EgressEvents | undefined
-const sessions = new Set<Http2Session>()
-
-afterEach(async () => {
+afterEach(() => {
   events?.stop()
-  await agent?.destroy()
-  for (const session of sessions) session.destroy()
-  sessions.clear()
-  await new Promise((resolve) => server?.close(resolve))
-  server = agent = events = undefined
+  events = undefined
 })
-
-/** An HTTP/2 server calling `onStream` for each request; an Agent of the caller's that speaks HTTP/2 to it. */
-async function listen(onStream: (stream: ServerHttp2Stream) => void): Promise<string> {
-  server = createSecureServer({ key, cert })
-  server.on('session', (session) => sessions.add(session))
-  server.on('stream', (stream) => {
-    stream.on('error', () => {})
-    onStream(stream)
-  })
-  await new Promise<void>((resolve) => server?.listen(0, '127.0.0.1', resolve))
-  agent = new Agent({ allowH2: true, connect: { ca: cert }, headersTimeout: 0, bodyTimeout: 0 })
-  return `https://127.0.0.1:${(server.address() as AddressInfo).port}/upload`
-}
 
 /** Reads each upload one DATA frame (≤ 16 KB) per `pauseMs` timer turn, and answers 200 with the count once it has all of it. */
 function slowReader(pauseMs: number, received: number[]) {
@@ -75,8 +45,8 @@ it('createFetch over HTTP/2: a Buffer upload longer than headersTimeoutMs is ans
   // 4 MB in frames of ≤ 16 KB, one per 2 ms turn: ≥ 0.5 s, and a few times LIMIT_MS as timers go.
   const body = Buffer.alloc(4 * 1024 * 1024, 7)
   const received: number[] = []
-  const url = await listen(slowReader(2, received))
-  const fetch = createFetch({ dispatcher: agent as Agent, headersTimeoutMs: LIMIT_MS })
+  const url = await h2.listen(slowReader(2, received))
+  const fetch = createFetch({ dispatcher: h2.agent, headersTimeoutMs: LIMIT_MS })
   events = recordEgress()
 
   // PUT: an idempotent upload that failed was also sent a second time, whole.
@@ -92,8 +62,8 @@ it('createFetch over HTTP/2: a Buffer upload longer than headersTimeoutMs is ans
 it('deadlineInterceptor over HTTP/2: a Buffer upload longer than headersTimeoutMs is answered, sent once', async () => {
   const body = Buffer.alloc(4 * 1024 * 1024, 7)
   const received: number[] = []
-  const url = await listen(slowReader(2, received))
-  const dispatcher = (agent as Agent).compose(deadlineInterceptor({ headersTimeoutMs: LIMIT_MS }))
+  const url = await h2.listen(slowReader(2, received))
+  const dispatcher = h2.agent.compose(deadlineInterceptor({ headersTimeoutMs: LIMIT_MS }))
   events = recordEgress()
 
   const res = await request(url, {
@@ -114,11 +84,11 @@ it('an HTTP/2 upload the server stopped reading still fails with HEADERS_TIMEOUT
   const body = Buffer.alloc(4 * 1024 * 1024, 7)
   let streams = 0
   // Reads nothing of the body (its flow-control window fills), and never answers.
-  const url = await listen((stream) => {
+  const url = await h2.listen((stream) => {
     streams++
     stream.pause()
   })
-  const fetch = createFetch({ dispatcher: agent as Agent, headersTimeoutMs: LIMIT_MS })
+  const fetch = createFetch({ dispatcher: h2.agent, headersTimeoutMs: LIMIT_MS })
   events = recordEgress()
 
   const failure = await fetch(url, {
