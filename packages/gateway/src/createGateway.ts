@@ -152,7 +152,7 @@ export type GatewayRouter = Router & {
  * on the first request.
  */
 export function createGateway(config: unknown, options: GatewayOptions = {}): GatewayRouter {
-  return buildGateway(config, options, false)
+  return buildGateway(config, options, false, 'createGateway')
 }
 
 /**
@@ -161,29 +161,33 @@ export function createGateway(config: unknown, options: GatewayOptions = {}): Ga
  * tracked, given a deadline and drained. @internal
  */
 export function createStandaloneGateway(config: unknown, options: GatewayOptions): GatewayRouter {
-  return buildGateway(config, options, true)
+  return buildGateway(config, options, true, 'startGateway')
 }
 
 function buildGateway(
   config: unknown,
   options: GatewayOptions,
   ownsEveryPath: boolean,
+  // What an option error names: the function the user called.
+  taker: 'createGateway' | 'startGateway',
 ): GatewayRouter {
-  refuseUnknownGatewayOptions(options, GATEWAY_OPTION_NAMES, 'createGateway()')
-  checkObjectOptions(options)
-  const serveMetrics = booleanOption('metrics', options.metrics, true)
+  refuseUnknownGatewayOptions(options, GATEWAY_OPTION_NAMES, `${taker}()`)
+  checkObjectOptions(options, taker)
+  const serveMetrics = booleanOption(taker, 'metrics', options.metrics, true)
   // `'false'` from an environment variable read as on, as any non-`false` did.
-  const mountDeadline = booleanOption('mountDeadline', options.mountDeadline, true)
+  const mountDeadline = booleanOption(taker, 'mountDeadline', options.mountDeadline, true)
   const trustStainlessTimeout = booleanOption(
+    taker,
     'trustStainlessTimeout',
     options.trustStainlessTimeout,
     true,
   )
   const valid = parseGatewayConfig(config, { env: options.env })
   // Checked before anything is opened (Redis, sockets): a bad option leaves nothing running.
-  const drainTimeoutMs = msOption('drainTimeoutMs', options.drainTimeoutMs, 10_000)
-  const maxBodyBytes = bytesOption('maxBodyBytes', options.maxBodyBytes, 4 * 1024 * 1024)
+  const drainTimeoutMs = msOption(taker, 'drainTimeoutMs', options.drainTimeoutMs, 10_000)
+  const maxBodyBytes = bytesOption(taker, 'maxBodyBytes', options.maxBodyBytes, 4 * 1024 * 1024)
   const replyReserveMs = msOption(
+    taker,
     'replyReserveMs',
     options.replyReserveMs,
     DEFAULT_REPLY_RESERVE_MS,
@@ -192,13 +196,13 @@ function buildGateway(
     // The handler's deadline is the request's less this: as large as the
     // default budget, every request that names no budget would be a 504 at 0 ms.
     throw optionError(
-      'createGateway',
+      taker,
       'replyReserveMs',
       `less than the config's deadline.defaultMs (${valid.deadline.defaultMs} ms)${options.replyReserveMs === undefined ? `; its default is ${DEFAULT_REPLY_RESERVE_MS} ms, so set it lower or raise deadline.defaultMs` : ''}`,
       replyReserveMs,
     )
   }
-  const firstTokenTimeoutMs = msOption('firstTokenTimeoutMs', options.firstTokenTimeoutMs, 0)
+  const firstTokenTimeoutMs = msOption(taker, 'firstTokenTimeoutMs', options.firstTokenTimeoutMs, 0)
   const clock = options.clock ?? systemClock
   const secrets = [
     ...Object.values(valid.providers).flatMap((p) => [
@@ -211,7 +215,7 @@ function buildGateway(
   const { log: write, enabled: logEnabled } = createLog(
     options.logger,
     secrets,
-    logLevelOption(options.logLevel),
+    logLevelOption(taker, options.logLevel),
   )
   const log: GatewayContext['log'] = (level, event, fields = {}) => {
     // The id goes in where the record is built: no copy of `fields` to put it first.
@@ -512,10 +516,15 @@ export function readyUnlessAborted(gateway: GatewayRouter, signal: AbortSignal):
  * later, or — as `drainTimeoutMs` — cancel every request in flight at the
  * first SIGTERM instead of draining them.
  */
-function msOption(name: string, value: number | undefined, fallback: number): number {
+function msOption(
+  taker: string,
+  name: string,
+  value: number | undefined,
+  fallback: number,
+): number {
   if (value === undefined) return fallback
   if (typeof value !== 'number' || !(value >= 0)) {
-    throw optionError('createGateway', name, 'a number of ms ≥ 0', value)
+    throw optionError(taker, name, 'a number of ms ≥ 0', value)
   }
   return value
 }
@@ -527,25 +536,20 @@ function msOption(name: string, value: number | undefined, fallback: number): nu
  * no `code`; a `logger` or `env` of the wrong kind failed with a message that
  * named neither (`logger.child is not a function`, `Invalid value used as weak map key`).
  */
-function checkObjectOptions(options: GatewayOptions): void {
+function checkObjectOptions(options: GatewayOptions, taker: string): void {
   const { clock, logger, env } = options
   if (clock !== undefined && !isClock(clock)) {
-    throw optionError('createGateway', 'clock', 'a Clock (now, setTimeout, clearTimeout)', clock)
+    throw optionError(taker, 'clock', 'a Clock (now, setTimeout, clearTimeout)', clock)
   }
   const pinoLike =
     typeof logger === 'object' &&
     logger !== null &&
     typeof (logger as { child?: unknown }).child === 'function'
   if (logger !== undefined && typeof logger !== 'function' && !pinoLike) {
-    throw optionError(
-      'createGateway',
-      'logger',
-      'a pino logger or a function receiving each record',
-      logger,
-    )
+    throw optionError(taker, 'logger', 'a pino logger or a function receiving each record', logger)
   }
   if (env !== undefined && (typeof env !== 'object' || env === null)) {
-    throw optionError('createGateway', 'env', 'a record of environment variables', env)
+    throw optionError(taker, 'env', 'a record of environment variables', env)
   }
 }
 
@@ -553,12 +557,17 @@ function checkObjectOptions(options: GatewayOptions): void {
  * A boolean option: true, false or left out. `metrics: 'false'` (read from
  * an environment variable) served `/metrics`, as anything but `false` did.
  */
-function booleanOption(name: string, value: boolean | undefined, fallback: boolean): boolean {
+function booleanOption(
+  taker: string,
+  name: string,
+  value: boolean | undefined,
+  fallback: boolean,
+): boolean {
   if (value === undefined) return fallback
   if (typeof value !== 'boolean') {
     // A TypeError whatever the value: core's optionError makes a number a
     // RangeError (out of range), and 0 is not out of a boolean's range.
-    const error = optionError('createGateway', name, 'true or false', value)
+    const error = optionError(taker, name, 'true or false', value)
     throw error instanceof TypeError
       ? error
       : Object.assign(new TypeError(error.message), { code: error.code })
@@ -568,10 +577,10 @@ function booleanOption(name: string, value: boolean | undefined, fallback: boole
 
 const LOG_LEVELS: readonly LogLevel[] = ['debug', 'info', 'warn', 'error']
 
-function logLevelOption(value: LogLevel | undefined): LogLevel {
+function logLevelOption(taker: string, value: LogLevel | undefined): LogLevel {
   if (value === undefined) return 'info'
   if (!LOG_LEVELS.includes(value)) {
-    throw optionError('createGateway', 'logLevel', `one of ${LOG_LEVELS.join(', ')}`, value)
+    throw optionError(taker, 'logLevel', `one of ${LOG_LEVELS.join(', ')}`, value)
   }
   return value
 }
@@ -581,10 +590,15 @@ function logLevelOption(value: LogLevel | undefined): LogLevel {
  * fraction as a limit no body fits (every request a 413), and NaN as an
  * error of its own that names no option.
  */
-function bytesOption(name: string, value: number | undefined, fallback: number): number {
+function bytesOption(
+  taker: string,
+  name: string,
+  value: number | undefined,
+  fallback: number,
+): number {
   if (value === undefined) return fallback
   if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 1) {
-    throw optionError('createGateway', name, 'a whole number of bytes ≥ 1', value)
+    throw optionError(taker, name, 'a whole number of bytes ≥ 1', value)
   }
   return value
 }

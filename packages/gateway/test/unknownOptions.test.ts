@@ -48,6 +48,23 @@ describe('options the gateway does not read', () => {
     await running.close()
   })
 
+  // Its options are checked where the gateway is made, but the error names
+  // the function the user called (it said createGateway for startGateway's).
+  it.each([
+    ['drainTimeoutMs', -1],
+    ['logLevel', 'verbose'],
+    ['metrics', 'false'],
+    ['maxBodyBytes', 0],
+    ['clock', {}],
+  ])('startGateway names itself for a bad %s', async (name, value) => {
+    const options = { config: CONFIG, port: 0, drainOnSignals: false, [name]: value }
+    const refused = startGateway(options as unknown as Parameters<typeof startGateway>[0])
+    await expect(refused).rejects.toMatchObject({
+      code: 'GATEWAY_OPTION_INVALID',
+      message: expect.stringContaining(`startGateway: ${name}`),
+    })
+  })
+
   // The boolean options, as an environment variable hands them over.
   const BOOLEANS = ['metrics', 'mountDeadline', 'trustStainlessTimeout'] as const
   const each: [string, unknown][] = BOOLEANS.flatMap((name) =>
