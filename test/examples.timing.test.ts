@@ -52,7 +52,11 @@ describe('examples/', () => {
     }
     expect(run.stdout).toMatch(/! deadline\.exceeded .*stage=slice slice=lookup/)
     expect(run.stdout).toMatch(/! deadline\.exceeded .*stage=handler slice=lookup action=504/)
-    // printWaterfall fits an 80-column terminal.
+    // printWaterfall fits an 80-column terminal, and wraps what does not fit
+    // rather than cutting it: the retry_skipped line was cut to `reason=~`.
+    expect(run.stdout).toMatch(
+      /! deadline\.retry_skipped [^\n]*why=upstream-deadline(?: |\n +)reason=HTTP_504$/m,
+    )
     for (const line of lines.slice(lines.findIndex((l) => l.startsWith('trace ')))) {
       expect(line.length).toBeLessThanOrEqual(80)
     }

@@ -68,4 +68,34 @@ describe("the demo report's last words", () => {
     expect(closing(report)).toMatch(/^In this run the toolkit chain missed deadlines/)
     for (const l of report.split('\n')) expect(l.length).toBeLessThanOrEqual(80)
   })
+
+  it('count what they judge: a run whose only misses are late 504s says so', () => {
+    // The closing used to count late 200s and unanswered requests only, and
+    // read "missed deadlines (0 late or unanswered, latest answer +40 ms)".
+    const toolkit = chain({
+      timeouts504: 4,
+      timeout504VsDeadlineMs: { median: -200, max: 40 },
+      latestAnswerVsDeadlineMs: 40,
+    })
+    const words = closing(renderDemo({ ...figures, toolkit })).replace(/\n/g, ' ')
+    expect(words).not.toMatch(/\b0 late/)
+    expect(words).toMatch(
+      /^In this run the toolkit chain missed deadlines \(504s up to \+40 ms past their deadlines\):/,
+    )
+  })
+
+  it('name every kind of miss, each once', () => {
+    const toolkit = chain({
+      late: 2,
+      gaveUp: 1,
+      timeouts504: 1,
+      timeout504VsDeadlineMs: { median: 20, max: 20 },
+      latestAnswerVsDeadlineMs: 148,
+    })
+    const report = renderDemo({ ...figures, toolkit })
+    expect(closing(report).replace(/\n/g, ' ')).toMatch(
+      /missed deadlines \(2 answered late, a 504 \+20 ms past its deadline, 1 unanswered, latest answer \+148 ms\):/,
+    )
+    for (const l of report.split('\n')) expect(l.length).toBeLessThanOrEqual(80)
+  })
 })

@@ -25,7 +25,9 @@ describe('a progress line redrawn in place', () => {
   })
 
   it('is cut at 79 columns when the width is unknown or wide', () => {
-    for (const columns of [undefined, 200]) {
+    // 0 is what a pty sized 0×0 reports (`script`, `docker exec -t` before
+    // its resize): unknown, not a terminal one column wide.
+    for (const columns of [undefined, 0, 200]) {
       const { io, writes } = terminal(columns)
       progressLine(io).update('x'.repeat(300))
       expect(writes[0]).toBe(`\r${'x'.repeat(79)}`)

@@ -78,7 +78,9 @@ export async function main(argv: readonly string[], io: Io = processIo()): Promi
     io.stderr(
       name!.startsWith('-')
         ? `hourglass: unknown option '${printable(name)}': name a command first: demo, probe or gateway (see hourglass --help)\n`
-        : `hourglass: unknown command '${printable(name)}': demo, probe or gateway (see hourglass --help)\n`,
+        : isNodePath(name!)
+          ? `hourglass: unknown command '${printable(name)}': main() takes argv without node and the script (process.argv.slice(2)), then a command: demo, probe or gateway\n`
+          : `hourglass: unknown command '${printable(name)}': demo, probe or gateway (see hourglass --help)\n`,
     )
     return 2
   }
@@ -115,6 +117,15 @@ function helpTopic(args: string[]): { command?: Command; rest: string[] } | stri
     return `hourglass help: unknown ${topic.startsWith('-') ? 'option' : 'command'} '${printable(topic)}': demo, probe or gateway (see hourglass --help)\n`
   }
   return { command, rest: args.slice(at + 1) }
+}
+
+/**
+ * `main(process.argv)`, the commonest mistake calling main from a script,
+ * names node's own path as the command: said as it is, with the fix the
+ * TypeError for an argv that is no array gives.
+ */
+function isNodePath(name: string): boolean {
+  return name === process.execPath || /[\\/]node(?:\.exe)?$/i.test(name)
 }
 
 const TOP_LEVEL_FLAGS = new Set(['-h', '--help', 'help', '-v', '--version'])

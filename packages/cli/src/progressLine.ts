@@ -11,8 +11,12 @@ export function progressLine(io: Io): { update(text: string): void; clear(): voi
       if (!io.stderrIsTTY) return
       // One row less than the terminal is wide (80 when unknown): a line that
       // wraps cannot be redrawn with `\r`, which goes back to the start of
-      // its last row only, and the rows above it piled up.
-      const columns = io.stderrColumns?.() ?? 80
+      // its last row only, and the rows above it piled up. A terminal that
+      // reports 0 columns (a pty sized 0×0: `script`, `docker exec -t` before
+      // its resize) does not know its width either; taken at its word, every
+      // redraw was cut to one character.
+      const reported = io.stderrColumns?.()
+      const columns = reported !== undefined && reported > 0 ? reported : 80
       const line = text.slice(0, Math.max(1, Math.min(79, columns - 1)))
       io.stderr(`\r${line.padEnd(width)}`)
       width = line.length

@@ -30,3 +30,41 @@ it('an argv that is not an array of strings is a TypeError naming argv, before a
   )
   await expect(main([42] as unknown as string[])).rejects.toBeInstanceOf(TypeError)
 })
+
+it.each([
+  [process.execPath, 'this process'],
+  ['/opt/node-v20/bin/node', 'another node'],
+])(
+  'main(process.argv) — node as the command (%s, %s) — is exit 2 with the process.argv.slice(2) hint',
+  async (node) => {
+    // It read "unknown command '/usr/bin/node'" and no more, while the
+    // TypeError for an argv that is no array names the fix.
+    let stderr = ''
+    const code = await main([node, '/work/app/script.mjs', 'probe'], {
+      stdout: () => {},
+      stderr: (text) => {
+        stderr += text
+      },
+      stderrIsTTY: false,
+    })
+    expect(code).toBe(2)
+    expect(stderr).toContain(`unknown command '${node}'`)
+    expect(stderr).toContain('without node and the script (process.argv.slice(2))')
+    expect(stderr.trimEnd().split('\n')).toHaveLength(1)
+  },
+)
+
+it('an unknown command that is no path to node gets no such hint', async () => {
+  let stderr = ''
+  const code = await main(['nodes'], {
+    stdout: () => {},
+    stderr: (text) => {
+      stderr += text
+    },
+    stderrIsTTY: false,
+  })
+  expect(code).toBe(2)
+  expect(stderr).toBe(
+    "hourglass: unknown command 'nodes': demo, probe or gateway (see hourglass --help)\n",
+  )
+})

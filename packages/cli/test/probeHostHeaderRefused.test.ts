@@ -1,6 +1,9 @@
+import { readFileSync } from 'node:fs'
 import { type FaultServer, faultServer } from '@hourglass/testkit'
 import { afterEach, expect, it } from 'vitest'
 import { runMain } from '../../../test/cli/runMain.js'
+import { parseHeader } from '../src/probe/parseHeader.js'
+import { UsageError } from '../src/UsageError.js'
 
 // `hourglass probe http://10.0.0.5/ -H 'Host: api.example.com'` (curl's way to
 // reach one virtual host by address) exited 0 with figures, but fetch deletes
@@ -32,3 +35,16 @@ it.each([
   expect(run.stdout).toBe('')
   expect(server.records).toHaveLength(0)
 })
+
+// The README's `-H` row named Host and Content-Length as the headers refused;
+// the ones that frame the connection or the message were refused as well
+// (exit 2) without a word there.
+it.each(['Host', 'Content-Length', 'Transfer-Encoding', 'Upgrade', 'Expect', 'Keep-Alive'])(
+  "-H '%s: …' is refused as a usage error, and the README's -H row says so",
+  (name) => {
+    expect(() => parseHeader(`${name}: x`)).toThrow(UsageError)
+    const readme = readFileSync(new URL('../README.md', import.meta.url), 'utf8')
+    const row = readme.split('\n').find((l) => l.startsWith('| `-H`'))
+    expect(row).toContain(`\`${name}\``)
+  },
+)

@@ -142,8 +142,22 @@ export function formatWaterfall(
       const at = `+${fmtMs(toMs(event.time) - t0)}`
       const attributes = event.attributes ?? {}
       for (const key of EVENT_KEYS) if (attributes[key] !== undefined) used.add(shortKey(key))
-      const detail = eventDetail(attributes)
-      lines.push(fit(`${'  '.repeat(depth + 1)}! ${name}  ${at}  ${detail}`.trimEnd()))
+      // Details that do not fit go on lines of their own under the event,
+      // never cut: a retry_skipped line is 85 characters or more, and cut at
+      // 80 it lost its last detail, the reason (`reason=~`).
+      const head = `${'  '.repeat(depth + 1)}! ${name}  ${at}`
+      // Continuation lines start under the event's name, past its `! `; a
+      // detail longer than a whole line is still cut (`~`).
+      const more = ' '.repeat(2 * (depth + 1) + 4)
+      let line = head
+      for (const detail of eventDetails(attributes)) {
+        const next = `${line}${line === head ? '  ' : ' '}${detail}`
+        if (next.length > columns) {
+          lines.push(fit(line))
+          line = `${more}${detail}`
+        } else line = next
+      }
+      lines.push(fit(line))
     }
     path.add(span)
     for (const child of children.get(span.spanContext().spanId) ?? []) visit(child, depth + 1)
@@ -228,10 +242,10 @@ const EVENT_KEYS = [
   ATTR_DEADLINE_ACTION,
 ]
 
-function eventDetail(attributes: Attributes): string {
-  return EVENT_KEYS.filter((k) => attributes[k] !== undefined)
-    .map((k) => `${shortKey(k)}=${String(attributes[k])}`)
-    .join(' ')
+function eventDetails(attributes: Attributes): string[] {
+  return EVENT_KEYS.filter((k) => attributes[k] !== undefined).map(
+    (k) => `${shortKey(k)}=${String(attributes[k])}`,
+  )
 }
 
 /** `hourglass.deadline.retry.why` → `why`: the name an event key has on an event line. */

@@ -130,6 +130,30 @@ describe('formatWaterfall', () => {
     )
   })
 
+  it('wraps an event’s details that do not fit the line under it, none cut', () => {
+    const span = otel.tracer.startSpan('deadline.egress GET')
+    span.addEvent('hourglass.deadline.retry_skipped', {
+      'hourglass.deadline.attempt': 1,
+      'hourglass.deadline.retry.why': 'upstream-deadline',
+      'hourglass.deadline.retry.reason': 'HTTP_504',
+    })
+    span.end()
+    const lines = formatWaterfall(otel.exporter.getFinishedSpans(), { legend: false })
+      .trimEnd()
+      .split('\n')
+    const at = lines.findIndex((l) => l.includes('! deadline.retry_skipped'))
+    // 87 characters on one line: cut at 80, it read `reason=~`.
+    expect(lines[at]).toMatch(
+      /^ {2}! deadline\.retry_skipped {2}\+\S+ms {2}attempt=1 why=upstream-deadline$/,
+    )
+    expect(lines[at + 1]).toBe('      reason=HTTP_504')
+    for (const line of lines) expect(line.length).toBeLessThanOrEqual(80)
+    expect(lines.join('\n')).not.toContain('~')
+    // Wide enough, one line, as before.
+    const wide = formatWaterfall(otel.exporter.getFinishedSpans(), { columns: 120, legend: false })
+    expect(wide).toMatch(/attempt=1 why=upstream-deadline reason=HTTP_504\n/)
+  })
+
   it('names an HTTP span that carries only its method by its path too', () => {
     otel.tracer.startSpan('GET', { attributes: { 'url.path': '/price' } }).end()
     expect(formatWaterfall(otel.exporter.getFinishedSpans()).split('\n')[1]).toMatch(

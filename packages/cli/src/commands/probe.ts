@@ -160,8 +160,12 @@ Options:
     // that answers 401 to strangers, a 404 by design), and it is measured.
     const statuses = [...new Set(measured.samples.map((s) => s.status))]
     if (values['allow-errors'] !== true && statuses.every((status) => status >= 400)) {
+      const calls =
+        measured.samples.length === 1
+          ? 'the one call measured'
+          : `every one of the ${measured.samples.length} calls measured`
       io.stderr(
-        `hourglass probe: ${shown} answered ${statuses.join(' or ')} to every one of the ${measured.samples.length} calls measured: the figures would time the error, not the endpoint's work (check the URL, -H headers such as authorization, or the service; --allow-errors to measure it as it is)\n`,
+        `hourglass probe: ${shown} answered ${statuses.join(' or ')} to ${calls}: the figures would time the error, not the endpoint's work (check the URL, -H headers such as authorization, or the service; --allow-errors to measure it as it is)\n`,
       )
       return 1
     }

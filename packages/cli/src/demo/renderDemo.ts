@@ -73,8 +73,9 @@ export function renderDemo(f: DemoFigures): string {
  * machine's timers running late).
  */
 function closing(t: ChainFigures): string[] {
-  const lateBy = Math.max(t.latestAnswerVsDeadlineMs ?? 0, t.timeout504VsDeadlineMs?.max ?? 0)
-  const byDeadline = t.late === 0 && t.gaveUp === 0 && lateBy <= 0
+  const latest = t.latestAnswerVsDeadlineMs ?? 0
+  const late504 = t.timeout504VsDeadlineMs?.max ?? 0
+  const byDeadline = t.late === 0 && t.gaveUp === 0 && Math.max(latest, late504) <= 0
   const naive = [
     'the naive chain keeps every hop busy — and the provider generating,',
     'billed — for clients that are already gone.',
@@ -87,11 +88,49 @@ function closing(t: ChainFigures): string[] {
     ]
   }
   return [
-    `In this run the toolkit chain missed deadlines (${t.late + t.gaveUp} late or unanswered,`,
-    `latest answer ${signed(lateBy)} ms): this machine's timers ran late; is it busy?`,
+    ...wrap(
+      `In this run the toolkit chain missed deadlines (${misses(t).join(', ')}): this machine's timers ran late; is it busy?`,
+    ),
     'By design it answers by the deadline and stops working for it then;',
     ...naive,
   ]
+}
+
+/**
+ * Each kind of miss the closing judged by, named: a count of late 200s and
+ * unanswered requests alone read "0 late or unanswered" when the miss was a
+ * 504 that arrived after the deadline (the figures hold how late the latest
+ * 504 was, not how many were late).
+ */
+function misses(t: ChainFigures): string[] {
+  const latest = t.latestAnswerVsDeadlineMs ?? 0
+  const late504 = t.timeout504VsDeadlineMs?.max ?? 0
+  const found: string[] = []
+  if (t.late > 0) found.push(`${t.late} answered late`)
+  if (late504 > 0) {
+    found.push(
+      t.timeouts504 === 1
+        ? `a 504 ${signed(late504)} ms past its deadline`
+        : `504s up to ${signed(late504)} ms past their deadlines`,
+    )
+  }
+  if (t.gaveUp > 0) found.push(`${t.gaveUp} unanswered`)
+  // A later answer than the latest 504 is a late 200 or another status.
+  if (latest > 0 && latest > late504) found.push(`latest answer ${signed(latest)} ms`)
+  return found
+}
+
+/** `text` in lines of at most 80 columns, broken between words. */
+function wrap(text: string): string[] {
+  const lines: string[] = []
+  let line = ''
+  for (const word of text.split(' ')) {
+    if (line !== '' && line.length + 1 + word.length > 80) {
+      lines.push(line)
+      line = word
+    } else line = line === '' ? word : `${line} ${word}`
+  }
+  return [...lines, line]
 }
 
 /** What each row of the table means, printed under it (at most 80 columns). */

@@ -35,7 +35,7 @@ export function renderProbe(
   const { phases } = result
   const total = { medianMs: result.medianMs, p90Ms: result.p90Ms, maxMs: result.maxMs, samples: 0 }
   const lines = [
-    `${result.samples.length} samples of ${result.url}`,
+    `${result.samples.length} ${result.samples.length === 1 ? 'sample' : 'samples'} of ${result.url}`,
     `  ${'phase'.padEnd(9)}${'median'.padStart(11)}${'p90'.padStart(11)}${'max'.padStart(11)}${'p90/median'.padStart(12)}`,
     row('dns', phases.dns, '  none: an IP address needs no lookup'),
     row('connect', phases.connect, '  none: every call reused a connection'),
