@@ -3,6 +3,7 @@ import { type Clock, isClock, MAX_TIMER_MS, systemClock } from './clock.js'
 import { DeadlineExceededError } from './DeadlineExceededError.js'
 import { describeValue } from './describeValue.js'
 import { isAbortSignal } from './isAbortSignal.js'
+import { optionError } from './optionError.js'
 import { type PlanEntry, type PlanOptions, SlicePlan } from './SlicePlan.js'
 import { recordTimerLateness } from './timerLateness.js'
 
@@ -96,6 +97,13 @@ export function markExpiryOf<E>(error: E, deadline: Deadline): E {
 let elsewhere: Deadline | undefined
 
 /**
+ * True while `elsewhere` is made: it is no deadline of anyone's, so it
+ * publishes no `hourglass:deadline:create` (subscribers counted, and a
+ * tracer drew, a phantom deadline named `elsewhere`, never ended).
+ */
+let makingElsewhere = false
+
+/**
  * @internal Record that `error` reports the expiry of a deadline outside the
  * line of whoever reads it, though not which one: a remote's own cap behind
  * a gRPC call, a job's cap, a retry refused for the back-off it needed —
@@ -106,7 +114,14 @@ let elsewhere: Deadline | undefined
  * bullmq's `fromJobError`). Returns `error`.
  */
 export function markForeignExpiry<E>(error: E): E {
-  elsewhere ??= Deadline.never({ name: 'elsewhere' })
+  if (elsewhere === undefined) {
+    makingElsewhere = true
+    try {
+      elsewhere = Deadline.never({ name: 'elsewhere' })
+    } finally {
+      makingElsewhere = false
+    }
+  }
   return markExpiryOf(error, elsewhere)
 }
 
@@ -217,6 +232,12 @@ export class Deadline {
   // not by a child due at the same time, not by throwIfExpired). A field of
   // its own, not a state: a disposed deadline is neither done nor aborted.
   #disposed = false
+  // `dispose()` was called, whenever: also after its time passed but before
+  // its late timer ran (a busy loop), where `#disposed` stays false (it
+  // keeps reading expired). The request is over: a child due with it must
+  // not expire it then — its onExpire (a 504) and expire event came after
+  // the handler had answered.
+  #disposeCalled = false
   #reason: unknown
   #controller: AbortController | undefined
   #timer: unknown
@@ -251,6 +272,11 @@ export class Deadline {
     this.clock = options.clock ?? parent?.clock ?? systemClock
     this.parent = parent
     this.name = options.name
+    if (options.observe != null && typeof options.observe !== 'boolean') {
+      // Read as truthy, `observe: 'false'` (an environment variable) turned
+      // dark mode on: the deadline stopped being enforced.
+      throw optionError('Deadline: observe', 'true or false', options.observe)
+    }
     this.observe = options.observe ?? parent?.observe ?? false
     if (options.onExpire != null && typeof options.onExpire !== 'function') {
       // Called only at expiry, where its TypeError is reported as uncaught
@@ -285,7 +311,7 @@ export class Deadline {
     // (performance.now) that difference reads 1990.0000000000002 for 1990.
     this.budgetMs = Math.max(0, ownEnd <= parentEnd ? budgetMs : parentEnd - now)
 
-    if (coreChannels.deadlineCreate.hasSubscribers) {
+    if (coreChannels.deadlineCreate.hasSubscribers && !makingElsewhere) {
       coreChannels.deadlineCreate.publish(() => ({
         deadline: this,
         budgetMs: this.budgetMs,
@@ -413,7 +439,10 @@ export class Deadline {
       throw new TypeError(`onDone: listener must be a function, got ${describeValue(listener)}`)
     }
     if (this.#aborts()) {
-      listener(this.#reason)
+      // Its throw reported on the next tick, as at the abort: thrown here,
+      // it reached the caller only when the deadline had already ended.
+      const reason = this.#reason
+      isolated(() => listener(reason))
       return noop
     }
     this.#doneListeners ??= new Set()
@@ -513,6 +542,7 @@ export class Deadline {
     // not marked an expiry that is already due, and one disposed then — a
     // request that finished after its deadline — keeps reading expired.
     if (this.#state === 'live' && this.clock.now() < this.#expiresAt) this.#disposed = true
+    this.#disposeCalled = true
     this.#release()
   }
 
@@ -528,6 +558,7 @@ export class Deadline {
       parent !== undefined &&
       parent.#state === 'live' &&
       !parent.#disposed &&
+      !parent.#disposeCalled &&
       !parent.observe &&
       parent.clock.now() >= parent.#expiresAt
     ) {

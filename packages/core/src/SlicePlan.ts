@@ -303,7 +303,33 @@ function outcomeOf(error: unknown, slice: Deadline): SliceOutcome {
   // failure of the step, not the slice running out with its time left.
   if (isDeadlineExceeded(ended)) return isExpiryOf(ended, slice) ? 'exceeded' : 'failed'
   if (ended !== undefined || isAbortError(error)) return 'cancelled'
+  // Ended by the slice's own cancel, whatever reason it was given: `cancel`
+  // takes any value (a shutdown `Error`, a string, a `TimeoutError`), and
+  // judged by its type such a slice read `failed`, as if its step had
+  // broken. The reason itself, or a wrapper carrying it as its cause. A
+  // step's own error while its slice is live stays `failed`.
+  // (An observe-only slice whose time ran out is done with no reason.)
+  const reason = slice.reason
+  if (slice.done && reason !== undefined && carries(error, reason)) return 'cancelled'
   return 'failed'
+}
+
+/** Deep enough for any wrapping seen in practice (as `endedBy`); bounds a cyclic chain. */
+const MAX_CAUSE_DEPTH = 8
+
+/** True when `error` is `reason`, or has it in its `cause` chain. */
+function carries(error: unknown, reason: unknown): boolean {
+  let current = error
+  for (let depth = 0; depth <= MAX_CAUSE_DEPTH; depth++) {
+    if (current === reason) return true
+    if (typeof current !== 'object' || current === null) return false
+    try {
+      current = (current as { cause?: unknown }).cause
+    } catch {
+      return false // a hostile getter
+    }
+  }
+  return false
 }
 
 function round(ms: number): number {

@@ -52,6 +52,15 @@ export function guard<T>(
   const slice = options?.slice ?? deadline.name
   // Marked as the deadline's: an Express app answers it as the request's expiry.
   const exceeded = (cause?: unknown) => expiryError(deadline, { slice, cause })
+  // The deadline's own timer may win the race: report it under this
+  // slice's name. Only its own line's expiry (its, an ancestor's, or a
+  // deadline's made under it; see `isExpiryOf`): a deadline error of an
+  // unrelated deadline inside the work (a cap of its own) is not this
+  // guard's, and renamed it told of an expiry that had not come.
+  const ownExpiry = (error: unknown): unknown =>
+    isDeadlineExceeded(error) && error.slice !== slice && isExpiryOf(error, deadline)
+      ? exceeded(error)
+      : error
   // Its expiry is enforced unless it only observes. One disposed while live
   // (to opt out of it) reads remaining() Infinity: no end, no timer; a
   // disposal during the wait is checked when the timer fires. A cancel ends
@@ -81,6 +90,26 @@ export function guard<T>(
   } catch (error) {
     return Promise.reject(error)
   }
+  // Ended while the function's synchronous part ran: it used up the time
+  // left (a busy loop building a request body; remaining() then read 0, and
+  // p-timeout refused it with "Expected `milliseconds` to be a positive
+  // number"), or it cancelled the deadline itself — an abort the listener
+  // below, added after it, would never hear. Either way the work was
+  // neither cancelled nor its promise's later rejection handled: the
+  // process died of an unhandled rejection.
+  // Read once: the timer below takes this same figure (a second read on a
+  // real clock could find the last fraction of a ms gone: 0 again).
+  const remaining = deadline.remaining()
+  const endedDuring = deadline.signal.aborted
+    ? deadline.reason
+    : enforces && remaining <= 0
+      ? exceeded()
+      : undefined
+  if (endedDuring !== undefined) {
+    promise.cancel?.()
+    Promise.resolve(promise).then(undefined, () => {})
+    return Promise.reject(ownExpiry(endedDuring))
+  }
   // Once, whichever comes first: the deadline's abort or guard's own timer.
   // Both may fire in one stretch with no microtask between them (a
   // ManualClock's advance() runs timers due together back to back; a cancel
@@ -98,8 +127,8 @@ export function guard<T>(
   signal.addEventListener('abort', onAbort, { once: true })
   // Far deadlines (and observe-only or disposed ones) need no timer of ours:
   // the deadline's own signal ends the wait if it is ever aborted.
-  // Read after the work started: a function's synchronous part took some.
-  const remaining = deadline.remaining()
+  // `remaining` was read after the work started (a function's synchronous
+  // part took some), and is > 0 when enforced (checked above).
   const milliseconds = !enforces || remaining > MAX_TIMER_MS ? Number.POSITIVE_INFINITY : remaining
   const clock = deadline.clock
   const expiresAt = deadline.expiresAt
@@ -150,14 +179,7 @@ export function guard<T>(
   }) as Promise<T>
   return bounded
     .catch((error: unknown) => {
-      // The deadline's own timer may win the race: report it under this
-      // slice's name. Only its own line's expiry (its, an ancestor's, or a
-      // deadline's made under it; see `isExpiryOf`): a deadline error of an
-      // unrelated deadline inside the work (a cap of its own) is not this
-      // guard's, and renamed it told of an expiry that had not come.
-      throw isDeadlineExceeded(error) && error.slice !== slice && isExpiryOf(error, deadline)
-        ? exceeded(error)
-        : error
+      throw ownExpiry(error)
     })
     .finally(() => signal.removeEventListener('abort', onAbort))
 }

@@ -1,5 +1,7 @@
 import { MAX_TIMER_MS } from './clock.js'
+import { cutText } from './cutText.js'
 import { describeValue } from './describeValue.js'
+import { escapeUnprintable } from './escapeUnprintable.js'
 import {
   DEADLINE_SOURCES,
   type DeadlineSource,
@@ -99,7 +101,10 @@ export function readDeadline(
   // caller's 24 days.
   // A floor above that cap, with no cap given, raises the cap: "values
   // below minMs are raised to it" holds for a caller that passed only minMs.
-  const givenMax = options.maxMs === undefined ? undefined : clampOption('maxMs', options.maxMs, 0)
+  // `null` is no cap given, as every ingress reads it (`maxMs ?? default`):
+  // floored as a number, it cut every inbound budget to 0 ms — every
+  // request expired on arrival.
+  const givenMax = options.maxMs == null ? undefined : clampOption('maxMs', options.maxMs, 0)
   const askedMin = clampOption('minMs', options.minMs, 0)
   if (givenMax !== undefined && askedMin > givenMax) {
     // Clamped into an empty range, a value came back below the floor the
@@ -116,11 +121,12 @@ export function readDeadline(
     // header and any name it happens to contain.
     throw optionError('readDeadline: sources', 'an array of header names', sources)
   }
+  const trusted = sources === DEADLINE_SOURCES ? sources : knownSources(sources)
   const invalid: InvalidDeadlineHeader[] = []
   let best: number | undefined
   let source: DeadlineSource | undefined
   for (const header of KNOWN_DEADLINE_SOURCES) {
-    if (!sources.includes(header)) continue
+    if (!trusted.includes(header)) continue
     let raw: string | readonly string[] | undefined
     try {
       raw = getHeader(headers, header, options.lowerCaseNames === true)
@@ -315,14 +321,47 @@ function headerValue(value: unknown): string | readonly string[] | undefined {
   return String(value)
 }
 
-function clampOption(name: string, value: number | undefined, fallback: number): number {
-  if (value === undefined) return fallback
-  if (typeof value === 'number' ? Number.isNaN(value) : value !== null) {
+/**
+ * `sources` as the lower-case names the loop matches, each one known: an
+ * unknown name (`grpc_timeout`, a header of another convention) trusted
+ * nothing, without a word — every inbound deadline ignored. Refused as an
+ * ingress's `trust` refuses one. Header names are case-insensitive, as
+ * they are matched in `headers`: `X-Deadline-Remaining-Ms` is that header.
+ */
+function knownSources(sources: readonly unknown[]): readonly string[] {
+  const known = KNOWN_DEADLINE_SOURCES as readonly string[]
+  let lowered: string[] | undefined
+  for (let i = 0; i < sources.length; i++) {
+    const source = sources[i]
+    if (typeof source === 'string' && known.includes(source)) {
+      lowered?.push(source)
+      continue
+    }
+    const lower = typeof source === 'string' ? source.toLowerCase() : undefined
+    if (lower === undefined || !known.includes(lower)) {
+      const shown =
+        typeof source === 'string'
+          ? `"${escapeUnprintable(cutText(source, 40))}"`
+          : describeValue(source)
+      throw new RangeError(
+        `readDeadline: sources lists an unknown header ${shown} (known: ${KNOWN_DEADLINE_SOURCES.join(', ')})`,
+      )
+    }
+    lowered ??= sources.slice(0, i) as string[]
+    lowered.push(lower)
+  }
+  return lowered ?? (sources as readonly string[])
+}
+
+function clampOption(name: string, value: number | null | undefined, fallback: number): number {
+  // `null` is none given, as `maxMs` above reads it (Math.floor(null) is 0).
+  if (value === undefined || value === null) return fallback
+  if (typeof value !== 'number' || Number.isNaN(value)) {
     // A `maxMs` read from an unset environment variable (`Number(undefined)`)
     // lifted the cap on an untrusted budget to 2^31-1 ms without a word.
     throw optionError(`readDeadline: ${name}`, 'a number of ms', value)
   }
-  if (typeof value === 'number' && value < 0) {
+  if (value < 0) {
     // A negative maxMs cut every inbound budget to 0 ms: every request
     // answered as expired on arrival, and nothing said why.
     throw optionError(`readDeadline: ${name}`, 'a number of ms ≥ 0', value)

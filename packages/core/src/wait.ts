@@ -135,15 +135,29 @@ export function wait(ms: number, options: WaitOptions | null = {}): Promise<Wait
     if (deadline) offDeadline = deadline.onDone((reason) => settle(false, reason))
     if (options.wakeOn && !settled) {
       let off: (() => void) | undefined
+      // A wake while subscribing (the slot was already free) is held until
+      // the unsubscribe is back: settled at once, the wait resolved 'woken'
+      // before it could call it, and an unsubscribe that threw then was lost
+      // (a throw from the executor of a settled promise goes nowhere).
+      let subscribing = true
+      let wokeWhileSubscribing = false
+      const wake = () => {
+        if (subscribing) wokeWhileSubscribing = true
+        else settle(true, 'woken')
+      }
       try {
-        off = options.wakeOn(() => settle(true, 'woken'))
+        off = options.wakeOn(wake)
       } catch (error) {
+        subscribing = false
         // A subscription that throws: the wait rejects with its error, and
         // the signal listener and deadline hook taken above go with it (a
-        // bare throw from the executor rejected but left both behind).
-        settle(false, error)
+        // bare throw from the executor rejected but left both behind). One
+        // that woke it first resolves 'woken', as it always did.
+        if (wokeWhileSubscribing) settle(true, 'woken')
+        else settle(false, error)
         return
       }
+      subscribing = false
       if (off !== undefined && typeof off !== 'function') {
         // `(wake) => emitter.once('free', wake)` returns the emitter: called
         // as the unsubscribe when the wait settled, it threw there, and the
@@ -157,10 +171,20 @@ export function wait(ms: number, options: WaitOptions | null = {}): Promise<Wait
         )
         return
       }
-      // Woken while subscribing (the slot was already free): settle ran
-      // before this unsubscribe existed, so release the subscription now.
-      if (settled) off?.()
-      else offWake = off
+      if (settled) {
+        // Ended while subscribing (the wakeOn cancelled the deadline): the
+        // wait rejected with that reason, which stands (as settle keeps an
+        // abort's reason over an unsubscribe's error); the subscription is
+        // released now that its unsubscribe exists.
+        try {
+          off?.()
+        } catch {}
+        return
+      }
+      offWake = off
+      // Woken while subscribing: settled now, so the unsubscribe is called
+      // and its throw rejects the wait, as at any other wake.
+      if (wokeWhileSubscribing) settle(true, 'woken')
     }
     if (settled) return
     if (total === 0) {

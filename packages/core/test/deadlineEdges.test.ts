@@ -115,6 +115,23 @@ describe('a listener that throws', () => {
     expect(childHeard).toHaveLength(1)
     expect(reported).toHaveLength(1)
   })
+
+  it('given to onDone of a deadline already aborted: called at once, its throw reported on the next tick as at expiry, not thrown to the caller', () => {
+    const d = Deadline.after(0)
+    const boom = new Error('listener bug')
+    const heard: unknown[] = []
+    captureNextTick()
+    let unsubscribe: (() => void) | undefined
+    expect(() => {
+      unsubscribe = d.onDone((why) => {
+        heard.push(why)
+        throw boom
+      })
+    }).not.toThrow()
+    expect(heard).toEqual([d.reason])
+    expect(reported).toEqual([boom])
+    expect(typeof unsubscribe).toBe('function')
+  })
 })
 
 describe('bad options and listeners are refused where they are given', () => {

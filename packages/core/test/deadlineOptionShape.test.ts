@@ -47,3 +47,18 @@ it('false is none, as it always was (`{ deadline: useIt && req.deadline }` from 
   await expect(wait(1, { deadline: no })).resolves.toBe('timer')
   await expect(untilEnded(Promise.resolve(2), { deadline: no })).resolves.toBe(2)
 })
+
+it('Deadline.after refuses an observe that is not true or false (`observe: "false"` turned dark mode on)', () => {
+  expect(() => Deadline.after(10, { observe: 'false' as never })).toThrow(
+    new TypeError("Deadline: observe must be true or false, got 'false' (a string)"),
+  )
+  expect(() => Deadline.after(10, { observe: 1 as never })).toThrow(
+    new RangeError('Deadline: observe must be true or false, got 1'),
+  )
+  expect(() => Deadline.never({ observe: 'true' as never })).toThrow(TypeError)
+  // Left out (or null), it is the parent's, as before.
+  const parent = Deadline.after(1000, { observe: true })
+  expect(Deadline.after(10, { parent, observe: null as never }).observe).toBe(true)
+  expect(Deadline.after(10, { observe: false }).observe).toBe(false)
+  parent.dispose()
+})

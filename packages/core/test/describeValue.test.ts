@@ -50,3 +50,40 @@ describe('describeValue', () => {
     expect(describeValue(SCOTLAND)).toBe(`'${SCOTLAND}' (a string)`)
   })
 })
+
+describe('describeValue of a function or a class', () => {
+  it('shows a function by kind and name, not its source', () => {
+    function currentDeadlineLike() {
+      return 1
+    }
+    expect(describeValue(currentDeadlineLike)).toBe('a function currentDeadlineLike')
+    expect(describeValue(() => 0)).toBe('a function')
+  })
+
+  it('shows a class passed where its instance belongs as that, on one short line', () => {
+    class ManualClockLike {
+      now() {
+        return 0
+      }
+    }
+    expect(describeValue(ManualClockLike)).toBe('the class ManualClockLike, not an instance')
+    expect(describeValue(class {})).toBe('the class, not an instance')
+  })
+
+  it('keeps a name, a symbol or a huge BigInt one cut line', () => {
+    const fn = () => 0
+    Object.defineProperty(fn, 'name', { value: `a\n${'x'.repeat(100)}` })
+    expect(describeValue(fn)).toBe(`a function a\\n${'x'.repeat(37)}…`)
+    expect(describeValue(Symbol('a\nb'))).toBe(String.raw`Symbol(a\nb)`)
+    expect(describeValue(10n ** 100n)).toBe(`1${'0'.repeat(38)}…`)
+  })
+
+  it('shows a function whose name or source cannot be read by kind', () => {
+    const hostile = new Proxy(() => 0, {
+      get() {
+        throw new Error('no reads')
+      },
+    })
+    expect(describeValue(hostile)).toBe('a function')
+  })
+})

@@ -68,6 +68,29 @@ describe('a disposed deadline', () => {
     expect(kept?.done).toBe(false)
   })
 
+  it('disposed after its time passed but before its late timer ran, is not expired later by a child', () => {
+    // A busy loop: the clock moves, no timer runs; the handler answers and disposes.
+    const clock = new ManualClock()
+    const heard: string[] = []
+    const request = Deadline.after(100, {
+      clock,
+      name: 'request',
+      onExpire: () => heard.push('request onExpire'),
+    })
+    const background = request.child(Number.POSITIVE_INFINITY, { name: 'background' })
+    const now = clock.now.bind(clock)
+    clock.now = () => now() + 105
+    request.dispose()
+    clock.now = now
+    clock.advance(105) // the late timers run now: only the child's was left
+    expect(heard).toEqual([])
+    expect(expired).toEqual(['background'])
+    expect(request.done).toBe(false)
+    expect(background.done).toBe(true)
+    // It keeps reading expired (README: disposed after it ended, it keeps its end).
+    expect(request.expired).toBe(true)
+  })
+
   it('can still be cancelled, and an expired one still throws its reason', () => {
     const clock = new ManualClock()
     const d = Deadline.after(100, { clock })

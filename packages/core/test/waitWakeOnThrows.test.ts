@@ -99,4 +99,23 @@ describe('wait() whose wakeOn unsubscribe fails', () => {
     expect(() => clock.advance(1000)).not.toThrow()
     expect(await settled).toEqual({ error: failure })
   })
+
+  it('that throws after a wake while subscribing: the wait rejects with its error, nothing left behind', async () => {
+    const clock = new ManualClock()
+    const shutdown = new AbortController()
+    const failure = new Error('unsubscribe failed')
+    const waiting = wait(1000, {
+      signal: shutdown.signal,
+      clock,
+      wakeOn: (wake) => {
+        wake() // already free
+        return () => {
+          throw failure
+        }
+      },
+    })
+    await expect(waiting).rejects.toBe(failure)
+    expect(getEventListeners(shutdown.signal, 'abort')).toHaveLength(0)
+    expect(clock.pendingTimers).toBe(0)
+  })
 })
