@@ -1,4 +1,6 @@
+import type { IncomingMessage, ServerResponse } from 'node:http'
 import {
+  type Deadline,
   endedBy,
   isAbortError,
   isClientClosed,
@@ -22,7 +24,10 @@ import { writeExpired } from './writeExpired.js'
  *   error of the app's — answered as the request's expiry it was a 504 that
  *   said the request had run out with most of its time left, and an expire
  *   event, a metric, for an expiry that never came.
- * - `ClientClosedError`: nothing — nobody is left to answer.
+ * - This request's `ClientClosedError` (its deadline's reason, or any once
+ *   its client left): nothing — nobody is left to answer. Another
+ *   request's, from work the two shared, is passed on: this request's
+ *   caller is still there, waiting for an answer.
  * - An abort or deadline error that arrives after the deadline already
  *   answered for the request: swallowed; it is the handler noticing. So is
  *   the "headers already sent" a file send still looking up its file
@@ -31,8 +36,8 @@ import { writeExpired } from './writeExpired.js'
  *   as that cause. Node's own APIs wrap the signal's reason in an
  *   `AbortError` so, and `@hourglass/llm` a streamed answer cut by its
  *   deadline in a `StreamInterruptedError`.
- * - body-parser's "request aborted" (the client left mid-upload): as
- *   `ClientClosedError`.
+ * - body-parser's "request aborted" for this request's upload (the client
+ *   left mid-upload): as its `ClientClosedError`.
  * - Node's `ERR_STREAM_PREMATURE_CLOSE` for a request whose client left or
  *   whose deadline answered: what `pipeline(source, res)` rejects with when
  *   the response closes under it. Swallowed. So is Express's "Request
@@ -49,7 +54,14 @@ export function deadlineErrors(): ErrorRequestHandler {
     const ingress = IngressRequest.of(req)
     const reason = endedBy(error) ?? error
     const deadlineError = isDeadlineExceeded(reason)
-    if (isClientClosed(reason) || isUploadAborted(error)) return
+    // Only this request's own departure: nobody is left to answer it. One
+    // of another request's (an upstream call shared by two requests, made
+    // under the deadline of the one whose client left) is an error of the
+    // app's like any other. Swallowed, it left the caller still connected
+    // waiting out its budget for a 504 that said not to retry — in observe
+    // mode, or without deadline(), for no answer at all.
+    if (isClientClosed(reason) && ownDeparture(req, res, ingress, reason)) return
+    if (isUploadAborted(error) && uploadCut(req)) return
     // A stream into a response that is over (the caller left, or the
     // deadline ended it) fails with Node's premature close: `pipeline`
     // rejects with it when the response closes under it. Nobody to tell.
@@ -94,6 +106,49 @@ export function deadlineErrors(): ErrorRequestHandler {
     // nonetheless: something downstream ran out): answer from what it knows.
     writeExpired(res, req.method, reason)
   }
+}
+
+/**
+ * A `ClientClosedError` that is this request's: the reason its deadline (or
+ * one the handler put in its place under it) was cancelled with, or any
+ * once its client left (nobody to answer either way). Without deadline()
+ * nothing says whose it is but the response: one whose connection is gone
+ * has nobody to answer.
+ */
+function ownDeparture(
+  req: IncomingMessage,
+  res: ServerResponse,
+  ingress: IngressRequest | undefined,
+  reason: unknown,
+): boolean {
+  if (ingress === undefined) return res.destroyed === true || connectionGone(req)
+  if (ingress.clientClosed || ingress.deadline.reason === reason) return true
+  // `IngressRequest.of` walked these parents up to ours already; a reason
+  // getter that throws (not a core Deadline) tells nothing.
+  try {
+    let deadline = (req as { deadline?: unknown }).deadline as Deadline | undefined
+    while (deadline !== undefined && deadline !== ingress.deadline) {
+      if (deadline.reason === reason) return true
+      deadline = deadline.parent
+    }
+  } catch {}
+  return false
+}
+
+/**
+ * This request's body was cut before its end: the client left mid-upload.
+ * body-parser's error is raised from the request's 'aborted' event, once
+ * Node destroyed it (`readableAborted`); HTTP/2's request says `aborted`.
+ */
+function uploadCut(req: IncomingMessage): boolean {
+  return req.readableAborted === true || req.aborted === true
+}
+
+/** The client's connection is closed or half-closed (HTTP/1; HTTP/2's socket is the session's). */
+function connectionGone(req: IncomingMessage): boolean {
+  if (req.httpVersionMajor >= 2) return false
+  const socket = req.socket as { destroyed?: boolean; writable?: boolean } | null | undefined
+  return socket?.destroyed === true || socket?.writable === false
 }
 
 /**

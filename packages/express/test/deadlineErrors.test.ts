@@ -9,6 +9,7 @@ import {
   Deadline,
   DeadlineExceededError,
   guard,
+  isClientClosed,
   ManualClock,
   markExpiryOf,
 } from '@hourglass/core'
@@ -103,20 +104,50 @@ describe.each(majors)('deadlineErrors() ($name)', (major) => {
     expect(passedOn).toEqual([])
   })
 
-  it('answers nothing for ClientClosedError and passes nothing on', async () => {
-    const seen: string[] = []
+  it.each([
+    ["its deadline's reason (what a client under it rejects with)", true],
+    ['one the app made once its client left', false],
+  ])(
+    'answers nothing for the ClientClosedError of a request whose client left, %s, and passes nothing on',
+    async (_name, deadlineReason) => {
+      const started = deferred()
+      const judged = deferred<unknown>()
+      const { url, passedOn } = await serve((app) => {
+        app.get(
+          '/',
+          major.route(async (req) => {
+            started.resolve()
+            await aborted(req.deadline.signal)
+            throw deadlineReason ? req.deadline.reason : new ClientClosedError()
+          }),
+        )
+        // Hands it to deadlineErrors(); once that returns, it has been judged.
+        app.use(((error, _req, _res, next) => {
+          next(error)
+          judged.resolve(error)
+        }) as ErrorRequestHandler)
+      })
+      const controller = new AbortController()
+      const call = request(url, { dispatcher: agent, signal: controller.signal })
+      await started.promise
+      controller.abort()
+      await expect(call).rejects.toThrow()
+      expect(isClientClosed(await judged.promise)).toBe(true)
+      expect(passedOn).toEqual([])
+    },
+  )
+
+  it('passes on a ClientClosedError that is not its own while its client is still there: the app answers it', async () => {
     const { url, passedOn } = await serve((app) => {
-      app.get('/', (_req, res, next) => {
-        seen.push('handler')
-        // Nobody to answer: the caller is gone (here the server ends the exchange itself).
-        res.on('close', () => seen.push('closed'))
+      app.get('/', (_req, _res, next) => {
+        // Another request's, from work it shared with this one (see deadlineErrorsForeignClientClosed.test.ts).
         next(new ClientClosedError())
-        setImmediate(() => res.socket?.destroy())
       })
     })
-    await expect(get(url)).rejects.toThrow()
-    expect(seen).toEqual(['handler', 'closed'])
-    expect(passedOn).toEqual([])
+    const got = await get(url)
+    expect(got.status).toBe(500)
+    expect(passedOn).toHaveLength(1)
+    expect(isClientClosed(passedOn[0])).toBe(true)
   })
 
   it('passes every other error on, untouched', async () => {
