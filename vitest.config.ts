@@ -80,6 +80,7 @@ export const OTEL = [
   'packages/otel/test/jobLockLostSpan.test.ts',
   'packages/otel/test/jobSpans.test.ts',
   'packages/otel/test/modelAttemptWithoutAnswer.test.ts',
+  'packages/otel/test/modelRetryCountedWhenSent.test.ts',
   'packages/otel/test/names.test.ts',
   'packages/otel/test/openAIResponseFields.test.ts',
   'packages/otel/test/printWaterfall.test.ts',

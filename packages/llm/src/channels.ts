@@ -87,6 +87,14 @@ export interface LlmAttemptMessage {
   /** Why this attempt went to this model (first in the list, a retry after a cooldown, a fallback expected to answer sooner). */
   choice?: string | undefined
   /**
+   * Set on an attempt made as a retry on its model (`modelAttempt` 2 and
+   * on): the `errorKind` of the failure that justified it, as the `retry`
+   * decision before it said. A retry is made when its attempt starts: one
+   * decided and then given up before (the caller left during its wait) ends
+   * in a `retry-skipped` message instead.
+   */
+  retryReason?: string | undefined
+  /**
    * Set when the attempt failed and this model was not tried again (decision
    * `fallback` or `fail`): what stood in the way of a retry, as
    * @hourglass/fetch's `retry-skipped` names it. `no-budget`: the wait and
@@ -138,6 +146,33 @@ export interface LlmRequestParams {
   topK?: number | undefined
 }
 
+/**
+ * `hourglass:llm:retry-skipped`: a retry decided after a failed attempt (an
+ * `attempt` message with decision `retry`) that the call gave up before its
+ * attempt started: as @hourglass/fetch's `retry-skipped` for a retry it
+ * announced and then abandoned.
+ */
+export interface LlmRetrySkippedMessage {
+  deadline: Deadline | undefined
+  /** The attempt that was not made, numbered across the call. */
+  attempt: number
+  /** Its number on this model. */
+  modelAttempt: number
+  model: string
+  provider: string
+  /** The `errorKind` of the failure the retry was for. */
+  reason: string
+  /**
+   * What gave it up: `aborted` (the caller's signal, a stream's cancel, a
+   * cancelled deadline), `no-budget` (the deadline ran out), `cost-budget`
+   * (the cost budget could not afford another attempt), `rate-limited`
+   * (admission did not wait out the provider's cooldown: past the deadline,
+   * or past when a later model is expected to answer), `keys-retired` (every
+   * key of the provider is retired), `error` (something else thrown).
+   */
+  why: string
+}
+
 /** `hourglass:llm:cooldown`. `keyId` is a short non-reversible id, never the key. */
 export interface LlmCooldownMessage {
   provider: string
@@ -177,6 +212,8 @@ export interface LlmAdmissionMessage {
 export const llmChannels = defineChannels('llm', {
   /** One model attempt ended, with what was decided after it. */
   attempt: defineChannel<LlmAttemptMessage>('hourglass:llm:attempt'),
+  /** A retry decided after a failed attempt was given up before its attempt started. */
+  retrySkipped: defineChannel<LlmRetrySkippedMessage>('hourglass:llm:retry-skipped'),
   /** A provider (and key) started, extended or ended a cooldown. */
   cooldown: defineChannel<LlmCooldownMessage>('hourglass:llm:cooldown'),
   /** Admission decided what a call to a cooling provider does. */

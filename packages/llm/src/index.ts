@@ -96,6 +96,7 @@ export {
   type LlmAttemptMessage,
   type LlmCooldownMessage,
   type LlmRequestParams,
+  type LlmRetrySkippedMessage,
   llmChannels,
 } from './channels.js'
 // Provider dialects and SSE

@@ -71,6 +71,18 @@ const GEN_AI_TOKEN_BUCKETS = [
 const seconds = (ms: number) => ms / 1000
 
 /**
+ * HTTP attempts sent for a model attempt, by their handle: counted as the
+ * model attempt (`llm`), not as `http`. Their end is announced outside the
+ * model send's context (from undici's callbacks), so it is known by the
+ * handle seen at their start. Shared by every set of handlers, not one
+ * set's own: an attempt in flight across `disable()` and `enable()` (which
+ * make new handlers) starts under one set and ends under the next, and was
+ * counted as `http` too. Never deleted at the end (a WeakSet lets the handle
+ * go with its attempt): two instrumentations at once each read it.
+ */
+const MODEL_SENDS = new WeakSet<object>()
+
+/**
  * Metrics for the Hourglass channels. Attributes are low-cardinality on
  * purpose: no URLs, no request ids — slice names, stages, reasons and attempt
  * numbers only.
@@ -148,9 +160,6 @@ export function metricHandlers(meter: Meter): Handlers {
   }
   const countExceeded = (stage: DeadlineStage, slice?: string) =>
     exceeded.add(1, defined({ [ATTR_DEADLINE_STAGE]: stage, [ATTR_DEADLINE_SLICE]: slice }))
-  // HTTP attempts sent for a model attempt (by their handle), from their
-  // start to their end: counted as the model attempt (`llm`), not as `http`.
-  const modelSends = new WeakSet<object>()
 
   /** One model attempt (a request to the model) in the GenAI client metrics. */
   const recordGenAi = (m: LlmAttemptMessage) => {
@@ -201,7 +210,7 @@ export function metricHandlers(meter: Meter): Handlers {
     fetch: {
       attempt(m) {
         // Announced as it is dispatched, in the context of the code sending it.
-        if (inModelSend()) modelSends.add(m.handle)
+        if (inModelSend()) MODEL_SENDS.add(m.handle)
         // A retry counts when it is sent, not when it is announced: one
         // announced and then abandoned (the caller left, the deadline ended
         // during its Retry-After wait) ends in a retry-skipped instead.
@@ -221,7 +230,7 @@ export function metricHandlers(meter: Meter): Handlers {
         })
       },
       attemptEnd(m) {
-        if (modelSends.delete(m.handle)) return
+        if (MODEL_SENDS.has(m.handle)) return
         // A redirect is not the call's answer: the hop that follows it is
         // (fetch follows 301, 302, 303, 307 and 308; another 3xx is final).
         if (
@@ -274,16 +283,27 @@ export function metricHandlers(meter: Meter): Handlers {
               [ATTR_DEADLINE_CALL_KIND]: 'llm',
             }),
           )
-        } else if (m.decision === 'retry') {
-          retries.add(
-            1,
-            defined({
-              [ATTR_DEADLINE_RETRY_OUTCOME]: 'retried',
-              [ATTR_DEADLINE_RETRY_REASON]: modelRetryReason(m),
-              [ATTR_DEADLINE_CALL_KIND]: 'llm',
-            }),
-          )
         }
+        // A retry counts when its attempt was sent, as fetch's does, not when
+        // it is decided (a `retry` decision here): one decided and then
+        // given up (the caller left, the deadline ended during its wait)
+        // ends in a retry-skipped instead; one llm never sent (fetch refused
+        // it at once) is counted above, by its own why.
+        if (m.retryReason !== undefined && m.sent !== false) {
+          retries.add(1, {
+            [ATTR_DEADLINE_RETRY_OUTCOME]: 'retried',
+            [ATTR_DEADLINE_RETRY_REASON]: m.retryReason,
+            [ATTR_DEADLINE_CALL_KIND]: 'llm',
+          })
+        }
+      },
+      retrySkipped(m) {
+        retries.add(1, {
+          [ATTR_DEADLINE_RETRY_OUTCOME]: 'skipped',
+          [ATTR_DEADLINE_RETRY_REASON]: m.reason,
+          [ATTR_DEADLINE_RETRY_WHY]: m.why,
+          [ATTR_DEADLINE_CALL_KIND]: 'llm',
+        })
       },
     },
     grpc: {

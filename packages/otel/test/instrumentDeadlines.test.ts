@@ -578,7 +578,8 @@ describe('instrumentDeadlines: egress', () => {
     })
     inSpan('POST /chat', (server) => {
       publish(llmChannels.attempt, llm(1, 'retry'))
-      publish(llmChannels.attempt, llm(2, 'success'))
+      // The retry, sent: llm names the failure it was for (a decision alone counts no retry).
+      publish(llmChannels.attempt, { ...llm(2, 'success'), retryReason: 'rate_limited' })
       publish(llmChannels.attempt, llm(1, 'success'))
       server.end()
     })
@@ -705,6 +706,7 @@ describe('instrumentDeadlines: cost and safety', () => {
       'hourglass:egress:retry',
       'hourglass:egress:retry-skipped',
       'hourglass:llm:attempt',
+      'hourglass:llm:retry-skipped',
       'hourglass:llm:cooldown',
       'hourglass:llm:admission',
     ])

@@ -98,7 +98,14 @@ describe('a model attempt that got no HTTP answer', () => {
       publish(llmChannels.attempt, attempt({ status: 0, decision: 'retry', delayMs: 10 }))
       publish(
         llmChannels.attempt,
-        attempt({ attempt: 2, status: 0, decision: 'fail', why: 'max-attempts' }),
+        // The retry, sent: llm names it by the kind it gives a status 0 (`network`).
+        attempt({
+          attempt: 2,
+          status: 0,
+          decision: 'fail',
+          why: 'max-attempts',
+          retryReason: 'network',
+        }),
       )
       caller.end()
     })

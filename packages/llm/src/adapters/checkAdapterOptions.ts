@@ -1,5 +1,7 @@
 /*
- * The keys and headers an adapter is given go into every request's HTTP
+ * An adapter's `baseURL` and `model` go into every request: one that is no
+ * http(s) URL or no model id is refused when the adapter is made, not by
+ * each attempt. The keys and headers an adapter is given go into every request's HTTP
  * header lines. What undici refuses there (a line break, a control
  * character, a header name that is no HTTP token) would make every request
  * fail inside undici with an `InvalidArgumentError` — before anything is
@@ -9,7 +11,14 @@
  * uses too, so a config the gateway accepts always makes adapters. A key or
  * a header value is never quoted: either may be a secret.
  */
-import { isHeaderName, isHeaderValue, isVisibleAscii, optionError, quoted } from '@hourglass/core'
+import {
+  describeValue,
+  isHeaderName,
+  isHeaderValue,
+  isVisibleAscii,
+  optionError,
+  quoted,
+} from '@hourglass/core'
 
 /**
  * Headers an adapter cannot send: undici refuses the first four on every
@@ -24,6 +33,8 @@ const REFUSED_HEADERS: Readonly<Record<string, string>> = {
 }
 
 interface CheckedOptions {
+  baseURL?: unknown
+  model?: unknown
   apiKey?: unknown
   apiKeys?: unknown
   headers?: unknown
@@ -32,14 +43,30 @@ interface CheckedOptions {
 }
 
 /**
- * Throws a `TypeError` naming the first key or header undici would refuse
- * (or that HTTP would mangle), or a `maxResponseBytes` or `maxStreamBytes`
+ * Throws a `TypeError` naming the first option that no request could be
+ * sent with: a `baseURL` that is no absolute http(s) URL, a `model` that is
+ * no name, both `apiKey` and `apiKeys`, a key or header undici would refuse
+ * (or that HTTP would mangle); or a `maxResponseBytes` or `maxStreamBytes`
  * that is no byte count.
  */
 export function checkAdapterOptions(name: string, options: CheckedOptions): void {
   const where = `${name} adapter`
+  checkBaseURL(where, options.baseURL)
+  // Sent as it is in every body (or path: Gemini's `models/undefined`), and
+  // priced by `CostBudget`: a missing one went out as no model at all.
+  if (typeof options.model !== 'string' || options.model === '') {
+    throw new TypeError(
+      `${where}: model must be the model id, a non-empty string, got ${describeValue(options.model)}`,
+    )
+  }
   checkByteCount(where, 'maxResponseBytes', options.maxResponseBytes)
   checkByteCount(where, 'maxStreamBytes', options.maxStreamBytes)
+  // One of the two: given both, `apiKey` was dropped without a word.
+  if (options.apiKey !== undefined && options.apiKeys !== undefined) {
+    throw new TypeError(
+      `${where}: apiKey and apiKeys are both set; pick one (put every key in apiKeys to rotate them)`,
+    )
+  }
   if (options.apiKey !== undefined) checkKey(where, 'apiKey', options.apiKey)
   if (options.apiKeys !== undefined) {
     if (!Array.isArray(options.apiKeys)) {
@@ -125,6 +152,48 @@ function kindOf(value: unknown): string {
   if (value === null || value === undefined) return String(value)
   if (Array.isArray(value)) return 'an array'
   return `a ${typeof value}`
+}
+
+/**
+ * Options that are no object (`gemini()`) failed reading their first field
+ * ("Cannot read properties of undefined"). `where` names the factory or the adapter.
+ */
+export function checkOptionsObject(where: string, options: unknown): void {
+  if (typeof options !== 'object' || options === null || Array.isArray(options)) {
+    throw new TypeError(
+      `${where}: options must be an object ({ baseURL, model, apiKey, … }), got ${kindOf(options)}`,
+    )
+  }
+}
+
+/**
+ * An absolute `http:` or `https:` URL, as undici sends to. One without its
+ * scheme (`api.openai.com/v1`) does not parse, and every attempt failed as
+ * a retryable network error (each retried, charging the retry budget);
+ * `localhost:8080/v1` parses with `localhost:` as its scheme, which undici
+ * refuses. The value is not shown: a URL may carry credentials.
+ */
+function checkBaseURL(where: string, baseURL: unknown): void {
+  const rule =
+    'an absolute http:// or https:// URL (https://api.openai.com/v1, http://localhost:8080/v1)'
+  if (typeof baseURL !== 'string') {
+    throw new TypeError(`${where}: baseURL must be ${rule}, got ${kindOf(baseURL)}`)
+  }
+  let protocol: string
+  try {
+    protocol = new URL(baseURL).protocol
+  } catch {
+    const hint = baseURL.includes('://') ? '' : ' (no http:// or https:// before the host?)'
+    throw new TypeError(
+      `${where}: baseURL must be ${rule}; it does not parse as a URL${hint} (the value is not shown)`,
+    )
+  }
+  if (protocol !== 'http:' && protocol !== 'https:') {
+    const why = baseURL.slice(protocol.length).startsWith('//')
+      ? 'its scheme is not http: or https:'
+      : 'it has no http:// or https:// before the host (a host:port reads as a scheme)'
+    throw new TypeError(`${where}: baseURL must be ${rule}; ${why} (the value is not shown)`)
+  }
 }
 
 /** No "0 = unlimited": an unbounded read is what the byte limits exist to end. */

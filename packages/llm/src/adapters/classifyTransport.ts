@@ -72,10 +72,11 @@ export function classifyThrown(
     context.keys ?? [],
   )
   // undici refused what it was asked to send (a header value with a line
-  // break, a header name that is no token…): nothing left, and the same
-  // request is refused the same way every time — not worth a retry or a
-  // retry-budget token. Another model (another adapter) may still answer.
-  const invalid = code === 'UND_ERR_INVALID_ARG' && answered === undefined
+  // break, a header name that is no token, a URL that does not parse…):
+  // nothing left, and the same request is refused the same way every time —
+  // not worth a retry or a retry-budget token. Another model (another
+  // adapter) may still answer.
+  const invalid = isRefusedArgument(code) && answered === undefined
   // The adapter's HTTP client was closed (`adapter.close()`, its fetch's
   // `close()`: `UND_ERR_CLOSED` while the close waits for requests in
   // flight, `UND_ERR_DESTROYED` once it is done): the same case. Every
@@ -86,7 +87,7 @@ export function classifyThrown(
   const closedClient = isClosedClient(code) && answered === undefined
   const refused = invalid || closedClient
   const message = invalid
-    ? `the HTTP client refused to send the request (${text}); not retried: it would be refused the same way every time — check the adapter's apiKey, headers and fetch`
+    ? `the HTTP client refused to send the request (${text}); not retried: it would be refused the same way every time — check the adapter's baseURL, apiKey, headers and fetch`
     : closedClient
       ? `the adapter's HTTP client is closed (${text}): the request was not sent; not retried on this adapter, which refuses every request once closed (\`close()\`)`
       : closedAfterWait
@@ -117,4 +118,17 @@ export function classifyThrown(
  */
 export function isClosedClient(code: unknown): boolean {
   return code === 'UND_ERR_CLOSED' || code === 'UND_ERR_DESTROYED'
+}
+
+/**
+ * The codes of a request the HTTP client refuses as it is given, before
+ * sending anything: undici's `InvalidArgumentError`, and Node's
+ * `ERR_INVALID_URL` for a URL that does not parse (a `baseURL` without its
+ * scheme, from an adapter of your own or a `fetch` that builds URLs: the
+ * built-in adapters refuse one when they are made). Retried, each attempt
+ * failed the same way as a retryable `network` failure, charging the retry
+ * budget.
+ */
+export function isRefusedArgument(code: unknown): boolean {
+  return code === 'UND_ERR_INVALID_ARG' || code === 'ERR_INVALID_URL'
 }

@@ -12,7 +12,7 @@ import {
 } from '../errors/ProviderReplyError.js'
 import { ResponseTooLargeError } from '../errors/ResponseTooLargeError.js'
 import type { ChatRequest, ChatResponse, StreamEvent, Usage } from '../types.js'
-import { checkAdapterOptions } from './checkAdapterOptions.js'
+import { checkAdapterOptions, checkOptionsObject } from './checkAdapterOptions.js'
 import { classifyThrown } from './classifyTransport.js'
 import { redactError, redactingDialect, secretValues } from './keyRedaction.js'
 import {
@@ -88,6 +88,10 @@ export function createAdapter(
   options: AdapterOptions,
   hook?: BodyHook,
 ): ModelAdapter {
+  checkOptionsObject(
+    typeof dialect?.name === 'string' ? `${dialect.name} adapter` : 'createAdapter',
+    options,
+  )
   const name = options.name ?? dialect.name
   checkAdapterOptions(name, options)
   const model = options.model

@@ -1,7 +1,12 @@
+import { describeValue } from '@hourglass/core'
 import { dialects } from '../dialects/dialects.js'
 import type { ChatRequest } from '../types.js'
+import { checkOptionsObject } from './checkAdapterOptions.js'
 import { type BodyHook, createAdapter } from './createAdapter.js'
 import type { AdapterOptions, ModelAdapter } from './ModelAdapter.js'
+
+/** The dialects `openAICompatible` speaks: every one on OpenAI's wire. */
+const OPENAI_COMPATIBLE: readonly string[] = ['openai', 'deepseek', 'qwen', 'ernie', 'doubao']
 
 export interface OpenAICompatibleOptions extends AdapterOptions {
   /** Whose errors (and `max_tokens` spelling) to expect. Default `'openai'`. */
@@ -21,7 +26,17 @@ export interface OpenAICompatibleOptions extends AdapterOptions {
  * `Authorization: Bearer <key>`.
  */
 export function openAICompatible(options: OpenAICompatibleOptions): ModelAdapter {
-  const dialect = dialects[options.dialect ?? 'openai']
+  checkOptionsObject('openAICompatible', options)
+  const name = options.dialect ?? 'openai'
+  // Looked up unchecked, an unknown name (`'mistral'`) failed as "Cannot
+  // read properties of undefined"; Anthropic's and Gemini's have adapters
+  // of their own.
+  if (typeof name !== 'string' || !OPENAI_COMPATIBLE.includes(name)) {
+    throw new TypeError(
+      `openAICompatible: dialect must be one of ${OPENAI_COMPATIBLE.map((d) => `'${d}'`).join(', ')} (anthropic() and gemini() are adapters of their own), got ${describeValue(name)}`,
+    )
+  }
+  const dialect = dialects[name]
   return createAdapter(dialect, options, options.replayThinking ? replayThinking : undefined)
 }
 

@@ -17,6 +17,7 @@ import type { RateLimitedBy } from '../types.js'
 import { type AdmissionPermit, createPermit } from './AdmissionPermit.js'
 import { CooldownBook, modelScope } from './CooldownBook.js'
 import type { CooldownStore } from './CooldownStore.js'
+import { checkAdmissionRequest } from './checkAdmissionRequest.js'
 import { chooseSlot, type SlotChoice } from './chooseSlot.js'
 import { type CooldownInput, defaultCooldownMs } from './defaultCooldownMs.js'
 import { KeyIdCache } from './KeyIdCache.js'
@@ -270,6 +271,7 @@ export class Admission {
    * retired, or the deadline's/signal's reason if it ends during a wait.
    */
   async acquire(request: AdmissionRequest): Promise<AdmissionPermit> {
+    checkAdmissionRequest(request)
     const { provider } = request
     // Before joining the line: a NaN `neededMs` or `maxWaitMs` makes every
     // comparison false — a cooldown was then waited for 0 ms, again and

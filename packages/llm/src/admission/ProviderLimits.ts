@@ -5,6 +5,7 @@ import {
   enforcedRemaining,
   isClock,
   optionError,
+  quoted,
   systemClock,
 } from '@hourglass/core'
 import { type RateLimiterAbstract, RateLimiterRedis } from 'rate-limiter-flexible'
@@ -178,6 +179,29 @@ export class ProviderLimits {
   }
 
   constructor(options: ProviderLimitsOptions) {
+    // Read whole below: none (`new ProviderLimits({})`) failed as "Cannot
+    // convert undefined or null to object", a null entry as "Cannot read
+    // properties of null".
+    if (typeof options !== 'object' || options === null) {
+      throw optionError('ProviderLimits: options', 'an object ({ limits, redis, … })', options)
+    }
+    const { limits } = options
+    if (typeof limits !== 'object' || limits === null || Array.isArray(limits)) {
+      throw optionError(
+        'ProviderLimits: limits',
+        'an object of provider name → { rpm, tpm } ({ openai: { rpm: 500 } })',
+        limits,
+      )
+    }
+    for (const [provider, limit] of Object.entries(limits)) {
+      if (typeof limit !== 'object' || limit === null || Array.isArray(limit)) {
+        throw optionError(
+          `ProviderLimits: limits[${quoted(provider, 40)}]`,
+          'an object { rpm, tpm }',
+          limit,
+        )
+      }
+    }
     const windowMs = options.windowMs ?? 60_000
     if (!Number.isInteger(windowMs / 1000) || windowMs < 1000) {
       throw optionError('windowMs', 'whole seconds of at least 1000 ms', windowMs)
@@ -232,7 +256,7 @@ export class ProviderLimits {
         insuranceLimiter: local,
       })
     }
-    for (const [provider, limit] of Object.entries(options.limits)) {
+    for (const [provider, limit] of Object.entries(limits)) {
       const tpm = make('tpm', limit.tpm)
       this.#pairs.set(provider, {
         rpm: make('rpm', limit.rpm),

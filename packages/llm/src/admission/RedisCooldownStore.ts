@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto'
+import { optionError } from '@hourglass/core'
 import type { CooldownExtension, CooldownStore } from './CooldownStore.js'
 
 /**
@@ -60,6 +61,21 @@ export class RedisCooldownStore implements CooldownStore {
   readonly #prefix: string
 
   constructor(client: RedisScriptClient, options: RedisCooldownStoreOptions = {}) {
+    // Used only once a cooldown is read or written: a client that is none
+    // (null, a URL string) was accepted, and every call then warned
+    // "cooldown store unavailable", each process deciding alone for good.
+    if (
+      typeof client !== 'object' ||
+      client === null ||
+      typeof client.evalsha !== 'function' ||
+      typeof client.eval !== 'function'
+    ) {
+      throw optionError(
+        'RedisCooldownStore: client',
+        'a Redis client with evalsha and eval (an ioredis Redis or Cluster)',
+        client,
+      )
+    }
     this.#client = client
     this.#prefix = options.keyPrefix ?? 'hourglass:cooldown:'
   }

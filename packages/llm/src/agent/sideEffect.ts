@@ -1,4 +1,4 @@
-import { type Deadline, untilEnded } from '@hourglass/core'
+import { currentDeadline, type Deadline, untilEnded } from '@hourglass/core'
 import { callDeadline, shadowAmbientIfFalse } from '../call/callDeadline.js'
 import { SideEffectStoreError } from '../errors/SideEffectStoreError.js'
 import { notNaN } from '../retry/checkNumber.js'
@@ -18,6 +18,9 @@ export interface SideEffectOptions {
    * Bounds how long this caller waits for the run (its own, or the one in
    * progress it joins): when it ends first, the promise rejects with its
    * reason while the run goes on, and is remembered when it completes.
+   * `fn` runs under the ambient deadline of the caller that starts it, so
+   * what it starts (a fetch) stops when that caller's time does: a caller
+   * that joined with time left then starts its own run.
    * Default: `currentDeadline()`; `false` = none, not even the ambient one
    * (as in core), for `fn` too.
    */
@@ -34,7 +37,7 @@ export const DEFAULT_SIDE_EFFECT_TTL_MS = 86_400_000
 // Runs in progress are in `inFlight`, never in a store, so the bound can
 // never let a second run of a key start while its first is running.
 const defaultStore = new MemorySideEffectStore()
-const inFlight = new WeakMap<SideEffectStore, Map<string, Promise<unknown>>>()
+const inFlight = new WeakMap<SideEffectStore, Map<string, Run>>()
 // Runs that completed but that their store failed to record (Redis down at
 // that moment): remembered by this process instead, per store.
 const unrecorded = new WeakMap<SideEffectStore, MemorySideEffectStore>()
@@ -62,6 +65,10 @@ const unrecorded = new WeakMap<SideEffectStore, MemorySideEffectStore>()
  * - a store that cannot be read (it throws or rejects) runs nothing: the
  *   promise rejects with a `SideEffectStoreError` (`SIDE_EFFECT_STORE_FAILED`,
  *   the store's error as its `cause`);
+ * - `fn` runs under the ambient deadline of the caller that starts the run:
+ *   what it starts stops when that caller's client leaves or its time ends.
+ *   A run that fails so (with that caller's deadline's or signal's reason)
+ *   sends each caller that joined it with time left to start its own;
  * - a run that throws is **not** remembered: the error goes to every caller
  *   sharing that run and the next call runs `fn` again. That assumes a
  *   throwing tool did not act. A tool that can fail after acting (the mail
@@ -99,13 +106,30 @@ export function sideEffect<T>(
   if (shared !== undefined) {
     // A run whose caller ran out of time before `fn` started is gone from
     // `running`: a caller joining it that still has time starts its own.
-    return untilEnded(shared as Promise<T>, until).catch((error: unknown) => {
-      if (!(error instanceof NotStarted)) throw error
+    // So does one whose run failed with its starter's deadline's or
+    // signal's reason: `fn` runs under that caller's deadline (work for a
+    // caller who left must stop), and its fetch was aborted for that
+    // caller's reason, not this one's. Handed it, a joiner whose client was
+    // still there answered a 502 for the starter's `ClientClosedError`, or a
+    // 504 for its `DeadlineExceededError` with most of its own time left. A
+    // run that throws is not remembered: running again is the rule anyway.
+    return untilEnded(shared.promise as Promise<T>, until).catch((error: unknown) => {
+      const again =
+        error instanceof NotStarted ||
+        (endedReason(until) === undefined && stoppedForStarter(error, shared.starter))
+      if (!again) throw error
       // `false` (none) stays none rather than becoming the ambient deadline.
       return sideEffect(key, fn, { ...options, deadline: until.deadline ?? options.deadline })
     })
   }
 
+  // What `fn` runs for: this caller's deadline and signal, and the ambient
+  // deadline `fn` runs under (the same one unless a deadline was given).
+  const starter = [
+    until.deadline,
+    until.signal,
+    options.deadline === false ? undefined : currentDeadline(),
+  ]
   // Set once `fn` has completed, before `run` resolves: the store's write.
   let recording: Promise<void> | undefined
   const run = (async () => {
@@ -149,9 +173,10 @@ export function sideEffect<T>(
   })()
   // Registered before the first await above resolves, so a caller arriving in
   // the same tick already finds the run.
-  running.set(key, run)
+  const entry: Run = { promise: run, starter }
+  running.set(key, entry)
   const forget = () => {
-    if (running.get(key) === run) running.delete(key)
+    if (running.get(key) === entry) running.delete(key)
   }
   run.then(() => (recording ?? Promise.resolve()).then(forget), forget)
   // The run goes on when this caller stops waiting (its deadline, its
@@ -160,6 +185,46 @@ export function sideEffect<T>(
   return untilEnded(run, until).catch((error: unknown) => {
     throw error instanceof NotStarted ? error.reason : error
   })
+}
+
+/** A run in progress, as callers with its key find it. */
+interface Run {
+  readonly promise: Promise<unknown>
+  /** What ended for its starter ends `fn`'s work too (see `stoppedForStarter`). */
+  readonly starter: ReadonlyArray<Deadline | AbortSignal | undefined>
+}
+
+/**
+ * Whether a run failed because its starter's time ended: `error`, or an
+ * error in its `cause` chain (Node's `AbortError` wraps the signal's
+ * reason so), is the reason a deadline or signal of the starter's ended
+ * with. Read at failure, once it has ended.
+ */
+function stoppedForStarter(error: unknown, starter: Run['starter']): boolean {
+  const reasons: unknown[] = []
+  for (const end of starter) {
+    try {
+      const reason = end instanceof AbortSignal ? end.aborted && end.reason : end?.reason
+      if (typeof reason === 'object' && reason !== null) reasons.push(reason)
+    } catch {
+      // A deadline or signal of no known shape (a getter that throws): nothing to learn.
+    }
+  }
+  if (reasons.length === 0) return false
+  let current = error
+  for (let depth = 0; depth < 8; depth++) {
+    if (reasons.includes(current)) return true
+    if (typeof current !== 'object' || current === null) return false
+    let next: unknown
+    try {
+      next = (current as { cause?: unknown }).cause
+    } catch {
+      return false
+    }
+    if (next === current) return false
+    current = next
+  }
+  return false
 }
 
 /** A run that ended before `fn` started: its caller ran out of time while the store was read. */

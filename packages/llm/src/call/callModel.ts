@@ -5,6 +5,7 @@ import { idempotencyKey as deriveKey } from '../agent/idempotencyKey.js'
 import type { ModelFailure } from '../errors/ModelFailure.js'
 import { isModelUnavailable, ModelUnavailableError } from '../errors/ModelUnavailableError.js'
 import { isProviderError, type ProviderError } from '../errors/ProviderError.js'
+import { isRateLimited, RateLimitedError } from '../errors/RateLimitedError.js'
 import { isRequestRejected, RequestRejectedError } from '../errors/RequestRejectedError.js'
 import { defaultRetryBudgets } from '../retry/defaultRetryBudgets.js'
 import type { ChatRequest, ChatResponse } from '../types.js'
@@ -137,6 +138,7 @@ async function complete(
       const next = reducers[done.length]
       if (next === undefined) {
         if (done.length === 0) throw refused
+        if (isRateLimited(refused)) throw withEarlierPasses(refused, tried, done)
         throw isRequestRejected(refused)
           ? new RequestRejectedError({
               error: refused.cause as ProviderError,
@@ -189,13 +191,49 @@ async function shrink(
  * refusing it as bigger than its limit (`request_too_large`) — whatever the
  * others failed with: one overloaded or rate limited beside it left the
  * call with no recovery at all, where the smaller request would have gone
- * to the model that refused the size.
+ * to the model that refused the size. The size refused by the provider (its
+ * `ProviderError`) or by admission before sending (`ProviderLimits`: a
+ * `RateLimitedError` of that kind, alone or among the causes) alike: the
+ * second, missed, ended the call where the provider's own 429 "Request too
+ * large" was recovered from.
  */
-function tooBig(error: unknown): RequestRejectedError | ModelUnavailableError | undefined {
+type TooBig = RequestRejectedError | ModelUnavailableError | RateLimitedError
+
+function tooBig(error: unknown): TooBig | undefined {
   if (isRequestRejected(error)) return error.kind === 'context_too_long' ? error : undefined
+  if (isRateLimited(error)) {
+    return error.kind === 'request_too_large' || error.causes.some(refusedAsTooLarge)
+      ? error
+      : undefined
+  }
   if (!isModelUnavailable(error)) return undefined
-  const somewhere = error.causes.some(
-    (c) => isProviderError(c.cause) && c.cause.kind === 'request_too_large',
-  )
-  return somewhere ? error : undefined
+  return error.causes.some(refusedAsTooLarge) ? error : undefined
+}
+
+function refusedAsTooLarge(failure: ModelFailure): boolean {
+  const { cause } = failure
+  return (isProviderError(cause) || isRateLimited(cause)) && cause.kind === 'request_too_large'
+}
+
+/**
+ * Admission's refusal of the last, shrunk, request, naming the models every
+ * pass tried, as the other errors that end a recovery do.
+ */
+function withEarlierPasses(
+  refused: RateLimitedError,
+  tried: readonly ModelFailure[],
+  done: readonly string[],
+): RateLimitedError {
+  return new RateLimitedError({
+    provider: refused.provider,
+    model: refused.model,
+    limit: refused.limit,
+    kind: refused.kind,
+    limitedBy: refused.limitedBy,
+    retryAfterMs: refused.retryAfterMs,
+    retryAtMs: refused.retryAtMs,
+    reason: `${refused.reason} (after ${done.join(', ')})`,
+    causes: [...tried, ...refused.causes],
+    cause: refused.cause,
+  })
 }

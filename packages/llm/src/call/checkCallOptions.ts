@@ -86,7 +86,43 @@ export function checkCallOptions(options: CallModelOptions): void {
   object('retry', retry)
   object('recovery', recovery)
   object('limits', options.limits)
+  // Used by their methods on the call's path: `true`, `{}` or a plain
+  // options object in their place failed as "state.admission?.forecast is
+  // not a function" (or the retry budgets', the cost budget's) from inside
+  // the call. `false` turns admission or the retry budgets off.
+  const { limits } = options
+  if (limits?.admission !== false) {
+    shaped(
+      'limits.admission',
+      limits?.admission,
+      ADMISSION,
+      'an Admission (new Admission()) or false',
+    )
+  }
+  shaped(
+    'limits.budget',
+    limits?.budget,
+    COST_BUDGET,
+    'a CostBudget (new CostBudget({ limitUsd, prices }))',
+  )
   if (retry !== undefined) {
+    if (retry.budgets !== false) {
+      shaped(
+        'retry.budgets',
+        retry.budgets,
+        RETRY_BUDGETS,
+        'a RetryBudgetRegistry (new RetryBudgetRegistry()) or false',
+      )
+    }
+    // Anything but 'background' was read as foreground: a typo (`'low'`)
+    // retried overloads the caller meant to shed.
+    const { priority } = retry
+    if (priority !== undefined && priority !== 'foreground' && priority !== 'background') {
+      throw new TypeError(
+        `callModel: retry.priority must be 'foreground' or 'background', got ${describeValue(priority)}`,
+      )
+    }
+    object('retry.delay', retry.delay)
     // Clamped to 1–10 as documented: only NaN, or no number at all, is refused.
     number('retry.maxAttempts', retry.maxAttempts, 'a number (clamped to 1–10)')
     nonNegative('retry.max529Retries', retry.max529Retries, 'count')
@@ -123,6 +159,32 @@ export function checkCallOptions(options: CallModelOptions): void {
       }
     }
   }
+}
+
+/** The methods a call uses of each shared object it is given. */
+const ADMISSION = ['acquire', 'forecast'] as const
+const RETRY_BUDGETS = ['forProvider'] as const
+const COST_BUDGET = [
+  'assertPriced',
+  'assertCanSpend',
+  'estimate',
+  'reserve',
+  'record',
+  'recordEstimate',
+  'worstOutputTokens',
+] as const
+
+/** An object with every one of `methods`, or undefined (the default). */
+function shaped(name: string, value: unknown, methods: readonly string[], rule: string): void {
+  if (value === undefined) return
+  if (
+    typeof value === 'object' &&
+    value !== null &&
+    methods.every((m) => typeof (value as Record<string, unknown>)[m] === 'function')
+  ) {
+    return
+  }
+  throw new TypeError(`callModel: ${name} must be ${rule}, got ${describeValue(value)}`)
 }
 
 /** An object of options, or undefined (the defaults). */

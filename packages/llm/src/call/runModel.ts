@@ -1,5 +1,5 @@
 import { enforcedRemaining, untilEnded, wait } from '@hourglass/core'
-import { isClosedClient } from '../adapters/classifyTransport.js'
+import { isClosedClient, isRefusedArgument } from '../adapters/classifyTransport.js'
 import {
   type ModelAdapter,
   NEVER_ABORTED,
@@ -17,8 +17,10 @@ import {
 } from '../budget/billedFailure.js'
 import type { CostReservation } from '../budget/CostBudget.js'
 import { chargeAnswer } from '../budget/chargeAnswer.js'
+import { type LlmRetrySkippedMessage, llmChannels } from '../channels.js'
 import { isBudgetExceeded, unaffordable } from '../errors/BudgetExceededError.js'
 import { isInvalidChatRequest } from '../errors/InvalidChatRequestError.js'
+import { isKeysRetired } from '../errors/KeysRetiredError.js'
 import { limitKindOf } from '../errors/limitKindOf.js'
 import type { ModelFailure } from '../errors/ModelFailure.js'
 import { isProviderError, ProviderError } from '../errors/ProviderError.js'
@@ -64,6 +66,64 @@ export async function runModel(
   arrival: string,
   sink: StreamSink | undefined,
 ): Promise<ModelOutcome> {
+  const retrying: RetryInWait = { pending: undefined }
+  let outcome: ModelOutcome
+  try {
+    outcome = await attemptsOn(
+      state,
+      adapter,
+      request,
+      idempotencyKey,
+      later,
+      arrival,
+      sink,
+      retrying,
+    )
+  } catch (thrown) {
+    if (retrying.pending !== undefined) {
+      reportRetrySkipped(retrying.pending, endedWhy(thrown, endedKind(thrown, state)) ?? 'error')
+    }
+    throw thrown
+  }
+  // Given up before its attempt by the cost budget or admission (any other
+  // outcome comes from an attempt, which took the retry).
+  if (retrying.pending !== undefined && outcome.kind !== 'success') {
+    reportRetrySkipped(retrying.pending, refusedWhy(outcome.failure.cause))
+  }
+  return outcome
+}
+
+/**
+ * A retry decided after a failed attempt, from its decision until its
+ * attempt starts: if the call ends first, it was never made, and is
+ * published as skipped (`retry-skipped`), not left counted as a retry.
+ */
+interface RetryInWait {
+  pending: Omit<LlmRetrySkippedMessage, 'why'> | undefined
+}
+
+function reportRetrySkipped(pending: Omit<LlmRetrySkippedMessage, 'why'>, why: string): void {
+  llmChannels.retrySkipped.publish(() => ({ ...pending, why }))
+}
+
+/** Why a model was given up with no attempt: what refused it (see `runModel`'s returns before a send). */
+function refusedWhy(cause: unknown): string {
+  if (isBudgetExceeded(cause)) return 'cost-budget'
+  if (isKeysRetired(cause)) return 'keys-retired'
+  return 'rate-limited'
+}
+
+/** `runModel`'s attempts; `retrying` holds the retry decided and not yet made. */
+async function attemptsOn(
+  state: CallState,
+  adapter: ModelAdapter,
+  request: ChatRequest,
+  idempotencyKey: string,
+  later: readonly ModelAdapter[],
+  arrival: string,
+  sink: StreamSink | undefined,
+  retrying: RetryInWait,
+): Promise<ModelOutcome> {
   const { options, deadline, signal, clock, admission, retry } = state
   const hasFallback = later.length > 0
   const retryBudget = state.retryBudgets?.forProvider(adapter)
@@ -93,8 +153,10 @@ export async function runModel(
       } catch (thrown) {
         attempt++
         state.attempts++
+        const retryReason = takeRetry(retrying)
         reportAttempt(
           {
+            ...retryReason,
             deadline,
             attempt: state.attempts,
             modelAttempt: attempt,
@@ -165,6 +227,8 @@ export async function runModel(
 
     attempt++
     state.attempts++
+    // The retry is made: its attempt starts now (the message says whether it was sent).
+    const retryReason = takeRetry(retrying)
     const started = clock.now()
     const record = (fields: Partial<AttemptRecord> & Pick<AttemptRecord, 'decision'>) =>
       reportAttempt(
@@ -183,6 +247,7 @@ export async function runModel(
           },
           fields,
           { choice: chosenBecause },
+          retryReason,
         ),
         options.onAttempt,
         sentTo,
@@ -476,6 +541,7 @@ export async function runModel(
           reason: `this key ${why}; the next key of the provider is tried`,
         })
         choice = `another key of this provider (the last one ${why})`
+        retrying.pending = pendingRetry(state, attempt, base, error.kind)
         continue
       }
     }
@@ -527,6 +593,7 @@ export async function runModel(
       why: decision.action === 'retry' ? undefined : decision.why,
     })
     if (decision.action === 'retry') {
+      retrying.pending = pendingRetry(state, attempt, base, error.kind)
       if (resend) resent = true
       choice = `retry ${attempt + 1} of ${maxAttempts} on this model${resend ? ' (resendAfterFirstTokenTimeout)' : ''}`
       // `signal`, not only the caller's: a stream's cancel ends the wait at once too.
@@ -538,6 +605,30 @@ export async function runModel(
       ? { kind: 'fallback', failure }
       : { kind: 'fail', failure, error }
   }
+}
+
+/** The retry about to wait for attempt `attempt + 1` on this model, for `retry-skipped`. */
+function pendingRetry(
+  state: CallState,
+  attempt: number,
+  base: { model: string; provider: string },
+  reason: string,
+): Omit<LlmRetrySkippedMessage, 'why'> {
+  return {
+    deadline: state.deadline,
+    attempt: state.attempts + 1,
+    modelAttempt: attempt + 1,
+    model: base.model,
+    provider: base.provider,
+    reason,
+  }
+}
+
+/** The retry an attempt starting now makes, as its record's `retryReason`; no longer pending. */
+function takeRetry(retrying: RetryInWait): { retryReason: string } | undefined {
+  const pending = retrying.pending
+  retrying.pending = undefined
+  return pending === undefined ? undefined : { retryReason: pending.reason }
 }
 
 /**
@@ -700,8 +791,9 @@ function withInputCounts(
 }
 
 /**
- * undici refused to send the request (`UND_ERR_INVALID_ARG` before any
- * answer: a header value with a line break; or a closed adapter's client,
+ * undici refused to send the request (`UND_ERR_INVALID_ARG` or
+ * `ERR_INVALID_URL` before any answer: a header value with a line break, a
+ * URL that does not parse; or a closed adapter's client,
  * `classifyTransport`): nothing left, so the attempt is no operation on
  * the provider.
  */
@@ -710,7 +802,7 @@ function refusedBySender(error: ProviderError): boolean {
   return (
     error.status === 0 &&
     error.kind === 'network' &&
-    (code === 'UND_ERR_INVALID_ARG' || isClosedClient(code))
+    (isRefusedArgument(code) || isClosedClient(code))
   )
 }
 

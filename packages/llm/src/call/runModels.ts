@@ -12,6 +12,7 @@ import type { CallState } from './CallState.js'
 import type { StreamSink } from './ModelStream.js'
 import { labelOf } from './outlook.js'
 import { runModel } from './runModel.js'
+import { soonestRefusal } from './soonestRefusal.js'
 import { stripThinkingSignatures } from './stripThinkingSignatures.js'
 
 /**
@@ -79,8 +80,11 @@ export async function runModels(
           cause: error,
         })
       }
-      // Admission refused every model without sending: say when to come back.
-      if (isRateLimited(error) && causes.every((c) => isRateLimited(c.cause))) throw error
+      // Admission refused every model without sending: say when the
+      // soonest of them can serve the request, whatever the list's order.
+      if (isRateLimited(error) && causes.every((c) => isRateLimited(c.cause))) {
+        throw soonestRefusal(causes)
+      }
       throw new ModelUnavailableError({
         attempts: state.attempts,
         causes,

@@ -1,5 +1,6 @@
 import { HourglassError, hasErrorCode } from '@hourglass/core'
 import type { RateLimitedBy } from '../types.js'
+import { describeFailures, type ModelFailure } from './ModelFailure.js'
 
 /**
  * What refused: a provider cooldown (a 429/529 it sent), or this process's
@@ -43,6 +44,13 @@ export interface RateLimitedDetails {
   retryAtMs?: number | undefined
   /** Why no attempt (or no further attempt) was made. */
   reason: string
+  /**
+   * From `callModel`, when admission turned away every model of the list:
+   * one entry per model, in the order tried (as `ModelUnavailableError`'s).
+   * Those other than `cause` (the refusal this error repeats) are named at
+   * the end of the message. Default: none.
+   */
+  causes?: readonly ModelFailure[] | undefined
   cause?: unknown
 }
 
@@ -73,12 +81,18 @@ export class RateLimitedError extends HourglassError {
   readonly retryAtMs: number
   /**
    * Why nothing (or nothing more) was sent, in words, also at the end of
-   * `message`. For a refusal no wait helps (`retryAfterMs` Infinity) it names
+   * `message` (before the other models' refusals, when `causes` has them). For a refusal no wait helps (`retryAfterMs` Infinity) it names
    * the limit the request alone exceeds with both numbers — the TPM limit,
    * or this process's share of it while Redis is unavailable — which a
    * caller can pass on as it is (the gateway's 429 does).
    */
   readonly reason: string
+  /**
+   * From `callModel`: every model of the list and why admission turned each
+   * away, in the order tried — this error names the one that may serve the
+   * request soonest. Empty for a refusal of `Admission.acquire` itself.
+   */
+  readonly causes: ModelFailure[]
 
   constructor(details: RateLimitedDetails) {
     const retryAfterMs = Math.max(0, Math.ceil(details.retryAfterMs))
@@ -87,11 +101,14 @@ export class RateLimitedError extends HourglassError {
     const when = Number.isFinite(retryAfterMs) ? `retry after ${retryAfterMs} ms` : 'no retry helps'
     const kind = details.kind ?? 'rate_limited'
     const who = `${details.provider}${details.model === undefined ? '' : `/${details.model}`}`
+    const causes = [...(details.causes ?? [])]
+    const others = describeFailures(causes.filter((c) => c.cause !== details.cause))
     super(
       RateLimitedError.code,
-      kind === 'overloaded'
+      (kind === 'overloaded'
         ? `${who} is overloaded (held back by its cooldown): ${when} (${details.reason})`
-        : `rate limited by ${who}${by}: ${when} (${details.reason})`,
+        : `rate limited by ${who}${by}: ${when} (${details.reason})`) +
+        (others === '' ? '' : ` [${others}]`),
       details.cause === undefined ? undefined : { cause: details.cause },
     )
     this.provider = details.provider
@@ -103,6 +120,7 @@ export class RateLimitedError extends HourglassError {
     this.retryAfterMs = retryAfterMs
     this.retryAtMs = details.retryAtMs ?? Date.now() + retryAfterMs
     this.reason = details.reason
+    this.causes = causes
   }
 }
 

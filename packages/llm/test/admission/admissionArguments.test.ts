@@ -1,0 +1,83 @@
+import { describe, expect, it } from 'vitest'
+import { Admission } from '../../src/admission/Admission.js'
+import { ProviderLimits } from '../../src/admission/ProviderLimits.js'
+import { RedisCooldownStore } from '../../src/admission/RedisCooldownStore.js'
+
+async function refusalOf(request: unknown): Promise<Error> {
+  const admission = new Admission({ logger: { warn: () => {} } })
+  const outcome = await admission.acquire(request as never).then(
+    (permit) => ({ granted: permit.key }),
+    (e: unknown) => e,
+  )
+  expect(outcome).toBeInstanceOf(TypeError)
+  return outcome as Error
+}
+
+function thrownBy(make: () => unknown): Error {
+  try {
+    make()
+  } catch (e) {
+    expect(e).toBeInstanceOf(TypeError)
+    return e as Error
+  }
+  throw new Error('not refused')
+}
+
+describe('Admission.acquire refuses a request of the wrong shape, naming the field', () => {
+  it('one key as a string is refused (it was spread into characters: a permit for key "s"), the key not shown', async () => {
+    const error = await refusalOf({ provider: 'x', keys: 'sk-abcdef123' })
+    expect(error.message).toBe(
+      'Admission.acquire: keys must be an array of API keys (one key is [key]), got a string (not shown)',
+    )
+  })
+
+  it('a key that is no string is refused naming its index (it threw from crypto)', async () => {
+    const error = await refusalOf({ provider: 'x', keys: ['sk-1', null] })
+    expect(error.message).toBe('Admission.acquire: keys[1] must be a string (an API key), got null')
+  })
+
+  it('a deadline that is no Deadline is refused (500 was taken as no deadline)', async () => {
+    const error = await refusalOf({ provider: 'x', deadline: 500 })
+    expect(error.message).toMatch(
+      /^Admission\.acquire: deadline must be a Deadline \(Deadline\.after\(ms\)\), got 500/,
+    )
+  })
+
+  it('a signal that is no AbortSignal, and a provider that is no string, are refused', async () => {
+    expect((await refusalOf({ provider: 'x', signal: {} })).message).toMatch(
+      /^Admission\.acquire: signal must be an AbortSignal/,
+    )
+    expect((await refusalOf({ provider: 5 })).message).toMatch(
+      /^Admission\.acquire: provider must be a string/,
+    )
+  })
+
+  it('the shapes it takes are granted', async () => {
+    const admission = new Admission({ logger: { warn: () => {} } })
+    expect((await admission.acquire({ provider: 'x', keys: ['sk-1', 'sk-2'] })).key).toBe('sk-1')
+    expect((await admission.acquire({ provider: 'x' })).key).toBeUndefined()
+    expect((await admission.acquire({ provider: 'x', keys: [] })).key).toBeUndefined()
+  })
+})
+
+describe('ProviderLimits and RedisCooldownStore refuse options that are none', () => {
+  it('ProviderLimits without limits, or with a null entry, names them', () => {
+    expect(thrownBy(() => new ProviderLimits({} as never)).message).toMatch(
+      /^ProviderLimits: limits must be an object of provider name → \{ rpm, tpm \}/,
+    )
+    expect(thrownBy(() => new ProviderLimits({ limits: { a: null } } as never)).message).toBe(
+      'ProviderLimits: limits["a"] must be an object { rpm, tpm }, got null',
+    )
+    expect(thrownBy(() => new ProviderLimits(undefined as never)).message).toMatch(
+      /^ProviderLimits: options must be an object/,
+    )
+  })
+
+  it('RedisCooldownStore without a client names it (null was accepted, every call then warned "store unavailable")', () => {
+    for (const client of [null, 'redis://localhost:6379', {}]) {
+      expect(thrownBy(() => new RedisCooldownStore(client as never)).message).toMatch(
+        /^RedisCooldownStore: client must be a Redis client with evalsha and eval/,
+      )
+    }
+  })
+})

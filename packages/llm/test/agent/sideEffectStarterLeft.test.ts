@@ -1,0 +1,160 @@
+import { setTimeout as sleep } from 'node:timers/promises'
+import {
+  ClientClosedError,
+  currentDeadline,
+  Deadline,
+  DeadlineExceededError,
+  isClientClosed,
+  isDeadlineExceeded,
+  ManualClock,
+  runWithDeadline,
+} from '@hourglass/core'
+import { describe, expect, it } from 'vitest'
+import { MemorySideEffectStore } from '../../src/agent/MemorySideEffectStore.js'
+import { sideEffect } from '../../src/agent/sideEffect.js'
+
+/** `Promise.withResolvers` for Node 20. */
+function deferred<T = void>() {
+  let resolve!: (value: T) => void
+  const promise = new Promise<T>((r) => {
+    resolve = r
+  })
+  return { promise, resolve }
+}
+
+/**
+ * `fn` runs under the deadline of the caller that starts it: when that
+ * caller's client leaves or its time ends, what `fn` started (a fetch) is
+ * aborted with that deadline's reason. A caller that joined the run with
+ * time left used to get the starter's reason — a `ClientClosedError` its
+ * route answered with a 502 for a client still waiting, or a
+ * `DeadlineExceededError` (a 504 with most of its time left). It starts a
+ * run of its own instead.
+ */
+describe('sideEffect: a run stopped for the caller that started it', () => {
+  /**
+   * A tool whose first run does what a fetch does: waits on the ambient
+   * deadline's signal and fails with its reason (`wrap`: Node's `AbortError`
+   * whose cause is that reason). Later runs answer.
+   */
+  function tool(wrap = false) {
+    const deadlines: Array<Deadline | undefined> = []
+    const firstStarted = deferred()
+    const fn = async (key: string) => {
+      const deadline = currentDeadline()
+      deadlines.push(deadline)
+      if (deadlines.length > 1) return `sent by run ${deadlines.length} (${key})`
+      firstStarted.resolve()
+      const signal = deadline!.signal
+      // timers/promises throws Node's AbortError, the signal's reason its cause.
+      if (wrap) await sleep(600_000, undefined, { signal })
+      await new Promise((resolve) => signal.addEventListener('abort', resolve, { once: true }))
+      throw signal.reason
+    }
+    return { fn, deadlines, firstStarted: firstStarted.promise }
+  }
+
+  it.each([
+    ['its client left (cancelled with ClientClosedError)', false],
+    ["its client left, the reason in the error's cause (Node's AbortError)", true],
+  ])('%s: a joiner with time left gets the result of a run of its own', async (_name, wrap) => {
+    const store = new MemorySideEffectStore()
+    const { fn, deadlines, firstStarted } = tool(wrap)
+    const starterDeadline = Deadline.after(60_000)
+    const joinerDeadline = Deadline.after(600_000)
+    const starter = runWithDeadline(starterDeadline, () => sideEffect('send', fn, { store }))
+    starter.catch(() => {})
+    const joiner = runWithDeadline(joinerDeadline, () => sideEffect('send', fn, { store }))
+    await firstStarted
+    const left = new ClientClosedError()
+    starterDeadline.cancel(left)
+
+    await expect(starter).rejects.toBe(left)
+    expect(await joiner).toBe('sent by run 2 (send)')
+    expect(deadlines).toEqual([starterDeadline, joinerDeadline])
+    // Its run completed: remembered, a later call runs nothing.
+    expect(await sideEffect('send', fn, { store, deadline: false })).toBe('sent by run 2 (send)')
+    expect(deadlines).toHaveLength(2)
+    starterDeadline.dispose()
+    joinerDeadline.dispose()
+  })
+
+  it("the starter's deadline ran out: the joiner with time left runs its own, not a 504 with its time left", async () => {
+    const clock = new ManualClock()
+    const store = new MemorySideEffectStore()
+    const { fn, deadlines, firstStarted } = tool()
+    const starterDeadline = Deadline.after(100, { clock })
+    const joinerDeadline = Deadline.after(10_000, { clock })
+    const starter = runWithDeadline(starterDeadline, () => sideEffect('send', fn, { store }))
+    starter.catch(() => {})
+    const joiner = runWithDeadline(joinerDeadline, () => sideEffect('send', fn, { store }))
+    await firstStarted
+    clock.advance(100)
+
+    const ended = await starter.then(
+      () => undefined,
+      (error: unknown) => error,
+    )
+    expect(isDeadlineExceeded(ended)).toBe(true)
+    expect(await joiner).toBe('sent by run 2 (send)')
+    expect(deadlines).toEqual([starterDeadline, joinerDeadline])
+    joinerDeadline.dispose()
+  })
+
+  it('a run that fails for a reason of its own still goes to every caller sharing it, run once', async () => {
+    const store = new MemorySideEffectStore()
+    let runs = 0
+    const started = deferred()
+    const release = deferred()
+    const fn = async () => {
+      runs++
+      started.resolve()
+      await release.promise
+      throw new Error('smtp down')
+    }
+    const starterDeadline = Deadline.after(60_000)
+    const joinerDeadline = Deadline.after(600_000)
+    const starter = runWithDeadline(starterDeadline, () => sideEffect('send', fn, { store }))
+    const joiner = runWithDeadline(joinerDeadline, () => sideEffect('send', fn, { store }))
+    await started.promise
+    // The starter's client left too, but the run failed for a reason of its own.
+    starterDeadline.cancel(new ClientClosedError())
+    release.resolve()
+    await expect(starter).rejects.toSatisfy(isClientClosed)
+    await expect(joiner).rejects.toThrow('smtp down')
+    expect(runs).toBe(1)
+    joinerDeadline.dispose()
+  })
+
+  it("a joiner whose own time ended with the starter's gets that reason, and starts nothing", async () => {
+    const store = new MemorySideEffectStore()
+    const { fn, deadlines, firstStarted } = tool()
+    const shared = Deadline.after(60_000)
+    // Two identical calls under one request's deadline.
+    const starter = runWithDeadline(shared, () => sideEffect('send', fn, { store }))
+    const joiner = runWithDeadline(shared, () => sideEffect('send', fn, { store }))
+    await firstStarted
+    const left = new ClientClosedError()
+    shared.cancel(left)
+    await expect(starter).rejects.toBe(left)
+    await expect(joiner).rejects.toBe(left)
+    expect(deadlines).toHaveLength(1)
+  })
+
+  it('a joiner given a signal of its own, whose starter was stopped, runs its own too', async () => {
+    const store = new MemorySideEffectStore()
+    const { fn, deadlines, firstStarted } = tool()
+    const starterDeadline = Deadline.after(60_000)
+    const starter = runWithDeadline(starterDeadline, () => sideEffect('send', fn, { store }))
+    starter.catch(() => {})
+    const joiner = sideEffect('send', fn, {
+      store,
+      deadline: false,
+      signal: new AbortController().signal,
+    })
+    await firstStarted
+    starterDeadline.cancel(new DeadlineExceededError({ budgetMs: 60_000, elapsedMs: 60_000 }))
+    expect(await joiner).toBe('sent by run 2 (send)')
+    expect(deadlines).toEqual([starterDeadline, undefined])
+  })
+})
