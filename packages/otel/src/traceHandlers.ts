@@ -400,6 +400,16 @@ export function traceHandlers(sdkTracer: Tracer): Handlers {
           }),
         )
       },
+      // A retry decided (its `retry` event above) and given up before its
+      // attempt: the caller left or the deadline ended during its wait, the
+      // cost budget or admission refused it. As fetch's retry_skipped.
+      retrySkipped(m) {
+        open(trace.getSpan(parentContext(m.deadline)))?.addEvent(EVENT_DEADLINE_RETRY_SKIPPED, {
+          [ATTR_DEADLINE_ATTEMPT]: m.attempt,
+          [ATTR_DEADLINE_RETRY_REASON]: m.reason,
+          [ATTR_DEADLINE_RETRY_WHY]: m.why,
+        })
+      },
       // Admission decides inside the call, so the span active then is the
       // call's (the request's, or one of yours around the call). Its messages
       // carry no deadline to find that span by otherwise: without an open

@@ -8,6 +8,7 @@ import {
   reply,
   startFakeProvider,
 } from '@hourglass/testkit'
+import { context, trace } from '@opentelemetry/api'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { setupOtel } from './helpers/otel.js'
 
@@ -165,6 +166,41 @@ describe('a model retry in hourglass.deadline.retries', () => {
           'hourglass.deadline.call.kind': 'llm',
         },
         1,
+      ],
+    ])
+  })
+})
+
+describe('a model retry on the trace', () => {
+  it('given up during its wait: the caller’s span has its retry event, then a retry_skipped saying why', async () => {
+    fake.enqueue(openAIErrors.serverError(), reply.text('late'))
+    const controller = new AbortController()
+    const span = otel.tracer.startSpan('POST /ask')
+    // The call's deadline is made under the caller's span: its events go there.
+    const c = context.with(trace.setSpan(context.active(), span), () =>
+      call(new ManualClock(), { signal: controller.signal }),
+    )
+    await c.decided
+    controller.abort()
+    await c.done()
+    span.end()
+    const [ended] = otel.exporter.getFinishedSpans().filter((s) => s.name === 'POST /ask')
+    expect(ended!.events.map((e) => [e.name, e.attributes])).toEqual([
+      [
+        'hourglass.deadline.retry',
+        {
+          'hourglass.deadline.attempt': 2,
+          'hourglass.deadline.retry.reason': 'server_error',
+          'hourglass.deadline.retry.delay_ms': 1000,
+        },
+      ],
+      [
+        'hourglass.deadline.retry_skipped',
+        {
+          'hourglass.deadline.attempt': 2,
+          'hourglass.deadline.retry.reason': 'server_error',
+          'hourglass.deadline.retry.why': 'aborted',
+        },
       ],
     ])
   })
