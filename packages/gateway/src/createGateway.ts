@@ -333,7 +333,11 @@ function buildGateway(
         keys: adapter.apiKeys,
         model: adapter.model,
       })
-      return { waitMs: forecast.waitMs, limitedBy: forecast.limitedBy }
+      return {
+        waitMs: forecast.waitMs,
+        limitedBy: forecast.limitedBy,
+        keys: adapter.apiKeys.length,
+      }
     },
   }
   const tracker = new RequestTracker({

@@ -17,6 +17,7 @@ import type { DrainReport } from './http/RequestTracker.js'
 import { hasBody } from './http/readBody.js'
 import { scopeOf } from './http/requestScope.js'
 import { sendJson } from './http/sendJson.js'
+import { trackIdleConnections } from './http/trackIdleConnections.js'
 import { optionError } from './optionError.js'
 import { GATEWAY_OPTION_NAMES, refuseUnknownGatewayOptions } from './refuseUnknownGatewayOptions.js'
 
@@ -49,10 +50,12 @@ export interface RunningGateway {
    */
   signalledWhileStarting: NodeJS.Signals | undefined
   /**
-   * Stops accepting connections, drains (see `GatewayRouter.close`: requests
-   * in flight get `drainTimeoutMs`, then are cancelled), closes upstream
-   * connections and Redis, then every remaining connection. Resolves the
-   * drain's report (`gateway.close()`'s): `cutOff > 0` is an unclean stop.
+   * Stops accepting connections (and closes those kept alive between
+   * requests), drains (see `GatewayRouter.close`: requests in flight — an
+   * answer its client has not read yet too — get `drainTimeoutMs`, then are
+   * cancelled), closes upstream connections and Redis, then every remaining
+   * connection. Resolves the drain's report (`gateway.close()`'s): `cutOff >
+   * 0` is an unclean stop.
    */
   close(): Promise<DrainReport>
 }
@@ -104,7 +107,10 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
   }
   const gateway = createStandaloneGateway(config, gatewayOptions)
   const clock = gatewayOptions.clock ?? systemClock
+  const server = createServer()
+  const served = trackIdleConnections(server)
   const serve = (req: IncomingMessage, res: ServerResponse) => {
+    served(res)
     gateway(req as Request, res as Response, (error?: unknown) => {
       // Answered already (an error after the headers): its handler logged it.
       const answered = res.headersSent
@@ -112,7 +118,7 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
       if (!answered) logNotRouted(gateway, clock, res)
     })
   }
-  const server = createServer(serve)
+  server.on('request', serve)
   // `Expect: 100-continue`: without a listener here Node writes `100
   // Continue` on arrival, and a client refused anyway (its budget spent, a
   // drain under way) uploads its whole body to read the 504 or 503. With
@@ -148,8 +154,12 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
   const close = () => {
     closing ??= (async () => {
       releaseSignals()
+      // Stops listening and closes the connections between requests, as
+      // Node's does (a kept-alive one would otherwise be held open for the
+      // drain, its client's next request answered 503), through its
+      // closeIdleConnections() — trackIdleConnections', which leaves an
+      // answer its client has not taken yet to the drain.
       const closed = new Promise<void>((resolve) => server.close(() => resolve()))
-      server.closeIdleConnections()
       const report = await gateway.close()
       server.closeAllConnections()
       await closed

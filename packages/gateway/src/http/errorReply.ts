@@ -156,13 +156,16 @@ export function errorReply(error: unknown, keyWait?: KeyWait): ErrorReply {
  * How long until a key of `provider` (for `model`) may be used again, in ms
  * (`waitMs`: 0 at once, Infinity when every key is retired), and which
  * limit holds it back when admission knows (`limitedBy`, the limit the
- * provider's 429 named), as admission sees it now; undefined when not known
- * (the gateway's `Admission.forecast`).
+ * provider's 429 named), as admission sees it now, and how many keys the
+ * provider has (`keys`); undefined when not known (the gateway's
+ * `Admission.forecast`).
  */
 export type KeyWait = (
   provider: string,
   model: string,
-) => { waitMs: number; limitedBy?: RateLimitedBy | undefined } | undefined
+) =>
+  | { waitMs: number; limitedBy?: RateLimitedBy | undefined; keys?: number | undefined }
+  | undefined
 
 /** What a client that hung up is logged and counted as (nginx's 499); never written. */
 export function clientClosedReply(): ErrorReply {
@@ -453,6 +456,10 @@ function markupPageText(error: ProviderError): string {
  * For a failure that took one key out (`auth`: retired; `quota_exhausted`:
  * spent), the wait until another key of the provider may be used and the
  * limit that holds it, when one is left (a finite wait); undefined otherwise.
+ * A provider with one key has no other: the wait admission sees is then
+ * that key's own — a quota llm cools in its scope instead of retiring the
+ * key (Gemini's `limit: 0`, a spent daily quota), which the client was told
+ * was "another key rate limited", with a `Retry-After` to wait it out.
  */
 function keyLeft(
   cause: ProviderError,
@@ -462,6 +469,7 @@ function keyLeft(
   if (cause.kind !== 'auth' && cause.kind !== 'quota_exhausted') return undefined
   const wait = keyWait(cause.provider, cause.model)
   if (wait === undefined || !Number.isFinite(wait.waitMs)) return undefined
+  if (wait.keys !== undefined && wait.keys < 2) return undefined
   return { waitMs: Math.max(0, wait.waitMs), limitedBy: wait.limitedBy }
 }
 
