@@ -2,10 +2,11 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo, Socket } from 'node:net'
 import { refuseUnknownOptions } from '@hourglass/core'
 import type { Fault, FaultPlan } from './Fault.js'
+import { faultProblem } from './faultProblem.js'
 import { type RequestLog, type RequestRecord, recordOf, recordRequests } from './recordRequests.js'
 
 export interface FaultServer extends Pick<RequestLog, 'request' | 'clientGone'> {
-  /** `http://127.0.0.1:<port>` */
+  /** `http://127.0.0.1:<port>` (an IPv6 host in brackets: `http://[::1]:<port>`) */
   readonly url: string
   readonly port: number
   readonly server: Server
@@ -63,26 +64,47 @@ export async function faultServer(
   })
   // The first plan that threw or gave no fault: `close()` rejects with it.
   let planError: Error | undefined
+  // Thrown from a request listener or a fault's timer it was an uncaught
+  // exception, and the request hung until the test timed out: answer 500
+  // naming it (or, once the headers are out, drop the connection), and fail
+  // the test at close().
+  const fail = (res: ServerResponse, index: number, error: unknown) => {
+    const failure = error instanceof Error ? error : new Error(String(error))
+    planError ??= failure
+    if (res.headersSent) {
+      // The server's doing, not the client leaving.
+      log.markServerAborted(index)
+      log.markStopped(index)
+      res.destroy()
+      return
+    }
+    res.writeHead(500, { 'content-type': 'text/plain' })
+    res.end(failure.message)
+  }
   server.on('request', (req: IncomingMessage, res: ServerResponse) => {
     const record = recordOf(req)!
     // Drain the request body so the client can finish writing.
     req.resume()
-    let fault: Fault
     try {
-      fault = pick(current, record)
+      const fault = pick(current, record)
+      serve(fault, res, {
+        stop: () => log.markStopped(record.index),
+        serverAborted: () => log.markServerAborted(record.index),
+        fail: (error) => {
+          const message = error instanceof Error ? error.message : String(error)
+          fail(
+            res,
+            record.index,
+            new Error(
+              `faultServer: the ${fault.type} Fault for request ${record.index} failed: ${message}`,
+              { cause: error },
+            ),
+          )
+        },
+      })
     } catch (error) {
-      // Thrown from here it was an uncaught exception, and the request hung
-      // until the test timed out: answer at once, and fail the test at close().
-      const failure = error instanceof Error ? error : new Error(String(error))
-      planError ??= failure
-      res.writeHead(500, { 'content-type': 'text/plain' })
-      res.end(failure.message)
-      return
+      fail(res, record.index, error)
     }
-    serve(fault, res, {
-      stop: () => log.markStopped(record.index),
-      serverAborted: () => log.markServerAborted(record.index),
-    })
   })
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject)
@@ -92,8 +114,10 @@ export async function faultServer(
     })
   })
   const port = (server.address() as AddressInfo).port
+  const host = options.host ?? '127.0.0.1'
   return {
-    url: `http://${options.host ?? '127.0.0.1'}:${port}`,
+    // `http://::1:80` is no URL: an IPv6 literal goes in brackets.
+    url: `http://${host.includes(':') ? `[${host}]` : host}:${port}`,
     port,
     server,
     records: log.records,
@@ -114,6 +138,15 @@ export async function faultServer(
       current = next
     },
     close() {
+      // The server hanging up is no client departure: closeAllConnections()
+      // fires each response's 'close', which recorded the client as gone
+      // while the server was still working — the very zombie-work figure a
+      // test reads, passing on the bug it looks for.
+      for (const record of log.records) {
+        if (record.finishedAt === undefined && record.clientGoneAt === undefined) {
+          log.markServerAborted(record.index)
+        }
+      }
       log.detach()
       return new Promise<void>((resolve, reject) => {
         server.close(() => (planError === undefined ? resolve() : reject(planError)))
@@ -130,9 +163,13 @@ const OPTION_NAMES = Object.keys({
 
 /** A fixed plan is checked once, where it is given; a function's faults as it gives them. */
 function checkPlan(plan: FaultPlan): void {
-  if (typeof plan === 'function' || isFault(plan)) return
-  const got = typeof plan === 'object' && plan !== null ? describe(plan) : String(plan)
-  throw new TypeError(`faultServer: the plan is no Fault (got ${got})`)
+  if (typeof plan === 'function') return
+  if (isFault(plan)) {
+    const problem = faultProblem(plan)
+    if (problem === undefined) return
+    throw new TypeError(`faultServer: the plan's ${plan.type} Fault is invalid: ${problem}`)
+  }
+  throw new TypeError(`faultServer: the plan is no Fault (got ${got(plan)})`)
 }
 
 function isFault(value: unknown): value is Fault {
@@ -164,16 +201,37 @@ function pick(plan: FaultPlan, record: RequestRecord): Fault {
       cause: error,
     })
   }
-  if (isFault(fault)) return fault
-  const got = typeof fault === 'object' && fault !== null ? describe(fault) : String(fault)
+  if (isFault(fault)) {
+    const problem = faultProblem(fault)
+    if (problem === undefined) return fault
+    throw new TypeError(
+      `faultServer: the plan's ${fault.type} Fault for request ${record.index} is invalid: ${problem}`,
+    )
+  }
+  // An async plan's rejection would be unhandled on top of the 500 that names it.
+  if (isThenable(fault)) fault.then(undefined, () => {})
   throw new TypeError(
-    `faultServer: the plan gave no Fault for request ${record.index} (got ${got})`,
+    `faultServer: the plan gave no Fault for request ${record.index} (got ${got(fault)})`,
   )
+}
+
+function isThenable(value: unknown): value is PromiseLike<unknown> {
+  return typeof (value as { then?: unknown } | null)?.then === 'function'
+}
+
+/** A value that is no Fault, described; a Promise by name (`{}` said nothing of an async plan). */
+function got(value: unknown): string {
+  if (isThenable(value)) {
+    return 'a Promise: a plan gives its Fault synchronously, it cannot be async'
+  }
+  return typeof value === 'object' && value !== null ? describe(value) : String(value)
 }
 
 interface Marks {
   stop(): void
   serverAborted(): void
+  /** A step threw (a field `faultProblem` does not catch): answer or drop, and fail `close()`. */
+  fail(error: unknown): void
 }
 
 function serve(fault: Fault, res: ServerResponse, marks: Marks): void {
@@ -181,7 +239,11 @@ function serve(fault: Fault, res: ServerResponse, marks: Marks): void {
   const later = (ms: number, fn: () => void) => {
     const timer = setTimeout(() => {
       timers.delete(timer)
-      fn()
+      try {
+        fn()
+      } catch (error) {
+        marks.fail(error)
+      }
     }, ms)
     timers.add(timer)
   }

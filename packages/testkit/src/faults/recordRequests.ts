@@ -96,7 +96,10 @@ export function recordRequests(server: Server): RequestLog {
     })
     flush(arrivals, () => true)
   }
-  server.on('request', onRequest)
+  // First in line: recorded after an app's own listener (`recordRequests`
+  // called after `app.listen()`), `recordOf(req)` was undefined inside the
+  // app's handler, which runs before the record existed.
+  server.prependListener('request', onRequest)
 
   return {
     records: list,

@@ -1,5 +1,6 @@
 import type { AddressInfo } from 'node:net'
 import { createServer, type Server, type Socket } from 'node:net'
+import { refuseUnknownOptions } from '@hourglass/core'
 
 export interface TcpFaultServerOptions {
   /**
@@ -23,6 +24,24 @@ export interface TcpFaultServer {
 
 /** A raw TCP listener on loopback that accepts and then says nothing (or resets). */
 export async function tcpFaultServer(options: TcpFaultServerOptions): Promise<TcpFaultServer> {
+  // Unchecked, `{ mode: 'rest', afterMS: 5 }` was a silent server: a test of
+  // a slow connect failure saw a handshake that never completes instead.
+  refuseUnknownOptions(options, OPTION_NAMES, 'tcpFaultServer()')
+  const { mode, afterMs } = (options ?? {}) as Partial<TcpFaultServerOptions>
+  if (mode !== 'silent' && mode !== 'reset') {
+    const got: unknown = mode
+    throw new TypeError(
+      `tcpFaultServer: mode must be 'silent' or 'reset', got ${typeof got === 'string' ? JSON.stringify(got.slice(0, 40)) : String(got)}`,
+    )
+  }
+  if (
+    afterMs !== undefined &&
+    !(typeof afterMs === 'number' && Number.isFinite(afterMs) && afterMs >= 0)
+  ) {
+    throw new TypeError(
+      `tcpFaultServer: afterMs must be a number of ms ≥ 0, got ${String(afterMs)}`,
+    )
+  }
   const sockets = new Set<Socket>()
   let idleWaiters: (() => void)[] = []
   const server: Server = createServer((socket) => {
@@ -37,8 +56,8 @@ export async function tcpFaultServer(options: TcpFaultServerOptions): Promise<Tc
       idleWaiters = []
       for (const resolve of waiters) resolve()
     })
-    if (options.mode === 'reset') {
-      const timer = setTimeout(() => socket.resetAndDestroy(), options.afterMs ?? 0)
+    if (mode === 'reset') {
+      const timer = setTimeout(() => socket.resetAndDestroy(), afterMs ?? 0)
       socket.once('close', () => clearTimeout(timer))
     }
   })
@@ -60,3 +79,8 @@ export async function tcpFaultServer(options: TcpFaultServerOptions): Promise<Tc
     },
   }
 }
+
+const OPTION_NAMES = Object.keys({
+  mode: true,
+  afterMs: true,
+} satisfies Record<keyof TcpFaultServerOptions, true>)

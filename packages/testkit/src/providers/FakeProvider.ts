@@ -112,8 +112,9 @@ export class FakeProvider {
 
   /**
    * For the next `forMs` ms, answer every request with `reply` (default: this
-   * dialect's rate-limit error with `retry-after` = the window in whole
-   * seconds, rounded up) without touching the queue.
+   * dialect's rate-limit error — OpenAI's and Anthropic's with `retry-after`
+   * = the window in whole seconds, rounded up, Gemini's with it in its body,
+   * the others' naming no wait) without touching the queue.
    */
   rateLimit(options: { forMs: number; reply?: ProviderReply | undefined }): this {
     // Else `forMS` (or a string) made a window ending at NaN: never open, nothing limited.
@@ -155,7 +156,14 @@ export class FakeProvider {
     return this.#queue.length
   }
 
-  /** Resolves once `count` requests in all have arrived and been read (at once if they already have). */
+  /**
+   * Resolves once `count` requests in all have arrived and been read (at
+   * once if they already have) — before the reply is chosen and paced: on a
+   * ManualClock, a function script's or a stream's first timer comes later
+   * (docs/providers.md says how to wait for it). Not moved to that timer:
+   * a hang, or a stream stalled on a client that reads nothing, never sets
+   * one, and a script may be waiting on the test itself.
+   */
   waitForRequests(count: number): Promise<void> {
     if (this.#records.length >= count) return Promise.resolve()
     return new Promise((resolve) => this.#waiters.push({ count, resolve }))

@@ -3,7 +3,13 @@ import type { AnswerPlan, Frame, WireFormat } from './WireFormat.js'
 /**
  * OpenAI chat completions, as OpenAI and the compatible providers (DeepSeek,
  * Qwen compatible mode, Doubao/Ark, Qianfan v2) send it. Reasoning goes out
- * as `reasoning_content` (DeepSeek's and Qwen's field).
+ * as `reasoning_content` (DeepSeek's field, which Qwen, Ark and Qianfan v2
+ * took up) — except from OpenAI, whose Chat Completions never sends its
+ * reasoning: an o-series stream goes silent after the role chunk while the
+ * model thinks, and only `usage.completion_tokens_details.reasoning_tokens`
+ * counts it. The `openai` dialect keeps that silence for as long as the
+ * thinking takes (its tokens paced as any others, written as nothing), so a
+ * stall or first-token test sees it.
  *
  * Usage in a stream: only when the request set `stream_options.include_usage`,
  * in an extra chunk with `choices: []` before `[DONE]`, every other chunk
@@ -33,7 +39,9 @@ export const openAIChat: WireFormat = {
       content: text === '' && plan.toolCalls.length > 0 ? null : text,
       refusal: null,
     }
-    if (plan.thinkingTokens.length > 0) message['reasoning_content'] = plan.thinkingTokens.join('')
+    if (plan.thinkingTokens.length > 0 && plan.dialect !== 'openai') {
+      message['reasoning_content'] = plan.thinkingTokens.join('')
+    }
     if (plan.toolCalls.length > 0) {
       message['tool_calls'] = plan.toolCalls.map((call) => ({
         id: call.id,
@@ -72,8 +80,10 @@ export const openAIChat: WireFormat = {
         ...extra,
       })}\n\n`
     const frames: Frame[] = [{ text: chunk({ role: 'assistant', content: '' }) }]
+    // OpenAI: the thinking is generated (paced, counted, billed) but not sent.
+    const silent = plan.dialect === 'openai'
     for (const t of plan.thinkingTokens)
-      frames.push({ text: chunk({ reasoning_content: t }), token: true })
+      frames.push({ text: silent ? '' : chunk({ reasoning_content: t }), token: true })
     for (const t of plan.textTokens) frames.push({ text: chunk({ content: t }), token: true })
     plan.toolCalls.forEach((call, index) => {
       frames.push({
