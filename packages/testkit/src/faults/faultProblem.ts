@@ -1,5 +1,18 @@
 import { validateHeaderName, validateHeaderValue } from 'node:http'
+import { refuseUnknownOptions } from '@hourglass/core'
 import type { Fault } from './Fault.js'
+
+/** The fields each kind of Fault reads: any other is a typo (`delayMS`) that changed nothing. */
+const FIELDS: Record<Fault['type'], readonly string[]> = {
+  respond: ['type', 'status', 'headers', 'body', 'delayMs'],
+  stream: ['type', 'chunks', 'intervalMs', 'chunkBytes', 'status', 'delayMs'],
+  'headers-then-stall': ['type', 'status', 'headers', 'delayMs'],
+  'bytes-then-stall': ['type', 'bytes', 'declaredBytes', 'delayMs'],
+  close: ['type', 'delayMs'],
+  reset: ['type', 'delayMs'],
+  'retry-after': ['type', 'status', 'retryAfter', 'body', 'headers'],
+  hang: ['type'],
+}
 
 /**
  * What is wrong with a fault's fields, or undefined when nothing is. Unchecked,
@@ -9,7 +22,7 @@ import type { Fault } from './Fault.js'
  */
 export function faultProblem(fault: Fault): string | undefined {
   const f = fault as Record<string, unknown>
-  const problems: (string | undefined)[] = []
+  const problems: (string | undefined)[] = [unknownField(fault)]
   if ('delayMs' in f) problems.push(delay(f, 'delayMs'))
   switch (fault.type) {
     case 'respond':
@@ -98,4 +111,16 @@ function show(value: unknown): string {
   if (typeof value === 'object' && value !== null)
     return Array.isArray(value) ? 'an array' : 'an object'
   return String(value)
+}
+
+/** A field this kind of Fault does not read (`{ type: 'respond', delayMS: 100 }` had no delay), with the one probably meant. */
+function unknownField(fault: Fault): string | undefined {
+  const names = FIELDS[fault.type]
+  if (names === undefined) return undefined
+  try {
+    refuseUnknownOptions(fault, names, `a ${fault.type} Fault`, { what: 'field' })
+    return undefined
+  } catch (error) {
+    return (error as Error).message
+  }
 }

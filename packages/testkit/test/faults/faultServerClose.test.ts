@@ -133,6 +133,17 @@ describe('faultServer: a Fault with a bad field', () => {
     )
   })
 
+  it('a field its kind of Fault does not read is refused, with the one meant (delayMS had no delay)', async () => {
+    await expect(faultServer({ type: 'respond', delayMS: 100 } as never)).rejects.toThrow(
+      new TypeError(
+        `faultServer: the plan's respond Fault is invalid: unknown field "delayMS" (did you mean delayMs?); a respond Fault takes type, status, headers, body, delayMs`,
+      ),
+    )
+    await expect(faultServer({ type: 'hang', delayMs: 5 } as never)).rejects.toThrow(
+      /hang Fault is invalid: unknown field "delayMs"; a hang Fault takes type$/,
+    )
+  })
+
   it('an async plan is named as one, not as "got {}"', async () => {
     const server = await faultServer((async () => ({ type: 'respond' })) as never)
     const answer = await get(server.url)
