@@ -79,8 +79,8 @@ export function guard<T>(
       : undefined
   if (ended !== undefined) {
     if (typeof work !== 'function') {
-      work.cancel?.()
       Promise.resolve(work).catch(() => {})
+      cancelWork(work)
     }
     return Promise.reject(ended)
   }
@@ -106,8 +106,8 @@ export function guard<T>(
       ? exceeded()
       : undefined
   if (endedDuring !== undefined) {
-    promise.cancel?.()
     Promise.resolve(promise).then(undefined, () => {})
+    cancelWork(promise)
     return Promise.reject(ownExpiry(endedDuring))
   }
   // Once, whichever comes first: the deadline's abort or guard's own timer.
@@ -120,7 +120,7 @@ export function guard<T>(
   const cancel = () => {
     if (cancelled) return
     cancelled = true
-    promise.cancel?.()
+    cancelWork(promise)
   }
   const signal = deadline.signal
   const onAbort = () => cancel()
@@ -196,4 +196,18 @@ function toWork<T>(value: GuardedWork<T> | T): GuardedWork<T> {
     typeof (value as PromiseLike<T>).then === 'function'
     ? (value as GuardedWork<T>)
     : Promise.resolve(value)
+}
+
+/**
+ * `work.cancel()`, whose throw is dropped: guard's answer is the deadline's
+ * error either way, and there is nobody to hand the throw to. Thrown from
+ * guard it came before the work's rejection was handled (the process died
+ * of it), and from the abort listener it was reported as uncaught (so did).
+ */
+function cancelWork(work: { cancel?: (() => void) | undefined }): void {
+  try {
+    work.cancel?.()
+  } catch {
+    // A cancel that cannot (the request already written): the work goes on, unwaited.
+  }
 }

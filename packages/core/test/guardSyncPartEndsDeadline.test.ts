@@ -106,4 +106,67 @@ describe('guard when the work function ends the deadline before it returns', () 
     )
     await expect(guarded).resolves.toBe('ran')
   })
+  describe('a work whose cancel() throws (it cannot: the request is already written)', () => {
+    const uncaught: unknown[] = []
+    const onUncaught = (error: unknown) => uncaught.push(error)
+    beforeEach(() => {
+      uncaught.length = 0
+      process.prependListener('uncaughtException', onUncaught)
+    })
+    afterEach(() => {
+      process.off('uncaughtException', onUncaught)
+    })
+
+    /** A work promise that rejects when told to, whose cancel() throws. */
+    function stubbornWork() {
+      let fail: (error: Error) => void = () => {}
+      const promise = new Promise<string>((_, reject) => {
+        fail = reject
+      })
+      const work = Object.assign(promise, {
+        cancel: () => {
+          throw new Error('cannot cancel: request already written')
+        },
+      })
+      return { work, fail }
+    }
+
+    it.each([
+      ['its synchronous part runs past the deadline', 'sync'],
+      ['the deadline had ended before (a promise given)', 'ended'],
+      ['the deadline is cancelled during the wait', 'wait'],
+    ])(
+      '%s: guard rejects with the deadline’s error, nothing thrown or left unhandled',
+      async (_name, when) => {
+        const clock = new ManualClock()
+        const deadline = Deadline.after(20, { clock })
+        const { work, fail } = stubbornWork()
+        const reason = new Error('client left')
+        if (when === 'ended') deadline.cancel(reason)
+        let guarded: Promise<string> | undefined
+        expect(() => {
+          guarded =
+            when === 'sync'
+              ? guard(
+                  () => {
+                    clock.advance(30)
+                    return work
+                  },
+                  { deadline, slice: 'parse' },
+                )
+              : guard(work, { deadline, slice: 'parse' })
+        }).not.toThrow()
+        if (when === 'wait') deadline.cancel(reason)
+        if (when === 'sync') {
+          await expect(guarded).rejects.toSatisfy(isDeadlineExceeded)
+        } else {
+          await expect(guarded).rejects.toBe(reason)
+        }
+        fail(new Error('downstream failed later'))
+        await nextMacrotask()
+        expect(unhandled).toEqual([])
+        expect(uncaught).toEqual([])
+      },
+    )
+  })
 })

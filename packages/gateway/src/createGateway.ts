@@ -555,6 +555,23 @@ function checkObjectOptions(options: GatewayOptions, taker: string): void {
   if (env !== undefined && (typeof env !== 'object' || env === null)) {
     throw optionError(taker, 'env', 'a record of environment variables', env)
   }
+  // Used on every request: `'off'`, `true` or `{}` started a gateway whose
+  // every chat completion was a 500 internal_error naming nothing.
+  const { retryBudgets } = options
+  if (
+    retryBudgets !== undefined &&
+    retryBudgets !== false &&
+    (typeof retryBudgets !== 'object' ||
+      retryBudgets === null ||
+      typeof (retryBudgets as { forProvider?: unknown }).forProvider !== 'function')
+  ) {
+    throw optionError(
+      taker,
+      'retryBudgets',
+      'a RetryBudgetRegistry (new RetryBudgetRegistry()) or false',
+      retryBudgets,
+    )
+  }
 }
 
 /**

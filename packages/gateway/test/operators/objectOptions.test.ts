@@ -21,6 +21,10 @@ describe('createGateway object options', () => {
     ['logger', 5],
     ['env', 5],
     ['env', null],
+    // Every chat completion was a 500 naming nothing.
+    ['retryBudgets', 'off'],
+    ['retryBudgets', true],
+    ['retryBudgets', {}],
   ])('%s = %j is GATEWAY_OPTION_INVALID naming it', (name, value) => {
     const error = (() => {
       try {

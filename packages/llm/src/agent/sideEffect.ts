@@ -1,4 +1,10 @@
-import { currentDeadline, type Deadline, untilEnded } from '@hourglass/core'
+import {
+  currentDeadline,
+  Deadline,
+  isDeadlineExceeded,
+  isExpiryOf,
+  untilEnded,
+} from '@hourglass/core'
 import { callDeadline, shadowAmbientIfFalse } from '../call/callDeadline.js'
 import { SideEffectStoreError } from '../errors/SideEffectStoreError.js'
 import { notNaN } from '../retry/checkNumber.js'
@@ -210,10 +216,16 @@ function stoppedForStarter(error: unknown, starter: Run['starter']): boolean {
       // A deadline or signal of no known shape (a getter that throws): nothing to learn.
     }
   }
-  if (reasons.length === 0) return false
+  // Also an expiry made for a starter's deadline before its timer ran: a
+  // client refusing to send for lack of its budget (`minBudgetMs`, or `fn`'s
+  // synchronous part spent it) — the deadline has no reason yet, and the
+  // joiner with seconds left was handed the starter's 504.
+  const deadlines = starter.filter((end): end is Deadline => end instanceof Deadline)
+  if (reasons.length === 0 && deadlines.length === 0) return false
   let current = error
   for (let depth = 0; depth < 8; depth++) {
     if (reasons.includes(current)) return true
+    if (isDeadlineExceeded(current) && deadlines.some((d) => isExpiryOf(current, d))) return true
     if (typeof current !== 'object' || current === null) return false
     let next: unknown
     try {

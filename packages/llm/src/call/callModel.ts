@@ -47,7 +47,10 @@ export function callModel(options: CallModelOptions): Promise<ChatResponse> | Mo
   return shadowAmbientIfFalse(options.deadline, () => start(options))
 }
 
-function start(options: CallModelOptions): Promise<ChatResponse> | ModelStream {
+function start(given: CallModelOptions): Promise<ChatResponse> | ModelStream {
+  // `signal: null` is none, as every option reads null: passed on, it failed
+  // deep inside ("Cannot read properties of null"), or as Admission's.
+  const options = given.signal === null ? { ...given, signal: undefined } : given
   const key = options.idempotencyKey ?? randomUUID()
   if (options.request.stream === true) {
     return createModelStream(

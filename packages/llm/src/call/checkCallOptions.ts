@@ -117,7 +117,7 @@ export function checkCallOptions(options: CallModelOptions): void {
     // Anything but 'background' was read as foreground: a typo (`'low'`)
     // retried overloads the caller meant to shed.
     const { priority } = retry
-    if (priority !== undefined && priority !== 'foreground' && priority !== 'background') {
+    if (priority != null && priority !== 'foreground' && priority !== 'background') {
       throw new TypeError(
         `callModel: retry.priority must be 'foreground' or 'background', got ${describeValue(priority)}`,
       )
@@ -174,9 +174,9 @@ const COST_BUDGET = [
   'worstOutputTokens',
 ] as const
 
-/** An object with every one of `methods`, or undefined (the default). */
+/** An object with every one of `methods`, or undefined or null (the default, as every option reads null). */
 function shaped(name: string, value: unknown, methods: readonly string[], rule: string): void {
-  if (value === undefined) return
+  if (value == null) return
   if (
     typeof value === 'object' &&
     value !== null &&

@@ -179,7 +179,7 @@ async function attemptsOn(
         throw thrown
       }
     }
-    const budget = options.limits?.budget
+    const budget = options.limits?.budget ?? undefined
     // Priced as this provider bills the model (`providerPrices`), when the budget says.
     const estimateUsd = budget?.estimate(adapter.model, request, adapter.name)
     // A model the budget cannot afford (its first attempt, or a retry after

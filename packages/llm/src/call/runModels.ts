@@ -41,7 +41,7 @@ export async function runModels(
   // the price table (a typo) threw UnknownPriceError only once the primary
   // had failed — after its attempts were sent and billed, and in place of
   // the primary's own error.
-  const budget = state.options.limits?.budget
+  const budget = state.options.limits?.budget ?? undefined
   // The tier asked for too (`extra.service_tier`): a priority request on a
   // model without a priority price would be held, and charged, at the
   // standard price.

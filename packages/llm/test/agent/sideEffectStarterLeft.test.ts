@@ -4,6 +4,7 @@ import {
   currentDeadline,
   Deadline,
   DeadlineExceededError,
+  expiryError,
   isClientClosed,
   isDeadlineExceeded,
   ManualClock,
@@ -156,5 +157,37 @@ describe('sideEffect: a run stopped for the caller that started it', () => {
     starterDeadline.cancel(new DeadlineExceededError({ budgetMs: 60_000, elapsedMs: 60_000 }))
     expect(await joiner).toBe('sent by run 2 (send)')
     expect(deadlines).toEqual([starterDeadline, undefined])
+  })
+  it('refused for lack of the starter’s budget before its deadline’s timer ran: a joiner with time left runs its own', async () => {
+    // What @hourglass/fetch does when the starter's budget is spent (its
+    // minBudgetMs, or fn's synchronous part used it up): an expiry error
+    // made for that deadline — which has no reason yet. The joiner, seconds
+    // left, was handed it: a 504 for the starter's deadline.
+    const clock = new ManualClock()
+    const store = new MemorySideEffectStore()
+    const deadlines: Array<Deadline | undefined> = []
+    const firstStarted = deferred()
+    const refuse = deferred()
+    const fn = async () => {
+      const deadline = currentDeadline()
+      deadlines.push(deadline)
+      if (deadlines.length > 1) return 'sent by the joiner’s run'
+      firstStarted.resolve()
+      await refuse.promise
+      throw expiryError(deadline!)
+    }
+    const starterDeadline = Deadline.after(300, { clock })
+    const joinerDeadline = Deadline.after(5000, { clock })
+    const starter = runWithDeadline(starterDeadline, () => sideEffect('send', fn, { store }))
+    starter.catch(() => {})
+    const joiner = runWithDeadline(joinerDeadline, () => sideEffect('send', fn, { store }))
+    await firstStarted
+    refuse.resolve()
+    await expect(starter).rejects.toSatisfy(isDeadlineExceeded)
+    expect(starterDeadline.reason).toBeUndefined()
+    expect(await joiner).toBe('sent by the joiner’s run')
+    expect(deadlines).toEqual([starterDeadline, joinerDeadline])
+    starterDeadline.dispose()
+    joinerDeadline.dispose()
   })
 })

@@ -81,3 +81,18 @@ describe('shared objects and retry options of the wrong shape are refused before
     for (const options of accepted) expect((await outcomeOf(options)).outcome).toBe('ok')
   })
 })
+
+describe('null is none, as every option reads it', () => {
+  it('limits.admission, limits.budget, retry.budgets, retry.priority and signal null: the defaults, the call answered', async () => {
+    // The checks above refused null at first (a regression: each was read
+    // as the default); limits.budget null and signal null also failed deep
+    // inside ("Cannot read properties of null").
+    expect(
+      await outcomeOf({
+        limits: { admission: null, budget: null },
+        retry: { budgets: null, priority: null },
+        signal: null,
+      } as unknown as Partial<CallModelOptions>),
+    ).toEqual({ outcome: 'ok', sent: 1 })
+  })
+})
