@@ -6,10 +6,12 @@ import {
   describeValue,
   isDeadline,
   MAX_TIMER_MS,
+  markExpiryOf,
   optionError,
   untilEnded,
 } from '@hourglass/core'
 import type { Job, JobsOptions } from 'bullmq'
+import { asOwnOrForeignExpiry } from './asOwnOrForeignExpiry.js'
 import { type BullmqRefusal, bullmqChannels } from './channels.js'
 import { keptInstead, mayBeDuplicate } from './keptInstead.js'
 import { readRedisTime, scriptClientOf, toLocalMs, toRedisMs } from './redisTime.js'
@@ -241,7 +243,15 @@ function unrunnable(refusal: Refusal, budgetMs: number, elapsedMs: number): Dead
     slice: deadline.name,
   })
   error.message = `addWithDeadline: job ${JSON.stringify(name)} has a delay of ${delay} ms but only ${Math.max(0, Math.floor(budgetMs))} ms left of its deadline (at most maxMs): it could never run, so it is not added. To schedule it past this deadline, give it its own ({ deadline: Deadline.after(ms) }) or none (Deadline.never())`
-  return error
+  // The job's own schedule did not fit, not the deadline that ran out: with
+  // the deadline's time still there (more than the largest reserve), an
+  // unrelated deadline's expiry (fromJobError's rule), so an Express
+  // handler's `next(error)` is the app's 500 — not 504 `x-deadline-expired`
+  // and an `expire` for a request 3 ms into its 2 s. Unmarked, core counted
+  // it the caller's own. Near its end, the deadline's own (a client's
+  // refusal for lack of its budget): the request's expiry when it is the
+  // request's, or a slice of it.
+  return asOwnOrForeignExpiry(markExpiryOf(error, deadline), deadline)
 }
 
 /** A job about to be refused: what `refuse` reports of it. */

@@ -164,9 +164,11 @@ export interface BullmqStartMessage extends BullmqJobMessage {
  *   by it: BullMQ puts the job back in wait and the worker waits the limit out as BullMQ
  *   has it; one worker cannot know when the job will be taken again. Taken after its
  *   deadline, it is failed unrun (`expire`).
- * - `lock_lost`: the worker lost the job's lock while it ran (`lockRenewalFailed`): the
- *   attempt was stopped (its signal aborted with a `JobLockLostError`), and whatever it
- *   ended with BullMQ could not record; another worker may run the job.
+ * - `lock_lost`: the worker lost the job's lock while it ran (`lockRenewalFailed`), or
+ *   was closed under it (`worker.close(true)`, which waits for no running job): the
+ *   attempt was stopped (its signal aborted with a `JobLockLostError`, `why`
+ *   `renewal_failed` or `worker_closed`), and whatever it ended with BullMQ could not
+ *   record; another worker may run the job.
  */
 export type BullmqAttemptOutcome =
   | 'completed'
@@ -212,7 +214,11 @@ export interface BullmqEndMessage extends BullmqJobMessage {
    * `expire` message with `observe: true`): enforcement would not have run it.
    */
   enforcedOutcome?: BullmqEnforcedOutcome
-  /** What the processor threw, for every outcome but the `completed` ones. */
+  /**
+   * What the processor threw, for every outcome but the `completed` ones;
+   * for a `lock_lost` attempt that returned all the same, the
+   * `JobLockLostError` it was stopped with.
+   */
   error?: unknown
   /**
    * The back-off BullMQ waits before the next attempt, in ms (0: straight

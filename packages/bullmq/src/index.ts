@@ -20,7 +20,7 @@ export {
   JobDeadlineExceededError,
   type JobDeadlineStage,
 } from './JobDeadlineExceededError.js'
-export { isJobLockLost, JobLockLostError } from './JobLockLostError.js'
+export { isJobLockLost, JobLockLostError, type JobLockLostWhy } from './JobLockLostError.js'
 export { DEADLINE_OPTION, type StoredDeadline } from './storedDeadline.js'
 export {
   type DeadlineCounts,

@@ -131,8 +131,9 @@ export type DeadlineProcessor<DataType, ResultType, NameType extends string> = P
  *   `createFetch`, `callModel` and slices inside obey it) and as the signal
  *   passed to `fn`, which aborts at the deadline, when BullMQ's own signal
  *   does (`worker.cancelJob`), or when the worker reports the job's lock lost
- *   (`lockRenewalFailed`: another worker may be given the job) — with a
- *   `JobLockLostError`, the attempt ending `lock_lost`.
+ *   (`lockRenewalFailed`: another worker may be given the job) or closes
+ *   under it (`worker.close(true)`, which waits for no running job) — with
+ *   a `JobLockLostError`, the attempt ending `lock_lost`.
  * - A failed attempt is retried only if BullMQ's back-off (and `delayLagMs`,
  *   the lag of a delayed job) leaves time for the next one; otherwise the job
  *   fails with `deadline_exceeded`.
@@ -302,8 +303,11 @@ export function withDeadline<
     // signal for it (only cancelJob does). Stopped here, this attempt does
     // not run the job a second time beside it. Even under an observe-only
     // deadline: this is no deadline's enforcement.
-    const unwatch = onLockLost(job, () =>
-      deadline.cancel(new JobLockLostError({ jobId: job.id ?? '', queue: job.queueName })),
+    // So is a force close of the worker under the attempt (`close(true)`):
+    // it renews no lock and records nothing of the attempt, and the stall
+    // check gives the job to another worker.
+    const unwatch = onLockLost(job, (why) =>
+      deadline.cancel(new JobLockLostError({ jobId: job.id ?? '', queue: job.queueName, why })),
     )
     const startedAt = clock.now()
     bullmqChannels.start.publish(() => ({ ...about(deadline.remaining()), deadline, attempt }))
@@ -328,9 +332,12 @@ export function withDeadline<
           processor(job, token, wantsSignal ? deadline.signal : undefined),
         ),
       )
-      // Returned after the lost lock stopped it: BullMQ throws the result away.
-      if (isJobLockLost(deadline.reason)) outcome = 'lock_lost'
-      else outcome = deadline.expired ? 'completed_late' : 'completed'
+      // Returned after the lost lock stopped it: BullMQ throws the result
+      // away, and the end says why, as for an attempt that threw.
+      if (isJobLockLost(deadline.reason)) {
+        outcome = 'lock_lost'
+        thrown = deadline.reason
+      } else outcome = deadline.expired ? 'completed_late' : 'completed'
       return result
     } catch (error) {
       thrown = error
