@@ -61,6 +61,7 @@ export {
 export { isHeaderName, isHeaderValue, isVisibleAscii } from './httpField.js'
 export { isAbortSignal } from './isAbortSignal.js'
 export { isDeadline } from './isDeadline.js'
+export { knownDeadlineSources } from './knownDeadlineSources.js'
 export { ManualClock } from './ManualClock.js'
 export { optionError } from './optionError.js'
 export {

@@ -1,7 +1,5 @@
 import { MAX_TIMER_MS } from './clock.js'
-import { cutText } from './cutText.js'
 import { describeValue } from './describeValue.js'
-import { escapeUnprintable } from './escapeUnprintable.js'
 import {
   DEADLINE_SOURCES,
   type DeadlineSource,
@@ -10,6 +8,7 @@ import {
   KNOWN_DEADLINE_SOURCES,
   STAINLESS_TIMEOUT_HEADER,
 } from './headerNames.js'
+import { knownDeadlineSources } from './knownDeadlineSources.js'
 import { optionError } from './optionError.js'
 import { DEFAULT_INGRESS_MAX_MS } from './resolveIngressOptions.js'
 
@@ -121,7 +120,8 @@ export function readDeadline(
     // header and any name it happens to contain.
     throw optionError('readDeadline: sources', 'an array of header names', sources)
   }
-  const trusted = sources === DEADLINE_SOURCES ? sources : knownSources(sources)
+  const trusted =
+    sources === DEADLINE_SOURCES ? sources : knownDeadlineSources(sources, 'readDeadline: sources')
   const invalid: InvalidDeadlineHeader[] = []
   let best: number | undefined
   let source: DeadlineSource | undefined
@@ -319,38 +319,6 @@ function headerValue(value: unknown): string | readonly string[] | undefined {
   if (Array.isArray(value))
     return value.length === 1 && typeof value[0] === 'string' ? value[0] : value.map(String)
   return String(value)
-}
-
-/**
- * `sources` as the lower-case names the loop matches, each one known: an
- * unknown name (`grpc_timeout`, a header of another convention) trusted
- * nothing, without a word — every inbound deadline ignored. Refused as an
- * ingress's `trust` refuses one. Header names are case-insensitive, as
- * they are matched in `headers`: `X-Deadline-Remaining-Ms` is that header.
- */
-function knownSources(sources: readonly unknown[]): readonly string[] {
-  const known = KNOWN_DEADLINE_SOURCES as readonly string[]
-  let lowered: string[] | undefined
-  for (let i = 0; i < sources.length; i++) {
-    const source = sources[i]
-    if (typeof source === 'string' && known.includes(source)) {
-      lowered?.push(source)
-      continue
-    }
-    const lower = typeof source === 'string' ? source.toLowerCase() : undefined
-    if (lower === undefined || !known.includes(lower)) {
-      const shown =
-        typeof source === 'string'
-          ? `"${escapeUnprintable(cutText(source, 40))}"`
-          : describeValue(source)
-      throw new RangeError(
-        `readDeadline: sources lists an unknown header ${shown} (known: ${KNOWN_DEADLINE_SOURCES.join(', ')})`,
-      )
-    }
-    lowered ??= sources.slice(0, i) as string[]
-    lowered.push(lower)
-  }
-  return lowered ?? (sources as readonly string[])
 }
 
 function clampOption(name: string, value: number | null | undefined, fallback: number): number {

@@ -1,5 +1,6 @@
 import { type Clock, isClock, MAX_TIMER_MS, systemClock } from './clock.js'
-import { DEADLINE_SOURCES, type DeadlineSource, KNOWN_DEADLINE_SOURCES } from './headerNames.js'
+import { DEADLINE_SOURCES, type DeadlineSource } from './headerNames.js'
+import { knownDeadlineSources } from './knownDeadlineSources.js'
 import { optionError } from './optionError.js'
 import { MIN_RESERVE_MS } from './timerLateness.js'
 
@@ -155,18 +156,12 @@ function resolve(options: IngressOptions, label: IngressLabel | undefined): Reso
   if (mode !== 'enforce' && mode !== 'observe') {
     throw new RangeError(`mode must be 'enforce' or 'observe', got ${String(mode)}`)
   }
-  const trust = options.trust ?? DEADLINE_SOURCES
-  if (!Array.isArray(trust)) {
+  const given = options.trust ?? DEADLINE_SOURCES
+  if (!Array.isArray(given)) {
     // A string would be read letter by letter ("unknown header g").
-    throw optionError('trust', 'an array of header names', trust)
+    throw optionError('trust', 'an array of header names', given)
   }
-  for (const source of trust) {
-    if (!(KNOWN_DEADLINE_SOURCES as readonly string[]).includes(source)) {
-      throw new RangeError(
-        `trust lists an unknown header "${String(source)}" (known: ${KNOWN_DEADLINE_SOURCES.join(', ')})`,
-      )
-    }
-  }
+  const trust = knownDeadlineSources(given, 'trust')
   const strict = options.strict ?? false
   if (typeof strict !== 'boolean') {
     // 'false' from an environment variable would mean true.

@@ -1,4 +1,9 @@
-import { DEFAULT_INGRESS_MAX_MS, type DeadlineSource, readDeadline } from '@hourglass/core'
+import {
+  DEFAULT_INGRESS_MAX_MS,
+  type DeadlineSource,
+  readDeadline,
+  resolveIngressOptions,
+} from '@hourglass/core'
 import { describe, expect, it } from 'vitest'
 
 /**
@@ -46,5 +51,15 @@ describe('readDeadline option checks', () => {
         { sources: ['x-deadline-remaining-ms', 'GRPC-TIMEOUT' as DeadlineSource] },
       ),
     ).toMatchObject({ ms: 1000, source: 'grpc-timeout' })
+  })
+  it('an ingress’s trust reads the same list the same way (it refused a capitalised name readDeadline took)', () => {
+    expect(
+      resolveIngressOptions({
+        trust: ['X-Deadline-Remaining-Ms' as DeadlineSource, 'grpc-timeout'],
+      }).trust,
+    ).toEqual(['x-deadline-remaining-ms', 'grpc-timeout'])
+    expect(() => resolveIngressOptions({ trust: ['grpc_timeout' as DeadlineSource] })).toThrow(
+      'trust lists an unknown header "grpc_timeout" (known: ',
+    )
   })
 })

@@ -8,6 +8,7 @@ import {
   isClock,
   isDeadline,
   KNOWN_DEADLINE_SOURCES,
+  knownDeadlineSources,
   optionError,
   readDeadline,
   refuseUnknownOptions,
@@ -99,17 +100,18 @@ export class DeadlinePropagator implements TextMapPropagator {
     if (maxMs !== undefined && (typeof maxMs !== 'number' || !(maxMs >= 0))) {
       throw optionError('DeadlinePropagator: maxMs', 'a number of ms ≥ 0', maxMs)
     }
-    if (
-      sources !== undefined &&
-      (!Array.isArray(sources) ||
-        !sources.every((s) => (KNOWN_DEADLINE_SOURCES as readonly unknown[]).includes(s)))
-    ) {
+    if (sources !== undefined && !Array.isArray(sources)) {
       throw optionError(
         'DeadlinePropagator: sources',
-        `an array of these header names (lower case): ${KNOWN_DEADLINE_SOURCES.join(', ')}`,
+        `an array of these header names: ${KNOWN_DEADLINE_SOURCES.join(', ')}`,
         sources,
       )
     }
+    // Each one known, in any case, as every other taker of such a list reads it.
+    const trusted =
+      sources === undefined
+        ? undefined
+        : knownDeadlineSources(sources, 'DeadlinePropagator: sources')
     if (clock !== undefined && !isClock(clock)) {
       throw optionError(
         'DeadlinePropagator: clock',
@@ -118,7 +120,7 @@ export class DeadlinePropagator implements TextMapPropagator {
       )
     }
     this.#maxMs = maxMs ?? DEFAULT_INGRESS_MAX_MS
-    this.#sources = sources
+    this.#sources = trusted
     this.#clock = clock ?? systemClock
   }
 

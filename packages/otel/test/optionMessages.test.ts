@@ -29,9 +29,15 @@ it('names the option and shows the bad value as every package does', () => {
   expect(message({ maxMs: null })).toBe(
     'DeadlinePropagator: maxMs must be a number of ms ≥ 0, got null',
   )
-  const sources = `DeadlinePropagator: sources must be an array of these header names (lower case): ${KNOWN_DEADLINE_SOURCES.join(', ')}`
-  expect(message({ sources: ['X-Deadline-Remaining-Ms'] })).toBe(`${sources}, got an array`)
+  const sources = `DeadlinePropagator: sources must be an array of these header names: ${KNOWN_DEADLINE_SOURCES.join(', ')}`
   expect(message({ sources: 'grpc-timeout' })).toBe(`${sources}, got 'grpc-timeout' (a string)`)
+  // An unknown name is named, as by every taker of such a list; a known one in any case is taken.
+  expect(message({ sources: ['grpc_timeout'] })).toBe(
+    `DeadlinePropagator: sources lists an unknown header "grpc_timeout" (known: ${KNOWN_DEADLINE_SOURCES.join(', ')})`,
+  )
+  expect(
+    () => new DeadlinePropagator({ sources: ['X-Deadline-Remaining-Ms' as never] }),
+  ).not.toThrow()
   expect(message({ clock: {} })).toBe(
     'DeadlinePropagator: clock must be a Clock (now, setTimeout and clearTimeout functions), got an object',
   )

@@ -22,11 +22,21 @@ describe('DeadlinePropagator options', () => {
 
   it.each([
     ['a string', 'x-deadline-remaining-ms'],
-    ['an unknown name (wrong case)', ['X-Deadline-Remaining-Ms']],
     ['an object', {}],
   ])('refuses sources that are %s, naming it', (_, sources) => {
     expect(() => new DeadlinePropagator({ sources: sources as never })).toThrow(
       /sources must be an array/,
+    )
+  })
+
+  it('refuses an unknown name in sources, naming it; a known one in any case is taken (header names are)', () => {
+    expect(() => new DeadlinePropagator({ sources: ['x-request-timeout' as never] })).toThrow(
+      /sources lists an unknown header "x-request-timeout"/,
+    )
+    const getter = { get: (c: Record<string, string>, k: string) => c[k], keys: Object.keys }
+    const p = new DeadlinePropagator({ sources: ['X-Deadline-Remaining-Ms' as never] })
+    expect(p.extract(ROOT_CONTEXT, { 'x-deadline-remaining-ms': '800' }, getter)).not.toBe(
+      ROOT_CONTEXT,
     )
   })
 
