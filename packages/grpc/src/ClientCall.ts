@@ -58,6 +58,10 @@ export class ClientCall {
   #callersDeadline = false
   /** grpc-js's status is in, held until the caller's deadline ends. */
   #holding = false
+  /** The listener above ours, given at start: #cancel may have to deliver the status itself. */
+  #caller: { onReceiveStatus(status: StatusObject): void } | undefined
+  /** A cancel passed down before ours was started (see #cancelledBelow). */
+  #cancelledBeforeStart: StatusObject | undefined
   /** The turn of the event loop the call was started in (see #passCancel). */
   #startTurn: Turn | undefined
 
@@ -140,10 +144,36 @@ export class ClientCall {
       : Math.max(0, given - Date.now())
     const next = nextCall(given === own ? callOptions : { ...callOptions, deadline: given })
     this.#next = next
+    // What our InterceptingCall starts: the call below, or, for a call
+    // refused at start (see there), `unsent`.
+    let below: NextCallResult = next
     const requester: Requester = {
       // The caller's own `call.cancel()` meets the same grpc-js gap as ours (see #passCancel).
       cancel: (cancel) => this.#passCancel(cancel),
-      start: (metadata, _listener, start) => {
+      start: (metadata, listener, start) => {
+        // An async interceptor before ours (an auth token fetched first) may
+        // hold start past the caller's deadline. Started anyway, the call
+        // went out with no budget, and grpc-js's own timer for it had already
+        // fired on a call with no listener yet: its status was lost and the
+        // caller's callback never ran. Refused now, as at creation; the call
+        // below is cancelled (never started: it answers nobody), which
+        // releases grpc-js's timer for it.
+        const late = this.#refusal()
+        if (late !== undefined) {
+          below = unsent
+          next.cancelWithStatus(codeFor(late), `not sent: ${messageOf(late)}`)
+          this.#refuseStart(metadata, listener, start, late)
+          return
+        }
+        this.#caller = listener
+        const cancelled = this.#cancelledBeforeStart
+        if (cancelled) {
+          // Your `call.cancel()` while an interceptor before ours held start:
+          // passed down to a call grpc-js had not started, it was dropped.
+          below = unsent
+          this.#refuseCancelled(metadata, listener, start, cancelled)
+          return
+        }
         const sent = this.#withHeader(metadata)
         if (grpcChannels.clientStart.hasSubscribers) {
           // A subscriber may add to what is sent (a tracer's traceparent): on a copy.
@@ -160,8 +190,17 @@ export class ClientCall {
             metadata: outbound,
           }))
         }
+        // Once #cancel has delivered the status itself (see there), nothing
+        // the call below sends after it reaches the caller.
         const ending: Listener = {
+          onReceiveMetadata: (received, pass) => {
+            if (!this.#ended) pass(received)
+          },
+          onReceiveMessage: (message, pass) => {
+            if (!this.#ended) pass(message)
+          },
           onReceiveStatus: (ended, pass) => {
+            if (this.#ended) return
             if (!this.#holdForCaller(ended, () => pass(this.#end(ended)))) pass(this.#end(ended))
           },
         }
@@ -177,7 +216,21 @@ export class ClientCall {
         }
       },
     }
-    return new InterceptingCall(next, requester)
+    const switchable: NextCallResult = {
+      // Your `call.cancel()` (or an interceptor's above ours), passed on by #passCancel.
+      cancelWithStatus: (code, details) => {
+        below.cancelWithStatus(code, details)
+        this.#cancelledBelow(code, details)
+      },
+      getPeer: () => below.getPeer(),
+      start: (metadata, listener) => below.start(metadata, listener),
+      sendMessageWithContext: (context, message) => below.sendMessageWithContext(context, message),
+      sendMessage: (message) => below.sendMessage(message),
+      startRead: () => below.startRead(),
+      halfClose: () => below.halfClose(),
+      getAuthContext: () => below.getAuthContext(),
+    }
+    return new InterceptingCall(switchable, requester)
   }
 
   /** Why the call must not be sent, or undefined when there is time. */
@@ -199,33 +252,8 @@ export class ClientCall {
    * would from a call that failed.
    */
   #refuse(reason: unknown): InterceptingCall {
-    const code = codeFor(reason)
     const refused: Requester = {
-      start: (metadata, listener, next) => {
-        // `unsent` started (it does nothing), so grpc-js passes the caller's
-        // writes on to it rather than holding them (one at a time) for a
-        // start that never came.
-        next(metadata, {})
-        const deadline = this.#deadline
-        grpcChannels.clientStart.publish(() => ({
-          call: this,
-          deadline,
-          method: this.#method,
-          budgetMs: 0,
-          remainingMs: deadline ? deadline.remaining() : Number.POSITIVE_INFINITY,
-          headerMs: undefined,
-          refused: true,
-          metadata: undefined,
-        }))
-        const details =
-          code === status.DEADLINE_EXCEEDED
-            ? `not sent, no budget left: ${messageOf(reason)}`
-            : `not sent, the caller's deadline was cancelled: ${messageOf(reason)}`
-        queueMicrotask(() => {
-          this.#publishEnd(code, 'refused')
-          listener.onReceiveStatus(withReason({ code, details, metadata: new Metadata() }, reason))
-        })
-      },
+      start: (metadata, listener, next) => this.#refuseStart(metadata, listener, next, reason),
       // On to `unsent`, which completes each write as not sent. Dropped here
       // (or held for a start that never came), a write's callback never ran,
       // so a client-streaming caller's end() never finished either: a writer
@@ -236,6 +264,65 @@ export class ClientCall {
       cancel: () => {},
     }
     return new InterceptingCall(unsent, refused)
+  }
+
+  /**
+   * Start a refused call: `next` starts `unsent` (it does nothing), so
+   * grpc-js passes the caller's writes on to it rather than holding them
+   * (one at a time) for a start that never came. The caller gets the status
+   * on the next microtask.
+   */
+  #refuseStart(
+    metadata: Metadata,
+    listener: { onReceiveStatus(status: StatusObject): void },
+    next: (metadata: Metadata, listener: Listener) => void,
+    reason: unknown,
+  ): void {
+    this.#ended = true
+    next(metadata, {})
+    const code = codeFor(reason)
+    const deadline = this.#deadline
+    grpcChannels.clientStart.publish(() => ({
+      call: this,
+      deadline,
+      method: this.#method,
+      budgetMs: 0,
+      remainingMs: deadline ? deadline.remaining() : Number.POSITIVE_INFINITY,
+      headerMs: undefined,
+      refused: true,
+      metadata: undefined,
+    }))
+    const details =
+      code === status.DEADLINE_EXCEEDED
+        ? `not sent, no budget left: ${messageOf(reason)}`
+        : `not sent, the caller's deadline was cancelled: ${messageOf(reason)}`
+    queueMicrotask(() => {
+      this.#publishEnd(code, 'refused')
+      listener.onReceiveStatus(withReason({ code, details, metadata: new Metadata() }, reason))
+    })
+  }
+
+  /** Start a call cancelled before it was started: never sent, the cancel's status on the next microtask. */
+  #refuseCancelled(
+    metadata: Metadata,
+    listener: { onReceiveStatus(status: StatusObject): void },
+    next: (metadata: Metadata, listener: Listener) => void,
+    cancelled: StatusObject,
+  ): void {
+    next(metadata, {})
+    const deadline = this.#deadline
+    grpcChannels.clientStart.publish(() => ({
+      call: this,
+      deadline,
+      method: this.#method,
+      budgetMs: 0,
+      remainingMs: deadline ? deadline.remaining() : Number.POSITIVE_INFINITY,
+      headerMs: undefined,
+      refused: true,
+      metadata: undefined,
+    }))
+    this.#ended = true
+    queueMicrotask(() => listener.onReceiveStatus(this.#end(cancelled)))
   }
 
   /** The caller's metadata plus what is left now, on a copy (a Metadata may be shared by calls). */
@@ -273,9 +360,37 @@ export class ClientCall {
     if (this.#holding) return
     const next = this.#next
     if (!next) return
-    this.#passCancel(() =>
-      next.cancelWithStatus(codeFor(reason), `cancelled: ${messageOf(reason)}`),
-    )
+    const code = codeFor(reason)
+    const details = `cancelled: ${messageOf(reason)}`
+    this.#passCancel(() => {
+      next.cancelWithStatus(code, details)
+      this.#cancelledBelow(code, details)
+    })
+  }
+
+  /**
+   * grpc-js answers the cancel of a call it has started on the next tick,
+   * before the next turn. One an async interceptor after ours still holds
+   * (an auth token being fetched) has no listener yet: grpc-js drops the
+   * status, and the caller waited for good — a span never closed, a job
+   * stayed active (grpc/grpc-node#1985). Not answered by the next turn, the
+   * caller gets it from here; whatever comes up from below later is dropped
+   * (see `ending`). A cancel before ours was started (an interceptor before
+   * ours holds start) is kept for that start.
+   */
+  #cancelledBelow(code: status, details: string): void {
+    if (this.#ended) return
+    if (this.#caller === undefined) {
+      this.#cancelledBeforeStart ??= { code, details, metadata: new Metadata() }
+      return
+    }
+    setImmediate(() => this.#deliverUnanswered(code, details))
+  }
+
+  #deliverUnanswered(code: status, details: string): void {
+    const caller = this.#caller
+    if (this.#ended || this.#holding || !caller) return
+    caller.onReceiveStatus(this.#end({ code, details, metadata: new Metadata() }))
   }
 
   /**

@@ -71,6 +71,10 @@ export class ServerCall {
   #code: number | undefined
   #outcome: GrpcServerEndMessage['outcome'] = 'ok'
   #finished = false
+  /** When the call arrived, on the deadline's clock. */
+  readonly #arrivedAt: number
+  /** The same instant on the wall clock, which grpc-js's deadline is on. */
+  readonly #arrivedWallMs: number
 
   constructor(
     method: ServerMethodDefinition<unknown, unknown>,
@@ -80,6 +84,10 @@ export class ServerCall {
     this.#method = method
     this.#call = call
     this.#options = options
+    // Built by the interceptor's factory, which grpc-js calls as the call
+    // arrives (its stream opened), before any interceptor's listener runs.
+    this.#arrivedAt = options.clock.now()
+    this.#arrivedWallMs = Date.now()
   }
 
   readonly listener: ServerListener = {
@@ -115,7 +123,7 @@ export class ServerCall {
 
   #arrive(metadata: Metadata, next: (metadata: Metadata) => void): void {
     const options = this.#options
-    const headers = metadataHeaders(metadata, this.#call.getDeadline())
+    const headers = metadataHeaders(metadata, this.#call.getDeadline(), this.#arrivedWallMs)
     const read = readDeadline(headers, { maxMs: options.maxMs, sources: options.trust })
     if (read.invalid.length > 0) {
       grpcChannels.serverInvalidHeader.publish(() => ({
@@ -140,7 +148,15 @@ export class ServerCall {
     }
     this.#arriving = true
     this.#reserveMs = options.reserveMs ?? defaultReserveMs(options.clock)
-    const deadline = Deadline.after(this.#budgetMs - this.#reserveMs, {
+    // Every budget is as the call arrived with it (grpc-timeout included,
+    // see metadataHeaders), and counts from then. An async interceptor
+    // before ours (an auth check) may have held the metadata meanwhile:
+    // read here as if just sent, `x-deadline-remaining-ms: 400` after a
+    // 250 ms check gave the handler 400 ms more, and its caller waited 650.
+    // Whole ms, as the budgets are: grpc-js hands an unheld call's metadata
+    // on in the same tick, and a handler gets exactly `budget − reserveMs`.
+    const spentMs = Math.max(0, Math.floor(options.clock.now() - this.#arrivedAt))
+    const deadline = Deadline.after(this.#budgetMs - this.#reserveMs - spentMs, {
       clock: options.clock,
       observe: options.observe,
       onExpire: () => {

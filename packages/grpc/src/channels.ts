@@ -13,9 +13,13 @@ export interface GrpcServerStartMessage {
   deadline: Deadline
   /** The full method path, `/package.Service/Method`. */
   method: string
-  /** The call's budget (inbound or `defaultMs`, clamped to `maxMs`; Infinity for a stream sent none), in ms. */
+  /** The call's budget as it arrived (inbound or `defaultMs`, clamped to `maxMs`; Infinity for a stream sent none), in ms. */
   budgetMs: number
-  /** What the handler has at start, in ms: `budgetMs − reserveMs` (0 when it arrived expired). */
+  /**
+   * What the handler has at start, in ms: `budgetMs − reserveMs`, less the
+   * time since the call arrived (an async interceptor before ours); 0 when
+   * it arrived expired.
+   */
   remainingMs: number
   /** Where the budget came from: `grpc-timeout`, a metadata header, or `default`. */
   source: DeadlineSource | 'default'

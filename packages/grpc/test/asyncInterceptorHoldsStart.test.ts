@@ -1,0 +1,200 @@
+import {
+  type ClientUnaryCall,
+  InterceptingCall,
+  type Interceptor,
+  Metadata,
+  type ServiceError,
+  status,
+} from '@grpc/grpc-js'
+import { Deadline, ManualClock, runWithDeadline } from '@hourglass/core'
+import { afterEach, expect, it } from 'vitest'
+import type { GrpcClientEndMessage, GrpcClientStartMessage } from '../src/channels.js'
+import { deadlineInterceptor, fromGrpcError, grpcChannels } from '../src/index.js'
+import {
+  connect,
+  deferred,
+  type Recording,
+  type RunningServer,
+  record,
+  startServer,
+  unary,
+  type WorkClientApi,
+} from './support/grpc.js'
+
+// A common auth interceptor fetches a token before it starts the call. When
+// the caller's deadline ended while it held start, the caller's callback was
+// never called, in either order: with ours first, the cancel went down into a
+// call grpc-js had not started (no listener: the status was dropped); with
+// ours second, ours started the call anyway on a deadline already over.
+
+let server: RunningServer | undefined
+let client: WorkClientApi | undefined
+const recordings: Recording<unknown>[] = []
+
+afterEach(async () => {
+  for (const recording of recordings.splice(0)) recording.stop()
+  client?.close()
+  await server?.close()
+})
+
+/** An interceptor whose start waits until the test releases it (a token being fetched). */
+function heldStart(): { interceptor: Interceptor; reached: Promise<void>; release(): void } {
+  const reached = deferred()
+  const released = deferred()
+  const interceptor: Interceptor = (options, nextCall) =>
+    new InterceptingCall(nextCall(options), {
+      start: (metadata, listener, next) => {
+        reached.resolve()
+        void released.promise.then(() => next(metadata, listener))
+      },
+    })
+  return { interceptor, reached: reached.promise, release: () => released.resolve() }
+}
+
+/** A server that records the `n` metadata of each call it gets, and answers OK at once. */
+async function recordingServer(): Promise<string[]> {
+  const arrived: string[] = []
+  server = await startServer({
+    unary: (call: { metadata: Metadata }, callback: (error: null, value: unknown) => void) => {
+      arrived.push(String(call.metadata.get('n')[0]))
+      callback(null, { ok: true })
+    },
+  })
+  return arrived
+}
+
+function named(n: string): Metadata {
+  const metadata = new Metadata()
+  metadata.set('n', n)
+  return metadata
+}
+
+function recordEvents() {
+  const starts = record<GrpcClientStartMessage>(grpcChannels.clientStart)
+  const ends = record<GrpcClientEndMessage>(grpcChannels.clientEnd)
+  recordings.push(starts, ends)
+  return { starts: starts.messages, ends: ends.messages }
+}
+
+/**
+ * A later call on the same client and connection: once the server has it,
+ * the first call's stream, had it been sent after its release, would have
+ * been opened before it.
+ */
+async function barrier(): Promise<void> {
+  const later = await unary(client!, {}, {}, named('later'))
+  expect(later.error).toBeUndefined()
+}
+
+it("ours first: the caller's deadline ending while a later interceptor holds start fails the call, once, and it is never sent", async () => {
+  const arrived = await recordingServer()
+  const hold = heldStart()
+  client = connect(server!.address, [deadlineInterceptor(), hold.interceptor])
+  const events = recordEvents()
+  const clock = new ManualClock()
+  const deadline = Deadline.after(10_000, { clock })
+  const result = runWithDeadline(deadline, () => unary(client!, {}, {}, named('held')))
+  await hold.reached
+
+  clock.advance(10_000) // the caller's deadline ends while the token is being fetched
+
+  const { error } = await result
+  expect(error?.code).toBe(status.DEADLINE_EXCEEDED)
+  expect(fromGrpcError(error)).toBe(deadline.reason)
+  expect(events.ends.map((end) => end.outcome)).toEqual(['expired'])
+
+  hold.release() // the token arrives: the call below starts, cancelled already
+  await barrier()
+  expect(arrived).toEqual(['later'])
+  // Delivered once: no second end for the held call when it starts.
+  const heldCall = events.starts[0]?.call
+  expect(events.ends.filter((end) => end.call === heldCall)).toHaveLength(1)
+})
+
+it("ours first: the caller's deadline cancelled (the caller left) while a later interceptor holds start fails the call CANCELLED", async () => {
+  const arrived = await recordingServer()
+  const hold = heldStart()
+  client = connect(server!.address, [deadlineInterceptor(), hold.interceptor])
+  const deadline = Deadline.after(10_000, { clock: new ManualClock() })
+  const result = runWithDeadline(deadline, () => unary(client!, {}, {}, named('held')))
+  await hold.reached
+
+  const left = new Error('client left')
+  deadline.cancel(left)
+
+  const { error } = await result
+  expect(error?.code).toBe(status.CANCELLED)
+  expect(fromGrpcError(error)).toBe(left)
+  hold.release()
+  await barrier()
+  expect(arrived).toEqual(['later'])
+})
+
+it("ours second: a start held past the caller's deadline is refused DEADLINE_EXCEEDED, never sent", async () => {
+  const arrived = await recordingServer()
+  const hold = heldStart()
+  client = connect(server!.address, [hold.interceptor, deadlineInterceptor()])
+  const events = recordEvents()
+  const clock = new ManualClock()
+  const deadline = Deadline.after(10_000, { clock })
+  const result = runWithDeadline(deadline, () => unary(client!, {}, {}, named('held')))
+  await hold.reached
+
+  clock.advance(10_000) // the caller's deadline ends before ours is started
+  hold.release()
+
+  const { error } = await result
+  expect(error?.code).toBe(status.DEADLINE_EXCEEDED)
+  expect(fromGrpcError(error)).toBe(deadline.reason)
+  expect(events.starts.map((start) => start.refused)).toEqual([true])
+  expect(events.ends.map((end) => end.outcome)).toEqual(['refused'])
+  await barrier()
+  expect(arrived).toEqual(['later'])
+})
+
+/** A unary call and its result, for a test that cancels it. */
+function cancellable(n: string): { cancel(): void; result: Promise<ServiceError | null> } {
+  let call: ClientUnaryCall | undefined
+  const result = new Promise<ServiceError | null>((resolve) => {
+    call = client!.unary({}, named(n), {}, (error) => resolve(error))
+  })
+  return { cancel: () => call!.cancel(), result }
+}
+
+it('ours first: your call.cancel() while a later interceptor holds start fails the call CANCELLED, once, never sent', async () => {
+  const arrived = await recordingServer()
+  const hold = heldStart()
+  client = connect(server!.address, [deadlineInterceptor(), hold.interceptor])
+  const events = recordEvents()
+  const call = cancellable('held')
+  await hold.reached
+
+  call.cancel()
+
+  expect((await call.result)?.code).toBe(status.CANCELLED)
+  hold.release()
+  await barrier()
+  expect(arrived).toEqual(['later'])
+  const heldCall = events.starts[0]?.call
+  expect(events.ends.filter((end) => end.call === heldCall)).toHaveLength(1)
+})
+
+it('ours second: your call.cancel() while an interceptor before ours holds start fails the call CANCELLED when it lets go, never sent', async () => {
+  const arrived = await recordingServer()
+  const hold = heldStart()
+  client = connect(server!.address, [hold.interceptor, deadlineInterceptor()])
+  const events = recordEvents()
+  const call = cancellable('held')
+  await hold.reached
+
+  call.cancel()
+  // A turn later: grpc-js has dropped the status of the cancelled call below,
+  // which has no listener yet.
+  await new Promise((resolve) => setImmediate(resolve))
+  hold.release()
+
+  expect((await call.result)?.code).toBe(status.CANCELLED)
+  expect(events.starts.map((start) => start.refused)).toEqual([true])
+  await barrier()
+  expect(arrived).toEqual(['later'])
+})

@@ -1,0 +1,90 @@
+import {
+  type Metadata,
+  ServerInterceptingCall,
+  type ServerInterceptor,
+  status,
+} from '@grpc/grpc-js'
+import { currentDeadline, ManualClock } from '@hourglass/core'
+import { afterEach, expect, it } from 'vitest'
+import { deadlineServerInterceptor } from '../src/index.js'
+import { deferred, type RunningServer, rawUnary, startServer } from './support/grpc.js'
+
+// An async interceptor before ours (an auth check) holds the metadata for a
+// while. Relative deadline metadata was read when it reached ours, as if
+// just sent: after a 250 ms check, `x-deadline-remaining-ms: 400` still gave
+// the handler 400 ms, and its caller waited 650 for its DEADLINE_EXCEEDED.
+// Every budget counts from the call's arrival.
+
+let server: RunningServer | undefined
+
+afterEach(async () => {
+  await server?.close()
+})
+
+/** A server interceptor that holds the inbound metadata until the test releases it. */
+function heldMetadata(): {
+  interceptor: ServerInterceptor
+  reached: Promise<void>
+  release(): void
+} {
+  const reached = deferred()
+  const released = deferred()
+  const interceptor: ServerInterceptor = (_method, call) =>
+    new ServerInterceptingCall(call, {
+      start: (next) =>
+        next({
+          onReceiveMetadata: (metadata: Metadata, pass: (metadata: Metadata) => void) => {
+            reached.resolve()
+            void released.promise.then(() => pass(metadata))
+          },
+        }),
+    })
+  return { interceptor, reached: reached.promise, release: () => released.resolve() }
+}
+
+/** What the handler has left when it runs, for a call sent `headers` and held 250 ms before ours. */
+async function leftAfterHeld(
+  headers: Record<string, string>,
+  options: { defaultMs?: number } = {},
+): Promise<number | undefined> {
+  const clock = new ManualClock()
+  const hold = heldMetadata()
+  let left: number | undefined
+  server = await startServer(
+    {
+      unary: (_call: unknown, callback: (error: null, value: unknown) => void) => {
+        left = currentDeadline()?.remaining()
+        callback(null, {})
+      },
+    },
+    [
+      hold.interceptor,
+      deadlineServerInterceptor({ clock, reserveMs: 0, maxMs: 10_000, ...options }),
+    ],
+  )
+  const answer = rawUnary(server.address, '/hourglass.test.Work/Unary', headers)
+  await hold.reached
+  clock.advance(250) // the auth check
+  hold.release()
+  expect((await answer).status).toBe(status.OK)
+  return left
+}
+
+it('x-deadline-remaining-ms counts from when the call arrived, not from when our interceptor reads it', async () => {
+  expect(await leftAfterHeld({ 'x-deadline-remaining-ms': '400' })).toBe(150)
+})
+
+it('x-envoy-expected-rq-timeout-ms counts from when the call arrived', async () => {
+  expect(await leftAfterHeld({ 'x-envoy-expected-rq-timeout-ms': '400' })).toBe(150)
+})
+
+it('defaultMs counts from when the call arrived', async () => {
+  expect(await leftAfterHeld({}, { defaultMs: 400 })).toBe(150)
+})
+
+it('grpc-timeout counts from when the call arrived too, on the deadline’s clock', async () => {
+  const left = await leftAfterHeld({ 'grpc-timeout': '400m' })
+  // grpc-js's deadline is on the wall clock: read as of arrival, within a ms.
+  expect(left).toBeGreaterThanOrEqual(149)
+  expect(left).toBeLessThanOrEqual(150)
+})
