@@ -281,17 +281,7 @@ export class ClientCall {
     this.#ended = true
     next(metadata, {})
     const code = codeFor(reason)
-    const deadline = this.#deadline
-    grpcChannels.clientStart.publish(() => ({
-      call: this,
-      deadline,
-      method: this.#method,
-      budgetMs: 0,
-      remainingMs: deadline ? deadline.remaining() : Number.POSITIVE_INFINITY,
-      headerMs: undefined,
-      refused: true,
-      metadata: undefined,
-    }))
+    this.#publishRefusedStart()
     const details =
       code === status.DEADLINE_EXCEEDED
         ? `not sent, no budget left: ${messageOf(reason)}`
@@ -302,14 +292,8 @@ export class ClientCall {
     })
   }
 
-  /** Start a call cancelled before it was started: never sent, the cancel's status on the next microtask. */
-  #refuseCancelled(
-    metadata: Metadata,
-    listener: { onReceiveStatus(status: StatusObject): void },
-    next: (metadata: Metadata, listener: Listener) => void,
-    cancelled: StatusObject,
-  ): void {
-    next(metadata, {})
+  /** `client-start` for a call that is not sent: no budget, no header. */
+  #publishRefusedStart(): void {
     const deadline = this.#deadline
     grpcChannels.clientStart.publish(() => ({
       call: this,
@@ -321,6 +305,17 @@ export class ClientCall {
       refused: true,
       metadata: undefined,
     }))
+  }
+
+  /** Start a call cancelled before it was started: never sent, the cancel's status on the next microtask. */
+  #refuseCancelled(
+    metadata: Metadata,
+    listener: { onReceiveStatus(status: StatusObject): void },
+    next: (metadata: Metadata, listener: Listener) => void,
+    cancelled: StatusObject,
+  ): void {
+    next(metadata, {})
+    this.#publishRefusedStart()
     this.#ended = true
     queueMicrotask(() => listener.onReceiveStatus(this.#end(cancelled)))
   }
