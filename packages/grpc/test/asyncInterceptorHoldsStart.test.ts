@@ -198,3 +198,58 @@ it('ours second: your call.cancel() while an interceptor before ours holds start
   await barrier()
   expect(arrived).toEqual(['later'])
 })
+
+it("ours second: your call.cancel() before the caller's deadline ended, both while an interceptor before ours held start, is CANCELLED — the earlier event", async () => {
+  await recordingServer()
+  const hold = heldStart()
+  client = connect(server!.address, [hold.interceptor, deadlineInterceptor()])
+  const clock = new ManualClock()
+  const deadline = Deadline.after(100, { clock })
+  const call = runWithDeadline(deadline, () => cancellable('held'))
+  await hold.reached
+
+  call.cancel()
+  await new Promise((resolve) => setImmediate(resolve))
+  // The deadline ends too before the interceptor lets go: reported as
+  // DEADLINE_EXCEEDED, the cancel read as the request's expiry (a 504).
+  clock.advance(100)
+  hold.release()
+
+  expect((await call.result)?.code).toBe(status.CANCELLED)
+  deadline.dispose()
+})
+
+it("ours first, client streaming: the caller's writes complete and the stream finishes when its deadline ends while a later interceptor holds start", async () => {
+  server = await startServer({
+    clientStream: (
+      call: NodeJS.ReadableStream,
+      callback: (error: null, value: unknown) => void,
+    ) => {
+      call.resume()
+      call.on('end', () => callback(null, { ok: true }))
+    },
+  })
+  const hold = heldStart()
+  client = connect(server.address, [deadlineInterceptor(), hold.interceptor])
+  const clock = new ManualClock()
+  const deadline = Deadline.after(10_000, { clock })
+  const status_ = deferred<number | undefined>()
+  const call = runWithDeadline(deadline, () =>
+    client!.clientStream(new Metadata(), {}, (error) => status_.resolve(error?.code)),
+  )
+  const written = [deferred(), deferred()]
+  call.write({ n: 1 }, () => written[0]!.resolve())
+  call.write({ n: 2 }, () => written[1]!.resolve())
+  const finished = new Promise<void>((resolve) => call.once('finish', () => resolve()))
+  call.end()
+  await hold.reached
+
+  clock.advance(10_000)
+
+  expect(await status_.promise).toBe(status.DEADLINE_EXCEEDED)
+  // They waited for good: held by the interceptor, then dropped by the
+  // cancelled call below, their callbacks never ran, nor did 'finish'.
+  await Promise.all(written.map((w) => w.promise))
+  await finished
+  hold.release()
+})

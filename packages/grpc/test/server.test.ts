@@ -101,7 +101,11 @@ describe('deadlineServerInterceptor: the call gets one deadline', () => {
     expect(start.budgetMs).toBeGreaterThan(800)
     expect(start.deadline).toBe(seen?.deadline)
     expect(start.metadata.get('user-agent')[0]).toMatch(/grpc-node-js/)
-    expect(start.deadline.budgetMs).toBeCloseTo(start.budgetMs - 10, 6)
+    // The reserve kept back, plus the whole ms (if any) spent since the call
+    // arrived: a few on a loaded machine.
+    const kept = start.budgetMs - start.deadline.budgetMs
+    expect(kept).toBeGreaterThan(10 - 1e-6)
+    expect(kept).toBeLessThan(60)
     expect(start.remainingMs).toBeLessThanOrEqual(start.budgetMs - 10)
   })
 
