@@ -206,7 +206,11 @@ function toWork<T>(value: GuardedWork<T> | T): GuardedWork<T> {
  */
 function cancelWork(work: { cancel?: (() => void) | undefined }): void {
   try {
-    work.cancel?.()
+    // An `async` cancel type-checks as `() => void`: its rejection is a throw too.
+    const done: unknown = work.cancel?.()
+    if (typeof (done as PromiseLike<unknown> | undefined)?.then === 'function') {
+      ;(done as PromiseLike<unknown>).then(undefined, () => {})
+    }
   } catch {
     // A cancel that cannot (the request already written): the work goes on, unwaited.
   }

@@ -117,30 +117,34 @@ describe('guard when the work function ends the deadline before it returns', () 
       process.off('uncaughtException', onUncaught)
     })
 
-    /** A work promise that rejects when told to, whose cancel() throws. */
-    function stubbornWork() {
+    /** A work promise that rejects when told to, whose cancel() throws (or, async, rejects). */
+    function stubbornWork(async: boolean) {
       let fail: (error: Error) => void = () => {}
       const promise = new Promise<string>((_, reject) => {
         fail = reject
       })
+      const refuse = () => {
+        throw new Error('cannot cancel: request already written')
+      }
       const work = Object.assign(promise, {
-        cancel: () => {
-          throw new Error('cannot cancel: request already written')
-        },
+        // `async () => …` type-checks as `() => void`.
+        cancel: async ? ((async () => refuse()) as () => void) : refuse,
       })
       return { work, fail }
     }
 
     it.each([
-      ['its synchronous part runs past the deadline', 'sync'],
-      ['the deadline had ended before (a promise given)', 'ended'],
-      ['the deadline is cancelled during the wait', 'wait'],
+      ['its synchronous part runs past the deadline', 'sync', false],
+      ['the deadline had ended before (a promise given)', 'ended', false],
+      ['the deadline is cancelled during the wait', 'wait', false],
+      ['its synchronous part runs past the deadline, an async cancel', 'sync', true],
+      ['the deadline is cancelled during the wait, an async cancel', 'wait', true],
     ])(
       '%s: guard rejects with the deadline’s error, nothing thrown or left unhandled',
-      async (_name, when) => {
+      async (_name, when, async) => {
         const clock = new ManualClock()
         const deadline = Deadline.after(20, { clock })
-        const { work, fail } = stubbornWork()
+        const { work, fail } = stubbornWork(async)
         const reason = new Error('client left')
         if (when === 'ended') deadline.cancel(reason)
         let guarded: Promise<string> | undefined

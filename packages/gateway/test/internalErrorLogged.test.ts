@@ -1,8 +1,10 @@
 import type { AddressInfo } from 'node:net'
+import { startFakeProvider } from '@hourglass/testkit'
 import express from 'express'
 import { describe, expect, it } from 'vitest'
 import type { GatewayContext } from '../src/GatewayContext.js'
 import { sendError } from '../src/http/sendError.js'
+import { type LogRecord, startGateway } from '../src/index.js'
 
 /**
  * A bug answers 500 `internal_error`, and the client is told nothing more
@@ -54,6 +56,55 @@ describe('sendError for an error nobody classified', () => {
       ])
     } finally {
       await new Promise((resolve) => server.close(resolve))
+    }
+  })
+})
+
+describe('a bug inside a chat completion, whole or streamed', () => {
+  it('is logged as internal-error with what it wraps, in a stream after its 200 too', async () => {
+    const fake = await startFakeProvider({ dialect: 'openai' })
+    const logs: LogRecord[] = []
+    // A retry budget registry that breaks: a bug inside the call, after a
+    // stream's 200 went out (its stream-interrupted line said only internal_error).
+    const broken = {
+      forProvider() {
+        throw new Error('outer', { cause: new TypeError('inner sk-secret-123456') })
+      },
+    }
+    const running = await startGateway({
+      config: {
+        providers: {
+          p: { dialect: 'openai', baseURL: fake.baseURL, apiKeys: ['sk-secret-123456'] },
+        },
+        models: { m: { fallback: [{ provider: 'p', model: 'gpt' }] } },
+      },
+      port: 0,
+      drainOnSignals: false,
+      logger: (record) => logs.push(record),
+      retryBudgets: broken as never,
+    })
+    try {
+      for (const stream of [false, true]) {
+        logs.length = 0
+        const res = await fetch(`${running.url}/v1/chat/completions`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', 'x-stainless-retry-count': '1' },
+          body: JSON.stringify({ model: 'm', stream, messages: [{ role: 'user', content: 'hi' }] }),
+        })
+        const text = await res.text()
+        expect(text, `stream ${stream}`).toContain('internal_error')
+        const bug = logs.find((r) => r.event === 'internal-error')
+        expect(bug, `stream ${stream}`).toMatchObject({
+          level: 'error',
+          errorClass: 'Error',
+          reason: 'outer',
+          causes: ['TypeError: inner [redacted]'],
+        })
+        expect(JSON.stringify(logs)).not.toContain('sk-secret-123456')
+      }
+    } finally {
+      await running.close()
+      await fake.close()
     }
   })
 })

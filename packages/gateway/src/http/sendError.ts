@@ -6,6 +6,7 @@ import {
   errorReply,
   reportDeadlineReply,
 } from './errorReply.js'
+import { logIfBug } from './logIfBug.js'
 import { scopeOf } from './requestScope.js'
 import { sendJson } from './sendJson.js'
 
@@ -23,9 +24,7 @@ export function sendError(ctx: GatewayContext, res: Response, error: unknown): E
   const shaped = gone ? clientClosedReply() : ctx.redact(errorReply(error, ctx.keyWait))
   const scope = scopeOf(res)
   if (scope !== undefined) scope.errorCode ??= shaped.body.error.code
-  // A bug's 500 says nothing to the client, and its request line only
-  // `internal_error`: the error itself goes to the log, or nobody can find it.
-  if (shaped.body.error.code === 'internal_error') ctx.log('error', 'internal-error', bugOf(error))
+  logIfBug(ctx, shaped.body.error.code, error)
   if (shaped.status !== 499 && !res.headersSent && !res.writableEnded && !res.destroyed) {
     for (const [name, value] of Object.entries(shaped.headers)) res.setHeader(name, value)
     res.setHeader('cache-control', 'no-store')
@@ -36,17 +35,4 @@ export function sendError(ctx: GatewayContext, res: Response, error: unknown): E
   // deadline reply is the request's expiry, whoever wrote it.
   reportDeadlineReply(res.req, shaped)
   return shaped
-}
-
-/** What a log line says of an error nobody classified: its class, message and stack (the log scrubs secrets from each). */
-function bugOf(error: unknown): Record<string, unknown> {
-  try {
-    if (error instanceof Error) {
-      return { errorClass: error.name, reason: error.message, stack: error.stack }
-    }
-    return { errorClass: typeof error, reason: String(error) }
-  } catch {
-    // A hostile getter or toString: the line says so much.
-    return { errorClass: typeof error }
-  }
 }

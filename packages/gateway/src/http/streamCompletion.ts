@@ -7,6 +7,7 @@ import { SseRecutter } from '../sse/SseRecutter.js'
 import { endedInError } from './endedInError.js'
 import { errorReply, reportDeadlineReply } from './errorReply.js'
 import { flushedOrCut } from './flushedOrCut.js'
+import { logIfBug } from './logIfBug.js'
 import { scopeOf } from './requestScope.js'
 import { sendError } from './sendError.js'
 
@@ -118,6 +119,7 @@ export async function streamCompletion(
   } catch (error) {
     const shaped = ctx.redact(errorReply(error))
     if (scope !== undefined) scope.errorCode ??= shaped.body.error.code
+    logIfBug(ctx, shaped.body.error.code, error)
     // Cut by the gateway (onCut noted why): whatever the call ended with
     // after that — the close may read as a departure to it — says nothing new.
     if (res.destroyed && !clientLeft && isDeadlineExceeded(options.deadline.reason)) onCut()
