@@ -235,7 +235,13 @@ export class RequestTracker {
     // Those in flight too: the connection closes after their answer, not
     // under the client's next request — said in their headers, or, for a
     // stream whose headers said keep-alive before the drain, done when it ends.
-    for (const res of this.#open.keys()) closeAfterAnswer(res)
+    // The last open answer on each connection closes it (they are in
+    // arrival order): the first of a pipelined pair closing it dropped the
+    // answer queued behind it — written, logged 200, counted drained, never
+    // delivered.
+    const lastOnConnection = new Map<unknown, Response>()
+    for (const res of this.#open.keys()) lastOnConnection.set(res.req.socket ?? res, res)
+    for (const res of lastOnConnection.values()) closeAfterAnswer(res)
     const started = performance.now()
     const inFlight = this.#open.size
     await this.#idle(timeoutMs)
