@@ -1,5 +1,5 @@
 import { coreChannels, Deadline, type Deadline as DeadlineType, ManualClock } from '@hourglass/core'
-import { afterAll, afterEach, describe, expect, it } from 'vitest'
+import { afterAll, beforeEach, describe, expect, it } from 'vitest'
 
 // README: dispose() "Does not abort; a disposed deadline no longer expires on
 // its own". A child sharing the disposed parent's expiry used to expire the
@@ -7,11 +7,14 @@ import { afterAll, afterEach, describe, expect, it } from 'vitest'
 // throwIfExpired() expired it by reading the clock.
 describe('a disposed deadline', () => {
   const expired: string[] = []
+  // Only this file's deadlines (each on a ManualClock of its own): in a
+  // worker shared with other files, a real-clock deadline another file left
+  // behind can expire while these run, and was heard here.
   const onExpireEvent = (message: { deadline: DeadlineType }) => {
-    expired.push(message.deadline.name ?? '?')
+    if (message.deadline.clock instanceof ManualClock) expired.push(message.deadline.name ?? '?')
   }
   coreChannels.deadlineExpire.subscribe(onExpireEvent)
-  afterEach(() => {
+  beforeEach(() => {
     expired.length = 0
   })
   afterAll(() => coreChannels.deadlineExpire.unsubscribe(onExpireEvent))
