@@ -75,7 +75,10 @@ describe('adaptive reserve: one outlier never sets it', () => {
     const t0 = performance.now()
     timerLatenessMs(t0) // starts the monitor and its window
     for (const ms of samples) recordTimerLateness(ms, t0)
-    return timerLatenessMs(t0 + 1000) // the window closes: read the samples
+    // The window closes: read the samples. A ms past it: for about 1 in 400
+    // values of t0, (t0 + 1000) - t0 is 999.9999999999 in floating point, the
+    // window stayed open, and the read was 0 (a test that failed by chance).
+    return timerLatenessMs(t0 + 1001)
   }
 
   const ones = (n: number) => Array.from({ length: n }, () => 1)
