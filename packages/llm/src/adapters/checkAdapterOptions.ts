@@ -151,7 +151,9 @@ function problemOf(value: string, spacesInside = false): string {
 function kindOf(value: unknown): string {
   if (value === null || value === undefined) return String(value)
   if (Array.isArray(value)) return 'an array'
-  return `a ${typeof value}`
+  // A URL object for `baseURL` read "a object".
+  if (value instanceof URL) return 'a URL object (pass its href)'
+  return typeof value === 'object' ? 'an object' : `a ${typeof value}`
 }
 
 /**

@@ -75,6 +75,11 @@ describe('an adapter’s baseURL, model, keys and dialect are checked when it is
     expect(refusal({ ...base, baseURL: 5 }, factories[1][1]).message).toMatch(
       /^anthropic adapter: baseURL must be .*, got a number$/,
     )
+    // It read "got a object".
+    expect(refusal({ ...base, baseURL: new URL('http://127.0.0.1:1/v1') }).message).toMatch(
+      /, got a URL object \(pass its href\)$/,
+    )
+    expect(refusal({ ...base, baseURL: {} }).message).toMatch(/, got an object$/)
   })
 
   it('a missing, empty or non-string model is refused (it was sent as no model at all)', () => {
