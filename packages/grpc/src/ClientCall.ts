@@ -65,7 +65,9 @@ export class ClientCall {
   /** #deliverUnanswered gave the caller its status: nothing below will answer now. */
   #answeredByUs = false
   /** Write callbacks passed down and not yet called (see `switchable`). */
-  readonly #pendingWrites = new Set<() => void>()
+  #pendingWrites: Set<() => void> | undefined
+  /** The call below answered something: it has started, and completes its writes itself. */
+  #heardFromBelow = false
   /** The turn of the event loop the call was started in (see #passCancel). */
   #startTurn: Turn | undefined
 
@@ -201,9 +203,11 @@ export class ClientCall {
         // the call below sends after it reaches the caller.
         const ending: Listener = {
           onReceiveMetadata: (received, pass) => {
+            this.#heardFromBelow = true
             if (!this.#ended) pass(received)
           },
           onReceiveMessage: (message, pass) => {
+            this.#heardFromBelow = true
             if (!this.#ended) pass(message)
           },
           onReceiveStatus: (ended, pass) => {
@@ -239,14 +243,20 @@ export class ClientCall {
           if (written) process.nextTick(written)
           return
         }
-        if (written === undefined) return below.sendMessageWithContext(context, message)
+        // Once the call below has answered, it has started: its writes are
+        // its own to complete (no wrapper per message of a long stream).
+        if (written === undefined || this.#heardFromBelow) {
+          return below.sendMessageWithContext(context, message)
+        }
         // Held by an interceptor below until its start, then dropped by the
         // cancelled call: tracked, so #deliverUnanswered completes it.
+        this.#pendingWrites ??= new Set()
+        const pending = this.#pendingWrites
         const once = () => {
-          if (!this.#pendingWrites.delete(once)) return
+          if (!pending.delete(once)) return
           written()
         }
-        this.#pendingWrites.add(once)
+        pending.add(once)
         below.sendMessageWithContext({ ...context, callback: once }, message)
       },
       sendMessage: (message) => below.sendMessage(message),
@@ -414,7 +424,7 @@ export class ClientCall {
     // Writes an interceptor below ours still holds (its start not done): the
     // cancelled call drops them uncompleted, and a client-streaming caller's
     // write callbacks, 'finish' and a pipeline() into it waited for good.
-    for (const write of [...this.#pendingWrites]) process.nextTick(write)
+    for (const write of [...(this.#pendingWrites ?? [])]) process.nextTick(write)
   }
 
   /**
