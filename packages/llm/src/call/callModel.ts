@@ -5,7 +5,11 @@ import { idempotencyKey as deriveKey } from '../agent/idempotencyKey.js'
 import type { ModelFailure } from '../errors/ModelFailure.js'
 import { isModelUnavailable, ModelUnavailableError } from '../errors/ModelUnavailableError.js'
 import { isProviderError, type ProviderError } from '../errors/ProviderError.js'
-import { isRateLimited, RateLimitedError } from '../errors/RateLimitedError.js'
+import {
+  isRateLimited,
+  type RateLimitedError,
+  restatedRefusal,
+} from '../errors/RateLimitedError.js'
 import { isRequestRejected, RequestRejectedError } from '../errors/RequestRejectedError.js'
 import { defaultRetryBudgets } from '../retry/defaultRetryBudgets.js'
 import type { ChatRequest, ChatResponse } from '../types.js'
@@ -227,14 +231,7 @@ function withEarlierPasses(
   tried: readonly ModelFailure[],
   done: readonly string[],
 ): RateLimitedError {
-  return new RateLimitedError({
-    provider: refused.provider,
-    model: refused.model,
-    limit: refused.limit,
-    kind: refused.kind,
-    limitedBy: refused.limitedBy,
-    retryAfterMs: refused.retryAfterMs,
-    retryAtMs: refused.retryAtMs,
+  return restatedRefusal(refused, {
     reason: `${refused.reason} (after ${done.join(', ')})`,
     causes: [...tried, ...refused.causes],
     cause: refused.cause,

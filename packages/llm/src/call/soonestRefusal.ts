@@ -1,5 +1,5 @@
 import type { ModelFailure } from '../errors/ModelFailure.js'
-import { RateLimitedError } from '../errors/RateLimitedError.js'
+import { type RateLimitedError, restatedRefusal } from '../errors/RateLimitedError.js'
 
 /**
  * Admission turned away every model of the list (`causes`, each a
@@ -18,16 +18,5 @@ export function soonestRefusal(causes: readonly ModelFailure[]): RateLimitedErro
     if (soonest === undefined || refusal.retryAtMs < soonest.retryAtMs) soonest = refusal
   }
   const chosen = soonest as RateLimitedError
-  return new RateLimitedError({
-    provider: chosen.provider,
-    model: chosen.model,
-    limit: chosen.limit,
-    kind: chosen.kind,
-    limitedBy: chosen.limitedBy,
-    retryAfterMs: chosen.retryAfterMs,
-    retryAtMs: chosen.retryAtMs,
-    reason: chosen.reason,
-    causes,
-    cause: chosen,
-  })
+  return restatedRefusal(chosen, { causes, cause: chosen })
 }

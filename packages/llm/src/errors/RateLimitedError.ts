@@ -127,3 +127,26 @@ export class RateLimitedError extends HourglassError {
 export function isRateLimited(error: unknown): error is RateLimitedError {
   return hasErrorCode(error, RateLimitedError.code)
 }
+
+/**
+ * `error` said again with other `causes` (and `reason`, `cause`): the same
+ * refusal — provider, model, limit, kind, when to come back — for the
+ * errors `callModel` builds from admission's refusals.
+ */
+export function restatedRefusal(
+  error: RateLimitedError,
+  changes: { reason?: string; causes: readonly ModelFailure[]; cause: unknown },
+): RateLimitedError {
+  return new RateLimitedError({
+    provider: error.provider,
+    model: error.model,
+    limit: error.limit,
+    kind: error.kind,
+    limitedBy: error.limitedBy,
+    retryAfterMs: error.retryAfterMs,
+    retryAtMs: error.retryAtMs,
+    reason: changes.reason ?? error.reason,
+    causes: changes.causes,
+    cause: changes.cause,
+  })
+}
