@@ -19,13 +19,20 @@ const redis = await startRedis().catch((error) => {
 // redis-server is a child of this process: nothing stops it when this
 // process ends, so a Ctrl-C, a kill or a failure below would leave it running,
 // orphaned, holding its port. Stopped on a stop signal (then exit as the signal
-// would have), and at any exit (stop() sends its SIGTERM at once).
+// would have), and at any exit (stop() sends its SIGTERM at once). On a signal
+// BullMQ's connections are closed first: cut by the server's exit instead, each
+// would print an ECONNRESET stack on the way out.
+const bullmq = []
 process.once('exit', () => void redis.stop())
 for (const [signal, code] of [
   ['SIGINT', 130],
   ['SIGTERM', 143],
 ]) {
-  process.once(signal, () => void redis.stop().finally(() => process.exit(code)))
+  process.once(signal, () => {
+    void Promise.allSettled(bullmq.map((c) => c.close(true)))
+      .then(() => redis.stop())
+      .finally(() => process.exit(code))
+  })
 }
 const connection = { host: '127.0.0.1', port: redis.port, maxRetriesPerRequest: null }
 
@@ -40,6 +47,7 @@ const upstreamUrl = `http://127.0.0.1:${upstream.address().port}/generate`
 const fetch = createFetch()
 const queue = new Queue('reports', { connection })
 const events = new QueueEvents('reports', { connection })
+bullmq.push(queue, events)
 await events.waitUntilReady()
 
 let runs = 0
@@ -57,6 +65,7 @@ const processor = withDeadline(async (job) => {
 })
 // Not started yet: the worker is away (a deploy, a backlog) while job 1 waits.
 const worker = new Worker('reports', processor, { connection, autorun: false })
+bullmq.push(worker)
 
 const failedReason = async (job) => {
   await job.waitUntilFinished(events).catch(() => {})
