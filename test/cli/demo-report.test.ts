@@ -84,6 +84,23 @@ describe("the demo report's last words", () => {
     )
   })
 
+  it('do not say the work stopped when the figures show work going on after an answer', () => {
+    // It judged by answers alone: upstream work past an answer (the table's
+    // zombie rows) still read "…and stopped working for it then".
+    const toolkit = chain({
+      zombie: { requests: 2, totalMs: 900, maxMs: 600, stillRunningAtEnd: 0 },
+    })
+    const words = closing(renderDemo({ ...figures, toolkit })).replace(/\n/g, ' ')
+    expect(words).not.toMatch(/^The toolkit chain answered every request by its deadline/)
+    expect(words).toMatch(
+      /^In this run the toolkit chain missed deadlines \(work for 2 requests went on after their answers\):/,
+    )
+    const one = chain({ zombie: { requests: 0, totalMs: 0, maxMs: 0, stillRunningAtEnd: 1 } })
+    expect(closing(renderDemo({ ...figures, toolkit: one })).replace(/\n/g, ' ')).toMatch(
+      /\(work for 1 request went on after its answer\)/,
+    )
+  })
+
   it('name every kind of miss, each once', () => {
     const toolkit = chain({
       late: 2,

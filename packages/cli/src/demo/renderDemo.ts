@@ -75,7 +75,14 @@ export function renderDemo(f: DemoFigures): string {
 function closing(t: ChainFigures): string[] {
   const latest = t.latestAnswerVsDeadlineMs ?? 0
   const late504 = t.timeout504VsDeadlineMs?.max ?? 0
-  const byDeadline = t.late === 0 && t.gaveUp === 0 && Math.max(latest, late504) <= 0
+  // "…and stopped working for it then" also needs the upstream to have
+  // stopped: work on past an answer is what the table's zombie rows count.
+  const byDeadline =
+    t.late === 0 &&
+    t.gaveUp === 0 &&
+    Math.max(latest, late504) <= 0 &&
+    t.zombie.requests === 0 &&
+    t.zombie.stillRunningAtEnd === 0
   const naive = [
     'the naive chain keeps every hop busy — and the provider generating,',
     'billed — for clients that are already gone.',
@@ -117,6 +124,14 @@ function misses(t: ChainFigures): string[] {
   if (t.gaveUp > 0) found.push(`${t.gaveUp} unanswered`)
   // A later answer than the latest 504 is a late 200 or another status.
   if (latest > 0 && latest > late504) found.push(`latest answer ${signed(latest)} ms`)
+  const workedOn = t.zombie.requests + t.zombie.stillRunningAtEnd
+  if (workedOn > 0) {
+    found.push(
+      workedOn === 1
+        ? 'work for 1 request went on after its answer'
+        : `work for ${workedOn} requests went on after their answers`,
+    )
+  }
   return found
 }
 
