@@ -103,6 +103,9 @@ export const ISOLATED = [
   'packages/otel/test/endedServerSpan.test.ts',
   'packages/otel/test/refusedRequest.test.ts',
   'packages/otel/test/nodeSdkChain.test.ts',
+  'packages/otel/test/propagatorBehindDeadline.test.ts',
+  // So must instrumentation-express patch express before it loads.
+  'packages/otel/test/expressInstrumentation.test.ts',
   '**/leak.test.ts',
   'test/security/secrets.test.ts',
   'test/bench.test.ts',

@@ -72,9 +72,10 @@ const MEANT_INSTEAD: ReadonlyMap<string, string> = new Map([['trust', 'sources']
  * service that only uses OpenTelemetry auto-instrumentation still passes the
  * budget on.
  *
- * - `inject` writes the whole ms left on the tighter of: the deadline in the
- *   OpenTelemetry `Context` (`DEADLINE_CONTEXT_KEY`) and Hourglass's current
- *   deadline (`currentDeadline()`). It writes nothing without a deadline, and
+ * - `inject` writes the whole ms left on Hourglass's current deadline
+ *   (`currentDeadline()`), or the tighter of it and a `Deadline` you stored
+ *   under `DEADLINE_CONTEXT_KEY`; the budget `extract` stored only where there
+ *   is no current deadline (see `remainingIn`). It writes nothing without a deadline, and
  *   leaves a carrier alone that already has the header, in any letter case (someone, e.g.
  *   `@hourglass/fetch`, wrote a fresher value). A cancelled deadline (the
  *   client left) writes 0, as an expired one does.
@@ -160,10 +161,17 @@ export class DeadlinePropagator implements TextMapPropagator {
 }
 
 /**
- * The whole ms left on the tighter of the context's deadline and the current
- * Hourglass deadline, or undefined when neither has a finite one (or an
- * observe-only deadline has passed: dark mode must not make the next hop 504).
- * A cancelled deadline (the client left) has 0 left, whatever its expiry.
+ * The whole ms left to send on, or undefined when there is no finite deadline
+ * (or an observe-only deadline has passed: dark mode must not make the next
+ * hop 504). A cancelled deadline (the client left) has 0 left, whatever its expiry.
+ *
+ * The tighter of a `Deadline` you stored in the context and the current
+ * Hourglass deadline. The budget `extract` stored counts only where there is
+ * no current deadline: one made from the same headers by an ingress
+ * (`deadline()`, the gRPC server interceptor) applied that ingress's `trust`
+ * and `maxMs`, and the propagator's own defaults (every header trusted, a
+ * 30 s cap) undid them — `deadline({ maxMs: 300_000 })` sent 30 000 on, and
+ * `deadline({ trust: [] })` sent on the 0 of a header it refused.
  */
 export function remainingIn(context: Context): number | undefined {
   const candidates: number[] = []
@@ -175,15 +183,9 @@ export function remainingIn(context: Context): number | undefined {
   if (isDeadline(stored)) {
     const ms = msLeft(stored)
     if (ms !== undefined) candidates.push(ms)
-  } else if (isPropagated(stored)) {
+  } else if (deadline === undefined && isPropagated(stored)) {
     const age = stored.clock.now() - stored.receivedAt
-    const ms = Math.max(0, Math.floor(stored.budgetMs - age))
-    // Under an observe-only current deadline (dark mode: @hourglass/express
-    // with `mode: 'observe'`) the extracted budget is the same inbound one the
-    // service only observes: once it has run out it is dropped, as a passed
-    // observe-only deadline is, not sent on as 0 — which made the next hop
-    // refuse at once, every request past its budget a 504 there.
-    if (ms > 0 || deadline?.observe !== true) candidates.push(ms)
+    candidates.push(Math.max(0, Math.floor(stored.budgetMs - age)))
   }
   const current = msLeft(deadline)
   if (current !== undefined) candidates.push(current)

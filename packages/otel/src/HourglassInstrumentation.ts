@@ -28,8 +28,8 @@ const CONFIG_NAMES = Object.keys({
  * An unknown key is a mistake, refused as deadline() and createFetch() refuse
  * one: ignored, `{ enable: false }` left the instrumentation subscribed.
  */
-function checkConfig(config: HourglassInstrumentationConfig): void {
-  refuseUnknownOptions(config, CONFIG_NAMES, 'new HourglassInstrumentation()')
+function checkConfig(config: HourglassInstrumentationConfig, caller: string): void {
+  refuseUnknownOptions(config, CONFIG_NAMES, caller)
 }
 
 /**
@@ -58,7 +58,7 @@ export class HourglassInstrumentation {
   readonly #metricStops: Array<() => void> = []
 
   constructor(config: HourglassInstrumentationConfig = {}) {
-    checkConfig(config)
+    checkConfig(config, 'new HourglassInstrumentation()')
     this.#config = { ...config, enabled: config.enabled ?? true }
     if (this.#config.enabled) this.enable()
   }
@@ -117,7 +117,7 @@ export class HourglassInstrumentation {
 
   /** Replaces the config; `enabled` (default `true`) takes effect at the next construction, as in OpenTelemetry's base class. */
   setConfig(config: HourglassInstrumentationConfig): void {
-    checkConfig(config)
+    checkConfig(config, 'HourglassInstrumentation.setConfig()')
     this.#config = { enabled: true, ...config }
   }
 

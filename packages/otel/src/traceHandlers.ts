@@ -96,13 +96,16 @@ import {
   spokeOpenAI,
 } from './handlers.js'
 import { bullmqTraceHandlers } from './jobSpans.js'
+import { open, serverSpan } from './serverSpan.js'
 import { withRequestIds } from './withRequestIds.js'
 
 /**
  * Spans and span events for the Hourglass channels.
  *
- * - Ingress: the request's deadline is described on the span active when the
- *   middleware runs — the HTTP server span of @opentelemetry/instrumentation-http.
+ * - Ingress: the request's deadline is described on its HTTP server span —
+ *   @opentelemetry/instrumentation-http's, found through its RPC metadata,
+ *   not as the active span, which instrumentation-express (or a middleware
+ *   ahead) makes one of its own, ended at `next()` (see `serverSpan`).
  *   Later events of the same request (expire, client closed, end) go to that
  *   same span, found by the request's `Deadline`, because they fire from
  *   timers and socket callbacks whose active context is not guaranteed.
@@ -126,7 +129,10 @@ import { withRequestIds } from './withRequestIds.js'
  *   are its siblings, not its children.
  */
 export function traceHandlers(sdkTracer: Tracer): Handlers {
-  const requestSpans = new WeakMap<Deadline, Span>()
+  // A request's server span, found at its start; null for a request that has
+  // none (not traced by instrumentation-http), so its later events do not
+  // look for one in whatever context their timer or socket callback runs in.
+  const requestSpans = new WeakMap<Deadline, Span | null>()
   // Server spans that found no request id at `express.start`: the app's
   // deadline() runs ahead of the middleware that sets it (the gateway's
   // router mounted behind one: its `runWithRequestId` comes later). The
@@ -153,15 +159,21 @@ export function traceHandlers(sdkTracer: Tracer): Handlers {
   }
   // Every span started here carries the request id of the work it was started in.
   const tracer = withRequestIds(sdkTracer, nameRequestSpan)
+  // The request's server span while open; for a request whose start was not
+  // heard (the instrumentation enabled since), the one its context names.
+  const requestSpan = (deadline: Deadline): Span | undefined => {
+    const span = requestSpans.get(deadline)
+    return span === undefined ? serverSpan() : open(span ?? undefined)
+  }
   const sliceSpans = new WeakMap<Deadline, Span>()
   const attempts = new AttemptSpans()
 
   return {
     express: {
       start(m) {
-        const span = trace.getActiveSpan()
+        const span = serverSpan()
+        requestSpans.set(m.deadline, span ?? null)
         if (!span) return
-        requestSpans.set(m.deadline, span)
         const requestId = currentRequestId()
         if (requestId === undefined && !unnamed.has(m.deadline)) {
           unnamed.set(m.deadline, span)
@@ -182,7 +194,7 @@ export function traceHandlers(sdkTracer: Tracer): Handlers {
         )
       },
       invalidHeader(m) {
-        const span = trace.getActiveSpan()
+        const span = serverSpan()
         for (const invalid of m.invalid) {
           span?.addEvent(EVENT_DEADLINE_INVALID_HEADER, {
             [ATTR_DEADLINE_INVALID_HEADER]: invalid.header,
@@ -191,7 +203,7 @@ export function traceHandlers(sdkTracer: Tracer): Handlers {
         }
       },
       expire(m) {
-        const span = open(requestSpans.get(m.deadline) ?? trace.getActiveSpan())
+        const span = requestSpan(m.deadline)
         if (!span) return
         span.addEvent(
           EVENT_DEADLINE_EXCEEDED,
@@ -211,10 +223,9 @@ export function traceHandlers(sdkTracer: Tracer): Handlers {
         span.setStatus({ code: SpanStatusCode.ERROR, message: 'deadline exceeded' })
       },
       clientClosed(m) {
-        open(requestSpans.get(m.deadline) ?? trace.getActiveSpan())?.addEvent(
-          EVENT_DEADLINE_CLIENT_CLOSED,
-          { [ATTR_DEADLINE_ELAPSED_MS]: ms(m.elapsedMs) ?? 0 },
-        )
+        requestSpan(m.deadline)?.addEvent(EVENT_DEADLINE_CLIENT_CLOSED, {
+          [ATTR_DEADLINE_ELAPSED_MS]: ms(m.elapsedMs) ?? 0,
+        })
       },
       lateWrite(m) {
         // After the answer by definition: the server span has ended, unless
@@ -224,7 +235,7 @@ export function traceHandlers(sdkTracer: Tracer): Handlers {
         })
       },
       end(m) {
-        const span = open(requestSpans.get(m.deadline))
+        const span = open(requestSpans.get(m.deadline) ?? undefined)
         requestSpans.delete(m.deadline)
         const unnamedSpan = takeUnnamed(m.deadline)
         if (!span) return
@@ -448,17 +459,6 @@ export function traceHandlers(sdkTracer: Tracer): Handlers {
     grpc: grpcTraceHandlers(tracer),
     bullmq: bullmqTraceHandlers(tracer),
   }
-}
-
-/**
- * `span` while it can still take events and attributes. instrumentation-http
- * ends the server span on the response's 'close', which comes before
- * @hourglass/express hears that the caller left (and before any late write):
- * writing to it then is lost anyway, and the SDK logs "Cannot execute the
- * operation on ended Span" through diag for every such request.
- */
-function open(span: Span | undefined): Span | undefined {
-  return span?.isRecording() ? span : undefined
 }
 
 /** One model attempt as a GenAI inference span, ended as it is made (see above). */

@@ -121,6 +121,27 @@ describe('DeadlinePropagator', () => {
     expect(runWithDeadline(tight, () => injected(ctx))['x-deadline-remaining-ms']).toBe('100')
   })
 
+  it("sends the current deadline's time, not the extracted budget: the ingress applied its own maxMs and trust", () => {
+    const sent = (inbound: Record<string, string>, current: Deadline) =>
+      runWithDeadline(current, () => injected(propagation.extract(ROOT_CONTEXT, inbound)))[
+        'x-deadline-remaining-ms'
+      ]
+    // deadline({ maxMs: 300_000 }) took the caller's 120 s; the propagator's own cap is 30 s.
+    expect(sent({ 'x-deadline-remaining-ms': '120000' }, Deadline.after(119_990, { clock }))).toBe(
+      '119990',
+    )
+    expect(sent({ 'grpc-timeout': '2M' }, Deadline.after(119_990, { clock }))).toBe('119990')
+    // deadline({ trust: [] }) ignored the caller's header and gave the handler its default.
+    expect(sent({ 'x-deadline-remaining-ms': '0' }, Deadline.after(4988, { clock }))).toBe('4988')
+    expect(sent({ 'x-deadline-remaining-ms': '3' }, Deadline.after(4988, { clock }))).toBe('4988')
+    // Without a current deadline the extracted budget is all there is.
+    expect(
+      injected(propagation.extract(ROOT_CONTEXT, { 'x-deadline-remaining-ms': '3' })),
+    ).toMatchObject({
+      'x-deadline-remaining-ms': '3',
+    })
+  })
+
   it("injects a Deadline stored in the Context by another installed copy of core (currentDeadline() may return one), not only this copy's", () => {
     const own = Deadline.after(300, { clock })
     // Another copy's Deadline: the same members on another prototype, so not `instanceof` this one.
@@ -162,13 +183,15 @@ describe('DeadlinePropagator', () => {
     const dark = Deadline.after(100, { clock, observe: true })
     const header = (deadline: Deadline) =>
       runWithDeadline(deadline, () => injected(inbound))['x-deadline-remaining-ms']
+    // The same budget, enforced.
+    const enforced = Deadline.after(100, { clock })
     clock.advance(40)
     expect(header(dark)).toBe('60')
     clock.advance(110)
     expect(header(dark)).toBeUndefined()
     expect(runWithDeadline(dark, () => remainingIn(inbound))).toBeUndefined()
     // Enforcing, or with no Hourglass deadline at all, it is 0: the next hop refuses.
-    expect(header(Deadline.after(100, { clock }))).toBe('0')
+    expect(header(enforced)).toBe('0')
     expect(injected(inbound)['x-deadline-remaining-ms']).toBe('0')
     // The client leaving still says 0, in dark mode too.
     dark.cancel(new ClientClosedError())

@@ -79,6 +79,8 @@ describe('HourglassInstrumentation', () => {
     const error = refusal(() => instrumentation.setConfig({ enabeld: true } as never))
     expect(error).toBeInstanceOf(TypeError)
     expect(error.message).toMatch(/^unknown option "enabeld" \(did you mean enabled\?\); /)
+    // Named after the call made, not the constructor.
+    expect(error.message).toMatch(/; HourglassInstrumentation\.setConfig\(\) takes enabled$/)
     expect(instrumentation.getConfig()).toEqual({ enabled: false })
   })
 

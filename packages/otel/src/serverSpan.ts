@@ -1,0 +1,57 @@
+import { type Context, context, createContextKey, type Span, trace } from '@opentelemetry/api'
+
+/**
+ * @opentelemetry/core's context keys, read without depending on core: the
+ * api's `createContextKey` is `Symbol.for(description)`, so these are the very
+ * keys core's `setRPCMetadata` and `suppressTracing` write, in any copy of it.
+ */
+const RPC_METADATA_KEY = createContextKey('OpenTelemetry SDK Context Key RPC_METADATA')
+const SUPPRESS_TRACING_KEY = createContextKey('OpenTelemetry SDK Context Key SUPPRESS_TRACING')
+
+/**
+ * The HTTP server span of the request whose middleware runs in `ctx`, while
+ * it is open; undefined when this request has none.
+ *
+ * - instrumentation-http puts its server span in the request's context as RPC
+ *   metadata (`getRPCMetadata(ctx).span`, what instrumentation-express names
+ *   its route by). That one, not the active span: instrumentation-express
+ *   runs every middleware in a span of its own, ended when the middleware
+ *   calls `next()`, and a middleware ahead of `deadline()` may call `next()`
+ *   inside a span of its own (`startActiveSpan('auth', …)`). Taken for the
+ *   request's, such a span got the deadline and the later events were lost
+ *   on it (ended), and the server span had none.
+ * - A request instrumentation-http chose not to trace (its
+ *   `ignoreIncomingRequestHook`) runs with tracing suppressed: it has no
+ *   span, and the span active around it is whatever was active where the
+ *   server started listening — nobody's request.
+ * - Otherwise the active span (no instrumentation-http: one of yours around
+ *   the app), if still open.
+ */
+export function serverSpan(ctx: Context = context.active()): Span | undefined {
+  if (ctx.getValue(SUPPRESS_TRACING_KEY) === true) return undefined
+  const metadata = ctx.getValue(RPC_METADATA_KEY)
+  const rpcSpan = isSpan((metadata as { span?: unknown } | undefined)?.span)
+    ? (metadata as { span: Span }).span
+    : undefined
+  return open(rpcSpan ?? trace.getSpan(ctx))
+}
+
+/**
+ * `span` while it can still take events and attributes. instrumentation-http
+ * ends the server span on the response's 'close', which comes before
+ * @hourglass/express hears that the caller left (and before any late write):
+ * writing to it then is lost anyway, and the SDK logs "Cannot execute the
+ * operation on ended Span" through diag for every such request.
+ */
+export function open(span: Span | undefined): Span | undefined {
+  return span?.isRecording() ? span : undefined
+}
+
+function isSpan(value: unknown): value is Span {
+  return (
+    typeof value === 'object' &&
+    value !== null &&
+    typeof (value as Span).isRecording === 'function' &&
+    typeof (value as Span).setAttributes === 'function'
+  )
+}
