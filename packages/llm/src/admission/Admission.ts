@@ -402,7 +402,9 @@ export class Admission {
                   provider,
                   model: request.model,
                   limit: limit.limit,
-                  ...(limit.tooLarge ? { kind: 'request_too_large' as const } : {}),
+                  ...(limit.tooLarge
+                    ? { kind: 'request_too_large' as const, overLimit: limit.overLimit }
+                    : {}),
                   retryAfterMs: waitMs,
                   // On this admission's wall clock, as a cooldown's refusal
                   // dates it (the limits' own is `Date.now`'s).

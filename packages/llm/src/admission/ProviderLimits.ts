@@ -10,6 +10,7 @@ import {
 } from '@hourglass/core'
 import { type RateLimiterAbstract, RateLimiterRedis } from 'rate-limiter-flexible'
 import { warnSafely } from '../callHook.js'
+import type { OverLimit } from '../types.js'
 import { LocalFallbackLimiter } from './LocalFallbackLimiter.js'
 import { LocalShareLimiter } from './LocalShareLimiter.js'
 import { MemoryLimiter } from './MemoryLimiter.js'
@@ -44,6 +45,14 @@ export interface ProviderLimitsOptions {
    * 0 asks Redis for every count. Default 1000.
    */
   redisBackoffMs?: number | undefined
+  /**
+   * How long a count may wait for Redis before it fails (and the local
+   * limiter decides, backing off as above), in ms, whatever the client's
+   * own `commandTimeout`: a frozen Redis (connected, `ready`, answering
+   * nothing) held every count — and a call with no deadline for good.
+   * Default 1000; `Infinity` = wait for the client.
+   */
+  redisCommandTimeoutMs?: number | undefined
   /** Time source of `redisBackoffMs`. Default `systemClock`. */
   clock?: Clock | undefined
   /** Told once when Redis fails and once when it is back. Default `console`. */
@@ -86,6 +95,8 @@ export type LimitDecision =
        * process's share while Redis is down is not: that share grows back).
        */
       tooLarge?: true | undefined
+      /** With `tooLarge`: the TPM limit and the request's weight, in tokens. */
+      overLimit?: OverLimit | undefined
     }
 
 /**
@@ -219,6 +230,14 @@ export class ProviderLimits {
     if (typeof backoffMs !== 'number' || !(backoffMs >= 0) || !Number.isFinite(backoffMs)) {
       throw optionError('redisBackoffMs', 'a number of ms ≥ 0', backoffMs)
     }
+    const commandTimeoutMs = options.redisCommandTimeoutMs ?? 1000
+    if (typeof commandTimeoutMs !== 'number' || !(commandTimeoutMs > 0)) {
+      throw optionError(
+        'redisCommandTimeoutMs',
+        'a number of ms above 0 (Infinity = none)',
+        commandTimeoutMs,
+      )
+    }
     if (options.clock !== undefined && !isClock(options.clock)) {
       throw optionError('clock', 'a Clock (now, setTimeout, clearTimeout)', options.clock)
     }
@@ -227,7 +246,13 @@ export class ProviderLimits {
     this.#redis =
       options.redis === undefined
         ? undefined
-        : new RedisLimitScript(options.redis, LIMIT_SCRIPT, backoffMs, options.clock ?? systemClock)
+        : new RedisLimitScript(
+            options.redis,
+            LIMIT_SCRIPT,
+            backoffMs,
+            options.clock ?? systemClock,
+            commandTimeoutMs,
+          )
     this.#logger = options.logger ?? console
     this.onWait = options.onWait
     const make = (dimension: 'rpm' | 'tpm', points: number | undefined) => {
@@ -325,7 +350,10 @@ export class ProviderLimits {
           Number.POSITIVE_INFINITY,
           `the request alone (${weight} tokens) exceeds the TPM limit (${pair.tpmPoints} tokens)`,
         ),
-        { tooLarge: true as const },
+        {
+          tooLarge: true as const,
+          overLimit: { limit: 'TPM', limitTokens: pair.tpmPoints, requestedTokens: weight },
+        },
       )
     }
     const usesBefore = this.#fallbackUses

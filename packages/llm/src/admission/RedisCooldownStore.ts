@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto'
 import { optionError } from '@hourglass/core'
+import { answeredWithin } from './answeredWithin.js'
 import type { CooldownExtension, CooldownStore } from './CooldownStore.js'
 
 /**
@@ -16,7 +17,29 @@ export interface RedisScriptClient {
 export interface RedisCooldownStoreOptions {
   /** Prefix of every Redis key. Default `hourglass:cooldown:`. */
   keyPrefix?: string | undefined
+  /**
+   * How long a command may go unanswered before it counts as Redis being
+   * down, in ms: the promise rejects (admission then decides on what its
+   * process knows, and backs off) while the client's command goes on. Bounds
+   * a frozen Redis (connected, `ready`, answering nothing) and a client
+   * queueing commands offline, whatever the client's own settings, and
+   * whether or not the call has a deadline. Default 1000; `Infinity` = wait
+   * for the client.
+   */
+  commandTimeoutMs?: number | undefined
 }
+
+/** `commandTimeoutMs`'s default: well above a healthy round trip, well below a call's deadline. */
+const DEFAULT_STORE_COMMAND_TIMEOUT_MS = 1000
+
+/**
+ * ioredis's states before its first connection is up: `wait` (lazyConnect,
+ * the first command connects), `connecting`, `connect` (up, not yet
+ * answered). A command then is sent once the connection is: bounded by
+ * `commandTimeoutMs`, not refused — a store made just after its client
+ * would otherwise say "unavailable" on the first call of every process.
+ */
+const FIRST_CONNECTION = new Set(['wait', 'connecting', 'connect'])
 
 /**
  * One script, two operations, both atomic on the server. `extend` never
@@ -55,10 +78,20 @@ const SCRIPT_SHA1 = createHash('sha1').update(COOLDOWN_SCRIPT).digest('hex')
  * the hash tag keeps one provider's keys in one Redis Cluster slot, so a read
  * of all of them is one script call. Errors (Redis down) reject: `Admission`
  * then falls back to what its own process knows.
+ *
+ * It fails fast with any client, a default `new Redis(url)` included: a
+ * client that is not `ready` (reconnecting, closed) is not sent the command
+ * — ioredis would queue it until Redis came back, and every call waited out
+ * its deadline (one with none, for good) — and a command unanswered after
+ * `commandTimeoutMs` rejects. As rate-limiter-flexible's
+ * `rejectIfRedisNotReady`, which `ProviderLimits` uses on the same client.
  */
 export class RedisCooldownStore implements CooldownStore {
   readonly #client: RedisScriptClient
   readonly #prefix: string
+  readonly #timeoutMs: number
+  /** The client was seen `ready`: a state other than that is a lost connection, not the first one coming up. */
+  #wasReady = false
 
   constructor(client: RedisScriptClient, options: RedisCooldownStoreOptions = {}) {
     // Used only once a cooldown is read or written: a client that is none
@@ -76,8 +109,17 @@ export class RedisCooldownStore implements CooldownStore {
         client,
       )
     }
+    const timeoutMs = options.commandTimeoutMs ?? DEFAULT_STORE_COMMAND_TIMEOUT_MS
+    if (typeof timeoutMs !== 'number' || !(timeoutMs > 0)) {
+      throw optionError(
+        'RedisCooldownStore: commandTimeoutMs',
+        'a number of ms above 0 (Infinity = none)',
+        timeoutMs,
+      )
+    }
     this.#client = client
     this.#prefix = options.keyPrefix ?? 'hourglass:cooldown:'
+    this.#timeoutMs = timeoutMs
   }
 
   /** The client's connection state (`ready`, `reconnecting`…), undefined when it has none. */
@@ -113,7 +155,27 @@ export class RedisCooldownStore implements CooldownStore {
     return `${this.#prefix}{${provider}}:${keyId}`
   }
 
-  async #run(keys: string[], args: Array<string | number>): Promise<unknown> {
+  /**
+   * One script call, refused at once while the client's connection is lost
+   * and bounded by `commandTimeoutMs`: admission learns the store is down
+   * (and backs off) instead of waiting on a command Redis may never answer.
+   */
+  #run(keys: string[], args: Array<string | number>): Promise<unknown> {
+    const status = this.#client.status
+    if (status === 'ready') this.#wasReady = true
+    else if (status !== undefined && (this.#wasReady || !FIRST_CONNECTION.has(status))) {
+      return Promise.reject(
+        new Error(`the Redis client is not ready (status: ${status}); not sent`),
+      )
+    }
+    return answeredWithin(
+      this.#send(keys, args),
+      this.#timeoutMs,
+      `Redis did not answer within ${this.#timeoutMs} ms (RedisCooldownStore commandTimeoutMs)`,
+    )
+  }
+
+  async #send(keys: string[], args: Array<string | number>): Promise<unknown> {
     try {
       return await this.#client.evalsha(SCRIPT_SHA1, keys.length, ...keys, ...args)
     } catch (error) {

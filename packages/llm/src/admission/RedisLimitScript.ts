@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto'
 import type { Clock } from '@hourglass/core'
+import { answeredWithin } from './answeredWithin.js'
 
 /**
  * The part of the caller's Redis client the limits use, typed structurally
@@ -46,6 +47,7 @@ export class RedisLimitScript {
   readonly #sha: string
   readonly #clock: Clock
   readonly #backoffMs: number
+  readonly #timeoutMs: number
   /** On the clock: until when Redis is not asked. -Infinity while nothing has failed. */
   #retryAtMs = Number.NEGATIVE_INFINITY
   /** Failures so far: an answer to a command sent before the latest failure clears nothing. */
@@ -55,12 +57,19 @@ export class RedisLimitScript {
   /** The window's PTTL the next give-back's count saw (`giveBackTo`), read by the next `rlflxIncr`. */
   #giveBackTo: number | undefined
 
-  constructor(client: RedisLimitClient, script: string, backoffMs: number, clock: Clock) {
+  constructor(
+    client: RedisLimitClient,
+    script: string,
+    backoffMs: number,
+    clock: Clock,
+    timeoutMs = Number.POSITIVE_INFINITY,
+  ) {
     this.#client = client
     this.#script = script
     this.#sha = createHash('sha1').update(script).digest('hex')
     this.#backoffMs = backoffMs
     this.#clock = clock
+    this.#timeoutMs = timeoutMs
   }
 
   /** The client's status, or `backing-off` while a failure's back-off (or the count trying Redis again) lasts. */
@@ -110,7 +119,12 @@ export class RedisLimitScript {
       this.#retryAtMs = this.#clock.now() + this.#backoffMs
     }
     try {
-      const reply = await this.#run(args)
+      // Bounded: a frozen Redis fails the count (the local limiter decides) instead of holding it.
+      const reply = await answeredWithin(
+        this.#run(args),
+        this.#timeoutMs,
+        `Redis did not answer within ${this.#timeoutMs} ms (ProviderLimits redisCommandTimeoutMs)`,
+      )
       if (failures === this.#failures) this.#retryAtMs = Number.NEGATIVE_INFINITY
       return reply
     } catch (error) {

@@ -1,6 +1,7 @@
 import {
   currentDeadline,
   Deadline,
+  isAbortError,
   isDeadlineExceeded,
   isExpiryOf,
   untilEnded,
@@ -73,8 +74,9 @@ const unrecorded = new WeakMap<SideEffectStore, MemorySideEffectStore>()
  *   the store's error as its `cause`);
  * - `fn` runs under the ambient deadline of the caller that starts the run:
  *   what it starts stops when that caller's client leaves or its time ends.
- *   A run that fails so (with that caller's deadline's or signal's reason)
- *   sends each caller that joined it with time left to start its own;
+ *   A run that fails so (with that caller's deadline's or signal's reason,
+ *   or, once they have ended, with an abort error of the client's own
+ *   making) sends each caller that joined it with time left to start its own;
  * - a run that throws is **not** remembered: the error goes to every caller
  *   sharing that run and the next call runs `fn` again. That assumes a
  *   throwing tool did not act. A tool that can fail after acting (the mail
@@ -204,7 +206,12 @@ interface Run {
  * Whether a run failed because its starter's time ended: `error`, or an
  * error in its `cause` chain (Node's `AbortError` wraps the signal's
  * reason so), is the reason a deadline or signal of the starter's ended
- * with. Read at failure, once it has ended.
+ * with. Read at failure, once it has ended. Or, once a deadline or signal
+ * of the starter's has ended, an abort error of `fn`'s own making: a
+ * client that honours the signal but rejects with an `AbortError` it makes
+ * itself, without the signal's reason as its cause (node-fetch, axios-style
+ * clients, hand-written code) — the joiner with time left was handed the
+ * starter's abort, and its tool never ran.
  */
 function stoppedForStarter(error: unknown, starter: Run['starter']): boolean {
   const reasons: unknown[] = []
@@ -222,6 +229,7 @@ function stoppedForStarter(error: unknown, starter: Run['starter']): boolean {
   // joiner with seconds left was handed the starter's 504.
   const deadlines = starter.filter((end): end is Deadline => end instanceof Deadline)
   if (reasons.length === 0 && deadlines.length === 0) return false
+  if (isAbortError(error) && (reasons.length > 0 || deadlines.some(expired))) return true
   let current = error
   for (let depth = 0; depth < 8; depth++) {
     if (reasons.includes(current)) return true
@@ -237,6 +245,15 @@ function stoppedForStarter(error: unknown, starter: Run['starter']): boolean {
     current = next
   }
   return false
+}
+
+/** The deadline's time is up (read defensively: a getter that throws says no). */
+function expired(deadline: Deadline): boolean {
+  try {
+    return deadline.expired
+  } catch {
+    return false
+  }
 }
 
 /** A run that ended before `fn` started: its caller ran out of time while the store was read. */

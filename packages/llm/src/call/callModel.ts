@@ -18,6 +18,7 @@ import type { CallState } from './CallState.js'
 import { callDeadline, shadowAmbientIfFalse } from './callDeadline.js'
 import { checkCallOptions, checkMessages } from './checkCallOptions.js'
 import { createModelStream, type ModelStream, type StreamSink } from './ModelStream.js'
+import { outputCapOverLimit } from './outputCapOverLimit.js'
 import { recoverOutputLimit } from './recoverOutputLimit.js'
 import { runModels } from './runModels.js'
 
@@ -142,10 +143,16 @@ async function complete(
     } catch (error) {
       const refused = tooBig(error)
       if (refused === undefined) throw error
-      const next = reducers[done.length]
+      // The output cap alone over the limit: no step can shrink the request
+      // under it. Said only when a step is skipped for it: with none left to
+      // run, the refusal is as it was.
+      const step = reducers[done.length]
+      const capOver =
+        step === undefined ? undefined : outputCapOverLimit(refused, current.maxTokens)
+      const next = capOver === undefined ? step : undefined
       if (next === undefined) {
-        if (done.length === 0) throw refused
-        if (isRateLimited(refused)) throw withEarlierPasses(refused, tried, done)
+        if (done.length === 0 && capOver === undefined) throw refused
+        if (isRateLimited(refused)) throw withEarlierPasses(refused, tried, done, capOver)
         throw isRequestRejected(refused)
           ? new RequestRejectedError({
               error: refused.cause as ProviderError,
@@ -157,7 +164,7 @@ async function complete(
               attempts: refused.attempts,
               causes: [...tried, ...refused.causes],
               lastCause: refused.lastCause,
-              reason: `${refused.reason} (after ${done.join(', ')})`,
+              reason: endedReason(refused.reason, done, capOver),
             })
       }
       tried.push(...refused.causes)
@@ -230,10 +237,20 @@ function withEarlierPasses(
   refused: RateLimitedError,
   tried: readonly ModelFailure[],
   done: readonly string[],
+  capOver: string | undefined,
 ): RateLimitedError {
   return restatedRefusal(refused, {
-    reason: `${refused.reason} (after ${done.join(', ')})`,
+    reason: endedReason(refused.reason, done, capOver),
     causes: [...tried, ...refused.causes],
     cause: refused.cause,
   })
+}
+
+/**
+ * The reason of the refusal that ends a recovery: the steps run, and why
+ * none (more) could help when the output cap alone is over the limit.
+ */
+function endedReason(reason: string, done: readonly string[], capOver: string | undefined): string {
+  const after = done.length === 0 ? '' : ` (after ${done.join(', ')})`
+  return `${reason}${after}${capOver === undefined ? '' : `; ${capOver}`}`
 }

@@ -1,5 +1,5 @@
 import { HourglassError, hasErrorCode } from '@hourglass/core'
-import type { RateLimitedBy } from '../types.js'
+import type { OverLimit, RateLimitedBy } from '../types.js'
 import { describeFailures, type ModelFailure } from './ModelFailure.js'
 
 /**
@@ -44,6 +44,8 @@ export interface RateLimitedDetails {
   retryAtMs?: number | undefined
   /** Why no attempt (or no further attempt) was made. */
   reason: string
+  /** For `request_too_large`: the limit the request alone exceeds, its size and the request's, in tokens. */
+  overLimit?: OverLimit | undefined
   /**
    * From `callModel`, when admission turned away every model of the list:
    * one entry per model, in the order tried (as `ModelUnavailableError`'s).
@@ -88,6 +90,13 @@ export class RateLimitedError extends HourglassError {
    */
   readonly reason: string
   /**
+   * For `request_too_large`: the limit the request alone exceeds (`TPM`),
+   * its size and the request's, in tokens (as `NormalizedError.overLimit`
+   * for a provider's own refusal). `callModel` reads it to tell whether
+   * the output cap alone is over the limit — no smaller prompt helps.
+   */
+  readonly overLimit: OverLimit | undefined
+  /**
    * From `callModel`: every model of the list and why admission turned each
    * away, in the order tried — this error names the one that may serve the
    * request soonest. Empty for a refusal of `Admission.acquire` itself.
@@ -120,6 +129,7 @@ export class RateLimitedError extends HourglassError {
     this.retryAfterMs = retryAfterMs
     this.retryAtMs = details.retryAtMs ?? Date.now() + retryAfterMs
     this.reason = details.reason
+    this.overLimit = details.overLimit
     this.causes = causes
   }
 }
@@ -146,6 +156,7 @@ export function restatedRefusal(
     retryAfterMs: error.retryAfterMs,
     retryAtMs: error.retryAtMs,
     reason: changes.reason ?? error.reason,
+    overLimit: error.overLimit,
     causes: changes.causes,
     cause: changes.cause,
   })

@@ -12,7 +12,9 @@ import {
 } from '@hourglass/core'
 import { describe, expect, it } from 'vitest'
 import { MemorySideEffectStore } from '../../src/agent/MemorySideEffectStore.js'
+import { runTurns } from '../../src/agent/runTurns.js'
 import { sideEffect } from '../../src/agent/sideEffect.js'
+import type { ChatMessage, ChatResponse } from '../../src/types.js'
 
 /** `Promise.withResolvers` for Node 20. */
 function deferred<T = void>() {
@@ -189,5 +191,121 @@ describe('sideEffect: a run stopped for the caller that started it', () => {
     expect(deadlines).toEqual([starterDeadline, joinerDeadline])
     starterDeadline.dispose()
     joinerDeadline.dispose()
+  })
+
+  /**
+   * How node-fetch, axios-style clients and hand-written code honour a
+   * signal: they reject with an `AbortError` of their own, without the
+   * signal's reason as its cause. Nothing in it names the starter's deadline.
+   */
+  const ownAbort = () => new DOMException('The operation was aborted.', 'AbortError')
+
+  it("the starter's deadline ran out and fn rejected with an AbortError of its own (no cause): the joiner with time left runs its own", async () => {
+    const clock = new ManualClock()
+    const store = new MemorySideEffectStore()
+    const deadlines: Array<Deadline | undefined> = []
+    const firstStarted = deferred()
+    const fn = (key: string) =>
+      new Promise<string>((resolve, reject) => {
+        const deadline = currentDeadline()
+        deadlines.push(deadline)
+        if (deadlines.length > 1) return resolve(`sent by run ${deadlines.length} (${key})`)
+        firstStarted.resolve()
+        deadline!.signal.addEventListener('abort', () => reject(ownAbort()), { once: true })
+      })
+    const starterDeadline = Deadline.after(100, { clock })
+    const joinerDeadline = Deadline.after(3000, { clock })
+    const starter = runWithDeadline(starterDeadline, () => sideEffect('email-1', fn, { store }))
+    starter.catch(() => {})
+    const joiner = runWithDeadline(joinerDeadline, () => sideEffect('email-1', fn, { store }))
+    await firstStarted.promise
+    clock.advance(100)
+
+    await expect(starter).rejects.toSatisfy(isDeadlineExceeded)
+    expect(await joiner).toBe('sent by run 2 (email-1)')
+    expect(deadlines).toEqual([starterDeadline, joinerDeadline])
+    joinerDeadline.dispose()
+  })
+
+  it('an AbortError of fn’s own while the starter still has time is fn’s failure: the joiner gets it, nothing runs again', async () => {
+    const store = new MemorySideEffectStore()
+    let runs = 0
+    const started = deferred()
+    const release = deferred()
+    const fn = async () => {
+      runs++
+      started.resolve()
+      await release.promise
+      throw ownAbort()
+    }
+    const starterDeadline = Deadline.after(60_000)
+    const joinerDeadline = Deadline.after(600_000)
+    const starter = runWithDeadline(starterDeadline, () => sideEffect('send', fn, { store }))
+    const joiner = runWithDeadline(joinerDeadline, () => sideEffect('send', fn, { store }))
+    await started.promise
+    release.resolve()
+    await expect(starter).rejects.toThrow('The operation was aborted.')
+    await expect(joiner).rejects.toThrow('The operation was aborted.')
+    expect(runs).toBe(1)
+    starterDeadline.dispose()
+    joinerDeadline.dispose()
+  })
+
+  it("through runTurns: run A's deadline ends, its tool rejects with an AbortError of its own on ctx.signal; run B (time left) sends the email and its model is told so", async () => {
+    const clock = new ManualClock()
+    const store = new MemorySideEffectStore()
+    const answer = (content: ChatResponse['content']): ChatResponse => ({
+      id: 'r',
+      model: 'm',
+      provider: 'stub',
+      content,
+      text: content.flatMap((b) => (b.type === 'text' ? [b.text] : [])).join(''),
+      finishReason: content.some((b) => b.type === 'tool_call') ? 'tool_calls' : 'stop',
+      usage: { inputTokens: 1, outputTokens: 1 },
+    })
+    const call = async (messages: ChatMessage[]): Promise<ChatResponse> => {
+      const last = messages.at(-1)
+      const result =
+        last?.role === 'tool' && Array.isArray(last.content) ? last.content[0] : undefined
+      if (result?.type === 'tool_result') {
+        return answer([{ type: 'text', text: `done: ${result.content}` }])
+      }
+      return answer([{ type: 'tool_call', id: 'c', name: 'send_email', arguments: { to: 'y' } }])
+    }
+    let starts = 0
+    let sent = 0
+    const firstStarted = deferred()
+    const sendEmail = (_args: unknown, context: { signal: AbortSignal }) =>
+      new Promise<{ id: string }>((resolve, reject) => {
+        starts++
+        if (starts > 1) {
+          sent++
+          return resolve({ id: `m${starts}` })
+        }
+        firstStarted.resolve()
+        context.signal.addEventListener('abort', () => reject(ownAbort()), { once: true })
+      })
+    const runA = Deadline.after(120, { clock })
+    const runB = Deadline.after(3000, { clock })
+    const options = {
+      operationId: 'op-email',
+      messages: [{ role: 'user' as const, content: 'mail y' }],
+      call,
+      store,
+      tools: { send_email: sendEmail },
+    }
+    const a = runTurns({ ...options, deadline: runA })
+    a.catch(() => {})
+    await firstStarted.promise
+    const b = runTurns({ ...options, deadline: runB })
+    // B reaches the tool call and joins A's run of it.
+    await new Promise<void>((resolve) => setImmediate(resolve))
+    clock.advance(120)
+
+    await expect(a).rejects.toSatisfy(isDeadlineExceeded)
+    const result = await b
+    expect(result.response.text).toBe('done: {"id":"m2"}')
+    expect(sent).toBe(1)
+    runB.dispose()
   })
 })
