@@ -30,6 +30,9 @@ export interface SliceReport {
   outcome: SliceOutcome
 }
 
+/** What `end(name, outcome)` may say of a slice: every outcome but the two of a slice not over. */
+const ENDED_OUTCOMES = ['ok', 'exceeded', 'observed', 'failed', 'cancelled'] as const
+
 interface SliceState {
   name: string
   entry: PlanEntry
@@ -233,6 +236,13 @@ export class SlicePlan {
   end(name: string, outcome?: Exclude<SliceOutcome, 'not-started' | 'running'>): void {
     const state = this.#get(name)
     if (!state.deadline) throw new SliceNotStartedError(name)
+    // From plain JS any string was taken, and report() and the sliceEnd
+    // event then carried an outcome no reader of them handles.
+    if (outcome !== undefined && !(ENDED_OUTCOMES as readonly unknown[]).includes(outcome)) {
+      throw new TypeError(
+        `plan.end: outcome must be 'ok', 'exceeded', 'observed', 'failed' or 'cancelled', got ${describeValue(outcome)}`,
+      )
+    }
     this.#end(state, state.deadline, outcome ?? endedAs(state.deadline))
     state.deadline.dispose()
   }

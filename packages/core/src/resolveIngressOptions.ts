@@ -154,7 +154,9 @@ function resolve(options: IngressOptions, label: IngressLabel | undefined): Reso
   }
   const mode = options.mode ?? 'enforce'
   if (mode !== 'enforce' && mode !== 'observe') {
-    throw new RangeError(`mode must be 'enforce' or 'observe', got ${String(mode)}`)
+    // As every other option: `String` threw for an object without a
+    // prototype, and showed one whose toString() says 'observe' as `observe`.
+    throw optionError('mode', "'enforce' or 'observe'", mode)
   }
   const given = options.trust ?? DEADLINE_SOURCES
   if (!Array.isArray(given)) {

@@ -26,6 +26,7 @@ import {
 import { clientLeft, serverCut } from './clientLeft.js'
 import { closeIfOrphaned } from './closeIfOrphaned.js'
 import { dropBodyHeaders } from './dropBodyHeaders.js'
+import { dropCutUpload } from './dropCutUpload.js'
 import { dropHeadBody } from './dropHeadBody.js'
 import type { ResolvedOptions } from './options.js'
 import { shieldSocket } from './shieldSocket.js'
@@ -391,6 +392,7 @@ export class IngressRequest {
       }
       // Whatever the handler still does must not reach the wire or the socket.
       swallowLateWrites(this.res, reason, (method) => this.#reportLateWrite(method))
+      dropCutUpload(this.req)
       shieldSocket(this.req)
       this.deadline.cancel(reason)
     }
@@ -657,23 +659,34 @@ function ownError(errored: Error | null | undefined): Error | null | undefined {
  * listener (`server.on('checkContinue', app)`), so Node wrote no `100
  * Continue` and the client is holding its body back. The request has budget
  * and its chain runs: the upload may come once something reads the body (a
- * `data` or `readable` listener: a body parser, a pipe, an async iteration),
- * not before — a middleware that refuses first (an auth check's 401, a
- * route's 404) answers with no upload, as the listener is meant to allow.
- * One that arrived expired, or that `strict` refused, is answered without it
- * too. Node closes the connection after an answer whose body never came.
- * Without such a listener Node answered `100 Continue` itself on arrival,
- * before any middleware (`_sent100`): nothing to do. HTTP/2's response has
- * neither flag: left as Node leaves it.
+ * `data` or `readable` listener: a body parser, a pipe, an async iteration)
+ * or resumes it to drain it (`req.resume()`: Express's final handler does,
+ * and answers its 404, or a `next(error)`'s status, only once the body has
+ * ended), not before — a middleware that refuses first (an auth check's 401)
+ * answers with no upload, as the listener is meant to allow. Without the
+ * resume, the final handler waited for a body never asked for: the client
+ * got a 504 at its deadline instead of its 404 or 401. The resume is heard
+ * from the stream's 'resume' event, a tick after the call: an answer written
+ * meanwhile gets no 100 (Node resumes every unread request itself once its
+ * answer is out: no 100 then either). One that arrived expired, or that
+ * `strict` refused, is answered without it too. Node closes the connection
+ * after an answer whose body never came. Without such a listener Node
+ * answered `100 Continue` itself on arrival, before any middleware
+ * (`_sent100`): nothing to do. HTTP/2's response has neither flag: left as
+ * Node leaves it.
  */
 function continueUpload(req: IncomingMessage, res: ServerResponse): void {
   const flags = res as unknown as { _expect_continue?: boolean; _sent100?: boolean }
   if (flags._expect_continue !== true || flags._sent100 === true) return
-  const onListener = (event: string | symbol): void => {
-    if (event !== 'data' && event !== 'readable') return
+  const ask = (): void => {
     req.off('newListener', onListener)
+    req.off('resume', ask)
     // Not once an answer started: a 100 after it would corrupt the stream.
     if (flags._sent100 !== true && !res.headersSent) res.writeContinue()
   }
+  const onListener = (event: string | symbol): void => {
+    if (event === 'data' || event === 'readable') ask()
+  }
+  req.on('resume', ask)
   req.on('newListener', onListener)
 }

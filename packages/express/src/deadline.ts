@@ -47,7 +47,10 @@ export function deadline(options: DeadlineMiddlewareOptions = {}): RequestHandle
       callHook(resolved.onInvalidHeader, event)
     }
     const ingress = new IngressRequest(req, res, resolved, read.ms ?? resolved.defaultMs)
-    if (read.invalid.length > 0 && resolved.strict) {
+    // In observe mode `strict` reports only (the invalid-header event and
+    // hook above): dark mode measures and never changes an answer, and a
+    // rollout that answered 400 refused the very traffic it was measuring.
+    if (read.invalid.length > 0 && resolved.strict && !resolved.observe) {
       ingress.refuse(read.source ?? 'default', read.clamped, read.invalid)
       return
     }

@@ -44,7 +44,11 @@ export interface DeadlineMiddlewareOptions {
    * `[]` ignores every inbound deadline (an internet-facing edge that sets its own).
    */
   trust?: readonly DeadlineSource[] | undefined
-  /** Answer 400 with a JSON reason when a trusted deadline header is malformed. Default false: use the default budget and report it. */
+  /**
+   * Answer 400 with a JSON reason when a trusted deadline header is malformed.
+   * Default false: use the default budget and report it. In observe mode it
+   * reports only, as when false: dark mode changes no answer.
+   */
   strict?: boolean | undefined
   /**
    * `enforce` (default): answer 504 and abort at the deadline. `observe` (dark

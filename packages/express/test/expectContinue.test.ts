@@ -4,6 +4,7 @@ import { type AddressInfo, connect, type Socket } from 'node:net'
 import express from 'express'
 import { afterEach, describe, expect, it } from 'vitest'
 import { deadline } from '../src/index.js'
+import { majors } from './support/servers.js'
 
 /**
  * `Expect: 100-continue`: the client holds its body back until the server
@@ -97,3 +98,119 @@ describe('Expect: 100-continue with the app as the server`s checkContinue listen
     socket.destroy()
   })
 })
+
+/** Reads from `socket` until a whole head has come; resolves with everything read by then. */
+function readHead(socket: Socket): Promise<string> {
+  return new Promise((resolve, reject) => {
+    let text = ''
+    const onData = (data: string) => {
+      text += data
+      if (!text.includes('\r\n\r\n')) return
+      socket.off('data', onData)
+      socket.off('close', onClose)
+      resolve(text)
+    }
+    const onClose = () => reject(new Error(`closed after ${JSON.stringify(text)}`))
+    socket.on('data', onData)
+    socket.on('close', onClose)
+  })
+}
+
+describe.each(majors)(
+  'Expect: 100-continue answered by Express`s final handler ($name)',
+  (major) => {
+    const BUDGET_MS = 2000
+
+    async function startMajor(): Promise<{ port: number; uploads: () => number }> {
+      const app = major.app()
+      let uploads = 0
+      app.use(deadline({ reserveMs: 10 }))
+      app.use((req, res, next) => {
+        if (req.headers.authorization === 'no') res.status(401).json({ error: 'unauthorized' })
+        else next()
+      })
+      // Refused before its body is read, by the error handler Express ends with.
+      app.post('/refused', (_req, _res, next) => {
+        next(Object.assign(new Error('unauthorized'), { status: 401, expose: true }))
+      })
+      app.post('/', (req, res) => {
+        uploads++
+        req.resume()
+        req.on('end', () => res.json({ ok: true }))
+      })
+      server = createServer(app)
+      server.on('checkContinue', app)
+      server.listen(0, '127.0.0.1')
+      await once(server, 'listening')
+      return { port: (server.address() as AddressInfo).port, uploads: () => uploads }
+    }
+
+    /**
+     * POSTs `path` with `Expect: 100-continue` and a budget, uploading its
+     * body only once told `100 Continue`, as Node's client and curl do;
+     * resolves with the final answer's head and how long it took.
+     */
+    async function post(
+      port: number,
+      path: string,
+      extra = '',
+    ): Promise<{ continued: boolean; answer: string; ms: number }> {
+      const socket = connect(port, '127.0.0.1')
+      socket.setEncoding('latin1')
+      const started = Date.now()
+      socket.write(
+        `POST ${path} HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\nExpect: 100-continue\r\n` +
+          `x-deadline-remaining-ms: ${BUDGET_MS}\r\n${extra}\r\n`,
+      )
+      let answer = await readHead(socket)
+      const continued = answer.startsWith('HTTP/1.1 100 Continue\r\n\r\n')
+      if (continued) {
+        answer = answer.slice('HTTP/1.1 100 Continue\r\n\r\n'.length)
+        if (!answer.includes('\r\n\r\n')) {
+          const rest = readHead(socket)
+          socket.write('hello')
+          answer += await rest
+        }
+      }
+      const ms = Date.now() - started
+      socket.destroy()
+      return { continued, answer, ms }
+    }
+
+    it('an unknown path gets Express`s 404 at once, not a 504 at the deadline: its drain of the body is told 100 Continue', async () => {
+      const { port, uploads } = await startMajor()
+      const { continued, answer, ms } = await post(port, '/nope')
+      expect(continued).toBe(true)
+      expect(answer.split('\r\n')[0]).toBe('HTTP/1.1 404 Not Found')
+      expect(answer.toLowerCase()).not.toContain('x-deadline-expired')
+      expect(ms).toBeLessThan(BUDGET_MS)
+      expect(uploads()).toBe(0)
+    })
+
+    it('a next(error) with a status before the body is read gets that status at once, not a 504 at the deadline', async () => {
+      const { port, uploads } = await startMajor()
+      const { continued, answer, ms } = await post(port, '/refused')
+      expect(continued).toBe(true)
+      expect(answer.split('\r\n')[0]).toBe('HTTP/1.1 401 Unauthorized')
+      expect(answer.toLowerCase()).not.toContain('x-deadline-expired')
+      expect(ms).toBeLessThan(BUDGET_MS)
+      expect(uploads()).toBe(0)
+    })
+
+    it('a handler that drains the body with resume() is told 100 Continue and answers', async () => {
+      const { port, uploads } = await startMajor()
+      const { continued, answer } = await post(port, '/')
+      expect(continued).toBe(true)
+      expect(answer.split('\r\n')[0]).toBe('HTTP/1.1 200 OK')
+      expect(uploads()).toBe(1)
+    })
+
+    it('a middleware that answers before anything reads the body still answers with no 100 Continue', async () => {
+      const { port, uploads } = await startMajor()
+      const { continued, answer } = await post(port, '/', 'Authorization: no\r\n')
+      expect(continued).toBe(false)
+      expect(answer.split('\r\n')[0]).toBe('HTTP/1.1 401 Unauthorized')
+      expect(uploads()).toBe(0)
+    })
+  },
+)
