@@ -108,6 +108,12 @@ export class Attempt {
   connectClaimed = false
   /** The request has a body (sendAttempt): its socket is watched while it is written (`watchUpload`). */
   uploads = false
+  /**
+   * An interim (1xx) response arrived: the server has the request and is
+   * answering it, so whatever fails after is past the first byte — never
+   * retried, however few body bytes came (`interim()`).
+   */
+  answerBegun = false
 
   #phaseStart = 0
   #timer: unknown
@@ -238,6 +244,21 @@ export class Attempt {
     const now = this.init.clock.now()
     if (now - this.#armedAt < 1) return
     this.#arm(now)
+  }
+
+  /**
+   * An interim response (1xx: 102 Processing, 103 Early Hints) arrived: the
+   * server is alive, so the headers limit — its silence — starts again, as
+   * undici restarts its own headers timer on each one. The deadline stays
+   * where it is (its own abort, not this timer). The answer has begun: a
+   * failure after it (the limit ending after a 1xx, a reset) is past the
+   * first byte, and a request the server may be acting on is never sent again.
+   */
+  interim(): void {
+    if (this.state !== 'headers') return
+    this.answerBegun = true
+    if (this.#untimed || this.#timer === undefined) return
+    this.#arm(this.init.clock.now())
   }
 
   /**

@@ -233,7 +233,8 @@ export class AttemptHandler extends AttemptPhases implements Handler {
       stop(controller, this.over())
       return
     }
-    if (status >= 200 && !this.headers(status, (name) => first(headers[name]))) return
+    if (status < 200) this.attempt.interim()
+    else if (!this.headers(status, (name) => first(headers[name]))) return
     this.#inner.onResponseStart?.(this.view, status, headers, message)
   }
 
@@ -334,7 +335,9 @@ class LegacyAttemptHandler extends AttemptPhases implements LegacyHandler {
       this.#abort?.(this.over()) // read for no one: see AttemptHandler.onResponseData
       return true
     }
-    if (status >= 200) {
+    if (status < 200) {
+      this.attempt.interim()
+    } else {
       if (!this.headers(status, (name) => rawHeader(rawHeaders, name))) return true
       this.#resume = resume
       resume = this.#resumeBody

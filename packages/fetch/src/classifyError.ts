@@ -1,4 +1,4 @@
-import { isHourglassError } from '@hourglass/core'
+import { isAbortError, isHourglassError } from '@hourglass/core'
 import type { Attempt } from './Attempt.js'
 import { BodyNotReadError, UNDICI_COLLECTED_REASON } from './errors/BodyNotReadError.js'
 import { BodyTimeoutError } from './errors/BodyTimeoutError.js'
@@ -42,5 +42,41 @@ export function classifyError(error: unknown, attempt: Attempt): unknown {
   if (typeof code === 'string' && CONNECT_CODES.has(code) && attempt.state === 'queued') {
     return new ConnectError({ ...details, phaseMs: attempt.elapsed() })
   }
+  if (isAbortError(error) && attempt.reason === undefined && !connected(attempt)) {
+    return refusedConnect(error, details, attempt)
+  }
   return error
+}
+
+/** undici's `ProxyAgent` when the proxy answers `CONNECT` with another status than 200. */
+const PROXY_REFUSAL = /^Proxy response \((\d{3})\) !== 200/
+
+/**
+ * An abort before the request had a connection, that neither the deadline,
+ * the caller nor a phase limit made (those set the attempt's `reason`, and
+ * the caller's abort is only handed to undici with the connection): the
+ * dispatcher refused to connect in abort's words — undici's `ProxyAgent`
+ * fails a tunnel the proxy refused (`CONNECT` → 407, 403) with a
+ * `RequestAbortedError` (`AbortError`, `UND_ERR_ABORTED`). Passed on, it read
+ * as the caller's own cancel (`why: 'aborted'`, `err.name === 'AbortError'`).
+ */
+function refusedConnect(
+  error: unknown,
+  details: { elapsedMs: number; bytesReceived: number; cause: unknown },
+  attempt: Attempt,
+): ConnectError {
+  const message = (error as { message?: unknown }).message
+  const text = typeof message === 'string' && message !== '' ? message : 'aborted by the dispatcher'
+  const proxy = PROXY_REFUSAL.exec(text)
+  return new ConnectError({
+    ...details,
+    phaseMs: attempt.elapsed(),
+    proxyStatus: proxy ? Number(proxy[1]) : undefined,
+    refusal: proxy ? `the proxy answered CONNECT with ${proxy[1]}` : text,
+  })
+}
+
+/** The request was handed its connection (undici's `onConnect`): a caller's abort may come from there on. */
+function connected(attempt: Attempt): boolean {
+  return attempt.state === 'headers' || attempt.state === 'body' || attempt.state === 'done'
 }

@@ -2,6 +2,7 @@ import { resolveObjectURL } from 'node:buffer'
 import {
   currentDeadline,
   type Deadline,
+  describeValue,
   isAbortSignal,
   optionError,
   refuseUnknownOptions,
@@ -138,6 +139,11 @@ export function createFetch(
     givenInput: FetchInput,
     givenInit?: HourglassRequestInit | null,
   ): Promise<Response> => {
+    if (givenInit != null && typeof givenInit !== 'object' && typeof givenInit !== 'function') {
+      // undici's fetch refuses it as a dictionary it cannot read; read as
+      // one with no members, the request went out as a GET.
+      throw new TypeError(`init must be an object (a RequestInit), got ${describeValue(givenInit)}`)
+    }
     // null, like undefined, is no init: fetch() takes both.
     const given = givenInit ?? {}
     const input = adoptRequest(givenInput, given.body != null)
@@ -174,6 +180,14 @@ export function createFetch(
       // fetch refuses it too, but only after our attempt has tried to listen
       // to it: the caller read "signal.addEventListener is not a function".
       throw optionError('signal', 'an AbortSignal', signal)
+    }
+    const theirs: unknown = init.dispatcher
+    if (theirs != null && typeof (theirs as { dispatch?: unknown }).dispatch !== 'function') {
+      // Our layer is put over it (`through`): the caller read "Cannot read
+      // properties of undefined (reading 'bind')".
+      throw new TypeError(
+        `dispatcher must be an undici Dispatcher (an Agent, a ProxyAgent, …), got ${describeValue(theirs)}`,
+      )
     }
     const outbound = new OutboundCall(
       new FetchCallInit({
@@ -230,6 +244,12 @@ export function createFetch(
           // A stream body is sent once (never retried): its call is over.
           upload?.stop(reason)
         })
+        // However it ended — an answer too: a server that answers before it
+        // has read the upload (an early 413) leaves it unfinished, and
+        // undici's fetch read on from the caller's stream (a file read to
+        // its end, an endless generator for ever) to drop every chunk. Once
+        // the body was all sent, there is nothing left to stop.
+        if (upload) started.onFinish((ended) => upload?.stop(ended.error))
       },
     }
     const theirs = init.dispatcher ?? undefined
@@ -306,7 +326,13 @@ export function createFetch(
         throw reason
       }
       const delayMs = outbound.judge(
-        { error, bytesReceived: attempt?.bytesReceived ?? 0, redirected: carrier.hops > 1 },
+        {
+          error,
+          bytesReceived: attempt?.bytesReceived ?? 0,
+          // A 1xx came first: the server has the request (Attempt.interim).
+          afterHeaders: attempt?.answerBegun === true,
+          redirected: carrier.hops > 1,
+        },
         number,
       )
       if (delayMs === undefined) throw error

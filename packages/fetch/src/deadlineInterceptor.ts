@@ -254,7 +254,8 @@ class DispatchCall implements CallDriver, AttemptHandlerHooks {
       this.#call.judge(
         {
           error,
-          afterHeaders: responded,
+          // Or a 1xx came first: the server has the request (Attempt.interim).
+          afterHeaders: responded || attempt.answerBegun,
           bytesReceived: attempt.bytesReceived,
           // The caller aborted (its signal, through the view): its reason is
           // judged as the end it is, not as a failure to retry — a fan-out

@@ -21,7 +21,7 @@ export interface Outcome {
   status?: number
   header?: (name: string) => string | null | undefined
   bytesReceived: number
-  /** The failure came after the response headers (the first byte) arrived. */
+  /** The failure came after the first byte of the answer: its headers, or an interim (1xx) response. */
   afterHeaders?: boolean
   /**
    * The caller's signal ended the attempt, with a reason of its own (an
@@ -115,7 +115,8 @@ export function decideRetry(outcome: Outcome, state: RetryState): RetryDecision 
   if (isDnsError(error)) return no('dns-failure')
   if (isConnectError(error)) {
     // A rejected certificate is the peer's answer, not a refused connect: it comes back the same.
-    if (error.certificateRejected) return no('not-retryable')
+    // So is a proxy's refusal of the tunnel (407, 403): it answers the same again.
+    if (error.certificateRejected || error.proxyStatus !== undefined) return no('not-retryable')
     if (!error.fast) return no('slow-connect-failure')
     if (!policy.fastConnectFailure) return no('retry-disabled')
     // The refused connect was to a redirect target: the request itself
@@ -168,8 +169,32 @@ export function retryAfterMs(value: string | null | undefined, nowMs: number): n
   if (!value) return 0
   const trimmed = firstMember(value.trim())
   if (/^\d+$/.test(trimmed)) return Number(trimmed) * 1000
-  const at = Date.parse(trimmed)
+  const at = asctimeMs(trimmed) ?? Date.parse(trimmed)
   return Number.isNaN(at) ? 0 : Math.max(0, at - nowMs)
+}
+
+const MONTHS = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', 'Oct', 'Nov', 'Dec']
+const ASCTIME =
+  /^(?:Sun|Mon|Tue|Wed|Thu|Fri|Sat) (Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) +(\d{1,2}) (\d{2}):(\d{2}):(\d{2}) (\d{4})$/
+
+/**
+ * An HTTP-date in asctime's form (`Sun Nov  6 08:49:37 1994`), which names no
+ * zone and is GMT (RFC 9110 §5.6.7). `Date.parse` reads such a string in the
+ * host's zone: on a server in New York a `Retry-After` three seconds ahead
+ * was a wait of five hours. The other two forms say `GMT` and parse right.
+ */
+function asctimeMs(value: string): number | undefined {
+  const match = ASCTIME.exec(value)
+  if (match === null) return undefined
+  const [, month, day, hours, minutes, seconds, year] = match
+  return Date.UTC(
+    Number(year),
+    MONTHS.indexOf(month as string),
+    Number(day),
+    Number(hours),
+    Number(minutes),
+    Number(seconds),
+  )
 }
 
 /** The first of a comma-joined list: delay-seconds up to the comma, an HTTP-date (which has one of its own) up to its "GMT". */

@@ -68,6 +68,23 @@ describe('a Retry-After field sent twice', () => {
     expect(events.skipped).toMatchObject([{ reason: 'HTTP_503', why: 'no-budget' }])
   })
 
+  it("an asctime Retry-After is GMT, whatever the host's time zone (RFC 9110 §5.6.7)", () => {
+    const now = Date.parse('2030-01-01T00:00:00Z')
+    const zone = process.env.TZ
+    // Node reads TZ again when it is set: Date.parse read asctime in it.
+    process.env.TZ = 'America/New_York'
+    try {
+      expect(retryAfterMs('Tue Jan  1 00:00:03 2030', now)).toBe(3000)
+      expect(retryAfterMs('Tue Jan 1 00:00:03 2030', now)).toBe(3000)
+      // The two other forms say GMT, and still read so.
+      expect(retryAfterMs('Tue, 01 Jan 2030 00:00:03 GMT', now)).toBe(3000)
+      expect(retryAfterMs('Tuesday, 01-Jan-30 00:00:03 GMT', now)).toBe(3000)
+    } finally {
+      if (zone === undefined) delete process.env.TZ
+      else process.env.TZ = zone
+    }
+  })
+
   it('retryAfterMs reads the first member of a joined list, seconds or HTTP-dates', () => {
     const now = Date.parse('2030-01-01T00:00:00Z')
     expect(retryAfterMs('5, 5', now)).toBe(5000)

@@ -21,18 +21,39 @@ export class ConnectError extends EgressError {
    * certificate is presented again.
    */
   readonly certificateRejected: boolean
+  /**
+   * The proxy answered the tunnel's `CONNECT` with this status (407, 403, …)
+   * instead of 200 (undici's `ProxyAgent`). However fast, never retried: the
+   * proxy answers the same again.
+   */
+  readonly proxyStatus: number | undefined
 
-  constructor(details: EgressErrorDetails & { phaseMs: number; certificateRejected?: boolean }) {
-    const osCode = (details.cause as { code?: unknown } | undefined)?.code
+  /**
+   * `refusal`: the dispatcher refused the connection itself (its message,
+   * e.g. a proxy's answer to `CONNECT`): the cause's code is undici's, not
+   * the OS's.
+   */
+  constructor(
+    details: EgressErrorDetails & {
+      phaseMs: number
+      certificateRejected?: boolean
+      proxyStatus?: number | undefined
+      refusal?: string | undefined
+    },
+  ) {
+    const { proxyStatus, refusal } = details
+    const code = (details.cause as { code?: unknown } | undefined)?.code
+    const osCode = refusal === undefined && typeof code === 'string' ? code : undefined
     super(
       ConnectError.code,
       'connect',
-      `connect failed${typeof osCode === 'string' ? `: ${osCode}` : ''}`,
+      `connect failed${refusal !== undefined ? `: ${refusal}` : osCode !== undefined ? `: ${osCode}` : ''}`,
       details,
     )
     this.fast = details.phaseMs < FAST_CONNECT_FAILURE_MS
-    this.osCode = typeof osCode === 'string' ? osCode : undefined
+    this.osCode = osCode
     this.certificateRejected = details.certificateRejected ?? false
+    this.proxyStatus = proxyStatus
   }
 }
 

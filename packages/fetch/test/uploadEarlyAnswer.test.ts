@@ -1,0 +1,90 @@
+import { createReadStream } from 'node:fs'
+import { createServer, type Server } from 'node:http'
+import type { AddressInfo } from 'node:net'
+import { Deadline } from '@hourglass/core'
+import { afterAll, beforeAll, expect, it } from 'vitest'
+import { createFetch, type HourglassFetch } from '../src/index.js'
+
+// A server that answers before it has read the upload (an early 413) ends
+// the exchange with the upload unfinished. undici's fetch went on reading
+// the caller's stream for nobody — /dev/zero for ever, a generator never
+// returned — after the answer was read, and fetch.close() waited on it.
+// The attempt's end now stops the upload it carried; a body sent whole is
+// answered as before.
+
+let server: Server
+let base: string
+let fetch: HourglassFetch
+
+beforeAll(async () => {
+  server = createServer((req, res) => {
+    if (req.url === '/early') {
+      res.writeHead(413, { connection: 'close' })
+      res.end('too big')
+      return
+    }
+    let received = 0
+    req.on('data', (chunk: Buffer) => {
+      received += chunk.length
+    })
+    req.on('end', () => res.end(String(received)))
+  })
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
+  fetch = createFetch()
+})
+afterAll(async () => {
+  await fetch.close()
+  server.closeAllConnections()
+  await new Promise<void>((resolve) => server.close(() => resolve()))
+})
+
+const upload = { method: 'POST', duplex: 'half' } as const
+
+it('an endless generator is returned once the early 413 is read', async () => {
+  let returned!: () => void
+  const finallyRan = new Promise<void>((resolve) => {
+    returned = resolve
+  })
+  async function* endless() {
+    try {
+      for (;;) yield new Uint8Array(16_384)
+    } finally {
+      returned()
+    }
+  }
+  const response = await fetch(`${base}/early`, {
+    ...upload,
+    body: endless(),
+    deadline: Deadline.after(10_000),
+  })
+  expect(response.status).toBe(413)
+  expect(await response.text()).toBe('too big')
+  // Before, never: the test's own timeout failed it.
+  await finallyRan
+})
+
+it('a ReadStream of /dev/zero is closed once the early 413 is read', async () => {
+  const stream = createReadStream('/dev/zero', { highWaterMark: 16_384 })
+  const closed = new Promise<void>((resolve) => stream.once('close', resolve))
+  const response = await fetch(`${base}/early`, {
+    ...upload,
+    body: stream,
+    deadline: Deadline.after(10_000),
+  })
+  expect(response.status).toBe(413)
+  expect(await response.text()).toBe('too big')
+  await closed
+  expect(stream.destroyed).toBe(true)
+})
+
+it('an upload sent whole is answered as before', async () => {
+  let finished = false
+  async function* chunks() {
+    for (let i = 0; i < 8; i++) yield new Uint8Array(16_384)
+    finished = true
+  }
+  const response = await fetch(`${base}/read`, { ...upload, body: chunks() })
+  expect(await response.text()).toBe(String(8 * 16_384))
+  expect(finished).toBe(true)
+})
