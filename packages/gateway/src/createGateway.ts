@@ -71,7 +71,12 @@ export interface GatewayOptions {
    * `deadline.defaultMs`.
    */
   replyReserveMs?: number | undefined
-  /** Streams: longest wait for the first token per attempt, in ms, before it counts as a timeout. Default 0 = the deadline only. */
+  /**
+   * Streams: longest wait for the first token per attempt, in ms, before it
+   * counts as a timeout (the next model is asked). Default: the config's
+   * `policy.firstTokenTimeoutMs`, else 0 = the deadline only. Given, it
+   * replaces the config's.
+   */
   firstTokenTimeoutMs?: number | undefined
   /** Largest request body, in bytes. Default 4 MiB. */
   maxBodyBytes?: number | undefined
@@ -202,7 +207,12 @@ function buildGateway(
       replyReserveMs,
     )
   }
-  const firstTokenTimeoutMs = msOption(taker, 'firstTokenTimeoutMs', options.firstTokenTimeoutMs, 0)
+  const firstTokenTimeoutMs = msOption(
+    taker,
+    'firstTokenTimeoutMs',
+    options.firstTokenTimeoutMs,
+    valid.policy.firstTokenTimeoutMs ?? 0,
+  )
   const clock = options.clock ?? systemClock
   const secrets = [
     ...Object.values(valid.providers).flatMap((p) => [
@@ -251,7 +261,14 @@ function buildGateway(
     redis === undefined
       ? undefined
       : new TrackedCooldownStore(
-          new RedisCooldownStore(redis, { keyPrefix: `${prefix}:cooldown:` }),
+          new RedisCooldownStore(redis, {
+            keyPrefix: `${prefix}:cooldown:`,
+            // The operator's bound on a Redis round trip, as the client made
+            // here has it: the store's own default (1 s) cut a longer one short.
+            ...(ownRedis === undefined || valid.redis === undefined
+              ? {}
+              : { commandTimeoutMs: valid.redis.commandTimeoutMs }),
+          }),
           () => health.changed(),
           () => health.answered(),
         )
@@ -274,7 +291,10 @@ function buildGateway(
     // held for the whole timeout. (A client of the caller's: llm's 1 s.)
     ...(ownRedis === undefined || valid.redis === undefined
       ? {}
-      : { redisBackoffMs: Math.max(1000, valid.redis.commandTimeoutMs) }),
+      : {
+          redisBackoffMs: Math.max(1000, valid.redis.commandTimeoutMs),
+          redisCommandTimeoutMs: valid.redis.commandTimeoutMs,
+        }),
     // The back-off runs on the gateway's clock, as deadlines and cooldowns do.
     clock,
     // The limits say something only when they move between Redis and local:

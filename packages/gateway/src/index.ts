@@ -26,4 +26,9 @@ export type { GatewayLogger, LogLevel, LogRecord } from './log/GatewayLogger.js'
 export { OpenAIChunkEncoder, toOpenAIError, toOpenAIResponse } from './openai/encode.js'
 export { type ResolvedModel, resolveModel } from './routing/resolveModel.js'
 export { SseRecutter, type SseRecutterOptions } from './sse/SseRecutter.js'
-export { type RunningGateway, type StartGatewayOptions, startGateway } from './startGateway.js'
+export {
+  DEFAULT_KEEP_ALIVE_TIMEOUT_MS,
+  type RunningGateway,
+  type StartGatewayOptions,
+  startGateway,
+} from './startGateway.js'

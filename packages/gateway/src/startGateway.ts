@@ -1,4 +1,4 @@
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http'
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { type Clock, systemClock } from '@hourglass/core'
 import type { Request, Response } from 'express'
@@ -34,6 +34,15 @@ export interface StartGatewayOptions extends GatewayOptions {
    * handles its signals itself (then call `close()` from your handler).
    */
   drainOnSignals?: boolean | undefined
+  /**
+   * How long a connection is kept open between requests, in ms (Node's
+   * `server.keepAliveTimeout`, sent as `Keep-Alive: timeout=N`). Default
+   * 65 000: longer than the idle timeout of the load balancers put in front
+   * (AWS ALB 60 s), which must close an idle connection before the gateway
+   * does — else a request sent on one the gateway has just closed is reset.
+   * Node's own default is 5 s. `close()` still closes idle connections at once.
+   */
+  keepAliveTimeoutMs?: number | undefined
 }
 
 export interface RunningGateway {
@@ -67,6 +76,7 @@ const START_OPTION_NAMES = [
     port: true,
     host: true,
     drainOnSignals: true,
+    keepAliveTimeoutMs: true,
   } satisfies Record<Exclude<keyof StartGatewayOptions, keyof GatewayOptions>, true>),
   ...GATEWAY_OPTION_NAMES,
 ]
@@ -86,6 +96,7 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
     port = 8080,
     host = '127.0.0.1',
     drainOnSignals: onSignals = true,
+    keepAliveTimeoutMs = DEFAULT_KEEP_ALIVE_TIMEOUT_MS,
     ...gatewayOptions
   } = options
   // Before the gateway exists: Node refuses a bad port by throwing from
@@ -105,9 +116,23 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
   if (typeof onSignals !== 'boolean') {
     throw optionError('startGateway', 'drainOnSignals', 'true or false', onSignals)
   }
+  if (
+    typeof keepAliveTimeoutMs !== 'number' ||
+    !Number.isSafeInteger(keepAliveTimeoutMs) ||
+    keepAliveTimeoutMs < 1 ||
+    keepAliveTimeoutMs > MAX_KEEP_ALIVE_TIMEOUT_MS
+  ) {
+    throw optionError(
+      'startGateway',
+      'keepAliveTimeoutMs',
+      `a whole number of ms from 1 to ${MAX_KEEP_ALIVE_TIMEOUT_MS}`,
+      keepAliveTimeoutMs,
+    )
+  }
   const gateway = createStandaloneGateway(config, gatewayOptions)
   const clock = gatewayOptions.clock ?? systemClock
   const server = createServer()
+  keepIdleConnections(server, keepAliveTimeoutMs)
   const served = trackIdleConnections(server)
   const serve = (req: IncomingMessage, res: ServerResponse) => {
     served(res)
@@ -174,6 +199,28 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
   const address = server.address() as AddressInfo
   const shownHost = address.family === 'IPv6' ? `[${address.address}]` : address.address
   return { url: `http://${shownHost}:${address.port}`, gateway, signalledWhileStarting, close }
+}
+
+/** `keepAliveTimeoutMs` when none is given: above AWS ALB's 60 s idle timeout, as AWS advises. */
+export const DEFAULT_KEEP_ALIVE_TIMEOUT_MS = 65_000
+
+/** A day: past 2³¹ − 1 ms, Node's timers fire at once (and the headers timeout is 1 s more). */
+export const MAX_KEEP_ALIVE_TIMEOUT_MS = 86_400_000
+
+/**
+ * Keeps idle connections open `keepAliveTimeoutMs`. The wait for a request's
+ * headers is kept longer than that (and the whole request's no shorter), as
+ * the load balancers' guidance asks: Node before 18 timed the headers of a
+ * kept-alive connection's next request from the previous answer, and reset
+ * it there. Node's own values (60 s, 300 s) stay when already longer.
+ */
+function keepIdleConnections(server: Server, keepAliveTimeoutMs: number): void {
+  server.keepAliveTimeout = keepAliveTimeoutMs
+  server.headersTimeout = Math.max(server.headersTimeout, keepAliveTimeoutMs + 1000)
+  // 0 is none at all: left so.
+  if (server.requestTimeout > 0) {
+    server.requestTimeout = Math.max(server.requestTimeout, server.headersTimeout)
+  }
 }
 
 const API_PATH = /^\/v1\//i

@@ -35,6 +35,10 @@ Options:
                            container, set it to 0.0.0.0)
   --drain-timeout-ms <ms>  on shutdown, the wait for requests in flight before
                            they are cancelled (default 10000; 0 = at once)
+  --keep-alive-timeout-ms <ms>
+                           how long an idle connection is kept open (default
+                           65000: longer than a load balancer's idle timeout,
+                           AWS ALB's 60 s, which must close it first)
   --log-level <level>      debug, info, warn or error, any case (env LOG_LEVEL;
                            default info: one line per request, one per failed
                            attempt)
@@ -50,6 +54,7 @@ A flag wins over its environment variable.
         port: { type: 'string' },
         host: { type: 'string' },
         'drain-timeout-ms': { type: 'string' },
+        'keep-alive-timeout-ms': { type: 'string' },
         'log-level': { type: 'string' },
         help: { type: 'boolean', short: 'h' },
       },
@@ -93,6 +98,19 @@ A flag wins over its environment variable.
       10_000,
       0,
     )
+    // Checked here, with the other flags, as a usage error; startGateway's
+    // own default (65 000) when not given.
+    const keepAliveTimeoutMs =
+      values['keep-alive-timeout-ms'] === undefined
+        ? undefined
+        : intOption(
+            'gateway',
+            'keep-alive-timeout-ms',
+            values['keep-alive-timeout-ms'],
+            0,
+            1,
+            86_400_000,
+          )
     const givenLevel = values['log-level'] ?? nonEmpty(env['LOG_LEVEL']) ?? 'info'
     // pino's levels are lower case; operators write LOG_LEVEL=INFO or WARN.
     const logLevel = givenLevel.trim().toLowerCase()
@@ -157,6 +175,7 @@ A flag wins over its environment variable.
         port,
         host,
         drainTimeoutMs,
+        keepAliveTimeoutMs,
         replyReserveMs: DEFAULT_REPLY_RESERVE_MS,
         logLevel: logLevel as (typeof LOG_LEVELS)[number],
         // Its own handlers (below): exit 0 after a clean drain (3 if it cut

@@ -2,6 +2,7 @@ import type { HourglassFetch } from '@hourglass/fetch'
 import { type ConfigProblem, GatewayConfigError } from '../config/GatewayConfigError.js'
 import type { GatewayConfig, ModelTarget } from '../config/gatewayConfigSchema.js'
 import { anthropic, gemini, type ModelAdapter, openAICompatible } from '../llm.js'
+import { withHeadersTimeout } from './withHeadersTimeout.js'
 
 /** `provider` + NUL + `model`: config names cannot contain NUL, so keys never collide. */
 export function targetKey(target: ModelTarget): string {
@@ -23,6 +24,17 @@ export function createAdapters(
   // such as transfer-encoding) is reported like the schema's problems, once
   // per provider, all at once.
   const problems = new Map<string, ConfigProblem>()
+  // One fetch per provider with its own `headersTimeoutMs`, shared by its models.
+  const fetches = new Map<string, HourglassFetch>()
+  const fetchFor = (name: string, headersTimeoutMs: number | undefined): HourglassFetch => {
+    if (headersTimeoutMs === undefined) return fetch
+    let own = fetches.get(name)
+    if (own === undefined) {
+      own = withHeadersTimeout(fetch, headersTimeoutMs)
+      fetches.set(name, own)
+    }
+    return own
+  }
   for (const entry of Object.values(config.models)) {
     for (const target of entry.fallback ?? []) {
       const key = targetKey(target)
@@ -35,7 +47,7 @@ export function createAdapters(
         apiKeys: provider.apiKeys,
         model: target.model,
         name: target.provider,
-        fetch,
+        fetch: fetchFor(target.provider, provider.headersTimeoutMs),
         ...(provider.headers === undefined ? {} : { headers: provider.headers }),
         ...(provider.maxResponseBytes === undefined
           ? {}

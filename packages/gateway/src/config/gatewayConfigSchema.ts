@@ -124,7 +124,22 @@ export function gatewayConfigSchema(env: Env) {
       ),
   )
 
-  const target = z.strictObject({ provider: text, model: text })
+  // A model name goes into the upstream request as it is (Gemini's in the
+  // URL path): a newline or space at either end — what a secret file or
+  // `echo` into an env variable leaves — asked for `gemini-x%0A`, a model no
+  // provider has, at every request. Refused as the API keys' is, not trimmed:
+  // the value is what the operator wrote, and the config says where.
+  const upstreamModel = envString(
+    env,
+    z
+      .string('expected a string or { "env": NAME }')
+      .min(1, { error: 'expected a non-empty string', abort: true })
+      .refine(
+        (name) => name.trim() === name,
+        'expected no spaces or line breaks at either end (a trailing newline from a file or `echo`, usually): the model name is sent as it is',
+      ),
+  )
+  const target = z.strictObject({ provider: text, model: upstreamModel })
 
   const route = z.strictObject({
     /** Model (entry name) for short, tool-free requests. */
@@ -176,6 +191,16 @@ export function gatewayConfigSchema(env: Env) {
     maxResponseBytes: byteCount.optional(),
     /** The most of a streamed answer read from this provider, in all (llm's adapter option). */
     maxStreamBytes: byteCount.optional(),
+    /**
+     * The longest an attempt waits for this provider's response headers, in
+     * ms: for a non-streamed answer the whole generation (its headers come
+     * after it), for a stream the wait until it starts. Past it the attempt
+     * is a `timeout` and the next model of the fallback list is asked.
+     * Default: 600 000 (the gateway's fetch), so long generations are not cut.
+     * It only shortens the fetch's own limit (a per-request undici
+     * `headersTimeout`, which @hourglass/fetch narrows to, never widens to).
+     */
+    headersTimeoutMs: positiveMs('the wait for response headers').optional(),
   })
 
   const model = z
@@ -211,6 +236,12 @@ export function gatewayConfigSchema(env: Env) {
           priority: oneOf(['foreground', 'background']).default('foreground'),
           defaultMaxTokens: z.number().int().min(1).default(4096),
           maxCostUsdPerRequest: z.number().min(0).optional(),
+          /**
+           * Streams: the longest an attempt waits for its first token, in ms,
+           * before it is a `timeout` and the next model is asked. Default 0 =
+           * no limit of its own (the deadline, and a provider's headersTimeoutMs).
+           */
+          firstTokenTimeoutMs: wholeMs('the wait for the first token').optional(),
         })
         .prefault({}),
       limits: z

@@ -1,4 +1,4 @@
-import type { NextFunction, Request, Response } from 'express'
+import type { Request, Response } from 'express'
 import { closeAfterAnswer } from './closeAfterAnswer.js'
 import { hasBody } from './readBody.js'
 import { scopeOf } from './requestScope.js'
@@ -9,20 +9,19 @@ import { sendJson } from './sendJson.js'
  * 405 with `Allow`, in OpenAI's error shape (OpenAI answers
  * `GET /v1/chat/completions` 405 too). A 404 said the route was missing, and
  * an operator reading the log of a client that sends `PUT` went looking for
- * a mount or a proxy path that was fine. `OPTIONS` goes on to Express's own
- * answer (200, `Allow`). Mounted after the path's own routes: `HEAD` of a
- * `GET` route is answered there first.
+ * a mount or a proxy path that was fine. `OPTIONS` too: Express's own answer
+ * (200, `text/plain` "POST") was counted in the metrics with no log line and
+ * not in the shape every other answer has; the gateway serves no CORS, so a
+ * preflight fails either way (an app that serves CORS answers it ahead of
+ * the router). Mounted after the path's own routes: `HEAD` of a `GET` route
+ * is answered there first.
  */
 export function methodNotAllowed(
   allow: readonly string[],
   answered: (req: Request, status: number, error: string) => void,
 ) {
   const allowed = allow.join(', ')
-  return (req: Request, res: Response, next: NextFunction): void => {
-    if (req.method === 'OPTIONS') {
-      next()
-      return
-    }
+  return (req: Request, res: Response): void => {
     // Its body is read by nobody: the last answer on the connection.
     if (!req.complete && hasBody(req)) closeAfterAnswer(res)
     const scope = scopeOf(res)

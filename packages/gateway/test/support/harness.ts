@@ -1,6 +1,6 @@
 import { type FakeProvider, type ProviderDialect, startFakeProvider } from '@hourglass/testkit'
 import OpenAI from 'openai'
-import type { GatewayOptions, LogRecord } from '../../src/index.js'
+import type { LogRecord, StartGatewayOptions } from '../../src/index.js'
 import { type RunningGateway, startGateway } from '../../src/index.js'
 
 export interface Harness {
@@ -19,7 +19,7 @@ export interface Harness {
  */
 export async function startHarness(
   config: unknown,
-  options: GatewayOptions = {},
+  options: Omit<StartGatewayOptions, 'config'> = {},
 ): Promise<Harness> {
   const logs: LogRecord[] = []
   const running = await startGateway({
