@@ -306,6 +306,9 @@ function callOptions(
         // rather than logged as a bill of nothing.
         ...(policy.maxCostUsdPerRequest === undefined ? {} : { costUsd: record.costUsd }),
         reason: record.reason,
+        // The provider's own words (llm's record: cut, no keys); the line's
+        // secret scrub runs over it as over every field.
+        providerMessage: record.providerMessage,
       })
     },
   }

@@ -11,6 +11,13 @@ import { requestParamsOf, serverOf } from './attemptTarget.js'
 export interface AttemptRecord extends LlmAttemptMessage {
   /** Why the policy decided what it did (`"rate_limited (HTTP 429): retry 2 of 3 after 1210 ms (backoff)"`). */
   reason?: string | undefined
+  /**
+   * The provider's own message, for an attempt it answered with an error
+   * (`"Overloaded"`, `"The server had an error while processing your
+   * request."`): as its dialect read it, cut to 500 characters, never
+   * request headers or keys. Not published on the channel.
+   */
+  providerMessage?: string | undefined
 }
 
 /**
@@ -25,7 +32,7 @@ export function reportAttempt(
   sentTo?: { adapter: ModelAdapter; request: ChatRequest } | undefined,
 ): void {
   llmChannels.attempt.publish(() => {
-    const { reason: _reason, ...message } = record
+    const { reason: _reason, providerMessage: _providerMessage, ...message } = record
     if (sentTo !== undefined && record.sent !== false) {
       Object.assign(message, serverOf(sentTo.adapter))
       message.request = requestParamsOf(sentTo.request)

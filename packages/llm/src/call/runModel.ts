@@ -510,6 +510,7 @@ async function attemptsOn(
           status: error.status,
           errorClass: className(error.cause ?? error),
           errorKind: error.kind,
+          providerMessage: providerMessageOf(error),
           why: endedWhy(thrown, stop),
           // The provider's answer time, not the store's wait.
           latencyMs: Math.round(latencyMs),
@@ -537,6 +538,7 @@ async function attemptsOn(
           status: error.status,
           errorClass: className(error.cause ?? error),
           errorKind: error.kind,
+          providerMessage: providerMessageOf(error),
           delayMs: 0,
           reason: `this key ${why}; the next key of the provider is tried`,
         })
@@ -588,6 +590,7 @@ async function attemptsOn(
       status: error.status,
       errorClass: className(error.cause ?? error),
       errorKind: error.kind,
+      providerMessage: providerMessageOf(error),
       delayMs: decision.action === 'retry' ? decision.delayMs : undefined,
       reason: decision.reason,
       why: decision.action === 'retry' ? undefined : decision.why,
@@ -868,4 +871,15 @@ function unrejectedKey(adapter: ModelAdapter, rejected: ReadonlySet<string>): st
 function className(error: unknown): string {
   if (error instanceof Error) return error.constructor.name
   return typeof error
+}
+
+/**
+ * What the provider said, for the attempt's record: its message as the
+ * dialect read it (cut to 500 characters, no headers or keys), or nothing
+ * when it said nothing. `reason` says what the policy made of it; an
+ * operator reading why a provider failed needs its own words too.
+ */
+function providerMessageOf(error: ProviderError): string | undefined {
+  const message = error.normalized.message
+  return message === '' ? undefined : message
 }
