@@ -1,6 +1,6 @@
 import {
   type FullResponder,
-  type Metadata,
+  Metadata,
   type ServerInterceptingCallInterface,
   type ServerListener,
   type ServerMethodDefinition,
@@ -122,15 +122,43 @@ export class ServerCall {
   }
 
   #arrive(metadata: Metadata, next: (metadata: Metadata) => void): void {
+    // The call ended while an interceptor before ours held this (reported
+    // then, see #onCancel): grpc-js passes nothing on after that, and were it
+    // to, the handler must not run nor the call be reported twice.
+    if (this.#finished) return
     const options = this.#options
-    const headers = metadataHeaders(metadata, this.#call.getDeadline(), this.#arrivedWallMs)
-    const read = readDeadline(headers, { maxMs: options.maxMs, sources: options.trust })
+    const read = this.#readBudget(metadata)
     if (read.invalid.length > 0) {
       grpcChannels.serverInvalidHeader.publish(() => ({
         method: this.#method.path,
         invalid: read.invalid,
       }))
     }
+    // A refused call gets its deadline and its start and end events like any
+    // other: a tracer that saw nothing of it could not show why it failed.
+    // In observe mode `strict` reports only (the event above), as
+    // deadline()'s does: dark mode measures and never changes an answer.
+    const refused = read.invalid.length > 0 && options.strict === true && !options.observe
+    const deadline = this.#start(metadata, read, refused)
+    if (refused) {
+      this.#refuse(read.invalid, deadline)
+      return
+    }
+    if (this.#expiredOnArrival) {
+      this.#expire('arrival')
+      if (this.#answered) {
+        this.#closed = true
+        return
+      }
+    }
+    runWithDeadline(deadline, () => next(metadata))
+  }
+
+  /** The call's budget, from `metadata` and grpc-js's deadline, as the call arrived. */
+  #readBudget(metadata: Metadata): ReadDeadlineResult {
+    const options = this.#options
+    const headers = metadataHeaders(metadata, this.#call.getDeadline(), this.#arrivedWallMs)
+    const read = readDeadline(headers, { maxMs: options.maxMs, sources: options.trust })
     // A server-streaming or bidi call with no deadline (a watch, a
     // subscription: long-lived by design, and sent none by our own client)
     // gets none either, only the client's cancel: `defaultMs` ended every
@@ -146,6 +174,12 @@ export class ServerCall {
         (header) => !options.trust.includes(header) && headers.get(header) !== null,
       )
     }
+    return read
+  }
+
+  /** The call's deadline, from the budget `#readBudget` read, and its `server-start`. */
+  #start(metadata: Metadata, read: ReadDeadlineResult, refused: boolean): Deadline {
+    const options = this.#options
     this.#arriving = true
     this.#reserveMs = options.reserveMs ?? defaultReserveMs(options.clock)
     // Every budget is as the call arrived with it (grpc-timeout included,
@@ -155,7 +189,7 @@ export class ServerCall {
     // 250 ms check gave the handler 400 ms more, and its caller waited 650.
     // Whole ms, as the budgets are: grpc-js hands an unheld call's metadata
     // on in the same tick, and a handler gets exactly `budget − reserveMs`.
-    const spentMs = Math.max(0, Math.floor(options.clock.now() - this.#arrivedAt))
+    const spentMs = this.#sinceArrival()
     const deadline = Deadline.after(this.#budgetMs - this.#reserveMs - spentMs, {
       clock: options.clock,
       observe: options.observe,
@@ -169,9 +203,6 @@ export class ServerCall {
     this.#arriving = false
     this.#deadline = deadline
     if (this.#budgetMs === Number.POSITIVE_INFINITY) markUnboundedStream(deadline)
-    // A refused call gets its deadline and its start and end events like any
-    // other: a tracer that saw nothing of it could not show why it failed.
-    const refused = read.invalid.length > 0 && options.strict
     if (!refused) attachDeadline(metadata, deadline)
     grpcChannels.serverStart.publish(() => ({
       deadline,
@@ -184,18 +215,28 @@ export class ServerCall {
       refused,
       metadata,
     }))
-    if (refused) {
-      this.#refuse(read.invalid, deadline)
-      return
-    }
-    if (this.#expiredOnArrival) {
-      this.#expire('arrival')
-      if (this.#answered) {
-        this.#closed = true
-        return
-      }
-    }
-    runWithDeadline(deadline, () => next(metadata))
+    return deadline
+  }
+
+  /**
+   * The call ended before its metadata reached us: an async interceptor
+   * before ours (an auth check) held it past grpc-js's deadline, or until the
+   * client cancelled. The handler never runs (grpc-js drops the metadata when
+   * it is passed on), but the call happened: a tracer or a meter that never
+   * saw it would miss exactly the calls the check made too slow. Its start
+   * has what can be known without the metadata, which was never ours to
+   * read: an empty one in its place, and the budget `grpc-timeout` gave (the
+   * one source grpc-js keeps outside it), else `defaultMs`.
+   */
+  #startUnarrived(): Deadline {
+    this.#closed = true
+    const metadata = new Metadata()
+    return this.#start(metadata, this.#readBudget(metadata), false)
+  }
+
+  /** Whole ms since the call arrived, on the deadline's clock. */
+  #sinceArrival(): number {
+    return Math.max(0, Math.floor(this.#options.clock.now() - this.#arrivedAt))
   }
 
   /** `strict`: malformed deadline metadata is the caller's bug; say which header and why. The handler never runs. */
@@ -269,10 +310,12 @@ export class ServerCall {
    * answered. A status that went through us says which.
    */
   #onCancel(): void {
-    const deadline = this.#deadline
-    if (this.#finished || !deadline) return
+    if (this.#finished) return
+    const unarrived = this.#deadline === undefined
+    const deadline = this.#deadline ?? this.#startUnarrived()
+    // Since the call arrived: a deadline started just now has nothing to say.
+    const elapsedMs = unarrived ? this.#sinceArrival() : deadline.elapsed()
     if (this.#code === undefined || this.#answerLost()) {
-      const elapsedMs = deadline.elapsed()
       const grpcDeadline = this.#call.getDeadline()
       // grpc-js arms a plain timer for its deadline, and timers can fire up to
       // a few ms before the wall clock reaches it (whole-ms rounding): within
@@ -280,6 +323,8 @@ export class ServerCall {
       const grpcExpired =
         Date.now() + GRPC_TIMER_SLACK_MS >=
         (grpcDeadline instanceof Date ? grpcDeadline.getTime() : grpcDeadline)
+      // The handler never ran: its time ran out before the call reached it.
+      const stage = unarrived ? 'arrival' : 'handler'
       // An observed expiry answered nothing: a cancel after it is the client's.
       if (grpcExpired || (deadline.expired && !deadline.observe)) {
         // grpc-js's own grpc-timeout timer answered: with reserveMs 0 it races
@@ -292,10 +337,22 @@ export class ServerCall {
           method: this.#method.path,
           budgetMs: this.#budgetMs,
           elapsedMs,
-          stage: 'handler',
+          stage,
           action: 'status',
         }))
       } else {
+        // Dark mode, out of time before it reached us: observed, as an
+        // arrived call's expiry is, before the client left.
+        if (unarrived && this.#expiredOnArrival) {
+          grpcChannels.serverExpire.publish(() => ({
+            deadline,
+            method: this.#method.path,
+            budgetMs: this.#budgetMs,
+            elapsedMs,
+            stage,
+            action: 'observed',
+          }))
+        }
         // Nobody is left to answer: stop everything done on the caller's behalf.
         this.#outcome = 'client-cancelled'
         this.#code = status.CANCELLED
@@ -311,7 +368,7 @@ export class ServerCall {
         }))
       }
     }
-    this.#finish(deadline)
+    this.#finish(deadline, elapsedMs)
   }
 
   /**
@@ -339,7 +396,7 @@ export class ServerCall {
     )
   }
 
-  #finish(deadline: Deadline): void {
+  #finish(deadline: Deadline, elapsedMs = deadline.elapsed()): void {
     this.#finished = true
     // Released, not aborted: work the handler leaves running on purpose after answering goes on.
     deadline.dispose()
@@ -347,7 +404,7 @@ export class ServerCall {
       deadline,
       method: this.#method.path,
       code: this.#code ?? status.OK,
-      elapsedMs: deadline.elapsed(),
+      elapsedMs,
       outcome: this.#outcome,
     }))
   }

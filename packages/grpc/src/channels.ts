@@ -32,7 +32,13 @@ export interface GrpcServerStartMessage {
    * budget its caller gave.
    */
   refused: boolean
-  /** The call's inbound metadata (a tracer's `traceparent` is there). Read it; do not change it. */
+  /**
+   * The call's inbound metadata (a tracer's `traceparent` is there). Read it;
+   * do not change it. Empty for a call that ended (grpc-js's own timer, the
+   * client's cancel) while an async interceptor before ours still held it:
+   * such a call is reported at its end, with the budget its `grpc-timeout`
+   * gave (else `defaultMs`), and the handler never runs.
+   */
   metadata: Metadata
 }
 
@@ -49,7 +55,11 @@ export interface GrpcServerExpireMessage {
   budgetMs: number
   /** Time since the call arrived, in ms. */
   elapsedMs: number
-  /** `arrival`: no time was left when it came in (the handler never ran); `handler`: it ran out while handling. */
+  /**
+   * `arrival`: no time was left when it came in, or it ran out while an
+   * interceptor before ours held the call (the handler never ran);
+   * `handler`: it ran out while handling.
+   */
   stage: 'arrival' | 'handler'
   /** `status`: answered `DEADLINE_EXCEEDED`; `observed`: dark mode, nothing was done. */
   action: 'status' | 'observed'

@@ -84,7 +84,10 @@ it('defaultMs counts from when the call arrived', async () => {
 
 it('grpc-timeout counts from when the call arrived too, on the deadline’s clock', async () => {
   const left = await leftAfterHeld({ 'grpc-timeout': '400m' })
-  // grpc-js's deadline is on the wall clock: read as of arrival, within a ms.
-  expect(left).toBeGreaterThanOrEqual(149)
+  // grpc-js's deadline is on the wall clock, stamped when it took the call,
+  // a little before our interceptor stamps the arrival: read as of arrival,
+  // within the few ms a loaded machine puts between the two (a 1 ms bound
+  // failed under load). Read as if just sent, it would be 400.
+  expect(left).toBeGreaterThanOrEqual(140)
   expect(left).toBeLessThanOrEqual(150)
 })
