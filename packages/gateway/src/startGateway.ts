@@ -204,23 +204,19 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
 /** `keepAliveTimeoutMs` when none is given: above AWS ALB's 60 s idle timeout, as AWS advises. */
 export const DEFAULT_KEEP_ALIVE_TIMEOUT_MS = 65_000
 
-/** A day: past 2³¹ − 1 ms, Node's timers fire at once (and the headers timeout is 1 s more). */
+/** A day: past 2³¹ − 1 ms, Node's timers fire at once. */
 export const MAX_KEEP_ALIVE_TIMEOUT_MS = 86_400_000
 
 /**
- * Keeps idle connections open `keepAliveTimeoutMs`. The wait for a request's
- * headers is kept longer than that (and the whole request's no shorter), as
- * the load balancers' guidance asks: Node before 18 timed the headers of a
- * kept-alive connection's next request from the previous answer, and reset
- * it there. Node's own values (60 s, 300 s) stay when already longer.
+ * Keeps idle connections open `keepAliveTimeoutMs`. Node's wait for a
+ * request's headers (60 s) and for the whole request (300 s) stay as they
+ * are: on Node 18 and later the headers' wait starts with the request's
+ * first byte, not at the previous answer, so it need not outlast the idle
+ * time (as advice written for older Node asks), and raising it with a long
+ * keep-alive (GCP's 600 s) gave a client dribbling its headers ten minutes.
  */
 function keepIdleConnections(server: Server, keepAliveTimeoutMs: number): void {
   server.keepAliveTimeout = keepAliveTimeoutMs
-  server.headersTimeout = Math.max(server.headersTimeout, keepAliveTimeoutMs + 1000)
-  // 0 is none at all: left so.
-  if (server.requestTimeout > 0) {
-    server.requestTimeout = Math.max(server.requestTimeout, server.headersTimeout)
-  }
 }
 
 const API_PATH = /^\/v1\//i

@@ -81,4 +81,35 @@ describe("an attempt's log line carries the provider's own message", () => {
     const line = harness.logs.find((l) => l.event === 'attempt')
     expect(String(line?.['providerMessage'])).toMatch(/^Incorrect API key provided/)
   })
+
+  it('an attempt the provider did not answer, or answered with no message, has none: our own words are not its', async () => {
+    // A headers timeout logged "no response headers in time (…)", a 500 with
+    // an empty message "HTTP 500", as if the provider had said so.
+    const hung = await fakeProvider('openai', ['k1'])
+    const empty = await fakeProvider('openai', ['k2'])
+    const answers = await fakeProvider('openai', ['k3'])
+    fakes.push(hung.fake, empty.fake, answers.fake)
+    harness = await startHarness({
+      providers: {
+        hung: { ...hung.entry, headersTimeoutMs: 200 },
+        empty: empty.entry,
+        ok: answers.entry,
+      },
+      models: { chat: fallback(['hung', 'm1'], ['empty', 'm2'], ['ok', 'm3']) },
+      policy: { maxAttempts: 1 },
+    })
+    hung.fake.enqueue(reply.hang())
+    empty.fake.enqueue(reply.error(500, { error: { message: '', type: 'server_error' } }))
+    answers.fake.enqueue(reply.text('answered'))
+    const completion = await harness.client.chat.completions.create({
+      model: 'chat',
+      messages: [{ role: 'user', content: 'hi' }],
+    })
+    expect(completion.choices[0]?.message.content).toBe('answered')
+    const lines = harness.logs.filter((l) => l.event === 'attempt')
+    expect(lines.map((l) => [l['provider'], l['errorKind'], l['providerMessage']])).toEqual([
+      ['hung', 'timeout', undefined],
+      ['empty', 'server_error', undefined],
+    ])
+  })
 })

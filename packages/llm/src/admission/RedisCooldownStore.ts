@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto'
 import { optionError } from '@hourglass/core'
 import { answeredWithin } from './answeredWithin.js'
 import type { CooldownExtension, CooldownStore } from './CooldownStore.js'
+import { stillFirstConnecting } from './firstConnection.js'
 
 /**
  * The part of a Redis client this store uses, typed structurally so
@@ -31,15 +32,6 @@ export interface RedisCooldownStoreOptions {
 
 /** `commandTimeoutMs`'s default: well above a healthy round trip, well below a call's deadline. */
 const DEFAULT_STORE_COMMAND_TIMEOUT_MS = 1000
-
-/**
- * ioredis's states before its first connection is up: `wait` (lazyConnect,
- * the first command connects), `connecting`, `connect` (up, not yet
- * answered). A command then is sent once the connection is: bounded by
- * `commandTimeoutMs`, not refused — a store made just after its client
- * would otherwise say "unavailable" on the first call of every process.
- */
-const FIRST_CONNECTION = new Set(['wait', 'connecting', 'connect'])
 
 /**
  * One script, two operations, both atomic on the server. `extend` never
@@ -163,7 +155,7 @@ export class RedisCooldownStore implements CooldownStore {
   #run(keys: string[], args: Array<string | number>): Promise<unknown> {
     const status = this.#client.status
     if (status === 'ready') this.#wasReady = true
-    else if (status !== undefined && (this.#wasReady || !FIRST_CONNECTION.has(status))) {
+    else if (status !== undefined && !stillFirstConnecting(status, this.#wasReady)) {
       return Promise.reject(
         new Error(`the Redis client is not ready (status: ${status}); not sent`),
       )

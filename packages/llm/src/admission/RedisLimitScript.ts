@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto'
 import type { Clock } from '@hourglass/core'
 import { answeredWithin } from './answeredWithin.js'
+import { stillFirstConnecting } from './firstConnection.js'
 
 /**
  * The part of the caller's Redis client the limits use, typed structurally
@@ -54,6 +55,8 @@ export class RedisLimitScript {
   #failures = 0
   /** The client was seen disconnected during a back-off: its next `ready` is a new connection. */
   #seenDown = false
+  /** The client was seen `ready`: another state since is a lost connection, not the first one coming up. */
+  #wasReady = false
   /** The window's PTTL the next give-back's count saw (`giveBackTo`), read by the next `rlflxIncr`. */
   #giveBackTo: number | undefined
 
@@ -72,9 +75,18 @@ export class RedisLimitScript {
     this.#timeoutMs = timeoutMs
   }
 
-  /** The client's status, or `backing-off` while a failure's back-off (or the count trying Redis again) lasts. */
+  /**
+   * The client's status, or `backing-off` while a failure's back-off (or
+   * the count trying Redis again) lasts. A client still making its first
+   * connection reads `ready`: the library (`rejectIfRedisNotReady`) would
+   * count locally and warn "Redis unavailable" on a process's first calls
+   * made just after `new Redis(url)`; the count waits for the connection,
+   * bounded by the command timeout.
+   */
   get status(): string | undefined {
     const status = this.#client.status
+    if (status === 'ready') this.#wasReady = true
+    else if (stillFirstConnecting(status, this.#wasReady)) return 'ready'
     // The common case first: nothing has failed, no clock read.
     if (this.#retryAtMs === Number.NEGATIVE_INFINITY) return status
     if (status !== undefined && status !== 'ready') {

@@ -876,10 +876,16 @@ function className(error: unknown): string {
 /**
  * What the provider said, for the attempt's record: its message as the
  * dialect read it (cut to 500 characters, no headers or keys), or nothing
- * when it said nothing. `reason` says what the policy made of it; an
- * operator reading why a provider failed needs its own words too.
+ * when it said nothing — `reason` says what the policy made of it; an
+ * operator reading why a provider failed needs its own words too. Said by
+ * the provider: an HTTP error answer, or an error it put in a 2xx answer
+ * (which carries its code). Not our own words: a timeout or a connection
+ * failure (no answer, or a 200 with no token in time), nor the `HTTP 500`
+ * that stands in for an empty message.
  */
 function providerMessageOf(error: ProviderError): string | undefined {
+  const answered = error.status >= 400 || (error.status > 0 && error.providerCode !== undefined)
+  if (!answered) return undefined
   const message = error.normalized.message
-  return message === '' ? undefined : message
+  return message === '' || message === `HTTP ${error.status}` ? undefined : message
 }

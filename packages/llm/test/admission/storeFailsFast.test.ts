@@ -156,6 +156,41 @@ describe.skipIf(!available)(
       expect(warnings).toEqual([])
     })
 
+    it('limits made on a client still making its first connection wait for it: no warning, the count is shared', async () => {
+      // rate-limiter-flexible's rejectIfRedisNotReady counted the first calls
+      // of every process locally and said "Redis unavailable" on a healthy Redis.
+      const client = new Redis(redis.url)
+      client.on('error', () => {})
+      clients.push(client)
+      expect(client.status).not.toBe('ready')
+      const warnings: string[] = []
+      const prefix = `ff-limits:${Math.random()}`
+      const admission = new Admission({
+        logger: { warn: (m) => warnings.push(m) },
+        limits: new ProviderLimits({
+          limits: { openai: { rpm: 500 } },
+          redis: client,
+          instances: 3,
+          keyPrefix: prefix,
+          logger: { warn: (m: string) => warnings.push(m) },
+        }),
+      })
+      const fake = await fakes.start()
+      const model = fakes.adapter(
+        openAICompatible({ baseURL: fake.baseURL, apiKey: 'sk-fail-fast-key', model: 'm' }),
+      )
+      using deadline = Deadline.after(30_000)
+      await callModel({
+        models: [model],
+        request: { messages: [user('hi')], maxTokens: 5 },
+        deadline,
+        limits: { admission },
+      })
+      expect(warnings).toEqual([])
+      // Counted in Redis, not only on this process.
+      expect(await client.keys(`${prefix}*`)).not.toEqual([])
+    })
+
     it('commandTimeoutMs must be a number of ms above 0', () => {
       const client = { evalsha: async () => [], eval: async () => [] }
       expect(() => new RedisCooldownStore(client, { commandTimeoutMs: 0 })).toThrow(RangeError)

@@ -200,32 +200,50 @@ describe('sideEffect: a run stopped for the caller that started it', () => {
    */
   const ownAbort = () => new DOMException('The operation was aborted.', 'AbortError')
 
-  it("the starter's deadline ran out and fn rejected with an AbortError of its own (no cause): the joiner with time left runs its own", async () => {
-    const clock = new ManualClock()
-    const store = new MemorySideEffectStore()
-    const deadlines: Array<Deadline | undefined> = []
-    const firstStarted = deferred()
-    const fn = (key: string) =>
-      new Promise<string>((resolve, reject) => {
-        const deadline = currentDeadline()
-        deadlines.push(deadline)
-        if (deadlines.length > 1) return resolve(`sent by run ${deadlines.length} (${key})`)
-        firstStarted.resolve()
-        deadline!.signal.addEventListener('abort', () => reject(ownAbort()), { once: true })
-      })
-    const starterDeadline = Deadline.after(100, { clock })
-    const joinerDeadline = Deadline.after(3000, { clock })
-    const starter = runWithDeadline(starterDeadline, () => sideEffect('email-1', fn, { store }))
-    starter.catch(() => {})
-    const joiner = runWithDeadline(joinerDeadline, () => sideEffect('email-1', fn, { store }))
-    await firstStarted.promise
-    clock.advance(100)
+  /** axios 1.x rejects so when its `signal` aborts (`CanceledError`: name, code, `__CANCEL__`). */
+  const axiosCancel = () =>
+    Object.assign(new Error('canceled'), {
+      name: 'CanceledError',
+      code: 'ERR_CANCELED',
+      __CANCEL__: true,
+    })
+  /** got's `CancelError`. */
+  const gotCancel = () =>
+    Object.assign(new Error('Promise was canceled'), { name: 'CancelError', code: 'ERR_CANCELED' })
 
-    await expect(starter).rejects.toSatisfy(isDeadlineExceeded)
-    expect(await joiner).toBe('sent by run 2 (email-1)')
-    expect(deadlines).toEqual([starterDeadline, joinerDeadline])
-    joinerDeadline.dispose()
-  })
+  it.each([
+    ['an AbortError', ownAbort],
+    ["axios's CanceledError", axiosCancel],
+    ["got's CancelError", gotCancel],
+  ])(
+    "the starter's deadline ran out and fn rejected with %s of its own (no cause): the joiner with time left runs its own",
+    async (_name, cancelError) => {
+      const clock = new ManualClock()
+      const store = new MemorySideEffectStore()
+      const deadlines: Array<Deadline | undefined> = []
+      const firstStarted = deferred()
+      const fn = (key: string) =>
+        new Promise<string>((resolve, reject) => {
+          const deadline = currentDeadline()
+          deadlines.push(deadline)
+          if (deadlines.length > 1) return resolve(`sent by run ${deadlines.length} (${key})`)
+          firstStarted.resolve()
+          deadline!.signal.addEventListener('abort', () => reject(cancelError()), { once: true })
+        })
+      const starterDeadline = Deadline.after(100, { clock })
+      const joinerDeadline = Deadline.after(3000, { clock })
+      const starter = runWithDeadline(starterDeadline, () => sideEffect('email-1', fn, { store }))
+      starter.catch(() => {})
+      const joiner = runWithDeadline(joinerDeadline, () => sideEffect('email-1', fn, { store }))
+      await firstStarted.promise
+      clock.advance(100)
+
+      await expect(starter).rejects.toSatisfy(isDeadlineExceeded)
+      expect(await joiner).toBe('sent by run 2 (email-1)')
+      expect(deadlines).toEqual([starterDeadline, joinerDeadline])
+      joinerDeadline.dispose()
+    },
+  )
 
   it('an AbortError of fn’s own while the starter still has time is fn’s failure: the joiner gets it, nothing runs again', async () => {
     const store = new MemorySideEffectStore()
