@@ -197,10 +197,20 @@ function asctimeMs(value: string): number | undefined {
   )
 }
 
-/** The first of a comma-joined list: delay-seconds up to the comma, an HTTP-date (which has one of its own) up to its "GMT". */
+/** asctime's fixed shape (`Sun Nov  6 08:49:37 1994`) up to its 4-digit year, then a comma: the first of a joined list. */
+const ASCTIME_MEMBER = /^([A-Z][a-z]{2} [A-Z][a-z]{2} +\d{1,2} \d{2}:\d{2}:\d{2} \d{4})\s*,/
+
+/**
+ * The first of a comma-joined list: delay-seconds up to the comma, an
+ * HTTP-date (which has one of its own) up to its "GMT" — or, asctime's
+ * (which names no zone), up to its year: cut only at " GMT,", an asctime
+ * sent twice was unreadable and read as 0, a retry at once.
+ */
 function firstMember(value: string): string {
   const seconds = /^(\d+)\s*,/.exec(value)
   if (seconds) return seconds[1] as string
+  const asctime = ASCTIME_MEMBER.exec(value)
+  if (asctime) return asctime[1] as string
   const gmt = value.indexOf(' GMT,')
   return gmt === -1 ? value : value.slice(0, gmt + 4)
 }

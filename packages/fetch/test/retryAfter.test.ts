@@ -92,6 +92,27 @@ describe('a Retry-After field sent twice', () => {
     const date = new Date(now + 3000).toUTCString()
     expect(retryAfterMs(`${date}, ${date}`, now)).toBe(3000)
   })
+
+  it("a joined list of HTTP-dates, asctime's among them, reads its first member in any host zone (an asctime sent twice read as 0: retry at once)", () => {
+    const now = Date.parse('2030-01-01T00:00:00Z')
+    const asctime = 'Tue Jan  1 00:00:03 2030'
+    const imf = 'Tue, 01 Jan 2030 00:00:03 GMT'
+    const rfc850 = 'Tuesday, 01-Jan-30 00:00:03 GMT'
+    const zone = process.env.TZ
+    process.env.TZ = 'America/New_York'
+    try {
+      expect(retryAfterMs(asctime, now)).toBe(3000)
+      expect(retryAfterMs(`${asctime}, ${asctime}`, now)).toBe(3000)
+      expect(retryAfterMs(`${asctime},${asctime}`, now)).toBe(3000)
+      expect(retryAfterMs(`${asctime}, ${imf}`, now)).toBe(3000)
+      expect(retryAfterMs(`${imf}, ${asctime}`, now)).toBe(3000)
+      expect(retryAfterMs(`${imf}, ${imf}`, now)).toBe(3000)
+      expect(retryAfterMs(`${rfc850}, ${rfc850}`, now)).toBe(3000)
+    } finally {
+      if (zone === undefined) delete process.env.TZ
+      else process.env.TZ = zone
+    }
+  })
 })
 
 describe('a Retry-After that ends exactly at the deadline', () => {
