@@ -106,6 +106,10 @@ export const ISOLATED = [
   'packages/otel/test/propagatorBehindDeadline.test.ts',
   // So must instrumentation-express patch express before it loads.
   'packages/otel/test/expressInstrumentation.test.ts',
+  // instrumentation-http (and, for the second, instrumentation-express)
+  // must patch node:http and express before they load.
+  'packages/otel/test/ignoredRequestEvents.test.ts',
+  'packages/otel/test/ownSpanUnderExpress.test.ts',
   '**/leak.test.ts',
   'test/security/secrets.test.ts',
   'test/bench.test.ts',

@@ -1,12 +1,12 @@
 import { type Context, context, createContextKey, type Span, trace } from '@opentelemetry/api'
+import { tracedSpan } from './tracedSpan.js'
 
 /**
- * @opentelemetry/core's context keys, read without depending on core: the
- * api's `createContextKey` is `Symbol.for(description)`, so these are the very
- * keys core's `setRPCMetadata` and `suppressTracing` write, in any copy of it.
+ * @opentelemetry/core's RPC metadata key, read without depending on core: the
+ * api's `createContextKey` is `Symbol.for(description)`, so this is the very
+ * key core's `setRPCMetadata` writes, in any copy of it.
  */
 const RPC_METADATA_KEY = createContextKey('OpenTelemetry SDK Context Key RPC_METADATA')
-const SUPPRESS_TRACING_KEY = createContextKey('OpenTelemetry SDK Context Key SUPPRESS_TRACING')
 
 /**
  * The HTTP server span of the request whose middleware runs in `ctx`, while
@@ -25,26 +25,17 @@ const SUPPRESS_TRACING_KEY = createContextKey('OpenTelemetry SDK Context Key SUP
  *   span, and the span active around it is whatever was active where the
  *   server started listening — nobody's request.
  * - Otherwise the active span (no instrumentation-http: one of yours around
- *   the app), if still open.
+ *   the app), if still open. Under instrumentation-express that is its
+ *   middleware span (your span is its parent, which @opentelemetry/api does
+ *   not reach): a span of yours is found under it only when you set it as
+ *   the RPC metadata, as instrumentation-http does (README Limits).
  */
 export function serverSpan(ctx: Context = context.active()): Span | undefined {
-  if (ctx.getValue(SUPPRESS_TRACING_KEY) === true) return undefined
   const metadata = ctx.getValue(RPC_METADATA_KEY)
   const rpcSpan = isSpan((metadata as { span?: unknown } | undefined)?.span)
     ? (metadata as { span: Span }).span
     : undefined
-  return open(rpcSpan ?? trace.getSpan(ctx))
-}
-
-/**
- * `span` while it can still take events and attributes. instrumentation-http
- * ends the server span on the response's 'close', which comes before
- * @hourglass/express hears that the caller left (and before any late write):
- * writing to it then is lost anyway, and the SDK logs "Cannot execute the
- * operation on ended Span" through diag for every such request.
- */
-export function open(span: Span | undefined): Span | undefined {
-  return span?.isRecording() ? span : undefined
+  return tracedSpan(rpcSpan === undefined ? ctx : trace.setSpan(ctx, rpcSpan))
 }
 
 function isSpan(value: unknown): value is Span {

@@ -1,6 +1,6 @@
 import { currentDeadline, currentRequestId, type Deadline } from '@hourglass/core'
 import type { LlmAttemptMessage } from '@hourglass/llm'
-import { type Span, SpanKind, SpanStatusCode, type Tracer, trace } from '@opentelemetry/api'
+import { type Span, SpanKind, SpanStatusCode, type Tracer } from '@opentelemetry/api'
 import { AttemptSpans } from './AttemptSpans.js'
 import {
   ATTR_DEADLINE_ACTION,
@@ -96,7 +96,8 @@ import {
   spokeOpenAI,
 } from './handlers.js'
 import { bullmqTraceHandlers } from './jobSpans.js'
-import { open, serverSpan } from './serverSpan.js'
+import { serverSpan } from './serverSpan.js'
+import { open, tracedSpan } from './tracedSpan.js'
 import { withRequestIds } from './withRequestIds.js'
 
 /**
@@ -230,7 +231,7 @@ export function traceHandlers(sdkTracer: Tracer): Handlers {
       lateWrite(m) {
         // After the answer by definition: the server span has ended, unless
         // the handler has an open span of its own active.
-        open(trace.getActiveSpan())?.addEvent(EVENT_DEADLINE_LATE_WRITE, {
+        tracedSpan()?.addEvent(EVENT_DEADLINE_LATE_WRITE, {
           [ATTR_DEADLINE_LATE_METHOD]: m.method,
         })
       },
@@ -356,16 +357,17 @@ export function traceHandlers(sdkTracer: Tracer): Handlers {
         span.end()
       },
       // Retry decisions can come after the span active then has ended (work
-      // left running after the answer): only an open span takes the event.
+      // left running after the answer): only an open span takes the event,
+      // and none of a request instrumentation-http does not trace (tracedSpan).
       retry(m) {
-        open(trace.getSpan(parentContext(m.deadline)))?.addEvent(EVENT_DEADLINE_RETRY, {
+        tracedSpan(parentContext(m.deadline))?.addEvent(EVENT_DEADLINE_RETRY, {
           [ATTR_DEADLINE_ATTEMPT]: m.attempt,
           [ATTR_DEADLINE_RETRY_REASON]: m.reason,
           [ATTR_DEADLINE_RETRY_DELAY_MS]: ms(m.delayMs) ?? 0,
         })
       },
       retrySkipped(m) {
-        open(trace.getSpan(parentContext(m.deadline)))?.addEvent(EVENT_DEADLINE_RETRY_SKIPPED, {
+        tracedSpan(parentContext(m.deadline))?.addEvent(EVENT_DEADLINE_RETRY_SKIPPED, {
           [ATTR_DEADLINE_ATTEMPT]: m.attempt,
           [ATTR_DEADLINE_RETRY_REASON]: m.reason,
           [ATTR_DEADLINE_RETRY_WHY]: m.why,
@@ -382,7 +384,7 @@ export function traceHandlers(sdkTracer: Tracer): Handlers {
         // An answer that ended in an error after its first token: not retried,
         // as the same stream broken by an error frame (see `endedInError`).
         if (endedInError(m)) {
-          open(trace.getSpan(parentContext(m.deadline)))?.addEvent(EVENT_DEADLINE_RETRY_SKIPPED, {
+          tracedSpan(parentContext(m.deadline))?.addEvent(EVENT_DEADLINE_RETRY_SKIPPED, {
             [ATTR_DEADLINE_ATTEMPT]: m.attempt,
             [ATTR_DEADLINE_RETRY_REASON]: ENDED_IN_ERROR_TYPE,
             [ATTR_DEADLINE_RETRY_WHY]: ENDED_IN_ERROR_WHY,
@@ -391,7 +393,7 @@ export function traceHandlers(sdkTracer: Tracer): Handlers {
         }
         // A failed attempt this model was not tried again after: as fetch's retry_skipped.
         if (m.why !== undefined && m.decision !== 'retry' && m.decision !== 'success') {
-          open(trace.getSpan(parentContext(m.deadline)))?.addEvent(
+          tracedSpan(parentContext(m.deadline))?.addEvent(
             EVENT_DEADLINE_RETRY_SKIPPED,
             defined({
               [ATTR_DEADLINE_ATTEMPT]: m.attempt,
@@ -402,7 +404,7 @@ export function traceHandlers(sdkTracer: Tracer): Handlers {
           return
         }
         if (m.decision !== 'retry') return
-        open(trace.getSpan(parentContext(m.deadline)))?.addEvent(
+        tracedSpan(parentContext(m.deadline))?.addEvent(
           EVENT_DEADLINE_RETRY,
           defined({
             [ATTR_DEADLINE_ATTEMPT]: m.attempt + 1,
@@ -415,7 +417,7 @@ export function traceHandlers(sdkTracer: Tracer): Handlers {
       // attempt: the caller left or the deadline ended during its wait, the
       // cost budget or admission refused it. As fetch's retry_skipped.
       retrySkipped(m) {
-        open(trace.getSpan(parentContext(m.deadline)))?.addEvent(EVENT_DEADLINE_RETRY_SKIPPED, {
+        tracedSpan(parentContext(m.deadline))?.addEvent(EVENT_DEADLINE_RETRY_SKIPPED, {
           [ATTR_DEADLINE_ATTEMPT]: m.attempt,
           [ATTR_DEADLINE_RETRY_REASON]: m.reason,
           [ATTR_DEADLINE_RETRY_WHY]: m.why,
@@ -424,9 +426,10 @@ export function traceHandlers(sdkTracer: Tracer): Handlers {
       // Admission decides inside the call, so the span active then is the
       // call's (the request's, or one of yours around the call). Its messages
       // carry no deadline to find that span by otherwise: without an open
-      // active span the decision is not recorded.
+      // active span (or in a request instrumentation-http does not trace)
+      // the decision is not recorded.
       admission(m) {
-        open(trace.getActiveSpan())?.addEvent(
+        tracedSpan()?.addEvent(
           EVENT_LLM_ADMISSION,
           defined({
             [ATTR_GEN_AI_PROVIDER_NAME]: genAiProvider(m.provider),
@@ -441,7 +444,7 @@ export function traceHandlers(sdkTracer: Tracer): Handlers {
       // active then); one that ends on its own, outside any call, is on no span.
       cooldown(m) {
         const untilMs = m.state === 'end' ? undefined : m.untilMs - Date.now()
-        open(trace.getActiveSpan())?.addEvent(
+        tracedSpan()?.addEvent(
           EVENT_LLM_COOLDOWN,
           defined({
             [ATTR_GEN_AI_PROVIDER_NAME]: genAiProvider(m.provider),
