@@ -240,7 +240,9 @@ export class SlicePlan {
     // event then carried an outcome no reader of them handles.
     if (outcome !== undefined && !(ENDED_OUTCOMES as readonly unknown[]).includes(outcome)) {
       throw new TypeError(
-        `plan.end: outcome must be 'ok', 'exceeded', 'observed', 'failed' or 'cancelled', got ${describeValue(outcome)}`,
+        `plan.end: outcome must be ${ENDED_OUTCOMES.slice(0, -1)
+          .map((o) => `'${o}'`)
+          .join(', ')} or '${ENDED_OUTCOMES.at(-1)}', got ${describeValue(outcome)}`,
       )
     }
     this.#end(state, state.deadline, outcome ?? endedAs(state.deadline))

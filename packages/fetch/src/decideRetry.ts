@@ -174,8 +174,11 @@ export function retryAfterMs(value: string | null | undefined, nowMs: number): n
 }
 
 const MONTHS = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', 'Oct', 'Nov', 'Dec']
-const ASCTIME =
-  /^(?:Sun|Mon|Tue|Wed|Thu|Fri|Sat) (Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) +(\d{1,2}) (\d{2}):(\d{2}):(\d{2}) (\d{4})$/
+/** asctime's fixed shape (`Sun Nov  6 08:49:37 1994`): month, day, time, year captured. */
+const ASCTIME_SHAPE = `(?:Sun|Mon|Tue|Wed|Thu|Fri|Sat) (${MONTHS.join('|')}) +(\\d{1,2}) (\\d{2}):(\\d{2}):(\\d{2}) (\\d{4})`
+const ASCTIME = new RegExp(`^${ASCTIME_SHAPE}$`)
+/** The same shape, then a comma: the first of a joined list. */
+const ASCTIME_MEMBER = new RegExp(`^(${ASCTIME_SHAPE})\\s*,`)
 
 /**
  * An HTTP-date in asctime's form (`Sun Nov  6 08:49:37 1994`), which names no
@@ -196,9 +199,6 @@ function asctimeMs(value: string): number | undefined {
     Number(seconds),
   )
 }
-
-/** asctime's fixed shape (`Sun Nov  6 08:49:37 1994`) up to its 4-digit year, then a comma: the first of a joined list. */
-const ASCTIME_MEMBER = /^([A-Z][a-z]{2} [A-Z][a-z]{2} +\d{1,2} \d{2}:\d{2}:\d{2} \d{4})\s*,/
 
 /**
  * The first of a comma-joined list: delay-seconds up to the comma, an
