@@ -11,13 +11,25 @@ import { type EgressEvents, recordEgress } from './helpers.js'
 // HTTP/2 stream in one write and says it was sent at once, and the session's
 // socket, shared by every stream, was never watched — such an upload failed
 // as HEADERS_TIMEOUT one limit after it was handed over, the server still
-// reading it, and a PUT was sent again, whole. The server reads slowly (one
-// DATA frame per timer turn) so the upload lasts several limits whatever the
-// machine's load; the checks are on what the server received and what the
-// caller got, never on times.
+// reading it, and a PUT was sent again, whole. The server reads slowly (at
+// PACE) so the upload lasts several limits whatever the machine's load; the
+// checks are on what the server received and what the caller got, never on
+// times.
 
 const LIMIT_MS = 300
+/**
+ * The stalled upload's limit: there is no upload to outlast, so a shorter
+ * limit only ends the wait sooner, and is still far above the few ms the
+ * request takes to reach the server.
+ */
+const STALLED_LIMIT_MS = 150
 const DEADLINE_MS = 60_000
+/**
+ * Bytes the slow reader takes per ms: 4 MB in two LIMIT_MS. Paced by the
+ * bytes, not one DATA frame per timer turn: frames of ≤ 16 KB set only a
+ * floor (0.5 s for 4 MB), and timer turns made it 1.1 s.
+ */
+const PACE = (4 * 1024 * 1024) / (2 * LIMIT_MS)
 const h2 = useH2Server()
 let events: EgressEvents | undefined
 afterEach(() => {
@@ -25,14 +37,20 @@ afterEach(() => {
   events = undefined
 })
 
-/** Reads each upload one DATA frame (≤ 16 KB) per `pauseMs` timer turn, and answers 200 with the count once it has all of it. */
-function slowReader(pauseMs: number, received: number[]) {
+/** Reads each upload at PACE, and answers 200 with the count once it has all of it. */
+function slowReader(received: number[]) {
   return (stream: ServerHttp2Stream) => {
     const at = received.push(0) - 1
+    const start = performance.now()
     stream.on('data', (chunk: Buffer) => {
-      received[at] = (received[at] ?? 0) + chunk.length
+      const got = (received[at] ?? 0) + chunk.length
+      received[at] = got
+      // No further read before PACE allows: the first n bytes take at least
+      // n / PACE ms. Behind it (a loaded machine), read on.
+      const ahead = start + got / PACE - performance.now()
+      if (ahead < 1) return
       stream.pause()
-      setTimeout(() => stream.resume(), pauseMs)
+      setTimeout(() => stream.resume(), ahead)
     })
     stream.on('end', () => {
       stream.respond({ ':status': 200 })
@@ -42,10 +60,10 @@ function slowReader(pauseMs: number, received: number[]) {
 }
 
 it('createFetch over HTTP/2: a Buffer upload longer than headersTimeoutMs is answered, sent once', async () => {
-  // 4 MB in frames of ≤ 16 KB, one per 2 ms turn: ≥ 0.5 s, and a few times LIMIT_MS as timers go.
+  // 4 MB at PACE: ≥ 0.6 s, twice LIMIT_MS.
   const body = Buffer.alloc(4 * 1024 * 1024, 7)
   const received: number[] = []
-  const url = await h2.listen(slowReader(2, received))
+  const url = await h2.listen(slowReader(received))
   const fetch = createFetch({ dispatcher: h2.agent, headersTimeoutMs: LIMIT_MS })
   events = recordEgress()
 
@@ -62,7 +80,7 @@ it('createFetch over HTTP/2: a Buffer upload longer than headersTimeoutMs is ans
 it('deadlineInterceptor over HTTP/2: a Buffer upload longer than headersTimeoutMs is answered, sent once', async () => {
   const body = Buffer.alloc(4 * 1024 * 1024, 7)
   const received: number[] = []
-  const url = await h2.listen(slowReader(2, received))
+  const url = await h2.listen(slowReader(received))
   const dispatcher = h2.agent.compose(deadlineInterceptor({ headersTimeoutMs: LIMIT_MS }))
   events = recordEgress()
 
@@ -88,7 +106,7 @@ it('an HTTP/2 upload the server stopped reading still fails with HEADERS_TIMEOUT
     streams++
     stream.pause()
   })
-  const fetch = createFetch({ dispatcher: h2.agent, headersTimeoutMs: LIMIT_MS })
+  const fetch = createFetch({ dispatcher: h2.agent, headersTimeoutMs: STALLED_LIMIT_MS })
   events = recordEgress()
 
   const failure = await fetch(url, {

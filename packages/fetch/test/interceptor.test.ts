@@ -278,7 +278,9 @@ describe('the connector finds the attempt it connects for', () => {
           dispatcher: agent({ lookup, dnsTimeoutMs: 10_000, retry: false }),
           method: 'POST',
           body: body(),
-          deadline: Deadline.after(200),
+          // The lookup is called in the dispatch's own turn (or a microtask
+          // after it), before any timer can fire: a short deadline still finds it.
+          deadline: Deadline.after(100),
         } as Parameters<typeof request>[1] & DeadlineDispatchOptions),
       )
       expect(isDeadlineExceeded(error)).toBe(true)
@@ -315,7 +317,8 @@ describe.each([
 
   it('a slow reader is not a silent server: a body paused by backpressure does not time out', async () => {
     // 4 MB at once: the reader's buffer fills, undici pauses the socket, and
-    // the reader takes 4 × bodyTimeoutMs before it starts reading.
+    // the reader takes 2.5 × bodyTimeoutMs before it starts reading: a body
+    // timer left running through the pause fires well before that.
     const payload = Buffer.alloc(4 * 2 ** 20, 'x')
     const server = createServer((_req, res) => res.end(payload))
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
@@ -325,7 +328,7 @@ describe.each([
       dispatcher: dispatcherWith({ bodyTimeoutMs: 100 }),
       deadline: Deadline.after(5000),
     } as DeadlineDispatchOptions as Parameters<typeof request>[1])
-    await new Promise((resolve) => setTimeout(resolve, 400))
+    await new Promise((resolve) => setTimeout(resolve, 250))
     const body = Buffer.from(await res.body.arrayBuffer())
     expect(body.length).toBe(payload.length)
   })

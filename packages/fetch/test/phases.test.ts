@@ -397,7 +397,8 @@ describe('headers phase', () => {
   })
 
   it('headersTimeoutMs: 0 leaves only the deadline to bound the wait', async () => {
-    const server = await serve({ type: 'respond', delayMs: 150, body: 'late' })
+    // Read as a limit of 0 ms (or a timer of 1), 0 fails long before 50 ms.
+    const server = await serve({ type: 'respond', delayMs: 50, body: 'late' })
     const res = await client({ headersTimeoutMs: 0 })(server.url, {
       deadline: Deadline.after(3000),
     })
@@ -417,9 +418,9 @@ describe('body phase', () => {
   })
 
   it('a deadline firing mid-body stops the stream with DEADLINE_EXCEEDED and the upstream sees the client leave', async () => {
-    // 20 chunks, one every 50 ms: never idle long enough for the body limit, but 1 s in all.
-    const server = await serve({ type: 'stream', chunks: 20, intervalMs: 50 })
-    const deadline = Deadline.after(300)
+    // 20 chunks, one every 25 ms: never idle long enough for the body limit, but 0.5 s in all.
+    const server = await serve({ type: 'stream', chunks: 20, intervalMs: 25 })
+    const deadline = Deadline.after(150)
     const res = await client({ bodyTimeoutMs: 1000 })(server.url, { deadline })
     const reader = res.body!.getReader()
     let bytes = 0

@@ -13,16 +13,29 @@ import { type EgressEvents, recordEgress } from './helpers.js'
 // an upload longer than `headersTimeoutMs` failed as HEADERS_TIMEOUT with the
 // server still reading it. The limit now sees the upload leave Node's buffer
 // (Attempt.watchSocket). The servers read slowly — pause and resume the
-// request on a timer — so the upload lasts several times the limit whatever
-// the machine's load; the checks are on what the server received and what
-// the caller got, never on times. The kernel's buffers hold what Node has
-// handed them out of its sight (several MB on TCP loopback, a few hundred
-// KB on a Unix socket), and the limit counts the server's silence once the
-// last byte has left Node: the TCP server reads the last 12 MB at full
-// speed, the Unix socket's reads slowly to the end.
+// request on a timer, at PACE — so the upload lasts several times the limit
+// whatever the machine's load; the checks are on what the server received
+// and what the caller got, never on times. The kernel's buffers hold what
+// Node has handed them out of its sight (several MB on TCP loopback, a few
+// hundred KB on a Unix socket), and the limit counts the server's silence
+// once the last byte has left Node: the TCP server reads the last 12 MB at
+// full speed, the Unix socket's reads slowly to the end.
 
 const LIMIT_MS = 300
+/**
+ * The stalled upload's limit: there is no upload to outlast, so a shorter
+ * limit only ends the wait sooner, and is still far above the few ms the
+ * request takes to reach the server.
+ */
+const STALLED_LIMIT_MS = 150
 const DEADLINE_MS = 60_000
+/**
+ * Bytes a slow reader takes per ms: 4 MB per LIMIT_MS. Paced by the bytes,
+ * not one chunk per timer turn: a socket's chunks run from a few KB to
+ * 64 KB, so a pace per chunk set only a floor (12 MB in 64 KB chunks) and
+ * the upload took twice that, the test's time with it.
+ */
+const PACE = (4 * 1024 * 1024) / LIMIT_MS
 
 let server: Server | undefined
 let events: EgressEvents | undefined
@@ -44,16 +57,22 @@ interface Reads {
   received: number[]
 }
 
-/** Reads each request's body one chunk per timer turn (`pauseMs`) until `fastFrom` bytes, then at full speed; answers 200 with the count. */
-function slowReader(pauseMs: number, fastFrom: number, reads: Reads) {
+/** Reads each request's body at PACE until `fastFrom` bytes, then at full speed; answers 200 with the count. */
+function slowReader(fastFrom: number, reads: Reads) {
   return (req: IncomingMessage, res: ServerResponse) => {
     const at = reads.requests++
     reads.received[at] = 0
+    const start = performance.now()
     req.on('data', (chunk: Buffer) => {
-      reads.received[at] = (reads.received[at] ?? 0) + chunk.length
-      if ((reads.received[at] ?? 0) >= fastFrom) return
+      const received = (reads.received[at] ?? 0) + chunk.length
+      reads.received[at] = received
+      if (received >= fastFrom) return
+      // No further read before PACE allows: the first n bytes take at least
+      // n / PACE ms however big the chunks. Behind it (a loaded machine), read on.
+      const ahead = start + received / PACE - performance.now()
+      if (ahead < 1) return
       req.pause()
-      setTimeout(() => req.resume(), pauseMs)
+      setTimeout(() => req.resume(), ahead)
     })
     req.on('end', () => res.end(String(reads.received[at])))
     req.on('error', () => {})
@@ -76,8 +95,8 @@ async function listenUnix(handler: Parameters<typeof createServer>[1]): Promise<
 it('createFetch: a Buffer upload longer than headersTimeoutMs is answered, sent once', async () => {
   const body = Buffer.alloc(24 * 1024 * 1024, 7)
   const reads: Reads = { requests: 0, received: [] }
-  // 12 MB one 64 KB chunk per 5 ms turn (≥ 0.9 s, LIMIT_MS three times over), the rest at once.
-  const url = await listenTcp(slowReader(5, 12 * 1024 * 1024, reads))
+  // 12 MB at PACE (≥ 0.9 s, LIMIT_MS three times over), the rest at once.
+  const url = await listenTcp(slowReader(12 * 1024 * 1024, reads))
   fetch = createFetch({ headersTimeoutMs: LIMIT_MS })
   events = recordEgress()
 
@@ -94,8 +113,8 @@ it('createFetch: a Buffer upload longer than headersTimeoutMs is answered, sent 
 it('deadlineInterceptor: a Buffer upload longer than headersTimeoutMs is answered, sent once', async () => {
   const body = Buffer.alloc(8 * 1024 * 1024, 7)
   const reads: Reads = { requests: 0, received: [] }
-  // One chunk per 5 ms turn to the end: 8 MB take ≥ 0.6 s, twice LIMIT_MS.
-  const socketPath = await listenUnix(slowReader(5, Number.POSITIVE_INFINITY, reads))
+  // At PACE to the end: 8 MB take ≥ 0.6 s, twice LIMIT_MS.
+  const socketPath = await listenUnix(slowReader(Number.POSITIVE_INFINITY, reads))
   agent = new Agent({ connect: { socketPath }, headersTimeout: 0, bodyTimeout: 0 })
   const dispatcher = agent.compose(deadlineInterceptor({ headersTimeoutMs: LIMIT_MS }))
   events = recordEgress()
@@ -123,7 +142,7 @@ it('an upload the server stopped reading still fails with HEADERS_TIMEOUT', asyn
     req.pause()
     req.on('error', () => {})
   })
-  fetch = createFetch({ headersTimeoutMs: LIMIT_MS })
+  fetch = createFetch({ headersTimeoutMs: STALLED_LIMIT_MS })
   events = recordEgress()
 
   const failure = await fetch(url, {
