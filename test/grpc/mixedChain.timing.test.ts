@@ -21,7 +21,11 @@ const min = (values: number[]) => Math.min(...values)
 const fmt = (values: number[]) => `min ${min(values).toFixed(1)}, max ${max(values).toFixed(1)} ms`
 
 const runs = 10
-const budgetMs = 300
+// Each request waits out its budget: the figures are lateness past each hop's
+// own deadline, not the budget's size. After the reserves (edge 10, gRPC 50,
+// inner 10 ms) this leaves the inner hop some 180 ms: at 200 ms in all, a
+// loaded box's stalls (seen: 280 ms) kept requests from reaching it in time.
+const budgetMs = 250
 
 /** Drive `runs` requests in `mode`; every figure is "when it happened − the hop's own expiresAt". */
 async function measure(mode: Mode) {

@@ -1,3 +1,4 @@
+import { setTimeout as delay } from 'node:timers/promises'
 import { type FaultServer, faultServer } from '@hourglass/testkit'
 import OpenAI, { APIError } from 'openai'
 import { afterEach, describe, expect, it } from 'vitest'
@@ -88,24 +89,34 @@ describe('the client’s deadline is the gateway’s', () => {
     { timeoutOn: 'client', stream: false },
     { timeoutOn: 'client', stream: true },
   ] as const
-  for (const { timeoutOn, stream } of cases) {
-    it(`openai client, timeout 1000 on the ${timeoutOn}, provider taking 5 s${stream ? ', streamed' : ''}: the upstream call stops within 50 ms of the client's timeout`, async () => {
-      const up = await slowProvider()
-      const client = new OpenAI({
+  // The four calls are in flight together, so the suite waits for one client
+  // timeout instead of four; each starts this long after the one before, so
+  // no two hang-ups (and their stops) fall on the same moment.
+  const STAGGER_MS = 150
+
+  it("openai client, timeout 1000 on the request or on the client, streamed or not, provider taking 5 s: each upstream call stops within 50 ms of the client's timeout", async () => {
+    const up = await slowProvider()
+    const clients = {
+      request: new OpenAI({ baseURL: `${harness!.url}/v1`, apiKey: 'x', maxRetries: 0 }),
+      client: new OpenAI({
         baseURL: `${harness!.url}/v1`,
         apiKey: 'x',
         maxRetries: 0,
-        ...(timeoutOn === 'client' ? { timeout: 1000 } : {}),
-      })
-      // Warm up the whole path (the SDK, the gateway, its upstream connection), and once the path
-      // of a request given up on: a first call loads and connects lazily, and the first abort of a
-      // process runs cold code (tens of ms under vitest) — not what a running gateway does.
-      await client.chat.completions.create({
-        model: 'm',
-        messages: [{ role: 'user', content: 'warm' }],
-      })
+        timeout: 1000,
+      }),
+    }
+    // Warm up the whole path (the SDK, the gateway, its upstream connection), and once the path
+    // of a request given up on, streamed and not: a first call loads and connects lazily, and the
+    // first abort of a process runs cold code (tens of ms under vitest) — not what a running
+    // gateway does.
+    await clients.request.chat.completions.create({
+      model: 'm',
+      messages: [{ role: 'user', content: 'warm' }],
+    })
+    let next = 1 // the upstream's index of the next request: 0 was the warm-up
+    for (const stream of [false, true]) {
       const warmAbort = new AbortController()
-      const warm = client.chat.completions
+      const warm = clients.request.chat.completions
         .create(
           {
             model: 'm',
@@ -115,61 +126,86 @@ describe('the client’s deadline is the gateway’s', () => {
           { signal: warmAbort.signal },
         )
         .catch(() => undefined)
-      await up.request(1)
+      await up.request(next)
       warmAbort.abort()
       await warm
-      await up.clientGone(1)
+      await up.clientGone(next++)
+    }
+
+    const measured: Promise<void>[] = []
+    const firstAt = performance.now()
+    for (const [k, { timeoutOn, stream }] of cases.entries()) {
+      const label = `timeout on the ${timeoutOn}${stream ? ', stream' : ''}`
+      const requestId = `${timeoutOn}${stream ? '-stream' : ''}`
+      await delay(Math.max(0, firstAt + k * STAGGER_MS - performance.now()))
+      const index = next++
       const startedAt = performance.now()
       const control = controlDue(startedAt, 1000)
-      const call = client.chat.completions.create(
+      const call = clients[timeoutOn].chat.completions.create(
         {
           model: 'm',
           messages: [{ role: 'user', content: 'take your time' }],
           ...(stream ? { stream: true as const } : {}),
         },
-        timeoutOn === 'request' ? { timeout: 1000 } : {},
+        {
+          headers: { 'x-request-id': requestId },
+          ...(timeoutOn === 'request' ? { timeout: 1000 } : {}),
+        },
       )
-      const error = await call.then(
+      const error = call.then(
         () => undefined,
         (e: unknown) => e,
       )
-      const gone = await up.clientGone(2)
-      const timerFiredAt = await control.firedAt
-      const stalledMs = control.stalledMs()
-      const dueAt = startedAt + 1000
-      const stopMs = (gone.clientGoneAt ?? Number.NaN) - dueAt
-      const latenessMs = timerFiredAt - dueAt
-      const got =
-        error instanceof APIError ? (error.status ?? error.constructor.name) : String(error)
-      await expect.poll(() => harness!.logs.filter((l) => l.event === 'request').length).toBe(3)
-      const line = harness!.logs.filter((l) => l.event === 'request')[2]
-      const sentMs = Number(up.records[2]?.headers['x-deadline-remaining-ms'])
-      console.info(
-        `timeout on the ${timeoutOn}${stream ? ', stream' : ''}: upstream stopped ${stopMs.toFixed(1)} ms after the client's timeout was due (a plain timer due then fired ${latenessMs.toFixed(1)} ms late, and the event loop was then held up ${stalledMs.toFixed(1)} ms at most); the client got ${got}, the gateway logged ${line?.['status']} ${line?.['error']}; deadline sent upstream ${sentMs} ms`,
-      )
-      expect(gone.workingWhenClientLeft).toBe(true)
-      // Unstopped, the upstream would run its 5 s: stopMs ≈ 4000.
-      expect(stopMs).toBeLessThanOrEqual(50 + Math.max(0, latenessMs) + stalledMs)
-      if (timeoutOn === 'request') {
-        // The header said `1` (the SDK truncates 1000 ms to whole seconds), read as the most the
-        // client's timer can be, 1999 ms: the gateway's bound never fires before the client's
-        // timer, whose hang-up stopped the call — the client got its own timeout, not a 504.
-        // A stream is told the request's whole deadline: once it has started, the SDK reads it
-        // to its end (its timer stops at the headers); only the wait for its first token is cut.
-        if (stream) expect(sentMs).toBeGreaterThan(55_000)
-        else expect(sentMs).toBeLessThanOrEqual(1999)
-        expect(stopMs).toBeGreaterThan(-250)
-        expect(error).toBeInstanceOf(APIError)
-        expect((error as APIError).status).toBeUndefined()
-        expect(line).toMatchObject({ status: 499, error: 'client_closed' })
-      } else {
-        // No header: the client's hang-up stopped it, logged as such.
-        expect(sentMs).toBeGreaterThan(55_000)
-        expect(error).toBeInstanceOf(APIError)
-        expect(line).toMatchObject({ status: 499, error: 'client_closed' })
-      }
-    })
-  }
+      // Arrived upstream before the next call starts: record `index` is this call's.
+      await up.request(index)
+      const measuring = (async () => {
+        const failure = await error
+        const gone = await up.clientGone(index)
+        const timerFiredAt = await control.firedAt
+        const stalledMs = control.stalledMs()
+        const dueAt = startedAt + 1000
+        const stopMs = (gone.clientGoneAt ?? Number.NaN) - dueAt
+        const latenessMs = timerFiredAt - dueAt
+        const got =
+          failure instanceof APIError
+            ? (failure.status ?? failure.constructor.name)
+            : String(failure)
+        const requestLine = () =>
+          harness!.logs.filter((l) => l.event === 'request' && l['requestId'] === requestId)
+        await expect.poll(() => requestLine().length, { message: label }).toBe(1)
+        const line = requestLine()[0]
+        const sentMs = Number(up.records[index]?.headers['x-deadline-remaining-ms'])
+        console.info(
+          `${label}: upstream stopped ${stopMs.toFixed(1)} ms after the client's timeout was due (a plain timer due then fired ${latenessMs.toFixed(1)} ms late, and the event loop was then held up ${stalledMs.toFixed(1)} ms at most); the client got ${got}, the gateway logged ${line?.['status']} ${line?.['error']}; deadline sent upstream ${sentMs} ms`,
+        )
+        expect(gone.workingWhenClientLeft, label).toBe(true)
+        // Unstopped, the upstream would run its 5 s: stopMs ≈ 4000.
+        expect(stopMs, label).toBeLessThanOrEqual(50 + Math.max(0, latenessMs) + stalledMs)
+        if (timeoutOn === 'request') {
+          // The header said `1` (the SDK truncates 1000 ms to whole seconds), read as the most the
+          // client's timer can be, 1999 ms: the gateway's bound never fires before the client's
+          // timer, whose hang-up stopped the call — the client got its own timeout, not a 504.
+          // A stream is told the request's whole deadline: once it has started, the SDK reads it
+          // to its end (its timer stops at the headers); only the wait for its first token is cut.
+          if (stream) expect(sentMs, label).toBeGreaterThan(55_000)
+          else expect(sentMs, label).toBeLessThanOrEqual(1999)
+          expect(stopMs, label).toBeGreaterThan(-250)
+          expect(failure, label).toBeInstanceOf(APIError)
+          expect((failure as APIError).status, label).toBeUndefined()
+          expect(line, label).toMatchObject({ status: 499, error: 'client_closed' })
+        } else {
+          // No header: the client's hang-up stopped it, logged as such.
+          expect(sentMs, label).toBeGreaterThan(55_000)
+          expect(failure, label).toBeInstanceOf(APIError)
+          expect(line, label).toMatchObject({ status: 499, error: 'client_closed' })
+        }
+      })()
+      // Awaited below, after the later calls have started: marked handled meanwhile.
+      measuring.catch(() => {})
+      measured.push(measuring)
+    }
+    await Promise.all(measured)
+  })
 
   it('the deadline sent upstream is within the client timeout; the SDK default (600 s) never lengthens the configured one', async () => {
     const up = await slowProvider()

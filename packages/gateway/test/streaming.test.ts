@@ -87,7 +87,9 @@ describe('SSE through the gateway', () => {
     // started stream as long as it runs. Through the gateway it was cut at
     // the timeout with a deadline_exceeded event, half the answer lost.
     const fake = await one('openai')
-    fake.enqueue(reply.text('a b c d e f g h', { tokenDelayMs: 100 }))
+    // 8 tokens, 70 ms apart (the first at once): the last comes at 490 ms, well
+    // past the 300 ms timeout; cut at the timeout, the stream would lose 3 or more.
+    fake.enqueue(reply.text('a b c d e f g h', { tokenDelayMs: 70 }))
     const res = await fetch(`${gw.harness.url}/v1/chat/completions`, {
       method: 'POST',
       headers: { 'content-type': 'application/json', 'x-stainless-timeout': '0.3' },
