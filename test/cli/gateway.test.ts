@@ -1,14 +1,15 @@
 import { spawn } from 'node:child_process'
 import { once } from 'node:events'
 import { mkdtemp, rm, writeFile } from 'node:fs/promises'
+import { Agent, request } from 'node:http'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { type FakeProvider, reply, startFakeProvider } from '@hourglass/testkit'
 import OpenAI from 'openai'
-import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest'
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest'
 import { until } from '../support/until.js'
 import { runMain } from './runMain.js'
-import { assertBuilt, hourglassBin, repoRoot, runNode } from './runNode.js'
+import { assertBuilt, hourglassBin, repoRoot } from './runNode.js'
 
 let dir: string
 let fake: FakeProvider | undefined
@@ -34,96 +35,14 @@ describe('hourglass gateway', () => {
       providers: { p: { dialect: 'openai', baseUrl: 'http://127.0.0.1:1/v1', apiKeys: ['k'] } },
       models: { m: { fallback: [{ provider: 'p', model: 'x' }] } },
     })
-    const run = await runNode([hourglassBin, 'gateway', '--config', file, '--port', '0'], {
-      killAfterMs: 20_000,
-    })
+    // In this process: the bin hands main's code and stderr to the shell
+    // unchanged (test/cli/arguments.test.ts shows it for exit 2), and a
+    // gateway process per case cost a second of CPU.
+    const run = await runMain(['gateway', '--config', file, '--port', '0'])
     expect(run.code).toBe(2)
     expect(run.stderr).toContain('providers.p')
     expect(run.stderr).toMatch(/baseUrl|baseURL/)
     expect(run.stderr).not.toMatch(/\n\s+at /)
-  })
-
-  it('serves the official openai client from a config file, then exits 0 on SIGTERM', async () => {
-    fake = await startFakeProvider({ dialect: 'openai', reply: reply.text('你好, gateway 👋') })
-    const file = await writeConfig({
-      providers: {
-        fake: { dialect: 'openai', baseURL: fake.baseURL, apiKeys: ['sk-cli-test-key'] },
-      },
-      models: { small: { fallback: [{ provider: 'fake', model: 'fake-model' }] } },
-    })
-    const child = spawn(
-      process.execPath,
-      [hourglassBin, 'gateway', '--config', file, '--port', '0'],
-      {
-        cwd: repoRoot,
-        stdio: ['ignore', 'pipe', 'pipe'],
-      },
-    )
-    let stderr = ''
-    child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk))
-    child.stdout.setEncoding('utf8')
-    const url = await new Promise<string>((resolve, reject) => {
-      let out = ''
-      child.stdout.on('data', (chunk: string) => {
-        out += chunk
-        const match = /listening on (http:\/\/\S+)\/v1/.exec(out)
-        if (match?.[1]) resolve(match[1])
-      })
-      child.once('exit', (code) =>
-        reject(new Error(`gateway exited ${code} before listening: ${stderr}`)),
-      )
-    })
-    try {
-      const client = new OpenAI({ baseURL: `${url}/v1`, apiKey: 'unused', maxRetries: 0 })
-      const completion = await client.chat.completions.create({
-        model: 'small',
-        messages: [{ role: 'user', content: 'hi' }],
-      })
-      expect(completion.choices[0]?.message.content).toBe('你好, gateway 👋')
-      expect(fake.requests).toHaveLength(1)
-    } finally {
-      const exited = once(child, 'exit')
-      child.kill('SIGTERM')
-      const [code] = await exited
-      expect(code).toBe(0)
-    }
-    expect(stderr).not.toContain('sk-cli-test-key')
-  })
-
-  it('reads PORT, HOST and HOURGLASS_GATEWAY_CONFIG from the environment; a flag wins over its variable', async () => {
-    fake = await startFakeProvider({ dialect: 'openai', reply: reply.text('from env') })
-    const file = await writeConfig({
-      providers: { fake: { dialect: 'openai', baseURL: fake.baseURL, apiKeys: ['k'] } },
-      models: { small: { fallback: [{ provider: 'fake', model: 'fake-model' }] } },
-    })
-    const env = { HOURGLASS_GATEWAY_CONFIG: file, PORT: '0', HOST: '127.0.0.2' }
-    const fromEnv = await serveUntilListening([], env)
-    try {
-      expect(fromEnv.url).toMatch(/^http:\/\/127\.0\.0\.2:\d+$/)
-      const ready = await fetch(`${fromEnv.url}/readyz`)
-      expect(await ready.json()).toEqual({ status: 'ready', redis: 'none' })
-    } finally {
-      // A hang-up (a terminal closed, a process manager's HUP) drains as
-      // SIGTERM does: it was killed at once, every request in flight cut.
-      // It ends by the signal (129 in a shell): Node 20's exit crashed on
-      // the hung-up tty.
-      expect(await fromEnv.stop('SIGHUP')).toBe('SIGHUP')
-    }
-    expect(fromEnv.stderr()).toMatch(/"event":"shutdown".*"msg":"shutdown: drained 0 in \d+ ms"/)
-    // Flags win: --host over HOST, --config over HOURGLASS_GATEWAY_CONFIG.
-    const flags = await serveUntilListening(['--host', '127.0.0.1', '--config', file], {
-      ...env,
-      HOURGLASS_GATEWAY_CONFIG: join(dir, 'missing.json'),
-      HOST: '256.0.0.1',
-    })
-    try {
-      expect(flags.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/)
-    } finally {
-      // SIGTERM the moment it says it listens: the handler is already there.
-      expect(await flags.stop()).toBe(0)
-    }
-    // The drain is logged on SIGTERM.
-    expect(flags.stderr()).toMatch(/"event":"shutdown".*"msg":"shutdown: drained 0 in \d+ ms"/)
   })
 
   it.each([
@@ -189,6 +108,105 @@ describe('hourglass gateway', () => {
   })
 })
 
+/*
+ * A gateway process costs a second of CPU to load and start: each of the
+ * next two blocks starts one for what a running gateway shows (an answer,
+ * its address, a header), and its last test stops it, the stop's exit code
+ * and log line being what that test is about. A test that needs a gateway
+ * of its own (stopped the moment it listens, a second signal) starts one.
+ */
+describe('hourglass gateway serving from a config file', () => {
+  const shared = gatewayForThisBlock({
+    answer: '你好, gateway 👋',
+    apiKey: 'sk-cli-test-key',
+    start: (config) => ({ args: ['--config', config, '--port', '0'], env: {} }),
+  })
+
+  it('serves the official openai client', async () => {
+    const client = new OpenAI({
+      baseURL: `${shared.gateway.url}/v1`,
+      apiKey: 'unused',
+      maxRetries: 0,
+    })
+    const completion = await client.chat.completions.create({
+      model: 'small',
+      messages: [{ role: 'user', content: 'hi' }],
+    })
+    expect(completion.choices[0]?.message.content).toBe('你好, gateway 👋')
+    expect(shared.provider.requests).toHaveLength(1)
+  })
+
+  it('keeps idle connections 65 s by default, longer than a load balancer (before: Node’s 5 s)', async () => {
+    expect(await keepAliveHeader(shared.gateway.url)).toBe('timeout=65')
+  })
+
+  // Last: it stops the gateway the tests above used.
+  it('exits 0 on SIGTERM once it has served, and never logs the provider key', async () => {
+    expect(await shared.gateway.stop()).toBe(0)
+    expect(shared.gateway.stderr()).toMatch(
+      /"event":"shutdown".*"msg":"shutdown: drained 0 in \d+ ms"/,
+    )
+    expect(shared.gateway.stderr()).not.toContain('sk-cli-test-key')
+  })
+})
+
+describe('hourglass gateway configured by its environment', () => {
+  const shared = gatewayForThisBlock({
+    answer: 'from env',
+    apiKey: 'k',
+    // --keep-alive-timeout-ms rides along: a flag no variable sets, read
+    // from this gateway's header below.
+    start: (config) => ({
+      args: ['--keep-alive-timeout-ms', '620000'],
+      env: { HOURGLASS_GATEWAY_CONFIG: config, PORT: '0', HOST: '127.0.0.2' },
+    }),
+  })
+
+  it('reads PORT, HOST and HOURGLASS_GATEWAY_CONFIG from the environment', async () => {
+    expect(shared.gateway.url).toMatch(/^http:\/\/127\.0\.0\.2:\d+$/)
+    const ready = await fetch(`${shared.gateway.url}/readyz`)
+    expect(await ready.json()).toEqual({ status: 'ready', redis: 'none' })
+  })
+
+  it('keeps idle connections as long as --keep-alive-timeout-ms says', async () => {
+    expect(await keepAliveHeader(shared.gateway.url)).toBe('timeout=620')
+  })
+
+  // Last: it stops the gateway the tests above used.
+  it('a hang-up drains as SIGTERM does, and ends the process by SIGHUP', async () => {
+    // A hang-up (a terminal closed, a process manager's HUP) drains as
+    // SIGTERM does: it was killed at once, every request in flight cut.
+    // It ends by the signal (129 in a shell): Node 20's exit crashed on
+    // the hung-up tty.
+    expect(await shared.gateway.stop('SIGHUP')).toBe('SIGHUP')
+    expect(shared.gateway.stderr()).toMatch(
+      /"event":"shutdown".*"msg":"shutdown: drained 0 in \d+ ms"/,
+    )
+  })
+})
+
+describe('hourglass gateway flags over their variables', () => {
+  it('--host wins over HOST, --config over HOURGLASS_GATEWAY_CONFIG; SIGTERM as it listens drains, exit 0', async () => {
+    const file = await writeConfig({
+      providers: { p: { dialect: 'openai', baseURL: 'http://127.0.0.1:9/v1', apiKeys: ['k'] } },
+      models: { m: { fallback: [{ provider: 'p', model: 'x' }] } },
+    })
+    const flags = await serveUntilListening(['--host', '127.0.0.1', '--config', file], {
+      PORT: '0',
+      HOURGLASS_GATEWAY_CONFIG: join(dir, 'missing.json'),
+      HOST: '256.0.0.1',
+    })
+    try {
+      expect(flags.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/)
+    } finally {
+      // SIGTERM the moment it says it listens: the handler is already there.
+      expect(await flags.stop()).toBe(0)
+    }
+    // The drain is logged on SIGTERM.
+    expect(flags.stderr()).toMatch(/"event":"shutdown".*"msg":"shutdown: drained 0 in \d+ ms"/)
+  })
+})
+
 describe('hourglass gateway shutdown', () => {
   it.each([
     ['SIGINT', 130],
@@ -235,6 +253,73 @@ describe('hourglass gateway shutdown', () => {
   )
 })
 
+/**
+ * One gateway for the tests of the calling `describe`: started in its
+ * `beforeAll` over a fake provider answering `answer` (model `small`), its
+ * config in a folder of its own; whatever is left of it is killed in
+ * `afterAll`.
+ */
+function gatewayForThisBlock(options: {
+  answer: string
+  apiKey: string
+  start: (config: string) => { args: string[]; env: Record<string, string> }
+}): { readonly gateway: Served; readonly provider: FakeProvider } {
+  let folder: string | undefined
+  let provider: FakeProvider | undefined
+  let gateway: Served | undefined
+  beforeAll(async () => {
+    assertBuilt()
+    folder = await mkdtemp(join(tmpdir(), 'hourglass-gateway-'))
+    provider = await startFakeProvider({ dialect: 'openai', reply: reply.text(options.answer) })
+    const config = join(folder, 'gateway.json')
+    await writeFile(
+      config,
+      JSON.stringify({
+        providers: {
+          fake: { dialect: 'openai', baseURL: provider.baseURL, apiKeys: [options.apiKey] },
+        },
+        models: { small: { fallback: [{ provider: 'fake', model: 'fake-model' }] } },
+      }),
+    )
+    const { args, env } = options.start(config)
+    gateway = await serveUntilListening(args, env)
+  })
+  afterAll(async () => {
+    await gateway?.kill()
+    await provider?.close()
+    if (folder) await rm(folder, { recursive: true, force: true })
+  })
+  return {
+    get gateway() {
+      if (gateway === undefined) throw new Error('the gateway did not start (see beforeAll)')
+      return gateway
+    },
+    get provider() {
+      if (provider === undefined) throw new Error('the provider did not start (see beforeAll)')
+      return provider
+    },
+  }
+}
+
+type Served = Awaited<ReturnType<typeof serveUntilListening>>
+
+/** The Keep-Alive header of the gateway's `/healthz`, asked on a connection kept alive. */
+async function keepAliveHeader(url: string): Promise<string | undefined> {
+  const agent = new Agent({ keepAlive: true })
+  try {
+    return await new Promise<string | undefined>((resolve, reject) => {
+      const req = request(`${url}/healthz`, { agent }, (res) => {
+        res.resume()
+        res.on('end', () => resolve(res.headers['keep-alive'] as string | undefined))
+      })
+      req.on('error', reject)
+      req.end()
+    })
+  } finally {
+    agent.destroy()
+  }
+}
+
 /** `hourglass gateway …` in a child process, resolved once it listens; `stop()` sends SIGTERM (or the signal given) and resolves its exit code. */
 async function serveUntilListening(args: string[], env: Record<string, string>) {
   const child = spawn(process.execPath, [hourglassBin, 'gateway', ...args], {
@@ -260,6 +345,13 @@ async function serveUntilListening(args: string[], env: Record<string, string>) 
     url,
     child,
     stderr: () => stderr,
+    /** SIGKILL, unless it has exited already: what a test that failed before stopping it leaves. */
+    async kill(): Promise<void> {
+      if (child.exitCode !== null || child.signalCode !== null) return
+      const exited = once(child, 'exit')
+      child.kill('SIGKILL')
+      await exited
+    },
     /** The exit code, or the signal's name when the process ended by one. */
     async stop(signal: NodeJS.Signals = 'SIGTERM'): Promise<number | string | null> {
       const exited = once(child, 'exit')

@@ -1,7 +1,7 @@
 import { createServer, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { afterEach, describe, expect, it } from 'vitest'
-import { assertBuilt, hourglassBin, runNode } from './runNode.js'
+import { runMain } from './runMain.js'
 
 let server: Server | undefined
 afterEach(async () => {
@@ -26,16 +26,24 @@ async function redirectingServer(): Promise<string> {
   return `http://127.0.0.1:${(server.address() as AddressInfo).port}`
 }
 
+// main() runs in this process, as the probe's other cases do (a child
+// process per case cost half a second of CPU): the bin hands its exit code
+// and stderr to the shell unchanged (pipes.test.ts shows it for a probe's
+// exit 1).
 describe('hourglass probe <url> that redirects', () => {
   it.each([[[]], [['--json']]])(
     'ends with one line naming the redirect, exit 1, rather than report the last hop as the call (%j)',
     async (extra) => {
-      assertBuilt()
       const base = await redirectingServer()
-      const run = await runNode(
-        [hourglassBin, 'probe', `${base}/from`, '--warmup', '0', '--samples', '2', ...extra],
-        { killAfterMs: 20_000 },
-      )
+      const run = await runMain([
+        'probe',
+        `${base}/from`,
+        '--warmup',
+        '0',
+        '--samples',
+        '2',
+        ...extra,
+      ])
       expect(run.code, run.stderr).toBe(1)
       expect(run.stdout).toBe('')
       const lines = run.stderr.trimEnd().split('\n')
@@ -48,12 +56,8 @@ describe('hourglass probe <url> that redirects', () => {
   )
 
   it('a redirect loop: the same one line, on a line of its own, exit 1', async () => {
-    assertBuilt()
     const base = await redirectingServer()
-    const run = await runNode(
-      [hourglassBin, 'probe', `${base}/loop`, '--warmup', '0', '--samples', '2'],
-      { killAfterMs: 20_000 },
-    )
+    const run = await runMain(['probe', `${base}/loop`, '--warmup', '0', '--samples', '2'])
     expect(run.code, run.stderr).toBe(1)
     expect(run.stdout).toBe('')
     const lines = run.stderr.trimEnd().split('\n')

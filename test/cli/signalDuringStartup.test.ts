@@ -1,8 +1,5 @@
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
 import { pathToFileURL } from 'node:url'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { assertBuilt, hourglassBin, runNode } from './runNode.js'
 
 // A SIGTERM or SIGINT in the first moments of start-up — while the command
@@ -17,43 +14,18 @@ const hooks = pathToFileURL(new URL('./signalAtImport.mjs', import.meta.url).pat
 const preload = (at: string, signal: NodeJS.Signals) =>
   `data:text/javascript,import{register}from'node:module';register(${JSON.stringify(hooks)},{data:${JSON.stringify({ at, signal })}})`
 
-let dir: string
-let config: string
-beforeAll(() => {
-  dir = mkdtempSync(join(tmpdir(), 'hourglass-cli-'))
-  config = join(dir, 'gateway.json')
-  writeFileSync(
-    config,
-    JSON.stringify({
-      providers: { fake: { dialect: 'openai', baseURL: 'http://127.0.0.1:9/v1', apiKeys: ['k'] } },
-      models: { small: { fallback: [{ provider: 'fake', model: 'm' }] } },
-    }),
-  )
-})
-afterAll(() => rmSync(dir, { recursive: true, force: true }))
-
 function startSignalled(signal: NodeJS.Signals, at: string, args: string[]) {
   assertBuilt()
   return runNode(['--import', preload(at, signal), hourglassBin, ...args], { killAfterMs: 14_000 })
 }
 
 describe('a signal while hourglass starts', () => {
-  it.for(['SIGTERM', 'SIGINT'] as const)(
-    'gateway, %s while it loads @hourglass/gateway: exit 0 and the shutdown log line, never "listening"',
-    async (signal) => {
-      const run = await startSignalled(signal, '@hourglass/gateway', [
-        'gateway',
-        '--config',
-        config,
-        '--port',
-        '0',
-      ])
-      expect({ code: run.code, signal: run.signal }, run.stderr).toEqual({ code: 0, signal: null })
-      expect(run.stdout).toBe('')
-      expect(run.stderr).toMatch(/"event":"shutdown"/)
-    },
-  )
-
+  // The gateway, SIGTERM or SIGINT while it loads @hourglass/gateway: in
+  // gatewaySignalWhileLoadingConfig.test.ts, whose config is a FIFO nobody
+  // writes, so it also shows nothing is read after the signal (exit 0, the
+  // one shutdown line). The same run with a plain config ended the same
+  // way and proved no more: the signal, sent as the module starts loading,
+  // is seen before any config is read.
   it('demo --serve, SIGTERM while it loads its chains: stops cleanly, exit 0, no banner', async () => {
     const run = await startSignalled('SIGTERM', '/serveDemo.js', ['demo', '--serve'])
     expect({ code: run.code, signal: run.signal }, run.stderr).toEqual({ code: 0, signal: null })
