@@ -1,7 +1,7 @@
 import { Deadline } from '@hourglass/core'
 import { type RedisServer, redisAvailable, startRedis } from '@hourglass/testkit'
 import { Redis } from 'ioredis'
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest'
 import { openAICompatible } from '../../src/adapters/openAICompatible.js'
 import { Admission } from '../../src/admission/Admission.js'
 import { ProviderLimits } from '../../src/admission/ProviderLimits.js'
@@ -37,13 +37,30 @@ describe.skipIf(!available)(
     afterAll(async () => {
       await redis?.stop()
     })
+    /** Set by `killRedis()`: the next test needs the server started again. */
+    let killed = false
+    const killRedis = async () => {
+      killed = true
+      await redis.kill()
+    }
     afterEach(async () => {
       for (const client of clients.splice(0)) client.disconnect()
       if (redis) {
+        // A thawed server answers again; only a killed one is started anew
+        // (each test uses keys of its own, so nothing else carries over).
         redis.thaw()
-        await redis.restart().catch(() => {})
+        if (killed) await redis.restart().catch(() => {})
+        killed = false
       }
     })
+
+    /**
+     * The store's and the limits' bound on an unanswered command in these
+     * tests, instead of the 1000 ms default (checked on its own below): each
+     * case waits it out once. Still ample for a healthy loopback Redis to
+     * answer the setup's first call on a loaded machine.
+     */
+    const COMMAND_TIMEOUT_MS = 300
 
     async function setup(
       options: { maxRetriesPerRequest?: null } = {},
@@ -57,7 +74,12 @@ describe.skipIf(!available)(
       const logger = { warn: (m: string) => warnings.push(m) }
       const admission = new Admission({
         ...(store
-          ? { store: new RedisCooldownStore(client, { keyPrefix: `ff:${Math.random()}:` }) }
+          ? {
+              store: new RedisCooldownStore(client, {
+                keyPrefix: `ff:${Math.random()}:`,
+                commandTimeoutMs: COMMAND_TIMEOUT_MS,
+              }),
+            }
           : {}),
         logger,
         ...(limits
@@ -66,6 +88,7 @@ describe.skipIf(!available)(
                 limits: { openai: { rpm: 500, tpm: 200_000 } },
                 redis: client,
                 instances: 3,
+                redisCommandTimeoutMs: COMMAND_TIMEOUT_MS,
                 logger,
               }),
             }
@@ -91,7 +114,7 @@ describe.skipIf(!available)(
 
     it('Redis killed: a call with a deadline is answered by the provider (well before it), one warning; so is a call with none', async () => {
       const { fake, call, warnings } = await setup({}, { limits: true })
-      await redis.kill()
+      await killRedis()
       using deadline = Deadline.after(30_000)
       const response = await call(deadline)
       expect(response.text).toBeDefined()
@@ -105,7 +128,7 @@ describe.skipIf(!available)(
 
     it('Redis killed, client with maxRetriesPerRequest: null (as BullMQ requires): a call with no deadline is answered', async () => {
       const { fake, call, warnings } = await setup({ maxRetriesPerRequest: null })
-      await redis.kill()
+      await killRedis()
       await call(undefined)
       await call(undefined)
       expect(fake.requests).toHaveLength(3)
@@ -119,7 +142,9 @@ describe.skipIf(!available)(
       await call(undefined)
       expect(fake.requests).toHaveLength(3)
       expect(warnings).toEqual([
-        expect.stringMatching(/cooldown store unavailable.*did not answer within 1000 ms/),
+        expect.stringMatching(
+          new RegExp(`cooldown store unavailable.*did not answer within ${COMMAND_TIMEOUT_MS} ms`),
+        ),
       ])
     }, 60_000)
 
@@ -189,6 +214,23 @@ describe.skipIf(!available)(
       expect(warnings).toEqual([])
       // Counted in Redis, not only on this process.
       expect(await client.keys(`${prefix}*`)).not.toEqual([])
+    })
+
+    it('commandTimeoutMs is 1000 ms unless given: a command unanswered that long rejects, naming it', async () => {
+      vi.useFakeTimers()
+      try {
+        const never = () => new Promise<never>(() => {})
+        const store = new RedisCooldownStore({ status: 'ready', evalsha: never, eval: never })
+        let settled: unknown
+        const read = store.remaining('openai', ['k']).catch((error: unknown) => error)
+        void read.then((outcome) => (settled = outcome))
+        await vi.advanceTimersByTimeAsync(999)
+        expect(settled).toBeUndefined()
+        await vi.advanceTimersByTimeAsync(1)
+        expect(String(await read)).toMatch(/did not answer within 1000 ms/)
+      } finally {
+        vi.useRealTimers()
+      }
     })
 
     it('commandTimeoutMs must be a number of ms above 0', () => {
