@@ -1,12 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { CountingClock } from '../support/CountingClock.js'
 import { type Chain, startChain } from '../support/chain.js'
-import { drive, type Outcome } from '../support/drive.js'
+import { drive } from '../support/drive.js'
 import { envInt } from '../support/env.js'
 import { FAULT_MIX } from '../support/faultCatalogue.js'
 import {
-  checkInvariants,
   type InvariantName,
+  mergeVerdicts,
   SLACK_MS,
   TIMING_INVARIANTS,
   type Verdict,
@@ -14,6 +14,13 @@ import {
 import { type ProcessWatch, watchProcess } from '../support/processWatch.js'
 import { growthAfterClosing, type ResourceSnapshot, snapshot } from '../support/resources.js'
 import { runSeed } from '../support/seededRandom.js'
+import {
+  MIN_ROUNDS,
+  type SoakRound,
+  showRounds,
+  soakRound,
+  soakTests,
+} from '../support/soakRounds.js'
 import { showStats, stats } from '../support/stats.js'
 
 /**
@@ -22,22 +29,41 @@ import { showStats, stats } from '../support/stats.js'
  * → fault server / fake provider. Every promise is checked per request; the
  * counts are printed so a reader sees what was tried. `HOURGLASS_SEED=<n>`
  * replays a run; `HOURGLASS_CHAOS_REQUESTS` changes its size (default 2,000).
+ *
+ * Its requests are sent in rounds, and the rounds are the short soak of
+ * `npm test` (the long one is `npm run soak`, test/soak): after each round
+ * the soak measures heap, handles, event-loop delay and throughput, and
+ * asserts they stay flat. One chain, one set of rounds: run apart, the two
+ * drove the same mix through the same chain for ~23 s of serial test time.
  */
 const REQUESTS = envInt('HOURGLASS_CHAOS_REQUESTS', 2000)
 const CONCURRENCY = 32
 /**
+ * The fewest rounds the soak's trend checks need (2 warm-up, then 2 compared
+ * with the last 2), ~334 requests each. The heap grows mostly per request
+ * (the fake provider's kept streams, ~0.4 KB each) plus ~0.3 MB of noise, so
+ * the 1 KB-per-request bound over ~1,330 requests still has room and still
+ * fails a leak of one response (several KB) per request. Round `r` sends its
+ * own seeded plan (seed + r; the warm-up is round 0), so the run still
+ * covers REQUESTS different requests and one seed replays all of it.
+ */
+const ROUNDS = MIN_ROUNDS
+const roundSize = (round: number) =>
+  Math.floor(REQUESTS / ROUNDS) + (round <= REQUESTS % ROUNDS ? 1 : 0)
+/**
  * Requests sent first and not judged: the first few hundred milliseconds of
  * a fresh process (code not yet optimised, pools and sockets opening) are
  * slower than any later moment, and that is the machine warming, not a
- * promise broken. The soak does the same with whole rounds.
+ * promise broken. The soak's comparisons leave out whole rounds for the
+ * same reason (its first two, judged here all the same).
  */
 const WARMUP_REQUESTS = 128
 /**
  * Keep-alive of the hops' fetch pools. The run waits twice until no hop holds
- * a connection or a request (before the baseline, and before the
- * invariants), and an unused pooled connection closes on its own only at
- * this timeout: at undici's default here, 3 s, that was 3–6 s of a ~16 s file
- * spent waiting; at 1 s it is ~1 s each. Pooled connections are still reused
+ * a connection or a request (before the baseline, and after the last round
+ * for the growth check), and an unused pooled connection closes on its own
+ * only at this timeout: at undici's default here, 3 s, that was 3–6 s of a
+ * ~16 s file spent waiting; at 1 s it is ~1 s each. Pooled connections are still reused
  * between requests (the fault server accepted 287 and 294 connections in two
  * quiet runs, about what it did at 3 s). 250 ms was tried: it saved ~1.5 s
  * more, but the fault server accepted ~15 % more connections and two runs of
@@ -56,8 +82,12 @@ describe(`chaos through the three-hop chain (seed ${seed})`, () => {
   let watch: ProcessWatch
   let chain: Chain
   let baseline: ResourceSnapshot
-  let outcomes: Outcome[]
   let verdict: Verdict
+  const rounds: SoakRound[] = []
+  // What the run tried, counted round by round (the rounds' outcomes are not kept).
+  const tried = { requests: 0, disconnects: 0, zeroBudgets: 0, leftBeforeAnswer: 0 }
+  const badGateways = new Map<string, number>()
+  const modelCalls = { requests: 0, paid: 0 }
 
   beforeAll(async () => {
     watch = watchProcess()
@@ -65,7 +95,7 @@ describe(`chaos through the three-hop chain (seed ${seed})`, () => {
     await drive(chain, {
       requests: WARMUP_REQUESTS,
       concurrency: CONCURRENCY,
-      seed: seed + 1,
+      seed,
       firstOp: 1_000_000,
     })
     // The baseline is taken when the warm-up's work is over on every hop and
@@ -76,21 +106,48 @@ describe(`chaos through the three-hop chain (seed ${seed})`, () => {
     chain.resetRecords()
     baseline = snapshot()
     const connectionsBefore = chain.upstream.totalConnections
-    outcomes = await drive(chain, { requests: REQUESTS, concurrency: CONCURRENCY, seed })
+    let run: Verdict | undefined
+    for (let round = 1, firstOp = 0; round <= ROUNDS; firstOp += roundSize(round), round++) {
+      rounds.push(
+        await soakRound(chain, clock, {
+          round,
+          requests: roundSize(round),
+          concurrency: CONCURRENCY,
+          seed: seed + round,
+          firstOp,
+          judged: (outcomes, roundVerdict) => {
+            run = mergeVerdicts(run, roundVerdict)
+            tried.requests += outcomes.length
+            for (const o of outcomes) {
+              if (o.abortAfterMs !== undefined) tried.disconnects++
+              if (o.budgetMs === 0) tried.zeroBudgets++
+              if (o.abortedAt !== undefined && o.arrivedAt === undefined) tried.leftBeforeAnswer++
+            }
+            for (const [k, n] of chain.badGateways)
+              badGateways.set(k, (badGateways.get(k) ?? 0) + n)
+            for (const r of chain.providerRequests()) {
+              modelCalls.requests++
+              if (r.paid) modelCalls.paid++
+            }
+          },
+        }),
+      )
+    }
     // Wait until every hop has let go of every connection the run opened.
     waited = performance.now()
     await chain.idle()
     const idleAfterRun = performance.now() - waited
-    verdict = checkInvariants(outcomes, chain)
+    if (run === undefined) throw new Error('the chaos run judged no round')
+    verdict = run
     const f = verdict.figures
     console.info(
       [
-        `chaos seed ${seed}: ${outcomes.length} requests at concurrency ${CONCURRENCY}`,
+        `chaos seed ${seed}: ${tried.requests} requests in ${ROUNDS} rounds at concurrency ${CONCURRENCY}`,
         `  faults injected: ${[...verdict.faults].map(([k, n]) => `${k} ${n}`).join(', ')}`,
-        `  client disconnects: ${outcomes.filter((o) => o.abortAfterMs !== undefined).length}, budgets 0 ms: ${outcomes.filter((o) => o.budgetMs === 0).length}`,
+        `  client disconnects: ${tried.disconnects}, budgets 0 ms: ${tried.zeroBudgets}`,
         `  stuck DNS lookups abandoned: ${chain.stuckLookups}`,
         `  answers: ${[...verdict.statuses].map(([k, n]) => `${k} ${n}`).join(', ')}`,
-        `  502 causes: ${[...chain.badGateways].map(([k, n]) => `${k} ${n}`).join(', ')}`,
+        `  502 causes: ${[...badGateways].map(([k, n]) => `${k} ${n}`).join(', ')}`,
         `  invariant checks: ${[...verdict.checks].map(([k, n]) => `\n    ${n} × ${k}`).join('')}`,
         `  total checks ${[...verdict.checks.values()].reduce((a, b) => a + b, 0)}, violations ${verdict.violations.length}${verdict.violations.map((v) => `\n    ${v.text}`).join('')}`,
         `  lateness vs the edge's deadline (raw): ${showStats(stats(f.rawLateness))}`,
@@ -100,11 +157,17 @@ describe(`chaos through the three-hop chain (seed ${seed})`, () => {
         `  next hop stopped, after its caller's deadline: ${showStats(stats(f.stopAfterDeadline))}`,
         `  next hop stopped, after its caller left: ${showStats(stats(f.stopAfterDisconnect))}`,
         `  requests that reached the model service after the edge gave up: ${showStats(stats(f.lateArrivals))}`,
-        `  model calls: ${chain.providerRequests().length} provider requests, paid ${chain.providerRequests().filter((r) => r.paid).length}`,
+        `  model calls: ${modelCalls.requests} provider requests, paid ${modelCalls.paid}`,
         `  deadline/phase timers armed ${clock.armed}, still pending ${clock.pending}`,
         `  connections the fault server accepted: ${chain.upstream.totalConnections - connectionsBefore} (keep-alive ${KEEP_ALIVE_MS} ms)`,
         `  waited for every hop to let go of its connections: ${idleAfterWarmUp.toFixed(0)} ms after the warm-up, ${idleAfterRun.toFixed(0)} ms after the run`,
       ].join('\n'),
+    )
+    console.info(
+      showRounds(
+        `soak: the chaos run's ${ROUNDS} rounds (concurrency ${CONCURRENCY}), measured after each`,
+        rounds,
+      ),
     )
   }, 120_000)
 
@@ -115,9 +178,16 @@ describe(`chaos through the three-hop chain (seed ${seed})`, () => {
 
   it('injects every fault in the catalogue, and sends budgets of 0 ms and early disconnects', () => {
     for (const [kind] of FAULT_MIX) expect(verdict.faults.get(kind) ?? 0).toBeGreaterThan(0)
-    expect(outcomes.some((o) => o.budgetMs === 0)).toBe(true)
-    expect(outcomes.some((o) => o.abortedAt !== undefined && o.arrivedAt === undefined)).toBe(true)
+    expect(tried.zeroBudgets).toBeGreaterThan(0)
+    expect(tried.leftBeforeAnswer).toBeGreaterThan(0)
     expect(chain.stuckLookups).toBeGreaterThan(0)
+  })
+
+  it('judges every request of the run, in its rounds', () => {
+    expect(tried.requests).toBe(REQUESTS)
+    expect(verdict.checks.get('the client saw an answer or left (no reset, no hang)')).toBe(
+      REQUESTS,
+    )
   })
 
   it('never runs a side effect twice, never answers 200 with a half body, never shows U+FFFD, never resets the client', () => {
@@ -162,4 +232,6 @@ describe(`chaos through the three-hop chain (seed ${seed})`, () => {
     expect(clock.pending).toBe(0)
     expect(await growthAfterClosing(baseline, () => chain.closePools())).toEqual({})
   })
+
+  describe('as the short soak, round after round', () => soakTests(() => rounds, CONCURRENCY))
 })

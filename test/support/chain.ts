@@ -74,6 +74,18 @@ export interface Chain {
   /** Forget every record kept so far (a soak's bookkeeping must not grow with it). */
   resetRecords(): void
   /**
+   * Resolves once no hop holds a request: the edge and the model service have
+   * none in flight (response open or handler still running, so the service's
+   * upstream work has settled for every op it received), the hops' fetch
+   * pools none running or queued, and the fault server none still working
+   * (every record finished, its client gone, or dropped by the server). A
+   * round's records are then complete and can be judged; unlike `idle()`, it
+   * does not wait for pooled connections to close. A lookup of NEVER_RESOLVES
+   * is not waited for: fetch abandons it. Rejects after `timeoutMs` (default
+   * 10 s), naming what is still held.
+   */
+  settled(timeoutMs?: number): Promise<void>
+  /**
    * Resolves once no hop holds a connection or a request: the edge, the model
    * service and the fault server have no connection open, and the hops' fetch
    * pools neither a connection nor an unfinished request (to the fake
@@ -110,6 +122,27 @@ export async function startChain(options: ChainOptions): Promise<Chain> {
   const upstreamSettledAt = new Map<string, number>()
   const badGateways = new Map<string, number>()
   const errors: unknown[] = []
+  // Requests each hop has received and not let go of: counted from arrival
+  // to the response's 'close', and again while the route's handler runs (it
+  // goes on after the response closed when its client left: its fetch is
+  // still being stopped).
+  const inFlight = { edge: 0, service: 0 }
+  const arrive =
+    (hop: keyof typeof inFlight) => (_req: Request, res: Response, next: NextFunction) => {
+      inFlight[hop]++
+      res.once('close', () => inFlight[hop]--)
+      next()
+    }
+  const working =
+    (hop: keyof typeof inFlight, handler: (req: Request, res: Response) => Promise<void>) =>
+    async (req: Request, res: Response) => {
+      inFlight[hop]++
+      try {
+        await handler(req, res)
+      } finally {
+        inFlight[hop]--
+      }
+    }
   // Remembered 2 s: long enough for a request's retried turn (budgets here are ≤ 1 s), bounded for a soak.
   const effects = new MemorySideEffectStore()
   const remember = (error: unknown, _req: Request, _res: Response, next: NextFunction) => {
@@ -183,10 +216,7 @@ export async function startChain(options: ChainOptions): Promise<Chain> {
     }
 
   // Hop 2: the model service.
-  const service = express()
-  service.use(deadline({ clock, maxMs: 30_000 }))
-  service.use(express.json())
-  service.post('/work', async (req, res) => {
+  const work = async (req: Request, res: Response) => {
     const op = String(req.headers['x-op-id'])
     const kind = req.headers['x-fault'] as FaultKind
     serviceReceipts.set(op, (serviceReceipts.get(op) ?? 0) + 1)
@@ -227,8 +257,8 @@ export async function startChain(options: ChainOptions): Promise<Chain> {
     } finally {
       upstreamSettledAt.set(op, performance.now())
     }
-  })
-  service.post('/model', async (req, res) => {
+  }
+  const model = async (req: Request, res: Response) => {
     const op = String(req.headers['x-op-id'])
     const kind = req.headers['x-fault'] as FaultKind
     const seed = String(req.headers['x-fault-seed'])
@@ -259,7 +289,13 @@ export async function startChain(options: ChainOptions): Promise<Chain> {
     } finally {
       upstreamSettledAt.set(op, performance.now())
     }
-  })
+  }
+  const service = express()
+  service.use(arrive('service'))
+  service.use(deadline({ clock, maxMs: 30_000 }))
+  service.use(express.json())
+  service.post('/work', working('service', work))
+  service.post('/model', working('service', model))
   service.use(remember, deadlineErrors())
   service.use((error: unknown, _req: Request, res: Response, next: NextFunction) => {
     const kind = (error as { kind?: unknown } | null)?.kind
@@ -275,9 +311,7 @@ export async function startChain(options: ChainOptions): Promise<Chain> {
   const serviceServer = await listen(service)
 
   // Hop 1: the edge.
-  const edge = express()
-  edge.use(deadline({ clock, maxMs: options.maxMs ?? 10_000 }))
-  edge.post('/chain', async (req, res) => {
+  const forward = async (req: Request, res: Response) => {
     const kind = req.headers['x-fault'] as FaultKind
     const answer = await edgeFetch(
       `${serviceServer.url}${isModelFault(kind) ? '/model' : '/work'}`,
@@ -297,7 +331,11 @@ export async function startChain(options: ChainOptions): Promise<Chain> {
     const body = await answer.text()
     if (answer.headers.get('x-deadline-expired')) res.set('x-deadline-expired', '1')
     res.status(answer.status).type('application/json').send(body)
-  })
+  }
+  const edge = express()
+  edge.use(arrive('edge'))
+  edge.use(deadline({ clock, maxMs: options.maxMs ?? 10_000 }))
+  edge.post('/chain', working('edge', forward))
   edge.use(remember, deadlineErrors())
   edge.use((error: unknown, _req: Request, res: Response, next: NextFunction) => {
     if (isDeadlineExceeded(error) && res.headersSent) return
@@ -318,6 +356,16 @@ export async function startChain(options: ChainOptions): Promise<Chain> {
       'service fetch requests': serviceRequests,
     }
   }
+
+  const stillWorking = () => ({
+    'edge requests': inFlight.edge,
+    'service requests': inFlight.service,
+    'edge fetch requests': held(edgePool)[1],
+    'service fetch requests': held(servicePool)[1],
+    'fault server requests': upstream.records.filter(
+      (r) => r.finishedAt === undefined && r.clientGoneAt === undefined && !r.serverAborted,
+    ).length,
+  })
 
   return {
     edge: edgeServer,
@@ -343,6 +391,14 @@ export async function startChain(options: ChainOptions): Promise<Chain> {
       provider.reset()
       for (const m of [effectRuns, serviceReceipts, upstreamSettledAt, badGateways]) m.clear()
       errors.length = 0
+    },
+    async settled(timeoutMs = 10_000) {
+      const total = () => Object.values(stillWorking()).reduce((sum, n) => sum + n, 0)
+      await until(() => total() === 0, timeoutMs, '').catch(() => {
+        throw new Error(
+          `timed out after ${timeoutMs} ms waiting for every hop to finish its requests, still working: ${JSON.stringify(stillWorking())}`,
+        )
+      })
     },
     async idle(timeoutMs = 30_000) {
       const started = performance.now()

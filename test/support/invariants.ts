@@ -275,3 +275,24 @@ export function checkInvariants(outcomes: readonly Outcome[], chain: Chain): Ver
   }
   return { checks, violations, figures, statuses, faults }
 }
+
+/**
+ * Fold a round's verdict into a run's: counts summed, violations and figures
+ * appended. A run judged round by round keeps only this, not every round's
+ * outcomes and records. `run` is updated and returned; an empty run is
+ * `mergeVerdicts(undefined, first)`.
+ */
+export function mergeVerdicts(run: Verdict | undefined, round: Verdict): Verdict {
+  if (run === undefined) return round
+  const add = <K>(into: Map<K, number>, from: Map<K, number>) => {
+    for (const [key, n] of from) into.set(key, (into.get(key) ?? 0) + n)
+  }
+  add(run.checks, round.checks)
+  add(run.statuses, round.statuses)
+  add(run.faults, round.faults)
+  run.violations.push(...round.violations)
+  for (const name of Object.keys(run.figures) as (keyof Figures)[]) {
+    run.figures[name].push(...round.figures[name])
+  }
+  return run
+}
