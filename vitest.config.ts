@@ -1,4 +1,5 @@
 import { defineConfig } from 'vitest/config'
+import { longPolesFirst } from './test/support/longPolesFirst.js'
 
 // Tests resolve every @hourglass/* package to its TypeScript source through the
 // "@hourglass/source" export condition, so one copy of each module (and one
@@ -133,6 +134,9 @@ export default defineConfig({
   resolve: { conditions },
   ssr: { resolve: { conditions } },
   test: {
+    // The type check (`npm run typecheck`, a test of the `parallel` project)
+    // is a small file that runs ~20 s: started first, not last by its size.
+    sequence: { sequencer: longPolesFirst(['test/typecheck.test.ts']) },
     projects: [
       {
         extends: true,
