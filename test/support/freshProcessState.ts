@@ -9,7 +9,41 @@
  */
 import { resetTimerLateness } from '@hourglass/core'
 import { setDefaultAdmission, setDefaultRetryBudgets } from '@hourglass/llm'
+import { afterAll } from 'vitest'
 
 resetTimerLateness()
 setDefaultAdmission(undefined)
 setDefaultRetryBudgets(undefined)
+
+/**
+ * A file that subscribes to an Hourglass channel unsubscribes before it ends:
+ * in a shared worker its listener would otherwise stay for every later file,
+ * holding what it records (messages, and the deadlines they reach) and making
+ * every later publish build its message. Checked after each file, over every
+ * channel group registered with core (`defineChannels`): a channel nobody
+ * listened to when the file started has no listener when it ends.
+ */
+function listenedChannels(): Set<string> {
+  const registry = (globalThis as Record<symbol, unknown>)[
+    Symbol.for('@hourglass/core.channelGroups.v1')
+  ] as
+    | { groups: Map<string, Record<string, { name: string; hasSubscribers: boolean }>> }
+    | undefined
+  const names = new Set<string>()
+  for (const channels of registry?.groups.values() ?? []) {
+    for (const channel of Object.values(channels)) {
+      if (channel.hasSubscribers) names.add(channel.name)
+    }
+  }
+  return names
+}
+
+const listenedBefore = listenedChannels()
+afterAll(() => {
+  const left = [...listenedChannels()].filter((name) => !listenedBefore.has(name))
+  if (left.length > 0) {
+    throw new Error(
+      `this file left a listener on ${left.join(', ')}: unsubscribe it before the file ends`,
+    )
+  }
+})

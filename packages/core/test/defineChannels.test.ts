@@ -61,8 +61,10 @@ describe('defineChannels / onChannels', () => {
     expect(seen).toEqual([first])
     // Both objects are views of the same process-wide channel.
     const messages: unknown[] = []
-    first.ping.subscribe((m) => messages.push(m))
+    const listener = (m: unknown) => messages.push(m)
+    first.ping.subscribe(listener)
     second.ping.publish(() => ({ n: 1 }))
+    first.ping.unsubscribe(listener)
     expect(messages).toEqual([{ n: 1 }])
   })
 

@@ -1,9 +1,10 @@
 import { coreChannels, Deadline, guard, ManualClock, type SliceEndMessage } from '@hourglass/core'
-import { afterEach, describe, expect, it } from 'vitest'
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
 
 const ends: SliceEndMessage[] = []
 const onEnd = (m: unknown) => ends.push(m as SliceEndMessage)
-coreChannels.sliceEnd.subscribe(onEnd)
+beforeAll(() => coreChannels.sliceEnd.subscribe(onEnd))
+afterAll(() => coreChannels.sliceEnd.unsubscribe(onEnd))
 afterEach(() => {
   ends.length = 0
 })

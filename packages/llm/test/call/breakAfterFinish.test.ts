@@ -1,7 +1,7 @@
 import diagnostics from 'node:diagnostics_channel'
 import { errorCode, ManualClock } from '@hourglass/core'
 import { type ProviderDialect, type ProviderReply, reply } from '@hourglass/testkit'
-import { afterEach, describe, expect, it } from 'vitest'
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
 import { CostBudget } from '../../src/budget/CostBudget.js'
 import type { AttemptRecord } from '../../src/call/AttemptRecord.js'
 import { callModel } from '../../src/call/callModel.js'
@@ -11,9 +11,9 @@ import { useFakes, user } from './support/fakes.js'
 
 const fakes = useFakes()
 const published: LlmAttemptMessage[] = []
-diagnostics.subscribe(llmChannels.attempt.name, (message) =>
-  published.push(message as LlmAttemptMessage),
-)
+const onPublished = (message: unknown) => published.push(message as LlmAttemptMessage)
+beforeAll(() => diagnostics.subscribe(llmChannels.attempt.name, onPublished))
+afterAll(() => diagnostics.unsubscribe(llmChannels.attempt.name, onPublished))
 afterEach(() => {
   published.length = 0
 })

@@ -3,7 +3,7 @@ import { once } from 'node:events'
 import { type AddressInfo, connect, createServer, type Server, type Socket } from 'node:net'
 import { Deadline, ManualClock } from '@hourglass/core'
 import { reply } from '@hourglass/testkit'
-import { afterEach, describe, expect, it } from 'vitest'
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
 import { openAICompatible } from '../../src/adapters/openAICompatible.js'
 import type { AttemptRecord } from '../../src/call/AttemptRecord.js'
 import { callModel } from '../../src/call/callModel.js'
@@ -14,7 +14,8 @@ const fakes = useFakes()
 // Every request @hourglass/fetch sends, its own retries included.
 const egress: unknown[] = []
 const onEgress = (message: unknown) => egress.push(message)
-diagnostics.subscribe('hourglass:egress:attempt', onEgress)
+beforeAll(() => diagnostics.subscribe('hourglass:egress:attempt', onEgress))
+afterAll(() => diagnostics.unsubscribe('hourglass:egress:attempt', onEgress))
 const servers: Array<{ server: Server; sockets: Set<Socket> }> = []
 afterEach(async () => {
   egress.length = 0

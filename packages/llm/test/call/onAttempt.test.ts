@@ -1,7 +1,7 @@
 import diagnostics from 'node:diagnostics_channel'
 import { Deadline, isDeadlineExceeded, ManualClock } from '@hourglass/core'
 import { anthropicErrors, closedPort, openAIErrors, reply } from '@hourglass/testkit'
-import { afterEach, describe, expect, it } from 'vitest'
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
 import { anthropic } from '../../src/adapters/anthropic.js'
 import { createAdapter } from '../../src/adapters/createAdapter.js'
 import { openAICompatible } from '../../src/adapters/openAICompatible.js'
@@ -16,7 +16,8 @@ import { FAST_RETRIES, useFakes, user } from './support/fakes.js'
 const fakes = useFakes()
 const published: LlmAttemptMessage[] = []
 const listener = (message: unknown) => published.push(message as LlmAttemptMessage)
-diagnostics.subscribe(llmChannels.attempt.name, listener)
+beforeAll(() => diagnostics.subscribe(llmChannels.attempt.name, listener))
+afterAll(() => diagnostics.unsubscribe(llmChannels.attempt.name, listener))
 afterEach(() => {
   published.length = 0
 })

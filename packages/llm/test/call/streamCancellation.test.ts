@@ -3,7 +3,7 @@ import { getEventListeners } from 'node:events'
 import { Deadline, errorCode, isDeadlineExceeded, ManualClock } from '@hourglass/core'
 import { createFetch, type HourglassFetch } from '@hourglass/fetch'
 import { type ProviderReply, reply } from '@hourglass/testkit'
-import { afterEach, describe, expect, it } from 'vitest'
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
 import { openAICompatible } from '../../src/adapters/openAICompatible.js'
 import type { AttemptRecord } from '../../src/call/AttemptRecord.js'
 import { callModel } from '../../src/call/callModel.js'
@@ -15,7 +15,8 @@ import { useFakes, user } from './support/fakes.js'
 const fakes = useFakes()
 const published: LlmAttemptMessage[] = []
 const onPublished = (message: unknown) => published.push(message as LlmAttemptMessage)
-diagnostics.subscribe(llmChannels.attempt.name, onPublished)
+beforeAll(() => diagnostics.subscribe(llmChannels.attempt.name, onPublished))
+afterAll(() => diagnostics.unsubscribe(llmChannels.attempt.name, onPublished))
 const fetches: HourglassFetch[] = []
 afterEach(async () => {
   published.length = 0
