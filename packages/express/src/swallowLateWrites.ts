@@ -128,11 +128,34 @@ function swallowed(method: string, original: Method) {
   return function swallowedWrite(this: unknown, ...args: unknown[]): unknown {
     const state = over.get(this as object)
     if (state?.report === undefined) return original.apply(this, args)
-    state.report(method)
+    if (!isExpressLabel(method, args)) state.report(method)
     const last = args.at(-1)
     if (typeof last === 'function') process.nextTick(last as (error: unknown) => void, state.reason)
     return method === 'write' ? true : this
   }
+}
+
+/**
+ * Express's own `res.setHeader('X-Powered-By', 'Express')`, made as a request
+ * enters an app: Express 5 in `app.handle`, Express 4 in the app's `init`
+ * middleware — for a sub-app (`app.use('/api', express())`) too, each time a
+ * request is routed into it. One the deadline answered on its way there
+ * had it reported as the handler's late write, though no handler wrote
+ * anything: Express was routing. Swallowed all the same (the response is
+ * over), just not reported. Told apart by its exact arguments, as Express
+ * spells them: the call comes from Express's code alone, nothing else on
+ * the response marks it, and reading the caller's stack on every swallowed
+ * write is too slow and too fragile. A handler's own call with those exact
+ * arguments goes unreported too — it would change nothing a client sees;
+ * any other spelling or value, and `res.set(…)`, still is reported.
+ */
+function isExpressLabel(method: string, args: unknown[]): boolean {
+  return (
+    method === 'setHeader' &&
+    args.length === 2 &&
+    args[0] === 'X-Powered-By' &&
+    args[1] === 'Express'
+  )
 }
 
 /**
