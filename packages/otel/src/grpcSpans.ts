@@ -1,5 +1,6 @@
 import { currentDeadline, type Deadline } from '@hourglass/core'
 import {
+  context,
   propagation,
   ROOT_CONTEXT,
   type Span,
@@ -38,6 +39,7 @@ import {
   rpcConventions,
   rpcStatusAttributes,
 } from './rpcConventions.js'
+import { tracedSpan, tracingSuppressed } from './tracedSpan.js'
 
 /**
  * Spans for @hourglass/grpc, as the RPC semantic conventions name them
@@ -69,6 +71,15 @@ export function grpcTraceHandlers(tracer: Tracer): NonNullable<Handlers['grpc']>
       })
     },
     serverStart(m) {
+      // grpc-js reads a call's metadata in the context the server was bound
+      // in: bound with tracing suppressed, the server makes no span (nor
+      // events of its calls), although the span's parent is the caller's
+      // context, read from the metadata. The client's span needs no check:
+      // its parent is the active context, and the SDK's tracer heeds it.
+      if (tracingSuppressed()) {
+        invalid = undefined
+        return
+      }
       const parent = propagation.extract(ROOT_CONTEXT, m.metadata, metadataGetter)
       const span = tracer.startSpan(
         fullMethod(m.method),
@@ -121,11 +132,13 @@ export function grpcTraceHandlers(tracer: Tracer): NonNullable<Handlers['grpc']>
       // The message names no call: found through the current deadline when the
       // late write runs in the handler's context. Usually the call has ended by
       // then (server-end follows the deadline's status at once), and an ended
-      // span takes no event: recorded only while the span is open.
-      const span = deadlineSpan(currentDeadline()) ?? trace.getActiveSpan()
-      if (span?.isRecording()) {
-        span.addEvent(EVENT_DEADLINE_LATE_WRITE, { [ATTR_DEADLINE_LATE_METHOD]: m.operation })
-      }
+      // span takes no event: recorded only while the span is open, and
+      // never where tracing is suppressed.
+      const active = context.active()
+      const span = deadlineSpan(currentDeadline())
+      tracedSpan(span ? trace.setSpan(active, span) : active)?.addEvent(EVENT_DEADLINE_LATE_WRITE, {
+        [ATTR_DEADLINE_LATE_METHOD]: m.operation,
+      })
     },
     serverEnd(m) {
       const span = servers.get(m.deadline)

@@ -44,6 +44,7 @@ import {
 import { recordSetter } from './carriers.js'
 import { parentContext, setDeadlineSpan } from './deadlineSpans.js'
 import { defined, errorType, type Handlers, ms } from './handlers.js'
+import { tracedSpan, tracingSuppressed } from './tracedSpan.js'
 
 type BullmqHandlers = NonNullable<Handlers['bullmq']>
 type ExpireMessage = Parameters<NonNullable<BullmqHandlers['expire']>>[0]
@@ -91,6 +92,8 @@ export function bullmqTraceHandlers(tracer: Tracer): BullmqHandlers {
       propagation.inject(parentContext(m.deadline), m.trace, recordSetter)
     },
     expire(m) {
+      // A worker running with tracing suppressed: no span (see `start`).
+      if (tracingSuppressed()) return
       if (m.observe) {
         observedExpiry = m
         queueMicrotask(() => {
@@ -109,6 +112,10 @@ export function bullmqTraceHandlers(tracer: Tracer): BullmqHandlers {
       span.end()
     },
     start(m) {
+      // The span's parent is the producer's context, read from the job, but
+      // the worker runs its jobs in the context it was started in: where
+      // that has tracing suppressed, it makes no span, as the SDK would.
+      if (tracingSuppressed()) return
       const span = startSpan(m, m.deadline.observe ? 'observe' : 'enforce')
       const expiry = observedExpiry
       if (expiry && expiry.jobId === m.jobId && expiry.queue === m.queue) {
@@ -123,9 +130,8 @@ export function bullmqTraceHandlers(tracer: Tracer): BullmqHandlers {
       // goes on the span active in the worker (BullMQ's telemetry, or one the
       // application made), if any. It names the job, since that span may not
       // be the job's; the value found is never recorded (it may be anything).
-      const span = trace.getActiveSpan()
-      if (!span?.isRecording()) return
-      span.addEvent(EVENT_DEADLINE_INVALID_JOB, {
+      // None where tracing is suppressed.
+      tracedSpan()?.addEvent(EVENT_DEADLINE_INVALID_JOB, {
         [ATTR_MESSAGING_DESTINATION_NAME]: m.queue,
         [ATTR_MESSAGING_MESSAGE_ID]: m.jobId,
         [ATTR_BULLMQ_JOB_NAME]: m.name,

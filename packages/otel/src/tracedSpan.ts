@@ -20,8 +20,21 @@ const SUPPRESS_TRACING_KEY = createContextKey('OpenTelemetry SDK Context Key SUP
  * this, so such a request writes nothing to any span.
  */
 export function tracedSpan(ctx: Context = context.active()): Span | undefined {
-  if (ctx.getValue(SUPPRESS_TRACING_KEY) === true) return undefined
+  if (tracingSuppressed(ctx)) return undefined
   return open(trace.getSpan(ctx))
+}
+
+/**
+ * Whether `ctx` (the active context by default) has tracing suppressed, as
+ * @opentelemetry/core's `isTracingSuppressed` says: an exporter's own calls,
+ * a request or server its owner chose not to trace. No span of ours is
+ * started there. The SDK's tracer already returns a non-recording span for a
+ * parent context so marked; this is for the spans whose parent is not the
+ * active context — a gRPC call's and a job's, children of the trace context
+ * they carried in, read from a fresh context.
+ */
+export function tracingSuppressed(ctx: Context = context.active()): boolean {
+  return ctx.getValue(SUPPRESS_TRACING_KEY) === true
 }
 
 /**
