@@ -1,6 +1,7 @@
 import { isHeaderName, isHeaderValue, isVisibleAscii } from '@hourglass/core'
 import { z } from 'zod'
 import { type Env, envString } from './envString.js'
+import { modelNameProblem, shownChar } from './modelNameProblem.js'
 
 const DIALECTS = ['openai', 'deepseek', 'qwen', 'ernie', 'doubao', 'anthropic', 'gemini'] as const
 
@@ -59,7 +60,7 @@ const price = z.strictObject({
  * character throws after the provider answered and billed, or arrives
  * garbled), as a metric label and in log fields. Plain token characters.
  */
-const PROVIDER_NAME = /^[A-Za-z0-9._:/-]+$/
+const PROVIDER_CHAR = /^[A-Za-z0-9._:/-]$/
 
 /**
  * The adapters send to `baseURL` + the dialect's path, as text, through
@@ -275,10 +276,11 @@ export function gatewayConfigSchema(env: Env) {
 
 /**
  * Names that must point at something: fallback targets at providers, routes
- * and aliases at models, prices for a cost budget; and provider names fit
- * for a header. `value` may be partly invalid here (see `when` above), so
- * every step checks what it reads; a provider that exists but is itself
- * misconfigured is still "known".
+ * and aliases at models, prices for a cost budget; provider names fit for
+ * a header, and model and alias names a client can ask for by URL. `value`
+ * may be partly invalid here (see `when` above), so every step checks what
+ * it reads; a provider that exists but is itself misconfigured is still
+ * "known".
  */
 function crossReferences(value: unknown, ctx: z.RefinementCtx): void {
   const issue = (path: PropertyKey[], message: string) =>
@@ -294,11 +296,24 @@ function crossReferences(value: unknown, ctx: z.RefinementCtx): void {
   // Here, not as the record's key schema: a name refused there would drop
   // its provider, and every fallback naming it would be reported unknown too.
   for (const name of known) {
-    if (name !== '' && !PROVIDER_NAME.test(name)) {
+    const char = [...name].find((c) => !PROVIDER_CHAR.test(c))
+    if (char !== undefined) {
       issue(
         ['providers', name],
-        'expected a provider name of ASCII letters, digits and - _ . : / only (it is sent in the x-hourglass-provider header and used as a metric label)',
+        `expected a provider name of ASCII letters, digits and - _ . : / only, not ${shownChar(char)} (it is sent in the x-hourglass-provider header and used as a metric label)`,
       )
+    }
+  }
+  // The names clients ask for (`model`, GET /v1/models/{name}); here for the
+  // same reason as the providers': refused as the record's key, an entry
+  // would vanish and every route or alias to it be reported unknown too.
+  for (const [section, names] of [
+    ['models', Object.keys(models)],
+    ['aliases', Object.keys(aliases)],
+  ] as const) {
+    for (const name of names) {
+      const problem = name === '' ? undefined : modelNameProblem(name)
+      if (problem !== undefined) issue([section, name], problem)
     }
   }
   for (const [name, entry] of Object.entries(models)) {

@@ -16,7 +16,7 @@ import { type BodyError, bodyFailure, hasBody, readBody, tooLargeFailure } from 
  * except that a body past the limit is refused as soon as it is (see
  * `readBody`), and a connection whose upload was not read to its end (a
  * refusal, a body that is not JSON) is closed after the answer without
- * losing it (`closeAfterAnswer`).
+ * losing it (`closeAfterAnswer`), and an empty body is `EMPTY_BODY`, not `{}`.
  */
 export function jsonBody(
   limitBytes: number,
@@ -56,6 +56,14 @@ export function jsonBody(
   }
 }
 
+/**
+ * `req.body` of a request that sent no body, or an empty one (`Content-Length:
+ * 0`, or a BOM or compression of nothing). body-parser reads it as `{}`, which
+ * the handler then refused as `model: expected a string`: a missing field of
+ * a body the client never sent. `parseChatRequest` says it is empty instead.
+ */
+export const EMPTY_BODY: unique symbol = Symbol('hourglass.gateway.emptyBody')
+
 const utf8 = new TextDecoder('utf-8')
 // Fatal, as UTF-8 is checked: a lone surrogate or an odd byte would
 // otherwise be decoded to U+FFFD and sent as text the client never wrote.
@@ -83,11 +91,13 @@ function parseJson(
     next()
     return undefined
   }
-  // No body, or not JSON: `req.body` stays unset and the handler says what is missing.
+  // No body at all (no Content-Length or Transfer-Encoding: `curl -X POST`): empty, as below.
   if (!hasBody(req)) {
+    req.body = EMPTY_BODY
     next()
     return undefined
   }
+  // Not JSON: `req.body` stays unset and the handler says what is expected.
   if (!isJson(req.headers['content-type'])) {
     // Its 400 comes before the body's end, which nobody will read: the
     // connection closes after it rather than reading on whatever still comes.
@@ -144,6 +154,10 @@ function parseJson(
     // Before the parse: what makes a body costly to parse is its keys (jsonKeyLimit.ts).
     const tooMany = keyLimitProblem(text)
     if (tooMany !== undefined) return next(bodyFailure(413, JSON_TOO_MANY_KEYS, tooMany))
+    if (text.length === 0) {
+      req.body = EMPTY_BODY
+      return next()
+    }
     try {
       req.body = parseStrict(text)
     } catch (cause) {
@@ -168,9 +182,8 @@ function refuse(
   next(error)
 }
 
-/** As body-parser's strict mode: an object or an array (an empty body reads as `{}`). */
+/** As body-parser's strict mode: an object or an array. (An empty body is `EMPTY_BODY` before it.) */
 function parseStrict(text: string): unknown {
-  if (text.length === 0) return {}
   // Indexes, not a regular expression: no match array per request.
   let i = 0
   while (i < text.length && isJsonSpace(text.charCodeAt(i))) i++

@@ -3,6 +3,7 @@ import type { ChatRequest } from '../llm.js'
 import { quoted } from '../llm.js'
 import { type ChatRequestBody, chatRequestSchema, KNOWN_FIELDS } from './chatRequestSchema.js'
 import { GatewayRequestError } from './GatewayRequestError.js'
+import { EMPTY_BODY } from './jsonBody.js'
 import { MAX_JSON_DEPTH, nestsDeeperThan } from './jsonDepth.js'
 
 type Message = ChatRequest['messages'][number]
@@ -45,6 +46,15 @@ export function parseChatRequest(
   body: unknown,
   options: { defaultMaxTokens: number },
 ): ParsedChatRequest {
+  if (body === EMPTY_BODY) {
+    throw new GatewayRequestError({
+      status: 400,
+      errorCode: 'invalid_request',
+      param: 'body',
+      message:
+        'the body is empty: send a JSON object with model and messages (Content-Type: application/json)',
+    })
+  }
   if (typeof body !== 'object' || body === null || Array.isArray(body)) {
     throw invalid('body', 'expected a JSON object (Content-Type: application/json)')
   }
