@@ -5,9 +5,9 @@ import { fakeProvider, fallback, type Harness, startHarness } from './support/ha
 /**
  * A provider with one key whose quota for the model is zero (Gemini's
  * `RESOURCE_EXHAUSTED` with `limit: 0`: the model is not in the key's
- * tier). llm cools that key in its scope rather than retiring it, so
- * admission sees a finite wait on the provider — the key's own. The reply
- * read it as another key only cooling: 429 `rate_limit_exceeded`, "quota
+ * tier). llm retires that model on the key (the quota names the model);
+ * when it cooled it instead, admission saw a finite wait on the provider —
+ * the key's own — and the reply read it as another key only cooling: 429 `rate_limit_exceeded`, "quota
  * exhausted, another key rate limited", `Retry-After: 36` — a rate limit
  * to wait out, on a key that does not exist. It is the README's quota
  * exhaustion: 429 `insufficient_quota`.

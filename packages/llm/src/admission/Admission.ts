@@ -355,6 +355,8 @@ export class Admission {
             })
             continue
           }
+          // What the limits counted for this request, given back if it is not sent (`release`).
+          let giveBack: (() => Promise<void>) | undefined
           if (this.#limits !== undefined) {
             // Cooldowns first (nothing is counted against a limit for a
             // request that cannot go), then the provider's RPM/TPM share.
@@ -437,6 +439,7 @@ export class Admission {
               void limit.giveBack?.()
               continue
             }
+            giveBack = limit.giveBack
           }
           return this.#grant(
             lane,
@@ -445,6 +448,7 @@ export class Admission {
             deadline,
             heldBack ? now - startedAt : 0,
             request.model,
+            giveBack,
           )
         }
         if (choice.kind === 'retired') {
@@ -463,10 +467,14 @@ export class Admission {
             cause: 'cooldown',
             waitMs: Math.min(...retired.map((slot) => (slot?.retiredUntilMs ?? now) - now)),
           })
+          // Each key retired for this model only (a quota that names it): said
+          // so, as the key's other models still go.
+          const forModel = retired.every((slot) => slot?.level === 'model')
           throw new KeysRetiredError({
             provider,
             keyIds: lanes.map((lane) => (lane[0] as Slot).keyId),
             reason: kinds.every((k) => k === 'quota_exhausted') ? 'quota_exhausted' : 'auth',
+            ...(forModel ? { model: request.model } : {}),
           })
         }
         const remaining = enforcedRemaining(deadline)
@@ -553,6 +561,7 @@ export class Admission {
     deadline: Deadline | undefined,
     waitedMs: number,
     model: string | undefined,
+    giveBack: (() => Promise<void>) | undefined,
   ): AdmissionPermit {
     const now = this.#clock.now()
     const slot = lane[0] as Slot
@@ -582,7 +591,7 @@ export class Admission {
         waitMs: waitedMs,
       })
     }
-    return createPermit(this.#book, this.#clock, lane, key, token, waitedMs, model)
+    return createPermit(this.#book, this.#clock, lane, key, token, waitedMs, model, giveBack)
   }
 
   #id(key: string | undefined): string {

@@ -14,13 +14,21 @@ export interface AdmissionPermit {
   readonly waitedMs: number
   /** Feed the outcome back; latency defaults to the time since the permit was granted. */
   report(outcome: AdmissionOutcome): Promise<void>
-  /** The request was not sent after all: free the probe slot at once. */
-  release(): void
+  /**
+   * Done without an outcome to report (not sent after all, or cancelled in
+   * flight): frees the probe slot at once. `{ sent: false }` says nothing
+   * reached the provider: what the request took of the RPM/TPM limits goes
+   * back to the window that took it (kept, requests refused after admission
+   * — by a cost budget — used up the limit that sent ones needed). Without
+   * it the share stays counted: the provider may have counted the request.
+   */
+  release(options?: { sent?: boolean | undefined }): void
 }
 
 /**
  * A permit bound to its lane (key, model, provider slots): reports once (a success's latency counts for
- * `model` too, when given), and a probe that is released frees the slot at once.
+ * `model` too, when given), and a probe that is released frees the slot at once (one
+ * released as not sent gives its limits' share back too).
  */
 export function createPermit(
   book: CooldownBook,
@@ -30,6 +38,8 @@ export function createPermit(
   token: ProbeToken | undefined,
   waitedMs: number,
   model?: string | undefined,
+  /** Gives back what the request took of `ProviderLimits` (none without limits); never rejects. */
+  giveBack?: (() => Promise<void>) | undefined,
 ): AdmissionPermit {
   const grantedAt = clock.now()
   const slot = lane[0] as Slot
@@ -52,9 +62,12 @@ export function createPermit(
         grantedAt,
       )
     },
-    release(): void {
+    release(options?: { sent?: boolean | undefined }): void {
       if (settled) return
       settled = true
+      // Not awaited: on Redis it is a round trip the caller, which sends
+      // nothing, has no reason to wait for.
+      if (options?.sent === false) void giveBack?.().catch(noop)
       for (const held of lane) {
         if (token && held.probe === token) {
           held.probe = undefined
@@ -64,3 +77,5 @@ export function createPermit(
     },
   }
 }
+
+function noop(): void {}

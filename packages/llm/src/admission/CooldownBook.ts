@@ -270,7 +270,8 @@ export class CooldownBook {
    * the lane's scope and, when `model` is given, for that model there; an
    * answer closes every half-open slot of the lane. A limit cools the slot
    * of its scope (`cooldownScopeOf`: the model's, the key's or the
-   * provider's); an auth failure retires the key. `sentAt` is when the
+   * provider's); an auth failure retires the key (a quota gone for good
+   * retires what it names: the model on the key, else the key). `sentAt` is when the
    * request was admitted, when known.
    */
   async apply(
@@ -308,6 +309,11 @@ export class CooldownBook {
     if (verdict === 'cooldown') {
       const scope = cooldownScopeOf(outcome.error)
       slot = lane.find((s) => s.level === scope) ?? key
+    } else if (verdict === 'retire' && outcome.error.scope === 'model') {
+      // A quota gone for good that the provider says is the model's (Gemini's
+      // `limit: 0`: that model is not in the key's tier) retires that model
+      // on the key; retiring the key stopped its other models too.
+      slot = lane.find((s) => s.level === 'model') ?? key
     }
     // The other probes this request held say nothing: the next waiter probes them.
     for (const other of probed) if (other !== slot) wake(other)

@@ -214,12 +214,13 @@ async function attemptsOn(
     // hold there refused calls to other, healthy providers for money no
     // attempt was spending. So it is checked again: what other attempts
     // took meanwhile may leave too little, and this model is then given up
-    // on as above, its permit handed back unused.
+    // on as above, its permit handed back unused — its RPM/TPM share too:
+    // kept, refused calls used up the limit that sent ones needed.
     let reservation: CostReservation | undefined
     try {
       reservation = estimateUsd === undefined ? undefined : budget?.reserve(estimateUsd)
     } catch (thrown) {
-      admitted.permit?.release()
+      admitted.permit?.release({ sent: false })
       return unaffordableHere(thrown)
     }
     const { permit } = admitted

@@ -6,6 +6,11 @@ export interface KeysRetiredDetails {
   keyIds: string[]
   /** Why they were retired: `auth`, or `quota_exhausted` when every key's quota is gone for good. */
   reason: 'auth' | 'quota_exhausted'
+  /**
+   * The model they are retired for, when it is that model on each key that
+   * is retired (a quota naming the model: Gemini's `limit: 0`), not the keys.
+   */
+  model?: string | undefined
 }
 
 /**
@@ -19,15 +24,19 @@ export class KeysRetiredError extends HourglassError {
   readonly keyIds: string[]
   /** `auth` (a key was rejected), or `quota_exhausted` when every key's quota is gone for good. */
   readonly reason: 'auth' | 'quota_exhausted'
+  /** Set when the keys are retired for this model only (their other models may still go). */
+  readonly model: string | undefined
 
   constructor(details: KeysRetiredDetails) {
+    const only = details.model === undefined ? '' : ` for ${details.model}`
     super(
       KeysRetiredError.code,
-      `every key of ${details.provider} is retired (${details.reason}): ${details.keyIds.join(', ')}`,
+      `every key of ${details.provider} is retired${only} (${details.reason}): ${details.keyIds.join(', ')}`,
     )
     this.provider = details.provider
     this.keyIds = details.keyIds
     this.reason = details.reason
+    this.model = details.model
   }
 }
 

@@ -106,6 +106,8 @@ describe('Gemini errors', () => {
       ),
     })
     expect(e).toMatchObject({ kind: 'quota_exhausted', retryable: false })
+    // No wait lifts it: RetryInfo's 20 s is no cooldown to probe again after.
+    expect(e?.retryAfterMs).toBeUndefined()
   })
 
   it('"limit: 0" in the message alone is enough to call the quota permanent', () => {
@@ -122,7 +124,7 @@ describe('Gemini errors', () => {
     })
   })
 
-  it('a quota at zero with its wait only in the message keeps that wait (cooled in its scope, not the key retired)', () => {
+  it('a quota at zero takes no wait from the message either, and is the model’s when the message names it (retired in that scope, not the key)', () => {
     const body = JSON.stringify({
       error: {
         code: 429,
@@ -131,10 +133,9 @@ describe('Gemini errors', () => {
           'Quota exceeded for metric: x, limit: 0, model: gemini-2.5-pro. Please retry in 20.5s.',
       },
     })
-    expect(gemini.normalizeError({ status: 429, body })).toMatchObject({
-      kind: 'quota_exhausted',
-      retryAfterMs: 20_500,
-    })
+    const e = gemini.normalizeError({ status: 429, body })
+    expect(e).toMatchObject({ kind: 'quota_exhausted', scope: 'model' })
+    expect(e?.retryAfterMs).toBeUndefined()
   })
 
   it('"Please retry in 34.5s." in the message is a rate limit\'s wait only, not a server error\'s', async () => {

@@ -48,7 +48,8 @@ const MAX_DETAILS = 32
  * `{"error":{"code":429,"message","status":"RESOURCE_EXHAUSTED","details":[…]}}`.
  * `RetryInfo.retryDelay` ("34.4s") is the wait. A quota whose limit is 0
  * (free tier unavailable for the model or region) never refills, so it is
- * permanent however much the 429 looks like a rate limit. A 200 whose prompt
+ * permanent however much the 429 looks like a rate limit: no wait, whatever
+ * `RetryInfo` says. A 200 whose prompt
  * was blocked (`promptFeedback.blockReason`, no candidates) is a refusal, not
  * an empty success.
  */
@@ -74,6 +75,8 @@ export function readGeminiError(
   let retryAfterMs: number | undefined
   let scope: CooldownScope | undefined
   let daily = false
+  // A quota at zero: no wait ever lifts it.
+  let zero = false
   let limitedBy: RateLimitedBy | undefined
   for (const detail of asArray(get(error, 'details')).slice(0, MAX_DETAILS)) {
     const type = getString(detail, '@type')
@@ -81,7 +84,7 @@ export function readGeminiError(
       const delay = getString(detail, 'retryDelay')
       retryAfterMs = delay === undefined ? undefined : parseProtoDurationMs(delay)
     } else if (type === QUOTA_FAILURE) {
-      if (hasZeroQuota(detail)) kind = 'quota_exhausted'
+      if (hasZeroQuota(detail)) zero = true
       else if (kind === 'rate_limited' && hasDailyQuota(detail)) daily = true
       scope = quotaScope(detail)
       limitedBy = quotaLimitedBy(detail)
@@ -90,7 +93,22 @@ export function readGeminiError(
     }
   }
   const text = message ?? ''
-  if (kind === 'rate_limited' && /\blimit:\s*0\b/.test(text)) kind = 'quota_exhausted'
+  if (kind === 'rate_limited' && /\blimit:\s*0\b/.test(text)) zero = true
+  if (zero) {
+    // "limit: 0": the model is not in the key's tier (a free key on a
+    // paid-only model). It never refills, so it is a quota gone for good, as
+    // OpenAI's `insufficient_quota` is: no wait, so admission retires it in
+    // its scope (a quota naming the model: that model on that key, the key's
+    // other models free) instead of cooling it. Given RetryInfo's seconds (or
+    // the message's), it was cooled and then probed again every time they
+    // were over, each probe refused the same way.
+    kind = 'quota_exhausted'
+    retryAfterMs = undefined
+    daily = false
+    // Without a QuotaFailure, the message's "limit: 0, model: gemini-2.5-pro"
+    // names the model all the same: not the whole key's quota.
+    if (scope === undefined && /\blimit:\s*0,\s*model:/.test(text)) scope = 'model'
+  }
   // Prepaid billing's empty balance is RESOURCE_EXHAUSTED too, with no
   // details: `429 {"error":{"code":429,"message":"Your prepayment credits are
   // depleted. Please go to AI Studio at https://ai.studio/projects to manage
@@ -121,11 +139,7 @@ export function readGeminiError(
     // again each time RetryInfo's seconds are over.
     kind = 'quota_exhausted'
   }
-  // A quota at zero ("limit: 0": that model is not in the key's tier) keeps
-  // the message's wait when no RetryInfo gives one: cooled in its scope, not
-  // the whole key retired (which would stop the key's other models too).
   const messageWaitMs = retryInMessage(text)
-  if (kind === 'quota_exhausted' && !daily) retryAfterMs ??= messageWaitMs
   return {
     providerCode: status ?? getCode(error, 'code'),
     message,
