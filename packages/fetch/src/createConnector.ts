@@ -10,6 +10,7 @@ import { type ConnectionOptions, type TLSSocket, connect as tlsConnect } from 'n
 import { refuseUnknownOptions, runOutsideContext, systemClock } from '@hourglass/core'
 import type { buildConnector } from 'undici'
 import { Attempt } from './Attempt.js'
+import { asError } from './asError.js'
 import { claimConnectAttempt } from './attemptContext.js'
 import { ConnectError } from './errors/ConnectError.js'
 import { DnsError } from './errors/DnsError.js'
@@ -87,6 +88,19 @@ export function connectorFor(
     const unregister = attempt.onAbort((reason) => {
       settle(reason instanceof Error ? reason : new Error(String(reason)))
     })
+    // undici tells no connector that its client was destroyed: it fails the
+    // queued request, and the attempt that asked for this connection ends
+    // without being stopped, so onAbort never hears of it — and its limits
+    // end with it. A name answering afterwards opened a socket nobody would
+    // use, with no timer on it: an https one whose server never finished the
+    // handshake stayed open, holding the process up. Stopped, with the error
+    // that ended the attempt (the destroy's), before anything is opened.
+    if (claimed) {
+      claimed.onFinish((ended) => {
+        if (ended.reason !== undefined) return // stopped: onAbort settles it
+        settle(asError(ended.error ?? new Error('the request this connection was for has ended')))
+      })
+    }
 
     const nameHost = (ended: Attempt) => {
       if (isDnsTimeout(ended.error)) nameDnsTimeoutHost(ended.error, opts.hostname)
