@@ -84,7 +84,10 @@ export const ATTR_DEADLINE_CALL_KIND = 'hourglass.deadline.call.kind'
  * number stays the attempt's). Left out on the attempt's own request.
  */
 export const ATTR_DEADLINE_REDIRECT = 'hourglass.deadline.redirect'
-/** The phase an outbound attempt failed in: `dns`, `connect`, `headers`, `body`. */
+/**
+ * The phase an outbound attempt failed in: `dns`, `connect`, `headers`, `body`;
+ * `body` also for an answer its caller stopped reading (no `error.type` then).
+ */
 export const ATTR_DEADLINE_PHASE = 'hourglass.deadline.phase'
 /** Bytes of response body received by an outbound attempt. */
 export const ATTR_DEADLINE_BYTES_RECEIVED = 'hourglass.deadline.bytes_received'

@@ -92,6 +92,27 @@ export function modelRetryReason(m: {
 }
 
 /**
+ * `hourglass.deadline.retry.reason` of a model attempt not tried again on
+ * its model (why set). An attempt llm started as a retry and never sent
+ * (`sent: false`: fetch refused it at once, its deadline all but over or its
+ * caller gone) is that retry given up before it left, as llm's
+ * `retry-skipped` says of one given up during its wait: its reason is the
+ * failure the retry was for (`retryReason`), not the never-sent attempt's
+ * own `deadline_exceeded` or `aborted`, or the same retry counted under
+ * another reason by a few ms of clock. Any other attempt: its own failure.
+ */
+export function modelSkippedReason(m: {
+  sent?: false | undefined
+  retryReason?: string | undefined
+  errorKind?: string | undefined
+  errorClass?: string | undefined
+  status?: number | undefined
+}): string | undefined {
+  if (m.sent === false && m.retryReason !== undefined) return m.retryReason
+  return modelRetryReason(m)
+}
+
+/**
  * A model attempt's HTTP status as a failure class: the status as text, but
  * `network` for 0, which llm reports for a failure that got no HTTP answer
  * (DNS, a refused or cut connection) and names `network` itself

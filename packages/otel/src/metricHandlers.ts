@@ -45,7 +45,7 @@ import {
   type Handlers,
   httpMethod,
   modelAttemptErrorType,
-  modelRetryReason,
+  modelSkippedReason,
 } from './handlers.js'
 import { inModelSend } from './inModelSend.js'
 import { rpcAttributes, rpcConventions } from './rpcConventions.js'
@@ -278,7 +278,7 @@ export function metricHandlers(meter: Meter): Handlers {
             1,
             defined({
               [ATTR_DEADLINE_RETRY_OUTCOME]: 'skipped',
-              [ATTR_DEADLINE_RETRY_REASON]: modelRetryReason(m),
+              [ATTR_DEADLINE_RETRY_REASON]: modelSkippedReason(m),
               [ATTR_DEADLINE_RETRY_WHY]: m.why,
               [ATTR_DEADLINE_CALL_KIND]: 'llm',
             }),
@@ -288,7 +288,8 @@ export function metricHandlers(meter: Meter): Handlers {
         // it is decided (a `retry` decision here): one decided and then
         // given up (the caller left, the deadline ended during its wait)
         // ends in a retry-skipped instead; one llm never sent (fetch refused
-        // it at once) is counted above, by its own why.
+        // it at once) is counted above, as skipped by its own why for the
+        // failure the retry was for (`modelSkippedReason`).
         if (m.retryReason !== undefined && m.sent !== false) {
           retries.add(1, {
             [ATTR_DEADLINE_RETRY_OUTCOME]: 'retried',

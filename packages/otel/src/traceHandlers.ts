@@ -92,6 +92,7 @@ import {
   modelAttemptErrorType,
   modelHttpStatus,
   modelRetryReason,
+  modelSkippedReason,
   ms,
   spokeOpenAI,
 } from './handlers.js'
@@ -346,9 +347,11 @@ export function traceHandlers(sdkTracer: Tracer): Handlers {
             [ATTR_DEADLINE_BYTES_RECEIVED]: m.bytesReceived,
           }),
         )
-        // As the HTTP client semconv does: a failure code, else a 5xx status, is the error.type.
+        // As the HTTP client semconv does: a failure code, else a 5xx status,
+        // is the error.type. Not the caller's own stop of an answer it had
+        // (see `stoppedByCaller`): its phase and bytes say where it stopped.
         const failure =
-          m.errorCode ??
+          (stoppedByCaller(m) ? undefined : m.errorCode) ??
           (m.statusCode !== undefined && m.statusCode >= 500 ? String(m.statusCode) : undefined)
         if (failure !== undefined) {
           span.setAttribute(ATTR_ERROR_TYPE, failure)
@@ -397,7 +400,7 @@ export function traceHandlers(sdkTracer: Tracer): Handlers {
             EVENT_DEADLINE_RETRY_SKIPPED,
             defined({
               [ATTR_DEADLINE_ATTEMPT]: m.attempt,
-              [ATTR_DEADLINE_RETRY_REASON]: modelRetryReason(m),
+              [ATTR_DEADLINE_RETRY_REASON]: modelSkippedReason(m),
               [ATTR_DEADLINE_RETRY_WHY]: m.why,
             }),
           )
@@ -462,6 +465,37 @@ export function traceHandlers(sdkTracer: Tracer): Handlers {
     grpc: grpcTraceHandlers(tracer),
     bullmq: bullmqTraceHandlers(tracer),
   }
+}
+
+/**
+ * What ends an attempt when its caller stops it: an abort with no reason of
+ * its own (`res.body.cancel()`, `AbortController.abort()`, `deadline.cancel()`),
+ * named as core's `isAbortError` knows it.
+ */
+const CALLER_ABORT_CODES: ReadonlySet<string> = new Set(['AbortError', 'ABORT_ERR'])
+
+/**
+ * An outbound attempt whose answer came and whose caller then stopped reading
+ * its body — `res.body.cancel()` once the status and headers told it enough,
+ * or after the part it wanted; its signal aborted while it read. fetch ends
+ * such an attempt with the abort's code, as it ends one the network cut, but
+ * the call did not fail: the HTTP conventions make a span ERROR for a 5xx or
+ * a request that failed, not for an answer its reader chose to leave. A stop
+ * before any answer (phase `headers`, `connect`…) is a request that failed,
+ * and a body the deadline (`DEADLINE_EXCEEDED`), a client that left
+ * (`CLIENT_CLOSED`) or the network cut is a failure of its own code.
+ */
+function stoppedByCaller(m: {
+  phase?: string | undefined
+  statusCode?: number | undefined
+  errorCode?: string | undefined
+}): boolean {
+  return (
+    m.phase === 'body' &&
+    m.statusCode !== undefined &&
+    m.errorCode !== undefined &&
+    CALLER_ABORT_CODES.has(m.errorCode)
+  )
 }
 
 /** One model attempt as a GenAI inference span, ended as it is made (see above). */
