@@ -27,6 +27,7 @@ import { modelObject, retrieveModel } from './http/retrieveModel.js'
 import { sendError } from './http/sendError.js'
 import { sendJson } from './http/sendJson.js'
 import type { GatewayRedisClient } from './limits/GatewayRedisClient.js'
+import { LimitsRedisClient } from './limits/LimitsRedisClient.js'
 import { RedisHealth } from './limits/RedisHealth.js'
 import { TrackedCooldownStore } from './limits/TrackedCooldownStore.js'
 import {
@@ -306,7 +307,12 @@ function buildGateway(
       },
     },
     onWait: (provider, limit, waitMs) => metrics.limitWait(provider, limit, waitMs),
-    ...(redis === undefined ? {} : { redis }),
+    // Seen through the cooldowns' last command: a count right after a
+    // cooldown read Redis left unanswered decides locally at once, instead
+    // of waiting a second command timeout in the same request.
+    ...(redis === undefined
+      ? {}
+      : { redis: new LimitsRedisClient(redis, () => store?.unanswered === true) }),
   })
   const admission = new Admission({
     clock,

@@ -6,12 +6,18 @@ import type { CooldownExtension, CooldownStore } from '../llm.js'
  * cooldowns are being decided locally without parsing admission's log text;
  * `onFailure` hears of every failed call (what Redis was last seen doing
  * has changed), `onSuccess` of every call that succeeded (Redis answers).
+ * `unanswered` says the last call failed because Redis did not answer in
+ * time — not that it refused: the limits' count, next in the same request,
+ * then decides locally rather than wait for the same silence
+ * (`LimitsRedisClient`).
  */
 export class TrackedCooldownStore implements CooldownStore {
   readonly #inner: CooldownStore
   readonly #onFailure: () => void
   readonly #onSuccess: () => void
   failing = false
+  /** The last call failed unanswered (timed out), not refused: false again once a call settles otherwise. */
+  unanswered = false
 
   constructor(
     inner: CooldownStore,
@@ -45,12 +51,28 @@ export class TrackedCooldownStore implements CooldownStore {
     try {
       const value = await call
       this.failing = false
+      this.unanswered = false
       this.#onSuccess()
       return value
     } catch (error) {
       this.failing = true
+      this.unanswered = isUnanswered(error)
       this.#onFailure()
       throw error
     }
   }
+}
+
+/**
+ * A command Redis did not answer within its bound: llm's own bound
+ * (`Redis did not answer within N ms`) or ioredis's `commandTimeout`
+ * (`Command timed out`), whichever fired first. Read by message, as the
+ * store rejects with plain errors. Anything else — Redis refusing the
+ * script, a client not ready (which the limits read from its `status`
+ * themselves), an unknown client's own wording — is not taken for silence:
+ * at worst the limits ask Redis as they did before.
+ */
+function isUnanswered(error: unknown): boolean {
+  const message = error instanceof Error ? error.message : ''
+  return /did not answer within|command timed out/i.test(message)
 }
