@@ -146,6 +146,8 @@ export {
 } from './errors/SideEffectStoreError.js'
 // The gateway's SSE re-cutter raises the decoder's overflow error: the class is public.
 export { isSseBufferOverflow, SseBufferOverflowError } from './errors/SseBufferOverflowError.js'
+// Public: a store of one's own may throw it to say it did not answer (silence, not a refusal).
+export { isStoreTimeout, StoreTimeoutError } from './errors/StoreTimeoutError.js'
 export {
   isStreamInterrupted,
   type StreamInterruptedError,

@@ -6,7 +6,7 @@ import * as llm from '../src/index.js'
  * a decision, made here on purpose, not a side effect of a refactor.
  */
 describe('the public surface of @hourglass/llm', () => {
-  it('exports exactly these 55 runtime names', () => {
+  it('exports exactly these 57 runtime names', () => {
     expect(Object.keys(llm).sort()).toEqual(
       [
         'Admission',
@@ -23,6 +23,7 @@ describe('the public surface of @hourglass/llm', () => {
         'RetryBudgetRegistry',
         'SseBufferOverflowError',
         'SseDecoder',
+        'StoreTimeoutError',
         'anthropic',
         'callModel',
         'createAdapter',
@@ -50,6 +51,7 @@ describe('the public surface of @hourglass/llm', () => {
         'isSideEffectStoreError',
         'isResponseTooLarge',
         'isSseBufferOverflow',
+        'isStoreTimeout',
         'isStreamInterrupted',
         'isUnknownPrice',
         'keyId',
@@ -68,10 +70,10 @@ describe('the public surface of @hourglass/llm', () => {
     )
   })
 
-  it('has one guard per error it can throw, and no error class to instanceof (but the one the gateway raises)', () => {
+  it('has one guard per error it can throw, and no error class to instanceof (but the one the gateway raises and the one a store of your own may throw)', () => {
     const guards = Object.keys(llm).filter((name) => /^is[A-Z]/.test(name))
-    expect(guards).toHaveLength(16)
+    expect(guards).toHaveLength(17)
     const classes = Object.keys(llm).filter((name) => /^[A-Z]\w*Error$/.test(name))
-    expect(classes).toEqual(['SseBufferOverflowError'])
+    expect(classes).toEqual(['SseBufferOverflowError', 'StoreTimeoutError'])
   })
 })

@@ -74,6 +74,19 @@ export interface AdmissionOptions {
    * `redisBackoffMs`) for a `RedisCooldownStore`, 0 for any other store.
    */
   storeBackoffMs?: number | undefined
+  /**
+   * How long a store call (reading cooldowns, writing one) may go
+   * unanswered, in ms on `clock`, before it counts as the store failing:
+   * admission then decides on this process's view, as when the store
+   * rejects, and says so once (`logger`). The late answer is dropped.
+   * Default 1000 for a store of your own (a `CooldownStore` on another
+   * database, a wrapper); none for `MemoryCooldownStore` (it answers at
+   * once) and `RedisCooldownStore` (its `commandTimeoutMs` bounds it). A
+   * wrapper around a store with a longer bound of its own sets at least
+   * that. A number above 0; Infinity = none (the call's deadline and signal
+   * still bound what it waits).
+   */
+  storeTimeoutMs?: number | undefined
   /** Random source in [0, 1) for jitter. Default `Math.random`. */
   random?: (() => number) | undefined
   /**
@@ -208,6 +221,21 @@ export class Admission {
     })
     const store = options.store ?? new MemoryCooldownStore({ clock: this.#clock })
     this.#storeIsLocal = store instanceof MemoryCooldownStore
+    // On by default for any store that brings no bound of its own: a
+    // protection that must be switched on protects nobody, and a store that
+    // never answers held every call without a deadline for good.
+    const storeTimeoutMs =
+      options.storeTimeoutMs ??
+      (this.#storeIsLocal || store instanceof RedisCooldownStore
+        ? Number.POSITIVE_INFINITY
+        : DEFAULT_STORE_TIMEOUT_MS)
+    if (typeof storeTimeoutMs !== 'number' || !(storeTimeoutMs > 0)) {
+      throw optionError(
+        'Admission: storeTimeoutMs',
+        'a number of ms above 0 (Infinity = none)',
+        storeTimeoutMs,
+      )
+    }
     this.#book = new CooldownBook({
       store,
       clock: this.#clock,
@@ -224,6 +252,7 @@ export class Admission {
         Math.max(0, options.storeBackoffMs ?? (store instanceof RedisCooldownStore ? 1000 : 0)),
         MAX_TIMER_MS,
       ),
+      storeTimeoutMs,
     })
   }
 
@@ -598,6 +627,13 @@ export class Admission {
     return this.#ids.id(key)
   }
 }
+
+/**
+ * `storeTimeoutMs`'s default for a store of the user's: `RedisCooldownStore`'s
+ * `commandTimeoutMs` default, well above a healthy round trip, well below a
+ * call's deadline.
+ */
+const DEFAULT_STORE_TIMEOUT_MS = 1000
 
 /** The options that are times or counts: NaN or no number is refused, a negative clamped to 0. */
 const NUMERIC_OPTIONS = [

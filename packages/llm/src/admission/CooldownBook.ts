@@ -3,6 +3,7 @@ import { warnSafely } from '../callHook.js'
 import { limitKindOf } from '../errors/limitKindOf.js'
 import { serverHintMs } from '../retry/maxRetryAfter.js'
 import type { CooldownScope } from '../types.js'
+import { answeredWithin } from './answeredWithin.js'
 import type { CooldownStore } from './CooldownStore.js'
 import { type CooldownInput, defaultCooldownMs } from './defaultCooldownMs.js'
 import type { LatencyTracker } from './LatencyTracker.js'
@@ -44,6 +45,12 @@ export interface CooldownBookOptions {
    * Default 1000.
    */
   storeBackoffMs?: number | undefined
+  /**
+   * How long a store call may go unanswered, in ms, on `clock`: then it
+   * counts as the store failing (as a rejection does). Infinity = none.
+   * Default Infinity (`Admission` sets it).
+   */
+  storeTimeoutMs?: number | undefined
 }
 
 /**
@@ -86,6 +93,7 @@ export class CooldownBook {
    */
   #storeRetryAtMs = Number.NEGATIVE_INFINITY
   readonly #backoffMs: number
+  readonly #timeoutMs: number
   /** Store failures so far: an answer to a command sent before the latest failure clears nothing. */
   #storeFailures = 0
   /** The store's connection was seen other than `ready` during this back-off. */
@@ -94,6 +102,7 @@ export class CooldownBook {
   constructor(options: CooldownBookOptions) {
     this.#o = options
     this.#backoffMs = options.storeBackoffMs ?? 1000
+    this.#timeoutMs = options.storeTimeoutMs ?? Number.POSITIVE_INFINITY
   }
 
   /**
@@ -232,9 +241,11 @@ export class CooldownBook {
     const askedAt = this.#o.clock.now()
     let remaining: number[]
     try {
-      remaining = await this.#o.store.remaining(
-        scope,
-        slots.map((s) => s.storeId),
+      remaining = await this.#bounded(
+        this.#o.store.remaining(
+          scope,
+          slots.map((s) => s.storeId),
+        ),
       )
       this.#storeAnswered(failures)
     } catch (error) {
@@ -432,7 +443,7 @@ export class CooldownBook {
   async #extendStore(slot: Slot, waitMs: number, reason: string): Promise<void> {
     const failures = this.#storeFailures
     try {
-      await this.#o.store.extend(slot.scope, slot.storeId, waitMs, reason)
+      await this.#bounded(this.#o.store.extend(slot.scope, slot.storeId, waitMs, reason))
       // The store started the wait before its answer came (however late a
       // busy loop or an offline queue made that), in whole ms rounded up:
       // its end is at most this.
@@ -444,6 +455,25 @@ export class CooldownBook {
     } catch (error) {
       this.#storeDown(error)
     }
+  }
+
+  /**
+   * A store call, failing once it has gone `storeTimeoutMs` unanswered. A
+   * store of the user's own (another database, a wrapper) has no bound of
+   * its own that admission knows of: one that never answered held every
+   * call that asked it until its deadline — one with none for good — and
+   * never counted as failing, so the next call asked it again.
+   */
+  #bounded<T>(call: Promise<T>): Promise<T> {
+    // None (the in-memory store, Redis's own bound): the call as it is, no extra hop.
+    if (this.#timeoutMs === Number.POSITIVE_INFINITY) return call
+    return answeredWithin(
+      call,
+      this.#timeoutMs,
+      'the cooldown store',
+      'Admission storeTimeoutMs',
+      this.#o.clock,
+    )
   }
 
   #cooldownEvent(

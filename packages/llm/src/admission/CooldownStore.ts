@@ -3,6 +3,12 @@
  * ("cooling for 840 more ms"), never as timestamps: two hosts' clocks never
  * have to agree, the store's own clock (Redis's, for `RedisCooldownStore`)
  * is the only one that counts.
+ *
+ * A call that rejects, or goes `storeTimeoutMs` unanswered (`Admission`'s
+ * option, default 1000 for a store of your own), counts as the store
+ * failing: admission decides on its own process's view meanwhile. A store
+ * need not bound its own calls, and one with a longer bound of its own
+ * needs a `storeTimeoutMs` of at least that.
  */
 export interface CooldownStore {
   /** The cooldown left for each key id, in ms (0 = not cooling), in one round trip, in order. */

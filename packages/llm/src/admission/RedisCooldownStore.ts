@@ -1,8 +1,8 @@
 import { createHash } from 'node:crypto'
-import { optionError } from '@hourglass/core'
+import { type Clock, isClock, optionError, systemClock } from '@hourglass/core'
 import { answeredWithin } from './answeredWithin.js'
 import type { CooldownExtension, CooldownStore } from './CooldownStore.js'
-import { stillFirstConnecting } from './firstConnection.js'
+import { firstConnection, stillFirstConnecting } from './firstConnection.js'
 
 /**
  * The part of a Redis client this store uses, typed structurally so
@@ -11,6 +11,14 @@ import { stillFirstConnecting } from './firstConnection.js'
 export interface RedisScriptClient {
   /** ioredis's connection state, when the client has one: admission reads it after a failure. */
   readonly status?: string | undefined
+  /**
+   * ioredis's: a client made with `lazyConnect: true` (status `wait`) is
+   * connected by the store's first command, once per client.
+   */
+  connect?(): Promise<unknown>
+  /** ioredis's events: a client whose first connection is coming up is waited for until `ready`. */
+  once?(event: 'ready' | 'close', listener: () => void): unknown
+  removeListener?(event: 'ready' | 'close', listener: () => void): unknown
   evalsha(sha1: string, numKeys: number, ...args: Array<string | number>): Promise<unknown>
   eval(script: string, numKeys: number, ...args: Array<string | number>): Promise<unknown>
 }
@@ -28,6 +36,8 @@ export interface RedisCooldownStoreOptions {
    * for the client.
    */
   commandTimeoutMs?: number | undefined
+  /** What `commandTimeoutMs` is measured on. Default the system's; a `ManualClock` in tests. */
+  clock?: Clock | undefined
 }
 
 /** `commandTimeoutMs`'s default: well above a healthy round trip, well below a call's deadline. */
@@ -77,11 +87,16 @@ const SCRIPT_SHA1 = createHash('sha1').update(COOLDOWN_SCRIPT).digest('hex')
  * its deadline (one with none, for good) — and a command unanswered after
  * `commandTimeoutMs` rejects. As rate-limiter-flexible's
  * `rejectIfRedisNotReady`, which `ProviderLimits` uses on the same client.
+ * Before its first `ready` a client is not down but coming up: one made
+ * with `lazyConnect: true` is connected by the first command, and the
+ * commands wait for that connection (within `commandTimeoutMs`), so
+ * `enableOfflineQueue: false` needs no `await client.connect()` first.
  */
 export class RedisCooldownStore implements CooldownStore {
   readonly #client: RedisScriptClient
   readonly #prefix: string
   readonly #timeoutMs: number
+  readonly #clock: Clock
   /** The client was seen `ready`: a state other than that is a lost connection, not the first one coming up. */
   #wasReady = false
 
@@ -109,9 +124,18 @@ export class RedisCooldownStore implements CooldownStore {
         timeoutMs,
       )
     }
+    const clock = options.clock ?? systemClock
+    if (!isClock(clock)) {
+      throw optionError(
+        'RedisCooldownStore: clock',
+        'a Clock (now, setTimeout, clearTimeout)',
+        clock,
+      )
+    }
     this.#client = client
     this.#prefix = options.keyPrefix ?? 'hourglass:cooldown:'
     this.#timeoutMs = timeoutMs
+    this.#clock = clock
   }
 
   /** The client's connection state (`ready`, `reconnecting`…), undefined when it has none. */
@@ -154,16 +178,27 @@ export class RedisCooldownStore implements CooldownStore {
    */
   #run(keys: string[], args: Array<string | number>): Promise<unknown> {
     const status = this.#client.status
+    let connected: Promise<void> | undefined
     if (status === 'ready') this.#wasReady = true
-    else if (status !== undefined && !stillFirstConnecting(status, this.#wasReady)) {
-      return Promise.reject(
-        new Error(`the Redis client is not ready (status: ${status}); not sent`),
-      )
+    else if (status !== undefined) {
+      if (!stillFirstConnecting(status, this.#wasReady)) {
+        return Promise.reject(
+          new Error(`the Redis client is not ready (status: ${status}); not sent`),
+        )
+      }
+      // Connected (lazyConnect) or waited for: sent now, a client without
+      // an offline queue refused it, and this process's first cooldown was
+      // never shared.
+      connected = firstConnection(this.#client)
     }
     return answeredWithin(
-      this.#send(keys, args),
+      connected === undefined
+        ? this.#send(keys, args)
+        : connected.then(() => this.#send(keys, args)),
       this.#timeoutMs,
-      `Redis did not answer within ${this.#timeoutMs} ms (RedisCooldownStore commandTimeoutMs)`,
+      'Redis',
+      'RedisCooldownStore commandTimeoutMs',
+      this.#clock,
     )
   }
 

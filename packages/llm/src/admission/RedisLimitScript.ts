@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto'
 import type { Clock } from '@hourglass/core'
 import { answeredWithin } from './answeredWithin.js'
-import { stillFirstConnecting } from './firstConnection.js'
+import { firstConnection, stillFirstConnecting } from './firstConnection.js'
 
 /**
  * The part of the caller's Redis client the limits use, typed structurally
@@ -11,6 +11,15 @@ import { stillFirstConnecting } from './firstConnection.js'
 export interface RedisLimitClient {
   /** ioredis's connection state: anything but `ready` counts locally without a round trip. */
   readonly status?: string | undefined
+  /**
+   * ioredis's: a client made with `lazyConnect: true` (status `wait`) is
+   * connected by the first count, once per client (shared with a
+   * `RedisCooldownStore` on it).
+   */
+  connect?(): Promise<unknown>
+  /** ioredis's events: a client whose first connection is coming up is waited for until `ready`. */
+  once?(event: 'ready' | 'close', listener: () => void): unknown
+  removeListener?(event: 'ready' | 'close', listener: () => void): unknown
   evalsha?(sha1: string, numKeys: number, ...args: Array<string | number>): Promise<unknown>
   eval?(script: string, numKeys: number, ...args: Array<string | number>): Promise<unknown>
 }
@@ -135,7 +144,8 @@ export class RedisLimitScript {
       const reply = await answeredWithin(
         this.#run(args),
         this.#timeoutMs,
-        `Redis did not answer within ${this.#timeoutMs} ms (ProviderLimits redisCommandTimeoutMs)`,
+        'Redis',
+        'ProviderLimits redisCommandTimeoutMs',
       )
       if (failures === this.#failures) this.#retryAtMs = Number.NEGATIVE_INFINITY
       return reply
@@ -151,6 +161,11 @@ export class RedisLimitScript {
     if (typeof client.evalsha !== 'function' || typeof client.eval !== 'function') {
       throw new TypeError('ProviderLimits: the redis client has no evalsha/eval')
     }
+    // Its first connection still coming up (`status` read it as `ready`):
+    // connected (lazyConnect) or waited for. Sent now, a client without an
+    // offline queue refused it, and the first counts of every process were
+    // made locally, "Redis unavailable" said.
+    if (stillFirstConnecting(client.status, this.#wasReady)) await firstConnection(client)
     try {
       return await client.evalsha(this.#sha, 1, ...args)
     } catch (error) {

@@ -1,4 +1,4 @@
-import { Deadline } from '@hourglass/core'
+import { Deadline, ManualClock } from '@hourglass/core'
 import { type RedisServer, redisAvailable, startRedis } from '@hourglass/testkit'
 import { Redis } from 'ioredis'
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest'
@@ -7,6 +7,7 @@ import { Admission } from '../../src/admission/Admission.js'
 import { ProviderLimits } from '../../src/admission/ProviderLimits.js'
 import { RedisCooldownStore } from '../../src/admission/RedisCooldownStore.js'
 import { callModel } from '../../src/call/callModel.js'
+import { isStoreTimeout } from '../../src/errors/StoreTimeoutError.js'
 import { useFakes, user } from '../call/support/fakes.js'
 
 const available = redisAvailable()
@@ -217,20 +218,24 @@ describe.skipIf(!available)(
     })
 
     it('commandTimeoutMs is 1000 ms unless given: a command unanswered that long rejects, naming it', async () => {
-      vi.useFakeTimers()
-      try {
-        const never = () => new Promise<never>(() => {})
-        const store = new RedisCooldownStore({ status: 'ready', evalsha: never, eval: never })
-        let settled: unknown
-        const read = store.remaining('openai', ['k']).catch((error: unknown) => error)
-        void read.then((outcome) => (settled = outcome))
-        await vi.advanceTimersByTimeAsync(999)
-        expect(settled).toBeUndefined()
-        await vi.advanceTimersByTimeAsync(1)
-        expect(String(await read)).toMatch(/did not answer within 1000 ms/)
-      } finally {
-        vi.useRealTimers()
-      }
+      const clock = new ManualClock()
+      const never = () => new Promise<never>(() => {})
+      const store = new RedisCooldownStore(
+        { status: 'ready', evalsha: never, eval: never },
+        { clock },
+      )
+      let settled: unknown
+      const read = store.remaining('openai', ['k']).catch((error: unknown) => error)
+      void read.then((outcome) => (settled = outcome))
+      clock.advance(999)
+      await new Promise((resolve) => setImmediate(resolve))
+      expect(settled).toBeUndefined()
+      clock.advance(1)
+      const error = await read
+      expect(isStoreTimeout(error)).toBe(true)
+      expect(String(error)).toMatch(
+        /Redis did not answer within 1000 ms \(RedisCooldownStore commandTimeoutMs\)/,
+      )
     })
 
     it('commandTimeoutMs must be a number of ms above 0', () => {
