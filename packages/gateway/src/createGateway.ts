@@ -323,9 +323,15 @@ function buildGateway(
     // cooldown read, calls decide on this process's view for this long, and
     // a frozen Redis holds one request for the command timeout per back-off,
     // not every request (250 ms added to each, by default).
+    // The store wraps a RedisCooldownStore, bounded by its own
+    // commandTimeoutMs: admission's default bound for a store of one's own
+    // (1 s) would cut a longer configured one short.
     ...(store === undefined
       ? {}
-      : { storeBackoffMs: Math.max(1000, valid.redis?.commandTimeoutMs ?? 0) }),
+      : {
+          storeBackoffMs: Math.max(1000, valid.redis?.commandTimeoutMs ?? 0),
+          storeTimeoutMs: Number.POSITIVE_INFINITY,
+        }),
   })
   // Each provider's own prices: one model name may cost differently at two
   // providers, and merged by name the last one priced both — a fallback to

@@ -29,6 +29,7 @@ export {
   isProviderError,
   isRateLimited,
   isRequestRejected,
+  isStoreTimeout,
   isStreamInterrupted,
   isUnknownPrice,
   type KeysRetiredError,

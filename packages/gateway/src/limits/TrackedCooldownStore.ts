@@ -1,4 +1,4 @@
-import type { CooldownExtension, CooldownStore } from '../llm.js'
+import { type CooldownExtension, type CooldownStore, isStoreTimeout } from '../llm.js'
 
 /**
  * The cooldown store admission uses, watched: `failing` is true from a
@@ -65,14 +65,13 @@ export class TrackedCooldownStore implements CooldownStore {
 
 /**
  * A command Redis did not answer within its bound: llm's own bound
- * (`Redis did not answer within N ms`) or ioredis's `commandTimeout`
- * (`Command timed out`), whichever fired first. Read by message, as the
- * store rejects with plain errors. Anything else — Redis refusing the
- * script, a client not ready (which the limits read from its `status`
- * themselves), an unknown client's own wording — is not taken for silence:
- * at worst the limits ask Redis as they did before.
+ * (`StoreTimeoutError`) or ioredis's `commandTimeout`, whichever fired
+ * first (ioredis's is a plain Error, told by its message, "Command timed
+ * out"). Anything else — Redis refusing the script, a client not ready
+ * (which the limits read from its `status` themselves), an unknown client's
+ * own wording — is not taken for silence: at worst the limits ask Redis as
+ * they did before.
  */
 function isUnanswered(error: unknown): boolean {
-  const message = error instanceof Error ? error.message : ''
-  return /did not answer within|command timed out/i.test(message)
+  return isStoreTimeout(error) || (error instanceof Error && error.message === 'Command timed out')
 }

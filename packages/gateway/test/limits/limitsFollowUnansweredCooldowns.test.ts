@@ -1,5 +1,6 @@
 import type { AddressInfo } from 'node:net'
 import { ManualClock } from '@hourglass/core'
+import { StoreTimeoutError } from '@hourglass/llm'
 import { type FakeProvider, startFakeProvider } from '@hourglass/testkit'
 import express from 'express'
 import { afterEach, describe, expect, it } from 'vitest'
@@ -84,9 +85,9 @@ describe('the limits after an unanswered cooldown command', () => {
 
   it("llm's own bound on the cooldown read reads as unanswered too", async () => {
     const state = {
-      cooldownError: new Error(
-        'Redis did not answer within 1000 ms (RedisCooldownStore commandTimeoutMs)',
-      ) as Error | undefined,
+      cooldownError: new StoreTimeoutError('Redis', 'RedisCooldownStore commandTimeoutMs', 1000) as
+        | Error
+        | undefined,
       counts: 0,
     }
     const ask = await start(client(state), new ManualClock(1_000_000))
