@@ -466,7 +466,8 @@ async function attemptsOn(
       reservation?.release()
     }
     // Refused by the HTTP client before it left: said so on its records.
-    if (refusedBySender(error)) counts = { ...counts, sent: false }
+    const unsent = refusedBySender(error)
+    if (unsent) counts = { ...counts, sent: false }
     // A rate limit or overload by the one test admission and `decideRetry`
     // apply too (`limitKindOf`), so the wait asked for here is the cooldown
     // admission starts, and the earliest-answer rule sees the same limit.
@@ -476,12 +477,18 @@ async function attemptsOn(
     // cooldown a limit without a server hint starts; else admission's defaults.
     const cooldownMs =
       permit !== undefined && limited ? ownCooldownMs(retry, attempt, error) : undefined
-    const reported = permit?.report({
-      ok: false,
-      error: error.normalized,
-      latencyMs,
-      ...(cooldownMs === undefined ? {} : { cooldownMs }),
-    })
+    // Nothing left, so nothing to tell admission of the provider: the permit
+    // is handed back with its RPM/TPM share, which the provider never
+    // counted (reported, the share stayed in the window until it ended).
+    if (unsent) permit?.release({ sent: false })
+    const reported = unsent
+      ? undefined
+      : permit?.report({
+          ok: false,
+          error: error.normalized,
+          latencyMs,
+          ...(cooldownMs === undefined ? {} : { cooldownMs }),
+        })
     // A first-token timeout is not resent to the same model (the provider may
     // be generating and billing it), unless the caller allowed one resend.
     const resend =

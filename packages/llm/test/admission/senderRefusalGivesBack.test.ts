@@ -1,0 +1,52 @@
+import { describe, expect, it } from 'vitest'
+import { openAICompatible } from '../../src/adapters/openAICompatible.js'
+import { Admission } from '../../src/admission/Admission.js'
+import { ProviderLimits } from '../../src/admission/ProviderLimits.js'
+import { callModel } from '../../src/call/callModel.js'
+import { useFakes, user } from '../call/support/fakes.js'
+
+const fakes = useFakes()
+const request = { messages: [user('hi')], maxTokens: 16 }
+
+/**
+ * An attempt the HTTP client refused to send (here: a closed adapter's
+ * client) reached no provider: the RPM share admission counted for it goes
+ * back to the window, so the provider's next real request still goes. It
+ * stayed counted until the window ended, and a one-request window refused
+ * that request ("the RPM window resets in …").
+ */
+describe('an attempt refused by the sender gives its RPM share back', () => {
+  it('a closed adapter’s attempt takes no share of the window: the next request to that provider goes', async () => {
+    const fake = await fakes.start({ dialect: 'openai' })
+    const admission = new Admission({
+      staggerMs: 0,
+      logger: { warn: () => {} },
+      limits: new ProviderLimits({ limits: { openai: { rpm: 1 } }, logger: { warn: () => {} } }),
+    })
+    const closed = openAICompatible({ baseURL: fake.baseURL, apiKey: 'sk-1', model: 'gpt-4o' })
+    await closed.close()
+    const open = fakes.adapter(
+      openAICompatible({ baseURL: fake.baseURL, apiKey: 'sk-1', model: 'gpt-4o' }),
+    )
+    const refused = await callModel({
+      models: [closed],
+      request,
+      retry: { budgets: false },
+      limits: { admission },
+    }).then(
+      () => undefined,
+      (error: unknown) => error,
+    )
+    expect(refused).toBeInstanceOf(Error)
+    expect(fake.requests).toHaveLength(0)
+
+    const answer = await callModel({
+      models: [open],
+      request,
+      retry: { budgets: false },
+      limits: { admission },
+    })
+    expect(answer.text).toBe('Hello from the fake provider.')
+    expect(fake.requests).toHaveLength(1)
+  })
+})
