@@ -1,8 +1,10 @@
 import type { Http2Stream } from 'node:http2'
 import type { Socket } from 'node:net'
+import { isErrored, isReadable } from 'node:stream'
 import { type Clock, type Deadline, errorCode, expiryError } from '@hourglass/core'
 import { allowFanOut } from './allowFanOut.js'
 import { publishAttempt, publishAttemptEnd } from './channels.js'
+import { BodyNotReadError } from './errors/BodyNotReadError.js'
 import { BodyTimeoutError } from './errors/BodyTimeoutError.js'
 import { ConnectTimeoutError } from './errors/ConnectTimeoutError.js'
 import { DnsTimeoutError } from './errors/DnsTimeoutError.js'
@@ -95,6 +97,20 @@ export class Attempt {
   headerMs: number | undefined
   /** Why the attempt was stopped by us (phase limit, deadline, caller); undefined otherwise. */
   reason: unknown
+  /**
+   * `'caller'` when the attempt ended because the caller stopped it — its
+   * signal aborted, or it cancelled (destroyed) the body it was handed —
+   * whatever reason it gave: its `attempt-end` says so, and no retry is
+   * judged on a body the caller chose to stop reading (`stopByCaller`).
+   */
+  stoppedBy: 'caller' | undefined
+  /**
+   * The body createFetch handed the caller (a web stream), while the attempt
+   * reads it: one the caller cancelled is closed by the time undici stops
+   * the request, where a failure (a reset, a corrupt encoding, a limit)
+   * leaves it readable until fetch errors it. Released when the attempt ends.
+   */
+  callerBody: ReadableStream<unknown> | undefined
   error: unknown
   readonly timings: AttemptTimings = {
     dnsMs: undefined,
@@ -162,6 +178,7 @@ export class Attempt {
     // attempt at once, and nothing may be added that finish() would release.
     if (this.state === 'done') return
     if (signal?.aborted) {
+      this.stopByCaller()
       this.abort(signal.reason)
       return
     }
@@ -171,7 +188,10 @@ export class Attempt {
       // already stops the attempt when it aborts (for an observe-only
       // deadline both fire on a cancel alone).
       allowFanOut(signal)
-      this.#onSignal = () => this.abort(signal.reason)
+      this.#onSignal = () => {
+        this.stopByCaller()
+        this.abort(signal.reason)
+      }
       signal.addEventListener('abort', this.#onSignal, { once: true })
     }
   }
@@ -347,6 +367,16 @@ export class Attempt {
     else this.#finishHooks = [hook]
   }
 
+  /**
+   * What ends this attempt next comes from the caller (its signal, its
+   * cancel of the body): marked before the end it brings. A no-op once the
+   * attempt is over or stopped for another reason (that reason came first).
+   */
+  stopByCaller(): void {
+    if (this.state === 'done' || this.reason !== undefined) return
+    this.stoppedBy = 'caller'
+  }
+
   /** Stop the attempt for `reason`; the first reason wins. */
   abort(reason: unknown): void {
     if (this.state === 'done' || this.reason !== undefined) return
@@ -360,6 +390,13 @@ export class Attempt {
   finish(error?: unknown): void {
     if (this.state === 'done') return
     const failedPhase = this.state === 'queued' ? undefined : this.state
+    const body = this.callerBody
+    if (body !== undefined) {
+      this.callerBody = undefined
+      if (error !== undefined && this.reason === undefined && cancelled(body, error)) {
+        this.stoppedBy = 'caller'
+      }
+    }
     const now = this.init.clock.now()
     if (this.state === 'body' && this.init.measureGaps && !this.#bodyPaused) this.#endGap(now)
     this.#closeTiming(now)
@@ -401,6 +438,7 @@ export class Attempt {
       errorCode: error === undefined ? undefined : errorCode(error),
       phase: error === undefined ? undefined : phaseOf(error, failedPhase),
       bytesReceived: this.bytesReceived,
+      stoppedBy: error === undefined ? undefined : this.stoppedBy,
     }))
   }
 
@@ -496,6 +534,17 @@ export class Attempt {
     else if (phase === 'headers') this.timings.headersMs = ms
     else this.timings.bodyMs = ms
   }
+}
+
+/**
+ * The caller cancelled `body` (fetch's cancel closes the stream, then stops
+ * the request): closed, not errored. A Response collected unread is
+ * cancelled by undici, not by the caller (`BODY_NOT_READ`).
+ */
+function cancelled(body: ReadableStream<unknown>, error: unknown): boolean {
+  return (
+    !(error instanceof BodyNotReadError) && !isReadable(body as never) && !isErrored(body as never)
+  )
 }
 
 function phaseOf(error: unknown, fallback: string | undefined): string | undefined {

@@ -404,7 +404,14 @@ export class ControllerView implements Controller {
     return this.controller?.reason ?? null
   }
   abort(reason: Error): void {
-    this.#call?.stop(reason)
+    if (this.#call !== undefined) {
+      // The caller's own handler stops the request (undici's `request()`:
+      // its body destroyed, its signal aborted): the attempt's end says so.
+      // createFetch's view (no call) is also undici's fetch stopping a
+      // request that failed (a corrupt encoding): it is told by its body.
+      this.attempt?.stopByCaller()
+      this.#call.stop(reason)
+    }
     // The request in flight, through whichever handler API it speaks, even
     // when its attempt is already over: createFetch ends a retried answer's
     // attempt before it cancels the body, and that cancel must still close

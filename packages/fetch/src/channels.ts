@@ -49,6 +49,14 @@ export interface EgressAttemptEndMessage {
   /** Which phase failed: `dns`, `connect`, `headers`, `body`. */
   phase?: string | undefined
   bytesReceived: number
+  /**
+   * `'caller'` when the attempt ended because the caller stopped it: it
+   * cancelled (or destroyed) the response body it was handed, or aborted its
+   * signal — whatever reason it gave, so `errorCode` (`AbortError`, or its
+   * reason's own class or code) tells no failure apart from a choice to stop.
+   * Undefined for an attempt that ended on its own, or failed.
+   */
+  stoppedBy?: 'caller' | undefined
 }
 
 /** `hourglass:egress:retry`. */

@@ -354,11 +354,17 @@ export function createFetch(
     }
     // A failure while the body is read is past the first byte: never
     // retried, but said so — judged as the interceptor judges it, so the
-    // deadline running out mid-body says `no-budget` and the caller's own
-    // cancel `aborted`, not `after-first-byte` for both.
+    // deadline running out mid-body says `no-budget`, not `after-first-byte`.
+    // The caller's own stop of the body is no failure: nothing is said.
+    // The caller's cancel of this body is told from a failure by the body itself (Attempt.callerBody).
+    if (attempt !== undefined && !attempt.done) attempt.callerBody = response.body ?? undefined
     attempt?.onFinish((ended) => {
       // Dropped unread: nobody wanted this body, so there is no failure to retry.
       if (ended.error === undefined || ended.error instanceof BodyNotReadError) return
+      // The caller stopped reading (cancelled the body, aborted its signal):
+      // nothing failed and nothing was left to retry — judged, it was counted
+      // as a skipped retry (`aborted`) on every response read only in part.
+      if (ended.stoppedBy === 'caller') return
       outbound.judge(
         { error: ended.error, afterHeaders: true, bytesReceived: ended.bytesReceived },
         number,

@@ -250,6 +250,10 @@ class DispatchCall implements CallDriver, AttemptHandlerHooks {
   }
 
   beforeError(error: unknown, responded: boolean, attempt: Attempt): boolean {
+    // The caller stopped reading an answer it has (destroyed the body,
+    // aborted its signal): nothing failed, nothing was left to retry — no
+    // decision to announce. As createFetch leaves it.
+    if (responded && attempt.stoppedBy === 'caller') return this.#decide(undefined)
     return this.#decide(
       this.#call.judge(
         {

@@ -8,10 +8,12 @@ import { type EgressEvents, recordEgress, rejection } from './helpers.js'
 // A failure while the body is read is never retried, and `retry-skipped`
 // says why. createFetch said `after-first-byte` for every one of them, where
 // the interceptor — for the same failure — says what the retry rules say
-// first: `no-budget` when the deadline ran out mid-body, `aborted` when the
-// caller cancelled the body itself (which the README recommends, to free the
-// connection). createFetch now judges them as the interceptor does. The
-// deadline runs on a ManualClock: no test here waits on time.
+// first: `no-budget` when the deadline ran out mid-body. createFetch now
+// judges them as the interceptor does. The caller's own cancel of the body
+// (which the README recommends, to free the connection) is no failure at all:
+// it was skipped for `aborted`, and now publishes no `retry-skipped` (see
+// callerStoppedBody.test.ts). The deadline runs on a ManualClock: no test
+// here waits on time.
 
 let closers: { close(): Promise<void> }[] = []
 let events: EgressEvents | undefined
@@ -68,7 +70,7 @@ it('the interceptor says the same for the same failure (the control)', async () 
   ])
 })
 
-it("createFetch: the caller's own body.cancel() is skipped for `aborted`, not as a failure after the first byte", async () => {
+it("createFetch: the caller's own body.cancel() is no failure: no retry-skipped at all", async () => {
   const server = await stalling()
   using deadline = Deadline.after(30_000)
   events = recordEgress()
@@ -76,9 +78,12 @@ it("createFetch: the caller's own body.cancel() is skipped for `aborted`, not as
   await res.body?.cancel()
   await server.clientGone(0)
 
-  expect(events.skipped.map(({ reason, why }) => ({ reason, why }))).toEqual([
-    { reason: 'AbortError', why: 'aborted' },
-  ])
+  // It was skipped for `aborted`: counted (otel's retries{outcome=skipped})
+  // as a retry not made on every response the caller stopped reading,
+  // where nothing failed and there was nothing to retry. Its attempt-end
+  // says the caller stopped it instead.
+  expect(events.skipped).toEqual([])
+  expect(events.ends.map((m) => m.stoppedBy)).toEqual(['caller'])
 })
 
 it('a body failure with `retry: false` announces no decision', async () => {
