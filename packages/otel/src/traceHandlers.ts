@@ -468,34 +468,24 @@ export function traceHandlers(sdkTracer: Tracer): Handlers {
 }
 
 /**
- * What ends an attempt when its caller stops it: an abort with no reason of
- * its own (`res.body.cancel()`, `AbortController.abort()`, `deadline.cancel()`),
- * named as core's `isAbortError` knows it.
- */
-const CALLER_ABORT_CODES: ReadonlySet<string> = new Set(['AbortError', 'ABORT_ERR'])
-
-/**
  * An outbound attempt whose answer came and whose caller then stopped reading
  * its body — `res.body.cancel()` once the status and headers told it enough,
- * or after the part it wanted; its signal aborted while it read. fetch ends
- * such an attempt with the abort's code, as it ends one the network cut, but
- * the call did not fail: the HTTP conventions make a span ERROR for a 5xx or
- * a request that failed, not for an answer its reader chose to leave. A stop
- * before any answer (phase `headers`, `connect`…) is a request that failed,
- * and a body the deadline (`DEADLINE_EXCEEDED`), a client that left
- * (`CLIENT_CLOSED`) or the network cut is a failure of its own code.
+ * or after the part it wanted, with or without a reason of its own; its
+ * signal aborted while it read. fetch ends such an attempt with the stop's
+ * code (`AbortError`, the reason's), as it ends one the network cut, and
+ * says who stopped it (`stoppedBy: 'caller'`): the call did not fail, and the
+ * HTTP conventions make a span ERROR for a 5xx or a request that failed, not
+ * for an answer its reader chose to leave. A stop before any answer (phase
+ * `headers`, `connect`…) is a request that failed, and a body the deadline
+ * (`DEADLINE_EXCEEDED`), a client that left (`CLIENT_CLOSED`) or the network
+ * cut is a failure of its own code.
  */
 function stoppedByCaller(m: {
   phase?: string | undefined
   statusCode?: number | undefined
-  errorCode?: string | undefined
+  stoppedBy?: string | undefined
 }): boolean {
-  return (
-    m.phase === 'body' &&
-    m.statusCode !== undefined &&
-    m.errorCode !== undefined &&
-    CALLER_ABORT_CODES.has(m.errorCode)
-  )
+  return m.phase === 'body' && m.statusCode !== undefined && m.stoppedBy === 'caller'
 }
 
 /** One model attempt as a GenAI inference span, ended as it is made (see above). */

@@ -92,7 +92,7 @@ describe("the caller's own cancel of a 2xx body", () => {
     expect(span.attributes['hourglass.deadline.bytes_received']).toBeGreaterThan(0)
   })
 
-  it('by aborting its signal while it read: the same (fetch tells the two apart by nothing)', async () => {
+  it('by aborting its signal while it read: the same', async () => {
     const server = await upstream({ type: 'headers-then-stall' })
     using deadline = Deadline.after(30_000)
     const controller = new AbortController()
@@ -124,6 +124,18 @@ describe("the caller's own cancel of a 2xx body", () => {
     const span = await egressSpan()
     expect(span.status.code).toBe(SpanStatusCode.UNSET)
     expect(span.attributes).not.toHaveProperty('error.type')
+  })
+
+  it('with a reason of its own (`cancel(new Error("enough"))`): the same — fetch says the caller stopped it', async () => {
+    const server = await upstream({ type: 'headers-then-stall' })
+    using deadline = Deadline.after(30_000)
+    const res = await client()(server.url, { deadline })
+    await res.body?.cancel(new Error('enough'))
+
+    const span = await egressSpan()
+    expect(span.status.code).toBe(SpanStatusCode.UNSET)
+    expect(span.attributes).not.toHaveProperty('error.type')
+    expect(span.attributes['hourglass.deadline.phase']).toBe('body')
   })
 
   it('of a 5xx: still an error, by its status, not by the cancel', async () => {
