@@ -1,5 +1,6 @@
 import { type ChildProcess, spawn } from 'node:child_process'
 import { once } from 'node:events'
+import { readFileSync } from 'node:fs'
 import { createServer } from 'node:net'
 import { refuseUnknownOptions } from '@hourglass/core'
 
@@ -234,12 +235,56 @@ function spawnReady(binary: string, port: number, readyTimeoutMs: number): Promi
   })
 }
 
+/**
+ * A free loopback port for redis-server, below the kernel's ephemeral range
+ * where the machine has one to read (Linux): `restart()` binds the same port
+ * again after `kill()`, and a port from that range could be taken in between
+ * by any outgoing connection or any server on port 0 (on a busy test machine,
+ * one did: "Address already in use", the restart failed). Elsewhere, or when
+ * none of those is free, one the kernel picks.
+ */
 async function freePort(): Promise<number> {
+  const ephemeralLow = ephemeralRangeStart()
+  if (ephemeralLow !== undefined && ephemeralLow > LOW_PORT + 1000) {
+    for (let tries = 0; tries < 20; tries++) {
+      const port = LOW_PORT + Math.floor(Math.random() * (ephemeralLow - LOW_PORT))
+      if (await canListen(port)) return port
+    }
+  }
+  return listenedPort(0)
+}
+
+/** Where the ports redis is given start (above the well-known and most fixed service ports). */
+const LOW_PORT = 10_000
+
+function ephemeralRangeStart(): number | undefined {
+  try {
+    const low = Number(
+      readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8').split(/\s+/)[0],
+    )
+    return Number.isInteger(low) && low > 0 ? low : undefined
+  } catch {
+    return undefined
+  }
+}
+
+async function canListen(port: number): Promise<boolean> {
+  try {
+    await listenedPort(port)
+    return true
+  } catch {
+    return false
+  }
+}
+
+/** Listen on `port` (0: the kernel's pick) on loopback, close, and say which port it was. */
+async function listenedPort(port: number): Promise<number> {
   const server = createServer()
-  server.listen(0, '127.0.0.1')
+  server.listen(port, '127.0.0.1')
+  // Rejects with the listen error (EADDRINUSE) as `once` does for 'error'.
   await once(server, 'listening')
   const address = server.address()
-  const port = typeof address === 'object' && address ? address.port : 0
+  const bound = typeof address === 'object' && address ? address.port : 0
   await new Promise<void>((resolve) => server.close(() => resolve()))
-  return port
+  return bound
 }

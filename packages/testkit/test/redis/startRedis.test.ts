@@ -1,4 +1,5 @@
 import { once } from 'node:events'
+import { existsSync, readFileSync } from 'node:fs'
 import { connect } from 'node:net'
 import { afterEach, describe, expect, it, vi } from 'vitest'
 import { type RedisServer, redisAvailable, startRedis } from '../../src/redis/index.js'
@@ -25,6 +26,8 @@ async function send(port: number, command: string): Promise<string> {
     socket.destroy()
   }
 }
+
+const EPHEMERAL_RANGE = '/proc/sys/net/ipv4/ip_local_port_range'
 
 describe.skipIf(!available)('startRedis', () => {
   let redis: RedisServer | undefined
@@ -57,6 +60,19 @@ describe.skipIf(!available)('startRedis', () => {
     expect(await send(port, 'PING')).toBe('+PONG')
     expect(await send(port, 'EXISTS k')).toBe(':0')
   })
+
+  // restart() binds the port again after kill(): from the ephemeral range, an
+  // outgoing connection or a server on port 0 could take it in between (one
+  // did, in CI: "Address already in use").
+  it.runIf(existsSync(EPHEMERAL_RANGE))(
+    'listens below the kernel’s ephemeral port range, where nothing else is given its port while it is down',
+    async () => {
+      redis = await startRedis()
+      const low = Number(readFileSync(EPHEMERAL_RANGE, 'utf8').split(/\s+/)[0])
+      expect(redis.port).toBeLessThan(low)
+      expect(redis.port).toBeGreaterThanOrEqual(10_000)
+    },
+  )
 
   it('freeze() leaves the connection open and the command unanswered until thaw(); stop() ends a frozen server', async () => {
     redis = await startRedis()
