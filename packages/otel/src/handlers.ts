@@ -108,8 +108,16 @@ export function modelSkippedReason(m: {
   errorClass?: string | undefined
   status?: number | undefined
 }): string | undefined {
-  if (m.sent === false && m.retryReason !== undefined) return m.retryReason
+  if (retryNeverSent(m)) return m.retryReason
   return modelRetryReason(m)
+}
+
+/** A model attempt made as a retry (`retryReason`, the failure before it) that llm never sent. */
+export function retryNeverSent(m: {
+  sent?: false | undefined
+  retryReason?: string | undefined
+}): m is { sent: false; retryReason: string } {
+  return m.sent === false && m.retryReason !== undefined
 }
 
 /**

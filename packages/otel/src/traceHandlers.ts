@@ -94,6 +94,7 @@ import {
   modelRetryReason,
   modelSkippedReason,
   ms,
+  retryNeverSent,
   spokeOpenAI,
 } from './handlers.js'
 import { bullmqTraceHandlers } from './jobSpans.js'
@@ -394,12 +395,15 @@ export function traceHandlers(sdkTracer: Tracer): Handlers {
           })
           return
         }
-        // A failed attempt this model was not tried again after: as fetch's retry_skipped.
+        // A failed attempt this model was not tried again after: as fetch's
+        // retry_skipped, which names the attempt that failed — for a retry
+        // never sent (`sent: false`, its `retryReason` the failure before),
+        // the attempt before it, whose retry it was.
         if (m.why !== undefined && m.decision !== 'retry' && m.decision !== 'success') {
           tracedSpan(parentContext(m.deadline))?.addEvent(
             EVENT_DEADLINE_RETRY_SKIPPED,
             defined({
-              [ATTR_DEADLINE_ATTEMPT]: m.attempt,
+              [ATTR_DEADLINE_ATTEMPT]: retryNeverSent(m) ? m.attempt - 1 : m.attempt,
               [ATTR_DEADLINE_RETRY_REASON]: modelSkippedReason(m),
               [ATTR_DEADLINE_RETRY_WHY]: m.why,
             }),
@@ -419,9 +423,12 @@ export function traceHandlers(sdkTracer: Tracer): Handlers {
       // A retry decided (its `retry` event above) and given up before its
       // attempt: the caller left or the deadline ended during its wait, the
       // cost budget or admission refused it. As fetch's retry_skipped.
+      // llm's message names the attempt not made; every other retry_skipped
+      // (fetch's, a model attempt not retried) names the attempt that failed,
+      // one less: so does this one, or one event meant two things by package.
       retrySkipped(m) {
         tracedSpan(parentContext(m.deadline))?.addEvent(EVENT_DEADLINE_RETRY_SKIPPED, {
-          [ATTR_DEADLINE_ATTEMPT]: m.attempt,
+          [ATTR_DEADLINE_ATTEMPT]: m.attempt - 1,
           [ATTR_DEADLINE_RETRY_REASON]: m.reason,
           [ATTR_DEADLINE_RETRY_WHY]: m.why,
         })

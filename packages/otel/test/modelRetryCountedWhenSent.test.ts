@@ -197,7 +197,8 @@ describe('a model retry on the trace', () => {
       [
         'hourglass.deadline.retry_skipped',
         {
-          'hourglass.deadline.attempt': 2,
+          // The attempt that failed, as fetch's retry_skipped names it: one less than the retry's.
+          'hourglass.deadline.attempt': 1,
           'hourglass.deadline.retry.reason': 'server_error',
           'hourglass.deadline.retry.why': 'aborted',
         },
