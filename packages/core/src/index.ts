@@ -64,6 +64,7 @@ export { isDeadline } from './isDeadline.js'
 export { knownDeadlineSources } from './knownDeadlineSources.js'
 export { ManualClock } from './ManualClock.js'
 export { optionError } from './optionError.js'
+export { outcomeWithin, type WorkOutcome } from './outcomeWithin.js'
 export {
   type HeaderSource,
   type InvalidDeadlineHeader,

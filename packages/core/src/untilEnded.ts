@@ -1,6 +1,5 @@
-import { describeValue } from './describeValue.js'
-import { isAbortSignal } from './isAbortSignal.js'
-import { hooksDone, type WaitOptions, wait } from './wait.js'
+import { boundsRefusal, hasBound, outcomeWithin, type WorkOutcome } from './outcomeWithin.js'
+import type { WaitOptions } from './wait.js'
 
 /**
  * `work`'s outcome, unless the deadline or the signal ends first: then its
@@ -20,62 +19,13 @@ export async function untilEnded<T>(
   // "work.catch is not a function" once a deadline was given).
   until ??= {}
   // `false` too: through `wait(Infinity)` it kept the process alive while the work was pending.
-  if ((until.deadline == null || until.deadline === false) && until.signal == null) return work
-  // `false` is none, as before (`{ deadline: useIt && req.deadline }`).
-  if (until.deadline != null && until.deadline !== false && !hooksDone(until.deadline)) {
-    return Promise.reject(
-      new TypeError(
-        `untilEnded: deadline must be a Deadline, got ${describeValue(until.deadline)}`,
-      ),
-    )
-  }
-  if (until.signal != null && !isAbortSignal(until.signal)) {
-    return Promise.reject(
-      new TypeError(
-        `untilEnded: signal must be an AbortSignal, got ${describeValue(until.signal)}`,
-      ),
-    )
-  }
-  const promise = Promise.resolve(work)
-  // When the deadline or the signal has already ended, `wait` rejects before
-  // `work` is ever subscribed to: its later rejection, which nobody awaits
-  // any more, must not be an unhandled rejection (that ends the process).
-  promise.catch(noop)
-  // The one object `work`'s handlers reach. `work` may be shared and outlive
-  // this caller by far (a run other callers join, a store round trip that
-  // never answers): handlers that held `wake` itself kept this wait's settle,
-  // and through it the deadline, the signal and all they reach (a request,
-  // its response, its body), until `work` settled. The unsubscribe, called
-  // the moment the wait ends, cuts that link.
-  const link: Link<T> = { wake: undefined, outcome: undefined }
-  await wait(Number.POSITIVE_INFINITY, {
-    ...until,
-    wakeOn: (wake) => {
-      link.wake = wake
-      promise.then(
-        (value) => {
-          link.outcome = { ok: true, value }
-          link.wake?.()
-        },
-        (error: unknown) => {
-          link.outcome = { ok: false, error }
-          link.wake?.()
-        },
-      )
-      return () => {
-        link.wake = undefined
-      }
-    },
-  })
-  // Woken only once `work` settled.
-  const settled = link.outcome as NonNullable<Link<T>['outcome']>
+  if (!hasBound(until)) return work
+  // Refused naming this function, before `outcomeWithin` could name itself.
+  const refused = boundsRefusal('untilEnded', until)
+  if (refused) return Promise.reject(refused)
+  // No timer: only `work` settling (or the deadline, the signal) ends the
+  // wait, and `outcomeWithin` cuts `work`'s link to this caller when it does.
+  const settled = (await outcomeWithin(work, Number.POSITIVE_INFINITY, until)) as WorkOutcome<T>
   if (!settled.ok) throw settled.error
   return settled.value
 }
-
-interface Link<T> {
-  wake: (() => void) | undefined
-  outcome: { ok: true; value: T } | { ok: false; error: unknown } | undefined
-}
-
-const noop = () => {}
