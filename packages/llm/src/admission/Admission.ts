@@ -71,7 +71,9 @@ export interface AdmissionOptions {
    * local until it is answered). A frozen Redis then costs one command
    * timeout per back-off, not one per call. Reports still write through.
    * 0 asks the store on every `acquire`. Default 1000 (as `ProviderLimits`'
-   * `redisBackoffMs`) for a `RedisCooldownStore`, 0 for any other store.
+   * `redisBackoffMs`), for a store of your own too: one that hangs then costs
+   * one `storeTimeoutMs` per back-off, not one per call (the in-memory store
+   * never fails, so it never backs off).
    */
   storeBackoffMs?: number | undefined
   /**
@@ -245,11 +247,12 @@ export class Admission {
       maxRetryAfterMs,
       latency: this.#latency,
       logger: options.logger ?? console,
-      // By default only a RedisCooldownStore's failures back off: its round
-      // trip is the one a frozen Redis holds until `commandTimeout`. Another
-      // store (or a wrapper watching every command's outcome) is asked as before.
+      // Every store that can fail backs off by default: a store of the
+      // user's that hung (0 for it, as once) cost every acquire a whole
+      // `storeTimeoutMs`, where a frozen Redis costs one per back-off. A
+      // wrapper that must see every command's outcome sets 0.
       storeBackoffMs: Math.min(
-        Math.max(0, options.storeBackoffMs ?? (store instanceof RedisCooldownStore ? 1000 : 0)),
+        Math.max(0, options.storeBackoffMs ?? DEFAULT_STORE_BACKOFF_MS),
         MAX_TIMER_MS,
       ),
       storeTimeoutMs,
@@ -634,6 +637,9 @@ export class Admission {
  * call's deadline.
  */
 const DEFAULT_STORE_TIMEOUT_MS = 1000
+
+/** `storeBackoffMs`'s default, for every store: as `ProviderLimits`' `redisBackoffMs`. */
+const DEFAULT_STORE_BACKOFF_MS = 1000
 
 /** The options that are times or counts: NaN or no number is refused, a negative clamped to 0. */
 const NUMERIC_OPTIONS = [

@@ -1,7 +1,7 @@
 import { Deadline, ManualClock } from '@hourglass/core'
 import { type RedisServer, redisAvailable, startRedis } from '@hourglass/testkit'
 import { Redis } from 'ioredis'
-import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest'
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
 import { openAICompatible } from '../../src/adapters/openAICompatible.js'
 import { Admission } from '../../src/admission/Admission.js'
 import { ProviderLimits } from '../../src/admission/ProviderLimits.js'
