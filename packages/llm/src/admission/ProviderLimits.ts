@@ -53,7 +53,7 @@ export interface ProviderLimitsOptions {
    * Default 1000; `Infinity` = wait for the client.
    */
   redisCommandTimeoutMs?: number | undefined
-  /** Time source of `redisBackoffMs`. Default `systemClock`. */
+  /** Time source of `redisBackoffMs` and `redisCommandTimeoutMs`. Default `systemClock`. */
   clock?: Clock | undefined
   /** Told once when Redis fails and once when it is back. Default `console`. */
   logger?: { warn(message: string): void } | undefined

@@ -146,6 +146,7 @@ export class RedisLimitScript {
         this.#timeoutMs,
         'Redis',
         'ProviderLimits redisCommandTimeoutMs',
+        this.#clock,
       )
       if (failures === this.#failures) this.#retryAtMs = Number.NEGATIVE_INFINITY
       return reply
