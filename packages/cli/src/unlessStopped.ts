@@ -1,3 +1,5 @@
+import { outcomeWithin, type WorkOutcome } from '@hourglass/core'
+
 /** What `unlessStopped` gives when the stop came first. */
 export const STOPPED: unique symbol = Symbol('stopped')
 
@@ -14,16 +16,8 @@ const abandonedWork = new Set<Promise<unknown>>()
  */
 export async function abandonedWorkSettled(withinMs: number): Promise<boolean> {
   if (abandonedWork.size === 0) return true
-  let timer: NodeJS.Timeout | undefined
-  const late = new Promise<false>((resolve) => {
-    timer = setTimeout(() => resolve(false), withinMs)
-  })
-  const settled = Promise.all([...abandonedWork]).then(() => true as const)
-  try {
-    return await Promise.race([settled, late])
-  } finally {
-    clearTimeout(timer)
-  }
+  // Each piece leaves the set as it settles, whichever way (see below).
+  return (await outcomeWithin(Promise.all([...abandonedWork]), withinMs)) !== undefined
 }
 
 /**
@@ -41,25 +35,24 @@ export async function unlessStopped<T>(
 ): Promise<T | typeof STOPPED> {
   if (stop.aborted) return STOPPED
   const work = start()
-  let onAbort = () => {}
-  const stopped = new Promise<typeof STOPPED>((resolve) => {
-    onAbort = () => resolve(STOPPED)
-    stop.addEventListener('abort', onAbort, { once: true })
-  })
+  let settled: WorkOutcome<T>
   try {
-    const first = await Promise.race([work, stopped])
-    if (first === STOPPED) {
-      // Its failure, if it ever comes, is no one's to hear: not an unhandled rejection.
-      const settled = work.then(
-        () => {},
-        () => {},
-      )
-      abandonedWork.add(settled)
-      void settled.then(() => abandonedWork.delete(settled))
-      abandoned?.()
-    }
-    return first
-  } finally {
-    stop.removeEventListener('abort', onAbort)
+    // Rejects only when `stop` aborts first; `work`'s own failure is an
+    // outcome. No timer (Infinity): never undefined.
+    settled = (await outcomeWithin(work, Number.POSITIVE_INFINITY, {
+      signal: stop,
+    })) as WorkOutcome<T>
+  } catch {
+    // Its failure, if it ever comes, is no one's to hear: not an unhandled rejection.
+    const running = work.then(
+      () => {},
+      () => {},
+    )
+    abandonedWork.add(running)
+    void running.then(() => abandonedWork.delete(running))
+    abandoned?.()
+    return STOPPED
   }
+  if (!settled.ok) throw settled.error
+  return settled.value
 }
