@@ -6,7 +6,7 @@ import {
   outcomeWithin,
 } from '@hourglass/core'
 import { describe, expect, it } from 'vitest'
-import { collectGarbage } from './support/collectGarbage.js'
+import { stillReachable } from './support/collectGarbage.js'
 
 const never = new Promise<never>(() => {})
 
@@ -150,10 +150,7 @@ describe('outcomeWithin on work that outlives its waiters', () => {
   it('keeps none of the waiters whose time ran out reachable from the work', async () => {
     const shared = new Promise<never>(() => {})
     const held = await waitersGiveUp(shared, 20)
-    // A WeakRef's target is kept until the current job ends: let it end.
-    await new Promise((resolve) => setImmediate(resolve))
-    collectGarbage()
-    expect(held.filter((ref) => ref.deref() !== undefined)).toHaveLength(0)
+    expect(await stillReachable(held)).toBe(0)
     // `shared` is still pending and reachable here: what it holds is what leaked.
     expect(shared).toBeInstanceOf(Promise)
   })

@@ -1,6 +1,6 @@
 import { Deadline, ManualClock, untilEnded } from '@hourglass/core'
 import { describe, expect, it } from 'vitest'
-import { collectGarbage } from './support/collectGarbage.js'
+import { stillReachable } from './support/collectGarbage.js'
 
 /** Callers that wait on `shared` and give up (their deadline ends); what they held, weakly. */
 async function callersGiveUp(shared: Promise<never>, count: number): Promise<WeakRef<object>[]> {
@@ -27,10 +27,7 @@ describe('untilEnded on a promise that outlives its callers', () => {
   it('keeps none of the callers that gave up reachable from the promise', async () => {
     const shared = new Promise<never>(() => {})
     const held = await callersGiveUp(shared, 20)
-    // A WeakRef's target is kept until the current job ends: let it end.
-    await new Promise((resolve) => setImmediate(resolve))
-    collectGarbage()
-    expect(held.filter((ref) => ref.deref() !== undefined)).toHaveLength(0)
+    expect(await stillReachable(held)).toBe(0)
     // `shared` is still pending and reachable here: what it holds is what leaked.
     expect(shared).toBeInstanceOf(Promise)
   })
