@@ -5,6 +5,7 @@ import {
   type LookupFunction as NetLookupFunction,
   connect as netConnect,
   type Socket,
+  type TcpNetConnectOpts,
 } from 'node:net'
 import { type ConnectionOptions, type TLSSocket, connect as tlsConnect } from 'node:tls'
 import { refuseUnknownOptions, runOutsideContext, systemClock } from '@hourglass/core'
@@ -119,6 +120,13 @@ export function connectorFor(
       return
     }
 
+    // The Agent's `socketPath` (a Unix socket, a Windows pipe), which undici
+    // hands a connector of one's own and its own connector connects to: the
+    // URL names the host for the request and the TLS name only. Ignored, the
+    // name was looked up and the connection went over TCP to its port —
+    // refused, or answered by whatever listens there. No lookup for it.
+    const socketPath = typeof opts.socketPath === 'string' ? opts.socketPath : undefined
+
     const open = (given: readonly ResolvedAddress[]) => {
       if (settled) return
       attempt.enter('connect')
@@ -140,7 +148,10 @@ export function connectorFor(
       // The Agent's `localAddress` (undici hands it to the connector, and its
       // own connector binds to it): the connection left from the default
       // address instead — past an egress allow-list keyed on the source.
-      const localAddress = tunnel === undefined ? opts.localAddress || undefined : undefined
+      const localAddress =
+        tunnel === undefined && socketPath === undefined
+          ? opts.localAddress || undefined
+          : undefined
       // One address: connect to it. Several (IPv6 and IPv4 for one name):
       // Node's own Happy Eyeballs tries them in turn, as it does for a plain
       // connect, from the answer our bounded lookup already has — a name
@@ -154,17 +165,20 @@ export function connectorFor(
         return
       }
       const target: NetConnectOpts =
-        tunnel !== undefined
-          ? { host: opts.hostname, port }
-          : addresses.length === 1
-            ? { host: (addresses[0] as ResolvedAddress).address, port }
-            : {
-                host: opts.hostname,
-                port,
-                autoSelectFamily: true,
-                lookup: answerWith(addresses),
-              }
-      if (localAddress !== undefined) target.localAddress = localAddress
+        socketPath !== undefined && tunnel === undefined
+          ? { path: socketPath }
+          : tunnel !== undefined
+            ? { host: opts.hostname, port }
+            : addresses.length === 1
+              ? { host: (addresses[0] as ResolvedAddress).address, port }
+              : {
+                  host: opts.hostname,
+                  port,
+                  autoSelectFamily: true,
+                  lookup: answerWith(addresses),
+                }
+      // Never with a socketPath (localAddress is undefined then): a TCP target.
+      if (localAddress !== undefined) (target as TcpNetConnectOpts).localAddress = localAddress
       const made = connectSocket(target, servername)
       if (made === undefined) return
       made.once(https ? 'secureConnect' : 'connect', function (this: Socket) {
@@ -285,7 +299,7 @@ export function connectorFor(
       })
     }
 
-    if (tunnel) {
+    if (tunnel || socketPath !== undefined) {
       open([])
       return
     }
