@@ -2,6 +2,7 @@ import type { AsyncResource } from 'node:async_hooks'
 import { type Clock, type Deadline, isDeadlineExceeded, wait } from '@hourglass/core'
 import { Attempt, type AttemptInit } from './Attempt.js'
 import { dispatchEventUrl, publishRetry, publishRetrySkipped } from './channels.js'
+import { checkDeadline } from './deadlineOption.js'
 import { decideRetry, type Outcome } from './decideRetry.js'
 import { noBudgetError } from './noBudgetError.js'
 import { clockFor, type PhaseLimits, type ResolvedOptions, type ResolvedRetry } from './options.js'
@@ -169,14 +170,7 @@ export class OutboundCall {
 
   constructor(init: OutboundCallInit, scope?: AsyncResource) {
     this.#scope = scope
-    const { deadline } = init
-    if (deadline !== undefined && typeof (deadline as Partial<Deadline>).onDone !== 'function') {
-      // A number of ms or a Date where a Deadline belongs would otherwise
-      // fail later as "deadline.remaining is not a function".
-      throw new TypeError(
-        `deadline must be a Deadline from @hourglass/core (Deadline.after(ms)), got ${deadline === null ? 'null' : typeof deadline}`,
-      )
-    }
+    checkDeadline(init.deadline)
     this.init = init
   }
 

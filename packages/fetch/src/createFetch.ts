@@ -23,6 +23,7 @@ import { adoptedUpload, adoptRequest, type FetchInput } from './adoptRequest.js'
 import { parsedEventUrl } from './channels.js'
 import { type ConnectorOptions, connectorFor } from './createConnector.js'
 import { FETCH_ATTEMPT, type FetchAttempt, interceptorFor } from './deadlineInterceptor.js'
+import { checkDeadline } from './deadlineOption.js'
 import { hasHeader, isRepeatable, rereadableHeaders } from './dispatchHeaders.js'
 import { BodyNotReadError } from './errors/BodyNotReadError.js'
 import { RedirectWithStreamBodyError } from './errors/RedirectWithStreamBodyError.js'
@@ -96,6 +97,11 @@ export function createFetch(
 ): HourglassFetch {
   refuseUnknownOptions(options, FETCH_OPTION_NAMES, 'createFetch()')
   const config = resolveOptions(options)
+  if (options.dispatcher != null && !isDispatcher(options.dispatcher)) {
+    // Composed with our layer below: the caller read "(options.dispatcher ??
+    // own).compose is not a function". Named as a call's own `dispatcher` is.
+    throw notADispatcher(options.dispatcher)
+  }
   // Our own Agent has no header or body timer of its own (undici's default
   // is 300 s): the phase limits and the deadline are the only bounds, so a
   // `headersTimeoutMs: 600_000` means 10 minutes. A dispatcher of yours keeps
@@ -185,9 +191,7 @@ export function createFetch(
     if (theirs != null && typeof (theirs as { dispatch?: unknown }).dispatch !== 'function') {
       // Our layer is put over it (`through`): the caller read "Cannot read
       // properties of undefined (reading 'bind')".
-      throw new TypeError(
-        `dispatcher must be an undici Dispatcher (an Agent, a ProxyAgent, …), got ${describeValue(theirs)}`,
-      )
+      throw notADispatcher(theirs)
     }
     const outbound = new OutboundCall(
       new FetchCallInit({
@@ -378,9 +382,18 @@ export function createFetch(
   let closing: Promise<void> | undefined
   return Object.assign(call, {
     dispatcher,
-    wouldRefuse: (init?: { deadline?: Deadline | undefined; signal?: AbortSignal | undefined }) =>
-      init?.signal?.aborted === true ||
-      noBudgetError(init?.deadline ?? currentDeadline(), config.minBudgetMs) !== undefined,
+    wouldRefuse: (init?: { deadline?: Deadline | undefined; signal?: AbortSignal | undefined }) => {
+      // What the call refuses as a mistake, this refuses with the call's
+      // TypeError: a deadline of 500 threw "deadline.remaining is not a
+      // function" here, and `{ aborted: true }` was read as a signal.
+      const signal = init?.signal ?? undefined
+      if (signal !== undefined && !isAbortSignal(signal)) {
+        throw optionError('signal', 'an AbortSignal', signal)
+      }
+      const deadline = init?.deadline ?? currentDeadline()
+      checkDeadline(deadline)
+      return signal?.aborted === true || noBudgetError(deadline, config.minBudgetMs) !== undefined
+    },
     close: (): Promise<void> => {
       if (closing) return closing
       // After `fetch.dispatcher.destroy()` (the README's advice for held
@@ -403,6 +416,23 @@ export function createFetch(
       return closing
     },
   })
+}
+
+/** Has the `dispatch` and `compose` our layer uses (an Agent, a ProxyAgent, a MockAgent, one already composed). */
+function isDispatcher(value: unknown): value is Dispatcher {
+  const candidate = value as { dispatch?: unknown; compose?: unknown } | null
+  return (
+    typeof candidate === 'object' &&
+    candidate !== null &&
+    typeof candidate.dispatch === 'function' &&
+    typeof candidate.compose === 'function'
+  )
+}
+
+function notADispatcher(value: unknown): TypeError {
+  return new TypeError(
+    `dispatcher must be an undici Dispatcher (an Agent, a ProxyAgent, …), got ${describeValue(value)}`,
+  )
 }
 
 /** undici's first handler API, which its fetch() speaks. */

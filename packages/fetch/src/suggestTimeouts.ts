@@ -1,4 +1,4 @@
-import { optionError } from '@hourglass/core'
+import { optionError, refuseUnknownOptions } from '@hourglass/core'
 import type { PhaseStats, ProbeResult, ProbeSample } from './probe.js'
 
 /** A setting `suggestTimeouts` sizes. */
@@ -75,9 +75,13 @@ export function suggestTimeouts(
   if (typeof budgetMs !== 'number' || !Number.isFinite(budgetMs) || !(budgetMs > 0)) {
     throw optionError('budgetMs', 'a finite number > 0 (ms)', budgetMs)
   }
-  const headroom = options.headroom ?? 2
-  const maxHeadroom = options.maxHeadroom ?? 1.25
-  const floorMs = options.floorMs ?? 10
+  // Checked as every numeric option is: a NaN (an env variable left unset)
+  // made every suggestion NaN — `fits: true`, no warning — and a misspelt
+  // key (`headRoom`) left the default in place without a word.
+  refuseUnknownOptions(options, SUGGEST_OPTION_NAMES, 'suggestTimeouts()')
+  const headroom = finite('headroom', options.headroom, 2, '')
+  const maxHeadroom = finite('maxHeadroom', options.maxHeadroom, 1.25, '')
+  const floorMs = finite('floorMs', options.floorMs, 10, ' (ms)')
   // At least 1 ms for the same reason (a floorMs of 0 over a phase measured at 0 ms).
   const cover = (s: Pick<PhaseStats, 'p90Ms' | 'maxMs'>, floor: number) =>
     Math.min(
@@ -129,6 +133,21 @@ export function suggestTimeouts(
     cuts,
     warnings,
   }
+}
+
+const SUGGEST_OPTION_NAMES = Object.keys({
+  headroom: true,
+  maxHeadroom: true,
+  floorMs: true,
+} satisfies Record<keyof SuggestOptions, true>)
+
+/** A finite number ≥ 0, or `fallback` when undefined. */
+function finite(name: string, value: number | undefined, fallback: number, unit: string): number {
+  if (value === undefined) return fallback
+  if (typeof value !== 'number' || !Number.isFinite(value) || value < 0) {
+    throw optionError(name, `a finite number ≥ 0${unit}`, value)
+  }
+  return value
 }
 
 function cut(
