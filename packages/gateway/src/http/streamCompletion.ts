@@ -104,7 +104,12 @@ export async function streamCompletion(
   }
   res.statusCode = 200
   res.setHeader('content-type', 'text/event-stream; charset=utf-8')
-  res.setHeader('cache-control', 'no-cache, no-store')
+  // `no-transform` (RFC 9111 §5.2.2.6): what compression middleware
+  // (Express's `compression()`, ahead of the gateway in an app) and proxies
+  // honour. Without it `compression()` gzipped the stream and held every
+  // event in its zlib buffer until the answer's end: the client got the
+  // whole answer at once, its first token as late as its last.
+  res.setHeader('cache-control', 'no-cache, no-store, no-transform')
   res.setHeader('x-accel-buffering', 'no')
   res.flushHeaders()
   try {
