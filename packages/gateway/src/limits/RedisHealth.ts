@@ -136,7 +136,11 @@ async function probeWrites(client: GatewayRedisClient, timeoutMs: number): Promi
   })
   try {
     return await Promise.race([
-      client.eval(WRITE_PROBE, 0).then(
+      // Called inside a promise: a client of one's own that throws where
+      // ioredis rejects (a wrapper failing fast, a test double) is a refused
+      // probe too. Thrown out of the race, it left /readyz unanswered and
+      // the rejection unhandled, which ends a Node process.
+      new Promise((resolve) => resolve(client.eval(WRITE_PROBE, 0))).then(
         (): Verdict => 'writes',
         (error: unknown): Verdict =>
           // Redis before 7 answers, but cannot compile the flags line.
