@@ -8,6 +8,12 @@
  */
 export const STOP_SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const
 
+/** Every gateway's own signal listeners, in this process: none is a handler of the process's own. */
+const gatewayListeners = new WeakSet<object>()
+
+/** Drains a signal began that have not ended yet, across the gateways of this process. */
+let drainsUnderway = 0
+
 /**
  * `startGateway`'s default: the first SIGINT, SIGTERM or SIGHUP drains the gateway
  * (`close()`: requests in flight get `drainTimeoutMs`, one log line says how
@@ -35,7 +41,10 @@ export function drainOnSignals(close: () => Promise<unknown>): () => void {
     // time the drain ends — and by the time a listener after it runs — and
     // the process's own shutdown (which may still be closing a database)
     // must not be killed by a re-raise then.
-    const handledElsewhere = process.listenerCount(signal) > 1
+    // Another gateway's listener (two standalone gateways in one process)
+    // is not the process's own handler: each counted the other's, so a
+    // SIGTERM drained both and ended nothing, and a SIGHUP drained neither.
+    const handledElsewhere = process.listeners(signal).some((l) => !gatewayListeners.has(l))
     // A hang-up means what the process says it means (often: reload its
     // config, reopen its logs); only where it would have ended the process
     // is it a stop, drained.
@@ -45,6 +54,7 @@ export function drainOnSignals(close: () => Promise<unknown>): () => void {
     // ends the process when it is the last listener left (signal-exit, which
     // execa, ora and write-file-atomic load) would otherwise see itself
     // alone and kill the process before the drain.
+    drainsUnderway++
     queueMicrotask(() => drain(signal, handledElsewhere))
   }
   const drain = (signal: NodeJS.Signals, handledElsewhere: boolean) => {
@@ -53,16 +63,22 @@ export function drainOnSignals(close: () => Promise<unknown>): () => void {
     // foreground group, the shell to its jobs): the second is the same
     // hang-up, and must not end the drain it started.
     const sameHangUp = () => {}
+    gatewayListeners.add(sameHangUp)
     if (signal === 'SIGHUP') process.on('SIGHUP', sameHangUp)
     void close()
       .catch(() => {})
       .finally(() => {
         process.off('SIGHUP', sameHangUp)
-        if (!handledElsewhere && process.listenerCount(signal) === 0) {
+        drainsUnderway--
+        // Raised once, when the last gateway the signal drains is done:
+        // raised at the first one's end, it ended the process while another
+        // was still draining.
+        if (!handledElsewhere && drainsUnderway === 0 && process.listenerCount(signal) === 0) {
           process.kill(process.pid, signal)
         }
       })
   }
+  gatewayListeners.add(onSignal)
   for (const name of STOP_SIGNALS) process.prependListener(name, onSignal)
   return release
 }
