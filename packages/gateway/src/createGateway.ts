@@ -1,5 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http'
-import { type Clock, isClock, systemClock } from '@hourglass/core'
+import { type Clock, isClock, systemClock, wait } from '@hourglass/core'
 import { deadline } from '@hourglass/express'
 import { createFetch, type HourglassFetch } from '@hourglass/fetch'
 import express, {
@@ -499,22 +499,26 @@ function buildGateway(
     // reconnects. A Redis still starting (refusing connections for its first
     // moments, as one started beside the gateway does) read as no Redis at
     // once: the gateway served on local limits instead of waiting the bound.
-    return await new Promise<boolean>((resolve) => {
-      const settle = (connected: boolean) => {
-        clearTimeout(timer)
-        client.off('ready', onReady)
-        client.off('end', onGone)
-        signal?.removeEventListener('abort', onGone)
-        resolve(connected)
-      }
-      const onReady = () => settle(true)
-      // Given up (the bound, the caller's signal), or the client closed: it will not connect.
-      const onGone = () => settle(false)
-      const timer = setTimeout(onGone, timeoutMs)
-      client.once('ready', onReady)
-      client.once('end', onGone)
-      signal?.addEventListener('abort', onGone, { once: true })
-    })
+    let connected = false
+    // Core's one wait: the bound, the caller's signal (a rejection: not
+    // connected), or the client's 'ready' or 'end', whichever comes first;
+    // its timer and both listeners released the moment it ends.
+    await wait(timeoutMs, {
+      signal,
+      wakeOn: (wake) => {
+        const onReady = () => {
+          connected = true
+          wake()
+        }
+        client.once('ready', onReady)
+        client.once('end', wake)
+        return () => {
+          client.off('ready', onReady)
+          client.off('end', wake)
+        }
+      },
+    }).catch(() => {})
+    return connected
   }
   const gateway = Object.assign(router, {
     config: valid,

@@ -1,3 +1,4 @@
+import { outcomeWithin } from '@hourglass/core'
 import type { RedisState } from '../http/health.js'
 import type { GatewayRedisClient } from './GatewayRedisClient.js'
 
@@ -130,25 +131,17 @@ export class RedisHealth {
  * brought by the caller may have no `commandTimeout`.
  */
 async function probeWrites(client: GatewayRedisClient, timeoutMs: number): Promise<Verdict> {
-  let timer: NodeJS.Timeout | undefined
-  const timedOut = new Promise<Verdict>((resolve) => {
-    timer = setTimeout(resolve, timeoutMs, 'refuses')
-  })
-  try {
-    return await Promise.race([
-      // Called inside a promise: a client of one's own that throws where
-      // ioredis rejects (a wrapper failing fast, a test double) is a refused
-      // probe too. Thrown out of the race, it left /readyz unanswered and
-      // the rejection unhandled, which ends a Node process.
-      new Promise((resolve) => resolve(client.eval(WRITE_PROBE, 0))).then(
-        (): Verdict => 'writes',
-        (error: unknown): Verdict =>
-          // Redis before 7 answers, but cannot compile the flags line.
-          error instanceof Error && /compil/i.test(error.message) ? 'answers' : 'refuses',
-      ),
-      timedOut,
-    ])
-  } finally {
-    clearTimeout(timer)
-  }
+  // Called inside a promise: a client of one's own that throws where
+  // ioredis rejects (a wrapper failing fast, a test double) is a refused
+  // probe too. Thrown out of the wait, it left /readyz unanswered and the
+  // rejection unhandled, which ends a Node process.
+  const probe = new Promise((resolve) => resolve(client.eval(WRITE_PROBE, 0))).then(
+    (): Verdict => 'writes',
+    (error: unknown): Verdict =>
+      // Redis before 7 answers, but cannot compile the flags line.
+      error instanceof Error && /compil/i.test(error.message) ? 'answers' : 'refuses',
+  )
+  // Never rejects: the probe settles into a verdict, or its time runs out.
+  const settled = await outcomeWithin(probe, timeoutMs)
+  return settled?.ok ? settled.value : 'refuses'
 }
