@@ -8,7 +8,7 @@ import {
   type TcpNetConnectOpts,
 } from 'node:net'
 import { type ConnectionOptions, type TLSSocket, connect as tlsConnect } from 'node:tls'
-import { refuseUnknownOptions, runOutsideContext, systemClock } from '@hourglass/core'
+import { optionError, refuseUnknownOptions, runOutsideContext, systemClock } from '@hourglass/core'
 import type { buildConnector } from 'undici'
 import { Attempt } from './Attempt.js'
 import { asError } from './asError.js'
@@ -48,6 +48,12 @@ export function connectorFor(
   config: ResolvedOptions,
   tls: ConnectionOptions | undefined,
 ): buildConnector.connector {
+  // Spread into node:tls's options: a number, a string or null spreads into
+  // nothing, and the caller's CA, certificate or servername went unused
+  // without a word.
+  if (tls !== undefined && (typeof tls !== 'object' || tls === null)) {
+    throw optionError('tls', "an object of node:tls's connect options", tls)
+  }
   const own = config.lookup
   return (opts, callback) => {
     const claimed = claimConnectAttempt()
