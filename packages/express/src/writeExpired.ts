@@ -33,16 +33,10 @@ export function writeExpired(
   // may still be flushing: a destroy here would cut a whole answer short.
   if (res.writableEnded) return 'ended'
   if (res.headersSent && !discardUnsentHead(res, method)) {
-    // A Content-Length passed to writeHead(status, headers) is not stored
-    // (getHeader cannot see it), but then Node has kept a response that is
-    // neither chunked nor closing the connection: its length is declared.
-    const fixedLength =
-      !res.chunkedEncoding && (res.getHeader('content-length') !== undefined || res.shouldKeepAlive)
-    const bodiless = method === 'HEAD' || res.statusCode === 204 || res.statusCode === 304
     // A client that stopped reading (the buffers are full: a write is
     // waiting for 'drain') would never receive the end either: ending it
     // would hold the socket, and everything the response buffered, for good.
-    if ((fixedLength && !bodiless) || (needsDrain(res) && !queued(res))) res.destroy()
+    if (cutLength(res, method) || (needsDrain(res) && !queued(res))) res.destroy()
     else res.end()
     return 'ended'
   }
@@ -104,14 +98,18 @@ function needsDrain(res: ServerResponse): boolean {
  * socket destroyed, the caller getting no answer at all and the keep-alive
  * connection lost. The stored head is dropped (with what it set on the
  * response: chunked framing, no body for a 204/304), so the 504 is written
- * as for a response not started. Not when a content coding was chosen for
- * it (`compression` decides on the head and then encodes whatever `end()`
- * is given): that one ends as a started response, as before. HTTP/1 only
- * (`_header`, `_headerSent`: Node's own marks); HTTP/2's compat response has
- * neither and is left as it is. True when the head was dropped.
+ * as for a response not started. So is a pipelined response still queued
+ * for its socket that declared its length (see `queuedWithLength`): its
+ * head and body are still all in Node's buffer. Not when a content coding
+ * was chosen for it (`compression` decides on the head and then encodes
+ * whatever `end()` is given): that one ends as a started response, as
+ * before. HTTP/1 only (`_header`, `_headerSent`: Node's own marks);
+ * HTTP/2's compat response has neither and is left as it is. True when the
+ * head was dropped.
  */
 export function discardUnsentHead(res: ServerResponse, method: string | undefined): boolean {
-  if (!headUnsent(res)) return false
+  if (!headUnsent(res) && !queuedWithLength(res, method)) return false
+  dropQueuedOutput(res)
   const out = res as ServerResponse & { _header?: unknown; _hasBody?: boolean }
   out._header = null
   // What the head said of its own body goes with it: `writeHead(status,
@@ -139,4 +137,82 @@ export function headUnsent(res: ServerResponse): boolean {
   // with it), so only the bytes waiting tell a started response apart.
   if (res.writableLength !== 0) return false
   return res.getHeader('content-encoding') === undefined
+}
+
+/**
+ * A started response that declared its length (a `Content-Length`, or
+ * Node's own framing for one that is neither chunked nor closing the
+ * connection) and has a body: cut short, it cannot be ended truthfully.
+ */
+function cutLength(res: ServerResponse, method: string | undefined): boolean {
+  // A Content-Length passed to writeHead(status, headers) is not stored
+  // (getHeader cannot see it), but then Node has kept a response that is
+  // neither chunked nor closing the connection: its length is declared.
+  const fixedLength =
+    !res.chunkedEncoding && (res.getHeader('content-length') !== undefined || res.shouldKeepAlive)
+  const bodiless = method === 'HEAD' || res.statusCode === 204 || res.statusCode === 304
+  return fixedLength && !bodiless
+}
+
+/**
+ * A pipelined response still queued behind another on its connection (see
+ * `queued`) that declared its length and wrote part of its body (a
+ * `res.sendFile` whose file was being read): none of it has left the
+ * process — Node holds its head and body in the response's own buffer
+ * until the answers ahead are done. It was taken for a started response
+ * and destroyed, as one cut short on the wire must be: the destroy took the
+ * shared connection when its turn came, the caller got no answer at all
+ * and every answer pipelined after it was lost. Nothing of it is on the
+ * wire, so it is dropped and the 504 goes in its place, as for a head not
+ * sent (`headUnsent`). A queued chunked one is still ended (a complete,
+ * shorter body), as before; one with a content coding chosen for it too.
+ */
+function queuedWithLength(res: ServerResponse, method: string | undefined): boolean {
+  const out = res as ServerResponse & { _header?: unknown; outputData?: unknown }
+  if (!queued(res) || typeof out._header !== 'string' || !Array.isArray(out.outputData)) {
+    return false
+  }
+  return cutLength(res, method) && res.getHeader('content-encoding') === undefined
+}
+
+type Pending = { data?: unknown; callback?: unknown }
+
+/**
+ * Empty what Node holds for a queued response (its head and body, see
+ * `queuedWithLength`); nothing for a response with nothing buffered. An
+ * interim head written ahead of it stays (a `100 Continue` deadline()
+ * wrote for a client holding its body back: dropped, that client never
+ * sent it, and the connection waited for it). The server's count of what
+ * its connection has pending is lowered with it (as Node's own flush does:
+ * it pauses reading the socket past a limit), and a dropped write's
+ * callback is still called, as Node calls one for a write it drops.
+ */
+function dropQueuedOutput(res: ServerResponse): void {
+  const out = res as ServerResponse & {
+    outputData?: Pending[]
+    outputSize?: number
+    _onPendingData?: (delta: number) => void
+    _headerSent?: boolean
+  }
+  const pending = out.outputData
+  if (!Array.isArray(pending) || pending.length === 0) return
+  const kept = pending.filter(interim)
+  const keptSize = kept.reduce((size, { data }) => size + (data as string).length, 0)
+  out._onPendingData?.(keptSize - (out.outputSize ?? 0))
+  out.outputData = kept
+  out.outputSize = keptSize
+  // The head went into the buffer with the first write: the 504's goes now.
+  out._headerSent = false
+  // The bytes the handler wrote are gone: the 504's own length is the one checked.
+  res.strictContentLength = false
+  for (const entry of pending) {
+    if (typeof entry.callback === 'function' && !kept.includes(entry)) {
+      process.nextTick(entry.callback as () => void)
+    }
+  }
+}
+
+/** An interim head (`100 Continue`, `103 Early Hints`) Node buffered ahead of the response's own. */
+function interim({ data }: Pending): boolean {
+  return typeof data === 'string' && /^HTTP\/1\.1 1\d\d /.test(data)
 }
