@@ -28,6 +28,7 @@ import { closeIfOrphaned } from './closeIfOrphaned.js'
 import { dropBodyHeaders } from './dropBodyHeaders.js'
 import { dropCutUpload } from './dropCutUpload.js'
 import { dropHeadBody } from './dropHeadBody.js'
+import { isHttp2 } from './isHttp2.js'
 import type { ResolvedOptions } from './options.js'
 import { shieldSocket } from './shieldSocket.js'
 import { stopPipedSources, swallowLateWrites } from './swallowLateWrites.js'
@@ -431,6 +432,12 @@ export class IngressRequest {
       // already set), labelled gzip, saved as a download. The plain 504
       // drops them; so does a head discarded above.
       dropBodyHeaders(this.res, true)
+      // So does a reason phrase it assigned for that answer
+      // (`res.statusMessage = 'Created'` before its work): Node keeps one
+      // already set, and respond's `res.status(504)` went out `504 Created`.
+      // Unset, Node writes the phrase of whatever status respond sets. HTTP/2
+      // has none (and warns on any use of it).
+      if (!isHttp2(this.res)) this.res.statusMessage = undefined as unknown as string
       // The wire's word that this answer is the deadline's, whatever its
       // shape: a caller seeing it does not retry (its budget is gone too).
       // Without it a caller retrying 504s sent the spent request again.
