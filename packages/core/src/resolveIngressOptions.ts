@@ -106,7 +106,8 @@ function resolve(options: IngressOptions, label: IngressLabel | undefined): Reso
       : DEFAULT_INGRESS_MAX_MS
   const maxMs = Math.min(positive('maxMs', options.maxMs ?? defaultCap), MAX_TIMER_MS)
   const defaultMs = Math.min(positive('defaultMs', options.defaultMs ?? 2000), maxMs)
-  const reserveMs = options.reserveMs
+  // `null` is the default, as for every other option here (it was refused).
+  const reserveMs = options.reserveMs ?? undefined
   if (
     reserveMs !== undefined &&
     (typeof reserveMs !== 'number' || !Number.isFinite(reserveMs) || reserveMs < 0)
