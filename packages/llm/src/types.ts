@@ -254,6 +254,12 @@ export type StreamEvent =
       providerFinishReason?: string | undefined
       usage?: Usage | undefined
       id?: string | undefined
+      /**
+       * `ChatResponse.model`: the model the provider says answered (OpenAI's
+       * chunk `model`, Anthropic's `message_start` `message.model`, Gemini's
+       * `modelVersion`), when the stream said.
+       */
+      model?: string | undefined
       /** `ChatResponse.systemFingerprint`, when the stream said. */
       systemFingerprint?: string | undefined
       /** `ChatResponse.serviceTier`, when the stream said. */

@@ -37,6 +37,8 @@ export class StreamCollector {
   // Characters of output received: text, thinking, tool names and argument text.
   #outputChars = 0
   #id = ''
+  // The model the provider says answered, when its stream said (`finish.model`).
+  #model: string | undefined
   #systemFingerprint: string | undefined
   #serviceTier: string | undefined
   #annotations: Annotation[] | undefined
@@ -128,6 +130,7 @@ export class StreamCollector {
           this.#usageReported = true
         }
         if (event.id !== undefined) this.#id = event.id
+        if (event.model !== undefined) this.#model = event.model
         if (event.systemFingerprint !== undefined) this.#systemFingerprint = event.systemFingerprint
         if (event.serviceTier !== undefined) this.#serviceTier = event.serviceTier
         if (event.annotations !== undefined) this.#annotations = event.annotations
@@ -178,12 +181,18 @@ export class StreamCollector {
   /**
    * The whole answer. `providerRequestId` is the attempt's request id header,
    * as a non-streamed answer carries it (`x-request-id`, `request-id`, …).
+   * `model` (the adapter's) stands in only when the stream named none: the
+   * answer's model is the one the provider says answered (a dated snapshot,
+   * `gpt-4o-2024-08-06`), as a whole answer's is — given the alias asked
+   * for, a streamed answer's `model` and its attempt's `responseModel`
+   * (OTel's `gen_ai.response.model`) named another model than the same
+   * answer not streamed.
    */
   response(provider: string, model: string, providerRequestId?: string | undefined): ChatResponse {
     const content = this.content()
     const response: ChatResponse = {
       id: this.#id,
-      model,
+      model: this.#model ?? model,
       provider,
       content,
       text: textOf(content),

@@ -272,6 +272,8 @@ describe('Anthropic Messages translation', () => {
         finishReason: 'tool_calls',
         usage: { inputTokens: 25, outputTokens: 89 },
         id: 'msg_s',
+        // message_start's `message.model`: the model answering.
+        model: 'claude-opus-4-6',
       },
     ])
     expect(parser.done).toBe(true)

@@ -278,6 +278,7 @@ describe('Gemini generateContent translation', () => {
       finishReason: 'stop',
       usage: { inputTokens: 8, outputTokens: 14 },
       id: 'r-9',
+      model: 'gemini-2.5-flash',
     })
     expect(events.filter((e) => e.type === 'finish')).toHaveLength(1)
     expect(parser.done).toBe(true)

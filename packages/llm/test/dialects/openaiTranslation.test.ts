@@ -221,6 +221,7 @@ describe('OpenAI chat completions translation', () => {
         finishReason: 'tool_calls',
         usage: { inputTokens: 11, outputTokens: 7 },
         id: 'chatcmpl-s',
+        model: 'gpt-4o-mini',
       },
     ])
     expect(parser.done).toBe(true)
@@ -341,7 +342,7 @@ describe('OpenAI chat completions translation', () => {
 describe('extra Chat Completions fields (request.extra)', () => {
   it('are forwarded unchanged, never over a field the builder sets, a `__proto__` key as a field', () => {
     const extra = JSON.parse(
-      '{"response_format":{"type":"json_object"},"tool_choice":"required","seed":7,"enable_thinking":false,"max_tokens":1,"__proto__":{"x":1}}',
+      '{"response_format":{"type":"json_object"},"tool_choice":"required","seed":7,"enable_thinking":false,"model":"other","__proto__":{"x":1}}',
     )
     const tools = [{ name: 'f', parameters: { type: 'object' } }]
     const built = dialects.openai.buildRequest(
@@ -353,6 +354,7 @@ describe('extra Chat Completions fields (request.extra)', () => {
     expect(body['tool_choice']).toBe('required')
     expect(body['seed']).toBe(7)
     expect(body['enable_thinking']).toBe(false)
+    expect(body['model']).toBe('gpt-4o')
     expect(body['max_completion_tokens']).toBe(10)
     expect(JSON.stringify(body)).toContain('"__proto__":{"x":1}')
     expect(Object.getPrototypeOf(body)).toBe(Object.prototype)

@@ -25,6 +25,8 @@ import {
 export function createAnthropicStreamParser(): StreamParser {
   const tools = new Map<string, StreamedTool>()
   let id: string | undefined
+  /** `message_start`'s `message.model`: the model answering. */
+  let model: string | undefined
   /** The input counts so far: `message_start`'s, updated by `message_delta`. */
   let inputUsage: Record<string, unknown> = {}
   let outputTokens: unknown
@@ -50,6 +52,7 @@ export function createAnthropicStreamParser(): StreamParser {
       finishReason: finishReason ?? 'unknown',
       usage,
       id,
+      ...(model === undefined ? {} : { model }),
       ...(serviceTier === undefined ? {} : { serviceTier }),
     })
     return out
@@ -76,6 +79,7 @@ export function createAnthropicStreamParser(): StreamParser {
         case 'message_start': {
           const msg = getRecord(event, 'message')
           id = getString(msg, 'id')
+          model = getString(msg, 'model') || undefined
           inputUsage = { ...getRecord(msg, 'usage') }
           serviceTier = anthropicServiceTier(inputUsage)
           return []

@@ -20,6 +20,8 @@ export function createGeminiStreamParser(): StreamParser {
   let done = false
   /** The latest chunk's `usageMetadata` with counts: every chunk carries the running totals. */
   let latestUsage: unknown
+  /** The first `modelVersion` said: the model answering (every chunk repeats it). */
+  let model: string | undefined
 
   return {
     get done() {
@@ -33,6 +35,7 @@ export function createGeminiStreamParser(): StreamParser {
       if (isBlank(message.data)) return []
       const chunk = parseAnswerJson(message.data)
       if (asRecord(chunk) === undefined) throw malformedReply('Gemini stream chunk')
+      model ??= getString(chunk, 'modelVersion') || undefined
       const chunkUsage = get(chunk, 'usageMetadata')
       if (geminiUsageReported(chunkUsage)) latestUsage = chunkUsage
       const candidate = asArray(get(chunk, 'candidates'))[0]
@@ -67,6 +70,7 @@ export function createGeminiStreamParser(): StreamParser {
           // None when the chunk had no counts: zeros would read as a report of none used.
           usage: geminiUsageReported(metadata) ? geminiUsage(metadata) : undefined,
           id: getString(chunk, 'responseId'),
+          ...(model === undefined ? {} : { model }),
         })
       }
       return out

@@ -85,6 +85,7 @@ export function createOpenAIStreamParser(
   let providerFinishReason: string | undefined
   let usage: Usage | undefined
   let id: string | undefined
+  let model: string | undefined
   let fingerprint: string | undefined
   let tier: string | undefined
   const annotations: Annotation[] = []
@@ -99,6 +100,7 @@ export function createOpenAIStreamParser(
     finished = true
     const finish: StreamEvent & { type: 'finish' } = { type: 'finish', finishReason, usage, id }
     if (providerFinishReason !== undefined) finish.providerFinishReason = providerFinishReason
+    if (model !== undefined) finish.model = model
     if (fingerprint !== undefined) finish.systemFingerprint = fingerprint
     if (tier !== undefined) finish.serviceTier = tier
     if (annotations.length > 0) finish.annotations = annotations
@@ -142,6 +144,7 @@ export function createOpenAIStreamParser(
       // one. Kept, the answer had no id and its record no `responseId`.
       id ??= getString(chunk, 'id') || undefined
       // Every chunk repeats them (a usage chunk may carry them alone): the first one said is kept.
+      model ??= getString(chunk, 'model') || undefined
       fingerprint ??= getString(chunk, 'system_fingerprint') || undefined
       tier ??= getString(chunk, 'service_tier') || undefined
       const out: StreamEvent[] = []
