@@ -58,6 +58,7 @@ export function buildOpenAIRequest(
   if (n !== undefined && n !== null && n !== 1) {
     throw new InvalidChatRequestError('n', 'only 1: an answer holds one choice')
   }
+  refuseOwnFields(request)
   // The client's other fields travel as sent (but tool settings without
   // tools, see requestToolSettings); never over a field built above.
   for (const [key, value] of Object.entries(requestToolSettings(request) ?? {})) {
@@ -119,6 +120,7 @@ function toOpenAIMessages(message: ChatMessage, index: number): Record<string, u
         ]
       : [],
   )
+  refuseUnsendable(message, index, text, toolCalls.length)
   let named: Record<string, unknown> | undefined
   if (message.role === 'assistant') {
     named = { role: 'assistant', content: text === '' && toolCalls.length > 0 ? null : text }
@@ -138,4 +140,62 @@ function toOpenAIMessages(message: ChatMessage, index: number): Record<string, u
   }
   if (named !== undefined) out.push(named)
   return out
+}
+
+/**
+ * What chat completions has no place for, refused rather than left out (the
+ * builder used to drop it without a word): a `tool` message is one tool
+ * result per `tool_call_id`, so its text went nowhere — the model answered
+ * without the tool's output, or the provider refused the tool call left
+ * unanswered, where Anthropic and Gemini send that text in the user turn —,
+ * and only an assistant message carries `tool_calls`.
+ */
+function refuseUnsendable(
+  message: ChatMessage,
+  index: number,
+  text: string,
+  toolCalls: number,
+): void {
+  if (message.role === 'tool' && text !== '') {
+    throw new InvalidChatRequestError(
+      `messages[${index}].content`,
+      "a tool message's text has no place on OpenAI's wire, where a tool message is one tool result: send the output as a tool_result block with its toolCallId, or the text as a user message",
+    )
+  }
+  if (message.role !== 'assistant' && toolCalls > 0) {
+    throw new InvalidChatRequestError(
+      `messages[${index}].content`,
+      `a tool_call block has no place in a ${message.role} message on OpenAI's wire: only an assistant message makes tool calls`,
+    )
+  }
+}
+
+/**
+ * What the request's own fields set, given again in `extra`: the field not
+ * built above went out beside them. `stream: true` on a whole-answer call
+ * had the provider stream an answer read as JSON — no JSON, so asked again,
+ * each generation billed (three by default) and none returned; a
+ * `max_tokens` beside OpenAI's `max_completion_tokens` (or
+ * `max_completion_tokens` beside a compatible provider's `max_tokens`) is
+ * OpenAI's 400, or another cap than the `maxTokens` a cost budget held the
+ * attempt's worst case by.
+ */
+function refuseOwnFields(request: ChatRequest): void {
+  const extra = request.extra
+  if (extra === undefined) return
+  const stream = extra['stream']
+  if (stream !== undefined && stream !== null && stream !== (request.stream === true)) {
+    throw new InvalidChatRequestError(
+      'stream',
+      `set by the request's own \`stream\` (${request.stream === true}), got ${String(stream)} in extra`,
+    )
+  }
+  for (const field of ['max_tokens', 'max_completion_tokens']) {
+    const value = extra[field]
+    if (value === undefined || value === null) continue
+    throw new InvalidChatRequestError(
+      field,
+      "the output cap is the request's own `maxTokens` (sent under the field the provider reads), not an extra field",
+    )
+  }
 }
