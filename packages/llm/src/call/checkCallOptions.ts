@@ -301,6 +301,13 @@ const ROLES: ReadonlySet<string> = new Set<ChatMessage['role']>([
  * went to Gemini as is, whose 400 is never sent to a fallback.
  */
 function checkRequestFields(request: CallModelOptions['request']): void {
+  // Only `true` streams: `stream: 'true'` (a query string's, a config file's)
+  // or `1` sent a whole-answer request, billed, and returned a promise the
+  // caller's `for await` threw on.
+  const stream: unknown = request.stream
+  if (stream !== undefined && typeof stream !== 'boolean') {
+    throw new InvalidChatRequestError('stream', `true or false, got ${describeValue(stream)}`)
+  }
   for (const field of ['temperature', 'topP'] as const) {
     const value: unknown = request[field]
     if (

@@ -129,6 +129,9 @@ describe('hostile options are refused by name, before sending', () => {
       [{ tools: { name: 'search', parameters: {} } }, /^tools: /],
       [{ tools: [null] }, /^tools\[0\]: /],
       [{ extra: null }, /^extra: /],
+      // Before: a whole-answer request went out (billed) and callModel returned a promise.
+      [{ stream: 'true' }, /^stream: true or false, got 'true'/],
+      [{ stream: 1 }, /^stream: /],
     ]
     for (const [patch, message] of cases) {
       const refused = await call({
