@@ -1,4 +1,5 @@
 import { refusalOf } from '../dialects/blocks.js'
+import { isBudgetExceeded } from '../errors/BudgetExceededError.js'
 import { OutputTruncatedError } from '../errors/OutputTruncatedError.js'
 import type { ChatRequest, ChatResponse, ContentBlock, Usage } from '../types.js'
 
@@ -38,11 +39,10 @@ export async function recoverOutputLimit(
   // it was generated and billed: its usage still counts in the call's.
   let discarded: ChatResponse | undefined
   while (response.finishReason === 'length') {
+    // Everything produced so far: what the caller gets when no step follows.
+    const produced = join([...parts, response], discarded)
     if (steps.length >= limit) {
-      throw new OutputTruncatedError({
-        response: join([...parts, response], discarded),
-        recoveries: steps,
-      })
+      throw new OutputTruncatedError({ response: produced, recoveries: steps })
     }
     if (!raised && ceiling > current.maxTokens) {
       raised = true
@@ -61,7 +61,17 @@ export async function recoverOutputLimit(
       }
       steps.push('continue')
     }
-    response = await complete(current, `${steps.length}:${steps.at(-1)}`)
+    try {
+      response = await complete(current, `${steps.length}:${steps.at(-1)}`)
+    } catch (error) {
+      // The cost budget cannot afford the step: the cut answer is still what
+      // was produced, and paid for — surfaced as when the steps run out, the
+      // refusal its cause and the step left out of `recoveries`. Thrown as
+      // it was, the answer the budget had already paid for was lost.
+      if (!isBudgetExceeded(error)) throw error
+      steps.pop()
+      throw new OutputTruncatedError({ response: produced, recoveries: steps, cause: error })
+    }
   }
   return parts.length === 0 && discarded === undefined
     ? response

@@ -1,11 +1,14 @@
 import { HourglassError, hasErrorCode } from '@hourglass/core'
 import type { ChatResponse } from '../types.js'
+import { describeError } from './describeError.js'
 
 export interface OutputTruncatedDetails {
   /** Everything produced, continuation parts joined; its `finishReason` is still `length`. */
   response: ChatResponse
   /** Recovery steps taken (`raise-cap`, `continue`). */
   recoveries: string[]
+  /** Why no further step ran before the limit: the cost budget could not afford it (its `BudgetExceededError`). */
+  cause?: unknown
 }
 
 /**
@@ -21,7 +24,8 @@ export class OutputTruncatedError extends HourglassError {
   constructor(details: OutputTruncatedDetails) {
     super(
       OutputTruncatedError.code,
-      `output still cut at the token limit after ${details.recoveries.length} recovery step(s) (${details.recoveries.join(', ') || 'none'}); ${details.response.text.length} characters produced`,
+      `output still cut at the token limit after ${details.recoveries.length} recovery step(s) (${details.recoveries.join(', ') || 'none'}); ${details.response.text.length} characters produced${details.cause === undefined ? '' : `; the next step was not run: ${describeError(details.cause)}`}`,
+      details.cause === undefined ? undefined : { cause: details.cause },
     )
     this.response = details.response
     this.recoveries = details.recoveries
