@@ -1,4 +1,4 @@
-import { systemClock } from '@hourglass/core'
+import { outcomeWithin, systemClock } from '@hourglass/core'
 import type { Dialect } from '../dialects/Dialect.js'
 import { ProviderError } from '../errors/ProviderError.js'
 import {
@@ -82,24 +82,17 @@ export async function* readEvents(
       abandoned = read
       return Promise.resolve(GRACE_OVER)
     }
-    let timer: unknown
-    const over = new Promise<typeof GRACE_OVER>((resolve) => {
-      // Awaited, so it keeps the process up (core's rule for a wait).
-      timer = clock.setTimeout(() => resolve(GRACE_OVER), leftMs, { keepAlive: true })
+    // Core's outcomeWithin: a timer on the clock that keeps the process up
+    // while awaited, released the moment the read settles, a read that
+    // failed inside the grace rethrown.
+    return outcomeWithin(read, leftMs, { clock }).then((settled) => {
+      if (settled === undefined) {
+        abandoned = read
+        return GRACE_OVER
+      }
+      if (!settled.ok) throw settled.error
+      return settled.value
     })
-    return Promise.race([read, over]).then(
-      (next) => {
-        clock.clearTimeout(timer)
-        if (next === GRACE_OVER) abandoned = read
-        return next
-      },
-      (error: unknown) => {
-        // A read that failed inside the grace (a cut, an abort): the timer
-        // goes too, or it held the process up to END_GRACE_MS for nothing.
-        clock.clearTimeout(timer)
-        throw error
-      },
-    )
   }
   try {
     for (let next = await nextChunk(); ; next = await nextChunk()) {
