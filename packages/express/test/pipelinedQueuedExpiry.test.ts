@@ -1,7 +1,7 @@
-import { once } from 'node:events'
-import { connect, type Socket } from 'node:net'
+import type { Socket } from 'node:net'
 import { afterEach, describe, expect, it, vi } from 'vitest'
 import { deadline, type IngressEndMessage, type IngressExpireMessage } from '../src/index.js'
+import { pipelined, pipelinedGet } from './support/pipelined.js'
 import { aborted, deferred, listen, majors, type Running, record } from './support/servers.js'
 
 // What the adaptive reserve learns from: spied on, so the test reads what was
@@ -33,30 +33,8 @@ describe.each(majors)('a pipelined response queued when its deadline expires ($n
     sampled.answers.length = 0
   })
 
-  /** Write `data` on one connection; `text()` is everything read once the server ends it. */
-  async function pipeline(server: Running, data: string) {
-    const socket = connect(Number(new URL(server.url).port), '127.0.0.1')
-    sockets.push(socket)
-    socket.on('error', () => {})
-    let text = ''
-    socket.on('data', (chunk: Buffer) => {
-      text += chunk.toString('latin1')
-    })
-    const closed = once(socket, 'close')
-    await once(socket, 'connect')
-    socket.write(data)
-    return {
-      /** Half-closes: the server ends the connection once it has answered. */
-      async text() {
-        socket.end()
-        await closed
-        return text
-      },
-    }
-  }
-
-  const get = (path: string, budgetMs?: number) =>
-    `GET ${path} HTTP/1.1\r\nHost: x\r\n${budgetMs === undefined ? '' : `x-deadline-remaining-ms: ${budgetMs}\r\n`}\r\n`
+  const pipeline = (server: Running, data: string) => pipelined(server, data, sockets)
+  const get = pipelinedGet
 
   it('its 504 does not feed the adaptive reserve: the wait for its turn is no timer lateness', async () => {
     const gate = deferred()

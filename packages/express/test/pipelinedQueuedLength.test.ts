@@ -1,12 +1,13 @@
 import { once } from 'node:events'
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { createServer } from 'node:http'
-import { type AddressInfo, connect, type Socket } from 'node:net'
+import type { AddressInfo, Socket } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import type { Response } from 'express'
 import { afterEach, describe, expect, it } from 'vitest'
 import { deadline, type IngressEndMessage, type IngressExpireMessage } from '../src/index.js'
+import { pipelined, pipelinedGet } from './support/pipelined.js'
 import { aborted, deferred, listen, majors, type Running, record } from './support/servers.js'
 
 /**
@@ -28,31 +29,8 @@ describe.each(majors)('a queued pipelined response with a declared length ($name
     for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true })
   })
 
-  /** Write `data` on one connection; `text()` is everything read once the server ends it. */
-  async function pipeline(server: Running, data: string) {
-    const socket = connect(Number(new URL(server.url).port), '127.0.0.1')
-    sockets.push(socket)
-    socket.on('error', () => {})
-    let text = ''
-    socket.on('data', (chunk: Buffer) => {
-      text += chunk.toString('latin1')
-    })
-    const closed = once(socket, 'close')
-    await once(socket, 'connect')
-    socket.write(data)
-    return {
-      write: (more: string) => socket.write(more),
-      /** Half-closes: the server ends the connection once it has answered. */
-      async text() {
-        socket.end()
-        await closed
-        return text
-      },
-    }
-  }
-
-  const get = (path: string, budgetMs?: number) =>
-    `GET ${path} HTTP/1.1\r\nHost: x\r\n${budgetMs === undefined ? '' : `x-deadline-remaining-ms: ${budgetMs}\r\n`}\r\n`
+  const pipeline = (server: Running, data: string) => pipelined(server, data, sockets)
+  const get = pipelinedGet
 
   const statuses = (text: string) => [...text.matchAll(/HTTP\/1\.1 (\d+)/g)].map((m) => m[1])
 
