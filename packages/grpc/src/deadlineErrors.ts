@@ -35,6 +35,15 @@ type HandlerCall = Parameters<typeof deadlineOf>[0] & {
  * client-streaming) or `call.emit('error')` (server-streaming, bidi).
  */
 export function deadlineErrors<T extends object>(implementation: T): T {
+  // grpc-js's addService refuses an implementation that is no object (an
+  // import that named nothing: undefined) when the server is set up. Wrapped,
+  // it became `{}`, which addService took: the server started and answered
+  // every call UNIMPLEMENTED.
+  if (typeof implementation !== 'object' || implementation === null) {
+    throw new TypeError(
+      `deadlineErrors: implementation must be an object (the service's handlers), got ${describeValue(implementation)}`,
+    )
+  }
   const wrapped: Record<string, unknown> = {}
   for (const name of methodNames(implementation)) {
     const handler = (implementation as Record<string, unknown>)[name]
