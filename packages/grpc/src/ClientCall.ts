@@ -15,13 +15,16 @@ import {
   describeValue,
   expiryError,
   isDeadlineExceeded,
+  MAX_RESERVE_MS,
   MAX_TIMER_MS,
   markExpiryOf,
+  markForeignExpiry,
   systemClock,
 } from '@hourglass/core'
 import { type GrpcClientEndMessage, grpcChannels } from './channels.js'
 import type { ResolvedClientOptions } from './clientOptions.js'
 import { withReason } from './fromGrpcError.js'
+import { isReleased } from './releasedDeadline.js'
 import { isUnboundedStream } from './unboundedStream.js'
 
 type NextCallResult = ReturnType<NextCall>
@@ -116,9 +119,14 @@ export class ClientCall {
     // A server stream's deadline with no expiry (it came with none) carries
     // only its client's cancel: a call made under it has no deadline at all.
     // Taken for a caller's `Deadline.never()`, a unary call a watch handler
-    // made went out with none and waited as long as its server did. Not an
-    // observe-only one: dark mode adds no gRPC deadline, `defaultMs` included.
-    const unbounded = deadline !== undefined && !deadline.observe && isUnboundedStream(deadline)
+    // made went out with none and waited as long as its server did. So does
+    // one made under a deadline its ingress released when its call or
+    // request was over (see `isReleased`). Not an observe-only one: dark mode
+    // adds no gRPC deadline, `defaultMs` included.
+    const unbounded =
+      deadline !== undefined &&
+      !deadline.observe &&
+      (isUnboundedStream(deadline) || isReleased(deadline))
     // Dark mode propagates the header but adds no deadline of ours to the
     // call (enforcing it here would change outcomes); the call's own is sent
     // as above, wire-safe, in every mode.
@@ -501,12 +509,22 @@ export class ClientCall {
         cause: { code: ended.code, details: ended.details },
       })
       // Under the gRPC deadline the caller's deadline set: that deadline's
-      // expiry, told early (an Express app answers it as the request's). Not
-      // under a shorter deadline of the call's own: a cap of the app's. A
+      // expiry, told early (an Express app answers it as the request's). A
       // server's cap of its own, or a job's behind it, does not come back as
       // DEADLINE_EXCEEDED from a server with deadlineErrors() (it passes
       // such an error on: UNKNOWN), so what does is the caller's line's.
-      if (this.#callersDeadline && this.#deadline) markExpiryOf(reason, this.#deadline)
+      const deadline = this.#deadline
+      if (this.#callersDeadline && deadline) markExpiryOf(reason, deadline)
+      // Under a shorter deadline of the call's own (a cap of the app's on
+      // this call, as a `Deadline.after(100)` around it is), or `defaultMs`
+      // under a deadline with no expiry (a stream's, or one released): not
+      // the caller's, while the caller's still has its time. Unmarked, core
+      // took it for the caller's own: a 504 `x-deadline-expired` 100 ms into
+      // a 60 s request. Within the largest reserve of the caller's end it
+      // leaves the caller no time either, and counts as its expiry (as
+      // bullmq's fromJobError reads one).
+      else if (deadline && !deadline.done && deadline.remaining() > MAX_RESERVE_MS)
+        markForeignExpiry(reason)
     }
     this.#publishEnd(ended.code, outcomeOf(ended.code, this.#cancelReason))
     return reason === undefined ? ended : withReason(ended, reason)

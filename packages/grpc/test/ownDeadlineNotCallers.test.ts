@@ -1,0 +1,143 @@
+import { once } from 'node:events'
+import type { AddressInfo } from 'node:net'
+import { Metadata, type ServerWritableStream, status } from '@grpc/grpc-js'
+import {
+  currentDeadline,
+  Deadline,
+  isDeadlineExceeded,
+  isExpiryOf,
+  runWithDeadline,
+} from '@hourglass/core'
+import {
+  expressChannels,
+  deadlineErrors as httpDeadlineErrors,
+  deadline as ingressDeadline,
+} from '@hourglass/express'
+import express, { type NextFunction, type Request, type Response } from 'express'
+import { afterEach, describe, expect, it, onTestFinished } from 'vitest'
+import { deadlineInterceptor, deadlineServerInterceptor, fromGrpcError } from '../src/index.js'
+import {
+  connect,
+  type RunningServer,
+  record,
+  startServer,
+  unary,
+  type WorkClientApi,
+} from './support/grpc.js'
+
+let server: RunningServer | undefined
+let client: WorkClientApi | undefined
+
+afterEach(async () => {
+  client?.close()
+  client = undefined
+  await server?.close()
+  server = undefined
+})
+
+/** A server that never answers: only a deadline ends its calls. */
+async function silentServer(): Promise<WorkClientApi> {
+  server = await startServer({ unary: () => {} }, [deadlineServerInterceptor()])
+  client = connect(server.address, [deadlineInterceptor()])
+  return client
+}
+
+// A call's own `deadline` option shorter than the caller's is a cap of the
+// app's on that one call, as a `Deadline.after(100)` around a lookup is: the
+// README says its DEADLINE_EXCEEDED is that deadline's. Left unmarked, core
+// counts an error of no known deadline as the caller's own, and Express's
+// deadlineErrors() answered 504 `x-deadline-expired: 1` (and an expire event)
+// ~100 ms into a 60 s request.
+describe("a DEADLINE_EXCEEDED under a gRPC deadline that was not the caller's (a shorter one of the call's own, defaultMs)", () => {
+  it("while the caller's deadline has its time, is no expiry of the caller's: an unrelated deadline's", async () => {
+    const work = await silentServer()
+    const request = Deadline.after(60_000)
+    onTestFinished(() => request.dispose())
+    const { error } = await runWithDeadline(request, () =>
+      unary(work, {}, { deadline: Date.now() + 100 }),
+    )
+    expect(error?.code).toBe(status.DEADLINE_EXCEEDED)
+    const reason = fromGrpcError(error)
+    expect(isDeadlineExceeded(reason)).toBe(true)
+    expect(isExpiryOf(reason, request)).toBe(false)
+  })
+
+  it('through Express: passed on with next(error), no 504, no x-deadline-expired, no expire event', async () => {
+    const work = await silentServer()
+    const expired = record(expressChannels.expire)
+    onTestFinished(() => expired.stop())
+    const passedOn: unknown[] = []
+    const app = express()
+    app.use(ingressDeadline({ defaultMs: 60_000 }))
+    app.get('/', (_req, res, next) => {
+      work.unary({}, new Metadata(), { deadline: Date.now() + 100 }, (err, value) =>
+        err ? next(fromGrpcError(err)) : res.json(value),
+      )
+    })
+    app.use(httpDeadlineErrors())
+    app.use((error: unknown, _req: Request, res: Response, _next: NextFunction) => {
+      passedOn.push(error)
+      res.status(502).json({ passedOn: true })
+    })
+    const http = app.listen(0, '127.0.0.1')
+    await once(http, 'listening')
+    onTestFinished(() => {
+      http.close()
+      http.closeAllConnections()
+    })
+    const res = await fetch(`http://127.0.0.1:${(http.address() as AddressInfo).port}/`)
+    expect(res.status).toBe(502)
+    expect(res.headers.get('x-deadline-expired')).toBeNull()
+    expect(expired.messages).toHaveLength(0)
+    expect(isDeadlineExceeded(passedOn[0])).toBe(true)
+  })
+
+  it("with no caller's deadline at all, it is left as it was: a deadline error of no known deadline", async () => {
+    const work = await silentServer()
+    const { error } = await unary(work, {}, { deadline: Date.now() + 50 })
+    const reason = fromGrpcError(error)
+    expect(isDeadlineExceeded(reason)).toBe(true)
+    // No deadline of anyone's claims it, so any deadline would take it for its own.
+    const unrelated = Deadline.after(60_000)
+    onTestFinished(() => unrelated.dispose())
+    expect(isExpiryOf(reason, unrelated)).toBe(true)
+  })
+
+  it("defaultMs running out under a server stream's deadline with no expiry is no expiry of that stream", async () => {
+    const reasons: unknown[] = []
+    const streamDeadlines: (Deadline | undefined)[] = []
+    const inner = deadlineInterceptor({ defaultMs: 100 })
+    server = await startServer(
+      {
+        unary: () => {},
+        serverStream: (call: ServerWritableStream<unknown, unknown>) => {
+          streamDeadlines.push(currentDeadline())
+          const backend = connect(server!.address, [inner])
+          backend.unary({}, new Metadata(), {}, (error) => {
+            reasons.push(fromGrpcError(error))
+            backend.close()
+            call.end()
+          })
+        },
+      },
+      [deadlineServerInterceptor()],
+    )
+    client = connect(server.address, [deadlineInterceptor()])
+    const stream = client.serverStream({}, new Metadata(), {})
+    stream.on('data', () => {})
+    await once(stream, 'end')
+    const [watch] = streamDeadlines
+    expect(watch?.expiresAt).toBe(Number.POSITIVE_INFINITY)
+    expect(isDeadlineExceeded(reasons[0])).toBe(true)
+    expect(isExpiryOf(reasons[0], watch!)).toBe(false)
+  })
+
+  it("under the caller's deadline (no shorter one of its own) it is still the caller's expiry", async () => {
+    const work = await silentServer()
+    const request = Deadline.after(150)
+    onTestFinished(() => request.dispose())
+    const { error } = await runWithDeadline(request, () => unary(work, {}))
+    expect(error?.code).toBe(status.DEADLINE_EXCEEDED)
+    expect(isExpiryOf(fromGrpcError(error), request)).toBe(true)
+  })
+})
