@@ -1,4 +1,4 @@
-import { GatewayRequestError } from './GatewayRequestError.js'
+import { GatewayRequestError, isGatewayRequestError } from './GatewayRequestError.js'
 
 /**
  * The body reader's errors, typed as body-parser's (bad JSON, too large, a
@@ -7,6 +7,10 @@ import { GatewayRequestError } from './GatewayRequestError.js'
  * bytes is a 4xx here; the rest (undefined) are ours.
  */
 export function bodyError(error: unknown): GatewayRequestError | undefined {
+  // Already the client's answer (a body refused for its depth before the
+  // parse): its `type` is OpenAI's, which the last rule below took for a
+  // body-parser type and answered as "the body could not be read".
+  if (isGatewayRequestError(error)) return error
   const { type, status, code, limit } = (error ?? {}) as {
     type?: unknown
     status?: unknown

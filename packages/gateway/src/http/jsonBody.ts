@@ -4,6 +4,9 @@ import { type Deadline, quoted } from '@hourglass/core'
 import type { Request, RequestHandler, Response } from 'express'
 import { INVALID_UTF8, INVALID_UTF16, JSON_TOO_MANY_KEYS } from './bodyError.js'
 import { closeAfterAnswer } from './closeAfterAnswer.js'
+import { GatewayRequestError } from './GatewayRequestError.js'
+import { MAX_JSON_DEPTH } from './jsonDepth.js'
+import { MAX_BODY_DEPTH, tooDeepField } from './jsonDepthLimit.js'
 import { keyLimitProblem } from './jsonKeyLimit.js'
 import { type BodyError, bodyFailure, hasBody, readBody, tooLargeFailure } from './readBody.js'
 
@@ -154,6 +157,18 @@ function parseJson(
     // Before the parse: what makes a body costly to parse is its keys (jsonKeyLimit.ts).
     const tooMany = keyLimitProblem(text)
     if (tooMany !== undefined) return next(bodyFailure(413, JSON_TOO_MANY_KEYS, tooMany))
+    // …and its depth: `JSON.parse` builds every level before the schema can refuse one (jsonDepthLimit.ts).
+    const tooDeep = tooDeepField(text)
+    if (tooDeep !== undefined) {
+      return next(
+        new GatewayRequestError({
+          status: 400,
+          errorCode: 'invalid_request',
+          param: tooDeep,
+          message: `${tooDeep}: nested deeper than ${MAX_BODY_DEPTH} levels (free-form JSON may nest ${MAX_JSON_DEPTH})`,
+        }),
+      )
+    }
     if (text.length === 0) {
       req.body = EMPTY_BODY
       return next()

@@ -110,7 +110,7 @@ export function keyLimitProblem(text: string): string | undefined {
 }
 
 /** The index of the `"` that ends the string whose text starts at `from`, or -1. */
-function closingQuote(text: string, from: number): number {
+export function closingQuote(text: string, from: number): number {
   let at = text.indexOf('"', from)
   while (at !== -1) {
     // Escaped when an odd number of backslashes stands before it.
