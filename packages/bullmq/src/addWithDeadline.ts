@@ -80,9 +80,11 @@ export async function addWithDeadline<DataType, ResultType, NameType extends str
   queue: QueueLike<DataType, ResultType, NameType>,
   name: NameType,
   data: DataType,
-  options: AddWithDeadlineOptions = {},
+  options: AddWithDeadlineOptions | null = {},
 ): Promise<Job<DataType, ResultType, NameType>> {
-  const { deadline: given, maxMs: maxOption, ...opts } = options
+  // `null` is no options, as BullMQ's own `queue.add(name, data, null)`
+  // takes it (destructured, it threw "Cannot destructure property 'deadline'").
+  const { deadline: given, maxMs: maxOption, ...opts } = options ?? {}
   // Checked on every call, with or without a deadline: a bad value fails
   // where it is written, not only once a deadline comes along.
   const maxMs = resolveMaxMs(maxOption)

@@ -16,7 +16,12 @@ const DEADLINE_INTERCEPTOR = Symbol.for('@hourglass/grpc.deadline-interceptor')
  * current one. `deadlineInterceptor()` reads it instead of `currentDeadline()`:
  * `client.getItem(req, withCallDeadline(deadline, { host }), callback)`.
  */
-export function withCallDeadline(deadline: Deadline, options: CallOptions = {}): CallOptions {
+export function withCallDeadline(
+  deadline: Deadline,
+  options: CallOptions | null = {},
+): CallOptions {
+  // `null` is no options, as grpc-js takes it for a call's (it threw reading `null.interceptors`).
+  options ??= {}
   // Here, where it is written: a number of ms or a Date (grpc-js's own
   // `deadline` option's types) failed only at the call, inside the
   // interceptor, as "deadline.remaining is not a function". Undefined (a
