@@ -1,5 +1,6 @@
+import { createRequire } from 'node:module'
 import { type Clock, systemClock } from '@hourglass/core'
-import { Redis } from 'ioredis'
+import type { Redis } from 'ioredis'
 import type { GatewayConfig } from './config/gatewayConfigSchema.js'
 import type { GatewayContext } from './GatewayContext.js'
 
@@ -14,7 +15,7 @@ export function createRedisClient(
   log: GatewayContext['log'],
   clock: Clock = systemClock,
 ): Redis {
-  const client = new Redis(config.url, {
+  const client = new (loadRedis())(config.url, {
     lazyConnect: false,
     enableOfflineQueue: false,
     autoResendUnfulfilledCommands: false,
@@ -22,6 +23,17 @@ export function createRedisClient(
   })
   watchStart(client, config.url, log, clock, startAnswerMs(config.commandTimeoutMs))
   return client
+}
+
+/**
+ * ioredis, loaded the first time a gateway is given a `redis.url`: about a
+ * tenth of a second of a process's start (`import('ioredis')` alone: 130
+ * ms), which a gateway on local limits — every `hourglass gateway` started
+ * without Redis — paid for nothing. ioredis is CommonJS: `require` loads it
+ * synchronously, as `createGateway` is.
+ */
+function loadRedis(): typeof Redis {
+  return (createRequire(import.meta.url)('ioredis') as typeof import('ioredis')).Redis
 }
 
 /**
