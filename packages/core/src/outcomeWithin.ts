@@ -27,6 +27,19 @@ export async function outcomeWithin<T>(
       new TypeError(`outcomeWithin expects a number of ms, got ${describeValue(ms)}`),
     )
   }
+  return settleWithin(work, ms, until)
+}
+
+/**
+ * @internal `outcomeWithin` on options already checked: `untilEnded` checks
+ * them itself, to name itself in what it refuses, and the check is not made
+ * twice per call.
+ */
+export async function settleWithin<T>(
+  work: Promise<T> | T,
+  ms: number,
+  until: Pick<WaitOptions, 'deadline' | 'signal' | 'clock'>,
+): Promise<WorkOutcome<T> | undefined> {
   // A value, or a thenable that is no Promise, is awaited as `await` would.
   const promise = Promise.resolve(work)
   if (ms === Number.POSITIVE_INFINITY && !hasBound(until)) {

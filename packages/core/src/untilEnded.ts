@@ -1,4 +1,4 @@
-import { boundsRefusal, hasBound, outcomeWithin, type WorkOutcome } from './outcomeWithin.js'
+import { boundsRefusal, hasBound, settleWithin, type WorkOutcome } from './outcomeWithin.js'
 import type { WaitOptions } from './wait.js'
 
 /**
@@ -20,12 +20,12 @@ export async function untilEnded<T>(
   until ??= {}
   // `false` too: through `wait(Infinity)` it kept the process alive while the work was pending.
   if (!hasBound(until)) return work
-  // Refused naming this function, before `outcomeWithin` could name itself.
+  // Refused naming this function, as `outcomeWithin` names itself.
   const refused = boundsRefusal('untilEnded', until)
   if (refused) return Promise.reject(refused)
   // No timer: only `work` settling (or the deadline, the signal) ends the
-  // wait, and `outcomeWithin` cuts `work`'s link to this caller when it does.
-  const settled = (await outcomeWithin(work, Number.POSITIVE_INFINITY, until)) as WorkOutcome<T>
+  // wait, and `outcomeWithin`'s wait cuts `work`'s link to this caller when it does.
+  const settled = (await settleWithin(work, Number.POSITIVE_INFINITY, until)) as WorkOutcome<T>
   if (!settled.ok) throw settled.error
   return settled.value
 }
