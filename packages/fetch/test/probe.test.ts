@@ -11,6 +11,7 @@ import {
   probe,
   suggestTimeouts,
 } from '../src/index.js'
+import { probeResult } from './support/probeResult.js'
 
 let closers: { close(): Promise<void> }[] = []
 afterEach(async () => {
@@ -159,21 +160,7 @@ describe('probe', () => {
 })
 
 describe('suggestTimeouts', () => {
-  const result: ProbeResult = {
-    url: 'http://x',
-    samples: [],
-    medianMs: 100,
-    p90Ms: 150,
-    maxMs: 160,
-    ratio: 1.5,
-    phases: {
-      dns: { medianMs: 1, p90Ms: 2, maxMs: 3, samples: 10 },
-      connect: { medianMs: 5, p90Ms: 20, maxMs: 24, samples: 10 },
-      headers: { medianMs: 80, p90Ms: 120, maxMs: 130, samples: 10 },
-      body: { medianMs: 10, p90Ms: 25, maxMs: 30, samples: 10 },
-    },
-    warning: undefined,
-  }
+  const result = probeResult
 
   it('gives each phase its p90 × 2 (at least 10 ms) and the call a slice of p90 × 2, when that covers the slowest sample', () => {
     expect(suggestTimeouts(result, 1000)).toEqual({

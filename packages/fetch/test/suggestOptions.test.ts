@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest'
-import { type ProbeResult, suggestTimeouts } from '../src/index.js'
+import { suggestTimeouts } from '../src/index.js'
+import { probeResult } from './support/probeResult.js'
 
 // suggestTimeouts' own options are checked as every numeric option is: a
 // NaN (`Number(process.env.HEADROOM)` with the variable unset), a string or
@@ -8,21 +9,7 @@ import { type ProbeResult, suggestTimeouts } from '../src/index.js'
 // floor, below the floor it asked for. A misspelt key (`headRoom`) was
 // ignored: the default applied, silently. No call is made here.
 
-const result: ProbeResult = {
-  url: 'http://x',
-  samples: [],
-  medianMs: 100,
-  p90Ms: 150,
-  maxMs: 160,
-  ratio: 1.5,
-  phases: {
-    dns: { medianMs: 1, p90Ms: 2, maxMs: 3, samples: 10 },
-    connect: { medianMs: 5, p90Ms: 20, maxMs: 24, samples: 10 },
-    headers: { medianMs: 80, p90Ms: 120, maxMs: 130, samples: 10 },
-    body: { medianMs: 10, p90Ms: 25, maxMs: 30, samples: 10 },
-  },
-  warning: undefined,
-}
+const result = probeResult
 
 function refusal(options: unknown): unknown {
   try {
