@@ -1,5 +1,4 @@
 import { once } from 'node:events'
-import type { AddressInfo } from 'node:net'
 import { Metadata, type ServerWritableStream, status } from '@grpc/grpc-js'
 import {
   currentDeadline,
@@ -8,22 +7,16 @@ import {
   isExpiryOf,
   runWithDeadline,
 } from '@hourglass/core'
-import {
-  expressChannels,
-  deadlineErrors as httpDeadlineErrors,
-  deadline as ingressDeadline,
-} from '@hourglass/express'
-import express, { type NextFunction, type Request, type Response } from 'express'
 import { afterEach, describe, expect, it, onTestFinished } from 'vitest'
 import { deadlineInterceptor, deadlineServerInterceptor, fromGrpcError } from '../src/index.js'
 import {
   connect,
   type RunningServer,
-  record,
   startServer,
   unary,
   type WorkClientApi,
 } from './support/grpc.js'
+import { throughExpress } from './support/throughExpress.js'
 
 let server: RunningServer | undefined
 let client: WorkClientApi | undefined
@@ -64,31 +57,14 @@ describe("a DEADLINE_EXCEEDED under a gRPC deadline that was not the caller's (a
 
   it('through Express: passed on with next(error), no 504, no x-deadline-expired, no expire event', async () => {
     const work = await silentServer()
-    const expired = record(expressChannels.expire)
-    onTestFinished(() => expired.stop())
-    const passedOn: unknown[] = []
-    const app = express()
-    app.use(ingressDeadline({ defaultMs: 60_000 }))
-    app.get('/', (_req, res, next) => {
+    const { res, passedOn, expired } = await throughExpress((res, next) =>
       work.unary({}, new Metadata(), { deadline: Date.now() + 100 }, (err, value) =>
         err ? next(fromGrpcError(err)) : res.json(value),
-      )
-    })
-    app.use(httpDeadlineErrors())
-    app.use((error: unknown, _req: Request, res: Response, _next: NextFunction) => {
-      passedOn.push(error)
-      res.status(502).json({ passedOn: true })
-    })
-    const http = app.listen(0, '127.0.0.1')
-    await once(http, 'listening')
-    onTestFinished(() => {
-      http.close()
-      http.closeAllConnections()
-    })
-    const res = await fetch(`http://127.0.0.1:${(http.address() as AddressInfo).port}/`)
+      ),
+    )
     expect(res.status).toBe(502)
     expect(res.headers.get('x-deadline-expired')).toBeNull()
-    expect(expired.messages).toHaveLength(0)
+    expect(expired).toHaveLength(0)
     expect(isDeadlineExceeded(passedOn[0])).toBe(true)
   })
 

@@ -1,5 +1,3 @@
-import { once } from 'node:events'
-import type { AddressInfo } from 'node:net'
 import { Metadata, type ServerUnaryCall, type sendUnaryData, status } from '@grpc/grpc-js'
 import {
   currentDeadline,
@@ -13,12 +11,6 @@ import {
   markForeignExpiry,
   runWithDeadline,
 } from '@hourglass/core'
-import {
-  expressChannels,
-  deadlineErrors as httpDeadlineErrors,
-  deadline as ingressDeadline,
-} from '@hourglass/express'
-import express, { type NextFunction, type Request, type Response } from 'express'
 import { afterEach, describe, expect, it, onTestFinished } from 'vitest'
 import {
   deadlineErrors,
@@ -30,11 +22,11 @@ import {
 import {
   connect,
   type RunningServer,
-  record,
   startServer,
   unary,
   type WorkClientApi,
 } from './support/grpc.js'
+import { throughExpress } from './support/throughExpress.js'
 
 let server: RunningServer | undefined
 let client: WorkClientApi | undefined
@@ -91,31 +83,14 @@ describe("a server's deadline error of its own while the call's deadline has its
 
   it('through Express: passed on with next(error), no 504, no x-deadline-expired, no expire event', async () => {
     const work = await serve(ownCapRanOut)
-    const expired = record(expressChannels.expire)
-    onTestFinished(() => expired.stop())
-    const passedOn: unknown[] = []
-    const app = express()
-    app.use(ingressDeadline({ defaultMs: 60_000 }))
-    app.get('/', (_req, res, next) => {
+    const { res, passedOn, expired } = await throughExpress((res, next) =>
       work.unary({}, new Metadata(), {}, (err, value) =>
         err ? next(fromGrpcError(err)) : res.json(value),
-      )
-    })
-    app.use(httpDeadlineErrors())
-    app.use((error: unknown, _req: Request, res: Response, _next: NextFunction) => {
-      passedOn.push(error)
-      res.status(502).json({ passedOn: true })
-    })
-    const http = app.listen(0, '127.0.0.1')
-    await once(http, 'listening')
-    onTestFinished(() => {
-      http.close()
-      http.closeAllConnections()
-    })
-    const res = await fetch(`http://127.0.0.1:${(http.address() as AddressInfo).port}/`)
+      ),
+    )
     expect(res.status).toBe(502)
     expect(res.headers.get('x-deadline-expired')).toBeNull()
-    expect(expired.messages).toHaveLength(0)
+    expect(expired).toHaveLength(0)
     expect(isDeadlineExceeded(passedOn[0])).toBe(false)
   })
 
