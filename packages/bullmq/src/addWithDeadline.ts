@@ -395,7 +395,9 @@ function resolveDeadline(value: unknown): Deadline | undefined {
  * package shows one (core's describeValue).
  */
 function resolveMaxMs(value: number | undefined): number {
-  if (value === undefined) return DEFAULT_MAX_MS
+  // `null` is the default, as it is for a worker's maxMs (withDeadline) and an
+  // ingress's: a config read from JSON has no `undefined`.
+  if (value === undefined || value === null) return DEFAULT_MAX_MS
   if (typeof value !== 'number' || !Number.isFinite(value) || value <= 0) {
     throw optionError('addWithDeadline: maxMs', 'a finite number of ms > 0', value)
   }
