@@ -1,4 +1,4 @@
-import { optionError, refuseUnknownOptions } from '@hourglass/core'
+import { describeValue, optionError, refuseUnknownOptions } from '@hourglass/core'
 import { type Attributes, type HrTime, type SpanContext, SpanStatusCode } from '@opentelemetry/api'
 import {
   ATTR_DEADLINE_ACTION,
@@ -78,6 +78,13 @@ export function formatWaterfall(
   if (given !== undefined && (typeof given !== 'number' || !Number.isFinite(given))) {
     throw optionError('formatWaterfall: columns', 'a finite number of characters', given)
   }
+  // Only `false` leaves the key out: `'false'` or `0` drew it without a word.
+  const { legend: drawKey } = options
+  if (drawKey !== undefined && typeof drawKey !== 'boolean') {
+    throw new TypeError(
+      `formatWaterfall: legend must be true or false, got ${describeValue(drawKey)}`,
+    )
+  }
   if (spans.length === 0) return '(no spans)\n'
   const columns = Math.max(60, Math.floor(given ?? 80))
   const barWidth = columns - LABEL_WIDTH - DURATION_WIDTH - 4 - 10
@@ -118,8 +125,7 @@ export function formatWaterfall(
   // across the spans given) recursed until the stack overflowed.
   const path = new Set<WaterfallSpan>()
   const drawn = new Set<WaterfallSpan>()
-  const visit = (span: WaterfallSpan, depth: number) => {
-    if (path.has(span)) return
+  const draw = (span: WaterfallSpan, depth: number) => {
     drawn.add(span)
     const start = toMs(span.startTime) - t0
     const end = toMs(span.endTime) - t0
@@ -159,11 +165,33 @@ export function formatWaterfall(
       }
       lines.push(fit(line))
     }
-    path.add(span)
-    for (const child of children.get(span.spanContext().spanId) ?? []) visit(child, depth + 1)
-    path.delete(span)
   }
-  for (const root of children.get(undefined) ?? []) visit(root, 0)
+  // Depth first with a stack of our own, not by recursion: a trace whose
+  // spans each parent the next (a poll loop that starts its next round in
+  // the current round's active span) is as deep as it is long, and one
+  // stack frame per level overflowed past a few thousand.
+  const visit = (root: WaterfallSpan) => {
+    const stack: Array<{ span: WaterfallSpan; depth: number } | { leave: WaterfallSpan }> = [
+      { span: root, depth: 0 },
+    ]
+    for (let frame = stack.pop(); frame !== undefined; frame = stack.pop()) {
+      if ('leave' in frame) {
+        path.delete(frame.leave)
+        continue
+      }
+      const { span, depth } = frame
+      if (path.has(span)) continue
+      draw(span, depth)
+      path.add(span)
+      stack.push({ leave: span })
+      const below = children.get(span.spanContext().spanId) ?? []
+      // Pushed last first, so the earliest child is drawn first.
+      for (let i = below.length - 1; i >= 0; i--) {
+        stack.push({ span: below[i] as WaterfallSpan, depth: depth + 1 })
+      }
+    }
+  }
+  for (const root of children.get(undefined) ?? []) visit(root)
   // Spans whose parents form a loop (one its own parent, or two each the
   // other's: ids reused across exports) have no root to be reached from: they
   // were left out, under a header that counted them. Each such loop is drawn
@@ -196,8 +224,8 @@ export function formatWaterfall(
     ) {
       loop.push(member)
     }
-    visit(loop.length > 0 ? (loop.sort(byStart)[0] as WaterfallSpan) : span, 0)
-    if (!drawn.has(span)) visit(span, 0)
+    visit(loop.length > 0 ? (loop.sort(byStart)[0] as WaterfallSpan) : span)
+    if (!drawn.has(span)) visit(span)
   }
   if (options.legend !== false) lines.push('', ...legend(used, columns))
   return `${lines.join('\n')}\n`
@@ -209,6 +237,17 @@ export function printWaterfall(
   write: (text: string) => unknown = (text) => process.stdout.write(text),
   options?: WaterfallOptions,
 ): void {
+  // formatWaterfall takes its options second, this third: given second (or a
+  // stream for its write method), they failed as "write is not a function".
+  if (typeof write !== 'function') {
+    const hint =
+      typeof write === 'object' && write !== null
+        ? '; options go third: printWaterfall(spans, undefined, options)'
+        : ''
+    throw new TypeError(
+      `printWaterfall: write must be a function (text) => unknown, got ${describeValue(write)}${hint}`,
+    )
+  }
   write(formatWaterfall(spans, options))
 }
 

@@ -43,11 +43,51 @@ describe('formatWaterfall options', () => {
     )
   })
 
+  it.each([
+    ["'false'", 'false', "'false' (a string)"],
+    ['0', 0, '0'],
+  ])('refuses a legend of %s with a TypeError: only false leaves the key out', (_, legend, got) => {
+    expect(() => formatWaterfall([span], { legend } as never)).toThrow(
+      new TypeError(`formatWaterfall: legend must be true or false, got ${got}`),
+    )
+  })
+
   it('still takes its own options, and none', () => {
     const line = (text: string) => text.split('\n')[1]!
     const wide = formatWaterfall([span], { columns: 120, legend: false })
     expect(line(wide).length).toBeGreaterThan(line(formatWaterfall([span])).length)
     expect(wide).not.toContain('key:')
     expect(formatWaterfall([span])).toContain('key:')
+  })
+})
+
+describe('printWaterfall write', () => {
+  // formatWaterfall takes its options second, printWaterfall third: given
+  // second, `{ columns: 120 }` failed with "write is not a function", and a
+  // stream (`process.stdout`) the same, naming neither.
+  it.each([
+    [
+      'options given where write goes',
+      { columns: 120 },
+      'printWaterfall: write must be a function (text) => unknown, got an object; options go third: printWaterfall(spans, undefined, options)',
+    ],
+    [
+      'a stream given for its write method',
+      process.stdout,
+      'printWaterfall: write must be a function (text) => unknown, got an object; options go third: printWaterfall(spans, undefined, options)',
+    ],
+    [
+      'a string',
+      'stdout',
+      "printWaterfall: write must be a function (text) => unknown, got 'stdout' (a string)",
+    ],
+  ])('refuses %s with a TypeError saying so, before anything is drawn', (_, write, message) => {
+    expect(() => printWaterfall([span], write as never)).toThrow(new TypeError(message))
+  })
+
+  it('still writes through the function given, and to stdout by default', () => {
+    const written: string[] = []
+    printWaterfall([span], (text) => written.push(text), { legend: false })
+    expect(written).toEqual([formatWaterfall([span], { legend: false })])
   })
 })
