@@ -1,4 +1,9 @@
-import { type HourglassChannel, onChannels, refuseUnknownOptions } from '@hourglass/core'
+import {
+  describeValue,
+  type HourglassChannel,
+  onChannels,
+  refuseUnknownOptions,
+} from '@hourglass/core'
 import { diag, type MeterProvider, metrics, type TracerProvider, trace } from '@opentelemetry/api'
 import type { Handlers, ObservedGroups } from './handlers.js'
 import { metricHandlers } from './metricHandlers.js'
@@ -30,6 +35,14 @@ const CONFIG_NAMES = Object.keys({
  */
 function checkConfig(config: HourglassInstrumentationConfig, caller: string): void {
   refuseUnknownOptions(config, CONFIG_NAMES, caller)
+  // Read as truthy, `{ enabled: 'false' }` (a flag taken from the
+  // environment as it came) subscribed to every channel. Null reads as
+  // absent, as every option of the packages does.
+  const { enabled } = config
+  if (enabled !== undefined && enabled !== null && typeof enabled !== 'boolean') {
+    // A TypeError whatever was passed (core's optionError makes a number a RangeError).
+    throw new TypeError(`${caller}: enabled must be true or false, got ${describeValue(enabled)}`)
+  }
 }
 
 /**

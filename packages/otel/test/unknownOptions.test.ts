@@ -84,6 +84,27 @@ describe('HourglassInstrumentation', () => {
     expect(instrumentation.getConfig()).toEqual({ enabled: false })
   })
 
+  // Read as truthy, `{ enabled: 'false' }` (a flag read from the environment
+  // as it came) subscribed to every channel, and `{ enabled: 'true' }` in
+  // setConfig then left NodeSDK believing it enabled.
+  it.each([
+    ['the string false', 'false', "'false' (a string)"],
+    ['the string true', 'true', "'true' (a string)"],
+    ['a number', 0, '0'],
+  ])('refuses an enabled that is %s, naming it, and subscribes nothing', (_, value, got) => {
+    const error = refusal(() => new HourglassInstrumentation({ enabled: value } as never))
+    expect(error).toBeInstanceOf(TypeError)
+    expect(error.message).toBe(
+      `new HourglassInstrumentation(): enabled must be true or false, got ${got}`,
+    )
+    expect(coreChannels.sliceEnd.hasSubscribers).toBe(false)
+    const off = new HourglassInstrumentation({ enabled: false })
+    const again = refusal(() => off.setConfig({ enabled: value } as never))
+    expect(again).toBeInstanceOf(TypeError)
+    expect(again.message).toMatch(/^HourglassInstrumentation\.setConfig\(\): enabled must be /)
+    expect(off.getConfig()).toEqual({ enabled: false })
+  })
+
   it('keeps OpenTelemetry’s InstrumentationConfig key enabled', () => {
     const off = new HourglassInstrumentation({ enabled: false })
     expect(off.getConfig()).toEqual({ enabled: false })
