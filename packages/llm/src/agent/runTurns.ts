@@ -6,6 +6,7 @@ import { isSideEffectStoreError } from '../errors/SideEffectStoreError.js'
 import { notNaN } from '../retry/checkNumber.js'
 import type { ChatMessage, ChatResponse, ContentBlock } from '../types.js'
 import { idempotencyKey } from './idempotencyKey.js'
+import { cancelUnread, isChatResponse, notAResponse } from './notAResponse.js'
 import type { SideEffectStore } from './SideEffectStore.js'
 import { sideEffect } from './sideEffect.js'
 
@@ -152,7 +153,13 @@ async function turns(
     )
     // Read as a response, anything else failed on `.content` with a bare
     // "Cannot read properties of undefined (reading 'filter')".
-    if (!isChatResponse(response)) throw notAResponse(response, turn)
+    if (!isChatResponse(response)) {
+      const refused = notAResponse('runTurns', response, `turn ${turn}`)
+      // Told to stop through the signal it was handed too (`run.fail`), but
+      // a call that did not pass that signal on left its stream generating.
+      cancelUnread(response, refused)
+      throw refused
+    }
     const calls = response.content.filter((b) => b.type === 'tool_call')
     messages.push({ role: 'assistant', content: response.content })
     if (calls.length === 0) return { response, messages, turns: turn }
@@ -286,39 +293,6 @@ function describeThrown(error: unknown): string {
   } catch {
     return 'the tool failed with a value that cannot be described'
   }
-}
-
-/** What `call` resolved to reads as a `ChatResponse`: an object with its `content` blocks. */
-function isChatResponse(value: unknown): value is ChatResponse {
-  return (
-    typeof value === 'object' &&
-    value !== null &&
-    Array.isArray((value as { content?: unknown }).content)
-  )
-}
-
-/** The `TypeError` for a `call` that resolved to something else, saying what it must return. */
-function notAResponse(value: unknown, turn: number): TypeError {
-  const expected = `runTurns: call must resolve to a ChatResponse (an object with a content array), got`
-  // `callModel` with `stream: true` returns a ModelStream (an async
-  // iterable with a `result` promise), not a promise of the answer.
-  const stream =
-    typeof value === 'object' &&
-    value !== null &&
-    (typeof (value as { result?: { then?: unknown } }).result?.then === 'function' ||
-      Symbol.asyncIterator in value)
-  if (stream) {
-    return new TypeError(
-      `${expected} a stream on turn ${turn} (callModel with stream: true returns a ModelStream): return its .result, or call without stream: true`,
-    )
-  }
-  const given =
-    value === null
-      ? 'null'
-      : typeof value === 'object'
-        ? 'an object without a content array'
-        : typeof value
-  return new TypeError(`${expected} ${given} on turn ${turn}`)
 }
 
 /**

@@ -3,6 +3,7 @@ import { describeError } from '../errors/describeError.js'
 import { RepairFailedError } from '../errors/RepairFailedError.js'
 import { wholeNumberUpTo } from '../retry/checkNumber.js'
 import type { ChatMessage, ChatResponse, ContentBlock } from '../types.js'
+import { cancelUnread, isChatResponse, notAResponse } from './notAResponse.js'
 
 /** One model call over a given history. `repair` is 0 for the first call, then 1, 2, … */
 export type RepairableCall = (
@@ -76,6 +77,21 @@ export async function withRepair<T>(
   let messages = [...options.messages]
   for (let repair = 0; ; repair++) {
     const response = await call(messages, { repair })
+    // Checked before `validate`: a ModelStream (`callModel` with `stream:
+    // true`, or a boolean `stream` its overloads type as a promise) failed
+    // validation like a wrong answer, and the repair turn then threw
+    // "Cannot read properties of undefined (reading 'filter')" while the
+    // stream went on generating, unread. Said as runTurns says it, and the
+    // stream is cancelled.
+    if (!isChatResponse(response)) {
+      const refused = notAResponse(
+        'withRepair',
+        response,
+        repair === 0 ? 'the first call' : `repair ${repair}`,
+      )
+      cancelUnread(response, refused)
+      throw refused
+    }
     try {
       const value = await validate(response)
       return { value, response, repairs: repair, messages: [...messages, assistantTurn(response)] }

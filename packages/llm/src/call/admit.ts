@@ -31,7 +31,7 @@ export async function admit(
   const { admission, deadline, signal } = state
   if (admission === undefined) return { kind: 'send', permit: undefined, waited: undefined }
   const here = outlookOf(state, adapter)
-  const next = earliestOf(state, later)
+  const next = earliestOf(state, later, request)
   // At the whole ms reasons show (`answersBefore`): a cooling model expected
   // within the same millisecond as the next one is a tie, and is waited for.
   const maxWaitMs =

@@ -589,7 +589,7 @@ async function attemptsOn(
       retryBudget: held ? undefined : retryBudget,
       waitMs: own?.waitMs,
       latencyMs: own?.latencyMs,
-      fallback: limited && hasFallback ? earliestOf(state, later) : undefined,
+      fallback: limited && hasFallback ? earliestOf(state, later, request) : undefined,
     }
     const decision = decideRetry(decisionInput)
     record({

@@ -1,12 +1,15 @@
 import { createParser, type EventSourceParser } from 'eventsource-parser'
 import { SseBufferOverflowError } from '../errors/SseBufferOverflowError.js'
+import { nonNegative } from '../retry/checkNumber.js'
 import type { SseFrame } from './SseFrame.js'
 
 export interface SseDecoderOptions {
   /**
    * Most characters held while an event is incomplete (a partial line plus the
    * event's data so far). Past it, `push` throws `SseBufferOverflowError` and
-   * the decoder stays failed. Default 8 MiB of characters; 0 means unlimited.
+   * the decoder stays failed. Default 8 MiB of characters; 0 (or Infinity)
+   * means unlimited. NaN, a negative number or no number is refused
+   * (`RangeError`, `TypeError`).
    */
   maxBufferChars?: number | undefined
 }
@@ -34,7 +37,12 @@ export class SseDecoder {
   #pendingCr = false
 
   constructor(options: SseDecoderOptions = {}) {
-    const max = options.maxBufferChars ?? DEFAULT_MAX_BUFFER_CHARS
+    // A NaN or a negative bound read as 0 — none — and a string went to the
+    // parser as it was: the bound a caller set was silently off. Refused,
+    // naming it; null is the default, as undefined.
+    const given = options.maxBufferChars
+    if (given !== null) nonNegative('SseDecoder', 'maxBufferChars', given)
+    const max = given ?? DEFAULT_MAX_BUFFER_CHARS
     this.#maxBufferChars = max
     this.#parser = createParser({
       onEvent: (message) => {

@@ -57,6 +57,35 @@ describe('runTurns with a call that does not resolve to a ChatResponse', () => {
     await expect(stream?.result).rejects.toBeDefined()
   })
 
+  it('a ModelStream from a call that did not pass the signal on: the stream is cancelled all the same', async () => {
+    const fake = await fakes.start({ dialect: 'openai' })
+    fake.enqueue(reply.hang({ afterHeaders: true }))
+    const model = fakes.adapter(
+      openAICompatible({ baseURL: fake.baseURL, apiKey: 'sk', model: 'fake-model' }),
+    )
+    let stream: ModelStream | undefined
+    const call = (messages: Parameters<RunTurnsOptions['call']>[0]) => {
+      // No `signal: info.signal`: nothing but the run can tell it to stop.
+      stream = callModel({
+        models: [model],
+        request: { messages, maxTokens: 50, stream: true },
+        limits: { admission: false },
+        deadline: false,
+      })
+      return stream
+    }
+    const error = await runTurns({
+      operationId: 'op-stream-unlinked',
+      messages: history(),
+      tools: {},
+      call: call as unknown as RunTurnsOptions['call'],
+      deadline: false,
+    }).catch((e: unknown) => e)
+    expect(error).toBeInstanceOf(TypeError)
+    await expect(stream?.result).rejects.toBe(error)
+    await expect.poll(() => fake.inFlight).toBe(0)
+  })
+
   it('anything else: a TypeError naming what call must resolve to, not a property read on undefined', async () => {
     for (const value of [undefined, 'the answer', { text: 'no content' }]) {
       const error = await runTurns({
