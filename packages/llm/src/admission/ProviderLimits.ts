@@ -217,15 +217,20 @@ export class ProviderLimits {
     if (!Number.isInteger(windowMs / 1000) || windowMs < 1000) {
       throw optionError('windowMs', 'whole seconds of at least 1000 ms', windowMs)
     }
-    // NaN would survive Math.max and make the local fallback's limit NaN:
-    // while Redis is down, nothing would be limited.
+    // A whole number ≥ 1, as the gateway's config demands: NaN would make
+    // the local fallback's limit NaN (nothing limited while Redis is down),
+    // and 0, 0.5 or 2.5 were read as 1 or 2 without a word — a fleet size
+    // mistyped is a share of the limit nobody asked for.
+    const givenInstances = options.instances ?? undefined
     if (
-      options.instances !== undefined &&
-      (typeof options.instances !== 'number' || !(options.instances >= 0))
+      givenInstances !== undefined &&
+      (typeof givenInstances !== 'number' ||
+        !Number.isInteger(givenInstances) ||
+        givenInstances < 1)
     ) {
-      throw optionError('instances', 'a number ≥ 1', options.instances)
+      throw optionError('instances', 'a whole number ≥ 1', givenInstances)
     }
-    const instances = Math.max(1, Math.floor(options.instances ?? 1))
+    const instances = givenInstances ?? 1
     const backoffMs = options.redisBackoffMs ?? 1000
     if (typeof backoffMs !== 'number' || !(backoffMs >= 0) || !Number.isFinite(backoffMs)) {
       throw optionError('redisBackoffMs', 'a number of ms ≥ 0', backoffMs)

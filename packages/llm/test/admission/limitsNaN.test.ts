@@ -21,4 +21,22 @@ describe('a NaN weight does not pass the TPM limit', () => {
   it('instances: NaN is a RangeError naming it', () => {
     expect(() => new ProviderLimits({ limits: {}, instances: Number.NaN })).toThrow(/instances/)
   })
+
+  // 0 and 0.5 were read as 1 and 2.5 as 2, without a word, though the
+  // message said "a number ≥ 1".
+  it('instances that is not a whole number ≥ 1 is refused, naming it; null is the default', () => {
+    for (const instances of [0, 0.5, 2.5, -1, Number.POSITIVE_INFINITY]) {
+      expect(() => new ProviderLimits({ limits: {}, instances }), String(instances)).toThrow(
+        new RangeError(
+          `instances must be a whole number ≥ 1, got ${instances === Number.POSITIVE_INFINITY ? 'Infinity' : instances}`,
+        ),
+      )
+    }
+    expect(() => new ProviderLimits({ limits: {}, instances: '3' as unknown as number })).toThrow(
+      TypeError,
+    )
+    expect(
+      () => new ProviderLimits({ limits: {}, instances: null as unknown as number }),
+    ).not.toThrow()
+  })
 })
