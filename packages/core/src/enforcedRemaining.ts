@@ -2,7 +2,8 @@ import type { Deadline } from './Deadline.js'
 
 /**
  * The time a decision may plan with: what is left of `deadline` when it
- * enforces, Infinity when there is none or it only observes.
+ * enforces, Infinity when there is none or it only observes — unless an
+ * enforcing deadline above it bounds it: then what that one has left.
  *
  * Dark mode (`observe`) reports what enforcement would do and changes no
  * decision — whether to retry, to wait out a rate limit, to refuse for lack
@@ -11,9 +12,17 @@ import type { Deadline } from './Deadline.js'
  * cut waits short before): the behaviour the user had without Hourglass
  * changed in the mode meant to change nothing. A cancel (the client left)
  * is not a decision of this kind: it ends the work in every mode.
+ *
+ * An observe-only deadline under an enforcing one (a budget on trial inside
+ * an enforced request, `req.deadline.child(100, { observe: true })`) is
+ * ended when that one expires: read as Infinity, a retry waited out a
+ * 5 s `Retry-After` the request's 500 ms could never see the end of, and
+ * failed at the request's deadline where the 503 in hand was the caller's
+ * to read at once (its fallback never tried).
  */
 export function enforcedRemaining(deadline: Deadline | undefined): number {
-  return deadline === undefined || deadline.observe
-    ? Number.POSITIVE_INFINITY
-    : deadline.remaining()
+  for (let d = deadline; d !== undefined; d = d.parent) {
+    if (!d.observe) return d.remaining()
+  }
+  return Number.POSITIVE_INFINITY
 }

@@ -17,7 +17,9 @@ export type HeaderTarget =
  * skew between hosts cannot eat the budget. Returns the value written, or
  * undefined when nothing was written: no deadline of its own (`never()`), or
  * an observe-only deadline that has passed or has less than a whole
- * millisecond left (dark mode must not make the next hop answer 504).
+ * millisecond left (dark mode must not make the next hop answer 504), with
+ * nothing above it that bounds it: under an enforcing parent it writes what
+ * that parent has left.
  *
  * A deadline that has ended with a reason — cancelled by its owner (the
  * client left; in dark mode too, and a `never()` one), or expired while
@@ -52,20 +54,8 @@ export function writeDeadline(
       `writeDeadline: deadline must be a Deadline, got ${describeValue(deadline)}`,
     )
   }
-  let ms = 0
-  // `reason` is set only by a cancel or an enforced expiry (an observed
-  // expiry aborts nothing and keeps none): either way the work is over.
-  if (!(deadline.done && deadline.reason !== undefined)) {
-    const remaining = deadline.remaining()
-    if (!Number.isFinite(remaining)) return undefined
-    // Under a whole millisecond is 0 on the wire: for an observe-only
-    // deadline that is as good as passed, and a "0" made the next,
-    // enforcing, hop answer 504 at once.
-    if (deadline.observe && remaining < 1) return undefined
-    // A reader takes at most 2^31-1 ms (a timer's limit) and clamps that to
-    // its own maximum; more would be refused as malformed.
-    ms = Math.min(Math.floor(remaining), MAX_TIMER_MS)
-  }
+  const ms = wireMs(deadline)
+  if (ms === undefined) return undefined
   const value = String(ms)
   if (typeof (headers as { set?: unknown }).set === 'function') {
     // A Map is a record by another name: its keys are case-sensitive, where Headers' are not.
@@ -86,6 +76,35 @@ export function writeDeadline(
     record[DEADLINE_HEADER] = value
   }
   return ms
+}
+
+/**
+ * The whole ms to send for `deadline`, or undefined for none. An
+ * observe-only deadline whose time has passed (or has under a whole ms
+ * left) is bounded by the deadlines above it: the nearest that enforces, or
+ * an observe-only one that still has time. A budget on trial inside an
+ * enforced request (`req.deadline.child(100, { observe: true })`) that has
+ * run out still works under the request's deadline, which the next hop
+ * must hear: it sent nothing, and the next hop took its own default (30 s
+ * where the request had 850 ms left). With nothing above it, nothing.
+ */
+function wireMs(deadline: Deadline): number | undefined {
+  for (let d: Deadline | undefined = deadline; d !== undefined; d = d.parent) {
+    // `reason` is set only by a cancel or an enforced expiry (an observed
+    // expiry aborts nothing and keeps none): either way the work is over.
+    if (d.done && d.reason !== undefined) return 0
+    const remaining = d.remaining()
+    if (!Number.isFinite(remaining)) return undefined
+    // Under a whole millisecond is 0 on the wire: for an observe-only
+    // deadline that is as good as passed, and a "0" made the next,
+    // enforcing, hop answer 504 at once.
+    if (!d.observe || remaining >= 1) {
+      // A reader takes at most 2^31-1 ms (a timer's limit) and clamps that
+      // to its own maximum; more would be refused as malformed.
+      return Math.min(Math.floor(remaining), MAX_TIMER_MS)
+    }
+  }
+  return undefined
 }
 
 /**
