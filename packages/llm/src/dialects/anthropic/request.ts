@@ -10,6 +10,8 @@ import { refuseStrictTools } from '../refuseStrictTools.js'
 import { requestToolSettings } from '../requestToolSettings.js'
 import { argumentsObject } from '../toolArguments.js'
 import { toolChoiceName } from '../toolChoiceName.js'
+import { declareHistoryTools } from './historyTools.js'
+import { AnthropicToolIds } from './toolUseId.js'
 
 export const ANTHROPIC_VERSION = '2023-06-01'
 
@@ -21,7 +23,11 @@ type Role = 'user' | 'assistant'
  * `tool` role); consecutive turns of one role are merged, since the API
  * wants them alternating. A thinking block without a signature is dropped:
  * Anthropic rejects unsigned thinking, and after a fallback the signature is
- * gone by design. A message `name` has no equivalent and throws
+ * gone by design. Tool-call ids Anthropic would refuse (another provider's
+ * `functions.f:0`) or that repeat an earlier call's are rewritten, call and
+ * result alike (`AnthropicToolIds`);
+ * a history with tool calls and no `tools` declares the functions it called
+ * (`declareHistoryTools`). A message `name` has no equivalent and throws
  * `InvalidChatRequestError`; so do tool-call arguments that are not a JSON
  * object (`tool_use.input` is one), and an empty last user message, which
  * dropped would turn the request into a prefill (`refuseEmptyLastTurn`).
@@ -31,6 +37,7 @@ export function buildAnthropicRequest(request: ChatRequest, model: string): Buil
   const turns: { role: Role; content: Record<string, unknown>[] }[] = []
   // The last message anything was sent of (see refuseEmptyLastTurn).
   let lastSent = -1
+  const toolIds = new AnthropicToolIds()
   for (let i = 0; i < request.messages.length; i++) {
     const message = request.messages[i] as ChatMessage
     if (message.name !== undefined) {
@@ -45,7 +52,7 @@ export function buildAnthropicRequest(request: ChatRequest, model: string): Buil
       continue
     }
     const role: Role = message.role === 'assistant' ? 'assistant' : 'user'
-    const content = toAnthropicContent(blocksOf(message), i)
+    const content = toAnthropicContent(blocksOf(message), i, toolIds)
     if (content.length === 0) continue
     lastSent = i
     const last = turns.at(-1)
@@ -108,6 +115,8 @@ export function buildAnthropicRequest(request: ChatRequest, model: string): Buil
   if (request.stream) body['stream'] = true
   const extra = requestToolSettings(request)
   if (extra !== undefined) applyExtra(extra, body)
+  // A history with tool calls needs tools declared (Anthropic's 400 otherwise).
+  if (body['tools'] === undefined) declareHistoryTools(turns, body)
   return { path: '/v1/messages', body, headers: { 'anthropic-version': ANTHROPIC_VERSION } }
 }
 
@@ -222,10 +231,11 @@ function isDefault(field: string, value: unknown): boolean {
 /** What a failed tool result with no content of its own says to Anthropic. */
 const EMPTY_TOOL_ERROR_CONTENT = 'the tool failed, with no message'
 
-/** A message's blocks → Anthropic's; `index` is the message's, for naming a tool call's arguments. */
+/** A message's blocks → Anthropic's; `index` is the message's, for naming a tool call's arguments and pairing ids. */
 function toAnthropicContent(
   blocks: readonly ContentBlock[],
   index: number,
+  toolIds: AnthropicToolIds,
 ): Record<string, unknown>[] {
   const content: Record<string, unknown>[] = []
   let toolCalls = 0
@@ -246,13 +256,18 @@ function toAnthropicContent(
       case 'tool_call': {
         const field = `messages[${index}].tool_calls[${toolCalls++}].function.arguments`
         const input = argumentsObject(block, field, 'Anthropic')
-        content.push({ type: 'tool_use', id: block.id, name: block.name, input })
+        content.push({
+          type: 'tool_use',
+          id: toolIds.call(block.id, index),
+          name: block.name,
+          input,
+        })
         break
       }
       case 'tool_result': {
         const result: Record<string, unknown> = {
           type: 'tool_result',
-          tool_use_id: block.toolCallId,
+          tool_use_id: toolIds.result(block.toolCallId),
           // Anthropic answers 400 to a failed result with nothing in it
           // ("content cannot be empty if `is_error` is true"), which OpenAI
           // and Gemini take: refused, an agent's history of a tool that

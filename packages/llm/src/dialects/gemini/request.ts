@@ -2,12 +2,14 @@ import { InvalidChatRequestError } from '../../errors/InvalidChatRequestError.js
 import type { ChatMessage, ChatRequest, ContentBlock } from '../../types.js'
 import { blocksOf } from '../blocks.js'
 import type { BuiltRequest } from '../Dialect.js'
+import { isBlank } from '../isBlank.js'
 import { refuseEmptyLastTurn } from '../refuseEmptyLastTurn.js'
 import { refuseStreamOptions } from '../refuseStreamOptions.js'
 import { refuseStrictTools } from '../refuseStrictTools.js'
 import { requestToolSettings } from '../requestToolSettings.js'
 import { argumentsObject } from '../toolArguments.js'
 import { toolChoiceName } from '../toolChoiceName.js'
+import { responsesInCallOrder } from './responsesInCallOrder.js'
 
 type Role = 'user' | 'model'
 
@@ -41,7 +43,12 @@ export function buildGeminiRequest(request: ChatRequest, model: string): BuiltRe
       )
     }
     if (message.role === 'system') {
-      for (const b of blocksOf(message)) if (b.type === 'text') system.push(b.text)
+      // Gemini answers 400 "Unable to submit request because it has an empty
+      // text parameter" to an empty text part, the system instruction's too
+      // (an empty system prompt, as chat UIs send one): blank system text,
+      // which says nothing, is left out, as it is for Anthropic.
+      for (const b of blocksOf(message))
+        if (b.type === 'text' && !isBlank(b.text)) system.push(b.text)
       continue
     }
     const role: Role = message.role === 'assistant' ? 'model' : 'user'
@@ -64,6 +71,7 @@ export function buildGeminiRequest(request: ChatRequest, model: string): BuiltRe
     )
   }
   refuseEmptyLastTurn(request.messages, lastSent, 'Gemini')
+  responsesInCallOrder(contents)
   if (requiresSignedCalls(model)) signUnsignedCalls(contents)
   const generationConfig: Record<string, unknown> = { maxOutputTokens: request.maxTokens }
   if (request.temperature !== undefined) generationConfig['temperature'] = request.temperature
@@ -179,6 +187,7 @@ function applyExtra(
       // (vercel/ai #17102), a bad request that never falls back: so 0 asks
       // for Gemini's default, as it does for Anthropic, and is not sent.
       if (value === 0 && field !== 'seed') continue
+      if (field === 'seed') refuseWideSeed(value)
       generationConfig[renamed] = value
     } else if (field === 'response_format') {
       Object.assign(generationConfig, geminiResponseFormat(value))
@@ -191,6 +200,24 @@ function applyExtra(
     }
   }
 }
+
+/**
+ * `generationConfig.seed` is a protobuf `int32`: Gemini answers a larger one
+ * 400 "Invalid value at 'generation_config.seed' (TYPE_INT32), 3898845386",
+ * a bad request no fallback follows, where OpenAI takes any 64-bit seed (a
+ * hash, a timestamp). Refused naming it, with nothing sent; folded into
+ * range, two seeds would give one answer and the caller could not tell.
+ */
+function refuseWideSeed(value: unknown): void {
+  if (typeof value !== 'number' || (value >= INT32_MIN && value <= INT32_MAX)) return
+  throw new InvalidChatRequestError(
+    'seed',
+    `Gemini takes a seed from ${INT32_MIN} to ${INT32_MAX} (a 32-bit integer), got ${value}`,
+  )
+}
+
+const INT32_MIN = -(2 ** 31)
+const INT32_MAX = 2 ** 31 - 1
 
 function geminiResponseFormat(value: unknown): Record<string, unknown> {
   const format = value as { type?: unknown; json_schema?: JsonSchemaFormat | null }
