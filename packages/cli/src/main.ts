@@ -42,6 +42,7 @@ export async function main(argv: readonly string[], io: Io = processIo()): Promi
       argv,
     )
   }
+  checkIo(io)
   const [name, ...rest] = argv as string[]
   // `--help probe …` runs `probe --help …`, as `help probe …` does; nothing
   // else may follow `--version`, where it would be dropped in silence.
@@ -94,6 +95,32 @@ export async function main(argv: readonly string[], io: Io = processIo()): Promi
     const message = error instanceof Error ? error.message : String(error)
     io.stderr(`hourglass ${command.name}: ${message.split('\n')[0]}\n`)
     return 1
+  }
+}
+
+/**
+ * `io` judged with argv, before any command runs: a member missing or of
+ * the wrong kind failed where the command first wrote to it — a gateway
+ * already listening, left serving after `main` resolved 1 with
+ * "io.stdout is not a function".
+ */
+function checkIo(io: Io): void {
+  if (typeof io !== 'object' || io === null) {
+    throw optionError('io', 'an object { stdout, stderr, stderrIsTTY }', io)
+  }
+  for (const name of ['stdout', 'stderr'] as const) {
+    if (typeof io[name] !== 'function') {
+      throw optionError(`io.${name}`, 'a function (text: string) => void', io[name])
+    }
+  }
+  if (io.stderrColumns !== undefined && typeof io.stderrColumns !== 'function') {
+    // A TypeError for a number too (`stderrColumns: 80`): the kind is wrong, not the value.
+    const { message } = optionError(
+      'io.stderrColumns',
+      'a function returning the width in columns, or undefined',
+      io.stderrColumns,
+    )
+    throw new TypeError(message)
   }
 }
 

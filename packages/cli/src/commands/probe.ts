@@ -187,6 +187,7 @@ function parseUrl(text: string): URL {
   try {
     url = new URL(text)
   } catch {
+    refuseMissingScheme(text)
     // Quoted on one line, without what could be a password: everything up
     // to the last `@` (a password may hold `/`, `?`, `#` or `@`), the scheme
     // kept. No regex across the whole text: linear on any argument.
@@ -196,11 +197,32 @@ function parseUrl(text: string): URL {
     throw new UsageError(`hourglass probe: '${shown}' is not a URL (try http://host:port/path)`)
   }
   if (url.protocol !== 'http:' && url.protocol !== 'https:') {
+    // `localhost:8080/items`: the host read as a scheme, a port after it.
+    if (/^[a-z][a-z0-9+.-]*:\d/i.test(text)) refuseMissingScheme(text)
     throw new UsageError(
       `hourglass probe: only http: and https: URLs can be probed, got '${url.protocol}'`,
     )
   }
   return url
+}
+
+/**
+ * A URL typed without its scheme, as curl takes it (`localhost:8080/items`,
+ * `127.0.0.1:8080/items`): refused naming what is missing, with the URL to
+ * try — not as a scheme `localhost:` never written, nor as no URL at all.
+ * Not for text with an `@`: what could be a password is never echoed.
+ */
+function refuseMissingScheme(text: string): void {
+  if (text.includes('://') || text.includes('@') || text.startsWith('/')) return
+  const fixed = `http://${text}`
+  try {
+    if (new URL(fixed).hostname === '') return
+  } catch {
+    return
+  }
+  throw new UsageError(
+    `hourglass probe: '${printable(text, 80)}' has no scheme: try ${printable(fixed, 87)} (or https://)`,
+  )
 }
 
 function basicAuth(url: URL): string | undefined {

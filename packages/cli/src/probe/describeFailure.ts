@@ -1,3 +1,4 @@
+import { maxHeaderSize } from 'node:http'
 import { isDeadlineExceeded } from '@hourglass/core'
 import {
   isBodyTimeout,
@@ -28,6 +29,16 @@ const TLS_MEANING: Record<string, string> = {
   CERT_HAS_EXPIRED: 'the certificate has expired',
   ERR_TLS_CERT_ALTNAME_INVALID: 'the certificate is for another host name',
 }
+
+// A certificate this machine does not trust (a private CA, as internal
+// services use, or a self-signed one): trusted for the probe by the CA file
+// Node reads at start, which is the only way to reach the endpoint at all.
+const UNTRUSTED = new Set([
+  'DEPTH_ZERO_SELF_SIGNED_CERT',
+  'SELF_SIGNED_CERT_IN_CHAIN',
+  'UNABLE_TO_VERIFY_LEAF_SIGNATURE',
+  'UNABLE_TO_GET_ISSUER_CERT_LOCALLY',
+])
 
 function isTlsCode(code: string): boolean {
   return code in TLS_MEANING || code.startsWith('ERR_SSL_') || code.startsWith('ERR_TLS_')
@@ -62,7 +73,10 @@ export function describeFailure(error: unknown, url: URL, bound?: CallBound): st
   }
   if (isConnectError(error)) {
     if (typeof os === 'string' && isTlsCode(os)) {
-      return `TLS handshake with ${where} failed (${os}${TLS_MEANING[os] ? `: ${TLS_MEANING[os]}` : ''})`
+      const trust = UNTRUSTED.has(os)
+        ? '; to trust it, give its CA certificate (PEM) as NODE_EXTRA_CA_CERTS=<file>'
+        : ''
+      return `TLS handshake with ${where} failed (${os}${TLS_MEANING[os] ? `: ${TLS_MEANING[os]}` : ''})${trust}`
     }
     return `cannot connect to ${where}${code}`
   }
@@ -82,6 +96,15 @@ export function describeFailure(error: unknown, url: URL, bound?: CallBound): st
     const why = cause instanceof Error ? cause.message : message
     return `${where} sent a body that does not decode as its Content-Encoding says (${socketCode}: ${why})`
   }
+  // Response headers over undici's limit, which is Node's own
+  // (`--max-http-header-size`, 16 KiB by default): the endpoint's answer,
+  // and a limit the operator can raise to measure it.
+  if (socketCode === 'UND_ERR_HEADERS_OVERFLOW') {
+    return `${where} sent response headers larger than the ${maxHeaderSize} bytes Node's HTTP client accepts (${socketCode}); to measure it, raise the limit: NODE_OPTIONS=--max-http-header-size=<bytes>`
+  }
+  if (socketCode === 'UND_ERR_RES_CONTENT_LENGTH_MISMATCH') {
+    return `${where} sent a body whose length does not match its Content-Length header (${socketCode})`
+  }
   // undici's HTTP/1.1 parser refused the answer: not an HTTP server (its
   // `code`, HPE_*, is not always set; its name is).
   if (nameOf(error) === 'HTTPParserError') {
@@ -93,10 +116,21 @@ export function describeFailure(error: unknown, url: URL, bound?: CallBound): st
   return message.split('\n')[0]!
 }
 
-/** undici wraps network errors as `TypeError('fetch failed', { cause })`: the cause says more. */
+/**
+ * undici wraps network errors as `TypeError('fetch failed', { cause })`, and
+ * a failure while the body streams as `TypeError('terminated', { cause })`:
+ * the cause says more ("other side closed", the parser's reason).
+ */
+function isFetchWrapper(error: Error): boolean {
+  return (
+    (error.message === 'fetch failed' || error.message === 'terminated') &&
+    error.cause instanceof Error
+  )
+}
+
 function messageOf(error: unknown): string {
   if (!(error instanceof Error)) return String(error)
-  if (error.message === 'fetch failed' && error.cause instanceof Error) return error.cause.message
+  if (isFetchWrapper(error)) return (error.cause as Error).message
   return error.message
 }
 
@@ -110,6 +144,6 @@ function codeOf(error: unknown): unknown {
 /** The error's name, or that of the cause fetch wraps it in. */
 function nameOf(error: unknown): unknown {
   if (!(error instanceof Error)) return undefined
-  if (error.message === 'fetch failed' && error.cause instanceof Error) return error.cause.name
+  if (isFetchWrapper(error)) return (error.cause as Error).name
   return error.name
 }

@@ -1,0 +1,57 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { afterEach, expect, it } from 'vitest'
+import type { Io } from '../src/Command.js'
+import { main } from '../src/index.js'
+
+// `main(argv, io)` with an `io` missing a member (`{ stderr }` from a
+// script that only wanted to capture the logs) failed wherever the command
+// first wrote to it: `main(['gateway', …], { stderr })` started the gateway,
+// listening, then resolved 1 with "hourglass gateway: io.stdout is not a
+// function" and left it serving, with nothing to close it. `io` is checked
+// with argv now, before any command runs: a TypeError naming the member.
+
+let dir: string | undefined
+afterEach(() => {
+  if (dir) rmSync(dir, { recursive: true, force: true })
+  dir = undefined
+})
+
+it.each<[unknown, string]>([
+  [{ stderr: () => {}, stderrIsTTY: false }, 'io.stdout must be a function (text: string) => void'],
+  [{ stdout: () => {}, stderrIsTTY: false }, 'io.stderr must be a function (text: string) => void'],
+  [
+    { stdout: () => {}, stderr: 'log.txt', stderrIsTTY: false },
+    'io.stderr must be a function (text: string) => void',
+  ],
+  [
+    { stdout: () => {}, stderr: () => {}, stderrIsTTY: false, stderrColumns: 80 },
+    'io.stderrColumns must be a function returning the width in columns, or undefined',
+  ],
+  [null, 'io must be an object { stdout, stderr, stderrIsTTY }'],
+])('io %o is a TypeError naming what is wrong, before any command runs', async (io, message) => {
+  await expect(main(['--version'], io as Io)).rejects.toThrow(TypeError)
+  await expect(main(['--version'], io as Io)).rejects.toThrow(message)
+})
+
+it('a gateway is never started for an io it could not report on', async () => {
+  dir = mkdtempSync(join(tmpdir(), 'hourglass-cli-'))
+  const config = join(dir, 'gateway.json')
+  writeFileSync(
+    config,
+    JSON.stringify({
+      providers: {
+        fake: { dialect: 'openai', baseURL: 'http://127.0.0.1:9/v1', apiKeys: ['k'] },
+      },
+      models: { small: { fallback: [{ provider: 'fake', model: 'm' }] } },
+    }),
+  )
+  const before = process.getActiveResourcesInfo().filter((r) => r === 'TCPServerWrap').length
+  const io = { stderr: () => {}, stderrIsTTY: false } as unknown as Io
+  await expect(
+    main(['gateway', '--config', config, '--port', '0', '--log-level', 'error'], io),
+  ).rejects.toThrow('io.stdout must be a function')
+  const after = process.getActiveResourcesInfo().filter((r) => r === 'TCPServerWrap').length
+  expect(after).toBe(before)
+})
