@@ -1,6 +1,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { type Clock, isClock, refuseUnknownOptions, systemClock } from '@hourglass/core'
+import { checkReplyFields } from './checkReplyFields.js'
 import { checkUsage } from './checkUsage.js'
 import { defaultRateLimitReply } from './defaultRateLimitReply.js'
 import { modelList } from './modelList.js'
@@ -12,6 +13,7 @@ import type {
   ReplyScript,
   TextReply,
 } from './types.js'
+import { unknownRouteReply } from './unknownRouteReply.js'
 import { writeReply } from './writeReply.js'
 
 export interface FakeProviderOptions {
@@ -221,9 +223,17 @@ export class FakeProvider {
         res.writeHead(200, { 'content-type': 'application/json' }).end(list)
         return
       }
+      // A path no API answers is the provider's 404, whatever is scripted:
+      // neither the queue nor a rate-limit window is used for it.
+      const unknown =
+        route.wire === undefined
+          ? unknownRouteReply(this.dialect, record.method, record.path)
+          : undefined
       const window = this.#windows.find((w) => this.#clock.now() < w.untilMs)
       let reply: ProviderReply
-      if (window !== undefined) {
+      if (unknown !== undefined) {
+        reply = unknown
+      } else if (window !== undefined) {
         record.reply = 'rate-limit'
         reply = window.reply
       } else {
@@ -325,6 +335,7 @@ function checkScript(where: string, script: unknown): void {
   if (REPLY_KINDS.has(kind)) {
     // A text reply written by hand, not through reply.text().
     if (kind === 'text') checkUsage(`FakeProvider.${where}`, (script as TextReply).usage)
+    checkReplyFields(`FakeProvider.${where}`, script as object)
     return
   }
   throw new TypeError(

@@ -1,13 +1,20 @@
 import type { ServerResponse } from 'node:http'
 import { type Clock, wait } from '@hourglass/core'
 
-/** Waits `ms` on `clock` (core's one wait); resolves false (early) when `signal` aborts. */
+/**
+ * Waits `ms` on `clock` (core's one wait); resolves false (early) when
+ * `signal` aborts. Any other failure of the wait is thrown: read as the
+ * client leaving, it stopped the reply with its response never ended.
+ */
 export function pause(clock: Clock, ms: number, signal: AbortSignal): Promise<boolean> {
   if (signal.aborted) return Promise.resolve(false)
   if (!(ms > 0)) return Promise.resolve(true)
   return wait(ms, { clock, signal }).then(
     () => true,
-    () => false,
+    (error: unknown) => {
+      if (signal.aborted) return false
+      throw error
+    },
   )
 }
 

@@ -1,4 +1,5 @@
 import { refuseUnknownOptions } from '@hourglass/core'
+import { checkReplyFields } from './checkReplyFields.js'
 import { checkUsage } from './checkUsage.js'
 import type { ErrorReply, HangReply, TextReply } from './types.js'
 
@@ -10,6 +11,7 @@ export const reply = {
     refuseUnknownOptions(options, TEXT_OPTION_NAMES, 'reply.text()')
     checkFinishReason(options.finishReason)
     checkUsage('reply.text()', options.usage)
+    checkReplyFields('reply.text()', options)
     return { ...options, kind: 'text', text }
   },
   /** Any status, body and headers, verbatim. */
@@ -20,11 +22,14 @@ export const reply = {
     options: { latencyMs?: number } = {},
   ): ErrorReply {
     refuseUnknownOptions(options, ERROR_OPTION_NAMES, 'reply.error()')
-    return { kind: 'error', status, body, headers, ...options }
+    const built: ErrorReply = { kind: 'error', status, body, headers, ...options }
+    checkReplyFields('reply.error()', built)
+    return built
   },
   /** No answer at all, or (with `afterHeaders`) a 200 stream that never sends a token. */
   hang(options: Omit<HangReply, 'kind'> = {}): HangReply {
     refuseUnknownOptions(options, HANG_OPTION_NAMES, 'reply.hang()')
+    checkReplyFields('reply.hang()', options)
     return { ...options, kind: 'hang' }
   },
 }

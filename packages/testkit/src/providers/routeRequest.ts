@@ -2,6 +2,7 @@ import type { ProviderRoute } from './types.js'
 import { anthropicMessages } from './wire/anthropicMessages.js'
 import { ernieChat } from './wire/ernieChat.js'
 import { geminiGenerate } from './wire/geminiGenerate.js'
+import { geminiJsonArray } from './wire/geminiJsonArray.js'
 import { openAIChat } from './wire/openAIChat.js'
 import type { WireFormat } from './wire/WireFormat.js'
 
@@ -36,12 +37,14 @@ export function routeRequest(
     return { route: 'anthropic-messages', wire: anthropicMessages, model, stream }
   const gemini = /\/models\/([^/:]+):(generateContent|streamGenerateContent)$/.exec(path)
   if (gemini !== null) {
+    const streamed = gemini[2] === 'streamGenerateContent'
+    const sse = streamed && query['alt'] === 'sse'
     return {
       route: 'gemini',
-      wire: geminiGenerate,
+      // Without alt=sse, streamGenerateContent answers the stream's chunks as one JSON array.
+      wire: streamed && !sse ? geminiJsonArray : geminiGenerate,
       model: decodeURIComponent(gemini[1]!),
-      // Without alt=sse, streamGenerateContent answers one JSON array (sent whole here).
-      stream: gemini[2] === 'streamGenerateContent' && query['alt'] === 'sse',
+      stream: sse,
     }
   }
   const ernie = /\/wenxinworkshop\/chat\/([^/]+)$/.exec(path)

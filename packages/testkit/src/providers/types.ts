@@ -21,7 +21,7 @@ export interface Pacing {
   firstTokenDelayMs?: number | undefined
   /** Between tokens (streams; for JSON replies the whole generation happens before the headers). */
   tokenDelayMs?: number | undefined
-  /** While waiting for the first token, send an SSE `: keep-alive` comment every this many ms. */
+  /** While waiting for the first token, send an SSE `: keep-alive` comment (Anthropic: a `ping` event) every this many ms. */
   keepAliveEveryMs?: number | undefined
   /** Write the body in pieces of this many bytes — cutting multi-byte UTF-8 characters across writes. */
   splitBytes?: number | undefined
@@ -115,7 +115,7 @@ export interface HangReply {
   kind: 'hang'
   /** Send a 200 `text/event-stream` status line and headers, then nothing. Default false. */
   afterHeaders?: boolean | undefined
-  /** With `afterHeaders`: send `: keep-alive` comments every this many ms, and never a token. */
+  /** With `afterHeaders`: send `: keep-alive` comments (Anthropic: `ping` events) every this many ms, and never a token. */
   keepAliveEveryMs?: number | undefined
 }
 

@@ -1,5 +1,6 @@
 import type { ServerResponse } from 'node:http'
 import type { Clock } from '@hourglass/core'
+import { checkReplyFields } from './checkReplyFields.js'
 import { deepseekErrors } from './errors/deepseekErrors.js'
 import { RESET_AFTER_S, stampResets } from './errors/resetAfterS.js'
 import { pause, writePaced } from './pacing.js'
@@ -13,6 +14,7 @@ import type {
   RecordedRequest,
   TextReply,
 } from './types.js'
+import { geminiJsonArray } from './wire/geminiJsonArray.js'
 import { stringifyWithRaw } from './wire/RawJson.js'
 import type { Frame, WireFormat } from './wire/WireFormat.js'
 
@@ -28,12 +30,28 @@ export interface ReplyContext {
   signal: AbortSignal
 }
 
-const KEEP_ALIVE = ': keep-alive\n\n'
+/**
+ * What keeps a quiet stream alive: Anthropic's own `ping` event ("Event
+ * streams may also include any number of ping events", docs.claude.com
+ * streaming), which a client must read and skip as it does the one after
+ * `message_start`; elsewhere an SSE comment (DeepSeek's documented `:
+ * keep-alive`, and what proxies send).
+ */
+function keepAlive(ctx: ReplyContext): string {
+  return ctx.record.route === 'anthropic-messages'
+    ? 'event: ping\ndata: {"type": "ping"}\n\n'
+    : ': keep-alive\n\n'
+}
+
+const REPLY_KINDS: ReadonlySet<unknown> = new Set(['text', 'error', 'hang'])
 
 /** Sends one scripted reply, keeping `record.outcome`, `tokensSent` and `paid` up to date. */
 export async function writeReply(ctx: ReplyContext, reply: ProviderReply): Promise<void> {
   // A script function may return nothing at all: answered as below, not a TypeError that resets the connection.
   if (typeof reply !== 'object' || reply === null) return writeBadScript(ctx, reply)
+  // A script function's reply was not checked where it was written: thrown
+  // here, before anything is sent, it is the 500 `reply_failed` naming it.
+  if (REPLY_KINDS.has(reply.kind)) checkReplyFields('reply', reply)
   switch (reply.kind) {
     case 'error':
       return writeError(ctx, reply)
@@ -67,7 +85,10 @@ function writeText(ctx: ReplyContext, reply: TextReply): Promise<void> {
     toolSettingsWithoutTools(ctx.record.route, ctx.record.body) ??
     unavailableFormat(ctx.dialect, ctx.record.body)
   if (refused !== undefined) return writeError(ctx, refused)
-  return ctx.record.stream ? writeStream(ctx, ctx.wire, reply) : writeJson(ctx, ctx.wire, reply)
+  // Gemini's JSON-array form is streamed too: its elements are written as they are generated.
+  return ctx.record.stream || ctx.wire === geminiJsonArray
+    ? writeStream(ctx, ctx.wire, reply)
+    : writeJson(ctx, ctx.wire, reply)
 }
 
 function writeBadScript(ctx: ReplyContext, reply: unknown): Promise<void> {
@@ -116,7 +137,7 @@ async function writeHang(ctx: ReplyContext, reply: HangReply): Promise<void> {
     ctx.res.flushHeaders()
     const every = reply.keepAliveEveryMs ?? 0
     while (every > 0 && (await pause(ctx.clock, every, ctx.signal))) {
-      if (!(await writePaced(ctx.res, KEEP_ALIVE, {}, ctx.clock, ctx.signal))) return
+      if (!(await writePaced(ctx.res, keepAlive(ctx), {}, ctx.clock, ctx.signal))) return
     }
   }
   await new Promise<void>((resolve) => {
@@ -131,10 +152,7 @@ async function writeJson(ctx: ReplyContext, wire: WireFormat, reply: TextReply):
   // A non-streamed answer arrives only after the whole generation.
   const generationMs =
     (reply.firstTokenDelayMs ?? 0) + (reply.tokenDelayMs ?? 0) * Math.max(0, tokens - 1)
-  const answer =
-    ctx.record.route === 'gemini' && ctx.record.path.endsWith(':streamGenerateContent')
-      ? [wire.json(plan)]
-      : wire.json(plan)
+  const answer = wire.json(plan)
   // Only tool calls carry raw JSON: a replacer on every answer would cost
   // the fake (the floor of the gateway's benchmark) for nothing.
   const body = plan.toolCalls.length > 0 ? stringifyWithRaw(answer) : JSON.stringify(answer)
@@ -212,13 +230,13 @@ async function writeStream(ctx: ReplyContext, wire: WireFormat, reply: TextReply
   const plan = planAnswer(reply, ctx.record, wire, ctx.dialect)
   let frames = wire.frames(plan)
   if (reply.streamError !== undefined) {
-    frames = [
-      ...upToTokens(frames, reply.streamError.afterTokens),
-      { text: wire.errorFrame(reply.streamError, plan) },
-    ]
+    const kept = upToTokens(frames, reply.streamError.afterTokens)
+    frames = [...kept, { text: wire.errorFrame(reply.streamError, plan, kept.length) }]
   }
   if (!(await pause(ctx.clock, reply.latencyMs ?? 0, ctx.signal))) return
   const { res, record } = ctx
+  // An SSE comment in Gemini's JSON array would make it unreadable.
+  const sse = wire.streamContentType.startsWith('text/event-stream')
   res.writeHead(200, {
     'content-type': wire.streamContentType,
     'cache-control': 'no-cache',
@@ -236,7 +254,7 @@ async function writeStream(ctx: ReplyContext, wire: WireFormat, reply: TextReply
       }
       const waited =
         record.tokensSent === 0
-          ? await firstTokenWait(ctx, reply)
+          ? await firstTokenWait(ctx, reply, sse)
           : await pause(ctx.clock, reply.tokenDelayMs ?? 0, ctx.signal)
       if (!waited) return
     }
@@ -251,13 +269,13 @@ async function writeStream(ctx: ReplyContext, wire: WireFormat, reply: TextReply
   res.end()
 }
 
-/** Waits out `firstTokenDelayMs`, sending `: keep-alive` comments meanwhile when asked to. */
-async function firstTokenWait(ctx: ReplyContext, reply: TextReply): Promise<boolean> {
+/** Waits out `firstTokenDelayMs`, sending `: keep-alive` comments meanwhile when asked to (SSE only). */
+async function firstTokenWait(ctx: ReplyContext, reply: TextReply, sse: boolean): Promise<boolean> {
   let left = reply.firstTokenDelayMs ?? 0
-  const every = reply.keepAliveEveryMs ?? 0
+  const every = sse ? (reply.keepAliveEveryMs ?? 0) : 0
   while (every > 0 && left > every) {
     if (!(await pause(ctx.clock, every, ctx.signal))) return false
-    if (!(await writePaced(ctx.res, KEEP_ALIVE, {}, ctx.clock, ctx.signal))) return false
+    if (!(await writePaced(ctx.res, keepAlive(ctx), {}, ctx.clock, ctx.signal))) return false
     left -= every
   }
   return pause(ctx.clock, left, ctx.signal)

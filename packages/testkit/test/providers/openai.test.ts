@@ -315,7 +315,15 @@ describe('fake OpenAI chat completions', () => {
     })
     const missing = await fetch(`${fake.url}/nope`, { method: 'POST', body: '{}' })
     expect(missing.status).toBe(404)
-    expect(await missing.json()).toMatchObject({ error: { code: 'not_found' } })
+    // OpenAI's own answer to a path it has not (code null).
+    expect(await missing.json()).toEqual({
+      error: {
+        message: 'Invalid URL (POST /nope)',
+        type: 'invalid_request_error',
+        param: null,
+        code: null,
+      },
+    })
   })
 
   it('reset() forgets requests, queue and windows', async () => {

@@ -44,6 +44,6 @@ export interface WireFormat {
   streamContentType: string
   json(plan: AnswerPlan): unknown
   frames(plan: AnswerPlan): Frame[]
-  /** The frame for an error inside a 200 stream. */
-  errorFrame(error: ScriptedStreamError, plan: AnswerPlan): string
+  /** The frame for an error inside a 200 stream, after `framesBefore` frames of the answer. */
+  errorFrame(error: ScriptedStreamError, plan: AnswerPlan, framesBefore: number): string
 }

@@ -33,16 +33,24 @@ export const geminiGenerate: WireFormat = {
     if (plan.signature !== undefined && answer[0] !== undefined)
       answer[0]['thoughtSignature'] = plan.signature
     parts.push(...answer)
-    return response(plan, parts, true)
+    return response(plan, parts, usageMetadata(plan))
   },
 
   frames(plan) {
     const frames: Frame[] = []
-    const chunk = (parts: unknown[], final: boolean): string =>
-      `data: ${stringifyWithRaw(response(plan, parts, final))}\r\n\r\n`
-    for (const t of plan.thinkingTokens)
+    const final = usageMetadata(plan)
+    // Every chunk's usage is the running total so far (thoughts and answer
+    // generated up to it), capped by the final counts a reply may set.
+    let thoughts = 0
+    let candidates = 0
+    const chunk = (parts: unknown[], last: boolean): string =>
+      `data: ${stringifyWithRaw(response(plan, parts, last ? final : runningUsage(plan, thoughts, candidates)))}\r\n\r\n`
+    for (const t of plan.thinkingTokens) {
+      thoughts = Math.min(thoughts + 1, final.thoughtsTokenCount ?? 0)
       frames.push({ text: chunk([{ text: t, thought: true }], false), token: true })
+    }
     plan.textTokens.forEach((t, i) => {
+      candidates = Math.min(candidates + 1, final.candidatesTokenCount ?? 0)
       const part: Record<string, unknown> = { text: t }
       if (i === 0 && plan.signature !== undefined) part['thoughtSignature'] = plan.signature
       frames.push({ text: chunk([part], false), token: true })
@@ -68,7 +76,7 @@ function functionCallPart(call: AnswerPlan['toolCalls'][number]): Record<string,
   }
 }
 
-function response(plan: AnswerPlan, parts: unknown[], final: boolean) {
+function response(plan: AnswerPlan, parts: unknown[], usage: UsageMetadata) {
   // A chunk with no parts has no `parts` key at all (proto3 JSON leaves an
   // empty repeated field out): the closing "done + usage" chunk of a stream
   // is `content: {role: 'model'}` with the finishReason — pydantic/pydantic-ai#2631
@@ -76,18 +84,11 @@ function response(plan: AnswerPlan, parts: unknown[], final: boolean) {
   // agentjido/req_llm#638. Never `parts: []`.
   const content = parts.length > 0 ? { parts, role: 'model' } : { role: 'model' }
   const candidate: Record<string, unknown> = { content, index: 0 }
-  if (final) candidate['finishReason'] = FINISH[plan.finishReason]
+  if (usage.final) candidate['finishReason'] = FINISH[plan.finishReason]
+  const { final: _, ...usageMetadata } = usage
   return {
     candidates: [candidate],
-    usageMetadata: final
-      ? usageMetadata(plan)
-      : {
-          promptTokenCount: plan.inputTokens,
-          totalTokenCount: plan.inputTokens,
-          ...(plan.cachedInputTokens > 0
-            ? { cachedContentTokenCount: plan.cachedInputTokens }
-            : {}),
-        },
+    usageMetadata,
     modelVersion: plan.model,
     responseId: plan.id,
   }
@@ -99,9 +100,10 @@ function response(plan: AnswerPlan, parts: unknown[], final: boolean) {
  * all three (ai.google.dev/api/generate-content#UsageMetadata; e.g. a real
  * gemini-3-flash answer: prompt 34, candidates 418, thoughts 438, total 890).
  */
-function usageMetadata(plan: AnswerPlan) {
+function usageMetadata(plan: AnswerPlan): UsageMetadata {
   const thoughts = Math.min(plan.thinkingTokens.length, plan.outputTokens)
   return {
+    final: true,
     promptTokenCount: plan.inputTokens,
     candidatesTokenCount: plan.outputTokens - thoughts,
     totalTokenCount: plan.inputTokens + plan.outputTokens,
@@ -109,4 +111,34 @@ function usageMetadata(plan: AnswerPlan) {
     ...(plan.cachedInputTokens > 0 ? { cachedContentTokenCount: plan.cachedInputTokens } : {}),
     ...(thoughts > 0 ? { thoughtsTokenCount: thoughts } : {}),
   }
+}
+
+/**
+ * A chunk before the last: the counts so far, as Gemini sends them — a
+ * real gemini-2.5-flash thought chunk says `"promptTokenCount": 2,
+ * "totalTokenCount": 73, "thoughtsTokenCount": 71`, a gemini-3-flash text
+ * chunk `"candidatesTokenCount": 10, "totalTokenCount": 612,
+ * "thoughtsTokenCount": 597` — zeros left out (proto3 JSON). They were the
+ * prompt's alone: a client that added the chunks' counts up, or billed a
+ * stream cut mid-answer by them, saw no output either way.
+ */
+function runningUsage(plan: AnswerPlan, thoughts: number, candidates: number): UsageMetadata {
+  return {
+    final: false,
+    promptTokenCount: plan.inputTokens,
+    ...(candidates > 0 ? { candidatesTokenCount: candidates } : {}),
+    totalTokenCount: plan.inputTokens + thoughts + candidates,
+    ...(plan.cachedInputTokens > 0 ? { cachedContentTokenCount: plan.cachedInputTokens } : {}),
+    ...(thoughts > 0 ? { thoughtsTokenCount: thoughts } : {}),
+  }
+}
+
+interface UsageMetadata {
+  /** The last chunk's: it carries the finish reason. Not sent. */
+  final: boolean
+  promptTokenCount: number
+  candidatesTokenCount?: number
+  totalTokenCount: number
+  cachedContentTokenCount?: number
+  thoughtsTokenCount?: number
 }

@@ -1,0 +1,37 @@
+import { geminiGenerate } from './geminiGenerate.js'
+import type { Frame, WireFormat } from './WireFormat.js'
+
+/**
+ * `streamGenerateContent` without `alt=sse`: the same chunks as the SSE
+ * stream, as the elements of one JSON array written as they are generated
+ * (`[{…}`, `,\r\n{…}`, …, `]`; ai.google.dev/api/generate-content
+ * #method:-models.streamgeneratecontent). It was one element holding the
+ * whole answer, which a client joining the chunks (text split over
+ * elements, usage only in the last, the signature on one of them) never
+ * had to join. An error that breaks the generation is the array's last
+ * element, after the chunks generated so far.
+ */
+export const geminiJsonArray: WireFormat = {
+  toolIdPrefix: geminiGenerate.toolIdPrefix,
+  idPrefix: geminiGenerate.idPrefix,
+  streamContentType: 'application/json; charset=UTF-8',
+  json: geminiGenerate.json,
+
+  frames(plan) {
+    const frames: Frame[] = geminiGenerate.frames(plan).map((frame, i) => ({
+      ...frame,
+      text: `${i === 0 ? '[' : ',\r\n'}${sseData(frame.text)}`,
+    }))
+    frames.push({ text: ']' })
+    return frames
+  },
+
+  errorFrame(error, _plan, framesBefore) {
+    return `${framesBefore === 0 ? '[' : ',\r\n'}${JSON.stringify(error.body)}]`
+  },
+}
+
+/** The JSON of one `data: …\r\n\r\n` event of geminiGenerate's stream. */
+function sseData(text: string): string {
+  return text.slice('data: '.length).replace(/\r\n\r\n$/, '')
+}

@@ -1,0 +1,67 @@
+import { afterEach, expect, it } from 'vitest'
+import { type FakeProvider, reply, startFakeProvider } from '../../src/providers/index.js'
+import { readSse } from './sse.js'
+
+/**
+ * Anthropic keeps a quiet stream alive with `ping` events ("Event streams
+ * may also include any number of ping events"), not SSE comments. The fake
+ * sent `: keep-alive` comments on every route, so a client that mishandled
+ * a ping in the middle of an answer passed against it.
+ */
+let fake: FakeProvider | undefined
+afterEach(async () => {
+  await fake?.close()
+  fake = undefined
+})
+
+const messages = (f: FakeProvider, route = '/v1/messages') =>
+  fetch(`${f.url}${route}`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', 'anthropic-version': '2023-06-01' },
+    body: JSON.stringify({
+      model: 'claude-sonnet-4-5',
+      max_tokens: 64,
+      stream: true,
+      messages: [{ role: 'user', content: 'hi' }],
+    }),
+  })
+
+it('keeps a stream waiting for its first token alive with ping events, never comments', async () => {
+  fake = await startFakeProvider({
+    dialect: 'anthropic',
+    reply: reply.text('Hi.', { firstTokenDelayMs: 100, keepAliveEveryMs: 20 }),
+  })
+  const sse = await readSse(await messages(fake))
+  expect(sse.comments).toEqual([])
+  const names = sse.events.map((e) => e.event)
+  // message_start's own ping, then the keep-alives before the first delta.
+  const firstDelta = names.indexOf('content_block_delta')
+  const waiting = names.slice(names.indexOf('content_block_start') + 1, firstDelta)
+  expect(waiting.length).toBeGreaterThan(0)
+  expect(new Set(waiting)).toEqual(new Set(['ping']))
+  for (const e of sse.events.filter((e) => e.event === 'ping'))
+    expect(JSON.parse(e.data)).toEqual({ type: 'ping' })
+  expect(names.at(-1)).toBe('message_stop')
+})
+
+it('a hang after the headers pings too; the OpenAI route keeps its comments', async () => {
+  fake = await startFakeProvider({
+    dialect: 'anthropic',
+    reply: reply.hang({ afterHeaders: true, keepAliveEveryMs: 10 }),
+  })
+  const res = await messages(fake)
+  const reader = res.body!.getReader()
+  let text = ''
+  while (!text.includes('\n\n')) text += new TextDecoder().decode((await reader.read()).value)
+  expect(text.startsWith('event: ping\ndata: {"type": "ping"}\n\n')).toBe(true)
+  await reader.cancel()
+  fake.setReply(reply.text('x', { firstTokenDelayMs: 60, keepAliveEveryMs: 20 }))
+  const openai = await readSse(
+    await fetch(`${fake.url}/v1/chat/completions`, {
+      method: 'POST',
+      body: JSON.stringify({ model: 'm', stream: true, messages: [] }),
+    }),
+  )
+  expect(openai.comments.length).toBeGreaterThan(0)
+  expect(openai.events.some((e) => e.event === 'ping')).toBe(false)
+})

@@ -1,0 +1,89 @@
+import { afterEach, expect, it } from 'vitest'
+import {
+  type FakeProvider,
+  openAIErrors,
+  reply,
+  startFakeProvider,
+} from '../../src/providers/index.js'
+
+/**
+ * A path no API answers is the provider's 404, as docs/providers.md says —
+ * whatever the test scripted. A queued error (or a rate-limit window) used
+ * to go out on any path: a client posting to `/v1/chat/completion` got the
+ * 429 its test enqueued, passed a test the real API would have answered
+ * 404, and used up the reply meant for the request after it.
+ */
+let fake: FakeProvider | undefined
+afterEach(async () => {
+  await fake?.close()
+  fake = undefined
+})
+
+const post = (url: string) =>
+  fetch(url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ model: 'm', messages: [{ role: 'user', content: 'hi' }] }),
+  })
+
+it('a scripted error is not sent to a path no API answers, nor used up by it', async () => {
+  fake = await startFakeProvider()
+  fake.enqueue(openAIErrors.rateLimited(), reply.hang())
+  const typo = await post(`${fake.baseURL}/chat/completion`)
+  expect(typo.status).toBe(404)
+  expect(await typo.json()).toEqual({
+    error: {
+      message: 'Invalid URL (POST /v1/chat/completion)',
+      type: 'invalid_request_error',
+      param: null,
+      code: null,
+    },
+  })
+  expect(fake.queuedReplies).toBe(2)
+  expect(fake.requests[0]).toMatchObject({ route: 'unknown', reply: undefined, outcome: 'error' })
+  // The scripted 429 is still there for the right path.
+  expect((await post(`${fake.baseURL}/chat/completions`)).status).toBe(429)
+})
+
+it('nor does a rate-limit window answer it', async () => {
+  fake = await startFakeProvider()
+  fake.rateLimit({ forMs: 60_000 })
+  expect((await post(`${fake.baseURL}/embeddingz`)).status).toBe(404)
+  expect((await post(`${fake.baseURL}/chat/completions`)).status).toBe(429)
+})
+
+it('a GET where only POST is answered is a 404 too, the hang scripted for it kept', async () => {
+  fake = await startFakeProvider()
+  fake.enqueue(reply.hang())
+  const res = await fetch(`${fake.baseURL}/chat/completions`, {
+    signal: AbortSignal.timeout(5000),
+  })
+  expect(res.status).toBe(404)
+  expect(fake.queuedReplies).toBe(1)
+})
+
+it.each([
+  [
+    'anthropic' as const,
+    '/v1/message',
+    { type: 'error', error: { type: 'not_found_error', message: 'Not Found (POST /v1/message)' } },
+  ],
+  [
+    'gemini' as const,
+    '/v1beta/models/g:generate',
+    {
+      error: {
+        code: 404,
+        message: 'The requested URL (POST /v1beta/models/g:generate) was not found on this server.',
+        status: 'NOT_FOUND',
+      },
+    },
+  ],
+])('the %s fake answers it in its own error shape', async (dialect, path, body) => {
+  fake = await startFakeProvider({ dialect })
+  fake.enqueue(reply.error(529, { type: 'error', error: { type: 'overloaded_error' } }))
+  const res = await post(`${fake.url}${path}`)
+  expect(res.status).toBe(404)
+  expect(await res.json()).toEqual(body)
+  expect(fake.queuedReplies).toBe(1)
+})
