@@ -1,9 +1,12 @@
+import { boundingDeadline } from './boundingDeadline.js'
 import type { Deadline } from './Deadline.js'
 
 /**
  * The time a decision may plan with: what is left of `deadline` when it
  * enforces, Infinity when there is none or it only observes — unless an
- * enforcing deadline above it bounds it: then what that one has left.
+ * enforcing deadline above it bounds it: then what that one has left
+ * (`boundingDeadline`; not past one disposed while live, which no longer
+ * expires: work under it is sent as under no deadline).
  *
  * Dark mode (`observe`) reports what enforcement would do and changes no
  * decision — whether to retry, to wait out a rate limit, to refuse for lack
@@ -21,8 +24,5 @@ import type { Deadline } from './Deadline.js'
  * to read at once (its fallback never tried).
  */
 export function enforcedRemaining(deadline: Deadline | undefined): number {
-  for (let d = deadline; d !== undefined; d = d.parent) {
-    if (!d.observe) return d.remaining()
-  }
-  return Number.POSITIVE_INFINITY
+  return boundingDeadline(deadline)?.remaining() ?? Number.POSITIVE_INFINITY
 }

@@ -1,3 +1,4 @@
+export { boundingDeadline } from './boundingDeadline.js'
 export { ClientClosedError, isClientClosed } from './ClientClosedError.js'
 export {
   coreChannels,

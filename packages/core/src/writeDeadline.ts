@@ -1,3 +1,4 @@
+import { boundingDeadline } from './boundingDeadline.js'
 import { MAX_TIMER_MS } from './clock.js'
 import type { Deadline } from './Deadline.js'
 import { describeValue } from './describeValue.js'
@@ -87,24 +88,26 @@ export function writeDeadline(
  * run out still works under the request's deadline, which the next hop
  * must hear: it sent nothing, and the next hop took its own default (30 s
  * where the request had 850 ms left). With nothing above it, nothing.
+ * The same rule (`boundingDeadline`) as fetch's and the gRPC client's.
  */
 function wireMs(deadline: Deadline): number | undefined {
-  for (let d: Deadline | undefined = deadline; d !== undefined; d = d.parent) {
-    // `reason` is set only by a cancel or an enforced expiry (an observed
-    // expiry aborts nothing and keeps none): either way the work is over.
-    if (d.done && d.reason !== undefined) return 0
-    const remaining = d.remaining()
-    if (!Number.isFinite(remaining)) return undefined
-    // Under a whole millisecond is 0 on the wire: for an observe-only
-    // deadline that is as good as passed, and a "0" made the next,
-    // enforcing, hop answer 504 at once.
-    if (!d.observe || remaining >= 1) {
-      // A reader takes at most 2^31-1 ms (a timer's limit) and clamps that
-      // to its own maximum; more would be refused as malformed.
-      return Math.min(Math.floor(remaining), MAX_TIMER_MS)
-    }
-  }
-  return undefined
+  const bound = boundingDeadline(deadline, 1)
+  // `reason` is set only by a cancel or an enforced expiry (an observed
+  // expiry aborts nothing and keeps none): either way the work is over.
+  // An enforcing one's expiry ends the observe-only ones under it with its reason.
+  if (endedWithReason(deadline) || endedWithReason(bound)) return 0
+  // Under a whole millisecond is 0 on the wire: for an observe-only
+  // deadline that is as good as passed, and a "0" made the next,
+  // enforcing, hop answer 504 at once — so such a one bounds nothing here.
+  const remaining = bound === undefined ? Number.POSITIVE_INFINITY : bound.remaining()
+  if (!Number.isFinite(remaining)) return undefined
+  // A reader takes at most 2^31-1 ms (a timer's limit) and clamps that to
+  // its own maximum; more would be refused as malformed.
+  return Math.min(Math.floor(remaining), MAX_TIMER_MS)
+}
+
+function endedWithReason(deadline: Deadline | undefined): boolean {
+  return deadline?.done === true && deadline.reason !== undefined
 }
 
 /**

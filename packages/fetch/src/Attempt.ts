@@ -1,7 +1,13 @@
 import type { Http2Stream } from 'node:http2'
 import type { Socket } from 'node:net'
 import { isErrored, isReadable } from 'node:stream'
-import { type Clock, type Deadline, errorCode, expiryError } from '@hourglass/core'
+import {
+  boundingDeadline,
+  type Clock,
+  type Deadline,
+  errorCode,
+  expiryError,
+} from '@hourglass/core'
 import { allowFanOut } from './allowFanOut.js'
 import { publishAttempt, publishAttemptEnd } from './channels.js'
 import { BodyNotReadError } from './errors/BodyNotReadError.js'
@@ -447,7 +453,8 @@ export class Attempt {
     const deadline = this.init.deadline
     if (!deadline) return cause
     if (deadline.reason !== undefined) return deadline.reason
-    return expiryError(deadline, { cause })
+    // A budget on trial is ended by the enforcing deadline above it: that one's expiry.
+    return expiryError(boundingDeadline(deadline) ?? deadline, { cause })
   }
 
   #arm(now: number): void {
@@ -457,9 +464,14 @@ export class Attempt {
     const phase = this.state
     if (phase === 'queued' || phase === 'done') return
     const own = this.#limit(phase)
-    const deadline = this.init.deadline
-    const enforced = deadline && !deadline.observe
-    const remaining = enforced ? this.#left(deadline, now) : Number.POSITIVE_INFINITY
+    // The deadline that enforces: the call's own, or, under a budget on trial
+    // (an observe-only child of an enforcing one), the enforcing one above it,
+    // which ends the call when it expires (it cancels the trial). Read off the
+    // trial alone, a phase limit past that expiry was armed as if nothing
+    // bounded it, and one due with it failed as the phase's timeout, not the
+    // deadline's expiry.
+    const enforced = boundingDeadline(this.init.deadline)
+    const remaining = enforced ? this.#left(enforced, now) : Number.POSITIVE_INFINITY
     if (own <= 0 || own >= remaining) {
       // The deadline (or nothing) bounds this phase, and will until it ends.
       this.#untimed = true
@@ -478,7 +490,7 @@ export class Attempt {
         limitMs: own,
         cause: undefined,
       })
-      const left = enforced ? deadline.remaining() : Number.POSITIVE_INFINITY
+      const left = enforced ? enforced.remaining() : Number.POSITIVE_INFINITY
       this.abort(left <= TIE_MS ? this.deadlineError(error) : error)
     }, own)
   }

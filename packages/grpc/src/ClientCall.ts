@@ -9,6 +9,7 @@ import {
   status,
 } from '@grpc/grpc-js'
 import {
+  boundingDeadline,
   DEADLINE_HEADER,
   type Deadline,
   DeadlineExceededError,
@@ -59,6 +60,11 @@ export class ClientCall {
   #ended = false
   /** The gRPC deadline given is the caller's (not the call's own, nor `defaultMs`). */
   #callersDeadline = false
+  /**
+   * The deadline that enforces for the caller's (`boundingDeadline`): itself,
+   * or, under a budget on trial, the nearest enforcing one above it.
+   */
+  #enforcer: Deadline | undefined
   /** grpc-js's status is in, held until the caller's deadline ends. */
   #holding = false
   /** The listener above ours, given at start: #cancel may have to deliver the status itself. */
@@ -129,9 +135,15 @@ export class ClientCall {
       (isUnboundedStream(deadline) || isReleased(deadline))
     // Dark mode propagates the header but adds no deadline of ours to the
     // call (enforcing it here would change outcomes); the call's own is sent
-    // as above, wire-safe, in every mode.
-    if (deadline && !unbounded && !deadline.observe) {
-      const left = deadline.remaining() - this.#options.reserveMs
+    // as above, wire-safe, in every mode. A budget on trial (an observe-only
+    // child of an enforcing deadline) is bounded by the enforcing one above
+    // it, which ends it when it expires: the call gets that one's gRPC
+    // deadline, as under it. It got none, and a server that reads only
+    // grpc-timeout took its own default.
+    const enforcer = boundingDeadline(deadline)
+    this.#enforcer = enforcer
+    if (enforcer && !unbounded) {
+      const left = enforcer.remaining() - this.#options.reserveMs
       // Beyond 2^31-1 ms (~24.8 days) grpc-js's server reads grpc-timeout
       // into an int32 and wraps it to a deadline already past: no gRPC
       // deadline of ours then, as grpc-js itself does for one that far.
@@ -281,11 +293,17 @@ export class ClientCall {
     if (!deadline) return undefined
     // Cancelled (the caller left), or expired and enforcing.
     if (deadline.done && deadline.reason !== undefined) return deadline.reason
-    if (deadline.observe) return undefined
-    const left = deadline.remaining() - this.#options.reserveMs
+    // The deadline that enforces: the caller's, or, under a budget on trial
+    // (an observe-only child of an enforcing one), the nearest enforcing one
+    // above it, which ends the trial when it expires. Dark mode throughout:
+    // none, nothing refused by time.
+    const bound = boundingDeadline(deadline)
+    if (!bound) return undefined
+    if (bound.done) return bound.reason
+    const left = bound.remaining() - this.#options.reserveMs
     if (left > 0 && left >= this.#options.minBudgetMs) return undefined
     // The deadline's expiry, told early: an Express app answers it as the request's.
-    return expiryError(deadline)
+    return expiryError(bound)
   }
 
   /**
@@ -366,14 +384,21 @@ export class ClientCall {
   #withHeader(metadata: Metadata): { metadata: Metadata; headerMs: number | undefined } {
     const deadline = this.#deadline
     if (!deadline) return { metadata, headerMs: undefined }
-    let left = deadline.remaining() - this.#options.reserveMs
+    // core's writeDeadline rule, less the reserve: the caller's deadline, or
+    // under a budget on trial whose own time has passed, the nearest one
+    // above it that enforces (or, observe-only, still has a whole ms past
+    // the reserve). It sent none, the next hop took its own default, though
+    // the request's deadline still bounded the work. With none above that
+    // bounds it, its own, as before.
+    const bound = boundingDeadline(deadline, this.#options.reserveMs + 1) ?? deadline
+    let left = bound.remaining() - this.#options.reserveMs
     // A shorter deadline of the call's own is the budget it really has: a
     // server that reads only this header must not plan on the caller's longer one.
     if (this.#ownEpochMs - Date.now() < left) left = this.#ownEpochMs - Date.now()
     // No deadline of its own; or dark mode past its deadline (or within a
     // millisecond of it: "0" on the wire), which must not make the next hop
     // answer DEADLINE_EXCEEDED.
-    if (!Number.isFinite(left) || (deadline.observe && left < 1)) {
+    if (!Number.isFinite(left) || (bound.observe && left < 1)) {
       // Nor one the caller's metadata brought along: a handler forwarding its
       // inbound metadata passed its own caller's header on, stale, and a call
       // exempted with Deadline.never() was cut by the next hop to that
@@ -466,16 +491,19 @@ export class ClientCall {
    */
   #holdForCaller(ended: StatusObject, deliver: () => void): boolean {
     const deadline = this.#deadline
+    // The one whose time the gRPC deadline is (a trial's enforcing parent).
+    const enforcer = this.#enforcer
     if (
       !deadline ||
+      !enforcer ||
       !this.#callersDeadline ||
       ended.code !== status.DEADLINE_EXCEEDED ||
       this.#cancelReason !== undefined ||
-      deadline.done
+      enforcer.done
     ) {
       return false
     }
-    const left = deadline.remaining()
+    const left = enforcer.remaining()
     if (left > GRPC_TIMER_SLACK_MS) return false
     this.#holding = true
     let released = false
@@ -485,14 +513,15 @@ export class ClientCall {
       if (released) return
       released = true
       off?.()
-      deadline.clock.clearTimeout(timer)
+      enforcer.clock.clearTimeout(timer)
       deliver()
     }
-    timer = deadline.clock.setTimeout(release, Math.ceil(left) + GRPC_TIMER_SLACK_MS, {
+    timer = enforcer.clock.setTimeout(release, Math.ceil(left) + GRPC_TIMER_SLACK_MS, {
       keepAlive: true,
     })
     // After the interceptor's own hook (#cancel), registered at start: the
-    // reason is recorded before the status goes on.
+    // reason is recorded before the status goes on. The caller's own (a
+    // trial is cancelled with its enforcing parent's reason when it expires).
     off = deadline.onDone(release)
     return true
   }
@@ -513,7 +542,8 @@ export class ClientCall {
       // server's cap of its own, or a job's behind it, does not come back as
       // DEADLINE_EXCEEDED from a server with deadlineErrors() (it passes
       // such an error on: UNKNOWN), so what does is the caller's line's.
-      const deadline = this.#deadline
+      // A trial's: its enforcing parent's, whose time the gRPC deadline was.
+      const deadline = this.#enforcer ?? this.#deadline
       if (this.#callersDeadline && deadline) markExpiryOf(reason, deadline)
       // Under a shorter deadline of the call's own (a cap of the app's on
       // this call, as a `Deadline.after(100)` around it is), or `defaultMs`
