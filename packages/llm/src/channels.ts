@@ -190,6 +190,12 @@ export interface LlmCooldownMessage {
    */
   untilMs: number
   reason: string
+  /**
+   * True on a `start` this process learned from the shared cooldown store:
+   * another instance's attempt met the limit and started it (counted there).
+   * A fleet that counts cooldowns counts only the starts without it.
+   */
+  learned?: true | undefined
 }
 
 /** `hourglass:llm:admission`. */

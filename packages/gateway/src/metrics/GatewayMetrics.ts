@@ -117,6 +117,10 @@ export class GatewayMetrics {
     }
     const onCooldown = (m: ChannelMessage<typeof llmChannels.cooldown>) => {
       if (m.state !== 'start' || !this.#mine()) return
+      // Another instance's cooldown, read from the shared store: counted
+      // where it started (that instance's attempt met the limit). Counted
+      // here too, one 429 was as many cooldowns as instances on the Redis.
+      if (m.learned === true) return
       // scope: what it holds back (one model on the key, the key, or every
       // key of the provider, whose key_id is then `*`).
       this.#cooldowns.add(1, { provider: m.provider, key_id: m.keyId, scope: m.scope ?? 'key' })

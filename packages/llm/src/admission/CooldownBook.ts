@@ -270,7 +270,7 @@ export class CooldownBook {
       slot.halfOpen = true
       if (fresh) {
         slot.coolingSince = now
-        this.#cooldownEvent(slot, 'start', 'shared: learned from the store')
+        this.#cooldownEvent(slot, 'start', 'shared: learned from the store', slot.untilMs, true)
       }
     }
   }
@@ -481,6 +481,7 @@ export class CooldownBook {
     state: 'start' | 'extend' | 'end',
     reason: string,
     untilMs = slot.untilMs,
+    learned = false,
   ): void {
     const now = this.#o.clock.now()
     const wallUntil = Number.isFinite(untilMs)
@@ -494,6 +495,7 @@ export class CooldownBook {
       state,
       untilMs: state === 'end' ? Math.round(this.#o.wall()) : wallUntil,
       reason,
+      ...(learned ? { learned: true as const } : {}),
     })
   }
 
