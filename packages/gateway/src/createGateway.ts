@@ -437,10 +437,14 @@ function buildGateway(
   router.get('/healthz', healthz())
   router.get('/readyz', readyz({ draining: () => tracker.draining, redis: () => health.check() }))
   if (serveMetrics) router.get('/metrics', (req, res) => metrics.serve(req, res))
-  router.get('/v1/models', (_req, res) => {
+  // Counted in /metrics and answered with an x-request-id, as every API
+  // answer: so each has its request line too (a 404 `model_not_found` was
+  // an error in the metrics that no log line explained).
+  router.get('/v1/models', (req, res) => {
     sendJson(res, 200, { object: 'list', data: modelNames(valid).map(modelObject) })
+    logAnswered(req, 200, undefined)
   })
-  router.get('/v1/models/:id', retrieveModel(ctx))
+  router.get('/v1/models/:id', retrieveModel(ctx, logAnswered))
   router.post(
     '/v1/chat/completions',
     jsonBody(maxBodyBytes, (req) => handlerDeadline(ctx, req), disposeHandlerDeadline),

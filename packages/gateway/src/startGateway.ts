@@ -15,6 +15,7 @@ import { closeAfterAnswer } from './http/closeAfterAnswer.js'
 import { pathOf } from './http/pathOf.js'
 import type { DrainReport } from './http/RequestTracker.js'
 import { hasBody } from './http/readBody.js'
+import { refuseUnparsed } from './http/refuseUnparsed.js'
 import { scopeOf } from './http/requestScope.js'
 import { sendJson } from './http/sendJson.js'
 import { trackIdleConnections } from './http/trackIdleConnections.js'
@@ -157,6 +158,12 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
   // answered 417 itself, ahead of the router: an empty body, no
   // `x-request-id`, no log line, not counted — a refusal nobody could trace.
   server.on('checkExpectation', serve)
+  // What Node's parser cannot read gets an answer with an id and a log line
+  // (Node's own: a bare 400 nobody could trace).
+  server.on(
+    'clientError',
+    refuseUnparsed((level, event, fields) => gateway.log(level, event, fields)),
+  )
   // A SIGTERM while starting is handled as one just after: the caller gets a
   // running gateway and then the signal, so it drains and logs as usual (see holdSignals).
   const signals = holdSignals()

@@ -24,15 +24,21 @@ function isModelName(config: GatewayConfig, id: string): boolean {
  * as the list has it, for an entry or an alias; an unknown one is a 404
  * `model_not_found` in OpenAI's error shape, as OpenAI answers it. The id is
  * one path segment: the official clients send a `/` in it as `%2F`, which
- * the router decodes.
+ * the router decodes. `answered` writes the request's log line.
  */
-export function retrieveModel(ctx: GatewayContext) {
+export function retrieveModel(
+  ctx: GatewayContext,
+  answered: (req: Request, status: number, error: string | undefined) => void,
+) {
   return (req: Request, res: Response): void => {
     const id = String(req.params['id'] ?? '')
     if (isModelName(ctx.config, id)) {
       sendJson(res, 200, modelObject(id))
+      answered(req, 200, undefined)
       return
     }
-    sendError(ctx, res, modelNotFound(id))
+    const shaped = sendError(ctx, res, modelNotFound(id))
+    // The request's one log line, as every API answer has.
+    answered(req, shaped.status, shaped.body.error.code)
   }
 }

@@ -1,0 +1,122 @@
+import { once } from 'node:events'
+import { connect, type Socket } from 'node:net'
+import type { FakeProvider } from '@hourglass/testkit'
+import { afterEach, describe, expect, it } from 'vitest'
+import { fakeProvider, fallback, type Harness, startHarness } from '../support/harness.js'
+
+/** Sends `text` on a new connection; resolves everything received until the server closes it. */
+async function exchange(url: string, text: string, sockets: Socket[]): Promise<string> {
+  const socket = connect(Number(new URL(url).port), '127.0.0.1')
+  sockets.push(socket)
+  await once(socket, 'connect')
+  const chunks: Buffer[] = []
+  socket.on('data', (chunk: Buffer) => chunks.push(chunk))
+  socket.on('error', () => {})
+  const closed = once(socket, 'close')
+  socket.write(text)
+  await closed
+  return Buffer.concat(chunks).toString('latin1')
+}
+
+function headerOf(answer: string, name: string): string | undefined {
+  const head = answer.slice(0, answer.indexOf('\r\n\r\n'))
+  return new RegExp(`^${name}: (.*)$`, 'im').exec(head)?.[1]
+}
+
+/**
+ * A request Node's HTTP parser cannot read — the hostile `x-request-id` with
+ * a control character, headers past Node's limit — was answered by Node
+ * itself under `startGateway`: a bare `400 Bad Request`, no body, no
+ * `x-request-id`, no log line, so nobody could trace the refusal. It is the
+ * gateway's answer now: OpenAI's error shape, an id, a `request` line.
+ */
+describe('a request Node cannot parse, under startGateway', () => {
+  let fake: FakeProvider | undefined
+  let harness: Harness | undefined
+  const sockets: Socket[] = []
+  afterEach(async () => {
+    for (const socket of sockets.splice(0)) socket.destroy()
+    await harness?.close()
+    await fake?.close()
+    harness = undefined
+    fake = undefined
+  })
+
+  async function start() {
+    const provider = await fakeProvider('openai', ['sk-unparsed-0001'])
+    fake = provider.fake
+    harness = await startHarness({
+      providers: { p: provider.entry },
+      models: { m: fallback(['p', 'x']) },
+    })
+    return harness
+  }
+
+  it('a control character in x-request-id: 400 with an id, invalid_request, and its line', async () => {
+    const { url, logs } = await start()
+    const answer = await exchange(
+      url,
+      'GET /v1/models HTTP/1.1\r\nhost: x\r\nx-request-id: a\x01b\r\n\r\n',
+      sockets,
+    )
+    expect(answer.split('\r\n')[0]).toBe('HTTP/1.1 400 Bad Request')
+    const id = headerOf(answer, 'x-request-id')
+    expect(id).toMatch(/^[0-9a-f-]{36}$/)
+    expect(headerOf(answer, 'connection')).toBe('close')
+    const body = JSON.parse(answer.slice(answer.indexOf('\r\n\r\n') + 4)) as {
+      error: { code: string; type: string }
+    }
+    expect(body.error).toMatchObject({ code: 'invalid_request', type: 'invalid_request_error' })
+    expect(logs.filter((l) => l.event === 'request')).toEqual([
+      expect.objectContaining({
+        level: 'info',
+        requestId: id,
+        status: 400,
+        error: 'invalid_request',
+        reason: 'HPE_INVALID_HEADER_TOKEN',
+      }),
+    ])
+    expect(fake!.requests).toHaveLength(0)
+  })
+
+  it('headers past Node’s limit: 431 with an id and its line', async () => {
+    const { url, logs } = await start()
+    const answer = await exchange(
+      url,
+      `GET /v1/models HTTP/1.1\r\nhost: x\r\nx-big: ${'a'.repeat(20_000)}\r\n\r\n`,
+      sockets,
+    )
+    expect(answer.split('\r\n')[0]).toBe('HTTP/1.1 431 Request Header Fields Too Large')
+    const id = headerOf(answer, 'x-request-id')
+    expect(id).toMatch(/^[0-9a-f-]{36}$/)
+    expect(logs.filter((l) => l.event === 'request')).toEqual([
+      expect.objectContaining({ requestId: id, status: 431, error: 'invalid_request' }),
+    ])
+  })
+
+  it('a request already being answered keeps its own line (499) and Node’s bare 400, as before', async () => {
+    const { url, logs } = await start()
+    const body = JSON.stringify({ model: 'm', messages: [{ role: 'user', content: 'x' }] })
+    const socket = connect(Number(new URL(url).port), '127.0.0.1')
+    sockets.push(socket)
+    await once(socket, 'connect')
+    const chunks: Buffer[] = []
+    socket.on('data', (chunk: Buffer) => chunks.push(chunk))
+    socket.on('error', () => {})
+    const closed = once(socket, 'close')
+    // Its headers and part of its body, then the client's end: the request
+    // is handed to the gateway with its headers, then the parser fails on
+    // the body cut short.
+    socket.write(
+      'POST /v1/chat/completions HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\n' +
+        `x-request-id: cut-body\r\ncontent-length: ${body.length}\r\n\r\n${body.slice(0, 10)}`,
+    )
+    socket.end()
+    await closed
+    const answer = Buffer.concat(chunks).toString('latin1')
+    expect(answer).toBe('HTTP/1.1 400 Bad Request\r\nConnection: close\r\n\r\n')
+    await expect
+      .poll(() => logs.filter((l) => l.event === 'request'))
+      .toEqual([expect.objectContaining({ requestId: 'cut-body', status: 499 })])
+  })
+})
