@@ -1,3 +1,4 @@
+import { systemClock } from './clock.js'
 import { describeValue } from './describeValue.js'
 import { isAbortSignal } from './isAbortSignal.js'
 import { hooksDone, type WaitOptions, wait } from './wait.js'
@@ -11,8 +12,11 @@ export type WorkOutcome<T> = { ok: true; value: T } | { ok: false; error: unknow
  * ending first rejects with their reason, at once, as `wait` does. The one
  * "work's outcome, or stop waiting" of Hourglass: `untilEnded` (ms Infinity)
  * and llm's store timeouts are it. An outcome that comes in as the timer
- * fires is taken: the work did settle. Infinity with neither a deadline nor
- * a signal is `work`'s outcome, holding nothing open while it is pending.
+ * fires is taken: the work did settle — on a real clock, so is one whose
+ * I/O arrived while the loop was too busy to read it (the timer is then due
+ * before the socket is read; one turn of the loop's poll phase is given).
+ * Infinity with neither a deadline nor a signal is `work`'s outcome,
+ * holding nothing open while it is pending.
  */
 export async function outcomeWithin<T>(
   work: Promise<T> | T,
@@ -80,7 +84,18 @@ export async function settleWithin<T>(
       }
     },
   })
-  // Woken once `work` settled; else the time ran out first (undefined).
+  // Woken once `work` settled; else the time ran out first (undefined) —
+  // unless its answer was already in. After the loop was blocked past `ms`
+  // (a CPU-bound handler, a loaded machine), Node runs due timers before it
+  // reads the sockets: a Redis that answered in a millisecond was taken for
+  // one that did not answer at all, and limits shared through it fell back
+  // to each process's own share (21 requests went out under a fleet limit of
+  // 12). One turn of the loop's poll phase reads what has arrived first. A
+  // real clock's only: a ManualClock's time is the test's, and no I/O is late.
+  const clock = until.clock ?? (until.deadline ? until.deadline.clock : undefined) ?? systemClock
+  if (link.outcome === undefined && clock.realTime === true) {
+    await new Promise<void>((resolve) => setImmediate(resolve))
+  }
   return link.outcome
 }
 
