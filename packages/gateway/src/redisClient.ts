@@ -19,10 +19,25 @@ export function createRedisClient(
     lazyConnect: false,
     enableOfflineQueue: false,
     autoResendUnfulfilledCommands: false,
-    commandTimeout: config.commandTimeoutMs,
+    commandTimeout: queueTimeoutMs(config.commandTimeoutMs),
   })
   watchStart(client, config.url, log, clock, startAnswerMs(config.commandTimeoutMs))
   return client
+}
+
+/**
+ * ioredis's own bound on a command: only what drops it from the client's
+ * queue. Every command the gateway sends is cut off at `commandTimeoutMs`
+ * by its own bound (llm's store bounds, the readiness probe: core's
+ * `outcomeWithin`), which reads an answer already in the socket before it
+ * calls it silence. ioredis's fires in the same timers phase, before the
+ * socket is read: at the same value, a loop blocked past it (a CPU-bound
+ * request, a loaded machine) failed commands Redis had answered in a
+ * millisecond, and the limits fell back to each instance's share — 21
+ * requests went out under a fleet limit of 12.
+ */
+function queueTimeoutMs(commandTimeoutMs: number): number {
+  return Math.max(4 * commandTimeoutMs, 2000)
 }
 
 /**
@@ -40,8 +55,8 @@ function loadRedis(): typeof Redis {
  * How long a Redis that has not connected may stay silent at start before
  * the warning: twice `commandTimeoutMs`, at most 2 s. ioredis gives up on
  * its own only after two unanswered rounds (the client-info commands, then
- * the INFO of its ready check), each bounded by `commandTimeoutMs` — 2 min
- * with the largest — and a socket that connects but never answers raises no
+ * the INFO of its ready check), each bounded by its own command timeout
+ * (`queueTimeoutMs`) — minutes with the largest — and a socket that connects but never answers raises no
  * other error. 2 s is as long as `startGateway` waits for Redis before it
  * serves, so the warning comes no later than the first request counted
  * locally; small timeouts keep the warning as early as ioredis's own error.
@@ -76,7 +91,7 @@ function watchStart(
     })
   }
   // A Redis that accepts the connection and never answers raises no error
-  // for up to twice commandTimeoutMs (see startAnswerMs): the silence is the news.
+  // for two of ioredis's command timeouts (see startAnswerMs): the silence is the news.
   const silence = clock.setTimeout(
     () =>
       warn(
