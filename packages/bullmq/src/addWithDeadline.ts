@@ -99,10 +99,19 @@ export async function addWithDeadline<DataType, ResultType, NameType extends str
   // Before the no-expiry shortcut: a cancelled Deadline.never() (the caller
   // left) has ended too, and its job must not be enqueued either.
   refuseEnded(refusal)
-  if (!Number.isFinite(deadline.expiresAt)) return queue.add(name, data, opts)
+  // Read once, here: the job takes the deadline it was added under. A
+  // deadline disposed while live reads as one that never expires (core: the
+  // request is over), and one disposed while the clock was being read — a
+  // fire-and-forget add, the handler's `res.end()` finishing the response
+  // before TIME's reply — was read after it: Infinity left, and an expiry of
+  // Infinity − Infinity that BullMQ's script refused ("Cannot serialise
+  // number: must not be NaN"). The job was lost.
+  const askedExpiresAt = deadline.expiresAt
+  if (!Number.isFinite(askedExpiresAt)) return queue.add(name, data, opts)
+  const leftAt = (now: number): number => (deadline.expired ? 0 : Math.max(0, askedExpiresAt - now))
 
   // Before the clock reading, so that nothing is sent for a job refused here.
-  refuseUnrunnable(refusal, Math.min(deadline.remaining(), maxMs))
+  refuseUnrunnable(refusal, Math.min(leftAt(deadline.clock.now()), maxMs))
 
   const key = `${queue.qualifiedName}:meta`
   // Bounded by the deadline: a Redis that does not answer (paused, or down
@@ -118,11 +127,16 @@ export async function addWithDeadline<DataType, ResultType, NameType extends str
     throw error
   })
   refuseEnded(refusal)
-  const remaining = deadline.remaining()
-  // Cut to maxMs, expiry and budget alike, from the same reading of the clock.
+  const now = deadline.clock.now()
+  const remaining = leftAt(now)
+  // Cut to maxMs, expiry and budget alike, from the same reading of the
+  // clock: now + maxMs, not `expiresAt − (remaining − maxMs)`, which doubles
+  // cannot hold next to an expiry 1e24 ms away or more (`Deadline.after(
+  // Number.MAX_VALUE)`): it came out the clock's epoch, and every worker
+  // failed the job unrun.
   const clamped = remaining > maxMs
   const budgetMs = Math.floor(clamped ? maxMs : remaining)
-  const expiresAt = clamped ? deadline.expiresAt - (remaining - maxMs) : deadline.expiresAt
+  const expiresAt = clamped ? now + maxMs : askedExpiresAt
   // Again with the budget the job is given: the reading took some of it.
   refuseUnrunnable(refusal, budgetMs)
   // Dark mode: what the checks above would have refused, had they enforced.
