@@ -225,7 +225,7 @@ export interface BullmqEndMessage extends BullmqJobMessage {
    * back to the queue), as BullMQ's own rule gives it: on a `retry`, and on
    * a `no_time_to_retry` whose next attempt would have started too late (not
    * one for a refused `job.moveToDelayed`). Undefined for every other end. A
-   * jittered back-off is BullMQ's draw when asked, and BullMQ draws again.
+   * jittered back-off is drawn once: this is the delay BullMQ applies.
    */
   retryDelayMs?: number
 }

@@ -47,17 +47,36 @@ export function isOwnMove(error: unknown): boolean {
  * makes a moment later. A second implementation of that rule would drift
  * from BullMQ's. `shouldRetryJob` is not public API: when a BullMQ version
  * lacks it the answer is "no retry known", and the start check still keeps a
- * late attempt from running. A jittered back-off is drawn twice (here and by
- * BullMQ); both draws stay under the nominal delay, and an attempt that
- * misses its deadline is caught by the start check.
+ * late attempt from running.
+ *
+ * The answer is pinned on this attempt's job for this error: BullMQ's own
+ * `moveToFailed` asks the job again, and got a second answer — a worker's
+ * `backoffStrategy` ran twice per failure (its side effects twice), and a
+ * back-off that differs from call to call (a jitter, a strategy's own draw)
+ * was judged by one draw and applied by the other: a retry judged to fit
+ * was parked past the deadline, and failed unrun a back-off later. BullMQ
+ * now applies the answer judged (a rejection included, met by BullMQ as
+ * before). A worker makes a job object per attempt, so nothing outlives it.
  */
 export async function nextAttempt(job: Job, error: unknown): Promise<NextAttempt> {
-  const ask = (job as unknown as { shouldRetryJob?: (error: unknown) => Promise<unknown> })
-    .shouldRetryJob
+  const asker = job as unknown as { shouldRetryJob?: (error: unknown) => Promise<unknown> }
+  const ask = asker.shouldRetryJob
   if (typeof ask !== 'function') return { retry: false, delayMs: 0 }
+  let asking: Promise<unknown>
+  try {
+    asking = Promise.resolve(ask.call(job, error))
+  } catch (thrown) {
+    asking = Promise.reject(thrown)
+  }
+  // For this failure only: a job processed by hand again (the same object, a
+  // later attempt) that throws the same error is asked afresh.
+  const made = job.attemptsMade
+  asker.shouldRetryJob = function shouldRetryJob(this: unknown, asked: unknown) {
+    return asked === error && job.attemptsMade === made ? asking : ask.call(this, asked)
+  }
   let answer: unknown
   try {
-    answer = await ask.call(job, error)
+    answer = await asking
   } catch {
     // BullMQ's own moveToFailed meets the same error (an unknown backoff strategy) and reports it.
     return { retry: false, delayMs: 0 }
