@@ -28,7 +28,18 @@ declare global {
  * the client leaves; every timer and listener is released when the response
  * is over.
  */
-export function deadline(options: DeadlineMiddlewareOptions = {}): RequestHandler {
+export function deadline(
+  options: DeadlineMiddlewareOptions = {},
+  ...misuse: never[]
+): RequestHandler {
+  // `app.use(deadline)`: Express calls the factory with (req, res, next),
+  // and the request was refused as options, its own fields listed as
+  // unknown ones. Say what was meant (told by Express's `next`, third).
+  if (typeof (misuse as unknown[])[1] === 'function') {
+    throw new TypeError(
+      'deadline is called as a middleware: mount the middleware it makes, app.use(deadline({ … }))',
+    )
+  }
   const resolved = resolveOptions(options)
   // Built once: this runs on every request.
   // Node's header names are lower case: each is looked up, not matched in

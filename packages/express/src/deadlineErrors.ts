@@ -49,7 +49,22 @@ import { writeExpired } from './writeExpired.js'
  *
  * Bodies never carry an error's message or stack.
  */
-export function deadlineErrors(): ErrorRequestHandler {
+export function deadlineErrors(...misuse: never[]): ErrorRequestHandler {
+  // `app.use(deadlineErrors)`: the factory mounted, not its handler (as
+  // `app.use(cors)` for `cors()`). Of no parameters, it is a RequestHandler
+  // to TypeScript and a plain middleware to Express, which then never gave
+  // it an error (a slice's expiry went to the final handler as a 500) and
+  // called it, with the request, for every request that got past the
+  // routes: each got a handler back and no answer — a 404 hung for good, or
+  // until deadline()'s 504 a whole budget later. Thrown from there, Express
+  // passes it on as that request's error: the first 404 names the mistake.
+  // Told by Express's `next` in third place: other arguments stay ignored.
+  // (`never[]`: TypeScript now refuses the factory where a handler goes.)
+  if (typeof (misuse as unknown[])[2] === 'function') {
+    throw new TypeError(
+      'deadlineErrors is called as a middleware: mount the error handler it makes, app.use(deadlineErrors())',
+    )
+  }
   return function hourglassDeadlineErrors(error, req, res, next): void {
     const ingress = IngressRequest.of(req)
     const reason = endedBy(error) ?? error
