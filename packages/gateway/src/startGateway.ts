@@ -120,13 +120,13 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
   if (
     typeof keepAliveTimeoutMs !== 'number' ||
     !Number.isSafeInteger(keepAliveTimeoutMs) ||
-    keepAliveTimeoutMs < 1 ||
+    keepAliveTimeoutMs < MIN_KEEP_ALIVE_TIMEOUT_MS ||
     keepAliveTimeoutMs > MAX_KEEP_ALIVE_TIMEOUT_MS
   ) {
     throw optionError(
       'startGateway',
       'keepAliveTimeoutMs',
-      `a whole number of ms from 1 to ${MAX_KEEP_ALIVE_TIMEOUT_MS}`,
+      `a whole number of ms from ${MIN_KEEP_ALIVE_TIMEOUT_MS} to ${MAX_KEEP_ALIVE_TIMEOUT_MS}`,
       keepAliveTimeoutMs,
     )
   }
@@ -210,6 +210,13 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
 
 /** `keepAliveTimeoutMs` when none is given: above AWS ALB's 60 s idle timeout, as AWS advises. */
 export const DEFAULT_KEEP_ALIVE_TIMEOUT_MS = 65_000
+
+/**
+ * A second: Node says the idle time in whole seconds (`Keep-Alive:
+ * timeout=N`, rounded down), and under a second it said `timeout=0` — to a
+ * client, "do not reuse this connection" — where the server kept it open.
+ */
+export const MIN_KEEP_ALIVE_TIMEOUT_MS = 1000
 
 /** A day: past 2³¹ − 1 ms, Node's timers fire at once. */
 export const MAX_KEEP_ALIVE_TIMEOUT_MS = 86_400_000

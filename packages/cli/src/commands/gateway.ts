@@ -108,7 +108,8 @@ A flag wins over its environment variable.
             'keep-alive-timeout-ms',
             values['keep-alive-timeout-ms'],
             0,
-            1,
+            // startGateway's bounds: the header counts whole seconds.
+            1000,
             86_400_000,
           )
     const givenLevel = values['log-level'] ?? nonEmpty(env['LOG_LEVEL']) ?? 'info'
