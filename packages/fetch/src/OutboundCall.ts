@@ -58,6 +58,11 @@ export class RetryWaits {
   leave(call: OutboundCall): void {
     this.#calls.delete(call)
   }
+
+  /** `end` was called: the owner is closed, and no retry of its calls can be sent. */
+  get ended(): boolean {
+    return this.#reason !== undefined
+  }
 }
 
 /**
@@ -230,6 +235,23 @@ export class OutboundCall {
       deadline: init.deadline,
       minBudgetMs: init.config.minBudgetMs,
     })
+    if (decision.retry && init.waiting?.ended === true) {
+      // Its owner was closed while this attempt was in flight (fetch.close():
+      // undici lets a request in flight finish). A retry would go to the
+      // closed Agent and fail with "The client is closed": the caller lost
+      // the answer it had (a 503) or the failure that says what happened (a
+      // reset). Not retried: the attempt's own outcome is the call's, said
+      // as a wait ended by close() is (`aborted`).
+      publishRetrySkipped(() => ({
+        deadline: init.deadline,
+        method: init.method,
+        url: init.url,
+        attempt: number,
+        reason: decision.reason,
+        why: 'aborted',
+      }))
+      return undefined
+    }
     if (!decision.retry) {
       // `retry: false` asked for no retry decisions: a skipped one is no news
       // (llm's adapters send so, and decide themselves: every 429 read as a

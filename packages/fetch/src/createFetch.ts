@@ -201,8 +201,10 @@ export function createFetch(
         signal,
         method,
         retry: mergeRetry(config.retry, retry),
+        // The body sent: the init's when it brings one (fetch leaves the
+        // Request's own unread then, so it is no reason not to retry).
         replayable:
-          !request?.body &&
+          !(request?.body && given.body == null) &&
           !(
             body &&
             typeof body === 'object' &&
@@ -306,7 +308,12 @@ export function createFetch(
       // Failed before an answer (a reset, a refused connect or redirect): the
       // stream body, sent once, is read no more. Even one not read yet is
       // cancelled: undici's fetch has locked it for good, its source left open.
-      upload?.stop(error)
+      // Not a call undici refused before dispatching anything (its Request
+      // refused: a stream without `duplex`, a GET with a body; a URL it does
+      // not fetch): nothing was read, and undici leaves the body as given,
+      // for the caller to send with the call fixed (cancelled, it was
+      // "disturbed or locked" then, as a call refused for its budget is not).
+      if (carrier.hops > 0) upload?.stop(error)
       const signal = outbound.init.signal
       if (signal?.aborted) {
         const reason: unknown = signal.reason

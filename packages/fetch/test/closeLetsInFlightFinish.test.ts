@@ -1,0 +1,108 @@
+import { once } from 'node:events'
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http'
+import type { AddressInfo } from 'node:net'
+import { afterEach, expect, it } from 'vitest'
+import { createFetch } from '../src/index.js'
+import { recordEgress } from './helpers.js'
+
+let server: Server | undefined
+afterEach(async () => {
+  if (server) {
+    server.closeAllConnections()
+    server.close()
+    await once(server, 'close')
+  }
+  server = undefined
+})
+
+/** A server that hands each request to the test, to be answered when the test says. */
+async function held(): Promise<{
+  url: string
+  next: () => Promise<[IncomingMessage, ServerResponse]>
+  requests: () => number
+}> {
+  let requests = 0
+  const waiting: Array<(pair: [IncomingMessage, ServerResponse]) => void> = []
+  const queued: Array<[IncomingMessage, ServerResponse]> = []
+  server = createServer((req, res) => {
+    requests++
+    const take = waiting.shift()
+    if (take) take([req, res])
+    else queued.push([req, res])
+  })
+  server.listen(0, '127.0.0.1')
+  await once(server, 'listening')
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/`,
+    next: () => {
+      const ready = queued.shift()
+      return ready ? Promise.resolve(ready) : new Promise((resolve) => waiting.push(resolve))
+    },
+    requests: () => requests,
+  }
+}
+
+/**
+ * fetch.close() lets a request in flight finish (undici's close). One whose
+ * answer is a status the rules retry had that answer dropped and a retry
+ * sent to the closed Agent: the caller got undici's "The client is closed"
+ * in place of the server's 503, and a GET whose connection was reset, the
+ * same in place of the reset.
+ */
+it('a 503 that arrives after fetch.close() is returned, not retried into ClientClosedError', async () => {
+  const { url, next, requests } = await held()
+  const fetch = createFetch({ retry: { statuses: [503] } })
+  const events = recordEgress()
+  try {
+    const call = fetch(url)
+    const [, res] = await next()
+    const closed = fetch.close()
+    res.writeHead(503).end('busy')
+    const answer = await call
+    expect(answer.status).toBe(503)
+    expect(await answer.text()).toBe('busy')
+    await closed
+    expect(requests()).toBe(1)
+    expect(events.retries).toEqual([])
+    expect(events.skipped).toMatchObject([{ attempt: 1, reason: 'HTTP_503', why: 'aborted' }])
+  } finally {
+    events.stop()
+  }
+})
+
+it('a GET reset before its answer after fetch.close() fails with the reset, not ClientClosedError', async () => {
+  const { url, next, requests } = await held()
+  const fetch = createFetch()
+  const events = recordEgress()
+  try {
+    const call = fetch(url).then(
+      () => 'answered',
+      (error: unknown) => error,
+    )
+    const [req] = await next()
+    const closed = fetch.close()
+    req.socket.destroy()
+    expect(await call).toMatchObject({ code: 'UND_ERR_SOCKET' })
+    await closed
+    expect(requests()).toBe(1)
+    expect(events.retries).toEqual([])
+  } finally {
+    events.stop()
+  }
+})
+
+it('a fetch given a dispatcher of its own still retries after close(): that one is not closed', async () => {
+  const { url, next, requests } = await held()
+  const own = createFetch()
+  const fetch = createFetch({ dispatcher: own.dispatcher, retry: { statuses: [503] } })
+  const call = fetch(url)
+  const [, first] = await next()
+  await fetch.close()
+  first.writeHead(503).end('busy')
+  const [, second] = await next()
+  second.end('ok')
+  const answer = await call
+  expect(await answer.text()).toBe('ok')
+  expect(requests()).toBe(2)
+  await own.close()
+})
