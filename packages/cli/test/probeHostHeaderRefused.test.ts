@@ -48,3 +48,17 @@ it.each(['Host', 'Content-Length', 'Transfer-Encoding', 'Upgrade', 'Expect', 'Ke
     expect(row).toContain(`\`${name}\``)
   },
 )
+
+// undici sends only `close` or `keep-alive`: `Connection: upgrade` went out
+// as `keep-alive`, and the probe said it sent the header on every call.
+it('-H Connection takes close or keep-alive (any case); anything else is a usage error naming them', () => {
+  expect(parseHeader('Connection: close')).toEqual(['Connection', 'close'])
+  expect(parseHeader('connection: Keep-Alive')).toEqual(['connection', 'Keep-Alive'])
+  for (const value of ['upgrade', 'foo', 'keep-alive, upgrade']) {
+    expect(() => parseHeader(`Connection: ${value}`)).toThrow(
+      new UsageError(
+        "hourglass probe: --header 'Connection' can only be 'close' or 'keep-alive' (the HTTP client sends no other)",
+      ),
+    )
+  }
+})

@@ -53,6 +53,14 @@ export function parseHeader(text: string): [string, string] {
   if (dropped !== undefined) {
     throw new UsageError(`hourglass probe: --header '${name}' cannot be sent: ${dropped}`)
   }
+  // undici sends `close` or `keep-alive` and nothing else: any other value
+  // (`upgrade`, a typo) went out as `keep-alive`, the header promised on
+  // every call never sent.
+  if (name.toLowerCase() === 'connection' && !/^(close|keep-alive)$/i.test(value)) {
+    throw new UsageError(
+      `hourglass probe: --header '${name}' can only be 'close' or 'keep-alive' (the HTTP client sends no other)`,
+    )
+  }
   if (CLIENT_OWNED.has(name.toLowerCase())) {
     throw new UsageError(
       `hourglass probe: --header '${name}' is the HTTP client's own to send and cannot be given`,
