@@ -79,6 +79,18 @@ function toProblems(issue: z.core.$ZodIssue): ConfigProblem[] {
     const inner = issue.issues[0]?.message
     return [{ field: fieldPath(issue.path), message: inner ?? 'invalid name' }]
   }
+  if (issue.code === 'invalid_type' && issue.path.length === 0) {
+    // The whole file is no object (`[]`, a string, `null`): zod's "Invalid
+    // input: expected object, received array" said it in its own words.
+    const input = (issue as { input?: unknown }).input
+    const got = Array.isArray(input) ? 'an array' : input === null ? 'null' : `a ${typeof input}`
+    return [
+      {
+        field: fieldPath(issue.path),
+        message: `the config must be a JSON object ({ "providers": {…}, "models": {…} }), got ${got}`,
+      },
+    ]
+  }
   // zod's messages can quote the input; never echo a value that may be a key.
   const message = issue.message.replace(/received .*/, (m) => m.slice(0, 40))
   const missing = issue.code === 'invalid_type' && 'input' in issue && issue.input === undefined
