@@ -27,11 +27,15 @@ export async function admit(
   adapter: ModelAdapter,
   request: ChatRequest,
   later: readonly ModelAdapter[],
+  stream: boolean,
 ): Promise<Admitted> {
   const { admission, deadline, signal } = state
   if (admission === undefined) return { kind: 'send', permit: undefined, waited: undefined }
   const here = outlookOf(state, adapter)
-  const next = earliestOf(state, later, request)
+  // A fallback that cannot build the request is left out only while this
+  // model is cooling (a wait is in view): a healthy call builds no
+  // fallback's request before each attempt.
+  const next = earliestOf(state, later, request, here.waitMs > 0 ? { stream } : undefined)
   // At the whole ms reasons show (`answersBefore`): a cooling model expected
   // within the same millisecond as the next one is a tie, and is waited for.
   const maxWaitMs =

@@ -43,24 +43,71 @@ export function outlookOf(state: CallState, adapter: ModelAdapter): ModelOutlook
  * history), and a rate limit on the primary whose wait fitted the deadline
  * fell back to it at once — to fail with `BudgetExceededError` in
  * milliseconds, the primary never asked again.
+ *
+ * With `built` (the stream flag the attempts use), a model that cannot build
+ * the request (`adapter.prepare` throws: `InvalidChatRequestError`, a field
+ * its dialect refuses) does not count either, nor does any model after it in
+ * the list: the call would end at that model with the builder's error (a
+ * request that cannot be translated is never handed on), so the primary's
+ * short rate limit ended the call instead of being waited out. Left out
+ * (undefined) where no wait is in view — before an attempt on a model that
+ * is not cooling — so a healthy call builds no fallback's request.
  */
 export function earliestOf(
   state: CallState,
   models: readonly ModelAdapter[],
   request: ChatRequest,
+  built?: { stream: boolean } | undefined,
 ): ModelOutlook | undefined {
   const outlooks = models.map((adapter) => outlookOf(state, adapter))
   const budget = state.options.limits?.budget ?? undefined
-  if (budget === undefined) return earliest(outlooks)
-  // The earliest first, then the next while the budget refuses them: the
-  // estimate reads the whole prompt, so it is made for as few models as can be.
-  const left = [...outlooks]
+  if (budget === undefined && built === undefined) return earliest(outlooks)
+  // The earliest first, then the next while one is refused: the estimate
+  // reads the whole prompt and a build translates it, so each is made for
+  // as few models as can be.
+  let left = [...outlooks]
+  // Models checked to build the request, from the first in `later` on.
+  let buildable = 0
   for (;;) {
     const best = earliest(left)
     if (best === undefined) return undefined
     const index = outlooks.indexOf(best)
-    if (affordable(budget, models[index] as ModelAdapter, request)) return best
-    left.splice(left.indexOf(best), 1)
+    if (budget !== undefined && !affordable(budget, models[index] as ModelAdapter, request)) {
+      left.splice(left.indexOf(best), 1)
+      continue
+    }
+    if (built !== undefined) {
+      // Every model up to this one must take it: the call goes through them in order.
+      while (buildable <= index && canBuild(models[buildable] as ModelAdapter, request, built)) {
+        buildable++
+      }
+      if (buildable <= index) {
+        const reach = buildable
+        left = left.filter((outlook) => outlooks.indexOf(outlook) < reach)
+        continue
+      }
+    }
+    return best
+  }
+}
+
+/**
+ * Whether `adapter` can build `request`: what `runModel` asks before its
+ * first attempt (`prepare`; an adapter without it is assumed to). Only the
+ * refusal is kept; the attempt builds again (for a fallback, from the
+ * request with thinking signatures stripped).
+ */
+function canBuild(
+  adapter: ModelAdapter,
+  request: ChatRequest,
+  built: { stream: boolean },
+): boolean {
+  if (adapter.prepare === undefined) return true
+  try {
+    adapter.prepare(request, built.stream)
+    return true
+  } catch {
+    return false
   }
 }
 

@@ -201,7 +201,7 @@ async function attemptsOn(
       return unaffordableHere(thrown)
     }
 
-    const admitted = await admit(state, adapter, request, later)
+    const admitted = await admit(state, adapter, request, later, sink !== undefined)
     if (admitted.kind === 'refused') {
       const { error: refused, reason } = admitted
       const failure = { ...base, attempts: attempt, cause: refused, reason }
@@ -589,7 +589,10 @@ async function attemptsOn(
       retryBudget: held ? undefined : retryBudget,
       waitMs: own?.waitMs,
       latencyMs: own?.latencyMs,
-      fallback: limited && hasFallback ? earliestOf(state, later, request) : undefined,
+      fallback:
+        limited && hasFallback
+          ? earliestOf(state, later, request, { stream: sink !== undefined })
+          : undefined,
     }
     const decision = decideRetry(decisionInput)
     record({
