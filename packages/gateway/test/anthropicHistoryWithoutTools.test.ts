@@ -1,6 +1,6 @@
-import type { RecordedRequest } from '@hourglass/testkit'
+import type { FakeProvider, RecordedRequest } from '@hourglass/testkit'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { fakeProvider, fallback, type Harness, startHarness } from './support/harness.js'
+import { oneProviderGateway } from './support/oneProviderGateway.js'
 
 /**
  * An agent's last turn: the tools ran, and it asks for the summary without
@@ -33,27 +33,15 @@ function anthropicCheck(request: RecordedRequest) {
   return { kind: 'text' as const, text: 'Paris is sunny; it is noon.' }
 }
 
-let harness: Harness
-let close: () => Promise<void>
-let requests: () => readonly RecordedRequest[]
+const gateway = oneProviderGateway()
+let fake: FakeProvider
 
 beforeAll(async () => {
-  const { fake, entry } = await fakeProvider('anthropic', ['k'])
+  fake = await gateway.one('anthropic')
   fake.setReply(anthropicCheck)
-  requests = () => fake.requests
-  harness = await startHarness({
-    providers: { claude: entry },
-    models: { m: fallback(['claude', 'claude-sonnet-4-5']) },
-  })
-  close = async () => {
-    await harness.close()
-    await fake.close()
-  }
 })
 
-afterAll(async () => {
-  await close()
-})
+afterAll(() => gateway.close())
 
 describe('a history with tool calls sent to Anthropic without tools', () => {
   it('is answered, the model offered none of them to call', async () => {
@@ -84,11 +72,11 @@ describe('a history with tool calls sent to Anthropic without tools', () => {
         ],
       }
       const text = stream
-        ? (await harness.client.chat.completions.stream(params).finalChatCompletion()).choices[0]
-            ?.message.content
-        : (await harness.client.chat.completions.create(params)).choices[0]?.message.content
+        ? (await gateway.harness.client.chat.completions.stream(params).finalChatCompletion())
+            .choices[0]?.message.content
+        : (await gateway.harness.client.chat.completions.create(params)).choices[0]?.message.content
       expect(text).toBe('Paris is sunny; it is noon.')
-      const body = requests().at(-1)?.body as Record<string, unknown>
+      const body = fake.requests.at(-1)?.body as Record<string, unknown>
       expect(body['tool_choice']).toEqual({ type: 'none' })
       expect((body['tools'] as Array<{ name: string }>).map((t) => t.name)).toEqual([
         'get_weather',

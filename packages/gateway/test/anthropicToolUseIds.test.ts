@@ -1,6 +1,6 @@
-import type { RecordedRequest } from '@hourglass/testkit'
+import type { FakeProvider, RecordedRequest } from '@hourglass/testkit'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { fakeProvider, fallback, type Harness, startHarness } from './support/harness.js'
+import { oneProviderGateway } from './support/oneProviderGateway.js'
 
 /**
  * A conversation whose tool calls another provider made (Kimi's ids are
@@ -53,31 +53,19 @@ function anthropicCheck(request: RecordedRequest) {
   return { kind: 'text' as const, text: 'Paris is sunny.' }
 }
 
-let harness: Harness
-let close: () => Promise<void>
-let requests: () => readonly RecordedRequest[]
+const gateway = oneProviderGateway()
+let fake: FakeProvider
 
 beforeAll(async () => {
-  const { fake, entry } = await fakeProvider('anthropic', ['k'])
+  fake = await gateway.one('anthropic')
   fake.setReply(anthropicCheck)
-  requests = () => fake.requests
-  harness = await startHarness({
-    providers: { claude: entry },
-    models: { m: fallback(['claude', 'claude-sonnet-4-5']) },
-  })
-  close = async () => {
-    await harness.close()
-    await fake.close()
-  }
 })
 
-afterAll(async () => {
-  await close()
-})
+afterAll(() => gateway.close())
 
 describe("another provider's tool-call ids sent back to Anthropic", () => {
   it('are answered, each result still paired with its call', async () => {
-    const answer = await harness.client.chat.completions.create({
+    const answer = await gateway.harness.client.chat.completions.create({
       model: 'm',
       messages: [
         { role: 'user', content: 'weather in Paris?' },
@@ -103,7 +91,7 @@ describe("another provider's tool-call ids sent back to Anthropic", () => {
       tools: [{ type: 'function', function: { name: 'get_weather' } }],
     })
     expect(answer.choices[0]?.message.content).toBe('Paris is sunny.')
-    const body = requests().at(-1)?.body as {
+    const body = fake.requests.at(-1)?.body as {
       messages: Array<{ content: Array<Record<string, unknown>> }>
     }
     const calls = body.messages[1]?.content.map((b) => b['id'])
@@ -119,7 +107,7 @@ describe("another provider's tool-call ids sent back to Anthropic", () => {
       type: 'function' as const,
       function: { name: 'get_weather', arguments: JSON.stringify({ city }) },
     })
-    await harness.client.chat.completions.create({
+    await gateway.harness.client.chat.completions.create({
       model: 'm',
       messages: [
         { role: 'user', content: 'weather in Paris?' },
@@ -131,7 +119,7 @@ describe("another provider's tool-call ids sent back to Anthropic", () => {
       ],
       tools: [{ type: 'function', function: { name: 'get_weather' } }],
     })
-    const body = requests().at(-1)?.body as {
+    const body = fake.requests.at(-1)?.body as {
       messages: Array<{ content: Array<Record<string, unknown>> }>
     }
     const blocks = body.messages.flatMap((m) => m.content)

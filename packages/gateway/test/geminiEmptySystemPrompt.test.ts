@@ -1,6 +1,6 @@
-import type { RecordedRequest } from '@hourglass/testkit'
+import type { FakeProvider, RecordedRequest } from '@hourglass/testkit'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { fakeProvider, fallback, type Harness, startHarness } from './support/harness.js'
+import { oneProviderGateway } from './support/oneProviderGateway.js'
 
 /**
  * A chat UI whose system-prompt setting is left empty sends `{ role:
@@ -32,31 +32,19 @@ function geminiCheck(request: RecordedRequest) {
   return { kind: 'text' as const, text: 'Bonjour' }
 }
 
-let harness: Harness
-let close: () => Promise<void>
-let requests: () => readonly RecordedRequest[]
+const gateway = oneProviderGateway()
+let fake: FakeProvider
 
 beforeAll(async () => {
-  const { fake, entry } = await fakeProvider('gemini', ['k'])
+  fake = await gateway.one('gemini')
   fake.setReply(geminiCheck)
-  requests = () => fake.requests
-  harness = await startHarness({
-    providers: { gem: entry },
-    models: { m: fallback(['gem', 'gemini-2.5-flash']) },
-  })
-  close = async () => {
-    await harness.close()
-    await fake.close()
-  }
 })
 
-afterAll(async () => {
-  await close()
-})
+afterAll(() => gateway.close())
 
 describe('an empty system prompt, for a model routed to Gemini', () => {
   it('is answered: no empty systemInstruction is sent', async () => {
-    const answer = await harness.client.chat.completions.create({
+    const answer = await gateway.harness.client.chat.completions.create({
       model: 'm',
       messages: [
         { role: 'system', content: '' },
@@ -64,7 +52,7 @@ describe('an empty system prompt, for a model routed to Gemini', () => {
       ],
     })
     expect(answer.choices[0]?.message.content).toBe('Bonjour')
-    const body = requests().at(-1)?.body as Record<string, unknown> | undefined
+    const body = fake.requests.at(-1)?.body as Record<string, unknown> | undefined
     expect(body).toBeDefined()
     expect(body?.['systemInstruction']).toBeUndefined()
   })

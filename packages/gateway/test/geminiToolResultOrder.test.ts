@@ -1,6 +1,6 @@
-import type { RecordedRequest } from '@hourglass/testkit'
+import type { FakeProvider } from '@hourglass/testkit'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { fakeProvider, fallback, type Harness, startHarness } from './support/harness.js'
+import { oneProviderGateway } from './support/oneProviderGateway.js'
 
 /**
  * An agent that runs parallel tool calls at once sends each result as it
@@ -8,26 +8,14 @@ import { fakeProvider, fallback, type Harness, startHarness } from './support/ha
  * order of the calls. What reaches Gemini is in that order.
  */
 
-let harness: Harness
-let close: () => Promise<void>
-let requests: () => readonly RecordedRequest[]
+const gateway = oneProviderGateway()
+let fake: FakeProvider
 
 beforeAll(async () => {
-  const { fake, entry } = await fakeProvider('gemini', ['k'])
-  requests = () => fake.requests
-  harness = await startHarness({
-    providers: { gem: entry },
-    models: { m: fallback(['gem', 'gemini-2.5-flash']) },
-  })
-  close = async () => {
-    await harness.close()
-    await fake.close()
-  }
+  fake = await gateway.one('gemini')
 })
 
-afterAll(async () => {
-  await close()
-})
+afterAll(() => gateway.close())
 
 describe('parallel tool results sent in the order they finished, to Gemini', () => {
   it('reach it in the order of the calls', async () => {
@@ -36,7 +24,7 @@ describe('parallel tool results sent in the order they finished, to Gemini', () 
       type: 'function' as const,
       function: { name: 'get_weather', arguments: JSON.stringify({ city }) },
     })
-    await harness.client.chat.completions.create({
+    await gateway.harness.client.chat.completions.create({
       model: 'm',
       messages: [
         { role: 'user', content: 'weather in Paris and Rome?' },
@@ -46,7 +34,7 @@ describe('parallel tool results sent in the order they finished, to Gemini', () 
       ],
       tools: [{ type: 'function', function: { name: 'get_weather' } }],
     })
-    const body = requests().at(-1)?.body as {
+    const body = fake.requests.at(-1)?.body as {
       contents: Array<{ parts: Array<{ functionResponse?: { id: string; response: unknown } }> }>
     }
     expect(body.contents[2]?.parts.map((p) => p.functionResponse)).toEqual([
