@@ -9,7 +9,7 @@
  */
 import { resetTimerLateness } from '@hourglass/core'
 import { setDefaultAdmission, setDefaultRetryBudgets } from '@hourglass/llm'
-import { afterAll } from 'vitest'
+import { afterAll, vi } from 'vitest'
 
 resetTimerLateness()
 setDefaultAdmission(undefined)
@@ -40,6 +40,11 @@ function listenedChannels(): Set<string> {
 
 const listenedBefore = listenedChannels()
 afterAll(() => {
+  // A spy left on process.nextTick would serve every later file of this worker,
+  // Vitest's own calls included, and keep every callback it was given.
+  if (vi.isMockFunction(process.nextTick)) {
+    throw new Error('process.nextTick is still a mock: restore it before the test returns')
+  }
   const left = [...listenedChannels()].filter((name) => !listenedBefore.has(name))
   if (left.length > 0) {
     throw new Error(

@@ -1,5 +1,5 @@
 import { type Clock, Deadline, ManualClock } from '@hourglass/core'
-import { afterEach, describe, expect, it, vi } from 'vitest'
+import { describe, expect, it, vi } from 'vitest'
 import { collectGarbage } from './support/collectGarbage.js'
 
 describe('a child made after its observe-only parent’s expiry', () => {
@@ -41,20 +41,35 @@ describe('a child made after its observe-only parent’s expiry', () => {
 })
 
 describe('a listener that throws', () => {
-  const reported: unknown[] = []
-  afterEach(() => {
-    vi.restoreAllMocks()
-    reported.length = 0
-  })
-  // The throw is reported as uncaught on the next tick, as EventTarget does: catch it here.
-  function captureNextTick(): void {
-    vi.spyOn(process, 'nextTick').mockImplementation(((fn: () => void) => {
+  /**
+   * Runs `act` with process.nextTick deferring into a list, puts the real one
+   * back before anything else runs, then runs what was deferred and returns
+   * what it threw: a throwing listener is reported as uncaught on the next
+   * tick, as EventTarget does. The replacement lives only for the synchronous
+   * `act`. Left in place until an afterEach, it was process.nextTick while
+   * Vitest's runner worked between the test and its hooks, and Vitest's RPC
+   * (which swaps process.nextTick for a call and puts back what it found, a
+   * tick later) could put the spy back after the hook had restored it.
+   */
+  function reportedBy(act: () => void): unknown[] {
+    const deferred: Array<() => void> = []
+    const spy = vi
+      .spyOn(process, 'nextTick')
+      .mockImplementation(((fn: () => void) => void deferred.push(fn)) as typeof process.nextTick)
+    try {
+      act()
+    } finally {
+      spy.mockRestore()
+    }
+    const reported: unknown[] = []
+    for (const fn of deferred) {
       try {
         fn()
       } catch (error) {
         reported.push(error)
       }
-    }) as typeof process.nextTick)
+    }
+    return reported
   }
 
   it('on cancel stops neither the other onDone listeners nor the children, and is reported', () => {
@@ -67,8 +82,7 @@ describe('a listener that throws', () => {
       throw boom
     })
     d.onDone(() => heard.push('second listener'))
-    captureNextTick()
-    d.cancel(new Error('the client left'))
+    const reported = reportedBy(() => d.cancel(new Error('the client left')))
     expect(heard).toEqual(['second listener'])
     expect(child.done).toBe(true)
     expect(c.pendingTimers).toBe(0)
@@ -87,9 +101,8 @@ describe('a listener that throws', () => {
     const child = d.child()
     const heard: unknown[] = []
     d.onDone((why) => heard.push(why))
-    captureNextTick()
     const reason = new Error('stop')
-    d.cancel(reason)
+    const reported = reportedBy(() => d.cancel(reason))
     expect([d.signal.aborted, heard, child.done, reported]).toEqual([true, [reason], true, [boom]])
   })
 
@@ -107,8 +120,7 @@ describe('a listener that throws', () => {
     const child = d.child(50)
     const childHeard: unknown[] = []
     child.onDone((why) => childHeard.push(why))
-    captureNextTick()
-    c.advance(10)
+    const reported = reportedBy(() => c.advance(10))
     expect(signal.aborted).toBe(true)
     expect(heard).toEqual(['onDone'])
     expect(child.expired).toBe(true)
@@ -120,14 +132,15 @@ describe('a listener that throws', () => {
     const d = Deadline.after(0)
     const boom = new Error('listener bug')
     const heard: unknown[] = []
-    captureNextTick()
     let unsubscribe: (() => void) | undefined
-    expect(() => {
-      unsubscribe = d.onDone((why) => {
-        heard.push(why)
-        throw boom
-      })
-    }).not.toThrow()
+    const reported = reportedBy(() => {
+      expect(() => {
+        unsubscribe = d.onDone((why) => {
+          heard.push(why)
+          throw boom
+        })
+      }).not.toThrow()
+    })
     expect(heard).toEqual([d.reason])
     expect(reported).toEqual([boom])
     expect(typeof unsubscribe).toBe('function')
