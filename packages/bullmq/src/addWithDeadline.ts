@@ -95,7 +95,15 @@ export async function addWithDeadline<DataType, ResultType, NameType extends str
   // from `opts` alone, a queue made with `defaultJobOptions: { delay }` had
   // its jobs added to expire unrun instead of refused.
   const delay = Object.hasOwn(opts, 'delay') ? opts.delay : queue.defaultJobOptions?.delay
-  const refusal: Refusal = { queue: queue.name, name, delay, deadline, maxMs }
+  // And the time BullMQ counts it from: the job's `timestamp` (its creation
+  // time, merged the same way), else now. Judged from now alone, a delay
+  // counted from a timestamp an hour ahead was let through and the job
+  // failed unrun an hour later; one counted from a timestamp in the past,
+  // due in a moment, was refused.
+  const timestamp = Object.hasOwn(opts, 'timestamp')
+    ? opts.timestamp
+    : queue.defaultJobOptions?.timestamp
+  const refusal: Refusal = { queue: queue.name, name, delay, timestamp, deadline, maxMs }
   // Before the no-expiry shortcut: a cancelled Deadline.never() (the caller
   // left) has ended too, and its job must not be enqueued either.
   refuseEnded(refusal)
@@ -222,7 +230,41 @@ export async function addWithDeadline<DataType, ResultType, NameType extends str
     }
   })
   if (observed) publishObserved(refusal, observed, job)
+  // Its `changeDelay` judged as its `delay` was. A job BullMQ kept instead
+  // (read back above) is judged by its own deadline, or not at all.
+  const other = kept ? kept.deadline : stored
+  if (other && !other.observe) {
+    const otherExpiresAt = kept ? toLocalMs(other.expiresAtMs, sample) : expiresAt
+    guardChangeDelay(job, refusal, otherExpiresAt)
+  }
   return job
+}
+
+/**
+ * The job `addWithDeadline` returns: its `changeDelay(ms)` (BullMQ's: the
+ * job is due `ms` from now, whatever its `timestamp`) refused, as a `delay`
+ * that long is refused at the add, when the job would be due at or after
+ * its deadline — it could never run, and the worker would fail it unrun
+ * then. Passed on, `changeDelay(60_000)` on a job with 5 s left was
+ * accepted, and the producer learnt of it a minute later from the job's
+ * failure, if at all. Rejects with the add's `DeadlineExceededError` (its
+ * message naming `changeDelay`), and the job keeps its delay. Judged
+ * against the job's own expiry on the producer's clock (`expiresAtMs`, the
+ * deadline's `maxMs` cut included), not the deadline's, which may have
+ * been released since (a request that has ended).
+ */
+function guardChangeDelay(job: Job, refusal: Refusal, expiresAt: number): void {
+  const original = job.changeDelay
+  if (typeof original !== 'function') return
+  const { deadline } = refusal
+  job.changeDelay = function changeDelay(this: Job, delay: number): Promise<void> {
+    const left = Math.max(0, expiresAt - deadline.clock.now())
+    const asked = { ...refusal, delay, timestamp: undefined }
+    if (outlasts(asked, left)) {
+      return Promise.reject(unrunnable(asked, left, deadline.elapsed(), job.id ?? ''))
+    }
+    return original.call(this, delay)
+  }
 }
 
 /**
@@ -236,7 +278,7 @@ export async function addWithDeadline<DataType, ResultType, NameType extends str
  * says `observed` (see `wouldRefuse`); the worker reports it too.
  */
 function refuseUnrunnable(refusal: Refusal, budgetMs: number): void {
-  if (refusal.deadline.observe || !outlasts(refusal.delay, budgetMs)) return
+  if (refusal.deadline.observe || !outlasts(refusal, budgetMs)) return
   throw published(
     refusal,
     'delay',
@@ -245,20 +287,49 @@ function refuseUnrunnable(refusal: Refusal, budgetMs: number): void {
   )
 }
 
-/** A `delay` of at least `budgetMs`: the job would reach a worker after its deadline. */
-function outlasts(delay: unknown, budgetMs: number): delay is number {
-  return typeof delay === 'number' && delay > 0 && delay >= budgetMs
+/** A `delay` that ends at least `budgetMs` from now: the job would reach a worker after its deadline. */
+function outlasts(refusal: Pick<Refusal, 'delay' | 'timestamp'>, budgetMs: number): boolean {
+  const wait = waitOf(refusal)
+  return wait !== undefined && wait > 0 && wait >= budgetMs
+}
+
+/**
+ * How long from now the job's `delay` keeps it from running, on this host's
+ * wall clock, as BullMQ counts it: a job is due at `timestamp + delay`, its
+ * `timestamp` being the option when given (truthy), else `Date.now()`
+ * (Job's constructor), and a `delay` that is not > 0 is none. Undefined for
+ * no delay.
+ */
+function waitOf({ delay, timestamp }: Pick<Refusal, 'delay' | 'timestamp'>): number | undefined {
+  if (typeof delay !== 'number' || !(delay > 0)) return undefined
+  if (typeof timestamp !== 'number' || !timestamp) return delay
+  return timestamp + delay - Date.now()
 }
 
 /** What `refuseUnrunnable` throws: the message names the delay, what was left and the fix. */
-function unrunnable(refusal: Refusal, budgetMs: number, elapsedMs: number): DeadlineExceededError {
-  const { name, delay, deadline } = refusal
+function unrunnable(
+  refusal: Refusal,
+  budgetMs: number,
+  elapsedMs: number,
+  changedJobId?: string,
+): DeadlineExceededError {
+  const { name, delay, timestamp, deadline } = refusal
+  const wait = waitOf(refusal) ?? 0
+  // A delay counted from a timestamp is not what it seems: say when it ends.
+  const counted =
+    wait === delay
+      ? ''
+      : ` counted from its timestamp (${timestamp}), due in ${Math.ceil(wait)} ms,`
   const error = new DeadlineExceededError({
     budgetMs: deadline.budgetMs,
     elapsedMs,
     slice: deadline.name,
   })
-  error.message = `addWithDeadline: job ${JSON.stringify(name)} has a delay of ${delay} ms but only ${Math.max(0, Math.floor(budgetMs))} ms left of its deadline (at most maxMs): it could never run, so it is not added. To schedule it past this deadline, give it its own ({ deadline: Deadline.after(ms) }) or none (Deadline.never())`
+  const left = Math.max(0, Math.floor(budgetMs))
+  error.message =
+    changedJobId === undefined
+      ? `addWithDeadline: job ${JSON.stringify(name)} has a delay of ${delay} ms${counted} but only ${left} ms left of its deadline (at most maxMs): it could never run, so it is not added. To schedule it past this deadline, give it its own ({ deadline: Deadline.after(ms) }) or none (Deadline.never())`
+      : `job.changeDelay: job ${JSON.stringify(name)} (id ${changedJobId}) was asked for a delay of ${delay} ms but has only ${left} ms left of its deadline: it could never run, so its delay is not changed. To run it past this deadline, add it again under its own ({ deadline: Deadline.after(ms) }) or none (Deadline.never())`
   // The job's own schedule did not fit, not the deadline that ran out: with
   // the deadline's time still there (more than the largest reserve), an
   // unrelated deadline's expiry (fromJobError's rule), so an Express
@@ -275,6 +346,8 @@ interface Refusal {
   queue: string
   name: string
   delay: unknown
+  /** The job's `timestamp` option (BullMQ counts its delay from it), as given. */
+  timestamp: unknown
   deadline: Deadline
   maxMs: number
 }
@@ -347,7 +420,7 @@ interface WouldRefuse {
  * they found out only once it refused them.
  */
 function wouldRefuse(refusal: Refusal, budgetMs: number): WouldRefuse | undefined {
-  const { deadline, delay } = refusal
+  const { deadline } = refusal
   // An observed expiry aborted nothing and left no reason (a cancel was
   // refused by `refuseEnded` in every mode).
   if (deadline.expired) {
@@ -360,7 +433,7 @@ function wouldRefuse(refusal: Refusal, budgetMs: number): WouldRefuse | undefine
       error: () => new DeadlineExceededError({ budgetMs: budget, elapsedMs, slice }),
     }
   }
-  if (!outlasts(delay, budgetMs)) return undefined
+  if (!outlasts(refusal, budgetMs)) return undefined
   const elapsedMs = deadline.elapsed()
   return {
     reason: 'delay',

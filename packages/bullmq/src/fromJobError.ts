@@ -88,6 +88,13 @@ export function fromJobError(
   // what a worker's upstream said is not for a remote caller. It stays on
   // `cause`, whose message is the whole reason.
   parsed.message = `${PREFIX}${said}`
+  // Not `UnrecoverableError`, the name the worker's error has so that BullMQ
+  // does not retry the job whose deadline ended: that job has failed, and
+  // this error is its producer's news of it. Under that name it stopped
+  // BullMQ's retries of whatever rethrew it — a job that waits on another
+  // job was failed on its first attempt, whatever its `attempts` said — and
+  // told anything else that reads the name that no retry could help.
+  parsed.name = 'JobDeadlineExceededError'
   return asOwnOrForeignExpiry(parsed, options?.deadline ?? currentDeadline())
 }
 
