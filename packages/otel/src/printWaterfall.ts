@@ -27,14 +27,23 @@ export interface WaterfallSpan {
    */
   readonly parentSpanId?: string | undefined
   readonly startTime: HrTime
+  /** `[0, 0]` on an SDK span not ended yet. */
   readonly endTime: HrTime
+  /**
+   * False for a span not ended yet (the SDK's `ReadableSpan` says so): one
+   * a span processor's `onStart` collected, say. Drawn as still open.
+   */
+  readonly ended?: boolean | undefined
   readonly attributes: Attributes
   readonly status: { code: SpanStatusCode }
   readonly events: ReadonlyArray<{ name: string; time: HrTime; attributes?: Attributes }>
 }
 
 export interface WaterfallOptions {
-  /** Line width in characters. Default 80; below 60 is raised to 60; not a finite number: refused. */
+  /**
+   * Line width in characters. Default 80; below 60 is raised to 60, above
+   * 1000 cut to 1000; not a finite number: refused.
+   */
   columns?: number | undefined
   /**
    * End with a key to the labels the waterfall uses (only those it uses),
@@ -49,6 +58,13 @@ const OPTION_NAMES = Object.keys({
 } satisfies Record<keyof WaterfallOptions, true>)
 
 const LABEL_WIDTH = 30
+/**
+ * The widest waterfall drawn, in characters. Every line's bar is as wide as
+ * `columns` asks: a value in bytes or ms where columns belong (1e8) built a
+ * 100 MB string per span, and 1e9 threw "Invalid string length" from deep
+ * inside. No terminal is wider; a file read in an editor needs no more.
+ */
+const MAX_COLUMNS = 1000
 const DURATION_WIDTH = 9
 
 /**
@@ -86,15 +102,20 @@ export function formatWaterfall(
     )
   }
   if (spans.length === 0) return '(no spans)\n'
-  const columns = Math.max(60, Math.floor(given ?? 80))
+  const columns = Math.min(MAX_COLUMNS, Math.max(60, Math.floor(given ?? 80)))
   const barWidth = columns - LABEL_WIDTH - DURATION_WIDTH - 4 - 10
   // A loop, not Math.min(...spans): spreading an exporter's 150 000 spans
   // into arguments overflowed the stack.
   let t0 = Number.POSITIVE_INFINITY
   let t1 = Number.NEGATIVE_INFINITY
   for (const s of spans) {
-    t0 = Math.min(t0, toMs(s.startTime))
-    t1 = Math.max(t1, toMs(s.endTime))
+    const start = toMs(s.startTime)
+    t0 = Math.min(t0, start)
+    // An open span has no end to count (the SDK's is [0, 0], the epoch): it
+    // ran at least until its start and its last event.
+    t1 = Math.max(t1, start)
+    if (!isOpen(s)) t1 = Math.max(t1, toMs(s.endTime))
+    else for (const event of s.events) t1 = Math.max(t1, toMs(event.time))
   }
   const total = Math.max(t1 - t0, 1e-3)
 
@@ -128,15 +149,23 @@ export function formatWaterfall(
   const draw = (span: WaterfallSpan, depth: number) => {
     drawn.add(span)
     const start = toMs(span.startTime) - t0
-    const end = toMs(span.endTime) - t0
+    // A span not ended yet runs on to the last time the waterfall knows of,
+    // and says so (`>`, its duration at least that): its end of [0, 0] drew
+    // a duration of -1700000000000.0ms, and a bar of one character.
+    const open = isOpen(span)
+    const end = open ? t1 - t0 : toMs(span.endTime) - t0
     const from = Math.min(barWidth - 1, Math.floor((start / total) * barWidth))
     const to = Math.max(from + 1, Math.ceil((end / total) * barWidth))
-    const bar = ' '.repeat(from) + '#'.repeat(to - from) + ' '.repeat(barWidth - to)
+    const bar =
+      ' '.repeat(from) +
+      (open ? `${'#'.repeat(to - from - 1)}>` : '#'.repeat(to - from)) +
+      ' '.repeat(barWidth - to)
+    if (open) used.add('>')
     const failed = span.status.code === SpanStatusCode.ERROR ? '!' : ' '
     if (failed === '!') used.add('!')
     const label = `${'  '.repeat(depth)}${failed}${title(span)}`
     if (label.length > LABEL_WIDTH) used.add('~')
-    const duration = fmtMs(end - start).padStart(DURATION_WIDTH)
+    const duration = `${open ? '>=' : ''}${fmtMs(end - start)}`.padStart(DURATION_WIDTH)
     const numbers = note(span.attributes)
     if (numbers.item) used.add(numbers.item)
     lines.push(fit(`${pad(label, LABEL_WIDTH)} |${bar}| ${duration} ${numbers.text}`.trimEnd()))
@@ -299,6 +328,7 @@ const LEGEND = {
   'used/allotted': 'used/allotted = slice ms',
   '!': '! = failed span or deadline event',
   '+ms': '+ms = since the first start',
+  '>': '> = not ended: drawn to the last time known, lasted at least that',
   stage: 'stage = where time ran out',
   slice: 'slice = slice running',
   attempt: 'attempt = 1 for the first',
@@ -326,6 +356,15 @@ function legend(used: ReadonlySet<LegendItem>, columns: number): string[] {
   }
   lines.push(line)
   return lines
+}
+
+/**
+ * Not ended yet: the SDK says so (`ended: false`), or, for spans that do not
+ * say, an end before the start (an SDK span not ended has `[0, 0]`; one
+ * ended before its start is given its start as its end).
+ */
+function isOpen(span: WaterfallSpan): boolean {
+  return span.ended === false || toMs(span.endTime) < toMs(span.startTime)
 }
 
 function toMs(time: HrTime): number {

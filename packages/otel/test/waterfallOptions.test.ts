@@ -61,6 +61,28 @@ describe('formatWaterfall options', () => {
   })
 })
 
+describe('formatWaterfall columns: at most 1000', () => {
+  // Every line's bar is as wide as `columns` asks, and nothing bounded it:
+  // 2e8 built a 400 MB waterfall of two spans in 3 s, and 1e9 threw
+  // "Invalid string length" from deep inside. Cut to 1000, as below 60 is
+  // raised to 60.
+  const widest = (text: string) => Math.max(...text.split('\n').map((line) => line.length))
+
+  it.each([1e9, 10_000, 1001])('draws %d columns as 1000', (columns) => {
+    const text = formatWaterfall([span], { columns })
+    expect(widest(text)).toBeLessThanOrEqual(1000)
+    expect(text).toBe(formatWaterfall([span], { columns: 1000 }))
+  })
+
+  it('draws up to 1000 columns as asked', () => {
+    const line = (text: string) => text.split('\n')[1]!
+    // The bar ends one column before the duration: the line is as wide as the bar.
+    expect(line(formatWaterfall([span], { columns: 1000, legend: false }))).toHaveLength(
+      line(formatWaterfall([span], { columns: 999, legend: false })).length + 1,
+    )
+  })
+})
+
 describe('printWaterfall write', () => {
   // formatWaterfall takes its options second, printWaterfall third: given
   // second, `{ columns: 120 }` failed with "write is not a function", and a
