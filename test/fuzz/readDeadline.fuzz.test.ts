@@ -40,10 +40,10 @@ function single(raw: unknown): string | undefined {
 function msOracle(raw: unknown): bigint | undefined {
   const value = single(raw)
   if (value === undefined) return undefined
-  if (!/^[0-9]{1,10}$/.test(value)) return undefined
-  const ms = BigInt(value)
-  // Past 2^31-1 ms is still well-formed: valid, and clamped to maxMs below.
-  return ms
+  if (!/^[0-9]+$/.test(value)) return undefined
+  // Of any length: past 2^31-1 ms (past what a double holds, too) is still
+  // well-formed: valid, and clamped to maxMs below.
+  return BigInt(value)
 }
 
 const NS_PER_UNIT: Record<string, bigint> = {
@@ -214,8 +214,8 @@ function check(
   // Read in order, maxMs then minMs: a NaN (`Number()` of an unset
   // variable) is a RangeError naming the option, never a lifted cap (core's
   // README); so is a negative one (clamped, every inbound budget read 0 ms
-  // without a word); then a minMs above the maxMs given (once each is whole
-  // ms within range: clamped, a value came back below the floor asked for).
+  // without a word); then a minMs above the maxMs given (as whole ms, before
+  // either is cut to 2^31-1: clamped, a value came back below the floor asked for).
   // That is the whole answer for such options, whatever the headers hold.
   const refusal = (() => {
     for (const name of ['maxMs', 'minMs'] as const) {
@@ -225,7 +225,8 @@ function check(
         return `readDeadline: ${name} must be a number of ms ≥ 0, got ${value}`
       }
     }
-    return opts.maxMs !== undefined && option(opts.minMs, 0) > option(opts.maxMs, 0)
+    // Compared as given (whole ms), before either is cut to the wire's 2^31-1.
+    return opts.maxMs !== undefined && Math.floor(opts.minMs ?? 0) > Math.floor(opts.maxMs)
       ? `readDeadline: minMs (${opts.minMs}) must not be more than maxMs (${opts.maxMs})`
       : undefined
   })()

@@ -55,8 +55,14 @@ export function readContext<T>(key: ContextKey<T>): T | undefined {
   return lookup(key.symbol) as T | undefined
 }
 
-/** Run `fn` with `deadline` as the current deadline for everything it starts. */
-export function runWithDeadline<T>(deadline: Deadline, fn: () => T): T {
+/**
+ * Run `fn` with `deadline` as the current deadline for everything it starts;
+ * `undefined` (or `null`) hides the one it runs under: `currentDeadline()`
+ * reads none inside (what the README tells `guard` users to do). Typed so:
+ * typed `Deadline` alone, that documented call did not compile, and a
+ * package had to write `undefined as unknown as Deadline`.
+ */
+export function runWithDeadline<T>(deadline: Deadline | null | undefined, fn: () => T): T {
   // Checked here, not where it is read: anything else became the current
   // deadline, and every `remainingMs()`, fetch and slice below failed with
   // "remaining is not a function", far from the call. By shape, not class:
@@ -64,7 +70,7 @@ export function runWithDeadline<T>(deadline: Deadline, fn: () => T): T {
   if (deadline != null && !isDeadline(deadline)) {
     throw new TypeError(`runWithDeadline expects a Deadline, got ${describeValue(deadline)}`)
   }
-  return storage.run(frame(DEADLINE, deadline), fn)
+  return storage.run(frame(DEADLINE, deadline ?? undefined), fn)
 }
 
 /** The deadline of the work in progress, or undefined outside any. */

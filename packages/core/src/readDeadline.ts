@@ -8,6 +8,7 @@ import {
   KNOWN_DEADLINE_SOURCES,
   STAINLESS_TIMEOUT_HEADER,
 } from './headerNames.js'
+import { holdsHeaders } from './holdsHeaders.js'
 import { knownDeadlineSources } from './knownDeadlineSources.js'
 import { optionError } from './optionError.js'
 import { DEFAULT_INGRESS_MAX_MS } from './resolveIngressOptions.js'
@@ -22,9 +23,14 @@ export type HeaderSource =
   | Readonly<Record<string, string | readonly string[] | number | undefined>>
 
 export interface ReadDeadlineOptions {
-  /** Values above this are cut to it (untrusted callers cannot buy more time). Default `DEFAULT_INGRESS_MAX_MS` (30 000), as every ingress. */
+  /**
+   * Values above this are cut to it (untrusted callers cannot buy more time).
+   * Default `DEFAULT_INGRESS_MAX_MS` (30 000), as every ingress. At most
+   * 2^31-1 ms, the most a wire value means: a larger one (Infinity: no cap
+   * of yours) is that.
+   */
   maxMs?: number | undefined
-  /** Values below this are raised to it. Default 0: a caller with 0 ms left gets 0. */
+  /** Values below this are raised to it (at most 2^31-1 ms, as `maxMs`). Default 0: a caller with 0 ms left gets 0. */
   minMs?: number | undefined
   /**
    * Which headers to trust. Default: `DEADLINE_SOURCES` (the three deadline
@@ -60,10 +66,27 @@ export interface ReadDeadlineResult {
   invalid: InvalidDeadlineHeader[]
 }
 
-const MS_PATTERN = /^[0-9]{1,10}$/
-// Whole or decimal seconds: 7 integer digits already pass 2^31-1 ms; more
-// than 3 decimals is below a millisecond.
-const SECONDS_PATTERN = /^([0-9]{1,7})(?:\.([0-9]{1,3}))?$/
+// Any number of digits: a value too big for a timer (or for a double: Infinity)
+// is a far deadline, clamped to maxMs like any long budget. A length limit
+// made the size of a number decide whether it was refused: `4000000000` was
+// clamped to maxMs, `99999999999` listed invalid ('too long') — the ingress
+// fell back to its default budget, shorter than either.
+const MS_PATTERN = /^[0-9]+$/
+// Whole or decimal seconds, any number of digits either side: the integer
+// part as MS_PATTERN's, decimals past the third (below a millisecond) rounded
+// down, as grpc-timeout's u and n are: a float as a language prints it
+// (`0.3333333333333333`) was refused as 'too long'.
+const SECONDS_PATTERN = /^([0-9]+)(?:\.([0-9]+))?$/
+
+/**
+ * The most a value read from the wire means: 2^31-1 ms (about 24.8 days),
+ * Node's timer limit and what `writeDeadline` writes at most. Every value
+ * read is clamped into `[minMs, maxMs]` and both bounds are cut to this, so
+ * `ms` is never more, whatever `maxMs` allows (a local `Deadline` may be
+ * longer: it re-arms its timer in steps).
+ */
+const WIRE_MAX_MS = MAX_TIMER_MS
+
 const GRPC_PATTERN = /^([0-9]{1,8})([HMSmun])$/
 const GRPC_UNIT_MS: Record<string, number> = {
   H: 3_600_000,
@@ -77,11 +100,12 @@ const GRPC_UNIT_MS: Record<string, number> = {
 /**
  * Read the caller's deadline from request headers. The smallest valid value
  * among the trusted sources wins. Never throws for what the headers hold:
- * malformed values (negative, fractional, empty, too long, non-numeric,
- * repeated or comma-joined) are listed in `invalid` with the
+ * malformed values (negative, fractional, empty, non-numeric, repeated or
+ * comma-joined; a grpc-timeout of more than 8 digits) are listed in `invalid` with the
  * reason, and so is a header whose read throws (a Proxy, a throwing getter or
  * `get`). `headers` that is not an object at all is a `TypeError`: a bug in
- * the caller, not something a request sent.
+ * the caller, not something a request sent; so is a request or response
+ * passed for its headers (`readDeadline(req)`).
  */
 export function readDeadline(
   headers: HeaderSource,
@@ -91,6 +115,13 @@ export function readDeadline(
     // Else "Cannot read properties of undefined (reading 'get')", naming nothing.
     throw new TypeError(
       `readDeadline: headers must be an object (IncomingHttpHeaders, Headers or a record), got ${describeValue(headers)}`,
+    )
+  }
+  if (holdsHeaders(headers)) {
+    // `readDeadline(req)`: read as a record, it found no deadline header on
+    // any request, and every caller got the default budget without a word.
+    throw new TypeError(
+      'readDeadline: headers must be the headers themselves (req.headers), got an object that holds them (a request or response)',
     )
   }
   // `null` reads as no options (it crashed reading `null.maxMs`).
@@ -103,16 +134,25 @@ export function readDeadline(
   // `null` is no cap given, as every ingress reads it (`maxMs ?? default`):
   // floored as a number, it cut every inbound budget to 0 ms — every
   // request expired on arrival.
-  const givenMax = options.maxMs == null ? undefined : clampOption('maxMs', options.maxMs, 0)
-  const askedMin = clampOption('minMs', options.minMs, 0)
-  if (givenMax !== undefined && askedMin > givenMax) {
+  const givenMax = options.maxMs == null ? undefined : msOption('maxMs', options.maxMs, 0)
+  const givenMin = msOption('minMs', options.minMs, 0)
+  // Compared as given, before the wire's limit below: cut to it first, a
+  // minMs of 4e9 over a maxMs of 3e9 (both 2^31-1 then) passed unremarked.
+  if (givenMax !== undefined && givenMin > givenMax) {
     // Clamped into an empty range, a value came back below the floor the
     // caller asked for (maxMs won), without a word.
     throw new RangeError(
       `readDeadline: minMs (${String(options.minMs)}) must not be more than maxMs (${String(options.maxMs)})`,
     )
   }
-  const maxMs = givenMax ?? Math.max(DEFAULT_INGRESS_MAX_MS, askedMin)
+  // No wire value means more than 2^31-1 ms (see `WIRE_MAX_MS`): a larger
+  // bound, Infinity included ("no cap of mine", as otel's propagator passes
+  // it), is that limit. What came of it is in the result: `ms`, `clamped`.
+  const askedMin = Math.min(givenMin, WIRE_MAX_MS)
+  const maxMs =
+    givenMax === undefined
+      ? Math.max(DEFAULT_INGRESS_MAX_MS, askedMin)
+      : Math.min(givenMax, WIRE_MAX_MS)
   const minMs = Math.min(askedMin, maxMs)
   const sources = options.sources ?? DEADLINE_SOURCES
   if (!Array.isArray(sources)) {
@@ -170,15 +210,12 @@ function parseMs(raw: string | readonly string[]): number | string {
   if (value.includes(',')) return 'repeated header (comma-joined values)'
   if (value.startsWith('-')) return 'negative'
   if (!MS_PATTERN.test(value)) {
-    return /^[0-9]+\.[0-9]*$/.test(value)
-      ? 'not a whole number'
-      : /^[0-9]+$/.test(value)
-        ? 'too long'
-        : 'not a number'
+    return /^[0-9]+\.[0-9]*$/.test(value) ? 'not a whole number' : 'not a number'
   }
   // Past 2^31-1 ms is still a caller's deadline, a far one: clamped to maxMs
-  // below like any other long budget. Refused, it fell back to the ingress's
-  // default: a longer caller deadline got a shorter budget (or a 400).
+  // below like any other long budget (so is one past what a double holds,
+  // read as Infinity). Refused, it fell back to the ingress's default: a
+  // longer caller deadline got a shorter budget (or a 400).
   return Number(value)
 }
 
@@ -218,11 +255,9 @@ function parseSeconds(raw: string | readonly string[]): number | string | undefi
   if (value.includes(',')) return 'repeated header (comma-joined values)'
   if (value.startsWith('-')) return 'negative'
   const match = SECONDS_PATTERN.exec(value)
-  if (!match) {
-    return /^[0-9]+(\.[0-9]+)?$/.test(value) ? 'too long' : 'not a number of seconds'
-  }
+  if (!match) return 'not a number of seconds'
   // Whole ms, rounded down: never grant more than was given.
-  const ms = Number(match[1]) * 1000 + Number((match[2] ?? '').padEnd(3, '0'))
+  const ms = Number(match[1]) * 1000 + Number((match[2] ?? '').slice(0, 3).padEnd(3, '0'))
   if (ms === 0) return undefined
   // Truncated to whole seconds: the client's timer is in [N, N + 1) s.
   return match[2] === undefined ? ms + 999 : ms
@@ -236,6 +271,10 @@ function parseGrpcTimeout(raw: string | readonly string[]): number | string {
   if (value.includes(',')) return 'repeated header (comma-joined values)'
   const match = GRPC_PATTERN.exec(value)
   if (!match) {
+    // The one length limit of the codec: gRPC's grammar says TimeoutValue is
+    // at most 8 digits (grpc-js's own parser reads 8 at most), a rule of the
+    // format, not of size: `99999999H` is already some 11,000 years, clamped
+    // to maxMs.
     return /^[0-9]{9,}[HMSmun]$/.test(value)
       ? 'more than 8 digits'
       : 'not a grpc-timeout (1-8 digits and H, M, S, m, u or n)'
@@ -321,7 +360,8 @@ function headerValue(value: unknown): string | readonly string[] | undefined {
   return String(value)
 }
 
-function clampOption(name: string, value: number | null | undefined, fallback: number): number {
+/** A `maxMs` or `minMs` checked and floored to whole ms; not yet cut to the wire's limit. */
+function msOption(name: string, value: number | null | undefined, fallback: number): number {
   // `null` is none given, as `maxMs` above reads it (Math.floor(null) is 0).
   if (value === undefined || value === null) return fallback
   if (typeof value !== 'number' || Number.isNaN(value)) {
@@ -334,7 +374,7 @@ function clampOption(name: string, value: number | null | undefined, fallback: n
     // answered as expired on arrival, and nothing said why.
     throw optionError(`readDeadline: ${name}`, 'a number of ms ≥ 0', value)
   }
-  return Math.min(Math.max(0, Math.floor(value)), MAX_TIMER_MS)
+  return Math.floor(value)
 }
 
 function preview(raw: string | readonly string[]): string {

@@ -3,6 +3,7 @@ import { MAX_TIMER_MS } from './clock.js'
 import type { Deadline } from './Deadline.js'
 import { describeValue } from './describeValue.js'
 import { DEADLINE_HEADER } from './headerNames.js'
+import { holdsHeaders } from './holdsHeaders.js'
 import { isDeadline } from './isDeadline.js'
 
 /** Where `writeDeadline` can put the header. */
@@ -44,6 +45,18 @@ export function writeDeadline(
     // undici's other form: the value became a property of the array, never sent, no error.
     throw new TypeError(
       'writeDeadline: headers must be Headers, a response or a record, not an array of pairs',
+    )
+  }
+  if (
+    typeof (headers as { set?: unknown }).set !== 'function' &&
+    typeof (headers as { setHeader?: unknown }).setHeader !== 'function' &&
+    holdsHeaders(headers)
+  ) {
+    // `writeDeadline(init, d)`: written as a record, the value landed on the
+    // RequestInit beside its `headers`, where fetch never sends it, and no
+    // error said so.
+    throw new TypeError(
+      'writeDeadline: headers must be the headers themselves (init.headers), got an object that holds them (a request or its init)',
     )
   }
   // `false` is none, as before (`useIt && req.deadline`).

@@ -56,7 +56,6 @@ describe('readDeadline', () => {
     ['x-deadline-remaining-ms', '0x10', 'not a number'],
     ['x-deadline-remaining-ms', '1e3', 'not a number'],
     ['x-deadline-remaining-ms', '100, 200', 'repeated header (comma-joined values)'],
-    ['x-deadline-remaining-ms', '99999999999', 'too long'],
     ['grpc-timeout', '123456789m', 'more than 8 digits'],
     ['grpc-timeout', '10s', 'not a grpc-timeout (1-8 digits and H, M, S, m, u or n)'],
     ['grpc-timeout', '10', 'not a grpc-timeout (1-8 digits and H, M, S, m, u or n)'],
@@ -148,8 +147,6 @@ describe('readDeadline', () => {
 
   it.each([
     ['-1', 'negative'],
-    ['1.2345', 'too long'],
-    ['99999999', 'too long'],
     ['1e3', 'not a number of seconds'],
     ['1.', 'not a number of seconds'],
     ['.5', 'not a number of seconds'],

@@ -140,6 +140,11 @@ describe.each(majors)('inbound deadline headers ($name)', (major) => {
     expect(far.body.remainingMs).toBe(10_000)
     expect(far.start).toMatchObject({ budgetMs: 10_000, clamped: true })
     expect(far.invalid).toBeUndefined()
+    // However many digits: eleven were refused as 'too long' while ten were clamped.
+    const farther = await get(url, { 'x-deadline-remaining-ms': '99999999999' })
+    expect(farther.body.remainingMs).toBe(10_000)
+    expect(farther.start).toMatchObject({ budgetMs: 10_000, clamped: true })
+    expect(farther.invalid).toBeUndefined()
     const farGrpc = await get(url, { 'grpc-timeout': '99999999H' })
     expect(farGrpc.body.remainingMs).toBe(10_000)
     expect(farGrpc.invalid).toBeUndefined()
@@ -211,12 +216,6 @@ describe.each(majors)('inbound deadline headers ($name)', (major) => {
       'not a whole number',
     ],
     ['empty', { 'x-deadline-remaining-ms': '' }, 'x-deadline-remaining-ms', 'empty'],
-    [
-      'too long',
-      { 'x-deadline-remaining-ms': '12345678901' },
-      'x-deadline-remaining-ms',
-      'too long',
-    ],
     [
       'non-numeric',
       { 'x-deadline-remaining-ms': 'soon' },
