@@ -148,6 +148,8 @@ export class Attempt {
   /** When the phase timer was last armed (our clock). */
   #armedAt = 0
   #bodyPaused = false
+  /** The phase in progress's own limit, when whoever runs it set one (`enter`). */
+  #phaseLimit: number | undefined
   /** Since when the body has been silent (measureGaps): the phase start, the last chunk or the reader's resume. */
   #gapFrom = 0
   /** `attempt` was published: its `attempt-end` follows. An attempt stopped before it was sent publishes neither. */
@@ -228,8 +230,12 @@ export class Attempt {
     }))
   }
 
-  /** Move to `phase`, closing the timing of the previous one, and arm the new phase's timer. */
-  enter(phase: EgressPhase): void {
+  /**
+   * Move to `phase`, closing the timing of the previous one, and arm the new
+   * phase's timer: `limitMs` when given (the connector's own DNS / connect
+   * limit), else the attempt's limit for that phase.
+   */
+  enter(phase: EgressPhase, limitMs?: number): void {
     if (this.state === 'done') return
     // One clock read for the phase change: this runs twice per request.
     const now = this.init.clock.now()
@@ -238,6 +244,7 @@ export class Attempt {
     this.#phaseStart = now
     this.#upload = undefined
     this.#untimed = false
+    this.#phaseLimit = limitMs
     if (phase === 'body' && this.init.measureGaps) {
       this.#gapFrom = now
       this.timings.bodyGapMs = 0
@@ -510,6 +517,7 @@ export class Attempt {
   }
 
   #limit(phase: EgressPhase): number {
+    if (this.#phaseLimit !== undefined) return this.#phaseLimit
     const limits = this.init.limits
     if (phase === 'dns') return limits.dnsTimeoutMs
     if (phase === 'connect') return limits.connectTimeoutMs

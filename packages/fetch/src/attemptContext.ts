@@ -28,7 +28,50 @@ export function runWithAttempt<T>(attempt: Attempt, deferred: boolean, fn: () =>
     return deferred ? runWithContext(ATTEMPT, attempt, fn) : fn()
   } finally {
     dispatching = previous
+    // No connection for it yet, and none of its own being made: queued
+    // behind another request's connect (an undici Client) or in a pool's
+    // queue. A keep-alive reuse is already writing ('headers'), a connect
+    // of its own is in 'dns' / 'connect': neither lands here.
+    if (attempt.state === 'queued' && !attempt.connectClaimed) waitForConnection(attempt)
   }
+}
+
+/**
+ * Attempts dispatched without a connection of their own (see above), until
+ * they end. A connect whose own attempt is stopped by its deadline or its
+ * caller keeps going for them (`othersWaitFor`): undici fails every request
+ * queued on a connect that fails, and they failed with that other
+ * request's reason.
+ */
+const waiting = new Set<Attempt>()
+
+function waitForConnection(attempt: Attempt): void {
+  if (attempt.done || waiting.has(attempt)) return
+  waiting.add(attempt)
+  attempt.onFinish(forget)
+}
+
+function forget(attempt: Attempt): void {
+  waiting.delete(attempt)
+}
+
+/**
+ * Another attempt to `protocol//host` (undici's origin: a default port
+ * left out) still waits for a connection, that a connect now in progress
+ * there may be the one to bring. Read only when a connect's own attempt
+ * is stopped.
+ */
+export function othersWaitFor(protocol: string, host: string, except: Attempt): boolean {
+  for (const attempt of waiting) {
+    if (attempt === except || attempt.state !== 'queued' || attempt.connectClaimed) continue
+    try {
+      const url = new URL(attempt.init.url)
+      if (url.protocol === protocol && url.host === host) return true
+    } catch {
+      // A URL that does not parse names no origin: not this one.
+    }
+  }
+  return false
 }
 
 /** The attempt a connector may bound by its deadline, claimed once. */

@@ -9,6 +9,43 @@ import { HeadersTimeoutError } from './errors/HeadersTimeoutError.js'
 
 const CONNECT_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'EHOSTUNREACH', 'ENETUNREACH'])
 const DNS_CODES = new Set(['ENOTFOUND', 'EAI_AGAIN', 'EAI_FAIL', 'EAI_NONAME', 'EAI_NODATA'])
+/**
+ * A peer certificate that failed verification, as Node's TLS reports it
+ * (OpenSSL's X509 codes, node:tls's "X509 certificate error codes"; Node's
+ * own for a name the certificate does not cover): what undici's own
+ * connector fails the request with. createConnector reads the socket's
+ * `authorizationError` instead.
+ */
+const CERTIFICATE_CODES = new Set([
+  'UNABLE_TO_GET_ISSUER_CERT',
+  'UNABLE_TO_GET_CRL',
+  'UNABLE_TO_DECRYPT_CERT_SIGNATURE',
+  'UNABLE_TO_DECRYPT_CRL_SIGNATURE',
+  'UNABLE_TO_DECODE_ISSUER_PUBLIC_KEY',
+  'CERT_SIGNATURE_FAILURE',
+  'CRL_SIGNATURE_FAILURE',
+  'CERT_NOT_YET_VALID',
+  'CERT_HAS_EXPIRED',
+  'CRL_NOT_YET_VALID',
+  'CRL_HAS_EXPIRED',
+  'ERROR_IN_CERT_NOT_BEFORE_FIELD',
+  'ERROR_IN_CERT_NOT_AFTER_FIELD',
+  'ERROR_IN_CRL_LAST_UPDATE_FIELD',
+  'ERROR_IN_CRL_NEXT_UPDATE_FIELD',
+  'DEPTH_ZERO_SELF_SIGNED_CERT',
+  'SELF_SIGNED_CERT_IN_CHAIN',
+  'UNABLE_TO_GET_ISSUER_CERT_LOCALLY',
+  'UNABLE_TO_VERIFY_LEAF_SIGNATURE',
+  'CERT_CHAIN_TOO_LONG',
+  'CERT_REVOKED',
+  'INVALID_CA',
+  'PATH_LENGTH_EXCEEDED',
+  'INVALID_PURPOSE',
+  'CERT_UNTRUSTED',
+  'CERT_REJECTED',
+  'HOSTNAME_MISMATCH',
+  'ERR_TLS_CERT_ALTNAME_INVALID',
+])
 
 /**
  * Map what undici reports to our typed failures. Errors we raised ourselves
@@ -41,6 +78,13 @@ export function classifyError(error: unknown, attempt: Attempt): unknown {
   }
   if (typeof code === 'string' && CONNECT_CODES.has(code) && attempt.state === 'queued') {
     return new ConnectError({ ...details, phaseMs: attempt.elapsed() })
+  }
+  // A dispatcher of the caller's (undici's own connector): a rejected
+  // certificate reached the caller as Node's bare Error — not
+  // `isConnectError`, no `certificateRejected` — where createConnector's
+  // is both (and never retried).
+  if (typeof code === 'string' && CERTIFICATE_CODES.has(code) && attempt.state === 'queued') {
+    return new ConnectError({ ...details, phaseMs: attempt.elapsed(), certificateRejected: true })
   }
   if (isAbortError(error) && attempt.reason === undefined && !connected(attempt)) {
     return refusedConnect(error, details, attempt)

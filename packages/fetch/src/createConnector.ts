@@ -12,10 +12,11 @@ import { optionError, refuseUnknownOptions, runOutsideContext, systemClock } fro
 import type { buildConnector } from 'undici'
 import { Attempt } from './Attempt.js'
 import { asError } from './asError.js'
-import { claimConnectAttempt } from './attemptContext.js'
+import { claimConnectAttempt, othersWaitFor } from './attemptContext.js'
 import { ConnectError } from './errors/ConnectError.js'
+import { ConnectTimeoutError } from './errors/ConnectTimeoutError.js'
 import { DnsError } from './errors/DnsError.js'
-import { isDnsTimeout, nameDnsTimeoutHost } from './errors/DnsTimeoutError.js'
+import { DnsTimeoutError, isDnsTimeout, nameDnsTimeoutHost } from './errors/DnsTimeoutError.js'
 import { lookupAbandonable } from './lookupAbandonable.js'
 import {
   CONNECTOR_OPTION_NAMES,
@@ -34,9 +35,9 @@ export interface ConnectorOptions extends EgressOptions {
  * An undici connector (`new Agent({ connect: createConnector() })`) that runs
  * the DNS and connect phases as two bounded steps: a lookup limited by
  * `min(dnsTimeoutMs, time left)` and abandoned when it runs out, then TCP (and
- * TLS) limited by `min(connectTimeoutMs, time left)`. The limits and the
- * deadline come from the attempt that asked for the connection; without one,
- * the own limits apply alone.
+ * TLS) limited by `min(connectTimeoutMs, time left)`. The limits are this
+ * connector's; the time left is the deadline of the attempt that asked for
+ * the connection, and without one the limits apply alone.
  */
 export function createConnector(options: ConnectorOptions = {}): buildConnector.connector {
   refuseUnknownOptions(options, CONNECTOR_OPTION_NAMES, 'createConnector()')
@@ -56,19 +57,32 @@ export function connectorFor(
   }
   const own = config.lookup
   return (opts, callback) => {
-    const claimed = claimConnectAttempt()
-    const attempt =
-      claimed ??
+    let claimed = claimConnectAttempt()
+    /** The connect's own bookkeeping: its limits alone, no deadline, no events. */
+    const ownAttempt = (clock: Attempt['init']['clock']) =>
       new Attempt({
         deadline: undefined,
         signal: undefined,
         limits: config,
-        clock: config.clock ?? systemClock,
+        clock,
         method: 'CONNECT',
         url: `${opts.protocol}//${opts.host}`,
         number: 0,
         silent: true,
       })
+    let attempt = claimed ?? ownAttempt(config.clock ?? systemClock)
+    /** Where the connect is: the phase a connect carried on for others re-enters. */
+    let phase: 'dns' | 'connect' | undefined
+    // This connector's own limits, for a claimed attempt too: the request's
+    // deadline bounds them, its options do not replace them. The request's
+    // were used, so `createConnector({ connectTimeoutMs: 300 })` under
+    // `deadlineInterceptor()` waited that one's default 3000 ms, and a
+    // dispatcher given to createFetch had createFetch's limits in place of
+    // its own connector's.
+    const enter = (next: 'dns' | 'connect') => {
+      phase = next
+      attempt.enter(next, next === 'dns' ? config.dnsTimeoutMs : config.connectTimeoutMs)
+    }
     let socket: Socket | undefined
     let settled = false
     // The default lookup's: stop waiting for a name (see lookupAbandonable).
@@ -92,9 +106,34 @@ export function connectorFor(
       callback(null, ready!)
     }
     // The phase limit, the deadline or the caller fired: stop waiting, drop the socket.
-    const unregister = attempt.onAbort((reason) => {
+    const stop = (reason: unknown) => {
+      if (
+        claimed &&
+        !isPhaseTimeout(reason) &&
+        othersWaitFor(opts.protocol, originHost(opts), claimed)
+      ) {
+        carryOn()
+        return
+      }
       settle(reason instanceof Error ? reason : new Error(String(reason)))
-    })
+    }
+    let unregister = attempt.onAbort(stop)
+    // The request that started this connect was stopped by its own deadline
+    // or its caller, and others wait for a connection to this origin (an
+    // undici Client queues them behind this connect). Failed, the connect
+    // failed them too — undici errors every request queued on it — with
+    // that one request's reason: a request with seconds left got another's
+    // DEADLINE_EXCEEDED. It goes on as a connect made for a queued request
+    // does: bounded by this connector's own limits alone, the phase it is in
+    // counted afresh. undici's own connector, too, connects on.
+    const carryOn = () => {
+      const clock = attempt.init.clock
+      claimed = undefined
+      attempt = ownAttempt(clock)
+      unregister = attempt.onAbort(stop)
+      attempt.onFinish(nameHost)
+      if (phase !== undefined) enter(phase)
+    }
     // undici tells no connector that its client was destroyed: it fails the
     // queued request, and the attempt that asked for this connection ends
     // without being stopped, so onAbort never hears of it — and its limits
@@ -104,7 +143,7 @@ export function connectorFor(
     // that ended the attempt (the destroy's), before anything is opened.
     if (claimed) {
       claimed.onFinish((ended) => {
-        if (ended.reason !== undefined) return // stopped: onAbort settles it
+        if (ended.reason !== undefined) return // stopped: onAbort settles it (or carries on)
         settle(asError(ended.error ?? new Error('the request this connection was for has ended')))
       })
     }
@@ -135,7 +174,7 @@ export function connectorFor(
 
     const open = (given: readonly ResolvedAddress[]) => {
       if (settled) return
-      attempt.enter('connect')
+      enter('connect')
       const started = attempt.init.clock.now()
       const port = Number(opts.port) || (https ? 443 : 80)
       // A `localAddress` binds one family: an address of the other failed
@@ -316,7 +355,7 @@ export function connectorFor(
     // The attempt's DNS timer raises the DnsTimeoutError, knowing no host:
     // it is named here as the attempt ends, before anyone is told of it.
     attempt.onFinish(nameHost)
-    attempt.enter('dns')
+    enter('dns')
     // A lookup of one's own may call back twice or throw: a second answer
     // must not open a second socket (nobody would ever close it), and a
     // throw is the name failing to resolve.
@@ -351,6 +390,22 @@ export function connectorFor(
       onAnswer(error as NodeJS.ErrnoException, [])
     }
   }
+}
+
+/**
+ * The connect's own limit fired (DNS or connect timeout): a failure of the
+ * connect itself, which fails what is queued on it, as undici's own connect
+ * timeout does.
+ */
+function isPhaseTimeout(reason: unknown): boolean {
+  return reason instanceof DnsTimeoutError || reason instanceof ConnectTimeoutError
+}
+
+/** The origin's `host` (name and port, a default port left out), as undici hands it. */
+function originHost(opts: buildConnector.Options): string {
+  if (typeof opts.host === 'string') return opts.host
+  const name = isIP(opts.hostname) === 6 ? `[${opts.hostname}]` : opts.hostname
+  return opts.port ? `${name}:${opts.port}` : name
 }
 
 interface ResolvedAddress {

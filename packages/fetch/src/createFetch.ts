@@ -42,7 +42,8 @@ export interface CreateFetchOptions extends ConnectorOptions {
   /**
    * The dispatcher to send through; default a new undici `Agent` with
    * `createConnector(options)`. A dispatcher of your own keeps its own connect
-   * logic, so the DNS and connect phases are then bounded by the deadline only,
+   * logic, so the DNS and connect phases are then bounded by the deadline and
+   * its connector's own limits (a `createConnector` in it keeps its own),
    * and its own `headersTimeout` / `bodyTimeout` (undici's default: 300 s):
    * the phase limits only narrow them.
    */
