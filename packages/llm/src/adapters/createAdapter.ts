@@ -500,9 +500,17 @@ export function createAdapter(
 
 /** A whole answer replayed as stream events (a provider that answered a stream request with JSON). */
 async function* eventsOf(response: ChatResponse): AsyncGenerator<StreamEvent, void, undefined> {
+  // Each call's place among the answer's calls: two a server gave one id
+  // stay two calls (the collector joins deltas by index, else by id).
+  let call = 0
   for (const block of response.content) {
-    if (block.type === 'text') yield { type: 'text', text: block.text }
-    else if (block.type === 'thinking' && block.redacted === true) {
+    // A refusal stays marked: replayed as plain text it joined the answer,
+    // and `result.refusal` was missing — a client parsed it as the answer.
+    if (block.type === 'text') {
+      yield block.refusal === true
+        ? { type: 'text', text: block.text, refusal: true }
+        : { type: 'text', text: block.text }
+    } else if (block.type === 'thinking' && block.redacted === true) {
       if (block.signature) yield { type: 'signature', signature: block.signature, redacted: true }
     } else if (block.type === 'thinking') {
       yield { type: 'thinking', thinking: block.thinking }
@@ -514,12 +522,21 @@ async function* eventsOf(response: ChatResponse): AsyncGenerator<StreamEvent, vo
         name: block.name,
         // As received when it came as text: parsing rounded integers past 2^53.
         argumentsDelta: block.rawArguments ?? JSON.stringify(block.arguments ?? {}),
+        index: call++,
       }
     }
   }
   yield {
     type: 'finish',
     finishReason: response.finishReason,
+    // The model that answered (a dated snapshot of the alias asked for) and
+    // the provider's own reason for an `error` finish, as a stream's finish
+    // carries them: without them the answer named the adapter's model, and
+    // a failure lost its `finishReason:<REASON>` code.
+    model: response.model,
+    ...(response.providerFinishReason === undefined
+      ? {}
+      : { providerFinishReason: response.providerFinishReason }),
     // None when the answer had none: its zeros would read as a report of none used.
     usage: response.usageReported === false ? undefined : response.usage,
     id: response.id,

@@ -91,6 +91,11 @@ export class StreamCollector {
         // pinned to an earlier thought, and the next turn sent it back on the
         // wrong part or not at all (Gemini 3 refuses a function call without it).
         // A redacted block (Anthropic's encrypted reasoning) is a block of its own.
+        // So is a signature after a thought already signed: Gemini signs
+        // parts, not deltas (a thought carries its own, the function call
+        // after it another), and one appended to the other went back on the
+        // call as a signature Gemini never issued. Anthropic sends one
+        // `signature_delta`, the last delta of its block.
         if (event.redacted === true) {
           this.#blocks.push({
             type: 'thinking',
@@ -98,8 +103,12 @@ export class StreamCollector {
             signature: event.signature,
             redacted: true,
           })
-        } else if (last?.type === 'thinking' && last.redacted !== true) {
-          last.signature = (last.signature ?? '') + event.signature
+        } else if (
+          last?.type === 'thinking' &&
+          last.redacted !== true &&
+          last.signature === undefined
+        ) {
+          last.signature = event.signature
         } else this.#blocks.push({ type: 'thinking', thinking: '', signature: event.signature })
         return
       case 'tool_call': {
@@ -117,6 +126,10 @@ export class StreamCollector {
           this.#outputChars += event.name.length
           entry = { block, raw: '' }
           this.#toolArgs.set(key, entry)
+        } else if (entry.block.name === '' && event.name !== '') {
+          // A name that came after the call's opening delta (OpenAI-compatible servers).
+          entry.block.name = event.name
+          this.#outputChars += event.name.length
         }
         entry.raw += event.argumentsDelta
         this.#outputChars += event.argumentsDelta.length

@@ -184,6 +184,11 @@ export function createOpenAIStreamParser(
               named: Boolean(given),
             }
             tools.set(n, known)
+          } else if (known.name === '') {
+            // The name after the opening delta (`name: ""` or none there,
+            // the name with a later one: vercel/ai #14722): taken, or the
+            // call was named "" — no tool matches it, no provider takes it back.
+            known.name = getString(fn, 'name') ?? ''
           }
           // Fields spelled out: on Node 20 a field after a spread costs ~0.4 µs, per delta.
           out.push({
