@@ -4,8 +4,9 @@ import type { GatewayContext } from '../GatewayContext.js'
 import { callModel, type StreamEvent } from '../llm.js'
 import { OPENAI_SSE_DONE, OpenAIChunkEncoder, openAISseData } from '../openai/encode.js'
 import { SseRecutter } from '../sse/SseRecutter.js'
+import { beforeForeignEnd } from './beforeForeignEnd.js'
 import { endedInError } from './endedInError.js'
-import { errorReply, reportDeadlineReply } from './errorReply.js'
+import { type ErrorReply, errorReply, reportDeadlineReply } from './errorReply.js'
 import { flushedOrCut } from './flushedOrCut.js'
 import { logIfBug } from './logIfBug.js'
 import { scopeOf } from './requestScope.js'
@@ -102,6 +103,15 @@ export async function streamCompletion(
     if (out === undefined || res.writableEnded || res.destroyed) return
     if (!res.write(out)) await flushedOrCut(res, 'drain', options.deadline, onCut)
   }
+  // The stream's error event was written: the rest of the call only unwinds.
+  let interrupted = false
+  /** Notes, reports and logs the stream's end with `shaped`; returns its event. */
+  const interrupt = (shaped: ErrorReply): string => {
+    interrupted = true
+    reportDeadlineReply(res.req, shaped)
+    ctx.log('warn', 'stream-interrupted', { model: reply.model, error: shaped.body.error.code })
+    return openAISseData(shaped.body)
+  }
   res.statusCode = 200
   res.setHeader('content-type', 'text/event-stream; charset=utf-8')
   // `no-transform` (RFC 9111 §5.2.2.6): what compression middleware
@@ -112,6 +122,22 @@ export async function streamCompletion(
   res.setHeader('cache-control', 'no-cache, no-store, no-transform')
   res.setHeader('x-accel-buffering', 'no')
   res.flushHeaders()
+  // The ingress middleware's backstop, due `replyReserveMs` after this call's
+  // deadline, can only end a started stream, and a clean end is what the
+  // official clients read as a whole answer (openai-node does not check for
+  // `[DONE]`). It comes first after an event-loop stall (a GC pause, a
+  // starved CPU): both deadlines are then due at once, and the request's
+  // goes first, or this one's error event waits on the aborted call's
+  // unwinding. So its end carries the deadline's error event.
+  const release = beforeForeignEnd(res, () => {
+    if (interrupted || cut || res.destroyed) return
+    const reason = expiry(options.deadline)
+    if (reason === undefined) return
+    const shaped = ctx.redact(errorReply(reason))
+    if (scope !== undefined) scope.errorCode ??= shaped.body.error.code
+    const out = recutter.push(Buffer.from(interrupt(shaped), 'utf8'))
+    if (out !== undefined) res.write(out)
+  })
   try {
     let endedBadly = false
     for (let next = first; !next.done; next = await events.next()) {
@@ -125,17 +151,16 @@ export async function streamCompletion(
     const shaped = ctx.redact(errorReply(error))
     if (scope !== undefined) scope.errorCode ??= shaped.body.error.code
     logIfBug(ctx, shaped.body.error.code, error)
+    // The backstop's end carried the error event: the call only unwound.
+    if (interrupted) return 200
     // Cut by the gateway (onCut noted why): whatever the call ended with
     // after that — the close may read as a departure to it — says nothing new.
     if (res.destroyed && !clientLeft && isDeadlineExceeded(options.deadline.reason)) onCut()
     if (cut) return 200
     if (shaped.status === 499 || res.destroyed) clientLeft = true
-    else {
-      reportDeadlineReply(res.req, shaped)
-      ctx.log('warn', 'stream-interrupted', { model: reply.model, error: shaped.body.error.code })
-      await write(openAISseData(shaped.body))
-    }
+    else await write(interrupt(shaped))
   } finally {
+    release()
     await events.return?.()
     const rest = recutter.end()
     if (!res.writableEnded && !res.destroyed) res.end(rest)
@@ -148,4 +173,15 @@ export async function streamCompletion(
 /** The provider's `finish` said the answer ended in an error (see `endedInError`). */
 function endsInError(next: IteratorResult<StreamEvent>): boolean {
   return !next.done && next.value.type === 'finish' && next.value.finishReason === 'error'
+}
+
+/**
+ * The `DeadlineExceededError` of `deadline` or of the first of its parents
+ * that has run out (the request's, whose expiry its children only follow).
+ */
+function expiry(deadline: Deadline | undefined): unknown {
+  for (let d = deadline; d !== undefined; d = d.parent) {
+    if (isDeadlineExceeded(d.reason)) return d.reason
+  }
+  return undefined
 }
