@@ -53,8 +53,12 @@ describe('a streaming client that stops reading', () => {
       messages: [{ role: 'user', content: 'tell me everything' }],
       stream: true,
     })
+    // `Connection: close`: on a loaded machine the provider may not have
+    // filled the buffers by the deadline; the gateway then ends the stream
+    // cleanly (its error event last) and, kept alive, the connection stayed
+    // open after the client read it all — the wait for its close below hung.
     socket.write(
-      'POST /v1/chat/completions HTTP/1.1\r\nHost: gateway\r\n' +
+      'POST /v1/chat/completions HTTP/1.1\r\nHost: gateway\r\nConnection: close\r\n' +
         'content-type: application/json\r\nx-deadline-remaining-ms: 2500\r\n' +
         `x-request-id: stalled-reader-1\r\ncontent-length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
     )

@@ -118,6 +118,13 @@ export interface AdmissionTarget {
 export interface AdmissionForecast {
   /** ms until a key may be used: 0 = now; Infinity = every key retired. */
   waitMs: number
+  /**
+   * ms until the provider's `ProviderLimits` window frees, when this
+   * process's last count on it found it full (refused, or took its last
+   * request); absent when none is known full. A free key still waits for
+   * it: `callModel` expects a model's answer after the later of the two.
+   */
+  windowFullMs?: number | undefined
   /** The model's recent latency percentile (p90 by default), ms; undefined before its first success. */
   latencyMs: number | undefined
   /**
@@ -154,6 +161,15 @@ export interface AdmissionRequest extends AdmissionTarget {
   maxWaitMs?: number | undefined
   /** The caller will fall back to another model when refused (reported as `fallback`, not `fail`). */
   hasFallback?: boolean | undefined
+  /**
+   * The caller's models after this one weighed again, once a wait longer
+   * than `maxWaitMs` is in view: its answer replaces `maxWaitMs` and
+   * `hasFallback`. Called at most once per `acquire`, and never for a
+   * request granted without a longer wait: `callModel` checks there, and
+   * only there, which fallbacks can build the request (a healthy call builds
+   * none). @internal
+   */
+  reweigh?: (() => { maxWaitMs: number | undefined; hasFallback: boolean }) | undefined
   /**
    * Tokens the request may use (prompt estimate + output cap): its weight
    * against a TPM limit. A function is called only when the provider has
@@ -284,12 +300,20 @@ export class Admission {
     const latencyMs = this.#latency.estimate(
       target.model === undefined ? scope : modelScope(scope, target.model),
     )
-    if (choice.kind === 'grant') return { waitMs: 0, latencyMs }
+    // A window of its `ProviderLimits` known full (this process's last
+    // count on it found it so): the key is free, the request is not —
+    // counted as answering at once, such a fallback drew calls away from a
+    // primary free sooner, to wait there for the window's reset. A map
+    // read, no round trip: every call's forecast of its fallbacks pays it.
+    const fullMs = this.#limits?.fullForMs(target.provider) ?? 0
+    const window = fullMs > 0 ? { windowFullMs: fullMs } : undefined
+    if (choice.kind === 'grant') return { waitMs: 0, latencyMs, ...window }
     if (choice.kind !== 'wait') return { waitMs: Number.POSITIVE_INFINITY, latencyMs }
     // As a refusal by these cooldowns names its limit (acquire): a gateway
     // whose last key failed otherwise says which limit holds the one left.
     const overloaded = overloadHolds(lanes[choice.index] as Lane, now)
     return {
+      ...window,
       waitMs: Math.max(0, choice.readyAt - now),
       latencyMs,
       limitedBy: overloaded ? undefined : coolingLimitedBy(lanes, now),
@@ -327,7 +351,18 @@ export class Admission {
       signal?.throwIfAborted()
       if (deadline?.done && deadline.reason !== undefined) throw deadline.reason
     }
-    const maxWaitMs = Math.max(0, request.maxWaitMs ?? Number.POSITIVE_INFINITY)
+    let maxWaitMs = Math.max(0, request.maxWaitMs ?? Number.POSITIVE_INFINITY)
+    let hasFallback = request.hasFallback
+    let reweigh = request.reweigh
+    // A wait longer than the caller takes is in view: its models weighed again, once.
+    const weighAgain = (): void => {
+      if (reweigh === undefined) return
+      const again = reweigh()
+      reweigh = undefined
+      checkNumber('Admission.acquire', 'maxWaitMs', again.maxWaitMs)
+      maxWaitMs = Math.max(0, again.maxWaitMs ?? Number.POSITIVE_INFINITY)
+      hasFallback = again.hasFallback
+    }
     const startedAt = this.#clock.now()
     const place = { since: request.waitingSince ?? startedAt, arrival: ++this.#arrivals }
     let seen = slots.map((slot) => slot.reopened)
@@ -416,11 +451,12 @@ export class Admission {
             if (!limit.admitted) {
               const waitMs = limit.retryAfterMs
               const remaining = enforcedRemaining(deadline)
+              if (limit.fitsDeadline && waitMs > maxWaitMs) weighAgain()
               if (!limit.fitsDeadline || waitMs > maxWaitMs) {
                 publishAdmission({
                   provider,
                   keyId: slot.keyId,
-                  action: request.hasFallback ? 'fallback' : 'fail',
+                  action: hasFallback ? 'fallback' : 'fail',
                   cause: limit.limit,
                   waitMs,
                 })
@@ -514,11 +550,12 @@ export class Admission {
         const latestStartMs = remaining - neededMs
         const laneOfWait = lanes[choice.index] as Lane
         const keyIdOfWait = (laneOfWait[0] as Slot).keyId
+        if (waitMs <= latestStartMs && waitMs > maxWaitMs) weighAgain()
         if (waitMs > latestStartMs || waitMs > maxWaitMs) {
           publishAdmission({
             provider,
             keyId: keyIdOfWait,
-            action: request.hasFallback ? 'fallback' : 'fail',
+            action: hasFallback ? 'fallback' : 'fail',
             cause: 'cooldown',
             waitMs,
           })

@@ -53,7 +53,11 @@ export interface ProviderLimitsOptions {
    * Default 1000; `Infinity` = wait for the client.
    */
   redisCommandTimeoutMs?: number | undefined
-  /** Time source of `redisBackoffMs` and `redisCommandTimeoutMs`. Default `systemClock`. */
+  /**
+   * Time source of `redisBackoffMs`, `redisCommandTimeoutMs` and of how long
+   * a window last seen full has left (what `Admission.forecast` reads).
+   * Default `systemClock`.
+   */
   clock?: Clock | undefined
   /** Told once when Redis fails and once when it is back. Default `console`. */
   logger?: { warn(message: string): void } | undefined
@@ -183,6 +187,14 @@ export class ProviderLimits {
   readonly onWait: ProviderLimitsOptions['onWait']
   #fallbackUses = 0
   #degraded = false
+  readonly #clock: Clock
+  /**
+   * Per provider: when (on `#clock`) the window its last count found full
+   * frees — a refusal's reset, or the reset of the RPM window the count
+   * took the last request of. What `fullForMs` tells `Admission.forecast`
+   * without a round trip; a later count admitted with room left clears it.
+   */
+  readonly #fullUntil = new Map<string, number>()
 
   /** @internal True when the counters live in Redis: a round trip that may never answer. */
   get remote(): boolean {
@@ -248,6 +260,7 @@ export class ProviderLimits {
     }
     const prefix = options.keyPrefix ?? 'hourglass:limits'
     this.#instances = instances
+    this.#clock = options.clock ?? systemClock
     this.#redis =
       options.redis === undefined
         ? undefined
@@ -255,7 +268,7 @@ export class ProviderLimits {
             options.redis,
             LIMIT_SCRIPT,
             backoffMs,
-            options.clock ?? systemClock,
+            this.#clock,
             commandTimeoutMs,
           )
     this.#logger = options.logger ?? console
@@ -300,6 +313,29 @@ export class ProviderLimits {
   /** True while Redis is failing and the local limiters decide. */
   get degraded(): boolean {
     return this.#degraded
+  }
+
+  /**
+   * ms until `provider`'s window frees, when its last count found it full
+   * (refused, or took its last request); 0 when none is known full. This
+   * process's knowledge only, no round trip: what `Admission.forecast` adds
+   * to a model's wait. Unknown to it, a fallback whose window was spent was
+   * "expected to answer at once", and a call left a primary cooling for
+   * 200 ms to wait seconds on that fallback. @internal
+   */
+  fullForMs(provider: string): number {
+    const until = this.#fullUntil.get(provider)
+    if (until === undefined) return 0
+    const left = until - this.#clock.now()
+    if (left > 0) return left
+    this.#fullUntil.delete(provider)
+    return 0
+  }
+
+  /** Remembers (`fullForMs`) that `provider`'s window is full for `ms` more, or, undefined, that it has room. */
+  #full(provider: string, ms: number | undefined): void {
+    if (ms === undefined || !(ms > 0) || !Number.isFinite(ms)) this.#fullUntil.delete(provider)
+    else this.#fullUntil.set(provider, this.#clock.now() + ms)
   }
 
   /**
@@ -365,11 +401,17 @@ export class ProviderLimits {
     try {
       // When the RPM count's window ends: a give-back goes to that window only.
       let rpmWindowMs: number | undefined
+      // The RPM window this count took the last request of: full until it ends.
+      let rpmFullMs: number | undefined
       if (pair.rpm) {
-        const refused = await take(pair.rpm, provider, 1, (ms) => {
+        const refused = await take(pair.rpm, provider, 1, (ms, left) => {
           rpmWindowMs = ms
+          if (left <= 0) rpmFullMs = ms
         })
-        if (refused !== undefined) return refuse('rpm', refused)
+        if (refused !== undefined) {
+          this.#full(provider, refused)
+          return refuse('rpm', refused)
+        }
       }
       let tpmWindowMs: number | undefined
       if (pair.tpm && weight > 0) {
@@ -382,6 +424,8 @@ export class ProviderLimits {
           // started since (the count's had ended meanwhile), it lent that
           // window one more request than the limit.
           if (pair.rpm) await this.#reward(pair.rpm, provider, 1, rpmWindowMs)
+          // A share too small for this request (Infinity) says nothing of the window.
+          if (Number.isFinite(refused)) this.#full(provider, refused)
           // Only the local share refuses for good (LocalShareLimiter): the whole limit was checked above.
           return Number.isFinite(refused)
             ? refuse('tpm', refused)
@@ -393,10 +437,13 @@ export class ProviderLimits {
         }
       }
       if (!pair.rpm && !(pair.tpm && weight > 0)) return ADMITTED
+      this.#full(provider, rpmFullMs)
       let given = false
       const giveBack = async (): Promise<void> => {
         if (given) return
         given = true
+        // What it took is back: the window has room again.
+        this.#full(provider, undefined)
         try {
           if (pair.rpm) await this.#reward(pair.rpm, provider, 1, rpmWindowMs)
           if (pair.tpm && weight > 0) await this.#reward(pair.tpm, provider, weight, tpmWindowMs)
@@ -456,12 +503,12 @@ async function take(
   limiter: RateLimiterAbstract,
   key: string,
   points: number,
-  /** Told the taken count's window's ms left. */
-  onTaken?: (msBeforeNext: number) => void,
+  /** Told the taken count's window's ms left, and the points it has left. */
+  onTaken?: (msBeforeNext: number, remainingPoints: number) => void,
 ): Promise<number | undefined> {
   try {
     const taken = await limiter.consume(key, points)
-    onTaken?.(taken.msBeforeNext)
+    onTaken?.(taken.msBeforeNext, taken.remainingPoints)
     return undefined
   } catch (error) {
     const ms = (error as { msBeforeNext?: unknown } | undefined)?.msBeforeNext

@@ -33,15 +33,17 @@ export async function admit(
   if (admission === undefined) return { kind: 'send', permit: undefined, waited: undefined }
   const here = outlookOf(state, adapter)
   // A fallback that cannot build the request is left out only while this
-  // model is cooling (a wait is in view): a healthy call builds no
-  // fallback's request before each attempt.
-  const next = earliestOf(state, later, request, here.waitMs > 0 ? { stream } : undefined)
+  // model is cooling or its limits window is known full (a wait is in
+  // view): a healthy call builds no fallback's request before each attempt.
+  const checked = here.waitMs > 0
+  let next = earliestOf(state, later, request, checked ? { stream } : undefined)
   // At the whole ms reasons show (`answersBefore`): a cooling model expected
   // within the same millisecond as the next one is a tie, and is waited for.
-  const maxWaitMs =
+  const waitWorth = () =>
     next === undefined
       ? undefined
       : Math.max(0, Math.ceil(expectedMs(next)) - (here.latencyMs ?? 0))
+  const maxWaitMs = waitWorth()
   const target = targetOf(adapter)
   // The time the attempt needs once admitted: what admission expects (the
   // provider's recent latency, else its `defaultNeededMs`), and never less
@@ -62,6 +64,17 @@ export async function admit(
         signal,
         hasFallback: next !== undefined,
         maxWaitMs,
+        // A wait found only by `acquire` (this model's limits window filled
+        // since its last count, a cooldown the store knew of): the same
+        // check as for a wait in view here — a fallback that cannot build
+        // the request, jumped to, ended the call with the builder's error.
+        reweigh:
+          checked || next === undefined
+            ? undefined
+            : () => {
+                next = earliestOf(state, later, request, { stream })
+                return { maxWaitMs: waitWorth(), hasFallback: next !== undefined }
+              },
         // Its weight against a TPM limit: what the prompt and the answer may use.
         tokens: () => estimatePromptTokens(request) + request.maxTokens,
         // A call back after a 429 keeps its place in line.

@@ -1,5 +1,5 @@
 import type { ModelAdapter } from '../adapters/ModelAdapter.js'
-import type { AdmissionTarget } from '../admission/Admission.js'
+import type { AdmissionForecast, AdmissionTarget } from '../admission/Admission.js'
 import type { CostBudget } from '../budget/CostBudget.js'
 import { isBudgetExceeded } from '../errors/BudgetExceededError.js'
 import { earliest, type ModelOutlook } from '../retry/modelOutlook.js'
@@ -22,7 +22,8 @@ export function targetOf(adapter: ModelAdapter): AdmissionTarget {
 }
 
 /**
- * What this process knows of `adapter`'s next answer: its cooldown and recent
+ * What this process knows of `adapter`'s next answer: its cooldown (or its
+ * `ProviderLimits` window known full, whichever frees later) and recent
  * latency from admission; without admission nothing is known, so it is
  * assumed to answer at once.
  */
@@ -30,9 +31,19 @@ export function outlookOf(state: CallState, adapter: ModelAdapter): ModelOutlook
   const forecast = state.admission?.forecast(targetOf(adapter))
   return {
     label: labelOf(adapter),
-    waitMs: forecast?.waitMs ?? 0,
+    waitMs: forecast === undefined ? 0 : waitOf(forecast),
     latencyMs: forecast?.latencyMs,
   }
+}
+
+/**
+ * How long until admission lets a request to the model go: its key's wait,
+ * or its provider's limits window known full, whichever ends later (it waits
+ * for both).
+ */
+export function waitOf(forecast: AdmissionForecast): number {
+  const { waitMs, windowFullMs } = forecast
+  return windowFullMs === undefined ? waitMs : Math.max(waitMs, windowFullMs)
 }
 
 /**

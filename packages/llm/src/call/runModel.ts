@@ -38,7 +38,7 @@ import type { CallState } from './CallState.js'
 import { endedKind } from './endedKind.js'
 import { endedWhy } from './endedWhy.js'
 import type { StreamSink } from './ModelStream.js'
-import { earliestOf, targetOf } from './outlook.js'
+import { earliestOf, targetOf, waitOf } from './outlook.js'
 import { runModelSend } from './runModelSend.js'
 import { keepsRawArguments, StreamCollector } from './StreamCollector.js'
 import { isFirstTokenTimeout, type StreamReceived, streamAttempt } from './streamAttempt.js'
@@ -587,7 +587,7 @@ async function attemptsOn(
       maxRetryAfterMs: retry.maxRetryAfterMs,
       hasFallback,
       retryBudget: held ? undefined : retryBudget,
-      waitMs: own?.waitMs,
+      waitMs: own === undefined ? undefined : waitOf(own),
       latencyMs: own?.latencyMs,
       fallback:
         limited && hasFallback
