@@ -177,6 +177,8 @@ export class OpenAIChunkEncoder {
   readonly #options: OpenAIChunkEncoderOptions
   readonly #created: number
   readonly #toolIndex = new Map<string | number, number>()
+  /** Calls whose first chunk went out with no name: named on the first event that has one. */
+  readonly #unnamed = new Set<string | number>()
   #sentRole = false
   #fingerprint: string | undefined
   #serviceTier: string | undefined
@@ -205,6 +207,12 @@ export class OpenAIChunkEncoder {
           index = this.#toolIndex.size
           this.#toolIndex.set(key, index)
         }
+        if (first && event.name === '') this.#unnamed.add(key)
+        // The name an OpenAI-compatible server sent after the call's opening
+        // delta: sent once it is known (the official clients take a later
+        // `function.name`); sent only with the first chunk, the call stayed
+        // named "" for the client.
+        const naming = !first && event.name !== '' && this.#unnamed.delete(key)
         const call = first
           ? {
               index,
@@ -212,7 +220,9 @@ export class OpenAIChunkEncoder {
               type: 'function',
               function: { name: event.name, arguments: event.argumentsDelta },
             }
-          : { index, function: { arguments: event.argumentsDelta } }
+          : naming
+            ? { index, function: { name: event.name, arguments: event.argumentsDelta } }
+            : { index, function: { arguments: event.argumentsDelta } }
         return [this.#chunk({ tool_calls: [call] })]
       }
       case 'finish': {
