@@ -23,84 +23,104 @@ const redis = await startRedis().catch((error) => {
 // BullMQ's connections are closed first: cut by the server's exit instead, each
 // would print an ECONNRESET stack on the way out.
 const bullmq = []
+let stopping = false
 process.once('exit', () => void redis.stop())
 for (const [signal, code] of [
   ['SIGINT', 130],
   ['SIGTERM', 143],
 ]) {
   process.once(signal, () => {
+    stopping = true
     void Promise.allSettled(bullmq.map((c) => c.close(true)))
       .then(() => redis.stop())
       .finally(() => process.exit(code))
   })
 }
-const connection = { host: '127.0.0.1', port: redis.port, maxRetriesPerRequest: null }
+// The run below goes on while the handler closes its connections: stopped
+// mid-run, it fails on its next Redis command. That failure is the stop, not
+// an error of the run (the handler exits with the signal's code once Redis is
+// down); left to reach the top level, it would end the process at once, exit
+// code 1 and an ioredis stack, before Redis was stopped.
+try {
+  const connection = { host: '127.0.0.1', port: redis.port, maxRetriesPerRequest: null }
 
-// An upstream (a model, say) that takes 5 s to answer.
-const upstream = createServer((req, res) => {
-  const timer = setTimeout(() => res.end('{"text":"finally"}'), 5000)
-  req.socket.once('close', () => clearTimeout(timer))
-})
-await new Promise((resolve) => upstream.listen(0, '127.0.0.1', resolve))
-const upstreamUrl = `http://127.0.0.1:${upstream.address().port}/generate`
+  // BullMQ's clients, all made before the run's first await (a signal is
+  // handled at an await): the handler finds each in `bullmq` to close. One
+  // made after it ran would be left open, cut by Redis's exit: an ECONNRESET.
+  const fetch = createFetch()
+  const queue = new Queue('reports', { connection })
+  const events = new QueueEvents('reports', { connection })
 
-const fetch = createFetch()
-const queue = new Queue('reports', { connection })
-const events = new QueueEvents('reports', { connection })
-bullmq.push(queue, events)
-await events.waitUntilReady()
+  let runs = 0
+  const callEnded = new Map()
+  const processor = withDeadline(async (job) => {
+    runs++
+    try {
+      // createFetch reads the job's deadline from currentDeadline(): it sends
+      // x-deadline-remaining-ms and aborts the call when the deadline comes.
+      const res = await fetch(upstreamUrl, { method: 'POST', body: JSON.stringify(job.data) })
+      // An error answer (a 503, a 504) fails the job, for BullMQ to retry as its
+      // attempts allow: returned, it would be stored as the job's result.
+      if (!res.ok) {
+        await res.body?.cancel()
+        throw new Error(`upstream answered ${res.status}`)
+      }
+      return await res.json()
+    } finally {
+      callEnded.set(job.id, performance.now())
+    }
+  })
+  // Not started yet: the worker is away (a deploy, a backlog) while job 1 waits.
+  const worker = new Worker('reports', processor, { connection, autorun: false })
+  bullmq.push(queue, events, worker)
 
-let runs = 0
-const callEnded = new Map()
-const processor = withDeadline(async (job) => {
-  runs++
-  try {
-    // createFetch reads the job's deadline from currentDeadline(): it sends
-    // x-deadline-remaining-ms and aborts the call when the deadline comes.
-    const res = await fetch(upstreamUrl, { method: 'POST', body: JSON.stringify(job.data) })
-    return await res.json()
-  } finally {
-    callEnded.set(job.id, performance.now())
+  // An upstream (a model, say) that takes 5 s to answer.
+  const upstream = createServer((req, res) => {
+    const timer = setTimeout(() => res.end('{"text":"finally"}'), 5000)
+    req.socket.once('close', () => clearTimeout(timer))
+  })
+  await new Promise((resolve) => upstream.listen(0, '127.0.0.1', resolve))
+  const upstreamUrl = `http://127.0.0.1:${upstream.address().port}/generate`
+
+  await events.waitUntilReady()
+
+  const failedReason = async (job) => {
+    await job.waitUntilFinished(events).catch(() => {})
+    return (await queue.getJob(job.id)).failedReason
   }
-})
-// Not started yet: the worker is away (a deploy, a backlog) while job 1 waits.
-const worker = new Worker('reports', processor, { connection, autorun: false })
-bullmq.push(worker)
 
-const failedReason = async (job) => {
-  await job.waitUntilFinished(events).catch(() => {})
-  return (await queue.getJob(job.id)).failedReason
+  // 1. A job whose deadline passes while it waits in the queue.
+  const expired = await addWithDeadline(
+    queue,
+    'weekly-report',
+    { user: 1 },
+    { deadline: Deadline.after(300), attempts: 3 },
+  )
+  await wait(600)
+  worker.run()
+  console.log(
+    `expired job ${expired.id} (300 ms budget, worker away 600 ms): ran ${runs} time(s) — ${await failedReason(expired)}`,
+  )
+
+  // 2. A job that is running when its deadline comes.
+  const deadline = Deadline.after(500)
+  const running = await addWithDeadline(queue, 'weekly-report', { user: 2 }, { deadline })
+  const reason = await failedReason(running)
+  const lateMs = callEnded.get(running.id) - deadline.expiresAt
+  console.log(
+    `running job ${running.id} (500 ms budget, upstream takes 5000 ms): call aborted ${Math.max(0, lateMs).toFixed(0)} ms after the deadline — ${reason}`,
+  )
+
+  const { expired: e, stopped, retriesDropped } = processor.counts
+  console.log(`worker counts: expired ${e}, stopped ${stopped}, retries dropped ${retriesDropped}`)
+
+  await worker.close()
+  await events.close()
+  await queue.close()
+  await fetch.close()
+  upstream.closeAllConnections()
+  upstream.close()
+  await redis.stop()
+} catch (error) {
+  if (!stopping) throw error
 }
-
-// 1. A job whose deadline passes while it waits in the queue.
-const expired = await addWithDeadline(
-  queue,
-  'weekly-report',
-  { user: 1 },
-  { deadline: Deadline.after(300), attempts: 3 },
-)
-await wait(600)
-worker.run()
-console.log(
-  `expired job ${expired.id} (300 ms budget, worker away 600 ms): ran ${runs} time(s) — ${await failedReason(expired)}`,
-)
-
-// 2. A job that is running when its deadline comes.
-const deadline = Deadline.after(500)
-const running = await addWithDeadline(queue, 'weekly-report', { user: 2 }, { deadline })
-const reason = await failedReason(running)
-const lateMs = callEnded.get(running.id) - deadline.expiresAt
-console.log(
-  `running job ${running.id} (500 ms budget, upstream takes 5000 ms): call aborted ${Math.max(0, lateMs).toFixed(0)} ms after the deadline — ${reason}`,
-)
-
-const { expired: e, stopped, retriesDropped } = processor.counts
-console.log(`worker counts: expired ${e}, stopped ${stopped}, retries dropped ${retriesDropped}`)
-
-await worker.close()
-await events.close()
-await queue.close()
-await fetch.close()
-upstream.closeAllConnections()
-upstream.close()
-await redis.stop()

@@ -5,7 +5,7 @@
 // idle machine, up to 100 ms on a busy one. Run: npm run build && node examples/grpc-chain/index.mjs
 
 import * as grpc from '@grpc/grpc-js'
-import { DEADLINE_HEADER } from '@hourglass/core'
+import { DEADLINE_EXPIRED_HEADER, DEADLINE_HEADER } from '@hourglass/core'
 import { deadline, deadlineErrors } from '@hourglass/express'
 import { createFetch } from '@hourglass/fetch'
 import {
@@ -70,9 +70,17 @@ inventory.addService(
     async check(call, callback) {
       seen.inventory = Math.round(deadlineOf(call).budgetMs) // = currentDeadline()
       const res = await fetch(`${stockUrl}/stock/${call.request.item}`) // deadline: this call's
-      if (res.status === 504) {
-        await res.body.cancel()
-        return callback({ code: grpc.status.DEADLINE_EXCEEDED, details: 'stock ran out of time' })
+      if (!res.ok) {
+        await res.body?.cancel()
+        // Only the 504 a deadline answers (x-deadline-expired: 1) is stock
+        // running out of the time this call gave it. Any other failure (a 503,
+        // a proxy's own 504) is stock's: neither an answer to pass on as OK
+        // nor a deadline.
+        const expired = res.status === 504 && res.headers.get(DEADLINE_EXPIRED_HEADER) === '1'
+        return callback({
+          code: expired ? grpc.status.DEADLINE_EXCEEDED : grpc.status.UNAVAILABLE,
+          details: expired ? 'stock ran out of time' : `stock answered ${res.status}`,
+        })
       }
       callback(null, await res.json())
     },
@@ -113,18 +121,22 @@ for (const [item, budgetMs] of [
   ['apples', 1000],
   ['slow', 300],
 ]) {
+  // This request's figures, not the last one's: a hop its budget never
+  // reached sets none.
+  for (const key of Object.keys(seen)) delete seen[key]
   const started = performance.now()
   const res = await globalThis.fetch(`${edgeUrl}/order/${item}`, {
     headers: { [DEADLINE_HEADER]: String(budgetMs) },
   })
   const ms = Math.round(performance.now() - started)
   console.log(`budget ${budgetMs} ms → ${res.status} after ${ms} ms: ${await res.text()}`)
+  const given = (hop) => (seen[hop] === undefined ? 'not reached' : `${seen[hop]} ms`)
   console.log(
-    `  handlers' budgets: edge ${seen.edge} ms (HTTP) → inventory ${seen.inventory} ms (gRPC) → stock ${seen.stock} ms (HTTP)`,
+    `  handlers' budgets: edge ${given('edge')} (HTTP) → inventory ${given('inventory')} (gRPC) → stock ${given('stock')} (HTTP)`,
   )
 }
 console.log(
-  `  inventory answered ${seen.grpcStatus}; the slow stock lookup stopped: ${seen.stopped}`,
+  `  inventory ${seen.grpcStatus ? `answered ${seen.grpcStatus}` : 'not called'}; the slow stock lookup ${seen.stopped ? `stopped: ${seen.stopped}` : 'not reached'}`,
 )
 
 client.close()

@@ -76,115 +76,145 @@ const redis = await startRedis().catch((error) => {
 // BullMQ's connections are closed first: cut by the server's exit instead, each
 // would print an ECONNRESET stack on the way out.
 const bullmq = []
+let stopping = false
 process.once('exit', () => void redis.stop())
 for (const [signal, code] of [
   ['SIGINT', 130],
   ['SIGTERM', 143],
 ]) {
   process.once(signal, () => {
+    stopping = true
     void Promise.allSettled(bullmq.map((c) => c.close(true)))
       .then(() => redis.stop())
       .finally(() => process.exit(code))
   })
 }
-const connection = { host: '127.0.0.1', port: redis.port, maxRetriesPerRequest: null }
-const fetch = createFetch()
-const worker = new Worker(
-  'quotes',
-  withDeadline(async (job) => (await fetch(`${pricesUrl}/price/${job.data.item}`)).json()),
-  { connection },
-)
-const queue = new Queue('quotes', { connection })
-const queueEvents = new QueueEvents('quotes', { connection })
-bullmq.push(worker, queue, queueEvents)
-await queueEvents.waitUntilReady()
+// The run below goes on while the handler closes its connections: stopped
+// mid-run, its job cannot be added and its request fails. That failure is the
+// stop, not an error of the run (the handler exits with the signal's code once
+// Redis is down): not printed, nor left to reach the top level, where it would
+// end the process at once, before Redis was stopped.
+try {
+  const connection = { host: '127.0.0.1', port: redis.port, maxRetriesPerRequest: null }
+  const fetch = createFetch()
+  const worker = new Worker(
+    'quotes',
+    withDeadline(async (job) => {
+      const res = await fetch(`${pricesUrl}/price/${job.data.item}`)
+      // An error answer (a 503, a 504) fails the job: returned, it would be
+      // the job's result, and the quote the edge would answer 200 with.
+      if (!res.ok) {
+        await res.body?.cancel()
+        throw new Error(`prices answered ${res.status}`)
+      }
+      return res.json()
+    }),
+    { connection },
+  )
+  const queue = new Queue('quotes', { connection })
+  const queueEvents = new QueueEvents('quotes', { connection })
+  bullmq.push(worker, queue, queueEvents)
+  await queueEvents.waitUntilReady()
 
-// Quotes (gRPC): enqueues the job under the call's deadline and waits for its answer.
-const json = {
-  serialize: (value) => Buffer.from(JSON.stringify(value)),
-  deserialize: (bytes) => JSON.parse(bytes.toString()),
-}
-const quotesService = {
-  quote: {
-    path: '/shop.Quotes/Quote',
-    requestStream: false,
-    responseStream: false,
-    requestSerialize: json.serialize,
-    requestDeserialize: json.deserialize,
-    responseSerialize: json.serialize,
-    responseDeserialize: json.deserialize,
-  },
-}
-const quotes = new grpc.Server({ interceptors: [deadlineServerInterceptor()] })
-quotes.addService(
-  quotesService,
-  grpcDeadlineErrors({
-    async quote(call, callback) {
-      const job = await addWithDeadline(queue, 'price', { item: call.request.item }) // under the call's deadline
-      callback(null, await job.waitUntilFinished(queueEvents))
+  // Quotes (gRPC): enqueues the job under the call's deadline and waits for its answer.
+  const json = {
+    serialize: (value) => Buffer.from(JSON.stringify(value)),
+    deserialize: (bytes) => JSON.parse(bytes.toString()),
+  }
+  const quotesService = {
+    quote: {
+      path: '/shop.Quotes/Quote',
+      requestStream: false,
+      responseStream: false,
+      requestSerialize: json.serialize,
+      requestDeserialize: json.deserialize,
+      responseSerialize: json.serialize,
+      responseDeserialize: json.deserialize,
     },
-  }),
-)
-const port = await new Promise((resolve, reject) =>
-  quotes.bindAsync('127.0.0.1:0', grpc.ServerCredentials.createInsecure(), (e, p) =>
-    e ? reject(e) : resolve(p),
-  ),
-)
-const Quotes = grpc.makeGenericClientConstructor(quotesService, 'Quotes')
-const client = new Quotes(`127.0.0.1:${port}`, grpc.credentials.createInsecure(), {
-  interceptors: [deadlineInterceptor()],
-})
+  }
+  const quotes = new grpc.Server({ interceptors: [deadlineServerInterceptor()] })
+  quotes.addService(
+    quotesService,
+    grpcDeadlineErrors({
+      async quote(call, callback) {
+        const job = await addWithDeadline(queue, 'price', { item: call.request.item }) // under the call's deadline
+        callback(null, await job.waitUntilFinished(queueEvents))
+      },
+    }),
+  )
+  const port = await new Promise((resolve, reject) =>
+    quotes.bindAsync('127.0.0.1:0', grpc.ServerCredentials.createInsecure(), (e, p) =>
+      e ? reject(e) : resolve(p),
+    ),
+  )
+  const Quotes = grpc.makeGenericClientConstructor(quotesService, 'Quotes')
+  const client = new Quotes(`127.0.0.1:${port}`, grpc.credentials.createInsecure(), {
+    interceptors: [deadlineInterceptor()],
+  })
 
-// Edge (HTTP): the client's budget in, a gRPC call out.
-const edge = express()
-edge.use(deadline({ maxMs: 10_000 }))
-edge.get(
-  '/quote/:item',
-  handle(async (req, res) => {
-    const answer = await new Promise((resolve, reject) =>
-      client.quote({ item: req.params.item }, (error, value) =>
-        error ? reject(fromGrpcError(error)) : resolve(value),
-      ),
-    )
-    res.json(answer)
-  }),
-)
-edge.use(deadlineErrors())
-const edgeUrl = await serve(edge)
+  // Edge (HTTP): the client's budget in, a gRPC call out.
+  const edge = express()
+  edge.use(deadline({ maxMs: 10_000 }))
+  edge.get(
+    '/quote/:item',
+    handle(async (req, res) => {
+      const answer = await new Promise((resolve, reject) =>
+        client.quote({ item: req.params.item }, (error, value) =>
+          error ? reject(fromGrpcError(error)) : resolve(value),
+        ),
+      )
+      res.json(answer)
+    }),
+  )
+  edge.use(deadlineErrors())
+  const edgeUrl = await serve(edge)
 
-const res = await globalThis.fetch(`${edgeUrl}/quote/apples`, {
-  headers: { [DEADLINE_HEADER]: '1000' },
-})
-console.log(`GET /quote/apples with 1000 ms → ${res.status} ${await res.text()}`)
+  const res = await globalThis.fetch(`${edgeUrl}/quote/apples`, {
+    headers: { [DEADLINE_HEADER]: '1000' },
+  })
+  // Stopped meanwhile, this answer is the stop's (a job that could not be
+  // added, a 500), not one to print and draw: the catch below ends the run quietly.
+  if (stopping) throw new Error('stopped by a signal')
+  console.log(`GET /quote/apples with 1000 ms → ${res.status} ${await res.text()}`)
 
-await provider.forceFlush()
-const spans = exporter.getFinishedSpans()
-// What each hop was given, from its span: the budget shrinks as it travels.
-const SERVER = 1
-const given = (match) => Math.round(spans.find(match)?.attributes['hourglass.deadline.budget_ms'])
-const hops = [
-  ['edge', 'HTTP', given((s) => s.kind === SERVER && s.attributes['url.path'] === '/quote/apples')],
-  ['quotes', 'gRPC', given((s) => s.kind === SERVER && s.name === 'shop.Quotes/Quote')],
-  ['job', 'queue', given((s) => s.name === 'process quotes')],
-  [
-    'prices',
-    'HTTP',
-    given((s) => s.kind === SERVER && s.attributes['url.path'] === '/price/apples'),
-  ],
-]
-console.log(`budgets: ${hops.map(([hop, via, ms]) => `${hop} ${ms} ms (${via})`).join(' → ')}\n`)
-printWaterfall(spans)
+  await provider.forceFlush()
+  const spans = exporter.getFinishedSpans()
+  // What each hop was given, from its span: the budget shrinks as it travels.
+  const SERVER = 1
+  // A hop the request never reached (its budget ran out before) has no span.
+  const given = (match) => spans.find(match)?.attributes['hourglass.deadline.budget_ms']
+  const hops = [
+    [
+      'edge',
+      'HTTP',
+      given((s) => s.kind === SERVER && s.attributes['url.path'] === '/quote/apples'),
+    ],
+    ['quotes', 'gRPC', given((s) => s.kind === SERVER && s.name === 'shop.Quotes/Quote')],
+    ['job', 'queue', given((s) => s.name === 'process quotes')],
+    [
+      'prices',
+      'HTTP',
+      given((s) => s.kind === SERVER && s.attributes['url.path'] === '/price/apples'),
+    ],
+  ]
+  const budget = ([hop, via, ms]) =>
+    ms === undefined ? `${hop} not reached (${via})` : `${hop} ${Math.round(ms)} ms (${via})`
+  console.log(`budgets: ${hops.map(budget).join(' → ')}\n`)
+  printWaterfall(spans)
 
-stop()
-client.close()
-quotes.forceShutdown()
-await worker.close()
-await queueEvents.close()
-await queue.close()
-await fetch.close()
-for (const server of servers) {
-  server.closeAllConnections()
-  server.close()
+  stop()
+  client.close()
+  quotes.forceShutdown()
+  await worker.close()
+  await queueEvents.close()
+  await queue.close()
+  await fetch.close()
+  for (const server of servers) {
+    server.closeAllConnections()
+    server.close()
+  }
+  await redis.stop()
+  await provider.shutdown()
+} catch (error) {
+  if (!stopping) throw error
 }
-await redis.stop()
-await provider.shutdown()
