@@ -1,21 +1,12 @@
-import { fileURLToPath } from 'node:url'
 import { expect, it } from 'vitest'
-import { assertBuilt, runNode } from '../../test/cli/runNode.js'
+import { runExampleWith } from '../../test/support/runExampleWith.js'
 
 // A shorter budget for the second request, as a user trying one would set:
 // it runs out before any handler. The example printed the first request's
 // budgets again as the second's (`seen` was never cleared), and the first
 // one's gRPC status as the slow lookup's.
 it("grpc-chain: a request whose budget reaches no handler prints none of the previous request's figures as its own", async () => {
-  assertBuilt(fileURLToPath(new URL('../../packages/grpc/dist/index.js', import.meta.url)))
-  const run = await runNode(
-    [
-      '--import',
-      fileURLToPath(new URL('./shortSecondBudget.mjs', import.meta.url)),
-      fileURLToPath(new URL('./index.mjs', import.meta.url)),
-    ],
-    { killAfterMs: 20_000 },
-  )
+  const run = await runExampleWith(import.meta.url, './shortSecondBudget.mjs', 'grpc')
   expect(run.code, run.stderr).toBe(0)
   const [, , slow, slowBudgets, outcome] = run.stdout.trimEnd().split('\n')
   expect(slow).toMatch(/ → 504 after \d+ ms: \{"error":"deadline_exceeded","budgetMs":5,/)

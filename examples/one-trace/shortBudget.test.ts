@@ -1,21 +1,12 @@
-import { fileURLToPath } from 'node:url'
 import { expect, it } from 'vitest'
-import { assertBuilt, runNode } from '../../test/cli/runNode.js'
+import { runExampleWith } from '../../test/support/runExampleWith.js'
 
 // A shorter budget, as a user trying one would set: the request runs out
 // before its last hops, which have no span. Their budgets printed as `NaN ms`.
 it('one-trace: with a budget too short to reach every hop, the hops not reached say so, not NaN ms', async (ctx) => {
-  assertBuilt(fileURLToPath(new URL('../../packages/otel/dist/index.js', import.meta.url)))
   const { redisAvailable } = await import('@hourglass/testkit')
   if (!redisAvailable()) ctx.skip() // under CI this throws instead: the example must run there
-  const run = await runNode(
-    [
-      '--import',
-      fileURLToPath(new URL('./shortBudget.mjs', import.meta.url)),
-      fileURLToPath(new URL('./index.mjs', import.meta.url)),
-    ],
-    { killAfterMs: 20_000 },
-  )
+  const run = await runExampleWith(import.meta.url, './shortBudget.mjs', 'otel')
   expect(run.code, run.stderr).toBe(0)
   const [answer, budgets] = run.stdout.split('\n')
   expect(answer).toMatch(/ → 504 \{"error":"deadline_exceeded","budgetMs":20,/)

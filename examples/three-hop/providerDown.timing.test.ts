@@ -1,6 +1,5 @@
-import { fileURLToPath } from 'node:url'
 import { expect, it } from 'vitest'
-import { assertBuilt, cliBin, runNode } from '../../test/cli/runNode.js'
+import { runExampleWith } from '../../test/support/runExampleWith.js'
 
 // A timing file (run alone): its outcome is decided within a deadline, which
 // a loaded machine could run out first.
@@ -10,15 +9,7 @@ import { assertBuilt, cliBin, runNode } from '../../test/cli/runNode.js'
 // the caller got a 500 about that SyntaxError (`Unexpected token '<'`), the
 // model's failure nowhere in it.
 it('three-hop: a failing provider reaches the caller as a 502 saying why, in JSON, not a 500 about parsing an HTML page', async () => {
-  assertBuilt(cliBin)
-  const run = await runNode(
-    [
-      '--import',
-      fileURLToPath(new URL('./providerDown.mjs', import.meta.url)),
-      fileURLToPath(new URL('./index.mjs', import.meta.url)),
-    ],
-    { killAfterMs: 20_000 },
-  )
+  const run = await runExampleWith(import.meta.url, './providerDown.mjs', 'llm')
   expect(run.code, run.stderr).toBe(0)
   const lines = run.stdout.trimEnd().split('\n')
   expect(lines).toHaveLength(3)
