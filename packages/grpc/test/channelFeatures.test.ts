@@ -1,0 +1,277 @@
+import {
+  type ChannelOptions,
+  type Client,
+  connectivityState,
+  credentials,
+  Metadata,
+  makeGenericClientConstructor,
+  Server,
+  ServerCredentials,
+  type ServiceError,
+  status,
+  type UntypedServiceImplementation,
+} from '@grpc/grpc-js'
+import { ClientClosedError, Deadline, isDeadlineExceeded, runWithDeadline } from '@hourglass/core'
+import { afterEach, describe, expect, it } from 'vitest'
+import { deadlineInterceptor, fromGrpcError } from '../src/index.js'
+import {
+  type Arrival,
+  arrival,
+  deferred,
+  type RunningServer,
+  startServer,
+  unary,
+  type WorkClientApi,
+  workService,
+} from './support/grpc.js'
+
+// What grpc-js does on its own between the interceptor and the wire — a
+// service config's retries and hedging, waitForReady, many calls sharing a
+// channel — as a user configures it, against real servers on 127.0.0.1.
+
+const WorkClient = makeGenericClientConstructor(workService, 'Work')
+
+let server: RunningServer | undefined
+const closers: Array<() => void> = []
+afterEach(async () => {
+  for (const close of closers.splice(0)) close()
+  await server?.close()
+  server = undefined
+})
+
+function client(address: string, channelOptions: ChannelOptions = {}): WorkClientApi {
+  const c = new WorkClient(address, credentials.createInsecure(), {
+    ...channelOptions,
+    interceptors: [deadlineInterceptor()],
+  }) as unknown as WorkClientApi
+  closers.push(() => c.close())
+  return c
+}
+
+function serviceConfig(policy: Record<string, unknown>): ChannelOptions {
+  return {
+    'grpc.service_config': JSON.stringify({
+      methodConfig: [{ name: [{ service: 'hourglass.test.Work' }], ...policy }],
+    }),
+  }
+}
+
+/** A caller's deadline whose `onDone` hooks are counted: taken and released. */
+function countedDeadline(ms: number): { deadline: Deadline; held: () => number } {
+  const deadline = Deadline.after(ms)
+  let held = 0
+  const onDone = deadline.onDone.bind(deadline)
+  deadline.onDone = (listener) => {
+    held++
+    const off = onDone(listener)
+    return () => {
+      held--
+      off()
+    }
+  }
+  return { deadline, held: () => held }
+}
+
+/** Resolves once the client's channel reaches `state` (it is asked to connect). */
+function reaches(c: Client, state: connectivityState): Promise<void> {
+  const channel = c.getChannel()
+  return new Promise((resolve, reject) => {
+    const check = () => {
+      const now = channel.getConnectivityState(true)
+      if (now === state) return resolve()
+      channel.watchConnectivityState(now, Date.now() + 10_000, (error) =>
+        error ? reject(error) : check(),
+      )
+    }
+    check()
+  })
+}
+
+async function bind(address: string, implementation: UntypedServiceImplementation) {
+  const late = new Server()
+  late.addService(workService, implementation)
+  await new Promise<number>((resolve, reject) =>
+    late.bindAsync(address, ServerCredentials.createInsecure(), (error, port) =>
+      error ? reject(error) : resolve(port),
+    ),
+  )
+  closers.push(() => late.forceShutdown())
+  return late
+}
+
+describe('deadlineInterceptor under grpc-js retries (service config retryPolicy)', () => {
+  it("every attempt gets the caller's deadline as it then stands: each grpc-timeout is shorter than the last, and the call ends at the caller's deadline", async () => {
+    const arrivals: Arrival[] = []
+    server = await startServer({
+      unary(call: Parameters<typeof arrival>[0], callback: (e: Partial<ServiceError>) => void) {
+        arrivals.push(arrival(call))
+        // Answered after a while: grpc-js's 5 attempts would take longer than the budget.
+        setTimeout(() => callback({ code: status.UNAVAILABLE, details: 'try again' }), 60)
+      },
+    })
+    const c = client(
+      server.address,
+      serviceConfig({
+        retryPolicy: {
+          maxAttempts: 5,
+          initialBackoff: '0.01s',
+          maxBackoff: '0.01s',
+          backoffMultiplier: 1,
+          retryableStatusCodes: ['UNAVAILABLE'],
+        },
+      }),
+    )
+    const { deadline, held } = countedDeadline(200)
+    const { error } = await runWithDeadline(deadline, () => unary(c, {}))
+    expect(error?.code).toBe(status.DEADLINE_EXCEEDED)
+    expect(deadline.done).toBe(true)
+    expect(isDeadlineExceeded(fromGrpcError(error))).toBe(true)
+    expect(arrivals.length).toBeGreaterThan(1)
+    for (let i = 1; i < arrivals.length; i++) {
+      expect(arrivals[i]!.grpcMs).toBeLessThan(arrivals[i - 1]!.grpcMs)
+    }
+    // The header is the first attempt's (see Limits): never less than a retry's grpc-timeout.
+    const header = Number(arrivals[0]!.header)
+    for (const a of arrivals) {
+      expect(a.header).toBe(arrivals[0]!.header)
+      expect(a.grpcMs).toBeLessThanOrEqual(header)
+    }
+    expect(held()).toBe(0)
+  })
+
+  it('hedged attempts are all cancelled at the server when the caller leaves', async () => {
+    const started: Array<Promise<void>> = []
+    const allStarted = deferred()
+    server = await startServer({
+      unary(call: { on(event: 'cancelled', listener: () => void): void }) {
+        const cancelled = deferred()
+        call.on('cancelled', () => cancelled.resolve())
+        started.push(cancelled.promise)
+        if (started.length === 3) allStarted.resolve()
+      },
+    })
+    const c = client(
+      server.address,
+      serviceConfig({
+        hedgingPolicy: { maxAttempts: 3, hedgingDelay: '0.01s', nonFatalStatusCodes: [] },
+      }),
+    )
+    const { deadline, held } = countedDeadline(60_000)
+    const answer = runWithDeadline(deadline, () => unary(c, {}))
+    await allStarted.promise
+    deadline.cancel(new ClientClosedError())
+    const { error } = await answer
+    expect(error?.code).toBe(status.CANCELLED)
+    expect(fromGrpcError(error)).toBeInstanceOf(ClientClosedError)
+    await Promise.all(started)
+    expect(held()).toBe(0)
+  })
+})
+
+describe('deadlineInterceptor with waitForReady', () => {
+  async function freeAddress(): Promise<string> {
+    const probe = await startServer({})
+    await probe.close()
+    return probe.address
+  }
+  const fastReconnect: ChannelOptions = {
+    'grpc.initial_reconnect_backoff_ms': 20,
+    'grpc.max_reconnect_backoff_ms': 20,
+  }
+
+  it("a call waiting for a server that starts late within the budget is answered, with the caller's deadline", async () => {
+    const address = await freeAddress()
+    const c = client(address, fastReconnect)
+    await reaches(c, connectivityState.TRANSIENT_FAILURE)
+    const { deadline, held } = countedDeadline(10_000)
+    const answer = runWithDeadline(deadline, () =>
+      unary(c, {}, {}, new Metadata({ waitForReady: true })),
+    )
+    await bind(address, {
+      unary(call: Parameters<typeof arrival>[0], callback: (e: null, v: Arrival) => void) {
+        callback(null, arrival(call))
+      },
+    })
+    const { value, error } = await answer
+    expect(error).toBeUndefined()
+    // It went out with the caller's deadline (grpc-timeout, written when the stream opened) and header.
+    expect((value as Arrival).grpcMs).toBeLessThanOrEqual(10_000)
+    expect(Number((value as Arrival).header)).toBeLessThanOrEqual(10_000)
+    expect(held()).toBe(0)
+  })
+
+  it('a call still waiting when the caller leaves is cancelled, and not sent when the server comes up', async () => {
+    const address = await freeAddress()
+    const c = client(address, fastReconnect)
+    await reaches(c, connectivityState.TRANSIENT_FAILURE)
+    const { deadline, held } = countedDeadline(60_000)
+    const answer = runWithDeadline(deadline, () =>
+      unary(c, {}, {}, new Metadata({ waitForReady: true })),
+    )
+    deadline.cancel(new ClientClosedError())
+    const { error } = await answer
+    expect(error?.code).toBe(status.CANCELLED)
+    let handled = 0
+    await bind(address, {
+      unary(_call: unknown, callback: (e: null, v: unknown) => void) {
+        handled++
+        callback(null, {})
+      },
+    })
+    // Another call on the same channel goes through: the cancelled one went nowhere before it.
+    expect((await unary(c, {}, {}, new Metadata({ waitForReady: true }))).error).toBeUndefined()
+    expect(handled).toBe(1)
+    expect(held()).toBe(0)
+  })
+})
+
+describe('deadlineInterceptor: metadata and many calls on one channel', () => {
+  it("x-deadline-remaining-ms set by hand (twice) is replaced by the caller's budget, once, on a copy", async () => {
+    const seen: string[][] = []
+    server = await startServer({
+      unary(call: { metadata: Metadata }, callback: (e: null, v: unknown) => void) {
+        seen.push(call.metadata.get('x-deadline-remaining-ms').map(String))
+        callback(null, {})
+      },
+    })
+    const c = client(server.address)
+    const metadata = new Metadata()
+    metadata.add('x-deadline-remaining-ms', '99999')
+    metadata.add('x-deadline-remaining-ms', '5')
+    const deadline = Deadline.after(10_000)
+    expect(
+      (await runWithDeadline(deadline, () => unary(c, {}, {}, metadata))).error,
+    ).toBeUndefined()
+    expect(seen[0]).toHaveLength(1)
+    expect(Number(seen[0]![0])).toBeLessThanOrEqual(10_000)
+    expect(Number(seen[0]![0])).toBeGreaterThan(5)
+    expect(metadata.get('x-deadline-remaining-ms')).toEqual(['99999', '5'])
+  })
+
+  it('concurrent calls on one channel each end by their own deadline, and release their hooks', async () => {
+    server = await startServer({
+      unary(call: { request: { answer: boolean } }, callback: (e: null, v: unknown) => void) {
+        if (call.request.answer) callback(null, {})
+        // The others are never answered: only their deadline ends them.
+      },
+    })
+    const c = client(server.address)
+    const calls = Array.from({ length: 40 }, (_, i) => {
+      const short = i % 2 === 0
+      const counted = countedDeadline(short ? 30 + i : 60_000)
+      const answer = runWithDeadline(counted.deadline, () => unary(c, { answer: !short }))
+      return { short, ...counted, answer }
+    })
+    for (const call of calls) {
+      const { error } = await call.answer
+      if (call.short) {
+        expect(error?.code).toBe(status.DEADLINE_EXCEEDED)
+        expect(call.deadline.done).toBe(true)
+      } else {
+        expect(error).toBeUndefined()
+        expect(call.deadline.done).toBe(false)
+      }
+      expect(call.held()).toBe(0)
+    }
+  })
+})
