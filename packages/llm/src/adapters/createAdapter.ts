@@ -1,6 +1,8 @@
 import { systemClock } from '@hourglass/core'
 import { createFetch, type DeadlineDispatchOptions, type HourglassFetch } from '@hourglass/fetch'
 import { request as undiciRequest } from 'undici'
+import { StreamCollector } from '../call/StreamCollector.js'
+import { unwritableToolCall } from '../dialects/blocks.js'
 import type { Dialect } from '../dialects/Dialect.js'
 import { headerValue } from '../dialects/errorHeaders.js'
 import { MAX_JSON_BODY_CHARS, parseAnswerJson, parseJson } from '../dialects/safeJson.js'
@@ -8,6 +10,7 @@ import { ProviderError } from '../errors/ProviderError.js'
 import {
   isMalformedReply,
   isProviderReplyError,
+  malformedReply,
   type ProviderReplyError,
 } from '../errors/ProviderReplyError.js'
 import { ResponseTooLargeError } from '../errors/ResponseTooLargeError.js'
@@ -399,7 +402,58 @@ export function createAdapter(
       }
       throw thrown
     }
+    // A tool call too deep to write again (`argumentsText`) is an answer that
+    // cannot be read: charging it, replaying it as a stream or sending it
+    // back in the history threw a raw RangeError.
+    const unwritable = answered ? unwritableToolCall(response.content) : undefined
+    if (unwritable !== undefined) {
+      const thrown = malformedReply(`tool call "${unwritable.name}" (arguments nested too deep)`)
+      return unreadable(res, send, text, thrown)
+    }
     return { ok: true, response: attribute(withReportedUsage(response)) }
+  }
+
+  /**
+   * A whole-answer request answered with a stream (a server or proxy that
+   * ignores `stream: false`, or streams every answer): read, whole, as the
+   * stream it is. Parsed as JSON it was "no JSON at all", a proxy's page —
+   * asked again, each time generated and billed, charged nothing, and the
+   * call failed. What the stream's events say (an error frame, a cut before
+   * its finish, an event that cannot be read) fails as it would streamed,
+   * thrown to `attempt`, which returns a `ProviderError` as it is; a stream
+   * with no answer in it is the empty body it amounts to.
+   */
+  const wholeOfStream = async (
+    res: Reply,
+    send: SendOptions,
+    text: string,
+  ): Promise<{ ok: true; status: number; response: ChatResponse } | Failure> => {
+    const collector = new StreamCollector(dialect.wire === 'openai')
+    const { events } = streamOf(
+      bodyOfText(text),
+      dialectFor(send),
+      send,
+      context(send),
+      maxStreamBytes,
+    )
+    for await (const event of events) collector.add(event)
+    if (collector.empty) {
+      return fail(send, {
+        kind: 'server_error',
+        retryable: true,
+        status: res.statusCode,
+        message: `the ${res.statusCode} reply is a stream with no answer in it; nothing was generated, asked again`,
+      })
+    }
+    const requestId =
+      dialect.requestIdHeader === undefined
+        ? undefined
+        : headerValue(res.headers, dialect.requestIdHeader)
+    return {
+      ok: true,
+      status: res.statusCode,
+      response: attribute(withReportedUsage(collector.response(name, model, requestId))),
+    }
   }
 
   const adapter: ModelAdapter = {
@@ -421,6 +475,9 @@ export function createAdapter(
       return attempt(request, send, false, async (res) => {
         const text = await readText(res, send)
         if (typeof text !== 'string') return text
+        if (res.statusCode >= 200 && res.statusCode < 300 && looksLikeSse(text)) {
+          return wholeOfStream(res, send, text)
+        }
         const answer = answerOf(res, send, text)
         return answer.ok ? { ok: true, status: res.statusCode, response: answer.response } : answer
       })

@@ -260,7 +260,7 @@ export class CostBudget {
       cached,
       Math.min(tokens(usage?.cacheCreationInputTokens), input - cached),
     )
-    this.#spentUsd += usd
+    this.#spend(usd)
     return usd
   }
 
@@ -284,8 +284,13 @@ export class CostBudget {
       estimatePromptTokens(request),
       tokens(outputTokens),
     )
-    this.#spentUsd += usd
+    this.#spend(usd)
     return usd
+  }
+
+  /** Adds to the spend, which stays finite: still over any finite limit. */
+  #spend(usd: number): void {
+    this.#spentUsd = Math.min(this.#spentUsd + usd, Number.MAX_VALUE)
   }
 
   #price(model: string, provider: string | undefined): ModelPrice {
@@ -425,13 +430,27 @@ function cost(
   cachedTokens = 0,
   cacheWriteTokens = 0,
 ): number {
-  return (
-    ((inputTokens - cachedTokens - cacheWriteTokens) * price.inputPerMTok +
-      cachedTokens * cachedPrice(price) +
-      cacheWriteTokens * cacheWritePrice(price) +
-      outputTokens * price.outputPerMTok) /
-    1_000_000
+  // Finite whatever the counts: a usage of 1e308 tokens (a provider's word)
+  // priced at $5 per million was Infinity — in the spend, the attempt
+  // record's `costUsd` and the span. The largest finite number is still
+  // over any limit.
+  return Math.min(
+    (priced(inputTokens - cachedTokens - cacheWriteTokens, price.inputPerMTok) +
+      priced(cachedTokens, cachedPrice(price)) +
+      priced(cacheWriteTokens, cacheWritePrice(price)) +
+      priced(outputTokens, price.outputPerMTok)) /
+      1_000_000,
+    Number.MAX_VALUE,
   )
+}
+
+/**
+ * `tokens` at `perMTok`; none costs 0 whatever the price — the default
+ * cache-write price of a finite price past MAX_VALUE / 2 is Infinity, and
+ * 0 × Infinity made the spend NaN, which never trips a limit again.
+ */
+function priced(tokens: number, perMTok: number): number {
+  return tokens === 0 ? 0 : tokens * perMTok
 }
 
 function worstOutput(price: ModelPrice, maxTokens: number): number {
@@ -439,12 +458,13 @@ function worstOutput(price: ModelPrice, maxTokens: number): number {
 }
 
 /**
- * A reported token count: a number ≥ 0, anything else 0. Infinity becomes
- * the largest finite number: still over any limit, but 0 at a free model's
- * price (Infinity × 0 is NaN).
+ * A reported token count: a number ≥ 0, anything else 0. Past
+ * `Number.MAX_SAFE_INTEGER` (Infinity too) it is clamped to it, as the
+ * dialects clamp a provider's counts: 0 at a free model's price (Infinity
+ * × 0 is NaN), and priced, finite (`cost` bounds the rest).
  */
 function tokens(value: unknown): number {
-  return typeof value === 'number' && value >= 0 ? Math.min(value, Number.MAX_VALUE) : 0
+  return typeof value === 'number' && value >= 0 ? Math.min(value, Number.MAX_SAFE_INTEGER) : 0
 }
 
 function checkPrices(name: string, prices: Readonly<Record<string, ModelPrice>>): void {

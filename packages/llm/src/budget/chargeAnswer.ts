@@ -1,3 +1,4 @@
+import { argumentsText } from '../dialects/blocks.js'
 import type { ChatRequest, ChatResponse, ContentBlock } from '../types.js'
 import { deliveredTokens } from './billedFailure.js'
 import type { CostBudget } from './CostBudget.js'
@@ -44,11 +45,9 @@ function outputChars(content: readonly ContentBlock[]): number {
     else if (block.type === 'thinking') chars += block.thinking.length
     else if (block.type === 'tool_call') {
       chars += block.name.length
-      chars +=
-        block.rawArguments?.length ??
-        (typeof block.arguments === 'string'
-          ? block.arguments.length
-          : (JSON.stringify(block.arguments) ?? '').length)
+      // Arguments too deep to write (`argumentsText`) count nothing: the
+      // charge of an answer without usage is a lower bound anyway.
+      chars += block.rawArguments?.length ?? argumentsText(block.arguments)?.length ?? 0
     }
   }
   return chars

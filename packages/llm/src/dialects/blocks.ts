@@ -37,7 +37,52 @@ export function stringifyArguments(args: unknown): string {
 }
 
 /**
- * Whether a provider's usage said anything: one of its counts is a finite
+ * Tool-call arguments as JSON text, or undefined when they cannot be
+ * written: nested deeper than the stack allows. V8's JSON.parse reads any
+ * depth, JSON.stringify recurses, so a provider's tool call nested 100 000
+ * levels deep (a broken or hostile upstream's) parsed, then threw a raw
+ * RangeError out of `callModel` wherever it was written again.
+ */
+export function argumentsText(args: unknown): string | undefined {
+  if (typeof args === 'string') return args
+  try {
+    return JSON.stringify(args ?? {})
+  } catch {
+    return undefined
+  }
+}
+
+/** The first tool call of `blocks` whose arguments cannot be written as JSON (`argumentsText`), if any. */
+export function unwritableToolCall(
+  blocks: readonly ContentBlock[],
+): (ContentBlock & { type: 'tool_call' }) | undefined {
+  for (const block of blocks) {
+    if (block.type !== 'tool_call' || block.rawArguments !== undefined) continue
+    if (argumentsText(block.arguments) === undefined) return block
+  }
+  return undefined
+}
+
+/**
+ * The largest token count kept: a provider's count past it (1e308, a JSON
+ * `1e400` read as Infinity) is absurd, and is clamped here rather than
+ * dropped or passed on — summed (Anthropic's input with its cache counts,
+ * Gemini's output with its thoughts) or priced, 1e308 became Infinity: an
+ * input of 0 tokens, or a spend of Infinity. Counts up to it stay exact,
+ * and a few of them added, or priced, stay finite.
+ */
+export const MAX_TOKEN_COUNT = Number.MAX_SAFE_INTEGER
+
+/**
+ * A token count as the provider reported it, clamped to `MAX_TOKEN_COUNT`;
+ * undefined when it said none: no number, NaN or negative.
+ */
+export function countOf(value: unknown): number | undefined {
+  return typeof value === 'number' && value >= 0 ? Math.min(value, MAX_TOKEN_COUNT) : undefined
+}
+
+/**
+ * Whether a provider's usage said anything: one of its counts is a
  * non-negative number. A missing `usage` (or one of nulls) is read as zeros
  * by `usageOf`; this tells those zeros from a report of none
  * (`ChatResponse.usageReported`).
@@ -47,28 +92,26 @@ export function anyCount(...values: unknown[]): boolean {
 }
 
 export function usageOf(inputTokens: unknown, outputTokens: unknown): Usage {
-  return { inputTokens: count(inputTokens), outputTokens: count(outputTokens) }
+  return { inputTokens: countOf(inputTokens) ?? 0, outputTokens: countOf(outputTokens) ?? 0 }
 }
 
 /**
  * `usage` with the cached-input and reasoning counts the provider reported
  * (`Usage.cachedInputTokens`, `Usage.reasoningTokens`). A count that is not
- * a finite non-negative number was not reported: the field stays absent,
- * not 0, so "none cached" and "not said" stay apart.
+ * a non-negative number was not reported: the field stays absent, not 0, so
+ * "none cached" and "not said" stay apart.
  */
 export function withUsageDetails(usage: Usage, cached: unknown, reasoning: unknown): Usage {
-  if (isCount(cached)) usage.cachedInputTokens = cached
-  if (isCount(reasoning)) usage.reasoningTokens = reasoning
+  const cachedTokens = countOf(cached)
+  if (cachedTokens !== undefined) usage.cachedInputTokens = cachedTokens
+  const reasoningTokens = countOf(reasoning)
+  if (reasoningTokens !== undefined) usage.reasoningTokens = reasoningTokens
   return usage
 }
 
-/** A finite number ≥ 0: a count the provider reported. */
-export function isCount(value: unknown): value is number {
-  return typeof value === 'number' && Number.isFinite(value) && value >= 0
-}
-
-function count(value: unknown): number {
-  return typeof value === 'number' && Number.isFinite(value) && value >= 0 ? value : 0
+/** A number ≥ 0: a count the provider reported (`countOf` clamps it). */
+export function isCount(value: unknown): boolean {
+  return countOf(value) !== undefined
 }
 
 export function mapFinish(

@@ -1,6 +1,14 @@
 import { malformedReply } from '../../errors/ProviderReplyError.js'
 import type { ChatResponse, ContentBlock, FinishReason, Usage } from '../../types.js'
-import { anyCount, isCount, mapFinish, textOf, usageOf, withUsageDetails } from '../blocks.js'
+import {
+  anyCount,
+  countOf,
+  MAX_TOKEN_COUNT,
+  mapFinish,
+  textOf,
+  usageOf,
+  withUsageDetails,
+} from '../blocks.js'
 import type { ResponseMeta } from '../Dialect.js'
 import { headerValue } from '../errorHeaders.js'
 import { asArray, get, getRecord, getString, parseAnswerJson } from '../safeJson.js'
@@ -23,17 +31,21 @@ export const ANTHROPIC_FINISH: Readonly<Record<string, FinishReason>> = {
  */
 export function anthropicUsage(usage: unknown, outputTokens?: unknown): Usage {
   const cacheRead = get(usage, 'cache_read_input_tokens')
-  const input =
-    num(get(usage, 'input_tokens')) +
-    num(get(usage, 'cache_creation_input_tokens')) +
-    num(cacheRead)
+  // Each count clamped before the sum, and the sum after: three counts of
+  // 1e308 summed to Infinity, read as an input of 0.
+  const input = Math.min(
+    (countOf(get(usage, 'input_tokens')) ?? 0) +
+      (countOf(get(usage, 'cache_creation_input_tokens')) ?? 0) +
+      (countOf(cacheRead) ?? 0),
+    MAX_TOKEN_COUNT,
+  )
   const normalised = withUsageDetails(
     usageOf(input, outputTokens ?? get(usage, 'output_tokens')),
     cacheRead,
     undefined,
   )
-  const cacheWrite = get(usage, 'cache_creation_input_tokens')
-  if (isCount(cacheWrite)) normalised.cacheCreationInputTokens = cacheWrite
+  const cacheWrite = countOf(get(usage, 'cache_creation_input_tokens'))
+  if (cacheWrite !== undefined) normalised.cacheCreationInputTokens = cacheWrite
   return normalised
 }
 
@@ -45,10 +57,6 @@ export function anthropicUsageReported(usage: unknown, outputTokens?: unknown): 
     get(usage, 'cache_read_input_tokens'),
     outputTokens ?? get(usage, 'output_tokens'),
   )
-}
-
-function num(v: unknown): number {
-  return typeof v === 'number' && Number.isFinite(v) && v > 0 ? v : 0
 }
 
 /** Messages API body → normalised response. `redacted_thinking` is kept as empty thinking, `redacted`, its `data` as the signature. */

@@ -1,6 +1,6 @@
 import { malformedReply, ProviderReplyError } from '../../errors/ProviderReplyError.js'
 import type { FinishReason, StreamEvent } from '../../types.js'
-import { mapFinish } from '../blocks.js'
+import { countOf, mapFinish } from '../blocks.js'
 import type { StreamParser } from '../Dialect.js'
 import { EMPTY_ARGUMENTS, isEmptyArguments } from '../emptyToolArguments.js'
 import { isBlank } from '../isBlank.js'
@@ -151,10 +151,7 @@ export function createAnthropicStreamParser(): StreamParser {
 
 /** Whether `usage` has an input count (`message_start`'s, or a `message_delta`'s). */
 function anthropicInputReported(usage: Record<string, unknown>): boolean {
-  return INPUT_USAGE_FIELDS.some((field) => {
-    const value = usage[field]
-    return typeof value === 'number' && Number.isFinite(value) && value > 0
-  })
+  return INPUT_USAGE_FIELDS.some((field) => (countOf(usage[field]) ?? 0) > 0)
 }
 
 /** The cumulative input counts a `message_delta` may repeat (`anthropicUsage` sums them). */

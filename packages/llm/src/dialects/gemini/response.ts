@@ -1,9 +1,17 @@
 import { malformedReply, ProviderReplyError } from '../../errors/ProviderReplyError.js'
 import type { ChatResponse, ContentBlock, FinishReason, Usage } from '../../types.js'
-import { anyCount, mapFinish, textOf, usageOf, withUsageDetails } from '../blocks.js'
+import {
+  anyCount,
+  countOf,
+  MAX_TOKEN_COUNT,
+  mapFinish,
+  textOf,
+  usageOf,
+  withUsageDetails,
+} from '../blocks.js'
 import type { ResponseMeta } from '../Dialect.js'
 import { GeneratedCallIds } from '../GeneratedCallIds.js'
-import { asArray, get, getRecord, getString, parseAnswerJson } from '../safeJson.js'
+import { asArray, asRecord, get, getRecord, getString, parseAnswerJson } from '../safeJson.js'
 import { joinStreamedChunks } from './joinStreamedChunks.js'
 
 export const GEMINI_FINISH: Readonly<Record<string, FinishReason>> = {
@@ -48,9 +56,14 @@ export const GEMINI_FINISH: Readonly<Record<string, FinishReason>> = {
  * (`cachedInputTokens`), as OpenAI's `cached_tokens` is of its `prompt_tokens`.
  */
 export function geminiUsage(metadata: unknown): Usage {
-  const out = get(metadata, 'candidatesTokenCount')
+  // Each count read as one (a negative or NaN one as none), and the sum
+  // clamped: a candidates count of -100 took 100 off the thoughts, and two
+  // of 1e308 summed to Infinity, read as an output of 0.
   const thoughts = get(metadata, 'thoughtsTokenCount')
-  const output = (typeof out === 'number' ? out : 0) + (typeof thoughts === 'number' ? thoughts : 0)
+  const output = Math.min(
+    (countOf(get(metadata, 'candidatesTokenCount')) ?? 0) + (countOf(thoughts) ?? 0),
+    MAX_TOKEN_COUNT,
+  )
   return withUsageDetails(
     usageOf(get(metadata, 'promptTokenCount'), output),
     get(metadata, 'cachedContentTokenCount'),
@@ -109,7 +122,9 @@ export function geminiFinish(reason: unknown, content: readonly ContentBlock[]):
 export function parseGeminiResponse(body: unknown, _meta: ResponseMeta = {}): ChatResponse {
   const parsed = typeof body === 'string' ? parseAnswerJson(body) : body
   const json = Array.isArray(parsed) ? joinStreamedChunks(parsed) : parsed
-  const candidate = asArray(get(json, 'candidates'))[0]
+  // A candidate that is no object (`candidates: [null]`) is no candidate:
+  // read as one, it was an empty success — no text, no finish reason, billed.
+  const candidate = asRecord(asArray(get(json, 'candidates'))[0])
   if (candidate === undefined) {
     const blockReason = getString(getRecord(json, 'promptFeedback'), 'blockReason')
     if (blockReason === undefined) throw malformedReply('Gemini response (no candidates)')

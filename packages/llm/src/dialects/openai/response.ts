@@ -9,6 +9,7 @@ import type {
 } from '../../types.js'
 import {
   anyCount,
+  countOf,
   mapFinish,
   parseArguments,
   refusalOf,
@@ -151,20 +152,16 @@ export function openAIUsage(usage: Record<string, unknown> | undefined): Usage {
   )
   // Predicted Outputs (`prediction`, forwarded as sent): how much of the
   // prediction the answer used; the rejected part is billed as output.
-  const accepted = get(details, 'accepted_prediction_tokens')
-  if (isCount(accepted)) out.acceptedPredictionTokens = accepted
-  const rejected = get(details, 'rejected_prediction_tokens')
-  if (isCount(rejected)) out.rejectedPredictionTokens = rejected
+  const accepted = countOf(get(details, 'accepted_prediction_tokens'))
+  if (accepted !== undefined) out.acceptedPredictionTokens = accepted
+  const rejected = countOf(get(details, 'rejected_prediction_tokens'))
+  if (rejected !== undefined) out.rejectedPredictionTokens = rejected
   return out
 }
 
 /** Whether OpenAI's `usage` had a prompt or completion count (`openAIUsage` reads zeros for neither). */
 export function openAIUsageReported(usage: Record<string, unknown> | undefined): boolean {
   return anyCount(get(usage, 'prompt_tokens'), get(usage, 'completion_tokens'))
-}
-
-function isCount(value: unknown): value is number {
-  return typeof value === 'number' && Number.isFinite(value) && value >= 0
 }
 
 /**
