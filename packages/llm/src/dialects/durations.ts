@@ -1,7 +1,12 @@
+import { MAX_TIMER_MS } from '@hourglass/core'
+
 /**
  * Duration strings providers use for waits. All return milliseconds or
- * undefined for anything malformed, negative or not finite: a bad hint means
- * "no hint", never an exception.
+ * undefined for anything malformed or negative: a bad hint means "no hint",
+ * never an exception. A well-formed one too long for any timer is the
+ * longest (2^31-1 ms), however many digits it has: one past what a double
+ * holds (Infinity) read as no hint, and the call retried at its own backoff
+ * a provider that had asked it to stay away.
  */
 
 const GO_UNITS_MS: Record<string, number> = {
@@ -47,5 +52,5 @@ export function untilDateMs(text: string, nowMs: number): number | undefined {
 }
 
 function finiteMs(ms: number): number | undefined {
-  return Number.isFinite(ms) && ms >= 0 ? Math.ceil(ms) : undefined
+  return ms >= 0 ? Math.ceil(Math.min(ms, MAX_TIMER_MS)) : undefined
 }

@@ -113,8 +113,8 @@ function resetWaitMs(headers: HeaderInput | undefined, nowMs: number): number | 
 function parseMs(text: string): number | undefined {
   const s = text.trim()
   if (!/^\d+(?:\.\d+)?$/.test(s)) return undefined
-  const n = Number(s)
-  return Number.isFinite(n) ? Math.ceil(n) : undefined
+  // Any number of digits: past what a double holds is the longest wait (see durations.ts).
+  return Math.ceil(Math.min(Number(s), MAX_TIMER_MS))
 }
 
 function cap(ms: number): number {

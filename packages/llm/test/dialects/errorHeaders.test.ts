@@ -39,6 +39,19 @@ describe('shared retry hints', () => {
     expect(hint({ 'x-ratelimit-reset-requests': '1x' })).toBeUndefined()
   })
 
+  // However many digits: one too large for a double read as no hint at all,
+  // and the call retried at its own backoff a provider that had asked it to
+  // stay away (beyond maxRetryAfterMs it is given up on instead).
+  it('a well-formed hint too large for a double is the largest timer, not no hint', () => {
+    const huge = '9'.repeat(400)
+    expect(hint({ 'retry-after': huge })).toBe(MAX_TIMER_MS)
+    expect(hint({ 'retry-after-ms': huge })).toBe(MAX_TIMER_MS)
+    expect(
+      hint({ 'x-ratelimit-reset-requests': huge, 'x-ratelimit-remaining-requests': '0' }),
+    ).toBe(MAX_TIMER_MS)
+    expect(hint({ 'retry-after': '1e308' })).toBeUndefined() // not delay-seconds (RFC 9110 §10.2.3)
+  })
+
   it('x-should-retry is read from Headers or a plain record, any case, and only true/false count', () => {
     expect(shouldRetryHeader(new Headers({ 'x-should-retry': 'false' }))).toBe(false)
     expect(shouldRetryHeader({ 'X-Should-Retry': 'TRUE' })).toBe(true)
