@@ -65,8 +65,15 @@ function held(reservedUsd: number | undefined): string {
   return reservedUsd ? `${usd(reservedUsd)} held by attempts in flight + ` : ''
 }
 
+/**
+ * Dollars to six decimals, as a bill reads; an amount below a millionth (a
+ * few tokens of a cheap model, a test's tiny limit) to its second
+ * significant digit: at six decimals a 1e-7 limit printed as "$0".
+ */
 function usd(value: number): string {
-  return `$${value.toFixed(6).replace(/0+$/, '').replace(/\.$/, '')}`
+  const small = value !== 0 && Math.abs(value) < 1e-6
+  const digits = small ? Math.min(20, 1 - Math.floor(Math.log10(Math.abs(value)))) : 6
+  return `$${value.toFixed(digits).replace(/0+$/, '').replace(/\.$/, '')}`
 }
 
 export function isBudgetExceeded(error: unknown): error is BudgetExceededError {

@@ -110,4 +110,14 @@ describe('policy errors', () => {
       'cost budget exceeded: $0.5 spent + $0.75 estimated > $1 limit; the attempt was not sent',
     )
   })
+
+  it('names amounts below a millionth of a dollar by their digits, not as $0', () => {
+    // Six decimals alone printed a 1e-7 USD limit (a few tokens of a cheap
+    // model) as "$0 limit", and "$0 spent + $0 estimated > $0 limit" read as nonsense.
+    expect(
+      new BudgetExceededError({ limitUsd: 1e-7, spentUsd: 0, estimateUsd: 1.5e-7 }).message,
+    ).toBe(
+      'cost budget exceeded: $0 spent + $0.00000015 estimated > $0.0000001 limit; the attempt was not sent',
+    )
+  })
 })
