@@ -115,8 +115,12 @@ export function decideRetry(outcome: Outcome, state: RetryState): RetryDecision 
   if (isDnsError(error)) return no('dns-failure')
   if (isConnectError(error)) {
     // A rejected certificate is the peer's answer, not a refused connect: it comes back the same.
-    // So is a proxy's refusal of the tunnel (407, 403): it answers the same again.
-    if (error.certificateRejected || error.proxyStatus !== undefined) return no('not-retryable')
+    // So is a proxy's refusal of the tunnel (407, 403): it answers the same again. So is a
+    // handshake the peer's TLS refused (OpenSSL's `ERR_SSL_*`: an `https:` URL on a plain-HTTP
+    // port, no protocol or cipher in common): fast, it was retried for the same bytes back.
+    if (error.certificateRejected || error.proxyStatus !== undefined || tlsRefused(error.cause)) {
+      return no('not-retryable')
+    }
     if (!error.fast) return no('slow-connect-failure')
     if (!policy.fastConnectFailure) return no('retry-disabled')
     // The refused connect was to a redirect target: the request itself
@@ -247,4 +251,10 @@ function isRefusedStream(error: unknown): boolean {
     typeof message === 'string' &&
     message.endsWith(' NGHTTP2_REFUSED_STREAM')
   )
+}
+
+/** A TLS handshake failure OpenSSL reports (`ERR_SSL_WRONG_VERSION_NUMBER`, a handshake alert). */
+function tlsRefused(cause: unknown): boolean {
+  const code = errorCode(cause)
+  return typeof code === 'string' && code.startsWith('ERR_SSL_')
 }
