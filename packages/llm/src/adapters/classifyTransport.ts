@@ -65,6 +65,10 @@ export function classifyThrown(
     answered === undefined &&
     (code === 'UND_ERR_SOCKET' || code === 'ECONNRESET') &&
     (context.waitedMs ?? 0) >= CLOSED_AFTER_WAIT_MS
+  // More header bytes than the HTTP client reads (undici's limit): the
+  // headers of a whole answer come after the whole generation, so a resend
+  // pays for it again and meets the same headers. Another model may answer.
+  const overflowed = code === 'UND_ERR_HEADERS_OVERFLOW' && answered === undefined
   const kind: ErrorKind = readTimeout ? 'timeout' : 'network'
   const text = cutRedacted(
     thrown instanceof Error ? thrown.message : String(thrown),
@@ -90,20 +94,23 @@ export function classifyThrown(
     ? `the HTTP client refused to send the request (${text}); not retried: it would be refused the same way every time — check the adapter's baseURL, apiKey, headers and fetch`
     : closedClient
       ? `the adapter's HTTP client is closed (${text}): the request was not sent; not retried on this adapter, which refuses every request once closed (\`close()\`)`
-      : closedAfterWait
-        ? `the connection closed ${Math.round(context.waitedMs ?? 0)} ms after the request was sent, before any response headers (${text}); not resent to this model: the provider may have generated, and billed, it`
-        : answered === undefined
-          ? text
-          : streamed
-            ? `the ${answered} stream broke off while it was read (${text}); not resent to this model: the provider had started the generation, and may bill it`
-            : `the ${answered} reply broke off while its body was read (${text}); not resent to this model: the provider generated, and billed, it`
+      : overflowed
+        ? `the reply's headers were more than the HTTP client reads (${text}); not resent to this model: they came after the generation, which the provider may have billed, and would come the same again`
+        : closedAfterWait
+          ? `the connection closed ${Math.round(context.waitedMs ?? 0)} ms after the request was sent, before any response headers (${text}); not resent to this model: the provider may have generated, and billed, it`
+          : answered === undefined
+            ? text
+            : streamed
+              ? `the ${answered} stream broke off while it was read (${text}); not resent to this model: the provider had started the generation, and may bill it`
+              : `the ${answered} reply broke off while its body was read (${text}); not resent to this model: the provider generated, and billed, it`
   return {
     error: new ProviderError({
       provider,
       model,
       error: {
         kind,
-        retryable: !readTimeout && !refused && !closedAfterWait && answered === undefined,
+        retryable:
+          !readTimeout && !refused && !closedAfterWait && !overflowed && answered === undefined,
         status: answered ?? 0,
         message,
       },
