@@ -51,7 +51,8 @@ stock.get(
   handle(async (req, res) => {
     seen.stock = Math.round(req.deadline.budgetMs)
     if (req.params.item === 'slow') {
-      await new Promise((resolve) => req.deadline.signal.addEventListener('abort', resolve))
+      // onDone: called at once for a deadline already over, where an abort listener added late would wait forever.
+      await new Promise((resolve) => req.deadline.onDone(resolve))
       seen.stopped = `${req.deadline.signal.reason.name} after ${Math.round(req.deadline.elapsed())} ms`
       return
     }
@@ -69,7 +70,7 @@ inventory.addService(
   grpcDeadlineErrors({
     async check(call, callback) {
       seen.inventory = Math.round(deadlineOf(call).budgetMs) // = currentDeadline()
-      const res = await fetch(`${stockUrl}/stock/${call.request.item}`) // deadline: this call's
+      const res = await fetch(`${stockUrl}/stock/${encodeURIComponent(call.request.item)}`) // deadline: this call's
       if (!res.ok) {
         await res.body?.cancel()
         // Only the 504 a deadline answers (x-deadline-expired: 1) is stock

@@ -53,7 +53,7 @@ quotes.use(deadline({ plan: { prepare: 1, upstream: 4 } }))
 quotes.get(
   '/quote',
   handle(async (req, res) => {
-    await req.plan.run('prepare', () => sleep(20))
+    await req.plan.run('prepare', (signal) => sleep(20, undefined, { signal }))
     const r = await req.plan.run('upstream', async (_signal, slice) => {
       const r = await fetch(`${pricesUrl}/price`, { deadline: slice })
       if (r.status === 504 && r.headers.get(DEADLINE_EXPIRED_HEADER) === '1') {
