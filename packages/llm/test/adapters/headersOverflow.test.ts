@@ -43,7 +43,7 @@ it('an answer whose headers overflow the client is not resent to that model', as
   const error = await callModel({
     models: [adapter],
     request: { messages: [user('hi')], maxTokens: 20 },
-    retry: FAST_RETRIES,
+    retry: { maxAttempts: 3, delay: FAST_RETRIES, budgets: false },
     limits: { admission: false },
   }).then(
     () => undefined,
