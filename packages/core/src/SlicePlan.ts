@@ -72,6 +72,14 @@ export class SlicePlan {
     if (typeof entries !== 'object' || entries === null || Array.isArray(entries)) {
       throw optionError('plan: entries', 'an object of { name: share or { ms } }', entries)
     }
+    // A Map's entries are no own properties: read as a record it was a plan
+    // with no slices, taken without a word (express's `deadline({ plan })`
+    // too), and every `run` then failed with UNKNOWN_SLICE, "it has none".
+    if (entries instanceof Map) {
+      throw new TypeError(
+        'plan: entries must be an object of { name: share or { ms } }, got a Map (pass Object.fromEntries(map))',
+      )
+    }
     // `null` options read as none, like an omitted argument (not a crash
     // reading `null.reserveMs`).
     if (options !== null && options !== undefined && typeof options !== 'object') {
@@ -206,6 +214,15 @@ export class SlicePlan {
       work.catch(() => {})
       stopped.catch(() => {})
       const value = await Promise.race([work, stopped])
+      // Finished after its slice's time ran out, before the slice's timer had
+      // its turn: a synchronous part that kept the loop busy (a CPU-bound
+      // parse). Resolved `ok`, the overrun went unreported, and when it had
+      // used up the whole request the next slice, allotted 0, was named as
+      // the one that ran out. Enforced, the slice is over, as it would be had
+      // the step awaited once more: expire it now (its parent first when due
+      // with it: a server's 504 then names this slice) and reject. Dark mode
+      // reports it `observed` (finishedAs).
+      if (!slice.observe && slice.expired) slice.throwIfExpired()
       this.#end(state, slice, finishedAs(slice))
       return value
     } catch (error) {
@@ -298,12 +315,16 @@ function endedAs(slice: Deadline): SliceOutcome {
 }
 
 /**
- * A step that finished is `ok`, unless its slice only observed (dark mode)
- * and its time ran out first: enforcement would have cut it, and an `ok`
- * hid the overrun from the very report dark mode is rolled out to read.
+ * A step that finished is `ok`, unless its slice's time ran out first:
+ * `observed` when it only observed (dark mode: enforcement would have cut
+ * it, and an `ok` hid the overrun from the very report dark mode is rolled
+ * out to read), `exceeded` when enforced (its timer had not run yet).
  */
 function finishedAs(slice: Deadline): SliceOutcome {
-  return slice.observe && slice.expired ? 'observed' : 'ok'
+  // Enforced and past its time, its timer not yet run (a busy loop): it ran
+  // out all the same (a deadline disposed then still reads expired).
+  if (slice.expired) return slice.observe ? 'observed' : 'exceeded'
+  return 'ok'
 }
 
 function outcomeOf(error: unknown, slice: Deadline): SliceOutcome {

@@ -10,6 +10,7 @@ import {
   type InvalidDeadlineHeader,
   isDeadlineExceeded,
   MAX_TIMER_MS,
+  markExpiryOf,
   recordAnswerLateness,
   runningSlice,
   runWithDeadline,
@@ -444,7 +445,7 @@ export class IngressRequest {
       // Set first: respond may still remove it.
       this.res.setHeader(DEADLINE_EXPIRED_HEADER, '1')
       const error = isDeadlineExceeded(reason)
-        ? reason
+        ? namingSlice(reason, slice, this.deadline)
         : new DeadlineExceededError({ budgetMs: this.budgetMs, elapsedMs, slice })
       const ending = watchEnd(this.res)
       const putBack = this.req.method === 'HEAD' ? dropHeadBody(this.res) : undefined
@@ -621,6 +622,26 @@ export class IngressRequest {
       })
     }
   }
+}
+
+/**
+ * The error `respond` is given: `reason`, naming the slice that was running.
+ * Our own timer's expiry names none (the request's deadline has no name),
+ * and respond's 504 lost the slice the plain one names (`"slice":"model"`)
+ * and the `expire` event carries. Made only for such an answer: the same
+ * figures, the timer's error as its cause, still the request's expiry.
+ */
+function namingSlice(
+  reason: DeadlineExceededError,
+  slice: string | undefined,
+  deadline: Deadline,
+): DeadlineExceededError {
+  if (reason.slice !== undefined || slice === undefined) return reason
+  const { budgetMs, elapsedMs } = reason
+  return markExpiryOf(
+    new DeadlineExceededError({ budgetMs, elapsedMs, slice, cause: reason }),
+    deadline,
+  )
 }
 
 /**
