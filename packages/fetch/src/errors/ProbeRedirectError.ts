@@ -1,4 +1,5 @@
 import { HourglassError, hasErrorCode } from '@hourglass/core'
+import { unloggedField } from './unloggedField.js'
 import { withoutQuery } from './withoutQuery.js'
 
 /**
@@ -11,8 +12,8 @@ export class ProbeRedirectError extends HourglassError {
   static readonly code = 'PROBE_REDIRECTED'
   /** The redirect's status: 301, 302, 303, 307 or 308. */
   readonly status: number
-  /** Where it redirects (the `Location` header, resolved against the URL; the message leaves its query out). */
-  readonly location: string
+  /** Where it redirects (the `Location` header, resolved against the URL; the message leaves its query out). Not enumerable: kept out of log lines. */
+  declare readonly location: string
 
   constructor(url: string, status: number, location: string) {
     // Neither query in the message, as in the package's other redirect
@@ -22,7 +23,8 @@ export class ProbeRedirectError extends HourglassError {
       `probe: ${withoutQuery(url)} answered ${status}, a redirect to ${withoutQuery(location)}: probe the URL it redirects to (probe times one request; across a redirect it would time the last hop alone)`,
     )
     this.status = status
-    this.location = location
+    // Not enumerable: the message leaves its query out, and a logger would print the field whole.
+    unloggedField(this, 'location', location)
   }
 }
 

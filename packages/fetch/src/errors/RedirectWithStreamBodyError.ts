@@ -1,4 +1,5 @@
 import { HourglassError, hasErrorCode } from '@hourglass/core'
+import { unloggedField } from './unloggedField.js'
 import { withoutQuery } from './withoutQuery.js'
 
 /**
@@ -15,8 +16,8 @@ export class RedirectWithStreamBodyError extends HourglassError {
   static readonly code = 'REDIRECT_WITH_STREAM_BODY'
   /** The redirect's status: 301, 302, 307 or 308. */
   readonly status: number
-  /** Where it redirects (the `Location` header, resolved against the URL that answered). */
-  readonly location: string
+  /** Where it redirects (the `Location` header, resolved against the URL that answered). Not enumerable: kept out of log lines. */
+  declare readonly location: string
 
   constructor(url: string, status: number, location: string, cause: unknown) {
     super(
@@ -25,7 +26,8 @@ export class RedirectWithStreamBodyError extends HourglassError {
       { cause },
     )
     this.status = status
-    this.location = location
+    // Not enumerable: the message leaves its query out, and a logger would print the field whole.
+    unloggedField(this, 'location', location)
   }
 }
 

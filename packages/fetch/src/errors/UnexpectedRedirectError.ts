@@ -1,4 +1,5 @@
 import { HourglassError, hasErrorCode } from '@hourglass/core'
+import { unloggedField } from './unloggedField.js'
 import { withoutQuery } from './withoutQuery.js'
 
 /**
@@ -12,8 +13,8 @@ export class UnexpectedRedirectError extends HourglassError {
   static readonly code = 'UNEXPECTED_REDIRECT'
   /** The redirect's status (301, 302, 303, 307 or 308). */
   readonly status: number
-  /** Where it redirects (the `Location` header, resolved against the URL that answered), when it gave one. */
-  readonly location: string | undefined
+  /** Where it redirects (the `Location` header, resolved against the URL that answered), when it gave one. Not enumerable: kept out of log lines. */
+  declare readonly location: string | undefined
 
   constructor(url: string, status: number, location: string | undefined, cause: unknown) {
     super(
@@ -22,7 +23,8 @@ export class UnexpectedRedirectError extends HourglassError {
       { cause },
     )
     this.status = status
-    this.location = location
+    // Not enumerable: the message leaves its query out, and a logger would print the field whole.
+    unloggedField(this, 'location', location)
   }
 }
 

@@ -173,7 +173,8 @@ export function checkOptionsObject(where: string, options: unknown): void {
  * scheme (`api.openai.com/v1`) does not parse, and every attempt failed as
  * a retryable network error (each retried, charging the retry budget);
  * `localhost:8080/v1` parses with `localhost:` as its scheme, which undici
- * refuses. The value is not shown: a URL may carry credentials.
+ * refuses. Nor one with a user or password (below). The value is not
+ * shown: a URL may carry credentials.
  */
 function checkBaseURL(where: string, baseURL: unknown): void {
   const rule =
@@ -181,20 +182,30 @@ function checkBaseURL(where: string, baseURL: unknown): void {
   if (typeof baseURL !== 'string') {
     throw new TypeError(`${where}: baseURL must be ${rule}, got ${kindOf(baseURL)}`)
   }
-  let protocol: string
+  let url: URL
   try {
-    protocol = new URL(baseURL).protocol
+    url = new URL(baseURL)
   } catch {
     const hint = baseURL.includes('://') ? '' : ' (no http:// or https:// before the host?)'
     throw new TypeError(
       `${where}: baseURL must be ${rule}; it does not parse as a URL${hint} (the value is not shown)`,
     )
   }
+  const protocol = url.protocol
   if (protocol !== 'http:' && protocol !== 'https:') {
     const why = baseURL.slice(protocol.length).startsWith('//')
       ? 'its scheme is not http: or https:'
       : 'it has no http:// or https:// before the host (a host:port reads as a scheme)'
     throw new TypeError(`${where}: baseURL must be ${rule}; ${why} (the value is not shown)`)
+  }
+  // undici.request drops a URL's `user:password@` without a word: every
+  // request went without it (a 401, read as a rejected key, and the keys
+  // retired), and the password rode along in `adapter.baseURL`, which is
+  // printed and named. As the gateway's config refuses it.
+  if (url.username !== '' || url.password !== '') {
+    throw new TypeError(
+      `${where}: baseURL must have no user or password (user:password@host): they are not sent (the provider answers 401 and the keys are retired); put a credential in apiKey or headers (the value is not shown)`,
+    )
   }
 }
 

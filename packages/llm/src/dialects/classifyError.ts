@@ -305,7 +305,37 @@ function redirectMessage(status: number, headers: ErrorInput['headers']): string
   if (status < 300 || status >= 400) return undefined
   // headerValue never throws: a hostile Headers-like object reads as absent.
   const location = headerValue(headers, 'location')
-  return `HTTP ${status}: the provider redirected${location ? ` to ${location.slice(0, 200)}` : ''}; adapters do not follow redirects: set baseURL to the new address`
+  return `HTTP ${status}: the provider redirected${location ? ` to ${addressOf(location).slice(0, 200)}` : ''}; adapters do not follow redirects: set baseURL to the new address`
+}
+
+/**
+ * A `Location` as the message shows it: scheme, host, path and the names of
+ * its query's parameters, every value `[redacted]`; no fragment, no
+ * credentials. The message is logged, and a redirect to a login page or a
+ * signed URL carries a token or a signature in its query under any name
+ * (`token=`, `sig=`, `X-Amz-Signature=`), where only `key=` and
+ * `access_token=` were redacted. The new base URL is what the operator needs.
+ */
+function addressOf(location: string): string {
+  const hash = location.indexOf('#')
+  const text = hash === -1 ? location : location.slice(0, hash)
+  const q = text.indexOf('?')
+  let address = q === -1 ? text : text.slice(0, q)
+  try {
+    const url = new URL(address)
+    if (url.protocol === 'http:' || url.protocol === 'https:') address = url.origin + url.pathname
+  } catch {
+    // Relative (or no URL at all): shown as it came, up to its query.
+  }
+  if (q === -1) return address
+  const names = text
+    .slice(q + 1)
+    .split('&')
+    .map((pair) => {
+      const eq = pair.indexOf('=')
+      return eq === -1 ? '[redacted]' : `${pair.slice(0, Math.min(eq, 40))}=[redacted]`
+    })
+  return `${address}?${names.join('&')}`
 }
 
 /**

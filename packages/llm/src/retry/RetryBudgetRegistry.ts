@@ -30,7 +30,9 @@ export class RetryBudgetRegistry {
   }): RetryBudget {
     // One spelling per endpoint (`canonicalEndpoint`), as admission's cooldowns have.
     return this.get(
-      target.baseURL ? `${target.name} ${canonicalEndpoint(target.baseURL)}` : target.name,
+      target.baseURL
+        ? `${target.name} ${canonicalEndpoint(withoutCredentials(target.baseURL))}`
+        : target.name,
     )
   }
 
@@ -44,8 +46,28 @@ export class RetryBudgetRegistry {
     return budget
   }
 
-  /** Providers seen so far (their keys: a name, or `forProvider`'s name and base URL). */
+  /** Providers seen so far (their keys: a name, or `forProvider`'s name and base URL, without its credentials). */
   providers(): string[] {
     return [...this.#budgets.keys()]
+  }
+}
+
+/**
+ * `baseURL` without its `user:password@`: the name is listed by
+ * `providers()` (a metric label, a log line), and a password there was
+ * printed with it. A budget protects the endpoint, whoever calls it, so the
+ * same endpoint with other credentials shares it. One that does not parse is
+ * returned as it is.
+ */
+function withoutCredentials(baseURL: string): string {
+  if (!baseURL.includes('@')) return baseURL
+  try {
+    const url = new URL(baseURL)
+    if (url.username === '' && url.password === '') return baseURL
+    url.username = ''
+    url.password = ''
+    return url.href
+  } catch {
+    return baseURL
   }
 }
