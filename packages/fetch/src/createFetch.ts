@@ -687,6 +687,9 @@ const REFUSALS: ReadonlyMap<string, UrlRefusal> = new Map([
   ['URL scheme must be a HTTP(S) scheme', 'unsupported-scheme'], // a redirect's Location
 ])
 
+/** The start of undici's (the fetch spec's) refusal of a URL that includes credentials. */
+const CREDENTIALS_REFUSAL = 'Request cannot be constructed from a URL that includes credentials'
+
 /** undici's messages for a `blob:` URL it would not fetch: a refusal only for that scheme (`blobRefusal`). */
 const BLOB_REFUSALS: ReadonlySet<string> = new Set([
   'invalid method',
@@ -707,6 +710,13 @@ function refusedUrl(
   input: RequestInfo,
   method: string,
 ): UrlRefusedError | undefined {
+  // A URL with `user:pass@`: undici's TypeError named the whole URL, the
+  // password and the query with it, in a message that is logged. Refused
+  // here with neither, and without that TypeError as its cause.
+  if (thrown instanceof TypeError && thrown.message.startsWith(CREDENTIALS_REFUSAL)) {
+    const given = String(input instanceof UndiciRequest ? input.url : input)
+    return new UrlRefusedError('credentials', eventUrlOf(given), false, undefined)
+  }
   if (!(thrown instanceof TypeError) || thrown.message !== 'fetch failed') return undefined
   const cause = thrown.cause
   if (!(cause instanceof Error) || (cause as { code?: unknown }).code !== undefined)

@@ -7,7 +7,12 @@ import { HourglassError, hasErrorCode } from '@hourglass/core'
  * no Blob under it (never made here, revoked, or the URL given a query) —
  * and `blob-method`, a method other than GET.
  */
-export type UrlRefusal = 'bad-port' | 'unsupported-scheme' | 'blob-not-found' | 'blob-method'
+export type UrlRefusal =
+  | 'bad-port'
+  | 'unsupported-scheme'
+  | 'blob-not-found'
+  | 'blob-method'
+  | 'credentials'
 
 /**
  * `createFetch` refused the URL before anything was sent to it: a port the
@@ -40,9 +45,11 @@ export class UrlRefusedError extends HourglassError {
           ? `no Blob is registered under that URL in this process (never made here by URL.createObjectURL, revoked, or given a query)`
           : reason === 'blob-method'
             ? `a blob: URL is fetched with GET only`
-            : redirect
-              ? `a redirect can only go to http: or https:`
-              : `fetch does not fetch that scheme (only http:, https:, data: and blob:)`
+            : reason === 'credentials'
+              ? `it carries a user name or password (user:pass@), which fetch never sends: put them in an Authorization header`
+              : redirect
+                ? `a redirect can only go to http: or https:`
+                : `fetch does not fetch that scheme (only http:, https:, data: and blob:)`
     super(
       UrlRefusedError.code,
       redirect
