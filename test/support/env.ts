@@ -4,14 +4,18 @@
  *
  * - `HOURGLASS_SEED`: replay a chaos run;
  * - `HOURGLASS_CHAOS_REQUESTS`: size of the chaos run;
+ * - `HOURGLASS_FUZZ_RUNS`: cases per dialect of the error-normaliser fuzz
+ *   (`fuzz/normalizers.fuzz.test.ts`; 50,000 in `npm test`);
  * - `HOURGLASS_SOAK=long`: the few-minute soak (`npm run soak`).
  */
-export function env(name: 'HOURGLASS_SEED' | 'HOURGLASS_CHAOS_REQUESTS' | 'HOURGLASS_SOAK') {
+type Knob = 'HOURGLASS_SEED' | 'HOURGLASS_CHAOS_REQUESTS' | 'HOURGLASS_FUZZ_RUNS' | 'HOURGLASS_SOAK'
+
+export function env(name: Knob) {
   return process.env[name as string]
 }
 
 /** A positive integer from the environment, else `fallback`. */
-export function envInt(name: 'HOURGLASS_SEED' | 'HOURGLASS_CHAOS_REQUESTS', fallback: number) {
+export function envInt(name: Exclude<Knob, 'HOURGLASS_SOAK'>, fallback: number) {
   const value = Number(env(name))
   return Number.isInteger(value) && value > 0 ? value : fallback
 }
