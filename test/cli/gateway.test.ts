@@ -6,7 +6,17 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { type FakeProvider, reply, startFakeProvider } from '@hourglass/testkit'
 import OpenAI from 'openai'
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest'
+import {
+  afterAll,
+  afterEach,
+  beforeAll,
+  beforeEach,
+  describe,
+  expect,
+  it,
+  onTestFinished,
+  vi,
+} from 'vitest'
 import { until } from '../support/until.js'
 import { runMain } from './runMain.js'
 import { assertBuilt, hourglassBin, repoRoot } from './runNode.js'
@@ -223,6 +233,9 @@ describe('hourglass gateway shutdown', () => {
         ['--config', file, '--port', '0', '--drain-timeout-ms', '60000'],
         {},
       )
+      // Killed whatever happens: a run that timed out before its signals left
+      // this gateway listening, its in-flight request held, for good.
+      onTestFinished(() => gateway.kill())
       // One request in flight, held by the provider: the drain would wait 60 s for it.
       const client = new OpenAI({ baseURL: `${gateway.url}/v1`, apiKey: 'unused', maxRetries: 0 })
       const inFlight = client.chat.completions
