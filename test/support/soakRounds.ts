@@ -136,7 +136,23 @@ export function showRounds(title: string, rounds: readonly SoakRound[]): string 
  * throughput flat. `concurrency` is the rounds' own: the pools may hold that
  * many more idle connections in one round than in another.
  */
-export function soakTests(rounds: () => readonly SoakRound[], concurrency: number): void {
+export function soakTests(
+  rounds: () => readonly SoakRound[],
+  concurrency: number,
+  options: {
+    /**
+     * Growth of the heap the judgement forgives, MB: what it moves by with no
+     * leak at all. Heap used after two full GCs steps by up to a MB between
+     * rounds (0.9 MB between two rounds of a 6,000-request chaos run that
+     * grew 236 B a request overall), so over the short soak's 1,332 judged
+     * requests a step alone read as 1,037 B a request and failed a fresh
+     * clone's run. The short soak forgives 1 MB (it catches leaks above
+     * ~1.8 KB a request; the packages' leak tests and `npm run soak`,
+     * which forgives none, the smaller ones).
+     */
+    heapSlackMb?: number
+  } = {},
+): void {
   const warm = () => rounds().slice(WARMUP_ROUNDS, WARMUP_ROUNDS + 2)
   const last = () => rounds().slice(-2)
   const median = (values: number[]) => stats(values).median
@@ -154,7 +170,8 @@ export function soakTests(rounds: () => readonly SoakRound[], concurrency: numbe
     const requests = rounds()
       .slice(WARMUP_ROUNDS)
       .reduce((sum, r) => sum + r.requests, 0)
-    expect(((end - base) * 2 ** 20) / requests).toBeLessThan(1024)
+    const slack = options.heapSlackMb ?? 0
+    expect((Math.max(0, end - base - slack) * 2 ** 20) / requests).toBeLessThan(1024)
   })
 
   it('handles stay flat: sockets, timers and handles never exceed the warm-up rounds by more than the pools can hold', () => {
