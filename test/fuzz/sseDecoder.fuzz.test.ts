@@ -2,10 +2,11 @@ import { isUtf8 } from 'node:buffer'
 import { isSseBufferOverflow, SseDecoder, type SseFrame } from '@hourglass/llm'
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
+import { envInt } from '../support/env.js'
 
 /**
  * What packages/llm/test/sse/sseFuzz.test.ts does not try: hostile streams.
- * 100,000 streams built from SSE's own tokens and garbage — `__proto__` and
+ * `HOURGLASS_FUZZ_RUNS` streams (50,000 by default) built from SSE's own tokens and garbage — `__proto__` and
  * `constructor` as event names and ids, NUL in ids, `retry:` junk, fields
  * without colons, lone CRs, BOMs mid-stream, invalid and truncated UTF-8,
  * 100 kB lines — each decoded whole and cut at random points. The decoder
@@ -13,6 +14,7 @@ import { describe, expect, it } from 'vitest'
  * formed, valid UTF-8 never decodes to U+FFFD, and nothing throws but the
  * typed overflow error.
  */
+const RUNS = envInt('HOURGLASS_FUZZ_RUNS', 50_000)
 
 const enc = new TextEncoder()
 /** SSE's own tokens and hostile names, encoded once: a stream is their bytes. */
@@ -67,7 +69,7 @@ const LONG_LINE = enc.encode(`data: ${'x'.repeat(100_000)}\n\n`)
 const stream = fc
   .tuple(
     fc.array(chunk, { maxLength: 24 }),
-    // One stream in 250 (~400 of the 100,000) carries a 100 kB line: decoding
+    // One stream in 250 (~200 of 50,000) carries a 100 kB line: decoding
     // one costs ~1 ms a pass against ~10 µs for the rest, and at one in 50
     // they were half the file's 12 s.
     fc.nat(249).map((n) => n === 0),
@@ -147,7 +149,7 @@ function decodeOnce(chunks: readonly Uint8Array[], maxBufferChars?: number): Dec
 /**
  * The same frames, field for field: each frame's own keys and their values.
  * As strict as comparing their JSON (stricter: a key present but undefined
- * counts), without stringifying both lists for each of the 100,000 streams.
+ * counts), without stringifying both lists for each of the streams.
  */
 function sameFrames(a: readonly SseFrame[], b: readonly SseFrame[]): boolean {
   if (a.length !== b.length) return false
@@ -181,7 +183,7 @@ function isValidUtf8(bytes: Uint8Array): boolean {
 }
 
 describe('SSE decoder fuzz: hostile streams', () => {
-  it('100,000 hostile streams: the same well-formed frames however cut, no U+FFFD from valid UTF-8, only the typed overflow error', () => {
+  it(`${RUNS.toLocaleString('en-US')} hostile streams: the same well-formed frames however cut, no U+FFFD from valid UTF-8, only the typed overflow error`, () => {
     let cases = 0
     fc.assert(
       fc.property(stream, cuts, (bytes, how) => {
@@ -198,9 +200,9 @@ describe('SSE decoder fuzz: hostile streams', () => {
         }
         return true
       }),
-      { numRuns: 100_000 },
+      { numRuns: RUNS },
     )
-    expect(cases).toBe(100_000)
+    expect(cases).toBe(RUNS)
     expect(Object.hasOwn(Object.prototype, 'polluted')).toBe(false)
   }, 120_000)
 

@@ -4,8 +4,9 @@
  *
  * - `HOURGLASS_SEED`: replay a chaos run;
  * - `HOURGLASS_CHAOS_REQUESTS`: size of the chaos run;
- * - `HOURGLASS_FUZZ_RUNS`: cases per dialect of the error-normaliser fuzz
- *   (`fuzz/normalizers.fuzz.test.ts`; 50,000 in `npm test`);
+ * - `HOURGLASS_FUZZ_RUNS`: cases of each property of the header, SSE and
+ *   error-normaliser fuzzes (`test/fuzz`; 50,000 in `npm test`, where
+ *   100,000 took ~25 s of its two cores);
  * - `HOURGLASS_SOAK=long`: the few-minute soak (`npm run soak`).
  */
 type Knob = 'HOURGLASS_SEED' | 'HOURGLASS_CHAOS_REQUESTS' | 'HOURGLASS_FUZZ_RUNS' | 'HOURGLASS_SOAK'
