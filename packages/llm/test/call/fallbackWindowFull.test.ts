@@ -42,6 +42,22 @@ async function setup(limits: ProviderLimits) {
   return { primary, fallback, models, admission, primaryTarget }
 }
 
+/** The call each test makes: `models` in order under a 10 s deadline, no retry budgets. */
+function call(
+  models: Parameters<typeof callModel>[0]['models'],
+  admission: Admission,
+  options: { request?: ChatRequest; onAttempt?: (record: AttemptRecord) => void } = {},
+) {
+  return callModel({
+    models,
+    request: options.request ?? request,
+    deadline: Deadline.after(10_000),
+    retry: { budgets: false },
+    limits: { admission },
+    ...(options.onAttempt ? { onAttempt: options.onAttempt } : {}),
+  })
+}
+
 /** Fills `provider`'s one-request window (a minute: past any deadline here) as an earlier call did. */
 async function spend(limits: ProviderLimits, provider: string): Promise<void> {
   expect((await limits.tryAcquire(provider, 0)).admitted).toBe(true)
@@ -55,14 +71,7 @@ describe('a fallback whose limits window is full is not expected to answer at on
     await spend(limits, 'other')
     primary.enqueue(openAIErrors.rateLimited({ retryAfterMs: 200 }))
     const records: AttemptRecord[] = []
-    const answer = await callModel({
-      models,
-      request,
-      deadline: Deadline.after(10_000),
-      retry: { budgets: false },
-      limits: { admission },
-      onAttempt: (r) => records.push(r),
-    })
+    const answer = await call(models, admission, { onAttempt: (r) => records.push(r) })
     expect(answer.model).toBe('first')
     expect(records.map((r) => [r.model, r.decision])).toEqual([
       ['first', 'retry'],
@@ -85,14 +94,7 @@ describe('a fallback whose limits window is full is not expected to answer at on
     await spend(limits, 'other')
     expect(admission.forecast(primaryTarget).waitMs).toBeGreaterThan(0)
     const records: AttemptRecord[] = []
-    const answer = await callModel({
-      models,
-      request,
-      deadline: Deadline.after(10_000),
-      retry: { budgets: false },
-      limits: { admission },
-      onAttempt: (r) => records.push(r),
-    })
+    const answer = await call(models, admission, { onAttempt: (r) => records.push(r) })
     expect(answer.model).toBe('first')
     expect(records.map((r) => [r.model, r.decision])).toEqual([['first', 'success']])
     expect(fallback.requests).toHaveLength(0)
@@ -103,13 +105,7 @@ describe('a fallback whose limits window is full is not expected to answer at on
     const { primary, fallback, models, admission } = await setup(limits)
     expect((await limits.tryAcquire('other', 0)).admitted).toBe(true)
     primary.enqueue(openAIErrors.rateLimited({ retryAfterMs: 5000 }))
-    const answer = await callModel({
-      models,
-      request,
-      deadline: Deadline.after(10_000),
-      retry: { budgets: false },
-      limits: { admission },
-    })
+    const answer = await call(models, admission)
     expect(answer.model).toBe('spent')
     expect(primary.requests).toHaveLength(1)
     expect(fallback.requests).toHaveLength(1)
@@ -166,12 +162,8 @@ describe('a primary whose own limits window is full, with a fallback that cannot
     const { primary, refusing, models } = await unbuildable()
     await fill(limits)
     const records: AttemptRecord[] = []
-    const answer = await callModel({
-      models,
+    const answer = await call(models, new Admission({ limits }), {
       request: seeded,
-      deadline: Deadline.after(10_000),
-      retry: { budgets: false },
-      limits: { admission: new Admission({ limits }) },
       onAttempt: (r) => records.push(r),
     })
     expect(answer.model).toBe('first')
@@ -210,13 +202,7 @@ describe.skipIf(!available)('with the limits shared through a real Redis', () =>
     const { primary, fallback, models, admission } = await setup(here)
     expect((await here.tryAcquire('other', 0)).admitted).toBe(true)
     primary.enqueue(openAIErrors.rateLimited({ retryAfterMs: 200 }))
-    const answer = await callModel({
-      models,
-      request,
-      deadline: Deadline.after(10_000),
-      retry: { budgets: false },
-      limits: { admission },
-    })
+    const answer = await call(models, admission)
     expect(answer.model).toBe('first')
     expect(fallback.requests).toHaveLength(0)
     expect(here.degraded).toBe(false)
