@@ -1,9 +1,8 @@
-import { faultServer } from '@hourglass/testkit'
-import { afterEach, describe, expect, it } from 'vitest'
-import { openAICompatible } from '../../src/adapters/openAICompatible.js'
+import { describe, expect, it } from 'vitest'
 import { callModel } from '../../src/call/callModel.js'
 import type { StreamEvent } from '../../src/types.js'
 import { useFakes, user } from './support/fakes.js'
+import { openAIChunk as chunk, useStreamingServers } from './support/streamingServer.js'
 
 // Some OpenAI-compatible servers open a streamed tool call with its id and
 // no function name (or `name: ""`), and send the name in a later delta at
@@ -12,24 +11,7 @@ import { useFakes, user } from './support/fakes.js'
 // call came out named "", which no tool matches and no provider takes back.
 
 const fakes = useFakes()
-const servers: Array<{ close(): Promise<void> }> = []
-afterEach(async () => {
-  await Promise.all(servers.splice(0).map((s) => s.close()))
-})
-
-const chunk = (delta: unknown, finish: string | null = null) =>
-  `data: ${JSON.stringify({ id: 'chatcmpl-x', object: 'chat.completion.chunk', created: 1, model: 'm', choices: [{ index: 0, delta, finish_reason: finish }] })}\n\n`
-
-async function streaming(body: string) {
-  const server = await faultServer({
-    type: 'respond',
-    status: 200,
-    headers: { 'content-type': 'text/event-stream' },
-    body,
-  })
-  servers.push(server)
-  return fakes.adapter(openAICompatible({ baseURL: `${server.url}/v1`, apiKey: 'sk', model: 'm' }))
-}
+const streaming = useStreamingServers(fakes)
 
 async function run(body: string) {
   const stream = callModel({

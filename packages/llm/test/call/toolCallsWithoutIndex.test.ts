@@ -1,30 +1,11 @@
-import { faultServer } from '@hourglass/testkit'
-import { afterEach, describe, expect, it } from 'vitest'
-import { openAICompatible } from '../../src/adapters/openAICompatible.js'
+import { describe, expect, it } from 'vitest'
 import { callModel } from '../../src/call/callModel.js'
 import type { StreamEvent } from '../../src/types.js'
 import { useFakes, user } from './support/fakes.js'
+import { openAIChunk as chunk, useStreamingServers } from './support/streamingServer.js'
 
 const fakes = useFakes()
-const servers: Array<{ close(): Promise<void> }> = []
-afterEach(async () => {
-  await Promise.all(servers.splice(0).map((s) => s.close()))
-})
-
-const chunk = (delta: unknown, finish: string | null = null) =>
-  `data: ${JSON.stringify({ id: 'chatcmpl-x', object: 'chat.completion.chunk', created: 1, model: 'm', choices: [{ index: 0, delta, finish_reason: finish }] })}\n\n`
-
-/** An OpenAI-compatible server that streams `body` as its 200. */
-async function streaming(body: string) {
-  const server = await faultServer({
-    type: 'respond',
-    status: 200,
-    headers: { 'content-type': 'text/event-stream' },
-    body,
-  })
-  servers.push(server)
-  return fakes.adapter(openAICompatible({ baseURL: `${server.url}/v1`, apiKey: 'sk', model: 'm' }))
-}
+const streaming = useStreamingServers(fakes)
 
 describe('streamed tool calls from servers that leave out `index` (Gemini’s OpenAI endpoint, SGLang, proxies)', () => {
   it('argument fragments that name no call continue the call before them: two calls, whole arguments', async () => {
