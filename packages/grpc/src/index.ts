@@ -1,3 +1,4 @@
+export { cancelOnDestroy } from './cancelOnDestroy.js'
 export {
   type GrpcClientEndMessage,
   type GrpcClientStartMessage,
