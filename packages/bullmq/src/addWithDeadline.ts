@@ -392,13 +392,18 @@ function refusalFields(
   remainingMs: number,
   error: unknown,
 ): BullmqRefusal {
-  const { queue, name, delay, deadline } = refusal
+  const { queue, name, deadline } = refusal
+  // The delay that applies, as the refusal's message counts it: from the
+  // job's `timestamp`. The `delay` as given said 500 ms of a job due in a
+  // minute (a refusal under a 5 s deadline that read as a delay that fit),
+  // and 10 s of one due in a moment.
+  const wait = waitOf(refusal)
   return {
     queue,
     name,
     deadline,
     reason,
-    delayMs: typeof delay === 'number' ? delay : undefined,
+    delayMs: wait === undefined ? undefined : Math.max(0, Math.ceil(wait)),
     remainingMs: Math.max(0, Math.floor(remainingMs)),
     error,
   }

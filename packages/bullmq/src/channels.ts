@@ -95,7 +95,11 @@ export interface BullmqRefusal {
    * - `ended`: the deadline had already ended (expired, or cancelled: the caller left).
    */
   reason: 'delay' | 'ended'
-  /** The job's `delay` option, in ms (undefined when it had none). */
+  /**
+   * The delay that applies, ms from now: the job's `delay` counted from its
+   * `timestamp`, as BullMQ counts it (the `delay` itself without one; 0 once
+   * a delay counted from a past timestamp is over). Undefined when it had none.
+   */
   delayMs: number | undefined
   /** What the job would have been given (`observed`: was given), in ms: the deadline's remainder, at most `maxMs` (0 once it has ended). */
   remainingMs: number

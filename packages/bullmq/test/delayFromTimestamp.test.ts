@@ -1,7 +1,8 @@
 import { Deadline, isDeadlineExceeded, ManualClock } from '@hourglass/core'
 import { Queue } from 'bullmq'
 import { describe, expect, it } from 'vitest'
-import { addWithDeadline } from '../src/index.js'
+import { addWithDeadline, bullmqChannels } from '../src/index.js'
+import { collect } from './support/observe.js'
 import { available, useRedisQueues } from './support/redisQueues.js'
 
 // BullMQ counts a job's `delay` from its `timestamp` option (the job's
@@ -43,6 +44,42 @@ describe.skipIf(!available)('addWithDeadline: a delay counted from the job’s t
       ),
     )
     expect(await queue.getJobCounts('delayed', 'wait')).toEqual({ delayed: 0, wait: 0 })
+  })
+
+  it('says on refuse the delay that applies, counted from the timestamp: not the delay as given', async () => {
+    const { queue } = await redis.queue()
+    const refusals = collect(bullmqChannels.refuse)
+    const deadline = Deadline.after(5_000, { clock: new ManualClock() })
+    const before = Date.now()
+    const timestamp = before + MINUTE_MS
+    await addWithDeadline(queue, 'remind', {}, { deadline, delay: 500, timestamp }).catch(() => {})
+    // Due a minute and a half-second from now: 500 ms said a job that fit.
+    expect(refusals).toHaveLength(1)
+    expect(refusals[0]).toMatchObject({ reason: 'delay', remainingMs: 5_000 })
+    const { delayMs } = refusals[0]!
+    expect(delayMs).toBeGreaterThan(MINUTE_MS)
+    expect(delayMs).toBeLessThanOrEqual(MINUTE_MS + 500)
+
+    // Dark mode: added, and `observed` says the same.
+    const observed = Deadline.after(5_000, { clock: new ManualClock(), observe: true })
+    await addWithDeadline(queue, 'dark', {}, { deadline: observed, delay: 500, timestamp })
+    expect(refusals[1]).toMatchObject({ outcome: 'observed', reason: 'delay' })
+    expect(refusals[1]!.delayMs).toBeGreaterThan(MINUTE_MS)
+
+    // Counted from a timestamp long past, the delay is over: 0, not the 500 ms given.
+    const ended = Deadline.after(5_000, { clock: new ManualClock() })
+    ended.cancel(new Error('caller left'))
+    await addWithDeadline(
+      queue,
+      'over',
+      {},
+      {
+        deadline: ended,
+        delay: 500,
+        timestamp: before - MINUTE_MS,
+      },
+    ).catch(() => {})
+    expect(refusals[2]).toMatchObject({ reason: 'ended', delayMs: 0 })
   })
 
   it('adds a long delay counted from a timestamp in the past that ends within the deadline; BullMQ has it due then', async () => {
