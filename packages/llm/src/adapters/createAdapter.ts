@@ -449,11 +449,24 @@ export function createAdapter(
       dialect.requestIdHeader === undefined
         ? undefined
         : headerValue(res.headers, dialect.requestIdHeader)
-    return {
-      ok: true,
-      status: res.statusCode,
-      response: attribute(withReportedUsage(collector.response(name, model, requestId))),
+    const response = collector.response(name, model, requestId)
+    // A tool call too deep to write again: an answer that cannot be read, as
+    // the JSON answer's (`unreadable`): not resent to this model.
+    const unwritable = collector.unwritableToolCall
+    if (unwritable !== undefined) {
+      const thrown = malformedReply(`tool call "${unwritable}" (arguments nested too deep)`)
+      return fail(
+        send,
+        {
+          kind: 'server_error',
+          retryable: false,
+          status: res.statusCode,
+          message: `the ${res.statusCode} answer could not be read (${thrown.error.message}); not resent to this model: the provider generated, and billed, it`,
+        },
+        thrown,
+      )
     }
+    return { ok: true, status: res.statusCode, response: attribute(withReportedUsage(response)) }
   }
 
   const adapter: ModelAdapter = {

@@ -35,7 +35,10 @@ export interface EventBody extends AsyncIterable<Uint8Array> {
  * A transport failure while reading (a cut, the body timeout) or a body that
  * ends before the marker and before the answer's `finish` is a
  * `ProviderError` with status 200 that is not retryable: the provider had
- * the request and had started generating it. A body that ends after the
+ * the request and had started generating it — unless no event came at all
+ * (an empty body, comments only): that is the empty body it amounts to, no
+ * answer, ended without a throw for the caller to refuse (as `[DONE]`
+ * alone). A body that ends after the
  * `finish` (the marker missing, or cut off with its blank line) is a whole
  * answer; so is a transport cut while the parser holds the `finish` back
  * (its stop reason came, its usage or end marker not yet). An event that cannot be read (not the dialect's JSON: a proxy that
@@ -63,6 +66,10 @@ export async function* readEvents(
   let marked = false
   // A `finish` was delivered: the answer is whole (its stop reason came).
   let finished = false
+  // An event came (comments are none): a body that ends with none in it is
+  // the empty body it amounts to — no answer, for the caller to refuse —
+  // not a stream cut before its end marker.
+  let sawEvent = false
   let readBytes = 0
   const clock = send.deadline?.clock ?? systemClock
   // While the parser holds a finish back (its stop reason came; usage or the
@@ -116,6 +123,7 @@ export async function* readEvents(
       if (over) chunk = chunk.subarray(0, chunk.byteLength - (readBytes - limitBytes))
       for (const frame of decoder.push(chunk)) {
         if (frame.type !== 'event') continue
+        sawEvent = true
         for (const event of parser.parseStreamEvent(frame)) {
           if (event.type === 'finish') finished = true
           // More answer after the stop reason: that was no end yet, so the
@@ -134,6 +142,7 @@ export async function* readEvents(
     if (!marked) {
       for (const frame of decoder.end()) {
         if (frame.type !== 'event') continue
+        sawEvent = true
         for (const event of parser.parseStreamEvent(frame)) {
           if (event.type === 'finish') finished = true
           yield event
@@ -149,7 +158,7 @@ export async function* readEvents(
     // `data: [DONE]` / `message_stop` without its blank line, which SSE
     // drops — lost nothing: the stream is done. Failing it would make the
     // outcome depend on whether the reader stopped at `finish` first.
-    if (!parser.done && !finished) {
+    if (!parser.done && !finished && sawEvent) {
       throw new ProviderError({
         provider: context.provider,
         model: context.model,

@@ -16,7 +16,8 @@ import { requestedServiceTier } from './requestedServiceTier.js'
  *   Gemini's `usageMetadata`), those, with the output so far (its running
  *   count, or what was delivered, whichever is more); else the prompt
  *   estimate plus the output that arrived, `ceil(characters / 4)` of the
- *   text, thinking, tool names and argument text delivered. A lower bound:
+ *   text, thinking, tool names and argument text delivered, at most the
+ *   request's `maxTokens` (`estimatedOutputTokens`). A lower bound:
  *   what was generated and not delivered (in flight, hidden reasoning, after
  *   the cut) is not counted.
  * - `whole` — a 2xx answer that broke off (a cut, the body timeout, the
@@ -60,7 +61,12 @@ export function chargeBilledFailure(
     case 'cut':
       return billed.usage !== undefined
         ? budget.record(model, billed.usage, provider, requestedServiceTier(request))
-        : budget.recordEstimate(model, request, deliveredTokens(billed.outputChars), provider)
+        : budget.recordEstimate(
+            model,
+            request,
+            estimatedOutputTokens(budget, model, request, billed.outputChars, provider),
+            provider,
+          )
     case 'whole':
       return budget.recordEstimate(
         model,
@@ -76,6 +82,28 @@ export function chargeBilledFailure(
 /** Output tokens counted for `chars` characters delivered: `ceil(chars / 4)`. */
 export function deliveredTokens(chars: number): number {
   return Math.ceil(chars / 4)
+}
+
+/**
+ * The output an attempt whose usage is unknown is charged for `chars`
+ * characters delivered: `deliveredTokens`, at most what the request lets the
+ * provider bill — `maxTokens`, plus the price's `uncappedReasoningTokens`
+ * (`CostBudget.worstOutputTokens`), what `estimate` held for it. Characters
+ * are a guess at tokens (a token can be many: a run of spaces, a repeated
+ * string, a long number), and uncapped, 40,000 characters answered to a
+ * request capped at 100 tokens were charged 10,000.
+ */
+export function estimatedOutputTokens(
+  budget: CostBudget,
+  model: string,
+  request: Pick<ChatRequest, 'maxTokens'>,
+  chars: number,
+  provider?: string,
+): number {
+  return Math.min(
+    deliveredTokens(chars),
+    budget.worstOutputTokens(model, request.maxTokens, provider),
+  )
 }
 
 /**

@@ -1,6 +1,6 @@
 import { argumentsText } from '../dialects/blocks.js'
 import type { ChatRequest, ChatResponse, ContentBlock } from '../types.js'
-import { deliveredTokens } from './billedFailure.js'
+import { estimatedOutputTokens } from './billedFailure.js'
 import type { CostBudget } from './CostBudget.js'
 import { requestedServiceTier } from './requestedServiceTier.js'
 
@@ -9,14 +9,15 @@ import { requestedServiceTier } from './requestedServiceTier.js'
  * its usage, as the provider reported it; or, when it reported none (no
  * input token — every real call has some: an OpenAI-compatible server that
  * ignores `stream_options.include_usage`, a proxy that strips `usage`), the
- * prompt estimate plus the output it delivered, `ceil(characters / 4)`, as
- * a cut stream is charged. Charged nothing, such answers never tripped the
- * limit, however many were paid for. @internal
+ * prompt estimate plus the output it delivered, `ceil(characters / 4)` —
+ * at most the request's `maxTokens` (`estimatedOutputTokens`) — as a cut
+ * stream is charged. Charged nothing, such answers never tripped the limit,
+ * however many were paid for. @internal
  */
 export function chargeAnswer(
   budget: CostBudget,
   model: string,
-  request: Pick<ChatRequest, 'messages' | 'tools' | 'extra'>,
+  request: Pick<ChatRequest, 'messages' | 'tools' | 'extra' | 'maxTokens'>,
   response: Pick<ChatResponse, 'usage' | 'content' | 'usageReported' | 'serviceTier'>,
   provider?: string,
 ): number {
@@ -31,7 +32,10 @@ export function chargeAnswer(
   return budget.recordEstimate(
     model,
     request,
-    Math.max(usage?.outputTokens ?? 0, deliveredTokens(outputChars(response.content))),
+    Math.max(
+      usage?.outputTokens ?? 0,
+      estimatedOutputTokens(budget, model, request, outputChars(response.content), provider),
+    ),
     provider,
     tier,
   )

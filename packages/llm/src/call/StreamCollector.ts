@@ -1,4 +1,4 @@
-import { parseArguments, refusalOf, textOf } from '../dialects/blocks.js'
+import { argumentsText, parseArguments, refusalOf, textOf } from '../dialects/blocks.js'
 import type {
   Annotation,
   ChatResponse,
@@ -22,6 +22,13 @@ export function keepsRawArguments(adapter: {
   return adapter.dialect?.wire === 'openai'
 }
 
+/**
+ * Argument text up to this long nests at most half as deep (1,024), which
+ * JSON.stringify writes (V8 on Node 20 stops past ~4,000 levels): not
+ * written once more to find out.
+ */
+const SHALLOW_CHARS = 2048
+
 /** Builds the whole answer from stream events, so a streamed call ends with a `ChatResponse` too. */
 export class StreamCollector {
   readonly #blocks: ContentBlock[] = []
@@ -34,6 +41,8 @@ export class StreamCollector {
   #providerFinishReason: string | undefined
   #usage: Usage = { inputTokens: 0, outputTokens: 0 }
   #usageReported = false
+  // A `finish` event came (a stop reason, or the end of an answer that had content).
+  #finished = false
   // Characters of output received: text, thinking, tool names and argument text.
   #outputChars = 0
   #id = ''
@@ -44,6 +53,8 @@ export class StreamCollector {
   #annotations: Annotation[] | undefined
   #logprobs: Logprobs | undefined
   #sawToken = false
+  // The name of a tool call whose arguments parsed too deep to be written again.
+  #unwritable: string | undefined
   readonly #keepRaw: boolean
 
   /**
@@ -136,6 +147,7 @@ export class StreamCollector {
         return
       }
       case 'finish':
+        this.#finished = true
         this.#finishReason = event.finishReason
         this.#providerFinishReason = event.providerFinishReason
         if (event.usage !== undefined) {
@@ -153,14 +165,14 @@ export class StreamCollector {
   }
 
   /**
-   * True when nothing of an answer came: no token, no finish reason, no
-   * usage, no id — a stream of `data: [DONE]` alone, or of keep-alives and
-   * bookkeeping the parser drops.
+   * True when no answer came: no token and no `finish` — the parsers give
+   * none to a stream that ends with no finish reason and no content (an
+   * empty body, `data: [DONE]` alone or after a role-only chunk,
+   * Anthropic's `message_start` then `message_stop`). A finish reason with
+   * no content is an answer: an empty one the provider did finish.
    */
   get empty(): boolean {
-    return (
-      !this.#sawToken && this.#finishReason === 'unknown' && !this.#usageReported && this.#id === ''
-    )
+    return !this.#sawToken && !this.#finished
   }
 
   /** The finish reason received so far (`unknown` before the finish). */
@@ -178,11 +190,32 @@ export class StreamCollector {
     return this.#outputChars
   }
 
-  /** Everything received so far (tool arguments parsed). */
+  /**
+   * The name of a tool call whose arguments are nested too deep to be
+   * written as JSON again (`argumentsText`), once `content()` has parsed
+   * them: an answer that cannot be read, as a whole answer with such a call
+   * is. Undefined when there is none.
+   */
+  get unwritableToolCall(): string | undefined {
+    return this.#unwritable
+  }
+
+  /**
+   * Everything received so far (tool arguments parsed). Arguments that parse
+   * too deep to be written again (`unwritableToolCall`) stay the text they
+   * came as, as arguments that do not parse do: parsed, a raw RangeError
+   * came out of whatever wrote them next (the caller's next request, a
+   * prompt estimate). Without `keepRawArguments` only: raw text is what
+   * gets written then.
+   */
   content(): ContentBlock[] {
     for (const { block, raw } of this.#toolArgs.values()) {
       block.arguments = parseArguments(raw)
       if (this.#keepRaw) block.rawArguments = raw
+      else if (raw.length > SHALLOW_CHARS && argumentsText(block.arguments) === undefined) {
+        block.arguments = raw
+        this.#unwritable ??= block.name
+      }
     }
     return this.#blocks.map((b) => ({ ...b }))
   }

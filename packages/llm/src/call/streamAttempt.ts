@@ -2,6 +2,7 @@ import { type Clock, type Deadline, systemClock, untilEnded } from '@hourglass/c
 import type { ModelAdapter, SendOptions, SendResult } from '../adapters/ModelAdapter.js'
 import { END_GRACE_MS } from '../adapters/readEvents.js'
 import { ProviderError } from '../errors/ProviderError.js'
+import { malformedReply } from '../errors/ProviderReplyError.js'
 import { StreamInterruptedError } from '../errors/StreamInterruptedError.js'
 import type { ChatRequest, StreamEvent, Usage } from '../types.js'
 import type { StreamSink } from './ModelStream.js'
@@ -70,18 +71,46 @@ export async function streamAttempt(options: StreamAttemptOptions): Promise<Send
   const stopGrace = () => {
     if (graceTimer !== undefined) clock.clearTimeout(graceTimer)
   }
+  // The failure `whole` throws, passed on as it is by the catch below.
+  let unreadableAnswer: StreamInterruptedError | undefined
   const whole = (status: number): SendResult => {
+    const response = collector.response(adapter.name, adapter.model, providerRequestId)
+    const unwritable = collector.unwritableToolCall
+    if (unwritable !== undefined) {
+      // A tool call whose arguments parsed too deep to be written again: an
+      // answer that cannot be read, as the same answer whole is
+      // (`createAdapter`): a server_error, not resent to this model. Its
+      // tool-call events went out already, so the stream ends interrupted
+      // (nothing is resent after a token), its arguments kept as text: as
+      // an answer, the caller's next request threw a raw RangeError.
+      const error = new ProviderError({
+        provider: adapter.name,
+        model: adapter.model,
+        error: {
+          kind: 'server_error',
+          retryable: false,
+          status,
+          message: `the ${status} stream could not be read (tool call "${unwritable}": arguments nested too deep); not resent to this model: the provider had generated it, and may bill it`,
+        },
+        cause: malformedReply(`tool call "${unwritable}" (arguments nested too deep)`),
+      })
+      if (!collector.sawToken) return { ok: false, error }
+      unreadableAnswer = new StreamInterruptedError({
+        model: adapter.model,
+        provider: adapter.name,
+        partialText: response.text,
+        partialContent: response.content,
+        cause: error,
+      })
+      throw unreadableAnswer
+    }
     // An answer that ended in an error with no token (finish reason `error`
     // alone): nothing of it reaches the consumer, runModel makes it a failed
     // attempt (`answerEndedInError`) and asks again or falls back.
     if (committed || collector.finishReason !== 'error') {
       for (const early of held.splice(0)) sink.push(early)
     }
-    return {
-      ok: true,
-      status,
-      response: collector.response(adapter.name, adapter.model, providerRequestId),
-    }
+    return { ok: true, status, response }
   }
   // The request id header the adapter read from the 200 (as a whole answer carries it).
   let providerRequestId: string | undefined
@@ -129,10 +158,14 @@ export async function streamAttempt(options: StreamAttemptOptions): Promise<Send
       if (behind !== undefined) await caughtUp(behind, options.send.signal, options.send.deadline)
     }
     stopTimer()
-    // An end marker with nothing before it is no answer: as a whole answer's
-    // empty 200 body, a retryable server_error, not a success with no text
-    // (a gateway passed it on as a 200 of `[DONE]` alone). Nothing of it was
-    // delivered, so the call may still ask again or fall back.
+    // A stream that ended with no finish reason and no content is no answer
+    // (`collector.empty`), whatever its bytes — an empty body, `[DONE]`
+    // alone or after a role-only chunk, Anthropic's `message_start` then
+    // `message_stop`: as a whole answer's empty 200 body, a retryable
+    // server_error, not a success with no text (a gateway passed it on as
+    // a 200 of `[DONE]` alone). Nothing of it was delivered, so the call
+    // may still ask again or fall back. (A body that ends before its end
+    // marker after an event is a cut: `readEvents` failed it already.)
     if (collector.empty) {
       return {
         ok: false,
@@ -143,13 +176,14 @@ export async function streamAttempt(options: StreamAttemptOptions): Promise<Send
             kind: 'server_error',
             retryable: true,
             status: opened.status,
-            message: `the ${opened.status} stream ended with no answer (no token, finish reason, usage or id: an end marker alone); nothing was generated, asked again`,
+            message: `the ${opened.status} stream ended with no answer (no content and no finish reason); asked again`,
           },
         }),
       }
     }
     return whole(opened.status)
   } catch (thrown) {
+    if (thrown === unreadableAnswer) throw thrown
     // The whole answer came and the body did not end: done, as at its end
     // marker. So is one whose body broke after it (a reset instead of
     // `[DONE]`): the consumer was handed the finish, and a body that closes
@@ -196,13 +230,7 @@ export async function streamAttempt(options: StreamAttemptOptions): Promise<Send
       // The consumer left its loop after reading `finish` (OpenAI's comes
       // with the usage chunk, before `[DONE]`): it has the whole answer, and
       // so does the collector. A success, as if the end marker had come.
-      if (sink.stoppedAfterFinish(thrown)) {
-        return {
-          ok: true,
-          status: received.status ?? 200,
-          response: collector.response(adapter.name, adapter.model, providerRequestId),
-        }
-      }
+      if (sink.stoppedAfterFinish(thrown)) return whole(received.status ?? 200)
       // Ended on purpose — the stream's cancel or the caller's signal, which
       // `sink.signal` follows: the reason passes through as it is.
       throw thrown

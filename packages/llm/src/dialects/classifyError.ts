@@ -51,6 +51,13 @@ export interface BodyVerdict {
   overLimit?: OverLimit | undefined
   /** Which limit a rate limit hit, when the body's fields say (not its words: `limitedByText`). */
   limitedBy?: RateLimitedBy | undefined
+  /**
+   * The body says the request was at fault without naming a kind (OpenAI's
+   * `invalid_request_error`, vLLM's `BadRequestError` with `code: 400`).
+   * A status says so better: read only for an error inside a 2xx answer
+   * (its body, a stream's frame), which is then not retryable (`classifyError`).
+   */
+  requestFault?: boolean | undefined
 }
 
 /**
@@ -233,13 +240,27 @@ export function classifyError(input: ErrorInput, read: BodyReader): NormalizedEr
   // Keys redacted before the cut, as the message's are.
   const providerCode = codeOf(verdict?.providerCode)
   const param = codeOf(verdict?.param)
+  // An error inside a 2xx answer (a stream's frame after the 200, a body)
+  // that blames the request and names no kind: OpenAI's
+  // `invalid_request_error` mid-stream (a reasoning model's `invalid_prompt`),
+  // and vLLM's stream generator, which labels what it raised
+  // `BadRequestError`/400 — engine failures among them (its RuntimeErrors).
+  // The provider had taken the request and started on it, so it may bill
+  // it: asked again it was refused again, each time at a cost. Not resent
+  // to this model; not `bad_request` either (request-bound: no fallback),
+  // since the label cannot tell a bad request from an engine's failure — a
+  // fallback may answer. A frame whose words say overload keeps that.
+  const blamesRequest =
+    ok && kindFromBody === undefined && heuristic === undefined && verdict?.requestFault === true
   return {
     kind,
     // A provider that does not know the model (or path) asked for does not
     // learn it on a second try, whatever its `x-should-retry` says: true
     // there made the gateway's 502 a retry for the client's SDK too.
     retryable:
-      kind === 'not_found' ? false : (shouldRetry ?? (inFront ? false : RETRYABLE_KINDS.has(kind))),
+      kind === 'not_found' || blamesRequest
+        ? false
+        : (shouldRetry ?? (inFront ? false : RETRYABLE_KINDS.has(kind))),
     status,
     ...(providerCode === undefined ? {} : { providerCode }),
     ...(param === undefined ? {} : { param }),

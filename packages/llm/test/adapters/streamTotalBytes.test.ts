@@ -187,7 +187,8 @@ describe('a streamed answer is bounded in total by maxStreamBytes', () => {
     const cause = (error as StreamInterruptedError).cause as ProviderError
     expect(isResponseTooLarge(cause.cause)).toBe(true)
     expect(fake.requests).toHaveLength(1)
-    const charged = PROMPT_USD + 2 * Math.ceil(partialText.length / 4)
+    // By characters, at most the request's maxTokens (each fake token is 256 characters).
+    const charged = PROMPT_USD + 2 * Math.min(Math.ceil(partialText.length / 4), maxTokens)
     expect(budget.spentUsd).toBe(charged)
     expect(records[0]).toMatchObject({ decision: 'fail', costUsd: charged })
   })

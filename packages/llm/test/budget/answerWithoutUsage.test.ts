@@ -83,7 +83,10 @@ describe('an answer whose provider reported no usage', () => {
   )
 
   it('trips the budget: the next call is refused with nothing sent', async () => {
-    const budget = new CostBudget({ limitUsd: 510, prices })
+    // `maxTokens: 10`: the answer's 500 tokens by characters are charged as
+    // the 10 its request lets the provider bill (and the call held), plus the
+    // prompt's 6 — 16 spent, so a second call's 16 does not fit in 20.
+    const budget = new CostBudget({ limitUsd: 20, prices })
     const model = openAICompatible({ baseURL: whole.url, apiKey: 'sk-test-aaaaaaaa', model: 'm1' })
     const before = whole.records.length
     await callModel({

@@ -14,6 +14,31 @@ const wholeAnthropic = (usage: string) =>
   `{"id":"msg_1","type":"message","role":"assistant","model":"m","content":[{"type":"tool_use","id":"t1","name":"f","input":${deep}}],"stop_reason":"tool_use"${usage}}`
 const wholeGemini = `{"candidates":[{"content":{"role":"model","parts":[{"functionCall":{"name":"f","args":${deep}}}]},"finishReason":"STOP"}]}`
 
+const sse = (type: string, data: object) =>
+  `event: ${type}\ndata: ${JSON.stringify({ type, ...data })}\n\n`
+const streamedAnthropic =
+  sse('message_start', {
+    message: {
+      id: 'msg_1',
+      type: 'message',
+      role: 'assistant',
+      model: 'm',
+      content: [],
+      usage: { input_tokens: 3, output_tokens: 1 },
+    },
+  }) +
+  sse('content_block_start', {
+    index: 0,
+    content_block: { type: 'tool_use', id: 't1', name: 'f', input: {} },
+  }) +
+  sse('content_block_delta', {
+    index: 0,
+    delta: { type: 'input_json_delta', partial_json: deep },
+  }) +
+  sse('content_block_stop', { index: 0 }) +
+  sse('message_delta', { delta: { stop_reason: 'tool_use' }, usage: { output_tokens: 2 } }) +
+  sse('message_stop', {})
+
 const request = { messages: [{ role: 'user' as const, content: 'hi' }], maxTokens: 10 }
 
 async function call(
@@ -91,6 +116,85 @@ describe('a tool call nested too deep to write', () => {
     )
     expect(error).toMatchObject({ code: 'MODEL_UNAVAILABLE' })
     expect(requests).toBe(1)
+  })
+
+  // Streamed, Anthropic's tool input comes as `partial_json` text, parsed at
+  // the end: the deep object reached the caller (and an agent), whose next
+  // request build threw a raw RangeError. Now it is an answer that cannot be
+  // read, as whole: its tool-call events had gone out, so the stream ends
+  // with STREAM_INTERRUPTED (nothing more to resend), caused by that
+  // unreadable answer, and what it carries can be written again.
+  it('anthropic, streamed: an unreadable answer, not a tool call the caller cannot send back', async () => {
+    const server = await faultServer({
+      type: 'respond',
+      status: 200,
+      headers: { 'content-type': 'text/event-stream' },
+      body: streamedAnthropic,
+    })
+    try {
+      const stream = callModel({
+        models: [claude(server.url)],
+        deadline: false,
+        request: { ...request, stream: true },
+        limits: { admission: false },
+        retry: { budgets: false },
+      })
+      let failure: unknown
+      try {
+        for await (const _event of stream) {
+          // drained
+        }
+      } catch (thrown) {
+        failure = thrown
+      }
+      expect(failure).toMatchObject({ code: 'STREAM_INTERRUPTED' })
+      const error = await stream.result.catch((thrown: unknown) => thrown)
+      expect(error).toMatchObject({ code: 'STREAM_INTERRUPTED' })
+      expect((error as { cause?: unknown }).cause).toMatchObject({
+        code: 'PROVIDER_ERROR',
+        kind: 'server_error',
+        retryable: false,
+        status: 200,
+      })
+      expect(String((error as { cause?: Error }).cause?.message)).toMatch(/nested too deep/)
+      // What it hands back can be written again (the arguments as the text they came as).
+      const partial = (error as { partialContent: unknown }).partialContent
+      expect(() => JSON.stringify(partial)).not.toThrow()
+      expect(server.records).toHaveLength(1)
+    } finally {
+      await server.close()
+    }
+  })
+
+  it('anthropic, a whole-answer request answered with that stream: the same as whole', async () => {
+    const { error, requests } = await call(claude, 'text/event-stream', streamedAnthropic)
+    expect(error).toMatchObject({ code: 'MODEL_UNAVAILABLE' })
+    expect(requests).toBe(1)
+  })
+
+  it('a streamed tool call of ordinary depth is untouched', async () => {
+    const server = await faultServer({
+      type: 'respond',
+      status: 200,
+      headers: { 'content-type': 'text/event-stream' },
+      body: streamedAnthropic.replace(
+        JSON.stringify(deep),
+        JSON.stringify(`${'{"a":'.repeat(900)}1${'}'.repeat(900)}`),
+      ),
+    })
+    try {
+      const answer = await callModel({
+        models: [claude(server.url)],
+        deadline: false,
+        request: { ...request, stream: true },
+        limits: { admission: false },
+        retry: { budgets: false },
+      }).result
+      const call = answer.content.find((b) => b.type === 'tool_call')
+      expect(typeof (call as { arguments: unknown }).arguments).toBe('object')
+    } finally {
+      await server.close()
+    }
   })
 
   it('chargeAnswer counts such arguments as nothing rather than throwing', () => {

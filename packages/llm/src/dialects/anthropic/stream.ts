@@ -33,6 +33,8 @@ export function createAnthropicStreamParser(): StreamParser {
   /** `message_start`'s `usage.service_tier`: the tier serving the answer. */
   let serviceTier: string | undefined
   let finishReason: FinishReason | undefined
+  /** Text, thinking or a tool call came: `message_stop` then ends an answer. */
+  let sawContent = false
   let finished = false
   let done = false
 
@@ -100,10 +102,17 @@ export function createAnthropicStreamParser(): StreamParser {
             hasArguments: false,
           }
           tools.set(getCode(event, 'index') ?? '', tool)
+          sawContent = true
           return [{ type: 'tool_call', id: tool.id, name: tool.name, argumentsDelta: '' }]
         }
-        case 'content_block_delta':
-          return deltaEvents(getRecord(event, 'delta'), tools.get(getCode(event, 'index') ?? ''))
+        case 'content_block_delta': {
+          const out = deltaEvents(
+            getRecord(event, 'delta'),
+            tools.get(getCode(event, 'index') ?? ''),
+          )
+          if (!sawContent && out.some(isContent)) sawContent = true
+          return out
+        }
         case 'content_block_stop': {
           const tool = tools.get(getCode(event, 'index') ?? '')
           return tool === undefined ? [] : closeTool(tool)
@@ -133,6 +142,10 @@ export function createAnthropicStreamParser(): StreamParser {
         }
         case 'message_stop':
           done = true
+          // No stop reason and no content (`message_start` then
+          // `message_stop`): no answer, no finish — left for the caller to
+          // refuse, as OpenAI's `[DONE]` alone is. It was an empty success.
+          if (finishReason === undefined && !sawContent) return []
           return finish()
         default:
           return []
@@ -147,6 +160,14 @@ export function createAnthropicStreamParser(): StreamParser {
         : undefined
     },
   }
+}
+
+/** Text or thinking that says something: an empty delta (`text_delta` of "") is none. */
+function isContent(event: StreamEvent): boolean {
+  return (
+    (event.type === 'text' && event.text !== '') ||
+    (event.type === 'thinking' && event.thinking !== '')
+  )
 }
 
 /** Whether `usage` has an input count (`message_start`'s, or a `message_delta`'s). */

@@ -45,6 +45,7 @@ export function readOpenAIError(
   const limitedBy = type === 'tokens' ? 'tokens' : type === 'requests' ? 'requests' : undefined
   const messageWaitMs = tryAgainInMs(message)
   return {
+    ...(REQUEST_FAULT_TYPES.has(type ?? '') || code === '400' ? { requestFault: true } : {}),
     providerCode: code ?? type,
     message,
     kind,
@@ -57,6 +58,18 @@ export function readOpenAIError(
     ...(limitedBy === undefined ? {} : { limitedBy }),
   }
 }
+
+/**
+ * `type`s that blame the request without naming what is wrong: OpenAI's
+ * (which DeepSeek, Qwen's compatible mode, LiteLLM copy) and the exception
+ * class vLLM and SGLang put there (`BadRequestError`, with `code: 400`).
+ * Only an error inside a 2xx answer reads them (`BodyVerdict.requestFault`):
+ * on an error status, the status says it.
+ */
+const REQUEST_FAULT_TYPES: ReadonlySet<string> = new Set([
+  'invalid_request_error',
+  'BadRequestError',
+])
 
 /**
  * "… on requests per day (RPD): …", "… on tokens per day (TPD): …": the

@@ -92,8 +92,8 @@ export function createOpenAIStreamParser(
   let logprobs: Logprobs | undefined
   let finished = false
   let done = false
-  /** A chunk came: `[DONE]` then ends an answer, not an empty stream. */
-  let sawChunk = false
+  /** Text, thinking or a tool call came: `[DONE]` then ends an answer, not an empty stream. */
+  let sawContent = false
 
   const flush = (): StreamEvent[] => {
     if (finished || finishReason === undefined) return []
@@ -131,14 +131,15 @@ export function createOpenAIStreamParser(
         // (`unknown`), with the usage it held. Without it, the stream ended
         // with neither a finish nor an error: the usage was dropped and a
         // gateway's client got an answer with no `finish_reason` chunk
-        // (openai-node: "missing finish_reason for choice 0"). `[DONE]`
-        // alone is no answer, and is left for the caller to refuse.
-        if (finishReason === undefined && sawChunk) finishReason = 'unknown'
+        // (openai-node: "missing finish_reason for choice 0"). Without
+        // content either (`[DONE]` alone, after a role-only chunk or a usage
+        // chunk) it is no answer: no finish, left for the caller to refuse
+        // (it was an empty success, `unknown`).
+        if (finishReason === undefined && sawContent) finishReason = 'unknown'
         return flush()
       }
       const chunk = parseAnswerJson(message.data)
       if (asRecord(chunk) === undefined) throw malformedReply('stream chunk')
-      sawChunk = true
       // `""` is no id: Azure OpenAI's first chunk (its prompt filter
       // results, no choices) says `"id": ""`, the chunks after it the real
       // one. Kept, the answer had no id and its record no `responseId`.
@@ -203,6 +204,7 @@ export function createOpenAIStreamParser(
         // `""` is no reason (some compatible servers send it on every chunk):
         // read as one, with usage on every chunk too, it ended the answer at
         // its first chunk.
+        if (out.length > 0) sawContent = true
         if (reason !== undefined && reason !== null && reason !== '') {
           finishReason = mapFinish(OPENAI_FINISH, reason)
           providerFinishReason = finishReason === 'error' ? String(reason) : undefined
