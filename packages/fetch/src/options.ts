@@ -68,6 +68,23 @@ export interface EgressOptions {
   clock?: Clock
   /** Name lookup to use instead of the default (coalesced `dns.lookup`). */
   lookup?: LookupFunction
+  /**
+   * A name with several addresses tries them in turn (Node's Happy
+   * Eyeballs); `false` connects to the first alone, as `net.connect` does.
+   * Default `net.getDefaultAutoSelectFamily()` (true unless turned off).
+   * The connector's (`createConnector`, `createFetch`'s own Agent): undici
+   * hands a connector function none of its Agent's own.
+   */
+  autoSelectFamily?: boolean
+  /**
+   * The most one address of several is given before the next is tried, ms
+   * (`net.connect`'s `autoSelectFamilyAttemptTimeout`). Default
+   * `net.getDefaultAutoSelectFamilyAttemptTimeout()` (250). Never more than
+   * half the connect's budget — `min(connectTimeoutMs, time left)` — so a
+   * blackholed first address leaves the next one time; at least 10 ms,
+   * Node's floor. `0` = no limit of its own (that half still applies).
+   */
+  autoSelectFamilyAttemptTimeoutMs?: number
 }
 
 export interface ResolvedRetry {
@@ -89,6 +106,10 @@ export interface ResolvedOptions extends PhaseLimits {
   retry: ResolvedRetry | false
   clock: Clock | undefined
   lookup: LookupFunction | undefined
+  /** undefined: Node's default, read at each connect (`net.setDefaultAutoSelectFamily` applies). */
+  autoSelectFamily: boolean | undefined
+  /** undefined: Node's default, read at each connect. */
+  autoSelectFamilyAttemptTimeoutMs: number | undefined
 }
 
 export function resolveRetry(retry: RetryOptions | false | undefined): ResolvedRetry | false {
@@ -123,6 +144,15 @@ export function resolveOptions(options: EgressOptions = {}): ResolvedOptions {
     retry: resolveRetry(options.retry),
     clock: clock(options.clock),
     lookup: lookup(options.lookup),
+    autoSelectFamily: optionalBoolean('autoSelectFamily', options.autoSelectFamily),
+    autoSelectFamilyAttemptTimeoutMs:
+      options.autoSelectFamilyAttemptTimeoutMs == null
+        ? undefined
+        : nonNegative(
+            'autoSelectFamilyAttemptTimeoutMs',
+            options.autoSelectFamilyAttemptTimeoutMs,
+            0,
+          ),
   }
 }
 
@@ -141,7 +171,10 @@ export function mergeRetry(
   const merged: RetryOptions = base === false ? {} : { ...base }
   for (const key of RETRY_KEYS) {
     const value = override[key]
-    if (value !== undefined) (merged as Record<string, unknown>)[key] = value
+    // A per-call `maxRetryAfterMs: null` is its default, as at the factory:
+    // here the factory's (`nonNegative`). The other rules refuse null.
+    if (value === undefined || (value === null && key === 'maxRetryAfterMs')) continue
+    ;(merged as Record<string, unknown>)[key] = value
   }
   return resolveRules(merged)
 }
@@ -158,6 +191,8 @@ const EGRESS_KEYS = [
   'retry',
   'clock',
   'lookup',
+  'autoSelectFamily',
+  'autoSelectFamilyAttemptTimeoutMs',
 ] as const
 
 /**
@@ -173,9 +208,15 @@ export function clockFor(options: ResolvedOptions, deadlineClock: Clock | undefi
   return options.clock ?? deadlineClock ?? systemClock
 }
 
-/** A limit in ms: a finite number ≥ 0 (`0` = no own limit). Infinity is refused: it would be a timer of 24.8 days, or a budget no call has. */
+/**
+ * A limit in ms: a finite number ≥ 0 (`0` = no own limit). Infinity is
+ * refused: it would be a timer of 24.8 days, or a budget no call has.
+ * `null` is the default, as every ingress reads it (express's `deadline()`,
+ * the gRPC interceptors): a config value that may be null (`env.X ?? null`,
+ * a JSON file) was refused here alone.
+ */
 function nonNegative(name: string, value: number | undefined, fallback: number): number {
-  if (value === undefined) return fallback
+  if (value === undefined || value === null) return fallback
   if (typeof value !== 'number' || !Number.isFinite(value) || value < 0) {
     throw optionError(name, 'a finite number ≥ 0 (ms)', value)
   }
@@ -212,6 +253,12 @@ function boolean(name: string, value: boolean | undefined, fallback: boolean): b
     throw new TypeError(`${name} must be true or false, got ${describeValue(value)}`)
   }
   return value
+}
+
+/** A boolean, or `undefined` / `null` for the default (undefined: decided where it is used). */
+function optionalBoolean(name: string, value: boolean | undefined): boolean | undefined {
+  if (value === undefined || value === null) return undefined
+  return boolean(name, value, false)
 }
 
 /** Only the three documented values: a truthy string ('false', 'never') must not widen retries to every method. */

@@ -142,8 +142,9 @@ const SUGGEST_OPTION_NAMES = Object.keys({
 } satisfies Record<keyof SuggestOptions, true>)
 
 /** A finite number ≥ 0, or `fallback` when undefined. */
+/** `null` is the default, as for every numeric option of this package (options.ts). */
 function finite(name: string, value: number | undefined, fallback: number, unit: string): number {
-  if (value === undefined) return fallback
+  if (value === undefined || value === null) return fallback
   if (typeof value !== 'number' || !Number.isFinite(value) || value < 0) {
     throw optionError(name, `a finite number ≥ 0${unit}`, value)
   }

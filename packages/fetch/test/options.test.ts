@@ -43,12 +43,11 @@ const BAD_NUMBERS: unknown[] = [
   Number.POSITIVE_INFINITY,
   Number.NEGATIVE_INFINITY,
   '100',
-  null,
 ]
 
 describe('numeric options', () => {
   for (const name of NUMERIC) {
-    it(`${name}: NaN, negative or Infinity is a RangeError, a string or null a TypeError, naming it, from every factory`, () => {
+    it(`${name}: NaN, negative or Infinity is a RangeError, a string a TypeError, naming it, from every factory (null is the default: nullOptionIsDefault.test.ts)`, () => {
       for (const value of BAD_NUMBERS) {
         const options = { [name]: value } as never
         expect(() => createFetch(options), String(value)).toThrow(
