@@ -212,6 +212,16 @@ export class Attempt {
     return this.init.clock.now() - this.startedAt
   }
 
+  /**
+   * What bounds a phase with `limitMs` (`0` = none) entered now: the smaller
+   * of it and what the enforcing deadline leaves; Infinity for neither.
+   */
+  budgetMs(limitMs: number): number {
+    const enforced = boundingDeadline(this.init.deadline)
+    const left = enforced ? this.#left(enforced, this.init.clock.now()) : Number.POSITIVE_INFINITY
+    return limitMs > 0 ? Math.min(limitMs, left) : left
+  }
+
   /** Called once the request is dispatched, with the header value written. */
   dispatched(headerMs: number | undefined): void {
     this.headerMs = headerMs

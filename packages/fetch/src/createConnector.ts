@@ -1,4 +1,5 @@
 import {
+  getDefaultAutoSelectFamily,
   getDefaultAutoSelectFamilyAttemptTimeout,
   isIP,
   type NetConnectOpts,
@@ -8,7 +9,13 @@ import {
   type TcpNetConnectOpts,
 } from 'node:net'
 import { type ConnectionOptions, type TLSSocket, connect as tlsConnect } from 'node:tls'
-import { optionError, refuseUnknownOptions, runOutsideContext, systemClock } from '@hourglass/core'
+import {
+  MAX_TIMER_MS,
+  optionError,
+  refuseUnknownOptions,
+  runOutsideContext,
+  systemClock,
+} from '@hourglass/core'
 import type { buildConnector } from 'undici'
 import { Attempt } from './Attempt.js'
 import { asError } from './asError.js'
@@ -183,7 +190,13 @@ export function connectorFor(
       // family is tried, when the name has one.
       const from = opts.localAddress ? isIP(opts.localAddress) : 0
       const same = from ? given.filter((a) => a.family === from) : given
-      const addresses = same.length > 0 ? same : given
+      const found = same.length > 0 ? same : given
+      // `autoSelectFamily: false` connects to the first address alone, as
+      // net.connect does with it off.
+      const addresses =
+        found.length > 1 && !(config.autoSelectFamily ?? getDefaultAutoSelectFamily())
+          ? found.slice(0, 1)
+          : found
       // undici's order (buildConnector): the request's servername, then the
       // connector's (`tls.servername`), then the name in the URL. Spreading
       // `tls` first and the URL's name after it silently dropped the caller's
@@ -205,8 +218,17 @@ export function connectorFor(
       // asks the lookup for one address, so only the first was ever tried
       // (and every retry tried it again). The addresses are tried in turn
       // here instead, as Node would (`inTurn`).
+      // Each address but the last is given `attemptMs` (undici's Agent hands
+      // a connector function neither of its own `autoSelectFamily*` options).
+      const attemptMs =
+        addresses.length > 1
+          ? perAddressMs(
+              config.autoSelectFamilyAttemptTimeoutMs,
+              attempt.budgetMs(config.connectTimeoutMs),
+            )
+          : 0
       if (tunnel === undefined && localAddress !== undefined && addresses.length > 1) {
-        inTurn(addresses, 0, port, localAddress, servername, started)
+        inTurn(addresses, 0, { port, localAddress, servername, started, attemptMs })
         return
       }
       const target: NetConnectOpts =
@@ -220,6 +242,7 @@ export function connectorFor(
                   host: opts.hostname,
                   port,
                   autoSelectFamily: true,
+                  autoSelectFamilyAttemptTimeout: attemptMs,
                   lookup: answerWith(addresses),
                 }
       // Never with a socketPath (localAddress is undefined then): a TCP target.
@@ -292,22 +315,15 @@ export function connectorFor(
 
     /**
      * Connect to `addresses[at]` from `localAddress`; when its TCP connect
-     * fails, or has not answered within Node's own per-address wait
-     * (`net.getDefaultAutoSelectFamilyAttemptTimeout()`, 250 ms by default),
-     * move on to the next — all within the one connect limit, as Node's Happy
-     * Eyeballs does. The last address has the rest of the limit; its failure
-     * is the call's. A TLS failure (a rejected certificate) is no address's
-     * fault: it is not tried elsewhere.
+     * fails, or has not answered within the per-address wait (`attemptMs`:
+     * `perAddressMs`), move on to the next — all within the one connect
+     * limit, as Node's Happy Eyeballs does. The last address has the rest of
+     * the limit; its failure is the call's. A TLS failure (a rejected
+     * certificate) is no address's fault: it is not tried elsewhere.
      */
-    const inTurn = (
-      addresses: readonly ResolvedAddress[],
-      at: number,
-      port: number,
-      localAddress: string,
-      servername: string | undefined,
-      started: number,
-    ) => {
+    const inTurn = (addresses: readonly ResolvedAddress[], at: number, turn: Turn) => {
       if (settled) return
+      const { port, localAddress, servername, started } = turn
       const address = addresses[at] as ResolvedAddress
       const last = at === addresses.length - 1
       const made = connectSocket({ host: address.address, port, localAddress }, servername)
@@ -322,13 +338,13 @@ export function connectorFor(
       const next = () => {
         stopTurn?.()
         made.destroy()
-        inTurn(addresses, at + 1, port, localAddress, servername, started)
+        inTurn(addresses, at + 1, turn)
       }
       if (!last) {
         timer = clock.setTimeout(() => {
           timer = undefined
           if (!settled && !reached && socket === made) next()
-        }, getDefaultAutoSelectFamilyAttemptTimeout())
+        }, turn.attemptMs)
       }
       made.once('connect', () => {
         reached = true
@@ -411,6 +427,35 @@ function originHost(opts: buildConnector.Options): string {
 interface ResolvedAddress {
   address: string
   family: number
+}
+
+/** What every address tried in turn shares (`inTurn`). */
+interface Turn {
+  port: number
+  localAddress: string
+  servername: string | undefined
+  started: number
+  /** How long each address but the last is given (`perAddressMs`). */
+  attemptMs: number
+}
+
+/** Node's floor for `autoSelectFamilyAttemptTimeout`: it reads a shorter one as 10 ms. */
+const MIN_ATTEMPT_MS = 10
+
+/**
+ * How long one address of several is given before the next is tried: the
+ * option (`0`: no limit of its own), else Node's default (250 ms), at most
+ * half the connect's budget, and at least Node's floor; a whole number of
+ * ms, as net.connect takes it. Node aborts an attempt at its timeout and
+ * moves on (it does not race them), so with its 250 ms and a 200 ms
+ * connect limit, a first address that never answered took the whole
+ * budget and the second was never tried; with half, the next address has
+ * at least the other half.
+ */
+function perAddressMs(given: number | undefined, budgetMs: number): number {
+  const own = given ?? getDefaultAutoSelectFamilyAttemptTimeout()
+  const ms = Math.min(own > 0 ? own : MAX_TIMER_MS, budgetMs / 2, MAX_TIMER_MS)
+  return Math.max(MIN_ATTEMPT_MS, Math.floor(ms))
 }
 
 /** `answer` with the family its address has (4 or 6); as given when it is no IP address. */

@@ -1,4 +1,4 @@
-import { Deadline, optionError, refuseUnknownOptions } from '@hourglass/core'
+import { Deadline, describeValue, optionError, refuseUnknownOptions } from '@hourglass/core'
 import type { AttemptTimings } from './Attempt.js'
 import { type CreateFetchOptions, createFetch } from './createFetch.js'
 import { ProbeRedirectError } from './errors/ProbeRedirectError.js'
@@ -12,14 +12,16 @@ export interface ProbeOptions extends Omit<CreateFetchOptions, 'retry' | 'dispat
   method?: string
   /**
    * Sent on every call, warm-up included (an `Authorization` for a protected
-   * endpoint). Pairs may repeat a name.
+   * endpoint): a record, or `[name, value]` pairs — an array of them, or
+   * any iterable of them, as fetch takes (a `Headers`, a `Map`). Pairs may
+   * repeat a name.
    */
-  headers?: Record<string, string> | readonly (readonly [string, string])[]
+  headers?: Record<string, string> | Iterable<readonly [string, string]>
   body?: string
   /**
    * Open a new connection for every call, so DNS and connect are measured
-   * too. Default `true`; `false` measures keep-alive calls (only the first
-   * measured call then looks up and connects).
+   * too. Default `true` (`null` too); `false` measures keep-alive calls
+   * (the warm-up calls open the connection).
    */
   freshConnections?: boolean
   /**
@@ -55,6 +57,16 @@ const NO_PHASE_LIMITS = {
   headersTimeoutMs: 0,
   bodyTimeoutMs: 0,
 } as const
+
+/** Under `callTimeoutMs`: each phase limit given, else (`undefined` or `null`, its default) none. */
+function phaseLimitsUnderBound(given: Partial<Record<keyof typeof NO_PHASE_LIMITS, unknown>>) {
+  return {
+    dnsTimeoutMs: given.dnsTimeoutMs ?? NO_PHASE_LIMITS.dnsTimeoutMs,
+    connectTimeoutMs: given.connectTimeoutMs ?? NO_PHASE_LIMITS.connectTimeoutMs,
+    headersTimeoutMs: given.headersTimeoutMs ?? NO_PHASE_LIMITS.headersTimeoutMs,
+    bodyTimeoutMs: given.bodyTimeoutMs ?? NO_PHASE_LIMITS.bodyTimeoutMs,
+  } as typeof NO_PHASE_LIMITS
+}
 
 export interface PhaseStats {
   medianMs: number
@@ -115,15 +127,26 @@ export interface ProbeResult {
 export async function probe(url: string | URL, options: ProbeOptions = {}): Promise<ProbeResult> {
   refuseUnknownOptions(options, PROBE_OPTION_NAMES, 'probe()')
   const {
-    warmup = 3,
-    samples = 10,
+    warmup: givenWarmup,
+    samples: givenSamples,
     method,
     headers,
     body,
-    freshConnections = true,
-    callTimeoutMs,
+    freshConnections: givenFresh,
+    callTimeoutMs: givenCallTimeoutMs,
     ...fetchOwn
   } = options
+  // `null` is a number's default, as for fetch's own options (and every
+  // ingress's): a destructuring default is for `undefined` alone.
+  const warmup = givenWarmup ?? 3
+  // A boolean: 'false' from an environment variable measured fresh
+  // connections, the opposite of what was asked, and `null` keep-alive ones.
+  const freshConnections = givenFresh ?? true
+  if (typeof freshConnections !== 'boolean') {
+    throw new TypeError(`freshConnections must be true or false, got ${describeValue(givenFresh)}`)
+  }
+  const samples = givenSamples ?? 10
+  const callTimeoutMs = givenCallTimeoutMs ?? undefined
   if (!Number.isInteger(samples) || samples < 1)
     throw optionError('samples', 'an integer ≥ 1', samples)
   if (!Number.isInteger(warmup) || warmup < 0) throw optionError('warmup', 'an integer ≥ 0', warmup)
@@ -162,8 +185,8 @@ export async function probe(url: string | URL, options: ProbeOptions = {}): Prom
   // "no response headers", and a 1.5 s DNS lookup it exists to measure
   // failed at 1 s.
   const fetchOptions = {
-    ...(callTimeoutMs === undefined ? {} : NO_PHASE_LIMITS),
     ...fetchOwn,
+    ...(callTimeoutMs === undefined ? {} : phaseLimitsUnderBound(fetchOwn)),
     retry: false as const,
   }
   const shared = freshConnections ? undefined : createFetch(fetchOptions, { onAttempt })
@@ -241,9 +264,22 @@ function schemeOf(url: string | URL): string | undefined {
   }
 }
 
+/**
+ * The headers as a list of pairs, made once for every call. Any iterable is
+ * pairs, as fetch reads it: a `Headers` or a `Map` read as a record has no
+ * entries (nothing was sent: the probe timed the endpoint's 401), and a
+ * string spread its characters into headers named `0`, `1`, …
+ */
 function toHeaderList(headers: NonNullable<ProbeOptions['headers']>): [string, string][] {
-  return Array.isArray(headers)
-    ? headers.map(([name, value]) => [name, value])
+  if (typeof headers !== 'object') {
+    throw new TypeError(
+      `headers must be a record of header values or [name, value] pairs, got ${describeValue(headers)}`,
+    )
+  }
+  // Each pair as given: fetch refuses one that is no pair (a flat
+  // `[name, value, …]` array), as it would refuse it without the probe.
+  return Symbol.iterator in headers
+    ? Array.from(headers as Iterable<[string, string]>)
     : Object.entries(headers)
 }
 
