@@ -18,8 +18,17 @@ const WINDOW_MS = 1000
 export const SAMPLE_MAX_AGE_MS = 60_000
 /** The histogram's sampling period, ms (one cheap unref'd libuv timer). */
 const RESOLUTION_MS = 10
+/**
+ * How often a window at least WINDOW_MS old is closed when no read closes
+ * it, ms: a window lasts 1 to 1.25 s. Closed only by reads, it lasted until
+ * the first read after a quiet spell and covered the whole spell: that read
+ * got a p99 over minutes (stalls long past counted, a stall just before it
+ * drowned among the quiet samples), never the last second the docs promise.
+ */
+const TICK_MS = WINDOW_MS / 4
 
 let histogram: IntervalHistogram | undefined
+let ticker: ReturnType<typeof setInterval> | undefined
 let windowStartedAt = 0
 let latenessMs = 0
 
@@ -87,38 +96,49 @@ function p99Of(ring: Float64Array, takenAt: Float64Array, count: number, now: nu
 /**
  * How late this process's timers run right now, in ms: the larger of the p99
  * of the event loop's delay (`perf_hooks.monitorEventLoopDelay`) over the
- * last complete window of about 1 s and the p99 of how late the last 64
+ * last complete window of about 1 s (1 to 1.25 s, closed at most 1.25 s
+ * ago) and the p99 of how late the last 64
  * deadline timers fired within the last minute (`SAMPLE_MAX_AGE_MS`; never
  * the largest of them: the largest but one, 0 with fewer than two). A timer due at T fires around T + this on a busy
  * process; 0 until a window has been measured.
  *
  * The monitor starts on the first call (one unref'd timer every 10 ms; it
- * never keeps a process alive) and is read lazily: no timer of ours.
+ * never keeps a process alive), and with it one unref'd timer every 250 ms
+ * that closes a window 1 s old; a read closes one too. Reading costs a
+ * comparison.
  */
 export function timerLatenessMs(now = performance.now()): number {
   if (histogram === undefined) {
     // Made outside the context of whichever request asks first: the monitor
     // lives as long as the process and would keep that request (its body,
-    // its deadline) alive with it.
+    // its deadline) alive with it; so would the ticker.
     histogram = runOutsideContext(() => {
       const monitor = monitorEventLoopDelay({ resolution: RESOLUTION_MS })
       monitor.enable()
+      ticker = setInterval(closeLatenessWindow, TICK_MS)
+      ticker.unref()
       return monitor
     })
     windowStartedAt = now
     return latenessMs
   }
-  if (now - windowStartedAt >= WINDOW_MS) {
-    // A blocked loop takes few samples, and they are the long ones: any count will do.
-    // The histogram counts the whole sampling period as delay; what a timer
-    // suffers on top of its due time is the excess over it.
-    const loop =
-      histogram.count > 0 ? Math.max(0, histogram.percentile(99) / 1e6 - RESOLUTION_MS) : 0
-    latenessMs = Math.max(loop, p99Of(fired, firedAt, firedCount, now))
-    histogram.reset()
-    windowStartedAt = now
-  }
+  if (now - windowStartedAt >= WINDOW_MS) closeLatenessWindow(now)
   return latenessMs
+}
+
+/**
+ * @internal Close the window once it is WINDOW_MS old: read its p99 and start
+ * the next. The ticker calls it (see TICK_MS); `now` for tests.
+ */
+export function closeLatenessWindow(now = performance.now()): void {
+  if (histogram === undefined || now - windowStartedAt < WINDOW_MS) return
+  // A blocked loop takes few samples, and they are the long ones: any count will do.
+  // The histogram counts the whole sampling period as delay; what a timer
+  // suffers on top of its due time is the excess over it.
+  const loop = histogram.count > 0 ? Math.max(0, histogram.percentile(99) / 1e6 - RESOLUTION_MS) : 0
+  latenessMs = Math.max(loop, p99Of(fired, firedAt, firedCount, now))
+  histogram.reset()
+  windowStartedAt = now
 }
 
 /**
@@ -170,6 +190,8 @@ export function adaptiveReserveMs(now = performance.now()): number {
 export function resetTimerLateness(): void {
   histogram?.disable()
   histogram = undefined
+  if (ticker !== undefined) clearInterval(ticker)
+  ticker = undefined
   windowStartedAt = 0
   latenessMs = 0
   firedCount = 0

@@ -1,0 +1,89 @@
+import { resetTimerLateness, timerLatenessMs } from '@hourglass/core'
+import { afterEach, describe, expect, it, vi } from 'vitest'
+import { closeLatenessWindow } from '../src/timerLateness.js'
+
+afterEach(() => {
+  vi.useRealTimers()
+  resetTimerLateness()
+})
+
+/** Keep the event loop busy for `ms`. */
+function block(ms: number): void {
+  const until = performance.now() + ms
+  while (performance.now() < until) {}
+}
+
+/**
+ * Let the loop run its timers once: the monitor's sampling timer, overdue
+ * after a block, runs ahead of a timer set now (libuv runs the earlier due).
+ */
+const timersPhase = () => new Promise((resolve) => setTimeout(resolve, 0))
+
+/**
+ * One stall of the loop of at least 60 ms, sampled by the monitor. Its first
+ * tick after it starts only notes the time (a delay is measured from one
+ * tick to the next): the first block makes sure it has ticked, the second
+ * is the stall it samples.
+ */
+async function stall(): Promise<void> {
+  block(20)
+  await timersPhase()
+  block(60)
+  await timersPhase()
+}
+
+/**
+ * The loop's share of `timerLatenessMs()` is the p99 of the last complete
+ * window of about 1 s. Windows were closed only by reads: after a quiet
+ * spell (no request, so no read) the first read closed a window as long as
+ * the spell, and a stall long past still set the reserve.
+ *
+ * Times past the real ones are given to the reads and to the ticker's
+ * callback (`closeLatenessWindow`); the stall's sample is real. Between the
+ * stall and the last read nothing yields to the loop: the monitor takes no
+ * other sample.
+ */
+describe('timer lateness: the window read is the last second, not the whole quiet spell', () => {
+  it('a stall in a window the ticker closed long ago no longer counts', async () => {
+    resetTimerLateness()
+    const t0 = performance.now()
+    timerLatenessMs(t0) // starts the monitor and its first window
+    await stall()
+    // No request for ten seconds: the ticker closes a window each second.
+    for (let s = 1; s <= 10; s++) closeLatenessWindow(t0 + s * 1000 + 1)
+    expect(timerLatenessMs(t0 + 10_200)).toBe(0)
+  })
+
+  it('the stall counts while its window is the last one closed', async () => {
+    resetTimerLateness()
+    const t0 = performance.now()
+    timerLatenessMs(t0)
+    await stall()
+    closeLatenessWindow(t0 + 1001)
+    expect(timerLatenessMs(t0 + 1500)).toBeGreaterThan(0)
+    closeLatenessWindow(t0 + 2002)
+    expect(timerLatenessMs(t0 + 2500)).toBe(0)
+  })
+
+  it('a window is not closed before it is a second old', async () => {
+    resetTimerLateness()
+    const t0 = performance.now()
+    timerLatenessMs(t0)
+    await stall()
+    closeLatenessWindow(t0 + 999)
+    expect(timerLatenessMs(t0 + 999)).toBe(0)
+    expect(timerLatenessMs(t0 + 1001)).toBeGreaterThan(0)
+  })
+
+  it("the monitor starts one unref'd ticker with it, which a reset stops", () => {
+    resetTimerLateness()
+    vi.useFakeTimers({ toFake: ['setInterval', 'clearInterval'] })
+    expect(vi.getTimerCount()).toBe(0)
+    timerLatenessMs()
+    expect(vi.getTimerCount()).toBe(1)
+    timerLatenessMs()
+    expect(vi.getTimerCount()).toBe(1)
+    resetTimerLateness()
+    expect(vi.getTimerCount()).toBe(0)
+  })
+})
