@@ -3,6 +3,7 @@ import { type Clock, isClock, MAX_TIMER_MS, systemClock } from './clock.js'
 import { DeadlineExceededError } from './DeadlineExceededError.js'
 import { describeValue } from './describeValue.js'
 import { isAbortSignal } from './isAbortSignal.js'
+import { wholeTimeout } from './ManualClock.js'
 import { optionError } from './optionError.js'
 import { type PlanEntry, type PlanOptions, SlicePlan } from './SlicePlan.js'
 import { recordTimerLateness } from './timerLateness.js'
@@ -13,6 +14,20 @@ import { recordTimerLateness } from './timerLateness.js'
  * package.
  */
 export let lastPlanOf: (deadline: Deadline) => SlicePlan | undefined
+
+/**
+ * The last plan made on a deadline made under each deadline (`d.child(…)`,
+ * a budget on trial, a slice of d's plan), at any depth: what `runningSlice`
+ * reads after the deadline's own. Set only when a plan is made on a
+ * deadline that has a parent (a request's own plan costs nothing); weak, and
+ * the last one only, as `#lastPlan`. Not exported from the package.
+ */
+const lastPlanUnder = new WeakMap<object, SlicePlan>()
+
+/** See `lastPlanUnder`. Not exported from the package. */
+export function lastPlanUnderOf(deadline: Deadline): SlicePlan | undefined {
+  return typeof deadline === 'object' && deadline !== null ? lastPlanUnder.get(deadline) : undefined
+}
 
 /**
  * True for a deadline disposed while live: it no longer expires, so nothing
@@ -484,6 +499,15 @@ export class Deadline {
   plan(entries: Record<string, PlanEntry>, options?: PlanOptions): SlicePlan {
     const plan = new SlicePlan(this, entries, options)
     this.#lastPlan = plan
+    // A parent of another installed copy still has a `parent` to walk; a
+    // hostile one ends the walk, never the plan. Bounded: a chain of
+    // deadlines is as deep as the code that made it, a cycle impossible.
+    try {
+      for (let above = this.parent; above !== undefined; above = above.parent) {
+        if (typeof above !== 'object' || above === null) break
+        lastPlanUnder.set(above, plan)
+      }
+    } catch {}
     return plan
   }
 
@@ -650,16 +674,17 @@ export class Deadline {
     // a timer can fire up to ~1 ms before the monotonic clock reaches
     // expiresAt: round up, and re-arm (above) if it still fires early. A
     // deadline never expires early. Past 2^31-1 ms Node's timers overflow:
-    // far deadlines re-arm in steps.
+    // far deadlines re-arm in steps — except on a ManualClock, whose timers
+    // wait any delay whole (see `wholeTimeout`).
     const link: TimerLink = { deadline: this }
     this.#timerLink = link
-    this.#timer = this.clock.setTimeout(
-      () => {
-        // Cleared (see `#timerLink`): a timer its clock could not cancel does nothing.
-        if (link.deadline !== undefined) link.deadline.#arm()
-      },
-      Math.min(Math.ceil(delay), MAX_TIMER_MS),
-    )
+    const fire = () => {
+      // Cleared (see `#timerLink`): a timer its clock could not cancel does nothing.
+      if (link.deadline !== undefined) link.deadline.#arm()
+    }
+    const ms = Math.ceil(delay)
+    const whole = ms > MAX_TIMER_MS ? wholeTimeout(this.clock, fire, ms) : undefined
+    this.#timer = whole ?? this.clock.setTimeout(fire, Math.min(ms, MAX_TIMER_MS))
   }
 
   #clearTimer(): void {

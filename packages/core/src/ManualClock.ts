@@ -2,6 +2,17 @@ import { type Clock, MAX_TIMER_MS } from './clock.js'
 import { describeValue } from './describeValue.js'
 import { optionError } from './optionError.js'
 
+/**
+ * @internal Schedule `callback` after `ms` (finite, > 2³¹−1) on a
+ * ManualClock, whole: its `setTimeout` cuts such a delay to 2³¹−1 ms, as
+ * Node's timers would, and a far deadline re-armed in steps of it — about
+ * 4.2 million timers fired to advance to Number.MAX_SAFE_INTEGER, a second
+ * of CPU. A ManualClock's timers cannot overflow, so a `Deadline` asks for
+ * the whole wait here. The handle, as `setTimeout`'s; `undefined` for any
+ * other clock (it steps). Not exported from the package.
+ */
+export let wholeTimeout: (clock: unknown, callback: () => void, ms: number) => unknown
+
 interface PendingTimer {
   at: number
   seq: number
@@ -50,12 +61,23 @@ export class ManualClock implements Clock {
         `ManualClock.setTimeout expects a function, got ${describeValue(callback)}`,
       )
     }
-    this.#timers.set(++this.#seq, { at: this.#now + delayOf(ms), seq: this.#seq, callback })
-    return this.#seq
+    return this.#schedule(callback, delayOf(ms))
   }
 
   clearTimeout(handle: unknown): void {
     this.#timers.delete(handle as number)
+  }
+
+  static {
+    wholeTimeout = (clock, callback, ms) => {
+      if (typeof clock !== 'object' || clock === null || !(#timers in clock)) return undefined
+      return clock.#schedule(callback, ms)
+    }
+  }
+
+  #schedule(callback: () => void, ms: number): number {
+    this.#timers.set(++this.#seq, { at: this.#now + ms, seq: this.#seq, callback })
+    return this.#seq
   }
 
   /** Timers scheduled and not yet fired or cleared — a leak check. */

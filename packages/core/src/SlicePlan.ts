@@ -1,6 +1,6 @@
 import { coreChannels, type SliceOutcome } from './channels.js'
 import { runWithDeadline } from './context.js'
-import { type Deadline, isExpiryOf } from './Deadline.js'
+import { type Deadline, isExpiryOf, lastPlanOf } from './Deadline.js'
 import { isDeadlineExceeded } from './DeadlineExceededError.js'
 import { describeValue } from './describeValue.js'
 import { endedBy } from './endedBy.js'
@@ -37,6 +37,8 @@ interface SliceState {
   name: string
   entry: PlanEntry
   started: boolean
+  /** Started by `run`, which publishes its end with the error it rejects with. */
+  run: boolean
   deadline?: Deadline
   allottedMs: number
   usedMs: number
@@ -107,7 +109,15 @@ export class SlicePlan {
         const message = `slice "${name}" must be a positive share or { ms: ≥ 0 }, got ${shown}`
         throw typeof value === 'number' ? new RangeError(message) : new TypeError(message)
       }
-      return { name, entry, started: false, allottedMs: 0, usedMs: 0, outcome: 'not-started' }
+      return {
+        name,
+        entry,
+        started: false,
+        run: false,
+        allottedMs: 0,
+        usedMs: 0,
+        outcome: 'not-started',
+      }
     })
     // Shares are relative, each finite, but their sum can overflow (1e308 +
     // 1e308): every share slice was then allotted Infinity / Infinity = NaN
@@ -194,6 +204,7 @@ export class SlicePlan {
   ): Promise<T> {
     const state = this.#get(name)
     const slice = this.#start(state)
+    state.run = true
     const signal = slice.signal
     let onAbort: (() => void) | undefined
     try {
@@ -268,6 +279,13 @@ export class SlicePlan {
 
   #end(state: SliceState, slice: Deadline, outcome: SliceOutcome, error?: unknown): void {
     if (state.outcome !== 'running') return
+    // Slices of a plan made inside this one (`slice.plan(…)`) that ended
+    // with it — its expiry or its cancel reached them — end first, as they
+    // would have had they settled first: the abort reaches this slice's
+    // `run` before theirs, and a tracer ending spans on `sliceEnd` showed a
+    // child span ending after its parent.
+    const nested = lastPlanOf(slice)
+    if (nested !== undefined) nested.#endAborted()
     state.usedMs = slice.elapsed()
     state.outcome = outcome
     if (coreChannels.sliceEnd.hasSubscribers) {
@@ -279,6 +297,21 @@ export class SlicePlan {
         outcome,
         error,
       }))
+    }
+  }
+
+  /**
+   * End the running slices whose deadline has aborted (expired or
+   * cancelled), as their own `run` or `dispose` would end them: with the
+   * deadline's reason, which their `run` rejects with. One still live runs on.
+   */
+  #endAborted(): void {
+    for (const state of this.#slices) {
+      const deadline = state.deadline
+      if (state.outcome !== 'running' || deadline === undefined) continue
+      if (deadline.reason === undefined) continue
+      const reason = this.#name(deadline.reason, deadline)
+      this.#end(state, deadline, outcomeOf(reason, deadline), state.run ? reason : undefined)
     }
   }
 

@@ -445,7 +445,7 @@ export class IngressRequest {
       // Set first: respond may still remove it.
       this.res.setHeader(DEADLINE_EXPIRED_HEADER, '1')
       const error = isDeadlineExceeded(reason)
-        ? namingSlice(reason, slice, this.deadline)
+        ? asRequestExpiry(reason, this.budgetMs, elapsedMs, slice, this.deadline)
         : new DeadlineExceededError({ budgetMs: this.budgetMs, elapsedMs, slice })
       const ending = watchEnd(this.res)
       const putBack = this.req.method === 'HEAD' ? dropHeadBody(this.res) : undefined
@@ -625,19 +625,29 @@ export class IngressRequest {
 }
 
 /**
- * The error `respond` is given: `reason`, naming the slice that was running.
- * Our own timer's expiry names none (the request's deadline has no name),
- * and respond's 504 lost the slice the plain one names (`"slice":"model"`)
- * and the `expire` event carries. Made only for such an answer: the same
- * figures, the timer's error as its cause, still the request's expiry.
+ * The error `respond` is given: `reason` with the request's figures — its
+ * budget (`budgetMs`, as the plain 504's body and the `expire` event have
+ * it), the time since arrival, and the slice that was running. Our own
+ * timer's expiry carries the handler's deadline's budget (the request's less
+ * `reserveMs`: 990 of 1000) and names no slice (the request's deadline has no
+ * name), where a slice that ran out first (via deadlineErrors) gave 1000 and
+ * its name: one request's expiry reported two ways by the path it took.
+ * Made only for such an answer: the reason as its cause, still the
+ * request's expiry.
  */
-function namingSlice(
+function asRequestExpiry(
   reason: DeadlineExceededError,
-  slice: string | undefined,
+  budgetMs: number,
+  elapsedMs: number,
+  running: string | undefined,
   deadline: Deadline,
 ): DeadlineExceededError {
-  if (reason.slice !== undefined || slice === undefined) return reason
-  const { budgetMs, elapsedMs } = reason
+  const slice = reason.slice ?? running
+  const same =
+    reason.budgetMs === Math.round(budgetMs) &&
+    reason.elapsedMs === Math.round(elapsedMs) &&
+    reason.slice === slice
+  if (same) return reason
   return markExpiryOf(
     new DeadlineExceededError({ budgetMs, elapsedMs, slice, cause: reason }),
     deadline,

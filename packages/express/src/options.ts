@@ -75,7 +75,9 @@ export interface DeadlineMiddlewareOptions {
    * response is destroyed); what it leaves unended — an
    * `async` one writing after an `await` too — gets the plain answer. A
    * response already started is ended (or cut) as without it. Called once per expired request, never on
-   * the success path.
+   * the success path. `error` carries the request's figures, as the plain
+   * 504's body does: `budgetMs` the request's budget (not the handler's,
+   * `reserveMs` less), `elapsedMs` since arrival, `slice` the one running.
    */
   respond?: ((req: Request, res: Response, error: DeadlineExceededError) => void) | undefined
 }

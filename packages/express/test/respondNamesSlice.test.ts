@@ -68,9 +68,10 @@ describe.each(majors)("respond's error names the running slice ($name)", (major)
     expect(got.given).toHaveLength(1)
     const error = got.given[0]!
     expect(error.slice).toBe('model')
-    // Still the request's expiry, with the timer's figures.
+    // Still the request's expiry, with the request's figures (its budget, not
+    // the handler's 990: see respondBudget.test.ts).
     expect(isExpiryOf(error, got.requestDeadline!)).toBe(true)
-    expect(error.budgetMs).toBe(990)
+    expect(error.budgetMs).toBe(1000)
   })
 
   it("for a route's own plan whose slice ends with the request", async () => {
