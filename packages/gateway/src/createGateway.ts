@@ -30,13 +30,8 @@ import type { GatewayRedisClient } from './limits/GatewayRedisClient.js'
 import { LimitsRedisClient } from './limits/LimitsRedisClient.js'
 import { RedisHealth } from './limits/RedisHealth.js'
 import { TrackedCooldownStore } from './limits/TrackedCooldownStore.js'
-import {
-  Admission,
-  type ModelPrice,
-  ProviderLimits,
-  RedisCooldownStore,
-  RetryBudgetRegistry,
-} from './llm.js'
+import { WaitTimedAdmission } from './limits/WaitTimedAdmission.js'
+import { type ModelPrice, ProviderLimits, RedisCooldownStore, RetryBudgetRegistry } from './llm.js'
 import { createLog } from './log/createLog.js'
 import type { GatewayLogger, LogLevel } from './log/GatewayLogger.js'
 import { redactSecrets } from './log/redactSecrets.js'
@@ -274,7 +269,7 @@ function buildGateway(
           () => health.answered(),
         )
   const owner = {}
-  const metrics = new GatewayMetrics(owner)
+  const metrics = new GatewayMetrics(owner, clock)
   // One admission layer: cooldowns per provider + base URL + key, then each
   // provider's RPM/TPM share (Redis-shared when configured, with a local
   // limiter as insurance), one wait and one rate-limited error for both.
@@ -314,25 +309,29 @@ function buildGateway(
       ? {}
       : { redis: new LimitsRedisClient(redis, () => store?.unanswered === true) }),
   })
-  const admission = new Admission({
-    clock,
-    logger: warn('admission'),
-    limits,
-    ...(store === undefined ? {} : { store }),
-    // As the limits' back-off above, for the same reason: after a failed
-    // cooldown read, calls decide on this process's view for this long, and
-    // a frozen Redis holds one request for the command timeout per back-off,
-    // not every request (250 ms added to each, by default).
-    // The store wraps a RedisCooldownStore, bounded by its own
-    // commandTimeoutMs: admission's default bound for a store of one's own
-    // (1 s) would cut a longer configured one short.
-    ...(store === undefined
-      ? {}
-      : {
-          storeBackoffMs: Math.max(1000, valid.redis?.commandTimeoutMs ?? 0),
-          storeTimeoutMs: Number.POSITIVE_INFINITY,
-        }),
-  })
+  const admission = new WaitTimedAdmission(
+    {
+      clock,
+      logger: warn('admission'),
+      limits,
+      ...(store === undefined ? {} : { store }),
+      // As the limits' back-off above, for the same reason: after a failed
+      // cooldown read, calls decide on this process's view for this long, and
+      // a frozen Redis holds one request for the command timeout per back-off,
+      // not every request (250 ms added to each, by default).
+      // The store wraps a RedisCooldownStore, bounded by its own
+      // commandTimeoutMs: admission's default bound for a store of one's own
+      // (1 s) would cut a longer configured one short.
+      ...(store === undefined
+        ? {}
+        : {
+            storeBackoffMs: Math.max(1000, valid.redis?.commandTimeoutMs ?? 0),
+            storeTimeoutMs: Number.POSITIVE_INFINITY,
+          }),
+    },
+    // A wait in progress ends with the acquire: recorded as long as it lasted.
+    () => metrics.waitEnded(),
+  )
   // Each provider's own prices: one model name may cost differently at two
   // providers, and merged by name the last one priced both — a fallback to
   // the dearer one was checked and charged at the cheaper price (12× under).
@@ -435,7 +434,16 @@ function buildGateway(
   }
   router.use(forOurs(tracker.scopeDeadline()))
   router.get('/healthz', healthz())
-  router.get('/readyz', readyz({ draining: () => tracker.draining, redis: () => health.check() }))
+  router.get(
+    '/readyz',
+    readyz({
+      draining: () => tracker.draining,
+      redis: () => health.check(),
+      known: () => health.state(),
+      clock,
+      reserveMs: replyReserveMs,
+    }),
+  )
   if (serveMetrics) router.get('/metrics', (req, res) => metrics.serve(req, res))
   // Counted in /metrics and answered with an x-request-id, as every API
   // answer: so each has its request line too (a 404 `model_not_found` was

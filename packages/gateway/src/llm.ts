@@ -6,6 +6,7 @@
 export {
   Admission,
   type AdmissionForecast,
+  type AdmissionOptions,
   type AttemptRecord,
   anthropic,
   type ChatRequest,

@@ -1,3 +1,4 @@
+import type { Clock, Deadline } from '@hourglass/core'
 import type { RequestHandler } from 'express'
 import { sendJson } from './sendJson.js'
 
@@ -27,18 +28,53 @@ export function healthz(): RequestHandler {
  * every instance of a fleet sees the same Redis, so a 503 would take the
  * whole fleet out of rotation while each one can still serve safely on its
  * local share (`limit / instances`); the state is in the body (and the log)
- * for alerts instead. `redis()` may take a bounded round trip; it never rejects.
+ * for alerts instead. `redis()` may take a bounded round trip; it never
+ * rejects. It is waited for within the request's deadline, less
+ * `reserveMs` to write the answer: a prober with a short budget (a mesh's
+ * health check, `x-deadline-remaining-ms: 50`) facing a Redis that does not
+ * answer got the ingress backstop's 504 — unready, every instance at once —
+ * so past that it is answered with `known()`, what the last check
+ * established; the probe goes on, and its verdict counts when it comes.
  */
 export function readyz(state: {
   draining(): boolean
   redis(): RedisState | Promise<RedisState>
+  /** What the last check established, without a round trip. */
+  known(): RedisState
+  clock: Clock
+  reserveMs: number
 }): RequestHandler {
-  return (_req, res) => {
-    void Promise.resolve(state.redis()).then((redis) => {
+  return (req, res) => {
+    const checked = state.redis()
+    const deadline = (req as { deadline?: Deadline }).deadline
+    const answer = (redis: RedisState) => {
       // Read after the round trip: a drain that began meanwhile is what the prober must see.
       const draining = state.draining()
       res.setHeader('cache-control', 'no-store')
       sendJson(res, draining ? 503 : 200, { status: draining ? 'draining' : 'ready', redis })
+    }
+    const patienceMs = deadline === undefined ? Infinity : deadline.remaining() - state.reserveMs
+    if (typeof checked === 'string' || !Number.isFinite(patienceMs)) {
+      void Promise.resolve(checked).then(answer)
+      return
+    }
+    // A timer of our own, not core's `outcomeWithin`: that one gives a late
+    // outcome a turn of the loop after its timer, where the backstop's timer,
+    // due `reserveMs` later, can already have answered 504.
+    let answered = false
+    const timer = state.clock.setTimeout(
+      () => {
+        if (answered) return
+        answered = true
+        answer(state.known())
+      },
+      Math.max(0, patienceMs),
+    )
+    void checked.then((redis) => {
+      if (answered) return
+      answered = true
+      state.clock.clearTimeout(timer)
+      answer(redis)
     })
   }
 }

@@ -134,14 +134,16 @@ function toMessage(m: ChatRequestBody['messages'][number], path: string): Messag
   if (m.role === 'tool') {
     return {
       role: 'tool',
-      content: [{ type: 'tool_result', toolCallId: m.tool_call_id, content: textOf(m.content) }],
+      content: [
+        { type: 'tool_result', toolCallId: m.tool_call_id, content: joinedText(m.content) },
+      ],
     }
   }
   if (m.role === 'assistant') {
     // Refusal parts are the `refusal` field in another shape: after the text,
     // as a refused answer's message has them.
     const parts = typeof m.content === 'string' || m.content == null ? [] : m.content
-    const text = textOf(
+    const texts = textBlocks(
       typeof m.content === 'string'
         ? m.content
         : parts.flatMap((p) => (p.type === 'text' ? [p] : [])),
@@ -154,7 +156,7 @@ function toMessage(m: ChatRequestBody['messages'][number], path: string): Messag
       fromParts === '' || field === '' || field === fromParts
         ? fromParts || field
         : `${fromParts}\n${field}`
-    const blocks: Block[] = text === '' ? [] : [{ type: 'text', text }]
+    const blocks: Block[] = texts
     // A refused answer pushed back as it came (`content: null`, its text in
     // `refusal`): the model's turn, marked as the refusal it was.
     if (refusal !== '') blocks.push({ type: 'text', text: refusal, refusal: true })
@@ -183,15 +185,51 @@ function toMessage(m: ChatRequestBody['messages'][number], path: string): Messag
   }
   const message: Message = {
     role: m.role === 'developer' ? 'system' : m.role,
-    content: textOf(m.content),
+    content: typeof m.content === 'string' ? m.content : partsContent(m.content),
   }
   if (m.name != null) message.name = m.name
   return message
 }
 
-function textOf(content: string | Array<{ text: string }> | null | undefined): string {
+/**
+ * Content parts kept apart, one text block each (empty ones left out: they
+ * say nothing, and Anthropic and Gemini refuse an empty block or part).
+ * Anthropic takes them as text blocks, Gemini as parts; joined with nothing,
+ * `[{text: '<reminder>'}, {text: 'What is 2+2?'}]` reached them as one
+ * glued text. (llm's OpenAI-compatible builder makes one string of them.)
+ */
+function textBlocks(content: string | Array<{ text: string }>): Block[] {
+  if (typeof content === 'string') return content === '' ? [] : [{ type: 'text', text: content }]
+  const blocks: Block[] = []
+  for (const part of content) if (part.text !== '') blocks.push({ type: 'text', text: part.text })
+  return blocks
+}
+
+/** Two parts or more as blocks; one as its text, as a string content is (what every request was). */
+function partsContent(parts: Array<{ text: string }>): string | Block[] {
+  const blocks = textBlocks(parts)
+  return blocks.length > 1 ? blocks : ((blocks[0] as { text: string } | undefined)?.text ?? '')
+}
+
+/**
+ * Where one string is all a dialect takes (a tool result: llm's
+ * `ToolResultBlock.content`), parts go a line apart — as vLLM and
+ * TensorRT-LLM flatten the text parts of one message — not glued into one
+ * word (`"sunny"`, `"21 °C"` → `"sunny21 °C"`).
+ */
+function joinedText(content: string | Array<{ text: string }> | null | undefined): string {
   if (content == null) return ''
-  return typeof content === 'string' ? content : content.map((p) => p.text).join('')
+  if (typeof content === 'string') return content
+  return content.length === 1 ? (content[0] as { text: string }).text : joinText(content)
+}
+
+function joinText(parts: Array<{ text: string }>): string {
+  let text = ''
+  for (const part of parts) {
+    if (part.text === '') continue
+    text = text === '' ? part.text : `${text}\n${part.text}`
+  }
+  return text
 }
 
 /**

@@ -47,6 +47,12 @@ export interface RequestScope {
    * behind an earlier answer on a pipelined connection.
    */
   answered?: boolean | undefined
+  /**
+   * A wait before sending in progress (a cooldown, an RPM/TPM window): its
+   * metric labels and when it began, on the gateway's clock. Recorded with
+   * the time actually waited once admission settles or decides again.
+   */
+  wait?: { attributes: Record<string, string>; startedAt: number } | undefined
 }
 
 const REQUEST = contextKey<RequestScope>('@hourglass/gateway.request')

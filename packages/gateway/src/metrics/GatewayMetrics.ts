@@ -1,9 +1,9 @@
 import type { IncomingMessage, ServerResponse } from 'node:http'
-import type { ChannelMessage } from '@hourglass/core'
+import type { ChannelMessage, Clock } from '@hourglass/core'
 import { PrometheusExporter } from '@opentelemetry/exporter-prometheus'
 import { MeterProvider } from '@opentelemetry/sdk-metrics'
 import { leftByClient } from '../call/leftByClient.js'
-import { currentRequest } from '../http/requestScope.js'
+import { currentRequest, type RequestScope } from '../http/requestScope.js'
 import { llmChannels } from '../llm.js'
 
 const SECONDS = [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300]
@@ -20,6 +20,7 @@ const WAIT_SECONDS = [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60]
  */
 export class GatewayMetrics {
   readonly #owner: object
+  readonly #clock: Clock
   readonly #exporter: PrometheusExporter
   readonly #provider: MeterProvider
   readonly #requests
@@ -37,8 +38,9 @@ export class GatewayMetrics {
   readonly #unsubscribe: () => void
   #closed = false
 
-  constructor(owner: object) {
+  constructor(owner: object, clock: Clock) {
     this.#owner = owner
+    this.#clock = clock
     this.#exporter = new PrometheusExporter({
       preventServerStart: true,
       withoutScopeInfo: true,
@@ -126,6 +128,8 @@ export class GatewayMetrics {
       this.#cooldowns.add(1, { provider: m.provider, key_id: m.keyId, scope: m.scope ?? 'key' })
     }
     const onAdmission = (m: ChannelMessage<typeof llmChannels.admission>) => {
+      // Admission decides anew: a wait of this request's before it is over.
+      this.waitEnded()
       if (m.action === 'fallback') {
         // Left without sending: the provider was at its RPM/TPM limit or
         // cooling past what the deadline (or the next model) allows. Never
@@ -138,9 +142,7 @@ export class GatewayMetrics {
       }
       // RPM/TPM waits are counted by the limits' own hook (limitWait), per limit.
       if (m.action !== 'wait' || m.cause !== 'cooldown' || !this.#mine()) return
-      const attributes = { provider: m.provider, key_id: m.keyId, reason: 'cooldown' }
-      this.#waits.add(1, attributes)
-      this.#waitDuration.record(m.waitMs / 1000, attributes)
+      this.#waitStarted({ provider: m.provider, key_id: m.keyId, reason: 'cooldown' }, m.waitMs)
     }
     llmChannels.attempt.subscribe(onAttempt)
     llmChannels.cooldown.subscribe(onCooldown)
@@ -186,11 +188,38 @@ export class GatewayMetrics {
     this.#ttft.record(Math.max(0, ms) / 1000, { model })
   }
 
-  /** The gateway's own RPM/TPM limit made a request wait `ms` before sending to `provider`. */
+  /** The gateway's own RPM/TPM limit makes a request wait (`ms` planned) before sending to `provider`. */
   limitWait(provider: string, limit: 'rpm' | 'tpm', ms: number): void {
-    const attributes = { provider, reason: limit }
+    this.#waitStarted({ provider, reason: limit }, ms)
+  }
+
+  /**
+   * The current request's wait, if one is in progress, is over (admission
+   * settled or decided again): recorded as long as it lasted on the
+   * gateway's clock — a wait its client left, or its deadline cut, lasted
+   * until then, not its planned length.
+   */
+  waitEnded(): void {
+    const scope = currentRequest()
+    const wait = scope?.wait
+    // Another gateway's request (one process, two gateways): its own metrics record it.
+    if (wait === undefined || (scope as RequestScope).owner !== this.#owner) return
+    ;(scope as RequestScope).wait = undefined
+    const ms = this.#clock.now() - wait.startedAt
+    this.#waitDuration.record(Math.max(0, ms) / 1000, wait.attributes)
+  }
+
+  /** A wait begins: counted now, its length recorded when it ends (`waitEnded`). */
+  #waitStarted(attributes: Record<string, string>, plannedMs: number): void {
     this.#waits.add(1, attributes)
-    this.#waitDuration.record(Math.max(0, ms) / 1000, attributes)
+    const scope = currentRequest()
+    if (scope === undefined) {
+      // Outside any request's scope no end can be told: the plan is all there is.
+      this.#waitDuration.record(Math.max(0, plannedMs) / 1000, attributes)
+      return
+    }
+    this.waitEnded()
+    scope.wait = { attributes, startedAt: this.#clock.now() }
   }
 
   /** A client's retry met `provider`'s retry budget: let through (and counted) or refused. */
