@@ -6,8 +6,8 @@ import { INVALID_UTF8, INVALID_UTF16, JSON_TOO_MANY_KEYS } from './bodyError.js'
 import { closeAfterAnswer } from './closeAfterAnswer.js'
 import { GatewayRequestError } from './GatewayRequestError.js'
 import { MAX_JSON_DEPTH } from './jsonDepth.js'
-import { MAX_BODY_DEPTH, tooDeepField } from './jsonDepthLimit.js'
-import { keyLimitProblem } from './jsonKeyLimit.js'
+import { MAX_BODY_DEPTH } from './jsonDepthLimit.js'
+import { bodyShapeProblem } from './jsonKeyLimit.js'
 import { type BodyError, bodyFailure, hasBody, readBody, tooLargeFailure } from './readBody.js'
 
 /**
@@ -154,18 +154,18 @@ function parseJson(
       // Only UTF-16's decoders are fatal (UTF-8 was checked above).
       return next(bodyFailure(400, INVALID_UTF16, `the body is not valid ${charset.toUpperCase()}`))
     }
-    // Before the parse: what makes a body costly to parse is its keys (jsonKeyLimit.ts).
-    const tooMany = keyLimitProblem(text)
-    if (tooMany !== undefined) return next(bodyFailure(413, JSON_TOO_MANY_KEYS, tooMany))
-    // …and its depth: `JSON.parse` builds every level before the schema can refuse one (jsonDepthLimit.ts).
-    const tooDeep = tooDeepField(text)
-    if (tooDeep !== undefined) {
+    // Before the parse, in one pass: what makes a body costly to parse is
+    // its keys (jsonKeyLimit.ts) and its depth, as `JSON.parse` builds every
+    // level before the schema can refuse one (jsonDepthLimit.ts).
+    const shape = bodyShapeProblem(text)
+    if (shape !== undefined) {
+      if (shape.kind === 'keys') return next(bodyFailure(413, JSON_TOO_MANY_KEYS, shape.message))
       return next(
         new GatewayRequestError({
           status: 400,
           errorCode: 'invalid_request',
-          param: tooDeep,
-          message: `${tooDeep}: nested deeper than ${MAX_BODY_DEPTH} levels (free-form JSON may nest ${MAX_JSON_DEPTH})`,
+          param: shape.field,
+          message: `${shape.field}: nested deeper than ${MAX_BODY_DEPTH} levels (free-form JSON may nest ${MAX_JSON_DEPTH})`,
         }),
       )
     }

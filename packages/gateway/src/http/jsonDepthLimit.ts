@@ -1,4 +1,4 @@
-import { closingQuote } from './jsonKeyLimit.js'
+import { closingQuote } from './jsonString.js'
 
 /**
  * How deep a request body may nest, counted before it is parsed. Free-form
@@ -55,7 +55,7 @@ export function tooDeepField(text: string): string | undefined {
 }
 
 /** A key's text as JSON decodes it; `body` when it does not decode (JSON.parse refuses the body anyway). */
-function keyOf(quoted: string): string {
+export function keyOf(quoted: string): string {
   try {
     return JSON.parse(quoted) as string
   } catch {
