@@ -5,6 +5,7 @@ import { StreamCollector } from '../call/StreamCollector.js'
 import { unwritableToolCall } from '../dialects/blocks.js'
 import type { Dialect } from '../dialects/Dialect.js'
 import { headerValue } from '../dialects/errorHeaders.js'
+import { isNoAnswer } from '../dialects/noAnswer.js'
 import { MAX_JSON_BODY_CHARS, parseAnswerJson, parseJson } from '../dialects/safeJson.js'
 import { ProviderError } from '../errors/ProviderError.js'
 import {
@@ -370,6 +371,29 @@ export function createAdapter(
     )
   }
 
+  /**
+   * A 2xx with no answer in it — no content and no finish reason (a whole
+   * answer: `markNoAnswer`; a stream read whole: `StreamCollector.empty`):
+   * a retryable `server_error`, as a stream that ends so is. Charged
+   * nothing, unless it carried the provider's usage with an input count
+   * (`usage`): the provider says it counted, and bills, the prompt, so the
+   * attempt is charged by those counts (`ProviderError.usage`).
+   */
+  const noAnswer = (res: Reply, what: string, usage: Usage | undefined): Failure => ({
+    ok: false,
+    error: new ProviderError({
+      provider: name,
+      model,
+      error: {
+        kind: 'server_error',
+        retryable: true,
+        status: res.statusCode,
+        message: `the ${res.statusCode} ${what} no answer (no content and no finish reason); asked again`,
+        ...(usage !== undefined && usage.inputTokens > 0 ? { usage } : {}),
+      },
+    }),
+  })
+
   /** A whole body, read: an error (in an error status or in the 2xx), or the answer. */
   const answerOf = (
     res: Reply,
@@ -410,6 +434,13 @@ export function createAdapter(
       const thrown = malformedReply(`tool call "${unwritable.name}" (arguments nested too deep)`)
       return unreadable(res, send, text, thrown)
     }
+    if (answered && isNoAnswer(response)) {
+      return noAnswer(
+        res,
+        'answer has',
+        response.usageReported === false ? undefined : response.usage,
+      )
+    }
     return { ok: true, response: attribute(withReportedUsage(response)) }
   }
 
@@ -429,7 +460,7 @@ export function createAdapter(
     text: string,
   ): Promise<{ ok: true; status: number; response: ChatResponse } | Failure> => {
     const collector = new StreamCollector(dialect.wire === 'openai')
-    const { events } = streamOf(
+    const { events, usageSoFar } = streamOf(
       bodyOfText(text),
       dialectFor(send),
       send,
@@ -437,14 +468,7 @@ export function createAdapter(
       maxStreamBytes,
     )
     for await (const event of events) collector.add(event)
-    if (collector.empty) {
-      return fail(send, {
-        kind: 'server_error',
-        retryable: true,
-        status: res.statusCode,
-        message: `the ${res.statusCode} reply is a stream with no answer in it; nothing was generated, asked again`,
-      })
-    }
+    if (collector.empty) return noAnswer(res, 'reply is a stream with', usageSoFar())
     const requestId =
       dialect.requestIdHeader === undefined
         ? undefined
@@ -717,6 +741,13 @@ function streamOf(
   const parser = dialect.createStreamParser()
   return {
     events: readEvents(body, { createStreamParser: () => parser }, send, context, limitBytes),
-    usageSoFar: () => parser.usageSoFar,
+    // A custom dialect's getter that throws reports nothing: the charge falls back as without counts.
+    usageSoFar: () => {
+      try {
+        return parser.usageSoFar
+      } catch {
+        return undefined
+      }
+    },
   }
 }

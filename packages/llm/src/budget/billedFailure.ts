@@ -13,8 +13,10 @@ import { requestedServiceTier } from './requestedServiceTier.js'
  *   deadline, a body timeout, a network cut, past `maxStreamBytes`): the
  *   provider's usage if its `finish` event had come; else, when the
  *   provider had sent its input counts (Anthropic's `message_start`,
- *   Gemini's `usageMetadata`), those, with the output so far (its running
- *   count, or what was delivered, whichever is more); else the prompt
+ *   Gemini's `usageMetadata`, an OpenAI-compatible usage chunk before its
+ *   finish), those (`soFar`), with the output so far (its running count,
+ *   or what was delivered — `estimatedOutputTokens`, capped as below —
+ *   whichever is more); else the prompt
  *   estimate plus the output that arrived, `ceil(characters / 4)` of the
  *   text, thinking, tool names and argument text delivered, at most the
  *   request's `maxTokens` (`estimatedOutputTokens`). A lower bound:
@@ -43,7 +45,18 @@ import { requestedServiceTier } from './requestedServiceTier.js'
  * two apart. @internal
  */
 export type BilledFailure =
-  | { kind: 'cut'; outputChars: number; usage: Usage | undefined }
+  | {
+      kind: 'cut'
+      outputChars: number
+      usage: Usage | undefined
+      /**
+       * `usage` is the counts the provider had sent before its `finish`
+       * (its output a running count): the output charged is the larger of
+       * that count and the estimate of `outputChars`. Else `usage` is the
+       * provider's whole usage, charged as it is.
+       */
+      soFar?: boolean | undefined
+    }
   | { kind: 'whole' }
   | { kind: 'prompt' }
 
@@ -60,7 +73,14 @@ export function chargeBilledFailure(
       return 0
     case 'cut':
       return billed.usage !== undefined
-        ? budget.record(model, billed.usage, provider, requestedServiceTier(request))
+        ? budget.record(
+            model,
+            billed.soFar === true
+              ? withOutputSoFar(budget, model, request, billed.usage, billed.outputChars, provider)
+              : billed.usage,
+            provider,
+            requestedServiceTier(request),
+          )
         : budget.recordEstimate(
             model,
             request,
@@ -77,6 +97,26 @@ export function chargeBilledFailure(
     case 'prompt':
       return budget.recordEstimate(model, request, 0, provider)
   }
+}
+
+/**
+ * Counts sent before the `finish` (`soFar`), with the output the larger of
+ * the provider's running count and `estimatedOutputTokens` of what was
+ * delivered: capped as every charge by characters is (uncapped, a stream
+ * cut after Anthropic's `message_start` with 40,000 characters delivered to
+ * a request capped at 100 tokens was charged 10,000 output tokens).
+ */
+function withOutputSoFar(
+  budget: CostBudget,
+  model: string,
+  request: Pick<ChatRequest, 'maxTokens'>,
+  usage: Usage,
+  outputChars: number,
+  provider: string | undefined,
+): Usage {
+  if (outputChars <= 0) return usage
+  const estimated = estimatedOutputTokens(budget, model, request, outputChars, provider)
+  return estimated > usage.outputTokens ? { ...usage, outputTokens: estimated } : usage
 }
 
 /** Output tokens counted for `chars` characters delivered: `ceil(chars / 4)`. */

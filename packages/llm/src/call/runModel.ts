@@ -9,12 +9,7 @@ import {
   sendTakesNeverAborted,
 } from '../adapters/ModelAdapter.js'
 import { classify } from '../admission/slot.js'
-import {
-  type BilledFailure,
-  billedBy,
-  chargeBilledFailure,
-  deliveredTokens,
-} from '../budget/billedFailure.js'
+import { type BilledFailure, billedBy, chargeBilledFailure } from '../budget/billedFailure.js'
 import type { CostReservation } from '../budget/CostBudget.js'
 import { chargeAnswer } from '../budget/chargeAnswer.js'
 import { type LlmRetrySkippedMessage, llmChannels } from '../channels.js'
@@ -751,11 +746,15 @@ function billedOf(
   if (received?.answered === true) {
     const { collector } = received
     if (collector.sawToken) {
-      return {
-        kind: 'cut',
-        outputChars: collector.outputChars,
-        usage: collector.reportedUsage ?? cutUsage(received, collector.outputChars),
-      }
+      const { reportedUsage, outputChars } = collector
+      if (reportedUsage !== undefined) return { kind: 'cut', outputChars, usage: reportedUsage }
+      // Its counts so far, the output charged by them or by the characters
+      // delivered, whichever is more — capped at `maxTokens` when by them
+      // (`chargeBilledFailure`, which has the request and the price).
+      const usage = cutUsage(received)
+      return usage === undefined
+        ? { kind: 'cut', outputChars, usage }
+        : { kind: 'cut', outputChars, usage, soFar: true }
     }
     return withInputCounts(PROMPT, received)
   }
@@ -800,7 +799,7 @@ function withInputCounts(
   received: StreamReceived | undefined,
 ): BilledFailure | undefined {
   if (billed?.kind !== 'prompt' || received === undefined) return billed
-  const usage = cutUsage(received, 0)
+  const usage = cutUsage(received)
   return usage === undefined ? billed : { kind: 'cut', outputChars: 0, usage }
 }
 
@@ -826,12 +825,13 @@ const WHOLE: BilledFailure = { kind: 'whole' }
 /**
  * The usage a stream cut before its `finish` is charged by, when the provider
  * had already sent its input counts (Anthropic's `message_start`, Gemini's
- * `usageMetadata` on every chunk): those counts — the cached and uncached
- * input as billed, not the prompt estimate — and the output so far, the
- * larger of the provider's running count and what was delivered
- * (`deliveredTokens`). Undefined without an input count: the estimate stands.
+ * `usageMetadata` on every chunk, an OpenAI-compatible server's usage on
+ * every chunk): those counts — the cached and uncached input as billed, not
+ * the prompt estimate — and its running output count (a `cut` charges the
+ * larger of it and what was delivered: `BilledFailure.soFar`). Undefined
+ * without an input count: the estimate stands.
  */
-function cutUsage(received: StreamReceived, outputChars: number): Usage | undefined {
+function cutUsage(received: StreamReceived): Usage | undefined {
   let soFar: Usage | undefined
   try {
     soFar = received.usageSoFar?.()
@@ -840,10 +840,7 @@ function cutUsage(received: StreamReceived, outputChars: number): Usage | undefi
     return undefined
   }
   if (soFar === undefined || !(soFar.inputTokens > 0)) return undefined
-  return {
-    ...soFar,
-    outputTokens: Math.max(soFar.outputTokens, deliveredTokens(outputChars)),
-  }
+  return soFar
 }
 
 /** Aborts `controller` when `signal` does, with its reason; returns the unlink. */

@@ -166,7 +166,12 @@ export async function streamAttempt(options: StreamAttemptOptions): Promise<Send
     // a 200 of `[DONE]` alone). Nothing of it was delivered, so the call
     // may still ask again or fall back. (A body that ends before its end
     // marker after an event is a cut: `readEvents` failed it already.)
+    // Charged nothing — unless the provider reported its counts in it (an
+    // OpenAI usage chunk, Anthropic's `message_start`): it says it counted,
+    // and bills, the prompt, so the attempt is charged by them
+    // (`ProviderError.usage`), as an error after Gemini's counts is.
     if (collector.empty) {
+      const usage = inputCounted(opened.usageSoFar)
       return {
         ok: false,
         error: new ProviderError({
@@ -177,6 +182,7 @@ export async function streamAttempt(options: StreamAttemptOptions): Promise<Send
             retryable: true,
             status: opened.status,
             message: `the ${opened.status} stream ended with no answer (no content and no finish reason); asked again`,
+            ...(usage === undefined ? {} : { usage }),
           },
         }),
       }
@@ -295,3 +301,18 @@ export function isFirstTokenTimeout(error: ProviderError): boolean {
 }
 
 function noop(): void {}
+
+/**
+ * The counts a stream's parser holds (`OpenResult.usageSoFar`) when they
+ * have an input count; else undefined — so too when a custom adapter's
+ * getter throws (the attempt is then charged nothing, as before).
+ */
+function inputCounted(read: (() => Usage | undefined) | undefined): Usage | undefined {
+  let usage: Usage | undefined
+  try {
+    usage = read?.()
+  } catch {
+    return undefined
+  }
+  return usage !== undefined && usage.inputTokens > 0 ? usage : undefined
+}

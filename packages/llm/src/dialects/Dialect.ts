@@ -41,8 +41,10 @@ export interface StreamParser {
   /**
    * The counts the provider has sent before its `finish` (Anthropic's
    * `message_start` input and cache counts, Gemini's `usageMetadata` on
-   * every chunk), when it sent any: what a stream cut before its usage
-   * event is charged by, instead of the prompt estimate. Absent: none.
+   * every chunk, an OpenAI usage chunk), when it sent any: what a stream
+   * cut before its usage event is charged by, instead of the prompt
+   * estimate, and what one that ends with no answer is (else nothing).
+   * Absent: none.
    */
   readonly usageSoFar?: Usage | undefined
 }

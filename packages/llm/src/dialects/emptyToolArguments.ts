@@ -75,6 +75,10 @@ export function withEmptyArgumentsAsObject(parser: StreamParser): StreamParser {
     get finishing() {
       return parser.finishing === true
     },
+    // Passed on, or the counts the parser holds never reached the charge.
+    get usageSoFar() {
+      return parser.usageSoFar
+    },
     parseStreamEvent: (message) => pass(parser.parseStreamEvent(message)),
     end: () => pass(parser.end()),
   }

@@ -11,6 +11,7 @@ import {
 } from '../blocks.js'
 import type { ResponseMeta } from '../Dialect.js'
 import { headerValue } from '../errorHeaders.js'
+import { markNoAnswer } from '../noAnswer.js'
 import { asArray, get, getRecord, getString, parseAnswerJson } from '../safeJson.js'
 
 export const ANTHROPIC_FINISH: Readonly<Record<string, FinishReason>> = {
@@ -96,19 +97,21 @@ export function parseAnthropicResponse(body: unknown, meta: ResponseMeta = {}): 
   const requestId = headerValue(meta.headers, 'request-id')
   const usage = get(json, 'usage')
   const tier = anthropicServiceTier(usage)
-  return {
+  const reason = get(json, 'stop_reason')
+  const response: ChatResponse = {
     id: getString(json, 'id') ?? '',
     model: getString(json, 'model') ?? '',
     provider: 'anthropic',
     content,
     text: textOf(content),
-    finishReason: mapFinish(ANTHROPIC_FINISH, get(json, 'stop_reason')),
+    finishReason: mapFinish(ANTHROPIC_FINISH, reason),
     usage: anthropicUsage(usage),
     // Zeros that mean "not said" are told apart (`ChatResponse.usageReported`).
     ...(anthropicUsageReported(usage) ? {} : { usageReported: false as const }),
     ...(requestId === undefined ? {} : { providerRequestId: requestId }),
     ...(tier === undefined ? {} : { serviceTier: tier }),
   }
+  return markNoAnswer(response, reason !== undefined && reason !== null)
 }
 
 /**

@@ -11,6 +11,7 @@ import {
 } from '../blocks.js'
 import type { ResponseMeta } from '../Dialect.js'
 import { GeneratedCallIds } from '../GeneratedCallIds.js'
+import { markNoAnswer } from '../noAnswer.js'
 import { asArray, asRecord, get, getRecord, getString, parseAnswerJson } from '../safeJson.js'
 import { joinStreamedChunks } from './joinStreamedChunks.js'
 
@@ -151,5 +152,6 @@ export function parseGeminiResponse(body: unknown, _meta: ResponseMeta = {}): Ch
     ...(geminiUsageReported(metadata) ? {} : { usageReported: false as const }),
   }
   if (response.finishReason === 'error') response.providerFinishReason = String(reason)
-  return response
+  // Any string is a reason, as in a stream's chunk (which ends the stream).
+  return markNoAnswer(response, typeof reason === 'string')
 }

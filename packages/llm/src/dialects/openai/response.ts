@@ -20,6 +20,7 @@ import {
 import type { ResponseMeta } from '../Dialect.js'
 import { EMPTY_ARGUMENTS, isEmptyArguments } from '../emptyToolArguments.js'
 import { headerValue } from '../errorHeaders.js'
+import { markNoAnswer } from '../noAnswer.js'
 import { asArray, get, getRecord, getString, parseAnswerJson } from '../safeJson.js'
 
 export const OPENAI_FINISH: Readonly<Record<string, FinishReason>> = {
@@ -105,7 +106,10 @@ export function parseOpenAIResponse(
   if (annotations.length > 0) response.annotations = annotations
   const logprobs = logprobsOf(get(choice, 'logprobs'))
   if (logprobs !== undefined) response.logprobs = logprobs
-  return response
+  // `null`, absent or `""` (some compatible servers' "none yet") is no
+  // reason, as in a stream's chunk.
+  const reason = get(choice, 'finish_reason')
+  return markNoAnswer(response, reason !== undefined && reason !== null && reason !== '')
 }
 
 /**

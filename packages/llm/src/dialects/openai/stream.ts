@@ -117,6 +117,13 @@ export function createOpenAIStreamParser(
     get finishing() {
       return finishReason !== undefined && !finished
     },
+    // The usage chunk's counts, once one came (OpenAI sends it after the
+    // finish reason; vLLM's `continuous_usage_stats` on every chunk, a
+    // running count): what a stream cut before its `finish`, or one that
+    // ends with no answer, is charged by.
+    get usageSoFar() {
+      return usage
+    },
     parseStreamEvent(message) {
       const error = normalizeStreamError(message)
       if (error !== undefined) throw new ProviderReplyError(error)
