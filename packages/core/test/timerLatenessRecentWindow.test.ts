@@ -7,6 +7,19 @@ afterEach(() => {
   resetTimerLateness()
 })
 
+/**
+ * Start the monitor at `t0` with its ticker faked: the windows here are
+ * closed by the times the test gives, never by the real ticker (on a loaded
+ * machine a real second can pass during `stall()`, and the real ticker
+ * would close the window before the test does). The monitor's own sampling
+ * stays real (a libuv timer, not `setInterval`).
+ */
+function startAt(t0: number): void {
+  resetTimerLateness()
+  vi.useFakeTimers({ toFake: ['setInterval', 'clearInterval'] })
+  timerLatenessMs(t0)
+}
+
 /** Keep the event loop busy for `ms`. */
 function block(ms: number): void {
   const until = performance.now() + ms
@@ -45,9 +58,8 @@ async function stall(): Promise<void> {
  */
 describe('timer lateness: the window read is the last second, not the whole quiet spell', () => {
   it('a stall in a window the ticker closed long ago no longer counts', async () => {
-    resetTimerLateness()
     const t0 = performance.now()
-    timerLatenessMs(t0) // starts the monitor and its first window
+    startAt(t0) // starts the monitor and its first window
     await stall()
     // No request for ten seconds: the ticker closes a window each second.
     for (let s = 1; s <= 10; s++) closeLatenessWindow(t0 + s * 1000 + 1)
@@ -55,9 +67,8 @@ describe('timer lateness: the window read is the last second, not the whole quie
   })
 
   it('the stall counts while its window is the last one closed', async () => {
-    resetTimerLateness()
     const t0 = performance.now()
-    timerLatenessMs(t0)
+    startAt(t0)
     await stall()
     closeLatenessWindow(t0 + 1001)
     expect(timerLatenessMs(t0 + 1500)).toBeGreaterThan(0)
@@ -66,9 +77,8 @@ describe('timer lateness: the window read is the last second, not the whole quie
   })
 
   it('a window is not closed before it is a second old', async () => {
-    resetTimerLateness()
     const t0 = performance.now()
-    timerLatenessMs(t0)
+    startAt(t0)
     await stall()
     closeLatenessWindow(t0 + 999)
     expect(timerLatenessMs(t0 + 999)).toBe(0)

@@ -23,11 +23,23 @@ export function keepsRawArguments(adapter: {
 }
 
 /**
- * Argument text up to this long nests at most half as deep (1,024), which
+ * Arguments with at most this many `[` and `{` nest at most this deep, which
  * JSON.stringify writes (V8 on Node 20 stops past ~4,000 levels): not
- * written once more to find out.
+ * written once more to find out. Counting costs a fraction of writing
+ * (64 KB of arguments: writing them again took longer than parsing them).
  */
-const SHALLOW_CHARS = 2048
+const SHALLOW_OPENERS = 1024
+
+/** Whether `raw` has more than SHALLOW_OPENERS `[` or `{`: only then can it nest too deep to write. */
+function mayNestDeep(raw: string): boolean {
+  if (raw.length <= SHALLOW_OPENERS) return false
+  let openers = 0
+  for (let i = 0; i < raw.length; i++) {
+    const c = raw.charCodeAt(i)
+    if ((c === 0x5b || c === 0x7b) && ++openers > SHALLOW_OPENERS) return true
+  }
+  return false
+}
 
 /** Builds the whole answer from stream events, so a streamed call ends with a `ChatResponse` too. */
 export class StreamCollector {
@@ -212,7 +224,7 @@ export class StreamCollector {
     for (const { block, raw } of this.#toolArgs.values()) {
       block.arguments = parseArguments(raw)
       if (this.#keepRaw) block.rawArguments = raw
-      else if (raw.length > SHALLOW_CHARS && argumentsText(block.arguments) === undefined) {
+      else if (mayNestDeep(raw) && argumentsText(block.arguments) === undefined) {
         block.arguments = raw
         this.#unwritable ??= block.name
       }
