@@ -218,11 +218,18 @@ describe('hourglass gateway flags over their variables', () => {
 })
 
 describe('hourglass gateway shutdown', () => {
+  // A gateway process to start (a second of CPU on an idle machine, up to
+  // 16 s seen on one loaded as a 3–4 × CI run loads it) and a drain to
+  // begin: the run's default 20 s was what a loaded run failed on. "At
+  // once" is not measured in ms: a gateway that waited for the drain would
+  // answer the request held below (504 by its 60 s budget, or 503 cut off)
+  // and exit 0 or 3; stopped at once, that request is never answered.
   it.each([
     ['SIGINT', 130],
     ['SIGTERM', 143],
   ] as const)(
     'a second signal during the drain exits at once (%s → %d), without waiting out --drain-timeout-ms',
+    { timeout: 120_000 },
     async (second, exitCode) => {
       fake = await startFakeProvider({ dialect: 'openai', reply: reply.hang() })
       const file = await writeConfig({
@@ -236,7 +243,7 @@ describe('hourglass gateway shutdown', () => {
       // Killed whatever happens: a run that timed out before its signals left
       // this gateway listening, its in-flight request held, for good.
       onTestFinished(() => gateway.kill())
-      // One request in flight, held by the provider: the drain would wait 60 s for it.
+      // One request in flight, held by the provider: the drain would wait for it.
       const client = new OpenAI({ baseURL: `${gateway.url}/v1`, apiKey: 'unused', maxRetries: 0 })
       const inFlight = client.chat.completions
         .create({ model: 'small', messages: [{ role: 'user', content: 'hi' }] })
@@ -251,17 +258,16 @@ describe('hourglass gateway shutdown', () => {
           (res) => res.status === 503,
           () => true,
         )
-      await until(draining, 10_000, 'the drain')
-      const signalledAt = performance.now()
+      // The bound only names what never came; it is not what is tested.
+      await until(draining, 60_000, 'the drain')
       gateway.child.kill(second)
       const [code] = await exited
-      // A guard against waiting out the 60 s drain, not a timing measurement.
-      expect(performance.now() - signalledAt).toBeLessThan(10_000)
       expect(code).toBe(exitCode)
       expect(gateway.stderr()).toContain(
         `hourglass gateway: ${second} again: exiting without waiting for the drain`,
       )
-      await inFlight
+      // Still held when the process ended: its connection dropped, no answer.
+      expect(await inFlight).toBeInstanceOf(OpenAI.APIConnectionError)
     },
   )
 })
