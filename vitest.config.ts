@@ -87,11 +87,13 @@ export const OTEL = [
   'packages/otel/test/modelRetryCountedWhenSent.test.ts',
   'packages/otel/test/modelRetryNeverSent.test.ts',
   'packages/otel/test/names.test.ts',
+  'packages/otel/test/nestedSliceSpans.test.ts',
   'packages/otel/test/openAIResponseFields.test.ts',
   'packages/otel/test/printWaterfall.test.ts',
   'packages/otel/test/propagatorOptions.test.ts',
   'packages/otel/test/requestIdSetBehindDeadline.test.ts',
   'packages/otel/test/retryReason.test.ts',
+  'packages/otel/test/twoInstrumentationsParents.test.ts',
   // Asserts that a refused option left no subscriber: among files that undo theirs.
   'packages/otel/test/unknownOptions.test.ts',
   // The gateway's files that record spans: each stops what it instruments in a

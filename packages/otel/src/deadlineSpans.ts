@@ -9,17 +9,43 @@ import { type Context, context, type Span, trace } from '@opentelemetry/api'
  * through it: by the deadline they were made for, or one of its ancestors
  * (a slice of the call's deadline finds the call's span). Weak: a span lives
  * as long as its deadline does, and work left running after the answer still
- * finds it.
+ * finds it. This map holds every instrumentation's (the last one recorded
+ * for a deadline), for `DeadlineContextManager`; each instrumentation finds
+ * its own through its `DeadlineSpans`.
  */
-const spans = new WeakMap<Deadline, Span>()
+const anyInstrumentation = new WeakMap<Deadline, Span>()
 
-/** Record `span` as the span of the work `deadline` governs. */
-export function setDeadlineSpan(deadline: Deadline, span: Span): void {
-  spans.set(deadline, span)
+/**
+ * The spans one instrumentation (one set of trace handlers) made for
+ * deadlines' work, and the parents its other spans find through them. Its
+ * own, not the process's: two instrumentations enabled at once (each on a
+ * provider of its own: a test harness's beside the SDK's) each make a span
+ * for the same call, and, looked up in one shared map, the slices and
+ * attempts of the first were children of the second's span, one its
+ * provider never had.
+ */
+export class DeadlineSpans {
+  readonly #spans = new WeakMap<Deadline, Span>()
+
+  /** Record `span` as the span of the work `deadline` governs. */
+  set(deadline: Deadline, span: Span): void {
+    this.#spans.set(deadline, span)
+    anyInstrumentation.set(deadline, span)
+  }
+
+  /** The span recorded for `deadline` or its nearest ancestor, if any. */
+  find(deadline: Deadline | undefined): Span | undefined {
+    return findIn(this.#spans, deadline)
+  }
+
+  /** `parentContext` with this instrumentation's spans (see below). */
+  readonly parentContext = (
+    deadline?: Deadline | undefined,
+    active: Context = context.active(),
+  ): Context => parentIn(this.#spans, deadline, active)
 }
 
-/** The span recorded for `deadline` or its nearest ancestor, if any. */
-export function deadlineSpan(deadline: Deadline | undefined): Span | undefined {
+function findIn(spans: WeakMap<Deadline, Span>, deadline: Deadline | undefined): Span | undefined {
   for (let d = deadline; d; d = d.parent) {
     const span = spans.get(d)
     if (span) return span
@@ -45,14 +71,24 @@ export function deadlineSpan(deadline: Deadline | undefined): Span | undefined {
  *
  * So it is the same parent with or without `DeadlineContextManager`. Cheap
  * when nothing is found: one AsyncLocalStorage read and a WeakMap lookup per
- * ancestor.
+ * ancestor. This one reads the spans of any instrumentation (the last to
+ * record one for a deadline): `DeadlineContextManager`'s, which serves them all.
  */
 export function parentContext(
   deadline?: Deadline | undefined,
   active: Context = context.active(),
 ): Context {
+  return parentIn(anyInstrumentation, deadline, active)
+}
+
+function parentIn(
+  spans: WeakMap<Deadline, Span>,
+  deadline: Deadline | undefined,
+  active: Context,
+): Context {
   if (trace.getSpan(active)) return active
   const current = currentDeadline()
-  const span = deadlineSpan(current) ?? (deadline === current ? undefined : deadlineSpan(deadline))
+  const span =
+    findIn(spans, current) ?? (deadline === current ? undefined : findIn(spans, deadline))
   return span ? trace.setSpan(active, span) : active
 }

@@ -30,7 +30,7 @@ import {
   EVENT_DEADLINE_LATE_WRITE,
 } from './attributes.js'
 import { metadataGetter, metadataSetter } from './carriers.js'
-import { deadlineSpan, parentContext, setDeadlineSpan } from './deadlineSpans.js'
+import type { DeadlineSpans } from './deadlineSpans.js'
 import { defined, type Handlers, ms } from './handlers.js'
 import {
   fullMethod,
@@ -54,7 +54,11 @@ import { tracedSpan, tracingSuppressed } from './tracedSpan.js'
  *   the call is made; its context is injected into the copy of the metadata
  *   @hourglass/grpc is about to send, so the server's span joins the trace.
  */
-export function grpcTraceHandlers(tracer: Tracer): NonNullable<Handlers['grpc']> {
+export function grpcTraceHandlers(
+  tracer: Tracer,
+  deadlineSpans: DeadlineSpans,
+): NonNullable<Handlers['grpc']> {
+  const { parentContext } = deadlineSpans
   const conventions = rpcConventions()
   const servers = new WeakMap<Deadline, Span>()
   const clients = new WeakMap<object, Span>()
@@ -107,7 +111,7 @@ export function grpcTraceHandlers(tracer: Tracer): NonNullable<Handlers['grpc']>
         invalid = undefined
       }
       servers.set(m.deadline, span)
-      setDeadlineSpan(m.deadline, span)
+      deadlineSpans.set(m.deadline, span)
     },
     serverExpire(m) {
       const span = servers.get(m.deadline)
@@ -135,7 +139,7 @@ export function grpcTraceHandlers(tracer: Tracer): NonNullable<Handlers['grpc']>
       // span takes no event: recorded only while the span is open, and
       // never where tracing is suppressed.
       const active = context.active()
-      const span = deadlineSpan(currentDeadline())
+      const span = deadlineSpans.find(currentDeadline())
       tracedSpan(span ? trace.setSpan(active, span) : active)?.addEvent(EVENT_DEADLINE_LATE_WRITE, {
         [ATTR_DEADLINE_LATE_METHOD]: m.operation,
       })

@@ -42,7 +42,7 @@ import {
   SPAN_JOB_PREFIX,
 } from './attributes.js'
 import { recordSetter } from './carriers.js'
-import { parentContext, setDeadlineSpan } from './deadlineSpans.js'
+import type { DeadlineSpans } from './deadlineSpans.js'
 import { defined, errorType, type Handlers, ms } from './handlers.js'
 import { tracedSpan, tracingSuppressed } from './tracedSpan.js'
 
@@ -60,7 +60,8 @@ type JobMessage = Parameters<NonNullable<BullmqHandlers['start']>>[0]
  * A job whose stored deadline is malformed runs without one and gets no span:
  * a `hourglass.deadline.invalid_job` event on the span active in the worker.
  */
-export function bullmqTraceHandlers(tracer: Tracer): BullmqHandlers {
+export function bullmqTraceHandlers(tracer: Tracer, deadlineSpans: DeadlineSpans): BullmqHandlers {
+  const { parentContext } = deadlineSpans
   const attempts = new WeakMap<Deadline, Span>()
   // Observe-only: the expired job runs anyway, and its `start` follows at
   // once; the event goes on that attempt's span.
@@ -123,7 +124,7 @@ export function bullmqTraceHandlers(tracer: Tracer): BullmqHandlers {
         observedExpiry = undefined
       }
       attempts.set(m.deadline, span)
-      setDeadlineSpan(m.deadline, span)
+      deadlineSpans.set(m.deadline, span)
     },
     invalid(m) {
       // The job runs with no deadline, so it gets no span of ours: the event

@@ -1,6 +1,13 @@
 import { currentDeadline, currentRequestId, type Deadline } from '@hourglass/core'
 import type { LlmAttemptMessage } from '@hourglass/llm'
-import { type Span, SpanKind, SpanStatusCode, type Tracer } from '@opentelemetry/api'
+import {
+  type Context,
+  type Span,
+  SpanKind,
+  SpanStatusCode,
+  type Tracer,
+  trace,
+} from '@opentelemetry/api'
 import { AttemptSpans } from './AttemptSpans.js'
 import {
   ATTR_DEADLINE_ACTION,
@@ -77,7 +84,7 @@ import {
   SPAN_EGRESS_PREFIX,
   SPAN_SLICE_PREFIX,
 } from './attributes.js'
-import { parentContext } from './deadlineSpans.js'
+import { DeadlineSpans } from './deadlineSpans.js'
 import { grpcTraceHandlers } from './grpcSpans.js'
 import {
   defined,
@@ -113,7 +120,8 @@ import { withRequestIds } from './withRequestIds.js'
  *   same span, found by the request's `Deadline`, because they fire from
  *   timers and socket callbacks whose active context is not guaranteed.
  * - Slices: a child span `deadline.slice <name>` of the span active when the
- *   slice starts, ended when the slice ends.
+ *   slice starts (of the enclosing slice's for a plan made inside a slice:
+ *   `sliceParent`), ended when the slice ends.
  * - Egress: one span `deadline.egress <METHOD>` per attempt, child of the span
  *   active when @hourglass/fetch starts the attempt. Why not the undici client
  *   span: instrumentation-undici creates it later, on undici's own
@@ -168,7 +176,38 @@ export function traceHandlers(sdkTracer: Tracer): Handlers {
     const span = requestSpans.get(deadline)
     return span === undefined ? serverSpan() : open(span ?? undefined)
   }
+  // The spans of gRPC calls and jobs this set made, found through their
+  // deadlines: the parents of work run in their handlers (see DeadlineSpans).
+  const deadlineSpans = new DeadlineSpans()
+  const { parentContext } = deadlineSpans
   const sliceSpans = new WeakMap<Deadline, Span>()
+  // The span each slice span would have had as parent were it not nested:
+  // the active one (or the gRPC call's or job's) when it started. A slice of
+  // a plan made inside that slice nests under it only while this is still
+  // the span the new slice would get (see `sliceParent`).
+  const sliceAnchors = new WeakMap<Span, Span | undefined>()
+  /**
+   * The context a slice starts in, and the span it would get without
+   * nesting. A slice of a plan made inside another slice (`slice.plan(…)`,
+   * at any depth, `child()`s between) is part of that slice, as its deadline
+   * is: its span is a child of the enclosing slice's span, while open, when
+   * the span it would otherwise get is the one the enclosing slice had then.
+   * The slice is never the active span (Hourglass keeps its own context):
+   * parented by the active span alone, a nested slice was drawn beside the
+   * slice it ran in. A span of yours made active inside the enclosing slice
+   * stays the parent.
+   */
+  const sliceParent = (deadline: Deadline): { ctx: Context; anchor: Span | undefined } => {
+    const ctx = parentContext(deadline)
+    const anchor = trace.getSpan(ctx)
+    for (let d = deadline.parent; d !== undefined; d = d.parent) {
+      const enclosing = open(sliceSpans.get(d))
+      if (enclosing === undefined) continue
+      if (sliceAnchors.get(enclosing) !== anchor) break
+      return { ctx: trace.setSpan(ctx, enclosing), anchor }
+    }
+    return { ctx, anchor }
+  }
   const attempts = new AttemptSpans()
 
   return {
@@ -262,6 +301,7 @@ export function traceHandlers(sdkTracer: Tracer): Handlers {
     },
     core: {
       sliceStart(m) {
+        const { ctx, anchor } = sliceParent(m.deadline)
         const span = tracer.startSpan(
           SPAN_SLICE_PREFIX + m.slice,
           {
@@ -270,9 +310,10 @@ export function traceHandlers(sdkTracer: Tracer): Handlers {
               [ATTR_DEADLINE_SLICE_ALLOTTED_MS]: ms(m.allottedMs),
             }),
           },
-          parentContext(m.deadline),
+          ctx,
         )
         sliceSpans.set(m.deadline, span)
+        sliceAnchors.set(span, anchor)
       },
       sliceEnd(m) {
         const span = sliceSpans.get(m.deadline)
@@ -384,7 +425,7 @@ export function traceHandlers(sdkTracer: Tracer): Handlers {
         // sent (llm could not build the request) made none, and a 0 ms CLIENT
         // span would stand for a call that did not happen. Its failure is on
         // the caller's span, as the retry_skipped event below.
-        if (m.sent !== false) modelAttemptSpan(tracer, m)
+        if (m.sent !== false) modelAttemptSpan(tracer, m, parentContext(m.deadline))
         // An answer that ended in an error after its first token: not retried,
         // as the same stream broken by an error frame (see `endedInError`).
         if (endedInError(m)) {
@@ -469,8 +510,8 @@ export function traceHandlers(sdkTracer: Tracer): Handlers {
         )
       },
     },
-    grpc: grpcTraceHandlers(tracer),
-    bullmq: bullmqTraceHandlers(tracer),
+    grpc: grpcTraceHandlers(tracer, deadlineSpans),
+    bullmq: bullmqTraceHandlers(tracer, deadlineSpans),
   }
 }
 
@@ -496,7 +537,7 @@ function stoppedByCaller(m: {
 }
 
 /** One model attempt as a GenAI inference span, ended as it is made (see above). */
-function modelAttemptSpan(tracer: Tracer, m: LlmAttemptMessage): void {
+function modelAttemptSpan(tracer: Tracer, m: LlmAttemptMessage, parent: Context): void {
   const failure = modelAttemptErrorType(m)
   const end = performance.timeOrigin + performance.now()
   const operation = genAiOperation(m)
@@ -530,7 +571,7 @@ function modelAttemptSpan(tracer: Tracer, m: LlmAttemptMessage): void {
         [ATTR_ERROR_TYPE]: failure,
       }),
     },
-    parentContext(m.deadline),
+    parent,
   )
   // An array attribute: `defined()` takes scalars only.
   if (m.finishReason !== undefined)

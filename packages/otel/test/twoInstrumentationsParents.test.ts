@@ -1,0 +1,106 @@
+import {
+  credentials,
+  type Metadata,
+  Metadata as MetadataClass,
+  makeGenericClientConstructor,
+  Server,
+  ServerCredentials,
+  type ServiceError,
+} from '@grpc/grpc-js'
+import { currentDeadline } from '@hourglass/core'
+import { deadlineServerInterceptor } from '@hourglass/grpc'
+import { instrumentDeadlines, type StopInstrumentation } from '@hourglass/otel'
+import { diag, propagation } from '@opentelemetry/api'
+import { W3CTraceContextPropagator } from '@opentelemetry/core'
+import {
+  BasicTracerProvider,
+  InMemorySpanExporter,
+  SimpleSpanProcessor,
+} from '@opentelemetry/sdk-trace-base'
+import { afterEach, beforeEach, expect, it } from 'vitest'
+import { jsonUnary } from './helpers/jsonUnary.js'
+import { setupOtel } from './helpers/otel.js'
+
+/**
+ * Two instrumentations enabled at once, each on a provider of its own (a
+ * test harness's beside the SDK's): each records everything, and each
+ * span's parent is one that provider has. A slice in a gRPC handler (no
+ * OpenTelemetry context there) finds its parent through the call's
+ * deadline: that was the call span of whichever instrumentation heard the
+ * call last, so the other provider's slice pointed at a span it never had.
+ */
+
+const service = { ask: jsonUnary('/shop.Quotes/Ask') }
+const QuotesClient = makeGenericClientConstructor(service, 'Quotes')
+interface QuotesClient {
+  ask(
+    request: unknown,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, value?: unknown) => void,
+  ): unknown
+  close(): void
+}
+
+let otel: ReturnType<typeof setupOtel>
+const stops: StopInstrumentation[] = []
+const closers: Array<() => void> = []
+
+beforeEach(() => {
+  otel = setupOtel()
+  propagation.setGlobalPropagator(new W3CTraceContextPropagator())
+  diag.disable()
+})
+afterEach(async () => {
+  for (const close of closers.splice(0)) close()
+  for (const stop of stops.splice(0)) stop()
+  await otel.shutdown()
+})
+
+it('a slice in a gRPC handler: in each provider, a child of that provider’s server span', async () => {
+  const second = new InMemorySpanExporter()
+  const secondProvider = new BasicTracerProvider({
+    spanProcessors: [new SimpleSpanProcessor(second)],
+  })
+  stops.push(instrumentDeadlines({ tracerProvider: otel.tracerProvider }))
+  stops.push(instrumentDeadlines({ tracerProvider: secondProvider }))
+
+  const server = new Server({ interceptors: [deadlineServerInterceptor()] })
+  server.addService(service, {
+    ask: (
+      _call: unknown,
+      callback: (error: Partial<ServiceError> | null, value?: unknown) => void,
+    ) => {
+      const deadline = currentDeadline()
+      deadline
+        ?.plan({ lookup: 1 }, { reserveMs: 0 })
+        .run('lookup', () => 42)
+        .then((price) => callback(null, { price }))
+    },
+  })
+  const port = await new Promise<number>((resolve, reject) =>
+    server.bindAsync('127.0.0.1:0', ServerCredentials.createInsecure(), (error, bound) =>
+      error ? reject(error) : resolve(bound),
+    ),
+  )
+  const client = new QuotesClient(
+    `127.0.0.1:${port}`,
+    credentials.createInsecure(),
+  ) as unknown as QuotesClient
+  closers.push(
+    () => client.close(),
+    () => server.forceShutdown(),
+  )
+  const metadata = new MetadataClass()
+  metadata.set('grpc-timeout', '2S')
+  await new Promise((resolve) => client.ask({}, metadata, (e, v) => resolve(e ?? v)))
+  const first = await otel.spansWhere((s) => s.some((x) => x.name === 'shop.Quotes/Ask'))
+  await expect
+    .poll(() => second.getFinishedSpans().some((x) => x.name === 'shop.Quotes/Ask'))
+    .toBe(true)
+  for (const spans of [first, second.getFinishedSpans()]) {
+    const call = spans.find((s) => s.name === 'shop.Quotes/Ask')
+    const slice = spans.find((s) => s.name === 'deadline.slice lookup')
+    expect(slice?.parentSpanContext?.spanId).toBe(call?.spanContext().spanId)
+  }
+  await secondProvider.shutdown()
+})
