@@ -17,9 +17,25 @@ export interface Command {
   run(args: string[], io: Io): Promise<number>
 }
 
-export const processIo = (): Io => ({
-  stdout: (text) => process.stdout.write(text),
-  stderr: (text) => process.stderr.write(text),
-  stderrIsTTY: process.stderr.isTTY === true,
-  stderrColumns: () => process.stderr.columns,
-})
+/** The `Io`s `processIo` made: writing to them is writing to the process's own streams. */
+const ownStreams = new WeakSet<Io>()
+
+export const processIo = (): Io => {
+  const io: Io = {
+    stdout: (text) => process.stdout.write(text),
+    stderr: (text) => process.stderr.write(text),
+    stderrIsTTY: process.stderr.isTTY === true,
+    stderrColumns: () => process.stderr.columns,
+  }
+  ownStreams.add(io)
+  return io
+}
+
+/**
+ * Whether `io` writes to the process's own streams (`processIo`, as the
+ * binary runs): a writer of its own (pino's to fd 2) may bypass it. Any
+ * other `io` is a caller's (`main(argv, io)`), and gets every line.
+ */
+export function isProcessIo(io: Io): boolean {
+  return ownStreams.has(io)
+}

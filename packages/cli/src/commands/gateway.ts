@@ -1,7 +1,7 @@
 import { lookup } from 'node:dns/promises'
 import { isIP } from 'node:net'
 import { hostname } from 'node:os'
-import type { Command, Io } from '../Command.js'
+import { type Command, type Io, isProcessIo } from '../Command.js'
 import { intOption, parseCommandArgs } from '../parseCommandArgs.js'
 import { printable } from '../printable.js'
 import { releaseFifoReaders } from '../releaseFifoReaders.js'
@@ -179,6 +179,14 @@ A flag wins over its environment variable.
         keepAliveTimeoutMs,
         replyReserveMs: DEFAULT_REPLY_RESERVE_MS,
         logLevel: logLevel as (typeof LOG_LEVELS)[number],
+        // The process's own stderr: pino's synchronous write to fd 2 (a forced
+        // stop's line is out before the process ends). A caller's io
+        // (`main(argv, io)`) gets the log lines as it gets every other line:
+        // they went to fd 2 past it, and a caller capturing the command's
+        // output had none of its logs.
+        logger: isProcessIo(io)
+          ? undefined
+          : (record: object) => io.stderr(`${JSON.stringify(record)}\n`),
         // Its own handlers (below): exit 0 after a clean drain (3 if it cut
         // requests off), a line for a second signal.
         drainOnSignals: false,

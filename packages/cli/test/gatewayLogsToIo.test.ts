@@ -1,0 +1,74 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { beforeAll, expect, it, onTestFinished } from 'vitest'
+import { main } from '../src/index.js'
+
+// `main(['gateway', …], io)` wrote its listening line to io.stdout and its
+// errors to io.stderr, but the gateway's own JSON log lines (each request,
+// the shutdown record) went to the process's fd 2, past the io the caller
+// gave: a caller capturing or forwarding the command's output got none of
+// its logs. They go to io.stderr, as the command's other stderr lines do.
+
+beforeAll(async () => {
+  await import('@hourglass/gateway')
+})
+
+it('main(["gateway", …], io): the gateway log lines reach io.stderr', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'hourglass-cli-'))
+  onTestFinished(() => rmSync(dir, { recursive: true, force: true }))
+  const config = join(dir, 'gateway.json')
+  writeFileSync(
+    config,
+    JSON.stringify({
+      providers: { fake: { dialect: 'openai', baseURL: 'http://127.0.0.1:9/v1', apiKeys: ['k'] } },
+      models: { small: { fallback: [{ provider: 'fake', model: 'm' }] } },
+    }),
+  )
+  // The command's stop handlers, called directly: a SIGTERM emitted on the
+  // process would reach the test runner's own handlers too.
+  const before = new Set(process.listeners('SIGTERM'))
+  const stopHandlers = () => process.listeners('SIGTERM').filter((l) => !before.has(l))
+  const stop = () => {
+    for (const handler of stopHandlers()) (handler as (s: NodeJS.Signals) => void)('SIGTERM')
+  }
+  let stdout = ''
+  let stderr = ''
+  let listening: (url: string) => void = () => {}
+  const up = new Promise<string>((resolve) => {
+    listening = resolve
+  })
+  const run = main(['gateway', '--config', config, '--port', '0'], {
+    stdout: (text) => {
+      stdout += text
+      const url = /listening on (\S+)/.exec(text)?.[1]
+      if (url !== undefined) listening(url)
+    },
+    stderr: (text) => {
+      stderr += text
+    },
+    stderrIsTTY: false,
+  })
+  // Whatever the outcome, the gateway is stopped: nothing left listening.
+  onTestFinished(async () => {
+    stop()
+    await run
+  })
+  const url = await Promise.race([
+    up,
+    run.then((code) => {
+      throw new Error(`main resolved ${code} before listening: ${stderr}`)
+    }),
+  ])
+  const models = await fetch(`${url}/models`)
+  expect(models.status).toBe(200)
+  await models.arrayBuffer()
+  stop()
+  expect(await run).toBe(0)
+  const events = stderr
+    .split('\n')
+    .filter((line) => line !== '')
+    .map((line) => JSON.parse(line).event)
+  expect(events).toEqual(['request', 'shutdown'])
+  expect(stdout).toBe(`hourglass gateway listening on ${url}\n`)
+})
