@@ -84,7 +84,17 @@ export async function addWithDeadline<DataType, ResultType, NameType extends str
 ): Promise<Job<DataType, ResultType, NameType>> {
   // `null` is no options, as BullMQ's own `queue.add(name, data, null)`
   // takes it (destructured, it threw "Cannot destructure property 'deadline'").
-  const { deadline: given, maxMs: maxOption, ...opts } = options ?? {}
+  // The `hourglass` option is this call's to write, never passed through: a
+  // job re-added with a failed job's options (`{ ...job.opts }`, to keep its
+  // attempts and back-off) carried that job's expiry, already past, and was
+  // failed unrun again when it was added with no deadline (`Deadline.never()`,
+  // none in context) — not the plain job it was asked to be.
+  const {
+    deadline: given,
+    maxMs: maxOption,
+    [DEADLINE_OPTION]: _copied,
+    ...opts
+  } = (options ?? {}) as AddWithDeadlineOptions & { [DEADLINE_OPTION]?: unknown }
   // Checked on every call, with or without a deadline: a bad value fails
   // where it is written, not only once a deadline comes along.
   const maxMs = resolveMaxMs(maxOption)
