@@ -173,10 +173,12 @@ describe('GET /metrics', () => {
     expect(value(page, 'hourglass_gateway_waits_total', labels)).toBe(1)
     expect(value(page, 'hourglass_gateway_waits_total')).toBe(1)
     expect(value(page, 'hourglass_gateway_wait_duration_seconds_count', labels)).toBe(1)
-    // The wait's length, in seconds: what was left of the 200 ms when the retry was admitted.
+    // The wait's length, in seconds (200 ms would read 200 in ms): the time
+    // actually waited, which a loaded machine's late timers can stretch past
+    // the 200 ms planned — so no bound at the plan.
     const waited = value(page, 'hourglass_gateway_wait_duration_seconds_sum', labels)
     expect(waited).toBeGreaterThan(0)
-    expect(waited).toBeLessThanOrEqual(0.2)
+    expect(waited).toBeLessThan(5)
     expect(page).not.toContain(key)
   })
 

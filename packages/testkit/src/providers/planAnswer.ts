@@ -26,7 +26,10 @@ export function planAnswer(
   })
   const generated =
     textTokens.length + thinkingTokens.length + toolCalls.reduce((n, c) => n + c.pieces.length, 0)
-  const body = (request.body ?? {}) as { stream_options?: { include_usage?: unknown } }
+  const body = (request.body ?? {}) as {
+    stream_options?: { include_usage?: unknown }
+    service_tier?: unknown
+  }
   const cached = reply.usage?.cachedInputTokens ?? 0
   const cacheCreation = reply.usage?.cacheCreationInputTokens ?? 0
   const inputTokens =
@@ -53,8 +56,12 @@ export function planAnswer(
     cachedInputTokens: cached,
     cacheCreationInputTokens: cacheCreation,
     includeUsage: body.stream_options?.include_usage === true,
+    serviceTier: SERVED_TIERS.has(body.service_tier) ? String(body.service_tier) : 'default',
   }
 }
+
+/** Tiers OpenAI serves as asked; `auto`, `default` (or none) are served as `default`. */
+const SERVED_TIERS: ReadonlySet<unknown> = new Set(['priority', 'flex', 'scale'])
 
 /** Tool arguments stream in a few pieces, as real providers send them. */
 function thirds(json: string): string[] {

@@ -203,7 +203,7 @@ describe('fake Anthropic Messages', () => {
     expect(res.headers.get('x-should-retry')).toBeNull()
     expect(await res.json()).toEqual({
       type: 'error',
-      error: { type: 'overloaded_error', message: 'Overloaded' },
+      error: { details: null, type: 'overloaded_error', message: 'Overloaded' },
       request_id: 'req_011CFakeHourglass',
     })
   })

@@ -28,7 +28,12 @@ describe('the openai dialect given thinking', () => {
       choices: { message: Record<string, unknown> }[]
       usage: { completion_tokens: number; completion_tokens_details: Record<string, number> }
     }
-    expect(body.choices[0]!.message).toEqual({ role: 'assistant', content: 'Hi', refusal: null })
+    expect(body.choices[0]!.message).toEqual({
+      role: 'assistant',
+      content: 'Hi',
+      refusal: null,
+      annotations: [],
+    })
     expect(body.usage.completion_tokens).toBe(3)
     expect(body.usage.completion_tokens_details.reasoning_tokens).toBe(2)
   })
@@ -42,7 +47,7 @@ describe('the openai dialect given thinking', () => {
     expect(stream.raw).not.toContain('secret')
     const chunks = dataOf<Chunk>(stream)
     expect(chunks.map((c) => c.choices[0]?.delta)).toEqual([
-      { role: 'assistant', content: '' },
+      { role: 'assistant', content: '', refusal: null },
       { content: 'Hi' },
       {},
       undefined, // the usage chunk: `choices: []`
@@ -78,7 +83,7 @@ describe('the openai dialect given thinking', () => {
     clock.advance(100)
     const stream = await reading
     expect(dataOf<Chunk>(stream).map((c) => c.choices[0]?.delta)).toEqual([
-      { role: 'assistant', content: '' },
+      { role: 'assistant', content: '', refusal: null },
       { content: 'Hi' },
       {},
     ])
@@ -95,7 +100,12 @@ describe('the OpenAI-compatible dialects that send reasoning', () => {
       expect(json.choices[0]!.message['reasoning_content']).toBe('plan')
       const stream = await readSse(await chat(fake.baseURL, { stream: true }))
       const deltas = dataOf<Chunk>(stream).map((c) => c.choices[0]?.delta)
-      expect(deltas[1]).toEqual({ reasoning_content: 'plan' })
+      // DeepSeek names content as null beside its reasoning (see chunkDeltas.test.ts).
+      expect(deltas[1]).toEqual(
+        dialect === 'deepseek'
+          ? { content: null, reasoning_content: 'plan' }
+          : { reasoning_content: 'plan' },
+      )
     })
   }
 })

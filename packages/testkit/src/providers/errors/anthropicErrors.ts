@@ -7,6 +7,20 @@ const body = (type: string, message: string) => ({
   request_id: 'req_011CFakeHourglass',
 })
 
+/**
+ * An overload, as Anthropic sends it today, over HTTP (529) and as a stream's
+ * `error` event alike: `error.details` is there and `null` —
+ * `{"type":"error","error":{"details":null,"type":"overloaded_error",
+ * "message":"Overloaded"},"request_id":"req_011C…"}` (anthropic-sdk-go's
+ * "received error while streaming: …" quoting a real in-stream overload;
+ * vercel/ai's @ai-sdk/anthropic 529 fixture).
+ */
+const overloadedBody = () => ({
+  type: 'error',
+  error: { details: null, type: 'overloaded_error', message: 'Overloaded' },
+  request_id: 'req_011CFakeHourglass',
+})
+
 const error = (
   status: number,
   type: string,
@@ -43,12 +57,15 @@ const RATE_LIMITS = {
 export const anthropicErrors = {
   /** 529 `overloaded_error`; `shouldRetry` adds `x-should-retry`. */
   overloaded(options: { shouldRetry?: boolean } = {}): ErrorReply {
-    return error(
-      529,
-      'overloaded_error',
-      'Overloaded',
-      options.shouldRetry === undefined ? {} : { 'x-should-retry': String(options.shouldRetry) },
-    )
+    return {
+      ...error(
+        529,
+        'overloaded_error',
+        'Overloaded',
+        options.shouldRetry === undefined ? {} : { 'x-should-retry': String(options.shouldRetry) },
+      ),
+      body: overloadedBody(),
+    }
   },
   /**
    * 429 `rate_limit_error` for one spent limit, in Anthropic's words and
@@ -166,7 +183,7 @@ export const anthropicErrors = {
       text: options.text ?? 'This answer will be cut by an overload',
       streamError: {
         afterTokens: options.afterTokens ?? 0,
-        body: body('overloaded_error', 'Overloaded'),
+        body: overloadedBody(),
         status: 529,
       },
     }

@@ -33,6 +33,12 @@ export interface AnswerPlan {
   cacheCreationInputTokens: number
   /** OpenAI: the request asked for `stream_options.include_usage`. */
   includeUsage: boolean
+  /**
+   * OpenAI: the tier that serves the answer — the request's `priority`,
+   * `flex` or `scale`, else `default` (what `auto`, `default` or none get;
+   * also when left out).
+   */
+  serviceTier?: string
 }
 
 /** How one provider API renders an answer, as JSON and as a stream. */

@@ -97,10 +97,16 @@ export const anthropicMessages: WireFormat = {
       )
     }
     for (const call of plan.toolCalls) {
-      block(
-        { type: 'tool_use', id: call.id, name: call.name, input: {} },
-        call.pieces.map((p) => delta({ type: 'input_json_delta', partial_json: p }, true)),
-      )
+      // Anthropic opens every tool_use block's input with an empty
+      // `partial_json: ""` before the first piece (the streamed tool-use
+      // example of docs.claude.com's streaming page, toolu_01T1x1fJ34qAmk2tNTrN7Up6;
+      // Claude Code's stream-json: "the empty leading fragment … always sends
+      // first"). A client that parses each piece, or takes an empty one for
+      // the end of the input, fails on the real stream.
+      const pieces = [delta({ type: 'input_json_delta', partial_json: '' }, false)]
+      for (const p of call.pieces)
+        pieces.push(delta({ type: 'input_json_delta', partial_json: p }, true))
+      block({ type: 'tool_use', id: call.id, name: call.name, input: {} }, pieces)
     }
     frames.push({
       // The usage here is cumulative and repeats the input counts, as the API

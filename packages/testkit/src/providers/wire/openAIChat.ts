@@ -26,6 +26,20 @@ import type { AnswerPlan, Frame, WireFormat } from './WireFormat.js'
  * cache (`prompt_cache_hit_tokens`, `prompt_cache_miss_tokens`,
  * `prompt_tokens_details.cached_tokens`: a raw finishing chunk in
  * brainlid/langchain#288).
+ *
+ * Which delta fields are `null` rather than absent is part of the format: a
+ * client that appends `delta.content` as a string breaks on a `null`. DeepSeek
+ * in thinking mode names both fields in every delta — `{"content":null,
+ * "reasoning_content":"…"}` while it thinks, `{"content":"…",
+ * "reasoning_content":null}` after, opening with `{"role":"assistant",
+ * "content":null,"reasoning_content":""}` and finishing with `{"content":"",
+ * "reasoning_content":null}` (a raw deepseek-reasoner chunk in tmc/langchaingo
+ * llms/openai/internal/openaiclient/chat_test.go; a raw deepseek-v4-flash
+ * stream; langchain-ai/langchain#31065). OpenAI's first delta carries
+ * `"refusal":null`, and an answer that opens with a tool call has no role
+ * chunk of its own: the first call's header comes with `role`, `content:
+ * null` and `refusal: null` (recorded gpt-4o-mini streams in dotnet/extensions
+ * test/Libraries/Microsoft.Extensions.AI.OpenAI.Tests/OpenAIChatClientTests.cs).
  */
 export const openAIChat: WireFormat = {
   toolIdPrefix: 'call_',
@@ -38,6 +52,8 @@ export const openAIChat: WireFormat = {
       role: 'assistant',
       content: text === '' && plan.toolCalls.length > 0 ? null : text,
       refusal: null,
+      // OpenAI lists the answer's citations, none included (`annotations: []`).
+      ...(plan.dialect === 'openai' ? { annotations: [] } : {}),
     }
     if (plan.thinkingTokens.length > 0 && plan.dialect !== 'openai') {
       message['reasoning_content'] = plan.thinkingTokens.join('')
@@ -56,6 +72,7 @@ export const openAIChat: WireFormat = {
       model: plan.model,
       choices: [{ index: 0, message, logprobs: null, finish_reason: plan.finishReason }],
       usage: usage(plan),
+      ...serviceTier(plan),
       system_fingerprint: 'fp_hourglass_fake',
     }
   },
@@ -75,23 +92,53 @@ export const openAIChat: WireFormat = {
         object: 'chat.completion.chunk',
         created: plan.created,
         model: plan.model,
+        ...serviceTier(plan),
         system_fingerprint: 'fp_hourglass_fake',
         choices: [{ index: 0, delta, logprobs: null, finish_reason: finish }],
         ...extra,
       })}\n\n`
-    const frames: Frame[] = [{ text: chunk({ role: 'assistant', content: '' }) }]
+    const openai = plan.dialect === 'openai'
+    // DeepSeek in thinking mode names both fields in every delta, the one not
+    // being generated as `null` (see the comment above).
+    const thinkingMode = deepseek && plan.thinkingTokens.length > 0
+    // OpenAI opens an answer that starts with a tool call with that call's
+    // header, role and `content: null` in one chunk: no role chunk of its own.
+    const roleInToolCall =
+      openai &&
+      plan.textTokens.length === 0 &&
+      plan.thinkingTokens.length === 0 &&
+      plan.toolCalls.length > 0
+    const frames: Frame[] = []
+    if (!roleInToolCall) frames.push({ text: chunk(roleDelta(plan.dialect, thinkingMode)) })
     // OpenAI: the thinking is generated (paced, counted, billed) but not sent.
-    const silent = plan.dialect === 'openai'
-    for (const t of plan.thinkingTokens)
-      frames.push({ text: silent ? '' : chunk({ reasoning_content: t }), token: true })
-    for (const t of plan.textTokens) frames.push({ text: chunk({ content: t }), token: true })
-    plan.toolCalls.forEach((call, index) => {
+    for (const t of plan.thinkingTokens) {
       frames.push({
-        text: chunk({
-          tool_calls: [
-            { index, id: call.id, type: 'function', function: { name: call.name, arguments: '' } },
-          ],
-        }),
+        text: openai
+          ? ''
+          : chunk(
+              thinkingMode ? { content: null, reasoning_content: t } : { reasoning_content: t },
+            ),
+        token: true,
+      })
+    }
+    for (const t of plan.textTokens) {
+      frames.push({
+        text: chunk(thinkingMode ? { content: t, reasoning_content: null } : { content: t }),
+        token: true,
+      })
+    }
+    plan.toolCalls.forEach((call, index) => {
+      const header = {
+        tool_calls: [
+          { index, id: call.id, type: 'function', function: { name: call.name, arguments: '' } },
+        ],
+      }
+      frames.push({
+        text: chunk(
+          roleInToolCall && index === 0
+            ? { role: 'assistant', content: null, ...header, refusal: null }
+            : header,
+        ),
       })
       for (const piece of call.pieces) {
         frames.push({
@@ -101,7 +148,11 @@ export const openAIChat: WireFormat = {
       }
     })
     frames.push({
-      text: chunk({}, plan.finishReason, deepseek ? { usage: usage(plan) } : usageNull),
+      text: chunk(
+        finishDelta(deepseek, thinkingMode),
+        plan.finishReason,
+        deepseek ? { usage: usage(plan) } : usageNull,
+      ),
       finish: true,
     })
     if (!deepseek && plan.includeUsage) {
@@ -111,6 +162,7 @@ export const openAIChat: WireFormat = {
           object: 'chat.completion.chunk',
           created: plan.created,
           model: plan.model,
+          ...serviceTier(plan),
           system_fingerprint: 'fp_hourglass_fake',
           choices: [],
           usage: usage(plan),
@@ -129,6 +181,38 @@ export const openAIChat: WireFormat = {
     }
     return `data: ${JSON.stringify(error.body)}\n\n`
   },
+}
+
+/**
+ * OpenAI names the tier that served the answer on the answer and on every
+ * chunk, asked for or not: `"service_tier":"default"` (raw gpt-4o-mini and
+ * gpt-4.1-nano streams of 2025; openai-node `ChatCompletion.service_tier`,
+ * "the processing mode actually used"). The compatible providers send none.
+ */
+function serviceTier(plan: AnswerPlan): { service_tier?: string } {
+  return plan.dialect === 'openai' ? { service_tier: plan.serviceTier ?? 'default' } : {}
+}
+
+/**
+ * The finishing chunk's delta: `{}` from OpenAI; DeepSeek's says `content:
+ * ""` (`"delta":{"content":""},"logprobs":null,"finish_reason":"stop"` from
+ * deepseek-chat; `{"content":"","reasoning_content":null}` in thinking mode,
+ * the raw deepseek-v4-flash stream above).
+ */
+function finishDelta(deepseek: boolean, thinkingMode: boolean): object {
+  if (thinkingMode) return { content: '', reasoning_content: null }
+  return deepseek ? { content: '' } : {}
+}
+
+/**
+ * The first chunk's delta. OpenAI adds `refusal: null` (recorded gpt-4o-mini
+ * streams: `{"role":"assistant","content":"","refusal":null}`); DeepSeek in
+ * thinking mode opens with `content: null` and an empty `reasoning_content`.
+ */
+function roleDelta(dialect: AnswerPlan['dialect'], thinkingMode: boolean): object {
+  if (dialect === 'openai') return { role: 'assistant', content: '', refusal: null }
+  if (thinkingMode) return { role: 'assistant', content: null, reasoning_content: '' }
+  return { role: 'assistant', content: '' }
 }
 
 function usage(plan: AnswerPlan) {
@@ -163,6 +247,14 @@ function usage(plan: AnswerPlan) {
   return {
     ...counts,
     prompt_tokens_details: { cached_tokens: plan.cachedInputTokens },
+    // The thinking's part of `completion_tokens`, as a thinking-mode answer reports it.
+    ...(plan.thinkingTokens.length > 0
+      ? {
+          completion_tokens_details: {
+            reasoning_tokens: Math.min(plan.thinkingTokens.length, plan.outputTokens),
+          },
+        }
+      : {}),
     prompt_cache_hit_tokens: plan.cachedInputTokens,
     prompt_cache_miss_tokens: plan.inputTokens - plan.cachedInputTokens,
   }
