@@ -24,6 +24,7 @@ import {
 } from '@hourglass/core'
 import { type GrpcClientEndMessage, grpcChannels } from './channels.js'
 import type { ResolvedClientOptions } from './clientOptions.js'
+import { type Turn, thisTurn } from './eventLoopTurn.js'
 import { withReason } from './fromGrpcError.js'
 import { isReleased } from './releasedDeadline.js'
 import { isUnboundedStream } from './unboundedStream.js'
@@ -588,30 +589,6 @@ const unsent: NextCallResult = {
   startRead() {},
   halfClose() {},
   getAuthContext: () => null,
-}
-
-/** One turn of the event loop: `over` once the next `setImmediate` phase has run. */
-interface Turn {
-  over: boolean
-}
-
-let currentTurn: Turn | undefined
-
-/**
- * The turn running now. One `setImmediate` for every call started in it,
- * not one per call: a turn ends, for this purpose, when the immediates
- * queued in it run — after every microtask queued with the calls started
- * in it, grpc-js's creation of their streams included.
- */
-function thisTurn(): Turn {
-  if (currentTurn) return currentTurn
-  const turn: Turn = { over: false }
-  currentTurn = turn
-  setImmediate(() => {
-    turn.over = true
-    if (currentTurn === turn) currentTurn = undefined
-  })
-  return turn
 }
 
 function codeFor(reason: unknown): status {

@@ -1,4 +1,9 @@
 import type { CallInvocationTransformer } from '@grpc/grpc-js'
+import { type Turn, thisTurn } from './eventLoopTurn.js'
+
+const EMIT = Symbol('cancelOnDestroy.emit')
+const DESTROYED_WITH = Symbol('cancelOnDestroy.destroyedWith')
+const MADE_IN = Symbol('cancelOnDestroy.madeIn')
 
 /** A grpc-js client stream call, as `_destroy` sees it. */
 interface ClientStreamCall {
@@ -8,8 +13,13 @@ interface ClientStreamCall {
   readonly readableEnded?: boolean
   /** Writable calls (client-streaming). */
   readonly writableFinished?: boolean
-  on(event: 'error', listener: (error: unknown) => void): unknown
-  listenerCount(event: 'error'): number
+  emit(event: string | symbol, ...args: unknown[]): boolean
+  /** The `emit` it had before it was given up (see `emitAfterGivenUp`). */
+  [EMIT]?: (event: string | symbol, ...args: unknown[]) => boolean
+  /** The error it was destroyed with, if any: Node emits that one. */
+  [DESTROYED_WITH]?: Error | null
+  /** The turn of the event loop the call was made in. */
+  [MADE_IN]?: Turn
 }
 
 /**
@@ -27,12 +37,17 @@ interface ClientStreamCall {
  * Unary calls are left alone (they have no `destroy`). A stream destroyed
  * after it ended (Node's `autoDestroy` after `'end'`, or after `'finish'`
  * for a client-streaming call still awaiting its answer) is not cancelled.
- * One shared function per stream call: no closure, nothing per message.
+ * One destroyed in the turn of the event loop it was made in is cancelled
+ * when that turn is over. After the destroy, the stream emits only what
+ * Node's `destroy()` emits: the call status grpc-js emits as `'error'` is
+ * for nobody. One shared function per stream call: no closure, nothing per
+ * message.
  */
 export const cancelOnDestroy: CallInvocationTransformer = (properties) => {
   const call = properties.call as Partial<ClientStreamCall>
   if (typeof call.cancel === 'function' && typeof call._destroy === 'function') {
     call._destroy = destroyAndCancel
+    call[MADE_IN] = thisTurn()
   }
   return properties
 }
@@ -46,24 +61,44 @@ function destroyAndCancel(
   const over = this.readableEnded ?? this.writableFinished ?? false
   if (!over) {
     // grpc-js emits the cancelled call's status as `'error'` on the stream
-    // it was given up through: with no listener left (a `for await` loop's
-    // is gone, an `on('data')` reader may never have had one), emit threw
-    // and the process crashed. Registered before the cancel.
-    this.on('error', absorbCallStatus)
-    this.cancel()
+    // it was given up through. With no listener left (a `for await` loop's
+    // is gone, an `on('data')` reader may never have had one) emit threw and
+    // the process crashed; with one, it heard of a cancel it had asked for
+    // and, first, "1 CANCELLED" in place of the error it destroyed the
+    // stream with (a `finished()` callback, a `for await` loop's throw).
+    // Installed before the cancel, which grpc-js may answer at once.
+    this[DESTROYED_WITH] = error
+    this[EMIT] = this.emit
+    this.emit = emitAfterGivenUp
+    // grpc-js 1.14 sends a call cancelled before it made the call's stream,
+    // and never resets it: a stream destroyed in the turn it was made in
+    // (a pipeline() given an aborted signal) left its server streaming on,
+    // never told, unless deadlineInterceptor() deferred the cancel itself.
+    // Passed on once that turn is over, when the stream exists.
+    if (this[MADE_IN]?.over === false) setImmediate(cancelGivenUp, this)
+    else this.cancel()
   }
   callback(error)
 }
 
+function cancelGivenUp(call: ClientStreamCall): void {
+  call.cancel()
+}
+
 /**
- * A call status grpc-js emits on a stream its caller destroyed (the cancel's
- * `CANCELLED`, or whatever status raced it) is for nobody. Any other error
- * (the caller's own `destroy(error)`) is left as it was: thrown when nothing
- * else listens, as an unhandled `'error'` is.
+ * A destroyed stream emits what Node's `destroy()` emits (the error it was
+ * given, if any, then `'close'`), not a call status grpc-js emits as
+ * `'error'` on it afterwards (the cancel's `CANCELLED`, or whatever status
+ * raced it): that is for nobody. Its `'status'` event is left as it is.
  */
-function absorbCallStatus(this: ClientStreamCall, error: unknown): void {
-  if (isCallStatus(error)) return
-  if (this.listenerCount('error') === 1) throw error
+function emitAfterGivenUp(
+  this: ClientStreamCall,
+  event: string | symbol,
+  ...args: unknown[]
+): boolean {
+  const [error] = args
+  if (event === 'error' && error !== this[DESTROYED_WITH] && isCallStatus(error)) return false
+  return (this[EMIT] as NonNullable<ClientStreamCall[typeof EMIT]>).call(this, event, ...args)
 }
 
 function isCallStatus(error: unknown): boolean {

@@ -1,5 +1,8 @@
+import { finished, Readable } from 'node:stream'
+import { pipeline } from 'node:stream/promises'
 import {
   credentials,
+  type handleBidiStreamingCall,
   type handleClientStreamingCall,
   type handleServerStreamingCall,
   InterceptingCall,
@@ -131,6 +134,140 @@ describe('cancelOnDestroy', () => {
     } finally {
       ends.stop()
     }
+  })
+
+  it("destroy(error) is seen as that error, once: the cancel's CANCELLED reaches no listener, as after destroy() Node emits only the destroy's own", async () => {
+    const watch = endlessWatch()
+    server = await startServer({ serverStream: watch.serverStream })
+    client = connectWith(server.address, [deadlineInterceptor()])
+    const stream = client.serverStream({}, new Metadata(), {})
+    const first = deferred()
+    stream.once('data', () => first.resolve())
+    await first.promise
+    stream.pause()
+    const errors: unknown[] = []
+    stream.on('error', (error) => errors.push(error))
+    const seen = new Promise<unknown>((resolve) => finished(stream, resolve))
+    const status = new Promise<{ code: number }>((resolve) => stream.on('status', resolve))
+    const mine = new Error('gave up: too slow')
+    stream.destroy(mine)
+    // Was grpc-js's "1 CANCELLED: Cancelled on client", then the error given.
+    expect(await seen).toBe(mine)
+    await watch.cancelled
+    expect((await status).code).toBe(1)
+    expect(errors).toEqual([mine])
+  })
+
+  it('a `for await` over a stream destroyed with an error of yours throws that error, not the cancel', async () => {
+    const watch = endlessWatch()
+    server = await startServer({ serverStream: watch.serverStream })
+    client = connectWith(server.address, [deadlineInterceptor()])
+    const stream = client.serverStream({}, new Metadata(), {})
+    const mine = new Error('shutting down')
+    let thrown: unknown
+    try {
+      for await (const _ of stream) stream.destroy(mine)
+    } catch (error) {
+      thrown = error
+    }
+    expect(thrown).toBe(mine)
+    await watch.cancelled
+  })
+
+  it('destroy() with an error listener of yours: no error reaches it (the cancel is yours), as without the call', async () => {
+    const watch = endlessWatch()
+    server = await startServer({ serverStream: watch.serverStream })
+    client = connectWith(server.address, [deadlineInterceptor()])
+    const stream = client.serverStream({}, new Metadata(), {})
+    const errors: unknown[] = []
+    stream.on('error', (error) => errors.push(error))
+    const first = deferred()
+    stream.once('data', () => first.resolve())
+    await first.promise
+    const closed = new Promise((resolve) => stream.on('close', resolve))
+    const status = new Promise<{ code: number }>((resolve) => stream.on('status', resolve))
+    stream.destroy()
+    await closed
+    await watch.cancelled
+    expect((await status).code).toBe(1)
+    expect(errors).toEqual([])
+  })
+
+  it('a bidi call given up by `for await … break` is cancelled: the server sees it', async () => {
+    const cancelled = deferred()
+    const bidi: handleBidiStreamingCall<unknown, unknown> = (call) => {
+      call.on('cancelled', () => cancelled.resolve())
+      call.on('data', (message) => call.write(message))
+    }
+    server = await startServer({ bidi })
+    client = connectWith(server.address, [deadlineInterceptor()])
+    const stream = client.bidi(new Metadata(), {})
+    for (let n = 1; n <= 3; n++) stream.write({ n })
+    expect(await readThree(stream)).toBe(3)
+    await cancelled.promise
+  })
+
+  it('a client-streaming call fed by a pipeline() whose source fails is cancelled: the server sees it, the callback gets CANCELLED', async () => {
+    const cancelled = deferred()
+    const received = deferred()
+    const clientStream: handleClientStreamingCall<unknown, unknown> = (call, callback) => {
+      call.on('cancelled', () => cancelled.resolve())
+      call.on('data', () => received.resolve())
+      call.on('end', () => callback(null, { done: true }))
+    }
+    server = await startServer({ clientStream })
+    client = connectWith(server.address, [deadlineInterceptor()])
+    const answer = deferred<{ code: number | undefined }>()
+    const writer = client.clientStream(new Metadata(), {}, (error) =>
+      answer.resolve({ code: error?.code }),
+    )
+    const failure = new Error('the source failed')
+    // Fails once the server has the first message: the call is under way.
+    async function* source() {
+      yield { n: 1 }
+      await received.promise
+      throw failure
+    }
+    const piped = pipeline(Readable.from(source()), writer)
+    await expect(piped).rejects.toBe(failure)
+    expect(await answer.promise).toEqual({ code: 1 })
+    await cancelled.promise
+  })
+
+  it('without deadlineInterceptor too, a stream destroyed in the turn it was made (a pipeline() given an aborted signal) is cancelled: the server sees it', async () => {
+    // grpc-js 1.14 sends a call cancelled before it made the call's stream,
+    // and never resets it: the watch below ran on, never told.
+    const watch = endlessWatch()
+    server = await startServer({ serverStream: watch.serverStream })
+    client = connectWith(server.address, [])
+    await new Promise<void>((resolve, reject) =>
+      client!.waitForReady(Date.now() + 5_000, (error) => (error ? reject(error) : resolve())),
+    )
+    const stream = client.serverStream({}, new Metadata(), {})
+    const closed = new Promise((resolve) => stream.on('close', resolve))
+    stream.destroy()
+    await closed
+    await watch.cancelled
+  })
+
+  it('without deadlineInterceptor, a client-streaming call destroyed in the turn it was made gets CANCELLED, and the server sees it', async () => {
+    const cancelled = deferred()
+    const clientStream: handleClientStreamingCall<unknown, unknown> = (call, callback) => {
+      call.on('cancelled', () => cancelled.resolve())
+      call.on('end', () => callback(null, { done: true }))
+    }
+    server = await startServer({ clientStream })
+    client = connectWith(server.address, [])
+    await new Promise<void>((resolve, reject) =>
+      client!.waitForReady(Date.now() + 5_000, (error) => (error ? reject(error) : resolve())),
+    )
+    const answer = deferred<{ code: number | undefined }>()
+    const writer = client.clientStream(new Metadata(), {}, (error) =>
+      answer.resolve({ code: error?.code }),
+    )
+    writer.destroy()
+    expect(await answer.promise).toEqual({ code: 1 })
+    await cancelled.promise
   })
 
   it('a stream read to its end, then destroyed by autoDestroy, is not cancelled', async () => {
