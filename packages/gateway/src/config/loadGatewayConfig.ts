@@ -50,6 +50,14 @@ export async function loadGatewayConfig(
   // A UTF-8 byte order mark, as Windows editors save: not JSON, but not the
   // user's mistake either (the file is otherwise valid).
   if (text.charCodeAt(0) === 0xfeff) text = text.slice(1)
+  // Empty (a touched path, a mount that came up empty): JSON.parse says
+  // only "Unexpected end of JSON input", which names no position.
+  if (text.trim() === '') {
+    throw new GatewayConfigError(
+      [{ field: '(json)', message: 'the file is empty: a gateway config is one JSON object' }],
+      { file: path },
+    )
+  }
   let json: unknown
   try {
     json = JSON.parse(text)
@@ -64,8 +72,11 @@ export async function loadGatewayConfig(
 }
 
 function jsonPosition(cause: unknown): string {
-  const match = cause instanceof Error ? /position (\d+)/.exec(cause.message) : null
-  return match ? ` (at character ${match[1]})` : ''
+  const message = cause instanceof Error ? cause.message : ''
+  const match = /position (\d+)/.exec(message)
+  if (match) return ` (at character ${match[1]})`
+  // A file cut short (a write interrupted): V8 names no position for it.
+  return /end of JSON input/.test(message) ? ' (it ends before its last value is closed)' : ''
 }
 
 /**
