@@ -31,7 +31,7 @@ export interface JobDeadlineExceededDetails {
   cause?: unknown
   /** The back-off BullMQ would have waited before the next attempt, in ms (stage `retry`). */
   retryDelayMs?: number
-  /** It came back from a stalled worker (stage `queued`). */
+  /** It has stalled at some point, on this attempt's way or an earlier one's (stage `queued`; see `BullmqExpireMessage.stalled`). */
   stalled?: boolean
 }
 

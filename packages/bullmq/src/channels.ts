@@ -135,7 +135,14 @@ export interface BullmqExpireMessage extends BullmqJobMessage {
   attempt: number
   /** How long after its deadline it reached the worker, in ms (0 when it had less than `minBudgetMs` left). */
   lateMs: number
-  /** It came back from a stalled (crashed or blocked) worker. */
+  /**
+   * It has stalled (a crashed or blocked worker lost it) at some point:
+   * BullMQ's `stalledCounter` is above 0. BullMQ counts every stall of the
+   * job's life and never resets the count (not on a retry, not on a
+   * `job.retry()` of a failed job), and records nothing that tells which
+   * attempt stalled: a job that stalled once and later came back late from a
+   * back-off or a backlog says `true` too. Enforcement never reads it.
+   */
   stalled: boolean
   /** Observe-only deadline: reported, and the job ran anyway. */
   observe: boolean

@@ -30,8 +30,10 @@ const FORMS = {
     'y',
   ),
   // A retry's and a running attempt's reasons go on with the processor's error message.
+  // The back-off is what a worker's backoffStrategy returned, written as
+  // JavaScript writes a number: `Infinity`, or with an exponent from 1e21.
   retry: new RegExp(
-    String.raw`failed with (\d+) ms left ${ADDED} and its next attempt, after (\d+) ms, would not fit; not retried(?:$|: )`,
+    String.raw`failed with (\d+) ms left ${ADDED} and its next attempt, after (\d+|Infinity|\d(?:\.\d+)?e\+\d+) ms, would not fit; not retried(?:$|: )`,
     'y',
   ),
   running: new RegExp(`was stopped by its deadline ${ADDED}(?:$|: )`, 'y'),
@@ -74,7 +76,13 @@ export function fromJobError(
   options: { deadline?: Deadline | undefined } = {},
 ): unknown {
   if (!(error instanceof Error) || isDeadlineExceeded(error)) return error
-  const message = error.message
+  let message: unknown
+  try {
+    message = error.message
+  } catch {
+    // A message getter that throws (a hostile or broken error): not a job's reason.
+    return error
+  }
   if (typeof message !== 'string' || message.length > MAX_REASON || !message.startsWith(PREFIX)) {
     return error
   }
@@ -109,6 +117,26 @@ interface ReadReason {
   retryDelayMs?: number
   /** The reason up to the processor's error the worker quoted after it (stages `running`, `retry`). */
   said: string
+}
+
+/**
+ * A number of ms the reason states. A reason is whatever is stored in Redis:
+ * 400 digits read as Infinity, and past 2⁵³ a double no longer holds the
+ * number written. Such a number is not stated reliably: NaN, as one not
+ * stated at all.
+ */
+function readMs(digits: string | undefined): number {
+  const ms = Number(digits)
+  return ms <= Number.MAX_SAFE_INTEGER ? ms : Number.NaN
+}
+
+/**
+ * What passed of a budget, from what was left of it: never below 0. A
+ * worker never has more left than the job was added with; a reason saying
+ * so read as a negative `elapsedMs`.
+ */
+function elapsedOf(budgetMs: number, leftMs: number): number {
+  return Math.max(0, budgetMs - leftMs)
 }
 
 /** The details a worker's failedReason states, or undefined when it is not one of its forms. */
@@ -152,12 +180,12 @@ function readForm(
   if (m) {
     const [, stalled, late, budget] = m
     // A job with no budget was measured from what it had when taken: nothing, being late.
-    const budgetMs = budget === undefined ? 0 : Number(budget)
+    const budgetMs = budget === undefined ? 0 : readMs(budget)
     return {
       ...job,
       stage: 'queued',
       budgetMs,
-      elapsedMs: budgetMs + Number(late),
+      elapsedMs: budgetMs + readMs(late),
       budgetRecorded: budget !== undefined,
       stalled: stalled !== undefined,
     }
@@ -166,12 +194,12 @@ function readForm(
   if (m) {
     const [, stalled, left, budget] = m
     // With no budget, what it had when taken is what it had left.
-    const budgetMs = Number(budget ?? left)
+    const budgetMs = readMs(budget ?? left)
     return {
       ...job,
       stage: 'queued',
       budgetMs,
-      elapsedMs: budgetMs - Number(left),
+      elapsedMs: elapsedOf(budgetMs, readMs(left)),
       budgetRecorded: budget !== undefined,
       stalled: stalled !== undefined,
     }
@@ -179,20 +207,20 @@ function readForm(
   m = match(FORMS.retry)
   if (m) {
     const [, left, budget, delay] = m
-    const budgetMs = budget === undefined ? Number.NaN : Number(budget)
+    const budgetMs = budget === undefined ? Number.NaN : readMs(budget)
     return {
       ...job,
       stage: 'retry',
       budgetMs,
-      elapsedMs: budgetMs - Number(left),
+      elapsedMs: elapsedOf(budgetMs, readMs(left)),
       budgetRecorded: budget !== undefined,
-      retryDelayMs: Number(delay),
+      retryDelayMs: readMs(delay),
     }
   }
   m = match(FORMS.running)
   if (m) {
     const [, budget] = m
-    const budgetMs = budget === undefined ? Number.NaN : Number(budget)
+    const budgetMs = budget === undefined ? Number.NaN : readMs(budget)
     // Stopped by its deadline: all of its budget had passed.
     return {
       ...job,

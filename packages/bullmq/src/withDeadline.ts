@@ -255,14 +255,18 @@ export function withDeadline<
     // vouches for nothing, and a job recording 1e300 with an expiry as far
     // ran with no bound at all.
     const fromExpiry = toLocalMs(stored.expiresAtMs, sample) - clock.now()
-    const vouched =
-      stored.budgetMs !== undefined && stored.budgetMs <= MAX_TIMER_MS ? stored.budgetMs : maxMs
+    const vouching = stored.budgetMs !== undefined && stored.budgetMs <= MAX_TIMER_MS
+    const vouched = vouching ? (stored.budgetMs as number) : maxMs
     const remaining = Math.min(fromExpiry, vouched)
     // A job that recorded no budget is not reported as "added with 0 ms":
     // messages say undefined, and errors measure against the time it had when
-    // this worker took it, and say that no budget was recorded.
-    const budgetRecorded = stored.budgetMs !== undefined
-    const budgetMs = stored.budgetMs ?? Math.max(0, remaining)
+    // this worker took it, and say that no budget was recorded. Nor does one
+    // whose budget vouches for nothing (beyond 2³¹−1 ms) state it: its
+    // failedReason said `added with 1e+300 ms left`, which fromJobError does
+    // not read (the producer got a plain Error: 500, not 504), and the
+    // lateness measured against it was lost in the doubles (`0 ms after`).
+    const budgetRecorded = vouching
+    const budgetMs = vouching ? (stored.budgetMs as number) : Math.max(0, remaining)
     const about = (remainingMs: number): BullmqJobMessage => ({
       jobId: job.id ?? '',
       queue: job.queueName,
