@@ -158,8 +158,27 @@ abstract class AttemptPhases {
       this.attempt.finish()
       return
     }
+    if (
+      this.responded &&
+      this.attempt.reason === undefined &&
+      bodilessAnswer(error, this.attempt)
+    ) {
+      // A 304 or 204 ends with its headers, whatever they say (RFC 9112
+      // §6.3; a 304 may give the length of the representation it stands
+      // for, RFC 9110 §8.6); undici's parser fails one with a Content-Length
+      // for the body it never has (it spares HEAD alone). fetch hands the
+      // caller its answer all the same, yet the attempt ended with the
+      // error — an errored span and a skipped retry for every "not
+      // modified" — and `request()` failed outright.
+      this.attempt.finish()
+      this.complete()
+      return
+    }
     this.fail(this.attempt.reason ?? error)
   }
+
+  /** The response ended without a body of its own (a 304 or 204 undici failed for its Content-Length). */
+  protected abstract complete(): void
 
   protected fail(raw: unknown): void {
     if (this.errored) return
@@ -262,6 +281,10 @@ export class AttemptHandler extends AttemptPhases implements Handler {
 
   onResponseError(_controller: Controller, error: Error): void {
     this.error(error)
+  }
+
+  protected complete(): void {
+    this.#inner.onResponseEnd?.(this.view, {})
   }
 }
 
@@ -368,6 +391,10 @@ class LegacyAttemptHandler extends AttemptPhases implements LegacyHandler {
     this.error(error)
   }
 
+  protected complete(): void {
+    this.#inner.onComplete?.([]) // no trailers, as undici passes none
+  }
+
   /** The resume the inner handler gets: restarts the idle timer, then undici's resume. */
   readonly #resumeBody = (): void => {
     this.attempt.pauseBody(false)
@@ -470,6 +497,18 @@ function first(value: unknown): string | undefined {
 function callerReason(attempt: Attempt): unknown {
   const signal = attempt.init.signal
   return signal?.aborted === true ? signal.reason : undefined
+}
+
+/**
+ * undici's error for a 304 or 204 that gave a Content-Length (it counts the
+ * body such an answer never has): the answer ended whole, no body read.
+ */
+function bodilessAnswer(error: Error, attempt: Attempt): boolean {
+  return (
+    (attempt.statusCode === 304 || attempt.statusCode === 204) &&
+    attempt.bytesReceived === 0 &&
+    (error as { code?: unknown }).code === 'UND_ERR_RES_CONTENT_LENGTH_MISMATCH'
+  )
 }
 
 /** A headers or body timeout (ours, or undici's classified as ours). */
