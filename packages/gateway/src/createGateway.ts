@@ -26,7 +26,7 @@ import { currentRequest, scopeOf } from './http/requestScope.js'
 import { modelObject, retrieveModel } from './http/retrieveModel.js'
 import { sendError } from './http/sendError.js'
 import { sendJson } from './http/sendJson.js'
-import type { GatewayRedisClient } from './limits/GatewayRedisClient.js'
+import { type GatewayRedisClient, isGatewayRedisClient } from './limits/GatewayRedisClient.js'
 import { LimitsRedisClient } from './limits/LimitsRedisClient.js'
 import { RedisHealth } from './limits/RedisHealth.js'
 import { TrackedCooldownStore } from './limits/TrackedCooldownStore.js'
@@ -618,6 +618,34 @@ function checkObjectOptions(options: GatewayOptions, taker: string): void {
       'retryBudgets',
       'a RetryBudgetRegistry (new RetryBudgetRegistry()) or false',
       retryBudgets,
+    )
+  }
+  // A URL string (its place is the config's `redis.url`) or an object
+  // without the client's methods failed inside llm's cooldown store, with no
+  // `code` and a name the caller never wrote; `null` dropped the config's
+  // `redis.url` without a word (every limit counted on this instance alone);
+  // one without `status` was never sent a command (anything but `ready` is
+  // a connection down), so limits were local while /readyz said unreachable.
+  const { redis } = options
+  if (redis !== undefined && !isGatewayRedisClient(redis)) {
+    throw optionError(
+      taker,
+      'redis',
+      "an ioredis client, or an object of its shape (status, eval, evalsha); a URL goes in the config's redis.url",
+      redis,
+    )
+  }
+  // Checked by each adapter too, but reported there as a config problem of
+  // the first provider (`providers.p: p adapter: …`): an operator was sent to
+  // the config file for an option of the code's. `null` made a fetch of the
+  // gateway's own defaults, as if left out.
+  const { fetch } = options
+  if (fetch !== undefined && typeof fetch?.dispatcher?.dispatch !== 'function') {
+    throw optionError(
+      taker,
+      'fetch',
+      'a createFetch() from @hourglass/fetch (the adapters send through its dispatcher)',
+      fetch,
     )
   }
 }

@@ -20,10 +20,22 @@ export function createRedisClient(
     enableOfflineQueue: false,
     autoResendUnfulfilledCommands: false,
     commandTimeout: queueTimeoutMs(config.commandTimeoutMs),
+    disconnectTimeout: DISCONNECT_TIMEOUT_MS,
   })
   watchStart(client, config.url, log, clock, startAnswerMs(config.commandTimeoutMs))
   return client
 }
+
+/**
+ * How long ioredis's `disconnect()` (the gateway's `close()`) waits for
+ * Redis to close the socket before destroying it: not at all. The gateway
+ * has drained by then and awaits no reply. ioredis's default, 2 s, is a
+ * timer it clears only when the socket closes — and a socket that had
+ * already closed (Redis gone, the client between reconnects) never closes
+ * again: the timer kept a process whose gateway was closed alive 2 s more,
+ * as did a frozen Redis that never answers the close.
+ */
+const DISCONNECT_TIMEOUT_MS = 0
 
 /**
  * ioredis's own bound on a command: only what drops it from the client's

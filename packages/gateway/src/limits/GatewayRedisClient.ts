@@ -15,3 +15,19 @@ export interface GatewayRedisClient extends RedisScriptClient {
   /** ioredis's connection state: anything but `ready` counts limits and cooldowns locally. */
   readonly status: string
 }
+
+/**
+ * Whether `value` has the shape the gateway uses: a `status` string and
+ * `eval` / `evalsha` methods (an ioredis Redis or Cluster has them on its
+ * prototype). Checked when the gateway is made, so a wrong `redis` option
+ * is an option error naming it, not a failure inside llm's cooldown store.
+ */
+export function isGatewayRedisClient(value: unknown): value is GatewayRedisClient {
+  if (typeof value !== 'object' || value === null) return false
+  const client = value as Record<string, unknown>
+  return (
+    typeof client['status'] === 'string' &&
+    typeof client['eval'] === 'function' &&
+    typeof client['evalsha'] === 'function'
+  )
+}
