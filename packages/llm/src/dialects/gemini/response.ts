@@ -46,8 +46,20 @@ export const GEMINI_FINISH: Readonly<Record<string, FinishReason>> = {
   // not: a gateway's client read it as `stop`.
   OTHER: 'error',
   IMAGE_OTHER: 'error',
-  // Gemini said nothing at all: nothing to tell.
+  // Gemini said nothing at all: nothing to tell. No reason, either, for
+  // the no-answer rule (`saysFinished`).
   FINISH_REASON_UNSPECIFIED: 'unknown',
+}
+
+/**
+ * Whether a candidate's `finishReason` says it finished: any string but
+ * `FINISH_REASON_UNSPECIFIED`, the enum's "Default value. This value is
+ * unused." (ai.google.dev `FinishReason`) — no more a reason than none. A
+ * candidate with it and no content was an empty success, `unknown`; it is
+ * no answer (`markNoAnswer`), as one without `finishReason` is.
+ */
+export function saysFinished(reason: unknown): boolean {
+  return typeof reason === 'string' && reason !== 'FINISH_REASON_UNSPECIFIED'
 }
 
 /**
@@ -152,6 +164,6 @@ export function parseGeminiResponse(body: unknown, _meta: ResponseMeta = {}): Ch
     ...(geminiUsageReported(metadata) ? {} : { usageReported: false as const }),
   }
   if (response.finishReason === 'error') response.providerFinishReason = String(reason)
-  // Any string is a reason, as in a stream's chunk (which ends the stream).
-  return markNoAnswer(response, typeof reason === 'string')
+  // Any string but the unused default is a reason, as in a stream's chunk.
+  return markNoAnswer(response, saysFinished(reason))
 }

@@ -5,7 +5,13 @@ import { GeneratedCallIds } from '../GeneratedCallIds.js'
 import { isBlank } from '../isBlank.js'
 import { asArray, asRecord, get, getRecord, getString, parseAnswerJson } from '../safeJson.js'
 import { normalizeGeminiStreamError } from './errors.js'
-import { geminiFinish, geminiParts, geminiUsage, geminiUsageReported } from './response.js'
+import {
+  geminiFinish,
+  geminiParts,
+  geminiUsage,
+  geminiUsageReported,
+  saysFinished,
+} from './response.js'
 
 /**
  * `streamGenerateContent?alt=sse` events → normalised events. Every event is
@@ -17,6 +23,8 @@ import { geminiFinish, geminiParts, geminiUsage, geminiUsageReported } from './r
 export function createGeminiStreamParser(): StreamParser {
   const ids = new GeneratedCallIds()
   let sawToolCall = false
+  /** Text, thinking or a tool call came: an unspecified finish reason then ends an answer. */
+  let sawContent = false
   let done = false
   /** The latest chunk's `usageMetadata` with counts: every chunk carries the running totals. */
   let latestUsage: unknown
@@ -41,12 +49,18 @@ export function createGeminiStreamParser(): StreamParser {
       const candidate = asArray(get(chunk, 'candidates'))[0]
       const out: StreamEvent[] = []
       for (const block of geminiParts(get(getRecord(candidate, 'content'), 'parts'), ids)) {
-        if (block.type === 'text') out.push({ type: 'text', text: block.text })
-        else if (block.type === 'thinking') {
-          if (block.thinking !== '') out.push({ type: 'thinking', thinking: block.thinking })
+        if (block.type === 'text') {
+          if (block.text !== '') sawContent = true
+          out.push({ type: 'text', text: block.text })
+        } else if (block.type === 'thinking') {
+          if (block.thinking !== '') {
+            sawContent = true
+            out.push({ type: 'thinking', thinking: block.thinking })
+          }
           if (block.signature) out.push({ type: 'signature', signature: block.signature })
         } else if (block.type === 'tool_call') {
           sawToolCall = true
+          sawContent = true
           out.push({
             type: 'tool_call',
             id: block.id,
@@ -58,6 +72,11 @@ export function createGeminiStreamParser(): StreamParser {
       const reason = get(candidate, 'finishReason')
       if (typeof reason === 'string' && !done) {
         done = true
+        // `FINISH_REASON_UNSPECIFIED` (the unused default: no reason) with
+        // no content in the stream: it ends, with no finish — no answer,
+        // left for the caller to refuse, as OpenAI's `[DONE]` alone is. It
+        // was an empty success, `unknown`.
+        if (!saysFinished(reason) && !sawContent) return out
         const finishReason = geminiFinish(
           reason,
           sawToolCall ? [{ type: 'tool_call', id: '', name: '', arguments: {} }] : [],

@@ -55,8 +55,10 @@ export function parseOpenAIResponse(
   if (parts.text) content.push({ type: 'text', text: parts.text })
   // A refusal (structured outputs) comes as `refusal` with `content: null`:
   // kept as text, marked, so the gateway answers it as `refusal` again and
-  // a client parsing the content as JSON never parses the refusal.
-  const refusal = getString(message, 'refusal')
+  // a client parsing the content as JSON never parses the refusal. One
+  // given as a content part instead (`contentParts`) is the same refusal;
+  // the message's own field wins when both are said.
+  const refusal = getString(message, 'refusal') || parts.refusal
   if (refusal) content.push({ type: 'text', text: refusal, refusal: true })
   for (const call of asArray(get(message, 'tool_calls'))) {
     const fn = getRecord(call, 'function')
@@ -174,18 +176,26 @@ export function openAIUsageReported(usage: Record<string, unknown> | undefined):
  * another API's blocks on) — an array of parts: `{ type: 'text', text }`
  * and `{ type: 'thinking', thinking }`, whose `thinking` is a string or
  * itself an array of text parts. Read as a string only, such an answer was
- * an empty success: its text dropped, billed all the same.
+ * an empty success: its text dropped, billed all the same. Parts of a kind
+ * are joined with nothing between them, as a stream's pieces are (and as
+ * Anthropic's text blocks, or Gemini's parts, are joined into `text`).
+ * A `{ type: 'refusal', refusal }` part — OpenAI's own shape for a refusal
+ * in a content array (`ChatCompletionContentPartRefusal`; the Responses
+ * API's output refusal too) — is the refusal, kept apart: read as no
+ * text, a refused answer was an empty success that finished `stop`.
  */
-export function contentParts(value: unknown): { text: string; thinking: string } {
-  if (typeof value === 'string') return { text: value, thinking: '' }
+export function contentParts(value: unknown): { text: string; thinking: string; refusal: string } {
+  if (typeof value === 'string') return { text: value, thinking: '', refusal: '' }
   let text = ''
   let thinking = ''
+  let refusal = ''
   for (const part of asArray(value)) {
     const type = getString(part, 'type')
     if (type === 'text' || type === 'output_text') text += getString(part, 'text') ?? ''
     else if (type === 'thinking') thinking += textOfParts(get(part, 'thinking'))
+    else if (type === 'refusal') refusal += getString(part, 'refusal') ?? ''
   }
-  return { text, thinking }
+  return { text, thinking, refusal }
 }
 
 function textOfParts(value: unknown): string {

@@ -170,7 +170,8 @@ export function createOpenAIStreamParser(
         // text, marked, as the whole answer's parser gives it: read as content
         // only, a streamed refusal was an empty answer that finished with
         // `stop`; unmarked, the gateway sent it on as `content`.
-        const refusal = getString(delta, 'refusal')
+        // A refusal content part (`contentParts`) is the same refusal.
+        const refusal = getString(delta, 'refusal') || parts.refusal
         if (refusal) out.push({ type: 'text', text: refusal, refusal: true })
         // Citations (`url_citation`) come as `delta.annotations`, usually in
         // a chunk of their own near the end: gathered onto the finish.
