@@ -19,14 +19,22 @@ export let lastPlanOf: (deadline: Deadline) => SlicePlan | undefined
  * The last plan made on a deadline made under each deadline (`d.child(…)`,
  * a budget on trial, a slice of d's plan), at any depth: what `runningSlice`
  * reads after the deadline's own. Set only when a plan is made on a
- * deadline that has a parent (a request's own plan costs nothing); weak, and
- * the last one only, as `#lastPlan`. Not exported from the package.
+ * deadline that has a parent (a request's own plan costs nothing); the last
+ * one only, as `#lastPlan`. Weak both ways: the entry goes with the deadline
+ * above, and the plan with the last of the code that holds it (its deadline,
+ * a slice still live under it). A plan held by the entry itself kept, under
+ * a deadline that lives as long as the process (a worker's shutdown
+ * deadline every job's is made under, `Deadline.never()` as a parent), the
+ * last job's plan, its deadline and all their callbacks held until the next
+ * plan: for good in a process gone quiet. Not exported from the package.
  */
-const lastPlanUnder = new WeakMap<object, SlicePlan>()
+const lastPlanUnder = new WeakMap<object, WeakRef<SlicePlan>>()
 
 /** See `lastPlanUnder`. Not exported from the package. */
 export function lastPlanUnderOf(deadline: Deadline): SlicePlan | undefined {
-  return typeof deadline === 'object' && deadline !== null ? lastPlanUnder.get(deadline) : undefined
+  return typeof deadline === 'object' && deadline !== null
+    ? lastPlanUnder.get(deadline)?.deref()
+    : undefined
 }
 
 /**
@@ -502,10 +510,13 @@ export class Deadline {
     // A parent of another installed copy still has a `parent` to walk; a
     // hostile one ends the walk, never the plan. Bounded: a chain of
     // deadlines is as deep as the code that made it, a cycle impossible.
+    // One WeakRef for every level, made only for a plan with a parent.
     try {
+      let ref: WeakRef<SlicePlan> | undefined
       for (let above = this.parent; above !== undefined; above = above.parent) {
         if (typeof above !== 'object' || above === null) break
-        lastPlanUnder.set(above, plan)
+        ref ??= new WeakRef(plan)
+        lastPlanUnder.set(above, ref)
       }
     } catch {}
     return plan

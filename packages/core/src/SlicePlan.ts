@@ -33,10 +33,37 @@ export interface SliceReport {
 /** What `end(name, outcome)` may say of a slice: every outcome but the two of a slice not over. */
 const ENDED_OUTCOMES = ['ok', 'exceeded', 'observed', 'failed', 'cancelled'] as const
 
+/**
+ * One count for every plan made and every slice started, in this copy: what
+ * tells `runningSlice` which came first. A count, not a clock read: two
+ * made in the same ms are still ordered.
+ */
+let made = 0
+
+/**
+ * @internal The first slice `running` in `plan`, in plan order (its state,
+ * not a copy), and when it started; undefined when none is. Not exported
+ * from the package: what `runningSlice` reads.
+ */
+export let runningStateOf: (plan: SlicePlan) => RunningSliceState | undefined
+
+/** @internal When `plan` was made, on the count slices start on (see `made`). */
+export let madeAtOf: (plan: SlicePlan) => number
+
+/** @internal What `runningStateOf` gives. */
+export interface RunningSliceState {
+  readonly name: string
+  readonly run: boolean
+  readonly deadline?: Deadline | undefined
+  readonly startedAt: number
+}
+
 interface SliceState {
   name: string
   entry: PlanEntry
   started: boolean
+  /** When it started, on the count of `made` (0 before). */
+  startedAt: number
   /** Started by `run`, which publishes its end with the error it rejects with. */
   run: boolean
   deadline?: Deadline
@@ -61,6 +88,12 @@ export class SlicePlan {
   readonly deadline: Deadline
   readonly reserveMs: number
   readonly #slices: SliceState[]
+  readonly #madeAt = ++made
+
+  static {
+    runningStateOf = (plan) => plan.#slices.find((s) => s.outcome === 'running')
+    madeAtOf = (plan) => plan.#madeAt
+  }
 
   constructor(
     deadline: Deadline,
@@ -113,6 +146,7 @@ export class SlicePlan {
         name,
         entry,
         started: false,
+        startedAt: 0,
         run: false,
         allottedMs: 0,
         usedMs: 0,
@@ -182,6 +216,7 @@ export class SlicePlan {
     if (state.started) throw new SliceAlreadyStartedError(name)
     const allottedMs = this.allotment(name)
     state.started = true
+    state.startedAt = ++made
     state.outcome = 'running'
     state.allottedMs = allottedMs
     const deadline = this.deadline.child(allottedMs, { name })

@@ -1,4 +1,8 @@
 import { type Deadline, lastPlanOf, lastPlanUnderOf } from './Deadline.js'
+import { madeAtOf, runningStateOf, type SlicePlan } from './SlicePlan.js'
+
+/** Deep enough for any chain of deadlines code makes; bounds a hostile one. */
+const MAX_DEPTH = 64
 
 /**
  * The name of the slice running, when the time ran out, in the last plan
@@ -10,11 +14,45 @@ import { type Deadline, lastPlanOf, lastPlanUnderOf } from './Deadline.js'
  * made, and its running step is the one the time ran out in. So is one made
  * under it: answered `"slice":null`, the 504 hid the step the time ran out
  * in.
+ *
+ * Not a slice the code left behind: one started with `slice()` and never
+ * ended (its step failed and the error was swallowed — no `dispose`, no
+ * `end`) stays `running` in its plan's report for good. When the other of
+ * the two plans was made after that slice started, and not inside it (on
+ * its deadline or under it, as a slice's own plan is), the code had moved
+ * on: the slice is not named. It was, ahead of the later plan's step the
+ * time ran out in, or when nothing ran any more. A slice `run` started is
+ * never left behind: `run` ends it, so one still running has its step
+ * pending (a budget on trial made for part of it is no moving on).
  */
 export function runningSlice(deadline: Deadline): string | undefined {
-  return runningIn(lastPlanOf(deadline)) ?? runningIn(lastPlanUnderOf(deadline))
+  const own = lastPlanOf(deadline)
+  const under = lastPlanUnderOf(deadline)
+  return runningIn(own, under) ?? runningIn(under, own)
 }
 
-function runningIn(plan: ReturnType<typeof lastPlanOf>): string | undefined {
-  return plan?.report().find((row) => row.outcome === 'running')?.name
+/** The slice running in `plan`, unless `other` was made after it started, outside it. */
+function runningIn(plan: SlicePlan | undefined, other: SlicePlan | undefined): string | undefined {
+  if (plan === undefined) return undefined
+  const running = runningStateOf(plan)
+  if (running === undefined) return undefined
+  if (running.run || other === undefined || madeAtOf(other) < running.startedAt) {
+    return running.name
+  }
+  return inside(other.deadline, running.deadline) ? running.name : undefined
+}
+
+/** True when `deadline` is `slice` or a deadline under it. */
+function inside(deadline: Deadline, slice: Deadline | undefined): boolean {
+  // A parent of another installed copy still has a `parent` to walk; a
+  // hostile one ends the walk (as `plan()` walks up).
+  try {
+    let at: unknown = deadline
+    for (let depth = 0; depth < MAX_DEPTH; depth++) {
+      if (typeof at !== 'object' || at === null) return false
+      if (at === slice) return true
+      at = (at as { parent?: unknown }).parent
+    }
+  } catch {}
+  return false
 }

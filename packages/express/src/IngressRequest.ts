@@ -515,17 +515,13 @@ export class IngressRequest {
   }
 
   #runningSlice(): string | undefined {
-    const own = this.plan?.report().find((row) => row.outcome === 'running')?.name
-    if (own !== undefined) return own
-    // A plan the route made (`req.deadline.plan(…)`, the README's way to plan
-    // some routes only), on our deadline or on one a handler put in its
-    // place under it: its running step is where the time ran out too.
-    let deadline = (this.req as { deadline?: unknown }).deadline as Tagged | null | undefined
-    while (typeof deadline === 'object' && deadline !== null && deadline !== this.deadline) {
-      const slice = runningSlice(deadline as Deadline)
-      if (slice !== undefined) return slice
-      deadline = deadline.parent as Tagged | undefined
-    }
+    // Core's `runningSlice` reads deadline({ plan })'s plan (the last made on
+    // our deadline, unless the route made one there too), a plan the route
+    // made on `req.deadline`, and the last one made under it (on a deadline
+    // a handler put in its place, a budget on trial, a cap of its own) — and
+    // leaves out a slice the route started, never ended, and moved on from.
+    // Read ahead of it, deadline({ plan })'s forgotten slice was named
+    // instead of the later plan's step the time ran out in.
     return runningSlice(this.deadline)
   }
 

@@ -37,7 +37,8 @@ import { writeExpired } from './writeExpired.js'
  *   `AbortError` so, and `@hourglass/llm` a streamed answer cut by its
  *   deadline in a `StreamInterruptedError`.
  * - body-parser's "request aborted" for this request's upload (the client
- *   left mid-upload): as its `ClientClosedError`.
+ *   left mid-upload), or Node's own `aborted` (ECONNRESET) that a route
+ *   reading the upload itself gets for it: as its `ClientClosedError`.
  * - Node's `ERR_STREAM_PREMATURE_CLOSE` for a request whose client left or
  *   whose deadline answered: what `pipeline(source, res)` rejects with when
  *   the response closes under it. Swallowed. So is Express's "Request
@@ -175,7 +176,16 @@ function connectionGone(req: IncomingMessage): boolean {
  * departure and cancels the deadline with `ClientClosedError`.
  */
 function isUploadAborted(error: unknown): boolean {
-  return field(error, 'type') === 'request.aborted'
+  if (field(error, 'type') === 'request.aborted') return true
+  // Node's own for the same departure, to a route that reads its upload
+  // itself (`pipeline(req, file)`, `for await (… of req)`): the request
+  // destroyed with `ConnResetException('aborted')` (code ECONNRESET, no
+  // `syscall`: no OS error). Passed on, it was the same 500 for nobody.
+  return (
+    field(error, 'code') === 'ECONNRESET' &&
+    field(error, 'message') === 'aborted' &&
+    field(error, 'syscall') === undefined
+  )
 }
 
 /**
@@ -212,7 +222,7 @@ function isPrematureClose(error: unknown): boolean {
  * object or reading it throws (a revoked Proxy, a throwing getter): thrown
  * here, that error replaced the app's own in its next error handler.
  */
-function field(error: unknown, key: 'code' | 'message' | 'type'): unknown {
+function field(error: unknown, key: 'code' | 'message' | 'syscall' | 'type'): unknown {
   if (typeof error !== 'object' || error === null) return undefined
   try {
     return (error as Record<string, unknown>)[key]
