@@ -44,6 +44,11 @@ export interface AttemptInit {
   clock: Clock
   method: string
   url: string
+  /**
+   * The URL this dispatch went to, whole (`url` is cut for events): what a
+   * redirect's relative `Location` is resolved against. Read only then.
+   */
+  target?(): string
   number: number
   /**
    * Measure the longest gap between body chunks (`timings.bodyGapMs`): a

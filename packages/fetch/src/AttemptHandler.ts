@@ -459,10 +459,24 @@ export class ControllerView implements Controller {
 
   /** `abort` as the function undici's first handler API passes to `onConnect` (one per call, across retries). */
   get abortCall(): (reason?: Error) => void {
-    this.#abortCall ??= (reason) =>
-      this.abort(reason ?? new DOMException('This operation was aborted', 'AbortError'))
+    this.#abortCall ??= (reason) => this.abort(abortReason(reason))
     return this.#abortCall
   }
+}
+
+/**
+ * The reason undici hands `abort`, as the attempt reads it: none is an
+ * `AbortError`. A Response `clone()`d reads its body through a tee, and the
+ * tee cancels the body beneath once both copies are cancelled, with both
+ * reasons as one array (`[the original's, the clone's]`, the streams spec's
+ * composite reason): read as it came, the attempt ended `UNKNOWN` where a
+ * plain cancel says `AbortError` or its reason's class. So it is the
+ * original's reason, else the clone's, else an `AbortError`. Only on an
+ * abort, never on a call's normal path.
+ */
+function abortReason(reason: unknown): Error {
+  const given = Array.isArray(reason) && reason.length === 2 ? (reason[0] ?? reason[1]) : reason
+  return (given ?? new DOMException('This operation was aborted', 'AbortError')) as Error
 }
 
 /** Abort a request whose answer is read for no one (once: undici ignores a second abort). */

@@ -1,7 +1,7 @@
 import type { AsyncResource } from 'node:async_hooks'
 import { type Clock, type Deadline, isDeadlineExceeded, wait } from '@hourglass/core'
 import { Attempt, type AttemptInit } from './Attempt.js'
-import { dispatchEventUrl, publishRetry, publishRetrySkipped } from './channels.js'
+import { dispatchEventUrl, dispatchUrl, publishRetry, publishRetrySkipped } from './channels.js'
 import { checkDeadline } from './deadlineOption.js'
 import { decideRetry, type Outcome } from './decideRetry.js'
 import { noBudgetError } from './noBudgetError.js'
@@ -21,6 +21,8 @@ export interface OutboundCallInit {
   method: string
   /** Origin and path, for events (no query); read only when an event is published. */
   readonly url: string
+  /** The URL called, whole (createFetch): see `AttemptInit.target`. */
+  target?(): string
   retry: ResolvedRetry | false
   /** Safe to send twice: idempotent method or an Idempotency-Key. Asked only when a retry is weighed. */
   repeatable: () => boolean
@@ -110,6 +112,12 @@ class CallAttemptInit implements AttemptInit {
   get url(): string {
     const hop = this.#hop
     return hop === undefined ? this.#call.url : dispatchEventUrl(hop.origin, hop.path)
+  }
+
+  target(): string {
+    const hop = this.#hop
+    if (hop !== undefined) return dispatchUrl(hop.origin, hop.path)
+    return this.#call.target?.() ?? this.#call.url
   }
 }
 

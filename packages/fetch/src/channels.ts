@@ -1,6 +1,7 @@
 import { type Deadline, defineChannel, defineChannels } from '@hourglass/core'
+import { withoutPathParams } from './withoutPathParams.js'
 
-/** `hourglass:egress:attempt`. URLs carry origin and path only (no query: it may hold secrets). */
+/** `hourglass:egress:attempt`. URLs carry origin and path only (no query, no path parameters: they may hold secrets). */
 export interface EgressAttemptMessage {
   /**
    * An opaque object, the same in this attempt's `attempt-end` message: match
@@ -110,10 +111,15 @@ export const publishAttemptEnd = fetchChannels.attemptEnd.publish
 export const publishRetry = fetchChannels.retry.publish
 export const publishRetrySkipped = fetchChannels.retrySkipped.publish
 
-/** Origin and path only: a query string may carry secrets. */
+/**
+ * Origin and path only: a query string may carry secrets, and so may a
+ * path segment's parameters (`;jsessionid=…`: `withoutPathParams`). Read
+ * only when an event is published.
+ */
 export function eventUrl(origin: string, path: string): string {
   const q = path.indexOf('?')
-  return origin + (q === -1 ? path : path.slice(0, q))
+  const bare = q === -1 ? path : path.slice(0, q)
+  return origin + (bare.indexOf(';') === -1 ? bare : withoutPathParams(bare))
 }
 
 /**
@@ -138,6 +144,11 @@ export function parsedEventUrl(url: URL): string {
  */
 export function dispatchEventUrl(origin: unknown, path: string): string {
   return eventUrl(originOf(origin), path)
+}
+
+/** The whole URL of an undici dispatch (query included): not for events. */
+export function dispatchUrl(origin: unknown, path: string): string {
+  return originOf(origin) + path
 }
 
 /** The origin alone (scheme, host, port). */

@@ -37,6 +37,7 @@ import { OutboundCall, type OutboundCallInit, RetryWaits, type SendResult } from
 import { FETCH_OPTION_NAMES, mergeRetry, type RetryOptions, resolveOptions } from './options.js'
 import { type StoppableBody, stoppableBody } from './stoppableBody.js'
 import { waitEndingDispatcher } from './waitEndingDispatcher.js'
+import { withoutPathParams } from './withoutPathParams.js'
 
 export interface CreateFetchOptions extends ConnectorOptions {
   /**
@@ -55,7 +56,7 @@ export interface HourglassRequestInit extends Omit<RequestInit, 'body'> {
   body?: RequestInit['body'] | globalThis.FormData
   /** The deadline of this call; default `currentDeadline()`. */
   deadline?: Deadline
-  /** Retry rules for this call, field by field over the factory's; `false` = no retry. */
+  /** Retry rules for this call, field by field over the factory's (a factory's `false`: every rule off, so only those named here apply); `false` = no retry. */
   retry?: RetryOptions | false
 }
 
@@ -533,7 +534,10 @@ class FetchCallInit implements OutboundCallInit {
   #url: string | undefined
 
   constructor(
-    init: Omit<OutboundCallInit, 'url' | 'repeatable'> & { target: RequestInfo; headers: unknown },
+    init: Omit<OutboundCallInit, 'url' | 'repeatable' | 'target'> & {
+      target: RequestInfo
+      headers: unknown
+    },
   ) {
     this.config = init.config
     this.deadline = init.deadline
@@ -553,6 +557,11 @@ class FetchCallInit implements OutboundCallInit {
     return this.#url
   }
 
+  target(): string {
+    const target = this.#target
+    return String(target instanceof UndiciRequest ? target.url : target)
+  }
+
   repeatable(): boolean {
     return isRepeatable(this.method, hasHeader(this.#headers, 'idempotency-key'))
   }
@@ -568,7 +577,8 @@ function eventUrlOf(input: RequestInfo | string): string {
     // retry-skipped event, this threw ERR_INVALID_URL in place of fetch's
     // "Failed to parse URL from …" whenever someone subscribed.
     // Never its credentials either (`user:pass@`), as a parsed URL's origin has none.
-    return (String(input).split(/[?#]/)[0] as string).replace(/^([^/]*\/\/)[^/@]*@/, '$1')
+    const bare = (String(input).split(/[?#]/)[0] as string).replace(/^([^/]*\/\/)[^/@]*@/, '$1')
+    return bare.indexOf(';') === -1 ? bare : withoutPathParams(bare)
   }
   return parsedEventUrl(target)
 }
@@ -661,13 +671,15 @@ function unexpectedRedirect(
 }
 
 /**
- * A redirect's `Location`, resolved against the URL that answered it; as the
- * server sent it when it does not parse (undici parses it before it follows
- * or refuses a redirect, so such a Location fails earlier, with its own message).
+ * A redirect's `Location`, resolved against the URL that answered it — the
+ * whole URL: the event URL has its path parameters cut, and a relative
+ * `next` from `/a;s=1/b` is `/a;s=1/next` — as the server sent it when it
+ * does not parse (undici parses it before it follows or refuses a redirect,
+ * so such a Location fails earlier, with its own message).
  */
 function resolvedLocation(location: string, attempt: Attempt): string {
   try {
-    return new URL(location, attempt.init.url).href
+    return new URL(location, attempt.init.target?.() ?? attempt.init.url).href
   } catch {
     return location
   }

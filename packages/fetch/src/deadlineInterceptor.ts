@@ -35,7 +35,7 @@ import { SENT_BY_HOURGLASS, sendAttempt } from './sendAttempt.js'
 export interface DeadlineDispatchOptions {
   /** The deadline of this request; default `currentDeadline()`. */
   deadline?: Deadline
-  /** This request's retry rules, field by field over the interceptor's; `false` = none. */
+  /** This request's retry rules, field by field over the interceptor's (its `false`: every rule off, so only those named here apply); `false` = none. */
   retry?: RetryOptions | false
 }
 

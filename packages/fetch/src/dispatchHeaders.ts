@@ -5,12 +5,16 @@ type Headers = Dispatcher.DispatchOptions['headers']
 
 /**
  * undici dispatch headers with any `x-deadline-remaining-ms` of the
- * caller's (often an inbound one copied along, stale by now) replaced by what is left now. Only replaced: with no
- * header of ours to send (no deadline, `never()`, a passed observe-only
- * one) the caller's goes out as given (an iterable of pairs as a record of
- * them, below), as it would without us — `probe`'s
- * and the CLI's `-H` included. Runs on every attempt: no lower-casing or
- * copying of a name that cannot be ours.
+ * caller's (often an inbound one copied along, stale by now) replaced by
+ * what is left now. Under a deadline that writes none (`never()`, a passed
+ * observe-only one with nothing enforcing above it) the caller's is dropped
+ * and none is sent, as the gRPC client does: a call exempted with `never()`
+ * was cut by the next hop to that stale budget, and a dark-mode deadline
+ * made the next hop answer 504. With no deadline at all (none given, none
+ * current) the caller's goes out as given (an iterable of pairs as a record
+ * of them, below), as it would without us — `probe`'s and the CLI's `-H`
+ * included. Runs on every attempt: no lower-casing or copying of a name
+ * that cannot be ours.
  * The caller's shape is kept where a layer beneath may read it: a record
  * comes out a record (see `withOurs`), a flat array a flat array; an
  * iterable of pairs (a Map, a Headers, a generator) comes out a record of
@@ -29,16 +33,16 @@ export function withDeadlineHeader(
   headers: Headers,
   deadline: Deadline | undefined,
 ): { headers: NonNullable<Headers>; headerMs: number | undefined } {
-  // Worked out first: whether the caller's header is dropped depends on it.
   const headerMs = deadline ? remainingHeader(deadline) : undefined
-  const ours = headerMs !== undefined
+  // The caller's is dropped under any deadline, whether or not ours is written.
+  const drop = deadline !== undefined
   if (isRecord(headers)) {
     // Values as given (undici checks them), so typed as undici's record only here.
-    return { headers: withOurs(headers, headerMs) as NonNullable<Headers>, headerMs }
+    return { headers: withOurs(headers, headerMs, drop) as NonNullable<Headers>, headerMs }
   }
   if (headers && typeof headers === 'object' && !Array.isArray(headers)) {
     // An iterable of pairs (a record went above).
-    const record = pairsAsRecord(headers as Iterable<unknown>, headerMs)
+    const record = pairsAsRecord(headers as Iterable<unknown>, headerMs, drop)
     if (record === undefined) return { headers, headerMs: undefined }
     if (record !== REPEATS_SINGLE) return { headers: record as NonNullable<Headers>, headerMs }
   }
@@ -46,7 +50,7 @@ export function withDeadlineHeader(
   if (headers && typeof headers === 'object' && !Array.isArray(headers)) {
     // Pairs that name a header undici takes one value of more than once: as
     // undici reads them, one at a time (an array of values it refuses).
-    for (const pair of headers as Iterable<[unknown, unknown]>) push(out, pair[0], pair[1], ours)
+    for (const pair of headers as Iterable<[unknown, unknown]>) push(out, pair[0], pair[1], drop)
   } else if (Array.isArray(headers)) {
     if (headers.length % 2 !== 0) {
       // Not a flat [name, value, …] array (odd: a name without its value, or
@@ -54,18 +58,18 @@ export function withDeadlineHeader(
       // the odd one out would send the request without that header.
       return { headers, headerMs: undefined }
     }
-    for (let i = 0; i + 1 < headers.length; i += 2) push(out, headers[i], headers[i + 1], ours)
+    for (let i = 0; i + 1 < headers.length; i += 2) push(out, headers[i], headers[i + 1], drop)
   } else if (headers != null) {
     return { headers: headers as never, headerMs: undefined }
   }
-  if (ours) out.push(DEADLINE_HEADER, String(headerMs))
+  if (headerMs !== undefined) out.push(DEADLINE_HEADER, String(headerMs))
   return { headers: out as string[], headerMs }
 }
 
 /**
  * An iterable of pairs as a record of the same headers, ours set (when
  * `headerMs` is given) and any caller's value of it, in any letter case,
- * left out. A record, as for a record given: undici's retry interceptor
+ * left out (when `drop`: under a deadline). A record, as for a record given: undici's retry interceptor
  * resumes a broken body with `{ ...headers, range }`, which spreads a flat
  * array into numbered headers (the credential under a header named "1"),
  * and a Map or a Headers into nothing. Done whether or not there is a
@@ -79,6 +83,7 @@ export function withDeadlineHeader(
 function pairsAsRecord(
   headers: Iterable<unknown>,
   headerMs: number | undefined,
+  drop: boolean,
 ): Record<string, unknown> | typeof REPEATS_SINGLE | undefined {
   const out: Record<string, unknown> = {}
   for (const pair of headers) {
@@ -87,7 +92,7 @@ function pairsAsRecord(
     const value: unknown = pair[1]
     if (typeof name !== 'string') return undefined
     if (value === undefined) continue
-    if (headerMs !== undefined && isDeadlineName(name)) continue
+    if (drop && isDeadlineName(name)) continue
     if (!Object.hasOwn(out, name)) setOwn(out, name, value)
     else if (SINGLE_VALUED.has(name.toLowerCase())) return REPEATS_SINGLE
     else setOwn(out, name, [...asList(out[name]), ...asList(value)])
@@ -153,16 +158,18 @@ function isRecord(headers: Headers): headers is Record<string, unknown> & Header
  * retry interceptor resumes a broken body with `{ ...headers, range }`,
  * which spread a flat array into numbered headers (`1: Bearer t`, the
  * credential under a header named "1"). As given when there is nothing of
- * ours to write; else one copy of its own keys (as undici reads a record)
- * with ours set and any caller's value of it, in any letter case, left
- * out. Copied key by key: a spread (`{ ...record }`) took ~1 µs on Node 20,
- * ten times this loop, on every attempt.
+ * ours to write and nothing to drop (no deadline, or none of the caller's
+ * under one that writes none); else one copy of its own keys (as undici
+ * reads a record) with ours set, if any, and any caller's value of it, in
+ * any letter case, left out. Copied key by key: a spread (`{ ...record }`)
+ * took ~1 µs on Node 20, ten times this loop, on every attempt.
  */
 function withOurs(
   record: Record<string, unknown>,
   headerMs: number | undefined,
+  drop: boolean,
 ): Record<string, unknown> {
-  if (headerMs === undefined) return record
+  if (headerMs === undefined && !(drop && holdsDeadlineName(record))) return record
   const out: Record<string, unknown> = {}
   const names = Object.keys(record)
   for (let i = 0; i < names.length; i++) {
@@ -178,8 +185,16 @@ function withOurs(
       })
     } else out[name] = record[name]
   }
-  out[DEADLINE_HEADER] = String(headerMs)
+  if (headerMs !== undefined) out[DEADLINE_HEADER] = String(headerMs)
   return out
+}
+
+/** A record's own key naming our header, in any letter case (for-in: no array of its keys made). */
+function holdsDeadlineName(record: Record<string, unknown>): boolean {
+  for (const name in record) {
+    if (isDeadlineName(name) && Object.hasOwn(record, name)) return true
+  }
+  return false
 }
 
 /**
@@ -211,7 +226,7 @@ function hasSafeIterator(headers: object): boolean {
   )
 }
 
-/** `dropDeadline`: ours is sent instead, so the caller's must not go too (a repeated value is invalid to a reader). */
+/** `dropDeadline`: under a deadline the caller's never goes (ours, if any, is sent instead: a repeated value is invalid to a reader). */
 function push(out: unknown[], name: unknown, value: unknown, dropDeadline: boolean): void {
   // undici skips an undefined value (and sends null as empty).
   if (value === undefined) return

@@ -159,6 +159,9 @@ export function resolveOptions(options: EgressOptions = {}): ResolvedOptions {
 /**
  * A call's retry rules: the per-call value (if any) replaces the factory's,
  * field by field; a field the call leaves undefined keeps the factory's.
+ * A factory's `false` is every rule off (`ALL_OFF`), so a call that turns
+ * one on gets that one alone: merged over `{}`, the rules it did not name
+ * came back at their defaults (`fastConnectFailure`, `emptyRead`).
  */
 export function mergeRetry(
   base: ResolvedRetry | false,
@@ -168,7 +171,7 @@ export function mergeRetry(
   if (override === false) return false
   if (typeof override !== 'object' || override === null) return resolveRetry(override)
   refuseUnknownOptions(override, RETRY_KEYS, 'retry', { what: 'retry rule' })
-  const merged: RetryOptions = base === false ? {} : { ...base }
+  const merged: RetryOptions = { ...(base === false ? ALL_OFF : base) }
   for (const key of RETRY_KEYS) {
     const value = override[key]
     // A per-call `maxRetryAfterMs: null` is its default, as at the factory:
@@ -180,6 +183,9 @@ export function mergeRetry(
 }
 
 const RETRY_KEYS = ['fastConnectFailure', 'emptyRead', 'statuses', 'maxRetryAfterMs'] as const
+
+/** `retry: false` as rules: none retries (`maxRetryAfterMs` is a bound, not a rule: its default). */
+const ALL_OFF: RetryOptions = { fastConnectFailure: false, emptyRead: false, statuses: [] }
 
 /** The keys of `EgressOptions`. */
 const EGRESS_KEYS = [

@@ -13,9 +13,14 @@ import {
 // A caller's own `x-deadline-remaining-ms` was dropped on every call, even
 // when no deadline applied and nothing of ours replaced it: the endpoint got
 // the caller's other headers but not that one (`probe({ headers })` and the
-// CLI's `-H` too). It is replaced only when a deadline writes ours — one
-// value, what is left at dispatch — and otherwise sent as given. Deadlines
-// here run on a ManualClock, so the value ours says is exact.
+// CLI's `-H` too). With no deadline at all it is sent as given; under a
+// deadline that writes ours it is replaced — one value, what is left at
+// dispatch. Under a deadline that writes none (`never()`, dark mode past its
+// time with nothing enforcing above it) it is dropped and nothing is sent,
+// as the gRPC client does: it was sent as given, so a call exempted with
+// `never()` was cut by the next hop to a stale inbound budget, and a
+// dark-mode deadline past its time made the next hop answer 504 on a stale
+// "0". Deadlines here run on a ManualClock, so the value ours says is exact.
 
 let closers: { close(): Promise<void> }[] = []
 afterEach(async () => {
@@ -65,16 +70,40 @@ describe('createFetch', () => {
     ])
   })
 
-  it('with a never() deadline (no budget to tell), sends the caller’s as given', async () => {
+  it('under a deadline that writes none (never(), given or current), sends none: the caller’s stale one is dropped', async () => {
     const server = await serve()
     const fetch = fetchClient()
     await (
       await fetch(server.url, {
         deadline: Deadline.never(),
-        headers: { 'x-deadline-remaining-ms': '1500' },
+        headers: { 'x-deadline-remaining-ms': '1500', 'x-other': '1' },
       })
     ).text()
-    expect(sentHeader(server)).toBe('1500')
+    await runWithDeadline(Deadline.never(), async () => {
+      await (await fetch(server.url, { headers: [['X-Deadline-Remaining-Ms', '1400']] })).text()
+      await (
+        await fetch(server.url, { headers: new Headers({ 'x-deadline-remaining-ms': '1300' }) })
+      ).text()
+    })
+    expect(server.records[0]?.headers['x-other']).toBe('1')
+    expect([sentHeader(server, 0), sentHeader(server, 1), sentHeader(server, 2)]).toEqual([
+      undefined,
+      undefined,
+      undefined,
+    ])
+  })
+
+  it('under dark mode past its time, nothing enforcing above it: sends none (no stale "0" for the next hop to answer 504 on)', async () => {
+    const server = await serve()
+    const fetch = fetchClient()
+    const clock = new ManualClock()
+    using deadline = Deadline.after(100, { clock, observe: true })
+    clock.advance(200)
+    await (
+      await fetch(server.url, { deadline, headers: { 'x-deadline-remaining-ms': '1500' } })
+    ).text()
+    expect(server.records).toHaveLength(1)
+    expect(sentHeader(server)).toBeUndefined()
   })
 
   it('with a deadline, ours replaces the caller’s — larger or smaller — and only one value is sent', async () => {
@@ -102,6 +131,36 @@ describe('deadlineInterceptor with undici.request (the same rule)', () => {
     await body.text()
     expect(server.records[0]?.headers['x-other']).toBe('1')
     expect(sentHeader(server)).toBe('1500')
+  })
+
+  it('under never() (explicit or current), or dark mode past its time, sends none: the caller’s is dropped', async () => {
+    const server = await serve()
+    const dispatcher = interceptorAgent()
+    const explicit = await request(server.url, {
+      dispatcher,
+      deadline: Deadline.never(),
+      headers: ['x-deadline-remaining-ms', '5', 'x-other', '1'],
+    } as DeadlineDispatchOptions as Parameters<typeof request>[1])
+    await explicit.body.text()
+    const current = await runWithDeadline(Deadline.never(), () =>
+      request(server.url, { dispatcher, headers: { 'X-Deadline-Remaining-Ms': '99999' } }),
+    )
+    await current.body.text()
+    const clock = new ManualClock()
+    using dark = Deadline.after(100, { clock, observe: true })
+    clock.advance(200)
+    const passed = await request(server.url, {
+      dispatcher,
+      deadline: dark,
+      headers: new Headers({ 'x-deadline-remaining-ms': '1500' }),
+    } as DeadlineDispatchOptions as Parameters<typeof request>[1])
+    await passed.body.text()
+    expect(server.records[0]?.headers['x-other']).toBe('1')
+    expect([sentHeader(server, 0), sentHeader(server, 1), sentHeader(server, 2)]).toEqual([
+      undefined,
+      undefined,
+      undefined,
+    ])
   })
 
   it('with a deadline (explicit or current), ours replaces the caller’s', async () => {

@@ -65,7 +65,7 @@ describe('withDeadlineHeader (the headers each attempt sends) keeps the callerâ€
     const parsed = withDeadlineHeader(JSON.parse('{"__proto__":"x"}'), deadline).headers
     expect(Object.keys(parsed)).toEqual(['__proto__', 'x-deadline-remaining-ms'])
     expect(Object.getPrototypeOf(parsed)).toBe(Object.prototype)
-    // Nothing of ours to write: the caller's record as it is.
+    // No deadline at all: the caller's record as it is.
     expect(withDeadlineHeader(given, undefined).headers).toBe(given)
   })
 
@@ -104,7 +104,7 @@ describe('withDeadlineHeader (the headers each attempt sends) keeps the callerâ€
     // A name __proto__ is a key, given twice too, never the prototype.
     expect(Object.getOwnPropertyDescriptor(grouped, '__proto__')?.value).toEqual(['x', 'y'])
     expect(Object.getPrototypeOf(grouped)).toBe(Object.prototype)
-    // Nothing of ours to write: a record still, the caller's own header kept.
+    // No deadline at all: a record still, the caller's own header kept.
     const stale = new Headers({ a: '1', 'x-deadline-remaining-ms': '7' })
     expect(withDeadlineHeader(stale as never, undefined)).toEqual({
       headers: { a: '1', 'x-deadline-remaining-ms': '7' },
@@ -126,6 +126,25 @@ describe('withDeadlineHeader (the headers each attempt sends) keeps the callerâ€
       'x-deadline-remaining-ms',
       '5000',
     ])
+  })
+
+  it('under a deadline that writes none (never()), the callerâ€™s is dropped in every shape, and a record without it is not copied', () => {
+    const never = Deadline.never()
+    const plain = { authorization: 'Bearer t' }
+    expect(withDeadlineHeader(plain, never)).toEqual({ headers: plain, headerMs: undefined })
+    expect(withDeadlineHeader(plain, never).headers).toBe(plain)
+    const given = { authorization: 'Bearer t', 'X-Deadline-Remaining-Ms': '99999' }
+    expect(withDeadlineHeader(given, never).headers).toEqual({ authorization: 'Bearer t' })
+    expect(given['X-Deadline-Remaining-Ms']).toBe('99999') // the caller's own object is left alone
+    expect(withDeadlineHeader(['a', '1', 'x-deadline-remaining-ms', '7'], never).headers).toEqual([
+      'a',
+      '1',
+    ])
+    const pairs = new Map([
+      ['a', '1'],
+      ['x-deadline-remaining-ms', '7'],
+    ])
+    expect(withDeadlineHeader(pairs as never, never).headers).toEqual({ a: '1' })
   })
 
   it('a shape undici refuses is returned as given, for undici to refuse', () => {
