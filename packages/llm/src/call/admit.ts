@@ -11,8 +11,17 @@ import { earliestOf, labelOf, outlookOf, targetOf } from './outlook.js'
 export type Admitted =
   /** Send (with the permit's key when admission is on); `waited` says why a wait was taken. */
   | { kind: 'send'; permit: AdmissionPermit | undefined; waited: string | undefined }
-  /** Not sent: the model is cooling past the deadline, or past when another model should answer. */
-  | { kind: 'refused'; error: RateLimitedError | KeysRetiredError; reason: string }
+  /**
+   * Not sent: the model is cooling past the deadline, or past when another
+   * model should answer — `sooner`: refused for that alone (the call may
+   * come back to it once the others have failed).
+   */
+  | {
+      kind: 'refused'
+      error: RateLimitedError | KeysRetiredError
+      reason: string
+      sooner: boolean
+    }
 
 /**
  * Admission for one attempt on `adapter`, `later` being the models after it.
@@ -90,14 +99,18 @@ export async function admit(
   } catch (refused) {
     if (!isRateLimited(refused) && !isKeysRetired(refused)) throw refused
     let reason = refused.message
-    if (isRateLimited(refused) && next !== undefined) {
+    let sooner = false
+    // A refusal of the size (`request_too_large`: no wait lifts it) is no
+    // wait for another model's answer.
+    if (isRateLimited(refused) && next !== undefined && refused.kind !== 'request_too_large') {
       // Said only when its figures show it; else the refusal's own words
       // (the deadline) are the reason.
       const cooling = { ...here, waitMs: refused.retryAfterMs }
       if (answersBefore(next, cooling)) {
+        sooner = true
         reason = `${labelOf(adapter)} not waited for: ${describeOutlook(next)} is expected to answer before ${describeOutlook(cooling)}`
       }
     }
-    return { kind: 'refused', error: refused, reason }
+    return { kind: 'refused', error: refused, reason, sooner }
   }
 }

@@ -123,7 +123,11 @@ function canBuild(
 }
 
 /** Whether `budget` can afford an attempt of `request` on `adapter` now (what its check before sending asks). */
-function affordable(budget: CostBudget, adapter: ModelAdapter, request: ChatRequest): boolean {
+export function affordable(
+  budget: CostBudget,
+  adapter: ModelAdapter,
+  request: ChatRequest,
+): boolean {
   try {
     budget.assertCanSpend(budget.estimate(adapter.model, request, adapter.name))
     return true

@@ -32,6 +32,7 @@ import { admit } from './admit.js'
 import type { CallState } from './CallState.js'
 import { endedKind } from './endedKind.js'
 import { endedWhy } from './endedWhy.js'
+import type { LeftForSooner } from './leftForSooner.js'
 import type { StreamSink } from './ModelStream.js'
 import { earliestOf, targetOf, waitOf } from './outlook.js'
 import { runModelSend } from './runModelSend.js'
@@ -40,7 +41,8 @@ import { isFirstTokenTimeout, type StreamReceived, streamAttempt } from './strea
 
 export type ModelOutcome =
   | { kind: 'success'; response: ChatResponse }
-  | { kind: 'fallback'; failure: ModelFailure }
+  /** `left`: given up on only because another model was expected to answer sooner. */
+  | { kind: 'fallback'; failure: ModelFailure; left?: LeftForSooner | undefined }
   | { kind: 'fail'; failure: ModelFailure; error: unknown }
 
 /**
@@ -48,9 +50,11 @@ export type ModelOutcome =
  * decide (`decideRetry`), wait or hand over. `later` are the models after
  * this one: a rate limit or overload goes to the one expected to answer
  * first when that is sooner than waiting here. `arrival` says why the call
- * came to this model (the first attempt's `choice`). Returns when the model
- * answered or was given up on; throws only what ends the whole call at once
- * (the budget, the deadline, an abort, a stream broken after its first token).
+ * came to this model (the first attempt's `choice`). `resume`: the call is
+ * back at a model it left for a sooner one (`LeftForSooner`), its attempts
+ * counted on. Returns when the model answered or was given up on; throws
+ * only what ends the whole call at once (the budget, the deadline, an
+ * abort, a stream broken after its first token).
  */
 export async function runModel(
   state: CallState,
@@ -60,6 +64,7 @@ export async function runModel(
   later: readonly ModelAdapter[],
   arrival: string,
   sink: StreamSink | undefined,
+  resume?: LeftForSooner | undefined,
 ): Promise<ModelOutcome> {
   const retrying: RetryInWait = { pending: undefined }
   let outcome: ModelOutcome
@@ -73,6 +78,7 @@ export async function runModel(
       arrival,
       sink,
       retrying,
+      resume,
     )
   } catch (thrown) {
     if (retrying.pending !== undefined) {
@@ -118,19 +124,48 @@ async function attemptsOn(
   arrival: string,
   sink: StreamSink | undefined,
   retrying: RetryInWait,
+  resume: LeftForSooner | undefined,
 ): Promise<ModelOutcome> {
   const { options, deadline, signal, clock, admission, retry } = state
   const hasFallback = later.length > 0
   const retryBudget = state.retryBudgets?.forProvider(adapter)
   const maxAttempts = clampAttempts(retry.maxAttempts)
-  let attempt = 0
-  let overloads = 0
-  let resent = false
+  let attempt = resume?.attempt ?? 0
+  let overloads = resume?.overloads ?? 0
+  let resent = resume?.resent ?? false
   // Keys this call saw rejected (401/403) or out of quota: the next attempt uses another one.
-  const rejectedKeys = new Set<string>()
+  const rejectedKeys = new Set<string>(resume?.rejectedKeys)
   const base = { model: adapter.model, provider: adapter.name }
   // Why the next attempt goes to this model, for its record.
   let choice = arrival
+  // The last failure here and how the policy read it: what a return to this model decides on.
+  let lastError = resume?.error
+  let lastRetryable = resume?.retryable ?? false
+  // Where this model stands when it is left only for a sooner one.
+  const leftHere = (readyAt: number, cooled: boolean): LeftForSooner => ({
+    attempt,
+    overloads,
+    resent,
+    rejectedKeys,
+    error: lastError,
+    retryable: lastRetryable,
+    cooled,
+    readyAt,
+  })
+  if (resume !== undefined) {
+    // Back at a model left for a sooner one: its next attempt is the retry
+    // it was left before. Without admission its own wait is taken here (the
+    // caller checked it fits: `returnWaitMs`); admission's cooldown is
+    // waited for in `admit`, as any other.
+    if (resume.error !== undefined) {
+      retrying.pending = pendingRetry(state, attempt, base, resume.error.kind)
+    }
+    const ownWaitMs = resume.cooled ? 0 : resume.readyAt - clock.now()
+    if (ownWaitMs > 0) {
+      await wait(ownWaitMs, { deadline, signal, clock })
+      choice = `${arrival}; waited ${Math.round(ownWaitMs)} ms for its wait to end`
+    }
+  }
   // The request as this model takes it, built once, before admission.
   let prepared: PreparedRequest | undefined
   // Where its attempts go and what they ask, read for the attempt message only while someone listens.
@@ -200,7 +235,10 @@ async function attemptsOn(
     if (admitted.kind === 'refused') {
       const { error: refused, reason } = admitted
       const failure = { ...base, attempts: attempt, cause: refused, reason }
-      return hasFallback ? { kind: 'fallback', failure } : { kind: 'fail', failure, error: refused }
+      if (!hasFallback) return { kind: 'fail', failure, error: refused }
+      return admitted.sooner
+        ? { kind: 'fallback', failure, left: leftHere(clock.now(), true) }
+        : { kind: 'fallback', failure }
     }
     // The estimate is held from here until the attempt's cost is recorded
     // (each exit below releases it), so calls in flight at once on one
@@ -489,6 +527,8 @@ async function attemptsOn(
     const resend =
       !resent && retry.resendAfterFirstTokenTimeout === true && isFirstTokenTimeout(error)
     const retryable = error.retryable || resend
+    lastError = error
+    lastRetryable = retryable
     // Counted before the store's write below, which the call may not outlive:
     // the provider failed whatever ends the call next.
     if (retryable) retryBudget?.recordFailure()
@@ -610,9 +650,12 @@ async function attemptsOn(
       continue
     }
     const failure = { ...base, attempts: attempt, cause: error, reason: decision.reason }
-    return decision.action === 'fallback'
-      ? { kind: 'fallback', failure }
-      : { kind: 'fail', failure, error }
+    if (decision.action === 'fail') return { kind: 'fail', failure, error }
+    // Left only because another model is expected to answer first: the call
+    // may come back once those have failed, after this wait.
+    return decision.why === 'fallback-sooner'
+      ? { kind: 'fallback', failure, left: leftHere(clock.now() + (decision.waitMs ?? 0), cooled) }
+      : { kind: 'fallback', failure }
   }
 }
 

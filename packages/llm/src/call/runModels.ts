@@ -2,6 +2,7 @@ import type { ModelAdapter } from '../adapters/ModelAdapter.js'
 import { requestedServiceTier } from '../budget/requestedServiceTier.js'
 import { BudgetExceededError, isBudgetExceeded } from '../errors/BudgetExceededError.js'
 import { REQUEST_BOUND_KINDS } from '../errors/errorKinds.js'
+import { limitKindOf } from '../errors/limitKindOf.js'
 import type { ModelFailure } from '../errors/ModelFailure.js'
 import { ModelUnavailableError } from '../errors/ModelUnavailableError.js'
 import { isProviderError } from '../errors/ProviderError.js'
@@ -9,9 +10,10 @@ import { isRateLimited } from '../errors/RateLimitedError.js'
 import { RequestRejectedError } from '../errors/RequestRejectedError.js'
 import type { ChatRequest, ChatResponse } from '../types.js'
 import type { CallState } from './CallState.js'
+import { type LeftForSooner, returnWaitMs } from './leftForSooner.js'
 import type { StreamSink } from './ModelStream.js'
-import { labelOf } from './outlook.js'
-import { runModel } from './runModel.js'
+import { labelOf, outlookOf } from './outlook.js'
+import { type ModelOutcome, runModel } from './runModel.js'
 import { soonestRefusal } from './soonestRefusal.js'
 import { stripThinkingSignatures } from './stripThinkingSignatures.js'
 
@@ -25,6 +27,14 @@ import { stripThinkingSignatures } from './stripThinkingSignatures.js'
  * thinking on a tool-use turn without its thinking is refused, so an
  * overload of the primary became a `bad_request` of the whole call.
  * A fallback is not a new turn: same request, same `Idempotency-Key`.
+ *
+ * A model left only because another was expected to answer sooner (a rate
+ * limit or overload with a wait, a cooldown admission did not wait for) is
+ * gone back to once the models after it have failed, when its wait still
+ * fits by the rules every wait does (`returnWaitMs`): before, the call
+ * failed with most of its deadline left, though that model — refused with
+ * nothing processed or billed — would have answered after its cooldown.
+ * Models given up on for their own reasons are not.
  */
 export async function runModels(
   state: CallState,
@@ -47,13 +57,17 @@ export async function runModels(
   // standard price.
   const tier = requestedServiceTier(request)
   if (budget !== undefined) for (const m of models) budget.assertPriced(m.model, m.name, tier)
+  // Models left only for one expected to answer sooner, in list order.
+  const left: LeftModel[] = []
+  let last: ModelOutcome | undefined
   for (const [index, adapter] of models.entries()) {
     const asPrimary = index === 0 || sameModel(adapter, primary)
     if (!asPrimary) stripped ??= { ...request, messages: stripThinkingSignatures(request.messages) }
+    const sent = asPrimary ? request : (stripped as ChatRequest)
     const outcome = await runModel(
       state,
       adapter,
-      asPrimary ? request : (stripped as ChatRequest),
+      sent,
       idempotencyKey,
       models.slice(index + 1),
       arrival,
@@ -62,43 +76,147 @@ export async function runModels(
     if (outcome.kind === 'success') return outcome.response
     causes.push(outcome.failure)
     arrival = `fallback from ${labelOf(adapter)}: ${outcome.failure.reason}`
+    if (outcome.kind === 'fallback' && outcome.left !== undefined) {
+      left.push({ index, adapter, request: sent, left: outcome.left })
+    }
+    last = outcome
     if (outcome.kind === 'fail') {
-      const { error } = outcome
-      if (isProviderError(error) && REQUEST_BOUND_KINDS.has(error.kind)) {
-        throw new RequestRejectedError({ error, attempts: state.attempts, causes })
-      }
-      // The budget could not afford the last model (those before it failed,
-      // or did not fit either): the budget is what ended the call, and its
-      // error names every model and why each gave up.
-      if (isBudgetExceeded(error)) {
-        throw new BudgetExceededError({
-          limitUsd: error.limitUsd,
-          spentUsd: error.spentUsd,
-          reservedUsd: error.reservedUsd,
-          estimateUsd: error.estimateUsd,
-          causes,
-          cause: error,
-        })
-      }
-      // Admission refused every model without sending: say when the
-      // soonest of them can serve the request, whatever the list's order.
-      if (isRateLimited(error) && causes.every((c) => isRateLimited(c.cause))) {
-        throw soonestRefusal(causes)
-      }
-      throw new ModelUnavailableError({
-        attempts: state.attempts,
-        causes,
-        lastCause: outcome.failure.cause,
-        reason: outcome.failure.reason,
-      })
+      if (!mayReturn(state, outcome)) throw endedBy(state, outcome, causes, models.length)
+      break
     }
   }
-  const last = causes.at(-1)
-  throw new ModelUnavailableError({
+  // The models after those left for a sooner answer have failed: back to
+  // the one of them expected to answer first whose wait still fits (list
+  // order on a tie), the others its fallbacks — the same choice as on the
+  // way down. Each return sends at least one attempt or is not made again,
+  // and attempts count on, so this ends.
+  for (;;) {
+    const next = nextReturn(state, left)
+    if (next === undefined) break
+    const { back, others } = next
+    left.splice(left.indexOf(back), 1)
+    const { adapter, request: sent, left: resume } = back
+    const outcome = await runModel(
+      state,
+      adapter,
+      sent,
+      idempotencyKey,
+      others,
+      `back to ${labelOf(adapter)} after the models after it failed`,
+      sink,
+      resume,
+    )
+    if (outcome.kind === 'success') return outcome.response
+    causes.push(outcome.failure)
+    last = outcome
+    if (
+      outcome.kind === 'fallback' &&
+      outcome.left !== undefined &&
+      outcome.left.attempt > resume.attempt
+    ) {
+      left.push({ ...back, left: outcome.left })
+      left.sort((a, b) => a.index - b.index)
+    }
+    if (outcome.kind === 'fail' && !mayReturn(state, outcome)) {
+      throw endedBy(state, outcome, causes, models.length)
+    }
+  }
+  throw endedBy(state, last, causes, models.length)
+}
+
+/** A model the call left only for a sooner one: where it is in the list, and what it was sent. */
+interface LeftModel {
+  index: number
+  adapter: ModelAdapter
+  request: ChatRequest
+  left: LeftForSooner
+}
+
+/**
+ * The model left for a sooner one that the call goes back to: of those
+ * whose wait still fits (`returnWaitMs`), the one expected to answer first
+ * (its wait plus its recent latency), the earlier in the list on a tie;
+ * with the others that fit, in list order, as its fallbacks.
+ */
+function nextReturn(
+  state: CallState,
+  left: readonly LeftModel[],
+): { back: LeftModel; others: ModelAdapter[] } | undefined {
+  let best: { model: LeftModel; expected: number } | undefined
+  const returnable: LeftModel[] = []
+  for (const model of left) {
+    const waitMs = returnWaitMs(state, model.adapter, model.request, model.left)
+    if (waitMs === undefined) continue
+    returnable.push(model)
+    const expected = Math.ceil(waitMs + (outlookOf(state, model.adapter).latencyMs ?? 0))
+    if (best === undefined || expected < best.expected) best = { model, expected }
+  }
+  if (best === undefined) return undefined
+  const back = best.model
+  // Its fallbacks: only the others the call could go back to (one that
+  // cannot, chosen as sooner, would end the call with this one unasked).
+  return { back, others: returnable.filter((m) => m !== back).map((m) => m.adapter) }
+}
+
+/**
+ * Whether a model's failure that ended the way down (`fail`: the last
+ * model, or a rule that fails at once) still lets the call go back to a
+ * model left for a sooner one: not a request every model refuses, nor an
+ * overload under `priority: 'background'` (background work fails at once
+ * and adds no load).
+ */
+function mayReturn(state: CallState, outcome: ModelOutcome & { kind: 'fail' }): boolean {
+  const { error } = outcome
+  if (isProviderError(error) && REQUEST_BOUND_KINDS.has(error.kind)) return false
+  if (state.retry.priority === 'background' && isProviderError(error)) {
+    return limitKindOf(error) !== 'overloaded'
+  }
+  return true
+}
+
+/** The error that ends the call after `last`, the final model's outcome, with every model's `causes`. */
+function endedBy(
+  state: CallState,
+  last: ModelOutcome | undefined,
+  causes: ModelFailure[],
+  count: number,
+): Error {
+  if (last?.kind === 'fail') {
+    const { error } = last
+    if (isProviderError(error) && REQUEST_BOUND_KINDS.has(error.kind)) {
+      return new RequestRejectedError({ error, attempts: state.attempts, causes })
+    }
+    // The budget could not afford the last model (those before it failed,
+    // or did not fit either): the budget is what ended the call, and its
+    // error names every model and why each gave up.
+    if (isBudgetExceeded(error)) {
+      return new BudgetExceededError({
+        limitUsd: error.limitUsd,
+        spentUsd: error.spentUsd,
+        reservedUsd: error.reservedUsd,
+        estimateUsd: error.estimateUsd,
+        causes,
+        cause: error,
+      })
+    }
+    // Admission refused every model without sending: say when the
+    // soonest of them can serve the request, whatever the list's order.
+    if (isRateLimited(error) && causes.every((c) => isRateLimited(c.cause))) {
+      return soonestRefusal(causes)
+    }
+    return new ModelUnavailableError({
+      attempts: state.attempts,
+      causes,
+      lastCause: last.failure.cause,
+      reason: last.failure.reason,
+    })
+  }
+  const final = causes.at(-1)
+  return new ModelUnavailableError({
     attempts: state.attempts,
     causes,
-    lastCause: last?.cause,
-    reason: `every model in the list failed (${models.length})`,
+    lastCause: final?.cause,
+    reason: `every model in the list failed (${count})`,
   })
 }
 

@@ -1,0 +1,299 @@
+import diagnostics from 'node:diagnostics_channel'
+import { Deadline, ManualClock } from '@hourglass/core'
+import { type FakeProvider, openAIErrors, reply } from '@hourglass/testkit'
+import { afterEach, describe, expect, it } from 'vitest'
+import { openAICompatible } from '../../src/adapters/openAICompatible.js'
+import { Admission } from '../../src/admission/Admission.js'
+import type { AttemptRecord } from '../../src/call/AttemptRecord.js'
+import { callModel } from '../../src/call/callModel.js'
+import { type LlmAdmissionMessage, llmChannels } from '../../src/channels.js'
+import { isModelUnavailable } from '../../src/errors/ModelUnavailableError.js'
+import { isProviderError } from '../../src/errors/ProviderError.js'
+import { useFakes, user } from './support/fakes.js'
+
+const fakes = useFakes()
+const request = { messages: [user('hi')], maxTokens: 16 }
+let listener: ((message: unknown) => void) | undefined
+afterEach(() => {
+  if (listener) diagnostics.unsubscribe(llmChannels.admission.name, listener)
+  listener = undefined
+})
+
+/** Resolves when admission starts waiting for a cooldown (its timer is set by then). */
+function nextAdmissionWait(): Promise<LlmAdmissionMessage> {
+  return new Promise((resolve) => {
+    listener = (message) => {
+      if ((message as LlmAdmissionMessage).action === 'wait')
+        resolve(message as LlmAdmissionMessage)
+    }
+    diagnostics.subscribe(llmChannels.admission.name, listener)
+  })
+}
+
+/** Three models `a`, `b`, `c` at fakes of their own; admission and the deadline on one manual clock. */
+async function threeModels() {
+  const clock = new ManualClock(1_000)
+  const admission = new Admission({
+    clock,
+    defaultNeededMs: 0,
+    staggerMs: 0,
+    logger: { warn: () => {} },
+  })
+  const fake: Record<string, FakeProvider> = {}
+  const model: Record<string, ReturnType<typeof openAICompatible>> = {}
+  for (const name of ['a', 'b', 'c']) {
+    fake[name] = await fakes.start({ dialect: 'openai', reply: reply.text(`answered by ${name}`) })
+    model[name] = fakes.adapter(
+      openAICompatible({ baseURL: fake[name].baseURL, apiKey: `sk-${name}`, model: name }),
+    )
+  }
+  const models = [model.a, model.b, model.c] as ReturnType<typeof openAICompatible>[]
+  return { clock, admission, fake: fake as Record<'a' | 'b' | 'c', FakeProvider>, models }
+}
+
+/** A 500 the server says not to retry: the model is given up on at once, for a reason of its own. */
+const broken = () => openAIErrors.serverError({ shouldRetry: false })
+
+async function failed(call: Promise<unknown>): Promise<unknown> {
+  return call.then(
+    () => undefined,
+    (e: unknown) => e,
+  )
+}
+
+describe('a model left only because another was expected to answer sooner is gone back to once the others failed', () => {
+  it('a 429 `Retry-After: 1` on a, b and c fail: a answers on its second request, after its cooldown', async () => {
+    const { clock, admission, fake, models } = await threeModels()
+    fake.a.enqueue(openAIErrors.rateLimited({ retryAfterS: 1 }))
+    fake.b.setReply(broken())
+    fake.c.setReply(broken())
+    using deadline = Deadline.after(10_000, { clock })
+    const records: AttemptRecord[] = []
+    const waiting = nextAdmissionWait()
+    const call = callModel({
+      models,
+      request,
+      deadline,
+      limits: { admission },
+      retry: { budgets: false },
+      onAttempt: (r) => records.push(r),
+    })
+    const settled = failed(call)
+    // Raced with the call: one that ends without waiting fails here at once.
+    await Promise.race([waiting, settled])
+    // Nothing more is sent to a before its cooldown is over.
+    expect(fake.a.requests).toHaveLength(1)
+    clock.advance(1_000)
+    const answer = await call
+    expect(await settled).toBeUndefined()
+    expect(answer.text).toBe('answered by a')
+    expect(fake.a.requests).toHaveLength(2)
+    expect(fake.b.requests).toHaveLength(1)
+    expect(fake.c.requests).toHaveLength(1)
+    expect(records.map((r) => [r.model, r.modelAttempt, r.decision])).toEqual([
+      ['a', 1, 'fallback'],
+      ['b', 1, 'fallback'],
+      ['c', 1, 'fail'],
+      ['a', 2, 'success'],
+    ])
+    expect(records[0]?.why).toBe('fallback-sooner')
+    expect(records[3]?.choice).toMatch(
+      /^back to a@openai after the models after it failed; waited 1000 ms for the provider's limits/,
+    )
+    expect(records[3]?.retryReason).toBe('rate_limited')
+    expect(clock.now()).toBe(2_000)
+  })
+
+  it('without admission the call waits out a’s own wait itself, on the deadline’s clock', async () => {
+    const { clock, fake, models } = await threeModels()
+    fake.a.enqueue(openAIErrors.rateLimited({ retryAfterS: 1 }))
+    fake.b.setReply(broken())
+    fake.c.setReply(broken())
+    using deadline = Deadline.after(10_000, { clock })
+    const records: AttemptRecord[] = []
+    const call = callModel({
+      models,
+      request,
+      deadline,
+      limits: { admission: false },
+      retry: { budgets: false },
+      onAttempt: (r) => {
+        records.push(r)
+        // c has failed: the call is about to wait for a's Retry-After.
+        if (r.model === 'c') setImmediate(() => clock.advance(2_000))
+      },
+    })
+    const answer = await call
+    expect(answer.text).toBe('answered by a')
+    expect(fake.a.requests).toHaveLength(2)
+    expect(records.map((r) => [r.model, r.decision])).toEqual([
+      ['a', 'fallback'],
+      ['b', 'fallback'],
+      ['c', 'fail'],
+      ['a', 'success'],
+    ])
+    expect(records[3]?.choice).toMatch(
+      /^back to a@openai after the models after it failed; waited \d+ ms for its wait to end$/,
+    )
+  })
+
+  it('a cooling before the call (admission did not wait for it, nothing sent) is gone back to once b and c failed', async () => {
+    const { clock, admission, fake, models } = await threeModels()
+    fake.a.enqueue(openAIErrors.rateLimited({ retryAfterS: 1 }))
+    // An earlier call leaves a cooling for 1 s; b answers it.
+    const earlier = await callModel({
+      models: [models[0], models[1]] as typeof models,
+      request,
+      limits: { admission },
+      retry: { budgets: false },
+    })
+    expect(earlier.text).toBe('answered by b')
+    fake.b.setReply(broken())
+    fake.c.setReply(broken())
+    using deadline = Deadline.after(10_000, { clock })
+    const records: AttemptRecord[] = []
+    const waiting = nextAdmissionWait()
+    const call = callModel({
+      models,
+      request,
+      deadline,
+      limits: { admission },
+      retry: { budgets: false },
+      onAttempt: (r) => records.push(r),
+    })
+    await Promise.race([waiting, failed(call)])
+    clock.advance(1_000)
+    const answer = await call
+    expect(answer.text).toBe('answered by a')
+    expect(fake.a.requests).toHaveLength(2)
+    expect(records.map((r) => [r.model, r.modelAttempt, r.decision])).toEqual([
+      ['b', 1, 'fallback'],
+      ['c', 1, 'fail'],
+      ['a', 1, 'success'],
+    ])
+    expect(records[2]?.choice).toMatch(/^back to a@openai after the models after it failed; waited/)
+  })
+
+  it('a’s wait does not fit the deadline: the call fails as before, at once, a asked once', async () => {
+    const { clock, admission, fake, models } = await threeModels()
+    fake.a.enqueue(openAIErrors.rateLimited({ retryAfterS: 20 }))
+    fake.b.setReply(broken())
+    fake.c.setReply(broken())
+    using deadline = Deadline.after(10_000, { clock })
+    const error = await failed(
+      callModel({ models, request, deadline, limits: { admission }, retry: { budgets: false } }),
+    )
+    expect(isModelUnavailable(error)).toBe(true)
+    const unavailable = error as Error & {
+      causes: Array<{ model: string; cause: unknown }>
+      lastCause: unknown
+    }
+    expect(unavailable.causes.map((c) => c.model)).toEqual(['a', 'b', 'c'])
+    expect(isProviderError(unavailable.lastCause)).toBe(true)
+    expect(unavailable.lastCause).toMatchObject({ kind: 'server_error', status: 500 })
+    expect(unavailable.message).toContain('not retryable')
+    expect(fake.a.requests).toHaveLength(1)
+    expect(clock.now()).toBe(1_000)
+  })
+
+  it('a model given up on for a non-retryable failure is not gone back to; one left for a sooner answer is', async () => {
+    const { clock, admission, fake, models } = await threeModels()
+    fake.a.enqueue(broken())
+    fake.b.enqueue(openAIErrors.rateLimited({ retryAfterS: 1 }))
+    fake.c.setReply(broken())
+    using deadline = Deadline.after(10_000, { clock })
+    const records: AttemptRecord[] = []
+    const waiting = nextAdmissionWait()
+    const call = callModel({
+      models,
+      request,
+      deadline,
+      limits: { admission },
+      retry: { budgets: false },
+      onAttempt: (r) => records.push(r),
+    })
+    await Promise.race([waiting, failed(call)])
+    clock.advance(1_000)
+    const answer = await call
+    expect(answer.text).toBe('answered by b')
+    expect(fake.a.requests).toHaveLength(1)
+    expect(records.map((r) => [r.model, r.decision])).toEqual([
+      ['a', 'fallback'],
+      ['b', 'fallback'],
+      ['c', 'fail'],
+      ['b', 'success'],
+    ])
+  })
+
+  it('only non-retryable failures: nothing is gone back to', async () => {
+    const { admission, fake, models, clock } = await threeModels()
+    fake.a.setReply(broken())
+    fake.b.setReply(broken())
+    fake.c.setReply(broken())
+    using deadline = Deadline.after(10_000, { clock })
+    const error = await failed(
+      callModel({ models, request, deadline, limits: { admission }, retry: { budgets: false } }),
+    )
+    expect(isModelUnavailable(error)).toBe(true)
+    expect((error as { causes: unknown[] }).causes).toHaveLength(3)
+    expect([fake.a, fake.b, fake.c].map((f) => f.requests.length)).toEqual([1, 1, 1])
+  })
+
+  it('no model gets more requests than maxAttempts across the return', async () => {
+    const { clock, admission, fake, models } = await threeModels()
+    fake.a.setReply(openAIErrors.rateLimited({ retryAfterS: 1 }))
+    fake.b.setReply(broken())
+    fake.c.setReply(broken())
+    using deadline = Deadline.after(10_000, { clock })
+    const records: AttemptRecord[] = []
+    const waiting = nextAdmissionWait()
+    const settled = failed(
+      callModel({
+        models,
+        request,
+        deadline,
+        limits: { admission },
+        retry: { budgets: false, maxAttempts: 2 },
+        onAttempt: (r) => records.push(r),
+      }),
+    )
+    await Promise.race([waiting, settled])
+    clock.advance(1_000)
+    const error = await settled
+    expect(isModelUnavailable(error)).toBe(true)
+    expect(fake.a.requests).toHaveLength(2)
+    expect(records.map((r) => [r.model, r.modelAttempt, r.decision])).toEqual([
+      ['a', 1, 'fallback'],
+      ['b', 1, 'fallback'],
+      ['c', 1, 'fail'],
+      ['a', 2, 'fail'],
+    ])
+    expect(records[3]?.reason).toContain('attempts exhausted (2 of 2)')
+    expect((error as { causes: Array<{ model: string }> }).causes.map((c) => c.model)).toEqual([
+      'a',
+      'b',
+      'c',
+      'a',
+    ])
+  })
+
+  it('maxAttempts 1: a model whose only attempt was rate limited is not gone back to', async () => {
+    const { admission, fake, models, clock } = await threeModels()
+    fake.a.setReply(openAIErrors.rateLimited({ retryAfterS: 1 }))
+    fake.b.setReply(broken())
+    fake.c.setReply(broken())
+    using deadline = Deadline.after(10_000, { clock })
+    const error = await failed(
+      callModel({
+        models,
+        request,
+        deadline,
+        limits: { admission },
+        retry: { budgets: false, maxAttempts: 1 },
+      }),
+    )
+    expect(isModelUnavailable(error)).toBe(true)
+    expect(fake.a.requests).toHaveLength(1)
+    expect(clock.now()).toBe(1_000)
+  })
+})
