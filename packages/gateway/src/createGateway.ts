@@ -20,7 +20,7 @@ import { isGatewayPath } from './http/isGatewayPath.js'
 import { jsonBody } from './http/jsonBody.js'
 import { methodNotAllowed } from './http/methodNotAllowed.js'
 import { pathError } from './http/pathError.js'
-import { pathOf } from './http/pathOf.js'
+import { loggedPathOf } from './http/pathOf.js'
 import { type DrainReport, RequestTracker } from './http/RequestTracker.js'
 import { currentRequest, scopeOf } from './http/requestScope.js'
 import { modelObject, retrieveModel } from './http/retrieveModel.js'
@@ -385,7 +385,7 @@ function buildGateway(
     const scope = scopeOf(req)
     log(status >= 500 ? 'warn' : 'info', 'request', {
       ...(scope === undefined ? {} : { requestId: scope.id }),
-      path: pathOf(req),
+      path: loggedPathOf(req),
       status,
       error,
       ...(scope === undefined ? {} : { latencyMs: Math.round(clock.now() - scope.startedAt) }),

@@ -1,5 +1,6 @@
+import { lookup } from 'node:dns/promises'
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http'
-import type { AddressInfo } from 'node:net'
+import { type AddressInfo, isIP, isIPv6 } from 'node:net'
 import { type Clock, systemClock } from '@hourglass/core'
 import type { Request, Response } from 'express'
 import {
@@ -114,6 +115,7 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
       host,
     )
   }
+  const listenHost = unbracketed(host)
   if (typeof onSignals !== 'boolean') {
     throw optionError('startGateway', 'drainOnSignals', 'true or false', onSignals)
   }
@@ -130,6 +132,7 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
       keepAliveTimeoutMs,
     )
   }
+  await refuseUnresolvable(listenHost)
   const gateway = createStandaloneGateway(config, gatewayOptions)
   const clock = gatewayOptions.clock ?? systemClock
   const server = createServer()
@@ -175,7 +178,7 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
       server.once('listening', resolve)
       server.once('error', reject)
       // Inside the try: whatever listen() throws at once must close the gateway too.
-      server.listen(port, host)
+      server.listen(port, listenHost)
     })
   } catch (error) {
     signals.release()
@@ -206,6 +209,52 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
   const address = server.address() as AddressInfo
   const shownHost = address.family === 'IPv6' ? `[${address.address}]` : address.address
   return { url: `http://${shownHost}:${address.port}`, gateway, signalledWhileStarting, close }
+}
+
+/**
+ * The host to listen on: `[::1]`, an IPv6 address written as in a URL (as
+ * the `url` handed back writes it), is `::1`. Node took the brackets for
+ * part of a host name and failed with its raw `getaddrinfo ENOTFOUND [::1]`
+ * once Redis had been dialled; brackets around anything else are refused
+ * here, before anything is opened.
+ */
+function unbracketed(host: string): string {
+  if (!host.includes('[') && !host.includes(']')) return host
+  const inner = host.slice(1, -1)
+  if (host.startsWith('[') && host.endsWith(']') && isIPv6(inner)) return inner
+  throw optionError(
+    'startGateway',
+    'host',
+    'an address or a host name (an IPv6 address may be in brackets, as in a URL: [::1])',
+    host,
+  )
+}
+
+/**
+ * A host name the resolver does not know (`no-such-host.invalid`, or
+ * `256.1.1.1`, which it takes for a name) is a bad option, refused before
+ * Redis is dialled: listen() failed with its raw `getaddrinfo ENOTFOUND`
+ * only once the gateway had connected to Redis and waited for it. Other
+ * lookup failures (a resolver down: `EAI_AGAIN`) are not the option's
+ * fault: left to listen().
+ */
+async function refuseUnresolvable(host: string): Promise<void> {
+  if (isIP(host) !== 0) return
+  // Dotted numbers that are no IPv4 address, refused without asking: the
+  // resolver reads `10.0.0` as 10.0.0.0 (inet_aton) and `256.1.1.1` as a name.
+  if (DOTTED_NUMBERS.test(host)) throw unresolvable(host)
+  try {
+    await lookup(host)
+  } catch (cause) {
+    if ((cause as NodeJS.ErrnoException).code !== 'ENOTFOUND') return
+    throw Object.assign(unresolvable(host), { cause })
+  }
+}
+
+const DOTTED_NUMBERS = /^[0-9.]+$/
+
+function unresolvable(host: string): Error {
+  return optionError('startGateway', 'host', 'an address or a host name that resolves', host)
 }
 
 /** `keepAliveTimeoutMs` when none is given: above AWS ALB's 60 s idle timeout, as AWS advises. */

@@ -86,14 +86,14 @@ describe('UTF-16 bodies', () => {
     const before = fake.requests.length
     const res = await request(`${h.url}/v1/chat/completions`, {
       method: 'POST',
-      headers: { 'content-type': 'application/json', 'content-encoding': 'x-gzip' },
+      headers: { 'content-type': 'application/json', 'content-encoding': 'x-compress' },
       body: json,
     })
     expect(res.statusCode).toBe(415)
     const body = (await res.body.json()) as { error: { code: string; message: string } }
     expect(body.error.code).toBe('unsupported_encoding')
     expect(body.error.message).toMatch(
-      /^unsupported Content-Encoding "x-gzip": send identity, gzip, deflate or br/,
+      /^unsupported Content-Encoding "x-compress": send identity, gzip, deflate or br/,
     )
     expect(fake.requests.length).toBe(before)
   })

@@ -16,7 +16,7 @@ import type { GatewayMetrics } from '../metrics/GatewayMetrics.js'
 import { clientRetryCount, clientTimeoutMs } from './clientHeaders.js'
 import { closeAfterAnswer } from './closeAfterAnswer.js'
 import { GatewayShutdownError } from './GatewayShutdownError.js'
-import { pathOf } from './pathOf.js'
+import { loggedPathOf, pathOf } from './pathOf.js'
 import { hasBody } from './readBody.js'
 import {
   attachScope,
@@ -119,7 +119,7 @@ export class RequestTracker {
         // The same line the API handlers write for each request they answer.
         log('warn', 'request', {
           requestId: scope.id,
-          path: pathOf(req),
+          path: loggedPathOf(req),
           status: 503,
           error: scope.errorCode,
           latencyMs: Math.round(clock.now() - scope.startedAt),

@@ -24,7 +24,7 @@ import { errorReply, reportDeadlineReply } from './errorReply.js'
 import { flushedOrCut } from './flushedOrCut.js'
 import { modelNotFound } from './modelNotFound.js'
 import { parseChatRequest } from './parseChatRequest.js'
-import { pathOf } from './pathOf.js'
+import { loggedPathOf } from './pathOf.js'
 import { refuseUnpricedFields } from './refuseUnpricedFields.js'
 import { refuseUntranslatable } from './refuseUntranslatable.js'
 import { scopeOf } from './requestScope.js'
@@ -46,7 +46,7 @@ export function chatCompletions(ctx: GatewayContext) {
     // The client's own timeout (x-stainless-timeout): until the answer's headers go out.
     const answerBy = clientBound(ctx, req)
     let headersSent = noop
-    const fields: Record<string, unknown> = { path: pathOf(req) }
+    const fields: Record<string, unknown> = { path: loggedPathOf(req) }
     let status = 200
     try {
       const {

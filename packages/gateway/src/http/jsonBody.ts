@@ -8,7 +8,14 @@ import { GatewayRequestError } from './GatewayRequestError.js'
 import { MAX_JSON_DEPTH } from './jsonDepth.js'
 import { MAX_BODY_DEPTH } from './jsonDepthLimit.js'
 import { bodyShapeProblem } from './jsonKeyLimit.js'
-import { type BodyError, bodyFailure, hasBody, readBody, tooLargeFailure } from './readBody.js'
+import {
+  type BodyError,
+  bodyFailure,
+  codingOf,
+  hasBody,
+  readBody,
+  tooLargeFailure,
+} from './readBody.js'
 
 /**
  * The JSON body parser of `POST /v1/chat/completions`: bodies up to
@@ -244,7 +251,6 @@ function charsetOf(contentType: string | undefined): string | undefined {
 function declaredTooLarge(req: IncomingMessage, limitBytes: number): boolean {
   const declared = req.headers['content-length']
   if (declared === undefined) return false
-  const encoding = req.headers['content-encoding']
-  if (encoding !== undefined && encoding.trim().toLowerCase() !== 'identity') return false
+  if (codingOf(req) !== 'identity') return false
   return Number(declared) > limitBytes
 }

@@ -10,6 +10,29 @@ type Message = ChatRequest['messages'][number]
 type Block = Exclude<Message['content'], string>[number]
 
 /**
+ * Why a body that is not an object is refused. Unread (not `application/json`,
+ * or a string an app's own text parser left): the Content-Type. Read as JSON
+ * of another shape (`[]`; a number an app's `express.json({ strict: false })`
+ * left): that shape — naming the Content-Type there sent a client whose
+ * header was right to look at it.
+ */
+function notAnObject(body: unknown): string {
+  if (body === undefined || typeof body === 'string') {
+    return 'expected a JSON object (Content-Type: application/json)'
+  }
+  const shape = Array.isArray(body)
+    ? 'an array'
+    : body === null
+      ? 'null'
+      : typeof body === 'number'
+        ? 'a number'
+        : typeof body === 'boolean'
+          ? 'a boolean'
+          : typeof body
+  return `expected a JSON object with model and messages, got ${shape}`
+}
+
+/**
  * Fields the gateway turns into `ChatRequest`'s own; every other field set
  * travels in `extra`. `stream_options` does too: the gateway reads
  * `include_usage` for its own answer, and the dialect forwards or refuses the
@@ -56,7 +79,7 @@ export function parseChatRequest(
     })
   }
   if (typeof body !== 'object' || body === null || Array.isArray(body)) {
-    throw invalid('body', 'expected a JSON object (Content-Type: application/json)')
+    throw invalid('body', notAnObject(body))
   }
   const parsed = chatRequestSchema.safeParse(body)
   if (!parsed.success) {

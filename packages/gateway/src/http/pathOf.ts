@@ -32,3 +32,17 @@ function fullPath(url: string): string {
     return url
   }
 }
+
+/**
+ * The path the client sent, for log lines: mounted under a prefix
+ * (`app.use('/llm', gateway)`), Express's `req.originalUrl` — `req.url` is
+ * then relative to the mount, `/v1/…`, a path no client asked for and no
+ * access log of the app's shows. `req.url` where nothing set it (a bare
+ * `http` server). Query left out and cut as `pathOf`'s.
+ */
+export function loggedPathOf(req: IncomingMessage): string {
+  return cutText(
+    fullPath((req as { originalUrl?: string }).originalUrl ?? req.url ?? '/'),
+    MAX_PATH_CHARS,
+  )
+}

@@ -20,7 +20,7 @@ export type BodyError = Error & { type?: string; status: number; code?: string }
  * function (the deadline ran out): `done` is then not called.
  */
 export function readBody(req: IncomingMessage, limitBytes: number, done: BodyCallback): () => void {
-  const coding = (req.headers['content-encoding'] ?? 'identity').toLowerCase()
+  const coding = codingOf(req)
   let decoder: Transform | undefined
   if (coding !== 'identity') {
     decoder = decoderFor(coding)
@@ -108,9 +108,20 @@ export function readBody(req: IncomingMessage, limitBytes: number, done: BodyCal
   }
 }
 
+/**
+ * The Content-Encoding, lower-cased: `identity` for none or an empty one (a
+ * list of no codings, as body-parser reads it; it was a 415 naming `""`).
+ */
+export function codingOf(req: IncomingMessage): string {
+  return (req.headers['content-encoding'] || 'identity').toLowerCase()
+}
+
 function decoderFor(coding: string): Transform | undefined {
   switch (coding) {
     case 'gzip':
+    // RFC 9110 §8.4.1.3: a recipient SHOULD read `x-gzip` as `gzip`. (Its
+    // `x-compress` names `compress`, LZW, which zlib does not decode: a 415.)
+    case 'x-gzip':
       return zlib.createGunzip()
     case 'deflate':
       return zlib.createInflate()
