@@ -100,7 +100,14 @@ export const ATTR_DEADLINE_LATE_METHOD = 'hourglass.deadline.late_write.method'
 export const ATTR_DEADLINE_REMAINING_AT_END_MS = 'hourglass.deadline.remaining_at_end_ms'
 /** How long after its deadline a job reached a worker, in ms (on a `queued` `hourglass.deadline.exceeded`). */
 export const ATTR_DEADLINE_LATE_MS = 'hourglass.deadline.late_ms'
-/** The job came back from a stalled worker (on a `queued` `hourglass.deadline.exceeded`). */
+/**
+ * The job has stalled (a crashed or blocked worker lost it) at some point in
+ * its life (on a `queued` `hourglass.deadline.exceeded`): BullMQ's
+ * `stalledCounter` is above 0. BullMQ never resets that count (not on a retry,
+ * not on `job.retry()`) and records which attempt stalled nowhere, so a job
+ * that stalled once and later came late from a back-off or a backlog says
+ * `true` too: not "this attempt came back from a stalled worker".
+ */
 export const ATTR_DEADLINE_STALLED = 'hourglass.deadline.stalled'
 /**
  * Which part of a job's stored deadline is malformed (`hourglass`: the whole

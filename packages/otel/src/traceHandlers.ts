@@ -105,6 +105,7 @@ import {
   spokeOpenAI,
 } from './handlers.js'
 import { bullmqTraceHandlers } from './jobSpans.js'
+import { OpenWork } from './OpenWork.js'
 import { serverSpan } from './serverSpan.js'
 import { open, tracedSpan } from './tracedSpan.js'
 import { withRequestIds } from './withRequestIds.js'
@@ -209,6 +210,11 @@ export function traceHandlers(sdkTracer: Tracer): Handlers {
     return { ctx, anchor }
   }
   const attempts = new AttemptSpans()
+  // Our slice and egress spans still open under each traced request: its
+  // server span ends after them when the request is cut short (see OpenWork).
+  const openWork = new OpenWork()
+  const track = (deadline: Deadline | undefined, span: Span): void => openWork.track(deadline, span)
+  const untrack = (span: Span): void => openWork.untrack(span)
 
   return {
     express: {
@@ -216,6 +222,7 @@ export function traceHandlers(sdkTracer: Tracer): Handlers {
         const span = serverSpan()
         requestSpans.set(m.deadline, span ?? null)
         if (!span) return
+        openWork.own(m.deadline)
         const requestId = currentRequestId()
         if (requestId === undefined && !unnamed.has(m.deadline)) {
           unnamed.set(m.deadline, span)
@@ -280,7 +287,10 @@ export function traceHandlers(sdkTracer: Tracer): Handlers {
         const span = open(requestSpans.get(m.deadline) ?? undefined)
         requestSpans.delete(m.deadline)
         const unnamedSpan = takeUnnamed(m.deadline)
-        if (!span) return
+        if (!span) {
+          openWork.forget(m.deadline)
+          return
+        }
         span.setAttributes(
           defined({
             [ATTR_DEADLINE_OUTCOME]: m.outcome,
@@ -297,6 +307,11 @@ export function traceHandlers(sdkTracer: Tracer): Handlers {
           span.setAttribute(ATTR_ERROR_TYPE, errorType(m.error))
           span.setStatus({ code: SpanStatusCode.ERROR, message: 'response failed' })
         }
+        // Cut short (the caller left, the server's own error, the deadline):
+        // the request's work was cancelled and its spans end in a moment.
+        // Work left running after an answer (`ok`) is not waited for.
+        if (m.outcome === 'ok') openWork.forget(m.deadline)
+        else openWork.holdEnd(m.deadline, span)
       },
     },
     core: {
@@ -314,6 +329,7 @@ export function traceHandlers(sdkTracer: Tracer): Handlers {
         )
         sliceSpans.set(m.deadline, span)
         sliceAnchors.set(span, anchor)
+        track(m.deadline, span)
       },
       sliceEnd(m) {
         const span = sliceSpans.get(m.deadline)
@@ -348,6 +364,7 @@ export function traceHandlers(sdkTracer: Tracer): Handlers {
           span.setStatus({ code: SpanStatusCode.ERROR, message: `slice "${m.slice}" failed` })
         }
         span.end()
+        untrack(span)
       },
     },
     fetch: {
@@ -377,6 +394,7 @@ export function traceHandlers(sdkTracer: Tracer): Handlers {
           parentContext(m.deadline),
         )
         attempts.add(m, span)
+        track(m.deadline ?? currentDeadline(), span)
       },
       attemptEnd(m) {
         const span = attempts.take(m)
@@ -400,6 +418,7 @@ export function traceHandlers(sdkTracer: Tracer): Handlers {
           span.setStatus({ code: SpanStatusCode.ERROR, message: failure })
         }
         span.end()
+        untrack(span)
       },
       // Retry decisions can come after the span active then has ended (work
       // left running after the answer): only an open span takes the event,

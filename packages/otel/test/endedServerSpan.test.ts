@@ -2,6 +2,7 @@ import { once } from 'node:events'
 import { request, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { setTimeout as delay } from 'node:timers/promises'
+import { ManualClock } from '@hourglass/core'
 import { instrumentDeadlines, type StopInstrumentation } from '@hourglass/otel'
 import { faultServer } from '@hourglass/testkit'
 import { diag, SpanKind } from '@opentelemetry/api'
@@ -28,6 +29,8 @@ let lateWritten: () => void = () => {}
 let slowEntered: Promise<void>
 let enteredSlow: () => void = () => {}
 let upstream: Awaited<ReturnType<typeof faultServer>>
+const manualClock = new ManualClock()
+let neverEndedClosed: () => void = () => {}
 
 beforeAll(async () => {
   collectDiagWarnings(warnings)
@@ -50,6 +53,17 @@ beforeAll(async () => {
     await once(res, 'close')
     await (await hfetch(`${upstream.url}/notify`)).text()
   })
+  // A slice started by hand and never ended (no `plan.end`), on a clock the
+  // test moves: the request's span is not held for it past the limit.
+  app.get(
+    '/slice-never-ended',
+    deadline({ defaultMs: 2000, plan: { work: 1 }, clock: manualClock }),
+    async (req, res) => {
+      req.plan?.slice('work')
+      res.on('close', () => neverEndedClosed())
+      await new Promise(() => {})
+    },
+  )
   app.use(deadline({ defaultMs: 2000, plan: { work: 1 } }))
   app.get('/late', async (_req, res) => {
     // Ignores its deadline: the middleware answers 504 at 80 ms, this writes after.
@@ -61,6 +75,18 @@ beforeAll(async () => {
     enteredSlow()
     try {
       await req.plan?.run('work', (signal) => delay(5000, undefined, { signal }))
+      res.json({})
+    } catch (error) {
+      next(error)
+    }
+  })
+  app.get('/slow-call', async (req, res, next) => {
+    // A slice that calls another service, which holds the call: the caller leaves meanwhile.
+    try {
+      await req.plan?.run('work', async () => {
+        const answer = await hfetch(`${upstream.url}/hold`)
+        await answer.text()
+      })
       res.json({})
     } catch (error) {
       next(error)
@@ -130,6 +156,78 @@ describe('the request span after instrumentation-http ended it', () => {
     expect(span?.attributes['hourglass.deadline.outcome']).toBe('client-closed')
     // The counter still sees it (metrics do not depend on the span being open).
     await expect.poll(() => otel.counter('hourglass.deadline.client_closed')).toBe(1)
+    expect(endedSpanWarnings()).toEqual([])
+  })
+
+  it('a caller that leaves mid-call: the slice and egress spans of its request end before its server span, not after', async () => {
+    await upstream.close()
+    // Holds every call: only the caller's departure ends it.
+    upstream = await faultServer(() => ({ type: 'hang' }))
+    const req = request(`${base}/slow-call`)
+    req.on('error', () => {})
+    req.end()
+    await once(upstream.server, 'request')
+    req.destroy()
+    // Ours, the upstream's server span and undici's client span between: all of
+    // them ended, so none is left to land in the next test.
+    const spans = await otel.spansWhere(
+      (s) =>
+        s.filter((span) => span.kind === SpanKind.SERVER).length === 2 &&
+        s.some((span) => span.kind === SpanKind.CLIENT) &&
+        s.some((span) => span.name === 'deadline.slice work') &&
+        s.some((span) => span.name === 'deadline.egress GET'),
+    )
+    const server = spans.find(
+      (span) => span.kind === SpanKind.SERVER && span.parentSpanContext === undefined,
+    ) as ReadableSpan
+    const children = spans.filter((span) => span.name.startsWith('deadline.'))
+    expect(children.map((c) => c.name).sort()).toEqual([
+      'deadline.egress GET',
+      'deadline.slice work',
+    ])
+    const parents = new Map(spans.map((span) => [span.spanContext().spanId, span]))
+    const order = spans.map((span) => span.name)
+    for (const child of children) {
+      // Under the request's span, and ended (handed to the exporter by the
+      // SimpleSpanProcessor as it ends) before it. Not by their end times:
+      // the SDK anchors each span's clock to Date.now() at its start, and
+      // spans ended in one moment differ by a fraction of a millisecond.
+      let up = child
+      while (up.parentSpanContext !== undefined && up !== server)
+        up = parents.get(up.parentSpanContext.spanId) as ReadableSpan
+      expect(up).toBe(server)
+      expect(order.indexOf(child.name)).toBeLessThan(spans.indexOf(server))
+    }
+    expect(children.find((c) => c.name === 'deadline.slice work')?.attributes).toMatchObject({
+      'hourglass.deadline.slice.outcome': 'cancelled',
+    })
+    expect(children.find((c) => c.name === 'deadline.egress GET')?.attributes).toMatchObject({
+      'error.type': 'CLIENT_CLOSED',
+    })
+    expect(server.attributes['hourglass.deadline.outcome']).toBe('client-closed')
+    expect(endedSpanWarnings()).toEqual([])
+  })
+
+  it('a caller that leaves while a slice that never ends is open: its server span is held 1 s on the deadline clock at most', async () => {
+    const closed = new Promise<void>((resolve) => {
+      neverEndedClosed = resolve
+    })
+    const req = request(`${base}/slice-never-ended`)
+    req.on('error', () => {})
+    req.end()
+    // The handler runs once its 'close' listener is on; wait for the request to reach it.
+    await expect.poll(() => manualClock.pendingTimers).toBeGreaterThan(0)
+    req.destroy()
+    await closed
+    // instrumentation-http has ended the span on that same 'close': held, it is not exported.
+    const isOurs = (span: ReadableSpan) =>
+      span.kind === SpanKind.SERVER && span.parentSpanContext === undefined
+    expect(otel.exporter.getFinishedSpans().filter(isOurs)).toEqual([])
+    manualClock.advance(999)
+    expect(otel.exporter.getFinishedSpans().filter(isOurs)).toEqual([])
+    manualClock.advance(1)
+    const spans = await otel.spansWhere((s) => s.some(isOurs))
+    expect(spans.find(isOurs)?.attributes['hourglass.deadline.outcome']).toBe('client-closed')
     expect(endedSpanWarnings()).toEqual([])
   })
 

@@ -1,0 +1,117 @@
+import type { Deadline } from '@hourglass/core'
+import type { Span } from '@opentelemetry/api'
+
+/** One request's slice and egress spans still open, and what waits for them. */
+interface Work {
+  open: number
+  release: (() => void) | undefined
+}
+
+/**
+ * How long a server span waits for its work's spans at most: a slice
+ * started with `plan.slice()` and never ended, work that ignores its
+ * cancellation. Cancelled work ends in a few ticks.
+ */
+export const HOLD_LIMIT_MS = 1000
+
+/**
+ * The slice and egress spans still open under each traced request (its
+ * `owner` deadline), so that a server span ended while they run — the
+ * caller left, the response failed, the deadline ran out: the work was
+ * cancelled on the response's 'close', and its spans end a few ticks
+ * later, when their promises settle — ends after them, not before (a child
+ * ending after its parent, drawn past the end of the request and exported
+ * after it). Not gRPC calls: a cancelled call's egress span was seen
+ * ending before its server span (this package's own) already.
+ *
+ * Cost per span: a WeakMap read per ancestor of its deadline and a count.
+ */
+export class OpenWork {
+  readonly #owners = new WeakMap<Deadline, Work>()
+  readonly #of = new WeakMap<Span, Work>()
+
+  /** `deadline` is a traced request's: count the spans of its work. */
+  own(deadline: Deadline): void {
+    this.#owners.set(deadline, { open: 0, release: undefined })
+  }
+
+  /** `span` was started for work under `deadline` (or an ancestor's owner). */
+  track(deadline: Deadline | undefined, span: Span): void {
+    for (let d = deadline; d !== undefined; d = d.parent) {
+      const work = this.#owners.get(d)
+      if (work === undefined) continue
+      work.open++
+      this.#of.set(span, work)
+      return
+    }
+  }
+
+  /** After `span` ended: the last of its owner's releases what waits for them. */
+  untrack(span: Span): void {
+    const work = this.#of.get(span)
+    if (work === undefined) return
+    this.#of.delete(span)
+    work.open--
+    if (work.open === 0) work.release?.()
+  }
+
+  /**
+   * The owner is over: forget it (work started after it is not counted),
+   * and call `end` once its open spans have ended — at once when none is,
+   * after `HOLD_LIMIT_MS` on the deadline's clock at most.
+   */
+  endAfterWork(owner: Deadline, end: () => void): void {
+    const work = this.#owners.get(owner)
+    this.#owners.delete(owner)
+    if (work === undefined || work.open === 0) {
+      end()
+      return
+    }
+    let released = false
+    const release = (): void => {
+      if (released) return
+      released = true
+      work.release = undefined
+      owner.clock.clearTimeout(limit)
+      end()
+    }
+    work.release = release
+    const limit = owner.clock.setTimeout(release, HOLD_LIMIT_MS)
+  }
+
+  /**
+   * The same for a span another instrumentation ends (instrumentation-http's
+   * server span, on the response's 'close'): its `end()` is replaced on this
+   * span alone, only while its work is open, and it ends when that work has
+   * (or the limit). Ended only if its owner asked meanwhile: a span of yours,
+   * set as the request's and ended later, is not ended for you. A span that
+   * cannot take the replacement (frozen) ends as its owner says.
+   */
+  holdEnd(owner: Deadline, span: Span): void {
+    const work = this.#owners.get(owner)
+    if (work === undefined || work.open === 0) {
+      this.#owners.delete(owner)
+      return
+    }
+    const own = Object.getOwnPropertyDescriptor(span, 'end')
+    const end = span.end
+    let held = false
+    const hold = (): void => {
+      held = true
+    }
+    if (!Reflect.set(span, 'end', hold)) {
+      this.#owners.delete(owner)
+      return
+    }
+    this.endAfterWork(owner, () => {
+      if (own === undefined) Reflect.deleteProperty(span, 'end')
+      else Object.defineProperty(span, 'end', own)
+      if (held) end.call(span)
+    })
+  }
+
+  /** The owner is over and nothing waits: forget it. */
+  forget(owner: Deadline): void {
+    this.#owners.delete(owner)
+  }
+}
