@@ -27,7 +27,7 @@ export function planAnswer(
   const generated =
     textTokens.length + thinkingTokens.length + toolCalls.reduce((n, c) => n + c.pieces.length, 0)
   const body = (request.body ?? {}) as {
-    stream_options?: { include_usage?: unknown }
+    stream_options?: { include_usage?: unknown; include_obfuscation?: unknown }
     service_tier?: unknown
   }
   const cached = reply.usage?.cachedInputTokens ?? 0
@@ -56,6 +56,8 @@ export function planAnswer(
     cachedInputTokens: cached,
     cacheCreationInputTokens: cacheCreation,
     includeUsage: body.stream_options?.include_usage === true,
+    // On by default: only an explicit `false` turns it off.
+    obfuscation: dialect === 'openai' && body.stream_options?.include_obfuscation !== false,
     serviceTier: SERVED_TIERS.has(body.service_tier) ? String(body.service_tier) : 'default',
   }
 }

@@ -23,7 +23,7 @@ const usages = async (f: FakeProvider) => {
     body: JSON.stringify({ contents: [{ role: 'user', parts: [{ text: 'hi' }] }] }),
   })
   return (await readSse(res)).events.map(
-    (e) => (JSON.parse(e.data) as { usageMetadata: Record<string, number> }).usageMetadata,
+    (e) => (JSON.parse(e.data) as { usageMetadata: Record<string, unknown> }).usageMetadata,
   )
 }
 
@@ -32,12 +32,32 @@ it('each chunk reports the running totals, zeros left out; the last the whole an
     dialect: 'gemini',
     reply: reply.text('one two', { thinking: 'hm well', usage: { inputTokens: 10 } }),
   })
+  // Each with the prompt's counts by modality (see geminiPromptDetails.test.ts).
+  const text = { promptTokensDetails: [{ modality: 'TEXT', tokenCount: 10 }] }
   expect(await usages(fake)).toEqual([
-    { promptTokenCount: 10, totalTokenCount: 11, thoughtsTokenCount: 1 },
-    { promptTokenCount: 10, totalTokenCount: 12, thoughtsTokenCount: 2 },
-    { promptTokenCount: 10, candidatesTokenCount: 1, totalTokenCount: 13, thoughtsTokenCount: 2 },
-    { promptTokenCount: 10, candidatesTokenCount: 2, totalTokenCount: 14, thoughtsTokenCount: 2 },
-    { promptTokenCount: 10, candidatesTokenCount: 2, totalTokenCount: 14, thoughtsTokenCount: 2 },
+    { promptTokenCount: 10, totalTokenCount: 11, thoughtsTokenCount: 1, ...text },
+    { promptTokenCount: 10, totalTokenCount: 12, thoughtsTokenCount: 2, ...text },
+    {
+      promptTokenCount: 10,
+      candidatesTokenCount: 1,
+      totalTokenCount: 13,
+      thoughtsTokenCount: 2,
+      ...text,
+    },
+    {
+      promptTokenCount: 10,
+      candidatesTokenCount: 2,
+      totalTokenCount: 14,
+      thoughtsTokenCount: 2,
+      ...text,
+    },
+    {
+      promptTokenCount: 10,
+      candidatesTokenCount: 2,
+      totalTokenCount: 14,
+      thoughtsTokenCount: 2,
+      ...text,
+    },
   ])
 })
 
@@ -52,5 +72,6 @@ it('never past the final counts a reply sets', async () => {
     promptTokenCount: 4,
     candidatesTokenCount: 2,
     totalTokenCount: 6,
+    promptTokensDetails: [{ modality: 'TEXT', tokenCount: 4 }],
   })
 })

@@ -100,11 +100,14 @@ describe('the OpenAI-compatible dialects that send reasoning', () => {
       expect(json.choices[0]!.message['reasoning_content']).toBe('plan')
       const stream = await readSse(await chat(fake.baseURL, { stream: true }))
       const deltas = dataOf<Chunk>(stream).map((c) => c.choices[0]?.delta)
-      // DeepSeek names content as null beside its reasoning (see chunkDeltas.test.ts).
+      // DeepSeek and Qwen name content as null beside their reasoning, Doubao
+      // as "" with the role (see chunkDeltas.test.ts).
       expect(deltas[1]).toEqual(
-        dialect === 'deepseek'
+        dialect === 'deepseek' || dialect === 'qwen'
           ? { content: null, reasoning_content: 'plan' }
-          : { reasoning_content: 'plan' },
+          : dialect === 'doubao'
+            ? { content: '', reasoning_content: 'plan', role: 'assistant' }
+            : { reasoning_content: 'plan' },
       )
     })
   }

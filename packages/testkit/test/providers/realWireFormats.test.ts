@@ -212,6 +212,7 @@ describe('Gemini usageMetadata', () => {
       candidatesTokenCount: 3,
       thoughtsTokenCount: 2,
       totalTokenCount: 15,
+      promptTokensDetails: [{ modality: 'TEXT', tokenCount: 10 }],
     }
     const json = (await (await call('generateContent')).json()) as { usageMetadata: unknown }
     expect(json.usageMetadata).toEqual(expected)

@@ -1,9 +1,24 @@
 import type { ErrorReply, TextReply } from '../types.js'
 import { RESET_AFTER_S, rfc3339Reset } from './resetAfterS.js'
 
+/**
+ * The error types whose body names no `details` at all: a rejected key
+ * (`{"type":"error","error":{"type":"authentication_error","message":"invalid
+ * x-api-key"},"request_id":"req_011C…"}`, live 401s captured in 2026), and a
+ * body over the byte limit, refused before it is read. Every other error the
+ * Messages API answers today carries `"details": null` ahead of its type —
+ * `invalid_request_error` ("Output blocked by content filtering policy", "Your
+ * credit balance is too low…", "context reduction is suggested", each with a
+ * real `req_011C…` id), `rate_limit_error`, `api_error` ("Internal server
+ * error"), `overloaded_error` — over HTTP and in a stream's `error` event
+ * alike. A client that reads `error.details` as an object (the spend cap's
+ * `{"error_code": …}`) meets a `null` there against the real API.
+ */
+const WITHOUT_DETAILS: ReadonlySet<string> = new Set(['authentication_error', 'request_too_large'])
+
 const body = (type: string, message: string) => ({
   type: 'error',
-  error: { type, message },
+  error: WITHOUT_DETAILS.has(type) ? { type, message } : { details: null, type, message },
   request_id: 'req_011CFakeHourglass',
 })
 
@@ -15,11 +30,7 @@ const body = (type: string, message: string) => ({
  * "received error while streaming: …" quoting a real in-stream overload;
  * vercel/ai's @ai-sdk/anthropic 529 fixture).
  */
-const overloadedBody = () => ({
-  type: 'error',
-  error: { details: null, type: 'overloaded_error', message: 'Overloaded' },
-  request_id: 'req_011CFakeHourglass',
-})
+const overloadedBody = () => body('overloaded_error', 'Overloaded')
 
 const error = (
   status: number,

@@ -34,6 +34,11 @@ export interface AnswerPlan {
   /** OpenAI: the request asked for `stream_options.include_usage`. */
   includeUsage: boolean
   /**
+   * OpenAI dialect: its stream pads each chunk with `obfuscation` — unless
+   * the request set `stream_options.include_obfuscation: false`.
+   */
+  obfuscation?: boolean
+  /**
    * OpenAI: the tier that serves the answer — the request's `priority`,
    * `flex` or `scale`, else `default` (what `auto`, `default` or none get;
    * also when left out).

@@ -109,6 +109,7 @@ function response(plan: AnswerPlan, parts: unknown[], usage: UsageMetadata, inde
  * them, `thoughtsTokenCount` holds them, and `totalTokenCount` is the sum of
  * all three (ai.google.dev/api/generate-content#UsageMetadata; e.g. a real
  * gemini-3-flash answer: prompt 34, candidates 418, thoughts 438, total 890).
+ * Keys in the order Gemini writes them (its proto's field order).
  */
 function usageMetadata(plan: AnswerPlan): UsageMetadata {
   const thoughts = Math.min(plan.thinkingTokens.length, plan.outputTokens)
@@ -117,9 +118,31 @@ function usageMetadata(plan: AnswerPlan): UsageMetadata {
     promptTokenCount: plan.inputTokens,
     candidatesTokenCount: plan.outputTokens - thoughts,
     totalTokenCount: plan.inputTokens + plan.outputTokens,
-    // The cached part of `promptTokenCount`, which counts it.
-    ...(plan.cachedInputTokens > 0 ? { cachedContentTokenCount: plan.cachedInputTokens } : {}),
+    ...promptDetails(plan),
     ...(thoughts > 0 ? { thoughtsTokenCount: thoughts } : {}),
+  }
+}
+
+/**
+ * The prompt's counts by modality, on every chunk and answer: the prompt is
+ * all text here (`promptTokensDetails: [{"modality": "TEXT", "tokenCount":
+ * …}]`, the whole `promptTokenCount`), and for a cache read its cached part
+ * (`cachedContentTokenCount`, which `promptTokenCount` counts) by modality
+ * too (`cacheTokensDetails`). Raw gemini-2.5-flash `alt=sse` chunks carry
+ * it on every chunk, the first included (`"promptTokenCount": 8,
+ * "candidatesTokenCount": 3, "totalTokenCount": 11, "promptTokensDetails":
+ * [{"modality": "TEXT","tokenCount": 8}]`), as do gemini-2.5-flash and
+ * gemini-3.1-flash-lite answers; `ModalityTokenCount` in
+ * ai.google.dev/api/generate-content#UsageMetadata. No
+ * `candidatesTokensDetails`: gemini-1.5 and 2.0 sent it, 2.5 and later do not
+ * for a text answer.
+ */
+function promptDetails(plan: AnswerPlan): Partial<UsageMetadata> {
+  const cached = plan.cachedInputTokens
+  return {
+    ...(cached > 0 ? { cachedContentTokenCount: cached } : {}),
+    promptTokensDetails: [{ modality: 'TEXT', tokenCount: plan.inputTokens }],
+    ...(cached > 0 ? { cacheTokensDetails: [{ modality: 'TEXT', tokenCount: cached }] } : {}),
   }
 }
 
@@ -138,7 +161,7 @@ function runningUsage(plan: AnswerPlan, thoughts: number, candidates: number): U
     promptTokenCount: plan.inputTokens,
     ...(candidates > 0 ? { candidatesTokenCount: candidates } : {}),
     totalTokenCount: plan.inputTokens + thoughts + candidates,
-    ...(plan.cachedInputTokens > 0 ? { cachedContentTokenCount: plan.cachedInputTokens } : {}),
+    ...promptDetails(plan),
     ...(thoughts > 0 ? { thoughtsTokenCount: thoughts } : {}),
   }
 }
@@ -150,5 +173,12 @@ interface UsageMetadata {
   candidatesTokenCount?: number
   totalTokenCount: number
   cachedContentTokenCount?: number
+  promptTokensDetails?: ModalityTokenCount[]
+  cacheTokensDetails?: ModalityTokenCount[]
   thoughtsTokenCount?: number
+}
+
+interface ModalityTokenCount {
+  modality: 'TEXT'
+  tokenCount: number
 }

@@ -1,3 +1,4 @@
+import { randomInt } from 'node:crypto'
 import type { AnswerPlan, Frame, WireFormat } from './WireFormat.js'
 
 /**
@@ -35,11 +36,28 @@ import type { AnswerPlan, Frame, WireFormat } from './WireFormat.js'
  * "content":null,"reasoning_content":""}` and finishing with `{"content":"",
  * "reasoning_content":null}` (a raw deepseek-reasoner chunk in tmc/langchaingo
  * llms/openai/internal/openaiclient/chat_test.go; a raw deepseek-v4-flash
- * stream; langchain-ai/langchain#31065). OpenAI's first delta carries
+ * stream; langchain-ai/langchain#31065). Qwen's compatible mode does the same
+ * with `enable_thinking` (Model Studio's deep-thinking docs, qwen-plus:
+ * `{"content":null,"role":"assistant","reasoning_content":""}`, then
+ * `{"content":null,"reasoning_content":"嗯"}`, finishing with
+ * `{"content":"","reasoning_content":null}`). Doubao (Ark) names the role on
+ * every delta, and its thinking deltas carry an empty `content`:
+ * `{"content":"","reasoning_content":"user","role":"assistant"}` (BytePlus
+ * ModelArk's streaming docs, seed-1-6; volcengine's doubao chunks, each
+ * `role="assistant"`). OpenAI's first delta carries
  * `"refusal":null`, and an answer that opens with a tool call has no role
  * chunk of its own: the first call's header comes with `role`, `content:
  * null` and `refusal: null` (recorded gpt-4o-mini streams in dotnet/extensions
  * test/Libraries/Microsoft.Extensions.AI.OpenAI.Tests/OpenAIChatClientTests.cs).
+ *
+ * OpenAI pads every chunk of a stream, the usage chunk included, with a last
+ * field `"obfuscation"`: random letters and digits (none at times: `""`)
+ * that even out the chunks' sizes against side-channel attacks, sent unless
+ * the request set `stream_options.include_obfuscation: false` (openai-openapi
+ * `ChatCompletionStreamOptions.include_obfuscation`, "included by default",
+ * since August 2025; recorded gpt-4-0613, gpt-4o and gpt-3.5-turbo-0125
+ * streams: `…"finish_reason":null}],"obfuscation":"3S9RmT4NS9k3b"}`,
+ * `…"usage":null,"obfuscation":"a"}`). The compatible providers send none.
  */
 export const openAIChat: WireFormat = {
   toolIdPrefix: 'call_',
@@ -82,6 +100,8 @@ export const openAIChat: WireFormat = {
     // asked, in a chunk of its own, and `usage: null` on the others.
     const deepseek = plan.dialect === 'deepseek'
     const usageNull = plan.includeUsage ? { usage: null } : {}
+    const pad = (part: unknown): { obfuscation?: string } =>
+      plan.obfuscation === true ? { obfuscation: obfuscation(part) } : {}
     const chunk = (
       delta: unknown,
       finish: string | null = null,
@@ -96,11 +116,13 @@ export const openAIChat: WireFormat = {
         system_fingerprint: 'fp_hourglass_fake',
         choices: [{ index: 0, delta, logprobs: null, finish_reason: finish }],
         ...extra,
+        ...pad(delta),
       })}\n\n`
     const openai = plan.dialect === 'openai'
-    // DeepSeek in thinking mode names both fields in every delta, the one not
-    // being generated as `null` (see the comment above).
-    const thinkingMode = deepseek && plan.thinkingTokens.length > 0
+    // DeepSeek and Qwen in thinking mode name both fields in every delta, the
+    // one not being generated as `null` (see `thinkingDeltas`).
+    const thinkingMode = (deepseek || plan.dialect === 'qwen') && plan.thinkingTokens.length > 0
+    const doubao = plan.dialect === 'doubao'
     // OpenAI opens an answer that starts with a tool call with that call's
     // header, role and `content: null` in one chunk: no role chunk of its own.
     const roleInToolCall =
@@ -116,14 +138,24 @@ export const openAIChat: WireFormat = {
         text: openai
           ? ''
           : chunk(
-              thinkingMode ? { content: null, reasoning_content: t } : { reasoning_content: t },
+              thinkingMode
+                ? { content: null, reasoning_content: t }
+                : doubao
+                  ? { content: '', reasoning_content: t, role: 'assistant' }
+                  : { reasoning_content: t },
             ),
         token: true,
       })
     }
     for (const t of plan.textTokens) {
       frames.push({
-        text: chunk(thinkingMode ? { content: t, reasoning_content: null } : { content: t }),
+        text: chunk(
+          thinkingMode
+            ? { content: t, reasoning_content: null }
+            : doubao
+              ? { content: t, role: 'assistant' }
+              : { content: t },
+        ),
         token: true,
       })
     }
@@ -156,6 +188,7 @@ export const openAIChat: WireFormat = {
       finish: true,
     })
     if (!deepseek && plan.includeUsage) {
+      const counts = usage(plan)
       frames.push({
         text: `data: ${JSON.stringify({
           id: plan.id,
@@ -165,7 +198,8 @@ export const openAIChat: WireFormat = {
           ...serviceTier(plan),
           system_fingerprint: 'fp_hourglass_fake',
           choices: [],
-          usage: usage(plan),
+          usage: counts,
+          ...pad(counts),
         })}\n\n`,
       })
     }
@@ -191,6 +225,20 @@ export const openAIChat: WireFormat = {
  */
 function serviceTier(plan: AnswerPlan): { service_tier?: string } {
   return plan.dialect === 'openai' ? { service_tier: plan.serviceTier ?? 'default' } : {}
+}
+
+const PADDING = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789'
+
+/**
+ * A chunk's `obfuscation`: random letters and digits that bring what the
+ * chunk carries (`part`, as JSON) to a multiple of 16 characters — OpenAI's
+ * lengths vary with the chunk's, from none to about a dozen and a half.
+ */
+function obfuscation(part: unknown): string {
+  const length = (16 - (JSON.stringify(part).length % 16)) % 16
+  let out = ''
+  for (let i = 0; i < length; i++) out += PADDING[randomInt(PADDING.length)]
+  return out
 }
 
 /**

@@ -1,0 +1,51 @@
+import { describe, expect, it } from 'vitest'
+import { anthropicErrors } from '../../src/providers/index.js'
+
+/**
+ * Which Anthropic error bodies name `details`, as the API sends them today:
+ * `"details": null` ahead of the type on every error the Messages API
+ * answers — `invalid_request_error` (real bodies: "Output blocked by content
+ * filtering policy", "Your credit balance is too low…", "context reduction
+ * is suggested", each `{"type":"error","error":{"details":null,"type":
+ * "invalid_request_error",…},"request_id":"req_011C…"}`), `rate_limit_error`,
+ * `api_error` ("Internal server error"), `overloaded_error` — and none at
+ * all on a rejected key (live 401s of 2026: `{"type":"error","error":{"type":
+ * "authentication_error","message":"invalid x-api-key"},"request_id":…}`).
+ * The spend cap's `details` is an object (`error_code`).
+ */
+const errorOf = (reply: { body: unknown }) =>
+  (reply.body as { error: Record<string, unknown> }).error
+
+describe('Anthropic error bodies: error.details', () => {
+  it.each([
+    ['invalidRequest', anthropicErrors.invalidRequest()],
+    ['promptTooLong', anthropicErrors.promptTooLong()],
+    ['usageLimitReached', anthropicErrors.usageLimitReached()],
+    ['organizationDisabled', anthropicErrors.organizationDisabled()],
+    ['rateLimited', anthropicErrors.rateLimited()],
+    ['apiError', anthropicErrors.apiError()],
+    ['overloaded', anthropicErrors.overloaded()],
+  ])('%s: details is null, its first key', (_name, reply) => {
+    const error = errorOf(reply)
+    expect(Object.keys(error)).toEqual(['details', 'type', 'message'])
+    expect(error['details']).toBeNull()
+  })
+
+  it('the in-stream overload carries the same body', () => {
+    const error = errorOf(anthropicErrors.overloadedInStream().streamError as { body: unknown })
+    expect(error).toEqual({ details: null, type: 'overloaded_error', message: 'Overloaded' })
+  })
+
+  it('a rejected key names no details, as the live 401 does', () => {
+    expect(errorOf(anthropicErrors.authentication())).toEqual({
+      type: 'authentication_error',
+      message: 'invalid x-api-key',
+    })
+  })
+
+  it("the spend cap's details is its error code", () => {
+    expect(errorOf(anthropicErrors.spendCapReached())['details']).toEqual({
+      error_code: 'enforced_spend_limit_reached',
+    })
+  })
+})
