@@ -17,6 +17,7 @@ import {
   KNOWN_DEADLINE_SOURCES,
   type ReadDeadlineResult,
   readDeadline,
+  recordAnswerLateness,
   runWithDeadline,
 } from '@hourglass/core'
 import {
@@ -69,6 +70,13 @@ export class ServerCall {
   /** A unary response is on its way: the answer is given, even if its status is not out yet. */
   #responding = false
   #code: number | undefined
+  /**
+   * When the deadline our own timer answered was due, on its clock: how late
+   * that answer went out feeds the adaptive reserve (see #recordAnswer).
+   */
+  #timedOutAt: number | undefined
+  /** A message of the handler's went out: a status after it waits for it (see #recordAnswer). */
+  #streamed = false
   #outcome: GrpcServerEndMessage['outcome'] = 'ok'
   #finished = false
   /** When the call arrived, on the deadline's clock. */
@@ -109,6 +117,7 @@ export class ServerCall {
         return
       }
       if (!this.#method.responseStream) this.#responding = true
+      this.#streamed = true
       next(message)
     },
     sendStatus: (sent, next) => {
@@ -286,6 +295,12 @@ export class ServerCall {
         untrusted: this.#untrusted,
       }
       this.#call.sendStatus(expiredStatus(reason, budget, this.#reserveMs))
+      // Our timer's answer to a handler still at work, as deadline()'s 504
+      // is measured; not one on arrival (no timer of ours was late), nor on
+      // a clock that moves when told (a ManualClock: a test's time).
+      if (stage === 'handler' && deadline.clock.realTime === true) {
+        this.#timedOutAt = deadline.expiresAt
+      }
       // The deadline has expired already, so its signal aborted before this
       // status went out: work done for the call is being stopped.
     }
@@ -368,7 +383,30 @@ export class ServerCall {
         }))
       }
     }
+    this.#recordAnswer(deadline)
     this.#finish(deadline, elapsedMs)
+  }
+
+  /**
+   * How late after its deadline our own `DEADLINE_EXCEEDED` went out, for
+   * core's adaptive reserve (`recordAnswerLateness`), as @hourglass/express
+   * reports each 504 its timer wrote: grpc-js tells us the call is over once
+   * it has handed the status to HTTP/2. Nothing recorded a gRPC server's
+   * answers: in a process without an Express server the reserve never saw a
+   * status held up behind a busy loop, though `reserveMs` is documented to
+   * learn from this server's last timeout answers.
+   * Not after a message of the handler's: its status waits until those are
+   * written, on the client's flow control — a client that stopped reading
+   * held it until grpc-js's own timer ended the call, a wait no reserve can
+   * cover and no lateness of this process (as deadline() leaves out a 504
+   * queued behind another response). Nor when the client reset the call
+   * first (its stream is gone, see #answerLost).
+   */
+  #recordAnswer(deadline: Deadline): void {
+    const due = this.#timedOutAt
+    if (due === undefined || this.#streamed) return
+    this.#timedOutAt = undefined
+    if (!this.#streamGone()) recordAnswerLateness(deadline.clock.now() - due)
   }
 
   /**
@@ -389,8 +427,12 @@ export class ServerCall {
    * close, which it often does not (tried: a bidi echo closed clean, code 0).
    */
   #answerLost(): boolean {
+    return this.#outcome === 'ok' && this.#streamGone()
+  }
+
+  /** The call's HTTP/2 stream is gone, reset by the client (see #answerLost). */
+  #streamGone(): boolean {
     return (
-      this.#outcome === 'ok' &&
       this.#call.getConnectionInfo().remoteAddress !== undefined &&
       this.#call.getPeer() === 'unknown'
     )

@@ -1,4 +1,4 @@
-import { type ServerErrorResponse, status } from '@grpc/grpc-js'
+import { Metadata, type ServerErrorResponse, status } from '@grpc/grpc-js'
 import { type Deadline, describeValue, endedBy, isAbortError } from '@hourglass/core'
 import { grpcChannels } from './channels.js'
 import { deadlineOf } from './deadlineOf.js'
@@ -23,13 +23,18 @@ type HandlerCall = Parameters<typeof deadlineOf>[0] & {
  * - An `async` handler's rejection (grpc-js ignores the promise a handler
  *   returns: it would be an unhandled rejection, and with the deadline
  *   aborting outbound calls those become common) is answered like a thrown
- *   error: the mapping above, an error whose `code` is a gRPC failure status
- *   (an integer 1–16) as it is, anything else — an HTTP client's `code: 503`
- *   too — `UNKNOWN` "Unknown error" (the message is not sent, as grpc-js
- *   does for a thrown error).
+ *   error: the mapping above; an error, or a status object as `callback`
+ *   takes one (`{ code: status.NOT_FOUND, details }`), whose `code` is a
+ *   gRPC failure status (an integer 1–16) with that status; anything else —
+ *   an HTTP client's `code: 503` too — `UNKNOWN` "Unknown error" (the
+ *   message is not sent, as grpc-js does for a thrown error).
+ *   A synchronous throw is answered the same way, except that anything
+ *   else is left to grpc-js (`UNKNOWN`), as without the wrapper.
  * - An abort or deadline error that arrives after the call's deadline
  *   already ended it (answered `DEADLINE_EXCEEDED`, or the client left) is
  *   swallowed: it is the handler noticing.
+ * - One that comes after the handler answered (its callback, a stream's
+ *   `end()`) leaves the answer standing: a process warning, not a status.
  *
  * Handlers keep grpc-js's signatures; errors go through the callback (unary,
  * client-streaming) or `call.emit('error')` (server-streaming, bidi).
@@ -77,13 +82,20 @@ function wrap(handler: Handler, self: object): Handler {
     try {
       result = answer ? handler.call(self, call, answer) : handler.call(self, call)
     } catch (error) {
-      // grpc-js answers other thrown errors itself (UNKNOWN).
-      const mapped = toServiceError(error, deadlineOf(call))
-      if (!mapped) throw error
+      // As a rejection below. Thrown after it answered (callback, or a
+      // stream's end()), whatever it is, the answer stands: rethrown, grpc-js
+      // answered it UNKNOWN, which reached the client before the answer's OK
+      // (in place of its value, or of a stream's OK after every message).
       if (handled(call, error)) return
-      // Thrown after it answered (callback, or a stream's end()): the answer stands, as for a rejection below.
-      if (answered || ended(call)) failedAfterAnswer(call, error)
-      else fail(call, callback, mapped)
+      if (answered || ended(call)) {
+        failedAfterAnswer(call, error)
+        return
+      }
+      // A gRPC status thrown is sent as one, as a rejected one is. grpc-js
+      // answers other thrown errors itself (UNKNOWN).
+      const mapped = toServiceError(error, deadlineOf(call)) ?? statusOf(error)
+      if (!mapped) throw error
+      fail(call, callback, mapped)
       return
     }
     if (isThenable(result)) {
@@ -155,7 +167,8 @@ function fail(call: HandlerCall, callback: Callback | undefined, error: ServerEr
 function asStatus(error: unknown, deadline: Deadline | undefined): ServerErrorResponse {
   const mapped = toServiceError(error, deadline)
   if (mapped) return mapped
-  if (isStatusError(error)) return error
+  const carried = statusOf(error)
+  if (carried) return carried
   return Object.assign(new Error('Unknown error', { cause: error }), {
     code: status.UNKNOWN,
     details: 'Unknown error',
@@ -163,16 +176,36 @@ function asStatus(error: unknown, deadline: Deadline | undefined): ServerErrorRe
 }
 
 /**
- * An `Error` whose `code` is a failure's gRPC status. Never throws: a value
- * whose reads throw (a revoked `Proxy`, a throwing getter) made this throw
- * inside the rejection handler — an uncaught exception that ended the
- * process, and the call never answered. Such a value is `UNKNOWN`.
+ * The gRPC status a rejection carries: an object whose `code` is a failure
+ * status — an `Error`, or a status object as `callback` and
+ * `call.emit('error')` take one (`{ code: status.NOT_FOUND, details }`),
+ * which was answered UNKNOWN "Unknown error" — read once, here, into an error
+ * of its own: its `details` (else its `message`, as grpc-js reads them) and
+ * its trailer `metadata`. Undefined when it carries none, or when reading it
+ * throws (a revoked `Proxy`, a throwing getter): handed to grpc-js as it was,
+ * an Error whose `details`, `message` or `metadata` getter threw made grpc-js
+ * throw inside the rejection handler — an unhandled rejection that ended the
+ * process, and the call went unanswered until its deadline.
  */
-function isStatusError(error: unknown): error is ServerErrorResponse {
+function statusOf(error: unknown): ServerErrorResponse | undefined {
   try {
-    return error instanceof Error && isFailureStatus((error as { code?: unknown }).code)
+    if (typeof error !== 'object' || error === null) return undefined
+    const { code } = error as { code?: unknown }
+    if (!isFailureStatus(code)) return undefined
+    const { details, message, metadata } = error as {
+      details?: unknown
+      message?: unknown
+      metadata?: unknown
+    }
+    let text = 'Unknown Error'
+    if (typeof details === 'string') text = details
+    else if (typeof message === 'string') text = message
+    const carried = Object.assign(new Error(text, { cause: error }), { code, details: text })
+    // grpc-js clones it to send it: anything else (a plain object of
+    // headers) threw there.
+    return metadata instanceof Metadata ? Object.assign(carried, { metadata }) : carried
   } catch {
-    return false
+    return undefined
   }
 }
 

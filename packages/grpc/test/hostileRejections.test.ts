@@ -45,6 +45,14 @@ function revoked(): object {
   return proxy
 }
 
+function throwingGetter<T extends object>(target: T, property: string): T {
+  return Object.defineProperty(target, property, {
+    get() {
+      throw new Error(`no ${property} for you`)
+    },
+  })
+}
+
 /** Values whose property reads throw, as a handler may reject with them. */
 const hostile: Record<string, () => unknown> = {
   'a revoked Proxy': revoked,
@@ -55,6 +63,14 @@ const hostile: Record<string, () => unknown> = {
         throw new Error('no code for you')
       },
     }),
+  // A gRPC code readable, the rest of its status not: grpc-js read these
+  // when it was handed the error, inside the rejection handler, and threw.
+  'an Error with a gRPC code whose details getter throws': () =>
+    throwingGetter(Object.assign(new Error('x'), { code: status.NOT_FOUND }), 'details'),
+  'an Error with a gRPC code whose message getter throws': () =>
+    throwingGetter(Object.assign(new Error('x'), { code: status.NOT_FOUND }), 'message'),
+  'an Error with a gRPC code whose metadata getter throws': () =>
+    throwingGetter(Object.assign(new Error('x'), { code: status.NOT_FOUND }), 'metadata'),
   'an object whose cause getter throws': () => ({
     get cause() {
       throw new Error('no cause for you')
