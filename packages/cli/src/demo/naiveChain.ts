@@ -6,6 +6,7 @@ import { Agent, request } from 'undici'
 import { listen } from '../listen.js'
 import { CASE_ID_HEADER, type Chain } from './Chain.js'
 import { clientErrors } from './clientErrors.js'
+import { promptText } from './promptText.js'
 import { LARGE_MODEL, providerScript } from './providerScript.js'
 import { preprocessMs, work, writeMs } from './simulatedWork.js'
 import { WorkLog } from './WorkLog.js'
@@ -83,7 +84,7 @@ export async function startNaiveChain(seed: number): Promise<Chain> {
       .track('api', caseId, async () => {
         const { address } = await lookup('localhost', { family: 4 })
         await work(preprocessMs(seed, caseId))
-        const prompt = String(req.body.question ?? '').trim()
+        const prompt = promptText(req.body.question).trim()
         const upstream = await post(`http://${address}:${model.port}/generate`, caseId, { prompt })
         await work(writeMs(seed, caseId))
         res.status(upstream.status).json(upstream.body)

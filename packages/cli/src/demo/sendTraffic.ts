@@ -1,4 +1,4 @@
-import { DEADLINE_HEADER } from '@hourglass/core'
+import { DEADLINE_HEADER, MAX_TIMER_MS } from '@hourglass/core'
 import { type Agent, request } from 'undici'
 import { CASE_ID_HEADER } from './Chain.js'
 
@@ -34,7 +34,10 @@ export async function sendCase(
 ): Promise<ClientResult> {
   const controller = new AbortController()
   const sentAt = performance.now()
-  const timer = setTimeout(() => controller.abort(), c.budgetMs + graceMs)
+  // Capped where Node's timers end: runDemo() takes a budget and a grace of
+  // up to 2^31 − 1 ms each, and a timer past that fired after 1 ms, giving
+  // up on every request at once (24.8 days is as good as never, here).
+  const timer = setTimeout(() => controller.abort(), Math.min(c.budgetMs + graceMs, MAX_TIMER_MS))
   try {
     const res = await request(url, {
       method: 'POST',

@@ -13,8 +13,10 @@ import express, { type Request } from 'express'
 import { listen } from '../listen.js'
 import { CASE_ID_HEADER, type Chain } from './Chain.js'
 import { clientErrors } from './clientErrors.js'
+import { promptText } from './promptText.js'
 import { LARGE_MODEL, providerScript, SMALL_MODEL } from './providerScript.js'
 import { preprocessMs, work, writeMs } from './simulatedWork.js'
+import { upstreamErrors } from './upstreamErrors.js'
 import { WorkLog } from './WorkLog.js'
 
 const caseOf = (req: Request): string => String(req.headers[CASE_ID_HEADER] ?? 'anonymous')
@@ -64,7 +66,7 @@ export async function startToolkitChain(seed: number): Promise<Chain> {
           const answer = await callModel({
             models: [adapter(LARGE_MODEL), adapter(SMALL_MODEL)],
             request: {
-              messages: [{ role: 'user', content: String(req.body.prompt ?? '') }],
+              messages: [{ role: 'user', content: promptText(req.body.prompt) }],
               maxTokens: 256,
             },
             idempotencyKey: caseId,
@@ -108,7 +110,7 @@ export async function startToolkitChain(seed: number): Promise<Chain> {
         const { address } = await plan.run('dns', () => lookup('localhost', { family: 4 }))
         const prompt = await plan.run('preprocess', async (signal) => {
           await work(preprocessMs(seed, caseId), signal)
-          return String(req.body.question ?? '').trim()
+          return promptText(req.body.question).trim()
         })
         const upstream = await plan.run('model', async (signal, slice) => {
           const answer = await toModel(`http://${address}:${model.port}/generate`, {
@@ -182,6 +184,7 @@ export async function startToolkitChain(seed: number): Promise<Chain> {
   })
   edgeApp.use(deadlineErrors())
   edgeApp.use(clientErrors)
+  edgeApp.use(upstreamErrors)
   const edge = await listen(edgeApp)
 
   return {
