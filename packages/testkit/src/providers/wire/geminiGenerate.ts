@@ -33,7 +33,7 @@ export const geminiGenerate: WireFormat = {
     if (plan.signature !== undefined && answer[0] !== undefined)
       answer[0]['thoughtSignature'] = plan.signature
     parts.push(...answer)
-    return response(plan, parts, usageMetadata(plan), true)
+    return response(plan, parts, usageMetadata(plan))
   },
 
   frames(plan) {
@@ -44,7 +44,7 @@ export const geminiGenerate: WireFormat = {
     let thoughts = 0
     let candidates = 0
     const chunk = (parts: unknown[], last: boolean): string =>
-      `data: ${stringifyWithRaw(response(plan, parts, last ? final : runningUsage(plan, thoughts, candidates), false))}\r\n\r\n`
+      `data: ${stringifyWithRaw(response(plan, parts, last ? final : runningUsage(plan, thoughts, candidates)))}\r\n\r\n`
     for (const t of plan.thinkingTokens) {
       thoughts = Math.min(thoughts + 1, final.thoughtsTokenCount ?? 0)
       frames.push({ text: chunk([{ text: t, thought: true }], false), token: true })
@@ -77,24 +77,26 @@ function functionCallPart(call: AnswerPlan['toolCalls'][number]): Record<string,
 }
 
 /**
- * `indexed`: the unstreamed answer numbers its candidate (`"index": 0`); a
- * streamed chunk's candidate has no `index` — raw `alt=sse` chunks from
- * gemini-1.5-pro-002, gemini-1.5-flash and gemini-2.0-flash are
- * `{"candidates": [{"content": {…},"finishReason": "STOP"}],"usageMetadata":
- * …}`, the last one included
- * (discourse/discourse-ai spec/lib/completions/endpoints/gemini_spec.rb;
- * tidyverse/ellmer tests/testthat/test-provider-google.R, "output from 'tell
- * me a joke'"). A client that picks the candidate by `index` fails on them.
+ * Every candidate is numbered, `"index": 0`, after its `finishReason`: in the
+ * unstreamed answer and on every streamed chunk, the last included. Raw
+ * `alt=sse` chunks from the current models say so — gemini-2.5-flash
+ * (`{"candidates": [{"content": {"parts": [{"text": "1\n2\n"}],"role":
+ * "model"},"index": 0}], …}`, then `…"finishReason": "STOP","index": 0}]`),
+ * gemini-2.5-flash-lite, gemini-3-flash-preview and gemini-3.1-pro-preview
+ * alike. gemini-1.5 and 2.0 streams left it out (discourse/discourse-ai
+ * spec/lib/completions/endpoints/gemini_spec.rb, gemini-1.5-pro-002); the
+ * fake follows the current models, as it does for `candidatesTokensDetails`.
  */
-function response(plan: AnswerPlan, parts: unknown[], usage: UsageMetadata, indexed: boolean) {
+function response(plan: AnswerPlan, parts: unknown[], usage: UsageMetadata) {
   // A chunk with no parts has no `parts` key at all (proto3 JSON leaves an
   // empty repeated field out): the closing "done + usage" chunk of a stream
   // is `content: {role: 'model'}` with the finishReason — pydantic/pydantic-ai#2631
   // (a logged Gemini candidate `Content(role='model')`, STOP, no parts) and
   // agentjido/req_llm#638. Never `parts: []`.
   const content = parts.length > 0 ? { parts, role: 'model' } : { role: 'model' }
-  const candidate: Record<string, unknown> = indexed ? { content, index: 0 } : { content }
+  const candidate: Record<string, unknown> = { content }
   if (usage.final) candidate['finishReason'] = FINISH[plan.finishReason]
+  candidate['index'] = 0
   const { final: _, ...usageMetadata } = usage
   return {
     candidates: [candidate],

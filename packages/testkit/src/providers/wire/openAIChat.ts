@@ -18,8 +18,12 @@ import type { AnswerPlan, Frame, WireFormat } from './WireFormat.js'
  * (openai-openapi `ChatCompletionStreamOptions.include_usage`), which Qwen's
  * compatible mode, Ark and Qianfan v2 follow (Qwen: "只在include_usage为true时，
  * 在最后一个chunk显示", help.aliyun.com/zh/model-studio/use-qwen-by-calling-api).
- * DeepSeek alone puts usage on the finishing chunk, asked for or not, and
- * emits no separate usage chunk; with `include_usage` every other chunk
+ * Qwen's compatible mode and Ark send `"usage":null` on every chunk even
+ * when not asked (Model Studio's qwen3-max stream with only `"stream":
+ * true`: `…"usage":null,"created":…,"system_fingerprint":null,…` on each
+ * chunk, no usage chunk; ModelArk's seed-1-6 stream alike). DeepSeek alone
+ * puts usage on the finishing chunk, asked for or not, and emits no
+ * separate usage chunk; with `include_usage` every other chunk
  * carries `"usage": null` (api-docs.deepseek.com/api/create-chat-completion
  * `stream_options.include_usage`, as quoted in moona3k/macparakeet#1087; raw
  * DeepSeek chunks with `"usage":null` in neuron-core/neuron-ai#223 and
@@ -49,6 +53,12 @@ import type { AnswerPlan, Frame, WireFormat } from './WireFormat.js'
  * chunk of its own: the first call's header comes with `role`, `content:
  * null` and `refusal: null` (recorded gpt-4o-mini streams in dotnet/extensions
  * test/Libraries/Microsoft.Extensions.AI.OpenAI.Tests/OpenAIChatClientTests.cs).
+ *
+ * Qwen streams a tool call's arguments in pieces that each repeat `"id":""`
+ * and `"type":"function"` — `{"tool_calls":[{"function":{"arguments":
+ * " \"杭州市\"}"},"index":0,"id":"","type":"function"}]}` (Model Studio's
+ * function-calling docs, qwen-plus; a qwen-max stream alike): a client that
+ * takes each piece's `id` as the call's loses it.
  *
  * OpenAI pads every chunk of a stream, the usage chunk included, with a last
  * field `"obfuscation"`: random letters and digits (none at times: `""`)
@@ -91,15 +101,17 @@ export const openAIChat: WireFormat = {
       choices: [{ index: 0, message, logprobs: null, finish_reason: plan.finishReason }],
       usage: usage(plan),
       ...serviceTier(plan),
-      system_fingerprint: 'fp_hourglass_fake',
+      ...systemFingerprint(plan),
     }
   },
 
   frames(plan) {
     // DeepSeek: usage rides on the finishing chunk. Everyone else: only when
-    // asked, in a chunk of its own, and `usage: null` on the others.
+    // asked, in a chunk of its own, and `usage: null` on the others — Qwen
+    // and Doubao put the `null` on every chunk, asked or not.
     const deepseek = plan.dialect === 'deepseek'
-    const usageNull = plan.includeUsage ? { usage: null } : {}
+    const qwen = plan.dialect === 'qwen'
+    const usageNull = plan.includeUsage || qwen || plan.dialect === 'doubao' ? { usage: null } : {}
     const pad = (part: unknown): { obfuscation?: string } =>
       plan.obfuscation === true ? { obfuscation: obfuscation(part) } : {}
     const chunk = (
@@ -113,8 +125,8 @@ export const openAIChat: WireFormat = {
         created: plan.created,
         model: plan.model,
         ...serviceTier(plan),
-        system_fingerprint: 'fp_hourglass_fake',
-        choices: [{ index: 0, delta, logprobs: null, finish_reason: finish }],
+        ...systemFingerprint(plan),
+        choices: [streamChoice(plan, delta, finish)],
         ...extra,
         ...pad(delta),
       })}\n\n`
@@ -160,6 +172,12 @@ export const openAIChat: WireFormat = {
       })
     }
     plan.toolCalls.forEach((call, index) => {
+      if (doubao) {
+        // Ark sends the calls whole, in the finishing chunk (`finishDelta`):
+        // their arguments are generated (paced, counted) but not streamed.
+        for (const _ of call.pieces) frames.push({ text: '', token: true })
+        return
+      }
       const header = {
         tool_calls: [
           { index, id: call.id, type: 'function', function: { name: call.name, arguments: '' } },
@@ -173,15 +191,17 @@ export const openAIChat: WireFormat = {
         ),
       })
       for (const piece of call.pieces) {
-        frames.push({
-          text: chunk({ tool_calls: [{ index, function: { arguments: piece } }] }),
-          token: true,
-        })
+        // Qwen repeats the call's `type` and an empty `id` on every later
+        // piece of its arguments.
+        const part = qwen
+          ? { index, id: '', type: 'function', function: { arguments: piece } }
+          : { index, function: { arguments: piece } }
+        frames.push({ text: chunk({ tool_calls: [part] }), token: true })
       }
     })
     frames.push({
       text: chunk(
-        finishDelta(deepseek, thinkingMode),
+        finishDelta(plan, thinkingMode),
         plan.finishReason,
         deepseek ? { usage: usage(plan) } : usageNull,
       ),
@@ -196,7 +216,7 @@ export const openAIChat: WireFormat = {
           created: plan.created,
           model: plan.model,
           ...serviceTier(plan),
-          system_fingerprint: 'fp_hourglass_fake',
+          ...systemFingerprint(plan),
           choices: [],
           usage: counts,
           ...pad(counts),
@@ -221,10 +241,26 @@ export const openAIChat: WireFormat = {
  * OpenAI names the tier that served the answer on the answer and on every
  * chunk, asked for or not: `"service_tier":"default"` (raw gpt-4o-mini and
  * gpt-4.1-nano streams of 2025; openai-node `ChatCompletion.service_tier`,
- * "the processing mode actually used"). The compatible providers send none.
+ * "the processing mode actually used"). So does Doubao (Ark): `"service_tier":
+ * "default"` on every answer and chunk ("scale" only for a request drawing on
+ * a TPM guarantee). The other compatible providers send none.
  */
 function serviceTier(plan: AnswerPlan): { service_tier?: string } {
-  return plan.dialect === 'openai' ? { service_tier: plan.serviceTier ?? 'default' } : {}
+  if (plan.dialect === 'openai') return { service_tier: plan.serviceTier ?? 'default' }
+  return plan.dialect === 'doubao' ? { service_tier: 'default' } : {}
+}
+
+/**
+ * A stream chunk's choice. Doubao (Ark) leaves `finish_reason` out until
+ * the finishing chunk and sends no `logprobs`: `{"delta":{…},"index":0}`,
+ * then `{"delta":{"content":"","role":"assistant"},"finish_reason":"stop",
+ * "index":0}` (BytePlus ModelArk's streaming docs, seed-1-6-250915; raw
+ * doubao-seed-1-6-251015 streams). A client that takes any chunk whose
+ * `finish_reason !== null` for the last one stops at Ark's first.
+ */
+function streamChoice(plan: AnswerPlan, delta: unknown, finish: string | null): object {
+  if (plan.dialect !== 'doubao') return { index: 0, delta, logprobs: null, finish_reason: finish }
+  return finish === null ? { delta, index: 0 } : { delta, finish_reason: finish, index: 0 }
 }
 
 const PADDING = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789'
@@ -245,11 +281,58 @@ function obfuscation(part: unknown): string {
  * The finishing chunk's delta: `{}` from OpenAI; DeepSeek's says `content:
  * ""` (`"delta":{"content":""},"logprobs":null,"finish_reason":"stop"` from
  * deepseek-chat; `{"content":"","reasoning_content":null}` in thinking mode,
- * the raw deepseek-v4-flash stream above).
+ * the raw deepseek-v4-flash stream above), and so does Qwen's after text.
  */
-function finishDelta(deepseek: boolean, thinkingMode: boolean): object {
+function finishDelta(plan: AnswerPlan, thinkingMode: boolean): object {
   if (thinkingMode) return { content: '', reasoning_content: null }
-  return deepseek ? { content: '' } : {}
+  if (plan.dialect === 'deepseek') return { content: '' }
+  // Qwen: `{"content":""}` after text, `{}` after tool calls (Model Studio's
+  // streaming and function-calling docs, qwen-plus and qwen-max streams).
+  if (plan.dialect === 'qwen' && plan.finishReason !== 'tool_calls') return { content: '' }
+  // Doubao names the role here too, with an empty content (Ark's streams),
+  // and carries the tool calls, whole (see `doubaoToolCalls`).
+  if (plan.dialect === 'doubao') {
+    if (plan.toolCalls.length === 0) return { content: '', role: 'assistant' }
+    return {
+      content: '',
+      ...(plan.thinkingTokens.length > 0 ? { reasoning_content: '' } : {}),
+      role: 'assistant',
+      tool_calls: doubaoToolCalls(plan),
+    }
+  }
+  return {}
+}
+
+/**
+ * Doubao's tool calls in a stream: every call whole, arguments included, in
+ * the chunk that says `finish_reason: "tool_calls"` — no header chunk, no
+ * argument pieces: `{"content":"","role":"assistant","tool_calls":[{"function":
+ * {"arguments":"{\"location\": \"北京\"}","name":"get_current_weather"},
+ * "id":"call_pwdm…","index":0,"type":"function"},{…"index":1…}]},
+ * "finish_reason":"tool_calls"` (a raw doubao-seed-code-preview-251028
+ * stream; Volcengine Ark's function-calling docs show the same single chunk
+ * for doubao-1-5). A client that stops reading at the first non-null
+ * `finish_reason` before taking that chunk's delta loses every call.
+ */
+function doubaoToolCalls(plan: AnswerPlan): object[] {
+  return plan.toolCalls.map((call, index) => ({
+    function: { arguments: call.argumentsJson, name: call.name },
+    id: call.id,
+    index,
+    type: 'function',
+  }))
+}
+
+/**
+ * OpenAI and DeepSeek name the backend configuration (`"fp_…"`); Qwen's
+ * compatible mode sends the field as `null` on every answer and chunk
+ * (`"system_fingerprint":null` in every Model Studio example, qwen-plus,
+ * qwen-max, qwen3-max, qwen-flash alike) — a client that reads it as a
+ * string gets none —, and Doubao (Ark) has no such field at all.
+ */
+function systemFingerprint(plan: AnswerPlan): { system_fingerprint?: string | null } {
+  if (plan.dialect === 'doubao') return {}
+  return { system_fingerprint: plan.dialect === 'qwen' ? null : 'fp_hourglass_fake' }
 }
 
 /**
@@ -284,9 +367,40 @@ function usage(plan: AnswerPlan) {
       },
     }
   }
+  if (plan.dialect === 'qwen') {
+    // Qwen counts the cache on every answer and usage chunk, zeros included,
+    // and in thinking mode the thinking's part of `completion_tokens` before
+    // it: `"usage":{"prompt_tokens":22,"completion_tokens":382,
+    // "total_tokens":404,"completion_tokens_details":{"reasoning_tokens":210},
+    // "prompt_tokens_details":{"cached_tokens":0}}` (qwen-plus, 2025).
+    return {
+      ...counts,
+      ...(plan.thinkingTokens.length > 0
+        ? {
+            completion_tokens_details: {
+              reasoning_tokens: Math.min(plan.thinkingTokens.length, plan.outputTokens),
+            },
+          }
+        : {}),
+      prompt_tokens_details: { cached_tokens: plan.cachedInputTokens },
+    }
+  }
+  if (plan.dialect === 'doubao') {
+    // Ark counts the cache and the thinking on every answer, zeros included:
+    // `"usage":{"completion_tokens":19,"prompt_tokens":18,"total_tokens":37,
+    // "prompt_tokens_details":{"cached_tokens":0},"completion_tokens_details":
+    // {"reasoning_tokens":0}}` (doubao-seed-1-6, doubao-seed-2-0-mini answers).
+    return {
+      ...counts,
+      prompt_tokens_details: { cached_tokens: plan.cachedInputTokens },
+      completion_tokens_details: {
+        reasoning_tokens: Math.min(plan.thinkingTokens.length, plan.outputTokens),
+      },
+    }
+  }
   if (plan.dialect !== 'deepseek') {
-    // The cached part of `prompt_tokens`, which counts it (only when a reply
-    // says so: the compatible providers' fakes stay as they were).
+    // Qianfan v2: the cached part of `prompt_tokens`, which counts it, only
+    // when a reply says so.
     return plan.cachedInputTokens > 0
       ? { ...counts, prompt_tokens_details: { cached_tokens: plan.cachedInputTokens } }
       : counts
