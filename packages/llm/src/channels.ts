@@ -91,7 +91,10 @@ export interface LlmAttemptMessage {
    * on): the `errorKind` of the failure that justified it, as the `retry`
    * decision before it said. A retry is made when its attempt starts: one
    * decided and then given up before (the caller left during its wait) ends
-   * in a `retry-skipped` message instead.
+   * in a `retry-skipped` message instead. Not set on the attempt of a
+   * return to a model left for one expected to answer sooner (its `choice`:
+   * `back to …`): no retry was decided — the failure before it was a
+   * `fallback` (`why: 'fallback-sooner'`) — so none is counted, nor skipped.
    */
   retryReason?: string | undefined
   /**

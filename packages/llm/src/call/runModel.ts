@@ -153,13 +153,14 @@ async function attemptsOn(
     readyAt,
   })
   if (resume !== undefined) {
-    // Back at a model left for a sooner one: its next attempt is the retry
-    // it was left before. Without admission its own wait is taken here (the
-    // caller checked it fits: `returnWaitMs`); admission's cooldown is
-    // waited for in `admit`, as any other.
-    if (resume.error !== undefined) {
-      retrying.pending = pendingRetry(state, attempt, base, resume.error.kind)
-    }
+    // Back at a model left for a sooner one. Its next attempt is no retry:
+    // no `retryReason`, and no `retry-skipped` if the call ends before it —
+    // the failure it was left after was counted once, as a fallback
+    // (`why: 'fallback-sooner'`, a skipped retry); counted again as a retry
+    // made, one failure read as two. Its `choice` says it is a return. Without
+    // admission its own wait is taken here (the caller checked it fits:
+    // `returnWaitMs`); admission's cooldown is waited for in `admit`, as
+    // any other.
     const ownWaitMs = resume.cooled ? 0 : resume.readyAt - clock.now()
     if (ownWaitMs > 0) {
       await wait(ownWaitMs, { deadline, signal, clock })

@@ -77,7 +77,7 @@ export async function runModels(
     causes.push(outcome.failure)
     arrival = `fallback from ${labelOf(adapter)}: ${outcome.failure.reason}`
     if (outcome.kind === 'fallback' && outcome.left !== undefined) {
-      left.push({ index, adapter, request: sent, left: outcome.left })
+      left.push({ index, adapter, request: sent, left: outcome.left, failure: outcome.failure })
     }
     last = outcome
     if (outcome.kind === 'fail') {
@@ -89,7 +89,12 @@ export async function runModels(
   // the one of them expected to answer first whose wait still fits (list
   // order on a tie), the others its fallbacks — the same choice as on the
   // way down. Each return sends at least one attempt or is not made again,
-  // and attempts count on, so this ends.
+  // and attempts count on, so this ends. A model gone back to keeps one
+  // entry in `causes`, its last: the earlier one is taken out and the new
+  // one, its attempts counted from the first, goes at the end (the order
+  // each model gave up in). With both kept, its first attempts were summed
+  // twice (the gateway's "N attempts were sent"), and the smallest wait of
+  // all causes could be its stale one, which the return had found wrong.
   for (;;) {
     const next = nextReturn(state, left)
     if (next === undefined) break
@@ -107,6 +112,8 @@ export async function runModels(
       resume,
     )
     if (outcome.kind === 'success') return outcome.response
+    const earlier = causes.indexOf(back.failure)
+    if (earlier !== -1) causes.splice(earlier, 1)
     causes.push(outcome.failure)
     last = outcome
     if (
@@ -114,7 +121,7 @@ export async function runModels(
       outcome.left !== undefined &&
       outcome.left.attempt > resume.attempt
     ) {
-      left.push({ ...back, left: outcome.left })
+      left.push({ ...back, left: outcome.left, failure: outcome.failure })
       left.sort((a, b) => a.index - b.index)
     }
     if (outcome.kind === 'fail' && !mayReturn(state, outcome)) {
@@ -130,6 +137,8 @@ interface LeftModel {
   adapter: ModelAdapter
   request: ChatRequest
   left: LeftForSooner
+  /** Its entry in `causes`: replaced by its new one when the call goes back to it. */
+  failure: ModelFailure
 }
 
 /**

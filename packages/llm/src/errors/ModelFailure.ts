@@ -2,7 +2,7 @@
 export interface ModelFailure {
   model: string
   provider: string
-  /** Attempts sent to this model. */
+  /** Attempts sent to this model, across the call (a return to it counts on). */
   attempts: number
   /** The last error this model returned (or the reason no attempt was sent). */
   cause: unknown

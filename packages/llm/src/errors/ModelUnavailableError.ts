@@ -4,7 +4,12 @@ import { describeFailures, type ModelFailure } from './ModelFailure.js'
 export interface ModelUnavailableDetails {
   /** Attempts sent, across every model. */
   attempts: number
-  /** One entry per model tried, in the order tried. */
+  /**
+   * One entry per model tried, in the order each gave up: a model the call
+   * went back to (left for one expected to answer sooner) has one, at its
+   * last failure, counting every attempt sent to it. Their `attempts` add
+   * up to `attempts`.
+   */
   causes: ModelFailure[]
   /** The last error seen, from any model. */
   lastCause: unknown

@@ -1,12 +1,17 @@
 import diagnostics from 'node:diagnostics_channel'
 import { Deadline, ManualClock } from '@hourglass/core'
 import { type FakeProvider, openAIErrors, reply } from '@hourglass/testkit'
-import { afterEach, describe, expect, it } from 'vitest'
+import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { openAICompatible } from '../../src/adapters/openAICompatible.js'
 import { Admission } from '../../src/admission/Admission.js'
 import type { AttemptRecord } from '../../src/call/AttemptRecord.js'
 import { callModel } from '../../src/call/callModel.js'
-import { type LlmAdmissionMessage, llmChannels } from '../../src/channels.js'
+import {
+  type LlmAdmissionMessage,
+  type LlmAttemptMessage,
+  type LlmRetrySkippedMessage,
+  llmChannels,
+} from '../../src/channels.js'
 import { isModelUnavailable } from '../../src/errors/ModelUnavailableError.js'
 import { isProviderError } from '../../src/errors/ProviderError.js'
 import { useFakes, user } from './support/fakes.js'
@@ -100,7 +105,8 @@ describe('a model left only because another was expected to answer sooner is gon
     expect(records[3]?.choice).toMatch(
       /^back to a@openai after the models after it failed; waited 1000 ms for the provider's limits/,
     )
-    expect(records[3]?.retryReason).toBe('rate_limited')
+    // A return, not a retry: a's failure was counted once, as the fallback.
+    expect(records[3]?.retryReason).toBeUndefined()
     expect(clock.now()).toBe(2_000)
   })
 
@@ -269,12 +275,17 @@ describe('a model left only because another was expected to answer sooner is gon
       ['a', 2, 'fail'],
     ])
     expect(records[3]?.reason).toContain('attempts exhausted (2 of 2)')
-    expect((error as { causes: Array<{ model: string }> }).causes.map((c) => c.model)).toEqual([
-      'a',
-      'b',
-      'c',
-      'a',
+    // One entry per model, in the order each gave up: a's is its last, with every attempt sent to it.
+    const { causes, attempts } = error as {
+      causes: Array<{ model: string; attempts: number }>
+      attempts: number
+    }
+    expect(causes.map((c) => [c.model, c.attempts])).toEqual([
+      ['b', 1],
+      ['c', 1],
+      ['a', 2],
     ])
+    expect(attempts).toBe(4)
   })
 
   it('maxAttempts 1: a model whose only attempt was rate limited is not gone back to', async () => {
@@ -295,5 +306,152 @@ describe('a model left only because another was expected to answer sooner is gon
     expect(isModelUnavailable(error)).toBe(true)
     expect(fake.a.requests).toHaveLength(1)
     expect(clock.now()).toBe(1_000)
+  })
+})
+
+describe('a model gone back to has one entry in `causes`, its last', () => {
+  it('a rate limited again on its return: its entry carries the fresh wait, and the causes’ attempts sum to the error’s', async () => {
+    const { clock, admission, fake, models } = await threeModels()
+    fake.a.enqueue(openAIErrors.rateLimited({ retryAfterS: 1 }))
+    fake.a.enqueue(openAIErrors.rateLimited({ retryAfterS: 20 }))
+    // b and c rate limited past the deadline: every model met a limit, so
+    // the caller is told the soonest wait among them (the gateway's
+    // `Retry-After`), which must be a's fresh 20 s, not its stale 1 s.
+    fake.b.setReply(openAIErrors.rateLimited({ retryAfterS: 30 }))
+    fake.c.setReply(openAIErrors.rateLimited({ retryAfterS: 30 }))
+    using deadline = Deadline.after(10_000, { clock })
+    const waiting = nextAdmissionWait()
+    const settled = failed(
+      callModel({
+        models,
+        request,
+        deadline,
+        limits: { admission },
+        retry: { budgets: false, maxAttempts: 2 },
+      }),
+    )
+    await Promise.race([waiting, settled])
+    clock.advance(1_000)
+    const error = await settled
+    expect(isModelUnavailable(error)).toBe(true)
+    const unavailable = error as Error & {
+      attempts: number
+      causes: Array<{ model: string; attempts: number; cause: unknown }>
+    }
+    expect([fake.a, fake.b, fake.c].map((f) => f.requests.length)).toEqual([2, 1, 1])
+    expect(unavailable.attempts).toBe(4)
+    expect(unavailable.causes.reduce((n, c) => n + c.attempts, 0)).toBe(unavailable.attempts)
+    expect(unavailable.causes.map((c) => [c.model, c.attempts])).toEqual([
+      ['b', 1],
+      ['c', 1],
+      ['a', 2],
+    ])
+    const waits = unavailable.causes.map((c) =>
+      isProviderError(c.cause) ? c.cause.retryAfterMs : undefined,
+    )
+    expect(waits).toEqual([30_000, 30_000, 20_000])
+    expect(Math.min(...waits.map((w) => w ?? Number.POSITIVE_INFINITY))).toBe(20_000)
+  })
+})
+
+describe('the attempt made on a return is no retry', () => {
+  const skipped: LlmRetrySkippedMessage[] = []
+  const attempts: LlmAttemptMessage[] = []
+  const onSkipped = (m: unknown) => skipped.push(m as LlmRetrySkippedMessage)
+  const onAttempt = (m: unknown) => attempts.push(m as LlmAttemptMessage)
+  beforeEach(() => {
+    skipped.length = 0
+    attempts.length = 0
+    diagnostics.subscribe(llmChannels.retrySkipped.name, onSkipped)
+    diagnostics.subscribe(llmChannels.attempt.name, onAttempt)
+  })
+  afterEach(() => {
+    diagnostics.unsubscribe(llmChannels.retrySkipped.name, onSkipped)
+    diagnostics.unsubscribe(llmChannels.attempt.name, onAttempt)
+  })
+
+  it('answered on the return: no `retryReason` (a’s failure counted once, as the fallback), no retry-skipped', async () => {
+    const { clock, admission, fake, models } = await threeModels()
+    fake.a.enqueue(openAIErrors.rateLimited({ retryAfterS: 1 }))
+    fake.b.setReply(broken())
+    fake.c.setReply(broken())
+    using deadline = Deadline.after(10_000, { clock })
+    const waiting = nextAdmissionWait()
+    const call = callModel({
+      models,
+      request,
+      deadline,
+      limits: { admission },
+      retry: { budgets: false },
+    })
+    await Promise.race([waiting, failed(call)])
+    clock.advance(1_000)
+    expect((await call).text).toBe('answered by a')
+    expect(
+      attempts.map((m) => [m.model, m.modelAttempt, m.decision, m.why, m.retryReason]),
+    ).toEqual([
+      ['a', 1, 'fallback', 'fallback-sooner', undefined],
+      ['b', 1, 'fallback', 'not-retryable', undefined],
+      ['c', 1, 'fail', 'not-retryable', undefined],
+      ['a', 2, 'success', undefined, undefined],
+    ])
+    expect(attempts[3]?.choice).toMatch(/^back to a@openai after the models after it failed/)
+    expect(skipped).toEqual([])
+  })
+
+  it('the call ended during the return’s wait: no retry-skipped, for no retry was announced', async () => {
+    const { admission, fake, models, clock } = await threeModels()
+    fake.a.enqueue(openAIErrors.rateLimited({ retryAfterS: 1 }))
+    fake.b.setReply(broken())
+    fake.c.setReply(broken())
+    using deadline = Deadline.after(10_000, { clock })
+    const controller = new AbortController()
+    const waiting = nextAdmissionWait()
+    const settled = failed(
+      callModel({
+        models,
+        request,
+        deadline,
+        signal: controller.signal,
+        limits: { admission },
+        retry: { budgets: false },
+      }),
+    )
+    await Promise.race([waiting, settled])
+    controller.abort(new Error('caller left'))
+    expect(await settled).toMatchObject({ message: 'caller left' })
+    expect(fake.a.requests).toHaveLength(1)
+    expect(attempts.map((m) => [m.model, m.decision])).toEqual([
+      ['a', 'fallback'],
+      ['b', 'fallback'],
+      ['c', 'fail'],
+    ])
+    expect(skipped).toEqual([])
+  })
+
+  it('without admission, the call ended during a’s own wait: no retry-skipped either', async () => {
+    const { clock, fake, models } = await threeModels()
+    fake.a.enqueue(openAIErrors.rateLimited({ retryAfterS: 1 }))
+    fake.b.setReply(broken())
+    fake.c.setReply(broken())
+    using deadline = Deadline.after(10_000, { clock })
+    const controller = new AbortController()
+    const settled = failed(
+      callModel({
+        models,
+        request,
+        deadline,
+        signal: controller.signal,
+        limits: { admission: false },
+        retry: { budgets: false },
+        onAttempt: (r) => {
+          // c has failed: the call is about to wait for a's Retry-After.
+          if (r.model === 'c') setImmediate(() => controller.abort(new Error('caller left')))
+        },
+      }),
+    )
+    expect(await settled).toMatchObject({ message: 'caller left' })
+    expect(fake.a.requests).toHaveLength(1)
+    expect(skipped).toEqual([])
   })
 })
