@@ -5,7 +5,7 @@ import { describeValue } from './describeValue.js'
 import { isAbortSignal } from './isAbortSignal.js'
 import { wholeTimeout } from './ManualClock.js'
 import { optionError } from './optionError.js'
-import { type PlanEntry, type PlanOptions, SlicePlan } from './SlicePlan.js'
+import { type PlanEntry, type PlanOptions, SlicePlan, type SliceState } from './SlicePlan.js'
 import { recordTimerLateness } from './timerLateness.js'
 
 /**
@@ -36,6 +36,33 @@ export function lastPlanUnderOf(deadline: Deadline): SlicePlan | undefined {
     ? lastPlanUnder.get(deadline)?.deref()
     : undefined
 }
+
+/**
+ * The slice `run` started last, and not ended yet, in any plan made on a
+ * deadline (undefined for a deadline of another installed copy): the newest
+ * of those pending, the others linked from it (`SliceState.olderRun`). What
+ * `runningSlice` reads after the last plan: one made before it on the same
+ * deadline (`@hourglass/express`'s `deadline({ plan })`, then a route's own
+ * on `req.deadline`) is no longer kept, but its step `run` started is still
+ * pending. Not exported from the package.
+ */
+export let pendingRunOf: (deadline: Deadline) => SliceState | undefined
+
+/**
+ * Set what `pendingRunOf` gives (no-op on a deadline of another copy); a
+ * slice that started later than any before it is kept as the last run
+ * started too (`lastRunStartedOf`). Not exported from the package.
+ */
+export let setPendingRun: (deadline: Deadline, run: SliceState | undefined) => void
+
+/**
+ * When the last slice `run` started in a plan on a deadline started, on the
+ * count plans and slices are ordered by (0 for none, or for a deadline of
+ * another copy), pending or not: a slice left behind before it is one the
+ * code moved on from (`runningSlice`), after that step ended too. Not
+ * exported from the package.
+ */
+export let lastRunStartedOf: (deadline: Deadline) => number
 
 /**
  * True for a deadline disposed while live: it no longer expires, so nothing
@@ -278,6 +305,11 @@ export class Deadline {
   // The last plan made on this deadline (see `lastPlanOf`). The last only:
   // a long-lived deadline making a plan per job must not keep them all.
   #lastPlan: SlicePlan | undefined
+  // The newest slice `run` started in a plan on this deadline and not ended
+  // (see `pendingRunOf`). Unlinked as each ends: it holds no ended slice.
+  #pendingRun: SliceState | undefined
+  // When the last of them started (see `lastRunStartedOf`).
+  #lastRunStarted = 0
 
   private constructor(budgetMs: number, options: DeadlineOptions) {
     const parent = options.parent
@@ -527,6 +559,22 @@ export class Deadline {
       typeof deadline === 'object' && deadline !== null && #lastPlan in deadline
         ? deadline.#lastPlan
         : undefined
+    pendingRunOf = (deadline) =>
+      typeof deadline === 'object' && deadline !== null && #pendingRun in deadline
+        ? deadline.#pendingRun
+        : undefined
+    setPendingRun = (deadline, run) => {
+      if (typeof deadline === 'object' && deadline !== null && #pendingRun in deadline) {
+        deadline.#pendingRun = run
+        if (run !== undefined && run.startedAt > deadline.#lastRunStarted) {
+          deadline.#lastRunStarted = run.startedAt
+        }
+      }
+    }
+    lastRunStartedOf = (deadline) =>
+      typeof deadline === 'object' && deadline !== null && #lastRunStarted in deadline
+        ? deadline.#lastRunStarted
+        : 0
     disposedOf = (deadline) =>
       typeof deadline === 'object' && deadline !== null && #disposed in deadline
         ? deadline.#disposed

@@ -1,6 +1,6 @@
 import { coreChannels, type SliceOutcome } from './channels.js'
 import { runWithDeadline } from './context.js'
-import { type Deadline, isExpiryOf, lastPlanOf } from './Deadline.js'
+import { type Deadline, isExpiryOf, lastPlanOf, pendingRunOf, setPendingRun } from './Deadline.js'
 import { isDeadlineExceeded } from './DeadlineExceededError.js'
 import { describeValue } from './describeValue.js'
 import { endedBy } from './endedBy.js'
@@ -58,7 +58,8 @@ export interface RunningSliceState {
   readonly startedAt: number
 }
 
-interface SliceState {
+/** @internal A slice of a plan, as the plan keeps it. Not exported from the package. */
+export interface SliceState {
   name: string
   entry: PlanEntry
   started: boolean
@@ -70,6 +71,14 @@ interface SliceState {
   allottedMs: number
   usedMs: number
   outcome: SliceOutcome
+  /**
+   * While `run`'s step is pending: the one started before it, and the one
+   * after it, still pending in plans on the same deadline (see
+   * `pendingRunOf`). A list through the slices themselves: nothing made per
+   * `run`, and each is unlinked as it ends.
+   */
+  olderRun: SliceState | undefined
+  newerRun: SliceState | undefined
 }
 
 /**
@@ -151,6 +160,8 @@ export class SlicePlan {
         allottedMs: 0,
         usedMs: 0,
         outcome: 'not-started',
+        olderRun: undefined,
+        newerRun: undefined,
       }
     })
     // Shares are relative, each finite, but their sum can overflow (1e308 +
@@ -240,6 +251,7 @@ export class SlicePlan {
     const state = this.#get(name)
     const slice = this.#start(state)
     state.run = true
+    this.#linkRun(state)
     const signal = slice.signal
     let onAbort: (() => void) | undefined
     try {
@@ -277,8 +289,34 @@ export class SlicePlan {
       throw named
     } finally {
       if (onAbort) signal.removeEventListener('abort', onAbort)
+      // Ended above (`#end` unlinks it); again in case naming the error threw.
+      this.#unlinkRun(state)
       slice.dispose()
     }
+  }
+
+  /**
+   * Add a slice `run` started to the ones pending on the plan's deadline, as
+   * the newest: only the last plan made on a deadline is kept, and without
+   * this an earlier plan's step still pending (`deadline({ plan })`'s, the
+   * route having made a plan of its own on `req.deadline` since) was named
+   * by no 504.
+   */
+  #linkRun(state: SliceState): void {
+    const newest = pendingRunOf(this.deadline)
+    state.olderRun = newest
+    if (newest !== undefined) newest.newerRun = state
+    setPendingRun(this.deadline, state)
+  }
+
+  /** Take a slice `run` started out of the pending ones (see `#linkRun`); twice is a no-op. */
+  #unlinkRun(state: SliceState): void {
+    const { olderRun, newerRun } = state
+    if (newerRun !== undefined) newerRun.olderRun = olderRun
+    else if (pendingRunOf(this.deadline) === state) setPendingRun(this.deadline, olderRun)
+    if (olderRun !== undefined) olderRun.newerRun = newerRun
+    state.olderRun = undefined
+    state.newerRun = undefined
   }
 
   /** One row per slice, in plan order. Slices still running report the time used so far. */
@@ -323,6 +361,7 @@ export class SlicePlan {
     if (nested !== undefined) nested.#endAborted()
     state.usedMs = slice.elapsed()
     state.outcome = outcome
+    if (state.run) this.#unlinkRun(state)
     if (coreChannels.sliceEnd.hasSubscribers) {
       coreChannels.sliceEnd.publish(() => ({
         deadline: slice,

@@ -1,49 +1,78 @@
-import { type Deadline, lastPlanOf, lastPlanUnderOf } from './Deadline.js'
-import { madeAtOf, runningStateOf, type SlicePlan } from './SlicePlan.js'
+import {
+  type Deadline,
+  lastPlanOf,
+  lastPlanUnderOf,
+  lastRunStartedOf,
+  pendingRunOf,
+} from './Deadline.js'
+import { madeAtOf, type RunningSliceState, runningStateOf, type SlicePlan } from './SlicePlan.js'
 
 /** Deep enough for any chain of deadlines code makes; bounds a hostile one. */
 const MAX_DEPTH = 64
 
 /**
  * The name of the slice running, when the time ran out, in the last plan
- * made on `deadline` (`deadline.plan(…)`), else in the last plan made on a
- * deadline under it (`deadline.child(100, { observe: true }).plan(…)`: a
- * budget on trial, a cap of the route's own), or undefined. What a server's
- * timeout answer names as `slice`: a plan a route made for itself
- * (`req.deadline.plan(…)`) is as much the request's as one its ingress
- * made, and its running step is the one the time ran out in. So is one made
- * under it: answered `"slice":null`, the 504 hid the step the time ran out
- * in.
+ * made on `deadline` (`deadline.plan(…)`), else one `run` started in an
+ * earlier plan made on it and still pending (the last started first), else
+ * in the last plan made on a deadline under it
+ * (`deadline.child(100, { observe: true }).plan(…)`: a budget on trial, a
+ * cap of the route's own), or undefined. What a server's timeout answer
+ * names as `slice`: a plan a route made for itself (`req.deadline.plan(…)`)
+ * is as much the request's as one its ingress made, and its running step is
+ * the one the time ran out in. So is one made under it: answered
+ * `"slice":null`, the 504 hid the step the time ran out in. So is the
+ * ingress's own step `run` started, the route having made a plan on the same
+ * deadline since: only the last plan on a deadline is kept, and once the
+ * route's had nothing running the 504 named none.
  *
  * Not a slice the code left behind: one started with `slice()` and never
  * ended (its step failed and the error was swallowed — no `dispose`, no
  * `end`) stays `running` in its plan's report for good. When the other of
- * the two plans was made after that slice started, and not inside it (on
- * its deadline or under it, as a slice's own plan is), the code had moved
- * on: the slice is not named. It was, ahead of the later plan's step the
- * time ran out in, or when nothing ran any more. A slice `run` started is
- * never left behind: `run` ends it, so one still running has its step
- * pending (a budget on trial made for part of it is no moving on).
+ * the two plans was made after that slice started, or a step `run` started
+ * in a plan on the deadline after it (pending or over since), and not
+ * inside it (on its deadline or under it, as a slice's own plan is), the
+ * code had moved on:
+ * the slice is not named. It was, ahead of the later step the time ran out
+ * in, or when nothing ran any more. A slice `run` started is never left
+ * behind: `run` ends it, so one still running has its step pending (a
+ * budget on trial made for part of it is no moving on).
  */
 export function runningSlice(deadline: Deadline): string | undefined {
   const own = lastPlanOf(deadline)
   const under = lastPlanUnderOf(deadline)
-  return runningIn(own, under) ?? runningIn(under, own)
+  return (
+    runningIn(own, under, deadline) ??
+    pendingRunOf(deadline)?.name ??
+    runningIn(under, own, deadline)
+  )
 }
 
-/** The slice running in `plan`, unless `other` was made after it started, outside it. */
-function runningIn(plan: SlicePlan | undefined, other: SlicePlan | undefined): string | undefined {
+/**
+ * The slice running in `plan`, unless `other` was made, or a step `run`
+ * started in a plan on `deadline` (its slice a deadline under it), after it
+ * started, outside it.
+ */
+function runningIn(
+  plan: SlicePlan | undefined,
+  other: SlicePlan | undefined,
+  deadline: Deadline,
+): string | undefined {
   if (plan === undefined) return undefined
   const running = runningStateOf(plan)
   if (running === undefined) return undefined
-  if (running.run || other === undefined || madeAtOf(other) < running.startedAt) {
-    return running.name
-  }
-  return inside(other.deadline, running.deadline) ? running.name : undefined
+  if (running.run) return running.name
+  if (other !== undefined && movedOn(running, madeAtOf(other), other.deadline)) return undefined
+  if (movedOn(running, lastRunStartedOf(deadline), deadline)) return undefined
+  return running.name
+}
+
+/** True when what happened `at`, on `deadline`, came after `running` started, outside it. */
+function movedOn(running: RunningSliceState, at: number, deadline: Deadline | undefined): boolean {
+  return at > running.startedAt && !inside(deadline, running.deadline)
 }
 
 /** True when `deadline` is `slice` or a deadline under it. */
-function inside(deadline: Deadline, slice: Deadline | undefined): boolean {
+function inside(deadline: Deadline | undefined, slice: Deadline | undefined): boolean {
   // A parent of another installed copy still has a `parent` to walk; a
   // hostile one ends the walk (as `plan()` walks up).
   try {

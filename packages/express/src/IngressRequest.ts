@@ -516,9 +516,10 @@ export class IngressRequest {
 
   #runningSlice(): string | undefined {
     // Core's `runningSlice` reads deadline({ plan })'s plan (the last made on
-    // our deadline, unless the route made one there too), a plan the route
-    // made on `req.deadline`, and the last one made under it (on a deadline
-    // a handler put in its place, a budget on trial, a cap of its own) — and
+    // our deadline, unless the route made one there too: then its step `run`
+    // started, still pending, after the route's), a plan the route made on
+    // `req.deadline`, and the last one made under it (on a deadline a
+    // handler put in its place, a budget on trial, a cap of its own) — and
     // leaves out a slice the route started, never ended, and moved on from.
     // Read ahead of it, deadline({ plan })'s forgotten slice was named
     // instead of the later plan's step the time ran out in.
