@@ -132,7 +132,7 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
       keepAliveTimeoutMs,
     )
   }
-  await refuseUnresolvable(listenHost)
+  const address = await addressOf(listenHost)
   const gateway = createStandaloneGateway(config, gatewayOptions)
   const clock = gatewayOptions.clock ?? systemClock
   const server = createServer()
@@ -178,7 +178,7 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
       server.once('listening', resolve)
       server.once('error', reject)
       // Inside the try: whatever listen() throws at once must close the gateway too.
-      server.listen(port, listenHost)
+      server.listen(port, address)
     })
   } catch (error) {
     signals.release()
@@ -206,9 +206,9 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
   const releaseSignals = onSignals ? drainOnSignals(close) : () => {}
   const signalledWhileStarting = signals.held
   signals.release()
-  const address = server.address() as AddressInfo
-  const shownHost = address.family === 'IPv6' ? `[${address.address}]` : address.address
-  return { url: `http://${shownHost}:${address.port}`, gateway, signalledWhileStarting, close }
+  const listening = server.address() as AddressInfo
+  const shownHost = listening.family === 'IPv6' ? `[${listening.address}]` : listening.address
+  return { url: `http://${shownHost}:${listening.port}`, gateway, signalledWhileStarting, close }
 }
 
 /**
@@ -231,22 +231,26 @@ function unbracketed(host: string): string {
 }
 
 /**
- * A host name the resolver does not know (`no-such-host.invalid`, or
- * `256.1.1.1`, which it takes for a name) is a bad option, refused before
- * Redis is dialled: listen() failed with its raw `getaddrinfo ENOTFOUND`
- * only once the gateway had connected to Redis and waited for it. Other
- * lookup failures (a resolver down: `EAI_AGAIN`) are not the option's
- * fault: left to listen().
+ * The address to listen on: the host's first address, as listen() would
+ * take it (dns.lookup, first answer), looked up once — listen() given the
+ * name would ask the resolver again. Read before Redis is dialled: a name the
+ * resolver does not know (`no-such-host.invalid`, or `256.1.1.1`, dotted
+ * numbers it takes for a name) is a bad option; listen() failed with its raw
+ * `getaddrinfo ENOTFOUND` only once the gateway had connected to Redis and
+ * waited for it. What the resolver reads as an address is one: `0` is
+ * 0.0.0.0, `127.1` 127.0.0.1 (inet_aton). Another failure (a resolver down:
+ * `EAI_AGAIN`) is thrown as listen() would throw it, at once.
  */
-async function refuseUnresolvable(host: string): Promise<void> {
-  if (isIP(host) !== 0) return
-  // Dotted numbers that are no IPv4 address, refused without asking: the
-  // resolver reads `10.0.0` as 10.0.0.0 (inet_aton) and `256.1.1.1` as a name.
-  if (DOTTED_NUMBERS.test(host)) throw unresolvable(host)
+async function addressOf(host: string): Promise<string> {
+  if (isIP(host) !== 0) return host
   try {
-    await lookup(host)
+    return (await lookup(host)).address
   } catch (cause) {
-    if ((cause as NodeJS.ErrnoException).code !== 'ENOTFOUND') return
+    // Dotted numbers the resolver does not read as an address name nothing,
+    // whatever the DNS said (a host name is not all digits, RFC 1123 §2.1).
+    if ((cause as NodeJS.ErrnoException).code !== 'ENOTFOUND' && !DOTTED_NUMBERS.test(host)) {
+      throw cause
+    }
     throw Object.assign(unresolvable(host), { cause })
   }
 }

@@ -1,29 +1,48 @@
+import dnsPromises from 'node:dns/promises'
 import { once } from 'node:events'
+import { syncBuiltinESMExports } from 'node:module'
 import { type AddressInfo, createServer, type Server, type Socket } from 'node:net'
-import { afterEach, describe, expect, it, vi } from 'vitest'
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
 import { startGateway } from '../../src/index.js'
 
-// The resolver's answer for a name that does not exist, without asking a
-// DNS server (none may be reachable where the tests run): every other name
-// is looked up as usual.
-vi.mock('node:dns/promises', async (importOriginal) => {
-  const actual = await importOriginal<typeof import('node:dns/promises')>()
-  const lookup = (host: string, ...rest: unknown[]) =>
-    host === 'no-such-host.invalid'
-      ? Promise.reject(
-          Object.assign(new Error(`getaddrinfo ENOTFOUND ${host}`), { code: 'ENOTFOUND' }),
-        )
-      : (actual.lookup as (...args: unknown[]) => Promise<unknown>)(host, ...rest)
-  return { ...actual, lookup, default: { ...actual, lookup } }
+// The resolver's answers, without asking a DNS server (none may be
+// reachable where the tests run): a name that does not exist, a resolver
+// that is down, and a name only this lookup knows (listen(), which looks up
+// through `node:dns` itself, does not). Every other name is looked up as
+// usual. Not vi.mock: this file shares a worker with others (`isolate:
+// false`) that may have loaded the gateway with the real module already; the
+// builtin's own export is replaced, and its ESM binding synced to it.
+const realLookup = dnsPromises.lookup
+function fakeLookup(host: string, ...rest: unknown[]): Promise<unknown> {
+  const failed = (code: string) =>
+    Promise.reject(Object.assign(new Error(`getaddrinfo ${code} ${host}`), { code }))
+  if (host === 'no-such-host.invalid') return failed('ENOTFOUND')
+  if (host === 'resolver-down.test' || host === '1.2.3.4.5') return failed('EAI_AGAIN')
+  if (host === 'known-here.test') return Promise.resolve({ address: '127.0.0.1', family: 4 })
+  return (realLookup as (...args: unknown[]) => Promise<unknown>)(host, ...rest)
+}
+beforeAll(() => {
+  dnsPromises.lookup = fakeLookup as typeof dnsPromises.lookup
+  syncBuiltinESMExports()
 })
+afterAll(() => {
+  dnsPromises.lookup = realLookup
+  syncBuiltinESMExports()
+})
+
+const CONFIG = {
+  providers: { p: { dialect: 'openai', baseURL: 'http://127.0.0.1:9/v1', apiKeys: ['k'] } },
+  models: { m: { fallback: [{ provider: 'p', model: 'gpt' }] } },
+}
 
 /**
  * A `host` that names nothing (a name the resolver does not know; dotted
- * numbers that are no IPv4 address, `256.1.1.1`, `10.0.0`) is the gateway's
+ * numbers it does not read as an address, `256.1.1.1`) is the gateway's
  * option error naming it, before Redis is dialled — as an empty one is. It
- * was Node's raw `getaddrinfo ENOTFOUND` (or `EADDRNOTAVAIL … 10.0.0.0`)
- * from listen(), thrown only after the gateway had connected to Redis and
- * waited for it.
+ * was Node's raw `getaddrinfo ENOTFOUND` from listen(), thrown only after
+ * the gateway had connected to Redis and waited for it. What the resolver
+ * reads as an address is listened on (`0`, `127.1`), at the address that one
+ * lookup found.
  */
 describe('startGateway with a host that does not resolve', () => {
   let redis: Server | undefined
@@ -35,43 +54,82 @@ describe('startGateway with a host that does not resolve', () => {
     redis = undefined
   })
 
-  it.each(['256.1.1.1', '10.0.0', 'no-such-host.invalid'])(
+  /** Starts on `host` with a Redis that counts its connections; what it threw, if it did. */
+  async function startOn(host: string) {
+    let accepted = 0
+    redis = createServer((socket) => {
+      accepted++
+      sockets.add(socket)
+      socket.on('error', () => {})
+    })
+    redis.listen(0, '127.0.0.1')
+    await once(redis, 'listening')
+    const { port } = redis.address() as AddressInfo
+    const error = await startGateway({
+      config: { ...CONFIG, redis: { url: `redis://127.0.0.1:${port}` } },
+      port: 0,
+      host,
+      logger: () => {},
+      drainOnSignals: false,
+    }).then(
+      (running) => running.close().then(() => new Error(`started on ${running.url}`)),
+      (e: unknown) => e,
+    )
+    return { error: error as Error & { code?: unknown }, accepted: () => accepted }
+  }
+
+  // `1.2.3.4.5` with the resolver down: dotted numbers no resolver reads as an address.
+  it.each(['256.1.1.1', '1.2.3.4.5', 'no-such-host.invalid'])(
     '%s: GATEWAY_OPTION_INVALID naming it, no Redis connection made',
     async (host) => {
-      let accepted = 0
-      redis = createServer((socket) => {
-        accepted++
-        sockets.add(socket)
-        socket.on('error', () => {})
-      })
-      redis.listen(0, '127.0.0.1')
-      await once(redis, 'listening')
-      const { port } = redis.address() as AddressInfo
-      const error = await startGateway({
-        config: {
-          providers: { p: { dialect: 'openai', baseURL: 'http://127.0.0.1:9/v1', apiKeys: ['k'] } },
-          models: { m: { fallback: [{ provider: 'p', model: 'gpt' }] } },
-          redis: { url: `redis://127.0.0.1:${port}` },
-        },
-        port: 0,
-        host,
-        logger: () => {},
-        drainOnSignals: false,
-      }).catch((e: unknown) => e)
-      expect((error as Error).message).toBe(
+      const { error, accepted } = await startOn(host)
+      expect(error.message).toBe(
         `startGateway: host must be an address or a host name that resolves, got '${host}' (a string)`,
       )
-      expect((error as { code?: unknown }).code).toBe('GATEWAY_OPTION_INVALID')
-      expect(accepted).toBe(0)
+      expect(error.code).toBe('GATEWAY_OPTION_INVALID')
+      expect(accepted()).toBe(0)
     },
   )
 
+  it('a resolver that is down: its error, as listen() throws it, at once — no Redis connection made', async () => {
+    const { error, accepted } = await startOn('resolver-down.test')
+    expect(error.message).toBe('getaddrinfo EAI_AGAIN resolver-down.test')
+    expect(error.code).toBe('EAI_AGAIN')
+    expect(accepted()).toBe(0)
+  })
+
+  // All interfaces and loopback in inet_aton's short forms, which the resolver reads as addresses.
+  it.each([
+    ['0', '0.0.0.0'],
+    ['127.1', '127.0.0.1'],
+  ])('%s is listened on, as %s', async (host, address) => {
+    const running = await startGateway({
+      config: CONFIG,
+      port: 0,
+      host,
+      logger: () => {},
+      drainOnSignals: false,
+    })
+    await running.close()
+    expect(running.url).toMatch(new RegExp(`^http://${address.replaceAll('.', '\\.')}:\\d+$`))
+  })
+
+  it('the address its one lookup found is listened on: the name is not looked up again', async () => {
+    // Known to this lookup only: listen() looking the name up itself fails.
+    const running = await startGateway({
+      config: CONFIG,
+      port: 0,
+      host: 'known-here.test',
+      logger: () => {},
+      drainOnSignals: false,
+    })
+    await running.close()
+    expect(running.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/)
+  })
+
   it('a name that resolves (localhost) is listened on', async () => {
     const running = await startGateway({
-      config: {
-        providers: { p: { dialect: 'openai', baseURL: 'http://127.0.0.1:9/v1', apiKeys: ['k'] } },
-        models: { m: { fallback: [{ provider: 'p', model: 'gpt' }] } },
-      },
+      config: CONFIG,
       port: 0,
       host: 'localhost',
       logger: () => {},
