@@ -130,6 +130,8 @@ export function decideRetry(outcome: Outcome, state: RetryState): RetryDecision 
     }
     rule = 'fast-connect'
   } else if (isRefusedStream(error)) {
+    // Off only under a factory's `retry: false` that a call's own rules went over.
+    if (!policy.refusedStream) return no('retry-disabled')
     // Refused by a redirect's target: the request itself reached the first server.
     if (outcome.redirected && policy.emptyRead !== true && !state.repeatable) {
       return no('not-idempotent')

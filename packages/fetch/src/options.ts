@@ -92,6 +92,13 @@ export interface ResolvedRetry {
   emptyRead: EmptyReadRetry
   statuses: readonly number[]
   maxRetryAfterMs: number
+  /**
+   * Retry once an HTTP/2 stream the server refused (`REFUSED_STREAM`). No
+   * `RetryOptions` key names it — it is always safe, so always on — but a
+   * factory's `retry: false` turns it off too: a call's own `retry` over
+   * that turns on only the rules it names, and it names not this one.
+   */
+  refusedStream: boolean
 }
 
 export interface PhaseLimits {
@@ -121,16 +128,17 @@ export function resolveRetry(retry: RetryOptions | false | undefined): ResolvedR
   }
   // A key that is no rule (`{ status: [503] }`) is refused, as for the options.
   refuseUnknownOptions(retry, RETRY_KEYS, 'retry', { what: 'retry rule' })
-  return resolveRules(retry)
+  return resolveRules(retry, true)
 }
 
 /** A retry object's rules, each checked, defaults for the rest (its keys already checked). */
-function resolveRules(retry: RetryOptions | undefined): ResolvedRetry {
+function resolveRules(retry: RetryOptions | undefined, refusedStream: boolean): ResolvedRetry {
   return {
     fastConnectFailure: boolean('retry.fastConnectFailure', retry?.fastConnectFailure, true),
     emptyRead: emptyRead(retry?.emptyRead),
     statuses: statuses(retry?.statuses),
     maxRetryAfterMs: nonNegative('retry.maxRetryAfterMs', retry?.maxRetryAfterMs, 60_000),
+    refusedStream,
   }
 }
 
@@ -159,9 +167,10 @@ export function resolveOptions(options: EgressOptions = {}): ResolvedOptions {
 /**
  * A call's retry rules: the per-call value (if any) replaces the factory's,
  * field by field; a field the call leaves undefined keeps the factory's.
- * A factory's `false` is every rule off (`ALL_OFF`), so a call that turns
- * one on gets that one alone: merged over `{}`, the rules it did not name
- * came back at their defaults (`fastConnectFailure`, `emptyRead`).
+ * A factory's `false` is every rule off (`ALL_OFF`, and the refused-stream
+ * rule, which no key names), so a call that turns one on gets that one
+ * alone: merged over `{}`, the rules it did not name came back at their
+ * defaults (`fastConnectFailure`, `emptyRead`, a refused stream).
  */
 export function mergeRetry(
   base: ResolvedRetry | false,
@@ -179,7 +188,7 @@ export function mergeRetry(
     if (value === undefined || (value === null && key === 'maxRetryAfterMs')) continue
     ;(merged as Record<string, unknown>)[key] = value
   }
-  return resolveRules(merged)
+  return resolveRules(merged, base !== false && base.refusedStream)
 }
 
 const RETRY_KEYS = ['fastConnectFailure', 'emptyRead', 'statuses', 'maxRetryAfterMs'] as const

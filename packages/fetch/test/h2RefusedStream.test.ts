@@ -75,3 +75,54 @@ it('another stream error (INTERNAL_ERROR: the server may have acted) is not retr
     ['ERR_HTTP2_STREAM_ERROR', 'not-retryable'],
   ])
 })
+
+// A factory's `retry: false` is every rule off, the refused stream's too (no
+// retry key names it): a call's own `retry: { statuses: [503] }` over it
+// turns on that rule alone. It turned the refused-stream rule back on, any
+// method: a POST was sent twice by a fetch built not to retry.
+it('createFetch({ retry: false }): a call retrying 503s does not send a refused stream again', async () => {
+  const seen = { streams: 0 }
+  const url = await resetFirst(constants.NGHTTP2_REFUSED_STREAM, seen)
+  const fetch = createFetch({ dispatcher: h2.agent, retry: false })
+  events = recordEgress()
+
+  const failure = await fetch(url, {
+    method: 'POST',
+    body: 'order',
+    retry: { statuses: [503] },
+    deadline: Deadline.after(5000),
+  }).catch((error) => error)
+
+  expect(failure).toMatchObject({ code: 'ERR_HTTP2_STREAM_ERROR' })
+  expect(seen.streams).toBe(1)
+  expect(events.skipped.map((skip) => [skip.reason, skip.why])).toEqual([
+    ['ERR_HTTP2_STREAM_ERROR', 'retry-disabled'],
+  ])
+})
+
+it('deadlineInterceptor({ retry: false }): a dispatch retrying 503s does not send a refused stream again', async () => {
+  const seen = { streams: 0 }
+  const url = await resetFirst(constants.NGHTTP2_REFUSED_STREAM, seen)
+  const dispatcher = h2.agent.compose(deadlineInterceptor({ retry: false }))
+  events = recordEgress()
+
+  const failure = await request(url, {
+    dispatcher,
+    deadline: Deadline.after(5000),
+    retry: { statuses: [503] },
+  } as Parameters<typeof request>[1]).catch((error) => error)
+
+  expect(failure).toMatchObject({ code: 'ERR_HTTP2_STREAM_ERROR' })
+  expect(seen.streams).toBe(1)
+})
+
+it('a call retrying 503s over the default rules still sends a refused stream again', async () => {
+  const seen = { streams: 0 }
+  const url = await resetFirst(constants.NGHTTP2_REFUSED_STREAM, seen)
+  const fetch = createFetch({ dispatcher: h2.agent })
+
+  const res = await fetch(url, { retry: { statuses: [503] }, deadline: Deadline.after(5000) })
+
+  expect(res.status).toBe(200)
+  expect(seen.streams).toBe(2)
+})
