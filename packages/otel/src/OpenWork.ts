@@ -1,5 +1,5 @@
 import type { Deadline } from '@hourglass/core'
-import type { Span } from '@opentelemetry/api'
+import type { Span, TimeInput } from '@opentelemetry/api'
 
 /** One request's slice and egress spans still open, and what waits for them. */
 interface Work {
@@ -96,8 +96,13 @@ export class OpenWork {
     const own = Object.getOwnPropertyDescriptor(span, 'end')
     const end = span.end
     let held = false
-    const hold = (): void => {
+    // The end time it was ended with, if any: passed on, not lost (ended
+    // without one, it ends when released, after its work's spans).
+    let endTime: TimeInput | undefined
+    const hold = (time?: TimeInput): void => {
+      if (held) return
       held = true
+      endTime = time
     }
     if (!Reflect.set(span, 'end', hold)) {
       this.#owners.delete(owner)
@@ -106,7 +111,7 @@ export class OpenWork {
     this.endAfterWork(owner, () => {
       if (own === undefined) Reflect.deleteProperty(span, 'end')
       else Object.defineProperty(span, 'end', own)
-      if (held) end.call(span)
+      if (held) end.call(span, endTime)
     })
   }
 
