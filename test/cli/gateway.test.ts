@@ -59,6 +59,8 @@ describe('hourglass gateway', () => {
     [['--host', '256.1.1.1'], {}, "--host '256.1.1.1' is not a valid IPv4 address"],
     [[], { HOST: '256.1.1.1' }, "HOST '256.1.1.1' is not a valid IPv4 address"],
     [['--host', 'bad host!'], {}, "--host 'bad host!' is not an IP address or a host name"],
+    [['--host', '[localhost]'], {}, "--host '[localhost]' is not an IPv6 address"],
+    [['--host', '1.2.3.4.5'], {}, "--host '1.2.3.4.5' is not a valid IPv4 address"],
     [
       ['--host', 'no-such-host.invalid'],
       {},

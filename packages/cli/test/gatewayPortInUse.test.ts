@@ -94,3 +94,19 @@ it.for([
     expect(run.code).toBe(1)
   },
 )
+
+// `--host 127.1` (inet_aton's shorthand for 127.0.0.1, which the resolver
+// and listen() read so) was refused as "not a valid IPv4 address", as was
+// `0` (0.0.0.0): it reaches listen now, shown here by the port it finds
+// taken (the line names the host as given).
+it('a dotted shorthand the resolver reads (127.1) is listened on, not refused', async () => {
+  taken = createServer()
+  await new Promise<void>((resolve) => taken!.listen(0, '127.0.0.1', resolve))
+  const port = (taken.address() as { port: number }).port
+  const config = writeConfig()
+  const run = await runMain(['gateway', '--config', config, '--host', '127.1', '--port', `${port}`])
+  expect(run.stderr).toBe(
+    `hourglass gateway: 127.1:${port} is already in use: another process listens there (pick another --port, or 0 for any free port)\n`,
+  )
+  expect(run.code).toBe(1)
+})

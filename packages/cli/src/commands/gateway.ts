@@ -1,5 +1,5 @@
 import { lookup } from 'node:dns/promises'
-import { isIP } from 'node:net'
+import { isIP, isIPv6 } from 'node:net'
 import { hostname } from 'node:os'
 import { type Command, type Io, isProcessIo } from '../Command.js'
 import { intOption, parseCommandArgs } from '../parseCommandArgs.js'
@@ -83,14 +83,14 @@ A flag wins over its environment variable.
     const port = portFromEnv
       ? envPort(env['PORT'] as string)
       : intOption('gateway', 'port', values.port, 8080, 0, 65_535)
-    const host = checkHost(
-      values.host ?? nonEmpty(env['HOST']) ?? '127.0.0.1',
+    const givenHost = values.host ?? nonEmpty(env['HOST']) ?? '127.0.0.1'
+    const hostFrom =
       values.host !== undefined
         ? '--host'
         : nonEmpty(env['HOST']) !== undefined
           ? 'HOST'
-          : 'the default host',
-    )
+          : 'the default host'
+    const host = checkHost(givenHost, hostFrom)
     const drainTimeoutMs = intOption(
       'gateway',
       'drain-timeout-ms',
@@ -138,7 +138,7 @@ A flag wins over its environment variable.
     }
     if (
       isIP(host) === 0 &&
-      (await unlessStopped(startupStop, () => checkResolves(host))) === STOPPED
+      (await unlessStopped(startupStop, () => checkResolves(host, hostFrom))) === STOPPED
     ) {
       return stopped()
     }
@@ -288,15 +288,29 @@ const LISTEN_HINT = ' (set --host or HOST; in a container, 0.0.0.0)'
 const unresolvable = (host: string): string =>
   `hourglass gateway: cannot listen on ${host}: the host name does not resolve${LISTEN_HINT}`
 
-/** Refuses a host name the resolver does not know (a bad argument, exit 2); other lookup failures are left to listen(). */
-async function checkResolves(host: string): Promise<void> {
+/**
+ * Refuses a host name the resolver does not know (a bad argument, exit 2);
+ * other lookup failures are left to listen(). Dotted numbers that are no
+ * IPv4 address are asked too: the resolver reads `0` as 0.0.0.0 and `127.1`
+ * as 127.0.0.1 (inet_aton's shorthands, which listen() takes), and only
+ * those it cannot read (`256.1.1.1`) are refused, as no IPv4 address.
+ */
+async function checkResolves(host: string, from: string): Promise<void> {
   try {
     await lookup(host)
   } catch (error) {
+    if (DOTTED_NUMBERS.test(host)) throw new UsageError(badHost(host, from, NOT_IPV4))
     const code = (error as NodeJS.ErrnoException).code
     if (code === 'ENOTFOUND' || code === 'EAI_AGAIN') throw new UsageError(unresolvable(host))
   }
 }
+
+const DOTTED_NUMBERS = /^[0-9.]+$/
+
+const NOT_IPV4 = 'is not a valid IPv4 address'
+
+const badHost = (host: string, from: string, why: string): string =>
+  `hourglass gateway: ${from} '${printable(host, 64)}' ${why} (in a container, 0.0.0.0)`
 
 function nonEmpty(value: string | undefined): string | undefined {
   return value === undefined || value.trim() === '' ? undefined : value.trim()
@@ -316,22 +330,23 @@ const HOST_NAME =
   /^(?=.{1,253}$)[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*\.?$/
 
 /**
- * An IP address, or a host name that could be one. Dotted numbers that are
- * not an IPv4 address (`256.1.1.1`, `10.0.0`) are refused here: the resolver
- * would take them for a name and fail later with `getaddrinfo ENOTFOUND`.
+ * An IP address (an IPv6 one may be in brackets, as in a URL: `[::1]`), or
+ * a host name that could be one. Dotted numbers that are no IPv4 address
+ * pass here and are asked of the resolver (`checkResolves`): `0` and
+ * `127.1` are addresses to it, and to listen(). Brackets around anything
+ * but an IPv6 address (`[localhost]`, `[127.0.0.1]`) are refused, as
+ * startGateway refuses them.
  */
 function checkHost(host: string, from: string): string {
-  const bare = host.startsWith('[') && host.endsWith(']') ? host.slice(1, -1) : host
-  if (isIP(bare) !== 0) return bare
-  const why = /^[0-9.]+$/.test(bare)
-    ? 'is not a valid IPv4 address'
-    : HOST_NAME.test(bare)
-      ? undefined
-      : 'is not an IP address or a host name'
-  if (why !== undefined) {
-    throw new UsageError(
-      `hourglass gateway: ${from} '${printable(host, 64)}' ${why} (in a container, 0.0.0.0)`,
-    )
-  }
-  return bare
+  const bracketed = host.startsWith('[') && host.endsWith(']')
+  const bare = bracketed ? host.slice(1, -1) : host
+  if (bracketed ? isIPv6(bare) : isIP(bare) !== 0) return bare
+  if (!bracketed && (DOTTED_NUMBERS.test(bare) || HOST_NAME.test(bare))) return bare
+  throw new UsageError(
+    badHost(
+      host,
+      from,
+      bracketed ? 'is not an IPv6 address' : 'is not an IP address or a host name',
+    ),
+  )
 }
