@@ -1,5 +1,5 @@
-import { DEFAULT_INGRESS_MAX_MS, refuseUnknownOptions } from '@hourglass/core'
-import { nonNegative, positiveOrNone } from './validateMs.js'
+import { DEFAULT_INGRESS_MAX_MS, MAX_TIMER_MS, refuseUnknownOptions } from '@hourglass/core'
+import { positiveOrNone, underWireMax } from './validateMs.js'
 
 /** Options of the client `deadlineInterceptor()`. */
 export interface ClientDeadlineOptions {
@@ -47,14 +47,28 @@ const MEANT_INSTEAD: ReadonlyMap<string, string> = new Map([
   ['timeoutMs', 'defaultMs'],
 ])
 
+/** How its option errors name it, as the server interceptor's name theirs. */
+const NAME = 'deadlineInterceptor'
+
 export function resolveClientOptions(options: ClientDeadlineOptions): ResolvedClientOptions {
   // Ignored, a typo (`{ reserveMS: 50 }`) left the default in force unseen.
   refuseUnknownOptions(options, OPTION_NAMES, 'deadlineInterceptor()', { meant: MEANT_INSTEAD })
+  // Named as the server interceptor's errors are (`deadlineServerInterceptor: `):
+  // a bare "reserveMs must be …" did not say whose, beside an ingress's.
+  const reserveMs = underWireMax(`${NAME}: reserveMs`, options.reserveMs ?? 0)
+  const minBudgetMs = underWireMax(`${NAME}: minBudgetMs`, options.minBudgetMs ?? 5)
+  if (reserveMs + minBudgetMs >= MAX_TIMER_MS) {
+    // A call needs more than both left: none that gRPC carries has, as a
+    // fixed reserve not under its budget is refused by `deadline()`.
+    throw new RangeError(
+      `${NAME}: reserveMs (${reserveMs}) + minBudgetMs (${minBudgetMs}) must be less than ${MAX_TIMER_MS} ms (2³¹−1, the longest deadline gRPC carries): every call under a deadline would fail DEADLINE_EXCEEDED unsent`,
+    )
+  }
   return {
-    reserveMs: nonNegative('reserveMs', options.reserveMs ?? 0),
-    minBudgetMs: nonNegative('minBudgetMs', options.minBudgetMs ?? 5),
+    reserveMs,
+    minBudgetMs,
     // The safe behaviour is the default: a call with no deadline anywhere hung
     // for as long as its server did.
-    defaultMs: positiveOrNone('defaultMs', options.defaultMs ?? DEFAULT_INGRESS_MAX_MS),
+    defaultMs: positiveOrNone(`${NAME}: defaultMs`, options.defaultMs ?? DEFAULT_INGRESS_MAX_MS),
   }
 }

@@ -1,17 +1,17 @@
 import { MAX_TIMER_MS, optionError } from '@hourglass/core'
 
-// Options are validated when an interceptor is created, with a message that names the field.
+// Options are validated when an interceptor is created, with a message that
+// names the interceptor and the field (`deadlineInterceptor: reserveMs`).
 
-export function positive(name: string, value: number): number {
-  if (typeof value !== 'number' || !Number.isFinite(value) || value <= 0) {
-    throw optionError(name, 'a finite number of ms > 0', value)
-  }
-  return value
-}
-
-export function nonNegative(name: string, value: number): number {
-  if (typeof value !== 'number' || !Number.isFinite(value) || value < 0) {
-    throw optionError(name, 'a finite number of ms ≥ 0', value)
+/**
+ * ≥ 0 and under 2³¹−1 ms: no deadline gRPC carries is longer (grpc-js's
+ * server reads a longer `grpc-timeout` wrapped; an ingress's `maxMs` is cut
+ * to it), so a reserve or a minimum budget that large refuses every call —
+ * a timestamp where a duration belongs (`Date.now()`), not a setting.
+ */
+export function underWireMax(name: string, value: number): number {
+  if (typeof value !== 'number' || !(value >= 0) || value >= MAX_TIMER_MS) {
+    throw optionError(name, `a number of ms ≥ 0 and < ${MAX_TIMER_MS} (2³¹−1)`, value)
   }
   return value
 }
