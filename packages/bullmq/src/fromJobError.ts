@@ -1,4 +1,11 @@
-import { currentDeadline, type Deadline, isDeadlineExceeded } from '@hourglass/core'
+import {
+  currentDeadline,
+  type Deadline,
+  describeValue,
+  isDeadline,
+  isDeadlineExceeded,
+  refuseUnknownOptions,
+} from '@hourglass/core'
 import { asOwnOrForeignExpiry } from './asOwnOrForeignExpiry.js'
 import { JobDeadlineExceededError, type JobDeadlineStage } from './JobDeadlineExceededError.js'
 
@@ -75,6 +82,11 @@ export function fromJobError(
   error: unknown,
   options: { deadline?: Deadline | undefined } = {},
 ): unknown {
+  // Checked on every call, before anything is read: it runs on the failure
+  // path, and a `deadline` that is no Deadline (a number of ms, a Date)
+  // threw "current.remaining is not a function" from the app's error
+  // handler, for a job failed by its deadline alone, in place of the 504.
+  const given = callersDeadline(options)
   if (!(error instanceof Error) || isDeadlineExceeded(error)) return error
   let message: unknown
   try {
@@ -103,7 +115,32 @@ export function fromJobError(
   // job was failed on its first attempt, whatever its `attempts` said — and
   // told anything else that reads the name that no retry could help.
   parsed.name = 'JobDeadlineExceededError'
-  return asOwnOrForeignExpiry(parsed, options?.deadline ?? currentDeadline())
+  return asOwnOrForeignExpiry(parsed, given ?? currentDeadline())
+}
+
+const OPTION_NAMES = ['deadline']
+
+/** The `deadline` option, checked: a core `Deadline`, or none (`undefined`, `null`). */
+function callersDeadline(options: unknown): Deadline | undefined {
+  // Not an object: no options, as before — the index `errors.map(fromJobError)`
+  // passes as the second argument is no mistake of the caller's.
+  if (typeof options !== 'object' || options === null) return undefined
+  if (isDeadline(options)) {
+    // `fromJobError(error, req.deadline)`: ignored, the current deadline
+    // was judged in its place, unseen.
+    throw new TypeError(
+      'fromJobError: options must be an object ({ deadline }), got a Deadline: pass { deadline }',
+    )
+  }
+  refuseUnknownOptions(options, OPTION_NAMES, 'fromJobError()')
+  const deadline = (options as { deadline?: unknown }).deadline
+  if (deadline === undefined || deadline === null) return undefined
+  if (!isDeadline(deadline)) {
+    throw new TypeError(
+      `fromJobError: deadline must be a Deadline from @hourglass/core (Deadline.after(ms)), got ${describeValue(deadline)}`,
+    )
+  }
+  return deadline
 }
 
 interface ReadReason {

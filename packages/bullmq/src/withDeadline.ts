@@ -43,7 +43,7 @@ export interface WithDeadlineOptions {
    * second by default: the job is taken up to 100 ms after its delay ends.
    * Default 100; lower it for a Redis with a higher `hz`; `0` = a delay ends
    * on time. Not counted for a back-off of 0, which puts the job straight
-   * back in wait.
+   * back in wait. Less than 2³¹−1.
    */
   delayLagMs?: number | undefined
   /**
@@ -178,6 +178,15 @@ export function withDeadline<
   if (typeof delayLagMs !== 'number' || !Number.isFinite(delayLagMs) || delayLagMs < 0) {
     // Infinity would drop every delayed retry, a lag no Redis has.
     throw optionError('withDeadline: delayLagMs', 'a finite number ≥ 0', delayLagMs)
+  }
+  if (delayLagMs >= MAX_TIMER_MS) {
+    // No lag a Redis has either (its slowest `hz`, 1, is a second late): a
+    // timestamp where a duration belongs (`Date.now()`). Accepted, every
+    // retry with a back-off of a job addWithDeadline added (which records at
+    // most 2³¹−1 ms) was dropped, and every moveToDelayed refused.
+    throw new RangeError(
+      `withDeadline: delayLagMs (${delayLagMs}) must be less than ${MAX_TIMER_MS} ms (2³¹−1, the most a job's recorded budget is): every retry after a back-off would be dropped`,
+    )
   }
   const maxMs = options.maxMs ?? DEFAULT_MAX_MS
   if (typeof maxMs !== 'number' || !Number.isFinite(maxMs) || maxMs <= 0) {

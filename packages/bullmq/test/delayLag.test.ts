@@ -1,4 +1,4 @@
-import { Deadline, ManualClock } from '@hourglass/core'
+import { Deadline, MAX_TIMER_MS, ManualClock } from '@hourglass/core'
 import { DelayedError, type Job } from 'bullmq'
 import { describe, expect, it } from 'vitest'
 import { addWithDeadline, bullmqChannels, withDeadline } from '../src/index.js'
@@ -106,5 +106,22 @@ describe.skipIf(!available)('withDeadline allows for BullMQ’s delayed-job lag 
     expect(() => withDeadline(job, { delayLagMs: Number.POSITIVE_INFINITY })).toThrow(RangeError)
     expect(() => withDeadline(job, { delayLagMs: '100' as never })).toThrow(TypeError)
     expect(() => withDeadline(job, { delayLagMs: 0 })).not.toThrow()
+  })
+})
+
+describe('delayLagMs bounded by the longest budget a job records', () => {
+  // `delayLagMs: Date.now()` (a timestamp where a duration belongs) was
+  // accepted: every retry after a back-off was dropped, silently, at run time.
+  it.each([1e12, MAX_TIMER_MS])('refuses %d at creation, naming it and the bound', (delayLagMs) => {
+    expect(() => withDeadline(async () => 1, { delayLagMs })).toThrow(
+      new RangeError(
+        `withDeadline: delayLagMs (${delayLagMs}) must be less than ${MAX_TIMER_MS} ms (2³¹−1, the most a job's recorded budget is): every retry after a back-off would be dropped`,
+      ),
+    )
+  })
+
+  it('accepts a large lag under it', () => {
+    expect(() => withDeadline(async () => 1, { delayLagMs: 60_000 })).not.toThrow()
+    expect(() => withDeadline(async () => 1, { delayLagMs: MAX_TIMER_MS - 1 })).not.toThrow()
   })
 })
