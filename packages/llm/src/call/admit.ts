@@ -100,9 +100,16 @@ export async function admit(
     if (!isRateLimited(refused) && !isKeysRetired(refused)) throw refused
     let reason = refused.message
     let sooner = false
-    // A refusal of the size (`request_too_large`: no wait lifts it) is no
-    // wait for another model's answer.
-    if (isRateLimited(refused) && next !== undefined && refused.kind !== 'request_too_large') {
+    // A refusal of the size (`request_too_large`), or one no wait lifts (a
+    // request over this process's share of a TPM limit while Redis is away:
+    // `retryAfterMs` Infinity), is no wait for another model's answer: the
+    // call does not come back to it (it did, to be refused again at once).
+    if (
+      isRateLimited(refused) &&
+      next !== undefined &&
+      refused.kind !== 'request_too_large' &&
+      Number.isFinite(refused.retryAfterMs)
+    ) {
       // Said only when its figures show it; else the refusal's own words
       // (the deadline) are the reason.
       const cooling = { ...here, waitMs: refused.retryAfterMs }
