@@ -5,37 +5,17 @@ import {
   type sendUnaryData,
   status,
 } from '@grpc/grpc-js'
-import { afterEach, describe, expect, it, vi } from 'vitest'
-import { deadlineErrors, deadlineServerInterceptor } from '../src/index.js'
+import { describe, expect, it, vi } from 'vitest'
 import { captureWarnings } from './support/captureWarnings.js'
-import {
-  connect,
-  type RunningServer,
-  startServer,
-  unary,
-  type WorkClientApi,
-} from './support/grpc.js'
+import { unary } from './support/grpc.js'
+import { useWrappedServer } from './support/wrappedServer.js'
 
 // What a handler rejects with is whatever its code threw: the mapping answers
 // it, whatever it is, and never throws itself (a throw there was an uncaught
 // exception that ended the process, and the call went unanswered). No timing
 // is measured: the handlers fail at once.
 
-let server: RunningServer | undefined
-let client: WorkClientApi | undefined
-
-afterEach(async () => {
-  client?.close()
-  client = undefined
-  await server?.close()
-  server = undefined
-})
-
-async function serve(implementation: object): Promise<WorkClientApi> {
-  server = await startServer(deadlineErrors(implementation), [deadlineServerInterceptor()])
-  client = connect(server.address)
-  return client
-}
+const serve = useWrappedServer()
 
 type Unary = ServerUnaryCall<unknown, unknown>
 

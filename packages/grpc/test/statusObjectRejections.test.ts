@@ -5,15 +5,9 @@ import {
   type StatusObject,
   status,
 } from '@grpc/grpc-js'
-import { afterEach, describe, expect, it } from 'vitest'
-import { deadlineErrors, deadlineServerInterceptor } from '../src/index.js'
-import {
-  connect,
-  type RunningServer,
-  startServer,
-  unary,
-  type WorkClientApi,
-} from './support/grpc.js'
+import { describe, expect, it } from 'vitest'
+import { unary } from './support/grpc.js'
+import { useWrappedServer } from './support/wrappedServer.js'
 
 // A handler wrapped by deadlineErrors that rejects with the status object
 // grpc-js's `callback` and `call.emit('error')` take — `{ code, details }`,
@@ -22,21 +16,7 @@ import {
 // its callback version passed lost its NOT_FOUND. The handlers fail at once:
 // no timing is measured.
 
-let server: RunningServer | undefined
-let client: WorkClientApi | undefined
-
-afterEach(async () => {
-  client?.close()
-  client = undefined
-  await server?.close()
-  server = undefined
-})
-
-async function serve(implementation: object): Promise<WorkClientApi> {
-  server = await startServer(deadlineErrors(implementation), [deadlineServerInterceptor()])
-  client = connect(server.address)
-  return client
-}
+const serve = useWrappedServer()
 
 function trailer(): Metadata {
   const metadata = new Metadata()

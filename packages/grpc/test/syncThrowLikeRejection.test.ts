@@ -6,16 +6,10 @@ import {
   type sendUnaryData,
   status,
 } from '@grpc/grpc-js'
-import { afterEach, describe, expect, it, vi } from 'vitest'
-import { deadlineErrors, deadlineServerInterceptor } from '../src/index.js'
+import { describe, expect, it, vi } from 'vitest'
 import { captureWarnings } from './support/captureWarnings.js'
-import {
-  connect,
-  type RunningServer,
-  startServer,
-  unary,
-  type WorkClientApi,
-} from './support/grpc.js'
+import { unary } from './support/grpc.js'
+import { useWrappedServer } from './support/wrappedServer.js'
 
 // A handler wrapped by deadlineErrors that throws synchronously is answered
 // as one that rejects. Thrown after it answered, any error was rethrown to
@@ -26,21 +20,7 @@ import {
 const FAILED_AFTER_ANSWER = 'HOURGLASS_GRPC_FAILED_AFTER_ANSWER'
 type Unary = ServerUnaryCall<unknown, unknown>
 
-let server: RunningServer | undefined
-let client: WorkClientApi | undefined
-
-afterEach(async () => {
-  client?.close()
-  client = undefined
-  await server?.close()
-  server = undefined
-})
-
-async function serve(implementation: object): Promise<WorkClientApi> {
-  server = await startServer(deadlineErrors(implementation), [deadlineServerInterceptor()])
-  client = connect(server.address)
-  return client
-}
+const serve = useWrappedServer()
 
 describe('deadlineErrors: a handler that throws synchronously', () => {
   it('after answering through its callback: the client keeps its value (not UNKNOWN), the error is a process warning', async () => {

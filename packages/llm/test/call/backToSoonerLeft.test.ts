@@ -5,35 +5,21 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { openAICompatible } from '../../src/adapters/openAICompatible.js'
 import { Admission } from '../../src/admission/Admission.js'
 import type { AttemptRecord } from '../../src/call/AttemptRecord.js'
+import type { CallModelOptions } from '../../src/call/CallModelOptions.js'
 import { callModel } from '../../src/call/callModel.js'
 import {
-  type LlmAdmissionMessage,
   type LlmAttemptMessage,
   type LlmRetrySkippedMessage,
   llmChannels,
 } from '../../src/channels.js'
 import { isModelUnavailable } from '../../src/errors/ModelUnavailableError.js'
 import { isProviderError } from '../../src/errors/ProviderError.js'
+import { useAdmissionWaits } from './support/admissionWaits.js'
 import { useFakes, user } from './support/fakes.js'
 
 const fakes = useFakes()
 const request = { messages: [user('hi')], maxTokens: 16 }
-let listener: ((message: unknown) => void) | undefined
-afterEach(() => {
-  if (listener) diagnostics.unsubscribe(llmChannels.admission.name, listener)
-  listener = undefined
-})
-
-/** Resolves when admission starts waiting for a cooldown (its timer is set by then). */
-function nextAdmissionWait(): Promise<LlmAdmissionMessage> {
-  return new Promise((resolve) => {
-    listener = (message) => {
-      if ((message as LlmAdmissionMessage).action === 'wait')
-        resolve(message as LlmAdmissionMessage)
-    }
-    diagnostics.subscribe(llmChannels.admission.name, listener)
-  })
-}
+const nextAdmissionWait = useAdmissionWaits()
 
 /** Three models `a`, `b`, `c` at fakes of their own; admission and the deadline on one manual clock. */
 async function threeModels() {
@@ -66,26 +52,68 @@ async function failed(call: Promise<unknown>): Promise<unknown> {
   )
 }
 
+type ThreeModels = Awaited<ReturnType<typeof threeModels>>
+
+/** `threeModels()` where a is rate limited once, for `retryAfterS`, and b and c are broken. */
+async function aRateLimitedOthersBroken(retryAfterS = 1): Promise<ThreeModels> {
+  const three = await threeModels()
+  three.fake.a.enqueue(openAIErrors.rateLimited({ retryAfterS }))
+  three.fake.b.setReply(broken())
+  three.fake.c.setReply(broken())
+  return three
+}
+
+/** A call to a, b and c under their admission, without retry budgets; `options` add to or override that. */
+function callThree(three: ThreeModels, options: Partial<CallModelOptions>) {
+  return callModel({
+    models: three.models,
+    request,
+    limits: { admission: three.admission },
+    retry: { budgets: false },
+    ...options,
+  })
+}
+
+/**
+ * `callThree`, started once admission's waits are listened for. `waited`
+ * resolves when admission starts waiting for a cooldown — or when the call
+ * settles first, so that one that ends without waiting fails the test at
+ * once; `settled` is what the call failed with, undefined if it answered.
+ */
+function callUntilAdmissionWaits(three: ThreeModels, options: Partial<CallModelOptions>) {
+  const waiting = nextAdmissionWait()
+  const call = callThree(three, options)
+  const settled = failed(call)
+  return { call, settled, waited: Promise.race([waiting, settled]) }
+}
+
+/**
+ * `callUntilAdmissionWaits`, its attempts recorded; once admission waits,
+ * the clock moves on by the 1 s cooldown it waits for.
+ */
+async function callPastCooldown(three: ThreeModels, options: Partial<CallModelOptions>) {
+  const records: AttemptRecord[] = []
+  const started = callUntilAdmissionWaits(three, {
+    ...options,
+    onAttempt: (r) => records.push(r),
+  })
+  await started.waited
+  three.clock.advance(1_000)
+  return { ...started, records }
+}
+
 describe('a model left only because another was expected to answer sooner is gone back to once the others failed', () => {
   it('a 429 `Retry-After: 1` on a, b and c fail: a answers on its second request, after its cooldown', async () => {
-    const { clock, admission, fake, models } = await threeModels()
-    fake.a.enqueue(openAIErrors.rateLimited({ retryAfterS: 1 }))
-    fake.b.setReply(broken())
-    fake.c.setReply(broken())
+    const three = await aRateLimitedOthersBroken()
+    const { clock, fake } = three
     using deadline = Deadline.after(10_000, { clock })
     const records: AttemptRecord[] = []
-    const waiting = nextAdmissionWait()
-    const call = callModel({
-      models,
-      request,
+    const { call, settled, waited } = callUntilAdmissionWaits(three, {
       deadline,
-      limits: { admission },
-      retry: { budgets: false },
       onAttempt: (r) => records.push(r),
     })
-    const settled = failed(call)
     // Raced with the call: one that ends without waiting fails here at once.
-    await Promise.race([waiting, settled])
+    await waited
     // Nothing more is sent to a before its cooldown is over.
     expect(fake.a.requests).toHaveLength(1)
     clock.advance(1_000)
@@ -111,18 +139,13 @@ describe('a model left only because another was expected to answer sooner is gon
   })
 
   it('without admission the call waits out a’s own wait itself, on the deadline’s clock', async () => {
-    const { clock, fake, models } = await threeModels()
-    fake.a.enqueue(openAIErrors.rateLimited({ retryAfterS: 1 }))
-    fake.b.setReply(broken())
-    fake.c.setReply(broken())
+    const three = await aRateLimitedOthersBroken()
+    const { clock, fake } = three
     using deadline = Deadline.after(10_000, { clock })
     const records: AttemptRecord[] = []
-    const call = callModel({
-      models,
-      request,
+    const call = callThree(three, {
       deadline,
       limits: { admission: false },
-      retry: { budgets: false },
       onAttempt: (r) => {
         records.push(r)
         // c has failed: the call is about to wait for a's Retry-After.
@@ -144,31 +167,16 @@ describe('a model left only because another was expected to answer sooner is gon
   })
 
   it('a cooling before the call (admission did not wait for it, nothing sent) is gone back to once b and c failed', async () => {
-    const { clock, admission, fake, models } = await threeModels()
+    const three = await threeModels()
+    const { clock, fake, models } = three
     fake.a.enqueue(openAIErrors.rateLimited({ retryAfterS: 1 }))
     // An earlier call leaves a cooling for 1 s; b answers it.
-    const earlier = await callModel({
-      models: [models[0], models[1]] as typeof models,
-      request,
-      limits: { admission },
-      retry: { budgets: false },
-    })
+    const earlier = await callThree(three, { models: [models[0], models[1]] as typeof models })
     expect(earlier.text).toBe('answered by b')
     fake.b.setReply(broken())
     fake.c.setReply(broken())
     using deadline = Deadline.after(10_000, { clock })
-    const records: AttemptRecord[] = []
-    const waiting = nextAdmissionWait()
-    const call = callModel({
-      models,
-      request,
-      deadline,
-      limits: { admission },
-      retry: { budgets: false },
-      onAttempt: (r) => records.push(r),
-    })
-    await Promise.race([waiting, failed(call)])
-    clock.advance(1_000)
+    const { call, records } = await callPastCooldown(three, { deadline })
     const answer = await call
     expect(answer.text).toBe('answered by a')
     expect(fake.a.requests).toHaveLength(2)
@@ -181,14 +189,10 @@ describe('a model left only because another was expected to answer sooner is gon
   })
 
   it('a’s wait does not fit the deadline: the call fails as before, at once, a asked once', async () => {
-    const { clock, admission, fake, models } = await threeModels()
-    fake.a.enqueue(openAIErrors.rateLimited({ retryAfterS: 20 }))
-    fake.b.setReply(broken())
-    fake.c.setReply(broken())
+    const three = await aRateLimitedOthersBroken(20)
+    const { clock, fake } = three
     using deadline = Deadline.after(10_000, { clock })
-    const error = await failed(
-      callModel({ models, request, deadline, limits: { admission }, retry: { budgets: false } }),
-    )
+    const error = await failed(callThree(three, { deadline }))
     expect(isModelUnavailable(error)).toBe(true)
     const unavailable = error as Error & {
       causes: Array<{ model: string; cause: unknown }>
@@ -203,23 +207,13 @@ describe('a model left only because another was expected to answer sooner is gon
   })
 
   it('a model given up on for a non-retryable failure is not gone back to; one left for a sooner answer is', async () => {
-    const { clock, admission, fake, models } = await threeModels()
+    const three = await threeModels()
+    const { clock, fake } = three
     fake.a.enqueue(broken())
     fake.b.enqueue(openAIErrors.rateLimited({ retryAfterS: 1 }))
     fake.c.setReply(broken())
     using deadline = Deadline.after(10_000, { clock })
-    const records: AttemptRecord[] = []
-    const waiting = nextAdmissionWait()
-    const call = callModel({
-      models,
-      request,
-      deadline,
-      limits: { admission },
-      retry: { budgets: false },
-      onAttempt: (r) => records.push(r),
-    })
-    await Promise.race([waiting, failed(call)])
-    clock.advance(1_000)
+    const { call, records } = await callPastCooldown(three, { deadline })
     const answer = await call
     expect(answer.text).toBe('answered by b')
     expect(fake.a.requests).toHaveLength(1)
@@ -232,39 +226,29 @@ describe('a model left only because another was expected to answer sooner is gon
   })
 
   it('only non-retryable failures: nothing is gone back to', async () => {
-    const { admission, fake, models, clock } = await threeModels()
+    const three = await threeModels()
+    const { fake, clock } = three
     fake.a.setReply(broken())
     fake.b.setReply(broken())
     fake.c.setReply(broken())
     using deadline = Deadline.after(10_000, { clock })
-    const error = await failed(
-      callModel({ models, request, deadline, limits: { admission }, retry: { budgets: false } }),
-    )
+    const error = await failed(callThree(three, { deadline }))
     expect(isModelUnavailable(error)).toBe(true)
     expect((error as { causes: unknown[] }).causes).toHaveLength(3)
     expect([fake.a, fake.b, fake.c].map((f) => f.requests.length)).toEqual([1, 1, 1])
   })
 
   it('no model gets more requests than maxAttempts across the return', async () => {
-    const { clock, admission, fake, models } = await threeModels()
+    const three = await threeModels()
+    const { clock, fake } = three
     fake.a.setReply(openAIErrors.rateLimited({ retryAfterS: 1 }))
     fake.b.setReply(broken())
     fake.c.setReply(broken())
     using deadline = Deadline.after(10_000, { clock })
-    const records: AttemptRecord[] = []
-    const waiting = nextAdmissionWait()
-    const settled = failed(
-      callModel({
-        models,
-        request,
-        deadline,
-        limits: { admission },
-        retry: { budgets: false, maxAttempts: 2 },
-        onAttempt: (r) => records.push(r),
-      }),
-    )
-    await Promise.race([waiting, settled])
-    clock.advance(1_000)
+    const { settled, records } = await callPastCooldown(three, {
+      deadline,
+      retry: { budgets: false, maxAttempts: 2 },
+    })
     const error = await settled
     expect(isModelUnavailable(error)).toBe(true)
     expect(fake.a.requests).toHaveLength(2)
@@ -289,19 +273,14 @@ describe('a model left only because another was expected to answer sooner is gon
   })
 
   it('maxAttempts 1: a model whose only attempt was rate limited is not gone back to', async () => {
-    const { admission, fake, models, clock } = await threeModels()
+    const three = await threeModels()
+    const { fake, clock } = three
     fake.a.setReply(openAIErrors.rateLimited({ retryAfterS: 1 }))
     fake.b.setReply(broken())
     fake.c.setReply(broken())
     using deadline = Deadline.after(10_000, { clock })
     const error = await failed(
-      callModel({
-        models,
-        request,
-        deadline,
-        limits: { admission },
-        retry: { budgets: false, maxAttempts: 1 },
-      }),
+      callThree(three, { deadline, retry: { budgets: false, maxAttempts: 1 } }),
     )
     expect(isModelUnavailable(error)).toBe(true)
     expect(fake.a.requests).toHaveLength(1)
@@ -311,7 +290,8 @@ describe('a model left only because another was expected to answer sooner is gon
 
 describe('a model gone back to has one entry in `causes`, its last', () => {
   it('a rate limited again on its return: its entry carries the fresh wait, and the causes’ attempts sum to the error’s', async () => {
-    const { clock, admission, fake, models } = await threeModels()
+    const three = await threeModels()
+    const { clock, fake } = three
     fake.a.enqueue(openAIErrors.rateLimited({ retryAfterS: 1 }))
     fake.a.enqueue(openAIErrors.rateLimited({ retryAfterS: 20 }))
     // b and c rate limited past the deadline: every model met a limit, so
@@ -320,17 +300,11 @@ describe('a model gone back to has one entry in `causes`, its last', () => {
     fake.b.setReply(openAIErrors.rateLimited({ retryAfterS: 30 }))
     fake.c.setReply(openAIErrors.rateLimited({ retryAfterS: 30 }))
     using deadline = Deadline.after(10_000, { clock })
-    const waiting = nextAdmissionWait()
-    const settled = failed(
-      callModel({
-        models,
-        request,
-        deadline,
-        limits: { admission },
-        retry: { budgets: false, maxAttempts: 2 },
-      }),
-    )
-    await Promise.race([waiting, settled])
+    const { settled, waited } = callUntilAdmissionWaits(three, {
+      deadline,
+      retry: { budgets: false, maxAttempts: 2 },
+    })
+    await waited
     clock.advance(1_000)
     const error = await settled
     expect(isModelUnavailable(error)).toBe(true)
@@ -371,20 +345,11 @@ describe('the attempt made on a return is no retry', () => {
   })
 
   it('answered on the return: no `retryReason` (a’s failure counted once, as the fallback), no retry-skipped', async () => {
-    const { clock, admission, fake, models } = await threeModels()
-    fake.a.enqueue(openAIErrors.rateLimited({ retryAfterS: 1 }))
-    fake.b.setReply(broken())
-    fake.c.setReply(broken())
+    const three = await aRateLimitedOthersBroken()
+    const { clock } = three
     using deadline = Deadline.after(10_000, { clock })
-    const waiting = nextAdmissionWait()
-    const call = callModel({
-      models,
-      request,
-      deadline,
-      limits: { admission },
-      retry: { budgets: false },
-    })
-    await Promise.race([waiting, failed(call)])
+    const { call, waited } = callUntilAdmissionWaits(three, { deadline })
+    await waited
     clock.advance(1_000)
     expect((await call).text).toBe('answered by a')
     expect(
@@ -400,24 +365,15 @@ describe('the attempt made on a return is no retry', () => {
   })
 
   it('the call ended during the return’s wait: no retry-skipped, for no retry was announced', async () => {
-    const { admission, fake, models, clock } = await threeModels()
-    fake.a.enqueue(openAIErrors.rateLimited({ retryAfterS: 1 }))
-    fake.b.setReply(broken())
-    fake.c.setReply(broken())
+    const three = await aRateLimitedOthersBroken()
+    const { fake, clock } = three
     using deadline = Deadline.after(10_000, { clock })
     const controller = new AbortController()
-    const waiting = nextAdmissionWait()
-    const settled = failed(
-      callModel({
-        models,
-        request,
-        deadline,
-        signal: controller.signal,
-        limits: { admission },
-        retry: { budgets: false },
-      }),
-    )
-    await Promise.race([waiting, settled])
+    const { settled, waited } = callUntilAdmissionWaits(three, {
+      deadline,
+      signal: controller.signal,
+    })
+    await waited
     controller.abort(new Error('caller left'))
     expect(await settled).toMatchObject({ message: 'caller left' })
     expect(fake.a.requests).toHaveLength(1)
@@ -430,20 +386,15 @@ describe('the attempt made on a return is no retry', () => {
   })
 
   it('without admission, the call ended during a’s own wait: no retry-skipped either', async () => {
-    const { clock, fake, models } = await threeModels()
-    fake.a.enqueue(openAIErrors.rateLimited({ retryAfterS: 1 }))
-    fake.b.setReply(broken())
-    fake.c.setReply(broken())
+    const three = await aRateLimitedOthersBroken()
+    const { clock, fake } = three
     using deadline = Deadline.after(10_000, { clock })
     const controller = new AbortController()
     const settled = failed(
-      callModel({
-        models,
-        request,
+      callThree(three, {
         deadline,
         signal: controller.signal,
         limits: { admission: false },
-        retry: { budgets: false },
         onAttempt: (r) => {
           // c has failed: the call is about to wait for a's Retry-After.
           if (r.model === 'c') setImmediate(() => controller.abort(new Error('caller left')))

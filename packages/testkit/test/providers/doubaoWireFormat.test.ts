@@ -14,32 +14,19 @@
  *   0},"completion_tokens_details":{"reasoning_tokens":0}` (doubao-seed-1-6,
  *   doubao-seed-character, doubao-seed-2-0-mini answers).
  */
-import { afterEach, describe, expect, it } from 'vitest'
-import { type FakeProvider, reply, startFakeProvider } from '../../src/providers/index.js'
+import { describe, expect, it } from 'vitest'
+import { reply } from '../../src/providers/index.js'
+import { chatCompletions, useFakeProvider } from '../support/fakeChat.js'
 import { dataOf, readSse } from './sse.js'
 
-let fake: FakeProvider | undefined
-afterEach(async () => {
-  await fake?.close()
-  fake = undefined
-})
-
-const chat = (base: string, body: Record<string, unknown> = {}) =>
-  fetch(`${base}/chat/completions`, {
-    method: 'POST',
-    headers: { authorization: 'Bearer ark-test', 'content-type': 'application/json' },
-    body: JSON.stringify({
-      model: 'doubao-seed-1-6-251015',
-      messages: [{ role: 'user', content: 'hi' }],
-      ...body,
-    }),
-  })
+const startFake = useFakeProvider()
+const chat = chatCompletions({ key: 'ark-test', model: 'doubao-seed-1-6-251015', content: 'hi' })
 
 type Chunk = Record<string, unknown> & { choices: Record<string, unknown>[] }
 
 describe("Doubao's (Ark's) wire format", () => {
   it('no finish_reason key before the finishing chunk, no logprobs, service_tier and usage: null on every chunk', async () => {
-    fake = await startFakeProvider({ dialect: 'doubao', reply: reply.text('我是豆包') })
+    const fake = await startFake({ dialect: 'doubao', reply: reply.text('我是豆包') })
     const chunks = dataOf<Chunk>(await readSse(await chat(fake.baseURL, { stream: true })))
     expect(chunks.length).toBeGreaterThan(2)
     for (const c of chunks) {
@@ -58,7 +45,7 @@ describe("Doubao's (Ark's) wire format", () => {
   })
 
   it('with include_usage: the usage chunk comes after the finishing one, counting cache and thinking', async () => {
-    fake = await startFakeProvider({ dialect: 'doubao', reply: reply.text('一二三') })
+    const fake = await startFake({ dialect: 'doubao', reply: reply.text('一二三') })
     const chunks = dataOf<Chunk>(
       await readSse(
         await chat(fake.baseURL, { stream: true, stream_options: { include_usage: true } }),
@@ -75,7 +62,7 @@ describe("Doubao's (Ark's) wire format", () => {
   })
 
   it('a whole answer: service_tier default, no system_fingerprint, usage details with zeros', async () => {
-    fake = await startFakeProvider({
+    const fake = await startFake({
       dialect: 'doubao',
       reply: reply.text('你好', {
         thinking: '用户问好',
@@ -97,7 +84,7 @@ describe("Doubao's (Ark's) wire format", () => {
 
 describe("Doubao's streamed tool calls", () => {
   it('come whole, arguments included, in the finishing chunk, with no header or argument pieces before it', async () => {
-    fake = await startFakeProvider({
+    const fake = await startFake({
       dialect: 'doubao',
       reply: reply.text('', {
         toolCalls: [

@@ -15,26 +15,13 @@
  * - each later piece of a tool call's arguments repeats `"id":""` and
  *   `"type":"function"` (the function-calling docs, qwen-plus).
  */
-import { afterEach, describe, expect, it } from 'vitest'
-import { type FakeProvider, reply, startFakeProvider } from '../../src/providers/index.js'
+import { describe, expect, it } from 'vitest'
+import { reply } from '../../src/providers/index.js'
+import { chatCompletions, useFakeProvider } from '../support/fakeChat.js'
 import { dataOf, readSse } from './sse.js'
 
-let fake: FakeProvider | undefined
-afterEach(async () => {
-  await fake?.close()
-  fake = undefined
-})
-
-const chat = (base: string, body: Record<string, unknown> = {}) =>
-  fetch(`${base}/chat/completions`, {
-    method: 'POST',
-    headers: { authorization: 'Bearer sk-test', 'content-type': 'application/json' },
-    body: JSON.stringify({
-      model: 'qwen-plus',
-      messages: [{ role: 'user', content: 'hi' }],
-      ...body,
-    }),
-  })
+const startFake = useFakeProvider()
+const chat = chatCompletions({ key: 'sk-test', model: 'qwen-plus', content: 'hi' })
 
 interface Chunk {
   choices: { delta: Record<string, unknown>; finish_reason: string | null }[]
@@ -44,7 +31,7 @@ interface Chunk {
 
 describe("Qwen's compatible-mode wire format", () => {
   it('without include_usage: usage: null and system_fingerprint: null on every chunk, no usage chunk', async () => {
-    fake = await startFakeProvider({ dialect: 'qwen', reply: reply.text('我是通义') })
+    const fake = await startFake({ dialect: 'qwen', reply: reply.text('我是通义') })
     const chunks = dataOf<Chunk>(await readSse(await chat(fake.baseURL, { stream: true })))
     expect(chunks.length).toBeGreaterThan(2)
     for (const c of chunks) {
@@ -60,7 +47,7 @@ describe("Qwen's compatible-mode wire format", () => {
   })
 
   it('with include_usage: the usage chunk counts the cache, zeros included, and has no fingerprint', async () => {
-    fake = await startFakeProvider({ dialect: 'qwen', reply: reply.text('一二三') })
+    const fake = await startFake({ dialect: 'qwen', reply: reply.text('一二三') })
     const chunks = dataOf<Chunk>(
       await readSse(
         await chat(fake.baseURL, { stream: true, stream_options: { include_usage: true } }),
@@ -79,7 +66,7 @@ describe("Qwen's compatible-mode wire format", () => {
   })
 
   it('a whole answer: system_fingerprint null, prompt_tokens_details.cached_tokens 0', async () => {
-    fake = await startFakeProvider({
+    const fake = await startFake({
       dialect: 'qwen',
       reply: reply.text('你好', { usage: { inputTokens: 11, outputTokens: 2 } }),
     })
@@ -94,7 +81,7 @@ describe("Qwen's compatible-mode wire format", () => {
   })
 
   it('thinking mode: the usage counts the reasoning tokens before the cache', async () => {
-    fake = await startFakeProvider({
+    const fake = await startFake({
       dialect: 'qwen',
       reply: reply.text('是', {
         thinking: '嗯，用户',
@@ -113,7 +100,7 @@ describe("Qwen's compatible-mode wire format", () => {
   })
 
   it('a tool call\'s later pieces repeat id: "" and type; the finishing delta after tool calls is {}', async () => {
-    fake = await startFakeProvider({
+    const fake = await startFake({
       dialect: 'qwen',
       reply: reply.text('', {
         toolCalls: [
