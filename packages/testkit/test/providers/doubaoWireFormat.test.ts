@@ -12,7 +12,13 @@
  * - a whole answer says `"service_tier":"default"` and counts the cache and
  *   the thinking, zeros included: `"prompt_tokens_details":{"cached_tokens":
  *   0},"completion_tokens_details":{"reasoning_tokens":0}` (doubao-seed-1-6,
- *   doubao-seed-character, doubao-seed-2-0-mini answers).
+ *   doubao-seed-character, doubao-seed-2-0-mini answers);
+ * - no opening role chunk: an answer without thinking starts straight with
+ *   its first token, `{"content":"我","role":"assistant"}`, and a thinking
+ *   one with both fields empty, `{"content":"","reasoning_content":"",
+ *   "role":"assistant"}` (raw doubao-seed-1-6-251015 and
+ *   doubao-seed-code-preview-251028 streams; the Volcengine Ark docs'
+ *   streamed example starts with `content="从前"`).
  */
 import { describe, expect, it } from 'vitest'
 import { reply } from '../../src/providers/index.js'
@@ -121,5 +127,46 @@ describe("Doubao's streamed tool calls", () => {
       finish_reason: 'tool_calls',
       index: 0,
     })
+  })
+})
+
+describe("Doubao's first chunk", () => {
+  it('without thinking: the first token, naming the role — no empty role chunk before it', async () => {
+    const fake = await startFake({ dialect: 'doubao', reply: reply.text('我是豆包') })
+    const chunks = dataOf<Chunk>(await readSse(await chat(fake.baseURL, { stream: true })))
+    const deltas = chunks.map((c) => c.choices[0]!['delta'])
+    expect(deltas).toEqual([
+      { content: '我', role: 'assistant' },
+      { content: '是', role: 'assistant' },
+      { content: '豆', role: 'assistant' },
+      { content: '包', role: 'assistant' },
+      { content: '', role: 'assistant' },
+    ])
+  })
+
+  it('with thinking: content and reasoning_content both empty, then the thinking', async () => {
+    const fake = await startFake({
+      dialect: 'doubao',
+      reply: reply.text('好', { thinking: '用户' }),
+    })
+    const chunks = dataOf<Chunk>(await readSse(await chat(fake.baseURL, { stream: true })))
+    expect(chunks.slice(0, 2).map((c) => c.choices[0]!['delta'])).toEqual([
+      { content: '', reasoning_content: '', role: 'assistant' },
+      { content: '', reasoning_content: '用', role: 'assistant' },
+    ])
+  })
+
+  it('tool calls without thinking: the finishing chunk, carrying them, is the only one', async () => {
+    const fake = await startFake({
+      dialect: 'doubao',
+      reply: reply.text('', {
+        toolCalls: [
+          { id: 'call_pwdm', name: 'get_current_weather', arguments: { location: '北京' } },
+        ],
+      }),
+    })
+    const chunks = dataOf<Chunk>(await readSse(await chat(fake.baseURL, { stream: true })))
+    expect(chunks).toHaveLength(1)
+    expect(chunks[0]!.choices[0]!['finish_reason']).toBe('tool_calls')
   })
 })

@@ -13,7 +13,12 @@
  * - the finishing chunk's delta is `{"content":""}` after text, `{}` after
  *   tool calls;
  * - each later piece of a tool call's arguments repeats `"id":""` and
- *   `"type":"function"` (the function-calling docs, qwen-plus).
+ *   `"type":"function"` (the function-calling docs, qwen-plus);
+ * - an answer that opens with a tool call has no role chunk of its own: the
+ *   first chunk carries `content: null`, the first call's header and the
+ *   role, `{"content":null,"tool_calls":[{…"index":0,"id":"call_deb0…",
+ *   "type":"function"}],"role":"assistant"}` (a qwen-max stream of 2025;
+ *   the function-calling docs, qwen-plus, 2026).
  */
 import { describe, expect, it } from 'vitest'
 import { reply } from '../../src/providers/index.js'
@@ -129,5 +134,54 @@ describe("Qwen's compatible-mode wire format", () => {
     )
     expect(chunks.at(-1)!.choices[0]).toMatchObject({ finish_reason: 'tool_calls', delta: {} })
     expect(chunks.at(-1)!.choices[0]!.delta).toEqual({})
+  })
+})
+
+describe("Qwen's answer that opens with a tool call", () => {
+  it('its first chunk carries content: null, the first call and the role together', async () => {
+    const fake = await startFake({
+      dialect: 'qwen',
+      reply: reply.text('', {
+        toolCalls: [
+          { id: 'call_deb0', name: 'get_current_time', arguments: {} },
+          { id: 'call_k6mg', name: 'get_current_weather', arguments: { location: '杭州市' } },
+        ],
+      }),
+    })
+    const chunks = dataOf<Chunk>(await readSse(await chat(fake.baseURL, { stream: true })))
+    const first = chunks[0]!.choices[0]!.delta
+    expect(first).toEqual({
+      content: null,
+      tool_calls: [
+        {
+          index: 0,
+          id: 'call_deb0',
+          type: 'function',
+          function: { name: 'get_current_time', arguments: '' },
+        },
+      ],
+      role: 'assistant',
+    })
+    expect(Object.keys(first)).toEqual(['content', 'tool_calls', 'role'])
+    // The role is named once; the second call's header comes alone.
+    const roles = chunks.filter((c) => 'role' in (c.choices[0]?.delta ?? {}))
+    expect(roles).toHaveLength(1)
+    const second = chunks.find((c) =>
+      JSON.stringify(c.choices[0]?.delta).includes('"id":"call_k6mg"'),
+    )!
+    expect(Object.keys(second.choices[0]!.delta)).toEqual(['tool_calls'])
+  })
+
+  it('after text, the role chunk stays: {"role":"assistant","content":""} first', async () => {
+    const fake = await startFake({
+      dialect: 'qwen',
+      reply: reply.text('好的', {
+        toolCalls: [
+          { id: 'call_0bdc', name: 'get_current_weather', arguments: { location: '杭州市' } },
+        ],
+      }),
+    })
+    const chunks = dataOf<Chunk>(await readSse(await chat(fake.baseURL, { stream: true })))
+    expect(chunks[0]!.choices[0]!.delta).toEqual({ role: 'assistant', content: '' })
   })
 })

@@ -25,9 +25,13 @@ import type { AnswerPlan, Frame, WireFormat } from './WireFormat.js'
  * puts usage on the finishing chunk, asked for or not, and emits no
  * separate usage chunk; with `include_usage` every other chunk
  * carries `"usage": null` (api-docs.deepseek.com/api/create-chat-completion
- * `stream_options.include_usage`, as quoted in moona3k/macparakeet#1087; raw
- * DeepSeek chunks with `"usage":null` in neuron-core/neuron-ai#223 and
- * router-for-me/CLIProxyAPI#3076). DeepSeek's usage also counts its context
+ * `stream_options.include_usage`, as quoted in moona3k/macparakeet#1087: "If
+ * omitted or set to false, the usage field is absent from all chunks except
+ * the last one"; raw DeepSeek chunks with `"usage":null` in
+ * neuron-core/neuron-ai#223 — whose client always sets `include_usage` —
+ * and router-for-me/CLIProxyAPI#3076; raw deepseek-chat streams of
+ * December 2025 whose request is not shown carry no `usage` key before the
+ * finishing chunk — nothing seen shows `null`s when it was not asked). DeepSeek's usage also counts its context
  * cache (`prompt_cache_hit_tokens`, `prompt_cache_miss_tokens`,
  * `prompt_tokens_details.cached_tokens`: a raw finishing chunk in
  * brainlid/langchain#288).
@@ -52,7 +56,9 @@ import type { AnswerPlan, Frame, WireFormat } from './WireFormat.js'
  * `"refusal":null`, and an answer that opens with a tool call has no role
  * chunk of its own: the first call's header comes with `role`, `content:
  * null` and `refusal: null` (recorded gpt-4o-mini streams in dotnet/extensions
- * test/Libraries/Microsoft.Extensions.AI.OpenAI.Tests/OpenAIChatClientTests.cs).
+ * test/Libraries/Microsoft.Extensions.AI.OpenAI.Tests/OpenAIChatClientTests.cs);
+ * Qwen's compatible mode does the same, without the `refusal`. Doubao sends
+ * no role chunk at all unless it thinks (see `roleDelta`).
  *
  * Qwen streams a tool call's arguments in pieces that each repeat `"id":""`
  * and `"type":"function"` — `{"tool_calls":[{"function":{"arguments":
@@ -135,15 +141,19 @@ export const openAIChat: WireFormat = {
     // one not being generated as `null` (see `thinkingDeltas`).
     const thinkingMode = (deepseek || plan.dialect === 'qwen') && plan.thinkingTokens.length > 0
     const doubao = plan.dialect === 'doubao'
-    // OpenAI opens an answer that starts with a tool call with that call's
-    // header, role and `content: null` in one chunk: no role chunk of its own.
+    // OpenAI and Qwen open an answer that starts with a tool call with that
+    // call's header, role and `content: null` in one chunk: no role chunk of
+    // its own.
     const roleInToolCall =
-      openai &&
+      (openai || qwen) &&
       plan.textTokens.length === 0 &&
       plan.thinkingTokens.length === 0 &&
       plan.toolCalls.length > 0
+    // Doubao (Ark) has no role chunk either unless it thinks: its first chunk
+    // is the first token's, which names the role itself (see `roleDelta`).
+    const opener = roleInToolCall ? undefined : roleDelta(plan, thinkingMode)
     const frames: Frame[] = []
-    if (!roleInToolCall) frames.push({ text: chunk(roleDelta(plan.dialect, thinkingMode)) })
+    if (opener !== undefined) frames.push({ text: chunk(opener) })
     // OpenAI: the thinking is generated (paced, counted, billed) but not sent.
     for (const t of plan.thinkingTokens) {
       frames.push({
@@ -184,11 +194,7 @@ export const openAIChat: WireFormat = {
         ],
       }
       frames.push({
-        text: chunk(
-          roleInToolCall && index === 0
-            ? { role: 'assistant', content: null, ...header, refusal: null }
-            : header,
-        ),
+        text: chunk(roleInToolCall && index === 0 ? firstCallDelta(plan, header) : header),
       })
       for (const piece of call.pieces) {
         // Qwen repeats the call's `type` and an empty `id` on every later
@@ -324,26 +330,58 @@ function doubaoToolCalls(plan: AnswerPlan): object[] {
 }
 
 /**
- * OpenAI and DeepSeek name the backend configuration (`"fp_…"`); Qwen's
- * compatible mode sends the field as `null` on every answer and chunk
+ * OpenAI and DeepSeek name the backend configuration (`"fp_…"`) — except
+ * OpenAI's gpt-5 family, which sends the field as `null` on every answer
+ * and chunk (recorded gpt-5-2025-08-07 and gpt-5-nano-2025-08-07 streams
+ * and answers of 2025, `"service_tier":"default","system_fingerprint":null`,
+ * and gpt-5.x streams of 2026 alike, where gpt-4o-mini and gpt-4.1-nano
+ * send `"fp_…"`); so the `openai` fake decides by the model it names. Qwen's
+ * compatible mode sends `null` on every answer and chunk too
  * (`"system_fingerprint":null` in every Model Studio example, qwen-plus,
  * qwen-max, qwen3-max, qwen-flash alike) — a client that reads it as a
  * string gets none —, and Doubao (Ark) has no such field at all.
  */
 function systemFingerprint(plan: AnswerPlan): { system_fingerprint?: string | null } {
   if (plan.dialect === 'doubao') return {}
-  return { system_fingerprint: plan.dialect === 'qwen' ? null : 'fp_hourglass_fake' }
+  if (plan.dialect === 'qwen') return { system_fingerprint: null }
+  if (plan.dialect === 'openai' && plan.model.startsWith('gpt-5')) {
+    return { system_fingerprint: null }
+  }
+  return { system_fingerprint: 'fp_hourglass_fake' }
 }
 
 /**
- * The first chunk's delta. OpenAI adds `refusal: null` (recorded gpt-4o-mini
- * streams: `{"role":"assistant","content":"","refusal":null}`); DeepSeek in
- * thinking mode opens with `content: null` and an empty `reasoning_content`.
+ * The first chunk's delta, or none. OpenAI adds `refusal: null` (recorded
+ * gpt-4o-mini streams: `{"role":"assistant","content":"","refusal":null}`);
+ * DeepSeek in thinking mode opens with `content: null` and an empty
+ * `reasoning_content`. Doubao (Ark) sends no opening chunk when it does not
+ * think — its first chunk is the first token's, `{"content":"我","role":
+ * "assistant"}` — and opens a thinking answer with both fields empty,
+ * `{"content":"","reasoning_content":"","role":"assistant"}` (raw
+ * doubao-seed-1-6-251015 and doubao-seed-code-preview-251028 streams; the
+ * Volcengine Ark docs' streamed example starts with `content="从前"` too).
  */
-function roleDelta(dialect: AnswerPlan['dialect'], thinkingMode: boolean): object {
-  if (dialect === 'openai') return { role: 'assistant', content: '', refusal: null }
+function roleDelta(plan: AnswerPlan, thinkingMode: boolean): object | undefined {
+  if (plan.dialect === 'openai') return { role: 'assistant', content: '', refusal: null }
+  if (plan.dialect === 'doubao') {
+    if (plan.thinkingTokens.length === 0) return undefined
+    return { content: '', reasoning_content: '', role: 'assistant' }
+  }
   if (thinkingMode) return { role: 'assistant', content: null, reasoning_content: '' }
   return { role: 'assistant', content: '' }
+}
+
+/**
+ * The delta of an answer's first chunk when the answer opens with a tool
+ * call: the role and `content: null` ride with the call's header. OpenAI's
+ * adds `refusal: null` (recorded gpt-4o-mini streams); Qwen's names content,
+ * calls and role in that order: `{"content":null,"tool_calls":[{…"index":0,
+ * "id":"call_deb0…","type":"function"}],"role":"assistant"}` (a qwen-max
+ * stream of 2025; Model Studio's function-calling docs, qwen-plus, 2026).
+ */
+function firstCallDelta(plan: AnswerPlan, header: { tool_calls: object[] }): object {
+  if (plan.dialect === 'qwen') return { content: null, ...header, role: 'assistant' }
+  return { role: 'assistant', content: null, ...header, refusal: null }
 }
 
 function usage(plan: AnswerPlan) {
