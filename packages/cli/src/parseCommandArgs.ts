@@ -144,7 +144,7 @@ function describe(error: unknown): string {
   return printable(`${first.charAt(0).toLowerCase()}${first.slice(1)}`, 200)
 }
 
-/** A whole number option within [min, max], or a UsageError naming it. */
+/** A whole number option within [min, max], blanks around it ignored, or a UsageError naming it. */
 export function intOption(
   command: string,
   name: string,
@@ -154,7 +154,9 @@ export function intOption(
   max = 2_147_483_647,
 ): number {
   if (value === undefined) return fallback
-  const n = /^\d+$/.test(value) ? Number(value) : Number.NaN
+  // Trimmed, as the environment variables (PORT) and --log-level are:
+  // `--port " 80"` from a quoted variable is the 80 that PORT=" 80" is.
+  const n = /^\d+$/.test(value.trim()) ? Number(value.trim()) : Number.NaN
   if (!Number.isSafeInteger(n) || n < min || n > max) {
     throw new UsageError(
       `hourglass ${command}: --${name} must be a whole number from ${min} to ${max}, got '${printable(value)}'`,

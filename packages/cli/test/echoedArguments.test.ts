@@ -28,7 +28,7 @@ it.each([
   [['probe', 'http://u:s3?cret@host/'], "hourglass probe: 'http://…@host/' is not a URL"],
   [['probe', 'http://u:s3#cret@host/'], "hourglass probe: 'http://…@host/' is not a URL"],
   [['probe', 'http:/u:s3cret@[bad/'], "hourglass probe: 'http:/…@[bad/' is not a URL"],
-  [['probe', 'u_x:s3cret@host'], "hourglass probe: '…@host' is not a URL"],
+  [['probe', 'u_x:s3cret@host'], "hourglass probe: '…@host' has no scheme: try http://…@host"],
   // Node's own message quotes the argument: taken whole, a newline shown as \n.
   [['demo', 'a\nb'], String.raw`hourglass demo: unexpected argument 'a\nb' (see`],
   [

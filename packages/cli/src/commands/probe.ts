@@ -180,8 +180,6 @@ Options:
   },
 }
 
-/** The statuses fetch follows when they carry a Location. */
-
 function parseUrl(text: string): URL {
   let url: URL
   try {
@@ -194,11 +192,23 @@ function parseUrl(text: string): URL {
     const at = text.lastIndexOf('@')
     const scheme = at < 0 ? '' : (/^[a-z][a-z0-9+.-]*:[\\/]*/i.exec(text.slice(0, at))?.[0] ?? '')
     const shown = printable(at < 0 ? text : `${scheme}…${text.slice(at)}`, 80)
+    // `http://host:70000/`: the URL parser's one word for it, "Invalid URL",
+    // named for what it is.
+    const port = outOfRangePort(text)
+    if (port !== undefined) {
+      throw new UsageError(
+        `hourglass probe: '${shown}' has port ${printable(port, 20)}, out of range (a port is 1 to 65535)`,
+      )
+    }
     throw new UsageError(`hourglass probe: '${shown}' is not a URL (try http://host:port/path)`)
   }
   if (url.protocol !== 'http:' && url.protocol !== 'https:') {
-    // `localhost:8080/items`: the host read as a scheme, a port after it.
-    if (/^[a-z][a-z0-9+.-]*:\d/i.test(text)) refuseMissingScheme(text)
+    // `localhost:8080/items`: the host read as a scheme, a port after it;
+    // `user:pw@host:8080` or `user:pw@host/items`: the user read as one.
+    // (`mailto:ops@example.test`, no port, no path, is the scheme it says.)
+    if (/^[a-z][a-z0-9+.-]*:\d/i.test(text) || credentialsBeforeHost(text)) {
+      refuseMissingScheme(text)
+    }
     throw new UsageError(
       `hourglass probe: only http: and https: URLs can be probed, got '${url.protocol}'`,
     )
@@ -208,21 +218,64 @@ function parseUrl(text: string): URL {
 
 /**
  * A URL typed without its scheme, as curl takes it (`localhost:8080/items`,
- * `127.0.0.1:8080/items`): refused naming what is missing, with the URL to
- * try — not as a scheme `localhost:` never written, nor as no URL at all.
- * Not for text with an `@`: what could be a password is never echoed.
+ * `127.0.0.1:8080/items`, `user:pw@host:8080`), or with the colon after it
+ * left out (`http//host/`): refused naming what is missing, with the URL to
+ * try — not as a scheme `localhost:` never written, nor as no URL at all,
+ * nor as `http://http//host/`. Credentials are shown as `…`, in the text
+ * quoted and in the URL offered: a password is never echoed.
  */
 function refuseMissingScheme(text: string): void {
-  if (text.includes('://') || text.includes('@') || text.startsWith('/')) return
-  const fixed = `http://${text}`
+  if (text.startsWith('/')) return
+  const typo = /^(https?)\/\//i.exec(text)
+  if (typo === null && text.includes('://')) return
+  const written = typo?.[0] ?? ''
+  const scheme = `${typo?.[1]?.toLowerCase() ?? 'http'}://`
+  const rest = text.slice(written.length)
   try {
-    if (new URL(fixed).hostname === '') return
+    if (new URL(`${scheme}${rest}`).hostname === '') return
   } catch {
     return
   }
+  // Credentials end at the last `@` of the authority (up to the first `/`,
+  // `?`, `#` or `\`), as the parser cuts it. An `@` past it may be a
+  // password holding a `/` (`http:/u:pw@host`): no offer, and
+  // the text is quoted as any other that is not a URL, up to its last `@` hidden.
+  const end = rest.search(/[/?#\\]/)
+  const at = rest.lastIndexOf('@')
+  if (end >= 0 && at > end) return
+  const hidden = at < 0 ? rest : `…${rest.slice(at)}`
+  const note = at < 0 ? '' : '; … stands for the credentials, never printed'
+  const given = printable(`${written}${hidden}`, 80)
+  const fixed = printable(`${scheme}${hidden}`, 87)
   throw new UsageError(
-    `hourglass probe: '${printable(text, 80)}' has no scheme: try ${printable(fixed, 87)} (or https://)`,
+    typo === null
+      ? `hourglass probe: '${given}' has no scheme: try ${fixed} (or https://${note})`
+      : `hourglass probe: '${given}' lacks the ':' after ${typo[1]}: try ${fixed}${note ? ` (${note.slice(2)})` : ''}`,
   )
+}
+
+/** `user:pw@host:8080`, `user@host/items`: credentials, then a host with a port or a path. */
+function credentialsBeforeHost(text: string): boolean {
+  const end = text.search(/[/?#\\]/)
+  const authority = end < 0 ? text : text.slice(0, end)
+  const at = text.lastIndexOf('@')
+  return (
+    at >= 0 &&
+    at < authority.length &&
+    (end >= 0 || /^(?:\[[^\]]*\]|[^:]*):\d+$/.test(authority.slice(at + 1)))
+  )
+}
+
+/** The port a `scheme://host:port` text gives, when it is over 65535. */
+function outOfRangePort(text: string): string | undefined {
+  const start = text.indexOf('://')
+  const rest = start < 0 ? text : text.slice(start + 3)
+  const end = rest.search(/[/?#\\]/)
+  const authority = end < 0 ? rest : rest.slice(0, end)
+  const port = /^(?:\[[^\]]*\]|[^:]*):(\d+)$/.exec(
+    authority.slice(authority.lastIndexOf('@') + 1),
+  )?.[1]
+  return port !== undefined && Number(port) > 65_535 ? port : undefined
 }
 
 function basicAuth(url: URL): string | undefined {

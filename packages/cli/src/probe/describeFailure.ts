@@ -84,8 +84,16 @@ export function describeFailure(error: unknown, url: URL, bound?: CallBound): st
   if (isHeadersTimeout(error)) return `${where} sent no response headers${within}`
   if (isBodyTimeout(error)) return `${where} stopped sending the body${within}`
   const message = messageOf(error)
-  // Connected, then the socket went away: undici's "other side closed", or the OS's reset.
   const socketCode = codeOf(error)
+  // undici's "bad response" is an interim `100 Continue` the request did not
+  // ask for: the probe sends no `Expect: 100-continue`, nor lets -H send one.
+  // RFC 9110 (15.2) has a client read past an unexpected 1xx; undici, and so
+  // fetch, drops the connection on a 100. Its other "bad response", an
+  // answer to no request, fails no call.
+  if (socketCode === 'UND_ERR_SOCKET' && message === 'bad response') {
+    return `${where} sent 100 Continue unasked (no Expect: 100-continue was sent), and undici, the HTTP client of fetch, drops the connection on it: any fetch caller fails the same way (UND_ERR_SOCKET: bad response)`
+  }
+  // Connected, then the socket went away: undici's "other side closed", or the OS's reset.
   if (socketCode === 'UND_ERR_SOCKET' || socketCode === 'ECONNRESET' || socketCode === 'EPIPE') {
     return `${where} closed the connection before the answer was complete (${message})`
   }

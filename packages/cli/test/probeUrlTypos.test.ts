@@ -1,0 +1,72 @@
+import { expect, it } from 'vitest'
+import { runMain } from '../../../test/cli/runMain.js'
+
+// Three URLs a user mistypes were refused naming the wrong thing:
+// `http//host/` (the colon left out) was offered `http://http//host/`;
+// `user:pw@host:8080` (no scheme, credentials) was told "only http: and
+// https: … got 'user:'", a scheme never written, the user name echoed; a
+// port over 65535 read only "is not a URL". Each is now named for what it
+// is, the URL to try offered, and credentials shown as `…`. Still bad
+// arguments (exit 2): nothing is called.
+
+const NOTE = '… stands for the credentials, never printed'
+
+it.each([
+  [
+    'http//127.0.0.1:8080/items',
+    "'http//127.0.0.1:8080/items' lacks the ':' after http: try http://127.0.0.1:8080/items",
+  ],
+  [
+    'HTTPS//api.example.test',
+    "'HTTPS//api.example.test' lacks the ':' after HTTPS: try https://api.example.test",
+  ],
+  [
+    'http//u:s3cret@host/x',
+    `'http//…@host/x' lacks the ':' after http: try http://…@host/x (${NOTE})`,
+  ],
+  [
+    'user:s3cret@127.0.0.1:8080',
+    `'…@127.0.0.1:8080' has no scheme: try http://…@127.0.0.1:8080 (or https://; ${NOTE})`,
+  ],
+  [
+    'user:s3cret@api.internal/items',
+    `'…@api.internal/items' has no scheme: try http://…@api.internal/items (or https://; ${NOTE})`,
+  ],
+  ['u_x:s3cret@host', `'…@host' has no scheme: try http://…@host (or https://; ${NOTE})`],
+  [
+    'http://127.0.0.1:70000/',
+    "'http://127.0.0.1:70000/' has port 70000, out of range (a port is 1 to 65535)",
+  ],
+  [
+    'https://u:s3cret@[::1]:65536/x',
+    "'https://…@[::1]:65536/x' has port 65536, out of range (a port is 1 to 65535)",
+  ],
+])("'%s' is refused as: %s (exit 2)", async (given, line) => {
+  const run = await runMain(['probe', given])
+  expect(run.code).toBe(2)
+  expect(run.stdout).toBe('')
+  expect(run.stderr).toBe(`hourglass probe: ${line}\n`)
+  expect(run.stderr).not.toContain('s3cret')
+  expect(run.stderr).not.toContain('user')
+})
+
+// An `@` past the host may end a password that holds a `/`: nothing offered,
+// and the text quoted with everything up to its last `@` hidden.
+it.each([
+  ['u:/s3cret@host/', "only http: and https: URLs can be probed, got 'u:'"],
+  ['http:/u:s3cret@[bad/', "'http:/…@[bad/' is not a URL"],
+  ['host:8080/s3cret@x', "only http: and https: URLs can be probed, got 'host:'"],
+])("'%s' is offered no URL, and shows no password", async (given, start) => {
+  const run = await runMain(['probe', given])
+  expect(run.code).toBe(2)
+  expect(run.stderr.startsWith(`hourglass probe: ${start}`), run.stderr).toBe(true)
+  expect(run.stderr).not.toContain('s3cret')
+})
+
+it("a real scheme with a user in it keeps its own message: 'mailto:ops@example.test'", async () => {
+  const run = await runMain(['probe', 'mailto:ops@example.test'])
+  expect(run.code).toBe(2)
+  expect(run.stderr).toBe(
+    "hourglass probe: only http: and https: URLs can be probed, got 'mailto:'\n",
+  )
+})
