@@ -48,7 +48,7 @@ export interface ConnectorOptions extends EgressOptions {
  */
 export function createConnector(options: ConnectorOptions = {}): buildConnector.connector {
   refuseUnknownOptions(options, CONNECTOR_OPTION_NAMES, 'createConnector()')
-  return connectorFor(resolveOptions(options), options.tls)
+  return connectorFor(resolveOptions(options, 'createConnector()'), options.tls)
 }
 
 /** The connector over options already resolved (createFetch resolves them once for agent, connector and interceptor). */

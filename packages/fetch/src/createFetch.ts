@@ -98,7 +98,7 @@ export function createFetch(
   hooks: FetchHooks = {},
 ): HourglassFetch {
   refuseUnknownOptions(options, FETCH_OPTION_NAMES, 'createFetch()')
-  const config = resolveOptions(options)
+  const config = resolveOptions(options, 'createFetch()')
   if (options.dispatcher != null && !isDispatcher(options.dispatcher)) {
     // Composed with our layer below: the caller read "(options.dispatcher ??
     // own).compose is not a function". Named as a call's own `dispatcher` is.

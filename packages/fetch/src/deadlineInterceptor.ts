@@ -1,5 +1,5 @@
 import { AsyncResource } from 'node:async_hooks'
-import { currentDeadline, type Deadline, refuseUnknownOptions } from '@hourglass/core'
+import { currentDeadline, type Deadline, MAX_TIMER_MS, refuseUnknownOptions } from '@hourglass/core'
 import type { Dispatcher } from 'undici'
 import type { Attempt } from './Attempt.js'
 import {
@@ -84,7 +84,7 @@ export function deadlineInterceptor(
   // that are no object are refused by name: an interceptor is composed far
   // from the call that fails (an Agent's compose()).
   refuseUnknownOptions(options, CONNECTOR_OPTION_NAMES, 'deadlineInterceptor()')
-  return interceptorFor(resolveOptions(options))
+  return interceptorFor(resolveOptions(options, 'deadlineInterceptor()'))
 }
 
 /** The interceptor over options already resolved (createFetch resolves them once for agent, connector and interceptor). */
@@ -306,10 +306,15 @@ function callerLimits(config: ResolvedOptions, headers: unknown, body: unknown):
   }
 }
 
-/** `given` when it is a limit (a finite number > 0) shorter than `own` (`0` = none), else `own`. */
+/**
+ * `given` when it is a limit (a finite number > 0) shorter than `own` (`0` =
+ * none), else `own`; cut to 2³¹−1 ms as the options are (`phaseLimit`): a
+ * longer timer fires after 1 ms on a clock that does not cut its own.
+ */
 function narrower(own: number, given: unknown): number {
   if (typeof given !== 'number' || !(given > 0) || !Number.isFinite(given)) return own
-  return own === 0 || given < own ? given : own
+  const ms = Math.min(given, MAX_TIMER_MS)
+  return own === 0 || ms < own ? ms : own
 }
 
 /** undici also takes an EventEmitter as `signal`; only an AbortSignal is listened to here. */

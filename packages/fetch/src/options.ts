@@ -2,6 +2,7 @@ import {
   type Clock,
   describeValue,
   isClock,
+  MAX_TIMER_MS,
   optionError,
   refuseUnknownOptions,
   systemClock,
@@ -51,6 +52,7 @@ export type LookupFunction = (
   ) => void,
 ) => void
 
+/** The phase limits past 2³¹−1 ms are 2³¹−1 (24.8 days): effectively none. */
 export interface EgressOptions {
   /** Name lookup limit, ms. Default 1000. `0` = no own limit (the deadline still applies). */
   dnsTimeoutMs?: number
@@ -60,7 +62,10 @@ export interface EgressOptions {
   headersTimeoutMs?: number
   /** Longest silence between two body chunks, ms. Default 10000. `0` = no own limit. */
   bodyTimeoutMs?: number
-  /** With less than this left on the deadline, fail at once without touching the network. Default 5. */
+  /**
+   * With less than this left on the deadline, fail at once without touching
+   * the network. Default 5. Under 2³¹−1 ms: one that large refused every call.
+   */
   minBudgetMs?: number
   /** Retry rules; `false` turns every retry off. */
   retry?: RetryOptions | false
@@ -142,13 +147,17 @@ function resolveRules(retry: RetryOptions | undefined, refusedStream: boolean): 
   }
 }
 
-export function resolveOptions(options: EgressOptions = {}): ResolvedOptions {
+/**
+ * `owner` is the factory that takes the options (`'createFetch()'`), named
+ * where an error is about what it would do.
+ */
+export function resolveOptions(options: EgressOptions, owner: string): ResolvedOptions {
   return {
-    dnsTimeoutMs: nonNegative('dnsTimeoutMs', options.dnsTimeoutMs, 1000),
-    connectTimeoutMs: nonNegative('connectTimeoutMs', options.connectTimeoutMs, 3000),
-    headersTimeoutMs: nonNegative('headersTimeoutMs', options.headersTimeoutMs, 10_000),
-    bodyTimeoutMs: nonNegative('bodyTimeoutMs', options.bodyTimeoutMs, 10_000),
-    minBudgetMs: nonNegative('minBudgetMs', options.minBudgetMs, 5),
+    dnsTimeoutMs: phaseLimit('dnsTimeoutMs', options.dnsTimeoutMs, 1000),
+    connectTimeoutMs: phaseLimit('connectTimeoutMs', options.connectTimeoutMs, 3000),
+    headersTimeoutMs: phaseLimit('headersTimeoutMs', options.headersTimeoutMs, 10_000),
+    bodyTimeoutMs: phaseLimit('bodyTimeoutMs', options.bodyTimeoutMs, 10_000),
+    minBudgetMs: minBudget(options.minBudgetMs, owner),
     retry: resolveRetry(options.retry),
     clock: clock(options.clock),
     lookup: lookup(options.lookup),
@@ -236,6 +245,39 @@ function nonNegative(name: string, value: number | undefined, fallback: number):
     throw optionError(name, 'a finite number ≥ 0 (ms)', value)
   }
   return value
+}
+
+/**
+ * A phase limit: `nonNegative`, cut to 2³¹−1 ms (24.8 days), the longest
+ * timer Node has — it is effectively none. Past it Node fires a timer after
+ * 1 ms: the system clock cuts its timers, but a clock of the app's own
+ * (`clock`, or a deadline's) that hands them to `setTimeout` as they are
+ * failed every call at once (`headersTimeoutMs: 1e12`: HEADERS_TIMEOUT
+ * 2 ms in). Cut here once, not per timer.
+ */
+function phaseLimit(name: string, value: number | undefined, fallback: number): number {
+  return Math.min(nonNegative(name, value, fallback), MAX_TIMER_MS)
+}
+
+/**
+ * `minBudgetMs`: ≥ 0 and under 2³¹−1 ms, as the gRPC client's. No deadline
+ * that came over the wire is that long (every ingress cuts its `maxMs` to
+ * it, as `writeDeadline` does the header), so a minimum that large refused
+ * every call under a deadline unsent, at run time, never at boot — a
+ * timestamp (`Date.now()`) where a duration belongs, not a setting.
+ */
+function minBudget(value: number | undefined, owner: string): number {
+  const ms = nonNegative('minBudgetMs', value, 5)
+  if (ms >= MAX_TIMER_MS) {
+    const error = optionError(
+      'minBudgetMs',
+      `a finite number ≥ 0 and < ${MAX_TIMER_MS} (ms, 2³¹−1)`,
+      ms,
+    )
+    error.message += `: ${owner} would refuse every call under a deadline unsent`
+    throw error
+  }
+  return ms
 }
 
 /**

@@ -46,18 +46,18 @@ const NUMERIC = [
 ] as const
 
 it('null for a numeric option is its default, from every factory', () => {
-  const defaults = resolveOptions({})
+  const defaults = resolveOptions({}, 'createFetch()')
   for (const name of NUMERIC) {
     const options = { [name]: null } as never
     // Before: "<name> must be a finite number ≥ 0 (ms), got null", a TypeError.
     expect(() => client(options), name).not.toThrow()
     expect(() => createConnector(options), name).not.toThrow()
     expect(() => deadlineInterceptor(options), name).not.toThrow()
-    expect(resolveOptions(options)[name], name).toBe(defaults[name])
+    expect(resolveOptions(options, 'createFetch()')[name], name).toBe(defaults[name])
   }
-  expect(resolveOptions({ retry: { maxRetryAfterMs: null } } as never).retry).toEqual(
-    defaults.retry,
-  )
+  expect(
+    resolveOptions({ retry: { maxRetryAfterMs: null } } as never, 'createFetch()').retry,
+  ).toEqual(defaults.retry)
 })
 
 it('minBudgetMs: null refuses what the default 5 ms refuses', () => {
