@@ -52,7 +52,8 @@ export interface WithDeadlineOptions {
    * `hourglass` option another producer, or a hand, wrote: its expiry
    * alone could say anything (a µs slip puts it 57,000 years away). A job
    * added by `addWithDeadline` records its budget and is bounded by that,
-   * not by this. Default 3 600 000 (an hour).
+   * not by this. Default 3 600 000 (an hour). A finite number > 0, at most
+   * 2³¹−1 (cut to it, as addWithDeadline's `maxMs` is).
    */
   maxMs?: number | undefined
   /** Time source for the jobs' deadlines; a `ManualClock` drives them in tests. Default: the system clock. */
@@ -188,15 +189,22 @@ export function withDeadline<
       `withDeadline: delayLagMs (${delayLagMs}) must be less than ${MAX_TIMER_MS} ms (2³¹−1, the most a job's recorded budget is): every retry after a back-off would be dropped`,
     )
   }
-  const maxMs = options.maxMs ?? DEFAULT_MAX_MS
-  if (typeof maxMs !== 'number' || !Number.isFinite(maxMs) || maxMs <= 0) {
+  const givenMaxMs = options.maxMs ?? DEFAULT_MAX_MS
+  if (typeof givenMaxMs !== 'number' || !Number.isFinite(givenMaxMs) || givenMaxMs <= 0) {
     // Infinity too: the point of the cap is that no job goes unbounded.
-    throw optionError('withDeadline: maxMs', 'a finite number > 0', maxMs)
+    throw optionError('withDeadline: maxMs', 'a finite number > 0', givenMaxMs)
   }
+  // Cut to 2³¹−1 ms, as addWithDeadline's maxMs and every ingress's are: a
+  // job that recorded no budget was given up to the whole `maxMs: 1e12`
+  // (31 years, reported as its budget), while one that recorded more than
+  // 2³¹−1 ms is bounded by this very cap — it vouches for nothing.
+  const maxMs = Math.min(givenMaxMs, MAX_TIMER_MS)
   if (maxMs < minBudgetMs) {
-    // Every job without a budget would be refused as having too little left.
+    // Every job without a budget would be refused as having too little left,
+    // and, past 2³¹−1 ms, every job with one too (none records more).
+    const shown = maxMs === givenMaxMs ? `${maxMs}` : `${givenMaxMs}, cut to ${maxMs}`
     throw new RangeError(
-      `withDeadline: maxMs (${maxMs}) must not be less than minBudgetMs (${minBudgetMs})`,
+      `withDeadline: maxMs (${shown}) must not be less than minBudgetMs (${minBudgetMs})`,
     )
   }
   if (typeof processor !== 'function') {
