@@ -329,16 +329,21 @@ function firstProblem(
   return { path: fieldPath(path), message: issue.message }
 }
 
+/** The longest name of a field a refusal shows (`param` and `message`); a longer one is cut. */
+const MAX_NAME_CHARS = 64
+
 /** `['messages', 2, 'content']` → `messages[2].content`. */
 function fieldPath(path: readonly PropertyKey[]): string {
   let out = ''
   for (const key of path) {
     if (typeof key === 'number') out += `[${key}]`
-    else if (/^[A-Za-z_$][\w$]*$/.test(String(key)))
+    // A plain name longer than that is quoted and cut too: 5,000 × 'k' was
+    // echoed whole, twice (a 10 KB 400 for a 5 KB key).
+    else if (String(key).length <= MAX_NAME_CHARS && /^[A-Za-z_$][\w$]*$/.test(String(key)))
       out += out === '' ? String(key) : `.${String(key)}`
     // Escaped as a model name is (`quoted`): a name is an id, and an invisible
     // character in it (a zero-width joiner) is why it is unknown.
-    else out += `[${quoted(String(key), 64)}]`
+    else out += `[${quoted(String(key), MAX_NAME_CHARS)}]`
   }
   return out === '' ? 'body' : out
 }
