@@ -40,11 +40,16 @@ const MAX_DEPTH = 64
 export function runningSlice(deadline: Deadline): string | undefined {
   const own = lastPlanOf(deadline)
   const under = lastPlanUnderOf(deadline)
-  return (
-    runningIn(own, under, deadline) ??
-    pendingRunOf(deadline)?.name ??
-    runningIn(under, own, deadline)
-  )
+  const first = runningIn(own, under, deadline)
+  if (first !== undefined) return first
+  const pending = pendingRunOf(deadline)
+  const nested = runningIn(under, own, deadline)
+  if (pending === undefined || nested === undefined) return nested ?? pending?.name
+  // Both running: the one started later is the step the time ran out in
+  // (a budget on trial made inside the earlier step); named the earlier
+  // step, the 504 hid it.
+  const nestedStart = (under && runningStateOf(under)?.startedAt) ?? 0
+  return nestedStart > pending.startedAt ? nested : pending.name
 }
 
 /**

@@ -111,3 +111,30 @@ it('the older of two pending steps ending first leaves the newer named, then non
   await b
   expect(runningSlice(request)).toBeUndefined()
 })
+
+// Both an earlier plan's pending step and a step of a plan under the
+// deadline running: the later one is where the time ran out (a budget on
+// trial made inside `work`). The pending step was read first and the 504
+// named `work`, hiding `step`.
+it('names a step running in a plan under the deadline over an earlier pending step it started inside', async () => {
+  const clock = new ManualClock()
+  const request = Deadline.after(1000, { clock })
+  const ingress = request.plan({ work: 1 }, { reserveMs: 0 })
+  let stepping = (): void => {}
+  const stepStarted = new Promise<void>((resolve) => {
+    stepping = resolve
+  })
+  const work = ingress
+    .run('work', async () => {
+      await request.plan({ lookup: 1 }, { reserveMs: 0 }).run('lookup', async () => 1)
+      const trial = request.child(100, { observe: true }).plan({ step: 1 }, { reserveMs: 0 })
+      const step = trial.run('step', () => new Promise(() => {})).catch(() => {})
+      stepping()
+      await step
+    })
+    .catch(() => {})
+  await stepStarted
+  expect(runningSlice(request)).toBe('step')
+  request.cancel()
+  await work
+})

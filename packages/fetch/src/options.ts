@@ -274,7 +274,12 @@ function minBudget(value: number | undefined, owner: string): number {
       `a finite number ≥ 0 and < ${MAX_TIMER_MS} (ms, 2³¹−1)`,
       ms,
     )
-    error.message += `: ${owner} would refuse every call under a deadline unsent`
+    // The connector reads no minBudgetMs: options shared with the interceptor
+    // or createFetch are refused for what those would do.
+    error.message +=
+      owner === 'createConnector()'
+        ? ': a deadlineInterceptor() or createFetch() given these options would refuse every call under a deadline unsent'
+        : `: ${owner} would refuse every call under a deadline unsent`
     throw error
   }
   return ms

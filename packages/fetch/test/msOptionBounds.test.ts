@@ -28,9 +28,14 @@ describe('minBudgetMs', () => {
     ['deadlineInterceptor()', (minBudgetMs: number) => deadlineInterceptor({ minBudgetMs })],
     ['createConnector()', (minBudgetMs: number) => createConnector({ minBudgetMs })],
   ])('%s refuses one of 2³¹−1 ms or more at creation, naming itself', (owner, make) => {
+    // The connector reads no minBudgetMs: it names what would refuse the calls.
+    const refuser =
+      owner === 'createConnector()'
+        ? 'a deadlineInterceptor() or createFetch() given these options'
+        : owner
     for (const value of [1e12, MAX_TIMER_MS]) {
       expect(messageOf(() => make(value))).toBe(
-        `minBudgetMs must be a finite number ≥ 0 and < ${MAX_TIMER_MS} (ms, 2³¹−1), got ${value}: ${owner} would refuse every call under a deadline unsent`,
+        `minBudgetMs must be a finite number ≥ 0 and < ${MAX_TIMER_MS} (ms, 2³¹−1), got ${value}: ${refuser} would refuse every call under a deadline unsent`,
       )
     }
   })

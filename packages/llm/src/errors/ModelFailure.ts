@@ -12,7 +12,7 @@ export interface ModelFailure {
 
 /**
  * The models tried, for an error's message: `provider/model: reason`, in the
- * order tried. One format for every error that carries them, so a log search
+ * order each gave up. One format for every error that carries them, so a log search
  * for a model finds it whichever error the call ended with.
  */
 export function describeFailures(causes: readonly ModelFailure[]): string {

@@ -48,7 +48,7 @@ export interface RateLimitedDetails {
   overLimit?: OverLimit | undefined
   /**
    * From `callModel`, when admission turned away every model of the list:
-   * one entry per model, in the order tried (as `ModelUnavailableError`'s).
+   * one entry per model, in the order each gave up (as `ModelUnavailableError`'s).
    * Those other than `cause` (the refusal this error repeats) are named at
    * the end of the message. Default: none.
    */
@@ -98,7 +98,7 @@ export class RateLimitedError extends HourglassError {
   readonly overLimit: OverLimit | undefined
   /**
    * From `callModel`: every model of the list and why admission turned each
-   * away, in the order tried — this error names the one that may serve the
+   * away, in the order each gave up — this error names the one that may serve the
    * request soonest. Empty for a refusal of `Admission.acquire` itself.
    */
   readonly causes: ModelFailure[]

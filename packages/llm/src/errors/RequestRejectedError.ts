@@ -8,7 +8,7 @@ export interface RequestRejectedDetails {
   error: ProviderError
   /** Attempts sent across every model before the refusal (the refused one included). */
   attempts: number
-  /** Every model tried, in the order tried, the one that refused last. */
+  /** Every model tried, in the order each gave up, the one that refused last. */
   causes: ModelFailure[]
   /** What recovery was tried first (`collapse`, `compact`), if any. */
   recoveries?: string[] | undefined
@@ -33,7 +33,7 @@ export class RequestRejectedError extends HourglassError {
   readonly model: string
   readonly attempts: number
   /**
-   * Every model tried, in the order tried, as `ModelUnavailableError.causes`:
+   * Every model tried, in the order each gave up, as `ModelUnavailableError.causes`:
    * the refusing model last. A collapse or compaction sends the list again,
    * so a model tried in each pass is named once per pass.
    */
