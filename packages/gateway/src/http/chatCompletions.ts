@@ -82,6 +82,7 @@ export function chatCompletions(ctx: GatewayContext) {
       if (streamed && answerBy !== undefined) headersSent = endAt(answerBy, deadline)
       const options = callOptions(ctx, models, request, callDeadline, fields)
       if (streamed) {
+        const id = mintedId()
         status = await streamCompletion(
           ctx,
           res,
@@ -89,10 +90,16 @@ export function chatCompletions(ctx: GatewayContext) {
             request: Object.assign({}, request, { stream: true as const }),
           }),
           {
-            id: mintedId(fields),
+            id,
             model: requested,
             includeUsage,
-            onFirstEvent: headersSent,
+            // The id goes on the request line once a chunk carries it: a
+            // stream that failed before its first event was an HTTP error
+            // with no id, and a `responseId` there would name no answer.
+            onFirstEvent: () => {
+              fields['responseId'] = id
+              headersSent()
+            },
             answeredBy: () =>
               fields['provider'] === undefined
                 ? undefined
@@ -149,12 +156,11 @@ export function chatCompletions(ctx: GatewayContext) {
 /**
  * A stream's `chatcmpl-…` id (a stream is answered before the provider names
  * its own, which comes with the finish), on the request line as
- * `responseId`: the id a client reports is the one the operator searches.
+ * `responseId` once the stream starts: the id a client reports is the one
+ * the operator searches.
  */
-function mintedId(fields: Record<string, unknown>): string {
-  const id = `chatcmpl-${randomUUID()}`
-  fields['responseId'] = id
-  return id
+function mintedId(): string {
+  return `chatcmpl-${randomUUID()}`
 }
 
 /**
