@@ -110,6 +110,7 @@ export async function runTurns(options: RunTurnsOptions): Promise<TurnsResult> {
       options.operationId,
     )
   }
+  checkToolsAndCall(options)
   const maxTurns = Math.max(1, Math.floor(options.maxTurns ?? 10))
   const messages = [...options.messages]
   const run = new RunBounds(callDeadline(options.deadline), options.signal)
@@ -127,6 +128,28 @@ export async function runTurns(options: RunTurnsOptions): Promise<TurnsResult> {
     throw error
   } finally {
     run.dispose()
+  }
+}
+
+/**
+ * A tool that is no function (an SDK's tool object passed for its function)
+ * reached the model as that tool's failure ("tool is not a function"), after
+ * a paid model call, and the run went on as if the tool had failed; a
+ * missing `tools` threw "Cannot convert undefined or null to object" once the
+ * model asked for one. The caller's mistake: refused before any model call.
+ */
+function checkToolsAndCall(options: RunTurnsOptions): void {
+  if (typeof options.call !== 'function') {
+    throw optionError('runTurns: call', 'a function (messages, info) → ChatResponse', options.call)
+  }
+  const tools: unknown = options.tools
+  if (typeof tools !== 'object' || tools === null || Array.isArray(tools)) {
+    throw optionError('runTurns: tools', 'an object of tool name → function ({} for none)', tools)
+  }
+  for (const [name, tool] of Object.entries(tools)) {
+    if (typeof tool !== 'function') {
+      throw optionError(`runTurns: tools["${name}"]`, 'a function (args, context)', tool)
+    }
   }
 }
 

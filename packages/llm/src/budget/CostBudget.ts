@@ -170,9 +170,20 @@ export class CostBudget {
     request: Pick<ChatRequest, 'messages' | 'tools' | 'extra' | 'maxTokens'>,
     provider?: string,
   ): number {
+    // Undefined or NaN made the estimate NaN (refused later as "an estimate",
+    // naming nothing the caller wrote); a negative cap took the prompt's own
+    // price back, so a check passed for a request the budget could not afford.
+    const maxTokens: unknown = request?.maxTokens
+    if (typeof maxTokens !== 'number' || !(maxTokens >= 0)) {
+      throw optionError(
+        'CostBudget.estimate: maxTokens',
+        'a number ≥ 0 (the request’s output cap)',
+        maxTokens,
+      )
+    }
     const base = this.#price(model, provider)
     const price = this.#tierPrice(model, base, requestedServiceTier(request))
-    return cost(price, estimatePromptTokens(request), worstOutput(base, request.maxTokens))
+    return cost(price, estimatePromptTokens(request), worstOutput(base, maxTokens))
   }
 
   /**

@@ -258,6 +258,16 @@ async function attemptsOn(
       return unaffordableHere(thrown)
     }
     const { permit } = admitted
+    // Read while the hold is taken, and given back if it throws (a custom
+    // adapter's key vault): the hold used to stay for ever, and every later
+    // call on the budget was checked against money no attempt was spending.
+    let apiKey: string | undefined
+    try {
+      apiKey = permit ? permit.key : unrejectedKey(adapter, rejectedKeys)
+    } catch (thrown) {
+      reservation?.release()
+      throw thrown
+    }
     const chosenBecause = admitted.waited === undefined ? choice : `${choice}; ${admitted.waited}`
 
     attempt++
@@ -296,7 +306,7 @@ async function attemptsOn(
         : new AbortController()
     const unlink = controller === undefined ? noop : follow(controller, signal)
     const send: SendOptions = {
-      apiKey: permit ? permit.key : unrejectedKey(adapter, rejectedKeys),
+      apiKey,
       idempotencyKey,
       deadline,
       signal: controller === undefined ? NEVER_ABORTED : controller.signal,
