@@ -27,10 +27,15 @@ function block(ms: number): void {
 }
 
 /**
- * Let the loop run its timers once: the monitor's sampling timer, overdue
- * after a block, runs ahead of a timer set now (libuv runs the earlier due).
+ * Let the loop run the monitor's sampling timer (every 10 ms), overdue after
+ * a block, before the test goes on: libuv runs timers in the order they are
+ * due, and a timer set now for 20 ms is due after it whatever the loop's
+ * cached time says. One set for 0 ms was due 1 ms after the loop's cached
+ * time, which a block inside the timers phase leaves stale: it could run
+ * ahead of the monitor's tick (a loaded CI run read 0 for a 60 ms stall
+ * whose sample had not been taken yet).
  */
-const timersPhase = () => new Promise((resolve) => setTimeout(resolve, 0))
+const timersPhase = () => new Promise((resolve) => setTimeout(resolve, 20))
 
 /**
  * One stall of the loop of at least 60 ms, sampled by the monitor. Its first
