@@ -1,8 +1,9 @@
 import { Deadline } from '@hourglass/core'
 import { type FaultServer, faultServer } from '@hourglass/testkit'
-import { afterEach, expect, it } from 'vitest'
+import { expect, it } from 'vitest'
 import { createFetch } from '../src/index.js'
-import { type EgressEvents, recordEgress } from './helpers.js'
+import type { EgressEvents } from './helpers.js'
+import { useCleanup } from './support/useCleanup.js'
 
 // A Response `clone()`d is read through a tee of its body: once both copies
 // are cancelled, the tee cancels the body beneath with both reasons as one
@@ -12,23 +13,17 @@ import { type EgressEvents, recordEgress } from './helpers.js'
 // says what a plain cancel says: the original's reason, else the clone's,
 // else `AbortError`.
 
-let closers: { close(): Promise<void> | void }[] = []
+const cleanup = useCleanup()
 let events: EgressEvents | undefined
-afterEach(async () => {
-  events?.stop()
-  events = undefined
-  await Promise.all(closers.map((c) => c.close()))
-  closers = []
-})
 
 async function upstream(): Promise<FaultServer> {
   const server = await faultServer({ type: 'headers-then-stall' })
-  closers.push(server)
+  cleanup.keep(server)
   return server
 }
 function client() {
   const fetch = createFetch({ bodyTimeoutMs: 0 })
-  closers.push(fetch)
+  cleanup.keep(fetch)
   return fetch
 }
 const ends = () =>
@@ -37,7 +32,7 @@ const ends = () =>
 it('both copies cancelled with no reason: AbortError, as a plain cancel says', async () => {
   const server = await upstream()
   using deadline = Deadline.after(30_000)
-  events = recordEgress()
+  events = cleanup.record()
   const res = await client()(server.url, { deadline })
   const copy = res.clone()
   await Promise.all([res.body?.cancel(), copy.body?.cancel()])
@@ -50,7 +45,7 @@ it('both copies cancelled with no reason: AbortError, as a plain cancel says', a
 it("both copies cancelled with reasons of the caller's own: the original's, as a plain cancel with it says", async () => {
   const server = await upstream()
   using deadline = Deadline.after(30_000)
-  events = recordEgress()
+  events = cleanup.record()
   const res = await client()(server.url, { deadline })
   const copy = res.clone()
   await Promise.all([res.body?.cancel(new RangeError('enough')), copy.body?.cancel()])

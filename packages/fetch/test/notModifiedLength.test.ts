@@ -3,7 +3,7 @@ import { createServer, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { Deadline } from '@hourglass/core'
 import { Agent, request } from 'undici'
-import { afterEach, expect, it } from 'vitest'
+import { expect, it } from 'vitest'
 import {
   createConnector,
   createFetch,
@@ -11,7 +11,8 @@ import {
   type EgressAttemptEndMessage,
   fetchChannels,
 } from '../src/index.js'
-import { type EgressEvents, recordEgress } from './helpers.js'
+import type { EgressEvents } from './helpers.js'
+import { useCleanup } from './support/useCleanup.js'
 
 // A 304 may carry the Content-Length of the representation it stands for
 // (RFC 9110 §8.6: "the number of octets that would have been sent" in a
@@ -27,14 +28,8 @@ import { type EgressEvents, recordEgress } from './helpers.js'
 // its headers, whatever they say): its attempt ends with its status. A 204
 // must send no Content-Length, yet one that does is as complete.
 
-let closers: { close(): Promise<void> }[] = []
+const cleanup = useCleanup()
 let events: EgressEvents | undefined
-afterEach(async () => {
-  events?.stop()
-  events = undefined
-  await Promise.all(closers.map((c) => c.close()))
-  closers = []
-})
 
 /** Answers 304 with the length of the 1000-byte representation it has not sent (`/204`: a 204 so). */
 async function notModifiedServer(): Promise<string> {
@@ -44,7 +39,7 @@ async function notModifiedServer(): Promise<string> {
   })
   server.listen(0, '127.0.0.1')
   await once(server, 'listening')
-  closers.push({
+  cleanup.keep({
     close: () =>
       new Promise<void>((resolve) => {
         server.closeAllConnections()
@@ -68,8 +63,8 @@ function nextAttemptEnd(): Promise<EgressAttemptEndMessage> {
 it('createFetch: a 304 with a Content-Length ends its attempt with its status, no error', async () => {
   const url = await notModifiedServer()
   const fetch = createFetch()
-  closers.push(fetch)
-  events = recordEgress()
+  cleanup.keep(fetch)
+  events = cleanup.record()
   const ended = nextAttemptEnd()
   using deadline = Deadline.after(30_000)
   const res = await fetch(url, { deadline, headers: { 'if-none-match': '"v1"' } })
@@ -87,8 +82,8 @@ it('createFetch: a 304 with a Content-Length ends its attempt with its status, n
 it('createFetch: a 204 that gives a Content-Length is as complete', async () => {
   const url = await notModifiedServer()
   const fetch = createFetch()
-  closers.push(fetch)
-  events = recordEgress()
+  cleanup.keep(fetch)
+  events = cleanup.record()
   const ended = nextAttemptEnd()
   using deadline = Deadline.after(30_000)
   const res = await fetch(new URL('/204', url), { deadline })
@@ -104,9 +99,9 @@ it('createFetch: a 204 that gives a Content-Length is as complete', async () => 
 it("the interceptor: undici's request() is answered 304, not failed", async () => {
   const url = await notModifiedServer()
   const agent = new Agent({ connect: createConnector(), headersTimeout: 0, bodyTimeout: 0 })
-  closers.push(agent)
+  cleanup.keep(agent)
   const dispatcher = agent.compose(deadlineInterceptor())
-  events = recordEgress()
+  events = cleanup.record()
   const ended = nextAttemptEnd()
   using deadline = Deadline.after(30_000)
   const res = await request(url, {
@@ -127,7 +122,7 @@ it("the interceptor: undici's request() is answered 304, not failed", async () =
 it("the interceptor: a handler of undici's second API hears the 304 end, not an error", async () => {
   const url = new URL(await notModifiedServer())
   const agent = new Agent({ connect: createConnector(), headersTimeout: 0, bodyTimeout: 0 })
-  closers.push(agent)
+  cleanup.keep(agent)
   const dispatcher = agent.compose(deadlineInterceptor())
   using deadline = Deadline.after(30_000)
   const heard = await new Promise<string[]>((resolve) => {
@@ -164,9 +159,9 @@ it('a 304 whose server closes before its headers end is still a failure', async 
   })
   server.listen(0, '127.0.0.1')
   await once(server, 'listening')
-  closers.push({ close: () => new Promise<void>((resolve) => server.close(() => resolve())) })
+  cleanup.keep({ close: () => new Promise<void>((resolve) => server.close(() => resolve())) })
   const fetch = createFetch()
-  closers.push(fetch)
+  cleanup.keep(fetch)
   using deadline = Deadline.after(30_000)
   await expect(
     fetch(`http://127.0.0.1:${(server.address() as AddressInfo).port}/`, { deadline }),

@@ -3,9 +3,10 @@ import type { AddressInfo } from 'node:net'
 import { createServer } from 'node:net'
 import { type FaultServer, faultServer } from '@hourglass/testkit'
 import { Agent, request } from 'undici'
-import { afterEach, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { createConnector, createFetch, deadlineInterceptor } from '../src/index.js'
-import { type EgressEvents, recordEgress, rejection } from './helpers.js'
+import { type EgressEvents, rejection } from './helpers.js'
+import { useCleanup } from './support/useCleanup.js'
 
 // Per-call retry rules go field by field over the factory's. A factory's
 // `retry: false` is every rule off, so a call that turns one rule on
@@ -14,28 +15,22 @@ import { type EgressEvents, recordEgress, rejection } from './helpers.js'
 // `emptyRead: 'idempotent'`: a GET whose connection closed before any answer
 // was sent again, and a refused connect tried twice.
 
-let closers: { close(): Promise<void> }[] = []
+const cleanup = useCleanup()
 let events: EgressEvents | undefined
-afterEach(async () => {
-  events?.stop()
-  events = undefined
-  await Promise.all(closers.map((c) => c.close()))
-  closers = []
-})
 
 async function serve(plan: Parameters<typeof faultServer>[0]): Promise<FaultServer> {
   const server = await faultServer(plan)
-  closers.push(server)
+  cleanup.keep(server)
   return server
 }
 function client() {
   const fetch = createFetch({ retry: false })
-  closers.push(fetch)
+  cleanup.keep(fetch)
   return fetch
 }
 function interceptor() {
   const base = new Agent({ connect: createConnector() })
-  closers.push(base)
+  cleanup.keep(base)
   return base.compose(deadlineInterceptor({ retry: false }))
 }
 /** A port nothing listens on: a connect to it is refused at once. */
@@ -63,7 +58,7 @@ describe('createFetch({ retry: false }) with a per-call retry: { statuses: [503]
   })
 
   it('does not bring back emptyRead: a GET whose connection closed before any answer is not sent again', async () => {
-    events = recordEgress()
+    events = cleanup.record()
     const server = await serve(closeThenAnswer)
     const error = await rejection(client()(server.url, { retry: { statuses: [503] } }))
     expect(error).toMatchObject({ code: 'UND_ERR_SOCKET' })
@@ -72,7 +67,7 @@ describe('createFetch({ retry: false }) with a per-call retry: { statuses: [503]
   })
 
   it('does not bring back fastConnectFailure: a refused connect is tried once', async () => {
-    events = recordEgress()
+    events = cleanup.record()
     const port = await closedPort()
     const error = await rejection(
       client()(`http://127.0.0.1:${port}/`, { retry: { statuses: [503] } }),
