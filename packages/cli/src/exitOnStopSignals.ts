@@ -1,4 +1,5 @@
 import { constants } from 'node:os'
+import { clearProgressLines } from './progressLine.js'
 import { isHourglassBinary } from './startupSignals.js'
 
 /**
@@ -15,6 +16,10 @@ export function exitOnStopSignals(): void {
   const onSignal = (signal: NodeJS.Signals) => {
     process.off('SIGINT', onSignal)
     process.off('SIGTERM', onSignal)
+    // Its output ends here: a progress line drawn on a terminal is wiped, not
+    // left half-written before the shell's prompt (a terminal's writes are
+    // synchronous: done before the signal ends the process).
+    clearProgressLines()
     // Raised again with no listener: its default action, so a shell or a
     // supervisor sees the process killed by the signal, as before.
     process.kill(process.pid, signal)

@@ -70,3 +70,45 @@ it("a real scheme with a user in it keeps its own message: 'mailto:ops@example.t
     "hourglass probe: only http: and https: URLs can be probed, got 'mailto:'\n",
   )
 })
+
+// `user:s3cret@host` (no scheme, no port, no path) read as the scheme
+// `user:`: "only http: and https: … got 'user:'", the user name echoed and a
+// scheme never written named. It is a user and password with the scheme
+// left out, as `user:s3cret@host:8080` is; schemes written `scheme:user@host`
+// (mailto:, xmpp:, sip:…) keep their own message.
+it.each([
+  ['user:s3cret@api.internal', `'…@api.internal' has no scheme: try http://…@api.internal`],
+  ['user:s3cret@127.0.0.1', `'…@127.0.0.1' has no scheme: try http://…@127.0.0.1`],
+  ['user:s3cret@[::1]', `'…@[::1]' has no scheme: try http://…@[::1]`],
+])("'%s' is refused as: %s (exit 2)", async (given, line) => {
+  const run = await runMain(['probe', given])
+  expect(run.code).toBe(2)
+  expect(run.stderr).toBe(`hourglass probe: ${line} (or https://; ${NOTE})\n`)
+  expect(run.stderr).not.toContain('s3cret')
+  expect(run.stderr).not.toContain('user')
+})
+
+it.each(['xmpp:ops@example.test', 'sip:alice@atlanta.example.test'])(
+  "'%s', a scheme written with a user and no //, keeps its own message",
+  async (given) => {
+    const run = await runMain(['probe', given])
+    expect(run.code).toBe(2)
+    expect(run.stderr).toBe(
+      `hourglass probe: only http: and https: URLs can be probed, got '${given.slice(0, given.indexOf(':') + 1)}'\n`,
+    )
+  },
+)
+
+// Port 0 passed the URL parser and failed only at fetch time, after the
+// probe had begun: "cannot connect to 127.0.0.1:0 (ECONNREFUSED …)", exit 1,
+// where port 70000 is refused up front. Refused as that one is.
+it.each([
+  ['http://127.0.0.1:0/', "'http://127.0.0.1:0/' has port 0"],
+  ['https://u:s3cret@[::1]:0/x', "'https://…@[::1]:0/x' has port 0"],
+  ['http://h:00/', "'http://h:00/' has port 0"],
+])("'%s' is refused up front: %s, out of range (exit 2)", async (given, start) => {
+  const run = await runMain(['probe', given, '--warmup', '0', '--samples', '1'])
+  expect(run.code).toBe(2)
+  expect(run.stdout).toBe('')
+  expect(run.stderr).toBe(`hourglass probe: ${start}, out of range (a port is 1 to 65535)\n`)
+})

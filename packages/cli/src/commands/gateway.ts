@@ -120,9 +120,8 @@ A flag wins over its environment variable.
         `hourglass gateway: ${values['log-level'] !== undefined ? '--log-level' : 'LOG_LEVEL'} must be one of ${LOG_LEVELS.join(', ')} (any case), got '${printable(givenLevel)}'`,
       )
     }
-    // A name that does not resolve is the caller's setting: say so before the
-    // gateway starts, which would first dial Redis (a config's `redis.url`),
-    // wait for it and log about it, and only then fail to listen.
+    // A name that does not resolve is the caller's setting: said before the
+    // config is read and the gateway built.
     // A stop signal held while this command's own start-up I/O waits (a
     // resolver that hangs, a config that is a FIFO nobody writes, a slow
     // mount) stops it there: the wait may never end, and the signal was only
@@ -136,12 +135,13 @@ A flag wins over its environment variable.
       )
       return 0
     }
-    if (
-      isIP(host) === 0 &&
-      (await unlessStopped(startupStop, () => checkResolves(host, hostFrom))) === STOPPED
-    ) {
-      return stopped()
-    }
+    // Looked up once, here (where a stop signal ends the wait), and
+    // startGateway given the answer: given the name it would look it up again
+    // (two answers, which may differ: the second failure was said as a name
+    // that does not resolve), and before it holds the stop signals.
+    const address =
+      isIP(host) !== 0 ? host : await unlessStopped(startupStop, () => addressOf(host, hostFrom))
+    if (address === STOPPED) return stopped()
     // Imported when used: the gateway package (and what it pulls in) costs the
     // other commands nothing.
     const { DEFAULT_REPLY_RESERVE_MS, isGatewayConfigError, loadGatewayConfig, startGateway } =
@@ -174,7 +174,7 @@ A flag wins over its environment variable.
       running = await startGateway({
         config,
         port,
-        host,
+        host: address,
         drainTimeoutMs,
         keepAliveTimeoutMs,
         replyReserveMs: DEFAULT_REPLY_RESERVE_MS,
@@ -221,11 +221,11 @@ A flag wins over its environment variable.
         )
         return 1
       }
-      if (code === 'ENOTFOUND' || code === 'EAI_AGAIN' || code === 'EADDRNOTAVAIL') {
-        // A host name that does not resolve, or an address this machine does not have: the
-        // caller's setting, said in one line instead of getaddrinfo's.
+      if (code === 'EADDRNOTAVAIL') {
+        // An address this machine does not have: the caller's setting, said
+        // in one line instead of listen's. (A name was looked up above.)
         io.stderr(
-          `${code === 'EADDRNOTAVAIL' ? `hourglass gateway: cannot listen on ${host}: not an address of this machine${LISTEN_HINT}` : unresolvable(host)}\n`,
+          `hourglass gateway: cannot listen on ${host}: not an address of this machine${LISTEN_HINT}\n`,
         )
         return 2
       }
@@ -289,19 +289,28 @@ const unresolvable = (host: string): string =>
   `hourglass gateway: cannot listen on ${host}: the host name does not resolve${LISTEN_HINT}`
 
 /**
- * Refuses a host name the resolver does not know (a bad argument, exit 2);
- * other lookup failures are left to listen(). Dotted numbers that are no
- * IPv4 address are asked too: the resolver reads `0` as 0.0.0.0 and `127.1`
- * as 127.0.0.1 (inet_aton's shorthands, which listen() takes), and only
- * those it cannot read (`256.1.1.1`) are refused, as no IPv4 address.
+ * The address a host name resolves to: the first answer, as listen() would
+ * take it. A name the resolver does not know is a bad argument (exit 2).
+ * Dotted numbers that are no IPv4 address are asked too: the resolver reads
+ * `0` as 0.0.0.0 and `127.1` as 127.0.0.1 (inet_aton's shorthands, which
+ * listen() takes), and only those it cannot read (`256.1.1.1`) are refused,
+ * as no IPv4 address. A resolver that fails (`EAI_AGAIN`: down, or too slow
+ * to answer) says nothing of the name: a failure of this machine, exit 1,
+ * and the same command may work once it is back.
  */
-async function checkResolves(host: string, from: string): Promise<void> {
+async function addressOf(host: string, from: string): Promise<string> {
   try {
-    await lookup(host)
+    return (await lookup(host)).address
   } catch (error) {
     if (DOTTED_NUMBERS.test(host)) throw new UsageError(badHost(host, from, NOT_IPV4))
     const code = (error as NodeJS.ErrnoException).code
-    if (code === 'ENOTFOUND' || code === 'EAI_AGAIN') throw new UsageError(unresolvable(host))
+    if (code === 'ENOTFOUND') throw new UsageError(unresolvable(host))
+    throw new Error(
+      code === 'EAI_AGAIN'
+        ? `cannot look up ${host}: the resolver failed for now (EAI_AGAIN), a fault of this machine's DNS, not of the name: try again, or set --host or HOST to an IP address`
+        : `cannot look up ${host}: ${(error as Error).message}`,
+      { cause: error },
+    )
   }
 }
 
@@ -332,7 +341,7 @@ const HOST_NAME =
 /**
  * An IP address (an IPv6 one may be in brackets, as in a URL: `[::1]`), or
  * a host name that could be one. Dotted numbers that are no IPv4 address
- * pass here and are asked of the resolver (`checkResolves`): `0` and
+ * pass here and are asked of the resolver (`addressOf`): `0` and
  * `127.1` are addresses to it, and to listen(). Brackets around anything
  * but an IPv6 address (`[localhost]`, `[127.0.0.1]`) are refused, as
  * startGateway refuses them.

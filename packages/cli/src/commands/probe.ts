@@ -186,34 +186,76 @@ function parseUrl(text: string): URL {
     url = new URL(text)
   } catch {
     refuseMissingScheme(text)
-    // Quoted on one line, without what could be a password: everything up
-    // to the last `@` (a password may hold `/`, `?`, `#` or `@`), the scheme
-    // kept. No regex across the whole text: linear on any argument.
-    const at = text.lastIndexOf('@')
-    const scheme = at < 0 ? '' : (/^[a-z][a-z0-9+.-]*:[\\/]*/i.exec(text.slice(0, at))?.[0] ?? '')
-    const shown = printable(at < 0 ? text : `${scheme}…${text.slice(at)}`, 80)
     // `http://host:70000/`: the URL parser's one word for it, "Invalid URL",
     // named for what it is.
     const port = outOfRangePort(text)
-    if (port !== undefined) {
-      throw new UsageError(
-        `hourglass probe: '${shown}' has port ${printable(port, 20)}, out of range (a port is 1 to 65535)`,
-      )
-    }
-    throw new UsageError(`hourglass probe: '${shown}' is not a URL (try http://host:port/path)`)
+    if (port !== undefined) throw badPort(text, port)
+    throw new UsageError(
+      `hourglass probe: '${withoutPassword(text)}' is not a URL (try http://host:port/path)`,
+    )
   }
   if (url.protocol !== 'http:' && url.protocol !== 'https:') {
     // `localhost:8080/items`: the host read as a scheme, a port after it;
-    // `user:pw@host:8080` or `user:pw@host/items`: the user read as one.
-    // (`mailto:ops@example.test`, no port, no path, is the scheme it says.)
-    if (/^[a-z][a-z0-9+.-]*:\d/i.test(text) || credentialsBeforeHost(text)) {
+    // `user:pw@host:8080`, `user:pw@host/items` or `user:pw@host`: the user
+    // read as one. (`mailto:ops@example.test` is the scheme it says.)
+    if (
+      /^[a-z][a-z0-9+.-]*:\d/i.test(text) ||
+      credentialsBeforeHost(text) ||
+      (!USER_AT_HOST_SCHEMES.has(url.protocol) && credentialsBeforeBareHost(text))
+    ) {
       refuseMissingScheme(text)
     }
     throw new UsageError(
       `hourglass probe: only http: and https: URLs can be probed, got '${url.protocol}'`,
     )
   }
+  // The parser takes port 0, which no server listens on: the call failed
+  // only at fetch time, as a connection refused, after the probe had begun.
+  if (url.port === '0') throw badPort(text, '0')
   return url
+}
+
+/**
+ * `text` quoted on one line, without what could be a password: everything up
+ * to the last `@` (a password may hold `/`, `?`, `#` or `@`), the scheme
+ * kept. No regex across the whole text: linear on any argument.
+ */
+function withoutPassword(text: string): string {
+  const at = text.lastIndexOf('@')
+  const scheme = at < 0 ? '' : (/^[a-z][a-z0-9+.-]*:[\\/]*/i.exec(text.slice(0, at))?.[0] ?? '')
+  return printable(at < 0 ? text : `${scheme}…${text.slice(at)}`, 80)
+}
+
+function badPort(text: string, port: string): UsageError {
+  return new UsageError(
+    `hourglass probe: '${withoutPassword(text)}' has port ${printable(port, 20)}, out of range (a port is 1 to 65535)`,
+  )
+}
+
+/**
+ * Schemes whose URLs are written `scheme:user@host`, with no `//` (IANA's
+ * register): `mailto:ops@example.test` is one, where `user:pw@host` is a
+ * user and password with the scheme left out.
+ */
+const USER_AT_HOST_SCHEMES = new Set([
+  'mailto:',
+  'acct:',
+  'xmpp:',
+  'sip:',
+  'sips:',
+  'im:',
+  'pres:',
+  'mid:',
+  'cid:',
+  'news:',
+])
+
+/** `user:pw@host`, `user@api.internal`: credentials before a host, and nothing after it. */
+function credentialsBeforeBareHost(text: string): boolean {
+  const at = text.lastIndexOf('@')
+  return (
+    at > 0 && /^(?:[a-z0-9.-]+|\[[0-9a-f:.]+\])$/i.test(text.slice(at + 1)) && !/[/?#\\]/.test(text)
+  )
 }
 
 /**
