@@ -78,7 +78,11 @@ export interface LlmAttemptMessage {
    * in an error before the caller got any of it).
    */
   finishReason?: string | undefined
-  /** When an answer came: the provider's response id (`ChatResponse.id`), when it named one. */
+  /**
+   * When an answer came: the provider's response id (`ChatResponse.id`), when
+   * it named one. A stream that failed after naming it (a cut, a first-token
+   * timeout, an error frame — with or without tokens delivered) has it too.
+   */
   responseId?: string | undefined
   /** When an answer came: `ChatResponse.systemFingerprint` (OpenAI-compatible dialects), when said. */
   systemFingerprint?: string | undefined

@@ -99,6 +99,12 @@ export type OpenResult =
        * stream is charged by them rather than by the prompt estimate.
        */
       usageSoFar?: (() => Usage | undefined) | undefined
+      /**
+       * The provider's id of the answer, once the stream named it
+       * (`StreamParser.responseId`), read when the stream breaks: the
+       * failed attempt's record names the answer it was (`responseId`).
+       */
+      responseIdSoFar?: (() => string | undefined) | undefined
     }
   | { ok: false; error: ProviderError }
 

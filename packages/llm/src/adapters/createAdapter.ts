@@ -729,7 +729,8 @@ function withReportedUsage(response: ChatResponse): ChatResponse {
 /**
  * A stream's events read through one parser of `dialect`, and that parser's
  * counts so far (`OpenResult.usageSoFar`), for charging a stream cut before
- * its usage event.
+ * its usage event, and the answer's id so far (`OpenResult.responseIdSoFar`),
+ * for the record of one cut before its finish.
  */
 function streamOf(
   body: EventBody,
@@ -737,7 +738,11 @@ function streamOf(
   send: SendOptions,
   context: Parameters<typeof readEvents>[3],
   limitBytes: number,
-): { events: AsyncIterable<StreamEvent>; usageSoFar: () => Usage | undefined } {
+): {
+  events: AsyncIterable<StreamEvent>
+  usageSoFar: () => Usage | undefined
+  responseIdSoFar: () => string | undefined
+} {
   const parser = dialect.createStreamParser()
   return {
     events: readEvents(body, { createStreamParser: () => parser }, send, context, limitBytes),
@@ -745,6 +750,14 @@ function streamOf(
     usageSoFar: () => {
       try {
         return parser.usageSoFar
+      } catch {
+        return undefined
+      }
+    },
+    // Likewise: a getter that throws names no id.
+    responseIdSoFar: () => {
+      try {
+        return parser.responseId
       } catch {
         return undefined
       }

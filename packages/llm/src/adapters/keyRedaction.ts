@@ -86,6 +86,10 @@ export function redactingDialect(dialect: Dialect, keys: readonly string[]): Red
         get usageSoFar() {
           return parser.usageSoFar
         },
+        // Passed on, or a cut stream of an adapter with a key named no response id.
+        get responseId() {
+          return parser.responseId
+        },
         parseStreamEvent: (message) => scoped(() => parser.parseStreamEvent(message)),
         end: () => scoped(() => parser.end()),
       }

@@ -402,6 +402,10 @@ async function attemptsOn(
       // answer), or after its input counts (`cutUsage`): charged by that
       // usage, so its tokens are on the record too.
       Object.assign(ended, billedCounts(billed, received))
+      // The provider's id of the answer it broke off (named before its
+      // finish): what its support asks for, as a whole answer's record has.
+      const responseId = streamedResponseId(received)
+      if (responseId !== undefined) ended.responseId = responseId
       // A request the adapter refused to build when sending (an adapter
       // without `prepare`): it never left, as the refusal before admission.
       if (isInvalidChatRequest(thrown) && received?.answered !== true && !send.answerStarted) {
@@ -508,6 +512,14 @@ async function attemptsOn(
       }
     } finally {
       reservation?.release()
+    }
+    // A stream that took the request and named its answer, then failed
+    // before a token (cut, timed out, an error frame): that id on its
+    // records, as on a broken stream's; an answer that ended in an error
+    // named its own (`endedAnswer`).
+    if (endedAnswer === undefined) {
+      const responseId = streamedResponseId(received)
+      if (responseId !== undefined) counts = { ...counts, responseId }
     }
     // Refused by the HTTP client before it left: said so on its records.
     const unsent = refusedBySender(error)
@@ -895,6 +907,21 @@ function cutUsage(received: StreamReceived): Usage | undefined {
   }
   if (soFar === undefined || !(soFar.inputTokens > 0)) return undefined
   return soFar
+}
+
+/**
+ * The provider's id of the answer a stream had named before it failed
+ * (`StreamReceived.responseIdSoFar`); undefined when it named none — so too
+ * when a custom adapter's getter throws or gives no string.
+ */
+function streamedResponseId(received: StreamReceived | undefined): string | undefined {
+  if (received?.responseIdSoFar === undefined) return undefined
+  try {
+    const id: unknown = received.responseIdSoFar()
+    return typeof id === 'string' && id !== '' ? id : undefined
+  } catch {
+    return undefined
+  }
 }
 
 /** Aborts `controller` when `signal` does, with its reason; returns the unlink. */

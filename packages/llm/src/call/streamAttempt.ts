@@ -33,6 +33,8 @@ export interface StreamReceived {
   readonly collector: StreamCollector
   /** The counts the provider sent before its `finish`, when the adapter reads them (`OpenResult.usageSoFar`). */
   usageSoFar?: (() => Usage | undefined) | undefined
+  /** The provider's id of the answer once the stream named it, when the adapter reads it (`OpenResult.responseIdSoFar`). */
+  responseIdSoFar?: (() => string | undefined) | undefined
 }
 
 /**
@@ -121,6 +123,7 @@ export async function streamAttempt(options: StreamAttemptOptions): Promise<Send
     received.answered = true
     received.status = opened.status
     received.usageSoFar = opened.usageSoFar
+    received.responseIdSoFar = opened.responseIdSoFar
     providerRequestId = opened.providerRequestId
     for await (const event of opened.events) {
       // An empty text or thinking delta (Anthropic's `text_delta` of "",

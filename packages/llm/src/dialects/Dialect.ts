@@ -47,6 +47,14 @@ export interface StreamParser {
    * Absent: none.
    */
   readonly usageSoFar?: Usage | undefined
+  /**
+   * The provider's id of the answer, once the stream named it (OpenAI's
+   * chunk `id`, Anthropic's `message_start.message.id`, Gemini's
+   * `responseId`): before the `finish` that carries it, so a stream cut
+   * earlier still names, on its attempt's record, the answer the provider
+   * was generating and billing. Absent: none.
+   */
+  readonly responseId?: string | undefined
 }
 
 export type DialectName =

@@ -79,6 +79,9 @@ export function withEmptyArgumentsAsObject(parser: StreamParser): StreamParser {
     get usageSoFar() {
       return parser.usageSoFar
     },
+    get responseId() {
+      return parser.responseId
+    },
     parseStreamEvent: (message) => pass(parser.parseStreamEvent(message)),
     end: () => pass(parser.end()),
   }

@@ -159,6 +159,9 @@ export function createAnthropicStreamParser(): StreamParser {
         ? anthropicUsage(inputUsage, outputTokens)
         : undefined
     },
+    get responseId() {
+      return id || undefined
+    },
   }
 }
 

@@ -30,6 +30,8 @@ export function createGeminiStreamParser(): StreamParser {
   let latestUsage: unknown
   /** The first `modelVersion` said: the model answering (every chunk repeats it). */
   let model: string | undefined
+  /** The first `responseId` said (every chunk repeats it): named before the finish (`StreamParser.responseId`). */
+  let responseId: string | undefined
 
   return {
     get done() {
@@ -44,6 +46,7 @@ export function createGeminiStreamParser(): StreamParser {
       const chunk = parseAnswerJson(message.data)
       if (asRecord(chunk) === undefined) throw malformedReply('Gemini stream chunk')
       model ??= getString(chunk, 'modelVersion') || undefined
+      responseId ??= getString(chunk, 'responseId') || undefined
       const chunkUsage = get(chunk, 'usageMetadata')
       if (geminiUsageReported(chunkUsage)) latestUsage = chunkUsage
       const candidate = asArray(get(chunk, 'candidates'))[0]
@@ -97,6 +100,9 @@ export function createGeminiStreamParser(): StreamParser {
     end: () => [],
     get usageSoFar() {
       return latestUsage === undefined ? undefined : geminiUsage(latestUsage)
+    },
+    get responseId() {
+      return responseId
     },
   }
 }

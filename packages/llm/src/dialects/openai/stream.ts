@@ -124,6 +124,9 @@ export function createOpenAIStreamParser(
     get usageSoFar() {
       return usage
     },
+    get responseId() {
+      return id
+    },
     parseStreamEvent(message) {
       const error = normalizeStreamError(message)
       if (error !== undefined) throw new ProviderReplyError(error)
