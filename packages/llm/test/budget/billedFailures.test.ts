@@ -104,7 +104,7 @@ describe('attempts that failed after the provider took them are charged', () => 
     const error = await callModel({
       models: [adapter],
       request: { messages, maxTokens, stream: true },
-      firstTokenTimeoutMs: 200,
+      firstTokenTimeoutMs: 1000,
       retry,
       onAttempt: (r) => records.push(r),
       limits: limits(budget),
