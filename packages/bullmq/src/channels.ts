@@ -10,7 +10,9 @@ export interface BullmqJobMessage {
   name: string
   /**
    * The time the job was given when it was added, in ms; undefined when it
-   * recorded none (its deadline was written by another producer, or by hand).
+   * recorded none (its deadline was written by another producer, or by hand),
+   * or one beyond 2³¹−1 ms, which vouches for nothing (the worker bounds such
+   * a job by its `maxMs`, as one with none).
    */
   budgetMs: number | undefined
   /** What was left of it when the message was published, in ms (never negative). */
@@ -131,7 +133,7 @@ export type BullmqRefuseMessage =
 
 /** `hourglass:bullmq:expire` — a job reached a worker after its deadline; it was not run. */
 export interface BullmqExpireMessage extends BullmqJobMessage {
-  /** The attempt it would have been (1 for the first). */
+  /** The attempt it would have been (1 for the first; see `BullmqStartMessage.attempt`). */
   attempt: number
   /** How long after its deadline it reached the worker, in ms (0 when it had less than `minBudgetMs` left). */
   lateMs: number
@@ -153,7 +155,13 @@ export interface BullmqExpireMessage extends BullmqJobMessage {
 export interface BullmqStartMessage extends BullmqJobMessage {
   /** The attempt's deadline: `currentDeadline()` inside the processor. */
   deadline: Deadline
-  /** 1 for the first attempt. */
+  /**
+   * 1 for the first attempt: how many times a worker has taken the job
+   * (BullMQ's `attemptsStarted`). A retry, a run after a stall (the job back
+   * from a worker that lost its lock) and one after the processor moved its
+   * job to delayed (`DelayedError`) each count; BullMQ's `attemptsMade`
+   * (failed attempts, what `attempts` limits) counts only the first.
+   */
   attempt: number
 }
 
@@ -214,6 +222,7 @@ export type BullmqEnforcedOutcome = 'expired' | 'deadline_exceeded' | 'no_time_t
 /** `hourglass:bullmq:end` — an attempt that had a `start` ended; its resources are released. */
 export interface BullmqEndMessage extends BullmqJobMessage {
   deadline: Deadline
+  /** The start's (see `BullmqStartMessage.attempt`). */
   attempt: number
   /** Time the attempt ran, in ms. */
   elapsedMs: number
@@ -253,7 +262,7 @@ export interface BullmqInvalidMessage {
   queue: string
   /** The job's name. */
   name: string
-  /** 1 for the first attempt. */
+  /** 1 for the first attempt (see `BullmqStartMessage.attempt`). */
   attempt: number
   /** `hourglass`: the option itself is not an object; else the field that is malformed. */
   field: 'hourglass' | 'expiresAtMs' | 'budgetMs'

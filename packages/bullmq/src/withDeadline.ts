@@ -12,6 +12,7 @@ import {
   systemClock,
 } from '@hourglass/core'
 import type { Job, Processor } from 'bullmq'
+import { attemptOf } from './attemptOf.js'
 import {
   type BullmqAttemptOutcome,
   type BullmqEnforcedOutcome,
@@ -288,11 +289,13 @@ export function withDeadline<
       jobId: job.id ?? '',
       queue: job.queueName,
       name: job.name,
-      budgetMs: stored.budgetMs,
+      // What the job is run under: one beyond 2³¹−1 ms is none recorded, as
+      // its errors say, not a figure beside a deadline of the worker's maxMs.
+      budgetMs: budgetRecorded ? budgetMs : undefined,
       remainingMs: Math.max(0, Math.floor(remainingMs)),
       ...(stored.trace ? { trace: stored.trace } : {}),
     })
-    const attempt = job.attemptsMade + 1
+    const attempt = attemptOf(job)
 
     const tooLate = remaining <= 0 || remaining < minBudgetMs
     if (tooLate) {
@@ -520,7 +523,7 @@ function reportMalformed(job: Job, problem: MalformedDeadline): void {
     jobId: job.id ?? '',
     queue: job.queueName,
     name: job.name,
-    attempt: job.attemptsMade + 1,
+    attempt: attemptOf(job),
     field: problem.field,
     value: describeValue(problem.value),
     reason: problem.reason,
