@@ -56,6 +56,29 @@ export let pendingRunOf: (deadline: Deadline) => SliceState | undefined
 export let setPendingRun: (deadline: Deadline, run: SliceState | undefined) => void
 
 /**
+ * The slice `run` started last, and not ended yet, in any plan made on a
+ * deadline under this one, itself the topmost of its chain (undefined for
+ * one with a parent, or of another installed copy): the newest of those
+ * pending, the others linked from it (`SliceState.olderUnder`). What
+ * `runningSlice` reads after the last plan made under a deadline: only that
+ * one is kept (`lastPlanUnder`), and a step `run` started in an earlier
+ * plan there (a budget on trial's, a later plan under it finished since)
+ * is still pending. Kept at the top only, a deadline whose own chain is
+ * rooted elsewhere filters it (`runningSlice`). Not exported from the package.
+ */
+export let pendingRunUnderOf: (top: Deadline) => SliceState | undefined
+
+/** Set what `pendingRunUnderOf` gives (no-op on a deadline of another copy). Not exported from the package. */
+export let setPendingRunUnder: (top: Deadline, run: SliceState | undefined) => void
+
+/**
+ * The topmost deadline of this installed copy above `deadline` (its parent,
+ * its parent's parent…), undefined when it has no parent of this copy.
+ * Bounded as `runningSlice`'s walk is. Not exported from the package.
+ */
+export let topAbove: (deadline: Deadline) => Deadline | undefined
+
+/**
  * When the last slice `run` started in a plan on a deadline started, on the
  * count plans and slices are ordered by (0 for none, or for a deadline of
  * another copy), pending or not: a slice left behind before it is one the
@@ -308,6 +331,9 @@ export class Deadline {
   // The newest slice `run` started in a plan on this deadline and not ended
   // (see `pendingRunOf`). Unlinked as each ends: it holds no ended slice.
   #pendingRun: SliceState | undefined
+  // Only on a deadline with no parent: the newest slice `run` started in a
+  // plan on a deadline under it, not ended (see `pendingRunUnderOf`).
+  #pendingRunUnder: SliceState | undefined
   // When the last of them started (see `lastRunStartedOf`).
   #lastRunStarted = 0
 
@@ -575,6 +601,30 @@ export class Deadline {
       typeof deadline === 'object' && deadline !== null && #lastRunStarted in deadline
         ? deadline.#lastRunStarted
         : 0
+    pendingRunUnderOf = (top) =>
+      typeof top === 'object' && top !== null && #pendingRunUnder in top
+        ? top.#pendingRunUnder
+        : undefined
+    setPendingRunUnder = (top, run) => {
+      if (typeof top === 'object' && top !== null && #pendingRunUnder in top) {
+        top.#pendingRunUnder = run
+      }
+    }
+    topAbove = (deadline) => {
+      // Only deadlines of this copy are walked: their `parent` is a plain field.
+      if (typeof deadline !== 'object' || deadline === null || !(#pendingRunUnder in deadline)) {
+        return undefined
+      }
+      let top: Deadline | undefined
+      let at: unknown = deadline.parent
+      // A chain is as deep as the code that made it; 64 bounds it all the same.
+      for (let depth = 0; depth < 64; depth++) {
+        if (typeof at !== 'object' || at === null || !(#pendingRunUnder in at)) break
+        top = at as Deadline
+        at = top.parent
+      }
+      return top
+    }
     disposedOf = (deadline) =>
       typeof deadline === 'object' && deadline !== null && #disposed in deadline
         ? deadline.#disposed

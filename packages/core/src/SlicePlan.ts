@@ -1,6 +1,15 @@
 import { coreChannels, type SliceOutcome } from './channels.js'
 import { runWithDeadline } from './context.js'
-import { type Deadline, isExpiryOf, lastPlanOf, pendingRunOf, setPendingRun } from './Deadline.js'
+import {
+  type Deadline,
+  isExpiryOf,
+  lastPlanOf,
+  pendingRunOf,
+  pendingRunUnderOf,
+  setPendingRun,
+  setPendingRunUnder,
+  topAbove,
+} from './Deadline.js'
 import { isDeadlineExceeded } from './DeadlineExceededError.js'
 import { describeValue } from './describeValue.js'
 import { endedBy } from './endedBy.js'
@@ -79,6 +88,16 @@ export interface SliceState {
    */
   olderRun: SliceState | undefined
   newerRun: SliceState | undefined
+  /**
+   * While `run`'s step is pending in a plan on a deadline with a parent: the
+   * topmost deadline above it, and the steps pending under that one started
+   * before and after it (see `pendingRunUnderOf`). The same list through the
+   * slices: a later plan under a request's deadline finishing left an
+   * earlier one's pending step named by no 504.
+   */
+  topUnder: Deadline | undefined
+  olderUnder: SliceState | undefined
+  newerUnder: SliceState | undefined
 }
 
 /**
@@ -162,6 +181,9 @@ export class SlicePlan {
         outcome: 'not-started',
         olderRun: undefined,
         newerRun: undefined,
+        topUnder: undefined,
+        olderUnder: undefined,
+        newerUnder: undefined,
       }
     })
     // Shares are relative, each finite, but their sum can overflow (1e308 +
@@ -307,6 +329,16 @@ export class SlicePlan {
     state.olderRun = newest
     if (newest !== undefined) newest.newerRun = state
     setPendingRun(this.deadline, state)
+    // Under another deadline (a budget on trial, a cap): pending under its
+    // top too. A plan on a deadline with no parent (a request's own) skips it.
+    if (this.deadline.parent === undefined) return
+    const top = topAbove(this.deadline)
+    if (top === undefined) return
+    const newestUnder = pendingRunUnderOf(top)
+    state.topUnder = top
+    state.olderUnder = newestUnder
+    if (newestUnder !== undefined) newestUnder.newerUnder = state
+    setPendingRunUnder(top, state)
   }
 
   /** Take a slice `run` started out of the pending ones (see `#linkRun`); twice is a no-op. */
@@ -317,6 +349,15 @@ export class SlicePlan {
     if (olderRun !== undefined) olderRun.newerRun = newerRun
     state.olderRun = undefined
     state.newerRun = undefined
+    const top = state.topUnder
+    if (top === undefined) return
+    const { olderUnder, newerUnder } = state
+    if (newerUnder !== undefined) newerUnder.olderUnder = olderUnder
+    else if (pendingRunUnderOf(top) === state) setPendingRunUnder(top, olderUnder)
+    if (olderUnder !== undefined) olderUnder.newerUnder = newerUnder
+    state.topUnder = undefined
+    state.olderUnder = undefined
+    state.newerUnder = undefined
   }
 
   /** One row per slice, in plan order. Slices still running report the time used so far. */

@@ -4,8 +4,16 @@ import {
   lastPlanUnderOf,
   lastRunStartedOf,
   pendingRunOf,
+  pendingRunUnderOf,
+  topAbove,
 } from './Deadline.js'
-import { madeAtOf, type RunningSliceState, runningStateOf, type SlicePlan } from './SlicePlan.js'
+import {
+  madeAtOf,
+  type RunningSliceState,
+  runningStateOf,
+  type SlicePlan,
+  type SliceState,
+} from './SlicePlan.js'
 
 /** Deep enough for any chain of deadlines code makes; bounds a hostile one. */
 const MAX_DEPTH = 64
@@ -16,7 +24,9 @@ const MAX_DEPTH = 64
  * earlier plan made on it and still pending (the last started first), else
  * in the last plan made on a deadline under it
  * (`deadline.child(100, { observe: true }).plan(…)`: a budget on trial, a
- * cap of the route's own), or undefined. What a server's timeout answer
+ * cap of the route's own), else one `run` started in an earlier plan under
+ * it and still pending (a later plan there having finished), or undefined.
+ * Where several run, the one started last. What a server's timeout answer
  * names as `slice`: a plan a route made for itself (`req.deadline.plan(…)`)
  * is as much the request's as one its ingress made, and its running step is
  * the one the time ran out in. So is one made under it: answered
@@ -44,12 +54,38 @@ export function runningSlice(deadline: Deadline): string | undefined {
   if (first !== undefined) return first
   const pending = pendingRunOf(deadline)
   const nested = runningIn(under, own, deadline)
-  if (pending === undefined || nested === undefined) return nested ?? pending?.name
-  // Both running: the one started later is the step the time ran out in
-  // (a budget on trial made inside the earlier step); named the earlier
+  // Several running: the one started last is the step the time ran out in
+  // (a budget on trial made inside an earlier step); named the earlier
   // step, the 504 hid it.
-  const nestedStart = (under && runningStateOf(under)?.startedAt) ?? 0
-  return nestedStart > pending.startedAt ? nested : pending.name
+  let name = nested
+  let startedAt = nested === undefined ? 0 : ((under && runningStateOf(under)?.startedAt) ?? 0)
+  if (pending !== undefined && (name === undefined || pending.startedAt >= startedAt)) {
+    name = pending.name
+    startedAt = pending.startedAt
+  }
+  // A step `run` started in an earlier plan under it, still pending, the
+  // last plan made there having nothing running (finished since, or made
+  // on another deadline under it): only that last plan is kept.
+  const pendingUnder = newestPendingUnder(deadline)
+  if (pendingUnder !== undefined && (name === undefined || pendingUnder.startedAt > startedAt)) {
+    name = pendingUnder.name
+  }
+  return name
+}
+
+/**
+ * The newest slice `run` started in a plan made under `deadline` and still
+ * pending: from the list kept at the top of its chain (see
+ * `pendingRunUnderOf`), the first under `deadline` itself.
+ */
+function newestPendingUnder(deadline: Deadline): SliceState | undefined {
+  const top = topAbove(deadline) ?? deadline
+  for (let run = pendingRunUnderOf(top); run !== undefined; run = run.olderUnder) {
+    if (run.deadline !== undefined && run.deadline !== deadline && inside(run.deadline, deadline)) {
+      return run
+    }
+  }
+  return undefined
 }
 
 /**

@@ -30,6 +30,7 @@ import { dropBodyHeaders } from './dropBodyHeaders.js'
 import { dropCutUpload } from './dropCutUpload.js'
 import { dropHeadBody } from './dropHeadBody.js'
 import { isHttp2 } from './isHttp2.js'
+import { nodeAnswered } from './nodeAnswered.js'
 import type { ResolvedOptions } from './options.js'
 import { shieldSocket } from './shieldSocket.js'
 import { stopPipedSources, swallowLateWrites } from './swallowLateWrites.js'
@@ -173,12 +174,46 @@ export class IngressRequest {
     if (!Number.isFinite(delay)) return
     const link: TimerLink = { ingress: this, destroy: undefined, handle: undefined }
     this.#stillDue = link
+    // The handler may still opt out of the expiry, as the README says
+    // disposing does: cancelled, the deadline ignores a dispose (nothing
+    // is left to release), so the 504 still due must hear of it itself.
+    // Its own `dispose`, on this rare path only: no hook on every deadline.
+    if (!Object.hasOwn(this.deadline, 'dispose')) {
+      Object.defineProperty(this.deadline, 'dispose', {
+        value: IngressRequest.#disposeLiftsStillDue,
+        writable: true,
+        configurable: true,
+        enumerable: false,
+      })
+    }
     // Whole ms (Node truncates fractions), at least 0: cancelled past its
     // time before its timer ran (a busy loop), it is answered at once.
     link.handle = clock.setTimeout(
       () => IngressRequest.#stillDueFired(link),
       Math.min(Math.max(0, Math.ceil(delay)), MAX_TIMER_MS),
     )
+  }
+
+  /**
+   * `dispose` of a deadline the handler cancelled before answering (see
+   * `#armStillDue`): disposed, it opts out of its expiry, so the 504 still
+   * due goes — a stream started after it (SSE) was ended at the deadline,
+   * a late answer replaced by the 504. One function for every request.
+   */
+  static readonly #disposeLiftsStillDue = function (this: Deadline): void {
+    Deadline.prototype.dispose.call(this)
+    const ingress = (this as Tagged)[INGRESS]
+    if (ingress !== undefined) ingress.#clearStillDue()
+  }
+
+  /** Clears the 504 still due and puts the deadline's own `dispose` back (see `#armStillDue`). */
+  #clearStillDue(): void {
+    if (this.#stillDue !== undefined) {
+      this.deadline.clock.clearTimeout(unlink(this.#stillDue))
+      this.#stillDue = undefined
+    }
+    if (Object.hasOwn(this.deadline, 'dispose'))
+      delete (this.deadline as { dispose?: unknown }).dispose
   }
 
   static #stillDueFired(link: TimerLink): void {
@@ -190,7 +225,10 @@ export class IngressRequest {
     // libuv may fire a timer up to ~1 ms early: never answer before the
     // deadline (a 504 before its time, a negative lateness): wait the rest.
     if (ingress.deadline.expiresAt > ingress.deadline.clock.now()) ingress.#armStillDue()
-    else ingress.#expire('handler')
+    else {
+      ingress.#clearStillDue()
+      ingress.#expire('handler')
+    }
   }
 
   /** True once the deadline answered (504 written, or a started response ended). */
@@ -598,10 +636,7 @@ export class IngressRequest {
       this.deadline.clock.clearTimeout(unlink(this.#endGrace))
       this.#endGrace = undefined
     }
-    if (this.#stillDue !== undefined) {
-      this.deadline.clock.clearTimeout(unlink(this.#stillDue))
-      this.#stillDue = undefined
-    }
+    if (this.#stillDue !== undefined) this.#clearStillDue()
     if (this.#onFinish !== undefined) removeListener.call(this.res, 'finish', this.#onFinish)
     removeListener.call(this.res, 'close', this.#onClose)
     this.deadline.dispose()
@@ -614,7 +649,13 @@ export class IngressRequest {
           elapsedMs: this.deadline.elapsed(),
           outcome: this.#outcome,
         }
-        if (this.#outcome === 'error') message.error = this.#error
+        if (this.#outcome === 'error') {
+          message.error = this.#error
+          // Node answered it itself on the raw socket (its requestTimeout's
+          // 408): the response, which never started, still reads 200.
+          if (this.#cut)
+            message.statusCode = nodeAnswered(this.req, this.res, this.#error) ?? message.statusCode
+        }
         return message
       })
     }

@@ -73,6 +73,11 @@ export interface IngressLateWriteMessage {
 export interface IngressEndMessage {
   deadline: Deadline
   req: unknown
+  /**
+   * The response's status; for one Node answered itself on the raw socket
+   * and cut (outcome `error`: its `requestTimeout`'s 408, a malformed
+   * body's 400), the status Node sent: the response never started.
+   */
   statusCode: number
   elapsedMs: number
   /**
