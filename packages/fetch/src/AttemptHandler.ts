@@ -1,3 +1,4 @@
+import type { AsyncResource } from 'node:async_hooks'
 import type { Dispatcher } from 'undici'
 import type { Attempt } from './Attempt.js'
 import { asError } from './asError.js'
@@ -28,6 +29,17 @@ export interface AttemptHandlerHooks {
   beforeResponse?(status: number, header: HeaderLookup, attempt: Attempt): boolean
   /** Whether to forward the request's start (a retry must not hand the inner handler a second start). */
   forwardRequestStart?(): boolean
+  /**
+   * The caller's async context (the interceptor's call). undici runs a
+   * handler's callbacks in the context of whoever opened the socket: a
+   * layer above this one that dispatches its next request from them —
+   * undici's redirect interceptor at a 3xx's end, its retry interceptor at
+   * a status ≥ 300 or an error — sent it under that other request's
+   * `currentDeadline()` (its `x-deadline-remaining-ms`, its budget), or
+   * none. Those callbacks (an answer ≥ 300, a failure: never a plain 2xx,
+   * the hot path) are run in this one.
+   */
+  readonly scope?: AsyncResource
 }
 
 const NO_HOOKS: AttemptHandlerHooks = {}
@@ -222,7 +234,11 @@ export class AttemptHandler extends AttemptPhases implements Handler {
   }
 
   protected forwardError(error: unknown): void {
-    this.#inner.onResponseError?.(this.view, forwardedReason(error))
+    const inner = this.#inner
+    const scope = this.hooks.scope
+    if (scope === undefined || inner.onResponseError === undefined) {
+      inner.onResponseError?.(this.view, forwardedReason(error))
+    } else scope.runInAsyncScope(inner.onResponseError, inner, this.view, forwardedReason(error))
   }
 
   onRequestStart(controller: Controller, context: unknown): void {
@@ -254,7 +270,11 @@ export class AttemptHandler extends AttemptPhases implements Handler {
     }
     if (status < 200) this.attempt.interim()
     else if (!this.headers(status, (name) => first(headers[name]))) return
-    this.#inner.onResponseStart?.(this.view, status, headers, message)
+    const scope = status >= 300 ? this.hooks.scope : undefined
+    const inner = this.#inner
+    if (scope === undefined || inner.onResponseStart === undefined) {
+      inner.onResponseStart?.(this.view, status, headers, message)
+    } else scope.runInAsyncScope(inner.onResponseStart, inner, this.view, status, headers, message)
   }
 
   onResponseData(controller: Controller, chunk: Buffer): void {
@@ -276,7 +296,16 @@ export class AttemptHandler extends AttemptPhases implements Handler {
   ): void {
     if (this.errored || this.swallow) return
     this.attempt.finish()
-    this.#inner.onResponseEnd?.(this.view, trailers)
+    this.#end(trailers)
+  }
+
+  /** The inner handler's end, in the caller's context after an answer ≥ 300 (`scope`: a redirect is followed there). */
+  #end(trailers: Record<string, string | string[] | undefined>): void {
+    const scope = (this.attempt.statusCode ?? 0) >= 300 ? this.hooks.scope : undefined
+    const inner = this.#inner
+    if (scope === undefined || inner.onResponseEnd === undefined) {
+      inner.onResponseEnd?.(this.view, trailers)
+    } else scope.runInAsyncScope(inner.onResponseEnd, inner, this.view, trailers)
   }
 
   onResponseError(_controller: Controller, error: Error): void {
@@ -284,7 +313,7 @@ export class AttemptHandler extends AttemptPhases implements Handler {
   }
 
   protected complete(): void {
-    this.#inner.onResponseEnd?.(this.view, {})
+    this.#end({})
   }
 }
 
@@ -317,7 +346,10 @@ class LegacyAttemptHandler extends AttemptPhases implements LegacyHandler {
   }
 
   protected forwardError(error: unknown): void {
-    this.#inner.onError?.(forwardedReason(error))
+    const inner = this.#inner
+    const scope = this.hooks.scope
+    if (scope === undefined || inner.onError === undefined) inner.onError?.(forwardedReason(error))
+    else scope.runInAsyncScope(inner.onError, inner, forwardedReason(error))
   }
 
   onConnect(abort: (reason?: Error) => void, context?: unknown): void {
@@ -365,7 +397,12 @@ class LegacyAttemptHandler extends AttemptPhases implements LegacyHandler {
       this.#resume = resume
       resume = this.#resumeBody
     }
-    const more = this.#inner.onHeaders?.(status, rawHeaders, resume, statusText)
+    const inner = this.#inner
+    const scope = status >= 300 ? this.hooks.scope : undefined
+    const more =
+      scope === undefined || inner.onHeaders === undefined
+        ? inner.onHeaders?.(status, rawHeaders, resume, statusText)
+        : scope.runInAsyncScope(inner.onHeaders, inner, status, rawHeaders, resume, statusText)
     if (more === false && status >= 200) this.attempt.pauseBody(true)
     return more !== false
   }
@@ -384,7 +421,15 @@ class LegacyAttemptHandler extends AttemptPhases implements LegacyHandler {
   onComplete(trailers: Buffer[] | null): void {
     if (this.errored || this.swallow) return
     this.attempt.finish()
-    this.#inner.onComplete?.(trailers)
+    this.#complete(trailers)
+  }
+
+  /** The inner handler's end, in the caller's context after an answer ≥ 300 (see AttemptHandler's). */
+  #complete(trailers: Buffer[] | null): void {
+    const scope = (this.attempt.statusCode ?? 0) >= 300 ? this.hooks.scope : undefined
+    const inner = this.#inner
+    if (scope === undefined || inner.onComplete === undefined) inner.onComplete?.(trailers)
+    else scope.runInAsyncScope(inner.onComplete, inner, trailers)
   }
 
   onError(error: Error): void {
@@ -392,7 +437,7 @@ class LegacyAttemptHandler extends AttemptPhases implements LegacyHandler {
   }
 
   protected complete(): void {
-    this.#inner.onComplete?.([]) // no trailers, as undici passes none
+    this.#complete([]) // no trailers, as undici passes none
   }
 
   /** The resume the inner handler gets: restarts the idle timer, then undici's resume. */

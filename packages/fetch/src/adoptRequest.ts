@@ -1,6 +1,7 @@
 import {
   type RequestInfo,
   type RequestInit,
+  type FormData as UndiciFormData,
   Headers as UndiciHeaders,
   Request as UndiciRequest,
 } from 'undici'
@@ -9,6 +10,18 @@ import { type StoppableBody, stoppableBody } from './stoppableBody.js'
 
 /** The stoppable body of each Request rebuilt here (see `adoptedUpload`). */
 const uploads = new WeakMap<UndiciRequest, StoppableBody>()
+
+/** The form each Request rebuilt here sends (see `adoptedForm`). */
+const forms = new WeakMap<UndiciRequest, UndiciFormData>()
+
+/**
+ * The form a `Request` rebuilt by `adoptRequest` was made with (undici's
+ * Request keeps its body's source out of reach): createFetch sends it again
+ * with a boundary its Content-Type names after a 307/308 (`formResent`).
+ */
+export function adoptedForm(request: UndiciRequest): UndiciFormData | undefined {
+  return forms.get(request)
+}
 
 /**
  * The body of a `Request` rebuilt by `adoptRequest`, which the call stops
@@ -67,9 +80,12 @@ export function adoptRequest(input: FetchInput, initHasBody = false): RequestInf
     // fetch sends it, with its Content-Length, and again after a 307/308.
     // Its stream is left unread: cancelled, so that the Request reads as
     // used, as fetch leaves it.
-    init.body = adoptFormData(source) as NonNullable<RequestInit['body']>
+    const adopted = adoptFormData(source)
+    init.body = adopted as NonNullable<RequestInit['body']>
     body.cancel().catch(() => {})
-    return new UndiciRequest(foreign.url, init)
+    const request = new UndiciRequest(foreign.url, init)
+    if (adopted !== source) forms.set(request, adopted as UndiciFormData)
+    return request
   }
   // Otherwise its body is a web ReadableStream, the same class in both: sent
   // as a stream (so, like any Request with a body, the call is never

@@ -13,13 +13,15 @@ import {
   type RequestInfo,
   type RequestInit,
   type Response,
+  FormData as UndiciFormData,
   Request as UndiciRequest,
+  Response as UndiciResponse,
   errors as undiciErrors,
   fetch as undiciFetch,
 } from 'undici'
 import type { Attempt } from './Attempt.js'
 import { adoptFormData } from './adoptFormData.js'
-import { adoptedUpload, adoptRequest, type FetchInput } from './adoptRequest.js'
+import { adoptedForm, adoptedUpload, adoptRequest, type FetchInput } from './adoptRequest.js'
 import { parsedEventUrl } from './channels.js'
 import { type ConnectorOptions, connectorFor } from './createConnector.js'
 import { FETCH_ATTEMPT, type FetchAttempt, interceptorFor } from './deadlineInterceptor.js'
@@ -275,10 +277,21 @@ export function createFetch(
           attempt?.finish()
           hop.leave()
         }
+        // A redirect that keeps a form body (307, 308): sent with the boundary its
+        // Content-Type names. Not under a MockAgent: fetch hands it the form itself.
+        const form =
+          hop === undefined || opts.body == null || perCall.isMockActive
+            ? undefined
+            : init.body instanceof UndiciFormData
+              ? init.body
+              : init.body == null && input instanceof UndiciRequest
+                ? adoptedForm(input)
+                : undefined
+        const hopOpts = form === undefined ? opts : formResent(opts, form)
         hop = new FetchHop(handler as LegacyHandler)
-        ;(opts as { [FETCH_ATTEMPT]?: FetchAttempt })[FETCH_ATTEMPT] = carrier
+        ;(hopOpts as { [FETCH_ATTEMPT]?: FetchAttempt })[FETCH_ATTEMPT] = carrier
         const sent = hop as unknown as Dispatcher.DispatchHandler
-        return theirDispatch ? theirDispatch(opts, sent) : dispatcher.dispatch(opts, sent)
+        return theirDispatch ? theirDispatch(hopOpts, sent) : dispatcher.dispatch(hopOpts, sent)
       },
     }
     let response: Response
@@ -611,6 +624,41 @@ function unwrap(error: unknown, hops: number): unknown {
     return new TooManyRedirectsError(Math.max(0, hops - 1), cause)
   }
   return cause
+}
+
+/** The Content-Type undici's fetch gives a FormData body it extracts (body.js): the form's own, not a caller's. */
+const UNDICI_FORM_TYPE = /^multipart\/form-data; boundary=----formdata-undici-0\d{11}$/
+
+/**
+ * A redirect hop's dispatch options with the form sent again under a
+ * Content-Type that names its boundary. fetch follows a 307/308 by
+ * extracting the form again (the fetch spec's redirect step), which draws a
+ * new boundary, and keeps the first request's Content-Type, which names the
+ * old one (nodejs/undici#4065): the target got a body split on a boundary
+ * its Content-Type did not name, a form with no parts. Extracted once more
+ * here, by undici's own Response, the type and the body agree: the same
+ * parts, streamed (files are not read into memory), of the same length —
+ * every undici boundary is as long — so fetch's Content-Length holds; the
+ * body fetch extracted for the hop is left unread. A Content-Type of the
+ * caller's own is left as given. Redirect hops only: no cost on a call's
+ * first request.
+ */
+function formResent(
+  opts: Dispatcher.DispatchOptions,
+  form: UndiciFormData,
+): Dispatcher.DispatchOptions {
+  // fetch hands its header list as a record (HeadersList.entries).
+  const headers = opts.headers as Record<string, string> | null | undefined
+  if (headers == null || typeof headers !== 'object' || Array.isArray(headers)) return opts
+  const name = Object.keys(headers).find((key) => key.toLowerCase() === 'content-type')
+  if (name === undefined || !UNDICI_FORM_TYPE.test(String(headers[name]))) return opts
+  const fresh = new UndiciResponse(form)
+  const type = fresh.headers.get('content-type')
+  if (type === null || fresh.body === null) return opts
+  return Object.assign({}, opts, {
+    headers: Object.assign({}, headers, { [name]: type }),
+    body: fresh.body,
+  }) as Dispatcher.DispatchOptions
 }
 
 /**

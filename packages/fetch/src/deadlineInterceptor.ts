@@ -202,6 +202,8 @@ class DispatchCall implements CallDriver, AttemptHandlerHooks {
   readonly #call: OutboundCall
   /** One view across attempts: the caller's abort (undici.request's signal calls it) reaches the attempt in flight, or ends a pending retry wait. */
   readonly #view: ControllerView
+  /** The caller's async context (see AttemptHandlerHooks.scope); the call's retry loop runs in it too. */
+  readonly scope: AsyncResource
   #started = false
   #answered = false
 
@@ -215,10 +217,8 @@ class DispatchCall implements CallDriver, AttemptHandlerHooks {
     this.#opts = opts
     this.#handler = handler
     // Made per call (~0.1 µs): a retry decided in undici's callbacks runs in the caller's context.
-    this.#call = new OutboundCall(
-      new DispatchCallInit(config, opts),
-      new AsyncResource('HourglassOutboundCall'),
-    )
+    this.scope = new AsyncResource('HourglassOutboundCall')
+    this.#call = new OutboundCall(new DispatchCallInit(config, opts), this.scope)
     this.#view = new ControllerView(this.#call)
   }
 
