@@ -94,6 +94,7 @@ export const OTEL = [
   'packages/otel/test/requestIdSetBehindDeadline.test.ts',
   'packages/otel/test/retryReason.test.ts',
   'packages/otel/test/twoInstrumentationsParents.test.ts',
+  'packages/otel/test/twoInstrumentationsCutRequest.test.ts',
   // Asserts that a refused option left no subscriber: among files that undo theirs.
   'packages/otel/test/unknownOptions.test.ts',
   // The gateway's files that record spans: each stops what it instruments in a

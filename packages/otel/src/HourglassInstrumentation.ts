@@ -151,11 +151,17 @@ export class HourglassInstrumentation {
   }
 }
 
-/** A TypeError naming the option now, not a `getTracer is not a function` from inside `enable()`. */
+/**
+ * A TypeError naming the option now, not a `getTracer is not a function` from
+ * inside `enable()`. What it got is shown as every package shows a bad option
+ * (core's `describeValue`): `String()` of the getter passed instead of what it
+ * returns (`trace.getTracerProvider`) put the function's whole source in the message.
+ */
 function checkProvider(name: string, method: string, provider: unknown): void {
   const p = provider as Record<string, unknown> | null
   if (typeof p === 'object' && p !== null && typeof p[method] === 'function') return
-  const got = typeof p === 'object' && p !== null ? `an object without ${method}()` : String(p)
+  const got =
+    typeof p === 'object' && p !== null ? `an object without ${method}()` : describeValue(p)
   throw new TypeError(`@hourglass/otel: ${name} must have a ${method}() method, got ${got}`)
 }
 

@@ -93,30 +93,69 @@ export class OpenWork {
       this.#owners.delete(owner)
       return
     }
-    const own = Object.getOwnPropertyDescriptor(span, 'end')
-    const end = span.end
-    let held = false
-    // The end time it was ended with, if any: passed on, not lost (ended
-    // without one, it ends when released, after its work's spans).
-    let endTime: TimeInput | undefined
-    const hold = (time?: TimeInput): void => {
-      if (held) return
-      held = true
-      endTime = time
-    }
-    if (!Reflect.set(span, 'end', hold)) {
+    const hold = holdOf(span)
+    if (hold === undefined) {
       this.#owners.delete(owner)
       return
     }
-    this.endAfterWork(owner, () => {
-      if (own === undefined) Reflect.deleteProperty(span, 'end')
-      else Object.defineProperty(span, 'end', own)
-      if (held) end.call(span, endTime)
-    })
+    hold.holders++
+    this.endAfterWork(owner, () => letGo(span, hold))
   }
 
   /** The owner is over and nothing waits: forget it. */
   forget(owner: Deadline): void {
     this.#owners.delete(owner)
   }
+}
+
+/**
+ * One span's hold, shared by every holder: two instrumentations enabled at
+ * once each hold the same server span (released in the order they
+ * subscribed, the first to hold first), and one holds a span shared by
+ * several requests (a `boot` span open around `listen()`) once per cut
+ * request. Each with a replacement of its own, the first released put back
+ * the span's `end()` over the next one's hold, and that one put back the
+ * first's, already spent: the span was never ended. One replacement, put back
+ * by the last to let go.
+ */
+interface Hold {
+  holders: number
+  held: boolean
+  // The end time it was ended with, if any: passed on, not lost (ended
+  // without one, it ends when released, after its work's spans).
+  endTime: TimeInput | undefined
+  readonly own: PropertyDescriptor | undefined
+  readonly end: Span['end']
+}
+
+const HOLDS = new WeakMap<Span, Hold>()
+
+/** The span's hold, its `end()` replaced when none was; undefined when it cannot take one. */
+function holdOf(span: Span): Hold | undefined {
+  const existing = HOLDS.get(span)
+  if (existing !== undefined) return existing
+  const hold: Hold = {
+    holders: 0,
+    held: false,
+    endTime: undefined,
+    own: Object.getOwnPropertyDescriptor(span, 'end'),
+    end: span.end,
+  }
+  const held = (time?: TimeInput): void => {
+    if (hold.held) return
+    hold.held = true
+    hold.endTime = time
+  }
+  if (!Reflect.set(span, 'end', held)) return undefined
+  HOLDS.set(span, hold)
+  return hold
+}
+
+/** One holder is done: the last puts `end()` back, and ends the span if its owner asked. */
+function letGo(span: Span, hold: Hold): void {
+  if (--hold.holders > 0) return
+  HOLDS.delete(span)
+  if (hold.own === undefined) Reflect.deleteProperty(span, 'end')
+  else Object.defineProperty(span, 'end', hold.own)
+  if (hold.held) hold.end.call(span, hold.endTime)
 }

@@ -1,6 +1,11 @@
 import { KNOWN_DEADLINE_SOURCES } from '@hourglass/core'
-import { DeadlineContextManager, DeadlinePropagator } from '@hourglass/otel'
-import { ROOT_CONTEXT } from '@opentelemetry/api'
+import {
+  DeadlineContextManager,
+  DeadlinePropagator,
+  HourglassInstrumentation,
+  instrumentDeadlines,
+} from '@hourglass/otel'
+import { metrics, ROOT_CONTEXT, trace } from '@opentelemetry/api'
 import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks'
 import { expect, it } from 'vitest'
 
@@ -71,4 +76,35 @@ it('new DeadlineContextManager() refuses what is no ContextManager at once, not 
     expect((error as Error).message).toBe(`${rule}, got ${got}`)
   }
   expect(refused(new AsyncLocalStorageContextManager())).toBeUndefined()
+})
+
+it('a provider that is none shows what it got as every package does, never a function’s source', () => {
+  const refused = (use: () => void): string => {
+    try {
+      use()
+    } catch (error) {
+      expect(error).toBeInstanceOf(TypeError)
+      return (error as Error).message
+    }
+    throw new Error('expected the provider to be refused')
+  }
+  // The getter itself, not what it returns: the message held its whole source text.
+  expect(
+    refused(() => instrumentDeadlines({ tracerProvider: trace.getTracerProvider as never })),
+  ).toBe(
+    '@hourglass/otel: tracerProvider must have a getTracer() method, got a function getTracerProvider',
+  )
+  const instrumentation = new HourglassInstrumentation({ enabled: false })
+  expect(refused(() => instrumentation.setMeterProvider(metrics.getMeterProvider as never))).toBe(
+    '@hourglass/otel: meterProvider must have a getMeter() method, got a function getMeterProvider',
+  )
+  expect(refused(() => instrumentation.setTracerProvider('sdk' as never))).toBe(
+    "@hourglass/otel: tracerProvider must have a getTracer() method, got 'sdk' (a string)",
+  )
+  expect(refused(() => instrumentation.setTracerProvider({} as never))).toBe(
+    '@hourglass/otel: tracerProvider must have a getTracer() method, got an object without getTracer()',
+  )
+  expect(refused(() => instrumentation.setTracerProvider(null as never))).toBe(
+    '@hourglass/otel: tracerProvider must have a getTracer() method, got null',
+  )
 })
