@@ -43,6 +43,11 @@ export function bodyError(error: unknown): GatewayRequestError | undefined {
     // The charset the client named, in the message: the code says the same as for UTF-8.
     return refuse(400, 'invalid_utf8', String((error as Error).message))
   }
+  if (type === TRANSFER_CODING_UNSUPPORTED) {
+    // Not the client's content but how it was framed (RFC 9112 §6.1): a
+    // 501 naming the coding; the same framing gets the same answer.
+    return refuse(501, 'unsupported_transfer_encoding', String((error as Error).message))
+  }
   if (
     (typeof type === 'string' && type.startsWith('encoding.')) ||
     type === 'charset.unsupported'
@@ -74,6 +79,9 @@ export const INVALID_UTF8 = 'charset.invalid'
 
 /** The `type` of a body that is not valid for the UTF-16 charset it names. */
 export const INVALID_UTF16 = 'charset.invalid.utf16'
+
+/** The `type` of a body framed with a transfer coding other than chunked (`transferCoding.ts`). */
+export const TRANSFER_CODING_UNSUPPORTED = 'transfer.encoding.unsupported'
 
 /** The `type` of a body refused for its keys before parsing (`jsonKeyLimit.ts`). */
 export const JSON_TOO_MANY_KEYS = 'entity.too.many.keys'

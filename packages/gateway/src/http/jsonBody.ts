@@ -2,7 +2,12 @@ import { isUtf8 } from 'node:buffer'
 import type { IncomingMessage } from 'node:http'
 import { type Deadline, quoted } from '@hourglass/core'
 import type { Request, RequestHandler, Response } from 'express'
-import { INVALID_UTF8, INVALID_UTF16, JSON_TOO_MANY_KEYS } from './bodyError.js'
+import {
+  INVALID_UTF8,
+  INVALID_UTF16,
+  JSON_TOO_MANY_KEYS,
+  TRANSFER_CODING_UNSUPPORTED,
+} from './bodyError.js'
 import { closeAfterAnswer } from './closeAfterAnswer.js'
 import { GatewayRequestError } from './GatewayRequestError.js'
 import { MAX_JSON_DEPTH } from './jsonDepth.js'
@@ -16,6 +21,7 @@ import {
   readBody,
   tooLargeFailure,
 } from './readBody.js'
+import { unsupportedTransferCoding } from './transferCoding.js'
 
 /**
  * The JSON body parser of `POST /v1/chat/completions`: bodies up to
@@ -113,6 +119,22 @@ function parseJson(
     // connection closes after it rather than reading on whatever still comes.
     if (!req.complete) closeAfterAnswer(res)
     next()
+    return undefined
+  }
+  // A transfer coding Node leaves in place (`gzip, chunked`): its bytes
+  // are not the body the client meant, whatever they are read as.
+  const transferCoding = unsupportedTransferCoding(req.headers['transfer-encoding'])
+  if (transferCoding !== undefined) {
+    refuse(
+      req,
+      res,
+      next,
+      bodyFailure(
+        501,
+        TRANSFER_CODING_UNSUPPORTED,
+        `unsupported Transfer-Encoding ${quoted(transferCoding, 40)}: send the body chunked or with a Content-Length (compressed: name gzip, deflate or br in Content-Encoding)`,
+      ),
+    )
     return undefined
   }
   const charset = charsetOf(req.headers['content-type']) ?? 'utf-8'

@@ -5,7 +5,9 @@ export interface SseRecutterOptions {
   /**
    * Most bytes held for one unfinished event. Past it, `push` throws
    * `SseBufferOverflowError` (forwarding half an event would break the
-   * whole-event promise). Default 4 MiB; 0 means unlimited.
+   * whole-event promise) — or, when the same chunk completed events before
+   * it, returns those, and the next `push` or `end` throws. Default 4 MiB;
+   * 0 means unlimited.
    */
   maxEventBytes?: number | undefined
 }
@@ -39,6 +41,8 @@ export class SseRecutter {
   #pendingCr = false
   #bomChecked = false
   #ended = false
+  /** The held event passed the limit after `push` returned the events before it: the next call throws. */
+  #overflowPending = false
   /** Bytes dropped at `end()` because the stream stopped inside a character. */
   droppedBytes = 0
 
@@ -49,6 +53,11 @@ export class SseRecutter {
   /** Adds one chunk; returns the whole events it completed, as one chunk, or undefined. */
   push(chunk: Uint8Array): Uint8Array | undefined {
     if (this.#ended) throw new TypeError('SseRecutter.push() after end()')
+    if (this.#overflowPending) {
+      // Where the push that passed the limit would have left it, had it thrown.
+      this.#overflowPending = false
+      throw this.#overflowError()
+    }
     if (chunk.length === 0) return undefined
     if (!this.#bomChecked) {
       const head = this.#stripBom(chunk, false)
@@ -60,17 +69,33 @@ export class SseRecutter {
     this.#length += chunk.length
     const out = this.#boundary > 0 ? this.#take(this.#boundary) : undefined
     if (this.#maxEventBytes > 0 && this.#length > this.#maxEventBytes) {
-      throw new SseBufferOverflowError(this.#maxEventBytes, 'bytes')
+      // Events the chunk completed before the oversized one were whole: a
+      // proxy writes what push returns, and thrown away with the error a
+      // client lost answers it would have had. They go first.
+      if (out === undefined) throw this.#overflowError()
+      this.#overflowPending = true
     }
     return out
+  }
+
+  #overflowError(): SseBufferOverflowError {
+    return new SseBufferOverflowError(this.#maxEventBytes, 'bytes')
   }
 
   /**
    * Ends the stream. Returns what is left (an unterminated last event, which
    * a conforming client discards anyway), cut back to the last whole
    * character so even a truncated upstream cannot produce U+FFFD. Idempotent.
+   * Throws `SseBufferOverflowError` when the last `push` returned events
+   * ahead of one past `maxEventBytes` (see that option).
    */
   end(): Uint8Array | undefined {
+    if (this.#overflowPending) {
+      // Ended: the oversized event is never returned.
+      this.#overflowPending = false
+      this.#ended = true
+      throw this.#overflowError()
+    }
     if (this.#ended) return undefined
     this.#ended = true
     if (!this.#bomChecked) {

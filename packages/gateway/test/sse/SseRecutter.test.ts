@@ -67,4 +67,34 @@ describe('SseRecutter', () => {
     }
     expect(isSseBufferOverflow(caught)).toBe(true)
   })
+
+  it('returns the events a chunk completed before the event that overflows, then throws', () => {
+    // A proxy's loop: what push returns is written, an error ends the stream.
+    const r = new SseRecutter({ maxEventBytes: 32 })
+    const chunk = enc.encode(`data: one\n\ndata: two\n\ndata: ${'x'.repeat(40)}`)
+    const out = r.push(chunk)
+    // They were whole before the limit was passed: a client had them.
+    expect(dec(out)).toBe('data: one\n\ndata: two\n\n')
+    let caught: unknown
+    try {
+      r.push(enc.encode('more'))
+    } catch (error) {
+      caught = error
+    }
+    expect(isSseBufferOverflow(caught)).toBe(true)
+  })
+
+  it('an overflow with events returned is thrown by end() when no push follows', () => {
+    const r = new SseRecutter({ maxEventBytes: 32 })
+    expect(dec(r.push(enc.encode(`data: one\n\ndata: ${'x'.repeat(40)}`)))).toBe('data: one\n\n')
+    let caught: unknown
+    try {
+      r.end()
+    } catch (error) {
+      caught = error
+    }
+    expect(isSseBufferOverflow(caught)).toBe(true)
+    // Idempotent once thrown, as end() is: nothing of the oversized event.
+    expect(r.end()).toBeUndefined()
+  })
 })
