@@ -1,10 +1,14 @@
-import { readdirSync, readFileSync } from 'node:fs'
+import { existsSync, readdirSync, readFileSync } from 'node:fs'
+import { IncomingMessage, ServerResponse } from 'node:http'
+import { Socket } from 'node:net'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { describe, expect, it } from 'vitest'
 import { renderDemo } from '../../packages/cli/src/demo/renderDemo.js'
 import type { ChainFigures } from '../../packages/cli/src/demo/summarize.js'
 import { commands } from '../../packages/cli/src/index.js'
+import { mainHelp } from '../../packages/cli/src/main.js'
+import { writeExpired } from '../../packages/express/src/writeExpired.js'
 
 // What a new user meets first in the root README, read without running
 // anything (the demo and examples run in test/demo.test.ts and
@@ -59,21 +63,25 @@ describe('root README commands', () => {
       for (const line of text.split('\n')) {
         const code = line.replace(/\s#.*$/, '')
         const cli = /\bnpx hourglass (\w+)(.*)$/.exec(code)
+        // `npx hourglass --version`: a flag before any command is main's own.
+        const bare = /\bnpx hourglass((?: --?[a-zA-Z][\w-]*)+)\s*$/.exec(code)
         const start = /\bnpm start\b.*? -- (.*)$/.exec(code)
         if (cli) uses.push({ command: cli[1]!, flags: flagsOf(cli[2]!), line })
+        else if (bare) uses.push({ command: '', flags: flagsOf(bare[1]!), line })
         else if (start) uses.push({ command: 'demo', flags: flagsOf(start[1]!), line })
       }
     }
     expect(uses.map((u) => u.command)).toEqual(expect.arrayContaining(['probe', 'gateway', 'demo']))
     const unknown: string[] = []
+    expect(uses.map((u) => u.command)).toContain('')
     for (const { command: name, flags, line } of uses) {
-      const command = commands.find((c) => c.name === name)
-      if (!command) {
+      const help = name === '' ? mainHelp : commands.find((c) => c.name === name)?.help
+      if (help === undefined) {
         unknown.push(`${line}: no command ${name}`)
         continue
       }
       for (const flag of flags) {
-        if (!new RegExp(`(^|[\\s,[])${flag}(?![\\w-])`, 'm').test(command.help)) {
+        if (!new RegExp(`(^|[\\s,[])${flag}(?![\\w-])`, 'm').test(help)) {
           unknown.push(`${line}: ${flag}`)
         }
       }
@@ -191,5 +199,75 @@ describe('root README: examples', () => {
       }
     }
     expect(problems).toEqual([])
+  })
+})
+
+describe('root README: packages and paths', () => {
+  it('the packages table has one row per package under packages/, named as its package.json and linked to its folder', () => {
+    const rows = [...readme.matchAll(/^\| \[`([^`]+)`\]\(packages\/([^)/]+)\) \|/gm)].map(
+      (m) => `${m[1]} → packages/${m[2]}`,
+    )
+    const actual = readdirSync(path.join(repoRoot, 'packages'), { withFileTypes: true })
+      .filter((entry) => entry.isDirectory())
+      .flatMap((entry) => {
+        const manifest = path.join(repoRoot, 'packages', entry.name, 'package.json')
+        if (!existsSync(manifest)) return []
+        const { name } = JSON.parse(readFileSync(manifest, 'utf8')) as { name: string }
+        return [`${name} → packages/${entry.name}`]
+      })
+    expect(rows.slice().sort()).toEqual(actual.sort())
+  })
+
+  it('every repository path it names in code (`test/…`, `.ci/run`, globs too) exists', () => {
+    // Links are checked in readmeCommands.test.ts; a path in backticks is
+    // prose a rename leaves behind just as easily.
+    const named = new Set(
+      [...readme.matchAll(/`([^`\s]+)`/g)]
+        .map((m) => m[1]!)
+        .filter((text) => /^(?:\.ci|bench|examples|packages|scripts|test)\//.test(text)),
+    )
+    expect(named.size).toBeGreaterThan(3)
+    const missing = [...named].filter((p) => !pathExists(p))
+    expect(missing).toEqual([])
+  })
+})
+
+/** Whether a repo path exists; a `*` in its last part matches any run of characters. */
+function pathExists(repoPath: string): boolean {
+  const dir = path.posix.dirname(repoPath)
+  const base = path.posix.basename(repoPath)
+  if (!base.includes('*')) return existsSync(path.join(repoRoot, repoPath))
+  const pattern = new RegExp(`^${base.split('*').map(escapeRegExp).join('.*')}$`)
+  const where = path.join(repoRoot, dir)
+  return existsSync(where) && readdirSync(where).some((name) => pattern.test(name))
+}
+
+function escapeRegExp(text: string): string {
+  return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')
+}
+
+describe('root README: the 504 it shows', () => {
+  it('every deadline_exceeded body it quotes is, byte for byte, the one deadline() writes for those figures', () => {
+    const samples = [...readme.matchAll(/`(\{"error":"deadline_exceeded"[^`]*\})`/g)].map(
+      (m) => m[1]!,
+    )
+    expect(samples.length).toBeGreaterThan(0)
+    for (const sample of samples) {
+      const { budgetMs, elapsedMs, slice } = JSON.parse(sample) as {
+        budgetMs: number
+        elapsedMs: number
+        slice: string | null
+      }
+      const res = new ServerResponse(new IncomingMessage(new Socket()))
+      let written = ''
+      res.end = ((body?: unknown) => {
+        written = String(body ?? '')
+        return res
+      }) as typeof res.end
+      expect(writeExpired(res, 'GET', { budgetMs, elapsedMs, slice: slice ?? undefined })).toBe(
+        '504',
+      )
+      expect(written).toBe(sample)
+    }
   })
 })
