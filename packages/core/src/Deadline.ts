@@ -386,7 +386,8 @@ export class Deadline {
     // A parent disposed while live no longer expires (see `dispose`): a child
     // made now takes no expiry from it — only its own — and is still linked
     // below, so the parent's cancel reaches it.
-    const parentEnd = parent ? parent.expiresAt : Number.POSITIVE_INFINITY
+    const parentEnd =
+      parent === undefined ? Number.POSITIVE_INFINITY : parentEndOn(parent, this.clock, now)
     this.#expiresAt = Math.min(ownEnd, parentEnd)
     // The budget asked for, not `expiresAt - now`: with a fractional `now`
     // (performance.now) that difference reads 1990.0000000000002 for 1990.
@@ -830,6 +831,21 @@ export class Deadline {
 }
 
 function noop(): void {}
+
+/**
+ * When `parent` expires, on `clock` (a child's) at its `now`. On the parent's
+ * own clock, its `expiresAt`. A child given a clock of its own read that
+ * point, on the parent's scale, as one on its own: two clocks start at
+ * different times (a ManualClock at 0, `performance.now()` at the process's
+ * age), so a child under a parent with 5 s left was born expired, or was
+ * allowed hours. Read instead as the time the parent has left.
+ */
+function parentEndOn(parent: Deadline, clock: Clock, now: number): number {
+  const end = parent.expiresAt
+  if (parent.clock === clock || !Number.isFinite(end)) return end
+  const left = end - parent.clock.now()
+  return Number.isNaN(left) ? end : now + left
+}
 
 /** See `#timerLink`. */
 interface TimerLink {

@@ -1,4 +1,5 @@
 import { coreChannels, type SliceOutcome } from './channels.js'
+import { MAX_TIMER_MS } from './clock.js'
 import { runWithDeadline } from './context.js'
 import {
   type Deadline,
@@ -276,6 +277,7 @@ export class SlicePlan {
     this.#linkRun(state)
     const signal = slice.signal
     let onAbort: (() => void) | undefined
+    let holdOpen: ReturnType<typeof setInterval> | undefined
     try {
       // A slice that is over before its step starts (nothing left to allot,
       // the request already cancelled) does not start it: `run` has already
@@ -293,6 +295,22 @@ export class SlicePlan {
       // The step may settle after we gave up on it; nobody awaits it then.
       work.catch(() => {})
       stopped.catch(() => {})
+      // The slice's timer is unref'd, as every deadline's: a script awaiting
+      // a step that holds no handle of its own (a promise on an event that
+      // never comes) exited with code 13 before the slice could run out,
+      // where `wait` and `guard` reject. So on a real clock an enforcing
+      // slice with an expiry holds the process open until `run` settles —
+      // by its expiry at the latest — with a system interval that does
+      // nothing (as `wait(Infinity)` does). Not on a test clock, whose time
+      // is the test's.
+      if (
+        slice.clock.realTime === true &&
+        !slice.observe &&
+        !signal.aborted &&
+        Number.isFinite(slice.expiresAt)
+      ) {
+        holdOpen = setInterval(keepOpen, MAX_TIMER_MS)
+      }
       const value = await Promise.race([work, stopped])
       // Finished after its slice's time ran out, before the slice's timer had
       // its turn: a synchronous part that kept the loop busy (a CPU-bound
@@ -310,6 +328,7 @@ export class SlicePlan {
       this.#end(state, slice, outcomeOf(named, slice), named)
       throw named
     } finally {
+      if (holdOpen !== undefined) clearInterval(holdOpen)
       if (onAbort) signal.removeEventListener('abort', onAbort)
       // Ended above (`#end` unlinks it); again in case naming the error threw.
       this.#unlinkRun(state)
@@ -516,3 +535,6 @@ function carries(error: unknown, reason: unknown): boolean {
 function round(ms: number): number {
   return Number.isFinite(ms) ? Math.round(ms * 10) / 10 : ms
 }
+
+/** What the interval holding a running step's process open runs: nothing. */
+function keepOpen(): void {}

@@ -1,5 +1,5 @@
 import pTimeout from 'p-timeout'
-import { MAX_TIMER_MS } from './clock.js'
+import { MAX_TIMER_MS, type TimerOptions } from './clock.js'
 import { currentDeadline } from './context.js'
 import { type Deadline, disposedOf, isExpiryOf } from './Deadline.js'
 import { isDeadlineExceeded } from './DeadlineExceededError.js'
@@ -156,6 +156,11 @@ export function guard<T>(
             else callback()
           },
           Math.min(Math.ceil(delay), MAX_TIMER_MS),
+          // Kept alive, as `wait`'s timer is: the deadline's own is unref'd,
+          // so a script awaiting guard on work that holds no handle of its
+          // own (a promise on an event that never comes) exited with code 13
+          // instead of rejecting at the deadline. Cleared when guard settles.
+          KEEP_ALIVE,
         )
       }
       arm(ms)
@@ -183,6 +188,9 @@ export function guard<T>(
     })
     .finally(() => signal.removeEventListener('abort', onAbort))
 }
+
+/** The options of guard's timer: one object for every guard (guard runs per request). */
+const KEEP_ALIVE: TimerOptions = { keepAlive: true }
 
 /** guard's timer for p-timeout: the clock's handle, and whether it was cleared. */
 interface GuardTimer {
