@@ -162,6 +162,13 @@ abstract class AttemptPhases {
       return false
     }
     this.responded = true
+    // A 204 or 304 is complete with its headers (RFC 9112 §6.3), whatever
+    // its Content-Length says: its attempt ends here. undici ends it only
+    // when it has failed the answer for the body it never has (a socket
+    // destroyed a turn later, see error()): by then fetch had handed out the
+    // answer with no body to read, and a caller that read it (probe) found
+    // the attempt still running — no sample. One comparison on the hot path.
+    if (status === 204 || status === 304) this.attempt.finish()
     return true
   }
 

@@ -28,8 +28,12 @@ export interface OutboundCallInit {
   repeatable: () => boolean
   /** The body can be sent again. */
   replayable: boolean
-  /** Told about every attempt when it ends, its phase timings complete (probe). */
-  onAttemptEnd?: ((attempt: Attempt) => void) | undefined
+  /**
+   * Told about every attempt as it is made (probe: it waits for the
+   * attempt's end itself, which may come after the caller has the answer —
+   * a 205 whose body undici still reads while fetch hands out none).
+   */
+  onAttempt?: ((attempt: Attempt) => void) | undefined
   /**
    * Where the call sits while it waits to retry, so its owner can end the
    * wait (createFetch's `close()`: a wait of up to `maxRetryAfterMs` outlived it).
@@ -106,7 +110,7 @@ class CallAttemptInit implements AttemptInit {
     // 301/302, and anything but GET/HEAD answered with 303, into a GET.
     this.method = hop === undefined ? call.method : hop.method
     this.number = number
-    this.measureGaps = call.onAttemptEnd !== undefined
+    this.measureGaps = call.onAttempt !== undefined
   }
 
   get url(): string {
@@ -210,8 +214,8 @@ export class OutboundCall {
   attempt(number: number, hop?: RedirectHop): Attempt {
     const reason = number > 1 ? this.#retryReason : undefined
     const attempt = new Attempt(new CallAttemptInit(this.init, number, hop, reason))
-    const onEnd = this.init.onAttemptEnd
-    if (onEnd) attempt.onFinish(onEnd)
+    const onAttempt = this.init.onAttempt
+    if (onAttempt) onAttempt(attempt)
     return attempt
   }
 

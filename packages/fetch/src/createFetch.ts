@@ -81,7 +81,7 @@ export interface HourglassFetch {
 
 /** @internal Lets `probe` see each attempt's phase timings. */
 export interface FetchHooks {
-  /** Called when each attempt ends. */
+  /** Called as each attempt is made (its timings are complete once it is `done`). */
   onAttempt?: (attempt: Attempt) => void
 }
 
@@ -214,7 +214,7 @@ export function createFetch(
             typeof body === 'object' &&
             ('getReader' in body || Symbol.asyncIterator in body)
           ),
-        onAttemptEnd: hooks.onAttempt,
+        onAttempt: hooks.onAttempt,
         // fetch.close() closes our Agent, not a call's own dispatcher: its waits are not ours to end.
         waiting: init.dispatcher == null ? waiting : undefined,
         target: request ?? input,
@@ -540,7 +540,7 @@ class FetchCallInit implements OutboundCallInit {
   readonly method: string
   readonly retry: OutboundCallInit['retry']
   readonly replayable: boolean
-  readonly onAttemptEnd: OutboundCallInit['onAttemptEnd']
+  readonly onAttempt: OutboundCallInit['onAttempt']
   readonly waiting: RetryWaits | undefined
   readonly #target: RequestInfo
   readonly #headers: unknown
@@ -558,7 +558,7 @@ class FetchCallInit implements OutboundCallInit {
     this.method = init.method
     this.retry = init.retry
     this.replayable = init.replayable
-    this.onAttemptEnd = init.onAttemptEnd
+    this.onAttempt = init.onAttempt
     this.waiting = init.waiting
     this.#target = init.target
     this.#headers = init.headers

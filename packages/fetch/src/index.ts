@@ -23,6 +23,7 @@ export { DnsError, isDnsError } from './errors/DnsError.js'
 export { DnsTimeoutError, isDnsTimeout } from './errors/DnsTimeoutError.js'
 export { EgressError, type EgressErrorDetails, type EgressPhase } from './errors/EgressError.js'
 export { HeadersTimeoutError, isHeadersTimeout } from './errors/HeadersTimeoutError.js'
+export { isProbeNoSample, ProbeNoSampleError } from './errors/ProbeNoSampleError.js'
 export { isProbeRedirect, ProbeRedirectError } from './errors/ProbeRedirectError.js'
 export {
   isRedirectWithStreamBody,

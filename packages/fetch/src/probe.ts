@@ -1,6 +1,7 @@
 import { Deadline, describeValue, optionError, refuseUnknownOptions } from '@hourglass/core'
-import type { AttemptTimings } from './Attempt.js'
+import type { Attempt, AttemptTimings } from './Attempt.js'
 import { type CreateFetchOptions, createFetch } from './createFetch.js'
+import { ProbeNoSampleError } from './errors/ProbeNoSampleError.js'
 import { ProbeRedirectError } from './errors/ProbeRedirectError.js'
 import { FETCH_OPTION_NAMES } from './options.js'
 
@@ -174,9 +175,9 @@ export async function probe(url: string | URL, options: ProbeOptions = {}): Prom
   }
   const measured: ProbeSample[] = []
   // The attempt of the call in flight (one hook, whichever fetch made the
-  // call); its timings are read once the body has been read to the end.
-  let attempt: { timings: AttemptTimings } | undefined
-  const onAttempt = (a: { timings: AttemptTimings }) => {
+  // call); its timings are read once it has ended.
+  let attempt: Attempt | undefined
+  const onAttempt = (a: Attempt) => {
     attempt = a
   }
   // Under callTimeoutMs the phases get no limits of their own unless given:
@@ -210,8 +211,8 @@ export async function probe(url: string | URL, options: ProbeOptions = {}): Prom
           throw new ProbeRedirectError(String(url), res.status, resolveLocation(location, url))
         }
         await res.arrayBuffer()
-        const done = attempt as { timings: AttemptTimings } | undefined
-        if (i >= warmup && done) measured.push({ ...done.timings, status: res.status })
+        const done = await ended(attempt as Attempt | undefined, url)
+        if (i >= warmup) measured.push({ ...done.timings, status: res.status })
       } finally {
         bound?.dispose()
         if (!shared) await fetch.close()
@@ -220,6 +221,16 @@ export async function probe(url: string | URL, options: ProbeOptions = {}): Prom
   } finally {
     await shared?.close()
   }
+  return probeResult(url, measured)
+}
+
+/**
+ * The report over the samples taken. None is refused with a typed error
+ * (every measured call gives a sample or rejects, see ended()): the figures
+ * were read off none — a `TypeError` reading `medianMs` of undefined.
+ */
+export function probeResult(url: string | URL, measured: ProbeSample[]): ProbeResult {
+  if (measured.length === 0) throw new ProbeNoSampleError(String(url))
   const total = stats(measured.map((s) => s.totalMs ?? 0))!
   const ratio = total.medianMs > 0 ? total.p90Ms / total.medianMs : 1
   return {
@@ -241,6 +252,23 @@ export async function probe(url: string | URL, options: ProbeOptions = {}): Prom
         ? `p90 (${round(total.p90Ms)} ms) is ${round(ratio)}× the median (${round(total.medianMs)} ms): a fixed timeout here is a lottery; budget for the tail or fix it`
         : undefined,
   }
+}
+
+/**
+ * The call's attempt once it has ended. fetch hands out an answer of a
+ * null-body status (204, 205, 304) with no body to read, while undici may
+ * still be reading what the server sent with it (a 205 with a
+ * `Content-Length`): the read was over before the attempt, whose timings
+ * were read unfinished — or not at all, and the figures were read off zero
+ * samples ("Cannot read properties of undefined (reading 'medianMs')").
+ * An attempt that ended failed is the call's failure (the probe rejects
+ * with it, as with any call's).
+ */
+async function ended(attempt: Attempt | undefined, url: string | URL): Promise<Attempt> {
+  if (attempt === undefined) throw new ProbeNoSampleError(String(url))
+  if (!attempt.done) await new Promise<void>((resolve) => attempt.onFinish(() => resolve()))
+  if (attempt.error !== undefined) throw attempt.error
+  return attempt
 }
 
 /** Stats over the samples that went through a phase; undefined when none did. */

@@ -102,7 +102,10 @@ describe('propagation', () => {
     const lookup: LookupFunction = (_host, _options, callback) => callback(null, '127.0.0.1', 4)
     const fetch = client(
       { lookup },
-      { onAttempt: (a: { timings: AttemptTimings }) => timings.push({ ...a.timings }) },
+      {
+        onAttempt: (a: { timings: AttemptTimings; onFinish(f: () => void): void }) =>
+          a.onFinish(() => timings.push({ ...a.timings })),
+      },
     )
     for (let i = 0; i < 5; i++) await (await fetch(`http://svc.test:${server.port}/`)).text()
     const fresh = timings.filter((t) => t.connectMs !== undefined)
