@@ -212,8 +212,13 @@ export class IngressRequest {
       this.deadline.clock.clearTimeout(unlink(this.#stillDue))
       this.#stillDue = undefined
     }
-    if (Object.hasOwn(this.deadline, 'dispose'))
+    // Ours only: a `dispose` the handler set on its deadline itself stays.
+    if (
+      Object.getOwnPropertyDescriptor(this.deadline, 'dispose')?.value ===
+      IngressRequest.#disposeLiftsStillDue
+    ) {
       delete (this.deadline as { dispose?: unknown }).dispose
+    }
   }
 
   static #stillDueFired(link: TimerLink): void {
