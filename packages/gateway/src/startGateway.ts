@@ -132,8 +132,22 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
       keepAliveTimeoutMs,
     )
   }
-  const address = await addressOf(listenHost)
-  const gateway = createStandaloneGateway(config, gatewayOptions)
+  // A SIGTERM while starting is handled as one just after: the caller gets a
+  // running gateway and then the signal, so it drains and logs as usual (see
+  // holdSignals). From before the host's lookup, part of starting: a slow
+  // resolver's wait was a window in which a signal met no handler and
+  // killed the process.
+  const signals = holdSignals()
+  let address: string
+  let gateway: GatewayRouter
+  try {
+    address = await addressOf(listenHost)
+    gateway = createStandaloneGateway(config, gatewayOptions)
+  } catch (error) {
+    // Delivered again, not swallowed: with no handler, it ends the process as it would have.
+    signals.release()
+    throw error
+  }
   const clock = gatewayOptions.clock ?? systemClock
   const server = createServer()
   keepIdleConnections(server, keepAliveTimeoutMs)
@@ -167,9 +181,6 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
     'clientError',
     refuseUnparsed((level, event, fields) => gateway.log(level, event, fields)),
   )
-  // A SIGTERM while starting is handled as one just after: the caller gets a
-  // running gateway and then the signal, so it drains and logs as usual (see holdSignals).
-  const signals = holdSignals()
   try {
     // Serve with shared limits from the first request when Redis is reachable;
     // locally otherwise, or at once when a signal came: no point waiting to serve.
