@@ -162,7 +162,14 @@ export async function streamCompletion(
   } finally {
     release()
     await events.return?.()
-    const rest = recutter.end()
+    // end() throws for an event left over its size limit (pushed whole,
+    // ours never is): the stream still ends and its listener goes.
+    let rest: Uint8Array | undefined
+    try {
+      rest = recutter.end()
+    } catch {
+      rest = undefined
+    }
     if (!res.writableEnded && !res.destroyed) res.end(rest)
     res.off('close', onClose)
   }
