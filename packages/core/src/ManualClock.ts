@@ -1,19 +1,29 @@
-import { type Clock, MAX_TIMER_MS } from './clock.js'
+import { type Clock, MAX_TIMER_MS, type TimerOptions } from './clock.js'
 import { describeValue } from './describeValue.js'
 import { optionError } from './optionError.js'
 
 /**
  * @internal Schedule `callback` after `ms` (finite, > 2³¹−1) on a
  * ManualClock, whole: its `setTimeout` cuts such a delay to 2³¹−1 ms, as
- * Node's timers would, and a far deadline re-armed in steps of it — about
- * 4.2 million timers fired to advance to Number.MAX_SAFE_INTEGER, a second
- * of CPU. A ManualClock's timers cannot overflow, so a `Deadline` asks for
- * the whole wait here. The handle, as `setTimeout`'s; `undefined` for any
- * other clock (it steps). Not exported from the package.
+ * Node's timers would, and a far deadline or wait re-armed in steps of it —
+ * about 4.2 million timers fired to advance to Number.MAX_SAFE_INTEGER, a
+ * second of CPU. A ManualClock's timers cannot overflow, so a `Deadline` and
+ * `wait` ask for the whole delay here. The handle, as `setTimeout`'s;
+ * `undefined` for any other clock (it steps). A `keepAlive` timer (a wait's,
+ * which something awaits) is `undefined` too on a clock whose `setTimeout`
+ * is not ManualClock's own: a subclass that overrides it to see the waits
+ * armed on it (and drive time to the next one) must see this one, in steps.
+ * Not exported from the package.
  */
-export let wholeTimeout: (clock: unknown, callback: () => void, ms: number) => unknown
+export let wholeTimeout: (
+  clock: unknown,
+  callback: () => void,
+  ms: number,
+  options?: TimerOptions,
+) => unknown
 
 interface PendingTimer {
+  handle: object
   at: number
   seq: number
   callback: () => void
@@ -37,7 +47,7 @@ interface PendingTimer {
 export class ManualClock implements Clock {
   #now: number
   #seq = 0
-  readonly #timers = new Map<number, PendingTimer>()
+  readonly #timers = new Map<object, PendingTimer>()
 
   constructor(startMs = 0) {
     // NaN (or a string) made every deadline on this clock throw "clock.now()
@@ -64,20 +74,28 @@ export class ManualClock implements Clock {
     return this.#schedule(callback, delayOf(ms))
   }
 
+  /** Cancels a timer this clock made; any other handle (another clock's, a number) is ignored. */
   clearTimeout(handle: unknown): void {
-    this.#timers.delete(handle as number)
+    this.#timers.delete(handle as object)
   }
 
   static {
-    wholeTimeout = (clock, callback, ms) => {
+    wholeTimeout = (clock, callback, ms, options) => {
       if (typeof clock !== 'object' || clock === null || !(#timers in clock)) return undefined
+      if (options?.keepAlive === true && clock.setTimeout !== ManualClock.prototype.setTimeout) {
+        return undefined
+      }
       return clock.#schedule(callback, ms)
     }
   }
 
-  #schedule(callback: () => void, ms: number): number {
-    this.#timers.set(++this.#seq, { at: this.#now + ms, seq: this.#seq, callback })
-    return this.#seq
+  #schedule(callback: () => void, ms: number): object {
+    // An object of its own, which only this clock holds as a key: numbered per
+    // clock, a handle from another clock (or a plain number) cancelled this
+    // clock's timer of the same number.
+    const handle = Object.freeze({})
+    this.#timers.set(handle, { handle, at: this.#now + ms, seq: ++this.#seq, callback })
+    return handle
   }
 
   /** Timers scheduled and not yet fired or cleared — a leak check. */
@@ -104,7 +122,7 @@ export class ManualClock implements Clock {
         }
       }
       if (!next) break
-      this.#timers.delete(next.seq)
+      this.#timers.delete(next.handle)
       this.#now = Math.max(this.#now, next.at)
       next.callback()
     }
@@ -117,11 +135,12 @@ export class ManualClock implements Clock {
 
 /**
  * The delay a timer of `ms` waits on this clock, as `systemClock` would wait
- * it: a delay that is not a number ≥ 0 (NaN, undefined, negative) is due at
- * once, as Node fires it (after its 1 ms floor) — a timer at `now + NaN` was
- * never due, and what it guarded hung in the test while it fired in
- * production; past 2³¹−1 ms (Infinity included) it is cut to 2³¹−1 ms, as
- * `systemClock` cuts it (Node's own timers would overflow to 1 ms).
+ * it: a delay that is not a number > 0 (0, NaN, undefined, negative) is due
+ * at once — `advance(0)` fires it — where Node fires it too, after its 1 ms
+ * floor (not modelled: other packages' tests rely on `advance(0)`). A timer
+ * at `now + NaN` was never due, and what it guarded hung in the test while it
+ * fired in production. Past 2³¹−1 ms (Infinity included) it is cut to 2³¹−1
+ * ms, as `systemClock` cuts it (Node's own timers would overflow to 1 ms).
  */
 function delayOf(ms: unknown): number {
   const n = Number(ms)

@@ -1,7 +1,8 @@
-import { type Clock, MAX_TIMER_MS, systemClock } from './clock.js'
+import { type Clock, MAX_TIMER_MS, systemClock, type TimerOptions } from './clock.js'
 import type { Deadline } from './Deadline.js'
 import { describeValue } from './describeValue.js'
 import { isAbortSignal } from './isAbortSignal.js'
+import { wholeTimeout } from './ManualClock.js'
 
 export interface WaitOptions {
   /** Ends the wait at once, rejecting with its reason, when it expires or is cancelled (an observe-only deadline's expiry never ends a wait; its cancel does). `false`: none (`{ deadline: useIt && req.deadline }`). */
@@ -36,7 +37,8 @@ export type WaitResult = 'timer' | 'woken'
  * - Releases its timer, its deadline hook, its signal listener and its
  *   `wakeOn` subscription the moment it settles.
  *
- * Delays past 2^31−1 ms are waited in steps (Node's timers overflow there).
+ * Delays past 2^31−1 ms are waited in steps (Node's timers overflow there),
+ * except on a `ManualClock`, whose timers wait any delay whole.
  * A negative, NaN or zero `ms` resolves on the next microtask.
  */
 export function wait(ms: number, options: WaitOptions | null = {}): Promise<WaitResult> {
@@ -118,18 +120,19 @@ export function wait(ms: number, options: WaitOptions | null = {}): Promise<Wait
         if (clock.realTime === true) holdOpen = setInterval(keepOpen, MAX_TIMER_MS)
         return
       }
-      timer = clock.setTimeout(
-        () => {
-          timer = undefined
-          // A clock whose setTimeout returns no handle (its type allows it)
-          // cannot clear this timer: fired after the wait settled, it re-armed.
-          if (settled) return
-          if (clock.now() >= endsAt) settle(true, 'timer')
-          else arm()
-        },
-        Math.min(Math.ceil(left), MAX_TIMER_MS),
-        { keepAlive: true },
-      )
+      const ms = Math.ceil(left)
+      // One whole timer on a ManualClock (see `wholeTimeout`): stepped, a
+      // far wait fired one timer per 2^31−1 ms the test advanced.
+      const whole = ms > MAX_TIMER_MS ? wholeTimeout(clock, fire, ms, KEEP_ALIVE) : undefined
+      timer = whole ?? clock.setTimeout(fire, Math.min(ms, MAX_TIMER_MS), KEEP_ALIVE)
+    }
+    const fire = () => {
+      timer = undefined
+      // A clock whose setTimeout returns no handle (its type allows it)
+      // cannot clear this timer: fired after the wait settled, it re-armed.
+      if (settled) return
+      if (clock.now() >= endsAt) settle(true, 'timer')
+      else arm()
     }
     signal?.addEventListener('abort', onAbort, { once: true })
     if (deadline) offDeadline = deadline.onDone((reason) => settle(false, reason))
@@ -194,6 +197,9 @@ export function wait(ms: number, options: WaitOptions | null = {}): Promise<Wait
     arm()
   })
 }
+
+/** A wait's timers keep the process alive (see `wait`). */
+const KEEP_ALIVE: TimerOptions = Object.freeze({ keepAlive: true })
 
 /** What the interval holding an infinite wait's process open runs: nothing. */
 function keepOpen(): void {}
