@@ -33,6 +33,11 @@ it.each([
     `'…@api.internal/items' has no scheme: try http://…@api.internal/items (or https://; ${NOTE})`,
   ],
   ['u_x:s3cret@host', `'…@host' has no scheme: try http://…@host (or https://; ${NOTE})`],
+  // A host with `_` (not a DNS name, one people type): the user was echoed as a scheme.
+  [
+    'admin:s3cret@my_host',
+    `'…@my_host' has no scheme: try http://…@my_host (or https://; ${NOTE})`,
+  ],
   [
     'http://127.0.0.1:70000/',
     "'http://127.0.0.1:70000/' has port 70000, out of range (a port is 1 to 65535)",

@@ -128,7 +128,15 @@ interface Hold {
   readonly end: Span['end']
 }
 
-const HOLDS = new WeakMap<Span, Hold>()
+/**
+ * Shared by every copy of this package loaded in the process (a harness's
+ * and an SDK's, at other versions): each with a map of its own, the second
+ * held the first's replacement as the span's own `end()` and the span was
+ * never ended — the defect one hold per span fixes, across copies.
+ */
+const HOLDS: WeakMap<Span, Hold> = ((globalThis as Record<symbol, unknown>)[
+  Symbol.for('@hourglass/otel.spanHolds')
+] ??= new WeakMap<Span, Hold>()) as WeakMap<Span, Hold>
 
 /** The span's hold, its `end()` replaced when none was; undefined when it cannot take one. */
 function holdOf(span: Span): Hold | undefined {

@@ -253,9 +253,11 @@ const USER_AT_HOST_SCHEMES = new Set([
 /** `user:pw@host`, `user@api.internal`: credentials before a host, and nothing after it. */
 function credentialsBeforeBareHost(text: string): boolean {
   const at = text.lastIndexOf('@')
-  return (
-    at > 0 && /^(?:[a-z0-9.-]+|\[[0-9a-f:.]+\])$/i.test(text.slice(at + 1)) && !/[/?#\\]/.test(text)
-  )
+  // The host alone after the last `@` (no `/`, `?` or `#` there: a URL's
+  // path); a host name with `_` (not a DNS name, but one people type) is
+  // one too. (A password holding `/` or `#` makes the text ambiguous:
+  // refuseMissingScheme offers no URL for it.)
+  return at > 0 && /^(?:[a-z0-9._-]+|\[[0-9a-f:.]+\])$/i.test(text.slice(at + 1))
 }
 
 /**
