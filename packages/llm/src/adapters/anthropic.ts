@@ -4,7 +4,9 @@ import type { AdapterOptions, ModelAdapter } from './ModelAdapter.js'
 
 /**
  * A model behind Anthropic's `POST {baseURL}/v1/messages` (`x-api-key`,
- * `anthropic-version`). Signed thinking blocks are sent back as they are;
+ * `anthropic-version`); `baseURL` is e.g. `https://api.anthropic.com`, as
+ * Anthropic's SDK takes it — one ending in `/v1` is refused, as it would
+ * ask `/v1/v1/messages`. Signed thinking blocks are sent back as they are;
  * unsigned ones (after a fallback stripped them) are left out, as the API
  * refuses them.
  */

@@ -44,14 +44,19 @@ interface CheckedOptions {
 
 /**
  * Throws a `TypeError` naming the first option that no request could be
- * sent with: a `baseURL` that is no absolute http(s) URL, a `model` that is
+ * sent with: a `baseURL` that is no absolute http(s) URL (or whose path
+ * ends in what the adapter of `wire` appends), a `model` that is
  * no name, both `apiKey` and `apiKeys`, a key or header undici would refuse
  * (or that HTTP would mangle); or a `maxResponseBytes` or `maxStreamBytes`
  * that is no byte count.
  */
-export function checkAdapterOptions(name: string, options: CheckedOptions): void {
+export function checkAdapterOptions(
+  name: string,
+  options: CheckedOptions,
+  wire: Wire = 'openai',
+): void {
   const where = `${name} adapter`
-  checkBaseURL(where, options.baseURL)
+  checkBaseURL(where, options.baseURL, BASES[wire] ?? BASES.openai)
   // Sent as it is in every body (or path: Gemini's `models/undefined`), and
   // priced by `CostBudget`: a missing one went out as no model at all.
   if (typeof options.model !== 'string' || options.model === '') {
@@ -168,17 +173,68 @@ export function checkOptionsObject(where: string, options: unknown): void {
   }
 }
 
+/** The wire formats, whose paths differ in what the base URL holds. */
+type Wire = 'openai' | 'anthropic' | 'gemini'
+
+/**
+ * What a wire's `baseURL` holds, as its official SDK has it: the adapter
+ * appends `path`. OpenAI's SDK and REST docs put the version in the base
+ * (`https://api.openai.com/v1` + `/chat/completions`); Anthropic's SDK does
+ * not (`https://api.anthropic.com` + `/v1/messages`); Gemini's REST base
+ * holds it (`…googleapis.com/v1beta` + `/models/{model}:generateContent`).
+ * `doubled` matches a base path that already ends in what is appended — the
+ * full endpoint copied, or Anthropic's `/v1` after the OpenAI habit — which
+ * would send every request to a path no provider serves (`/v1/v1/messages`,
+ * a 404 on every call, each retried or handed to the next model), and
+ * `fix` says what to drop. `bare` names an official host whose base must
+ * hold a version, with what to add: `https://api.openai.com` alone asks
+ * `/chat/completions`, a 404.
+ */
+interface Base {
+  examples: string
+  path: string
+  doubled: RegExp
+  fix: string
+  bare?: { host: string; add: string }
+}
+
+const BASES: Readonly<Record<Wire, Base>> = {
+  openai: {
+    examples: 'https://api.openai.com/v1, http://localhost:8080/v1',
+    path: '/chat/completions',
+    doubled: /\/chat\/completions$/i,
+    fix: 'end it before /chat/completions (https://api.openai.com/v1)',
+    bare: { host: 'api.openai.com', add: '/v1 (https://api.openai.com/v1)' },
+  },
+  anthropic: {
+    examples: 'https://api.anthropic.com, http://localhost:8080 — no /v1',
+    path: '/v1/messages',
+    doubled: /\/v1(\/messages)?$/i,
+    fix: 'drop the trailing /v1 (https://api.anthropic.com, as Anthropic’s SDK takes it)',
+  },
+  gemini: {
+    examples: 'https://generativelanguage.googleapis.com/v1beta, http://localhost:8080/v1beta',
+    path: '/models/{model}:generateContent',
+    doubled: /\/models(\/[^/]*)?$/i,
+    fix: 'end it before /models (https://generativelanguage.googleapis.com/v1beta)',
+    bare: {
+      host: 'generativelanguage.googleapis.com',
+      add: '/v1beta (https://generativelanguage.googleapis.com/v1beta)',
+    },
+  },
+}
+
 /**
  * An absolute `http:` or `https:` URL, as undici sends to. One without its
  * scheme (`api.openai.com/v1`) does not parse, and every attempt failed as
  * a retryable network error (each retried, charging the retry budget);
  * `localhost:8080/v1` parses with `localhost:` as its scheme, which undici
- * refuses. Nor one with a user or password (below). The value is not
- * shown: a URL may carry credentials.
+ * refuses. Nor one with a user or password, a query or a fragment (below),
+ * nor one whose path doubles what the adapter appends (`Base`). The value is not shown: a URL
+ * may carry credentials.
  */
-function checkBaseURL(where: string, baseURL: unknown): void {
-  const rule =
-    'an absolute http:// or https:// URL (https://api.openai.com/v1, http://localhost:8080/v1)'
+function checkBaseURL(where: string, baseURL: unknown, base: Base): void {
+  const rule = `an absolute http:// or https:// URL (${base.examples})`
   if (typeof baseURL !== 'string') {
     throw new TypeError(`${where}: baseURL must be ${rule}, got ${kindOf(baseURL)}`)
   }
@@ -205,6 +261,29 @@ function checkBaseURL(where: string, baseURL: unknown): void {
   if (url.username !== '' || url.password !== '') {
     throw new TypeError(
       `${where}: baseURL must have no user or password (user:password@host): they are not sent (the provider answers 401 and the keys are retired); put a credential in apiKey or headers (the value is not shown)`,
+    )
+  }
+  // The path is appended as text: a `?` or `#` (the characters — a bare `?`
+  // parses to no `search` and still swallows it) put it inside the query or
+  // fragment, and every request asked the base path, a 404. As the
+  // gateway's config refuses it. Not shown: a query may carry a signature.
+  if (baseURL.includes('?') || baseURL.includes('#')) {
+    throw new TypeError(
+      `${where}: baseURL must have no query string or fragment (?… or #…): the adapter appends its path (${base.path}), which would land inside them, every request asking the base path (the value is not shown)`,
+    )
+  }
+  // Refused, not mended: the adapter's `baseURL` is what admission keys its
+  // cooldowns by and what the attempt records report, and the same value
+  // works in the provider's own SDK (which would double it too).
+  const path = url.pathname.replace(/\/+$/, '')
+  if (base.doubled.test(path)) {
+    throw new TypeError(
+      `${where}: baseURL must be ${rule}; its path already ends in what the adapter appends (${base.path}), so every request would go to a doubled path the provider answers 404: ${base.fix} (the value is not shown)`,
+    )
+  }
+  if (base.bare !== undefined && path === '' && url.hostname.toLowerCase() === base.bare.host) {
+    throw new TypeError(
+      `${where}: baseURL must be ${rule}; ${base.bare.host} needs its API version in the path (the adapter appends ${base.path}, which it answers 404): add ${base.bare.add}`,
     )
   }
 }

@@ -97,7 +97,7 @@ export function createAdapter(
     options,
   )
   const name = options.name ?? dialect.name
-  checkAdapterOptions(name, options)
+  checkAdapterOptions(name, options, dialect.wire)
   const model = options.model
   const apiKeys = options.apiKeys ?? (options.apiKey === undefined ? [] : [options.apiKey])
   const baseURL = options.baseURL.replace(/\/+$/, '')

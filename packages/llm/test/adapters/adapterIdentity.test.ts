@@ -20,7 +20,9 @@ import { RetryBudgetRegistry } from '../../src/retry/RetryBudgetRegistry.js'
 import { FAST_RETRIES, useFakes, user } from '../call/support/fakes.js'
 
 const fakes = useFakes()
-const base = { baseURL: 'http://127.0.0.1:1/v1', apiKey: 'sk-fine', model: 'm' }
+// A base path every adapter's convention takes (anthropic() refuses one
+// ending in /v1: baseURLConvention.test.ts).
+const base = { baseURL: 'http://127.0.0.1:1/llm', apiKey: 'sk-fine', model: 'm' }
 const factories = [
   ['openAICompatible', (o: AdapterOptions) => openAICompatible(o)],
   ['anthropic', (o: AdapterOptions) => anthropic(o)],
@@ -124,8 +126,8 @@ describe('an adapter’s baseURL, model, keys and dialect are checked when it is
   it('http and https base URLs, with a port, a path or a trailing slash, are accepted', () => {
     for (const [, make] of factories) {
       for (const baseURL of [
-        'https://api.openai.com/v1',
-        'http://localhost:8080/v1/',
+        'https://proxy.example/llm',
+        'http://localhost:8080/llm/',
         'HTTPS://EXAMPLE.com',
         'http://[::1]:9000',
       ]) {
