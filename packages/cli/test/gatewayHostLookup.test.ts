@@ -1,9 +1,7 @@
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { createServer, type Server } from 'node:net'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
 import { afterEach, beforeEach, expect, it, vi } from 'vitest'
 import { runMain } from '../../../test/cli/runMain.js'
+import { useGatewayConfig } from './support/gatewayConfig.js'
 
 // `hourglass gateway --host <name>` looked the name up twice: the command,
 // to refuse a name that does not resolve, then startGateway, to listen —
@@ -35,7 +33,7 @@ const resolverDown = () =>
     hostname: HOST,
   })
 
-let dir: string | undefined
+const writeConfig = useGatewayConfig()
 let taken: Server | undefined
 beforeEach(() => {
   lookup.mockReset()
@@ -43,25 +41,7 @@ beforeEach(() => {
 afterEach(async () => {
   await new Promise((resolve) => (taken ? taken.close(resolve) : resolve(undefined)))
   taken = undefined
-  if (dir) rmSync(dir, { recursive: true, force: true })
-  dir = undefined
 })
-
-/** A valid gateway config in a fresh folder (removed after the test). */
-function writeConfig(): string {
-  dir = mkdtempSync(join(tmpdir(), 'hourglass-cli-'))
-  const config = join(dir, 'gateway.json')
-  writeFileSync(
-    config,
-    JSON.stringify({
-      providers: {
-        fake: { dialect: 'openai', baseURL: 'http://127.0.0.1:9/v1', apiKeys: ['k'] },
-      },
-      models: { small: { fallback: [{ provider: 'fake', model: 'm' }] } },
-    }),
-  )
-  return config
-}
 
 it('a resolver that is down (EAI_AGAIN) is a failure of the machine, said as one: exit 1, not a bad --host', async () => {
   lookup.mockRejectedValue(resolverDown())

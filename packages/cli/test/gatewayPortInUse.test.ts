@@ -1,39 +1,19 @@
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { createServer, type Server } from 'node:net'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
 import { afterEach, expect, it, vi } from 'vitest'
 import { runMain } from '../../../test/cli/runMain.js'
+import { useGatewayConfig } from './support/gatewayConfig.js'
 
 // A second gateway on a port already taken said `::1:8080 is already in
 // use` for an IPv6 host: an address and a port no one can tell apart (nor
 // paste). The address is written as a URL writes it, `[::1]:8080`.
 
-let dir: string | undefined
+const writeConfig = useGatewayConfig()
 let taken: Server | undefined
 afterEach(async () => {
   vi.unstubAllEnvs()
   await new Promise((resolve) => (taken ? taken.close(resolve) : resolve(undefined)))
   taken = undefined
-  if (dir) rmSync(dir, { recursive: true, force: true })
-  dir = undefined
 })
-
-/** A valid gateway config in a fresh folder (removed after the test). */
-function writeConfig(): string {
-  dir = mkdtempSync(join(tmpdir(), 'hourglass-cli-'))
-  const config = join(dir, 'gateway.json')
-  writeFileSync(
-    config,
-    JSON.stringify({
-      providers: {
-        fake: { dialect: 'openai', baseURL: 'http://127.0.0.1:9/v1', apiKeys: ['k'] },
-      },
-      models: { small: { fallback: [{ provider: 'fake', model: 'm' }] } },
-    }),
-  )
-  return config
-}
 
 it.for([
   ['127.0.0.1', '127.0.0.1'],

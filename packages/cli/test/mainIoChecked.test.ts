@@ -1,9 +1,7 @@
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
-import { afterEach, expect, it } from 'vitest'
+import { expect, it } from 'vitest'
 import type { Io } from '../src/Command.js'
 import { main } from '../src/index.js'
+import { useGatewayConfig } from './support/gatewayConfig.js'
 
 // `main(argv, io)` with an `io` missing a member (`{ stderr }` from a
 // script that only wanted to capture the logs) failed wherever the command
@@ -12,11 +10,7 @@ import { main } from '../src/index.js'
 // function" and left it serving, with nothing to close it. `io` is checked
 // with argv now, before any command runs: a TypeError naming the member.
 
-let dir: string | undefined
-afterEach(() => {
-  if (dir) rmSync(dir, { recursive: true, force: true })
-  dir = undefined
-})
+const writeConfig = useGatewayConfig()
 
 it.each<[unknown, string]>([
   [{ stderr: () => {}, stderrIsTTY: false }, 'io.stdout must be a function (text: string) => void'],
@@ -36,17 +30,7 @@ it.each<[unknown, string]>([
 })
 
 it('a gateway is never started for an io it could not report on', async () => {
-  dir = mkdtempSync(join(tmpdir(), 'hourglass-cli-'))
-  const config = join(dir, 'gateway.json')
-  writeFileSync(
-    config,
-    JSON.stringify({
-      providers: {
-        fake: { dialect: 'openai', baseURL: 'http://127.0.0.1:9/v1', apiKeys: ['k'] },
-      },
-      models: { small: { fallback: [{ provider: 'fake', model: 'm' }] } },
-    }),
-  )
+  const config = writeConfig()
   const before = process.getActiveResourcesInfo().filter((r) => r === 'TCPServerWrap').length
   const io = { stderr: () => {}, stderrIsTTY: false } as unknown as Io
   await expect(

@@ -1,16 +1,12 @@
 import { once } from 'node:events'
 import { createServer, type ServerResponse } from 'node:http'
 import type { AddressInfo } from 'node:net'
-import { afterAll, afterEach, expect, it, vi } from 'vitest'
+import { afterEach, expect, it, vi } from 'vitest'
 import type { Io } from '../src/Command.js'
 import { exitOnStopSignals } from '../src/exitOnStopSignals.js'
 import { main } from '../src/main.js'
 import { progressLine } from '../src/progressLine.js'
-import {
-  forgetStartupSignals,
-  holdStartupSignals,
-  releaseStartupSignals,
-} from '../src/startupSignals.js'
+import { signalsAsBinary } from './support/signalsAsBinary.js'
 
 // Ctrl-C during `hourglass demo` or `probe` in a terminal ended the process
 // with its progress line still drawn ("sending the same traffic through both
@@ -20,13 +16,9 @@ import {
 // `process.kill` and `process.exit` stubbed, as the binary (which holds from
 // its first line) runs it; the terminal is a fake one (`stderrIsTTY`).
 
-holdStartupSignals()
-releaseStartupSignals({ redeliver: false })
-// The next files in this worker run main() as a library: not the binary.
-afterAll(forgetStartupSignals)
+signalsAsBinary()
 
 afterEach(() => {
-  vi.restoreAllMocks()
   for (const name of ['SIGINT', 'SIGTERM'] as const) {
     for (const listener of process.listeners(name)) {
       if (!before[name].includes(listener)) process.off(name, listener)

@@ -1,10 +1,6 @@
-import { afterAll, afterEach, expect, it, vi } from 'vitest'
-import {
-  forgetStartupSignals,
-  holdStartupSignals,
-  releaseStartupSignals,
-} from '../src/startupSignals.js'
+import { expect, it, vi } from 'vitest'
 import { untilSignalled } from '../src/untilSignalled.js'
+import { signalsAsBinary } from './support/signalsAsBinary.js'
 
 // The gateway's stop: a second SIGINT or SIGTERM during the drain ends the
 // process at once. After a hang-up the terminal may be gone, and Node 20's
@@ -14,14 +10,7 @@ import { untilSignalled } from '../src/untilSignalled.js'
 // `process.exit` and `process.kill` stubbed, as the binary (which holds
 // from its first line) runs it.
 
-holdStartupSignals()
-releaseStartupSignals({ redeliver: false })
-// The next files in this worker run main() as a library: not the binary.
-afterAll(forgetStartupSignals)
-
-afterEach(() => {
-  vi.restoreAllMocks()
-})
+signalsAsBinary()
 
 function stubbed() {
   const exit = vi.spyOn(process, 'exit').mockImplementation((() => undefined) as never)

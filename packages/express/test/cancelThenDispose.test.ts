@@ -1,9 +1,9 @@
 import { ManualClock } from '@hourglass/core'
-import type { Response } from 'express'
-import { request } from 'undici'
-import { afterEach, describe, expect, it } from 'vitest'
-import { deadline, type IngressExpireMessage } from '../src/index.js'
-import { client, deferred, listen, majors, type Running } from './support/servers.js'
+import { describe, expect, it } from 'vitest'
+import type { IngressExpireMessage } from '../src/index.js'
+import { enterHandler } from './support/enterHandler.js'
+import { useServer } from './support/oneServer.js'
+import { majors } from './support/servers.js'
 
 // A handler that cancels `req.deadline` (to stop work it had started for
 // the request) and then disposes it, the README's way to opt out of its
@@ -14,11 +14,7 @@ import { client, deferred, listen, majors, type Running } from './support/server
 // handler's, whether it cancelled first or not.
 
 describe.each(majors)('cancel() then dispose() ($name)', (major) => {
-  let server: Running | undefined
-  afterEach(async () => {
-    await server?.close()
-    server = undefined
-  })
+  const served = useServer()
 
   it.each([
     ['dispose()', (d: Disposable & { dispose(): void }) => d.dispose()],
@@ -27,21 +23,14 @@ describe.each(majors)('cancel() then dispose() ($name)', (major) => {
     'a stream started after cancel() and %s is not cut at the deadline',
     async (_name, dispose) => {
       const clock = new ManualClock()
-      const app = major.app()
       const expired: IngressExpireMessage[] = []
-      const entered = deferred<Response>()
-      app.use(deadline({ defaultMs: 1000, reserveMs: 10, clock, onExpire: (m) => expired.push(m) }))
-      app.get('/', (req, res) => {
+      const options = { clock, onExpire: (m: IngressExpireMessage) => expired.push(m) }
+      const { res, pending } = await enterHandler(major, served, options, (req, res) => {
         req.deadline.cancel(new Error('stop the prework'))
         dispose(req.deadline)
         res.writeHead(200, { 'content-type': 'text/event-stream' })
         res.write('data: a\n\n')
-        entered.resolve(res)
       })
-      server = await listen(app)
-      const pending = request(server.url, { dispatcher: client() })
-      pending.catch(() => {})
-      const res = await entered.promise
       const answer = await pending
       expect(clock.pendingTimers, 'no timer left due').toBe(0)
       clock.advance(2000)
@@ -56,18 +45,10 @@ describe.each(majors)('cancel() then dispose() ($name)', (major) => {
 
   it('cancel() then dispose() and an answer after the deadline: the handler’s answer, no 504', async () => {
     const clock = new ManualClock()
-    const app = major.app()
-    const entered = deferred<Response>()
-    app.use(deadline({ defaultMs: 1000, reserveMs: 10, clock }))
-    app.get('/', (req, res) => {
+    const { res, pending } = await enterHandler(major, served, { clock }, (req) => {
       req.deadline.cancel(new Error('stop the prework'))
       req.deadline.dispose()
-      entered.resolve(res)
     })
-    server = await listen(app)
-    const pending = request(server.url, { dispatcher: client() })
-    pending.catch(() => {})
-    const res = await entered.promise
     clock.advance(2000)
     res.send('mine')
     const answer = await pending
@@ -76,17 +57,9 @@ describe.each(majors)('cancel() then dispose() ($name)', (major) => {
 
   it('cancel() alone still keeps the 504 due at the deadline (the dispose lifts it, not the cancel)', async () => {
     const clock = new ManualClock()
-    const app = major.app()
-    const entered = deferred()
-    app.use(deadline({ defaultMs: 1000, reserveMs: 10, clock }))
-    app.get('/', (req) => {
+    const { pending } = await enterHandler(major, served, { clock }, (req) => {
       req.deadline.cancel(new Error('stop the prework'))
-      entered.resolve()
     })
-    server = await listen(app)
-    const pending = request(server.url, { dispatcher: client() })
-    pending.catch(() => {})
-    await entered.promise
     clock.advance(990)
     const answer = await pending
     await answer.body.dump()

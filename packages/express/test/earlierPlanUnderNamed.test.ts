@@ -1,8 +1,7 @@
-import { ManualClock } from '@hourglass/core'
-import { request } from 'undici'
-import { afterEach, describe, expect, it } from 'vitest'
-import { deadline, type IngressExpireMessage } from '../src/index.js'
-import { client, deferred, listen, majors, type Running } from './support/servers.js'
+import { describe, expect, it } from 'vitest'
+import { useServer } from './support/oneServer.js'
+import { majors } from './support/servers.js'
+import { sliceAtExpiry } from './support/sliceAtExpiry.js'
 
 /**
  * A route's step `fetch`, run in a plan on a budget on trial under
@@ -15,45 +14,23 @@ import { client, deferred, listen, majors, type Running } from './support/server
 describe.each(majors)(
   'the 504 names a step pending in an earlier plan under req.deadline ($name)',
   (major) => {
-    let server: Running | undefined
-    afterEach(async () => {
-      await server?.close()
-      server = undefined
-    })
+    const served = useServer()
 
     it.each([
       ['the same trial', true],
       ['another deadline under it', false],
     ])('a later plan on %s finished', async (_name, same) => {
-      const clock = new ManualClock()
-      const expired: IngressExpireMessage[] = []
-      const started = deferred()
-      const app = major.app()
-      app.use(deadline({ clock, defaultMs: 1000, reserveMs: 10, onExpire: (m) => expired.push(m) }))
-      app.get(
-        '/',
-        major.route(async (req) => {
-          const trial = req.deadline.child(800, { observe: true })
-          const fetching = trial
-            .plan({ fetch: 1 }, { reserveMs: 0 })
-            .run('fetch', () => new Promise(() => {}))
-          const other = same ? trial : req.deadline.child(100)
-          await other.plan({ lookup: 1 }, { reserveMs: 0 }).run('lookup', async () => 'found')
-          started.resolve()
-          await fetching
-        }),
-      )
-      server = await listen(app)
-      const answer = request(server.url, { dispatcher: client() })
-      await started.promise
-      clock.advance(990)
-      const res = await answer
-      const body = (await res.body.json()) as { slice: string | null }
-      expect([res.statusCode, body.slice, expired.map((m) => m.slice)]).toEqual([
-        504,
-        'fetch',
-        ['fetch'],
-      ])
+      const got = await sliceAtExpiry(major, served, async (req, started) => {
+        const trial = req.deadline.child(800, { observe: true })
+        const fetching = trial
+          .plan({ fetch: 1 }, { reserveMs: 0 })
+          .run('fetch', () => new Promise(() => {}))
+        const other = same ? trial : req.deadline.child(100)
+        await other.plan({ lookup: 1 }, { reserveMs: 0 }).run('lookup', async () => 'found')
+        started()
+        await fetching
+      })
+      expect(got).toEqual({ status: 504, slice: 'fetch', events: ['fetch'] })
     })
   },
 )

@@ -6,13 +6,13 @@ import {
   isDeadlineExceeded,
   ManualClock,
 } from '@hourglass/core'
-import type { Response } from 'express'
-import { request } from 'undici'
-import { afterEach, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { deadline, deadlineErrors, type IngressExpireMessage } from '../src/index.js'
 import { collected } from './support/collectGarbage.js'
 import { deferredEnd } from './support/deferredEnd.js'
-import { client, deferred, listen, majors, type Running } from './support/servers.js'
+import { enterHandler } from './support/enterHandler.js'
+import { useServer } from './support/oneServer.js'
+import { deferred, majors } from './support/servers.js'
 
 /** A clock whose setTimeout returns no handle (core's Clock type allows it): its timers cannot be cleared. */
 function handleless(manual: ManualClock): Clock {
@@ -35,26 +35,13 @@ function handleless(manual: ManualClock): Clock {
 // as core documents: it answers for itself, no 504 from the deadline.
 
 describe.each(majors)('a handler that ends its own deadline ($name)', (major) => {
-  let server: Running | undefined
-  afterEach(async () => {
-    await server?.close()
-    server = undefined
-  })
+  const served = useServer()
 
   it('req.deadline.cancel() and no answer: the 504 still comes at the deadline', async () => {
     const clock = new ManualClock()
-    const app = major.app()
-    const entered = deferred()
-    app.use(deadline({ defaultMs: 1000, reserveMs: 10, clock }))
-    app.get('/', (req) => {
+    const { pending } = await enterHandler(major, served, { clock }, (req) => {
       req.deadline.cancel(new Error('stop the work'))
-      entered.resolve()
     })
-    server = await listen(app)
-    const pending = request(server.url, { dispatcher: client() })
-    // Cut by the server's close if the assertion below fails: no unhandled rejection.
-    pending.catch(() => {})
-    await entered.promise
     // Something is still due to answer (else the request below waits for good).
     expect(clock.pendingTimers, 'timers left to answer the request').toBeGreaterThan(0)
     clock.advance(990)
@@ -65,17 +52,9 @@ describe.each(majors)('a handler that ends its own deadline ($name)', (major) =>
 
   it('req.deadline.dispose(): the handler answers for itself, after the deadline too (no 504 from it)', async () => {
     const clock = new ManualClock()
-    const app = major.app()
-    const entered = deferred<Response>()
-    app.use(deadline({ defaultMs: 1000, reserveMs: 10, clock }))
-    app.get('/', (req, res) => {
+    const { res, pending } = await enterHandler(major, served, { clock }, (req) => {
       req.deadline.dispose()
-      entered.resolve(res)
     })
-    server = await listen(app)
-    const pending = request(server.url, { dispatcher: client() })
-    pending.catch(() => {})
-    const res = await entered.promise
     clock.advance(2000)
     res.send('mine')
     const answer = await pending
@@ -84,19 +63,11 @@ describe.each(majors)('a handler that ends its own deadline ($name)', (major) =>
 
   it('disposed after its response started: the stream is not cut at the deadline', async () => {
     const clock = new ManualClock()
-    const app = major.app()
-    const entered = deferred<Response>()
-    app.use(deadline({ defaultMs: 1000, reserveMs: 10, clock }))
-    app.get('/', (req, res) => {
+    const { res, pending } = await enterHandler(major, served, { clock }, (req, res) => {
       res.writeHead(200, { 'content-type': 'text/plain' })
       res.write('a')
       req.deadline.dispose()
-      entered.resolve(res)
     })
-    server = await listen(app)
-    const pending = request(server.url, { dispatcher: client() })
-    pending.catch(() => {})
-    const res = await entered.promise
     const answer = await pending
     clock.advance(2000)
     res.end('b')
@@ -115,8 +86,7 @@ describe.each(majors)('a handler that ends its own deadline ($name)', (major) =>
         req.deadline[end]()
         timers = clock.pendingTimers
       })
-      server = await listen(app)
-      const res = await request(server.url, { dispatcher: client() })
+      const res = await served.get(app)
       expect([res.statusCode, await res.body.text(), timers]).toEqual([200, 'ok', 0])
     },
   )
@@ -129,8 +99,7 @@ describe.each(majors)('a handler that ends its own deadline ($name)', (major) =>
       req.deadline.cancel(new Error('stop the work'))
       res.send('stopped')
     })
-    server = await listen(app)
-    const res = await request(server.url, { dispatcher: client() })
+    const res = await served.get(app)
     expect([res.statusCode, await res.body.text()]).toEqual([200, 'stopped'])
   })
 
@@ -150,12 +119,10 @@ describe.each(majors)('a handler that ends its own deadline ($name)', (major) =>
       req.deadline.cancel(new Error('stop the work'))
       res.send('stopped')
     })
-    server = await listen(app)
-    const res = await request(server.url, { dispatcher: client() })
+    const res = await served.get(app)
     await res.body.dump()
     await closed.promise
-    await server.close()
-    server = undefined
+    await served.close()
     expect(await collected(ref), 'the request collected after its response').toBe(true)
   })
 
@@ -180,16 +147,13 @@ describe.each(majors)('a handler that ends its own deadline ($name)', (major) =>
       res.on('close', () => closed.resolve())
       entered.resolve()
     })
-    server = await listen(app)
-    const pending = request(server.url, { dispatcher: client() })
-    pending.catch(() => {})
+    const { pending } = await served.send(app)
     await entered.promise
     manual.advance(990)
     const res = await pending
     await res.body.dump()
     await closed.promise
-    await server.close()
-    server = undefined
+    await served.close()
     expect(res.statusCode).toBe(504)
     expect(await collected(ref), 'the request collected after its 504').toBe(true)
   })
@@ -203,8 +167,7 @@ describe.each(majors)('a handler that ends its own deadline ($name)', (major) =>
       seen = [Object.keys(req.deadline), inspect(req.deadline)]
       res.end()
     })
-    server = await listen(app)
-    await (await request(server.url, { dispatcher: client() })).body.dump()
+    await (await served.get(app)).body.dump()
     expect(seen?.[0]).toEqual(Object.keys(Deadline.after(100, { clock })))
     expect(seen?.[1]).not.toMatch(/cancel|dispose/)
   })
@@ -218,17 +181,10 @@ describe.each(majors)('a handler that ends its own deadline ($name)', (major) =>
       clearTimeout: (handle) => manual.clearTimeout(handle as never),
     }
     const expired: IngressExpireMessage[] = []
-    const app = major.app()
-    const entered = deferred()
-    app.use(deadline({ defaultMs: 1000, reserveMs: 10, clock, onExpire: (e) => expired.push(e) }))
-    app.get('/', (req) => {
+    const options = { clock, onExpire: (e: IngressExpireMessage) => expired.push(e) }
+    const { pending } = await enterHandler(major, served, options, (req) => {
       req.deadline.cancel(new Error('stop the work'))
-      entered.resolve()
     })
-    server = await listen(app)
-    const pending = request(server.url, { dispatcher: client() })
-    pending.catch(() => {})
-    await entered.promise
     manual.advance(989)
     expect(expired, 'answered before the deadline').toEqual([])
     manual.advance(1)
@@ -239,17 +195,9 @@ describe.each(majors)('a handler that ends its own deadline ($name)', (major) =>
 
   it('after the 504 still due, the handler’s late writes hear a DeadlineExceededError, not its own cancel reason', async () => {
     const clock = new ManualClock()
-    const app = major.app()
-    const entered = deferred<Response>()
-    app.use(deadline({ defaultMs: 1000, reserveMs: 10, clock }))
-    app.get('/', (req, res) => {
+    const { res, pending } = await enterHandler(major, served, { clock }, (req) => {
       req.deadline.cancel(new Error('stop the work'))
-      entered.resolve(res)
     })
-    server = await listen(app)
-    const pending = request(server.url, { dispatcher: client() })
-    pending.catch(() => {})
-    const res = await entered.promise
     clock.advance(990)
     const answer = await pending
     await answer.body.dump()
@@ -261,18 +209,10 @@ describe.each(majors)('a handler that ends its own deadline ($name)', (major) =>
 
   it('a head stored by writeHead() and not sent is no start: cancel() and no body, the 504 at the deadline', async () => {
     const clock = new ManualClock()
-    const app = major.app()
-    const entered = deferred()
-    app.use(deadline({ defaultMs: 1000, reserveMs: 10, clock }))
-    app.get('/', (req, res) => {
+    const { pending } = await enterHandler(major, served, { clock }, (req, res) => {
       res.writeHead(200, { 'content-type': 'text/event-stream' })
       req.deadline.cancel(new Error('stop the work'))
-      entered.resolve()
     })
-    server = await listen(app)
-    const pending = request(server.url, { dispatcher: client() })
-    pending.catch(() => {})
-    await entered.promise
     clock.advance(990)
     const res = await pending
     await res.body.dump()
@@ -282,25 +222,14 @@ describe.each(majors)('a handler that ends its own deadline ($name)', (major) =>
   it('observe mode: cancel() and no answer is reported at the deadline (handler, observed), nothing written', async () => {
     const clock = new ManualClock()
     const expired: IngressExpireMessage[] = []
-    const app = major.app()
-    const entered = deferred<Response>()
-    app.use(
-      deadline({
-        defaultMs: 1000,
-        reserveMs: 10,
-        clock,
-        mode: 'observe',
-        onExpire: (e) => expired.push(e),
-      }),
-    )
-    app.get('/', (req, res) => {
+    const options = {
+      clock,
+      mode: 'observe' as const,
+      onExpire: (e: IngressExpireMessage) => expired.push(e),
+    }
+    const { res, pending } = await enterHandler(major, served, options, (req) => {
       req.deadline.cancel(new Error('stop the work'))
-      entered.resolve(res)
     })
-    server = await listen(app)
-    const pending = request(server.url, { dispatcher: client() })
-    pending.catch(() => {})
-    const res = await entered.promise
     clock.advance(990)
     expect(expired.map((e) => [e.stage, e.action])).toEqual([['handler', 'observed']])
     res.send('late')
@@ -320,9 +249,7 @@ describe.each(majors)('a handler that ends its own deadline ($name)', (major) =>
       entered.resolve()
     })
     app.use(deadlineErrors())
-    server = await listen(app)
-    const pending = request(server.url, { dispatcher: client() })
-    pending.catch(() => {})
+    const { pending } = await served.send(app)
     await entered.promise
     expect(clock.pendingTimers, 'timers left to answer the request').toBeGreaterThan(0)
     clock.advance(990)

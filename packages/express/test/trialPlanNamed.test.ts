@@ -1,9 +1,8 @@
-import { type Deadline, ManualClock } from '@hourglass/core'
-import type { Request } from 'express'
-import { request } from 'undici'
-import { afterEach, describe, expect, it } from 'vitest'
-import { deadline, type IngressExpireMessage } from '../src/index.js'
-import { client, deferred, listen, majors, type Running } from './support/servers.js'
+import type { Deadline } from '@hourglass/core'
+import { describe, expect, it } from 'vitest'
+import { useServer } from './support/oneServer.js'
+import { majors } from './support/servers.js'
+import { sliceAtExpiry } from './support/sliceAtExpiry.js'
 
 /**
  * A plan a route made on a deadline under `req.deadline` — a budget on
@@ -15,41 +14,22 @@ import { client, deferred, listen, majors, type Running } from './support/server
 describe.each(majors)(
   "the 504 names a slice of a plan made under the request's deadline ($name)",
   (major) => {
-    let server: Running | undefined
-    const agent = client({ connections: 1 })
-    afterEach(async () => {
-      await server?.close()
-      server = undefined
-    })
+    const served = useServer()
 
     async function expireDuring(under: (request: Deadline) => Deadline, plan = true) {
-      const clock = new ManualClock()
-      const expired: IngressExpireMessage[] = []
-      const started = deferred()
-      const app = major.app()
-      app.use(deadline({ clock, defaultMs: 1000, reserveMs: 10, onExpire: (m) => expired.push(m) }))
-      app.get(
-        '/',
-        major.route(async (req: Request) => {
-          const own = under(req.deadline)
-          if (plan) {
-            own
-              .plan({ model: 1 }, { reserveMs: 0 })
-              .run('model', () => new Promise(() => {}))
-              .catch(() => {})
-          }
-          started.resolve()
-          await new Promise(() => {})
-        }),
-      )
-      server = await listen(app)
-      const answer = request(server.url, { dispatcher: agent })
-      await started.promise
-      clock.advance(990)
-      const res = await answer
-      expect(res.statusCode).toBe(504)
-      const body = (await res.body.json()) as { slice: string | null }
-      return { slice: body.slice, events: expired.map((m) => m.slice) }
+      const { status, ...named } = await sliceAtExpiry(major, served, async (req, started) => {
+        const own = under(req.deadline)
+        if (plan) {
+          own
+            .plan({ model: 1 }, { reserveMs: 0 })
+            .run('model', () => new Promise(() => {}))
+            .catch(() => {})
+        }
+        started()
+        await new Promise(() => {})
+      })
+      expect(status).toBe(504)
+      return named
     }
 
     it('a budget on trial', async () => {

@@ -1,10 +1,10 @@
-import { once } from 'node:events'
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http'
-import type { AddressInfo } from 'node:net'
+import type { IncomingMessage, ServerResponse } from 'node:http'
 import { Deadline, ManualClock, runWithDeadline } from '@hourglass/core'
 import { Agent, type Dispatcher, interceptors, request } from 'undici'
-import { afterEach, expect, it } from 'vitest'
+import { expect, it } from 'vitest'
+import { listen } from '../../../test/support/listen.js'
 import { deadlineInterceptor } from '../src/index.js'
+import { useCleanup } from './support/useCleanup.js'
 
 // undici's redirect and retry interceptors composed outside
 // deadlineInterceptor (as the README says) dispatch their next request from
@@ -16,40 +16,27 @@ import { deadlineInterceptor } from '../src/index.js'
 // its budget, and was sent after the caller's own deadline had ended. No
 // timing here: a ManualClock moves only when the server says so.
 
-let server: Server | undefined
-let agent: Agent | undefined
-afterEach(async () => {
-  await agent?.close()
-  agent = undefined
-  if (server) {
-    server.closeAllConnections()
-    server.close()
-    await once(server, 'close')
-  }
-  server = undefined
-})
+const cleanup = useCleanup()
 
 type Route = (req: IncomingMessage, res: ServerResponse) => void
 
 /** A server that records each request's path and deadline header, then routes it. */
 async function serve(route: Route): Promise<{ base: string; seen: string[][] }> {
   const seen: string[][] = []
-  server = createServer((req, res) => {
+  const server = await listen((req, res) => {
     req.resume()
     req.on('end', () => {
       seen.push([req.url ?? '', String(req.headers['x-deadline-remaining-ms'])])
       route(req, res)
     })
   })
-  server.listen(0, '127.0.0.1')
-  await once(server, 'listening')
-  return { base: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, seen }
+  cleanup.keep(server)
+  return { base: server.url, seen }
 }
 
 /** One connection, so the second caller reuses the socket the first one opened under its deadline. */
 function oneConnection(outer: Dispatcher.DispatcherComposeInterceptor): Dispatcher {
-  agent = new Agent({ connections: 1 })
-  return agent.compose(deadlineInterceptor(), outer)
+  return cleanup.keep(new Agent({ connections: 1 })).compose(deadlineInterceptor(), outer)
 }
 
 /** A call made the way the README shows, under a current deadline (no `deadline` option). */
@@ -60,6 +47,27 @@ async function call(dispatcher: Dispatcher, url: string, deadline: Deadline, ini
   })
 }
 
+/**
+ * A call to `base` + `path` under a deadline of 3 s, made once a call under
+ * 60 s (to /warm) opened the one connection: what each call got (the
+ * second's error if it failed). Both deadlines are disposed after.
+ */
+async function afterWarm(
+  clock: ManualClock,
+  dispatcher: Dispatcher,
+  base: string,
+  path: string,
+  init = {},
+) {
+  const first = Deadline.after(60_000, { clock })
+  const warm = await call(dispatcher, `${base}/warm`, first)
+  const second = Deadline.after(3000, { clock })
+  const answer = await call(dispatcher, `${base}${path}`, second, init).catch((e: unknown) => e)
+  first.dispose()
+  second.dispose()
+  return { warm, answer }
+}
+
 it('a redirect hop under the redirect interceptor outside carries its own caller’s deadline, not that of the request that opened the socket', async () => {
   const clock = new ManualClock()
   const { base, seen } = await serve((req, res) => {
@@ -67,10 +75,11 @@ it('a redirect hop under the redirect interceptor outside carries its own caller
     else res.end('ok')
   })
   const dispatcher = oneConnection(interceptors.redirect({ maxRedirections: 3 }))
-  const first = Deadline.after(60_000, { clock })
-  expect(await call(dispatcher, `${base}/warm`, first)).toEqual({ status: 200, text: 'ok' })
-  const second = Deadline.after(3000, { clock })
-  const answer = await call(dispatcher, `${base}/moved`, second, { method: 'PUT', body: 'payload' })
+  const { warm, answer } = await afterWarm(clock, dispatcher, base, '/moved', {
+    method: 'PUT',
+    body: 'payload',
+  })
+  expect(warm).toEqual({ status: 200, text: 'ok' })
   expect(answer).toEqual({ status: 200, text: 'ok' })
   // Before: ['/target', '60000'], the first caller's budget.
   expect(seen).toEqual([
@@ -78,8 +87,6 @@ it('a redirect hop under the redirect interceptor outside carries its own caller
     ['/moved', '3000'],
     ['/target', '3000'],
   ])
-  first.dispose()
-  second.dispose()
 })
 
 it('a redirect that arrives once its caller’s budget is spent is not followed', async () => {
@@ -93,15 +100,10 @@ it('a redirect that arrives once its caller’s budget is spent is not followed'
     } else res.end('ok')
   })
   const dispatcher = oneConnection(interceptors.redirect({ maxRedirections: 3 }))
-  const first = Deadline.after(60_000, { clock })
-  await call(dispatcher, `${base}/warm`, first)
-  const second = Deadline.after(3000, { clock })
-  const error = await call(dispatcher, `${base}/moved`, second).catch((e: unknown) => e)
+  const { answer: error } = await afterWarm(clock, dispatcher, base, '/moved')
   // Before: the hop went out under the first caller's 57 s and answered 200.
   expect(error).toMatchObject({ code: 'DEADLINE_EXCEEDED' })
   expect(seen.map(([path]) => path)).toEqual(['/warm', '/moved'])
-  first.dispose()
-  second.dispose()
 })
 
 it("undici's retry interceptor outside it sends its retry under its own caller's deadline", async () => {
@@ -116,18 +118,14 @@ it("undici's retry interceptor outside it sends its retry under its own caller's
   const dispatcher = oneConnection(
     interceptors.retry({ statusCodes: [503], maxRetries: 1, minTimeout: 0, timeoutFactor: 1 }),
   )
-  const first = Deadline.after(60_000, { clock })
-  await call(dispatcher, `${base}/warm`, first)
-  const second = Deadline.after(3000, { clock })
-  expect(await call(dispatcher, `${base}/busy`, second)).toEqual({ status: 200, text: 'ok' })
+  const { answer } = await afterWarm(clock, dispatcher, base, '/busy')
+  expect(answer).toEqual({ status: 200, text: 'ok' })
   // Before: ['/busy', '60000'] for the retry.
   expect(seen).toEqual([
     ['/warm', '60000'],
     ['/busy', '3000'],
     ['/busy', '3000'],
   ])
-  first.dispose()
-  second.dispose()
 })
 
 /**
@@ -164,15 +162,11 @@ it('a layer outside it that speaks undici’s first handler API follows a redire
     else res.end('ok')
   })
   const dispatcher = oneConnection(legacyFollower())
-  const first = Deadline.after(60_000, { clock })
-  await call(dispatcher, `${base}/warm`, first)
-  const second = Deadline.after(3000, { clock })
-  expect(await call(dispatcher, `${base}/moved`, second)).toEqual({ status: 200, text: 'ok' })
+  const { answer } = await afterWarm(clock, dispatcher, base, '/moved')
+  expect(answer).toEqual({ status: 200, text: 'ok' })
   expect(seen).toEqual([
     ['/warm', '60000'],
     ['/moved', '3000'],
     ['/target', '3000'],
   ])
-  first.dispose()
-  second.dispose()
 })

@@ -1,12 +1,6 @@
-import { Deadline, ManualClock } from '@hourglass/core'
 import { hrTimeToMilliseconds } from '@opentelemetry/core'
-import {
-  BasicTracerProvider,
-  InMemorySpanExporter,
-  SimpleSpanProcessor,
-} from '@opentelemetry/sdk-trace-base'
-import { afterEach, expect, it } from 'vitest'
-import { OpenWork } from '../src/OpenWork.js'
+import { expect, it } from 'vitest'
+import { useHeldSpans } from './helpers/heldSpans.js'
 
 /**
  * A server span held while its work's spans end (`OpenWork.holdEnd`) keeps
@@ -15,26 +9,12 @@ import { OpenWork } from '../src/OpenWork.js'
  * exported ending when its work did.
  */
 
-const exporter = new InMemorySpanExporter()
-const provider = new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] })
-const tracer = provider.getTracer('held-span-end-time')
-afterEach(() => exporter.reset())
+const { exporter, held } = useHeldSpans('held-span-end-time')
 
 /** A request span held by one open child span, on a clock the test moves. */
 function heldRequest() {
-  const clock = new ManualClock()
-  const owner = Deadline.after(2000, { clock })
-  const openWork = new OpenWork()
-  openWork.own(owner)
-  const child = tracer.startSpan('work')
-  openWork.track(owner, child)
-  const span = tracer.startSpan('request', { startTime: 1_000_000 })
-  openWork.holdEnd(owner, span)
-  const endChild = () => {
-    child.end()
-    openWork.untrack(child)
-  }
-  return { clock, span, endChild }
+  const { clock, span, endChild } = held(1, { startTime: 1_000_000 })
+  return { clock, span, endChild: () => endChild(0) }
 }
 
 const exported = (name: string) => exporter.getFinishedSpans().find((s) => s.name === name)

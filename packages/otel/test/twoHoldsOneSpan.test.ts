@@ -1,11 +1,7 @@
 import { Deadline, ManualClock } from '@hourglass/core'
-import {
-  BasicTracerProvider,
-  InMemorySpanExporter,
-  SimpleSpanProcessor,
-} from '@opentelemetry/sdk-trace-base'
-import { afterEach, expect, it } from 'vitest'
+import { expect, it } from 'vitest'
 import { OpenWork } from '../src/OpenWork.js'
+import { useHeldSpans } from './helpers/heldSpans.js'
 
 /**
  * Two instrumentations enabled at once (two `HourglassInstrumentation`s, or
@@ -18,52 +14,28 @@ import { OpenWork } from '../src/OpenWork.js'
  * exported, and kept a dead `end()` for good.
  */
 
-const exporter = new InMemorySpanExporter()
-const provider = new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] })
-const tracer = provider.getTracer('two-holds-one-span')
-afterEach(() => exporter.reset())
+const { exporter, tracer, held } = useHeldSpans('two-holds-one-span')
 
 /** A request span held by two OpenWorks, each with one open child span of its own. */
-function twiceHeld() {
-  const clock = new ManualClock()
-  const owner = Deadline.after(2000, { clock })
-  const span = tracer.startSpan('request')
-  const holds = [new OpenWork(), new OpenWork()].map((openWork) => {
-    openWork.own(owner)
-    const child = tracer.startSpan('work')
-    openWork.track(owner, child)
-    return { openWork, child }
-  })
-  for (const { openWork } of holds) openWork.holdEnd(owner, span)
-  const endChild = (i: number) => {
-    const hold = holds[i]
-    hold?.child.end()
-    hold?.openWork.untrack(hold.child)
-  }
-  return { clock, span, endChild }
-}
+const twiceHeld = () => held(2)
 
 const exportedRequests = () => exporter.getFinishedSpans().filter((s) => s.name === 'request')
 
-it('released first by the instrumentation that held it first: ended once, after both', () => {
-  const { span, endChild } = twiceHeld()
-  span.end()
-  endChild(0)
-  expect(exportedRequests()).toHaveLength(0)
-  endChild(1)
-  expect(exportedRequests()).toHaveLength(1)
-  expect(Object.hasOwn(span, 'end')).toBe(false)
-})
-
-it('released last by the instrumentation that held it first: ended once, after both', () => {
-  const { span, endChild } = twiceHeld()
-  span.end()
-  endChild(1)
-  expect(exportedRequests()).toHaveLength(0)
-  endChild(0)
-  expect(exportedRequests()).toHaveLength(1)
-  expect(Object.hasOwn(span, 'end')).toBe(false)
-})
+it.each([
+  ['first', [0, 1]],
+  ['last', [1, 0]],
+] as const)(
+  'released %s by the instrumentation that held it first: ended once, after both',
+  (_order, [before, after]) => {
+    const { span, endChild } = twiceHeld()
+    span.end()
+    endChild(before)
+    expect(exportedRequests()).toHaveLength(0)
+    endChild(after)
+    expect(exportedRequests()).toHaveLength(1)
+    expect(Object.hasOwn(span, 'end')).toBe(false)
+  },
+)
 
 it('both released by the limit: ended once', () => {
   const { clock, span } = twiceHeld()

@@ -1,11 +1,12 @@
 import { Deadline } from '@hourglass/core'
-import { afterEach, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { CostBudget } from '../../src/budget/CostBudget.js'
 import type { AttemptRecord } from '../../src/call/AttemptRecord.js'
 import type { CallModelOptions } from '../../src/call/CallModelOptions.js'
 import { callModel } from '../../src/call/callModel.js'
 import { isStreamInterrupted } from '../../src/errors/StreamInterruptedError.js'
-import { rawServer } from '../adapters/support/rawServer.js'
+import { anthropicMessageStart, anthropicTextOpening } from '../adapters/support/anthropicFrames.js'
+import { useStreamServers } from '../adapters/support/streamServers.js'
 import { FAST_RETRIES, useFakes, user } from '../call/support/fakes.js'
 
 const fakes = useFakes()
@@ -18,21 +19,7 @@ const messages = [user('Write at length about the sea.')]
 // 'The sea is wide' (15 characters) is 4 output tokens.
 const OUTPUT_USD = 4 * 2
 
-const servers: Array<{ close(): void }> = []
-afterEach(() => {
-  for (const server of servers.splice(0)) server.close()
-})
-
-/** A 200 stream that sends `frames`, then is cut (its connection destroyed once they are written). */
-async function cutAfter(frames: string) {
-  const server = await rawServer((req, res) => {
-    req.resume()
-    res.writeHead(200, { 'content-type': 'text/event-stream' })
-    res.write(frames, () => res.destroy())
-  })
-  servers.push(server)
-  return server.baseURL
-}
+const { cutAfter, holdAfter } = useStreamServers()
 
 async function callCut(dialect: 'anthropic' | 'gemini', baseURL: string) {
   const budget = new CostBudget({ limitUsd: 1_000_000, prices })
@@ -48,45 +35,13 @@ async function callCut(dialect: 'anthropic' | 'gemini', baseURL: string) {
   return { error, budget, records }
 }
 
-const anthropicEvent = (type: string, data: Record<string, unknown>) =>
-  `event: ${type}\ndata: ${JSON.stringify({ type, ...data })}\n\n`
-
 /** Anthropic's first event: the input as counted, and a placeholder output count of 1. */
-const MESSAGE_START = anthropicEvent('message_start', {
-  message: {
-    id: 'msg_1',
-    type: 'message',
-    role: 'assistant',
-    content: [],
-    model: 'big',
-    stop_reason: null,
-    usage: { input_tokens: 6000, output_tokens: 1 },
-  },
-})
-
-/** A 200 Anthropic stream that sends `message_start`, then nothing: no token, no end. */
-async function messageStartThenSilence() {
-  const server = await rawServer((req, res) => {
-    req.resume()
-    res.writeHead(200, { 'content-type': 'text/event-stream' })
-    res.write(MESSAGE_START)
-  })
-  servers.push(server)
-  return server
-}
+const MESSAGE_START = anthropicMessageStart({ model: 'big', inputTokens: 6000 })
 
 describe('a stream cut before its usage event is charged by the input counts the provider already sent', () => {
   it('Anthropic: message_start’s input count, not the prompt estimate', async () => {
     const baseURL = await cutAfter(
-      MESSAGE_START +
-        anthropicEvent('content_block_start', {
-          index: 0,
-          content_block: { type: 'text', text: '' },
-        }) +
-        anthropicEvent('content_block_delta', {
-          index: 0,
-          delta: { type: 'text_delta', text: 'The sea is wide' },
-        }),
+      anthropicTextOpening({ model: 'big', inputTokens: 6000, text: 'The sea is wide' }),
     )
     // The Anthropic adapter's base URL has no /v1 (its path is /v1/messages).
     const { error, budget, records } = await callCut('anthropic', baseURL.replace(/\/v1$/, ''))
@@ -123,11 +78,12 @@ describe('a stream cut before its usage event is charged by the input counts the
 
 describe('a stream that took the request and sent no token is charged by the input counts it sent', () => {
   it('Anthropic: message_start, then no token before the first-token timeout', async () => {
-    const server = await messageStartThenSilence()
+    // A 200 Anthropic stream that sends `message_start`, then nothing: no token, no end.
+    const baseURL = await holdAfter(MESSAGE_START)
     const budget = new CostBudget({ limitUsd: 1_000_000, prices })
     const records: AttemptRecord[] = []
     await callModel({
-      models: [fakes.adapterFor('anthropic', server.baseURL.replace(/\/v1$/, ''), 'big')],
+      models: [fakes.adapterFor('anthropic', baseURL.replace(/\/v1$/, ''), 'big')],
       deadline: Deadline.after(10_000),
       request: { messages, maxTokens: 100, stream: true },
       firstTokenTimeoutMs: 1000,
@@ -141,11 +97,12 @@ describe('a stream that took the request and sent no token is charged by the inp
   })
 
   it('its record carries the input count it was charged by, and no output count', async () => {
-    const server = await messageStartThenSilence()
+    // A 200 Anthropic stream that sends `message_start`, then nothing: no token, no end.
+    const baseURL = await holdAfter(MESSAGE_START)
     const records: AttemptRecord[] = []
     const call = (limits: CallModelOptions['limits']) =>
       callModel({
-        models: [fakes.adapterFor('anthropic', server.baseURL.replace(/\/v1$/, ''), 'big')],
+        models: [fakes.adapterFor('anthropic', baseURL.replace(/\/v1$/, ''), 'big')],
         deadline: Deadline.after(10_000),
         request: { messages, maxTokens: 100, stream: true },
         firstTokenTimeoutMs: 1000,

@@ -1,10 +1,11 @@
 import { Deadline } from '@hourglass/core'
-import { afterEach, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { CostBudget, type ModelPrice } from '../../src/budget/CostBudget.js'
 import type { AttemptRecord } from '../../src/call/AttemptRecord.js'
 import { callModel } from '../../src/call/callModel.js'
 import { isStreamInterrupted } from '../../src/errors/StreamInterruptedError.js'
-import { rawServer } from '../adapters/support/rawServer.js'
+import { anthropicTextOpening } from '../adapters/support/anthropicFrames.js'
+import { useStreamServers } from '../adapters/support/streamServers.js'
 import { FAST_RETRIES, useFakes, user } from '../call/support/fakes.js'
 import { openAIChunk } from '../call/support/streamingServer.js'
 
@@ -22,21 +23,7 @@ const fakes = useFakes()
 const prices = { m: { inputPerMTok: 1e6, outputPerMTok: 1e6 } }
 const long = ' '.repeat(40_000)
 
-const servers: Array<{ close(): void }> = []
-afterEach(() => {
-  for (const server of servers.splice(0)) server.close()
-})
-
-/** A 200 stream that sends `frames`, then is cut (its connection destroyed once they are written). */
-async function cutAfter(frames: string) {
-  const server = await rawServer((req, res) => {
-    req.resume()
-    res.writeHead(200, { 'content-type': 'text/event-stream' })
-    res.write(frames, () => res.destroy())
-  })
-  servers.push(server)
-  return server.baseURL
-}
+const { cutAfter } = useStreamServers()
 
 async function callCut(
   dialect: 'anthropic' | 'gemini' | 'openai',
@@ -57,23 +44,8 @@ async function callCut(
   return { budget, records }
 }
 
-const anthropicEvent = (type: string, data: Record<string, unknown>) =>
-  `event: ${type}\ndata: ${JSON.stringify({ type, ...data })}\n\n`
-
-const anthropicFrames = (input: number, output: number) =>
-  anthropicEvent('message_start', {
-    message: {
-      id: 'msg_1',
-      type: 'message',
-      role: 'assistant',
-      content: [],
-      model: 'm',
-      stop_reason: null,
-      usage: { input_tokens: input, output_tokens: output },
-    },
-  }) +
-  anthropicEvent('content_block_start', { index: 0, content_block: { type: 'text', text: '' } }) +
-  anthropicEvent('content_block_delta', { index: 0, delta: { type: 'text_delta', text: long } })
+const anthropicFrames = (inputTokens: number, outputTokens: number) =>
+  anthropicTextOpening({ model: 'm', inputTokens, outputTokens, text: long })
 
 const geminiFrame = (candidates: number) =>
   `data: ${JSON.stringify({

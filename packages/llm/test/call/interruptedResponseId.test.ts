@@ -1,28 +1,16 @@
 import { Deadline } from '@hourglass/core'
-import { afterEach, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import type { AttemptRecord } from '../../src/call/AttemptRecord.js'
 import { callModel } from '../../src/call/callModel.js'
 import { isStreamInterrupted } from '../../src/errors/StreamInterruptedError.js'
-import { rawServer } from '../adapters/support/rawServer.js'
+import { anthropicTextOpening } from '../adapters/support/anthropicFrames.js'
+import { useStreamServers } from '../adapters/support/streamServers.js'
 import { FAST_RETRIES, useFakes, user } from './support/fakes.js'
+import { openAIChunk } from './support/streamingServer.js'
 
 const fakes = useFakes()
 
-const servers: Array<{ close(): void }> = []
-afterEach(() => {
-  for (const server of servers.splice(0)) server.close()
-})
-
-/** A 200 stream that sends `frames`, then is cut: its connection destroyed once they are written. */
-async function cutAfter(frames: string) {
-  const server = await rawServer((req, res) => {
-    req.resume()
-    res.writeHead(200, { 'content-type': 'text/event-stream' })
-    res.write(frames, () => res.destroy())
-  })
-  servers.push(server)
-  return server.baseURL
-}
+const { cutAfter } = useStreamServers()
 
 /** The failed call's error and its attempt records. */
 async function cut(dialect: 'anthropic' | 'openai' | 'gemini', baseURL: string) {
@@ -40,9 +28,6 @@ async function cut(dialect: 'anthropic' | 'openai' | 'gemini', baseURL: string) 
   return { error, records }
 }
 
-const anthropicEvent = (type: string, data: Record<string, unknown>) =>
-  `event: ${type}\ndata: ${JSON.stringify({ type, ...data })}\n\n`
-
 // The provider's id of the answer came with its first event; the stream broke
 // before the finish that used to be the only place it was read from. The
 // operator asking the provider about a broken, billed answer needs it: the
@@ -51,15 +36,12 @@ const anthropicEvent = (type: string, data: Record<string, unknown>) =>
 // completed answer's does.
 describe('a stream cut after its first token names the provider’s response id on its attempt record', () => {
   it('OpenAI: the chunks’ `id`', async () => {
-    const chunk = (delta: unknown) =>
-      `data: ${JSON.stringify({
+    const baseURL = await cutAfter(
+      openAIChunk({ role: 'assistant', content: 'Hello' }, null, {
         id: 'chatcmpl-cut1',
-        object: 'chat.completion.chunk',
-        created: 1,
         model: 'big',
-        choices: [{ index: 0, delta, finish_reason: null }],
-      })}\n\n`
-    const baseURL = await cutAfter(chunk({ role: 'assistant', content: 'Hello' }))
+      }),
+    )
     const { error, records } = await cut('openai', baseURL)
     expect(isStreamInterrupted(error)).toBe(true)
     expect(records.at(-1)).toMatchObject({ decision: 'fail', responseId: 'chatcmpl-cut1' })
@@ -67,24 +49,7 @@ describe('a stream cut after its first token names the provider’s response id 
 
   it('Anthropic: `message_start.message.id`', async () => {
     const baseURL = await cutAfter(
-      anthropicEvent('message_start', {
-        message: {
-          id: 'msg_cut1',
-          type: 'message',
-          role: 'assistant',
-          content: [],
-          model: 'big',
-          usage: { input_tokens: 10, output_tokens: 1 },
-        },
-      }) +
-        anthropicEvent('content_block_start', {
-          index: 0,
-          content_block: { type: 'text', text: '' },
-        }) +
-        anthropicEvent('content_block_delta', {
-          index: 0,
-          delta: { type: 'text_delta', text: 'Hello' },
-        }),
+      anthropicTextOpening({ id: 'msg_cut1', model: 'big', inputTokens: 10, text: 'Hello' }),
     )
     const { error, records } = await cut('anthropic', baseURL.replace(/\/v1$/, ''))
     expect(isStreamInterrupted(error)).toBe(true)

@@ -3,9 +3,16 @@ import { afterEach } from 'vitest'
 import { openAICompatible } from '../../../src/adapters/openAICompatible.js'
 import type { useFakes } from './fakes.js'
 
-/** One `chat.completion.chunk` SSE event of model `m`, its choice's `delta` and `finish_reason`. */
-export const openAIChunk = (delta: unknown, finish: string | null = null): string =>
-  `data: ${JSON.stringify({ id: 'chatcmpl-x', object: 'chat.completion.chunk', created: 1, model: 'm', choices: [{ index: 0, delta, finish_reason: finish }] })}\n\n`
+/**
+ * One `chat.completion.chunk` SSE event, its choice's `delta` and
+ * `finish_reason`: of id `chatcmpl-x` and model `m` unless given.
+ */
+export const openAIChunk = (
+  delta: unknown,
+  finish: string | null = null,
+  { id = 'chatcmpl-x', model = 'm' }: { id?: string; model?: string } = {},
+): string =>
+  `data: ${JSON.stringify({ id, object: 'chat.completion.chunk', created: 1, model, choices: [{ index: 0, delta, finish_reason: finish }] })}\n\n`
 
 /**
  * `streaming(body)`: an adapter for an OpenAI-compatible server that answers
