@@ -134,9 +134,17 @@ interface Hold {
  * held the first's replacement as the span's own `end()` and the span was
  * never ended — the defect one hold per span fixes, across copies.
  */
-const HOLDS: WeakMap<Span, Hold> = ((globalThis as Record<symbol, unknown>)[
-  Symbol.for('@hourglass/otel.spanHolds')
-] ??= new WeakMap<Span, Hold>()) as WeakMap<Span, Hold>
+const HOLDS: WeakMap<Span, Hold> = sharedHolds()
+
+function sharedHolds(): WeakMap<Span, Hold> {
+  const registry = globalThis as Record<symbol, unknown>
+  const key = Symbol.for('@hourglass/otel.spanHolds')
+  const found = registry[key]
+  if (found instanceof WeakMap) return found as WeakMap<Span, Hold>
+  const made = new WeakMap<Span, Hold>()
+  registry[key] = made
+  return made
+}
 
 /** The span's hold, its `end()` replaced when none was; undefined when it cannot take one. */
 function holdOf(span: Span): Hold | undefined {
