@@ -390,7 +390,16 @@ export class Attempt {
     }
   }
 
+  /**
+   * Runs `hook` when this attempt ends — at once when it has (a 204 or 304
+   * ends with its headers, before its caller registers): kept for an end
+   * that had come, it never ran.
+   */
   onFinish(hook: (attempt: Attempt) => void): void {
+    if (this.state === 'done') {
+      hook(this)
+      return
+    }
     if (this.#finishHooks) this.#finishHooks.push(hook)
     else this.#finishHooks = [hook]
   }

@@ -252,8 +252,16 @@ class DispatchCall implements CallDriver, AttemptHandlerHooks {
   beforeError(error: unknown, responded: boolean, attempt: Attempt): boolean {
     // The caller stopped reading an answer it has (destroyed the body,
     // aborted its signal): nothing failed, nothing was left to retry — no
-    // decision to announce. As createFetch leaves it.
-    if (responded && attempt.stoppedBy === 'caller') return this.#decide(undefined)
+    // decision to announce. As createFetch leaves it. So too for an answer
+    // whose attempt had already ended whole (a 204 or 304 ends with its
+    // headers): whatever stops it after that (the caller, undici's length
+    // check) failed nothing.
+    if (
+      responded &&
+      (attempt.stoppedBy === 'caller' || (attempt.done && attempt.error === undefined))
+    ) {
+      return this.#decide(undefined)
+    }
     return this.#decide(
       this.#call.judge(
         {

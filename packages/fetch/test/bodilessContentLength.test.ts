@@ -117,3 +117,30 @@ it('probe: a HEAD answered with a Content-Length is a sample', async () => {
   const result = await probe(url, { method: 'HEAD', warmup: 0, samples: 1, callTimeoutMs: 10_000 })
   expect(result.samples.map((s) => s.status)).toEqual([200])
 })
+
+it('the interceptor: a caller that stops a 204 it has (its attempt ended with the headers) has no retry announced or skipped', async () => {
+  const url = await raw(NO_CONTENT_5, true)
+  const agent = cleanup.keep(new Agent({ connect: createConnector() }))
+  const dispatcher = agent.compose(deadlineInterceptor())
+  const { ends } = attemptEnds()
+  const decisions: string[] = []
+  const onSkipped = (m: { why: string }) => decisions.push(`retry-skipped ${m.why}`)
+  const onRetry = () => decisions.push('retry')
+  fetchChannels.retrySkipped.subscribe(onSkipped as never)
+  fetchChannels.retry.subscribe(onRetry)
+  cleanup.keep({
+    close: () => {
+      fetchChannels.retrySkipped.unsubscribe(onSkipped as never)
+      fetchChannels.retry.unsubscribe(onRetry)
+    },
+  })
+  using deadline = Deadline.after(30_000)
+  const stop = new AbortController()
+  const res = await request(url, { dispatcher, deadline, signal: stop.signal } as never)
+  expect(res.statusCode).toBe(204)
+  stop.abort(new Error('the caller stops'))
+  // The body fails with the caller's reason once the handler has been told.
+  await res.body.text().catch(() => {})
+  expect(decisions).toEqual([])
+  expect(ends.map(outcome)).toEqual([{ status: 204, error: undefined }])
+})
