@@ -152,11 +152,20 @@ if points < 0 then
 end
 redis.call('set', KEYS[1], 0, 'EX', ARGV[2], 'NX')
 local ttl = redis.call('pttl', KEYS[1])
-if ttl == -1 then
-  redis.call('expire', KEYS[1], ARGV[2])
-  ttl = 1000 * ARGV[2]
+local window = 1000 * tonumber(ARGV[2])
+-- No window outlasts the window, and none counts below zero: a counter
+-- kept without expiry, set by hand, or tampered with (a count over the
+-- limit that expires in 31,700 years refused every request of the fleet
+-- for good; a negative one admitted every request) lasts a window at most.
+if ttl == -1 or ttl > window then
+  redis.call('pexpire', KEYS[1], window)
+  ttl = window
 end
 local current = tonumber(redis.call('get', KEYS[1]))
+if current ~= nil and current < 0 then
+  redis.call('set', KEYS[1], 0, 'PX', ttl)
+  current = 0
+end
 if current + points > tonumber(ARGV[3]) then return {current + points, ttl} end
 return {redis.call('incrby', KEYS[1], points), ttl}
 `
