@@ -255,16 +255,6 @@ export class CooldownBook {
     const now = this.#o.clock.now()
     for (const [i, slot] of slots.entries()) {
       const ms = remaining[i] ?? 0
-      // Cooling here for longer than the store says: the store lost it (a
-      // Redis restarted empty, a failover to a replica behind, an eviction)
-      // or never had it (its write failed while Redis was down). Written
-      // again — what is left of it, never more — off the call's path: an
-      // instance that had not learned it sent into the storm to learn it
-      // anew, each of a fleet once, for as long as the cooldown had left.
-      const left = slot.untilMs - now
-      if (left > Math.max(0, ms) + STORE_END_SLACK_MS && Number.isFinite(left)) {
-        void this.#extendStore(slot, left, 'restored: the store had lost it')
-      }
       if (ms <= 0) continue
       const until = now + ms
       const fresh = !slot.halfOpen && slot.untilMs <= now

@@ -162,8 +162,12 @@ if ttl == -1 or ttl > window then
   ttl = window
 end
 local current = tonumber(redis.call('get', KEYS[1]))
-if current ~= nil and current < 0 then
-  redis.call('set', KEYS[1], 0, 'PX', ttl)
+-- Not a whole count from 0 to 2^53 (text, a fraction, a negative or a huge
+-- number, set by hand or tampered with): counted from 0 again. Text failed
+-- the script (every instance on its local share), a fraction failed INCRBY,
+-- and a count past 2^63 went out as a negative number: room, for the window.
+if current == nil or current < 0 or current >= 9007199254740992 or current ~= math.floor(current) then
+  redis.call('set', KEYS[1], 0, 'PX', math.max(ttl, 1))
   current = 0
 end
 if current + points > tonumber(ARGV[3]) then return {current + points, ttl} end

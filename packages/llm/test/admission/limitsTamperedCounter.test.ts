@@ -73,6 +73,21 @@ describe.skipIf(!available)('a window counter tampered with in Redis', () => {
     expect(await c.pttl(key)).toBeLessThanOrEqual(WINDOW_MS)
   })
 
+  // Text failed the script (every instance counted on its local share, "Redis
+  // unavailable"), a fraction failed INCRBY, and a count past 2^63 went out
+  // as a negative number: every request admitted for the window.
+  it.each([['1e300'], ['abc'], ['2.5']])(
+    'a count of %s is counted from 0 again: the limit holds, and Redis is not read as failing',
+    async (value) => {
+      const { c, limits, key, warnings } = await setup()
+      await c.set(key, value, 'PX', WINDOW_MS)
+      const decisions = []
+      for (let i = 0; i < 4; i++) decisions.push((await limits.tryAcquire('acme', 1)).admitted)
+      expect(decisions).toEqual([true, true, false, false])
+      expect(warnings, 'read as Redis failing').toEqual([])
+    },
+  )
+
   it('a count kept without expiry gets the window back', async () => {
     const { c, limits, key } = await setup()
     await c.set(key, 100)
