@@ -138,7 +138,7 @@ const HOLDS: WeakMap<Span, Hold> = sharedHolds()
 
 function sharedHolds(): WeakMap<Span, Hold> {
   const registry = globalThis as Record<symbol, unknown>
-  const key = Symbol.for('@hourglass/otel.spanHolds')
+  const key = Symbol.for('@hourglass/otel.spanHolds.v1')
   const found = registry[key]
   if (found instanceof WeakMap) return found as WeakMap<Span, Hold>
   const made = new WeakMap<Span, Hold>()
