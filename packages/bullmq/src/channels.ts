@@ -264,11 +264,11 @@ export interface BullmqInvalidMessage {
   name: string
   /** 1 for the first attempt (see `BullmqStartMessage.attempt`). */
   attempt: number
-  /** `hourglass`: the option itself is not an object; else the field that is malformed. */
+  /** `hourglass`: the option itself is not an object, or a job scheduler's run carries its template's; else the field that is malformed. */
   field: 'hourglass' | 'expiresAtMs' | 'budgetMs'
   /** The value found there, described as option errors show one (`'12' (a string)`, `-5`, `null`, `Infinity`, `an object`), never the value itself. */
   value: string
-  /** Why it was refused: `not a finite number ≥ 0`, `missing`, `not an object`. */
+  /** Why it was refused: `not a finite number ≥ 0`, `missing`, `not an object`, `from a job scheduler's template: one expiry for every run`. */
   reason: string
 }
 

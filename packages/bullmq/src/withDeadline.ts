@@ -25,7 +25,7 @@ import { isJobLockLost, JobLockLostError } from './JobLockLostError.js'
 import { isDeferral, isOwnMove, nextAttempt } from './nextAttempt.js'
 import { onLockLost } from './onLockLost.js'
 import { readRedisTime, scriptClientOf, toLocalMs } from './redisTime.js'
-import { type MalformedDeadline, readStoredDeadline } from './storedDeadline.js'
+import { DEADLINE_OPTION, type MalformedDeadline, readStoredDeadline } from './storedDeadline.js'
 
 export interface WithDeadlineOptions {
   /**
@@ -237,12 +237,12 @@ export function withDeadline<
   ): Promise<ResultType> => {
     // A malformed deadline is run as none (failing the job for its options
     // would turn a format slip into lost work), but not silently.
-    const stored = readStoredDeadline(
-      job.opts,
-      bullmqChannels.invalid.hasSubscribers
-        ? (problem) => reportMalformed(job, problem)
-        : undefined,
-    )
+    const onMalformed = bullmqChannels.invalid.hasSubscribers
+      ? (problem: MalformedDeadline) => reportMalformed(job, problem)
+      : undefined
+    const stored = fromSchedulerTemplate(job, onMalformed)
+      ? undefined
+      : readStoredDeadline(job.opts, onMalformed)
     // Outside the context the worker was made in: everything a worker starts
     // keeps it, and a worker made where it is first needed (a request handler,
     // a gRPC handler, a job) ran every job without a deadline of its own under
@@ -515,6 +515,34 @@ async function decide(
     }
   }
   return { outcome: 'retry', error, ...observed, retryDelayMs: next.delayMs }
+}
+
+/**
+ * A run made by a job scheduler (`upsertJobScheduler`, or a legacy repeatable
+ * job: BullMQ sets its `repeatJobKey`) whose options carry an `hourglass`
+ * option: the scheduler stamps every run with its template's options, so that
+ * is one absolute expiry for every run — typically another job's, copied
+ * with `{ ...job.opts }` to keep its `attempts` and `backoff`. Read as a
+ * deadline, it bounded the runs before it and failed every run after it
+ * unrun, for as long as the scheduler lived. It is nobody's deadline: the
+ * run is treated as having none (reported, as a malformed one is).
+ * addWithDeadline never adds such a job: BullMQ keeps the key out of
+ * `job.opts`, so a job re-added with a scheduled run's options is no run.
+ */
+function fromSchedulerTemplate(
+  job: Job,
+  onMalformed: ((problem: MalformedDeadline) => void) | undefined,
+): boolean {
+  const key = (job as { repeatJobKey?: unknown }).repeatJobKey
+  if (typeof key !== 'string' || key === '') return false
+  const stored = (job.opts as Record<string, unknown> | undefined)?.[DEADLINE_OPTION]
+  if (stored === undefined || stored === null) return false
+  onMalformed?.({
+    field: DEADLINE_OPTION,
+    value: stored,
+    reason: "from a job scheduler's template: one expiry for every run",
+  })
+  return true
 }
 
 /** `hourglass:bullmq:invalid`: the value described, never handed over as it is (it may be anything). */
