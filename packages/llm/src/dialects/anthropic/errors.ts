@@ -62,7 +62,8 @@ function isSpendCap(error: Record<string, unknown>, message: string | undefined)
 
 /**
  * `invalid_request_error` (a 400) covers more than bad requests; the message
- * tells them apart. An over-long prompt is the context window. The others
+ * tells them apart. An over-long prompt is the context window, and so is one
+ * that leaves no room for `max_tokens`. The others
  * refuse the account, not the request: read as `bad_request`
  * (request-bound), each failed the whole call with `RequestRejectedError` —
  * no fallback, and the client told to fix a request that was fine. Verbatim:
@@ -75,6 +76,12 @@ function isSpendCap(error: Record<string, unknown>, message: string | undefined)
 function kindInMessage(message: string | undefined): ErrorKind | undefined {
   const m = message?.slice(0, 500).toLowerCase() ?? ''
   if (m.includes('prompt is too long')) return 'context_too_long'
+  // The prompt fits, but not with the `max_tokens` asked for: "input length
+  // and `max_tokens` exceed context limit: 178959 + 64000 > 200000, decrease
+  // input length or `max_tokens` and try again" (docker/docker-agent#569,
+  // anthropics/claude-code#228). A smaller request gets past it, as past
+  // "prompt is too long": read as `bad_request`, no recovery step ran.
+  if (m.includes('exceed context limit')) return 'context_too_long'
   if (m.includes('credit balance is too low')) return 'quota_exhausted'
   if (m.includes('reached your specified api usage limits')) return 'quota_exhausted'
   if (m.includes('organization has been disabled')) return 'auth'

@@ -8,6 +8,17 @@ const DOUBAO_CODES: Readonly<Record<string, ErrorKind>> = {
   ServerOverloaded: 'overloaded',
   AccountOverdueError: 'quota_exhausted',
   QuotaExceeded: 'quota_exhausted',
+  // 429 "Your account … has reached the set inference limit for the … model,
+  // and the model service has been paused" ("Safe Experience Mode"): the
+  // account's own per-model token cap, raised only by hand in the console
+  // (volcengine/ark-cli#15). As the status's rate limit it was retried and
+  // cooled again and again, never lifted by a wait.
+  SetLimitExceeded: 'quota_exhausted',
+  // 400 "The request targeted an endpoint that is currently closed or
+  // temporarily unavailable" (Ark's common error codes: try again later, or
+  // ask the endpoint's administrator). Nothing in the request is at fault:
+  // as the status's `bad_request` the call failed with no fallback tried.
+  'InvalidEndpoint.ClosedEndpoint': 'server_error',
   AuthenticationError: 'auth',
   AccessDenied: 'auth',
   InternalServiceError: 'server_error',

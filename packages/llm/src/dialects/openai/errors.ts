@@ -38,7 +38,9 @@ export function readOpenAIError(
   const type = getString(error, 'type')
   const message = getString(error, 'message')
   const tooLarge = isRequestTooLarge(message)
-  const kind = tooLarge ? 'request_too_large' : (lookup(codes, code) ?? lookup(codes, type))
+  const kind = tooLarge
+    ? 'request_too_large'
+    : (lookup(codes, code) ?? lookup(codes, type) ?? contextInWords(message))
   const overLimit = tooLarge ? overLimitOf(message) : undefined
   const param = getString(error, 'param')
   // OpenAI's 429 `type` names the limit hit: `tokens` (TPM, TPD) or `requests` (RPM, RPD).
@@ -58,6 +60,21 @@ export function readOpenAIError(
     ...(limitedBy === undefined ? {} : { limitedBy }),
   }
 }
+
+/**
+ * An over-long prompt said in OpenAI's words under no code of its own:
+ * DeepSeek's 400 (`"code":"invalid_request_error"`: "This model's maximum
+ * context length is 131072 tokens. However, you requested 139867 tokens …",
+ * FoundationAgents/OpenManus#79, BerriAI/litellm#10431) and vLLM's
+ * (`BadRequestError`, `code: 400`). Read as `bad_request`, the call failed
+ * with no recovery step run, where a smaller request is what the provider
+ * asks for. Only where no code named a kind.
+ */
+function contextInWords(message: string | undefined): ErrorKind | undefined {
+  return CONTEXT_WORDS.test(message?.slice(0, 500) ?? '') ? 'context_too_long' : undefined
+}
+
+const CONTEXT_WORDS = /\bmaximum context length is\b/i
 
 /**
  * `type`s that blame the request without naming what is wrong: OpenAI's
@@ -160,7 +177,8 @@ export function lookup(
  * DeepSeek: OpenAI's shape with its own statuses — 402 "Insufficient Balance"
  * (permanent until someone pays), 422 invalid parameters, 429, 500, 503
  * "Server overloaded". Its 402 body says `"code":"invalid_request_error"`, so
- * the status and message decide, not the code.
+ * the status and message decide, not the code — its over-long prompt's 400
+ * too ("maximum context length", read by `readOpenAIError`).
  */
 export function normalizeDeepSeekError(input: ErrorInput): NormalizedError | undefined {
   return classifyError(input, readDeepSeekError)

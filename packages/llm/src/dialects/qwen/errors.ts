@@ -7,8 +7,8 @@ import { get, getCode, getString } from '../safeJson.js'
 /**
  * DashScope (Qwen) codes, native and OpenAI-compatible spellings. All three
  * `Throttling*` codes are per-minute limits (QPM, TPM) that clear by
- * themselves; running out of money is `Arrearage` and a spent free tier is
- * `AllocationQuota.FreeTierOnly`. `insufficient_quota` is compatible mode's
+ * themselves; running out of money is `Arrearage` (or an overdue bill's
+ * 429) and a spent free tier is `AllocationQuota.FreeTierOnly`. `insufficient_quota` is compatible mode's
  * spelling of the per-minute token throttle on a 429 (`tokenThrottle` below).
  */
 const QWEN_CODES: Readonly<Record<string, ErrorKind>> = {
@@ -20,6 +20,13 @@ const QWEN_CODES: Readonly<Record<string, ErrorKind>> = {
   'AllocationQuota.FreeTierOnly': 'quota_exhausted',
   Arrearage: 'quota_exhausted',
   insufficient_quota: 'quota_exhausted',
+  // 429s by status, the workspace's bill by meaning (Model Studio's error
+  // codes: "Commodity has not purchased yet.", "The prepaid bill is
+  // overdue.", "The postpaid bill is overdue."): no wait lifts them. As the
+  // status's rate limit each was retried and cooled, again and again.
+  CommodityNotPurchased: 'quota_exhausted',
+  PrepaidBillOverdue: 'quota_exhausted',
+  PostpaidBillOverdue: 'quota_exhausted',
   DataInspectionFailed: 'content_policy',
   data_inspection_failed: 'content_policy',
   'InvalidParameter.DataInspection': 'content_policy',

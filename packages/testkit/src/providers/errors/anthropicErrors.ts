@@ -158,6 +158,17 @@ export const anthropicErrors = {
     return error(400, 'invalid_request_error', 'prompt is too long: 215234 tokens > 200000 maximum')
   },
   /**
+   * 400 for a prompt that fits but leaves no room for the `max_tokens` asked
+   * for (verbatim in docker/docker-agent#569, anthropics/claude-code#228).
+   */
+  contextLimitWithMaxTokens(): ErrorReply {
+    return error(
+      400,
+      'invalid_request_error',
+      'input length and `max_tokens` exceed context limit: 178959 + 64000 > 200000, decrease input length or `max_tokens` and try again',
+    )
+  },
+  /**
    * 413 `request_too_large`: the body is over the Messages API's byte limit
    * (docs.anthropic.com/en/api/errors: "413 - request_too_large: Request
    * exceeds the maximum allowed number of bytes").

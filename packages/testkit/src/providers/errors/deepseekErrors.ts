@@ -37,6 +37,19 @@ export const deepseekErrors = {
       'invalid_request_error',
     )
   },
+  /**
+   * 400 for a prompt over the context window: no `context_length_exceeded`
+   * code, OpenAI's words under DeepSeek's generic one (verbatim in
+   * FoundationAgents/OpenManus#79, BerriAI/litellm#10431).
+   */
+  contextTooLong(): ErrorReply {
+    return error(
+      400,
+      "This model's maximum context length is 131072 tokens. However, you requested 139867 tokens (131675 in the messages, 8192 in the completion). Please reduce the length of the messages or completion.",
+      'invalid_request_error',
+      'invalid_request_error',
+    )
+  },
   authentication(): ErrorReply {
     return error(
       401,
