@@ -36,6 +36,9 @@ import { writeExpired } from './writeExpired.js'
  *   as that cause. Node's own APIs wrap the signal's reason in an
  *   `AbortError` so, and `@hourglass/llm` a streamed answer cut by its
  *   deadline in a `StreamInterruptedError`.
+ * - An AggregateError (`Promise.any` over hedged calls): judged as the one
+ *   error that ended all its errors, when there is one; swallowed after the
+ *   deadline answered or the client left when each of its errors would be.
  * - body-parser's "request aborted" for this request's upload (the client
  *   left mid-upload), or Node's own `aborted` (ECONNRESET) that a route
  *   reading the upload itself gets for it: as its `ClientClosedError`.
@@ -68,7 +71,7 @@ export function deadlineErrors(...misuse: never[]): ErrorRequestHandler {
   }
   return function hourglassDeadlineErrors(error, req, res, next): void {
     const ingress = IngressRequest.of(req)
-    const reason = endedBy(error) ?? error
+    const reason = endedBy(error) ?? endedAlike(error) ?? error
     const deadlineError = isDeadlineExceeded(reason)
     // Only this request's own departure: nobody is left to answer it. One
     // of another request's (an upstream call shared by two requests, made
@@ -78,6 +81,18 @@ export function deadlineErrors(...misuse: never[]): ErrorRequestHandler {
     // mode, or without deadline(), for no answer at all.
     if (isClientClosed(reason) && ownDeparture(req, res, ingress, reason)) return
     if (isUploadAborted(error) && uploadCut(req)) return
+    // Hedged calls (`Promise.any` over two providers, each given the
+    // request's signal) reject with an AggregateError of their aborts: each
+    // one alone is swallowed below, the aggregate was passed on, and the
+    // app's error handler logged a stack for every 504 such a route got.
+    // Swallowed only when every member would be on its own.
+    if (
+      ingress &&
+      (ingress.answered || ingress.clientClosed) &&
+      everyEnded(error, ingress.answered)
+    ) {
+      return
+    }
     // A stream into a response that is over (the caller left, or the
     // deadline ended it) fails with Node's premature close: `pipeline`
     // rejects with it when the response closes under it. Nobody to tell.
@@ -149,6 +164,51 @@ function ownDeparture(
     }
   } catch {}
   return false
+}
+
+/**
+ * What ended every error of an AggregateError (`Promise.any` over hedged
+ * calls under one signal), when it is one and the same: the aggregate was
+ * ended by it, and is judged as it (a cap under the request's deadline cut
+ * both calls: a 504, as for one call; it was the app's 500). Undefined
+ * otherwise, and for a hostile `errors`.
+ */
+function endedAlike(error: unknown): ReturnType<typeof endedBy> {
+  try {
+    // Inside: `instanceof` on a revoked Proxy throws.
+    if (!(error instanceof AggregateError)) return undefined
+    const errors: unknown = error.errors
+    if (!Array.isArray(errors) || errors.length === 0) return undefined
+    const first = endedBy(errors[0])
+    return errors.every((member: unknown) => endedBy(member) === first) ? first : undefined
+  } catch {
+    return undefined
+  }
+}
+
+/**
+ * An AggregateError (`Promise.any`'s) whose every error is the handler
+ * noticing the end of its request: after the deadline answered, a deadline
+ * error or an abort (the rule for one alone); after the client left, an
+ * error the departure or a deadline ended. Never throws: a hostile
+ * `errors` tells nothing.
+ */
+function everyEnded(error: unknown, answered: boolean): boolean {
+  try {
+    if (!(error instanceof AggregateError)) return false
+    const errors: unknown = error.errors
+    return (
+      Array.isArray(errors) &&
+      errors.length > 0 &&
+      errors.every((member: unknown) => {
+        const reason = endedBy(member)
+        if (answered) return isDeadlineExceeded(reason ?? member) || isAbortError(member)
+        return reason !== undefined
+      })
+    )
+  } catch {
+    return false
+  }
 }
 
 /**

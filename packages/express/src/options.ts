@@ -108,9 +108,23 @@ const OPTION_NAMES = Object.keys({
   respond: true,
 } satisfies Record<keyof DeadlineMiddlewareOptions, true>)
 
+/**
+ * Names a user reaches for to say which deadline headers to believe. The
+ * option is `trust`, too many edits from these for a spelling guess: the
+ * error listed every option and pointed at none (`{ trustHeader: false }`
+ * on an internet-facing edge, where `trust: []` was meant).
+ */
+const MEANT_INSTEAD: ReadonlyMap<string, string> = new Map([
+  ...INGRESS_MEANT_INSTEAD,
+  ['trustHeader', 'trust'],
+  ['trustHeaders', 'trust'],
+  ['trustedHeaders', 'trust'],
+  ['headers', 'trust'],
+])
+
 /** Validate once, when the middleware is created: a typo should fail at boot, not per request. */
 export function resolveOptions(options: DeadlineMiddlewareOptions): ResolvedOptions {
-  refuseUnknownOptions(options, OPTION_NAMES, 'deadline()', { meant: INGRESS_MEANT_INSTEAD })
+  refuseUnknownOptions(options, OPTION_NAMES, 'deadline()', { meant: MEANT_INSTEAD })
   // Core's rule: with no `maxMs`, the cap follows a larger `defaultMs` up.
   const ingress = resolveIngressOptions(options)
   // A fixed reserve not under the budget, and a budget at the default

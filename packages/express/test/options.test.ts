@@ -70,6 +70,19 @@ describe('deadline() options', () => {
       /^unknown option "onExpired" \(did you mean onExpire\?\)/,
     ],
     ['timeout', { timeout: 500 }, /^unknown option "timeout" \(did you mean defaultMs\?\)/],
+    // Naming the headers to believe: the option is `trust` (too far from
+    // these for a spelling guess, so before the error named nothing).
+    [
+      'trustHeader',
+      { trustHeader: false },
+      /^unknown option "trustHeader" \(did you mean trust\?\)/,
+    ],
+    [
+      'trustHeaders',
+      { trustHeaders: [] },
+      /^unknown option "trustHeaders" \(did you mean trust\?\)/,
+    ],
+    ['headers', { headers: [] }, /^unknown option "headers" \(did you mean trust\?\)/],
     // Nothing close: the key, and every option there is.
     [
       'retries',
