@@ -396,6 +396,15 @@ describe('extra Chat Completions fields (request.extra)', () => {
     )
   })
 
+  it('parallel_tool_calls: false beside tool_choice none (no call can be made) is not refused', () => {
+    expect(withTools({ tool_choice: 'none', parallel_tool_calls: false })['toolConfig']).toEqual({
+      functionCallingConfig: { mode: 'NONE' },
+    })
+    expect(() => withTools({ tool_choice: 'auto', parallel_tool_calls: false })).toThrow(
+      'parallel_tool_calls: Gemini has no equivalent',
+    )
+  })
+
   it('an empty tools list in extra is no tools: left out with the settings, not refused as a field without an equivalent', () => {
     const body = build({ tools: [], tool_choice: 'auto' })
     expect(body).not.toHaveProperty('tools')

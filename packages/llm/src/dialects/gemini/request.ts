@@ -195,7 +195,7 @@ function applyExtra(
       body['toolConfig'] = { functionCallingConfig: geminiToolChoice(value) }
     } else if (field === 'stream_options') {
       refuseStreamOptions(value, 'Gemini')
-    } else if (!isDefault(field, value)) {
+    } else if (!isDefault(field, value) && !noCallsAnyway(field, value, extra)) {
       throw new InvalidChatRequestError(field, 'Gemini has no equivalent')
     }
   }
@@ -276,6 +276,16 @@ function geminiToolChoice(value: unknown): Record<string, unknown> {
   if (value === 'required') return { mode: 'ANY' }
   if (value === 'none') return { mode: 'NONE' }
   return { mode: 'ANY', allowedFunctionNames: [toolChoiceName(value, 'Gemini')] }
+}
+
+/**
+ * `parallel_tool_calls: false` beside `tool_choice: 'none'`: no call can be
+ * made, so none in parallel either (agent frameworks set `false` on every
+ * request and `none` on a final turn; Anthropic's translation drops it
+ * there). Refused, a turn that asked for no tools failed.
+ */
+function noCallsAnyway(field: string, value: unknown, extra: Record<string, unknown>): boolean {
+  return field === 'parallel_tool_calls' && value === false && extra['tool_choice'] === 'none'
 }
 
 /** A value that asks for what Gemini does anyway. */
