@@ -10,6 +10,7 @@ import {
 } from '@grpc/grpc-js'
 import {
   boundingDeadline,
+  DEADLINE_EXPIRED_HEADER,
   DEADLINE_HEADER,
   type Deadline,
   DeadlineExceededError,
@@ -55,6 +56,8 @@ export class ClientCall {
   #budgetMs = Number.POSITIVE_INFINITY
   /** The call's own deadline option, epoch ms (Infinity: none). */
   #ownEpochMs = Number.POSITIVE_INFINITY
+  /** The gRPC deadline the caller's deadline gave the call, epoch ms (Infinity: none). */
+  #callersEpochMs = Number.POSITIVE_INFINITY
   #next: NextCallResult | undefined
   #off: (() => void) | undefined
   #cancelReason: unknown
@@ -151,6 +154,7 @@ export class ClientCall {
       if (Number.isFinite(left) && left <= MAX_TIMER_MS) {
         const callers = Date.now() + wireSafeMs(left)
         this.#callersDeadline = callers < ownValid
+        this.#callersEpochMs = callers
         given = Math.min(ownValid, callers)
       }
     } else if (
@@ -545,7 +549,21 @@ export class ClientCall {
       // such an error on: UNKNOWN), so what does is the caller's line's.
       // A trial's: its enforcing parent's, whose time the gRPC deadline was.
       const deadline = this.#enforcer ?? this.#deadline
-      if (this.#callersDeadline && deadline) markExpiryOf(reason, deadline)
+      // Unless it came well before that gRPC deadline with no server saying
+      // the caller's budget is gone (our server's `x-deadline-expired`
+      // trailer, sent for a fixed `reserveMs` above MAX_RESERVE_MS too):
+      // grpc-js's own cap below the interceptors (a service config's
+      // `timeout`), or a server's answer by hand. Marked the caller's, an
+      // Express app answered 504 `x-deadline-expired` 50 ms into a 60 s
+      // request.
+      if (this.#callersDeadline && deadline) {
+        if (
+          this.#callersEpochMs - Date.now() > MAX_RESERVE_MS &&
+          ended.metadata?.get(DEADLINE_EXPIRED_HEADER).length === 0
+        ) {
+          markForeignExpiry(reason)
+        } else markExpiryOf(reason, deadline)
+      }
       // Under a shorter deadline of the call's own (a cap of the app's on
       // this call, as a `Deadline.after(100)` around it is), or `defaultMs`
       // under a deadline with no expiry (a stream's, or one released): not

@@ -1,0 +1,260 @@
+import diagnostics from 'node:diagnostics_channel'
+import {
+  type CallCredentials,
+  type ChannelOptions,
+  credentials,
+  Metadata,
+  makeGenericClientConstructor,
+  Server,
+  ServerCredentials,
+  type ServerUnaryCall,
+  type sendUnaryData,
+  status,
+} from '@grpc/grpc-js'
+import { currentDeadline, Deadline, isDeadlineExceeded, runWithDeadline } from '@hourglass/core'
+import { afterEach, describe, expect, it } from 'vitest'
+import {
+  deadlineInterceptor,
+  deadlineServerInterceptor,
+  fromGrpcError,
+  type GrpcClientEndMessage,
+  type GrpcServerEndMessage,
+  grpcChannels,
+} from '../src/index.js'
+import {
+  type Arrival,
+  arrival,
+  deferred,
+  type RunningServer,
+  record,
+  startServer,
+  unary,
+  type WorkClientApi,
+  workService,
+} from './support/grpc.js'
+
+// grpc-js features a user combines with the interceptors, between ours and the
+// wire: call credentials that take time (a token fetch), the channel's message
+// size limits, and grpc-js's own `call.getDeadline()` in a handler. Real
+// grpc-js servers and clients on 127.0.0.1.
+
+const WorkClient = makeGenericClientConstructor(workService, 'Work')
+
+let server: RunningServer | undefined
+const closers: Array<() => void> = []
+afterEach(async () => {
+  for (const close of closers.splice(0)) close()
+  await server?.close()
+  server = undefined
+})
+
+function client(address: string, channelOptions: ChannelOptions = {}): WorkClientApi {
+  const c = new WorkClient(address, credentials.createInsecure(), {
+    ...channelOptions,
+    interceptors: [deadlineInterceptor()],
+  }) as unknown as WorkClientApi
+  closers.push(() => c.close())
+  return c
+}
+
+/** A caller's deadline whose `onDone` hooks are counted: taken and released. */
+function countedDeadline(ms: number): { deadline: Deadline; held: () => number } {
+  const deadline = Deadline.after(ms)
+  let held = 0
+  const onDone = deadline.onDone.bind(deadline)
+  deadline.onDone = (listener) => {
+    held++
+    const off = onDone(listener)
+    return () => {
+      held--
+      off()
+    }
+  }
+  return { deadline, held: () => held }
+}
+
+/** Call credentials whose token comes when the test says so. */
+function heldCredentials(): { creds: CallCredentials; asked: Promise<void>; release: () => void } {
+  const asked = deferred()
+  const released = deferred()
+  const creds = credentials.createFromMetadataGenerator((_params, callback) => {
+    asked.resolve()
+    void released.promise.then(() => {
+      const metadata = new Metadata()
+      metadata.set('authorization', 'Bearer token')
+      callback(null, metadata)
+    })
+  })
+  return { creds, asked: asked.promise, release: () => released.resolve() }
+}
+
+describe('deadlineInterceptor with call credentials that take time', () => {
+  it('grpc-timeout is computed after them; the header is what was left at start, and a server on the default trust takes the smaller', async () => {
+    const seen = deferred<{ arrival: Arrival; ours: number; authorization: unknown }>()
+    server = await startServer(
+      {
+        unary(call: ServerUnaryCall<unknown, unknown>, callback: sendUnaryData<unknown>) {
+          seen.resolve({
+            arrival: arrival(call),
+            ours: currentDeadline()?.remaining() ?? Number.NaN,
+            authorization: call.metadata.get('authorization')[0],
+          })
+          callback(null, 'ok')
+        },
+      },
+      [deadlineServerInterceptor({ reserveMs: 10 })],
+    )
+    const c = client(server.address)
+    const { creds, asked, release } = heldCredentials()
+    const { deadline, held } = countedDeadline(5_000)
+    const answer = runWithDeadline(deadline, () => unary(c, {}, { credentials: creds }))
+    await asked
+    // The token fetch takes a while: the caller's budget runs on meanwhile.
+    const leftBefore = deadline.remaining()
+    await new Promise<void>((resolve) => {
+      const wait = () => (deadline.remaining() < leftBefore - 30 ? resolve() : setImmediate(wait))
+      wait()
+    })
+    const leftAtRelease = deadline.remaining()
+    release()
+    const { value, error } = await answer
+    expect(error).toBeUndefined()
+    expect(value).toBe('ok')
+    const { arrival: at, ours, authorization } = await seen.promise
+    expect(authorization).toBe('Bearer token')
+    // grpc-timeout: what was left once the credentials were in (rounded up).
+    expect(at.grpcMs).toBeLessThanOrEqual(Math.ceil(leftAtRelease) + 1)
+    // The header: what was left at start, before the credentials.
+    expect(Number(at.header)).toBeGreaterThanOrEqual(Math.floor(leftBefore))
+    expect(Number(at.header)).toBeGreaterThan(at.grpcMs)
+    // The server's deadline follows the smaller (grpc-timeout), less its reserve.
+    expect(ours).toBeLessThan(at.grpcMs)
+    expect(held()).toBe(0)
+  })
+
+  it("a call whose credentials are still pending when the caller's deadline ends fails DEADLINE_EXCEEDED, is never sent, and releases its hook", async () => {
+    let arrived = 0
+    server = await startServer({
+      unary(_call: unknown, callback: sendUnaryData<unknown>) {
+        arrived++
+        callback(null, 'ok')
+      },
+    })
+    const c = client(server.address)
+    const { creds, release } = heldCredentials()
+    const { deadline, held } = countedDeadline(50)
+    const { error } = await runWithDeadline(deadline, () => unary(c, {}, { credentials: creds }))
+    expect(error?.code).toBe(status.DEADLINE_EXCEEDED)
+    expect(deadline.done).toBe(true)
+    expect(isDeadlineExceeded(fromGrpcError(error))).toBe(true)
+    expect(held()).toBe(0)
+    // The token comes late: grpc-js drops it, the call stays unsent.
+    release()
+    const after = await unary(c, {})
+    expect(after.value).toBe('ok')
+    expect(arrived).toBe(1)
+  })
+})
+
+describe('the channel message size limits', () => {
+  it("an answer over the client's grpc.max_receive_message_length is RESOURCE_EXHAUSTED as it is, reported error, not an expiry", async () => {
+    const ends = record<GrpcClientEndMessage>(grpcChannels.clientEnd)
+    try {
+      server = await startServer({
+        unary(_call: unknown, callback: sendUnaryData<unknown>) {
+          callback(null, 'x'.repeat(1_000))
+        },
+      })
+      const c = client(server.address, { 'grpc.max_receive_message_length': 100 })
+      const { deadline, held } = countedDeadline(5_000)
+      const { error } = await runWithDeadline(deadline, () => unary(c, {}))
+      expect(error?.code).toBe(status.RESOURCE_EXHAUSTED)
+      expect(fromGrpcError(error)).toBe(error)
+      expect(deadline.done).toBe(false)
+      await ends.count(1)
+      expect(ends.messages[0]).toMatchObject({ code: status.RESOURCE_EXHAUSTED, outcome: 'error' })
+      expect(held()).toBe(0)
+    } finally {
+      ends.stop()
+    }
+  })
+
+  it("a request over the server's grpc.max_receive_message_length: the client gets RESOURCE_EXHAUSTED, the server call is reported client-cancelled (Limits)", async () => {
+    const serverEnds = record<GrpcServerEndMessage>(grpcChannels.serverEnd)
+    const disposed: boolean[] = []
+    const onStart = (message: unknown) => {
+      const { deadline } = message as { deadline: Deadline }
+      deadline.onDone(() => disposed.push(true))
+    }
+    diagnostics.subscribe(grpcChannels.serverStart.name, onStart)
+    try {
+      let handled = 0
+      // grpc-js reads `grpc.max_receive_message_length` from the Server's options.
+      const limited = new Server({
+        interceptors: [deadlineServerInterceptor({ reserveMs: 10 })],
+        'grpc.max_receive_message_length': 100,
+      })
+      limited.addService(workService, {
+        unary(_call: unknown, callback: sendUnaryData<unknown>) {
+          handled++
+          callback(null, 'ok')
+        },
+      })
+      const port = await new Promise<number>((resolve, reject) =>
+        limited.bindAsync('127.0.0.1:0', ServerCredentials.createInsecure(), (e, p) =>
+          e ? reject(e) : resolve(p),
+        ),
+      )
+      closers.push(() => limited.forceShutdown())
+      const c = client(`127.0.0.1:${port}`)
+      const { deadline, held } = countedDeadline(5_000)
+      const { error } = await runWithDeadline(deadline, () => unary(c, { pad: 'x'.repeat(1_000) }))
+      expect(error?.code).toBe(status.RESOURCE_EXHAUSTED)
+      expect(held()).toBe(0)
+      await serverEnds.count(1)
+      expect(handled).toBe(0)
+      // grpc-js answers it itself, past the interceptors, then tells them the
+      // call was cancelled: the handler's deadline is ended and released.
+      expect(serverEnds.messages[0]).toMatchObject({ outcome: 'client-cancelled' })
+      expect(disposed).toEqual([true])
+    } finally {
+      diagnostics.unsubscribe(grpcChannels.serverStart.name, onStart)
+      serverEnds.stop()
+    }
+  })
+})
+
+describe("a handler reading grpc-js's call.getDeadline() next to currentDeadline()", () => {
+  async function readBoth(
+    maxMs: number,
+    callerMs: number,
+  ): Promise<{ grpcLeft: number; oursLeft: number }> {
+    const seen = deferred<{ grpcLeft: number; oursLeft: number }>()
+    server = await startServer(
+      {
+        unary(call: ServerUnaryCall<unknown, unknown>, callback: sendUnaryData<unknown>) {
+          const oursLeft = currentDeadline()?.remaining() ?? Number.NaN
+          seen.resolve({ grpcLeft: arrival(call).grpcMs, oursLeft })
+          callback(null, 'ok')
+        },
+      },
+      [deadlineServerInterceptor({ reserveMs: 10, maxMs })],
+    )
+    const c = client(server.address)
+    const { error } = await runWithDeadline(Deadline.after(callerMs), () => unary(c, {}))
+    expect(error).toBeUndefined()
+    return seen.promise
+  }
+
+  it('ours ends reserveMs before the grpc-timeout grpc-js keeps', async () => {
+    const { grpcLeft, oursLeft } = await readBoth(30_000, 5_000)
+    expect(oursLeft).toBeLessThanOrEqual(grpcLeft - 10 + 1)
+    expect(oursLeft).toBeGreaterThan(grpcLeft - 100)
+  })
+
+  it('a budget cut to maxMs: ours is the cut, getDeadline() still the caller’s', async () => {
+    const { grpcLeft, oursLeft } = await readBoth(1_000, 20_000)
+    expect(oursLeft).toBeLessThanOrEqual(1_000 - 10)
+    expect(grpcLeft).toBeGreaterThan(10_000)
+  })
+})
