@@ -161,12 +161,15 @@ if ttl == -1 or ttl > window then
   redis.call('pexpire', KEYS[1], window)
   ttl = window
 end
-local current = tonumber(redis.call('get', KEYS[1]))
--- Not a whole count from 0 to 2^53 (text, a fraction, a negative or a huge
--- number, set by hand or tampered with): counted from 0 again. Text failed
--- the script (every instance on its local share), a fraction failed INCRBY,
--- and a count past 2^63 went out as a negative number: room, for the window.
-if current == nil or current < 0 or current >= 9007199254740992 or current ~= math.floor(current) then
+local raw = redis.call('get', KEYS[1])
+local current = tonumber(raw)
+-- Not a whole count from 0 to 2^53 written as INCRBY reads one (text, a
+-- fraction, a negative or a huge number, '01', '0x1', '1e0', '-0': set by
+-- hand or tampered with): counted from 0 again. Text failed the script
+-- (every instance on its local share), a fraction or a non-canonical
+-- spelling failed INCRBY, and a count past 2^63 went out as a negative
+-- number: room, for the window.
+if current == nil or current >= 9007199254740992 or not (raw == '0' or string.find(raw, '^[1-9]%d*$')) then
   redis.call('set', KEYS[1], 0, 'PX', math.max(ttl, 1))
   current = 0
 end

@@ -76,7 +76,7 @@ describe.skipIf(!available)('a window counter tampered with in Redis', () => {
   // Text failed the script (every instance counted on its local share, "Redis
   // unavailable"), a fraction failed INCRBY, and a count past 2^63 went out
   // as a negative number: every request admitted for the window.
-  it.each([['1e300'], ['abc'], ['2.5']])(
+  it.each([['1e300'], ['abc'], ['2.5'], ['0x1'], ['01'], ['-0'], ['1e0']])(
     'a count of %s is counted from 0 again: the limit holds, and Redis is not read as failing',
     async (value) => {
       const { c, limits, key, warnings } = await setup()

@@ -43,6 +43,16 @@ describe("a context-window refusal in OpenAI's words, under no code of its own",
     expect(e).toMatchObject({ kind: 'context_too_long', retryable: false })
   })
 
+  it('a body that does not blame the request (a proxy’s 503 with no type or code) keeps its status’s kind', () => {
+    const e = dialects.openai.normalizeError({
+      status: 503,
+      body: JSON.stringify({
+        error: { message: 'upstream: maximum context length is 8192', type: null, code: null },
+      }),
+    })
+    expect(e).toMatchObject({ kind: 'overloaded', retryable: true })
+  })
+
   it('a code that names its kind keeps it, whatever the words', () => {
     const e = deepseek.normalizeError({
       status: 429,

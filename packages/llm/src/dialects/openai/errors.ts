@@ -38,16 +38,21 @@ export function readOpenAIError(
   const type = getString(error, 'type')
   const message = getString(error, 'message')
   const tooLarge = isRequestTooLarge(message)
+  const requestFault = REQUEST_FAULT_TYPES.has(type ?? '') || code === '400'
   const kind = tooLarge
     ? 'request_too_large'
-    : (lookup(codes, code) ?? lookup(codes, type) ?? contextInWords(message))
+    : (lookup(codes, code) ??
+      lookup(codes, type) ??
+      // Only on a body that blames the request: a proxy's 503 or 429 quoting
+      // the phrase stays what its status says.
+      (requestFault ? contextInWords(message) : undefined))
   const overLimit = tooLarge ? overLimitOf(message) : undefined
   const param = getString(error, 'param')
   // OpenAI's 429 `type` names the limit hit: `tokens` (TPM, TPD) or `requests` (RPM, RPD).
   const limitedBy = type === 'tokens' ? 'tokens' : type === 'requests' ? 'requests' : undefined
   const messageWaitMs = tryAgainInMs(message)
   return {
-    ...(REQUEST_FAULT_TYPES.has(type ?? '') || code === '400' ? { requestFault: true } : {}),
+    ...(requestFault ? { requestFault: true } : {}),
     providerCode: code ?? type,
     message,
     kind,
