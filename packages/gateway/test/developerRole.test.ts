@@ -1,7 +1,7 @@
-import type { FakeProvider, ProviderDialect } from '@hourglass/testkit'
+import type { ProviderDialect } from '@hourglass/testkit'
 import type OpenAI from 'openai'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { fakeProvider, fallback, type Harness, startHarness } from './support/harness.js'
+import { describe, expect, it } from 'vitest'
+import { dialectGateway } from './support/dialectGateway.js'
 
 /**
  * OpenAI's `developer` role (its newer name for system instructions, what
@@ -11,25 +11,7 @@ import { fakeProvider, fallback, type Harness, startHarness } from './support/ha
  * `systemInstruction` (which have no system turn) wherever it stood.
  */
 const DIALECTS: ProviderDialect[] = ['openai', 'qwen', 'anthropic', 'gemini']
-const fakes = new Map<ProviderDialect, FakeProvider>()
-let harness: Harness
-
-beforeAll(async () => {
-  const providers: Record<string, unknown> = {}
-  const models: Record<string, unknown> = {}
-  for (const dialect of DIALECTS) {
-    const { fake, entry } = await fakeProvider(dialect, ['k'])
-    fakes.set(dialect, fake)
-    providers[dialect] = entry
-    models[`m-${dialect}`] = fallback([dialect, `up-${dialect}`])
-  }
-  harness = await startHarness({ providers, models })
-})
-
-afterAll(async () => {
-  await harness.close()
-  for (const fake of fakes.values()) await fake.close()
-})
+const gateway = dialectGateway(DIALECTS)
 
 const conversation: OpenAI.ChatCompletionMessageParam[] = [
   { role: 'developer', content: 'Be brief.' },
@@ -40,9 +22,9 @@ const conversation: OpenAI.ChatCompletionMessageParam[] = [
 ]
 
 async function sent(dialect: ProviderDialect): Promise<Record<string, unknown>> {
-  const fake = fakes.get(dialect) as FakeProvider
+  const fake = gateway.fake(dialect)
   const before = fake.requests.length
-  await harness.client.chat.completions.create({ model: `m-${dialect}`, messages: conversation })
+  await gateway.client.chat.completions.create({ model: `m-${dialect}`, messages: conversation })
   expect(fake.requests.length).toBe(before + 1)
   return fake.requests.at(-1)?.body as Record<string, unknown>
 }

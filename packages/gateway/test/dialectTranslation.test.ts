@@ -1,7 +1,8 @@
-import type { FakeProvider, ProviderDialect } from '@hourglass/testkit'
+import type { ProviderDialect } from '@hourglass/testkit'
 import OpenAI from 'openai'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { fakeProvider, fallback, type Harness, startHarness } from './support/harness.js'
+import { describe, expect, it } from 'vitest'
+import { dialectGateway } from './support/dialectGateway.js'
+import { fallback, startHarness } from './support/harness.js'
 
 /**
  * What the official client's requests become at Anthropic's and Gemini's
@@ -11,35 +12,17 @@ import { fakeProvider, fallback, type Harness, startHarness } from './support/ha
  */
 
 const DIALECTS: ProviderDialect[] = ['anthropic', 'gemini']
-const fakes = new Map<ProviderDialect, FakeProvider>()
-let harness: Harness
-
-beforeAll(async () => {
-  const providers: Record<string, unknown> = {}
-  const models: Record<string, unknown> = {}
-  for (const dialect of DIALECTS) {
-    const { fake, entry } = await fakeProvider(dialect, ['k'])
-    fakes.set(dialect, fake)
-    providers[dialect] = entry
-    models[`m-${dialect}`] = fallback([dialect, `up-${dialect}`])
-  }
-  harness = await startHarness({ providers, models })
-})
-
-afterAll(async () => {
-  await harness.close()
-  for (const fake of fakes.values()) await fake.close()
-})
+const gateway = dialectGateway(DIALECTS)
 
 async function send(
   dialect: ProviderDialect,
   body: Omit<OpenAI.ChatCompletionCreateParamsNonStreaming, 'model'>,
 ) {
-  const fake = fakes.get(dialect) as FakeProvider
+  const fake = gateway.fake(dialect)
   const before = fake.requests.length
   let error: InstanceType<typeof OpenAI.APIError> | undefined
   try {
-    await harness.client.chat.completions.create({ model: `m-${dialect}`, ...body })
+    await gateway.client.chat.completions.create({ model: `m-${dialect}`, ...body })
   } catch (caught) {
     if (!(caught instanceof OpenAI.APIError)) throw caught
     error = caught
@@ -170,7 +153,7 @@ describe('Gemini 3 function calls sent back without a thought signature', () => 
   ]
 
   it('get the documented skip sentinel on the first call of the turn (gemini-3*), and only there', async () => {
-    const fake = fakes.get('gemini') as FakeProvider
+    const fake = gateway.fake('gemini')
     const local = await startHarness({
       providers: { g: { dialect: 'gemini', baseURL: fake.baseURL, apiKeys: ['k'] } },
       models: {
@@ -225,12 +208,12 @@ describe('answer ids', () => {
   it.each(DIALECTS)(
     '%s: whole and streamed answers are chatcmpl- ids, one per stream',
     async (dialect) => {
-      const whole = await harness.client.chat.completions.create({
+      const whole = await gateway.client.chat.completions.create({
         model: `m-${dialect}`,
         messages: [{ role: 'user', content: 'hi' }],
       })
       expect(whole.id).toMatch(/^chatcmpl-/)
-      const stream = await harness.client.chat.completions.create({
+      const stream = await gateway.client.chat.completions.create({
         model: `m-${dialect}`,
         messages: [{ role: 'user', content: 'hi' }],
         stream: true,

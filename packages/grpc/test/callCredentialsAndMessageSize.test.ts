@@ -1,10 +1,8 @@
 import diagnostics from 'node:diagnostics_channel'
 import {
   type CallCredentials,
-  type ChannelOptions,
   credentials,
   Metadata,
-  makeGenericClientConstructor,
   Server,
   ServerCredentials,
   type ServerUnaryCall,
@@ -12,66 +10,23 @@ import {
   status,
 } from '@grpc/grpc-js'
 import { currentDeadline, Deadline, isDeadlineExceeded, runWithDeadline } from '@hourglass/core'
-import { afterEach, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import {
-  deadlineInterceptor,
   deadlineServerInterceptor,
   fromGrpcError,
   type GrpcClientEndMessage,
   type GrpcServerEndMessage,
   grpcChannels,
 } from '../src/index.js'
-import {
-  type Arrival,
-  arrival,
-  deferred,
-  type RunningServer,
-  record,
-  startServer,
-  unary,
-  type WorkClientApi,
-  workService,
-} from './support/grpc.js'
+import { channelHarness, countedDeadline } from './support/channelHarness.js'
+import { type Arrival, arrival, deferred, record, unary, workService } from './support/grpc.js'
 
 // grpc-js features a user combines with the interceptors, between ours and the
 // wire: call credentials that take time (a token fetch), the channel's message
 // size limits, and grpc-js's own `call.getDeadline()` in a handler. Real
 // grpc-js servers and clients on 127.0.0.1.
 
-const WorkClient = makeGenericClientConstructor(workService, 'Work')
-
-let server: RunningServer | undefined
-const closers: Array<() => void> = []
-afterEach(async () => {
-  for (const close of closers.splice(0)) close()
-  await server?.close()
-  server = undefined
-})
-
-function client(address: string, channelOptions: ChannelOptions = {}): WorkClientApi {
-  const c = new WorkClient(address, credentials.createInsecure(), {
-    ...channelOptions,
-    interceptors: [deadlineInterceptor()],
-  }) as unknown as WorkClientApi
-  closers.push(() => c.close())
-  return c
-}
-
-/** A caller's deadline whose `onDone` hooks are counted: taken and released. */
-function countedDeadline(ms: number): { deadline: Deadline; held: () => number } {
-  const deadline = Deadline.after(ms)
-  let held = 0
-  const onDone = deadline.onDone.bind(deadline)
-  deadline.onDone = (listener) => {
-    held++
-    const off = onDone(listener)
-    return () => {
-      held--
-      off()
-    }
-  }
-  return { deadline, held: () => held }
-}
+const { serve, client, closeAfter } = channelHarness()
 
 /** Call credentials whose token comes when the test says so. */
 function heldCredentials(): { creds: CallCredentials; asked: Promise<void>; release: () => void } {
@@ -91,7 +46,7 @@ function heldCredentials(): { creds: CallCredentials; asked: Promise<void>; rele
 describe('deadlineInterceptor with call credentials that take time', () => {
   it('grpc-timeout is computed after them; the header is what was left at start, and a server on the default trust takes the smaller', async () => {
     const seen = deferred<{ arrival: Arrival; ours: number; authorization: unknown }>()
-    server = await startServer(
+    const server = await serve(
       {
         unary(call: ServerUnaryCall<unknown, unknown>, callback: sendUnaryData<unknown>) {
           seen.resolve({
@@ -134,7 +89,7 @@ describe('deadlineInterceptor with call credentials that take time', () => {
 
   it("a call whose credentials are still pending when the caller's deadline ends fails DEADLINE_EXCEEDED, is never sent, and releases its hook", async () => {
     let arrived = 0
-    server = await startServer({
+    const server = await serve({
       unary(_call: unknown, callback: sendUnaryData<unknown>) {
         arrived++
         callback(null, 'ok')
@@ -160,7 +115,7 @@ describe('the channel message size limits', () => {
   it("an answer over the client's grpc.max_receive_message_length is RESOURCE_EXHAUSTED as it is, reported error, not an expiry", async () => {
     const ends = record<GrpcClientEndMessage>(grpcChannels.clientEnd)
     try {
-      server = await startServer({
+      const server = await serve({
         unary(_call: unknown, callback: sendUnaryData<unknown>) {
           callback(null, 'x'.repeat(1_000))
         },
@@ -205,7 +160,7 @@ describe('the channel message size limits', () => {
           e ? reject(e) : resolve(p),
         ),
       )
-      closers.push(() => limited.forceShutdown())
+      closeAfter(() => limited.forceShutdown())
       const c = client(`127.0.0.1:${port}`)
       const { deadline, held } = countedDeadline(5_000)
       const { error } = await runWithDeadline(deadline, () => unary(c, { pad: 'x'.repeat(1_000) }))
@@ -230,7 +185,7 @@ describe("a handler reading grpc-js's call.getDeadline() next to currentDeadline
     callerMs: number,
   ): Promise<{ grpcLeft: number; oursLeft: number }> {
     const seen = deferred<{ grpcLeft: number; oursLeft: number }>()
-    server = await startServer(
+    const server = await serve(
       {
         unary(call: ServerUnaryCall<unknown, unknown>, callback: sendUnaryData<unknown>) {
           const oursLeft = currentDeadline()?.remaining() ?? Number.NaN

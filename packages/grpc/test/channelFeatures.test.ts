@@ -2,9 +2,7 @@ import {
   type ChannelOptions,
   type Client,
   connectivityState,
-  credentials,
   Metadata,
-  makeGenericClientConstructor,
   Server,
   ServerCredentials,
   type ServiceError,
@@ -12,41 +10,16 @@ import {
   type UntypedServiceImplementation,
 } from '@grpc/grpc-js'
 import { ClientClosedError, Deadline, isDeadlineExceeded, runWithDeadline } from '@hourglass/core'
-import { afterEach, describe, expect, it } from 'vitest'
-import { deadlineInterceptor, fromGrpcError } from '../src/index.js'
-import {
-  type Arrival,
-  arrival,
-  deferred,
-  type RunningServer,
-  startServer,
-  unary,
-  type WorkClientApi,
-  workService,
-} from './support/grpc.js'
+import { describe, expect, it } from 'vitest'
+import { fromGrpcError } from '../src/index.js'
+import { channelHarness, countedDeadline } from './support/channelHarness.js'
+import { type Arrival, arrival, deferred, startServer, unary, workService } from './support/grpc.js'
 
 // What grpc-js does on its own between the interceptor and the wire — a
 // service config's retries and hedging, waitForReady, many calls sharing a
 // channel — as a user configures it, against real servers on 127.0.0.1.
 
-const WorkClient = makeGenericClientConstructor(workService, 'Work')
-
-let server: RunningServer | undefined
-const closers: Array<() => void> = []
-afterEach(async () => {
-  for (const close of closers.splice(0)) close()
-  await server?.close()
-  server = undefined
-})
-
-function client(address: string, channelOptions: ChannelOptions = {}): WorkClientApi {
-  const c = new WorkClient(address, credentials.createInsecure(), {
-    ...channelOptions,
-    interceptors: [deadlineInterceptor()],
-  }) as unknown as WorkClientApi
-  closers.push(() => c.close())
-  return c
-}
+const { serve, client, closeAfter } = channelHarness()
 
 function serviceConfig(policy: Record<string, unknown>): ChannelOptions {
   return {
@@ -54,22 +27,6 @@ function serviceConfig(policy: Record<string, unknown>): ChannelOptions {
       methodConfig: [{ name: [{ service: 'hourglass.test.Work' }], ...policy }],
     }),
   }
-}
-
-/** A caller's deadline whose `onDone` hooks are counted: taken and released. */
-function countedDeadline(ms: number): { deadline: Deadline; held: () => number } {
-  const deadline = Deadline.after(ms)
-  let held = 0
-  const onDone = deadline.onDone.bind(deadline)
-  deadline.onDone = (listener) => {
-    held++
-    const off = onDone(listener)
-    return () => {
-      held--
-      off()
-    }
-  }
-  return { deadline, held: () => held }
 }
 
 /** Resolves once the client's channel reaches `state` (it is asked to connect). */
@@ -95,14 +52,14 @@ async function bind(address: string, implementation: UntypedServiceImplementatio
       error ? reject(error) : resolve(port),
     ),
   )
-  closers.push(() => late.forceShutdown())
+  closeAfter(() => late.forceShutdown())
   return late
 }
 
 describe('deadlineInterceptor under grpc-js retries (service config retryPolicy)', () => {
   it("every attempt gets the caller's deadline as it then stands: each grpc-timeout is shorter than the last, and the call ends at the caller's deadline", async () => {
     const arrivals: Arrival[] = []
-    server = await startServer({
+    const server = await serve({
       unary(call: Parameters<typeof arrival>[0], callback: (e: Partial<ServiceError>) => void) {
         arrivals.push(arrival(call))
         // Answered after a while: grpc-js's 5 attempts would take longer than the budget.
@@ -142,7 +99,7 @@ describe('deadlineInterceptor under grpc-js retries (service config retryPolicy)
   it('hedged attempts are all cancelled at the server when the caller leaves', async () => {
     const started: Array<Promise<void>> = []
     const allStarted = deferred()
-    server = await startServer({
+    const server = await serve({
       unary(call: { on(event: 'cancelled', listener: () => void): void }) {
         const cancelled = deferred()
         call.on('cancelled', () => cancelled.resolve())
@@ -228,7 +185,7 @@ describe('deadlineInterceptor with waitForReady', () => {
 describe('deadlineInterceptor: metadata and many calls on one channel', () => {
   it("x-deadline-remaining-ms set by hand (twice) is replaced by the caller's budget, once, on a copy", async () => {
     const seen: string[][] = []
-    server = await startServer({
+    const server = await serve({
       unary(call: { metadata: Metadata }, callback: (e: null, v: unknown) => void) {
         seen.push(call.metadata.get('x-deadline-remaining-ms').map(String))
         callback(null, {})
@@ -249,7 +206,7 @@ describe('deadlineInterceptor: metadata and many calls on one channel', () => {
   })
 
   it('concurrent calls on one channel each end by their own deadline, and release their hooks', async () => {
-    server = await startServer({
+    const server = await serve({
       unary(call: { request: { answer: boolean } }, callback: (e: null, v: unknown) => void) {
         if (call.request.answer) callback(null, {})
         // The others are never answered: only their deadline ends them.

@@ -31,6 +31,7 @@ import {
   grpcChannels,
   withCallDeadline,
 } from '../src/index.js'
+import { countHooks } from './support/channelHarness.js'
 import {
   type Arrival,
   arrival,
@@ -663,22 +664,13 @@ describe('deadlineInterceptor: the call ends when the caller deadline does', () 
     clients.push(work)
     // A deadline for the whole process (a worker's), its hooks counted.
     const parent = Deadline.never()
-    let hooks = 0
-    const onDone = parent.onDone.bind(parent)
-    parent.onDone = (listener) => {
-      hooks++
-      const off = onDone(listener)
-      return () => {
-        hooks--
-        off()
-      }
-    }
+    const hooks = countHooks(parent)
     const CALLS = 50
     for (let i = 0; i < CALLS; i++) {
       const result = await runWithDeadline(parent, () => unary(work, {}))
       expect(result.error?.code).toBe(status.UNAVAILABLE)
     }
-    expect(hooks, 'onDone hooks left on the caller deadline').toBe(0)
+    expect(hooks(), 'onDone hooks left on the caller deadline').toBe(0)
   })
 
   it('a DEADLINE_EXCEEDED from the server reads as a DeadlineExceededError; other errors are left as they are', async () => {

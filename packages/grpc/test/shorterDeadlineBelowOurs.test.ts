@@ -1,20 +1,9 @@
-import {
-  type ChannelOptions,
-  credentials,
-  makeGenericClientConstructor,
-  type ServiceError,
-  status,
-} from '@grpc/grpc-js'
+import { type ServiceError, status } from '@grpc/grpc-js'
 import { Deadline, isDeadlineExceeded, isExpiryOf, runWithDeadline } from '@hourglass/core'
-import { afterEach, describe, expect, it } from 'vitest'
-import { deadlineInterceptor, deadlineServerInterceptor, fromGrpcError } from '../src/index.js'
-import {
-  type RunningServer,
-  startServer,
-  unary,
-  type WorkClientApi,
-  workService,
-} from './support/grpc.js'
+import { describe, expect, it } from 'vitest'
+import { deadlineServerInterceptor, fromGrpcError } from '../src/index.js'
+import { channelHarness } from './support/channelHarness.js'
+import { unary, type WorkClientApi } from './support/grpc.js'
 
 // A call can end DEADLINE_EXCEEDED well before the gRPC deadline our
 // interceptor gave it: a service config's `timeout` (methodConfig), applied by
@@ -22,38 +11,26 @@ import {
 // hand. That is not the caller's expiry: the caller's deadline still has its
 // time. Real grpc-js server and client on 127.0.0.1.
 
-const WorkClient = makeGenericClientConstructor(workService, 'Work')
+const { serve, client } = channelHarness()
 
-let server: RunningServer | undefined
-const closers: Array<() => void> = []
-afterEach(async () => {
-  for (const close of closers.splice(0)) close()
-  await server?.close()
-  server = undefined
-})
-
-function client(address: string, channelOptions: ChannelOptions = {}): WorkClientApi {
-  const c = new WorkClient(address, credentials.createInsecure(), {
-    ...channelOptions,
-    interceptors: [deadlineInterceptor()],
-  }) as unknown as WorkClientApi
-  closers.push(() => c.close())
-  return c
+/** One call from `c` under a caller's deadline of `ms`, which must end DEADLINE_EXCEEDED. */
+async function exceededCall(c: WorkClientApi, ms: number) {
+  const caller = Deadline.after(ms)
+  const { error } = await runWithDeadline(caller, () => unary(c, {}))
+  expect(error?.code).toBe(status.DEADLINE_EXCEEDED)
+  return { caller, error, reason: fromGrpcError(error) }
 }
 
 describe("a DEADLINE_EXCEEDED well before the caller's deadline", () => {
   it("a service config timeout shorter than the caller's budget: the error is no expiry of the caller's deadline", async () => {
-    server = await startServer({ unary() {} }) // never answers
+    const server = await serve({ unary() {} }) // never answers
     const c = client(server.address, {
       'grpc.service_config': JSON.stringify({
         methodConfig: [{ name: [{ service: 'hourglass.test.Work' }], timeout: '0.05s' }],
       }),
     })
-    const caller = Deadline.after(60_000)
-    const { error } = await runWithDeadline(caller, () => unary(c, {}))
-    expect(error?.code).toBe(status.DEADLINE_EXCEEDED)
+    const { caller, reason } = await exceededCall(c, 60_000)
     expect(caller.done).toBe(false)
-    const reason = fromGrpcError(error)
     expect(isDeadlineExceeded(reason)).toBe(true)
     // Taken for the caller's, an Express app answered the request 504
     // "x-deadline-expired: do not retry" 50 ms into its 60 s.
@@ -62,41 +39,34 @@ describe("a DEADLINE_EXCEEDED well before the caller's deadline", () => {
   })
 
   it("a server's DEADLINE_EXCEEDED answered by hand for a timeout of its own (no x-deadline-expired trailer): no expiry of the caller's", async () => {
-    server = await startServer({
+    const server = await serve({
       unary(_call: unknown, callback: (error: Partial<ServiceError>) => void) {
         callback({ code: status.DEADLINE_EXCEEDED, details: 'backend timed out' })
       },
     })
     const c = client(server.address)
-    const caller = Deadline.after(60_000)
-    const { error } = await runWithDeadline(caller, () => unary(c, {}))
-    expect(error?.code).toBe(status.DEADLINE_EXCEEDED)
+    const { caller, reason } = await exceededCall(c, 60_000)
     expect(caller.done).toBe(false)
-    const reason = fromGrpcError(error)
     expect(isDeadlineExceeded(reason)).toBe(true)
     expect(isExpiryOf(reason, caller)).toBe(false)
     caller.dispose()
   })
 
   it("a server's maxMs cap sends the trailer: still taken for the caller's expiry (Limits)", async () => {
-    server = await startServer({ unary() {} }, [
+    const server = await serve({ unary() {} }, [
       deadlineServerInterceptor({ maxMs: 200, reserveMs: 10 }),
     ])
     const c = client(server.address)
-    const caller = Deadline.after(60_000)
-    const { error } = await runWithDeadline(caller, () => unary(c, {}))
-    expect(error?.code).toBe(status.DEADLINE_EXCEEDED)
+    const { caller, error, reason } = await exceededCall(c, 60_000)
     expect(error?.metadata.get('x-deadline-expired')).toEqual(['1'])
-    expect(isExpiryOf(fromGrpcError(error), caller)).toBe(true)
+    expect(isExpiryOf(reason, caller)).toBe(true)
     caller.dispose()
   })
 
   it("the server's answer to the caller's own budget is still the caller's expiry", async () => {
-    server = await startServer({ unary() {} }, [deadlineServerInterceptor({ reserveMs: 10 })])
+    const server = await serve({ unary() {} }, [deadlineServerInterceptor({ reserveMs: 10 })])
     const c = client(server.address)
-    const caller = Deadline.after(150)
-    const { error } = await runWithDeadline(caller, () => unary(c, {}))
-    expect(error?.code).toBe(status.DEADLINE_EXCEEDED)
-    expect(isExpiryOf(fromGrpcError(error), caller)).toBe(true)
+    const { caller, reason } = await exceededCall(c, 150)
+    expect(isExpiryOf(reason, caller)).toBe(true)
   })
 })

@@ -1,39 +1,44 @@
-import dnsPromises from 'node:dns/promises'
-import { syncBuiltinESMExports } from 'node:module'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { startGateway } from '../../src/index.js'
+import { lookupError, replaceLookup } from '../support/replaceLookup.js'
 
 // A resolver that answers `slow-name.test` when the test says so (a slow DNS
-// server), every other name as usual. The builtin's own export is replaced
-// and its ESM binding synced, as in unresolvableHost.test.ts (not vi.mock:
-// this worker may have loaded the gateway with the real module already).
-const realLookup = dnsPromises.lookup
+// server), every other name as usual (as in unresolvableHost.test.ts).
 let lookupAsked = () => {}
 let answerLookup = () => {}
 let failLookup = () => {}
-function slowLookup(host: string, ...rest: unknown[]): Promise<unknown> {
-  if (host !== 'slow-name.test') {
-    return (realLookup as (...args: unknown[]) => Promise<unknown>)(host, ...rest)
-  }
+replaceLookup((host) => {
+  if (host !== 'slow-name.test') return undefined
   return new Promise((resolve, reject) => {
     answerLookup = () => resolve({ address: '127.0.0.1', family: 4 })
-    failLookup = () =>
-      reject(Object.assign(new Error(`getaddrinfo ENOTFOUND ${host}`), { code: 'ENOTFOUND' }))
+    failLookup = () => reject(lookupError('ENOTFOUND', host))
     lookupAsked()
   })
-}
-beforeAll(() => {
-  dnsPromises.lookup = slowLookup as typeof dnsPromises.lookup
-  syncBuiltinESMExports()
-})
-afterAll(() => {
-  dnsPromises.lookup = realLookup
-  syncBuiltinESMExports()
 })
 
 const CONFIG = {
   providers: { p: { dialect: 'openai', baseURL: 'http://127.0.0.1:9/v1', apiKeys: ['k'] } },
   models: { m: { fallback: [{ provider: 'p', model: 'gpt' }] } },
+}
+
+/** startGateway on `slow-name.test`, once it is waiting for the lookup. */
+async function startedOnSlowName() {
+  // The process's own signal handling is what is under test: nothing else
+  // in this worker may be listening already.
+  expect(process.listenerCount('SIGTERM')).toBe(0)
+  const asked = new Promise<void>((resolve) => {
+    lookupAsked = resolve
+  })
+  const starting = startGateway({
+    config: CONFIG,
+    port: 0,
+    host: 'slow-name.test',
+    logger: () => {},
+    drainOnSignals: false,
+  })
+  await asked
+  // In an object: an async function's promise would wait for it.
+  return { starting }
 }
 
 /**
@@ -44,20 +49,7 @@ const CONFIG = {
  */
 describe('a signal while startGateway looks its host name up', () => {
   it('is held and delivered again once startGateway has resolved, named in signalledWhileStarting', async () => {
-    // The process's own signal handling is what is under test: nothing else
-    // in this worker may be listening already.
-    expect(process.listenerCount('SIGTERM')).toBe(0)
-    const asked = new Promise<void>((resolve) => {
-      lookupAsked = resolve
-    })
-    const starting = startGateway({
-      config: CONFIG,
-      port: 0,
-      host: 'slow-name.test',
-      logger: () => {},
-      drainOnSignals: false,
-    })
-    await asked
+    const { starting } = await startedOnSlowName()
     // What the signal finds mid-lookup: no listener was a SIGTERM killing
     // the process (here `emit`, so the worker survives the old code).
     const heldBy = process.listenerCount('SIGTERM')
@@ -76,18 +68,7 @@ describe('a signal while startGateway looks its host name up', () => {
     }
   })
   it('when the name then does not resolve: the option error is thrown, and the signal delivered again, not swallowed', async () => {
-    expect(process.listenerCount('SIGTERM')).toBe(0)
-    const asked = new Promise<void>((resolve) => {
-      lookupAsked = resolve
-    })
-    const starting = startGateway({
-      config: CONFIG,
-      port: 0,
-      host: 'slow-name.test',
-      logger: () => {},
-      drainOnSignals: false,
-    })
-    await asked
+    const { starting } = await startedOnSlowName()
     process.emit('SIGTERM', 'SIGTERM')
     failLookup()
     const error = (await starting.then(

@@ -1,33 +1,19 @@
-import dnsPromises from 'node:dns/promises'
 import { once } from 'node:events'
-import { syncBuiltinESMExports } from 'node:module'
 import { type AddressInfo, createServer, type Server, type Socket } from 'node:net'
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
+import { afterEach, describe, expect, it } from 'vitest'
 import { startGateway } from '../../src/index.js'
+import { lookupError, replaceLookup } from '../support/replaceLookup.js'
 
-// The resolver's answers, without asking a DNS server (none may be
-// reachable where the tests run): a name that does not exist, a resolver
-// that is down, and a name only this lookup knows (listen(), which looks up
-// through `node:dns` itself, does not). Every other name is looked up as
-// usual. Not vi.mock: this file shares a worker with others (`isolate:
-// false`) that may have loaded the gateway with the real module already; the
-// builtin's own export is replaced, and its ESM binding synced to it.
-const realLookup = dnsPromises.lookup
-function fakeLookup(host: string, ...rest: unknown[]): Promise<unknown> {
-  const failed = (code: string) =>
-    Promise.reject(Object.assign(new Error(`getaddrinfo ${code} ${host}`), { code }))
-  if (host === 'no-such-host.invalid') return failed('ENOTFOUND')
-  if (host === 'resolver-down.test' || host === '1.2.3.4.5') return failed('EAI_AGAIN')
+// The resolver's answers: a name that does not exist, a resolver that is
+// down, and a name only this lookup knows (listen(), which looks up through
+// `node:dns` itself, does not). Every other name is looked up as usual.
+replaceLookup((host) => {
+  if (host === 'no-such-host.invalid') return Promise.reject(lookupError('ENOTFOUND', host))
+  if (host === 'resolver-down.test' || host === '1.2.3.4.5') {
+    return Promise.reject(lookupError('EAI_AGAIN', host))
+  }
   if (host === 'known-here.test') return Promise.resolve({ address: '127.0.0.1', family: 4 })
-  return (realLookup as (...args: unknown[]) => Promise<unknown>)(host, ...rest)
-}
-beforeAll(() => {
-  dnsPromises.lookup = fakeLookup as typeof dnsPromises.lookup
-  syncBuiltinESMExports()
-})
-afterAll(() => {
-  dnsPromises.lookup = realLookup
-  syncBuiltinESMExports()
+  return undefined
 })
 
 const CONFIG = {

@@ -6,6 +6,7 @@ import { gemini } from '../../src/adapters/gemini.js'
 import type { AdapterOptions, ModelAdapter } from '../../src/adapters/ModelAdapter.js'
 import { openAICompatible } from '../../src/adapters/openAICompatible.js'
 import { dialects } from '../../src/dialects/dialects.js'
+import { sendHi } from './support/sendHi.js'
 
 /*
  * Each adapter appends its own path to `baseURL`, as its provider's SDK
@@ -117,15 +118,7 @@ describe('a baseURL is checked against its own adapter’s convention', () => {
     try {
       const adapter = anthropic({ baseURL: fake.baseURL, apiKey: 'sk-fine', model: 'm' })
       opened.push(adapter)
-      const result = await adapter.send(
-        { messages: [{ role: 'user', content: 'hi' }], maxTokens: 8 },
-        {
-          apiKey: 'sk-fine',
-          idempotencyKey: 'op-1',
-          deadline: undefined,
-          signal: new AbortController().signal,
-        },
-      )
+      const result = await sendHi(adapter, 'sk-fine')
       expect(result.ok).toBe(true)
       expect(fake.requests.map((r) => r.path)).toEqual(['/v1/messages'])
     } finally {

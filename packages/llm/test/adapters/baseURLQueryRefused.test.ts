@@ -4,6 +4,7 @@ import { anthropic } from '../../src/adapters/anthropic.js'
 import { gemini } from '../../src/adapters/gemini.js'
 import type { AdapterOptions, ModelAdapter } from '../../src/adapters/ModelAdapter.js'
 import { openAICompatible } from '../../src/adapters/openAICompatible.js'
+import { sendHi } from './support/sendHi.js'
 
 /*
  * The adapter appends its path to `baseURL` as text, so a `?query` or a
@@ -52,15 +53,7 @@ describe('a baseURL with a query string or fragment is refused when the adapter 
     const fake = await startFakeProvider({ dialect: 'openai' })
     const adapter = openAICompatible({ baseURL: fake.baseURL, apiKey: 'sk-fine', model: 'm' })
     try {
-      const result = await adapter.send(
-        { messages: [{ role: 'user', content: 'hi' }], maxTokens: 8 },
-        {
-          apiKey: 'sk-fine',
-          idempotencyKey: 'op-1',
-          deadline: undefined,
-          signal: new AbortController().signal,
-        },
-      )
+      const result = await sendHi(adapter, 'sk-fine')
       expect(result.ok).toBe(true)
       expect(fake.requests.map((r) => r.path)).toEqual(['/v1/chat/completions'])
     } finally {

@@ -1,9 +1,10 @@
 import { ManualClock } from '@hourglass/core'
-import { type RedisServer, redisAvailable, startRedis } from '@hourglass/testkit'
-import { Redis } from 'ioredis'
+import { redisAvailable } from '@hourglass/testkit'
+import type { Redis } from 'ioredis'
 import { RateLimiterRedis } from 'rate-limiter-flexible'
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { LIMIT_SCRIPT, ProviderLimits } from '../../src/admission/ProviderLimits.js'
+import { useRedisServer } from './support/redisServer.js'
 
 const available = redisAvailable()
 if (!available) {
@@ -75,27 +76,12 @@ function windowAtZeroAfterCount(client: Redis, key: string) {
 }
 
 describe.skipIf(!available)('ProviderLimits on a real Redis', () => {
-  let redis: RedisServer
-  const clients: Redis[] = []
-
-  beforeAll(async () => {
-    redis = await startRedis()
-  })
-  afterAll(async () => {
-    await redis?.stop()
-  })
-  afterEach(() => {
-    // A test that failed while Redis was frozen must not leave it frozen for the next.
-    redis?.thaw()
-    for (const c of clients.splice(0)) c.disconnect()
-  })
+  const redis = useRedisServer()
 
   async function client(
     options: { commandTimeout?: number; keyPrefix?: string } = {},
   ): Promise<Redis> {
-    const c = new Redis(redis.url, { lazyConnect: true, enableOfflineQueue: false, ...options })
-    c.on('error', () => {})
-    clients.push(c)
+    const c = redis.client({ lazyConnect: true, enableOfflineQueue: false, ...options })
     await c.connect()
     return c
   }
@@ -312,13 +298,13 @@ describe.skipIf(!available)('ProviderLimits on a real Redis', () => {
     // Only now a command timeout (ioredis reads it per command): a busy machine
     // must not time out the count above, made before the freeze.
     counters.options.commandTimeout = 60
-    redis.freeze()
+    redis.server.freeze()
     try {
       // The first request's RPM count times out; its TPM count and every later request stay local.
       expect(await admitted(limits, 6, 10)).toBe(6)
       expect(limits.degraded).toBe(true)
     } finally {
-      redis.thaw()
+      redis.server.thaw()
     }
     // Answered after everything this client sent while Redis was frozen.
     await counters.ping()

@@ -1,11 +1,12 @@
 import { Deadline } from '@hourglass/core'
-import { closedPort, type RedisServer, redisAvailable, startRedis } from '@hourglass/testkit'
-import { Redis } from 'ioredis'
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
+import { closedPort, redisAvailable } from '@hourglass/testkit'
+import type { Redis } from 'ioredis'
+import { describe, expect, it } from 'vitest'
 import { Admission } from '../../src/admission/Admission.js'
 import { ProviderLimits } from '../../src/admission/ProviderLimits.js'
 import { RedisCooldownStore } from '../../src/admission/RedisCooldownStore.js'
 import type { NormalizedError } from '../../src/types.js'
+import { useRedisServer } from './support/redisServer.js'
 
 const available = redisAvailable()
 if (!available) {
@@ -35,24 +36,9 @@ const FAIL_FAST: ClientOptions = { lazyConnect: true, enableOfflineQueue: false 
 describe.skipIf(!available)(
   'a Redis client nobody connected (lazyConnect, no offline queue)',
   () => {
-    let redis: RedisServer
-    const clients: Redis[] = []
-    beforeAll(async () => {
-      redis = await startRedis()
-    })
-    afterAll(async () => {
-      await redis?.stop()
-    })
-    afterEach(() => {
-      for (const c of clients.splice(0)) c.disconnect()
-    })
-
-    function client(options: ClientOptions = FAIL_FAST, url = redis.url): Redis {
-      const c = new Redis(url, options)
-      c.on('error', () => {})
-      clients.push(c)
-      return c
-    }
+    const redis = useRedisServer()
+    const client = (options: ClientOptions = FAIL_FAST, url?: string): Redis =>
+      redis.client(options, url)
 
     /** `c` with its `connect()` calls counted (ioredis's own dial on a first command included). */
     function countingConnects(c: Redis): { readonly calls: number } {

@@ -1,7 +1,7 @@
-import { type RedisServer, redisAvailable, startRedis } from '@hourglass/testkit'
-import { Redis } from 'ioredis'
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
+import { redisAvailable } from '@hourglass/testkit'
+import { describe, expect, it } from 'vitest'
 import { ProviderLimits } from '../../src/admission/ProviderLimits.js'
+import { useRedisServer } from './support/redisServer.js'
 
 const available = redisAvailable()
 if (!available) {
@@ -22,23 +22,10 @@ const WINDOW_MS = 60_000
  * long.
  */
 describe.skipIf(!available)('a window counter tampered with in Redis', () => {
-  let redis: RedisServer
-  const clients: Redis[] = []
-
-  beforeAll(async () => {
-    redis = await startRedis()
-  })
-  afterAll(async () => {
-    await redis?.stop()
-  })
-  afterEach(() => {
-    for (const c of clients.splice(0)) c.disconnect()
-  })
+  const redis = useRedisServer()
 
   async function setup() {
-    const c = new Redis(redis.url, { maxRetriesPerRequest: 0 })
-    c.on('error', () => {})
-    clients.push(c)
+    const c = redis.client({ maxRetriesPerRequest: 0 })
     await c.ping()
     const prefix = `tampered-${Math.random()}`
     const warnings: string[] = []
