@@ -1,6 +1,7 @@
 import { createServer, type Server } from 'node:net'
 import { afterEach, beforeEach, expect, it, vi } from 'vitest'
 import { runMain } from '../../../test/cli/runMain.js'
+import { replaceLookup } from '../../../test/support/replaceLookup.js'
 import { useGatewayConfig } from './support/gatewayConfig.js'
 
 // `hourglass gateway --host <name>` looked the name up twice: the command,
@@ -16,15 +17,10 @@ import { useGatewayConfig } from './support/gatewayConfig.js'
 
 const HOST = 'gw.example.test'
 
-const lookup = vi.hoisted(() => vi.fn())
-vi.mock('node:dns/promises', async (importOriginal) => {
-  const actual = await importOriginal<typeof import('node:dns/promises')>()
-  const stubbed = (host: string, ...rest: unknown[]) =>
-    host === HOST
-      ? lookup(host, ...rest)
-      : (actual.lookup as (...args: unknown[]) => Promise<unknown>)(host, ...rest)
-  return { ...actual, default: { ...actual, lookup: stubbed }, lookup: stubbed }
-})
+// The builtin's own export, replaced (not vi.mock: a file shares its worker
+// with others that may have loaded the CLI with the real module already).
+const lookup = vi.fn()
+replaceLookup((host) => (host === HOST ? lookup(host) : undefined))
 
 const resolverDown = () =>
   Object.assign(new Error(`getaddrinfo EAI_AGAIN ${HOST}`), {

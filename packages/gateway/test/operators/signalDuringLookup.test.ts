@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
+import { lookupError, replaceLookup } from '../../../../test/support/replaceLookup.js'
 import { startGateway } from '../../src/index.js'
-import { lookupError, replaceLookup } from '../support/replaceLookup.js'
 
 // A resolver that answers `slow-name.test` when the test says so (a slow DNS
 // server), every other name as usual (as in unresolvableHost.test.ts).

@@ -1,8 +1,8 @@
 import { once } from 'node:events'
 import { type AddressInfo, createServer, type Server, type Socket } from 'node:net'
 import { afterEach, describe, expect, it } from 'vitest'
+import { lookupError, replaceLookup } from '../../../../test/support/replaceLookup.js'
 import { startGateway } from '../../src/index.js'
-import { lookupError, replaceLookup } from '../support/replaceLookup.js'
 
 // The resolver's answers: a name that does not exist, a resolver that is
 // down, and a name only this lookup knows (listen(), which looks up through
