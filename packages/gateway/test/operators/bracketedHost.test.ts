@@ -1,8 +1,7 @@
-import { once } from 'node:events'
-import { type AddressInfo, createServer, type Server, type Socket } from 'node:net'
 import { request } from 'undici'
-import { afterEach, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { startGateway } from '../../src/index.js'
+import { useSilentRedis } from '../support/silentRedis.js'
 
 /**
  * `host: '[::1]'`, an IPv6 address written as in a URL (as the `url`
@@ -13,14 +12,7 @@ import { startGateway } from '../../src/index.js'
  * error naming the host, before anything is opened.
  */
 describe('startGateway with a bracketed IPv6 host', () => {
-  let redis: Server | undefined
-  const sockets = new Set<Socket>()
-  afterEach(async () => {
-    for (const socket of sockets) socket.destroy()
-    sockets.clear()
-    if (redis) await new Promise((resolve) => redis?.close(resolve))
-    redis = undefined
-  })
+  const silentRedis = useSilentRedis()
 
   const config = (extra: Record<string, unknown> = {}) => ({
     providers: { p: { dialect: 'openai', baseURL: 'http://127.0.0.1:9/v1', apiKeys: ['k'] } },
@@ -47,18 +39,10 @@ describe('startGateway with a bracketed IPv6 host', () => {
   })
 
   it('brackets around no IPv6 address: GATEWAY_OPTION_INVALID naming the host, no Redis connection made', async () => {
-    let accepted = 0
-    redis = createServer((socket) => {
-      accepted++
-      sockets.add(socket)
-      socket.on('error', () => {})
-    })
-    redis.listen(0, '127.0.0.1')
-    await once(redis, 'listening')
-    const { port } = redis.address() as AddressInfo
+    const fake = await silentRedis()
     for (const host of ['[127.0.0.1]', '[localhost]', '[::1', '::1]', '[]', '[[::1]]']) {
       const error = await startGateway({
-        config: config({ redis: { url: `redis://127.0.0.1:${port}` } }),
+        config: config({ redis: { url: fake.url } }),
         port: 0,
         host,
         logger: () => {},
@@ -70,6 +54,6 @@ describe('startGateway with a bracketed IPv6 host', () => {
       expect((error as Error).message, host).toContain(`got '${host}' (a string)`)
       expect((error as { code?: unknown }).code).toBe('GATEWAY_OPTION_INVALID')
     }
-    expect(accepted).toBe(0)
+    expect(fake.connections()).toBe(0)
   })
 })

@@ -1,8 +1,9 @@
 import { once } from 'node:events'
-import { type AddressInfo, connect, createServer, type Server, type Socket } from 'node:net'
+import { connect } from 'node:net'
 import { afterEach, describe, expect, it } from 'vitest'
 import { startGateway } from '../../src/index.js'
 import { fakeProvider, fallback, type Harness, startHarness } from '../support/harness.js'
+import { useSilentRedis } from '../support/silentRedis.js'
 
 /**
  * `startGateway` as an operator's own code calls it: a bad port or host is
@@ -10,28 +11,7 @@ import { fakeProvider, fallback, type Harness, startHarness } from '../support/h
  * all, which reconnects forever) is left running to keep the process alive.
  */
 describe('startGateway refuses bad listen options before opening anything', () => {
-  let redis: Server | undefined
-  const sockets = new Set<Socket>()
-  afterEach(async () => {
-    for (const socket of sockets) socket.destroy()
-    sockets.clear()
-    if (redis) await new Promise((resolve) => redis?.close(resolve))
-    redis = undefined
-  })
-
-  /** A TCP listener standing in for Redis: it accepts, never answers, and counts who connects. */
-  async function silentRedis(): Promise<{ url: string; connections: () => number }> {
-    let accepted = 0
-    redis = createServer((socket) => {
-      accepted++
-      sockets.add(socket)
-      socket.on('error', () => {})
-    })
-    redis.listen(0, '127.0.0.1')
-    await once(redis, 'listening')
-    const { port } = redis.address() as AddressInfo
-    return { url: `redis://127.0.0.1:${port}`, connections: () => accepted }
-  }
+  const silentRedis = useSilentRedis()
 
   const config = (redisUrl: string) => ({
     providers: { p: { dialect: 'openai', baseURL: 'http://127.0.0.1:9/v1', apiKeys: ['k'] } },

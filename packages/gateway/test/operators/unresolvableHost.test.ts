@@ -1,8 +1,7 @@
-import { once } from 'node:events'
-import { type AddressInfo, createServer, type Server, type Socket } from 'node:net'
-import { afterEach, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { lookupError, replaceLookup } from '../../../../test/support/replaceLookup.js'
 import { startGateway } from '../../src/index.js'
+import { useSilentRedis } from '../support/silentRedis.js'
 
 // The resolver's answers: a name that does not exist, a resolver that is
 // down, and a name only this lookup knows (listen(), which looks up through
@@ -31,28 +30,13 @@ const CONFIG = {
  * lookup found.
  */
 describe('startGateway with a host that does not resolve', () => {
-  let redis: Server | undefined
-  const sockets = new Set<Socket>()
-  afterEach(async () => {
-    for (const socket of sockets) socket.destroy()
-    sockets.clear()
-    if (redis) await new Promise((resolve) => redis?.close(resolve))
-    redis = undefined
-  })
+  const silentRedis = useSilentRedis()
 
   /** Starts on `host` with a Redis that counts its connections; what it threw, if it did. */
   async function startOn(host: string) {
-    let accepted = 0
-    redis = createServer((socket) => {
-      accepted++
-      sockets.add(socket)
-      socket.on('error', () => {})
-    })
-    redis.listen(0, '127.0.0.1')
-    await once(redis, 'listening')
-    const { port } = redis.address() as AddressInfo
+    const fake = await silentRedis()
     const error = await startGateway({
-      config: { ...CONFIG, redis: { url: `redis://127.0.0.1:${port}` } },
+      config: { ...CONFIG, redis: { url: fake.url } },
       port: 0,
       host,
       logger: () => {},
@@ -61,7 +45,7 @@ describe('startGateway with a host that does not resolve', () => {
       (running) => running.close().then(() => new Error(`started on ${running.url}`)),
       (e: unknown) => e,
     )
-    return { error: error as Error & { code?: unknown }, accepted: () => accepted }
+    return { error: error as Error & { code?: unknown }, accepted: fake.connections }
   }
 
   // `1.2.3.4.5` with the resolver down: dotted numbers no resolver reads as an address.
