@@ -1,6 +1,5 @@
 import type { AddressInfo } from 'node:net'
 import { ManualClock } from '@hourglass/core'
-import { redisAvailable, startRedis } from '@hourglass/testkit'
 import express from 'express'
 import { afterEach, describe, expect, it } from 'vitest'
 import { createGateway, type GatewayRedisClient, type GatewayRouter } from '../src/index.js'
@@ -29,35 +28,6 @@ describe('/readyz with a short deadline while Redis does not answer', () => {
     await gateway?.close()
     server?.close()
   })
-
-  it.skipIf(!redisAvailable())(
-    'a real redis-server, SIGSTOPped: 200 within the 50 ms budget, not the 504 of a probe waited 500 ms',
-    async () => {
-      const redis = await startRedis()
-      try {
-        gateway = createGateway(
-          { ...config, redis: { url: redis.url, commandTimeoutMs: 500 } },
-          { logger: () => {} },
-        )
-        expect(await gateway.ready()).toBe(true)
-        server = express().use(gateway).listen(0, '127.0.0.1')
-        await new Promise((resolve) => server!.once('listening', resolve))
-        const { port } = server.address() as AddressInfo
-        redis.freeze()
-        const res = await fetch(`http://127.0.0.1:${port}/readyz`, {
-          headers: { 'x-deadline-remaining-ms': '50' },
-          signal: AbortSignal.timeout(5000),
-        })
-        expect(res.status).toBe(200)
-        expect(((await res.json()) as { status: string }).status).toBe('ready')
-      } finally {
-        redis.thaw()
-        await gateway?.close()
-        gateway = undefined
-        await redis.stop()
-      }
-    },
-  )
 
   it('answers 200 with the Redis state within its budget, not 504; the probe’s verdict counts once it comes', async () => {
     const clock = new ManualClock()
