@@ -48,11 +48,15 @@ export const TIMING = [
  * (OpenTelemetry's global providers, propagator and context manager, an
  * instrumentation's subscriptions), or they count heap, handles and
  * listeners after a flood, or they load both cores for seconds (the bench
- * smoke run). They run in the `isolated` project, two at a time, each file
- * in a fresh process, after the `parallel` project and before `timing`.
- * Every other file runs in `parallel`, whose three workers each run file after
- * file in one process (`isolate: false`): loading the packages once per
- * worker instead of once per file takes a minute off the suite.
+ * smoke run). They run in the `isolated` project, each file in a fresh
+ * process, beside `parallel` and `otel` (one group of three workers on two
+ * cores; Vitest starts a group's projects in name order, so these long poles
+ * start first), before `timing`. Every other file runs in `parallel`, whose
+ * workers each run file after file in one process (`isolate: false`):
+ * loading the packages once per worker instead of once per file takes a
+ * minute off the suite. As three phases (parallel, then isolated and otel on
+ * two workers), the suite took ~7 s longer: each phase ended waiting on its
+ * last files, with a core idle.
  */
 /**
  * Timing files that also set process-wide state (OpenTelemetry's global
@@ -65,8 +69,8 @@ export const TIMING_FRESH = ['packages/otel/test/twoHops.test.ts']
  * OpenTelemetry's files that can share one process: each undoes what it
  * starts (its instrumentation, the global providers it sets), and
  * `test/support/freshOtelState.ts` puts OpenTelemetry's globals back before
- * each file. They run in the `otel` project beside `isolated`, each of its
- * two workers running file after file in one process. The otel files left in
+ * each file. They run in the `otel` project beside `isolated` and
+ * `parallel`, each worker running them file after file in one process. The otel files left in
  * `ISOLATED` need a fresh process by nature: a package's first load, or
  * node:http patched before express loads.
  */
@@ -170,8 +174,8 @@ export default defineConfig({
           name: 'isolated',
           include: ISOLATED,
           exclude: ['**/node_modules/**', '**/dist/**', ...TIMING],
-          maxWorkers: 2,
-          sequence: { groupOrder: 1 },
+          maxWorkers: 3,
+          sequence: { groupOrder: 0 },
         },
       },
       {
@@ -181,16 +185,17 @@ export default defineConfig({
           name: 'otel',
           include: OTEL,
           exclude: ['**/node_modules/**', '**/dist/**', ...TIMING],
-          // Beside `isolated`, in its group: Vitest wants the same maxWorkers
-          // for projects of one groupOrder (1 is refused), and sorts a group by
-          // project name, so the otel files come after the isolated ones and
-          // each of the two workers runs them file after file in one process,
-          // loading the packages once. Each file starts from OpenTelemetry's
-          // globals unset.
-          maxWorkers: 2,
+          // Beside `isolated` and `parallel`, in their group: Vitest wants the
+          // same maxWorkers for projects of one groupOrder, and sorts a group
+          // by project name, so the otel files come after the isolated ones
+          // and a worker runs them file after file in one process, loading the
+          // packages once. Each file starts from OpenTelemetry's globals unset.
+          // Four workers were slower than three (each loads the packages; the
+          // cores were already ~95 % busy) and left a 50 ms check too little.
+          maxWorkers: 3,
           isolate: false,
           setupFiles: ['test/support/freshProcessState.ts', 'test/support/freshOtelState.ts'],
-          sequence: { groupOrder: 1 },
+          sequence: { groupOrder: 0 },
         },
       },
       {
