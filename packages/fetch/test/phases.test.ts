@@ -289,8 +289,8 @@ describe('headers phase', () => {
   it('when the headers limit and the deadline fall together, the deadline is the reason', async () => {
     const server = await serve({ type: 'hang' })
     const error = await rejection(
-      client({ headersTimeoutMs: 200, retry: false })(server.url, {
-        deadline: Deadline.after(200),
+      client({ headersTimeoutMs: 120, retry: false })(server.url, {
+        deadline: Deadline.after(120),
       }),
     )
     expect(isDeadlineExceeded(error)).toBe(true)

@@ -13,9 +13,9 @@ import { type EgressEvents, recordEgress } from './helpers.js'
 // an upload longer than `headersTimeoutMs` failed as HEADERS_TIMEOUT with the
 // server still reading it. The limit now sees the upload leave Node's buffer
 // (Attempt.watchSocket). The servers read slowly — pause and resume the
-// request on a timer, at PACE — so the upload lasts several times the limit
-// whatever the machine's load; the checks are on what the server received
-// and what the caller got, never on times. The kernel's buffers hold what
+// request on a timer, at PACE — so the upload lasts 150 ms past the limit or
+// more whatever the machine's load; the checks are on what the server
+// received and what the caller got, never on times. The kernel's buffers hold what
 // Node has handed them out of its sight (several MB on TCP loopback, a few
 // hundred KB on a Unix socket), and the limit counts the server's silence
 // once the last byte has left Node: the TCP server reads the last 12 MB at
@@ -93,10 +93,12 @@ async function listenUnix(handler: Parameters<typeof createServer>[1]): Promise<
 }
 
 it('createFetch: a Buffer upload longer than headersTimeoutMs is answered, sent once', async () => {
-  const body = Buffer.alloc(24 * 1024 * 1024, 7)
+  const body = Buffer.alloc(18 * 1024 * 1024)
   const reads: Reads = { requests: 0, received: [] }
-  // 12 MB at PACE (≥ 0.9 s, LIMIT_MS three times over), the rest at once.
-  const url = await listenTcp(slowReader(12 * 1024 * 1024, reads))
+  // 6 MB at PACE (≥ 450 ms, 150 ms past LIMIT_MS), the last 12 MB at once:
+  // more than loopback's buffers hold, so Node still holds bytes while the
+  // server reads slowly.
+  const url = await listenTcp(slowReader(6 * 1024 * 1024, reads))
   fetch = createFetch({ headersTimeoutMs: LIMIT_MS })
   events = recordEgress()
 
@@ -111,9 +113,9 @@ it('createFetch: a Buffer upload longer than headersTimeoutMs is answered, sent 
 }, 60_000)
 
 it('deadlineInterceptor: a Buffer upload longer than headersTimeoutMs is answered, sent once', async () => {
-  const body = Buffer.alloc(8 * 1024 * 1024, 7)
+  const body = Buffer.alloc(6 * 1024 * 1024)
   const reads: Reads = { requests: 0, received: [] }
-  // At PACE to the end: 8 MB take ≥ 0.6 s, twice LIMIT_MS.
+  // At PACE to the end: 6 MB take ≥ 450 ms, 150 ms past LIMIT_MS.
   const socketPath = await listenUnix(slowReader(Number.POSITIVE_INFINITY, reads))
   agent = new Agent({ connect: { socketPath }, headersTimeout: 0, bodyTimeout: 0 })
   const dispatcher = agent.compose(deadlineInterceptor({ headersTimeoutMs: LIMIT_MS }))
@@ -134,7 +136,7 @@ it('deadlineInterceptor: a Buffer upload longer than headersTimeoutMs is answere
 }, 60_000)
 
 it('an upload the server stopped reading still fails with HEADERS_TIMEOUT', async () => {
-  const body = Buffer.alloc(24 * 1024 * 1024, 7)
+  const body = Buffer.alloc(18 * 1024 * 1024)
   let requests = 0
   // Reads nothing of the body, and never answers.
   const url = await listenTcp((req) => {
