@@ -73,7 +73,10 @@ describe.skipIf(!available)('jobs running at their deadline, measured', () => {
     const expiresAt = new Map<string, number>()
     await Promise.all(
       Array.from({ length: JOBS }, async () => {
-        const deadline = Deadline.after(2_000)
+        // 1 s: the warm-up shows the whole path (add, pick up, fetch, arrive
+        // upstream) fits in its 200 ms, so every job is running its call well
+        // before this deadline; what is measured is the time after it.
+        const deadline = Deadline.after(1_000)
         const job = await addWithDeadline(queue, 'call', {}, { deadline })
         expiresAt.set(job.id!, deadline.expiresAt)
       }),
@@ -99,7 +102,7 @@ describe.skipIf(!available)('jobs running at their deadline, measured', () => {
     const line = (label: string, values: number[]) =>
       `${label}: p50 ${percentile(values, 0.5).toFixed(1)} ms, p99 ${percentile(values, 0.99).toFixed(1)} ms, max ${Math.max(...values).toFixed(1)} ms, min ${Math.min(...values).toFixed(1)} ms`
     console.log(
-      `[bullmq] ${JOBS} jobs running at their 2 s deadline, one never-answered call each; time from the deadline to\n` +
+      `[bullmq] ${JOBS} jobs running at their 1 s deadline, one never-answered call each; time from the deadline to\n` +
         `  ${line('the call rejecting in the job', clientSide)}\n` +
         `  ${line('the upstream seeing the connection close', serverSide)}`,
     )

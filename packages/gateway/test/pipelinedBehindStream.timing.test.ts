@@ -27,12 +27,12 @@ describe('an answer queued behind a stream on its connection', () => {
   it('is delivered after the stream, not cut at its own deadline, and logged as answered', async () => {
     const provider = await fakeProvider('openai', ['k'])
     fake = provider.fake
-    // The stream outlasts the second request's budget (0.8 s: ample for its
+    // The stream outlasts the second request's budget (0.4 s: ample for its
     // own call, which takes a few ms, on a loaded machine too) more than
-    // twice over: 8 tokens, 220 ms apart.
+    // twice over: 8 tokens, 120 ms apart.
     fake.setReply((request) =>
       request.stream
-        ? reply.text('one two three four five six seven eight', { tokenDelayMs: 220 })
+        ? reply.text('one two three four five six seven eight', { tokenDelayMs: 120 })
         : reply.text('quick answer'),
     )
     harness = await startHarness({
@@ -58,7 +58,7 @@ describe('an answer queued behind a stream on its connection', () => {
       post({ model: 'm', stream: true, messages }, 'x-request-id: first\r\n') +
         post(
           { model: 'm', messages },
-          'x-request-id: second\r\nx-deadline-remaining-ms: 800\r\nconnection: close\r\n',
+          'x-request-id: second\r\nx-deadline-remaining-ms: 400\r\nconnection: close\r\n',
         ),
     )
     await once(socket, 'close')

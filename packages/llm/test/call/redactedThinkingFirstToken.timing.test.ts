@@ -98,12 +98,12 @@ async function provider(redacted: boolean, textAfterMs: number): Promise<string>
 
 describe('a redacted thinking block is a first token', () => {
   it.each([true, false])('redacted %s: the answer after it is not timed out', async (redacted) => {
-    const url = await provider(redacted, 1500)
+    const url = await provider(redacted, 600)
     const model = fakes.adapter(anthropic({ baseURL: url, apiKey: 'sk', model: 'claude' }))
     const records: AttemptRecord[] = []
     const stream = callModel({
       models: [model],
-      firstTokenTimeoutMs: 750,
+      firstTokenTimeoutMs: 300,
       limits: { admission: false },
       request: { messages: [user('hi')], maxTokens: 64, stream: true },
       onAttempt: (r) => records.push(r),
