@@ -27,6 +27,26 @@ describe('typed errors', () => {
     expect(new ClientClosedError().code).toBe('CLIENT_CLOSED')
   })
 
+  it('a deadline error says 504 as http-errors do (status, statusCode), adding no own field', () => {
+    // Express's final handler and error handlers of the `err.status ?? 500`
+    // kind read these: without them a slice's expiry was answered 500.
+    const e = new DeadlineExceededError({ budgetMs: 100, elapsedMs: 100, slice: 'model' })
+    expect(e.status).toBe(504)
+    expect(e.statusCode).toBe(504)
+    // An app may still say its own, on that error alone (as on any error):
+    // a getter without a setter threw here in strict mode.
+    const mine = new DeadlineExceededError({ budgetMs: 100, elapsedMs: 100 })
+    ;(mine as { status: number }).status = 503
+    expect(mine.status).toBe(503)
+    expect(e.status).toBe(504)
+    // Logs, JSON and equality checks of the error see the fields they saw before.
+    expect(Object.keys(e)).toEqual(['code', 'name', 'budgetMs', 'elapsedMs', 'slice'])
+    expect(JSON.parse(JSON.stringify(e))).not.toHaveProperty('status')
+    // Nothing else of core's says an HTTP status: a client that left, or a
+    // plan misused, is no timeout (the final handler's 500 stands for those).
+    expect((new ClientClosedError() as { status?: unknown }).status).toBeUndefined()
+  })
+
   it('guards recognise errors from a second installed copy, where instanceof fails', async () => {
     // A query string makes the module loader treat this as a separate copy of the module.
     const copy = (await import(
