@@ -1,4 +1,5 @@
 import { dialects } from '../dialects/dialects.js'
+import { refuseUnknownAdapterOptions } from './checkAdapterOptions.js'
 import { createAdapter } from './createAdapter.js'
 import type { AdapterOptions, ModelAdapter } from './ModelAdapter.js'
 
@@ -11,5 +12,6 @@ import type { AdapterOptions, ModelAdapter } from './ModelAdapter.js'
  * refuses them.
  */
 export function anthropic(options: AdapterOptions): ModelAdapter {
+  refuseUnknownAdapterOptions('anthropic()', options)
   return createAdapter(dialects.anthropic, options)
 }

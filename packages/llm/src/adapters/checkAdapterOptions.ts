@@ -18,7 +18,22 @@ import {
   isVisibleAscii,
   optionError,
   quoted,
+  refuseUnknownOptions,
 } from '@hourglass/core'
+import type { AdapterOptions } from './ModelAdapter.js'
+
+/** Every option an adapter reads (the type checker keeps the list whole). */
+export const ADAPTER_OPTION_NAMES: readonly string[] = Object.keys({
+  baseURL: true,
+  apiKey: true,
+  apiKeys: true,
+  model: true,
+  name: true,
+  headers: true,
+  fetch: true,
+  maxResponseBytes: true,
+  maxStreamBytes: true,
+} satisfies Record<keyof AdapterOptions, true>)
 
 /**
  * Headers an adapter cannot send: undici refuses the first four on every
@@ -171,6 +186,21 @@ export function checkOptionsObject(where: string, options: unknown): void {
       `${where}: options must be an object ({ baseURL, model, apiKey, … }), got ${kindOf(options)}`,
     )
   }
+}
+
+/**
+ * Options an adapter factory does not read are refused (core's
+ * `refuseUnknownOptions`, naming `taker`): ignored, `maxResponseByte` left
+ * the 32 MiB default in force and `header` sent none of the headers. Options
+ * that are no object are `checkOptionsObject`'s to refuse, as before.
+ */
+export function refuseUnknownAdapterOptions(
+  taker: string,
+  options: unknown,
+  names: readonly string[] = ADAPTER_OPTION_NAMES,
+): void {
+  if (typeof options !== 'object' || options === null || Array.isArray(options)) return
+  refuseUnknownOptions(options, names, taker)
 }
 
 /** The wire formats, whose paths differ in what the base URL holds. */

@@ -16,7 +16,11 @@ import {
 } from '../errors/ProviderReplyError.js'
 import { ResponseTooLargeError } from '../errors/ResponseTooLargeError.js'
 import type { ChatRequest, ChatResponse, StreamEvent, Usage } from '../types.js'
-import { checkAdapterOptions, checkOptionsObject } from './checkAdapterOptions.js'
+import {
+  checkAdapterOptions,
+  checkOptionsObject,
+  refuseUnknownAdapterOptions,
+} from './checkAdapterOptions.js'
 import { classifyThrown } from './classifyTransport.js'
 import { redactError, redactingDialect, secretValues } from './keyRedaction.js'
 import {
@@ -96,6 +100,7 @@ export function createAdapter(
     typeof dialect?.name === 'string' ? `${dialect.name} adapter` : 'createAdapter',
     options,
   )
+  refuseUnknownAdapterOptions('createAdapter()', options)
   const name = options.name ?? dialect.name
   checkAdapterOptions(name, options, dialect.wire)
   const model = options.model

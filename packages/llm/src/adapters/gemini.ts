@@ -1,4 +1,5 @@
 import { dialects } from '../dialects/dialects.js'
+import { refuseUnknownAdapterOptions } from './checkAdapterOptions.js'
 import { createAdapter } from './createAdapter.js'
 import type { AdapterOptions, ModelAdapter } from './ModelAdapter.js'
 
@@ -8,5 +9,6 @@ import type { AdapterOptions, ModelAdapter } from './ModelAdapter.js'
  * `baseURL` is e.g. `https://generativelanguage.googleapis.com/v1beta`.
  */
 export function gemini(options: AdapterOptions): ModelAdapter {
+  refuseUnknownAdapterOptions('gemini()', options)
   return createAdapter(dialects.gemini, options)
 }

@@ -1,7 +1,11 @@
 import { describeValue } from '@hourglass/core'
 import { dialects } from '../dialects/dialects.js'
 import type { ChatRequest } from '../types.js'
-import { checkOptionsObject } from './checkAdapterOptions.js'
+import {
+  ADAPTER_OPTION_NAMES,
+  checkOptionsObject,
+  refuseUnknownAdapterOptions,
+} from './checkAdapterOptions.js'
 import { type BodyHook, createAdapter } from './createAdapter.js'
 import type { AdapterOptions, ModelAdapter } from './ModelAdapter.js'
 
@@ -20,6 +24,15 @@ export interface OpenAICompatibleOptions extends AdapterOptions {
   replayThinking?: boolean | undefined
 }
 
+/** Every option `openAICompatible` reads: an adapter's, and its own two. */
+const OPTION_NAMES: readonly string[] = [
+  ...ADAPTER_OPTION_NAMES,
+  ...Object.keys({ dialect: true, replayThinking: true } satisfies Record<
+    Exclude<keyof OpenAICompatibleOptions, keyof AdapterOptions>,
+    true
+  >),
+]
+
 /**
  * A model behind an OpenAI-compatible `POST {baseURL}/chat/completions`:
  * OpenAI, DeepSeek, Qwen (compatible mode), ERNIE (Qianfan v2), Doubao (Ark).
@@ -27,6 +40,7 @@ export interface OpenAICompatibleOptions extends AdapterOptions {
  */
 export function openAICompatible(options: OpenAICompatibleOptions): ModelAdapter {
   checkOptionsObject('openAICompatible', options)
+  refuseUnknownAdapterOptions('openAICompatible()', options, OPTION_NAMES)
   const name = options.dialect ?? 'openai'
   // Looked up unchecked, an unknown name (`'mistral'`) failed as "Cannot
   // read properties of undefined"; Anthropic's and Gemini's have adapters
@@ -37,7 +51,9 @@ export function openAICompatible(options: OpenAICompatibleOptions): ModelAdapter
     )
   }
   const dialect = dialects[name]
-  return createAdapter(dialect, options, options.replayThinking ? replayThinking : undefined)
+  // createAdapter reads an adapter's options only, and refuses the rest.
+  const { dialect: _dialect, replayThinking: replay, ...adapterOptions } = options
+  return createAdapter(dialect, adapterOptions, replay ? replayThinking : undefined)
 }
 
 /** The n-th assistant message sent is the n-th assistant turn of the history (one each). */

@@ -5,6 +5,7 @@ import {
   enforcedRemaining,
   MAX_TIMER_MS,
   optionError,
+  refuseUnknownOptions,
   systemClock,
   untilEnded,
   wait,
@@ -212,6 +213,8 @@ export class Admission {
   #arrivals = 0
 
   constructor(options: AdmissionOptions = {}) {
+    // Ignored, `storeTimeoutMS: 50` left the store's default timeout in force.
+    refuseUnknownOptions(options, OPTION_NAMES, 'new Admission()')
     // NaN slips through every comparison: a NaN `defaultNeededMs` made every
     // wait on a cooldown a 0 ms wait, retried at once without end (the
     // process spun). Refused here, naming the option; negatives are clamped.
@@ -679,6 +682,26 @@ const DEFAULT_STORE_TIMEOUT_MS = 1000
 const DEFAULT_STORE_BACKOFF_MS = 1000
 
 /** The options that are times or counts: NaN or no number is refused, a negative clamped to 0. */
+/** Every option the constructor reads (the type checker keeps the list whole). */
+const OPTION_NAMES = Object.keys({
+  store: true,
+  clock: true,
+  wallClock: true,
+  cooldownMs: true,
+  maxRetryAfterMs: true,
+  staggerMs: true,
+  probeLeaseMs: true,
+  defaultNeededMs: true,
+  latencySamples: true,
+  latencyPercentile: true,
+  retireMs: true,
+  logger: true,
+  storeBackoffMs: true,
+  storeTimeoutMs: true,
+  random: true,
+  limits: true,
+} satisfies Record<keyof AdmissionOptions, true>)
+
 const NUMERIC_OPTIONS = [
   'staggerMs',
   'probeLeaseMs',

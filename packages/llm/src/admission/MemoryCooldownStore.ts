@@ -1,4 +1,4 @@
-import { type Clock, systemClock } from '@hourglass/core'
+import { type Clock, refuseUnknownOptions, systemClock } from '@hourglass/core'
 import type { CooldownExtension, CooldownStore } from './CooldownStore.js'
 
 export interface MemoryCooldownStoreOptions {
@@ -14,6 +14,12 @@ export interface MemoryCooldownStoreOptions {
  */
 export const MAX_STORED_COOLDOWNS = 4096
 
+/** Every option the constructor reads (the type checker keeps the list whole). */
+const OPTION_NAMES = Object.keys({ clock: true } satisfies Record<
+  keyof MemoryCooldownStoreOptions,
+  true
+>)
+
 /**
  * Cooldowns in this process's memory: the default store. An expired entry
  * is dropped when read, and every expired one when the store passes its
@@ -26,6 +32,8 @@ export class MemoryCooldownStore implements CooldownStore {
   #sweepAt = MAX_STORED_COOLDOWNS
 
   constructor(options: MemoryCooldownStoreOptions = {}) {
+    // Ignored, a misspelled `clock` left cooldowns on the system clock.
+    refuseUnknownOptions(options, OPTION_NAMES, 'new MemoryCooldownStore()')
     this.#clock = options.clock ?? systemClock
   }
 

@@ -6,6 +6,7 @@ import {
   isClock,
   optionError,
   quoted,
+  refuseUnknownOptions,
   systemClock,
 } from '@hourglass/core'
 import { type RateLimiterAbstract, RateLimiterRedis } from 'rate-limiter-flexible'
@@ -179,6 +180,26 @@ return {redis.call('incrby', KEYS[1], points), ttl}
 
 const ADMITTED: LimitDecision = Object.freeze({ admitted: true })
 
+/** Every option the constructor reads (the type checker keeps the list whole). */
+const OPTION_NAMES = Object.keys({
+  limits: true,
+  windowMs: true,
+  redis: true,
+  keyPrefix: true,
+  instances: true,
+  redisBackoffMs: true,
+  redisCommandTimeoutMs: true,
+  clock: true,
+  logger: true,
+  onWait: true,
+} satisfies Record<keyof ProviderLimitsOptions, true>)
+
+/** Every field of one provider's limit. */
+const LIMIT_NAMES = Object.keys({ rpm: true, tpm: true } satisfies Record<
+  keyof ProviderLimit,
+  true
+>)
+
 /**
  * Per-provider RPM and TPM limits, isolated (one provider's spent limit
  * never refuses another's requests), counted in memory or in Redis through
@@ -224,6 +245,9 @@ export class ProviderLimits {
     if (typeof options !== 'object' || options === null) {
       throw optionError('ProviderLimits: options', 'an object ({ limits, redis, … })', options)
     }
+    // Ignored, `windowMS` left the one-minute window in force, and a
+    // misspelled limit (`tpM`) left the provider without it.
+    refuseUnknownOptions(options, OPTION_NAMES, 'new ProviderLimits()')
     const { limits } = options
     if (typeof limits !== 'object' || limits === null || Array.isArray(limits)) {
       throw optionError(
@@ -240,6 +264,9 @@ export class ProviderLimits {
           limit,
         )
       }
+      refuseUnknownOptions(limit, LIMIT_NAMES, `ProviderLimits: limits[${quoted(provider, 40)}]`, {
+        what: 'field',
+      })
     }
     const windowMs = options.windowMs ?? 60_000
     if (!Number.isInteger(windowMs / 1000) || windowMs < 1000) {

@@ -1,5 +1,11 @@
 import { createHash } from 'node:crypto'
-import { type Clock, isClock, optionError, systemClock } from '@hourglass/core'
+import {
+  type Clock,
+  isClock,
+  optionError,
+  refuseUnknownOptions,
+  systemClock,
+} from '@hourglass/core'
 import { answeredWithin } from './answeredWithin.js'
 import type { CooldownExtension, CooldownStore } from './CooldownStore.js'
 import { firstConnection, stillFirstConnecting } from './firstConnection.js'
@@ -74,6 +80,13 @@ const MAX_PX_MS = 1e15
 
 const SCRIPT_SHA1 = createHash('sha1').update(COOLDOWN_SCRIPT).digest('hex')
 
+/** Every option the constructor reads (the type checker keeps the list whole). */
+const OPTION_NAMES = Object.keys({
+  keyPrefix: true,
+  commandTimeoutMs: true,
+  clock: true,
+} satisfies Record<keyof RedisCooldownStoreOptions, true>)
+
 /**
  * Cooldowns shared by every process that points at the same Redis: a fleet
  * learns a provider's limit once. Keys are `<prefix>{<provider>}:<keyId>`;
@@ -116,6 +129,8 @@ export class RedisCooldownStore implements CooldownStore {
         client,
       )
     }
+    // Ignored, `commandTimeoutMS: 50` left every command on the default timeout.
+    refuseUnknownOptions(options, OPTION_NAMES, 'new RedisCooldownStore()')
     const timeoutMs = options.commandTimeoutMs ?? DEFAULT_STORE_COMMAND_TIMEOUT_MS
     if (typeof timeoutMs !== 'number' || !(timeoutMs > 0)) {
       throw optionError(

@@ -1,4 +1,4 @@
-import { type Clock, optionError, systemClock } from '@hourglass/core'
+import { type Clock, optionError, refuseUnknownOptions, systemClock } from '@hourglass/core'
 import type { SideEffectRecord, SideEffectStore } from './SideEffectStore.js'
 
 /**
@@ -29,6 +29,12 @@ interface Entry {
   expiresAt: number
 }
 
+/** Every option the constructor reads (the type checker keeps the list whole). */
+const OPTION_NAMES = Object.keys({
+  clock: true,
+  maxEntries: true,
+} satisfies Record<keyof MemorySideEffectStoreOptions, true>)
+
 /**
  * The default `SideEffectStore`: a `Map` in this process, holding at most
  * `maxEntries` completed runs. Expired entries are dropped when read, swept
@@ -46,6 +52,8 @@ export class MemorySideEffectStore implements SideEffectStore {
   #earliestExpiry = Number.POSITIVE_INFINITY
 
   constructor(options: MemorySideEffectStoreOptions = {}) {
+    // Ignored, `maxEntrys: 100` left the default bound in force.
+    refuseUnknownOptions(options, OPTION_NAMES, 'new MemorySideEffectStore()')
     const max = options.maxEntries
     // NaN, 0 or a negative bound would remember nothing (or everything):
     // refused, not given a meaning.

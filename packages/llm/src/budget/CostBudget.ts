@@ -1,4 +1,4 @@
-import { optionError } from '@hourglass/core'
+import { optionError, refuseUnknownOptions } from '@hourglass/core'
 import { BudgetExceededError } from '../errors/BudgetExceededError.js'
 import { UnknownPriceError } from '../errors/UnknownPriceError.js'
 import type { ChatRequest, Usage } from '../types.js'
@@ -87,6 +87,30 @@ export interface CostBudgetOptions {
   allowUnpriced?: boolean | undefined
 }
 
+/** Every option the constructor reads (the type checker keeps the list whole). */
+const OPTION_NAMES = Object.keys({
+  limitUsd: true,
+  prices: true,
+  providerPrices: true,
+  allowUnpriced: true,
+} satisfies Record<keyof CostBudgetOptions, true>)
+
+/** Every field of a tier's price, and of a model's (which adds its own). */
+const TIER_PRICE_NAMES = Object.keys({
+  inputPerMTok: true,
+  outputPerMTok: true,
+  cachedInputPerMTok: true,
+  cacheCreationInputPerMTok: true,
+} satisfies Record<keyof TierPrice, true>)
+const MODEL_PRICE_NAMES = Object.keys({
+  inputPerMTok: true,
+  outputPerMTok: true,
+  cachedInputPerMTok: true,
+  cacheCreationInputPerMTok: true,
+  serviceTiers: true,
+  uncappedReasoningTokens: true,
+} satisfies Record<keyof ModelPrice, true>)
+
 /**
  * Money as a budget, like time: checked before every attempt, recorded
  * after from the usage the provider reports — or, for an attempt that failed
@@ -110,6 +134,13 @@ export class CostBudget {
   #reservations = 0
 
   constructor(options: CostBudgetOptions) {
+    // Ignored, `allowUnPriced: true` left unpriced models refused and a
+    // misspelled `providerPrices` left every provider's own price unread. (A
+    // misspelled `limitUsd` was already refused: it is required.) Options
+    // that are no object at all are refused below, as before.
+    if (typeof options === 'object' && options !== null) {
+      refuseUnknownOptions(options, OPTION_NAMES, 'new CostBudget()')
+    }
     if (typeof options?.prices !== 'object' || options.prices === null) {
       throw new TypeError('CostBudget: prices must be an object of model name → ModelPrice')
     }
@@ -480,7 +511,7 @@ function tokens(value: unknown): number {
 
 function checkPrices(name: string, prices: Readonly<Record<string, ModelPrice>>): void {
   for (const [model, price] of Object.entries(prices)) {
-    checkPrice(`${name}["${model}"]`, price)
+    checkPrice(`${name}["${model}"]`, price, MODEL_PRICE_NAMES)
     const tiers = price.serviceTiers
     if (tiers !== undefined) {
       if (typeof tiers !== 'object' || tiers === null) {
@@ -489,7 +520,7 @@ function checkPrices(name: string, prices: Readonly<Record<string, ModelPrice>>)
         )
       }
       for (const [tier, tierPrice] of Object.entries(tiers)) {
-        checkPrice(`${name}["${model}"].serviceTiers["${tier}"]`, tierPrice)
+        checkPrice(`${name}["${model}"].serviceTiers["${tier}"]`, tierPrice, TIER_PRICE_NAMES)
       }
     }
     const uncapped = price.uncappedReasoningTokens
@@ -501,12 +532,15 @@ function checkPrices(name: string, prices: Readonly<Record<string, ModelPrice>>)
   }
 }
 
-function checkPrice(name: string, price: TierPrice): void {
+function checkPrice(name: string, price: TierPrice, names: readonly string[]): void {
   if (!isPrice(price?.inputPerMTok) || !isPrice(price?.outputPerMTok)) {
     throw new TypeError(
       `CostBudget: ${name} needs finite inputPerMTok and outputPerMTok >= 0 (USD per million tokens)`,
     )
   }
+  // A misspelled field fell back to its default: `uncappedReasoningToken`
+  // to 0, so the budget held none of the reasoning the provider bills.
+  refuseUnknownOptions(price, names, `CostBudget: ${name}`, { what: 'field' })
   for (const field of ['cachedInputPerMTok', 'cacheCreationInputPerMTok'] as const) {
     if (price[field] !== undefined && !isPrice(price[field])) {
       throw new TypeError(

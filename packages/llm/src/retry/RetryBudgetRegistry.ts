@@ -1,5 +1,12 @@
+import { refuseUnknownOptions } from '@hourglass/core'
 import { canonicalEndpoint } from '../admission/keyId.js'
 import { RetryBudget, type RetryBudgetOptions } from './RetryBudget.js'
+
+/** Every option a budget reads (the type checker keeps the list whole). */
+const OPTION_NAMES = Object.keys({
+  maxTokens: true,
+  tokenRatio: true,
+} satisfies Record<keyof RetryBudgetOptions, true>)
 
 /**
  * One `RetryBudget` per provider, created on first use with shared options.
@@ -12,6 +19,8 @@ export class RetryBudgetRegistry {
   readonly #budgets = new Map<string, RetryBudget>()
 
   constructor(options: RetryBudgetOptions = {}) {
+    // Ignored, `tokenRatioo` left the default refill ratio in force.
+    refuseUnknownOptions(options, OPTION_NAMES, 'new RetryBudgetRegistry()')
     // Validate once, up front, rather than on the first call to a provider.
     new RetryBudget(options)
     this.#options = { ...options }
