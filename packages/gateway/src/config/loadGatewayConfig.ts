@@ -1,7 +1,14 @@
 import { open } from 'node:fs/promises'
+import { refuseUnknownGatewayOptions } from '../refuseUnknownGatewayOptions.js'
 import { GatewayConfigError } from './GatewayConfigError.js'
 import type { GatewayConfig } from './gatewayConfigSchema.js'
 import { type ParseGatewayConfigOptions, parseGatewayConfig } from './parseGatewayConfig.js'
+
+/** Every option `loadGatewayConfig` reads: the parser's, but `file` (the path is named). */
+const LOAD_OPTION_NAMES = Object.keys({ env: true } satisfies Record<
+  keyof Omit<ParseGatewayConfigOptions, 'file'>,
+  true
+>)
 
 /**
  * The most a config file may hold: 1 MiB. A config is a few kilobytes (the
@@ -21,6 +28,8 @@ export async function loadGatewayConfig(
   path: string,
   options: Omit<ParseGatewayConfigOptions, 'file'> = {},
 ): Promise<GatewayConfig> {
+  // Before the file is read; `file` too, which the path replaces.
+  refuseUnknownGatewayOptions(options, LOAD_OPTION_NAMES, 'loadGatewayConfig()')
   let text: string | undefined
   try {
     text = await readAtMost(path, MAX_CONFIG_BYTES)

@@ -1,4 +1,5 @@
 import type { z } from 'zod'
+import { refuseUnknownGatewayOptions } from '../refuseUnknownGatewayOptions.js'
 import { type ConfigProblem, GatewayConfigError } from './GatewayConfigError.js'
 import { type GatewayConfig, gatewayConfigSchema } from './gatewayConfigSchema.js'
 
@@ -8,6 +9,12 @@ export interface ParseGatewayConfigOptions {
   /** Named in the error message. */
   file?: string | undefined
 }
+
+/** Every option `parseGatewayConfig` reads (the type checker keeps the list whole). */
+export const PARSE_OPTION_NAMES = Object.keys({
+  env: true,
+  file: true,
+} satisfies Record<keyof ParseGatewayConfigOptions, true>)
 
 /**
  * Validates a gateway config (already-parsed JSON) and fills in defaults.
@@ -20,6 +27,8 @@ export function parseGatewayConfig(
   input: unknown,
   options: ParseGatewayConfigOptions = {},
 ): GatewayConfig {
+  // Ignored, `{ envs: {…} }` looked the keys up in process.env instead.
+  refuseUnknownGatewayOptions(options, PARSE_OPTION_NAMES, 'parseGatewayConfig()')
   // reportInput: only to tell a missing field from a wrong one; values are never printed.
   const result = schemaFor(options.env ?? process.env).safeParse(input, { reportInput: true })
   const reserved = reservedNames(input)
