@@ -1,3 +1,4 @@
+import { refuseUnknownOptions } from '@hourglass/core'
 import type { ErrorReply, TextReply } from '../types.js'
 import { RESET_AFTER_S, rfc3339Reset } from './resetAfterS.js'
 
@@ -68,6 +69,8 @@ const RATE_LIMITS = {
 export const anthropicErrors = {
   /** 529 `overloaded_error`; `shouldRetry` adds `x-should-retry`. */
   overloaded(options: { shouldRetry?: boolean } = {}): ErrorReply {
+    // Ignored, a misspelled option scripted the default instead.
+    refuseUnknownOptions(options, ['shouldRetry'], 'anthropicErrors.overloaded()')
     return {
       ...error(
         529,
@@ -95,6 +98,8 @@ export const anthropicErrors = {
   rateLimited(
     options: { retryAfterS?: number; limit?: 'requests' | 'input_tokens' | 'output_tokens' } = {},
   ): ErrorReply {
+    // Ignored, a misspelled option scripted the default instead.
+    refuseUnknownOptions(options, ['retryAfterS', 'limit'], 'anthropicErrors.rateLimited()')
     const retryAfterS = options.retryAfterS ?? 1
     const limit = options.limit ?? 'requests'
     // Stamped again from the fake's clock when the reply is sent (RESET_AFTER_S);
@@ -200,6 +205,8 @@ export const anthropicErrors = {
   },
   /** A 200 stream that sends `afterTokens` tokens of `text`, then `event: error` with `overloaded_error`. */
   overloadedInStream(options: { afterTokens?: number; text?: string } = {}): TextReply {
+    // Ignored, a misspelled option scripted the default instead.
+    refuseUnknownOptions(options, ['afterTokens', 'text'], 'anthropicErrors.overloadedInStream()')
     return {
       kind: 'text',
       text: options.text ?? 'This answer will be cut by an overload',

@@ -1,3 +1,4 @@
+import { refuseUnknownOptions } from '@hourglass/core'
 import type { ErrorReply } from '../types.js'
 
 /** Gemini API (google.rpc.Status) error bodies. */
@@ -10,6 +11,12 @@ export const geminiErrors = {
   resourceExhausted(
     options: { retryDelay?: string; limit?: number; model?: string } = {},
   ): ErrorReply {
+    // Ignored, a misspelled option scripted the default instead.
+    refuseUnknownOptions(
+      options,
+      ['retryDelay', 'limit', 'model'],
+      'geminiErrors.resourceExhausted()',
+    )
     const limit = options.limit ?? 15
     const model = options.model ?? 'gemini-2.0-flash'
     const metric = 'generativelanguage.googleapis.com/generate_content_free_tier_requests'
@@ -82,6 +89,8 @@ export const geminiErrors = {
   },
   /** 400 `INVALID_ARGUMENT`: "The input token count (N) exceeds the maximum number of tokens allowed (M)." */
   contextTooLong(options: { tokens?: number; limit?: number } = {}): ErrorReply {
+    // Ignored, a misspelled option scripted the default instead.
+    refuseUnknownOptions(options, ['tokens', 'limit'], 'geminiErrors.contextTooLong()')
     const limit = options.limit ?? 1_048_576
     return geminiErrors.invalidArgument(
       `The input token count (${options.tokens ?? limit + 1000}) exceeds the maximum number of tokens allowed (${limit}).`,

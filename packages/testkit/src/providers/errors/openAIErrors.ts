@@ -1,3 +1,4 @@
+import { refuseUnknownOptions } from '@hourglass/core'
 import type { ErrorReply } from '../types.js'
 
 const error = (status: number, body: object, headers: Record<string, string> = {}): ErrorReply => ({
@@ -21,6 +22,12 @@ export const openAIErrors = {
   rateLimited(
     options: { retryAfterS?: number; retryAfterMs?: number; limit?: 'requests' | 'tokens' } = {},
   ): ErrorReply {
+    // Ignored, a misspelled option scripted the default instead.
+    refuseUnknownOptions(
+      options,
+      ['retryAfterS', 'retryAfterMs', 'limit'],
+      'openAIErrors.rateLimited()',
+    )
     // One wait named everywhere: `retry-after-ms` alone sets the reset too
     // (a reset of 1 s beside `retry-after-ms: 200` described two limits).
     const waitS =
@@ -103,6 +110,8 @@ export const openAIErrors = {
   },
   /** 500 (or `status`), optionally with `x-should-retry`, which overrides the status for clients. */
   serverError(options: { status?: number; shouldRetry?: boolean } = {}): ErrorReply {
+    // Ignored, a misspelled option scripted the default instead.
+    refuseUnknownOptions(options, ['status', 'shouldRetry'], 'openAIErrors.serverError()')
     const headers: Record<string, string> =
       options.shouldRetry === undefined ? {} : { 'x-should-retry': String(options.shouldRetry) }
     return error(

@@ -1,3 +1,4 @@
+import { refuseUnknownOptions } from '@hourglass/core'
 import type { ErrorReply, TextReply } from '../types.js'
 
 /** DashScope's throttling codes and their documented messages. */
@@ -147,6 +148,12 @@ export const qwenErrors = {
   throttlingInStream(
     options: { afterTokens?: number; code?: QwenThrottlingCode; text?: string } = {},
   ): TextReply {
+    // Ignored, a misspelled option scripted the default instead.
+    refuseUnknownOptions(
+      options,
+      ['afterTokens', 'code', 'text'],
+      'qwenErrors.throttlingInStream()',
+    )
     const code = options.code ?? 'Throttling.RateQuota'
     return {
       kind: 'text',
