@@ -102,14 +102,13 @@ const TIER_PRICE_NAMES = Object.keys({
   cachedInputPerMTok: true,
   cacheCreationInputPerMTok: true,
 } satisfies Record<keyof TierPrice, true>)
-const MODEL_PRICE_NAMES = Object.keys({
-  inputPerMTok: true,
-  outputPerMTok: true,
-  cachedInputPerMTok: true,
-  cacheCreationInputPerMTok: true,
-  serviceTiers: true,
-  uncappedReasoningTokens: true,
-} satisfies Record<keyof ModelPrice, true>)
+const MODEL_PRICE_NAMES = [
+  ...TIER_PRICE_NAMES,
+  ...Object.keys({ serviceTiers: true, uncappedReasoningTokens: true } satisfies Record<
+    Exclude<keyof ModelPrice, keyof TierPrice>,
+    true
+  >),
+]
 
 /**
  * Money as a budget, like time: checked before every attempt, recorded
