@@ -34,8 +34,8 @@ export class DeadlineExceededError extends HourglassError {
    * the error see the fields they saw before, and an app that sets its own
    * (`err.status = 503`) sets it on that error alone, as on any error.
    */
-  declare readonly status: number
-  declare readonly statusCode: number
+  declare status: number
+  declare statusCode: number
 
   constructor(details: DeadlineExceededDetails) {
     const where = details.slice === undefined ? '' : ` in slice "${details.slice}"`

@@ -113,3 +113,23 @@ describe('a start-up entry point refuses a key it does not read', () => {
     )
   })
 })
+
+describe('openAICompatible() passes on every adapter option it reads', () => {
+  it('an options object whose apiKey is a getter, or whose base comes from a prototype, keeps it', () => {
+    // Its own two options were taken off with a rest spread, which kept own
+    // keys only: an options class serving the key from a getter built an
+    // adapter with none (a 401 at the first call), as anthropic() did not.
+    class Options {
+      baseURL = 'https://api.deepseek.com'
+      model = 'deepseek-chat'
+      dialect = 'deepseek' as const
+      get apiKey() {
+        return 'sk-from-getter'
+      }
+    }
+    expect(openAICompatible(new Options()).apiKeys).toEqual(['sk-from-getter'])
+    const inherited = Object.create({ baseURL: 'https://api.deepseek.com', apiKey: 'sk-p' })
+    inherited.model = 'deepseek-chat'
+    expect(openAICompatible(inherited).apiKeys).toEqual(['sk-p'])
+  })
+})

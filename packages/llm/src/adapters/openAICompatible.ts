@@ -51,9 +51,19 @@ export function openAICompatible(options: OpenAICompatibleOptions): ModelAdapter
     )
   }
   const dialect = dialects[name]
-  // createAdapter reads an adapter's options only, and refuses the rest.
-  const { dialect: _dialect, replayThinking: replay, ...adapterOptions } = options
-  return createAdapter(dialect, adapterOptions, replay ? replayThinking : undefined)
+  // createAdapter reads an adapter's options only, and refuses the rest: each
+  // read by name, as createAdapter would (a rest spread kept own keys only,
+  // and an options class serving `apiKey` from a getter lost its key).
+  const adapterOptions: Record<string, unknown> = {}
+  for (const key of ADAPTER_OPTION_NAMES) {
+    const value = (options as unknown as Record<string, unknown>)[key]
+    if (value !== undefined) adapterOptions[key] = value
+  }
+  return createAdapter(
+    dialect,
+    adapterOptions as unknown as AdapterOptions,
+    options.replayThinking ? replayThinking : undefined,
+  )
 }
 
 /** The n-th assistant message sent is the n-th assistant turn of the history (one each). */

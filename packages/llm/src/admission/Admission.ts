@@ -681,7 +681,6 @@ const DEFAULT_STORE_TIMEOUT_MS = 1000
 /** `storeBackoffMs`'s default, for every store: as `ProviderLimits`' `redisBackoffMs`. */
 const DEFAULT_STORE_BACKOFF_MS = 1000
 
-/** The options that are times or counts: NaN or no number is refused, a negative clamped to 0. */
 /** Every option the constructor reads (the type checker keeps the list whole). */
 const OPTION_NAMES = Object.keys({
   store: true,
@@ -702,6 +701,7 @@ const OPTION_NAMES = Object.keys({
   limits: true,
 } satisfies Record<keyof AdmissionOptions, true>)
 
+/** The options that are times or counts: NaN or no number is refused, a negative clamped to 0. */
 const NUMERIC_OPTIONS = [
   'staggerMs',
   'probeLeaseMs',
