@@ -9,6 +9,7 @@ import { refuseStrictTools } from '../refuseStrictTools.js'
 import { requestToolSettings } from '../requestToolSettings.js'
 import { argumentsObject } from '../toolArguments.js'
 import { toolChoiceName } from '../toolChoiceName.js'
+import { geminiModelPath } from './modelPath.js'
 import { responsesInCallOrder } from './responsesInCallOrder.js'
 
 type Role = 'user' | 'model'
@@ -121,8 +122,8 @@ export function buildGeminiRequest(request: ChatRequest, model: string): BuiltRe
   const extra = requestToolSettings(request)
   if (extra !== undefined) applyExtra(extra, body, generationConfig)
   const path = request.stream
-    ? `/models/${encodeURIComponent(model)}:streamGenerateContent?alt=sse`
-    : `/models/${encodeURIComponent(model)}:generateContent`
+    ? `${geminiModelPath(model)}:streamGenerateContent?alt=sse`
+    : `${geminiModelPath(model)}:generateContent`
   return { path, body }
 }
 
