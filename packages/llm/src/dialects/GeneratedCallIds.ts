@@ -2,10 +2,11 @@ import { randomBytes } from 'node:crypto'
 
 /**
  * Ids for tool calls that came without one (Gemini's function calls; an
- * OpenAI-compatible stream that sends none): `call_<random>_<n>`, `n` counting
- * the calls of one response. The random part is drawn once per response, so
- * ids never repeat across the turns of a history: `call_0` on every turn sent
- * a tool result to the wrong call once turns were replayed together.
+ * OpenAI-compatible answer, streamed or whole, that sends none or `""`):
+ * `call_<random>_<n>`, `n` counting the calls of one response. The random
+ * part is drawn once per response, so ids never repeat across the turns of
+ * a history: `call_0` on every turn sent a tool result to the wrong call
+ * once turns were replayed together.
  */
 export class GeneratedCallIds {
   #prefix: string | undefined

@@ -20,6 +20,7 @@ import {
 import type { ResponseMeta } from '../Dialect.js'
 import { EMPTY_ARGUMENTS, isEmptyArguments } from '../emptyToolArguments.js'
 import { headerValue } from '../errorHeaders.js'
+import { GeneratedCallIds } from '../GeneratedCallIds.js'
 import { markNoAnswer } from '../noAnswer.js'
 import { asArray, get, getRecord, getString, parseAnswerJson } from '../safeJson.js'
 
@@ -60,6 +61,8 @@ export function parseOpenAIResponse(
   // the message's own field wins when both are said.
   const refusal = getString(message, 'refusal') || parts.refusal
   if (refusal) content.push({ type: 'text', text: refusal, refusal: true })
+  // Made only for a call that came without an id (see below).
+  const ids = new GeneratedCallIds()
   for (const call of asArray(get(message, 'tool_calls'))) {
     const fn = getRecord(call, 'function')
     // A call without arguments (no `arguments`, or blank: some
@@ -69,7 +72,12 @@ export function parseOpenAIResponse(
     const rawArguments = isEmptyArguments(given) ? EMPTY_ARGUMENTS : given
     content.push({
       type: 'tool_call',
-      id: getString(call, 'id') ?? '',
+      // A call sent without an id (`""` from Gemini's OpenAI compatibility
+      // endpoint, none from LM Studio and others) gets one unique across
+      // turns, as the same answer streamed does: kept `""`, two calls shared
+      // one id, and their results could not be told apart (the next turn to
+      // Gemini's own API named every result after the last call).
+      id: getString(call, 'id') || ids.next(),
       name: getString(fn, 'name') ?? '',
       arguments: parseArguments(rawArguments),
       // Kept as sent, for whoever passes the call on as text (the gateway's
