@@ -253,8 +253,9 @@ describe('provider adapters', () => {
     for await (const event of stream) if (event.type === 'text') text += event.text
     expect(text).toBe('Hallo!')
     // The hint became the provider's cooldown; the record shows what was left
-    // of it when the retry was decided (50 ms less the time since the 429).
-    expect(delays[0]).toBeGreaterThan(0)
+    // of it when the retry was decided (50 ms less the time since the 429:
+    // none left when a loaded machine took longer than that to decide).
+    expect(delays[0]).toBeGreaterThanOrEqual(0)
     expect(delays[0]).toBeLessThanOrEqual(50)
     expect(fake.requests).toHaveLength(2)
     // …and the retry went when it was over, not before.
