@@ -11,6 +11,7 @@ import { requestToolSettings } from '../requestToolSettings.js'
 import { argumentsObject } from '../toolArguments.js'
 import { toolChoiceName } from '../toolChoiceName.js'
 import { declareHistoryTools } from './historyTools.js'
+import { anthropicInputSchema } from './inputSchema.js'
 import { AnthropicToolIds } from './toolUseId.js'
 
 export const ANTHROPIC_VERSION = '2023-06-01'
@@ -108,7 +109,7 @@ export function buildAnthropicRequest(request: ChatRequest, model: string): Buil
       // Set field by field: on Node 20 a field after a spread costs ~0.4 µs.
       const tool: Record<string, unknown> = { name: t.name }
       if (t.description !== undefined) tool['description'] = t.description
-      tool['input_schema'] = t.parameters
+      tool['input_schema'] = anthropicInputSchema(t.parameters)
       return tool
     })
   }

@@ -1,0 +1,16 @@
+/**
+ * A tool's `parameters` as Anthropic's `input_schema`. Anthropic requires the
+ * schema's top-level `type` and answers 400 "tools.N.custom.input_schema.type:
+ * Field required" without it — a 400 never goes to a fallback — where OpenAI
+ * takes a schema without one: `parameters: {}` (a tool with no arguments, as
+ * OpenAI clients and MCP servers send it) or `{ properties: … }`. A schema
+ * with no `type` describes an object's arguments, so it goes with
+ * `type: 'object'` first; one that names its type goes as it is.
+ */
+export function anthropicInputSchema(parameters: Record<string, unknown>): Record<string, unknown> {
+  // Not an object (a JavaScript caller's mistake): Anthropic's own 400 names it.
+  if (typeof parameters !== 'object' || parameters === null || Array.isArray(parameters))
+    return parameters
+  if (parameters['type'] !== undefined) return parameters
+  return { type: 'object', ...parameters }
+}
