@@ -27,6 +27,14 @@ const STALE_HEADERS = [
   // 504 says `no-store`, and `respond` sets its own if it wants one.
   'cache-control',
   'expires',
+  // A cache's own word, which it takes over `cache-control` (and so over
+  // the 504's `no-store`): a CDN's `Surrogate-Control` (Fastly, Akamai,
+  // Varnish), nginx's `X-Accel-Expires`, and the targeted fields of RFC
+  // 9213 (`CDN-Cache-Control`, ending in `-cache-control`: see
+  // `dropBodyHeaders`). Left on, a handler's `CDN-Cache-Control:
+  // max-age=600` had the CDN serve the 504 to the next callers for 10 min.
+  'surrogate-control',
+  'x-accel-expires',
   // Where it chose to send the caller (`res.location()` before the work that
   // ran out): a 504 naming that target says the request went somewhere it
   // never got, and a browser follows `Refresh` on any status. Cookies, CORS
@@ -36,6 +44,8 @@ const STALE_HEADERS = [
   'location',
   'refresh',
 ]
+
+const TARGETED_CACHE_SUFFIX = '-cache-control'
 
 /**
  * Remove what a handler set on a response not sent yet for the body it meant
@@ -47,6 +57,13 @@ const STALE_HEADERS = [
  */
 export function dropBodyHeaders(res: ServerResponse, typeAndLength: boolean): void {
   for (const name of STALE_HEADERS) res.removeHeader(name)
+  // RFC 9213's targeted cache fields are named `<target>-Cache-Control` by
+  // convention, one per CDN (`Cloudflare-CDN-Cache-Control`,
+  // `Vercel-CDN-Cache-Control`, …): no list names them all. A header of
+  // that name that is none still described the handler's own body.
+  for (const name of res.getHeaderNames()) {
+    if (name.endsWith(TARGETED_CACHE_SUFFIX)) res.removeHeader(name)
+  }
   if (!typeAndLength) return
   res.removeHeader('content-type')
   res.removeHeader('content-length')
