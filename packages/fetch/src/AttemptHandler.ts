@@ -517,18 +517,26 @@ export class ControllerView implements Controller {
 }
 
 /**
- * The reason undici hands `abort`, as the attempt reads it: none is an
- * `AbortError`. A Response `clone()`d reads its body through a tee, and the
+ * The reason undici hands `abort`, as the attempt reads it: none is undici's
+ * own `RequestAbortedError`, as undici makes it for an abort with no reason
+ * (`stream()` and `pipeline()` call it so for an EventEmitter `signal`, a
+ * body destroyed calls it so): a `DOMException` here reached the caller's
+ * handler in its place, where code matching undici's error (`UND_ERR_ABORTED`)
+ * missed it. A Response `clone()`d reads its body through a tee, and the
  * tee cancels the body beneath once both copies are cancelled, with both
  * reasons as one array (`[the original's, the clone's]`, the streams spec's
  * composite reason): read as it came, the attempt ended `UNKNOWN` where a
  * plain cancel says `AbortError` or its reason's class. So it is the
- * original's reason, else the clone's, else an `AbortError`. Only on an
- * abort, never on a call's normal path.
+ * original's reason, else the clone's, else the `AbortError` fetch makes for
+ * a cancel with no reason. Only on an abort, never on a call's normal path.
  */
 function abortReason(reason: unknown): Error {
-  const given = Array.isArray(reason) && reason.length === 2 ? (reason[0] ?? reason[1]) : reason
-  return (given ?? new DOMException('This operation was aborted', 'AbortError')) as Error
+  if (Array.isArray(reason) && reason.length === 2) {
+    return (reason[0] ??
+      reason[1] ??
+      new DOMException('This operation was aborted', 'AbortError')) as Error
+  }
+  return forwardedReason(reason)
 }
 
 /** Abort a request whose answer is read for no one (once: undici ignores a second abort). */

@@ -100,7 +100,7 @@ it("the interceptor: the caller's destroy of the body it has, with a reason of i
 
   expect(events.skipped).toEqual([])
   // undici's request() stops the request with its own RequestAbortedError, whatever the reason.
-  expect(ends()).toEqual([{ statusCode: 200, errorCode: 'AbortError', stoppedBy: 'caller' }])
+  expect(ends()).toEqual([{ statusCode: 200, errorCode: 'UND_ERR_ABORTED', stoppedBy: 'caller' }])
 })
 
 it("the interceptor: the caller's signal aborted while it reads the body: the same", async () => {
