@@ -221,6 +221,13 @@ export function createFetch(
         headers: init.headers ?? request?.headers,
       }),
     )
+    // Refused unsent for it (OutboundCall): the caller has already left, so
+    // its stream body is cancelled with that reason, as undici's fetch
+    // cancels it (the fetch spec's "abort the fetch() call"). Left as given,
+    // its source stayed open — a Node file stream's descriptor for as long
+    // as the caller held the stream. A refusal for the budget leaves it, for
+    // the call to be made again.
+    if (signal?.aborted) upload?.stop(signal.reason)
     return outbound.run((number) => send(outbound, number, input, init, upload))
   }
 

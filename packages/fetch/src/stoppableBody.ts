@@ -127,7 +127,23 @@ class StoppableIterable implements StoppableBody, AsyncIterable<unknown> {
     if (this.#stopped) return
     this.#stopped = true
     // return() ends a generator and destroys a Node stream (its iterator's
-    // return); one never started is ended the same way.
+    // return); one never started is ended the same way — but a Node
+    // stream's iterator is an async generator that destroys the stream in
+    // its `finally`, which a return() before its first next() never runs:
+    // a file stream undici never read (a refused connect, a signal already
+    // aborted) kept its descriptor open. That one is destroyed as its
+    // iterator's return() destroys it: with no error (an 'error' event
+    // nobody listens to would crash the process).
+    const source = this.#source as { pipe?: unknown; on?: unknown; destroy?: unknown }
+    if (
+      this.#iterator === undefined &&
+      typeof source.pipe === 'function' &&
+      typeof source.on === 'function' &&
+      typeof source.destroy === 'function'
+    ) {
+      ;(source.destroy as () => void).call(source)
+      return
+    }
     try {
       const iterator = this.#iterator ?? this.#source[Symbol.asyncIterator]()
       Promise.resolve(iterator.return?.()).catch(noop)
