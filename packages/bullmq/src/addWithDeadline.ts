@@ -13,6 +13,7 @@ import {
 import type { Job, JobsOptions } from 'bullmq'
 import { asOwnOrForeignExpiry } from './asOwnOrForeignExpiry.js'
 import { type BullmqRefusal, bullmqChannels } from './channels.js'
+import { enforcingDeadline } from './enforcingDeadline.js'
 import { keptInstead, mayBeDuplicate } from './keptInstead.js'
 import { readRedisTime, scriptClientOf, toLocalMs, toRedisMs } from './redisTime.js'
 import { DEADLINE_OPTION, type StoredDeadline } from './storedDeadline.js'
@@ -70,7 +71,9 @@ export interface QueueLike<DataType, ResultType, NameType extends string> {
  * (`DeadlineExceededError`, or the cancel reason), as `createFetch` does
  * before it touches a socket. An observe-only deadline (dark mode) is stored
  * as such and refuses nothing for its time: an add enforcement would refuse
- * for it is added, and published on `refuse` with `outcome: 'observed'`. A
+ * for it is added, and published on `refuse` with `outcome: 'observed'`
+ * (a budget on trial under an enforcing deadline is bounded by that one
+ * instead, see `enforcingDeadline`). A
  * cancel (the caller left) is refused in every mode. A deadline
  * with more than `maxMs` left (a day by default) gives the job `maxMs`: no
  * budget rides with a job unbounded, as none enters through an ingress
@@ -98,8 +101,12 @@ export async function addWithDeadline<DataType, ResultType, NameType extends str
   // Checked on every call, with or without a deadline: a bad value fails
   // where it is written, not only once a deadline comes along.
   const maxMs = resolveMaxMs(maxOption)
-  const deadline = given === undefined ? currentDeadline() : resolveDeadline(given)
-  if (!deadline) return queue.add(name, data, opts)
+  const asked = given === undefined ? currentDeadline() : resolveDeadline(given)
+  if (!asked) return queue.add(name, data, opts)
+  // Under a budget on trial, the enforcing deadline above it: the job is
+  // bounded (refused, stored, enforced) as it is without the trial, not
+  // stored as a dark-mode job that no worker enforces.
+  const deadline = enforcingDeadline(asked)
   // The delay BullMQ will apply: the job's own, else the queue's default
   // (merged as BullMQ merges them, an own `delay: undefined` included). Read
   // from `opts` alone, a queue made with `defaultJobOptions: { delay }` had

@@ -1,4 +1,5 @@
 import { type Deadline, MAX_RESERVE_MS, markForeignExpiry } from '@hourglass/core'
+import { enforcingDeadline } from './enforcingDeadline.js'
 
 /**
  * @internal `error`, a deadline error made from a job's deadline, as the
@@ -19,7 +20,12 @@ import { type Deadline, MAX_RESERVE_MS, markForeignExpiry } from '@hourglass/cor
  * time to do anything else.
  */
 export function asOwnOrForeignExpiry<E>(error: E, current: Deadline | undefined): E {
-  if (current === undefined || current.done || current.expired) return error
-  if (current.remaining() <= MAX_RESERVE_MS) return error
+  if (current === undefined) return error
+  // Under a budget on trial, the deadline that enforces above it: the trial's
+  // own time passing (observed) ends nothing, and an error read as its
+  // expiry was answered 504 `x-deadline-expired` with the request's time left.
+  const bound = enforcingDeadline(current)
+  if (bound.done || bound.expired) return error
+  if (bound.remaining() <= MAX_RESERVE_MS) return error
   return markForeignExpiry(error)
 }
