@@ -26,6 +26,7 @@ import {
 import { type GrpcClientEndMessage, grpcChannels } from './channels.js'
 import type { ResolvedClientOptions } from './clientOptions.js'
 import { type Turn, thisTurn } from './eventLoopTurn.js'
+import { withoutForwardedDeadlines } from './forwardedDeadlines.js'
 import { withReason } from './fromGrpcError.js'
 import { isReleased } from './releasedDeadline.js'
 import { isUnboundedStream } from './unboundedStream.js'
@@ -403,19 +404,18 @@ export class ClientCall {
     // No deadline of its own; or dark mode past its deadline (or within a
     // millisecond of it: "0" on the wire), which must not make the next hop
     // answer DEADLINE_EXCEEDED.
+    // Nor any the caller's metadata brought along, whether or not one of
+    // ours goes out: a handler forwarding its inbound metadata passed its own
+    // caller's deadline headers on, stale (ours, Envoy's, an SDK's), and a
+    // call exempted with Deadline.never(), or given a longer deadline than
+    // that, was cut by the next hop to that caller's budget.
+    const forwarded = withoutForwardedDeadlines(metadata)
     if (!Number.isFinite(left) || (bound.observe && left < 1)) {
-      // Nor one the caller's metadata brought along: a handler forwarding its
-      // inbound metadata passed its own caller's header on, stale, and a call
-      // exempted with Deadline.never() was cut by the next hop to that
-      // caller's budget.
-      if (metadata.get(DEADLINE_HEADER).length === 0) return { metadata, headerMs: undefined }
-      const copy = metadata.clone()
-      copy.remove(DEADLINE_HEADER)
-      return { metadata: copy, headerMs: undefined }
+      return { metadata: forwarded, headerMs: undefined }
     }
     // Capped where readers stop accepting it (2^31-1 ms); they clamp to their own maxMs.
     const headerMs = Math.min(Math.max(0, Math.floor(left)), MAX_TIMER_MS)
-    const copy = metadata.clone()
+    const copy = forwarded === metadata ? metadata.clone() : forwarded
     copy.set(DEADLINE_HEADER, String(headerMs))
     return { metadata: copy, headerMs }
   }
