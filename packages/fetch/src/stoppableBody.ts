@@ -133,15 +133,19 @@ class StoppableIterable implements StoppableBody, AsyncIterable<unknown> {
     // a file stream undici never read (a refused connect, a signal already
     // aborted) kept its descriptor open. That one is destroyed as its
     // iterator's return() destroys it: with no error (an 'error' event
-    // nobody listens to would crash the process).
-    const source = this.#source as { pipe?: unknown; on?: unknown; destroy?: unknown }
+    // nobody listens to would crash the process), and a server's request
+    // (a proxy's `body: req`) detached from its socket first, as Node's own
+    // stream cleanup does it: destroyed with it, that socket was reset, and
+    // the handler could not answer its 502 for an upstream that was down.
+    const source = this.#source as unknown as NodeStreamLike
     if (
       this.#iterator === undefined &&
       typeof source.pipe === 'function' &&
       typeof source.on === 'function' &&
       typeof source.destroy === 'function'
     ) {
-      ;(source.destroy as () => void).call(source)
+      if (isServerRequest(source)) source.socket = null
+      source.destroy()
       return
     }
     try {
@@ -154,6 +158,28 @@ class StoppableIterable implements StoppableBody, AsyncIterable<unknown> {
 }
 
 const noop = (): void => {}
+
+type NodeStreamLike = {
+  pipe?: unknown
+  on?: unknown
+  destroy: () => void
+  socket?: unknown
+  _consuming?: unknown
+  _dump?: unknown
+}
+
+/**
+ * An `http.IncomingMessage` a server received (node:stream's own test, in
+ * its internal utils, which its stream cleanup reads: a client's response
+ * has the same fields and a `req` that went through an upgrade or CONNECT).
+ */
+function isServerRequest(stream: NodeStreamLike): boolean {
+  return (
+    typeof stream._consuming === 'boolean' &&
+    typeof stream._dump === 'function' &&
+    (stream as { req?: { upgradeOrConnect?: unknown } }).req?.upgradeOrConnect === undefined
+  )
+}
 
 /** Read from already (node:stream's test, which undici's fetch applies to web streams and Node streams alike). */
 function isDisturbed(body: unknown): boolean {
