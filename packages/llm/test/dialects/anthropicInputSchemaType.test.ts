@@ -22,6 +22,14 @@ describe('Anthropic input_schema', () => {
     ])
   })
 
+  it('gives a tool without parameters (a JavaScript caller, as OpenAI allows) the object type', () => {
+    const tools = build([
+      { name: 'none' } as unknown as ToolDefinition,
+      { name: 'null', parameters: null } as unknown as ToolDefinition,
+    ])
+    expect(tools.map((t) => t.input_schema)).toEqual([{ type: 'object' }, { type: 'object' }])
+  })
+
   it('sends a schema that names its type as it is, and leaves the caller’s object alone', () => {
     const parameters = { type: 'object', properties: {} }
     const empty = {}

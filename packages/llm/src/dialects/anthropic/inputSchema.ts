@@ -8,6 +8,10 @@
  * `type: 'object'` first; one that names its type goes as it is.
  */
 export function anthropicInputSchema(parameters: Record<string, unknown>): Record<string, unknown> {
+  // None (a JavaScript caller, as OpenAI documents leaving it out: a tool
+  // without arguments): the OpenAI dialect sends it so, and a fallback to
+  // Anthropic must take the same tool.
+  if (parameters === undefined || parameters === null) return { type: 'object' }
   // Not an object (a JavaScript caller's mistake): Anthropic's own 400 names it.
   if (typeof parameters !== 'object' || parameters === null || Array.isArray(parameters))
     return parameters
