@@ -1,4 +1,9 @@
-import { DEADLINE_HEADER, type Deadline, writeDeadline } from '@hourglass/core'
+import {
+  DEADLINE_HEADER,
+  type Deadline,
+  KNOWN_DEADLINE_SOURCES,
+  writeDeadline,
+} from '@hourglass/core'
 import type { Dispatcher } from 'undici'
 
 type Headers = Dispatcher.DispatchOptions['headers']
@@ -10,11 +15,19 @@ type Headers = Dispatcher.DispatchOptions['headers']
  * observe-only one with nothing enforcing above it) the caller's is dropped
  * and none is sent, as the gRPC client does: a call exempted with `never()`
  * was cut by the next hop to that stale budget, and a dark-mode deadline
- * made the next hop answer 504. With no deadline at all (none given, none
- * current) the caller's goes out as given (an iterable of pairs as a record
- * of them, below), as it would without us — `probe`'s and the CLI's `-H`
- * included. Runs on every attempt: no lower-casing or copying of a name
- * that cannot be ours.
+ * made the next hop answer 504. The other deadline sources a server reads
+ * (`grpc-timeout`, Envoy's `x-envoy-expected-rq-timeout-ms`, an SDK's
+ * `x-stainless-timeout`: `isDeadlineSource`) go the same way under a
+ * deadline, whether or not ours is written: a handler forwarding its
+ * inbound headers (`fetch(url, { headers: req.headers, deadline })`) sent
+ * its edge's Envoy route timeout on, which a Hourglass server trusts by
+ * default and takes when smallest, so a call exempted with `never()`, or
+ * given 20 s, was cut by the next hop to the edge's 300 ms. With no
+ * deadline at all (none given, none current) the caller's go out as given
+ * (an iterable of pairs as a record of them, below), as they would without
+ * us — `probe`'s and the CLI's `-H` included. Runs on every attempt: no
+ * lower-casing or copying of a name that cannot be a source (see
+ * `isDeadlineSource`), nothing more done for a call given no headers.
  * The caller's shape is kept where a layer beneath may read it: a record
  * comes out a record (see `withOurs`), a flat array a flat array; an
  * iterable of pairs (a Map, a Headers, a generator) comes out a record of
@@ -34,7 +47,7 @@ export function withDeadlineHeader(
   deadline: Deadline | undefined,
 ): { headers: NonNullable<Headers>; headerMs: number | undefined } {
   const headerMs = deadline ? remainingHeader(deadline) : undefined
-  // The caller's is dropped under any deadline, whether or not ours is written.
+  // The caller's deadline headers are dropped under any deadline, whether or not ours is written.
   const drop = deadline !== undefined
   if (isRecord(headers)) {
     // Values as given (undici checks them), so typed as undici's record only here.
@@ -68,8 +81,8 @@ export function withDeadlineHeader(
 
 /**
  * An iterable of pairs as a record of the same headers, ours set (when
- * `headerMs` is given) and any caller's value of it, in any letter case,
- * left out (when `drop`: under a deadline). A record, as for a record given: undici's retry interceptor
+ * `headerMs` is given) and any caller's deadline source (ours or another's),
+ * in any letter case, left out (when `drop`: under a deadline). A record, as for a record given: undici's retry interceptor
  * resumes a broken body with `{ ...headers, range }`, which spreads a flat
  * array into numbered headers (the credential under a header named "1"),
  * and a Map or a Headers into nothing. Done whether or not there is a
@@ -92,7 +105,7 @@ function pairsAsRecord(
     const value: unknown = pair[1]
     if (typeof name !== 'string') return undefined
     if (value === undefined) continue
-    if (drop && isDeadlineName(name)) continue
+    if (drop && isDeadlineSource(name)) continue
     if (!Object.hasOwn(out, name)) setOwn(out, name, value)
     else if (SINGLE_VALUED.has(name.toLowerCase())) return REPEATS_SINGLE
     else setOwn(out, name, [...asList(out[name]), ...asList(value)])
@@ -126,9 +139,43 @@ function asList(value: unknown): unknown[] {
   return Array.isArray(value) ? value : [value]
 }
 
-/** Our header's name, in any letter case. */
-function isDeadlineName(name: string): boolean {
-  return name.length === DEADLINE_HEADER.length && name.toLowerCase() === DEADLINE_HEADER
+/** `SOURCES_BY_LENGTH[n]`: the deadline sources a server reads (`KNOWN_DEADLINE_SOURCES`, ours among them) `n` characters long, lower case. */
+const SOURCES_BY_LENGTH: (string[] | undefined)[] = Array.from(
+  { length: Math.max(...KNOWN_DEADLINE_SOURCES.map((name) => name.length)) + 1 },
+  () => undefined,
+)
+for (const name of KNOWN_DEADLINE_SOURCES) {
+  const sameLength = SOURCES_BY_LENGTH[name.length]
+  if (sameLength) sameLength.push(name)
+  else SOURCES_BY_LENGTH[name.length] = [name]
+}
+
+/**
+ * A deadline source's name, in any letter case: ours, `grpc-timeout`,
+ * `x-envoy-expected-rq-timeout-ms`, `x-stainless-timeout`. By length first
+ * (no two share one today), then letter by letter, stopping at the first that
+ * differs: a name of no source's length costs one read, as the length test
+ * that dropped the caller's `x-deadline-remaining-ms` alone did, and no
+ * name is lower-cased (a string made per name per attempt).
+ */
+function isDeadlineSource(name: string): boolean {
+  const sources =
+    name.length < SOURCES_BY_LENGTH.length ? SOURCES_BY_LENGTH[name.length] : undefined
+  if (sources === undefined) return false
+  for (let i = 0; i < sources.length; i++) {
+    if (isNameIgnoringCase(name, sources[i] as string)) return true
+  }
+  return false
+}
+
+/** `name` is `lower` (a lower-case name of the same length) in any ASCII letter case, as HTTP compares names. */
+function isNameIgnoringCase(name: string, lower: string): boolean {
+  for (let i = 0; i < lower.length; i++) {
+    const want = lower.charCodeAt(i)
+    const got = name.charCodeAt(i)
+    if (got !== want && !(want >= 0x61 && want <= 0x7a && got === want - 0x20)) return false
+  }
+  return true
 }
 
 /** `record[name] = value`, where a name `__proto__` (JSON.parse makes one) is a key: an assignment to it sets the prototype. */
@@ -158,10 +205,10 @@ function isRecord(headers: Headers): headers is Record<string, unknown> & Header
  * retry interceptor resumes a broken body with `{ ...headers, range }`,
  * which spread a flat array into numbered headers (`1: Bearer t`, the
  * credential under a header named "1"). As given when there is nothing of
- * ours to write and nothing to drop (no deadline, or none of the caller's
- * under one that writes none); else one copy of its own keys (as undici
- * reads a record) with ours set, if any, and any caller's value of it, in
- * any letter case, left out. Copied key by key: a spread (`{ ...record }`)
+ * ours to write and nothing to drop (no deadline, or no deadline source of
+ * the caller's under one that writes none); else one copy of its own keys
+ * (as undici reads a record) with ours set, if any, and every deadline
+ * source of the caller's (`isDeadlineSource`), in any letter case, left out. Copied key by key: a spread (`{ ...record }`)
  * took ~1 µs on Node 20, ten times this loop, on every attempt.
  */
 function withOurs(
@@ -169,12 +216,12 @@ function withOurs(
   headerMs: number | undefined,
   drop: boolean,
 ): Record<string, unknown> {
-  if (headerMs === undefined && !(drop && holdsDeadlineName(record))) return record
+  if (headerMs === undefined && !(drop && holdsDeadlineSource(record))) return record
   const out: Record<string, unknown> = {}
   const names = Object.keys(record)
   for (let i = 0; i < names.length; i++) {
     const name = names[i] as string
-    if (name.length === DEADLINE_HEADER.length && name.toLowerCase() === DEADLINE_HEADER) continue
+    if (isDeadlineSource(name)) continue
     // An assignment to `__proto__` sets the prototype: that one is defined.
     if (name === '__proto__') {
       Object.defineProperty(out, name, {
@@ -189,10 +236,10 @@ function withOurs(
   return out
 }
 
-/** A record's own key naming our header, in any letter case (for-in: no array of its keys made). */
-function holdsDeadlineName(record: Record<string, unknown>): boolean {
+/** A record's own key naming a deadline source, in any letter case (for-in: no array of its keys made). */
+function holdsDeadlineSource(record: Record<string, unknown>): boolean {
   for (const name in record) {
-    if (isDeadlineName(name) && Object.hasOwn(record, name)) return true
+    if (isDeadlineSource(name) && Object.hasOwn(record, name)) return true
   }
   return false
 }
@@ -226,11 +273,11 @@ function hasSafeIterator(headers: object): boolean {
   )
 }
 
-/** `dropDeadline`: under a deadline the caller's never goes (ours, if any, is sent instead: a repeated value is invalid to a reader). */
+/** `dropDeadline`: under a deadline the caller's deadline sources never go (ours, if any, is sent instead: a repeated value is invalid to a reader, another source a stale one). */
 function push(out: unknown[], name: unknown, value: unknown, dropDeadline: boolean): void {
   // undici skips an undefined value (and sends null as empty).
   if (value === undefined) return
-  if (dropDeadline && typeof name === 'string' && isDeadlineName(name)) return
+  if (dropDeadline && typeof name === 'string' && isDeadlineSource(name)) return
   out.push(name, value)
 }
 
