@@ -123,6 +123,30 @@ describe('Express → gRPC → Express, on time at every level', () => {
     expect(late(stopped)).toBeLessThan(50)
   })
 
+  it('a gRPC handler that ignores the inner 504 is answered DEADLINE_EXCEEDED by its own deadline, not cancelled by its caller leaving', async () => {
+    // Its own deadline ends 50 ms (its reserve) before the edge's: alone on
+    // the CPU (this project), its timer fires well within that.
+    const grpcFrom = chain.grpcStarts.length
+    const answersFrom = chain.grpcAnswers.length
+    const res = await request(`${chain.edgeUrl}/ask?mode=ignore`, {
+      headers: { [DEADLINE_HEADER]: '300' },
+    })
+    expect(res.statusCode).toBe(504)
+    await res.body.dump()
+    // The 504 can reach us before the gRPC hop's own timer has run (the
+    // edge's answer and the hop's expiry are on different timers): wait for
+    // the hop's deadline to end, then check how it ended.
+    await expect.poll(() => chain.grpcStarts.length, { timeout: 10_000 }).toBeGreaterThan(grpcFrom)
+    const grpc = chain.grpcStarts[grpcFrom]!
+    await new Promise<void>((resolve) => grpc.deadline.onDone(() => resolve()))
+    expect(grpc.deadline.done).toBe(true)
+    expect(isDeadlineExceeded(grpc.deadline.reason), String(grpc.deadline.reason)).toBe(true)
+    await expect
+      .poll(() => chain.grpcAnswers.length, { timeout: 10_000 })
+      .toBeGreaterThan(answersFrom)
+    expect(chain.grpcAnswers[answersFrom]?.code).toBe(status.DEADLINE_EXCEEDED)
+  })
+
   it('the client leaves: the inner work is stopped within 50 ms', async () => {
     const lags: number[] = []
     for (let i = 0; i < runs; i++) {

@@ -114,7 +114,7 @@ describe.skipIf(!available)('addWithDeadline: the deadline rides with the job', 
     expect(isDeadlineExceeded(add.outcome)).toBe(true)
     // Redis answers again: the add it held lands, with an expiry no later than the producer's deadline.
     redis.redis.thaw()
-    await vi.waitFor(async () => expect(await queue.count()).toBe(1))
+    await vi.waitFor(async () => expect(await queue.count()).toBe(1), { timeout: 10_000 })
     const [late] = await queue.getJobs(['wait'])
     await redisClockPasses(other, storedExpiry(late!))
     const ran = vi.fn()

@@ -52,17 +52,22 @@ describe.skipIf(!available)('addWithDeadline: a delay counted from the job’s t
     const deadline = Deadline.after(5_000, { clock: new ManualClock() })
     const before = Date.now()
     const timestamp = before + MINUTE_MS
-    await addWithDeadline(queue, 'remind', {}, { deadline, delay: 500, timestamp }).catch(() => {})
-    // Due a minute and a half-second from now: 500 ms said a job that fit.
+    // A 4 s delay (it alone would fit in the 5 s): the delay said stays above
+    // a minute however long a loaded machine takes between `before` and
+    // each refusal (a 500 ms delay left only 500 ms for two adds' Redis calls).
+    await addWithDeadline(queue, 'remind', {}, { deadline, delay: 4_000, timestamp }).catch(
+      () => {},
+    )
+    // Due a minute and four seconds from now: 4000 ms said a job that fit.
     expect(refusals).toHaveLength(1)
     expect(refusals[0]).toMatchObject({ reason: 'delay', remainingMs: 5_000 })
     const { delayMs } = refusals[0]!
     expect(delayMs).toBeGreaterThan(MINUTE_MS)
-    expect(delayMs).toBeLessThanOrEqual(MINUTE_MS + 500)
+    expect(delayMs).toBeLessThanOrEqual(MINUTE_MS + 4_000)
 
     // Dark mode: added, and `observed` says the same.
     const observed = Deadline.after(5_000, { clock: new ManualClock(), observe: true })
-    await addWithDeadline(queue, 'dark', {}, { deadline: observed, delay: 500, timestamp })
+    await addWithDeadline(queue, 'dark', {}, { deadline: observed, delay: 4_000, timestamp })
     expect(refusals[1]).toMatchObject({ outcome: 'observed', reason: 'delay' })
     expect(refusals[1]!.delayMs).toBeGreaterThan(MINUTE_MS)
 

@@ -54,7 +54,10 @@ describe("an undici Agent's own headersTimeout and bodyTimeout", () => {
   it('createFetch({ dispatcher }): an Agent headersTimeout shorter than ours ends the call with HEADERS_TIMEOUT', async () => {
     const server = await serve({ type: 'hang' })
     const fetch = createFetch({ dispatcher: agent({ headersTimeout: 50 }), retry: false })
-    using deadline = Deadline.after(1000)
+    // A real deadline that must not run out while the call connects and is
+    // sent (undici's timers are ticked by hand, the deadline's are not): 5 s,
+    // still under our own 10 s headers limit.
+    using deadline = Deadline.after(5000)
     const call = rejection(fetch(server.url, { deadline }))
     await server.request(0)
     undiciTimers.tick(50)
@@ -72,7 +75,7 @@ describe("an undici Agent's own headersTimeout and bodyTimeout", () => {
     const dispatcher = agent({ connect: createConnector(options), headersTimeout: 50 }).compose(
       deadlineInterceptor(options),
     )
-    using deadline = Deadline.after(1000)
+    using deadline = Deadline.after(5000)
     const call = rejection(request(server.url, { dispatcher, deadline } as never))
     await server.request(0)
     undiciTimers.tick(50)
@@ -87,7 +90,7 @@ describe("an undici Agent's own headersTimeout and bodyTimeout", () => {
     const dispatcher = agent({ connect: createConnector(options), bodyTimeout: 50 }).compose(
       deadlineInterceptor(options),
     )
-    using deadline = Deadline.after(1000)
+    using deadline = Deadline.after(5000)
     const res = await request(server.url, { dispatcher, deadline } as never)
     const read = rejection(res.body.text())
     undiciTimers.tick(50)
@@ -99,7 +102,7 @@ describe("an undici Agent's own headersTimeout and bodyTimeout", () => {
   it('createFetch({ dispatcher }) on an Agent with a bodyTimeout: the body read fails with BODY_TIMEOUT', async () => {
     const server = await serve({ type: 'headers-then-stall' })
     const fetch = createFetch({ dispatcher: agent({ bodyTimeout: 50 }), retry: false })
-    using deadline = Deadline.after(1000)
+    using deadline = Deadline.after(5000)
     const res = await fetch(server.url, { deadline })
     const read = rejection(res.text())
     undiciTimers.tick(50)

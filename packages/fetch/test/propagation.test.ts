@@ -48,13 +48,15 @@ it('propagates across two hops: hop 2 sees less budget than hop 1 was given', as
   })
   const hop1Url = await listen(hop1)
 
-  const res = await fetch(`${hop1Url}/start`, { deadline: Deadline.after(1000) })
+  // Real time: two hops (each connecting) and 50 ms of work must fit in it
+  // on a loaded machine too, so 10 s rather than 1 s.
+  const res = await fetch(`${hop1Url}/start`, { deadline: Deadline.after(10_000) })
   const text = await res.text()
   expect(text).toBe('{"ok":true}')
   await fetch.close()
   expect(seenByHop2).toHaveLength(1)
   const hop2Budget = seenByHop2[0]!
-  // Hop 1 was given ≤ 1000 ms and spent ≥ 50 ms of it before calling.
+  // Hop 1 was given ≤ 10,000 ms and spent ≥ 50 ms of it before calling.
   expect(hop2Budget).toBeGreaterThan(0)
-  expect(hop2Budget).toBeLessThanOrEqual(950)
+  expect(hop2Budget).toBeLessThanOrEqual(9950)
 })

@@ -404,7 +404,9 @@ describe('statuses', () => {
     // wait arms the time left rounded up to a whole ms, 60,001 when the
     // clock's start is fractional, and a 60,000 ms step left the retry
     // waiting for good (seen twice in full runs).
-    await vi.waitFor(() => expect(Math.max(...clock.delays)).toBeGreaterThanOrEqual(60_000))
+    await vi.waitFor(() => expect(Math.max(...clock.delays)).toBeGreaterThanOrEqual(60_000), {
+      timeout: 10_000,
+    })
     clock.advance(Math.max(...clock.delays))
     const res = await pending
     expect(await res.text()).toBe('ok')

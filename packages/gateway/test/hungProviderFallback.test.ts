@@ -57,7 +57,9 @@ describe('a hung provider is left for the fallback', () => {
   })
 
   it('streamed: after policy.firstTokenTimeoutMs from the config', async () => {
-    const { hung, backup, harness } = await start({}, { firstTokenTimeoutMs: 300 })
+    // The limit applies to the backup's attempt too, on the wall clock: 2 s,
+    // not 300 ms, so a loaded machine cannot make its first token late.
+    const { hung, backup, harness } = await start({}, { firstTokenTimeoutMs: 2000 })
     const stream = await harness.client.chat.completions.create({
       model: 'm',
       messages: [{ role: 'user', content: 'hi' }],
@@ -73,8 +75,9 @@ describe('a hung provider is left for the fallback', () => {
   it('the createGateway option replaces the config policy.firstTokenTimeoutMs', async () => {
     const { hung, backup, harness } = await start({}, { firstTokenTimeoutMs: 600_000 })
     await harness.close()
+    // 2 s, not 300 ms: it applies to the backup's attempt too (see above).
     const replaced = await startHarness(harness.running.gateway.config, {
-      firstTokenTimeoutMs: 300,
+      firstTokenTimeoutMs: 2000,
     })
     try {
       const stream = await replaced.client.chat.completions.create({

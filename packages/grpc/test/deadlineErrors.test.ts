@@ -205,7 +205,7 @@ describe('deadlineErrors: the deadline errors become gRPC statuses', () => {
       })
       const result = await unary(work, {})
       expect(result).toEqual({ value: { saved: true } })
-      await vi.waitFor(() => expect(warnings).toHaveLength(1))
+      await vi.waitFor(() => expect(warnings).toHaveLength(1), { timeout: 10_000 })
       expect(warnings).toEqual([failedAfterAnswer('Unary', 'audit log unavailable')])
     } finally {
       restore()
@@ -223,7 +223,7 @@ describe('deadlineErrors: the deadline errors become gRPC statuses', () => {
         },
       })
       expect(await unary(work, {})).toEqual({ value: { saved: true } })
-      await vi.waitFor(() => expect(warnings).toHaveLength(1))
+      await vi.waitFor(() => expect(warnings).toHaveLength(1), { timeout: 10_000 })
       expect(warnings).toEqual([
         failedAfterAnswer(
           'Unary',
@@ -254,7 +254,7 @@ describe('deadlineErrors: the deadline errors become gRPC statuses', () => {
       })
       expect(ended.code).toBe(status.OK)
       expect(received).toEqual([{ n: 1 }])
-      await vi.waitFor(() => expect(warnings).toHaveLength(1))
+      await vi.waitFor(() => expect(warnings).toHaveLength(1), { timeout: 10_000 })
       expect(warnings).toEqual([failedAfterAnswer('ServerStream', 'cleanup failed')])
     } finally {
       restore()
@@ -296,7 +296,7 @@ describe('deadlineErrors: the deadline errors become gRPC statuses', () => {
       })
       expect(failed.messages).toHaveLength(2)
       // Beside each message, its warning: one per failure.
-      await vi.waitFor(() => expect(warnings).toHaveLength(2))
+      await vi.waitFor(() => expect(warnings).toHaveLength(2), { timeout: 10_000 })
       expect(warnings).toEqual([
         failedAfterAnswer('Unary', 'audit log unavailable'),
         failedAfterAnswer('ServerStream', 'cleanup failed'),

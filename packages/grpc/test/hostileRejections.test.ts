@@ -84,7 +84,7 @@ describe('deadlineErrors: a rejection with a value whose reads throw', () => {
         },
       })
       expect(await unary(work, {})).toEqual({ value: { saved: true } })
-      await vi.waitFor(() => expect(warnings).toHaveLength(1))
+      await vi.waitFor(() => expect(warnings).toHaveLength(1), { timeout: 10_000 })
       expect(warnings[0]?.message).toBe(
         'the handler of /hourglass.test.Work/Unary rejected after it had answered: an object whose properties cannot be read',
       )

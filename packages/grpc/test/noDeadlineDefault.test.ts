@@ -115,10 +115,12 @@ describe('deadlineInterceptor: a call with no deadline at all gets defaultMs', (
     const { arrived } = await plainServer(true)
     const starts = watch<GrpcClientStartMessage>(grpcChannels.clientStart)
     const ends = watch<GrpcClientEndMessage>(grpcChannels.clientEnd)
-    const pending = unary(client({ defaultMs: 200 }), {})
+    // 1 s of wall clock: the call must connect and reach the server before
+    // grpc-js's timer ends it (200 ms could run out first on a loaded machine).
+    const pending = unary(client({ defaultMs: 1000 }), {})
     // What the server saw first: without a default the call below never ends.
     const seen = await arrived
-    expect(seen.grpcMs).toBeLessThanOrEqual(200)
+    expect(seen.grpcMs).toBeLessThanOrEqual(1000)
     // A gRPC deadline only, like a call's own: no Hourglass header without a caller deadline.
     expect(seen.header).toBeUndefined()
     const result = await pending
@@ -127,7 +129,7 @@ describe('deadlineInterceptor: a call with no deadline at all gets defaultMs', (
     // Reported as a call under a deadline is: its budget, then `expired`.
     expect(starts.messages).toHaveLength(1)
     expect(starts.messages[0]).toMatchObject({ deadline: undefined, refused: false })
-    expect(starts.messages[0]!.budgetMs).toBeLessThanOrEqual(200)
+    expect(starts.messages[0]!.budgetMs).toBeLessThanOrEqual(1000)
     expect(starts.messages[0]!.budgetMs).toBeGreaterThan(0)
     expect(ends.messages[0]).toMatchObject({
       call: starts.messages[0]!.call,
@@ -139,13 +141,14 @@ describe('deadlineInterceptor: a call with no deadline at all gets defaultMs', (
   it('a client-streaming call gets it too', async () => {
     const { arrived } = await plainServer(false)
     const answered = deferred<ServiceError | null>()
-    const stream = client({ defaultMs: 200 }).clientStream(new Metadata(), {}, (error) =>
+    // Answered, so the default must outlast a round trip on a loaded machine.
+    const stream = client({ defaultMs: 5000 }).clientStream(new Metadata(), {}, (error) =>
       answered.resolve(error),
     )
     stream.end()
     expect(await answered.promise).toBeNull()
     const seen = await arrived
-    expect(seen.grpcMs).toBeLessThanOrEqual(200)
+    expect(seen.grpcMs).toBeLessThanOrEqual(5000)
     expect(seen.header).toBeUndefined()
   })
 
@@ -176,28 +179,31 @@ describe('deadlineInterceptor: a call with no deadline at all gets defaultMs', (
     const { arrivals } = await plainServer(false)
     const short = client({ defaultMs: 200 })
     const long = client({ defaultMs: 60_000 })
-    // Manual clocks: exactly 5000 and 150 ms are left whatever the box is doing.
+    // Manual clocks: exactly 5000 and 1500 ms are left whatever the box is
+    // doing. grpc-js's own deadline is on the wall clock, and each call must
+    // be answered within it (150 ms, on a client still to connect, is tight).
     await runWithDeadline(Deadline.after(5000, { clock: new ManualClock() }), () =>
       unary(short, {}),
     )
-    await runWithDeadline(Deadline.after(150, { clock: new ManualClock() }), () => unary(long, {}))
+    await runWithDeadline(Deadline.after(1500, { clock: new ManualClock() }), () => unary(long, {}))
     await unary(short, {}, withCallDeadline(Deadline.after(4000, { clock: new ManualClock() })))
     expect(arrivals[0]!.header).toBe('5000')
     expect(arrivals[0]!.grpcMs).toBeGreaterThan(200) // not cut to the default
     expect(arrivals[0]!.grpcMs).toBeLessThanOrEqual(5000)
-    expect(arrivals[1]!.header).toBe('150')
-    expect(arrivals[1]!.grpcMs).toBeLessThanOrEqual(150)
+    expect(arrivals[1]!.header).toBe('1500')
+    expect(arrivals[1]!.grpcMs).toBeLessThanOrEqual(1500)
     expect(arrivals[2]!.header).toBe('4000')
     expect(arrivals[2]!.grpcMs).toBeGreaterThan(200)
   })
 
   it("a call's own deadline is kept, longer than defaultMs too; one that is no time (NaN) counts as none", async () => {
     const { arrivals } = await plainServer(false)
-    const work = client({ defaultMs: 200 })
+    // The NaN call runs on the default's wall-clock time: long enough for a round trip.
+    const work = client({ defaultMs: 2000 })
     await unary(work, {}, { deadline: Date.now() + 60_000 })
     await unary(work, {}, { deadline: Number.NaN })
-    expect(arrivals[0]!.grpcMs).toBeGreaterThan(200)
-    expect(arrivals[1]!.grpcMs).toBeLessThanOrEqual(200)
+    expect(arrivals[0]!.grpcMs).toBeGreaterThan(2000)
+    expect(arrivals[1]!.grpcMs).toBeLessThanOrEqual(2000)
   })
 
   it.each([

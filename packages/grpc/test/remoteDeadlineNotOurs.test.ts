@@ -134,10 +134,12 @@ describe("a server's deadline error of its own while the call's deadline has its
         const own = currentDeadline()!
         own.onDone(() => callback(own.reason as never))
       },
-      { reserveMs: 150 },
+      { reserveMs: 1500 },
     )
-    // It answers 150 ms before the 200 ms sent: well before grpc-js's own timer.
-    const { error } = await unary(work, {}, { deadline: Date.now() + 200 })
+    // It answers 1.5 s before the 2 s sent: well before grpc-js's own timer,
+    // by more than a loaded machine can put between the two (150 ms of 200
+    // was the margin before, the first call's connect included).
+    const { error } = await unary(work, {}, { deadline: Date.now() + 2000 })
     expect(error?.code).toBe(status.DEADLINE_EXCEEDED)
     expect(error?.metadata.get('x-deadline-expired')).toEqual(['1'])
   })

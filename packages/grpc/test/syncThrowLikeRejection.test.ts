@@ -33,7 +33,7 @@ describe('deadlineErrors: a handler that throws synchronously', () => {
         },
       })
       expect(await unary(work, {})).toEqual({ value: { saved: true } })
-      await vi.waitFor(() => expect(warnings).toHaveLength(1))
+      await vi.waitFor(() => expect(warnings).toHaveLength(1), { timeout: 10_000 })
       expect(warnings[0]?.message).toBe(
         'the handler of /hourglass.test.Work/Unary rejected after it had answered: audit log unavailable',
       )
@@ -59,7 +59,7 @@ describe('deadlineErrors: a handler that throws synchronously', () => {
       const ended = await new Promise<StatusObject>((resolve) => stream.on('status', resolve))
       expect(received).toEqual([{ n: 1 }])
       expect(ended.code).toBe(status.OK)
-      await vi.waitFor(() => expect(warnings).toHaveLength(1))
+      await vi.waitFor(() => expect(warnings).toHaveLength(1), { timeout: 10_000 })
     } finally {
       restore()
     }

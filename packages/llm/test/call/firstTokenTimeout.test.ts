@@ -1,3 +1,4 @@
+import diagnostics_channel from 'node:diagnostics_channel'
 import { Deadline, isDeadlineExceeded, ManualClock } from '@hourglass/core'
 import { reply } from '@hourglass/testkit'
 import { describe, expect, it } from 'vitest'
@@ -11,6 +12,17 @@ import { FAST_RETRIES, useFakes, user } from './support/fakes.js'
 
 const fakes = useFakes()
 const request = { messages: [user('Write a poem.')], maxTokens: 256, stream: true as const }
+
+/** Resolves once the next response's headers have reached the code awaiting them. */
+function headersRead(): Promise<void> {
+  return new Promise((resolve) => {
+    const onHeaders = () => {
+      diagnostics_channel.unsubscribe('undici:request:headers', onHeaders)
+      setImmediate(resolve)
+    }
+    diagnostics_channel.subscribe('undici:request:headers', onHeaders)
+  })
+}
 
 /** A provider that answers 200 and then sends only `: keep-alive` comments. */
 async function keepAliveOnly() {
@@ -28,13 +40,22 @@ describe('a first-token timeout', () => {
   it('is not resent to the same model: one request, however many attempts are allowed', async () => {
     const { fake, model } = await keepAliveOnly()
     const records: AttemptRecord[] = []
+    // The timer runs on the deadline's manual clock, moved once the 200 has
+    // come: on the wall clock a loaded machine could take the 300 ms before
+    // the headers, and the timeout would have no HTTP status.
+    const clock = new ManualClock()
+    using deadline = Deadline.after(600_000, { clock })
+    const headers = headersRead()
     const stream = callModel({
       models: [model],
       request,
+      deadline,
       firstTokenTimeoutMs: 300,
       onAttempt: (r) => records.push(r),
       retry: { maxAttempts: 3, delay: FAST_RETRIES },
     })
+    await headers
+    clock.advance(300)
     const error = await stream.result.catch((e: unknown) => e)
     expect(isModelUnavailable(error)).toBe(true)
     expect(fake.requests).toHaveLength(1)
@@ -77,12 +98,21 @@ describe('a first-token timeout', () => {
     const backup = fakes.adapter(
       openAICompatible({ baseURL: backupFake.baseURL, apiKey: 'sk', model: 'gpt-4o-mini' }),
     )
-    const answer = await callModel({
+    // On the deadline's manual clock: the backup's own first token is not
+    // raced against 300 ms of a loaded machine's wall clock.
+    const clock = new ManualClock()
+    using deadline = Deadline.after(600_000, { clock })
+    const headers = headersRead()
+    const result = callModel({
       models: [model, backup],
       request,
+      deadline,
       firstTokenTimeoutMs: 300,
       retry: { maxAttempts: 3, delay: FAST_RETRIES },
     }).result
+    await headers
+    clock.advance(300)
+    const answer = await result
     expect(answer.text).toBe('backup poem')
     expect(fake.requests).toHaveLength(1)
     expect(backupFake.requests).toHaveLength(1)
@@ -121,6 +151,7 @@ describe('a first-token timeout', () => {
       },
     })
     const records: AttemptRecord[] = []
+    const headers = headersRead()
     const stream = callModel({
       models: [model, fallback],
       request,
@@ -131,9 +162,10 @@ describe('a first-token timeout', () => {
       onAttempt: (record) => records.push(record),
     })
     const ended = stream.result.catch((error: unknown) => error)
-    // The 200 and a keep-alive have come: the request is in the provider's hands.
+    // The 200 has come: the request is in the provider's hands. Waited for,
+    // not assumed after 30 ms of real time (a loaded machine can take longer).
     while (fake.requests.length === 0) await new Promise((resolve) => setImmediate(resolve))
-    await new Promise((resolve) => setTimeout(resolve, 30))
+    await headers
     clock.advance(500)
     expect(isDeadlineExceeded(await ended)).toBe(true)
     expect(backup.requests).toHaveLength(0)

@@ -188,7 +188,7 @@ describe('a Retry-After beyond retry.maxRetryAfterMs (default 60 s) is not slept
       limits: { admission },
       onAttempt: (r) => records.push(r),
     })
-    await vi.waitFor(() => expect(timers.armed).toContain(30_000))
+    await vi.waitFor(() => expect(timers.armed).toContain(30_000), { timeout: 10_000 })
     expect(first.fake.requests).toHaveLength(1)
     clock.advance(30_000)
     expect((await waited).text).toBe('answered by gpt-4o-mini')
@@ -211,7 +211,7 @@ describe('a Retry-After beyond retry.maxRetryAfterMs (default 60 s) is not slept
       retry: { delay: { random: () => 0.99 } },
     })
     const settled = settle(call, ownTimers.tooLong)
-    await vi.waitFor(() => expect(ownTimers.armed).toContain(60_000), { timeout: 2000 })
+    await vi.waitFor(() => expect(ownTimers.armed).toContain(60_000), { timeout: 10_000 })
     own.advance(60_000)
     expect(await settled).toMatchObject({ answer: { text: 'answered by gpt-4o' } })
     expect(second.fake.requests).toHaveLength(2)
@@ -248,7 +248,7 @@ describe('a Retry-After beyond retry.maxRetryAfterMs (default 60 s) is not slept
       }),
       high.timers.tooLong,
     )
-    await vi.waitFor(() => expect(high.timers.armed).toContain(90_000))
+    await vi.waitFor(() => expect(high.timers.armed).toContain(90_000), { timeout: 10_000 })
     high.clock.advance(90_000)
     expect(await waited).toMatchObject({ answer: { text: 'answered by gpt-4o' } })
     expect(b.fake.requests).toHaveLength(2)

@@ -70,7 +70,8 @@ describe('callModel refuses options it cannot honour, at the call, naming the op
     const admission = new Admission({
       limits: new ProviderLimits({ limits: { openai: { tpm: 100 } }, windowMs: 60_000 }),
     })
-    using deadline = Deadline.after(500)
+    // Real time: the first call is answered over loopback within it, on a loaded machine too.
+    using deadline = Deadline.after(10_000)
     const ask = (maxTokens: number) =>
       outcome({
         models: [adapter],

@@ -1,3 +1,5 @@
+import diagnostics_channel from 'node:diagnostics_channel'
+import { Deadline, ManualClock } from '@hourglass/core'
 import { anthropicErrors, qwenErrors, reply } from '@hourglass/testkit'
 import { describe, expect, it } from 'vitest'
 import { anthropic } from '../../src/adapters/anthropic.js'
@@ -20,6 +22,17 @@ async function drain(
   } catch (error) {
     return { text, error }
   }
+}
+
+/** Resolves once the next response's headers have reached the code awaiting them. */
+function headersRead(): Promise<void> {
+  return new Promise((resolve) => {
+    const onHeaders = () => {
+      diagnostics_channel.unsubscribe('undici:request:headers', onHeaders)
+      setImmediate(resolve)
+    }
+    diagnostics_channel.subscribe('undici:request:headers', onHeaders)
+  })
 }
 
 describe('streams', () => {
@@ -139,13 +152,23 @@ describe('streams', () => {
       }),
     )
     const records: Array<{ decision: string; errorKind?: string | undefined }> = []
+    // The timer runs on the deadline's manual clock, moved once the 200 and
+    // some keep-alives have come: on the wall clock, the backup's own first
+    // token would race 300 ms of a loaded machine.
+    const clock = new ManualClock()
+    using deadline = Deadline.after(600_000, { clock })
+    const headers = headersRead()
     const stream = callModel({
       models: [primary, backup],
       request,
+      deadline,
       firstTokenTimeoutMs: 300,
       onAttempt: (r) => records.push(r),
       retry: { maxAttempts: 1 },
     })
+    await headers
+    await new Promise((resolve) => setTimeout(resolve, 100)) // keep-alives every 20 ms
+    clock.advance(300)
     const { text, error } = await drain(stream)
     expect(error).toBeUndefined()
     expect(text).toBe('backup speaking')
