@@ -139,6 +139,10 @@ const shared = {
   unstubEnvs: true,
   unstubGlobals: true,
   restoreMocks: true,
+  // expect.poll waits on loopback servers, Redis and queues: Vitest's 1 s
+  // default is a real-time bound, which three workers on two cores can
+  // overrun. A poll that holds at once returns at once; this bounds a wait.
+  expect: { poll: { timeout: 10_000 } },
 }
 
 export default defineConfig({
