@@ -269,7 +269,7 @@ function buildGateway(
           () => health.answered(),
         )
   const owner = {}
-  const metrics = new GatewayMetrics(owner, clock)
+  const metrics = new GatewayMetrics(owner, clock, Object.keys(valid.providers))
   // One admission layer: cooldowns per provider + base URL + key, then each
   // provider's RPM/TPM share (Redis-shared when configured, with a local
   // limiter as insurance), one wait and one rate-limited error for both.

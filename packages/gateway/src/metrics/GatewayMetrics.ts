@@ -38,7 +38,8 @@ export class GatewayMetrics {
   readonly #unsubscribe: () => void
   #closed = false
 
-  constructor(owner: object, clock: Clock) {
+  /** `providers`: the config's provider names, whose series start at 0 (see `#fromZero`). */
+  constructor(owner: object, clock: Clock, providers: readonly string[]) {
     this.#owner = owner
     this.#clock = clock
     this.#exporter = new PrometheusExporter({
@@ -101,6 +102,8 @@ export class GatewayMetrics {
         'Requests an SDK marked as its retry (X-Stainless-Retry-Count > 0), by whether the retry budget let them through',
       unit: '{request}',
     })
+
+    this.#fromZero(providers)
 
     const onAttempt = (m: ChannelMessage<typeof llmChannels.attempt>) => {
       if (!this.#mine()) return
@@ -231,6 +234,24 @@ export class GatewayMetrics {
     this.#closed = true
     this.#unsubscribe()
     await this.#provider.shutdown().catch(() => {})
+  }
+
+  /**
+   * The counters whose every series is known at start are on the first page
+   * at 0. Prometheus reads a series that first appears at 1 as one that was
+   * always 1 (`increase()` and `rate()` start from its first sample), so the
+   * event that created it never counted: after every restart, the first
+   * deadline expiry or fallback was missing from an alert on `increase(…)`.
+   * The others' label values (error kinds, key ids, attempt outcomes) are
+   * many, or known only as they come: made up front, most would be series
+   * that never move.
+   */
+  #fromZero(providers: readonly string[]): void {
+    for (const statusClass of ['2xx', '4xx', '5xx']) {
+      this.#requests.add(0, { status_class: statusClass })
+    }
+    this.#expiries.add(0)
+    for (const provider of providers) this.#fallbacks.add(0, { provider })
   }
 
   #mine(): boolean {
