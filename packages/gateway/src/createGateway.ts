@@ -227,7 +227,11 @@ function buildGateway(
     // The id goes in where the record is built: no copy of `fields` to put it first.
     write(level, event, fields, currentRequest()?.id)
   }
-  const warn = (source: string) => ({ warn: (message: string) => log('warn', source, { message }) })
+  // llm's loggers: a failure at `warn`, its recovery ("available again") at `info`.
+  const llmLogger = (source: string) => ({
+    warn: (message: string) => log('warn', source, { message }),
+    info: (message: string) => log('info', source, { message }),
+  })
 
   const ownFetch =
     options.fetch === undefined
@@ -300,6 +304,10 @@ function buildGateway(
         health.changed()
         log('warn', 'limits', { message })
       },
+      info: (message: string) => {
+        health.changed()
+        log('info', 'limits', { message })
+      },
     },
     onWait: (provider, limit, waitMs) => metrics.limitWait(provider, limit, waitMs),
     // Seen through the cooldowns' last command: a count right after a
@@ -312,7 +320,7 @@ function buildGateway(
   const admission = new WaitTimedAdmission(
     {
       clock,
-      logger: warn('admission'),
+      logger: llmLogger('admission'),
       limits,
       ...(store === undefined ? {} : { store }),
       // As the limits' back-off above, for the same reason: after a failed

@@ -24,6 +24,24 @@ export function warnSafely(logger: { warn(message: string): void }, message: str
   callHook((line: string) => logger.warn(line), message)
 }
 
+/**
+ * News that something failing works again (Redis is back): `logger.info`
+ * when the logger has one, as `warnSafely` calls `warn`. At `warn` an alert
+ * on warning lines fired again for the recovery; a logger with `warn` alone
+ * (the older shape) still hears of it there.
+ */
+export function infoSafely(
+  logger: { warn(message: string): void; info?: ((message: string) => void) | undefined },
+  message: string,
+): void {
+  if (typeof logger.info === 'function') {
+    callHook(
+      (line: string) => (logger.info as (message: string) => void).call(logger, line),
+      message,
+    )
+  } else warnSafely(logger, message)
+}
+
 function isThenable(value: unknown): value is PromiseLike<unknown> {
   return (
     (typeof value === 'object' || typeof value === 'function') &&

@@ -134,6 +134,14 @@ describe('/healthz and /readyz tell the truth about Redis', () => {
         expect((await ask()).choices[0]?.message.content).toBe('ok')
         expect(redisState()).toBe('shared')
         expect(await readyz()).toEqual({ status: 200, body: { status: 'ready', redis: 'shared' } })
+        // The failure is a warning; the recovery is news at info (at warn, an
+        // alert on warning lines fired again when the trouble ended).
+        const said = (pattern: RegExp) =>
+          started.logs.filter((l) => pattern.test(JSON.stringify(l))).map((l) => l.level)
+        expect(said(/unavailable/)).not.toEqual([])
+        expect(new Set(said(/unavailable/))).toEqual(new Set(['warn']))
+        expect(said(/Redis is back|available again/)).not.toEqual([])
+        expect(new Set(said(/Redis is back|available again/))).toEqual(new Set(['info']))
       })
 
       it('hanging with no request since: /readyz finds it out itself (local-fallback), then shared once it answers', async () => {

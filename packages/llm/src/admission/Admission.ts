@@ -63,8 +63,10 @@ export interface AdmissionOptions {
   latencyPercentile?: number | undefined
   /** How long an auth failure retires a key, in ms. Default Infinity (until restart); 0 = never retire. */
   retireMs?: number | undefined
-  /** Told once when the store fails (and once when it is back). Default `console`. */
-  logger?: { warn(message: string): void } | undefined
+  /** Told once when the store fails (`warn`) and once when it is back (`info`, or `warn` for a logger without one). Default `console`. */
+  logger?:
+    | { warn(message: string): void; info?: ((message: string) => void) | undefined }
+    | undefined
   /**
    * After a store command fails (a `commandTimeout` against a frozen Redis,
    * a lost connection), decide on this process's view for this long, in ms,

@@ -1,5 +1,5 @@
 import type { Clock } from '@hourglass/core'
-import { warnSafely } from '../callHook.js'
+import { infoSafely, warnSafely } from '../callHook.js'
 import { limitKindOf } from '../errors/limitKindOf.js'
 import { serverHintMs } from '../retry/maxRetryAfter.js'
 import type { CooldownScope } from '../types.js'
@@ -37,7 +37,7 @@ export interface CooldownBookOptions {
   /** The longest cooldown a server's hint starts, in ms (finite). */
   maxRetryAfterMs: number
   latency: LatencyTracker
-  logger: { warn(message: string): void }
+  logger: { warn(message: string): void; info?: ((message: string) => void) | undefined }
   /**
    * After the store fails (a command timeout against a frozen Redis, a lost
    * connection), how long `refresh` decides on this process's view without
@@ -538,7 +538,7 @@ export class CooldownBook {
     this.#storeRetryAtMs = Number.NEGATIVE_INFINITY
     if (!this.#storeFailing) return
     this.#storeFailing = false
-    warnSafely(this.#o.logger, 'hourglass admission: cooldown store available again')
+    infoSafely(this.#o.logger, 'hourglass admission: cooldown store available again')
   }
 }
 

@@ -10,7 +10,7 @@ import {
   systemClock,
 } from '@hourglass/core'
 import { type RateLimiterAbstract, RateLimiterRedis } from 'rate-limiter-flexible'
-import { warnSafely } from '../callHook.js'
+import { infoSafely, warnSafely } from '../callHook.js'
 import type { OverLimit } from '../types.js'
 import { LocalFallbackLimiter } from './LocalFallbackLimiter.js'
 import { LocalShareLimiter } from './LocalShareLimiter.js'
@@ -60,8 +60,10 @@ export interface ProviderLimitsOptions {
    * Default `systemClock`.
    */
   clock?: Clock | undefined
-  /** Told once when Redis fails and once when it is back. Default `console`. */
-  logger?: { warn(message: string): void } | undefined
+  /** Told once when Redis fails (`warn`) and once when it is back (`info`, or `warn` for a logger without one). Default `console`. */
+  logger?:
+    | { warn(message: string): void; info?: ((message: string) => void) | undefined }
+    | undefined
   /** Called when admission is about to wait for a window to reset (metrics). */
   onWait?: ((provider: string, limit: 'rpm' | 'tpm', waitMs: number) => void) | undefined
 }
@@ -219,7 +221,7 @@ export class ProviderLimits {
   /** The caller's client behind what rate-limiter-flexible is given (`RedisLimitScript`). */
   readonly #redis: RedisLimitScript | undefined
   readonly #instances: number
-  readonly #logger: { warn(message: string): void }
+  readonly #logger: { warn(message: string): void; info?: ((message: string) => void) | undefined }
   /** @internal Admission tells it before waiting for a reset. */
   readonly onWait: ProviderLimitsOptions['onWait']
   #fallbackUses = 0
@@ -506,7 +508,7 @@ export class ProviderLimits {
         (status === undefined || status === 'ready')
       ) {
         this.#degraded = false
-        warnSafely(this.#logger, 'hourglass limits: Redis is back; limits are shared again')
+        infoSafely(this.#logger, 'hourglass limits: Redis is back; limits are shared again')
       }
     }
   }
