@@ -145,15 +145,17 @@ describe.skipIf(!available)('Redis down mid-run under the gateway', () => {
     expect(fake.requests).toHaveLength(400)
     expect([...perContent.values()].every((n) => n === 1)).toBe(true)
     expect(perContent.size).toBe(400)
-    // Once down and once back, per component — not once per request.
+    // Once down (warn) and once back (info), per component — not once per request.
     const by = (event: string) =>
-      warnings.filter((w) => w.event === event).map((w) => String(w['msg']))
+      logs
+        .filter((l) => l.event === event && (l.level === 'warn' || l.level === 'info'))
+        .map((l) => `${l.level}: ${String(l['msg'])}`)
     expect(by('limits')).toEqual([
-      expect.stringMatching(/unavailable/i),
-      expect.stringMatching(/back/i),
+      expect.stringMatching(/^warn: .*unavailable/i),
+      expect.stringMatching(/^info: .*back/i),
     ])
     expect(by('admission').length).toBeLessThanOrEqual(2)
-    expect(by('admission').filter((m) => /again|back/i.test(m)).length).toBe(
+    expect(by('admission').filter((m) => /^info: .*(again|back)/i.test(m)).length).toBe(
       by('admission').length === 2 ? 1 : 0,
     )
   }, 60_000)
