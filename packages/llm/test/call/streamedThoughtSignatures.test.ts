@@ -49,7 +49,7 @@ async function replayed(
 }
 
 describe('Gemini thought signatures in a streamed answer', () => {
-  it('a signature on the answer part, with no thought before it, is kept and sent back on that part, as a whole answer’s', async () => {
+  it('a signature on the answer part, with no thought before it, is kept and sent back on the part it came on, whole or streamed', async () => {
     const fake = await fakes.start({ dialect: 'gemini' })
     fake.enqueue(
       reply.text('Sunny.', { signature: 'SIG-1' }),
@@ -63,11 +63,23 @@ describe('Gemini thought signatures in a streamed answer', () => {
       { type: 'thinking', thinking: '', signature: 'SIG-1' },
       { type: 'text', text: 'Sunny.' },
     ])
-    // Before: [{ type: 'text', text: 'Sunny.' }], the signature dropped.
-    expect(streamed.content).toEqual(whole.content)
+    // Streamed, Gemini signs the answer's last chunk ("." here, as the fake
+    // cuts it): the signature is kept in front of that part. Before:
+    // [{ type: 'text', text: 'Sunny.' }], the signature dropped.
+    expect(streamed.content).toEqual([
+      { type: 'text', text: 'Sunny' },
+      { type: 'thinking', thinking: '', signature: 'SIG-1' },
+      { type: 'text', text: '.' },
+    ])
     const sent = () => fake.requests.at(-1)?.body
-    const turn = await replayed(model, streamed, sent)
-    expect(turn).toEqual({ role: 'model', parts: [{ text: 'Sunny.', thoughtSignature: 'SIG-1' }] })
+    expect(await replayed(model, whole, sent)).toEqual({
+      role: 'model',
+      parts: [{ text: 'Sunny.', thoughtSignature: 'SIG-1' }],
+    })
+    expect(await replayed(model, streamed, sent)).toEqual({
+      role: 'model',
+      parts: [{ text: 'Sunny' }, { text: '.', thoughtSignature: 'SIG-1' }],
+    })
   })
 
   it('a signature on a function call after text goes back on that call, not on the text after an earlier thought', async () => {

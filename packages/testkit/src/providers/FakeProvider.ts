@@ -223,11 +223,12 @@ export class FakeProvider {
         res.writeHead(200, { 'content-type': 'application/json' }).end(list)
         return
       }
-      // A path no API answers is the provider's 404, whatever is scripted:
-      // neither the queue nor a rate-limit window is used for it.
+      // A path no API answers is the provider's 404, whatever is scripted
+      // (as is a Gemini model name that cannot exist): neither the queue nor
+      // a rate-limit window is used for it.
       const unknown =
         route.wire === undefined
-          ? unknownRouteReply(this.dialect, record.method, record.path)
+          ? (route.refusal ?? unknownRouteReply(this.dialect, record.method, record.path))
           : undefined
       const window = this.#windows.find((w) => this.#clock.now() < w.untilMs)
       let reply: ProviderReply

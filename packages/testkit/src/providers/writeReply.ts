@@ -5,6 +5,13 @@ import { deepseekErrors } from './errors/deepseekErrors.js'
 import { RESET_AFTER_S, stampResets } from './errors/resetAfterS.js'
 import { pause, writePaced } from './pacing.js'
 import { planAnswer } from './planAnswer.js'
+import {
+  anthropicMaxTokensMissing,
+  anthropicVersionProblem,
+  maxTokensUnsupported,
+  streamOptionsWithoutStream,
+  unreadableBody,
+} from './refusedBody.js'
 import { toolSettingsWithoutTools } from './toolSettingsWithoutTools.js'
 import type {
   ErrorReply,
@@ -82,6 +89,11 @@ function writeText(ctx: ReplyContext, reply: TextReply): Promise<void> {
   }
   // The API refuses it before generating: the scripted answer is not given.
   const refused =
+    anthropicVersionProblem(ctx.record.route, ctx.record.headers) ??
+    unreadableBody(ctx.record.route, ctx.record.rawBody) ??
+    anthropicMaxTokensMissing(ctx.record.route, ctx.record.body) ??
+    streamOptionsWithoutStream(ctx.dialect, ctx.record.route, ctx.record.body) ??
+    maxTokensUnsupported(ctx.dialect, ctx.record.route, ctx.record.body) ??
     toolSettingsWithoutTools(ctx.record.route, ctx.record.body) ??
     unavailableFormat(ctx.dialect, ctx.record.body)
   if (refused !== undefined) return writeError(ctx, refused)

@@ -15,7 +15,11 @@ afterEach(async () => {
 const messages = (base: string, stream: boolean) =>
   fetch(`${base}/v1/messages`, {
     method: 'POST',
-    headers: { 'content-type': 'application/json', 'x-api-key': 'sk-test' },
+    headers: {
+      'content-type': 'application/json',
+      'x-api-key': 'sk-test',
+      'anthropic-version': '2023-06-01',
+    },
     body: JSON.stringify({
       model: 'claude',
       max_tokens: 100,

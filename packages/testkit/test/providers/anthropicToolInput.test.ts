@@ -35,7 +35,11 @@ describe('Anthropic streamed tool_use input', () => {
     })
     const res = await fetch(`${fake.url}/v1/messages`, {
       method: 'POST',
-      headers: { 'content-type': 'application/json', 'x-api-key': 'sk-test' },
+      headers: {
+        'content-type': 'application/json',
+        'x-api-key': 'sk-test',
+        'anthropic-version': '2023-06-01',
+      },
       body: JSON.stringify({
         model: 'claude',
         max_tokens: 100,

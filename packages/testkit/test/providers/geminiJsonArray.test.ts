@@ -39,8 +39,9 @@ it('is one JSON array of the chunks the alt=sse stream sends, element for elemen
   expect(array[0]).toMatchObject({
     candidates: [{ content: { parts: [{ text: 'hm', thought: true }] } }],
   })
-  expect(array[1]).toMatchObject({
-    candidates: [{ content: { parts: [{ text: 'Bonjour', thoughtSignature: 'sig' }] } }],
+  // No function call: the last text chunk carries the signature, as in the alt=sse stream.
+  expect(array[3]).toMatchObject({
+    candidates: [{ content: { parts: [{ text: ' monde', thoughtSignature: 'sig' }] } }],
   })
   expect(array.at(-1)).toMatchObject({
     candidates: [{ finishReason: 'STOP' }],

@@ -50,25 +50,58 @@ describe('fake Gemini thought signatures', () => {
     }
   })
 
-  it('with text, the first text part carries it in both forms', async () => {
+  it('with text before the calls, the first function call carries it, not the text', async () => {
     fake = await startFakeProvider({
       dialect: 'gemini',
       reply: reply.text('It is sunny', {
         thinking: 'think',
         signature: 'SIG9',
-        toolCalls: [{ name: 'log', arguments: {} }],
+        toolCalls: [
+          { name: 'log', arguments: {} },
+          { name: 'notify', arguments: {} },
+        ],
       }),
     })
     const whole = partsOf(await (await call(fake, 'generateContent')).json())
     const sse = await readSse(await call(fake, 'streamGenerateContent?alt=sse'))
     const streamed = sse.events.flatMap((e) => partsOf(JSON.parse(e.data)))
     for (const parts of [whole, streamed]) {
+      // Gemini 3 signs the first functionCall part of a response with calls
+      // (ai.google.dev/gemini-api/docs/thought-signatures); it used to be the text.
       const signed = parts.filter((p) => p.thoughtSignature !== undefined)
-      expect(signed).toHaveLength(1)
-      expect(signed[0]).toMatchObject({
-        text: expect.stringMatching(/^It/),
-        thoughtSignature: 'SIG9',
-      })
+      expect(signed).toEqual([
+        { functionCall: { name: 'log', args: {} }, thoughtSignature: 'SIG9' },
+      ])
     }
+  })
+
+  it('without function calls, the last part carries it: the last text chunk when streamed', async () => {
+    fake = await startFakeProvider({
+      dialect: 'gemini',
+      reply: reply.text('It is sunny today', { thinking: 'think', signature: 'SIG7' }),
+    })
+    const whole = partsOf(await (await call(fake, 'generateContent')).json())
+    // "Model responses without a function call will return a thought
+    // signature inside the last part returned by the model."
+    expect(whole).toEqual([
+      { text: 'think', thought: true },
+      { text: 'It is sunny today', thoughtSignature: 'SIG7' },
+    ])
+    const sse = await readSse(await call(fake, 'streamGenerateContent?alt=sse'))
+    const streamed = sse.events.flatMap((e) => partsOf(JSON.parse(e.data)))
+    expect(streamed.at(-1)).toEqual({ text: ' today', thoughtSignature: 'SIG7' })
+    expect(streamed.filter((p) => p.thoughtSignature !== undefined)).toHaveLength(1)
+  })
+
+  it('an answer that is only thoughts signs its last thought, rather than dropping the signature', async () => {
+    fake = await startFakeProvider({
+      dialect: 'gemini',
+      reply: reply.text('', { thinking: 'just thinking', signature: 'SIG5' }),
+    })
+    const whole = partsOf(await (await call(fake, 'generateContent')).json())
+    expect(whole).toEqual([{ text: 'just thinking', thought: true, thoughtSignature: 'SIG5' }])
+    const sse = await readSse(await call(fake, 'streamGenerateContent?alt=sse'))
+    const streamed = sse.events.flatMap((e) => partsOf(JSON.parse(e.data)))
+    expect(streamed.map((p) => p.thoughtSignature)).toEqual([undefined, 'SIG5'])
   })
 })

@@ -410,7 +410,11 @@ describe('Anthropic stream usage', () => {
     })
     const res = await fetch(`${fake.baseURL}/v1/messages`, {
       method: 'POST',
-      headers: { 'x-api-key': 'k', 'content-type': 'application/json' },
+      headers: {
+        'x-api-key': 'k',
+        'anthropic-version': '2023-06-01',
+        'content-type': 'application/json',
+      },
       body: JSON.stringify({ model: 'm', max_tokens: 9, stream: true, messages: [] }),
     })
     const events = (await readSse(res)).events.map((e) => JSON.parse(e.data) as { type: string })
@@ -576,7 +580,11 @@ describe('tool settings without tools', () => {
       fake = await startFakeProvider({ dialect, reply: reply.text('ok') })
       const res = await fetch(`${fake.baseURL}${path}`, {
         method: 'POST',
-        headers: { authorization: 'Bearer sk-test', 'content-type': 'application/json' },
+        headers: {
+          authorization: 'Bearer sk-test',
+          'anthropic-version': '2023-06-01',
+          'content-type': 'application/json',
+        },
         body: JSON.stringify(body),
       })
       expect(res.status).toBe(400)

@@ -12,11 +12,17 @@ const FINISH = {
  * Gemini `generateContent` and `streamGenerateContent?alt=sse`. Streamed
  * chunks are whole `GenerateContentResponse` objects separated by `\r\n\r\n`
  * (Gemini's framing, unlike the `\n\n` of the others); thoughts are parts with
- * `thought: true`, and the signature rides on the first answer part as
- * `thoughtSignature` — the first text part, or with no text the first
- * `functionCall` part ("the first function call part … will have a
- * signature", ai.google.dev/gemini-api/docs/thought-signatures), in both
- * forms alike.
+ * `thought: true`. The signature rides as `thoughtSignature` where Gemini 3
+ * puts it (ai.google.dev/gemini-api/docs/thought-signatures): on the first
+ * `functionCall` part of an answer with function calls ("the first function
+ * call part … will have a signature"; parallel calls after it have none),
+ * text before it or not; and "model responses without a function call will
+ * return a thought signature inside the last part returned by the model" —
+ * the last text part (streamed: the last text chunk), or with no text the
+ * last thought. Both forms alike. The fake used to sign the first text part
+ * even beside function calls, so a client that looked for the signature on
+ * the call (where Gemini 3 checks it when the history comes back: "Function
+ * call is missing a thought_signature") passed against the fake only.
  */
 export const geminiGenerate: WireFormat = {
   toolIdPrefix: 'fc_',
@@ -24,15 +30,15 @@ export const geminiGenerate: WireFormat = {
   streamContentType: 'text/event-stream',
 
   json(plan) {
-    const parts: unknown[] = []
+    const parts: Record<string, unknown>[] = []
     if (plan.thinkingTokens.length > 0)
       parts.push({ text: plan.thinkingTokens.join(''), thought: true })
-    const answer: Record<string, unknown>[] = []
-    if (plan.textTokens.length > 0) answer.push({ text: plan.textTokens.join('') })
-    for (const call of plan.toolCalls) answer.push(functionCallPart(call))
-    if (plan.signature !== undefined && answer[0] !== undefined)
-      answer[0]['thoughtSignature'] = plan.signature
-    parts.push(...answer)
+    if (plan.textTokens.length > 0) parts.push({ text: plan.textTokens.join('') })
+    const calls = plan.toolCalls.map(functionCallPart)
+    parts.push(...calls)
+    const signed = calls[0] ?? parts.at(-1)
+    if (plan.signature !== undefined && signed !== undefined)
+      signed['thoughtSignature'] = plan.signature
     return response(plan, parts, usageMetadata(plan))
   },
 
@@ -45,21 +51,26 @@ export const geminiGenerate: WireFormat = {
     let candidates = 0
     const chunk = (parts: unknown[], last: boolean): string =>
       `data: ${stringifyWithRaw(response(plan, parts, last ? final : runningUsage(plan, thoughts, candidates)))}\r\n\r\n`
-    for (const t of plan.thinkingTokens) {
+    // Gemini sends a function call whole, in one chunk; the first one is
+    // signed. Without one, the last part the model streams is.
+    const calls = plan.toolCalls.map(functionCallPart)
+    const signature = calls.length === 0 ? plan.signature : undefined
+    if (plan.signature !== undefined && calls[0] !== undefined)
+      calls[0]['thoughtSignature'] = plan.signature
+    plan.thinkingTokens.forEach((t, i) => {
       thoughts = Math.min(thoughts + 1, final.thoughtsTokenCount ?? 0)
-      frames.push({ text: chunk([{ text: t, thought: true }], false), token: true })
-    }
+      const part: Record<string, unknown> = { text: t, thought: true }
+      const last = i === plan.thinkingTokens.length - 1 && plan.textTokens.length === 0
+      if (last && signature !== undefined) part['thoughtSignature'] = signature
+      frames.push({ text: chunk([part], false), token: true })
+    })
     plan.textTokens.forEach((t, i) => {
       candidates = Math.min(candidates + 1, final.candidatesTokenCount ?? 0)
       const part: Record<string, unknown> = { text: t }
-      if (i === 0 && plan.signature !== undefined) part['thoughtSignature'] = plan.signature
+      const last = i === plan.textTokens.length - 1
+      if (last && signature !== undefined) part['thoughtSignature'] = signature
       frames.push({ text: chunk([part], false), token: true })
     })
-    // Gemini sends a function call whole, in one chunk.
-    const calls = plan.toolCalls.map(functionCallPart)
-    // No text part took the signature: the first function call carries it, as unstreamed.
-    if (plan.signature !== undefined && plan.textTokens.length === 0 && calls[0] !== undefined)
-      calls[0]['thoughtSignature'] = plan.signature
     frames.push({ text: chunk(calls, true), token: calls.length > 0, finish: true })
     return frames
   },

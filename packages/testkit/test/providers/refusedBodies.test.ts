@@ -1,0 +1,270 @@
+import { afterEach, describe, expect, it } from 'vitest'
+import {
+  type FakeProvider,
+  type ProviderDialect,
+  reply,
+  startFakeProvider,
+} from '../../src/providers/index.js'
+
+/**
+ * Requests every real API refuses before generating, which the fake used to
+ * answer with its scripted 200: a body that is not JSON, a string escape
+ * Anthropic's parser cannot read, OpenAI's `stream_options` without `stream`.
+ */
+let fake: FakeProvider | undefined
+afterEach(async () => {
+  await fake?.close()
+  fake = undefined
+})
+
+const post = (url: string, body: string, headers: Record<string, string> = {}) =>
+  fetch(url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', 'anthropic-version': '2023-06-01', ...headers },
+    body,
+  })
+
+async function start(dialect: ProviderDialect): Promise<FakeProvider> {
+  fake = await startFakeProvider({ dialect, reply: reply.text('generated anyway') })
+  return fake
+}
+
+describe('a body that is not JSON', () => {
+  const cut = '{"model":"m","messages":[{"role":"user","content":"hi"}'
+
+  it.each(['openai', 'deepseek', 'qwen', 'doubao'] as const)(
+    '%s chat completions: 400 invalid_request_error, as OpenAI words it',
+    async (dialect) => {
+      const f = await start(dialect)
+      const res = await post(`${f.url}/v1/chat/completions`, cut)
+      expect(res.status).toBe(400)
+      const body = (await res.json()) as { error: Record<string, unknown> }
+      expect(body.error).toMatchObject({ type: 'invalid_request_error', param: null, code: null })
+      expect(body.error['message']).toMatch(/^We could not parse the JSON body of your request\./)
+      expect(f.requests[0]).toMatchObject({ outcome: 'error', paid: false, tokensSent: 0 })
+    },
+  )
+
+  it('Anthropic: 400 invalid_request_error "The request body is not valid JSON: …", no details', async () => {
+    const f = await start('anthropic')
+    const res = await post(`${f.url}/v1/messages`, cut)
+    expect(res.status).toBe(400)
+    const body = (await res.json()) as { type: string; error: Record<string, unknown> }
+    expect(body.type).toBe('error')
+    expect(Object.keys(body.error)).toEqual(['type', 'message'])
+    expect(body.error['type']).toBe('invalid_request_error')
+    expect(body.error['message']).toMatch(/^The request body is not valid JSON: /)
+    expect(f.paidGenerations).toBe(0)
+  })
+
+  it.each(['generateContent', 'streamGenerateContent?alt=sse', 'streamGenerateContent'])(
+    'Gemini %s: 400 INVALID_ARGUMENT with a BadRequest field violation',
+    async (method) => {
+      const f = await start('gemini')
+      const res = await post(`${f.baseURL}/models/gemini-2.5-flash:${method}`, '{"contents": [')
+      expect(res.status).toBe(400)
+      expect(await res.json()).toEqual({
+        error: {
+          code: 400,
+          message: 'Invalid JSON payload received. Unexpected token.',
+          status: 'INVALID_ARGUMENT',
+          details: [
+            {
+              '@type': 'type.googleapis.com/google.rpc.BadRequest',
+              fieldViolations: [
+                { description: 'Invalid JSON payload received. Unexpected token.' },
+              ],
+            },
+          ],
+        },
+      })
+    },
+  )
+
+  it('a scripted error still goes out as scripted, and an empty body is not refused', async () => {
+    const f = await start('openai')
+    f.enqueue({ kind: 'error', status: 503, body: 'down' })
+    expect((await post(`${f.url}/v1/chat/completions`, cut)).status).toBe(503)
+    expect((await post(`${f.url}/v1/chat/completions`, '')).status).toBe(200)
+  })
+})
+
+describe('Anthropic and lone surrogates', () => {
+  const body = (content: string) =>
+    `{"model":"claude","max_tokens":10,"messages":[{"role":"user","content":"${content}"}]}`
+
+  it('a lone high surrogate escape is a 400 naming where it is, as Anthropic’s parser words it', async () => {
+    const f = await start('anthropic')
+    // What JSON.stringify writes for a string cut inside an emoji.
+    const raw = body('cut \\ud83d')
+    expect(JSON.stringify('cut \ud83d')).toBe('"cut \\ud83d"')
+    const res = await post(`${f.url}/v1/messages`, raw)
+    expect(res.status).toBe(400)
+    const at = raw.indexOf('\\ud83d')
+    expect(((await res.json()) as { error: { message: string } }).error.message).toBe(
+      `The request body is not valid JSON: no low surrogate in string: line 1 column ${at + 1} (char ${at})`,
+    )
+  })
+
+  it('a whole pair, an escaped backslash before the u, and a raw emoji are read as they are', async () => {
+    const f = await start('anthropic')
+    for (const content of ['\\ud83d\\ude00', 'C:\\\\ud83d', '😀']) {
+      expect((await post(`${f.url}/v1/messages`, body(content))).status).toBe(200)
+    }
+  })
+})
+
+describe("OpenAI's stream_options without stream", () => {
+  const body = (extra: Record<string, unknown>) =>
+    JSON.stringify({ model: 'gpt-4o', messages: [{ role: 'user', content: 'hi' }], ...extra })
+
+  it('is a 400 naming the param', async () => {
+    const f = await start('openai')
+    for (const extra of [
+      { stream_options: { include_usage: true } },
+      { stream: false, stream_options: { include_usage: true } },
+    ]) {
+      const res = await post(`${f.url}/v1/chat/completions`, body(extra))
+      expect(res.status).toBe(400)
+      expect(await res.json()).toEqual({
+        error: {
+          message: "The 'stream_options' parameter is only allowed when 'stream' is enabled.",
+          type: 'invalid_request_error',
+          param: 'stream_options',
+          code: null,
+        },
+      })
+    }
+  })
+
+  it('is answered when streaming, or when null', async () => {
+    const f = await start('openai')
+    const streamed = await post(
+      `${f.url}/v1/chat/completions`,
+      body({ stream: true, stream_options: { include_usage: true } }),
+    )
+    expect(streamed.status).toBe(200)
+    await streamed.text()
+    expect(
+      (await post(`${f.url}/v1/chat/completions`, body({ stream_options: null }))).status,
+    ).toBe(200)
+  })
+})
+
+describe("Anthropic's anthropic-version header", () => {
+  const body = JSON.stringify({
+    model: 'claude',
+    max_tokens: 10,
+    messages: [{ role: 'user', content: 'hi' }],
+  })
+
+  it('missing: 400 "anthropic-version: header is required"', async () => {
+    const f = await start('anthropic')
+    const res = await fetch(`${f.url}/v1/messages`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-api-key': 'k' },
+      body,
+    })
+    expect(res.status).toBe(400)
+    expect(await res.json()).toEqual({
+      type: 'error',
+      error: { type: 'invalid_request_error', message: 'anthropic-version: header is required' },
+      request_id: 'req_011CFakeHourglass',
+    })
+    expect(f.paidGenerations).toBe(0)
+  })
+
+  it('sent twice (a proxy adding its own beside the client’s) or unknown: not a valid version', async () => {
+    const f = await start('anthropic')
+    const doubled = new Headers({ 'content-type': 'application/json' })
+    doubled.append('anthropic-version', '2023-06-01')
+    doubled.append('anthropic-version', '2023-06-01')
+    for (const headers of [doubled, { 'anthropic-version': '2024-10-22' }]) {
+      const res = await fetch(`${f.url}/v1/messages`, { method: 'POST', headers, body })
+      expect(res.status).toBe(400)
+      expect(((await res.json()) as { error: { message: string } }).error.message).toMatch(
+        /^anthropic-version: "(2023-06-01, 2023-06-01|2024-10-22)" is not a valid version$/,
+      )
+    }
+  })
+
+  it('2023-06-01 and 2023-01-01 are answered; another API’s route does not ask for it', async () => {
+    const f = await start('anthropic')
+    for (const version of ['2023-06-01', '2023-01-01']) {
+      const res = await post(`${f.url}/v1/messages`, body, { 'anthropic-version': version })
+      expect(res.status).toBe(200)
+    }
+    const chat = await fetch(`${f.url}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'm', messages: [{ role: 'user', content: 'hi' }] }),
+    })
+    expect(chat.status).toBe(200)
+  })
+})
+
+describe("Anthropic's required max_tokens", () => {
+  it('missing: 400 "max_tokens: Field required", the scripted answer not given', async () => {
+    const f = await start('anthropic')
+    const res = await post(
+      `${f.url}/v1/messages`,
+      JSON.stringify({ model: 'claude', messages: [{ role: 'user', content: 'hi' }] }),
+    )
+    expect(res.status).toBe(400)
+    expect(await res.json()).toEqual({
+      type: 'error',
+      error: { type: 'invalid_request_error', message: 'max_tokens: Field required' },
+      request_id: 'req_011CFakeHourglass',
+    })
+    expect(f.requests[0]).toMatchObject({ outcome: 'error', paid: false })
+  })
+
+  it('OpenAI-compatible chat may leave it out', async () => {
+    const f = await start('openai')
+    const res = await post(
+      `${f.url}/v1/chat/completions`,
+      JSON.stringify({ model: 'm', messages: [{ role: 'user', content: 'hi' }] }),
+    )
+    expect(res.status).toBe(200)
+  })
+})
+
+describe("OpenAI's reasoning models and max_tokens", () => {
+  const ask = (model: string, extra: Record<string, unknown>) =>
+    JSON.stringify({ model, messages: [{ role: 'user', content: 'hi' }], ...extra })
+
+  it.each(['gpt-5', 'gpt-5.1', 'gpt-5-mini', 'o1', 'o3-mini', 'o4-mini-2025-04-16'])(
+    '%s: max_tokens is a 400 unsupported_parameter naming max_completion_tokens',
+    async (model) => {
+      const f = await start('openai')
+      const res = await post(`${f.url}/v1/chat/completions`, ask(model, { max_tokens: 64 }))
+      expect(res.status).toBe(400)
+      expect(await res.json()).toEqual({
+        error: {
+          message:
+            "Unsupported parameter: 'max_tokens' is not supported with this model. Use 'max_completion_tokens' instead.",
+          type: 'invalid_request_error',
+          param: 'max_tokens',
+          code: 'unsupported_parameter',
+        },
+      })
+      const right = await post(
+        `${f.url}/v1/chat/completions`,
+        ask(model, { max_completion_tokens: 64 }),
+      )
+      expect(right.status).toBe(200)
+    },
+  )
+
+  it('gpt-4o, gpt-5-chat-latest and the compatible dialects take max_tokens', async () => {
+    const f = await start('openai')
+    for (const model of ['gpt-4o', 'gpt-5-chat-latest', 'omni-moderation']) {
+      const res = await post(`${f.url}/v1/chat/completions`, ask(model, { max_tokens: 64 }))
+      expect(res.status).toBe(200)
+    }
+    await f.close()
+    const deepseek = await start('deepseek')
+    const res = await post(`${deepseek.url}/chat/completions`, ask('o1', { max_tokens: 64 }))
+    expect(res.status).toBe(200)
+  })
+})
