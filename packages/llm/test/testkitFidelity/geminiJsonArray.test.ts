@@ -56,7 +56,7 @@ it.each([
     content: r.content
       .filter((b) => !signatureOnly(b))
       // Generated per answer: compared by name and arguments.
-      .map((b) => (b.type === 'tool_call' ? { ...b, id: undefined } : b))
+      .map((b): Block => (b.type === 'tool_call' ? { ...b, id: '' } : b))
       .reduce<Block[]>((blocks, b) => {
         const last = blocks.at(-1)
         if (b.type === 'text' && last?.type === 'text') {

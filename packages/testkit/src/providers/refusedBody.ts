@@ -21,7 +21,11 @@ import type { ErrorReply, ProviderDialect, ProviderRoute } from './types.js'
  *   as Google's JSON front end answers it.
  * ERNIE's legacy route answers errors in 200 bodies; it is left as it was.
  */
-export function unreadableBody(route: ProviderRoute, rawBody: string): ErrorReply | undefined {
+export function unreadableBody(
+  dialect: ProviderDialect,
+  route: ProviderRoute,
+  rawBody: string,
+): ErrorReply | undefined {
   if (rawBody === '') return undefined
   let reason: string | undefined
   try {
@@ -47,7 +51,10 @@ export function unreadableBody(route: ProviderRoute, rawBody: string): ErrorRepl
             },
           }
     case 'anthropic-messages': {
-      const why = reason ?? loneHighSurrogate(rawBody)
+      // The lone surrogate is Anthropic's parser's own refusal: the fake of
+      // another dialect answering Anthropic's format (DeepSeek's Anthropic
+      // API) is not held to it.
+      const why = reason ?? (dialect === 'anthropic' ? loneHighSurrogate(rawBody) : undefined)
       return why === undefined
         ? undefined
         : {
@@ -153,10 +160,13 @@ const ANTHROPIC_VERSIONS: ReadonlySet<string> = new Set(['2023-06-01', '2023-01-
  * so a client or proxy that forgot (or doubled) the header passed against it.
  */
 export function anthropicVersionProblem(
+  dialect: ProviderDialect,
   route: ProviderRoute,
   headers: Record<string, string>,
 ): ErrorReply | undefined {
-  if (route !== 'anthropic-messages') return undefined
+  // Anthropic's own API only: every fake answers every format, and
+  // DeepSeek's Anthropic API documents the header as ignored.
+  if (dialect !== 'anthropic' || route !== 'anthropic-messages') return undefined
   const version = headers['anthropic-version']
   if (version !== undefined && ANTHROPIC_VERSIONS.has(version)) return undefined
   const message =
@@ -185,10 +195,13 @@ export function anthropicVersionProblem(
  * be a valid integer"), and is left to the API's other checks.
  */
 export function anthropicMaxTokensMissing(
+  dialect: ProviderDialect,
   route: ProviderRoute,
   body: unknown,
 ): ErrorReply | undefined {
-  if (route !== 'anthropic-messages' || typeof body !== 'object' || body === null) return undefined
+  // Anthropic's own API only, as `anthropicVersionProblem`.
+  if (dialect !== 'anthropic' || route !== 'anthropic-messages') return undefined
+  if (typeof body !== 'object' || body === null) return undefined
   if ((body as Record<string, unknown>)['max_tokens'] !== undefined) return undefined
   return {
     kind: 'error',

@@ -89,9 +89,9 @@ function writeText(ctx: ReplyContext, reply: TextReply): Promise<void> {
   }
   // The API refuses it before generating: the scripted answer is not given.
   const refused =
-    anthropicVersionProblem(ctx.record.route, ctx.record.headers) ??
-    unreadableBody(ctx.record.route, ctx.record.rawBody) ??
-    anthropicMaxTokensMissing(ctx.record.route, ctx.record.body) ??
+    anthropicVersionProblem(ctx.dialect, ctx.record.route, ctx.record.headers) ??
+    unreadableBody(ctx.dialect, ctx.record.route, ctx.record.rawBody) ??
+    anthropicMaxTokensMissing(ctx.dialect, ctx.record.route, ctx.record.body) ??
     streamOptionsWithoutStream(ctx.dialect, ctx.record.route, ctx.record.body) ??
     maxTokensUnsupported(ctx.dialect, ctx.record.route, ctx.record.body) ??
     toolSettingsWithoutTools(ctx.record.route, ctx.record.body) ??

@@ -188,6 +188,19 @@ describe("Anthropic's anthropic-version header", () => {
     }
   })
 
+  it('another dialect’s fake answering Anthropic’s format asks none of Anthropic’s own checks (DeepSeek’s Anthropic API ignores the header)', async () => {
+    const f = await start('deepseek')
+    const res = await fetch(`${f.url}/v1/messages`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-api-key': 'k' },
+      body: JSON.stringify({
+        model: 'deepseek-chat',
+        messages: [{ role: 'user', content: 'hi \ud83d' }],
+      }),
+    })
+    expect(res.status).toBe(200)
+  })
+
   it('2023-06-01 and 2023-01-01 are answered; another API’s route does not ask for it', async () => {
     const f = await start('anthropic')
     for (const version of ['2023-06-01', '2023-01-01']) {
