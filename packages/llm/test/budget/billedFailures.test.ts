@@ -1,3 +1,5 @@
+import diagnostics_channel from 'node:diagnostics_channel'
+import { Deadline, ManualClock } from '@hourglass/core'
 import { openAIErrors, reply } from '@hourglass/testkit'
 import { describe, expect, it } from 'vitest'
 import { CostBudget } from '../../src/budget/CostBudget.js'
@@ -23,6 +25,17 @@ const WHOLE_USD = PROMPT_USD + 2 * maxTokens
 const retry = { maxAttempts: 3, delay: FAST_RETRIES }
 // No shared state between tests: the default admission would cool the fakes' providers.
 const limits = (budget: CostBudget) => ({ budget, admission: false as const })
+
+/** Resolves once the next response's headers have reached the code awaiting them. */
+function headersRead(): Promise<void> {
+  return new Promise((resolve) => {
+    const onHeaders = () => {
+      diagnostics_channel.unsubscribe('undici:request:headers', onHeaders)
+      setImmediate(resolve)
+    }
+    diagnostics_channel.subscribe('undici:request:headers', onHeaders)
+  })
+}
 
 async function modelAt(reply: Parameters<typeof fakes.start>[0], model = 'big') {
   const fake = await fakes.start({ dialect: 'openai', ...reply })
@@ -101,14 +114,24 @@ describe('attempts that failed after the provider took them are charged', () => 
     const { adapter } = await modelAt({ reply: reply.hang({ afterHeaders: true }) })
     const budget = new CostBudget({ limitUsd: 10_000, prices })
     const records: AttemptRecord[] = []
-    const error = await callModel({
+    // The timer runs on the deadline's manual clock, moved once the 200 has
+    // come: on the wall clock a loaded machine could take the 1000 ms before
+    // the headers, and the timeout would have no 200 to be charged after.
+    const clock = new ManualClock()
+    using deadline = Deadline.after(600_000, { clock })
+    const headers = headersRead()
+    const result = callModel({
       models: [adapter],
+      deadline,
       request: { messages, maxTokens, stream: true },
       firstTokenTimeoutMs: 1000,
       retry,
       onAttempt: (r) => records.push(r),
       limits: limits(budget),
     }).result.catch((e: unknown) => e)
+    await headers
+    clock.advance(1000)
+    const error = await result
     expect(isModelUnavailable(error)).toBe(true)
     expect(budget.spentUsd).toBe(PROMPT_USD)
     expect(records).toHaveLength(1)

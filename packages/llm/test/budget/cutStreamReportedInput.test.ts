@@ -1,4 +1,5 @@
-import { Deadline } from '@hourglass/core'
+import diagnostics_channel from 'node:diagnostics_channel'
+import { Deadline, ManualClock } from '@hourglass/core'
 import { describe, expect, it } from 'vitest'
 import { CostBudget } from '../../src/budget/CostBudget.js'
 import type { AttemptRecord } from '../../src/call/AttemptRecord.js'
@@ -37,6 +38,26 @@ async function callCut(dialect: 'anthropic' | 'gemini', baseURL: string) {
 
 /** Anthropic's first event: the input as counted, and a placeholder output count of 1. */
 const MESSAGE_START = anthropicMessageStart({ model: 'big', inputTokens: 6000 })
+
+/**
+ * Resolves once the next response's body has brought `frames` whole (its
+ * headers came before) and the code reading it has run: undici publishes
+ * each chunk just before it hands it over, and what reads it runs in the
+ * ticks and microtasks after.
+ */
+function bodyRead(frames: string): Promise<void> {
+  const name = 'undici:request:bodyChunkReceived'
+  let bytes = 0
+  return new Promise((resolve) => {
+    const onChunk = (message: unknown) => {
+      bytes += (message as { chunk: Uint8Array }).chunk.byteLength
+      if (bytes < Buffer.byteLength(frames)) return
+      diagnostics_channel.unsubscribe(name, onChunk)
+      setImmediate(resolve)
+    }
+    diagnostics_channel.subscribe(name, onChunk)
+  })
+}
 
 describe('a stream cut before its usage event is charged by the input counts the provider already sent', () => {
   it('Anthropic: message_start’s input count, not the prompt estimate', async () => {
@@ -82,15 +103,24 @@ describe('a stream that took the request and sent no token is charged by the inp
     const baseURL = await holdAfter(MESSAGE_START)
     const budget = new CostBudget({ limitUsd: 1_000_000, prices })
     const records: AttemptRecord[] = []
-    await callModel({
+    // The timer runs on the deadline's manual clock, moved once message_start
+    // has been read: on the wall clock a loaded machine could take the 1000 ms
+    // before it, and the timeout would have no counts to charge by.
+    const clock = new ManualClock()
+    using deadline = Deadline.after(600_000, { clock })
+    const read = bodyRead(MESSAGE_START)
+    const call = callModel({
       models: [fakes.adapterFor('anthropic', baseURL.replace(/\/v1$/, ''), 'big')],
-      deadline: Deadline.after(10_000),
+      deadline,
       request: { messages, maxTokens: 100, stream: true },
       firstTokenTimeoutMs: 1000,
       retry: { maxAttempts: 1, delay: FAST_RETRIES },
       onAttempt: (r) => records.push(r),
       limits: { budget, admission: false },
     }).result.catch(() => {})
+    await read
+    clock.advance(1000)
+    await call
     // The input as counted, and message_start's 1 output token.
     expect(budget.spentUsd).toBeCloseTo(6000 + 2, 6)
     expect(records[0]).toMatchObject({ errorKind: 'timeout', costUsd: expect.closeTo(6002, 6) })
@@ -100,16 +130,25 @@ describe('a stream that took the request and sent no token is charged by the inp
     // A 200 Anthropic stream that sends `message_start`, then nothing: no token, no end.
     const baseURL = await holdAfter(MESSAGE_START)
     const records: AttemptRecord[] = []
-    const call = (limits: CallModelOptions['limits']) =>
-      callModel({
+    // Each on its deadline's manual clock, moved once message_start has been
+    // read (a loaded machine's wall clock could run the 1000 ms out first).
+    const call = async (limits: CallModelOptions['limits']) => {
+      const clock = new ManualClock()
+      using deadline = Deadline.after(600_000, { clock })
+      const read = bodyRead(MESSAGE_START)
+      const ended = callModel({
         models: [fakes.adapterFor('anthropic', baseURL.replace(/\/v1$/, ''), 'big')],
-        deadline: Deadline.after(10_000),
+        deadline,
         request: { messages, maxTokens: 100, stream: true },
         firstTokenTimeoutMs: 1000,
         retry: { maxAttempts: 1, delay: FAST_RETRIES },
         onAttempt: (r) => records.push(r),
         limits,
       }).result.catch(() => {})
+      await read
+      clock.advance(1000)
+      await ended
+    }
     // With a budget (charged by those counts) and without one: the same record.
     await call({ budget: new CostBudget({ limitUsd: 1_000_000, prices }), admission: false })
     await call({ admission: false })
