@@ -120,7 +120,7 @@ export async function addWithDeadline<DataType, ResultType, NameType extends str
   const timestamp = Object.hasOwn(opts, 'timestamp')
     ? opts.timestamp
     : queue.defaultJobOptions?.timestamp
-  const refusal: Refusal = { queue: queue.name, name, delay, timestamp, deadline, maxMs }
+  const refusal: Refusal = { queue: queue.name, name, delay, timestamp, deadline, asked, maxMs }
   // Before the no-expiry shortcut: a cancelled Deadline.never() (the caller
   // left) has ended too, and its job must not be enqueued either.
   refuseEnded(refusal)
@@ -366,6 +366,12 @@ interface Refusal {
   /** The job's `timestamp` option (BullMQ counts its delay from it), as given. */
   timestamp: unknown
   deadline: Deadline
+  /**
+   * The deadline the add was asked under, when it is a budget on trial
+   * bounded by `deadline` above it (`enforcingDeadline`): its cancel (the
+   * step abandoned) still refuses the add, as a cancel does in every mode.
+   */
+  asked: Deadline
   maxMs: number
 }
 
@@ -379,6 +385,8 @@ interface Refusal {
 function refuseEnded(refusal: Refusal): void {
   try {
     refusal.deadline.throwIfExpired()
+    // A trial's own time passing throws nothing (observe-only); its cancel does.
+    if (refusal.asked !== refusal.deadline) refusal.asked.throwIfExpired()
   } catch (error) {
     throw published(refusal, 'ended', error)
   }

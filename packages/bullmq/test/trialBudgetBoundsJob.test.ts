@@ -113,6 +113,20 @@ describe.skipIf(!available)('addWithDeadline under a budget on trial', () => {
     )
     expect(await queue.getJobCounts('wait')).toEqual({ wait: 0 })
   })
+
+  it('a trial cancelled while the add reads the Redis clock is refused with its reason, nothing added (review)', async () => {
+    const { queue } = await redis.queue()
+    const clock = new ManualClock()
+    const request = Deadline.after(60_000, { clock })
+    const trial = request.child(100, { observe: true })
+    const reason = new Error('step abandoned')
+    const adding = runWithDeadline(trial, () => addWithDeadline(queue, 'step', {}))
+    // The add is waiting on Redis (its clock reading): the step is abandoned.
+    trial.cancel(reason)
+
+    await expect(adding).rejects.toBe(reason)
+    expect(await queue.getJobCounts('wait')).toEqual({ wait: 0 })
+  })
 })
 
 describe('fromJobError under a budget on trial', () => {
