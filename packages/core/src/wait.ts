@@ -1,3 +1,4 @@
+import { boundingDeadline } from './boundingDeadline.js'
 import { type Clock, MAX_TIMER_MS, systemClock, type TimerOptions } from './clock.js'
 import type { Deadline } from './Deadline.js'
 import { describeValue } from './describeValue.js'
@@ -67,6 +68,14 @@ export function wait(ms: number, options: WaitOptions | null = {}): Promise<Wait
   }
   if (signal?.aborted) return Promise.reject(signal.reason)
   if (deadline?.done && deadline.reason !== undefined) return Promise.reject(deadline.reason)
+  // Its time passed but its timer has not run yet (a busy loop: a CPU-bound
+  // step before the back-off): it has ended all the same. `wait(0)` resolved
+  // 'timer' on the next microtask, before that timer, and the retry went on
+  // past the deadline. Expired now, as `throwIfExpired` does (an observe-only
+  // deadline's own expiry, or a disposed one's, ends nothing), and rejected
+  // with its reason.
+  const overdue = overdueReason(deadline)
+  if (overdue !== undefined) return Promise.reject(overdue.reason)
   const clock = options.clock ?? deadline?.clock ?? systemClock
   const total = Number.isNaN(ms) ? 0 : Math.max(0, ms)
   const startedAt = clock.now()
@@ -200,6 +209,31 @@ export function wait(ms: number, options: WaitOptions | null = {}): Promise<Wait
 
 /** A wait's timers keep the process alive (see `wait`). */
 const KEEP_ALIVE: TimerOptions = Object.freeze({ keepAlive: true })
+
+/**
+ * The reason of a deadline whose time has passed while its timer has not
+ * run yet: the deadline bounding it (itself when it enforces, else the
+ * nearest enforcing one above it, whose expiry ends an observe-only one
+ * under it; see `boundingDeadline`) is expired now, as `throwIfExpired`
+ * does. Undefined when that leaves it live: time left, dark mode all the
+ * way up, disposed, or a stand-in with no `throwIfExpired`. Boxed: a reason
+ * may be any value.
+ */
+function overdueReason(deadline: Deadline | undefined): { reason: unknown } | undefined {
+  let bound: Deadline | undefined
+  try {
+    bound = boundingDeadline(deadline)
+  } catch {
+    return undefined // a stand-in without `remaining`: the wait goes on as before
+  }
+  if (bound === undefined || typeof bound.throwIfExpired !== 'function') return undefined
+  try {
+    bound.throwIfExpired()
+  } catch {
+    // Ended: read below whether that ended `deadline` too.
+  }
+  return deadline?.done && deadline.reason !== undefined ? { reason: deadline.reason } : undefined
+}
 
 /** What the interval holding an infinite wait's process open runs: nothing. */
 function keepOpen(): void {}
