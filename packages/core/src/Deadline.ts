@@ -251,8 +251,9 @@ export interface DeadlineOptions {
   /**
    * Called once when `cancel()` ends this deadline while it is live (its
    * parent's cancel or its signal's abort too), with the reason, before the
-   * listeners of its signal hear the abort (`signal` read in it is already
-   * aborted, as `done` is true): not at expiry, not by `dispose()`, not for a cancel of a
+   * listeners of its signal hear the abort (`done` is true and `reason` set;
+   * a `signal` read before is aborted right after it returns, one first read
+   * in it comes aborted): not at expiry, not by `dispose()`, not for a cancel of a
    * deadline already done (an observe-only one whose time passed included).
    * A deadline disposed while live is still live: its cancel calls it.
    */
@@ -352,7 +353,15 @@ export class Deadline {
     }
     this.clock = options.clock ?? parent?.clock ?? systemClock
     this.parent = parent
-    this.name = options.name
+    if (options.name != null && typeof options.name !== 'string') {
+      // Else found at expiry: a Symbol (or an object whose toString throws)
+      // made writing the DeadlineExceededError's message throw inside the
+      // timer's callback — uncaught, the process ended — and left the
+      // deadline done with no reason, its signal never aborted.
+      throw new TypeError(`Deadline: name must be a string, got ${describeValue(options.name)}`)
+    }
+    // `null` is none, as for every option here (it read `in slice "null"`).
+    this.name = options.name ?? undefined
     if (options.observe != null && typeof options.observe !== 'boolean') {
       // Read as truthy, `observe: 'false'` (an environment variable) turned
       // dark mode on: the deadline stopped being enforced.
@@ -399,6 +408,11 @@ export class Deadline {
         budgetMs: this.budgetMs,
         remainingMs: this.budgetMs,
       }))
+      // A subscriber ended it (cancelled: a load shedder; disposed): it is
+      // released already. Linked below, it was kept among its parent's
+      // children, on its signal and by an armed timer until each ended. (An
+      // observed expiry aborted nothing: it is still linked, as usual.)
+      if (this.#aborts() || this.#disposeCalled) return
     }
 
     if (parent) {
@@ -825,8 +839,14 @@ export class Deadline {
   #forEachChild(fn: (child: Deadline) => void): void {
     const children = this.#children
     if (!children) return
-    this.#children = undefined
+    // The live set, emptied only after: a child disposed on the way (a
+    // sibling's onExpire, onCancel or onDone disposing it) takes itself out
+    // (`#release`) and is skipped, as one disposed a moment before is. Over
+    // a detached copy, the disposed child still got its onExpire, abort and
+    // onDone after its owner had let it go. None is added meanwhile: this
+    // deadline aborts already, so a child made now is ended at creation.
     for (const child of children) fn(child)
+    this.#children = undefined
   }
 }
 

@@ -14,7 +14,7 @@ import { escapeUnprintable } from './escapeUnprintable.js'
  */
 export function describeValue(value: unknown): string {
   if (typeof value === 'string') return `'${shown(value)}' (a string)`
-  if (Array.isArray(value)) return 'an array'
+  if (isArray(value)) return 'an array'
   if (typeof value === 'object' && value !== null) return 'an object'
   // `String` of a function is its whole source: a class passed where its
   // instance belongs (`{ clock: ManualClock }`) put 2.6 KB — 19 KB for
@@ -22,6 +22,19 @@ export function describeValue(value: unknown): string {
   if (typeof value === 'function') return describeFunction(value)
   // A symbol's description may hold a line break; a BigInt may be any length.
   return shown(String(value))
+}
+
+/**
+ * `Array.isArray`, false where it throws: on a revoked Proxy ("Cannot perform
+ * 'IsArray' on a proxy that has been revoked"), which then replaced the
+ * refusal being written — thrown, not rejected, out of `wait` and `guard`.
+ */
+function isArray(value: unknown): boolean {
+  try {
+    return Array.isArray(value)
+  } catch {
+    return false
+  }
 }
 
 function describeFunction(fn: object): string {
