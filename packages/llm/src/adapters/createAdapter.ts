@@ -629,9 +629,10 @@ async function* eventsOf(response: ChatResponse): AsyncGenerator<StreamEvent, vo
     type: 'finish',
     finishReason: response.finishReason,
     // The model that answered (a dated snapshot of the alias asked for) and
-    // the provider's own reason for an `error` finish, as a stream's finish
-    // carries them: without them the answer named the adapter's model, and
-    // a failure lost its `finishReason:<REASON>` code.
+    // the provider's own reason for an `error` finish (or a `length` one
+    // because the context window is full), as a stream's finish carries
+    // them: without them the answer named the adapter's model, and a failure
+    // lost its `finishReason:<REASON>` code.
     model: response.model,
     ...(response.providerFinishReason === undefined
       ? {}

@@ -1,7 +1,14 @@
+import { ANTHROPIC_WINDOW_FULL } from '../dialects/anthropic/response.js'
 import { refusalOf } from '../dialects/blocks.js'
 import { isBudgetExceeded } from '../errors/BudgetExceededError.js'
 import { OutputTruncatedError } from '../errors/OutputTruncatedError.js'
 import type { ChatRequest, ChatResponse, ContentBlock, Usage } from '../types.js'
+
+/**
+ * `providerFinishReason`s of a `length` finish that is no output-cap stop:
+ * the context window filled (Anthropic's `model_context_window_exceeded`).
+ */
+const WINDOW_FULL: ReadonlySet<string> = new Set([ANTHROPIC_WINDOW_FULL])
 
 /** The user turn that asks a model cut off by its output cap to go on. */
 export const CONTINUE_PROMPT = '[Output token limit hit, continue]'
@@ -18,6 +25,8 @@ export interface OutputLimitOptions {
  * the cap once (×2, up to the ceiling) and ask again; then append the cut
  * answer and `CONTINUE_PROMPT` as a new turn and join the parts; after
  * `maxRecoveries` steps, `OutputTruncatedError` with everything produced.
+ * A `length` stop because the context window is full (`WINDOW_FULL`) ends
+ * the recovery at once, the same way, with the steps taken so far.
  * `complete(request, step)` runs one full call (retries and fallbacks
  * included); `step` names the recovery so the call can derive its own key.
  */
@@ -41,6 +50,14 @@ export async function recoverOutputLimit(
   while (response.finishReason === 'length') {
     // Everything produced so far: what the caller gets when no step follows.
     const produced = join([...parts, response], discarded)
+    // The context window is full, not the output cap reached: a raised cap
+    // meets the same full window, and a "continue" turn appends the cut
+    // answer and a prompt, making the context longer. Every step was a billed
+    // call that could not succeed (3 by default, then this same error).
+    const reason = response.providerFinishReason
+    if (reason !== undefined && WINDOW_FULL.has(reason)) {
+      throw new OutputTruncatedError({ response: produced, recoveries: steps, windowFull: reason })
+    }
     if (steps.length >= limit) {
       throw new OutputTruncatedError({ response: produced, recoveries: steps })
     }

@@ -9,12 +9,20 @@ export interface OutputTruncatedDetails {
   recoveries: string[]
   /** Why no further step ran before the limit: the cost budget could not afford it (its `BudgetExceededError`). */
   cause?: unknown
+  /**
+   * The provider's reason when the stop was a full context window
+   * (`model_context_window_exceeded`), not the output cap: no step was run
+   * after it, none could help.
+   */
+  windowFull?: string | undefined
 }
 
 /**
  * The answer still stopped at the output cap after raising the cap and
- * asking the model to continue, up to the recovery limit. Carries what was
- * produced: the caller decides whether a truncated answer is usable.
+ * asking the model to continue, up to the recovery limit — or stopped
+ * because the context window is full, which no step can lift (`windowFull`
+ * in the details). Carries what was produced: the caller decides whether a
+ * truncated answer is usable.
  */
 export class OutputTruncatedError extends HourglassError {
   static readonly code = 'OUTPUT_TRUNCATED'
@@ -24,7 +32,7 @@ export class OutputTruncatedError extends HourglassError {
   constructor(details: OutputTruncatedDetails) {
     super(
       OutputTruncatedError.code,
-      `output still cut at the token limit after ${details.recoveries.length} recovery step(s) (${details.recoveries.join(', ') || 'none'}); ${details.response.text.length} characters produced${details.cause === undefined ? '' : `; the next step was not run: ${describeError(details.cause)}`}`,
+      `${details.windowFull === undefined ? 'output still cut at the token limit' : `output cut: the context window is full (${details.windowFull}), which no recovery step can lift; stopped`} after ${details.recoveries.length} recovery step(s) (${details.recoveries.join(', ') || 'none'}); ${details.response.text.length} characters produced${details.cause === undefined ? '' : `; the next step was not run: ${describeError(details.cause)}`}`,
       details.cause === undefined ? undefined : { cause: details.cause },
     )
     this.response = details.response

@@ -25,6 +25,14 @@ export const ANTHROPIC_FINISH: Readonly<Record<string, FinishReason>> = {
 }
 
 /**
+ * Anthropic's stop when the context window is full (Claude Sonnet 4.5 and
+ * later), not the `max_tokens` cap: still `length`, but carried as
+ * `providerFinishReason` so the output-limit recovery can tell it apart — a
+ * raised cap or a "continue" turn cannot get past a full window.
+ */
+export const ANTHROPIC_WINDOW_FULL = 'model_context_window_exceeded'
+
+/**
  * Cache reads and writes are input too: they are billed and they fill the
  * window. The reads are also `cachedInputTokens`, as OpenAI's `cached_tokens`
  * is the cached part of its `prompt_tokens`; the writes `cacheCreationInputTokens`. Anthropic reports no separate
@@ -105,6 +113,7 @@ export function parseAnthropicResponse(body: unknown, meta: ResponseMeta = {}): 
     content,
     text: textOf(content),
     finishReason: mapFinish(ANTHROPIC_FINISH, reason),
+    ...(reason === ANTHROPIC_WINDOW_FULL ? { providerFinishReason: ANTHROPIC_WINDOW_FULL } : {}),
     usage: anthropicUsage(usage),
     // Zeros that mean "not said" are told apart (`ChatResponse.usageReported`).
     ...(anthropicUsageReported(usage) ? {} : { usageReported: false as const }),

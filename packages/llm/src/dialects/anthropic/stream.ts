@@ -8,6 +8,7 @@ import { asRecord, get, getCode, getRecord, getString, parseAnswerJson } from '.
 import { normalizeAnthropicStreamError } from './errors.js'
 import {
   ANTHROPIC_FINISH,
+  ANTHROPIC_WINDOW_FULL,
   anthropicServiceTier,
   anthropicUsage,
   anthropicUsageReported,
@@ -33,6 +34,8 @@ export function createAnthropicStreamParser(): StreamParser {
   /** `message_start`'s `usage.service_tier`: the tier serving the answer. */
   let serviceTier: string | undefined
   let finishReason: FinishReason | undefined
+  /** The context window filled (`ANTHROPIC_WINDOW_FULL`): the finish carries it as `providerFinishReason`. */
+  let windowFull = false
   /** Text, thinking or a tool call came: `message_stop` then ends an answer. */
   let sawContent = false
   let finished = false
@@ -52,6 +55,7 @@ export function createAnthropicStreamParser(): StreamParser {
     out.push({
       type: 'finish',
       finishReason: finishReason ?? 'unknown',
+      ...(windowFull ? { providerFinishReason: ANTHROPIC_WINDOW_FULL } : {}),
       usage,
       id,
       ...(model === undefined ? {} : { model }),
@@ -119,8 +123,10 @@ export function createAnthropicStreamParser(): StreamParser {
         }
         case 'message_delta': {
           const reason = get(getRecord(event, 'delta'), 'stop_reason')
-          if (reason !== undefined && reason !== null)
+          if (reason !== undefined && reason !== null) {
             finishReason = mapFinish(ANTHROPIC_FINISH, reason)
+            windowFull = reason === ANTHROPIC_WINDOW_FULL
+          }
           const usage = getRecord(event, 'usage')
           if (usage !== undefined) {
             const output = get(usage, 'output_tokens')
