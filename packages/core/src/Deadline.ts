@@ -551,12 +551,16 @@ export class Deadline {
 
   /**
    * Throws the reason if the deadline has ended (expiry is not thrown when
-   * observing, nor once the deadline was disposed live: it no longer expires).
+   * observing, nor once the deadline was disposed: it no longer expires —
+   * disposed after its time passed but before its late timer ran included,
+   * which reads expired yet gets no onExpire, abort or expire event: the
+   * request is over. Checked by `#disposed` alone, a `wait` or `untilEnded`
+   * asked under it after the response fired the 504 writer's onExpire).
    */
   throwIfExpired(): void {
     if (
       this.#state === 'live' &&
-      !this.#disposed &&
+      !this.#disposeCalled &&
       !this.observe &&
       this.clock.now() >= this.#expiresAt
     )

@@ -85,3 +85,22 @@ describe('wait on a deadline whose time passed before its timer ran', () => {
     await expect(wait(0, { deadline: disposed })).resolves.toBe('timer')
   })
 })
+
+describe('a deadline disposed after its time passed, before its late timer ran (review)', () => {
+  it('ends no wait and gets no onExpire: the request is over', async () => {
+    const clock = busyLoopClock()
+    let expired = 0
+    const deadline = Deadline.after(100, {
+      clock,
+      onExpire: () => {
+        expired++
+      },
+    })
+    clock.at = 200
+    deadline.dispose()
+    expect(await outcomeNow(wait(0, { deadline }))).toBe('timer')
+    expect(() => deadline.throwIfExpired()).not.toThrow()
+    expect(expired).toBe(0)
+    expect(deadline.done).toBe(false)
+  })
+})
