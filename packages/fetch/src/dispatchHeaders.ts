@@ -1,7 +1,6 @@
 import {
   DEADLINE_HEADER,
   type Deadline,
-  GRPC_TIMEOUT_HEADER,
   KNOWN_DEADLINE_SOURCES,
   writeDeadline,
 } from '@hourglass/core'
@@ -17,16 +16,13 @@ type Headers = Dispatcher.DispatchOptions['headers']
  * and none is sent, as the gRPC client does: a call exempted with `never()`
  * was cut by the next hop to that stale budget, and a dark-mode deadline
  * made the next hop answer 504. The other deadline sources a server reads
- * (Envoy's `x-envoy-expected-rq-timeout-ms`, an SDK's
+ * (`grpc-timeout`, Envoy's `x-envoy-expected-rq-timeout-ms`, an SDK's
  * `x-stainless-timeout`: `isDeadlineSource`) go the same way under a
  * deadline, whether or not ours is written: a handler forwarding its
  * inbound headers (`fetch(url, { headers: req.headers, deadline })`) sent
  * its edge's Envoy route timeout on, which a Hourglass server trusts by
  * default and takes when smallest, so a call exempted with `never()`, or
- * given 20 s, was cut by the next hop to the edge's 300 ms. Not
- * `grpc-timeout`, as the gRPC client keeps it: gRPC-web's own deadline, set
- * by a transport's call timeout (a gRPC server behind Envoy's grpc-web
- * filter reads no other), which we write nothing in place of. With no
+ * given 20 s, was cut by the next hop to the edge's 300 ms. With no
  * deadline at all (none given, none current) the caller's go out as given
  * (an iterable of pairs as a record of them, below), as they would without
  * us — `probe`'s and the CLI's `-H` included. Runs on every attempt: no
@@ -143,22 +139,19 @@ function asList(value: unknown): unknown[] {
   return Array.isArray(value) ? value : [value]
 }
 
-/** The deadline sources a caller's headers lose under a deadline: all a server reads (ours among them) but gRPC-web's own `grpc-timeout`. */
-const DROPPED_SOURCES = KNOWN_DEADLINE_SOURCES.filter((name) => name !== GRPC_TIMEOUT_HEADER)
-
-/** `SOURCES_BY_LENGTH[n]`: the `DROPPED_SOURCES` `n` characters long, lower case. */
+/** `SOURCES_BY_LENGTH[n]`: the deadline sources a server reads (`KNOWN_DEADLINE_SOURCES`, ours among them) `n` characters long, lower case. */
 const SOURCES_BY_LENGTH: (string[] | undefined)[] = Array.from(
-  { length: Math.max(...DROPPED_SOURCES.map((name) => name.length)) + 1 },
+  { length: Math.max(...KNOWN_DEADLINE_SOURCES.map((name) => name.length)) + 1 },
   () => undefined,
 )
-for (const name of DROPPED_SOURCES) {
+for (const name of KNOWN_DEADLINE_SOURCES) {
   const sameLength = SOURCES_BY_LENGTH[name.length]
   if (sameLength) sameLength.push(name)
   else SOURCES_BY_LENGTH[name.length] = [name]
 }
 
 /**
- * A dropped deadline source's name, in any letter case: ours,
+ * A deadline source's name, in any letter case: ours, `grpc-timeout`,
  * `x-envoy-expected-rq-timeout-ms`, `x-stainless-timeout`. By length first
  * (no two share one today), then letter by letter, stopping at the first that
  * differs: a name of no source's length costs one read, as the length test

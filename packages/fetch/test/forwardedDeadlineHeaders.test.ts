@@ -18,13 +18,12 @@ import {
 // `request(url, { headers: req.headers })`), and with them its caller's
 // deadline headers. Our own `x-deadline-remaining-ms` was replaced (or
 // dropped), but Envoy's `x-envoy-expected-rq-timeout-ms` (trusted by
-// default by a Hourglass server, which takes the smallest trusted value)
-// and an SDK's `x-stainless-timeout` went out as given: a
+// default by a Hourglass server, which takes the smallest trusted value),
+// a `grpc-timeout` and an SDK's `x-stainless-timeout` went out as given: a
 // call exempted with `Deadline.never()`, or given 20 s, was cut by the next
 // hop to the edge's 300 ms. Under a deadline (given or current) none of
 // them goes now, ours alone (if any) does; with no deadline at all the
-// caller's headers go as given. A `grpc-timeout` goes as given too
-// (gRPC-web's own deadline, as the gRPC client leaves it). The next hop here is a real Express app
+// caller's headers go as given. The next hop here is a real Express app
 // with `deadline()` trusting every known source; our deadlines run on a
 // ManualClock, so the value ours says is exact.
 
@@ -32,6 +31,7 @@ import {
 const EDGE = {
   'x-envoy-expected-rq-timeout-ms': '300',
   'x-stainless-timeout': '1',
+  'grpc-timeout': '400m',
   'x-deadline-remaining-ms': '350',
   'x-request-id': 'r-1',
 }
@@ -151,20 +151,6 @@ describe('createFetch forwarding the inbound headers', () => {
     clock.advance(200)
     const seen = (await (await fetch(url, { headers: EDGE, deadline: dark })).json()) as Seen
     expect(seen).toEqual({ source: 'default', budgetMs: 5000, headers: onlyOurs(undefined) })
-  })
-
-  it('under a 20 s deadline, a grpc-timeout of the caller’s goes as given (gRPC-web’s own deadline), beside ours', async () => {
-    const url = await nextHop()
-    const fetch = fetchClient()
-    const clock = new ManualClock()
-    using twenty = Deadline.after(20_000, { clock })
-    const headers = { ...EDGE, 'grpc-timeout': '400m' }
-    const seen = (await (await fetch(url, { headers, deadline: twenty })).json()) as Seen
-    expect(seen).toEqual({
-      source: 'grpc-timeout',
-      budgetMs: 400,
-      headers: { ...onlyOurs('20000'), 'grpc-timeout': '400m' },
-    })
   })
 
   it('with no deadline at all, sends the caller’s headers as given (the next hop takes the smallest)', async () => {
