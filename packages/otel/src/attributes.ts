@@ -180,8 +180,9 @@ export const ATTR_GEN_AI_PROVIDER_NAME = 'gen_ai.provider.name'
 export const ATTR_GEN_AI_REQUEST_MODEL = 'gen_ai.request.model'
 /**
  * The model that answered, on attempts that got an answer (a success, or an
- * answer that ended in an error); for a streamed one, the model asked for:
- * llm does not read it from the stream.
+ * answer that ended in an error), as the provider named it, streamed or not;
+ * the model asked for when the answer named none. Left out when an adapter of
+ * the user's answered with a blank one.
  */
 export const ATTR_GEN_AI_RESPONSE_MODEL = 'gen_ai.response.model'
 /** Why the model stopped, on attempts that got an answer: one reason, llm's normalised one (`stop`, `length`, `tool_calls`, `error`, …). */

@@ -579,7 +579,9 @@ function modelAttemptSpan(tracer: Tracer, m: LlmAttemptMessage, parent: Context)
         [ATTR_GEN_AI_USAGE_CACHE_READ_INPUT_TOKENS]: m.cachedInputTokens,
         [ATTR_GEN_AI_USAGE_CACHE_CREATION_INPUT_TOKENS]: m.cacheCreationInputTokens,
         [ATTR_GEN_AI_USAGE_REASONING_OUTPUT_TOKENS]: m.reasoningTokens,
-        [ATTR_GEN_AI_RESPONSE_MODEL]: m.responseModel,
+        // Left out, as on the metrics, when the answer named none (an adapter
+        // of the user's): a blank model is no model.
+        [ATTR_GEN_AI_RESPONSE_MODEL]: m.responseModel || undefined,
         [ATTR_GEN_AI_RESPONSE_ID]: m.responseId,
         // OpenAI's fields, under its names: only from an OpenAI-compatible answer.
         [ATTR_OPENAI_RESPONSE_SYSTEM_FINGERPRINT]: openai ? m.systemFingerprint : undefined,

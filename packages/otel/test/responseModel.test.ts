@@ -1,0 +1,121 @@
+import { anthropic, callModel, gemini, type ModelAdapter, openAICompatible } from '@hourglass/llm'
+import { instrumentDeadlines, type StopInstrumentation } from '@hourglass/otel'
+import {
+  type FakeProvider,
+  type ProviderDialect,
+  reply,
+  startFakeProvider,
+} from '@hourglass/testkit'
+import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { setupOtel } from './helpers/otel.js'
+
+/**
+ * `gen_ai.response.model` is the model the provider says answered, streamed
+ * or not, in every dialect (a dashboard's "which snapshot served the alias"
+ * query): never the model asked for while the answer named another, and
+ * never empty. Through the real llm, the testkit's fakes and the real SDK.
+ */
+
+let otel: ReturnType<typeof setupOtel>
+let stop: StopInstrumentation
+const providers: FakeProvider[] = []
+
+beforeEach(() => {
+  otel = setupOtel()
+  stop = instrumentDeadlines({
+    tracerProvider: otel.tracerProvider,
+    meterProvider: otel.meterProvider,
+  })
+})
+afterEach(async () => {
+  stop()
+  await otel.shutdown()
+  await Promise.all(providers.splice(0).map((p) => p.close()))
+})
+
+const DIALECTS = ['openai', 'deepseek', 'qwen', 'ernie', 'doubao', 'anthropic', 'gemini'] as const
+const request = { messages: [{ role: 'user' as const, content: 'hi' }], maxTokens: 8 }
+const once = {
+  retry: { maxAttempts: 1, budgets: false },
+  limits: { admission: false },
+} as const
+
+async function adapter(dialect: ProviderDialect, fake: FakeProvider) {
+  const options = { baseURL: fake.baseURL, apiKey: 'k', model: 'alias' }
+  if (dialect === 'anthropic') return anthropic(options)
+  if (dialect === 'gemini') return gemini(options)
+  return openAICompatible({ ...options, dialect })
+}
+
+/** The answered model on the attempt's span and on its duration sample. */
+async function responseModels() {
+  const spans = otel.exporter.getFinishedSpans()
+  const chat = spans.find((s) => s.attributes['gen_ai.operation.name'] !== undefined)
+  const samples = await otel.points('gen_ai.client.operation.duration')
+  return {
+    span: chat?.attributes['gen_ai.response.model'],
+    metric: samples.map((p) => p.attributes['gen_ai.response.model']),
+  }
+}
+
+describe('gen_ai.response.model', () => {
+  for (const dialect of DIALECTS) {
+    it(`is the model a ${dialect} stream named, not the model asked for`, async () => {
+      const fake = await startFakeProvider({ dialect })
+      providers.push(fake)
+      fake.enqueue(reply.text('Hello there', { model: 'alias-2025-01-01' }))
+      const model = await adapter(dialect, fake)
+      const stream = callModel({ models: [model], request: { ...request, stream: true }, ...once })
+      for await (const _ of stream) {
+        // read to the end
+      }
+      await stream.result
+      await model.close?.()
+      expect(await responseModels()).toEqual({
+        span: 'alias-2025-01-01',
+        metric: ['alias-2025-01-01'],
+      })
+    })
+  }
+
+  it('is the model asked for, not empty, when a whole answer names none', async () => {
+    const fake = await startFakeProvider({ dialect: 'openai' })
+    providers.push(fake)
+    // A compatible server or proxy that leaves `model` out of its answer.
+    fake.enqueue(
+      reply.error(200, {
+        id: 'c1',
+        object: 'chat.completion',
+        choices: [
+          { index: 0, message: { role: 'assistant', content: 'Hi' }, finish_reason: 'stop' },
+        ],
+        usage: { prompt_tokens: 3, completion_tokens: 1, total_tokens: 4 },
+      }),
+    )
+    const model = await adapter('openai', fake)
+    await callModel({ models: [model], request, ...once })
+    await model.close?.()
+    expect(await responseModels()).toEqual({ span: 'alias', metric: ['alias'] })
+  })
+
+  it('is left out, on the span as on the metric, when an adapter of yours names none', async () => {
+    const fake = await startFakeProvider({ dialect: 'openai' })
+    providers.push(fake)
+    fake.enqueue(reply.text('Hi'))
+    const real = await adapter('openai', fake)
+    // A ModelAdapter written by hand (or wrapping one) whose answer names no model.
+    const blank: ModelAdapter = Object.create(real, {
+      send: {
+        value: async (...args: Parameters<ModelAdapter['send']>) => {
+          const sent = await real.send(...args)
+          return sent.ok ? { ...sent, response: { ...sent.response, model: '' } } : sent
+        },
+      },
+    })
+    await callModel({ models: [blank], request, ...once })
+    await real.close?.()
+    // Before: the span said `gen_ai.response.model: ""` (a blank series in a
+    // dashboard grouping by it) while the duration sample left it out.
+    expect(await responseModels()).toEqual({ span: undefined, metric: [undefined] })
+  })
+})
