@@ -143,12 +143,19 @@ export async function addWithDeadline<DataType, ResultType, NameType extends str
   // behind a client that queues commands) must not hold the producer past it.
   // Getting the client is inside the bound too: a queue that has not reached
   // Redis yet (down when the service started) waits for it to connect.
+  // Under a budget on trial, bounded by the trial itself: its own time
+  // passing ends no wait (observe-only), its cancel (the step abandoned)
+  // does, and the enforcing deadline's expiry cancels it with that reason —
+  // bounded by the enforcing one alone, a cancelled trial's add waited on a
+  // hung Redis for the request's whole budget.
   const sample = await untilEnded(
     scriptClientOf(queue.backend).then((client) => readRedisTime(client, key, deadline.clock)),
-    { deadline },
+    { deadline: asked },
   ).catch((error: unknown) => {
     // The deadline ended during the reading: refused as one that had ended before it.
-    if (deadline.done && error === deadline.reason) throw published(refusal, 'ended', error)
+    if ((deadline.done && error === deadline.reason) || (asked.done && error === asked.reason)) {
+      throw published(refusal, 'ended', error)
+    }
     throw error
   })
   refuseEnded(refusal)

@@ -127,6 +127,34 @@ describe.skipIf(!available)('addWithDeadline under a budget on trial', () => {
     await expect(adding).rejects.toBe(reason)
     expect(await queue.getJobCounts('wait')).toEqual({ wait: 0 })
   })
+
+  it('a trial cancelled while Redis hangs ends the add at once, not at the request’s deadline (review)', async () => {
+    const { queue } = await redis.queue()
+    const other = redis.client()
+    await other.ping()
+    const clock = new ManualClock()
+    const request = Deadline.after(60_000, { clock })
+    const trial = request.child(100, { observe: true })
+    const reason = new Error('step abandoned')
+    // Redis hangs: connected, "ready", answering nothing.
+    redis.redis.freeze()
+    let outcome: unknown = 'pending'
+    runWithDeadline(trial, () => addWithDeadline(queue, 'step', {})).then(
+      () => {
+        outcome = 'added'
+      },
+      (error: unknown) => {
+        outcome = error
+      },
+    )
+    trial.cancel(reason)
+    // A turn of the loop: settled while Redis still answers nothing.
+    await new Promise((resolve) => setImmediate(resolve))
+    expect(outcome).toBe(reason)
+    redis.redis.thaw()
+    await other.ping()
+    expect(await queue.getJobCounts('wait')).toEqual({ wait: 0 })
+  })
 })
 
 describe('fromJobError under a budget on trial', () => {
