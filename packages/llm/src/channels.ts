@@ -118,6 +118,24 @@ export interface LlmAttemptMessage {
    */
   why?: string | undefined
   /**
+   * `'caller'` when the attempt ended because the caller stopped it, as
+   * @hourglass/fetch's `attempt-end` says it: the consumer of a stream left
+   * its `for await` (`break`, the iterator's `return()`) before the `finish`
+   * event, or called the stream's `cancel`, or the caller aborted the call's
+   * `signal` (mid-stream, or while a whole answer was read, as fetch's signal
+   * aborted mid-body; before the answer too, when its `status` is then
+   * absent) — whatever reason it gave. The rest of the record stays as it
+   * was (`decision: 'fail'`, `errorKind: 'aborted'`, `why: 'aborted'`): tell
+   * a caller's choice to stop from a failure by this field. Not for the
+   * deadline (its expiry, or a cancelled deadline — a client that left —
+   * which end the attempt through the HTTP client), nor the deadline's own
+   * signal passed as `signal`, nor a stop whose reason is a
+   * `DeadlineExceededError`; undefined for an attempt that succeeded (a
+   * break after `finish` is a success: the answer is whole) or failed on its
+   * own (a provider's error, a cut, a timeout).
+   */
+  stoppedBy?: 'caller' | undefined
+  /**
    * The host the request went to, from the adapter's `baseURL` (an IPv6
    * address without its brackets). Only on the channel's message (not on
    * `onAttempt`'s record), for an attempt that was sent.

@@ -183,10 +183,29 @@ export function modelAttemptErrorType(m: {
   errorKind?: string | undefined
   errorClass?: string | undefined
   status?: number | undefined
+  stoppedBy?: string | undefined
 }): string | undefined {
   if (endedInError(m)) return ENDED_IN_ERROR_TYPE
-  if (m.decision === 'success') return undefined
+  if (m.decision === 'success' || modelStoppedByCaller(m)) return undefined
   return modelErrorType(m.errorKind) ?? m.errorClass ?? modelStatusType(m.status) ?? 'error'
+}
+
+/**
+ * A model attempt whose answer had come (an HTTP status: a stream's 200, a
+ * whole answer being read) and whose caller then stopped it — the consumer
+ * left its `for await`, called the stream's `cancel`, or aborted the call's
+ * signal (llm's `stoppedBy: 'caller'`) —: the call did not fail, as an
+ * egress span's answer its caller stopped reading (`stoppedByCaller`): no
+ * `error.type`, status UNSET, no skipped retry. llm's record keeps its
+ * `decision: 'fail'`, `errorKind: 'aborted'`. A stop before any answer (no
+ * status) is a request that failed, as on the egress span; the deadline
+ * (its expiry, or a cancel: the client left) is never a caller's stop.
+ */
+export function modelStoppedByCaller(m: {
+  stoppedBy?: string | undefined
+  status?: number | undefined
+}): boolean {
+  return m.stoppedBy === 'caller' && m.status !== undefined && m.status > 0 && m.status < 500
 }
 
 /**

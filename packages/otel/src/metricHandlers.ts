@@ -46,6 +46,7 @@ import {
   httpMethod,
   modelAttemptErrorType,
   modelSkippedReason,
+  modelStoppedByCaller,
 } from './handlers.js'
 import { inModelSend } from './inModelSend.js'
 import { rpcAttributes, rpcConventions } from './rpcConventions.js'
@@ -272,8 +273,9 @@ export function metricHandlers(meter: Meter): Handlers {
             [ATTR_DEADLINE_ATTEMPT]: m.modelAttempt ?? m.attempt,
             [ATTR_DEADLINE_CALL_KIND]: 'llm',
           })
-        } else if (m.why !== undefined) {
+        } else if (m.why !== undefined && !modelStoppedByCaller(m)) {
           // Failed, and this model was not tried again: as fetch's retry-skipped.
+          // Not an answer its caller stopped (`why: 'aborted'`): nothing failed.
           retries.add(
             1,
             defined({

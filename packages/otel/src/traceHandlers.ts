@@ -100,6 +100,7 @@ import {
   modelHttpStatus,
   modelRetryReason,
   modelSkippedReason,
+  modelStoppedByCaller,
   ms,
   retryNeverSent,
   spokeOpenAI,
@@ -459,7 +460,13 @@ export function traceHandlers(sdkTracer: Tracer): Handlers {
         // retry_skipped, which names the attempt that failed — for a retry
         // never sent (`sent: false`, its `retryReason` the failure before),
         // the attempt before it, whose retry it was.
-        if (m.why !== undefined && m.decision !== 'retry' && m.decision !== 'success') {
+        // Not an answer its caller stopped (`modelStoppedByCaller`): nothing failed.
+        if (
+          m.why !== undefined &&
+          m.decision !== 'retry' &&
+          m.decision !== 'success' &&
+          !modelStoppedByCaller(m)
+        ) {
           tracedSpan(parentContext(m.deadline))?.addEvent(
             EVENT_DEADLINE_RETRY_SKIPPED,
             defined({

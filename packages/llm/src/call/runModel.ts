@@ -37,6 +37,7 @@ import type { StreamSink } from './ModelStream.js'
 import { earliestOf, targetOf, waitOf } from './outlook.js'
 import { runModelSend } from './runModelSend.js'
 import { keepsRawArguments, StreamCollector } from './StreamCollector.js'
+import { stoppedBy } from './stoppedBy.js'
 import { isFirstTokenTimeout, type StreamReceived, streamAttempt } from './streamAttempt.js'
 
 export type ModelOutcome =
@@ -393,6 +394,10 @@ async function attemptsOn(
           : 'the call was ended',
         why: endedWhy(thrown, errorKind),
       }
+      // The caller's own stop (a consumer that left its loop, the stream's
+      // cancel, its signal): no failure, as fetch's `stoppedBy` says of it.
+      const by = stoppedBy(thrown, state)
+      if (by !== undefined) ended.stoppedBy = by
       // A stream broken after its 2xx headers had an HTTP answer: its status.
       // So had a whole answer whose body was being read (charged as one).
       const status =

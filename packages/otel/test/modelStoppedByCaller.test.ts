@@ -1,0 +1,149 @@
+import { Deadline, ManualClock } from '@hourglass/core'
+import { callModel, openAICompatible } from '@hourglass/llm'
+import { instrumentDeadlines, type StopInstrumentation } from '@hourglass/otel'
+import { type FakeProvider, type ProviderReply, reply, startFakeProvider } from '@hourglass/testkit'
+import { SpanStatusCode } from '@opentelemetry/api'
+import type { ReadableSpan } from '@opentelemetry/sdk-trace-base'
+import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { setupOtel } from './helpers/otel.js'
+
+/**
+ * A consumer that stops reading the stream `callModel` handed it (`break`,
+ * the stream's `cancel`, its own signal aborted mid-stream: "stop
+ * generating") has not seen the model call fail: the attempt's egress span
+ * says so already (fetch's `stoppedBy: 'caller'`: UNSET), and its chat span
+ * said ERROR `aborted`, with `error.type = aborted` on the duration metric
+ * and a skipped retry (`why = aborted`) counted — every stop a failed model
+ * call on an error-rate dashboard. llm now says `stoppedBy: 'caller'` too.
+ * The deadline ending the stream is still a failure, and so is a stop
+ * before any answer came (as on the egress span).
+ */
+
+let otel: ReturnType<typeof setupOtel>
+let stop: StopInstrumentation
+let fake: FakeProvider
+const DURATION = 'gen_ai.client.operation.duration'
+
+beforeEach(() => {
+  otel = setupOtel()
+  stop = instrumentDeadlines({
+    tracerProvider: otel.tracerProvider,
+    meterProvider: otel.meterProvider,
+  })
+})
+afterEach(async () => {
+  stop()
+  await fake.close()
+  await otel.shutdown()
+})
+
+/** The first token, then nothing more with the connection open (the fake's clock never moves). */
+const STALLS_AFTER_FIRST_TOKEN = reply.text('one two three four five', { tokenDelayMs: 1000 })
+
+async function streamOn(providerReply: ProviderReply) {
+  fake = await startFakeProvider({ dialect: 'openai', clock: new ManualClock() })
+  fake.enqueue(providerReply)
+  const model = openAICompatible({ baseURL: fake.baseURL, apiKey: 'sk', model: 'gpt-x' })
+  const clock = new ManualClock()
+  const deadline = Deadline.after(60_000, { clock })
+  const controller = new AbortController()
+  const stream = callModel({
+    models: [model],
+    request: { messages: [{ role: 'user', content: 'hi' }], maxTokens: 8, stream: true },
+    deadline,
+    signal: controller.signal,
+    retry: { maxAttempts: 1, budgets: false },
+    limits: { admission: false },
+  })
+  /** Waits for the call's end, then for the attempt's chat and egress spans. */
+  const ended = async () => {
+    await stream.result.catch(() => {})
+    const spans = await otel.spansWhere(
+      (s) => chatSpan(s) !== undefined && egressSpan(s) !== undefined,
+    )
+    deadline.dispose()
+    await model.close()
+    return { chat: chatSpan(spans) as ReadableSpan, egress: egressSpan(spans) as ReadableSpan }
+  }
+  return { clock, deadline, controller, stream, ended }
+}
+
+const chatSpan = (spans: ReadableSpan[]) => spans.find((s) => s.name === 'chat gpt-x')
+const egressSpan = (spans: ReadableSpan[]) =>
+  spans.find((s) => s.name.startsWith('deadline.egress'))
+
+async function durationErrorTypes() {
+  return (await otel.points(DURATION)).map((p) => p.attributes['error.type'])
+}
+
+async function skippedRetries() {
+  return (await otel.points('hourglass.deadline.retries'))
+    .filter((p) => p.attributes['hourglass.deadline.retry.outcome'] === 'skipped')
+    .map((p) => [p.attributes['hourglass.deadline.retry.why'], p.value])
+}
+
+describe('the caller stops the stream: the chat span is no error, as its egress span', () => {
+  it('a break after the first token: UNSET, no error.type on the span or the duration, no skipped retry', async () => {
+    const setup = await streamOn(STALLS_AFTER_FIRST_TOKEN)
+    for await (const event of setup.stream) if (event.type === 'text') break
+    const { chat, egress } = await setup.ended()
+    expect(egress.status.code).toBe(SpanStatusCode.UNSET)
+    expect(chat.status.code).toBe(SpanStatusCode.UNSET)
+    expect(chat.attributes['error.type']).toBeUndefined()
+    expect(chat.attributes['http.response.status_code']).toBe(200)
+    // llm's own decision stays as it was.
+    expect(chat.attributes['hourglass.llm.decision']).toBe('fail')
+    expect(await durationErrorTypes()).toEqual([undefined])
+    expect(await skippedRetries()).toEqual([])
+  })
+
+  it.each(['cancel', 'signal'] as const)(
+    'mid-stream, by the stream’s cancel or the caller’s signal (as fetch’s aborted mid-body): %s',
+    async (how) => {
+      const setup = await streamOn(STALLS_AFTER_FIRST_TOKEN)
+      const reason = new Error('stop generating')
+      try {
+        for await (const event of setup.stream) {
+          if (event.type !== 'text') continue
+          if (how === 'cancel') setup.stream.cancel(reason)
+          else setup.controller.abort(reason)
+        }
+      } catch {
+        // the reason, as it is
+      }
+      const { chat } = await setup.ended()
+      expect(chat.status.code).toBe(SpanStatusCode.UNSET)
+      expect(chat.attributes['error.type']).toBeUndefined()
+      expect(await durationErrorTypes()).toEqual([undefined])
+      expect(await skippedRetries()).toEqual([])
+    },
+  )
+})
+
+describe('still failures', () => {
+  it('the deadline expires mid-stream: ERROR, DEADLINE_EXCEEDED on the span and the duration', async () => {
+    const setup = await streamOn(STALLS_AFTER_FIRST_TOKEN)
+    try {
+      for await (const event of setup.stream) if (event.type === 'text') setup.clock.advance(60_000)
+    } catch {
+      // STREAM_INTERRUPTED
+    }
+    const { chat } = await setup.ended()
+    expect(chat.status.code).toBe(SpanStatusCode.ERROR)
+    expect(chat.attributes['error.type']).toBe('DEADLINE_EXCEEDED')
+    expect(await durationErrorTypes()).toEqual(['DEADLINE_EXCEEDED'])
+    expect(await skippedRetries()).toEqual([['no-budget', 1]])
+  })
+
+  it('the caller’s signal aborted before any answer: ERROR aborted, as the egress span of a stop before the answer', async () => {
+    const setup = await streamOn(reply.hang())
+    await fake.waitForRequests(1)
+    setup.controller.abort(new Error('gave up waiting'))
+    const { chat, egress } = await setup.ended()
+    expect(egress.status.code).toBe(SpanStatusCode.ERROR)
+    expect(chat.status.code).toBe(SpanStatusCode.ERROR)
+    expect(chat.attributes['error.type']).toBe('aborted')
+    expect(await durationErrorTypes()).toEqual(['aborted'])
+    expect(await skippedRetries()).toEqual([['aborted', 1]])
+  })
+})
