@@ -2,11 +2,24 @@ import type { Io } from './Command.js'
 
 /**
  * A progress line on stderr, redrawn in place with `\r` — only on a terminal,
- * so piped or captured output (tests, CI logs) stays clean.
+ * so piped or captured output (tests, CI logs) stays clean. Elsewhere a
+ * command may write it piece by piece (`append`: probe's one dot per call),
+ * and a stop signal ends that line: a probe stopped by SIGTERM under a
+ * supervisor left its log's last line open, the next writer's line glued to
+ * its dots.
  */
 export function progressLine(io: Io): ProgressLine {
   let width = 0
+  // Off a terminal: a line appended to and not ended yet.
+  let open = false
   const line: ProgressLine = {
+    append(text) {
+      if (io.stderrIsTTY || text === '') return
+      io.stderr(text)
+      open = !text.endsWith('\n')
+      if (open) drawn.add(line)
+      else drawn.delete(line)
+    },
     update(text) {
       if (!io.stderrIsTTY) return
       // One row less than the terminal is wide (80 when unknown): a line that
@@ -24,7 +37,14 @@ export function progressLine(io: Io): ProgressLine {
       else drawn.delete(line)
     },
     clear() {
-      if (!io.stderrIsTTY || width === 0) return
+      if (!io.stderrIsTTY) {
+        if (!open) return
+        io.stderr('\n')
+        open = false
+        drawn.delete(line)
+        return
+      }
+      if (width === 0) return
       io.stderr(`\r${' '.repeat(width)}\r`)
       width = 0
       drawn.delete(line)
@@ -34,17 +54,22 @@ export function progressLine(io: Io): ProgressLine {
 }
 
 export interface ProgressLine {
+  /** On a terminal: the line redrawn as `text`. Elsewhere nothing. */
   update(text: string): void
+  /** Off a terminal: `text` written after what the line holds. On one nothing. */
+  append(text: string): void
+  /** On a terminal: the line wiped. Elsewhere: a line appended to is ended. */
   clear(): void
 }
 
-/** The lines on screen now: drawn, not cleared yet. */
+/** The lines on screen now: drawn (or appended to) and not cleared yet. */
 const drawn = new Set<ProgressLine>()
 
 /**
- * Clears every progress line still on screen: a stop signal ends the command
- * (`exitOnStopSignals`) before it clears its own, and Ctrl-C left the half
- * line it was drawing there, the shell's prompt after it.
+ * Clears every progress line still on screen, and ends one appended to: a
+ * stop signal ends the command (`exitOnStopSignals`) before it clears its
+ * own, and Ctrl-C left the half line it was drawing there, the shell's
+ * prompt after it.
  */
 export function clearProgressLines(): void {
   for (const line of drawn) line.clear()

@@ -114,3 +114,85 @@ it('Ctrl-C during `hourglass probe` on a terminal clears its progress line first
     server.close()
   }
 })
+
+// Off a terminal, `probe` writes one dot per call on one line ("probing … ...")
+// and ends it with the last call. A SIGTERM from a supervisor (or SIGINT)
+// before that left the line open: the log's next line, whoever wrote it,
+// was glued to the dots. The stop now ends the line first.
+
+/** Captured stderr (a pipe, a log file): each write, and when the process was told to end. */
+function logFile() {
+  const { io, log } = terminal()
+  return { io: { ...io, stderrIsTTY: false }, log }
+}
+
+it.each(['SIGINT', 'SIGTERM'] as const)(
+  'a %s ends a progress line appended to off a terminal before it ends the process',
+  (signal) => {
+    const { io, log } = logFile()
+    exitOnStopSignals()
+    const line = progressLine(io)
+    line.append('probing http://x/ (0 warm-up, 10 measured) ')
+    line.append('.')
+    process.emit(signal, signal)
+    expect(log).toEqual([
+      'probing http://x/ (0 warm-up, 10 measured) ',
+      '.',
+      '\n',
+      `<kill ${signal}>`,
+      `<exit ${signal === 'SIGINT' ? 130 : 143}>`,
+    ])
+  },
+)
+
+it('a line appended to and ended already writes nothing more at a stop', () => {
+  const { io, log } = logFile()
+  exitOnStopSignals()
+  const line = progressLine(io)
+  line.append('probing http://x/ (0 warm-up, 1 measured) ')
+  line.append('.\n')
+  process.emit('SIGTERM', 'SIGTERM')
+  expect(log).toEqual([
+    'probing http://x/ (0 warm-up, 1 measured) ',
+    '.\n',
+    '<kill SIGTERM>',
+    '<exit 143>',
+  ])
+})
+
+it('SIGTERM during `hourglass probe` with stderr piped ends its line of dots first', async () => {
+  const { io, log } = logFile()
+  let firstDot!: () => void
+  const dotted = new Promise<void>((resolve) => {
+    firstDot = resolve
+  })
+  const write = io.stderr
+  io.stderr = (text) => {
+    write(text)
+    if (text === '.') firstDot()
+  }
+  let calls = 0
+  let held: ServerResponse | undefined
+  const server = createServer((_req, res) => {
+    calls++
+    if (calls === 2) held = res
+    else res.end('ok')
+  })
+  server.listen(0, '127.0.0.1')
+  await once(server, 'listening')
+  try {
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/`
+    const run = main(['probe', url, '--samples', '1', '--budget', '5000'], io)
+    await dotted
+    process.emit('SIGTERM', 'SIGTERM')
+    const kill = log.indexOf('<kill SIGTERM>')
+    expect(log.slice(0, kill)).toEqual([`probing ${url} (3 warm-up, 1 measured) `, '.', '\n'])
+    // The probe goes on (process.kill and exit are stubs): let it end.
+    if (held === undefined) await once(server, 'request')
+    held!.end('ok')
+    await run
+  } finally {
+    server.closeAllConnections()
+    server.close()
+  }
+})

@@ -118,10 +118,10 @@ Options:
             : `sampling ${calls - warmup}/${samples}`
         progress.update(`probing ${url.host}: ${stage}`)
       } else {
-        io.stderr(calls === total ? '.\n' : '.')
+        progress.append(calls === total ? '.\n' : '.')
       }
     }
-    if (!io.stderrIsTTY) io.stderr(`probing ${shown} (${warmup} warm-up, ${samples} measured) `)
+    progress.append(`probing ${shown} (${warmup} warm-up, ${samples} measured) `)
     subscribe(fetchChannels.attemptEnd.name, onAttemptEnd)
     let measured: Awaited<ReturnType<typeof probe>> | undefined
     let failure: unknown
@@ -136,8 +136,8 @@ Options:
       failure = error
     } finally {
       unsubscribe(fetchChannels.attemptEnd.name, onAttemptEnd)
-      if (io.stderrIsTTY) progress.clear()
-      else if (calls < total) io.stderr('\n')
+      // Wiped on a terminal; elsewhere the dots' line ended if a failure cut it short.
+      progress.clear()
     }
     // probe() refuses a redirect (it would time the last hop alone); a 3xx
     // without a Location is the endpoint's answer, measured as such.
