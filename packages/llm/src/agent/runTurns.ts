@@ -1,5 +1,6 @@
 import { type Deadline, errorCode, optionError, untilEnded } from '@hourglass/core'
 import { callDeadline, shadowAmbientIfFalse } from '../call/callDeadline.js'
+import { holdsUnsafeInteger } from '../dialects/toolArguments.js'
 import { describeError } from '../errors/describeError.js'
 import { MaxTurnsExceededError } from '../errors/MaxTurnsExceededError.js'
 import { isSideEffectStoreError } from '../errors/SideEffectStoreError.js'
@@ -224,6 +225,23 @@ async function runTool(
       type: 'tool_result',
       toolCallId: call.id,
       content: `the arguments of this call are not valid JSON (${unreadable}); the tool was not run`,
+      isError: true,
+    }
+  }
+  // Parsing rounded an integer past 2^53 (an order id): run, the tool would
+  // act on another number than the model wrote — refund order …992 for
+  // …993 — and two calls that differ only there shared one key, so the
+  // second read the first's result. The model reads why, and may call again.
+  if (
+    typeof call.arguments === 'object' &&
+    call.arguments !== null &&
+    holdsUnsafeInteger(call.arguments)
+  ) {
+    return {
+      type: 'tool_result',
+      toolCallId: call.id,
+      content:
+        'the arguments of this call hold an integer beyond ±2^53, which reading them rounded; the tool was not run (pass such a number as a string)',
       isError: true,
     }
   }

@@ -46,8 +46,12 @@ function kindOf(block: ToolCallBlock): string {
   return `a ${typeof args}`
 }
 
-/** Walked with a stack, not recursion: a caller's value may nest deeper than the stack allows. */
-function holdsUnsafeInteger(value: object): boolean {
+/**
+ * Whether `value` holds an integer beyond ±2^53 (one JSON parsing may have
+ * rounded). Walked with a stack, not recursion: a caller's value may nest
+ * deeper than the stack allows.
+ */
+export function holdsUnsafeInteger(value: object): boolean {
   const stack: unknown[] = [value]
   while (stack.length > 0) {
     const next = stack.pop()

@@ -1,0 +1,99 @@
+import { reply } from '@hourglass/testkit'
+import { describe, expect, it } from 'vitest'
+import { runTurns } from '../../src/agent/runTurns.js'
+import { callModel } from '../../src/call/callModel.js'
+import type { ChatResponse } from '../../src/types.js'
+import { useFakes, user } from '../call/support/fakes.js'
+
+// OpenAI's wire carries tool arguments as text, and parsing it rounds an
+// integer past 2^53: a model asking to refund orders 9007199254740993 and
+// 9007199254740992 in one turn got order …992 refunded once — the wrong
+// order for the first call — and both calls read "refunded": the two
+// rounded calls shared one key, so the second read the first's result.
+
+const fakes = useFakes()
+
+// Anthropic and Gemini send them as a JSON object in the body: read, it is rounded the same way.
+const cases = (['openai', 'anthropic', 'gemini'] as const).flatMap((dialect) =>
+  [false, true].map((stream) => ({ dialect, stream })),
+)
+
+describe('runTurns: tool arguments holding an integer past 2^53', () => {
+  for (const { dialect, stream } of cases) {
+    it(`${dialect}, ${stream ? 'streamed' : 'whole'}: the tool is not run on the rounded value; the model reads why`, async () => {
+      const fake = await fakes.start({ dialect })
+      fake.enqueue(
+        reply.text('', {
+          toolCalls: [
+            {
+              id: 'call_1',
+              name: 'refund',
+              arguments: undefined,
+              argumentsJson: '{"order":9007199254740993}',
+            },
+            {
+              id: 'call_2',
+              name: 'refund',
+              arguments: undefined,
+              argumentsJson: '{"order":9007199254740992}',
+            },
+            {
+              id: 'call_3',
+              name: 'refund',
+              arguments: undefined,
+              argumentsJson: '{"order":"9007199254740993"}',
+            },
+          ],
+        }),
+      )
+      fake.setReply(reply.text('done'))
+      const model = fakes.adapterFor(dialect, fake.baseURL, 'fake-model')
+      const refunded: unknown[] = []
+      const result = await runTurns({
+        operationId: `refunds-${dialect}-${stream}`,
+        messages: [user('refund both orders')],
+        tools: {
+          refund: (args) => {
+            const order = (args as { order: unknown }).order
+            refunded.push(order)
+            return `refunded ${order}`
+          },
+        },
+        call: async (messages, { idempotencyKey, signal }) => {
+          const request = { messages, maxTokens: 100 }
+          if (!stream) return callModel({ models: [model], request, idempotencyKey, signal })
+          const answer = callModel({
+            models: [model],
+            request: { ...request, stream: true },
+            idempotencyKey,
+            signal,
+          })
+          return (answer as { result: Promise<ChatResponse> }).result
+        },
+      })
+      // Only the call whose arguments say what the model wrote ran.
+      expect(refunded).toEqual(['9007199254740993'])
+      const results = result.messages.find((m) => m.role === 'tool')?.content
+      // Gemini sends no call ids: llm makes its own.
+      const ids = ((result.messages[1]?.content ?? []) as ChatResponse['content']).flatMap((b) =>
+        b.type === 'tool_call' ? [b.id] : [],
+      )
+      if (dialect !== 'gemini') expect(ids).toEqual(['call_1', 'call_2', 'call_3'])
+      expect(results).toEqual([
+        {
+          type: 'tool_result',
+          toolCallId: ids[0],
+          content: expect.stringMatching(/integer beyond ±2\^53.*the tool was not run/),
+          isError: true,
+        },
+        {
+          type: 'tool_result',
+          toolCallId: ids[1],
+          content: expect.stringMatching(/integer beyond ±2\^53.*the tool was not run/),
+          isError: true,
+        },
+        { type: 'tool_result', toolCallId: ids[2], content: 'refunded 9007199254740993' },
+      ])
+    })
+  }
+})
