@@ -1,5 +1,6 @@
 import { type Deadline, errorCode, optionError, untilEnded } from '@hourglass/core'
 import { callDeadline, shadowAmbientIfFalse } from '../call/callDeadline.js'
+import { roundsAnInteger } from '../dialects/roundedByParsing.js'
 import { holdsUnsafeInteger } from '../dialects/toolArguments.js'
 import { describeError } from '../errors/describeError.js'
 import { MaxTurnsExceededError } from '../errors/MaxTurnsExceededError.js'
@@ -232,10 +233,16 @@ async function runTool(
   // act on another number than the model wrote — refund order …992 for
   // …993 — and two calls that differ only there shared one key, so the
   // second read the first's result. The model reads why, and may call again.
+  // Told from the text where the arguments came as text (OpenAI's wire): an
+  // integer literal the parse changed, not a `1e20` the tool takes as a
+  // number. Anthropic's and Gemini's come parsed with the body: a value past
+  // 2^53 may have been rounded, and is refused.
   if (
-    typeof call.arguments === 'object' &&
-    call.arguments !== null &&
-    holdsUnsafeInteger(call.arguments)
+    call.rawArguments !== undefined
+      ? roundsAnInteger(call.rawArguments)
+      : typeof call.arguments === 'object' &&
+        call.arguments !== null &&
+        holdsUnsafeInteger(call.arguments)
   ) {
     return {
       type: 'tool_result',
