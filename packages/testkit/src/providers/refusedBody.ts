@@ -57,19 +57,7 @@ export function unreadableBody(
       const why = reason ?? (dialect === 'anthropic' ? loneHighSurrogate(rawBody) : undefined)
       return why === undefined
         ? undefined
-        : {
-            kind: 'error',
-            status: 400,
-            body: {
-              type: 'error',
-              error: {
-                type: 'invalid_request_error',
-                message: `The request body is not valid JSON: ${why.slice(0, 200)}`,
-              },
-              request_id: 'req_011CFakeHourglass',
-            },
-            headers: { 'request-id': 'req_011CFakeHourglass' },
-          }
+        : anthropicRefusal(`The request body is not valid JSON: ${why.slice(0, 200)}`)
     }
     case 'gemini': {
       if (reason === undefined) return undefined
@@ -173,16 +161,7 @@ export function anthropicVersionProblem(
     version === undefined
       ? 'anthropic-version: header is required'
       : `anthropic-version: ${JSON.stringify(version.slice(0, 100))} is not a valid version`
-  return {
-    kind: 'error',
-    status: 400,
-    body: {
-      type: 'error',
-      error: { type: 'invalid_request_error', message },
-      request_id: 'req_011CFakeHourglass',
-    },
-    headers: { 'request-id': 'req_011CFakeHourglass' },
-  }
+  return anthropicRefusal(message)
 }
 
 /**
@@ -203,16 +182,7 @@ export function anthropicMaxTokensMissing(
   if (dialect !== 'anthropic' || route !== 'anthropic-messages') return undefined
   if (typeof body !== 'object' || body === null) return undefined
   if ((body as Record<string, unknown>)['max_tokens'] !== undefined) return undefined
-  return {
-    kind: 'error',
-    status: 400,
-    body: {
-      type: 'error',
-      error: { type: 'invalid_request_error', message: 'max_tokens: Field required' },
-      request_id: 'req_011CFakeHourglass',
-    },
-    headers: { 'request-id': 'req_011CFakeHourglass' },
-  }
+  return anthropicRefusal('max_tokens: Field required')
 }
 
 /**
@@ -256,3 +226,22 @@ export function maxTokensUnsupported(
 
 /** `o1`, `o1-mini`, `o3-2025-04-16`, `o4-mini`, `gpt-5`, `gpt-5.1`, `gpt-5-mini`, … */
 const REASONING_MODEL = /^(?:o[134](?:-|$)|gpt-5(?:[.-]|$))/
+
+/**
+ * Anthropic's 400 `invalid_request_error` for a request refused before it is
+ * read, as the live answers quoted above are: no `details` (the error
+ * builders' errors carry `details: null`), a `request_id` in the body and
+ * its `request-id` header.
+ */
+function anthropicRefusal(message: string): ErrorReply {
+  return {
+    kind: 'error',
+    status: 400,
+    body: {
+      type: 'error',
+      error: { type: 'invalid_request_error', message },
+      request_id: 'req_011CFakeHourglass',
+    },
+    headers: { 'request-id': 'req_011CFakeHourglass' },
+  }
+}
