@@ -67,9 +67,14 @@ export function saysFinished(reason: unknown): boolean {
  * `reasoningTokens` is them alone (`thoughtsTokenCount`). The prompt count
  * already includes cached content; `cachedContentTokenCount` is that part
  * (`cachedInputTokens`), as OpenAI's `cached_tokens` is of its `prompt_tokens`.
+ * What a server-side tool (Search grounding, URL context, code execution)
+ * fed back to the model is input too, billed as input, and counted apart
+ * from the prompt (`toolUsePromptTokenCount`; `totalTokenCount` is prompt +
+ * candidates + tool-use prompt + thoughts): left out, a grounded answer
+ * billed for 18 480 input tokens was charged for its 151 prompt tokens.
  */
 export function geminiUsage(metadata: unknown): Usage {
-  // Each count read as one (a negative or NaN one as none), and the sum
+  // Each count read as one (a negative or NaN one as none), and the sums
   // clamped: a candidates count of -100 took 100 off the thoughts, and two
   // of 1e308 summed to Infinity, read as an output of 0.
   const thoughts = get(metadata, 'thoughtsTokenCount')
@@ -77,8 +82,13 @@ export function geminiUsage(metadata: unknown): Usage {
     (countOf(get(metadata, 'candidatesTokenCount')) ?? 0) + (countOf(thoughts) ?? 0),
     MAX_TOKEN_COUNT,
   )
+  const input = Math.min(
+    (countOf(get(metadata, 'promptTokenCount')) ?? 0) +
+      (countOf(get(metadata, 'toolUsePromptTokenCount')) ?? 0),
+    MAX_TOKEN_COUNT,
+  )
   return withUsageDetails(
-    usageOf(get(metadata, 'promptTokenCount'), output),
+    usageOf(input, output),
     get(metadata, 'cachedContentTokenCount'),
     thoughts,
   )
@@ -90,6 +100,7 @@ export function geminiUsageReported(metadata: unknown): boolean {
     get(metadata, 'promptTokenCount'),
     get(metadata, 'candidatesTokenCount'),
     get(metadata, 'thoughtsTokenCount'),
+    get(metadata, 'toolUsePromptTokenCount'),
   )
 }
 
