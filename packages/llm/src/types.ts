@@ -165,8 +165,9 @@ export interface ChatResponse {
    * The provider's own finish reason, as sent, when `finishReason` is
    * `error` (Gemini's `OTHER`, `MALFORMED_FUNCTION_CALL`; DeepSeek's
    * `insufficient_system_resource`): which of them it was. Also on a
-   * `length` finish that is no output-cap stop: Anthropic's
-   * `model_context_window_exceeded` (the context window is full, whatever
+   * `length` finish that is no output-cap stop: Anthropic's (and z.ai's
+   * OpenAI-compatible) `model_context_window_exceeded`, Mistral's
+   * `model_length` (the context window is full, whatever
    * `maxTokens`), which the output-limit recovery surfaces at once as
    * `OutputTruncatedError` instead of raising the cap or continuing.
    * Absent otherwise (a plain `max_tokens` stop has none).
@@ -258,7 +259,7 @@ export type StreamEvent =
       /**
        * `ChatResponse.providerFinishReason`: when `finishReason` is `error`,
        * and on a `length` finish because the context window is full
-       * (Anthropic's `model_context_window_exceeded`).
+       * (`model_context_window_exceeded`, Mistral's `model_length`).
        */
       providerFinishReason?: string | undefined
       usage?: Usage | undefined

@@ -1,14 +1,16 @@
 import { ANTHROPIC_WINDOW_FULL } from '../dialects/anthropic/response.js'
 import { refusalOf } from '../dialects/blocks.js'
+import { OPENAI_WINDOW_FULL } from '../dialects/openai/response.js'
 import { isBudgetExceeded } from '../errors/BudgetExceededError.js'
 import { OutputTruncatedError } from '../errors/OutputTruncatedError.js'
 import type { ChatRequest, ChatResponse, ContentBlock, Usage } from '../types.js'
 
 /**
  * `providerFinishReason`s of a `length` finish that is no output-cap stop:
- * the context window filled (Anthropic's `model_context_window_exceeded`).
+ * the context window filled (Anthropic's `model_context_window_exceeded`;
+ * on the OpenAI-compatible wire z.ai's of the same name, Mistral's `model_length`).
  */
-const WINDOW_FULL: ReadonlySet<string> = new Set([ANTHROPIC_WINDOW_FULL])
+const WINDOW_FULL: ReadonlySet<string> = new Set([ANTHROPIC_WINDOW_FULL, ...OPENAI_WINDOW_FULL])
 
 /** The user turn that asks a model cut off by its output cap to go on. */
 export const CONTINUE_PROMPT = '[Output token limit hit, continue]'

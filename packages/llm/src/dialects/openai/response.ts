@@ -32,6 +32,44 @@ export const OPENAI_FINISH: Readonly<Record<string, FinishReason>> = {
   content_filter: 'content_filter',
   // DeepSeek: generation cut short because the provider ran out of capacity.
   insufficient_system_resource: 'error',
+  // Mistral's "generation failed", Zhipu's (z.ai) "model inference
+  // exception": cut short by the provider too. Read as `unknown`, such an
+  // answer came back as a success, never retried nor handed to a fallback.
+  error: 'error',
+  network_error: 'error',
+  // Zhipu (z.ai): the content was stopped by its safety review.
+  sensitive: 'content_filter',
+  // The context window filled (`OPENAI_WINDOW_FULL`): z.ai's (Zhipu GLM),
+  // and Mistral's own word for it.
+  model_context_window_exceeded: 'length',
+  model_length: 'length',
+}
+
+/**
+ * Finish reasons of an answer stopped because the context window is full,
+ * not the `max_tokens` cap: z.ai's OpenAI-compatible API names it as
+ * Anthropic's stop reason (`model_context_window_exceeded`), Mistral's
+ * `model_length`. Still `length`, but kept as `providerFinishReason` so the
+ * output-limit recovery can tell it apart — a raised cap or a "continue"
+ * turn cannot get past a full window. Unknown, they were `unknown`: the cut
+ * answer came back as a success.
+ */
+export const OPENAI_WINDOW_FULL: ReadonlySet<string> = new Set([
+  'model_context_window_exceeded',
+  'model_length',
+])
+
+/**
+ * `ChatResponse.providerFinishReason` for a `finish_reason` mapped to
+ * `finish`: the reason as sent when it is an `error` (which one it was) or
+ * a full context window; undefined otherwise.
+ */
+export function openAIProviderFinishReason(
+  finish: FinishReason,
+  reason: unknown,
+): string | undefined {
+  if (finish === 'error') return String(reason)
+  return typeof reason === 'string' && OPENAI_WINDOW_FULL.has(reason) ? reason : undefined
 }
 
 /**
@@ -106,8 +144,8 @@ export function parseOpenAIResponse(
   // What an OpenAI client reads besides the message, kept for whoever passes
   // the answer on (the gateway): dropped, `web_search_options` was forwarded
   // and billed but its citations never reached the client.
-  if (response.finishReason === 'error')
-    response.providerFinishReason = String(get(choice, 'finish_reason'))
+  const said = openAIProviderFinishReason(response.finishReason, get(choice, 'finish_reason'))
+  if (said !== undefined) response.providerFinishReason = said
   const fingerprint = getString(json, 'system_fingerprint')
   if (fingerprint) response.systemFingerprint = fingerprint
   const tier = getString(json, 'service_tier')

@@ -26,6 +26,7 @@ import {
   contentParts,
   logprobsOf,
   OPENAI_FINISH,
+  openAIProviderFinishReason,
   openAIUsage,
   openAIUsageReported,
 } from './response.js'
@@ -81,7 +82,7 @@ export function createOpenAIStreamParser(
     return last
   }
   let finishReason: FinishReason | undefined
-  // The finish reason as sent, when it mapped to `error` (`ChatResponse.providerFinishReason`).
+  // The finish reason as sent, when it mapped to `error` or is a full window (`ChatResponse.providerFinishReason`).
   let providerFinishReason: string | undefined
   let usage: Usage | undefined
   let id: string | undefined
@@ -218,7 +219,7 @@ export function createOpenAIStreamParser(
         if (out.length > 0) sawContent = true
         if (reason !== undefined && reason !== null && reason !== '') {
           finishReason = mapFinish(OPENAI_FINISH, reason)
-          providerFinishReason = finishReason === 'error' ? String(reason) : undefined
+          providerFinishReason = openAIProviderFinishReason(finishReason, reason)
         }
       }
       const u = getRecord(chunk, 'usage')
