@@ -106,7 +106,7 @@ export class IngressRequest {
   #finished = false
   /** Set when our own timer's 504 is written: when it was due (system clock), to time its flush. */
   #timedOutAt: number | undefined
-  /** Armed when respond's `end` has not finished when it returns (see `#boundDeferredEnd`); cleared in `#finish`. */
+  /** Armed when respond's `end`, or a started stream's end, has not finished yet (see `#boundDeferredEnd`); cleared in `#finish`. */
   #endGrace: TimerLink | undefined
   /** The timer of the 504 still due after the handler cancelled its deadline (see `#onDeadlineCancel`). */
   #stillDue: TimerLink | undefined
@@ -508,7 +508,21 @@ export class IngressRequest {
         return '504'
       }
     }
-    return writeExpired(this.res, this.req.method, { budgetMs: this.budgetMs, elapsedMs, slice })
+    const action = writeExpired(this.res, this.req.method, {
+      budgetMs: this.budgetMs,
+      elapsedMs,
+      slice,
+    })
+    // A started stream that was ended, not destroyed: its end may never
+    // leave. A client that stopped reading with less than the socket's
+    // high-water mark waiting (an SSE feed of 1 KB events) made no write
+    // wait for 'drain', so writeExpired could not tell: the end sat in
+    // Node's buffer, the socket open for good (server.timeout is 0) and the
+    // request never ended. Past the grace it is destroyed as such a stream
+    // is. Not one queued behind another pipelined answer: it waits its
+    // turn, and a destroy took the shared connection.
+    if (action === 'ended' && !this.res.destroyed && !queued(this.res)) this.#boundDeferredEnd()
+    return action
   }
 
   /**
@@ -517,7 +531,9 @@ export class IngressRequest {
    * not for ever. A store that never answers held the socket and everything
    * buffered for good, the request never ended (no end event): past the
    * grace the response is destroyed, and `#onClose` ends the request
-   * `expired`. The timer is on the deadline's clock, cleared by `#finish`.
+   * `expired`. So is a started stream the deadline ended whose end its
+   * client never reads (see `#answer`). The timer is on the deadline's
+   * clock, cleared by `#finish`.
    */
   #boundDeferredEnd(): void {
     // Taken now: the late writers' swallowing (next in `#expire`) wraps `destroy` too.

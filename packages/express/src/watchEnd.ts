@@ -9,7 +9,8 @@ import { replaceOwn } from './replaceOwn.js'
  * never answers would hold the socket and the buffered answer for good, the
  * request never ended: past this grace the response is destroyed, and the
  * request ends `expired`. A second is far beyond a session store's write
- * and short next to a connection's keep-alive.
+ * and short next to a connection's keep-alive. The same grace bounds the
+ * end the deadline gives a started stream (see `IngressRequest#answer`).
  */
 export const RESPOND_END_GRACE_MS = 1000
 
