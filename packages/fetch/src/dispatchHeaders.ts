@@ -1,10 +1,12 @@
 import {
   DEADLINE_HEADER,
   type Deadline,
+  GRPC_TIMEOUT_HEADER,
   KNOWN_DEADLINE_SOURCES,
   writeDeadline,
 } from '@hourglass/core'
 import type { Dispatcher } from 'undici'
+import { grpcTimeoutValue } from './grpcTimeoutValue.js'
 
 type Headers = Dispatcher.DispatchOptions['headers']
 
@@ -22,7 +24,11 @@ type Headers = Dispatcher.DispatchOptions['headers']
  * inbound headers (`fetch(url, { headers: req.headers, deadline })`) sent
  * its edge's Envoy route timeout on, which a Hourglass server trusts by
  * default and takes when smallest, so a call exempted with `never()`, or
- * given 20 s, was cut by the next hop to the edge's 300 ms. With no
+ * given 20 s, was cut by the next hop to the edge's 300 ms. A caller's
+ * `grpc-timeout` is not dropped but rewritten when ours is written: what is
+ * left, in gRPC's format (`grpcTimeoutValue`). A gRPC-web client's own (or
+ * one forwarded to a gRPC server) is the only deadline that server reads:
+ * dropped, the call reached it with none at all. With no
  * deadline at all (none given, none current) the caller's go out as given
  * (an iterable of pairs as a record of them, below), as they would without
  * us — `probe`'s and the CLI's `-H` included. Runs on every attempt: no
@@ -60,10 +66,13 @@ export function withDeadlineHeader(
     if (record !== REPEATS_SINGLE) return { headers: record as NonNullable<Headers>, headerMs }
   }
   const out: unknown[] = []
+  let grpc = false
   if (headers && typeof headers === 'object' && !Array.isArray(headers)) {
     // Pairs that name a header undici takes one value of more than once: as
     // undici reads them, one at a time (an array of values it refuses).
-    for (const pair of headers as Iterable<[unknown, unknown]>) push(out, pair[0], pair[1], drop)
+    for (const pair of headers as Iterable<[unknown, unknown]>) {
+      if (push(out, pair[0], pair[1], drop)) grpc = true
+    }
   } else if (Array.isArray(headers)) {
     if (headers.length % 2 !== 0) {
       // Not a flat [name, value, …] array (odd: a name without its value, or
@@ -71,11 +80,16 @@ export function withDeadlineHeader(
       // the odd one out would send the request without that header.
       return { headers, headerMs: undefined }
     }
-    for (let i = 0; i + 1 < headers.length; i += 2) push(out, headers[i], headers[i + 1], drop)
+    for (let i = 0; i + 1 < headers.length; i += 2) {
+      if (push(out, headers[i], headers[i + 1], drop)) grpc = true
+    }
   } else if (headers != null) {
     return { headers: headers as never, headerMs: undefined }
   }
-  if (headerMs !== undefined) out.push(DEADLINE_HEADER, String(headerMs))
+  if (headerMs !== undefined) {
+    out.push(DEADLINE_HEADER, String(headerMs))
+    if (grpc) out.push(GRPC_TIMEOUT_HEADER, grpcTimeoutValue(headerMs))
+  }
   return { headers: out as string[], headerMs }
 }
 
@@ -99,19 +113,34 @@ function pairsAsRecord(
   drop: boolean,
 ): Record<string, unknown> | typeof REPEATS_SINGLE | undefined {
   const out: Record<string, unknown> = {}
+  let grpc = false
   for (const pair of headers) {
     if (!Array.isArray(pair) || pair.length !== 2) return undefined
     const name: unknown = pair[0]
     const value: unknown = pair[1]
     if (typeof name !== 'string') return undefined
     if (value === undefined) continue
-    if (drop && isDeadlineSource(name)) continue
+    if (drop && isDeadlineSource(name)) {
+      if (isGrpcTimeout(name)) grpc = true
+      continue
+    }
     if (!Object.hasOwn(out, name)) setOwn(out, name, value)
     else if (SINGLE_VALUED.has(name.toLowerCase())) return REPEATS_SINGLE
     else setOwn(out, name, [...asList(out[name]), ...asList(value)])
   }
-  if (headerMs !== undefined) out[DEADLINE_HEADER] = String(headerMs)
+  if (headerMs !== undefined) writeOurs(out, headerMs, grpc)
   return out
+}
+
+/** Ours into a fresh record: `x-deadline-remaining-ms`, and `grpc-timeout` where the caller sent one (`grpc`). */
+function writeOurs(out: Record<string, unknown>, headerMs: number, grpc: boolean): void {
+  out[DEADLINE_HEADER] = String(headerMs)
+  if (grpc) out[GRPC_TIMEOUT_HEADER] = grpcTimeoutValue(headerMs)
+}
+
+/** A deadline source's name (`isDeadlineSource`) that is `grpc-timeout`, in any letter case: the one rewritten, not dropped. */
+function isGrpcTimeout(name: string): boolean {
+  return name.length === GRPC_TIMEOUT_HEADER.length && isNameIgnoringCase(name, GRPC_TIMEOUT_HEADER)
 }
 
 /**
@@ -218,10 +247,15 @@ function withOurs(
 ): Record<string, unknown> {
   if (headerMs === undefined && !(drop && holdsDeadlineSource(record))) return record
   const out: Record<string, unknown> = {}
+  let grpc = false
   const names = Object.keys(record)
   for (let i = 0; i < names.length; i++) {
     const name = names[i] as string
-    if (isDeadlineSource(name)) continue
+    if (isDeadlineSource(name)) {
+      // One whose value is undefined is not sent (undici skips it): none to rewrite.
+      if (record[name] !== undefined && isGrpcTimeout(name)) grpc = true
+      continue
+    }
     // An assignment to `__proto__` sets the prototype: that one is defined.
     if (name === '__proto__') {
       Object.defineProperty(out, name, {
@@ -232,7 +266,7 @@ function withOurs(
       })
     } else out[name] = record[name]
   }
-  if (headerMs !== undefined) out[DEADLINE_HEADER] = String(headerMs)
+  if (headerMs !== undefined) writeOurs(out, headerMs, grpc)
   return out
 }
 
@@ -273,12 +307,18 @@ function hasSafeIterator(headers: object): boolean {
   )
 }
 
-/** `dropDeadline`: under a deadline the caller's deadline sources never go (ours, if any, is sent instead: a repeated value is invalid to a reader, another source a stale one). */
-function push(out: unknown[], name: unknown, value: unknown, dropDeadline: boolean): void {
+/**
+ * `dropDeadline`: under a deadline the caller's deadline sources never go
+ * (ours, if any, is sent instead: a repeated value is invalid to a reader,
+ * another source a stale one). True when the one dropped is `grpc-timeout`,
+ * which ours is then written as.
+ */
+function push(out: unknown[], name: unknown, value: unknown, dropDeadline: boolean): boolean {
   // undici skips an undefined value (and sends null as empty).
-  if (value === undefined) return
-  if (dropDeadline && typeof name === 'string' && isDeadlineSource(name)) return
+  if (value === undefined) return false
+  if (dropDeadline && typeof name === 'string' && isDeadlineSource(name)) return isGrpcTimeout(name)
   out.push(name, value)
+  return false
 }
 
 /** What `writeDeadline` would write: whole ms left, none for `never()` or a passed observe-only deadline. */

@@ -23,7 +23,8 @@ import {
 // call exempted with `Deadline.never()`, or given 20 s, was cut by the next
 // hop to the edge's 300 ms. Under a deadline (given or current) none of
 // them goes now, ours alone (if any) does; with no deadline at all the
-// caller's headers go as given. The next hop here is a real Express app
+// caller's headers go as given. The edge's `grpc-timeout` is the exception
+// where ours is written: it goes as ours, in gRPC's format, not dropped. The next hop here is a real Express app
 // with `deadline()` trusting every known source; our deadlines run on a
 // ManualClock, so the value ours says is exact.
 
@@ -95,11 +96,15 @@ function interceptorAgent() {
   return base.compose(deadlineInterceptor())
 }
 
-/** Only `x-request-id` of the edge's, and `ours` as the deadline header (none when undefined). */
+/**
+ * Only `x-request-id` of the edge's, and `ours` as the deadline header (none
+ * when undefined) — and as the edge's `grpc-timeout`, rewritten in gRPC's
+ * format (`<ms>m`), where ours is written (test/grpcTimeoutRewritten.test.ts).
+ */
 function onlyOurs(ours: string | undefined): Record<string, string | undefined> {
   return {
     'x-deadline-remaining-ms': ours,
-    'grpc-timeout': undefined,
+    'grpc-timeout': ours === undefined ? undefined : `${ours}m`,
     'x-envoy-expected-rq-timeout-ms': undefined,
     'x-stainless-timeout': undefined,
     'x-request-id': 'r-1',
