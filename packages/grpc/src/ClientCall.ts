@@ -26,7 +26,7 @@ import {
 import { type GrpcClientEndMessage, grpcChannels } from './channels.js'
 import type { ResolvedClientOptions } from './clientOptions.js'
 import { type Turn, thisTurn } from './eventLoopTurn.js'
-import { withoutForwardedDeadlines } from './forwardedDeadlines.js'
+import { withoutForwardedDeadlines, withoutForwardedGrpcTimeout } from './forwardedDeadlines.js'
 import { withReason } from './fromGrpcError.js'
 import { isReleased } from './releasedDeadline.js'
 import { isUnboundedStream } from './unboundedStream.js'
@@ -411,7 +411,7 @@ export class ClientCall {
     // that, was cut by the next hop to that caller's budget.
     const forwarded = withoutForwardedDeadlines(metadata)
     if (!Number.isFinite(left) || (bound.observe && left < 1)) {
-      return { metadata: forwarded, headerMs: undefined }
+      return { metadata: withoutForwardedGrpcTimeout(forwarded, metadata), headerMs: undefined }
     }
     // Capped where readers stop accepting it (2^31-1 ms); they clamp to their own maxMs.
     const headerMs = Math.min(Math.max(0, Math.floor(left)), MAX_TIMER_MS)

@@ -93,6 +93,26 @@ describe('deadline metadata forwarded from the inbound call', () => {
     expect(value).toMatchObject({ stainless: [] })
   })
 
+  it('a grpc-timeout in its metadata (a bridge copying gRPC-web headers into it) goes neither under never(): the next hop takes its default, not 300 ms', async () => {
+    // grpc-js writes grpc-timeout from the call's deadline over one in the
+    // metadata, but a call with none (exempted) sent the caller's as given,
+    // and grpc-js's server enforced it: the exempted call was cut to 300 ms.
+    const { c, started } = await nextHop()
+    const metadata = new Metadata()
+    metadata.set('grpc-timeout', '300m')
+
+    const exempted = await unary(c, {}, withCallDeadline(Deadline.never()), metadata)
+    const current = await runWithDeadline(Deadline.never(), () => unary(c, {}, {}, metadata))
+
+    expect([exempted.error, current.error]).toEqual([undefined, undefined])
+    expect(started.messages.slice(-2)).toMatchObject([
+      { source: 'default', budgetMs: 2000 },
+      { source: 'default', budgetMs: 2000 },
+    ])
+    // On a copy: the caller's Metadata object is not changed.
+    expect(metadata.get('grpc-timeout')).toEqual(['300m'])
+  })
+
   it('a call with no deadline at all leaves the metadata as it is (nothing of the caller’s decides)', async () => {
     const { c, started } = await nextHop()
 
