@@ -15,6 +15,7 @@ import { parseGatewayConfig } from './config/parseGatewayConfig.js'
 import type { GatewayContext } from './GatewayContext.js'
 import { bodyError } from './http/bodyError.js'
 import { chatCompletions, disposeHandlerDeadline, handlerDeadline } from './http/chatCompletions.js'
+import { closeAfterAnswer } from './http/closeAfterAnswer.js'
 import { healthz, type RedisState, readyz } from './http/health.js'
 import { isGatewayPath } from './http/isGatewayPath.js'
 import { jsonBody } from './http/jsonBody.js'
@@ -22,6 +23,7 @@ import { methodNotAllowed } from './http/methodNotAllowed.js'
 import { pathError } from './http/pathError.js'
 import { loggedPathOf } from './http/pathOf.js'
 import { type DrainReport, RequestTracker } from './http/RequestTracker.js'
+import { hasBody } from './http/readBody.js'
 import { currentRequest, scopeOf } from './http/requestScope.js'
 import { modelObject, retrieveModel } from './http/retrieveModel.js'
 import { sendError } from './http/sendError.js'
@@ -426,7 +428,16 @@ function buildGateway(
           // the backstop when the handler's own answer is late. Both stay
           // deadline()'s expiries, published as any app's are (stage
           // `arrival` or `handler`). Called on expiry only.
-          respond: (_req, res, error) => {
+          respond: (req, res, error) => {
+            // Its body still coming (a budget spent on arrival, or the
+            // backstop beating the body read's own 504: `replyReserveMs: 0`,
+            // a stalled loop), the connection is closed after this answer
+            // (see RequestTracker, jsonBody): its head must say so. It said
+            // keep-alive, and a pooling client sent its next request on a
+            // connection about to end.
+            if (!req.complete && hasBody(req) && req.headers['content-length'] !== '0') {
+              closeAfterAnswer(res)
+            }
             sendError(ctx, res, error)
           },
           // Refused on arrival, the chain never runs: no handler writes the

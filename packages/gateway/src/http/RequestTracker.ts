@@ -146,10 +146,11 @@ export class RequestTracker {
       this.#open.set(res, scope)
       res.once('close', () => {
         // Answered with its body still coming, by what had no reason to say
-        // `connection: close` (a budget spent on arrival, refused before the
-        // body is read): Node kept the connection and reads on what comes.
-        // Closed now, lingering. A body that came whole in the meantime (a
-        // small one, in the packet with the headers) leaves it open.
+        // `connection: close` (anything answering before the body read that
+        // did not; the deadline's 504s do, see createGateway's `respond`):
+        // Node kept the connection and reads on what comes. Closed now,
+        // lingering. A body that came whole in the meantime (a small one, in
+        // the packet with the headers) leaves it open.
         if (!req.complete && res.writableFinished) closeAfterAnswer(res)
         this.#open.delete(res)
         // Gone before the end: stop everything done for it (this listener may
