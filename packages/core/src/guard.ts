@@ -123,7 +123,26 @@ export function guard<T>(
     cancelWork(promise)
   }
   const signal = deadline.signal
-  const onAbort = () => cancel()
+  // The abort ends the wait here, not through p-timeout's `signal` option:
+  // p-timeout replaces a nullish reason with an AbortError of its own, so a
+  // `cancel(null)` (as `AbortController.abort(null)`, a null reason) was
+  // answered with an error nobody gave, where wait, untilEnded and plan.run
+  // reject with the null. Rejected at once (a timer due in the same
+  // stretch, a ManualClock's advance(), comes second), unless the work had
+  // settled first: its outcome stands, as it did inside p-timeout.
+  let endWith: (reason: unknown) => void = () => {}
+  const aborted = new Promise<never>((_, reject) => {
+    endWith = reject
+  })
+  let workSettled = false
+  const settled = () => {
+    workSettled = true
+  }
+  Promise.resolve(promise).then(settled, settled)
+  const onAbort = () => {
+    cancel()
+    if (!workSettled) endWith(signal.reason)
+  }
   signal.addEventListener('abort', onAbort, { once: true })
   // Far deadlines (and observe-only or disposed ones) need no timer of ours:
   // the deadline's own signal ends the wait if it is ever aborted.
@@ -174,19 +193,23 @@ export function guard<T>(
   } as unknown as { setTimeout: typeof setTimeout; clearTimeout: typeof clearTimeout }
   const bounded = pTimeout(Promise.resolve(promise), {
     milliseconds,
-    signal,
     customTimers,
     // Built when the time is up, so elapsedMs is the real figure.
     fallback: (): never => {
       cancel()
       throw exceeded()
     },
-  }) as Promise<T>
-  return bounded
+  })
+  return Promise.race([bounded, aborted])
     .catch((error: unknown) => {
       throw ownExpiry(error)
     })
-    .finally(() => signal.removeEventListener('abort', onAbort))
+    .finally(() => {
+      signal.removeEventListener('abort', onAbort)
+      // Ended by the abort: guard's timer (kept alive) would otherwise stay
+      // armed until the time left ran out.
+      bounded.clear()
+    })
 }
 
 /** The options of guard's timer: one object for every guard (guard runs per request). */
