@@ -111,6 +111,13 @@ export class ManualClock implements Clock {
       throw new RangeError(`advance expects a finite number of ms ≥ 0, got ${String(ms)}`)
     }
     const target = this.#now + ms
+    // A callback that throws does not stop the step: the timers due after it
+    // still run and the clock still reaches `target`, then the first error is
+    // rethrown — as vitest's fake timers (@sinonjs/fake-timers) do. Stopped
+    // there, a deadline due later in the step stayed live and the clock short
+    // of it. A flag, not the error: `throw undefined` is a throw too.
+    let threw = false
+    let firstError: unknown
     for (;;) {
       let next: PendingTimer | undefined
       for (const timer of this.#timers.values()) {
@@ -124,12 +131,20 @@ export class ManualClock implements Clock {
       if (!next) break
       this.#timers.delete(next.handle)
       this.#now = Math.max(this.#now, next.at)
-      next.callback()
+      try {
+        next.callback()
+      } catch (error) {
+        if (!threw) {
+          threw = true
+          firstError = error
+        }
+      }
     }
     // A timer's callback may itself advance past `target` (a test helper that
     // drives time from inside a callback): setting `target` then moved the
     // monotonic clock backwards.
     this.#now = Math.max(this.#now, target)
+    if (threw) throw firstError
   }
 }
 
