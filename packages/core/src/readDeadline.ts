@@ -105,7 +105,8 @@ const GRPC_UNIT_MS: Record<string, number> = {
  * reason, and so is a header whose read throws (a Proxy, a throwing getter or
  * `get`). `headers` that is not an object at all is a `TypeError`: a bug in
  * the caller, not something a request sent; so is a request or response
- * passed for its headers (`readDeadline(req)`).
+ * passed for its headers (`readDeadline(req)`), and an array of them
+ * (`req.rawHeaders`).
  */
 export function readDeadline(
   headers: HeaderSource,
@@ -115,6 +116,14 @@ export function readDeadline(
     // Else "Cannot read properties of undefined (reading 'get')", naming nothing.
     throw new TypeError(
       `readDeadline: headers must be an object (IncomingHttpHeaders, Headers or a record), got ${describeValue(headers)}`,
+    )
+  }
+  if (Array.isArray(headers)) {
+    // `req.rawHeaders`, undici's flat `string[]`, fetch's pairs: read as a
+    // record (keys '0', '1', …), no request ever had a deadline, and the
+    // ingress fell back to its default budget without a word.
+    throw new TypeError(
+      'readDeadline: headers must be an object of headers (IncomingHttpHeaders, Headers or a record), not an array (req.headers, not req.rawHeaders)',
     )
   }
   if (holdsHeaders(headers)) {
@@ -353,11 +362,25 @@ function everySpelling(
 /** A header's value as the parsers take it: a string, or the values of a repeated header. */
 function headerValue(value: unknown): string | readonly string[] | undefined {
   if (value === undefined || value === null) return undefined
-  if (typeof value === 'number') return String(value)
+  if (typeof value === 'number') return numberText(value)
   if (typeof value === 'string') return value
-  if (Array.isArray(value))
+  if (Array.isArray(value)) {
+    // One value is the header sent once, a number as a string: `[500]` was
+    // refused as a repeated header where `['500']` read 500.
+    if (value.length === 1 && typeof value[0] === 'number') return numberText(value[0])
     return value.length === 1 && typeof value[0] === 'string' ? value[0] : value.map(String)
+  }
   return String(value)
+}
+
+/**
+ * A number as the digits a header would carry. String() writes a whole
+ * number from 1e21 up in exponent form ('1e+21'), refused as 'not a number'
+ * where the same value sent as digits is a far deadline, clamped to maxMs.
+ * Fractions, NaN and Infinity keep String()'s text, and are refused as such.
+ */
+function numberText(value: number): string {
+  return Number.isInteger(value) ? BigInt(value).toString() : String(value)
 }
 
 /** A `maxMs` or `minMs` checked and floored to whole ms; not yet cut to the wire's limit. */

@@ -1,0 +1,49 @@
+import { DEADLINE_HEADER, readDeadline, STAINLESS_TIMEOUT_HEADER } from '@hourglass/core'
+import { expect, it } from 'vitest'
+
+// A record (or Map) may hold a number where a header value belongs, as the
+// HeaderSource type allows (`res.getHeaders()`, headers built in code). It
+// was read through String(): 4e9 is '4000000000', a far deadline clamped to
+// maxMs, but 1e21 is '1e+21' — refused as 'not a number', the ingress fell
+// back to its default budget, though the same value sent as digits is
+// clamped. And a one-value array holding a number ([500]) was refused as a
+// 'repeated header', where ['500'] reads 500.
+
+it('reads a whole number too big for plain notation as the far deadline it is', () => {
+  for (const value of [1e21, 1e300, Number.MAX_VALUE]) {
+    expect(readDeadline({ [DEADLINE_HEADER]: value })).toEqual({
+      ms: 30_000,
+      source: DEADLINE_HEADER,
+      clamped: true,
+      invalid: [],
+    })
+  }
+  expect(readDeadline(new Map([[DEADLINE_HEADER, 1e21]]))).toMatchObject({
+    ms: 30_000,
+    clamped: true,
+  })
+  expect(
+    readDeadline({ [STAINLESS_TIMEOUT_HEADER]: 1e21 }, { sources: [STAINLESS_TIMEOUT_HEADER] }),
+  ).toMatchObject({ ms: 30_000, clamped: true, invalid: [] })
+})
+
+it('reads a one-value array holding a number as that value, as one holding a string', () => {
+  expect(readDeadline({ [DEADLINE_HEADER]: [500] as never })).toEqual({
+    ms: 500,
+    source: DEADLINE_HEADER,
+    clamped: false,
+    invalid: [],
+  })
+  expect(readDeadline({ [DEADLINE_HEADER]: [500, 600] as never }).invalid).toEqual([
+    { header: DEADLINE_HEADER, value: '500, 600', reason: 'repeated header' },
+  ])
+})
+
+it('still refuses the numbers no header could carry', () => {
+  expect(readDeadline({ [DEADLINE_HEADER]: -1e21 }).invalid[0]?.reason).toBe('negative')
+  expect(readDeadline({ [DEADLINE_HEADER]: 1.5 }).invalid[0]?.reason).toBe('not a whole number')
+  expect(readDeadline({ [DEADLINE_HEADER]: Number.NaN }).invalid[0]?.reason).toBe('not a number')
+  expect(readDeadline({ [DEADLINE_HEADER]: Number.POSITIVE_INFINITY }).invalid[0]?.reason).toBe(
+    'not a number',
+  )
+})
