@@ -8,9 +8,10 @@ import { escapeUnprintable } from './escapeUnprintable.js'
  * half an emoji or an escape) and said to be one, so `'100'` is not read as
  * the number 100; an array or object by kind; a function or class by kind
  * and name (`a function currentDeadline`, `the class ManualClock, not an
- * instance`); anything else as `String` writes it, cut and escaped the same
- * way. Shared by the option checks of every package, so a bad option reads
- * the same whichever package refused it.
+ * instance`); a BigInt said to be one (`100n (a BigInt)`); anything else
+ * as `String` writes it, cut and escaped the same way. Shared by the option
+ * checks of every package, so a bad option reads the same whichever package
+ * refused it.
  */
 export function describeValue(value: unknown): string {
   if (typeof value === 'string') return `'${shown(value)}' (a string)`
@@ -20,7 +21,10 @@ export function describeValue(value: unknown): string {
   // instance belongs (`{ clock: ManualClock }`) put 2.6 KB — 19 KB for
   // `Deadline` — of code, over many lines, into the message.
   if (typeof value === 'function') return describeFunction(value)
-  // A symbol's description may hold a line break; a BigInt may be any length.
+  // Said to be one, as a string is: shown as String writes it, `1n` read as
+  // the number 1 ("must be a positive share, got 1"). It may be any length.
+  if (typeof value === 'bigint') return `${shown(`${value}n`)} (a BigInt)`
+  // A symbol's description may hold a line break.
   return shown(String(value))
 }
 

@@ -247,7 +247,7 @@ describe('misuse of a plan', () => {
     expect(plan([0.5, 0.5])).toThrow(/got an array/)
     // JSON.stringify threw "Do not know how to serialize a BigInt".
     expect(plan({ a: 1n })).toThrow(
-      new TypeError('slice "a" must be a positive share or { ms: ≥ 0 }, got 1'),
+      new TypeError('slice "a" must be a positive share or { ms: ≥ 0 }, got 1n (a BigInt)'),
     )
     expect(plan({ a: { ms: '5' } })).toThrow(
       new TypeError(

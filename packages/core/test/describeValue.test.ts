@@ -75,7 +75,15 @@ describe('describeValue of a function or a class', () => {
     Object.defineProperty(fn, 'name', { value: `a\n${'x'.repeat(100)}` })
     expect(describeValue(fn)).toBe(`a function a\\n${'x'.repeat(37)}…`)
     expect(describeValue(Symbol('a\nb'))).toBe(String.raw`Symbol(a\nb)`)
-    expect(describeValue(10n ** 100n)).toBe(`1${'0'.repeat(38)}…`)
+    expect(describeValue(10n ** 100n)).toBe(`1${'0'.repeat(38)}… (a BigInt)`)
+  })
+
+  // Shown as String writes it, a BigInt read as the number it is not:
+  // `plan({ a: 1n })` said "must be a positive share, got 1", and
+  // `Deadline.after(100n)` "expects a number of milliseconds, got 100".
+  it('says a BigInt is one, as a string is said to be one', () => {
+    expect(describeValue(100n)).toBe('100n (a BigInt)')
+    expect(describeValue(-1n)).toBe('-1n (a BigInt)')
   })
 
   it('shows a function whose name or source cannot be read by kind', () => {
