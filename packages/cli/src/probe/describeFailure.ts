@@ -113,6 +113,16 @@ export function describeFailure(error: unknown, url: URL, bound?: CallBound): st
   if (socketCode === 'UND_ERR_RES_CONTENT_LENGTH_MISMATCH') {
     return `${where} sent a body whose length does not match its Content-Length header (${socketCode})`
   }
+  // The connection closed in the middle of a chunked body, its answer sent
+  // with `Connection: close`: undici asks its parser to finish the message
+  // there, which refuses an "invalid EOF state". The endpoint did answer in
+  // HTTP/1.1 (status and headers read) and then cut its body short, as on a
+  // keep-alive connection, where the same cut reads "other side closed"
+  // above (curl: "(18) transfer closed with outstanding read data"). Told
+  // by llhttp's reason: undici leaves this error's `code` unset.
+  if (nameOf(error) === 'HTTPParserError' && message.endsWith('(Invalid EOF state)')) {
+    return `${where} closed the connection before the answer was complete (the body ended before its last chunk)`
+  }
   // undici's HTTP/1.1 parser refused the answer: not an HTTP server (its
   // `code`, HPE_*, is not always set; its name is).
   if (nameOf(error) === 'HTTPParserError') {
