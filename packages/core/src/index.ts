@@ -47,6 +47,7 @@ export { enforcedRemaining } from './enforcedRemaining.js'
 export { errorCode, isAbortError } from './errorCode.js'
 export { escapeId, escapeUnprintable, FLAG_TAGS, IN_WORDS, quoted } from './escapeUnprintable.js'
 export { expiryError } from './expiryError.js'
+export { grpcTimeoutValue } from './grpcTimeoutValue.js'
 export { type GuardedWork, type GuardOptions, guard } from './guard.js'
 export { HourglassError, hasErrorCode, isHourglassError } from './HourglassError.js'
 export {

@@ -2,11 +2,11 @@ import {
   DEADLINE_HEADER,
   type Deadline,
   GRPC_TIMEOUT_HEADER,
+  grpcTimeoutValue,
   KNOWN_DEADLINE_SOURCES,
   writeDeadline,
 } from '@hourglass/core'
 import type { Dispatcher } from 'undici'
-import { grpcTimeoutValue } from './grpcTimeoutValue.js'
 
 type Headers = Dispatcher.DispatchOptions['headers']
 
