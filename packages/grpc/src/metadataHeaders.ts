@@ -1,5 +1,5 @@
 import type { Deadline as GrpcDeadline, Metadata } from '@grpc/grpc-js'
-import { GRPC_TIMEOUT_HEADER, MAX_TIMER_MS } from '@hourglass/core'
+import { GRPC_TIMEOUT_HEADER, grpcTimeoutValue } from '@hourglass/core'
 
 /**
  * An inbound call's deadline sources as headers core's `readDeadline` reads,
@@ -23,16 +23,11 @@ export function metadataHeaders(
   const grpcMs = Number.isFinite(at) ? Math.max(0, Math.floor(at - arrivedWallMs)) : undefined
   return {
     get(name: string): string | null {
-      if (name === GRPC_TIMEOUT_HEADER) return grpcMs === undefined ? null : grpcTimeout(grpcMs)
+      if (name === GRPC_TIMEOUT_HEADER)
+        return grpcMs === undefined ? null : grpcTimeoutValue(grpcMs)
       const values = metadata.get(name)
       if (values.length === 0) return null
       return values.map((value) => (typeof value === 'string' ? value : '(binary)')).join(', ')
     },
   }
-}
-
-/** At most 8 digits: whole ms below 10^8, else whole seconds (the far future is clamped to `maxMs` anyway). */
-function grpcTimeout(ms: number): string {
-  const capped = Math.min(ms, MAX_TIMER_MS)
-  return capped < 1e8 ? `${capped}m` : `${Math.floor(capped / 1000)}S`
 }
