@@ -14,7 +14,7 @@ import { infoSafely, warnSafely } from '../callHook.js'
 import type { OverLimit } from '../types.js'
 import { LocalFallbackLimiter } from './LocalFallbackLimiter.js'
 import { LocalShareLimiter } from './LocalShareLimiter.js'
-import { MemoryLimiter } from './MemoryLimiter.js'
+import { COUNTED_WINDOW_END, MemoryLimiter } from './MemoryLimiter.js'
 import { type RedisLimitClient, RedisLimitScript } from './RedisLimitScript.js'
 
 export type { RedisLimitClient } from './RedisLimitScript.js'
@@ -445,30 +445,30 @@ export class ProviderLimits {
     const usesBefore = this.#fallbackUses
     try {
       // When the RPM count's window ends: a give-back goes to that window only.
-      let rpmWindowMs: number | undefined
+      let rpmWindow: CountedWindow | undefined
       // The RPM window this count took the last request of: full until it ends.
       let rpmFullMs: number | undefined
       if (pair.rpm) {
-        const refused = await take(pair.rpm, provider, 1, (ms, left) => {
-          rpmWindowMs = ms
-          if (left <= 0) rpmFullMs = ms
+        const refused = await take(pair.rpm, provider, 1, (window, left) => {
+          rpmWindow = window
+          if (left <= 0) rpmFullMs = window.ms
         })
         if (refused !== undefined) {
           this.#full(provider, refused)
           return refuse('rpm', refused)
         }
       }
-      let tpmWindowMs: number | undefined
+      let tpmWindow: CountedWindow | undefined
       if (pair.tpm && weight > 0) {
-        const refused = await take(pair.tpm, provider, weight, (ms) => {
-          tpmWindowMs = ms
+        const refused = await take(pair.tpm, provider, weight, (window) => {
+          tpmWindow = window
         })
         if (refused !== undefined) {
           // The request is not going: give back the request it was counted
           // as — to its own window. Given to a window another process had
           // started since (the count's had ended meanwhile), it lent that
           // window one more request than the limit.
-          if (pair.rpm) await this.#reward(pair.rpm, provider, 1, rpmWindowMs)
+          if (pair.rpm) await this.#reward(pair.rpm, provider, 1, rpmWindow)
           // A share too small for this request (Infinity) says nothing of the window.
           if (Number.isFinite(refused)) this.#full(provider, refused)
           // Only the local share refuses for good (LocalShareLimiter): the whole limit was checked above.
@@ -490,8 +490,8 @@ export class ProviderLimits {
         // What it took is back: the window has room again.
         this.#full(provider, undefined)
         try {
-          if (pair.rpm) await this.#reward(pair.rpm, provider, 1, rpmWindowMs)
-          if (pair.tpm && weight > 0) await this.#reward(pair.tpm, provider, weight, tpmWindowMs)
+          if (pair.rpm) await this.#reward(pair.rpm, provider, 1, rpmWindow)
+          if (pair.tpm && weight > 0) await this.#reward(pair.tpm, provider, weight, tpmWindow)
         } catch {
           // Redis failing: the count stays, an unused share until its window ends.
         }
@@ -513,16 +513,25 @@ export class ProviderLimits {
     }
   }
 
-  /** Gives `points` back to `limiter`'s window of `provider` that a count saw `windowMs` left of (Redis: `LIMIT_SCRIPT`'s ARGV[5]). */
+  /**
+   * Gives `points` back to `limiter`'s window of `provider` that counted
+   * them (`window`): on Redis the one whose PTTL the count saw
+   * (`LIMIT_SCRIPT`'s ARGV[5]), in memory — and on the local share Redis
+   * falls back to — the one ending when it did (`MemoryLimiter`).
+   */
   #reward(
     limiter: RateLimiterAbstract,
     provider: string,
     points: number,
-    windowMs: number | undefined,
+    window: CountedWindow | undefined,
   ): Promise<unknown> {
-    this.#redis?.giveBackTo(windowMs)
+    this.#redis?.giveBackTo(window?.ms)
     // `reward` reaches the script synchronously (or the local limiter, which never reads it).
-    const givenBack = limiter.reward(provider, points)
+    const givenBack = limiter.reward(
+      provider,
+      points,
+      window === undefined ? {} : { [COUNTED_WINDOW_END]: window.endsAt },
+    )
     this.#redis?.giveBackTo(undefined)
     return givenBack
   }
@@ -543,17 +552,26 @@ function share(limit: number, instances: number): number {
   return Math.max(1, Math.floor(limit / instances))
 }
 
+/** The window a count went to, as a give-back names it. */
+interface CountedWindow {
+  /** Its ms left when counted (Redis: the PTTL the script saw). */
+  ms: number
+  /** Its end, epoch ms on `Date.now`: the clock of the in-memory windows (`MemoryLimiter`). */
+  endsAt: number
+}
+
 /** Consume `points`; undefined when taken, else ms until reset (a refusal counts nothing: `LIMIT_SCRIPT`, `MemoryLimiter`). */
 async function take(
   limiter: RateLimiterAbstract,
   key: string,
   points: number,
-  /** Told the taken count's window's ms left, and the points it has left. */
-  onTaken?: (msBeforeNext: number, remainingPoints: number) => void,
+  /** Told the taken count's window, and the points it has left. */
+  onTaken?: (window: CountedWindow, remainingPoints: number) => void,
 ): Promise<number | undefined> {
   try {
     const taken = await limiter.consume(key, points)
-    onTaken?.(taken.msBeforeNext, taken.remainingPoints)
+    const ms = taken.msBeforeNext
+    onTaken?.({ ms, endsAt: Date.now() + ms }, taken.remainingPoints)
     return undefined
   } catch (error) {
     const ms = (error as { msBeforeNext?: unknown } | undefined)?.msBeforeNext
