@@ -90,12 +90,25 @@ export class RedisLimitScript {
    * connection reads `ready`: the library (`rejectIfRedisNotReady`) would
    * count locally and warn "Redis unavailable" on a process's first calls
    * made just after `new Redis(url)`; the count waits for the connection,
-   * bounded by the command timeout.
+   * bounded by the command timeout — until such a wait has failed: then the
+   * back-off holds, as after any failure.
    */
   get status(): string | undefined {
     const status = this.#client.status
     if (status === 'ready') this.#wasReady = true
-    else if (stillFirstConnecting(status, this.#wasReady)) return 'ready'
+    else if (stillFirstConnecting(status, this.#wasReady)) {
+      // Waited for until a wait for it has failed; then, as after any
+      // failure, one count tries again per back-off. Read as `ready`
+      // throughout, a connection that never came up (a Redis frozen or
+      // still loading when the process started, a proxy accepting for a
+      // backend that is down) cost every request the command timeout.
+      if (this.#retryAtMs === Number.NEGATIVE_INFINITY || this.#clock.now() >= this.#retryAtMs) {
+        return 'ready'
+      }
+      // Its `ready`, when it comes, ends the back-off (as a reconnection's does).
+      this.#seenDown = true
+      return BACKING_OFF
+    }
     // The common case first: nothing has failed, no clock read.
     if (this.#retryAtMs === Number.NEGATIVE_INFINITY) return status
     if (status !== undefined && status !== 'ready') {

@@ -1,0 +1,94 @@
+import { ManualClock } from '@hourglass/core'
+import { describe, expect, it } from 'vitest'
+import { ProviderLimits } from '../../src/admission/ProviderLimits.js'
+
+/**
+ * An ioredis client whose first connection never comes up: connected, its
+ * ready check unanswered (status `connect`) — a Redis that was frozen,
+ * still loading its dataset, or behind a proxy whose backend is down when
+ * the process started. Its `ready` never comes; `runs` counts the scripts
+ * it was sent.
+ */
+function neverReady() {
+  const listeners = new Set<() => void>()
+  return {
+    status: 'connect',
+    runs: 0,
+    listeners,
+    once(_event: 'ready' | 'close', listener: () => void) {
+      listeners.add(listener)
+    },
+    removeListener(_event: 'ready' | 'close', listener: () => void) {
+      listeners.delete(listener)
+    },
+    async evalsha(): Promise<unknown> {
+      this.runs++
+      return [1, 60_000]
+    },
+    async eval(): Promise<unknown> {
+      this.runs++
+      return [1, 60_000]
+    },
+  }
+}
+
+/** Whether `promise` has settled once pending callbacks have run (no clock advanced). */
+async function settledNow(promise: Promise<unknown>): Promise<boolean> {
+  let settled = false
+  promise.then(
+    () => (settled = true),
+    () => (settled = true),
+  )
+  await new Promise((resolve) => setImmediate(resolve))
+  return settled
+}
+
+describe('a Redis whose first connection never comes up', () => {
+  it('costs one command timeout per back-off, not one per request', async () => {
+    const clock = new ManualClock()
+    const client = neverReady()
+    const limits = new ProviderLimits({
+      limits: { acme: { rpm: 100 } },
+      redis: client,
+      redisBackoffMs: 1000,
+      redisCommandTimeoutMs: 1000,
+      clock,
+      logger: { warn: () => {}, info: () => {} },
+    })
+    // The first request waits for the connection, as long as the command timeout.
+    const first = limits.tryAcquire('acme', 0)
+    expect(await settledNow(first)).toBe(false)
+    clock.advance(1000)
+    expect(await first).toEqual({ admitted: true })
+    expect(limits.degraded).toBe(true)
+
+    // Within the back-off the others count locally at once. They each
+    // waited the command timeout again: one second added to every request
+    // for as long as the connection stayed down.
+    const during = [limits.tryAcquire('acme', 0), limits.tryAcquire('acme', 0)]
+    for (const request of during) expect(await settledNow(request)).toBe(true)
+    expect(await Promise.all(during)).toEqual([{ admitted: true }, { admitted: true }])
+
+    // After it, one request tries the connection again; the others stay local.
+    clock.advance(1000)
+    const retrying = limits.tryAcquire('acme', 0)
+    const beside = limits.tryAcquire('acme', 0)
+    expect(await settledNow(beside)).toBe(true)
+    expect(await settledNow(retrying)).toBe(false)
+    clock.advance(1000)
+    expect(await retrying).toEqual({ admitted: true })
+    expect(client.runs).toBe(0)
+    // One wait for the connection, shared: its `ready` and `close` listeners, not a pair per request.
+    expect(client.listeners.size).toBe(2)
+
+    // Up at last, during a back-off: counted in Redis again at once.
+    client.status = 'ready'
+    for (const listener of [...client.listeners]) listener()
+    // The two counts that timed out waiting go out now (docs/limits.md: a
+    // count that timed out may still be made).
+    await new Promise((resolve) => setImmediate(resolve))
+    const sent = client.runs
+    expect(await limits.tryAcquire('acme', 0)).toEqual({ admitted: true })
+    expect(client.runs).toBe(sent + 1)
+  })
+})
