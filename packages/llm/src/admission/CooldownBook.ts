@@ -442,19 +442,30 @@ export class CooldownBook {
    */
   async #extendStore(slot: Slot, waitMs: number, reason: string): Promise<void> {
     const failures = this.#storeFailures
-    try {
-      await this.#bounded(this.#o.store.extend(slot.scope, slot.storeId, waitMs, reason))
-      // The store started the wait before its answer came (however late a
-      // busy loop or an offline queue made that), in whole ms rounded up:
-      // its end is at most this.
-      slot.ownStoreUntilMs = Math.max(
-        slot.ownStoreUntilMs,
-        this.#o.clock.now() + Math.max(1, Math.ceil(waitMs)),
-      )
-      this.#storeAnswered(failures)
-    } catch (error) {
-      this.#storeDown(error)
+    const written = (async () => {
+      try {
+        await this.#bounded(this.#o.store.extend(slot.scope, slot.storeId, waitMs, reason))
+        // The store started the wait before its answer came (however late a
+        // busy loop or an offline queue made that), in whole ms rounded up:
+        // its end is at most this.
+        slot.ownStoreUntilMs = Math.max(
+          slot.ownStoreUntilMs,
+          this.#o.clock.now() + Math.max(1, Math.ceil(waitMs)),
+        )
+        this.#storeAnswered(failures)
+      } catch (error) {
+        this.#storeDown(error)
+      }
+    })()
+    // Backing off after a failure: written, not waited for. The local view
+    // already holds the cooldown; `callModel` waits for a report before its
+    // next attempt, and with Redis frozen every 429 waited the store's
+    // timeout (a call whose three keys answered 429 reached its fallback
+    // 3 s late, call after call) — one timeout per back-off, as for reads.
+    if (this.#storeRetryAtMs !== Number.NEGATIVE_INFINITY) {
+      if (this.#o.clock.now() < this.#storeRetryAtMs) return
     }
+    await written
   }
 
   /**

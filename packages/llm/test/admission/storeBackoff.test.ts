@@ -77,6 +77,8 @@ describe('a cooldown store that failed is not asked again by every call', () => 
       { model: 'other-model' },
     )
     expect(store.writes).toEqual([10])
+    // Not waited for during the back-off: its failure lands now.
+    await new Promise((resolve) => setImmediate(resolve))
     clock.advance(1000)
 
     store.mode = 'hold'
