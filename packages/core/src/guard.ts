@@ -138,7 +138,10 @@ export function guard<T>(
   const settled = () => {
     workSettled = true
   }
-  Promise.resolve(promise).then(settled, settled)
+  // Adopted once: a thenable's `then` may run its work (a query builder
+  // runs its query on each call), so a second adoption ran it twice.
+  const adopted = Promise.resolve(promise)
+  adopted.then(settled, settled)
   const onAbort = () => {
     cancel()
     if (!workSettled) endWith(signal.reason)
@@ -191,7 +194,7 @@ export function guard<T>(
       clock.clearTimeout(handle.timer)
     },
   } as unknown as { setTimeout: typeof setTimeout; clearTimeout: typeof clearTimeout }
-  const bounded = pTimeout(Promise.resolve(promise), {
+  const bounded = pTimeout(adopted, {
     milliseconds,
     customTimers,
     // Built when the time is up, so elapsedMs is the real figure.

@@ -1,0 +1,44 @@
+import { Deadline, guard, ManualClock } from '@hourglass/core'
+import { expect, it } from 'vitest'
+
+// A lazy thenable (a knex or objection query builder, a mongoose Query):
+// each call of its `then` runs the query once, and mongoose refuses a
+// second run ("Query was already executed"). guard must adopt it once.
+function lazyQuery() {
+  let runs = 0
+  return {
+    get runs() {
+      return runs
+    },
+    // biome-ignore lint/suspicious/noThenProperty: a thenable is what this test is about
+    then(onOk: (value: string) => unknown, onError?: (error: unknown) => unknown) {
+      runs++
+      const ran =
+        runs === 1
+          ? Promise.resolve('rows')
+          : Promise.reject(new Error('Query was already executed'))
+      return ran.then(onOk, onError)
+    },
+  }
+}
+
+it('runs a lazy thenable once and answers with its result', async () => {
+  const clock = new ManualClock()
+  const deadline = Deadline.after(1000, { clock })
+  const query = lazyQuery()
+  // The deadline's own timer; guard's is released once it answers.
+  const before = clock.pendingTimers
+  await expect(guard(query as unknown as Promise<string>, { deadline })).resolves.toBe('rows')
+  expect(query.runs).toBe(1)
+  expect(clock.pendingTimers).toBe(before)
+})
+
+it('runs it once when the deadline is cancelled while it is pending', async () => {
+  const deadline = Deadline.after(1000, { clock: new ManualClock() })
+  const query = lazyQuery()
+  const guarded = guard(query as unknown as Promise<string>, { deadline })
+  const reason = new Error('caller left')
+  deadline.cancel(reason)
+  await expect(guarded).rejects.toBe(reason)
+  expect(query.runs).toBe(1)
+})
