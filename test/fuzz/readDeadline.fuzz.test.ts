@@ -34,7 +34,8 @@ const RUNS = envInt('HOURGLASS_FUZZ_RUNS', 50_000)
  */
 function single(raw: unknown): string | undefined {
   if (Array.isArray(raw)) return raw.length === 1 ? single(raw[0]) : undefined
-  if (typeof raw === 'number') return String(raw)
+  // A whole number as the digits a header carries (String() writes 1e21 up in exponent form).
+  if (typeof raw === 'number') return Number.isInteger(raw) ? BigInt(raw).toString() : String(raw)
   return typeof raw === 'string' ? raw.replace(/^[ \t]+|[ \t]+$/g, '') : undefined
 }
 
