@@ -11,6 +11,8 @@ import { MAX_TIMER_MS } from './clock.js'
  * inbound call's deadline to `readDeadline`.
  */
 export function grpcTimeoutValue(ms: number): string {
-  const capped = Math.min(ms, MAX_TIMER_MS)
+  // Whole ms, none below 0: a fraction or a sign is no TimeoutValue ('1.5m'
+  // is refused by every reader), and NaN is read as nothing left.
+  const capped = Math.min(Math.max(0, Math.floor(ms)) || 0, MAX_TIMER_MS)
   return capped < 1e8 ? `${capped}m` : `${Math.floor(capped / 1000)}S`
 }

@@ -10,6 +10,13 @@ describe('grpcTimeoutValue', () => {
     expect(grpcTimeoutValue(123_456_789)).toBe('123456S')
   })
 
+  it('writes only whole ms, none below 0: a fraction, a negative or NaN is still a valid value', () => {
+    expect(grpcTimeoutValue(1.9)).toBe('1m')
+    expect(grpcTimeoutValue(-5)).toBe('0m')
+    expect(grpcTimeoutValue(Number.NaN)).toBe('0m')
+    expect(grpcTimeoutValue(Number.POSITIVE_INFINITY)).toBe('2147483S')
+  })
+
   it('caps at 2^31-1 ms, and readDeadline reads each value back as no more than was given', () => {
     expect(grpcTimeoutValue(1e15)).toBe('2147483S')
     for (const ms of [1, 1500, 99_999_999, 100_000_999, 2 ** 31 - 1]) {
