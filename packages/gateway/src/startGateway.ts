@@ -12,6 +12,7 @@ import {
 } from './createGateway.js'
 import { drainOnSignals } from './drainOnSignals.js'
 import { holdSignals } from './holdSignals.js'
+import { afterPendingReads } from './http/afterPendingReads.js'
 import { closeAfterAnswer } from './http/closeAfterAnswer.js'
 import { pathOf } from './http/pathOf.js'
 import type { DrainReport } from './http/RequestTracker.js'
@@ -61,8 +62,10 @@ export interface RunningGateway {
    */
   signalledWhileStarting: NodeJS.Signals | undefined
   /**
-   * Stops accepting connections (and closes those kept alive between
-   * requests), drains (see `GatewayRouter.close`: requests in flight — an
+   * Stops accepting connections once what has already arrived is read (a
+   * request in a kept-alive connection's buffer, a connection waiting to be
+   * accepted: answered the drain's 503), closes those kept alive between
+   * requests, drains (see `GatewayRouter.close`: requests in flight — an
    * answer its client has not read yet too — get `drainTimeoutMs`, then are
    * cancelled), closes upstream connections and Redis, then every remaining
    * connection. Resolves the drain's report (`gateway.close()`'s): `cutOff >
@@ -200,13 +203,26 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
   const close = () => {
     closing ??= (async () => {
       releaseSignals()
+      // The drain begins now (answers in flight say `connection: close`, new
+      // API requests get 503): see GatewayRouter.close.
+      const drained = gateway.close()
+      // Awaited below: a rejection meanwhile is not an unhandled one.
+      drained.catch(() => {})
+      // Not in the middle of this turn: a request already in a socket's
+      // buffer, or a connection waiting to be accepted, is read first and
+      // answered (the drain's 503), not reset with the listener or as idle.
+      await afterPendingReads()
       // Stops listening and closes the connections between requests, as
       // Node's does (a kept-alive one would otherwise be held open for the
       // drain, its client's next request answered 503), through its
       // closeIdleConnections() — trackIdleConnections', which leaves an
       // answer its client has not taken yet to the drain.
       const closed = new Promise<void>((resolve) => server.close(() => resolve()))
-      const report = await gateway.close()
+      const report = await drained
+      // A connection accepted in that poll has its request read in the next:
+      // answered too before every connection is closed (a drain with
+      // nothing in flight ends at once).
+      await afterPendingReads()
       server.closeAllConnections()
       await closed
       return report

@@ -1,0 +1,19 @@
+/**
+ * Resolves once the event loop has polled for I/O again: what had reached
+ * this process's sockets when it was called — a request in a kept-alive
+ * connection's buffer, a connection waiting to be accepted — has been read
+ * (or accepted) by then.
+ *
+ * `close()` comes in the middle of a turn of the loop (a stop signal's
+ * handler, under load one turn behind its sockets). Closed there, the
+ * listener reset the connections still waiting to be accepted, and a
+ * kept-alive connection whose next request sat unread in its buffer looked
+ * idle (nothing read since its last answer) and was reset too: requests the
+ * client had sent before the stop, never answered, logged or counted. Two
+ * immediates: the first runs in this turn's check phase, the second in the
+ * next one's, after its poll (which does not block while an immediate is
+ * pending).
+ */
+export function afterPendingReads(): Promise<void> {
+  return new Promise((resolve) => setImmediate(() => setImmediate(resolve)))
+}
