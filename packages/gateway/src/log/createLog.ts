@@ -1,4 +1,10 @@
 import pino, { type Logger, type LoggerOptions } from 'pino'
+import {
+  blankCredentials,
+  CREDENTIAL_FIELDS,
+  CREDENTIAL_HEADERS,
+  CREDENTIAL_PARENTS,
+} from './blankCredentials.js'
 import type { GatewayLogger, LogLevel } from './GatewayLogger.js'
 import { REDACTED, redactSecrets } from './redactSecrets.js'
 
@@ -11,20 +17,12 @@ import { REDACTED, redactSecrets } from './redactSecrets.js'
  */
 export const REDACT_PATHS: readonly string[] = [
   '',
-  'req.',
-  'request.',
-  'upstream.',
-  'provider.',
+  ...CREDENTIAL_PARENTS.map((p) => `${p}.`),
 ].flatMap((at) => [
-  `${at}authorization`,
-  `${at}apiKey`,
-  `${at}apiKeys`,
-  `${at}password`,
-  `${at}headers.authorization`,
-  `${at}headers.cookie`,
-  `${at}headers["x-api-key"]`,
-  `${at}headers["api-key"]`,
-  `${at}headers["x-goog-api-key"]`,
+  ...CREDENTIAL_FIELDS.map((field) => `${at}${field}`),
+  ...CREDENTIAL_HEADERS.map((name) =>
+    /^[A-Za-z_$][\w$]*$/.test(name) ? `${at}headers.${name}` : `${at}headers["${name}"]`,
+  ),
 ])
 
 export type Log = (
@@ -68,10 +66,15 @@ export function createLog(
       },
     })
   } else if (logger !== undefined) {
-    target = logger.child({}, { redact })
+    // No `redact` here: a child's replaces its parent's, and the app's own
+    // paths (its censor, its `remove`) stopped applying to the gateway's
+    // lines. The same paths are blanked in the record instead (`appsLogger` below).
+    target = logger.child({})
   } else {
     target = pino(own, pino.destination({ dest: 2, sync: true }))
   }
+  // The gateway's credential paths, for a logger whose `redact` is the app's.
+  const appsLogger = typeof logger === 'object'
   const log: Log = (level, event, fields = {}, requestId) => {
     // Before the scrub's copy: a line below the logger's level costs nothing.
     if (!target.isLevelEnabled(level)) return
@@ -87,13 +90,20 @@ export function createLog(
           if (key === 'message') message = scrub(fields[key], 1)
           else record[key] = scrub(fields[key], 1)
         }
-        target[level](record, typeof message === 'string' ? message : event)
+        target[level](
+          appsLogger ? blankCredentials(record, REDACTED) : record,
+          typeof message === 'string' ? message : event,
+        )
         return
       }
       const { message, ...rest } = scrub(
         requestId === undefined ? fields : { requestId, ...fields },
       )
-      target[level]({ event, ...rest }, typeof message === 'string' ? message : event)
+      const record = { event, ...rest }
+      target[level](
+        appsLogger ? blankCredentials(record, REDACTED) : record,
+        typeof message === 'string' ? message : event,
+      )
     } catch {
       // A logger must not take a request down.
     }
