@@ -66,6 +66,11 @@ export class ClientCall {
   /** The gRPC deadline given is the caller's (not the call's own, nor `defaultMs`). */
   #callersDeadline = false
   /**
+   * The call is given a finite gRPC deadline: grpc-js then writes its own
+   * `grpc-timeout` over one in the metadata (see #withHeader).
+   */
+  #sendsGrpcTimeout = false
+  /**
    * The deadline that enforces for the caller's (`boundingDeadline`): itself,
    * or, under a budget on trial, the nearest enforcing one above it.
    */
@@ -174,6 +179,7 @@ export class ClientCall {
     this.#budgetMs = Number.isNaN(given)
       ? Number.POSITIVE_INFINITY
       : Math.max(0, given - Date.now())
+    this.#sendsGrpcTimeout = Number.isFinite(given)
     const next = nextCall(given === own ? callOptions : { ...callOptions, deadline: given })
     this.#next = next
     // What our InterceptingCall starts: the call below, or, for a call
@@ -409,9 +415,18 @@ export class ClientCall {
     // caller's deadline headers on, stale (ours, Envoy's, an SDK's), and a
     // call exempted with Deadline.never(), or given a longer deadline than
     // that, was cut by the next hop to that caller's budget.
-    const forwarded = withoutForwardedDeadlines(metadata)
+    // Nor a `grpc-timeout` it brought along, unless grpc-js writes its own
+    // over it: it does only for a call given a finite gRPC deadline (what
+    // `nextCall` was given: the same fact decides here). Decided on whether
+    // our header goes out, it missed dark mode with time left and a deadline
+    // beyond 2^31-1 ms (no gRPC deadline of ours either way): the stale 300m
+    // went out as given, and grpc-js's server cut a call with 5 s, or 30
+    // days, left to 300 ms. A call with a finite one costs nothing here.
+    const forwarded = this.#sendsGrpcTimeout
+      ? withoutForwardedDeadlines(metadata)
+      : withoutForwardedGrpcTimeout(withoutForwardedDeadlines(metadata), metadata)
     if (!Number.isFinite(left) || (bound.observe && left < 1)) {
-      return { metadata: withoutForwardedGrpcTimeout(forwarded, metadata), headerMs: undefined }
+      return { metadata: forwarded, headerMs: undefined }
     }
     // Capped where readers stop accepting it (2^31-1 ms); they clamp to their own maxMs.
     const headerMs = Math.min(Math.max(0, Math.floor(left)), MAX_TIMER_MS)

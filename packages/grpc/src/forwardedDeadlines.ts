@@ -28,13 +28,14 @@ export function withoutForwardedDeadlines(metadata: Metadata): Metadata {
 
 /**
  * @internal `metadata` (the caller's, `callers`, or a copy of it already)
- * without a `grpc-timeout` it came with, for a call that sends no deadline
- * (exempted with `Deadline.never()`, dark mode past its time). grpc-js
- * writes `grpc-timeout` from the call's deadline over the metadata's, but a
+ * without a `grpc-timeout` it came with, for a call given no gRPC deadline
+ * (exempted with `Deadline.never()`, dark mode, a deadline beyond 2^31-1 ms,
+ * a response stream under a deadline with no expiry). grpc-js writes
+ * `grpc-timeout` from the call's gRPC deadline over the metadata's, but a
  * call with none sent the caller's as given (a bridge copying a gRPC-web
  * request's headers into its `Metadata`), and grpc-js's server enforced it:
- * the exempted call was cut to that stale budget. Only on this path: a call
- * with a deadline has the value overwritten, at no cost here.
+ * the call was cut to that stale budget. Only on this path: a call with a
+ * gRPC deadline has the value overwritten, at no cost here.
  */
 export function withoutForwardedGrpcTimeout(metadata: Metadata, callers: Metadata): Metadata {
   if (metadata.get(GRPC_TIMEOUT_HEADER).length === 0) return metadata

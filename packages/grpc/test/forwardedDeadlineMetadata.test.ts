@@ -1,4 +1,10 @@
-import { Metadata, type ServerUnaryCall, type sendUnaryData } from '@grpc/grpc-js'
+import {
+  Metadata,
+  type ServerUnaryCall,
+  type ServerWritableStream,
+  type sendUnaryData,
+  status,
+} from '@grpc/grpc-js'
 import { currentDeadline, Deadline, runWithDeadline } from '@hourglass/core'
 import { describe, expect, it, onTestFinished } from 'vitest'
 import {
@@ -8,7 +14,7 @@ import {
   withCallDeadline,
 } from '../src/index.js'
 import { channelHarness } from './support/channelHarness.js'
-import { record, unary, type WorkClientApi } from './support/grpc.js'
+import { deferred, record, unary, type WorkClientApi } from './support/grpc.js'
 
 // A handler that forwards its inbound metadata to the next hop
 // (`client.method(request, call.metadata, …)`, how grpc-node code commonly
@@ -112,6 +118,108 @@ describe('deadline metadata forwarded from the inbound call', () => {
     // On a copy: the caller's Metadata object is not changed.
     expect(metadata.get('grpc-timeout')).toEqual(['300m'])
   })
+
+  // grpc-js writes its grpc-timeout over the metadata's only when the call's
+  // own gRPC deadline is finite. Dark mode gives the call none, and neither
+  // does a deadline beyond 2^31-1 ms (grpc-js's server would read it wrapped
+  // into the past): both sent the metadata's stale 300m, and the next hop
+  // cut a call with 5 s, or 30 days, left to 300 ms. A next hop that reads
+  // grpc-timeout alone now takes its default; one that reads ours too, the
+  // call's x-deadline-remaining-ms.
+  it('a grpc-timeout in its metadata goes neither under a dark-mode deadline with time left: the next hop reads that deadline or its default, not 300 ms', async () => {
+    const hop = await nextHop()
+    const grpcOnly = await nextHop({ trust: ['grpc-timeout'] })
+    const metadata = new Metadata()
+    metadata.set('grpc-timeout', '300m')
+    const dark = Deadline.after(5_000, { observe: true })
+    onTestFinished(() => dark.dispose())
+
+    const results = await runWithDeadline(dark, async () => [
+      await unary(hop.c, {}, {}, metadata),
+      await unary(grpcOnly.c, {}, {}, metadata),
+    ])
+
+    expect(results.map((r) => r.error)).toEqual([undefined, undefined])
+    // One recording of every server's starts, in call order.
+    const [read, grpcOnlyRead] = hop.started.messages.slice(-2)
+    expect(read?.source).toBe('x-deadline-remaining-ms')
+    expect(read?.budgetMs).toBeGreaterThan(300)
+    expect(read?.budgetMs).toBeLessThanOrEqual(5_000)
+    expect(grpcOnlyRead).toMatchObject({ source: 'default', budgetMs: 2000 })
+    expect(metadata.get('grpc-timeout')).toEqual(['300m'])
+  })
+
+  it('a grpc-timeout in its metadata goes neither under an enforced deadline 30 days out: the next hop takes its cap or its default, not 300 ms', async () => {
+    const hop = await nextHop()
+    const grpcOnly = await nextHop({ trust: ['grpc-timeout'] })
+    const metadata = new Metadata()
+    metadata.set('grpc-timeout', '300m')
+    const far = Deadline.after(30 * 24 * 3_600_000)
+    onTestFinished(() => far.dispose())
+
+    const results = await runWithDeadline(far, async () => [
+      await unary(hop.c, {}, {}, metadata),
+      await unary(grpcOnly.c, {}, {}, metadata),
+    ])
+
+    expect(results.map((r) => r.error)).toEqual([undefined, undefined])
+    // The 30 days, cut to the next hop's maxMs (30 s by default).
+    expect(hop.started.messages.slice(-2)).toMatchObject([
+      { source: 'x-deadline-remaining-ms', budgetMs: 30_000 },
+      { source: 'default', budgetMs: 2000 },
+    ])
+    expect(metadata.get('grpc-timeout')).toEqual(['300m'])
+  })
+
+  // A response stream made from a watch (a server stream that came with no
+  // deadline) gets no gRPC deadline: not from the watch's deadline, which has
+  // no expiry, nor in dark mode, nor `defaultMs` (a stream is long-lived).
+  // grpc-js writes no grpc-timeout over the metadata's: it is not sent.
+  it.each(['enforce', 'observe'] as const)(
+    'a grpc-timeout in its metadata goes neither on a response stream made from a watch (%s): the next hop reads none, not 300 ms',
+    async (mode) => {
+      const started = record<GrpcServerStartMessage>(grpcChannels.serverStart)
+      onTestFinished(() => started.stop())
+      const next = await serve(
+        {
+          serverStream(call: ServerWritableStream<unknown, unknown>) {
+            call.end()
+          },
+        },
+        [deadlineServerInterceptor({})],
+      )
+      const toNext = client(next.address)
+      const metadata = new Metadata()
+      metadata.set('grpc-timeout', '300m')
+      const watch = await serve(
+        {
+          async serverStream(call: ServerWritableStream<unknown, unknown>) {
+            const ended = deferred<number>()
+            const stream = toNext.serverStream({}, metadata, {})
+            stream.on('data', () => {})
+            stream.on('status', (s: { code: number }) => ended.resolve(s.code))
+            call.write({ code: await ended.promise })
+            call.end()
+          },
+        },
+        [deadlineServerInterceptor({ mode })],
+      )
+      const codes: unknown[] = []
+      await new Promise<void>((resolve) => {
+        const stream = client(watch.address).serverStream({}, new Metadata(), {})
+        stream.on('data', (value: unknown) => codes.push(value))
+        stream.on('status', () => resolve())
+      })
+
+      expect(codes).toEqual([{ code: status.OK }])
+      // The watch's start, then the next hop's: no deadline for either.
+      expect(started.messages.map((m) => m.budgetMs)).toEqual([
+        Number.POSITIVE_INFINITY,
+        Number.POSITIVE_INFINITY,
+      ])
+      expect(metadata.get('grpc-timeout')).toEqual(['300m'])
+    },
+  )
 
   it('a call with no deadline at all leaves the metadata as it is (nothing of the caller’s decides)', async () => {
     const { c, started } = await nextHop()
