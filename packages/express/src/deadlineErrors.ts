@@ -9,8 +9,9 @@ import {
 } from '@hourglass/core'
 import type { ErrorRequestHandler } from 'express'
 import { clientLeft } from './clientLeft.js'
+import { destroyIfEndStalls } from './destroyIfEndStalls.js'
 import { IngressRequest } from './IngressRequest.js'
-import { writeExpired } from './writeExpired.js'
+import { queued, writeExpired } from './writeExpired.js'
 
 /**
  * Express error handler (4 arguments; put it after your routes): maps the
@@ -18,8 +19,9 @@ import { writeExpired } from './writeExpired.js'
  *
  * - `DeadlineExceededError` (a slice ran out, or the request did): 504 with
  *   the same JSON body and `x-deadline-expired: 1` as the middleware; a
- *   response already streaming is ended. Only the request deadline's own
- *   line's (see core's `isExpiryOf`): one of a deadline of the app's own (a
+ *   response already streaming is ended (destroyed if that end has not
+ *   left a grace later: its client stopped reading). Only the request
+ *   deadline's own line's (see core's `isExpiryOf`): one of a deadline of the app's own (a
  *   `Deadline.after(20)` cap on a lookup, not handled) is passed on, as any
  *   error of the app's — answered as the request's expiry it was a 504 that
  *   said the request had run out with most of its time left, and an expire
@@ -135,7 +137,19 @@ export function deadlineErrors(...misuse: never[]): ErrorRequestHandler {
     }
     // deadline() is not in the chain, or only observes (the error is real
     // nonetheless: something downstream ran out): answer from what it knows.
-    writeExpired(res, req.method, reason)
+    // Nothing of deadline()'s bounds the end given here (it answers only
+    // when it enforces, above): a started stream ended now whose client
+    // stopped reading with less than the high-water mark waiting (an SSE
+    // feed of small events) never flushed its end, and the socket stayed
+    // open for good. Bounded as deadline() bounds its own. Not a response
+    // the app had ended already (its answer, still flushing, is its own),
+    // nor one queued behind another pipelined answer: it waits its turn,
+    // and a destroy took the shared connection.
+    const endedBefore = res.writableEnded
+    const action = writeExpired(res, req.method, reason)
+    if (action === 'ended' && !endedBefore && !res.destroyed && !queued(res)) {
+      destroyIfEndStalls(res)
+    }
   }
 }
 

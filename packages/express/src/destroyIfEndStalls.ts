@@ -1,0 +1,32 @@
+import type { ServerResponse } from 'node:http'
+import { RESPOND_END_GRACE_MS } from './watchEnd.js'
+
+/**
+ * @internal A started stream `deadlineErrors()` ended itself (no
+ * `deadline()` in the chain, or one that only observes) is destroyed if its
+ * end has not left `RESPOND_END_GRACE_MS` later, as `deadline()` bounds the
+ * end it gives one (see `IngressRequest#answer`). A client that stopped
+ * reading with less than the socket's high-water mark waiting (an SSE feed
+ * of small events) made no write wait for 'drain', so `writeExpired` ended
+ * the stream rather than destroying it: the end sat in Node's buffer and the
+ * socket stayed open for good (`server.timeout` is 0). A client that reads
+ * it within the grace gets the clean end.
+ *
+ * A system timer: without `deadline()` there is no deadline clock to arm it
+ * on. Unref'd, so it holds no process open; cleared on the response's
+ * 'finish' or 'close'. Armed only on this error path, never per request.
+ */
+export function destroyIfEndStalls(res: ServerResponse): void {
+  const settled = () => {
+    clearTimeout(timer)
+    res.removeListener('finish', settled)
+    res.removeListener('close', settled)
+  }
+  const timer = setTimeout(() => {
+    settled()
+    if (!res.writableFinished && !res.destroyed) res.destroy()
+  }, RESPOND_END_GRACE_MS)
+  timer.unref()
+  res.on('finish', settled)
+  res.on('close', settled)
+}

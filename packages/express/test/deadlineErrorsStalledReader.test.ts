@@ -1,0 +1,135 @@
+import { once } from 'node:events'
+import { connect, type Socket } from 'node:net'
+import { DeadlineExceededError, ManualClock, markExpiryOf } from '@hourglass/core'
+import { afterEach, describe, expect, it } from 'vitest'
+import { deadline, deadlineErrors } from '../src/index.js'
+import { deferred, listen, majors, type Running } from './support/servers.js'
+
+/**
+ * `deadlineErrors()` answering a `DeadlineExceededError` passed to `next` by
+ * a stream already started (a step of the stream's own ran out) with no
+ * `deadline()` to end it, or one that only observes: it ends the stream
+ * itself. To a client that stopped reading with less than the socket's
+ * high-water mark waiting in Node (an SSE feed of 8 KB events), no write
+ * waited for 'drain', so the stream was ended, not destroyed: an end that
+ * could never leave, the socket open for good (`server.timeout` is 0).
+ * `deadline()` destroys such a stream a grace (1 s) after its end
+ * (`test/stalledReaderSmallWrites.test.ts`); so does `deadlineErrors()` now.
+ * The grace is a real timer here (nothing else has a clock): the tests wait
+ * for the socket's 'close', not for a time.
+ */
+const chains = [
+  ['without deadline()', false],
+  ["with deadline({ mode: 'observe' })", true],
+] as const
+
+describe.each(majors)(
+  'deadlineErrors() ending a stream whose client stopped reading ($name)',
+  (major) => {
+    let server: Running | undefined
+    let client: Socket | undefined
+    afterEach(async () => {
+      client?.destroy()
+      await server?.close()
+      server = undefined
+    })
+
+    async function stalledStream(observe: boolean) {
+      const app = major.app()
+      // Whether a write waits for 'drain' once the OS buffers are full.
+      const full = deferred<boolean>()
+      // A clock that never moves: the request's own deadline never fires.
+      if (observe) app.use(deadline({ mode: 'observe', clock: new ManualClock() }))
+      app.get(
+        '/events',
+        major.route(async (req, res, next) => {
+          res.setHeader('content-type', 'text/event-stream')
+          const event = `data: ${'x'.repeat(8 * 1024)}\n\n`
+          // Until the OS takes no more: one event then waits in Node's buffer,
+          // below the high-water mark, so the write returned true.
+          do {
+            res.write(event)
+            await new Promise((resolve) => setImmediate(resolve))
+          } while (res.writableLength === 0)
+          full.resolve(res.writableNeedDrain)
+          // A step of the stream's own ran out (the request's line's, under deadline()).
+          const error = new DeadlineExceededError({
+            budgetMs: 1000,
+            elapsedMs: 1000,
+            slice: 'feed',
+          })
+          next(req.deadline ? markExpiryOf(error, req.deadline) : error)
+        }),
+      )
+      app.get('/next', (_req, res) => {
+        res.send('next')
+      })
+      app.use(deadlineErrors())
+      server = await listen(app)
+      const socket = connect(Number(new URL(server.url).port), '127.0.0.1')
+      client = socket
+      socket.on('error', () => {})
+      await once(socket, 'connect')
+      socket.pause() // reads nothing
+      socket.write('GET /events HTTP/1.1\r\nhost: 127.0.0.1\r\n\r\n')
+      // The case at hand: nothing says the client stopped reading.
+      expect(await full.promise).toBe(false)
+      return { socket, served: server.connections[0] as Socket }
+    }
+
+    /**
+     * What the client reads from now until its socket closes (or `until` says):
+     * its first and last bytes (the rest, megabytes of buffered events, is not kept).
+     */
+    function readAll(
+      socket: Socket,
+      until?: (tail: string) => boolean,
+    ): Promise<{ head: string; tail: string }> {
+      let head = ''
+      let tail = ''
+      return new Promise((resolve) => {
+        const onData = (chunk: Buffer) => {
+          const text = chunk.toString('latin1')
+          if (head.length < 32) head = (head + text).slice(0, 32)
+          tail = (tail + text).slice(-32)
+          if (until?.(tail)) {
+            socket.off('data', onData)
+            resolve({ head, tail })
+          }
+        }
+        socket.on('data', onData)
+        socket.on('close', () => resolve({ head, tail }))
+        socket.resume()
+      })
+    }
+
+    it.each(chains)(
+      '%s: the stream is destroyed when its end is still unflushed a grace later: the client sees a cut stream',
+      async (_name, observe) => {
+        const { socket, served } = await stalledStream(observe)
+        // Ended, not destroyed: the client could still read the end.
+        expect(served.destroyed).toBe(false)
+        // Before, it stayed open for good: this waited out the test's timeout.
+        await once(served, 'close')
+        // No terminating chunk: the client can tell the stream was cut.
+        const { head, tail } = await readAll(socket)
+        expect(head.startsWith('HTTP/1.1 200 OK')).toBe(true)
+        expect(tail.endsWith('0\r\n\r\n')).toBe(false)
+      },
+    )
+
+    it.each(chains)(
+      '%s: a client that reads again gets the clean end, and keeps its connection',
+      async (_name, observe) => {
+        const { socket } = await stalledStream(observe)
+        const { tail } = await readAll(socket, (t) => t.endsWith('0\r\n\r\n'))
+        expect(tail.endsWith('\r\n0\r\n\r\n')).toBe(true)
+        // The same connection answers the next request.
+        socket.write('GET /next HTTP/1.1\r\nhost: 127.0.0.1\r\n\r\n')
+        const { tail: next } = await readAll(socket, (t) => t.endsWith('\r\n\r\nnext'))
+        expect(next.endsWith('\r\n\r\nnext')).toBe(true)
+        expect(server?.connections).toHaveLength(1)
+      },
+    )
+  },
+)
