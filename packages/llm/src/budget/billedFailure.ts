@@ -17,9 +17,10 @@ import { requestedServiceTier } from './requestedServiceTier.js'
  *   finish), those (`soFar`), with the output so far (its running count,
  *   or what was delivered — `estimatedOutputTokens`, capped as below —
  *   whichever is more); else the prompt
- *   estimate plus the output that arrived, `ceil(characters / 4)` of the
- *   text, thinking, tool names and argument text delivered, at most the
- *   request's `maxTokens` (`estimatedOutputTokens`). A lower bound:
+ *   estimate plus the output that arrived: the text, thinking, tool names
+ *   and argument text delivered, counted as the prompt estimate counts text
+ *   (`textWeight`: chars / 4 for ASCII, a token per other character), at
+ *   most the request's `maxTokens` (`estimatedOutputTokens`). A lower bound:
  *   what was generated and not delivered (in flight, hidden reasoning, after
  *   the cut) is not counted.
  * - `whole` — a 2xx answer that broke off (a cut, the body timeout, the
@@ -47,12 +48,13 @@ import { requestedServiceTier } from './requestedServiceTier.js'
 export type BilledFailure =
   | {
       kind: 'cut'
-      outputChars: number
+      /** The `textWeight` of the output delivered (text, thinking, tool names and argument text). */
+      outputWeight: number
       usage: Usage | undefined
       /**
        * `usage` is the counts the provider had sent before its `finish`
        * (its output a running count): the output charged is the larger of
-       * that count and the estimate of `outputChars`. Else `usage` is the
+       * that count and the estimate of `outputWeight`. Else `usage` is the
        * provider's whole usage, charged as it is.
        */
       soFar?: boolean | undefined
@@ -76,7 +78,7 @@ export function chargeBilledFailure(
         ? budget.record(
             model,
             billed.soFar === true
-              ? withOutputSoFar(budget, model, request, billed.usage, billed.outputChars, provider)
+              ? withOutputSoFar(budget, model, request, billed.usage, billed.outputWeight, provider)
               : billed.usage,
             provider,
             requestedServiceTier(request),
@@ -84,7 +86,7 @@ export function chargeBilledFailure(
         : budget.recordEstimate(
             model,
             request,
-            estimatedOutputTokens(budget, model, request, billed.outputChars, provider),
+            estimatedOutputTokens(budget, model, request, billed.outputWeight, provider),
             provider,
           )
     case 'whole':
@@ -111,22 +113,28 @@ function withOutputSoFar(
   model: string,
   request: Pick<ChatRequest, 'maxTokens'>,
   usage: Usage,
-  outputChars: number,
+  outputWeight: number,
   provider: string | undefined,
 ): Usage {
-  if (outputChars <= 0) return usage
-  const estimated = estimatedOutputTokens(budget, model, request, outputChars, provider)
+  if (outputWeight <= 0) return usage
+  const estimated = estimatedOutputTokens(budget, model, request, outputWeight, provider)
   return estimated > usage.outputTokens ? { ...usage, outputTokens: estimated } : usage
 }
 
-/** Output tokens counted for `chars` characters delivered: `ceil(chars / 4)`. */
-export function deliveredTokens(chars: number): number {
-  return Math.ceil(chars / 4)
+/**
+ * Output tokens counted for output of `textWeight` `weight` delivered:
+ * `ceil(weight / 4)`, chars / 4 for ASCII and a token per other character,
+ * as the prompt estimate counts. Counted as chars / 4 whatever the script,
+ * 40 Chinese characters delivered were charged 10 output tokens, a quarter
+ * of what every provider bills for them: cutting streams passed the limit.
+ */
+export function deliveredTokens(weight: number): number {
+  return Math.ceil(weight / 4)
 }
 
 /**
- * The output an attempt whose usage is unknown is charged for `chars`
- * characters delivered: `deliveredTokens`, at most what the request lets the
+ * The output an attempt whose usage is unknown is charged for output of
+ * `textWeight` `weight` delivered: `deliveredTokens`, at most what the request lets the
  * provider bill — `maxTokens`, plus the price's `uncappedReasoningTokens`
  * (`CostBudget.worstOutputTokens`), what `estimate` held for it. Characters
  * are a guess at tokens (a token can be many: a run of spaces, a repeated
@@ -137,11 +145,11 @@ export function estimatedOutputTokens(
   budget: CostBudget,
   model: string,
   request: Pick<ChatRequest, 'maxTokens'>,
-  chars: number,
+  weight: number,
   provider?: string,
 ): number {
   return Math.min(
-    deliveredTokens(chars),
+    deliveredTokens(weight),
     budget.worstOutputTokens(model, request.maxTokens, provider),
   )
 }

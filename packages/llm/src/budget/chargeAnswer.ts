@@ -3,14 +3,16 @@ import type { ChatRequest, ChatResponse, ContentBlock } from '../types.js'
 import { estimatedOutputTokens } from './billedFailure.js'
 import type { CostBudget } from './CostBudget.js'
 import { requestedServiceTier } from './requestedServiceTier.js'
+import { textWeight } from './textWeight.js'
 
 /**
  * Adds what an answered attempt costs to `budget` (at `provider`'s price) and returns it, in USD:
  * its usage, as the provider reported it; or, when it reported none (no
  * input token — every real call has some: an OpenAI-compatible server that
  * ignores `stream_options.include_usage`, a proxy that strips `usage`), the
- * prompt estimate plus the output it delivered, `ceil(characters / 4)` —
- * at most the request's `maxTokens` (`estimatedOutputTokens`) — as a cut
+ * prompt estimate plus the output it delivered, counted as the prompt
+ * estimate counts text (`textWeight`) — at most the request's `maxTokens`
+ * (`estimatedOutputTokens`) — as a cut
  * stream is charged. Charged nothing, such answers never tripped the limit,
  * however many were paid for. @internal
  */
@@ -34,25 +36,25 @@ export function chargeAnswer(
     request,
     Math.max(
       usage?.outputTokens ?? 0,
-      estimatedOutputTokens(budget, model, request, outputChars(response.content), provider),
+      estimatedOutputTokens(budget, model, request, outputWeight(response.content), provider),
     ),
     provider,
     tier,
   )
 }
 
-/** The characters of text, thinking, tool names and argument text in `content` (what a stream counts as delivered). */
-function outputChars(content: readonly ContentBlock[]): number {
-  let chars = 0
+/** The `textWeight` of the text, thinking, tool names and argument text in `content` (what a stream counts as delivered). */
+function outputWeight(content: readonly ContentBlock[]): number {
+  let weight = 0
   for (const block of content) {
-    if (block.type === 'text') chars += block.text.length
-    else if (block.type === 'thinking') chars += block.thinking.length
+    if (block.type === 'text') weight += textWeight(block.text)
+    else if (block.type === 'thinking') weight += textWeight(block.thinking)
     else if (block.type === 'tool_call') {
-      chars += block.name.length
+      weight += textWeight(block.name)
       // Arguments too deep to write (`argumentsText`) count nothing: the
       // charge of an answer without usage is a lower bound anyway.
-      chars += block.rawArguments?.length ?? argumentsText(block.arguments)?.length ?? 0
+      weight += textWeight(block.rawArguments ?? argumentsText(block.arguments) ?? '')
     }
   }
-  return chars
+  return weight
 }

@@ -1,4 +1,5 @@
 import type { ChatMessage, ChatRequest, ContentBlock } from '../types.js'
+import { textWeight } from './textWeight.js'
 
 /**
  * A deliberately pessimistic prompt-size estimate, in tokens, made without a
@@ -7,7 +8,8 @@ import type { ChatMessage, ChatRequest, ContentBlock } from '../types.js'
  * - ASCII text: `ceil(chars / 4)` — the usual English rule of thumb;
  * - every non-ASCII code point counts as one whole token, because CJK text
  *   runs close to one token per character and chars/4 would undercount it
- *   four-fold — an undercount would let the budget be overspent;
+ *   four-fold — an undercount would let the budget be overspent
+ *   (`textWeight`: output charged by estimate is counted the same way);
  * - plus 4 tokens per message for role and framing;
  * - tool calls and tool definitions are counted as their JSON text;
  * - so are the request's other fields (`extra`): a `response_format` JSON
@@ -20,18 +22,11 @@ import type { ChatMessage, ChatRequest, ContentBlock } from '../types.js'
 export function estimatePromptTokens(
   request: Pick<ChatRequest, 'messages' | 'tools' | 'extra'>,
 ): number {
-  let ascii = 0
-  let other = 0
-  const count = (text: string) => {
-    for (const ch of text) {
-      if (ch.charCodeAt(0) < 0x80) ascii++
-      else other++
-    }
-  }
-  for (const message of request.messages) count(messageText(message))
-  if (request.tools !== undefined) count(JSON.stringify(request.tools))
-  if (request.extra !== undefined) count(JSON.stringify(request.extra) ?? '')
-  return Math.ceil(ascii / 4) + other + MESSAGE_OVERHEAD_TOKENS * request.messages.length
+  let weight = 0
+  for (const message of request.messages) weight += textWeight(messageText(message))
+  if (request.tools !== undefined) weight += textWeight(JSON.stringify(request.tools))
+  if (request.extra !== undefined) weight += textWeight(JSON.stringify(request.extra) ?? '')
+  return Math.ceil(weight / 4) + MESSAGE_OVERHEAD_TOKENS * request.messages.length
 }
 
 /** Tokens a per-message framing costs in the estimate above. */

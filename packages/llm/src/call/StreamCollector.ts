@@ -1,3 +1,4 @@
+import { textWeight } from '../budget/textWeight.js'
 import { argumentsText, parseArguments, refusalOf, textOf } from '../dialects/blocks.js'
 import type {
   Annotation,
@@ -55,8 +56,8 @@ export class StreamCollector {
   #usageReported = false
   // A `finish` event came (a stop reason, or the end of an answer that had content).
   #finished = false
-  // Characters of output received: text, thinking, tool names and argument text.
-  #outputChars = 0
+  // The `textWeight` of the output received: text, thinking, tool names and argument text.
+  #outputWeight = 0
   #id = ''
   // The model the provider says answered, when its stream said (`finish.model`).
   #model: string | undefined
@@ -88,7 +89,7 @@ export class StreamCollector {
     switch (event.type) {
       case 'text':
         this.#sawToken = true
-        this.#outputChars += event.text.length
+        this.#outputWeight += textWeight(event.text)
         // A refusal's pieces join each other, never the answer's text: the
         // block's `refusal` mark is what keeps it out of parsed content.
         if (last?.type === 'text' && (last.refusal === true) === (event.refusal === true))
@@ -99,7 +100,7 @@ export class StreamCollector {
         return
       case 'thinking':
         this.#sawToken = true
-        this.#outputChars += event.thinking.length
+        this.#outputWeight += textWeight(event.thinking)
         if (last?.type === 'thinking' && last.signature === undefined)
           last.thinking += event.thinking
         else this.#blocks.push({ type: 'thinking', thinking: event.thinking })
@@ -146,16 +147,16 @@ export class StreamCollector {
             arguments: {},
           }
           this.#blocks.push(block)
-          this.#outputChars += event.name.length
+          this.#outputWeight += textWeight(event.name)
           entry = { block, raw: '' }
           this.#toolArgs.set(key, entry)
         } else if (entry.block.name === '' && event.name !== '') {
           // A name that came after the call's opening delta (OpenAI-compatible servers).
           entry.block.name = event.name
-          this.#outputChars += event.name.length
+          this.#outputWeight += textWeight(event.name)
         }
         entry.raw += event.argumentsDelta
-        this.#outputChars += event.argumentsDelta.length
+        this.#outputWeight += textWeight(event.argumentsDelta)
         return
       }
       case 'finish':
@@ -197,9 +198,13 @@ export class StreamCollector {
     return this.#usageReported ? this.#usage : undefined
   }
 
-  /** Characters of output received so far: text, thinking, tool names and argument text. */
-  get outputChars(): number {
-    return this.#outputChars
+  /**
+   * The `textWeight` of the output received so far (text, thinking, tool
+   * names and argument text): what a stream cut before its usage is charged
+   * by, counted as the prompt estimate counts text.
+   */
+  get outputWeight(): number {
+    return this.#outputWeight
   }
 
   /**

@@ -500,7 +500,7 @@ async function attemptsOn(
           // counts (Gemini's JSON array: chunks with `usageMetadata`, then
           // `{"error": …}`): billed as they say, charged as the answer it
           // was — and those counts, the provider's own, are on its record.
-          billed = { kind: 'cut', outputChars: 0, usage: error.usage }
+          billed = { kind: 'cut', outputWeight: 0, usage: error.usage }
           counts = { inputTokens: error.usage.inputTokens, outputTokens: error.usage.outputTokens }
           cacheCounts(counts, error.usage)
         } else {
@@ -508,7 +508,7 @@ async function attemptsOn(
             // The same answer with output before its error but no counts:
             // charged as a stream cut before its usage is (the prompt
             // estimate plus the output it carried), not as a free refusal.
-            billed = { kind: 'cut', outputChars: error.outputCharsBeforeError, usage: undefined }
+            billed = { kind: 'cut', outputWeight: error.outputCharsBeforeError, usage: undefined }
           }
           counts = billedCounts(billed, received)
         }
@@ -817,15 +817,15 @@ function billedOf(
   if (received?.answered === true) {
     const { collector } = received
     if (collector.sawToken) {
-      const { reportedUsage, outputChars } = collector
-      if (reportedUsage !== undefined) return { kind: 'cut', outputChars, usage: reportedUsage }
+      const { reportedUsage, outputWeight } = collector
+      if (reportedUsage !== undefined) return { kind: 'cut', outputWeight, usage: reportedUsage }
       // Its counts so far, the output charged by them or by the characters
       // delivered, whichever is more — capped at `maxTokens` when by them
       // (`chargeBilledFailure`, which has the request and the price).
       const usage = cutUsage(received)
       return usage === undefined
-        ? { kind: 'cut', outputChars, usage }
-        : { kind: 'cut', outputChars, usage, soFar: true }
+        ? { kind: 'cut', outputWeight, usage }
+        : { kind: 'cut', outputWeight, usage, soFar: true }
     }
     return withInputCounts(PROMPT, received)
   }
@@ -871,7 +871,7 @@ function withInputCounts(
 ): BilledFailure | undefined {
   if (billed?.kind !== 'prompt' || received === undefined) return billed
   const usage = cutUsage(received)
-  return usage === undefined ? billed : { kind: 'cut', outputChars: 0, usage }
+  return usage === undefined ? billed : { kind: 'cut', outputWeight: 0, usage }
 }
 
 /**

@@ -56,8 +56,10 @@ export class ProviderError extends HourglassError {
    * The characters of output (text, thinking, function names and arguments)
    * the 2xx answer this error came in had carried before it, when it
    * reported no usage (Gemini's JSON-array answer): generated and billed, so
-   * the attempt is charged as a stream cut before its usage is. Undefined
-   * for any other error.
+   * the attempt is charged as a stream cut before its usage is. Weighed as
+   * the cost budget counts text (an ASCII character 1, any other 4: a whole
+   * token, as the prompt estimate counts it), so `ceil(n / 4)` is the output
+   * tokens charged. Undefined for any other error.
    */
   readonly outputCharsBeforeError: number | undefined
 

@@ -58,7 +58,7 @@ describe('the output estimate of an answer without usage', () => {
     const budget = new CostBudget({ limitUsd: 1e9, prices })
     const usd = chargeBilledFailure(budget, 'm', request, {
       kind: 'cut',
-      outputChars: long.length,
+      outputWeight: long.length,
       usage: undefined,
     })
     expect(usd).toBe(prompt + 100)

@@ -1,3 +1,4 @@
+import { textWeight } from '../../budget/textWeight.js'
 import type { NormalizedErrorWithUsage } from '../../errors/ProviderError.js'
 import type {
   CooldownScope,
@@ -256,8 +257,9 @@ export function normalizeGeminiError(input: ErrorInput): NormalizedErrorWithUsag
  * What the chunks before the `{"error": …}` element of a JSON-array answer
  * say was generated: the last `usageMetadata` (Gemini's counts are running
  * totals, each chunk's the whole answer's so far) when one had an input
- * count; else, when any chunk with candidates came, the characters of its
- * text, thinking, function names and arguments; else undefined (the error
+ * count; else, when any chunk with candidates came, the `textWeight` of its
+ * text, thinking, function names and arguments (as a stream weighs what it
+ * delivered); else undefined (the error
  * came first: nothing was generated).
  */
 function billedBeforeError(
@@ -292,27 +294,27 @@ function billedBeforeError(
   return generated ? { outputCharsBeforeError: chars } : undefined
 }
 
-/** A part's output characters, as a stream counts what it delivered: text or thinking, a call's name and arguments. */
+/** A part's output `textWeight`, as a stream weighs what it delivered: text or thinking, a call's name and arguments. */
 function partChars(part: unknown): number {
   const text = getString(part, 'text')
   const call = getRecord(part, 'functionCall')
   const args = call === undefined ? undefined : getRecord(call, 'args')
   return (
-    (text?.length ?? 0) +
-    (call === undefined ? 0 : (getString(call, 'name')?.length ?? 0)) +
+    textWeight(text ?? '') +
+    (call === undefined ? 0 : textWeight(getString(call, 'name') ?? '')) +
     (args === undefined ? 0 : argsChars(args))
   )
 }
 
 /**
- * A call's arguments as characters of JSON. `JSON.parse` takes nesting that
+ * A call's arguments as JSON, weighed (`textWeight`). `JSON.parse` takes nesting that
  * `JSON.stringify` overflows the stack on (100 000 levels): such arguments
  * count for nothing rather than make the error's reading throw (a 200
  * recorded as a network failure).
  */
 function argsChars(args: Record<string, unknown>): number {
   try {
-    return JSON.stringify(args).length
+    return textWeight(JSON.stringify(args))
   } catch {
     return 0
   }
