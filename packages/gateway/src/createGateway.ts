@@ -48,8 +48,9 @@ export const DEFAULT_REPLY_RESERVE_MS = 25
 
 export interface GatewayOptions {
   /**
-   * Where logs go: your pino logger (the gateway logs through a child that
-   * adds its redaction) or a function receiving each record as pino wrote it.
+   * Where logs go: your pino logger (the gateway logs through a child of it,
+   * which keeps your `redact`; its own credential fields it blanks itself)
+   * or a function receiving each record as pino wrote it.
    * Default: pino, JSON lines on stderr. Keys are redacted before either sees anything.
    */
   logger?: GatewayLogger | undefined
@@ -435,7 +436,7 @@ function buildGateway(
             // (see RequestTracker, jsonBody): its head must say so. It said
             // keep-alive, and a pooling client sent its next request on a
             // connection about to end.
-            if (!req.complete && hasBody(req) && req.headers['content-length'] !== '0') {
+            if (!req.complete && hasBody(req) && Number(req.headers['content-length']) !== 0) {
               closeAfterAnswer(res)
             }
             sendError(ctx, res, error)

@@ -103,4 +103,28 @@ describe('a 504 written before the body was read says connection: close', () => 
     expect(connectionOf(head)).toBe('close')
     await ended
   })
+
+  it('a budget spent on arrival with an empty body (content-length: 00) keeps the connection', async () => {
+    await gateway()
+    const socket = connect({ port: Number(new URL(harness!.url).port), host: '127.0.0.1' })
+    sockets.push(socket)
+    socket.on('error', () => {})
+    await once(socket, 'connect')
+    let text = ''
+    const statuses = new Promise<string[]>((resolve, reject) => {
+      socket.on('data', (chunk: Buffer) => {
+        text += chunk.toString('latin1')
+        const lines = text.match(/HTTP\/1\.1 \d{3}/g) ?? []
+        if (lines.length === 2) resolve(lines)
+      })
+      socket.once('close', () => reject(new Error(`closed after: ${text}`)))
+    })
+    socket.write(
+      'POST /v1/chat/completions HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\n' +
+        'content-length: 00\r\nx-deadline-remaining-ms: 0\r\n\r\n' +
+        'GET /healthz HTTP/1.1\r\nhost: x\r\n\r\n',
+    )
+    expect(await statuses).toEqual(['HTTP/1.1 504', 'HTTP/1.1 200'])
+    expect(connectionOf(text)).toBe('keep-alive')
+  })
 })

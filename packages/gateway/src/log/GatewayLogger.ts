@@ -18,7 +18,8 @@ export interface LogRecord {
 
 /**
  * Where the gateway's logs go: a pino logger of yours (the gateway logs
- * through a child of it that adds its redaction), or a function that
+ * through a child of it, which keeps your `redact`, and blanks its own
+ * credential fields in the record itself), or a function that
  * receives each record once pino has written and redacted it (tests, a
  * custom pipeline). Default: pino, JSON lines on stderr.
  */
