@@ -22,8 +22,7 @@ export const HOLD_LIMIT_MS = 1000
  * later, when their promises settle — ends after them, not before (a child
  * ending after its parent, drawn past the end of the request and exported
  * after it). Not gRPC calls: a cancelled call's egress span was seen
- * ending before its server span (this package's own) already, which ends
- * after the turn (grpcSpans' `serverEnd`).
+ * ending before its server span (this package's own) already.
  *
  * Cost per span: a WeakMap read per ancestor of its deadline and a count.
  */
@@ -57,38 +56,15 @@ export class OpenWork {
   }
 
   /**
-   * `untrack`, after the rest of this turn: for an outbound attempt, whose
-   * end is followed, some microtasks later, by what its caller decided about
-   * it — fetch's `retry` or `retry_skipped`, @hourglass/llm's record of the
-   * model attempt (its `chat` span, its `retry_skipped`). Released at the
-   * attempt's end, a server span held for it ended before those: the event
-   * the retries counter counts was missing from the trace, and the `chat`
-   * span ended after its parent. Nothing is scheduled for a span no traced
-   * request owns.
-   */
-  untrackAfterTurn(span: Span): void {
-    if (!this.#of.has(span)) return
-    setImmediate(() => this.untrack(span))
-  }
-
-  /**
    * The owner is over: forget it (work started after it is not counted),
-   * and call `end` once its open spans have ended — after the rest of this
-   * turn when none is, after `HOLD_LIMIT_MS` on the deadline's clock at most.
-   * With none open, its work may still be waiting (a retry's `Retry-After`):
-   * cancelled in this turn, it says so some microtasks later (fetch's
-   * `retry_skipped`, `why = aborted`), and the span must still take it, or
-   * the `retry` event before stood alone, read as a retry made.
+   * and call `end` once its open spans have ended — at once when none is,
+   * after `HOLD_LIMIT_MS` on the deadline's clock at most.
    */
   endAfterWork(owner: Deadline, end: () => void): void {
     const work = this.#owners.get(owner)
     this.#owners.delete(owner)
-    if (work === undefined) {
+    if (work === undefined || work.open === 0) {
       end()
-      return
-    }
-    if (work.open === 0) {
-      setImmediate(end)
       return
     }
     let released = false
@@ -106,14 +82,17 @@ export class OpenWork {
   /**
    * The same for a span another instrumentation ends (instrumentation-http's
    * server span, on the response's 'close'): its `end()` is replaced on this
-   * span alone, until its work's spans have ended and the turn is over (see
-   * `endAfterWork`; or the limit). Ended only if its owner asked meanwhile:
-   * a span of yours, set as the request's and ended later, is not ended for
-   * you. A span that cannot take the replacement (frozen) ends as its owner
-   * says.
+   * span alone, only while its work is open, and it ends when that work has
+   * (or the limit). Ended only if its owner asked meanwhile: a span of yours,
+   * set as the request's and ended later, is not ended for you. A span that
+   * cannot take the replacement (frozen) ends as its owner says.
    */
   holdEnd(owner: Deadline, span: Span): void {
-    if (!this.#owners.has(owner)) return
+    const work = this.#owners.get(owner)
+    if (work === undefined || work.open === 0) {
+      this.#owners.delete(owner)
+      return
+    }
     const hold = holdOf(span)
     if (hold === undefined) {
       this.#owners.delete(owner)

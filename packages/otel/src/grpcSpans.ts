@@ -159,15 +159,7 @@ export function grpcTraceHandlers(
         span.setAttribute(ATTR_ERROR_TYPE, grpcStatusName(m.code))
         span.setStatus({ code: SpanStatusCode.ERROR, message: grpcStatusName(m.code) })
       }
-      // Cut short (the deadline, the client): the handler's work was
-      // cancelled in this turn, and what it says of that comes some
-      // microtasks later — fetch's `retry_skipped` for the attempt the
-      // deadline ended —: ended at once, the span lost it, though the
-      // retries counter has it. Ended after the turn, as a cut HTTP
-      // request's server span is (OpenWork).
-      if (m.outcome === 'expired' || m.outcome === 'client-cancelled') {
-        setImmediate(() => span.end())
-      } else span.end()
+      span.end()
     },
     clientStart(m) {
       const parent = parentContext(m.deadline)

@@ -419,10 +419,7 @@ export function traceHandlers(sdkTracer: Tracer): Handlers {
           span.setStatus({ code: SpanStatusCode.ERROR, message: failure })
         }
         span.end()
-        // Its call's decision about it (a retry, a skipped one, the model
-        // attempt's record) comes later in this turn: a held server span
-        // waits for it (see OpenWork.untrackAfterTurn).
-        openWork.untrackAfterTurn(span)
+        untrack(span)
       },
       // Retry decisions can come after the span active then has ended (work
       // left running after the answer): only an open span takes the event,
