@@ -376,23 +376,16 @@ export function connectorFor(
     // must not open a second socket (nobody would ever close it), and a
     // throw is the name failing to resolve.
     let answered = false
-    const onAnswer: Parameters<LookupFunction>[2] = (error, answer, family) => {
+    const onAnswer: Parameters<LookupFunction>[2] = (error, answer) => {
       if (settled || answered) return
       answered = true
-      // A lookup of one's own may answer with one address whatever it was
-      // asked, and name a family as Node 18.0–18.3 did ('IPv4'): the family
-      // is read off the address itself, which cannot disagree with it.
-      const addresses = Array.isArray(answer)
-        ? answer.map(familyOf)
-        : answer
-          ? [familyOf({ address: answer, family: family ?? 0 })]
-          : []
+      const addresses = error ? [] : addressesIn(answer)
       if (error || addresses.length === 0) {
         settle(
           new DnsError({
             hostname: opts.hostname,
             elapsedMs: attempt.elapsed(),
-            cause: error ?? new Error(`no address for ${opts.hostname}`),
+            cause: error ?? noAddressError(opts.hostname, answer),
           }),
         )
         return
@@ -458,12 +451,40 @@ function perAddressMs(given: number | undefined, budgetMs: number): number {
   return Math.max(MIN_ATTEMPT_MS, Math.floor(ms))
 }
 
-/** `answer` with the family its address has (4 or 6); as given when it is no IP address. */
-function familyOf(answer: { address: string; family: number | string }): ResolvedAddress {
-  const family = isIP(answer.address)
-  return family === answer.family
-    ? (answer as ResolvedAddress)
-    : { address: answer.address, family: family || Number(answer.family) || 0 }
+/**
+ * The IP addresses in a lookup's answer (an array of `{ address, family }`,
+ * or one address), each with the family read off the address itself: a
+ * lookup of one's own may answer one address whatever it was asked, and name
+ * a family as Node 18.0–18.3 did ('IPv4'). An entry that is no IP address —
+ * an empty string, a host name, no `{ address }` at all — is passed over, as
+ * net.connect passes over such entries: handed to it as a `host`, '' (or
+ * none) connected to localhost, and a name was looked up again by Node, past
+ * the DNS limit, its ENOTFOUND failing as a connect. Nothing here throws:
+ * this runs in the lookup's callback, where a throw was uncaught.
+ */
+function addressesIn(answer: unknown): ResolvedAddress[] {
+  const entries: unknown[] = Array.isArray(answer) ? answer : [{ address: answer }]
+  const found: ResolvedAddress[] = []
+  for (const entry of entries) {
+    const address = (entry as { address?: unknown } | null | undefined)?.address
+    if (typeof address !== 'string') continue
+    const ipFamily = isIP(address)
+    if (ipFamily !== 0) found.push({ address, family: ipFamily })
+  }
+  return found
+}
+
+/** Why a lookup that answered without an error gave no address: none at all, or none that is an IP address (Node's code for it). */
+function noAddressError(hostname: string, answer: unknown): Error {
+  const empty =
+    answer === undefined ||
+    answer === null ||
+    answer === '' ||
+    (Array.isArray(answer) && answer.length === 0)
+  if (empty) return new Error(`no address for ${hostname}`)
+  return Object.assign(new Error(`the lookup answered no IP address for ${hostname}`), {
+    code: 'ERR_INVALID_IP_ADDRESS',
+  })
 }
 
 /** A `lookup` for net.connect that answers at once with addresses already resolved. */
