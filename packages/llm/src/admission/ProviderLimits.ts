@@ -12,7 +12,7 @@ import {
 import { type RateLimiterAbstract, RateLimiterRedis } from 'rate-limiter-flexible'
 import { infoSafely, warnSafely } from '../callHook.js'
 import type { OverLimit } from '../types.js'
-import { LocalFallbackLimiter } from './LocalFallbackLimiter.js'
+import { COUNTED_ON_REDIS, LocalFallbackLimiter } from './LocalFallbackLimiter.js'
 import { LocalShareLimiter } from './LocalShareLimiter.js'
 import { COUNTED_WINDOW_END, MemoryLimiter } from './MemoryLimiter.js'
 import { type RedisLimitClient, RedisLimitScript } from './RedisLimitScript.js'
@@ -218,6 +218,8 @@ const LIMIT_NAMES = Object.keys({ rpm: true, tpm: true } satisfies Record<
  */
 export class ProviderLimits {
   readonly #pairs = new Map<string, Pair>()
+  /** The local limiter of each Redis limiter: what a count it took over is given back to. */
+  readonly #locals = new Map<RateLimiterAbstract, LocalFallbackLimiter>()
   /** The caller's client behind what rate-limiter-flexible is given (`RedisLimitScript`). */
   readonly #redis: RedisLimitScript | undefined
   readonly #instances: number
@@ -332,7 +334,7 @@ export class ProviderLimits {
         { ...base, points: share(points, instances), keyPrefix: `${base.keyPrefix}:local` },
         () => this.#onFallback(),
       )
-      return new RateLimiterRedis({
+      const limiter = new RateLimiterRedis({
         ...base,
         // Not the caller's client: the library would define its `rlflxIncr`
         // command on it, the same name an app's own rate-limiter-flexible
@@ -343,6 +345,8 @@ export class ProviderLimits {
         rejectIfRedisNotReady: true,
         insuranceLimiter: local,
       })
+      this.#locals.set(limiter, local)
+      return limiter
     }
     for (const [provider, limit] of Object.entries(limits)) {
       const tpm = make('tpm', limit.tpm)
@@ -449,7 +453,7 @@ export class ProviderLimits {
       // The RPM window this count took the last request of: full until it ends.
       let rpmFullMs: number | undefined
       if (pair.rpm) {
-        const refused = await take(pair.rpm, provider, 1, (window, left) => {
+        const refused = await this.#take(pair.rpm, provider, 1, (window, left) => {
           rpmWindow = window
           if (left <= 0) rpmFullMs = window.ms
         })
@@ -460,7 +464,7 @@ export class ProviderLimits {
       }
       let tpmWindow: CountedWindow | undefined
       if (pair.tpm && weight > 0) {
-        const refused = await take(pair.tpm, provider, weight, (window) => {
+        const refused = await this.#take(pair.tpm, provider, weight, (window) => {
           tpmWindow = window
         })
         if (refused !== undefined) {
@@ -517,7 +521,11 @@ export class ProviderLimits {
    * Gives `points` back to `limiter`'s window of `provider` that counted
    * them (`window`): on Redis the one whose PTTL the count saw
    * (`LIMIT_SCRIPT`'s ARGV[5]), in memory — and on the local share Redis
-   * falls back to — the one ending when it did (`MemoryLimiter`).
+   * falls back to — the one ending when it did (`MemoryLimiter`). A count
+   * the local share made goes back to it alone, Redis answering or not: on
+   * Redis, whose window never counted it, it lent that window a request
+   * (`LIMIT_SCRIPT` checks the PTTL only). A count Redis made never goes to
+   * the local share, Redis failing on the give-back or not.
    */
   #reward(
     limiter: RateLimiterAbstract,
@@ -525,15 +533,32 @@ export class ProviderLimits {
     points: number,
     window: CountedWindow | undefined,
   ): Promise<unknown> {
+    const end = window === undefined ? {} : { [COUNTED_WINDOW_END]: window.endsAt }
+    if (window?.local !== undefined) return window.local.giveBack(provider, points, end)
     this.#redis?.giveBackTo(window?.ms)
-    // `reward` reaches the script synchronously (or the local limiter, which never reads it).
+    // `reward` reaches the script synchronously (or the local limiter, which then gives nothing back).
     const givenBack = limiter.reward(
       provider,
       points,
-      window === undefined ? {} : { [COUNTED_WINDOW_END]: window.endsAt },
+      this.#redis === undefined ? end : { ...end, [COUNTED_ON_REDIS]: true },
     )
     this.#redis?.giveBackTo(undefined)
     return givenBack
+  }
+
+  /** `take`, telling `onTaken` whether `limiter`'s local share made the count (Redis unavailable). */
+  #take(
+    limiter: RateLimiterAbstract,
+    key: string,
+    points: number,
+    onTaken: (window: CountedWindow, remainingPoints: number) => void,
+  ): Promise<number | undefined> {
+    const local = this.#locals.get(limiter)
+    // The library hands the local limiter this very object when it takes the count over.
+    const options = {}
+    return take(limiter, key, points, options, (window, left) =>
+      onTaken(local?.countedHere(options) === true ? { ...window, local } : window, left),
+    )
   }
 
   #onFallback(): void {
@@ -558,6 +583,8 @@ interface CountedWindow {
   ms: number
   /** Its end, epoch ms on `Date.now`: the clock of the in-memory windows (`MemoryLimiter`). */
   endsAt: number
+  /** The local share that counted it, Redis unavailable; none: Redis did (or memory, without Redis). */
+  local?: LocalFallbackLimiter | undefined
 }
 
 /** Consume `points`; undefined when taken, else ms until reset (a refusal counts nothing: `LIMIT_SCRIPT`, `MemoryLimiter`). */
@@ -565,11 +592,13 @@ async function take(
   limiter: RateLimiterAbstract,
   key: string,
   points: number,
+  /** The consume's options (`LocalFallbackLimiter.countedHere` knows it by them). */
+  options: { [key: string]: unknown },
   /** Told the taken count's window, and the points it has left. */
   onTaken?: (window: CountedWindow, remainingPoints: number) => void,
 ): Promise<number | undefined> {
   try {
-    const taken = await limiter.consume(key, points)
+    const taken = await limiter.consume(key, points, options)
     const ms = taken.msBeforeNext
     onTaken?.({ ms, endsAt: Date.now() + ms }, taken.remainingPoints)
     return undefined
