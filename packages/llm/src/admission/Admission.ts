@@ -73,7 +73,8 @@ export interface AdmissionOptions {
    * without asking the store; then one `acquire` asks again (the others stay
    * local until it is answered). A frozen Redis then costs one command
    * timeout per back-off, not one per call. Reports still write through,
-   * not waited for during the back-off.
+   * not waited for during the back-off; once it has run out, the first
+   * write is the one retry (waited for), the others meanwhile are not.
    * 0 asks the store on every `acquire`. Default 1000 (as `ProviderLimits`'
    * `redisBackoffMs`), for a store of your own too: one that hangs then costs
    * one `storeTimeoutMs` per back-off, not one per call (the in-memory store

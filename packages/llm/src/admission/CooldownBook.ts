@@ -441,6 +441,21 @@ export class CooldownBook {
    * fleet needs to hear, and writes come only with limits, not with every call.
    */
   async #extendStore(slot: Slot, waitMs: number, reason: string): Promise<void> {
+    // Backing off after a failure: written, not waited for. The local view
+    // already holds the cooldown; `callModel` waits for a report before its
+    // next attempt, and with Redis frozen every 429 waited the store's
+    // timeout (a call whose three keys answered 429 reached its fallback
+    // 3 s late, call after call) — one timeout per back-off, as for reads.
+    // Once the back-off has run out, this write is the one retry, as a
+    // refresh would be: it moves the next retry on before it is sent, so
+    // the reports meanwhile are not waited for either (each of them waited
+    // the full timeout for a store the first had not heard back from).
+    let waited = true
+    if (this.#storeRetryAtMs !== Number.NEGATIVE_INFINITY) {
+      const now = this.#o.clock.now()
+      if (now < this.#storeRetryAtMs) waited = false
+      else this.#storeRetryAtMs = now + this.#backoffMs
+    }
     const failures = this.#storeFailures
     const written = (async () => {
       try {
@@ -457,15 +472,7 @@ export class CooldownBook {
         this.#storeDown(error)
       }
     })()
-    // Backing off after a failure: written, not waited for. The local view
-    // already holds the cooldown; `callModel` waits for a report before its
-    // next attempt, and with Redis frozen every 429 waited the store's
-    // timeout (a call whose three keys answered 429 reached its fallback
-    // 3 s late, call after call) — one timeout per back-off, as for reads.
-    if (this.#storeRetryAtMs !== Number.NEGATIVE_INFINITY) {
-      if (this.#o.clock.now() < this.#storeRetryAtMs) return
-    }
-    await written
+    if (waited) await written
   }
 
   /**
