@@ -1,8 +1,9 @@
 import { once } from 'node:events'
 import { connect, type Socket } from 'node:net'
 import { DeadlineExceededError, ManualClock, markExpiryOf } from '@hourglass/core'
-import { afterEach, describe, expect, it } from 'vitest'
+import { afterEach, describe, expect, it, vi } from 'vitest'
 import { deadline, deadlineErrors } from '../src/index.js'
+import { RESPOND_END_GRACE_MS } from '../src/watchEnd.js'
 import { deferred, listen, majors, type Running } from './support/servers.js'
 
 /**
@@ -15,8 +16,10 @@ import { deferred, listen, majors, type Running } from './support/servers.js'
  * could never leave, the socket open for good (`server.timeout` is 0).
  * `deadline()` destroys such a stream a grace (1 s) after its end
  * (`test/stalledReaderSmallWrites.test.ts`); so does `deadlineErrors()` now.
- * The grace is a real timer here (nothing else has a clock): the tests wait
- * for the socket's 'close', not for a time.
+ * The grace is a system timer (nothing else has a clock): the tests fake
+ * `setTimeout` alone and move it by hand. Left real, the second test raced
+ * the client's reading of megabytes of buffered events against that 1 s
+ * timer, a race a loaded CPU could lose (the stream cut, not cleanly ended).
  */
 const chains = [
   ['without deadline()', false],
@@ -29,12 +32,15 @@ describe.each(majors)(
     let server: Running | undefined
     let client: Socket | undefined
     afterEach(async () => {
+      vi.useRealTimers()
       client?.destroy()
       await server?.close()
       server = undefined
     })
 
     async function stalledStream(observe: boolean) {
+      // Only the grace's timer: sockets, immediates and ticks stay real.
+      vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] })
       const app = major.app()
       // Whether a write waits for 'drain' once the OS buffers are full.
       const full = deferred<boolean>()
@@ -109,8 +115,14 @@ describe.each(majors)(
         const { socket, served } = await stalledStream(observe)
         // Ended, not destroyed: the client could still read the end.
         expect(served.destroyed).toBe(false)
+        const closed = once(served, 'close')
+        // The grace's timer, armed when the stream was ended.
+        expect(vi.getTimerCount()).toBe(1)
+        vi.advanceTimersByTime(RESPOND_END_GRACE_MS - 1)
+        expect(served.destroyed).toBe(false)
+        vi.advanceTimersByTime(1)
         // Before, it stayed open for good: this waited out the test's timeout.
-        await once(served, 'close')
+        await closed
         // No terminating chunk: the client can tell the stream was cut.
         const { head, tail } = await readAll(socket)
         expect(head.startsWith('HTTP/1.1 200 OK')).toBe(true)
@@ -121,7 +133,8 @@ describe.each(majors)(
     it.each(chains)(
       '%s: a client that reads again gets the clean end, and keeps its connection',
       async (_name, observe) => {
-        const { socket } = await stalledStream(observe)
+        const { socket, served } = await stalledStream(observe)
+        // Within the grace, however long reading the buffered events takes.
         const { tail } = await readAll(socket, (t) => t.endsWith('0\r\n\r\n'))
         expect(tail.endsWith('\r\n0\r\n\r\n')).toBe(true)
         // The same connection answers the next request.
@@ -129,6 +142,10 @@ describe.each(majors)(
         const { tail: next } = await readAll(socket, (t) => t.endsWith('\r\n\r\nnext'))
         expect(next.endsWith('\r\n\r\nnext')).toBe(true)
         expect(server?.connections).toHaveLength(1)
+        // The end left (the next answer came after it): the grace's timer was
+        // cleared, and nothing destroys the connection past the grace.
+        vi.advanceTimersByTime(RESPOND_END_GRACE_MS)
+        expect(served.destroyed).toBe(false)
       },
     )
   },
