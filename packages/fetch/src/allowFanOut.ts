@@ -8,7 +8,8 @@ import { defaultMaxListeners, getMaxListeners, setMaxListeners } from 'node:even
  * run and let go when they end, and the eleventh made Node print
  * "MaxListenersExceededWarning: Possible EventTarget memory leak detected":
  * noise, not a leak. A cap the owner set (anything but the default) is left
- * as it is. Per call: one property read (no allocation) once the cap is
+ * as it is, and so is Node 24's default for an AbortSignal, 0 (no cap, no
+ * warning). Per call: one property read (no allocation) once the cap is
  * raised.
  */
 export function allowFanOut(signal: AbortSignal): void {

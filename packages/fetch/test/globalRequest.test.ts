@@ -155,6 +155,28 @@ describe("a global Request's body is framed as Node's own fetch frames it", () =
     expect(seen.map(framing)[1]).toEqual(seen.map(framing)[0])
   })
 
+  it('a PUT, whatever its mode and cache, goes with its Content-Length too, and is left used', async () => {
+    const { url, seen } = await recording()
+    const make = () =>
+      new globalThis.Request(url, {
+        method: 'PUT',
+        body: 'put body',
+        mode: 'same-origin',
+        cache: 'no-store',
+      } as RequestInit)
+    await (await globalThis.fetch(make())).arrayBuffer()
+    const request = make()
+    const fetch = createFetch()
+    try {
+      await (await fetch(request, { deadline: Deadline.after(5000) })).arrayBuffer()
+    } finally {
+      await fetch.close()
+    }
+    expect(seen.map(framing)[1]).toEqual(seen.map(framing)[0])
+    expect(seen.map(framing)[1]).toMatchObject({ method: 'PUT', contentLength: '8' })
+    expect(request.bodyUsed).toBe(true)
+  })
+
   it('a string body follows a 307 and is sent again, as Node’s fetch does', async () => {
     const seen: string[] = []
     server = createServer(async (req, res) => {
