@@ -1,5 +1,6 @@
 import { afterEach, expect, it, vi } from 'vitest'
 import { main } from '../src/index.js'
+import { printable } from '../src/printable.js'
 
 // The README's programmatic use, `main(argv, io)`, from a script: `io` left
 // out crashed inside main with "Cannot read properties of undefined (reading
@@ -34,6 +35,7 @@ it('an argv that is not an array of strings is a TypeError naming argv, before a
 it.each([
   [process.execPath, 'this process'],
   ['/opt/node-v20/bin/node', 'another node'],
+  ['/home/someone/.nvm/versions/node/v24.22.3/bin/node', 'a long path'],
 ])(
   'main(process.argv) — node as the command (%s, %s) — is exit 2 with the process.argv.slice(2) hint',
   async (node) => {
@@ -48,11 +50,28 @@ it.each([
       stderrIsTTY: false,
     })
     expect(code).toBe(2)
-    expect(stderr).toContain(`unknown command '${node}'`)
+    // Quoted back as every argument is (printable): cut to 40 characters, so
+    // a node under a long path (an nvm directory, a cache) shows its start
+    // and "…" — whatever the length of this process's own path.
+    expect(stderr).toContain(`unknown command '${printable(node)}'`)
+    expect(stderr).toMatch(/^hourglass: unknown command '[^'\n]{1,40}': /)
+    if (node.length <= 40) expect(stderr).toContain(`'${node}'`)
     expect(stderr).toContain('without node and the script (process.argv.slice(2))')
     expect(stderr.trimEnd().split('\n')).toHaveLength(1)
   },
 )
+
+it('a long node path is quoted back cut, its start and "…"', async () => {
+  let stderr = ''
+  await main(['/home/someone/.nvm/versions/node/v24.22.3/bin/node', 'script.mjs'], {
+    stdout: () => {},
+    stderr: (text) => {
+      stderr += text
+    },
+    stderrIsTTY: false,
+  })
+  expect(stderr).toContain("unknown command '/home/someone/.nvm/versions/node/v24.22…'")
+})
 
 it('an unknown command that is no path to node gets no such hint', async () => {
   let stderr = ''
