@@ -48,6 +48,25 @@ describe('a 504 written before the body was read says connection: close', () => 
     return { head: await answered, ended }
   }
 
+  /** Writes `raw` on a new connection and resolves the first two status lines, and all that came. */
+  async function twoAnswers(raw: string): Promise<{ statuses: string[]; text: string }> {
+    const socket = connect({ port: Number(new URL(harness!.url).port), host: '127.0.0.1' })
+    sockets.push(socket)
+    socket.on('error', () => {})
+    await once(socket, 'connect')
+    let text = ''
+    const statuses = new Promise<string[]>((resolve, reject) => {
+      socket.on('data', (chunk: Buffer) => {
+        text += chunk.toString('latin1')
+        const lines = text.match(/HTTP\/1\.1 \d{3}/g) ?? []
+        if (lines.length === 2) resolve(lines)
+      })
+      socket.once('close', () => reject(new Error(`closed after: ${text}`)))
+    })
+    socket.write(raw)
+    return { statuses: await statuses, text }
+  }
+
   function connectionOf(head: string): string | undefined {
     return /\r\nconnection: ([^\r]*)/i.exec(head)?.[1]?.toLowerCase()
   }
@@ -73,26 +92,13 @@ describe('a 504 written before the body was read says connection: close', () => 
   it('the backstop’s 504 for a body read whole keeps the connection: the next request is answered on it', async () => {
     await gateway({ replyReserveMs: 0 })
     fake!.enqueue(reply.text('too late', { latencyMs: 5000 }))
-    const socket = connect({ port: Number(new URL(harness!.url).port), host: '127.0.0.1' })
-    sockets.push(socket)
-    socket.on('error', () => {})
-    await once(socket, 'connect')
-    let text = ''
-    const statuses = new Promise<string[]>((resolve, reject) => {
-      socket.on('data', (chunk: Buffer) => {
-        text += chunk.toString('latin1')
-        const lines = text.match(/HTTP\/1\.1 \d{3}/g) ?? []
-        if (lines.length === 2) resolve(lines)
-      })
-      socket.once('close', () => reject(new Error(`closed after: ${text}`)))
-    })
     const body = JSON.stringify({ model: 'm', messages: [{ role: 'user', content: 'hi' }] })
-    socket.write(
+    const { statuses, text } = await twoAnswers(
       `POST /v1/chat/completions HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\n` +
         `content-length: ${body.length}\r\nx-deadline-remaining-ms: 300\r\n\r\n${body}` +
         'GET /healthz HTTP/1.1\r\nhost: x\r\n\r\n',
     )
-    expect(await statuses).toEqual(['HTTP/1.1 504', 'HTTP/1.1 200'])
+    expect(statuses).toEqual(['HTTP/1.1 504', 'HTTP/1.1 200'])
     expect(connectionOf(text)).toBe('keep-alive')
   })
 
@@ -106,25 +112,12 @@ describe('a 504 written before the body was read says connection: close', () => 
 
   it('a budget spent on arrival with an empty body (content-length: 00) keeps the connection', async () => {
     await gateway()
-    const socket = connect({ port: Number(new URL(harness!.url).port), host: '127.0.0.1' })
-    sockets.push(socket)
-    socket.on('error', () => {})
-    await once(socket, 'connect')
-    let text = ''
-    const statuses = new Promise<string[]>((resolve, reject) => {
-      socket.on('data', (chunk: Buffer) => {
-        text += chunk.toString('latin1')
-        const lines = text.match(/HTTP\/1\.1 \d{3}/g) ?? []
-        if (lines.length === 2) resolve(lines)
-      })
-      socket.once('close', () => reject(new Error(`closed after: ${text}`)))
-    })
-    socket.write(
+    const { statuses, text } = await twoAnswers(
       'POST /v1/chat/completions HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\n' +
         'content-length: 00\r\nx-deadline-remaining-ms: 0\r\n\r\n' +
         'GET /healthz HTTP/1.1\r\nhost: x\r\n\r\n',
     )
-    expect(await statuses).toEqual(['HTTP/1.1 504', 'HTTP/1.1 200'])
+    expect(statuses).toEqual(['HTTP/1.1 504', 'HTTP/1.1 200'])
     expect(connectionOf(text)).toBe('keep-alive')
   })
 })

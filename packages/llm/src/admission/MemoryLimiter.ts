@@ -48,28 +48,21 @@ export class MemoryLimiter extends RateLimiterMemory {
     options: { [key: string]: unknown } = {},
   ): Promise<RateLimiterRes> {
     const windows = this.#windows()
-    // A library that keeps its windows elsewhere (another minor of v11):
-    // the take-back through its own `reward`, as before, not a failure.
-    if (windows === undefined) {
-      try {
-        return await super.consume(key, points, options)
-      } catch (refused) {
-        if (refused instanceof RateLimiterRes) await super.reward(key, points, options)
-        throw refused
-      }
-    }
     const counted = super.consume(key, points, options)
     // The library counts synchronously: this is the window it counted in.
-    const window = windows.get(this.getKey(key))
+    const window = windows?.get(this.getKey(key))
     try {
       return await counted
     } catch (refused) {
-      // Taken back from that window only, if it is still the key's and open:
-      // one that ended across the await is gone (or replaced by the next
-      // window, which never counted this), and a take-back there started
-      // it below zero (-900 of a TPM limit of 1000: 1800 admitted).
-      if (refused instanceof RateLimiterRes && window !== undefined) {
-        this.#lower(key, window, points)
+      if (refused instanceof RateLimiterRes) {
+        // Taken back from that window only, if it is still the key's and
+        // open: one that ended across the await is gone (or replaced by the
+        // next window, which never counted this), and a take-back there
+        // started it below zero (-900 of a TPM limit of 1000: 1800
+        // admitted). A library that keeps its windows elsewhere (another
+        // minor of v11): through its own `reward`, as before.
+        if (windows === undefined) await super.reward(key, points, options)
+        else if (window !== undefined) this.#lower(key, window, points)
       }
       throw refused
     }
