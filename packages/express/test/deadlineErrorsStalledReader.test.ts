@@ -4,6 +4,7 @@ import { DeadlineExceededError, ManualClock, markExpiryOf } from '@hourglass/cor
 import { afterEach, describe, expect, it, vi } from 'vitest'
 import { deadline, deadlineErrors } from '../src/index.js'
 import { RESPOND_END_GRACE_MS } from '../src/watchEnd.js'
+import { readAll } from './support/readAll.js'
 import { deferred, listen, majors, type Running } from './support/servers.js'
 
 /**
@@ -81,32 +82,6 @@ describe.each(majors)(
       // The case at hand: nothing says the client stopped reading.
       expect(await full.promise).toBe(false)
       return { socket, served: server.connections[0] as Socket }
-    }
-
-    /**
-     * What the client reads from now until its socket closes (or `until` says):
-     * its first and last bytes (the rest, megabytes of buffered events, is not kept).
-     */
-    function readAll(
-      socket: Socket,
-      until?: (tail: string) => boolean,
-    ): Promise<{ head: string; tail: string }> {
-      let head = ''
-      let tail = ''
-      return new Promise((resolve) => {
-        const onData = (chunk: Buffer) => {
-          const text = chunk.toString('latin1')
-          if (head.length < 32) head = (head + text).slice(0, 32)
-          tail = (tail + text).slice(-32)
-          if (until?.(tail)) {
-            socket.off('data', onData)
-            resolve({ head, tail })
-          }
-        }
-        socket.on('data', onData)
-        socket.on('close', () => resolve({ head, tail }))
-        socket.resume()
-      })
     }
 
     it.each(chains)(

@@ -4,6 +4,7 @@ import { ManualClock } from '@hourglass/core'
 import { afterEach, describe, expect, it } from 'vitest'
 import { deadline, expressChannels, type IngressEndMessage } from '../src/index.js'
 import { RESPOND_END_GRACE_MS } from '../src/watchEnd.js'
+import { readAll } from './support/readAll.js'
 import { deferred, listen, majors, type Running } from './support/servers.js'
 
 /**
@@ -55,28 +56,6 @@ describe.each(majors)('a stream of small writes whose client stopped reading ($n
     // The case at hand: nothing says the client stopped reading.
     expect(await full.promise).toBe(false)
     return { socket, served: server.connections[0] as Socket }
-  }
-
-  /**
-   * What the client reads from now until its socket closes (or `until` says):
-   * its first and last bytes (the rest, megabytes of buffered events, is not kept).
-   */
-  function readAll(
-    socket: Socket,
-    until?: (tail: string) => boolean,
-  ): Promise<{ head: string; tail: string }> {
-    let head = ''
-    let tail = ''
-    return new Promise((resolve) => {
-      socket.on('data', (chunk: Buffer) => {
-        const text = chunk.toString('latin1')
-        if (head.length < 32) head = (head + text).slice(0, 32)
-        tail = (tail + text).slice(-32)
-        if (until?.(tail)) resolve({ head, tail })
-      })
-      socket.on('close', () => resolve({ head, tail }))
-      socket.resume()
-    })
   }
 
   it('is destroyed when its end is still unflushed a grace after the deadline: the request ends, the client sees a cut stream', async () => {
