@@ -1,8 +1,27 @@
-import { type RequestInfo, type RequestInit, Request as UndiciRequest } from 'undici'
+import {
+  type RequestInfo,
+  type RequestInit,
+  type FormData as UndiciFormData,
+  Headers as UndiciHeaders,
+  Request as UndiciRequest,
+} from 'undici'
+import { adoptFormData } from './adoptFormData.js'
 import { type StoppableBody, stoppableBody } from './stoppableBody.js'
 
 /** The stoppable body of each Request rebuilt here (see `adoptedUpload`). */
 const uploads = new WeakMap<UndiciRequest, StoppableBody>()
+
+/** The form each Request rebuilt here sends (see `adoptedForm`). */
+const forms = new WeakMap<UndiciRequest, UndiciFormData>()
+
+/**
+ * The form a `Request` rebuilt by `adoptRequest` was made with (undici's
+ * Request keeps its body's source out of reach): createFetch sends it again
+ * with a boundary its Content-Type names after a 307/308 (`formResent`).
+ */
+export function adoptedForm(request: UndiciRequest): UndiciFormData | undefined {
+  return forms.get(request)
+}
 
 /**
  * The body of a `Request` rebuilt by `adoptRequest`, which the call stops
@@ -22,15 +41,9 @@ export type FetchInput = RequestInfo | globalThis.Request
  * npm's undici does not recognise — rebuilt as undici's own. Given as it is,
  * undici's fetch took it for a string ("[object Request]") and failed with
  * "Invalid URL": the first `new Request(...)` a Node user writes. Anything
- * else is returned unchanged, at the cost of an `instanceof` and a few
- * property reads (a URL string or a `URL` costs no more). A promise only for
- * a Request whose body is read first: one made from a string, bytes, a Blob,
- * URLSearchParams or a FormData (see `takeBody`).
+ * else is returned unchanged.
  */
-export function adoptRequest(
-  input: FetchInput,
-  initHasBody = false,
-): RequestInfo | Promise<UndiciRequest> {
+export function adoptRequest(input: FetchInput, initHasBody = false): RequestInfo {
   const foreign: unknown = input
   if (input instanceof UndiciRequest || !isRequestLike(foreign)) return input as RequestInfo
   // Its body is sent only when the init brings none, as fetch reads a Request:
@@ -43,9 +56,18 @@ export function adoptRequest(
       'Cannot construct a Request with a Request object that has already been used.',
     )
   }
+  const source = body === null ? undefined : bodySourceOf(foreign)
+  let headers = foreign.headers as unknown as NonNullable<RequestInit['headers']>
+  if (isForeignFormData(source) && NODE_FORM_TYPE.test(foreign.headers.get('content-type') ?? '')) {
+    // Rebuilt, the form gets a boundary of its own: the type that named the
+    // old one must go, or the server split the body on a boundary it lacks.
+    const own = new UndiciHeaders(headers)
+    own.delete('content-type')
+    headers = own
+  }
   const init: RequestInit & { duplex?: 'half' } = {
     method: foreign.method,
-    headers: foreign.headers as unknown as NonNullable<RequestInit['headers']>,
+    headers,
     signal: foreign.signal,
     redirect: foreign.redirect,
     keepalive: foreign.keepalive,
@@ -53,56 +75,29 @@ export function adoptRequest(
     referrer: foreign.referrer,
     referrerPolicy: foreign.referrerPolicy,
   }
-  if (body === null) return new UndiciRequest(foreign.url, init)
-  const taken = takeBody(foreign)
-  if (taken !== undefined) {
-    // Made from a string, bytes, a Blob, a form: sent as fetch sends it,
-    // with its Content-Length, and again after a 307/308 — as the bytes
-    // fetch would send, under the Content-Type that names them (a form's
-    // boundary among them). The Request reads as used, as fetch leaves it.
-    return taken.arrayBuffer().then((bytes) => {
-      init.body = new Uint8Array(bytes)
-      return new UndiciRequest(foreign.url, init)
-    })
+  if (source !== undefined && body !== null) {
+    // What it was made from (a string, bytes, a Blob, a form): sent as
+    // fetch sends it, with its Content-Length, and again after a 307/308.
+    // Its stream is left unread: cancelled, so that the Request reads as
+    // used, as fetch leaves it.
+    const adopted = adoptFormData(source)
+    init.body = adopted as NonNullable<RequestInit['body']>
+    body.cancel().catch(() => {})
+    const request = new UndiciRequest(foreign.url, init)
+    if (adopted !== source) forms.set(request, adopted as UndiciFormData)
+    return request
   }
   // Otherwise its body is a web ReadableStream, the same class in both: sent
-  // as a stream, chunked, as fetch sends it (so, like any Request with a
-  // body, the call is never retried), through a reader the call can stop.
-  const upload = stoppableBody(body)
-  init.body = (upload?.body ?? body) as unknown as NonNullable<RequestInit['body']>
-  init.duplex = 'half'
+  // as a stream (so, like any Request with a body, the call is never
+  // retried), through a reader the call can stop.
+  const upload = body === null ? undefined : stoppableBody(body)
+  if (body !== null) {
+    init.body = (upload?.body ?? body) as unknown as NonNullable<RequestInit['body']>
+    init.duplex = 'half'
+  }
   const request = new UndiciRequest(foreign.url, init)
   if (upload) uploads.set(request, upload)
   return request
-}
-
-/** What `takeBody` builds its Request with. */
-const NO_CORS = { method: 'POST', mode: 'no-cors', cache: 'default', signal: null } as const
-
-/**
- * Node's own `Request` over `request`'s body when that body was made from
- * a string, bytes, a Blob, URLSearchParams or a FormData (a body with a
- * "source", which fetch sends with its length); undefined for one made from
- * a stream, or a Request of another class. Its `body` reads as a stream
- * whatever it was made from, and only the Request's internal state knows
- * its source (private in undici 7, Node 24) — but the fetch spec's Request
- * constructor tells: building a Request from one whose body has no source
- * in a mode other than "same-origin" or "cors" throws a TypeError, before
- * the body is touched (its step "if inputOrInitBody's source is null");
- * any other body it takes over, the given Request left used. Public
- * behaviour, the same in undici 6 (Node 20, 22) and 7 (Node 24). POST and
- * the default cache so that "no-cors" refuses nothing else (a PUT, an
- * "only-if-cached"); no signal: the Request rebuilt from the bytes follows
- * the caller's.
- */
-function takeBody(request: globalThis.Request): globalThis.Request | undefined {
-  const NodeRequest = globalThis.Request
-  if (typeof NodeRequest !== 'function' || !(request instanceof NodeRequest)) return undefined
-  try {
-    return new NodeRequest(request, NO_CORS)
-  } catch {
-    return undefined
-  }
 }
 
 /** Enough of the WHATWG Request interface to rebuild one from it (a URL has no method). */
@@ -116,5 +111,37 @@ function isRequestLike(value: unknown): value is globalThis.Request {
     r.headers !== null &&
     typeof r.clone === 'function' &&
     'body' in r
+  )
+}
+
+/** The Content-Type Node's fetch gives a FormData body (undici's extractBody). */
+const NODE_FORM_TYPE = /^multipart\/form-data; boundary=----formdata-undici-0\d{11}$/
+
+/**
+ * What a foreign Request's body was made from when it is not a stream: a
+ * string (URLSearchParams are one by then), bytes, a Blob or a FormData.
+ * Only a Request's internal state knows it (its `body` is a stream whatever
+ * it was made from), and that is reachable only where Node's copy of undici
+ * keeps it under a symbol (`Symbol(state)`, undici 6: Node 20 and 22).
+ * Undefined elsewhere (a private field in later versions) and for a stream:
+ * the body is then sent as the stream it reads as, without a length.
+ */
+function bodySourceOf(request: object): string | Uint8Array | Blob | FormData | undefined {
+  const key = Object.getOwnPropertySymbols(request).find((s) => s.description === 'state')
+  if (key === undefined) return undefined
+  const body = (request as Record<symbol, { body?: { source?: unknown } | null } | undefined>)[key]
+    ?.body
+  const source = body?.source
+  if (typeof source === 'string' || source instanceof Uint8Array || source instanceof Blob) {
+    return source
+  }
+  return isForeignFormData(source) ? source : undefined
+}
+
+function isForeignFormData(value: unknown): value is FormData {
+  return (
+    typeof value === 'object' &&
+    value !== null &&
+    (value as { [Symbol.toStringTag]?: unknown })[Symbol.toStringTag] === 'FormData'
   )
 }

@@ -21,7 +21,7 @@ import {
 } from 'undici'
 import type { Attempt } from './Attempt.js'
 import { adoptFormData } from './adoptFormData.js'
-import { adoptedUpload, adoptRequest, type FetchInput } from './adoptRequest.js'
+import { adoptedForm, adoptedUpload, adoptRequest, type FetchInput } from './adoptRequest.js'
 import { parsedEventUrl } from './channels.js'
 import { type ConnectorOptions, connectorFor } from './createConnector.js'
 import { FETCH_ATTEMPT, type FetchAttempt, interceptorFor } from './deadlineInterceptor.js'
@@ -156,19 +156,7 @@ export function createFetch(
     }
     // null, like undefined, is no init: fetch() takes both.
     const given = givenInit ?? {}
-    const adopted = adoptRequest(givenInput, given.body != null)
-    // A global Request made from a string, bytes, a Blob or a form: its body
-    // is read first, to be sent with its length (adoptRequest).
-    return adopted instanceof Promise
-      ? adopted.then((input) => begin(input, givenInput, given))
-      : begin(adopted, givenInput, given)
-  }
-
-  const begin = (
-    input: RequestInfo,
-    givenInput: FetchInput,
-    given: HourglassRequestInit,
-  ): Promise<Response> => {
+    const input = adoptRequest(givenInput, given.body != null)
     const { deadline: explicit, retry } = given
     const request = input instanceof UndiciRequest ? input : undefined
     // As fetch reads it (a string, `null` included; `method: 5` failed here
@@ -303,7 +291,9 @@ export function createFetch(
             ? undefined
             : init.body instanceof UndiciFormData
               ? init.body
-              : undefined
+              : init.body == null && input instanceof UndiciRequest
+                ? adoptedForm(input)
+                : undefined
         const hopOpts = form === undefined ? opts : formResent(opts, form)
         hop = new FetchHop(handler as LegacyHandler)
         ;(hopOpts as { [FETCH_ATTEMPT]?: FetchAttempt })[FETCH_ATTEMPT] = carrier

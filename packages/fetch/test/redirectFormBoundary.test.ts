@@ -121,16 +121,25 @@ it('a Content-Type of the caller’s own is left as the caller gave it', async (
   }
 })
 
-it('a global Request made with a FormData body, followed through a 308, keeps its boundary too', async () => {
-  const { base, seen } = await redirecting(308)
-  const fetch = createFetch()
-  try {
-    const form = new globalThis.FormData()
-    form.append('name', 'value')
-    const res = await fetch(new globalThis.Request(`${base}/moved`, { method: 'POST', body: form }))
-    expect(await res.text()).toBe('done')
-    expect(seen.map(splitOnItsBoundary)).toEqual([true, true])
-  } finally {
-    await fetch.close()
-  }
-})
+// Node's undici 7 (Node 24) keeps a Request body's source private: such a
+// form goes as a stream, chunked, and cannot follow a 308 (README).
+const sourceReadable = Number(process.versions.undici?.split('.')[0] ?? 0) < 7
+
+it.skipIf(!sourceReadable)(
+  'a global Request made with a FormData body, followed through a 308, keeps its boundary too',
+  async () => {
+    const { base, seen } = await redirecting(308)
+    const fetch = createFetch()
+    try {
+      const form = new globalThis.FormData()
+      form.append('name', 'value')
+      const res = await fetch(
+        new globalThis.Request(`${base}/moved`, { method: 'POST', body: form }),
+      )
+      expect(await res.text()).toBe('done')
+      expect(seen.map(splitOnItsBoundary)).toEqual([true, true])
+    } finally {
+      await fetch.close()
+    }
+  },
+)
