@@ -103,7 +103,12 @@ export class ManualClock implements Clock {
     return this.#timers.size
   }
 
-  /** Move time forward, firing due timers in order (including ones they schedule). */
+  /**
+   * Move time forward, firing due timers in order (including ones they
+   * schedule). A callback that throws does not stop the step: the later
+   * timers still run and the clock reaches `now + ms`, then the first error
+   * is rethrown.
+   */
   advance(ms: number): void {
     // A negative step ran the "monotonic" clock backwards; NaN (or Infinity)
     // left it reading NaN for good, and every deadline made on it after that.

@@ -62,13 +62,14 @@ export interface RunningGateway {
    */
   signalledWhileStarting: NodeJS.Signals | undefined
   /**
-   * Stops accepting connections once what has already arrived is read (a
-   * request in a kept-alive connection's buffer, a connection waiting to be
-   * accepted: answered the drain's 503), closes those kept alive between
-   * requests, drains (see `GatewayRouter.close`: requests in flight — an
+   * Begins the drain at once, then, once what has already arrived is read
+   * (a request in a kept-alive connection's buffer, a connection waiting to
+   * be accepted: answered the drain's 503), stops accepting connections and
+   * closes those kept alive between requests; the drain (see
+   * `GatewayRouter.close`: requests in flight — an
    * answer its client has not read yet too — get `drainTimeoutMs`, then are
-   * cancelled), closes upstream connections and Redis, then every remaining
-   * connection. Resolves the drain's report (`gateway.close()`'s): `cutOff >
+   * cancelled) ends; then upstream connections and Redis are closed, then
+   * every remaining connection. Resolves the drain's report (`gateway.close()`'s): `cutOff >
    * 0` is an unclean stop.
    */
   close(): Promise<DrainReport>

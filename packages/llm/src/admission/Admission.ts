@@ -70,7 +70,8 @@ export interface AdmissionOptions {
   /**
    * After a store command fails (a `commandTimeout` against a frozen Redis,
    * a lost connection), decide on this process's view for this long, in ms,
-   * without asking the store; then one `acquire` asks again (the others stay
+   * without asking the store; then one `acquire` (or one report's write,
+   * whichever comes first) asks again (the others stay
    * local until it is answered). A frozen Redis then costs one command
    * timeout per back-off, not one per call. Reports still write through,
    * not waited for during the back-off; once it has run out, the first

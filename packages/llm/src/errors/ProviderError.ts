@@ -53,7 +53,8 @@ export class ProviderError extends HourglassError {
    */
   readonly usage: Usage | undefined
   /**
-   * The characters of output (text, thinking, function names and arguments)
+   * The weight of the output (text, thinking, function names and arguments;
+   * not a character count: the name is kept for compatibility)
    * the 2xx answer this error came in had carried before it, when it
    * reported no usage (Gemini's JSON-array answer): generated and billed, so
    * the attempt is charged as a stream cut before its usage is. Weighed as
