@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 import { processIo } from './Command.js'
 import {
+  caughtSignalsDelivered,
   holdStartupSignals,
   releaseStartupSignals,
   signalToEndBy,
@@ -32,6 +33,11 @@ process.stdout.on('error', (error) => {
 process.stderr.on('error', () => {})
 
 const code = await main(process.argv.slice(2), processIo())
+// A signal caught while the command ran without polling (it loaded and
+// finished in one go), still on its way to JavaScript: delivered to the
+// command's handlers, or held, before the hold ends and before the exit,
+// which would forget it (a probe signalled as it loaded exited 1, unstopped).
+await caughtSignalsDelivered()
 // A signal still held: the command ended by itself (a bad config, a usage
 // error) before it had anything to stop; its exit code stands.
 releaseStartupSignals({ redeliver: false })

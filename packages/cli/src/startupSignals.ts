@@ -84,11 +84,34 @@ export function heldStartupSignal(): NodeJS.Signals | undefined {
 }
 
 /**
+ * Resolves once the event loop has polled for I/O after this call: a stop
+ * signal the process has caught but not yet delivered to JavaScript has by
+ * then reached the listeners installed now. libuv catches a signal at once,
+ * queues it in the loop's signal pipe and delivers it at the loop's next
+ * poll (after that poll's other I/O callbacks). The binary can run a long
+ * time without one: modules loading (on Node 22 and later, with module
+ * hooks registered, the main thread waits for the hooks thread without
+ * polling for the whole import), any synchronous stretch. Until then, a
+ * stop signal's last listener removed drops it (no default action either:
+ * it was caught), and `process.exit` forgets it: a SIGHUP caught while the
+ * probe loaded was gone when probe released the hold, and a SIGTERM caught
+ * while it loaded @hourglass/fetch never reached its handler before it
+ * exited 1. Awaited before the hold is handed over and before the binary
+ * exits. Two turns: called from an I/O callback, the next check phase comes
+ * before the next poll. At once in a caller's process (nothing is held).
+ */
+export async function caughtSignalsDelivered(): Promise<void> {
+  if (!binary) return
+  await new Promise<void>((resolve) => setImmediate(() => setImmediate(resolve)))
+}
+
+/**
  * Stops holding. A signal held meanwhile is delivered again after the
  * caller's pending microtasks, to the handlers it has installed by then
  * (none: its default action, as if it had just arrived) — unless
  * `redeliver` is false: the command has ended by itself, and its exit code
- * stands.
+ * stands. Await `caughtSignalsDelivered()` first: a signal caught but not
+ * yet delivered is dropped when its last listener goes.
  */
 export function releaseStartupSignals({ redeliver = true } = {}): void {
   stopHolding()

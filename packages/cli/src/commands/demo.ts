@@ -1,7 +1,7 @@
 import type { Command } from '../Command.js'
 import { exitOnStopSignals } from '../exitOnStopSignals.js'
 import { intOption, parseCommandArgs } from '../parseCommandArgs.js'
-import { releaseStartupSignals } from '../startupSignals.js'
+import { caughtSignalsDelivered, releaseStartupSignals } from '../startupSignals.js'
 import { UsageError } from '../UsageError.js'
 
 export const demoCommand: Command = {
@@ -41,6 +41,8 @@ Options:
     // PID 1 in a container included. --serve stops cleanly on one, and holds
     // it until it listens (serveDemo).
     if (!values.serve) {
+      // A signal caught while the binary loaded reaches the hold first (see probe).
+      await caughtSignalsDelivered()
       exitOnStopSignals()
       releaseStartupSignals()
     }

@@ -5,7 +5,12 @@ import { type Command, type Io, isProcessIo } from '../Command.js'
 import { intOption, parseCommandArgs } from '../parseCommandArgs.js'
 import { printable } from '../printable.js'
 import { releaseFifoReaders } from '../releaseFifoReaders.js'
-import { heldStartupSignal, releaseStartupSignals, startupStopSignal } from '../startupSignals.js'
+import {
+  caughtSignalsDelivered,
+  heldStartupSignal,
+  releaseStartupSignals,
+  startupStopSignal,
+} from '../startupSignals.js'
 import { UsageError } from '../UsageError.js'
 import { STOPPED, unlessStopped } from '../unlessStopped.js'
 import { unprivilegedPortStart } from '../unprivilegedPortStart.js'
@@ -138,7 +143,11 @@ A flag wins over its environment variable.
     // Looked up once, here (where a stop signal ends the wait), and
     // startGateway given the answer: given the name it would look it up again
     // (two answers, which may differ: the second failure was said as a name
-    // that does not resolve), and before it holds the stop signals.
+    // that does not resolve), and before it holds the stop signals. Not begun
+    // for a signal already caught, still on its way to JavaScript (the
+    // command has just loaded, maybe without the loop polling once): held
+    // first, it stops the command before the lookup, which may never end.
+    await caughtSignalsDelivered()
     const address =
       isIP(host) !== 0 ? host : await unlessStopped(startupStop, () => addressOf(host, hostFrom))
     if (address === STOPPED) return stopped()
@@ -146,6 +155,10 @@ A flag wins over its environment variable.
     // other commands nothing.
     const { DEFAULT_REPLY_RESERVE_MS, isGatewayConfigError, loadGatewayConfig, startGateway } =
       await import('@hourglass/gateway')
+    // The same before the config read, a wait that may never end (a FIFO
+    // nobody writes): a signal caught as the gateway loaded stops the command
+    // before it, rather than just after it has begun and holds a thread.
+    await caughtSignalsDelivered()
     let running: Awaited<ReturnType<typeof startGateway>>
     let signalledEarly: NodeJS.Signals | undefined
     try {
@@ -168,7 +181,10 @@ A flag wins over its environment variable.
       }
       // startGateway holds the stop signals from its first line (synchronously,
       // before this call returns): a signal held since the binary started
-      // reaches it, and is handled as one during start-up.
+      // reaches it, and is handled as one during start-up. One the process
+      // caught but has not yet delivered (nothing polled since) is held
+      // first: released, its listener gone, it would be dropped.
+      await caughtSignalsDelivered()
       signalledEarly = heldStartupSignal()
       releaseStartupSignals()
       running = await startGateway({

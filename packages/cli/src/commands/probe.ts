@@ -5,7 +5,7 @@ import { intOption, parseCommandArgs } from '../parseCommandArgs.js'
 import { printable } from '../printable.js'
 import { parseHeader } from '../probe/parseHeader.js'
 import { progressLine } from '../progressLine.js'
-import { releaseStartupSignals } from '../startupSignals.js'
+import { caughtSignalsDelivered, releaseStartupSignals } from '../startupSignals.js'
 import { UsageError } from '../UsageError.js'
 
 /**
@@ -52,7 +52,10 @@ Options:
 `,
   async run(args, io) {
     // Nothing to drain: a signal ends the probe, from its first moment on,
-    // PID 1 in a container included.
+    // PID 1 in a container included. A signal caught while the binary
+    // loaded, still on its way to JavaScript, is held first: released with
+    // no listener left (SIGHUP), it would be dropped.
+    await caughtSignalsDelivered()
     exitOnStopSignals()
     releaseStartupSignals()
     const { values, positionals } = parseCommandArgs('probe', args, {

@@ -1,5 +1,10 @@
 import type { Io } from '../Command.js'
-import { heldStartupSignal, isHourglassBinary, releaseStartupSignals } from '../startupSignals.js'
+import {
+  caughtSignalsDelivered,
+  heldStartupSignal,
+  isHourglassBinary,
+  releaseStartupSignals,
+} from '../startupSignals.js'
 import { untilSignalled } from '../untilSignalled.js'
 import { startNaiveChain } from './naiveChain.js'
 import { startToolkitChain } from './toolkitChain.js'
@@ -7,6 +12,11 @@ import { startToolkitChain } from './toolkitChain.js'
 /** Keep both chains up until SIGINT/SIGTERM/SIGHUP and print requests to try; then drain them. */
 export async function serveDemo(seed: number, io: Io): Promise<void> {
   const [toolkit, naive] = await Promise.all([startToolkitChain(seed), startNaiveChain(seed)])
+  // A signal the process caught while the chains loaded and started, not yet
+  // on to JavaScript (the loop had not polled since: on Node 24, with module
+  // hooks, not once while they loaded), is held now, while the hold is on:
+  // a stop during start-up, so no banner. Before, it came after the banner.
+  await caughtSignalsDelivered()
   // Listened for before the banner: a SIGTERM sent as soon as it is read (a
   // supervisor, a test) found no handler yet and killed the process (1 start
   // in 8) instead of stopping it cleanly. The gateway's rules (untilSignalled):
