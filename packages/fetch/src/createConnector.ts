@@ -393,12 +393,30 @@ export function connectorFor(
       open(addresses)
     }
     try {
-      if (own) own(opts.hostname, { all: true }, onAnswer)
+      if (own) answerFromPromise(own(opts.hostname, { all: true }, onAnswer), onAnswer)
       else abandonLookup = lookupAbandonable(opts.hostname, { all: true }, onAnswer)
     } catch (error) {
       onAnswer(error as NodeJS.ErrnoException, [])
     }
   }
+}
+
+/**
+ * A `lookup` that returned a promise: `dns.promises.lookup` given by mistake
+ * (it never calls back, so every call waited out `dnsTimeoutMs`, and for
+ * good with 0), or an async wrapper (which calls back, and resolves nothing).
+ * What it resolves to, when something, is the answer; a rejection the
+ * failure. Whichever comes first of this and the callback is taken
+ * (`onAnswer` takes one).
+ */
+function answerFromPromise(returned: unknown, onAnswer: Parameters<LookupFunction>[2]): void {
+  if (typeof (returned as { then?: unknown } | null | undefined)?.then !== 'function') return
+  ;(returned as PromiseLike<unknown>).then(
+    (value) => {
+      if (value !== undefined) onAnswer(null, value as never)
+    },
+    (error: unknown) => onAnswer(error as NodeJS.ErrnoException, []),
+  )
 }
 
 /**

@@ -112,3 +112,43 @@ it("a family of 'IPv4' or none is read off the address", async () => {
   )(`http://svc.test:${server.port}/`)
   expect(await res.text()).toBe('ok')
 })
+
+// `dns.promises.lookup` given where a callback lookup belongs: it returns a
+// promise and never calls back, so every call waited out `dnsTimeoutMs`
+// (and for good with 0). What its promise resolves to is the answer.
+it('a lookup that returns a promise (dns.promises.lookup) is answered by what it resolves to', async () => {
+  const { port, connections } = await serve()
+  const lookup = (async (hostname: string) => {
+    expect(hostname).toBe('svc.test')
+    return [{ address: '127.0.0.1', family: 4 }]
+  }) as unknown as LookupFunction
+  const fetch = createFetch({ lookup, dnsTimeoutMs: 0 })
+  closers.push(() => fetch.close())
+  const res = await fetch(`http://svc.test:${port}/`)
+  expect([res.status, await res.text()]).toEqual([200, 'ok'])
+  expect(connections()).toBe(1)
+})
+
+it('an async lookup that calls back and resolves nothing is answered by its callback; one that rejects fails as DNS', async () => {
+  const { port } = await serve()
+  const callsBack = (async (
+    _hostname: string,
+    _options: unknown,
+    callback: (...a: unknown[]) => void,
+  ) => {
+    await Promise.resolve()
+    callback(null, [{ address: '127.0.0.1', family: 4 }])
+  }) as unknown as LookupFunction
+  const fetch = createFetch({ lookup: callsBack })
+  closers.push(() => fetch.close())
+  expect((await fetch(`http://svc.test:${port}/`)).status).toBe(200)
+
+  const rejects = (async () => {
+    throw Object.assign(new Error('getaddrinfo ENOTFOUND svc.test'), { code: 'ENOTFOUND' })
+  }) as unknown as LookupFunction
+  const failing = createFetch({ lookup: rejects, dnsTimeoutMs: 0 })
+  closers.push(() => failing.close())
+  const error = await rejection(failing(`http://svc.test:${port}/`))
+  expect(error).toBeInstanceOf(DnsError)
+  expect((error as DnsError).osCode).toBe('ENOTFOUND')
+})
