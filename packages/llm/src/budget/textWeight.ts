@@ -16,6 +16,10 @@ export function textWeight(text: string): number {
       weight += 1
       continue
     }
+    // A low surrogate on its own weighs nothing: its high half, at the end
+    // of the delta before (a stream may split a pair), weighed the
+    // character — weighed 4 again, a split emoji cost two tokens.
+    if (c >= 0xdc00 && c <= 0xdfff) continue
     weight += 4
     // A high surrogate followed by a low one: one character, its low half weighs nothing.
     if (c >= 0xd800 && c <= 0xdbff) {
