@@ -1,14 +1,9 @@
 import { Deadline, ManualClock, runWithDeadline } from '@hourglass/core'
-import { type FaultServer, faultServer } from '@hourglass/testkit'
-import { Agent, Headers, request } from 'undici'
-import { afterEach, describe, expect, it } from 'vitest'
-import {
-  createConnector,
-  createFetch,
-  type DeadlineDispatchOptions,
-  deadlineInterceptor,
-  probe,
-} from '../src/index.js'
+import type { FaultServer } from '@hourglass/testkit'
+import { Headers, request } from 'undici'
+import { describe, expect, it } from 'vitest'
+import { type DeadlineDispatchOptions, probe } from '../src/index.js'
+import { headerClients } from './support/headerClients.js'
 
 // A caller's own `x-deadline-remaining-ms` was dropped on every call, even
 // when no deadline applied and nothing of ours replaced it: the endpoint got
@@ -22,29 +17,7 @@ import {
 // dark-mode deadline past its time made the next hop answer 504 on a stale
 // "0". Deadlines here run on a ManualClock, so the value ours says is exact.
 
-let closers: { close(): Promise<void> }[] = []
-afterEach(async () => {
-  await Promise.all(closers.map((c) => c.close()))
-  closers = []
-})
-
-async function serve(): Promise<FaultServer> {
-  const server = await faultServer({ type: 'respond', body: 'ok' })
-  closers.push(server)
-  return server
-}
-
-function fetchClient() {
-  const fetch = createFetch()
-  closers.push(fetch)
-  return fetch
-}
-
-function interceptorAgent() {
-  const base = new Agent({ connect: createConnector() })
-  closers.push(base)
-  return base.compose(deadlineInterceptor())
-}
+const { serve, fetchClient, interceptorAgent } = headerClients()
 
 /** What the server got as the deadline header on request `index` (Node joins repeats with ", "). */
 function sentHeader(server: FaultServer, index = 0): unknown {

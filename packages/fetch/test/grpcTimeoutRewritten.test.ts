@@ -1,13 +1,9 @@
 import { Deadline, ManualClock, readDeadline, runWithDeadline } from '@hourglass/core'
-import { type FaultServer, faultServer } from '@hourglass/testkit'
-import { Agent, Headers, Request, request } from 'undici'
-import { afterEach, describe, expect, it } from 'vitest'
-import {
-  createConnector,
-  createFetch,
-  type DeadlineDispatchOptions,
-  deadlineInterceptor,
-} from '../src/index.js'
+import type { FaultServer } from '@hourglass/testkit'
+import { Headers, Request, request } from 'undici'
+import { describe, expect, it } from 'vitest'
+import type { DeadlineDispatchOptions } from '../src/index.js'
+import { headerClients } from './support/headerClients.js'
 
 // A gRPC-web client (or a handler forwarding its inbound headers) run
 // through createFetch or the interceptor under a deadline lost its
@@ -20,29 +16,7 @@ import {
 // not the edge's stale value, and not nothing. Deadlines run on a
 // ManualClock, so the values are exact.
 
-let closers: { close(): Promise<void> }[] = []
-afterEach(async () => {
-  await Promise.all(closers.map((c) => c.close()))
-  closers = []
-})
-
-async function serve(): Promise<FaultServer> {
-  const server = await faultServer({ type: 'respond', body: 'ok' })
-  closers.push(server)
-  return server
-}
-
-function fetchClient() {
-  const fetch = createFetch()
-  closers.push(fetch)
-  return fetch
-}
-
-function interceptorAgent() {
-  const base = new Agent({ connect: createConnector() })
-  closers.push(base)
-  return base.compose(deadlineInterceptor())
-}
+const { serve, fetchClient, interceptorAgent } = headerClients()
 
 /** The `grpc-timeout` each request reached the server with (Node joins repeats with ", "). */
 function grpcTimeouts(server: FaultServer): unknown[] {

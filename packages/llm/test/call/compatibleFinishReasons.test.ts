@@ -1,9 +1,8 @@
-import { type FaultPlan, faultServer } from '@hourglass/testkit'
+import type { FaultPlan } from '@hourglass/testkit'
 import { describe, expect, it } from 'vitest'
 import { openAICompatible } from '../../src/adapters/openAICompatible.js'
-import type { AttemptRecord } from '../../src/call/AttemptRecord.js'
-import { callModel } from '../../src/call/callModel.js'
 import type { ChatResponse } from '../../src/types.js'
+import { callOnFault } from '../support/callOnFault.js'
 
 // Finish reasons OpenAI-compatible providers document beyond OpenAI's own,
 // each read as `unknown` before — the answer returned as a success:
@@ -46,25 +45,13 @@ const answer = (wire: 'whole' | 'sse', reason: string, text: string) => ({
 })
 
 async function call(plan: FaultPlan, stream = false) {
-  const server = await faultServer(plan)
-  const records: AttemptRecord[] = []
-  try {
-    const options = {
-      models: [openAICompatible({ baseURL: server.url, apiKey: 'k', model: 'm' })],
-      deadline: false as const,
-      limits: { admission: false as const },
-      retry: { budgets: false as const, delay: { baseDelayMs: 0, maxDelayMs: 0 } },
-      onAttempt: (record: AttemptRecord) => records.push(record),
-    }
-    const request = { messages: [{ role: 'user' as const, content: 'hi' }], maxTokens: 64 }
-    const pending: Promise<ChatResponse> = stream
-      ? callModel({ ...options, request: { ...request, stream: true } }).result
-      : callModel({ ...options, request })
-    const response = await pending
-    return { response, records, requests: server.records.length }
-  } finally {
-    await server.close()
-  }
+  const outcome = await callOnFault(
+    plan,
+    (baseURL) => openAICompatible({ baseURL, apiKey: 'k', model: 'm' }),
+    { stream, retry: { delay: { baseDelayMs: 0, maxDelayMs: 0 } } },
+  )
+  if (outcome.error !== undefined) throw outcome.error
+  return { ...outcome, response: outcome.response as ChatResponse }
 }
 
 describe('OpenAI-compatible finish reasons of Mistral and Zhipu (z.ai)', () => {

@@ -1,10 +1,8 @@
-import { type FaultPlan, faultServer } from '@hourglass/testkit'
+import type { FaultPlan } from '@hourglass/testkit'
 import { describe, expect, it } from 'vitest'
 import { anthropic } from '../../src/adapters/anthropic.js'
-import type { AttemptRecord } from '../../src/call/AttemptRecord.js'
-import { callModel } from '../../src/call/callModel.js'
 import { isOutputTruncated } from '../../src/errors/OutputTruncatedError.js'
-import type { ChatResponse } from '../../src/types.js'
+import { callOnFault } from '../support/callOnFault.js'
 
 // Anthropic's `model_context_window_exceeded` (Claude Sonnet 4.5 and later):
 // the generation stopped because the context window is full, not because
@@ -87,33 +85,12 @@ const answer = (wire: Wire, stopReason: StopReason, text: string) =>
         body: streamBody(stopReason, text),
       }
 
-const request = {
-  messages: [{ role: 'user' as const, content: 'summarise it all' }],
-  maxTokens: 64,
-}
-
-async function call(plan: FaultPlan, stream = false) {
-  const server = await faultServer(plan)
-  const records: AttemptRecord[] = []
-  try {
-    const options = {
-      models: [anthropic({ baseURL: server.url, apiKey: 'k', model: 'claude-sonnet-4-5' })],
-      deadline: false as const,
-      limits: { admission: false as const },
-      retry: { budgets: false as const },
-      onAttempt: (record: AttemptRecord) => records.push(record),
-    }
-    const pending: Promise<ChatResponse> = stream
-      ? callModel({ ...options, request: { ...request, stream: true } }).result
-      : callModel({ ...options, request })
-    const outcome = await pending.then(
-      (response) => ({ response, error: undefined }),
-      (error: unknown) => ({ response: undefined, error }),
-    )
-    return { ...outcome, records, requests: server.records.length }
-  } finally {
-    await server.close()
-  }
+function call(plan: FaultPlan, stream = false) {
+  return callOnFault(
+    plan,
+    (baseURL) => anthropic({ baseURL, apiKey: 'k', model: 'claude-sonnet-4-5' }),
+    { stream },
+  )
 }
 
 describe('a stop because the context window is full (model_context_window_exceeded)', () => {

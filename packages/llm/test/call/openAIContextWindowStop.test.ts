@@ -1,10 +1,8 @@
-import { type FaultPlan, faultServer } from '@hourglass/testkit'
+import type { FaultPlan } from '@hourglass/testkit'
 import { describe, expect, it } from 'vitest'
 import { openAICompatible } from '../../src/adapters/openAICompatible.js'
-import type { AttemptRecord } from '../../src/call/AttemptRecord.js'
-import { callModel } from '../../src/call/callModel.js'
 import { isOutputTruncated } from '../../src/errors/OutputTruncatedError.js'
-import type { ChatResponse } from '../../src/types.js'
+import { callOnFault } from '../support/callOnFault.js'
 
 // z.ai's (Zhipu GLM's) OpenAI-compatible API ends an answer whose context
 // window filled with `finish_reason: "model_context_window_exceeded"`, the
@@ -48,33 +46,12 @@ const answer = (wire: Wire, reason: Reason, text: string) => ({
   body: wire === 'whole' ? wholeBody(reason, text) : streamBody(reason, text),
 })
 
-const request = {
-  messages: [{ role: 'user' as const, content: 'summarise it all' }],
-  maxTokens: 64,
-}
-
-async function call(plan: FaultPlan, stream = false) {
-  const server = await faultServer(plan)
-  const records: AttemptRecord[] = []
-  try {
-    const options = {
-      models: [openAICompatible({ baseURL: server.url, apiKey: 'k', model: 'glm-4.6' })],
-      deadline: false as const,
-      limits: { admission: false as const },
-      retry: { budgets: false as const },
-      onAttempt: (record: AttemptRecord) => records.push(record),
-    }
-    const pending: Promise<ChatResponse> = stream
-      ? callModel({ ...options, request: { ...request, stream: true } }).result
-      : callModel({ ...options, request })
-    const outcome = await pending.then(
-      (response) => ({ response, error: undefined }),
-      (error: unknown) => ({ response: undefined, error }),
-    )
-    return { ...outcome, records, requests: server.records.length }
-  } finally {
-    await server.close()
-  }
+function call(plan: FaultPlan, stream = false) {
+  return callOnFault(
+    plan,
+    (baseURL) => openAICompatible({ baseURL, apiKey: 'k', model: 'glm-4.6' }),
+    { stream },
+  )
 }
 
 describe('OpenAI-compatible: finish_reason model_context_window_exceeded (z.ai)', () => {
