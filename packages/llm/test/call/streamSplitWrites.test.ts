@@ -33,6 +33,8 @@ describe.each<ProviderDialect>(['openai', 'anthropic', 'gemini'])('%s', (dialect
         maxTokens: 64,
         stream: true,
         tools: [{ name: 'weather', parameters: { type: 'object' } }],
+        // Gemini sends its thoughts only when asked for them.
+        ...(dialect === 'gemini' ? { extra: { reasoning_effort: 'low' } } : {}),
       },
       limits: { admission: false },
     })

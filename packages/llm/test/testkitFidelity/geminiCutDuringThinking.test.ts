@@ -10,7 +10,8 @@ import { FAST_RETRIES, useFakes, user } from '../call/support/fakes.js'
  * Gemini's stream chunks carry running usage, thoughts included
  * (`thoughtsTokenCount` grows chunk by chunk); the fake now sends it. A
  * stream cut while the model was thinking has been billed for the thoughts
- * it reported so far.
+ * it reported so far — when it sent them: Gemini streams thoughts only to
+ * a request that asks for them (`reasoning_effort`, below).
  */
 const fakes = useFakes()
 // $1 per input token, $2 per output token.
@@ -31,7 +32,14 @@ it('a Gemini stream cut after 40 thought tokens is charged the thoughts it repor
   await callModel({
     models: [fakes.adapterFor('gemini', fake.baseURL, 'big')],
     deadline: Deadline.after(10_000),
-    request: { messages: [user('Think hard.')], maxTokens: 1000, stream: true },
+    request: {
+      messages: [user('Think hard.')],
+      maxTokens: 1000,
+      stream: true,
+      // Asked for, the thoughts stream (with their running usage) as they come;
+      // not asked for, Gemini sends nothing until the answer's first token.
+      extra: { reasoning_effort: 'low' },
+    },
     retry: { maxAttempts: 1, delay: FAST_RETRIES },
     onAttempt: (r) => records.push(r),
     limits: { budget, admission: false },

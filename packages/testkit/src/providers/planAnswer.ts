@@ -29,6 +29,7 @@ export function planAnswer(
   const body = (request.body ?? {}) as {
     stream_options?: { include_usage?: unknown; include_obfuscation?: unknown }
     service_tier?: unknown
+    generationConfig?: { thinkingConfig?: { includeThoughts?: unknown } }
   }
   const cached = reply.usage?.cachedInputTokens ?? 0
   const cacheCreation = reply.usage?.cacheCreationInputTokens ?? 0
@@ -56,6 +57,7 @@ export function planAnswer(
     cachedInputTokens: cached,
     cacheCreationInputTokens: cacheCreation,
     includeUsage: body.stream_options?.include_usage === true,
+    includeThoughts: body.generationConfig?.thinkingConfig?.includeThoughts === true,
     // On by default: only an explicit `false` turns it off.
     obfuscation: dialect === 'openai' && body.stream_options?.include_obfuscation !== false,
     serviceTier: SERVED_TIERS.has(body.service_tier) ? String(body.service_tier) : 'default',

@@ -17,7 +17,11 @@ const generate = (base: string, method: string, query = '') =>
   fetch(`${base}/models/gemini-2.0-flash:${method}${query}`, {
     method: 'POST',
     headers: { 'x-goog-api-key': 'AIza-test', 'content-type': 'application/json' },
-    body: JSON.stringify({ contents: [{ role: 'user', parts: [{ text: 'hi' }] }] }),
+    body: JSON.stringify({
+      contents: [{ role: 'user', parts: [{ text: 'hi' }] }],
+      // Thought parts are sent only when asked for (ai.google.dev/gemini-api/docs/thinking).
+      generationConfig: { thinkingConfig: { includeThoughts: true } },
+    }),
   })
 
 describe('fake Gemini', () => {

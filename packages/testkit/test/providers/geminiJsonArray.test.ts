@@ -19,7 +19,11 @@ const call = (f: FakeProvider, query = '') =>
   fetch(`${f.baseURL}/models/gemini-2.5-flash:streamGenerateContent${query}`, {
     method: 'POST',
     headers: { 'x-goog-api-key': 'AIza-test', 'content-type': 'application/json' },
-    body: JSON.stringify({ contents: [{ role: 'user', parts: [{ text: 'hi' }] }] }),
+    body: JSON.stringify({
+      contents: [{ role: 'user', parts: [{ text: 'hi' }] }],
+      // Thought parts are sent only when asked for (ai.google.dev/gemini-api/docs/thinking).
+      generationConfig: { thinkingConfig: { includeThoughts: true } },
+    }),
   })
 
 it('is one JSON array of the chunks the alt=sse stream sends, element for element', async () => {

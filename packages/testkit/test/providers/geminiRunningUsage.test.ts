@@ -20,7 +20,11 @@ const usages = async (f: FakeProvider) => {
   const res = await fetch(`${f.baseURL}/models/gemini-2.5-flash:streamGenerateContent?alt=sse`, {
     method: 'POST',
     headers: { 'x-goog-api-key': 'AIza-test', 'content-type': 'application/json' },
-    body: JSON.stringify({ contents: [{ role: 'user', parts: [{ text: 'hi' }] }] }),
+    body: JSON.stringify({
+      contents: [{ role: 'user', parts: [{ text: 'hi' }] }],
+      // Thought parts are sent only when asked for (ai.google.dev/gemini-api/docs/thinking).
+      generationConfig: { thinkingConfig: { includeThoughts: true } },
+    }),
   })
   return (await readSse(res)).events.map(
     (e) => (JSON.parse(e.data) as { usageMetadata: Record<string, unknown> }).usageMetadata,

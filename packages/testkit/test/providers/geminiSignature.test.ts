@@ -12,7 +12,11 @@ const call = (fake: FakeProvider, method: string) =>
   fetch(`${fake.baseURL}/models/gemini-3-pro:${method}`, {
     method: 'POST',
     headers: { 'x-goog-api-key': 'k', 'content-type': 'application/json' },
-    body: JSON.stringify({ contents: [{ role: 'user', parts: [{ text: 'weather?' }] }] }),
+    body: JSON.stringify({
+      contents: [{ role: 'user', parts: [{ text: 'weather?' }] }],
+      // Thought parts are sent only when asked for (ai.google.dev/gemini-api/docs/thinking).
+      generationConfig: { thinkingConfig: { includeThoughts: true } },
+    }),
   })
 
 interface Part {

@@ -9,8 +9,10 @@ import { refuseStrictTools } from '../refuseStrictTools.js'
 import { requestToolSettings } from '../requestToolSettings.js'
 import { argumentsObject } from '../toolArguments.js'
 import { toolChoiceName } from '../toolChoiceName.js'
+import { geminiMajorVersion } from './majorVersion.js'
 import { geminiModelPath } from './modelPath.js'
 import { responsesInCallOrder } from './responsesInCallOrder.js'
+import { geminiThinkingConfig } from './thinkingConfig.js'
 
 type Role = 'user' | 'model'
 
@@ -120,7 +122,7 @@ export function buildGeminiRequest(request: ChatRequest, model: string): BuiltRe
     ]
   }
   const extra = requestToolSettings(request)
-  if (extra !== undefined) applyExtra(extra, body, generationConfig)
+  if (extra !== undefined) applyExtra(extra, body, generationConfig, model)
   const path = request.stream
     ? `${geminiModelPath(model)}:streamGenerateContent?alt=sse`
     : `${geminiModelPath(model)}:generateContent`
@@ -141,8 +143,7 @@ export function buildGeminiRequest(request: ChatRequest, model: string): BuiltRe
 const SKIP_THOUGHT_SIGNATURE = 'skip_thought_signature_validator'
 
 function requiresSignedCalls(model: string): boolean {
-  const major = /^(?:models\/)?gemini-(\d+)/.exec(model)?.[1]
-  return major !== undefined && Number(major) >= 3
+  return (geminiMajorVersion(model) ?? 0) >= 3
 }
 
 function signUnsignedCalls(contents: readonly { role: Role; parts: Record<string, unknown>[] }[]) {
@@ -168,7 +169,8 @@ const GENERATION_FIELDS: Readonly<Record<string, string>> = {
  * translated where Gemini has an equivalent (`response_format` →
  * `responseMimeType` + `responseJsonSchema`, which takes JSON Schema as OpenAI clients write it — `responseSchema` is
  * OpenAPI's subset and refuses `additionalProperties`; `tool_choice` →
- * `toolConfig`; `seed`, penalties), kept when they ask for Gemini's default
+ * `toolConfig`; `seed`, penalties; `reasoning_effort` → `thinkingConfig`,
+ * the thoughts included, see `geminiThinkingConfig`), kept when they ask for Gemini's default
  * (`n: 1`, `parallel_tool_calls: true`, text `modalities`, `logprobs: false`,
  * `store: false`, `stream_options` without obfuscation); any other throws naming it, so none
  * is dropped silently.
@@ -177,6 +179,7 @@ function applyExtra(
   extra: Record<string, unknown>,
   body: Record<string, unknown>,
   generationConfig: Record<string, unknown>,
+  model: string,
 ): void {
   for (const [field, value] of Object.entries(extra)) {
     if (value === undefined || value === null) continue
@@ -196,6 +199,8 @@ function applyExtra(
       body['toolConfig'] = { functionCallingConfig: geminiToolChoice(value) }
     } else if (field === 'stream_options') {
       refuseStreamOptions(value, 'Gemini')
+    } else if (field === 'reasoning_effort') {
+      generationConfig['thinkingConfig'] = geminiThinkingConfig(value, model)
     } else if (!isDefault(field, value) && !noCallsAnyway(field, value, extra)) {
       throw new InvalidChatRequestError(field, 'Gemini has no equivalent')
     }

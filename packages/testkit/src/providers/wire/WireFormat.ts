@@ -34,6 +34,11 @@ export interface AnswerPlan {
   /** OpenAI: the request asked for `stream_options.include_usage`. */
   includeUsage: boolean
   /**
+   * Gemini: the request set `generationConfig.thinkingConfig.includeThoughts:
+   * true`; without it the thinking is generated and counted but not sent.
+   */
+  includeThoughts?: boolean
+  /**
    * OpenAI dialect: its stream pads each chunk with `obfuscation` — unless
    * the request set `stream_options.include_obfuscation: false`.
    */

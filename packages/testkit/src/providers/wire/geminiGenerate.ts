@@ -31,11 +31,13 @@ export const geminiGenerate: WireFormat = {
 
   json(plan) {
     const parts: Record<string, unknown>[] = []
-    if (plan.thinkingTokens.length > 0)
+    if (plan.thinkingTokens.length > 0 && plan.includeThoughts === true)
       parts.push({ text: plan.thinkingTokens.join(''), thought: true })
     if (plan.textTokens.length > 0) parts.push({ text: plan.textTokens.join('') })
     const calls = plan.toolCalls.map(functionCallPart)
     parts.push(...calls)
+    // Nothing else to carry it (the thoughts not sent): an empty text part.
+    if (plan.signature !== undefined && parts.length === 0) parts.push({ text: '' })
     const signed = calls[0] ?? parts.at(-1)
     if (plan.signature !== undefined && signed !== undefined)
       signed['thoughtSignature'] = plan.signature
@@ -57,8 +59,14 @@ export const geminiGenerate: WireFormat = {
     const signature = calls.length === 0 ? plan.signature : undefined
     if (plan.signature !== undefined && calls[0] !== undefined)
       calls[0]['thoughtSignature'] = plan.signature
+    // Thoughts not asked for are generated (paced, counted in the usage) but not sent.
+    const shown = plan.includeThoughts === true
     plan.thinkingTokens.forEach((t, i) => {
       thoughts = Math.min(thoughts + 1, final.thoughtsTokenCount ?? 0)
+      if (!shown) {
+        frames.push({ text: '', token: true })
+        return
+      }
       const part: Record<string, unknown> = { text: t, thought: true }
       const last = i === plan.thinkingTokens.length - 1 && plan.textTokens.length === 0
       if (last && signature !== undefined) part['thoughtSignature'] = signature
@@ -71,7 +79,16 @@ export const geminiGenerate: WireFormat = {
       if (last && signature !== undefined) part['thoughtSignature'] = signature
       frames.push({ text: chunk([part], false), token: true })
     })
-    frames.push({ text: chunk(calls, true), token: calls.length > 0, finish: true })
+    // A signature with no part to ride on (thoughts not sent, no text): an empty text part.
+    const unsigned =
+      signature !== undefined && !shown && plan.textTokens.length === 0
+        ? [{ text: '', thoughtSignature: signature }]
+        : []
+    frames.push({
+      text: chunk([...unsigned, ...calls], true),
+      token: calls.length > 0,
+      finish: true,
+    })
     return frames
   },
 

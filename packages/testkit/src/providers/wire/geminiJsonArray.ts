@@ -18,16 +18,21 @@ export const geminiJsonArray: WireFormat = {
   json: geminiGenerate.json,
 
   frames(plan) {
-    const frames: Frame[] = geminiGenerate.frames(plan).map((frame, i) => ({
-      ...frame,
-      text: `${i === 0 ? '[' : ',\r\n'}${sseData(frame.text)}`,
-    }))
+    // A frame that sends nothing (a thought not asked for) is no element.
+    let elements = 0
+    const frames: Frame[] = geminiGenerate.frames(plan).map((frame, i) => {
+      const element =
+        frame.text === '' ? '' : `${elements++ === 0 ? '' : ',\r\n'}${sseData(frame.text)}`
+      return { ...frame, text: `${i === 0 ? '[' : ''}${element}` }
+    })
     frames.push({ text: ']' })
     return frames
   },
 
-  errorFrame(error, _plan, framesBefore) {
-    return `${framesBefore === 0 ? '[' : ',\r\n'}${JSON.stringify(error.body)}]`
+  errorFrame(error, plan, framesBefore) {
+    const before = geminiGenerate.frames(plan).slice(0, framesBefore)
+    const opening = framesBefore === 0 ? '[' : before.some((f) => f.text !== '') ? ',\r\n' : ''
+    return `${opening}${JSON.stringify(error.body)}]`
   },
 }
 

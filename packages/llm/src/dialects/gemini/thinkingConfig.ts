@@ -1,0 +1,74 @@
+import { quoted } from '@hourglass/core'
+import { InvalidChatRequestError } from '../../errors/InvalidChatRequestError.js'
+import { geminiMajorVersion } from './majorVersion.js'
+
+/**
+ * `reasoning_effort` (OpenAI's field) → `generationConfig.thinkingConfig`,
+ * as Google's own OpenAI compatibility layer maps it
+ * (https://ai.google.dev/gemini-api/docs/openai, "Thinking"): on Gemini 2.5
+ * a `thinkingBudget` of 1,024 tokens for `minimal` and `low`, 8,192 for
+ * `medium`, 24,576 for `high`, 0 (thinking off) for `none`; on Gemini 3 and
+ * later the `thinkingLevel` of that name. Gemini 3's thinking cannot be
+ * turned off, so `none` is its least level: `minimal`, or `low` on a Pro
+ * model, which has no `minimal` level (and gets `low` for `minimal` too), as
+ * Google maps both. A model whose name says no version (a tuned model) gets
+ * the budget, which Gemini 3 also takes. Sent as mapped, whatever the model
+ * can do: Gemini 2.5 Pro, whose thinking cannot be turned off either,
+ * answers `none`'s budget of 0 with its own 400, as it answers Google's layer.
+ *
+ * Gemini sends its thought summaries only to a request that sets
+ * `includeThoughts` (ai.google.dev/gemini-api/docs/thinking, "Thought
+ * summaries"); without it the thinking is billed but never seen. So asking
+ * for an effort asks for the thinking too, which comes back as `thinking`
+ * blocks, as DeepSeek's and Anthropic's do — but for `none`, which asks for
+ * no thinking. The thinking counts within `maxOutputTokens` (Gemini caps
+ * thoughts and answer together), so the cost estimate's cap holds.
+ *
+ * `xhigh` (OpenAI's deepest effort) is Gemini's `xhigh` level where there
+ * are levels (Gemini 3 and later; the models without it answer their own
+ * 400, as for `medium` on a Pro model that lacks it) and has no budget on
+ * Gemini 2.5. Any other value (a number, a misspelling, `LOW`) throws
+ * naming the field: Google defines nothing for it, and Gemini would answer
+ * a bad request no fallback follows.
+ */
+export function geminiThinkingConfig(effort: unknown, model: string): Record<string, unknown> {
+  const levels = (geminiMajorVersion(model) ?? 0) >= 3
+  if (
+    typeof effort !== 'string' ||
+    !(Object.hasOwn(BUDGETS, effort) || (levels && effort === 'xhigh'))
+  ) {
+    const got = typeof effort === 'string' ? quoted(effort, 40) : typeof effort
+    throw new InvalidChatRequestError(
+      'reasoning_effort',
+      levels
+        ? `Gemini takes none, minimal, low, medium, high or xhigh, got ${got}`
+        : `Gemini 2.5 takes none, minimal, low, medium or high (a thinking budget), got ${got}`,
+    )
+  }
+  const level = effort as Effort
+  const config: Record<string, unknown> = levels
+    ? { thinkingLevel: thinkingLevel(level, isPro(model)) }
+    : { thinkingBudget: BUDGETS[level as Exclude<Effort, 'xhigh'>] }
+  if (level !== 'none') config['includeThoughts'] = true
+  return config
+}
+
+type Effort = 'none' | 'minimal' | 'low' | 'medium' | 'high' | 'xhigh'
+
+const BUDGETS: Readonly<Record<Exclude<Effort, 'xhigh'>, number>> = {
+  none: 0,
+  minimal: 1024,
+  low: 1024,
+  medium: 8192,
+  high: 24576,
+}
+
+function thinkingLevel(effort: Effort, pro: boolean): string {
+  if (effort === 'none' || effort === 'minimal') return pro ? 'low' : 'minimal'
+  return effort
+}
+
+/** `gemini-3-pro-preview`, `models/gemini-3.1-pro`: the Pro models, whose least level is `low`. */
+function isPro(model: string): boolean {
+  return /^(?:models\/)?gemini-[\d.]+-pro(?:-|$)/.test(model)
+}
