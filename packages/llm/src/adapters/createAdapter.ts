@@ -421,7 +421,7 @@ export function createAdapter(
     if (error !== undefined) return fail(send, error)
     let response: ChatResponse
     try {
-      response = read.parseResponse(json ?? text, { headers: res.headers })
+      response = read.parseResponse(json ?? text, { headers: res.headers, text })
     } catch (thrown) {
       if (answered && isMalformedReply(thrown)) return unreadable(res, send, text, thrown)
       // A parser's error says 200; the answer's own status is what the

@@ -15,6 +15,12 @@ export interface BuiltRequest {
 export interface ResponseMeta {
   /** Response headers, for the provider request id. */
   headers?: HeaderInput | undefined
+  /**
+   * The body's text, when `parseResponse` is handed it parsed: a dialect whose
+   * tool arguments travel as JSON inside the body reads what parsing rounded
+   * (an integer past 2^53) from it.
+   */
+  text?: string | undefined
 }
 
 /** Turns one stream's SSE events into normalised events. One parser per stream: it keeps state. */

@@ -12,7 +12,10 @@ import {
 import type { ResponseMeta } from '../Dialect.js'
 import { headerValue } from '../errorHeaders.js'
 import { markNoAnswer } from '../noAnswer.js'
+import { roundsAnInteger } from '../roundedByParsing.js'
 import { asArray, get, getRecord, getString, parseAnswerJson } from '../safeJson.js'
+import { holdsUnsafeInteger } from '../toolArguments.js'
+import { rawToolInputs } from './rawToolInputs.js'
 
 export const ANTHROPIC_FINISH: Readonly<Record<string, FinishReason>> = {
   end_turn: 'stop',
@@ -68,15 +71,23 @@ export function anthropicUsageReported(usage: unknown, outputTokens?: unknown): 
   )
 }
 
-/** Messages API body → normalised response. `redacted_thinking` is kept as empty thinking, `redacted`, its `data` as the signature. */
+/**
+ * Messages API body (its text, or that parsed) → normalised response.
+ * `redacted_thinking` is kept as empty thinking, `redacted`, its `data` as
+ * the signature. A `tool_use` whose `input` holds an integer that parsing
+ * rounded keeps the text as written as `rawArguments` (`rawToolInputs`),
+ * as the same answer streamed does, when the text is at hand.
+ */
 export function parseAnthropicResponse(body: unknown, meta: ResponseMeta = {}): ChatResponse {
+  const text = typeof body === 'string' ? body : meta.text
   const json = typeof body === 'string' ? parseAnswerJson(body) : body
   const blocks = get(json, 'content')
   if (getString(json, 'type') !== 'message' || !Array.isArray(blocks)) {
     throw malformedReply('Anthropic message (no content array)')
   }
   const content: ContentBlock[] = []
-  for (const block of asArray(blocks)) {
+  let raw: Map<number, string> | undefined
+  for (const [position, block] of asArray(blocks).entries()) {
     const type = getString(block, 'type')
     if (type === 'text') content.push({ type: 'text', text: getString(block, 'text') ?? '' })
     else if (type === 'thinking') {
@@ -94,11 +105,16 @@ export function parseAnthropicResponse(body: unknown, meta: ResponseMeta = {}): 
         redacted: true,
       })
     } else if (type === 'tool_use') {
+      const input = getRecord(block, 'input') ?? {}
+      // Walked only for such an answer: a whole body is not scanned twice for nothing.
+      if (text !== undefined && holdsUnsafeInteger(input)) raw ??= rawToolInputs(text)
+      const written = raw?.get(position)
       content.push({
         type: 'tool_call',
         id: getString(block, 'id') ?? '',
         name: getString(block, 'name') ?? '',
-        arguments: getRecord(block, 'input') ?? {},
+        arguments: input,
+        ...(written !== undefined && roundsAnInteger(written) ? { rawArguments: written } : {}),
       })
     }
   }
