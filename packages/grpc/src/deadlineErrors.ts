@@ -108,11 +108,29 @@ function wrap(handler: Handler, self: object): Handler {
   }
 }
 
-/** True when the call's deadline already ended it and `error` is only the handler noticing. */
+/**
+ * True when the call's deadline already ended it and `error` is only the
+ * handler noticing: a deadline or abort error, or Node's premature close of
+ * the call's own stream, which grpc-js destroys once the call is over — what
+ * a `for await` over a client-streaming or bidi call, or a `pipeline()`
+ * from it, rejects with. Answered, it was a second status after the
+ * deadline's, reported as a late write for every upload a deadline cut
+ * (as @hourglass/express's `deadlineErrors()` swallows it for a response).
+ */
 function handled(call: HandlerCall, error: unknown): boolean {
   const deadline = deadlineOf(call)
   const ended = deadline?.done === true && deadline.reason !== undefined
-  return ended && (endedBy(error) !== undefined || isAbortError(error))
+  return ended && (endedBy(error) !== undefined || isAbortError(error) || isPrematureClose(error))
+}
+
+/** Node's `ERR_STREAM_PREMATURE_CLOSE`. Never throws: a revoked `Proxy`, a throwing getter read false. */
+function isPrematureClose(error: unknown): boolean {
+  if (typeof error !== 'object' || error === null) return false
+  try {
+    return (error as { code?: unknown }).code === 'ERR_STREAM_PREMATURE_CLOSE'
+  } catch {
+    return false
+  }
 }
 
 /**
