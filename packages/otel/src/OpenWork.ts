@@ -15,14 +15,15 @@ interface Work {
 export const HOLD_LIMIT_MS = 1000
 
 /**
- * The slice and egress spans still open under each traced request (its
- * `owner` deadline), so that a server span ended while they run — the
- * caller left, the response failed, the deadline ran out: the work was
- * cancelled on the response's 'close', and its spans end a few ticks
- * later, when their promises settle — ends after them, not before (a child
- * ending after its parent, drawn past the end of the request and exported
- * after it). Not gRPC calls: a cancelled call's egress span was seen
- * ending before its server span (this package's own) already.
+ * The slice, egress and gRPC client spans still open under each traced
+ * request or gRPC call (its `owner` deadline), so that a server span ended
+ * while they run — the caller left, the response failed, the deadline ran
+ * out: the work was cancelled on the response's 'close' (or the call's
+ * end), and its spans end a few ticks later, when their promises settle or
+ * grpc-js hands back the cancelled call's status — ends after them, not
+ * before (a child ending after its parent, drawn past the end of the
+ * request and exported after it). A gRPC call's egress spans ended before
+ * its server span already; its outbound gRPC calls' spans did not.
  *
  * Cost per span: a WeakMap read per ancestor of its deadline and a count.
  */

@@ -32,6 +32,7 @@ import {
 import { metadataGetter, metadataSetter } from './carriers.js'
 import type { DeadlineSpans } from './deadlineSpans.js'
 import { defined, type Handlers, ms } from './handlers.js'
+import type { OpenWork } from './OpenWork.js'
 import {
   fullMethod,
   grpcStatusName,
@@ -53,10 +54,17 @@ import { tracedSpan, tracingSuppressed } from './tracedSpan.js'
  * - Client: one CLIENT span per outbound call, child of the span active where
  *   the call is made; its context is injected into the copy of the metadata
  *   @hourglass/grpc is about to send, so the server's span joins the trace.
+ *
+ * A call's CLIENT span is work of the request or call it is made for
+ * (`openWork`): cut short (the caller left, its deadline ran out), that one's
+ * server span ends after it. The cut cancels the outbound call, whose status
+ * comes back from grpc-js a tick later: the CLIENT span ended after its
+ * parent, an HTTP request's or a gRPC call's server span.
  */
 export function grpcTraceHandlers(
   tracer: Tracer,
   deadlineSpans: DeadlineSpans,
+  openWork: OpenWork,
 ): NonNullable<Handlers['grpc']> {
   const { parentContext } = deadlineSpans
   const conventions = rpcConventions()
@@ -112,6 +120,7 @@ export function grpcTraceHandlers(
       }
       servers.set(m.deadline, span)
       deadlineSpans.set(m.deadline, span)
+      openWork.own(m.deadline)
     },
     serverExpire(m) {
       const span = servers.get(m.deadline)
@@ -159,7 +168,14 @@ export function grpcTraceHandlers(
         span.setAttribute(ATTR_ERROR_TYPE, grpcStatusName(m.code))
         span.setStatus({ code: SpanStatusCode.ERROR, message: grpcStatusName(m.code) })
       }
-      span.end()
+      // Cut short (expired, the client left): its work was cancelled and its
+      // spans end in a moment. Work left running after an answer is not waited for.
+      if (m.outcome === 'expired' || m.outcome === 'client-cancelled') {
+        openWork.endAfterWork(m.deadline, () => span.end())
+      } else {
+        openWork.forget(m.deadline)
+        span.end()
+      }
     },
     clientStart(m) {
       const parent = parentContext(m.deadline)
@@ -178,6 +194,7 @@ export function grpcTraceHandlers(
       )
       if (m.metadata) propagation.inject(trace.setSpan(parent, span), m.metadata, metadataSetter)
       clients.set(m.call, span)
+      openWork.track(m.deadline, span)
     },
     clientEnd(m) {
       const span = clients.get(m.call)
@@ -196,6 +213,7 @@ export function grpcTraceHandlers(
         span.setStatus({ code: SpanStatusCode.ERROR, message: grpcStatusName(m.code) })
       }
       span.end()
+      openWork.untrack(span)
     },
   }
 }

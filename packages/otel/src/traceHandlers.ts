@@ -211,8 +211,9 @@ export function traceHandlers(sdkTracer: Tracer): Handlers {
     return { ctx, anchor }
   }
   const attempts = new AttemptSpans()
-  // Our slice and egress spans still open under each traced request: its
-  // server span ends after them when the request is cut short (see OpenWork).
+  // Our slice, egress and gRPC client spans still open under each traced
+  // request or gRPC call: its server span ends after them when it is cut
+  // short (see OpenWork).
   const openWork = new OpenWork()
   const track = (deadline: Deadline | undefined, span: Span): void => openWork.track(deadline, span)
   const untrack = (span: Span): void => openWork.untrack(span)
@@ -536,7 +537,7 @@ export function traceHandlers(sdkTracer: Tracer): Handlers {
         )
       },
     },
-    grpc: grpcTraceHandlers(tracer, deadlineSpans),
+    grpc: grpcTraceHandlers(tracer, deadlineSpans, openWork),
     bullmq: bullmqTraceHandlers(tracer, deadlineSpans),
   }
 }

@@ -8,6 +8,7 @@ import { faultServer } from '@hourglass/testkit'
 import { diag, SpanKind } from '@opentelemetry/api'
 import type { ReadableSpan } from '@opentelemetry/sdk-trace-base'
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
+import { jsonUnary } from './helpers/jsonUnary.js'
 import { collectDiagWarnings, instrumentHttpAndUndici, setupOtel } from './helpers/otel.js'
 
 /**
@@ -31,6 +32,10 @@ let enteredSlow: () => void = () => {}
 let upstream: Awaited<ReturnType<typeof faultServer>>
 const manualClock = new ManualClock()
 let neverEndedClosed: () => void = () => {}
+/** A gRPC server whose method never answers, and a deadline-intercepted client of it. */
+let grpcHeld: Promise<void>
+let grpcCalled: () => void = () => {}
+let closeGrpc: () => void = () => {}
 
 beforeAll(async () => {
   collectDiagWarnings(warnings)
@@ -64,7 +69,33 @@ beforeAll(async () => {
       await new Promise(() => {})
     },
   )
+  // grpc-js after instrumentation-http too (it loads node:http for proxies).
+  const grpc = await import('@grpc/grpc-js')
+  const { deadlineInterceptor } = await import('@hourglass/grpc')
+  const holdService = { hold: jsonUnary('/shop.Stock/Hold') }
+  const grpcServer = new grpc.Server()
+  grpcServer.addService(holdService, { hold: () => grpcCalled() })
+  const grpcPort = await new Promise<number>((resolve, reject) =>
+    grpcServer.bindAsync('127.0.0.1:0', grpc.ServerCredentials.createInsecure(), (error, bound) =>
+      error ? reject(error) : resolve(bound),
+    ),
+  )
+  const Stock = grpc.makeGenericClientConstructor(holdService, 'Stock')
+  const stock = new Stock(`127.0.0.1:${grpcPort}`, grpc.credentials.createInsecure(), {
+    interceptors: [deadlineInterceptor()],
+  }) as unknown as {
+    hold(request: unknown, callback: (error: Error | null) => void): void
+    close(): void
+  }
+  closeGrpc = () => {
+    stock.close()
+    grpcServer.forceShutdown()
+  }
   app.use(deadline({ defaultMs: 2000, plan: { work: 1 } }))
+  app.get('/grpc-call', (_req, res, next) => {
+    // An outbound gRPC call made in the handler itself, not in a slice.
+    stock.hold({}, (error) => (error ? next(error) : res.json({})))
+  })
   app.get('/late', async (_req, res) => {
     // Ignores its deadline: the middleware answers 504 at 80 ms, this writes after.
     await delay(200)
@@ -100,6 +131,7 @@ beforeAll(async () => {
 })
 
 afterAll(async () => {
+  closeGrpc()
   await upstream?.close()
   stop()
   uninstrument()
@@ -122,6 +154,9 @@ beforeEach(async () => {
   })
   slowEntered = new Promise((resolve) => {
     enteredSlow = resolve
+  })
+  grpcHeld = new Promise((resolve) => {
+    grpcCalled = resolve
   })
 })
 
@@ -205,6 +240,26 @@ describe('the request span after instrumentation-http ended it', () => {
       'error.type': 'CLIENT_CLOSED',
     })
     expect(server.attributes['hourglass.deadline.outcome']).toBe('client-closed')
+    expect(endedSpanWarnings()).toEqual([])
+  })
+
+  it("a caller that leaves mid-call: the CLIENT span of the handler's outbound gRPC call ends before its server span, not after", async () => {
+    const req = request(`${base}/grpc-call`)
+    req.on('error', () => {})
+    req.end()
+    await grpcHeld
+    req.destroy()
+    const spans = await otel.spansWhere(
+      (s) => serverSpan(s) !== undefined && s.some((span) => span.name === 'shop.Stock/Hold'),
+    )
+    const server = serverSpan(spans) as ReadableSpan
+    const call = spans.find((span) => span.name === 'shop.Stock/Hold') as ReadableSpan
+    expect(call.kind).toBe(SpanKind.CLIENT)
+    expect(call.parentSpanContext?.spanId).toBe(server.spanContext().spanId)
+    expect(call.attributes['hourglass.deadline.outcome']).toBe('cancelled')
+    expect(server.attributes['hourglass.deadline.outcome']).toBe('client-closed')
+    // Handed to the exporter as they end (see the test above): the child first.
+    expect(spans.indexOf(call)).toBeLessThan(spans.indexOf(server))
     expect(endedSpanWarnings()).toEqual([])
   })
 

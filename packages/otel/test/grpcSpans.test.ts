@@ -314,6 +314,34 @@ describe('instrumentDeadlines: gRPC', () => {
     expect(inbound.status.code).toBe(SpanStatusCode.UNSET)
   })
 
+  it('the client leaving while the handler waits on a gRPC call of its own: that CLIENT span ends before the server span, not after', async () => {
+    const backendCalled = deferred()
+    // A backend that holds the call: only the cancel that follows the client's ends it.
+    const backend = await start(() => backendCalled.resolve())
+    const client = await start(() => {
+      backend.ask({}, new MetadataClass(), () => {})
+    })
+    const running = client.ask({}, new MetadataClass(), () => {})
+    await backendCalled.promise
+    running.cancel()
+    // The caller's and the backend's too: all four ended, none left for the next test.
+    const spans = await otel.spansWhere(
+      (all) => all.filter((s) => s.name === 'shop.Quotes/Ask').length === 4,
+    )
+    const byId = new Map(spans.map((s) => [s.spanContext().spanId, s]))
+    const parentOf = (s: ReadableSpan) => byId.get(s.parentSpanContext?.spanId ?? '')
+    const inbound = spans.find(
+      (s) => s.kind === SpanKind.SERVER && parentOf(s)?.parentSpanContext === undefined,
+    ) as ReadableSpan
+    const outbound = spans.find(
+      (s) => s.kind === SpanKind.CLIENT && parentOf(s) === inbound,
+    ) as ReadableSpan
+    expect(inbound.attributes['hourglass.deadline.outcome']).toBe('client-cancelled')
+    expect(outbound.attributes['hourglass.deadline.outcome']).toBe('cancelled')
+    // Handed to the exporter as they end (a SimpleSpanProcessor): the child first.
+    expect(spans.indexOf(outbound)).toBeLessThan(spans.indexOf(inbound))
+  })
+
   it('work inside the handler is parented to the call’s span although no OpenTelemetry context reaches it; DeadlineContextManager makes it the active span for other instrumentations too', async () => {
     let activeInHandler: Span | undefined
     const client = await start((_call, callback) => {
