@@ -17,6 +17,7 @@ import {
   type SlicePlan,
 } from '@hourglass/core'
 import type { Request, Response } from 'express'
+import { abortUploadOnClose } from './abortUploadOnClose.js'
 import { callHook } from './callHook.js'
 import {
   expressChannels,
@@ -438,6 +439,7 @@ export class IngressRequest {
       // Whatever the handler still does must not reach the wire or the socket.
       swallowLateWrites(this.res, reason, (method) => this.#reportLateWrite(method))
       dropCutUpload(this.req)
+      abortUploadOnClose(this.req)
       shieldSocket(this.req)
       this.deadline.cancel(reason)
     }

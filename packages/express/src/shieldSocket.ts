@@ -1,4 +1,4 @@
-import type { IncomingMessage } from 'node:http'
+import { IncomingMessage } from 'node:http'
 import type { Socket } from 'node:net'
 
 /**
@@ -14,6 +14,8 @@ import type { Socket } from 'node:net'
  * goes through to the socket. Only this request object sees the view: the next
  * request on the connection gets the real socket, and the server itself never
  * reads `req.socket`.
+ *
+ * The request's own destroy goes through it too (see `destroyRequestOnly`).
  */
 export function shieldSocket(req: IncomingMessage): void {
   const socket = req.socket as Socket | null | undefined
@@ -37,4 +39,41 @@ export function shieldSocket(req: IncomingMessage): void {
     configurable: true,
     enumerable: true,
   })
+  // HTTP/1 only: HTTP/2's compat request is a stream of its own, whose
+  // destroy resets its stream, never the session's socket.
+  if (req instanceof IncomingMessage && req._destroy === IncomingMessage.prototype._destroy) {
+    Object.defineProperty(req, '_destroy', {
+      value: destroyRequestOnly,
+      writable: true,
+      configurable: true,
+      enumerable: false,
+    })
+  }
+}
+
+/**
+ * The request's destroy once the socket is shielded: a handler stopping its
+ * read of the upload at the 504 (`addAbortSignal(req.deadline.signal, req)`,
+ * `req.destroy()` on the signal; `pipeline` unsets `req.socket` first and
+ * never had this). Node's own, for a body not read to its end, destroys the
+ * socket and completes — the request's 'error' and 'close', which a `for
+ * await` over it, `finished(req)` and a web stream made from it wait for —
+ * only once that socket has closed. The shielded socket is kept for the
+ * connection's next request, so the handler stayed stuck in its read until
+ * the client closed the keep-alive connection (its `finally` never ran
+ * while the connection stayed busy). This is Node's `_destroy` (as of Node
+ * 20) without the socket: 'aborted' for a body cut short (`dropCutUpload`
+ * drops the rest of it), then the destroy completes on the next tick, its
+ * error given only to someone listening.
+ */
+function destroyRequestOnly(
+  this: IncomingMessage,
+  error: Error | null,
+  callback: (error?: Error | null) => void,
+): void {
+  if (!this.readableEnded || !this.complete) {
+    this.aborted = true
+    this.emit('aborted')
+  }
+  process.nextTick(() => callback(this.listenerCount('error') === 0 ? null : error))
 }
