@@ -186,7 +186,7 @@ async function turns(
       throw refused
     }
     const calls = response.content.filter((b) => b.type === 'tool_call')
-    messages.push({ role: 'assistant', content: response.content })
+    messages.push({ role: 'assistant', content: response.content.map(withoutRoundedText) })
     if (calls.length === 0) return { response, messages, turns: turn }
     // The breaker trips now: tools run on the last turn would have side
     // effects (an email sent) whose results no model call ever reads. They
@@ -237,13 +237,7 @@ async function runTool(
   // integer literal the parse changed, not a `1e20` the tool takes as a
   // number. Anthropic's and Gemini's come parsed with the body: a value past
   // 2^53 may have been rounded, and is refused.
-  if (
-    call.rawArguments !== undefined
-      ? roundsAnInteger(call.rawArguments)
-      : typeof call.arguments === 'object' &&
-        call.arguments !== null &&
-        holdsUnsafeInteger(call.arguments)
-  ) {
+  if (roundedByReading(call)) {
     return {
       type: 'tool_result',
       toolCallId: call.id,
@@ -394,6 +388,35 @@ class RunBounds {
   dispose(): void {
     for (const unlink of this.#unlink.splice(0)) unlink()
   }
+}
+
+/**
+ * Whether reading a call's arguments rounded an integer in them (see
+ * `runTool`). Told from the text where there is one (OpenAI's wire, and
+ * Anthropic's or Gemini's where parsing rounded: `rawArguments`); from the
+ * value past 2^53 where there is none.
+ */
+function roundedByReading(call: Extract<ContentBlock, { type: 'tool_call' }>): boolean {
+  return call.rawArguments !== undefined
+    ? roundsAnInteger(call.rawArguments)
+    : typeof call.arguments === 'object' &&
+        call.arguments !== null &&
+        holdsUnsafeInteger(call.arguments)
+}
+
+/**
+ * A call refused for its rounded arguments goes back in the history as read,
+ * without the text that says what the model wrote: the tool was not run and
+ * its result says why, while Anthropic and Gemini, which take arguments only
+ * as an object, refuse that text in a request (it would reach them rounded,
+ * `InvalidChatRequestError`) — so the run's next turn failed instead of the
+ * model reading why and calling again.
+ */
+function withoutRoundedText(block: ContentBlock): ContentBlock {
+  if (block.type !== 'tool_call' || block.rawArguments === undefined) return block
+  if (!roundsAnInteger(block.rawArguments)) return block
+  const { rawArguments: _, ...read } = block
+  return read
 }
 
 /**

@@ -1,5 +1,6 @@
 import { textWeight } from '../budget/textWeight.js'
 import { argumentsText, parseArguments, refusalOf, textOf } from '../dialects/blocks.js'
+import { roundsAnInteger } from '../dialects/roundedByParsing.js'
 import type {
   Annotation,
   ChatResponse,
@@ -14,8 +15,9 @@ import type {
  * Whether an adapter's streamed tool calls keep their argument text as
  * `rawArguments`: on OpenAI's wire, where a whole answer keeps it too
  * (`parseOpenAIResponse`). Anthropic's and Gemini's whole answers carry the
- * arguments as an object (Gemini's stream too, re-serialised by its parser),
- * so theirs do not: the same answer streamed or not replays the same way.
+ * arguments as an object and keep the text only where parsing rounded an
+ * integer in it (`parseAnthropicResponse`, `roundedArgs`), so theirs streamed
+ * do the same: the same answer streamed or not replays the same way.
  */
 export function keepsRawArguments(adapter: {
   readonly dialect?: { readonly wire?: string }
@@ -74,6 +76,7 @@ export class StreamCollector {
    * `keepRawArguments`: set each tool call's `rawArguments` to its argument
    * text as received (`keepsRawArguments`), so an integer past 2^53 is
    * replayed as sent, not rounded by parsing, as a whole answer's is.
+   * Without it, only text that parsing rounded is kept.
    */
   constructor(keepRawArguments = false) {
     this.#keepRaw = keepRawArguments
@@ -228,7 +231,9 @@ export class StreamCollector {
   content(): ContentBlock[] {
     for (const { block, raw } of this.#toolArgs.values()) {
       block.arguments = parseArguments(raw)
-      if (this.#keepRaw) block.rawArguments = raw
+      // A parsed text only: text that is no JSON stays the arguments itself.
+      if (this.#keepRaw || (typeof block.arguments !== 'string' && roundsAnInteger(raw)))
+        block.rawArguments = raw
       else if (mayNestDeep(raw) && argumentsText(block.arguments) === undefined) {
         block.arguments = raw
         this.#unwritable ??= block.name

@@ -141,6 +141,46 @@ describe('runTurns: tool arguments holding an integer past 2^53', () => {
     })
     expect(seen).toEqual([1e20])
   })
+
+  it('a call refused for its rounded arguments does not stop the next turn going to Anthropic or Gemini', async () => {
+    const openai = await fakes.start({ dialect: 'openai' })
+    openai.enqueue(
+      reply.text('', {
+        toolCalls: [
+          {
+            id: 'call_1',
+            name: 'refund',
+            arguments: undefined,
+            argumentsJson: '{"order":9007199254740993}',
+          },
+        ],
+      }),
+    )
+    const next = await fakes.start({ dialect: 'anthropic' })
+    next.setReply(reply.text('done'))
+    const first = fakes.adapterFor('openai', openai.baseURL, 'fake-model')
+    const second = fakes.adapterFor('anthropic', next.baseURL, 'fake-model')
+    const refunded: unknown[] = []
+    let turn = 0
+    const result = await runTurns({
+      operationId: 'refund-then-anthropic',
+      messages: [user('refund it')],
+      tools: { refund: (args) => refunded.push((args as { order: unknown }).order) },
+      call: (messages, { idempotencyKey, signal }) =>
+        callModel({
+          models: [turn++ === 0 ? first : second],
+          request: { messages, maxTokens: 100 },
+          idempotencyKey,
+          signal,
+        }),
+    })
+    expect(refunded).toEqual([])
+    expect(result.response.content).toEqual([{ type: 'text', text: 'done' }])
+    // The second turn carried the call as read and the result saying why.
+    const sent = JSON.stringify(next.requests[0]?.body)
+    expect(sent).toContain('"tool_use"')
+    expect(sent).toContain('integer beyond ±2^53')
+  })
 })
 
 describe('roundsAnInteger', () => {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
-import { rawToolInputs } from '../../src/dialects/anthropic/rawToolInputs.js'
 import { parseAnthropicResponse } from '../../src/dialects/anthropic/response.js'
+import { EACH, rawJsonValues } from '../../src/dialects/rawJsonValues.js'
 import type { ToolCallBlock } from '../../src/types.js'
 
 /**
@@ -62,10 +62,10 @@ describe('a whole Anthropic answer whose tool input holds an integer past 2^53',
       '  ],',
       '  "stop_reason": "tool_use", "usage": { "input_tokens": 1, "output_tokens": 1 } }',
     ].join('\n')
-    expect([...rawToolInputs(body)]).toEqual([
-      [1, '{ "s": "}{\\"", "nested": { "ids": [ 9007199254740993, 1 ] } }'],
-      [2, '{"n": 12}'],
-      [3, `{"id": ${TWEET}}`],
+    expect(rawJsonValues(body, ['content', EACH, 'input'])).toEqual([
+      { indexes: [1], text: '{ "s": "}{\\"", "nested": { "ids": [ 9007199254740993, 1 ] } }' },
+      { indexes: [2], text: '{"n": 12}' },
+      { indexes: [3], text: `{"id": ${TWEET}}` },
     ])
     const [a, b, c] = calls(body)
     expect(a?.rawArguments).toBe('{ "s": "}{\\"", "nested": { "ids": [ 9007199254740993, 1 ] } }')

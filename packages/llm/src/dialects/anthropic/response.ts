@@ -12,10 +12,10 @@ import {
 import type { ResponseMeta } from '../Dialect.js'
 import { headerValue } from '../errorHeaders.js'
 import { markNoAnswer } from '../noAnswer.js'
+import { EACH, rawJsonValues } from '../rawJsonValues.js'
 import { roundsAnInteger } from '../roundedByParsing.js'
 import { asArray, get, getRecord, getString, parseAnswerJson } from '../safeJson.js'
 import { holdsUnsafeInteger } from '../toolArguments.js'
-import { rawToolInputs } from './rawToolInputs.js'
 
 export const ANTHROPIC_FINISH: Readonly<Record<string, FinishReason>> = {
   end_turn: 'stop',
@@ -75,7 +75,7 @@ export function anthropicUsageReported(usage: unknown, outputTokens?: unknown): 
  * Messages API body (its text, or that parsed) → normalised response.
  * `redacted_thinking` is kept as empty thinking, `redacted`, its `data` as
  * the signature. A `tool_use` whose `input` holds an integer that parsing
- * rounded keeps the text as written as `rawArguments` (`rawToolInputs`),
+ * rounded keeps the text as written as `rawArguments` (`rawJsonValues`),
  * as the same answer streamed does, when the text is at hand.
  */
 export function parseAnthropicResponse(body: unknown, meta: ResponseMeta = {}): ChatResponse {
@@ -146,4 +146,12 @@ export function parseAnthropicResponse(body: unknown, meta: ResponseMeta = {}): 
  */
 export function anthropicServiceTier(usage: unknown): string | undefined {
   return getString(usage, 'service_tier') || undefined
+}
+
+/** The text of each `tool_use` block's `input` as written, by the block's place in `content`. */
+function rawToolInputs(text: string): Map<number, string> {
+  const inputs = new Map<number, string>()
+  for (const { indexes, text: written } of rawJsonValues(text, ['content', EACH, 'input']))
+    inputs.set(indexes[0] as number, written)
+  return inputs
 }

@@ -14,6 +14,7 @@ import { GeneratedCallIds } from '../GeneratedCallIds.js'
 import { markNoAnswer } from '../noAnswer.js'
 import { asArray, asRecord, get, getRecord, getString, parseAnswerJson } from '../safeJson.js'
 import { joinStreamedChunks } from './joinStreamedChunks.js'
+import { roundedArgs } from './roundedArgs.js'
 
 export const GEMINI_FINISH: Readonly<Record<string, FinishReason>> = {
   STOP: 'stop',
@@ -108,9 +109,15 @@ export function geminiUsageReported(metadata: unknown): boolean {
  * Parts → blocks. `thought: true` parts are thinking; a `thoughtSignature`
  * on any other part becomes a signed, empty thinking block in front of it,
  * so `buildGeminiRequest` can put it back where it was. Calls without an id
- * get one from `ids`, unique across responses (`GeneratedCallIds`).
+ * get one from `ids`, unique across responses (`GeneratedCallIds`). A call
+ * whose `args` parsing rounded keeps them as written (`rounded`, from
+ * `roundedArgs`) as `rawArguments`.
  */
-export function geminiParts(parts: unknown, ids: GeneratedCallIds): ContentBlock[] {
+export function geminiParts(
+  parts: unknown,
+  ids: GeneratedCallIds,
+  rounded?: ReadonlyMap<object, string>,
+): ContentBlock[] {
   const out: ContentBlock[] = []
   for (const part of asArray(parts)) {
     const signature = getString(part, 'thoughtSignature')
@@ -122,11 +129,14 @@ export function geminiParts(parts: unknown, ids: GeneratedCallIds): ContentBlock
     if (signature !== undefined) out.push({ type: 'thinking', thinking: '', signature })
     const call = getRecord(part, 'functionCall')
     if (call !== undefined) {
+      const args = getRecord(call, 'args') ?? {}
+      const written = rounded?.get(args)
       out.push({
         type: 'tool_call',
         id: getString(call, 'id') ?? ids.next(),
         name: getString(call, 'name') ?? '',
-        arguments: getRecord(call, 'args') ?? {},
+        arguments: args,
+        ...(written === undefined ? {} : { rawArguments: written }),
       })
     } else if (text !== undefined) out.push({ type: 'text', text })
   }
@@ -140,11 +150,14 @@ export function geminiFinish(reason: unknown, content: readonly ContentBlock[]):
 }
 
 /**
- * `GenerateContentResponse` → normalised response (the streamed array form
- * too: `joinStreamedChunks`). No candidate means no answer: it throws.
+ * `GenerateContentResponse` (its text, or that parsed) → normalised response
+ * (the streamed array form too: `joinStreamedChunks`). No candidate means no
+ * answer: it throws. A call whose `args` parsing rounded keeps the text as
+ * written as `rawArguments` (`roundedArgs`), when the text is at hand.
  */
-export function parseGeminiResponse(body: unknown, _meta: ResponseMeta = {}): ChatResponse {
+export function parseGeminiResponse(body: unknown, meta: ResponseMeta = {}): ChatResponse {
   const parsed = typeof body === 'string' ? parseAnswerJson(body) : body
+  const rounded = roundedArgs(typeof body === 'string' ? body : meta.text, parsed)
   const json = Array.isArray(parsed) ? joinStreamedChunks(parsed) : parsed
   // A candidate that is no object (`candidates: [null]`) is no candidate:
   // read as one, it was an empty success — no text, no finish reason, billed.
@@ -160,7 +173,11 @@ export function parseGeminiResponse(body: unknown, _meta: ResponseMeta = {}): Ch
       message: `prompt blocked: ${blockReason}`,
     })
   }
-  const content = geminiParts(get(getRecord(candidate, 'content'), 'parts'), new GeneratedCallIds())
+  const content = geminiParts(
+    get(getRecord(candidate, 'content'), 'parts'),
+    new GeneratedCallIds(),
+    rounded,
+  )
   const metadata = get(json, 'usageMetadata')
   const reason = get(candidate, 'finishReason')
   const response: ChatResponse = {

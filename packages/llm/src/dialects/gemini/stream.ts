@@ -12,11 +12,13 @@ import {
   geminiUsageReported,
   saysFinished,
 } from './response.js'
+import { roundedArgs } from './roundedArgs.js'
 
 /**
  * `streamGenerateContent?alt=sse` events → normalised events. Every event is
  * a whole `GenerateContentResponse` holding the next parts; a function call
- * arrives whole, so its arguments are one delta. The chunk with a
+ * arrives whole, so its arguments are one delta (the chunk's text of them
+ * where parsing rounded an integer in them: `roundedArgs`). The chunk with a
  * `finishReason` (which carries the final usage) ends the stream: Gemini has
  * no `[DONE]`.
  */
@@ -51,7 +53,8 @@ export function createGeminiStreamParser(): StreamParser {
       if (geminiUsageReported(chunkUsage)) latestUsage = chunkUsage
       const candidate = asArray(get(chunk, 'candidates'))[0]
       const out: StreamEvent[] = []
-      for (const block of geminiParts(get(getRecord(candidate, 'content'), 'parts'), ids)) {
+      const parts = get(getRecord(candidate, 'content'), 'parts')
+      for (const block of geminiParts(parts, ids, roundedArgs(message.data, chunk))) {
         if (block.type === 'text') {
           if (block.text !== '') sawContent = true
           out.push({ type: 'text', text: block.text })
@@ -68,7 +71,8 @@ export function createGeminiStreamParser(): StreamParser {
             type: 'tool_call',
             id: block.id,
             name: block.name,
-            argumentsDelta: JSON.stringify(block.arguments),
+            // As the model wrote them where parsing rounded an integer in them.
+            argumentsDelta: block.rawArguments ?? JSON.stringify(block.arguments),
           })
         }
       }

@@ -1,0 +1,52 @@
+import { EACH, type JsonPathStep, rawJsonValues } from '../rawJsonValues.js'
+import { roundsAnInteger } from '../roundedByParsing.js'
+import { asArray, asRecord, get, getRecord } from '../safeJson.js'
+import { holdsUnsafeInteger } from '../toolArguments.js'
+
+/** Where a `GenerateContentResponse` keeps each function call's arguments: the first candidate's. */
+const ARGS: readonly JsonPathStep[] = [
+  'candidates',
+  0,
+  'content',
+  'parts',
+  EACH,
+  'functionCall',
+  'args',
+]
+
+/**
+ * The text of each function call's `args` that parsing rounded (an integer
+ * past 2^53: a tweet id `1859312345678901234` read `…200`), keyed by the
+ * parsed `args` object: what `geminiParts` keeps as the call's
+ * `rawArguments`, so the call is handed on as the model wrote it, as an
+ * OpenAI-wire call's text is. Gemini sends `args` as an object inside the
+ * body, whole or streamed (each `alt=sse` chunk, each element of the JSON
+ * array without it), so only the body's text still says what it was.
+ *
+ * `body` is `text` parsed: one response, or the JSON array of a stream's
+ * chunks. The text is walked only when a call holds an integer parsing may
+ * have rounded (`holdsUnsafeInteger`): other answers pay nothing.
+ */
+export function roundedArgs(text: string | undefined, body: unknown): Map<object, string> {
+  const rounded = new Map<object, string>()
+  if (text === undefined) return rounded
+  const chunks = Array.isArray(body) ? body : [body]
+  const mayBeRounded = (args: object | undefined) => args !== undefined && holdsUnsafeInteger(args)
+  if (!chunks.some((chunk) => argsOf(chunk).some(mayBeRounded))) return rounded
+  const path: readonly JsonPathStep[] = Array.isArray(body) ? [EACH, ...ARGS] : ARGS
+  for (const { indexes, text: written } of rawJsonValues(text, path)) {
+    // A chunk's place in the array, then the part's in its first candidate.
+    const [chunk, part] = Array.isArray(body) ? indexes : [0, ...indexes]
+    const args = argsOf(chunks[chunk as number])[part as number]
+    if (args !== undefined && roundsAnInteger(written)) rounded.set(args, written)
+  }
+  return rounded
+}
+
+/** Each part's `functionCall.args` object, by the part's place (undefined for a part without). */
+function argsOf(chunk: unknown): (Record<string, unknown> | undefined)[] {
+  const candidate = asRecord(asArray(get(chunk, 'candidates'))[0])
+  return asArray(get(getRecord(candidate, 'content'), 'parts')).map((part) =>
+    getRecord(getRecord(part, 'functionCall'), 'args'),
+  )
+}
