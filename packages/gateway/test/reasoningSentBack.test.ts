@@ -45,8 +45,10 @@ describe('an assistant message sent back with its reasoning_content', () => {
       const first = await harness.client.chat.completions.create({
         model: `m-${dialect}`,
         messages,
-        // Gemini sends its thoughts only when asked for them.
-        ...(dialect === 'gemini' ? { reasoning_effort: 'low' as const } : {}),
+        // Gemini and Anthropic send their thinking only when asked for it.
+        ...(dialect === 'gemini' || dialect === 'anthropic'
+          ? { reasoning_effort: 'low' as const }
+          : {}),
       })
       const answer = first.choices[0]!.message as OpenAI.ChatCompletionMessage & {
         reasoning_content?: unknown

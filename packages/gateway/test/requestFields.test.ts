@@ -113,7 +113,10 @@ const SAMPLES: Record<string, Sample> = {
   metadata: { value: { team: 'search' } },
   modalities: { value: ['text'] },
   prediction: { value: { type: 'content', content: 'draft' } },
-  reasoning_effort: { value: 'low' },
+  reasoning_effort: {
+    value: 'low',
+    translated: { anthropic: { type: 'enabled', budget_tokens: 1024 } },
+  },
   verbosity: { value: 'low' },
   web_search_options: { value: { search_context_size: 'low' } },
   'any other field': { value: false },

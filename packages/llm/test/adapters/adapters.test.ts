@@ -60,8 +60,10 @@ describe('provider adapters', () => {
     const model = fakes.adapter(
       anthropic({ baseURL: fake.baseURL, apiKey: 'sk-ant', model: 'claude-opus-4-6' }),
     )
-    const whole = await callModel({ models: [model], request })
-    const stream = callModel({ models: [model], request: { ...request, stream: true } })
+    // Claude thinks only when asked: reasoning_effort turns it on.
+    const thinks = { ...request, extra: { reasoning_effort: 'low' } }
+    const whole = await callModel({ models: [model], request: thinks })
+    const stream = callModel({ models: [model], request: { ...thinks, stream: true } })
     const streamed = await stream.result
     for (const response of [whole, streamed]) {
       expect(response.text).toBe('Sure.')
@@ -73,6 +75,10 @@ describe('provider adapters', () => {
     }
     expect(fake.requests[0]?.headers['x-api-key']).toBe('sk-ant')
     expect(fake.requests[0]?.headers['anthropic-version']).toBe('2023-06-01')
+    expect(fake.requests[0]?.body).toMatchObject({
+      thinking: { type: 'adaptive', display: 'summarized' },
+      output_config: { effort: 'low' },
+    })
     expect(fake.requests.map((r) => r.stream)).toEqual([false, true])
   })
 

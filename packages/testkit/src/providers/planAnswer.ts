@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto'
 import { checkUsage } from './checkUsage.js'
 import { splitTokens } from './splitTokens.js'
 import type { ProviderDialect, RecordedRequest, TextReply } from './types.js'
+import { anthropicMessages } from './wire/anthropicMessages.js'
 import type { AnswerPlan, WireFormat } from './wire/WireFormat.js'
 
 /** Resolves a scripted text reply against the request it answers. */
@@ -14,7 +15,11 @@ export function planAnswer(
   // A script function's hand-built reply was not checked where it was written.
   checkUsage('reply', reply.usage)
   const textTokens = reply.tokens ?? splitTokens(reply.text ?? '')
-  const thinkingTokens = splitTokens(reply.thinking ?? '')
+  // Anthropic thinks only when the request turns thinking on: a scripted
+  // `thinking` (and its signature) is then neither generated nor billed.
+  const thinks =
+    dialect !== 'anthropic' || wire !== anthropicMessages || asksAnthropicThinking(request.body)
+  const thinkingTokens = thinks ? splitTokens(reply.thinking ?? '') : []
   const toolCalls = (reply.toolCalls ?? []).map((call) => {
     const argumentsJson = call.argumentsJson ?? JSON.stringify(call.arguments ?? {})
     return {
@@ -48,7 +53,7 @@ export function planAnswer(
     id: `${wire.idPrefix}${randomBytes(12).toString('hex')}`,
     created: Math.floor(Date.now() / 1000),
     thinkingTokens,
-    signature: reply.signature,
+    signature: thinks ? reply.signature : undefined,
     textTokens,
     toolCalls,
     finishReason: reply.finishReason ?? (toolCalls.length > 0 ? 'tool_calls' : 'stop'),
@@ -62,6 +67,18 @@ export function planAnswer(
     obfuscation: dialect === 'openai' && body.stream_options?.include_obfuscation !== false,
     serviceTier: SERVED_TIERS.has(body.service_tier) ? String(body.service_tier) : 'default',
   }
+}
+
+/**
+ * The Messages API sends `thinking` blocks (and `thinking_delta` /
+ * `signature_delta` events) only to a request that turns thinking on:
+ * `thinking: {type: "enabled", budget_tokens}` or `{type: "adaptive"}`
+ * (docs.claude.com, "Extended thinking"); without it Claude does not think,
+ * and bills nothing for it.
+ */
+function asksAnthropicThinking(body: unknown): boolean {
+  const thinking = (body as { thinking?: { type?: unknown } } | null)?.thinking
+  return thinking?.type === 'enabled' || thinking?.type === 'adaptive'
 }
 
 /** Tiers OpenAI serves as asked; `auto`, `default` (or none) are served as `default`. */

@@ -44,6 +44,9 @@ const messages = (base: string, body: Record<string, unknown> = {}) =>
     }),
   })
 
+/** Claude thinks only when the request turns thinking on (see anthropicThinkingAsked.test.ts). */
+const THINKING = { max_tokens: 2048, thinking: { type: 'enabled', budget_tokens: 1024 } }
+
 const thoughtful = reply.text('The answer is 4.', {
   thinking: 'Two plus two is four.',
   signature: 'EqQBCkYIBxgCKkBfake',
@@ -53,7 +56,7 @@ const thoughtful = reply.text('The answer is 4.', {
 describe('fake Anthropic Messages', () => {
   it('answers JSON with thinking (text + signature), text, stop_reason, usage and a request-id header', async () => {
     fake = await startFakeProvider({ dialect: 'anthropic', reply: thoughtful })
-    const res = await messages(fake.baseURL)
+    const res = await messages(fake.baseURL, THINKING)
     expect(res.status).toBe(200)
     expect(res.headers.get('request-id')).toMatch(/^req_msg_/)
     expect(await res.json()).toMatchObject({
@@ -77,7 +80,7 @@ describe('fake Anthropic Messages', () => {
 
   it('streams the real event sequence, thinking_delta and signature_delta included', async () => {
     fake = await startFakeProvider({ dialect: 'anthropic', reply: thoughtful })
-    const stream = await readSse(await messages(fake.baseURL, { stream: true }))
+    const stream = await readSse(await messages(fake.baseURL, { ...THINKING, stream: true }))
     const names = stream.events.map((e) => e.event)
     const collapsed = names.filter((n, i) => n !== names[i - 1])
     expect(collapsed).toEqual([

@@ -12,6 +12,7 @@ import { argumentsObject } from '../toolArguments.js'
 import { toolChoiceName } from '../toolChoiceName.js'
 import { declareHistoryTools } from './historyTools.js'
 import { anthropicInputSchema } from './inputSchema.js'
+import { applyAnthropicThinking } from './thinking.js'
 import { AnthropicToolIds } from './toolUseId.js'
 
 export const ANTHROPIC_VERSION = '2023-06-01'
@@ -115,7 +116,7 @@ export function buildAnthropicRequest(request: ChatRequest, model: string): Buil
   }
   if (request.stream) body['stream'] = true
   const extra = requestToolSettings(request)
-  if (extra !== undefined) applyExtra(extra, body)
+  if (extra !== undefined) applyExtra(extra, body, model)
   // A history with tool calls needs tools declared (Anthropic's 400 otherwise).
   if (body['tools'] === undefined) declareHistoryTools(turns, body)
   return { path: '/v1/messages', body, headers: { 'anthropic-version': ANTHROPIC_VERSION } }
@@ -161,13 +162,19 @@ function anthropicStopSequences(stop: readonly string[]): string[] {
  * nothing without tools already left out, see `requestToolSettings`):
  * translated where Anthropic has an equivalent (`tool_choice`,
  * `parallel_tool_calls: false`, `user` and
- * `safety_identifier`), kept when they ask for Anthropic's default (`n: 1`,
+ * `safety_identifier`; `reasoning_effort` → `thinking`, see
+ * `applyAnthropicThinking`), kept when they ask for Anthropic's default (`n: 1`,
  * `response_format` text, `modalities`, `logprobs: false`, penalties of 0,
  * `store: false`, `stream_options` without obfuscation); any other throws
  * naming it, so none is dropped silently.
  */
-function applyExtra(extra: Record<string, unknown>, body: Record<string, unknown>): void {
+function applyExtra(
+  extra: Record<string, unknown>,
+  body: Record<string, unknown>,
+  model: string,
+): void {
   let toolChoice: Record<string, unknown> | undefined
+  let effort: unknown
   let serialTools = false
   let user: string | undefined
   let safetyIdentifier: string | undefined
@@ -178,6 +185,7 @@ function applyExtra(extra: Record<string, unknown>, body: Record<string, unknown
     else if (field === 'user' && typeof value === 'string') user = value
     else if (field === 'safety_identifier' && typeof value === 'string') safetyIdentifier = value
     else if (field === 'stream_options') refuseStreamOptions(value, 'Anthropic')
+    else if (field === 'reasoning_effort') effort = value
     else if (!isDefault(field, value)) {
       throw new InvalidChatRequestError(field, 'Anthropic has no equivalent')
     }
@@ -189,6 +197,8 @@ function applyExtra(extra: Record<string, unknown>, body: Record<string, unknown
     toolChoice['disable_parallel_tool_use'] = true
   }
   if (toolChoice !== undefined) body['tool_choice'] = toolChoice
+  // Last: what thinking cannot go beside is all in the body by now.
+  if (effort !== undefined) applyAnthropicThinking(effort, model, body)
 }
 
 /**

@@ -1,0 +1,141 @@
+import type { FakeProvider } from '@hourglass/testkit'
+import { reply } from '@hourglass/testkit'
+import type OpenAI from 'openai'
+import { afterEach, describe, expect, it } from 'vitest'
+import { fakeProvider, fallback, type Harness, startHarness } from './support/harness.js'
+
+/**
+ * Claude thinks only when the request turns thinking on (`thinking: {type:
+ * "enabled", budget_tokens}`, or `{type: "adaptive"}` from Claude 4.6 on);
+ * the gateway refused `reasoning_effort` for Anthropic and never asked, so
+ * an Anthropic-backed model never answered `reasoning_content` against the
+ * real API — while the fake, which sent a scripted thinking unasked, said it
+ * did. `reasoning_effort` now turns it on: a client of the official `openai`
+ * package gets Claude's thinking as it gets DeepSeek's.
+ */
+type Message = OpenAI.ChatCompletionMessage & { reasoning_content?: unknown }
+type Delta = OpenAI.ChatCompletionChunk.Choice.Delta & { reasoning_content?: string }
+
+const THOUGHT = 'weighing the options'
+const ASK = { messages: [{ role: 'user' as const, content: 'A or B?' }] }
+
+describe('reasoning_effort to an Anthropic-backed model', () => {
+  let fake: FakeProvider | undefined
+  let harness: Harness | undefined
+  afterEach(async () => {
+    await harness?.close()
+    await fake?.close()
+    harness = undefined
+    fake = undefined
+  })
+
+  async function start(model: string) {
+    const started = await fakeProvider('anthropic', ['sk-ant'])
+    fake = started.fake
+    harness = await startHarness({
+      providers: { a: started.entry },
+      models: { m: fallback(['a', model]) },
+    })
+    return { fake: started.fake, client: harness.client }
+  }
+
+  for (const [model, thinking] of [
+    ['claude-sonnet-4-5', { thinking: { type: 'enabled', budget_tokens: 1024 } }],
+    [
+      'claude-opus-4-6',
+      {
+        thinking: { type: 'adaptive', display: 'summarized' },
+        output_config: { effort: 'low' },
+      },
+    ],
+  ] as const) {
+    it(`${model}: returns reasoning_content, unstreamed and streamed`, async () => {
+      const { fake, client } = await start(model)
+      fake.setReply(reply.text('Pick B.', { thinking: THOUGHT, signature: 'sig-1' }))
+      const whole = await client.chat.completions.create({
+        model: 'm',
+        ...ASK,
+        reasoning_effort: 'low',
+      })
+      const message = whole.choices[0]!.message as Message
+      expect(message.content).toBe('Pick B.')
+      expect(message.reasoning_content).toBe(THOUGHT)
+      expect(fake.requests[0]!.body).toMatchObject(thinking)
+
+      const stream = await client.chat.completions.create({
+        model: 'm',
+        ...ASK,
+        reasoning_effort: 'low',
+        stream: true,
+      })
+      let reasoning = ''
+      let content = ''
+      for await (const chunk of stream) {
+        const delta = chunk.choices[0]?.delta as Delta | undefined
+        reasoning += delta?.reasoning_content ?? ''
+        content += delta?.content ?? ''
+      }
+      expect(reasoning).toBe(THOUGHT)
+      expect(content).toBe('Pick B.')
+      expect(fake.requests[1]!.body).toMatchObject({ ...thinking, stream: true })
+    })
+  }
+
+  it('without it (or with none), Claude does not think: no reasoning_content, none billed', async () => {
+    const { fake, client } = await start('claude-sonnet-4-5')
+    fake.setReply(reply.text('Pick B.', { thinking: THOUGHT, signature: 'sig-1' }))
+    for (const effort of [{}, { reasoning_effort: 'none' as const }]) {
+      const whole = await client.chat.completions.create({ model: 'm', ...ASK, ...effort })
+      const message = whole.choices[0]!.message as Message
+      expect(message.content).toBe('Pick B.')
+      expect(message.reasoning_content).toBeUndefined()
+      // "Pick B." is 3 tokens: the thinking's are not billed.
+      expect(whole.usage?.completion_tokens).toBe(3)
+      expect(fake.requests.at(-1)!.body).not.toHaveProperty('thinking')
+    }
+  })
+
+  it('what Anthropic refuses beside thinking is a 400 naming the field, nothing sent', async () => {
+    const { fake, client } = await start('claude-sonnet-4-5')
+    const cases: [Record<string, unknown>, string, string][] = [
+      [{ temperature: 0.2 }, 'temperature', 'temperature but 1'],
+      [{ top_p: 0.5 }, 'top_p', '0.95'],
+      [
+        {
+          tools: [{ type: 'function', function: { name: 'f', parameters: { type: 'object' } } }],
+          tool_choice: 'required',
+        },
+        'tool_choice',
+        'force a tool call',
+      ],
+      [{ max_tokens: 1024 }, 'max_tokens', 'above the thinking budget'],
+      [{ reasoning_effort: 'xhigh' }, 'reasoning_effort', 'xhigh has none'],
+      [
+        { reasoning_effort: 'max' },
+        'reasoning_effort',
+        'none, minimal, low, medium, high or xhigh',
+      ],
+    ]
+    for (const [fields, param, says] of cases) {
+      const refused = await client.chat.completions
+        .create({
+          model: 'm',
+          ...ASK,
+          reasoning_effort: 'low',
+          ...fields,
+        } as OpenAI.ChatCompletionCreateParamsNonStreaming)
+        .catch((error: unknown) => error)
+      expect(refused, param).toMatchObject({ status: 400, param })
+      expect((refused as Error).message).toContain(says)
+    }
+    // Temperature 1 is Anthropic's default, and goes with thinking.
+    const ok = await client.chat.completions.create({
+      model: 'm',
+      ...ASK,
+      reasoning_effort: 'low',
+      temperature: 1,
+    })
+    expect(ok.choices[0]?.message.content).toBeTruthy()
+    expect(fake.requests).toHaveLength(1)
+  })
+})

@@ -1,0 +1,149 @@
+import { reply } from '@hourglass/testkit'
+import { describe, expect, it } from 'vitest'
+import { callModel } from '../../src/call/callModel.js'
+import { dialects } from '../../src/dialects/dialects.js'
+import { isInvalidChatRequest } from '../../src/errors/InvalidChatRequestError.js'
+import type { ChatRequest } from '../../src/types.js'
+import { useFakes, user } from '../call/support/fakes.js'
+
+/**
+ * Claude thinks only when the request turns thinking on (docs.claude.com,
+ * "Extended thinking": `thinking: {type: "enabled", budget_tokens}`;
+ * "Adaptive thinking": `{type: "adaptive"}` with `output_config.effort`,
+ * Claude 4.6 and later, the only form Opus 4.7 and later take). The builder
+ * refused `extra.reasoning_effort` and had no other way to ask: against the
+ * real API no `thinking` block ever came from Claude. It now turns thinking
+ * on, with Google's budgets for Gemini 2.5 on the models that take a budget.
+ */
+const anthropic = dialects.anthropic
+const fakes = useFakes()
+
+const build = (
+  extra: Record<string, unknown> | undefined,
+  model = 'claude-sonnet-4-5-20250929',
+  fields: Partial<ChatRequest> = {},
+) =>
+  anthropic.buildRequest({ messages: [user('why?')], maxTokens: 32000, extra, ...fields }, model)
+    .body as Record<string, unknown>
+
+function refusal(run: () => unknown): { field?: string; message?: string } {
+  try {
+    run()
+  } catch (error) {
+    expect(isInvalidChatRequest(error)).toBe(true)
+    return error as { field: string; message: string }
+  }
+  throw new Error('not refused')
+}
+
+describe('reasoning_effort to Anthropic', () => {
+  it('is a thinking budget before Claude 4.6: 1024 for minimal and low, 8192 medium, 24576 high', () => {
+    const budgets = { minimal: 1024, low: 1024, medium: 8192, high: 24576 }
+    for (const [effort, budget] of Object.entries(budgets)) {
+      const body = build({ reasoning_effort: effort })
+      expect(body['thinking'], effort).toEqual({ type: 'enabled', budget_tokens: budget })
+      expect(body['output_config']).toBeUndefined()
+    }
+    for (const model of [
+      'claude-3-7-sonnet-20250219',
+      'claude-sonnet-4-20250514',
+      'claude-opus-4-1',
+      'claude-haiku-4-5',
+      'my-proxy-alias',
+    ]) {
+      expect(build({ reasoning_effort: 'low' }, model)['thinking'], model).toEqual({
+        type: 'enabled',
+        budget_tokens: 1024,
+      })
+    }
+  })
+
+  it('is adaptive thinking with its effort from Claude 4.6 on, the summary asked for', () => {
+    for (const model of [
+      'claude-opus-4-6',
+      'claude-sonnet-4-6',
+      'anthropic.claude-opus-4-7',
+      'claude-sonnet-5',
+    ]) {
+      const body = build({ reasoning_effort: 'minimal' }, model)
+      expect(body['thinking'], model).toEqual({ type: 'adaptive', display: 'summarized' })
+      expect(body['output_config'], model).toEqual({ effort: 'low' })
+    }
+    for (const effort of ['low', 'medium', 'high', 'xhigh']) {
+      expect(build({ reasoning_effort: effort }, 'claude-opus-4-7')['output_config']).toEqual({
+        effort,
+      })
+    }
+  })
+
+  it('none turns nothing on', () => {
+    for (const model of ['claude-sonnet-4-5', 'claude-opus-4-6']) {
+      const body = build({ reasoning_effort: 'none' }, model)
+      expect(body['thinking']).toBeUndefined()
+      expect(body['output_config']).toBeUndefined()
+    }
+  })
+
+  it('refuses, naming the field, what Anthropic would answer 400', () => {
+    expect(refusal(() => build({ reasoning_effort: 'max' }))).toMatchObject({
+      field: 'reasoning_effort',
+    })
+    expect(refusal(() => build({ reasoning_effort: 3 }))).toMatchObject({
+      field: 'reasoning_effort',
+    })
+    expect(refusal(() => build({ reasoning_effort: 'xhigh' }))).toMatchObject({
+      field: 'reasoning_effort',
+    })
+    // The budget must be below max_tokens; a smaller one is not made up.
+    expect(
+      refusal(() => build({ reasoning_effort: 'medium' }, undefined, { maxTokens: 8192 })),
+    ).toMatchObject({ field: 'max_tokens' })
+    expect(
+      build({ reasoning_effort: 'medium' }, undefined, { maxTokens: 8193 })['thinking'],
+    ).toEqual({ type: 'enabled', budget_tokens: 8192 })
+    for (const model of ['claude-sonnet-4-5', 'claude-opus-4-6']) {
+      expect(
+        refusal(() => build({ reasoning_effort: 'low' }, model, { temperature: 0.3 })),
+      ).toMatchObject({ field: 'temperature' })
+      expect(refusal(() => build({ reasoning_effort: 'low' }, model, { topP: 0.9 }))).toMatchObject(
+        { field: 'top_p' },
+      )
+      for (const choice of ['required', { type: 'function', function: { name: 'f' } }]) {
+        expect(
+          refusal(() =>
+            build({ reasoning_effort: 'low', tool_choice: choice }, model, {
+              tools: [{ name: 'f', parameters: { type: 'object' } }],
+            }),
+          ),
+        ).toMatchObject({ field: 'tool_choice' })
+      }
+    }
+    // What goes with thinking: temperature 1, top_p from 0.95, auto and none.
+    const body = build({ reasoning_effort: 'low', tool_choice: 'auto' }, undefined, {
+      temperature: 1,
+      topP: 0.95,
+      tools: [{ name: 'f', parameters: { type: 'object' } }],
+    })
+    expect(body['thinking']).toEqual({ type: 'enabled', budget_tokens: 1024 })
+  })
+
+  it('brings the thinking back from the fake, which thinks only when asked; unasked, none is billed', async () => {
+    const fake = await fakes.start({ dialect: 'anthropic' })
+    fake.setReply(reply.text('Pick B.', { thinking: 'weighing it', signature: 'sig' }))
+    const model = fakes.adapterFor('anthropic', fake.baseURL, 'claude-sonnet-4-5')
+    const request: ChatRequest = { messages: [user('A or B?')], maxTokens: 2048 }
+    const asked = await callModel({
+      models: [model],
+      request: { ...request, extra: { reasoning_effort: 'low' } },
+    })
+    expect(asked.content[0]).toEqual({
+      type: 'thinking',
+      thinking: 'weighing it',
+      signature: 'sig',
+    })
+    expect(asked.text).toBe('Pick B.')
+    const unasked = await callModel({ models: [model], request })
+    expect(unasked.content.map((b) => b.type)).toEqual(['text'])
+    expect(unasked.usage.outputTokens).toBeLessThan(asked.usage.outputTokens)
+  })
+})
