@@ -1,6 +1,9 @@
 import type { IncomingMessage } from 'node:http'
 import type { Socket } from 'node:net'
 
+/** The requests whose upload was cut by a 504, per connection: one 'close' listener each. */
+const cutOn = new WeakMap<Socket, Set<IncomingMessage>>()
+
 /**
  * End the read of an upload still arriving when the deadline answered, if
  * its connection then closes before the body's end. Node aborts a request
@@ -16,23 +19,34 @@ import type { Socket } from 'node:net'
  * `deadlineErrors()` swallows both).
  *
  * Called as the 504 goes out, before `shieldSocket` (`socket` is the real
- * one), over HTTP/1. One listener on the connection, removed when the
- * request's body ends or the request is destroyed.
+ * one), over HTTP/1. One listener per connection however many requests on
+ * it were cut, as `closeIfOrphaned` keeps: a request leaves the set when it
+ * closes, or when the next cut finds its body received in full — a reader
+ * that stopped partway (a sniffer that read one chunk) never reads to the
+ * 'end', and a listener per such request piled up on a long keep-alive
+ * connection, each holding its request.
  */
 export function abortUploadOnClose(req: IncomingMessage): void {
   const socket = req.socket as Socket | null
   if (socket === null || req.complete || req.httpVersionMajor >= 2) return
-  const onClose = (): void => {
-    release()
-    if (req.complete || req.destroyed) return
-    req.destroy(Object.assign(new Error('aborted'), { code: 'ECONNRESET' }))
+  let cut = cutOn.get(socket)
+  if (cut === undefined) {
+    const waiting = new Set<IncomingMessage>()
+    cut = waiting
+    cutOn.set(socket, waiting)
+    socket.once('close', () => {
+      cutOn.delete(socket)
+      for (const request of waiting) {
+        if (!request.complete && !request.destroyed) {
+          request.destroy(Object.assign(new Error('aborted'), { code: 'ECONNRESET' }))
+        }
+      }
+      waiting.clear()
+    })
+  } else {
+    for (const request of cut) if (request.complete || request.destroyed) cut.delete(request)
   }
-  const release = (): void => {
-    socket.off('close', onClose)
-    req.off('end', release)
-    req.off('close', release)
-  }
-  socket.on('close', onClose)
-  req.on('end', release)
-  req.on('close', release)
+  const list = cut
+  list.add(req)
+  req.once('close', () => list.delete(req))
 }

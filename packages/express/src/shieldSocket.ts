@@ -54,26 +54,29 @@ export function shieldSocket(req: IncomingMessage): void {
 /**
  * The request's destroy once the socket is shielded: a handler stopping its
  * read of the upload at the 504 (`addAbortSignal(req.deadline.signal, req)`,
- * `req.destroy()` on the signal; `pipeline` unsets `req.socket` first and
- * never had this). Node's own, for a body not read to its end, destroys the
- * socket and completes — the request's 'error' and 'close', which a `for
- * await` over it, `finished(req)` and a web stream made from it wait for —
- * only once that socket has closed. The shielded socket is kept for the
- * connection's next request, so the handler stayed stuck in its read until
- * the client closed the keep-alive connection (its `finally` never ran
- * while the connection stayed busy). This is Node's `_destroy` (as of Node
- * 20) without the socket: 'aborted' for a body cut short (`dropCutUpload`
- * drops the rest of it), then the destroy completes on the next tick, its
- * error given only to someone listening.
+ * `req.destroy()` on the signal). Node's own, for a body not read to its
+ * end, destroys the socket and completes — the request's 'error' and
+ * 'close', which a `for await` over it, `finished(req)` and a web stream
+ * made from it wait for — only once that socket has closed. The shielded
+ * socket is kept for the connection's next request, so the handler stayed
+ * stuck in its read until the client closed the keep-alive connection (its
+ * `finally` never ran while the connection stayed busy). So Node's own
+ * destroy runs with the socket unset for the call, as `pipeline` leaves a
+ * server request it destroys: its branch without a socket still emits
+ * 'aborted' for a body cut short (`dropCutUpload` drops the rest of it),
+ * aborts Node 24's `req.signal`, and completes on the next tick.
  */
 function destroyRequestOnly(
   this: IncomingMessage,
   error: Error | null,
   callback: (error?: Error | null) => void,
 ): void {
-  if (!this.readableEnded || !this.complete) {
-    this.aborted = true
-    this.emit('aborted')
+  const request = this as { socket: Socket | null }
+  const view = request.socket
+  request.socket = null
+  try {
+    IncomingMessage.prototype._destroy.call(this, error, callback)
+  } finally {
+    request.socket = view
   }
-  process.nextTick(() => callback(this.listenerCount('error') === 0 ? null : error))
 }
