@@ -1,6 +1,7 @@
 import type { Dispatcher } from 'undici'
 import type { Attempt } from './Attempt.js'
 import { runWithAttempt } from './attemptContext.js'
+import { keepDeadlineHeaderCurrent, settleDeadlineHeader } from './currentDeadlineHeader.js'
 import { isBodyInMemory, withDeadlineHeader } from './dispatchHeaders.js'
 
 /**
@@ -37,7 +38,20 @@ export function sendAttempt(
   attempt.dispatched(headerMs)
   attempt.uploads = carriesBody(opts.body)
   const sent = attemptOptions(opts, headers)
-  return runWithAttempt(attempt, !isBodyInMemory(opts.body), () => dispatch(sent, handler))
+  const accepted = runWithAttempt(attempt, !isBodyInMemory(opts.body), () =>
+    dispatch(sent, handler),
+  )
+  // Read during the dispatch (undici builds its request there) as written,
+  // the value the attempt's event names; read later — a layer beneath that
+  // sends these options again after a back-off, or builds its request only
+  // after a lookup — as what is left then; once the attempt is over, as
+  // what went out last.
+  const deadline = attempt.init.deadline
+  if (headerMs !== undefined && deadline !== undefined) {
+    keepDeadlineHeaderCurrent(headers, deadline)
+    attempt.onFinish(() => settleDeadlineHeader(headers))
+  }
+  return accepted
 }
 
 /**

@@ -7,8 +7,9 @@ import { afterEach, expect, it } from 'vitest'
 import { deadlineInterceptor } from '../src/index.js'
 
 // undici's redirect interceptor follows a redirect with the options it was
-// given. Composed beneath deadlineInterceptor, the hop went out with the
-// first request's x-deadline-remaining-ms; composed outside it (as the README
+// given. Composed beneath deadlineInterceptor, the hop is neither announced
+// nor refused (its header is read again as undici makes it:
+// innerResendDeadlineHeader.test.ts); composed outside it (as the README
 // says), each hop passes through the interceptor and is sent with what is
 // left at its own dispatch. undici's retry interceptor composed beneath it
 // sends its retries (and resumes of a broken body) through the handler of an

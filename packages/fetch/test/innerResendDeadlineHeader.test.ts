@@ -1,0 +1,148 @@
+import { once } from 'node:events'
+import { createServer, type IncomingHttpHeaders, type ServerResponse } from 'node:http'
+import type { AddressInfo } from 'node:net'
+import { Deadline, ManualClock } from '@hourglass/core'
+import { Agent, interceptors, MockAgent, RetryAgent, request } from 'undici'
+import { describe, expect, it } from 'vitest'
+import { createFetch, deadlineInterceptor } from '../src/index.js'
+import { useCleanup } from './support/useCleanup.js'
+
+const { keep, record } = useCleanup()
+
+/**
+ * A server that records the headers of every request and answers the
+ * first with `first` — after moving the deadline's clock on by `tookMs`,
+ * the time the server (and the back-off after it) took — and the rest 200.
+ */
+async function serve(
+  clock: ManualClock,
+  tookMs: number,
+  first: (res: ServerResponse) => void,
+): Promise<{ url: string; seen: IncomingHttpHeaders[] }> {
+  const seen: IncomingHttpHeaders[] = []
+  const server = createServer((req, res) => {
+    seen.push(req.headers)
+    if (seen.length === 1) {
+      clock.advance(tookMs)
+      first(res)
+    } else res.end('ok')
+  })
+  server.listen(0, '127.0.0.1')
+  await once(server, 'listening')
+  keep({ close: () => void server.close() })
+  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, seen }
+}
+
+const busy = (res: ServerResponse) => {
+  res.statusCode = 503
+  res.end()
+}
+
+/** undici's retry interceptor as a user composes it, with a back-off too short to wait on. */
+const undiciRetry = { statusCodes: [503], minTimeout: 1, maxTimeout: 1 }
+
+describe('a request a layer beneath sends again carries what is left then', () => {
+  it("undici's retry interceptor beneath the interceptor: its retry is told the time its first send took off", async () => {
+    const clock = new ManualClock()
+    const server = await serve(clock, 1000, busy)
+    const events = record()
+    const agent = keep(new Agent())
+    const dispatcher = agent.compose(interceptors.retry(undiciRetry), deadlineInterceptor())
+    const deadline = Deadline.after(3000, { clock })
+    const res = await request(`${server.url}/item`, {
+      dispatcher,
+      deadline,
+      headers: { accept: 'text/plain' },
+    } as never)
+    expect(res.statusCode).toBe(200)
+    await res.body.text()
+    // Before: both said 3000, the retry 1 s after the first send had begun.
+    expect(server.seen.map((h) => h['x-deadline-remaining-ms'])).toEqual(['3000', '2000'])
+    expect(server.seen[1]?.accept).toBe('text/plain')
+    // One attempt of ours (undici's retry is inside it), named with what it wrote.
+    expect(events.attempts.map((a) => a.headerMs)).toEqual([3000])
+  })
+
+  it('a RetryAgent given to createFetch: its retry is told what is left, grpc-timeout too', async () => {
+    const clock = new ManualClock()
+    const server = await serve(clock, 1500, busy)
+    const fetch = keep(createFetch({ dispatcher: new RetryAgent(new Agent(), undiciRetry) }))
+    const res = await fetch(`${server.url}/item`, {
+      deadline: Deadline.after(3000, { clock }),
+      headers: { 'grpc-timeout': '10S' },
+    })
+    expect(res.status).toBe(200)
+    await res.text()
+    expect(server.seen.map((h) => h['x-deadline-remaining-ms'])).toEqual(['3000', '1500'])
+    expect(server.seen.map((h) => h['grpc-timeout'])).toEqual(['3000m', '1500m'])
+  })
+
+  it("undici's redirect interceptor beneath the interceptor: the hop is told what is left when it is made", async () => {
+    const clock = new ManualClock()
+    const server = await serve(clock, 400, (res) => {
+      res.statusCode = 302
+      res.setHeader('location', '/moved')
+      res.end()
+    })
+    const agent = keep(new Agent())
+    const dispatcher = agent.compose(
+      interceptors.redirect({ maxRedirections: 1 }),
+      deadlineInterceptor(),
+    )
+    const res = await request(`${server.url}/item`, {
+      dispatcher,
+      deadline: Deadline.after(3000, { clock }),
+    } as never)
+    expect(res.statusCode).toBe(200)
+    await res.body.text()
+    // Before: the hop went out saying 3000, the first server's 400 ms not taken off.
+    expect(server.seen.map((h) => h['x-deadline-remaining-ms'])).toEqual(['3000', '2600'])
+  })
+
+  it("what a MockAgent's call history kept says what was sent, after the call and the deadline's dispose", async () => {
+    const clock = new ManualClock()
+    const mock = keep(new MockAgent({ enableCallHistory: true }))
+    mock.disableNetConnect()
+    mock.get('http://svc.test').intercept({ path: '/item' }).reply(200, 'mocked').times(2)
+    const deadline = Deadline.after(3000, { clock })
+    const dispatcher = mock.compose(deadlineInterceptor())
+    const res = await request('http://svc.test/item', {
+      dispatcher,
+      deadline,
+      headers: { accept: 'text/plain' },
+    } as never)
+    await res.body.text()
+    const fetch = keep(createFetch({ dispatcher: mock }))
+    clock.advance(1000)
+    expect(await (await fetch('http://svc.test/item', { deadline })).text()).toBe('mocked')
+    clock.advance(500)
+    deadline.dispose()
+    const [viaInterceptor, viaFetch] = mock.getCallHistory()?.calls() ?? []
+    expect(headerOf(viaInterceptor?.headers, 'x-deadline-remaining-ms')).toBe('3000')
+    expect(headerOf(viaFetch?.headers, 'x-deadline-remaining-ms')).toBe('2000')
+  })
+
+  it('an observe-only deadline passed by the time of the resend: the resend carries none', async () => {
+    const clock = new ManualClock()
+    const server = await serve(clock, 1000, busy)
+    const agent = keep(new Agent())
+    const dispatcher = agent.compose(interceptors.retry(undiciRetry), deadlineInterceptor())
+    const res = await request(`${server.url}/item`, {
+      dispatcher,
+      deadline: Deadline.after(500, { clock, observe: true }),
+    } as never)
+    expect(res.statusCode).toBe(200)
+    await res.body.text()
+    // What writeDeadline writes then: none for a dark-mode deadline that has passed.
+    expect(server.seen.map((h) => h['x-deadline-remaining-ms'])).toEqual(['500', undefined])
+  })
+})
+
+/** A header's value in a record or a flat [name, value, …] array, as undici was handed them. */
+function headerOf(headers: unknown, name: string): unknown {
+  if (Array.isArray(headers)) {
+    for (let i = 0; i + 1 < headers.length; i += 2) if (headers[i] === name) return headers[i + 1]
+    return undefined
+  }
+  return (headers as Record<string, unknown> | undefined)?.[name]
+}
