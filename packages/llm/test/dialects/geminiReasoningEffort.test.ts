@@ -80,7 +80,20 @@ describe('reasoning_effort to Gemini', () => {
     expect(thinkingOf({ reasoning_effort: 'none' }, 'gemini-3.1-pro-preview')).toEqual({
       thinkingLevel: 'low',
     })
-    // OpenAI's deepest effort is Gemini's deepest level where there are levels.
+    // Gemini 3.8 Flash and Gemini 4 have no minimal level either; Gemini 3.5 Flash has.
+    for (const model of ['gemini-3.8-flash', 'gemini-4-carbon', 'models/gemini-4-neon']) {
+      expect(thinkingOf({ reasoning_effort: 'none' }, model), model).toEqual({
+        thinkingLevel: 'low',
+      })
+      expect(thinkingOf({ reasoning_effort: 'minimal' }, model), model).toEqual({
+        thinkingLevel: 'low',
+        includeThoughts: true,
+      })
+    }
+    expect(thinkingOf({ reasoning_effort: 'none' }, 'gemini-3.5-flash-lite')).toEqual({
+      thinkingLevel: 'minimal',
+    })
+    // OpenAI's deepest effort is Gemini 4's deepest level.
     expect(thinkingOf({ reasoning_effort: 'xhigh' }, 'gemini-4-neon')).toEqual({
       thinkingLevel: 'xhigh',
       includeThoughts: true,
@@ -105,8 +118,12 @@ describe('reasoning_effort to Gemini', () => {
       expect(error).toMatchObject({ field: 'reasoning_effort' })
       expect((error as Error).message).toContain('none, minimal, low, medium or high')
     }
-    expect(() => build({ reasoning_effort: 'LOW' }, 'gemini-3-flash-preview')).toThrow(
+    expect(() => build({ reasoning_effort: 'LOW' }, 'gemini-4-neon')).toThrow(
       'none, minimal, low, medium, high or xhigh',
+    )
+    // Gemini 3 has no xhigh level.
+    expect(() => build({ reasoning_effort: 'xhigh' }, 'gemini-3-flash-preview')).toThrow(
+      'Gemini 3 takes none, minimal, low, medium or high, got "xhigh"',
     )
   })
 })

@@ -9,12 +9,14 @@ import { geminiMajorVersion } from './majorVersion.js'
  * a `thinkingBudget` of 1,024 tokens for `minimal` and `low`, 8,192 for
  * `medium`, 24,576 for `high`, 0 (thinking off) for `none`; on Gemini 3 and
  * later the `thinkingLevel` of that name. Gemini 3's thinking cannot be
- * turned off, so `none` is its least level: `minimal`, or `low` on a Pro
- * model, which has no `minimal` level (and gets `low` for `minimal` too), as
- * Google maps both. A model whose name says no version (a tuned model) gets
- * the budget, which Gemini 3 also takes. Sent as mapped, whatever the model
- * can do: Gemini 2.5 Pro, whose thinking cannot be turned off either,
- * answers `none`'s budget of 0 with its own 400, as it answers Google's layer.
+ * turned off, so `none` is its least level: `minimal` where the model has
+ * it (the Gemini 3 Flash models before 3.8), else `low` (Pro models, Gemini
+ * 3.8 Flash and Gemini 4 have no `minimal`, and get `low` for `minimal`
+ * too: Google's table of thinking levels). A model whose name says no
+ * version (a tuned model) gets the budget, which Gemini 3 also takes. Sent
+ * as mapped, whatever the model can do: Gemini 2.5 Pro, whose thinking
+ * cannot be turned off either, answers `none`'s budget of 0 with its own
+ * 400, as it answers Google's layer.
  *
  * Gemini sends its thought summaries only to a request that sets
  * `includeThoughts` (ai.google.dev/gemini-api/docs/thinking, "Thought
@@ -24,30 +26,31 @@ import { geminiMajorVersion } from './majorVersion.js'
  * no thinking. The thinking counts within `maxOutputTokens` (Gemini caps
  * thoughts and answer together), so the cost estimate's cap holds.
  *
- * `xhigh` (OpenAI's deepest effort) is Gemini's `xhigh` level where there
- * are levels (Gemini 3 and later; the models without it answer their own
- * 400, as for `medium` on a Pro model that lacks it) and has no budget on
- * Gemini 2.5. Any other value (a number, a misspelling, `LOW`) throws
- * naming the field: Google defines nothing for it, and Gemini would answer
- * a bad request no fallback follows.
+ * `xhigh` (OpenAI's deepest effort) is Gemini's `xhigh` level on Gemini 4
+ * and later (only some of them have it: the others answer their own 400, as
+ * a Gemini 3 Pro preview does `medium`); Gemini 3 has no such level and
+ * Gemini 2.5 no such budget, so there it throws. Any other value (a number,
+ * a misspelling, `LOW`) throws naming the field: Google defines nothing for
+ * it, and Gemini would answer a bad request no fallback follows.
  */
 export function geminiThinkingConfig(effort: unknown, model: string): Record<string, unknown> {
-  const levels = (geminiMajorVersion(model) ?? 0) >= 3
+  const major = geminiMajorVersion(model) ?? 0
+  const levels = major >= 3
   if (
     typeof effort !== 'string' ||
-    !(Object.hasOwn(BUDGETS, effort) || (levels && effort === 'xhigh'))
+    !(Object.hasOwn(BUDGETS, effort) || (major >= 4 && effort === 'xhigh'))
   ) {
     const got = typeof effort === 'string' ? quoted(effort, 40) : typeof effort
     throw new InvalidChatRequestError(
       'reasoning_effort',
-      levels
+      major >= 4
         ? `Gemini takes none, minimal, low, medium, high or xhigh, got ${got}`
-        : `Gemini 2.5 takes none, minimal, low, medium or high (a thinking budget), got ${got}`,
+        : `Gemini ${levels ? '3' : '2.5'} takes none, minimal, low, medium or high, got ${got}`,
     )
   }
   const level = effort as Effort
   const config: Record<string, unknown> = levels
-    ? { thinkingLevel: thinkingLevel(level, isPro(model)) }
+    ? { thinkingLevel: thinkingLevel(level, hasMinimalLevel(model)) }
     : { thinkingBudget: BUDGETS[level as Exclude<Effort, 'xhigh'>] }
   if (level !== 'none') config['includeThoughts'] = true
   return config
@@ -63,12 +66,20 @@ const BUDGETS: Readonly<Record<Exclude<Effort, 'xhigh'>, number>> = {
   high: 24576,
 }
 
-function thinkingLevel(effort: Effort, pro: boolean): string {
-  if (effort === 'none' || effort === 'minimal') return pro ? 'low' : 'minimal'
+function thinkingLevel(effort: Effort, minimal: boolean): string {
+  if (effort === 'none' || effort === 'minimal') return minimal ? 'minimal' : 'low'
   return effort
 }
 
-/** `gemini-3-pro-preview`, `models/gemini-3.1-pro`: the Pro models, whose least level is `low`. */
-function isPro(model: string): boolean {
-  return /^(?:models\/)?gemini-[\d.]+-pro(?:-|$)/.test(model)
+/**
+ * The models with a `minimal` level: the Gemini 3 Flash models before 3.8
+ * (`gemini-3-flash-preview`, `gemini-3.5-flash-lite`). Pro models
+ * (`gemini-3-pro-preview`, `models/gemini-3.1-pro`), Gemini 3.8 Flash and
+ * Gemini 4 have none.
+ */
+function hasMinimalLevel(model: string): boolean {
+  const version = /^(?:models\/)?gemini-(\d+)(?:\.(\d+))?-(pro)?/.exec(model)
+  if (version === null) return false
+  const [, major, minor, pro] = version
+  return Number(major) === 3 && Number(minor ?? 0) < 8 && pro === undefined
 }
