@@ -55,3 +55,27 @@ it('leaves arguments parsing changed nothing in as the gateway writes any object
     '{"id":42,"tag":"x"}',
   )
 })
+
+for (const dialect of ['anthropic', 'gemini'] as const) {
+  it(`${dialect}: an integer a double holds exactly, past 2^53, reaches the client with its own digits`, async () => {
+    const fake = await gateway.one(dialect)
+    // Not rounded by parsing, but written again it read `…901200`.
+    const exact = '{"id": 1859312345678901248}'
+    const toolCalls = [{ id: 'c1', name: 'tweet', arguments: undefined, argumentsJson: exact }]
+    fake.enqueue(reply.text('', { toolCalls }))
+    const whole = await gateway.harness.client.chat.completions.create(request)
+    const call = whole.choices[0]?.message.tool_calls?.[0]
+    expect(call?.type === 'function' ? call.function.arguments : undefined).toBe(exact)
+    fake.enqueue(reply.text('', { toolCalls }))
+    const stream = await gateway.harness.client.chat.completions.create({
+      ...request,
+      stream: true,
+    })
+    let streamed = ''
+    for await (const chunk of stream) {
+      for (const delta of chunk.choices[0]?.delta.tool_calls ?? [])
+        streamed += delta.function?.arguments ?? ''
+    }
+    expect(streamed).toBe(exact)
+  })
+}

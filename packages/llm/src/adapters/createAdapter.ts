@@ -434,7 +434,9 @@ export function createAdapter(
     // A tool call too deep to write again (`argumentsText`) is an answer that
     // cannot be read: charging it, replaying it as a stream or sending it
     // back in the history threw a raw RangeError.
-    const unwritable = answered ? unwritableToolCall(response.content) : undefined
+    const unwritable = answered
+      ? unwritableToolCall(response.content, dialect.wire === 'openai')
+      : undefined
     if (unwritable !== undefined) {
       const thrown = malformedReply(`tool call "${unwritable.name}" (arguments nested too deep)`)
       return unreadable(res, send, text, thrown)

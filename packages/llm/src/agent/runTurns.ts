@@ -1,5 +1,6 @@
 import { type Deadline, errorCode, optionError, untilEnded } from '@hourglass/core'
 import { callDeadline, shadowAmbientIfFalse } from '../call/callDeadline.js'
+import { argumentsText } from '../dialects/blocks.js'
 import { roundsAnInteger } from '../dialects/roundedByParsing.js'
 import { holdsUnsafeInteger } from '../dialects/toolArguments.js'
 import { describeError } from '../errors/describeError.js'
@@ -186,15 +187,24 @@ async function turns(
       throw refused
     }
     const calls = response.content.filter((b) => b.type === 'tool_call')
-    messages.push({ role: 'assistant', content: response.content.map(withoutRoundedText) })
+    messages.push({ role: 'assistant', content: response.content })
     if (calls.length === 0) return { response, messages, turns: turn }
     // The breaker trips now: tools run on the last turn would have side
     // effects (an email sent) whose results no model call ever reads. They
     // stay pending in the history the error carries.
     if (turn === maxTurns) break
     const results: ContentBlock[] = []
+    const refused = new Set<ContentBlock>()
     for (const call of calls) {
-      results.push(await runTool(options, run, turn, call))
+      const result = await runTool(options, run, turn, call)
+      if (result.type === 'tool_result' && result.content === ROUNDED) refused.add(call)
+      results.push(result)
+    }
+    if (refused.size > 0) {
+      messages[messages.length - 1] = {
+        role: 'assistant',
+        content: response.content.map((b) => (refused.has(b) ? withoutText(b) : b)),
+      }
     }
     messages.push({ role: 'tool', content: results })
   }
@@ -241,8 +251,7 @@ async function runTool(
     return {
       type: 'tool_result',
       toolCallId: call.id,
-      content:
-        'the arguments of this call hold an integer beyond ±2^53, which reading them rounded; the tool was not run (pass such a number as a string)',
+      content: ROUNDED,
       isError: true,
     }
   }
@@ -404,17 +413,22 @@ function roundedByReading(call: Extract<ContentBlock, { type: 'tool_call' }>): b
         holdsUnsafeInteger(call.arguments)
 }
 
+const ROUNDED =
+  'the arguments of this call hold an integer beyond ±2^53, which reading them rounded; the tool was not run (pass such a number as a string)'
+
 /**
  * A call refused for its rounded arguments goes back in the history as read,
  * without the text that says what the model wrote: the tool was not run and
  * its result says why, while Anthropic and Gemini, which take arguments only
  * as an object, refuse that text in a request (it would reach them rounded,
  * `InvalidChatRequestError`) — so the run's next turn failed instead of the
- * model reading why and calling again.
+ * model reading why and calling again. Kept when the object cannot be
+ * written (nested too deep): the next turn's typed refusal, not a RangeError.
+ * A call left pending when the breaker trips keeps its text: whoever
+ * finishes it needs what the model wrote.
  */
-function withoutRoundedText(block: ContentBlock): ContentBlock {
-  if (block.type !== 'tool_call' || block.rawArguments === undefined) return block
-  if (!roundsAnInteger(block.rawArguments)) return block
+function withoutText(block: ContentBlock): ContentBlock {
+  if (block.type !== 'tool_call' || argumentsText(block.arguments) === undefined) return block
   const { rawArguments: _, ...read } = block
   return read
 }

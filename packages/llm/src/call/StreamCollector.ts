@@ -1,6 +1,6 @@
 import { textWeight } from '../budget/textWeight.js'
 import { argumentsText, parseArguments, refusalOf, textOf } from '../dialects/blocks.js'
-import { roundsAnInteger } from '../dialects/roundedByParsing.js'
+import { rewritesAnInteger } from '../dialects/roundedByParsing.js'
 import type {
   Annotation,
   ChatResponse,
@@ -15,8 +15,9 @@ import type {
  * Whether an adapter's streamed tool calls keep their argument text as
  * `rawArguments`: on OpenAI's wire, where a whole answer keeps it too
  * (`parseOpenAIResponse`). Anthropic's and Gemini's whole answers carry the
- * arguments as an object and keep the text only where parsing rounded an
- * integer in it (`parseAnthropicResponse`, `roundedArgs`), so theirs streamed
+ * arguments as an object and keep the text only where parsing and writing
+ * again would change an integer in it (`parseAnthropicResponse`,
+ * `roundedArgs`), so theirs streamed
  * do the same: the same answer streamed or not replays the same way.
  */
 export function keepsRawArguments(adapter: {
@@ -76,7 +77,8 @@ export class StreamCollector {
    * `keepRawArguments`: set each tool call's `rawArguments` to its argument
    * text as received (`keepsRawArguments`), so an integer past 2^53 is
    * replayed as sent, not rounded by parsing, as a whole answer's is.
-   * Without it, only text that parsing rounded is kept.
+   * Without it, only text whose integers parsing and writing again would
+   * change is kept (`rewritesAnInteger`).
    */
   constructor(keepRawArguments = false) {
     this.#keepRaw = keepRawArguments
@@ -231,12 +233,14 @@ export class StreamCollector {
   content(): ContentBlock[] {
     for (const { block, raw } of this.#toolArgs.values()) {
       block.arguments = parseArguments(raw)
-      // A parsed text only: text that is no JSON stays the arguments itself.
-      if (this.#keepRaw || (typeof block.arguments !== 'string' && roundsAnInteger(raw)))
-        block.rawArguments = raw
+      if (this.#keepRaw) block.rawArguments = raw
       else if (mayNestDeep(raw) && argumentsText(block.arguments) === undefined) {
         block.arguments = raw
         this.#unwritable ??= block.name
+      } else if (typeof block.arguments !== 'string' && rewritesAnInteger(raw)) {
+        // Parsed, written again, an integer would change: the text is kept (a
+        // text that is no JSON stays the arguments itself).
+        block.rawArguments = raw
       }
     }
     return this.#blocks.map((b) => ({ ...b }))

@@ -52,12 +52,18 @@ export function argumentsText(args: unknown): string | undefined {
   }
 }
 
-/** The first tool call of `blocks` whose arguments cannot be written as JSON (`argumentsText`), if any. */
+/**
+ * The first tool call of `blocks` whose arguments cannot be written as JSON
+ * (`argumentsText`), if any. `textOnWire`: the dialect sends a call's
+ * `rawArguments` as they are (OpenAI's wire), so one with them is written;
+ * Anthropic and Gemini write the object, whatever text a call kept.
+ */
 export function unwritableToolCall(
   blocks: readonly ContentBlock[],
+  textOnWire: boolean,
 ): (ContentBlock & { type: 'tool_call' }) | undefined {
   for (const block of blocks) {
-    if (block.type !== 'tool_call' || block.rawArguments !== undefined) continue
+    if (block.type !== 'tool_call' || (textOnWire && block.rawArguments !== undefined)) continue
     if (argumentsText(block.arguments) === undefined) return block
   }
   return undefined

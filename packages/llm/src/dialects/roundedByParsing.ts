@@ -9,6 +9,27 @@
  * as rounding nothing: its parse has failed already.
  */
 export function roundsAnInteger(text: string): boolean {
+  return someLongInteger(text, (literal) => BigInt(literal) !== BigInt(Number(literal)))
+}
+
+/**
+ * Whether writing the JSON `text` again once parsed changes the digits of one
+ * of its integer literals: every integer `roundsAnInteger` finds, and also
+ * one a double holds exactly whose shortest form has other digits — a tweet
+ * id `1859312345678901248` (a double exactly) is written `…901200`, 2^60
+ * `1152921504606847000`. A client that reads integers exactly (Python, Go's
+ * `json.Number`, a Java `long`) got another id: what keeps a call's text.
+ */
+export function rewritesAnInteger(text: string): boolean {
+  return someLongInteger(text, (literal) => String(Number(literal)) !== literal)
+}
+
+/**
+ * Whether `test` holds for one of the JSON `text`'s plain integer literals of
+ * more than 15 digits (fewer always read, and are written, exactly). Strings
+ * are skipped (their digits are text).
+ */
+function someLongInteger(text: string, test: (literal: string) => boolean): boolean {
   const length = text.length
   let i = 0
   while (i < length) {
@@ -26,9 +47,7 @@ export function roundsAnInteger(text: string): boolean {
       if (match === null) return false
       const [literal, digits, fractionOrExponent] = match
       // At most 15 digits always read exactly; only a plain integer can round.
-      if (!fractionOrExponent && (digits as string).length > 15) {
-        if (BigInt(literal) !== BigInt(Number(literal))) return true
-      }
+      if (!fractionOrExponent && (digits as string).length > 15 && test(literal)) return true
       i += literal.length
       continue
     }

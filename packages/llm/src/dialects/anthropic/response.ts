@@ -13,7 +13,7 @@ import type { ResponseMeta } from '../Dialect.js'
 import { headerValue } from '../errorHeaders.js'
 import { markNoAnswer } from '../noAnswer.js'
 import { EACH, rawJsonValues } from '../rawJsonValues.js'
-import { roundsAnInteger } from '../roundedByParsing.js'
+import { rewritesAnInteger } from '../roundedByParsing.js'
 import { asArray, get, getRecord, getString, parseAnswerJson } from '../safeJson.js'
 import { holdsUnsafeInteger } from '../toolArguments.js'
 
@@ -75,7 +75,8 @@ export function anthropicUsageReported(usage: unknown, outputTokens?: unknown): 
  * Messages API body (its text, or that parsed) → normalised response.
  * `redacted_thinking` is kept as empty thinking, `redacted`, its `data` as
  * the signature. A `tool_use` whose `input` holds an integer that parsing
- * rounded keeps the text as written as `rawArguments` (`rawJsonValues`),
+ * and writing again change (`rewritesAnInteger`: rounded, or an exact double
+ * written with other digits) keeps the text as written as `rawArguments` (`rawJsonValues`),
  * as the same answer streamed does, when the text is at hand.
  */
 export function parseAnthropicResponse(body: unknown, meta: ResponseMeta = {}): ChatResponse {
@@ -114,7 +115,7 @@ export function parseAnthropicResponse(body: unknown, meta: ResponseMeta = {}): 
         id: getString(block, 'id') ?? '',
         name: getString(block, 'name') ?? '',
         arguments: input,
-        ...(written !== undefined && roundsAnInteger(written) ? { rawArguments: written } : {}),
+        ...(written !== undefined && rewritesAnInteger(written) ? { rawArguments: written } : {}),
       })
     }
   }
