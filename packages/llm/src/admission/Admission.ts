@@ -29,7 +29,7 @@ import type { CountedDecision, ProviderLimits } from './ProviderLimits.js'
 import { publishAdmission } from './publish.js'
 import { RedisCooldownStore } from './RedisCooldownStore.js'
 import type { AdmissionOutcome, Lane, ProbeToken, Slot } from './slot.js'
-import { followerDelayMs, joinLine, leaveLine, mayProbe, onChange } from './waitLine.js'
+import { followerDelayMs, joinLine, leaveLine, mayProbe, onChange, passProbes } from './waitLine.js'
 
 export interface AdmissionOptions {
   /** Where cooldowns live. Default: a `MemoryCooldownStore` on `clock` (this process only). */
@@ -372,9 +372,8 @@ export class Admission {
       hasFallback = again.hasFallback
     }
     const startedAt = this.#clock.now()
-    const place = { since: request.waitingSince ?? startedAt, arrival: ++this.#arrivals }
+    const place = { since: request.waitingSince ?? startedAt, arrival: ++this.#arrivals, lanes }
     let seen = slots.map((slot) => slot.reopened)
-    let staggered = false
     // Whether this request was held back (a cooldown, a probe, the stagger, a
     // limit's window): only then is the time since it came a wait. A grant on
     // the first pass took only the store's round trip (and whatever pause the
@@ -406,9 +405,13 @@ export class Admission {
         if (choice.kind === 'grant') {
           // Released by a probe's success: the followers go in the order they
           // came, spread over staggerMs instead of stampeding (waitLine.ts).
+          // Once per reopening, not once per acquire: a follower still in its
+          // stagger when an earlier one met the limit again waits out the new
+          // cooldown, and the next probe's success released every such
+          // follower in the same instant (10 of 10 at +0 ms).
           const opened = slots.find((slot, i) => slot.reopened !== seen[i])
-          if (!staggered && opened !== undefined && this.#staggerMs > 0) {
-            staggered = true
+          if (opened !== undefined && this.#staggerMs > 0) {
+            seen = slots.map((s) => s.reopened)
             const spreadMs = followerDelayMs(opened, place, this.#staggerMs)
             const left = enforcedRemaining(deadline) - neededMs
             const jitterMs = Math.min(spreadMs, Math.max(0, left))
@@ -420,7 +423,7 @@ export class Admission {
           }
           const lane = lanes[choice.index] as Lane
           const slot = lane[0] as Slot
-          if (choice.probe && !lane.every((s) => !s.halfOpen || mayProbe(s, place))) {
+          if (choice.probe && !lane.every((s) => !s.halfOpen || mayProbe(s, place, now))) {
             // Somebody waiting longer sends the probe; wait for it with the rest.
             seen = slots.map((s) => s.reopened)
             heldBack = true
@@ -596,6 +599,8 @@ export class Admission {
         seen = slots.map((slot) => slot.reopened)
         const timerMs = Math.min(choice.wakeAt - now, latestStartMs, MAX_TIMER_MS)
         heldBack = true
+        // Held by another of its slots: a probe kept for it goes to the next in line.
+        passProbes(slots, place)
         await wait(timerMs, { ...until, wakeOn: (wake) => onChange(slots, wake, place) })
       }
     } finally {

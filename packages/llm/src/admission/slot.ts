@@ -66,6 +66,11 @@ export interface Slot {
 export interface Place {
   since: number
   arrival: number
+  /**
+   * The lanes the caller may go through: whether it can take a probe now
+   * (`mayProbe`), or is held by another of its slots. None: taken as able.
+   */
+  lanes?: readonly Lane[] | undefined
 }
 
 /** Orders places: the longest waiting first. */

@@ -1,3 +1,4 @@
+import { chooseSlot } from './chooseSlot.js'
 import { byPlace, type Place, type Slot, wake } from './slot.js'
 
 /*
@@ -19,17 +20,33 @@ export function onChange(slots: readonly Slot[], wake: () => void, place: Place)
 /**
  * Whether the caller at `place` may send `slot`'s probe now: the one waiting
  * longest sends it. A younger caller that looks first keeps the probe for
- * the oldest waiter, wakes that one, and waits with the rest.
+ * the oldest waiter, wakes that one, and waits with the rest. Only for a
+ * waiter that can go now: one held by another of its slots (its own model
+ * cooling on the key, say, while the provider's overload has ended) would
+ * not take it, and the probe kept for it held every other model's calls
+ * until that cooldown ended or their deadlines did.
  */
-export function mayProbe(slot: Slot, place: Place): boolean {
-  if (slot.probeFor !== undefined) return slot.probeFor === place
+export function mayProbe(slot: Slot, place: Place, now: number): boolean {
+  if (slot.probeFor !== undefined) {
+    if (slot.probeFor === place) return true
+    // Kept for a caller that has become unable to take it: chosen again.
+    if (canGo(slot.probeFor, now)) return false
+    slot.probeFor = undefined
+  }
   let oldest = place
-  for (const other of slot.line) if (byPlace(other, oldest) < 0) oldest = other
+  for (const other of slot.line) {
+    if (byPlace(other, oldest) < 0 && canGo(other, now)) oldest = other
+  }
   if (oldest === place) return true
   slot.probeFor = oldest
   // Waiting: wake it. Otherwise it is looking again already and will find the probe kept.
   for (const [waker, waiter] of slot.wakers) if (waiter === oldest) waker()
   return false
+}
+
+/** Whether the caller at `place` could be granted now: none of its lanes is held but for a probe to send. */
+function canGo(place: Place, now: number): boolean {
+  return place.lanes === undefined || chooseSlot(place.lanes, now, 0, 0).kind === 'grant'
 }
 
 /** `place` joins the line of each of `slots`. */
@@ -39,8 +56,13 @@ export function joinLine(slots: readonly Slot[], place: Place): void {
 
 /** `place` leaves the line; a probe kept for it and not taken goes to the next in line. */
 export function leaveLine(slots: readonly Slot[], place: Place): void {
+  for (const slot of slots) slot.line.delete(place)
+  passProbes(slots, place)
+}
+
+/** A probe kept for `place`, which will not take it now, goes to the next in line. */
+export function passProbes(slots: readonly Slot[], place: Place): void {
   for (const slot of slots) {
-    slot.line.delete(place)
     if (slot.probeFor === place) {
       slot.probeFor = undefined
       wake(slot)
