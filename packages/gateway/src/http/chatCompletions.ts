@@ -63,7 +63,7 @@ export function chatCompletions(ctx: GatewayContext) {
         throw modelNotFound(requested)
       }
       if (resolved.route) fields['route'] = `${resolved.route.side}:${resolved.name}`
-      refuseUntranslatable(ctx.config, resolved.targets, request)
+      refuseUntranslatable(ctx.config, resolved.targets, request, sentMaxTokens(req.body))
       // A cost bound must bound the bill: fields billed beyond the price table are refused under it.
       if (ctx.config.policy.maxCostUsdPerRequest !== undefined) {
         refuseUnpricedFields(request, resolved.targets, ctx.providerPrices)
@@ -151,6 +151,16 @@ export function chatCompletions(ctx: GatewayContext) {
       ctx.log(requestLevel(status, fields['error']), 'request', fields)
     }
   }
+}
+
+/**
+ * The client set an output cap (else the request carries
+ * `policy.defaultMaxTokens`, which a refusal of it must say). The body
+ * parsed, so it is an object.
+ */
+function sentMaxTokens(body: unknown): boolean {
+  const json = body as Record<string, unknown>
+  return json['max_tokens'] != null || json['max_completion_tokens'] != null
 }
 
 /**

@@ -11,11 +11,17 @@ import { GatewayRequestError } from './GatewayRequestError.js'
  * the provider. The dialect's own request builder decides, so the refusal
  * and the translation cannot disagree. Checked for the whole list, since a
  * fallback may reach any of them.
+ *
+ * A `max_tokens` refused (Anthropic's thinking budget for `reasoning_effort`
+ * must be below it) is not a field to remove: the answer says to raise it,
+ * and, when the client sent none, that the value refused is the gateway's
+ * `policy.defaultMaxTokens`, which the client never saw.
  */
 export function refuseUntranslatable(
   config: GatewayConfig,
   targets: readonly ModelTarget[],
   request: ChatRequest,
+  maxTokensSent = true,
 ): void {
   for (const target of targets) {
     const provider = config.providers[target.provider]
@@ -34,8 +40,16 @@ export function refuseUntranslatable(
         status: 400,
         errorCode: 'unsupported_field',
         param: error.field,
-        message: `${error.message} (provider "${target.provider}", dialect ${provider.dialect}, for model "${target.model}"); remove the field or route the model elsewhere`,
+        message: `${error.message} (provider "${target.provider}", dialect ${provider.dialect}, for model "${target.model}"); ${advice(error.field, maxTokensSent)}`,
       })
     }
   }
+}
+
+function advice(field: string, maxTokensSent: boolean): string {
+  if (field !== 'max_tokens') return 'remove the field or route the model elsewhere'
+  const raise = 'send a max_tokens above it, a lower reasoning_effort, or route the model elsewhere'
+  return maxTokensSent
+    ? raise
+    : `the request sent no max_tokens, so the gateway's policy.defaultMaxTokens was used: ${raise}`
 }

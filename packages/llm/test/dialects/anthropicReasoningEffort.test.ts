@@ -108,15 +108,19 @@ describe('reasoning_effort to Anthropic', () => {
       expect(refusal(() => build({ reasoning_effort: 'low' }, model, { topP: 0.9 }))).toMatchObject(
         { field: 'top_p' },
       )
-      for (const choice of ['required', { type: 'function', function: { name: 'f' } }]) {
-        expect(
-          refusal(() =>
-            build({ reasoning_effort: 'low', tool_choice: choice }, model, {
-              tools: [{ name: 'f', parameters: { type: 'object' } }],
-            }),
-          ),
-        ).toMatchObject({ field: 'tool_choice' })
-      }
+    }
+    // A forced tool call goes with adaptive thinking (Claude skips the
+    // thinking), not with a budget (docs.claude.com, "Thinking with tool use").
+    for (const choice of ['required', { type: 'function', function: { name: 'f' } }]) {
+      const forced = (model: string) =>
+        build({ reasoning_effort: 'low', tool_choice: choice }, model, {
+          tools: [{ name: 'f', parameters: { type: 'object' } }],
+        })
+      expect(refusal(() => forced('claude-sonnet-4-5'))).toMatchObject({ field: 'tool_choice' })
+      expect(forced('claude-opus-4-6')).toMatchObject({
+        thinking: { type: 'adaptive' },
+        tool_choice: { type: choice === 'required' ? 'any' : 'tool' },
+      })
     }
     // What goes with thinking: temperature 1, top_p from 0.95, auto and none.
     const body = build({ reasoning_effort: 'low', tool_choice: 'auto' }, undefined, {

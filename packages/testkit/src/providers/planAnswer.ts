@@ -74,11 +74,14 @@ export function planAnswer(
  * `signature_delta` events) only to a request that turns thinking on:
  * `thinking: {type: "enabled", budget_tokens}` or `{type: "adaptive"}`
  * (docs.claude.com, "Extended thinking"); without it Claude does not think,
- * and bills nothing for it.
+ * and bills nothing for it. Adaptive thinking beside a `tool_choice` that
+ * forces a tool skips the thinking: the answer starts with the call.
  */
 function asksAnthropicThinking(body: unknown): boolean {
-  const thinking = (body as { thinking?: { type?: unknown } } | null)?.thinking
-  return thinking?.type === 'enabled' || thinking?.type === 'adaptive'
+  const json = body as { thinking?: { type?: unknown }; tool_choice?: { type?: unknown } } | null
+  const forced = json?.tool_choice?.type === 'any' || json?.tool_choice?.type === 'tool'
+  const type = json?.thinking?.type
+  return type === 'enabled' || (type === 'adaptive' && !forced)
 }
 
 /** Tiers OpenAI serves as asked; `auto`, `default` (or none) are served as `default`. */

@@ -1,5 +1,6 @@
 import type { ServerResponse } from 'node:http'
 import type { Clock } from '@hourglass/core'
+import { anthropicThinkingRefused } from './anthropicThinkingRefused.js'
 import { checkReplyFields } from './checkReplyFields.js'
 import { deepseekErrors } from './errors/deepseekErrors.js'
 import { RESET_AFTER_S, stampResets } from './errors/resetAfterS.js'
@@ -95,6 +96,7 @@ function writeText(ctx: ReplyContext, reply: TextReply): Promise<void> {
     streamOptionsWithoutStream(ctx.dialect, ctx.record.route, ctx.record.body) ??
     maxTokensUnsupported(ctx.dialect, ctx.record.route, ctx.record.body) ??
     toolSettingsWithoutTools(ctx.record.route, ctx.record.body) ??
+    anthropicThinkingRefused(ctx.dialect, ctx.record.route, ctx.record.body) ??
     unavailableFormat(ctx.dialect, ctx.record.body)
   if (refused !== undefined) return writeError(ctx, refused)
   // Gemini's JSON-array form is streamed too: its elements are written as they are generated.

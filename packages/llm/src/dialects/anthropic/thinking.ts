@@ -25,8 +25,19 @@ import { InvalidChatRequestError } from '../../errors/InvalidChatRequestError.js
  * here, naming the field, before anything is sent (its 400 would go to no
  * fallback): a budget not below `max_tokens` (a smaller one would be a
  * budget nobody asked for), a `temperature` other than 1, a `top_p` below
- * 0.95, a `tool_choice` that forces a tool. The thinking is output within
+ * 0.95, a `tool_choice` that forces a tool beside a budget (adaptive
+ * thinking takes one, and skips the thinking), a conversation that ends
+ * with the assistant's message (a prefill). The thinking is output within
  * `max_tokens`, so the cost estimate's cap holds it.
+ *
+ * A tool loop is one assistant turn, thought in one mode: with thinking on,
+ * Anthropic answers 400 to a turn that does not start with its signed
+ * thinking ("When `thinking` is enabled, a final `assistant` message must
+ * start with a thinking block"), and an OpenAI client has no way to send
+ * the signature back (nor does a fallback from another model keep it). A
+ * request that continues such a turn (its last message a tool result) goes
+ * without thinking, as the docs' "toggling thinking" rules allow: the
+ * loop's turn ends unthought, and the next user message thinks again.
  */
 export function applyAnthropicThinking(
   effort: unknown,
@@ -41,7 +52,16 @@ export function applyAnthropicThinking(
     )
   }
   if (effort === 'none') return
-  if (takesAdaptiveThinking(model)) {
+  const turns = body['messages'] as readonly Turn[]
+  if (turns.at(-1)?.role === 'assistant') {
+    throw new InvalidChatRequestError(
+      'messages',
+      'Anthropic takes no prefill (a last message of the assistant) with thinking (reasoning_effort): end with a user message, or send reasoning_effort "none"',
+    )
+  }
+  if (continuesUnthoughtTurn(turns)) return
+  const adaptive = takesAdaptiveThinking(model)
+  if (adaptive) {
     body['thinking'] = { type: 'adaptive', display: 'summarized' }
     body['output_config'] = { effort: effort === 'minimal' ? 'low' : effort }
   } else {
@@ -61,13 +81,37 @@ export function applyAnthropicThinking(
     }
     body['thinking'] = { type: 'enabled', budget_tokens: budget }
   }
-  refuseBesideThinking(body)
+  refuseBesideThinking(body, adaptive)
 }
 
 const BUDGETS = { none: 0, minimal: 1024, low: 1024, medium: 8192, high: 24576 } as const
 
+type Turn = { role: string; content: readonly { type?: unknown }[] }
+
+/**
+ * The request's last message is a tool result, and the assistant turn it
+ * continues (back to the last user message that is no tool result) does
+ * not start with a signed `thinking` or `redacted_thinking` block (unsigned
+ * thinking is not sent, see `buildAnthropicRequest`).
+ */
+function continuesUnthoughtTurn(turns: readonly Turn[]): boolean {
+  if (!hasToolResult(turns.at(-1))) return false
+  let start: Turn | undefined
+  for (let i = turns.length - 2; i >= 0; i--) {
+    const turn = turns[i] as Turn
+    if (turn.role === 'assistant') start = turn
+    else if (!hasToolResult(turn)) break
+  }
+  const first = start?.content[0]?.type
+  return first !== 'thinking' && first !== 'redacted_thinking'
+}
+
+function hasToolResult(turn: Turn | undefined): boolean {
+  return turn?.role === 'user' && turn.content.some((block) => block.type === 'tool_result')
+}
+
 /** What the Messages API answers 400 to when thinking is on. */
-function refuseBesideThinking(body: Record<string, unknown>): void {
+function refuseBesideThinking(body: Record<string, unknown>, adaptive: boolean): void {
   const temperature = body['temperature']
   if (temperature !== undefined && temperature !== 1) {
     throw new InvalidChatRequestError(
@@ -82,11 +126,13 @@ function refuseBesideThinking(body: Record<string, unknown>): void {
       `Anthropic takes a top_p from 0.95 to 1 with thinking (reasoning_effort), got ${topP}`,
     )
   }
+  // Adaptive thinking takes a forced tool call: Claude then skips thinking
+  // and answers with the call (docs.claude.com, "Thinking with tool use").
   const toolChoice = (body['tool_choice'] as { type?: unknown } | undefined)?.type
-  if (toolChoice === 'any' || toolChoice === 'tool') {
+  if (!adaptive && (toolChoice === 'any' || toolChoice === 'tool')) {
     throw new InvalidChatRequestError(
       'tool_choice',
-      'Anthropic cannot force a tool call with thinking (reasoning_effort): use auto or none',
+      'Anthropic cannot force a tool call with a thinking budget (reasoning_effort): use auto or none',
     )
   }
 }

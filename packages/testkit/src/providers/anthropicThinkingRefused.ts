@@ -1,0 +1,107 @@
+import { anthropicErrors } from './errors/anthropicErrors.js'
+import type { ErrorReply, ProviderDialect, ProviderRoute } from './types.js'
+
+const DOCS = 'https://docs.claude.com/en/docs/build-with-claude/extended-thinking'
+
+/**
+ * Anthropic's 400 `invalid_request_error` for what the Messages API refuses
+ * beside thinking (`thinking: {type: "enabled", budget_tokens}` or `{type:
+ * "adaptive"}`), in its words; undefined when the request turns thinking
+ * off, or is none of these. The fake answered them 200, so a client that
+ * sent one passed against it and failed against the API
+ * (docs.claude.com, "Extended thinking", "Thinking with tool use"):
+ * - a `budget_tokens` below 1,024, or not below `max_tokens`;
+ * - a `temperature` other than 1, a `top_p` below 0.95;
+ * - a `tool_choice` that forces a tool (`any`, `tool`) beside a budget
+ *   (adaptive thinking takes one: Claude skips the thinking);
+ * - an assistant turn in progress that does not start with a thinking
+ *   block: a prefill (the last message the assistant's), or a tool loop's
+ *   turn (the last message a tool result) whose thinking was not sent back.
+ * Anthropic's own API only, as `anthropicMaxTokensMissing`.
+ */
+export function anthropicThinkingRefused(
+  dialect: ProviderDialect,
+  route: ProviderRoute,
+  body: unknown,
+): ErrorReply | undefined {
+  if (dialect !== 'anthropic' || route !== 'anthropic-messages') return undefined
+  if (typeof body !== 'object' || body === null) return undefined
+  const json = body as Record<string, unknown>
+  const thinking = json['thinking'] as { type?: unknown; budget_tokens?: unknown } | null
+  const type = thinking?.type
+  if (type !== 'enabled' && type !== 'adaptive') return undefined
+  const refuse = (message: string) => anthropicErrors.invalidRequest(message)
+  if (type === 'enabled' && typeof thinking?.budget_tokens === 'number') {
+    if (thinking.budget_tokens < 1024) {
+      return refuse('thinking.enabled.budget_tokens: Input should be greater than or equal to 1024')
+    }
+    const maxTokens = json['max_tokens']
+    if (typeof maxTokens === 'number' && maxTokens <= thinking.budget_tokens) {
+      return refuse(
+        `\`max_tokens\` must be greater than \`thinking.budget_tokens\`. Please consult our documentation at ${DOCS}#max-tokens-and-context-window-size`,
+      )
+    }
+  }
+  const temperature = json['temperature']
+  if (typeof temperature === 'number' && temperature !== 1) {
+    return refuse(
+      `\`temperature\` may only be set to 1 when thinking is enabled. Please consult our documentation at ${DOCS}#feature-compatibility`,
+    )
+  }
+  const topP = json['top_p']
+  if (typeof topP === 'number' && topP < 0.95) {
+    return refuse(
+      `\`top_p\` must be greater than or equal to 0.95 or unset when thinking is enabled. Please consult our documentation at ${DOCS}#feature-compatibility`,
+    )
+  }
+  const toolChoice = (json['tool_choice'] as { type?: unknown } | null | undefined)?.type
+  if (type === 'enabled' && (toolChoice === 'any' || toolChoice === 'tool')) {
+    return refuse('Thinking may not be enabled when tool_choice forces tool use.')
+  }
+  return unthoughtTurn(json['messages'])
+}
+
+type Message = { role?: unknown; content?: unknown }
+
+/**
+ * The assistant turn the request continues — a prefill, or a tool loop's,
+ * back to the last user message that is no tool result — must start with
+ * a `thinking` or `redacted_thinking` block.
+ */
+function unthoughtTurn(messages: unknown): ErrorReply | undefined {
+  if (!Array.isArray(messages) || messages.length === 0) return undefined
+  const list = messages as Message[]
+  const lastIndex = list.length - 1
+  let start: number | undefined
+  if (list[lastIndex]?.role === 'assistant') {
+    start = lastIndex
+    // A prefill continues the turn before it when that turn is a tool loop's.
+  } else if (!hasToolResult(list[lastIndex])) {
+    return undefined
+  }
+  for (let i = (start ?? lastIndex) - 1; i >= 0; i--) {
+    const message = list[i] as Message
+    if (message.role === 'assistant') start = i
+    else if (!hasToolResult(message)) break
+  }
+  if (start === undefined) return undefined
+  const first = blocksOf(list[start] as Message)[0]
+  const found = typeof first === 'string' ? 'text' : first?.type
+  if (found === 'thinking' || found === 'redacted_thinking') return undefined
+  return anthropicErrors.invalidRequest(
+    `messages.${start}.content.0.type: Expected \`thinking\` or \`redacted_thinking\`, but found \`${String(found)}\`. When \`thinking\` is enabled, a final \`assistant\` message must start with a thinking block (preceeding the lastmost set of \`tool_use\` and \`tool_result\` blocks). We recommend you include thinking blocks from previous turns. To avoid this requirement, disable \`thinking\`. Please consult our documentation at ${DOCS}`,
+  )
+}
+
+function blocksOf(message: Message): (string | { type?: unknown })[] {
+  const content = message.content
+  if (typeof content === 'string') return [content]
+  return Array.isArray(content) ? (content as { type?: unknown }[]) : []
+}
+
+function hasToolResult(message: Message | undefined): boolean {
+  return (
+    message?.role === 'user' &&
+    blocksOf(message).some((block) => typeof block === 'object' && block?.type === 'tool_result')
+  )
+}

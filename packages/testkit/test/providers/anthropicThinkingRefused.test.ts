@@ -1,0 +1,131 @@
+import { afterEach, describe, expect, it } from 'vitest'
+import { type FakeProvider, reply, startFakeProvider } from '../../src/providers/index.js'
+
+/**
+ * What the Messages API refuses beside thinking, the fake answered 200: a
+ * client (or llm's translation) that sent it passed against the fake and
+ * met Anthropic's 400 against the API. Each is now that 400, in Anthropic's
+ * error shape and words (docs.claude.com, "Extended thinking", "Thinking
+ * with tool use"); what the API takes is still answered.
+ */
+let fake: FakeProvider | undefined
+afterEach(async () => {
+  await fake?.close()
+  fake = undefined
+})
+
+const TOOLS = [{ name: 'weather', input_schema: { type: 'object' } }]
+const BUDGET = { type: 'enabled', budget_tokens: 1024 }
+const ADAPTIVE = { type: 'adaptive' }
+const loop = (assistant: unknown[]) => [
+  { role: 'user', content: 'Weather in Paris?' },
+  { role: 'assistant', content: assistant },
+  { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'toolu_1', content: '18 °C' }] },
+]
+const toolUse = { type: 'tool_use', id: 'toolu_1', name: 'weather', input: {} }
+const signed = { type: 'thinking', thinking: 'call it', signature: 'sig-1' }
+
+interface Answer {
+  type?: string
+  error?: { message: string }
+  content?: { type: string }[]
+}
+
+async function send(body: Record<string, unknown>) {
+  fake ??= await startFakeProvider({ dialect: 'anthropic', reply: reply.text('ok') })
+  const res = await fetch(`${fake.baseURL}/v1/messages`, {
+    method: 'POST',
+    headers: {
+      'x-api-key': 'sk-ant-test',
+      'anthropic-version': '2023-06-01',
+      'content-type': 'application/json',
+    },
+    body: JSON.stringify({
+      model: 'claude-sonnet-4-5',
+      max_tokens: 4096,
+      messages: [{ role: 'user', content: 'hi' }],
+      ...body,
+    }),
+  })
+  return { status: res.status, json: (await res.json()) as Answer }
+}
+
+describe("the Anthropic fake answers Anthropic's 400s beside thinking", () => {
+  it('refuses each, in its words and error shape', async () => {
+    const cases: [Record<string, unknown>, string][] = [
+      [{ thinking: { type: 'enabled', budget_tokens: 512 } }, 'greater than or equal to 1024'],
+      [{ thinking: BUDGET, max_tokens: 1024 }, '`max_tokens` must be greater than'],
+      [{ thinking: ADAPTIVE, temperature: 0.5 }, '`temperature` may only be set to 1'],
+      [{ thinking: BUDGET, top_p: 0.9 }, '`top_p` must be greater than or equal to 0.95'],
+      [
+        { thinking: BUDGET, tools: TOOLS, tool_choice: { type: 'any' } },
+        'Thinking may not be enabled when tool_choice forces tool use.',
+      ],
+      [
+        { thinking: BUDGET, tools: TOOLS, messages: loop([toolUse]) },
+        'messages.1.content.0.type: Expected `thinking` or `redacted_thinking`, but found `tool_use`',
+      ],
+      [
+        {
+          thinking: ADAPTIVE,
+          messages: [
+            { role: 'user', content: 'JSON please' },
+            { role: 'assistant', content: '{' },
+          ],
+        },
+        'messages.1.content.0.type: Expected `thinking` or `redacted_thinking`, but found `text`',
+      ],
+    ]
+    for (const [body, says] of cases) {
+      const { status, json } = await send(body)
+      expect(status, says).toBe(400)
+      expect(json).toMatchObject({ type: 'error', error: { type: 'invalid_request_error' } })
+      expect(json.error?.message).toContain(says)
+    }
+    expect(fake?.requests.every((r) => r.outcome === 'error')).toBe(true)
+  })
+
+  it('answers what the API takes: the same fields without thinking, a signed turn, adaptive with a forced tool', async () => {
+    const bodies: Record<string, unknown>[] = [
+      { temperature: 0.5, top_p: 0.9 },
+      { messages: loop([toolUse]), tools: TOOLS },
+      { thinking: { type: 'disabled' }, messages: loop([toolUse]), tools: TOOLS },
+      { thinking: BUDGET, temperature: 1, top_p: 0.95 },
+      { thinking: BUDGET, tools: TOOLS, messages: loop([signed, toolUse]) },
+      {
+        thinking: BUDGET,
+        tools: TOOLS,
+        messages: [
+          ...loop([signed, toolUse]),
+          { role: 'assistant', content: [{ ...toolUse, id: 'toolu_2' }] },
+          { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'toolu_2', content: '' }] },
+        ],
+      },
+      { thinking: ADAPTIVE, tools: TOOLS, tool_choice: { type: 'tool', name: 'weather' } },
+    ]
+    for (const body of bodies) {
+      const { status, json } = await send(body)
+      expect(status, JSON.stringify(body)).toBe(200)
+      expect(json.type).toBe('message')
+    }
+  })
+
+  it('skips the thinking under adaptive thinking with a forced tool call', async () => {
+    fake = await startFakeProvider({
+      dialect: 'anthropic',
+      reply: reply.text('', {
+        thinking: 'call it',
+        signature: 'sig-1',
+        toolCalls: [{ name: 'weather', arguments: {} }],
+      }),
+    })
+    const forced = await send({
+      thinking: ADAPTIVE,
+      tools: TOOLS,
+      tool_choice: { type: 'any' },
+    })
+    expect(forced.json.content?.map((b) => b.type)).toEqual(['tool_use'])
+    const free = await send({ thinking: ADAPTIVE, tools: TOOLS })
+    expect(free.json.content?.map((b) => b.type)).toEqual(['thinking', 'tool_use'])
+  })
+})
