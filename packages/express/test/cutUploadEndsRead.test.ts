@@ -1,10 +1,11 @@
-import { connect, type Socket } from 'node:net'
+import { connect } from 'node:net'
 import { addAbortSignal } from 'node:stream'
 import { finished } from 'node:stream/promises'
 import type { Request } from 'express'
 import { afterEach, describe, expect, it } from 'vitest'
 import { deadline, deadlineErrors } from '../src/index.js'
 import { deferred, listen, majors, type Running } from './support/servers.js'
+import { untilSent } from './support/untilSent.js'
 
 /**
  * A handler reading its upload stops at the deadline the way Node offers
@@ -25,24 +26,6 @@ describe.each(majors)('a handler stopping its read of the upload at the 504 ($na
     await server?.close()
     server = undefined
   })
-
-  /** Resolves with everything `socket` has sent once it includes `text`. */
-  function until(socket: Socket, text: string, seen = ''): Promise<string> {
-    if (seen.includes(text)) return Promise.resolve(seen)
-    return new Promise((resolve, reject) => {
-      let got = seen
-      const onData = (data: string) => {
-        got += data
-        if (!got.includes(text)) return
-        socket.off('data', onData)
-        socket.off('close', onClose)
-        resolve(got)
-      }
-      const onClose = () => reject(new Error(`closed after ${JSON.stringify(got)}`))
-      socket.on('data', onData)
-      socket.on('close', onClose)
-    })
-  }
 
   async function uploadHalf(read: (req: Request) => Promise<unknown>) {
     const done = deferred<unknown>()
@@ -76,7 +59,7 @@ describe.each(majors)('a handler stopping its read of the upload at the 504 ($na
         'x-deadline-remaining-ms: 50\r\n\r\n',
     )
     socket.write('a'.repeat(100))
-    const first = await until(socket, '"deadline_exceeded"')
+    const first = await untilSent(socket, '"deadline_exceeded"')
     expect(first.split('\r\n')[0]).toBe('HTTP/1.1 504 Gateway Timeout')
     // The read ended with the 504 (the connection still open), not when
     // the client closes it: before, this read 'reading'.
@@ -84,7 +67,11 @@ describe.each(majors)('a handler stopping its read of the upload at the 504 ($na
     // The rest of the upload is dropped and the connection serves the next request.
     socket.write('b'.repeat(100))
     socket.write('GET /next HTTP/1.1\r\nHost: x\r\n\r\n')
-    const next = await until(socket, 'next ok', first.slice(first.indexOf('"deadline_exceeded"')))
+    const next = await untilSent(
+      socket,
+      'next ok',
+      first.slice(first.indexOf('"deadline_exceeded"')),
+    )
     expect(next).toContain('HTTP/1.1 200 OK')
     expect({ stateAtAnswer, stateAfterNext: state }).toEqual({
       stateAtAnswer: 'ended',

@@ -3,6 +3,7 @@ import { connect, type Socket } from 'node:net'
 import { afterEach, describe, expect, it } from 'vitest'
 import { deadline, deadlineErrors } from '../src/index.js'
 import { deferred, listen, majors, type Running } from './support/servers.js'
+import { untilSent } from './support/untilSent.js'
 
 /**
  * Uploads cut by the 504 on one keep-alive connection (review of the two
@@ -12,23 +13,6 @@ import { deferred, listen, majors, type Running } from './support/servers.js'
  * 20's destroy, which has no signal to abort — and a reader that stops
  * partway must not leave one 'close' listener per request on the connection.
  */
-
-/** Resolves once `socket` has sent `text` (in what it sends from now on). */
-function until(socket: Socket, text: string): Promise<void> {
-  return new Promise((resolve, reject) => {
-    let got = ''
-    const onData = (data: string) => {
-      got += data
-      if (!got.includes(text)) return
-      socket.off('data', onData)
-      socket.off('close', onClose)
-      resolve()
-    }
-    const onClose = () => reject(new Error(`closed after ${JSON.stringify(got)}`))
-    socket.on('data', onData)
-    socket.on('close', onClose)
-  })
-}
 
 function open(server: Running): Socket {
   const socket = connect(Number(new URL(server.url).port), '127.0.0.1')
@@ -69,7 +53,7 @@ describe.each(majors)('uploads cut by the 504 on a keep-alive connection ($name)
     server = await listen(app)
     const socket = open(server)
     socket.write(head(50))
-    await until(socket, 'deadline_exceeded')
+    await untilSent(socket, 'deadline_exceeded')
     if (how === 'client-leaves') socket.destroy()
     const result = await closed.promise
     socket.destroy()
@@ -112,7 +96,7 @@ describe.each(majors)('uploads cut by the 504 on a keep-alive connection ($name)
       const socket = open(server)
       const counts: number[] = []
       for (let i = 0; i < 12; i++) {
-        const answered = until(socket, 'deadline_exceeded')
+        const answered = untilSent(socket, 'deadline_exceeded')
         socket.write(head(30))
         await answered
         socket.write(`${'b'.repeat(192)}"}`)

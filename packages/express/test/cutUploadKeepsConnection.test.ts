@@ -1,9 +1,10 @@
-import { connect, type Socket } from 'node:net'
+import { connect } from 'node:net'
 import { Writable } from 'node:stream'
 import { pipeline } from 'node:stream/promises'
 import { afterEach, describe, expect, it } from 'vitest'
 import { deadline, deadlineErrors } from '../src/index.js'
 import { deferred, listen, majors, type Running } from './support/servers.js'
+import { untilSent } from './support/untilSent.js'
 
 /**
  * A 504 written while the upload is still coming, in a handler that reads
@@ -23,24 +24,6 @@ describe.each(majors)('a 504 mid-upload to a handler piping the body ($name)', (
   })
 
   const HALF = 256 * 1024
-
-  /** Resolves with everything `socket` has sent once it includes `text`. */
-  function until(socket: Socket, text: string, seen = ''): Promise<string> {
-    if (seen.includes(text)) return Promise.resolve(seen)
-    return new Promise((resolve, reject) => {
-      let got = seen
-      const onData = (data: string) => {
-        got += data
-        if (!got.includes(text)) return
-        socket.off('data', onData)
-        socket.off('close', onClose)
-        resolve(got)
-      }
-      const onClose = () => reject(new Error(`closed after ${JSON.stringify(got)}`))
-      socket.on('data', onData)
-      socket.on('close', onClose)
-    })
-  }
 
   it('leaves the keep-alive connection serving: the rest of the upload is dropped and a pipelined request after it is answered', async () => {
     const cut = deferred<unknown>()
@@ -81,7 +64,7 @@ describe.each(majors)('a 504 mid-upload to a handler piping the body ($name)', (
         'x-deadline-remaining-ms: 50\r\n\r\n',
     )
     socket.write(Buffer.alloc(HALF, 'a'))
-    const first = await until(socket, '"deadline_exceeded"')
+    const first = await untilSent(socket, '"deadline_exceeded"')
     expect(first.split('\r\n')[0]).toBe('HTTP/1.1 504 Gateway Timeout')
     expect((await cut.promise) as Error).toMatchObject({ name: 'AbortError' })
     // The rest of the upload, then the next request on the same connection.
@@ -89,7 +72,7 @@ describe.each(majors)('a 504 mid-upload to a handler piping the body ($name)', (
     socket.write(Buffer.alloc(HALF, 'b'))
     socket.write('GET /next HTTP/1.1\r\nHost: x\r\n\r\n')
     // Broken, nothing more came on the socket: the test's own timeout fails it.
-    const next = await until(socket, 'next ok', rest)
+    const next = await untilSent(socket, 'next ok', rest)
     expect(next).toContain('HTTP/1.1 200 OK')
     expect(server.connections).toHaveLength(1)
     socket.destroy()

@@ -1,10 +1,11 @@
-import { connect, type Socket } from 'node:net'
+import { connect } from 'node:net'
 import { Writable } from 'node:stream'
 import { pipeline } from 'node:stream/promises'
 import type { ErrorRequestHandler, Request } from 'express'
 import { afterEach, describe, expect, it } from 'vitest'
 import { deadline, deadlineErrors } from '../src/index.js'
 import { deferred, listen, majors, type Running } from './support/servers.js'
+import { untilSent } from './support/untilSent.js'
 
 /**
  * The 504 goes out while the upload is still arriving, then the client
@@ -23,23 +24,6 @@ describe.each(majors)('a client leaving mid-upload after the 504 ($name)', (majo
     await server?.close()
     server = undefined
   })
-
-  /** Resolves once `socket` has sent `text`. */
-  function until(socket: Socket, text: string): Promise<string> {
-    return new Promise((resolve, reject) => {
-      let got = ''
-      const onData = (data: string) => {
-        got += data
-        if (!got.includes(text)) return
-        socket.off('data', onData)
-        socket.off('close', onClose)
-        resolve(got)
-      }
-      const onClose = () => reject(new Error(`closed after ${JSON.stringify(got)}`))
-      socket.on('data', onData)
-      socket.on('close', onClose)
-    })
-  }
 
   async function leaveAfterAnswer(read: ((req: Request) => Promise<unknown>) | 'json') {
     const failed = deferred<unknown>()
@@ -85,7 +69,7 @@ describe.each(majors)('a client leaving mid-upload after the 504 ($name)', (majo
       'POST /upload HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n' +
         'Content-Length: 200\r\nx-deadline-remaining-ms: 50\r\n\r\n{"a":"',
     )
-    const answer = await until(socket, '"deadline_exceeded"')
+    const answer = await untilSent(socket, '"deadline_exceeded"')
     expect(answer.split('\r\n')[0]).toBe('HTTP/1.1 504 Gateway Timeout')
     socket.destroy()
     // Before, this never settled: the test's own timeout failed it.
