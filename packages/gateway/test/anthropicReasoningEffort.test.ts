@@ -3,6 +3,7 @@ import { reply } from '@hourglass/testkit'
 import type OpenAI from 'openai'
 import { afterEach, describe, expect, it } from 'vitest'
 import { fakeProvider, fallback, type Harness, startHarness } from './support/harness.js'
+import { type ReasoningMessage, readReasoning } from './support/reasoning.js'
 
 /**
  * Claude thinks only when the request turns thinking on (`thinking: {type:
@@ -13,8 +14,6 @@ import { fakeProvider, fallback, type Harness, startHarness } from './support/ha
  * did. `reasoning_effort` now turns it on: a client of the official `openai`
  * package gets Claude's thinking as it gets DeepSeek's.
  */
-type Message = OpenAI.ChatCompletionMessage & { reasoning_content?: unknown }
-type Delta = OpenAI.ChatCompletionChunk.Choice.Delta & { reasoning_content?: string }
 
 const THOUGHT = 'weighing the options'
 const ASK = { messages: [{ role: 'user' as const, content: 'A or B?' }] }
@@ -57,7 +56,7 @@ describe('reasoning_effort to an Anthropic-backed model', () => {
         ...ASK,
         reasoning_effort: 'low',
       })
-      const message = whole.choices[0]!.message as Message
+      const message = whole.choices[0]!.message as ReasoningMessage
       expect(message.content).toBe('Pick B.')
       expect(message.reasoning_content).toBe(THOUGHT)
       expect(fake.requests[0]!.body).toMatchObject(thinking)
@@ -68,13 +67,7 @@ describe('reasoning_effort to an Anthropic-backed model', () => {
         reasoning_effort: 'low',
         stream: true,
       })
-      let reasoning = ''
-      let content = ''
-      for await (const chunk of stream) {
-        const delta = chunk.choices[0]?.delta as Delta | undefined
-        reasoning += delta?.reasoning_content ?? ''
-        content += delta?.content ?? ''
-      }
+      const { reasoning, content } = await readReasoning(stream)
       expect(reasoning).toBe(THOUGHT)
       expect(content).toBe('Pick B.')
       expect(fake.requests[1]!.body).toMatchObject({ ...thinking, stream: true })
@@ -86,7 +79,7 @@ describe('reasoning_effort to an Anthropic-backed model', () => {
     fake.setReply(reply.text('Pick B.', { thinking: THOUGHT, signature: 'sig-1' }))
     for (const effort of [{}, { reasoning_effort: 'none' as const }]) {
       const whole = await client.chat.completions.create({ model: 'm', ...ASK, ...effort })
-      const message = whole.choices[0]!.message as Message
+      const message = whole.choices[0]!.message as ReasoningMessage
       expect(message.content).toBe('Pick B.')
       expect(message.reasoning_content).toBeUndefined()
       // "Pick B." is 3 tokens: the thinking's are not billed.

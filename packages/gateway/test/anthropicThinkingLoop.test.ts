@@ -3,6 +3,7 @@ import { reply } from '@hourglass/testkit'
 import type OpenAI from 'openai'
 import { afterEach, describe, expect, it } from 'vitest'
 import { fakeProvider, fallback, type Harness, startHarness } from './support/harness.js'
+import type { ReasoningMessage } from './support/reasoning.js'
 
 /**
  * `reasoning_effort` to Claude in a tool loop, as the official `openai`
@@ -14,7 +15,6 @@ import { fakeProvider, fallback, type Harness, startHarness } from './support/ha
  * second request. That request now goes without thinking; the next user
  * message thinks again.
  */
-type Message = OpenAI.ChatCompletionMessage & { reasoning_content?: unknown }
 
 const tools: OpenAI.ChatCompletionTool[] = [
   { type: 'function', function: { name: 'weather', parameters: { type: 'object' } } },
@@ -63,19 +63,19 @@ describe('reasoning_effort to Claude, turn by turn', () => {
           max_tokens: 8000,
           reasoning_effort: 'low',
         })
-      const first = (await ask()).choices[0]!.message as Message
+      const first = (await ask()).choices[0]!.message as ReasoningMessage
       expect(first.reasoning_content).toBe('I should call weather')
       messages.push(first as OpenAI.ChatCompletionMessageParam)
       messages.push({ role: 'tool', tool_call_id: first.tool_calls![0]!.id, content: '18C rain' })
 
-      const second = (await ask()).choices[0]!.message as Message
+      const second = (await ask()).choices[0]!.message as ReasoningMessage
       expect(second.content).toBe('It rains.')
       expect(second.reasoning_content).toBeUndefined()
       expect(fake.requests[1]!.body).not.toHaveProperty('thinking')
 
       messages.push(second as OpenAI.ChatCompletionMessageParam)
       messages.push({ role: 'user', content: 'And in Rome?' })
-      const third = (await ask()).choices[0]!.message as Message
+      const third = (await ask()).choices[0]!.message as ReasoningMessage
       expect(third.reasoning_content).toBe('Rome is warm')
       expect(fake.requests[2]!.body).toHaveProperty('thinking')
     })

@@ -3,6 +3,7 @@ import { type FakeProvider, reply, startFakeProvider } from '@hourglass/testkit'
 import type OpenAI from 'openai'
 import { afterEach, describe, expect, it } from 'vitest'
 import { fakeProvider, fallback, type Harness, startHarness } from './support/harness.js'
+import { type ReasoningMessage, readReasoning } from './support/reasoning.js'
 
 /**
  * Gemini sends its thought summaries only to a request that sets
@@ -13,8 +14,6 @@ import { fakeProvider, fallback, type Harness, startHarness } from './support/ha
  * client of the official `openai` package gets the thinking as it gets
  * DeepSeek's.
  */
-type Message = OpenAI.ChatCompletionMessage & { reasoning_content?: unknown }
-type Delta = OpenAI.ChatCompletionChunk.Choice.Delta & { reasoning_content?: string }
 
 describe('reasoning_effort to a Gemini-backed model', () => {
   let fake: FakeProvider | undefined
@@ -48,7 +47,7 @@ describe('reasoning_effort to a Gemini-backed model', () => {
       messages: [{ role: 'user', content: 'A or B?' }],
       reasoning_effort: 'low',
     })
-    const message = whole.choices[0]!.message as Message
+    const message = whole.choices[0]!.message as ReasoningMessage
     expect(message.content).toBe('Pick B.')
     expect(message.reasoning_content).toBe(THOUGHT)
     expect(whole.usage?.completion_tokens_details?.reasoning_tokens).toBeGreaterThan(0)
@@ -62,13 +61,7 @@ describe('reasoning_effort to a Gemini-backed model', () => {
       reasoning_effort: 'low',
       stream: true,
     })
-    let reasoning = ''
-    let content = ''
-    for await (const chunk of stream) {
-      const delta = chunk.choices[0]?.delta as Delta | undefined
-      reasoning += delta?.reasoning_content ?? ''
-      content += delta?.content ?? ''
-    }
+    const { reasoning, content } = await readReasoning(stream)
     expect(reasoning).toBe(THOUGHT)
     expect(content).toBe('Pick B.')
   })
@@ -80,7 +73,7 @@ describe('reasoning_effort to a Gemini-backed model', () => {
       model: 'm',
       messages: [{ role: 'user', content: 'A or B?' }],
     })
-    const message = whole.choices[0]!.message as Message
+    const message = whole.choices[0]!.message as ReasoningMessage
     expect(message.content).toBe('Pick B.')
     expect(message.reasoning_content).toBeUndefined()
     // Billed all the same.
