@@ -45,7 +45,10 @@ export function keepDeadlineHeaderCurrent(headers: unknown, deadline: Deadline):
  * of them kept past the call (a `MockAgent`'s call history holds the very
  * object) says what was sent, not what is left now (nothing, once the
  * deadline is disposed). A flag, not plain values again: redefining them
- * doubled the cost of an attempt's headers.
+ * doubled the cost of an attempt's headers. For an attempt that succeeded
+ * only (`sendAttempt`): one that failed may still be resent beneath (undici's
+ * retry interceptor resumes a broken body after its back-off, past the
+ * deadline that ended the call), and that send is told what is left then.
  */
 export function settleDeadlineHeader(headers: unknown): void {
   if (typeof headers === 'object' && headers !== null) (headers as Target)[SETTLED] = true
@@ -72,7 +75,11 @@ const SETTLED = Symbol('@hourglass/fetch.headersSettled')
 /**
  * Shared accessors, `this` the headers object: no closure per attempt
  * (measured: ~0.9 µs an attempt this way, over 3 µs with a getter made per
- * attempt and plain values put back at its end).
+ * attempt and plain values put back at its end). A layer beneath that writes
+ * the header in place (an interceptor capping the budget it passes on:
+ * `opts.headers['x-deadline-remaining-ms'] = '1000'`, `Object.assign`) sets
+ * a plain value there, as before: with a getter alone the write threw a
+ * TypeError in strict code and the request failed.
  */
 const REMAINING: PropertyDescriptor = {
   get(this: Target) {
@@ -81,6 +88,9 @@ const REMAINING: PropertyDescriptor = {
     const value = ms === undefined ? undefined : String(ms)
     this[LAST_REMAINING] = value
     return value
+  },
+  set(this: Target, value: unknown) {
+    overwrite(this, DEADLINE_HEADER, value)
   },
   enumerable: true,
   configurable: true,
@@ -93,6 +103,22 @@ const GRPC: PropertyDescriptor = {
     this[LAST_GRPC] = value
     return value
   },
+  set(this: Target, value: unknown) {
+    overwrite(this, GRPC_TIMEOUT_HEADER, value)
+  },
   enumerable: true,
   configurable: true,
+}
+
+/** The header named `name` made a plain value again, `value` (in an array: its value slot). */
+function overwrite(target: Target, name: string, value: unknown): void {
+  const plain = { value, writable: true, enumerable: true, configurable: true }
+  if (!Array.isArray(target)) {
+    Object.defineProperty(target, name, plain)
+    return
+  }
+  // The setter does not say which slot it was called for: each of ours named so.
+  for (let i = 0; i + 1 < target.length; i += 2) {
+    if (target[i] === name) Object.defineProperty(target, String(i + 1), plain)
+  }
 }

@@ -59,6 +59,12 @@ export function withDeadlineHeader(
     // Values as given (undici checks them), so typed as undici's record only here.
     return { headers: withOurs(headers, headerMs, drop) as NonNullable<Headers>, headerMs }
   }
+  if (headers == null && headerMs !== undefined) {
+    // A record, as for pairs (below): a flat array spread by undici's retry
+    // interceptor into its resume (`{ ...headers, range }`) sent headers
+    // named `0` and `1`, and no deadline.
+    return { headers: { [DEADLINE_HEADER]: String(headerMs) }, headerMs }
+  }
   if (headers && typeof headers === 'object' && !Array.isArray(headers)) {
     // An iterable of pairs (a record went above).
     const record = pairsAsRecord(headers as Iterable<unknown>, headerMs, drop)

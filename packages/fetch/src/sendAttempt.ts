@@ -44,12 +44,14 @@ export function sendAttempt(
   // Read during the dispatch (undici builds its request there) as written,
   // the value the attempt's event names; read later — a layer beneath that
   // sends these options again after a back-off, or builds its request only
-  // after a lookup — as what is left then; once the attempt is over, as
+  // after a lookup — as what is left then; once the attempt has succeeded, as
   // what went out last.
   const deadline = attempt.init.deadline
   if (headerMs !== undefined && deadline !== undefined) {
     keepDeadlineHeaderCurrent(headers, deadline)
-    attempt.onFinish(() => settleDeadlineHeader(headers))
+    attempt.onFinish((ended) => {
+      if (ended.error === undefined) settleDeadlineHeader(headers)
+    })
   }
   return accepted
 }

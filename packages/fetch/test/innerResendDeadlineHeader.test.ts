@@ -2,7 +2,7 @@ import { once } from 'node:events'
 import { createServer, type IncomingHttpHeaders, type ServerResponse } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { Deadline, ManualClock } from '@hourglass/core'
-import { Agent, interceptors, MockAgent, RetryAgent, request } from 'undici'
+import { Agent, type Dispatcher, interceptors, MockAgent, RetryAgent, request } from 'undici'
 import { describe, expect, it } from 'vitest'
 import { createFetch, deadlineInterceptor } from '../src/index.js'
 import { useCleanup } from './support/useCleanup.js'
@@ -136,6 +136,91 @@ describe('a request a layer beneath sends again carries what is left then', () =
     // What writeDeadline writes then: none for a dark-mode deadline that has passed.
     expect(server.seen.map((h) => h['x-deadline-remaining-ms'])).toEqual(['500', undefined])
   })
+})
+
+describe('the headers beneath, after review', () => {
+  it('an interceptor beneath that writes the header in place (capping the budget it passes on) sends what it wrote', async () => {
+    const clock = new ManualClock()
+    const server = await serve(clock, 0, (res) => res.end('ok'))
+    const capBudget: Dispatcher.DispatcherComposeInterceptor = (dispatch) => (opts, handler) => {
+      // After a turn of the loop (a token awaited), as an async interceptor would.
+      setImmediate(() => {
+        const headers = opts.headers as Record<string, string>
+        headers['x-deadline-remaining-ms'] = '1000'
+        Object.assign(headers, { authorization: 'Bearer t' })
+        dispatch(opts, handler)
+      })
+      return true
+    }
+    const agent = keep(new Agent())
+    const res = await request(`${server.url}/item`, {
+      dispatcher: agent.compose(capBudget, deadlineInterceptor()),
+      deadline: Deadline.after(5000, { clock }),
+      headers: { accept: 'x' },
+    } as never)
+    // Before: a TypeError, the header having a getter only.
+    expect(res.statusCode).toBe(200)
+    await res.body.text()
+    expect(server.seen[0]).toMatchObject({
+      'x-deadline-remaining-ms': '1000',
+      authorization: 'Bearer t',
+    })
+  })
+
+  for (const given of ['a record', 'no headers'] as const) {
+    it(`undici's resume of a broken body, sent after the deadline ended the call, is told nothing is left (${given})`, async () => {
+      const clock = new ManualClock()
+      const seen: IncomingHttpHeaders[] = []
+      let sentResume = () => {}
+      const resumed = new Promise<void>((resolve) => {
+        sentResume = resolve
+      })
+      const server = createServer((req, res) => {
+        seen.push(req.headers)
+        if (seen.length === 1) {
+          res.writeHead(200, { 'content-length': '10', etag: '"v1"' })
+          res.write('01234', () => res.socket?.destroy())
+        } else {
+          res.writeHead(206, {
+            'content-range': 'bytes 5-9/10',
+            'content-length': '5',
+            etag: '"v1"',
+          })
+          res.end('56789')
+          sentResume()
+        }
+      })
+      server.listen(0, '127.0.0.1')
+      await once(server, 'listening')
+      keep({ close: () => void server.close() })
+      const deadline = Deadline.after(300, { clock })
+      const agent = keep(new Agent())
+      const retry = interceptors.retry({
+        errorCodes: ['UND_ERR_SOCKET', 'ECONNRESET'],
+        // The deadline ends while undici waits to resume (its back-off).
+        retry: (_error, _context, resume) => {
+          clock.advance(400)
+          setImmediate(() => resume(null))
+        },
+      })
+      const res = await request(`http://127.0.0.1:${(server.address() as AddressInfo).port}/f`, {
+        dispatcher: agent.compose(retry, deadlineInterceptor()),
+        deadline,
+        ...(given === 'a record' ? { headers: { accept: 'x' } } : {}),
+      } as never)
+      const read = await res.body.text().then(
+        () => 'read',
+        (e: { code?: string }) => e.code,
+      )
+      expect(read).toBe('DEADLINE_EXCEEDED')
+      await resumed
+      // Before: the first send's 300 (settled as the attempt failed); with no
+      // headers, none at all, and headers named "0" and "1" (a flat array spread).
+      expect(seen.map((h) => h['x-deadline-remaining-ms'])).toEqual(['300', '0'])
+      expect(seen[1]).not.toHaveProperty('0')
+      expect(seen[1]?.range).toBe('bytes=5-9')
+    })
+  }
 })
 
 /** A header's value in a record or a flat [name, value, …] array, as undici was handed them. */
