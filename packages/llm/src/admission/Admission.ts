@@ -409,9 +409,12 @@ export class Admission {
           // stagger when an earlier one met the limit again waits out the new
           // cooldown, and the next probe's success released every such
           // follower in the same instant (10 of 10 at +0 ms).
-          const opened = slots.find((slot, i) => slot.reopened !== seen[i])
+          const chosen = lanes[choice.index] as Lane
+          const opened = slots.find(
+            (slot, i) => slot.reopened !== seen[i] && chosen.includes(slot),
+          )
+          seen = slots.map((s) => s.reopened)
           if (opened !== undefined && this.#staggerMs > 0) {
-            seen = slots.map((s) => s.reopened)
             const spreadMs = followerDelayMs(opened, place, this.#staggerMs)
             const left = enforcedRemaining(deadline) - neededMs
             const jitterMs = Math.min(spreadMs, Math.max(0, left))
@@ -427,6 +430,8 @@ export class Admission {
             // Somebody waiting longer sends the probe; wait for it with the rest.
             seen = slots.map((s) => s.reopened)
             heldBack = true
+            // Kept for it on one slot, kept for another on the next: hand its own on.
+            passProbes(slots, place)
             await wait(Math.min(this.#probeLeaseMs, MAX_TIMER_MS), {
               ...until,
               wakeOn: (wake) => onChange(slots, wake, place),
