@@ -61,8 +61,8 @@ export function shieldSocket(req: IncomingMessage): void {
  * socket is kept for the connection's next request, so the handler stayed
  * stuck in its read until the client closed the keep-alive connection (its
  * `finally` never ran while the connection stayed busy). So Node's own
- * destroy runs with the socket unset for the call, as `pipeline` leaves a
- * server request it destroys: its branch without a socket still emits
+ * destroy runs with the socket read as already destroyed for the call: its
+ * branch that leaves the socket alone still emits
  * 'aborted' for a body cut short (`dropCutUpload` drops the rest of it),
  * aborts Node 24's `req.signal`, and completes on the next tick.
  */
@@ -73,10 +73,23 @@ function destroyRequestOnly(
 ): void {
   const request = this as { socket: Socket | null }
   const view = request.socket
-  request.socket = null
+  // Not null: Node emits 'aborted' (and on Node 24 aborts `req.signal`)
+  // inside its destroy, and a listener reading `req.ip` or
+  // `req.socket.remoteAddress` then threw, failing the request with that
+  // TypeError. A view that reads as destroyed skips Node's socket branch the same.
+  request.socket = view === null ? null : destroyedView(view)
   try {
     IncomingMessage.prototype._destroy.call(this, error, callback)
   } finally {
     request.socket = view
   }
+}
+
+/** `socket` as it is, but for `destroyed`, which reads true. */
+function destroyedView(socket: Socket): Socket {
+  return new Proxy(socket, {
+    get(target, property) {
+      return property === 'destroyed' ? true : Reflect.get(target, property)
+    },
+  })
 }

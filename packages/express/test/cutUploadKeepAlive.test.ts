@@ -74,6 +74,33 @@ describe.each(majors)('uploads cut by the 504 on a keep-alive connection ($name)
     },
   )
 
+  it("an 'aborted' listener of a request destroyed after the 504 still reads req.ip", async () => {
+    const seen = deferred<unknown[]>()
+    const app = major.app()
+    app.use(deadline({ reserveMs: 0 }))
+    app.post(
+      '/upload',
+      major.route(async (req, res) => {
+        const read: unknown[] = []
+        req.on('error', () => {})
+        req.on('data', () => {})
+        // A log line for the cut upload, as a handler writes one.
+        req.on('aborted', () => read.push(req.ip))
+        req.on('close', () => seen.resolve(read))
+        res.on('finish', () => req.destroy())
+        await new Promise(() => {})
+      }),
+    )
+    app.use(deadlineErrors())
+    server = await listen(app)
+    const socket = open(server)
+    socket.write(head(50))
+    await untilSent(socket, 'deadline_exceeded')
+    // Before: req.socket was null inside Node's destroy, and req.ip threw.
+    expect(await seen.promise).toEqual([expect.stringMatching(/127\.0\.0\.1$/)])
+    socket.destroy()
+  })
+
   it('a reader that stops partway leaves no listener per cut upload on the connection', async () => {
     const app = major.app()
     app.use(deadline({ reserveMs: 0 }))
