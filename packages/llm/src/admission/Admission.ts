@@ -410,9 +410,7 @@ export class Admission {
           // cooldown, and the next probe's success released every such
           // follower in the same instant (10 of 10 at +0 ms).
           const chosen = lanes[choice.index] as Lane
-          const opened = slots.find(
-            (slot, i) => slot.reopened !== seen[i] && chosen.includes(slot),
-          )
+          const opened = slots.find((slot, i) => slot.reopened !== seen[i] && chosen.includes(slot))
           seen = slots.map((s) => s.reopened)
           if (opened !== undefined && this.#staggerMs > 0) {
             const spreadMs = followerDelayMs(opened, place, this.#staggerMs)
@@ -430,8 +428,10 @@ export class Admission {
             // Somebody waiting longer sends the probe; wait for it with the rest.
             seen = slots.map((s) => s.reopened)
             heldBack = true
-            // Kept for it on one slot, kept for another on the next: hand its own on.
-            passProbes(slots, place)
+            // A probe kept for it on another slot stays kept: handed on here,
+            // the next in line kept it for this caller again (it can go) and
+            // woke it, which handed it on again — two waiters passing one
+            // probe back and forth without end, the event loop never turning.
             await wait(Math.min(this.#probeLeaseMs, MAX_TIMER_MS), {
               ...until,
               wakeOn: (wake) => onChange(slots, wake, place),
