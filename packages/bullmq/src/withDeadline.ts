@@ -230,10 +230,27 @@ export function withDeadline<
 
   // Three declared parameters: BullMQ passes its AbortSignal only to a
   // processor whose `length` is at least 3.
-  const wrapped = async (
+  //
+  // The whole attempt runs outside the context the worker was made in:
+  // everything a worker starts keeps it, and a worker made where it is first
+  // needed (a request handler, a gRPC handler, a job) ran every job without
+  // a deadline of its own under that request's — long over — so its
+  // createFetch, callModel and gRPC calls were refused as out of time. Not
+  // the processor alone: the job's deadline is made here, and its timer
+  // keeps the context it was armed in, so at the job's expiry its signal's
+  // `abort` listeners, and all they started (a cleanup call, a log line),
+  // ran under that request's deadline and request id; so did the `start`
+  // and `end` messages (a tracer tagged every job with that request's id).
+  // A job starts from a clean context: none, or its own deadline.
+  const wrapped = (
     job: Job<DataType, ResultType, NameType>,
     token?: string,
     signal?: AbortSignal,
+  ): Promise<ResultType> => runOutsideContext(() => runAttempt(job, token, signal))
+  const runAttempt = async (
+    job: Job<DataType, ResultType, NameType>,
+    token: string | undefined,
+    signal: AbortSignal | undefined,
   ): Promise<ResultType> => {
     // A malformed deadline is run as none (failing the job for its options
     // would turn a format slip into lost work), but not silently.
@@ -243,13 +260,8 @@ export function withDeadline<
     const stored = fromSchedulerTemplate(job, onMalformed)
       ? undefined
       : readStoredDeadline(job.opts, onMalformed)
-    // Outside the context the worker was made in: everything a worker starts
-    // keeps it, and a worker made where it is first needed (a request handler,
-    // a gRPC handler, a job) ran every job without a deadline of its own under
-    // that request's — long over — so its createFetch, callModel and gRPC
-    // calls were refused as out of time. A job starts from a clean context:
-    // none, or its own deadline.
-    if (!stored) return runOutsideContext(() => processor(job, token, signal))
+    // No deadline: as before, in the clean context `wrapped` set up.
+    if (!stored) return processor(job, token, signal)
 
     const backend = (job as unknown as { backend?: unknown }).backend
     if (backend === undefined) {
@@ -330,8 +342,13 @@ export function withDeadline<
     // So is a force close of the worker under the attempt (`close(true)`):
     // it renews no lock and records nothing of the attempt, and the stall
     // check gives the job to another worker.
+    // Outside the context of whatever told it (the worker's lock renewal
+    // timer, a `close()` caller's request), as the deadline's own expiry: the
+    // signal's `abort` listeners ran under the request that made the worker.
     const unwatch = onLockLost(job, (why) =>
-      deadline.cancel(new JobLockLostError({ jobId: job.id ?? '', queue: job.queueName, why })),
+      runOutsideContext(() =>
+        deadline.cancel(new JobLockLostError({ jobId: job.id ?? '', queue: job.queueName, why })),
+      ),
     )
     const startedAt = clock.now()
     bullmqChannels.start.publish(() => ({ ...about(deadline.remaining()), deadline, attempt }))
@@ -351,10 +368,8 @@ export function withDeadline<
       delayLagMs,
     })
     try {
-      const result = await runOutsideContext(() =>
-        runWithDeadline(deadline, () =>
-          processor(job, token, wantsSignal ? deadline.signal : undefined),
-        ),
+      const result = await runWithDeadline(deadline, () =>
+        processor(job, token, wantsSignal ? deadline.signal : undefined),
       )
       // Returned after the lost lock stopped it: BullMQ throws the result
       // away, and the end says why, as for an attempt that threw.
