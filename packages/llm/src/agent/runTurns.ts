@@ -1,7 +1,7 @@
 import { type Deadline, errorCode, optionError, untilEnded } from '@hourglass/core'
 import { callDeadline, shadowAmbientIfFalse } from '../call/callDeadline.js'
 import { argumentsText } from '../dialects/blocks.js'
-import { roundsAnInteger } from '../dialects/roundedByParsing.js'
+import { rewritesAnInteger } from '../dialects/roundedByParsing.js'
 import { holdsUnsafeInteger } from '../dialects/toolArguments.js'
 import { describeError } from '../errors/describeError.js'
 import { MaxTurnsExceededError } from '../errors/MaxTurnsExceededError.js'
@@ -194,16 +194,15 @@ async function turns(
     // stay pending in the history the error carries.
     if (turn === maxTurns) break
     const results: ContentBlock[] = []
-    const refused = new Set<ContentBlock>()
     for (const call of calls) {
-      const result = await runTool(options, run, turn, call)
-      if (result.type === 'tool_result' && result.content === ROUNDED) refused.add(call)
-      results.push(result)
+      results.push(await runTool(options, run, turn, call))
     }
-    if (refused.size > 0) {
+    // None of them ran (refused for it, or for an unknown tool, unreadable
+    // arguments): back in the history as read, see `withoutText`.
+    if (calls.some(rewrittenByReading)) {
       messages[messages.length - 1] = {
         role: 'assistant',
-        content: response.content.map((b) => (refused.has(b) ? withoutText(b) : b)),
+        content: response.content.map((b) => (rewrittenByReading(b) ? withoutText(b) : b)),
       }
     }
     messages.push({ role: 'tool', content: results })
@@ -243,15 +242,18 @@ async function runTool(
   // act on another number than the model wrote — refund order …992 for
   // …993 — and two calls that differ only there shared one key, so the
   // second read the first's result. The model reads why, and may call again.
-  // Told from the text where the arguments came as text (OpenAI's wire): an
-  // integer literal the parse changed, not a `1e20` the tool takes as a
-  // number. Anthropic's and Gemini's come parsed with the body: a value past
-  // 2^53 may have been rounded, and is refused.
+  // Told from the text where there is one (OpenAI's wire; Anthropic's and
+  // Gemini's where reading changed it): an integer literal that reads, or is
+  // written again, as other digits — an id `1859312345678901248` is a double
+  // exactly, but `/tweets/${id}` said `…901200` —, not a `1e20` the tool
+  // takes as a number. Without text (Anthropic's and Gemini's, parsed with
+  // the body), a value past 2^53 may have been rounded, and is refused.
   if (roundedByReading(call)) {
     return {
       type: 'tool_result',
       toolCallId: call.id,
-      content: ROUNDED,
+      content:
+        'the arguments of this call hold an integer beyond ±2^53, which reading them changed; the tool was not run (pass such a number as a string)',
       isError: true,
     }
   }
@@ -400,21 +402,27 @@ class RunBounds {
 }
 
 /**
- * Whether reading a call's arguments rounded an integer in them (see
+ * Whether reading a call's arguments changed an integer in them (see
  * `runTool`). Told from the text where there is one (OpenAI's wire, and
- * Anthropic's or Gemini's where parsing rounded: `rawArguments`); from the
- * value past 2^53 where there is none.
+ * Anthropic's or Gemini's where reading changed it: `rawArguments`); from
+ * the value past 2^53 where there is none.
  */
 function roundedByReading(call: Extract<ContentBlock, { type: 'tool_call' }>): boolean {
   return call.rawArguments !== undefined
-    ? roundsAnInteger(call.rawArguments)
+    ? rewritesAnInteger(call.rawArguments)
     : typeof call.arguments === 'object' &&
         call.arguments !== null &&
         holdsUnsafeInteger(call.arguments)
 }
 
-const ROUNDED =
-  'the arguments of this call hold an integer beyond ±2^53, which reading them rounded; the tool was not run (pass such a number as a string)'
+/** A tool call whose text holds an integer that reading it changed (`rewritesAnInteger`). */
+function rewrittenByReading(block: ContentBlock): boolean {
+  return (
+    block.type === 'tool_call' &&
+    block.rawArguments !== undefined &&
+    rewritesAnInteger(block.rawArguments)
+  )
+}
 
 /**
  * A call refused for its rounded arguments goes back in the history as read,

@@ -1,6 +1,6 @@
 import { InvalidChatRequestError } from '../errors/InvalidChatRequestError.js'
 import type { ToolCallBlock } from '../types.js'
-import { roundsAnInteger } from './roundedByParsing.js'
+import { rewritesAnInteger } from './roundedByParsing.js'
 
 /**
  * A tool call's arguments as the JSON object Anthropic (`tool_use.input`)
@@ -25,10 +25,10 @@ export function argumentsObject(
       `${provider} takes tool-call arguments only as a JSON object; got ${kindOf(block)}`,
     )
   }
-  if (block.rawArguments !== undefined && roundsAnInteger(block.rawArguments)) {
+  if (block.rawArguments !== undefined && rewritesAnInteger(block.rawArguments)) {
     throw new InvalidChatRequestError(
       field,
-      `holds an integer beyond ±2^53, which ${provider} would get rounded (it takes the arguments as an object, not as text)`,
+      `holds an integer beyond ±2^53, which ${provider} would get with other digits (it takes the arguments as an object, not as text)`,
     )
   }
   return args as Record<string, unknown>

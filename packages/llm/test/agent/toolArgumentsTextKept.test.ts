@@ -105,3 +105,63 @@ describe('runTurns: a call left pending when maxTurns is reached', () => {
     })
   }
 })
+
+describe('runTurns: calls whose integers reading changed', () => {
+  for (const dialect of ['openai', 'anthropic', 'gemini'] as const) {
+    it(`${dialect}: an exact double past 2^53 written with other digits is not run (its string said …901200)`, async () => {
+      const fake = await fakes.start({ dialect })
+      const argumentsJson = '{"id":1859312345678901248}'
+      fake.enqueue(
+        reply.text('', {
+          toolCalls: [{ id: 'c1', name: 'like', arguments: undefined, argumentsJson }],
+        }),
+      )
+      fake.setReply(reply.text('done'))
+      const model = fakes.adapterFor(dialect, fake.baseURL, 'fake-model')
+      const liked: string[] = []
+      const result = await runTurns({
+        operationId: `exact-${dialect}`,
+        messages: [user('like it')],
+        tools: { like: (args) => liked.push(`/tweets/${(args as { id: number }).id}/like`) },
+        call: (messages, { idempotencyKey, signal }) =>
+          callModel({
+            models: [model],
+            request: { messages, maxTokens: 100 },
+            idempotencyKey,
+            signal,
+          }),
+      })
+      expect(liked).toEqual([])
+      expect(result.response.content).toEqual([{ type: 'text', text: 'done' }])
+    })
+  }
+
+  for (const dialect of ['anthropic', 'gemini'] as const) {
+    it(`${dialect}: an unknown tool called with a rounded integer does not stop the next turn`, async () => {
+      const fake = await fakes.start({ dialect })
+      const argumentsJson = '{"order":9007199254740993}'
+      fake.enqueue(
+        reply.text('', {
+          toolCalls: [{ id: 'c1', name: 'refnd', arguments: undefined, argumentsJson }],
+        }),
+      )
+      fake.setReply(reply.text('done'))
+      const model = fakes.adapterFor(dialect, fake.baseURL, 'fake-model')
+      // Before: InvalidChatRequestError on turn 2, the call's text kept in the history.
+      const result = await runTurns({
+        operationId: `unknown-${dialect}`,
+        messages: [user('refund it')],
+        tools: { refund: () => 'done' },
+        call: (messages, { idempotencyKey, signal }) =>
+          callModel({
+            models: [model],
+            request: { messages, maxTokens: 100 },
+            idempotencyKey,
+            signal,
+          }),
+      })
+      expect(result.response.content).toEqual([{ type: 'text', text: 'done' }])
+      expect(JSON.stringify(fake.requests[1]?.body)).toContain('unknown tool')
+    })
+  }
+})
