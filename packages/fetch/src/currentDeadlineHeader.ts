@@ -30,8 +30,8 @@ export function keepDeadlineHeaderCurrent(headers: unknown, deadline: Deadline):
   if (Array.isArray(headers)) {
     // Ours are the pairs named exactly so (any of the caller's were dropped under a deadline).
     for (let i = 0; i + 1 < headers.length; i += 2) {
-      if (headers[i] === DEADLINE_HEADER) current(target, String(i + 1), false)
-      else if (headers[i] === GRPC_TIMEOUT_HEADER) current(target, String(i + 1), true)
+      if (headers[i] === DEADLINE_HEADER) current(target, i + 1, false)
+      else if (headers[i] === GRPC_TIMEOUT_HEADER) current(target, i + 1, true)
     }
     return
   }
@@ -45,20 +45,29 @@ export function keepDeadlineHeaderCurrent(headers: unknown, deadline: Deadline):
  * of them kept past the call (a `MockAgent`'s call history holds the very
  * object) says what was sent, not what is left now (nothing, once the
  * deadline is disposed). A flag, not plain values again: redefining them
- * doubled the cost of an attempt's headers. For an attempt that succeeded
- * only (`sendAttempt`): one that failed may still be resent beneath (undici's
- * retry interceptor resumes a broken body after its back-off, past the
- * deadline that ended the call), and that send is told what is left then.
+ * doubled the cost of an attempt's headers. An attempt the deadline ended
+ * keeps what the deadline writes now (`0`; none in dark mode), which no
+ * longer changes: undici's retry interceptor may still resume its broken
+ * body beneath after a back-off, past the deadline that ended the call, and
+ * that send is told nothing is left, not the first send's budget.
  */
-export function settleDeadlineHeader(headers: unknown): void {
-  if (typeof headers === 'object' && headers !== null) (headers as Target)[SETTLED] = true
+export function settleDeadlineHeader(headers: unknown, deadline: Deadline): void {
+  if (typeof headers !== 'object' || headers === null) return
+  const target = headers as Target
+  if (deadline.expired) {
+    const ms = writeDeadline({}, deadline)
+    target[LAST_REMAINING] = ms === undefined ? undefined : String(ms)
+    target[LAST_GRPC] = ms === undefined ? undefined : grpcTimeoutValue(ms)
+  }
+  target[SETTLED] = true
 }
 
 type Target = Record<string | symbol, unknown>
 
-function current(target: Target, key: string, grpc: boolean): void {
+function current(target: Target, key: string | number, grpc: boolean): void {
   target[grpc ? LAST_GRPC : LAST_REMAINING] = target[key]
-  Object.defineProperty(target, key, grpc ? GRPC : REMAINING)
+  const descriptor = typeof key === 'number' ? slotDescriptor(key, grpc) : grpc ? GRPC : REMAINING
+  Object.defineProperty(target, key, descriptor)
 }
 
 /**
@@ -82,43 +91,67 @@ const SETTLED = Symbol('@hourglass/fetch.headersSettled')
  * TypeError in strict code and the request failed.
  */
 const REMAINING: PropertyDescriptor = {
-  get(this: Target) {
-    if (this[SETTLED] === true) return this[LAST_REMAINING]
-    const ms = writeDeadline({}, this[DEADLINE_OF] as Deadline)
-    const value = ms === undefined ? undefined : String(ms)
-    this[LAST_REMAINING] = value
-    return value
-  },
+  get: remainingNow,
   set(this: Target, value: unknown) {
-    overwrite(this, DEADLINE_HEADER, value)
+    Object.defineProperty(this, DEADLINE_HEADER, plain(value))
   },
   enumerable: true,
   configurable: true,
 }
 const GRPC: PropertyDescriptor = {
-  get(this: Target) {
-    if (this[SETTLED] === true) return this[LAST_GRPC]
-    const ms = writeDeadline({}, this[DEADLINE_OF] as Deadline)
-    const value = ms === undefined ? undefined : grpcTimeoutValue(ms)
-    this[LAST_GRPC] = value
-    return value
-  },
+  get: grpcTimeoutNow,
   set(this: Target, value: unknown) {
-    overwrite(this, GRPC_TIMEOUT_HEADER, value)
+    Object.defineProperty(this, GRPC_TIMEOUT_HEADER, plain(value))
   },
   enumerable: true,
   configurable: true,
 }
 
-/** The header named `name` made a plain value again, `value` (in an array: its value slot). */
-function overwrite(target: Target, name: string, value: unknown): void {
-  const plain = { value, writable: true, enumerable: true, configurable: true }
-  if (!Array.isArray(target)) {
-    Object.defineProperty(target, name, plain)
-    return
+function remainingNow(this: Target): unknown {
+  if (this[SETTLED] === true) return this[LAST_REMAINING]
+  const ms = writeDeadline({}, this[DEADLINE_OF] as Deadline)
+  const value = ms === undefined ? undefined : String(ms)
+  this[LAST_REMAINING] = value
+  return value
+}
+
+function grpcTimeoutNow(this: Target): unknown {
+  if (this[SETTLED] === true) return this[LAST_GRPC]
+  const ms = writeDeadline({}, this[DEADLINE_OF] as Deadline)
+  const value = ms === undefined ? undefined : grpcTimeoutValue(ms)
+  this[LAST_GRPC] = value
+  return value
+}
+
+/**
+ * An array's value slot: a descriptor per index, made once and shared,
+ * whose setter makes its own slot a plain value. Not found by name: an
+ * `unshift` or `splice` beneath moves the array's values through the slot
+ * (a set of the value moved in, while the name is copied along), and a
+ * setter that looked for the slot named so wrote a neighbour's value — a
+ * credential — into the deadline header.
+ */
+function slotDescriptor(index: number, grpc: boolean): PropertyDescriptor {
+  const made = grpc ? GRPC_AT : REMAINING_AT
+  let descriptor = made[index]
+  if (descriptor === undefined) {
+    const key = String(index)
+    descriptor = {
+      get: grpc ? grpcTimeoutNow : remainingNow,
+      set(this: Target, value: unknown) {
+        Object.defineProperty(this, key, plain(value))
+      },
+      enumerable: true,
+      configurable: true,
+    }
+    made[index] = descriptor
   }
-  // The setter does not say which slot it was called for: each of ours named so.
-  for (let i = 0; i + 1 < target.length; i += 2) {
-    if (target[i] === name) Object.defineProperty(target, String(i + 1), plain)
-  }
+  return descriptor
+}
+
+const REMAINING_AT: PropertyDescriptor[] = []
+const GRPC_AT: PropertyDescriptor[] = []
+
+function plain(value: unknown): PropertyDescriptor {
+  return { value, writable: true, enumerable: true, configurable: true }
 }

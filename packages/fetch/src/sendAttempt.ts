@@ -44,14 +44,12 @@ export function sendAttempt(
   // Read during the dispatch (undici builds its request there) as written,
   // the value the attempt's event names; read later — a layer beneath that
   // sends these options again after a back-off, or builds its request only
-  // after a lookup — as what is left then; once the attempt has succeeded, as
-  // what went out last.
+  // after a lookup — as what is left then; once the attempt is over, as
+  // what went out last (`0` if the deadline ended it).
   const deadline = attempt.init.deadline
   if (headerMs !== undefined && deadline !== undefined) {
     keepDeadlineHeaderCurrent(headers, deadline)
-    attempt.onFinish((ended) => {
-      if (ended.error === undefined) settleDeadlineHeader(headers)
-    })
+    attempt.onFinish(() => settleDeadlineHeader(headers, deadline))
   }
   return accepted
 }

@@ -223,6 +223,82 @@ describe('the headers beneath, after review', () => {
   }
 })
 
+describe('array headers beneath, and the history of a failed attempt', () => {
+  async function sentThrough(edit: (headers: string[]) => void, headers: string[]) {
+    const clock = new ManualClock()
+    const server = await serve(clock, 0, (res) => res.end('ok'))
+    const layer: Dispatcher.DispatcherComposeInterceptor = (dispatch) => (opts, handler) => {
+      // After a turn of the loop, as an async interceptor (a token fetched) would.
+      setImmediate(() => {
+        edit(opts.headers as string[])
+        dispatch(opts, handler)
+      })
+      return true
+    }
+    const agent = keep(new Agent())
+    const res = await request(`${server.url}/item`, {
+      dispatcher: agent.compose(layer, deadlineInterceptor()),
+      deadline: Deadline.after(5000, { clock }),
+      headers,
+    } as never)
+    await res.body.text()
+    return server.seen[0]
+  }
+
+  it('a pair unshifted or spliced into a flat array beneath moves the deadline header, not a neighbour into it', async () => {
+    // Before: `x-deadline-remaining-ms: Bearer s3cret`, the credential moved through its slot.
+    const unshifted = await sentThrough(
+      (h) => h.unshift('x-first', 'v'),
+      ['authorization', 'Bearer s3cret'],
+    )
+    expect(unshifted).toMatchObject({
+      'x-deadline-remaining-ms': '5000',
+      authorization: 'Bearer s3cret',
+      'x-first': 'v',
+    })
+    const spliced = await sentThrough(
+      (h) => h.splice(2, 0, 'authorization', 'Bearer t'),
+      ['accept', 'text/plain', 'x-b', 'b'],
+    )
+    expect(spliced).toMatchObject({
+      'x-deadline-remaining-ms': '5000',
+      'x-b': 'b',
+      authorization: 'Bearer t',
+    })
+    const grpc = await sentThrough(
+      (h) => h.unshift('x-first', 'v'),
+      ['grpc-timeout', '10S', 'accept', 'text/plain'],
+    )
+    expect(grpc).toMatchObject({
+      'x-deadline-remaining-ms': '5000',
+      'grpc-timeout': '5000m',
+      accept: 'text/plain',
+    })
+  })
+
+  it("what a MockAgent's history kept of a failed attempt says what was sent, however time moves on", async () => {
+    const clock = new ManualClock()
+    const mock = keep(new MockAgent({ enableCallHistory: true }))
+    mock.disableNetConnect()
+    const pool = mock.get('http://svc.test')
+    pool
+      .intercept({ path: '/item' })
+      .replyWithError(Object.assign(new Error('reset'), { code: 'ECONNRESET' }))
+    pool.intercept({ path: '/item' }).reply(200, 'mocked')
+    const deadline = Deadline.after(3000, { clock })
+    const fetch = keep(createFetch({ dispatcher: mock }))
+    expect(await (await fetch('http://svc.test/item', { deadline })).text()).toBe('mocked')
+    const calls = mock.getCallHistory()?.calls() ?? []
+    const sent = () => calls.map((c) => headerOf(c.headers, 'x-deadline-remaining-ms'))
+    expect(sent()).toEqual(['3000', '3000'])
+    // Before: the failed attempt's read live — 2000, then 0, then none once disposed.
+    clock.advance(1000)
+    expect(sent()).toEqual(['3000', '3000'])
+    deadline.dispose()
+    expect(sent()).toEqual(['3000', '3000'])
+  })
+})
+
 /** A header's value in a record or a flat [name, value, …] array, as undici was handed them. */
 function headerOf(headers: unknown, name: string): unknown {
   if (Array.isArray(headers)) {

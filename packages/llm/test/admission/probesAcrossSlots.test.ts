@@ -1,8 +1,8 @@
 import { Deadline } from '@hourglass/core'
 import { describe, expect, it } from 'vitest'
 import { Admission } from '../../src/admission/Admission.js'
+import type { AdmissionPermit } from '../../src/admission/AdmissionPermit.js'
 import { ProviderLimits } from '../../src/admission/ProviderLimits.js'
-import type { Permit } from '../../src/admission/slot.js'
 import { drive, pause, WaitClock } from '../support/waitClock.js'
 
 /**
@@ -28,7 +28,7 @@ describe('admission, callers waiting on several slots', () => {
     const sent: Record<string, number> = {}
     const call = (name: string, keys: string[], since: number, okAfterMs?: number) =>
       (async () => {
-        const permit: Permit = await admission.acquire({
+        const permit: AdmissionPermit = await admission.acquire({
           provider: 'acme',
           keys,
           model: 'm',
