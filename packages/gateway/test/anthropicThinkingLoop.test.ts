@@ -96,6 +96,9 @@ describe('reasoning_effort to Claude, turn by turn', () => {
       .catch((error: unknown) => error)
     expect(refused).toMatchObject({ status: 400, param: 'messages' })
     expect((refused as Error).message).toContain('prefill')
+    // "messages" is no field a client can remove.
+    expect((refused as Error).message).not.toContain('remove the field')
+    expect((refused as Error).message).toContain('; or route the model elsewhere')
     expect(fake.requests).toHaveLength(0)
   })
 

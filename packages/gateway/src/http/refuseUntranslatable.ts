@@ -47,6 +47,8 @@ export function refuseUntranslatable(
 }
 
 function advice(field: string, maxTokensSent: boolean): string {
+  // A prefill is no field to remove: the refusal already says what to send.
+  if (field === 'messages') return 'or route the model elsewhere'
   if (field !== 'max_tokens') return 'remove the field or route the model elsewhere'
   const raise = 'send a max_tokens above it, a lower reasoning_effort, or route the model elsewhere'
   return maxTokensSent

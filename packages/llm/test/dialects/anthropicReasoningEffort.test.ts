@@ -131,6 +131,64 @@ describe('reasoning_effort to Anthropic', () => {
     expect(body['thinking']).toEqual({ type: 'enabled', budget_tokens: 1024 })
   })
 
+  it('refuses a forced tool call on the models whose thinking is always on (Opus 5.5, Fable 5.1, …)', () => {
+    // docs.claude.com, "What's new in Claude Opus 5.5": forced tool use
+    // returns a 400 on Opus and Sonnet 5.5, Fable and Mythos 5.1 (and later),
+    // adaptive thinking or not; it went out and came back as that 400.
+    const tools = [{ name: 'f', parameters: { type: 'object' } }]
+    const loop = {
+      tools,
+      messages: [
+        user('Weather?'),
+        { role: 'assistant', content: [{ type: 'tool_call', id: 't1', name: 'f', arguments: {} }] },
+        { role: 'tool', content: [{ type: 'tool_result', toolCallId: 't1', content: 'ok' }] },
+      ],
+    } as Partial<ChatRequest>
+    const models = [
+      'claude-opus-5-5',
+      'claude-sonnet-5-5',
+      'claude-fable-5-1',
+      'claude-mythos-5-1',
+      'anthropic.claude-opus-5-5',
+      'claude-opus-6',
+      'claude-fable-5-2',
+    ]
+    for (const model of models) {
+      for (const choice of ['required', { type: 'function', function: { name: 'f' } }]) {
+        const extra = { reasoning_effort: 'high', tool_choice: choice }
+        expect(
+          refusal(() => build(extra, model, { tools })),
+          model,
+        ).toMatchObject({
+          field: 'tool_choice',
+        })
+        // A tool loop's continuation, sent without thinking, thinks all the same there.
+        expect(
+          refusal(() => build(extra, model, loop)),
+          model,
+        ).toMatchObject({
+          field: 'tool_choice',
+        })
+      }
+      expect(
+        build({ reasoning_effort: 'high', tool_choice: 'auto' }, model, { tools }),
+      ).toMatchObject({ thinking: { type: 'adaptive' }, tool_choice: { type: 'auto' } })
+    }
+    // The earlier versions of those lines, and Haiku, take one.
+    for (const model of [
+      'claude-opus-5',
+      'claude-sonnet-5',
+      'claude-fable-5',
+      'claude-haiku-5-5',
+    ]) {
+      const extra = { reasoning_effort: 'high', tool_choice: 'required' }
+      expect(build(extra, model, { tools }), model).toMatchObject({
+        thinking: { type: 'adaptive' },
+        tool_choice: { type: 'any' },
+      })
+    }
+  })
+
   it('brings the thinking back from the fake, which thinks only when asked; unasked, none is billed', async () => {
     const fake = await fakes.start({ dialect: 'anthropic' })
     fake.setReply(reply.text('Pick B.', { thinking: 'weighing it', signature: 'sig' }))

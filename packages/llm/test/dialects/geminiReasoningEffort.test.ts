@@ -80,8 +80,15 @@ describe('reasoning_effort to Gemini', () => {
     expect(thinkingOf({ reasoning_effort: 'none' }, 'gemini-3.1-pro-preview')).toEqual({
       thinkingLevel: 'low',
     })
-    // Gemini 3.8 Flash and Gemini 4 have no minimal level either; Gemini 3.5 Flash has.
-    for (const model of ['gemini-3.8-flash', 'gemini-4-carbon', 'models/gemini-4-neon']) {
+    // Gemini 3.7 and 3.8 Flash and Gemini 4 have no minimal level either
+    // (3.7 Flash: low, medium and high); Gemini 3.5 and 3.6 Flash have.
+    for (const model of [
+      'gemini-3.7-flash',
+      'models/gemini-3.7-flash',
+      'gemini-3.8-flash',
+      'gemini-4-carbon',
+      'models/gemini-4-neon',
+    ]) {
       expect(thinkingOf({ reasoning_effort: 'none' }, model), model).toEqual({
         thinkingLevel: 'low',
       })
@@ -90,9 +97,11 @@ describe('reasoning_effort to Gemini', () => {
         includeThoughts: true,
       })
     }
-    expect(thinkingOf({ reasoning_effort: 'none' }, 'gemini-3.5-flash-lite')).toEqual({
-      thinkingLevel: 'minimal',
-    })
+    for (const model of ['gemini-3.5-flash-lite', 'gemini-3.6-flash']) {
+      expect(thinkingOf({ reasoning_effort: 'none' }, model), model).toEqual({
+        thinkingLevel: 'minimal',
+      })
+    }
     // OpenAI's deepest effort is Gemini 4's deepest level.
     expect(thinkingOf({ reasoning_effort: 'xhigh' }, 'gemini-4-neon')).toEqual({
       thinkingLevel: 'xhigh',

@@ -1,4 +1,5 @@
 import { anthropicErrors } from './errors/anthropicErrors.js'
+import { refusesForcedTool } from './refusesForcedTool.js'
 import type { ErrorReply, ProviderDialect, ProviderRoute } from './types.js'
 
 const DOCS = 'https://docs.claude.com/en/docs/build-with-claude/extended-thinking'
@@ -10,33 +11,49 @@ const DOCS = 'https://docs.claude.com/en/docs/build-with-claude/extended-thinkin
  * off, or is none of these. The fake answered them 200, so a client that
  * sent one passed against it and failed against the API
  * (docs.claude.com, "Extended thinking", "Thinking with tool use"):
- * - a `budget_tokens` below 1,024, or not below `max_tokens`;
+ * - a `budget_tokens` below 1,024, or not below `max_tokens` (but with
+ *   interleaved thinking — the `interleaved-thinking-2025-05-14` beta
+ *   beside tools — where the budget is the whole turn's and may exceed it);
  * - a `temperature` other than 1, a `top_p` below 0.95;
  * - a `tool_choice` that forces a tool (`any`, `tool`) beside a budget
- *   (adaptive thinking takes one: Claude skips the thinking);
+ *   (adaptive thinking takes one: Claude skips the thinking), and on the
+ *   models of `refusesForcedTool`, whose thinking is always on, at all;
  * - an assistant turn in progress that does not start with a thinking
- *   block: a prefill (the last message the assistant's), or a tool loop's
- *   turn (the last message a tool result) whose thinking was not sent back.
+ *   block: a prefill (the last message the assistant's), or, beside a
+ *   budget, a tool loop's turn (the last message a tool result) whose
+ *   thinking was not sent back. Adaptive thinking may skip thinking (it does
+ *   under a forced tool), so a loop's turn without any is continued.
  * Anthropic's own API only, as `anthropicMaxTokensMissing`.
  */
 export function anthropicThinkingRefused(
   dialect: ProviderDialect,
   route: ProviderRoute,
   body: unknown,
+  headers: Record<string, string> = {},
 ): ErrorReply | undefined {
   if (dialect !== 'anthropic' || route !== 'anthropic-messages') return undefined
   if (typeof body !== 'object' || body === null) return undefined
   const json = body as Record<string, unknown>
+  const refuse = (message: string) => anthropicErrors.invalidRequest(message)
+  const toolChoice = (json['tool_choice'] as { type?: unknown } | null | undefined)?.type
+  const forced = toolChoice === 'any' || toolChoice === 'tool'
+  // Whatever `thinking` says: these models think without it.
+  if (forced && refusesForcedTool(json['model'])) {
+    return refuse(FORCED_TOOL)
+  }
   const thinking = json['thinking'] as { type?: unknown; budget_tokens?: unknown } | null
   const type = thinking?.type
   if (type !== 'enabled' && type !== 'adaptive') return undefined
-  const refuse = (message: string) => anthropicErrors.invalidRequest(message)
   if (type === 'enabled' && typeof thinking?.budget_tokens === 'number') {
     if (thinking.budget_tokens < 1024) {
       return refuse('thinking.enabled.budget_tokens: Input should be greater than or equal to 1024')
     }
     const maxTokens = json['max_tokens']
-    if (typeof maxTokens === 'number' && maxTokens <= thinking.budget_tokens) {
+    if (
+      typeof maxTokens === 'number' &&
+      maxTokens <= thinking.budget_tokens &&
+      !interleaved(json, headers)
+    ) {
       return refuse(
         `\`max_tokens\` must be greater than \`thinking.budget_tokens\`. Please consult our documentation at ${DOCS}#max-tokens-and-context-window-size`,
       )
@@ -54,21 +71,32 @@ export function anthropicThinkingRefused(
       `\`top_p\` must be greater than or equal to 0.95 or unset when thinking is enabled. Please consult our documentation at ${DOCS}#feature-compatibility`,
     )
   }
-  const toolChoice = (json['tool_choice'] as { type?: unknown } | null | undefined)?.type
-  if (type === 'enabled' && (toolChoice === 'any' || toolChoice === 'tool')) {
-    return refuse('Thinking may not be enabled when tool_choice forces tool use.')
-  }
-  return unthoughtTurn(json['messages'])
+  if (type === 'enabled' && forced) return refuse(FORCED_TOOL)
+  return unthoughtTurn(json['messages'], type === 'enabled')
+}
+
+const FORCED_TOOL = 'Thinking may not be enabled when tool_choice forces tool use.'
+
+const INTERLEAVED = 'interleaved-thinking-2025-05-14'
+
+/**
+ * Interleaved thinking (the beta header, which may list others, beside
+ * tools): `budget_tokens` is the whole turn's, across its tool calls, and
+ * may exceed `max_tokens` (docs.claude.com, "Interleaved thinking").
+ */
+function interleaved(json: Record<string, unknown>, headers: Record<string, string>): boolean {
+  const betas = (headers['anthropic-beta'] ?? '').split(',').map((beta) => beta.trim())
+  return betas.includes(INTERLEAVED) && Array.isArray(json['tools']) && json['tools'].length > 0
 }
 
 type Message = { role?: unknown; content?: unknown }
 
 /**
- * The assistant turn the request continues — a prefill, or a tool loop's,
- * back to the last user message that is no tool result — must start with
- * a `thinking` or `redacted_thinking` block.
+ * The assistant turn the request continues — a prefill, or (`budget`) a
+ * tool loop's, back to the last user message that is no tool result — must
+ * start with a `thinking` or `redacted_thinking` block.
  */
-function unthoughtTurn(messages: unknown): ErrorReply | undefined {
+function unthoughtTurn(messages: unknown, budget: boolean): ErrorReply | undefined {
   if (!Array.isArray(messages) || messages.length === 0) return undefined
   const list = messages as Message[]
   const lastIndex = list.length - 1
@@ -76,7 +104,7 @@ function unthoughtTurn(messages: unknown): ErrorReply | undefined {
   if (list[lastIndex]?.role === 'assistant') {
     start = lastIndex
     // A prefill continues the turn before it when that turn is a tool loop's.
-  } else if (!hasToolResult(list[lastIndex])) {
+  } else if (!budget || !hasToolResult(list[lastIndex])) {
     return undefined
   }
   for (let i = (start ?? lastIndex) - 1; i >= 0; i--) {

@@ -75,7 +75,8 @@ export function planAnswer(
  * `thinking: {type: "enabled", budget_tokens}` or `{type: "adaptive"}`
  * (docs.claude.com, "Extended thinking"); without it Claude does not think,
  * and bills nothing for it. Adaptive thinking beside a `tool_choice` that
- * forces a tool skips the thinking: the answer starts with the call.
+ * forces a tool skips the thinking: the answer starts with the call (the
+ * models of `refusesForcedTool` never get here: they answer 400 first).
  */
 function asksAnthropicThinking(body: unknown): boolean {
   const json = body as { thinking?: { type?: unknown }; tool_choice?: { type?: unknown } } | null

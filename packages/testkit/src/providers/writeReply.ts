@@ -96,7 +96,7 @@ function writeText(ctx: ReplyContext, reply: TextReply): Promise<void> {
     streamOptionsWithoutStream(ctx.dialect, ctx.record.route, ctx.record.body) ??
     maxTokensUnsupported(ctx.dialect, ctx.record.route, ctx.record.body) ??
     toolSettingsWithoutTools(ctx.record.route, ctx.record.body) ??
-    anthropicThinkingRefused(ctx.dialect, ctx.record.route, ctx.record.body) ??
+    anthropicThinkingRefused(ctx.dialect, ctx.record.route, ctx.record.body, ctx.record.headers) ??
     unavailableFormat(ctx.dialect, ctx.record.body)
   if (refused !== undefined) return writeError(ctx, refused)
   // Gemini's JSON-array form is streamed too: its elements are written as they are generated.

@@ -31,7 +31,7 @@ interface Answer {
   content?: { type: string }[]
 }
 
-async function send(body: Record<string, unknown>) {
+async function send(body: Record<string, unknown>, headers: Record<string, string> = {}) {
   fake ??= await startFakeProvider({ dialect: 'anthropic', reply: reply.text('ok') })
   const res = await fetch(`${fake.baseURL}/v1/messages`, {
     method: 'POST',
@@ -39,6 +39,7 @@ async function send(body: Record<string, unknown>) {
       'x-api-key': 'sk-ant-test',
       'anthropic-version': '2023-06-01',
       'content-type': 'application/json',
+      ...headers,
     },
     body: JSON.stringify({
       model: 'claude-sonnet-4-5',
@@ -127,5 +128,92 @@ describe("the Anthropic fake answers Anthropic's 400s beside thinking", () => {
     expect(forced.json.content?.map((b) => b.type)).toEqual(['tool_use'])
     const free = await send({ thinking: ADAPTIVE, tools: TOOLS })
     expect(free.json.content?.map((b) => b.type)).toEqual(['thinking', 'tool_use'])
+  })
+
+  it('continues the tool loop it answered unthought under adaptive thinking and a forced tool', async () => {
+    // The call came as [tool_use], no thinking; sent back with its result
+    // (as the docs say), the fake answered 400 "must start with a thinking
+    // block": the loop it started could not go on. Only a budget needs one.
+    fake = await startFakeProvider({
+      dialect: 'anthropic',
+      reply: reply.text('', {
+        thinking: 'call it',
+        signature: 'sig-1',
+        toolCalls: [{ id: 'toolu_1', name: 'weather', arguments: {} }],
+      }),
+    })
+    const forced = await send({ thinking: ADAPTIVE, tools: TOOLS, tool_choice: { type: 'any' } })
+    expect(forced.status).toBe(200)
+    fake.setReply(reply.text('It rains.'))
+    const next = await send({
+      thinking: ADAPTIVE,
+      tools: TOOLS,
+      messages: loop(forced.json.content as unknown[]),
+    })
+    expect(next.status, next.json.error?.message).toBe(200)
+    expect(next.json.content?.map((b) => b.type)).toEqual(['text'])
+    // Beside a budget the turn still needs its thinking.
+    const budget = await send({ thinking: BUDGET, tools: TOOLS, messages: loop([toolUse]) })
+    expect(budget.status).toBe(400)
+  })
+
+  it('takes a budget above max_tokens with the interleaved-thinking beta beside tools', async () => {
+    // docs.claude.com, "Interleaved thinking": the budget is the whole
+    // turn's and may exceed max_tokens. The fake answered 400 all the same.
+    const big = { thinking: { type: 'enabled', budget_tokens: 8192 }, max_tokens: 4096 }
+    const beta = { 'anthropic-beta': 'interleaved-thinking-2025-05-14' }
+    expect((await send({ ...big, tools: TOOLS }, beta)).status).toBe(200)
+    const listed = {
+      'anthropic-beta': 'token-efficient-tools-2025-02-19, interleaved-thinking-2025-05-14',
+    }
+    expect((await send({ ...big, tools: TOOLS }, listed)).status).toBe(200)
+    // Without the beta, or without tools, the budget must stay below max_tokens.
+    for (const [body, headers] of [
+      [{ ...big, tools: TOOLS }, {}],
+      [big, beta],
+    ] as const) {
+      const refused = await send(body, headers)
+      expect(refused.status).toBe(400)
+      expect(refused.json.error?.message).toContain('`max_tokens` must be greater than')
+    }
+  })
+
+  it('refuses a forced tool call on the models whose thinking is always on (Opus 5.5, Fable 5.1, …)', async () => {
+    // docs.claude.com, "What's new in Claude Opus 5.5": a forced tool_choice
+    // is a 400 there, with adaptive thinking or with `thinking` left out
+    // (these models think all the same). The fake answered the call.
+    fake = await startFakeProvider({
+      dialect: 'anthropic',
+      reply: reply.text('', { toolCalls: [{ id: 'toolu_1', name: 'weather', arguments: {} }] }),
+    })
+    const models = ['claude-opus-5-5', 'claude-sonnet-5-5', 'claude-fable-5-1', 'claude-mythos-5-1']
+    for (const model of [...models, 'claude-opus-6']) {
+      for (const tool_choice of [{ type: 'any' }, { type: 'tool', name: 'weather' }]) {
+        for (const thinking of [{ thinking: ADAPTIVE }, {}]) {
+          const { status, json } = await send({ model, tools: TOOLS, tool_choice, ...thinking })
+          expect(status, `${model} ${tool_choice.type}`).toBe(400)
+          expect(json.error?.message).toBe(
+            'Thinking may not be enabled when tool_choice forces tool use.',
+          )
+        }
+      }
+      const free = await send({
+        model,
+        thinking: ADAPTIVE,
+        tools: TOOLS,
+        tool_choice: { type: 'auto' },
+      })
+      expect(free.status).toBe(200)
+    }
+    // Opus 5, Fable 5 and Haiku take one.
+    for (const model of ['claude-opus-5', 'claude-fable-5', 'claude-haiku-5-5']) {
+      const taken = await send({
+        model,
+        thinking: ADAPTIVE,
+        tools: TOOLS,
+        tool_choice: { type: 'any' },
+      })
+      expect(taken.status, model).toBe(200)
+    }
   })
 })

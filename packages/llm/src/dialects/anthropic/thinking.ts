@@ -26,7 +26,8 @@ import { InvalidChatRequestError } from '../../errors/InvalidChatRequestError.js
  * fallback): a budget not below `max_tokens` (a smaller one would be a
  * budget nobody asked for), a `temperature` other than 1, a `top_p` below
  * 0.95, a `tool_choice` that forces a tool beside a budget (adaptive
- * thinking takes one, and skips the thinking), a conversation that ends
+ * thinking takes one, and skips the thinking, but on Opus and Sonnet 5.5,
+ * Fable and Mythos 5.1 and later, which refuse it), a conversation that ends
  * with the assistant's message (a prefill). The thinking is output within
  * `max_tokens`, so the cost estimate's cap holds it.
  *
@@ -35,9 +36,11 @@ import { InvalidChatRequestError } from '../../errors/InvalidChatRequestError.js
  * thinking ("When `thinking` is enabled, a final `assistant` message must
  * start with a thinking block"), and an OpenAI client has no way to send
  * the signature back (nor does a fallback from another model keep it). A
- * request that continues such a turn (its last message a tool result) goes
- * without thinking, as the docs' "toggling thinking" rules allow: the
- * loop's turn ends unthought, and the next user message thinks again.
+ * request that continues such a turn (its last message a tool result)
+ * sends no `thinking`, as the docs' "toggling thinking" rules allow: the
+ * loop's turn ends unthought, and the next user message thinks again. (The
+ * Claude 5 models, which think by default, think on such a request all the
+ * same: leaving `thinking` out does not turn theirs off.)
  */
 export function applyAnthropicThinking(
   effort: unknown,
@@ -57,6 +60,14 @@ export function applyAnthropicThinking(
     throw new InvalidChatRequestError(
       'messages',
       'Anthropic takes no prefill (a last message of the assistant) with thinking (reasoning_effort): end with a user message, or send reasoning_effort "none"',
+    )
+  }
+  // Before the continuation's early return: these models think all the
+  // same when `thinking` is left out, and refuse the forced call then too.
+  if (refusesForcedTool(model) && forcesTool(body)) {
+    throw new InvalidChatRequestError(
+      'tool_choice',
+      `Anthropic cannot force a tool call on ${model}, whose thinking is always on: use auto or none`,
     )
   }
   if (continuesUnthoughtTurn(turns)) return
@@ -126,15 +137,36 @@ function refuseBesideThinking(body: Record<string, unknown>, adaptive: boolean):
       `Anthropic takes a top_p from 0.95 to 1 with thinking (reasoning_effort), got ${topP}`,
     )
   }
-  // Adaptive thinking takes a forced tool call: Claude then skips thinking
-  // and answers with the call (docs.claude.com, "Thinking with tool use").
-  const toolChoice = (body['tool_choice'] as { type?: unknown } | undefined)?.type
-  if (!adaptive && (toolChoice === 'any' || toolChoice === 'tool')) {
+  // Adaptive thinking takes a forced tool call (but on the models of
+  // `refusesForcedTool`): Claude then skips thinking and answers with the
+  // call (docs.claude.com, "Thinking with tool use").
+  if (!adaptive && forcesTool(body)) {
     throw new InvalidChatRequestError(
       'tool_choice',
       'Anthropic cannot force a tool call with a thinking budget (reasoning_effort): use auto or none',
     )
   }
+}
+
+/** `tool_choice` `any` (OpenAI's `required`) or `tool` (a named one). */
+function forcesTool(body: Record<string, unknown>): boolean {
+  const type = (body['tool_choice'] as { type?: unknown } | undefined)?.type
+  return type === 'any' || type === 'tool'
+}
+
+/**
+ * The models that answer 400 to a forced tool call, their thinking always
+ * on (docs.claude.com, "What's new in Claude Opus 5.5", "Thinking in tool
+ * and multi-turn workflows"): Opus and Sonnet 5.5 and later, Fable and
+ * Mythos 5.1 and later (`claude-opus-5-5`, `claude-fable-5-1`,
+ * `anthropic.claude-mythos-6`). Haiku and the other lines take one.
+ */
+function refusesForcedTool(model: string): boolean {
+  const match = /claude-(opus|sonnet|fable|mythos)-(\d+)(?:-(\d)(?!\d))?/.exec(model)
+  if (match === null) return false
+  const [, family, major, minor] = match
+  const since = family === 'opus' || family === 'sonnet' ? 5 : 1
+  return Number(major) > 5 || (Number(major) === 5 && Number(minor ?? 0) >= since)
 }
 
 /**

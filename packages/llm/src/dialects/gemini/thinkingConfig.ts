@@ -10,9 +10,10 @@ import { geminiMajorVersion } from './majorVersion.js'
  * `medium`, 24,576 for `high`, 0 (thinking off) for `none`; on Gemini 3 and
  * later the `thinkingLevel` of that name. Gemini 3's thinking cannot be
  * turned off, so `none` is its least level: `minimal` where the model has
- * it (the Gemini 3 Flash models before 3.8), else `low` (Pro models, Gemini
- * 3.8 Flash and Gemini 4 have no `minimal`, and get `low` for `minimal`
- * too: Google's table of thinking levels). A model whose name says no
+ * it (the Gemini 3 Flash models before 3.7), else `low` (Pro models, Gemini
+ * 3.7 and 3.8 Flash and Gemini 4 have no `minimal`, and get `low` for
+ * `minimal` too: Google's table of thinking levels, and "What's new in
+ * Gemini 3.7"). A model whose name says no
  * version (a tuned model) gets the budget, which Gemini 3 also takes. Sent
  * as mapped, whatever the model can do: Gemini 2.5 Pro, whose thinking
  * cannot be turned off either, answers `none`'s budget of 0 with its own
@@ -72,14 +73,14 @@ function thinkingLevel(effort: Effort, minimal: boolean): string {
 }
 
 /**
- * The models with a `minimal` level: the Gemini 3 Flash models before 3.8
- * (`gemini-3-flash-preview`, `gemini-3.5-flash-lite`). Pro models
- * (`gemini-3-pro-preview`, `models/gemini-3.1-pro`), Gemini 3.8 Flash and
- * Gemini 4 have none.
+ * The models with a `minimal` level: the Gemini 3 Flash models before 3.7
+ * (`gemini-3-flash-preview`, `gemini-3.5-flash-lite`, `gemini-3.6-flash`).
+ * Pro models (`gemini-3-pro-preview`, `models/gemini-3.1-pro`), Gemini 3.7
+ * Flash (low, medium and high only), 3.8 Flash and Gemini 4 have none.
  */
 function hasMinimalLevel(model: string): boolean {
   const version = /^(?:models\/)?gemini-(\d+)(?:\.(\d+))?-(pro)?/.exec(model)
   if (version === null) return false
   const [, major, minor, pro] = version
-  return Number(major) === 3 && Number(minor ?? 0) < 8 && pro === undefined
+  return Number(major) === 3 && Number(minor ?? 0) < 7 && pro === undefined
 }
