@@ -46,15 +46,18 @@ export function keepDeadlineHeaderCurrent(headers: unknown, deadline: Deadline):
  * object) says what was sent, not what is left now (nothing, once the
  * deadline is disposed). A flag, not plain values again: redefining them
  * doubled the cost of an attempt's headers. An attempt the deadline ended
- * keeps what the deadline writes now (`0`; none in dark mode), which no
- * longer changes: undici's retry interceptor may still resume its broken
+ * (its time up, or cancelled) keeps what the deadline writes now (`0`),
+ * which no longer changes: undici's retry interceptor may still resume its broken
  * body beneath after a back-off, past the deadline that ended the call, and
  * that send is told nothing is left, not the first send's budget.
  */
 export function settleDeadlineHeader(headers: unknown, deadline: Deadline): void {
   if (typeof headers !== 'object' || headers === null) return
   const target = headers as Target
-  if (deadline.expired) {
+  // Ended with a reason (its time up, or cancelled): what `writeDeadline`
+  // writes then. Not a dark-mode deadline that has merely passed: it ended
+  // nothing, and what was sent stays.
+  if (deadline.done && deadline.reason !== undefined) {
     const ms = writeDeadline({}, deadline)
     target[LAST_REMAINING] = ms === undefined ? undefined : String(ms)
     target[LAST_GRPC] = ms === undefined ? undefined : grpcTimeoutValue(ms)

@@ -167,8 +167,12 @@ describe('the headers beneath, after review', () => {
     })
   })
 
-  for (const given of ['a record', 'no headers'] as const) {
-    it(`undici's resume of a broken body, sent after the deadline ended the call, is told nothing is left (${given})`, async () => {
+  for (const [given, ended] of [
+    ['a record', 'expired'],
+    ['no headers', 'expired'],
+    ['a record', 'cancelled'],
+  ] as const) {
+    it(`undici's resume of a broken body, sent after the deadline ended the call, is told nothing is left (${given}, ${ended})`, async () => {
       const clock = new ManualClock()
       const seen: IncomingHttpHeaders[] = []
       let sentResume = () => {}
@@ -199,7 +203,8 @@ describe('the headers beneath, after review', () => {
         errorCodes: ['UND_ERR_SOCKET', 'ECONNRESET'],
         // The deadline ends while undici waits to resume (its back-off).
         retry: (_error, _context, resume) => {
-          clock.advance(400)
+          if (ended === 'expired') clock.advance(400)
+          else deadline.cancel(new Error('the caller went away'))
           setImmediate(() => resume(null))
         },
       })
@@ -212,7 +217,8 @@ describe('the headers beneath, after review', () => {
         () => 'read',
         (e: { code?: string }) => e.code,
       )
-      expect(read).toBe('DEADLINE_EXCEEDED')
+      if (ended === 'expired') expect(read).toBe('DEADLINE_EXCEEDED')
+      else expect(read).not.toBe('read')
       await resumed
       // Before: the first send's 300 (settled as the attempt failed); with no
       // headers, none at all, and headers named "0" and "1" (a flat array spread).
@@ -274,6 +280,27 @@ describe('array headers beneath, and the history of a failed attempt', () => {
       'grpc-timeout': '5000m',
       accept: 'text/plain',
     })
+  })
+
+  it("a dark-mode deadline that passed during a successful attempt: the MockAgent's history still says what was sent", async () => {
+    const clock = new ManualClock()
+    const mock = keep(new MockAgent({ enableCallHistory: true }))
+    mock.disableNetConnect()
+    mock
+      .get('http://svc.test')
+      .intercept({ path: '/item' })
+      .reply(200, () => {
+        // The server took 5 s: the observe-only 3 s deadline passed, ending nothing.
+        clock.advance(5000)
+        return 'mocked'
+      })
+    const fetch = keep(createFetch({ dispatcher: mock }))
+    const res = await fetch('http://svc.test/item', {
+      deadline: Deadline.after(3000, { clock, observe: true }),
+    })
+    expect(await res.text()).toBe('mocked')
+    const calls = mock.getCallHistory()?.calls() ?? []
+    expect(calls.map((c) => headerOf(c.headers, 'x-deadline-remaining-ms'))).toEqual(['3000'])
   })
 
   it("what a MockAgent's history kept of a failed attempt says what was sent, however time moves on", async () => {
