@@ -169,6 +169,18 @@ describe('reasoning_effort to Anthropic', () => {
         ).toMatchObject({
           field: 'tool_choice',
         })
+        // So does a request that asks for no thinking: these models think anyway.
+        for (const none of [
+          { tool_choice: choice },
+          { reasoning_effort: 'none', tool_choice: choice },
+        ]) {
+          expect(
+            refusal(() => build(none, model, { tools })),
+            model,
+          ).toMatchObject({
+            field: 'tool_choice',
+          })
+        }
       }
       expect(
         build({ reasoning_effort: 'high', tool_choice: 'auto' }, model, { tools }),

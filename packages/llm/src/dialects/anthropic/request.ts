@@ -12,7 +12,7 @@ import { argumentsObject } from '../toolArguments.js'
 import { toolChoiceName } from '../toolChoiceName.js'
 import { declareHistoryTools } from './historyTools.js'
 import { anthropicInputSchema } from './inputSchema.js'
-import { applyAnthropicThinking } from './thinking.js'
+import { applyAnthropicThinking, refuseForcedToolWhileThinking } from './thinking.js'
 import { AnthropicToolIds } from './toolUseId.js'
 
 export const ANTHROPIC_VERSION = '2023-06-01'
@@ -197,6 +197,7 @@ function applyExtra(
     toolChoice['disable_parallel_tool_use'] = true
   }
   if (toolChoice !== undefined) body['tool_choice'] = toolChoice
+  refuseForcedToolWhileThinking(model, body)
   // Last: what thinking cannot go beside is all in the body by now.
   if (effort !== undefined) applyAnthropicThinking(effort, model, body)
 }

@@ -62,14 +62,6 @@ export function applyAnthropicThinking(
       'Anthropic takes no prefill (a last message of the assistant) with thinking (reasoning_effort): end with a user message, or send reasoning_effort "none"',
     )
   }
-  // Before the continuation's early return: these models think all the
-  // same when `thinking` is left out, and refuse the forced call then too.
-  if (refusesForcedTool(model) && forcesTool(body)) {
-    throw new InvalidChatRequestError(
-      'tool_choice',
-      `Anthropic cannot force a tool call on ${model}, whose thinking is always on: use auto or none`,
-    )
-  }
   if (continuesUnthoughtTurn(turns)) return
   const adaptive = takesAdaptiveThinking(model)
   if (adaptive) {
@@ -144,6 +136,22 @@ function refuseBesideThinking(body: Record<string, unknown>, adaptive: boolean):
     throw new InvalidChatRequestError(
       'tool_choice',
       'Anthropic cannot force a tool call with a thinking budget (reasoning_effort): use auto or none',
+    )
+  }
+}
+
+/**
+ * A forced tool call (`tool_choice` `any` or `tool`) to a model whose
+ * thinking is always on (`refusesForcedTool`) throws naming `tool_choice`,
+ * whatever `reasoning_effort` says — `none` and no effort at all included:
+ * those models think when `thinking` is left out, and Anthropic's 400 ("Thinking
+ * may not be enabled when tool_choice forces tool use") goes to no fallback.
+ */
+export function refuseForcedToolWhileThinking(model: string, body: Record<string, unknown>): void {
+  if (refusesForcedTool(model) && forcesTool(body)) {
+    throw new InvalidChatRequestError(
+      'tool_choice',
+      `Anthropic cannot force a tool call on ${model}, whose thinking is always on: use auto or none`,
     )
   }
 }
