@@ -334,7 +334,14 @@ export function withDeadline<
       }
     }
 
-    const deadline = Deadline.after(remaining, { clock, signal, observe: stored.observe === true })
+    const deadline = Deadline.after(remaining, { clock, observe: stored.observe === true })
+    // BullMQ's own signal (`worker.cancelJob()`) cancels it outside the
+    // canceller's context, as the lost lock below: followed through the
+    // `signal` option, its abort listeners ran under the request of the
+    // admin call that cancelled the job (its id, its deadline).
+    const onCancel = signal && (() => runOutsideContext(() => deadline.cancel(signal.reason)))
+    if (signal?.aborted) deadline.cancel(signal.reason)
+    else if (signal && onCancel) signal.addEventListener('abort', onCancel, { once: true })
     // A lost lock: BullMQ may give the job to another worker, and aborts no
     // signal for it (only cancelJob does). Stopped here, this attempt does
     // not run the job a second time beside it. Even under an observe-only
@@ -395,6 +402,7 @@ export function withDeadline<
       throw decided.error
     } finally {
       unwatch()
+      if (signal && onCancel) signal.removeEventListener('abort', onCancel)
       delayGuard.undo()
       const ended = deadline.done || deadline.expired
       // Read before the dispose: a deadline disposed while live reads as one

@@ -156,3 +156,35 @@ describe.skipIf(!available)('a worker created inside a request', () => {
     expect(seen.deadline).not.toBe(request)
   })
 })
+
+describe.skipIf(!available)("worker.cancelJob() called from another request's handler", () => {
+  const redis = useRedisQueues()
+
+  it("aborts the job's signal outside the canceller's request: its listeners see neither its deadline nor its id", async () => {
+    const { queue, events, name } = await redis.queue()
+    const running = signal()
+    const inListener = signal<Seen>()
+    const processor = withDeadline(async (_job, _token, jobSignal) => {
+      running.resolve()
+      await new Promise((_, reject) =>
+        jobSignal?.addEventListener('abort', () => {
+          inListener.resolve({ deadline: currentDeadline(), requestId: currentRequestId() })
+          reject(jobSignal.reason)
+        }),
+      )
+    })
+    const worker = redis.worker(name, processor)
+    const job = await addWithDeadline(queue, 'j', {}, { deadline: Deadline.after(60_000) })
+    await running.promise
+    // An admin endpoint, "cancel job N", handled under its own request.
+    const adminRequest = Deadline.after(50, { clock: new ManualClock() })
+    runWithRequestId('req-admin', () =>
+      runWithDeadline(adminRequest, () => worker.cancelJob(job.id ?? '', 'admin')),
+    )
+    const seen = await inListener.promise
+    await finished(job, events, queue)
+    // Before: 'req-admin', and the admin request's deadline.
+    expect(seen.requestId).toBeUndefined()
+    expect(seen.deadline).not.toBe(adminRequest)
+  })
+})
