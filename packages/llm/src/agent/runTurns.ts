@@ -253,7 +253,7 @@ async function runTool(
       type: 'tool_result',
       toolCallId: call.id,
       content:
-        'the arguments of this call hold an integer beyond ±2^53, which reading them changed; the tool was not run (pass such a number as a string)',
+        'the arguments of this call hold an integer beyond ±2^53, which reading them, or writing it again, changes; the tool was not run (pass such a number as a string)',
       isError: true,
     }
   }
