@@ -203,7 +203,9 @@ describe("a handler reading grpc-js's call.getDeadline() next to currentDeadline
 
   it('ours ends reserveMs before the grpc-timeout grpc-js keeps', async () => {
     const { grpcLeft, oursLeft } = await readBoth(30_000, 5_000)
-    expect(oursLeft).toBeLessThanOrEqual(grpcLeft - 10 + 1)
+    // grpc-js's is whole ms of Date.now(), ours fractions of the deadline's
+    // clock, each rounded its own way: 2 ms of slack (seen 1.27 over 1 ms).
+    expect(oursLeft).toBeLessThanOrEqual(grpcLeft - 10 + 2)
     expect(oursLeft).toBeGreaterThan(grpcLeft - 100)
   })
 
