@@ -409,7 +409,7 @@ class RunBounds {
  */
 function roundedByReading(call: Extract<ContentBlock, { type: 'tool_call' }>): boolean {
   return call.rawArguments !== undefined
-    ? rewritesAnInteger(call.rawArguments)
+    ? rewrittenByReading(call)
     : typeof call.arguments === 'object' &&
         call.arguments !== null &&
         holdsUnsafeInteger(call.arguments)
