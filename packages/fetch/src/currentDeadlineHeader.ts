@@ -3,6 +3,7 @@ import {
   type Deadline,
   GRPC_TIMEOUT_HEADER,
   grpcTimeoutValue,
+  isDeadlineExceeded,
   writeDeadline,
 } from '@hourglass/core'
 
@@ -51,16 +52,16 @@ export function keepDeadlineHeaderCurrent(headers: unknown, deadline: Deadline):
  * body beneath after a back-off, past the deadline that ended the call, and
  * that send is told nothing is left, not the first send's budget.
  */
-export function settleDeadlineHeader(headers: unknown, deadline: Deadline): void {
+export function settleDeadlineHeader(headers: unknown, deadline: Deadline, error: unknown): void {
   if (typeof headers !== 'object' || headers === null) return
   const target = headers as Target
-  // Ended with a reason (its time up, or cancelled): what `writeDeadline`
-  // writes then. Not a dark-mode deadline that has merely passed: it ended
-  // nothing, and what was sent stays.
-  if (deadline.done && deadline.reason !== undefined) {
-    const ms = writeDeadline({}, deadline)
-    target[LAST_REMAINING] = ms === undefined ? undefined : String(ms)
-    target[LAST_GRPC] = ms === undefined ? undefined : grpcTimeoutValue(ms)
+  // Ended with a reason (its time up, or cancelled), or the attempt ended as
+  // the deadline's a moment before it fires (a phase limit within a ms of
+  // it): nothing is left. Not a dark-mode deadline that has merely passed:
+  // it ended nothing, and what was sent stays.
+  if ((deadline.done && deadline.reason !== undefined) || isDeadlineExceeded(error)) {
+    target[LAST_REMAINING] = '0'
+    target[LAST_GRPC] = grpcTimeoutValue(0)
   }
   target[SETTLED] = true
 }

@@ -49,7 +49,7 @@ export function sendAttempt(
   const deadline = attempt.init.deadline
   if (headerMs !== undefined && deadline !== undefined) {
     keepDeadlineHeaderCurrent(headers, deadline)
-    attempt.onFinish(() => settleDeadlineHeader(headers, deadline))
+    attempt.onFinish((ended) => settleDeadlineHeader(headers, deadline, ended.error))
   }
   return accepted
 }
