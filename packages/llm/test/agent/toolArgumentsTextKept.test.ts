@@ -1,6 +1,6 @@
 import { reply } from '@hourglass/testkit'
 import { describe, expect, it } from 'vitest'
-import { runTurns } from '../../src/agent/runTurns.js'
+import { type RunTurnsOptions, runTurns } from '../../src/agent/runTurns.js'
 import { callModel } from '../../src/call/callModel.js'
 import { rewritesAnInteger, roundsAnInteger } from '../../src/dialects/roundedByParsing.js'
 import type { ChatRequest, ChatResponse } from '../../src/types.js'
@@ -79,26 +79,14 @@ describe('arguments nested too deep to write, holding an integer past 2^53', () 
 describe('runTurns: a call left pending when maxTurns is reached', () => {
   for (const dialect of ['openai', 'anthropic'] as const) {
     it(`${dialect}: keeps the text the model wrote, for whoever finishes it`, async () => {
-      const fake = await fakes.start({ dialect })
       const argumentsJson = '{"order":9007199254740993}'
-      fake.enqueue(
-        reply.text('', {
-          toolCalls: [{ id: 'c1', name: 'refund', arguments: undefined, argumentsJson }],
-        }),
-      )
-      const model = fakes.adapterFor(dialect, fake.baseURL, 'fake-model')
+      const { call } = await callingOnce(dialect, 'refund', argumentsJson)
       const failed = await runTurns({
         operationId: `pending-${dialect}`,
         maxTurns: 1,
         messages: [user('refund order 9007199254740993')],
         tools: { refund: () => 'done' },
-        call: (messages, { idempotencyKey, signal }) =>
-          callModel({
-            models: [model],
-            request: { messages, maxTokens: 100 },
-            idempotencyKey,
-            signal,
-          }),
+        call,
       }).catch((e: unknown) => e as { messages: ChatRequest['messages'] })
       const pending = (failed.messages.at(-1)?.content as ChatResponse['content'] | undefined)?.[0]
       expect(pending).toMatchObject({ type: 'tool_call', rawArguments: argumentsJson })
@@ -109,27 +97,14 @@ describe('runTurns: a call left pending when maxTurns is reached', () => {
 describe('runTurns: calls whose integers reading changed', () => {
   for (const dialect of ['openai', 'anthropic', 'gemini'] as const) {
     it(`${dialect}: an exact double past 2^53 written with other digits is not run (its string said …901200)`, async () => {
-      const fake = await fakes.start({ dialect })
       const argumentsJson = '{"id":1859312345678901248}'
-      fake.enqueue(
-        reply.text('', {
-          toolCalls: [{ id: 'c1', name: 'like', arguments: undefined, argumentsJson }],
-        }),
-      )
-      fake.setReply(reply.text('done'))
-      const model = fakes.adapterFor(dialect, fake.baseURL, 'fake-model')
+      const { call } = await callingOnce(dialect, 'like', argumentsJson)
       const liked: string[] = []
       const result = await runTurns({
         operationId: `exact-${dialect}`,
         messages: [user('like it')],
         tools: { like: (args) => liked.push(`/tweets/${(args as { id: number }).id}/like`) },
-        call: (messages, { idempotencyKey, signal }) =>
-          callModel({
-            models: [model],
-            request: { messages, maxTokens: 100 },
-            idempotencyKey,
-            signal,
-          }),
+        call,
       })
       expect(liked).toEqual([])
       expect(result.response.content).toEqual([{ type: 'text', text: 'done' }])
@@ -138,30 +113,39 @@ describe('runTurns: calls whose integers reading changed', () => {
 
   for (const dialect of ['anthropic', 'gemini'] as const) {
     it(`${dialect}: an unknown tool called with a rounded integer does not stop the next turn`, async () => {
-      const fake = await fakes.start({ dialect })
       const argumentsJson = '{"order":9007199254740993}'
-      fake.enqueue(
-        reply.text('', {
-          toolCalls: [{ id: 'c1', name: 'refnd', arguments: undefined, argumentsJson }],
-        }),
-      )
-      fake.setReply(reply.text('done'))
-      const model = fakes.adapterFor(dialect, fake.baseURL, 'fake-model')
+      const { fake, call } = await callingOnce(dialect, 'refnd', argumentsJson)
       // Before: InvalidChatRequestError on turn 2, the call's text kept in the history.
       const result = await runTurns({
         operationId: `unknown-${dialect}`,
         messages: [user('refund it')],
         tools: { refund: () => 'done' },
-        call: (messages, { idempotencyKey, signal }) =>
-          callModel({
-            models: [model],
-            request: { messages, maxTokens: 100 },
-            idempotencyKey,
-            signal,
-          }),
+        call,
       })
       expect(result.response.content).toEqual([{ type: 'text', text: 'done' }])
       expect(JSON.stringify(fake.requests[1]?.body)).toContain('unknown tool')
     })
   }
 })
+
+/**
+ * A fake of `dialect` whose first answer calls the tool `name` with
+ * `argumentsJson` as written, and "done" after it; and runTurns' `call` on it.
+ */
+async function callingOnce(
+  dialect: 'openai' | 'anthropic' | 'gemini',
+  name: string,
+  argumentsJson: string,
+): Promise<{ fake: Awaited<ReturnType<typeof fakes.start>>; call: RunTurnsOptions['call'] }> {
+  const fake = await fakes.start({ dialect })
+  fake.enqueue(
+    reply.text('', { toolCalls: [{ id: 'c1', name, arguments: undefined, argumentsJson }] }),
+  )
+  fake.setReply(reply.text('done'))
+  const model = fakes.adapterFor(dialect, fake.baseURL, 'fake-model')
+  return {
+    fake,
+    call: (messages, { idempotencyKey, signal }) =>
+      callModel({ models: [model], request: { messages, maxTokens: 100 }, idempotencyKey, signal }),
+  }
+}

@@ -6,6 +6,7 @@ import {
   startFakeProvider,
 } from '../../src/providers/index.js'
 import { anthropicMessages } from '../../src/providers/wire/anthropicMessages.js'
+import { postAnthropicMessages } from '../support/fakeChat.js'
 import { readSse } from './sse.js'
 
 interface AnthropicEvent {
@@ -29,20 +30,7 @@ afterEach(async () => {
 })
 
 const messages = (base: string, body: Record<string, unknown> = {}) =>
-  fetch(`${base}/v1/messages`, {
-    method: 'POST',
-    headers: {
-      'x-api-key': 'sk-ant-test',
-      'anthropic-version': '2023-06-01',
-      'content-type': 'application/json',
-    },
-    body: JSON.stringify({
-      model: 'claude-opus-4-6',
-      max_tokens: 1024,
-      messages: [{ role: 'user', content: 'hi' }],
-      ...body,
-    }),
-  })
+  postAnthropicMessages(base, body, { model: 'claude-opus-4-6', maxTokens: 1024 })
 
 /** Claude thinks only when the request turns thinking on (see anthropicThinkingAsked.test.ts). */
 const THINKING = { max_tokens: 2048, thinking: { type: 'enabled', budget_tokens: 1024 } }

@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest'
 import { type FakeProvider, reply, startFakeProvider } from '../../src/providers/index.js'
+import { postAnthropicMessages } from '../support/fakeChat.js'
 import { readSse } from './sse.js'
 
 /**
@@ -18,20 +19,7 @@ afterEach(async () => {
 })
 
 const messages = (base: string, body: Record<string, unknown> = {}) =>
-  fetch(`${base}/v1/messages`, {
-    method: 'POST',
-    headers: {
-      'x-api-key': 'sk-ant-test',
-      'anthropic-version': '2023-06-01',
-      'content-type': 'application/json',
-    },
-    body: JSON.stringify({
-      model: 'claude-sonnet-4-5',
-      max_tokens: 2048,
-      messages: [{ role: 'user', content: 'hi' }],
-      ...body,
-    }),
-  })
+  postAnthropicMessages(base, body, { model: 'claude-sonnet-4-5', maxTokens: 2048 })
 
 const thoughtful = reply.text('The answer is 4.', {
   thinking: 'Two plus two is four.',

@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest'
 import { type FakeProvider, reply, startFakeProvider } from '../../src/providers/index.js'
+import { postAnthropicMessages } from '../support/fakeChat.js'
 
 /**
  * What the Messages API refuses beside thinking, the fake answered 200: a
@@ -33,20 +34,10 @@ interface Answer {
 
 async function send(body: Record<string, unknown>, headers: Record<string, string> = {}) {
   fake ??= await startFakeProvider({ dialect: 'anthropic', reply: reply.text('ok') })
-  const res = await fetch(`${fake.baseURL}/v1/messages`, {
-    method: 'POST',
-    headers: {
-      'x-api-key': 'sk-ant-test',
-      'anthropic-version': '2023-06-01',
-      'content-type': 'application/json',
-      ...headers,
-    },
-    body: JSON.stringify({
-      model: 'claude-sonnet-4-5',
-      max_tokens: 4096,
-      messages: [{ role: 'user', content: 'hi' }],
-      ...body,
-    }),
+  const res = await postAnthropicMessages(fake.baseURL, body, {
+    model: 'claude-sonnet-4-5',
+    maxTokens: 4096,
+    headers,
   })
   return { status: res.status, json: (await res.json()) as Answer }
 }

@@ -39,3 +39,30 @@ export function chatCompletions(request: { key: string; model: string; content: 
       }),
     })
 }
+
+/**
+ * A POST to `${base}/v1/messages` as Anthropic's client sends it: one user
+ * message `hi` to `model` with `max_tokens`; `body`'s fields are added to (or
+ * override) the request's, `headers` to its headers.
+ */
+export function postAnthropicMessages(
+  base: string,
+  body: Record<string, unknown> = {},
+  request: { model: string; maxTokens: number; headers?: Record<string, string> },
+) {
+  return fetch(`${base}/v1/messages`, {
+    method: 'POST',
+    headers: {
+      'x-api-key': 'sk-ant-test',
+      'anthropic-version': '2023-06-01',
+      'content-type': 'application/json',
+      ...request.headers,
+    },
+    body: JSON.stringify({
+      model: request.model,
+      max_tokens: request.maxTokens,
+      messages: [{ role: 'user', content: 'hi' }],
+      ...body,
+    }),
+  })
+}
