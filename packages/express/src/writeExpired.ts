@@ -2,6 +2,7 @@ import type { ServerResponse } from 'node:http'
 import { DEADLINE_EXPIRED_HEADER } from '@hourglass/core'
 import { dropBodyHeaders } from './dropBodyHeaders.js'
 import { isHttp2 } from './isHttp2.js'
+import { keepHeadFields } from './keepHeadFields.js'
 
 export interface ExpiredBody {
   /** The request's budget, in ms. */
@@ -111,11 +112,15 @@ export function discardUnsentHead(res: ServerResponse, method: string | undefine
   if (!headUnsent(res) && !queuedWithLength(res, method)) return false
   dropQueuedOutput(res)
   const out = res as ServerResponse & { _header?: unknown; _hasBody?: boolean }
+  const head = out._header as string
   out._header = null
+  // The head may be the only record of the headers writeHead() was given
+  // (none was set before it): stored now, as if merged.
+  keepHeadFields(res, head)
   // What the head said of its own body goes with it: `writeHead(status,
   // headers)` merges its headers into the stored ones (whenever one was set
-  // before it, as Express's X-Powered-By always is) and its reason phrase
-  // stays on the response. `respond` answered with them: `504 OK`, its JSON
+  // before it, as Express's X-Powered-By is; else just above) and its reason
+  // phrase stays on the response. `respond` answered with them: `504 OK`, its JSON
   // typed `text/event-stream`, or sent chunked.
   res.statusMessage = undefined as unknown as string
   dropBodyHeaders(res, true)
