@@ -54,7 +54,14 @@ import { writeInvalid } from './writeInvalid.js'
 //   `res.on` do it for 'drain' or 'data', not 'finish' or 'close').
 // Not a WeakMap either: an entry per request makes every GC walk an
 // ephemeron table of short-lived keys.
-const INGRESS = Symbol('@hourglass/express.ingress')
+// `Symbol.for`, as core's markers: two installed copies of this package
+// (an app's, and the one a library's router mounts `deadline()` from) must
+// see each other's requests. With a symbol of its own, the inner copy did
+// not: it put a deadline of its own budget in `req.deadline` — the work went
+// on past the outer one's 504, its signal never aborted — and the request
+// was announced and ended twice. Versioned: an incompatible IngressRequest
+// takes a new key (only its public members are used across copies).
+const INGRESS = Symbol.for('@hourglass/express.ingress.v1')
 const { on, prependListener, removeListener } = EventEmitter.prototype
 
 type Tagged = { [INGRESS]?: IngressRequest; parent?: unknown }
