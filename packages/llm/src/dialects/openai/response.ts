@@ -23,6 +23,8 @@ import { headerValue } from '../errorHeaders.js'
 import { GeneratedCallIds } from '../GeneratedCallIds.js'
 import { markNoAnswer } from '../noAnswer.js'
 import { asArray, get, getRecord, getString, parseAnswerJson } from '../safeJson.js'
+import { argumentsSent, argumentsWritten } from './argumentsSent.js'
+import { reasoningText } from './reasoningText.js'
 
 export const OPENAI_FINISH: Readonly<Record<string, FinishReason>> = {
   stop: 'stop',
@@ -74,7 +76,8 @@ export function openAIProviderFinishReason(
 
 /**
  * `chat.completion` body → normalised response. `reasoning_content`
- * (DeepSeek, Qwen) becomes a thinking block without a signature. A body
+ * (DeepSeek, Qwen), or `reasoning` (vLLM, OpenRouter: `reasoningText`),
+ * becomes a thinking block without a signature. A body
  * without choices is not an empty answer: it throws `ProviderReplyError`.
  */
 export function parseOpenAIResponse(
@@ -87,7 +90,7 @@ export function parseOpenAIResponse(
   const message = getRecord(choice, 'message')
   if (message === undefined) throw malformedReply('chat completion (no choices[0].message)')
   const content: ContentBlock[] = []
-  const reasoning = getString(message, 'reasoning_content')
+  const reasoning = reasoningText(message)
   if (reasoning) content.push({ type: 'thinking', thinking: reasoning })
   const parts = contentParts(get(message, 'content'))
   if (parts.thinking) content.push({ type: 'thinking', thinking: parts.thinking })
@@ -101,12 +104,14 @@ export function parseOpenAIResponse(
   if (refusal) content.push({ type: 'text', text: refusal, refusal: true })
   // Made only for a call that came without an id (see below).
   const ids = new GeneratedCallIds()
-  for (const call of asArray(get(message, 'tool_calls'))) {
+  // The body's text, for arguments a server sent as an object (`argumentsSent`).
+  const written = argumentsWritten(typeof body === 'string' ? body : meta.text, 'message')
+  for (const [index, call] of asArray(get(message, 'tool_calls')).entries()) {
     const fn = getRecord(call, 'function')
     // A call without arguments (no `arguments`, or blank: some
     // OpenAI-compatible servers for a parameterless tool) is `{}`, as the
     // stream gives it and as client code parses it.
-    const given = getString(fn, 'arguments') ?? ''
+    const given = argumentsSent(get(fn, 'arguments'), () => written(index))
     const rawArguments = isEmptyArguments(given) ? EMPTY_ARGUMENTS : given
     content.push({
       type: 'tool_call',

@@ -21,6 +21,8 @@ import {
   getString,
   parseAnswerJson,
 } from '../safeJson.js'
+import { argumentsSent, argumentsWritten } from './argumentsSent.js'
+import { reasoningText } from './reasoningText.js'
 import {
   annotationsOf,
   contentParts,
@@ -162,7 +164,7 @@ export function createOpenAIStreamParser(
       const out: StreamEvent[] = []
       for (const choice of asArray(get(chunk, 'choices')).slice(0, 1)) {
         const delta = getRecord(choice, 'delta')
-        const reasoning = getString(delta, 'reasoning_content')
+        const reasoning = reasoningText(delta)
         if (reasoning) out.push({ type: 'thinking', thinking: reasoning })
         // A string, or an array of text and thinking parts (`contentParts`).
         const parts = contentParts(get(delta, 'content'))
@@ -183,7 +185,10 @@ export function createOpenAIStreamParser(
         logprobs = logprobsOf(get(choice, 'logprobs'), logprobs)
         const cited = get(delta, 'annotations')
         if (cited !== undefined && cited !== null) annotations.push(...annotationsOf(cited))
-        for (const call of asArray(get(delta, 'tool_calls'))) {
+        const calls = asArray(get(delta, 'tool_calls'))
+        // The chunk's text, for arguments a server sent as an object (`argumentsSent`).
+        const written = calls.length === 0 ? undefined : argumentsWritten(message.data, 'delta')
+        for (const [index, call] of calls.entries()) {
           const fn = getRecord(call, 'function')
           const n = callOf(call, fn)
           last = n
@@ -208,7 +213,7 @@ export function createOpenAIStreamParser(
             type: 'tool_call',
             id: known.id,
             name: known.name,
-            argumentsDelta: getString(fn, 'arguments') ?? '',
+            argumentsDelta: argumentsSent(get(fn, 'arguments'), () => written?.(index)),
             index: n,
           })
         }
