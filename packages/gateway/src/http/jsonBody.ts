@@ -102,9 +102,10 @@ function parseJson(
   limitBytes: number,
   next: (error?: unknown) => void,
 ): (() => void) | undefined {
-  // Read already (an app's own body parser before the gateway): as it left it.
+  // Read already (an app's own body parser before the gateway): parsed JSON
+  // as it left it; a JSON body it kept as bytes or text is parsed here.
   if (req.readableEnded || (req as { _body?: unknown })._body === true) {
-    next()
+    next(parseAppBody(req, limitBytes))
     return undefined
   }
   // No body at all (no Content-Length or Transfer-Encoding: `curl -X POST`): empty, as below.
@@ -138,29 +139,9 @@ function parseJson(
     return undefined
   }
   const charset = charsetOf(req.headers['content-type']) ?? 'utf-8'
-  const decoder =
-    // `utf8` too: the WHATWG Encoding label that curl users and many clients
-    // write for UTF-8 (a 415 for it sent users looking for another charset).
-    charset === 'utf-8' || charset === 'utf8'
-      ? utf8
-      : charset === 'utf-16'
-        ? utf16
-        : charset === 'utf-16le'
-          ? utf16le
-          : charset === 'utf-16be'
-            ? utf16be
-            : undefined
+  const decoder = decoderFor(charset)
   if (decoder === undefined) {
-    refuse(
-      req,
-      res,
-      next,
-      bodyFailure(
-        415,
-        'charset.unsupported',
-        `unsupported charset ${quoted(charset, 40)}: send UTF-8 (or UTF-16, named utf-16, utf-16le or utf-16be)`,
-      ),
-    )
+    refuse(req, res, next, unsupportedCharset(charset))
     return undefined
   }
   // A body declared too large is refused before a byte of it is read. (A
@@ -172,47 +153,104 @@ function parseJson(
   }
   return readBody(req, limitBytes, (error, body) => {
     if (error !== undefined) return refuse(req, res, next, error)
-    const bytes = body as Buffer
-    if (decoder === utf8 && !isUtf8(bytes)) {
-      return next(bodyFailure(400, INVALID_UTF8, 'the body is not valid UTF-8'))
-    }
-    let text: string
-    try {
-      text = decoder.decode(bytes)
-    } catch {
-      // Only UTF-16's decoders are fatal (UTF-8 was checked above).
-      return next(bodyFailure(400, INVALID_UTF16, `the body is not valid ${charset.toUpperCase()}`))
-    }
-    // Before the parse, in one pass: what makes a body costly to parse is
-    // its keys (jsonKeyLimit.ts) and its depth, as `JSON.parse` builds every
-    // level before the schema can refuse one (jsonDepthLimit.ts).
-    const shape = bodyShapeProblem(text)
-    if (shape !== undefined) {
-      if (shape.kind === 'keys') return next(bodyFailure(413, JSON_TOO_MANY_KEYS, shape.message))
-      return next(
-        new GatewayRequestError({
-          status: 400,
-          errorCode: 'invalid_request',
-          param: shape.field,
-          message: `${shape.field}: nested deeper than ${MAX_BODY_DEPTH} levels (free-form JSON may nest ${MAX_JSON_DEPTH})`,
-        }),
-      )
-    }
-    if (text.length === 0) {
-      req.body = EMPTY_BODY
-      return next()
-    }
-    try {
-      req.body = parseStrict(text)
-    } catch (cause) {
-      return next(
-        Object.assign(bodyFailure(400, 'entity.parse.failed', 'the body is not valid JSON'), {
-          cause,
-        }),
-      )
-    }
-    next()
+    const text = decodeBody(body as Buffer, charset, decoder)
+    next(typeof text === 'string' ? parseText(req, text) : text)
   })
+}
+
+/**
+ * The body an app's own parser read ahead of the gateway. An object
+ * (`express.json()`) is taken as it left it. A JSON body it kept as bytes
+ * (`express.raw({ type: 'application/json' })`, as apps verifying webhook
+ * signatures mount it) or text (`express.text(…)`) is what the client sent:
+ * decoded and parsed here with the gateway's own checks, its size limit
+ * too. Left as it was, a well-formed request was refused as the client's
+ * fault: a Buffer read as a body whose `model` is missing, a string as a
+ * body that is no JSON object. Returns the error the body earns, if any.
+ */
+function parseAppBody(
+  req: Request,
+  limitBytes: number,
+): BodyError | GatewayRequestError | undefined {
+  const body: unknown = req.body
+  const bytes = Buffer.isBuffer(body)
+  if ((!bytes && typeof body !== 'string') || !isJson(req.headers['content-type'])) return undefined
+  // The gateway's own limit, as for a body it reads (the app's parser may allow more).
+  const size = bytes ? (body as Buffer).length : Buffer.byteLength(body as string)
+  if (size > limitBytes) return tooLargeFailure(limitBytes)
+  if (!bytes) return parseText(req, body as string)
+  const charset = charsetOf(req.headers['content-type']) ?? 'utf-8'
+  const decoder = decoderFor(charset)
+  if (decoder === undefined) return unsupportedCharset(charset)
+  const text = decodeBody(body as Buffer, charset, decoder)
+  return typeof text === 'string' ? parseText(req, text) : text
+}
+
+/**
+ * The charsets a body may be sent in. `utf8` too: the WHATWG Encoding label
+ * that curl users and many clients write for UTF-8 (a 415 for it sent users
+ * looking for another charset).
+ */
+function decoderFor(charset: string): Decoder | undefined {
+  if (charset === 'utf-8' || charset === 'utf8') return utf8
+  if (charset === 'utf-16') return utf16
+  if (charset === 'utf-16le') return utf16le
+  if (charset === 'utf-16be') return utf16be
+  return undefined
+}
+
+interface Decoder {
+  decode(bytes: Uint8Array): string
+}
+
+function unsupportedCharset(charset: string): BodyError {
+  return bodyFailure(
+    415,
+    'charset.unsupported',
+    `unsupported charset ${quoted(charset, 40)}: send UTF-8 (or UTF-16, named utf-16, utf-16le or utf-16be)`,
+  )
+}
+
+/** The body's text, or the error its bytes earn (not valid in their charset). */
+function decodeBody(bytes: Buffer, charset: string, decoder: Decoder): string | BodyError {
+  if (decoder === utf8 && !isUtf8(bytes)) {
+    return bodyFailure(400, INVALID_UTF8, 'the body is not valid UTF-8')
+  }
+  try {
+    return decoder.decode(bytes)
+  } catch {
+    // Only UTF-16's decoders are fatal (UTF-8 was checked above).
+    return bodyFailure(400, INVALID_UTF16, `the body is not valid ${charset.toUpperCase()}`)
+  }
+}
+
+/** Parses the body's text into `req.body`; returns the error it earns, if any. */
+function parseText(req: Request, text: string): BodyError | GatewayRequestError | undefined {
+  // Before the parse, in one pass: what makes a body costly to parse is
+  // its keys (jsonKeyLimit.ts) and its depth, as `JSON.parse` builds every
+  // level before the schema can refuse one (jsonDepthLimit.ts).
+  const shape = bodyShapeProblem(text)
+  if (shape !== undefined) {
+    if (shape.kind === 'keys') return bodyFailure(413, JSON_TOO_MANY_KEYS, shape.message)
+    return new GatewayRequestError({
+      status: 400,
+      errorCode: 'invalid_request',
+      param: shape.field,
+      message: `${shape.field}: nested deeper than ${MAX_BODY_DEPTH} levels (free-form JSON may nest ${MAX_JSON_DEPTH})`,
+    })
+  }
+  if (text.length === 0) {
+    req.body = EMPTY_BODY
+    return undefined
+  }
+  try {
+    req.body = parseStrict(text)
+  } catch (cause) {
+    return Object.assign(bodyFailure(400, 'entity.parse.failed', 'the body is not valid JSON'), {
+      cause,
+    })
+  }
+  return undefined
 }
 
 /** Refused before the body was read to its end: the connection closes after the answer. */
