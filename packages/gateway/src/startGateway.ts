@@ -14,6 +14,7 @@ import { drainOnSignals } from './drainOnSignals.js'
 import { holdSignals } from './holdSignals.js'
 import { afterPendingReads } from './http/afterPendingReads.js'
 import { closeAfterAnswer } from './http/closeAfterAnswer.js'
+import { noRouteMessage } from './http/noRouteMessage.js'
 import { pathOf } from './http/pathOf.js'
 import type { DrainReport } from './http/RequestTracker.js'
 import { hasBody } from './http/readBody.js'
@@ -353,7 +354,12 @@ function notRouted(error: unknown, res: ServerResponse): void {
   if (scope !== undefined) scope.errorCode ??= notFound ? 'not_found' : 'internal_error'
   sendJson(res, notFound ? 404 : 500, {
     error: notFound
-      ? { message: 'not found', type: 'invalid_request_error', param: null, code: 'not_found' }
+      ? {
+          message: noRouteMessage(res.req.method, pathOf(res.req)),
+          type: 'invalid_request_error',
+          param: null,
+          code: 'not_found',
+        }
       : { message: 'internal error', type: 'server_error', param: null, code: 'internal_error' },
   })
 }

@@ -94,7 +94,7 @@ describe('the gateway router', () => {
       expect(res.headers.get('content-type')).toMatch(/^application\/json/)
       expect(await res.json()).toEqual({
         error: {
-          message: 'not found',
+          message: `no route for ${method} "${path}": this gateway serves POST /v1/chat/completions and GET /v1/models`,
           type: 'invalid_request_error',
           param: null,
           code: 'not_found',

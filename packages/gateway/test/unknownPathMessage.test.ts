@@ -1,0 +1,67 @@
+import type { FakeProvider } from '@hourglass/testkit'
+import OpenAI from 'openai'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { fakeProvider, fallback, type Harness, startHarness } from './support/harness.js'
+
+/**
+ * Under `startGateway` a path the gateway does not serve was a 404 whose
+ * whole message was `not found`: a client calling an endpoint the gateway
+ * has none of (`client.embeddings.create`, the Responses API) could not
+ * tell a missing route from a missing model, and one whose `baseURL` left
+ * out `/v1` — the commonest mistake when switching a client over — was told
+ * nothing of it. The 404 names the method and path (escaped, cut, as other
+ * client text in messages), what the gateway serves, and for a gateway path
+ * without its `/v1`, the `baseURL` to set.
+ */
+describe('the 404 for a path the gateway does not serve', () => {
+  let fake: FakeProvider
+  let h: Harness
+  beforeAll(async () => {
+    const p = await fakeProvider('openai', ['sk-path-0001'])
+    fake = p.fake
+    h = await startHarness({ providers: { p: p.entry }, models: { m: fallback(['p', 'gpt-4o']) } })
+  })
+  afterAll(async () => {
+    await h?.close()
+    await fake?.close()
+  })
+
+  const served = 'this gateway serves POST /v1/chat/completions and GET /v1/models'
+
+  it('an endpoint it has none of: named, with what it serves', async () => {
+    const error = await h.client.embeddings.create({ model: 'm', input: 'x' }).catch((e) => e)
+    expect(error).toBeInstanceOf(OpenAI.NotFoundError)
+    expect(error.error).toEqual({
+      message: `no route for POST "/v1/embeddings": ${served}`,
+      type: 'invalid_request_error',
+      param: null,
+      code: 'not_found',
+    })
+    const responses = await h.client.responses.create({ model: 'm', input: 'x' }).catch((e) => e)
+    expect(responses.status).toBe(404)
+    expect(responses.error.message).toBe(`no route for POST "/v1/responses": ${served}`)
+  })
+
+  it('a baseURL without /v1: told to end it in /v1', async () => {
+    const client = new OpenAI({ baseURL: h.url, apiKey: 'x', maxRetries: 0 })
+    const error = await client.chat.completions
+      .create({ model: 'm', messages: [{ role: 'user', content: 'hi' }] })
+      .catch((e) => e)
+    expect(error.status).toBe(404)
+    expect(error.error.message).toBe(
+      `no route for POST "/chat/completions": ${served}; the client's baseURL must end in /v1`,
+    )
+    const list = await client.models.list().catch((e) => e)
+    expect(list.status).toBe(404)
+    expect(list.error.message).toMatch(/baseURL must end in \/v1$/)
+    expect(fake.requests).toHaveLength(0)
+  })
+
+  it('a hostile path is escaped and cut, not echoed whole', async () => {
+    const res = await fetch(`${h.url}/v1/${'%E2%80%AE'.repeat(3)}${'x'.repeat(5000)}`)
+    expect(res.status).toBe(404)
+    const { error } = (await res.json()) as { error: { message: string } }
+    expect(error.message.length).toBeLessThan(250)
+    expect(error.message).toMatch(/^no route for GET "\/v1\/%E2%80%AE%E2%80%AE%E2%80%AExxx+…": /)
+  })
+})
