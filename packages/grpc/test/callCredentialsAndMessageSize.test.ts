@@ -9,7 +9,13 @@ import {
   type sendUnaryData,
   status,
 } from '@grpc/grpc-js'
-import { currentDeadline, Deadline, isDeadlineExceeded, runWithDeadline } from '@hourglass/core'
+import {
+  currentDeadline,
+  Deadline,
+  isDeadlineExceeded,
+  ManualClock,
+  runWithDeadline,
+} from '@hourglass/core'
 import { describe, expect, it } from 'vitest'
 import {
   deadlineServerInterceptor,
@@ -18,7 +24,7 @@ import {
   type GrpcServerEndMessage,
   grpcChannels,
 } from '../src/index.js'
-import { channelHarness, countedDeadline } from './support/channelHarness.js'
+import { channelHarness, countedDeadline, countHooks } from './support/channelHarness.js'
 import { type Arrival, arrival, deferred, record, unary, workService } from './support/grpc.js'
 
 // grpc-js features a user combines with the interceptors, between ours and the
@@ -96,9 +102,18 @@ describe('deadlineInterceptor with call credentials that take time', () => {
       },
     })
     const c = client(server.address)
-    const { creds, release } = heldCredentials()
-    const { deadline, held } = countedDeadline(50)
-    const { error } = await runWithDeadline(deadline, () => unary(c, {}, { credentials: creds }))
+    const { creds, asked, release } = heldCredentials()
+    // On a clock the test moves, ended once grpc-js is fetching the token: a
+    // 50 ms deadline on the real one could run (almost) out before the call
+    // started, on a box that stalled there, and the call was then refused at
+    // start (`minBudgetMs`), its credentials never asked for.
+    const clock = new ManualClock()
+    const deadline = Deadline.after(5_000, { clock })
+    const held = countHooks(deadline)
+    const answer = runWithDeadline(deadline, () => unary(c, {}, { credentials: creds }))
+    await asked
+    clock.advance(5_000)
+    const { error } = await answer
     expect(error?.code).toBe(status.DEADLINE_EXCEEDED)
     expect(deadline.done).toBe(true)
     expect(isDeadlineExceeded(fromGrpcError(error))).toBe(true)

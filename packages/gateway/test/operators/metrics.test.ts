@@ -48,7 +48,10 @@ describe('GET /metrics', () => {
           only_b: fallback(['b', 'model-b']),
         },
         policy: { maxAttempts: 1 },
-        limits: { windowMs: 1000 },
+        // Long enough that steps 1–3 spend b's three requests within one
+        // window on a loaded machine (at 1000 ms a run under load reached
+        // step 3 after the window had ended, and counted no wait).
+        limits: { windowMs: 2000 },
       },
       { drainTimeoutMs: 0 },
     )
