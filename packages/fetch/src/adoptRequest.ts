@@ -70,6 +70,13 @@ export function adoptRequest(input: FetchInput, initHasBody = false): RequestInf
     headers,
     signal: foreign.signal,
     redirect: foreign.redirect,
+    // Its cache mode: fetch sends `pragma` / `cache-control: no-cache` for
+    // `no-store` and `reload` (`cache-control: max-age=0` for `no-cache`).
+    // Left behind, such a Request went out as a plain one, answerable from
+    // a proxy's or CDN's cache. Its mode with it: a Request refuses
+    // `only-if-cached` under any mode but `same-origin`.
+    cache: foreign.cache,
+    mode: foreign.mode,
     keepalive: foreign.keepalive,
     integrity: foreign.integrity,
     referrer: foreign.referrer,
