@@ -32,6 +32,7 @@ import { RedirectWithStreamBodyError } from './errors/RedirectWithStreamBodyErro
 import { TooManyRedirectsError } from './errors/TooManyRedirectsError.js'
 import { UnexpectedRedirectError } from './errors/UnexpectedRedirectError.js'
 import { type UrlRefusal, UrlRefusedError } from './errors/UrlRefusedError.js'
+import { unparsedWithoutQuery, withoutQuery } from './errors/withoutQuery.js'
 import { fetchMethod } from './fetchMethod.js'
 import { keepOwnStack } from './keepOwnStack.js'
 import { noBudgetError } from './noBudgetError.js'
@@ -39,7 +40,6 @@ import { OutboundCall, type OutboundCallInit, RetryWaits, type SendResult } from
 import { FETCH_OPTION_NAMES, mergeRetry, type RetryOptions, resolveOptions } from './options.js'
 import { type StoppableBody, stoppableBody } from './stoppableBody.js'
 import { waitEndingDispatcher } from './waitEndingDispatcher.js'
-import { withoutPathParams } from './withoutPathParams.js'
 
 export interface CreateFetchOptions extends ConnectorOptions {
   /**
@@ -597,8 +597,7 @@ function eventUrlOf(input: RequestInfo | string): string {
     // retry-skipped event, this threw ERR_INVALID_URL in place of fetch's
     // "Failed to parse URL from …" whenever someone subscribed.
     // Never its credentials either (`user:pass@`), as a parsed URL's origin has none.
-    const bare = (String(input).split(/[?#]/)[0] as string).replace(/^([^/]*\/\/)[^/@]*@/, '$1')
-    return bare.indexOf(';') === -1 ? bare : withoutPathParams(bare)
+    return unparsedWithoutQuery(String(input))
   }
   return parsedEventUrl(target)
 }
@@ -786,6 +785,8 @@ function refusedUrl(
   }
   if (!(thrown instanceof TypeError) || thrown.message !== 'fetch failed') return undefined
   const cause = thrown.cause
+  const unparsed = unparsedLocation(cause, attempt)
+  if (unparsed !== undefined) return unparsed
   if (!(cause instanceof Error) || (cause as { code?: unknown }).code !== undefined)
     return undefined
   const reason = REFUSALS.get(cause.message)
@@ -803,6 +804,29 @@ function refusedUrl(
   }
   const why = reason ?? blobRefusal(parsed, cause.message, method)
   return why === undefined ? undefined : new UrlRefusedError(why, url, redirect, cause)
+}
+
+/**
+ * A redirect whose `Location` does not parse as a URL (a server that built
+ * it from a setting left unset: `https://host:undefined/cb?sig=…`): fetch
+ * fails it with Node's `TypeError: Invalid URL` (`ERR_INVALID_URL`), passed
+ * on as it was — read as if the caller's own URL were wrong, and with the
+ * whole Location, query and credentials, in its enumerable `input`, which
+ * every logger prints. Refused as the redirect's target, shown without its
+ * query, and without that TypeError as its cause (as for credentials).
+ */
+function unparsedLocation(
+  cause: unknown,
+  attempt: Attempt | undefined,
+): UrlRefusedError | undefined {
+  if (!(cause instanceof TypeError) || (cause as { code?: unknown }).code !== 'ERR_INVALID_URL') {
+    return undefined
+  }
+  const location = attempt?.location
+  if (attempt === undefined || location === undefined) return undefined
+  // It parses: the Invalid URL is about something else, passed on as it is.
+  if (URL.canParse(location, attempt.init.target?.() ?? attempt.init.url)) return undefined
+  return new UrlRefusedError('invalid-location', withoutQuery(location), true, undefined)
 }
 
 /**

@@ -13,6 +13,7 @@ import { isHeadersTimeout } from './errors/HeadersTimeoutError.js'
 import { isRedirectWithStreamBody } from './errors/RedirectWithStreamBodyError.js'
 import { isTooManyRedirects } from './errors/TooManyRedirectsError.js'
 import { isUnexpectedRedirect } from './errors/UnexpectedRedirectError.js'
+import { isUrlRefused } from './errors/UrlRefusedError.js'
 import type { ResolvedRetry } from './options.js'
 
 /** What ended an attempt: an error, or a response status (with its headers). */
@@ -105,7 +106,11 @@ export function decideRetry(outcome: Outcome, state: RetryState): RetryDecision 
   // Before the byte count: whether the last redirect had a body or not, a
   // retry walks the same chain again (the same answer, for the same reason).
   // A redirect `redirect: 'error'` refused: the server answers the same again.
-  if (isTooManyRedirects(error) || isUnexpectedRedirect(error)) return no('not-retryable')
+  // So does one to a URL fetch refuses (a bad port, a scheme, a Location that
+  // is no URL): it said `after-first-byte` when the redirect had a body.
+  if (isTooManyRedirects(error) || isUnexpectedRedirect(error) || isUrlRefused(error)) {
+    return no('not-retryable')
+  }
   // The body is a stream: no retry could send it either (the redirect's body
   // bytes, if any, are not this request's answer).
   if (isRedirectWithStreamBody(error)) return no('body-not-replayable')

@@ -5,7 +5,8 @@ import { HourglassError, hasErrorCode } from '@hourglass/core'
  * reasons are for a `blob:` URL fetch does fetch otherwise (a live one made
  * by `URL.createObjectURL` in this process, with GET): `blob-not-found` —
  * no Blob under it (never made here, revoked, or the URL given a query) —
- * and `blob-method`, a method other than GET.
+ * and `blob-method`, a method other than GET. `invalid-location`: a
+ * redirect's `Location` that does not parse as a URL (always `redirect`).
  */
 export type UrlRefusal =
   | 'bad-port'
@@ -13,6 +14,7 @@ export type UrlRefusal =
   | 'blob-not-found'
   | 'blob-method'
   | 'credentials'
+  | 'invalid-location'
 
 /**
  * `createFetch` refused the URL before anything was sent to it: a port the
@@ -32,7 +34,7 @@ export type UrlRefusal =
 export class UrlRefusedError extends HourglassError {
   static readonly code = 'URL_REFUSED'
   readonly reason: UrlRefusal
-  /** The refused URL's scheme and, for a bad port, host and port and path (never the query). */
+  /** The refused URL's scheme and, for a bad port, host and port and path (never the query); an invalid Location's text up to its query. */
   readonly url: string
   /** A redirect led there: the request itself reached the server that redirected. */
   readonly redirect: boolean
@@ -47,9 +49,11 @@ export class UrlRefusedError extends HourglassError {
             ? `a blob: URL is fetched with GET only`
             : reason === 'credentials'
               ? `it carries a user name or password (user:pass@), which fetch never sends: put them in an Authorization header`
-              : redirect
-                ? `a redirect can only go to http: or https:`
-                : `fetch does not fetch that scheme (only http:, https:, data: and blob:)`
+              : reason === 'invalid-location'
+                ? `the server's Location does not parse as a URL`
+                : redirect
+                  ? `a redirect can only go to http: or https:`
+                  : `fetch does not fetch that scheme (only http:, https:, data: and blob:)`
     super(
       UrlRefusedError.code,
       redirect

@@ -1,0 +1,114 @@
+import { once } from 'node:events'
+import { createServer, type Server } from 'node:http'
+import type { AddressInfo } from 'node:net'
+import { inspect } from 'node:util'
+import { Deadline } from '@hourglass/core'
+import { afterEach, expect, it } from 'vitest'
+import {
+  createFetch,
+  isUnexpectedRedirect,
+  isUrlRefused,
+  ProbeRedirectError,
+  probe,
+  UrlRefusedError,
+} from '../src/index.js'
+import { recordEgress } from './helpers.js'
+
+// A redirect whose `Location` does not parse as a URL — a server that
+// built it from a setting left unset (`https://api.example.com:undefined/…`).
+// Followed (the default), the caller got Node's bare `TypeError: Invalid
+// URL` (`ERR_INVALID_URL`), read as if its own URL were wrong, with the
+// whole Location — query, path parameters and all — in an enumerable
+// `input` field every logger prints. Under `redirect: 'error'` and in
+// `probe`, the error message named the Location as it came, query
+// included: the message leaves a Location's query out only when it parsed.
+
+const SECRET = 'MARK-sig-70c2e1'
+const SESSION = 'MARK-session-3a9d'
+const PASSWORD = 'MARK-pw-e48b06'
+const LOCATION = `https://u:${PASSWORD}@api.example.com:undefined/cb;jsessionid=${SESSION}?sig=${SECRET}#frag`
+
+/** What a logger sees of an error: pino's walk (`for…in`), JSON and inspect (its cause too). */
+function logged(error: unknown): string {
+  const copied: Record<string, unknown> = {}
+  for (const key in error as object) copied[key] = (error as Record<string, unknown>)[key]
+  return [
+    JSON.stringify(copied),
+    JSON.stringify(error),
+    inspect(error, { depth: 5 }),
+    (error as Error).message,
+  ].join('\n')
+}
+
+let server: Server | undefined
+let requests = 0
+afterEach(async () => {
+  if (server) {
+    server.closeAllConnections()
+    server.close()
+    await once(server, 'close')
+  }
+  server = undefined
+})
+
+async function redirectingServer(): Promise<string> {
+  requests = 0
+  server = createServer((_req, res) => {
+    requests++
+    res.writeHead(302, { location: LOCATION }).end('moved')
+  })
+  server.listen(0, '127.0.0.1')
+  await once(server, 'listening')
+  return `http://127.0.0.1:${(server.address() as AddressInfo).port}`
+}
+
+it('a followed redirect whose Location is no URL rejects with UrlRefusedError (invalid-location), the Location’s query and credentials in no log line, sent once', async () => {
+  const base = await redirectingServer()
+  const events = recordEgress()
+  const fetch = createFetch()
+  let error: unknown
+  try {
+    await fetch(`${base}/start`, { deadline: Deadline.after(2000) })
+  } catch (thrown) {
+    error = thrown
+  } finally {
+    events.stop()
+    await fetch.close()
+  }
+  expect(isUrlRefused(error)).toBe(true)
+  expect(error).toBeInstanceOf(UrlRefusedError)
+  expect(error).toMatchObject({
+    code: 'URL_REFUSED',
+    reason: 'invalid-location',
+    redirect: true,
+    url: 'https://api.example.com:undefined/cb',
+  })
+  const shown = logged(error)
+  for (const secret of [SECRET, SESSION, PASSWORD]) expect(shown).not.toContain(secret)
+  expect(requests).toBe(1)
+  expect(events.ends.map((e) => e.statusCode)).toEqual([302])
+  expect(events.retries).toHaveLength(0)
+  expect(events.skipped.map((s) => s.reason)).toEqual(['URL_REFUSED'])
+})
+
+it("redirect: 'error' names a Location that is no URL without its query, path parameters, fragment or credentials", async () => {
+  const base = await redirectingServer()
+  const fetch = createFetch()
+  const error = await fetch(`${base}/start`, { redirect: 'error' }).catch((e: unknown) => e)
+  await fetch.close()
+  expect(isUnexpectedRedirect(error)).toBe(true)
+  expect((error as Error).message).toContain('a redirect to https://api.example.com:undefined/cb,')
+  const shown = logged(error)
+  for (const secret of [SECRET, SESSION, PASSWORD, '#frag']) expect(shown).not.toContain(secret)
+  // The field keeps what the server sent (not enumerable: in no log line).
+  expect((error as { location?: string }).location).toBe(LOCATION)
+})
+
+it('probe names a Location that is no URL without its query, path parameters, fragment or credentials', async () => {
+  const base = await redirectingServer()
+  const error = await probe(`${base}/start`, { warmup: 0, samples: 1 }).catch((e: unknown) => e)
+  expect(error).toBeInstanceOf(ProbeRedirectError)
+  expect((error as Error).message).toContain('a redirect to https://api.example.com:undefined/cb:')
+  const shown = logged(error)
+  for (const secret of [SECRET, SESSION, PASSWORD, '#frag']) expect(shown).not.toContain(secret)
+})
