@@ -1,5 +1,6 @@
 import { type FakeProvider, reply } from '@hourglass/testkit'
 import { afterEach, describe, expect, it } from 'vitest'
+import { driveOne, WaitClock } from '../../llm/test/support/waitClock.js'
 import { fakeProvider, fallback, type Harness, startHarness } from './support/harness.js'
 
 /**
@@ -64,18 +65,28 @@ describe('the per-request cost bound bounds the bill', () => {
       prices: { 'gpt-5': { inputPerMTok: 1.25, outputPerMTok: 100 } },
     })
     fakes.push(cheap.fake, dear.fake)
-    harness = await startHarness({
-      providers: { cheap: cheap.entry, dear: dear.entry },
-      models: { m: fallback(['cheap', 'gpt-5-mini'], ['dear', 'gpt-5']) },
-      // 1000 output tokens: $0.002 on the first, $0.1 on the second.
-      policy: { maxCostUsdPerRequest: 0.05 },
-    })
+    // The back-off after an overload (5–10 s with no server hint) runs on
+    // this clock, moved to its end once the request is held by it alone:
+    // the same attempts and decisions, without the seconds waited out.
+    const clock = new WaitClock()
+    harness = await startHarness(
+      {
+        providers: { cheap: cheap.entry, dear: dear.entry },
+        models: { m: fallback(['cheap', 'gpt-5-mini'], ['dear', 'gpt-5']) },
+        // 1000 output tokens: $0.002 on the first, $0.1 on the second.
+        policy: { maxCostUsdPerRequest: 0.05 },
+      },
+      { clock },
+    )
     for (let i = 0; i < 5; i++) {
       cheap.fake.enqueue(
         reply.error(503, { error: { message: 'overloaded', type: 'server_error' } }),
       )
     }
-    const refused = await harness.client.chat.completions.create(ask).catch((e: unknown) => e)
+    const refused = await driveOne(
+      clock,
+      harness.client.chat.completions.create(ask).catch((e: unknown) => e),
+    )
     expect(refused).toMatchObject({ status: 402, code: 'budget_exceeded' })
     expect(cheap.fake.requests.length).toBeGreaterThan(0)
     expect(dear.fake.requests).toHaveLength(0)
