@@ -3,7 +3,13 @@
 import { DEADLINE_EXPIRED_HEADER, DeadlineExceededError } from '@hourglass/core'
 import { deadline, deadlineErrors } from '@hourglass/express'
 import { createFetch } from '@hourglass/fetch'
-import { callModel, isModelUnavailable, openAICompatible } from '@hourglass/llm'
+import {
+  callModel,
+  isModelUnavailable,
+  isRateLimited,
+  isRequestRejected,
+  openAICompatible,
+} from '@hourglass/llm'
 import { reply, startFakeProvider } from '@hourglass/testkit'
 import express from 'express'
 
@@ -47,13 +53,26 @@ model.post(
   }),
 )
 model.use(deadlineErrors())
-// Every attempt failed (the provider's 500s, say, with no time left to
-// retry): a 502 in JSON like the other answers, saying why. Left to Express,
-// it would be an HTML error page that the API, reading JSON, fails to parse:
-// the caller would get a 500 about a SyntaxError, the cause lost.
+// The model call's failures, in JSON like the other answers, saying why.
+// Left to Express, each would be an HTML error page that the API, reading
+// JSON, fails to parse: the caller would get a 500 about a SyntaxError, the
+// cause lost.
+// - Every attempt failed (the provider's 500s, say, with no time left to
+//   retry), or none was sent: every key still cooling from the provider's
+//   429 (its Retry-After: 30 s, say) or overload, a RateLimitedError: a 502.
+// - The provider refused the prompt itself (its content policy, a prompt too
+//   long for the model): a 422, the question's fault. Never retried, nor sent
+//   to a fallback, which would refuse it too. (Express's page would have had
+//   the provider's 400 as its status: the error's `status` is the provider's.)
 model.use((error, _req, res, next) => {
-  if (!isModelUnavailable(error)) return next(error)
-  res.status(502).json({ error: 'model_unavailable', reason: error.reason })
+  if (isModelUnavailable(error) || isRateLimited(error)) {
+    return res.status(502).json({ error: 'model_unavailable', reason: error.reason })
+  }
+  if (isRequestRejected(error)) {
+    const reason = error.cause.normalized.message // the provider's own words
+    return res.status(422).json({ error: 'request_rejected', kind: error.kind, reason })
+  }
+  next(error)
 })
 const modelUrl = await serve(model)
 
