@@ -38,8 +38,15 @@ export function keepHeadFields(res: ServerResponse, head: string): void {
     const value = line.slice(colon + 1).trim()
     if (res.hasHeader(key)) continue
     // Node says `close` on its own too (an HTTP/1.0 caller, `Connection:
-    // close` asked): said again, it changes nothing.
-    if (NODE_OWN.has(key) && !(key === 'connection' && CLOSE.test(value))) continue
+    // close` asked): said again, it changes nothing. A `Keep-Alive` the
+    // handler gave is kept too: Node marked the response for it
+    // (`_defaultKeepAlive`) and writes none of its own after it.
+    if (
+      NODE_OWN.has(key) &&
+      !(key === 'connection' && CLOSE.test(value)) &&
+      !ownKeepAlive(res, key)
+    )
+      continue
     const field = fields.get(key)
     if (field === undefined) fields.set(key, { name, values: [value] })
     else field.values.push(value)
@@ -47,4 +54,11 @@ export function keepHeadFields(res: ServerResponse, head: string): void {
   for (const { name, values } of fields.values()) {
     res.setHeader(name, values.length === 1 ? values[0]! : values)
   }
+}
+
+/** A `Keep-Alive` field the handler gave (Node then writes none of its own). */
+function ownKeepAlive(res: ServerResponse, key: string): boolean {
+  return (
+    key === 'keep-alive' && (res as { _defaultKeepAlive?: boolean })._defaultKeepAlive === false
+  )
 }

@@ -130,4 +130,18 @@ describe.each(majors)('a stored head that is the only record of its headers ($na
     expect(received.match(/HTTP\/1\.1 \d+/g)).toEqual(['HTTP/1.1 504', 'HTTP/1.1 200'])
     expect(received.endsWith('next')).toBe(true)
   })
+
+  it("a Keep-Alive it gave is the 504's, as when merged (Node then writes none of its own)", async () => {
+    const keepAlive = (res: ServerResponse) =>
+      res.writeHead(200, {
+        'Content-Type': 'text/event-stream',
+        Connection: 'keep-alive',
+        'Keep-Alive': 'timeout=60',
+      })
+    const merged = firstHead(await answerFirst(true, keepAlive))
+    const only = firstHead(await answerFirst(false, keepAlive))
+    expect(merged).toContain('Keep-Alive: timeout=60')
+    expect(only).toContain('Keep-Alive: timeout=60')
+    expect(only.filter((line) => /^keep-alive:/i.test(line))).toHaveLength(1)
+  })
 })
