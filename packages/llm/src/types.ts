@@ -33,6 +33,15 @@ export interface ThinkingBlock {
    * signed with it, which Anthropic refuses.
    */
   redacted?: boolean | undefined
+  /**
+   * The field an OpenAI-compatible server said this thinking under, when it
+   * was `reasoning` (vLLM, OpenRouter, Ollama), not DeepSeek's
+   * `reasoning_content`: `openAICompatible({ replayThinking: true })` sends
+   * it back under that name, the only one vLLM reads (vllm-project/vllm#38488).
+   * Like `signature`, it holds for the server that said it: a fallback gets
+   * the text without it.
+   */
+  field?: 'reasoning' | undefined
 }
 
 export interface ToolCallBlock {
@@ -234,7 +243,12 @@ export type StreamEvent =
       /** A piece of the model's refusal (`delta.refusal`), not of its answer: `TextBlock.refusal`. */
       refusal?: boolean | undefined
     }
-  | { type: 'thinking'; thinking: string }
+  | {
+      type: 'thinking'
+      thinking: string
+      /** Said as `reasoning` on OpenAI's wire: `ThinkingBlock.field`. */
+      field?: 'reasoning' | undefined
+    }
   | {
       type: 'signature'
       signature: string

@@ -614,7 +614,10 @@ async function* eventsOf(response: ChatResponse): AsyncGenerator<StreamEvent, vo
     } else if (block.type === 'thinking' && block.redacted === true) {
       if (block.signature) yield { type: 'signature', signature: block.signature, redacted: true }
     } else if (block.type === 'thinking') {
-      yield { type: 'thinking', thinking: block.thinking }
+      // With the field it was said under (`ThinkingBlock.field`), as the block kept it.
+      yield block.field === undefined
+        ? { type: 'thinking', thinking: block.thinking }
+        : { type: 'thinking', thinking: block.thinking, field: block.field }
       if (block.signature) yield { type: 'signature', signature: block.signature }
     } else if (block.type === 'tool_call') {
       yield {

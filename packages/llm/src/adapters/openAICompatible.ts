@@ -16,10 +16,12 @@ export interface OpenAICompatibleOptions extends AdapterOptions {
   /** Whose errors (and `max_tokens` spelling) to expect. Default `'openai'`. */
   dialect?: 'openai' | 'deepseek' | 'qwen' | 'ernie' | 'doubao' | undefined
   /**
-   * Send the text of earlier thinking blocks back as `reasoning_content` on
-   * assistant turns — what DeepSeek's and Kimi's thinking-with-tools modes
-   * ask for. Default `false`: chat completions has no thinking field, and
-   * older reasoners refuse it.
+   * Send the text of earlier thinking blocks back on assistant turns, under
+   * the name the server said it under: `reasoning` for thinking read from
+   * `reasoning` (vLLM, which reads no other, OpenRouter, Ollama:
+   * `ThinkingBlock.field`), else `reasoning_content` — what DeepSeek's and
+   * Kimi's thinking-with-tools modes ask for. Never both. Default `false`:
+   * chat completions has no thinking field, and older reasoners refuse it.
    */
   replayThinking?: boolean | undefined
 }
@@ -66,22 +68,32 @@ export function openAICompatible(options: OpenAICompatibleOptions): ModelAdapter
   )
 }
 
-/** The n-th assistant message sent is the n-th assistant turn of the history (one each). */
+/**
+ * The n-th assistant message sent is the n-th assistant turn of the history
+ * (one each). Its thinking goes back under one name: `reasoning` when the
+ * server said it so (`ThinkingBlock.field`), else `reasoning_content`. vLLM
+ * reads only `reasoning` and drops `reasoning_content` without a word
+ * (vllm-project/vllm#38488), so a vLLM tool loop replayed nothing; both
+ * names at once are not sent, as a server may refuse a field it does not know.
+ */
 const replayThinking: BodyHook = (body, request: ChatRequest) => {
   const sent = body['messages']
   if (!Array.isArray(sent)) return body
   const thoughts = request.messages
     .filter((m) => m.role === 'assistant')
-    .map((m) =>
-      typeof m.content === 'string'
-        ? ''
-        : m.content.flatMap((b) => (b.type === 'thinking' ? [b.thinking] : [])).join(''),
-    )
+    .map((m) => {
+      if (typeof m.content === 'string') return { text: '', field: 'reasoning_content' }
+      const blocks = m.content.filter((b) => b.type === 'thinking')
+      return {
+        text: blocks.map((b) => b.thinking).join(''),
+        field: blocks.some((b) => b.field === 'reasoning') ? 'reasoning' : 'reasoning_content',
+      }
+    })
   let n = 0
   const messages = sent.map((message: Record<string, unknown>) => {
     if (message['role'] !== 'assistant') return message
     const thinking = thoughts[n++]
-    return thinking ? { ...message, reasoning_content: thinking } : message
+    return thinking?.text ? { ...message, [thinking.field]: thinking.text } : message
   })
   return { ...body, messages }
 }

@@ -106,8 +106,14 @@ export class StreamCollector {
       case 'thinking':
         this.#sawToken = true
         this.#outputWeight += textWeight(event.thinking)
-        if (last?.type === 'thinking' && last.signature === undefined)
+        // The field it was said under (`ThinkingBlock.field`) is kept on
+        // the block: dropped, `replayThinking` sent vLLM's streamed
+        // thinking back under the name vLLM does not read.
+        if (last?.type === 'thinking' && last.signature === undefined) {
           last.thinking += event.thinking
+          if (event.field !== undefined) last.field = event.field
+        } else if (event.field !== undefined)
+          this.#blocks.push({ type: 'thinking', thinking: event.thinking, field: event.field })
         else this.#blocks.push({ type: 'thinking', thinking: event.thinking })
         return
       case 'signature':

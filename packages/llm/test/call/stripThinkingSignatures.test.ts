@@ -45,4 +45,21 @@ describe('stripThinkingSignatures', () => {
     ])
     expect(stripped[0]!.content).toEqual([{ type: 'text', text: 'ok' }])
   })
+
+  it("drops the field the thinking was said under: a fallback's replayThinking sends it as reasoning_content", () => {
+    const stripped = stripThinkingSignatures([
+      {
+        role: 'assistant',
+        content: [
+          { type: 'thinking', thinking: 'vLLM thought', field: 'reasoning' },
+          { type: 'text', text: 'ok' },
+        ],
+      },
+    ])
+    expect(stripped[0]!.content).toEqual([
+      { type: 'thinking', thinking: 'vLLM thought' },
+      { type: 'text', text: 'ok' },
+    ])
+    expect(JSON.stringify(stripped)).not.toContain('field')
+  })
 })

@@ -37,8 +37,9 @@ describe("an OpenAI-compatible server's `reasoning` field (vLLM, OpenRouter, Oll
         },
       ],
     })
+    // Marked with the name it came under, the one `replayThinking` sends it back as.
     expect(answer.content).toEqual([
-      { type: 'thinking', thinking: '91 = 7 · 13' },
+      { type: 'thinking', thinking: '91 = 7 · 13', field: 'reasoning' },
       { type: 'text', text: 'No: 7 × 13.' },
     ])
   })
@@ -52,7 +53,8 @@ describe("an OpenAI-compatible server's `reasoning` field (vLLM, OpenRouter, Oll
         choices: [{ index: 0, delta: { reasoning: 'hm', reasoning_content: 'hm' } }],
       }),
     })
-    expect(events).toEqual([{ type: 'thinking', thinking: 'hm' }])
+    // Marked `reasoning`: the only name vLLM reads back (vllm-project/vllm#38488).
+    expect(events).toEqual([{ type: 'thinking', thinking: 'hm', field: 'reasoning' }])
   })
 
   it('streamed, the thinking is the first token: delivered at once, no first-token timeout', async () => {
@@ -90,7 +92,7 @@ describe("an OpenAI-compatible server's `reasoning` field (vLLM, OpenRouter, Oll
       }
       const answer = await stream.result
       expect(answer.content).toEqual([
-        { type: 'thinking', thinking: '91 = 7 · 13' },
+        { type: 'thinking', thinking: '91 = 7 · 13', field: 'reasoning' },
         { type: 'text', text: 'No.' },
       ])
       expect(events.map((event) => event.type)).toEqual(['thinking', 'text', 'finish'])

@@ -13,3 +13,21 @@ import { getString } from '../safeJson.js'
 export function reasoningText(value: unknown): string | undefined {
   return getString(value, 'reasoning_content') || getString(value, 'reasoning') || undefined
 }
+
+/**
+ * `reasoningText` as a thinking block (a thinking event has the same
+ * shape), marked `field: 'reasoning'` when the server said it under that
+ * name, with `reasoning_content` beside it or not: vLLM reads only
+ * `reasoning` on an assistant message (vllm-project/vllm#38488), so
+ * `replayThinking` sends it back under that name. Unmarked, it went back as
+ * `reasoning_content`, which vLLM drops without a word.
+ */
+export function reasoningThinking(
+  value: unknown,
+): { type: 'thinking'; thinking: string; field?: 'reasoning' } | undefined {
+  const thinking = reasoningText(value)
+  if (thinking === undefined) return undefined
+  return getString(value, 'reasoning')
+    ? { type: 'thinking', thinking, field: 'reasoning' }
+    : { type: 'thinking', thinking }
+}

@@ -24,7 +24,7 @@ import { GeneratedCallIds } from '../GeneratedCallIds.js'
 import { markNoAnswer } from '../noAnswer.js'
 import { asArray, get, getRecord, getString, parseAnswerJson } from '../safeJson.js'
 import { argumentsSent, argumentsWritten } from './argumentsSent.js'
-import { reasoningText } from './reasoningText.js'
+import { reasoningThinking } from './reasoningText.js'
 
 export const OPENAI_FINISH: Readonly<Record<string, FinishReason>> = {
   stop: 'stop',
@@ -76,8 +76,9 @@ export function openAIProviderFinishReason(
 
 /**
  * `chat.completion` body → normalised response. `reasoning_content`
- * (DeepSeek, Qwen), or `reasoning` (vLLM, OpenRouter: `reasoningText`),
- * becomes a thinking block without a signature. A body
+ * (DeepSeek, Qwen), or `reasoning` (vLLM, OpenRouter: `reasoningThinking`,
+ * which marks it `field: 'reasoning'`), becomes a thinking block without a
+ * signature. A body
  * without choices is not an empty answer: it throws `ProviderReplyError`.
  */
 export function parseOpenAIResponse(
@@ -90,8 +91,8 @@ export function parseOpenAIResponse(
   const message = getRecord(choice, 'message')
   if (message === undefined) throw malformedReply('chat completion (no choices[0].message)')
   const content: ContentBlock[] = []
-  const reasoning = reasoningText(message)
-  if (reasoning) content.push({ type: 'thinking', thinking: reasoning })
+  const reasoning = reasoningThinking(message)
+  if (reasoning) content.push(reasoning)
   const parts = contentParts(get(message, 'content'))
   if (parts.thinking) content.push({ type: 'thinking', thinking: parts.thinking })
   if (parts.text) content.push({ type: 'text', text: parts.text })

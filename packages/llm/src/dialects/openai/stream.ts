@@ -22,7 +22,7 @@ import {
   parseAnswerJson,
 } from '../safeJson.js'
 import { argumentsSent, argumentsWritten } from './argumentsSent.js'
-import { reasoningText } from './reasoningText.js'
+import { reasoningThinking } from './reasoningText.js'
 import {
   annotationsOf,
   contentParts,
@@ -164,8 +164,8 @@ export function createOpenAIStreamParser(
       const out: StreamEvent[] = []
       for (const choice of asArray(get(chunk, 'choices')).slice(0, 1)) {
         const delta = getRecord(choice, 'delta')
-        const reasoning = reasoningText(delta)
-        if (reasoning) out.push({ type: 'thinking', thinking: reasoning })
+        const reasoning = reasoningThinking(delta)
+        if (reasoning) out.push(reasoning)
         // A string, or an array of text and thinking parts (`contentParts`).
         const parts = contentParts(get(delta, 'content'))
         if (parts.thinking) out.push({ type: 'thinking', thinking: parts.thinking })

@@ -1,0 +1,186 @@
+import type { IncomingMessage, ServerResponse } from 'node:http'
+import { afterEach, describe, expect, it } from 'vitest'
+import { openAICompatible } from '../../src/adapters/openAICompatible.js'
+import { runTurns } from '../../src/agent/runTurns.js'
+import { callModel } from '../../src/call/callModel.js'
+import { rawServer } from './support/rawServer.js'
+
+/**
+ * `replayThinking` sends earlier thinking back under the name the server
+ * said it under. vLLM says it as `reasoning` (vllm-project/vllm#27752) and
+ * reads only `reasoning` on an assistant message: `reasoning_content` there
+ * is dropped without a word (vllm-project/vllm#38488). Sent back as
+ * `reasoning_content` only, a vLLM tool loop with `replayThinking: true`
+ * replayed nothing, and the model lost its reasoning at every tool call.
+ * DeepSeek's `reasoning_content` goes back as `reasoning_content`; never both.
+ */
+
+const servers: Array<{ close(): void }> = []
+afterEach(() => {
+  for (const server of servers.splice(0)) server.close()
+})
+
+const tools = [{ name: 'weather', parameters: { type: 'object' } }]
+const THOUGHT = 'need the weather in Oslo first'
+
+type Field = 'reasoning' | 'reasoning_content'
+
+/** The first turn's assistant message: its thinking under `field`, then a tool call. */
+const thinkingCall = (field: Field) => ({
+  role: 'assistant',
+  content: null,
+  [field]: THOUGHT,
+  tool_calls: [
+    {
+      id: 'call_1',
+      type: 'function',
+      function: { name: 'weather', arguments: '{"city":"Oslo"}' },
+    },
+  ],
+})
+
+const whole = (id: string, message: object, finish: string) =>
+  JSON.stringify({
+    id,
+    object: 'chat.completion',
+    model: 'qwen3',
+    choices: [{ index: 0, message, finish_reason: finish }],
+    usage: { prompt_tokens: 9, completion_tokens: 7 },
+  })
+
+const chunk = (delta: object, finish: string | null = null) =>
+  `data: ${JSON.stringify({ id: 'c1', object: 'chat.completion.chunk', model: 'qwen3', choices: [{ index: 0, delta, finish_reason: finish }] })}\n\n`
+
+/** The thinking in two deltas under `field`, then the tool call. */
+const streamed = (field: Field) =>
+  [
+    chunk({ role: 'assistant', content: '' }),
+    chunk({ [field]: 'need the weather ' }),
+    chunk({ [field]: 'in Oslo first' }),
+    chunk({
+      tool_calls: [
+        { index: 0, id: 'call_1', type: 'function', function: { name: 'weather', arguments: '' } },
+      ],
+    }),
+    chunk({ tool_calls: [{ index: 0, function: { arguments: '{"city":"Oslo"}' } }] }),
+    chunk({}, 'tool_calls'),
+    'data: [DONE]\n\n',
+  ].join('')
+
+/**
+ * An OpenAI-compatible server that thinks under `field` and calls `weather`
+ * on the first turn (as a stream when asked for one, or as a whole answer
+ * when `wholeAlways`), and answers on the second; every body it got.
+ */
+async function thinkingServer(field: Field, wholeAlways = false) {
+  const bodies: Array<{ messages: Array<Record<string, unknown>> }> = []
+  const server = await rawServer((req: IncomingMessage, res: ServerResponse) => {
+    let text = ''
+    req.setEncoding('utf8')
+    req.on('data', (piece: string) => {
+      text += piece
+    })
+    req.on('end', () => {
+      const body = JSON.parse(text) as { stream?: boolean; messages: [] }
+      bodies.push(body)
+      if (bodies.length > 1) {
+        res.writeHead(200, { 'content-type': 'application/json' })
+        res.end(whole('c2', { role: 'assistant', content: '4 °C' }, 'stop'))
+      } else if (body.stream === true && !wholeAlways) {
+        res.writeHead(200, { 'content-type': 'text/event-stream' })
+        res.end(streamed(field))
+      } else {
+        res.writeHead(200, { 'content-type': 'application/json' })
+        res.end(whole('c1', thinkingCall(field), 'tool_calls'))
+      }
+    })
+  })
+  servers.push(server)
+  return { baseURL: server.baseURL, bodies }
+}
+
+/** A two-turn `runTurns` loop through `replayThinking: true`; the assistant message sent on the second turn. */
+async function replayed(
+  server: { baseURL: string; bodies: Array<{ messages: Array<Record<string, unknown>> }> },
+  stream: boolean,
+) {
+  const adapter = openAICompatible({
+    baseURL: server.baseURL,
+    apiKey: 'sk',
+    model: 'qwen3',
+    replayThinking: true,
+  })
+  try {
+    const run = await runTurns({
+      operationId: 'weather',
+      deadline: false,
+      messages: [{ role: 'user', content: 'weather in Oslo?' }],
+      tools: { weather: () => '4 °C' },
+      call: (history, { idempotencyKey, signal }) => {
+        const options = {
+          models: [adapter],
+          request: { messages: history, maxTokens: 64, tools },
+          idempotencyKey,
+          signal,
+          limits: { admission: false as const },
+        }
+        return stream
+          ? callModel({ ...options, request: { ...options.request, stream: true } }).result
+          : callModel(options)
+      },
+    })
+    expect(run.response.text).toBe('4 °C')
+  } finally {
+    await adapter.close()
+  }
+  expect(server.bodies).toHaveLength(2)
+  return server.bodies[1]?.messages.find((message) => message['role'] === 'assistant')
+}
+
+describe('replayThinking sends thinking back under the name the server said it under', () => {
+  it("vLLM's `reasoning`, whole: back as `reasoning`, not `reasoning_content`", async () => {
+    const assistant = await replayed(await thinkingServer('reasoning'), false)
+    expect(assistant).toMatchObject({ role: 'assistant', reasoning: THOUGHT })
+    expect(assistant).not.toHaveProperty('reasoning_content')
+  })
+
+  it("vLLM's `reasoning`, streamed: back as `reasoning`, the deltas joined", async () => {
+    const assistant = await replayed(await thinkingServer('reasoning'), true)
+    expect(assistant).toMatchObject({ role: 'assistant', reasoning: THOUGHT })
+    expect(assistant).not.toHaveProperty('reasoning_content')
+  })
+
+  it('a stream request answered whole (JSON): back as `reasoning`', async () => {
+    const assistant = await replayed(await thinkingServer('reasoning', true), true)
+    expect(assistant).toMatchObject({ role: 'assistant', reasoning: THOUGHT })
+    expect(assistant).not.toHaveProperty('reasoning_content')
+  })
+
+  it("DeepSeek's `reasoning_content`, whole and streamed: back as `reasoning_content` only", async () => {
+    for (const stream of [false, true]) {
+      const assistant = await replayed(await thinkingServer('reasoning_content'), stream)
+      expect(assistant).toMatchObject({ role: 'assistant', reasoning_content: THOUGHT })
+      expect(assistant).not.toHaveProperty('reasoning')
+    }
+  })
+
+  it('the answer keeps where its thinking came from, as plain data a history can be saved as', async () => {
+    const server = await thinkingServer('reasoning')
+    const adapter = openAICompatible({ baseURL: server.baseURL, apiKey: 'sk', model: 'qwen3' })
+    try {
+      const answer = await callModel({
+        models: [adapter],
+        request: {
+          messages: [{ role: 'user', content: 'weather in Oslo?' }],
+          maxTokens: 64,
+          tools,
+        },
+        limits: { admission: false },
+      })
+      expect(answer.content[0]).toEqual({ type: 'thinking', thinking: THOUGHT, field: 'reasoning' })
+      expect(JSON.parse(JSON.stringify(answer.content[0]))).toEqual(answer.content[0])
+    } finally {
+      await adapter.close()
+    }
+  })
+})
