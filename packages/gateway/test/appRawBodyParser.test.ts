@@ -104,6 +104,82 @@ describe("an app's own raw or text body parser ahead of the gateway", () => {
     expect(((await res.body.json()) as { error: { code: string } }).error.code).toBe('invalid_utf8')
   })
 
+  // body-parser's text parser decodes any charset iconv-lite knows, and the
+  // size it kept is the decoded text's: what the client sent is measured by
+  // its Content-Length, and a charset the gateway refuses is still refused.
+  it('express.text: a charset the gateway refuses is a 415, as without it', async () => {
+    const url = await appWith(express.text({ type: 'application/json' }))
+    const before = fake.requests.length
+    const res = await request(`${url}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json; charset=iso-8859-1' },
+      body: Buffer.from(
+        '{"model":"m","messages":[{"role":"user","content":"caf\u00e9"}]}',
+        'latin1',
+      ),
+    })
+    expect(res.statusCode).toBe(415)
+    expect(((await res.body.json()) as { error: { code: string } }).error.code).toBe(
+      'unsupported_encoding',
+    )
+    expect(fake.requests.length).toBe(before)
+  })
+
+  it('express.text: a UTF-16 body past maxBodyBytes is a 413 (its bytes, not its decoded text)', async () => {
+    const url = await appWith(express.text({ type: 'application/json' }), 1000)
+    const body = (content: string) =>
+      Buffer.from(JSON.stringify({ model: 'm', messages: [{ role: 'user', content }] }), 'utf16le')
+    const before = fake.requests.length
+    const big = body('x'.repeat(600))
+    expect(big.length).toBe(1310) // 655 bytes as UTF-8
+    const res = await request(`${url}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json; charset=utf-16le' },
+      body: big,
+    })
+    expect(res.statusCode).toBe(413)
+    expect(((await res.body.json()) as { error: { code: string } }).error.code).toBe(
+      'request_too_large',
+    )
+    expect(fake.requests.length).toBe(before)
+    // One under the limit is answered: UTF-16 is a charset the gateway takes.
+    fake.enqueue(reply.text('answered'))
+    const small = await request(`${url}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json; charset=utf-16le' },
+      body: body('caf\u00e9'),
+    })
+    expect(small.statusCode).toBe(200)
+    await small.body.dump()
+    expect(fake.requests.at(-1)?.body).toMatchObject({
+      messages: [{ role: 'user', content: 'caf\u00e9' }],
+    })
+  })
+
+  it.each([
+    ['express.raw', () => express.raw({ type: '*/*' })],
+    ['express.text', () => express.text({ type: '*/*' })],
+  ] as Array<[string, () => RequestHandler]>)(
+    '%s for every type: a body that is not JSON gets the Content-Type message, as without it',
+    async (_name, parser) => {
+      const url = await appWith(parser())
+      const before = fake.requests.length
+      const res = await request(`${url}/v1/chat/completions`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        body: '{"model":"m","messages":[{"role":"user","content":"hi"}]}',
+      })
+      expect(res.statusCode).toBe(400)
+      expect(((await res.body.json()) as { error: object }).error).toEqual({
+        message: 'body: expected a JSON object (Content-Type: application/json)',
+        type: 'invalid_request_error',
+        param: 'body',
+        code: 'invalid_request',
+      })
+      expect(fake.requests.length).toBe(before)
+    },
+  )
+
   it.each(parsers)("%s: the gateway's maxBodyBytes still holds", async (_name, parser) => {
     const url = await appWith(parser(), 1000)
     const before = fake.requests.length

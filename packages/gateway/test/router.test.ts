@@ -94,7 +94,7 @@ describe('the gateway router', () => {
       expect(res.headers.get('content-type')).toMatch(/^application\/json/)
       expect(await res.json()).toEqual({
         error: {
-          message: `no route for ${method} "${path}": this gateway serves POST /v1/chat/completions and GET /v1/models`,
+          message: `no route for ${method} "${path}": this gateway serves POST /v1/chat/completions, GET /v1/models and GET /v1/models/{id}`,
           type: 'invalid_request_error',
           param: null,
           code: 'not_found',

@@ -19,14 +19,18 @@ describe('the 404 for a path the gateway does not serve', () => {
   beforeAll(async () => {
     const p = await fakeProvider('openai', ['sk-path-0001'])
     fake = p.fake
-    h = await startHarness({ providers: { p: p.entry }, models: { m: fallback(['p', 'gpt-4o']) } })
+    h = await startHarness({
+      providers: { p: p.entry },
+      models: { m: fallback(['p', 'gpt-4o']), 'openai/gpt-4o': fallback(['p', 'gpt-4o']) },
+    })
   })
   afterAll(async () => {
     await h?.close()
     await fake?.close()
   })
 
-  const served = 'this gateway serves POST /v1/chat/completions and GET /v1/models'
+  const served =
+    'this gateway serves POST /v1/chat/completions, GET /v1/models and GET /v1/models/{id}'
 
   it('an endpoint it has none of: named, with what it serves', async () => {
     const error = await h.client.embeddings.create({ model: 'm', input: 'x' }).catch((e) => e)
@@ -55,6 +59,25 @@ describe('the 404 for a path the gateway does not serve', () => {
     expect(list.status).toBe(404)
     expect(list.error.message).toMatch(/baseURL must end in \/v1$/)
     expect(fake.requests).toHaveLength(0)
+  })
+
+  // The official client sends `models.retrieve('openai/gpt-4o')` as
+  // `/v1/models/openai%2Fgpt-4o`, which is served; the same id written
+  // unescaped (curl, a hand-built URL) is two segments, and the 404 said
+  // model retrieval was not served at all.
+  it('a model id with a / asked unescaped: told to send it as %2F', async () => {
+    expect((await h.client.models.retrieve('openai/gpt-4o')).id).toBe('openai/gpt-4o')
+    const res = await fetch(`${h.url}/v1/models/openai/gpt-4o`)
+    expect(res.status).toBe(404)
+    const { error } = (await res.json()) as { error: { message: string; code: string } }
+    expect(error.code).toBe('not_found')
+    expect(error.message).toBe(
+      `no route for GET "/v1/models/openai/gpt-4o": ${served}; a / in a model id is sent as %2F`,
+    )
+    const bare = await fetch(`${h.url}/models/openai/gpt-4o`)
+    expect(((await bare.json()) as { error: { message: string } }).error.message).toBe(
+      `no route for GET "/models/openai/gpt-4o": ${served}; the client's baseURL must end in /v1; a / in a model id is sent as %2F`,
+    )
   })
 
   it('a hostile path is escaped and cut, not echoed whole', async () => {

@@ -175,15 +175,28 @@ function parseAppBody(
   const body: unknown = req.body
   const bytes = Buffer.isBuffer(body)
   if ((!bytes && typeof body !== 'string') || !isJson(req.headers['content-type'])) return undefined
-  // The gateway's own limit, as for a body it reads (the app's parser may allow more).
-  const size = bytes ? (body as Buffer).length : Buffer.byteLength(body as string)
-  if (size > limitBytes) return tooLargeFailure(limitBytes)
-  if (!bytes) return parseText(req, body as string)
+  // A charset the gateway refuses is refused whichever parser decoded it
+  // (body-parser's text parser decodes any that iconv-lite knows).
   const charset = charsetOf(req.headers['content-type']) ?? 'utf-8'
   const decoder = decoderFor(charset)
   if (decoder === undefined) return unsupportedCharset(charset)
+  // The gateway's own limit, as for a body it reads (the app's parser may allow more).
+  if (appBodySize(req, body as Buffer | string) > limitBytes) return tooLargeFailure(limitBytes)
+  if (!bytes) return parseText(req, body as string)
   const text = decodeBody(body as Buffer, charset, decoder)
   return typeof text === 'string' ? parseText(req, text) : text
+}
+
+/**
+ * The size of a body an app's parser read: its bytes; for text, the larger
+ * of its UTF-8 length and the Content-Length of an uncompressed body, as
+ * the client sent it — a UTF-16 body measured as the text it decodes to
+ * passed a limit at half its size.
+ */
+function appBodySize(req: IncomingMessage, body: Buffer | string): number {
+  if (typeof body !== 'string') return body.length
+  const declared = codingOf(req) === 'identity' ? Number(req.headers['content-length']) : 0
+  return Math.max(Buffer.byteLength(body), Number.isFinite(declared) ? declared : 0)
 }
 
 /**

@@ -11,13 +11,14 @@ type Block = Exclude<Message['content'], string>[number]
 
 /**
  * Why a body that is not an object is refused. Unread (not `application/json`,
- * or a string an app's own text parser left): the Content-Type. Read as JSON
- * of another shape (`[]`; a number an app's `express.json({ strict: false })`
- * left): that shape — naming the Content-Type there sent a client whose
- * header was right to look at it.
+ * or bytes or text an app's own raw or text parser left for another
+ * Content-Type): the Content-Type. Read as JSON of another shape (`[]`; a
+ * number an app's `express.json({ strict: false })` left): that shape —
+ * naming the Content-Type there sent a client whose header was right to look
+ * at it.
  */
 function notAnObject(body: unknown): string {
-  if (body === undefined || typeof body === 'string') {
+  if (body === undefined || typeof body === 'string' || isBytes(body)) {
     return 'expected a JSON object (Content-Type: application/json)'
   }
   const shape = Array.isArray(body)
@@ -30,6 +31,15 @@ function notAnObject(body: unknown): string {
           ? 'a boolean'
           : typeof body
   return `expected a JSON object with model and messages, got ${shape}`
+}
+
+/**
+ * The Buffer an app's `express.raw()` mounted for every type left for a body
+ * that is not JSON (`application/x-www-form-urlencoded`: curl's `-d`). An
+ * object to `typeof`, it was read as a body whose `model` is missing.
+ */
+function isBytes(body: unknown): boolean {
+  return ArrayBuffer.isView(body)
 }
 
 /**
@@ -78,7 +88,7 @@ export function parseChatRequest(
         'the body is empty: send a JSON object with model and messages (Content-Type: application/json)',
     })
   }
-  if (typeof body !== 'object' || body === null || Array.isArray(body)) {
+  if (typeof body !== 'object' || body === null || Array.isArray(body) || isBytes(body)) {
     throw invalid('body', notAnObject(body))
   }
   const parsed = chatRequestSchema.safeParse(body)
