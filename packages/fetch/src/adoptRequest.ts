@@ -73,15 +73,18 @@ export function adoptRequest(input: FetchInput, initHasBody = false): RequestInf
     // Its cache mode: fetch sends `pragma` / `cache-control: no-cache` for
     // `no-store` and `reload` (`cache-control: max-age=0` for `no-cache`).
     // Left behind, such a Request went out as a plain one, answerable from
-    // a proxy's or CDN's cache. Its mode with it: a Request refuses
-    // `only-if-cached` under any mode but `same-origin`.
+    // a proxy's or CDN's cache.
     cache: foreign.cache,
-    mode: foreign.mode,
     keepalive: foreign.keepalive,
     integrity: foreign.integrity,
     referrer: foreign.referrer,
     referrerPolicy: foreign.referrerPolicy,
   }
+  // Its mode only with `only-if-cached`, which a Request refuses under any
+  // mode but `same-origin`. Else it is left behind, as it always was: a
+  // `no-cors` one made a cross-origin redirect's answer an opaque status 0
+  // (a 503 hidden), a `same-origin` one refused it with a bare Error.
+  if (foreign.cache === 'only-if-cached') init.mode = foreign.mode
   if (source !== undefined && body !== null) {
     // What it was made from (a string, bytes, a Blob, a form): sent as
     // fetch sends it, with its Content-Length, and again after a 307/308.

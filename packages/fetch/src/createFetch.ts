@@ -753,6 +753,18 @@ const REFUSALS: ReadonlyMap<string, UrlRefusal> = new Map([
   ['URL scheme must be a HTTP(S) scheme', 'unsupported-scheme'], // a redirect's Location
 ])
 
+/**
+ * undici's messages for a redirect's Location with a user name or password
+ * (the fetch spec's redirect steps 9 and 10: a cross-origin one, any one):
+ * bare `Error`s, passed on with no code — retry-skipped said
+ * `after-first-byte` when the redirect had a body. Read only after a hop
+ * answered with a Location.
+ */
+const REDIRECT_REFUSALS: ReadonlyMap<string, UrlRefusal> = new Map([
+  ['cross origin not allowed for request mode "cors"', 'credentials'],
+  ['URL cannot contain credentials for request mode "cors"', 'credentials'],
+])
+
 /** The start of undici's (the fetch spec's) refusal of a URL that includes credentials. */
 const CREDENTIALS_REFUSAL = 'Request cannot be constructed from a URL that includes credentials'
 
@@ -789,10 +801,11 @@ function refusedUrl(
   if (unparsed !== undefined) return unparsed
   if (!(cause instanceof Error) || (cause as { code?: unknown }).code !== undefined)
     return undefined
-  const reason = REFUSALS.get(cause.message)
-  if (reason === undefined && !BLOB_REFUSALS.has(cause.message)) return undefined
   const location = attempt?.location
   const redirect = attempt !== undefined && location !== undefined
+  const reason =
+    REFUSALS.get(cause.message) ?? (redirect ? REDIRECT_REFUSALS.get(cause.message) : undefined)
+  if (reason === undefined && !BLOB_REFUSALS.has(cause.message)) return undefined
   let url = redirect ? location : String(input instanceof UndiciRequest ? input.url : input)
   let parsed: URL | undefined
   try {
@@ -822,11 +835,14 @@ function unparsedLocation(
   if (!(cause instanceof TypeError) || (cause as { code?: unknown }).code !== 'ERR_INVALID_URL') {
     return undefined
   }
-  const location = attempt?.location
-  if (attempt === undefined || location === undefined) return undefined
-  // It parses: the Invalid URL is about something else, passed on as it is.
-  if (URL.canParse(location, attempt.init.target?.() ?? attempt.init.url)) return undefined
-  return new UrlRefusedError('invalid-location', withoutQuery(location), true, undefined)
+  // What failed to parse, as undici read it: not the Location as our handler
+  // read it, which may parse where undici's does not (latin1 bytes, which
+  // undici decodes again as UTF-8; two Location headers, which it joins
+  // with ", "). Between a 3xx's headers and the next hop's dispatch, the
+  // Location is the one URL fetch parses (the others are URLs already).
+  const input: unknown = (cause as { input?: unknown }).input
+  if (typeof input !== 'string' || attempt?.location === undefined) return undefined
+  return new UrlRefusedError('invalid-location', withoutQuery(input), true, undefined)
 }
 
 /**

@@ -112,3 +112,93 @@ it('probe names a Location that is no URL without its query, path parameters, fr
   const shown = logged(error)
   for (const secret of [SECRET, SESSION, PASSWORD, '#frag']) expect(shown).not.toContain(secret)
 })
+
+// A Location undici reads otherwise than a plain parse of it: latin1 bytes
+// (a legacy server's `ü` as the byte 0xFC), which undici decodes again as
+// UTF-8 — U+FFFD, no host — and two Location headers, which it joins with
+// ", ". Either parses as our handler reads it, and Node's bare `TypeError:
+// Invalid URL` went on, its enumerable `input` carrying the query, its
+// retry-skipped `after-first-byte`.
+it.each([
+  [
+    'latin1 bytes in its host',
+    (_base: string): string | string[] => `http://m\xfcller.example/cb?sig=${SECRET}`,
+    (_base: string) => 'http://m\uFFFDller.example/cb',
+  ],
+  [
+    'two Location headers',
+    (base: string): string | string[] => [base, `/cb?sig=${SECRET}`],
+    (base: string) => `${base}, /cb`,
+  ],
+])(
+  'a followed redirect whose Location undici cannot parse (%s) rejects with UrlRefusedError (invalid-location), its query in no log line',
+  async (_, location, shown) => {
+    let base = ''
+    server = createServer((_req, res) => {
+      res.setHeader('location', location(base))
+      res.writeHead(302).end('moved')
+    })
+    server.listen(0, '127.0.0.1')
+    await once(server, 'listening')
+    base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
+    const events = recordEgress()
+    const fetch = createFetch()
+    const error = await fetch(`${base}/start`, { deadline: Deadline.after(2000) }).catch(
+      (e: unknown) => e,
+    )
+    events.stop()
+    await fetch.close()
+    expect(error).toMatchObject({
+      code: 'URL_REFUSED',
+      reason: 'invalid-location',
+      redirect: true,
+      url: shown(base),
+    })
+    expect(logged(error)).not.toContain(SECRET)
+    expect(events.skipped.map((s) => [s.reason, s.why])).toEqual([['URL_REFUSED', 'not-retryable']])
+  },
+)
+
+// The credentials of a Location that is no URL run to its LAST `@` before
+// the host ends, and a backslash is a slash in an http(s) URL: cut at the
+// first `@`, or only after `//`, the password, or part of it, was shown.
+it.each([
+  [
+    `https://user:p@ss${PASSWORD}@api.example.com:undefined/cb`,
+    'https://api.example.com:undefined/cb',
+  ],
+  [
+    `https:\\\\user:${PASSWORD}@api.example.com:undefined\\cb`,
+    'https:\\\\api.example.com:undefined\\cb',
+  ],
+  [`https:user:${PASSWORD}@api.example.com:undefined/cb`, 'https:api.example.com:undefined/cb'],
+  [
+    `https:///user:${PASSWORD}@api.example.com:undefined/cb`,
+    'https:///api.example.com:undefined/cb',
+  ],
+  [`//user:${PASSWORD}@api.example.com:undefined/cb`, '//api.example.com:undefined/cb'],
+])(
+  'a Location that is no URL, %s, is shown without the credentials the URL parser reads in it',
+  async (location, shown) => {
+    // What the URL parser takes for user name and password, the port fixed
+    // (against an http: URL, as the redirect's: under https: itself,
+    // `https:user…` is a path).
+    const parsed = new URL(location.replace(':undefined', ':8443'), 'http://base.example/')
+    expect(parsed.password).toContain(PASSWORD)
+    server = createServer((_req, res) => {
+      res.writeHead(302, { location }).end('moved')
+    })
+    server.listen(0, '127.0.0.1')
+    await once(server, 'listening')
+    const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
+    const fetch = createFetch()
+    const error = await fetch(`${base}/start`, { deadline: Deadline.after(2000) }).catch(
+      (e: unknown) => e,
+    )
+    await fetch.close()
+    expect(error).toMatchObject({ reason: 'invalid-location', url: shown })
+    const text = logged(error)
+    expect(text).not.toContain(PASSWORD)
+    expect(text).not.toContain(parsed.username)
+  },
+)

@@ -48,7 +48,9 @@ export class UrlRefusedError extends HourglassError {
           : reason === 'blob-method'
             ? `a blob: URL is fetched with GET only`
             : reason === 'credentials'
-              ? `it carries a user name or password (user:pass@), which fetch never sends: put them in an Authorization header`
+              ? redirect
+                ? `the server's Location carries a user name or password (user:pass@), which fetch never follows a redirect with`
+                : `it carries a user name or password (user:pass@), which fetch never sends: put them in an Authorization header`
               : reason === 'invalid-location'
                 ? `the server's Location does not parse as a URL`
                 : redirect

@@ -18,6 +18,15 @@ export function withoutQuery(location: string): string {
 }
 
 /**
+ * `user:pass@` as the URL parser reads it: after the scheme and any number
+ * of slashes — none (`https:user:pw@host`) or a backslash, which is a slash
+ * for http(s) — or after `//` with no scheme, up to the LAST `@` before the
+ * host's end (a `/` or `\`): a password may hold an `@` (`p@ss`), and
+ * cutting at the first left its tail before the host.
+ */
+const USERINFO = /^(\s*(?:[a-zA-Z][a-zA-Z0-9+.-]*:[/\\]*|[/\\]{2,}))[^/\\]*@/
+
+/**
  * A URL that does not parse, as a message or an event may show it: up to
  * its query or fragment, without credentials (`user:pass@`) or path
  * parameters. Shown as it came, a server's malformed Location
@@ -25,6 +34,7 @@ export function withoutQuery(location: string): string {
  * whole into the message of an error that is logged.
  */
 export function unparsedWithoutQuery(text: string): string {
-  const bare = (text.split(/[?#]/)[0] as string).replace(/^([^/]*\/\/)[^/@]*@/, '$1')
+  // Tabs and newlines out first, as the URL parser takes them out anywhere.
+  const bare = (text.replace(/[\t\n\r]/g, '').split(/[?#]/)[0] as string).replace(USERINFO, '$1')
   return bare.indexOf(';') === -1 ? bare : withoutPathParams(bare)
 }
