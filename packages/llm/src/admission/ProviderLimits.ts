@@ -55,9 +55,9 @@ export interface ProviderLimitsOptions {
    */
   redisCommandTimeoutMs?: number | undefined
   /**
-   * Time source of `redisBackoffMs`, `redisCommandTimeoutMs` and of how long
-   * a window last seen full has left (what `Admission.forecast` reads).
-   * Default `systemClock`.
+   * Time source of `redisBackoffMs`, `redisCommandTimeoutMs`, of how long
+   * a window last seen full has left (what `Admission.forecast` reads) and of
+   * how long a Redis window a give-back goes to has left. Default `systemClock`.
    */
   clock?: Clock | undefined
   /** Told once when Redis fails (`warn`) and once when it is back (`info`, or `warn` for a logger without one). Default `console`. */
@@ -135,16 +135,17 @@ interface Pair {
  * window of an RPM limit of 5, three processes hammering). Here a refused
  * consume counts nothing, and a give-back (negative points, the request
  * count of a request the TPM limit refused) only goes to a window that
- * still exists — the one its count saw (ARGV[5], its PTTL then), not one
- * another process started since — never below zero.
+ * still exists — the one its count saw (ARGV[5], the PTTL it has left
+ * now), not one another process started since — never below zero.
  */
 export const LIMIT_SCRIPT = `
 local points = tonumber(ARGV[1])
 if points < 0 then
   local current = tonumber(redis.call('get', KEYS[1]))
   if current == nil then return {0, 0} end
-  -- ARGV[5]: the PTTL the request's count saw. A window expiring later than
-  -- that started since (another process's request): not the one to give to.
+  -- ARGV[5]: the PTTL the request's window has left now (the one its count
+  -- saw, less the time since). A window expiring later than that started
+  -- since (another process's request): not the one to give to.
   if ARGV[5] and redis.call('pttl', KEYS[1]) > tonumber(ARGV[5]) then
     return {current, redis.call('pttl', KEYS[1])}
   end
@@ -535,7 +536,14 @@ export class ProviderLimits {
   ): Promise<unknown> {
     const end = window === undefined ? {} : { [COUNTED_WINDOW_END]: window.endsAt }
     if (window?.local !== undefined) return window.local.giveBack(provider, points, end)
-    this.#redis?.giveBackTo(window?.ms)
+    // On Redis, the PTTL its window has left now, as this process counts:
+    // named by the PTTL its count saw, a give-back a whole window late (a
+    // request queued for a connection, released unsent) found the next
+    // window part spent, its PTTL below that one, and lent it a request.
+    const left = window === undefined ? undefined : window.ms - (this.#clock.now() - window.at)
+    // Its window has ended: nothing of it to give back, no round trip.
+    if (this.#redis !== undefined && left !== undefined && left <= 0) return Promise.resolve()
+    this.#redis?.giveBackTo(left)
     // `reward` reaches the script synchronously (or the local limiter, which then gives nothing back).
     const givenBack = limiter.reward(
       provider,
@@ -556,9 +564,10 @@ export class ProviderLimits {
     const local = this.#locals.get(limiter)
     // The library hands the local limiter this very object when it takes the count over.
     const options = {}
-    return take(limiter, key, points, options, (window, left) =>
-      onTaken(local?.countedHere(options) === true ? { ...window, local } : window, left),
-    )
+    return take(limiter, key, points, options, (taken, left) => {
+      const window = { ...taken, at: this.#clock.now() }
+      onTaken(local?.countedHere(options) === true ? { ...window, local } : window, left)
+    })
   }
 
   #onFallback(): void {
@@ -581,6 +590,8 @@ function share(limit: number, instances: number): number {
 interface CountedWindow {
   /** Its ms left when counted (Redis: the PTTL the script saw). */
   ms: number
+  /** When it was counted, on the limits' clock: what of `ms` is left at a give-back. */
+  at: number
   /** Its end, epoch ms on `Date.now`: the clock of the in-memory windows (`MemoryLimiter`). */
   endsAt: number
   /** The local share that counted it, Redis unavailable; none: Redis did (or memory, without Redis). */
@@ -595,7 +606,7 @@ async function take(
   /** The consume's options (`LocalFallbackLimiter.countedHere` knows it by them). */
   options: { [key: string]: unknown },
   /** Told the taken count's window, and the points it has left. */
-  onTaken?: (window: CountedWindow, remainingPoints: number) => void,
+  onTaken?: (window: Omit<CountedWindow, 'at'>, remainingPoints: number) => void,
 ): Promise<number | undefined> {
   try {
     const taken = await limiter.consume(key, points, options)

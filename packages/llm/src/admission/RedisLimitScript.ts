@@ -66,7 +66,7 @@ export class RedisLimitScript {
   #seenDown = false
   /** The client was seen `ready`: another state since is a lost connection, not the first one coming up. */
   #wasReady = false
-  /** The window's PTTL the next give-back's count saw (`giveBackTo`), read by the next `rlflxIncr`. */
+  /** The PTTL the next give-back's window has left (`giveBackTo`), read by the next `rlflxIncr`. */
   #giveBackTo: number | undefined
 
   constructor(
@@ -127,10 +127,10 @@ export class RedisLimitScript {
 
   /**
    * The give-back about to be made (`reward`, which calls `rlflxIncr`
-   * synchronously) is for a count that saw its window expire in `pttlMs`:
-   * `LIMIT_SCRIPT` gives back only to that window, not to one started
-   * since. Undefined clears it (a give-back that went to the local limiter
-   * never called `rlflxIncr`).
+   * synchronously) is for a count whose window expires in `pttlMs` (the
+   * PTTL the count saw, less the time since): `LIMIT_SCRIPT` gives back only
+   * to that window, not to one started since. Undefined clears it (a
+   * give-back that went to the local limiter never called `rlflxIncr`).
    */
   giveBackTo(pttlMs: number | undefined): void {
     this.#giveBackTo = pttlMs
