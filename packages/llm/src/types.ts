@@ -36,10 +36,12 @@ export interface ThinkingBlock {
   /**
    * The field an OpenAI-compatible server said this thinking under, when it
    * was `reasoning` (vLLM, OpenRouter, Ollama), not DeepSeek's
-   * `reasoning_content`: `openAICompatible({ replayThinking: true })` sends
-   * it back under that name, the only one vLLM reads (vllm-project/vllm#38488).
-   * Like `signature`, it holds for the server that said it: a fallback gets
-   * the text without it.
+   * `reasoning_content`. A fact about where it came from, kept through a
+   * fallback (unlike `signature`): the adapter that sends it back picks the
+   * name. `openAICompatible({ replayThinking: true })` on dialect `'openai'`
+   * sends it back as `reasoning`, the only name vLLM reads
+   * (vllm-project/vllm#38488); dialects `'deepseek'`, `'qwen'`, `'ernie'`
+   * and `'doubao'` send every turn's thinking as `reasoning_content`.
    */
   field?: 'reasoning' | undefined
 }

@@ -17,13 +17,17 @@ export interface OpenAICompatibleOptions extends AdapterOptions {
   dialect?: 'openai' | 'deepseek' | 'qwen' | 'ernie' | 'doubao' | undefined
   /**
    * Send the text of earlier thinking blocks back on assistant turns, under
-   * the name the server said it under: `reasoning` for thinking read from
-   * `reasoning` (vLLM, which reads no other, OpenRouter, Ollama:
-   * `ThinkingBlock.field`), else `reasoning_content` — what DeepSeek's and
-   * Kimi's thinking-with-tools modes ask for. Never both. Default `false`:
-   * chat completions has no thinking field, and older reasoners refuse it.
+   * the name this adapter's server reads. `'deepseek'`, `'qwen'`, `'ernie'`
+   * and `'doubao'` read `reasoning_content` (DeepSeek's and Kimi's
+   * thinking-with-tools modes ask for it), whatever the thinking came under.
+   * Dialect `'openai'`: `true` sends a turn's thinking as `reasoning` when it
+   * was read from `reasoning` (vLLM, which reads no other, OpenRouter,
+   * Ollama: `ThinkingBlock.field`), else as `reasoning_content`;
+   * `'reasoning'` or `'reasoning_content'` names it for every turn (a vLLM
+   * after another provider's turn). Never both. Default `false`: chat
+   * completions has no thinking field, and older reasoners refuse it.
    */
-  replayThinking?: boolean | undefined
+  replayThinking?: boolean | 'reasoning' | 'reasoning_content' | undefined
 }
 
 /** Every option `openAICompatible` reads: an adapter's, and its own two. */
@@ -64,36 +68,69 @@ export function openAICompatible(options: OpenAICompatibleOptions): ModelAdapter
   return createAdapter(
     dialect,
     adapterOptions as unknown as AdapterOptions,
-    options.replayThinking ? replayThinking : undefined,
+    replayHook(name, options.replayThinking),
   )
+}
+
+/** The field a thinking turn goes back under; `'field'`: the one it came under. */
+type ReplayName = 'reasoning' | 'reasoning_content' | 'field'
+
+/**
+ * The replay hook for `replayThinking` on dialect `dialect`, or none. The
+ * name is this adapter's to choose, as it is its server that reads it: a
+ * turn may have been answered by a fallback on another server (`runModels`
+ * keeps a block's `field` for it). Chosen by the server that thought, a
+ * DeepSeek primary was sent a vLLM fallback's `reasoning`, and its
+ * thinking mode answered 400 for want of `reasoning_content`. A value that
+ * is none of the four was refused by no one: `'yes'` replayed, as `true`.
+ */
+function replayHook(dialect: string, replay: unknown): BodyHook | undefined {
+  if (replay === undefined || replay === false) return undefined
+  if (replay !== true && replay !== 'reasoning' && replay !== 'reasoning_content') {
+    throw new TypeError(
+      `openAICompatible: replayThinking must be true, false, 'reasoning' or 'reasoning_content', got ${describeValue(replay)}`,
+    )
+  }
+  if (dialect === 'openai') return replayThinking(replay === true ? 'field' : replay)
+  // DeepSeek, Qwen, ERNIE and Doubao read `reasoning_content` only.
+  if (replay === 'reasoning') {
+    throw new TypeError(
+      `openAICompatible: replayThinking 'reasoning' is not read by dialect '${dialect}', which reads reasoning_content (pass true or 'reasoning_content')`,
+    )
+  }
+  return replayThinking('reasoning_content')
 }
 
 /**
  * The n-th assistant message sent is the n-th assistant turn of the history
- * (one each). Its thinking goes back under one name: `reasoning` when the
- * server said it so (`ThinkingBlock.field`), else `reasoning_content`. vLLM
- * reads only `reasoning` and drops `reasoning_content` without a word
- * (vllm-project/vllm#38488), so a vLLM tool loop replayed nothing; both
- * names at once are not sent, as a server may refuse a field it does not know.
+ * (one each). Its thinking goes back under one name: `name`, or with
+ * `'field'` `reasoning` when the server said it so (`ThinkingBlock.field`),
+ * else `reasoning_content`. vLLM reads only `reasoning` and drops
+ * `reasoning_content` without a word (vllm-project/vllm#38488), so a vLLM
+ * tool loop replayed nothing; both names at once are not sent, as a server
+ * may refuse a field it does not know.
  */
-const replayThinking: BodyHook = (body, request: ChatRequest) => {
-  const sent = body['messages']
-  if (!Array.isArray(sent)) return body
-  const thoughts = request.messages
-    .filter((m) => m.role === 'assistant')
-    .map((m) => {
-      if (typeof m.content === 'string') return { text: '', field: 'reasoning_content' }
-      const blocks = m.content.filter((b) => b.type === 'thinking')
-      return {
-        text: blocks.map((b) => b.thinking).join(''),
-        field: blocks.some((b) => b.field === 'reasoning') ? 'reasoning' : 'reasoning_content',
-      }
+function replayThinking(name: ReplayName): BodyHook {
+  return (body, request: ChatRequest) => {
+    const sent = body['messages']
+    if (!Array.isArray(sent)) return body
+    const thoughts = request.messages
+      .filter((m) => m.role === 'assistant')
+      .map((m) => {
+        if (typeof m.content === 'string') return { text: '', field: 'reasoning_content' }
+        const blocks = m.content.filter((b) => b.type === 'thinking')
+        const said = blocks.some((b) => b.field === 'reasoning') ? 'reasoning' : 'reasoning_content'
+        return {
+          text: blocks.map((b) => b.thinking).join(''),
+          field: name === 'field' ? said : name,
+        }
+      })
+    let n = 0
+    const messages = sent.map((message: Record<string, unknown>) => {
+      if (message['role'] !== 'assistant') return message
+      const thinking = thoughts[n++]
+      return thinking?.text ? { ...message, [thinking.field]: thinking.text } : message
     })
-  let n = 0
-  const messages = sent.map((message: Record<string, unknown>) => {
-    if (message['role'] !== 'assistant') return message
-    const thinking = thoughts[n++]
-    return thinking?.text ? { ...message, [thinking.field]: thinking.text } : message
-  })
-  return { ...body, messages }
+    return { ...body, messages }
+  }
 }

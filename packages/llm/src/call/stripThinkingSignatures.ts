@@ -3,9 +3,10 @@ import type { ChatMessage, ContentBlock } from '../types.js'
 /**
  * The history, ready for a different model: every thinking block loses its
  * `signature` (signatures are issued by one provider/model and rejected by
- * others), and the OpenAI-compatible `field` it was said under (the name
- * that server reads back, not the fallback's: DeepSeek's thinking-with-tools
- * mode asks for `reasoning_content`), and keeps its text. Thinking blocks left with no text — redacted
+ * others) and keeps its text, and the OpenAI-compatible `field` it was said
+ * under: which name a fallback replays it as is the fallback adapter's to
+ * choose (`openAICompatible`'s `replayThinking`), and another vLLM reads it
+ * only as `reasoning`. Thinking blocks left with no text — redacted
  * reasoning that was only a signature — are dropped, as nothing remains to
  * send. Returns new arrays and new objects where anything changed; the input
  * is never mutated.
@@ -19,7 +20,11 @@ export function stripThinkingSignatures(messages: readonly ChatMessage[]): ChatM
       if (block.type !== 'thinking') {
         content.push(block)
       } else if (block.thinking !== '') {
-        content.push({ type: 'thinking', thinking: block.thinking })
+        content.push(
+          block.field === undefined
+            ? { type: 'thinking', thinking: block.thinking }
+            : { type: 'thinking', thinking: block.thinking, field: block.field },
+        )
       }
     }
     return { ...message, content }

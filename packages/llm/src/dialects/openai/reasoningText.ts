@@ -19,7 +19,7 @@ export function reasoningText(value: unknown): string | undefined {
  * shape), marked `field: 'reasoning'` when the server said it under that
  * name, with `reasoning_content` beside it or not: vLLM reads only
  * `reasoning` on an assistant message (vllm-project/vllm#38488), so
- * `replayThinking` sends it back under that name. Unmarked, it went back as
+ * `replayThinking: true` on dialect `'openai'` sends it back under that name. Unmarked, it went back as
  * `reasoning_content`, which vLLM drops without a word.
  */
 export function reasoningThinking(
