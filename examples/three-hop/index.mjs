@@ -6,6 +6,7 @@ import { createFetch } from '@hourglass/fetch'
 import {
   callModel,
   isModelUnavailable,
+  isOutputTruncated,
   isRateLimited,
   isRequestRejected,
   openAICompatible,
@@ -38,18 +39,29 @@ model.use(express.json())
 model.post(
   '/generate',
   handle(async (req, res) => {
-    const answer = await callModel({
-      models: [
-        openAICompatible({
-          baseURL: provider.baseURL,
-          apiKey: 'sk-demo',
-          model: 'fake-model',
-          fetch,
-        }),
-      ],
-      request: { messages: [{ role: 'user', content: req.body.prompt }], maxTokens: 200 },
-    }) // deadline: the request's, from AsyncLocalStorage
-    res.json({ text: answer.text })
+    try {
+      const answer = await callModel({
+        models: [
+          openAICompatible({
+            baseURL: provider.baseURL,
+            apiKey: 'sk-demo',
+            model: 'fake-model',
+            fetch,
+          }),
+        ],
+        request: { messages: [{ role: 'user', content: req.body.prompt }], maxTokens: 200 },
+      }) // deadline: the request's, from AsyncLocalStorage
+      res.json({ text: answer.text })
+    } catch (error) {
+      if (!isOutputTruncated(error)) throw error
+      // Still cut at max_tokens after callModel's recovery (a raised cap, then
+      // "continue" turns: 4 calls, each paid). The error carries everything
+      // produced and leaves it to us whether a cut answer is usable: it is
+      // the answer, as OpenAI gives one cut at its cap (200, finish_reason
+      // "length"), marked so the caller can tell. A 502 would throw away what
+      // was paid for.
+      res.json({ text: error.response.text, truncated: true, reason: error.message })
+    }
   }),
 )
 model.use(deadlineErrors())
@@ -64,7 +76,13 @@ model.use(deadlineErrors())
 //   long for the model): a 422, the question's fault. Never retried, nor sent
 //   to a fallback, which would refuse it too. (Express's page would have had
 //   the provider's 400 as its status: the error's `status` is the provider's.)
+// - Anything else (a bug, an error a future callModel adds): a 500, still in
+//   JSON, the error logged here — its message and stack are this service's
+//   internals, not the caller's to read.
 model.use((error, _req, res, next) => {
+  // An answer already started cannot become another: Express's own handler
+  // ends its connection.
+  if (res.headersSent) return next(error)
   if (isModelUnavailable(error) || isRateLimited(error)) {
     return res.status(502).json({ error: 'model_unavailable', reason: error.reason })
   }
@@ -72,7 +90,8 @@ model.use((error, _req, res, next) => {
     const reason = error.cause.normalized.message // the provider's own words
     return res.status(422).json({ error: 'request_rejected', kind: error.kind, reason })
   }
-  next(error)
+  console.error('model service:', error)
+  res.status(500).json({ error: 'internal', code: error?.code })
 })
 const modelUrl = await serve(model)
 

@@ -1,0 +1,33 @@
+import { expect, it } from 'vitest'
+import { runExampleWith } from '../../test/support/runExampleWith.js'
+
+// A timing file (run alone): its outcome is decided within a deadline, which
+// a loaded machine could run out first.
+//
+// The provider cutting every answer at max_tokens: callModel raised the cap,
+// then asked the model to continue, twice (4 calls a request, all paid), and
+// threw OutputTruncatedError with what was produced. The model service left
+// it to Express, whose HTML page the API failed to parse as JSON: the caller
+// got a 500 about that SyntaxError (`Unexpected token '<'`), the 8 paid
+// answers nowhere in it.
+it('three-hop: an answer the provider keeps cutting at max_tokens reaches the caller as the text produced, marked truncated, in JSON', async () => {
+  const run = await runExampleWith(import.meta.url, './providerTruncates.mjs', 'llm')
+  expect(run.code, run.stderr).toBe(0)
+  const lines = run.stdout.trimEnd().split('\n')
+  expect(lines).toHaveLength(3)
+  for (const line of lines.slice(0, 2)) {
+    const answer = /^budget 1000 ms → (\d+) after \d+ ms: (.*)$/.exec(line)
+    expect(answer, line).not.toBeNull()
+    expect(answer![1], line).toBe('200')
+    expect(JSON.parse(answer![2]!)).toEqual({
+      // The raised cap's answer (it replaced the first, cut one), then each
+      // "continue" turn's, joined.
+      text: 'RayleighRayleighRayleigh',
+      truncated: true,
+      reason: expect.stringContaining(
+        'cut at the token limit after 3 recovery step(s) (raise-cap, continue, continue)',
+      ),
+    })
+  }
+  expect(lines[2]).toBe('provider: 8 calls, 8 paid; the slow one ended as "success"')
+})
