@@ -1,3 +1,5 @@
+import { Readable } from 'node:stream'
+import { gzipSync } from 'node:zlib'
 import { type FakeProvider, reply, startFakeProvider } from '@hourglass/testkit'
 import express, { type RequestHandler } from 'express'
 import OpenAI from 'openai'
@@ -141,6 +143,22 @@ describe("an app's own raw or text body parser ahead of the gateway", () => {
     expect(((await res.body.json()) as { error: { code: string } }).error.code).toBe(
       'request_too_large',
     )
+    expect(fake.requests.length).toBe(before)
+    // Sent chunked (no Content-Length) or gzipped, the same bytes are the same 413.
+    const chunked = await request(`${url}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json; charset=utf-16le' },
+      body: Readable.from([big.subarray(0, 700), big.subarray(700)]),
+    })
+    expect(chunked.statusCode).toBe(413)
+    await chunked.body.dump()
+    const gzipped = await request(`${url}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json; charset=utf-16le', 'content-encoding': 'gzip' },
+      body: gzipSync(big),
+    })
+    expect(gzipped.statusCode).toBe(413)
+    await gzipped.body.dump()
     expect(fake.requests.length).toBe(before)
     // One under the limit is answered: UTF-16 is a charset the gateway takes.
     fake.enqueue(reply.text('answered'))

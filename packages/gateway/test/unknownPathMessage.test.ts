@@ -78,6 +78,11 @@ describe('the 404 for a path the gateway does not serve', () => {
     expect(((await bare.json()) as { error: { message: string } }).error.message).toBe(
       `no route for GET "/models/openai/gpt-4o": ${served}; the client's baseURL must end in /v1; a / in a model id is sent as %2F`,
     )
+    // Only a retrieval is told to escape: no other method is served there.
+    const post = await fetch(`${h.url}/v1/models/openai/gpt-4o`, { method: 'POST' })
+    expect(((await post.json()) as { error: { message: string } }).error.message).toBe(
+      `no route for POST "/v1/models/openai/gpt-4o": ${served}`,
+    )
   })
 
   it('a hostile path is escaped and cut, not echoed whole', async () => {

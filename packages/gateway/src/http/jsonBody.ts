@@ -181,22 +181,27 @@ function parseAppBody(
   const decoder = decoderFor(charset)
   if (decoder === undefined) return unsupportedCharset(charset)
   // The gateway's own limit, as for a body it reads (the app's parser may allow more).
-  if (appBodySize(req, body as Buffer | string) > limitBytes) return tooLargeFailure(limitBytes)
+  if (appBodySize(req, body as Buffer | string, charset) > limitBytes) {
+    return tooLargeFailure(limitBytes)
+  }
   if (!bytes) return parseText(req, body as string)
   const text = decodeBody(body as Buffer, charset, decoder)
   return typeof text === 'string' ? parseText(req, text) : text
 }
 
 /**
- * The size of a body an app's parser read: its bytes; for text, the larger
- * of its UTF-8 length and the Content-Length of an uncompressed body, as
- * the client sent it — a UTF-16 body measured as the text it decodes to
- * passed a limit at half its size.
+ * The size of a body an app's parser read: its bytes; for text, its length
+ * in the charset it came in (two bytes a UTF-16 code unit), as the
+ * gateway's own reader counts the body it decodes, whether it came with a
+ * Content-Length, chunked or compressed — measured as UTF-8, a UTF-16 body
+ * passed a limit at half its size. At least an uncompressed body's
+ * Content-Length (a byte order mark the decoder took off).
  */
-function appBodySize(req: IncomingMessage, body: Buffer | string): number {
+function appBodySize(req: IncomingMessage, body: Buffer | string, charset: string): number {
   if (typeof body !== 'string') return body.length
+  const size = charset.startsWith('utf-16') ? body.length * 2 : Buffer.byteLength(body)
   const declared = codingOf(req) === 'identity' ? Number(req.headers['content-length']) : 0
-  return Math.max(Buffer.byteLength(body), Number.isFinite(declared) ? declared : 0)
+  return Math.max(size, Number.isFinite(declared) ? declared : 0)
 }
 
 /**

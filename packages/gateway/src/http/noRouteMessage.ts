@@ -33,6 +33,9 @@ export function noRouteMessage(method: string | undefined, path: string): string
   const served =
     'this gateway serves POST /v1/chat/completions, GET /v1/models and GET /v1/models/{id}'
   let hint = WITHOUT_V1.test(path) ? "; the client's baseURL must end in /v1" : ''
-  if (SLASHED_MODEL_ID.test(path)) hint += '; a / in a model id is sent as %2F'
+  // Only where a model is retrieved: escaping helps no other method.
+  if ((method === 'GET' || method === 'HEAD') && SLASHED_MODEL_ID.test(path)) {
+    hint += '; a / in a model id is sent as %2F'
+  }
   return `no route for ${(method ?? 'GET').slice(0, 20)} ${quoted(path, MAX_PATH_CHARS)}: ${served}${hint}`
 }
