@@ -59,7 +59,11 @@ model.post(
       // produced and leaves it to us whether a cut answer is usable: it is
       // the answer, as OpenAI gives one cut at its cap (200, finish_reason
       // "length"), marked so the caller can tell. A 502 would throw away what
-      // was paid for.
+      // was paid for — unless nothing was produced (a reasoning model that
+      // spent its cap thinking): then there is no answer to give.
+      if (error.response.text === '') {
+        return res.status(502).json({ error: 'output_truncated', reason: error.message })
+      }
       res.json({ text: error.response.text, truncated: true, reason: error.message })
     }
   }),
@@ -89,6 +93,11 @@ model.use((error, _req, res, next) => {
   if (isRequestRejected(error)) {
     const reason = error.cause.normalized.message // the provider's own words
     return res.status(422).json({ error: 'request_rejected', kind: error.kind, reason })
+  }
+  // The client's own mistake, as body-parser reports one (malformed JSON, a
+  // body too large, a charset it does not read): its 4xx, not our 500.
+  if (error?.expose === true && error.status >= 400 && error.status < 500) {
+    return res.status(error.status).json({ error: error.type ?? 'bad_request' })
   }
   console.error('model service:', error)
   res.status(500).json({ error: 'internal', code: error?.code })

@@ -1,0 +1,59 @@
+// Test support (clientMistakes.test.ts), loaded with `node --import` before
+// the example: its fake provider spends every answer's cap before a word (a
+// reasoning model thinking to max_tokens), and before the example's own
+// requests, the model service is sent what a careless client could send —
+// malformed JSON, a body over express.json's 100 kB, a charset it does not
+// read — each answer printed as a `PROBE` line.
+import http from 'node:http'
+import { FakeProvider, reply } from '@hourglass/testkit'
+import express from 'express'
+
+const start = FakeProvider.start
+FakeProvider.start = async function (...args) {
+  const provider = await start.apply(this, args)
+  return provider.setReply(reply.text('', { finishReason: 'length' }))
+}
+
+const post = (url, body, contentType = 'application/json') =>
+  new Promise((resolve, reject) => {
+    const req = http.request(
+      url,
+      { method: 'POST', headers: { 'content-type': contentType } },
+      (res) => {
+        let text = ''
+        res.setEncoding('utf8')
+        res.on('data', (chunk) => (text += chunk))
+        res.on('end', () => resolve(`${res.statusCode} ${text}`))
+      },
+    )
+    req.on('error', reject)
+    req.end(body)
+  })
+
+async function probe(url) {
+  const generate = `${url}/generate`
+  console.log(`PROBE malformed JSON: ${await post(generate, '{"prompt": ')}`)
+  console.log(
+    `PROBE 200 kB prompt: ${await post(generate, JSON.stringify({ prompt: 'x'.repeat(200_000) }))}`,
+  )
+  console.log(
+    `PROBE koi8-r charset: ${await post(generate, '{"prompt":"hi"}', 'application/json; charset=koi8-r')}`,
+  )
+}
+
+// The model service is the first app the example starts: probed as it
+// listens, before the example is told it does (so before its own requests).
+const listen = express.application.listen
+let first = true
+express.application.listen = function (...args) {
+  const told = typeof args.at(-1) === 'function' ? args.pop() : () => {}
+  if (!first) return listen.call(this, ...args, told)
+  first = false
+  const server = listen.call(this, ...args, () => {
+    probe(`http://127.0.0.1:${server.address().port}`).then(told, (error) => {
+      console.error(error)
+      process.exit(1)
+    })
+  })
+  return server
+}

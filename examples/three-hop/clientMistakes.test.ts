@@ -1,0 +1,29 @@
+import { expect, it } from 'vitest'
+import { runExampleWith } from '../../test/support/runExampleWith.js'
+
+// What the model service answers that is not a model's answer, each in JSON
+// with its own status: a client's malformed JSON, a body over express.json's
+// limit, a charset it does not read (body-parser's 400, 413, 415: the
+// example's last handler turned them into a 500 "internal", logged as our
+// bug), and an answer cut at max_tokens before a word of it (a 502: a 200
+// with an empty text read as a success). No millisecond is asserted: the
+// example's two requests are only counted.
+it('three-hop: a client mistake keeps its 4xx in JSON, and an answer cut before a word is a 502, not an empty 200', async () => {
+  const run = await runExampleWith(import.meta.url, './clientMistakes.mjs', 'llm')
+  expect(run.code, run.stderr).toBe(0)
+  const lines = run.stdout.trimEnd().split('\n')
+  expect(lines.slice(0, 3)).toEqual([
+    'PROBE malformed JSON: 400 {"error":"entity.parse.failed"}',
+    'PROBE 200 kB prompt: 413 {"error":"entity.too.large"}',
+    'PROBE koi8-r charset: 415 {"error":"charset.unsupported"}',
+  ])
+  expect(run.stderr).not.toContain('model service:')
+  const answers = lines.slice(3, 5)
+  expect(answers).toHaveLength(2)
+  for (const line of answers) {
+    const answer = /^budget 1000 ms → (\d+) after \d+ ms: (.*)$/.exec(line)
+    expect(answer, line).not.toBeNull()
+    expect(answer![1], line).toBe('502')
+    expect(JSON.parse(answer![2]!)).toMatchObject({ error: 'output_truncated' })
+  }
+})
