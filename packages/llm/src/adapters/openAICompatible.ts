@@ -24,7 +24,8 @@ export interface OpenAICompatibleOptions extends AdapterOptions {
    * was read from `reasoning` (vLLM, which reads no other, OpenRouter,
    * Ollama: `ThinkingBlock.field`), else as `reasoning_content`;
    * `'reasoning'` or `'reasoning_content'` names it for every turn (a vLLM
-   * after another provider's turn). Never both. Default `false`: chat
+   * after another provider's turn; Kimi, which reads only
+   * `reasoning_content`, after a vLLM's). Never both. Default `false`: chat
    * completions has no thinking field, and older reasoners refuse it.
    */
   replayThinking?: boolean | 'reasoning' | 'reasoning_content' | undefined
