@@ -32,7 +32,7 @@ import { RedirectWithStreamBodyError } from './errors/RedirectWithStreamBodyErro
 import { TooManyRedirectsError } from './errors/TooManyRedirectsError.js'
 import { UnexpectedRedirectError } from './errors/UnexpectedRedirectError.js'
 import { type UrlRefusal, UrlRefusedError } from './errors/UrlRefusedError.js'
-import { unparsedWithoutQuery, withoutQuery } from './errors/withoutQuery.js'
+import { unparsedWithoutQuery } from './errors/withoutQuery.js'
 import { fetchMethod } from './fetchMethod.js'
 import { keepOwnStack } from './keepOwnStack.js'
 import { noBudgetError } from './noBudgetError.js'
@@ -832,18 +832,39 @@ function unparsedLocation(
   cause: unknown,
   attempt: Attempt | undefined,
 ): UrlRefusedError | undefined {
-  if (!(cause instanceof TypeError) || (cause as { code?: unknown }).code !== 'ERR_INVALID_URL') {
-    return undefined
+  const location = attempt?.location
+  if (!(cause instanceof TypeError) || location === undefined) return undefined
+  const code = (cause as { code?: unknown }).code
+  if (code === 'ERR_INVALID_URL') {
+    // What failed to parse, as undici read it: not the Location as our handler
+    // read it, which may parse where undici's does not (latin1 bytes, which
+    // undici decodes again as UTF-8; two Location headers, which it joins
+    // with ", "). Between a 3xx's headers and the next hop's dispatch, the
+    // Location is the one URL fetch parses (the others are URLs already).
+    const input: unknown = (cause as { input?: unknown }).input
+    if (typeof input !== 'string') return undefined
+    const shown = unparsedWithoutQuery(input, input !== location)
+    return new UrlRefusedError('invalid-location', shown, true, undefined)
   }
-  // What failed to parse, as undici read it: not the Location as our handler
-  // read it, which may parse where undici's does not (latin1 bytes, which
-  // undici decodes again as UTF-8; two Location headers, which it joins
-  // with ", "). Between a 3xx's headers and the next hop's dispatch, the
-  // Location is the one URL fetch parses (the others are URLs already).
-  const input: unknown = (cause as { input?: unknown }).input
-  if (typeof input !== 'string' || attempt?.location === undefined) return undefined
-  return new UrlRefusedError('invalid-location', withoutQuery(input), true, undefined)
+  // A Location with a space or tab at its start or end (Node's http server
+  // sends one as given): no valid header value to undici, which never parses
+  // it and fails setting `.hash` on the string — a bare TypeError, no code,
+  // the whole Location, password and query, in its message. Told by that
+  // message, or by the blank (the message is V8's wording).
+  if (
+    code === undefined &&
+    (cause.message.startsWith(HASH_ON_STRING) || OUTER_BLANK.test(location))
+  ) {
+    return new UrlRefusedError('invalid-location', unparsedWithoutQuery(location), true, undefined)
+  }
+  return undefined
 }
+
+/** V8's message for a property set on a string in strict mode, as undici sets `.hash` on a Location it kept as text. */
+const HASH_ON_STRING = "Cannot create property 'hash' on string"
+
+/** A space or tab at the start or end: what makes a header value no valid one to undici (Node's parser lets no NUL, CR or LF through). */
+const OUTER_BLANK = /^[ \t]|[ \t]$/
 
 /**
  * Why undici refused a `blob:` URL it fetches otherwise: its "invalid

@@ -4,6 +4,7 @@ import type { AddressInfo } from 'node:net'
 import { inspect } from 'node:util'
 import { Deadline } from '@hourglass/core'
 import { afterEach, expect, it } from 'vitest'
+import { unparsedWithoutQuery } from '../src/errors/withoutQuery.js'
 import {
   createFetch,
   isUnexpectedRedirect,
@@ -202,3 +203,135 @@ it.each([
     expect(text).not.toContain(parsed.username)
   },
 )
+
+// A Location with a space or tab at its end, which Node's http server sends
+// as given (a setting read with its trailing blank): undici finds it no
+// valid header value, never parses it, and fails setting `.hash` on the
+// string — a bare `TypeError: Cannot create property 'hash' on string
+// '<the whole Location>'`, no code, password and query in its message,
+// retry-skipped `after-first-byte`.
+it.each<[string, string | string[], string]>([
+  [
+    'a trailing space',
+    `https://user:${PASSWORD}@idp.example/cb?sig=${SECRET} `,
+    'https://idp.example/cb',
+  ],
+  [
+    'a trailing tab',
+    `https://idp.example/cb;jsessionid=${SESSION}?sig=${SECRET}\t`,
+    'https://idp.example/cb',
+  ],
+  [
+    'a trailing space and no query',
+    `https://user:${PASSWORD}@idp.example/cb `,
+    'https://idp.example/cb ',
+  ],
+  [
+    'an empty second header (undici joins the two with ", ": a trailing space)',
+    [`https://user:${PASSWORD}@idp.example/cb?sig=${SECRET}`, ''],
+    'https://idp.example/cb',
+  ],
+])(
+  'a followed redirect whose Location has %s rejects with UrlRefusedError (invalid-location), never retried, its secrets in no log line',
+  async (_, location, shown) => {
+    requests = 0
+    server = createServer((_req, res) => {
+      requests++
+      res.setHeader('location', location)
+      res.writeHead(302).end('moved')
+    })
+    server.listen(0, '127.0.0.1')
+    await once(server, 'listening')
+    const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
+    const events = recordEgress()
+    const fetch = createFetch()
+    const error = await fetch(`${base}/start`, { deadline: Deadline.after(2000) }).catch(
+      (e: unknown) => e,
+    )
+    events.stop()
+    await fetch.close()
+    expect(error).toBeInstanceOf(UrlRefusedError)
+    expect(error).toMatchObject({
+      code: 'URL_REFUSED',
+      reason: 'invalid-location',
+      redirect: true,
+      url: shown,
+    })
+    const text = `${logged(error)}${JSON.stringify(events.skipped)}`
+    for (const secret of [SECRET, SESSION, PASSWORD]) expect(text).not.toContain(secret)
+    expect(requests).toBe(1)
+    expect(events.skipped.map((s) => [s.reason, s.why])).toEqual([['URL_REFUSED', 'not-retryable']])
+  },
+)
+
+// A backslash ends a URL's authority only for the special schemes (http,
+// https, ws, wss, ftp, file): in `foo://user:P\W…@host` the URL parser
+// reads `P\W…` as the password, which was shown when cut at the backslash.
+// Two Location headers, which undici joins with ", ": the second one's
+// credentials were shown, as only the text's start was cut.
+it.each<[string, string | string[], string]>([
+  [
+    'a non-special scheme with a backslash in its password',
+    `foo://user:P\\W${PASSWORD}@api.example.com:undefined/cb`,
+    'foo://api.example.com:undefined/cb',
+  ],
+  [
+    'two Location headers, the second with credentials',
+    ['http://a.example:undefined/x', `http://user:${PASSWORD}@b.example/y`],
+    'http://a.example:undefined/x, http://b.example/y',
+  ],
+])(
+  'a Location that is no URL (%s) is shown without the credentials the URL parser reads in it',
+  async (_, location, shown) => {
+    // What the URL parser takes for a password in the header that has one.
+    const credentialed = [location].flat().find((l) => l.includes(PASSWORD)) as string
+    const parsed = new URL(credentialed.replace(':undefined', ':8443'), 'http://base.example/')
+    expect(parsed.password).toContain(PASSWORD)
+    server = createServer((_req, res) => {
+      res.setHeader('location', location)
+      res.writeHead(302).end('moved')
+    })
+    server.listen(0, '127.0.0.1')
+    await once(server, 'listening')
+    const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
+    const fetch = createFetch()
+    const error = await fetch(`${base}/start`, { deadline: Deadline.after(2000) }).catch(
+      (e: unknown) => e,
+    )
+    await fetch.close()
+    expect(error).toMatchObject({ reason: 'invalid-location', url: shown })
+    expect(logged(error)).not.toContain(PASSWORD)
+  },
+)
+
+// The same cut, on text no HTTP/1.1 Location brings (undici's parser
+// refuses a C0 control in a header value), as an event shows a caller's URL
+// that does not parse: the URL parser strips C0 controls and spaces before
+// the scheme, and reads credentials after them. Joined headers: the query
+// is cut at the first `?` or `#` of the whole text, as a ", " after it may
+// be in that query, no header's start.
+it.each([
+  [
+    `\x01https://user:${PASSWORD}@api.example.com:undefined/cb`,
+    false,
+    '\x01https://api.example.com:undefined/cb',
+  ],
+  [
+    `foo://us\\er:${PASSWORD}@api.example.com:undefined/cb`,
+    false,
+    'foo://api.example.com:undefined/cb',
+  ],
+  [`foo://api.example.com:undefined/a\\b@c`, false, 'foo://api.example.com:undefined/a\\b@c'],
+  [
+    `https://api.example.com:undefined/x?sig=${SECRET}, http://u:${PASSWORD}@b.example/y`,
+    true,
+    'https://api.example.com:undefined/x',
+  ],
+  [
+    `/a, //u:${PASSWORD}@b.example:undefined/y;jsessionid=${SESSION}`,
+    true,
+    '/a, //b.example:undefined/y',
+  ],
+])('unparsedWithoutQuery(%j, joined: %s) is %j', (text, joined, shown) => {
+  expect(unparsedWithoutQuery(text, joined)).toBe(shown)
+})

@@ -6,7 +6,8 @@ import { HourglassError, hasErrorCode } from '@hourglass/core'
  * by `URL.createObjectURL` in this process, with GET): `blob-not-found` —
  * no Blob under it (never made here, revoked, or the URL given a query) —
  * and `blob-method`, a method other than GET. `invalid-location`: a
- * redirect's `Location` that does not parse as a URL (always `redirect`).
+ * redirect's `Location` that does not parse as a URL, or with a space or
+ * tab at its start or end, which undici never parses (always `redirect`).
  */
 export type UrlRefusal =
   | 'bad-port'
@@ -52,7 +53,7 @@ export class UrlRefusedError extends HourglassError {
                 ? `the server's Location carries a user name or password (user:pass@), which fetch never follows a redirect with`
                 : `it carries a user name or password (user:pass@), which fetch never sends: put them in an Authorization header`
               : reason === 'invalid-location'
-                ? `the server's Location does not parse as a URL`
+                ? `the server's Location does not parse as a URL, or has a space or tab at its start or end`
                 : redirect
                   ? `a redirect can only go to http: or https:`
                   : `fetch does not fetch that scheme (only http:, https:, data: and blob:)`

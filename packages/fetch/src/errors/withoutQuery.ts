@@ -22,19 +22,47 @@ export function withoutQuery(location: string): string {
  * of slashes — none (`https:user:pw@host`) or a backslash, which is a slash
  * for http(s) — or after `//` with no scheme, up to the LAST `@` before the
  * host's end (a `/` or `\`): a password may hold an `@` (`p@ss`), and
- * cutting at the first left its tail before the host.
+ * cutting at the first left its tail before the host. After what the
+ * parser strips first, C0 controls and spaces (any control character: a
+ * cut too many shows less, never more).
  */
-const USERINFO = /^(\s*(?:[a-zA-Z][a-zA-Z0-9+.-]*:[/\\]*|[/\\]{2,}))[^/\\]*@/
+const USERINFO = /^([\s\p{Cc}]*(?:[a-zA-Z][a-zA-Z0-9+.-]*:[/\\]*|[/\\]{2,}))[^/\\]*@/u
+
+/**
+ * The same for a scheme that is not special (not http, https, ws, wss, ftp
+ * or file): a backslash ends its authority no more than any other byte,
+ * and in `foo://user:P\W@host` the parser reads `P\W` as the password,
+ * which a cut at the backslash showed.
+ */
+const OTHER_USERINFO = /^([\s\p{Cc}]*[a-zA-Z][a-zA-Z0-9+.-]*:[/\\]*)[^/]*@/u
+
+/** The text's scheme, if it starts with one (a relative Location has none). */
+const SCHEME = /^[\s\p{Cc}]*([a-zA-Z][a-zA-Z0-9+.-]*):/u
+
+/** The schemes whose authority a backslash ends (the URL standard's special schemes). */
+const SPECIAL_SCHEMES: ReadonlySet<string> = new Set(['http', 'https', 'ws', 'wss', 'ftp', 'file'])
 
 /**
  * A URL that does not parse, as a message or an event may show it: up to
  * its query or fragment, without credentials (`user:pass@`) or path
  * parameters. Shown as it came, a server's malformed Location
  * (`https://host:undefined/cb?sig=…`, a setting left unset) put its query
- * whole into the message of an error that is logged.
+ * whole into the message of an error that is logged. `joined`: the text is
+ * several Location headers undici joined with ", ", each part cut of its
+ * credentials (only the first part's were). The query is cut at the text's
+ * first `?` or `#` still: a ", " after it may be in a query, no header's start.
  */
-export function unparsedWithoutQuery(text: string): string {
+export function unparsedWithoutQuery(text: string, joined = false): string {
   // Tabs and newlines out first, as the URL parser takes them out anywhere.
-  const bare = (text.replace(/[\t\n\r]/g, '').split(/[?#]/)[0] as string).replace(USERINFO, '$1')
-  return bare.indexOf(';') === -1 ? bare : withoutPathParams(bare)
+  const bare = text.replace(/[\t\n\r]/g, '').split(/[?#]/)[0] as string
+  const cut = joined
+    ? bare.split(', ').map(withoutCredentials).join(', ')
+    : withoutCredentials(bare)
+  return cut.indexOf(';') === -1 ? cut : withoutPathParams(cut)
+}
+
+function withoutCredentials(text: string): string {
+  const scheme = SCHEME.exec(text)?.[1]
+  const special = scheme === undefined || SPECIAL_SCHEMES.has(scheme.toLowerCase())
+  return text.replace(special ? USERINFO : OTHER_USERINFO, '$1')
 }
