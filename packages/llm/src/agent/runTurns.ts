@@ -61,8 +61,9 @@ export interface RunTurnsOptions {
   /** The hard circuit breaker: model calls per run, ≥ 1 (`Infinity`: none). Default 10. */
   maxTurns?: number | undefined
   /**
-   * Where completed tool runs are remembered. Default: `sideEffect`'s
-   * in-memory store (the process's last 10 000 completed runs).
+   * Where completed tool runs, and the model's answers, are remembered.
+   * Default: `sideEffect`'s in-memory store (the process's last 10 000
+   * completed runs).
    */
   store?: SideEffectStore | undefined
   /**
@@ -90,8 +91,9 @@ export interface TurnsResult {
  * results back, until it answers without tool calls or `maxTurns` trips
  * (`MaxTurnsExceededError`). Each tool runs through `sideEffect` under a key
  * derived from the operation, the turn, the tool and its arguments — never
- * the attempt — so a retried turn (or a retried run) does not send the email
- * twice.
+ * the attempt — and each turn's answer under one of the operation, the turn
+ * and the history it answers, so a retried turn (or a retried run) reads the
+ * answer the tools ran for and does not send the email twice.
  */
 export async function runTurns(options: RunTurnsOptions): Promise<TurnsResult> {
   // NaN would end the loop before the first turn with "exceeded NaN turns":
@@ -168,24 +170,7 @@ async function turns(
     // unreadable reached no tool to notice, so an aborted run paid for every
     // remaining turn and ended in `MaxTurnsExceededError`, not its reason.
     run.throwIfEnded()
-    const response = await untilEnded(
-      options.call([...messages], {
-        turn,
-        idempotencyKey: idempotencyKey({ operation: options.operationId, turn }),
-        lastTurn: turn === maxTurns,
-        signal: run.signal,
-      }),
-      { deadline: run.deadline, signal: options.signal },
-    )
-    // Read as a response, anything else failed on `.content` with a bare
-    // "Cannot read properties of undefined (reading 'filter')".
-    if (!isChatResponse(response)) {
-      const refused = notAResponse('runTurns', response, `turn ${turn}`)
-      // Told to stop through the signal it was handed too (`run.fail`), but
-      // a call that did not pass that signal on left its stream generating.
-      cancelUnread(response, refused)
-      throw refused
-    }
+    const response = await answer(options, run, turn, maxTurns, messages)
     const calls = response.content.filter((b) => b.type === 'tool_call')
     messages.push({ role: 'assistant', content: response.content })
     if (calls.length === 0) return { response, messages, turns: turn }
@@ -208,6 +193,66 @@ async function turns(
     messages.push({ role: 'tool', content: results })
   }
   throw new MaxTurnsExceededError(maxTurns, messages)
+}
+
+/**
+ * The model's answer on `turn`, remembered as a tool's result is: under a
+ * key of the operation, the turn and the history it answers. A run of the
+ * operation again (after a failure) reads the answer the first run acted
+ * on, so its tool calls — and their keys — are the ones that already ran:
+ * asked again, a model words them anew (an email's body), their keys
+ * differ, and the email was sent twice. A history that differs (a tool that
+ * failed, and ran again with another result) asks the model again.
+ */
+async function answer(
+  options: RunTurnsOptions,
+  run: RunBounds,
+  turn: number,
+  maxTurns: number,
+  messages: ChatMessage[],
+): Promise<ChatResponse> {
+  const ask = async () => {
+    const response = await options.call([...messages], {
+      turn,
+      idempotencyKey: idempotencyKey({ operation: options.operationId, turn }),
+      lastTurn: turn === maxTurns,
+      signal: run.signal,
+    })
+    // Read as a response, anything else failed on `.content` with a bare
+    // "Cannot read properties of undefined (reading 'filter')". Thrown, it
+    // is not remembered.
+    if (!isChatResponse(response)) {
+      const refused = notAResponse('runTurns', response, `turn ${turn}`)
+      // Told to stop through the signal it was handed too (`run.fail`), but
+      // a call that did not pass that signal on left its stream generating.
+      cancelUnread(response, refused)
+      throw refused
+    }
+    return response
+  }
+  const bounds = { deadline: run.deadline, signal: options.signal }
+  const key = historyKey(options.operationId, turn, messages)
+  // A history no key can be made of (a BigInt a caller put in it) is asked, not remembered.
+  if (key === undefined) return untilEnded(ask(), bounds)
+  try {
+    return await sideEffect(key, ask, { store: options.store, ...bounds })
+  } catch (error) {
+    // A store that cannot be read did not call the model: asked without
+    // it, as before answers were remembered — a run without tools needs no
+    // store, and one with tools fails at its first tool with this error.
+    if (!isSideEffectStoreError(error)) throw error
+    run.throwIfEnded()
+    return untilEnded(ask(), bounds)
+  }
+}
+
+/** The key a turn's answer is remembered under, or undefined when `messages` cannot be written as JSON. */
+function historyKey(operation: string, turn: number, messages: ChatMessage[]): string | undefined {
+  try {
+    return idempotencyKey({ operation, turn, history: messages })
+  } catch {
+    return undefined
+  }
 }
 
 async function runTool(

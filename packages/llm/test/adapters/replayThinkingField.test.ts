@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto'
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import { afterEach, describe, expect, it } from 'vitest'
 import type { ModelAdapter } from '../../src/adapters/ModelAdapter.js'
@@ -120,7 +121,8 @@ async function replayed(
   })
   try {
     const run = await runTurns({
-      operationId: 'weather',
+      // One operation per loop: runTurns remembers each turn's answer under it.
+      operationId: `weather-${randomUUID()}`,
       deadline: false,
       messages: [{ role: 'user', content: 'weather in Oslo?' }],
       tools: { weather: () => '4 °C' },
@@ -226,7 +228,8 @@ const assistantIn = (body: Body | undefined) =>
 async function loop(models: ModelAdapter[]) {
   try {
     return await runTurns({
-      operationId: 'weather',
+      // One operation per loop: runTurns remembers each turn's answer under it.
+      operationId: `weather-${randomUUID()}`,
       deadline: false,
       messages: [{ role: 'user', content: 'weather in Oslo?' }],
       tools: { weather: () => '4 °C' },

@@ -166,7 +166,8 @@ describe('runTurns: a side-effect store that cannot be read', () => {
     // error — a Redis address — as the tool's result.
     expect(isSideEffectStoreError(error)).toBe(true)
     expect(error).toMatchObject({ code: 'SIDE_EFFECT_STORE_FAILED', cause: outage })
-    expect(reads).toBe(1)
+    // Read for turn 1's answer (unread, the model was asked), then for the tool.
+    expect(reads).toBe(2)
     expect(runs).toBe(0)
     // One model call (the one that asked for the tool): nothing went back to it.
     expect(calls).toHaveLength(1)
