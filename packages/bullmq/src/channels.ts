@@ -40,7 +40,8 @@ export interface BullmqEnqueueMessage {
    * Stored with the job (`job.opts.hourglass.trace`) when a subscriber adds
    * to it, and handed back on the job's worker messages: where a tracer puts
    * its context (`traceparent`, `tracestate`). String values only, at most 8
-   * entries of 512 characters; others are dropped when the job is read.
+   * entries, name and value each of at most 512 characters; others are
+   * dropped when the job is read.
    */
   trace: Record<string, string>
 }

@@ -30,7 +30,7 @@ export interface StoredDeadline {
   addId?: string
 }
 
-/** A trace context is a few short strings: a `tracestate` is at most 512 characters. */
+/** A trace context is a few short strings: a `tracestate` is at most 512 characters, its name far less. */
 const MAX_TRACE_ENTRIES = 8
 const MAX_TRACE_VALUE = 512
 
@@ -68,7 +68,10 @@ export function readStoredDeadline(
 ): ReadDeadline | undefined {
   const stored = (opts as Record<string, unknown> | undefined)?.[DEADLINE_OPTION]
   if (stored === undefined || stored === null) return undefined
-  if (typeof stored !== 'object') {
+  // An array is no record of fields either: reported as a missing
+  // `expiresAtMs`, it sent the reader looking for one field of an object
+  // that was never there.
+  if (typeof stored !== 'object' || Array.isArray(stored)) {
     onMalformed?.({ field: DEADLINE_OPTION, value: stored, reason: 'not an object' })
     return undefined
   }
@@ -100,13 +103,19 @@ function notATime(value: unknown): string {
   return value === undefined ? 'missing' : 'not a finite number ≥ 0'
 }
 
-/** String entries only, a few and short; anything else is dropped (it is only telemetry). */
+/**
+ * String entries only, a few and short — key and value alike; anything else
+ * is dropped (it is only telemetry). Bounded by the value alone, a key of
+ * any length (100 KB, from whoever can write to Redis) rode on every message
+ * of every attempt of the job.
+ */
 function readTrace(value: unknown): Record<string, string> | undefined {
   if (typeof value !== 'object' || value === null || Array.isArray(value)) return undefined
   const trace: Record<string, string> = {}
   let entries = 0
   for (const [key, entry] of Object.entries(value)) {
     if (typeof entry !== 'string' || entry.length > MAX_TRACE_VALUE) continue
+    if (key.length > MAX_TRACE_VALUE) continue
     trace[key] = entry
     if (++entries === MAX_TRACE_ENTRIES) break
   }
