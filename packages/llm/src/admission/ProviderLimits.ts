@@ -15,7 +15,7 @@ import type { OverLimit } from '../types.js'
 import { COUNTED_ON_REDIS, LocalFallbackLimiter } from './LocalFallbackLimiter.js'
 import { LocalShareLimiter } from './LocalShareLimiter.js'
 import { COUNTED_WINDOW_END, MemoryLimiter } from './MemoryLimiter.js'
-import { type RedisLimitClient, RedisLimitScript } from './RedisLimitScript.js'
+import { type RedisLimitClient, RedisLimitScript, type WindowEnd } from './RedisLimitScript.js'
 
 export type { RedisLimitClient } from './RedisLimitScript.js'
 
@@ -55,9 +55,9 @@ export interface ProviderLimitsOptions {
    */
   redisCommandTimeoutMs?: number | undefined
   /**
-   * Time source of `redisBackoffMs`, `redisCommandTimeoutMs`, of how long
-   * a window last seen full has left (what `Admission.forecast` reads) and of
-   * how long a Redis window a give-back goes to has left. Default `systemClock`.
+   * Time source of `redisBackoffMs`, `redisCommandTimeoutMs` and of how long
+   * a window last seen full has left (what `Admission.forecast` reads).
+   * Default `systemClock`.
    */
   clock?: Clock | undefined
   /** Told once when Redis fails (`warn`) and once when it is back (`info`, or `warn` for a logger without one). Default `console`. */
@@ -135,18 +135,27 @@ interface Pair {
  * window of an RPM limit of 5, three processes hammering). Here a refused
  * consume counts nothing, and a give-back (negative points, the request
  * count of a request the TPM limit refused) only goes to a window that
- * still exists — the one its count saw (ARGV[5], the PTTL it has left
- * now), not one another process started since — never below zero.
+ * still exists — the one its count saw (ARGV[5], when that window ends on
+ * Redis's clock, the count's third answer), not one another process
+ * started since — never below zero.
  */
 export const LIMIT_SCRIPT = `
+-- When the key's window ends, epoch ms on Redis's own clock: what a
+-- give-back names its window by. TIME in a script that writes is
+-- replicated by its effects (Redis 5 and later).
+local function ends(ttl)
+  local now = redis.call('time')
+  return tonumber(now[1]) * 1000 + math.floor(tonumber(now[2]) / 1000) + ttl
+end
 local points = tonumber(ARGV[1])
 if points < 0 then
   local current = tonumber(redis.call('get', KEYS[1]))
   if current == nil then return {0, 0} end
-  -- ARGV[5]: the PTTL the request's window has left now (the one its count
-  -- saw, less the time since). A window expiring later than that started
-  -- since (another process's request): not the one to give to.
-  if ARGV[5] and redis.call('pttl', KEYS[1]) > tonumber(ARGV[5]) then
+  -- ARGV[5]: when the request's window ends (its count's third answer). A
+  -- window another process started since, the count's having expired,
+  -- ends a whole window later at least: not the one to give to, however
+  -- far into it. PTTL is whole ms: 3 ms of slack.
+  if ARGV[5] and math.abs(ends(redis.call('pttl', KEYS[1])) - tonumber(ARGV[5])) > 3 then
     return {current, redis.call('pttl', KEYS[1])}
   end
   local back = math.min(-points, math.max(current, 0))
@@ -178,7 +187,7 @@ if current == nil or current >= 9007199254740992 or not (raw == '0' or string.fi
   current = 0
 end
 if current + points > tonumber(ARGV[3]) then return {current + points, ttl} end
-return {redis.call('incrby', KEYS[1], points), ttl}
+return {redis.call('incrby', KEYS[1], points), ttl, ends(ttl)}
 `
 
 const ADMITTED: LimitDecision = Object.freeze({ admitted: true })
@@ -520,12 +529,12 @@ export class ProviderLimits {
 
   /**
    * Gives `points` back to `limiter`'s window of `provider` that counted
-   * them (`window`): on Redis the one whose PTTL the count saw
-   * (`LIMIT_SCRIPT`'s ARGV[5]), in memory — and on the local share Redis
+   * them (`window`): on Redis the one ending when the count's did, on
+   * Redis's clock (`LIMIT_SCRIPT`'s ARGV[5]), in memory — and on the local share Redis
    * falls back to — the one ending when it did (`MemoryLimiter`). A count
    * the local share made goes back to it alone, Redis answering or not: on
    * Redis, whose window never counted it, it lent that window a request
-   * (`LIMIT_SCRIPT` checks the PTTL only). A count Redis made never goes to
+   * (`LIMIT_SCRIPT` checks the window's end only). A count Redis made never goes to
    * the local share, Redis failing on the give-back or not.
    */
   #reward(
@@ -536,14 +545,11 @@ export class ProviderLimits {
   ): Promise<unknown> {
     const end = window === undefined ? {} : { [COUNTED_WINDOW_END]: window.endsAt }
     if (window?.local !== undefined) return window.local.giveBack(provider, points, end)
-    // On Redis, the PTTL its window has left now, as this process counts:
-    // named by the PTTL its count saw, a give-back a whole window late (a
-    // request queued for a connection, released unsent) found the next
-    // window part spent, its PTTL below that one, and lent it a request.
-    const left = window === undefined ? undefined : window.ms - (this.#clock.now() - window.at)
-    // Its window has ended: nothing of it to give back, no round trip.
-    if (this.#redis !== undefined && left !== undefined && left <= 0) return Promise.resolve()
-    this.#redis?.giveBackTo(left)
+    // On Redis, its window named by when it ends on Redis's clock: named by
+    // the PTTL its count saw, a give-back a window late (a request queued
+    // for a connection, released unsent) found the next window part spent,
+    // its PTTL below that one, and lent it a request.
+    this.#redis?.giveBackTo(window?.redisEndMs)
     // `reward` reaches the script synchronously (or the local limiter, which then gives nothing back).
     const givenBack = limiter.reward(
       provider,
@@ -564,10 +570,20 @@ export class ProviderLimits {
     const local = this.#locals.get(limiter)
     // The library hands the local limiter this very object when it takes the count over.
     const options = {}
-    return take(limiter, key, points, options, (taken, left) => {
-      const window = { ...taken, at: this.#clock.now() }
-      onTaken(local?.countedHere(options) === true ? { ...window, local } : window, left)
-    })
+    // Filled by the script's reply before the consume resolves (a count on Redis).
+    const end: WindowEnd = {}
+    // `consume` reaches the script synchronously, as `reward` does.
+    this.#redis?.countInto(end)
+    const taken = take(limiter, key, points, options, (window, left) =>
+      onTaken(
+        local?.countedHere(options) === true
+          ? { ...window, local }
+          : { ...window, redisEndMs: end.endMs },
+        left,
+      ),
+    )
+    this.#redis?.countInto(undefined)
+    return taken
   }
 
   #onFallback(): void {
@@ -590,8 +606,8 @@ function share(limit: number, instances: number): number {
 interface CountedWindow {
   /** Its ms left when counted (Redis: the PTTL the script saw). */
   ms: number
-  /** When it was counted, on the limits' clock: what of `ms` is left at a give-back. */
-  at: number
+  /** Counted on Redis: when it ends on Redis's clock (`WindowEnd`), what a give-back names it by. */
+  redisEndMs?: number | undefined
   /** Its end, epoch ms on `Date.now`: the clock of the in-memory windows (`MemoryLimiter`). */
   endsAt: number
   /** The local share that counted it, Redis unavailable; none: Redis did (or memory, without Redis). */
@@ -606,7 +622,7 @@ async function take(
   /** The consume's options (`LocalFallbackLimiter.countedHere` knows it by them). */
   options: { [key: string]: unknown },
   /** Told the taken count's window, and the points it has left. */
-  onTaken?: (window: Omit<CountedWindow, 'at'>, remainingPoints: number) => void,
+  onTaken?: (window: CountedWindow, remainingPoints: number) => void,
 ): Promise<number | undefined> {
   try {
     const taken = await limiter.consume(key, points, options)

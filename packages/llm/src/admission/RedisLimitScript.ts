@@ -24,6 +24,16 @@ export interface RedisLimitClient {
   eval?(script: string, numKeys: number, ...args: Array<string | number>): Promise<unknown>
 }
 
+/**
+ * When a count's window ends, epoch ms on Redis's own clock (`TIME` plus
+ * the key's PTTL, read by the script that counted): what its give-back
+ * names the window by. Not on this process's clock, which may be a
+ * `ManualClock`, or stalled between the script and reading its reply.
+ */
+export interface WindowEnd {
+  endMs?: number | undefined
+}
+
 /** Says Redis is not to be asked now (rate-limiter-flexible reads anything but `ready` so). */
 const BACKING_OFF = 'backing-off'
 
@@ -66,8 +76,10 @@ export class RedisLimitScript {
   #seenDown = false
   /** The client was seen `ready`: another state since is a lost connection, not the first one coming up. */
   #wasReady = false
-  /** The PTTL the next give-back's window has left (`giveBackTo`), read by the next `rlflxIncr`. */
+  /** When the next give-back's window ends on Redis (`giveBackTo`), read by the next `rlflxIncr`. */
   #giveBackTo: number | undefined
+  /** Where the next count tells when its window ends (`countInto`), taken by the next `rlflxIncr`. */
+  #countInto: WindowEnd | undefined
 
   constructor(
     client: RedisLimitClient,
@@ -127,25 +139,39 @@ export class RedisLimitScript {
 
   /**
    * The give-back about to be made (`reward`, which calls `rlflxIncr`
-   * synchronously) is for a count whose window expires in `pttlMs` (the
-   * PTTL the count saw, less the time since): `LIMIT_SCRIPT` gives back only
-   * to that window, not to one started since. Undefined clears it (a
-   * give-back that went to the local limiter never called `rlflxIncr`).
+   * synchronously) is for a count whose window ends at `endMs` on Redis's
+   * clock (`WindowEnd`): `LIMIT_SCRIPT` gives back only to that window, not
+   * to one started since. Undefined clears it (a give-back that went to the
+   * local limiter never called `rlflxIncr`).
    */
-  giveBackTo(pttlMs: number | undefined): void {
-    this.#giveBackTo = pttlMs
+  giveBackTo(endMs: number | undefined): void {
+    this.#giveBackTo = endMs
+  }
+
+  /**
+   * The count about to be made (`consume`, which calls `rlflxIncr`
+   * synchronously, as `reward` does) tells `slot` when its window ends on
+   * Redis's clock, before the consume resolves. Undefined clears it (a
+   * count the local limiter made never called `rlflxIncr`: `slot` stays
+   * empty).
+   */
+  countInto(slot: WindowEnd | undefined): void {
+    this.#countInto = slot
   }
 
   /**
    * rate-limiter-flexible's call: `[key, points, windowSeconds, limit,
-   * duration]`, answered `[count, pttl]` as its own command would be.
+   * duration]`, answered `[count, pttl, end]`: its own command's answer
+   * (the library reads the first two only), and when the window ends.
    */
   async rlflxIncr(given: readonly string[]): Promise<unknown> {
-    const within = this.#giveBackTo
+    const end = this.#giveBackTo
     this.#giveBackTo = undefined
+    const slot = this.#countInto
+    this.#countInto = undefined
     const args =
-      within !== undefined && Number.isFinite(within) && Number(given[1]) < 0
-        ? [...given, String(Math.max(0, Math.ceil(within)))]
+      end !== undefined && Number.isFinite(end) && Number(given[1]) < 0
+        ? [...given, String(Math.round(end))]
         : given
     const failures = this.#failures
     if (this.#retryAtMs !== Number.NEGATIVE_INFINITY) {
@@ -162,6 +188,10 @@ export class RedisLimitScript {
         this.#clock,
       )
       if (failures === this.#failures) this.#retryAtMs = Number.NEGATIVE_INFINITY
+      // A reply without it (a client or proxy of its own): no end known,
+      // the give-back goes to the key's window as it stands.
+      const endMs = Array.isArray(reply) ? Number(reply[2]) : Number.NaN
+      if (slot !== undefined && Number.isFinite(endMs)) slot.endMs = endMs
       return reply
     } catch (error) {
       this.#failures++
