@@ -108,8 +108,10 @@ function unthoughtTurn(messages: unknown, budget: boolean): ErrorReply | undefin
     return undefined
   }
   for (let i = (start ?? lastIndex) - 1; i >= 0; i--) {
-    const message = list[i] as Message
-    if (message.role === 'assistant') start = i
+    // A message that is no object (`null`) is no turn: it ends the search,
+    // not the fake (a TypeError here was its own 500 to the client's body).
+    const message = list[i] as Message | null
+    if (message?.role === 'assistant') start = i
     else if (!hasToolResult(message)) break
   }
   if (start === undefined) return undefined
@@ -127,7 +129,7 @@ function blocksOf(message: Message): (string | { type?: unknown })[] {
   return Array.isArray(content) ? (content as { type?: unknown }[]) : []
 }
 
-function hasToolResult(message: Message | undefined): boolean {
+function hasToolResult(message: Message | null | undefined): boolean {
   return (
     message?.role === 'user' &&
     blocksOf(message).some((block) => typeof block === 'object' && block?.type === 'tool_result')

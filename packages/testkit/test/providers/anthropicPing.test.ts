@@ -34,7 +34,8 @@ it('keeps a stream waiting for its first token alive with ping events, never com
   const sse = await readSse(await messages(fake))
   expect(sse.comments).toEqual([])
   const names = sse.events.map((e) => e.event)
-  // message_start's own ping, then the keep-alives before the first delta.
+  // The stream's own ping (after the first block opens), then the
+  // keep-alives before the first delta.
   const firstDelta = names.indexOf('content_block_delta')
   const waiting = names.slice(names.indexOf('content_block_start') + 1, firstDelta)
   expect(waiting.length).toBeGreaterThan(0)

@@ -207,4 +207,19 @@ describe("the Anthropic fake answers Anthropic's 400s beside thinking", () => {
       expect(taken.status, model).toBe(200)
     }
   })
+
+  // A message that is no object (`null`, a number) made the thinking check
+  // throw: the client's bad body was the fake's own 500 `reply_failed`
+  // ("TypeError: Cannot read properties of null"), read as the fake broken.
+  it('reads a message that is no object as no turn, not as its own failure (500)', async () => {
+    for (const odd of [null, 7, 'hi']) {
+      const answer = await send({
+        thinking: BUDGET,
+        tools: TOOLS,
+        messages: [odd, ...loop([signed, toolUse]).slice(1)],
+      })
+      expect(answer.status, String(odd)).toBe(200)
+    }
+    expect(fake!.requests.map((r) => r.failure)).toEqual([undefined, undefined, undefined])
+  })
 })

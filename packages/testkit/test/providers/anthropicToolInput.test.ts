@@ -15,6 +15,8 @@ interface Event {
   type: string
   index?: number
   delta?: { type: string; partial_json?: string }
+  content_block?: unknown
+  usage?: { output_tokens?: number }
 }
 
 describe('Anthropic streamed tool_use input', () => {
@@ -55,12 +57,73 @@ describe('Anthropic streamed tool_use input', () => {
       expect(deltas[0]).toEqual({ type: 'input_json_delta', partial_json: '' })
       expect(deltas.slice(1).every((d) => d.partial_json !== '')).toBe(true)
     }
-    const input = (index: number) =>
-      events
-        .filter((e) => e.type === 'content_block_delta' && e.index === index)
-        .map((e) => e.delta!.partial_json)
-        .join('')
-    expect(JSON.parse(input(1))).toEqual({ location: 'San Francisco' })
-    expect(JSON.parse(input(2))).toEqual({})
+    expect(JSON.parse(inputOf(events, 1))).toEqual({ location: 'San Francisco' })
+  })
+
+  // A call without arguments streams its empty leading fragment and nothing
+  // else: the input's text is `""`, never `{}` (raw chunks in
+  // BerriAI/litellm#5063, fixed by #5091 "handle anthropic returning empty
+  // argument string (invalid json str) for tool call while streaming";
+  // langchainrb#960, activeagents/activeagent#299: JSON.parse of the joined
+  // pieces throws). The fake streamed `{` and `}`, so a client that parses
+  // the joined input at `content_block_stop` passed against it and threw
+  // against the API.
+  it('streams a tool_use without arguments as the lone empty partial_json, its input text ""', async () => {
+    fake = await startFakeProvider({
+      dialect: 'anthropic',
+      reply: reply.text('', {
+        toolCalls: [
+          { id: 'toolu_n', name: 'get_time', arguments: {} },
+          { id: 'toolu_w', name: 'get_weather', arguments: { city: 'Oslo' } },
+        ],
+      }),
+    })
+    const res = await post(fake, true)
+    const events = dataOf<Event>(await readSse(res))
+    const noArgs = events.filter((e) => e.type === 'content_block_delta' && e.index === 0)
+    expect(noArgs.map((e) => e.delta)).toEqual([{ type: 'input_json_delta', partial_json: '' }])
+    expect(inputOf(events, 0)).toBe('')
+    expect(JSON.parse(inputOf(events, 1))).toEqual({ city: 'Oslo' })
+    expect(events.find((e) => e.type === 'content_block_start' && e.index === 0)).toMatchObject({
+      content_block: { type: 'tool_use', id: 'toolu_n', name: 'get_time', input: {} },
+    })
+    // Still generated (paced and counted, as before and as the other
+    // dialects count it: `{}` and the three pieces of the other call), not sent.
+    expect(events.find((e) => e.type === 'message_delta')?.usage?.output_tokens).toBe(5)
+    expect(fake.requests[0]!.tokensSent).toBe(5)
+    // The whole answer's `input` is the empty object, as before.
+    const whole = (await (await post(fake, false)).json()) as { content: unknown[] }
+    expect(whole.content[0]).toEqual({
+      type: 'tool_use',
+      id: 'toolu_n',
+      name: 'get_time',
+      input: {},
+    })
   })
 })
+
+function post(fake: FakeProvider, stream: boolean) {
+  return fetch(`${fake.url}/v1/messages`, {
+    method: 'POST',
+    headers: {
+      'content-type': 'application/json',
+      'x-api-key': 'sk-test',
+      'anthropic-version': '2023-06-01',
+    },
+    body: JSON.stringify({
+      model: 'claude',
+      max_tokens: 100,
+      stream,
+      tools: [{ name: 'get_time', input_schema: { type: 'object' } }],
+      messages: [{ role: 'user', content: 'hi' }],
+    }),
+  })
+}
+
+/** The text of block `index`'s input: its `partial_json` pieces, joined. */
+function inputOf(events: Event[], index: number): string {
+  return events
+    .filter((e) => e.type === 'content_block_delta' && e.index === index)
+    .map((e) => e.delta!.partial_json)
+    .join('')
+}

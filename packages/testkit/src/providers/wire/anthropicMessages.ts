@@ -9,10 +9,11 @@ const STOP_REASONS = {
 } as const
 
 /**
- * Anthropic Messages: `message_start`, a `ping`, then per content block
- * `content_block_start` / `_delta` (`thinking_delta`, `signature_delta`,
- * `text_delta`, `input_json_delta`) / `_stop`, then `message_delta` with the
- * stop reason and output usage, and `message_stop`.
+ * Anthropic Messages: `message_start`, then per content block
+ * `content_block_start` (the first one followed by a `ping`) / `_delta`
+ * (`thinking_delta`, `signature_delta`, `text_delta`, `input_json_delta`) /
+ * `_stop`, then `message_delta` with the stop reason and output usage, and
+ * `message_stop`.
  */
 export const anthropicMessages: WireFormat = {
   toolIdPrefix: 'toolu_',
@@ -64,13 +65,19 @@ export const anthropicMessages: WireFormat = {
           usage: { ...inputUsage(plan), output_tokens: 1, service_tier: 'standard' },
         },
       }),
-      event('ping', { type: 'ping' }),
     ]
+    // The stream's own `ping` comes after the first block opens, before its
+    // first delta: `message_start`, `content_block_start`, `ping`,
+    // `content_block_delta`, … (docs.claude.com's streaming example; raw
+    // chunks in BerriAI/litellm#5063, a tool_use block's start then the
+    // ping). With no block at all, after `message_start`.
+    const ping = event('ping', { type: 'ping' })
     let index = 0
     const block = (start: unknown, deltas: Frame[]) => {
       frames.push(
         event('content_block_start', { type: 'content_block_start', index, content_block: start }),
       )
+      if (index === 0) frames.push(ping)
       // One by one, not `push(...deltas)`: a spread of some 120k+ deltas (a
       // long answer) overflows the stack, and the fake dropped the connection.
       for (const d of deltas) frames.push(d)
@@ -103,11 +110,26 @@ export const anthropicMessages: WireFormat = {
       // Claude Code's stream-json: "the empty leading fragment … always sends
       // first"). A client that parses each piece, or takes an empty one for
       // the end of the input, fails on the real stream.
+      //
+      // A call without arguments streams that empty fragment and nothing
+      // else: its input's text is `""`, never `{}` (raw chunks in
+      // BerriAI/litellm#5063, fixed by #5091 "anthropic returning empty
+      // argument string (invalid json str) for tool call while streaming").
+      // Its `{}` is still generated (paced, counted), not sent, as a
+      // Gemini thought not asked for is. The fake streamed `{` and `}`, and a
+      // client that parsed the joined input passed against it only.
+      const sent = call.argumentsJson !== EMPTY_INPUT
       const pieces = [delta({ type: 'input_json_delta', partial_json: '' }, false)]
-      for (const p of call.pieces)
-        pieces.push(delta({ type: 'input_json_delta', partial_json: p }, true))
+      for (const p of call.pieces) {
+        pieces.push(
+          sent
+            ? delta({ type: 'input_json_delta', partial_json: p }, true)
+            : { text: '', token: true },
+        )
+      }
       block({ type: 'tool_use', id: call.id, name: call.name, input: {} }, pieces)
     }
+    if (index === 0) frames.push(ping)
     frames.push({
       // The usage here is cumulative and repeats the input counts, as the API
       // sends it today: a real captured stream ends `"usage":{"input_tokens":849,
@@ -156,6 +178,9 @@ function inputUsage(plan: AnswerPlan) {
 function uncachedInput(plan: AnswerPlan): number {
   return plan.inputTokens - plan.cachedInputTokens - plan.cacheCreationInputTokens
 }
+
+/** The input of a call without arguments (`arguments: {}`, or none). */
+const EMPTY_INPUT = '{}'
 
 function event(name: string, data: unknown): Frame {
   return { text: `event: ${name}\ndata: ${JSON.stringify(data)}\n\n` }
