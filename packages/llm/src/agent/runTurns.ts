@@ -61,7 +61,7 @@ export interface RunTurnsOptions {
   /** The hard circuit breaker: model calls per run, ≥ 1 (`Infinity`: none). Default 10. */
   maxTurns?: number | undefined
   /**
-   * Where completed tool runs, and the model's answers, are remembered.
+   * Where completed tool runs, and the model's answers that asked for them, are remembered.
    * Default: `sideEffect`'s in-memory store (the process's last 10 000
    * completed runs).
    */
@@ -231,19 +231,46 @@ async function answer(
     return response
   }
   const bounds = { deadline: run.deadline, signal: options.signal }
+  // No tool can run on this answer — a run without tools, or the last turn,
+  // whose tool calls the breaker leaves pending: nothing to protect, so the
+  // store is neither read nor written. Remembered, a run without tools
+  // waited on a store that never answered (a Redis client queueing while
+  // Redis is down) until its deadline, and a retried operation replayed
+  // the last turn's answer, or `MaxTurnsExceededError`, for a day.
+  if (turn === maxTurns || Object.keys(options.tools).length === 0) {
+    return untilEnded(ask(), bounds)
+  }
   const key = historyKey(options.operationId, turn, messages)
   // A history no key can be made of (a BigInt a caller put in it) is asked, not remembered.
   if (key === undefined) return untilEnded(ask(), bounds)
   try {
-    return await sideEffect(key, ask, { store: options.store, ...bounds })
+    // Only an answer whose tool calls run is remembered: a final answer
+    // (text the caller may reject — a refusal, a filtered or invalid one) is
+    // handed out, not kept, and a retry asks again. Thrown past `sideEffect`
+    // (which remembers no throw; callers joining the call share it).
+    return await sideEffect(
+      key,
+      async () => {
+        const response = await ask()
+        if (!response.content.some((b) => b.type === 'tool_call')) throw new Unremembered(response)
+        return response
+      },
+      { store: options.store, ...bounds },
+    )
   } catch (error) {
+    if (error instanceof Unremembered) return error.response
     // A store that cannot be read did not call the model: asked without
-    // it, as before answers were remembered — a run without tools needs no
-    // store, and one with tools fails at its first tool with this error.
+    // it, as before answers were remembered — the run fails at its first
+    // tool with this error, if the model asks for one.
     if (!isSideEffectStoreError(error)) throw error
     run.throwIfEnded()
     return untilEnded(ask(), bounds)
   }
+}
+
+/** An answer no tool runs on, handed through `sideEffect` unremembered. */
+class Unremembered {
+  constructor(readonly response: ChatResponse) {}
 }
 
 /** The key a turn's answer is remembered under, or undefined when `messages` cannot be written as JSON. */

@@ -131,3 +131,76 @@ describe('runTurns: a rerun of the operation reads the answers its first run act
     expect(fake.requests).toHaveLength(1)
   })
 })
+
+describe('runTurns: only an answer whose tool calls run is remembered', () => {
+  /** A run of one operation whose model answers in text at once (`tools` as given). */
+  function textRun(
+    model: Parameters<typeof callModel>[0]['models'][number],
+    store: SideEffectStore,
+    options: { tools?: Record<string, () => unknown>; maxTurns?: number } = {},
+  ) {
+    return runTurns({
+      operationId: 'summary-7',
+      deadline: false,
+      messages: [user('Summarise the ticket.')],
+      store,
+      maxTurns: options.maxTurns,
+      call: (messages, { idempotencyKey, signal }) =>
+        callModel({
+          models: [model],
+          request: { messages, maxTokens: 64 },
+          idempotencyKey,
+          signal,
+          limits: { admission: false },
+        }),
+      tools: options.tools ?? { lookup: () => 'ticket 7: printer on fire' },
+    })
+  }
+
+  it('a final answer the caller rejected is not replayed: the retry asks the model again', async () => {
+    const fake = await fakes.start({ dialect: 'openai' })
+    fake.enqueue(reply.text('I cannot help with that.', { finishReason: 'content_filter' }))
+    fake.enqueue(reply.text('Summary: the printer is on fire.'))
+    const model = fakes.adapterFor('openai', fake.baseURL, 'm')
+    const store = new MemorySideEffectStore()
+    const first = await textRun(model, store)
+    expect(first.response.finishReason).toBe('content_filter')
+    const retry = await textRun(model, store)
+    expect(retry.response.text).toBe('Summary: the printer is on fire.')
+    expect(fake.requests).toHaveLength(2)
+  })
+
+  it('the last turn is not replayed: a retry after MaxTurnsExceededError asks the model again', async () => {
+    const fake = await fakes.start({ dialect: 'openai' })
+    const lookup = reply.text('', { toolCalls: [{ name: 'lookup', arguments: {} }] })
+    fake.enqueue(lookup)
+    fake.enqueue(lookup) // turn 2, the last: its call is left pending
+    fake.enqueue(reply.text('Found: the printer is on fire.')) // the retry's turn 2
+    const model = fakes.adapterFor('openai', fake.baseURL, 'm')
+    const store = new MemorySideEffectStore()
+    await expect(textRun(model, store, { maxTurns: 2 })).rejects.toMatchObject({
+      code: 'MAX_TURNS_EXCEEDED',
+    })
+    // Turn 1's answer (its tool ran) is read; turn 2 is asked again.
+    const retry = await textRun(model, store, { maxTurns: 2 })
+    expect(retry.response.text).toBe('Found: the printer is on fire.')
+    expect(fake.requests).toHaveLength(3)
+  })
+
+  it('a run without tools never waits on the store: one that never answers holds nothing', async () => {
+    const fake = await fakes.start({ dialect: 'openai' })
+    fake.enqueue(reply.text('Hello.'))
+    const model = fakes.adapterFor('openai', fake.baseURL, 'm')
+    let reads = 0
+    const hung: SideEffectStore = {
+      get: () => {
+        reads++
+        return new Promise(() => {})
+      },
+      set: () => new Promise(() => {}),
+    }
+    const result = await textRun(model, hung, { tools: {} })
+    expect(result.response.text).toBe('Hello.')
+    expect(reads).toBe(0)
+  })
+})
