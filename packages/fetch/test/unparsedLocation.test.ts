@@ -332,6 +332,12 @@ it.each([
     true,
     '/a, //b.example:undefined/y',
   ],
+  // A password holding ", ": split first, neither part showed it as credentials.
+  [
+    `https://user:${PASSWORD}, pw@api.example.com:undefined/x, /y`,
+    true,
+    'https://api.example.com:undefined/x, /y',
+  ],
 ])('unparsedWithoutQuery(%j, joined: %s) is %j', (text, joined, shown) => {
   expect(unparsedWithoutQuery(text, joined)).toBe(shown)
 })

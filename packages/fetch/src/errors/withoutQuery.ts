@@ -55,8 +55,11 @@ const SPECIAL_SCHEMES: ReadonlySet<string> = new Set(['http', 'https', 'ws', 'ws
 export function unparsedWithoutQuery(text: string, joined = false): string {
   // Tabs and newlines out first, as the URL parser takes them out anywhere.
   const bare = text.replace(/[\t\n\r]/g, '').split(/[?#]/)[0] as string
+  // Joined: the whole text's credentials first, then each part's. A part
+  // alone may not show them — a password holding ", " splits them off its
+  // scheme — and a cut too many shows less, never more.
   const cut = joined
-    ? bare.split(', ').map(withoutCredentials).join(', ')
+    ? withoutCredentials(bare).split(', ').map(withoutCredentials).join(', ')
     : withoutCredentials(bare)
   return cut.indexOf(';') === -1 ? cut : withoutPathParams(cut)
 }
