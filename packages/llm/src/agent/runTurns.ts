@@ -91,9 +91,10 @@ export interface TurnsResult {
  * results back, until it answers without tool calls or `maxTurns` trips
  * (`MaxTurnsExceededError`). Each tool runs through `sideEffect` under a key
  * derived from the operation, the turn, the tool and its arguments — never
- * the attempt — and each turn's answer under one of the operation, the turn
- * and the history it answers, so a retried turn (or a retried run) reads the
- * answer the tools ran for and does not send the email twice.
+ * the attempt — and each answer whose tool calls run under one of the
+ * operation, the turn and the history it answers, so a retried turn (or a
+ * retried run) reads the answer the tools ran for and does not send the
+ * email twice.
  */
 export async function runTurns(options: RunTurnsOptions): Promise<TurnsResult> {
   // NaN would end the loop before the first turn with "exceeded NaN turns":
@@ -196,8 +197,10 @@ async function turns(
 }
 
 /**
- * The model's answer on `turn`, remembered as a tool's result is: under a
- * key of the operation, the turn and the history it answers. A run of the
+ * The model's answer on `turn`, remembered as a tool's result is when a
+ * tool runs on it (`runnable`; not on the last turn, not in a run without
+ * tools): under a key of the operation, the turn and the history it
+ * answers. A run of the
  * operation again (after a failure) reads the answer the first run acted
  * on, so its tool calls — and their keys — are the ones that already ran:
  * asked again, a model words them anew (an email's body), their keys
@@ -237,7 +240,8 @@ async function answer(
   // waited on a store that never answered (a Redis client queueing while
   // Redis is down) until its deadline, and a retried operation replayed
   // the last turn's answer, or `MaxTurnsExceededError`, for a day.
-  if (turn === maxTurns || Object.keys(options.tools).length === 0) {
+  // Counted as `runTool` finds a tool (own keys, enumerable or not).
+  if (turn === maxTurns || Object.getOwnPropertyNames(options.tools).length === 0) {
     return untilEnded(ask(), bounds)
   }
   const key = historyKey(options.operationId, turn, messages)
@@ -252,7 +256,9 @@ async function answer(
       key,
       async () => {
         const response = await ask()
-        if (!response.content.some((b) => b.type === 'tool_call')) throw new Unremembered(response)
+        if (!response.content.some((b) => b.type === 'tool_call' && runnable(options, b))) {
+          throw new Unremembered(response)
+        }
         return response
       },
       { store: options.store, ...bounds },
@@ -266,6 +272,23 @@ async function answer(
     run.throwIfEnded()
     return untilEnded(ask(), bounds)
   }
+}
+
+/**
+ * A call `runTool` runs: a known tool, arguments that read as JSON and
+ * lose no integer. An answer whose calls are none of these ran nothing — a
+ * call cut at `maxTokens` mid-arguments, an unknown tool —, and a retry
+ * (with a larger cap, say) asks again rather than replaying it.
+ */
+function runnable(
+  options: RunTurnsOptions,
+  call: Extract<ContentBlock, { type: 'tool_call' }>,
+): boolean {
+  return (
+    Object.hasOwn(options.tools, call.name) &&
+    unreadableArguments(call) === undefined &&
+    !roundedByReading(call)
+  )
 }
 
 /** An answer no tool runs on, handed through `sideEffect` unremembered. */
