@@ -205,7 +205,13 @@ export async function probe(url: string | URL, options: ProbeOptions = {}): Prom
         const res = await fetch(url, bound ? { ...init, signal: bound.signal } : init)
         // Not followed (`redirect: 'manual'`): a redirect is refused before its
         // target is called. A 3xx without a Location is the endpoint's answer.
-        const location = REDIRECTS.has(res.status) ? res.headers.get('location') : null
+        // The first Location header, as the attempt read it (the other paths
+        // show that one): `Headers` joins several with ", ", and the joined
+        // text parsed as one URL with the second header in its path, its
+        // credentials and all.
+        const location = REDIRECTS.has(res.status)
+          ? ((attempt as Attempt | undefined)?.location ?? res.headers.get('location'))
+          : null
         if (location !== null) {
           await res.body?.cancel()
           throw new ProbeRedirectError(String(url), res.status, resolveLocation(location, url))

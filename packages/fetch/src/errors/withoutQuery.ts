@@ -55,13 +55,19 @@ const SPECIAL_SCHEMES: ReadonlySet<string> = new Set(['http', 'https', 'ws', 'ws
 export function unparsedWithoutQuery(text: string, joined = false): string {
   // Tabs and newlines out first, as the URL parser takes them out anywhere.
   const bare = text.replace(/[\t\n\r]/g, '').split(/[?#]/)[0] as string
-  // Joined: the whole text's credentials first, then each part's. A part
-  // alone may not show them — a password holding ", " splits them off its
-  // scheme — and a cut too many shows less, never more.
-  const cut = joined
-    ? withoutCredentials(bare).split(', ').map(withoutCredentials).join(', ')
-    : withoutCredentials(bare)
+  // Joined: each part cut together with everything after it, right to
+  // left. A part alone may not show its credentials — a password holding
+  // ", " splits them off its scheme, in any header — and a cut too many
+  // shows less, never more.
+  const cut = joined ? withoutJoinedCredentials(bare) : withoutCredentials(bare)
   return cut.indexOf(';') === -1 ? cut : withoutPathParams(cut)
+}
+
+function withoutJoinedCredentials(text: string): string {
+  const parts = text.split(', ')
+  let out = withoutCredentials(parts.at(-1) as string)
+  for (let i = parts.length - 2; i >= 0; i--) out = withoutCredentials(`${parts[i]}, ${out}`)
+  return out
 }
 
 function withoutCredentials(text: string): string {
