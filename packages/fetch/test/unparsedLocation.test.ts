@@ -1,19 +1,15 @@
-import { once } from 'node:events'
-import { createServer, type Server } from 'node:http'
-import type { AddressInfo } from 'node:net'
 import { inspect } from 'node:util'
-import { Deadline } from '@hourglass/core'
-import { afterEach, expect, it } from 'vitest'
+import { expect, it } from 'vitest'
 import { unparsedWithoutQuery } from '../src/errors/withoutQuery.js'
 import {
-  createFetch,
   isUnexpectedRedirect,
   isUrlRefused,
   ProbeRedirectError,
   probe,
   UrlRefusedError,
 } from '../src/index.js'
-import { recordEgress } from './helpers.js'
+import { redirectTo } from './support/redirectTo.js'
+import { useCleanup } from './support/useCleanup.js'
 
 // A redirect whose `Location` does not parse as a URL — a server that
 // built it from a setting left unset (`https://api.example.com:undefined/…`).
@@ -41,41 +37,10 @@ function logged(error: unknown): string {
   ].join('\n')
 }
 
-let server: Server | undefined
-let requests = 0
-afterEach(async () => {
-  if (server) {
-    server.closeAllConnections()
-    server.close()
-    await once(server, 'close')
-  }
-  server = undefined
-})
-
-async function redirectingServer(): Promise<string> {
-  requests = 0
-  server = createServer((_req, res) => {
-    requests++
-    res.writeHead(302, { location: LOCATION }).end('moved')
-  })
-  server.listen(0, '127.0.0.1')
-  await once(server, 'listening')
-  return `http://127.0.0.1:${(server.address() as AddressInfo).port}`
-}
+const cleanup = useCleanup()
 
 it('a followed redirect whose Location is no URL rejects with UrlRefusedError (invalid-location), the Location’s query and credentials in no log line, sent once', async () => {
-  const base = await redirectingServer()
-  const events = recordEgress()
-  const fetch = createFetch()
-  let error: unknown
-  try {
-    await fetch(`${base}/start`, { deadline: Deadline.after(2000) })
-  } catch (thrown) {
-    error = thrown
-  } finally {
-    events.stop()
-    await fetch.close()
-  }
+  const { error, events, requests } = await redirectTo(cleanup, LOCATION)
   expect(isUrlRefused(error)).toBe(true)
   expect(error).toBeInstanceOf(UrlRefusedError)
   expect(error).toMatchObject({
@@ -93,10 +58,7 @@ it('a followed redirect whose Location is no URL rejects with UrlRefusedError (i
 })
 
 it("redirect: 'error' names a Location that is no URL without its query, path parameters, fragment or credentials", async () => {
-  const base = await redirectingServer()
-  const fetch = createFetch()
-  const error = await fetch(`${base}/start`, { redirect: 'error' }).catch((e: unknown) => e)
-  await fetch.close()
+  const { error } = await redirectTo(cleanup, LOCATION, { init: { redirect: 'error' } })
   expect(isUnexpectedRedirect(error)).toBe(true)
   expect((error as Error).message).toContain('a redirect to https://api.example.com:undefined/cb,')
   const shown = logged(error)
@@ -106,8 +68,9 @@ it("redirect: 'error' names a Location that is no URL without its query, path pa
 })
 
 it('probe names a Location that is no URL without its query, path parameters, fragment or credentials', async () => {
-  const base = await redirectingServer()
-  const error = await probe(`${base}/start`, { warmup: 0, samples: 1 }).catch((e: unknown) => e)
+  const { error } = await redirectTo(cleanup, LOCATION, {
+    call: (url) => probe(url, { warmup: 0, samples: 1 }),
+  })
   expect(error).toBeInstanceOf(ProbeRedirectError)
   expect((error as Error).message).toContain('a redirect to https://api.example.com:undefined/cb:')
   const shown = logged(error)
@@ -134,21 +97,7 @@ it.each([
 ])(
   'a followed redirect whose Location undici cannot parse (%s) rejects with UrlRefusedError (invalid-location), its query in no log line',
   async (_, location, shown) => {
-    let base = ''
-    server = createServer((_req, res) => {
-      res.setHeader('location', location(base))
-      res.writeHead(302).end('moved')
-    })
-    server.listen(0, '127.0.0.1')
-    await once(server, 'listening')
-    base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
-    const events = recordEgress()
-    const fetch = createFetch()
-    const error = await fetch(`${base}/start`, { deadline: Deadline.after(2000) }).catch(
-      (e: unknown) => e,
-    )
-    events.stop()
-    await fetch.close()
+    const { error, events, base } = await redirectTo(cleanup, location)
     expect(error).toMatchObject({
       code: 'URL_REFUSED',
       reason: 'invalid-location',
@@ -186,17 +135,7 @@ it.each([
     // `https:user…` is a path).
     const parsed = new URL(location.replace(':undefined', ':8443'), 'http://base.example/')
     expect(parsed.password).toContain(PASSWORD)
-    server = createServer((_req, res) => {
-      res.writeHead(302, { location }).end('moved')
-    })
-    server.listen(0, '127.0.0.1')
-    await once(server, 'listening')
-    const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
-    const fetch = createFetch()
-    const error = await fetch(`${base}/start`, { deadline: Deadline.after(2000) }).catch(
-      (e: unknown) => e,
-    )
-    await fetch.close()
+    const { error } = await redirectTo(cleanup, location)
     expect(error).toMatchObject({ reason: 'invalid-location', url: shown })
     const text = logged(error)
     expect(text).not.toContain(PASSWORD)
@@ -234,22 +173,7 @@ it.each<[string, string | string[], string]>([
 ])(
   'a followed redirect whose Location has %s rejects with UrlRefusedError (invalid-location), never retried, its secrets in no log line',
   async (_, location, shown) => {
-    requests = 0
-    server = createServer((_req, res) => {
-      requests++
-      res.setHeader('location', location)
-      res.writeHead(302).end('moved')
-    })
-    server.listen(0, '127.0.0.1')
-    await once(server, 'listening')
-    const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
-    const events = recordEgress()
-    const fetch = createFetch()
-    const error = await fetch(`${base}/start`, { deadline: Deadline.after(2000) }).catch(
-      (e: unknown) => e,
-    )
-    events.stop()
-    await fetch.close()
+    const { error, events, requests } = await redirectTo(cleanup, location)
     expect(error).toBeInstanceOf(UrlRefusedError)
     expect(error).toMatchObject({
       code: 'URL_REFUSED',
@@ -287,18 +211,7 @@ it.each<[string, string | string[], string]>([
     const credentialed = [location].flat().find((l) => l.includes(PASSWORD)) as string
     const parsed = new URL(credentialed.replace(':undefined', ':8443'), 'http://base.example/')
     expect(parsed.password).toContain(PASSWORD)
-    server = createServer((_req, res) => {
-      res.setHeader('location', location)
-      res.writeHead(302).end('moved')
-    })
-    server.listen(0, '127.0.0.1')
-    await once(server, 'listening')
-    const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
-    const fetch = createFetch()
-    const error = await fetch(`${base}/start`, { deadline: Deadline.after(2000) }).catch(
-      (e: unknown) => e,
-    )
-    await fetch.close()
+    const { error } = await redirectTo(cleanup, location)
     expect(error).toMatchObject({ reason: 'invalid-location', url: shown })
     expect(logged(error)).not.toContain(PASSWORD)
   },

@@ -72,13 +72,14 @@ const streamed = (field: Field) =>
     'data: [DONE]\n\n',
   ].join('')
 
+type Body = { stream?: boolean; messages: Array<Record<string, unknown>> }
+
 /**
- * An OpenAI-compatible server that thinks under `field` and calls `weather`
- * on the first turn (as a stream when asked for one, or as a whole answer
- * when `wholeAlways`), and answers on the second; every body it got.
+ * A server answering each body with `answer`'s status, text and content
+ * type (default JSON); every body it got.
  */
-async function thinkingServer(field: Field, wholeAlways = false) {
-  const bodies: Array<{ messages: Array<Record<string, unknown>> }> = []
+async function scripted(answer: (body: Body) => [number, string, string?]) {
+  const bodies: Body[] = []
   const server = await rawServer((req: IncomingMessage, res: ServerResponse) => {
     let text = ''
     req.setEncoding('utf8')
@@ -86,41 +87,44 @@ async function thinkingServer(field: Field, wholeAlways = false) {
       text += piece
     })
     req.on('end', () => {
-      const body = JSON.parse(text) as { stream?: boolean; messages: [] }
+      const body = JSON.parse(text) as Body
       bodies.push(body)
-      if (bodies.length > 1) {
-        res.writeHead(200, { 'content-type': 'application/json' })
-        res.end(whole('c2', { role: 'assistant', content: '4 °C' }, 'stop'))
-      } else if (body.stream === true && !wholeAlways) {
-        res.writeHead(200, { 'content-type': 'text/event-stream' })
-        res.end(streamed(field))
-      } else {
-        res.writeHead(200, { 'content-type': 'application/json' })
-        res.end(whole('c1', thinkingCall(field), 'tool_calls'))
-      }
+      const [status, reply, type = 'application/json'] = answer(body)
+      res.writeHead(status, { 'content-type': type })
+      res.end(reply)
     })
   })
   servers.push(server)
   return { baseURL: server.baseURL, bodies }
 }
 
+const ANSWER = whole('c2', { role: 'assistant', content: '4 °C' }, 'stop')
+
 /**
- * A two-turn `runTurns` loop through `replayThinking` (`true` unless
- * `replay` says otherwise); the assistant message sent on the second turn.
+ * An OpenAI-compatible server that thinks under `field` and calls `weather`
+ * on the first turn (as a stream when asked for one, or as a whole answer
+ * when `wholeAlways`), and answers on the second; every body it got.
  */
-async function replayed(
-  server: { baseURL: string; bodies: Array<{ messages: Array<Record<string, unknown>> }> },
-  stream: boolean,
-  replay: OpenAICompatibleOptions['replayThinking'] = true,
-) {
-  const adapter = openAICompatible({
-    baseURL: server.baseURL,
-    apiKey: 'sk',
-    model: 'qwen3',
-    replayThinking: replay,
+async function thinkingServer(field: Field, wholeAlways = false) {
+  let turns = 0
+  return scripted((body) => {
+    turns++
+    if (turns > 1) return [200, ANSWER]
+    if (body.stream === true && !wholeAlways) return [200, streamed(field), 'text/event-stream']
+    return [200, whole('c1', thinkingCall(field), 'tool_calls')]
   })
+}
+
+/**
+ * The weather loop over `models` in order (streamed when `stream`, with
+ * `retry` when given); the models closed after.
+ */
+async function loop(
+  models: ModelAdapter[],
+  { stream = false, retry }: { stream?: boolean; retry?: { maxAttempts: number } } = {},
+) {
   try {
-    const run = await runTurns({
+    return await runTurns({
       // One operation per loop: runTurns remembers each turn's answer under it.
       operationId: `weather-${randomUUID()}`,
       deadline: false,
@@ -128,50 +132,85 @@ async function replayed(
       tools: { weather: () => '4 °C' },
       call: (history, { idempotencyKey, signal }) => {
         const options = {
-          models: [adapter],
+          models,
           request: { messages: history, maxTokens: 64, tools },
           idempotencyKey,
           signal,
           limits: { admission: false as const },
+          ...(retry === undefined ? {} : { retry }),
         }
         return stream
           ? callModel({ ...options, request: { ...options.request, stream: true } }).result
           : callModel(options)
       },
     })
-    expect(run.response.text).toBe('4 °C')
   } finally {
-    await adapter.close()
+    for (const model of models) await model.close()
   }
+}
+
+/** An OpenAI-compatible adapter to `baseURL` that replays thinking (`true` unless `options` say otherwise). */
+const replaying = (
+  baseURL: string,
+  model: string,
+  options: Partial<OpenAICompatibleOptions> = {},
+) => openAICompatible({ baseURL, apiKey: 'sk', model, replayThinking: true, ...options })
+
+/** The thinking sent back under `field` alone. */
+function expectReplayedAs(assistant: unknown, field: Field) {
+  expect(assistant).toMatchObject({ role: 'assistant', [field]: THOUGHT })
+  expect(assistant).not.toHaveProperty(field === 'reasoning' ? 'reasoning_content' : 'reasoning')
+}
+
+/**
+ * A two-turn `runTurns` loop through `replayThinking` (`true` unless
+ * `replay` says otherwise); the assistant message sent on the second turn.
+ */
+async function replayed(
+  server: { baseURL: string; bodies: Body[] },
+  stream: boolean,
+  replay: OpenAICompatibleOptions['replayThinking'] = true,
+) {
+  const run = await loop([replaying(server.baseURL, 'qwen3', { replayThinking: replay })], {
+    stream,
+  })
+  expect(run.response.text).toBe('4 °C')
   expect(server.bodies).toHaveLength(2)
   return server.bodies[1]?.messages.find((message) => message['role'] === 'assistant')
+}
+
+/**
+ * Thinking said under `said`, replayed whole and streamed (`replayThinking:
+ * replay`), goes back under `back` alone.
+ */
+async function expectSentBackAs(
+  said: Field,
+  back: Field,
+  replay: OpenAICompatibleOptions['replayThinking'] = true,
+) {
+  for (const stream of [false, true]) {
+    expectReplayedAs(await replayed(await thinkingServer(said), stream, replay), back)
+  }
 }
 
 describe('replayThinking sends thinking back under the name the server said it under', () => {
   it("vLLM's `reasoning`, whole: back as `reasoning`, not `reasoning_content`", async () => {
     const assistant = await replayed(await thinkingServer('reasoning'), false)
-    expect(assistant).toMatchObject({ role: 'assistant', reasoning: THOUGHT })
-    expect(assistant).not.toHaveProperty('reasoning_content')
+    expectReplayedAs(assistant, 'reasoning')
   })
 
   it("vLLM's `reasoning`, streamed: back as `reasoning`, the deltas joined", async () => {
     const assistant = await replayed(await thinkingServer('reasoning'), true)
-    expect(assistant).toMatchObject({ role: 'assistant', reasoning: THOUGHT })
-    expect(assistant).not.toHaveProperty('reasoning_content')
+    expectReplayedAs(assistant, 'reasoning')
   })
 
   it('a stream request answered whole (JSON): back as `reasoning`', async () => {
     const assistant = await replayed(await thinkingServer('reasoning', true), true)
-    expect(assistant).toMatchObject({ role: 'assistant', reasoning: THOUGHT })
-    expect(assistant).not.toHaveProperty('reasoning_content')
+    expectReplayedAs(assistant, 'reasoning')
   })
 
   it("DeepSeek's `reasoning_content`, whole and streamed: back as `reasoning_content` only", async () => {
-    for (const stream of [false, true]) {
-      const assistant = await replayed(await thinkingServer('reasoning_content'), stream)
-      expect(assistant).toMatchObject({ role: 'assistant', reasoning_content: THOUGHT })
-      expect(assistant).not.toHaveProperty('reasoning')
-    }
+    await expectSentBackAs('reasoning_content', 'reasoning_content')
   })
 
   it('the answer keeps where its thinking came from, as plain data a history can be saved as', async () => {
@@ -195,57 +234,27 @@ describe('replayThinking sends thinking back under the name the server said it u
   })
 })
 
-type Body = { stream?: boolean; messages: Array<Record<string, unknown>> }
-
-/** A server answering each body with `answer`'s status and JSON text; every body it got. */
-async function scripted(answer: (body: Body) => [number, string]) {
-  const bodies: Body[] = []
-  const server = await rawServer((req: IncomingMessage, res: ServerResponse) => {
-    let text = ''
-    req.setEncoding('utf8')
-    req.on('data', (piece: string) => {
-      text += piece
-    })
-    req.on('end', () => {
-      const body = JSON.parse(text) as Body
-      bodies.push(body)
-      const [status, reply] = answer(body)
-      res.writeHead(status, { 'content-type': 'application/json' })
-      res.end(reply)
-    })
-  })
-  servers.push(server)
-  return { baseURL: server.baseURL, bodies }
-}
-
 const SERVER_ERROR = JSON.stringify({ error: { message: 'Internal error', type: 'server_error' } })
-const ANSWER = whole('c2', { role: 'assistant', content: '4 °C' }, 'stop')
 const hasToolResult = (body: Body) => body.messages.some((m) => m['role'] === 'tool')
 const assistantIn = (body: Body | undefined) =>
   body?.messages.find((m) => m['role'] === 'assistant')
 
-/** The weather loop over `models` in order, each asked once per turn; closed after. */
-async function loop(models: ModelAdapter[]) {
-  try {
-    return await runTurns({
-      // One operation per loop: runTurns remembers each turn's answer under it.
-      operationId: `weather-${randomUUID()}`,
-      deadline: false,
-      messages: [{ role: 'user', content: 'weather in Oslo?' }],
-      tools: { weather: () => '4 °C' },
-      call: (history, { idempotencyKey, signal }) =>
-        callModel({
-          models,
-          request: { messages: history, maxTokens: 64, tools },
-          idempotencyKey,
-          signal,
-          limits: { admission: false },
-          retry: { maxAttempts: 1 },
-        }),
-    })
-  } finally {
-    for (const model of models) await model.close()
-  }
+/** Each model asked once per turn. */
+const ONCE = { retry: { maxAttempts: 1 } }
+
+/**
+ * The loop answered, each server asked as often as `asked` says, and the
+ * assistant message in `sent` carried the thinking under `field` alone.
+ */
+function expectAnswered(
+  run: { response: { text: string } },
+  asked: Array<[{ bodies: Body[] }, number]>,
+  sent: Body | undefined,
+  field: Field,
+) {
+  expect(run.response.text).toBe('4 °C')
+  for (const [server, times] of asked) expect(server.bodies).toHaveLength(times)
+  expectReplayedAs(assistantIn(sent), field)
 }
 
 describe('the adapter that sends the history picks the name, not the server that thought', () => {
@@ -272,27 +281,22 @@ describe('the adapter that sends the history picks the name, not the server that
         : [200, ANSWER]
     })
     const vllm = await scripted(() => [200, whole('c1', thinkingCall('reasoning'), 'tool_calls')])
-    const run = await loop([
-      openAICompatible({
-        baseURL: deepseek.baseURL,
-        apiKey: 'sk',
-        model: 'deepseek-reasoner',
-        dialect: 'deepseek',
-        replayThinking: true,
-      }),
-      openAICompatible({
-        baseURL: vllm.baseURL,
-        apiKey: 'sk',
-        model: 'qwen3',
-        replayThinking: true,
-      }),
-    ])
-    expect(run.response.text).toBe('4 °C')
-    expect(vllm.bodies).toHaveLength(1)
-    expect(deepseek.bodies).toHaveLength(2)
-    const assistant = assistantIn(deepseek.bodies[1])
-    expect(assistant).toMatchObject({ role: 'assistant', reasoning_content: THOUGHT })
-    expect(assistant).not.toHaveProperty('reasoning')
+    const run = await loop(
+      [
+        replaying(deepseek.baseURL, 'deepseek-reasoner', { dialect: 'deepseek' }),
+        replaying(vllm.baseURL, 'qwen3'),
+      ],
+      ONCE,
+    )
+    expectAnswered(
+      run,
+      [
+        [vllm, 1],
+        [deepseek, 2],
+      ],
+      deepseek.bodies[1],
+      'reasoning_content',
+    )
   })
 
   it("a vLLM fallback after a vLLM primary's turn gets `reasoning`, the only name vLLM reads", async () => {
@@ -303,52 +307,29 @@ describe('the adapter that sends the history picks the name, not the server that
         : [200, whole('c1', thinkingCall('reasoning'), 'tool_calls')],
     )
     const b = await scripted(() => [200, ANSWER])
-    const run = await loop([
-      openAICompatible({
-        baseURL: a.baseURL,
-        apiKey: 'sk',
-        model: 'qwen3-32b',
-        replayThinking: true,
-      }),
-      openAICompatible({
-        baseURL: b.baseURL,
-        apiKey: 'sk',
-        model: 'qwen3-8b',
-        replayThinking: true,
-      }),
-    ])
-    expect(run.response.text).toBe('4 °C')
-    expect(a.bodies).toHaveLength(2)
-    expect(b.bodies).toHaveLength(1)
-    const assistant = assistantIn(b.bodies[0])
-    expect(assistant).toMatchObject({ role: 'assistant', reasoning: THOUGHT })
-    expect(assistant).not.toHaveProperty('reasoning_content')
+    const run = await loop(
+      [replaying(a.baseURL, 'qwen3-32b'), replaying(b.baseURL, 'qwen3-8b')],
+      ONCE,
+    )
+    expectAnswered(
+      run,
+      [
+        [a, 2],
+        [b, 1],
+      ],
+      b.bodies[0],
+      'reasoning',
+    )
   })
 })
 
 describe("replayThinking: 'reasoning' | 'reasoning_content' names the field whatever the thinking came under", () => {
   it("'reasoning': thinking said as `reasoning_content` goes back as `reasoning`", async () => {
-    for (const stream of [false, true]) {
-      const assistant = await replayed(
-        await thinkingServer('reasoning_content'),
-        stream,
-        'reasoning',
-      )
-      expect(assistant).toMatchObject({ role: 'assistant', reasoning: THOUGHT })
-      expect(assistant).not.toHaveProperty('reasoning_content')
-    }
+    await expectSentBackAs('reasoning_content', 'reasoning', 'reasoning')
   })
 
   it("'reasoning_content': thinking said as `reasoning` goes back as `reasoning_content`", async () => {
-    for (const stream of [false, true]) {
-      const assistant = await replayed(
-        await thinkingServer('reasoning'),
-        stream,
-        'reasoning_content',
-      )
-      expect(assistant).toMatchObject({ role: 'assistant', reasoning_content: THOUGHT })
-      expect(assistant).not.toHaveProperty('reasoning')
-    }
+    await expectSentBackAs('reasoning', 'reasoning_content', 'reasoning_content')
   })
 
   it('a value that is none of these is refused naming the option (truthy, it replayed)', () => {

@@ -1,7 +1,7 @@
 import { type RecordedRequest, reply } from '@hourglass/testkit'
 import { describe, expect, it } from 'vitest'
 import { MemorySideEffectStore } from '../../src/agent/MemorySideEffectStore.js'
-import { runTurns } from '../../src/agent/runTurns.js'
+import { type RunTurnsOptions, runTurns } from '../../src/agent/runTurns.js'
 import type { SideEffectStore } from '../../src/agent/SideEffectStore.js'
 import { callModel } from '../../src/call/callModel.js'
 import type { ChatMessage } from '../../src/types.js'
@@ -38,15 +38,28 @@ function wordingModel() {
   return { state, script }
 }
 
-function agent(
-  model: Parameters<typeof callModel>[0]['models'][number],
+/**
+ * The wording model (`failAfterTool` as given) behind a fake of `dialect`,
+ * an adapter to it, an empty store, and the email bodies sent.
+ */
+async function invoiceSetup(dialect: 'openai' | 'anthropic' | 'gemini', failAfterTool = true) {
+  const { state, script } = wordingModel()
+  state.failAfterTool = failAfterTool
+  const fake = await fakes.start({ dialect, reply: script })
+  const model = fakes.adapterFor(dialect, fake.baseURL, 'm')
+  return { state, fake, model, store: new MemorySideEffectStore(), sent: [] as string[] }
+}
+
+type Model = Parameters<typeof callModel>[0]['models'][number]
+
+/** A run of `options`' operation over `model`, its answers remembered in `store`. */
+function run(
+  model: Model,
   store: SideEffectStore,
-  sent: string[],
-  options: { operationId?: string; messages?: ChatMessage[] } = {},
+  options: Pick<RunTurnsOptions, 'operationId' | 'messages' | 'tools' | 'deadline' | 'maxTurns'>,
 ) {
   return runTurns({
-    operationId: options.operationId ?? 'invoice-42',
-    messages: options.messages ?? [user('Email Ana her invoice.')],
+    ...options,
     store,
     call: (messages, { idempotencyKey, signal }) =>
       callModel({
@@ -56,6 +69,22 @@ function agent(
         signal,
         limits: { admission: false },
       }),
+  })
+}
+
+/** The invoice run: `send_email` puts each body it sends in `sent`. */
+function agent(
+  model: Model,
+  store: SideEffectStore,
+  sent: string[],
+  {
+    operationId = 'invoice-42',
+    messages = [user('Email Ana her invoice.')],
+  }: { operationId?: string; messages?: ChatMessage[] } = {},
+) {
+  return run(model, store, {
+    operationId,
+    messages,
     tools: {
       send_email: (args) => {
         sent.push((args as { body: string }).body)
@@ -68,11 +97,7 @@ function agent(
 describe('runTurns: a rerun of the operation reads the answers its first run acted on', () => {
   for (const dialect of ['openai', 'anthropic', 'gemini'] as const) {
     it(`${dialect}: the email is sent once although the model would word it anew`, async () => {
-      const { state, script } = wordingModel()
-      const fake = await fakes.start({ dialect, reply: script })
-      const model = fakes.adapterFor(dialect, fake.baseURL, 'm')
-      const store = new MemorySideEffectStore()
-      const sent: string[] = []
+      const { state, fake, model, store, sent } = await invoiceSetup(dialect)
 
       await expect(agent(model, store, sent)).rejects.toMatchObject({
         name: 'RequestRejectedError',
@@ -92,12 +117,7 @@ describe('runTurns: a rerun of the operation reads the answers its first run act
   }
 
   it('two runs of one operation at once share the model’s answer: one ask, one email', async () => {
-    const { state, script } = wordingModel()
-    state.failAfterTool = false
-    const fake = await fakes.start({ dialect: 'openai', reply: script })
-    const model = fakes.adapterFor('openai', fake.baseURL, 'm')
-    const store = new MemorySideEffectStore()
-    const sent: string[] = []
+    const { state, model, store, sent } = await invoiceSetup('openai', false)
     const [a, b] = await Promise.all([agent(model, store, sent), agent(model, store, sent)])
     expect(a.response.text).toBe('Sent the invoice to Ana.')
     expect(b.response.text).toBe('Sent the invoice to Ana.')
@@ -106,12 +126,7 @@ describe('runTurns: a rerun of the operation reads the answers its first run act
   })
 
   it('another history under the same operation asks the model: no answer of another conversation is read', async () => {
-    const { state, script } = wordingModel()
-    state.failAfterTool = false
-    const fake = await fakes.start({ dialect: 'openai', reply: script })
-    const model = fakes.adapterFor('openai', fake.baseURL, 'm')
-    const store = new MemorySideEffectStore()
-    const sent: string[] = []
+    const { state, model, store, sent } = await invoiceSetup('openai', false)
     await agent(model, store, sent)
     await agent(model, store, sent, { messages: [user('Email Ana her receipt.')] })
     expect(state.asks).toBe(2)
@@ -135,25 +150,19 @@ describe('runTurns: a rerun of the operation reads the answers its first run act
 describe('runTurns: only an answer whose tool calls run is remembered', () => {
   /** A run of one operation whose model answers in text at once (`tools` as given). */
   function textRun(
-    model: Parameters<typeof callModel>[0]['models'][number],
+    model: Model,
     store: SideEffectStore,
-    options: { tools?: Record<string, () => unknown>; maxTurns?: number } = {},
+    {
+      tools = { lookup: () => 'ticket 7: printer on fire' },
+      maxTurns,
+    }: { tools?: Record<string, () => unknown>; maxTurns?: number } = {},
   ) {
-    return runTurns({
+    return run(model, store, {
       operationId: 'summary-7',
       deadline: false,
       messages: [user('Summarise the ticket.')],
-      store,
-      maxTurns: options.maxTurns,
-      call: (messages, { idempotencyKey, signal }) =>
-        callModel({
-          models: [model],
-          request: { messages, maxTokens: 64 },
-          idempotencyKey,
-          signal,
-          limits: { admission: false },
-        }),
-      tools: options.tools ?? { lookup: () => 'ticket 7: printer on fire' },
+      maxTurns,
+      tools,
     })
   }
 
