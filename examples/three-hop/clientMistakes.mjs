@@ -1,6 +1,6 @@
 // Test support (clientMistakes.test.ts), loaded with `node --import` before
 // the example: its fake provider spends every answer's cap before a word (a
-// reasoning model thinking to max_tokens), and before the example's own
+// reasoning model thinking to max_tokens: blank lines at most), and before the example's own
 // requests, the model service is sent what a careless client could send —
 // malformed JSON, a body over express.json's 100 kB, a charset it does not
 // read — each answer printed as a `PROBE` line.
@@ -11,7 +11,7 @@ import express from 'express'
 const start = FakeProvider.start
 FakeProvider.start = async function (...args) {
   const provider = await start.apply(this, args)
-  return provider.setReply(reply.text('', { finishReason: 'length' }))
+  return provider.setReply(reply.text('\n\n', { finishReason: 'length' }))
 }
 
 const post = (url, body, contentType = 'application/json') =>
@@ -30,27 +30,36 @@ const post = (url, body, contentType = 'application/json') =>
     req.end(body)
   })
 
-async function probe(url) {
-  const generate = `${url}/generate`
-  console.log(`PROBE malformed JSON: ${await post(generate, '{"prompt": ')}`)
+async function probe(name, path, url) {
+  const at = `${url}${path}`
+  console.log(`PROBE ${name} malformed JSON: ${await post(at, '{"prompt": ')}`)
   console.log(
-    `PROBE 200 kB prompt: ${await post(generate, JSON.stringify({ prompt: 'x'.repeat(200_000) }))}`,
+    `PROBE ${name} 200 kB body: ${await post(at, JSON.stringify({ prompt: 'x'.repeat(200_000) }))}`,
   )
   console.log(
-    `PROBE koi8-r charset: ${await post(generate, '{"prompt":"hi"}', 'application/json; charset=koi8-r')}`,
+    `PROBE ${name} koi8-r charset: ${await post(at, '{"prompt":"hi"}', 'application/json; charset=koi8-r')}`,
   )
 }
 
-// The model service is the first app the example starts: probed as it
-// listens, before the example is told it does (so before its own requests).
+// The model service is the first app the example starts, the edge the
+// third: each probed as it listens, before the example is told it does (so
+// before its own requests).
+const probes = [
+  async (url) => {
+    await probe('model', '/generate', url)
+    console.log(`PROBE model no prompt: ${await post(`${url}/generate`, '{}')}`)
+  },
+  undefined,
+  (url) => probe('edge', '/ask', url),
+]
 const listen = express.application.listen
-let first = true
+let started = 0
 express.application.listen = function (...args) {
   const told = typeof args.at(-1) === 'function' ? args.pop() : () => {}
-  if (!first) return listen.call(this, ...args, told)
-  first = false
+  const run = probes[started++]
+  if (run === undefined) return listen.call(this, ...args, told)
   const server = listen.call(this, ...args, () => {
-    probe(`http://127.0.0.1:${server.address().port}`).then(told, (error) => {
+    run(`http://127.0.0.1:${server.address().port}`).then(told, (error) => {
       console.error(error)
       process.exit(1)
     })

@@ -5,20 +5,27 @@ import { runExampleWith } from '../../test/support/runExampleWith.js'
 // with its own status: a client's malformed JSON, a body over express.json's
 // limit, a charset it does not read (body-parser's 400, 413, 415: the
 // example's last handler turned them into a 500 "internal", logged as our
-// bug), and an answer cut at max_tokens before a word of it (a 502: a 200
-// with an empty text read as a success). No millisecond is asserted: the
+// bug; at the edge, Express's HTML page), a body without a prompt (a
+// TypeError logged as ours), and an answer cut at max_tokens before a word
+// of it — blank lines at most (a 502: a 200 with no text read as a
+// success). No millisecond is asserted: the
 // example's two requests are only counted.
 it('three-hop: a client mistake keeps its 4xx in JSON, and an answer cut before a word is a 502, not an empty 200', async () => {
   const run = await runExampleWith(import.meta.url, './clientMistakes.mjs', 'llm')
   expect(run.code, run.stderr).toBe(0)
   const lines = run.stdout.trimEnd().split('\n')
-  expect(lines.slice(0, 3)).toEqual([
-    'PROBE malformed JSON: 400 {"error":"entity.parse.failed"}',
-    'PROBE 200 kB prompt: 413 {"error":"entity.too.large"}',
-    'PROBE koi8-r charset: 415 {"error":"charset.unsupported"}',
+  expect(lines.slice(0, 7)).toEqual([
+    'PROBE model malformed JSON: 400 {"error":"entity.parse.failed"}',
+    'PROBE model 200 kB body: 413 {"error":"entity.too.large"}',
+    'PROBE model koi8-r charset: 415 {"error":"charset.unsupported"}',
+    'PROBE model no prompt: 400 {"error":"bad_request","reason":"prompt: expected a string"}',
+    // The edge, which clients call: Express's HTML page (with its stack) before.
+    'PROBE edge malformed JSON: 400 {"error":"entity.parse.failed"}',
+    'PROBE edge 200 kB body: 413 {"error":"entity.too.large"}',
+    'PROBE edge koi8-r charset: 415 {"error":"charset.unsupported"}',
   ])
   expect(run.stderr).not.toContain('model service:')
-  const answers = lines.slice(3, 5)
+  const answers = lines.slice(7, 9)
   expect(answers).toHaveLength(2)
   for (const line of answers) {
     const answer = /^budget 1000 ms → (\d+) after \d+ ms: (.*)$/.exec(line)

@@ -31,6 +31,16 @@ const serve = (app) =>
     servers.push(server)
   })
 const handle = (fn) => (req, res, next) => fn(req, res).catch(next)
+// A client's own mistake, as body-parser reports one (malformed JSON, a
+// body too large, a charset it does not read): its 4xx, in JSON like every
+// other answer here — Express's own page is HTML, which the service before
+// this one fails to parse, and a catch-all would make it our 500.
+const clientErrors = (error, _req, res, next) => {
+  if (res.headersSent || error?.expose !== true || !(error.status >= 400 && error.status < 500)) {
+    return next(error)
+  }
+  res.status(error.status).json({ error: error.type ?? 'bad_request' })
+}
 
 // Model service: the model-call policy, bounded by the caller's deadline.
 const model = express()
@@ -39,6 +49,9 @@ model.use(express.json())
 model.post(
   '/generate',
   handle(async (req, res) => {
+    if (typeof req.body?.prompt !== 'string') {
+      return res.status(400).json({ error: 'bad_request', reason: 'prompt: expected a string' })
+    }
     try {
       const answer = await callModel({
         models: [
@@ -61,7 +74,7 @@ model.post(
       // "length"), marked so the caller can tell. A 502 would throw away what
       // was paid for — unless nothing was produced (a reasoning model that
       // spent its cap thinking): then there is no answer to give.
-      if (error.response.text === '') {
+      if (error.response.text.trim() === '') {
         return res.status(502).json({ error: 'output_truncated', reason: error.message })
       }
       res.json({ text: error.response.text, truncated: true, reason: error.message })
@@ -69,6 +82,7 @@ model.post(
   }),
 )
 model.use(deadlineErrors())
+model.use(clientErrors)
 // The model call's failures, in JSON like the other answers, saying why.
 // Left to Express, each would be an HTML error page that the API, reading
 // JSON, fails to parse: the caller would get a 500 about a SyntaxError, the
@@ -93,11 +107,6 @@ model.use((error, _req, res, next) => {
   if (isRequestRejected(error)) {
     const reason = error.cause.normalized.message // the provider's own words
     return res.status(422).json({ error: 'request_rejected', kind: error.kind, reason })
-  }
-  // The client's own mistake, as body-parser reports one (malformed JSON, a
-  // body too large, a charset it does not read): its 4xx, not our 500.
-  if (error?.expose === true && error.status >= 400 && error.status < 500) {
-    return res.status(error.status).json({ error: error.type ?? 'bad_request' })
   }
   console.error('model service:', error)
   res.status(500).json({ error: 'internal', code: error?.code })
@@ -136,6 +145,7 @@ api.post(
   }),
 )
 api.use(deadlineErrors())
+api.use(clientErrors)
 const apiUrl = await serve(api)
 
 // Edge: trusts the caller's x-deadline-remaining-ms (up to 10 s).
@@ -163,6 +173,7 @@ edge.post(
   }),
 )
 edge.use(deadlineErrors())
+edge.use(clientErrors)
 const edgeUrl = await serve(edge)
 
 for (const [question, budgetMs] of [
