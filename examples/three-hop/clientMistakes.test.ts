@@ -1,4 +1,5 @@
 import { expect, it } from 'vitest'
+import { budgetAnswers } from '../../test/support/budgetAnswers.js'
 import { runExampleWith } from '../../test/support/runExampleWith.js'
 
 // What the model service answers that is not a model's answer, each in JSON
@@ -25,12 +26,10 @@ it('three-hop: a client mistake keeps its 4xx in JSON, and an answer cut before 
     'PROBE edge koi8-r charset: 415 {"error":"charset.unsupported"}',
   ])
   expect(run.stderr).not.toContain('model service:')
-  const answers = lines.slice(7, 9)
+  const answers = budgetAnswers(lines.slice(7, 9))
   expect(answers).toHaveLength(2)
-  for (const line of answers) {
-    const answer = /^budget 1000 ms → (\d+) after \d+ ms: (.*)$/.exec(line)
-    expect(answer, line).not.toBeNull()
-    expect(answer![1], line).toBe('502')
-    expect(JSON.parse(answer![2]!)).toMatchObject({ error: 'output_truncated' })
+  for (const answer of answers) {
+    expect(answer.status).toBe(502)
+    expect(answer.body).toMatchObject({ error: 'output_truncated' })
   }
 })

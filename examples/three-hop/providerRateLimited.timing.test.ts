@@ -1,4 +1,5 @@
 import { expect, it } from 'vitest'
+import { budgetAnswers } from '../../test/support/budgetAnswers.js'
 import { runExampleWith } from '../../test/support/runExampleWith.js'
 
 // A timing file (run alone): its outcome is decided within a deadline, which
@@ -15,18 +16,14 @@ it('three-hop: a provider at its rate limit reaches the caller as a 502 saying w
   expect(run.code, run.stderr).toBe(0)
   const lines = run.stdout.trimEnd().split('\n')
   expect(lines).toHaveLength(3)
-  const answers = lines.slice(0, 2).map((line) => {
-    const answer = /^budget 1000 ms → (\d+) after \d+ ms: (.*)$/.exec(line)
-    expect(answer, line).not.toBeNull()
-    expect(answer![1], line).toBe('502')
-    return JSON.parse(answer![2]!) as { error: string; reason: string }
-  })
-  expect(answers[0]).toEqual({
+  const answers = budgetAnswers(lines.slice(0, 2))
+  expect(answers.map((a) => a.status)).toEqual([502, 502])
+  expect(answers[0]?.body).toEqual({
     error: 'model_unavailable',
     reason: expect.stringContaining('rate_limited (HTTP 429'),
   })
   // Not sent: the key is cooling for the 30 s the 429 asked for.
-  expect(answers[1]).toEqual({
+  expect(answers[1]?.body).toEqual({
     error: 'model_unavailable',
     reason: expect.stringMatching(/cooling/),
   })

@@ -1,4 +1,5 @@
 import { expect, it } from 'vitest'
+import { budgetAnswers } from '../../test/support/budgetAnswers.js'
 import { runExampleWith } from '../../test/support/runExampleWith.js'
 
 // A timing file (run alone): its outcome is decided within a deadline, which
@@ -15,11 +16,9 @@ it('three-hop: an answer the provider keeps cutting at max_tokens reaches the ca
   expect(run.code, run.stderr).toBe(0)
   const lines = run.stdout.trimEnd().split('\n')
   expect(lines).toHaveLength(3)
-  for (const line of lines.slice(0, 2)) {
-    const answer = /^budget 1000 ms → (\d+) after \d+ ms: (.*)$/.exec(line)
-    expect(answer, line).not.toBeNull()
-    expect(answer![1], line).toBe('200')
-    expect(JSON.parse(answer![2]!)).toEqual({
+  for (const answer of budgetAnswers(lines.slice(0, 2))) {
+    expect(answer.status).toBe(200)
+    expect(answer.body).toEqual({
       // The raised cap's answer (it replaced the first, cut one), then each
       // "continue" turn's, joined.
       text: 'RayleighRayleighRayleigh',

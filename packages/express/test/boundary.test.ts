@@ -9,6 +9,7 @@ import {
   type IngressEndMessage,
   type IngressExpireMessage,
 } from '../src/index.js'
+import { firstThenNext } from './support/pipelined.js'
 import { listen, majors, type Running, record } from './support/servers.js'
 
 /**
@@ -17,23 +18,6 @@ import { listen, majors, type Running, record } from './support/servers.js'
  * socket: every status line on the wire, not what a client library makes
  * of it.
  */
-
-/** `GET /first`, then a pipelined `GET /next` that closes the connection; every byte the server sends. */
-async function wire(url: string): Promise<string> {
-  const { port } = new URL(url)
-  const socket = net.connect(Number(port), '127.0.0.1')
-  await once(socket, 'connect')
-  let received = ''
-  socket.setEncoding('latin1')
-  socket.on('data', (chunk: string) => {
-    received += chunk
-  })
-  socket.write(
-    'GET /first HTTP/1.1\r\nHost: x\r\n\r\nGET /next HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n',
-  )
-  await once(socket, 'close')
-  return received
-}
 
 const statusLines = (received: string) => received.match(/HTTP\/1\.1 \d+/g)
 
@@ -71,7 +55,7 @@ describe.each(majors)('the deadline and something else in the same tick ($name)'
       server = await listen(app)
       const ends = record<IngressEndMessage>(expressChannels.end.name)
       try {
-        const received = await wire(server.url)
+        const received = await firstThenNext(server.url)
         await ends.count(2)
         expect(statusLines(received)).toEqual(['HTTP/1.1 504', 'HTTP/1.1 200'])
         expect(received).toContain(
@@ -112,7 +96,7 @@ describe.each(majors)('the deadline and something else in the same tick ($name)'
       res.send('next')
     })
     server = await listen(app)
-    const received = await wire(server.url)
+    const received = await firstThenNext(server.url)
     expect(statusLines(received)).toEqual(['HTTP/1.1 504', 'HTTP/1.1 200'])
     expect(received).toContain('{"code":"too_slow"}HTTP/1.1 200')
     // Nothing of the dropped head shapes it: not its reason phrase, not its content type.
@@ -135,7 +119,7 @@ describe.each(majors)('the deadline and something else in the same tick ($name)'
       res.send('next')
     })
     server = await listen(app)
-    const received = await wire(server.url)
+    const received = await firstThenNext(server.url)
     expect(statusLines(received)).toEqual(['HTTP/1.1 200', 'HTTP/1.1 200'])
     expect(received).toContain('Transfer-Encoding: chunked\r\n\r\n0\r\n\r\nHTTP/1.1 200')
   })

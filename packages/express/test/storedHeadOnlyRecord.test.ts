@@ -1,9 +1,8 @@
-import { once } from 'node:events'
 import type { ServerResponse } from 'node:http'
-import net from 'node:net'
 import { ManualClock } from '@hourglass/core'
 import { afterEach, describe, expect, it } from 'vitest'
 import { type DeadlineMiddlewareOptions, deadline } from '../src/index.js'
+import { firstThenNext } from './support/pipelined.js'
 import { listen, majors, type Running } from './support/servers.js'
 
 /**
@@ -17,22 +16,6 @@ import { listen, majors, type Running } from './support/servers.js'
  * Before, all of them went with the head, and the 504 said
  * `Connection: keep-alive` on a connection Node then closed.
  */
-
-/** `GET /first` and a pipelined `GET /next` on one connection: every byte the server sends until it closes. */
-async function wire(url: string): Promise<string> {
-  const socket = net.connect(Number(new URL(url).port), '127.0.0.1')
-  await once(socket, 'connect')
-  let received = ''
-  socket.setEncoding('latin1')
-  socket.on('data', (chunk: string) => {
-    received += chunk
-  })
-  socket.write(
-    'GET /first HTTP/1.1\r\nHost: x\r\n\r\nGET /next HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n',
-  )
-  await once(socket, 'close')
-  return received
-}
 
 /** The first response's head, without the Date line. */
 function firstHead(received: string): string[] {
@@ -66,7 +49,7 @@ describe.each(majors)('a stored head that is the only record of its headers ($na
       res.send('next')
     })
     server = await listen(app)
-    const received = await wire(server.url)
+    const received = await firstThenNext(server.url)
     await server.close()
     server = undefined
     return received

@@ -33,3 +33,22 @@ export async function pipelined(server: Running, data: string, sockets: Socket[]
 /** A GET for a pipeline, with a deadline header when `budgetMs` is given. */
 export const pipelinedGet = (path: string, budgetMs?: number) =>
   `GET ${path} HTTP/1.1\r\nHost: x\r\n${budgetMs === undefined ? '' : `x-deadline-remaining-ms: ${budgetMs}\r\n`}\r\n`
+
+/**
+ * `GET /first`, then a pipelined `GET /next` that closes the connection:
+ * every byte the server sends until it closes.
+ */
+export async function firstThenNext(url: string): Promise<string> {
+  const socket = connect(Number(new URL(url).port), '127.0.0.1')
+  await once(socket, 'connect')
+  let received = ''
+  socket.setEncoding('latin1')
+  socket.on('data', (chunk: string) => {
+    received += chunk
+  })
+  socket.write(
+    `${pipelinedGet('/first')}GET /next HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n`,
+  )
+  await once(socket, 'close')
+  return received
+}
