@@ -836,15 +836,16 @@ function unparsedLocation(
   if (!(cause instanceof TypeError) || location === undefined) return undefined
   const code = (cause as { code?: unknown }).code
   if (code === 'ERR_INVALID_URL') {
-    // What failed to parse, as undici read it: not the Location as our handler
-    // read it, which may parse where undici's does not (latin1 bytes, which
-    // undici decodes again as UTF-8; two Location headers, which it joins
-    // with ", "). Between a 3xx's headers and the next hop's dispatch, the
-    // Location is the one URL fetch parses (the others are URLs already).
-    const input: unknown = (cause as { input?: unknown }).input
-    if (typeof input !== 'string') return undefined
-    const shown = unparsedWithoutQuery(input, input !== location)
-    return new UrlRefusedError('invalid-location', shown, true, undefined)
+    // Told by what failed to parse, as undici read it, not by the Location
+    // as our handler read it, which may parse where undici's does not
+    // (latin1 bytes, which undici decodes again as UTF-8; two Location
+    // headers, which it joins with ", "). Between a 3xx's headers and the
+    // next hop's dispatch, the Location is the one URL fetch parses (the
+    // others are URLs already). Shown as our handler read it, the first
+    // header: headers joined by undici, cut part by part, showed a password
+    // holding ", " in one of them.
+    if (typeof (cause as { input?: unknown }).input !== 'string') return undefined
+    return new UrlRefusedError('invalid-location', unparsedWithoutQuery(location), true, undefined)
   }
   // A Location with a space or tab at its start or end (Node's http server
   // sends one as given): no valid header value to undici, which never parses

@@ -47,27 +47,15 @@ const SPECIAL_SCHEMES: ReadonlySet<string> = new Set(['http', 'https', 'ws', 'ws
  * its query or fragment, without credentials (`user:pass@`) or path
  * parameters. Shown as it came, a server's malformed Location
  * (`https://host:undefined/cb?sig=…`, a setting left unset) put its query
- * whole into the message of an error that is logged. `joined`: the text is
- * several Location headers undici joined with ", ", each part cut of its
- * credentials (only the first part's were). The query is cut at the text's
- * first `?` or `#` still: a ", " after it may be in a query, no header's start.
+ * whole into the message of an error that is logged. One URL: several
+ * Location headers joined are not cut part by part (a password holding ", "
+ * escaped such a cut) — show one of them.
  */
-export function unparsedWithoutQuery(text: string, joined = false): string {
+export function unparsedWithoutQuery(text: string): string {
   // Tabs and newlines out first, as the URL parser takes them out anywhere.
   const bare = text.replace(/[\t\n\r]/g, '').split(/[?#]/)[0] as string
-  // Joined: each part cut together with everything after it, right to
-  // left. A part alone may not show its credentials — a password holding
-  // ", " splits them off its scheme, in any header — and a cut too many
-  // shows less, never more.
-  const cut = joined ? withoutJoinedCredentials(bare) : withoutCredentials(bare)
+  const cut = withoutCredentials(bare)
   return cut.indexOf(';') === -1 ? cut : withoutPathParams(cut)
-}
-
-function withoutJoinedCredentials(text: string): string {
-  const parts = text.split(', ')
-  let out = withoutCredentials(parts.at(-1) as string)
-  for (let i = parts.length - 2; i >= 0; i--) out = withoutCredentials(`${parts[i]}, ${out}`)
-  return out
 }
 
 function withoutCredentials(text: string): string {
