@@ -152,7 +152,10 @@ function checkToolsAndCall(options: RunTurnsOptions): void {
   if (typeof tools !== 'object' || tools === null || Array.isArray(tools)) {
     throw optionError('runTurns: tools', 'an object of tool name → function ({} for none)', tools)
   }
-  for (const [name, tool] of Object.entries(tools)) {
+  // Every own key, as `runTool` finds a tool (`Object.entries` skipped a
+  // non-enumerable one, which then failed as "tool is not a function").
+  for (const name of Object.getOwnPropertyNames(tools)) {
+    const tool = (tools as Record<string, unknown>)[name]
     if (typeof tool !== 'function') {
       throw optionError(`runTurns: tools["${name}"]`, 'a function (args, context)', tool)
     }

@@ -112,3 +112,21 @@ describe('runTurns remembers only an answer a tool ran on', () => {
     expect(sent).toEqual(['Hi Bob (wording 1)'])
   })
 })
+
+it('a non-enumerable tool that is no function is refused before any model call, as an enumerable one is', async () => {
+  const tools = {}
+  Object.defineProperty(tools, 'send_email', { value: { description: 'an SDK tool object' } })
+  let calls = 0
+  const run = runTurns({
+    operationId: 'hidden-not-a-function',
+    deadline: false,
+    messages: [{ role: 'user', content: 'Email Bob.' }],
+    tools,
+    call: async () => {
+      calls++
+      return answer([{ type: 'text', text: 'Done.' }], 'stop')
+    },
+  })
+  await expect(run).rejects.toThrow('runTurns: tools["send_email"] must be a function')
+  expect(calls).toBe(0)
+})
