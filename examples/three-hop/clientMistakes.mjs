@@ -50,7 +50,13 @@ const probes = [
     console.log(`PROBE model no prompt: ${await post(`${url}/generate`, '{}')}`)
   },
   undefined,
-  (url) => probe('edge', '/ask', url),
+  async (url) => {
+    await probe('edge', '/ask', url)
+    console.log(`PROBE edge no question: ${await post(`${url}/ask`, '{}')}`)
+    console.log(
+      `PROBE edge text body: ${await post(`${url}/ask`, 'Why is the sky blue?', 'text/plain')}`,
+    )
+  },
 ]
 const listen = express.application.listen
 let started = 0

@@ -41,6 +41,14 @@ const clientErrors = (error, _req, res, next) => {
   }
   res.status(error.status).json({ error: error.type ?? 'bad_request' })
 }
+// Anything else: our own failure, logged, and a 500 in JSON without its
+// stack. An answer already started cannot become another: Express's own
+// handler ends its connection.
+const internalErrors = (service) => (error, _req, res, next) => {
+  if (res.headersSent) return next(error)
+  console.error(`${service}:`, error)
+  res.status(500).json({ error: 'internal', code: error?.code })
+}
 
 // Model service: the model-call policy, bounded by the caller's deadline.
 const model = express()
@@ -98,8 +106,6 @@ model.use(clientErrors)
 //   JSON, the error logged here — its message and stack are this service's
 //   internals, not the caller's to read.
 model.use((error, _req, res, next) => {
-  // An answer already started cannot become another: Express's own handler
-  // ends its connection.
   if (res.headersSent) return next(error)
   if (isModelUnavailable(error) || isRateLimited(error)) {
     return res.status(502).json({ error: 'model_unavailable', reason: error.reason })
@@ -108,9 +114,9 @@ model.use((error, _req, res, next) => {
     const reason = error.cause.normalized.message // the provider's own words
     return res.status(422).json({ error: 'request_rejected', kind: error.kind, reason })
   }
-  console.error('model service:', error)
-  res.status(500).json({ error: 'internal', code: error?.code })
+  next(error)
 })
+model.use(internalErrors('model service'))
 const modelUrl = await serve(model)
 
 // API service: the budget split into slices; the one that runs out is named in the 504.
@@ -120,7 +126,10 @@ api.use(express.json())
 api.post(
   '/answer',
   handle(async (req, res) => {
-    const prompt = await req.plan.run('preprocess', async () => String(req.body.question).trim())
+    if (typeof req.body?.question !== 'string') {
+      return res.status(400).json({ error: 'bad_request', reason: 'question: expected a string' })
+    }
+    const prompt = await req.plan.run('preprocess', async () => req.body.question.trim())
     const answer = await req.plan.run('model', async (_signal, slice) => {
       const r = await fetch(`${modelUrl}/generate`, {
         method: 'POST',
@@ -146,6 +155,7 @@ api.post(
 )
 api.use(deadlineErrors())
 api.use(clientErrors)
+api.use(internalErrors('api'))
 const apiUrl = await serve(api)
 
 // Edge: trusts the caller's x-deadline-remaining-ms (up to 10 s).
@@ -174,6 +184,7 @@ edge.post(
 )
 edge.use(deadlineErrors())
 edge.use(clientErrors)
+edge.use(internalErrors('edge'))
 const edgeUrl = await serve(edge)
 
 for (const [question, budgetMs] of [
