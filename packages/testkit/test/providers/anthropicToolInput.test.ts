@@ -3,6 +3,7 @@
  */
 import { afterEach, describe, expect, it } from 'vitest'
 import { type FakeProvider, reply, startFakeProvider } from '../../src/providers/index.js'
+import { postAnthropicMessages } from '../support/fakeChat.js'
 import { dataOf, readSse } from './sse.js'
 
 let fake: FakeProvider | undefined
@@ -35,20 +36,11 @@ describe('Anthropic streamed tool_use input', () => {
         ],
       }),
     })
-    const res = await fetch(`${fake.url}/v1/messages`, {
-      method: 'POST',
-      headers: {
-        'content-type': 'application/json',
-        'x-api-key': 'sk-test',
-        'anthropic-version': '2023-06-01',
-      },
-      body: JSON.stringify({
-        model: 'claude',
-        max_tokens: 100,
-        stream: true,
-        messages: [{ role: 'user', content: 'hi' }],
-      }),
-    })
+    const res = await postAnthropicMessages(
+      fake.url,
+      { stream: true },
+      { model: 'claude', maxTokens: 100 },
+    )
     const events = dataOf<Event>(await readSse(res))
     for (const index of [1, 2]) {
       const deltas = events
@@ -102,22 +94,13 @@ describe('Anthropic streamed tool_use input', () => {
   })
 })
 
+/** A message asking for `get_time`, streamed or whole. */
 function post(fake: FakeProvider, stream: boolean) {
-  return fetch(`${fake.url}/v1/messages`, {
-    method: 'POST',
-    headers: {
-      'content-type': 'application/json',
-      'x-api-key': 'sk-test',
-      'anthropic-version': '2023-06-01',
-    },
-    body: JSON.stringify({
-      model: 'claude',
-      max_tokens: 100,
-      stream,
-      tools: [{ name: 'get_time', input_schema: { type: 'object' } }],
-      messages: [{ role: 'user', content: 'hi' }],
-    }),
-  })
+  return postAnthropicMessages(
+    fake.url,
+    { stream, tools: [{ name: 'get_time', input_schema: { type: 'object' } }] },
+    { model: 'claude', maxTokens: 100 },
+  )
 }
 
 /** The text of block `index`'s input: its `partial_json` pieces, joined. */
