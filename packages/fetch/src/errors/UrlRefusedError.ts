@@ -53,7 +53,7 @@ export class UrlRefusedError extends HourglassError {
                 ? `the server's Location carries a user name or password (user:pass@), which fetch never follows a redirect with`
                 : `it carries a user name or password (user:pass@), which fetch never sends: put them in an Authorization header`
               : reason === 'invalid-location'
-                ? `the server's Location does not parse as a URL, or has a space or tab at its start or end`
+                ? `the server's Location does not parse as a URL as fetch reads it (several Location headers joined with ", ", latin1 bytes decoded again as UTF-8), or has a space or tab at its start or end; the first header is shown`
                 : redirect
                   ? `a redirect can only go to http: or https:`
                   : `fetch does not fetch that scheme (only http:, https:, data: and blob:)`
