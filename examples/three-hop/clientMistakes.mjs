@@ -53,6 +53,7 @@ const probes = [
   async (url) => {
     await probe('edge', '/ask', url)
     console.log(`PROBE edge no question: ${await post(`${url}/ask`, '{}')}`)
+    console.log(`PROBE edge blank question: ${await post(`${url}/ask`, '{"question":" \\n\\t "}')}`)
     console.log(
       `PROBE edge text body: ${await post(`${url}/ask`, 'Why is the sky blue?', 'text/plain')}`,
     )

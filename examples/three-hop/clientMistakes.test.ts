@@ -15,7 +15,7 @@ it('three-hop: a client mistake keeps its 4xx in JSON, and an answer cut before 
   const run = await runExampleWith(import.meta.url, './clientMistakes.mjs', 'llm')
   expect(run.code, run.stderr).toBe(0)
   const lines = run.stdout.trimEnd().split('\n')
-  expect(lines.slice(0, 9)).toEqual([
+  expect(lines.slice(0, 10)).toEqual([
     'PROBE model malformed JSON: 400 {"error":"entity.parse.failed"}',
     'PROBE model 200 kB body: 413 {"error":"entity.too.large"}',
     'PROBE model koi8-r charset: 415 {"error":"charset.unsupported"}',
@@ -25,12 +25,13 @@ it('three-hop: a client mistake keeps its 4xx in JSON, and an answer cut before 
     'PROBE edge 200 kB body: 413 {"error":"entity.too.large"}',
     'PROBE edge koi8-r charset: 415 {"error":"charset.unsupported"}',
     // Sent on as the question "undefined", paid for; or an HTML 500.
-    'PROBE edge no question: 400 {"error":"bad_request","reason":"question: expected a string"}',
-    'PROBE edge text body: 400 {"error":"bad_request","reason":"question: expected a string"}',
+    'PROBE edge no question: 400 {"error":"bad_request","reason":"question: expected a non-blank string"}',
+    'PROBE edge blank question: 400 {"error":"bad_request","reason":"question: expected a non-blank string"}',
+    'PROBE edge text body: 400 {"error":"bad_request","reason":"question: expected a non-blank string"}',
   ])
   for (const service of ['model service:', 'api:', 'edge:'])
     expect(run.stderr).not.toContain(service)
-  const answers = budgetAnswers(lines.slice(9, 11))
+  const answers = budgetAnswers(lines.slice(10, 12))
   expect(answers).toHaveLength(2)
   for (const answer of answers) {
     expect(answer.status).toBe(502)

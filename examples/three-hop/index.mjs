@@ -126,8 +126,11 @@ api.use(express.json())
 api.post(
   '/answer',
   handle(async (req, res) => {
-    if (typeof req.body?.question !== 'string') {
-      return res.status(400).json({ error: 'bad_request', reason: 'question: expected a string' })
+    // A blank question is no question either: sent on, it was a paid prompt.
+    if (typeof req.body?.question !== 'string' || req.body.question.trim() === '') {
+      return res
+        .status(400)
+        .json({ error: 'bad_request', reason: 'question: expected a non-blank string' })
     }
     const prompt = await req.plan.run('preprocess', async () => req.body.question.trim())
     const answer = await req.plan.run('model', async (_signal, slice) => {
