@@ -91,8 +91,11 @@ describe.each(majors)(
         // Ended, not destroyed: the client could still read the end.
         expect(served.destroyed).toBe(false)
         const closed = once(served, 'close')
-        // The grace's timer, armed when the stream was ended.
-        expect(vi.getTimerCount()).toBe(1)
+        // The grace's timer, armed when the stream was ended (at least: in a
+        // worker shared with other files, a timer those left — undici's
+        // fast-timer tick re-arming itself — lands on the faked setTimeout
+        // too; a CI run counted 2). What follows proves the grace by itself.
+        expect(vi.getTimerCount()).toBeGreaterThanOrEqual(1)
         vi.advanceTimersByTime(RESPOND_END_GRACE_MS - 1)
         expect(served.destroyed).toBe(false)
         vi.advanceTimersByTime(1)
