@@ -264,8 +264,10 @@ export type StreamEvent =
       argumentsDelta: string
       /**
        * The call's position in the answer (0, 1, …), when the dialect knows
-       * it (OpenAI's wire). Two parallel calls a server gave the same id (or
-       * none after their first delta) are told apart by it, not by `id`.
+       * it (OpenAI's wire; Anthropic's and Gemini's, which number their
+       * calls in the order they come). Two parallel calls a server gave the
+       * same id (or none after their first delta) are told apart by it, not
+       * by `id`.
        */
       index?: number | undefined
     }

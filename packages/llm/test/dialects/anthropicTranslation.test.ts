@@ -264,9 +264,9 @@ describe('Anthropic Messages translation', () => {
       { type: 'thinking', thinking: '想一想' },
       { type: 'signature', signature: 'EqQBCgIYAhIM1gbcDa9GJwZA2b3h' },
       { type: 'text', text: '你好😀' },
-      { type: 'tool_call', id: 'toolu_9', name: 'lookup', argumentsDelta: '' },
-      { type: 'tool_call', id: 'toolu_9', name: 'lookup', argumentsDelta: '{"q": "' },
-      { type: 'tool_call', id: 'toolu_9', name: 'lookup', argumentsDelta: '天气"}' },
+      { type: 'tool_call', id: 'toolu_9', name: 'lookup', argumentsDelta: '', index: 0 },
+      { type: 'tool_call', id: 'toolu_9', name: 'lookup', argumentsDelta: '{"q": "', index: 0 },
+      { type: 'tool_call', id: 'toolu_9', name: 'lookup', argumentsDelta: '天气"}', index: 0 },
       {
         type: 'finish',
         finishReason: 'tool_calls',

@@ -309,6 +309,7 @@ describe('Gemini generateContent translation', () => {
         id: expect.stringMatching(/^call_[0-9a-f]{12}_0$/),
         name: 'get_weather',
         argumentsDelta: '{"city":"北京"}',
+        index: 0,
       },
       {
         type: 'finish',

@@ -52,6 +52,9 @@ it('a stream of pings and no token ends at firstTokenTimeoutMs, as a timeout wit
   const error = await result
   expect(error).toBeInstanceOf(Error)
   expect(records.map((r) => [r.errorKind, r.status])).toEqual([['timeout', 200]])
+  // The stalled stream had opened with `message_start`, as Anthropic's do:
+  // its message id is the one support asks for.
+  expect(records[0]).toMatchObject({ responseId: expect.stringMatching(/^msg_/) })
 })
 
 it('an answer after a run of pings (between content_block_start and the first delta) reads whole', async () => {

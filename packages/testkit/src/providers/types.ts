@@ -113,7 +113,11 @@ export interface ErrorReply {
 /** Never answer (until the client gives up or the fake closes). */
 export interface HangReply {
   kind: 'hang'
-  /** Send a 200 `text/event-stream` status line and headers, then nothing. Default false. */
+  /**
+   * Send a 200 `text/event-stream` status line and headers, then nothing
+   * (on the Anthropic route, the stream's `message_start` first, as a real
+   * stalled stream has sent it). Default false.
+   */
   afterHeaders?: boolean | undefined
   /** With `afterHeaders`: send `: keep-alive` comments (Anthropic: `ping` events) every this many ms, and never a token. */
   keepAliveEveryMs?: number | undefined

@@ -22,6 +22,7 @@ import type {
   RecordedRequest,
   TextReply,
 } from './types.js'
+import { anthropicMessages } from './wire/anthropicMessages.js'
 import { geminiJsonArray } from './wire/geminiJsonArray.js'
 import { stringifyWithRaw } from './wire/RawJson.js'
 import type { Frame, WireFormat } from './wire/WireFormat.js'
@@ -144,11 +145,20 @@ async function writeError(ctx: ReplyContext, reply: ErrorReply): Promise<void> {
 async function writeHang(ctx: ReplyContext, reply: HangReply): Promise<void> {
   ctx.record.outcome = 'hang'
   if (reply.afterHeaders === true) {
+    // Anthropic opens every stream with `message_start` (the message's id,
+    // model and input token counts) before any block or ping: a stream
+    // stalled before its first token has sent it. The fake sent pings alone,
+    // so a client that read the input counts (or the id) from
+    // `message_start` never met them in a stalled stream.
+    const start = ctx.wire === anthropicMessages ? anthropicStart(ctx) : undefined
     ctx.res.writeHead(200, {
       'content-type': 'text/event-stream; charset=utf-8',
       'cache-control': 'no-cache',
+      ...(start === undefined ? {} : requestIdHeader(ctx, start.id)),
     })
     ctx.res.flushHeaders()
+    if (start !== undefined && !(await writePaced(ctx.res, start.text, {}, ctx.clock, ctx.signal)))
+      return
     const every = reply.keepAliveEveryMs ?? 0
     while (every > 0 && (await pause(ctx.clock, every, ctx.signal))) {
       if (!(await writePaced(ctx.res, keepAlive(ctx), {}, ctx.clock, ctx.signal))) return
@@ -158,6 +168,12 @@ async function writeHang(ctx: ReplyContext, reply: HangReply): Promise<void> {
     if (ctx.signal.aborted) resolve()
     else ctx.signal.addEventListener('abort', () => resolve(), { once: true })
   })
+}
+
+/** The `message_start` event an empty answer to this request would open with, and its message id. */
+function anthropicStart(ctx: ReplyContext): { id: string; text: string } {
+  const plan = planAnswer({ kind: 'text', text: '' }, ctx.record, anthropicMessages, ctx.dialect)
+  return { id: plan.id, text: anthropicMessages.frames(plan)[0]?.text ?? '' }
 }
 
 async function writeJson(ctx: ReplyContext, wire: WireFormat, reply: TextReply): Promise<void> {

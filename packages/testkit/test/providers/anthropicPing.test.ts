@@ -45,7 +45,7 @@ it('keeps a stream waiting for its first token alive with ping events, never com
   expect(names.at(-1)).toBe('message_stop')
 })
 
-it('a hang after the headers pings too; the OpenAI route keeps its comments', async () => {
+it('a hang after the headers opens with message_start, then pings; the OpenAI route keeps its comments', async () => {
   fake = await startFakeProvider({
     dialect: 'anthropic',
     reply: reply.hang({ afterHeaders: true, keepAliveEveryMs: 10 }),
@@ -53,9 +53,28 @@ it('a hang after the headers pings too; the OpenAI route keeps its comments', as
   const res = await messages(fake)
   const reader = res.body!.getReader()
   let text = ''
-  while (!text.includes('\n\n')) text += new TextDecoder().decode((await reader.read()).value)
-  expect(text.startsWith('event: ping\ndata: {"type": "ping"}\n\n')).toBe(true)
+  const ping = 'event: ping\ndata: {"type": "ping"}\n\n'
+  while (!text.includes(ping)) text += new TextDecoder().decode((await reader.read()).value)
   await reader.cancel()
+  // A stream stalled before its first token has sent `message_start`, with
+  // the message's id and input counts, as every Anthropic stream opens.
+  const [first, ...rest] = text.split('\n\n')
+  expect(first?.startsWith('event: message_start\ndata: ')).toBe(true)
+  const start = JSON.parse(first!.slice(first!.indexOf('data: ') + 6))
+  expect(start).toMatchObject({
+    type: 'message_start',
+    message: {
+      id: expect.stringMatching(/^msg_/),
+      model: 'claude-sonnet-4-5',
+      content: [],
+      stop_reason: null,
+      usage: { input_tokens: expect.any(Number), output_tokens: 1 },
+    },
+  })
+  expect(start.message.usage.input_tokens).toBeGreaterThan(0)
+  expect(res.headers.get('request-id')).toBe(`req_${start.message.id}`)
+  expect(`${rest[0]}\n\n`).toBe(ping)
+  expect(fake.requests[0]?.outcome).toBe('hang')
   fake.setReply(reply.text('x', { firstTokenDelayMs: 60, keepAliveEveryMs: 20 }))
   const openai = await readSse(
     await fetch(`${fake.url}/v1/chat/completions`, {

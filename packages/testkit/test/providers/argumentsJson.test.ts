@@ -57,6 +57,32 @@ describe('argumentsJson is sent exactly as written', () => {
     },
   )
 
+  it.each([['generateContent'], ['streamGenerateContent?alt=sse'], ['streamGenerateContent']])(
+    'Gemini %s: a call without arguments has no `args` at all, as Gemini sends it',
+    async (method) => {
+      // `FunctionCall.args` is an optional Struct, left out when the model sets none.
+      fake = await startFakeProvider({
+        dialect: 'gemini',
+        reply: reply.text('', {
+          toolCalls: [
+            { name: 'beep', arguments: {} },
+            { name: 'beep', arguments: undefined, argumentsJson: '{}' },
+            { name: 'log', arguments: { level: 1 } },
+          ],
+        }),
+      })
+      const text = await (await gemini(fake, method)).text()
+      const calls = [...text.matchAll(/"functionCall":(\{[^{}]*(\{[^{}]*\})?[^{}]*\})/g)].map((m) =>
+        JSON.parse(m[1] ?? ''),
+      )
+      expect(calls).toEqual([
+        { name: 'beep' },
+        { name: 'beep' },
+        { name: 'log', args: { level: 1 } },
+      ])
+    },
+  )
+
   it('malformed text is sent as written where arguments travel as text (OpenAI `arguments`)', async () => {
     fake = await startFakeProvider({
       reply: reply.text('', { toolCalls: [{ name: 'f', arguments: {}, argumentsJson: '{"a":' }] }),

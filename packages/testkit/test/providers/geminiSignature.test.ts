@@ -74,7 +74,8 @@ describe('fake Gemini thought signatures', () => {
       // (ai.google.dev/gemini-api/docs/thought-signatures); it used to be the text.
       const signed = parts.filter((p) => p.thoughtSignature !== undefined)
       expect(signed).toEqual([
-        { functionCall: { name: 'log', args: {} }, thoughtSignature: 'SIG9' },
+        // No `args`: a call without arguments has none.
+        { functionCall: { name: 'log' }, thoughtSignature: 'SIG9' },
       ])
     }
   })

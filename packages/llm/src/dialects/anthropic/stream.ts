@@ -22,9 +22,13 @@ import {
  * `error` throws `ProviderReplyError`, even after text has streamed. A
  * tool call without arguments streams `partial_json: ""` (or no delta): at
  * its `content_block_stop` it gets `{}`, as its whole answer's `input` is.
+ * Each tool call's events carry its `index` among the answer's calls.
  */
 export function createAnthropicStreamParser(): StreamParser {
+  /** Each tool_use block being streamed, by its block `index`. */
   const tools = new Map<string, StreamedTool>()
+  /** The tool calls opened so far: the next one's `StreamEvent` `index`. */
+  let toolCount = 0
   let id: string | undefined
   /** `message_start`'s `message.model`: the model answering. */
   let model: string | undefined
@@ -103,11 +107,15 @@ export function createAnthropicStreamParser(): StreamParser {
           const tool: StreamedTool = {
             id: getString(block, 'id') ?? '',
             name: getString(block, 'name') ?? '',
+            // The call's position among the answer's calls: two blocks with
+            // one id (an Anthropic-compatible server's, or none) are two
+            // calls, not one whose arguments are both joined.
+            index: toolCount++,
             hasArguments: false,
           }
           tools.set(getCode(event, 'index') ?? '', tool)
           sawContent = true
-          return [{ type: 'tool_call', id: tool.id, name: tool.name, argumentsDelta: '' }]
+          return [toolEvent(tool, '')]
         }
         case 'content_block_delta': {
           const out = deltaEvents(
@@ -195,14 +203,20 @@ const INPUT_USAGE_FIELDS = [
 interface StreamedTool {
   id: string
   name: string
+  /** Its `StreamEvent` `index`: 0 for the answer's first tool_use block, 1 for the next, … */
+  index: number
   hasArguments: boolean
+}
+
+function toolEvent(tool: StreamedTool, argumentsDelta: string): StreamEvent {
+  return { type: 'tool_call', id: tool.id, name: tool.name, argumentsDelta, index: tool.index }
 }
 
 /** The `{}` of a tool call that ends with no argument text; nothing for one that had some. */
 function closeTool(tool: StreamedTool): StreamEvent[] {
   if (tool.hasArguments) return []
   tool.hasArguments = true
-  return [{ type: 'tool_call', id: tool.id, name: tool.name, argumentsDelta: EMPTY_ARGUMENTS }]
+  return [toolEvent(tool, EMPTY_ARGUMENTS)]
 }
 
 function deltaEvents(
@@ -220,7 +234,7 @@ function deltaEvents(
       if (tool === undefined) return []
       const argumentsDelta = getString(delta, 'partial_json') ?? ''
       if (!isEmptyArguments(argumentsDelta)) tool.hasArguments = true
-      return [{ type: 'tool_call', id: tool.id, name: tool.name, argumentsDelta }]
+      return [toolEvent(tool, argumentsDelta)]
     }
     default:
       return []

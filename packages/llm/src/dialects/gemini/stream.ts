@@ -18,13 +18,15 @@ import { roundedArgs } from './roundedArgs.js'
  * `streamGenerateContent?alt=sse` events → normalised events. Every event is
  * a whole `GenerateContentResponse` holding the next parts; a function call
  * arrives whole, so its arguments are one delta (the chunk's text of them
- * where parsing rounded an integer in them: `roundedArgs`). The chunk with a
+ * where parsing rounded an integer in them: `roundedArgs`), and its own
+ * `index` (0, 1, … in the answer). The chunk with a
  * `finishReason` (which carries the final usage) ends the stream: Gemini has
  * no `[DONE]`.
  */
 export function createGeminiStreamParser(): StreamParser {
   const ids = new GeneratedCallIds()
-  let sawToolCall = false
+  /** The function calls so far: the next one's `StreamEvent` `index`. */
+  let toolCount = 0
   /** Text, thinking or a tool call came: an unspecified finish reason then ends an answer. */
   let sawContent = false
   let done = false
@@ -65,7 +67,6 @@ export function createGeminiStreamParser(): StreamParser {
           }
           if (block.signature) out.push({ type: 'signature', signature: block.signature })
         } else if (block.type === 'tool_call') {
-          sawToolCall = true
           sawContent = true
           out.push({
             type: 'tool_call',
@@ -73,6 +74,9 @@ export function createGeminiStreamParser(): StreamParser {
             name: block.name,
             // As the model wrote them where parsing rounded an integer in them.
             argumentsDelta: block.rawArguments ?? JSON.stringify(block.arguments),
+            // Every part is a call of its own, whole: two that name one `id`
+            // are two calls, not one with both arguments joined.
+            index: toolCount++,
           })
         }
       }
@@ -86,7 +90,7 @@ export function createGeminiStreamParser(): StreamParser {
         if (!saysFinished(reason) && !sawContent) return out
         const finishReason = geminiFinish(
           reason,
-          sawToolCall ? [{ type: 'tool_call', id: '', name: '', arguments: {} }] : [],
+          toolCount > 0 ? [{ type: 'tool_call', id: '', name: '', arguments: {} }] : [],
         )
         const metadata = get(chunk, 'usageMetadata')
         out.push({

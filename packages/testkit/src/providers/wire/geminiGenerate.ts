@@ -97,12 +97,25 @@ export const geminiGenerate: WireFormat = {
   },
 }
 
-/** `args` is the scripted `argumentsJson` as written (an integer past 2^53 kept whole). */
+/**
+ * `args` is the scripted `argumentsJson` as written (an integer past 2^53
+ * kept whole). A call without arguments (`{}`) has no `args` at all:
+ * `FunctionCall.args` is an optional `Struct` (ai.google.dev/api/caching#FunctionCall),
+ * left out of the JSON when the model sets none, so a no-argument call is
+ * `{"functionCall":{"name":"beep"}}` (googleapis/js-genai's own test answer;
+ * JetBrains/koog#2147, anomalyco/opencode#43111: clients that read `args` as
+ * always there failed on it). The fake sent `args: {}`, so such a client
+ * passed against it only.
+ */
 function functionCallPart(call: AnswerPlan['toolCalls'][number]): Record<string, unknown> {
+  if (call.argumentsJson === NO_ARGUMENTS) return { functionCall: { name: call.name } }
   return {
     functionCall: { name: call.name, args: new RawJson(call.argumentsJson, "Gemini's `args`") },
   }
 }
+
+/** The arguments of a call that takes none (`arguments: {}`, or none scripted). */
+const NO_ARGUMENTS = '{}'
 
 /**
  * Every candidate is numbered, `"index": 0`, after its `finishReason`: in the
