@@ -33,8 +33,8 @@ export class SseDecoder {
   #out: SseFrame[] = []
   #failure: SseBufferOverflowError | undefined
   #ended = false
-  /** A chunk ended in CR: held back until we know whether an LF follows. */
-  #pendingCr = false
+  /** The last chunk ended in CR, which ended its line: an LF now is the rest of that CRLF. */
+  #afterCr = false
 
   constructor(options: SseDecoderOptions = {}) {
     // A NaN or a negative bound read as 0 — none — and a string went to the
@@ -73,8 +73,7 @@ export class SseDecoder {
     if (this.#ended) return []
     this.#assertUsable()
     this.#ended = true
-    // At the end nothing follows a held-back CR: it is a whole line ending.
-    return this.#feed(this.#decoder.decode(), true)
+    return this.#feed(this.#decoder.decode())
   }
 
   /** The cap in characters (0 = unlimited), for diagnostics. */
@@ -87,14 +86,19 @@ export class SseDecoder {
    * line (no field may contain one). eventsource-parser holds a chunk's final
    * CR back and, when the next chunk has no line ending at all, never
    * dispatches the event that CR completed. So line endings are normalised to
-   * LF here, holding a trailing CR until the next chunk says whether an LF
-   * follows it (a CRLF split across two chunks is one line ending).
+   * LF here, a chunk's final CR at once (holding it until the next chunk said
+   * whether an LF follows held a CR-terminated event, `data: x\r\r`, until the
+   * provider's next one): an LF that opens the next chunk is then the rest of
+   * that CRLF, one line ending, and dropped.
    */
-  #feed(decoded: string, last = false): SseFrame[] {
-    let text = this.#pendingCr ? `\r${decoded}` : decoded
-    this.#pendingCr = !last && text.endsWith('\r')
-    if (this.#pendingCr) text = text.slice(0, -1)
+  #feed(decoded: string): SseFrame[] {
+    let text = decoded
+    if (this.#afterCr && text !== '') {
+      this.#afterCr = false
+      if (text.startsWith('\n')) text = text.slice(1)
+    }
     if (text === '') return []
+    this.#afterCr = text.endsWith('\r')
     this.#parser.feed(text.replace(CR_OR_CRLF, '\n'))
     const out = this.#out
     this.#out = []

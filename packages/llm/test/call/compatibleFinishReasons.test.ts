@@ -10,7 +10,8 @@ import { callOnFault } from '../support/callOnFault.js'
 //   `network_error` ("model inference exception"): an answer cut short by
 //   the provider, as DeepSeek's `insufficient_system_resource` — a failed
 //   attempt, retried and handed to the fallbacks, while nothing of it was
-//   delivered.
+//   delivered. vLLM's and SGLang's `abort` (the engine dropped the request
+//   mid-generation) likewise.
 // - Zhipu's `sensitive` (the content was stopped by its safety review): a
 //   `content_filter` finish, which a caller checks before showing the text.
 
@@ -54,8 +55,8 @@ async function call(plan: FaultPlan, stream = false) {
   return { ...outcome, response: outcome.response as ChatResponse }
 }
 
-describe('OpenAI-compatible finish reasons of Mistral and Zhipu (z.ai)', () => {
-  for (const reason of ['error', 'network_error']) {
+describe('OpenAI-compatible finish reasons of Mistral, Zhipu (z.ai), vLLM and SGLang', () => {
+  for (const reason of ['error', 'network_error', 'abort']) {
     for (const wire of ['whole', 'sse'] as const) {
       it(`${wire}: ${reason} is an answer that ended in an error, retried`, async () => {
         const { response, records, requests } = await call(

@@ -55,6 +55,24 @@ describe('SseDecoder', () => {
     }
   })
 
+  it('passes on an event whose lines end in a bare CR when its chunk arrives, not with the next one', () => {
+    const decoder = new SseDecoder()
+    expect(decoder.push(enc.encode('data: a\r\r'))).toEqual([
+      { type: 'event', event: undefined, data: 'a', id: undefined },
+    ])
+    // A CRLF split across chunks is still one line ending: the LF that follows
+    // is no blank line of its own, and the next event reads as it was sent.
+    expect(decoder.push(enc.encode('data: b\r'))).toEqual([])
+    expect(decoder.push(enc.encode('\n\r\n'))).toEqual([
+      { type: 'event', event: undefined, data: 'b', id: undefined },
+    ])
+    expect(decoder.push(enc.encode('data: c\r'))).toEqual([])
+    expect(decoder.push(enc.encode('\ndata: d\r\n\r\n'))).toEqual([
+      { type: 'event', event: undefined, data: 'c\nd', id: undefined },
+    ])
+    expect(decoder.end()).toEqual([])
+  })
+
   it('drops a leading BOM even when its bytes arrive one at a time', () => {
     const bytes = new Uint8Array([0xef, 0xbb, 0xbf, ...enc.encode('data: x\n\n')])
     expect(decodeAll([...bytes].map((b) => new Uint8Array([b])))).toEqual([

@@ -39,6 +39,10 @@ export const OPENAI_FINISH: Readonly<Record<string, FinishReason>> = {
   // answer came back as a success, never retried nor handed to a fallback.
   error: 'error',
   network_error: 'error',
+  // vLLM's and SGLang's `abort`: the engine dropped the request mid-generation
+  // (preempted, out of KV cache, its own timeout). Read as `unknown`, the cut
+  // text reached the gateway's client as a finished `stop` answer.
+  abort: 'error',
   // Zhipu (z.ai): the content was stopped by its safety review.
   sensitive: 'content_filter',
   // The context window filled (`OPENAI_WINDOW_FULL`): z.ai's (Zhipu GLM),
