@@ -295,6 +295,31 @@ describe('gateway config validation names the field', () => {
     expect((error as Error).message).not.toMatch(/pa55word|secret-host/)
   })
 
+  it('a redis.url without a host and a fallback list that names a target twice are refused with the rest, at their fields', () => {
+    // ioredis dials localhost:6379 for `redis://` (a `redis://${HOST}` whose
+    // HOST was empty): every instance its own Redis, or none. A repeated
+    // target is asked again after it failed (retries are policy.maxAttempts).
+    const input = valid() as ReturnType<typeof valid> & Record<string, unknown>
+    input['redis'] = { url: { env: 'GW_REDIS_URL' } }
+    input.models.large.fallback.push({ provider: 'openai', model: 'gpt-4o' })
+    input.models.small.fallback.push({ provider: 'qwen', model: 'qwen-max' })
+    input.models.small.fallback.push({ provider: 'qwen', model: 'qwen-max' })
+    ;(input.providers.openai as Record<string, unknown>)['dialect'] = 'openia'
+    expect(problems(input, { GW_REDIS_URL: 'redis://' })).toEqual([
+      'providers.openai.dialect: expected one of openai, deepseek, qwen, ernie, doubao, anthropic, gemini',
+      'redis.url: expected a host (redis://host:port)',
+      'models.small.fallback[2]: repeats fallback[1] (qwen/qwen-max): each target is asked once (policy.maxAttempts sets its retries)',
+      'models.large.fallback[2]: repeats fallback[0] (openai/gpt-4o): each target is asked once (policy.maxAttempts sets its retries)',
+    ])
+    expect(problems({ ...valid(), redis: { url: 'rediss:///0' } })).toEqual([
+      'redis.url: expected a host (redis://host:port)',
+    ])
+    // The same model at two providers, or two models at one, are two targets.
+    const distinct = valid()
+    distinct.models.large.fallback.push({ provider: 'qwen', model: 'gpt-4o' })
+    expect(problems({ ...distinct, redis: { url: 'redis://10.0.0.5:6379/2' } })).toEqual([])
+  })
+
   it('a cost budget needs a price for every model it may call', () => {
     const input = { ...valid(), policy: { maxCostUsdPerRequest: 0.05 } }
     expect(problems(input)).toEqual([

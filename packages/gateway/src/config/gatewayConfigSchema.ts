@@ -258,7 +258,15 @@ export function gatewayConfigSchema(env: Env) {
         .strictObject({
           url: envString(
             env,
-            z.url({ protocol: /^rediss?$/, error: 'expected a redis:// or rediss:// URL' }),
+            z
+              .url({ protocol: /^rediss?$/, error: 'expected a redis:// or rediss:// URL' })
+              // ioredis dials localhost:6379 for a URL without a host (a
+              // `redis://${HOST}` whose HOST was empty): each instance its own
+              // Redis, or none, and limits no longer shared by the fleet.
+              .refine(
+                (url) => parseURL(url)?.hostname !== '',
+                'expected a host (redis://host:port)',
+              ),
           ),
           keyPrefix: text.default('hourglass:gateway'),
           /** A Redis command not answered within this falls back to the local limiter. */
@@ -319,8 +327,22 @@ function crossReferences(value: unknown, ctx: z.RefinementCtx): void {
   for (const [name, entry] of Object.entries(models)) {
     if (!isRecord(entry)) continue
     const list = Array.isArray(entry['fallback']) ? entry['fallback'] : []
+    /** `provider/model` → the index that first named it. */
+    const seen = new Map<string, number>()
     list.forEach((t: unknown, i) => {
       if (!isRecord(t) || typeof t['provider'] !== 'string') return
+      // A repeated target is asked again after it just failed, on the same
+      // keys and limits: the next model's turn and the budget spent on it.
+      if (typeof t['model'] === 'string') {
+        const key = `${t['provider']}/${t['model']}`
+        const first = seen.get(key)
+        if (first !== undefined) {
+          issue(
+            ['models', name, 'fallback', i],
+            `repeats fallback[${first}] (${key}): each target is asked once (policy.maxAttempts sets its retries)`,
+          )
+        } else seen.set(key, i)
+      }
       const p = Object.hasOwn(providers, t['provider']) ? providers[t['provider']] : undefined
       if (p === undefined) {
         issue(

@@ -37,8 +37,8 @@ export class SseRecutter {
   #boundary = 0
   /** The last byte ended a line, so another terminator now is a blank line. */
   #atLineStart = true
-  /** The last byte was a CR; whether it is CRLF depends on the next byte. */
-  #pendingCr = false
+  /** The last byte was a CR, which ended its line: an LF now is the rest of that CRLF. */
+  #afterCr = false
   #bomChecked = false
   #ended = false
   /** The held event passed the limit after `push` returned the events before it: the next call throws. */
@@ -137,16 +137,23 @@ export class SseRecutter {
   #scan(chunk: Uint8Array, offset: number): void {
     for (let i = 0; i < chunk.length; i++) {
       const byte = chunk[i]!
-      if (this.#pendingCr) {
-        this.#pendingCr = false
+      if (this.#afterCr) {
+        this.#afterCr = false
         if (byte === LF) {
-          this.#terminator(offset + i + 1)
+          // The line ended at the CR. Cut after the LF when the CR ended an
+          // event and the LF came with it; one that comes in a later chunk
+          // leads the next event's bytes (a client's parser skips it).
+          if (this.#boundary === offset + i && this.#boundary > 0) this.#boundary++
           continue
         }
-        this.#terminator(offset + i)
       }
-      if (byte === CR) this.#pendingCr = true
-      else if (byte === LF) this.#terminator(offset + i + 1)
+      // A CR ends its line whatever follows: waiting for the next byte to
+      // rule out CRLF held a CR-terminated event (`data: x\r\r`) until the
+      // provider's next event, the last one until the stream's end.
+      if (byte === CR) {
+        this.#terminator(offset + i + 1)
+        this.#afterCr = true
+      } else if (byte === LF) this.#terminator(offset + i + 1)
       else this.#atLineStart = false
     }
   }

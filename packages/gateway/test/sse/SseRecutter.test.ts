@@ -31,11 +31,24 @@ describe('SseRecutter', () => {
 
   it('recognises blank lines written with \\r\\n, \\r and \\n, and a CRLF split across chunks', () => {
     const r = new SseRecutter()
-    // A CR at the end of a chunk may be half of CRLF: the cut waits for the next byte.
-    expect(r.push(enc.encode('data: a\r\n\r'))).toBeUndefined()
-    expect(dec(r.push(enc.encode('\n')))).toBe('data: a\r\n\r\n')
-    expect(r.push(enc.encode('data: b\r\r'))).toBeUndefined()
-    expect(dec(r.push(enc.encode('data: c\n\n')))).toBe('data: b\r\rdata: c\n\n')
+    // A CRLF split across chunks is one line end, not two.
+    expect(r.push(enc.encode('data: a\r'))).toBeUndefined()
+    expect(dec(r.push(enc.encode('\n\r\n')))).toBe('data: a\r\n\r\n')
+    expect(dec(r.push(enc.encode('data: b\r\r')))).toBe('data: b\r\r')
+    expect(dec(r.push(enc.encode('data: c\n\n')))).toBe('data: c\n\n')
+    expect(r.end()).toBeUndefined()
+  })
+
+  it('passes on an event whose lines end in a bare CR at once, not when the next byte arrives', () => {
+    // A provider that ends lines with CR (the SSE spec allows it): its last
+    // event was held until the stream closed, every other until the next one.
+    const r = new SseRecutter()
+    expect(dec(r.push(enc.encode('data: a\r\r')))).toBe('data: a\r\r')
+    expect(dec(r.push(enc.encode('data: [DONE]\r\r')))).toBe('data: [DONE]\r\r')
+    // A CRLF blank line cut between its CR and LF: the event goes at the CR,
+    // the LF leads the next event's bytes (a parser skips it as CRLF's half).
+    expect(dec(r.push(enc.encode('data: b\r\n\r')))).toBe('data: b\r\n\r')
+    expect(dec(r.push(enc.encode('\ndata: c\r\n\r\n')))).toBe('\ndata: c\r\n\r\n')
     expect(r.end()).toBeUndefined()
   })
 
