@@ -6,6 +6,7 @@ import { ConnectError } from './errors/ConnectError.js'
 import { ConnectTimeoutError } from './errors/ConnectTimeoutError.js'
 import { DnsError } from './errors/DnsError.js'
 import { HeadersTimeoutError } from './errors/HeadersTimeoutError.js'
+import { unlogParserData } from './errors/unlogParserData.js'
 
 const CONNECT_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'EHOSTUNREACH', 'ENETUNREACH'])
 const DNS_CODES = new Set(['ENOTFOUND', 'EAI_AGAIN', 'EAI_FAIL', 'EAI_NONAME', 'EAI_NODATA'])
@@ -51,9 +52,10 @@ const CERTIFICATE_CODES = new Set([
  * Map what undici reports to our typed failures. Errors we raised ourselves
  * pass through; undici's own timeouts (from an Agent configured with its
  * limits) and OS connect errors get their Hourglass class; anything else
- * (a socket closed mid-response, a parser error) is returned as is. A body
- * undici's fetch cancelled because its Response was collected unread is
- * `BODY_NOT_READ`.
+ * (a socket closed mid-response, a parser error) is returned as is — a
+ * parser error without the response's bytes in what is logged of it
+ * (`unlogParserData`). A body undici's fetch cancelled because its Response
+ * was collected unread is `BODY_NOT_READ`.
  */
 export function classifyError(error: unknown, attempt: Attempt): unknown {
   if (isHourglassError(error)) return error
@@ -89,6 +91,7 @@ export function classifyError(error: unknown, attempt: Attempt): unknown {
   if (isAbortError(error) && attempt.reason === undefined && !connected(attempt)) {
     return refusedConnect(error, details, attempt)
   }
+  unlogParserData(error)
   return error
 }
 

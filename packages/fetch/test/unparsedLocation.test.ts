@@ -247,3 +247,20 @@ it.each([
 ])('unparsedWithoutQuery(%j) is %j', (text, shown) => {
   expect(unparsedWithoutQuery(text)).toBe(shown)
 })
+
+// A Location that parses, with a scheme other than http(s): its `origin` is
+// "null" (`foo:`, `file:`) or the page's (`blob:https://…`), and the message
+// read `a redirect to null/x` — or the host twice — in place of the URL.
+it.each<[string, string]>([
+  [`foo://host.example/x;jsessionid=${SESSION}?sig=${SECRET}#frag`, 'foo://host.example/x'],
+  [`foo://user:${PASSWORD}@host.example/x?sig=${SECRET}`, 'foo://host.example/x'],
+  [`file:///srv/x?sig=${SECRET}`, 'file:///srv/x'],
+  [`mailto:ops@example.com?subject=${SECRET}`, 'mailto:ops@example.com'],
+  [`blob:https://user:${PASSWORD}@app.example/id?sig=${SECRET}`, 'blob:https://app.example/id'],
+])("redirect: 'error' names a Location %s as %s", async (location, shown) => {
+  const { error } = await redirectTo(cleanup, location, { init: { redirect: 'error' } })
+  expect(isUnexpectedRedirect(error)).toBe(true)
+  expect((error as Error).message).toContain(`a redirect to ${shown}, `)
+  const text = logged(error)
+  for (const secret of [SECRET, SESSION, PASSWORD, '#frag']) expect(text).not.toContain(secret)
+})

@@ -8,13 +8,29 @@ import { withoutPathParams } from '../withoutPathParams.js'
  * parse is cut as text (`unparsedWithoutQuery`).
  */
 export function withoutQuery(location: string): string {
+  let url: URL
   try {
-    const url = new URL(location)
-    const path = url.pathname
-    return `${url.origin}${path.indexOf(';') === -1 ? path : withoutPathParams(path)}`
+    url = new URL(location)
   } catch {
     return unparsedWithoutQuery(location)
   }
+  // A `data:` URL its scheme alone: the rest is its payload, of any size.
+  if (url.protocol === 'data:') return url.protocol
+  // Scheme, host (if any) and path, read off the URL with its query,
+  // fragment and credentials cleared, not off `origin`: a scheme other than
+  // http(s) has none worth the name — `foo://host/x`'s and `file:`'s is
+  // "null" (shown as `null/x`), `blob:https://host/…`'s the page's (shown
+  // twice).
+  url.search = ''
+  url.hash = ''
+  url.username = ''
+  url.password = ''
+  const path = url.pathname
+  const head = url.href.slice(0, url.href.length - path.length)
+  // A path that is no path (`mailto:…`, `blob:https://…`) cut as text, as
+  // a URL that does not parse is: it may hold a URL of its own.
+  if (!path.startsWith('/')) return `${head}${unparsedWithoutQuery(path)}`
+  return `${head}${path.indexOf(';') === -1 ? path : withoutPathParams(path)}`
 }
 
 /**
