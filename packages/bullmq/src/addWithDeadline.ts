@@ -16,7 +16,7 @@ import { type BullmqRefusal, bullmqChannels } from './channels.js'
 import { enforcingDeadline } from './enforcingDeadline.js'
 import { keptInstead, mayBeDuplicate } from './keptInstead.js'
 import { readRedisTime, scriptClientOf, toLocalMs, toRedisMs } from './redisTime.js'
-import { DEADLINE_OPTION, type StoredDeadline } from './storedDeadline.js'
+import { DEADLINE_OPTION, readTrace, type StoredDeadline } from './storedDeadline.js'
 
 export interface AddWithDeadlineOptions extends JobsOptions {
   /**
@@ -102,7 +102,7 @@ export async function addWithDeadline<DataType, ResultType, NameType extends str
   // where it is written, not only once a deadline comes along.
   const maxMs = resolveMaxMs(maxOption)
   const asked = given === undefined ? currentDeadline() : resolveDeadline(given)
-  if (!asked) return queue.add(name, data, opts)
+  if (!asked) return queue.add(name, data, withoutDefaultDeadline(queue, opts))
   // Under a budget on trial, the enforcing deadline above it: the job is
   // bounded (refused, stored, enforced) as it is without the trial, not
   // stored as a dark-mode job that no worker enforces.
@@ -132,7 +132,9 @@ export async function addWithDeadline<DataType, ResultType, NameType extends str
   // Infinity − Infinity that BullMQ's script refused ("Cannot serialise
   // number: must not be NaN"). The job was lost.
   const askedExpiresAt = deadline.expiresAt
-  if (!Number.isFinite(askedExpiresAt)) return queue.add(name, data, opts)
+  if (!Number.isFinite(askedExpiresAt)) {
+    return queue.add(name, data, withoutDefaultDeadline(queue, opts))
+  }
   const leftAt = (now: number): number => (deadline.expired ? 0 : Math.max(0, askedExpiresAt - now))
 
   // Before the clock reading, so that nothing is sent for a job refused here.
@@ -195,7 +197,11 @@ export async function addWithDeadline<DataType, ResultType, NameType extends str
       clamped,
       trace,
     }))
-    if (Object.keys(trace).length > 0) stored.trace = trace
+    // Bounded as a worker reads it back: stored whole, the `add` message
+    // handed its subscribers what the job's other messages never carry (a
+    // number, a 100 KB name, a twentieth entry), and Redis kept it.
+    const bounded = readTrace(trace)
+    if (bounded) stored.trace = bounded
   }
   // Bounded by the deadline too: a Redis that stops answering after the clock
   // reading held the producer past it, for as long as Redis stayed away. Safe
@@ -262,6 +268,24 @@ export async function addWithDeadline<DataType, ResultType, NameType extends str
     guardChangeDelay(job, refusal, otherExpiresAt)
   }
   return job
+}
+
+/**
+ * `opts` for a job added without a deadline, over a queue whose
+ * `defaultJobOptions` hold an `hourglass` option (a queue made with a
+ * failed job's options, `{ ...job.opts }`): BullMQ merges those into every
+ * job whose own options do not say otherwise, and the job took their expiry,
+ * already past — failed unrun as reaching a worker after a deadline it was
+ * never given. Said otherwise here (`undefined`, which the stored job drops);
+ * `opts` as they are for any other queue.
+ */
+function withoutDefaultDeadline(
+  queue: { readonly defaultJobOptions?: JobsOptions | undefined },
+  opts: JobsOptions,
+): JobsOptions {
+  const defaults = queue.defaultJobOptions
+  if (defaults == null || !Object.hasOwn(defaults, DEADLINE_OPTION)) return opts
+  return { ...opts, [DEADLINE_OPTION]: undefined } as JobsOptions
 }
 
 /**

@@ -41,7 +41,7 @@ export interface BullmqEnqueueMessage {
    * to it, and handed back on the job's worker messages: where a tracer puts
    * its context (`traceparent`, `tracestate`). String values only, at most 8
    * entries, name and value each of at most 512 characters; others are
-   * dropped when the job is read.
+   * dropped when the job is stored and when it is read.
    */
   trace: Record<string, string>
 }

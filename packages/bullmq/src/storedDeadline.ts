@@ -105,11 +105,12 @@ function notATime(value: unknown): string {
 
 /**
  * String entries only, a few and short — key and value alike; anything else
- * is dropped (it is only telemetry). Bounded by the value alone, a key of
+ * is dropped (it is only telemetry). What a worker reads back, and what the
+ * producer stores and reports (addWithDeadline) too. Bounded by the value alone, a key of
  * any length (100 KB, from whoever can write to Redis) rode on every message
  * of every attempt of the job.
  */
-function readTrace(value: unknown): Record<string, string> | undefined {
+export function readTrace(value: unknown): Record<string, string> | undefined {
   if (typeof value !== 'object' || value === null || Array.isArray(value)) return undefined
   const trace: Record<string, string> = {}
   let entries = 0

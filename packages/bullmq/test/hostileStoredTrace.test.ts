@@ -1,6 +1,12 @@
+import { Deadline } from '@hourglass/core'
 import type { JobsOptions } from 'bullmq'
-import { describe, expect, it } from 'vitest'
-import { bullmqChannels, withDeadline } from '../src/index.js'
+import { describe, expect, it, onTestFinished } from 'vitest'
+import {
+  addWithDeadline,
+  type BullmqEnqueueMessage,
+  bullmqChannels,
+  withDeadline,
+} from '../src/index.js'
 import { type MalformedDeadline, readStoredDeadline } from '../src/storedDeadline.js'
 import { collect, finished } from './support/observe.js'
 import { available, redisNowMs, useRedisQueues } from './support/redisQueues.js'
@@ -35,6 +41,32 @@ describe.skipIf(!available)('withDeadline: hostile trace entries stored with a j
     expect(await finished(job, events, queue)).toMatchObject({ ok: true, value: 'ran' })
     expect(starts.map((m) => m.trace)).toEqual([{ traceparent: '00-abc-def-01' }])
     expect(ends.map((m) => m.trace)).toEqual([{ traceparent: '00-abc-def-01' }])
+  })
+
+  // The producer's side: a tracer's `enqueue` entries were stored and
+  // handed to `add` subscribers as written — a 100 KB name, a number, a
+  // twelfth entry — where every worker message carries them bounded.
+  it('stores, and reports on add, the trace as a worker reads it back', async () => {
+    const { queue } = await redis.queue()
+    const write = (message: BullmqEnqueueMessage) => {
+      const trace = message.trace as Record<string, unknown>
+      trace[HUGE_KEY] = 'x'
+      trace.traceparent = '00-abc-def-01'
+      trace.sampled = 1
+      trace.tracestate = 'v'.repeat(513)
+      for (let i = 0; i < 10; i++) trace[`e${i}`] = String(i)
+    }
+    bullmqChannels.enqueue.subscribe(write)
+    onTestFinished(() => bullmqChannels.enqueue.unsubscribe(write))
+    const adds = collect(bullmqChannels.add)
+    const job = await addWithDeadline(queue, 'traced', {}, { deadline: Deadline.after(60_000) })
+    const bounded = {
+      traceparent: '00-abc-def-01',
+      ...Object.fromEntries(Array.from({ length: 7 }, (_, i) => [`e${i}`, String(i)])),
+    }
+    expect(adds.map((m) => m.trace)).toEqual([bounded])
+    const stored = (await queue.getJob(job.id!))!.opts as { hourglass?: { trace?: unknown } }
+    expect(stored.hourglass?.trace).toEqual(bounded)
   })
 })
 

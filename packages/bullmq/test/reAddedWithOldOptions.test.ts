@@ -1,6 +1,6 @@
 import { Deadline, ManualClock } from '@hourglass/core'
-import type { JobsOptions } from 'bullmq'
-import { describe, expect, it } from 'vitest'
+import { type JobsOptions, Queue } from 'bullmq'
+import { describe, expect, it, onTestFinished } from 'vitest'
 import { addWithDeadline, withDeadline } from '../src/index.js'
 import { available, redisClockPasses, storedExpiry, useRedisQueues } from './support/redisQueues.js'
 import { settled } from './support/settled.js'
@@ -57,6 +57,33 @@ describe.skipIf(!available)('addWithDeadline: a job re-added with a failed job�
       expect(back.returnvalue).toEqual(job.data)
     }
     expect(processor.counts.expired).toBe(1)
+  })
+
+  // The same options set as a queue's `defaultJobOptions` (a queue made
+  // with a failed job's options): BullMQ merges them into every job whose
+  // own options do not say otherwise, and a job added with no deadline took
+  // their expiry — failed unrun, `deadline_exceeded`, never having had one.
+  it('gets no deadline from its queue’s defaultJobOptions when it is added with none: it runs', async () => {
+    const { name } = await redis.queue()
+    const stale = { expiresAtMs: 1, budgetMs: 10 }
+    const queue = new Queue(name, {
+      connection: redis.connection(),
+      defaultJobOptions: { attempts: 2, hourglass: stale } as JobsOptions,
+    })
+    onTestFinished(() => queue.close())
+    const processor = withDeadline(async (job) => job.data)
+    const worker = redis.worker(name, processor)
+    const ended = settled(worker, 2)
+    const never = await addWithDeadline(queue, 'report', { n: 1 }, { deadline: Deadline.never() })
+    const none = await addWithDeadline(queue, 'report', { n: 2 })
+    await ended
+    for (const job of [never, none]) {
+      const back = (await queue.getJob(job.id!))!
+      expect([await back.getState(), back.failedReason]).toEqual(['completed', undefined])
+      expect(back.opts).not.toHaveProperty('hourglass')
+      expect(back.opts.attempts).toBe(2)
+    }
+    expect(processor.counts.expired).toBe(0)
   })
 
   it('under a deadline of its own, stores that one, not the copied one', async () => {
