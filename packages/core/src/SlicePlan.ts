@@ -17,6 +17,7 @@ import { endedBy } from './endedBy.js'
 import { isAbortError } from './errorCode.js'
 import { expiryError } from './expiryError.js'
 import { optionError } from './optionError.js'
+import { refuseUnknownOptions } from './refuseUnknownOptions.js'
 import { SliceAlreadyStartedError, SliceNotStartedError } from './SliceStateError.js'
 import { UnknownSliceError } from './UnknownSliceError.js'
 
@@ -30,6 +31,9 @@ export interface PlanOptions {
    */
   reserveMs?: number | undefined
 }
+
+const PLAN_OPTION_NAMES = Object.keys({ reserveMs: true } satisfies Record<keyof PlanOptions, true>)
+const FIXED_ENTRY_NAMES = ['ms']
 
 export interface SliceReport {
   name: string
@@ -149,12 +153,22 @@ export class SlicePlan {
     if (options !== null && options !== undefined && typeof options !== 'object') {
       throw optionError('plan: options', 'an object', options)
     }
+    // Slice names are the caller's own (`run` refuses a misspelt one), the
+    // option is not: ignored, `{ reserveMS: 0 }` left every slice 10 ms short.
+    refuseUnknownOptions(options ?? undefined, PLAN_OPTION_NAMES, 'plan()')
     const reserveMs = options?.reserveMs ?? 10
     if (typeof reserveMs !== 'number' || !Number.isFinite(reserveMs) || reserveMs < 0) {
       throw optionError('reserveMs', 'a finite number ≥ 0', reserveMs)
     }
     this.reserveMs = reserveMs
     this.#slices = Object.entries(entries).map(([name, entry]) => {
+      // A fixed slice has `ms` alone: `{ ms: 50, max: 80 }` read as a bound
+      // nothing enforces, `{ MS: 50 }` as a slice of no ms, unexplained.
+      if (typeof entry === 'object' && entry !== null && !Array.isArray(entry)) {
+        refuseUnknownOptions(entry, FIXED_ENTRY_NAMES, `slice ${JSON.stringify(name)}`, {
+          what: 'key',
+        })
+      }
       const valid =
         typeof entry === 'number'
           ? Number.isFinite(entry) && entry > 0
