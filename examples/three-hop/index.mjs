@@ -81,11 +81,14 @@ model.post(
       // the answer, as OpenAI gives one cut at its cap (200, finish_reason
       // "length"), marked so the caller can tell. A 502 would throw away what
       // was paid for — unless nothing was produced (a reasoning model that
-      // spent its cap thinking): then there is no answer to give.
+      // spent its cap thinking): then there is no answer to give. The reason
+      // is OpenAI's finish_reason, short and stable: the error's message
+      // (recovery steps, characters produced, a cost budget's figures) is
+      // this service's internals, not its caller's to parse.
       if (error.response.text.trim() === '') {
-        return res.status(502).json({ error: 'output_truncated', reason: error.message })
+        return res.status(502).json({ error: 'output_truncated', reason: 'length' })
       }
-      res.json({ text: error.response.text, truncated: true, reason: error.message })
+      res.json({ text: error.response.text, truncated: true, reason: 'length' })
     }
   }),
 )

@@ -23,9 +23,11 @@ it('three-hop: an answer the provider keeps cutting at max_tokens reaches the ca
       // "continue" turn's, joined.
       text: 'RayleighRayleighRayleigh',
       truncated: true,
-      reason: expect.stringContaining(
-        'cut at the token limit after 3 recovery step(s) (raise-cap, continue, continue)',
-      ),
+      // OpenAI's finish_reason for an answer cut at its cap: short and
+      // stable. It was the error's message — the recovery steps taken, the
+      // characters produced, a cost budget's figures when that stopped it:
+      // the model service's internals, not its caller's to parse.
+      reason: 'length',
     })
   }
   expect(lines[2]).toBe('provider: 8 calls, 8 paid; the slow one ended as "success"')
