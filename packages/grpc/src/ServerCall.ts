@@ -57,6 +57,8 @@ export class ServerCall {
   #deadline: Deadline | undefined
   #budgetMs = 0
   #reserveMs = 0
+  /** Whole ms an interceptor before ours held the metadata, taken off the budget. */
+  #heldMs = 0
   /** How the budget was read, for the `DEADLINE_EXCEEDED` details. */
   #read: ReadDeadlineResult | undefined
   /** Deadline headers the call sent that `trust` leaves out (looked for only when `defaultMs` was used). */
@@ -199,6 +201,7 @@ export class ServerCall {
     // Whole ms, as the budgets are: grpc-js hands an unheld call's metadata
     // on in the same tick, and a handler gets exactly `budget − reserveMs`.
     const spentMs = this.#sinceArrival()
+    this.#heldMs = spentMs
     const deadline = Deadline.after(this.#budgetMs - this.#reserveMs - spentMs, {
       clock: options.clock,
       observe: options.observe,
@@ -218,7 +221,10 @@ export class ServerCall {
       method: this.#method.path,
       budgetMs: this.#budgetMs,
       remainingMs: deadline.remaining(),
-      source: read.source ?? 'default',
+      // A stream that came with none got none: labelled `default`, a tracer
+      // read it as `defaultMs` having bounded a watch that nothing bounds.
+      source:
+        read.source ?? (read.ms === undefined && this.#method.responseStream ? 'none' : 'default'),
       clamped: read.clamped,
       mode: options.observe ? 'observe' : 'enforce',
       refused,
@@ -293,6 +299,7 @@ export class ServerCall {
         clamped: read?.clamped ?? false,
         invalid: read?.invalid ?? NONE,
         untrusted: this.#untrusted,
+        heldMs: this.#heldMs,
       }
       this.#call.sendStatus(expiredStatus(reason, budget, this.#reserveMs))
       // Our timer's answer to a handler still at work, as deadline()'s 504

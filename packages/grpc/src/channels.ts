@@ -21,8 +21,12 @@ export interface GrpcServerStartMessage {
    * it arrived expired.
    */
   remainingMs: number
-  /** Where the budget came from: `grpc-timeout`, a metadata header, or `default`. */
-  source: DeadlineSource | 'default'
+  /**
+   * Where the budget came from: `grpc-timeout`, a metadata header, `default`
+   * (`defaultMs`), or `none`: a server-streaming or bidi call that came with
+   * no deadline has none (`budgetMs` Infinity), and `defaultMs` played no part.
+   */
+  source: DeadlineSource | 'default' | 'none'
   /** True when the inbound value was cut to `maxMs`. */
   clamped: boolean
   mode: 'enforce' | 'observe'

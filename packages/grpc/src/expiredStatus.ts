@@ -28,6 +28,8 @@ export interface ExpiredBudget {
   invalid: readonly InvalidDeadlineHeader[]
   /** Deadline headers the call sent that the server does not trust. */
   untrusted: readonly DeadlineSource[]
+  /** Whole ms an interceptor before ours (an auth check) held the call, taken off the budget. */
+  heldMs: number
 }
 
 /**
@@ -46,10 +48,14 @@ export function expiredStatus(
   budget: ExpiredBudget,
   reserveMs: number,
 ): { code: status; details: string; metadata: Metadata } {
+  // The hold is off the budget as the reserve is: left out, "a 150 ms budget
+  // (the 400 ms … left when the call arrived)" hid an auth check's 250 ms.
+  const held =
+    budget.heldMs > 0 ? `, less ${budget.heldMs} ms it waited before reaching this interceptor` : ''
   const reserve = reserveMs > 0 ? `, less ${Math.round(reserveMs)} ms kept back to answer` : ''
   return {
     code: status.DEADLINE_EXCEEDED,
-    details: `${expired.message} (the ${Math.round(budget.ms)} ms ${cameFrom(budget)}${reserve})`,
+    details: `${expired.message} (the ${Math.round(budget.ms)} ms ${cameFrom(budget)}${held}${reserve})`,
     metadata: expiredTrailer(),
   }
 }

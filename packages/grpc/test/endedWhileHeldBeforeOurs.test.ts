@@ -263,7 +263,7 @@ it('a bidi stream sent no deadline and cancelled while held has no budget, and e
   expect(events.starts[0]).toMatchObject({
     method: '/hourglass.test.Work/Bidi',
     budgetMs: Number.POSITIVE_INFINITY,
-    source: 'default',
+    source: 'none',
   })
   expect(events.cancels).toHaveLength(1)
   expect(events.ends.map(({ outcome, code }) => ({ outcome, code }))).toEqual([

@@ -92,3 +92,30 @@ it('grpc-timeout counts from when the call arrived too, on the deadline’s cloc
   expect(left).toBeGreaterThanOrEqual(100)
   expect(left).toBeLessThanOrEqual(150)
 })
+
+// The held time was taken off the handler's budget but left out of the
+// DEADLINE_EXCEEDED details: "150 ms elapsed of a 150 ms budget (the 400 ms
+// its x-deadline-remaining-ms left when the call arrived)" — 250 ms the
+// caller cannot find, and an operator blamed the handler for the auth check.
+it('DEADLINE_EXCEEDED details count the time it was held before our interceptor', async () => {
+  const clock = new ManualClock()
+  const hold = heldMetadata()
+  const running = deferred()
+  server = await startServer({ unary: () => running.resolve() }, [
+    hold.interceptor,
+    deadlineServerInterceptor({ clock, reserveMs: 0, maxMs: 10_000 }),
+  ])
+  const answer = rawUnary(server.address, '/hourglass.test.Work/Unary', {
+    'x-deadline-remaining-ms': '400',
+  })
+  await hold.reached
+  clock.advance(250) // the auth check
+  hold.release()
+  await running.promise
+  clock.advance(150)
+  expect(await answer).toEqual({
+    status: status.DEADLINE_EXCEEDED,
+    message:
+      'deadline exceeded: 150 ms elapsed of a 150 ms budget (the 400 ms its x-deadline-remaining-ms left when the call arrived, less 250 ms it waited before reaching this interceptor)',
+  })
+})

@@ -52,7 +52,8 @@ describe('deadlineServerInterceptor: a stream with no deadline', () => {
     expect(received).toEqual([{ n: 1 }, { n: 2 }])
     expect(starts.messages[0]).toMatchObject({
       budgetMs: Number.POSITIVE_INFINITY,
-      source: 'default',
+      // No deadline came and none was given: not `defaultMs`'s doing.
+      source: 'none',
     })
     starts.stop()
   })

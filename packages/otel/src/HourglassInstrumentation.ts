@@ -19,7 +19,9 @@ let enabledCount = 0
 export interface HourglassInstrumentationConfig {
   /**
    * Subscribe at construction. Default `true`, as every OpenTelemetry
-   * instrumentation does; NodeSDK enables a disabled one when it starts.
+   * instrumentation does; NodeSDK enables one constructed with `false` when
+   * it starts, but not one `disable()`d since (it reads the config alone, as
+   * for OpenTelemetry's own): call `enable()` after the new SDK starts.
    */
   enabled?: boolean
 }

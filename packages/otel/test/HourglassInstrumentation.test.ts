@@ -95,6 +95,32 @@ describe('HourglassInstrumentation in NodeSDK', () => {
     expect(fetchChannels.attempt.hasSubscribers).toBe(false)
   })
 
+  it('an in-process restart as the README says: a new NodeSDK does not enable a disable()d one (as with OpenTelemetry’s own); enable() after its start does, on its providers', async () => {
+    await sdk.shutdown()
+    instrumentation.disable()
+    // OpenTelemetry's globals register once: a second SDK's are refused until these.
+    trace.disable()
+    metrics.disable()
+    const exporter2 = new InMemorySpanExporter()
+    sdk = new NodeSDK({
+      instrumentations: [instrumentation],
+      spanProcessors: [new SimpleSpanProcessor(exporter2)],
+      autoDetectResources: false,
+    })
+    sdk.start()
+    // registerInstrumentations enables only one whose config says enabled: false.
+    expect(instrumentation.getConfig().enabled).toBe(true)
+    expect(expressChannels.start.hasSubscribers).toBe(false)
+    instrumentation.enable()
+    expect(expressChannels.start.hasSubscribers).toBe(true)
+    const deadline = Deadline.after(1500, { clock: new ManualClock() })
+    const slice = deadline.plan({ work: 1 }).slice('work')
+    slice.dispose()
+    expect(exporter2.getFinishedSpans().map((s) => s.name)).toContain('deadline.slice work')
+    expect(exporter.getFinishedSpans()).toEqual([])
+    deadline.dispose()
+  })
+
   it('says through diag when a second one is enabled beside it (everything would come twice), and not when it is alone', () => {
     const warnings: string[] = []
     diag.setLogger(

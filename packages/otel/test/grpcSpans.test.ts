@@ -45,12 +45,17 @@ import { setupOtel } from './helpers/otel.js'
 // both sides; the spans come from instrumentDeadlines alone (no gRPC
 // instrumentation), the trace context crosses in the metadata.
 
-const service = { ask: jsonUnary('/shop.Quotes/Ask') }
+const service = {
+  ask: jsonUnary('/shop.Quotes/Ask'),
+  // Server-streaming: a watch, long-lived by design.
+  watch: { ...jsonUnary('/shop.Quotes/Watch'), responseStream: true },
+}
 type Handler = (
   call: { request: unknown; metadata: Metadata; on(event: 'cancelled', fn: () => void): void },
   callback: (error: Partial<ServiceError> | null, value?: unknown) => void,
 ) => void
 interface QuotesClient {
+  watch(request: unknown, metadata: Metadata): NodeJS.ReadableStream & { cancel(): void }
   ask(
     request: unknown,
     metadata: Metadata,
@@ -79,9 +84,13 @@ afterEach(async () => {
   }
 })
 
-async function start(ask: Handler, options: ServerDeadlineOptions = {}): Promise<QuotesClient> {
+async function start(
+  ask: Handler,
+  options: ServerDeadlineOptions = {},
+  watch?: (call: { write(value: unknown): boolean; end(): void }) => void,
+): Promise<QuotesClient> {
   const server = new Server({ interceptors: [deadlineServerInterceptor(options)] })
-  server.addService(service, { ask })
+  server.addService(service, watch ? { ask, watch } : { ask })
   const port = await new Promise<number>((resolve, reject) =>
     server.bindAsync('127.0.0.1:0', ServerCredentials.createInsecure(), (error, bound) =>
       error ? reject(error) : resolve(bound),
@@ -314,6 +323,30 @@ describe('instrumentDeadlines: gRPC', () => {
     })
     // CANCELLED is the caller's doing: not an error of the server (RPC semconv).
     expect(inbound.status.code).toBe(SpanStatusCode.UNSET)
+  })
+
+  it('a watch (server-streaming) sent with no deadline has none: its span says source none, not default, and no budget', async () => {
+    const client = await start(
+      () => {},
+      { defaultMs: 2000 },
+      (call) => {
+        call.write({ n: 1 })
+        call.end()
+      },
+    )
+    const stream = client.watch({}, new MetadataClass())
+    const received: unknown[] = []
+    stream.on('data', (message: unknown) => received.push(message))
+    await new Promise((resolve) => stream.on('status', resolve))
+    expect(received).toEqual([{ n: 1 }])
+    const spans = await otel.spansWhere((all) =>
+      all.some((s) => s.kind === SpanKind.SERVER && s.name === 'shop.Quotes/Watch'),
+    )
+    const inbound = spans.find((s) => s.kind === SpanKind.SERVER) as ReadableSpan
+    // `default` would say defaultMs (2 s here) bounded it: nothing did.
+    expect(inbound.attributes['hourglass.deadline.source']).toBe('none')
+    expect(inbound.attributes).not.toHaveProperty('hourglass.deadline.budget_ms')
+    expect(inbound.attributes['hourglass.deadline.outcome']).toBe('ok')
   })
 
   it('the client leaving while the handler waits on a gRPC call of its own: that CLIENT span ends before the server span, not after', async () => {
