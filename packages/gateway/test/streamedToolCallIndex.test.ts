@@ -7,7 +7,10 @@ import { dialectGateway } from './support/dialectGateway.js'
 // and Anthropic's and Gemini's parsers gave none an `index`, so the official
 // client read one call whose arguments were both joined
 // (`{"path":"a.txt"}{"path":"b.txt"}`). Each call keeps one `index` across
-// its deltas; distinct calls get distinct ones.
+// its deltas; distinct calls get distinct ones. (The testkit's Gemini fake
+// sends no call ids, as the Gemini API mostly does not: its case here guards
+// calls without one; two Gemini calls sharing an id are llm's
+// test/call/parallelCallsOneId.test.ts.)
 
 const gw = dialectGateway(['anthropic', 'gemini'])
 
@@ -51,7 +54,7 @@ const read = (id: unknown, path: string) =>
     function: expect.objectContaining({ name: 'read', arguments: JSON.stringify({ path }) }),
   })
 
-describe('two streamed tool calls with one id reach the official client as two calls', () => {
+describe('two streamed tool calls with one id, or none, reach the official client as two calls', () => {
   it('from Anthropic: indexes 0 and 1, each with its own arguments', async () => {
     gw.fake('anthropic').enqueue(twoReads('toolu_same'))
     const { calls, indexes } = await finalToolCalls('m-anthropic')

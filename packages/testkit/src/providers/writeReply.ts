@@ -150,7 +150,8 @@ async function writeHang(ctx: ReplyContext, reply: HangReply): Promise<void> {
     // stalled before its first token has sent it. The fake sent pings alone,
     // so a client that read the input counts (or the id) from
     // `message_start` never met them in a stalled stream.
-    const start = ctx.wire === anthropicMessages ? anthropicStart(ctx) : undefined
+    const start =
+      ctx.wire === anthropicMessages && ctx.record.stream ? anthropicStart(ctx) : undefined
     ctx.res.writeHead(200, {
       'content-type': 'text/event-stream; charset=utf-8',
       'cache-control': 'no-cache',

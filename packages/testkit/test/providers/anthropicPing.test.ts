@@ -85,3 +85,33 @@ it('a hang after the headers opens with message_start, then pings; the OpenAI ro
   expect(openai.comments.length).toBeGreaterThan(0)
   expect(openai.events.some((e) => e.event === 'ping')).toBe(false)
 })
+
+it('a hang after the headers of a request that does not stream sends no event: message_start opens a stream only', async () => {
+  fake = await startFakeProvider({
+    dialect: 'anthropic',
+    reply: reply.hang({ afterHeaders: true }),
+  })
+  const res = await fetch(`${fake.url}/v1/messages`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', 'anthropic-version': '2023-06-01' },
+    body: JSON.stringify({
+      model: 'claude-sonnet-4-5',
+      max_tokens: 64,
+      messages: [{ role: 'user', content: 'hi' }],
+    }),
+  })
+  expect(res.status).toBe(200)
+  const reader = res.body!.getReader()
+  const read = (async () => {
+    let bytes = 0
+    try {
+      for (let r = await reader.read(); !r.done; r = await reader.read()) bytes += r.value.length
+    } catch {
+      // The fake's close cuts the hanging answer: what arrived before is the figure.
+    }
+    return bytes
+  })()
+  await fake.close()
+  fake = undefined
+  expect(await read).toBe(0)
+})
