@@ -308,8 +308,8 @@ describe('gateway config validation names the field', () => {
     expect(problems(input, { GW_REDIS_URL: 'redis://' })).toEqual([
       'providers.openai.dialect: expected one of openai, deepseek, qwen, ernie, doubao, anthropic, gemini',
       'redis.url: expected a host (redis://host:port)',
-      'models.small.fallback[2]: repeats fallback[1] (qwen/qwen-max): each target is asked once (policy.maxAttempts sets its retries)',
-      'models.large.fallback[2]: repeats fallback[0] (openai/gpt-4o): each target is asked once (policy.maxAttempts sets its retries)',
+      'models.small.fallback[2]: repeats fallback[1] (provider "qwen", model "qwen-max"): each target is asked once (policy.maxAttempts sets its retries)',
+      'models.large.fallback[2]: repeats fallback[0] (provider "openai", model "gpt-4o"): each target is asked once (policy.maxAttempts sets its retries)',
     ])
     expect(problems({ ...valid(), redis: { url: 'rediss:///0' } })).toEqual([
       'redis.url: expected a host (redis://host:port)',
@@ -318,6 +318,15 @@ describe('gateway config validation names the field', () => {
     const distinct = valid()
     distinct.models.large.fallback.push({ provider: 'qwen', model: 'gpt-4o' })
     expect(problems({ ...distinct, redis: { url: 'redis://10.0.0.5:6379/2' } })).toEqual([])
+    // Names may hold `/`: `or` + `a/m` and `or/a` + `m` are two targets.
+    const slashes = valid()
+    const providers = slashes.providers as Record<string, unknown>
+    providers['or'] = providers['qwen']
+    providers['or/a'] = providers['qwen']
+    slashes.models.large.fallback.push({ provider: 'or', model: 'a/m' })
+    slashes.models.large.fallback.push({ provider: 'or/a', model: 'm' })
+    // ioredis reads a host given in the query as well.
+    expect(problems({ ...slashes, redis: { url: 'redis://?host=10.0.0.5' } })).toEqual([])
   })
 
   it('a cost budget needs a price for every model it may call', () => {

@@ -263,10 +263,11 @@ export function gatewayConfigSchema(env: Env) {
               // ioredis dials localhost:6379 for a URL without a host (a
               // `redis://${HOST}` whose HOST was empty): each instance its own
               // Redis, or none, and limits no longer shared by the fleet.
-              .refine(
-                (url) => parseURL(url)?.hostname !== '',
-                'expected a host (redis://host:port)',
-              ),
+              .refine((url) => {
+                const parsed = parseURL(url)
+                // ioredis also reads the host from the query (`?host=…`).
+                return parsed?.hostname !== '' || parsed.searchParams.has('host')
+              }, 'expected a host (redis://host:port)'),
           ),
           keyPrefix: text.default('hourglass:gateway'),
           /** A Redis command not answered within this falls back to the local limiter. */
@@ -327,19 +328,21 @@ function crossReferences(value: unknown, ctx: z.RefinementCtx): void {
   for (const [name, entry] of Object.entries(models)) {
     if (!isRecord(entry)) continue
     const list = Array.isArray(entry['fallback']) ? entry['fallback'] : []
-    /** `provider/model` → the index that first named it. */
+    /** `[provider, model]` as JSON → the index that first named it (a name may hold `/`). */
     const seen = new Map<string, number>()
     list.forEach((t: unknown, i) => {
       if (!isRecord(t) || typeof t['provider'] !== 'string') return
       // A repeated target is asked again after it just failed, on the same
       // keys and limits: the next model's turn and the budget spent on it.
       if (typeof t['model'] === 'string') {
-        const key = `${t['provider']}/${t['model']}`
+        // Joined as JSON, not `provider/model`: both names may hold a `/`
+        // (`openrouter` + `anthropic/claude` is not `openrouter/anthropic` + `claude`).
+        const key = JSON.stringify([t['provider'], t['model']])
         const first = seen.get(key)
         if (first !== undefined) {
           issue(
             ['models', name, 'fallback', i],
-            `repeats fallback[${first}] (${key}): each target is asked once (policy.maxAttempts sets its retries)`,
+            `repeats fallback[${first}] (provider ${JSON.stringify(t['provider'])}, model ${JSON.stringify(t['model'])}): each target is asked once (policy.maxAttempts sets its retries)`,
           )
         } else seen.set(key, i)
       }

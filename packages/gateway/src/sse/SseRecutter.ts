@@ -140,10 +140,11 @@ export class SseRecutter {
       if (this.#afterCr) {
         this.#afterCr = false
         if (byte === LF) {
-          // The line ended at the CR. Cut after the LF when the CR ended an
-          // event and the LF came with it; one that comes in a later chunk
-          // leads the next event's bytes (a client's parser skips it).
-          if (this.#boundary === offset + i && this.#boundary > 0) this.#boundary++
+          // The line ended at the CR. An LF right after the cut of the event
+          // that CR ended goes out with what is complete: in a later chunk
+          // alone (a blank line to a client's parser, which it skips), never
+          // held as the next event's first byte, counted against its limit.
+          if (this.#boundary === offset + i) this.#boundary++
           continue
         }
       }

@@ -52,6 +52,15 @@ describe('SseRecutter', () => {
     expect(r.end()).toBeUndefined()
   })
 
+  it('does not count the LF that ends a CRLF cut between chunks against the next event', () => {
+    // 32 bytes: `data: ` + 26 x's fits, as it does with no event before it.
+    const r = new SseRecutter({ maxEventBytes: 32 })
+    expect(dec(r.push(enc.encode('data: a\r\n\r')))).toBe('data: a\r\n\r')
+    expect(dec(r.push(enc.encode(`\ndata: ${'x'.repeat(26)}`)))).toBe('\n')
+    expect(dec(r.push(enc.encode('\r\n\r\n')))).toBe(`data: ${'x'.repeat(26)}\r\n\r\n`)
+    expect(r.end()).toBeUndefined()
+  })
+
   it('drops a BOM split over three chunks and forwards the rest unchanged', () => {
     const out = recut([
       new Uint8Array([0xef]),
