@@ -1,4 +1,5 @@
 import { type Deadline, defineChannel, defineChannels } from '@hourglass/core'
+import { withoutQuery } from './errors/withoutQuery.js'
 import { withoutPathParams } from './withoutPathParams.js'
 
 /** `hourglass:egress:attempt`. URLs carry origin and path only (no query, no path parameters: they may hold secrets). */
@@ -127,14 +128,16 @@ export function eventUrl(origin: string, path: string): string {
  * other than HTTP(S) (`blob:`, `file:`, `data:`; fetch's refusals) has no
  * origin worth the name — Node's `blob:nodedata:…` has `null`, read as
  * `nullnodedata:…`, and `blob:https://host/…` the origin of the page that
- * made it, read as an HTTP URL — so it is its scheme, host if any and path;
- * a `data:` URL its scheme alone (the rest is its payload, of any size).
+ * made it, read as an HTTP URL — so it is its scheme, host if any and path
+ * (`withoutQuery`); a `data:` URL its scheme alone (the rest is its payload,
+ * of any size).
  */
 export function parsedEventUrl(url: URL): string {
   const scheme = url.protocol
   if (scheme === 'http:' || scheme === 'https:') return eventUrl(url.origin, url.pathname)
-  if (scheme === 'data:') return 'data:'
-  return `${scheme}${url.host ? `//${url.host}` : ''}${url.pathname}`
+  // Cut as a refused redirect's Location is: path parameters too, and the
+  // credentials of a URL inside an opaque path (`blob:https://u:pw@host/…`).
+  return withoutQuery(url.href)
 }
 
 /**

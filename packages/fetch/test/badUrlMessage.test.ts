@@ -46,7 +46,7 @@ describe('createFetch with a URL fetch refuses to send to', () => {
   it.each([
     ['http://127.0.0.1:6000/x?key=secret', 'bad-port', 'http://127.0.0.1:6000/x'],
     ['ftp://127.0.0.1/x', 'unsupported-scheme', 'ftp://127.0.0.1/x'],
-    ['file:///etc/passwd', 'unsupported-scheme', 'file:/etc/passwd'],
+    ['file:///etc/passwd', 'unsupported-scheme', 'file:///etc/passwd'],
   ])('%s is a UrlRefusedError (%s), never sent nor retried', async (url, reason, shown) => {
     const events = recordEgress()
     try {

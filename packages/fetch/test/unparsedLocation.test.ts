@@ -264,3 +264,22 @@ it.each<[string, string]>([
   const text = logged(error)
   for (const secret of [SECRET, SESSION, PASSWORD, '#frag']) expect(text).not.toContain(secret)
 })
+
+// A followed redirect to a scheme fetch refuses names it as `redirect:
+// 'error'` does: a `blob:` URL holds an http(s) URL of its own, whose
+// credentials and path parameters `url` showed whole.
+it.each([
+  [
+    `blob:https://user:${PASSWORD}@app.example/id;jsessionid=${SECRET}?sig=x`,
+    'blob:https://app.example/id',
+  ],
+  [`foo://host.example/x;jsessionid=${SECRET}?q=1`, 'foo://host.example/x'],
+])(
+  'a followed redirect to %s is refused (unsupported-scheme), named %s: no password or session in any log line',
+  async (location, shown) => {
+    const { error } = await redirectTo(cleanup, location)
+    expect(error).toMatchObject({ reason: 'unsupported-scheme', url: shown })
+    expect(logged(error)).not.toContain(PASSWORD)
+    expect(logged(error)).not.toContain(SECRET)
+  },
+)
