@@ -57,8 +57,10 @@ export class ServerCall {
   #deadline: Deadline | undefined
   #budgetMs = 0
   #reserveMs = 0
-  /** Whole ms an interceptor before ours held the metadata, taken off the budget. */
+  /** Whole ms an interceptor before ours held the metadata, for the `DEADLINE_EXCEEDED` details. */
   #heldMs = 0
+  /** The turn the call arrived in is over: metadata reaching us now was held. */
+  #turnOver = false
   /** How the budget was read, for the `DEADLINE_EXCEEDED` details. */
   #read: ReadDeadlineResult | undefined
   /** Deadline headers the call sent that `trust` leaves out (looked for only when `defaultMs` was used). */
@@ -98,6 +100,12 @@ export class ServerCall {
     // arrives (its stream opened), before any interceptor's listener runs.
     this.#arrivedAt = options.clock.now()
     this.#arrivedWallMs = Date.now()
+    // grpc-js runs the factory and every interceptor's metadata listener in
+    // one turn unless one of them holds the metadata (an auth check's
+    // await): only then did the call wait before reaching ours.
+    queueMicrotask(() => {
+      this.#turnOver = true
+    })
   }
 
   readonly listener: ServerListener = {
@@ -137,6 +145,10 @@ export class ServerCall {
     // then, see #onCancel): grpc-js passes nothing on after that, and were it
     // to, the handler must not run nor the call be reported twice.
     if (this.#finished) return
+    // Read before our own work below, and only for metadata that was held:
+    // counted from the factory on, an unheld first call's few ms of loading
+    // and reading were reported as a wait before this interceptor.
+    this.#heldMs = this.#turnOver ? this.#sinceArrival() : 0
     const options = this.#options
     const read = this.#readBudget(metadata)
     if (read.invalid.length > 0) {
@@ -201,7 +213,6 @@ export class ServerCall {
     // Whole ms, as the budgets are: grpc-js hands an unheld call's metadata
     // on in the same tick, and a handler gets exactly `budget − reserveMs`.
     const spentMs = this.#sinceArrival()
-    this.#heldMs = spentMs
     const deadline = Deadline.after(this.#budgetMs - this.#reserveMs - spentMs, {
       clock: options.clock,
       observe: options.observe,

@@ -119,3 +119,36 @@ it('DEADLINE_EXCEEDED details count the time it was held before our interceptor'
       'deadline exceeded: 150 ms elapsed of a 150 ms budget (the 400 ms its x-deadline-remaining-ms left when the call arrived, less 250 ms it waited before reaching this interceptor)',
   })
 })
+
+// Time that passes while nothing holds the call — our own reading, a first
+// call's module loading, an interceptor before ours that passes the metadata
+// on in the same turn — is no wait: counted from the factory on, a call no
+// interceptor held was told "less 4 ms it waited before reaching this
+// interceptor", sending an operator after an auth check that is not there.
+it('a call passed on in the turn it arrived says nothing of a wait, however long that turn took', async () => {
+  const clock = new ManualClock()
+  const running = deferred()
+  const slowInTurn: ServerInterceptor = (_method, call) =>
+    new ServerInterceptingCall(call, {
+      start: (next) =>
+        next({
+          onReceiveMetadata: (metadata: Metadata, pass: (metadata: Metadata) => void) => {
+            clock.advance(30) // synchronous work, no hold
+            pass(metadata)
+          },
+        }),
+    })
+  server = await startServer({ unary: () => running.resolve() }, [
+    slowInTurn,
+    deadlineServerInterceptor({ clock, reserveMs: 0, maxMs: 10_000 }),
+  ])
+  const answer = rawUnary(server.address, '/hourglass.test.Work/Unary', {
+    'x-deadline-remaining-ms': '400',
+  })
+  await running.promise
+  clock.advance(370)
+  const { message } = await answer
+  expect(message).toMatch(
+    /^deadline exceeded: 370 ms elapsed of a 370 ms budget \(the 400 ms its x-deadline-remaining-ms left when the call arrived\)$/,
+  )
+})

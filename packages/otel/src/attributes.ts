@@ -26,7 +26,7 @@ export const ATTR_REQUEST_ID = 'hourglass.request_id'
 export const ATTR_DEADLINE_BUDGET_MS = 'hourglass.deadline.budget_ms'
 /** What was left when the deadline started (ingress, a gRPC call, a job attempt) or an outbound call was sent (egress), in ms. */
 export const ATTR_DEADLINE_REMAINING_MS = 'hourglass.deadline.remaining_ms'
-/** Where an inbound budget came from: the header name, or `default`. */
+/** Where an inbound budget came from: the header name, `default`, or `none` (a gRPC stream that came with no deadline). */
 export const ATTR_DEADLINE_SOURCE = 'hourglass.deadline.source'
 /** True when the inbound budget was cut to the server's maximum. */
 export const ATTR_DEADLINE_CLAMPED = 'hourglass.deadline.clamped'
