@@ -27,9 +27,12 @@ export function refuseUnknownOptions(
   }
   const unknown = Object.keys(options).filter((key) => !names.includes(key))
   if (unknown.length === 0) return
+  // A name the options already have is no misspelling of another key:
+  // `{ ms: 50, max: 80 }` was told "did you mean ms?".
+  const absent = names.filter((name) => !Object.hasOwn(options, name))
   const described = unknown.map((key) => {
     const shown = JSON.stringify(key.slice(0, 40))
-    const guess = meant?.get(key) ?? closest(key, names)
+    const guess = meant?.get(key) ?? closest(key, absent)
     return guess === undefined ? shown : `${shown} (did you mean ${guess}?)`
   })
   throw new TypeError(

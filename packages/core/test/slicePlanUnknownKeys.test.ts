@@ -23,7 +23,11 @@ it('refuses an unknown plan option, naming the one probably meant', () => {
 it('refuses a fixed slice with a key besides ms, naming the slice', () => {
   const d = Deadline.after(1000, { clock: new ManualClock() })
   expect(() => d.plan({ write: { ms: 50, max: 80 } as never })).toThrow(
-    new TypeError('unknown key "max" (did you mean ms?); slice "write" takes ms'),
+    new TypeError('unknown key "max"; slice "write" takes ms'),
+  )
+  // A misspelt ms, with no ms beside it, is named as meant.
+  expect(() => d.plan({ write: { MS: 50 } as never })).toThrow(
+    new TypeError('unknown key "MS" (did you mean ms?); slice "write" takes ms'),
   )
   expect(d.plan({ write: { ms: 50 } }).allotment('write')).toBe(50)
   d.dispose()
