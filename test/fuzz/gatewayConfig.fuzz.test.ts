@@ -1,12 +1,15 @@
 import { isGatewayConfigError, parseGatewayConfig } from '@hourglass/gateway'
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
+import { fuzzRuns } from '../support/fuzzRuns.js'
 
 /**
  * Every malformed gateway config names the bad field. Starting from a valid
  * config that sets every field the schema knows, each field in turn is given
  * a value of the wrong JSON type, removed, or joined by a misspelt sibling;
- * then 5,000 random mutations (any value at any path, several at once).
+ * then 1,500 random mutations (any value at any path, several at once;
+ * 5,000 until session 50, 50,000 under `HOURGLASS_SOAK=long`, or
+ * `HOURGLASS_FUZZ_RUNS`), which must between them break every path.
  * Each broken config is refused with a `GatewayConfigError` whose problems
  * name the field that was broken (or, for a removed field, the field itself);
  * none quotes a key back. String values given as `{ "env": NAME }` (a key,
@@ -224,9 +227,11 @@ describe('gateway config validation', () => {
     expect(failures).toEqual([])
   })
 
-  it('5,000 random breakages at random paths: refused or accepted, never a crash, never a secret quoted', () => {
+  const RUNS = fuzzRuns(1_500, 50_000)
+  it(`${RUNS.toLocaleString('en-US')} random breakages at random paths: refused or accepted, never a crash, never a secret quoted`, () => {
     const paths = everyPath(valid())
     let refused = 0
+    const broken = new Set<number>()
     const hostile = fc.oneof(
       fc.jsonValue({ maxDepth: 2 }),
       fc.constantFrom(null, -1, 0, 1e308, '', '__proto__', 'x'.repeat(5000), {
@@ -239,6 +244,7 @@ describe('gateway config validation', () => {
         (changes) => {
           let config: unknown = valid()
           for (const [i, value] of changes) {
+            broken.add(i)
             const p = paths[i]!
             try {
               config = edit(config, p, (parent, key) => {
@@ -262,8 +268,10 @@ describe('gateway config validation', () => {
           }
         },
       ),
-      { numRuns: 5_000 },
+      { numRuns: RUNS },
     )
-    expect(refused).toBeGreaterThan(2_500)
+    expect(refused).toBeGreaterThan(RUNS / 2)
+    // Every path of the config was broken at least once.
+    if (RUNS >= 1_500) expect(broken.size).toBe(paths.length)
   }, 60_000)
 })

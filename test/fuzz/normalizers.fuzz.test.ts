@@ -13,25 +13,27 @@ import {
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
 import { jsonValue } from '../../packages/llm/test/support/jsonValue.js'
-import { envInt } from '../support/env.js'
+import { fuzzRuns } from '../support/fuzzRuns.js'
 
 /**
- * What packages/llm/test/dialects/normalizerFuzz.test.ts (105,000 random
- * shapes over all dialects) does not do: 50,000 cases for EACH provider's
- * normaliser, starting from that provider's real error bodies (testkit's
- * documented payloads) and mutating them — a value swapped for a hostile
+ * What packages/llm/test/dialects/normalizerFuzz.test.ts (random shapes
+ * over all dialects) does not do: cases for EACH provider's normaliser,
+ * starting from that provider's real error bodies (testkit's documented
+ * payloads) and mutating them — a value swapped for a hostile
  * one, a `__proto__`/`constructor` key planted at any depth, the body nested
  * 1,000 deep, truncated, re-encoded through invalid UTF-8, grown to 1 MB —
  * with and without the real headers. Every answer is a well-formed
  * normalised error (or, for a 2xx, possibly none); nothing throws; no
  * prototype is polluted; a non-2xx status is never taken for success.
- * `HOURGLASS_FUZZ_RUNS` sets the count per dialect (50,000 by default):
- * 100,000 each, the count until session 41, took 20–30 s of `npm test`'s
- * two cores for the seven dialects, and `npm test` stays under five
- * minutes. Run it longer with `HOURGLASS_FUZZ_RUNS=1000000 npx vitest run
- * test/fuzz/normalizers.fuzz.test.ts`.
+ * 10,000 cases per dialect in `npm test` (each property also asserts it drew
+ * every mutation kind, planted key and nesting depth, every real body, a
+ * real and a random status, with and without headers); 200,000 under
+ * `HOURGLASS_SOAK=long`, or `HOURGLASS_FUZZ_RUNS` for any count (50,000
+ * each, the count until session 50, took 6–7 s of `npm test`'s two cores
+ * for the seven dialects). Run it longer with `HOURGLASS_FUZZ_RUNS=1000000
+ * npx vitest run test/fuzz/normalizers.fuzz.test.ts`.
  */
-const RUNS = envInt('HOURGLASS_FUZZ_RUNS', 50_000)
+const RUNS = fuzzRuns(10_000, 200_000)
 
 const REAL: Record<DialectName, ErrorReply[]> = {
   openai: [
@@ -303,6 +305,33 @@ function mutate(real: ErrorReply, mutations: Mutation[]): string {
 
 const names = Object.keys(REAL) as DialectName[]
 
+/** The generator branch a mutation came from: its kind, and the key or depth it chose. */
+function branchOf(m: Mutation): string {
+  if (m.kind === 'plant') return `plant ${m.key}`
+  if (m.kind === 'nest') return `nest ${m.depth}`
+  return m.kind
+}
+
+/** Every branch `branchOf` and the property's other choices can name, for one dialect. */
+function branches(name: DialectName): string[] {
+  return [
+    ...REAL[name].map((_, i) => `body ${i}`),
+    'status real',
+    'status random',
+    'headers true',
+    'headers false',
+    'replace',
+    'plant __proto__',
+    'plant constructor',
+    'plant prototype',
+    'nest 50',
+    'nest 1000',
+    'truncate',
+    'latin1',
+    'wrap-array',
+  ].sort()
+}
+
 describe('provider error normaliser fuzz: mutated real payloads', () => {
   it('covers every dialect the toolkit ships', () => {
     expect(names.sort()).toEqual(Object.keys(dialects).sort())
@@ -314,6 +343,7 @@ describe('provider error normaliser fuzz: mutated real payloads', () => {
       const dialect = dialects[name]
       let cases = 0
       let classified = 0
+      const drawn = new Set<string>()
       fc.assert(
         fc.property(
           fc.constantFrom(...REAL[name]),
@@ -322,6 +352,10 @@ describe('provider error normaliser fuzz: mutated real payloads', () => {
           fc.boolean(),
           (real, mutations, statusChoice, withHeaders) => {
             cases++
+            drawn.add(`body ${REAL[name].indexOf(real)}`)
+            drawn.add(statusChoice === 'real' ? 'status real' : 'status random')
+            drawn.add(`headers ${withHeaders}`)
+            for (const m of mutations) drawn.add(branchOf(m))
             const status = statusChoice === 'real' ? real.status : statusChoice
             const body = mutate(real, mutations)
             const e = dialect.normalizeError({
@@ -336,6 +370,8 @@ describe('provider error normaliser fuzz: mutated real payloads', () => {
         { numRuns: RUNS },
       )
       expect(cases).toBe(RUNS)
+      // The count is small enough only because every generator branch is still drawn.
+      if (RUNS >= 10_000) expect([...drawn].sort()).toEqual(branches(name))
       expect(classified).toBeGreaterThan(RUNS / 2) // the mutations do not just make everything unreadable
       expect(Object.hasOwn(Object.prototype, 'polluted')).toBe(false)
       expect(({} as Record<string, unknown>)['retryable']).toBeUndefined()

@@ -10,10 +10,15 @@ import {
 } from '@hourglass/core'
 import fc from 'fast-check'
 import { beforeEach, describe, expect, it } from 'vitest'
-import { envInt } from '../support/env.js'
+import { fuzzRuns } from '../support/fuzzRuns.js'
 
 /**
- * `HOURGLASS_FUZZ_RUNS` cases (50,000 by default) for the millisecond headers and as many for `grpc-timeout`,
+ * 10,000 cases for the millisecond headers and as many for `grpc-timeout` in
+ * `npm test` (50,000 each until session 50; 200,000 under
+ * `HOURGLASS_SOAK=long`, or `HOURGLASS_FUZZ_RUNS`), each property asserting
+ * it drew every header container, refused and read options, and for each
+ * header a valid and an invalid value (and Envoy's 0, no deadline), and a
+ * clamped one,
  * against oracles written from the wire format (DESIGN.md) rather than from
  * the parser: whole ASCII digits for milliseconds; 1–8 digits and a unit for
  * gRPC, converted exactly in BigInt nanoseconds. Inputs are random and
@@ -24,7 +29,7 @@ import { envInt } from '../support/env.js'
  * RangeError), never grants more than it was given, never
  * pollutes a prototype.
  */
-const RUNS = envInt('HOURGLASS_FUZZ_RUNS', 50_000)
+const RUNS = fuzzRuns(10_000, 200_000)
 
 /**
  * One value as it reaches the parser: a number as its string, a repeated
@@ -172,6 +177,8 @@ const carried = (text: fc.Arbitrary<string>) =>
 type Raw = string | string[] | number
 
 let cases = 0
+/** The branches the cases reached: container, refused options, each header's outcome. */
+const drawn = new Set<string>()
 
 function check(
   values: Partial<Record<DeadlineSource, Raw>>,
@@ -211,6 +218,7 @@ function check(
     input = values
   }
   cases++
+  drawn.add(`form ${form}`)
   // Options: absent = the default; otherwise whole ms within [0, 2^31-1].
   const option = (v: number | undefined, fallback: number) =>
     v === undefined ? fallback : Math.min(Math.max(0, Math.floor(v)), MAX_TIMER_MS)
@@ -233,6 +241,7 @@ function check(
       ? `readDeadline: minMs (${opts.minMs}) must not be more than maxMs (${opts.maxMs})`
       : undefined
   })()
+  drawn.add(refusal === undefined ? 'options read' : 'options refused')
   if (refusal !== undefined) {
     let thrown: unknown
     try {
@@ -250,6 +259,11 @@ function check(
     if (!(h in values)) return []
     const raw = values[h]
     const ms = raw === undefined ? undefined : oracle(h, raw)
+    if (raw !== undefined) {
+      drawn.add(
+        `${h} ${ms === undefined ? 'invalid' : ms === NO_DEADLINE ? 'no deadline' : 'valid'}`,
+      )
+    }
     if (ms === NO_DEADLINE) {
       none++
       return []
@@ -265,6 +279,7 @@ function check(
   const minMs = Math.min(option(opts.minMs, 0), maxMs)
   const expected =
     smallest === undefined ? undefined : Math.min(Math.max(Number(smallest), minMs), maxMs)
+  if (expected !== undefined && expected !== Number(smallest)) drawn.add('clamped')
   const invalidCount =
     trusted.filter((h) => h in values && values[h] !== undefined).length - valid.length - none
   return (
@@ -305,7 +320,18 @@ function assertNoPollution() {
 describe('deadline header fuzz', () => {
   beforeEach(() => {
     cases = 0
+    drawn.clear()
   })
+
+  /** Every branch `drawn` names, for properties whose cases carry `headers`. */
+  function assertDrewEveryBranch(headers: DeadlineSource[], more: string[] = []) {
+    if (RUNS < 10_000) return
+    const forms = ['headers', 'proto-record', 'record', 'upper-case'].map((f) => `form ${f}`)
+    const outcomes = headers.flatMap((h) => [`${h} invalid`, `${h} valid`])
+    expect([...drawn].sort()).toEqual(
+      [...forms, 'options read', 'options refused', 'clamped', ...outcomes, ...more].sort(),
+    )
+  }
 
   it(`x-deadline-remaining-ms and x-envoy-expected-rq-timeout-ms: ${RUNS.toLocaleString('en-US')} hostile values, each read exactly as the wire format says or listed invalid`, () => {
     fc.assert(
@@ -325,6 +351,10 @@ describe('deadline header fuzz', () => {
       { numRuns: RUNS },
     )
     expect(cases).toBe(RUNS)
+    assertDrewEveryBranch(
+      [DEADLINE_HEADER, ENVOY_TIMEOUT_HEADER, GRPC_TIMEOUT_HEADER],
+      [`${ENVOY_TIMEOUT_HEADER} no deadline`],
+    )
     assertNoPollution()
   }, 120_000)
 
@@ -344,6 +374,7 @@ describe('deadline header fuzz', () => {
       { numRuns: RUNS },
     )
     expect(cases).toBe(RUNS)
+    assertDrewEveryBranch([GRPC_TIMEOUT_HEADER, DEADLINE_HEADER])
     assertNoPollution()
   }, 120_000)
 })

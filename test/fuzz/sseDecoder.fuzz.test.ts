@@ -2,19 +2,23 @@ import { isUtf8 } from 'node:buffer'
 import { isSseBufferOverflow, SseDecoder, type SseFrame } from '@hourglass/llm'
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
-import { envInt } from '../support/env.js'
+import { fuzzRuns } from '../support/fuzzRuns.js'
 
 /**
  * What packages/llm/test/sse/sseFuzz.test.ts does not try: hostile streams.
- * `HOURGLASS_FUZZ_RUNS` streams (50,000 by default) built from SSE's own tokens and garbage — `__proto__` and
+ * 10,000 streams in `npm test` (200,000 under `HOURGLASS_SOAK=long`, or
+ * `HOURGLASS_FUZZ_RUNS`; 50,000 until session 50) built from SSE's own tokens and garbage — `__proto__` and
  * `constructor` as event names and ids, NUL in ids, `retry:` junk, fields
  * without colons, lone CRs, BOMs mid-stream, invalid and truncated UTF-8,
  * 100 kB lines — each decoded whole and cut at random points. The decoder
  * answers the same frames however the bytes are cut, every frame is well
  * formed, valid UTF-8 never decodes to U+FFFD, and nothing throws but the
- * typed overflow error.
+ * typed overflow error. The property asserts it drew every kind of stream
+ * the generator makes (with and without a 100 kB line, valid and invalid
+ * UTF-8, cut byte by byte and at random points, decoding to events and to
+ * comments), so the smaller count still reaches each branch.
  */
-const RUNS = envInt('HOURGLASS_FUZZ_RUNS', 50_000)
+const RUNS = fuzzRuns(10_000, 200_000)
 
 const enc = new TextEncoder()
 /** SSE's own tokens and hostile names, encoded once: a stream is their bytes. */
@@ -69,7 +73,7 @@ const LONG_LINE = enc.encode(`data: ${'x'.repeat(100_000)}\n\n`)
 const stream = fc
   .tuple(
     fc.array(chunk, { maxLength: 24 }),
-    // One stream in 250 (~200 of 50,000) carries a 100 kB line: decoding
+    // One stream in 250 (~40 of 10,000) carries a 100 kB line: decoding
     // one costs ~1 ms a pass against ~10 µs for the rest, and at one in 50
     // they were half the file's 12 s.
     fc.nat(249).map((n) => n === 0),
@@ -185,6 +189,7 @@ function isValidUtf8(bytes: Uint8Array): boolean {
 describe('SSE decoder fuzz: hostile streams', () => {
   it(`${RUNS.toLocaleString('en-US')} hostile streams: the same well-formed frames however cut, no U+FFFD from valid UTF-8, only the typed overflow error`, () => {
     let cases = 0
+    const drawn = new Set<string>()
     fc.assert(
       fc.property(stream, cuts, (bytes, how) => {
         cases++
@@ -193,7 +198,12 @@ describe('SSE decoder fuzz: hostile streams', () => {
         if ('overflow' in whole || 'overflow' in cut) return false // 8 M chars by default: never here
         if (!sameFrames(whole.frames, cut.frames)) return false
         if (!whole.frames.every(wellFormed)) return false
-        if (isValidUtf8(bytes)) {
+        drawn.add(bytes.length >= LONG_LINE.length ? 'long line' : 'short lines')
+        drawn.add(how === 'bytes' ? 'cut bytes' : 'cut points')
+        for (const f of whole.frames) drawn.add(f.type)
+        const valid = isValidUtf8(bytes)
+        drawn.add(valid ? 'valid utf-8' : 'invalid utf-8')
+        if (valid) {
           return whole.frames.every((f) =>
             f.type === 'comment' ? !f.comment.includes('\uFFFD') : !f.data.includes('\uFFFD'),
           )
@@ -203,6 +213,21 @@ describe('SSE decoder fuzz: hostile streams', () => {
       { numRuns: RUNS },
     )
     expect(cases).toBe(RUNS)
+    // The count is small enough only because every kind of stream is still drawn.
+    if (RUNS >= 10_000) {
+      expect([...drawn].sort()).toEqual(
+        [
+          'comment',
+          'cut bytes',
+          'cut points',
+          'event',
+          'invalid utf-8',
+          'long line',
+          'short lines',
+          'valid utf-8',
+        ].sort(),
+      )
+    }
     expect(Object.hasOwn(Object.prototype, 'polluted')).toBe(false)
   }, 120_000)
 

@@ -4,10 +4,11 @@
  *
  * - `HOURGLASS_SEED`: replay a chaos run;
  * - `HOURGLASS_CHAOS_REQUESTS`: size of the chaos run;
- * - `HOURGLASS_FUZZ_RUNS`: cases of each property of the header, SSE and
- *   error-normaliser fuzzes (`test/fuzz`; 50,000 in `npm test`, where
- *   100,000 took ~25 s of its two cores);
- * - `HOURGLASS_SOAK=long`: the few-minute soak (`npm run soak`).
+ * - `HOURGLASS_FUZZ_RUNS`: cases of each fuzz property, exactly (otherwise
+ *   `fuzzRuns`: a quick count in `npm test`, a long one under
+ *   `HOURGLASS_SOAK=long`);
+ * - `HOURGLASS_SOAK=long`: the few-minute soak (`npm run soak`), and the
+ *   fuzzes' long counts.
  */
 type Knob = 'HOURGLASS_SEED' | 'HOURGLASS_CHAOS_REQUESTS' | 'HOURGLASS_FUZZ_RUNS' | 'HOURGLASS_SOAK'
 

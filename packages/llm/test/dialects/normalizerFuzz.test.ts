@@ -1,6 +1,7 @@
 import { MAX_TIMER_MS } from '@hourglass/core'
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
+import { fuzzRuns } from '../../../../test/support/fuzzRuns.js'
 import type { DialectName } from '../../src/dialects/Dialect.js'
 import { dialects } from '../../src/dialects/dialects.js'
 import { ERROR_KINDS } from '../../src/errors/errorKinds.js'
@@ -9,12 +10,19 @@ import type { NormalizedError } from '../../src/types.js'
 import { json, jsonValue } from '../support/jsonValue.js'
 
 /**
- * Random hostile input for every normaliser and stream parser: 14,000 +
- * 7,000 + 5,000 cases. Nothing may throw (stream parsers only their typed
+ * Random hostile input for every normaliser and stream parser: 4,000 +
+ * 2,000 + 1,500 cases in `npm test` (14,000 + 7,000 + 5,000 until session
+ * 50), 56,000 + 28,000 + 20,000 under `HOURGLASS_SOAK=long`, or
+ * `HOURGLASS_FUZZ_RUNS` each. Each property asserts it drew every dialect
+ * and every kind of body (JSON object, SSE-framed, truncated JSON, any JSON,
+ * text, binary, the hand-written hostile ones), and the normaliser's every
+ * status kind and header container, so the smaller counts still reach each
+ * branch. Nothing may throw (stream parsers only their typed
  * error), nothing may pollute a prototype, and every result is well formed.
- * The 100,000 cases per normaliser (mutated real bodies: `__proto__` keys,
- * deep nesting, invalid UTF-8, 1 MB) are test/fuzz/normalizers.fuzz.test.ts;
- * these were 105,000 more of the same kinds, 7–15 s of CPU in `npm test`.
+ * The cases per normaliser built from mutated real bodies (`__proto__`
+ * keys, deep nesting, invalid UTF-8, 1 MB) are
+ * test/fuzz/normalizers.fuzz.test.ts; these were 105,000 more of the same
+ * kinds, 7–15 s of CPU in `npm test`.
  */
 
 const names = Object.keys(dialects) as DialectName[]
@@ -131,17 +139,24 @@ const sseFramed = fc
   )
   .map(([lines, eol, lead]) => lead + lines.join(eol))
 
-const body = fc.oneof(
-  bodyObject.map((o) => JSON.stringify(o)),
-  sseFramed,
-  bodyObject.chain((o) => {
+/** Each kind of body, by the name a property records it under when drawn. */
+const BODIES = {
+  object: bodyObject.map((o) => JSON.stringify(o)),
+  sse: sseFramed,
+  truncated: bodyObject.chain((o) => {
     const s = JSON.stringify(o)
     return fc.nat({ max: s.length }).map((cut) => s.slice(0, cut)) // truncated JSON
   }),
-  json({ maxDepth: 4 }),
-  fc.string({ maxLength: 200 }),
-  fc.string({ unit: 'binary', maxLength: 100 }),
+  json: json({ maxDepth: 4 }),
+  text: fc.string({ maxLength: 200 }),
+  binary: fc.string({ unit: 'binary', maxLength: 100 }),
   hostile,
+}
+type BodyKind = keyof typeof BODIES
+const BODY_KINDS = Object.keys(BODIES) as BodyKind[]
+/** A body and the kind it was drawn from. */
+const taggedBody = fc.oneof(
+  ...BODY_KINDS.map((kind) => BODIES[kind].map((text) => ({ kind, text }))),
 )
 
 const headerValue = fc.oneof(
@@ -200,6 +215,18 @@ function wellFormed(e: NormalizedError | undefined): boolean {
   )
 }
 
+/** Every kind of body and dialect, as `drawn` names them. */
+const EVERY_DRAW = [...BODY_KINDS.map((k) => `body ${k}`), ...names.map((n) => `dialect ${n}`)]
+
+/** That `drawn` holds every kind of body, every dialect, and `more`. */
+function assertDrewEveryBranch(drawn: Set<string>, more: string[] = []): void {
+  expect([...drawn].sort()).toEqual([...EVERY_DRAW, ...more].sort())
+}
+
+const ERROR_RUNS = fuzzRuns(4_000, 56_000)
+const STREAM_ERROR_RUNS = fuzzRuns(2_000, 28_000)
+const PARSER_RUNS = fuzzRuns(1_500, 20_000)
+
 function assertNoPollution(): void {
   expect(Object.hasOwn(Object.prototype, 'polluted')).toBe(false)
   expect(({} as Record<string, unknown>)['kind']).toBeUndefined()
@@ -207,14 +234,17 @@ function assertNoPollution(): void {
 
 describe('normaliser fuzz', () => {
   it('normalizeError never throws, never pollutes, always answers well-formed', () => {
+    const drawn = new Set<string>()
     fc.assert(
       fc.property(
         fc.constantFrom(...names),
         status,
         headers,
-        body,
+        taggedBody,
         fc.boolean(),
-        (name, s, h, b, asHeaders) => {
+        (name, s, h, { kind, text: b }, asHeaders) => {
+          drawn.add(`dialect ${name}`).add(`body ${kind}`).add(`headers ${asHeaders}`)
+          drawn.add(s >= 200 && s < 300 ? 'status 2xx' : 'status not 2xx')
           let input: Headers | Record<string, string> = h
           if (asHeaders) {
             try {
@@ -228,35 +258,56 @@ describe('normaliser fuzz', () => {
           return wellFormed(e) && (e !== undefined || (s >= 200 && s < 300))
         },
       ),
-      { numRuns: 14_000 },
+      { numRuns: ERROR_RUNS },
     )
     assertNoPollution()
+    if (ERROR_RUNS >= 4_000) {
+      assertDrewEveryBranch(drawn, [
+        'headers true',
+        'headers false',
+        'status 2xx',
+        'status not 2xx',
+      ])
+    }
   }, 90_000)
 
   it('normalizeStreamError never throws and treats every `event: error` frame as an error', () => {
+    const drawn = new Set<string>()
     fc.assert(
       fc.property(
         fc.constantFrom(...names),
         fc.option(fc.constantFrom('error', 'message', 'ping'), { nil: undefined }),
-        body,
-        (name, event, data) => {
+        taggedBody,
+        (name, event, { kind, text: data }) => {
+          drawn.add(`dialect ${name}`).add(`body ${kind}`).add(`event ${event}`)
           const e = dialects[name].normalizeStreamError({ event, data })
           return wellFormed(e) && (event !== 'error' || e !== undefined)
         },
       ),
-      { numRuns: 7_000 },
+      { numRuns: STREAM_ERROR_RUNS },
     )
     assertNoPollution()
+    if (STREAM_ERROR_RUNS >= 2_000) {
+      assertDrewEveryBranch(drawn, [
+        'event error',
+        'event message',
+        'event ping',
+        'event undefined',
+      ])
+    }
   }, 90_000)
 
   it('stream parsers either translate a frame or throw their typed ProviderReplyError', () => {
+    const drawn = new Set<string>()
     fc.assert(
       fc.property(
         fc.constantFrom(...names),
-        fc.array(body, { minLength: 1, maxLength: 4 }),
+        fc.array(taggedBody, { minLength: 1, maxLength: 4 }),
         (name, frames) => {
+          drawn.add(`dialect ${name}`)
           const parser = dialects[name].createStreamParser()
-          for (const data of frames) {
+          for (const { kind, text: data } of frames) {
+            drawn.add(`body ${kind}`)
             try {
               if (!Array.isArray(parser.parseStreamEvent({ event: undefined, data }))) return false
             } catch (error) {
@@ -267,9 +318,10 @@ describe('normaliser fuzz', () => {
           return Array.isArray(parser.end())
         },
       ),
-      { numRuns: 5_000 },
+      { numRuns: PARSER_RUNS },
     )
     assertNoPollution()
+    if (PARSER_RUNS >= 1_500) assertDrewEveryBranch(drawn)
   }, 90_000)
 
   it('a huge or deeply nested body is classified by status without throwing', () => {
