@@ -7,6 +7,7 @@ import {
   isDnsTimeout,
   isHeadersTimeout,
 } from '@hourglass/fetch'
+import { printable } from '../printable.js'
 
 const OS_MEANING: Record<string, string> = {
   ENOTFOUND: 'no such name',
@@ -28,6 +29,10 @@ const TLS_MEANING: Record<string, string> = {
   UNABLE_TO_GET_ISSUER_CERT_LOCALLY: "the certificate's issuer is not trusted",
   CERT_HAS_EXPIRED: 'the certificate has expired',
   ERR_TLS_CERT_ALTNAME_INVALID: 'the certificate is for another host name',
+  // The server's ALPN list holds none of the client's, and undici offers
+  // `http/1.1` alone: an HTTPS listener for HTTP/2 only (`allowHTTP1: false`).
+  ERR_SSL_TLSV1_ALERT_NO_APPLICATION_PROTOCOL:
+    'the server offers no HTTP/1.1 (ALPN), which undici, the HTTP client of fetch, speaks: HTTP/2 only?',
 }
 
 // A certificate this machine does not trust (a private CA, as internal
@@ -93,6 +98,26 @@ export function describeFailure(error: unknown, url: URL, bound?: CallBound): st
   if (socketCode === 'UND_ERR_SOCKET' && message === 'bad response') {
     return `${where} sent 100 Continue unasked (no Expect: 100-continue was sent), and undici, the HTTP client of fetch, drops the connection on it: any fetch caller fails the same way (UND_ERR_SOCKET: bad response)`
   }
+  // A 101 Switching Protocols to a GET that asked for no upgrade: llhttp
+  // reads it as one, and undici drops the connection (SocketError "bad
+  // upgrade"), or, when no Upgrade header came with it, fails its own
+  // `assert(upgrade)`. Nothing closed: the endpoint switched protocols.
+  const check = socketCode === 'ERR_ASSERTION' ? failedCheck(message) : undefined
+  if ((socketCode === 'UND_ERR_SOCKET' && message === 'bad upgrade') || check === 'upgrade') {
+    return `${where} answered 101 Switching Protocols unasked (the probe asks for no upgrade), and undici, the HTTP client of fetch, drops the connection on it: any fetch caller fails the same way (${socketCode}: ${check ?? message})`
+  }
+  // A status line under 100 (`HTTP/1.1 000`): llhttp takes any three
+  // digits, undici's client then fails `assert(statusCode >= 100)`, whose
+  // message's first line, "The expression evaluated to a falsy value:", was
+  // all the probe printed.
+  if (check === 'statusCode >= 100') {
+    return `${where} answered a status under 100, which is no HTTP status (100 to 599), and undici, the HTTP client of fetch, fails on it: any fetch caller fails the same way (${socketCode}: ${check})`
+  }
+  // Any other check inside undici the answer made fail: the check, not the
+  // assertion's empty first line.
+  if (socketCode === 'ERR_ASSERTION') {
+    return `${where} sent an answer undici, the HTTP client of fetch, fails on: any fetch caller fails the same way (${socketCode}: ${check ?? message.split('\n')[0]})`
+  }
   // Connected, then the socket went away: undici's "other side closed", or the OS's reset.
   if (socketCode === 'UND_ERR_SOCKET' || socketCode === 'ECONNRESET' || socketCode === 'EPIPE') {
     return `${where} closed the connection before the answer was complete (${message})`
@@ -122,6 +147,11 @@ export function describeFailure(error: unknown, url: URL, bound?: CallBound): st
   // by llhttp's reason: undici leaves this error's `code` unset.
   if (nameOf(error) === 'HTTPParserError' && message.endsWith('(Invalid EOF state)')) {
     return `${where} closed the connection before the answer was complete (the body ended before its last chunk)`
+  }
+  // An HTTP/2 server without HTTP/1.1 (h2c) answers a request line with its
+  // connection preface, a SETTINGS frame, where llhttp expects `HTTP/`.
+  if (nameOf(error) === 'HTTPParserError' && isHttp2Settings(dataOf(error))) {
+    return `${where} did not answer in HTTP/1.1: it speaks HTTP/2 only (its first bytes are an HTTP/2 SETTINGS frame), and undici, the HTTP client of fetch, speaks HTTP/1.1 on an http: URL`
   }
   // undici's HTTP/1.1 parser refused the answer: not an HTTP server (its
   // `code`, HPE_*, is not always set; its name is).
@@ -157,6 +187,37 @@ function codeOf(error: unknown): unknown {
   const own = (error as { code?: unknown } | null)?.code
   if (own !== undefined) return own
   return ((error as { cause?: unknown } | null)?.cause as { code?: unknown } | undefined)?.code
+}
+
+/**
+ * The expression a `node:assert` assertion generated its message from
+ * (`The expression evaluated to a falsy value:\n\n  assert(upgrade)\n`),
+ * printable on one line; undefined when the message is not that form.
+ */
+function failedCheck(message: string): string | undefined {
+  const expression = /^\s*assert\((.{1,120})\)\s*$/m.exec(message)?.[1]
+  return expression === undefined ? undefined : printable(expression, 120)
+}
+
+/** The bytes undici's parser stopped at (`HTTPParserError.data`), on the error or its cause. */
+function dataOf(error: unknown): unknown {
+  if (!(error instanceof Error)) return undefined
+  const parserError = isFetchWrapper(error) ? (error.cause as Error) : error
+  return (parserError as { data?: unknown }).data
+}
+
+/**
+ * A frame header (RFC 9113 §4.1: 3 bytes of length, type, flags, 4 of
+ * stream) of type SETTINGS (4) on stream 0, not an ACK: the first frame of
+ * every HTTP/2 server's preface (§3.4).
+ */
+function isHttp2Settings(data: unknown): boolean {
+  if (typeof data !== 'string' || data.length < 9) return false
+  return (
+    data.charCodeAt(3) === 0x04 &&
+    data.charCodeAt(4) === 0x00 &&
+    data.slice(5, 9) === '\u0000\u0000\u0000\u0000'
+  )
 }
 
 /** The error's name, or that of the cause fetch wraps it in. */

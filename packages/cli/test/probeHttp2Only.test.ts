@@ -1,0 +1,98 @@
+import { execFileSync } from 'node:child_process'
+import { once } from 'node:events'
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import { createSecureServer, createServer, type Http2Server } from 'node:http2'
+import type { AddressInfo } from 'node:net'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { afterEach, expect, it } from 'vitest'
+import { runMain } from '../../../test/cli/runMain.js'
+
+// An endpoint that speaks HTTP/2 only (an h2c upstream, a gRPC-style
+// service, an HTTPS listener offering only h2) cannot be probed: fetch's
+// client, undici, speaks HTTP/1.1 there. The one line did not say so: on a
+// plain port it read "did not answer in HTTP/1.1 (Response does not match
+// the HTTP/1.1 protocol (Expected HTTP/, RTSP/ or ICE/))", with TLS
+// "TLS handshake with … failed (ERR_SSL_TLSV1_ALERT_NO_APPLICATION_PROTOCOL)"
+// and no meaning, where every other TLS code has one.
+
+/** openssl makes the certificate: none is committed, and a machine without it skips. */
+const hasOpenssl = (() => {
+  try {
+    execFileSync('openssl', ['version'], { stdio: 'ignore' })
+    return true
+  } catch {
+    return false
+  }
+})()
+
+let dir: string | undefined
+let server: Http2Server | undefined
+afterEach(async () => {
+  await new Promise((resolve) => (server ? server.close(resolve) : resolve(undefined)))
+  server = undefined
+  if (dir) rmSync(dir, { recursive: true, force: true })
+  dir = undefined
+})
+
+async function listen(created: Http2Server): Promise<number> {
+  server = created
+  created.listen(0, '127.0.0.1')
+  await once(created, 'listening')
+  return (created.address() as AddressInfo).port
+}
+
+function probeOnce(url: string) {
+  return runMain(['probe', url, '--warmup', '0', '--samples', '1'])
+}
+
+it('an h2c server on a plain port: named as HTTP/2 only', async () => {
+  const port = await listen(createServer((_req, res) => res.end('ok')))
+  const run = await probeOnce(`http://127.0.0.1:${port}/`)
+  expect(run.code).toBe(1)
+  expect(run.stdout).toBe('')
+  expect(run.stderr.trim().split('\n').at(-1)).toBe(
+    `hourglass probe: 127.0.0.1:${port} did not answer in HTTP/1.1: it speaks HTTP/2 only (its first bytes are an HTTP/2 SETTINGS frame), and undici, the HTTP client of fetch, speaks HTTP/1.1 on an http: URL`,
+  )
+})
+
+it.skipIf(!hasOpenssl)(
+  'an HTTPS server offering h2 alone: the TLS code says what it means',
+  async () => {
+    dir = mkdtempSync(join(tmpdir(), 'hourglass-cli-h2-'))
+    const keyFile = join(dir, 'key.pem')
+    const certFile = join(dir, 'cert.pem')
+    execFileSync(
+      'openssl',
+      [
+        'req',
+        '-x509',
+        '-newkey',
+        'ec',
+        '-pkeyopt',
+        'ec_paramgen_curve:prime256v1',
+        '-nodes',
+        '-keyout',
+        keyFile,
+        '-out',
+        certFile,
+        '-days',
+        '2',
+        '-subj',
+        '/CN=127.0.0.1',
+      ],
+      { stdio: 'ignore' },
+    )
+    const port = await listen(
+      createSecureServer(
+        { key: readFileSync(keyFile), cert: readFileSync(certFile), allowHTTP1: false },
+        (_req, res) => res.end('ok'),
+      ),
+    )
+    const run = await probeOnce(`https://127.0.0.1:${port}/`)
+    expect(run.code).toBe(1)
+    expect(run.stderr.trim().split('\n').at(-1)).toBe(
+      `hourglass probe: TLS handshake with 127.0.0.1:${port} failed (ERR_SSL_TLSV1_ALERT_NO_APPLICATION_PROTOCOL: the server offers no HTTP/1.1 (ALPN), which undici, the HTTP client of fetch, speaks: HTTP/2 only?)`,
+    )
+  },
+)
