@@ -118,8 +118,10 @@ describe('examples/', () => {
     expect(slowMatch, slow).not.toBeNull()
     // By the 300 ms deadline (slack for a loaded box).
     expect(Number(slowMatch![1])).toBeLessThan(300 + 150)
+    // Stopped by its own deadline, ~10 ms before inventory's; on a loaded box
+    // inventory's cancel (its deadline, then the hop closed) can reach it first.
     expect(outcome).toMatch(
-      /^ {2}inventory answered DEADLINE_EXCEEDED; the slow stock lookup stopped: DeadlineExceededError after \d+ ms$/,
+      /^ {2}inventory answered DEADLINE_EXCEEDED; the slow stock lookup stopped: (DeadlineExceededError|ClientClosedError) after \d+ ms$/,
     )
   })
 

@@ -107,8 +107,15 @@ try {
   const running = await addWithDeadline(queue, 'weekly-report', { user: 2 }, { deadline })
   const reason = await failedReason(running)
   const lateMs = callEnded.get(running.id) - deadline.expiresAt
+  // Stopped by its deadline, the call ends at it or just after. One that
+  // failed on its own (an error answer, a reset) ended before it: said so,
+  // not as "aborted 0 ms after the deadline".
+  const call =
+    processor.counts.stopped > 0
+      ? `call aborted ${Math.max(0, lateMs).toFixed(0)} ms after the deadline`
+      : `call ended ${Math.max(0, -lateMs).toFixed(0)} ms before the deadline`
   console.log(
-    `running job ${running.id} (500 ms budget, upstream takes 5000 ms): call aborted ${Math.max(0, lateMs).toFixed(0)} ms after the deadline — ${reason}`,
+    `running job ${running.id} (500 ms budget, upstream takes 5000 ms): ${call} — ${reason}`,
   )
 
   const { expired: e, stopped, retriesDropped } = processor.counts
