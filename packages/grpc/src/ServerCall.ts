@@ -57,8 +57,10 @@ export class ServerCall {
   #deadline: Deadline | undefined
   #budgetMs = 0
   #reserveMs = 0
-  /** Whole ms an interceptor before ours held the metadata, for the `DEADLINE_EXCEEDED` details. */
+  /** Whole ms from the call's arrival to our interceptor, taken off the budget, for the `DEADLINE_EXCEEDED` details. */
   #heldMs = 0
+  /** Those ms were an interceptor before ours holding the metadata (not work in the call's first turn). */
+  #held = false
   /** The turn the call arrived in is over: metadata reaching us now was held. */
   #turnOver = false
   /** How the budget was read, for the `DEADLINE_EXCEEDED` details. */
@@ -145,10 +147,11 @@ export class ServerCall {
     // then, see #onCancel): grpc-js passes nothing on after that, and were it
     // to, the handler must not run nor the call be reported twice.
     if (this.#finished) return
-    // Read before our own work below, and only for metadata that was held:
-    // counted from the factory on, an unheld first call's few ms of loading
-    // and reading were reported as a wait before this interceptor.
-    this.#heldMs = this.#turnOver ? this.#sinceArrival() : 0
+    // Metadata that reaches us after the turn the call arrived in was held
+    // (an auth check's await); in that turn it was not: its ms (a first
+    // call's loading, a synchronous check) are named otherwise, not as a
+    // wait that sends an operator after an auth check that is not there.
+    this.#held = this.#turnOver
     const options = this.#options
     const read = this.#readBudget(metadata)
     if (read.invalid.length > 0) {
@@ -213,6 +216,7 @@ export class ServerCall {
     // Whole ms, as the budgets are: grpc-js hands an unheld call's metadata
     // on in the same tick, and a handler gets exactly `budget − reserveMs`.
     const spentMs = this.#sinceArrival()
+    this.#heldMs = spentMs
     const deadline = Deadline.after(this.#budgetMs - this.#reserveMs - spentMs, {
       clock: options.clock,
       observe: options.observe,
@@ -311,6 +315,7 @@ export class ServerCall {
         invalid: read?.invalid ?? NONE,
         untrusted: this.#untrusted,
         heldMs: this.#heldMs,
+        held: this.#held,
       }
       this.#call.sendStatus(expiredStatus(reason, budget, this.#reserveMs))
       // Our timer's answer to a handler still at work, as deadline()'s 504

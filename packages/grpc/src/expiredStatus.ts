@@ -28,8 +28,10 @@ export interface ExpiredBudget {
   invalid: readonly InvalidDeadlineHeader[]
   /** Deadline headers the call sent that the server does not trust. */
   untrusted: readonly DeadlineSource[]
-  /** Whole ms an interceptor before ours (an auth check) held the call, taken off the budget. */
+  /** Whole ms from the call's arrival to our interceptor, taken off the budget. */
   heldMs: number
+  /** An interceptor before ours (an auth check) held the metadata those ms; else they passed in the call's first turn. */
+  held: boolean
 }
 
 /**
@@ -51,7 +53,11 @@ export function expiredStatus(
   // The hold is off the budget as the reserve is: left out, "a 150 ms budget
   // (the 400 ms … left when the call arrived)" hid an auth check's 250 ms.
   const held =
-    budget.heldMs > 0 ? `, less ${budget.heldMs} ms it waited before reaching this interceptor` : ''
+    budget.heldMs === 0
+      ? ''
+      : budget.held
+        ? `, less ${budget.heldMs} ms it waited before reaching this interceptor`
+        : `, less ${budget.heldMs} ms between its arrival and this interceptor`
   const reserve = reserveMs > 0 ? `, less ${Math.round(reserveMs)} ms kept back to answer` : ''
   return {
     code: status.DEADLINE_EXCEEDED,
