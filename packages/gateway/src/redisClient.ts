@@ -139,7 +139,11 @@ function firstLine(message: string | undefined): string {
 function hostOf(url: string): string {
   try {
     const parsed = new URL(url)
-    return parsed.host || 'localhost'
+    if (parsed.host) return parsed.host
+    // ioredis reads a host (and port) given in the query as well.
+    const host = parsed.searchParams.get('host')
+    const port = parsed.searchParams.get('port')
+    return host ? (port ? `${host}:${port}` : host) : 'localhost'
   } catch {
     return '(redis)'
   }

@@ -311,9 +311,11 @@ describe('gateway config validation names the field', () => {
       'models.small.fallback[2]: repeats fallback[1] (provider "qwen", model "qwen-max"): each target is asked once (policy.maxAttempts sets its retries)',
       'models.large.fallback[2]: repeats fallback[0] (provider "openai", model "gpt-4o"): each target is asked once (policy.maxAttempts sets its retries)',
     ])
-    expect(problems({ ...valid(), redis: { url: 'rediss:///0' } })).toEqual([
-      'redis.url: expected a host (redis://host:port)',
-    ])
+    for (const url of ['rediss:///0', 'redis://?host=&port=6380']) {
+      expect(problems({ ...valid(), redis: { url } })).toEqual([
+        'redis.url: expected a host (redis://host:port)',
+      ])
+    }
     // The same model at two providers, or two models at one, are two targets.
     const distinct = valid()
     distinct.models.large.fallback.push({ provider: 'qwen', model: 'gpt-4o' })

@@ -265,8 +265,9 @@ export function gatewayConfigSchema(env: Env) {
               // Redis, or none, and limits no longer shared by the fleet.
               .refine((url) => {
                 const parsed = parseURL(url)
-                // ioredis also reads the host from the query (`?host=…`).
-                return parsed?.hostname !== '' || parsed.searchParams.has('host')
+                // ioredis also reads the host from the query (`?host=…`),
+                // where an empty one is no host either.
+                return parsed?.hostname !== '' || (parsed.searchParams.get('host') ?? '') !== ''
               }, 'expected a host (redis://host:port)'),
           ),
           keyPrefix: text.default('hourglass:gateway'),

@@ -76,6 +76,21 @@ describe('/healthz and /readyz tell the truth about Redis', () => {
     expect(JSON.stringify(harness.logs)).not.toContain('hunter2-redis-pass')
   })
 
+  it('Redis given by host and port in the URL query (as ioredis reads it): the warning names them, not localhost', async () => {
+    const port = await closedPort()
+    const provider = await fakeProvider('openai', ['k'], { limits: { rpm: 100 } })
+    fake = provider.fake
+    harness = await startHarness({
+      providers: { p: provider.entry },
+      models: { m: fallback(['p', 'gpt']) },
+      redis: { url: `redis://?host=127.0.0.3&port=${port}` },
+    })
+    const warnings = harness.logs.filter((l) => l.event === 'redis')
+    expect(warnings[0]?.msg).toMatch(
+      new RegExp(`^Redis at 127\\.0\\.0\\.3:${port} is unreachable \\(ECONNREFUSED\\)`),
+    )
+  })
+
   describe.skipIf(!available)(
     'with a real Redis (redisState() checked against each /readyz)',
     () => {
