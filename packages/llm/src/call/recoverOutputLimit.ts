@@ -3,6 +3,7 @@ import { refusalOf } from '../dialects/blocks.js'
 import { OPENAI_WINDOW_FULL } from '../dialects/openai/response.js'
 import { isBudgetExceeded } from '../errors/BudgetExceededError.js'
 import { OutputTruncatedError } from '../errors/OutputTruncatedError.js'
+import { isRequestRejected } from '../errors/RequestRejectedError.js'
 import type { ChatRequest, ChatResponse, ContentBlock, Usage } from '../types.js'
 
 /**
@@ -24,7 +25,8 @@ export interface OutputLimitOptions {
 
 /**
  * A `max_tokens` stop, recovered in the order a production agent uses: raise
- * the cap once (×2, up to the ceiling) and ask again; then append the cut
+ * the cap once (×2, up to the ceiling) and ask again — unless the model
+ * refuses the raised cap, which is then dropped —; then append the cut
  * answer and `CONTINUE_PROMPT` as a new turn and join the parts; after
  * `maxRecoveries` steps, `OutputTruncatedError` with everything produced.
  * A `length` stop because the context window is full (`WINDOW_FULL`) ends
@@ -63,6 +65,7 @@ export async function recoverOutputLimit(
     if (steps.length >= limit) {
       throw new OutputTruncatedError({ response: produced, recoveries: steps })
     }
+    const accepted = current
     if (!raised && ceiling > current.maxTokens) {
       raised = true
       discarded = response
@@ -83,6 +86,21 @@ export async function recoverOutputLimit(
     try {
       response = await complete(current, `${steps.length}:${steps.at(-1)}`)
     } catch (error) {
+      // The raised cap refused: the only change from a request a model
+      // accepted is the cap, so it is the cap that was refused — past the
+      // model's own output maximum (Anthropic's 400 "max_tokens: 16384 >
+      // 8192, which is the maximum allowed number of output tokens", OpenAI's
+      // "max_tokens is too large"), or past its context window with the
+      // prompt. A caller whose `maxTokens` is the model's maximum met it on
+      // every `length` stop: the call failed with `RequestRejectedError`,
+      // the cut answer already paid for lost. The step is dropped (a refusal
+      // is not billed) and the recovery goes on with the accepted cap.
+      if (steps.at(-1) === 'raise-cap' && refusesRaisedCap(error)) {
+        steps.pop()
+        discarded = undefined
+        current = accepted
+        continue
+      }
       // The cost budget cannot afford the step: the cut answer is still what
       // was produced, and paid for — surfaced as when the steps run out, the
       // refusal its cause and the step left out of `recoveries`. Thrown as
@@ -95,6 +113,17 @@ export async function recoverOutputLimit(
   return parts.length === 0 && discarded === undefined
     ? response
     : join([...parts, response], discarded)
+}
+
+/**
+ * A refusal of the request itself (`RequestRejectedError`) that a larger
+ * `maxTokens` alone can cause: a bad request, or the prompt and the cap
+ * together past the context window. A content-policy refusal is no cap's.
+ */
+function refusesRaisedCap(error: unknown): boolean {
+  return (
+    isRequestRejected(error) && (error.kind === 'bad_request' || error.kind === 'context_too_long')
+  )
 }
 
 /**

@@ -202,4 +202,77 @@ describe('max_tokens recovery', () => {
     expect((error as { response: { text: string } }).response.text).toBe('cut cut cut ')
     expect(fake.requests).toHaveLength(4)
   })
+
+  // A caller whose maxTokens is the model's own output maximum: the raised
+  // cap (2× by default) is refused with a 400, which no cap of the caller's
+  // could avoid. It used to end the call with RequestRejectedError, the cut
+  // answer already billed (8192 tokens) lost; the recovery now goes on with
+  // the cap the model accepted.
+  it("a raised cap past the model's maximum output is dropped: the recovery continues with the cap accepted", async () => {
+    const fake = await fakes.start({ dialect: 'anthropic' })
+    fake.enqueue(
+      reply.text('The first half of', {
+        finishReason: 'length',
+        usage: { inputTokens: 10, outputTokens: 8192 },
+      }),
+      anthropicErrors.invalidRequest(
+        'max_tokens: 16384 > 8192, which is the maximum allowed number of output tokens for claude-3-5-sonnet-20240620',
+      ),
+      reply.text(' the essay.', { usage: { inputTokens: 20, outputTokens: 4 } }),
+    )
+    const model = fakes.adapter(
+      anthropic({ baseURL: fake.baseURL, apiKey: 'k', model: 'claude-3-5-sonnet-20240620' }),
+    )
+    const response = await callModel({
+      models: [model],
+      request: { messages: [user('Write an essay.')], maxTokens: 8192 },
+    })
+    expect(response.text).toBe('The first half of the essay.')
+    expect(response.finishReason).toBe('stop')
+    // Both answers were billed and are counted; the refusal was not.
+    expect(response.usage).toMatchObject({ inputTokens: 30, outputTokens: 8196 })
+    const bodies = fake.requests.map(
+      (r) => r.body as { max_tokens: number; messages: Array<{ role: string }> },
+    )
+    expect(bodies.map((b) => b.max_tokens)).toEqual([8192, 16384, 8192])
+    expect(bodies[2]?.messages.map((m) => m.role)).toEqual(['user', 'assistant', 'user'])
+  })
+
+  it('a raised cap that the prompt no longer fits the context window beside is dropped the same way', async () => {
+    const fake = await fakes.start({ dialect: 'anthropic' })
+    fake.enqueue(
+      reply.text('cut ', { finishReason: 'length' }),
+      anthropicErrors.contextLimitWithMaxTokens(),
+      reply.text('cut again ', { finishReason: 'length' }),
+      reply.text('done.'),
+    )
+    const model = fakes.adapter(
+      anthropic({ baseURL: fake.baseURL, apiKey: 'k', model: 'claude-sonnet-4-5' }),
+    )
+    const error = await callModel({
+      models: [model],
+      request: { messages: [user('Write an essay.')], maxTokens: 32_000 },
+      recovery: { maxRecoveries: 1 },
+    }).catch((e: unknown) => e)
+    // The refused step is no recovery taken: the one allowed is the continuation.
+    expect(isOutputTruncated(error)).toBe(true)
+    expect(error).toMatchObject({ recoveries: ['continue'] })
+    expect((error as { response: { text: string } }).response.text).toBe('cut cut again ')
+    expect(fake.requests).toHaveLength(3)
+  })
+
+  it('a content-policy refusal of the raised cap is no cap problem: it still ends the call', async () => {
+    const fake = await fakes.start({ dialect: 'openai' })
+    fake.enqueue(reply.text('cut ', { finishReason: 'length' }), openAIErrors.contentPolicy())
+    const model = fakes.adapter(
+      openAICompatible({ baseURL: fake.baseURL, apiKey: 'k', model: 'gpt-4o' }),
+    )
+    const error = await callModel({
+      models: [model],
+      request: { messages: [user('Write an essay.')], maxTokens: 100 },
+    }).catch((e: unknown) => e)
+    expect(isRequestRejected(error)).toBe(true)
+    expect(error).toMatchObject({ kind: 'content_policy' })
+    expect(fake.requests).toHaveLength(2)
+  })
 })
