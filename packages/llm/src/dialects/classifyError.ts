@@ -329,6 +329,9 @@ function redirectMessage(status: number, headers: ErrorInput['headers']): string
   return `HTTP ${status}: the provider redirected${location ? ` to ${addressOf(location).slice(0, 200)}` : ''}; adapters do not follow redirects: set baseURL to the new address`
 }
 
+/** A `;` and what follows it up to the segment's end (the next `/`). */
+const PATH_PARAMS = /;[^/]*/g
+
 /**
  * A `Location` as the message shows it: scheme, host, path and the names of
  * its query's parameters, every value `[redacted]`; no fragment, no
@@ -348,6 +351,9 @@ function addressOf(location: string): string {
   } catch {
     // Relative (or no URL at all): shown as it came, up to its query.
   }
+  // Each path segment's parameters too: a servlet container's session
+  // (`;jsessionid=…`) rides there, as @hourglass/fetch cuts it from URLs it shows.
+  if (address.includes(';')) address = address.replace(PATH_PARAMS, '')
   if (q === -1) return address
   const names = text
     .slice(q + 1)

@@ -61,6 +61,14 @@ it.each([
     `/v2/chat?sig=${SIGNATURE}&token=${TOKEN}&${SIGNATURE}#${FRAGMENT}`,
     '/v2/chat?sig=[redacted]&token=[redacted]&[redacted]',
   ],
+  // A servlet container's session in the path (`;jsessionid=`), as fetch
+  // cuts it from what it shows: it was named whole.
+  [
+    'path-parameter',
+    `https://login.example/app;jsessionid=${TOKEN}/chat;v=${SIGNATURE}`,
+    'https://login.example/app/chat',
+  ],
+  ['relative path-parameter', `/app;jsessionid=${TOKEN}/chat`, '/app/chat'],
 ])(
   'a %s Location is named with the values of its query redacted, no fragment',
   async (_kind, location, shown) => {
