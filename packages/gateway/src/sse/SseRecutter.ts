@@ -72,7 +72,9 @@ export class SseRecutter {
       // Events the chunk completed before the oversized one were whole: a
       // proxy writes what push returns, and thrown away with the error a
       // client lost answers it would have had. They go first.
-      if (out === undefined) throw this.#overflowError()
+      // A lone LF (the rest of a CRLF whose CR ended the last event) completes
+      // no event: nothing to hand over first, so the error is not put off.
+      if (out === undefined || (out.length === 1 && out[0] === LF)) throw this.#overflowError()
       this.#overflowPending = true
     }
     return out

@@ -59,6 +59,11 @@ describe('SseRecutter', () => {
     expect(dec(r.push(enc.encode(`\ndata: ${'x'.repeat(26)}`)))).toBe('\n')
     expect(dec(r.push(enc.encode('\r\n\r\n')))).toBe(`data: ${'x'.repeat(26)}\r\n\r\n`)
     expect(r.end()).toBeUndefined()
+    // Past the limit after such an LF: the error at once, as with LF endings,
+    // not put off to the next push behind a lone LF that completes nothing.
+    const over = new SseRecutter({ maxEventBytes: 32 })
+    over.push(enc.encode('data: a\r\n\r'))
+    expect(() => over.push(enc.encode(`\ndata: ${'x'.repeat(40)}`))).toThrow(/32 bytes/)
   })
 
   it('drops a BOM split over three chunks and forwards the rest unchanged', () => {
