@@ -59,6 +59,13 @@ const OPTION_NAMES = Object.keys({
 
 const LABEL_WIDTH = 30
 /**
+ * How far the bar, then the label column, give way to figures wider than
+ * the room kept for them (`left 29990`, `12345/29000`): cut at the line's
+ * end instead, `left 29990` read `left 299~`, another number.
+ */
+const MIN_BAR_WIDTH = 7
+const MIN_LABEL_WIDTH = 16
+/**
  * The widest waterfall drawn, in characters. Every line's bar is as wide as
  * `columns` asks: a value in bytes or ms where columns belong (1e8) built a
  * 100 MB string per span, and 1e9 threw "Invalid string length" from deep
@@ -103,7 +110,6 @@ export function formatWaterfall(
   }
   if (spans.length === 0) return '(no spans)\n'
   const columns = Math.min(MAX_COLUMNS, Math.max(60, Math.floor(given ?? 80)))
-  const barWidth = columns - LABEL_WIDTH - DURATION_WIDTH - 4 - 10
   // A loop, not Math.min(...spans): spreading an exporter's 150 000 spans
   // into arguments overflowed the stack.
   let t0 = Number.POSITIVE_INFINITY
@@ -137,38 +143,28 @@ export function formatWaterfall(
     used.add('~')
     return `${line.slice(0, columns - 1)}~`
   }
-  const lines = [
-    fit(
-      `trace ${[...traceIds].map((id) => id.slice(0, 8)).join(',')}  ${spans.length} spans  ${fmtMs(total)}`,
-    ),
-  ]
+  // The widest figures are given room before any line is drawn: the bar
+  // and the label column shrink for them, on every line alike, so the time
+  // axis stays shared.
+  let widestTail = 0
+  for (const span of spans) widestTail = Math.max(widestTail, row(span, t0, t1).tail.length)
+  const layout = fitColumns(widestTail, columns)
+  const lines = [header([...traceIds], `  ${spans.length} spans  ${fmtMs(total)}`, columns, used)]
   // No span drawn inside itself: one listed as its own parent (ids repeated
   // across the spans given) recursed until the stack overflowed.
   const path = new Set<WaterfallSpan>()
   const drawn = new Set<WaterfallSpan>()
   const draw = (span: WaterfallSpan, depth: number) => {
     drawn.add(span)
-    const start = toMs(span.startTime) - t0
-    // A span not ended yet runs on to the last time the waterfall knows of,
-    // and says so (`>`, its duration at least that): its end of [0, 0] drew
-    // a duration of -1700000000000.0ms, and a bar of one character.
-    const open = isOpen(span)
-    const end = open ? t1 - t0 : toMs(span.endTime) - t0
-    const from = Math.min(barWidth - 1, Math.floor((start / total) * barWidth))
-    const to = Math.max(from + 1, Math.ceil((end / total) * barWidth))
-    const bar =
-      ' '.repeat(from) +
-      (open ? `${'#'.repeat(to - from - 1)}>` : '#'.repeat(to - from)) +
-      ' '.repeat(barWidth - to)
-    if (open) used.add('>')
+    const figures = row(span, t0, t1)
+    if (figures.open) used.add('>')
     const failed = span.status.code === SpanStatusCode.ERROR ? '!' : ' '
     if (failed === '!') used.add('!')
-    const label = `${'  '.repeat(depth)}${failed}${title(span)}`
-    if (label.length > LABEL_WIDTH) used.add('~')
-    const duration = `${open ? '>=' : ''}${fmtMs(end - start)}`.padStart(DURATION_WIDTH)
-    const numbers = note(span.attributes)
-    if (numbers.item) used.add(numbers.item)
-    lines.push(fit(`${pad(label, LABEL_WIDTH)} |${bar}| ${duration} ${numbers.text}`.trimEnd()))
+    // Indented no deeper than just past the label column, all that is drawn
+    // of it: a chain 12 000 levels deep built 24 000 spaces for its last line.
+    const label = `${'  '.repeat(Math.min(depth, LABEL_WIDTH / 2 + 1))}${failed}${title(span)}`
+    if (figures.item) used.add(figures.item)
+    lines.push(drawRow(label, figures, layout, total, used))
     for (const event of span.events) {
       if (!event.name.startsWith(EVENT_PREFIX)) continue
       // Shortened as the keys are (`why=`): an 80-column line has no room for the vendor prefix.
@@ -180,10 +176,13 @@ export function formatWaterfall(
       // Details that do not fit go on lines of their own under the event,
       // never cut: a retry_skipped line is 85 characters or more, and cut at
       // 80 it lost its last detail, the reason (`reason=~`).
-      const head = `${'  '.repeat(depth + 1)}! ${name}  ${at}`
+      // Indented no further than the label column: thirty levels down, the
+      // indent alone filled the line and `+250.0ms` was cut to `+2~`.
+      const indent = Math.min(2 * (depth + 1), LABEL_WIDTH)
+      const head = `${' '.repeat(indent)}! ${name}  ${at}`
       // Continuation lines start under the event's name, past its `! `; a
       // detail longer than a whole line is still cut (`~`).
-      const more = ' '.repeat(2 * (depth + 1) + 4)
+      const more = ' '.repeat(indent + 4)
       let line = head
       for (const detail of eventDetails(attributes)) {
         const next = `${line}${line === head ? '  ' : ' '}${detail}`
@@ -258,6 +257,98 @@ export function formatWaterfall(
   }
   if (options.legend !== false) lines.push('', ...legend(used, columns))
   return `${lines.join('\n')}\n`
+}
+
+/** A span's figures: times in ms from the first start (`t0`). */
+interface Row {
+  start: number
+  end: number
+  open: boolean
+  /** Padded to DURATION_WIDTH. */
+  duration: string
+  /** The duration, then the deadline numbers (`left 971`, `176/175`) if any. */
+  tail: string
+  item?: LegendItem | undefined
+}
+
+function row(span: WaterfallSpan, t0: number, t1: number): Row {
+  const start = toMs(span.startTime) - t0
+  // A span not ended yet runs on to the last time the waterfall knows of,
+  // and says so (`>`, its duration at least that): its end of [0, 0] drew
+  // a duration of -1700000000000.0ms, and a bar of one character.
+  const open = isOpen(span)
+  const end = open ? t1 - t0 : toMs(span.endTime) - t0
+  const duration = `${open ? '>=' : ''}${fmtMs(end - start)}`.padStart(DURATION_WIDTH)
+  const numbers = note(span.attributes)
+  const tail = `${duration} ${numbers.text}`.trimEnd()
+  return { start, end, open, duration, tail, item: numbers.item }
+}
+
+interface Layout {
+  columns: number
+  labelWidth: number
+  barWidth: number
+}
+
+/**
+ * Widths for the label column and the bar such that the widest figures
+ * fit: the bar gives way first (down to MIN_BAR_WIDTH), then the label
+ * column (down to MIN_LABEL_WIDTH). The usual figures (`left 1490`) fit the
+ * room kept for them, and the layout is the one it always was.
+ */
+function fitColumns(widestTail: number, columns: number): Layout {
+  // A figure too wide for the narrowest layout is left out of its line
+  // (drawRow), and makes no other line narrower.
+  const widest = columns - 4 - MIN_BAR_WIDTH - MIN_LABEL_WIDTH
+  const tail = Math.max(DURATION_WIDTH + 10, Math.min(widest, widestTail))
+  const room = columns - 4 - tail
+  const barWidth = Math.max(MIN_BAR_WIDTH, room - LABEL_WIDTH)
+  const labelWidth = Math.max(MIN_LABEL_WIDTH, Math.min(LABEL_WIDTH, room - barWidth))
+  return { columns, labelWidth, barWidth }
+}
+
+function drawRow(
+  label: string,
+  line: Row,
+  layout: Layout,
+  total: number,
+  used: Set<LegendItem>,
+): string {
+  const { columns, labelWidth, barWidth } = layout
+  const from = Math.min(barWidth - 1, Math.floor((line.start / total) * barWidth))
+  const to = Math.max(from + 1, Math.ceil((line.end / total) * barWidth))
+  const bar =
+    ' '.repeat(from) +
+    (line.open ? `${'#'.repeat(to - from - 1)}>` : '#'.repeat(to - from)) +
+    ' '.repeat(barWidth - to)
+  if (label.length > labelWidth) used.add('~')
+  const start = `${pad(label, labelWidth)} |${bar}| `
+  const whole = `${start}${line.tail}`
+  if (whole.length <= columns) return whole
+  // Figures too wide even for the narrowest columns: the deadline numbers
+  // are left out whole, never cut to read as another value.
+  used.add('~')
+  const shorter = `${start}${line.duration} ~`
+  return shorter.length <= columns ? shorter : `${start.slice(0, columns - 1)}~`
+}
+
+/**
+ * `trace 5c55ade4  9 spans  87.4ms`: trace ids that do not fit are left out
+ * whole (`…,~`), never the span count or the time, nor an id cut short.
+ */
+function header(
+  traceIds: readonly string[],
+  counts: string,
+  columns: number,
+  used: Set<LegendItem>,
+): string {
+  const ids = traceIds.map((id) => id.slice(0, 8))
+  const whole = `trace ${ids.join(',')}${counts}`
+  if (whole.length <= columns) return whole
+  used.add('~')
+  let shown = ids.length - 1
+  while (shown > 1 && `trace ${ids.slice(0, shown).join(',')},~${counts}`.length > columns) shown--
+  return `trace ${ids.slice(0, shown).join(',')},~${counts}`
 }
 
 /** Write `formatWaterfall(spans)` to a stream (default: stdout). */

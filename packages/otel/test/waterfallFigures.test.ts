@@ -1,0 +1,118 @@
+import { formatWaterfall, type WaterfallSpan } from '@hourglass/otel'
+import { describe, expect, it } from 'vitest'
+
+const T0 = 1_700_000_000
+
+function span(
+  name: string,
+  id: string,
+  parent: string | undefined,
+  ms: [number, number],
+  attributes: WaterfallSpan['attributes'] = {},
+  traceId = 'a'.repeat(32),
+  events: WaterfallSpan['events'] = [],
+): WaterfallSpan {
+  return {
+    name,
+    spanContext: () => ({ traceId, spanId: id, traceFlags: 1 }),
+    parentSpanContext:
+      parent === undefined ? undefined : { traceId, spanId: parent, traceFlags: 1 },
+    startTime: [T0, ms[0] * 1e6],
+    endTime: [T0, ms[1] * 1e6],
+    attributes,
+    status: { code: 0 },
+    events,
+  }
+}
+
+/** A 30 s budget: five-digit figures, one more than the room the layout keeps for them. */
+const longBudget = [
+  span('GET /long', 'r', undefined, [0, 625.3], { 'hourglass.deadline.remaining_ms': 29990 }),
+  span('deadline.slice model', 's', 'r', [0, 600], {
+    'hourglass.deadline.slice.allotted_ms': 29000,
+    'hourglass.deadline.slice.used_ms': 12345,
+  }),
+]
+
+const rowsOf = (text: string) => text.trimEnd().split('\n').slice(1)
+const barOf = (line: string) => /\|([ #>]*)\|/.exec(line)?.[1] ?? ''
+
+describe('formatWaterfall never cuts a figure', () => {
+  it('gives wide deadline numbers room by shortening the bar, on every line alike', () => {
+    for (const columns of [80, 60]) {
+      const rows = rowsOf(formatWaterfall(longBudget, { columns, legend: false }))
+      // Cut at the line's end, `left 29990` read `left 299~`, and the slice `12345/29~`.
+      expect(rows[0]).toMatch(/ 625\.3ms left 29990$/)
+      expect(rows[1]).toMatch(/ 600\.0ms 12345\/29000$/)
+      for (const line of rows) expect(line.length).toBeLessThanOrEqual(columns)
+      // One time axis: both bars as wide, the labels' column as wide.
+      expect(barOf(rows[0] ?? '').length).toBe(barOf(rows[1] ?? '').length)
+      expect(rows[0]?.indexOf('|')).toBe(rows[1]?.indexOf('|'))
+    }
+    // The usual figures keep the usual layout: a 30-character label column, 27-character bar.
+    const usual = rowsOf(
+      formatWaterfall(
+        [span('GET /quote', 'q', undefined, [0, 80], { 'hourglass.deadline.remaining_ms': 1490 })],
+        {
+          legend: false,
+        },
+      ),
+    )
+    expect(usual[0]?.indexOf('|')).toBe(31)
+    expect(barOf(usual[0] ?? '')).toHaveLength(27)
+  })
+
+  it('leaves out a figure too wide for any layout whole, with ~, never a part of it', () => {
+    const huge = [
+      span('deadline.slice huge', 'h', undefined, [0, 10], {
+        'hourglass.deadline.slice.allotted_ms': 123_456_789_012,
+        'hourglass.deadline.slice.used_ms': 123_456_789_012,
+      }),
+    ]
+    const text = formatWaterfall(huge, { columns: 60 })
+    const [line] = rowsOf(text)
+    expect(line).toMatch(/\| +10\.0ms ~$/)
+    expect(line?.length).toBeLessThanOrEqual(60)
+    expect(text).toContain('~ = cut to fit')
+  })
+
+  it('leaves out whole trace ids that do not fit the header, never the span count or the time', () => {
+    const spans = 'abcdef1234'
+      .split('')
+      .map((t, i) => span('GET /x', `i${i}`, undefined, [i, i + 1.5], {}, t.repeat(32)))
+    const [head] = formatWaterfall(spans, { legend: false }).split('\n')
+    // It was cut to `…,22222222,3~`: no count, no time, and an id of one digit.
+    expect(head).toBe(
+      'trace aaaaaaaa,bbbbbbbb,cccccccc,dddddddd,eeeeeeee,ffffffff,~  10 spans  10.5ms',
+    )
+    expect(formatWaterfall(spans)).toContain('~ = cut to fit')
+  })
+
+  it('indents an event no further than the label column, so its time is never cut', () => {
+    const spans: WaterfallSpan[] = []
+    for (let i = 0; i < 40; i++) {
+      spans.push(
+        span(
+          'step',
+          `p${i}`,
+          i === 0 ? undefined : `p${i - 1}`,
+          [0, 400],
+          {},
+          undefined,
+          i === 39
+            ? [
+                {
+                  name: 'hourglass.deadline.exceeded',
+                  time: [T0, 250e6],
+                  attributes: { 'hourglass.deadline.stage': 'slice' },
+                },
+              ]
+            : [],
+        ),
+      )
+    }
+    const rows = rowsOf(formatWaterfall(spans, { legend: false }))
+    // Forty levels down the indent alone filled 80 columns: `+250.0ms` was lost.
+    expect(rows.at(-1)).toBe(`${' '.repeat(30)}! deadline.exceeded  +250.0ms  stage=slice`)
+  })
+})
