@@ -7,6 +7,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterEach, expect, it } from 'vitest'
 import { runMain } from '../../../test/cli/runMain.js'
+import { describeFailure } from '../src/probe/describeFailure.js'
 
 // An endpoint that speaks HTTP/2 only (an h2c upstream, a gRPC-style
 // service, an HTTPS listener offering only h2) cannot be probed: fetch's
@@ -96,3 +97,18 @@ it.skipIf(!hasOpenssl)(
     )
   },
 )
+
+// Over TLS a server that negotiates no ALPN protocol and speaks HTTP/2 anyway
+// (grpc-go before 1.67) sends the same SETTINGS frame: the line said undici
+// speaks HTTP/1.1 "on an http: URL" of an https: one.
+it('h2 over TLS without ALPN: named as HTTP/2 only, not as an http: URL', () => {
+  const settings =
+    '\u0000\u0000\u0006\u0004\u0000\u0000\u0000\u0000\u0000\u0000\u0003\u0000\u0000\u0000d'
+  const error = Object.assign(
+    new Error('Response does not match the HTTP/1.1 protocol (Expected HTTP/, RTSP/ or ICE/)'),
+    { name: 'HTTPParserError', data: settings },
+  )
+  expect(describeFailure(error, new URL('https://127.0.0.1:8443/'))).toBe(
+    '127.0.0.1:8443 did not answer in HTTP/1.1: it speaks HTTP/2 only (its first bytes are an HTTP/2 SETTINGS frame), and undici, the HTTP client of fetch, speaks HTTP/1.1 only (the server negotiated no ALPN protocol)',
+  )
+})

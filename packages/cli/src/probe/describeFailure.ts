@@ -151,7 +151,13 @@ export function describeFailure(error: unknown, url: URL, bound?: CallBound): st
   // An HTTP/2 server without HTTP/1.1 (h2c) answers a request line with its
   // connection preface, a SETTINGS frame, where llhttp expects `HTTP/`.
   if (nameOf(error) === 'HTTPParserError' && isHttp2Settings(dataOf(error))) {
-    return `${where} did not answer in HTTP/1.1: it speaks HTTP/2 only (its first bytes are an HTTP/2 SETTINGS frame), and undici, the HTTP client of fetch, speaks HTTP/1.1 on an http: URL`
+    // Over TLS the server chose no ALPN protocol and spoke HTTP/2 anyway
+    // (grpc-go before 1.67 did): said so, not "on an http: URL".
+    const how =
+      url.protocol === 'https:'
+        ? 'speaks HTTP/1.1 only (the server negotiated no ALPN protocol)'
+        : 'speaks HTTP/1.1 on an http: URL'
+    return `${where} did not answer in HTTP/1.1: it speaks HTTP/2 only (its first bytes are an HTTP/2 SETTINGS frame), and undici, the HTTP client of fetch, ${how}`
   }
   // undici's HTTP/1.1 parser refused the answer: not an HTTP server (its
   // `code`, HPE_*, is not always set; its name is).
