@@ -1,13 +1,11 @@
-import { execFileSync } from 'node:child_process'
 import { once } from 'node:events'
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import { readFileSync, rmSync } from 'node:fs'
 import { createSecureServer, createServer, type Http2Server } from 'node:http2'
 import type { AddressInfo } from 'node:net'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
 import { afterEach, expect, it } from 'vitest'
 import { runMain } from '../../../test/cli/runMain.js'
 import { describeFailure } from '../src/probe/describeFailure.js'
+import { hasOpenssl, selfSignedCertificate } from './support/selfSignedCertificate.js'
 
 // An endpoint that speaks HTTP/2 only (an h2c upstream, a gRPC-style
 // service, an HTTPS listener offering only h2) cannot be probed: fetch's
@@ -16,16 +14,6 @@ import { describeFailure } from '../src/probe/describeFailure.js'
 // the HTTP/1.1 protocol (Expected HTTP/, RTSP/ or ICE/))", with TLS
 // "TLS handshake with … failed (ERR_SSL_TLSV1_ALERT_NO_APPLICATION_PROTOCOL)"
 // and no meaning, where every other TLS code has one.
-
-/** openssl makes the certificate: none is committed, and a machine without it skips. */
-const hasOpenssl = (() => {
-  try {
-    execFileSync('openssl', ['version'], { stdio: 'ignore' })
-    return true
-  } catch {
-    return false
-  }
-})()
 
 let dir: string | undefined
 let server: Http2Server | undefined
@@ -60,30 +48,9 @@ it('an h2c server on a plain port: named as HTTP/2 only', async () => {
 it.skipIf(!hasOpenssl)(
   'an HTTPS server offering h2 alone: the TLS code says what it means',
   async () => {
-    dir = mkdtempSync(join(tmpdir(), 'hourglass-cli-h2-'))
-    const keyFile = join(dir, 'key.pem')
-    const certFile = join(dir, 'cert.pem')
-    execFileSync(
-      'openssl',
-      [
-        'req',
-        '-x509',
-        '-newkey',
-        'ec',
-        '-pkeyopt',
-        'ec_paramgen_curve:prime256v1',
-        '-nodes',
-        '-keyout',
-        keyFile,
-        '-out',
-        certFile,
-        '-days',
-        '2',
-        '-subj',
-        '/CN=127.0.0.1',
-      ],
-      { stdio: 'ignore' },
-    )
+    const made = selfSignedCertificate('hourglass-cli-h2-')
+    dir = made.dir
+    const { keyFile, certFile } = made
     const port = await listen(
       createSecureServer(
         { key: readFileSync(keyFile), cert: readFileSync(certFile), allowHTTP1: false },

@@ -1,29 +1,17 @@
-import { execFileSync } from 'node:child_process'
 import { once } from 'node:events'
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import { readFileSync, rmSync } from 'node:fs'
 import { createServer, type Server } from 'node:https'
 import type { AddressInfo } from 'node:net'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
 import { afterEach, expect, it } from 'vitest'
 import { runMain } from '../../../test/cli/runMain.js'
 import { assertBuilt, hourglassBin, runNode } from '../../../test/cli/runNode.js'
+import { hasOpenssl, selfSignedCertificate } from './support/selfSignedCertificate.js'
 
 // `hourglass probe https://inventory.internal/…` (the README's own example,
 // a service behind a private CA) ended with "TLS handshake … failed
 // (UNABLE_TO_VERIFY_LEAF_SIGNATURE: the certificate's issuer is not
 // trusted)" and nothing else: the probe has no flag to trust a CA, and the
 // operator was not told the one way there is, Node's NODE_EXTRA_CA_CERTS.
-
-/** openssl makes the certificate: none is committed, and a machine without it skips. */
-const hasOpenssl = (() => {
-  try {
-    execFileSync('openssl', ['version'], { stdio: 'ignore' })
-    return true
-  } catch {
-    return false
-  }
-})()
 
 let dir: string | undefined
 let server: Server | undefined
@@ -37,32 +25,9 @@ afterEach(async () => {
 
 /** An HTTPS server on loopback with a fresh self-signed certificate for 127.0.0.1; its URL and the certificate file. */
 async function selfSigned(): Promise<{ url: string; certFile: string }> {
-  dir = mkdtempSync(join(tmpdir(), 'hourglass-cli-tls-'))
-  const keyFile = join(dir, 'key.pem')
-  const certFile = join(dir, 'cert.pem')
-  execFileSync(
-    'openssl',
-    [
-      'req',
-      '-x509',
-      '-newkey',
-      'ec',
-      '-pkeyopt',
-      'ec_paramgen_curve:prime256v1',
-      '-nodes',
-      '-keyout',
-      keyFile,
-      '-out',
-      certFile,
-      '-days',
-      '2',
-      '-subj',
-      '/CN=127.0.0.1',
-      '-addext',
-      'subjectAltName=IP:127.0.0.1',
-    ],
-    { stdio: 'ignore' },
-  )
+  const made = selfSignedCertificate('hourglass-cli-tls-')
+  dir = made.dir
+  const { keyFile, certFile } = made
   server = createServer({ key: readFileSync(keyFile), cert: readFileSync(certFile) }, (_req, res) =>
     res.end('ok'),
   )

@@ -5,6 +5,7 @@ import { Deadline } from '@hourglass/core'
 import { Agent } from 'undici'
 import { expect, it } from 'vitest'
 import { createConnector, createFetch, deadlineInterceptor } from '../src/index.js'
+import { logged } from './support/logged.js'
 import { useCleanup } from './support/useCleanup.js'
 
 // A response undici's HTTP/1.1 parser refuses — a control byte or a bare CR
@@ -16,18 +17,6 @@ import { useCleanup } from './support/useCleanup.js'
 
 const SECRET = 'MARK-sig-c41e07'
 const SESSION = 'MARK-session-8f2a'
-
-/** What a logger sees of an error: pino's walk (`for…in`), JSON and inspect (its cause too). */
-function logged(error: unknown): string {
-  const copied: Record<string, unknown> = {}
-  for (const key in error as object) copied[key] = (error as Record<string, unknown>)[key]
-  return [
-    JSON.stringify(copied),
-    JSON.stringify(error),
-    inspect(error, { depth: 5 }),
-    (error as Error).message,
-  ].join('\n')
-}
 
 const cleanup = useCleanup()
 

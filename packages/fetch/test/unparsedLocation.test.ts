@@ -1,4 +1,3 @@
-import { inspect } from 'node:util'
 import { expect, it } from 'vitest'
 import { unparsedWithoutQuery } from '../src/errors/withoutQuery.js'
 import {
@@ -8,6 +7,7 @@ import {
   probe,
   UrlRefusedError,
 } from '../src/index.js'
+import { logged } from './support/logged.js'
 import { redirectTo } from './support/redirectTo.js'
 import { useCleanup } from './support/useCleanup.js'
 
@@ -24,18 +24,6 @@ const SECRET = 'MARK-sig-70c2e1'
 const SESSION = 'MARK-session-3a9d'
 const PASSWORD = 'MARK-pw-e48b06'
 const LOCATION = `https://u:${PASSWORD}@api.example.com:undefined/cb;jsessionid=${SESSION}?sig=${SECRET}#frag`
-
-/** What a logger sees of an error: pino's walk (`for…in`), JSON and inspect (its cause too). */
-function logged(error: unknown): string {
-  const copied: Record<string, unknown> = {}
-  for (const key in error as object) copied[key] = (error as Record<string, unknown>)[key]
-  return [
-    JSON.stringify(copied),
-    JSON.stringify(error),
-    inspect(error, { depth: 5 }),
-    (error as Error).message,
-  ].join('\n')
-}
 
 const cleanup = useCleanup()
 
