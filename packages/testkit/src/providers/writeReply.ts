@@ -160,7 +160,10 @@ async function writeHang(ctx: ReplyContext, reply: HangReply): Promise<void> {
     ctx.res.flushHeaders()
     if (start !== undefined && !(await writePaced(ctx.res, start.text, {}, ctx.clock, ctx.signal)))
       return
-    const every = reply.keepAliveEveryMs ?? 0
+    // Anthropic's pings are stream events, as message_start is: a request
+    // that does not stream gets neither.
+    const every =
+      start === undefined && ctx.wire === anthropicMessages ? 0 : (reply.keepAliveEveryMs ?? 0)
     while (every > 0 && (await pause(ctx.clock, every, ctx.signal))) {
       if (!(await writePaced(ctx.res, keepAlive(ctx), {}, ctx.clock, ctx.signal))) return
     }

@@ -1,3 +1,4 @@
+import { ManualClock } from '@hourglass/core'
 import { afterEach, expect, it } from 'vitest'
 import { type FakeProvider, reply, startFakeProvider } from '../../src/providers/index.js'
 import { readSse } from './sse.js'
@@ -86,10 +87,12 @@ it('a hang after the headers opens with message_start, then pings; the OpenAI ro
   expect(openai.events.some((e) => e.event === 'ping')).toBe(false)
 })
 
-it('a hang after the headers of a request that does not stream sends no event: message_start opens a stream only', async () => {
+it('a hang after the headers of a request that does not stream sends no event: message_start and pings are a stream’s', async () => {
+  const clock = new ManualClock()
   fake = await startFakeProvider({
     dialect: 'anthropic',
-    reply: reply.hang({ afterHeaders: true }),
+    clock,
+    reply: reply.hang({ afterHeaders: true, keepAliveEveryMs: 5 }),
   })
   const res = await fetch(`${fake.url}/v1/messages`, {
     method: 'POST',
@@ -111,6 +114,11 @@ it('a hang after the headers of a request that does not stream sends no event: m
     }
     return bytes
   })()
+  // Past three pings' time on the fake's clock, each advance given a turn to write.
+  for (let i = 0; i < 3; i++) {
+    clock.advance(5)
+    await new Promise((resolve) => setImmediate(resolve))
+  }
   await fake.close()
   fake = undefined
   expect(await read).toBe(0)
