@@ -3,6 +3,7 @@ import { type Clock, systemClock } from '@hourglass/core'
 import type { Redis } from 'ioredis'
 import type { GatewayConfig } from './config/gatewayConfigSchema.js'
 import type { GatewayContext } from './GatewayContext.js'
+import { describeRedisTarget } from './redisTarget.js'
 
 /**
  * The Redis client the gateway makes from `config.redis`. Limits and
@@ -92,7 +93,7 @@ function watchStart(
 ): void {
   let connected = false
   let warned = false
-  const where = hostOf(url)
+  const where = describeRedisTarget(url)
   const warn = (why: string) => {
     if (connected || warned) return
     warned = true
@@ -134,19 +135,6 @@ function firstLine(message: string | undefined): string {
   const line = (message ?? '').split('\n')[0]?.trim() ?? ''
   if (line === '') return 'error'
   return line.length > 200 ? `${line.slice(0, 200)}…` : line
-}
-
-function hostOf(url: string): string {
-  try {
-    const parsed = new URL(url)
-    if (parsed.host) return parsed.host
-    // ioredis reads a host (and port) given in the query as well.
-    const host = parsed.searchParams.get('host')
-    const port = parsed.searchParams.get('port')
-    return host ? (port ? `${host}:${port}` : host) : 'localhost'
-  } catch {
-    return '(redis)'
-  }
 }
 
 /** A password in the Redis URL is a secret like the keys: scrubbed wherever it could appear. */

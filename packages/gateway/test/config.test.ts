@@ -311,7 +311,8 @@ describe('gateway config validation names the field', () => {
       'models.small.fallback[2]: repeats fallback[1] (provider "qwen", model "qwen-max"): each target is asked once (policy.maxAttempts sets its retries)',
       'models.large.fallback[2]: repeats fallback[0] (provider "openai", model "gpt-4o"): each target is asked once (policy.maxAttempts sets its retries)',
     ])
-    for (const url of ['rediss:///0', 'redis://?host=&port=6380']) {
+    // ioredis keeps the last of a repeated query value.
+    for (const url of ['rediss:///0', 'redis://?host=&port=6380', 'redis://?host=10.0.0.5&host=']) {
       expect(problems({ ...valid(), redis: { url } })).toEqual([
         'redis.url: expected a host (redis://host:port)',
       ])
@@ -327,8 +328,9 @@ describe('gateway config validation names the field', () => {
     providers['or/a'] = providers['qwen']
     slashes.models.large.fallback.push({ provider: 'or', model: 'a/m' })
     slashes.models.large.fallback.push({ provider: 'or/a', model: 'm' })
-    // ioredis reads a host given in the query as well.
+    // ioredis reads a host, or a Unix socket's path, given in the query as well.
     expect(problems({ ...slashes, redis: { url: 'redis://?host=10.0.0.5' } })).toEqual([])
+    expect(problems({ ...valid(), redis: { url: 'redis://?path=/run/redis.sock' } })).toEqual([])
   })
 
   it('a cost budget needs a price for every model it may call', () => {

@@ -1,5 +1,6 @@
 import { isHeaderName, isHeaderValue, isVisibleAscii } from '@hourglass/core'
 import { z } from 'zod'
+import { redisTarget } from '../redisTarget.js'
 import { type Env, envString } from './envString.js'
 import { modelNameProblem, shownChar } from './modelNameProblem.js'
 
@@ -264,10 +265,10 @@ export function gatewayConfigSchema(env: Env) {
               // `redis://${HOST}` whose HOST was empty): each instance its own
               // Redis, or none, and limits no longer shared by the fleet.
               .refine((url) => {
-                const parsed = parseURL(url)
-                // ioredis also reads the host from the query (`?host=…`),
-                // where an empty one is no host either.
-                return parsed?.hostname !== '' || (parsed.searchParams.get('host') ?? '') !== ''
+                // Read as ioredis reads it (a host or socket path in the
+                // query too, the last of each); none: it dials localhost.
+                const target = redisTarget(url)
+                return target === undefined || target.host !== '' || target.path !== ''
               }, 'expected a host (redis://host:port)'),
           ),
           keyPrefix: text.default('hourglass:gateway'),

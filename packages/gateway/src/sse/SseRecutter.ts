@@ -67,17 +67,21 @@ export class SseRecutter {
     this.#scan(chunk, this.#length)
     this.#chunks.push(chunk)
     this.#length += chunk.length
-    const out = this.#boundary > 0 ? this.#take(this.#boundary) : undefined
-    if (this.#maxEventBytes > 0 && this.#length > this.#maxEventBytes) {
+    if (this.#maxEventBytes > 0 && this.#length - this.#boundary > this.#maxEventBytes) {
       // Events the chunk completed before the oversized one were whole: a
       // proxy writes what push returns, and thrown away with the error a
-      // client lost answers it would have had. They go first.
-      // A lone LF (the rest of a CRLF whose CR ended the last event) completes
-      // no event: nothing to hand over first, so the error is not put off.
-      if (out === undefined || (out.length === 1 && out[0] === LF)) throw this.#overflowError()
+      // client lost answers it would have had. They go first. Line endings
+      // alone (the LF of a CRLF whose CR ended the last event, a blank line)
+      // complete none: the error is not put off for them, and they stay held,
+      // so `end()` after the error still hands back every byte.
+      if (this.#boundary === 0 || this.#onlyLineEnds(this.#boundary)) {
+        throw this.#overflowError()
+      }
+      const out = this.#take(this.#boundary)
       this.#overflowPending = true
+      return out
     }
-    return out
+    return this.#boundary > 0 ? this.#take(this.#boundary) : undefined
   }
 
   #overflowError(): SseBufferOverflowError {
@@ -164,6 +168,18 @@ export class SseRecutter {
   #terminator(end: number): void {
     if (this.#atLineStart) this.#boundary = end
     this.#atLineStart = true
+  }
+
+  /** The first `cut` held bytes are CRs and LFs only. */
+  #onlyLineEnds(cut: number): boolean {
+    let seen = 0
+    for (const c of this.#chunks) {
+      for (let i = 0; i < c.length && seen < cut; i++, seen++) {
+        if (c[i] !== CR && c[i] !== LF) return false
+      }
+      if (seen >= cut) break
+    }
+    return true
   }
 
   #take(cut: number): Uint8Array {

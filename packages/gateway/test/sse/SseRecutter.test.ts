@@ -61,9 +61,20 @@ describe('SseRecutter', () => {
     expect(r.end()).toBeUndefined()
     // Past the limit after such an LF: the error at once, as with LF endings,
     // not put off to the next push behind a lone LF that completes nothing.
-    const over = new SseRecutter({ maxEventBytes: 32 })
-    over.push(enc.encode('data: a\r\n\r'))
-    expect(() => over.push(enc.encode(`\ndata: ${'x'.repeat(40)}`))).toThrow(/32 bytes/)
+    // Nor behind any line endings that complete no event, and what they were
+    // stays held: end() after the error hands back every byte.
+    for (const [first, second] of [
+      ['data: a\r\n\r', '\n'],
+      ['data: a\r\n\r', '\n\r\n'],
+      ['data: a\r\r', '\r'],
+      ['data: a\n\n', '\r\n'],
+    ] as const) {
+      const over = new SseRecutter({ maxEventBytes: 32 })
+      const out = dec(over.push(enc.encode(first)))
+      const big = `${second}data: ${'x'.repeat(40)}`
+      expect(() => over.push(enc.encode(big)), JSON.stringify(first + second)).toThrow(/32 bytes/)
+      expect(out + dec(over.end())).toBe(first + big)
+    }
   })
 
   it('drops a BOM split over three chunks and forwards the rest unchanged', () => {
