@@ -332,6 +332,9 @@ function redirectMessage(status: number, headers: ErrorInput['headers']): string
 /** A `;` and what follows it up to the segment's end (the next `/`). */
 const PATH_PARAMS = /;[^/]*/g
 
+/** The user info of a protocol-relative reference: after its two slashes, up to the authority's last `@`. */
+const RELATIVE_USERINFO = /^([/\\]{2,})[^/\\]*@/
+
 /**
  * A `Location` as the message shows it: scheme, host, path and the names of
  * its query's parameters, every value `[redacted]`; no fragment, no
@@ -349,7 +352,10 @@ function addressOf(location: string): string {
     const url = new URL(address)
     if (url.protocol === 'http:' || url.protocol === 'https:') address = url.origin + url.pathname
   } catch {
-    // Relative (or no URL at all): shown as it came, up to its query.
+    // Relative (or no URL at all): shown as it came, up to its query — but
+    // for the credentials of a protocol-relative one (`//user:pw@host/…`,
+    // `\\user:pw@host`), cut to the authority's last `@`.
+    address = address.replace(RELATIVE_USERINFO, '$1')
   }
   // Each path segment's parameters too: a servlet container's session
   // (`;jsessionid=…`) rides there, as @hourglass/fetch cuts it from URLs it shows.

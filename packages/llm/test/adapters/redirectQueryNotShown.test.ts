@@ -69,6 +69,10 @@ it.each([
     'https://login.example/app/chat',
   ],
   ['relative path-parameter', `/app;jsessionid=${TOKEN}/chat`, '/app/chat'],
+  // A protocol-relative one's credentials (no scheme for the message's
+  // scrubber to find): shown whole before.
+  ['protocol-relative', `//user:${TOKEN}@login.example/v1/chat`, '//login.example/v1/chat'],
+  ['backslashed', `\\\\user:${TOKEN}@login.example/v1`, '\\\\login.example/v1'],
 ])(
   'a %s Location is named with the values of its query redacted, no fragment',
   async (_kind, location, shown) => {
