@@ -146,8 +146,14 @@ export function formatWaterfall(
   // The widest figures are given room before any line is drawn: the bar
   // and the label column shrink for them, on every line alike, so the time
   // axis stays shared.
+  // A figure too wide for the narrowest layout is left out of its line
+  // anyway (drawRow): it narrows no other.
+  const fits = columns - 4 - MIN_BAR_WIDTH - MIN_LABEL_WIDTH
   let widestTail = 0
-  for (const span of spans) widestTail = Math.max(widestTail, row(span, t0, t1).tail.length)
+  for (const span of spans) {
+    const width = row(span, t0, t1).tail.length
+    if (width <= fits) widestTail = Math.max(widestTail, width)
+  }
   const layout = fitColumns(widestTail, columns)
   const lines = [header([...traceIds], `  ${spans.length} spans  ${fmtMs(total)}`, columns, used)]
   // No span drawn inside itself: one listed as its own parent (ids repeated
@@ -176,9 +182,13 @@ export function formatWaterfall(
       // Details that do not fit go on lines of their own under the event,
       // never cut: a retry_skipped line is 85 characters or more, and cut at
       // 80 it lost its last detail, the reason (`reason=~`).
-      // Indented no further than the label column: thirty levels down, the
-      // indent alone filled the line and `+250.0ms` was cut to `+2~`.
-      const indent = Math.min(2 * (depth + 1), LABEL_WIDTH)
+      // Indented no further than the label column, nor than leaves the
+      // event's name and time whole: thirty levels down, the indent alone
+      // filled the line and `+250.0ms` was cut to `+2~`.
+      const indent = Math.max(
+        0,
+        Math.min(2 * (depth + 1), LABEL_WIDTH, columns - (4 + name.length + at.length)),
+      )
       const head = `${' '.repeat(indent)}! ${name}  ${at}`
       // Continuation lines start under the event's name, past its `! `; a
       // detail longer than a whole line is still cut (`~`).

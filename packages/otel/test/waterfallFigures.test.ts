@@ -74,6 +74,21 @@ describe('formatWaterfall never cuts a figure', () => {
     expect(line).toMatch(/\| +10\.0ms ~$/)
     expect(line?.length).toBeLessThanOrEqual(60)
     expect(text).toContain('~ = cut to fit')
+    // Left out anyway, it narrows no other line: the label column keeps its
+    // 30 characters (it shrank to 16, `GET /api/v1/qu~`).
+    const beside = rowsOf(
+      formatWaterfall(
+        [
+          span('GET /api/v1/quotes/latest', 'g', undefined, [0, 20], {
+            'hourglass.deadline.remaining_ms': 1490,
+          }),
+          ...huge,
+        ],
+        { columns: 60, legend: false },
+      ),
+    )
+    expect(beside[0]?.indexOf('|')).toBe(31)
+    expect(beside[0]).toContain('GET /api/v1/quotes/latest')
   })
 
   it('leaves out whole trace ids that do not fit the header, never the span count or the time', () => {
@@ -114,5 +129,13 @@ describe('formatWaterfall never cuts a figure', () => {
     const rows = rowsOf(formatWaterfall(spans, { legend: false }))
     // Forty levels down the indent alone filled 80 columns: `+250.0ms` was lost.
     expect(rows.at(-1)).toBe(`${' '.repeat(30)}! deadline.exceeded  +250.0ms  stage=slice`)
+    // At 60 columns a longer name and time still fit whole: the indent gives way.
+    spans[39] = {
+      ...spans[39]!,
+      events: [{ name: 'hourglass.deadline.retry_skipped', time: [T0, 250e6], attributes: {} }],
+    }
+    const narrow = rowsOf(formatWaterfall(spans, { columns: 60, legend: false }))
+    expect(narrow.at(-1)).toMatch(/^ +! deadline\.retry_skipped {2}\+250\.0ms$/)
+    expect(narrow.at(-1)?.length).toBeLessThanOrEqual(60)
   })
 })
