@@ -150,8 +150,12 @@ export function formatWaterfall(
   // anyway (drawRow): it narrows no other.
   const fits = columns - 4 - MIN_BAR_WIDTH - MIN_LABEL_WIDTH
   let widestTail = 0
+  // Each span's figures, worked out once for this pass and the drawing.
+  const rows = new Map<WaterfallSpan, Row>()
   for (const span of spans) {
-    const width = row(span, t0, t1).tail.length
+    const figures = row(span, t0, t1)
+    rows.set(span, figures)
+    const width = figures.tail.length
     if (width <= fits) widestTail = Math.max(widestTail, width)
   }
   const layout = fitColumns(widestTail, columns)
@@ -162,7 +166,7 @@ export function formatWaterfall(
   const drawn = new Set<WaterfallSpan>()
   const draw = (span: WaterfallSpan, depth: number) => {
     drawn.add(span)
-    const figures = row(span, t0, t1)
+    const figures = rows.get(span) ?? row(span, t0, t1)
     if (figures.open) used.add('>')
     const failed = span.status.code === SpanStatusCode.ERROR ? '!' : ' '
     if (failed === '!') used.add('!')
