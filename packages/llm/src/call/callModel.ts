@@ -19,7 +19,7 @@ import { callDeadline, shadowAmbientIfFalse } from './callDeadline.js'
 import { checkCallOptions, checkMessages } from './checkCallOptions.js'
 import { createModelStream, type ModelStream, type StreamSink } from './ModelStream.js'
 import { outputCapOverLimit } from './outputCapOverLimit.js'
-import { recoverOutputLimit } from './recoverOutputLimit.js'
+import { type Answered, recoverOutputLimit } from './recoverOutputLimit.js'
 import { runModels } from './runModels.js'
 
 /**
@@ -59,14 +59,18 @@ function start(given: CallModelOptions): Promise<ChatResponse> | ModelStream {
   const key = options.idempotencyKey ?? randomUUID()
   if (options.request.stream === true) {
     return createModelStream(
-      (sink) => complete(callState(options, sink.signal), options.request, key, sink),
+      (sink) =>
+        complete(callState(options, sink.signal), options.request, key, sink).then(
+          (answered) => answered.response,
+        ),
       options.signal,
     )
   }
   const state = callState(options, options.signal)
   return (async () => {
     const first = await complete(state, options.request, key, undefined)
-    return recoverOutputLimit(first, options.request, state.recovery, (request, step) =>
+    // From the request answered: shrunk, if the prompt was too long.
+    return recoverOutputLimit(first.response, first.request, state.recovery, (request, step) =>
       // A continuation is a new operation (a different request): its own key, derived from this one.
       complete(state, request, deriveKey({ operation: key, step }), undefined),
     )
@@ -116,14 +120,15 @@ function callState(options: CallModelOptions, signal: AbortSignal | undefined): 
  * `collapse`, then its `compact`, then the refusal surfaces. A request every
  * model refused as bigger than its whole limit (`request_too_large`: each
  * was tried, as a fallback) is shrunk the same way — a smaller request is
- * what every such refusal asks for.
+ * what every such refusal asks for. The answer comes with the request it
+ * answered, for the `max_tokens` recovery to go on from.
  */
 async function complete(
   state: CallState,
   request: ChatRequest,
   key: string,
   sink: StreamSink | undefined,
-): Promise<ChatResponse> {
+): Promise<Answered> {
   const reducers: Array<[string, MessageReducer]> = []
   const { collapse, compact } = state.recovery
   if (collapse) reducers.push(['collapse', collapse])
@@ -134,12 +139,13 @@ async function complete(
   let current = request
   for (;;) {
     try {
-      return await runModels(
+      const response = await runModels(
         state,
         current,
         done.length === 0 ? key : deriveKey({ operation: key, step: done.join('/') }),
         sink,
       )
+      return { response, request: current }
     } catch (error) {
       const refused = tooBig(error)
       if (refused === undefined) throw error

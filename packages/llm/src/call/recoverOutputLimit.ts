@@ -16,6 +16,15 @@ const WINDOW_FULL: ReadonlySet<string> = new Set([ANTHROPIC_WINDOW_FULL, ...OPEN
 /** The user turn that asks a model cut off by its output cap to go on. */
 export const CONTINUE_PROMPT = '[Output token limit hit, continue]'
 
+/**
+ * One full call's answer and the request it answered: smaller than the one
+ * asked for when a prompt_too_long step (`collapse`, `compact`) shrank it.
+ */
+export interface Answered {
+  response: ChatResponse
+  request: ChatRequest
+}
+
 export interface OutputLimitOptions {
   /** Default 2 × `request.maxTokens`; 0 = never raise. */
   maxTokensCeiling?: number | undefined
@@ -33,12 +42,17 @@ export interface OutputLimitOptions {
  * the recovery at once, the same way, with the steps taken so far.
  * `complete(request, step)` runs one full call (retries and fallbacks
  * included); `step` names the recovery so the call can derive its own key.
+ * `request` is the request `first` answered, and each step starts from the
+ * request the last call answered: once a prompt_too_long step had shrunk
+ * it, starting from the caller's own history again was refused again (one
+ * more 400 per step, collapse and compact run again, and handed the cut
+ * answer and the continue prompt to cut too).
  */
 export async function recoverOutputLimit(
   first: ChatResponse,
   request: ChatRequest,
   options: OutputLimitOptions,
-  complete: (request: ChatRequest, step: string) => Promise<ChatResponse>,
+  complete: (request: ChatRequest, step: string) => Promise<Answered>,
 ): Promise<ChatResponse> {
   // A whole number ≥ 0: `callModel` refuses anything else (a NaN here never stopped).
   const limit = options.maxRecoveries ?? 3
@@ -84,22 +98,36 @@ export async function recoverOutputLimit(
       steps.push('continue')
     }
     try {
-      response = await complete(current, `${steps.length}:${steps.at(-1)}`)
+      const answered = await complete(current, `${steps.length}:${steps.at(-1)}`)
+      response = answered.response
+      current = answered.request
     } catch (error) {
-      // The raised cap refused: the only change from a request a model
-      // accepted is the cap, so it is the cap that was refused — past the
-      // model's own output maximum (Anthropic's 400 "max_tokens: 16384 >
-      // 8192, which is the maximum allowed number of output tokens", OpenAI's
-      // "max_tokens is too large"), or past its context window with the
-      // prompt. A caller whose `maxTokens` is the model's maximum met it on
-      // every `length` stop: the call failed with `RequestRejectedError`,
-      // the cut answer already paid for lost. The step is dropped (a refusal
-      // is not billed) and the recovery goes on with the accepted cap.
+      // The raised cap refused as past the model's own output maximum
+      // (Anthropic's 400 "max_tokens: 16384 > 8192, which is the maximum
+      // allowed number of output tokens", OpenAI's "max_tokens is too
+      // large"): a caller whose `maxTokens` is the model's maximum met it on
+      // every `length` stop, the call failed with `RequestRejectedError` and
+      // the cut answer already paid for was lost. The step is dropped (a
+      // refusal is not billed) and the recovery goes on with the accepted
+      // cap. Only a refusal that names the cap: the step's call runs the
+      // whole model list, so a fallback's 400 about something else (its tool
+      // schema) would fail the continuation the same way, one call later.
       if (steps.at(-1) === 'raise-cap' && refusesRaisedCap(error)) {
         steps.pop()
         discarded = undefined
         current = accepted
         continue
+      }
+      // Past the context window beside the prompt: a continuation (the
+      // prompt, the cut answer and the accepted cap) needs more room still,
+      // so none is sent. The cut answer, paid for, is what was produced.
+      if (
+        steps.at(-1) === 'raise-cap' &&
+        isRequestRejected(error) &&
+        error.kind === 'context_too_long'
+      ) {
+        steps.pop()
+        throw new OutputTruncatedError({ response: produced, recoveries: steps, cause: error })
       }
       // The cost budget cannot afford the step: the cut answer is still what
       // was produced, and paid for — surfaced as when the steps run out, the
@@ -116,15 +144,17 @@ export async function recoverOutputLimit(
 }
 
 /**
- * A refusal of the request itself (`RequestRejectedError`) that a larger
- * `maxTokens` alone can cause: a bad request, or the prompt and the cap
- * together past the context window. A content-policy refusal is no cap's.
+ * A refusal of the raised cap as too large: a bad request whose message
+ * names the cap. A content-policy refusal, or a bad request about anything
+ * else, is no cap's.
  */
 function refusesRaisedCap(error: unknown): boolean {
-  return (
-    isRequestRejected(error) && (error.kind === 'bad_request' || error.kind === 'context_too_long')
-  )
+  return isRequestRejected(error) && error.kind === 'bad_request' && CAP_NAMES.test(error.message)
 }
+
+/** How each dialect names the output cap in its refusal of one too large. */
+const CAP_NAMES =
+  /max_tokens|max_completion_tokens|max_output_tokens|maxOutputTokens|max_new_tokens/i
 
 /**
  * Continuation parts as one answer: content and text joined, usage summed

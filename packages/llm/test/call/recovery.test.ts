@@ -238,13 +238,14 @@ describe('max_tokens recovery', () => {
     expect(bodies[2]?.messages.map((m) => m.role)).toEqual(['user', 'assistant', 'user'])
   })
 
-  it('a raised cap that the prompt no longer fits the context window beside is dropped the same way', async () => {
+  // The prompt and the raised cap past the context window: a continuation
+  // (the prompt, the cut answer and the accepted cap) needs more room still,
+  // and would be refused too. The cut answer, paid for, is what comes back.
+  it('a raised cap that the prompt no longer fits the context window beside ends the recovery with the cut answer', async () => {
     const fake = await fakes.start({ dialect: 'anthropic' })
     fake.enqueue(
       reply.text('cut ', { finishReason: 'length' }),
       anthropicErrors.contextLimitWithMaxTokens(),
-      reply.text('cut again ', { finishReason: 'length' }),
-      reply.text('done.'),
     )
     const model = fakes.adapter(
       anthropic({ baseURL: fake.baseURL, apiKey: 'k', model: 'claude-sonnet-4-5' }),
@@ -252,13 +253,33 @@ describe('max_tokens recovery', () => {
     const error = await callModel({
       models: [model],
       request: { messages: [user('Write an essay.')], maxTokens: 32_000 },
-      recovery: { maxRecoveries: 1 },
     }).catch((e: unknown) => e)
-    // The refused step is no recovery taken: the one allowed is the continuation.
     expect(isOutputTruncated(error)).toBe(true)
-    expect(error).toMatchObject({ recoveries: ['continue'] })
-    expect((error as { response: { text: string } }).response.text).toBe('cut cut again ')
-    expect(fake.requests).toHaveLength(3)
+    expect(error).toMatchObject({ recoveries: [] })
+    expect((error as { response: { text: string } }).response.text).toBe('cut ')
+    expect(isRequestRejected((error as Error).cause)).toBe(true)
+    expect(fake.requests).toHaveLength(2)
+  })
+
+  // The raise-cap step runs the whole model list: a fallback's 400 about
+  // something else (its tool schema) is no refusal of the cap, and a
+  // continuation would meet it again.
+  it('a bad request that does not name the cap ends the call as it did', async () => {
+    const fake = await fakes.start({ dialect: 'anthropic' })
+    fake.enqueue(
+      reply.text('cut ', { finishReason: 'length' }),
+      anthropicErrors.invalidRequest('tools.0.custom.input_schema: JSON schema is invalid'),
+    )
+    const model = fakes.adapter(
+      anthropic({ baseURL: fake.baseURL, apiKey: 'k', model: 'claude-sonnet-4-5' }),
+    )
+    const error = await callModel({
+      models: [model],
+      request: { messages: [user('Write an essay.')], maxTokens: 100 },
+    }).catch((e: unknown) => e)
+    expect(isRequestRejected(error)).toBe(true)
+    expect(error).toMatchObject({ kind: 'bad_request' })
+    expect(fake.requests).toHaveLength(2)
   })
 
   it('a content-policy refusal of the raised cap is no cap problem: it still ends the call', async () => {
@@ -274,5 +295,87 @@ describe('max_tokens recovery', () => {
     expect(isRequestRejected(error)).toBe(true)
     expect(error).toMatchObject({ kind: 'content_policy' })
     expect(fake.requests).toHaveLength(2)
+  })
+
+  // A prompt that needed recovery.collapse, then an answer cut at the cap:
+  // the recovery steps used to start again from the caller's original
+  // history — a second 400 (not billed, but a round trip), collapse run
+  // again on every step, and handed the cut answer and the continue prompt
+  // too (here it kept the prompt alone: the question was lost).
+  describe('after a prompt_too_long recovery', () => {
+    /** Refuses more than three messages as too long; answers per `max_tokens`. */
+    const tooLongPast3 =
+      (answer: (maxTokens: number) => ReturnType<typeof reply.text>) =>
+      (request: { body: unknown }) => {
+        const body = request.body as { messages: unknown[]; max_tokens: number }
+        return body.messages.length > 3 ? anthropicErrors.promptTooLong() : answer(body.max_tokens)
+      }
+    const bodiesOf = (fake: { requests: ReadonlyArray<{ body: unknown }> }) =>
+      fake.requests.map((r) => {
+        const body = r.body as { messages: Array<{ content: unknown }>; max_tokens: number }
+        return { messages: body.messages.length, maxTokens: body.max_tokens }
+      })
+
+    it('the raised cap is asked of the shrunk history the model accepted, collapse run once', async () => {
+      const fake = await fakes.start({
+        dialect: 'anthropic',
+        reply: tooLongPast3((cap) =>
+          cap === 64 ? reply.text('cut ', { finishReason: 'length' }) : reply.text('whole.'),
+        ),
+      })
+      let collapses = 0
+      const response = await callModel({
+        models: [
+          fakes.adapter(anthropic({ baseURL: fake.baseURL, apiKey: 'k', model: 'claude-x' })),
+        ],
+        request: { messages: longHistory, maxTokens: 64 },
+        recovery: {
+          collapse: (messages) => {
+            collapses++
+            return messages.slice(-1)
+          },
+        },
+      })
+      expect(response.text).toBe('whole.')
+      expect(collapses).toBe(1)
+      expect(bodiesOf(fake)).toEqual([
+        { messages: 5, maxTokens: 64 },
+        { messages: 1, maxTokens: 64 },
+        { messages: 1, maxTokens: 128 },
+      ])
+    })
+
+    it('the continue turn follows the shrunk history, the question kept', async () => {
+      const fake = await fakes.start({ dialect: 'anthropic' })
+      let answers = 0
+      fake.setReply(
+        tooLongPast3(() =>
+          ++answers === 1 ? reply.text('cut ', { finishReason: 'length' }) : reply.text('end.'),
+        ),
+      )
+      const seen: number[] = []
+      const response = await callModel({
+        models: [
+          fakes.adapter(anthropic({ baseURL: fake.baseURL, apiKey: 'k', model: 'claude-x' })),
+        ],
+        request: { messages: longHistory, maxTokens: 64 },
+        recovery: {
+          maxTokensCeiling: 0,
+          collapse: (messages) => {
+            seen.push(messages.length)
+            return messages.slice(-1)
+          },
+        },
+      })
+      expect(response.text).toBe('cut end.')
+      expect(seen).toEqual([5])
+      expect(bodiesOf(fake)).toEqual([
+        { messages: 5, maxTokens: 64 },
+        { messages: 1, maxTokens: 64 },
+        { messages: 3, maxTokens: 64 },
+      ])
+      const last = fake.requests.at(-1)?.body as { messages: Array<{ content: unknown }> }
+      expect(JSON.stringify(last.messages[0])).toContain('the question that matters')
+    })
   })
 })

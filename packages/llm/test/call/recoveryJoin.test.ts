@@ -27,10 +27,10 @@ function part(
 
 /** Runs the recovery with the answers given, in order, after `first`. */
 function recover(first: ChatResponse, ...next: ChatResponse[]): Promise<ChatResponse> {
-  return recoverOutputLimit(first, request, { maxTokensCeiling: 0 }, async () => {
+  return recoverOutputLimit(first, request, { maxTokensCeiling: 0 }, async (asked) => {
     const answer = next.shift()
     if (answer === undefined) throw new Error('asked for more answers than the test gave')
-    return answer
+    return { response: answer, request: asked }
   })
 }
 
