@@ -193,12 +193,15 @@ export class CostBudget {
    * at the price of the service tier it may be billed at
    * (`ModelPrice.serviceTiers`: the one `extra.service_tier` names; for
    * `auto` or none, the dearest listed). `provider`: whose price
-   * (`providerPrices`), when it has one.
+   * (`providerPrices`), when it has one. `dialect`: the wire it is sent on
+   * (the adapter's `dialect.name`), for what that provider adds to the
+   * prompt (Anthropic's tool-use system prompt).
    */
   estimate(
     model: string,
     request: Pick<ChatRequest, 'messages' | 'tools' | 'extra' | 'maxTokens'>,
     provider?: string,
+    dialect?: string,
   ): number {
     // Undefined or NaN made the estimate NaN (refused later as "an estimate",
     // naming nothing the caller wrote); a negative cap took the prompt's own
@@ -213,7 +216,7 @@ export class CostBudget {
     }
     const base = this.#price(model, provider)
     const price = this.#tierPrice(model, base, requestedServiceTier(request))
-    return cost(price, estimatePromptTokens(request), worstOutput(base, maxTokens))
+    return cost(price, estimatePromptTokens(request, dialect), worstOutput(base, maxTokens))
   }
 
   /**
@@ -312,6 +315,7 @@ export class CostBudget {
    * plus `outputTokens` at the output price (of `provider`, as `estimate`),
    * at the tier `serviceTier` names when given (the tier that served it),
    * else the request's (`extra.service_tier`), as `record` prices a tier.
+   * `dialect`: as for `estimate`.
    */
   recordEstimate(
     model: string,
@@ -319,10 +323,11 @@ export class CostBudget {
     outputTokens: number,
     provider?: string,
     serviceTier?: string,
+    dialect?: string,
   ): number {
     const usd = cost(
       billedPrice(this.#price(model, provider), serviceTier ?? requestedServiceTier(request)),
-      estimatePromptTokens(request),
+      estimatePromptTokens(request, dialect),
       tokens(outputTokens),
     )
     this.#spend(usd)

@@ -62,13 +62,17 @@ export type BilledFailure =
   | { kind: 'whole' }
   | { kind: 'prompt' }
 
-/** Adds what `billed` is charged (above) to `budget`, at `provider`'s price, and returns it, in USD; 0 for `undefined`. */
+/**
+ * Adds what `billed` is charged (above) to `budget`, at `provider`'s price,
+ * its prompt estimated as `dialect` sends it, and returns it, in USD; 0 for `undefined`.
+ */
 export function chargeBilledFailure(
   budget: CostBudget,
   model: string,
   request: Pick<ChatRequest, 'messages' | 'tools' | 'extra' | 'maxTokens'>,
   billed: BilledFailure | undefined,
   provider?: string,
+  dialect?: string,
 ): number {
   switch (billed?.kind) {
     case undefined:
@@ -88,6 +92,8 @@ export function chargeBilledFailure(
             request,
             estimatedOutputTokens(budget, model, request, billed.outputWeight, provider),
             provider,
+            undefined,
+            dialect,
           )
     case 'whole':
       return budget.recordEstimate(
@@ -95,9 +101,11 @@ export function chargeBilledFailure(
         request,
         budget.worstOutputTokens(model, request.maxTokens, provider),
         provider,
+        undefined,
+        dialect,
       )
     case 'prompt':
-      return budget.recordEstimate(model, request, 0, provider)
+      return budget.recordEstimate(model, request, 0, provider, undefined, dialect)
   }
 }
 

@@ -6,7 +6,8 @@ import { requestedServiceTier } from './requestedServiceTier.js'
 import { textWeight } from './textWeight.js'
 
 /**
- * Adds what an answered attempt costs to `budget` (at `provider`'s price) and returns it, in USD:
+ * Adds what an answered attempt costs to `budget` (at `provider`'s price; its
+ * prompt estimated as `dialect` sends it) and returns it, in USD:
  * its usage, as the provider reported it; or, when it reported none (no
  * input token — every real call has some: an OpenAI-compatible server that
  * ignores `stream_options.include_usage`, a proxy that strips `usage`), the
@@ -22,6 +23,7 @@ export function chargeAnswer(
   request: Pick<ChatRequest, 'messages' | 'tools' | 'extra' | 'maxTokens'>,
   response: Pick<ChatResponse, 'usage' | 'content' | 'usageReported' | 'serviceTier'>,
   provider?: string,
+  dialect?: string,
 ): number {
   const { usage } = response
   // Billed at the tier that served it (OpenAI says, in the answer), else at
@@ -40,6 +42,7 @@ export function chargeAnswer(
     ),
     provider,
     tier,
+    dialect,
   )
 }
 

@@ -1,5 +1,6 @@
 import type { ChatMessage, ChatRequest, ContentBlock } from '../types.js'
 import { textWeight } from './textWeight.js'
+import { toolUsePromptTokens } from './toolUsePromptTokens.js'
 
 /**
  * A deliberately pessimistic prompt-size estimate, in tokens, made without a
@@ -14,19 +15,27 @@ import { textWeight } from './textWeight.js'
  * - tool calls and tool definitions are counted as their JSON text;
  * - so are the request's other fields (`extra`): a `response_format` JSON
  *   schema is billed as input as tools are, and left out, a request of
- *   "hi" with a 400 kB schema was estimated at 6 tokens and billed ~100k.
+ *   "hi" with a 400 kB schema was estimated at 6 tokens and billed ~100k;
+ * - for the `anthropic` dialect (`dialect`: the adapter's `dialect.name`),
+ *   the tool-use system prompt Anthropic adds to a request with tools
+ *   (`toolUsePromptTokens`: 346 tokens).
  *
  * Good for a budget check before sending; never for billing (that uses the
  * usage the provider reports).
  */
 export function estimatePromptTokens(
   request: Pick<ChatRequest, 'messages' | 'tools' | 'extra'>,
+  dialect?: string,
 ): number {
   let weight = 0
   for (const message of request.messages) weight += textWeight(messageText(message))
   if (request.tools !== undefined) weight += textWeight(JSON.stringify(request.tools))
   if (request.extra !== undefined) weight += textWeight(JSON.stringify(request.extra) ?? '')
-  return Math.ceil(weight / 4) + MESSAGE_OVERHEAD_TOKENS * request.messages.length
+  return (
+    Math.ceil(weight / 4) +
+    MESSAGE_OVERHEAD_TOKENS * request.messages.length +
+    toolUsePromptTokens(request, dialect)
+  )
 }
 
 /** Tokens a per-message framing costs in the estimate above. */

@@ -84,8 +84,9 @@ export async function admit(
                 next = earliestOf(state, later, request, { stream })
                 return { maxWaitMs: waitWorth(), hasFallback: next !== undefined }
               },
-        // Its weight against a TPM limit: what the prompt and the answer may use.
-        tokens: () => estimatePromptTokens(request) + request.maxTokens,
+        // Its weight against a TPM limit: what the prompt (as this adapter's
+        // provider bills it) and the answer may use.
+        tokens: () => estimatePromptTokens(request, adapter.dialect.name) + request.maxTokens,
         // A call back after a 429 keeps its place in line.
         waitingSince: state.startedAt,
       }),

@@ -129,7 +129,9 @@ export function affordable(
   request: ChatRequest,
 ): boolean {
   try {
-    budget.assertCanSpend(budget.estimate(adapter.model, request, adapter.name))
+    budget.assertCanSpend(
+      budget.estimate(adapter.model, request, adapter.name, adapter.dialect.name),
+    )
     return true
   } catch (refused) {
     // Anything but the budget's refusal is for that model's own check to say.

@@ -213,7 +213,7 @@ async function attemptsOn(
     }
     const budget = options.limits?.budget ?? undefined
     // Priced as this provider bills the model (`providerPrices`), when the budget says.
-    const estimateUsd = budget?.estimate(adapter.model, request, adapter.name)
+    const estimateUsd = budget?.estimate(adapter.model, request, adapter.name, adapter.dialect.name)
     // A model the budget cannot afford (its first attempt, or a retry after
     // a billed failure, or while other calls hold the budget) is given up on
     // with nothing sent, and the next model of the list — a cheaper one may
@@ -376,7 +376,14 @@ async function attemptsOn(
       const billed = billedOf(received, send)
       try {
         if (budget !== undefined)
-          state.costUsd += chargeBilledFailure(budget, adapter.model, request, billed, adapter.name)
+          state.costUsd += chargeBilledFailure(
+            budget,
+            adapter.model,
+            request,
+            billed,
+            adapter.name,
+            adapter.dialect.name,
+          )
       } finally {
         reservation?.release()
       }
@@ -446,6 +453,7 @@ async function attemptsOn(
             request,
             result.response,
             adapter.name,
+            adapter.dialect.name,
           )
       } finally {
         reservation?.release()
@@ -513,7 +521,14 @@ async function attemptsOn(
           counts = billedCounts(billed, received)
         }
         if (budget !== undefined)
-          state.costUsd += chargeBilledFailure(budget, adapter.model, request, billed, adapter.name)
+          state.costUsd += chargeBilledFailure(
+            budget,
+            adapter.model,
+            request,
+            billed,
+            adapter.name,
+            adapter.dialect.name,
+          )
       }
     } finally {
       reservation?.release()
