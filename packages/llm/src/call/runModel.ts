@@ -214,6 +214,18 @@ async function attemptsOn(
     const budget = options.limits?.budget ?? undefined
     // Priced as this provider bills the model (`providerPrices`), when the budget says.
     const estimateUsd = budget?.estimate(adapter.model, request, adapter.name, adapter.dialect.name)
+    /** What a failed attempt is billed (`billedOf`), added to the call's cost. */
+    const chargeFailure = (billed: BilledFailure | undefined): void => {
+      if (budget === undefined) return
+      state.costUsd += chargeBilledFailure(
+        budget,
+        adapter.model,
+        request,
+        billed,
+        adapter.name,
+        adapter.dialect.name,
+      )
+    }
     // A model the budget cannot afford (its first attempt, or a retry after
     // a billed failure, or while other calls hold the budget) is given up on
     // with nothing sent, and the next model of the list — a cheaper one may
@@ -375,15 +387,7 @@ async function attemptsOn(
       // carries the cost.
       const billed = billedOf(received, send)
       try {
-        if (budget !== undefined)
-          state.costUsd += chargeBilledFailure(
-            budget,
-            adapter.model,
-            request,
-            billed,
-            adapter.name,
-            adapter.dialect.name,
-          )
+        chargeFailure(billed)
       } finally {
         reservation?.release()
       }
@@ -520,15 +524,7 @@ async function attemptsOn(
           }
           counts = billedCounts(billed, received)
         }
-        if (budget !== undefined)
-          state.costUsd += chargeBilledFailure(
-            budget,
-            adapter.model,
-            request,
-            billed,
-            adapter.name,
-            adapter.dialect.name,
-          )
+        chargeFailure(billed)
       }
     } finally {
       reservation?.release()
