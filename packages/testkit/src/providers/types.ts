@@ -114,12 +114,17 @@ export interface ErrorReply {
 export interface HangReply {
   kind: 'hang'
   /**
-   * Send a 200 `text/event-stream` status line and headers, then nothing
-   * (on the Anthropic route, the stream's `message_start` first, as a real
-   * stalled stream has sent it). Default false.
+   * Send a 200 status line and headers, then nothing: a stream's
+   * (`text/event-stream`; on the Anthropic route its `message_start` first,
+   * as a real stalled stream has sent it), or for a request that does not
+   * stream a whole answer's (`application/json`). Default false.
    */
   afterHeaders?: boolean | undefined
-  /** With `afterHeaders`: send `: keep-alive` comments (Anthropic: `ping` events) every this many ms, and never a token. */
+  /**
+   * With `afterHeaders`, on a streamed request: send `: keep-alive` comments
+   * (Anthropic: `ping` events) every this many ms, and never a token. A
+   * request that does not stream gets none.
+   */
   keepAliveEveryMs?: number | undefined
 }
 

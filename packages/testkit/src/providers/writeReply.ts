@@ -153,17 +153,18 @@ async function writeHang(ctx: ReplyContext, reply: HangReply): Promise<void> {
     const start =
       ctx.wire === anthropicMessages && ctx.record.stream ? anthropicStart(ctx) : undefined
     ctx.res.writeHead(200, {
-      'content-type': 'text/event-stream; charset=utf-8',
+      // A stream's headers for a stream; a whole answer's for the rest.
+      'content-type': ctx.record.stream ? 'text/event-stream; charset=utf-8' : 'application/json',
       'cache-control': 'no-cache',
       ...(start === undefined ? {} : requestIdHeader(ctx, start.id)),
     })
     ctx.res.flushHeaders()
     if (start !== undefined && !(await writePaced(ctx.res, start.text, {}, ctx.clock, ctx.signal)))
       return
-    // Anthropic's pings are stream events, as message_start is: a request
-    // that does not stream gets neither.
-    const every =
-      start === undefined && ctx.wire === anthropicMessages ? 0 : (reply.keepAliveEveryMs ?? 0)
+    // Keep-alives (comments, Anthropic's pings) are a stream's, as
+    // message_start is: a request that does not stream — Gemini's JSON-array
+    // form among them — gets none, as a text reply's does.
+    const every = ctx.record.stream ? (reply.keepAliveEveryMs ?? 0) : 0
     while (every > 0 && (await pause(ctx.clock, every, ctx.signal))) {
       if (!(await writePaced(ctx.res, keepAlive(ctx), {}, ctx.clock, ctx.signal))) return
     }

@@ -87,39 +87,51 @@ it('a hang after the headers opens with message_start, then pings; the OpenAI ro
   expect(openai.events.some((e) => e.event === 'ping')).toBe(false)
 })
 
-it('a hang after the headers of a request that does not stream sends no event: message_start and pings are a stream’s', async () => {
-  const clock = new ManualClock()
-  fake = await startFakeProvider({
-    dialect: 'anthropic',
-    clock,
-    reply: reply.hang({ afterHeaders: true, keepAliveEveryMs: 5 }),
-  })
-  const res = await fetch(`${fake.url}/v1/messages`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json', 'anthropic-version': '2023-06-01' },
-    body: JSON.stringify({
-      model: 'claude-sonnet-4-5',
-      max_tokens: 64,
-      messages: [{ role: 'user', content: 'hi' }],
-    }),
-  })
-  expect(res.status).toBe(200)
-  const reader = res.body!.getReader()
-  const read = (async () => {
-    let bytes = 0
-    try {
-      for (let r = await reader.read(); !r.done; r = await reader.read()) bytes += r.value.length
-    } catch {
-      // The fake's close cuts the hanging answer: what arrived before is the figure.
+// A request that does not stream gets a whole answer's headers and no
+// stream events: no message_start or pings (Anthropic), no `: keep-alive`
+// comments (OpenAI, Gemini's JSON-array form), which a JSON reader meets as
+// a parse error instead of a stall.
+it.each([
+  ['anthropic', '/v1/messages'],
+  ['openai', '/v1/chat/completions'],
+  ['gemini', '/v1beta/models/gemini-2.5-flash:streamGenerateContent'],
+] as const)(
+  'a hang after the headers of a %s request that does not stream sends nothing',
+  async (dialect, route) => {
+    const clock = new ManualClock()
+    fake = await startFakeProvider({
+      dialect,
+      clock,
+      reply: reply.hang({ afterHeaders: true, keepAliveEveryMs: 5 }),
+    })
+    const res = await fetch(`${fake.url}${route}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'anthropic-version': '2023-06-01' },
+      body: JSON.stringify(
+        dialect === 'gemini'
+          ? { contents: [{ role: 'user', parts: [{ text: 'hi' }] }] }
+          : { model: 'm', max_tokens: 64, messages: [{ role: 'user', content: 'hi' }] },
+      ),
+    })
+    expect(res.status).toBe(200)
+    expect(res.headers.get('content-type')).toBe('application/json')
+    const reader = res.body!.getReader()
+    const read = (async () => {
+      let bytes = 0
+      try {
+        for (let r = await reader.read(); !r.done; r = await reader.read()) bytes += r.value.length
+      } catch {
+        // The fake's close cuts the hanging answer: what arrived before is the figure.
+      }
+      return bytes
+    })()
+    // Past three keep-alives' time on the fake's clock, each advance given a turn to write.
+    for (let i = 0; i < 3; i++) {
+      clock.advance(5)
+      await new Promise((resolve) => setImmediate(resolve))
     }
-    return bytes
-  })()
-  // Past three pings' time on the fake's clock, each advance given a turn to write.
-  for (let i = 0; i < 3; i++) {
-    clock.advance(5)
-    await new Promise((resolve) => setImmediate(resolve))
-  }
-  await fake.close()
-  fake = undefined
-  expect(await read).toBe(0)
-})
+    await fake.close()
+    fake = undefined
+    expect(await read).toBe(0)
+  },
+)
