@@ -333,7 +333,10 @@ function redirectMessage(status: number, headers: ErrorInput['headers']): string
 const PATH_PARAMS = /;[^/]*/g
 
 /** The user info of a protocol-relative reference: after its two slashes, up to the authority's last `@`. */
-const RELATIVE_USERINFO = /^([/\\]{2,})[^/\\]*@/
+const RELATIVE_USERINFO = /^([\s\p{Cc}]*[/\\]{2,})[^/\\]*@/u
+
+/** What the URL parser drops wherever it stands in a URL. */
+const TABS_AND_BREAKS = /[\t\n\r]/g
 
 /**
  * A `Location` as the message shows it: scheme, host, path and the names of
@@ -355,7 +358,9 @@ function addressOf(location: string): string {
     // Relative (or no URL at all): shown as it came, up to its query — but
     // for the credentials of a protocol-relative one (`//user:pw@host/…`,
     // `\\user:pw@host`), cut to the authority's last `@`.
-    address = address.replace(RELATIVE_USERINFO, '$1')
+    // Tabs and line breaks first: the URL parser drops them, so `/\t/user:pw@host`
+    // is read as `//user:pw@host`.
+    address = address.replace(TABS_AND_BREAKS, '').replace(RELATIVE_USERINFO, '$1')
   }
   // Each path segment's parameters too: a servlet container's session
   // (`;jsessionid=…`) rides there, as @hourglass/fetch cuts it from URLs it shows.

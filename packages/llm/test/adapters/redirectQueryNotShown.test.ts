@@ -73,6 +73,8 @@ it.each([
   // scrubber to find): shown whole before.
   ['protocol-relative', `//user:${TOKEN}@login.example/v1/chat`, '//login.example/v1/chat'],
   ['backslashed', `\\\\user:${TOKEN}@login.example/v1`, '\\\\login.example/v1'],
+  // A tab the URL parser drops: `/\t/` is `//` to it.
+  ['tabbed', `/\t/user:${TOKEN}@login.example/v1`, '//login.example/v1'],
 ])(
   'a %s Location is named with the values of its query redacted, no fragment',
   async (_kind, location, shown) => {
