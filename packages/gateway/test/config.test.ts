@@ -311,6 +311,12 @@ describe('gateway config validation names the field', () => {
       'models.small.fallback[2]: repeats fallback[1] (provider "qwen", model "qwen-max"): each target is asked once (policy.maxAttempts sets its retries)',
       'models.large.fallback[2]: repeats fallback[0] (provider "openai", model "gpt-4o"): each target is asked once (policy.maxAttempts sets its retries)',
     ])
+    // ioredis reads `redis:?host=h` as the host `redis`.
+    for (const url of ['redis:?host=10.0.0.5', 'rediss:/?host=10.0.0.5&port=6380']) {
+      expect(problems({ ...valid(), redis: { url } })).toEqual([
+        'redis.url: expected a redis:// or rediss:// URL',
+      ])
+    }
     // ioredis keeps the last of a repeated query value.
     for (const url of ['rediss:///0', 'redis://?host=&port=6380', 'redis://?host=10.0.0.5&host=']) {
       expect(problems({ ...valid(), redis: { url } })).toEqual([

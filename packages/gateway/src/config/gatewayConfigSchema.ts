@@ -264,6 +264,12 @@ export function gatewayConfigSchema(env: Env) {
               // ioredis dials localhost:6379 for a URL without a host (a
               // `redis://${HOST}` whose HOST was empty): each instance its own
               // Redis, or none, and limits no longer shared by the fleet.
+              // `redis:?host=h` parses, but ioredis puts `redis://` before a URL
+              // without `//` and dials the host `redis`.
+              .refine((url) => !/^rediss?:/i.test(url) || /^rediss?:\/\//i.test(url), {
+                error: 'expected a redis:// or rediss:// URL',
+                abort: true,
+              })
               .refine((url) => {
                 // Read as ioredis reads it (a host or socket path in the
                 // query too, the last of each); none: it dials localhost.

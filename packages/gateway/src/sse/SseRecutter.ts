@@ -54,8 +54,13 @@ export class SseRecutter {
   push(chunk: Uint8Array): Uint8Array | undefined {
     if (this.#ended) throw new TypeError('SseRecutter.push() after end()')
     if (this.#overflowPending) {
-      // Where the push that passed the limit would have left it, had it thrown.
+      // Where the push that passed the limit would have left it, had it thrown;
+      // the chunk held as any is, so `end()` after the error hands back every
+      // byte on this path too.
       this.#overflowPending = false
+      this.#scan(chunk, this.#length)
+      this.#chunks.push(chunk)
+      this.#length += chunk.length
       throw this.#overflowError()
     }
     if (chunk.length === 0) return undefined

@@ -75,6 +75,13 @@ describe('SseRecutter', () => {
       expect(() => over.push(enc.encode(big)), JSON.stringify(first + second)).toThrow(/32 bytes/)
       expect(out + dec(over.end())).toBe(first + big)
     }
+    // So after an error put off behind a whole event: the chunk that meets it is held.
+    const later = new SseRecutter({ maxEventBytes: 32 })
+    const whole = `data: a\n\ndata: ${'x'.repeat(40)}`
+    const first = dec(later.push(enc.encode(whole)))
+    expect(first).toBe('data: a\n\n')
+    expect(() => later.push(enc.encode('yy\n\n'))).toThrow(/32 bytes/)
+    expect(first + dec(later.end())).toBe(`${whole}yy\n\n`)
   })
 
   it('drops a BOM split over three chunks and forwards the rest unchanged', () => {
