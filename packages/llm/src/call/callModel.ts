@@ -71,8 +71,17 @@ function start(given: CallModelOptions): Promise<ChatResponse> | ModelStream {
     const first = await complete(state, options.request, key, undefined)
     // From the request answered: shrunk, if the prompt was too long.
     return recoverOutputLimit(first.response, first.request, state.recovery, (request, step) =>
-      // A continuation is a new operation (a different request): its own key, derived from this one.
-      complete(state, request, deriveKey({ operation: key, step }), undefined),
+      // A continuation is a new operation (a different request): its own key,
+      // derived from this one. A raised cap refused as too long for the
+      // context window is the cap's doing, not the prompt's, which fitted:
+      // the history is not shrunk (collapse, a paid compaction) for it.
+      complete(
+        state,
+        request,
+        deriveKey({ operation: key, step }),
+        undefined,
+        !step.endsWith(':raise-cap'),
+      ),
     )
   })()
 }
@@ -128,11 +137,12 @@ async function complete(
   request: ChatRequest,
   key: string,
   sink: StreamSink | undefined,
+  mayShrink = true,
 ): Promise<Answered> {
   const reducers: Array<[string, MessageReducer]> = []
   const { collapse, compact } = state.recovery
-  if (collapse) reducers.push(['collapse', collapse])
-  if (compact) reducers.push(['compact', compact])
+  if (collapse && mayShrink) reducers.push(['collapse', collapse])
+  if (compact && mayShrink) reducers.push(['compact', compact])
   const done: string[] = []
   // The models each refused pass tried: the error that ends the call names them all.
   const tried: ModelFailure[] = []

@@ -108,32 +108,22 @@ export async function recoverOutputLimit(
       // large"): a caller whose `maxTokens` is the model's maximum met it on
       // every `length` stop, the call failed with `RequestRejectedError` and
       // the cut answer already paid for was lost. The step is dropped (a
-      // refusal is not billed) and the recovery goes on with the accepted
-      // cap. Only a refusal that names the cap: the step's call runs the
-      // whole model list, so a fallback's 400 about something else (its tool
-      // schema) would fail the continuation the same way, one call later.
+      // refusal is not billed) and the recovery goes on with the accepted cap.
       if (steps.at(-1) === 'raise-cap' && refusesRaisedCap(error)) {
         steps.pop()
         discarded = undefined
         current = accepted
         continue
       }
-      // Past the context window beside the prompt: a continuation (the
-      // prompt, the cut answer and the accepted cap) needs more room still,
-      // so none is sent. The cut answer, paid for, is what was produced.
-      if (
-        steps.at(-1) === 'raise-cap' &&
-        isRequestRejected(error) &&
-        error.kind === 'context_too_long'
-      ) {
-        steps.pop()
-        throw new OutputTruncatedError({ response: produced, recoveries: steps, cause: error })
-      }
-      // The cost budget cannot afford the step: the cut answer is still what
-      // was produced, and paid for — surfaced as when the steps run out, the
-      // refusal its cause and the step left out of `recoveries`. Thrown as
-      // it was, the answer the budget had already paid for was lost.
-      if (!isBudgetExceeded(error)) throw error
+      // Any other step refused as a request — past the context window (a
+      // continuation holds the prompt, the cut answer and the cap: the next
+      // needs more room still), a cap refused in words, a fallback's 400
+      // about its own tool schema (the step's call runs the whole model
+      // list) — or one the cost budget cannot afford: the answer produced
+      // and paid for is what the caller gets, with the refusal as `cause`
+      // and the step left out of `recoveries`. Thrown as it was, that
+      // answer was lost.
+      if (!isBudgetExceeded(error) && !refusesRequest(error)) throw error
       steps.pop()
       throw new OutputTruncatedError({ response: produced, recoveries: steps, cause: error })
     }
@@ -144,13 +134,29 @@ export async function recoverOutputLimit(
 }
 
 /**
- * A refusal of the raised cap as too large: a bad request whose message
- * names the cap. A content-policy refusal, or a bad request about anything
- * else, is no cap's.
+ * A refusal of the raised cap as past the model's output maximum: a bad
+ * request whose message names the cap and no context window (vLLM's and
+ * TGI's "'max_tokens' … maximum context length is", "`inputs` tokens +
+ * `max_new_tokens` must be <=" are the window, worded with the cap).
  */
 function refusesRaisedCap(error: unknown): boolean {
-  return isRequestRejected(error) && error.kind === 'bad_request' && CAP_NAMES.test(error.message)
+  return (
+    isRequestRejected(error) &&
+    error.kind === 'bad_request' &&
+    CAP_NAMES.test(error.message) &&
+    !WINDOW_WORDS.test(error.message)
+  )
 }
+
+/** A refusal of the request itself that no recovery step can get past: not a content policy's. */
+function refusesRequest(error: unknown): boolean {
+  return (
+    isRequestRejected(error) && (error.kind === 'bad_request' || error.kind === 'context_too_long')
+  )
+}
+
+/** Words of a refusal about the context window, not the output cap alone. */
+const WINDOW_WORDS = /context (length|window|limit)|input tokens|`?inputs`? tokens/i
 
 /** How each dialect names the output cap in its refusal of one too large. */
 const CAP_NAMES =

@@ -240,8 +240,9 @@ describe('max_tokens recovery', () => {
 
   // The prompt and the raised cap past the context window: a continuation
   // (the prompt, the cut answer and the accepted cap) needs more room still,
-  // and would be refused too. The cut answer, paid for, is what comes back.
-  it('a raised cap that the prompt no longer fits the context window beside ends the recovery with the cut answer', async () => {
+  // and would be refused too. The cut answer, paid for, is what comes back —
+  // and the prompt, which fitted, is not shrunk for the cap's sake.
+  it('a raised cap that the prompt no longer fits the context window beside ends the recovery with the cut answer, the history not shrunk', async () => {
     const fake = await fakes.start({ dialect: 'anthropic' })
     fake.enqueue(
       reply.text('cut ', { finishReason: 'length' }),
@@ -250,37 +251,63 @@ describe('max_tokens recovery', () => {
     const model = fakes.adapter(
       anthropic({ baseURL: fake.baseURL, apiKey: 'k', model: 'claude-sonnet-4-5' }),
     )
+    const shrunk: number[] = []
     const error = await callModel({
       models: [model],
       request: { messages: [user('Write an essay.')], maxTokens: 32_000 },
+      recovery: {
+        collapse: (messages) => {
+          shrunk.push(messages.length)
+          return messages
+        },
+      },
     }).catch((e: unknown) => e)
     expect(isOutputTruncated(error)).toBe(true)
     expect(error).toMatchObject({ recoveries: [] })
     expect((error as { response: { text: string } }).response.text).toBe('cut ')
     expect(isRequestRejected((error as Error).cause)).toBe(true)
+    expect(shrunk).toEqual([])
     expect(fake.requests).toHaveLength(2)
   })
 
-  // The raise-cap step runs the whole model list: a fallback's 400 about
-  // something else (its tool schema) is no refusal of the cap, and a
-  // continuation would meet it again.
-  it('a bad request that does not name the cap ends the call as it did', async () => {
-    const fake = await fakes.start({ dialect: 'anthropic' })
-    fake.enqueue(
-      reply.text('cut ', { finishReason: 'length' }),
+  // Refusals that end the recovery with what was produced, not with the
+  // refusal alone (the answers paid for lost): the window refused in the
+  // cap's own words (vLLM's, TGI's), a continuation past the window, a bad
+  // request about anything else (a fallback's tool schema).
+  it.each([
+    [
+      'the window, worded with the cap',
+      anthropicErrors.invalidRequest(
+        "'max_tokens' or 'max_completion_tokens' is too large: 2048. This model's maximum context length is 3000 tokens and your request has 1500 input tokens",
+      ),
+      100,
+    ],
+    ['a continuation past the window', anthropicErrors.contextLimitWithMaxTokens(), 0],
+    [
+      'a bad request about something else',
       anthropicErrors.invalidRequest('tools.0.custom.input_schema: JSON schema is invalid'),
-    )
-    const model = fakes.adapter(
-      anthropic({ baseURL: fake.baseURL, apiKey: 'k', model: 'claude-sonnet-4-5' }),
-    )
-    const error = await callModel({
-      models: [model],
-      request: { messages: [user('Write an essay.')], maxTokens: 100 },
-    }).catch((e: unknown) => e)
-    expect(isRequestRejected(error)).toBe(true)
-    expect(error).toMatchObject({ kind: 'bad_request' })
-    expect(fake.requests).toHaveLength(2)
-  })
+      100,
+    ],
+  ] as const)(
+    '%s ends the recovery with the cut answer, the refusal its cause',
+    async (_, refusal, cap) => {
+      const fake = await fakes.start({ dialect: 'anthropic' })
+      fake.enqueue(reply.text('cut ', { finishReason: 'length' }), refusal)
+      const model = fakes.adapter(
+        anthropic({ baseURL: fake.baseURL, apiKey: 'k', model: 'claude-sonnet-4-5' }),
+      )
+      const error = await callModel({
+        models: [model],
+        request: { messages: [user('Write an essay.')], maxTokens: 100 },
+        recovery: { maxTokensCeiling: cap === 0 ? 0 : undefined },
+      }).catch((e: unknown) => e)
+      expect(isOutputTruncated(error)).toBe(true)
+      expect(error).toMatchObject({ recoveries: [] })
+      expect((error as { response: { text: string } }).response.text).toBe('cut ')
+      expect(isRequestRejected((error as Error).cause)).toBe(true)
+      expect(fake.requests).toHaveLength(2)
+    },
+  )
 
   it('a content-policy refusal of the raised cap is no cap problem: it still ends the call', async () => {
     const fake = await fakes.start({ dialect: 'openai' })
