@@ -3,7 +3,7 @@ import { type Clock, isClock, MAX_TIMER_MS, systemClock } from './clock.js'
 import { DeadlineExceededError } from './DeadlineExceededError.js'
 import { describeValue } from './describeValue.js'
 import { isAbortSignal } from './isAbortSignal.js'
-import { wholeTimeout } from './ManualClock.js'
+import { firesExactly, wholeTimeout } from './ManualClock.js'
 import { optionError } from './optionError.js'
 import { type PlanEntry, type PlanOptions, SlicePlan, type SliceState } from './SlicePlan.js'
 import { recordTimerLateness } from './timerLateness.js'
@@ -801,7 +801,12 @@ export class Deadline {
     // Node truncates fractional delays and libuv counts whole milliseconds, so
     // a timer can fire up to ~1 ms before the monotonic clock reaches
     // expiresAt: round up, and re-arm (above) if it still fires early. A
-    // deadline never expires early. Past 2^31-1 ms Node's timers overflow:
+    // deadline never expires early. Not on a ManualClock, whose timers fire
+    // at the very time asked for: rounded up there, a deadline with a
+    // fraction of a ms left (a share slice's 33.33 ms) read `expired` once
+    // `advance` reached its expiry, yet nothing had fired (no onExpire, no
+    // abort, its slice still running) until the test advanced up to 1 ms
+    // more. Past 2^31-1 ms Node's timers overflow:
     // far deadlines re-arm in steps — except on a ManualClock, whose timers
     // wait any delay whole (see `wholeTimeout`).
     const link: TimerLink = { deadline: this }
@@ -810,7 +815,7 @@ export class Deadline {
       // Cleared (see `#timerLink`): a timer its clock could not cancel does nothing.
       if (link.deadline !== undefined) link.deadline.#arm()
     }
-    const ms = Math.ceil(delay)
+    const ms = firesExactly(this.clock) ? delay : Math.ceil(delay)
     const whole = ms > MAX_TIMER_MS ? wholeTimeout(this.clock, fire, ms) : undefined
     this.#timer = whole ?? this.clock.setTimeout(fire, Math.min(ms, MAX_TIMER_MS))
   }

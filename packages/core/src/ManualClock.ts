@@ -22,6 +22,14 @@ export let wholeTimeout: (
   options?: TimerOptions,
 ) => unknown
 
+/**
+ * @internal Whether `clock` is a ManualClock (a subclass too), whose timers
+ * fire at the very time asked for, fractions included: a `Deadline` rounds
+ * its timer's delay up to a whole ms on every other clock (Node truncates
+ * fractions). Not exported from the package.
+ */
+export let firesExactly: (clock: unknown) => boolean
+
 interface PendingTimer {
   handle: object
   at: number
@@ -87,6 +95,7 @@ export class ManualClock implements Clock {
       }
       return clock.#schedule(callback, ms)
     }
+    firesExactly = (clock) => typeof clock === 'object' && clock !== null && #timers in clock
   }
 
   #schedule(callback: () => void, ms: number): object {
