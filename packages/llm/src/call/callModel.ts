@@ -3,8 +3,8 @@ import { systemClock, untilEnded } from '@hourglass/core'
 import { defaultAdmissionFor } from '../admission/defaultAdmission.js'
 import { idempotencyKey as deriveKey } from '../agent/idempotencyKey.js'
 import type { ModelFailure } from '../errors/ModelFailure.js'
-import { isModelUnavailable, ModelUnavailableError } from '../errors/ModelUnavailableError.js'
-import { isProviderError, type ProviderError } from '../errors/ProviderError.js'
+import { ModelUnavailableError } from '../errors/ModelUnavailableError.js'
+import type { ProviderError } from '../errors/ProviderError.js'
 import {
   isRateLimited,
   type RateLimitedError,
@@ -21,6 +21,7 @@ import { createModelStream, type ModelStream, type StreamSink } from './ModelStr
 import { outputCapOverLimit } from './outputCapOverLimit.js'
 import { type Answered, recoverOutputLimit } from './recoverOutputLimit.js'
 import { runModels } from './runModels.js'
+import { tooBig } from './tooBig.js'
 
 /**
  * One model call under the policy: every failure classified by the
@@ -141,8 +142,8 @@ async function complete(
 ): Promise<Answered> {
   const reducers: Array<[string, MessageReducer]> = []
   const { collapse, compact } = state.recovery
-  if (collapse && mayShrink) reducers.push(['collapse', collapse])
-  if (compact && mayShrink) reducers.push(['compact', compact])
+  if (collapse) reducers.push(['collapse', collapse])
+  if (compact) reducers.push(['compact', compact])
   const done: string[] = []
   // The models each refused pass tried: the error that ends the call names them all.
   const tried: ModelFailure[] = []
@@ -159,6 +160,10 @@ async function complete(
     } catch (error) {
       const refused = tooBig(error)
       if (refused === undefined) throw error
+      // The prompt fitted the context window; the raised cap beside it did
+      // not: not shrunk (collapse, a paid compaction) for the cap's sake. A
+      // size refused against a limit (`request_too_large`) is shrunk as ever.
+      if (!mayShrink && isRequestRejected(refused)) throw refused
       // The output cap alone over the limit: no step can shrink the request
       // under it. Said only when a step is skipped for it: with none left to
       // run, the refusal is as it was.
@@ -213,36 +218,6 @@ async function shrink(
   )
   checkMessages(smaller, `recovery.${name}`)
   return smaller as ChatRequest['messages']
-}
-
-/**
- * The refusals a smaller request may get past: the prompt too long for the
- * context window, or a model of the list (each was tried, as a fallback)
- * refusing it as bigger than its limit (`request_too_large`) — whatever the
- * others failed with: one overloaded or rate limited beside it left the
- * call with no recovery at all, where the smaller request would have gone
- * to the model that refused the size. The size refused by the provider (its
- * `ProviderError`) or by admission before sending (`ProviderLimits`: a
- * `RateLimitedError` of that kind, alone or among the causes) alike: the
- * second, missed, ended the call where the provider's own 429 "Request too
- * large" was recovered from.
- */
-type TooBig = RequestRejectedError | ModelUnavailableError | RateLimitedError
-
-function tooBig(error: unknown): TooBig | undefined {
-  if (isRequestRejected(error)) return error.kind === 'context_too_long' ? error : undefined
-  if (isRateLimited(error)) {
-    return error.kind === 'request_too_large' || error.causes.some(refusedAsTooLarge)
-      ? error
-      : undefined
-  }
-  if (!isModelUnavailable(error)) return undefined
-  return error.causes.some(refusedAsTooLarge) ? error : undefined
-}
-
-function refusedAsTooLarge(failure: ModelFailure): boolean {
-  const { cause } = failure
-  return (isProviderError(cause) || isRateLimited(cause)) && cause.kind === 'request_too_large'
 }
 
 /**

@@ -5,6 +5,7 @@ import { isBudgetExceeded } from '../errors/BudgetExceededError.js'
 import { OutputTruncatedError } from '../errors/OutputTruncatedError.js'
 import { isRequestRejected } from '../errors/RequestRejectedError.js'
 import type { ChatRequest, ChatResponse, ContentBlock, Usage } from '../types.js'
+import { tooBig } from './tooBig.js'
 
 /**
  * `providerFinishReason`s of a `length` finish that is no output-cap stop:
@@ -148,11 +149,15 @@ function refusesRaisedCap(error: unknown): boolean {
   )
 }
 
-/** A refusal of the request itself that no recovery step can get past: not a content policy's. */
+/**
+ * A refusal of the request itself that no recovery step can get past: a bad
+ * request, or one too large — for the context window, or for a limit
+ * (`request_too_large`: admission's TPM or the provider's 429 "Request too
+ * large", once `collapse`/`compact` could not make room). Not a content
+ * policy's: that refusal ends the call as it is.
+ */
 function refusesRequest(error: unknown): boolean {
-  return (
-    isRequestRejected(error) && (error.kind === 'bad_request' || error.kind === 'context_too_long')
-  )
+  return (isRequestRejected(error) && error.kind === 'bad_request') || tooBig(error) !== undefined
 }
 
 /** Words of a refusal about the context window, not the output cap alone. */

@@ -4,6 +4,7 @@ import { anthropic } from '../../src/adapters/anthropic.js'
 import { openAICompatible } from '../../src/adapters/openAICompatible.js'
 import { callModel } from '../../src/call/callModel.js'
 import { CONTINUE_PROMPT } from '../../src/call/recoverOutputLimit.js'
+import { isModelUnavailable } from '../../src/errors/ModelUnavailableError.js'
 import { isOutputTruncated } from '../../src/errors/OutputTruncatedError.js'
 import { isRequestRejected } from '../../src/errors/RequestRejectedError.js'
 import type { ChatMessage } from '../../src/types.js'
@@ -272,8 +273,9 @@ describe('max_tokens recovery', () => {
 
   // Refusals that end the recovery with what was produced, not with the
   // refusal alone (the answers paid for lost): the window refused in the
-  // cap's own words (vLLM's, TGI's), a continuation past the window, a bad
-  // request about anything else (a fallback's tool schema).
+  // cap's own words (vLLM's, TGI's), a continuation past the window, a size
+  // refused against a limit, a bad request about anything else (a
+  // fallback's tool schema).
   it.each([
     [
       'the window, worded with the cap',
@@ -283,6 +285,9 @@ describe('max_tokens recovery', () => {
       100,
     ],
     ['a continuation past the window', anthropicErrors.contextLimitWithMaxTokens(), 0],
+    // Too large for a limit (a 413, a 429 "Request too large", admission's
+    // TPM share) with nothing to shrink: the raised cap made it so.
+    ['a raised cap too large for a limit', anthropicErrors.requestTooLarge(), 100],
     [
       'a bad request about something else',
       anthropicErrors.invalidRequest('tools.0.custom.input_schema: JSON schema is invalid'),
@@ -304,7 +309,10 @@ describe('max_tokens recovery', () => {
       expect(isOutputTruncated(error)).toBe(true)
       expect(error).toMatchObject({ recoveries: [] })
       expect((error as { response: { text: string } }).response.text).toBe('cut ')
-      expect(isRequestRejected((error as Error).cause)).toBe(true)
+      // The refusal: the provider's own (RequestRejectedError), or every
+      // model's, a size among them (ModelUnavailableError).
+      const cause = (error as Error).cause
+      expect(isRequestRejected(cause) || isModelUnavailable(cause)).toBe(true)
       expect(fake.requests).toHaveLength(2)
     },
   )
