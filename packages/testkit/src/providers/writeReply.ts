@@ -163,10 +163,14 @@ async function writeHang(ctx: ReplyContext, reply: HangReply): Promise<void> {
       return
     // Keep-alives (comments, Anthropic's pings) are a stream's, as
     // message_start is: a request that does not stream — Gemini's JSON-array
-    // form among them — gets none, as a text reply's does.
-    const every = ctx.record.stream ? (reply.keepAliveEveryMs ?? 0) : 0
+    // form among them — gets none, as a text reply's does; but DeepSeek's
+    // empty lines, which keep its whole answers alive (writeDeepSeekKeptAliveJson).
+    const deepSeekJson =
+      !ctx.record.stream && ctx.dialect === 'deepseek' && ctx.record.route === 'openai-chat'
+    const every = ctx.record.stream || deepSeekJson ? (reply.keepAliveEveryMs ?? 0) : 0
+    const beat = deepSeekJson ? '\n' : keepAlive(ctx)
     while (every > 0 && (await pause(ctx.clock, every, ctx.signal))) {
-      if (!(await writePaced(ctx.res, keepAlive(ctx), {}, ctx.clock, ctx.signal))) return
+      if (!(await writePaced(ctx.res, beat, {}, ctx.clock, ctx.signal))) return
     }
   }
   await new Promise<void>((resolve) => {

@@ -135,3 +135,26 @@ it.each([
     expect(await read).toBe(0)
   },
 )
+
+// DeepSeek keeps a whole answer it is still generating alive with empty
+// lines ("Non-streaming requests: Continuously return empty lines"): its
+// stalled answer sends them, as its slow text reply does.
+it('a hang after the headers of a DeepSeek request that does not stream sends empty lines, as DeepSeek does', async () => {
+  const clock = new ManualClock()
+  fake = await startFakeProvider({
+    dialect: 'deepseek',
+    clock,
+    reply: reply.hang({ afterHeaders: true, keepAliveEveryMs: 5 }),
+  })
+  const res = await fetch(`${fake.url}/chat/completions`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ model: 'deepseek-chat', messages: [{ role: 'user', content: 'hi' }] }),
+  })
+  expect(res.headers.get('content-type')).toBe('application/json')
+  const reader = res.body!.getReader()
+  await expect.poll(() => clock.pendingTimers).toBe(1)
+  clock.advance(5)
+  expect(new TextDecoder().decode((await reader.read()).value)).toBe('\n')
+  await reader.cancel()
+})
