@@ -283,19 +283,32 @@ describe('max_tokens recovery', () => {
         "'max_tokens' or 'max_completion_tokens' is too large: 2048. This model's maximum context length is 3000 tokens and your request has 1500 input tokens",
       ),
       100,
+      isRequestRejected,
     ],
-    ['a continuation past the window', anthropicErrors.contextLimitWithMaxTokens(), 0],
+    [
+      'a continuation past the window',
+      anthropicErrors.contextLimitWithMaxTokens(),
+      0,
+      isRequestRejected,
+    ],
     // Too large for a limit (a 413, a 429 "Request too large", admission's
     // TPM share) with nothing to shrink: the raised cap made it so.
-    ['a raised cap too large for a limit', anthropicErrors.requestTooLarge(), 100],
+    // Every model's refusal, a size among them: ModelUnavailableError.
+    [
+      'a raised cap too large for a limit',
+      anthropicErrors.requestTooLarge(),
+      100,
+      isModelUnavailable,
+    ],
     [
       'a bad request about something else',
       anthropicErrors.invalidRequest('tools.0.custom.input_schema: JSON schema is invalid'),
       100,
+      isRequestRejected,
     ],
   ] as const)(
     '%s ends the recovery with the cut answer, the refusal its cause',
-    async (_, refusal, cap) => {
+    async (_, refusal, cap, isCause) => {
       const fake = await fakes.start({ dialect: 'anthropic' })
       fake.enqueue(reply.text('cut ', { finishReason: 'length' }), refusal)
       const model = fakes.adapter(
@@ -309,10 +322,7 @@ describe('max_tokens recovery', () => {
       expect(isOutputTruncated(error)).toBe(true)
       expect(error).toMatchObject({ recoveries: [] })
       expect((error as { response: { text: string } }).response.text).toBe('cut ')
-      // The refusal: the provider's own (RequestRejectedError), or every
-      // model's, a size among them (ModelUnavailableError).
-      const cause = (error as Error).cause
-      expect(isRequestRejected(cause) || isModelUnavailable(cause)).toBe(true)
+      expect(isCause((error as Error).cause)).toBe(true)
       expect(fake.requests).toHaveLength(2)
     },
   )
