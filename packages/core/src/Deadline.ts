@@ -3,7 +3,7 @@ import { type Clock, isClock, MAX_TIMER_MS, systemClock } from './clock.js'
 import { DeadlineExceededError } from './DeadlineExceededError.js'
 import { describeValue } from './describeValue.js'
 import { isAbortSignal } from './isAbortSignal.js'
-import { firesExactly, wholeTimeout } from './ManualClock.js'
+import { dueAt, firesExactly, wholeTimeout } from './ManualClock.js'
 import { optionError } from './optionError.js'
 import { type PlanEntry, type PlanOptions, SlicePlan, type SliceState } from './SlicePlan.js'
 import { recordTimerLateness } from './timerLateness.js'
@@ -806,7 +806,8 @@ export class Deadline {
     // fraction of a ms left (a share slice's 33.33 ms) read `expired` once
     // `advance` reached its expiry, yet nothing had fired (no onExpire, no
     // abort, its slice still running) until the test advanced up to 1 ms
-    // more. Past 2^31-1 ms Node's timers overflow:
+    // more. There it is due at `expiresAt` itself, not one float step past
+    // (see `dueAt`). Past 2^31-1 ms Node's timers overflow:
     // far deadlines re-arm in steps — except on a ManualClock, whose timers
     // wait any delay whole (see `wholeTimeout`).
     const link: TimerLink = { deadline: this }
@@ -815,9 +816,11 @@ export class Deadline {
       // Cleared (see `#timerLink`): a timer its clock could not cancel does nothing.
       if (link.deadline !== undefined) link.deadline.#arm()
     }
-    const ms = firesExactly(this.clock) ? delay : Math.ceil(delay)
+    const exact = firesExactly(this.clock)
+    const ms = exact ? delay : Math.ceil(delay)
     const whole = ms > MAX_TIMER_MS ? wholeTimeout(this.clock, fire, ms) : undefined
     this.#timer = whole ?? this.clock.setTimeout(fire, Math.min(ms, MAX_TIMER_MS))
+    if (exact) dueAt(this.clock, this.#timer, this.#expiresAt)
   }
 
   #clearTimer(): void {

@@ -30,6 +30,22 @@ export let wholeTimeout: (
  */
 export let firesExactly: (clock: unknown) => boolean
 
+/**
+ * @internal On a ManualClock, make the timer `handle`, just armed for
+ * `at - now()`, due at `at` itself when it would be due after it. The clock
+ * adds that delay back to its `now`, and the round trip can land one float
+ * step past `at` (0.3 + (0.9 − 0.3) is 0.9000000000000001): a deadline
+ * armed after its start (a child left to its own timer by a disposed
+ * parent) then read `expired` at 0.9 while its timer had not fired — no
+ * abort, no onExpire — until the next `advance`. A step short is left
+ * alone: the timer fires, finds time left and re-arms for it, due at `at`
+ * exactly; moved later, it was no longer due when a test advanced by the
+ * delay it saw armed (llm's WaitClock drives time so). Only a timer armed
+ * for exactly that delay moves (a subclass that passed on another delay
+ * keeps its own); a no-op on any other clock. Not exported from the package.
+ */
+export let dueAt: (clock: unknown, handle: unknown, at: number) => void
+
 interface PendingTimer {
   handle: object
   at: number
@@ -96,6 +112,13 @@ export class ManualClock implements Clock {
       return clock.#schedule(callback, ms)
     }
     firesExactly = (clock) => typeof clock === 'object' && clock !== null && #timers in clock
+    dueAt = (clock, handle, at) => {
+      if (typeof clock !== 'object' || clock === null || !(#timers in clock)) return
+      const timer = clock.#timers.get(handle as object)
+      if (timer !== undefined && timer.at > at && timer.at === clock.#now + (at - clock.#now)) {
+        timer.at = at
+      }
+    }
   }
 
   #schedule(callback: () => void, ms: number): object {

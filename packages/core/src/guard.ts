@@ -6,6 +6,7 @@ import { isDeadlineExceeded } from './DeadlineExceededError.js'
 import { describeValue } from './describeValue.js'
 import { expiryError } from './expiryError.js'
 import { isDeadline } from './isDeadline.js'
+import { dueAt, firesExactly } from './ManualClock.js'
 
 /** Work that may be cancellable: a promise with an optional `cancel()` (PCancelable and friends). */
 export type GuardedWork<T> = PromiseLike<T> & { cancel?: () => void }
@@ -154,6 +155,7 @@ export function guard<T>(
   const milliseconds = !enforces || remaining > MAX_TIMER_MS ? Number.POSITIVE_INFINITY : remaining
   const clock = deadline.clock
   const expiresAt = deadline.expiresAt
+  const exact = firesExactly(clock)
   // p-timeout calls timers with `this` undefined; the clock's methods need
   // theirs. And it arms one timer for the time left, which can fire before
   // the clock reaches the deadline (Node truncates fractional delays, libuv
@@ -164,6 +166,8 @@ export function guard<T>(
     setTimeout: (callback: () => void, ms: number) => {
       const handle: GuardTimer = { timer: undefined, cleared: false }
       const arm = (delay: number) => {
+        // Whole ms for Node's timers; the very time on a ManualClock (see `wait`).
+        const timerMs = exact ? delay : Math.ceil(delay)
         handle.timer = clock.setTimeout(
           () => {
             // Cleared, but by a clock whose setTimeout returns no handle (its
@@ -177,13 +181,14 @@ export function guard<T>(
             if (left > 0) arm(left)
             else callback()
           },
-          Math.min(Math.ceil(delay), MAX_TIMER_MS),
+          Math.min(timerMs, MAX_TIMER_MS),
           // Kept alive, as `wait`'s timer is: the deadline's own is unref'd,
           // so a script awaiting guard on work that holds no handle of its
           // own (a promise on an event that never comes) exited with code 13
           // instead of rejecting at the deadline. Cleared when guard settles.
           KEEP_ALIVE,
         )
+        if (exact) dueAt(clock, handle.timer, expiresAt)
       }
       arm(ms)
       return handle

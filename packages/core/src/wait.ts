@@ -3,7 +3,7 @@ import { type Clock, MAX_TIMER_MS, systemClock, type TimerOptions } from './cloc
 import type { Deadline } from './Deadline.js'
 import { describeValue } from './describeValue.js'
 import { isAbortSignal } from './isAbortSignal.js'
-import { wholeTimeout } from './ManualClock.js'
+import { dueAt, firesExactly, wholeTimeout } from './ManualClock.js'
 
 export interface WaitOptions {
   /** Ends the wait at once, rejecting with its reason, when it expires or is cancelled (an observe-only deadline's expiry never ends a wait; its cancel does). `false`: none (`{ deadline: useIt && req.deadline }`). */
@@ -129,11 +129,18 @@ export function wait(ms: number, options: WaitOptions | null = {}): Promise<Wait
         if (clock.realTime === true) holdOpen = setInterval(keepOpen, MAX_TIMER_MS)
         return
       }
-      const ms = Math.ceil(left)
+      // Rounded up to a whole ms for Node's timers, which truncate (a wait
+      // that fires early re-arms for the rest). Not on a ManualClock, whose
+      // timers fire at the very time asked for: rounded up there, a back-off
+      // of 0.5 ms was still pending once `advance(0.5)` reached its end.
+      const exact = firesExactly(clock)
+      const ms = exact ? left : Math.ceil(left)
       // One whole timer on a ManualClock (see `wholeTimeout`): stepped, a
       // far wait fired one timer per 2^31−1 ms the test advanced.
       const whole = ms > MAX_TIMER_MS ? wholeTimeout(clock, fire, ms, KEEP_ALIVE) : undefined
       timer = whole ?? clock.setTimeout(fire, Math.min(ms, MAX_TIMER_MS), KEEP_ALIVE)
+      // Due at its end itself, not one float step past (see `dueAt`).
+      if (exact) dueAt(clock, timer, endsAt)
     }
     const fire = () => {
       timer = undefined

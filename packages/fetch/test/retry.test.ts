@@ -401,10 +401,12 @@ describe('statuses', () => {
     // The wait is armed a few ticks after the retry is announced: move the
     // clock once it is, by what it armed. Its timer, not just any (the 503's
     // phase timers run on this clock too), and not a fixed 60,000 ms: the
-    // wait arms the time left rounded up to a whole ms, 60,001 when the
-    // clock's start is fractional, and a 60,000 ms step left the retry
-    // waiting for good (seen twice in full runs).
-    await vi.waitFor(() => expect(Math.max(...clock.delays)).toBeGreaterThanOrEqual(60_000), {
+    // wait arms the time left, which with a fractional clock start reads a
+    // float step either side of 60,000 (59,999.99999999999: its end less its
+    // start, in floats), and a fixed 60,000 ms step could stop short of one
+    // armed a step over. `> 59_999`, not `>= 60_000`, for a step under:
+    // still no phase timer's delay, and it fails for a wait that is not ~60 s.
+    await vi.waitFor(() => expect(Math.max(...clock.delays)).toBeGreaterThan(59_999), {
       timeout: 10_000,
     })
     clock.advance(Math.max(...clock.delays))

@@ -77,10 +77,11 @@ describe('followers of every successful probe, not only the first', () => {
     console.info(`after the second probe's answer, followers sent +[${followerMs.join(', ')}] ms`)
     expect(followerMs.every((ms) => ms >= 0)).toBe(true)
     // In line order, spread evenly over staggerMs: the n-th of N at n/N × staggerMs
-    // (timers fire on whole ms). Before, every one was sent at +0.
+    // (a ManualClock fires a wait at its very end; the figures above are
+    // rounded to whole ms). Before, every one was sent at +0.
     expect(followerMs).toEqual(
       Array.from({ length: followers.length }, (_, n) =>
-        Math.ceil((n * STAGGER_MS) / followers.length),
+        Math.round((n * STAGGER_MS) / followers.length),
       ),
     )
   })
