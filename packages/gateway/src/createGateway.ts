@@ -342,6 +342,7 @@ function buildGateway(
     },
     // A wait in progress ends with the acquire: recorded as long as it lasted.
     () => metrics.waitEnded(),
+    replyReserveMs,
   )
   // Each provider's own prices: one model name may cost differently at two
   // providers, and merged by name the last one priced both — a fallback to

@@ -1,7 +1,7 @@
-import type { FakeProvider } from '@hourglass/testkit'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { isGatewayConfigError, parseGatewayConfig } from '../src/index.js'
-import { fakeProvider, fallback, type Harness, startHarness } from './support/harness.js'
+import { fallback } from './support/harness.js'
+import { openAIGateway } from './support/openAIGateway.js'
 
 /**
  * A model or alias name is what clients send as `model` and ask for by
@@ -106,31 +106,20 @@ describe('model and alias names', () => {
   })
 
   describe('every name accepted is retrieved as it is', () => {
-    let fake: FakeProvider
-    let harness: Harness
-    beforeAll(async () => {
-      const p = await fakeProvider('openai', ['k'])
-      fake = p.fake
-      harness = await startHarness({
-        providers: { p: p.entry },
-        models: Object.fromEntries(GOOD.map((name) => [name, fallback(['p', 'x'])])),
-        aliases: { 'alias/gpt-4o-mini': 'gpt-4o-mini' },
-      })
-    })
-    afterAll(async () => {
-      await harness?.close()
-      await fake?.close()
+    const gateway = openAIGateway({
+      models: Object.fromEntries(GOOD.map((name) => [name, fallback(['p', 'x'])])),
+      aliases: { 'alias/gpt-4o-mini': 'gpt-4o-mini' },
     })
 
     it('by the official client, and by a URL written by hand with only its slashes escaped', async () => {
       for (const id of [...GOOD, 'alias/gpt-4o-mini']) {
         const expected = { id, object: 'model', created: 0, owned_by: 'hourglass' }
-        expect(await harness.client.models.retrieve(id), id).toEqual(expected)
-        const res = await fetch(`${harness.url}/v1/models/${id.replaceAll('/', '%2F')}`)
+        expect(await gateway.harness.client.models.retrieve(id), id).toEqual(expected)
+        const res = await fetch(`${gateway.harness.url}/v1/models/${id.replaceAll('/', '%2F')}`)
         expect(res.status, id).toBe(200)
         expect(await res.json(), id).toEqual(expected)
       }
-      expect(fake.requests).toHaveLength(0)
+      expect(gateway.fake.requests).toHaveLength(0)
     })
   })
 })

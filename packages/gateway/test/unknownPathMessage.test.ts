@@ -1,7 +1,7 @@
-import type { FakeProvider } from '@hourglass/testkit'
 import OpenAI from 'openai'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { fakeProvider, fallback, type Harness, startHarness } from './support/harness.js'
+import { describe, expect, it } from 'vitest'
+import { fallback } from './support/harness.js'
+import { openAIGateway } from './support/openAIGateway.js'
 
 /**
  * Under `startGateway` a path the gateway does not serve was a 404 whose
@@ -14,26 +14,17 @@ import { fakeProvider, fallback, type Harness, startHarness } from './support/ha
  * without its `/v1`, the `baseURL` to set.
  */
 describe('the 404 for a path the gateway does not serve', () => {
-  let fake: FakeProvider
-  let h: Harness
-  beforeAll(async () => {
-    const p = await fakeProvider('openai', ['sk-path-0001'])
-    fake = p.fake
-    h = await startHarness({
-      providers: { p: p.entry },
-      models: { m: fallback(['p', 'gpt-4o']), 'openai/gpt-4o': fallback(['p', 'gpt-4o']) },
-    })
-  })
-  afterAll(async () => {
-    await h?.close()
-    await fake?.close()
+  const gateway = openAIGateway({
+    models: { m: fallback(['p', 'gpt-4o']), 'openai/gpt-4o': fallback(['p', 'gpt-4o']) },
   })
 
   const served =
     'this gateway serves POST /v1/chat/completions, GET /v1/models and GET /v1/models/{id}'
 
   it('an endpoint it has none of: named, with what it serves', async () => {
-    const error = await h.client.embeddings.create({ model: 'm', input: 'x' }).catch((e) => e)
+    const error = await gateway.harness.client.embeddings
+      .create({ model: 'm', input: 'x' })
+      .catch((e) => e)
     expect(error).toBeInstanceOf(OpenAI.NotFoundError)
     expect(error.error).toEqual({
       message: `no route for POST "/v1/embeddings": ${served}`,
@@ -41,13 +32,15 @@ describe('the 404 for a path the gateway does not serve', () => {
       param: null,
       code: 'not_found',
     })
-    const responses = await h.client.responses.create({ model: 'm', input: 'x' }).catch((e) => e)
+    const responses = await gateway.harness.client.responses
+      .create({ model: 'm', input: 'x' })
+      .catch((e) => e)
     expect(responses.status).toBe(404)
     expect(responses.error.message).toBe(`no route for POST "/v1/responses": ${served}`)
   })
 
   it('a baseURL without /v1: told to end it in /v1', async () => {
-    const client = new OpenAI({ baseURL: h.url, apiKey: 'x', maxRetries: 0 })
+    const client = new OpenAI({ baseURL: gateway.harness.url, apiKey: 'x', maxRetries: 0 })
     const error = await client.chat.completions
       .create({ model: 'm', messages: [{ role: 'user', content: 'hi' }] })
       .catch((e) => e)
@@ -58,7 +51,7 @@ describe('the 404 for a path the gateway does not serve', () => {
     const list = await client.models.list().catch((e) => e)
     expect(list.status).toBe(404)
     expect(list.error.message).toMatch(/baseURL must end in \/v1$/)
-    expect(fake.requests).toHaveLength(0)
+    expect(gateway.fake.requests).toHaveLength(0)
   })
 
   // The official client sends `models.retrieve('openai/gpt-4o')` as
@@ -66,27 +59,27 @@ describe('the 404 for a path the gateway does not serve', () => {
   // unescaped (curl, a hand-built URL) is two segments, and the 404 said
   // model retrieval was not served at all.
   it('a model id with a / asked unescaped: told to send it as %2F', async () => {
-    expect((await h.client.models.retrieve('openai/gpt-4o')).id).toBe('openai/gpt-4o')
-    const res = await fetch(`${h.url}/v1/models/openai/gpt-4o`)
+    expect((await gateway.harness.client.models.retrieve('openai/gpt-4o')).id).toBe('openai/gpt-4o')
+    const res = await fetch(`${gateway.harness.url}/v1/models/openai/gpt-4o`)
     expect(res.status).toBe(404)
     const { error } = (await res.json()) as { error: { message: string; code: string } }
     expect(error.code).toBe('not_found')
     expect(error.message).toBe(
       `no route for GET "/v1/models/openai/gpt-4o": ${served}; a / in a model id is sent as %2F`,
     )
-    const bare = await fetch(`${h.url}/models/openai/gpt-4o`)
+    const bare = await fetch(`${gateway.harness.url}/models/openai/gpt-4o`)
     expect(((await bare.json()) as { error: { message: string } }).error.message).toBe(
       `no route for GET "/models/openai/gpt-4o": ${served}; the client's baseURL must end in /v1; a / in a model id is sent as %2F`,
     )
     // Only a retrieval is told to escape: no other method is served there.
-    const post = await fetch(`${h.url}/v1/models/openai/gpt-4o`, { method: 'POST' })
+    const post = await fetch(`${gateway.harness.url}/v1/models/openai/gpt-4o`, { method: 'POST' })
     expect(((await post.json()) as { error: { message: string } }).error.message).toBe(
       `no route for POST "/v1/models/openai/gpt-4o": ${served}`,
     )
   })
 
   it('a hostile path is escaped and cut, not echoed whole', async () => {
-    const res = await fetch(`${h.url}/v1/${'%E2%80%AE'.repeat(3)}${'x'.repeat(5000)}`)
+    const res = await fetch(`${gateway.harness.url}/v1/${'%E2%80%AE'.repeat(3)}${'x'.repeat(5000)}`)
     expect(res.status).toBe(404)
     const { error } = (await res.json()) as { error: { message: string } }
     expect(error.message.length).toBeLessThan(250)
