@@ -1,5 +1,6 @@
 import { EventEmitter } from 'node:events'
 import type { IncomingMessage, ServerResponse } from 'node:http'
+import type { Socket } from 'node:net'
 import {
   ClientClosedError,
   DEADLINE_EXPIRED_HEADER,
@@ -62,7 +63,7 @@ import { writeInvalid } from './writeInvalid.js'
 // was announced and ended twice. Versioned: an incompatible IngressRequest
 // takes a new key (only its public members are used across copies).
 const INGRESS = Symbol.for('@hourglass/express.ingress.v1')
-const { on, prependListener, removeListener } = EventEmitter.prototype
+const { on, once, prependListener, removeListener } = EventEmitter.prototype
 
 type Tagged = { [INGRESS]?: IngressRequest; parent?: unknown }
 
@@ -118,6 +119,8 @@ export class IngressRequest {
   #endGrace: TimerLink | undefined
   /** The timer of the 504 still due after the handler cancelled its deadline (see `#onDeadlineCancel`). */
   #stillDue: TimerLink | undefined
+  /** What the socket had been given when the request arrived, if it had one (see `wholeBodyGiven`). */
+  #givenBefore: number | undefined
 
   constructor(
     req: IncomingMessage,
@@ -268,6 +271,11 @@ export class IngressRequest {
     return this.#outcome === 'client-closed'
   }
 
+  /** What the socket had been given when this response got it (see `wholeBodyGiven`). */
+  get givenBefore(): number | undefined {
+    return this.#givenBefore
+  }
+
   /** True in dark mode: expiry is reported, never enforced. */
   get observe(): boolean {
     return this.#options.observe
@@ -293,7 +301,15 @@ export class IngressRequest {
     prependListener.call(this.res, 'close', this.#onClose)
     // Pipelined behind an answer still being written: Node tells only that
     // answer when the connection dies (see closeIfOrphaned).
-    if (this.res.socket === null) closeIfOrphaned(this.req, this.res)
+    const socket = this.res.socket
+    if (socket === null) {
+      closeIfOrphaned(this.req, this.res)
+      // Its socket comes when the answers ahead are done, before Node
+      // flushes what it buffered meanwhile: counted from there.
+      once.call(this.res, 'socket', (given: Socket) => {
+        this.#givenBefore = given.bytesWritten
+      })
+    } else this.#givenBefore = socket.bytesWritten
     // A middleware ahead of us awaited something while the client left: the
     // response's 'close' has already fired and will not come again. Without
     // this the handler would run its whole budget for nobody. It runs as if
@@ -517,11 +533,12 @@ export class IngressRequest {
         return '504'
       }
     }
-    const action = writeExpired(this.res, this.req.method, {
-      budgetMs: this.budgetMs,
-      elapsedMs,
-      slice,
-    })
+    const action = writeExpired(
+      this.res,
+      this.req.method,
+      { budgetMs: this.budgetMs, elapsedMs, slice },
+      this.#givenBefore,
+    )
     // A started stream that was ended, not destroyed: its end may never
     // leave. A client that stopped reading with less than the socket's
     // high-water mark waiting (an SSE feed of 1 KB events) made no write

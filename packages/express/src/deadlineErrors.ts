@@ -146,7 +146,9 @@ export function deadlineErrors(...misuse: never[]): ErrorRequestHandler {
     // nor one queued behind another pipelined answer: it waits its turn,
     // and a destroy took the shared connection.
     const endedBefore = res.writableEnded
-    const action = writeExpired(res, req.method, reason)
+    // Under an observing deadline(), a response that wrote all the length it
+    // declared is ended, not destroyed (see `wholeBodyGiven`).
+    const action = writeExpired(res, req.method, reason, ingress?.givenBefore)
     if (action === 'ended' && !endedBefore && !res.destroyed && !queued(res)) {
       destroyIfEndStalls(res)
     }

@@ -3,6 +3,7 @@ import { DEADLINE_EXPIRED_HEADER } from '@hourglass/core'
 import { dropBodyHeaders } from './dropBodyHeaders.js'
 import { isHttp2 } from './isHttp2.js'
 import { keepHeadFields } from './keepHeadFields.js'
+import { wholeBodyGiven } from './wholeBodyGiven.js'
 
 export interface ExpiredBody {
   /** The request's budget, in ms. */
@@ -23,11 +24,14 @@ export interface ExpiredBody {
  * then the socket is destroyed, the cases where nothing cleaner is correct.
  * A pipelined response still queued for its socket is ended: its buffered
  * writes wait their turn, not a client that stopped reading (see `queued`).
+ * So is one that has handed its socket all the length it declared
+ * (`givenBefore`: see `wholeBodyGiven`).
  */
 export function writeExpired(
   res: ServerResponse,
   method: string | undefined,
   details: ExpiredBody,
+  givenBefore?: number,
 ): '504' | 'ended' {
   // The handler's own response is complete (the error came from work done
   // after it: deadlineErrors() without deadline(), or in observe mode). It
@@ -37,7 +41,8 @@ export function writeExpired(
     // A client that stopped reading (the buffers are full: a write is
     // waiting for 'drain') would never receive the end either: ending it
     // would hold the socket, and everything the response buffered, for good.
-    if (cutLength(res, method) || (needsDrain(res) && !queued(res))) res.destroy()
+    const cut = cutLength(res, method) && !wholeBodyGiven(res, givenBefore)
+    if (cut || (needsDrain(res) && !queued(res))) res.destroy()
     else res.end()
     return 'ended'
   }

@@ -9,8 +9,9 @@ import {
   type IngressEndMessage,
   type IngressExpireMessage,
 } from '../src/index.js'
-import { firstThenNext } from './support/pipelined.js'
-import { listen, majors, type Running, record } from './support/servers.js'
+import { headAtDeadline } from './support/headAtDeadline.js'
+import { pipelined, pipelinedGet } from './support/pipelined.js'
+import { deferred, listen, majors, type Running, record } from './support/servers.js'
 
 /**
  * Two things at the deadline's instant, put in one tick by a ManualClock
@@ -42,20 +43,9 @@ describe.each(majors)('the deadline and something else in the same tick ($name)'
   ])(
     'a head stored by $how and not sent yet gets the 504, and the connection carries the next request',
     async ({ head }) => {
-      const clock = new ManualClock()
-      const app = major.app()
-      app.use(deadline({ clock, defaultMs: 100, reserveMs: 0 }))
-      app.get('/first', (_req, res) => {
-        head(res)
-        clock.advance(100) // the deadline, before the first byte is written
-      })
-      app.get('/next', (_req, res) => {
-        res.send('next')
-      })
-      server = await listen(app)
       const ends = record<IngressEndMessage>(expressChannels.end.name)
       try {
-        const received = await firstThenNext(server.url)
+        const { received, clock } = await headAtDeadline(major, head)
         await ends.count(2)
         expect(statusLines(received)).toEqual(['HTTP/1.1 504', 'HTTP/1.1 200'])
         expect(received).toContain(
@@ -76,27 +66,15 @@ describe.each(majors)('the deadline and something else in the same tick ($name)'
   )
 
   it('respond answers a head stored and not sent yet, in its own shape', async () => {
-    const clock = new ManualClock()
-    const app = major.app()
-    app.use(
-      deadline({
-        clock,
-        defaultMs: 100,
-        reserveMs: 0,
+    const { received } = await headAtDeadline(
+      major,
+      (res) => res.writeHead(200, { 'content-type': 'text/event-stream' }),
+      {
         respond: (_req, res) => {
           res.status(504).json({ code: 'too_slow' })
         },
-      }),
+      },
     )
-    app.get('/first', (_req, res) => {
-      res.writeHead(200, { 'content-type': 'text/event-stream' })
-      clock.advance(100)
-    })
-    app.get('/next', (_req, res) => {
-      res.send('next')
-    })
-    server = await listen(app)
-    const received = await firstThenNext(server.url)
     expect(statusLines(received)).toEqual(['HTTP/1.1 504', 'HTTP/1.1 200'])
     expect(received).toContain('{"code":"too_slow"}HTTP/1.1 200')
     // Nothing of the dropped head shapes it: not its reason phrase, not its content type.
@@ -107,23 +85,91 @@ describe.each(majors)('the deadline and something else in the same tick ($name)'
   })
 
   it('a head already flushed (flushHeaders) is a started stream: ended, not spliced with a 504', async () => {
+    const { received } = await headAtDeadline(major, (res) => {
+      res.writeHead(200, { 'content-type': 'text/event-stream' })
+      res.flushHeaders()
+    })
+    expect(statusLines(received)).toEqual(['HTTP/1.1 200', 'HTTP/1.1 200'])
+    expect(received).toContain('Transfer-Encoding: chunked\r\n\r\n0\r\n\r\nHTTP/1.1 200')
+  })
+
+  it.each([
+    {
+      how: 'set with setHeader',
+      write: (res: ServerResponse) => {
+        res.setHeader('content-length', '4')
+        res.write('ab')
+        res.write(Buffer.from('cd'))
+      },
+    },
+    {
+      how: 'given to writeHead',
+      write: (res: ServerResponse) => {
+        res.writeHead(200, { 'Content-Length': '4' })
+        res.write('abcd')
+      },
+    },
+  ])(
+    'a body written to the length it declared ($how), end() not called yet, is ended: the connection carries the next request',
+    async ({ write }) => {
+      const ends = record<IngressEndMessage>(expressChannels.end.name)
+      try {
+        const { received } = await headAtDeadline(major, write)
+        await ends.count(2)
+        // Before, the socket was destroyed under a whole answer: /next went unanswered.
+        expect(statusLines(received)).toEqual(['HTTP/1.1 200', 'HTTP/1.1 200'])
+        expect(received).toMatch(/\r\n\r\nabcdHTTP\/1\.1 200/)
+        expect(received.endsWith('next')).toBe(true)
+        expect(ends.messages.map((m) => [m.outcome, m.statusCode])).toEqual([
+          ['expired', 200],
+          ['ok', 200],
+        ])
+      } finally {
+        ends.stop()
+      }
+    },
+  )
+
+  it('so is one pipelined behind another, that wrote its whole length once its turn came', async () => {
     const clock = new ManualClock()
     const app = major.app()
     app.use(deadline({ clock, defaultMs: 100, reserveMs: 0 }))
+    const ahead = deferred()
+    app.get('/ahead', async (_req, res) => {
+      await ahead.promise
+      res.send('ahead')
+    })
     app.get('/first', (_req, res) => {
-      res.writeHead(200, { 'content-type': 'text/event-stream' })
-      res.flushHeaders()
-      clock.advance(100)
+      res.once('socket', () => {
+        res.writeHead(200, { 'Content-Length': '4' })
+        res.write('abcd')
+        clock.advance(100) // /first's deadline alone: /ahead has 1000 ms
+      })
+      ahead.resolve() // queued behind /ahead, which now answers
     })
     app.get('/next', (_req, res) => {
       res.send('next')
     })
     server = await listen(app)
-    const received = await firstThenNext(server.url)
-    expect(statusLines(received)).toEqual(['HTTP/1.1 200', 'HTTP/1.1 200'])
-    expect(received).toContain('Transfer-Encoding: chunked\r\n\r\n0\r\n\r\nHTTP/1.1 200')
+    const socket = await pipelined(
+      server,
+      `${pipelinedGet('/ahead', 1000)}${pipelinedGet('/first')}GET /next HTTP/1.1\r\nHost: x\r\n\r\n`,
+      [],
+    )
+    const received = await socket.text()
+    expect(statusLines(received)).toEqual(['HTTP/1.1 200', 'HTTP/1.1 200', 'HTTP/1.1 200'])
+    expect(received).toMatch(/\r\n\r\nabcdHTTP\/1\.1 200/)
+    expect(received.endsWith('next')).toBe(true)
   })
 
+  it('a body short of the length it declared is still cut: the connection goes with it', async () => {
+    const { received } = await headAtDeadline(major, (res) => {
+      res.writeHead(200, { 'Content-Length': '4' })
+      res.write('abc')
+    })
+    // Destroyed: /next is never answered.
+    expect(received).not.toContain('next')
+  })
   it.each([
     {
       how: "its FIN (the socket's 'end': Node ends the socket, the response's close comes a turn later)",

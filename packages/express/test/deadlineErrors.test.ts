@@ -304,6 +304,27 @@ describe.each(majors)('deadlineErrors() ($name)', (major) => {
     },
   )
 
+  it('with deadline() in observe mode, ends a response that wrote all the length it declared, end() still to come: its connection serves the next request', async () => {
+    const app = major.app()
+    app.use(deadline({ mode: 'observe' }))
+    app.get('/', (req, res, next) => {
+      // The whole body written; the handler awaits something before end(),
+      // and a step of it runs out.
+      res.writeHead(200, { 'Content-Length': '4' })
+      res.write('abcd')
+      next(markExpiryOf(new DeadlineExceededError({ budgetMs: 50, elapsedMs: 51 }), req.deadline))
+    })
+    app.use(deadlineErrors())
+    server = await listen(app)
+    for (let i = 0; i < 2; i++) {
+      const res = await request(server.url, { dispatcher: agent })
+      expect(res.statusCode).toBe(200)
+      expect(await res.body.text()).toBe('abcd')
+    }
+    // Before, destroyed as a cut-short fixed-length response: a connection each.
+    expect(server.connections).toHaveLength(1)
+  })
+
   it('ends a stream already started instead of writing a 504 into it', async () => {
     const { url } = await serve((app) => {
       app.get('/', (req, res, next) => {

@@ -1,9 +1,8 @@
 import type { ServerResponse } from 'node:http'
-import { ManualClock } from '@hourglass/core'
-import { afterEach, describe, expect, it } from 'vitest'
-import { type DeadlineMiddlewareOptions, deadline } from '../src/index.js'
-import { firstThenNext } from './support/pipelined.js'
-import { listen, majors, type Running } from './support/servers.js'
+import { describe, expect, it } from 'vitest'
+import type { DeadlineMiddlewareOptions } from '../src/index.js'
+import { headAtDeadline } from './support/headAtDeadline.js'
+import { majors } from './support/servers.js'
 
 /**
  * `writeHead(status, headers)` on a response with no header set before it
@@ -26,34 +25,11 @@ function firstHead(received: string): string[] {
 }
 
 describe.each(majors)('a stored head that is the only record of its headers ($name)', (major) => {
-  let server: Running | undefined
-  afterEach(async () => {
-    await server?.close()
-    server = undefined
-  })
-
-  async function answerFirst(
+  const answerFirst = async (
     poweredBy: boolean,
     head: (res: ServerResponse) => void,
     respond?: DeadlineMiddlewareOptions['respond'],
-  ) {
-    const clock = new ManualClock()
-    const app = major.app()
-    if (!poweredBy) app.disable('x-powered-by')
-    app.use(deadline({ clock, defaultMs: 100, reserveMs: 0, respond }))
-    app.get('/first', (_req, res) => {
-      head(res)
-      clock.advance(100) // the deadline, before the first byte is written
-    })
-    app.get('/next', (_req, res) => {
-      res.send('next')
-    })
-    server = await listen(app)
-    const received = await firstThenNext(server.url)
-    await server.close()
-    server = undefined
-    return received
-  }
+  ) => (await headAtDeadline(major, head, { poweredBy, respond })).received
 
   const sse = (res: ServerResponse) =>
     res.writeHead(200, {
