@@ -186,14 +186,18 @@ export function formatWaterfall(
       // Details that do not fit go on lines of their own under the event,
       // never cut: a retry_skipped line is 85 characters or more, and cut at
       // 80 it lost its last detail, the reason (`reason=~`).
+      // A name too long for the line with its time gives way, cut (`~`):
+      // the time is a figure, and cut at the line's end it read as another
+      // (`+250.~`). The package's own names are short; a user's own event
+      // under `hourglass.deadline.` need not be.
+      const room = columns - 4 - at.length
+      const shown = name.length > room ? `${name.slice(0, room - 1)}~` : name
+      if (shown !== name) used.add('~')
       // Indented no further than the label column, nor than leaves the
       // event's name and time whole: thirty levels down, the indent alone
       // filled the line and `+250.0ms` was cut to `+2~`.
-      const indent = Math.max(
-        0,
-        Math.min(2 * (depth + 1), LABEL_WIDTH, columns - (4 + name.length + at.length)),
-      )
-      const head = `${' '.repeat(indent)}! ${name}  ${at}`
+      const indent = Math.max(0, Math.min(2 * (depth + 1), LABEL_WIDTH, room - shown.length))
+      const head = `${' '.repeat(indent)}! ${shown}  ${at}`
       // Continuation lines start under the event's name, past its `! `; a
       // detail longer than a whole line is still cut (`~`).
       const more = ' '.repeat(indent + 4)

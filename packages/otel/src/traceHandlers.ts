@@ -1,4 +1,10 @@
-import { currentDeadline, currentRequestId, type Deadline } from '@hourglass/core'
+import {
+  ClientClosedError,
+  currentDeadline,
+  currentRequestId,
+  type Deadline,
+  DeadlineExceededError,
+} from '@hourglass/core'
 import type { LlmAttemptMessage } from '@hourglass/llm'
 import {
   type Context,
@@ -558,10 +564,30 @@ export function traceHandlers(sdkTracer: Tracer): Handlers {
 function stoppedByCaller(m: {
   phase?: string | undefined
   statusCode?: number | undefined
+  errorCode?: string | undefined
   stoppedBy?: string | undefined
 }): boolean {
-  return m.phase === 'body' && m.statusCode !== undefined && m.stoppedBy === 'caller'
+  return (
+    m.phase === 'body' &&
+    m.statusCode !== undefined &&
+    m.stoppedBy === 'caller' &&
+    !DEADLINE_ENDS.has(m.errorCode ?? '')
+  )
 }
+
+/**
+ * The codes of a deadline's end — its expiry, or its cancel when the client
+ * left. A reader given the deadline's own signal (llm's, reading a model
+ * attempt's stream under a slice plan.run() gave it) stops the body when it
+ * aborts, ahead of fetch's own watch: fetch says the caller stopped it, with
+ * the deadline's code. The deadline is never the caller's choice (as
+ * `modelStoppedByCaller` says of the chat span): the egress span read UNSET
+ * beside a chat span that said DEADLINE_EXCEEDED.
+ */
+const DEADLINE_ENDS: ReadonlySet<string> = new Set([
+  DeadlineExceededError.code,
+  ClientClosedError.code,
+])
 
 /** One model attempt as a GenAI inference span, ended as it is made (see above). */
 function modelAttemptSpan(tracer: Tracer, m: LlmAttemptMessage, parent: Context): void {

@@ -1,4 +1,4 @@
-import { Deadline, ManualClock } from '@hourglass/core'
+import { ClientClosedError, Deadline, ManualClock } from '@hourglass/core'
 import { callModel, openAICompatible } from '@hourglass/llm'
 import { instrumentDeadlines, type StopInstrumentation } from '@hourglass/otel'
 import { type FakeProvider, type ProviderReply, reply, startFakeProvider } from '@hourglass/testkit'
@@ -40,7 +40,12 @@ afterEach(async () => {
 /** The first token, then nothing more with the connection open (the fake's clock never moves). */
 const STALLS_AFTER_FIRST_TOKEN = reply.text('one two three four five', { tokenDelayMs: 1000 })
 
-async function streamOn(providerReply: ProviderReply) {
+/**
+ * `deadlineSignal`: the call is given its deadline's own signal, as
+ * plan.run() hands a slice's work the slice's (`(signal, slice) =>
+ * callModel({ deadline: slice, signal, … })`).
+ */
+async function streamOn(providerReply: ProviderReply, { deadlineSignal = false } = {}) {
   fake = await startFakeProvider({ dialect: 'openai', clock: new ManualClock() })
   fake.enqueue(providerReply)
   const model = openAICompatible({ baseURL: fake.baseURL, apiKey: 'sk', model: 'gpt-x' })
@@ -51,7 +56,7 @@ async function streamOn(providerReply: ProviderReply) {
     models: [model],
     request: { messages: [{ role: 'user', content: 'hi' }], maxTokens: 8, stream: true },
     deadline,
-    signal: controller.signal,
+    signal: deadlineSignal ? deadline.signal : controller.signal,
     retry: { maxAttempts: 1, budgets: false },
     limits: { admission: false },
   })
@@ -67,6 +72,7 @@ async function streamOn(providerReply: ProviderReply) {
   }
   return { clock, deadline, controller, stream, ended }
 }
+type Setup = Awaited<ReturnType<typeof streamOn>>
 
 const chatSpan = (spans: ReadableSpan[]) => spans.find((s) => s.name === 'chat gpt-x')
 const egressSpan = (spans: ReadableSpan[]) =>
@@ -134,6 +140,37 @@ describe('still failures', () => {
     expect(await durationErrorTypes()).toEqual(['DEADLINE_EXCEEDED'])
     expect(await skippedRetries()).toEqual([['no-budget', 1]])
   })
+
+  // llm stops the body it reads when that signal aborts, ahead of fetch's
+  // own watch of the deadline: fetch ends the attempt as the caller's stop,
+  // with the deadline's code. The chat span said DEADLINE_EXCEEDED (or
+  // aborted: the client left); its egress span UNSET, no error.type.
+  it.each([
+    ['expires', 'DEADLINE_EXCEEDED', (s: Setup) => s.clock.advance(60_000)],
+    [
+      'is cancelled (the client left)',
+      'CLIENT_CLOSED',
+      (s: Setup) => s.deadline.cancel(new ClientClosedError()),
+    ],
+  ] as const)(
+    'the deadline whose own signal the call was given %s mid-stream: its egress span is ERROR %s too',
+    async (_when, code, end) => {
+      const setup = await streamOn(STALLS_AFTER_FIRST_TOKEN, { deadlineSignal: true })
+      try {
+        for await (const event of setup.stream) if (event.type === 'text') end(setup)
+      } catch {
+        // the deadline's error
+      }
+      const { chat, egress } = await setup.ended()
+      expect(chat.status.code).toBe(SpanStatusCode.ERROR)
+      expect(egress.status.code).toBe(SpanStatusCode.ERROR)
+      expect(egress.attributes).toMatchObject({
+        'http.response.status_code': 200,
+        'error.type': code,
+        'hourglass.deadline.phase': 'body',
+      })
+    },
+  )
 
   it('the caller’s signal aborted before any answer: ERROR aborted, as the egress span of a stop before the answer', async () => {
     const setup = await streamOn(reply.hang())

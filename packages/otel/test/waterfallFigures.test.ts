@@ -138,4 +138,36 @@ describe('formatWaterfall never cuts a figure', () => {
     expect(narrow.at(-1)).toMatch(/^ +! deadline\.retry_skipped {2}\+250\.0ms$/)
     expect(narrow.at(-1)?.length).toBeLessThanOrEqual(60)
   })
+
+  it("cuts a long event name of the user's own (~), never its time", () => {
+    // The package's own event names are 23 characters at most; one of yours
+    // under `hourglass.deadline.` can be any length. 49 characters at 60
+    // columns cut the time to `+1250.~`, and at 80 a longer one lost it whole.
+    const name = `hourglass.deadline.${'checkout_inventory_reservation_'.repeat(3)}`
+    const spans = [
+      span('work', 'w', undefined, [0, 1400], {}, undefined, [
+        { name, time: [T0, 1250e6], attributes: { 'hourglass.deadline.stage': 'slice' } },
+      ]),
+    ]
+    for (const columns of [60, 80]) {
+      const text = formatWaterfall(spans, { columns })
+      const event = text.split('\n')[2] ?? ''
+      expect(event).toMatch(/^ *! deadline\.checkout_inventory_reservation_\S*~ {2}\+1250\.0ms$/)
+      expect(event).toHaveLength(columns)
+      // Its details go on the next line, whole, as any that do not fit.
+      expect(text.split('\n')[3]).toMatch(/^ +stage=slice$/)
+      // The key says what `~` means (wrapped to the width: read as one line).
+      expect(text.replace(/\s+/g, ' ')).toContain('~ = cut to fit')
+    }
+    // One that fits is drawn whole, as before.
+    const short = formatWaterfall(
+      [
+        span('work', 'w', undefined, [0, 1400], {}, undefined, [
+          { name: 'hourglass.deadline.my_own_event', time: [T0, 1250e6] },
+        ]),
+      ],
+      { legend: false },
+    )
+    expect(short.split('\n')[2]).toBe('  ! deadline.my_own_event  +1250.0ms')
+  })
 })
