@@ -169,13 +169,15 @@ try {
   edge.use(deadlineErrors())
   const edgeUrl = await serve(edge)
 
+  // The label printed is the value sent: change one, the other follows.
+  const budgetMs = 1000
   const res = await globalThis.fetch(`${edgeUrl}/quote/apples`, {
-    headers: { [DEADLINE_HEADER]: '1000' },
+    headers: { [DEADLINE_HEADER]: String(budgetMs) },
   })
   // Stopped meanwhile, this answer is the stop's (a job that could not be
   // added, a 500), not one to print and draw: the catch below ends the run quietly.
   if (stopping) throw new Error('stopped by a signal')
-  console.log(`GET /quote/apples with 1000 ms → ${res.status} ${await res.text()}`)
+  console.log(`GET /quote/apples with ${budgetMs} ms → ${res.status} ${await res.text()}`)
 
   await provider.forceFlush()
   const spans = exporter.getFinishedSpans()

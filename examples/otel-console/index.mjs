@@ -22,7 +22,9 @@ const stop = instrumentDeadlines() // spans for slices and attempts, events, met
 
 const { setTimeout: sleep } = await import('node:timers/promises')
 const { default: express } = await import('express')
-const { DEADLINE_EXPIRED_HEADER, DeadlineExceededError } = await import('@hourglass/core')
+const { DEADLINE_EXPIRED_HEADER, DEADLINE_HEADER, DeadlineExceededError } = await import(
+  '@hourglass/core'
+)
 const { deadline, deadlineErrors } = await import('@hourglass/express')
 const { createFetch } = await import('@hourglass/fetch')
 const fetch = createFetch()
@@ -75,10 +77,12 @@ quotes.get(
 quotes.use(deadlineErrors())
 const quotesUrl = await serve(quotes)
 
+// The label printed is the value sent: change one, the other follows.
+const budgetMs = 300
 const res = await globalThis.fetch(`${quotesUrl}/quote`, {
-  headers: { 'x-deadline-remaining-ms': '300' },
+  headers: { [DEADLINE_HEADER]: String(budgetMs) },
 })
-console.log(`GET /quote with 300 ms → ${res.status} ${await res.text()}\n`)
+console.log(`GET /quote with ${budgetMs} ms → ${res.status} ${await res.text()}\n`)
 
 await provider.forceFlush()
 printWaterfall(exporter.getFinishedSpans())

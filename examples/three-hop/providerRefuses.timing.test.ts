@@ -1,6 +1,5 @@
 import { expect, it } from 'vitest'
-import { budgetAnswers } from '../../test/support/budgetAnswers.js'
-import { runExampleWith } from '../../test/support/runExampleWith.js'
+import { expectEachAnswer } from './answersEach.js'
 
 // A timing file (run alone): its outcome is decided within a deadline, which
 // a loaded machine could run out first.
@@ -11,18 +10,17 @@ import { runExampleWith } from '../../test/support/runExampleWith.js'
 // as JSON, and the caller got a 500 about that SyntaxError
 // (`Unexpected token '<'`), the refusal nowhere in it.
 it('three-hop: a prompt the provider refuses reaches the caller as a 422 naming the refusal, in JSON, not a 500 about parsing an HTML page', async () => {
-  const run = await runExampleWith(import.meta.url, './providerRefuses.mjs', 'llm')
-  expect(run.code, run.stderr).toBe(0)
-  const lines = run.stdout.trimEnd().split('\n')
-  expect(lines).toHaveLength(3)
-  for (const answer of budgetAnswers(lines.slice(0, 2))) {
-    expect(answer.status).toBe(422)
-    expect(answer.body).toEqual({
-      error: 'request_rejected',
-      kind: 'content_policy',
-      reason: expect.stringContaining('rejected as a result of our safety system'),
-    })
-  }
   // Refused before generating, and not sent again: one call per request, none paid.
-  expect(lines[2]).toBe('provider: 2 calls, 0 paid; the slow one ended as "error"')
+  await expectEachAnswer(
+    './providerRefuses.mjs',
+    {
+      status: 422,
+      body: {
+        error: 'request_rejected',
+        kind: 'content_policy',
+        reason: expect.stringContaining('rejected as a result of our safety system'),
+      },
+    },
+    'provider: 2 calls, 0 paid; the slow one ended as "error"',
+  )
 })

@@ -1,6 +1,5 @@
-import { expect, it } from 'vitest'
-import { budgetAnswers } from '../../test/support/budgetAnswers.js'
-import { runExampleWith } from '../../test/support/runExampleWith.js'
+import { it } from 'vitest'
+import { expectEachAnswer } from './answersEach.js'
 
 // A timing file (run alone): its outcome is decided within a deadline, which
 // a loaded machine could run out first.
@@ -12,23 +11,22 @@ import { runExampleWith } from '../../test/support/runExampleWith.js'
 // got a 500 about that SyntaxError (`Unexpected token '<'`), the 8 paid
 // answers nowhere in it.
 it('three-hop: an answer the provider keeps cutting at max_tokens reaches the caller as the text produced, marked truncated, in JSON', async () => {
-  const run = await runExampleWith(import.meta.url, './providerTruncates.mjs', 'llm')
-  expect(run.code, run.stderr).toBe(0)
-  const lines = run.stdout.trimEnd().split('\n')
-  expect(lines).toHaveLength(3)
-  for (const answer of budgetAnswers(lines.slice(0, 2))) {
-    expect(answer.status).toBe(200)
-    expect(answer.body).toEqual({
-      // The raised cap's answer (it replaced the first, cut one), then each
-      // "continue" turn's, joined.
-      text: 'RayleighRayleighRayleigh',
-      truncated: true,
-      // OpenAI's finish_reason for an answer cut at its cap: short and
-      // stable. It was the error's message — the recovery steps taken, the
-      // characters produced, a cost budget's figures when that stopped it:
-      // the model service's internals, not its caller's to parse.
-      reason: 'length',
-    })
-  }
-  expect(lines[2]).toBe('provider: 8 calls, 8 paid; the slow one ended as "success"')
+  await expectEachAnswer(
+    './providerTruncates.mjs',
+    {
+      status: 200,
+      body: {
+        // The raised cap's answer (it replaced the first, cut one), then each
+        // "continue" turn's, joined.
+        text: 'RayleighRayleighRayleigh',
+        truncated: true,
+        // OpenAI's finish_reason for an answer cut at its cap: short and
+        // stable. It was the error's message — the recovery steps taken, the
+        // characters produced, a cost budget's figures when that stopped it:
+        // the model service's internals, not its caller's to parse.
+        reason: 'length',
+      },
+    },
+    'provider: 8 calls, 8 paid; the slow one ended as "success"',
+  )
 })
