@@ -2,7 +2,9 @@ import { ANTHROPIC_WINDOW_FULL } from '../dialects/anthropic/response.js'
 import { refusalOf } from '../dialects/blocks.js'
 import { OPENAI_WINDOW_FULL } from '../dialects/openai/response.js'
 import { isBudgetExceeded } from '../errors/BudgetExceededError.js'
+import { isModelUnavailable } from '../errors/ModelUnavailableError.js'
 import { OutputTruncatedError } from '../errors/OutputTruncatedError.js'
+import { isRateLimited } from '../errors/RateLimitedError.js'
 import { isRequestRejected } from '../errors/RequestRejectedError.js'
 import type { ChatRequest, ChatResponse, ContentBlock, Usage } from '../types.js'
 import { tooBig } from './tooBig.js'
@@ -120,11 +122,19 @@ export async function recoverOutputLimit(
       // continuation holds the prompt, the cut answer and the cap: the next
       // needs more room still), a cap refused in words, a fallback's 400
       // about its own tool schema (the step's call runs the whole model
-      // list) — or one the cost budget cannot afford: the answer produced
-      // and paid for is what the caller gets, with the refusal as `cause`
-      // and the step left out of `recoveries`. Thrown as it was, that
-      // answer was lost.
-      if (!isBudgetExceeded(error) && !refusesRequest(error)) throw error
+      // list) — or one the cost budget cannot afford, or one admission
+      // turned away before sending (a TPM window that resets after the
+      // deadline: the raised cap's or the continuation's tokens beside the
+      // cut answer's do not fit it): the answer produced and paid for is
+      // what the caller gets, with the refusal as `cause` and the step left
+      // out of `recoveries`. Thrown as it was, that answer was lost. So too
+      // a step every model failed (`ModelUnavailableError`: a 429 whose wait
+      // does not fit, a provider down): the limit admission refuses before
+      // sending kept the answer, the same limit learned from the provider's
+      // 429 lost it. The first request refused is no step: its refusal is
+      // the call's. The deadline's end, the caller's abort and a content
+      // policy's refusal still end the call as they are.
+      if (!endsWithWhatWasProduced(error)) throw error
       steps.pop()
       throw new OutputTruncatedError({ response: produced, recoveries: steps, cause: error })
     }
@@ -132,6 +142,20 @@ export async function recoverOutputLimit(
   return parts.length === 0 && discarded === undefined
     ? response
     : join([...parts, response], discarded)
+}
+
+/**
+ * A step's failure that ends the recovery with the answer produced so far:
+ * the cost budget's or admission's refusal before sending, a refusal of the
+ * request itself, or every model failing the step.
+ */
+function endsWithWhatWasProduced(error: unknown): boolean {
+  return (
+    isBudgetExceeded(error) ||
+    isRateLimited(error) ||
+    isModelUnavailable(error) ||
+    refusesRequest(error)
+  )
 }
 
 /**

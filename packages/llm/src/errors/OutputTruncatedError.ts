@@ -1,13 +1,20 @@
 import { HourglassError, hasErrorCode } from '@hourglass/core'
 import type { ChatResponse } from '../types.js'
+import { isBudgetExceeded } from './BudgetExceededError.js'
 import { describeError } from './describeError.js'
+import { isRateLimited } from './RateLimitedError.js'
 
 export interface OutputTruncatedDetails {
   /** Everything produced, continuation parts joined; its `finishReason` is still `length`. */
   response: ChatResponse
   /** Recovery steps taken (`raise-cap`, `continue`). */
   recoveries: string[]
-  /** Why no further step ran before the limit: the cost budget could not afford it (its `BudgetExceededError`). */
+  /**
+   * Why no further step ran before the limit: the cost budget could not
+   * afford it (its `BudgetExceededError`), admission turned it away (its
+   * `RateLimitedError`), it was refused as a request, or every model failed
+   * it (its `ModelUnavailableError`).
+   */
   cause?: unknown
   /**
    * The provider's reason when the stop was a full context window
@@ -32,7 +39,7 @@ export class OutputTruncatedError extends HourglassError {
   constructor(details: OutputTruncatedDetails) {
     super(
       OutputTruncatedError.code,
-      `${details.windowFull === undefined ? 'output still cut at the token limit' : `output cut: the context window is full (${details.windowFull}), which no recovery step can lift; stopped`} after ${details.recoveries.length} recovery step(s) (${details.recoveries.join(', ') || 'none'}); ${details.response.text.length} characters produced${details.cause === undefined ? '' : `; the next step was not run: ${describeError(details.cause)}`}`,
+      `${details.windowFull === undefined ? 'output still cut at the token limit' : `output cut: the context window is full (${details.windowFull}), which no recovery step can lift; stopped`} after ${details.recoveries.length} recovery step(s) (${details.recoveries.join(', ') || 'none'}); ${details.response.text.length} characters produced${details.cause === undefined ? '' : `; ${stoppedBy(details.cause)}: ${describeError(details.cause)}`}`,
       details.cause === undefined ? undefined : { cause: details.cause },
     )
     this.response = details.response
@@ -42,4 +49,15 @@ export class OutputTruncatedError extends HourglassError {
 
 export function isOutputTruncated(error: unknown): error is OutputTruncatedError {
   return hasErrorCode(error, OutputTruncatedError.code)
+}
+
+/**
+ * How the next step ended: refused before sending (the cost budget,
+ * admission), or sent and refused or failed by the provider — which "was
+ * not run" misdescribed.
+ */
+function stoppedBy(cause: unknown): string {
+  return isBudgetExceeded(cause) || isRateLimited(cause)
+    ? 'the next step was not run'
+    : 'the next step failed'
 }

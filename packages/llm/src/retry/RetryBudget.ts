@@ -3,7 +3,10 @@ import { optionError } from '@hourglass/core'
 export interface RetryBudgetOptions {
   /** Size of the bucket. Default 10 (gRPC's `maxTokens` is 1–1000). Must be > 0. */
   maxTokens?: number | undefined
-  /** Tokens refunded by each success. Default 0.1: retries may add at most ~10 % to steady traffic. */
+  /**
+   * Tokens refunded by each success. Default 0.1: retries may add at most
+   * ~10 % to steady traffic. Counted to a billionth of a token.
+   */
   tokenRatio?: number | undefined
 }
 
@@ -51,7 +54,7 @@ export class RetryBudget {
 
   /** A retryable failure (rate limit, overload, 5xx, timeout, network) came back. */
   recordFailure(): void {
-    this.#tokens = Math.max(0, this.#tokens - 1)
+    this.#tokens = counted(Math.max(0, this.#tokens - 1))
   }
 
   /**
@@ -61,11 +64,25 @@ export class RetryBudget {
    * is sent nowhere). Capped at `maxTokens`.
    */
   refundFailure(): void {
-    this.#tokens = Math.min(this.maxTokens, this.#tokens + 1)
+    this.#tokens = counted(Math.min(this.maxTokens, this.#tokens + 1))
   }
 
   /** An attempt succeeded. */
   recordSuccess(): void {
-    this.#tokens = Math.min(this.maxTokens, this.#tokens + this.tokenRatio)
+    this.#tokens = counted(Math.min(this.maxTokens, this.#tokens + this.tokenRatio))
   }
+}
+
+/**
+ * `tokens` to the billionth of a token. Tenths summed as floats drift (0.1
+ * ten times is 0.9999999999999999), and the drift decided retries: a bucket
+ * at exactly half, `maxTokens / 2`, read 5.000000000000001 after refills and
+ * allowed a retry the rule refuses (gRPC counts in thousandths for the
+ * same reason). Rounded after each change, the count is the float nearest
+ * the exact one for any `maxTokens` (under 9 million) and `tokenRatio` of up
+ * to nine decimals, so the drift never builds up and the comparison with
+ * half is exact.
+ */
+function counted(tokens: number): number {
+  return Math.round(tokens * 1e9) / 1e9
 }

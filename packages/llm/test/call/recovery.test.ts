@@ -275,7 +275,7 @@ describe('max_tokens recovery', () => {
   // refusal alone (the answers paid for lost): the window refused in the
   // cap's own words (vLLM's, TGI's), a continuation past the window, a size
   // refused against a limit, a bad request about anything else (a
-  // fallback's tool schema).
+  // fallback's tool schema), every model failing the step.
   it.each([
     [
       'the window, worded with the cap',
@@ -306,6 +306,16 @@ describe('max_tokens recovery', () => {
       100,
       isRequestRejected,
     ],
+    // Every model failed the step (here a 429 whose wait, 120 s, is past
+    // maxRetryAfterMs): the step's ModelUnavailableError alone lost the
+    // answer, where admission's refusal of the same limit, known before
+    // sending, keeps it.
+    [
+      'a rate limit whose wait does not fit',
+      anthropicErrors.rateLimited({ retryAfterS: 120 }),
+      100,
+      isModelUnavailable,
+    ],
   ] as const)(
     '%s ends the recovery with the cut answer, the refusal its cause',
     async (_, refusal, cap, isCause) => {
@@ -323,6 +333,8 @@ describe('max_tokens recovery', () => {
       expect(error).toMatchObject({ recoveries: [] })
       expect((error as { response: { text: string } }).response.text).toBe('cut ')
       expect(isCause((error as Error).cause)).toBe(true)
+      // The step was sent: it failed, it was not left unrun.
+      expect((error as Error).message).toMatch(/; the next step failed: /)
       expect(fake.requests).toHaveLength(2)
     },
   )

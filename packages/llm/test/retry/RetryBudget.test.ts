@@ -27,6 +27,27 @@ describe('RetryBudget', () => {
     expect(budget.tokens).toBe(10)
   })
 
+  // Tenths summed as floats drift: 0.1 ten times is 0.9999999999999999.
+  // At exactly half the bucket left a retry is refused, but the drifted
+  // count read 5.000000000000001 and allowed one (the reverse of a count
+  // one float step short of a whole one).
+  it('counts refills exactly: a bucket at exactly half after tenths refunded still refuses a retry', () => {
+    const budget = new RetryBudget()
+    const run = (failures: number, successes: number) => {
+      for (let i = 0; i < failures; i++) budget.recordFailure()
+      for (let i = 0; i < successes; i++) budget.recordSuccess()
+    }
+    // 10 → 1, +0.9 → 1.9, −1 → 0.9, +1 → 1.9, −1 → 0.9, +4.1 → 5.
+    run(9, 9)
+    run(1, 10)
+    run(1, 41)
+    expect(budget.tokens).toBe(5)
+    expect(budget.canRetry()).toBe(false)
+    // One failure, then ten successes: a whole token back, not 0.9999999999999999.
+    run(1, 10)
+    expect(budget.tokens).toBe(5)
+  })
+
   it('bounds a 429 storm: 100 concurrent calls that all get 429 send at most 1.3 attempts each', () => {
     // Every upstream answer is a 429; each call records its failure and asks
     // the policy whether to retry, as callModel does.

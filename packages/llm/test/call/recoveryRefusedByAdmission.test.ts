@@ -1,0 +1,118 @@
+import { Deadline, ManualClock } from '@hourglass/core'
+import { reply } from '@hourglass/testkit'
+import { describe, expect, it } from 'vitest'
+import { openAICompatible } from '../../src/adapters/openAICompatible.js'
+import { Admission } from '../../src/admission/Admission.js'
+import { ProviderLimits } from '../../src/admission/ProviderLimits.js'
+import { callModel } from '../../src/call/callModel.js'
+import {
+  isOutputTruncated,
+  type OutputTruncatedError,
+} from '../../src/errors/OutputTruncatedError.js'
+import { isRateLimited } from '../../src/errors/RateLimitedError.js'
+import { useFakes, user } from './support/fakes.js'
+
+const fakes = useFakes()
+
+/**
+ * Admission with a 1000-token TPM limit for `openai` on a manual clock: a
+ * 400-token cap leaves room for one request of the window, not for the
+ * raised cap's (800) beside it; the window resets 60 s on, past the deadline.
+ */
+function limited() {
+  const clock = new ManualClock(1_000)
+  const admission = new Admission({
+    clock,
+    wallClock: () => clock.now(),
+    defaultNeededMs: 0,
+    logger: { warn: () => {} },
+    limits: new ProviderLimits({ limits: { openai: { tpm: 1000 } }, logger: { warn: () => {} } }),
+  })
+  return { clock, admission }
+}
+
+describe('a max_tokens recovery step admission refuses for lack of time', () => {
+  it('surfaces the cut answer already paid for (OutputTruncatedError, the refusal its cause), not the refusal alone', async () => {
+    const { clock, admission } = limited()
+    const fake = await fakes.start({
+      dialect: 'openai',
+      reply: reply.text('The first half of', {
+        finishReason: 'length',
+        usage: { inputTokens: 10, outputTokens: 400 },
+      }),
+    })
+    const model = fakes.adapter(
+      openAICompatible({ baseURL: fake.baseURL, apiKey: 'sk-1', model: 'm' }),
+    )
+    using deadline = Deadline.after(3000, { clock })
+    const error = await callModel({
+      models: [model],
+      request: { messages: [user('write a long essay')], maxTokens: 400 },
+      deadline,
+      limits: { admission },
+    }).catch((e: unknown) => e)
+    // Before: the RateLimitedError alone, and the answer paid for was gone.
+    expect(isOutputTruncated(error)).toBe(true)
+    const truncated = error as OutputTruncatedError
+    expect(truncated.response.text).toBe('The first half of')
+    expect(truncated.response.usage).toMatchObject({ inputTokens: 10, outputTokens: 400 })
+    // The step refused sent nothing and is not named as taken.
+    expect(truncated.recoveries).toEqual([])
+    expect(isRateLimited(truncated.cause)).toBe(true)
+    expect(truncated.cause).toMatchObject({ limit: 'tpm', kind: 'rate_limited' })
+    expect(truncated.message).toMatch(/the next step was not run: rate limited by openai/)
+    expect(fake.requests).toHaveLength(1)
+  })
+
+  it('a window that affords the raised cap but not the continuation after it: both answers counted, the step taken named', async () => {
+    const { clock, admission } = limited()
+    const fake = await fakes.start({
+      dialect: 'openai',
+      reply: reply.text('The first half of', {
+        finishReason: 'length',
+        usage: { inputTokens: 10, outputTokens: 200 },
+      }),
+    })
+    const model = fakes.adapter(
+      openAICompatible({ baseURL: fake.baseURL, apiKey: 'sk-1', model: 'm' }),
+    )
+    using deadline = Deadline.after(3000, { clock })
+    // 200-odd tokens, then the raised cap's 400-odd: the continuation's 400-odd no longer fit.
+    const error = await callModel({
+      models: [model],
+      request: { messages: [user('write a long essay')], maxTokens: 200 },
+      deadline,
+      limits: { admission },
+    }).catch((e: unknown) => e)
+    expect(isOutputTruncated(error)).toBe(true)
+    const truncated = error as OutputTruncatedError
+    expect(truncated.recoveries).toEqual(['raise-cap'])
+    // The raised cap's answer replaced the first; both were billed.
+    expect(truncated.response.text).toBe('The first half of')
+    expect(truncated.response.usage.outputTokens).toBe(400)
+    expect(isRateLimited(truncated.cause)).toBe(true)
+    expect(fake.requests).toHaveLength(2)
+  })
+
+  it('the same refusal of the first request is still the RateLimitedError: nothing was produced', async () => {
+    const { clock, admission } = limited()
+    const fake = await fakes.start({ dialect: 'openai', reply: reply.text('whole') })
+    const model = fakes.adapter(
+      openAICompatible({ baseURL: fake.baseURL, apiKey: 'sk-1', model: 'm' }),
+    )
+    using deadline = Deadline.after(3000, { clock })
+    const call = () =>
+      callModel({
+        models: [model],
+        request: { messages: [user('write a long essay')], maxTokens: 600 },
+        deadline,
+        limits: { admission },
+      })
+    expect((await call()).text).toBe('whole')
+    // The window holds the first call's 600-odd tokens: a second does not fit before it resets.
+    const error = await call().catch((e: unknown) => e)
+    expect(isRateLimited(error)).toBe(true)
+    expect(error).toMatchObject({ limit: 'tpm', kind: 'rate_limited' })
+    expect(fake.requests).toHaveLength(1)
+  })
+})
