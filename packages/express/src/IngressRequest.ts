@@ -309,7 +309,12 @@ export class IngressRequest {
       once.call(this.res, 'socket', (given: Socket) => {
         this.#givenBefore = given.bytesWritten
       })
-    } else this.#givenBefore = socket.bytesWritten
+    } else if (!isHttp2(this.res)) {
+      // Not on HTTP/2's compat response: no socket of its own to count (its
+      // `socket` is the session's, or undefined once the stream closed: read,
+      // it threw a TypeError out of deadline() for a client that had left).
+      this.#givenBefore = socket.bytesWritten
+    }
     // A middleware ahead of us awaited something while the client left: the
     // response's 'close' has already fired and will not come again. Without
     // this the handler would run its whole budget for nobody. It runs as if

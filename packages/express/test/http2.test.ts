@@ -3,7 +3,7 @@ import http2 from 'node:http2'
 import type { AddressInfo } from 'node:net'
 import { isClientClosed } from '@hourglass/core'
 import type { NextFunction, Request, Response } from 'express'
-import { afterEach, describe, expect, it } from 'vitest'
+import { afterEach, describe, expect, it, vi } from 'vitest'
 import { deadline, type IngressEndMessage } from '../src/index.js'
 import { deferred, record } from './support/servers.js'
 
@@ -49,6 +49,47 @@ describe('deadline() on an HTTP/2 compat server', () => {
       expect(ends.messages.map((m) => m.outcome)).toEqual(['client-closed'])
       expect(req.deadline.signal.aborted).toBe(true)
       expect(isClientClosed(req.deadline.reason)).toBe(true)
+    } finally {
+      ends.stop()
+    }
+  })
+
+  it('a stream the client cancelled while a middleware ahead of deadline() worked: deadline() does not throw', async () => {
+    const ends = record<IngressEndMessage>('hourglass:ingress:end')
+    const middleware = deadline({ defaultMs: 10_000, reserveMs: 10 })
+    const thrown: unknown[] = []
+    let ran = false
+    try {
+      const server = http2.createServer(async (req, res) => {
+        await once(res, 'close') // the middleware ahead, awaiting while the client leaves
+        try {
+          middleware(
+            req as unknown as Request,
+            res as unknown as Response,
+            (() => {
+              ran = true
+            }) as NextFunction,
+          )
+        } catch (error) {
+          thrown.push(error)
+        }
+      })
+      server.listen(0, '127.0.0.1')
+      await once(server, 'listening')
+      const session = http2.connect(`http://127.0.0.1:${(server.address() as AddressInfo).port}`)
+      close = () => {
+        session.destroy()
+        server.close()
+      }
+      const stream = session.request({ ':path': '/' })
+      stream.on('error', () => {})
+      await once(server, 'stream')
+      stream.close(http2.constants.NGHTTP2_CANCEL)
+      await vi.waitFor(() =>
+        expect(thrown.length > 0 || ends.messages.length > 0 || ran).toBe(true),
+      )
+      // Its closed stream's `socket` is undefined: read, it threw a TypeError.
+      expect(thrown).toEqual([])
     } finally {
       ends.stop()
     }
