@@ -1,3 +1,4 @@
+import { setTimeout } from 'node:timers/promises'
 import { status } from '@grpc/grpc-js'
 import { DEADLINE_HEADER, isClientClosed, isDeadlineExceeded } from '@hourglass/core'
 import { request } from 'undici'
@@ -27,6 +28,18 @@ const runs = 10
 // loaded box's stalls (seen: 280 ms) kept requests from reaching it in time.
 const budgetMs = 250
 
+/**
+ * The requests of one `measure()` start this far apart, each in flight
+ * beside the others: one after another, each waiting out its 250 ms, they
+ * took ~2 s a test of the serial timing project. Apart by 40 ms, no two
+ * expiries fall less than 10 ms apart (each hop's comes at its own offset
+ * within the 40: the inner one's ~180 ms in, the gRPC hop's ~190, the
+ * edge's 240), and the process has nothing else to do meanwhile (a few ms
+ * of the others' work, against bounds of 50).
+ */
+const apartMs = 40
+let batches = 0
+
 /** Drive `runs` requests in `mode`; every figure is "when it happened − the hop's own expiresAt". */
 async function measure(mode: Mode) {
   const edge: number[] = []
@@ -43,26 +56,48 @@ async function measure(mode: Mode) {
   const stalled: number[] = []
   /** `stalled` of the requests that have an `inner` figure. */
   const innerStalled: number[] = []
-  for (let i = 0; i < runs; i++) {
-    const from = {
-      edge: chain.edgeStarts.length,
-      grpc: chain.grpcStarts.length,
-      inner: chain.innerStarts.length,
-      work: chain.innerWork.length,
-      innerAnswers: chain.innerAnswers.length,
-      grpcAnswers: chain.grpcAnswers.length,
-    }
-    const stalls = watchLoopStalls()
-    const res = await request(`${chain.edgeUrl}/ask?mode=${mode}`, {
-      headers: { [DEADLINE_HEADER]: String(budgetMs) },
-    })
-    const arrivedAt = performance.now()
-    expect(res.statusCode).toBe(504)
-    await res.body.dump()
-    stalled.push(stalls.stop())
-    const grpcAnswer = chain.grpcAnswers[from.grpcAnswers]!
-    const innerAnswer = chain.innerAnswers[from.innerAnswers]!
-    const work = chain.innerWork[from.work]!
+  const batch = `${mode}-${++batches}`
+  // Each hop records the request's id: figures are matched by it, not by order.
+  const sent = await Promise.all(
+    Array.from({ length: runs }, async (_, i) => {
+      // Pacing the sends (see apartMs), not waiting for anything to happen.
+      await setTimeout(i * apartMs)
+      const id = `${batch}-${i}`
+      const stalls = watchLoopStalls()
+      const res = await request(`${chain.edgeUrl}/ask?mode=${mode}&id=${id}`, {
+        headers: { [DEADLINE_HEADER]: String(budgetMs) },
+      })
+      const arrivedAt = performance.now()
+      expect(res.statusCode).toBe(504)
+      await res.body.dump()
+      return { id, arrivedAt, stalled: stalls.stop() }
+    }),
+  )
+  // A hop's records can land just after the client's 504: the gRPC hop's
+  // deadline answers for it while its fetch, aborted, is still failing (its
+  // record then says so), and the inner work's abort is recorded as it runs.
+  await expect
+    .poll(
+      () =>
+        sent.filter(
+          ({ id }) =>
+            !chain.innerAnswers.some((r) => r.id === id) ||
+            !chain.innerWork.some((w) => w.id === id && w.abortedAt !== undefined),
+        ),
+      { message: 'requests whose inner answer or stopped work was never recorded' },
+    )
+    .toEqual([])
+  /** The request's first record (an `ignore` hop records the inner 504, then its own deadline's end). */
+  const byId = <T extends { id?: string | undefined }>(records: readonly T[], id: string): T => {
+    const found = records.find((r) => r.id === id)
+    expect(found, `a record of ${id}`).toBeDefined()
+    return found!
+  }
+  for (const { id, arrivedAt, stalled: stall } of sent) {
+    stalled.push(stall)
+    const grpcAnswer = byId(chain.grpcAnswers, id)
+    const innerAnswer = byId(chain.innerAnswers, id)
+    const work = byId(chain.innerWork, id)
     expect(grpcAnswer.code).toBe(status.DEADLINE_EXCEEDED)
     // The inner 504 is due 10 ms before the gRPC hop's deadline; on a loaded
     // box that deadline may abort the fetch first. Either is on time.
@@ -75,16 +110,15 @@ async function measure(mode: Mode) {
       isDeadlineExceeded(work.reason) || isClientClosed(work.reason),
       String(work.reason),
     ).toBe(true)
-    edge.push(arrivedAt - chain.edgeStarts[from.edge]!.deadline.expiresAt)
-    grpc.push(grpcAnswer.at - chain.grpcStarts[from.grpc]!.deadline.expiresAt)
-    const innerExpiresAt = chain.innerStarts[from.inner]!.deadline.expiresAt
+    edge.push(arrivedAt - byId(chain.edgeStarts, id).expiresAt)
+    grpc.push(grpcAnswer.at - byId(chain.grpcStarts, id).expiresAt)
+    const innerExpiresAt = byId(chain.innerStarts, id).expiresAt
     if (innerAnswer.status !== undefined) {
       inner.push(innerAnswer.at - innerExpiresAt)
-      innerStalled.push(stalled.at(-1) ?? 0)
+      innerStalled.push(stall)
     }
-    stopped.push(work.abortedAt! - work.deadline.expiresAt)
-    if (isDeadlineExceeded(work.reason))
-      stoppedByOwn.push(work.abortedAt! - work.deadline.expiresAt)
+    stopped.push(work.abortedAt! - innerExpiresAt)
+    if (isDeadlineExceeded(work.reason)) stoppedByOwn.push(work.abortedAt! - innerExpiresAt)
   }
   console.info(
     `[${mode}] ${runs} requests with ${budgetMs} ms, each figure vs the hop's own deadline: ` +

@@ -44,10 +44,19 @@ export interface HopStart {
   deadline: Deadline
   /** The budget the hop read from its caller, ms. */
   budgetMs: number
+  /**
+   * The deadline's `expiresAt` as the hop started. Read later, a deadline
+   * disposed by then (a gRPC call its handler answered before its own
+   * deadline) reads Infinity: a lateness figure of −Infinity, never judged.
+   */
+  expiresAt: number
+  /** The `id` the client gave (`/ask?id=…`), carried to every hop: requests in flight at once told apart. */
+  id?: string | undefined
 }
 
 export interface InnerWork {
   deadline: Deadline
+  id?: string | undefined
   /** When its deadline's signal aborted, performance.now() ms. */
   abortedAt?: number
   reason?: unknown
@@ -64,13 +73,21 @@ export interface MixedChain {
   /** The inner handlers' work, in arrival order. */
   readonly innerWork: InnerWork[]
   /** When the gRPC handler got the inner answer (status) or its fetch failed, performance.now() ms. */
-  readonly innerAnswers: Array<{ at: number; status?: number; error?: unknown }>
+  readonly innerAnswers: Array<{
+    at: number
+    status?: number
+    error?: unknown
+    id?: string | undefined
+  }>
   /** When the edge handler got the gRPC answer, performance.now() ms. */
-  readonly grpcAnswers: Array<{ at: number; code: number }>
+  readonly grpcAnswers: Array<{ at: number; code: number; id?: string | undefined }>
   /** Resolves when `count` inner handlers have started. */
   innerStarted(count: number): Promise<void>
   close(): Promise<void>
 }
+
+/** The gRPC metadata key that carries the client's `id` to the gRPC hop's start. */
+const ID_METADATA = 'x-ask-id'
 
 const json = {
   serialize: (value: unknown): Buffer => Buffer.from(JSON.stringify(value ?? null)),
@@ -116,13 +133,25 @@ export async function startMixedChain(): Promise<MixedChain> {
   const grpcAnswers: MixedChain['grpcAnswers'] = []
   const waiting: Array<{ count: number; resolve: () => void }> = []
 
+  /** The `id` query parameter, if any. */
+  const idOf = (req: Request): string | undefined =>
+    typeof req.query.id === 'string' ? req.query.id : undefined
   /** What an Express hop read from its caller: the header (no hop here clamps it). */
   const httpStart = (req: Request): HopStart => ({
     deadline: req.deadline,
     budgetMs: Number(req.headers[DEADLINE_HEADER]),
+    expiresAt: req.deadline.expiresAt,
+    id: idOf(req),
   })
-  const onGrpcStart = (m: GrpcServerStartMessage) =>
-    grpcStarts.push({ deadline: m.deadline, budgetMs: m.budgetMs })
+  const onGrpcStart = (m: GrpcServerStartMessage) => {
+    const [id] = m.metadata.get(ID_METADATA)
+    grpcStarts.push({
+      deadline: m.deadline,
+      budgetMs: m.budgetMs,
+      expiresAt: m.deadline.expiresAt,
+      id: typeof id === 'string' ? id : undefined,
+    })
+  }
   const onGrpcCall = (m: GrpcClientStartMessage) => grpcCalls.push(m)
   grpcChannels.serverStart.subscribe(onGrpcStart)
   grpcChannels.clientStart.subscribe(onGrpcCall)
@@ -134,7 +163,7 @@ export async function startMixedChain(): Promise<MixedChain> {
     '/work',
     route(async (req, res) => {
       innerStarts.push(httpStart(req))
-      const work: InnerWork = { deadline: req.deadline }
+      const work: InnerWork = { deadline: req.deadline, id: idOf(req) }
       innerWork.push(work)
       for (const w of waiting.filter((w) => innerWork.length >= w.count)) {
         waiting.splice(waiting.indexOf(w), 1)
@@ -171,13 +200,17 @@ export async function startMixedChain(): Promise<MixedChain> {
   grpcServer.addService(
     askService,
     grpcDeadlineErrors({
-      async ask(call: ServerUnaryCall<{ mode: Mode }, unknown>, callback: sendUnaryData<unknown>) {
-        const mode = call.request.mode
+      async ask(
+        call: ServerUnaryCall<{ mode: Mode; id?: string }, unknown>,
+        callback: sendUnaryData<unknown>,
+      ) {
+        const { mode, id } = call.request
         const innerMode = mode === 'ignore' ? 'hang' : mode
+        const query = id === undefined ? '' : `&id=${encodeURIComponent(id)}`
         try {
           // No deadline passed: createFetch reads the gRPC call's from the context.
-          const r = await fetch(`${innerServer.url}/work?mode=${innerMode}`)
-          innerAnswers.push({ at: performance.now(), status: r.status })
+          const r = await fetch(`${innerServer.url}/work?mode=${innerMode}${query}`)
+          innerAnswers.push({ at: performance.now(), status: r.status, id })
           const body = (await r.json()) as Record<string, unknown>
           if (r.status === 504 && mode !== 'ignore') {
             callback({
@@ -193,7 +226,7 @@ export async function startMixedChain(): Promise<MixedChain> {
           }
           callback(null, { ...body, grpcBudgetMs: Math.round(grpcStarts.at(-1)?.budgetMs ?? 0) })
         } catch (error) {
-          innerAnswers.push({ at: performance.now(), error })
+          innerAnswers.push({ at: performance.now(), error, id })
           throw error
         }
       },
@@ -214,15 +247,19 @@ export async function startMixedChain(): Promise<MixedChain> {
   edge.get(
     '/ask',
     route(async (req, res) => {
-      edgeStarts.push(httpStart(req))
+      const start = httpStart(req)
+      edgeStarts.push(start)
+      const { id } = start
       const mode = String(req.query.mode) as Mode
+      const metadata = new Metadata()
+      if (id !== undefined) metadata.set(ID_METADATA, id)
       // No deadline passed: the interceptor reads the request's from the context.
       const answer = await new Promise<{ error?: ServiceError; value?: unknown }>((resolve) =>
-        middle.ask({ mode }, new Metadata(), (error, value) =>
+        middle.ask({ mode, id }, metadata, (error, value) =>
           resolve(error ? { error } : { value }),
         ),
       )
-      grpcAnswers.push({ at: performance.now(), code: answer.error?.code ?? status.OK })
+      grpcAnswers.push({ at: performance.now(), code: answer.error?.code ?? status.OK, id })
       // DEADLINE_EXCEEDED becomes core's DeadlineExceededError: deadlineErrors() answers 504.
       if (answer.error) throw fromGrpcError(answer.error)
       res.json({ ...(answer.value as object), edgeBudgetMs: Math.round(req.deadline.budgetMs) })
