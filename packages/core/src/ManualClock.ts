@@ -38,9 +38,12 @@ export let firesExactly: (clock: unknown) => boolean
  * armed after its start (a child left to its own timer by a disposed
  * parent) then read `expired` at 0.9 while its timer had not fired — no
  * abort, no onExpire — until the next `advance`. A step short is left
- * alone: the timer fires, finds time left and re-arms for it, due at `at`
- * exactly; moved later, it was no longer due when a test advanced by the
- * delay it saw armed (llm's WaitClock drives time so). Only a timer armed
+ * alone: the timer fires, finds time left and re-arms for the last step;
+ * moved later, a clock subclass that records the delay it was given (llm's
+ * WaitClock, fetch's retry test) would report it due where it is not. A
+ * driver that advances by `next - now()` can itself land a step short, and
+ * advances once more (llm's `drive`). No float delay lands every `at`
+ * exactly (0.3 → 0.9 has none): hence this move. Only a timer armed
  * for exactly that delay moves (a subclass that passed on another delay
  * keeps its own); a no-op on any other clock. Not exported from the package.
  */

@@ -6,7 +6,7 @@ import {
   isDeadlineExceeded,
   ManualClock,
 } from '@hourglass/core'
-import { describe, expect, it } from 'vitest'
+import { describe, expect, it, vi } from 'vitest'
 import { deadline, deadlineErrors, type IngressExpireMessage } from '../src/index.js'
 import { collected } from './support/collectGarbage.js'
 import { deferredEnd } from './support/deferredEnd.js'
@@ -253,6 +253,27 @@ describe.each(majors)('a handler that ends its own deadline ($name)', (major) =>
     await entered.promise
     expect(clock.pendingTimers, 'timers left to answer the request').toBeGreaterThan(0)
     clock.advance(990)
+    const res = await pending
+    await res.body.dump()
+    expect(res.statusCode).toBe(504)
+  })
+
+  it('cancelled at a fraction of a ms: the 504 still due comes when a ManualClock reaches the deadline, not a rounded ms later', async () => {
+    const clock = new ManualClock()
+    let request: { deadline: Deadline } | undefined
+    const { pending } = await enterHandler(major, served, { clock }, (req) => {
+      request = req
+    })
+    clock.advance(0.5)
+    request!.deadline.cancel(new Error('stop the prework')) // 989.5 ms left
+    let answered = false
+    void pending.then(() => {
+      answered = true
+    })
+    clock.advance(989.5) // its expiresAt exactly
+    expect(clock.now()).toBe(request!.deadline.expiresAt)
+    // Before, its timer was armed for 990 ms: nothing came until a further 0.5 ms.
+    await vi.waitFor(() => expect(answered).toBe(true), { timeout: 5000 })
     const res = await pending
     await res.body.dump()
     expect(res.statusCode).toBe(504)

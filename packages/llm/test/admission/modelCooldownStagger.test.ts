@@ -103,8 +103,9 @@ describe('followers of a probe after a cooldown, whatever slot it cooled', () =>
       expect(followerMs).toHaveLength(FOLLOWERS)
       // The n-th of N goes n/N × staggerMs after the answer (a ManualClock fires
       // a wait at its very end: 12.5 ms, not 13); rounded to a µs for float steps.
-      expect(followerMs.map((ms) => Math.round(ms * 1000) / 1000)).toEqual(
-        Array.from({ length: FOLLOWERS }, (_, n) => (n * STAGGER_MS) / FOLLOWERS),
+      const toMicros = (ms: number) => Math.round(ms * 1000) / 1000
+      expect(followerMs.map(toMicros)).toEqual(
+        Array.from({ length: FOLLOWERS }, (_, n) => toMicros((n * STAGGER_MS) / FOLLOWERS)),
       )
     })
   }

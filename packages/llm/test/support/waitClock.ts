@@ -86,6 +86,13 @@ export function drive<T>(
       const next = clock.nextTimerAt()
       if (next === undefined || clock.pendingWaits !== running) return
       clock.advance(Math.max(0, next - clock.now()))
+      // The clock adds the step back to its now: from 0.2 to 0.9 it lands on
+      // 0.8999999999999999, a float step short of the timer (a ManualClock
+      // fires a fractional wait at its very end). Once more lands on it.
+      if (clock.now() < next) clock.advance(next - clock.now())
+      // A timer that fired and changed no wait (a deadline's that re-armed
+      // for the float step it was short): look again, or nothing moves the clock.
+      schedule()
     }
     // After the I/O and promise callbacks already due: checked on a settled state.
     const schedule = () => {
