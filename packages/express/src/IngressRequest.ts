@@ -324,8 +324,13 @@ export class IngressRequest {
     // response's 'close' has already fired and will not come again. Without
     // this the handler would run its whole budget for nobody. It runs as if
     // the client had left a moment later, with its deadline cancelled; one
-    // that arrived expired is not run (nobody to send its 504 to).
-    if (this.res.destroyed) {
+    // that arrived expired is not run (nobody to send its 504 to). HTTP/2's
+    // compat response has no `destroyed`: its stream's tells (read as
+    // `undefined`, the handler ran its budget for nobody).
+    if (
+      this.res.destroyed ||
+      (this.res as { stream?: { destroyed?: boolean } }).stream?.destroyed === true
+    ) {
       this.#onClose()
       if (this.#expiredOnArrival) return
     } else if (this.#expiredOnArrival) {

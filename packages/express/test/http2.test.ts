@@ -54,11 +54,12 @@ describe('deadline() on an HTTP/2 compat server', () => {
     }
   })
 
-  it('a stream the client cancelled while a middleware ahead of deadline() worked: deadline() does not throw', async () => {
+  it('a stream the client cancelled while a middleware ahead of deadline() worked: deadline() ends it client-closed, its deadline cancelled', async () => {
     const ends = record<IngressEndMessage>('hourglass:ingress:end')
     const middleware = deadline({ defaultMs: 10_000, reserveMs: 10 })
     const thrown: unknown[] = []
     let ran = false
+    let entered: Request | undefined
     try {
       const server = http2.createServer(async (req, res) => {
         await once(res, 'close') // the middleware ahead, awaiting while the client leaves
@@ -68,6 +69,7 @@ describe('deadline() on an HTTP/2 compat server', () => {
             res as unknown as Response,
             (() => {
               ran = true
+              entered = req as unknown as Request
             }) as NextFunction,
           )
         } catch (error) {
@@ -90,6 +92,13 @@ describe('deadline() on an HTTP/2 compat server', () => {
       )
       // Its closed stream's `socket` is undefined: read, it threw a TypeError.
       expect(thrown).toEqual([])
+      // And the response has no `destroyed`: the client's departure went
+      // unseen, no end published, the handler's deadline live for nobody. It
+      // runs as on HTTP/1, as if the client had left a moment later.
+      await ends.count(1)
+      expect(ends.messages.map((m) => m.outcome)).toEqual(['client-closed'])
+      expect(ran).toBe(true)
+      expect(isClientClosed(entered?.deadline.reason)).toBe(true)
     } finally {
       ends.stop()
     }
