@@ -71,18 +71,23 @@ function start(given: CallModelOptions): Promise<ChatResponse> | ModelStream {
   return (async () => {
     const first = await complete(state, options.request, key, undefined)
     // From the request answered: shrunk, if the prompt was too long.
-    return recoverOutputLimit(first.response, first.request, state.recovery, (request, step) =>
-      // A continuation is a new operation (a different request): its own key,
-      // derived from this one. A raised cap refused as too long for the
-      // context window is the cap's doing, not the prompt's, which fitted:
-      // the history is not shrunk (collapse, a paid compaction) for it.
-      complete(
-        state,
-        request,
-        deriveKey({ operation: key, step }),
-        undefined,
-        !step.endsWith(':raise-cap'),
-      ),
+    return recoverOutputLimit(
+      first.response,
+      first.request,
+      state.recovery,
+      (request, step) =>
+        // A continuation is a new operation (a different request): its own key,
+        // derived from this one. A raised cap refused as too long for the
+        // context window is the cap's doing, not the prompt's, which fitted:
+        // the history is not shrunk (collapse, a paid compaction) for it.
+        complete(
+          state,
+          request,
+          deriveKey({ operation: key, step }),
+          undefined,
+          !step.endsWith(':raise-cap'),
+        ),
+      () => state.attempts,
     )
   })()
 }

@@ -49,13 +49,18 @@ export interface OutputLimitOptions {
  * request the last call answered: once a prompt_too_long step had shrunk
  * it, starting from the caller's own history again was refused again (one
  * more 400 per step, collapse and compact run again, and handed the cut
- * answer and the continue prompt to cut too).
+ * answer and the continue prompt to cut too). `attemptsSent()` counts the
+ * call's attempts so far: read before and after a step that failed, it says
+ * whether the step was sent — what its error cannot say, a fallback list's
+ * error being its last model's (A sent and failed, B refused by the cost
+ * budget: a `BudgetExceededError`).
  */
 export async function recoverOutputLimit(
   first: ChatResponse,
   request: ChatRequest,
   options: OutputLimitOptions,
   complete: (request: ChatRequest, step: string) => Promise<Answered>,
+  attemptsSent: () => number,
 ): Promise<ChatResponse> {
   // A whole number ≥ 0: `callModel` refuses anything else (a NaN here never stopped).
   const limit = options.maxRecoveries ?? 3
@@ -100,6 +105,7 @@ export async function recoverOutputLimit(
       }
       steps.push('continue')
     }
+    const before = attemptsSent()
     try {
       const answered = await complete(current, `${steps.length}:${steps.at(-1)}`)
       response = answered.response
@@ -112,7 +118,17 @@ export async function recoverOutputLimit(
       // every `length` stop, the call failed with `RequestRejectedError` and
       // the cut answer already paid for was lost. The step is dropped (a
       // refusal is not billed) and the recovery goes on with the accepted cap.
-      if (steps.at(-1) === 'raise-cap' && refusesRaisedCap(error)) {
+      // So too a raised cap refused before anything was sent, by the cost
+      // budget or by admission's TPM window: the doubled cap's tokens are
+      // what did not fit, and a continuation at the accepted cap may (it
+      // went unasked: the recovery ended with the cut answer, where a
+      // `maxTokensCeiling: 0` call got the whole answer in two requests).
+      // A continuation refused the same way still ends the recovery below.
+      const sent = attemptsSent() > before
+      if (
+        steps.at(-1) === 'raise-cap' &&
+        (refusesRaisedCap(error) || (!sent && refusedForItsSize(error)))
+      ) {
         steps.pop()
         discarded = undefined
         current = accepted
@@ -136,7 +152,12 @@ export async function recoverOutputLimit(
       // policy's refusal still end the call as they are.
       if (!endsWithWhatWasProduced(error)) throw error
       steps.pop()
-      throw new OutputTruncatedError({ response: produced, recoveries: steps, cause: error })
+      throw new OutputTruncatedError({
+        response: produced,
+        recoveries: steps,
+        cause: error,
+        stepSent: sent,
+      })
     }
   }
   return parts.length === 0 && discarded === undefined
@@ -156,6 +177,16 @@ function endsWithWhatWasProduced(error: unknown): boolean {
     isModelUnavailable(error) ||
     refusesRequest(error)
   )
+}
+
+/**
+ * A refusal before sending that a smaller request may pass: the cost
+ * budget's (the estimate counts the cap), or admission's for the TPM window
+ * (the cap counts in the tokens). Not a cooldown's or the RPM window's: a
+ * continuation meets the same.
+ */
+function refusedForItsSize(error: unknown): boolean {
+  return isBudgetExceeded(error) || (isRateLimited(error) && error.limit === 'tpm')
 }
 
 /**

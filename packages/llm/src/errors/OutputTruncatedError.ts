@@ -1,8 +1,6 @@
 import { HourglassError, hasErrorCode } from '@hourglass/core'
 import type { ChatResponse } from '../types.js'
-import { isBudgetExceeded } from './BudgetExceededError.js'
 import { describeError } from './describeError.js'
-import { isRateLimited } from './RateLimitedError.js'
 
 export interface OutputTruncatedDetails {
   /** Everything produced, continuation parts joined; its `finishReason` is still `length`. */
@@ -16,6 +14,14 @@ export interface OutputTruncatedDetails {
    * it (its `ModelUnavailableError`).
    */
   cause?: unknown
+  /**
+   * Whether the step `cause` ended had an attempt sent (the message says
+   * "the next step failed"; else "was not run"). Counted, not read from
+   * `cause`: a fallback list's error is its last model's, so a
+   * `BudgetExceededError` may end a step model A was sent, and a
+   * `ModelUnavailableError` one no model was.
+   */
+  stepSent?: boolean | undefined
   /**
    * The provider's reason when the stop was a full context window
    * (`model_context_window_exceeded`), not the output cap: no step was run
@@ -39,7 +45,7 @@ export class OutputTruncatedError extends HourglassError {
   constructor(details: OutputTruncatedDetails) {
     super(
       OutputTruncatedError.code,
-      `${details.windowFull === undefined ? 'output still cut at the token limit' : `output cut: the context window is full (${details.windowFull}), which no recovery step can lift; stopped`} after ${details.recoveries.length} recovery step(s) (${details.recoveries.join(', ') || 'none'}); ${details.response.text.length} characters produced${details.cause === undefined ? '' : `; ${stoppedBy(details.cause)}: ${describeError(details.cause)}`}`,
+      `${details.windowFull === undefined ? 'output still cut at the token limit' : `output cut: the context window is full (${details.windowFull}), which no recovery step can lift; stopped`} after ${details.recoveries.length} recovery step(s) (${details.recoveries.join(', ') || 'none'}); ${details.response.text.length} characters produced${details.cause === undefined ? '' : `; ${details.stepSent === true ? 'the next step failed' : 'the next step was not run'}: ${describeError(details.cause)}`}`,
       details.cause === undefined ? undefined : { cause: details.cause },
     )
     this.response = details.response
@@ -49,15 +55,4 @@ export class OutputTruncatedError extends HourglassError {
 
 export function isOutputTruncated(error: unknown): error is OutputTruncatedError {
   return hasErrorCode(error, OutputTruncatedError.code)
-}
-
-/**
- * How the next step ended: refused before sending (the cost budget,
- * admission), or sent and refused or failed by the provider — which "was
- * not run" misdescribed.
- */
-function stoppedBy(cause: unknown): string {
-  return isBudgetExceeded(cause) || isRateLimited(cause)
-    ? 'the next step was not run'
-    : 'the next step failed'
 }

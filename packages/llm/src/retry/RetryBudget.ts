@@ -5,7 +5,8 @@ export interface RetryBudgetOptions {
   maxTokens?: number | undefined
   /**
    * Tokens refunded by each success. Default 0.1: retries may add at most
-   * ~10 % to steady traffic. Counted to a billionth of a token.
+   * ~10 % to steady traffic. Counted to a billionth of a token, rounded
+   * down (2/3 refunds 0.666666666); 0, or at least a billionth (1e-9).
    */
   tokenRatio?: number | undefined
 }
@@ -37,8 +38,15 @@ export class RetryBudget {
     if (typeof tokenRatio !== 'number' || !(tokenRatio >= 0) || !Number.isFinite(tokenRatio)) {
       throw optionError('RetryBudget: tokenRatio', 'a finite number ≥ 0', tokenRatio)
     }
+    // Down, never up: a ratio counted above its value (2/3 as 0.666666667)
+    // refilled past exactly half and allowed a retry exact arithmetic refuses.
+    const refund = billionthsBelow(tokenRatio)
+    if (tokenRatio > 0 && refund === 0) {
+      // Counted as 0, successes would never refill the bucket: said, not done.
+      throw optionError('RetryBudget: tokenRatio', '0 or at least a billionth (1e-9)', tokenRatio)
+    }
     this.maxTokens = maxTokens
-    this.tokenRatio = tokenRatio
+    this.tokenRatio = refund
     this.#tokens = maxTokens
   }
 
@@ -64,12 +72,12 @@ export class RetryBudget {
    * is sent nowhere). Capped at `maxTokens`.
    */
   refundFailure(): void {
-    this.#tokens = counted(Math.min(this.maxTokens, this.#tokens + 1))
+    this.#tokens = Math.min(this.maxTokens, counted(this.#tokens + 1))
   }
 
   /** An attempt succeeded. */
   recordSuccess(): void {
-    this.#tokens = counted(Math.min(this.maxTokens, this.#tokens + this.tokenRatio))
+    this.#tokens = Math.min(this.maxTokens, counted(this.#tokens + this.tokenRatio))
   }
 }
 
@@ -78,11 +86,22 @@ export class RetryBudget {
  * ten times is 0.9999999999999999), and the drift decided retries: a bucket
  * at exactly half, `maxTokens / 2`, read 5.000000000000001 after refills and
  * allowed a retry the rule refuses (gRPC counts in thousandths for the
- * same reason). Rounded after each change, the count is the float nearest
- * the exact one for any `maxTokens` (under 9 million) and `tokenRatio` of up
- * to nine decimals, so the drift never builds up and the comparison with
- * half is exact.
+ * same reason). With `tokenRatio` a whole number of billionths (the
+ * constructor rounds it down), rounded after each change, the count is the
+ * float nearest the exact one while the float error of `tokens × 1e9` stays
+ * under a half: for any `maxTokens` up to a million (checked to 2
+ * million), far above any real setting (gRPC's is at most 1000). So the
+ * drift never builds up and the comparison with half is exact. Capped at
+ * `maxTokens` after rounding: a `maxTokens` of no whole billionths (2/3)
+ * read 0.666666667 once refilled, above itself.
  */
 function counted(tokens: number): number {
   return Math.round(tokens * 1e9) / 1e9
+}
+
+/** `ratio` rounded down to a whole number of billionths. */
+function billionthsBelow(ratio: number): number {
+  const billionths = Math.round(ratio * 1e9)
+  // Rounded up (2/3 → 666666667): one billionth less.
+  return (billionths / 1e9 > ratio ? billionths - 1 : billionths) / 1e9
 }

@@ -27,11 +27,19 @@ function part(
 
 /** Runs the recovery with the answers given, in order, after `first`. */
 function recover(first: ChatResponse, ...next: ChatResponse[]): Promise<ChatResponse> {
-  return recoverOutputLimit(first, request, { maxTokensCeiling: 0 }, async (asked) => {
-    const answer = next.shift()
-    if (answer === undefined) throw new Error('asked for more answers than the test gave')
-    return { response: answer, request: asked }
-  })
+  let sent = 0
+  return recoverOutputLimit(
+    first,
+    request,
+    { maxTokensCeiling: 0 },
+    async (asked) => {
+      sent++
+      const answer = next.shift()
+      if (answer === undefined) throw new Error('asked for more answers than the test gave')
+      return { response: answer, request: asked }
+    },
+    () => sent,
+  )
 }
 
 describe('max_tokens recovery: the joined answer', () => {

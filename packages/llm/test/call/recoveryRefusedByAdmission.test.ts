@@ -32,22 +32,55 @@ function limited() {
 }
 
 describe('a max_tokens recovery step admission refuses for lack of time', () => {
+  // The raised cap's 800 tokens do not fit beside the first request's
+  // 400-odd; a continuation at the accepted 400 does. It went unasked: the
+  // recovery ended with 17 characters, where `maxTokensCeiling: 0` got the
+  // whole answer from the same window in two requests.
+  it('a raised cap refused for the TPM window is dropped: the continuation at the accepted cap completes the answer', async () => {
+    const { clock, admission } = limited()
+    const fake = await fakes.start({ dialect: 'openai' })
+    fake.enqueue(
+      reply.text('The first half of', {
+        finishReason: 'length',
+        usage: { inputTokens: 10, outputTokens: 400 },
+      }),
+      reply.text(' the essay, ended.', { usage: { inputTokens: 30, outputTokens: 5 } }),
+    )
+    const model = fakes.adapter(
+      openAICompatible({ baseURL: fake.baseURL, apiKey: 'sk-1', model: 'm' }),
+    )
+    using deadline = Deadline.after(3000, { clock })
+    const response = await callModel({
+      models: [model],
+      request: { messages: [user('write a long essay')], maxTokens: 400 },
+      deadline,
+      limits: { admission },
+    })
+    expect(response.text).toBe('The first half of the essay, ended.')
+    expect(response.usage).toMatchObject({ inputTokens: 40, outputTokens: 405 })
+    expect(fake.requests).toHaveLength(2)
+    expect(JSON.stringify(fake.requests[1]?.body)).toContain('[Output token limit hit, continue]')
+  })
+
   it('surfaces the cut answer already paid for (OutputTruncatedError, the refusal its cause), not the refusal alone', async () => {
     const { clock, admission } = limited()
     const fake = await fakes.start({
       dialect: 'openai',
       reply: reply.text('The first half of', {
         finishReason: 'length',
-        usage: { inputTokens: 10, outputTokens: 400 },
+        usage: { inputTokens: 10, outputTokens: 500 },
       }),
     })
     const model = fakes.adapter(
       openAICompatible({ baseURL: fake.baseURL, apiKey: 'sk-1', model: 'm' }),
     )
     using deadline = Deadline.after(3000, { clock })
+    // The first request's 500-odd tokens leave room for neither the raised
+    // cap's 1000 nor the continuation's 500-odd: the raised cap is dropped,
+    // and the continuation refused ends the recovery.
     const error = await callModel({
       models: [model],
-      request: { messages: [user('write a long essay')], maxTokens: 400 },
+      request: { messages: [user('write a long essay')], maxTokens: 500 },
       deadline,
       limits: { admission },
     }).catch((e: unknown) => e)
@@ -55,7 +88,7 @@ describe('a max_tokens recovery step admission refuses for lack of time', () => 
     expect(isOutputTruncated(error)).toBe(true)
     const truncated = error as OutputTruncatedError
     expect(truncated.response.text).toBe('The first half of')
-    expect(truncated.response.usage).toMatchObject({ inputTokens: 10, outputTokens: 400 })
+    expect(truncated.response.usage).toMatchObject({ inputTokens: 10, outputTokens: 500 })
     // The step refused sent nothing and is not named as taken.
     expect(truncated.recoveries).toEqual([])
     expect(isRateLimited(truncated.cause)).toBe(true)

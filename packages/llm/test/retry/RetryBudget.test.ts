@@ -48,6 +48,44 @@ describe('RetryBudget', () => {
     expect(budget.tokens).toBe(5)
   })
 
+  // Counted to a billionth, a ratio of no whole billionths was rounded
+  // after each refill: 2/3 up, to 0.666666667, and three refills from 3
+  // read 5.000000001 — a retry exact arithmetic (3 + 3 × 2/3 = 5, exactly
+  // half) refuses. Rounded down once, counting errs on the refusing side.
+  it('a tokenRatio of no whole billionths (2/3) is counted rounded down: three refills from 3 stay under half', () => {
+    const budget = new RetryBudget({ tokenRatio: 2 / 3 })
+    expect(budget.tokenRatio).toBe(0.666666666)
+    for (let i = 0; i < 7; i++) budget.recordFailure()
+    for (let i = 0; i < 3; i++) budget.recordSuccess()
+    expect(budget.tokens).toBe(4.999999998)
+    expect(budget.canRetry()).toBe(false)
+    // A decimal ratio is kept as given.
+    expect(new RetryBudget({ tokenRatio: 0.123456789 }).tokenRatio).toBe(0.123456789)
+  })
+
+  // 1e-10 counted to a billionth refilled nothing, ever (a bucket drained
+  // for good); 6e-10 refilled 1e-9, 67 % more than asked.
+  it('refuses a tokenRatio under a billionth other than 0: counted, it would never refill', () => {
+    for (const tokenRatio of [1e-10, 6e-10]) {
+      expect(() => new RetryBudget({ tokenRatio })).toThrow(RangeError)
+      expect(() => new RetryBudget({ tokenRatio })).toThrow(
+        /RetryBudget: tokenRatio must be 0 or at least a billionth/,
+      )
+    }
+    expect(new RetryBudget({ tokenRatio: 0 }).tokenRatio).toBe(0)
+    expect(new RetryBudget({ tokenRatio: 1e-9 }).tokenRatio).toBe(1e-9)
+  })
+
+  it('never counts above maxTokens, one of no whole billionths (2/3) included', () => {
+    const budget = new RetryBudget({ maxTokens: 2 / 3 })
+    budget.recordFailure()
+    for (let i = 0; i < 10; i++) budget.recordSuccess()
+    expect(budget.tokens).toBe(2 / 3)
+    budget.recordFailure()
+    budget.refundFailure()
+    expect(budget.tokens).toBe(2 / 3)
+  })
+
   it('bounds a 429 storm: 100 concurrent calls that all get 429 send at most 1.3 attempts each', () => {
     // Every upstream answer is a 429; each call records its failure and asks
     // the policy whether to retry, as callModel does.
