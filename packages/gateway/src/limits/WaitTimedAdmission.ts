@@ -1,5 +1,5 @@
 import { Admission, type AdmissionOptions } from '../llm.js'
-import { boundByClientTimeout } from './boundByClientTimeout.js'
+import { clientTimeoutBound } from './clientTimeoutBound.js'
 
 /**
  * The gateway's `Admission`, telling `ended` when each `acquire` settles:
@@ -8,8 +8,8 @@ import { boundByClientTimeout } from './boundByClientTimeout.js'
  * planned — the caller may leave or its deadline end meanwhile, and a
  * cooldown reopened early ends it sooner. The metrics' wait histogram
  * records what was waited (`GatewayMetrics.waitEnded`). One frame per
- * attempt, nothing per byte. A wait is taken only while it ends before the
- * client's own timeout (`boundByClientTimeout`).
+ * attempt, nothing per byte. A wait is taken only while the request can
+ * still be answered before the client's own timeout (`clientTimeoutBound`).
  */
 export class WaitTimedAdmission extends Admission {
   readonly #ended: () => void
@@ -24,9 +24,14 @@ export class WaitTimedAdmission extends Admission {
   override async acquire(
     ...[request]: Parameters<Admission['acquire']>
   ): ReturnType<Admission['acquire']> {
+    const bound = clientTimeoutBound(request.deadline, this.#replyReserveMs)
     try {
-      return await super.acquire(boundByClientTimeout(request, this.#replyReserveMs))
+      // A copy: the caller's object is its own.
+      return await super.acquire(
+        bound === undefined ? request : Object.assign({}, request, { deadline: bound }),
+      )
     } finally {
+      bound?.dispose()
       this.#ended()
     }
   }
