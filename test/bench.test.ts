@@ -19,7 +19,7 @@ const PACKAGES = ['core', 'express', 'fetch', 'testkit', 'llm', 'gateway', 'bull
 // exercises the same child-process harness, and `npm run bench` runs 2.
 const SMOKE_ONLY = ['3', '8', '9']
 const SECTIONS = ['3. Core cost', '8. SSE re-assembly', '9. Gateway overhead']
-// A guard against a hang, not a synchronisation: the smoke run takes about a minute.
+// A guard against a hang, not a synchronisation: the smoke run takes ~20 s on 2 loaded cores.
 const KILL_AFTER_MS = 150_000
 
 interface Run {

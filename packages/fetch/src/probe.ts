@@ -37,6 +37,16 @@ export interface ProbeOptions extends Omit<CreateFetchOptions, 'retry' | 'dispat
    * its callers reach it today.
    */
   callTimeoutMs?: number
+  /**
+   * Called as each of this probe's calls ends, warm-up included, once its
+   * answer has been read and before the next is made: `done` calls of
+   * `total` (warm-up + samples), `warmup` while it is one of those. Its own
+   * calls only — the `attempt-end` diagnostics event is every fetch's in the
+   * process, another probe's or the app's, and a progress counted from it
+   * ran ahead. Not for a call that fails: the probe rejects with its error
+   * (and with the callback's own, should it throw).
+   */
+  onProgress?: (progress: { done: number; total: number; warmup: boolean }) => void
 }
 
 /** probe's own options, then the fetch options it passes on (not `retry`: its calls make none; not `dispatcher`: it opens fresh connections). */
@@ -48,6 +58,7 @@ const PROBE_OPTION_NAMES: readonly string[] = [
   'body',
   'freshConnections',
   'callTimeoutMs',
+  'onProgress',
   ...FETCH_OPTION_NAMES.filter((name) => name !== 'retry' && name !== 'dispatcher'),
 ]
 
@@ -135,6 +146,7 @@ export async function probe(url: string | URL, options: ProbeOptions = {}): Prom
     body,
     freshConnections: givenFresh,
     callTimeoutMs: givenCallTimeoutMs,
+    onProgress: givenOnProgress,
     ...fetchOwn
   } = options
   // `null` is a number's default, as for fetch's own options (and every
@@ -156,6 +168,10 @@ export async function probe(url: string | URL, options: ProbeOptions = {}): Prom
     (typeof callTimeoutMs !== 'number' || !Number.isFinite(callTimeoutMs) || callTimeoutMs <= 0)
   ) {
     throw optionError('callTimeoutMs', 'a finite number > 0 (ms)', callTimeoutMs)
+  }
+  const onProgress = givenOnProgress ?? undefined
+  if (onProgress !== undefined && typeof onProgress !== 'function') {
+    throw optionError('onProgress', 'a function', onProgress)
   }
   const scheme = schemeOf(url)
   if (scheme === 'data:' || scheme === 'blob:') {
@@ -219,6 +235,7 @@ export async function probe(url: string | URL, options: ProbeOptions = {}): Prom
         await res.arrayBuffer()
         const done = await ended(attempt as Attempt | undefined, url)
         if (i >= warmup) measured.push({ ...done.timings, status: res.status })
+        onProgress?.({ done: i + 1, total: warmup + samples, warmup: i < warmup })
       } finally {
         bound?.dispose()
         if (!shared) await fetch.close()

@@ -1,6 +1,6 @@
 import { type FaultServer, faultServer } from '@hourglass/testkit'
 import { afterEach, expect, it } from 'vitest'
-import { probe } from '../src/index.js'
+import { createFetch, probe } from '../src/index.js'
 
 // probe's own options mean what they say or are refused before a call is
 // made. `headers` given as fetch takes them — a `Headers`, a `Map` — were
@@ -76,4 +76,39 @@ it('freshConnections: null is the default, a fresh connection for every call', a
   })
   // Before: keep-alive calls — no measured call connected.
   expect(result.phases.connect?.samples).toBe(3)
+})
+
+it("onProgress is told of each of the probe's own calls as it ends, and nothing else", async () => {
+  const server = await serve()
+  const other = await serve()
+  const seen: unknown[] = []
+  const fetch = createFetch()
+  // A fetch of the app's own, made while the probe runs, is no call of the probe's.
+  const app: Promise<string>[] = []
+  try {
+    await probe(server.url, {
+      warmup: 1,
+      samples: 2,
+      onProgress: (progress) => {
+        seen.push(progress)
+        app.push(fetch(other.url).then((res) => res.text()))
+      },
+    })
+    expect(await Promise.all(app)).toEqual(['ok', 'ok', 'ok'])
+  } finally {
+    await fetch.close()
+  }
+  expect(seen).toEqual([
+    { done: 1, total: 3, warmup: true },
+    { done: 2, total: 3, warmup: false },
+    { done: 3, total: 3, warmup: false },
+  ])
+})
+
+it('onProgress that is no function is refused before anything is sent', async () => {
+  const server = await serve()
+  const error = await probe(server.url, { onProgress: 'dots' as never }).catch((e: unknown) => e)
+  expect(error).toBeInstanceOf(TypeError)
+  expect((error as Error).message).toMatch(/^onProgress must be a function, got /)
+  expect(server.records).toHaveLength(0)
 })

@@ -1,4 +1,3 @@
-import { subscribe, unsubscribe } from 'node:diagnostics_channel'
 import type { Command } from '../Command.js'
 import { exitOnStopSignals } from '../exitOnStopSignals.js'
 import { intOption, parseCommandArgs } from '../parseCommandArgs.js'
@@ -97,7 +96,7 @@ Options:
     // Loaded only once the arguments hold: undici and the fetch stack are
     // most of the command's start-up, which a bad argument should not wait for.
     const [
-      { fetchChannels, isProbeRedirect, probe, suggestTimeouts },
+      { isProbeRedirect, probe, suggestTimeouts },
       { describeFailure },
       { probeReport },
       { renderProbe },
@@ -108,24 +107,21 @@ Options:
       import('../probe/renderProbe.js'),
     ])
 
-    const total = warmup + samples
-    let calls = 0
     const progress = progressLine(io)
-    // Progress comes from @hourglass/fetch's own attempt events: no hook needed in probe().
-    const onAttemptEnd = () => {
-      calls++
+    // The probe's own calls, as it reports them: the attempt-end diagnostics
+    // event, which this counted before, is every fetch's in the process —
+    // another probe's (two run side by side) or the app's around main() —
+    // and drew their dots on this line, ending it early.
+    const onProgress = ({ done, total }: { done: number; total: number }) => {
       if (io.stderrIsTTY) {
         const stage =
-          calls <= warmup
-            ? `warming up ${calls}/${warmup}`
-            : `sampling ${calls - warmup}/${samples}`
+          done <= warmup ? `warming up ${done}/${warmup}` : `sampling ${done - warmup}/${samples}`
         progress.update(`probing ${url.host}: ${stage}`)
       } else {
-        progress.append(calls === total ? '.\n' : '.')
+        progress.append(done === total ? '.\n' : '.')
       }
     }
     progress.append(`probing ${shown} (${warmup} warm-up, ${samples} measured) `)
-    subscribe(fetchChannels.attemptEnd.name, onAttemptEnd)
     let measured: Awaited<ReturnType<typeof probe>> | undefined
     let failure: unknown
     try {
@@ -133,12 +129,12 @@ Options:
         warmup,
         samples,
         callTimeoutMs,
+        onProgress,
         ...(headers.length > 0 ? { headers } : {}),
       })
     } catch (error) {
       failure = error
     } finally {
-      unsubscribe(fetchChannels.attemptEnd.name, onAttemptEnd)
       // Wiped on a terminal; elsewhere the dots' line ended if a failure cut it short.
       progress.clear()
     }
