@@ -7,6 +7,7 @@ import {
   type Deadline,
   errorCode,
   expiryError,
+  isDeadlineExceeded,
 } from '@hourglass/core'
 import { allowFanOut } from './allowFanOut.js'
 import { publishAttempt, publishAttemptEnd } from './channels.js'
@@ -111,8 +112,9 @@ export class Attempt {
   /**
    * `'caller'` when the attempt ended because the caller stopped it — its
    * signal aborted, or it cancelled (destroyed) the body it was handed —
-   * whatever reason it gave: its `attempt-end` says so, and no retry is
-   * judged on a body the caller chose to stop reading (`stopByCaller`).
+   * whatever reason it gave but a deadline's end: its `attempt-end` says
+   * so, and no retry is judged on a body the caller chose to stop reading
+   * (`stopByCaller`).
    */
   stoppedBy: 'caller' | undefined
   /**
@@ -191,7 +193,7 @@ export class Attempt {
     // attempt at once, and nothing may be added that finish() would release.
     if (this.state === 'done') return
     if (signal?.aborted) {
-      this.stopByCaller()
+      this.stopByCaller(signal.reason)
       this.abort(signal.reason)
       return
     }
@@ -202,7 +204,7 @@ export class Attempt {
       // deadline both fire on a cancel alone).
       allowFanOut(signal)
       this.#onSignal = () => {
-        this.stopByCaller()
+        this.stopByCaller(signal.reason)
         this.abort(signal.reason)
       }
       signal.addEventListener('abort', this.#onSignal, { once: true })
@@ -406,11 +408,20 @@ export class Attempt {
 
   /**
    * What ends this attempt next comes from the caller (its signal, its
-   * cancel of the body): marked before the end it brings. A no-op once the
-   * attempt is over or stopped for another reason (that reason came first).
+   * cancel of the body), for `reason`: marked before the end it brings. A
+   * no-op once the attempt is over or stopped for another reason (that
+   * reason came first), and for a deadline's end (`endsDeadline`): a signal
+   * that follows the deadline hands its end on, no choice of the caller's.
    */
-  stopByCaller(): void {
+  stopByCaller(reason: unknown): void {
     if (this.state === 'done' || this.reason !== undefined) return
+    const { deadline, signal } = this.init
+    if (endsDeadline(deadline, reason)) return
+    // undici's request() stops a request its signal's abort ends through
+    // the body it made, with a reason of its own (`RequestAbortedError`):
+    // the signal's says whose stop it is. Read only while the attempt has
+    // not heard that abort (it ends the attempt).
+    if (signal?.aborted === true && endsDeadline(deadline, signal.reason)) return
     this.stoppedBy = 'caller'
   }
 
@@ -431,7 +442,7 @@ export class Attempt {
     if (body !== undefined) {
       this.callerBody = undefined
       if (error !== undefined && this.reason === undefined && cancelled(body, error)) {
-        this.stoppedBy = 'caller'
+        this.stopByCaller(error)
       }
     }
     const now = this.init.clock.now()
@@ -589,6 +600,30 @@ function cancelled(body: ReadableStream<unknown>, error: unknown): boolean {
   return (
     !(error instanceof BodyNotReadError) && !isReadable(body as never) && !isErrored(body as never)
   )
+}
+
+/**
+ * `reason` is a deadline's end, not a caller's choice to stop: the end of
+ * `deadline` or of one above it — its expiry, or its cancel with whatever
+ * reason (the client left, a server's shutdown) — or any deadline's expiry
+ * (a `DeadlineExceededError`, whichever signal carried it), as
+ * @hourglass/llm tells its own attempts' stops. Known by identity: a signal
+ * that follows the deadline (`AbortSignal.any([deadline.signal, …])`, llm's
+ * own per attempt, a parent's: it aborts before the deadline below it is
+ * cancelled) aborts with the deadline's reason as it is, and undici's
+ * `request()` given the deadline's own signal stops the request with it
+ * before the deadline's `onDone` reaches the attempt. Each said
+ * `stoppedBy: 'caller'`: a body the deadline cut read as one its caller
+ * chose to stop (no failure on its egress span, no retry-skipped), where
+ * the same deadline given as `deadline` alone said it failed.
+ */
+function endsDeadline(deadline: Deadline | undefined, reason: unknown): boolean {
+  if (isDeadlineExceeded(reason)) return true
+  if (reason === undefined) return false
+  for (let d = deadline; d !== undefined; d = d.parent) {
+    if (d.done && d.reason === reason) return true
+  }
+  return false
 }
 
 function phaseOf(error: unknown, fallback: string | undefined): string | undefined {

@@ -485,10 +485,11 @@ export class ControllerView implements Controller {
   abort(reason: Error): void {
     if (this.#call !== undefined) {
       // The caller's own handler stops the request (undici's `request()`:
-      // its body destroyed, its signal aborted): the attempt's end says so.
+      // its body destroyed, its signal aborted): the attempt's end says so,
+      // unless that signal handed on the deadline's end (`stopByCaller`).
       // createFetch's view (no call) is also undici's fetch stopping a
       // request that failed (a corrupt encoding): it is told by its body.
-      this.attempt?.stopByCaller()
+      this.attempt?.stopByCaller(reason)
       this.#call.stop(reason)
     }
     // The request in flight, through whichever handler API it speaks, even

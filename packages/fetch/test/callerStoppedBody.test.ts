@@ -1,7 +1,7 @@
 import { once } from 'node:events'
 import { createServer, type ServerResponse } from 'node:http'
 import type { AddressInfo } from 'node:net'
-import { Deadline } from '@hourglass/core'
+import { ClientClosedError, Deadline, DeadlineExceededError, ManualClock } from '@hourglass/core'
 import { type FaultServer, faultServer } from '@hourglass/testkit'
 import { Agent, request } from 'undici'
 import { afterEach, expect, it } from 'vitest'
@@ -177,3 +177,105 @@ it('createFetch: a body fetch fails to decode (fetch, not the caller, stops the 
   expect(end?.errorCode).toBe('Z_DATA_ERROR')
   expect(end?.stoppedBy).toBeUndefined()
 })
+
+// A deadline's end is no caller's stop, whichever way it reached the body:
+// a signal that follows the deadline (`AbortSignal.any`, llm's own per
+// attempt, the parent's) aborts with the deadline's reason before the
+// deadline's own watch ends the attempt, and undici's request() given the
+// deadline's own signal stops the request through the body it made. Each
+// said `stoppedBy: 'caller'` (no retry-skipped, an egress span UNSET) where
+// the deadline given alone said the body failed.
+class ShutdownError extends Error {
+  readonly code = 'GATEWAY_SHUTDOWN'
+}
+type Lines = { parent: Deadline; deadline: Deadline; clock: ManualClock }
+const FOLLOWS_DEADLINE: [
+  string,
+  string,
+  (d: Lines) => AbortSignal,
+  (d: Lines) => void,
+  string,
+  string,
+][] = [
+  [
+    'createFetch',
+    "a signal following the deadline; the deadline cancelled with a reason of the app's (a shutdown)",
+    (d) => AbortSignal.any([d.deadline.signal]),
+    (d) => d.deadline.cancel(new ShutdownError('shutting down')),
+    'GATEWAY_SHUTDOWN',
+    'after-first-byte',
+  ],
+  [
+    'createFetch',
+    // The parent's signal aborts before the deadline below it is cancelled.
+    "the parent's signal; the parent cancelled: the client left",
+    (d) => d.parent.signal,
+    (d) => d.parent.cancel(new ClientClosedError()),
+    'CLIENT_CLOSED',
+    'aborted',
+  ],
+  [
+    'the interceptor',
+    "the deadline's own signal; the deadline expires",
+    (d) => d.deadline.signal,
+    (d) => d.clock.advance(30_000),
+    'DEADLINE_EXCEEDED',
+    'no-budget',
+  ],
+]
+
+it.each(FOLLOWS_DEADLINE)(
+  '%s, %s, mid-body: a failure (no stoppedBy, its retry-skipped), as the deadline alone',
+  async (entry, _how, signalOf, end, code, why) => {
+    const server = await upstream({ type: 'headers-then-stall' })
+    const clock = new ManualClock()
+    using parent = Deadline.after(30_000, { clock })
+    using deadline = parent.child()
+    const signal = signalOf({ parent, deadline, clock })
+    events = recordEgress()
+    let read: Promise<unknown>
+    if (entry === 'createFetch') {
+      read = rejection((await client()(server.url, { deadline, signal })).text())
+    } else {
+      const agent = new Agent({ connect: createConnector(), headersTimeout: 0, bodyTimeout: 0 })
+      closers.push(agent)
+      const res = await request(server.url, {
+        dispatcher: agent.compose(deadlineInterceptor({ bodyTimeoutMs: 0 })),
+        deadline,
+        signal,
+      } as never)
+      read = rejection(res.body.text())
+    }
+    end({ parent, deadline, clock })
+    expect(await read).toMatchObject({ code })
+    await server.clientGone(0)
+
+    expect(ends()).toEqual([{ statusCode: 200, errorCode: code, stoppedBy: undefined }])
+    expect(events.skipped.map((m) => m.why)).toEqual([why])
+  },
+)
+
+it.each([
+  ['a ClientClosedError of its own', () => new ClientClosedError(), 'CLIENT_CLOSED', 'caller'],
+  [
+    "another deadline's expiry (a DeadlineExceededError: a deadline's end, whichever signal carried it, as llm says)",
+    () => new DeadlineExceededError({ budgetMs: 5, elapsedMs: 5 }),
+    'DEADLINE_EXCEEDED',
+    undefined,
+  ],
+] as const)(
+  "createFetch: the caller's own signal aborted mid-body with %s: told by where it came from",
+  async (_what, reason, code, stoppedBy) => {
+    const server = await upstream({ type: 'headers-then-stall' })
+    using deadline = Deadline.after(30_000)
+    events = recordEgress()
+    const caller = new AbortController()
+    const res = await client()(server.url, { deadline, signal: caller.signal })
+    const read = rejection(res.text())
+    caller.abort(reason())
+    expect(await read).toMatchObject({ code })
+    await server.clientGone(0)
+
+    expect(ends()).toEqual([{ statusCode: 200, errorCode: code, stoppedBy }])
+  },
+)

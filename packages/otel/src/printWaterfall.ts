@@ -1,4 +1,4 @@
-import { describeValue, optionError, refuseUnknownOptions } from '@hourglass/core'
+import { cutText, describeValue, optionError, refuseUnknownOptions } from '@hourglass/core'
 import { type Attributes, type HrTime, type SpanContext, SpanStatusCode } from '@opentelemetry/api'
 import {
   ATTR_DEADLINE_ACTION,
@@ -141,7 +141,7 @@ export function formatWaterfall(
   const fit = (line: string) => {
     if (line.length <= columns) return line
     used.add('~')
-    return `${line.slice(0, columns - 1)}~`
+    return cut(line, columns)
   }
   // The widest figures are given room before any line is drawn: the bar
   // and the label column shrink for them, on every line alike, so the time
@@ -191,7 +191,7 @@ export function formatWaterfall(
       // (`+250.~`). The package's own names are short; a user's own event
       // under `hourglass.deadline.` need not be.
       const room = columns - 4 - at.length
-      const shown = name.length > room ? `${name.slice(0, room - 1)}~` : name
+      const shown = name.length > room ? cut(name, room) : name
       if (shown !== name) used.add('~')
       // Indented no further than the label column, nor than leaves the
       // event's name and time whole: thirty levels down, the indent alone
@@ -347,7 +347,7 @@ function drawRow(
   // are left out whole, never cut to read as another value.
   used.add('~')
   const shorter = `${start}${line.duration} ~`
-  return shorter.length <= columns ? shorter : `${start.slice(0, columns - 1)}~`
+  return shorter.length <= columns ? shorter : cut(start, columns)
 }
 
 /**
@@ -485,5 +485,19 @@ function fmtMs(ms: number): string {
 }
 
 function pad(text: string, width: number): string {
-  return text.length > width ? `${text.slice(0, width - 1)}~` : text.padEnd(width)
+  // Padded after the cut too: one that kept an emoji whole is a unit short,
+  // and the bar after it must start in the same column on every line.
+  return (text.length > width ? cut(text, width) : text).padEnd(width)
+}
+
+/**
+ * `text` (longer than `width`) cut to at most `width`, `~` last: never
+ * between the two halves of a surrogate pair, nor inside a subdivision's
+ * flag, as core's `cutText` cuts (its `…` made our `~`). Sliced by UTF-16
+ * unit, a span or event name with an emoji at the cut kept half of it: a
+ * lone surrogate, which a terminal shows as `�` and a log shipper may
+ * refuse to encode.
+ */
+function cut(text: string, width: number): string {
+  return `${cutText(text, width).slice(0, -1)}~`
 }

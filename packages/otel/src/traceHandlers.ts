@@ -1,10 +1,4 @@
-import {
-  ClientClosedError,
-  currentDeadline,
-  currentRequestId,
-  type Deadline,
-  DeadlineExceededError,
-} from '@hourglass/core'
+import { currentDeadline, currentRequestId, type Deadline } from '@hourglass/core'
 import type { LlmAttemptMessage } from '@hourglass/llm'
 import {
   type Context,
@@ -559,35 +553,19 @@ export function traceHandlers(sdkTracer: Tracer): Handlers {
  * for an answer its reader chose to leave. A stop before any answer (phase
  * `headers`, `connect`…) is a request that failed, and a body the deadline
  * (`DEADLINE_EXCEEDED`), a client that left (`CLIENT_CLOSED`) or the network
- * cut is a failure of its own code.
+ * cut is a failure of its own code — also when a signal that follows the
+ * deadline stopped it first (llm's, reading a model attempt's stream under
+ * a slice's signal): fetch tells the deadline's end from the caller's stop
+ * by where it came from, not by its code (a caller's own abort with a
+ * `ClientClosedError` is its choice, as llm's chat span says).
  */
 function stoppedByCaller(m: {
   phase?: string | undefined
   statusCode?: number | undefined
-  errorCode?: string | undefined
   stoppedBy?: string | undefined
 }): boolean {
-  return (
-    m.phase === 'body' &&
-    m.statusCode !== undefined &&
-    m.stoppedBy === 'caller' &&
-    !DEADLINE_ENDS.has(m.errorCode ?? '')
-  )
+  return m.phase === 'body' && m.statusCode !== undefined && m.stoppedBy === 'caller'
 }
-
-/**
- * The codes of a deadline's end — its expiry, or its cancel when the client
- * left. A reader given the deadline's own signal (llm's, reading a model
- * attempt's stream under a slice plan.run() gave it) stops the body when it
- * aborts, ahead of fetch's own watch: fetch says the caller stopped it, with
- * the deadline's code. The deadline is never the caller's choice (as
- * `modelStoppedByCaller` says of the chat span): the egress span read UNSET
- * beside a chat span that said DEADLINE_EXCEEDED.
- */
-const DEADLINE_ENDS: ReadonlySet<string> = new Set([
-  DeadlineExceededError.code,
-  ClientClosedError.code,
-])
 
 /** One model attempt as a GenAI inference span, ended as it is made (see above). */
 function modelAttemptSpan(tracer: Tracer, m: LlmAttemptMessage, parent: Context): void {

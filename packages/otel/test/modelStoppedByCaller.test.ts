@@ -1,4 +1,4 @@
-import { ClientClosedError, Deadline, ManualClock } from '@hourglass/core'
+import { ClientClosedError, Deadline, DeadlineExceededError, ManualClock } from '@hourglass/core'
 import { callModel, openAICompatible } from '@hourglass/llm'
 import { instrumentDeadlines, type StopInstrumentation } from '@hourglass/otel'
 import { type FakeProvider, type ProviderReply, reply, startFakeProvider } from '@hourglass/testkit'
@@ -38,6 +38,11 @@ afterEach(async () => {
 })
 
 /** The first token, then nothing more with the connection open (the fake's clock never moves). */
+/** A reason of the app's own for a cancel: a gateway shutting down. */
+class ShutdownError extends Error {
+  readonly code = 'GATEWAY_SHUTDOWN'
+}
+
 const STALLS_AFTER_FIRST_TOKEN = reply.text('one two three four five', { tokenDelayMs: 1000 })
 
 /**
@@ -126,6 +131,33 @@ describe('the caller stops the stream: the chat span is no error, as its egress 
   )
 })
 
+describe("the caller's own signal, aborted with a reason that looks like a deadline's end: told by where it came from", () => {
+  // Not the deadline's: a ClientClosedError of the caller's own is its
+  // choice to stop (llm's chat span UNSET), where the egress span, judged
+  // by the code alone, said ERROR CLIENT_CLOSED. A DeadlineExceededError is
+  // a deadline's expiry whichever signal carried it: both spans ERROR.
+  it.each([
+    ['a ClientClosedError of its own', () => new ClientClosedError(), SpanStatusCode.UNSET],
+    [
+      "another deadline's DeadlineExceededError",
+      () => new DeadlineExceededError({ budgetMs: 5, elapsedMs: 5 }),
+      SpanStatusCode.ERROR,
+    ],
+  ] as const)('mid-stream, %s: the chat and egress spans agree', async (_what, reason, status) => {
+    const setup = await streamOn(STALLS_AFTER_FIRST_TOKEN)
+    try {
+      for await (const event of setup.stream) {
+        if (event.type === 'text') setup.controller.abort(reason())
+      }
+    } catch {
+      // the reason, as it is
+    }
+    const { chat, egress } = await setup.ended()
+    expect([chat.status.code, egress.status.code]).toEqual([status, status])
+    expect(egress.attributes['http.response.status_code']).toBe(200)
+  })
+})
+
 describe('still failures', () => {
   it('the deadline expires mid-stream: ERROR, DEADLINE_EXCEEDED on the span and the duration', async () => {
     const setup = await streamOn(STALLS_AFTER_FIRST_TOKEN)
@@ -142,15 +174,22 @@ describe('still failures', () => {
   })
 
   // llm stops the body it reads when that signal aborts, ahead of fetch's
-  // own watch of the deadline: fetch ends the attempt as the caller's stop,
+  // own watch of the deadline: fetch ended the attempt as the caller's stop,
   // with the deadline's code. The chat span said DEADLINE_EXCEEDED (or
-  // aborted: the client left); its egress span UNSET, no error.type.
+  // aborted: the client left, a shutdown); its egress span UNSET, no
+  // error.type. Told by its code alone, a cancel for any other reason (a
+  // gateway's shutdown) still read UNSET beside a chat span in error.
   it.each([
     ['expires', 'DEADLINE_EXCEEDED', (s: Setup) => s.clock.advance(60_000)],
     [
       'is cancelled (the client left)',
       'CLIENT_CLOSED',
       (s: Setup) => s.deadline.cancel(new ClientClosedError()),
+    ],
+    [
+      "is cancelled with a reason of the app's (a shutdown)",
+      'GATEWAY_SHUTDOWN',
+      (s: Setup) => s.deadline.cancel(new ShutdownError('shutting down')),
     ],
   ] as const)(
     'the deadline whose own signal the call was given %s mid-stream: its egress span is ERROR %s too',

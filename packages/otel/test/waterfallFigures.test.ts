@@ -170,4 +170,29 @@ describe('formatWaterfall never cuts a figure', () => {
     )
     expect(short.split('\n')[2]).toBe('  ! deadline.my_own_event  +1250.0ms')
   })
+
+  it('cuts a name with an emoji at the cut before the emoji, never half of it (a lone surrogate)', () => {
+    // A half of a surrogate pair is no text: a terminal shows `�`, and a
+    // log shipper may refuse the line. An emoji is two UTF-16 units.
+    const LONE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/
+    // At 60 columns an event at `+1250.0ms` leaves 47 for its name: kept to 46 units, `~`.
+    const event = `hourglass.deadline.${'x'.repeat(36)}${'😀'.repeat(8)}`
+    // The label column is 30 wide at 60 columns: cut to 29 units and `~`,
+    // a pair straddling unit 29 for one length, not for the next.
+    const labels = [20, 21].map((n) => `${'y'.repeat(n)}${'😀'.repeat(15)}`)
+    const spans = [
+      span('work', 'w', undefined, [0, 1400], {}, undefined, [{ name: event, time: [T0, 1250e6] }]),
+      ...labels.map((name, i) => span(name, `l${i}`, undefined, [0, 1400])),
+    ]
+    const text = formatWaterfall(spans, { columns: 60, legend: false })
+    const lines = text.trimEnd().split('\n')
+    expect(LONE.test(text)).toBe(false)
+    expect(lines[2]).toMatch(/^ *! deadline\.x{36}~ {2}\+1250\.0ms$/)
+    expect(lines[3]).toMatch(/^ y{20}(😀)+~ +\|/)
+    expect(lines[4]).toMatch(/^ y{21}(😀)+~ +\|/)
+    // A label kept a unit short is padded: every bar starts in one column.
+    const bars = [lines[1], lines[3], lines[4]].map((line) => line?.indexOf('|'))
+    expect(new Set(bars).size).toBe(1)
+    for (const line of lines) expect(line.length).toBeLessThanOrEqual(60)
+  })
 })
