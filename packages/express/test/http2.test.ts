@@ -21,11 +21,16 @@ describe('deadline() on an HTTP/2 compat server', () => {
 
   async function serve(handler: (req: Request, res: Response) => void) {
     const middleware = deadline({ defaultMs: 10_000, reserveMs: 10 })
-    const server = http2.createServer((req, res) => {
+    return listen((req, res) => {
       const next = (() =>
         handler(req as unknown as Request, res as unknown as Response)) as NextFunction
       middleware(req as unknown as Request, res as unknown as Response, next)
     })
+  }
+
+  /** An HTTP/2 server on loopback and a session to it, both closed after the test. */
+  async function listen(onRequest: Parameters<typeof http2.createServer>[0]) {
+    const server = http2.createServer(onRequest)
     server.listen(0, '127.0.0.1')
     await once(server, 'listening')
     const session = http2.connect(`http://127.0.0.1:${(server.address() as AddressInfo).port}`)
@@ -60,8 +65,10 @@ describe('deadline() on an HTTP/2 compat server', () => {
     const thrown: unknown[] = []
     let ran = false
     let entered: Request | undefined
+    const arrived = deferred()
     try {
-      const server = http2.createServer(async (req, res) => {
+      const session = await listen(async (req, res) => {
+        arrived.resolve()
         await once(res, 'close') // the middleware ahead, awaiting while the client leaves
         try {
           middleware(
@@ -76,16 +83,9 @@ describe('deadline() on an HTTP/2 compat server', () => {
           thrown.push(error)
         }
       })
-      server.listen(0, '127.0.0.1')
-      await once(server, 'listening')
-      const session = http2.connect(`http://127.0.0.1:${(server.address() as AddressInfo).port}`)
-      close = () => {
-        session.destroy()
-        server.close()
-      }
       const stream = session.request({ ':path': '/' })
       stream.on('error', () => {})
-      await once(server, 'stream')
+      await arrived.promise
       stream.close(http2.constants.NGHTTP2_CANCEL)
       await vi.waitFor(() =>
         expect(thrown.length > 0 || ends.messages.length > 0 || ran).toBe(true),

@@ -1,9 +1,7 @@
-import { Deadline, ManualClock } from '@hourglass/core'
+import { Deadline } from '@hourglass/core'
 import { reply } from '@hourglass/testkit'
 import { describe, expect, it } from 'vitest'
 import { openAICompatible } from '../../src/adapters/openAICompatible.js'
-import { Admission } from '../../src/admission/Admission.js'
-import { ProviderLimits } from '../../src/admission/ProviderLimits.js'
 import { callModel } from '../../src/call/callModel.js'
 import {
   isOutputTruncated,
@@ -11,25 +9,9 @@ import {
 } from '../../src/errors/OutputTruncatedError.js'
 import { isRateLimited } from '../../src/errors/RateLimitedError.js'
 import { useFakes, user } from './support/fakes.js'
+import { tpmLimited } from './support/tpmLimited.js'
 
 const fakes = useFakes()
-
-/**
- * Admission with a 1000-token TPM limit for `openai` on a manual clock: a
- * 400-token cap leaves room for one request of the window, not for the
- * raised cap's (800) beside it; the window resets 60 s on, past the deadline.
- */
-function limited() {
-  const clock = new ManualClock(1_000)
-  const admission = new Admission({
-    clock,
-    wallClock: () => clock.now(),
-    defaultNeededMs: 0,
-    logger: { warn: () => {} },
-    limits: new ProviderLimits({ limits: { openai: { tpm: 1000 } }, logger: { warn: () => {} } }),
-  })
-  return { clock, admission }
-}
 
 describe('a max_tokens recovery step admission refuses for lack of time', () => {
   // The raised cap's 800 tokens do not fit beside the first request's
@@ -37,7 +19,7 @@ describe('a max_tokens recovery step admission refuses for lack of time', () => 
   // recovery ended with 17 characters, where `maxTokensCeiling: 0` got the
   // whole answer from the same window in two requests.
   it('a raised cap refused for the TPM window is dropped: the continuation at the accepted cap completes the answer', async () => {
-    const { clock, admission } = limited()
+    const { clock, admission } = tpmLimited()
     const fake = await fakes.start({ dialect: 'openai' })
     fake.enqueue(
       reply.text('The first half of', {
@@ -63,7 +45,7 @@ describe('a max_tokens recovery step admission refuses for lack of time', () => 
   })
 
   it('surfaces the cut answer already paid for (OutputTruncatedError, the refusal its cause), not the refusal alone', async () => {
-    const { clock, admission } = limited()
+    const { clock, admission } = tpmLimited()
     const fake = await fakes.start({
       dialect: 'openai',
       reply: reply.text('The first half of', {
@@ -98,7 +80,7 @@ describe('a max_tokens recovery step admission refuses for lack of time', () => 
   })
 
   it('a window that affords the raised cap but not the continuation after it: both answers counted, the step taken named', async () => {
-    const { clock, admission } = limited()
+    const { clock, admission } = tpmLimited()
     const fake = await fakes.start({
       dialect: 'openai',
       reply: reply.text('The first half of', {
@@ -128,7 +110,7 @@ describe('a max_tokens recovery step admission refuses for lack of time', () => 
   })
 
   it('the same refusal of the first request is still the RateLimitedError: nothing was produced', async () => {
-    const { clock, admission } = limited()
+    const { clock, admission } = tpmLimited()
     const fake = await fakes.start({ dialect: 'openai', reply: reply.text('whole') })
     const model = fakes.adapter(
       openAICompatible({ baseURL: fake.baseURL, apiKey: 'sk-1', model: 'm' }),

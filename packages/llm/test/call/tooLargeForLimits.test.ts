@@ -1,35 +1,21 @@
-import { Deadline, ManualClock } from '@hourglass/core'
+import { Deadline } from '@hourglass/core'
 import { openAIErrors, reply } from '@hourglass/testkit'
 import { describe, expect, it } from 'vitest'
 import { openAICompatible } from '../../src/adapters/openAICompatible.js'
-import { Admission } from '../../src/admission/Admission.js'
-import { ProviderLimits } from '../../src/admission/ProviderLimits.js'
 import { callModel } from '../../src/call/callModel.js'
 import { isModelUnavailable } from '../../src/errors/ModelUnavailableError.js'
 import { isRateLimited } from '../../src/errors/RateLimitedError.js'
 import type { ChatMessage } from '../../src/types.js'
 import { useFakes, user } from './support/fakes.js'
+import { tpmLimited } from './support/tpmLimited.js'
 
 const fakes = useFakes()
 const big: ChatMessage[] = [user('x'.repeat(4000))]
 const small: ChatMessage[] = [user('short')]
 
-/** Admission with a 1000-token TPM limit for `openai`, on a manual clock: nothing waits for real time. */
-function limited() {
-  const clock = new ManualClock(1_000)
-  const admission = new Admission({
-    clock,
-    wallClock: () => clock.now(),
-    defaultNeededMs: 0,
-    logger: { warn: () => {} },
-    limits: new ProviderLimits({ limits: { openai: { tpm: 1000 } }, logger: { warn: () => {} } }),
-  })
-  return { clock, admission }
-}
-
 describe('a request ProviderLimits refuses as too large gets the prompt_too_long steps, as the provider’s own refusal does', () => {
   it('one model: collapse runs, and the smaller request is sent and answered', async () => {
-    const { clock, admission } = limited()
+    const { clock, admission } = tpmLimited()
     const fake = await fakes.start({ dialect: 'openai', reply: reply.text('answered small') })
     const model = fakes.adapter(
       openAICompatible({ baseURL: fake.baseURL, apiKey: 'sk-1', model: 'm' }),
@@ -54,7 +40,7 @@ describe('a request ProviderLimits refuses as too large gets the prompt_too_long
   })
 
   it('beside another model that failed otherwise: the steps run, and the smaller request goes to the model that refused the size', async () => {
-    const { clock, admission } = limited()
+    const { clock, admission } = tpmLimited()
     const busy = await fakes.start({
       dialect: 'openai',
       reply: openAIErrors.serverError({ status: 500 }),
@@ -86,7 +72,7 @@ describe('a request ProviderLimits refuses as too large gets the prompt_too_long
   })
 
   it('still too large after the steps: admission’s refusal, naming the models of every pass', async () => {
-    const { clock, admission } = limited()
+    const { clock, admission } = tpmLimited()
     const fake = await fakes.start({ dialect: 'openai', reply: reply.text('never') })
     const model = fakes.adapter(
       openAICompatible({ baseURL: fake.baseURL, apiKey: 'sk-1', model: 'm' }),
