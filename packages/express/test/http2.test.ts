@@ -29,7 +29,9 @@ describe('deadline() on an HTTP/2 compat server', () => {
   }
 
   /** An HTTP/2 server on loopback and a session to it, both closed after the test. */
-  async function listen(onRequest: Parameters<typeof http2.createServer>[0]) {
+  async function listen(
+    onRequest: (req: http2.Http2ServerRequest, res: http2.Http2ServerResponse) => void,
+  ) {
     const server = http2.createServer(onRequest)
     server.listen(0, '127.0.0.1')
     await once(server, 'listening')
