@@ -327,10 +327,7 @@ export class IngressRequest {
     // that arrived expired is not run (nobody to send its 504 to). HTTP/2's
     // compat response has no `destroyed`: its stream's tells (read as
     // `undefined`, the handler ran its budget for nobody).
-    if (
-      this.res.destroyed ||
-      (this.res as { stream?: { destroyed?: boolean } }).stream?.destroyed === true
-    ) {
+    if (this.#responseGone()) {
       this.#onClose()
       if (this.#expiredOnArrival) return
     } else if (this.#expiredOnArrival) {
@@ -360,7 +357,7 @@ export class IngressRequest {
     // event. The malformed header was reported all the same (invalid-header).
     // So is one whose FIN has ended the socket, its response's 'close' a
     // loop turn away (see `#connectionGone`): a 400 to nobody, `refused`.
-    if (this.res.destroyed || this.#connectionGone()) {
+    if (this.#responseGone() || this.#connectionGone()) {
       this.#onClose()
       return
     }
@@ -491,6 +488,14 @@ export class IngressRequest {
    * half-open socket still writable (`httpAllowHalfOpen`) can: not gone.
    * HTTP/2's `req.socket` is the whole session's: never judged here.
    */
+  /**
+   * The response is over (its 'close' has fired or is due): destroyed, or,
+   * on HTTP/2's compat API, which has no `destroyed`, its stream is.
+   */
+  #responseGone(): boolean {
+    return this.res.destroyed || http2Stream(this.res)?.destroyed === true
+  }
+
   #connectionGone(): boolean {
     if (this.req.httpVersionMajor >= 2) return false
     const socket = this.req.socket as { destroyed?: boolean; writable?: boolean } | null
@@ -668,7 +673,7 @@ export class IngressRequest {
       // or reset, seen on the socket), or the server cut it without an error
       // (`res.destroy()`, `closeAllConnections()`, a server timeout): that is
       // the server's doing too, with the client still there, so `error`.
-      const errored = ownError(this.res.errored)
+      const errored = ownError(this.res.errored ?? streamError(this.res))
       const error = errored ?? (clientLeft(this.req) ? undefined : serverCut(this.req))
       if (error) {
         this.#cut = !errored
@@ -776,6 +781,26 @@ function unlink(link: TimerLink): unknown {
   link.ingress = undefined
   link.destroy = undefined
   return link.handle
+}
+
+function http2Stream(
+  res: ServerResponse,
+): { destroyed?: boolean; errored?: Error | null } | undefined {
+  return (res as { stream?: { destroyed?: boolean; errored?: Error | null } }).stream
+}
+
+/**
+ * What HTTP/2's compat response was destroyed with: it has no `errored`,
+ * its stream has (a handler's `res.destroy(error)`, a `pipeline` whose
+ * source failed: `client-closed` before, where HTTP/1 said `error`). Not
+ * the mark a peer's reset leaves (`ERR_HTTP2_STREAM_ERROR`, for a reset
+ * other than CANCEL, which leaves none): that is the client leaving.
+ */
+function streamError(res: ServerResponse): Error | null | undefined {
+  const errored = http2Stream(res)?.errored
+  return (errored as { code?: unknown } | null | undefined)?.code === 'ERR_HTTP2_STREAM_ERROR'
+    ? null
+    : errored
 }
 
 /**

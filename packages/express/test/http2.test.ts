@@ -4,7 +4,7 @@ import type { AddressInfo } from 'node:net'
 import { isClientClosed } from '@hourglass/core'
 import type { NextFunction, Request, Response } from 'express'
 import { afterEach, describe, expect, it, vi } from 'vitest'
-import { deadline, type IngressEndMessage } from '../src/index.js'
+import { type DeadlineMiddlewareOptions, deadline, type IngressEndMessage } from '../src/index.js'
 import { deferred, record } from './support/servers.js'
 
 /**
@@ -19,9 +19,14 @@ describe('deadline() on an HTTP/2 compat server', () => {
     close = undefined
   })
 
-  async function serve(handler: (req: Request, res: Response) => void) {
-    const middleware = deadline({ defaultMs: 10_000, reserveMs: 10 })
-    return listen((req, res) => {
+  async function serve(
+    handler: (req: Request, res: Response) => void,
+    options: DeadlineMiddlewareOptions = {},
+    ahead?: (res: http2.Http2ServerResponse) => Promise<void>,
+  ) {
+    const middleware = deadline({ defaultMs: 10_000, reserveMs: 10, ...options })
+    return listen(async (req, res) => {
+      await ahead?.(res) // a middleware ahead of deadline(), awaiting something
       const next = (() =>
         handler(req as unknown as Request, res as unknown as Response)) as NextFunction
       middleware(req as unknown as Request, res as unknown as Response, next)
@@ -126,4 +131,62 @@ describe('deadline() on an HTTP/2 compat server', () => {
       ends.stop()
     }
   })
+
+  it('strict, a malformed header, the client gone while a middleware ahead worked: client-closed, as on HTTP/1, not refused', async () => {
+    const ends = record<IngressEndMessage>('hourglass:ingress:end')
+    const arrived = deferred()
+    try {
+      const session = await serve(
+        () => {},
+        { strict: true },
+        async (res) => {
+          arrived.resolve()
+          await once(res, 'close')
+        },
+      )
+      const stream = session.request({ ':path': '/', 'x-deadline-remaining-ms': 'soon' })
+      stream.on('error', () => {})
+      await arrived.promise
+      stream.close(http2.constants.NGHTTP2_CANCEL)
+      await ends.count(1)
+      expect(ends.messages.map((m) => m.outcome)).toEqual(['client-closed'])
+    } finally {
+      ends.stop()
+    }
+  })
+
+  it.each([
+    {
+      where: 'by a middleware ahead, before deadline() ran',
+      ahead: async (res: http2.Http2ServerResponse) => {
+        res.stream.destroy(new Error('upstream source failed'))
+        await once(res, 'close')
+      },
+      handler: () => {},
+    },
+    {
+      where: 'by the handler',
+      ahead: undefined,
+      handler: (_req: Request, res: Response) => {
+        res.destroy(new Error('upstream source failed'))
+      },
+    },
+  ])(
+    'a response the server destroyed with an error ($where) ends error, not client-closed',
+    async ({ ahead, handler }) => {
+      const ends = record<IngressEndMessage>('hourglass:ingress:end')
+      try {
+        const session = await serve(handler, {}, ahead)
+        const stream = session.request({ ':path': '/' })
+        stream.on('error', () => {})
+        await ends.count(1)
+        // HTTP/2's compat response has no `errored`: its stream's was not read.
+        expect(
+          ends.messages.map((m) => [m.outcome, (m.error as Error | undefined)?.message]),
+        ).toEqual([['error', 'upstream source failed']])
+      } finally {
+        ends.stop()
+      }
+    },
+  )
 })
