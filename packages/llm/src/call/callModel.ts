@@ -3,7 +3,7 @@ import { systemClock, untilEnded } from '@hourglass/core'
 import { defaultAdmissionFor } from '../admission/defaultAdmission.js'
 import { idempotencyKey as deriveKey } from '../agent/idempotencyKey.js'
 import type { ModelFailure } from '../errors/ModelFailure.js'
-import { ModelUnavailableError } from '../errors/ModelUnavailableError.js'
+import { isModelUnavailable, ModelUnavailableError } from '../errors/ModelUnavailableError.js'
 import type { ProviderError } from '../errors/ProviderError.js'
 import {
   isRateLimited,
@@ -21,7 +21,7 @@ import { createModelStream, type ModelStream, type StreamSink } from './ModelStr
 import { outputCapOverLimit } from './outputCapOverLimit.js'
 import { type Answered, recoverOutputLimit } from './recoverOutputLimit.js'
 import { runModels } from './runModels.js'
-import { tooBig } from './tooBig.js'
+import { type TooBig, tooBig } from './tooBig.js'
 
 /**
  * One model call under the policy: every failure classified by the
@@ -166,9 +166,15 @@ async function complete(
       const refused = tooBig(error)
       if (refused === undefined) throw error
       // The prompt fitted the context window; the raised cap beside it did
-      // not: not shrunk (collapse, a paid compaction) for the cap's sake. A
-      // size refused against a limit (`request_too_large`) is shrunk as ever.
-      if (!mayShrink && isRequestRejected(refused)) throw refused
+      // not: not shrunk (collapse, a paid compaction) for the cap's sake. So
+      // too a raised cap admission refused as larger than a whole TPM limit,
+      // alone or beside other models' failures: the prompt fitted at the cap
+      // accepted, and the recovery drops the step. Shrunk for it, collapse
+      // and compact ran, then again for the continuation (four calls for
+      // two). A provider's own "Request too large", sent, is shrunk as ever.
+      if (!mayShrink && (isRequestRejected(refused) || refusedByAdmission(refused))) {
+        throw refused
+      }
       // The output cap alone over the limit: no step can shrink the request
       // under it. Said only when a step is skipped for it: with none left to
       // run, the refusal is as it was.
@@ -199,6 +205,18 @@ async function complete(
       current = { ...current, messages: await shrink(state, name, reduce, current.messages) }
     }
   }
+}
+
+/**
+ * A size refusal admission made before sending (`ProviderLimits`' TPM: a
+ * `RateLimitedError`, or one among the causes of a list's error).
+ */
+function refusedByAdmission(refused: TooBig): boolean {
+  return (
+    isRateLimited(refused) ||
+    (isModelUnavailable(refused) &&
+      refused.causes.some((c) => isRateLimited(c.cause) && c.cause.kind === 'request_too_large'))
+  )
 }
 
 /**

@@ -183,9 +183,20 @@ function endsWithWhatWasProduced(error: unknown): boolean {
  * A refusal before sending that a smaller request may pass: the cost
  * budget's (the estimate counts the cap), or admission's for the TPM window
  * (the cap counts in the tokens). Not a cooldown's or the RPM window's: a
- * continuation meets the same.
+ * continuation meets the same. A list's `ModelUnavailableError` whose every
+ * model refused so (A too dear, B over its TPM limit) is one too: read by
+ * its class alone, the same refusals dropped the cap for A alone and ended
+ * the recovery for A and B.
  */
 function refusedForItsSize(error: unknown): boolean {
+  if (isModelUnavailable(error)) {
+    return error.causes.length > 0 && error.causes.every((c) => sizeRefusal(c.cause))
+  }
+  return sizeRefusal(error)
+}
+
+/** One model's refusal for the request's size, before sending: the budget's or the TPM window's. */
+function sizeRefusal(error: unknown): boolean {
   return isBudgetExceeded(error) || (isRateLimited(error) && error.limit === 'tpm')
 }
 

@@ -1,3 +1,4 @@
+import { Deadline } from '@hourglass/core'
 import { openAIErrors, reply } from '@hourglass/testkit'
 import { describe, expect, it } from 'vitest'
 import { openAICompatible } from '../../src/adapters/openAICompatible.js'
@@ -11,6 +12,7 @@ import {
   type OutputTruncatedError,
 } from '../../src/errors/OutputTruncatedError.js'
 import { useFakes, user } from './support/fakes.js'
+import { tpmLimited } from './support/tpmLimited.js'
 
 const fakes = useFakes()
 
@@ -97,6 +99,61 @@ describe('a max_tokens recovery step the cost budget cannot afford', () => {
     expect(truncated.response.usage.outputTokens).toBe(200)
     expect(isBudgetExceeded(truncated.cause)).toBe(true)
     expect(fake.requests).toHaveLength(2)
+  })
+
+  // Refused for its size by every model, nothing sent: with a fallback the
+  // refusals came wrapped in a ModelUnavailableError (the budget's and
+  // admission's beside each other), which was not read as a size refusal:
+  // the recovery ended with the cut answer where model A alone got it whole.
+  it('a raised cap too dear for the first model and too large for the fallback’s TPM limit is dropped as for one model', async () => {
+    const a = await fakes.start({ dialect: 'openai' })
+    a.enqueue(
+      reply.text('The first half of', {
+        finishReason: 'length',
+        usage: { inputTokens: 10, outputTokens: 600 },
+      }),
+      reply.text(' the essay, ended.', { usage: { inputTokens: 30, outputTokens: 5 } }),
+    )
+    const b = await fakes.start({ dialect: 'openai', reply: reply.text('never') })
+    // B (provider `openai`): a 1000-token TPM limit, under the raised cap's 1200.
+    const { clock, admission } = tpmLimited()
+    // Room for A's first answer ($0.00601) and a continuation's (~$0.006),
+    // not for A's raised cap (~$0.012).
+    const budget = new CostBudget({
+      limitUsd: 0.015,
+      prices: { ...prices, cheap: { inputPerMTok: 0.01, outputPerMTok: 0.1 } },
+    })
+    const shrinks: string[] = []
+    using deadline = Deadline.after(3000, { clock })
+    const response = await callModel({
+      models: [
+        fakes.adapter(
+          openAICompatible({ name: 'a', baseURL: a.baseURL, apiKey: 'sk-a', model: 'gpt-4o' }),
+        ),
+        fakes.adapter(openAICompatible({ baseURL: b.baseURL, apiKey: 'sk-b', model: 'cheap' })),
+      ],
+      request: { messages: [user('write a long essay')], maxTokens: 600 },
+      deadline,
+      limits: { admission, budget },
+      recovery: {
+        collapse: (messages) => {
+          shrinks.push('collapse')
+          return messages
+        },
+        compact: (messages) => {
+          shrinks.push('compact')
+          return messages
+        },
+      },
+    })
+    expect(response.text).toBe('The first half of the essay, ended.')
+    // The continuation went to A at the cap accepted; B was sent nothing.
+    expect(a.requests).toHaveLength(2)
+    expect(a.requests[1]?.body).toMatchObject({ max_completion_tokens: 600 })
+    expect(b.requests).toHaveLength(0)
+    // No history shrunk for a cap: the prompt fitted.
+    expect(shrinks).toEqual([])
+    expect(budget.reservedUsd).toBe(0)
   })
 })
 

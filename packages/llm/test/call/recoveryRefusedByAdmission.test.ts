@@ -1,5 +1,5 @@
 import { Deadline } from '@hourglass/core'
-import { reply } from '@hourglass/testkit'
+import { openAIErrors, reply } from '@hourglass/testkit'
 import { describe, expect, it } from 'vitest'
 import { openAICompatible } from '../../src/adapters/openAICompatible.js'
 import { callModel } from '../../src/call/callModel.js'
@@ -107,6 +107,95 @@ describe('a max_tokens recovery step admission refuses for lack of time', () => 
     expect(truncated.response.usage.outputTokens).toBe(400)
     expect(isRateLimited(truncated.cause)).toBe(true)
     expect(fake.requests).toHaveLength(2)
+  })
+
+  // The raised cap's ~1100 tokens are more than the whole 1000-token limit,
+  // the prompt's ~300 beside the accepted 400 were not: the cap is what is
+  // too large. collapse and compact (often a paid summarising call) ran for
+  // it all the same, then the step was dropped and they ran again for the
+  // continuation: four shrink calls where the continuation alone needs two.
+  it('a raised cap too large for the whole TPM limit runs no collapse/compact: it is dropped, and only the continuation shrinks', async () => {
+    const { clock, admission } = tpmLimited()
+    const fake = await fakes.start({ dialect: 'openai' })
+    fake.enqueue(
+      reply.text('x'.repeat(1600), {
+        finishReason: 'length',
+        usage: { inputTokens: 300, outputTokens: 400 },
+      }),
+    )
+    const model = fakes.adapter(
+      openAICompatible({ baseURL: fake.baseURL, apiKey: 'sk-1', model: 'm' }),
+    )
+    const shrinks: string[] = []
+    using deadline = Deadline.after(3000, { clock })
+    const error = await callModel({
+      models: [model],
+      request: { messages: [user('p'.repeat(1180))], maxTokens: 400 },
+      deadline,
+      limits: { admission },
+      recovery: {
+        collapse: (messages) => {
+          shrinks.push(`collapse of ${messages.length}`)
+          return messages
+        },
+        compact: (messages) => {
+          shrinks.push(`compact of ${messages.length}`)
+          return messages
+        },
+      },
+    }).catch((e: unknown) => e)
+    // Only the continuation's history (prompt, cut answer, continue turn) was shrunk.
+    expect(shrinks).toEqual(['collapse of 3', 'compact of 3'])
+    expect(isOutputTruncated(error)).toBe(true)
+    const truncated = error as OutputTruncatedError
+    expect(truncated.recoveries).toEqual([])
+    expect(truncated.response.text).toHaveLength(1600)
+    expect(truncated.cause).toMatchObject({ limit: 'tpm', kind: 'request_too_large' })
+    expect(fake.requests).toHaveLength(1)
+  })
+
+  it('so too when admission’s size refusal is one of a list’s causes (the other model sent and failed)', async () => {
+    const { clock, admission } = tpmLimited()
+    const busy = await fakes.start({ dialect: 'openai', reply: openAIErrors.serverError() })
+    const fake = await fakes.start({ dialect: 'openai' })
+    fake.enqueue(
+      reply.text('x'.repeat(1600), {
+        finishReason: 'length',
+        usage: { inputTokens: 300, outputTokens: 400 },
+      }),
+    )
+    const models = [
+      fakes.adapter(
+        openAICompatible({ name: 'busy', baseURL: busy.baseURL, apiKey: 'sk-2', model: 'b' }),
+      ),
+      fakes.adapter(openAICompatible({ baseURL: fake.baseURL, apiKey: 'sk-1', model: 'm' })),
+    ]
+    const shrinks: string[] = []
+    using deadline = Deadline.after(3000, { clock })
+    const error = await callModel({
+      models,
+      request: { messages: [user('p'.repeat(1180))], maxTokens: 400 },
+      deadline,
+      limits: { admission },
+      retry: { maxAttempts: 1 },
+      recovery: {
+        collapse: (messages) => {
+          shrinks.push('collapse')
+          return messages
+        },
+        compact: (messages) => {
+          shrinks.push('compact')
+          return messages
+        },
+      },
+    }).catch((e: unknown) => e)
+    // The raised cap went to `busy` (a 500): sent, so it ends the recovery, unshrunk.
+    expect(shrinks).toEqual([])
+    expect(isOutputTruncated(error)).toBe(true)
+    expect((error as Error).message).toMatch(/; the next step failed: model unavailable/)
+    // The first request's 500, then the raised cap's: no pass after a shrink.
+    expect(busy.requests).toHaveLength(2)
+    expect(fake.requests).toHaveLength(1)
   })
 
   it('the same refusal of the first request is still the RateLimitedError: nothing was produced', async () => {
