@@ -12,8 +12,8 @@ import type { CallState } from './CallState.js'
  * Not a caller's stop: the deadline ending the attempt — its expiry, or a
  * cancelled deadline (the client left: `ClientClosedError`) — reaches the
  * attempt through the HTTP client and aborts no signal of the call's; nor
- * the deadline's own signal passed as `signal` (`deadline.signal`, as fetch
- * does not count it: `ownsSignal`), nor any stop whose reason is a
+ * the deadline's own signal passed as `signal` once the deadline has ended
+ * (`deadline.signal`: `ownsSignal`), nor any stop whose reason is a
  * `DeadlineExceededError` (a deadline's expiry, whichever signal carried it).
  * Undefined for anything else (a provider's failure, a cut, a timeout).
  */
@@ -26,8 +26,12 @@ export function stoppedBy(
   if (isDeadlineExceeded(thrown)) return undefined
   if (deadline !== undefined) {
     if (deadline.done && thrown === deadline.reason) return undefined
+    // The deadline's own signal, given as `signal`, counts only once the
+    // deadline has ended: the consumer leaving its loop or cancelling the
+    // stream under a live deadline is the caller's stop (fetch says so of
+    // the egress span: the chat span said `aborted`, ERROR, beside it).
     const given = state.options.signal
-    if (given != null && ownsSignal(deadline, given)) return undefined
+    if (deadline.done && given != null && ownsSignal(deadline, given)) return undefined
   }
   return 'caller'
 }

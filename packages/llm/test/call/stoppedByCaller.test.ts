@@ -109,6 +109,24 @@ describe('the caller stops the stream: stoppedBy caller, the rest as before', ()
     expect(outcome(setup)).toMatchObject({ errorKind: 'aborted', stoppedBy: 'caller' })
   })
 
+  // Before, the deadline's own signal given as `signal` made every stop the
+  // deadline's: the chat span read ERROR `aborted` where fetch said of the
+  // same attempt's egress span that its caller stopped it.
+  it('the loop breaks under a live deadline whose own signal is the call’s `signal` (a slice’s, from plan.run)', async () => {
+    const setup = await streamOn({ signalOfDeadline: true })
+    for await (const event of setup.stream) if (event.type === 'text') break
+    await setup.stream.result.catch(() => {})
+    expect(setup.deadline.done).toBe(false)
+    expect(outcome(setup)).toMatchObject({ errorKind: 'aborted', stoppedBy: 'caller' })
+  })
+
+  it('the stream’s cancel under a live deadline whose own signal is the call’s `signal`', async () => {
+    const setup = await streamOn({ signalOfDeadline: true })
+    await stopAfterFirstToken(setup, () => setup.stream.cancel(new Error('stop generating')))
+    expect(setup.deadline.done).toBe(false)
+    expect(outcome(setup)).toMatchObject({ errorKind: 'aborted', stoppedBy: 'caller' })
+  })
+
   it('the caller’s signal aborted mid-stream (fetch: its signal aborted mid-body)', async () => {
     const setup = await streamOn()
     const reason = new Error('the caller left')
