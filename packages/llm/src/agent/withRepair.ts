@@ -1,4 +1,4 @@
-import { endedBy, isAbortError } from '@hourglass/core'
+import { cutText, endedBy, isAbortError } from '@hourglass/core'
 import { describeError } from '../errors/describeError.js'
 import { RepairFailedError } from '../errors/RepairFailedError.js'
 import { wholeNumberUpTo } from '../retry/checkNumber.js'
@@ -116,8 +116,9 @@ export async function withRepair<T>(
 }
 
 function defaultRepairPrompt(error: unknown): string {
-  let text = describeError(error)
-  if (text.length > MAX_ERROR_CHARS) text = `${text.slice(0, MAX_ERROR_CHARS)}…`
+  // Never half an emoji: a lone surrogate is no text a client can encode
+  // (the provider's request fails on the repair prompt it was sent).
+  const text = cutText(describeError(error), MAX_ERROR_CHARS + 1)
   return `Your previous answer failed validation:\n${text}\nReply again with a corrected answer that passes it. Change only what the error requires.`
 }
 

@@ -52,6 +52,31 @@ describe('withRepair', () => {
     expect(history).toHaveLength(1)
   })
 
+  it('cuts a long validation error before an emoji, never through it (a lone surrogate fails the next request)', async () => {
+    const loneHalf = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/
+    const prompts: string[] = []
+    // Each length puts the 2,000-character cut at another point of the emoji run: one splits a pair.
+    for (const length of [1985, 1990, 1991, 1992, 1995, 2000]) {
+      const seen: ChatMessage[][] = []
+      await withRepair(
+        async (messages) => {
+          seen.push(messages)
+          return answer(seen.length === 1 ? 'bad' : 'good')
+        },
+        (response) => {
+          if (response.text === 'bad') throw new Error(`${'x'.repeat(length)}${'😀'.repeat(20)}`)
+          return response.text
+        },
+        { messages: history },
+      )
+      prompts.push(seen[1]!.at(-1)!.content as string)
+    }
+    for (const prompt of prompts) {
+      expect(prompt).toContain('…')
+      expect(loneHalf.test(prompt), prompt.slice(1990, 2060)).toBe(false)
+    }
+  })
+
   it('throws RepairFailedError with every validation error after maxRepairs repair turns', async () => {
     let calls = 0
     const failing = withRepair(
