@@ -4,7 +4,7 @@ import { defaultAdmissionFor } from '../admission/defaultAdmission.js'
 import { idempotencyKey as deriveKey } from '../agent/idempotencyKey.js'
 import type { ModelFailure } from '../errors/ModelFailure.js'
 import { isModelUnavailable, ModelUnavailableError } from '../errors/ModelUnavailableError.js'
-import type { ProviderError } from '../errors/ProviderError.js'
+import { isProviderError, type ProviderError } from '../errors/ProviderError.js'
 import {
   isRateLimited,
   type RateLimitedError,
@@ -212,10 +212,17 @@ async function complete(
  * `RateLimitedError`, or one among the causes of a list's error).
  */
 function refusedByAdmission(refused: TooBig): boolean {
+  if (isRateLimited(refused)) return true
+  if (!isModelUnavailable(refused)) return false
+  // Not when a provider refused it as too large itself, sent: that is shrunk
+  // as ever (a fallback admission turned away beside it stopped A's 413
+  // from being shrunk for, and the step was neither shrunk nor dropped).
+  const sentTooLarge = refused.causes.some(
+    (c) => isProviderError(c.cause) && c.cause.kind === 'request_too_large',
+  )
   return (
-    isRateLimited(refused) ||
-    (isModelUnavailable(refused) &&
-      refused.causes.some((c) => isRateLimited(c.cause) && c.cause.kind === 'request_too_large'))
+    !sentTooLarge &&
+    refused.causes.some((c) => isRateLimited(c.cause) && c.cause.kind === 'request_too_large')
   )
 }
 

@@ -1,6 +1,7 @@
 import { Deadline } from '@hourglass/core'
-import { openAIErrors, reply } from '@hourglass/testkit'
+import { anthropicErrors, openAIErrors, reply } from '@hourglass/testkit'
 import { describe, expect, it } from 'vitest'
+import { anthropic } from '../../src/adapters/anthropic.js'
 import { openAICompatible } from '../../src/adapters/openAICompatible.js'
 import { callModel } from '../../src/call/callModel.js'
 import {
@@ -218,5 +219,44 @@ describe('a max_tokens recovery step admission refuses for lack of time', () => 
     expect(isRateLimited(error)).toBe(true)
     expect(error).toMatchObject({ limit: 'tpm', kind: 'rate_limited' })
     expect(fake.requests).toHaveLength(1)
+  })
+})
+
+describe('a raised cap a provider refused as too large itself, sent, beside a fallback admission refused for its size', () => {
+  // A's own 413 is shrunk for (collapse), as it is alone or beside a sent
+  // 500; a fallback admission turned away for its size beside it stopped
+  // that: neither shrunk nor dropped, the call ended with the cut answer.
+  it('is still shrunk for: collapse runs and the raised cap is answered', async () => {
+    const { clock, admission } = tpmLimited()
+    const a = await fakes.start({ dialect: 'anthropic' })
+    a.enqueue(
+      reply.text('The first half of', { finishReason: 'length' }),
+      anthropicErrors.requestTooLarge(),
+      reply.text('The whole essay, at the raised cap.'),
+    )
+    // Provider `openai`: its 1000-token TPM limit is under the raised cap's 1200.
+    const b = await fakes.start({ dialect: 'openai', reply: reply.text('never') })
+    const shrinks: number[] = []
+    using deadline = Deadline.after(3000, { clock })
+    const response = await callModel({
+      models: [
+        fakes.adapter(anthropic({ baseURL: a.baseURL, apiKey: 'k', model: 'claude-sonnet-4-5' })),
+        fakes.adapter(openAICompatible({ baseURL: b.baseURL, apiKey: 'sk-b', model: 'm' })),
+      ],
+      request: { messages: [user('an old turn'), user('write a long essay')], maxTokens: 600 },
+      deadline,
+      limits: { admission },
+      retry: { maxAttempts: 1 },
+      recovery: {
+        collapse: (messages) => {
+          shrinks.push(messages.length)
+          return messages.slice(-1)
+        },
+      },
+    })
+    expect(response.text).toBe('The whole essay, at the raised cap.')
+    expect(shrinks.length).toBeGreaterThan(0)
+    expect(a.requests).toHaveLength(3)
+    expect(b.requests).toHaveLength(0)
   })
 })
