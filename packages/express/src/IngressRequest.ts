@@ -793,14 +793,18 @@ function http2Stream(
  * What HTTP/2's compat response was destroyed with: it has no `errored`,
  * its stream has (a handler's `res.destroy(error)`, a `pipeline` whose
  * source failed: `client-closed` before, where HTTP/1 said `error`). Not
- * the mark a peer's reset leaves (`ERR_HTTP2_STREAM_ERROR`, for a reset
- * other than CANCEL, which leaves none): that is the client leaving.
+ * the marks a peer leaves, a bare code and no error of the app's: its
+ * reset of the stream other than CANCEL (`ERR_HTTP2_STREAM_ERROR`; CANCEL
+ * leaves none), or its GOAWAY with an error code, which Node destroys the
+ * session and every stream on it with (`ERR_HTTP2_SESSION_ERROR`: a
+ * client's `session.destroy(error)` read `error`). Those are the client
+ * leaving. Told by code alone, an app's own `pipeline` from an upstream
+ * HTTP/2 stream that the upstream reset reads as its client leaving too.
  */
 function streamError(res: ServerResponse): Error | null | undefined {
   const errored = http2Stream(res)?.errored
-  return (errored as { code?: unknown } | null | undefined)?.code === 'ERR_HTTP2_STREAM_ERROR'
-    ? null
-    : errored
+  const code = (errored as { code?: unknown } | null | undefined)?.code
+  return code === 'ERR_HTTP2_STREAM_ERROR' || code === 'ERR_HTTP2_SESSION_ERROR' ? null : errored
 }
 
 /**

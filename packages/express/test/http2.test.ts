@@ -189,4 +189,37 @@ describe('deadline() on an HTTP/2 compat server', () => {
       }
     },
   )
+
+  it.each([
+    [
+      'its session destroyed with an error (a GOAWAY INTERNAL_ERROR)',
+      (session: http2.ClientHttp2Session) => session.destroy(new Error('client crashed')),
+    ],
+    [
+      'a GOAWAY with an error code',
+      (session: http2.ClientHttp2Session) =>
+        session.goaway(http2.constants.NGHTTP2_ENHANCE_YOUR_CALM),
+    ],
+  ])(
+    'a client that leaves the whole session, %s, ends client-closed (Node destroys its streams with ERR_HTTP2_SESSION_ERROR)',
+    async (_, leave) => {
+      const ends = record<IngressEndMessage>('hourglass:ingress:end')
+      const started = deferred<Request>()
+      try {
+        const session = await serve((req) => started.resolve(req))
+        session.on('error', () => {})
+        const stream = session.request({ ':path': '/' })
+        stream.on('error', () => {})
+        const req = await started.promise
+        leave(session)
+        await ends.count(1)
+        expect(ends.messages.map((m) => [m.outcome, m.error])).toEqual([
+          ['client-closed', undefined],
+        ])
+        expect(isClientClosed(req.deadline.reason)).toBe(true)
+      } finally {
+        ends.stop()
+      }
+    },
+  )
 })
