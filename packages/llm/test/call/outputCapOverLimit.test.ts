@@ -1,15 +1,14 @@
-import { Deadline, ManualClock } from '@hourglass/core'
+import { Deadline } from '@hourglass/core'
 import { reply } from '@hourglass/testkit'
 import { describe, expect, it } from 'vitest'
 import { openAICompatible } from '../../src/adapters/openAICompatible.js'
-import { Admission } from '../../src/admission/Admission.js'
-import { ProviderLimits } from '../../src/admission/ProviderLimits.js'
 import { callModel } from '../../src/call/callModel.js'
 import { isModelUnavailable } from '../../src/errors/ModelUnavailableError.js'
 import { isRateLimited } from '../../src/errors/RateLimitedError.js'
 import type { ChatMessage } from '../../src/types.js'
 import { TOO_LARGE, TOO_LARGE_HEADERS } from '../dialects/support/tooLarge.js'
 import { useFakes, user } from './support/fakes.js'
+import { tpmLimited } from './support/tpmLimited.js'
 
 const fakes = useFakes()
 
@@ -37,14 +36,7 @@ describe('maxTokens alone over the TPM limit: the recovery steps are not run, th
   }
 
   it("admission's refusal (TPM 100, maxTokens 500, a 5-token prompt): RateLimitedError at once, no step called", async () => {
-    const clock = new ManualClock(1_000)
-    const admission = new Admission({
-      clock,
-      wallClock: () => clock.now(),
-      defaultNeededMs: 0,
-      logger: { warn: () => {} },
-      limits: new ProviderLimits({ limits: { openai: { tpm: 100 } }, logger: { warn: () => {} } }),
-    })
+    const { clock, admission } = tpmLimited(100)
     const fake = await fakes.start({ dialect: 'openai', reply: reply.text('never') })
     const model = fakes.adapter(
       openAICompatible({ baseURL: fake.baseURL, apiKey: 'sk-1', model: 'gpt' }),

@@ -12,7 +12,7 @@ import {
   type OutputTruncatedError,
 } from '../../src/errors/OutputTruncatedError.js'
 import { useFakes, user } from './support/fakes.js'
-import { tpmLimited } from './support/tpmLimited.js'
+import { recordingReducers, tpmLimited } from './support/tpmLimited.js'
 
 const fakes = useFakes()
 
@@ -135,16 +135,7 @@ describe('a max_tokens recovery step the cost budget cannot afford', () => {
       request: { messages: [user('write a long essay')], maxTokens: 600 },
       deadline,
       limits: { admission, budget },
-      recovery: {
-        collapse: (messages) => {
-          shrinks.push('collapse')
-          return messages
-        },
-        compact: (messages) => {
-          shrinks.push('compact')
-          return messages
-        },
-      },
+      recovery: recordingReducers(shrinks),
     })
     expect(response.text).toBe('The first half of the essay, ended.')
     // The continuation went to A at the cap accepted; B was sent nothing.

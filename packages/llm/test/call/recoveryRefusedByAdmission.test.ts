@@ -10,7 +10,7 @@ import {
 } from '../../src/errors/OutputTruncatedError.js'
 import { isRateLimited } from '../../src/errors/RateLimitedError.js'
 import { useFakes, user } from './support/fakes.js'
-import { tpmLimited } from './support/tpmLimited.js'
+import { recordingReducers, tpmLimited } from './support/tpmLimited.js'
 
 const fakes = useFakes()
 
@@ -179,16 +179,7 @@ describe('a max_tokens recovery step admission refuses for lack of time', () => 
       deadline,
       limits: { admission },
       retry: { maxAttempts: 1 },
-      recovery: {
-        collapse: (messages) => {
-          shrinks.push('collapse')
-          return messages
-        },
-        compact: (messages) => {
-          shrinks.push('compact')
-          return messages
-        },
-      },
+      recovery: recordingReducers(shrinks),
     }).catch((e: unknown) => e)
     // The raised cap went to `busy` (a 500): sent, so it ends the recovery, unshrunk.
     expect(shrinks).toEqual([])
