@@ -28,7 +28,7 @@ const cutOn = new WeakMap<Socket, Set<IncomingMessage>>()
  */
 export function abortUploadOnClose(req: IncomingMessage): void {
   const socket = req.socket as Socket | null
-  if (socket === null || req.complete || req.httpVersionMajor >= 2) return
+  if (socket == null || req.complete || req.httpVersionMajor >= 2) return
   let cut = cutOn.get(socket)
   if (cut === undefined) {
     const waiting = new Set<IncomingMessage>()

@@ -24,7 +24,7 @@ import type { Socket } from 'node:net'
  */
 export function dropCutUpload(req: IncomingMessage): void {
   const socket = req.socket as Socket | null
-  if (socket === null || req.complete || req.httpVersionMajor >= 2) return
+  if (socket == null || req.complete || req.httpVersionMajor >= 2) return
   req.once('aborted', () => {
     const dump = (req as { _dump?: unknown })._dump
     if (typeof dump !== 'function') return

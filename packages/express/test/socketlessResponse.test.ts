@@ -1,5 +1,7 @@
 import { EventEmitter } from 'node:events'
-import { currentDeadline } from '@hourglass/core'
+import { IncomingMessage, ServerResponse } from 'node:http'
+import type { Socket } from 'node:net'
+import { currentDeadline, ManualClock } from '@hourglass/core'
 import type { NextFunction, Request, Response } from 'express'
 import { expect, it } from 'vitest'
 import { deadline, type IngressEndMessage } from '../src/index.js'
@@ -32,4 +34,39 @@ it('deadline() runs the chain for a request whose response has no socket (a test
   // Over: its end published once, ok.
   expect(ends.messages.map((m) => m.outcome)).toEqual(['ok'])
   ends.stop()
+})
+
+// Node's own classes built by hand, no socket (`new IncomingMessage()`, as
+// some test harnesses build them): the deadline's end, from its timer, read
+// the upload's socket as a WeakMap key and threw — an uncaught exception,
+// the process gone.
+it.each([
+  ['nothing written yet (the 504)', () => {}],
+  [
+    'a declared body held, end() not called',
+    (res: ServerResponse) => {
+      res.writeHead(200, { 'content-length': '5' })
+      res.write('hello')
+    },
+  ],
+])('the deadline ends a hand-built request with no socket, %s: no throw', (_, handle) => {
+  const expired = record<unknown>('hourglass:ingress:expire')
+  const clock = new ManualClock()
+  const req = new IncomingMessage(undefined as unknown as Socket)
+  req.method = 'GET'
+  req.headers = { host: 'x' }
+  const res = new ServerResponse(req)
+  deadline({ clock, defaultMs: 100, reserveMs: 0 })(
+    req as unknown as Request,
+    res as unknown as Response,
+    (() => handle(res)) as NextFunction,
+  )
+  try {
+    expect(() => clock.advance(100)).not.toThrow()
+    // Expired and answered as any other (its end waits for a socket that never comes).
+    expect(expired.messages).toHaveLength(1)
+    expect(res.headersSent).toBe(true)
+  } finally {
+    expired.stop()
+  }
 })
