@@ -2,6 +2,7 @@ import { ANTHROPIC_WINDOW_FULL } from '../dialects/anthropic/response.js'
 import { refusalOf } from '../dialects/blocks.js'
 import { OPENAI_WINDOW_FULL } from '../dialects/openai/response.js'
 import { isBudgetExceeded } from '../errors/BudgetExceededError.js'
+import { isInvalidChatRequest } from '../errors/InvalidChatRequestError.js'
 import { isModelUnavailable } from '../errors/ModelUnavailableError.js'
 import { OutputTruncatedError } from '../errors/OutputTruncatedError.js'
 import { isRateLimited } from '../errors/RateLimitedError.js'
@@ -175,7 +176,12 @@ function endsWithWhatWasProduced(error: unknown): boolean {
     isBudgetExceeded(error) ||
     isRateLimited(error) ||
     isModelUnavailable(error) ||
-    refusesRequest(error)
+    refusesRequest(error) ||
+    // A fallback whose dialect cannot build the step's request (Gemini's
+    // five stop sequences: a 400 of its own, not sent): as a provider's 400
+    // about the request. Not `recovery.*`: a reducer's output the call
+    // refuses ends the call as it is.
+    (isInvalidChatRequest(error) && !error.field.startsWith('recovery.'))
   )
 }
 
@@ -192,7 +198,14 @@ function refusedForItsSize(error: unknown): boolean {
   if (isModelUnavailable(error)) {
     return error.causes.length > 0 && error.causes.every((c) => sizeRefusal(c.cause))
   }
-  return sizeRefusal(error)
+  // A list's budget refusal (its last model too dear) or admission's (the
+  // refusal that resets soonest) names the other models' refusals in
+  // `causes`: read them too. By the class alone, one model's retired key
+  // beside another's budget refusal dropped the cap for one list order and
+  // ended the recovery for the other.
+  if (!sizeRefusal(error)) return false
+  const causes = (error as { causes?: readonly { cause: unknown }[] }).causes ?? []
+  return causes.every((c) => sizeRefusal(c.cause))
 }
 
 /** One model's refusal for the request's size, before sending: the budget's or the TPM window's. */

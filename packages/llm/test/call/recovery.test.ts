@@ -1,11 +1,16 @@
 import { anthropicErrors, openAIErrors, reply } from '@hourglass/testkit'
 import { describe, expect, it } from 'vitest'
 import { anthropic } from '../../src/adapters/anthropic.js'
+import { gemini } from '../../src/adapters/gemini.js'
 import { openAICompatible } from '../../src/adapters/openAICompatible.js'
 import { callModel } from '../../src/call/callModel.js'
 import { CONTINUE_PROMPT } from '../../src/call/recoverOutputLimit.js'
+import { isInvalidChatRequest } from '../../src/errors/InvalidChatRequestError.js'
 import { isModelUnavailable } from '../../src/errors/ModelUnavailableError.js'
-import { isOutputTruncated } from '../../src/errors/OutputTruncatedError.js'
+import {
+  isOutputTruncated,
+  type OutputTruncatedError,
+} from '../../src/errors/OutputTruncatedError.js'
 import { isRequestRejected } from '../../src/errors/RequestRejectedError.js'
 import type { ChatMessage } from '../../src/types.js'
 import { useFakes, user } from './support/fakes.js'
@@ -434,5 +439,41 @@ describe('max_tokens recovery', () => {
       const last = fake.requests.at(-1)?.body as { messages: Array<{ content: unknown }> }
       expect(JSON.stringify(last.messages[0])).toContain('the question that matters')
     })
+  })
+})
+
+describe('a max_tokens recovery step a fallback cannot build', () => {
+  // Gemini takes at most five stop sequences: its dialect refuses a request
+  // with six before sending (InvalidChatRequestError), which ended the whole
+  // call at the step and lost the cut answer A had been paid for — where a
+  // fallback's 400 about the same request ends with what was produced.
+  it('ends with the cut answer (OutputTruncatedError), the refusal its cause', async () => {
+    const a = await fakes.start({ dialect: 'openai' })
+    a.enqueue(
+      reply.text('The first half of', {
+        finishReason: 'length',
+        usage: { inputTokens: 10, outputTokens: 100 },
+      }),
+      openAIErrors.serverError(),
+    )
+    const b = await fakes.start({ dialect: 'gemini', reply: reply.text('never') })
+    const error = await callModel({
+      models: [
+        fakes.adapter(openAICompatible({ baseURL: a.baseURL, apiKey: 'sk-a', model: 'gpt-4o' })),
+        fakes.adapter(gemini({ baseURL: b.baseURL, apiKey: 'k', model: 'gemini-2.5-flash' })),
+      ],
+      request: {
+        messages: [user('write a long essay')],
+        maxTokens: 100,
+        stop: ['a1', 'a2', 'a3', 'a4', 'a5', 'a6'],
+      },
+      retry: { maxAttempts: 1 },
+      limits: { admission: false },
+    }).catch((e: unknown) => e)
+    expect(isOutputTruncated(error), String(error)).toBe(true)
+    expect((error as OutputTruncatedError).response.text).toBe('The first half of')
+    expect(isInvalidChatRequest((error as OutputTruncatedError).cause)).toBe(true)
+    expect(a.requests).toHaveLength(2)
+    expect(b.requests).toHaveLength(0)
   })
 })

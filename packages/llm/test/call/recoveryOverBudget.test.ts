@@ -217,3 +217,51 @@ describe('OutputTruncatedError says whether the step that ended the recovery was
     expect((error as Error).message).toMatch(/; the next step was not run: /)
   })
 })
+
+describe('the same refusals of a raised cap, the list in either order', () => {
+  // A too dear for the raised cap, B's only key retired: the list's error is
+  // A's budget refusal for [B, A] and B's failure for [A, B]. Read by its
+  // class alone, [B, A] dropped the cap and got the whole answer while
+  // [A, B] ended the recovery with 17 characters.
+  it('ends the recovery alike: not every model refused it for its size', async () => {
+    const outcomes: string[] = []
+    for (const order of ['AB', 'BA'] as const) {
+      const admission = new Admission({ logger: { warn: () => {} } })
+      const a = await fakes.start({ dialect: 'openai' })
+      a.enqueue(
+        reply.text('The first half of', {
+          finishReason: 'length',
+          usage: { inputTokens: 10, outputTokens: 100 },
+        }),
+        reply.text(' the essay, ended.', { usage: { inputTokens: 30, outputTokens: 5 } }),
+      )
+      const b = await fakes.start({ dialect: 'openai', reply: openAIErrors.authentication() })
+      const A = fakes.adapter(
+        openAICompatible({ baseURL: a.baseURL, apiKey: 'sk-a', model: 'gpt-4o' }),
+      )
+      const B = fakes.adapter(
+        openAICompatible({ baseURL: b.baseURL, apiKey: 'sk-b', model: 'cheap' }),
+      )
+      // B's only key retired by a 401 first.
+      await callModel({
+        models: [B],
+        request: { messages: [user('x')], maxTokens: 10 },
+        limits: { admission },
+      }).catch(() => undefined)
+      const budget = new CostBudget({
+        limitUsd: 0.0025,
+        prices: { ...prices, cheap: { inputPerMTok: 0.01, outputPerMTok: 0.1 } },
+      })
+      const outcome = await callModel({
+        models: order === 'AB' ? [A, B] : [B, A],
+        request: { messages: [user('write a long essay')], maxTokens: 100 },
+        limits: { admission, budget },
+      }).then(
+        (r) => `answer ${r.text}`,
+        (e: unknown) => (isOutputTruncated(e) ? `truncated ${e.response.text}` : String(e)),
+      )
+      outcomes.push(outcome)
+    }
+    expect(outcomes).toEqual(['truncated The first half of', 'truncated The first half of'])
+  })
+})
