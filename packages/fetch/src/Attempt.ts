@@ -608,8 +608,8 @@ function cancelled(body: ReadableStream<unknown>, error: unknown): boolean {
  * reason (the client left, a server's shutdown) — or any deadline's expiry
  * (a `DeadlineExceededError`, whichever signal carried it), as
  * @hourglass/llm tells its own attempts' stops. Known by identity: a signal
- * that follows the deadline (`AbortSignal.any([deadline.signal, …])`, llm's
- * own per attempt, a parent's: it aborts before the deadline below it is
+ * that follows the deadline (a caller's own signal linked to
+ * `deadline.signal`, llm's per attempt, a parent's: it aborts before the deadline below it is
  * cancelled) aborts with the deadline's reason as it is, and undici's
  * `request()` given the deadline's own signal stops the request with it
  * before the deadline's `onDone` reaches the attempt. Each said

@@ -181,34 +181,7 @@ describe('OutputTruncatedError says whether the step that ended the recovery was
   })
 
   it('the first model too dear, the fallback\'s key retired: "the next step was not run", though the cause is the ModelUnavailableError', async () => {
-    const admission = new Admission({ logger: { warn: () => {} } })
-    const a = await fakes.start({ dialect: 'openai' })
-    a.enqueue(cut)
-    const b = await fakes.start({ dialect: 'openai' })
-    b.enqueue(openAIErrors.authentication())
-    const A = fakes.adapter(
-      openAICompatible({ baseURL: a.baseURL, apiKey: 'sk-a', model: 'gpt-4o' }),
-    )
-    const B = fakes.adapter(
-      openAICompatible({ baseURL: b.baseURL, apiKey: 'sk-b', model: 'cheap' }),
-    )
-    // B's only key, answered 401, is retired: admission sends B nothing more.
-    await callModel({
-      models: [B],
-      request: { messages: [user('x')], maxTokens: 10 },
-      limits: { admission },
-    }).catch(() => undefined)
-    // Room for the first answer ($0.00101), not for the raised cap's (~$0.002)
-    // on A; B, a hundredth of A's price, fits but has no key to send with.
-    const budget = new CostBudget({
-      limitUsd: 0.0025,
-      prices: { ...prices, cheap: { inputPerMTok: 0.01, outputPerMTok: 0.1 } },
-    })
-    const error = await callModel({
-      models: [A, B],
-      request: { messages: [user('write a long essay')], maxTokens: 100 },
-      limits: { admission, budget },
-    }).catch((e: unknown) => e)
+    const { error, a, b } = await dearAndRetired('AB')
     expect(isOutputTruncated(error)).toBe(true)
     expect(isModelUnavailable((error as OutputTruncatedError).cause)).toBe(true)
     // Nothing of the step was sent: A's one request is the first, B's the 401.
@@ -226,42 +199,40 @@ describe('the same refusals of a raised cap, the list in either order', () => {
   it('ends the recovery alike: not every model refused it for its size', async () => {
     const outcomes: string[] = []
     for (const order of ['AB', 'BA'] as const) {
-      const admission = new Admission({ logger: { warn: () => {} } })
-      const a = await fakes.start({ dialect: 'openai' })
-      a.enqueue(
-        reply.text('The first half of', {
-          finishReason: 'length',
-          usage: { inputTokens: 10, outputTokens: 100 },
-        }),
-        reply.text(' the essay, ended.', { usage: { inputTokens: 30, outputTokens: 5 } }),
-      )
-      const b = await fakes.start({ dialect: 'openai', reply: openAIErrors.authentication() })
-      const A = fakes.adapter(
-        openAICompatible({ baseURL: a.baseURL, apiKey: 'sk-a', model: 'gpt-4o' }),
-      )
-      const B = fakes.adapter(
-        openAICompatible({ baseURL: b.baseURL, apiKey: 'sk-b', model: 'cheap' }),
-      )
-      // B's only key retired by a 401 first.
-      await callModel({
-        models: [B],
-        request: { messages: [user('x')], maxTokens: 10 },
-        limits: { admission },
-      }).catch(() => undefined)
-      const budget = new CostBudget({
-        limitUsd: 0.0025,
-        prices: { ...prices, cheap: { inputPerMTok: 0.01, outputPerMTok: 0.1 } },
-      })
-      const outcome = await callModel({
-        models: order === 'AB' ? [A, B] : [B, A],
-        request: { messages: [user('write a long essay')], maxTokens: 100 },
-        limits: { admission, budget },
-      }).then(
-        (r) => `answer ${r.text}`,
-        (e: unknown) => (isOutputTruncated(e) ? `truncated ${e.response.text}` : String(e)),
-      )
-      outcomes.push(outcome)
+      const { error } = await dearAndRetired(order)
+      outcomes.push(isOutputTruncated(error) ? `truncated ${error.response.text}` : String(error))
     }
     expect(outcomes).toEqual(['truncated The first half of', 'truncated The first half of'])
   })
 })
+
+/**
+ * A (gpt-4o) answers cut, with room in the budget for that answer
+ * ($0.00101), not for the raised cap's (~$0.002); B, a hundredth of A's
+ * price, fits but its only key was retired by a 401 first: admission sends
+ * it nothing more. Called with the models in `order`; settles with what the
+ * call threw (or its response).
+ */
+async function dearAndRetired(order: 'AB' | 'BA') {
+  const admission = new Admission({ logger: { warn: () => {} } })
+  const a = await fakes.start({ dialect: 'openai' })
+  a.enqueue(cut, reply.text(' the essay, ended.', { usage: { inputTokens: 30, outputTokens: 5 } }))
+  const b = await fakes.start({ dialect: 'openai', reply: openAIErrors.authentication() })
+  const A = fakes.adapter(openAICompatible({ baseURL: a.baseURL, apiKey: 'sk-a', model: 'gpt-4o' }))
+  const B = fakes.adapter(openAICompatible({ baseURL: b.baseURL, apiKey: 'sk-b', model: 'cheap' }))
+  await callModel({
+    models: [B],
+    request: { messages: [user('x')], maxTokens: 10 },
+    limits: { admission },
+  }).catch(() => undefined)
+  const budget = new CostBudget({
+    limitUsd: 0.0025,
+    prices: { ...prices, cheap: { inputPerMTok: 0.01, outputPerMTok: 0.1 } },
+  })
+  const error = await callModel({
+    models: order === 'AB' ? [A, B] : [B, A],
+    request: { messages: [user('write a long essay')], maxTokens: 100 },
+    limits: { admission, budget },
+  }).catch((e: unknown) => e)
+  return { error, a, b }
+}

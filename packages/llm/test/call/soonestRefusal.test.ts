@@ -1,28 +1,15 @@
-import { Deadline, ManualClock } from '@hourglass/core'
+import { Deadline } from '@hourglass/core'
 import { openAIErrors, type RecordedRequest, reply } from '@hourglass/testkit'
 import { describe, expect, it } from 'vitest'
 import { openAICompatible } from '../../src/adapters/openAICompatible.js'
-import { Admission } from '../../src/admission/Admission.js'
 import { ProviderLimits } from '../../src/admission/ProviderLimits.js'
 import { callModel } from '../../src/call/callModel.js'
 import { isRateLimited, type RateLimitedError } from '../../src/errors/RateLimitedError.js'
 import { useFakes, user } from './support/fakes.js'
+import { manualAdmission } from './support/tpmLimited.js'
 
 const fakes = useFakes()
 const request = { messages: [user('x'.repeat(3000))], maxTokens: 10 }
-
-/** Admission, its limits and deadlines on one manual clock: nothing waits for real time. */
-function manual(limits?: ProviderLimits) {
-  const clock = new ManualClock(1_000)
-  const admission = new Admission({
-    clock,
-    wallClock: () => clock.now(),
-    defaultNeededMs: 0,
-    logger: { warn: () => {} },
-    ...(limits === undefined ? {} : { limits }),
-  })
-  return { clock, admission }
-}
 
 /** Two providers at one fake: `pa` serves model `primary`, `pb` model `fallback`, each its 429s as queued per model. */
 async function twoModels(retryAfterS: Record<string, number>) {
@@ -51,7 +38,7 @@ async function refusal(run: Promise<unknown>): Promise<RateLimitedError> {
 
 describe('admission turns every model away: the error says when the soonest can serve', () => {
   it('names the model back first, whatever the order of the list, with every refusal as causes', async () => {
-    const { clock, admission } = manual()
+    const { clock, admission } = manualAdmission()
     const { fake, pa, pb } = await twoModels({ primary: 2, fallback: 40 })
     // Each model's 429 starts its cooldown: pa 2 s, pb 40 s.
     for (const model of [pa, pb]) {
@@ -79,7 +66,7 @@ describe('admission turns every model away: the error says when the soonest can 
   })
 
   it('a model that would serve the request in 2 s is named, not a fallback that refuses it as too large for its TPM limit', async () => {
-    const { clock, admission } = manual(
+    const { clock, admission } = manualAdmission(
       new ProviderLimits({ limits: { pb: { tpm: 500 } }, logger: { warn: () => {} } }),
     )
     const { fake, pa, pb } = await twoModels({ primary: 2 })
@@ -104,7 +91,7 @@ describe('admission turns every model away: the error says when the soonest can 
   })
 
   it('one model alone: its own refusal, as before, with itself as the one cause', async () => {
-    const { clock, admission } = manual()
+    const { clock, admission } = manualAdmission()
     const { pa } = await twoModels({ primary: 2 })
     {
       using deadline = Deadline.after(500, { clock })

@@ -8,13 +8,23 @@ import { ProviderLimits } from '../../../src/admission/ProviderLimits.js'
  * deadline these tests give).
  */
 export function tpmLimited(tpm = 1000): { clock: ManualClock; admission: Admission } {
+  return manualAdmission(
+    new ProviderLimits({ limits: { openai: { tpm } }, logger: { warn: () => {} } }),
+  )
+}
+
+/** Admission, its limits (if any) and deadlines on one manual clock: nothing waits for real time. */
+export function manualAdmission(limits?: ProviderLimits): {
+  clock: ManualClock
+  admission: Admission
+} {
   const clock = new ManualClock(1_000)
   const admission = new Admission({
     clock,
     wallClock: () => clock.now(),
     defaultNeededMs: 0,
     logger: { warn: () => {} },
-    limits: new ProviderLimits({ limits: { openai: { tpm } }, logger: { warn: () => {} } }),
+    ...(limits === undefined ? {} : { limits }),
   })
   return { clock, admission }
 }
