@@ -314,7 +314,7 @@ export class IngressRequest {
       once.call(this.res, 'socket', (given: Socket) => {
         this.#givenBefore = given.bytesWritten
       })
-    } else if (socket !== undefined && !isHttp2(this.res)) {
+    } else if (socket !== undefined && !(this.req.httpVersionMajor >= 2)) {
       // Not on HTTP/2's compat response: no socket of its own to count (its
       // `socket` is the session's, or undefined once the stream closed: read,
       // it threw a TypeError out of deadline() for a client that had left).
@@ -484,20 +484,22 @@ export class IngressRequest {
   }
 
   /**
+   * The response is over (its 'close' has fired or is due): destroyed, or,
+   * on HTTP/2's compat API, which has no `destroyed`, its stream is. The
+   * HTTP version first: an HTTP/1 response has no `stream` to look up.
+   */
+  #responseGone(): boolean {
+    if (this.res.destroyed) return true
+    return this.req.httpVersionMajor >= 2 && http2Stream(this.res)?.destroyed === true
+  }
+
+  /**
    * The connection cannot carry this response any more: destroyed, or
    * ended by Node after the client's FIN (a server that does not allow
    * half-open connections, the default, ends the socket then). A
    * half-open socket still writable (`httpAllowHalfOpen`) can: not gone.
    * HTTP/2's `req.socket` is the whole session's: never judged here.
    */
-  /**
-   * The response is over (its 'close' has fired or is due): destroyed, or,
-   * on HTTP/2's compat API, which has no `destroyed`, its stream is.
-   */
-  #responseGone(): boolean {
-    return this.res.destroyed || http2Stream(this.res)?.destroyed === true
-  }
-
   #connectionGone(): boolean {
     if (this.req.httpVersionMajor >= 2) return false
     const socket = this.req.socket as { destroyed?: boolean; writable?: boolean } | null
