@@ -72,14 +72,17 @@ describe("a 0 in Envoy's or a Stainless SDK's timeout metadata is no deadline, n
     const result = await unary(
       work,
       {},
-      // Wall clock: it must outlast the first call's connect and round trip.
-      { deadline: Date.now() + 5000 },
+      // Wall clock: it must outlast the first call's connect and round trip,
+      // on a loaded box too (5 s was once too short in a full run: nothing
+      // here measures time, so the margin costs nothing).
+      { deadline: Date.now() + 30_000 },
       metadataWith({ 'x-envoy-expected-rq-timeout-ms': '0' }),
     )
+    expect(result.error, String(result.error)).toBeUndefined()
     expect(result.value).toEqual({ ok: true })
     expect(starts.messages[0]!.source).toBe('grpc-timeout')
     expect(starts.messages[0]!.budgetMs).toBeGreaterThan(0)
-    expect(starts.messages[0]!.budgetMs).toBeLessThanOrEqual(5000)
+    expect(starts.messages[0]!.budgetMs).toBeLessThanOrEqual(30_000)
   })
 
   it('x-stainless-timeout, when trusted, is read in seconds, and its 0 is no deadline', async () => {

@@ -91,6 +91,11 @@ export async function startServer(
 export function connect(address: string, interceptors: Interceptor[] = []): WorkClientApi {
   return new WorkClient(address, credentials.createInsecure(), {
     interceptors,
+    // Its own connections: grpc-js shares subchannels by address across
+    // clients, and a port the OS hands out again after a test's server
+    // closed could meet that closed server's subchannel in backoff (a call
+    // failed in a few ms, UNAVAILABLE, once in a full run).
+    'grpc.use_local_subchannel_pool': 1,
   }) as unknown as WorkClientApi
 }
 
