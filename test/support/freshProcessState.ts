@@ -8,8 +8,15 @@
  * `callModel` without its own shares (cooldowns, spent retry tokens).
  */
 import { resetTimerLateness } from '@hourglass/core'
-import { setDefaultAdmission, setDefaultRetryBudgets } from '@hourglass/llm'
 import { afterAll, vi } from 'vitest'
+// The two llm modules that hold these, not the package's index: the setup
+// file runs again before every file of a shared worker, and importing the
+// whole of @hourglass/llm from it cost ~150 ms of setup per file (measured:
+// 94 core files, setup 24 s summed against 6 s this way), though the package
+// is loaded once per worker. Same source files, so the same module instances
+// a test's `import '@hourglass/llm'` gets.
+import { setDefaultAdmission } from '../../packages/llm/src/admission/defaultAdmission.js'
+import { setDefaultRetryBudgets } from '../../packages/llm/src/retry/defaultRetryBudgets.js'
 
 resetTimerLateness()
 setDefaultAdmission(undefined)
