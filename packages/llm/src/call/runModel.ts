@@ -352,7 +352,16 @@ async function attemptsOn(
             }),
       )
     } catch (thrown) {
-      permit?.release()
+      // Stopped (the deadline, an abort) or cut after the first token: a
+      // count by kind would miss the attempt without one.
+      const errorKind = endedKind(thrown, state)
+      // Never left (the HTTP client refused it for the deadline or the
+      // signal, or the adapter refused to build it when sending): its
+      // RPM/TPM share goes back, as a permit refused by the budget does.
+      // Released as sent, the share stayed counted though the record said
+      // `sent: false`: with `rpm: 1`, the next call waited out the window.
+      const unsent = neverLeft(thrown, errorKind, send, received)
+      permit?.release(unsent ? { sent: false } : undefined)
       // A rate limit or overload in an error frame after the first token
       // (Qwen's `Throttling`, Anthropic's `overloaded_error` mid-answer): the
       // permit reported an answer at that token (to release a probe's
@@ -391,9 +400,6 @@ async function attemptsOn(
       } finally {
         reservation?.release()
       }
-      // Stopped (the deadline, an abort) or cut after the first token: a
-      // count by kind would miss the attempt without one.
-      const errorKind = endedKind(thrown, state)
       const ended: Partial<AttemptRecord> & Pick<AttemptRecord, 'decision'> = {
         decision: 'fail',
         errorClass: className(thrown),
@@ -422,21 +428,7 @@ async function attemptsOn(
       // finish): what its support asks for, as a whole answer's record has.
       const responseId = streamedResponseId(received)
       if (responseId !== undefined) ended.responseId = responseId
-      // A request the adapter refused to build when sending (an adapter
-      // without `prepare`): it never left, as the refusal before admission.
-      if (isInvalidChatRequest(thrown) && received?.answered !== true && !send.answerStarted) {
-        ended.sent = false
-      }
-      // Stopped before it was handed on: the HTTP client refused it for want
-      // of budget, or for the signal, and its stop is no provider's latency.
-      if (
-        send.sent === false &&
-        (errorKind === 'deadline_exceeded' || errorKind === 'aborted') &&
-        received?.answered !== true &&
-        !send.answerStarted
-      ) {
-        ended.sent = false
-      }
+      if (unsent) ended.sent = false
       record(ended)
       throw thrown
     } finally {
@@ -883,6 +875,23 @@ function withInputCounts(
   if (billed?.kind !== 'prompt' || received === undefined) return billed
   const usage = cutUsage(received)
   return usage === undefined ? billed : { kind: 'cut', outputWeight: 0, usage }
+}
+
+/**
+ * Whether an attempt that ended by a throw never left: the adapter refused
+ * to build it when sending (an adapter without `prepare`), as the refusal
+ * before admission; or the HTTP client refused it for want of budget, or for
+ * the signal (`SendOptions.sent`) — its stop is no provider's latency.
+ */
+function neverLeft(
+  thrown: unknown,
+  errorKind: ReturnType<typeof endedKind>,
+  send: SendOptions,
+  received: StreamReceived | undefined,
+): boolean {
+  if (received?.answered === true || send.answerStarted === true) return false
+  if (isInvalidChatRequest(thrown)) return true
+  return send.sent === false && (errorKind === 'deadline_exceeded' || errorKind === 'aborted')
 }
 
 /**
