@@ -126,6 +126,25 @@ class StoppableIterable implements StoppableBody, AsyncIterable<unknown> {
   stop(_reason: unknown): void {
     if (this.#stopped) return
     this.#stopped = true
+    const source = this.#source as unknown as NodeStreamLike
+    const nodeStream =
+      typeof source.pipe === 'function' &&
+      typeof source.on === 'function' &&
+      typeof source.destroy === 'function'
+    // A server's request (a proxy's `body: req`) is not ours to end: its
+    // client is still there, and its keep-alive connection carries the
+    // client's next request once this body is over. Destroyed once part of
+    // it was read (its iterator's return(), which detaches the socket
+    // first), the rest of an upload the upstream answered early (a 413)
+    // was pushed into a destroyed request Node no longer drops: it stopped
+    // reading the socket for good, and the client's next request on that
+    // connection was never answered. (One never read was destroyed too,
+    // read as cut short, `aborted`, its client still there.) What is left
+    // is dropped as Node drops a body nobody reads.
+    if (nodeStream && isServerRequest(source)) {
+      dropRest(source)
+      return
+    }
     // return() ends a generator and destroys a Node stream (its iterator's
     // return); one never started is ended the same way — but a Node
     // stream's iterator is an async generator that destroys the stream in
@@ -133,18 +152,8 @@ class StoppableIterable implements StoppableBody, AsyncIterable<unknown> {
     // a file stream undici never read (a refused connect, a signal already
     // aborted) kept its descriptor open. That one is destroyed as its
     // iterator's return() destroys it: with no error (an 'error' event
-    // nobody listens to would crash the process), and a server's request
-    // (a proxy's `body: req`) detached from its socket first, as Node's own
-    // stream cleanup does it: destroyed with it, that socket was reset, and
-    // the handler could not answer its 502 for an upstream that was down.
-    const source = this.#source as unknown as NodeStreamLike
-    if (
-      this.#iterator === undefined &&
-      typeof source.pipe === 'function' &&
-      typeof source.on === 'function' &&
-      typeof source.destroy === 'function'
-    ) {
-      if (isServerRequest(source)) source.socket = null
+    // nobody listens to would crash the process).
+    if (this.#iterator === undefined && nodeStream) {
       source.destroy()
       return
     }
@@ -163,9 +172,27 @@ type NodeStreamLike = {
   pipe?: unknown
   on?: unknown
   destroy: () => void
-  socket?: unknown
+  read: () => unknown
+  destroyed?: boolean
+  readableEnded?: boolean
   _consuming?: unknown
   _dump?: unknown
+}
+
+/**
+ * The rest of a server's request read and dropped, as Node drops a body
+ * nobody reads (`_dump`, at its response's end): the parser pushes no more
+ * of it, and the socket reads on to the connection's next request. What
+ * was pushed already is read out too: a full buffer would hold the socket
+ * stopped (Node resumes it only as the request is read). A read of ours
+ * still waiting for a chunk ends when the body does.
+ */
+function dropRest(req: NodeStreamLike): void {
+  if (req.destroyed === true || req.readableEnded === true) return
+  ;(req._dump as () => void).call(req)
+  while (req.read() !== null) {
+    // dropped
+  }
 }
 
 /**

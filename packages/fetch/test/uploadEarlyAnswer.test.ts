@@ -1,5 +1,5 @@
 import { createReadStream } from 'node:fs'
-import { createServer, type Server } from 'node:http'
+import { Agent, createServer, type IncomingMessage, request, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { Deadline } from '@hourglass/core'
 import { afterAll, beforeAll, expect, it } from 'vitest'
@@ -87,4 +87,65 @@ it('an upload sent whole is answered as before', async () => {
   const response = await fetch(`${base}/read`, { ...upload, body: chunks() })
   expect(await response.text()).toBe(String(8 * 16_384))
   expect(finished).toBe(true)
+})
+
+it("a proxy's upload (body: req) answered early: the rest of the client's upload is dropped, its keep-alive connection carries the next request", async () => {
+  let connections = 0
+  let proxied: IncomingMessage | undefined
+  const proxy = createServer(async (req, res) => {
+    if (req.method === 'GET') {
+      res.end('next')
+      return
+    }
+    proxied = req
+    const upstream = await fetch(`${base}/early`, { ...upload, body: req, retry: false } as never)
+    res.statusCode = upstream.status
+    res.end(await upstream.text())
+  })
+  proxy.on('connection', () => {
+    connections += 1
+  })
+  await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve))
+  const agent = new Agent({ keepAlive: true, maxSockets: 1 })
+  const target = { host: '127.0.0.1', port: (proxy.address() as AddressInfo).port, agent }
+  try {
+    // Node's client uploads to its end whatever the answer: the rest of the
+    // body goes out as the 413 comes in, on the connection the next request takes.
+    const first = await new Promise<string>((resolve, reject) => {
+      const sending = request({ ...target, method: 'POST', path: '/upload' }, (res) => {
+        sending.write(Buffer.alloc(1024))
+        sending.end(Buffer.alloc(64 * 1024))
+        let text = `${res.statusCode} `
+        res.on('data', (chunk: Buffer) => {
+          text += chunk
+        })
+        res.on('end', () => resolve(text))
+      })
+      sending.on('error', reject)
+      sending.flushHeaders()
+      sending.write(Buffer.alloc(1024))
+    })
+    expect(first).toBe('413 too big')
+    // Before, the proxied request was destroyed: Node stopped reading its
+    // socket for good, and this request was never answered.
+    const next = await new Promise<string>((resolve, reject) => {
+      request({ ...target, path: '/next' }, (res) => {
+        let text = ''
+        res.on('data', (chunk: Buffer) => {
+          text += chunk
+        })
+        res.on('end', () => resolve(text))
+      })
+        .on('error', reject)
+        .end()
+    })
+    expect(next).toBe('next')
+    expect(connections).toBe(1)
+    // Read to its end and dropped, as Node drops a body nobody reads.
+    expect(proxied?.complete).toBe(true)
+  } finally {
+    agent.destroy()
+    proxy.closeAllConnections()
+    await new Promise<void>((resolve) => proxy.close(() => resolve()))
+  }
 })
