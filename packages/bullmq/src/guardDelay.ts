@@ -24,6 +24,12 @@ export interface DelayGuard {
    * where that move put it.
    */
   readonly refusal: JobDeadlineExceededError | undefined
+  /**
+   * The attempt asked to move its own job (`moveToDelayed`, `moveToWait`,
+   * `moveToWaitingChildren`), refused moves aside: the job may have left
+   * active, and a worker may take it again while this attempt still runs.
+   */
+  readonly moveAsked: boolean
   /** Put the job's own `moveToDelayed`, `moveToWait` and `moveToWaitingChildren` back. */
   undo(): void
 }
@@ -57,8 +63,10 @@ export function guardDelay(job: Job, deadline: Deadline, details: DelayGuardDeta
   // not its end, or a move not awaited left the attempt judged by the
   // refusal. The refused move itself still rejects to its caller.
   let moves = 0
+  let moveAsked = false
   const moving = <T>(move: T, movedNothing?: (result: Awaited<T>) => boolean): T => {
     moves++
+    moveAsked = true
     const undone = () => {
       moves--
     }
@@ -108,6 +116,7 @@ export function guardDelay(job: Job, deadline: Deadline, details: DelayGuardDeta
               }
               // Dark mode: moved as asked. This move is the one recorded, so it
               // does not clear the refusal as an accepted move does.
+              moveAsked = true
               return original.call(this, at, token)
             }
             return moving(original.call(this, at, token))
@@ -139,6 +148,9 @@ export function guardDelay(job: Job, deadline: Deadline, details: DelayGuardDeta
   return {
     get refusal() {
       return moves > 0 ? undefined : refusal
+    },
+    get moveAsked() {
+      return moveAsked
     },
     undo() {
       for (const put of undo) put()

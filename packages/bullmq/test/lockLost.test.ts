@@ -1,4 +1,5 @@
 import { Deadline } from '@hourglass/core'
+import { DelayedError } from 'bullmq'
 import { describe, expect, it } from 'vitest'
 import {
   addWithDeadline,
@@ -53,6 +54,69 @@ describe.skipIf(!available)('a lost lock', () => {
     } finally {
       bullmqChannels.end.unsubscribe(ended.resolve)
     }
+  })
+
+  // The stall check (here every 200 ms) puts the job back in wait before a
+  // renewal (every 3 s) could fail, and the same worker, with a slot free,
+  // takes it: BullMQ renews one lock per job id, the newer attempt's, so no
+  // renewal ever failed for the older one. It ran on beside the newer one,
+  // both reported completed.
+  it('stops an attempt whose job its own worker took again (lock gone, put back by the stall check): why taken_again', async () => {
+    const { queue, name } = await redis.queue()
+    const ends = collect(bullmqChannels.end)
+    const started = [signal<AbortSignal>(), signal<AbortSignal>()]
+    const release = signal()
+    let n = 0
+    redis.worker(
+      name,
+      withDeadline(async (_job, _token, jobSignal) => {
+        started[n++]?.resolve(jobSignal!)
+        await Promise.race([
+          release.promise,
+          new Promise((resolve) => jobSignal!.addEventListener('abort', resolve)),
+        ])
+        return 'done'
+      }),
+      { concurrency: 2, lockDuration: 6000, stalledInterval: 200 },
+    )
+    const job = await addWithDeadline(queue, 'j', {}, { deadline: Deadline.after(60_000) })
+    const first = await started[0]!.promise
+    await redis.client().del(`bull:${name}:${job.id}:lock`)
+    const second = await started[1]!.promise
+    expect(first.aborted).toBe(true)
+    expect(first.reason).toMatchObject({ code: 'JOB_LOCK_LOST', jobId: job.id, why: 'taken_again' })
+    expect(second.aborted).toBe(false)
+    await expect.poll(() => ends.length).toBe(1)
+    expect(ends[0]).toMatchObject({ attempt: 1, outcome: 'lock_lost' })
+    release.resolve()
+    await expect.poll(() => ends.length).toBe(2)
+    expect(ends[1]).toMatchObject({ attempt: 2, outcome: 'completed' })
+  })
+
+  it('leaves running an attempt that moved its own job and is taken again before it throws DelayedError', async () => {
+    const { queue, name } = await redis.queue()
+    const ends = collect(bullmqChannels.end)
+    const started = [signal<AbortSignal>(), signal<AbortSignal>()]
+    let n = 0
+    redis.worker(
+      name,
+      withDeadline(async (job, token, jobSignal) => {
+        const attempt = n++
+        started[attempt]?.resolve(jobSignal!)
+        if (attempt > 0) return 'done'
+        // Due at once: the worker's free slot takes it while this attempt still runs.
+        await job.moveToDelayed(Date.now(), token)
+        await started[1]!.promise
+        throw new DelayedError()
+      }),
+      { concurrency: 2 },
+    )
+    await addWithDeadline(queue, 'j', {}, { deadline: Deadline.after(60_000) })
+    const first = await started[0]!.promise
+    await started[1]!.promise
+    expect(first.aborted).toBe(false)
+    await expect.poll(() => ends.length).toBe(2)
+    expect(ends.map((e) => e.outcome).sort()).toEqual(['completed', 'deferred'])
   })
 
   it('keeps one lockRenewalFailed listener per worker, removed when it closes', async () => {
