@@ -1,7 +1,7 @@
-import { systemClock } from './clock.js'
+import { isClock, systemClock } from './clock.js'
 import { describeValue } from './describeValue.js'
 import { isAbortSignal } from './isAbortSignal.js'
-import { hooksDone, type WaitOptions, wait } from './wait.js'
+import { clockRefusal, hooksDone, type WaitOptions, wait } from './wait.js'
 
 /** How `work` settled: its value, or what it threw. */
 export type WorkOutcome<T> = { ok: true; value: T } | { ok: false; error: unknown }
@@ -100,13 +100,14 @@ export async function settleWithin<T>(
 }
 
 /**
- * A `deadline` with no `onDone` (a number of ms where the Deadline belongs)
- * or a `signal` that is no `AbortSignal` (an `AbortController`), refused
- * naming `name`'s option; `deadline: false` is none.
+ * A `deadline` with no `onDone` (a number of ms where the Deadline belongs),
+ * a `signal` that is no `AbortSignal` (an `AbortController`) or a `clock`
+ * that is no `Clock`, refused naming `name`'s option; `deadline: false` is
+ * none.
  */
 export function boundsRefusal(
   name: string,
-  until: Pick<WaitOptions, 'deadline' | 'signal'>,
+  until: Pick<WaitOptions, 'deadline' | 'signal' | 'clock'>,
 ): TypeError | undefined {
   if (until.deadline != null && until.deadline !== false && !hooksDone(until.deadline)) {
     return new TypeError(
@@ -118,6 +119,7 @@ export function boundsRefusal(
       `${name}: signal must be an AbortSignal, got ${describeValue(until.signal)}`,
     )
   }
+  if (until.clock != null && !isClock(until.clock)) return clockRefusal(name, until.clock)
   return undefined
 }
 

@@ -1,5 +1,5 @@
 import { boundingDeadline } from './boundingDeadline.js'
-import { type Clock, MAX_TIMER_MS, systemClock, type TimerOptions } from './clock.js'
+import { type Clock, isClock, MAX_TIMER_MS, systemClock, type TimerOptions } from './clock.js'
 import type { Deadline } from './Deadline.js'
 import { describeValue } from './describeValue.js'
 import { isAbortSignal } from './isAbortSignal.js'
@@ -60,6 +60,15 @@ export function wait(ms: number, options: WaitOptions | null = {}): Promise<Wait
     return Promise.reject(
       new TypeError(`wait: signal must be an AbortSignal, got ${describeValue(signal)}`),
     )
+  }
+  // Checked as Deadline.after checks its clock. Unchecked, the class passed
+  // for an instance (`{ clock: ManualClock }`) threw "clock.now is not a
+  // function" synchronously, out of a function whose callers only handle
+  // its rejection; and a clock without `clearTimeout` threw from the abort
+  // listener that ends the wait early: the wait never settled, and the
+  // error was uncaught (the process ended).
+  if (options.clock != null && !isClock(options.clock)) {
+    return Promise.reject(clockRefusal('wait', options.clock))
   }
   // Not a number (undefined, a string): `Math.max(0, ms)` is NaN, and a wait
   // whose end is NaN never ends — the awaiting work hung for good.
@@ -244,6 +253,16 @@ function overdueReason(deadline: Deadline | undefined): { reason: unknown } | un
 
 /** What the interval holding an infinite wait's process open runs: nothing. */
 function keepOpen(): void {}
+
+/**
+ * @internal The refusal of a `clock` option that is no `Clock`, naming the
+ * function `name` it was given to, in `Deadline.after`'s words.
+ */
+export function clockRefusal(name: string, clock: unknown): TypeError {
+  return new TypeError(
+    `${name}: clock must be a Clock ({ now, setTimeout, clearTimeout }), got ${describeValue(clock)}`,
+  )
+}
 
 /**
  * What a wait needs of its deadline: `onDone` (a wait reads nothing else but
