@@ -1,4 +1,10 @@
-import { cutText, describeValue, optionError, refuseUnknownOptions } from '@hourglass/core'
+import {
+  cutText,
+  describeValue,
+  escapeUnprintable,
+  optionError,
+  refuseUnknownOptions,
+} from '@hourglass/core'
 import { type Attributes, type HrTime, type SpanContext, SpanStatusCode } from '@opentelemetry/api'
 import {
   ATTR_DEADLINE_ACTION,
@@ -178,7 +184,7 @@ export function formatWaterfall(
     for (const event of span.events) {
       if (!event.name.startsWith(EVENT_PREFIX)) continue
       // Shortened as the keys are (`why=`): an 80-column line has no room for the vendor prefix.
-      const name = event.name.slice(VENDOR_PREFIX.length)
+      const name = escapeUnprintable(event.name.slice(VENDOR_PREFIX.length))
       used.add('!').add('+ms')
       const at = `+${fmtMs(toMs(event.time) - t0)}`
       const attributes = event.attributes ?? {}
@@ -389,10 +395,18 @@ export function printWaterfall(
   write(formatWaterfall(spans, options))
 }
 
-/** HTTP spans named by method alone (no route known) read better with their path. */
+/**
+ * HTTP spans named by method alone (no route known) read better with their path.
+ * Control and format characters written as their escapes, as every package
+ * shows text that is not its own (core's `escapeUnprintable`): a line break
+ * in a name drew the rest of its row on a line of its own, and a carriage
+ * return or an escape sequence (ESC [31m) moved the cursor or coloured the terminal.
+ */
 function title(span: WaterfallSpan): string {
   const path = span.attributes['url.path']
-  return typeof path === 'string' && !span.name.includes(' ') ? `${span.name} ${path}` : span.name
+  return escapeUnprintable(
+    typeof path === 'string' && !span.name.includes(' ') ? `${span.name} ${path}` : span.name,
+  )
 }
 
 function note(attributes: Attributes): { text: string; item?: LegendItem } {
@@ -421,7 +435,8 @@ const EVENT_KEYS = [
 
 function eventDetails(attributes: Attributes): string[] {
   return EVENT_KEYS.filter((k) => attributes[k] !== undefined).map(
-    (k) => `${shortKey(k)}=${String(attributes[k])}`,
+    // Escaped as names are (`title`): a slice's name, a failure's code.
+    (k) => `${shortKey(k)}=${escapeUnprintable(String(attributes[k]))}`,
   )
 }
 
