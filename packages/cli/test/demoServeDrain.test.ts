@@ -74,6 +74,34 @@ it.each([
   },
 )
 
+// An io.stdout that throws on the banner (a caller writing to a stream it
+// has closed, an EPIPE) failed the command with exit 1 and left both chains
+// listening — nobody had a handle to close them — and the demo's SIGINT,
+// SIGTERM and SIGHUP listeners on the caller's process, which a SIGTERM no
+// longer ended. The command closes what it started before it fails.
+it('an io.stdout that throws on the banner leaves nothing running', async () => {
+  const servers = () => process.getActiveResourcesInfo().filter((r) => r === 'TCPServerWrap')
+  const signalListeners = () =>
+    (['SIGINT', 'SIGTERM', 'SIGHUP'] as const).map((signal) => process.listenerCount(signal))
+  const before = { servers: servers().length, signals: signalListeners() }
+  let stderr = ''
+  const code = await main(['demo', '--serve'], {
+    stdout: () => {
+      throw Object.assign(new Error('write EPIPE'), { code: 'EPIPE' })
+    },
+    stderr: (text) => {
+      stderr += text
+    },
+    stderrIsTTY: false,
+  })
+  expect(code).toBe(1)
+  expect(stderr).toContain('hourglass demo: write EPIPE\n')
+  // A closed server's handle is released in the loop's close phase, after
+  // its close callback (the poll phase's): polled, not read at once.
+  await expect.poll(() => servers().length).toBe(before.servers)
+  expect(signalListeners()).toEqual(before.signals)
+})
+
 // The binary's own paths: it holds from its first line (holdStartupSignals),
 // so the demo decides what a second signal does to the process. Run here as
 // the binary runs them, with process.exit, process.kill and

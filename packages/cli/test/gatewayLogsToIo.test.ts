@@ -72,3 +72,41 @@ it('main(["gateway", …], io): the gateway log lines reach io.stderr', async ()
   expect(events).toEqual(['request', 'shutdown'])
   expect(stdout).toBe(`hourglass gateway listening on ${url}\n`)
 })
+
+// An io.stdout that throws on the listening line (a caller writing to a
+// stream it has closed, an EPIPE) failed the command with exit 1 and left
+// the gateway listening — nobody had a handle to close it — and its SIGINT,
+// SIGTERM and SIGHUP listeners on the caller's process, which a SIGTERM no
+// longer ended. The command closes what it started before it fails.
+it('main(["gateway", …], io): an io.stdout that throws on the listening line leaves nothing running', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'hourglass-cli-'))
+  onTestFinished(() => rmSync(dir, { recursive: true, force: true }))
+  const config = join(dir, 'gateway.json')
+  writeFileSync(
+    config,
+    JSON.stringify({
+      providers: { fake: { dialect: 'openai', baseURL: 'http://127.0.0.1:9/v1', apiKeys: ['k'] } },
+      models: { small: { fallback: [{ provider: 'fake', model: 'm' }] } },
+    }),
+  )
+  const servers = () => process.getActiveResourcesInfo().filter((r) => r === 'TCPServerWrap')
+  const signalListeners = () =>
+    (['SIGINT', 'SIGTERM', 'SIGHUP'] as const).map((signal) => process.listenerCount(signal))
+  const before = { servers: servers().length, signals: signalListeners() }
+  let stderr = ''
+  const code = await main(['gateway', '--config', config, '--port', '0', '--log-level', 'error'], {
+    stdout: () => {
+      throw Object.assign(new Error('write EPIPE'), { code: 'EPIPE' })
+    },
+    stderr: (text) => {
+      stderr += text
+    },
+    stderrIsTTY: false,
+  })
+  expect(code).toBe(1)
+  expect(stderr).toContain('hourglass gateway: write EPIPE\n')
+  // A closed server's handle is released in the loop's close phase, after
+  // its close callback: polled, not read at once.
+  await expect.poll(() => servers().length).toBe(before.servers)
+  expect(signalListeners()).toEqual(before.signals)
+})

@@ -262,7 +262,18 @@ A flag wins over its environment variable.
     // since the binary's first line, and comes next): it never was ready, so
     // it does not say it is listening.
     if (running.signalledWhileStarting === undefined && signalledEarly === undefined) {
-      io.stdout(`hourglass gateway listening on ${running.url}/v1\n`)
+      try {
+        io.stdout(`hourglass gateway listening on ${running.url}/v1\n`)
+      } catch (error) {
+        // A caller's io that cannot take the line (`main(argv, io)` writing
+        // to a stream already closed): the command fails (exit 1), and takes
+        // the gateway down with it. It was left listening, with nobody to
+        // close it, and with its signal listeners on the caller's process:
+        // a SIGTERM no longer ended that process.
+        stop.release()
+        await running.close()
+        throw error
+      }
     }
     await stop.first
     let report: Awaited<ReturnType<typeof running.close>>

@@ -29,20 +29,27 @@ export async function serveDemo(seed: number, io: Io): Promise<void> {
   // was up for anyone to try, so no banner.
   const stoppedWhileStarting = heldStartupSignal() !== undefined
   releaseStartupSignals()
-  if (!stoppedWhileStarting) printBanner(io, toolkit.url, naive.url)
-  await stop.first
-  // In a caller's process (main() as a library) the next signal is the caller's.
-  if (!isHourglassBinary()) stop.release()
-  // Never up for anyone to call: nothing in flight to speak of.
-  io.stdout(
-    stoppedWhileStarting
-      ? 'stopping…\n'
-      : `\nstopping… (requests in flight get up to ${DRAIN_MS / 1000} s; Ctrl-C again to stop at once)\n`,
-  )
   try {
-    await Promise.all([toolkit.close(DRAIN_MS), naive.close(DRAIN_MS)])
+    if (!stoppedWhileStarting) printBanner(io, toolkit.url, naive.url)
+    await stop.first
+    // In a caller's process (main() as a library) the next signal is the caller's.
+    if (!isHourglassBinary()) stop.release()
+    // Never up for anyone to call: nothing in flight to speak of.
+    io.stdout(
+      stoppedWhileStarting
+        ? 'stopping…\n'
+        : `\nstopping… (requests in flight get up to ${DRAIN_MS / 1000} s; Ctrl-C again to stop at once)\n`,
+    )
   } finally {
-    stop.release()
+    // Closed however that ends: an io that cannot take the banner (a
+    // caller's, writing to a stream it has closed) failed the command and
+    // left both chains listening, with nobody to close them, and their
+    // signal listeners on the caller's process.
+    try {
+      await Promise.all([toolkit.close(DRAIN_MS), naive.close(DRAIN_MS)])
+    } finally {
+      stop.release()
+    }
   }
 }
 
