@@ -25,6 +25,15 @@ export interface FakeProviderOptions {
   models?: string[] | undefined
   /** Drives delays, rate-limit windows and `receivedAtMs`. Default: the system clock. */
   clock?: Clock | undefined
+  /**
+   * Cut answers at the request's token cap and stop sequences, as the real
+   * APIs do (`max_tokens`, `max_completion_tokens`, `stop`,
+   * `stop_sequences`, `generationConfig.maxOutputTokens` / `.stopSequences`).
+   * Default false: the scripted answer is sent whole, whatever the request
+   * allows (tests written before it script answers longer than the caps
+   * they send).
+   */
+  honourOutputLimits?: boolean | undefined
 }
 
 const BASE_PATHS: Record<ProviderDialect, string> = {
@@ -57,6 +66,7 @@ export class FakeProvider {
    */
   readonly #wallAnchorMs: number
   readonly #models: string[]
+  readonly #honourOutputLimits: boolean
   readonly #queue: ReplyScript[] = []
   readonly #windows: { untilMs: number; reply: ProviderReply }[] = []
   readonly #records: RecordedRequest[] = []
@@ -70,6 +80,7 @@ export class FakeProvider {
     this.#clock = options.clock ?? systemClock
     this.#wallAnchorMs = Date.now() - this.#clock.now()
     this.#models = options.models ?? ['fake-model']
+    this.#honourOutputLimits = options.honourOutputLimits ?? false
     this.#default = options.reply ?? { kind: 'text', text: 'Hello from the fake provider.' }
     const { port } = server.address() as AddressInfo
     this.url = `http://127.0.0.1:${port}`
@@ -250,6 +261,7 @@ export class FakeProvider {
           wire: route.wire,
           dialect: this.dialect,
           clock: this.#clock,
+          honourOutputLimits: this.#honourOutputLimits,
           wallNowMs: () => this.#wallAnchorMs + this.#clock.now(),
           signal: controller.signal,
         },
@@ -351,12 +363,13 @@ const OPTION_NAMES = Object.keys({
   reply: true,
   models: true,
   clock: true,
+  honourOutputLimits: true,
 } satisfies Record<keyof FakeProviderOptions, true>)
 
 function checkOptions(options: FakeProviderOptions): void {
   // Ignored, a misspelt `dialect` left the fake speaking OpenAI's wire format.
   refuseUnknownOptions(options, OPTION_NAMES, 'startFakeProvider()')
-  const { dialect, models, clock, reply } = options
+  const { dialect, models, clock, reply, honourOutputLimits } = options
   if (dialect !== undefined && !Object.hasOwn(BASE_PATHS, dialect)) {
     throw new TypeError(
       `startFakeProvider: dialect must be one of ${Object.keys(BASE_PATHS).join(', ')}, got ${String(dialect)}`,
@@ -373,6 +386,11 @@ function checkOptions(options: FakeProviderOptions): void {
   if (clock !== undefined && !isClock(clock)) {
     throw new TypeError(
       'startFakeProvider: clock must be a Clock (now, setTimeout and clearTimeout functions)',
+    )
+  }
+  if (honourOutputLimits !== undefined && typeof honourOutputLimits !== 'boolean') {
+    throw new TypeError(
+      `startFakeProvider: honourOutputLimits must be a boolean, got ${String(honourOutputLimits)}`,
     )
   }
   if (reply !== undefined) checkScript('reply', reply)

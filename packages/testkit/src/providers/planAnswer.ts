@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto'
 import { checkUsage } from './checkUsage.js'
+import { applyOutputLimits, readOutputLimits } from './outputLimits.js'
 import { splitTokens } from './splitTokens.js'
 import type { ProviderDialect, RecordedRequest, TextReply } from './types.js'
 import { anthropicMessages } from './wire/anthropicMessages.js'
@@ -11,16 +12,17 @@ export function planAnswer(
   request: RecordedRequest,
   wire: WireFormat,
   dialect: ProviderDialect,
+  honourOutputLimits = false,
 ): AnswerPlan {
   // A script function's hand-built reply was not checked where it was written.
   checkUsage('reply', reply.usage)
-  const textTokens = reply.tokens ?? splitTokens(reply.text ?? '')
+  const scriptedText = reply.tokens ?? splitTokens(reply.text ?? '')
   // Anthropic thinks only when the request turns thinking on: a scripted
   // `thinking` (and its signature) is then neither generated nor billed.
   const thinks =
     dialect !== 'anthropic' || wire !== anthropicMessages || asksAnthropicThinking(request.body)
-  const thinkingTokens = thinks ? splitTokens(reply.thinking ?? '') : []
-  const toolCalls = (reply.toolCalls ?? []).map((call) => {
+  const scriptedThinking = thinks ? splitTokens(reply.thinking ?? '') : []
+  const scriptedCalls = (reply.toolCalls ?? []).map((call) => {
     const argumentsJson = call.argumentsJson ?? JSON.stringify(call.arguments ?? {})
     return {
       id: call.id ?? `${wire.toolIdPrefix}${randomBytes(9).toString('base64url')}`,
@@ -29,6 +31,17 @@ export function planAnswer(
       pieces: thirds(argumentsJson),
     }
   })
+  // With `honourOutputLimits`, the request's `max_tokens` and stop
+  // sequences cut the answer where a real model stops; a script that names
+  // its finish reason is sent as written (a `length` it scripted is not cut
+  // again).
+  const limited = applyOutputLimits(
+    { thinkingTokens: scriptedThinking, textTokens: scriptedText, toolCalls: scriptedCalls },
+    honourOutputLimits && reply.finishReason === undefined
+      ? readOutputLimits(request.route, request.body)
+      : { maxTokens: undefined, stopSequences: [] },
+  )
+  const { thinkingTokens, textTokens, toolCalls } = limited
   const generated =
     textTokens.length + thinkingTokens.length + toolCalls.reduce((n, c) => n + c.pieces.length, 0)
   const body = (request.body ?? {}) as {
@@ -56,7 +69,9 @@ export function planAnswer(
     signature: thinks ? reply.signature : undefined,
     textTokens,
     toolCalls,
-    finishReason: reply.finishReason ?? (toolCalls.length > 0 ? 'tool_calls' : 'stop'),
+    finishReason:
+      reply.finishReason ?? limited.finishReason ?? (toolCalls.length > 0 ? 'tool_calls' : 'stop'),
+    stopSequence: limited.stopSequence,
     inputTokens,
     outputTokens: reply.usage?.outputTokens ?? generated,
     cachedInputTokens: cached,

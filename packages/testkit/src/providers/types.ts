@@ -67,7 +67,12 @@ export interface TextReply extends Pacing {
   /** Signature of the thinking block (Anthropic `signature_delta`, Gemini `thoughtSignature`). */
   signature?: string | undefined
   toolCalls?: ScriptedToolCall[] | undefined
-  /** Default `stop`, or `tool_calls` when `toolCalls` are given. */
+  /**
+   * Default `stop`, or `tool_calls` when `toolCalls` are given — or, on a
+   * fake with `honourOutputLimits`, `length` / `stop` where the request's
+   * token cap / stop sequence cut the answer. Set, the answer is sent as
+   * scripted, uncut.
+   */
   finishReason?: 'stop' | 'length' | 'tool_calls' | 'content_filter' | undefined
   /**
    * Reported usage. Defaults: input = ceil(request body bytes / 4) (at least

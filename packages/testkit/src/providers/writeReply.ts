@@ -33,6 +33,8 @@ export interface ReplyContext {
   wire: WireFormat | undefined
   dialect: ProviderDialect
   clock: Clock
+  /** Cut answers at the request's token cap and stop sequences (the fake's `honourOutputLimits`). */
+  honourOutputLimits: boolean
   /** Wall time (epoch ms) on the fake's clock: its start's wall time plus the clock's progress. */
   wallNowMs: () => number
   /** Aborted when the client goes away or the fake closes. */
@@ -186,7 +188,7 @@ function anthropicStart(ctx: ReplyContext): { id: string; text: string } {
 }
 
 async function writeJson(ctx: ReplyContext, wire: WireFormat, reply: TextReply): Promise<void> {
-  const plan = planAnswer(reply, ctx.record, wire, ctx.dialect)
+  const plan = planAnswer(reply, ctx.record, wire, ctx.dialect, ctx.honourOutputLimits)
   const tokens = wire.frames(plan).filter((f) => f.token === true).length
   // A non-streamed answer arrives only after the whole generation.
   const generationMs =
@@ -266,7 +268,7 @@ async function writeDeepSeekKeptAliveJson(
 }
 
 async function writeStream(ctx: ReplyContext, wire: WireFormat, reply: TextReply): Promise<void> {
-  const plan = planAnswer(reply, ctx.record, wire, ctx.dialect)
+  const plan = planAnswer(reply, ctx.record, wire, ctx.dialect, ctx.honourOutputLimits)
   let frames = wire.frames(plan)
   if (reply.streamError !== undefined) {
     const kept = upToTokens(frames, reply.streamError.afterTokens)

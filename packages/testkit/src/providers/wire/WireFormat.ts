@@ -1,3 +1,4 @@
+import type { GeneratedParts } from '../outputLimits.js'
 import type { ProviderDialect, ScriptedStreamError } from '../types.js'
 
 /** One write of a stream. `token` frames carry generated text and are what pacing and cuts count. */
@@ -23,8 +24,11 @@ export interface AnswerPlan {
   thinkingTokens: string[]
   signature: string | undefined
   textTokens: string[]
-  toolCalls: { id: string; name: string; argumentsJson: string; pieces: string[] }[]
+  /** `cut`: the request's token cap stopped it inside its arguments (`argumentsJson` is what was written). */
+  toolCalls: GeneratedParts['toolCalls']
   finishReason: 'stop' | 'length' | 'tool_calls' | 'content_filter'
+  /** The request's stop sequence that ended the text (Anthropic names it in `stop_sequence`). */
+  stopSequence?: string | undefined
   /** Every input token, the cache's included. */
   inputTokens: number
   outputTokens: number

@@ -30,7 +30,8 @@ export const anthropicMessages: WireFormat = {
       })
     }
     if (plan.textTokens.length > 0) content.push({ type: 'text', text: plan.textTokens.join('') })
-    for (const call of plan.toolCalls) {
+    // A call the cap cut inside its arguments has no JSON object to carry here.
+    for (const call of plan.toolCalls.filter((c) => c.cut !== true)) {
       content.push({
         type: 'tool_use',
         id: call.id,
@@ -44,8 +45,7 @@ export const anthropicMessages: WireFormat = {
       role: 'assistant',
       model: plan.model,
       content,
-      stop_reason: STOP_REASONS[plan.finishReason],
-      stop_sequence: null,
+      ...stopReason(plan),
       usage: { ...inputUsage(plan), output_tokens: plan.outputTokens, service_tier: 'standard' },
     }
   },
@@ -139,7 +139,7 @@ export const anthropicMessages: WireFormat = {
       // every input field nullable). Not just `output_tokens`.
       ...event('message_delta', {
         type: 'message_delta',
-        delta: { stop_reason: STOP_REASONS[plan.finishReason], stop_sequence: null },
+        delta: stopReason(plan),
         usage: {
           input_tokens: uncachedInput(plan),
           cache_creation_input_tokens: plan.cacheCreationInputTokens,
@@ -156,6 +156,17 @@ export const anthropicMessages: WireFormat = {
   errorFrame(error) {
     return `event: error\ndata: ${JSON.stringify(error.body)}\n\n`
   },
+}
+
+/**
+ * A text ended by one of the request's `stop_sequences` says
+ * `stop_reason: "stop_sequence"` and names the sequence in `stop_sequence`
+ * (null otherwise), unstreamed and in the stream's `message_delta` alike.
+ */
+function stopReason(plan: AnswerPlan) {
+  if (plan.finishReason === 'stop' && plan.stopSequence !== undefined)
+    return { stop_reason: 'stop_sequence', stop_sequence: plan.stopSequence }
+  return { stop_reason: STOP_REASONS[plan.finishReason], stop_sequence: null }
 }
 
 /**

@@ -34,7 +34,7 @@ export const geminiGenerate: WireFormat = {
     if (plan.thinkingTokens.length > 0 && plan.includeThoughts === true)
       parts.push({ text: plan.thinkingTokens.join(''), thought: true })
     if (plan.textTokens.length > 0) parts.push({ text: plan.textTokens.join('') })
-    const calls = plan.toolCalls.map(functionCallPart)
+    const calls = wholeCalls(plan).map(functionCallPart)
     parts.push(...calls)
     // Nothing else to carry it (the thoughts not sent): an empty text part.
     if (plan.signature !== undefined && parts.length === 0) parts.push({ text: '' })
@@ -55,7 +55,7 @@ export const geminiGenerate: WireFormat = {
       `data: ${stringifyWithRaw(response(plan, parts, last ? final : runningUsage(plan, thoughts, candidates)))}\r\n\r\n`
     // Gemini sends a function call whole, in one chunk; the first one is
     // signed. Without one, the last part the model streams is.
-    const calls = plan.toolCalls.map(functionCallPart)
+    const calls = wholeCalls(plan).map(functionCallPart)
     const signature = calls.length === 0 ? plan.signature : undefined
     if (plan.signature !== undefined && calls[0] !== undefined)
       calls[0]['thoughtSignature'] = plan.signature
@@ -112,6 +112,14 @@ function functionCallPart(call: AnswerPlan['toolCalls'][number]): Record<string,
   return {
     functionCall: { name: call.name, args: new RawJson(call.argumentsJson, "Gemini's `args`") },
   }
+}
+
+/**
+ * Gemini sends a function call whole, in one part: a call the request's
+ * `maxOutputTokens` cut inside its arguments is not sent at all.
+ */
+function wholeCalls(plan: AnswerPlan): AnswerPlan['toolCalls'] {
+  return plan.toolCalls.filter((call) => call.cut !== true)
 }
 
 /** The arguments of a call that takes none (`arguments: {}`, or none scripted). */

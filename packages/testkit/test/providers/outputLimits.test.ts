@@ -1,0 +1,268 @@
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
+import { type FakeProvider, reply, startFakeProvider } from '../../src/providers/index.js'
+import { dataOf, readSse } from './sse.js'
+
+/**
+ * With `honourOutputLimits`, a fake does what a real provider does: it stops writing at the request's token cap (OpenAI
+ * `finish_reason: "length"`, Anthropic `stop_reason: "max_tokens"`, Gemini
+ * `MAX_TOKENS`) and at a stop sequence, which it leaves out of the text
+ * (OpenAI `stop`, Anthropic `stop_sequence` naming it, Gemini `STOP`),
+ * streamed or not, its usage counting only what it wrote. The fakes sent
+ * the whole scripted answer whatever the request allowed, so a client's
+ * handling of a cut answer was never exercised against them. (Opt-in: tests
+ * written before it script answers longer than the caps they send.)
+ */
+let fake: FakeProvider
+beforeAll(async () => {
+  // Every route is answered by every fake; one serves the whole file.
+  fake = await startFakeProvider({ dialect: 'openai', honourOutputLimits: true })
+})
+beforeEach(() => fake.reset())
+afterAll(() => fake.close())
+
+const ANSWER = 'one two three four five. six'
+
+const post = (path: string, body: Record<string, unknown>, headers: Record<string, string> = {}) =>
+  fetch(`${fake.url}${path}`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...headers },
+    body: JSON.stringify(body),
+  })
+
+const openAI = (body: Record<string, unknown>) =>
+  post('/v1/chat/completions', {
+    model: 'gpt-4o',
+    messages: [{ role: 'user', content: 'hi' }],
+    ...body,
+  })
+
+const anthropic = (body: Record<string, unknown>) =>
+  post(
+    '/v1/messages',
+    { model: 'claude-sonnet-4-5', messages: [{ role: 'user', content: 'hi' }], ...body },
+    { 'anthropic-version': '2023-06-01' },
+  )
+
+const gemini = (method: string, generationConfig: Record<string, unknown>) =>
+  post(`/v1beta/models/gemini-2.5-flash:${method}`, {
+    contents: [{ role: 'user', parts: [{ text: 'hi' }] }],
+    generationConfig,
+  })
+
+describe('openai-chat: max_tokens, max_completion_tokens and stop', () => {
+  it('an answer longer than max_tokens is cut at it: finish_reason length, usage counting what was sent', async () => {
+    fake.enqueue(reply.text(ANSWER))
+    const body = (await (await openAI({ max_tokens: 3 })).json()) as {
+      choices: { message: { content: string }; finish_reason: string }[]
+      usage: { completion_tokens: number }
+    }
+    expect(body.choices[0]).toMatchObject({
+      message: { content: 'one two three' },
+      finish_reason: 'length',
+    })
+    expect(body.usage.completion_tokens).toBe(3)
+  })
+
+  it('streamed, max_completion_tokens counts the silent reasoning too', async () => {
+    fake.enqueue(reply.text(ANSWER, { thinking: 'hm well' }))
+    const chunks = dataOf<{
+      choices: { delta: { content?: string }; finish_reason: string | null }[]
+      usage: {
+        completion_tokens: number
+        completion_tokens_details: { reasoning_tokens: number }
+      } | null
+    }>(
+      await readSse(
+        await openAI({
+          model: 'o4-mini',
+          max_completion_tokens: 4,
+          stream: true,
+          stream_options: { include_usage: true },
+        }),
+      ),
+    )
+    const text = chunks.map((c) => c.choices[0]?.delta.content ?? '').join('')
+    expect(text).toBe('one two')
+    expect(chunks.map((c) => c.choices[0]?.finish_reason).filter(Boolean)).toEqual(['length'])
+    expect(chunks.at(-1)?.usage).toMatchObject({
+      completion_tokens: 4,
+      completion_tokens_details: { reasoning_tokens: 2 },
+    })
+  })
+
+  it('a stop sequence ends the text before it, with finish_reason stop, streamed or not', async () => {
+    fake.enqueue(reply.text(ANSWER), reply.text(ANSWER))
+    const whole = (await (await openAI({ stop: ['.', 'six'] })).json()) as {
+      choices: { message: { content: string }; finish_reason: string }[]
+      usage: { completion_tokens: number }
+    }
+    expect(whole.choices[0]).toMatchObject({
+      message: { content: 'one two three four five' },
+      finish_reason: 'stop',
+    })
+    expect(whole.usage.completion_tokens).toBe(5)
+    const chunks = dataOf<{ choices: { delta: { content?: string } }[] }>(
+      await readSse(await openAI({ stop: ' four', stream: true })),
+    )
+    expect(chunks.map((c) => c.choices[0]?.delta.content ?? '').join('')).toBe('one two three')
+  })
+
+  it('a tool call the cap cuts keeps the argument text written, finish_reason length', async () => {
+    fake.enqueue(reply.text('', { toolCalls: [{ name: 'get', arguments: { city: 'Paris' } }] }))
+    const body = (await (await openAI({ max_tokens: 2 })).json()) as {
+      choices: {
+        message: { tool_calls: { function: { arguments: string } }[] }
+        finish_reason: string
+      }[]
+    }
+    expect(body.choices[0]!.finish_reason).toBe('length')
+    const args = body.choices[0]!.message.tool_calls[0]!.function.arguments
+    expect('{"city":"Paris"}'.startsWith(args) && args.length < 16).toBe(true)
+  })
+
+  it('a script that names its finish reason is sent whole, as written', async () => {
+    fake.enqueue(reply.text(ANSWER, { finishReason: 'stop' }))
+    const body = (await (await openAI({ max_tokens: 1, stop: '.' })).json()) as {
+      choices: { message: { content: string }; finish_reason: string }[]
+    }
+    expect(body.choices[0]).toMatchObject({ message: { content: ANSWER }, finish_reason: 'stop' })
+  })
+})
+
+describe('anthropic-messages: max_tokens and stop_sequences', () => {
+  it('max_tokens cuts the text: stop_reason max_tokens, output_tokens what was sent', async () => {
+    fake.enqueue(reply.text(ANSWER))
+    const body = (await (await anthropic({ max_tokens: 2 })).json()) as Record<string, unknown>
+    expect(body).toMatchObject({
+      content: [{ type: 'text', text: 'one two' }],
+      stop_reason: 'max_tokens',
+      stop_sequence: null,
+      usage: { output_tokens: 2 },
+    })
+  })
+
+  it('a stop sequence: stop_reason stop_sequence naming it, the text before it, streamed or not', async () => {
+    fake.enqueue(reply.text(ANSWER), reply.text(ANSWER))
+    const body = (await (
+      await anthropic({ max_tokens: 100, stop_sequences: ['five.', 'zzz'] })
+    ).json()) as Record<string, unknown>
+    expect(body).toMatchObject({
+      content: [{ type: 'text', text: 'one two three four ' }],
+      stop_reason: 'stop_sequence',
+      stop_sequence: 'five.',
+    })
+    const events = dataOf<{
+      type: string
+      delta?: { text?: string; stop_reason?: string; stop_sequence?: string }
+    }>(await readSse(await anthropic({ max_tokens: 100, stop_sequences: ['ee'], stream: true })))
+    const text = events.map((e) => (e.type === 'content_block_delta' ? e.delta?.text : '')).join('')
+    expect(text).toBe('one two thr')
+    expect(events.find((e) => e.type === 'message_delta')?.delta).toEqual({
+      stop_reason: 'stop_sequence',
+      stop_sequence: 'ee',
+    })
+  })
+
+  it('a tool call cut by max_tokens: streamed pieces written, no unparseable input unstreamed', async () => {
+    const call = reply.text('Let me look.', { toolCalls: [{ name: 'get', arguments: { q: 'x' } }] })
+    fake.enqueue(call, call)
+    const body = (await (await anthropic({ max_tokens: 5 })).json()) as Record<string, unknown>
+    expect(body).toMatchObject({
+      content: [{ type: 'text', text: 'Let me look.' }],
+      stop_reason: 'max_tokens',
+    })
+    expect((body['content'] as unknown[]).length).toBe(1)
+    const events = dataOf<{
+      type: string
+      delta?: { partial_json?: string; stop_reason?: string }
+    }>(await readSse(await anthropic({ max_tokens: 5, stream: true })))
+    const json = events.map((e) => e.delta?.partial_json ?? '').join('')
+    expect(json).toBe('{"q')
+    expect(events.find((e) => e.type === 'message_delta')?.delta?.stop_reason).toBe('max_tokens')
+  })
+})
+
+describe('gemini: generationConfig.maxOutputTokens and stopSequences', () => {
+  it('thoughts that use the cap up leave no text: MAX_TOKENS, as gemini-2.5 answers', async () => {
+    fake.enqueue(reply.text(ANSWER, { thinking: 'a b c' }))
+    const body = (await (await gemini('generateContent', { maxOutputTokens: 2 })).json()) as {
+      candidates: { content: Record<string, unknown>; finishReason: string }[]
+      usageMetadata: Record<string, unknown>
+    }
+    expect(body.candidates[0]).toMatchObject({
+      content: { role: 'model' },
+      finishReason: 'MAX_TOKENS',
+    })
+    expect(body.candidates[0]!.content['parts']).toBeUndefined()
+    expect(body.usageMetadata['thoughtsTokenCount']).toBe(2)
+  })
+
+  it('streamed: cut at the cap or before a stop sequence, the last chunk naming why', async () => {
+    fake.enqueue(reply.text(ANSWER), reply.text(ANSWER))
+    type Chunk = {
+      candidates: { content: { parts?: { text: string }[] }; finishReason?: string }[]
+    }
+    const read = async (config: Record<string, unknown>) => {
+      const chunks = dataOf<Chunk>(
+        await readSse(await gemini('streamGenerateContent?alt=sse', config)),
+      )
+      return {
+        text: chunks
+          .flatMap((c) => c.candidates[0]!.content.parts ?? [])
+          .map((p) => p.text)
+          .join(''),
+        finish: chunks.at(-1)!.candidates[0]!.finishReason,
+      }
+    }
+    expect(await read({ maxOutputTokens: 3 })).toEqual({
+      text: 'one two three',
+      finish: 'MAX_TOKENS',
+    })
+    expect(await read({ stopSequences: [' three'] })).toEqual({ text: 'one two', finish: 'STOP' })
+  })
+})
+
+describe('ernie (legacy wenxinworkshop): max_output_tokens and stop', () => {
+  it('cut at max_output_tokens: is_truncated, finish_reason length; before a stop: normal', async () => {
+    fake.enqueue(reply.text(ANSWER), reply.text(ANSWER))
+    const ask = async (body: Record<string, unknown>) =>
+      (await (
+        await post('/rpc/2.0/ai_custom/v1/wenxinworkshop/chat/ernie-4.0-8k', {
+          messages: [{ role: 'user', content: 'hi' }],
+          ...body,
+        })
+      ).json()) as Record<string, unknown>
+    expect(await ask({ max_output_tokens: 2 })).toMatchObject({
+      result: 'one two',
+      is_truncated: true,
+      finish_reason: 'length',
+      usage: { completion_tokens: 2 },
+    })
+    expect(await ask({ stop: ['.'] })).toMatchObject({
+      result: 'one two three four five',
+      is_truncated: false,
+      finish_reason: 'normal',
+    })
+  })
+})
+
+describe('honourOutputLimits', () => {
+  it('off by default: the scripted answer is sent whole whatever the request allows', async () => {
+    await using plain = await startFakeProvider({ reply: reply.text(ANSWER) })
+    const res = await fetch(`${plain.baseURL}/chat/completions`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'gpt-4o', messages: [], max_tokens: 1, stop: '.' }),
+    })
+    const body = (await res.json()) as {
+      choices: { message: { content: string }; finish_reason: string }[]
+    }
+    expect(body.choices[0]).toMatchObject({ message: { content: ANSWER }, finish_reason: 'stop' })
+  })
+
+  it('anything but a boolean is refused, a TypeError naming it', async () => {
+    await expect(
+      startFakeProvider({ honourOutputLimits: 'yes' as unknown as boolean }),
+    ).rejects.toThrow(/honourOutputLimits must be a boolean/)
+  })
+})
