@@ -17,6 +17,7 @@ import {
   releaseStartupSignals,
   signalToEndBy,
 } from '../src/startupSignals.js'
+import { expectNothingLeftWhenStdoutThrows } from './support/stdoutThrows.js'
 
 // `hourglass demo --serve` stopped on Ctrl-C by dropping every connection:
 // a curl still waiting for its answer got an empty reply (curl exit 52).
@@ -80,26 +81,7 @@ it.each([
 // SIGTERM and SIGHUP listeners on the caller's process, which a SIGTERM no
 // longer ended. The command closes what it started before it fails.
 it('an io.stdout that throws on the banner leaves nothing running', async () => {
-  const servers = () => process.getActiveResourcesInfo().filter((r) => r === 'TCPServerWrap')
-  const signalListeners = () =>
-    (['SIGINT', 'SIGTERM', 'SIGHUP'] as const).map((signal) => process.listenerCount(signal))
-  const before = { servers: servers().length, signals: signalListeners() }
-  let stderr = ''
-  const code = await main(['demo', '--serve'], {
-    stdout: () => {
-      throw Object.assign(new Error('write EPIPE'), { code: 'EPIPE' })
-    },
-    stderr: (text) => {
-      stderr += text
-    },
-    stderrIsTTY: false,
-  })
-  expect(code).toBe(1)
-  expect(stderr).toContain('hourglass demo: write EPIPE\n')
-  // A closed server's handle is released in the loop's close phase, after
-  // its close callback (the poll phase's): polled, not read at once.
-  await expect.poll(() => servers().length).toBe(before.servers)
-  expect(signalListeners()).toEqual(before.signals)
+  await expectNothingLeftWhenStdoutThrows(['demo', '--serve'])
 })
 
 // The binary's own paths: it holds from its first line (holdStartupSignals),

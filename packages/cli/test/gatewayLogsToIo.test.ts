@@ -1,8 +1,7 @@
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
 import { beforeAll, expect, it, onTestFinished } from 'vitest'
 import { main } from '../src/index.js'
+import { useGatewayConfig } from './support/gatewayConfig.js'
+import { expectNothingLeftWhenStdoutThrows } from './support/stdoutThrows.js'
 
 // `main(['gateway', …], io)` wrote its listening line to io.stdout and its
 // errors to io.stderr, but the gateway's own JSON log lines (each request,
@@ -14,17 +13,10 @@ beforeAll(async () => {
   await import('@hourglass/gateway')
 })
 
+const writeConfig = useGatewayConfig()
+
 it('main(["gateway", …], io): the gateway log lines reach io.stderr', async () => {
-  const dir = mkdtempSync(join(tmpdir(), 'hourglass-cli-'))
-  onTestFinished(() => rmSync(dir, { recursive: true, force: true }))
-  const config = join(dir, 'gateway.json')
-  writeFileSync(
-    config,
-    JSON.stringify({
-      providers: { fake: { dialect: 'openai', baseURL: 'http://127.0.0.1:9/v1', apiKeys: ['k'] } },
-      models: { small: { fallback: [{ provider: 'fake', model: 'm' }] } },
-    }),
-  )
+  const config = writeConfig()
   // The command's stop handlers, called directly: a SIGTERM emitted on the
   // process would reach the test runner's own handlers too.
   const before = new Set(process.listeners('SIGTERM'))
@@ -79,34 +71,13 @@ it('main(["gateway", …], io): the gateway log lines reach io.stderr', async ()
 // SIGTERM and SIGHUP listeners on the caller's process, which a SIGTERM no
 // longer ended. The command closes what it started before it fails.
 it('main(["gateway", …], io): an io.stdout that throws on the listening line leaves nothing running', async () => {
-  const dir = mkdtempSync(join(tmpdir(), 'hourglass-cli-'))
-  onTestFinished(() => rmSync(dir, { recursive: true, force: true }))
-  const config = join(dir, 'gateway.json')
-  writeFileSync(
-    config,
-    JSON.stringify({
-      providers: { fake: { dialect: 'openai', baseURL: 'http://127.0.0.1:9/v1', apiKeys: ['k'] } },
-      models: { small: { fallback: [{ provider: 'fake', model: 'm' }] } },
-    }),
-  )
-  const servers = () => process.getActiveResourcesInfo().filter((r) => r === 'TCPServerWrap')
-  const signalListeners = () =>
-    (['SIGINT', 'SIGTERM', 'SIGHUP'] as const).map((signal) => process.listenerCount(signal))
-  const before = { servers: servers().length, signals: signalListeners() }
-  let stderr = ''
-  const code = await main(['gateway', '--config', config, '--port', '0', '--log-level', 'error'], {
-    stdout: () => {
-      throw Object.assign(new Error('write EPIPE'), { code: 'EPIPE' })
-    },
-    stderr: (text) => {
-      stderr += text
-    },
-    stderrIsTTY: false,
-  })
-  expect(code).toBe(1)
-  expect(stderr).toContain('hourglass gateway: write EPIPE\n')
-  // A closed server's handle is released in the loop's close phase, after
-  // its close callback: polled, not read at once.
-  await expect.poll(() => servers().length).toBe(before.servers)
-  expect(signalListeners()).toEqual(before.signals)
+  await expectNothingLeftWhenStdoutThrows([
+    'gateway',
+    '--config',
+    writeConfig(),
+    '--port',
+    '0',
+    '--log-level',
+    'error',
+  ])
 })
