@@ -1,5 +1,6 @@
 import { InvalidChatRequestError } from '../errors/InvalidChatRequestError.js'
 import type { ChatRequest } from '../types.js'
+import { refuseLoneSurrogates } from './refuseLoneSurrogates.js'
 
 /**
  * What DeepSeek's Chat Completions refuse though they speak OpenAI's wire:
@@ -8,8 +9,11 @@ import type { ChatRequest } from '../types.js'
  * is unavailable now" (llm-exe/llm-exe#662, khoj-ai/khoj#1336). Refused
  * before anything is sent, naming the field: the provider's 400 names
  * none, costs a round trip, and is a bad request that never falls back.
+ * So is a lone surrogate, which DeepSeek's JSON parser refuses
+ * (`refuseLoneSurrogates`).
  */
 export function refuseDeepSeekFields(request: ChatRequest): void {
+  refuseLoneSurrogates(request, 'DeepSeek')
   const format = request.extra?.['response_format']
   if (
     typeof format === 'object' &&

@@ -5,6 +5,7 @@ import { blocksOf } from '../blocks.js'
 import type { BuiltRequest } from '../Dialect.js'
 import { isBlank } from '../isBlank.js'
 import { refuseEmptyLastTurn } from '../refuseEmptyLastTurn.js'
+import { refuseLoneSurrogates } from '../refuseLoneSurrogates.js'
 import { refuseStreamOptions } from '../refuseStreamOptions.js'
 import { refuseStrictTools } from '../refuseStrictTools.js'
 import { requestToolSettings } from '../requestToolSettings.js'
@@ -32,9 +33,12 @@ type Role = 'user' | 'assistant'
  * (`declareHistoryTools`). A message `name` has no equivalent and throws
  * `InvalidChatRequestError`; so do tool-call arguments that are not a JSON
  * object (`tool_use.input` is one), and an empty last user message, which
- * dropped would turn the request into a prefill (`refuseEmptyLastTurn`).
+ * dropped would turn the request into a prefill (`refuseEmptyLastTurn`),
+ * and a lone half of a surrogate pair, which Anthropic's JSON parser
+ * refuses (`refuseLoneSurrogates`).
  */
 export function buildAnthropicRequest(request: ChatRequest, model: string): BuiltRequest {
+  refuseLoneSurrogates(request, 'Anthropic')
   const system: string[] = []
   const turns: { role: Role; content: Record<string, unknown>[] }[] = []
   // The last message anything was sent of (see refuseEmptyLastTurn).

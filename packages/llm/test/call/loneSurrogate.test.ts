@@ -1,0 +1,138 @@
+import { reply } from '@hourglass/testkit'
+import { describe, expect, it } from 'vitest'
+import { openAICompatible } from '../../src/adapters/openAICompatible.js'
+import { callModel } from '../../src/call/callModel.js'
+import { dialects } from '../../src/dialects/dialects.js'
+import {
+  type InvalidChatRequestError,
+  isInvalidChatRequest,
+} from '../../src/errors/InvalidChatRequestError.js'
+import type { ChatMessage, ChatRequest } from '../../src/types.js'
+import { useFakes, user } from './support/fakes.js'
+
+const fakes = useFakes()
+
+// Half an emoji: what `"a\ud83d"` (valid JSON) parses to, or a string cut
+// inside a surrogate pair.
+const HALF_EMOJI = 'a\ud83d'
+
+/**
+ * A lone UTF-16 surrogate has no UTF-8 form. JSON.stringify writes it as a
+ * `\ud83d` escape, which Anthropic's parser (and DeepSeek's) refuses:
+ * 400 "The request body is not valid JSON: no low surrogate in string" —
+ * a body the caller never wrote, naming no field, and a bad request that
+ * never falls back. Refused before sending instead, naming the field.
+ */
+describe('a lone surrogate in the request', () => {
+  const refusal = async (request: ChatRequest): Promise<InvalidChatRequestError> => {
+    const fake = await fakes.start({ dialect: 'anthropic' })
+    const model = fakes.adapterFor('anthropic', fake.baseURL, 'claude-x')
+    const error = await callModel({
+      models: [model],
+      request,
+      limits: { admission: false },
+    }).then(
+      () => undefined,
+      (e: unknown) => e,
+    )
+    expect(fake.requests).toHaveLength(0)
+    expect(isInvalidChatRequest(error), String(error)).toBe(true)
+    return error as InvalidChatRequestError
+  }
+
+  it('in a message’s text is refused for Anthropic naming messages[i].content, nothing sent', async () => {
+    const error = await refusal({ messages: [user('hi'), user(HALF_EMOJI)], maxTokens: 8 })
+    expect(error.field).toBe('messages[1].content')
+    expect(error.message).toMatch(/surrogate/)
+  })
+
+  it('in a system message, a tool result or a tool call’s arguments is refused naming where', async () => {
+    const system: ChatMessage = { role: 'system', content: `be ${HALF_EMOJI}` }
+    expect((await refusal({ messages: [system, user('hi')], maxTokens: 8 })).field).toBe(
+      'messages[0].content',
+    )
+    const call: ChatMessage = {
+      role: 'assistant',
+      content: [
+        { type: 'tool_call', id: 'c1', name: 'f', arguments: {} },
+        { type: 'tool_call', id: 'c2', name: 'f', arguments: { q: [HALF_EMOJI] } },
+      ],
+    }
+    const results: ChatMessage = {
+      role: 'tool',
+      content: [
+        { type: 'tool_result', toolCallId: 'c1', content: 'ok' },
+        { type: 'tool_result', toolCallId: 'c2', content: 'ok' },
+      ],
+    }
+    expect((await refusal({ messages: [user('hi'), call, results], maxTokens: 8 })).field).toBe(
+      'messages[1].tool_calls[1].function.arguments',
+    )
+    const cleanCall: ChatMessage = {
+      role: 'assistant',
+      content: [{ type: 'tool_call', id: 'c1', name: 'f', arguments: {} }],
+    }
+    const badResult: ChatMessage = {
+      role: 'tool',
+      content: [{ type: 'tool_result', toolCallId: 'c1', content: HALF_EMOJI }],
+    }
+    expect(
+      (await refusal({ messages: [user('hi'), cleanCall, badResult], maxTokens: 8 })).field,
+    ).toBe('messages[2].content')
+  })
+
+  it('a whole emoji (a surrogate pair) goes to Anthropic as it is', async () => {
+    const fake = await fakes.start({ dialect: 'anthropic', reply: reply.text('ok') })
+    const model = fakes.adapterFor('anthropic', fake.baseURL, 'claude-x')
+    const response = await callModel({
+      models: [model],
+      request: { messages: [user('a\ud83d\ude00 \ud83d\ude00')], maxTokens: 8 },
+      limits: { admission: false },
+    })
+    expect(response.text).toBe('ok')
+    expect(fake.requests).toHaveLength(1)
+  })
+
+  it('DeepSeek refuses it too (refuseFields, what the gateway asks of a fallback list)', () => {
+    const request: ChatRequest = { messages: [user('\udc00 low half')], maxTokens: 8 }
+    let error: unknown
+    try {
+      dialects.deepseek.refuseFields?.(request)
+    } catch (e) {
+      error = e
+    }
+    expect(isInvalidChatRequest(error)).toBe(true)
+    expect((error as InvalidChatRequestError).field).toBe('messages[0].content')
+  })
+
+  it('in a tool definition, a stop sequence or an extra field is refused naming it', () => {
+    const field = (patch: Partial<ChatRequest>): string | undefined => {
+      try {
+        dialects.anthropic.buildRequest({ messages: [user('hi')], maxTokens: 8, ...patch }, 'c')
+      } catch (error) {
+        if (isInvalidChatRequest(error)) return error.field
+        throw error
+      }
+      return undefined
+    }
+    const tool = { name: 'f', parameters: { type: 'object' } }
+    expect(field({ tools: [tool, { ...tool, description: HALF_EMOJI }] })).toBe('tools[1]')
+    expect(field({ stop: ['END', `\ude00`] })).toBe('stop[1]')
+    expect(field({ extra: { user: HALF_EMOJI } })).toBe('user')
+    expect(field({ stop: ['\ud83d\ude00'] })).toBeUndefined()
+  })
+
+  it('OpenAI takes it: sent as the caller wrote it', async () => {
+    const fake = await fakes.start({ dialect: 'openai', reply: reply.text('ok') })
+    const model = fakes.adapter(
+      openAICompatible({ baseURL: fake.baseURL, apiKey: 'sk', model: 'gpt-4o' }),
+    )
+    const response = await callModel({
+      models: [model],
+      request: { messages: [user(HALF_EMOJI)], maxTokens: 8 },
+      limits: { admission: false },
+    })
+    expect(response.text).toBe('ok')
+    expect(fake.requests).toHaveLength(1)
+  })
+})
