@@ -1,5 +1,5 @@
 import { expect, it } from 'vitest'
-import { createGateway, GatewayConfigError } from '../src/index.js'
+import { createGateway, GatewayConfigError, parseGatewayConfig } from '../src/index.js'
 import { fakeProvider, fallback, startHarness } from './support/harness.js'
 
 /**
@@ -9,7 +9,9 @@ import { fakeProvider, fallback, startHarness } from './support/harness.js'
  * Anthropic's `anthropic-version` — was accepted and never sent: an
  * `Authorization: Bearer <proxy token>` beside `apiKeys` went out as
  * `Bearer <key>`, the proxy answered 401 and the keys were retired, with
- * nothing at start to say why. Refused when the gateway is made instead.
+ * nothing at start to say why. Refused by the config's validation instead
+ * (`parseGatewayConfig`, `loadGatewayConfig`, `createGateway`): every such
+ * header of every provider, with the config's other problems, in one run.
  */
 
 function problemsOf(config: unknown): string[] {
@@ -23,7 +25,11 @@ function problemsOf(config: unknown): string[] {
   return []
 }
 
-const provider = (dialect: string, headers: Record<string, string>, apiKeys = ['k']) => ({
+const provider = (
+  dialect: string,
+  headers: Record<string, string | { env: string }>,
+  apiKeys = ['k'],
+) => ({
   dialect,
   baseURL: dialect === 'anthropic' ? 'http://127.0.0.1:9' : 'http://127.0.0.1:9/v1',
   apiKeys,
@@ -44,7 +50,15 @@ it('refuses a provider header the adapter always replaces, naming the provider, 
       m: fallback(['o', 'x'], ['a', 'x'], ['v', 'x'], ['g', 'x'], ['q', 'x'], ['d', 'x']),
     },
   })
-  expect(problems).toHaveLength(6)
+  // Exactly these: `anthropic-beta` beside `anthropic-version` is sent, not refused.
+  expect(problems.map((p) => p.slice(0, p.indexOf(':')))).toEqual([
+    'providers.o.headers.Authorization',
+    'providers.a.headers.x-api-key',
+    'providers.v.headers.anthropic-version',
+    'providers.g.headers.X-Goog-Api-Key',
+    'providers.q.headers.content-type',
+    'providers.d.headers.Accept-Encoding',
+  ])
   expect(problems).toEqual(
     expect.arrayContaining([
       expect.stringMatching(
@@ -61,6 +75,49 @@ it('refuses a provider header the adapter always replaces, naming the provider, 
       expect.stringMatching(/^providers\.d\.headers\.Accept-Encoding: cannot be set/),
     ]),
   )
+})
+
+it('lists every refused header of a provider with its other problems and the rest of the config’s, from parseGatewayConfig too', () => {
+  const config = {
+    providers: {
+      g: {
+        ...provider('gemini', {
+          'content-type': 'application/json',
+          accept: 'application/json',
+          'x-goog-api-key': { env: 'OTHER_KEY' },
+          'x-goog-user-project': 'p-1',
+        }),
+        limits: { rpm: -1 },
+      },
+      o: provider('openai', { Authorization: 'Bearer proxy-token', 'idempotency-key': 'k' }),
+      // Not routed to by any model, and still checked, as its other fields are.
+      spare: provider('anthropic', { 'anthropic-version': '2024-01-01' }),
+    },
+    models: { m: fallback(['g', 'x'], ['o', 'x']) },
+    policy: { maxAttempts: 0 },
+  }
+  const expected = [
+    'providers.g.headers.x-goog-api-key: environment variable OTHER_KEY is not set',
+    'providers.g.limits.rpm: expected 0 or more',
+    'providers.g.headers.content-type: cannot be set: the adapter sends its own on every request, which replaces this value, so it would never be sent',
+    'providers.g.headers.accept: cannot be set: the adapter sends its own on every request, which replaces this value, so it would never be sent',
+    'providers.g.headers.x-goog-api-key: cannot be set beside apiKeys: each request carries the key from apiKeys in it (x-goog-api-key: <key>), which replaces this value, so it would never be sent; put the credential in apiKeys, or leave apiKeys empty to send this header',
+    'providers.o.headers.Authorization: cannot be set beside apiKeys: each request carries the key from apiKeys in it (Authorization: Bearer <key>), which replaces this value, so it would never be sent; put the credential in apiKeys, or leave apiKeys empty to send this header',
+    'providers.o.headers.idempotency-key: cannot be set: the adapter sends its own on every request, which replaces this value, so it would never be sent',
+    'providers.spare.headers.anthropic-version: cannot be set: the anthropic dialect sends its own (anthropic-version: 2023-06-01), which replaces this value, so it would never be sent',
+    'policy.maxAttempts: Too small: expected number to be >=1',
+  ]
+  let parsed: unknown
+  try {
+    parsed = parseGatewayConfig(config, { env: {} })
+  } catch (error) {
+    expect(error).toBeInstanceOf(GatewayConfigError)
+    parsed = (error as GatewayConfigError).problems.map((p) => `${p.field}: ${p.message}`)
+  }
+  expect(parsed).toEqual(expected)
+  // createGateway reads process.env: the variable is unset there too.
+  expect(process.env['OTHER_KEY']).toBeUndefined()
+  expect(problemsOf(config)).toEqual(expected)
 })
 
 it('takes the key header as the credential when apiKeys is empty, and sends it', async () => {

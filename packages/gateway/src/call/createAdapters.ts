@@ -2,7 +2,6 @@ import type { HourglassFetch } from '@hourglass/fetch'
 import { type ConfigProblem, GatewayConfigError } from '../config/GatewayConfigError.js'
 import type { GatewayConfig, ModelTarget } from '../config/gatewayConfigSchema.js'
 import { anthropic, gemini, type ModelAdapter, openAICompatible } from '../llm.js'
-import { replacedHeader } from './replacedHeader.js'
 import { withHeadersTimeout } from './withHeadersTimeout.js'
 
 /** `provider` + NUL + `model`: config names cannot contain NUL, so keys never collide. */
@@ -43,12 +42,6 @@ export function createAdapters(
       const provider = config.providers[target.provider]
       // Validation guarantees every target names a provider.
       if (provider === undefined) continue
-      // A header the adapter would replace is refused here too, as one it cannot send.
-      const replaced = replacedHeader(target.provider, provider)
-      if (replaced !== undefined) {
-        problems.set(target.provider, replaced)
-        continue
-      }
       const options = {
         baseURL: provider.baseURL,
         apiKeys: provider.apiKeys,

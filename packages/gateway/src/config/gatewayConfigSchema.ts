@@ -3,6 +3,7 @@ import { z } from 'zod'
 import { redisTarget } from '../redisTarget.js'
 import { type Env, envString } from './envString.js'
 import { modelNameProblem, shownChar } from './modelNameProblem.js'
+import { replacedHeaders } from './replacedHeaders.js'
 
 const DIALECTS = ['openai', 'deepseek', 'qwen', 'ernie', 'doubao', 'anthropic', 'gemini'] as const
 
@@ -154,7 +155,7 @@ export function gatewayConfigSchema(env: Env) {
     largeWhenTools: z.boolean('expected true or false').default(true),
   })
 
-  const provider = z.strictObject({
+  const providerFields = z.strictObject({
     dialect: oneOf(DIALECTS),
     baseURL: envString(
       env,
@@ -203,6 +204,11 @@ export function gatewayConfigSchema(env: Env) {
      * `headersTimeout`, which @hourglass/fetch narrows to, never widens to).
      */
     headersTimeoutMs: positiveMs('the wait for response headers').optional(),
+  })
+  const provider = providerFields.superRefine(replacedHeaderIssues, {
+    // Run even when the entry's other fields are wrong (a bad limit, a
+    // missing env variable): every refused header is listed with them.
+    when: () => true,
   })
 
   const model = z
@@ -402,6 +408,18 @@ function crossReferences(value: unknown, ctx: z.RefinementCtx): void {
   const budget = typeof defaultMs === 'number' ? defaultMs : 60_000
   if (typeof reserveMs === 'number' && reserveMs >= budget) {
     issue(['deadline', 'reserveMs'], `must be less than deadline.defaultMs (${budget})`)
+  }
+}
+
+/**
+ * A provider's headers the adapter would replace with its own, never
+ * sending them, each at its field. `entry` may be partly invalid, or no
+ * object at all (see `when` above).
+ */
+function replacedHeaderIssues(entry: unknown, ctx: z.RefinementCtx): void {
+  if (!isRecord(entry)) return
+  for (const { header, message } of replacedHeaders(entry)) {
+    ctx.addIssue({ code: 'custom', path: ['headers', header], message })
   }
 }
 

@@ -1,0 +1,84 @@
+import { dialects } from '../llm.js'
+
+/**
+ * Headers llm's adapter writes on every request with its own value, over
+ * the configured extra headers (its `headers` option says so): the body's
+ * type, what it accepts, no content coding, the attempt's idempotency key.
+ */
+const ADAPTER_HEADERS = ['content-type', 'accept', 'accept-encoding', 'idempotency-key']
+
+/** The smallest request a dialect builds: only the headers it adds are read. */
+const PROBE = { messages: [{ role: 'user' as const, content: 'x' }], maxTokens: 1 }
+
+/** One configured header that would never be sent, by its name as written. */
+export interface ReplacedHeader {
+  header: string
+  message: string
+}
+
+/**
+ * Every one of a provider's configured `headers` that would never be sent:
+ * one the adapter writes itself on every request, a header the dialect's
+ * request carries (Anthropic's `anthropic-version`), or, beside `apiKeys`,
+ * the dialect's key header (`Authorization`, `x-api-key`,
+ * `x-goog-api-key`), which the key from `apiKeys` replaces. Accepted, such
+ * a header was dropped without a word: an `Authorization` for a proxy in
+ * front of the provider went out as `Bearer <key>`, the proxy answered 401,
+ * and the keys were retired. With no `apiKeys` the key header is the
+ * credential, and is sent.
+ *
+ * Called by the config schema on a provider entry that may be partly
+ * invalid (so that these are reported with its other problems), hence the
+ * `unknown`s: an unknown dialect leaves only the adapter's own headers.
+ */
+export function replacedHeaders(provider: {
+  dialect?: unknown
+  apiKeys?: unknown
+  headers?: unknown
+}): ReplacedHeader[] {
+  const { dialect, apiKeys, headers } = provider
+  if (typeof headers !== 'object' || headers === null || Array.isArray(headers)) return []
+  const names = Object.keys(headers)
+  if (names.length === 0) return []
+  const known = typeof dialect === 'string' && Object.hasOwn(dialects, dialect)
+  const keyHeaders = known ? lowerCased(dialects[dialect as DialectName].authHeaders('<key>')) : {}
+  const own = known ? dialectHeaders(dialect as DialectName) : {}
+  // Keys that fail their own checks are still keys the operator meant to send.
+  const withKeys = Array.isArray(apiKeys) && apiKeys.length > 0
+  const found: ReplacedHeader[] = []
+  for (const header of names) {
+    const lower = header.toLowerCase()
+    const key = Object.hasOwn(keyHeaders, lower) ? keyHeaders[lower] : undefined
+    if (key !== undefined && withKeys) {
+      found.push({
+        header,
+        message: `cannot be set beside apiKeys: each request carries the key from apiKeys in it (${header}: ${key}), which replaces this value, so it would never be sent; put the credential in apiKeys, or leave apiKeys empty to send this header`,
+      })
+    } else if (ADAPTER_HEADERS.includes(lower)) {
+      found.push({
+        header,
+        message:
+          'cannot be set: the adapter sends its own on every request, which replaces this value, so it would never be sent',
+      })
+    } else if (Object.hasOwn(own, lower)) {
+      found.push({
+        header,
+        message: `cannot be set: the ${String(dialect)} dialect sends its own (${header}: ${own[lower]}), which replaces this value, so it would never be sent`,
+      })
+    }
+  }
+  return found
+}
+
+type DialectName = keyof typeof dialects
+
+/** The headers a dialect's request builder adds, names lower case. */
+function dialectHeaders(dialect: DialectName): Record<string, string> {
+  return lowerCased(dialects[dialect].buildRequest(PROBE, 'model').headers ?? {})
+}
+
+function lowerCased(headers: Record<string, string>): Record<string, string> {
+  const out: Record<string, string> = {}
+  for (const [header, value] of Object.entries(headers)) out[header.toLowerCase()] = value
+  return out
+}
