@@ -13,19 +13,25 @@ interface WorkerEvents {
 }
 
 /** Per worker: the running attempts waiting to hear of their job's lost lock, by job id. */
-const watchers = new WeakMap<WorkerEvents, Map<string, Set<Listener>>>()
+const watchers = new WeakMap<WorkerEvents, Map<string, Set<Watch>>>()
 
 type Listener = (why: JobLockLostWhy) => void
+
+/** One attempt's listener, with the Job it was given (one per fetch of the job). */
+interface Watch {
+  readonly job: Job
+  readonly listener: Listener
+}
 
 /**
  * @internal Call `listener` when the worker running `job` holds its lock no
  * more: it reports the lock lost (`lockRenewalFailed` with the job's id,
  * `why` `renewal_failed`), it closes while the attempt runs (`closed`, `why`
  * `worker_closed`), or it takes the same job again while the attempt runs
- * (`why` `taken_again`: another call for the job's id). BullMQ 6 aborts the
- * processor's signal only for `cancelJob`: on a lost lock it emits that
- * event and an `error`, and the attempt ran on while another worker, given
- * the job by the stall check, ran it too. A force close
+ * (`why` `taken_again`: another call for the job's id, with another Job).
+ * BullMQ 6 aborts the processor's signal only for `cancelJob`: on a lost
+ * lock it emits that event and an `error`, and the attempt ran on while
+ * another worker, given the job by the stall check, ran it too. A force close
  * (`worker.close(true)`) emits `closed` without waiting for the jobs it had
  * started, and aborts nothing: their locks are no longer renewed, so the
  * stall check hands them to another worker, and their ends are not written
@@ -52,18 +58,19 @@ export function onLockLost(job: Job, listener: Listener): () => void {
   if (worker.closing && typeof worker.closed !== 'boolean') return () => {}
   let byJob = watchers.get(worker)
   if (byJob === undefined) {
-    const jobs = new Map<string, Set<Listener>>()
+    const jobs = new Map<string, Set<Watch>>()
     byJob = jobs
     const failed = (ids: unknown) => {
       if (!Array.isArray(ids)) return
       for (const lost of ids)
-        for (const call of [...(jobs.get(String(lost)) ?? [])]) call('renewal_failed')
+        for (const watch of [...(jobs.get(String(lost)) ?? [])]) watch.listener('renewal_failed')
     }
     const closed = () => {
       worker.off('lockRenewalFailed', failed)
       worker.off('closed', closed)
       watchers.delete(worker)
-      for (const calls of [...jobs.values()]) for (const call of [...calls]) call('worker_closed')
+      for (const watches of [...jobs.values()])
+        for (const watch of [...watches]) watch.listener('worker_closed')
     }
     worker.on('lockRenewalFailed', failed)
     worker.on('closed', closed)
@@ -83,11 +90,15 @@ export function onLockLost(job: Job, listener: Listener): () => void {
   // token replaced the older one's, so the same job ran twice in one worker,
   // both attempts reported completed. (An attempt that moved its own job
   // — a moveToDelayed due at once — is taken again too: its listener
-  // tells the two apart, see withDeadline.)
-  for (const earlier of [...own]) earlier('taken_again')
-  own.add(listener)
+  // tells the two apart, see withDeadline.) Only attempts given another Job:
+  // BullMQ builds a new one (with a new token) on every fetch, and a wrapped
+  // processor that hands its job to another (a dispatcher, same Job, same
+  // token) is no second fetch — told as one, it stopped every job it ran.
+  for (const earlier of [...own]) if (earlier.job !== job) earlier.listener('taken_again')
+  const watch: Watch = { job, listener }
+  own.add(watch)
   return () => {
-    own.delete(listener)
+    own.delete(watch)
     if (own.size === 0 && jobs.get(id) === own) jobs.delete(id)
   }
 }

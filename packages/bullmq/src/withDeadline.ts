@@ -366,8 +366,9 @@ export function withDeadline<
     const unwatch = onLockLost(job, (why) => {
       // Taken again by this worker after this attempt moved its own job (a
       // moveToDelayed that came due at once, before it threw DelayedError):
-      // the move let it go, no lock was lost.
-      if (why === 'taken_again' && delayGuard.moveAsked) return
+      // the move let it go, no lock was lost. Not after a move that left the
+      // job in active (it moved nothing, or rejected): that one let nothing go.
+      if (why === 'taken_again' && delayGuard.movesOut > 0) return
       runOutsideContext(() =>
         deadline.cancel(new JobLockLostError({ jobId: job.id ?? '', queue: job.queueName, why })),
       )

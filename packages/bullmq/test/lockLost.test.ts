@@ -119,6 +119,69 @@ describe.skipIf(!available)('a lost lock', () => {
     expect(ends.map((e) => e.outcome).sort()).toEqual(['completed', 'deferred'])
   })
 
+  // A move that left the job in active (a moveToWaitingChildren with no
+  // child pending resolves false) or that BullMQ refused (here: not its
+  // token) let nothing go: the job is still this attempt's, and a worker
+  // that takes it again later found its lock gone, as above.
+  it('still stops an attempt taken again after moves that left its job in active (moved nothing, rejected)', async () => {
+    const { queue, name } = await redis.queue()
+    const ends = collect(bullmqChannels.end)
+    const started = [signal<AbortSignal>(), signal<AbortSignal>()]
+    const release = signal()
+    const moved: unknown[] = []
+    let n = 0
+    redis.worker(
+      name,
+      withDeadline(async (job, token, jobSignal) => {
+        const attempt = n++
+        if (attempt === 0) {
+          moved.push(await job.moveToWaitingChildren(token!))
+          moved.push(await job.moveToDelayed(Date.now(), 'not-its-token').catch(() => 'rejected'))
+        }
+        started[attempt]?.resolve(jobSignal!)
+        await Promise.race([
+          release.promise,
+          new Promise((resolve) => jobSignal!.addEventListener('abort', resolve)),
+        ])
+        return 'done'
+      }),
+      { concurrency: 2, lockDuration: 6000, stalledInterval: 200 },
+    )
+    const job = await addWithDeadline(queue, 'j', {}, { deadline: Deadline.after(60_000) })
+    const first = await started[0]!.promise
+    expect(moved).toEqual([false, 'rejected'])
+    expect(await job.getState()).toBe('active')
+    await redis.client().del(`bull:${name}:${job.id}:lock`)
+    const second = await started[1]!.promise
+    expect(first.reason).toMatchObject({ code: 'JOB_LOCK_LOST', why: 'taken_again' })
+    expect(second.aborted).toBe(false)
+    release.resolve()
+    await expect.poll(() => ends.length).toBe(2)
+    expect(ends.map((e) => e.outcome)).toEqual(['lock_lost', 'completed'])
+  })
+
+  // A dispatching processor: one wrapped processor hands the job to another
+  // (same Job, same token). The inner call is no second fetch of the job.
+  it('leaves running a wrapped processor that calls another wrapped processor for the same job', async () => {
+    const { queue, name, events } = await redis.queue()
+    const ends = collect(bullmqChannels.end)
+    const inner = withDeadline(async (_job, _token, jobSignal) => {
+      jobSignal!.throwIfAborted()
+      return 'inner done'
+    })
+    redis.worker(
+      name,
+      withDeadline(async (job, token, jobSignal) => inner(job, token, jobSignal)),
+    )
+    const job = await addWithDeadline(queue, 'j', {}, { deadline: Deadline.after(60_000) })
+    expect(await job.waitUntilFinished(events)).toBe('inner done')
+    // Each wrapping reports its attempt, as before.
+    expect(ends.map((e) => [e.attempt, e.outcome])).toEqual([
+      [1, 'completed'],
+      [1, 'completed'],
+    ])
+  })
+
   it('keeps one lockRenewalFailed listener per worker, removed when it closes', async () => {
     const { queue, name } = await redis.queue()
     const started = [signal(), signal(), signal()]
