@@ -27,6 +27,8 @@ export interface LimitedParts extends GeneratedParts {
   finishReason: 'stop' | 'length' | undefined
   /** The stop sequence that ended the text (left out of it, as every API does). */
   stopSequence: string | undefined
+  /** Tokens the model generated: with a stop sequence, those that wrote it too (billed, not sent). */
+  generatedTokens: number
 }
 
 /**
@@ -78,25 +80,31 @@ export function readOutputLimits(route: ProviderRoute, body: unknown): OutputLim
  * pieces written. The fake ignored both and sent the whole scripted
  * answer with `stop`, so a client's handling of a truncated answer was
  * never exercised.
+ *
+ * A model writes token by token and checks the stop sequences after each:
+ * it stops on the token that completes one, so the sequence's tokens are
+ * generated — billed though not sent (reported of OpenAI's
+ * `completion_tokens`; the same generation everywhere) — and must fit in
+ * the cap. A cap that runs out before that token is a cap (`length`),
+ * whatever the scripted text would have gone on to say.
  */
 export function applyOutputLimits(parts: GeneratedParts, limits: OutputLimits): LimitedParts {
-  let { textTokens, toolCalls } = parts
-  let finishReason: LimitedParts['finishReason']
-  let stopSequence: string | undefined
-  const stop = firstStop(textTokens.join(''), limits.stopSequences)
-  if (stop !== undefined) {
-    textTokens = tokensBefore(textTokens, stop.at)
-    toolCalls = []
-    finishReason = 'stop'
-    stopSequence = stop.sequence
-  }
+  const thinking = parts.thinkingTokens.length
   const cap = limits.maxTokens
-  const total =
-    parts.thinkingTokens.length +
-    textTokens.length +
-    toolCalls.reduce((n, c) => n + c.pieces.length, 0)
+  const stop = firstStop(parts.textTokens, limits.stopSequences)
+  if (stop !== undefined && (cap === undefined || thinking + stop.tokens <= cap)) {
+    return {
+      thinkingTokens: parts.thinkingTokens,
+      textTokens: tokensBefore(parts.textTokens, stop.at),
+      toolCalls: [],
+      finishReason: 'stop',
+      stopSequence: stop.sequence,
+      generatedTokens: thinking + stop.tokens,
+    }
+  }
+  const total = thinking + parts.textTokens.length + pieceCount(parts.toolCalls)
   if (cap === undefined || total <= cap) {
-    return { ...parts, textTokens, toolCalls, finishReason, stopSequence }
+    return { ...parts, finishReason: undefined, stopSequence: undefined, generatedTokens: total }
   }
   let left = cap
   const take = <T>(items: T[]): T[] => {
@@ -105,9 +113,9 @@ export function applyOutputLimits(parts: GeneratedParts, limits: OutputLimits): 
     return kept
   }
   const thinkingTokens = take(parts.thinkingTokens)
-  textTokens = take(textTokens)
+  const textTokens = take(parts.textTokens)
   const calls: GeneratedParts['toolCalls'] = []
-  for (const call of toolCalls) {
+  for (const call of parts.toolCalls) {
     if (left === 0) break
     const pieces = take(call.pieces)
     if (pieces.length === call.pieces.length) calls.push(call)
@@ -119,23 +127,52 @@ export function applyOutputLimits(parts: GeneratedParts, limits: OutputLimits): 
     toolCalls: calls,
     finishReason: 'length',
     stopSequence: undefined,
+    generatedTokens: cap,
   }
 }
 
-/** The earliest stop sequence in the text (at one place, the longest: it matched first). */
-function firstStop(text: string, stops: string[]): { at: number; sequence: string } | undefined {
-  let found: { at: number; sequence: string } | undefined
+function pieceCount(calls: GeneratedParts['toolCalls']): number {
+  return calls.reduce((n, c) => n + c.pieces.length, 0)
+}
+
+/**
+ * The stop sequence the model meets first: the one completed by the
+ * earliest token, as a model checks after each token it writes — not the
+ * one that starts first (with tokens 'one', ' two', ' three', ' four',
+ * ' five.', "our" stops at ' four' before "four five" is ever written).
+ * Completed by the same token, the one that starts first (the shorter
+ * text), at one place the longest. `tokens`: how many text tokens were
+ * written, the completing one included; `at`: where the text ends.
+ */
+function firstStop(
+  tokens: string[],
+  stops: string[],
+): { at: number; tokens: number; sequence: string } | undefined {
+  const text = tokens.join('')
+  let found: { at: number; tokens: number; sequence: string } | undefined
   for (const sequence of stops) {
     const at = text.indexOf(sequence)
     if (at < 0) continue
+    const written = tokensThrough(tokens, at + sequence.length)
     if (
       found === undefined ||
-      at < found.at ||
-      (at === found.at && sequence.length > found.sequence.length)
+      written < found.tokens ||
+      (written === found.tokens &&
+        (at < found.at || (at === found.at && sequence.length > found.sequence.length)))
     )
-      found = { at, sequence }
+      found = { at, tokens: written, sequence }
   }
   return found
+}
+
+/** How many tokens it takes to write `text.slice(0, end)` (end > 0). */
+function tokensThrough(tokens: string[], end: number): number {
+  let at = 0
+  for (let i = 0; i < tokens.length; i++) {
+    at += tokens[i]!.length
+    if (at >= end) return i + 1
+  }
+  return tokens.length
 }
 
 /** The tokens that make up `text.slice(0, end)`; a token the end falls inside is kept in part. */

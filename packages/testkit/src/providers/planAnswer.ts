@@ -42,8 +42,6 @@ export function planAnswer(
       : { maxTokens: undefined, stopSequences: [] },
   )
   const { thinkingTokens, textTokens, toolCalls } = limited
-  const generated =
-    textTokens.length + thinkingTokens.length + toolCalls.reduce((n, c) => n + c.pieces.length, 0)
   const body = (request.body ?? {}) as {
     stream_options?: { include_usage?: unknown; include_obfuscation?: unknown }
     service_tier?: unknown
@@ -73,7 +71,7 @@ export function planAnswer(
       reply.finishReason ?? limited.finishReason ?? (toolCalls.length > 0 ? 'tool_calls' : 'stop'),
     stopSequence: limited.stopSequence,
     inputTokens,
-    outputTokens: reply.usage?.outputTokens ?? generated,
+    outputTokens: reply.usage?.outputTokens ?? limited.generatedTokens,
     cachedInputTokens: cached,
     cacheCreationInputTokens: cacheCreation,
     includeUsage: body.stream_options?.include_usage === true,

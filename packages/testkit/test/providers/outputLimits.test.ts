@@ -100,11 +100,33 @@ describe('openai-chat: max_tokens, max_completion_tokens and stop', () => {
       message: { content: 'one two three four five' },
       finish_reason: 'stop',
     })
-    expect(whole.usage.completion_tokens).toBe(5)
+    // Five tokens sent and the '.' that stopped it: written, billed, not sent.
+    expect(whole.usage.completion_tokens).toBe(6)
     const chunks = dataOf<{ choices: { delta: { content?: string } }[] }>(
       await readSse(await openAI({ stop: ' four', stream: true })),
     )
     expect(chunks.map((c) => c.choices[0]?.delta.content ?? '').join('')).toBe('one two three')
+  })
+
+  it('a cap that runs out before the stop sequence is written is a cap; reached, its tokens are counted', async () => {
+    // 'one', ' two', ' STOP', ' rest': the stop is written by the third token.
+    fake.enqueue(reply.text('one two STOP rest'), reply.text('one two STOP rest'))
+    type Whole = {
+      choices: { message: { content: string }; finish_reason: string }[]
+      usage: { completion_tokens: number }
+    }
+    const capped = (await (await openAI({ max_tokens: 2, stop: ' STOP' })).json()) as Whole
+    expect(capped.choices[0]).toMatchObject({
+      message: { content: 'one two' },
+      finish_reason: 'length',
+    })
+    expect(capped.usage.completion_tokens).toBe(2)
+    const stopped = (await (await openAI({ max_tokens: 3, stop: ' STOP' })).json()) as Whole
+    expect(stopped.choices[0]).toMatchObject({
+      message: { content: 'one two' },
+      finish_reason: 'stop',
+    })
+    expect(stopped.usage.completion_tokens).toBe(3)
   })
 
   it('a tool call the cap cuts keeps the argument text written, finish_reason length', async () => {
@@ -163,15 +185,54 @@ describe('anthropic-messages: max_tokens and stop_sequences', () => {
     })
   })
 
-  it('a tool call cut by max_tokens: streamed pieces written, no unparseable input unstreamed', async () => {
+  it('of two stop sequences, the one whose last token comes first ends the text', async () => {
+    // ' four' completes "our"; "four five" would need ' five.', never written.
+    fake.enqueue(
+      reply.text(ANSWER, { tokens: ['one', ' two', ' three', ' four', ' five.', ' six'] }),
+    )
+    const body = (await (
+      await anthropic({ max_tokens: 100, stop_sequences: ['four five', 'our'] })
+    ).json()) as Record<string, unknown>
+    expect(body).toMatchObject({
+      content: [{ type: 'text', text: 'one two three f' }],
+      stop_reason: 'stop_sequence',
+      stop_sequence: 'our',
+      usage: { output_tokens: 4 },
+    })
+  })
+
+  it('max_tokens spent before the stop sequence is written: max_tokens, no stop_sequence', async () => {
+    fake.enqueue(reply.text('one two STOP rest'))
+    const body = (await (
+      await anthropic({ max_tokens: 2, stop_sequences: [' STOP'] })
+    ).json()) as Record<string, unknown>
+    expect(body).toMatchObject({
+      content: [{ type: 'text', text: 'one two' }],
+      stop_reason: 'max_tokens',
+      stop_sequence: null,
+      usage: { output_tokens: 2 },
+    })
+  })
+
+  it('a tool call cut by max_tokens: streamed pieces written, unstreamed the block with the input finished', async () => {
     const call = reply.text('Let me look.', { toolCalls: [{ name: 'get', arguments: { q: 'x' } }] })
-    fake.enqueue(call, call)
+    const twoArgs = reply.text('', { toolCalls: [{ name: 'get', arguments: { a: 1, b: 'long' } }] })
+    fake.enqueue(call, twoArgs, call)
+    // Anthropic's own check for a cut call: `stop_reason == "max_tokens"` and
+    // the last content block a `tool_use` (docs, "Handling stop reasons").
     const body = (await (await anthropic({ max_tokens: 5 })).json()) as Record<string, unknown>
     expect(body).toMatchObject({
-      content: [{ type: 'text', text: 'Let me look.' }],
+      content: [
+        { type: 'text', text: 'Let me look.' },
+        { type: 'tool_use', name: 'get', input: {} },
+      ],
       stop_reason: 'max_tokens',
     })
-    expect((body['content'] as unknown[]).length).toBe(1)
+    expect((body['content'] as unknown[]).length).toBe(2)
+    // '{"a":1', ',"b":"' written: the finished `a`, not the `b` begun.
+    const partial = (await (await anthropic({ max_tokens: 2 })).json()) as Record<string, unknown>
+    expect(partial['content']).toMatchObject([{ type: 'tool_use', input: { a: 1 } }])
+    expect((partial['content'] as { input: unknown }[])[0]!.input).toEqual({ a: 1 })
     const events = dataOf<{
       type: string
       delta?: { partial_json?: string; stop_reason?: string }

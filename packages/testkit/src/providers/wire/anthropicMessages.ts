@@ -1,3 +1,4 @@
+import { finishedInput } from './finishedInput.js'
 import { RawJson } from './RawJson.js'
 import type { AnswerPlan, Frame, WireFormat } from './WireFormat.js'
 
@@ -30,13 +31,21 @@ export const anthropicMessages: WireFormat = {
       })
     }
     if (plan.textTokens.length > 0) content.push({ type: 'text', text: plan.textTokens.join('') })
-    // A call the cap cut inside its arguments has no JSON object to carry here.
-    for (const call of plan.toolCalls.filter((c) => c.cut !== true)) {
+    // A call the cap cut inside its arguments is still the last block, with
+    // `stop_reason: "max_tokens"`: that is how Anthropic's docs ("Handling
+    // stop reasons", incomplete tool use) tell a client to spot it
+    // (`response.content[-1].type == "tool_use"`). Its input can only be an
+    // object: what of it was finished. The fake left the block out, and a
+    // client's check for a cut call never ran against it.
+    for (const call of plan.toolCalls) {
       content.push({
         type: 'tool_use',
         id: call.id,
         name: call.name,
-        input: new RawJson(call.argumentsJson, "Anthropic's unstreamed tool_use `input`"),
+        input: new RawJson(
+          call.cut === true ? finishedInput(call.argumentsJson) : call.argumentsJson,
+          "Anthropic's unstreamed tool_use `input`",
+        ),
       })
     }
     return {
