@@ -55,3 +55,33 @@ it('writes control characters in names and event details as escapes: one line pe
   // Both bars start in the same column.
   expect(lines[1]!.indexOf('|')).toBe(lines[2]!.indexOf('|'))
 })
+
+it('cuts a label, an event name or a detail after a whole escape, never inside one', () => {
+  const path = {
+    ...root,
+    attributes: { 'url.path': `/${'\u001b'.repeat(40)}`, 'hourglass.deadline.remaining_ms': 500 },
+  }
+  // A backslash of the name's own before a bell: `C:\` then `\u0007`, the
+  // text alone cannot tell which backslash starts the escape.
+  const bells = {
+    ...slice,
+    name: `deadline.slice C:\\${'\u0007'.repeat(10)}`,
+    events: [
+      {
+        name: `hourglass.deadline.${'\n'.repeat(60)}`,
+        time: ms(50),
+        attributes: { 'hourglass.deadline.retry.reason': '\u0000'.repeat(20) },
+      },
+    ],
+  }
+  const lines = formatWaterfall([path, bells], { legend: false }).slice(0, -1).split('\n')
+  // Before, each was cut mid-escape: `\u001b\u001~`, `C:\\u0007\u~`, `\n\~`, `\u0000\u~`.
+  expect(lines[1]).toMatch(/^ GET \/(\\u001b){3}~ +\|/)
+  expect(lines[2]).toMatch(/^ {3}deadline\.slice C:\\\\u0007~ +\|/)
+  // The event's indent gives way to its long name (`room`).
+  expect(lines[3]).toBe(` ! deadline.${'\\n'.repeat(29)}~  +50.0ms`)
+  expect(lines[4]).toBe(`     reason=${'\\u0000'.repeat(11)}~`)
+  // Cut a few columns short, the labels are padded: both bars start in one column.
+  expect(lines[1]!.indexOf('|')).toBe(lines[2]!.indexOf('|'))
+  for (const line of lines) expect(line.length).toBeLessThanOrEqual(80)
+})
