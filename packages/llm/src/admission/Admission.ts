@@ -3,6 +3,7 @@ import {
   currentDeadline,
   type Deadline,
   enforcedRemaining,
+  isClock,
   MAX_TIMER_MS,
   optionError,
   refuseUnknownOptions,
@@ -234,7 +235,14 @@ export class Admission {
       const message = `Admission: maxRetryAfterMs must be a finite number ≥ 0 (ms), got ${String(maxRetryAfterMs)}`
       throw typeof maxRetryAfterMs === 'number' ? new RangeError(message) : new TypeError(message)
     }
-    this.#clock = options.clock ?? systemClock
+    // Refused here, as ProviderLimits and RedisCooldownStore refuse it: a
+    // class (`ManualClock` without `new`) was taken, and the first call threw
+    // "this[#clock].now is not a function", naming no option.
+    const clock = options.clock ?? systemClock
+    if (!isClock(clock)) {
+      throw optionError('Admission: clock', 'a Clock (now, setTimeout, clearTimeout)', clock)
+    }
+    this.#clock = clock
     this.#wall = options.wallClock ?? Date.now
     this.#random = options.random ?? Math.random
     this.#staggerMs = Math.max(0, options.staggerMs ?? 100)

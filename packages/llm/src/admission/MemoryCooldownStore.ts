@@ -1,4 +1,10 @@
-import { type Clock, refuseUnknownOptions, systemClock } from '@hourglass/core'
+import {
+  type Clock,
+  isClock,
+  optionError,
+  refuseUnknownOptions,
+  systemClock,
+} from '@hourglass/core'
 import type { CooldownExtension, CooldownStore } from './CooldownStore.js'
 
 export interface MemoryCooldownStoreOptions {
@@ -34,7 +40,17 @@ export class MemoryCooldownStore implements CooldownStore {
   constructor(options: MemoryCooldownStoreOptions = {}) {
     // Ignored, a misspelled `clock` left cooldowns on the system clock.
     refuseUnknownOptions(options, OPTION_NAMES, 'new MemoryCooldownStore()')
-    this.#clock = options.clock ?? systemClock
+    // Refused here, naming it: a class (`ManualClock` without `new`) was
+    // taken, and the first read threw "this[#clock].now is not a function".
+    const clock = options.clock ?? systemClock
+    if (!isClock(clock)) {
+      throw optionError(
+        'MemoryCooldownStore: clock',
+        'a Clock (now, setTimeout, clearTimeout)',
+        clock,
+      )
+    }
+    this.#clock = clock
   }
 
   remaining(provider: string, keyIds: readonly string[]): Promise<number[]> {

@@ -1,5 +1,7 @@
+import { ManualClock } from '@hourglass/core'
 import { describe, expect, it } from 'vitest'
 import { Admission } from '../../src/admission/Admission.js'
+import { MemoryCooldownStore } from '../../src/admission/MemoryCooldownStore.js'
 import { ProviderLimits } from '../../src/admission/ProviderLimits.js'
 import { RedisCooldownStore } from '../../src/admission/RedisCooldownStore.js'
 
@@ -60,7 +62,7 @@ describe('Admission.acquire refuses a request of the wrong shape, naming the fie
   })
 })
 
-describe('ProviderLimits and RedisCooldownStore refuse options that are none', () => {
+describe('ProviderLimits, RedisCooldownStore, Admission and MemoryCooldownStore refuse options that are none', () => {
   it('ProviderLimits without limits, or with a null entry, names them', () => {
     expect(thrownBy(() => new ProviderLimits({} as never)).message).toMatch(
       /^ProviderLimits: limits must be an object of provider name → \{ rpm, tpm \}/,
@@ -71,6 +73,24 @@ describe('ProviderLimits and RedisCooldownStore refuse options that are none', (
     expect(thrownBy(() => new ProviderLimits(undefined as never)).message).toMatch(
       /^ProviderLimits: options must be an object/,
     )
+  })
+
+  it('Admission and MemoryCooldownStore refuse a clock that is no Clock, naming it, as ProviderLimits does', () => {
+    // `ManualClock` without `new` was taken, and the first call threw
+    // "this[#clock].now is not a function", naming no option.
+    expect(thrownBy(() => new Admission({ clock: ManualClock as never })).message).toBe(
+      'Admission: clock must be a Clock (now, setTimeout, clearTimeout), got the class ManualClock, not an instance',
+    )
+    expect(thrownBy(() => new MemoryCooldownStore({ clock: ManualClock as never })).message).toBe(
+      'MemoryCooldownStore: clock must be a Clock (now, setTimeout, clearTimeout), got the class ManualClock, not an instance',
+    )
+    // Admission's own store takes its clock: it names Admission, not its store.
+    expect(thrownBy(() => new Admission({ clock: { now: () => 0 } as never })).message).toMatch(
+      /^Admission: clock must be a Clock/,
+    )
+    // A Clock, or none, is taken.
+    expect(new MemoryCooldownStore({ clock: new ManualClock() }).size).toBe(0)
+    expect(new Admission({ clock: undefined })).toBeInstanceOf(Admission)
   })
 
   it('RedisCooldownStore without a client names it (null was accepted, every call then warned "store unavailable")', () => {
