@@ -7,13 +7,9 @@ const MARKER = Symbol.for('@hourglass/bullmq.JobLockLostError')
  * - `renewal_failed`: its renewal failed (`lockRenewalFailed`);
  * - `worker_closed`: the worker closed while the attempt ran
  *   (`worker.close(true)` does not wait for running jobs): it renews no
- *   lock and can record nothing of the attempt;
- * - `taken_again`: the same worker took the job again while the attempt
- *   ran (its lock was gone and the stall check put the job back in wait
- *   before a renewal could fail): BullMQ renews only the newer attempt's
- *   lock, so no renewal ever fails for this one.
+ *   lock and can record nothing of the attempt.
  */
-export type JobLockLostWhy = 'renewal_failed' | 'worker_closed' | 'taken_again'
+export type JobLockLostWhy = 'renewal_failed' | 'worker_closed'
 
 /**
  * The worker lost a running job's lock (its renewal failed: the lock
@@ -35,22 +31,17 @@ export class JobLockLostError extends HourglassError {
 
   constructor(details: { jobId: string; queue: string; why?: JobLockLostWhy | undefined }) {
     const why = details.why ?? 'renewal_failed'
-    super(JobLockLostError.code, messageFor(details.jobId, details.queue, why))
+    super(
+      JobLockLostError.code,
+      why === 'worker_closed'
+        ? `job ${details.jobId} of ${details.queue} was running when its worker closed (worker.close(true) does not wait for running jobs): its lock is no longer renewed and nothing this attempt does can be recorded; this attempt was stopped, another worker may run the job`
+        : `job ${details.jobId} of ${details.queue} lost its lock (renewal failed); this attempt was stopped, another worker may run the job`,
+    )
     this.jobId = details.jobId
     this.queue = details.queue
     this.why = why
     Object.defineProperty(this, MARKER, { value: true })
   }
-}
-
-function messageFor(jobId: string, queue: string, why: JobLockLostWhy): string {
-  if (why === 'worker_closed') {
-    return `job ${jobId} of ${queue} was running when its worker closed (worker.close(true) does not wait for running jobs): its lock is no longer renewed and nothing this attempt does can be recorded; this attempt was stopped, another worker may run the job`
-  }
-  if (why === 'taken_again') {
-    return `job ${jobId} of ${queue} was taken again by the same worker while this attempt ran (its lock was lost and the stall check put it back in wait): this attempt was stopped, the newer one runs the job`
-  }
-  return `job ${jobId} of ${queue} lost its lock (renewal failed); this attempt was stopped, another worker may run the job`
 }
 
 /** True for the error a running attempt is stopped with when its worker lost the job's lock (any installed copy). */

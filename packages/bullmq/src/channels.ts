@@ -184,12 +184,11 @@ export interface BullmqStartMessage extends BullmqJobMessage {
  *   by it: BullMQ puts the job back in wait and the worker waits the limit out as BullMQ
  *   has it; one worker cannot know when the job will be taken again. Taken after its
  *   deadline, it is failed unrun (`expire`).
- * - `lock_lost`: the worker lost the job's lock while it ran (`lockRenewalFailed`),
- *   was closed under it (`worker.close(true)`, which waits for no running job), or
- *   took the job again (the stall check put it back in wait): the attempt was
- *   stopped (its signal aborted with a `JobLockLostError`, `why` `renewal_failed`,
- *   `worker_closed` or `taken_again`), and whatever it ended with BullMQ could not
- *   record; another attempt may run the job.
+ * - `lock_lost`: the worker lost the job's lock while it ran (`lockRenewalFailed`), or
+ *   was closed under it (`worker.close(true)`, which waits for no running job): the
+ *   attempt was stopped (its signal aborted with a `JobLockLostError`, `why`
+ *   `renewal_failed` or `worker_closed`), and whatever it ended with BullMQ could not
+ *   record; another worker may run the job.
  */
 export type BullmqAttemptOutcome =
   | 'completed'

@@ -24,16 +24,6 @@ export interface DelayGuard {
    * where that move put it.
    */
   readonly refusal: JobDeadlineExceededError | undefined
-  /**
-   * How many of the attempt's moves of its own job (`moveToDelayed`,
-   * `moveToWait`, `moveToWaitingChildren`) may have taken it out of active
-   * now: in flight, or made and not known to have moved nothing. Refused
-   * moves aside, dark-mode ones made anyway counted. While there is one, a
-   * worker taking the job again took it from where the move put it. Not a
-   * flag: a `moveToWaitingChildren` that moved nothing (false) or a move
-   * that rejected left the job in active, still this attempt's.
-   */
-  readonly movesOut: number
   /** Put the job's own `moveToDelayed`, `moveToWait` and `moveToWaitingChildren` back. */
   undo(): void
 }
@@ -67,20 +57,10 @@ export function guardDelay(job: Job, deadline: Deadline, details: DelayGuardDeta
   // not its end, or a move not awaited left the attempt judged by the
   // refusal. The refused move itself still rejects to its caller.
   let moves = 0
-  // Every move that may have taken the job out of active, the dark-mode
-  // ones the guard would have refused too (they move the job, but do not
-  // clear the refusal): undone as `moves` is.
-  let movesOut = 0
-  const moving = <T>(
-    move: T,
-    movedNothing?: (result: Awaited<T>) => boolean,
-    clearsRefusal = true,
-  ): T => {
-    movesOut++
-    if (clearsRefusal) moves++
+  const moving = <T>(move: T, movedNothing?: (result: Awaited<T>) => boolean): T => {
+    moves++
     const undone = () => {
-      movesOut--
-      if (clearsRefusal) moves--
+      moves--
     }
     Promise.resolve(move).then((result) => {
       if (movedNothing?.(result)) undone()
@@ -128,7 +108,7 @@ export function guardDelay(job: Job, deadline: Deadline, details: DelayGuardDeta
               }
               // Dark mode: moved as asked. This move is the one recorded, so it
               // does not clear the refusal as an accepted move does.
-              return moving(original.call(this, at, token), undefined, false)
+              return original.call(this, at, token)
             }
             return moving(original.call(this, at, token))
           } catch (error) {
@@ -159,9 +139,6 @@ export function guardDelay(job: Job, deadline: Deadline, details: DelayGuardDeta
   return {
     get refusal() {
       return moves > 0 ? undefined : refusal
-    },
-    get movesOut() {
-      return movesOut
     },
     undo() {
       for (const put of undo) put()

@@ -13,35 +13,28 @@ interface WorkerEvents {
 }
 
 /** Per worker: the running attempts waiting to hear of their job's lost lock, by job id. */
-const watchers = new WeakMap<WorkerEvents, Map<string, Set<Watch>>>()
+const watchers = new WeakMap<WorkerEvents, Map<string, Set<Listener>>>()
 
 type Listener = (why: JobLockLostWhy) => void
 
-/** One attempt's listener, with the Job it was given (one per fetch of the job). */
-interface Watch {
-  readonly job: Job
-  readonly listener: Listener
-}
-
 /**
- * @internal Call `listener` when the worker running `job` holds its lock no
- * more: it reports the lock lost (`lockRenewalFailed` with the job's id,
- * `why` `renewal_failed`), it closes while the attempt runs (`closed`, `why`
- * `worker_closed`), or it takes the same job again while the attempt runs
- * (`why` `taken_again`: another call for the job's id, with another Job).
- * BullMQ 6 aborts the processor's signal only for `cancelJob`: on a lost
- * lock it emits that event and an `error`, and the attempt ran on while
- * another worker, given the job by the stall check, ran it too. A force close
- * (`worker.close(true)`) emits `closed` without waiting for the jobs it had
- * started, and aborts nothing: their locks are no longer renewed, so the
- * stall check hands them to another worker, and their ends are not written
- * (BullMQ skips the write once its connection is closing) — the same job
- * twice, both attempts reported completed. A close that waits for its jobs
- * (`close()`) emits `closed` after they ended, so an attempt still watched
- * then was left behind by force. One listener pair per worker, not per job
- * (a worker with concurrency 100 would pass Node's listener warning),
- * removed when the worker closes. Returns the undo; a job not fetched by a
- * Worker (`job.queue` is the Worker for those) has nothing to watch.
+ * @internal Call `listener` when the worker running `job` holds its lock
+ * no more: it reports the lock lost (`lockRenewalFailed` with the job's id,
+ * `why` `renewal_failed`), or it closes while the attempt runs (`closed`,
+ * `why` `worker_closed`). BullMQ 6 aborts the processor's signal only for
+ * `cancelJob`: on a lost lock it emits that event and an `error`, and the
+ * attempt ran on while another worker, given the job by the stall check,
+ * ran it too. A force close (`worker.close(true)`) emits `closed` without
+ * waiting for the jobs it had started, and aborts nothing: their locks are
+ * no longer renewed, so the stall check hands them to another worker, and
+ * their ends are not written (BullMQ skips the write once its connection
+ * is closing) — the same job twice, both attempts reported completed. A
+ * close that waits for its jobs (`close()`) emits `closed` after they
+ * ended, so an attempt still watched then was left behind by force. One
+ * listener pair per worker, not per job (a worker with concurrency 100
+ * would pass Node's listener warning), removed when the worker closes.
+ * Returns the undo; a job not fetched by a Worker (`job.queue` is the
+ * Worker for those) has nothing to watch.
  */
 export function onLockLost(job: Job, listener: Listener): () => void {
   const worker = workerOf(job)
@@ -58,19 +51,18 @@ export function onLockLost(job: Job, listener: Listener): () => void {
   if (worker.closing && typeof worker.closed !== 'boolean') return () => {}
   let byJob = watchers.get(worker)
   if (byJob === undefined) {
-    const jobs = new Map<string, Set<Watch>>()
+    const jobs = new Map<string, Set<Listener>>()
     byJob = jobs
     const failed = (ids: unknown) => {
       if (!Array.isArray(ids)) return
       for (const lost of ids)
-        for (const watch of [...(jobs.get(String(lost)) ?? [])]) watch.listener('renewal_failed')
+        for (const call of [...(jobs.get(String(lost)) ?? [])]) call('renewal_failed')
     }
     const closed = () => {
       worker.off('lockRenewalFailed', failed)
       worker.off('closed', closed)
       watchers.delete(worker)
-      for (const watches of [...jobs.values()])
-        for (const watch of [...watches]) watch.listener('worker_closed')
+      for (const calls of [...jobs.values()]) for (const call of [...calls]) call('worker_closed')
     }
     worker.on('lockRenewalFailed', failed)
     worker.on('closed', closed)
@@ -83,22 +75,9 @@ export function onLockLost(job: Job, listener: Listener): () => void {
     jobs.set(id, calls)
   }
   const own = calls
-  // The worker took the job again while an earlier attempt of it still
-  // runs here: BullMQ hands a job out again only once its lock is gone (the
-  // stall check put it back in wait). No renewal fails to tell the earlier
-  // attempt: BullMQ tracks one lock per job id, and the newer attempt's
-  // token replaced the older one's, so the same job ran twice in one worker,
-  // both attempts reported completed. (An attempt that moved its own job
-  // — a moveToDelayed due at once — is taken again too: its listener
-  // tells the two apart, see withDeadline.) Only attempts given another Job:
-  // BullMQ builds a new one (with a new token) on every fetch, and a wrapped
-  // processor that hands its job to another (a dispatcher, same Job, same
-  // token) is no second fetch — told as one, it stopped every job it ran.
-  for (const earlier of [...own]) if (earlier.job !== job) earlier.listener('taken_again')
-  const watch: Watch = { job, listener }
-  own.add(watch)
+  own.add(listener)
   return () => {
-    own.delete(watch)
+    own.delete(listener)
     if (own.size === 0 && jobs.get(id) === own) jobs.delete(id)
   }
 }

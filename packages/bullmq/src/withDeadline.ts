@@ -342,14 +342,6 @@ export function withDeadline<
     const onCancel = signal && (() => runOutsideContext(() => deadline.cancel(signal.reason)))
     if (signal?.aborted) deadline.cancel(signal.reason)
     else if (signal && onCancel) signal.addEventListener('abort', onCancel, { once: true })
-    // Under an observe-only deadline it refuses nothing, and records what it
-    // would have refused. Made before the lock watch below, which reads it.
-    const delayGuard = guardDelay(job, deadline, {
-      budgetMs,
-      budgetRecorded,
-      minBudgetMs,
-      delayLagMs,
-    })
     // A lost lock: BullMQ may give the job to another worker, and aborts no
     // signal for it (only cancelJob does). Stopped here, this attempt does
     // not run the job a second time beside it. Even under an observe-only
@@ -357,22 +349,14 @@ export function withDeadline<
     // So is a force close of the worker under the attempt (`close(true)`):
     // it renews no lock and records nothing of the attempt, and the stall
     // check gives the job to another worker.
-    // So is the worker taking the job again while this attempt runs (its
-    // lock gone, the stall check put it back): BullMQ renews the newer
-    // attempt's lock only, and no renewal fails for this one.
     // Outside the context of whatever told it (the worker's lock renewal
     // timer, a `close()` caller's request), as the deadline's own expiry: the
     // signal's `abort` listeners ran under the request that made the worker.
-    const unwatch = onLockLost(job, (why) => {
-      // Taken again by this worker after this attempt moved its own job (a
-      // moveToDelayed that came due at once, before it threw DelayedError):
-      // the move let it go, no lock was lost. Not after a move that left the
-      // job in active (it moved nothing, or rejected): that one let nothing go.
-      if (why === 'taken_again' && delayGuard.movesOut > 0) return
+    const unwatch = onLockLost(job, (why) =>
       runOutsideContext(() =>
         deadline.cancel(new JobLockLostError({ jobId: job.id ?? '', queue: job.queueName, why })),
-      )
-    })
+      ),
+    )
     const startedAt = clock.now()
     bullmqChannels.start.publish(() => ({ ...about(deadline.remaining()), deadline, attempt }))
     let outcome: BullmqAttemptOutcome = 'failed'
@@ -383,6 +367,13 @@ export function withDeadline<
     let enforced: BullmqEnforcedOutcome | undefined = tooLate ? 'expired' : undefined
     let thrown: unknown
     let retryDelayMs: number | undefined
+    // Under an observe-only deadline it refuses nothing, and records what it would have refused.
+    const delayGuard = guardDelay(job, deadline, {
+      budgetMs,
+      budgetRecorded,
+      minBudgetMs,
+      delayLagMs,
+    })
     try {
       const result = await runWithDeadline(deadline, () =>
         processor(job, token, wantsSignal ? deadline.signal : undefined),

@@ -52,39 +52,4 @@ describe('guardDelay', () => {
     guard.undo()
     expect(job).toEqual(own)
   })
-
-  // withDeadline reads movesOut to tell a job taken again from where the
-  // attempt's own move put it from one taken again with its lock gone.
-  it('counts the moves that may have taken the job out of active, dark-mode ones too; one that moved nothing or rejected no longer', async () => {
-    let fail = false
-    const job = {
-      id: '1',
-      queueName: 'q',
-      moveToDelayed: async () => {
-        if (fail) throw new Error('Missing lock for job 1')
-      },
-      moveToWaitingChildren: async () => false,
-    } as unknown as Job
-    const deadline = Deadline.after(10_000, { clock: new ManualClock(), observe: true })
-    const guard = guardDelay(job, deadline, {
-      budgetMs: 10_000,
-      budgetRecorded: true,
-      minBudgetMs: 0,
-    })
-    expect(guard.movesOut).toBe(0)
-    const nothing = job.moveToWaitingChildren('token')
-    expect(guard.movesOut).toBe(1)
-    expect(await nothing).toBe(false)
-    expect(guard.movesOut).toBe(0)
-    fail = true
-    // Past the deadline: refused in enforcement, made here (dark mode), and rejected.
-    await expect(job.moveToDelayed(Date.now() + 60_000)).rejects.toThrow('Missing lock')
-    expect(guard.movesOut).toBe(0)
-    fail = false
-    await job.moveToDelayed(Date.now() + 60_000)
-    expect(guard.movesOut).toBe(1)
-    // The move made anyway is the one recorded: the refusal stands.
-    expect(guard.refusal).toBeDefined()
-    guard.undo()
-  })
 })
