@@ -120,6 +120,19 @@ it('lists every refused header of a provider with its other problems and the res
   expect(problemsOf(config)).toEqual(expected)
 })
 
+it('reports the key header beside a lone key where the list belongs, with the list’s own problem', () => {
+  // `"apiKeys": "sk-…"` is a key the operator meant to send all the same:
+  // before, only the list's problem was listed, the header's on the next run.
+  const config = {
+    providers: { o: { ...provider('openai', { Authorization: 'Bearer t' }), apiKeys: 'sk-1' } },
+    models: { m: fallback(['o', 'x']) },
+  }
+  expect(problemsOf(config).map((p) => p.slice(0, p.indexOf(':')))).toEqual([
+    'providers.o.apiKeys',
+    'providers.o.headers.Authorization',
+  ])
+})
+
 it('takes the key header as the credential when apiKeys is empty, and sends it', async () => {
   const { fake, entry } = await fakeProvider('openai', [], {
     headers: { Authorization: 'Bearer proxy-token', 'x-tenant': 't-7' },

@@ -43,8 +43,11 @@ export function replacedHeaders(provider: {
   const known = typeof dialect === 'string' && Object.hasOwn(dialects, dialect)
   const keyHeaders = known ? lowerCased(dialects[dialect as DialectName].authHeaders('<key>')) : {}
   const own = known ? dialectHeaders(dialect as DialectName) : {}
-  // Keys that fail their own checks are still keys the operator meant to send.
-  const withKeys = Array.isArray(apiKeys) && apiKeys.length > 0
+  // Keys that fail their own checks are still keys the operator meant to
+  // send: a lone key where the list belongs (`"sk-…"`, `{ "env": … }`) too.
+  const withKeys = Array.isArray(apiKeys)
+    ? apiKeys.length > 0
+    : apiKeys !== undefined && apiKeys !== null && apiKeys !== ''
   const found: ReplacedHeader[] = []
   for (const header of names) {
     const lower = header.toLowerCase()
