@@ -140,8 +140,10 @@ class StoppableIterable implements StoppableBody, AsyncIterable<unknown> {
     // reading the socket for good, and the client's next request on that
     // connection was never answered. (One never read was destroyed too,
     // read as cut short, `aborted`, its client still there.) What is left
-    // is dropped as Node drops a body nobody reads.
-    if (nodeStream && isServerRequest(source)) {
+    // is dropped as Node drops a body nobody reads. An http2 server's
+    // request likewise: destroyed, on Node 20, its HTTP/2 stream stayed
+    // paused and the client's upload never finished.
+    if (nodeStream && (isServerRequest(source) || isHttp2ServerRequest(source))) {
       dropRest(source)
       return
     }
@@ -170,9 +172,10 @@ const noop = (): void => {}
 
 type NodeStreamLike = {
   pipe?: unknown
-  on?: unknown
+  on: (event: string, listener: () => void) => unknown
   destroy: () => void
   read: () => unknown
+  resume: () => void
   destroyed?: boolean
   readableEnded?: boolean
   _consuming?: unknown
@@ -186,13 +189,26 @@ type NodeStreamLike = {
  * was pushed already is read out too: a full buffer would hold the socket
  * stopped (Node resumes it only as the request is read). A read of ours
  * still waiting for a chunk ends when the body does.
+ *
+ * What comes after is read out as it comes: `_dump` resumes the stream,
+ * but an iterator's 'readable' listener keeps it out of flowing, so once
+ * undici had stopped asking for chunks (waiting on its socket, not inside
+ * the iterator) nothing read the end the parser pushed last: the request
+ * never emitted 'end' or 'close', and `finished(req)` never settled.
  */
 function dropRest(req: NodeStreamLike): void {
   if (req.destroyed === true || req.readableEnded === true) return
-  ;(req._dump as () => void).call(req)
-  while (req.read() !== null) {
-    // dropped
+  // An http2 request has no `_dump`: read out, its stream is resumed and
+  // its flow-control window reopened for the rest of the upload.
+  if (typeof req._dump === 'function') req._dump()
+  else req.resume()
+  const readOut = (): void => {
+    while (req.read() !== null) {
+      // dropped
+    }
   }
+  req.on('readable', readOut)
+  readOut()
 }
 
 /**
@@ -206,6 +222,15 @@ function isServerRequest(stream: NodeStreamLike): boolean {
     typeof stream._dump === 'function' &&
     (stream as { req?: { upgradeOrConnect?: unknown } }).req?.upgradeOrConnect === undefined
   )
+}
+
+/**
+ * An http2 server's compatibility request (`Http2ServerRequest`, an
+ * `http2.createServer` handler's `req`): its `stream` is the server's
+ * HTTP/2 stream, the only kind with `respond`.
+ */
+function isHttp2ServerRequest(stream: NodeStreamLike): boolean {
+  return typeof (stream as { stream?: { respond?: unknown } }).stream?.respond === 'function'
 }
 
 /** Read from already (node:stream's test, which undici's fetch applies to web streams and Node streams alike). */

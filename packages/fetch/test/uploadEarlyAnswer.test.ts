@@ -1,6 +1,8 @@
 import { createReadStream } from 'node:fs'
 import { Agent, createServer, type IncomingMessage, request, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
+import { finished } from 'node:stream/promises'
+import { setImmediate as tick } from 'node:timers/promises'
 import { Deadline } from '@hourglass/core'
 import { afterAll, beforeAll, expect, it } from 'vitest'
 import { createFetch, type HourglassFetch } from '../src/index.js'
@@ -15,12 +17,21 @@ import { createFetch, type HourglassFetch } from '../src/index.js'
 let server: Server
 let base: string
 let fetch: HourglassFetch
+// /unread reads nothing and answers when the test says: its request, to wait on.
+let unread: (req: IncomingMessage, answer: () => void) => void = () => {}
 
 beforeAll(async () => {
   server = createServer((req, res) => {
     if (req.url === '/early') {
       res.writeHead(413, { connection: 'close' })
       res.end('too big')
+      return
+    }
+    if (req.url === '/unread') {
+      unread(req, () => {
+        res.writeHead(413, { connection: 'close' })
+        res.end('too big')
+      })
       return
     }
     let received = 0
@@ -143,6 +154,81 @@ it("a proxy's upload (body: req) answered early: the rest of the client's upload
     expect(connections).toBe(1)
     // Read to its end and dropped, as Node drops a body nobody reads.
     expect(proxied?.complete).toBe(true)
+  } finally {
+    agent.destroy()
+    proxy.closeAllConnections()
+    await new Promise<void>((resolve) => proxy.close(() => resolve()))
+  }
+})
+
+it("a proxy's upload (body: req) answered early while undici was not reading it: the request still ends and closes", async () => {
+  let proxied: IncomingMessage | undefined
+  let ended: Promise<string> | undefined
+  const seen: string[] = []
+  const unreadAnswered = new Promise<{ upstream: IncomingMessage; answer: () => void }>(
+    (resolve) => {
+      unread = (upstream, answer) => resolve({ upstream, answer })
+    },
+  )
+  const proxy = createServer(async (req, res) => {
+    if (req.method === 'GET') {
+      res.end('next')
+      return
+    }
+    proxied = req
+    req.on('end', () => seen.push('end'))
+    req.on('close', () => seen.push('close'))
+    ended = finished(req).then(
+      () => 'finished',
+      (error: Error) => error.message,
+    )
+    const upstream = await fetch(`${base}/unread`, { ...upload, body: req, retry: false } as never)
+    res.statusCode = upstream.status
+    res.end(await upstream.text())
+  })
+  await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve))
+  const agent = new Agent({ keepAlive: true, maxSockets: 1 })
+  const target = { host: '127.0.0.1', port: (proxy.address() as AddressInfo).port, agent }
+  try {
+    const first = new Promise<string>((resolve, reject) => {
+      const sending = request({ ...target, method: 'POST', path: '/upload' }, (res) => {
+        let text = `${res.statusCode} `
+        res.on('data', (chunk: Buffer) => {
+          text += chunk
+        })
+        res.on('end', () => resolve(text))
+      })
+      sending.on('error', reject)
+      // More than the sockets between the three hold: undici's writes to
+      // the upstream that reads nothing back up, and it stops pulling req.
+      sending.end(Buffer.alloc(16 * 1024 * 1024))
+    })
+    const { upstream, answer } = await unreadAnswered
+    // Both requests' buffers full: the upstream reads nothing, nor does
+    // undici, which waits for its socket to drain, not inside req's iterator.
+    const full = (req: IncomingMessage | undefined) =>
+      req !== undefined && req.readableLength >= req.readableHighWaterMark
+    while (!full(upstream) || !full(proxied)) await tick()
+    expect(proxied?.complete).toBe(false)
+    answer()
+    expect(await first).toBe('413 too big')
+    const next = await new Promise<string>((resolve, reject) => {
+      request({ ...target, path: '/next' }, (res) => {
+        let text = ''
+        res.on('data', (chunk: Buffer) => {
+          text += chunk
+        })
+        res.on('end', () => resolve(text))
+      })
+        .on('error', reject)
+        .end()
+    })
+    expect(next).toBe('next')
+    // Before, the rest was read out but its end never reached whoever
+    // waits on it (end, close, finished(req) for ever pending): the
+    // iterator's 'readable' listener held the stream out of flowing.
+    expect(await ended).toBe('finished')
+    expect(seen).toEqual(['end', 'close'])
   } finally {
     agent.destroy()
     proxy.closeAllConnections()
