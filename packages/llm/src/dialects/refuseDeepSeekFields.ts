@@ -13,7 +13,7 @@ import { refuseLoneSurrogates } from './refuseLoneSurrogates.js'
  * (`refuseLoneSurrogates`).
  */
 export function refuseDeepSeekFields(request: ChatRequest): void {
-  refuseLoneSurrogates(request, 'DeepSeek')
+  refuseLoneSurrogates(request, 'DeepSeek', 'openai')
   const format = request.extra?.['response_format']
   if (
     typeof format === 'object' &&

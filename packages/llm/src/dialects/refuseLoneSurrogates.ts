@@ -1,6 +1,6 @@
 import { InvalidChatRequestError } from '../errors/InvalidChatRequestError.js'
-import type { ChatRequest } from '../types.js'
-import { blocksOf } from './blocks.js'
+import type { ChatRequest, ContentBlock } from '../types.js'
+import { blocksOf, textOf } from './blocks.js'
 
 /**
  * Half of a surrogate pair with no other half: with the `u` flag a whole
@@ -18,27 +18,48 @@ const LONE_SURROGATE = /\p{Surrogate}/u
  * request that names no field the caller knows, blames JSON the caller
  * wrote validly, and never falls back. Refused here instead, before
  * anything is sent, naming the field. Not replaced by U+FFFD: that would
- * send text the caller never wrote. Every string that reaches the body is
- * read: messages (text, thinking, tool calls, tool results), tools, stop
- * sequences, and the other fields passed through (`extra`).
+ * send text the caller never wrote.
+ *
+ * What is read is what the dialect's builder sends (`wire`), not the
+ * request as the caller built it: a half that is never sent, or sent whole,
+ * is no lone surrogate on the wire, and refusing it turned a valid request
+ * into a 400. OpenAI's wire (DeepSeek) sends a message's text blocks joined
+ * (an emoji split across two parts goes whole), a tool call's `rawArguments`
+ * when kept (JSON text, whose `\ud83d` escapes are ASCII) and no thinking;
+ * Anthropic's sends each text block, thinking only when signed, no message
+ * name (its builder refuses one) and tool-call ids rewritten to ASCII
+ * (`anthropicToolUseId`). Tools, stop sequences and the fields passed
+ * through (`extra`) are read on both.
  */
-export function refuseLoneSurrogates(request: ChatRequest, provider: string): void {
+export function refuseLoneSurrogates(
+  request: ChatRequest,
+  provider: string,
+  wire: 'openai' | 'anthropic',
+): void {
   const messages = request.messages
   for (let i = 0; i < messages.length; i++) {
     const message = messages[i]
     if (message === undefined) continue
-    if (hasLoneSurrogate(message.name)) refuse(`messages[${i}].name`, provider)
+    const blocks = blocksOf(message)
+    if (wire === 'openai') {
+      if (hasLoneSurrogate(message.name)) refuse(`messages[${i}].name`, provider)
+      if (hasLoneSurrogate(textOf(blocks))) refuse(`messages[${i}].content`, provider)
+    }
     let toolCalls = 0
-    for (const block of blocksOf(message)) {
+    for (const block of blocks) {
+      if (hasLoneSurrogate(sentOf(block, wire))) refuse(`messages[${i}].content`, provider)
       if (block.type === 'tool_call') {
         const at = `messages[${i}].tool_calls[${toolCalls++}]`
-        if (hasLoneSurrogate(block.id)) refuse(`${at}.id`, provider)
+        if (wire === 'openai' && hasLoneSurrogate(block.id)) refuse(`${at}.id`, provider)
         if (hasLoneSurrogate(block.name)) refuse(`${at}.function.name`, provider)
-        if (hasLoneSurrogate(block.arguments)) refuse(`${at}.function.arguments`, provider)
-      } else if (block.type === 'tool_result' && hasLoneSurrogate(block.toolCallId)) {
+        const args = wire === 'openai' ? (block.rawArguments ?? block.arguments) : block.arguments
+        if (hasLoneSurrogate(args)) refuse(`${at}.function.arguments`, provider)
+      } else if (
+        block.type === 'tool_result' &&
+        wire === 'openai' &&
+        hasLoneSurrogate(block.toolCallId)
+      ) {
         refuse(`messages[${i}].tool_call_id`, provider)
-      } else if (hasLoneSurrogate(block)) {
-        refuse(`messages[${i}].content`, provider)
       }
     }
   }
@@ -52,6 +73,21 @@ export function refuseLoneSurrogates(request: ChatRequest, provider: string): vo
   for (const [field, value] of Object.entries(request.extra ?? {})) {
     if (hasLoneSurrogate(field) || hasLoneSurrogate(value)) refuse(field, provider)
   }
+}
+
+/**
+ * The text of a block that goes as `messages[i].content` on `wire`, one
+ * block at a time: a tool result's content on both; on Anthropic's, a text
+ * block and a signed thinking block (unsigned thinking is dropped, and a
+ * redacted one sends its signature alone). OpenAI's text is read joined,
+ * above; its thinking is not sent.
+ */
+function sentOf(block: ContentBlock, wire: 'openai' | 'anthropic'): unknown {
+  if (block.type === 'tool_result') return block.content
+  if (wire !== 'anthropic') return undefined
+  if (block.type === 'text') return block.text
+  if (block.type !== 'thinking' || !block.signature) return undefined
+  return block.redacted === true ? block.signature : [block.thinking, block.signature]
 }
 
 function refuse(field: string, provider: string): never {

@@ -7,7 +7,7 @@ import {
   type InvalidChatRequestError,
   isInvalidChatRequest,
 } from '../../src/errors/InvalidChatRequestError.js'
-import type { ChatMessage, ChatRequest } from '../../src/types.js'
+import type { ChatMessage, ChatRequest, ThinkingBlock, ToolCallBlock } from '../../src/types.js'
 import { useFakes, user } from './support/fakes.js'
 
 const fakes = useFakes()
@@ -120,6 +120,135 @@ describe('a lone surrogate in the request', () => {
     expect(field({ stop: ['END', `\ude00`] })).toBe('stop[1]')
     expect(field({ extra: { user: HALF_EMOJI } })).toBe('user')
     expect(field({ stop: ['\ud83d\ude00'] })).toBeUndefined()
+  })
+
+  /**
+   * The check reads what each dialect sends, not the request as built:
+   * a half the builder never sends, or sends whole, is no lone surrogate on
+   * the wire, and refusing it turned a valid request into a 400.
+   */
+  describe('what the dialect does not send as it is, it does not refuse', () => {
+    const built = (dialect: 'anthropic' | 'deepseek', request: ChatRequest): string =>
+      JSON.stringify(dialects[dialect].buildRequest(request, 'm').body)
+    const refusedAt = (dialect: 'anthropic' | 'deepseek', request: ChatRequest): unknown => {
+      try {
+        dialects[dialect].buildRequest(request, 'm')
+      } catch (error) {
+        if (isInvalidChatRequest(error)) return error.field
+        throw error
+      }
+      return undefined
+    }
+    // A JSON escape of a lone surrogate, as JSON.stringify writes one.
+    const LONE_ESCAPE = /(?<!\\)\\u[dD][89abAB]/
+
+    it('DeepSeek: an emoji split across two text parts goes whole (the parts are joined)', () => {
+      const split: ChatRequest = {
+        messages: [
+          {
+            role: 'user',
+            content: [
+              { type: 'text', text: 'a\ud83d' },
+              { type: 'text', text: '\ude00b' },
+            ],
+          },
+        ],
+        maxTokens: 8,
+      }
+      const body = JSON.parse(built('deepseek', split)) as { messages: { content: string }[] }
+      expect(body.messages[0]?.content).toBe('a\u{1f600}b')
+      expect(dialects.deepseek.refuseFields?.(split)).toBeUndefined()
+      // Still refused when the joined text keeps a lone half.
+      const lone: ChatRequest = {
+        messages: [
+          {
+            role: 'user',
+            content: [
+              { type: 'text', text: 'a\ud83d' },
+              { type: 'text', text: 'b' },
+            ],
+          },
+        ],
+        maxTokens: 8,
+      }
+      expect(refusedAt('deepseek', lone)).toBe('messages[0].content')
+    })
+
+    it('DeepSeek: tool-call arguments kept as text go as that text, not the parsed value', () => {
+      const rawArguments = '{"q":"\\ud83d"}'
+      const call = (block: Partial<ToolCallBlock>): ChatRequest => ({
+        messages: [
+          user('hi'),
+          {
+            role: 'assistant',
+            content: [{ type: 'tool_call', id: 'c1', name: 'f', arguments: {}, ...block }],
+          },
+          { role: 'tool', content: [{ type: 'tool_result', toolCallId: 'c1', content: 'ok' }] },
+        ],
+        maxTokens: 8,
+      })
+      const escaped = call({ arguments: JSON.parse(rawArguments), rawArguments })
+      expect(built('deepseek', escaped)).not.toMatch(LONE_ESCAPE)
+      // The parsed value alone (no text kept) is what goes, and is refused.
+      expect(refusedAt('deepseek', call({ arguments: JSON.parse(rawArguments) }))).toBe(
+        'messages[1].tool_calls[0].function.arguments',
+      )
+    })
+
+    it('DeepSeek: thinking in the history is not sent, so not refused', () => {
+      const request: ChatRequest = {
+        messages: [
+          user('hi'),
+          {
+            role: 'assistant',
+            content: [
+              { type: 'thinking', thinking: `pondering ${HALF_EMOJI}` },
+              { type: 'text', text: 'answer' },
+            ],
+          },
+          user('more'),
+        ],
+        maxTokens: 8,
+      }
+      expect(built('deepseek', request)).not.toMatch(/pondering/)
+    })
+
+    it('Anthropic: unsigned thinking is dropped, so not refused; signed thinking is', () => {
+      const history = (thinking: ThinkingBlock): ChatRequest => ({
+        messages: [
+          user('hi'),
+          { role: 'assistant', content: [thinking, { type: 'text', text: 'answer' }] },
+          user('more'),
+        ],
+        maxTokens: 8,
+      })
+      const unsigned = history({ type: 'thinking', thinking: `pondering ${HALF_EMOJI}` })
+      expect(built('anthropic', unsigned)).not.toMatch(/pondering/)
+      const signed = history({
+        type: 'thinking',
+        thinking: `pondering ${HALF_EMOJI}`,
+        signature: 's',
+      })
+      expect(refusedAt('anthropic', signed)).toBe('messages[1].content')
+    })
+
+    it('Anthropic: a tool-call id it rewrites to ASCII is not refused', () => {
+      const id = `call_${HALF_EMOJI}`
+      const request: ChatRequest = {
+        messages: [
+          user('hi'),
+          { role: 'assistant', content: [{ type: 'tool_call', id, name: 'f', arguments: {} }] },
+          { role: 'tool', content: [{ type: 'tool_result', toolCallId: id, content: 'ok' }] },
+        ],
+        maxTokens: 8,
+      }
+      const body = JSON.parse(built('anthropic', request)) as {
+        messages: { content: { id?: string; tool_use_id?: string }[] }[]
+      }
+      const sentId = body.messages[1]?.content[0]?.id
+      expect(sentId).toMatch(/^[a-zA-Z0-9_-]+$/)
+      expect(body.messages[2]?.content[0]?.tool_use_id).toBe(sentId)
+    })
   })
 
   it('OpenAI takes it: sent as the caller wrote it', async () => {

@@ -38,7 +38,7 @@ type Role = 'user' | 'assistant'
  * refuses (`refuseLoneSurrogates`).
  */
 export function buildAnthropicRequest(request: ChatRequest, model: string): BuiltRequest {
-  refuseLoneSurrogates(request, 'Anthropic')
+  refuseLoneSurrogates(request, 'Anthropic', 'anthropic')
   const system: string[] = []
   const turns: { role: Role; content: Record<string, unknown>[] }[] = []
   // The last message anything was sent of (see refuseEmptyLastTurn).
