@@ -16,3 +16,12 @@ it('keeps the top-level members finished, as written, and nothing begun', () => 
   expect(finishedInput('{"n":12345678901234567890,')).toBe('{"n":12345678901234567890}')
   expect(finishedInput('[1,2')).toBe('{}')
 })
+
+it('gives up on malformed or non-object text after its last candidates, not after parsing every one', () => {
+  // Every candidate parsed in turn made these quadratic: a 185 K-character
+  // array took ~57 s (the fake's event loop held), past this test's timeout.
+  const array = `[${Array.from({ length: 40_000 }, (_, i) => `"v${i}"`).join(',')}`
+  expect(finishedInput(array)).toBe('{}')
+  const strayComma = `{"a":1,,${Array.from({ length: 16_000 }, (_, i) => `"k${i}":${i}`).join(',')}`
+  expect(finishedInput(strayComma)).toBe('{}')
+})
