@@ -1,4 +1,10 @@
-import { type Clock, optionError, refuseUnknownOptions, systemClock } from '@hourglass/core'
+import {
+  type Clock,
+  isClock,
+  optionError,
+  refuseUnknownOptions,
+  systemClock,
+} from '@hourglass/core'
 import type { SideEffectRecord, SideEffectStore } from './SideEffectStore.js'
 
 /**
@@ -64,7 +70,19 @@ export class MemorySideEffectStore implements SideEffectStore {
         max,
       )
     }
-    this.#clock = options.clock ?? systemClock
+    // Refused here, naming it, as MemoryCooldownStore refuses it: a class
+    // (`ManualClock` without `new`) was taken, the first `set()` threw, and
+    // through `sideEffect` that throw was swallowed — results went to a
+    // fallback store on the system clock, the test's clock expired nothing.
+    const clock = options.clock ?? systemClock
+    if (!isClock(clock)) {
+      throw optionError(
+        'MemorySideEffectStore: clock',
+        'a Clock (now, setTimeout, clearTimeout)',
+        clock,
+      )
+    }
+    this.#clock = clock
     this.#maxEntries = max ?? DEFAULT_MAX_SIDE_EFFECT_ENTRIES
   }
 

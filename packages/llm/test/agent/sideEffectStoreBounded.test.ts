@@ -106,4 +106,12 @@ describe('MemorySideEffectStore is bounded', () => {
     }
     expect(() => new MemorySideEffectStore({ maxEntries: Number.POSITIVE_INFINITY })).not.toThrow()
   })
+
+  it('refuses a clock that is no Clock, naming it (through sideEffect the first set() threw unseen)', () => {
+    const clock = ManualClock as unknown as ManualClock
+    expect(() => new MemorySideEffectStore({ clock })).toThrow(
+      /MemorySideEffectStore: clock must be a Clock .*got the class ManualClock/,
+    )
+    expect(() => new MemorySideEffectStore({ clock: new ManualClock() })).not.toThrow()
+  })
 })
