@@ -3,15 +3,14 @@ import {
   currentDeadline,
   type Deadline,
   enforcedRemaining,
-  isClock,
   MAX_TIMER_MS,
   optionError,
   refuseUnknownOptions,
-  systemClock,
   untilEnded,
   wait,
 } from '@hourglass/core'
 import { callHook } from '../callHook.js'
+import { clockOption } from '../clockOption.js'
 import { KeysRetiredError } from '../errors/KeysRetiredError.js'
 import { RateLimitedError } from '../errors/RateLimitedError.js'
 import { DEFAULT_MAX_RETRY_AFTER_MS } from '../retry/maxRetryAfter.js'
@@ -235,13 +234,8 @@ export class Admission {
       const message = `Admission: maxRetryAfterMs must be a finite number ≥ 0 (ms), got ${String(maxRetryAfterMs)}`
       throw typeof maxRetryAfterMs === 'number' ? new RangeError(message) : new TypeError(message)
     }
-    // Refused here, as ProviderLimits and RedisCooldownStore refuse it: a
-    // class (`ManualClock` without `new`) was taken, and the first call threw
-    // "this[#clock].now is not a function", naming no option.
-    const clock = options.clock ?? systemClock
-    if (!isClock(clock)) {
-      throw optionError('Admission: clock', 'a Clock (now, setTimeout, clearTimeout)', clock)
-    }
+    // Refused here, as ProviderLimits and RedisCooldownStore refuse it.
+    const clock = clockOption('Admission', options.clock)
     this.#clock = clock
     this.#wall = options.wallClock ?? Date.now
     this.#random = options.random ?? Math.random

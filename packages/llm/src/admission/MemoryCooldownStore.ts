@@ -1,10 +1,5 @@
-import {
-  type Clock,
-  isClock,
-  optionError,
-  refuseUnknownOptions,
-  systemClock,
-} from '@hourglass/core'
+import { type Clock, refuseUnknownOptions } from '@hourglass/core'
+import { clockOption } from '../clockOption.js'
 import type { CooldownExtension, CooldownStore } from './CooldownStore.js'
 
 export interface MemoryCooldownStoreOptions {
@@ -42,14 +37,7 @@ export class MemoryCooldownStore implements CooldownStore {
     refuseUnknownOptions(options, OPTION_NAMES, 'new MemoryCooldownStore()')
     // Refused here, naming it: a class (`ManualClock` without `new`) was
     // taken, and the first read threw "this[#clock].now is not a function".
-    const clock = options.clock ?? systemClock
-    if (!isClock(clock)) {
-      throw optionError(
-        'MemoryCooldownStore: clock',
-        'a Clock (now, setTimeout, clearTimeout)',
-        clock,
-      )
-    }
+    const clock = clockOption('MemoryCooldownStore', options.clock)
     this.#clock = clock
   }
 

@@ -1,11 +1,6 @@
 import { createHash } from 'node:crypto'
-import {
-  type Clock,
-  isClock,
-  optionError,
-  refuseUnknownOptions,
-  systemClock,
-} from '@hourglass/core'
+import { type Clock, optionError, refuseUnknownOptions } from '@hourglass/core'
+import { clockOption } from '../clockOption.js'
 import { answeredWithin } from './answeredWithin.js'
 import type { CooldownExtension, CooldownStore } from './CooldownStore.js'
 import { firstConnection, stillFirstConnecting } from './firstConnection.js'
@@ -139,14 +134,7 @@ export class RedisCooldownStore implements CooldownStore {
         timeoutMs,
       )
     }
-    const clock = options.clock ?? systemClock
-    if (!isClock(clock)) {
-      throw optionError(
-        'RedisCooldownStore: clock',
-        'a Clock (now, setTimeout, clearTimeout)',
-        clock,
-      )
-    }
+    const clock = clockOption('RedisCooldownStore', options.clock)
     this.#client = client
     this.#prefix = options.keyPrefix ?? 'hourglass:cooldown:'
     this.#timeoutMs = timeoutMs

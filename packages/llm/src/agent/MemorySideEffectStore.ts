@@ -1,10 +1,5 @@
-import {
-  type Clock,
-  isClock,
-  optionError,
-  refuseUnknownOptions,
-  systemClock,
-} from '@hourglass/core'
+import { type Clock, optionError, refuseUnknownOptions } from '@hourglass/core'
+import { clockOption } from '../clockOption.js'
 import type { SideEffectRecord, SideEffectStore } from './SideEffectStore.js'
 
 /**
@@ -74,14 +69,7 @@ export class MemorySideEffectStore implements SideEffectStore {
     // (`ManualClock` without `new`) was taken, the first `set()` threw, and
     // through `sideEffect` that throw was swallowed — results went to a
     // fallback store on the system clock, the test's clock expired nothing.
-    const clock = options.clock ?? systemClock
-    if (!isClock(clock)) {
-      throw optionError(
-        'MemorySideEffectStore: clock',
-        'a Clock (now, setTimeout, clearTimeout)',
-        clock,
-      )
-    }
+    const clock = clockOption('MemorySideEffectStore', options.clock)
     this.#clock = clock
     this.#maxEntries = max ?? DEFAULT_MAX_SIDE_EFFECT_ENTRIES
   }
