@@ -25,8 +25,10 @@ const LONE_SURROGATE = /\p{Surrogate}/u
  * is no lone surrogate on the wire, and refusing it turned a valid request
  * into a 400. OpenAI's wire (DeepSeek) sends a message's text blocks joined
  * (an emoji split across two parts goes whole), a tool call's `rawArguments`
- * when kept (JSON text, whose `\ud83d` escapes are ASCII) and no thinking;
- * Anthropic's sends each text block, thinking only when signed, no message
+ * when kept (JSON text, whose `\ud83d` escapes are ASCII), object
+ * arguments as JSON.stringify's text (escaped the same way) and no thinking;
+ * Anthropic's sends each text block (a system message's text alone),
+ * thinking only when signed, no message
  * name (its builder refuses one) and tool-call ids rewritten to ASCII
  * (`anthropicToolUseId`). Tools, stop sequences and the fields passed
  * through (`extra`) are read on both.
@@ -47,12 +49,14 @@ export function refuseLoneSurrogates(
     }
     let toolCalls = 0
     for (const block of blocks) {
+      // Anthropic's `system` takes a system message's text alone.
+      if (wire === 'anthropic' && message.role === 'system' && block.type !== 'text') continue
       if (hasLoneSurrogate(sentOf(block, wire))) refuse(`messages[${i}].content`, provider)
       if (block.type === 'tool_call') {
         const at = `messages[${i}].tool_calls[${toolCalls++}]`
         if (wire === 'openai' && hasLoneSurrogate(block.id)) refuse(`${at}.id`, provider)
         if (hasLoneSurrogate(block.name)) refuse(`${at}.function.name`, provider)
-        const args = wire === 'openai' ? (block.rawArguments ?? block.arguments) : block.arguments
+        const args = wire === 'openai' ? openAIArguments(block) : block.arguments
         if (hasLoneSurrogate(args)) refuse(`${at}.function.arguments`, provider)
       } else if (
         block.type === 'tool_result' &&
@@ -88,6 +92,17 @@ function sentOf(block: ContentBlock, wire: 'openai' | 'anthropic'): unknown {
   if (block.type === 'text') return block.text
   if (block.type !== 'thinking' || !block.signature) return undefined
   return block.redacted === true ? block.signature : [block.thinking, block.signature]
+}
+
+/**
+ * A tool call's arguments as OpenAI's wire carries them: the text kept
+ * (`rawArguments`), or a string given as it is; an object goes as
+ * JSON.stringify's text, whose lone surrogates are `\ud83d` escapes —
+ * ASCII in that text, escaped once more in the body, no lone surrogate there.
+ */
+function openAIArguments(block: Extract<ContentBlock, { type: 'tool_call' }>): unknown {
+  if (block.rawArguments !== undefined) return block.rawArguments
+  return typeof block.arguments === 'string' ? block.arguments : undefined
 }
 
 function refuse(field: string, provider: string): never {

@@ -189,8 +189,13 @@ describe('a lone surrogate in the request', () => {
       })
       const escaped = call({ arguments: JSON.parse(rawArguments), rawArguments })
       expect(built('deepseek', escaped)).not.toMatch(LONE_ESCAPE)
-      // The parsed value alone (no text kept) is what goes, and is refused.
-      expect(refusedAt('deepseek', call({ arguments: JSON.parse(rawArguments) }))).toBe(
+      // The parsed value alone (no text kept) goes as JSON.stringify's
+      // text: the same escaped bytes, not refused. A string given as the
+      // arguments goes as it is, and is.
+      const parsed = call({ arguments: JSON.parse(rawArguments) })
+      expect(refusedAt('deepseek', parsed)).toBeUndefined()
+      expect(built('deepseek', parsed)).toBe(built('deepseek', escaped))
+      expect(refusedAt('deepseek', call({ arguments: `{"q":"${HALF_EMOJI}"}` }))).toBe(
         'messages[1].tool_calls[0].function.arguments',
       )
     })
@@ -230,6 +235,24 @@ describe('a lone surrogate in the request', () => {
         signature: 's',
       })
       expect(refusedAt('anthropic', signed)).toBe('messages[1].content')
+    })
+
+    it('Anthropic: a system message sends its text alone, so nothing else of it is refused', () => {
+      const request: ChatRequest = {
+        messages: [
+          {
+            role: 'system',
+            content: [
+              { type: 'text', text: 'Be brief.' },
+              { type: 'tool_result', toolCallId: 'x', content: `a${HALF_EMOJI}` },
+            ],
+          },
+          user('hi'),
+        ],
+        maxTokens: 8,
+      }
+      expect(refusedAt('anthropic', request)).toBeUndefined()
+      expect(built('anthropic', request)).not.toMatch(LONE_ESCAPE)
     })
 
     it('Anthropic: a tool-call id it rewrites to ASCII is not refused', () => {
