@@ -114,7 +114,15 @@ class StoppableIterable implements StoppableBody, AsyncIterable<unknown> {
       next: () => {
         if (this.#stopped) return Promise.resolve({ done: true, value: undefined })
         this.#iterator ??= this.#source[Symbol.asyncIterator]()
-        return this.#iterator.next()
+        // A read under way when the call ended ends as done, whatever
+        // becomes of the caller's body: a dropped server request destroyed
+        // once its client left failed it (premature close), and undici's
+        // fetch, failing its upload, failed the answer still being read
+        // ("terminated").
+        return this.#iterator.next().catch((error: unknown) => {
+          if (this.#stopped) return { done: true, value: undefined }
+          throw error
+        })
       },
       return: (value?: unknown) => {
         this.stop(undefined)
@@ -142,8 +150,13 @@ class StoppableIterable implements StoppableBody, AsyncIterable<unknown> {
     // read as cut short, `aborted`, its client still there.) What is left
     // is dropped as Node drops a body nobody reads. An http2 server's
     // request likewise: destroyed, on Node 20, its HTTP/2 stream stayed
-    // paused and the client's upload never finished.
-    if (nodeStream && (isServerRequest(source) || isHttp2ServerRequest(source))) {
+    // paused and the client's upload never finished. A core-API HTTP/2
+    // stream (`server.on('stream')`) too: destroyed, its handler's
+    // respond() threw ERR_HTTP2_INVALID_STREAM (no 502 for the client).
+    if (
+      nodeStream &&
+      (isServerRequest(source) || isHttp2ServerRequest(source) || isHttp2ServerStream(source))
+    ) {
       dropRest(source)
       return
     }
@@ -180,6 +193,12 @@ type NodeStreamLike = {
   readableEnded?: boolean
   _consuming?: unknown
   _dump?: unknown
+  complete?: boolean
+  socket?: {
+    destroyed?: boolean
+    once: (event: 'close', listener: () => void) => unknown
+    off: (event: 'close', listener: () => void) => unknown
+  } | null
 }
 
 /**
@@ -198,7 +217,7 @@ type NodeStreamLike = {
  */
 function dropRest(req: NodeStreamLike): void {
   if (req.destroyed === true || req.readableEnded === true) return
-  // An http2 request has no `_dump`: read out, its stream is resumed and
+  // An http2 request or stream has no `_dump`: read out, it is resumed and
   // its flow-control window reopened for the rest of the upload.
   if (typeof req._dump === 'function') req._dump()
   else req.resume()
@@ -209,6 +228,32 @@ function dropRest(req: NodeStreamLike): void {
   }
   req.on('readable', readOut)
   readOut()
+  if (typeof req._dump === 'function') abortOnSocketClose(req)
+}
+
+/**
+ * A server's HTTP/1 request whose client leaves (or has left) before the
+ * rest of its body came, destroyed as Node destroys one it still waits to
+ * answer (`'aborted'`, `'close'`, `finished(req)` rejects). Node's own
+ * abort reaches only requests not yet answered: once the response had
+ * finished, a dropped request whose connection closed mid-upload emitted
+ * neither, `finished(req)` never settled, and a handler's cleanup tied to
+ * it never ran (when the call's end destroyed it, it did). The listener
+ * goes with the request, so a keep-alive connection's socket does not
+ * gather one per request.
+ */
+function abortOnSocketClose(req: NodeStreamLike): void {
+  const { socket } = req
+  if (socket == null) return
+  const abort = (): void => {
+    if (req.complete !== true && req.destroyed !== true) req.destroy()
+  }
+  if (socket.destroyed === true) {
+    abort()
+    return
+  }
+  socket.once('close', abort)
+  req.on('close', () => socket.off('close', abort))
 }
 
 /**
@@ -231,6 +276,16 @@ function isServerRequest(stream: NodeStreamLike): boolean {
  */
 function isHttp2ServerRequest(stream: NodeStreamLike): boolean {
   return typeof (stream as { stream?: { respond?: unknown } }).stream?.respond === 'function'
+}
+
+/**
+ * A core-API HTTP/2 server stream (`ServerHttp2Stream`, a `server.on('stream')`
+ * handler's `stream`): its readable side is the request, its writable side
+ * the answer still to come. Only a server's stream has `respond` and `pushStream`.
+ */
+function isHttp2ServerStream(stream: NodeStreamLike): boolean {
+  const s = stream as { respond?: unknown; pushStream?: unknown }
+  return typeof s.respond === 'function' && typeof s.pushStream === 'function'
 }
 
 /** Read from already (node:stream's test, which undici's fetch applies to web streams and Node streams alike). */

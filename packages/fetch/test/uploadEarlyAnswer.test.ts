@@ -235,3 +235,118 @@ it("a proxy's upload (body: req) answered early while undici was not reading it:
     await new Promise<void>((resolve) => proxy.close(() => resolve()))
   }
 })
+
+it("a proxy's upload (body: req) answered early, then its client leaves mid-upload: the request is aborted and closes", async () => {
+  let ended: Promise<string> | undefined
+  const seen: string[] = []
+  const proxy = createServer(async (req, res) => {
+    req.on('aborted', () => seen.push('aborted'))
+    req.on('end', () => seen.push('end'))
+    req.on('close', () => seen.push('close'))
+    ended = finished(req).then(
+      () => 'finished',
+      (error: Error & { code?: string }) => error.code ?? error.message,
+    )
+    const upstream = await fetch(`${base}/early`, { ...upload, body: req, retry: false } as never)
+    res.statusCode = upstream.status
+    res.end(await upstream.text())
+  })
+  await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve))
+  const agent = new Agent({ keepAlive: true, maxSockets: 1 })
+  try {
+    const status = await new Promise<number | undefined>((resolve, reject) => {
+      const port = (proxy.address() as AddressInfo).port
+      const headers = { 'content-length': 1024 * 1024 }
+      const sending = request(
+        { host: '127.0.0.1', port, agent, method: 'POST', headers },
+        (res) => {
+          res.resume()
+          // Answered, the client sends a little more of its 1 MiB and leaves.
+          res.on('end', () => {
+            sending.write(Buffer.alloc(8 * 1024), () => {
+              sending.destroy()
+              resolve(res.statusCode)
+            })
+          })
+        },
+      )
+      sending.on('error', reject)
+      sending.write(Buffer.alloc(4 * 1024))
+    })
+    expect(status).toBe(413)
+    // Before, never: the dropped request, no longer Node's to abort once
+    // answered, waited for the rest of a body whose connection was gone.
+    expect(await ended).toBe('ERR_STREAM_PREMATURE_CLOSE')
+    expect(seen).toEqual(['aborted', 'close'])
+  } finally {
+    agent.destroy()
+    proxy.closeAllConnections()
+    await new Promise<void>((resolve) => proxy.close(() => resolve()))
+  }
+})
+
+it("a proxy's upload (body: req) whose client left mid-upload before the call ended: the request is aborted and closes", async () => {
+  let ended: Promise<string> | undefined
+  let socketClosed: Promise<void> | undefined
+  const seen: string[] = []
+  const unreadAnswered = new Promise<() => void>((resolve) => {
+    unread = (_upstream, answer) => resolve(answer)
+  })
+  let relay!: (text: Promise<string>) => void
+  const relayed = new Promise<string>((resolve) => {
+    relay = resolve
+  })
+  const proxy = createServer(async (req, res) => {
+    req.on('aborted', () => seen.push('aborted'))
+    req.on('end', () => seen.push('end'))
+    req.on('close', () => seen.push('close'))
+    ended = finished(req).then(
+      () => 'finished',
+      (error: Error & { code?: string }) => error.code ?? error.message,
+    )
+    socketClosed = new Promise((resolve) => req.socket.once('close', () => resolve()))
+    relay(
+      fetch(`${base}/unread`, { ...upload, body: req, retry: false } as never)
+        .then((answer) => answer.text())
+        .catch((error: Error) => error.message),
+    )
+    // The upload under way upstream, the client is answered (a 202) while the call goes on.
+    await unreadAnswered
+    res.statusCode = 202
+    res.end()
+  })
+  await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve))
+  const agent = new Agent({ keepAlive: true, maxSockets: 1 })
+  try {
+    const status = await new Promise<number | undefined>((resolve, reject) => {
+      const port = (proxy.address() as AddressInfo).port
+      const headers = { 'content-length': 1024 * 1024 }
+      const sending = request(
+        { host: '127.0.0.1', port, agent, method: 'POST', headers },
+        (res) => {
+          res.resume()
+          res.on('end', () => {
+            sending.destroy()
+            resolve(res.statusCode)
+          })
+        },
+      )
+      sending.on('error', reject)
+      sending.write(Buffer.alloc(4 * 1024))
+    })
+    expect(status).toBe(202)
+    const answer = await unreadAnswered
+    // The client's connection is gone before the call ends: its request
+    // is dropped with no socket left to bring the rest.
+    await socketClosed
+    answer()
+    expect(await ended).toBe('ERR_STREAM_PREMATURE_CLOSE')
+    expect(seen).toEqual(['aborted', 'close'])
+    // The upload's end is no failure of the call: its answer is read whole.
+    expect(await relayed).toBe('too big')
+  } finally {
+    agent.destroy()
+    proxy.closeAllConnections()
+    await new Promise<void>((resolve) => proxy.close(() => resolve()))
+  }
+})

@@ -5,6 +5,7 @@ import {
   createServer as createHttp2Server,
   type Http2Server,
   type Http2ServerRequest,
+  type ServerHttp2Stream,
 } from 'node:http2'
 import type { AddressInfo } from 'node:net'
 import type { Readable } from 'node:stream'
@@ -26,6 +27,10 @@ let fetch: HourglassFetch
 let proxy: Http2Server
 let session: ClientHttp2Session
 let proxied: Http2ServerRequest | undefined
+/** The same proxy on the core API (`server.on('stream')`), the stream itself as the body. */
+let core: Http2Server
+let coreSession: ClientHttp2Session
+let proxiedStream: ServerHttp2Stream | undefined
 /** A port nothing listens on. */
 let down: string
 
@@ -63,9 +68,34 @@ beforeAll(async () => {
   })
   await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve))
   session = connect(`http://127.0.0.1:${(proxy.address() as AddressInfo).port}`)
+  core = createHttp2Server()
+  core.on('stream', async (stream, headers) => {
+    proxiedStream = stream
+    let status: number
+    let text: string
+    try {
+      const answer = await fetch(headers[':path'] === '/down' ? down : `${base}/early`, {
+        method: 'POST',
+        body: stream,
+        duplex: 'half',
+        retry: false,
+      } as never)
+      status = answer.status
+      text = await answer.text()
+    } catch (error) {
+      status = 502
+      text = `bad gateway: ${(error as Error).name}`
+    }
+    stream.respond({ ':status': status })
+    stream.end(text)
+  })
+  await new Promise<void>((resolve) => core.listen(0, '127.0.0.1', resolve))
+  coreSession = connect(`http://127.0.0.1:${(core.address() as AddressInfo).port}`)
 })
 afterAll(async () => {
   session.destroy()
+  coreSession.destroy()
+  await new Promise<void>((resolve) => core.close(() => resolve()))
   await fetch.close()
   upstream.closeAllConnections()
   await new Promise<void>((resolve) => upstream.close(() => resolve()))
@@ -73,8 +103,11 @@ afterAll(async () => {
 })
 
 /** Uploads to `path` 1 KiB, then, once answered, more than the stream's window: the proxy's answer and whether all of it went. */
-async function upload(path: string): Promise<{ answer: string; sent: boolean }> {
-  const sending = session.request({ ':method': 'POST', ':path': path })
+async function upload(
+  path: string,
+  over: ClientHttp2Session = session,
+): Promise<{ answer: string; sent: boolean }> {
+  const sending = over.request({ ':method': 'POST', ':path': path })
   const closed = new Promise<void>((resolve) => sending.on('close', resolve))
   const first = await new Promise<string>((resolve, reject) => {
     let text = ''
@@ -122,4 +155,21 @@ it("an http2 proxy's upload (body: req) never read (its upstream is down): the h
   // Read out to its end, not destroyed (`finished` rejects a premature close).
   await finished(proxied as Readable)
   expect(proxied.complete).toBe(true)
+})
+
+// The core API's stream, the twin of the compatibility request: it was
+// destroyed at the call's end. Its upstream down, the handler's respond()
+// threw ERR_HTTP2_INVALID_STREAM (an unhandled rejection) and the client
+// got no answer; answered early, the rest of the client's upload never went.
+it("an http2 server's own stream (server.on('stream')) proxied as the body, answered early: the rest of the client's upload is dropped, its stream closes", async () => {
+  expect(await upload('/upload', coreSession)).toEqual({ answer: '413 too big', sent: true })
+  expect(proxiedStream?.rstCode).toBe(0)
+})
+
+it("an http2 server's own stream (server.on('stream')) proxied as the body, its upstream down: the handler answers its 502, the client's upload goes whole", async () => {
+  expect(await upload('/down', coreSession)).toEqual({
+    answer: '502 bad gateway: ConnectError',
+    sent: true,
+  })
+  expect(proxiedStream?.rstCode).toBe(0)
 })
