@@ -258,6 +258,19 @@ describe('gemini: generationConfig.maxOutputTokens and stopSequences', () => {
     expect(body.usageMetadata['thoughtsTokenCount']).toBe(2)
   })
 
+  it('signed thoughts that use the cap up: the signature alone, on an empty text part, as the docs say', async () => {
+    // The docs said "no parts at all" whatever the script; a scripted
+    // signature still comes where the fake puts one no sent part carries.
+    fake.enqueue(reply.text(ANSWER, { thinking: 'a b c', signature: 'sig' }))
+    const body = (await (await gemini('generateContent', { maxOutputTokens: 2 })).json()) as {
+      candidates: { content: Record<string, unknown>; finishReason: string }[]
+    }
+    expect(body.candidates[0]).toMatchObject({
+      content: { parts: [{ text: '', thoughtSignature: 'sig' }], role: 'model' },
+      finishReason: 'MAX_TOKENS',
+    })
+  })
+
   it('streamed: cut at the cap or before a stop sequence, the last chunk naming why', async () => {
     fake.enqueue(reply.text(ANSWER), reply.text(ANSWER))
     type Chunk = {
@@ -303,6 +316,47 @@ describe('ernie (legacy wenxinworkshop): max_output_tokens and stop', () => {
       result: 'one two three four five',
       is_truncated: false,
       finish_reason: 'normal',
+    })
+  })
+
+  it('streamed: the last chunk says is_truncated when the cap cut the answer, as the unstreamed answer does', async () => {
+    // Baidu lists `is_truncated` ("whether the result generated was
+    // truncated") among the fields of every answer, streamed or not, and
+    // `finish_reason: "length"` as the cut that follows it. The last chunk
+    // said `false` whatever the cut: a streaming client that looks for
+    // `is_truncated` took a cut answer for a whole one.
+    fake.enqueue(reply.text(ANSWER), reply.text(ANSWER))
+    type Chunk = { is_end: boolean; is_truncated: boolean; result: string; finish_reason: string }
+    const read = async (body: Record<string, unknown>) => {
+      const chunks = dataOf<Chunk>(
+        await readSse(
+          await post('/rpc/2.0/ai_custom/v1/wenxinworkshop/chat/ernie-4.0-8k', {
+            messages: [{ role: 'user', content: 'hi' }],
+            stream: true,
+            ...body,
+          }),
+        ),
+      )
+      const last = chunks.at(-1)!
+      return {
+        result: chunks.map((c) => c.result).join(''),
+        truncatedBeforeEnd: chunks.slice(0, -1).some((c) => c.is_truncated),
+        last: {
+          is_end: last.is_end,
+          is_truncated: last.is_truncated,
+          finish_reason: last.finish_reason,
+        },
+      }
+    }
+    expect(await read({ max_output_tokens: 2 })).toEqual({
+      result: 'one two',
+      truncatedBeforeEnd: false,
+      last: { is_end: true, is_truncated: true, finish_reason: 'length' },
+    })
+    expect(await read({ stop: ['.'] })).toEqual({
+      result: 'one two three four five',
+      truncatedBeforeEnd: false,
+      last: { is_end: true, is_truncated: false, finish_reason: 'normal' },
     })
   })
 })

@@ -37,7 +37,11 @@ export const ernieChat: WireFormat = {
           ...base(plan),
           sentence_id: i,
           is_end: i === tokens.length - 1,
-          is_truncated: false,
+          // Baidu lists it among every answer's fields, streamed or not: the
+          // last chunk, which carries the finish reason, says whether the cap
+          // cut the answer, as the unstreamed answer does (it said `false`
+          // whatever the cut). The chunks before it were not cut.
+          is_truncated: i === tokens.length - 1 && plan.finishReason === 'length',
           result: t,
           need_clear_history: false,
           finish_reason: i === tokens.length - 1 ? FINISH[plan.finishReason] : 'normal',
