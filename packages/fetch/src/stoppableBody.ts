@@ -119,7 +119,7 @@ class StoppableIterable implements StoppableBody, AsyncIterable<unknown> {
         // once its client left failed it (premature close), and undici's
         // fetch, failing its upload, failed the answer still being read
         // ("terminated").
-        return this.#iterator.next().catch((error: unknown) => {
+        return Promise.resolve(this.#iterator.next()).catch((error: unknown) => {
           if (this.#stopped) return { done: true, value: undefined }
           throw error
         })

@@ -350,3 +350,24 @@ it("a proxy's upload (body: req) whose client left mid-upload before the call en
     await new Promise<void>((resolve) => proxy.close(() => resolve()))
   }
 })
+
+it('an async iterable whose next() returns a thenable, not a Promise, is sent whole, as undici sends it', async () => {
+  // A read is wrapped to end as done once the call has ended; wrapped with
+  // `.catch` on what next() returned, a thenable without it threw a
+  // TypeError ("next(...).catch is not a function") and nothing was sent.
+  let i = 0
+  const thenables = {
+    [Symbol.asyncIterator]: () => ({
+      next: () => {
+        const result =
+          i < 3
+            ? { done: false, value: new Uint8Array(5).fill(i++) }
+            : { done: true, value: undefined }
+        // biome-ignore lint/suspicious/noThenProperty: a thenable is what this test sends
+        return { then: (resolve: (value: unknown) => void) => resolve(result) }
+      },
+    }),
+  }
+  const response = await fetch(`${base}/count`, { ...upload, body: thenables } as never)
+  expect(await response.text()).toBe('15')
+})
