@@ -1,5 +1,6 @@
 import { describeValue } from '@hourglass/core'
 import { dialects } from '../dialects/dialects.js'
+import { refuseLoneSurrogateIn } from '../dialects/refuseLoneSurrogates.js'
 import type { ChatRequest } from '../types.js'
 import {
   ADAPTER_OPTION_NAMES,
@@ -99,7 +100,7 @@ function replayHook(dialect: string, replay: unknown): BodyHook | undefined {
       `openAICompatible: replayThinking 'reasoning' is not read by dialect '${dialect}', which reads reasoning_content (pass true or 'reasoning_content')`,
     )
   }
-  return replayThinking('reasoning_content')
+  return replayThinking('reasoning_content', dialect === 'deepseek')
 }
 
 /**
@@ -111,21 +112,22 @@ function replayHook(dialect: string, replay: unknown): BodyHook | undefined {
  * tool loop replayed nothing; both names at once are not sent, as a server
  * may refuse a field it does not know.
  */
-function replayThinking(name: ReplayName): BodyHook {
+function replayThinking(name: ReplayName, refuseLoneSurrogates = false): BodyHook {
   return (body, request: ChatRequest) => {
     const sent = body['messages']
     if (!Array.isArray(sent)) return body
-    const thoughts = request.messages
-      .filter((m) => m.role === 'assistant')
-      .map((m) => {
-        if (typeof m.content === 'string') return { text: '', field: 'reasoning_content' }
-        const blocks = m.content.filter((b) => b.type === 'thinking')
-        const said = blocks.some((b) => b.field === 'reasoning') ? 'reasoning' : 'reasoning_content'
-        return {
-          text: blocks.map((b) => b.thinking).join(''),
-          field: name === 'field' ? said : name,
-        }
-      })
+    const thoughts = request.messages.flatMap((m, i) => {
+      if (m.role !== 'assistant') return []
+      if (typeof m.content === 'string') return [{ text: '', field: 'reasoning_content' }]
+      const blocks = m.content.filter((b) => b.type === 'thinking')
+      const said = blocks.some((b) => b.field === 'reasoning') ? 'reasoning' : 'reasoning_content'
+      const text = blocks.map((b) => b.thinking).join('')
+      // DeepSeek's parser refuses a lone surrogate's escape with a 400 that
+      // names no field the caller knows (`refuseLoneSurrogates`, which reads
+      // what the builder sends: this text is added after it, so read here).
+      if (refuseLoneSurrogates) refuseLoneSurrogateIn(text, `messages[${i}].content`, 'DeepSeek')
+      return [{ text, field: name === 'field' ? said : name }]
+    })
     let n = 0
     const messages = sent.map((message: Record<string, unknown>) => {
       if (message['role'] !== 'assistant') return message

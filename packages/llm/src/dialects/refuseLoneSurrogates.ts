@@ -1,4 +1,7 @@
-import { InvalidChatRequestError } from '../errors/InvalidChatRequestError.js'
+import {
+  InvalidChatRequestError,
+  LONE_SURROGATE_REFUSED,
+} from '../errors/InvalidChatRequestError.js'
 import type { ChatRequest, ContentBlock } from '../types.js'
 import { blocksOf, textOf } from './blocks.js'
 
@@ -105,10 +108,20 @@ function openAIArguments(block: Extract<ContentBlock, { type: 'tool_call' }>): u
   return typeof block.arguments === 'string' ? block.arguments : undefined
 }
 
+/**
+ * Throws the refusal for `field` when `text` holds a lone surrogate: for
+ * text a dialect adds after its builder ran (DeepSeek's replayed thinking,
+ * `replayThinking`), read by the same test.
+ */
+export function refuseLoneSurrogateIn(text: string, field: string, provider: string): void {
+  if (LONE_SURROGATE.test(text)) refuse(field, provider)
+}
+
 function refuse(field: string, provider: string): never {
   throw new InvalidChatRequestError(
     field,
     `${provider} refuses a lone half of a surrogate pair (a string cut inside an emoji?): it has no UTF-8 form, and its JSON escape is invalid JSON to ${provider}; send the whole character, or none`,
+    LONE_SURROGATE_REFUSED,
   )
 }
 

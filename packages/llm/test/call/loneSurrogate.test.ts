@@ -218,6 +218,60 @@ describe('a lone surrogate in the request', () => {
       expect(built('deepseek', request)).not.toMatch(/pondering/)
     })
 
+    it('DeepSeek with replayThinking: thinking sent as reasoning_content is refused, nothing sent', async () => {
+      const fake = await fakes.start({ dialect: 'deepseek', reply: reply.text('ok') })
+      const adapter = (replayThinking: boolean) =>
+        fakes.adapter(
+          openAICompatible({
+            baseURL: fake.baseURL,
+            apiKey: 'sk',
+            model: 'deepseek-chat',
+            dialect: 'deepseek',
+            replayThinking,
+          }),
+        )
+      const history = (thinking: ThinkingBlock[]): ChatRequest => ({
+        messages: [
+          user('hi'),
+          { role: 'assistant', content: [...thinking, { type: 'text', text: 'answer' }] },
+          user('more'),
+        ],
+        maxTokens: 8,
+      })
+      const lone = history([{ type: 'thinking', thinking: `pondering ${HALF_EMOJI}` }])
+      const error = await callModel({
+        models: [adapter(true)],
+        request: lone,
+        limits: { admission: false },
+      }).then(
+        () => undefined,
+        (e: unknown) => e,
+      )
+      expect(isInvalidChatRequest(error), String(error)).toBe(true)
+      expect((error as InvalidChatRequestError).field).toBe('messages[1].content')
+      expect(fake.requests).toHaveLength(0)
+      // Not replayed, it is not sent, so not refused; an emoji split across
+      // two thinking blocks is joined whole.
+      const unsent = await callModel({
+        models: [adapter(false)],
+        request: lone,
+        limits: { admission: false },
+      })
+      expect(unsent.text).toBe('ok')
+      const split = history([
+        { type: 'thinking', thinking: 'a\ud83d' },
+        { type: 'thinking', thinking: '\ude00' },
+      ])
+      const whole = await callModel({
+        models: [adapter(true)],
+        request: split,
+        limits: { admission: false },
+      })
+      expect(whole.text).toBe('ok')
+      const sent = fake.requests[1]?.body as { messages: Record<string, unknown>[] }
+      expect(sent.messages[1]?.['reasoning_content']).toBe('a\ud83d\ude00')
+    })
+
     it('Anthropic: unsigned thinking is dropped, so not refused; signed thinking is', () => {
       const history = (thinking: ThinkingBlock): ChatRequest => ({
         messages: [
