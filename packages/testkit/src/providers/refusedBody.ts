@@ -35,21 +35,22 @@ export function unreadableBody(
   }
   switch (route) {
     case 'openai-chat':
-      return reason === undefined
-        ? undefined
-        : {
-            kind: 'error',
-            status: 400,
-            body: {
-              error: {
-                message:
-                  "We could not parse the JSON body of your request. (HINT: This likely means you aren't using your HTTP library correctly. The OpenAI API expects a JSON payload, but what was sent was not valid JSON. If you have trouble figuring out how to fix this, please contact us through our help center at help.openai.com.)",
-                type: 'invalid_request_error',
-                param: null,
-                code: null,
-              },
-            },
-          }
+      if (reason === undefined) {
+        return dialect === 'deepseek' ? deepseekLoneSurrogate(rawBody) : undefined
+      }
+      return {
+        kind: 'error',
+        status: 400,
+        body: {
+          error: {
+            message:
+              "We could not parse the JSON body of your request. (HINT: This likely means you aren't using your HTTP library correctly. The OpenAI API expects a JSON payload, but what was sent was not valid JSON. If you have trouble figuring out how to fix this, please contact us through our help center at help.openai.com.)",
+            type: 'invalid_request_error',
+            param: null,
+            code: null,
+          },
+        },
+      }
     case 'anthropic-messages': {
       // The lone surrogate is Anthropic's parser's own refusal: the fake of
       // another dialect answering Anthropic's format (DeepSeek's Anthropic
@@ -83,6 +84,92 @@ export function unreadableBody(
     default:
       return undefined
   }
+}
+
+/**
+ * DeepSeek's 400 for a lone surrogate escape, in the words of its parser
+ * (serde_json, the path prefixed): "Failed to parse the request body as
+ * JSON: messages[3].content: lone leading surrogate in hex escape at line 1
+ * column C" (JohnnyZ93/oai-compatible-copilot#206), or "unexpected end of
+ * hex escape" when a high half is followed by no escape at all
+ * (esengine/DeepSeek-Reasonix#1906), under DeepSeek's generic
+ * `invalid_request_error` code. `JSON.parse` — and so the fake — took it.
+ * The path is the first string (in document order) holding a lone half.
+ */
+function deepseekLoneSurrogate(rawBody: string): ErrorReply | undefined {
+  const found = firstLoneSurrogate(rawBody)
+  if (found === undefined) return undefined
+  const before = Buffer.from(rawBody.slice(0, found.stop))
+  const lineStart = before.lastIndexOf(0x0a) + 1
+  const line = before.subarray(0, lineStart).filter((b) => b === 0x0a).length + 1
+  // A half in a key alone has no path to name.
+  const path = loneSurrogatePath(JSON.parse(rawBody) as unknown)
+  const at = path ? `${path}: ` : ''
+  return {
+    kind: 'error',
+    status: 400,
+    body: {
+      error: {
+        message: `Failed to parse the request body as JSON: ${at}${found.why} at line ${line} column ${before.length - lineStart}`,
+        type: 'invalid_request_error',
+        param: null,
+        code: 'invalid_request_error',
+      },
+    },
+    headers: {},
+  }
+}
+
+/**
+ * The first lone surrogate escape in a JSON text, read as serde_json reads
+ * it: a low half alone, or a high half followed by an escape that is no low
+ * half, is a "lone leading surrogate"; a high half followed by no escape,
+ * the "unexpected end of hex escape". `stop`: where the parser stopped (it
+ * read the next escape, or the one character after the high half).
+ */
+function firstLoneSurrogate(text: string): { why: string; stop: number } | undefined {
+  const half = (at: number): 'high' | 'low' | undefined => {
+    if (text[at] !== '\\' || text[at + 1] !== 'u') return undefined
+    const n = Number.parseInt(text.slice(at + 2, at + 6), 16)
+    if (n >= 0xd800 && n <= 0xdbff) return 'high'
+    return n >= 0xdc00 && n <= 0xdfff ? 'low' : undefined
+  }
+  let inString = false
+  for (let i = 0; i < text.length; i++) {
+    const c = text[i]
+    if (c === '"') inString = !inString
+    if (!inString || c !== '\\') continue
+    const kind = half(i)
+    if (kind === 'low') return { why: 'lone leading surrogate in hex escape', stop: i + 6 }
+    if (kind === 'high') {
+      if (half(i + 6) === 'low') {
+        i += 11
+        continue
+      }
+      if (text[i + 6] === '\\' && text[i + 7] === 'u') {
+        return { why: 'lone leading surrogate in hex escape', stop: i + 12 }
+      }
+      return { why: 'unexpected end of hex escape', stop: i + 7 }
+    }
+    i++ // the escaped character: `\"` does not end the string
+  }
+  return undefined
+}
+
+/** The path (`messages[3].content`) of the first string holding a lone surrogate, `''` for none found. */
+function loneSurrogatePath(value: unknown, path = ''): string | undefined {
+  if (typeof value === 'string') return /\p{Surrogate}/u.test(value) ? path : undefined
+  if (typeof value !== 'object' || value === null) return undefined
+  const entries = Array.isArray(value)
+    ? value.map((item, i) => [`${path}[${i}]`, item] as const)
+    : Object.entries(value).map(
+        ([key, item]) => [path === '' ? key : `${path}.${key}`, item] as const,
+      )
+  for (const [at, item] of entries) {
+    const found = loneSurrogatePath(item, at)
+    if (found !== undefined) return found
+  }
+  return undefined
 }
 
 /**

@@ -114,6 +114,42 @@ describe('Anthropic and lone surrogates', () => {
   })
 })
 
+describe('DeepSeek and lone surrogates', () => {
+  const body = (content: string) =>
+    `{"model":"deepseek-chat","messages":[{"role":"user","content":"hi"},{"role":"user","content":"${content}"}]}`
+  const refusal = async (f: FakeProvider, raw: string) => {
+    const res = await post(`${f.url}/v1/chat/completions`, raw)
+    expect(res.status).toBe(400)
+    return ((await res.json()) as { error: Record<string, unknown> }).error
+  }
+
+  it('a lone surrogate escape is a 400 naming the field, as DeepSeek’s parser words it', async () => {
+    const f = await start('deepseek')
+    const cut = body('cut \\ud83d')
+    expect(await refusal(f, cut)).toEqual({
+      message: `Failed to parse the request body as JSON: messages[1].content: unexpected end of hex escape at line 1 column ${cut.indexOf('\\ud83d') + 7}`,
+      type: 'invalid_request_error',
+      param: null,
+      code: 'invalid_request_error',
+    })
+    const low = body('\\ude00 low')
+    expect((await refusal(f, low))['message']).toBe(
+      `Failed to parse the request body as JSON: messages[1].content: lone leading surrogate in hex escape at line 1 column ${low.indexOf('\\ude00') + 6}`,
+    )
+    expect(f.requests).toHaveLength(2)
+  })
+
+  it('a whole pair, an escaped backslash before the u, a raw emoji, and another dialect are answered', async () => {
+    const f = await start('deepseek')
+    for (const content of ['\\ud83d\\ude00', 'C:\\\\ud83d', '😀']) {
+      expect((await post(`${f.url}/v1/chat/completions`, body(content))).status).toBe(200)
+    }
+    await f.close()
+    const qwen = await start('qwen')
+    expect((await post(`${qwen.url}/v1/chat/completions`, body('cut \\ud83d'))).status).toBe(200)
+  })
+})
+
 describe("OpenAI's stream_options without stream", () => {
   const body = (extra: Record<string, unknown>) =>
     JSON.stringify({ model: 'gpt-4o', messages: [{ role: 'user', content: 'hi' }], ...extra })
