@@ -318,6 +318,19 @@ describe('every Chat Completions field is forwarded, translated or refused (READ
     expect(at(openai.upstream, 'stop')).toEqual(['\n'])
   })
 
+  it('half an emoji (a lone surrogate) is refused for Anthropic and DeepSeek advising the whole character, not removing the field', async () => {
+    const half = { messages: [{ role: 'user', content: 'a\ud83d' }] }
+    for (const dialect of ['anthropic', 'deepseek'] as const) {
+      const result = await send(dialect, half)
+      expectRefused(dialect, result, 'messages[0].content')
+      const { message } = JSON.parse(result.text).error
+      expect(message).toMatch(
+        /; send the whole character \(both halves of the surrogate pair\) or route the model elsewhere$/,
+      )
+      expect(message).not.toContain('remove the field')
+    }
+  })
+
   it('tool-call arguments reach OpenAI-compatible providers byte for byte, whatever they hold', async () => {
     const texts = [
       '{"id": 12345678901234567890}',

@@ -40,15 +40,20 @@ export function refuseUntranslatable(
         status: 400,
         errorCode: 'unsupported_field',
         param: error.field,
-        message: `${error.message} (provider "${target.provider}", dialect ${provider.dialect}, for model "${target.model}"); ${advice(error.field, maxTokensSent)}`,
+        message: `${error.message} (provider "${target.provider}", dialect ${provider.dialect}, for model "${target.model}"); ${advice(error.field, error.reason, maxTokensSent)}`,
       })
     }
   }
 }
 
-function advice(field: string, maxTokensSent: boolean): string {
+function advice(field: string, reason: string | undefined, maxTokensSent: boolean): string {
   // A prefill is no field to remove: the refusal already says what to send.
   if (field === 'messages') return 'or route the model elsewhere'
+  // Half an emoji is a character cut inside the field's text, not a field
+  // to remove: the whole character goes.
+  if (reason === 'lone_surrogate') {
+    return 'send the whole character (both halves of the surrogate pair) or route the model elsewhere'
+  }
   if (field !== 'max_tokens') return 'remove the field or route the model elsewhere'
   const raise = 'send a max_tokens above it, a lower reasoning_effort, or route the model elsewhere'
   return maxTokensSent
