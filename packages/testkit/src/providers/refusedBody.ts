@@ -103,8 +103,7 @@ function deepseekLoneSurrogate(rawBody: string): ErrorReply | undefined {
   const lineStart = before.lastIndexOf(0x0a) + 1
   const line = before.subarray(0, lineStart).filter((b) => b === 0x0a).length + 1
   // A half in a key alone has no path to name.
-  const path = loneSurrogatePath(JSON.parse(rawBody) as unknown)
-  const at = path ? `${path}: ` : ''
+  const at = found.path ? `${found.path}: ` : ''
   return {
     kind: 'error',
     status: 400,
@@ -120,54 +119,79 @@ function deepseekLoneSurrogate(rawBody: string): ErrorReply | undefined {
   }
 }
 
+/** Where a JSON text scan is: in an object (at `key`, or reading a key) or an array (at `index`). */
+type Frame = { object: true; key: string; readingKey: boolean } | { object: false; index: number }
+
 /**
  * The first lone surrogate escape in a JSON text, read as serde_json reads
  * it: a low half alone, or a high half followed by an escape that is no low
  * half, is a "lone leading surrogate"; a high half followed by no escape,
  * the "unexpected end of hex escape". `stop`: where the parser stopped (it
- * read the next escape, or the one character after the high half).
+ * read the next escape, or the one character after the high half). `path`:
+ * the string's (`messages[3].content`), `''` in a key; kept while the
+ * text is scanned, in one flat loop — read from the parsed value, a body
+ * nested 5,000 deep overflowed the stack (a 500 from the fake), and
+ * integer-like or repeated keys named another string than the one found.
  */
-function firstLoneSurrogate(text: string): { why: string; stop: number } | undefined {
+function firstLoneSurrogate(text: string): { why: string; stop: number; path: string } | undefined {
   const half = (at: number): 'high' | 'low' | undefined => {
     if (text[at] !== '\\' || text[at + 1] !== 'u') return undefined
     const n = Number.parseInt(text.slice(at + 2, at + 6), 16)
     if (n >= 0xd800 && n <= 0xdbff) return 'high'
     return n >= 0xdc00 && n <= 0xdfff ? 'low' : undefined
   }
-  let inString = false
+  const frames: Frame[] = []
+  const top = (): Frame | undefined => frames[frames.length - 1]
+  const pathHere = (): string => {
+    const last = top()
+    if (last?.object === true && last.readingKey) return ''
+    let path = ''
+    for (const frame of frames) {
+      if (!frame.object) path += `[${frame.index}]`
+      else path += path === '' ? frame.key : `.${frame.key}`
+    }
+    return path
+  }
+  let stringStart = -1
   for (let i = 0; i < text.length; i++) {
     const c = text[i]
-    if (c === '"') inString = !inString
-    if (!inString || c !== '\\') continue
+    if (stringStart < 0) {
+      const frame = top()
+      if (c === '"') stringStart = i
+      else if (c === '{') frames.push({ object: true, key: '', readingKey: true })
+      else if (c === '[') frames.push({ object: false, index: 0 })
+      else if (c === '}' || c === ']') frames.pop()
+      else if (c === ':' && frame?.object === true) frame.readingKey = false
+      else if (c === ',' && frame !== undefined) {
+        if (frame.object) frame.readingKey = true
+        else frame.index++
+      }
+      continue
+    }
+    if (c === '"') {
+      const frame = top()
+      if (frame?.object === true && frame.readingKey) {
+        frame.key = JSON.parse(text.slice(stringStart, i + 1)) as string
+      }
+      stringStart = -1
+      continue
+    }
+    if (c !== '\\') continue
     const kind = half(i)
-    if (kind === 'low') return { why: 'lone leading surrogate in hex escape', stop: i + 6 }
+    if (kind === 'low') {
+      return { why: 'lone leading surrogate in hex escape', stop: i + 6, path: pathHere() }
+    }
     if (kind === 'high') {
       if (half(i + 6) === 'low') {
         i += 11
         continue
       }
       if (text[i + 6] === '\\' && text[i + 7] === 'u') {
-        return { why: 'lone leading surrogate in hex escape', stop: i + 12 }
+        return { why: 'lone leading surrogate in hex escape', stop: i + 12, path: pathHere() }
       }
-      return { why: 'unexpected end of hex escape', stop: i + 7 }
+      return { why: 'unexpected end of hex escape', stop: i + 7, path: pathHere() }
     }
     i++ // the escaped character: `\"` does not end the string
-  }
-  return undefined
-}
-
-/** The path (`messages[3].content`) of the first string holding a lone surrogate, `''` for none found. */
-function loneSurrogatePath(value: unknown, path = ''): string | undefined {
-  if (typeof value === 'string') return /\p{Surrogate}/u.test(value) ? path : undefined
-  if (typeof value !== 'object' || value === null) return undefined
-  const entries = Array.isArray(value)
-    ? value.map((item, i) => [`${path}[${i}]`, item] as const)
-    : Object.entries(value).map(
-        ([key, item]) => [path === '' ? key : `${path}.${key}`, item] as const,
-      )
-  for (const [at, item] of entries) {
-    const found = loneSurrogatePath(item, at)
-    if (found !== undefined) return found
   }
   return undefined
 }

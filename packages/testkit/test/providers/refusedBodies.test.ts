@@ -139,6 +139,32 @@ describe('DeepSeek and lone surrogates', () => {
     expect(f.requests).toHaveLength(2)
   })
 
+  it('names the string it found, however deep, whatever the keys’ order or repeats', async () => {
+    const f = await start('deepseek')
+    const message = async (raw: string) =>
+      String((await refusal(f, raw))['message']).replace(/ at line .*$/, '')
+    // Read from the parsed value, 5,000 levels overflowed the stack: a 500.
+    const deep = `{"model":"deepseek-chat","messages":[],"x":${'['.repeat(100_000)}"\\ud83d"${']'.repeat(100_000)}}`
+    expect(await message(deep)).toMatch(
+      /^Failed to parse the request body as JSON: x(\[0\]){100000}: unexpected end of hex escape$/,
+    )
+    // JSON.parse puts integer-like keys first, and keeps a repeated key's last value.
+    expect(
+      await message(
+        '{"model":"deepseek-chat","messages":[],"metadata":{"b":"\\udc00","1":"\\ud83d"}}',
+      ),
+    ).toBe(
+      'Failed to parse the request body as JSON: metadata.b: lone leading surrogate in hex escape',
+    )
+    expect(
+      await message(
+        '{"model":"deepseek-chat","messages":[{"role":"user","content":"\\ud83d"}],"messages":[{"role":"user","content":"hi"}]}',
+      ),
+    ).toBe(
+      'Failed to parse the request body as JSON: messages[0].content: unexpected end of hex escape',
+    )
+  })
+
   it('a whole pair, an escaped backslash before the u, a raw emoji, and another dialect are answered', async () => {
     const f = await start('deepseek')
     for (const content of ['\\ud83d\\ude00', 'C:\\\\ud83d', '😀']) {
