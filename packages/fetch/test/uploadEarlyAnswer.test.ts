@@ -1,5 +1,12 @@
 import { createReadStream } from 'node:fs'
-import { Agent, createServer, type IncomingMessage, request, type Server } from 'node:http'
+import {
+  Agent,
+  createServer,
+  type IncomingMessage,
+  type RequestOptions,
+  request,
+  type Server,
+} from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { finished } from 'node:stream/promises'
 import { setImmediate as tick } from 'node:timers/promises'
@@ -51,6 +58,28 @@ afterAll(async () => {
 })
 
 const upload = { method: 'POST', duplex: 'half' } as const
+
+/** `"<status> <body>"` of a response, once it has ended. */
+function statusAndText(res: IncomingMessage): Promise<string> {
+  return new Promise((resolve) => {
+    let text = `${res.statusCode} `
+    res.on('data', (chunk: Buffer) => {
+      text += chunk
+    })
+    res.on('end', () => resolve(text))
+  })
+}
+
+/** The body of a GET of `path` on `target` (a keep-alive agent's connection). */
+function getText(target: RequestOptions, path: string): Promise<string> {
+  return new Promise((resolve, reject) => {
+    request({ ...target, path }, (res) => {
+      void statusAndText(res).then((text) => resolve(text.slice(text.indexOf(' ') + 1)))
+    })
+      .on('error', reject)
+      .end()
+  })
+}
 
 it('an endless generator is returned once the early 413 is read', async () => {
   let returned!: () => void
@@ -126,11 +155,7 @@ it("a proxy's upload (body: req) answered early: the rest of the client's upload
       const sending = request({ ...target, method: 'POST', path: '/upload' }, (res) => {
         sending.write(Buffer.alloc(1024))
         sending.end(Buffer.alloc(64 * 1024))
-        let text = `${res.statusCode} `
-        res.on('data', (chunk: Buffer) => {
-          text += chunk
-        })
-        res.on('end', () => resolve(text))
+        statusAndText(res).then(resolve)
       })
       sending.on('error', reject)
       sending.flushHeaders()
@@ -139,17 +164,7 @@ it("a proxy's upload (body: req) answered early: the rest of the client's upload
     expect(first).toBe('413 too big')
     // Before, the proxied request was destroyed: Node stopped reading its
     // socket for good, and this request was never answered.
-    const next = await new Promise<string>((resolve, reject) => {
-      request({ ...target, path: '/next' }, (res) => {
-        let text = ''
-        res.on('data', (chunk: Buffer) => {
-          text += chunk
-        })
-        res.on('end', () => resolve(text))
-      })
-        .on('error', reject)
-        .end()
-    })
+    const next = await getText(target, '/next')
     expect(next).toBe('next')
     expect(connections).toBe(1)
     // Read to its end and dropped, as Node drops a body nobody reads.
@@ -192,11 +207,7 @@ it("a proxy's upload (body: req) answered early while undici was not reading it:
   try {
     const first = new Promise<string>((resolve, reject) => {
       const sending = request({ ...target, method: 'POST', path: '/upload' }, (res) => {
-        let text = `${res.statusCode} `
-        res.on('data', (chunk: Buffer) => {
-          text += chunk
-        })
-        res.on('end', () => resolve(text))
+        statusAndText(res).then(resolve)
       })
       sending.on('error', reject)
       // More than the sockets between the three hold: undici's writes to
@@ -212,17 +223,7 @@ it("a proxy's upload (body: req) answered early while undici was not reading it:
     expect(proxied?.complete).toBe(false)
     answer()
     expect(await first).toBe('413 too big')
-    const next = await new Promise<string>((resolve, reject) => {
-      request({ ...target, path: '/next' }, (res) => {
-        let text = ''
-        res.on('data', (chunk: Buffer) => {
-          text += chunk
-        })
-        res.on('end', () => resolve(text))
-      })
-        .on('error', reject)
-        .end()
-    })
+    const next = await getText(target, '/next')
     expect(next).toBe('next')
     // Before, the rest was read out but its end never reached whoever
     // waits on it (end, close, finished(req) for ever pending): the
