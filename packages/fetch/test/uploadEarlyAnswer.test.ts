@@ -59,6 +59,23 @@ afterAll(async () => {
 
 const upload = { method: 'POST', duplex: 'half' } as const
 
+/**
+ * What a proxied request went through: its `aborted`, `end` and `close`
+ * events in order, and how `finished(req)` settled (`'finished'`, or the
+ * error's code).
+ */
+function watchEnd(req: IncomingMessage): { seen: string[]; ended: Promise<string> } {
+  const seen: string[] = []
+  req.on('aborted', () => seen.push('aborted'))
+  req.on('end', () => seen.push('end'))
+  req.on('close', () => seen.push('close'))
+  const ended = finished(req).then(
+    () => 'finished',
+    (error: Error & { code?: string }) => error.code ?? error.message,
+  )
+  return { seen, ended }
+}
+
 /** `"<status> <body>"` of a response, once it has ended. */
 function statusAndText(res: IncomingMessage): Promise<string> {
   return new Promise((resolve) => {
@@ -178,8 +195,7 @@ it("a proxy's upload (body: req) answered early: the rest of the client's upload
 
 it("a proxy's upload (body: req) answered early while undici was not reading it: the request still ends and closes", async () => {
   let proxied: IncomingMessage | undefined
-  let ended: Promise<string> | undefined
-  const seen: string[] = []
+  let watched: ReturnType<typeof watchEnd> | undefined
   const unreadAnswered = new Promise<{ upstream: IncomingMessage; answer: () => void }>(
     (resolve) => {
       unread = (upstream, answer) => resolve({ upstream, answer })
@@ -191,12 +207,7 @@ it("a proxy's upload (body: req) answered early while undici was not reading it:
       return
     }
     proxied = req
-    req.on('end', () => seen.push('end'))
-    req.on('close', () => seen.push('close'))
-    ended = finished(req).then(
-      () => 'finished',
-      (error: Error) => error.message,
-    )
+    watched = watchEnd(req)
     const upstream = await fetch(`${base}/unread`, { ...upload, body: req, retry: false } as never)
     res.statusCode = upstream.status
     res.end(await upstream.text())
@@ -228,8 +239,8 @@ it("a proxy's upload (body: req) answered early while undici was not reading it:
     // Before, the rest was read out but its end never reached whoever
     // waits on it (end, close, finished(req) for ever pending): the
     // iterator's 'readable' listener held the stream out of flowing.
-    expect(await ended).toBe('finished')
-    expect(seen).toEqual(['end', 'close'])
+    expect(await watched?.ended).toBe('finished')
+    expect(watched?.seen).toEqual(['end', 'close'])
   } finally {
     agent.destroy()
     proxy.closeAllConnections()
@@ -238,16 +249,9 @@ it("a proxy's upload (body: req) answered early while undici was not reading it:
 })
 
 it("a proxy's upload (body: req) answered early, then its client leaves mid-upload: the request is aborted and closes", async () => {
-  let ended: Promise<string> | undefined
-  const seen: string[] = []
+  let watched: ReturnType<typeof watchEnd> | undefined
   const proxy = createServer(async (req, res) => {
-    req.on('aborted', () => seen.push('aborted'))
-    req.on('end', () => seen.push('end'))
-    req.on('close', () => seen.push('close'))
-    ended = finished(req).then(
-      () => 'finished',
-      (error: Error & { code?: string }) => error.code ?? error.message,
-    )
+    watched = watchEnd(req)
     const upstream = await fetch(`${base}/early`, { ...upload, body: req, retry: false } as never)
     res.statusCode = upstream.status
     res.end(await upstream.text())
@@ -277,8 +281,8 @@ it("a proxy's upload (body: req) answered early, then its client leaves mid-uplo
     expect(status).toBe(413)
     // Before, never: the dropped request, no longer Node's to abort once
     // answered, waited for the rest of a body whose connection was gone.
-    expect(await ended).toBe('ERR_STREAM_PREMATURE_CLOSE')
-    expect(seen).toEqual(['aborted', 'close'])
+    expect(await watched?.ended).toBe('ERR_STREAM_PREMATURE_CLOSE')
+    expect(watched?.seen).toEqual(['aborted', 'close'])
   } finally {
     agent.destroy()
     proxy.closeAllConnections()
@@ -287,9 +291,8 @@ it("a proxy's upload (body: req) answered early, then its client leaves mid-uplo
 })
 
 it("a proxy's upload (body: req) whose client left mid-upload before the call ended: the request is aborted and closes", async () => {
-  let ended: Promise<string> | undefined
+  let watched: ReturnType<typeof watchEnd> | undefined
   let socketClosed: Promise<void> | undefined
-  const seen: string[] = []
   const unreadAnswered = new Promise<() => void>((resolve) => {
     unread = (_upstream, answer) => resolve(answer)
   })
@@ -298,13 +301,7 @@ it("a proxy's upload (body: req) whose client left mid-upload before the call en
     relay = resolve
   })
   const proxy = createServer(async (req, res) => {
-    req.on('aborted', () => seen.push('aborted'))
-    req.on('end', () => seen.push('end'))
-    req.on('close', () => seen.push('close'))
-    ended = finished(req).then(
-      () => 'finished',
-      (error: Error & { code?: string }) => error.code ?? error.message,
-    )
+    watched = watchEnd(req)
     socketClosed = new Promise((resolve) => req.socket.once('close', () => resolve()))
     relay(
       fetch(`${base}/unread`, { ...upload, body: req, retry: false } as never)
@@ -341,8 +338,8 @@ it("a proxy's upload (body: req) whose client left mid-upload before the call en
     // is dropped with no socket left to bring the rest.
     await socketClosed
     answer()
-    expect(await ended).toBe('ERR_STREAM_PREMATURE_CLOSE')
-    expect(seen).toEqual(['aborted', 'close'])
+    expect(await watched?.ended).toBe('ERR_STREAM_PREMATURE_CLOSE')
+    expect(watched?.seen).toEqual(['aborted', 'close'])
     // The upload's end is no failure of the call: its answer is read whole.
     expect(await relayed).toBe('too big')
   } finally {
