@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto'
+import { anthropicEagerInput } from './anthropicEagerInput.js'
 import { checkUsage } from './checkUsage.js'
 import { applyOutputLimits, readOutputLimits } from './outputLimits.js'
 import { splitTokens } from './splitTokens.js'
@@ -70,10 +71,17 @@ export function planAnswer(
     finishReason:
       reply.finishReason ?? limited.finishReason ?? (toolCalls.length > 0 ? 'tool_calls' : 'stop'),
     stopSequence: limited.stopSequence,
+    // A stop sequence sends nothing after the text: what it generated past
+    // the tokens sent is the sequence's own.
+    unsentStopTokens:
+      limited.stopSequence === undefined
+        ? 0
+        : limited.generatedTokens - thinkingTokens.length - textTokens.length,
     inputTokens,
     outputTokens: reply.usage?.outputTokens ?? limited.generatedTokens,
     cachedInputTokens: cached,
     cacheCreationInputTokens: cacheCreation,
+    streamsInputEagerly: anthropicEagerInput(dialect, request.route, request.body, request.headers),
     includeUsage: body.stream_options?.include_usage === true,
     includeThoughts: body.generationConfig?.thinkingConfig?.includeThoughts === true,
     // On by default: only an explicit `false` turns it off.

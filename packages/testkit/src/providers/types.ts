@@ -180,7 +180,12 @@ export interface RecordedRequest {
   /** The kind of reply chosen (`text`, `error`, `hang`), or `rate-limit` for a rate-limit window. */
   reply: ProviderReply['kind'] | 'rate-limit' | undefined
   outcome: RequestOutcome
-  /** Token frames written (text, thinking and tool-argument pieces). */
+  /**
+   * Token frames written (text, thinking and tool-argument pieces), those
+   * generated but sent as nothing included: OpenAI's silent reasoning, a
+   * Gemini thought not asked for, a stop sequence's tokens, a piece of
+   * Anthropic tool input still buffered.
+   */
   tokensSent: number
   /** True once the request reached generation: it succeeded, or tokens were written before it ended. */
   paid: boolean

@@ -26,6 +26,7 @@ import { anthropicMessages } from './wire/anthropicMessages.js'
 import { geminiJsonArray } from './wire/geminiJsonArray.js'
 import { stringifyWithRaw } from './wire/RawJson.js'
 import type { Frame, WireFormat } from './wire/WireFormat.js'
+import { wireFrameCount, withStopTokens } from './withStopTokens.js'
 
 export interface ReplyContext {
   res: ServerResponse
@@ -189,7 +190,7 @@ function anthropicStart(ctx: ReplyContext): { id: string; text: string } {
 
 async function writeJson(ctx: ReplyContext, wire: WireFormat, reply: TextReply): Promise<void> {
   const plan = planAnswer(reply, ctx.record, wire, ctx.dialect, ctx.honourOutputLimits)
-  const tokens = wire.frames(plan).filter((f) => f.token === true).length
+  const tokens = withStopTokens(wire.frames(plan), plan).filter((f) => f.token === true).length
   // A non-streamed answer arrives only after the whole generation.
   const generationMs =
     (reply.firstTokenDelayMs ?? 0) + (reply.tokenDelayMs ?? 0) * Math.max(0, tokens - 1)
@@ -269,10 +270,10 @@ async function writeDeepSeekKeptAliveJson(
 
 async function writeStream(ctx: ReplyContext, wire: WireFormat, reply: TextReply): Promise<void> {
   const plan = planAnswer(reply, ctx.record, wire, ctx.dialect, ctx.honourOutputLimits)
-  let frames = wire.frames(plan)
+  let frames = withStopTokens(wire.frames(plan), plan)
   if (reply.streamError !== undefined) {
     const kept = upToTokens(frames, reply.streamError.afterTokens)
-    frames = [...kept, { text: wire.errorFrame(reply.streamError, plan, kept.length) }]
+    frames = [...kept, { text: wire.errorFrame(reply.streamError, plan, wireFrameCount(kept)) }]
   }
   if (!(await pause(ctx.clock, reply.latencyMs ?? 0, ctx.signal))) return
   const { res, record } = ctx

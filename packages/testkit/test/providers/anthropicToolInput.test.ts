@@ -92,6 +92,65 @@ describe('Anthropic streamed tool_use input', () => {
       input: {},
     })
   })
+
+  // Without `eager_input_streaming` the API buffers a tool's input and
+  // sends each parameter once it is whole and valid: "Current models only
+  // support emitting one complete key and value property from input at a
+  // time" (docs.claude.com streaming, tool use); fine-grained streaming
+  // sends "tool use parameter values without buffering or JSON validation
+  // … without having to wait for the entire parameter to buffer and
+  // validate" (platform.claude.com, fine-grained tool streaming: set
+  // `eager_input_streaming: true` on the tool; before GA the beta header
+  // `fine-grained-tool-streaming-2025-05-14`). The fake streamed every
+  // input in thirds cut anywhere (`{"city":"Pa`), so a client's handling of
+  // a long silence while a big parameter is generated never met it.
+  it('buffers each parameter whole unless the tool sets eager_input_streaming, then streams the pieces', async () => {
+    const toolCalls = [
+      { id: 'toolu_w', name: 'get_weather', arguments: { city: 'Paris', unit: 'celsius' } },
+    ]
+    fake = await startFakeProvider({ dialect: 'anthropic', reply: reply.text('', { toolCalls }) })
+    const pieces = async (tool: Record<string, unknown>, headers?: Record<string, string>) => {
+      const res = await postAnthropicMessages(
+        fake!.url,
+        {
+          stream: true,
+          tools: [{ name: 'get_weather', input_schema: { type: 'object' }, ...tool }],
+        },
+        { model: 'claude-sonnet-4-5', maxTokens: 100, ...(headers ? { headers } : {}) },
+      )
+      return dataOf<Event>(await readSse(res))
+        .filter((e) => e.type === 'content_block_delta')
+        .map((e) => e.delta!.partial_json)
+    }
+    expect(await pieces({})).toEqual(['', '{"city":"Paris"', ',"unit":"celsius"}'])
+    // Generated all the same: three pieces paced and counted.
+    expect(fake.requests[0]!.tokensSent).toBe(3)
+    expect(await pieces({ eager_input_streaming: true })).toEqual([
+      '',
+      '{"city":"Pa',
+      'ris","unit"',
+      ':"celsius"}',
+    ])
+    expect(
+      await pieces({}, { 'anthropic-beta': 'fine-grained-tool-streaming-2025-05-14' }),
+    ).toHaveLength(4)
+  })
+
+  it('buffered, a parameter the token cap cuts is not sent: the input finished before it, as unstreamed', async () => {
+    fake = await startFakeProvider({
+      dialect: 'anthropic',
+      honourOutputLimits: true,
+      reply: reply.text('', { toolCalls: [{ name: 'get', arguments: { a: 1, b: 'long' } }] }),
+    })
+    // '{"a":1', ',"b":"' written before the cap: `a` finished, `b` begun.
+    const res = await postAnthropicMessages(
+      fake.url,
+      { stream: true },
+      { model: 'claude', maxTokens: 2 },
+    )
+    const events = dataOf<Event>(await readSse(res))
+    expect(inputOf(events, 0)).toBe('{"a":1')
+  })
 })
 
 /** A message asking for `get_time`, streamed or whole. */

@@ -1,3 +1,4 @@
+import { ManualClock } from '@hourglass/core'
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
 import { type FakeProvider, reply, startFakeProvider } from '../../src/providers/index.js'
 import { dataOf, readSse } from './sse.js'
@@ -294,6 +295,16 @@ describe('gemini: generationConfig.maxOutputTokens and stopSequences', () => {
     })
     expect(await read({ stopSequences: [' three'] })).toEqual({ text: 'one two', finish: 'STOP' })
   })
+
+  it('a JSON-array stream broken while the stop sequence is written is still one JSON array', async () => {
+    // Stopped by its first token: nothing sent but that token's time, then the error.
+    const error = {
+      error: { code: 503, message: 'The model is overloaded.', status: 'UNAVAILABLE' },
+    }
+    fake.enqueue(reply.text('STOP rest', { streamError: { afterTokens: 1, body: error } }))
+    const res = await gemini('streamGenerateContent', { stopSequences: ['STOP'] })
+    expect(JSON.parse(await res.text())).toEqual([error])
+  })
 })
 
 describe('ernie (legacy wenxinworkshop): max_output_tokens and stop', () => {
@@ -358,6 +369,59 @@ describe('ernie (legacy wenxinworkshop): max_output_tokens and stop', () => {
       truncatedBeforeEnd: false,
       last: { is_end: true, is_truncated: false, finish_reason: 'normal' },
     })
+  })
+})
+
+describe('the tokens that write a stop sequence take their time', () => {
+  // A model writes the stop sequence token by token before it stops (OpenAI:
+  // "The returned text will not contain the stop sequence"; billed, as
+  // `completion_tokens` counts it): the finish comes a token's time after
+  // the last token sent. The fake billed the stop's token but sent the
+  // finish at once, so a stream ended (and a whole answer came) a token
+  // early — a deadline test passed against the fake that the provider fails.
+  // 'one', ' two', ' STOP', ' rest' with stop ' STOP': two tokens sent, three written.
+  const ask = (url: string, stream: boolean) =>
+    fetch(`${url}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'gpt-4o', messages: [], stop: ' STOP', stream }),
+    }).then((res) => res.text())
+
+  it("unstreamed: the answer comes after three tokens' time, not two", async () => {
+    const clock = new ManualClock()
+    await using paced = await startFakeProvider({ clock, honourOutputLimits: true })
+    paced.enqueue(reply.text('one two STOP rest', { firstTokenDelayMs: 100, tokenDelayMs: 100 }))
+    const answer = ask(paced.url, false)
+    await paced.waitForRequests(1)
+    await expect.poll(() => clock.pendingTimers).toBe(1)
+    clock.advance(299)
+    expect(clock.pendingTimers).toBe(1) // still generating the stop's token
+    clock.advance(1)
+    expect(await answer).toContain('"finish_reason":"stop"')
+  })
+
+  it("streamed: the finishing chunk comes a token's time after the last token sent", async () => {
+    const clock = new ManualClock()
+    await using paced = await startFakeProvider({ clock, honourOutputLimits: true })
+    paced.enqueue(reply.text('one two STOP rest', { firstTokenDelayMs: 100, tokenDelayMs: 100 }))
+    let done = false
+    const answer = ask(paced.url, true).finally(() => {
+      done = true
+    })
+    await paced.waitForRequests(1)
+    // One timer a token, as the fake schedules them, until the stream ends.
+    let advanced = 0
+    for (;;) {
+      await expect.poll(() => done || clock.pendingTimers === 1, { interval: 5 }).toBe(true)
+      if (done) break
+      clock.advance(100)
+      advanced += 100
+    }
+    expect(advanced).toBe(300)
+    const text = await answer
+    expect(text).toContain('"finish_reason":"stop"')
+    expect(text).not.toContain('STOP')
+    expect(paced.requests[0]).toMatchObject({ outcome: 'success' })
   })
 })
 

@@ -29,12 +29,22 @@ export interface AnswerPlan {
   finishReason: 'stop' | 'length' | 'tool_calls' | 'content_filter'
   /** The request's stop sequence that ended the text (Anthropic names it in `stop_sequence`). */
   stopSequence?: string | undefined
+  /**
+   * Tokens generated after the last one sent, before the answer finished:
+   * those that wrote the stop sequence (billed, not sent). 0 otherwise.
+   */
+  unsentStopTokens?: number
   /** Every input token, the cache's included. */
   inputTokens: number
   outputTokens: number
   /** Parts of `inputTokens` read from and written to the prompt cache (0: none reported). */
   cachedInputTokens: number
   cacheCreationInputTokens: number
+  /**
+   * Anthropic: whether a tool's input streams piece by piece as generated
+   * (fine-grained); else a parameter at a time. Undefined: every tool's does.
+   */
+  streamsInputEagerly?: (toolName: string) => boolean
   /** OpenAI: the request asked for `stream_options.include_usage`. */
   includeUsage: boolean
   /**

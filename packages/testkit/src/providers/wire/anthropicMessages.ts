@@ -1,3 +1,4 @@
+import { bufferedInput } from './bufferedInput.js'
 import { finishedInput } from './finishedInput.js'
 import { RawJson } from './RawJson.js'
 import type { AnswerPlan, Frame, WireFormat } from './WireFormat.js'
@@ -127,11 +128,17 @@ export const anthropicMessages: WireFormat = {
       // Its `{}` is still generated (paced, counted), not sent, as a
       // Gemini thought not asked for is. The fake streamed `{` and `}`, and a
       // client that parsed the joined input passed against it only.
+      //
+      // Unless the tool streams eagerly, its input is buffered a parameter at
+      // a time (`bufferedInput`): a piece that finishes none sends nothing,
+      // still paced and counted.
       const sent = call.argumentsJson !== EMPTY_INPUT
+      const eager = plan.streamsInputEagerly?.(call.name) ?? true
+      const texts = eager ? call.pieces : bufferedInput(call.pieces, call.cut === true)
       const pieces = [delta({ type: 'input_json_delta', partial_json: '' }, false)]
-      for (const p of call.pieces) {
+      for (const p of texts) {
         pieces.push(
-          sent
+          sent && p !== ''
             ? delta({ type: 'input_json_delta', partial_json: p }, true)
             : { text: '', token: true },
         )
